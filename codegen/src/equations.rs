@@ -61,8 +61,20 @@ pub struct Equations {
     /// The inverse dynamics M qdd + C qd + G per coordinate, qdd the inputs
     /// `Input::Acceleration` (Newton-Euler; empty where not derived).
     pub inverse_dynamics: Vec<NodeId>,
+    /// dID/dq and dID/dqd in closed form, for trees of rigid links in air (the analytical
+    /// derivatives of Newton-Euler, `recursive.rs`); None elsewhere, where the runtime
+    /// assembles them from the tangents.
+    pub inverse_dynamics_derivatives: Option<InverseDynamicsDerivatives>,
     /// The inverse dynamics' partial derivatives, once the derivative stage has run.
     pub derivatives: Option<Derivatives>,
+}
+
+/// The partial derivatives of the inverse dynamics as matrices, row i being ID_i.
+pub struct InverseDynamicsDerivatives {
+    /// dID/dq.
+    pub position: Vec<Vec<NodeId>>,
+    /// dID/dqd (= 2 C, the Christoffel C doubled).
+    pub velocity: Vec<Vec<NodeId>>,
 }
 
 /// A frame carrying contact points.
@@ -182,6 +194,7 @@ impl Equations {
             hulls: Vec::new(),
             thruster_columns: Vec::new(),
             inverse_dynamics: Vec::new(),
+            inverse_dynamics_derivatives: None,
             derivatives: None,
         })
     }

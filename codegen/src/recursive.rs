@@ -16,7 +16,7 @@
 //! every body's pose from the base, and its size grows with the entries of M.
 
 use crate::dag::{Dag, Input, NodeId};
-use crate::equations::{ArticulatedBody, AtomReader, ContactFrame, Equations};
+use crate::equations::{ArticulatedBody, AtomReader, ContactFrame, Equations, InverseDynamicsDerivatives};
 use crate::hydrodynamics::{self, WaterNodes, WaterRows};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
 use crate::model::Robot;
@@ -159,7 +159,13 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         true => None,
         false => Some(articulated_body(&mut dag, links, &states, gravity, robot.coordinates.len())),
     };
-    let inverse_dynamics = inverse_dynamics(&mut dag, robot, links, pieces.as_ref(), gravity)?;
+    let (inverse_dynamics, position_derivatives) = inverse_dynamics(&mut dag, robot, links, pieces.as_ref(), gravity)?;
+    // dID/dqd = 2 C (the Christoffel C doubled): see `Model::inverse_dynamics_derivatives_into`.
+    let inverse_dynamics_derivatives = position_derivatives.map(|position| {
+        let two = dag.number(2.0);
+        let velocity = rows.coriolis_matrix.iter().map(|row| row.iter().map(|&c| dag.mul2(two, c)).collect()).collect();
+        InverseDynamicsDerivatives { position, velocity }
+    });
 
     Ok(Equations {
         dag,
@@ -189,6 +195,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         hulls: water.hulls,
         thruster_columns,
         inverse_dynamics,
+        inverse_dynamics_derivatives,
         derivatives: None,
     })
 }
@@ -199,14 +206,15 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
 /// so that the Newton-Euler forces that gave C qd give M qdd + C qd (water's Kirchhoff terms
 /// likewise add the added mass times the acceleration). Poses, columns, inertias and
 /// velocities are the first pass's nodes (the DAG shares them); only accelerations and forces
-/// are new. O(n) nodes, so that a coordinate's tangent of it is O(n) too.
+/// are new. O(n) nodes, so that a coordinate's tangent of it is O(n) too. For a tree of rigid
+/// links in air, also dID/dq in closed form ([`position_derivatives`]).
 fn inverse_dynamics(
     dag: &mut Dag,
     robot: &Robot,
     links: &[Link],
     pieces: Option<&Pieces>,
     gravity: NodeId,
-) -> Result<Vec<NodeId>, String> {
+) -> Result<(Vec<NodeId>, Option<Vec<Vec<NodeId>>>), String> {
     let reader = AtomReader { robot };
     let states = forward_pass(dag, &reader, links, pieces, true)?;
     let (composites, beyond) = composites(dag, links, &states);
@@ -217,7 +225,88 @@ fn inverse_dynamics(
     if let Some(water) = &robot.water {
         immerse_hulls(dag, &tree, water, &mut rows)?;
     }
-    Ok((0..n).map(|i| dag.add2(rows.coriolis[i], rows.gravity[i])).collect())
+    let rigid = pieces.is_none() && robot.water.is_none();
+    let position = if rigid { Some(position_derivatives(dag, &tree, &composites)?) } else { None };
+    Ok(((0..n).map(|i| dag.add2(rows.coriolis[i], rows.gravity[i])).collect(), position))
+}
+
+/// dID/dq of a tree of rigid links in closed form, by the analytical derivatives of
+/// recursive Newton-Euler (Carpentier and Mansard 2018) in world coordinates, from the
+/// Newton-Euler pass with accelerations (`tree`, `composites`). Turning joint j by dq_j
+/// carries its subtree rigidly along its column S_j, so every world quantity of the subtree
+/// turns with it (X -> S_j x X), and besides that the subtree's velocities gain d_j = dS_j/dt
+/// and its accelerations c_j + d_j x v_k, with c_j = -(S_j x a_parent + dS_j/dt x v_parent)
+/// (a_parent with the base's fictitious upward acceleration g). The rigid turn leaves
+/// tau_i = S_i . F_i unchanged for i at or below j, and what remains sums over the subtree to
+/// composite quantities:
+/// - i at or below j: dtau_i/dq_j = (I^c_i S_i) . c_j + (dI^c_i/dt S_i - S_i x* h^c_i) . d_j,
+/// - i above j: dtau_i/dq_j = S_i . (S_j x* F_j + I^c_j c_j + dI^c_j/dt d_j + d_j x* h^c_j),
+///
+/// with F_j the composite Newton-Euler force under gravity and h^c the composite momentum.
+/// Two 6-vector products per entry, O(n^2) in all, instead of a tangent pass (O(n)) per
+/// coordinate; zero where neither joint is on the other's path.
+fn position_derivatives(
+    dag: &mut Dag,
+    tree: &Tree,
+    composites: &[Option<Composite>],
+) -> Result<Vec<Vec<NodeId>>, String> {
+    let (n, zero, states) = (tree.coordinates(), tree.zero, tree.states);
+    let up = Motion { w: [zero, zero, zero], v: [zero, zero, tree.gravity] };
+    let minus_one = dag.number(-1.0);
+    // Per coordinate: c_j and d_j, which every entry in its column reads.
+    let mut shifts: Vec<Option<(Motion, Motion)>> = vec![None; n];
+    for (index, state) in states.iter().enumerate() {
+        let Some((j, s_j, sd_j)) = state.joint else { continue };
+        let (velocity, acceleration) = match tree.links[index].parent {
+            Some(p) => (states[p].velocity, states[p].bias_acceleration),
+            None => (dag.zero_motion(), dag.zero_motion()),
+        };
+        let acceleration = dag.add_motion(&acceleration, &up);
+        let turned = dag.motion_cross(&s_j, &acceleration);
+        let carried = dag.motion_cross(&sd_j, &velocity);
+        let sum = dag.add_motion(&turned, &carried);
+        let shift = dag.scale_motion(&sum, minus_one);
+        let name = &tree.links[index].name;
+        shifts[j] = Some((dag.pin_motion(shift, &format!("{name}_acceleration_shift")), sd_j));
+    }
+    let mut matrix = vec![vec![zero; n]; n];
+    for (index, state) in states.iter().enumerate() {
+        let Some((i, s_i, _)) = state.joint else { continue };
+        let Some(composite) = composites[index] else { continue };
+        let name = &tree.links[index].name;
+        let (c_i, d_i) = shifts[i].ok_or("a joint without its acceleration shift")?;
+        let projected = dag.inertia_times(&composite.inertia, &s_i);
+        let projected = dag.pin_force(projected, &format!("{name}_projected_inertia"));
+        let turned = dag.inertia_rate_times(&composite.rate, &s_i);
+        let carried = dag.force_cross(&s_i, &composite.momentum);
+        let row = dag.sub_force(&turned, &carried);
+        let row = dag.pin_force(row, &format!("{name}_position_derivative_row"));
+        // What the ancestors' rows read: S_i x* F_i + I^c_i c_i + dI^c_i/dt d_i + d_i x* h^c_i.
+        let weight = dag.inertia_times(&composite.inertia, &up);
+        let force = dag.add_force(&composite.force, &weight);
+        let parts = [
+            dag.force_cross(&s_i, &force),
+            dag.inertia_times(&composite.inertia, &c_i),
+            dag.inertia_rate_times(&composite.rate, &d_i),
+            dag.force_cross(&d_i, &composite.momentum),
+        ];
+        let mut column = parts[0];
+        for part in &parts[1..] {
+            column = dag.add_force(&column, part);
+        }
+        let column = dag.pin_force(column, &format!("{name}_position_derivative_column"));
+        for &j in &state.path {
+            let (c_j, d_j) = shifts[j].ok_or("a joint without its acceleration shift")?;
+            let from_acceleration = dag.force_dot_motion(&projected, &c_j);
+            let from_velocity = dag.force_dot_motion(&row, &d_j);
+            matrix[i][j] = dag.add2(from_acceleration, from_velocity);
+            if j != i {
+                let (s_j, _) = tree.subspace(j)?;
+                matrix[j][i] = dag.force_dot_motion(&column, &s_j);
+            }
+        }
+    }
+    Ok(matrix)
 }
 
 /// Each coordinate's world motion subspace and rate: a joint's own, and below a section its

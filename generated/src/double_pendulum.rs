@@ -318,10 +318,15 @@ pub fn coriolis_matrix_into(
     let lower_coriolis_column_n_y = cache.lower_inertia_h_z * lower_subspace_rate_v_x
         + 0.5 * (t2 + t3 + t4 + t5 + t6)
         - lower_subspace_rate_v_z * cache.lower_inertia_h_x;
-    let lower_coriolis_row_n_y = 0.5 * (t3 + t4 + t6 - (t2 + t5));
+    let lower_position_derivative_row_n_y = t3 + t4 + t6 - (t2 + t5);
+    let lower_coriolis_row_n_y = 0.5 * lower_position_derivative_row_n_y;
     let t7 = -lower_coriolis_row_n_y;
-    let lower_coriolis_row_f_x = 0.5 * (lower_momentum_f_z - lower_composite_rate_hd_z);
-    let lower_coriolis_row_f_z = 0.5 * (lower_composite_rate_hd_x - lower_momentum_f_x);
+    let lower_position_derivative_row_f_x = lower_momentum_f_z
+        - lower_composite_rate_hd_z;
+    let lower_coriolis_row_f_x = 0.5 * lower_position_derivative_row_f_x;
+    let lower_position_derivative_row_f_z = lower_composite_rate_hd_x
+        - lower_momentum_f_x;
+    let lower_coriolis_row_f_z = 0.5 * lower_position_derivative_row_f_z;
     out[(0, 0)] = -upper_coriolis_row_n_y;
     out[(0, 1)] = -lower_coriolis_column_n_y;
     out[(1, 0)] = t7;
@@ -438,6 +443,110 @@ pub fn forward_dynamics_into(
     pivots[0] = lower_pivot;
     pivots[1] = upper_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations, row i being ID_i: `position` = dID/dq by the
+/// analytical derivatives of Newton-Euler (Carpentier and Mansard
+/// 2018) over the composite quantities, two 6-vector products per
+/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *position = SMatrix::zeros();
+    *velocity = SMatrix::zeros();
+    let upper_inertia_h_z = p.upper_mass * cache.upper_com_z;
+    let upper_composite_inertia_h_z = cache.lower_inertia_h_z + upper_inertia_h_z;
+    let upper_projected_inertia_f_x = -upper_composite_inertia_h_z;
+    let upper_velocity_w_y = -qd[0];
+    let lower_subspace_rate_v_x = upper_velocity_w_y * cache.lower_subspace_v_z;
+    let upper_acceleration_w_y = -qdd[0];
+    let lower_acceleration_shift_v_z = -(lower_subspace_rate_v_x * upper_velocity_w_y
+        + upper_acceleration_w_y * cache.upper_com_z);
+    let lower_velocity_v_x = cache.upper_com_z * qd[1];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let t0 = lower_velocity_v_x + lower_velocity_w_y * cache.lower_com_z;
+    let lower_composite_rate_hd_x = p.lower_mass * t0;
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.upper_com_z);
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
+    let t1 = lower_velocity_v_z - lower_velocity_w_y * cache.lower_com_x;
+    let lower_composite_rate_hd_z = p.lower_mass * t1;
+    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
+        + lower_velocity_v_x * p.lower_mass;
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * cache.lower_inertia_h_x;
+    let lower_articulated_bias_f_x = lower_momentum_f_z * lower_velocity_w_y;
+    let lower_acceleration_w_y = upper_acceleration_w_y - qdd[1];
+    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
+    let lower_acceleration_v_x = qdd[1] * cache.upper_com_z + lower_bias_v_x;
+    let lower_composite_force_f_x = lower_articulated_bias_f_x
+        + cache.lower_inertia_h_z * lower_acceleration_w_y
+        + p.lower_mass * lower_acceleration_v_x;
+    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
+    let lower_acceleration_v_z = lower_bias_v_z + qdd[1] * cache.lower_subspace_v_z;
+    let lower_articulated_bias_f_z = -(lower_velocity_w_y * lower_momentum_f_x);
+    let lower_composite_force_f_z = p.lower_mass * lower_acceleration_v_z
+        + lower_articulated_bias_f_z - cache.lower_inertia_h_x * lower_acceleration_w_y;
+    let lower_acceleration_shift_v_x = -(-upper_acceleration_w_y
+        * cache.lower_subspace_v_z - lower_subspace_rate_v_z * upper_velocity_w_y
+        - p.gravity);
+    let lower_position_derivative_column_n_y = lower_subspace_rate_v_x
+        * lower_composite_rate_hd_z + lower_subspace_rate_v_z * lower_momentum_f_x
+        + lower_composite_force_f_x * cache.lower_subspace_v_z
+        + cache.lower_inertia_h_z * lower_acceleration_shift_v_x
+        - cache.lower_inertia_h_x * lower_acceleration_shift_v_z
+        - lower_composite_rate_hd_x * lower_subspace_rate_v_z
+        - (p.lower_mass * p.gravity + lower_composite_force_f_z) * cache.upper_com_z
+        - lower_momentum_f_z * lower_subspace_rate_v_x;
+    let lower_position_derivative_row_f_z = lower_composite_rate_hd_x
+        - lower_momentum_f_x;
+    let lower_position_derivative_row_f_x = lower_momentum_f_z
+        - lower_composite_rate_hd_z;
+    let lower_articulated_15 = -cache.lower_inertia_h_x;
+    let lower_articulated_subspace_f_z = p.lower_mass * cache.lower_subspace_v_z
+        - lower_articulated_15;
+    let lower_composite_rate_id_11 = 2.0 * p.lower_mass
+        * (t0 * cache.lower_com_x + t1 * cache.lower_com_z);
+    let upper_composite_rate_id_11 = 2.0 * p.upper_mass
+        * (upper_velocity_w_y * cache.upper_com_x * cache.upper_com_z
+            - upper_velocity_w_y * cache.upper_com_x * cache.upper_com_z)
+        + lower_composite_rate_id_11;
+    let upper_coriolis_row_n_y = -(0.5 * upper_composite_rate_id_11);
+    let t2 = lower_momentum_f_x * cache.lower_subspace_v_z;
+    let t3 = -lower_composite_rate_id_11;
+    let t4 = -(lower_composite_rate_hd_x * cache.lower_subspace_v_z);
+    let t5 = -(lower_momentum_f_z * cache.upper_com_z);
+    let t6 = lower_composite_rate_hd_z * cache.upper_com_z;
+    let lower_coriolis_column_n_y = cache.lower_inertia_h_z * lower_subspace_rate_v_x
+        + 0.5 * (t2 + t3 + t4 + t5 + t6)
+        - lower_subspace_rate_v_z * cache.lower_inertia_h_x;
+    let lower_position_derivative_row_n_y = t3 + t4 + t6 - (t2 + t5);
+    let lower_coriolis_row_n_y = 0.5 * lower_position_derivative_row_n_y;
+    let lower_coriolis_row_f_x = 0.5 * lower_position_derivative_row_f_x;
+    let lower_coriolis_row_f_z = 0.5 * lower_position_derivative_row_f_z;
+    position[(0, 0)] = p.gravity * upper_projected_inertia_f_x;
+    position[(0, 1)] = -lower_position_derivative_column_n_y;
+    position[(1, 0)] = p.gravity * cache.lower_projected_inertia_f_x;
+    position[(1, 1)] = lower_position_derivative_row_f_z * lower_subspace_rate_v_z
+        + lower_subspace_rate_v_x * lower_position_derivative_row_f_x
+        + cache.lower_projected_inertia_f_x * lower_acceleration_shift_v_x
+        + lower_articulated_subspace_f_z * lower_acceleration_shift_v_z;
+    velocity[(0, 0)] = -(2.0 * upper_coriolis_row_n_y);
+    velocity[(0, 1)] = -(2.0 * lower_coriolis_column_n_y);
+    velocity[(1, 0)] = -(2.0 * lower_coriolis_row_n_y);
+    velocity[(1, 1)] = 2.0
+        * (lower_subspace_rate_v_z * cache.lower_projected_inertia_f_z
+            + lower_coriolis_row_f_x * cache.upper_com_z
+            + lower_coriolis_row_f_z * cache.lower_subspace_v_z
+            + lower_subspace_rate_v_x * cache.lower_projected_inertia_f_x
+            - lower_coriolis_row_n_y);
 }
 /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
 /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
@@ -620,7 +729,8 @@ pub fn inverse_dynamics_velocity_tangent_into(
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
     let upper_inertia_h_z = p.upper_mass * cache.upper_com_z;
     let upper_composite_inertia_h_z = cache.lower_inertia_h_z + upper_inertia_h_z;
-    let energy = p.gravity * upper_composite_inertia_h_z;
+    let upper_position_derivative_column_n_y = p.gravity * upper_composite_inertia_h_z;
+    let energy = upper_position_derivative_column_n_y;
     energy
 }
 /// World positions of the contact points.
@@ -942,6 +1052,17 @@ impl Model<DOF, CONTACTS> for DoublePendulum {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+        velocity: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity)
     }
     fn inverse_dynamics_position_tangent_into(
         q: &SVector<f64, DOF>,

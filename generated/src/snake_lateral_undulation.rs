@@ -799,7 +799,8 @@ pub fn coriolis_matrix_into(
     let link2_composite_rate_hd_y = t1 * p.link_mass + link3_composite_rate_hd_y;
     let link1_composite_rate_hd_y = p.link_mass * t0 + link2_composite_rate_hd_y;
     let t6 = -link1_composite_rate_hd_y;
-    let base_x_coriolis_row_n_z = 0.5 * (t6 - link1_composite_momentum_f_y);
+    let base_x_position_derivative_row_n_z = t6 - link1_composite_momentum_f_y;
+    let base_x_coriolis_row_n_z = 0.5 * base_x_position_derivative_row_n_z;
     let base_angle_coriolis_column_f_x = base_x_coriolis_row_n_z
         + cache.link1_composite_inertia_m * qd[1];
     let t7 = -link2_composite_rate_hd_y;
@@ -863,8 +864,9 @@ pub fn coriolis_matrix_into(
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.link1_inertia_h_y * qd[2];
     let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
-    let base_y_coriolis_row_n_z = 0.5
-        * (link1_composite_rate_hd_x + link1_composite_momentum_f_x);
+    let base_y_position_derivative_row_n_z = link1_composite_rate_hd_x
+        + link1_composite_momentum_f_x;
+    let base_y_coriolis_row_n_z = 0.5 * base_y_position_derivative_row_n_z;
     let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
         * cache.link1_composite_inertia_m + base_y_coriolis_row_n_z;
     let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
@@ -892,9 +894,11 @@ pub fn coriolis_matrix_into(
     let link6_coriolis_column_f_y = 0.5
         * (link6_composite_rate_hd_x + link6_momentum_f_x)
         + link6_subspace_rate_v_y * p.link_mass;
-    let base_x_coriolis_column_n_z = 0.5 * (t6 + link1_composite_momentum_f_y);
-    let base_y_coriolis_column_n_z = 0.5
-        * (link1_composite_rate_hd_x - link1_composite_momentum_f_x);
+    let base_angle_position_derivative_row_f_x = t6 + link1_composite_momentum_f_y;
+    let base_x_coriolis_column_n_z = 0.5 * base_angle_position_derivative_row_f_x;
+    let base_angle_position_derivative_row_f_y = link1_composite_rate_hd_x
+        - link1_composite_momentum_f_x;
+    let base_y_coriolis_column_n_z = 0.5 * base_angle_position_derivative_row_f_y;
     let link6_composite_rate_id_22 = 2.0
         * (t14 * cache.link6_com_x + cache.link6_com_y * t3) * p.link_mass;
     let link5_composite_rate_id_22 = 2.0
@@ -909,12 +913,12 @@ pub fn coriolis_matrix_into(
         + 2.0 * (t1 * cache.link2_com_y + cache.link2_com_x * t17) * p.link_mass;
     let link1_composite_rate_id_22 = link2_composite_rate_id_22
         + 2.0 * p.link_mass * (cache.link1_com_y * t0 + cache.link1_com_x * t12);
-    let base_angle_coriolis_row_n_z = 0.5
-        * (link1_composite_rate_hd_x * cache.base_angle_subspace_v_y
-            + link1_composite_rate_id_22
-            - (q[1] * link1_composite_momentum_f_y
-                - cache.base_angle_subspace_v_y * link1_composite_momentum_f_x)
-            - q[1] * link1_composite_rate_hd_y);
+    let base_angle_position_derivative_row_n_z = link1_composite_rate_hd_x
+        * cache.base_angle_subspace_v_y + link1_composite_rate_id_22
+        - (q[1] * link1_composite_momentum_f_y
+            - cache.base_angle_subspace_v_y * link1_composite_momentum_f_x)
+        - q[1] * link1_composite_rate_hd_y;
+    let base_angle_coriolis_row_n_z = 0.5 * base_angle_position_derivative_row_n_z;
     let t18 = -(link2_composite_momentum_f_x * cache.link2_subspace_v_y);
     let t19 = -(cache.link2_position_y * link2_composite_rate_hd_y);
     let t20 = cache.link2_subspace_v_y * link2_composite_rate_hd_x;
@@ -954,30 +958,46 @@ pub fn coriolis_matrix_into(
     let link6_coriolis_column_n_z = link6_subspace_rate_v_y * cache.link6_inertia_h_x
         + 0.5 * (t34 + t35 + t36 + t37 + link6_composite_rate_id_22)
         - link6_subspace_rate_v_x * cache.link6_inertia_h_y;
-    let link2_coriolis_row_f_x = 0.5 * (link2_composite_momentum_f_y + t7);
-    let link2_coriolis_row_f_y = 0.5
-        * (link2_composite_rate_hd_x - link2_composite_momentum_f_x);
-    let link2_coriolis_row_n_z = 0.5
-        * (link2_composite_rate_id_22 + t19 + t20 - (t18 + t21));
-    let link3_coriolis_row_f_x = 0.5 * (link3_composite_momentum_f_y + t8);
-    let link3_coriolis_row_f_y = 0.5
-        * (link3_composite_rate_hd_x - link3_composite_momentum_f_x);
-    let link3_coriolis_row_n_z = 0.5
-        * (t22 + link3_composite_rate_id_22 + t25 - (t23 + t24));
-    let link4_coriolis_row_f_x = 0.5 * (link4_composite_momentum_f_y + t9);
-    let link4_coriolis_row_f_y = 0.5
-        * (link4_composite_rate_hd_x - link4_composite_momentum_f_x);
-    let link4_coriolis_row_n_z = 0.5
-        * (link4_composite_rate_id_22 + t26 + t29 - (t27 + t28));
-    let link5_coriolis_row_f_x = 0.5 * (t10 + link5_composite_momentum_f_y);
-    let link5_coriolis_row_f_y = 0.5
-        * (link5_composite_rate_hd_x - link5_composite_momentum_f_x);
-    let link5_coriolis_row_n_z = 0.5
-        * (t30 + t32 + link5_composite_rate_id_22 - (t31 + t33));
-    let link6_coriolis_row_f_x = 0.5 * (link6_momentum_f_y + t11);
-    let link6_coriolis_row_f_y = 0.5 * (link6_composite_rate_hd_x - link6_momentum_f_x);
-    let link6_coriolis_row_n_z = 0.5
-        * (t36 + t37 + link6_composite_rate_id_22 - (t34 + t35));
+    let link2_position_derivative_row_f_x = link2_composite_momentum_f_y + t7;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_position_derivative_row_f_y = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let link2_coriolis_row_f_y = 0.5 * link2_position_derivative_row_f_y;
+    let link2_position_derivative_row_n_z = link2_composite_rate_id_22 + t19 + t20
+        - (t18 + t21);
+    let link2_coriolis_row_n_z = 0.5 * link2_position_derivative_row_n_z;
+    let link3_position_derivative_row_f_x = link3_composite_momentum_f_y + t8;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_position_derivative_row_f_y = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let link3_coriolis_row_f_y = 0.5 * link3_position_derivative_row_f_y;
+    let link3_position_derivative_row_n_z = t22 + link3_composite_rate_id_22 + t25
+        - (t23 + t24);
+    let link3_coriolis_row_n_z = 0.5 * link3_position_derivative_row_n_z;
+    let link4_position_derivative_row_f_x = link4_composite_momentum_f_y + t9;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_position_derivative_row_f_y = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let link4_coriolis_row_f_y = 0.5 * link4_position_derivative_row_f_y;
+    let link4_position_derivative_row_n_z = link4_composite_rate_id_22 + t26 + t29
+        - (t27 + t28);
+    let link4_coriolis_row_n_z = 0.5 * link4_position_derivative_row_n_z;
+    let link5_position_derivative_row_f_x = t10 + link5_composite_momentum_f_y;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_position_derivative_row_f_y = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let link5_coriolis_row_f_y = 0.5 * link5_position_derivative_row_f_y;
+    let link5_position_derivative_row_n_z = t30 + t32 + link5_composite_rate_id_22
+        - (t31 + t33);
+    let link5_coriolis_row_n_z = 0.5 * link5_position_derivative_row_n_z;
+    let link6_position_derivative_row_f_x = link6_momentum_f_y + t11;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_position_derivative_row_f_y = link6_composite_rate_hd_x
+        - link6_momentum_f_x;
+    let link6_coriolis_row_f_y = 0.5 * link6_position_derivative_row_f_y;
+    let link6_position_derivative_row_n_z = t36 + t37 + link6_composite_rate_id_22
+        - (t34 + t35);
+    let link6_coriolis_row_n_z = 0.5 * link6_position_derivative_row_n_z;
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = link2_coriolis_column_f_x;
     out[(0, 4)] = link3_coriolis_column_f_x;
@@ -1645,6 +1665,756 @@ pub fn forward_dynamics_into(
     pivots[6] = base_angle_articulated_passed_44;
     pivots[7] = base_y_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations, row i being ID_i: `position` = dID/dq by the
+/// analytical derivatives of Newton-Euler (Carpentier and Mansard
+/// 2018) over the composite quantities, two 6-vector products per
+/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *position = SMatrix::zeros();
+    *velocity = SMatrix::zeros();
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let base_angle_acceleration_v_y = qdd[2] * cache.base_angle_subspace_v_y + qdd[1]
+        + base_angle_bias_v_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * cache.link6_position_y
+        - link5_velocity_v_x;
+    let link5_subspace_rate_v_y = cache.link5_position_y * link4_velocity_w_z
+        - link4_velocity_v_x;
+    let link3_subspace_rate_v_y = cache.link3_position_y * link2_velocity_w_z
+        - link2_velocity_v_x;
+    let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_y = base_angle_acceleration_v_y
+        + link2_subspace_rate_v_y * qd[3] + cache.link2_subspace_v_y * qdd[3];
+    let link3_acceleration_v_y = qd[4] * link3_subspace_rate_v_y
+        + qdd[4] * cache.link3_subspace_v_y + link2_acceleration_v_y;
+    let link4_subspace_rate_v_y = cache.link4_position_y * link3_velocity_w_z
+        - link3_velocity_v_x;
+    let link4_acceleration_v_y = qdd[5] * cache.link4_subspace_v_y
+        + link3_acceleration_v_y + qd[5] * link4_subspace_rate_v_y;
+    let link5_acceleration_v_y = qd[6] * link5_subspace_rate_v_y
+        + qdd[6] * cache.link5_subspace_v_y + link4_acceleration_v_y;
+    let link6_acceleration_v_y = link6_subspace_rate_v_y * qd[7] + link5_acceleration_v_y
+        + cache.link6_subspace_v_y * qdd[7];
+    let link2_acceleration_w_z = qdd[2] + qdd[3];
+    let link3_acceleration_w_z = qdd[4] + link2_acceleration_w_z;
+    let link4_acceleration_w_z = qdd[5] + link3_acceleration_w_z;
+    let link5_acceleration_w_z = qdd[6] + link4_acceleration_w_z;
+    let link6_acceleration_w_z = link5_acceleration_w_z + qdd[7];
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
+    let link6_articulated_bias_f_y = link6_velocity_w_z * link6_momentum_f_x;
+    let link6_composite_force_f_y = link6_acceleration_v_y * p.link_mass
+        + cache.link6_inertia_h_x * link6_acceleration_w_z + link6_articulated_bias_f_y;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
+    let link5_composite_force_f_y = link6_composite_force_f_y
+        + link5_velocity_w_z * link5_momentum_f_x + link5_acceleration_v_y * p.link_mass
+        + link5_acceleration_w_z * cache.link5_inertia_h_x;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
+    let link4_composite_force_f_y = link5_composite_force_f_y
+        + cache.link4_inertia_h_x * link4_acceleration_w_z
+        + link4_momentum_f_x * link4_velocity_w_z + p.link_mass * link4_acceleration_v_y;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
+    let link3_composite_force_f_y = link4_composite_force_f_y
+        + link3_acceleration_w_z * cache.link3_inertia_h_x
+        + link3_momentum_f_x * link3_velocity_w_z + link3_acceleration_v_y * p.link_mass;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
+    let link2_composite_force_f_y = link3_composite_force_f_y
+        + p.link_mass * link2_acceleration_v_y + link2_momentum_f_x * link2_velocity_w_z
+        + cache.link2_inertia_h_x * link2_acceleration_w_z;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_composite_force_f_y = base_angle_acceleration_v_y * p.link_mass
+        + qdd[2] * cache.link1_inertia_h_x + link2_composite_force_f_y
+        + link1_momentum_f_x * qd[2];
+    let base_angle_position_derivative_column_f_x = qdd[1]
+        * cache.link1_composite_inertia_m - link1_composite_force_f_y;
+    let link2_acceleration_shift_v_x = -(qdd[2] * cache.link2_subspace_v_y
+        + link2_subspace_rate_v_y * qd[2] - base_angle_acceleration_v_y);
+    let link2_position_derivative_column_f_x = cache.link2_composite_inertia_m
+        * link2_acceleration_shift_v_x - link2_composite_force_f_y;
+    let link3_acceleration_shift_v_x = -(link3_subspace_rate_v_y * link2_velocity_w_z
+        + link2_acceleration_w_z * cache.link3_subspace_v_y - link2_acceleration_v_y);
+    let link3_position_derivative_column_f_x = link3_acceleration_shift_v_x
+        * cache.link3_composite_inertia_m - link3_composite_force_f_y;
+    let link4_acceleration_shift_v_x = -(link3_velocity_w_z * link4_subspace_rate_v_y
+        + link3_acceleration_w_z * cache.link4_subspace_v_y - link3_acceleration_v_y);
+    let link4_position_derivative_column_f_x = link4_acceleration_shift_v_x
+        * cache.link4_composite_inertia_m - link4_composite_force_f_y;
+    let link5_acceleration_shift_v_x = -(link4_acceleration_w_z
+        * cache.link5_subspace_v_y + link5_subspace_rate_v_y * link4_velocity_w_z
+        - link4_acceleration_v_y);
+    let link5_position_derivative_column_f_x = link5_acceleration_shift_v_x
+        * cache.link5_composite_inertia_m - link5_composite_force_f_y;
+    let link6_acceleration_shift_v_x = -(link5_acceleration_w_z
+        * cache.link6_subspace_v_y + link5_velocity_w_z * link6_subspace_rate_v_y
+        - link5_acceleration_v_y);
+    let link6_position_derivative_column_f_x = p.link_mass * link6_acceleration_shift_v_x
+        - link6_composite_force_f_y;
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y
+        - cache.link2_subspace_v_y * qd[2];
+    let link2_acceleration_v_x = cache.link2_position_y * qdd[3]
+        + base_angle_acceleration_v_x + link2_subspace_rate_v_x * qd[3];
+    let link3_subspace_rate_v_x = link2_velocity_v_y
+        - link2_velocity_w_z * cache.link3_subspace_v_y;
+    let link3_acceleration_v_x = link2_acceleration_v_x + qdd[4] * cache.link3_position_y
+        + qd[4] * link3_subspace_rate_v_x;
+    let link4_subspace_rate_v_x = link3_velocity_v_y
+        - link3_velocity_w_z * cache.link4_subspace_v_y;
+    let link4_acceleration_v_x = qd[5] * link4_subspace_rate_v_x
+        + cache.link4_position_y * qdd[5] + link3_acceleration_v_x;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link5_subspace_rate_v_x = link4_velocity_v_y
+        - cache.link5_subspace_v_y * link4_velocity_w_z;
+    let link5_acceleration_v_x = link4_acceleration_v_x + cache.link5_position_y * qdd[6]
+        + qd[6] * link5_subspace_rate_v_x;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link6_articulated_bias_f_x = -(link6_velocity_w_z * link6_momentum_f_y);
+    let link6_subspace_rate_v_x = link5_velocity_v_y
+        - link5_velocity_w_z * cache.link6_subspace_v_y;
+    let link6_acceleration_v_x = cache.link6_position_y * qdd[7]
+        + link6_subspace_rate_v_x * qd[7] + link5_acceleration_v_x;
+    let link6_composite_force_f_x = link6_articulated_bias_f_x
+        + p.link_mass * link6_acceleration_v_x
+        - cache.link6_inertia_h_y * link6_acceleration_w_z;
+    let link5_composite_force_f_x = p.link_mass * link5_acceleration_v_x
+        + link6_composite_force_f_x - link5_acceleration_w_z * cache.link5_inertia_h_y
+        - link5_velocity_w_z * link5_momentum_f_y;
+    let link4_composite_force_f_x = link4_acceleration_v_x * p.link_mass
+        + link5_composite_force_f_x - cache.link4_inertia_h_y * link4_acceleration_w_z
+        - link4_velocity_w_z * link4_momentum_f_y;
+    let link3_composite_force_f_x = p.link_mass * link3_acceleration_v_x
+        + link4_composite_force_f_x - link3_momentum_f_y * link3_velocity_w_z
+        - link3_acceleration_w_z * cache.link3_inertia_h_y;
+    let link2_composite_force_f_x = link3_composite_force_f_x
+        + p.link_mass * link2_acceleration_v_x - link2_momentum_f_y * link2_velocity_w_z
+        - cache.link2_inertia_h_y * link2_acceleration_w_z;
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link1_composite_force_f_x = link2_composite_force_f_x
+        + base_angle_acceleration_v_x * p.link_mass - qdd[2] * cache.link1_inertia_h_y
+        - qd[2] * link1_momentum_f_y;
+    let base_angle_acceleration_shift_v_y = -qdd[0];
+    let base_angle_position_derivative_column_f_y = link1_composite_force_f_x
+        + base_angle_acceleration_shift_v_y * cache.link1_composite_inertia_m;
+    let link2_acceleration_shift_v_y = -(base_angle_acceleration_v_x
+        - qdd[2] * cache.link2_position_y - link2_subspace_rate_v_x * qd[2]);
+    let link2_position_derivative_column_f_y = link2_composite_force_f_x
+        + cache.link2_composite_inertia_m * link2_acceleration_shift_v_y;
+    let link3_acceleration_shift_v_y = -(link2_acceleration_v_x
+        - link3_subspace_rate_v_x * link2_velocity_w_z
+        - cache.link3_position_y * link2_acceleration_w_z);
+    let link3_position_derivative_column_f_y = link3_acceleration_shift_v_y
+        * cache.link3_composite_inertia_m + link3_composite_force_f_x;
+    let link4_acceleration_shift_v_y = -(link3_acceleration_v_x
+        - cache.link4_position_y * link3_acceleration_w_z
+        - link3_velocity_w_z * link4_subspace_rate_v_x);
+    let link4_position_derivative_column_f_y = link4_acceleration_shift_v_y
+        * cache.link4_composite_inertia_m + link4_composite_force_f_x;
+    let link5_acceleration_shift_v_y = -(link4_acceleration_v_x
+        - link5_subspace_rate_v_x * link4_velocity_w_z
+        - cache.link5_position_y * link4_acceleration_w_z);
+    let link5_position_derivative_column_f_y = cache.link5_composite_inertia_m
+        * link5_acceleration_shift_v_y + link5_composite_force_f_x;
+    let link6_acceleration_shift_v_y = -(link5_acceleration_v_x
+        - link5_acceleration_w_z * cache.link6_position_y
+        - link5_velocity_w_z * link6_subspace_rate_v_x);
+    let link6_position_derivative_column_f_y = link6_acceleration_shift_v_y * p.link_mass
+        + link6_composite_force_f_x;
+    let t0 = base_angle_velocity_v_y + qd[2] * cache.link1_com_x;
+    let t1 = cache.link2_com_x * link2_velocity_w_z + link2_velocity_v_y;
+    let t2 = link4_velocity_v_y + link4_velocity_w_z * cache.link4_com_x;
+    let t3 = link6_velocity_w_z * cache.link6_com_x + link6_velocity_v_y;
+    let link6_composite_rate_hd_y = p.link_mass * t3;
+    let t4 = link5_velocity_v_y + link5_velocity_w_z * cache.link5_com_x;
+    let link5_composite_rate_hd_y = link6_composite_rate_hd_y + t4 * p.link_mass;
+    let link4_composite_rate_hd_y = p.link_mass * t2 + link5_composite_rate_hd_y;
+    let t5 = cache.link3_com_x * link3_velocity_w_z + link3_velocity_v_y;
+    let link3_composite_rate_hd_y = link4_composite_rate_hd_y + p.link_mass * t5;
+    let link2_composite_rate_hd_y = t1 * p.link_mass + link3_composite_rate_hd_y;
+    let link1_composite_rate_hd_y = p.link_mass * t0 + link2_composite_rate_hd_y;
+    let t6 = -link1_composite_rate_hd_y;
+    let link5_composite_momentum_f_y = link6_momentum_f_y + link5_momentum_f_y;
+    let link4_composite_momentum_f_y = link4_momentum_f_y + link5_composite_momentum_f_y;
+    let link3_composite_momentum_f_y = link3_momentum_f_y + link4_composite_momentum_f_y;
+    let link2_composite_momentum_f_y = link2_momentum_f_y + link3_composite_momentum_f_y;
+    let link1_composite_momentum_f_y = link2_composite_momentum_f_y + link1_momentum_f_y;
+    let base_angle_position_derivative_row_f_x = t6 + link1_composite_momentum_f_y;
+    let t7 = base_angle_velocity_v_x - cache.link1_com_y * qd[2];
+    let t8 = link5_velocity_v_x - link5_velocity_w_z * cache.link5_com_y;
+    let t9 = link6_velocity_v_x - link6_velocity_w_z * cache.link6_com_y;
+    let link6_composite_rate_hd_x = p.link_mass * t9;
+    let link5_composite_rate_hd_x = p.link_mass * t8 + link6_composite_rate_hd_x;
+    let t10 = link4_velocity_v_x - cache.link4_com_y * link4_velocity_w_z;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t10 * p.link_mass;
+    let t11 = link3_velocity_v_x - cache.link3_com_y * link3_velocity_w_z;
+    let link3_composite_rate_hd_x = link4_composite_rate_hd_x + p.link_mass * t11;
+    let t12 = link2_velocity_v_x - link2_velocity_w_z * cache.link2_com_y;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + p.link_mass * t12;
+    let link1_composite_rate_hd_x = p.link_mass * t7 + link2_composite_rate_hd_x;
+    let link5_composite_momentum_f_x = link6_momentum_f_x + link5_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
+    let link3_composite_momentum_f_x = link3_momentum_f_x + link4_composite_momentum_f_x;
+    let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
+    let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
+    let base_angle_position_derivative_row_f_y = link1_composite_rate_hd_x
+        - link1_composite_momentum_f_x;
+    let link2_position_derivative_column_n_z = cache.link2_composite_inertia_h_x
+        * link2_acceleration_shift_v_y
+        + link2_subspace_rate_v_y * link2_composite_rate_hd_x
+        + link2_subspace_rate_v_x * link2_composite_momentum_f_y
+        + cache.link2_position_y * link2_composite_force_f_y
+        - cache.link2_subspace_v_y * link2_composite_force_f_x
+        - link2_composite_momentum_f_x * link2_subspace_rate_v_y
+        - link2_subspace_rate_v_x * link2_composite_rate_hd_y
+        - cache.link2_composite_inertia_h_y * link2_acceleration_shift_v_x;
+    let link3_position_derivative_column_n_z = link3_composite_momentum_f_y
+        * link3_subspace_rate_v_x
+        + cache.link3_composite_inertia_h_x * link3_acceleration_shift_v_y
+        + link3_composite_force_f_y * cache.link3_position_y
+        + link3_composite_rate_hd_x * link3_subspace_rate_v_y
+        - link3_subspace_rate_v_x * link3_composite_rate_hd_y
+        - link3_composite_momentum_f_x * link3_subspace_rate_v_y
+        - link3_acceleration_shift_v_x * cache.link3_composite_inertia_h_y
+        - link3_composite_force_f_x * cache.link3_subspace_v_y;
+    let link4_position_derivative_column_n_z = link4_subspace_rate_v_y
+        * link4_composite_rate_hd_x
+        + link4_composite_momentum_f_y * link4_subspace_rate_v_x
+        + link4_composite_force_f_y * cache.link4_position_y
+        + cache.link4_composite_inertia_h_x * link4_acceleration_shift_v_y
+        - link4_composite_rate_hd_y * link4_subspace_rate_v_x
+        - cache.link4_subspace_v_y * link4_composite_force_f_x
+        - link4_composite_momentum_f_x * link4_subspace_rate_v_y
+        - cache.link4_composite_inertia_h_y * link4_acceleration_shift_v_x;
+    let link5_position_derivative_column_n_z = link5_composite_force_f_y
+        * cache.link5_position_y
+        + cache.link5_composite_inertia_h_x * link5_acceleration_shift_v_y
+        + link5_subspace_rate_v_x * link5_composite_momentum_f_y
+        + link5_composite_rate_hd_x * link5_subspace_rate_v_y
+        - link5_subspace_rate_v_y * link5_composite_momentum_f_x
+        - link5_subspace_rate_v_x * link5_composite_rate_hd_y
+        - cache.link5_subspace_v_y * link5_composite_force_f_x
+        - link5_acceleration_shift_v_x * cache.link5_composite_inertia_h_y;
+    let link6_position_derivative_column_n_z = cache.link6_inertia_h_x
+        * link6_acceleration_shift_v_y + link6_subspace_rate_v_x * link6_momentum_f_y
+        + link6_subspace_rate_v_y * link6_composite_rate_hd_x
+        + link6_composite_force_f_y * cache.link6_position_y
+        - cache.link6_inertia_h_y * link6_acceleration_shift_v_x
+        - link6_subspace_rate_v_y * link6_momentum_f_x
+        - cache.link6_subspace_v_y * link6_composite_force_f_x
+        - link6_subspace_rate_v_x * link6_composite_rate_hd_y;
+    let t13 = -link2_composite_rate_hd_y;
+    let link2_position_derivative_row_f_x = link2_composite_momentum_f_y + t13;
+    let link2_position_derivative_row_f_y = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let t14 = -link3_composite_rate_hd_y;
+    let link3_position_derivative_row_f_x = link3_composite_momentum_f_y + t14;
+    let link3_position_derivative_row_f_y = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let t15 = -link4_composite_rate_hd_y;
+    let link4_position_derivative_row_f_x = link4_composite_momentum_f_y + t15;
+    let link4_position_derivative_row_f_y = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let link5_position_derivative_row_f_y = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let t16 = -link5_composite_rate_hd_y;
+    let link5_position_derivative_row_f_x = t16 + link5_composite_momentum_f_y;
+    let t17 = -link6_composite_rate_hd_y;
+    let link6_position_derivative_row_f_x = link6_momentum_f_y + t17;
+    let link6_position_derivative_row_f_y = link6_composite_rate_hd_x
+        - link6_momentum_f_x;
+    let link6_articulated_15 = -cache.link6_inertia_h_x;
+    let link6_projected_inertia_f_y = cache.link6_subspace_v_y * p.link_mass
+        - link6_articulated_15;
+    let base_x_position_derivative_row_n_z = t6 - link1_composite_momentum_f_y;
+    let base_x_coriolis_row_n_z = 0.5 * base_x_position_derivative_row_n_z;
+    let base_angle_coriolis_column_f_x = base_x_coriolis_row_n_z
+        + cache.link1_composite_inertia_m * qd[1];
+    let link2_coriolis_column_f_x = 0.5 * (t13 - link2_composite_momentum_f_y)
+        + cache.link2_composite_inertia_m * link2_subspace_rate_v_x;
+    let link3_coriolis_column_f_x = 0.5 * (t14 - link3_composite_momentum_f_y)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_x;
+    let link4_coriolis_column_f_x = link4_subspace_rate_v_x
+        * cache.link4_composite_inertia_m + 0.5 * (t15 - link4_composite_momentum_f_y);
+    let link5_coriolis_column_f_x = cache.link5_composite_inertia_m
+        * link5_subspace_rate_v_x + 0.5 * (t16 - link5_composite_momentum_f_y);
+    let link6_coriolis_column_f_x = 0.5 * (t17 - link6_momentum_f_y)
+        + link6_subspace_rate_v_x * p.link_mass;
+    let base_y_position_derivative_row_n_z = link1_composite_rate_hd_x
+        + link1_composite_momentum_f_x;
+    let base_y_coriolis_row_n_z = 0.5 * base_y_position_derivative_row_n_z;
+    let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
+        * cache.link1_composite_inertia_m + base_y_coriolis_row_n_z;
+    let link2_coriolis_column_f_y = 0.5
+        * (link2_composite_momentum_f_x + link2_composite_rate_hd_x)
+        + cache.link2_composite_inertia_m * link2_subspace_rate_v_y;
+    let link3_coriolis_column_f_y = cache.link3_composite_inertia_m
+        * link3_subspace_rate_v_y
+        + 0.5 * (link3_composite_momentum_f_x + link3_composite_rate_hd_x);
+    let link4_coriolis_column_f_y = 0.5
+        * (link4_composite_momentum_f_x + link4_composite_rate_hd_x)
+        + link4_subspace_rate_v_y * cache.link4_composite_inertia_m;
+    let link5_coriolis_column_f_y = 0.5
+        * (link5_composite_rate_hd_x + link5_composite_momentum_f_x)
+        + cache.link5_composite_inertia_m * link5_subspace_rate_v_y;
+    let link6_coriolis_column_f_y = 0.5
+        * (link6_composite_rate_hd_x + link6_momentum_f_x)
+        + link6_subspace_rate_v_y * p.link_mass;
+    let base_x_coriolis_column_n_z = 0.5 * base_angle_position_derivative_row_f_x;
+    let base_y_coriolis_column_n_z = 0.5 * base_angle_position_derivative_row_f_y;
+    let link6_composite_rate_id_22 = 2.0
+        * (t9 * cache.link6_com_x + cache.link6_com_y * t3) * p.link_mass;
+    let link5_composite_rate_id_22 = 2.0
+        * (t4 * cache.link5_com_y + cache.link5_com_x * t8) * p.link_mass
+        + link6_composite_rate_id_22;
+    let link4_composite_rate_id_22 = 2.0
+        * (cache.link4_com_y * t2 + t10 * cache.link4_com_x) * p.link_mass
+        + link5_composite_rate_id_22;
+    let link3_composite_rate_id_22 = link4_composite_rate_id_22
+        + 2.0 * p.link_mass * (cache.link3_com_x * t11 + cache.link3_com_y * t5);
+    let link2_composite_rate_id_22 = link3_composite_rate_id_22
+        + 2.0 * (t1 * cache.link2_com_y + cache.link2_com_x * t12) * p.link_mass;
+    let link1_composite_rate_id_22 = link2_composite_rate_id_22
+        + 2.0 * p.link_mass * (cache.link1_com_y * t0 + cache.link1_com_x * t7);
+    let base_angle_position_derivative_row_n_z = link1_composite_rate_hd_x
+        * cache.base_angle_subspace_v_y + link1_composite_rate_id_22
+        - (q[1] * link1_composite_momentum_f_y
+            - cache.base_angle_subspace_v_y * link1_composite_momentum_f_x)
+        - q[1] * link1_composite_rate_hd_y;
+    let base_angle_coriolis_row_n_z = 0.5 * base_angle_position_derivative_row_n_z;
+    let t18 = -(link2_composite_momentum_f_x * cache.link2_subspace_v_y);
+    let t19 = -(cache.link2_position_y * link2_composite_rate_hd_y);
+    let t20 = cache.link2_subspace_v_y * link2_composite_rate_hd_x;
+    let t21 = cache.link2_position_y * link2_composite_momentum_f_y;
+    let link2_coriolis_column_n_z = 0.5
+        * (link2_composite_rate_id_22 + t18 + t19 + t20 + t21)
+        + cache.link2_composite_inertia_h_x * link2_subspace_rate_v_y
+        - cache.link2_composite_inertia_h_y * link2_subspace_rate_v_x;
+    let t22 = link3_composite_rate_hd_x * cache.link3_subspace_v_y;
+    let t23 = -(link3_composite_momentum_f_x * cache.link3_subspace_v_y);
+    let t24 = link3_composite_momentum_f_y * cache.link3_position_y;
+    let t25 = -(cache.link3_position_y * link3_composite_rate_hd_y);
+    let link3_coriolis_column_n_z = cache.link3_composite_inertia_h_x
+        * link3_subspace_rate_v_y
+        + 0.5 * (t22 + t23 + t24 + link3_composite_rate_id_22 + t25)
+        - cache.link3_composite_inertia_h_y * link3_subspace_rate_v_x;
+    let t26 = cache.link4_subspace_v_y * link4_composite_rate_hd_x;
+    let t27 = -(link4_composite_momentum_f_x * cache.link4_subspace_v_y);
+    let t28 = cache.link4_position_y * link4_composite_momentum_f_y;
+    let t29 = -(cache.link4_position_y * link4_composite_rate_hd_y);
+    let link4_coriolis_column_n_z = cache.link4_composite_inertia_h_x
+        * link4_subspace_rate_v_y
+        + 0.5 * (link4_composite_rate_id_22 + t26 + t27 + t28 + t29)
+        - cache.link4_composite_inertia_h_y * link4_subspace_rate_v_x;
+    let t30 = -(cache.link5_position_y * link5_composite_rate_hd_y);
+    let t31 = -(cache.link5_subspace_v_y * link5_composite_momentum_f_x);
+    let t32 = link5_composite_rate_hd_x * cache.link5_subspace_v_y;
+    let t33 = cache.link5_position_y * link5_composite_momentum_f_y;
+    let link5_coriolis_column_n_z = cache.link5_composite_inertia_h_x
+        * link5_subspace_rate_v_y
+        + 0.5 * (t30 + t31 + t32 + t33 + link5_composite_rate_id_22)
+        - link5_subspace_rate_v_x * cache.link5_composite_inertia_h_y;
+    let t34 = -(cache.link6_subspace_v_y * link6_momentum_f_x);
+    let t35 = link6_momentum_f_y * cache.link6_position_y;
+    let t36 = cache.link6_subspace_v_y * link6_composite_rate_hd_x;
+    let t37 = -(link6_composite_rate_hd_y * cache.link6_position_y);
+    let link6_coriolis_column_n_z = link6_subspace_rate_v_y * cache.link6_inertia_h_x
+        + 0.5 * (t34 + t35 + t36 + t37 + link6_composite_rate_id_22)
+        - link6_subspace_rate_v_x * cache.link6_inertia_h_y;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_coriolis_row_f_y = 0.5 * link2_position_derivative_row_f_y;
+    let link2_position_derivative_row_n_z = link2_composite_rate_id_22 + t19 + t20
+        - (t18 + t21);
+    let link2_coriolis_row_n_z = 0.5 * link2_position_derivative_row_n_z;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_coriolis_row_f_y = 0.5 * link3_position_derivative_row_f_y;
+    let link3_position_derivative_row_n_z = t22 + link3_composite_rate_id_22 + t25
+        - (t23 + t24);
+    let link3_coriolis_row_n_z = 0.5 * link3_position_derivative_row_n_z;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_coriolis_row_f_y = 0.5 * link4_position_derivative_row_f_y;
+    let link4_position_derivative_row_n_z = link4_composite_rate_id_22 + t26 + t29
+        - (t27 + t28);
+    let link4_coriolis_row_n_z = 0.5 * link4_position_derivative_row_n_z;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_coriolis_row_f_y = 0.5 * link5_position_derivative_row_f_y;
+    let link5_position_derivative_row_n_z = t30 + t32 + link5_composite_rate_id_22
+        - (t31 + t33);
+    let link5_coriolis_row_n_z = 0.5 * link5_position_derivative_row_n_z;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_coriolis_row_f_y = 0.5 * link6_position_derivative_row_f_y;
+    let link6_position_derivative_row_n_z = t36 + t37 + link6_composite_rate_id_22
+        - (t34 + t35);
+    let link6_coriolis_row_n_z = 0.5 * link6_position_derivative_row_n_z;
+    position[(0, 2)] = base_angle_position_derivative_column_f_x;
+    position[(0, 3)] = link2_position_derivative_column_f_x;
+    position[(0, 4)] = link3_position_derivative_column_f_x;
+    position[(0, 5)] = link4_position_derivative_column_f_x;
+    position[(0, 6)] = link5_position_derivative_column_f_x;
+    position[(0, 7)] = link6_position_derivative_column_f_x;
+    position[(1, 2)] = base_angle_position_derivative_column_f_y;
+    position[(1, 3)] = link2_position_derivative_column_f_y;
+    position[(1, 4)] = link3_position_derivative_column_f_y;
+    position[(1, 5)] = link4_position_derivative_column_f_y;
+    position[(1, 6)] = link5_position_derivative_column_f_y;
+    position[(1, 7)] = link6_position_derivative_column_f_y;
+    position[(2, 2)] = base_angle_position_derivative_row_f_x * qd[1]
+        + cache.base_angle_projected_inertia_f_x * qdd[1]
+        + base_angle_position_derivative_row_f_y * base_angle_subspace_rate_v_y
+        + cache.base_angle_projected_inertia_f_y * base_angle_acceleration_shift_v_y;
+    position[(2, 3)] = link2_position_derivative_column_n_z
+        + q[1] * link2_position_derivative_column_f_x
+        + cache.base_angle_subspace_v_y * link2_position_derivative_column_f_y;
+    position[(2, 4)] = link3_position_derivative_column_f_y
+        * cache.base_angle_subspace_v_y + link3_position_derivative_column_n_z
+        + q[1] * link3_position_derivative_column_f_x;
+    position[(2, 5)] = q[1] * link4_position_derivative_column_f_x
+        + link4_position_derivative_column_n_z
+        + link4_position_derivative_column_f_y * cache.base_angle_subspace_v_y;
+    position[(2, 6)] = link5_position_derivative_column_n_z
+        + q[1] * link5_position_derivative_column_f_x
+        + cache.base_angle_subspace_v_y * link5_position_derivative_column_f_y;
+    position[(2, 7)] = link6_position_derivative_column_n_z
+        + link6_position_derivative_column_f_y * cache.base_angle_subspace_v_y
+        + q[1] * link6_position_derivative_column_f_x;
+    position[(3, 2)] = cache.link2_projected_inertia_f_x * qdd[1]
+        + link2_position_derivative_row_f_x * qd[1]
+        + base_angle_subspace_rate_v_y * link2_position_derivative_row_f_y
+        + cache.link2_projected_inertia_f_y * base_angle_acceleration_shift_v_y;
+    position[(3, 3)] = link2_subspace_rate_v_y * link2_position_derivative_row_f_y
+        + cache.link2_projected_inertia_f_y * link2_acceleration_shift_v_y
+        + cache.link2_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_position_derivative_row_f_x * link2_subspace_rate_v_x;
+    position[(3, 4)] = link3_position_derivative_column_n_z
+        + link3_position_derivative_column_f_x * cache.link2_position_y
+        + cache.link2_subspace_v_y * link3_position_derivative_column_f_y;
+    position[(3, 5)] = link4_position_derivative_column_n_z
+        + cache.link2_position_y * link4_position_derivative_column_f_x
+        + cache.link2_subspace_v_y * link4_position_derivative_column_f_y;
+    position[(3, 6)] = link5_position_derivative_column_n_z
+        + cache.link2_position_y * link5_position_derivative_column_f_x
+        + cache.link2_subspace_v_y * link5_position_derivative_column_f_y;
+    position[(3, 7)] = cache.link2_subspace_v_y * link6_position_derivative_column_f_y
+        + link6_position_derivative_column_n_z
+        + link6_position_derivative_column_f_x * cache.link2_position_y;
+    position[(4, 2)] = cache.link3_projected_inertia_f_y
+        * base_angle_acceleration_shift_v_y + link3_position_derivative_row_f_x * qd[1]
+        + base_angle_subspace_rate_v_y * link3_position_derivative_row_f_y
+        + cache.link3_projected_inertia_f_x * qdd[1];
+    position[(4, 3)] = link3_position_derivative_row_f_x * link2_subspace_rate_v_x
+        + link2_acceleration_shift_v_x * cache.link3_projected_inertia_f_x
+        + link2_acceleration_shift_v_y * cache.link3_projected_inertia_f_y
+        + link2_subspace_rate_v_y * link3_position_derivative_row_f_y;
+    position[(4, 4)] = link3_acceleration_shift_v_y * cache.link3_projected_inertia_f_y
+        + link3_acceleration_shift_v_x * cache.link3_projected_inertia_f_x
+        + link3_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_position_derivative_row_f_y * link3_subspace_rate_v_y;
+    position[(4, 5)] = link4_position_derivative_column_n_z
+        + link4_position_derivative_column_f_y * cache.link3_subspace_v_y
+        + cache.link3_position_y * link4_position_derivative_column_f_x;
+    position[(4, 6)] = link5_position_derivative_column_f_y * cache.link3_subspace_v_y
+        + cache.link3_position_y * link5_position_derivative_column_f_x
+        + link5_position_derivative_column_n_z;
+    position[(4, 7)] = link6_position_derivative_column_f_x * cache.link3_position_y
+        + link6_position_derivative_column_n_z
+        + link6_position_derivative_column_f_y * cache.link3_subspace_v_y;
+    position[(5, 2)] = cache.link4_projected_inertia_f_x * qdd[1]
+        + link4_position_derivative_row_f_x * qd[1]
+        + cache.link4_projected_inertia_f_y * base_angle_acceleration_shift_v_y
+        + link4_position_derivative_row_f_y * base_angle_subspace_rate_v_y;
+    position[(5, 3)] = link2_acceleration_shift_v_x * cache.link4_projected_inertia_f_x
+        + link4_position_derivative_row_f_x * link2_subspace_rate_v_x
+        + link4_position_derivative_row_f_y * link2_subspace_rate_v_y
+        + link2_acceleration_shift_v_y * cache.link4_projected_inertia_f_y;
+    position[(5, 4)] = link4_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link4_position_derivative_row_f_y * link3_subspace_rate_v_y
+        + link3_acceleration_shift_v_y * cache.link4_projected_inertia_f_y
+        + link3_acceleration_shift_v_x * cache.link4_projected_inertia_f_x;
+    position[(5, 5)] = link4_position_derivative_row_f_y * link4_subspace_rate_v_y
+        + link4_acceleration_shift_v_y * cache.link4_projected_inertia_f_y
+        + link4_position_derivative_row_f_x * link4_subspace_rate_v_x
+        + link4_acceleration_shift_v_x * cache.link4_projected_inertia_f_x;
+    position[(5, 6)] = cache.link4_subspace_v_y * link5_position_derivative_column_f_y
+        + link5_position_derivative_column_n_z
+        + cache.link4_position_y * link5_position_derivative_column_f_x;
+    position[(5, 7)] = link6_position_derivative_column_n_z
+        + cache.link4_position_y * link6_position_derivative_column_f_x
+        + link6_position_derivative_column_f_y * cache.link4_subspace_v_y;
+    position[(6, 2)] = base_angle_acceleration_shift_v_y
+        * cache.link5_projected_inertia_f_y
+        + base_angle_subspace_rate_v_y * link5_position_derivative_row_f_y
+        + link5_position_derivative_row_f_x * qd[1]
+        + cache.link5_projected_inertia_f_x * qdd[1];
+    position[(6, 3)] = link2_subspace_rate_v_y * link5_position_derivative_row_f_y
+        + link5_position_derivative_row_f_x * link2_subspace_rate_v_x
+        + link2_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
+        + link2_acceleration_shift_v_y * cache.link5_projected_inertia_f_y;
+    position[(6, 4)] = link3_acceleration_shift_v_y * cache.link5_projected_inertia_f_y
+        + link3_subspace_rate_v_y * link5_position_derivative_row_f_y
+        + link5_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_acceleration_shift_v_x * cache.link5_projected_inertia_f_x;
+    position[(6, 5)] = link4_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
+        + link4_subspace_rate_v_y * link5_position_derivative_row_f_y
+        + link4_acceleration_shift_v_y * cache.link5_projected_inertia_f_y
+        + link5_position_derivative_row_f_x * link4_subspace_rate_v_x;
+    position[(6, 6)] = link5_subspace_rate_v_y * link5_position_derivative_row_f_y
+        + link5_position_derivative_row_f_x * link5_subspace_rate_v_x
+        + link5_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
+        + link5_acceleration_shift_v_y * cache.link5_projected_inertia_f_y;
+    position[(6, 7)] = link6_position_derivative_column_f_x * cache.link5_position_y
+        + link6_position_derivative_column_n_z
+        + link6_position_derivative_column_f_y * cache.link5_subspace_v_y;
+    position[(7, 2)] = link6_position_derivative_row_f_x * qd[1]
+        + base_angle_subspace_rate_v_y * link6_position_derivative_row_f_y
+        + qdd[1] * cache.link6_projected_inertia_f_x
+        + link6_projected_inertia_f_y * base_angle_acceleration_shift_v_y;
+    position[(7, 3)] = link2_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link2_acceleration_shift_v_y * link6_projected_inertia_f_y
+        + link2_subspace_rate_v_y * link6_position_derivative_row_f_y
+        + link6_position_derivative_row_f_x * link2_subspace_rate_v_x;
+    position[(7, 4)] = link3_acceleration_shift_v_y * link6_projected_inertia_f_y
+        + link6_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link6_position_derivative_row_f_y * link3_subspace_rate_v_y;
+    position[(7, 5)] = link6_position_derivative_row_f_x * link4_subspace_rate_v_x
+        + link4_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link6_position_derivative_row_f_y * link4_subspace_rate_v_y
+        + link4_acceleration_shift_v_y * link6_projected_inertia_f_y;
+    position[(7, 6)] = link5_acceleration_shift_v_y * link6_projected_inertia_f_y
+        + link6_position_derivative_row_f_x * link5_subspace_rate_v_x
+        + link5_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link5_subspace_rate_v_y * link6_position_derivative_row_f_y;
+    position[(7, 7)] = link6_acceleration_shift_v_y * link6_projected_inertia_f_y
+        + cache.link6_projected_inertia_f_x * link6_acceleration_shift_v_x
+        + link6_subspace_rate_v_y * link6_position_derivative_row_f_y
+        + link6_position_derivative_row_f_x * link6_subspace_rate_v_x;
+    velocity[(0, 2)] = 2.0 * base_angle_coriolis_column_f_x;
+    velocity[(0, 3)] = 2.0 * link2_coriolis_column_f_x;
+    velocity[(0, 4)] = 2.0 * link3_coriolis_column_f_x;
+    velocity[(0, 5)] = 2.0 * link4_coriolis_column_f_x;
+    velocity[(0, 6)] = 2.0 * link5_coriolis_column_f_x;
+    velocity[(0, 7)] = 2.0 * link6_coriolis_column_f_x;
+    velocity[(1, 2)] = 2.0 * base_angle_coriolis_column_f_y;
+    velocity[(1, 3)] = 2.0 * link2_coriolis_column_f_y;
+    velocity[(1, 4)] = 2.0 * link3_coriolis_column_f_y;
+    velocity[(1, 5)] = 2.0 * link4_coriolis_column_f_y;
+    velocity[(1, 6)] = 2.0 * link5_coriolis_column_f_y;
+    velocity[(1, 7)] = 2.0 * link6_coriolis_column_f_y;
+    velocity[(2, 0)] = 2.0 * base_x_coriolis_column_n_z;
+    velocity[(2, 1)] = 2.0 * base_y_coriolis_column_n_z;
+    velocity[(2, 2)] = 2.0
+        * (base_y_coriolis_column_n_z * cache.base_angle_subspace_v_y
+            + base_angle_coriolis_row_n_z + q[1] * base_x_coriolis_column_n_z
+            + cache.base_angle_projected_inertia_f_y * base_angle_subspace_rate_v_y
+            + cache.base_angle_projected_inertia_f_x * qd[1]);
+    velocity[(2, 3)] = 2.0
+        * (link2_coriolis_column_n_z + q[1] * link2_coriolis_column_f_x
+            + cache.base_angle_subspace_v_y * link2_coriolis_column_f_y);
+    velocity[(2, 4)] = 2.0
+        * (link3_coriolis_column_n_z + q[1] * link3_coriolis_column_f_x
+            + link3_coriolis_column_f_y * cache.base_angle_subspace_v_y);
+    velocity[(2, 5)] = 2.0
+        * (link4_coriolis_column_f_y * cache.base_angle_subspace_v_y
+            + q[1] * link4_coriolis_column_f_x + link4_coriolis_column_n_z);
+    velocity[(2, 6)] = 2.0
+        * (q[1] * link5_coriolis_column_f_x + link5_coriolis_column_n_z
+            + link5_coriolis_column_f_y * cache.base_angle_subspace_v_y);
+    velocity[(2, 7)] = 2.0
+        * (link6_coriolis_column_n_z
+            + cache.base_angle_subspace_v_y * link6_coriolis_column_f_y
+            + q[1] * link6_coriolis_column_f_x);
+    velocity[(3, 0)] = 2.0 * link2_coriolis_row_f_x;
+    velocity[(3, 1)] = 2.0 * link2_coriolis_row_f_y;
+    velocity[(3, 2)] = 2.0
+        * (cache.link2_projected_inertia_f_x * qd[1]
+            + cache.link2_projected_inertia_f_y * base_angle_subspace_rate_v_y
+            + q[1] * link2_coriolis_row_f_x
+            + cache.base_angle_subspace_v_y * link2_coriolis_row_f_y
+            + link2_coriolis_row_n_z);
+    velocity[(3, 3)] = 2.0
+        * (cache.link2_subspace_v_y * link2_coriolis_row_f_y + link2_coriolis_row_n_z
+            + cache.link2_projected_inertia_f_y * link2_subspace_rate_v_y
+            + cache.link2_position_y * link2_coriolis_row_f_x
+            + cache.link2_projected_inertia_f_x * link2_subspace_rate_v_x);
+    velocity[(3, 4)] = 2.0
+        * (cache.link2_subspace_v_y * link3_coriolis_column_f_y
+            + link3_coriolis_column_n_z
+            + link3_coriolis_column_f_x * cache.link2_position_y);
+    velocity[(3, 5)] = 2.0
+        * (cache.link2_position_y * link4_coriolis_column_f_x + link4_coriolis_column_n_z
+            + link4_coriolis_column_f_y * cache.link2_subspace_v_y);
+    velocity[(3, 6)] = 2.0
+        * (link5_coriolis_column_n_z + link5_coriolis_column_f_x * cache.link2_position_y
+            + link5_coriolis_column_f_y * cache.link2_subspace_v_y);
+    velocity[(3, 7)] = 2.0
+        * (cache.link2_subspace_v_y * link6_coriolis_column_f_y
+            + link6_coriolis_column_n_z
+            + cache.link2_position_y * link6_coriolis_column_f_x);
+    velocity[(4, 0)] = 2.0 * link3_coriolis_row_f_x;
+    velocity[(4, 1)] = 2.0 * link3_coriolis_row_f_y;
+    velocity[(4, 2)] = 2.0
+        * (cache.link3_projected_inertia_f_x * qd[1] + q[1] * link3_coriolis_row_f_x
+            + cache.base_angle_subspace_v_y * link3_coriolis_row_f_y
+            + link3_coriolis_row_n_z
+            + base_angle_subspace_rate_v_y * cache.link3_projected_inertia_f_y);
+    velocity[(4, 3)] = 2.0
+        * (link2_subspace_rate_v_y * cache.link3_projected_inertia_f_y
+            + link3_coriolis_row_n_z + cache.link2_subspace_v_y * link3_coriolis_row_f_y
+            + link2_subspace_rate_v_x * cache.link3_projected_inertia_f_x
+            + link3_coriolis_row_f_x * cache.link2_position_y);
+    velocity[(4, 4)] = 2.0
+        * (link3_subspace_rate_v_y * cache.link3_projected_inertia_f_y
+            + cache.link3_projected_inertia_f_x * link3_subspace_rate_v_x
+            + link3_coriolis_row_n_z + link3_coriolis_row_f_x * cache.link3_position_y
+            + link3_coriolis_row_f_y * cache.link3_subspace_v_y);
+    velocity[(4, 5)] = 2.0
+        * (cache.link3_position_y * link4_coriolis_column_f_x + link4_coriolis_column_n_z
+            + link4_coriolis_column_f_y * cache.link3_subspace_v_y);
+    velocity[(4, 6)] = 2.0
+        * (link5_coriolis_column_n_z
+            + link5_coriolis_column_f_y * cache.link3_subspace_v_y
+            + link5_coriolis_column_f_x * cache.link3_position_y);
+    velocity[(4, 7)] = 2.0
+        * (link6_coriolis_column_f_x * cache.link3_position_y + link6_coriolis_column_n_z
+            + cache.link3_subspace_v_y * link6_coriolis_column_f_y);
+    velocity[(5, 0)] = 2.0 * link4_coriolis_row_f_x;
+    velocity[(5, 1)] = 2.0 * link4_coriolis_row_f_y;
+    velocity[(5, 2)] = 2.0
+        * (base_angle_subspace_rate_v_y * cache.link4_projected_inertia_f_y
+            + cache.link4_projected_inertia_f_x * qd[1]
+            + link4_coriolis_row_f_y * cache.base_angle_subspace_v_y
+            + q[1] * link4_coriolis_row_f_x + link4_coriolis_row_n_z);
+    velocity[(5, 3)] = 2.0
+        * (cache.link2_subspace_v_y * link4_coriolis_row_f_y
+            + link2_subspace_rate_v_x * cache.link4_projected_inertia_f_x
+            + link4_coriolis_row_n_z + cache.link2_position_y * link4_coriolis_row_f_x
+            + link2_subspace_rate_v_y * cache.link4_projected_inertia_f_y);
+    velocity[(5, 4)] = 2.0
+        * (cache.link4_projected_inertia_f_x * link3_subspace_rate_v_x
+            + link4_coriolis_row_n_z
+            + cache.link4_projected_inertia_f_y * link3_subspace_rate_v_y
+            + link4_coriolis_row_f_y * cache.link3_subspace_v_y
+            + cache.link3_position_y * link4_coriolis_row_f_x);
+    velocity[(5, 5)] = 2.0
+        * (link4_subspace_rate_v_y * cache.link4_projected_inertia_f_y
+            + cache.link4_position_y * link4_coriolis_row_f_x
+            + link4_coriolis_row_f_y * cache.link4_subspace_v_y + link4_coriolis_row_n_z
+            + cache.link4_projected_inertia_f_x * link4_subspace_rate_v_x);
+    velocity[(5, 6)] = 2.0
+        * (link5_coriolis_column_f_y * cache.link4_subspace_v_y
+            + cache.link4_position_y * link5_coriolis_column_f_x
+            + link5_coriolis_column_n_z);
+    velocity[(5, 7)] = 2.0
+        * (cache.link4_position_y * link6_coriolis_column_f_x + link6_coriolis_column_n_z
+            + cache.link4_subspace_v_y * link6_coriolis_column_f_y);
+    velocity[(6, 0)] = 2.0 * link5_coriolis_row_f_x;
+    velocity[(6, 1)] = 2.0 * link5_coriolis_row_f_y;
+    velocity[(6, 2)] = 2.0
+        * (base_angle_subspace_rate_v_y * cache.link5_projected_inertia_f_y
+            + link5_coriolis_row_n_z + q[1] * link5_coriolis_row_f_x
+            + link5_coriolis_row_f_y * cache.base_angle_subspace_v_y
+            + cache.link5_projected_inertia_f_x * qd[1]);
+    velocity[(6, 3)] = 2.0
+        * (cache.link5_projected_inertia_f_x * link2_subspace_rate_v_x
+            + cache.link2_position_y * link5_coriolis_row_f_x
+            + link5_coriolis_row_f_y * cache.link2_subspace_v_y + link5_coriolis_row_n_z
+            + link2_subspace_rate_v_y * cache.link5_projected_inertia_f_y);
+    velocity[(6, 4)] = 2.0
+        * (cache.link3_position_y * link5_coriolis_row_f_x
+            + link5_coriolis_row_f_y * cache.link3_subspace_v_y + link5_coriolis_row_n_z
+            + link3_subspace_rate_v_y * cache.link5_projected_inertia_f_y
+            + cache.link5_projected_inertia_f_x * link3_subspace_rate_v_x);
+    velocity[(6, 5)] = 2.0
+        * (link4_subspace_rate_v_y * cache.link5_projected_inertia_f_y
+            + link5_coriolis_row_n_z + cache.link4_position_y * link5_coriolis_row_f_x
+            + link5_coriolis_row_f_y * cache.link4_subspace_v_y
+            + cache.link5_projected_inertia_f_x * link4_subspace_rate_v_x);
+    velocity[(6, 6)] = 2.0
+        * (cache.link5_projected_inertia_f_x * link5_subspace_rate_v_x
+            + link5_coriolis_row_n_z + link5_coriolis_row_f_y * cache.link5_subspace_v_y
+            + cache.link5_position_y * link5_coriolis_row_f_x
+            + link5_subspace_rate_v_y * cache.link5_projected_inertia_f_y);
+    velocity[(6, 7)] = 2.0
+        * (link6_coriolis_column_n_z + cache.link5_position_y * link6_coriolis_column_f_x
+            + cache.link5_subspace_v_y * link6_coriolis_column_f_y);
+    velocity[(7, 0)] = 2.0 * link6_coriolis_row_f_x;
+    velocity[(7, 1)] = 2.0 * link6_coriolis_row_f_y;
+    velocity[(7, 2)] = 2.0
+        * (base_angle_subspace_rate_v_y * cache.link6_projected_inertia_f_y
+            + q[1] * link6_coriolis_row_f_x + link6_coriolis_row_n_z
+            + link6_coriolis_row_f_y * cache.base_angle_subspace_v_y
+            + cache.link6_projected_inertia_f_x * qd[1]);
+    velocity[(7, 3)] = 2.0
+        * (cache.link2_position_y * link6_coriolis_row_f_x
+            + link2_subspace_rate_v_y * cache.link6_projected_inertia_f_y
+            + link2_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+            + link6_coriolis_row_n_z
+            + link6_coriolis_row_f_y * cache.link2_subspace_v_y);
+    velocity[(7, 4)] = 2.0
+        * (cache.link3_position_y * link6_coriolis_row_f_x
+            + cache.link6_projected_inertia_f_y * link3_subspace_rate_v_y
+            + link6_coriolis_row_n_z + link6_coriolis_row_f_y * cache.link3_subspace_v_y
+            + link3_subspace_rate_v_x * cache.link6_projected_inertia_f_x);
+    velocity[(7, 5)] = 2.0
+        * (link4_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+            + cache.link6_projected_inertia_f_y * link4_subspace_rate_v_y
+            + link6_coriolis_row_f_y * cache.link4_subspace_v_y
+            + cache.link4_position_y * link6_coriolis_row_f_x + link6_coriolis_row_n_z);
+    velocity[(7, 6)] = 2.0
+        * (cache.link5_position_y * link6_coriolis_row_f_x
+            + cache.link6_projected_inertia_f_y * link5_subspace_rate_v_y
+            + link5_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+            + link6_coriolis_row_f_y * cache.link5_subspace_v_y
+            + link6_coriolis_row_n_z);
+    velocity[(7, 7)] = 2.0
+        * (link6_subspace_rate_v_y * cache.link6_projected_inertia_f_y
+            + cache.link6_position_y * link6_coriolis_row_f_x
+            + link6_coriolis_row_f_y * cache.link6_subspace_v_y
+            + link6_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+            + link6_coriolis_row_n_z);
 }
 /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
 /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
@@ -3667,6 +4437,17 @@ impl Model<DOF, CONTACTS> for SnakeLateralUndulation {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+        velocity: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity)
     }
     fn inverse_dynamics_position_tangent_into(
         q: &SVector<f64, DOF>,

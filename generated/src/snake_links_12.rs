@@ -1817,9 +1817,11 @@ pub fn coriolis_matrix_into(
         - cache.link12_position_z * link11_velocity_w_y;
     let link12_coriolis_column_f_z = p.link_mass * link12_subspace_rate_v_z
         + 0.5 * (link12_composite_rate_hd_x + link12_momentum_f_x);
-    let base_angle_coriolis_row_f_x = 0.5 * (t12 + link1_composite_momentum_f_z);
-    let base_angle_coriolis_row_f_z = 0.5
-        * (link1_composite_rate_hd_x - link1_composite_momentum_f_x);
+    let base_angle_position_derivative_row_f_x = t12 + link1_composite_momentum_f_z;
+    let base_angle_coriolis_row_f_x = 0.5 * base_angle_position_derivative_row_f_x;
+    let base_angle_position_derivative_row_f_z = link1_composite_rate_hd_x
+        - link1_composite_momentum_f_x;
+    let base_angle_coriolis_row_f_z = 0.5 * base_angle_position_derivative_row_f_z;
     let link12_composite_rate_id_11 = 2.0
         * (t6 * cache.link12_com_z + t27 * cache.link12_com_x) * p.link_mass;
     let link11_composite_rate_id_11 = 2.0
@@ -1853,11 +1855,11 @@ pub fn coriolis_matrix_into(
     let link1_composite_rate_id_11 = 2.0 * p.link_mass
         * (cache.link1_com_x * t24 + cache.link1_com_z * t0)
         + link2_composite_rate_id_11;
-    let base_angle_coriolis_row_n_y = 0.5
-        * (q[1] * link1_composite_rate_hd_z
-            - (cache.base_angle_subspace_v_z * link1_composite_momentum_f_x
-                - q[1] * link1_composite_momentum_f_z) - link1_composite_rate_id_11
-            - link1_composite_rate_hd_x * cache.base_angle_subspace_v_z);
+    let base_angle_position_derivative_row_n_y = q[1] * link1_composite_rate_hd_z
+        - (cache.base_angle_subspace_v_z * link1_composite_momentum_f_x
+            - q[1] * link1_composite_momentum_f_z) - link1_composite_rate_id_11
+        - link1_composite_rate_hd_x * cache.base_angle_subspace_v_z;
+    let base_angle_coriolis_row_n_y = 0.5 * base_angle_position_derivative_row_n_y;
     let t36 = -link2_composite_rate_id_11;
     let t37 = -(cache.link2_position_z * link2_composite_momentum_f_z);
     let t38 = -(cache.link2_subspace_v_z * link2_composite_rate_hd_x);
@@ -1956,60 +1958,93 @@ pub fn coriolis_matrix_into(
         + 0.5 * (t95 + t96 + t97 + t98 + t99)
         - cache.link12_inertia_h_x * link12_subspace_rate_v_z;
     let t100 = -link12_coriolis_column_n_y;
-    let link2_coriolis_row_f_x = 0.5 * (t13 + link2_composite_momentum_f_z);
-    let link2_coriolis_row_f_z = 0.5
-        * (link2_composite_rate_hd_x - link2_composite_momentum_f_x);
-    let link2_coriolis_row_n_y = 0.5 * (t36 + t38 + t40 - (t37 + t39));
+    let link2_position_derivative_row_f_x = t13 + link2_composite_momentum_f_z;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_position_derivative_row_f_z = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let link2_coriolis_row_f_z = 0.5 * link2_position_derivative_row_f_z;
+    let link2_position_derivative_row_n_y = t36 + t38 + t40 - (t37 + t39);
+    let link2_coriolis_row_n_y = 0.5 * link2_position_derivative_row_n_y;
     let t101 = -link2_coriolis_row_n_y;
-    let link3_coriolis_row_f_x = 0.5 * (t14 + link3_composite_momentum_f_z);
-    let link3_coriolis_row_f_z = 0.5
-        * (link3_composite_rate_hd_x - link3_composite_momentum_f_x);
-    let link3_coriolis_row_n_y = 0.5 * (t41 + t43 + t45 - (t42 + t44));
+    let link3_position_derivative_row_f_x = t14 + link3_composite_momentum_f_z;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_position_derivative_row_f_z = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let link3_coriolis_row_f_z = 0.5 * link3_position_derivative_row_f_z;
+    let link3_position_derivative_row_n_y = t41 + t43 + t45 - (t42 + t44);
+    let link3_coriolis_row_n_y = 0.5 * link3_position_derivative_row_n_y;
     let t102 = -link3_coriolis_row_n_y;
-    let link4_coriolis_row_f_x = 0.5 * (link4_composite_momentum_f_z + t15);
-    let link4_coriolis_row_f_z = 0.5
-        * (link4_composite_rate_hd_x - link4_composite_momentum_f_x);
-    let link4_coriolis_row_n_y = 0.5 * (t47 + t48 + t50 - (t49 + t51));
+    let link4_position_derivative_row_f_x = link4_composite_momentum_f_z + t15;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_position_derivative_row_f_z = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let link4_coriolis_row_f_z = 0.5 * link4_position_derivative_row_f_z;
+    let link4_position_derivative_row_n_y = t47 + t48 + t50 - (t49 + t51);
+    let link4_coriolis_row_n_y = 0.5 * link4_position_derivative_row_n_y;
     let t103 = -link4_coriolis_row_n_y;
-    let link5_coriolis_row_f_x = 0.5 * (t16 + link5_composite_momentum_f_z);
-    let link5_coriolis_row_f_z = 0.5
-        * (link5_composite_rate_hd_x - link5_composite_momentum_f_x);
-    let link5_coriolis_row_n_y = 0.5 * (t55 + t56 + t57 - (t53 + t54));
+    let link5_position_derivative_row_f_x = t16 + link5_composite_momentum_f_z;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_position_derivative_row_f_z = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let link5_coriolis_row_f_z = 0.5 * link5_position_derivative_row_f_z;
+    let link5_position_derivative_row_n_y = t55 + t56 + t57 - (t53 + t54);
+    let link5_coriolis_row_n_y = 0.5 * link5_position_derivative_row_n_y;
     let t104 = -link5_coriolis_row_n_y;
-    let link6_coriolis_row_f_x = 0.5 * (link6_composite_momentum_f_z + t17);
-    let link6_coriolis_row_f_z = 0.5
-        * (link6_composite_rate_hd_x - link6_composite_momentum_f_x);
-    let link6_coriolis_row_n_y = 0.5 * (t59 + t60 + t63 - (t61 + t62));
+    let link6_position_derivative_row_f_x = link6_composite_momentum_f_z + t17;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_position_derivative_row_f_z = link6_composite_rate_hd_x
+        - link6_composite_momentum_f_x;
+    let link6_coriolis_row_f_z = 0.5 * link6_position_derivative_row_f_z;
+    let link6_position_derivative_row_n_y = t59 + t60 + t63 - (t61 + t62);
+    let link6_coriolis_row_n_y = 0.5 * link6_position_derivative_row_n_y;
     let t105 = -link6_coriolis_row_n_y;
-    let link7_coriolis_row_f_x = 0.5 * (t18 + link7_composite_momentum_f_z);
-    let link7_coriolis_row_f_z = 0.5
-        * (link7_composite_rate_hd_x - link7_composite_momentum_f_x);
-    let link7_coriolis_row_n_y = 0.5 * (t67 + t68 + t69 - (t65 + t66));
+    let link7_position_derivative_row_f_x = t18 + link7_composite_momentum_f_z;
+    let link7_coriolis_row_f_x = 0.5 * link7_position_derivative_row_f_x;
+    let link7_position_derivative_row_f_z = link7_composite_rate_hd_x
+        - link7_composite_momentum_f_x;
+    let link7_coriolis_row_f_z = 0.5 * link7_position_derivative_row_f_z;
+    let link7_position_derivative_row_n_y = t67 + t68 + t69 - (t65 + t66);
+    let link7_coriolis_row_n_y = 0.5 * link7_position_derivative_row_n_y;
     let t106 = -link7_coriolis_row_n_y;
-    let link8_coriolis_row_f_x = 0.5 * (link8_composite_momentum_f_z + t19);
-    let link8_coriolis_row_f_z = 0.5
-        * (link8_composite_rate_hd_x - link8_composite_momentum_f_x);
-    let link8_coriolis_row_n_y = 0.5 * (t72 + t74 + t75 - (t71 + t73));
+    let link8_position_derivative_row_f_x = link8_composite_momentum_f_z + t19;
+    let link8_coriolis_row_f_x = 0.5 * link8_position_derivative_row_f_x;
+    let link8_position_derivative_row_f_z = link8_composite_rate_hd_x
+        - link8_composite_momentum_f_x;
+    let link8_coriolis_row_f_z = 0.5 * link8_position_derivative_row_f_z;
+    let link8_position_derivative_row_n_y = t72 + t74 + t75 - (t71 + t73);
+    let link8_coriolis_row_n_y = 0.5 * link8_position_derivative_row_n_y;
     let t107 = -link8_coriolis_row_n_y;
-    let link9_coriolis_row_f_x = 0.5 * (link9_composite_momentum_f_z + t20);
-    let link9_coriolis_row_f_z = 0.5
-        * (link9_composite_rate_hd_x - link9_composite_momentum_f_x);
-    let link9_coriolis_row_n_y = 0.5 * (t78 + t80 + t81 - (t77 + t79));
+    let link9_position_derivative_row_f_x = link9_composite_momentum_f_z + t20;
+    let link9_coriolis_row_f_x = 0.5 * link9_position_derivative_row_f_x;
+    let link9_position_derivative_row_f_z = link9_composite_rate_hd_x
+        - link9_composite_momentum_f_x;
+    let link9_coriolis_row_f_z = 0.5 * link9_position_derivative_row_f_z;
+    let link9_position_derivative_row_n_y = t78 + t80 + t81 - (t77 + t79);
+    let link9_coriolis_row_n_y = 0.5 * link9_position_derivative_row_n_y;
     let t108 = -link9_coriolis_row_n_y;
-    let link10_coriolis_row_f_x = 0.5 * (t21 + link10_composite_momentum_f_z);
-    let link10_coriolis_row_f_z = 0.5
-        * (link10_composite_rate_hd_x - link10_composite_momentum_f_x);
-    let link10_coriolis_row_n_y = 0.5 * (t84 + t85 + t86 - (t83 + t87));
+    let link10_position_derivative_row_f_x = t21 + link10_composite_momentum_f_z;
+    let link10_coriolis_row_f_x = 0.5 * link10_position_derivative_row_f_x;
+    let link10_position_derivative_row_f_z = link10_composite_rate_hd_x
+        - link10_composite_momentum_f_x;
+    let link10_coriolis_row_f_z = 0.5 * link10_position_derivative_row_f_z;
+    let link10_position_derivative_row_n_y = t84 + t85 + t86 - (t83 + t87);
+    let link10_coriolis_row_n_y = 0.5 * link10_position_derivative_row_n_y;
     let t109 = -link10_coriolis_row_n_y;
-    let link11_coriolis_row_f_x = 0.5 * (t22 + link11_composite_momentum_f_z);
-    let link11_coriolis_row_f_z = 0.5
-        * (link11_composite_rate_hd_x - link11_composite_momentum_f_x);
-    let link11_coriolis_row_n_y = 0.5 * (t89 + t91 + t93 - (t90 + t92));
+    let link11_position_derivative_row_f_x = t22 + link11_composite_momentum_f_z;
+    let link11_coriolis_row_f_x = 0.5 * link11_position_derivative_row_f_x;
+    let link11_position_derivative_row_f_z = link11_composite_rate_hd_x
+        - link11_composite_momentum_f_x;
+    let link11_coriolis_row_f_z = 0.5 * link11_position_derivative_row_f_z;
+    let link11_position_derivative_row_n_y = t89 + t91 + t93 - (t90 + t92);
+    let link11_coriolis_row_n_y = 0.5 * link11_position_derivative_row_n_y;
     let t110 = -link11_coriolis_row_n_y;
-    let link12_coriolis_row_f_x = 0.5 * (t23 + link12_momentum_f_z);
-    let link12_coriolis_row_f_z = 0.5
-        * (link12_composite_rate_hd_x - link12_momentum_f_x);
-    let link12_coriolis_row_n_y = 0.5 * (t95 + t96 + t98 - (t97 + t99));
+    let link12_position_derivative_row_f_x = t23 + link12_momentum_f_z;
+    let link12_coriolis_row_f_x = 0.5 * link12_position_derivative_row_f_x;
+    let link12_position_derivative_row_f_z = link12_composite_rate_hd_x
+        - link12_momentum_f_x;
+    let link12_coriolis_row_f_z = 0.5 * link12_position_derivative_row_f_z;
+    let link12_position_derivative_row_n_y = t95 + t96 + t98 - (t97 + t99);
+    let link12_coriolis_row_n_y = 0.5 * link12_position_derivative_row_n_y;
     let t111 = -link12_coriolis_row_n_y;
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = link2_coriolis_column_f_x;
@@ -3540,6 +3575,2035 @@ pub fn forward_dynamics_into(
     pivots[12] = base_angle_articulated_passed_55;
     pivots[13] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations, row i being ID_i: `position` = dID/dq by the
+/// analytical derivatives of Newton-Euler (Carpentier and Mansard
+/// 2018) over the composite quantities, two 6-vector products per
+/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *position = SMatrix::zeros();
+    *velocity = SMatrix::zeros();
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_acceleration_v_z = qdd[2] * cache.base_angle_subspace_v_z + qdd[1]
+        + base_angle_bias_v_z;
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_z = base_angle_acceleration_v_z
+        + link2_subspace_rate_v_z * qd[3] + cache.link2_subspace_v_z * qdd[3];
+    let base_angle_acceleration_w_y = -qdd[2];
+    let link2_acceleration_w_y = base_angle_acceleration_w_y - qdd[3];
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link3_acceleration_v_z = qd[4] * link3_subspace_rate_v_z
+        + qdd[4] * cache.link3_subspace_v_z + link2_acceleration_v_z;
+    let link3_acceleration_w_y = link2_acceleration_w_y - qdd[4];
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z = qdd[5] * cache.link4_subspace_v_z
+        + link3_acceleration_v_z + link4_subspace_rate_v_z * qd[5];
+    let link4_acceleration_w_y = link3_acceleration_w_y - qdd[5];
+    let link5_acceleration_w_y = link4_acceleration_w_y - qdd[6];
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_acceleration_v_z = qdd[6] * cache.link5_subspace_v_z
+        + qd[6] * link5_subspace_rate_v_z + link4_acceleration_v_z;
+    let link6_acceleration_v_z = qd[7] * link6_subspace_rate_v_z + link5_acceleration_v_z
+        + cache.link6_subspace_v_z * qdd[7];
+    let link6_acceleration_w_y = link5_acceleration_w_y - qdd[7];
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_acceleration_w_y = link6_acceleration_w_y - qdd[8];
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link7_acceleration_v_z = cache.link7_subspace_v_z * qdd[8]
+        + link6_acceleration_v_z + link7_subspace_rate_v_z * qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link8_acceleration_w_y = link7_acceleration_w_y - qdd[9];
+    let link9_acceleration_w_y = link8_acceleration_w_y - qdd[10];
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link8_acceleration_v_z = link7_acceleration_v_z + link8_subspace_rate_v_z * qd[9]
+        + qdd[9] * cache.link8_subspace_v_z;
+    let link9_acceleration_v_z = qd[10] * link9_subspace_rate_v_z
+        + link8_acceleration_v_z + qdd[10] * cache.link9_subspace_v_z;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link10_acceleration_v_z = cache.link10_subspace_v_z * qdd[11]
+        + link9_acceleration_v_z + link10_subspace_rate_v_z * qd[11];
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link10_acceleration_w_y = link9_acceleration_w_y - qdd[11];
+    let link11_acceleration_w_y = link10_acceleration_w_y - qdd[12];
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link11_acceleration_v_z = cache.link11_subspace_v_z * qdd[12]
+        + qd[12] * link11_subspace_rate_v_z + link10_acceleration_v_z;
+    let link12_acceleration_v_z = qdd[13] * cache.link12_subspace_v_z
+        + qd[13] * link12_subspace_rate_v_z + link11_acceleration_v_z;
+    let link12_acceleration_w_y = link11_acceleration_w_y - qdd[13];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_articulated_bias_f_z = -(link12_velocity_w_y * link12_momentum_f_x);
+    let link12_composite_force_f_z = link12_acceleration_v_z * p.link_mass
+        + link12_articulated_bias_f_z
+        - cache.link12_inertia_h_x * link12_acceleration_w_y;
+    let link11_composite_force_f_z = link12_composite_force_f_z
+        + p.link_mass * link11_acceleration_v_z
+        - link11_momentum_f_x * link11_velocity_w_y
+        - cache.link11_inertia_h_x * link11_acceleration_w_y;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_composite_force_f_z = p.link_mass * link10_acceleration_v_z
+        + link11_composite_force_f_z - link10_velocity_w_y * link10_momentum_f_x
+        - link10_acceleration_w_y * cache.link10_inertia_h_x;
+    let link9_composite_force_f_z = link10_composite_force_f_z
+        + link9_acceleration_v_z * p.link_mass - link9_velocity_w_y * link9_momentum_f_x
+        - cache.link9_inertia_h_x * link9_acceleration_w_y;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link8_composite_force_f_z = link9_composite_force_f_z
+        + link8_acceleration_v_z * p.link_mass - link8_momentum_f_x * link8_velocity_w_y
+        - cache.link8_inertia_h_x * link8_acceleration_w_y;
+    let link7_composite_force_f_z = link7_acceleration_v_z * p.link_mass
+        + link8_composite_force_f_z - link7_velocity_w_y * link7_momentum_f_x
+        - cache.link7_inertia_h_x * link7_acceleration_w_y;
+    let link6_composite_force_f_z = link6_acceleration_v_z * p.link_mass
+        + link7_composite_force_f_z - link6_acceleration_w_y * cache.link6_inertia_h_x
+        - link6_momentum_f_x * link6_velocity_w_y;
+    let link5_composite_force_f_z = link6_composite_force_f_z
+        + link5_acceleration_v_z * p.link_mass
+        - link5_acceleration_w_y * cache.link5_inertia_h_x
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_composite_force_f_z = p.link_mass * link4_acceleration_v_z
+        + link5_composite_force_f_z - cache.link4_inertia_h_x * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link3_composite_force_f_z = p.link_mass * link3_acceleration_v_z
+        + link4_composite_force_f_z - cache.link3_inertia_h_x * link3_acceleration_w_y
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link2_composite_force_f_z = p.link_mass * link2_acceleration_v_z
+        + link3_composite_force_f_z - link2_velocity_w_y * link2_momentum_f_x
+        - cache.link2_inertia_h_x * link2_acceleration_w_y;
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_composite_force_f_z = base_angle_acceleration_v_z * p.link_mass
+        + link2_composite_force_f_z - base_angle_velocity_w_y * link1_momentum_f_x
+        - cache.link1_inertia_h_x * base_angle_acceleration_w_y;
+    let base_x_position_derivative_column_n_y = -(link1_composite_force_f_z
+        + cache.link1_composite_inertia_m * p.gravity);
+    let base_angle_acceleration_shift_v_x = p.gravity + qdd[1];
+    let base_angle_position_derivative_column_f_x = base_x_position_derivative_column_n_y
+        + cache.link1_composite_inertia_m * base_angle_acceleration_shift_v_x;
+    let t0 = link2_composite_force_f_z + cache.link2_composite_inertia_m * p.gravity;
+    let link2_acceleration_shift_v_x = -(-(base_angle_acceleration_v_z + p.gravity)
+        - cache.link2_subspace_v_z * base_angle_acceleration_w_y
+        - link2_subspace_rate_v_z * base_angle_velocity_w_y);
+    let link2_position_derivative_column_f_x = cache.link2_composite_inertia_m
+        * link2_acceleration_shift_v_x - t0;
+    let t1 = link3_composite_force_f_z + p.gravity * cache.link3_composite_inertia_m;
+    let link3_acceleration_shift_v_x = -(-link2_acceleration_w_y
+        * cache.link3_subspace_v_z - link2_velocity_w_y * link3_subspace_rate_v_z
+        - (p.gravity + link2_acceleration_v_z));
+    let link3_position_derivative_column_f_x = link3_acceleration_shift_v_x
+        * cache.link3_composite_inertia_m - t1;
+    let t2 = p.gravity * cache.link4_composite_inertia_m + link4_composite_force_f_z;
+    let link4_acceleration_shift_v_x = -(-cache.link4_subspace_v_z
+        * link3_acceleration_w_y - (p.gravity + link3_acceleration_v_z)
+        - link4_subspace_rate_v_z * link3_velocity_w_y);
+    let link4_position_derivative_column_f_x = link4_acceleration_shift_v_x
+        * cache.link4_composite_inertia_m - t2;
+    let t3 = link5_composite_force_f_z + cache.link5_composite_inertia_m * p.gravity;
+    let link5_acceleration_shift_v_x = -(-cache.link5_subspace_v_z
+        * link4_acceleration_w_y - (p.gravity + link4_acceleration_v_z)
+        - link4_velocity_w_y * link5_subspace_rate_v_z);
+    let link5_position_derivative_column_f_x = cache.link5_composite_inertia_m
+        * link5_acceleration_shift_v_x - t3;
+    let link6_acceleration_shift_v_x = -(-link5_velocity_w_y * link6_subspace_rate_v_z
+        - link5_acceleration_w_y * cache.link6_subspace_v_z
+        - (link5_acceleration_v_z + p.gravity));
+    let t4 = p.gravity * cache.link6_composite_inertia_m + link6_composite_force_f_z;
+    let link6_position_derivative_column_f_x = link6_acceleration_shift_v_x
+        * cache.link6_composite_inertia_m - t4;
+    let link7_acceleration_shift_v_x = -(-link6_acceleration_w_y
+        * cache.link7_subspace_v_z - link7_subspace_rate_v_z * link6_velocity_w_y
+        - (link6_acceleration_v_z + p.gravity));
+    let t5 = p.gravity * cache.link7_composite_inertia_m + link7_composite_force_f_z;
+    let link7_position_derivative_column_f_x = link7_acceleration_shift_v_x
+        * cache.link7_composite_inertia_m - t5;
+    let link8_acceleration_shift_v_x = -(-(link7_acceleration_v_z + p.gravity)
+        - cache.link8_subspace_v_z * link7_acceleration_w_y
+        - link8_subspace_rate_v_z * link7_velocity_w_y);
+    let t6 = cache.link8_composite_inertia_m * p.gravity + link8_composite_force_f_z;
+    let link8_position_derivative_column_f_x = cache.link8_composite_inertia_m
+        * link8_acceleration_shift_v_x - t6;
+    let t7 = link9_composite_force_f_z + p.gravity * cache.link9_composite_inertia_m;
+    let link9_acceleration_shift_v_x = -(-(p.gravity + link8_acceleration_v_z)
+        - cache.link9_subspace_v_z * link8_acceleration_w_y
+        - link9_subspace_rate_v_z * link8_velocity_w_y);
+    let link9_position_derivative_column_f_x = cache.link9_composite_inertia_m
+        * link9_acceleration_shift_v_x - t7;
+    let t8 = p.gravity * cache.link10_composite_inertia_m + link10_composite_force_f_z;
+    let link10_acceleration_shift_v_x = -(-link9_velocity_w_y * link10_subspace_rate_v_z
+        - cache.link10_subspace_v_z * link9_acceleration_w_y
+        - (p.gravity + link9_acceleration_v_z));
+    let link10_position_derivative_column_f_x = link10_acceleration_shift_v_x
+        * cache.link10_composite_inertia_m - t8;
+    let link11_acceleration_shift_v_x = -(-(p.gravity + link10_acceleration_v_z)
+        - link10_velocity_w_y * link11_subspace_rate_v_z
+        - cache.link11_subspace_v_z * link10_acceleration_w_y);
+    let t9 = cache.link11_composite_inertia_m * p.gravity + link11_composite_force_f_z;
+    let link11_position_derivative_column_f_x = cache.link11_composite_inertia_m
+        * link11_acceleration_shift_v_x - t9;
+    let t10 = p.gravity * p.link_mass + link12_composite_force_f_z;
+    let link12_acceleration_shift_v_x = -(-(p.gravity + link11_acceleration_v_z)
+        - cache.link12_subspace_v_z * link11_acceleration_w_y
+        - link11_velocity_w_y * link12_subspace_rate_v_z);
+    let link12_position_derivative_column_f_x = link12_acceleration_shift_v_x
+        * p.link_mass - t10;
+    let base_angle_acceleration_shift_v_z = -qdd[0];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_acceleration_v_x = link2_subspace_rate_v_x * qd[3]
+        + cache.link2_position_z * qdd[3] + base_angle_acceleration_v_x;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_acceleration_v_x = qd[4] * link3_subspace_rate_v_x + link2_acceleration_v_x
+        + qdd[4] * cache.link3_position_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x = link3_acceleration_v_x + cache.link4_position_z * qdd[5]
+        + qd[5] * link4_subspace_rate_v_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link5_acceleration_v_x = qd[6] * link5_subspace_rate_v_x + link4_acceleration_v_x
+        + cache.link5_position_z * qdd[6];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x = cache.link6_position_z * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x + link5_acceleration_v_x;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link7_acceleration_v_x = cache.link7_position_z * qdd[8] + link6_acceleration_v_x
+        + link7_subspace_rate_v_x * qd[8];
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link8_acceleration_v_x = link8_subspace_rate_v_x * qd[9] + link7_acceleration_v_x
+        + cache.link8_position_z * qdd[9];
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link9_acceleration_v_x = qdd[10] * cache.link9_position_z
+        + link8_acceleration_v_x + link9_subspace_rate_v_x * qd[10];
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_acceleration_v_x = cache.link10_position_z * qdd[11]
+        + link9_acceleration_v_x + link10_subspace_rate_v_x * qd[11];
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_acceleration_v_x = link10_acceleration_v_x
+        + qdd[12] * cache.link11_position_z + link11_subspace_rate_v_x * qd[12];
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link12_articulated_bias_f_x = link12_velocity_w_y * link12_momentum_f_z;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link12_acceleration_v_x = qdd[13] * cache.link12_position_z
+        + qd[13] * link12_subspace_rate_v_x + link11_acceleration_v_x;
+    let link12_composite_force_f_x = link12_articulated_bias_f_x
+        + link12_acceleration_v_x * p.link_mass
+        + link12_acceleration_w_y * cache.link12_inertia_h_z;
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link11_composite_force_f_x = link11_acceleration_v_x * p.link_mass
+        + link12_composite_force_f_x + link11_momentum_f_z * link11_velocity_w_y
+        + cache.link11_inertia_h_z * link11_acceleration_w_y;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_composite_force_f_x = cache.link10_inertia_h_z * link10_acceleration_w_y
+        + link11_composite_force_f_x + link10_acceleration_v_x * p.link_mass
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link9_composite_force_f_x = cache.link9_inertia_h_z * link9_acceleration_w_y
+        + p.link_mass * link9_acceleration_v_x + link9_velocity_w_y * link9_momentum_f_z
+        + link10_composite_force_f_x;
+    let link8_composite_force_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + link8_acceleration_v_x * p.link_mass + link9_composite_force_f_x
+        + cache.link8_inertia_h_z * link8_acceleration_w_y;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link7_composite_force_f_x = cache.link7_inertia_h_z * link7_acceleration_w_y
+        + link7_acceleration_v_x * p.link_mass + link8_composite_force_f_x
+        + link7_velocity_w_y * link7_momentum_f_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_composite_force_f_x = link7_composite_force_f_x
+        + link6_acceleration_v_x * p.link_mass + link6_momentum_f_z * link6_velocity_w_y
+        + link6_acceleration_w_y * cache.link6_inertia_h_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_composite_force_f_x = link5_acceleration_v_x * p.link_mass
+        + link5_acceleration_w_y * cache.link5_inertia_h_z + link6_composite_force_f_x
+        + link5_velocity_w_y * link5_momentum_f_z;
+    let link4_composite_force_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + cache.link4_inertia_h_z * link4_acceleration_w_y
+        + p.link_mass * link4_acceleration_v_x + link5_composite_force_f_x;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_composite_force_f_x = link3_acceleration_v_x * p.link_mass
+        + link4_composite_force_f_x + cache.link3_inertia_h_z * link3_acceleration_w_y
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link2_composite_force_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + cache.link2_inertia_h_z * link2_acceleration_w_y
+        + link2_acceleration_v_x * p.link_mass + link3_composite_force_f_x;
+    let link1_composite_force_f_x = cache.link1_inertia_h_z * base_angle_acceleration_w_y
+        + base_angle_velocity_w_y * link1_momentum_f_z + link2_composite_force_f_x
+        + base_angle_acceleration_v_x * p.link_mass;
+    let base_angle_position_derivative_column_f_z = cache.link1_composite_inertia_m
+        * base_angle_acceleration_shift_v_z + link1_composite_force_f_x;
+    let link2_acceleration_shift_v_z = -(base_angle_acceleration_v_x
+        + cache.link2_position_z * base_angle_acceleration_w_y
+        + link2_subspace_rate_v_x * base_angle_velocity_w_y);
+    let link2_position_derivative_column_f_z = link2_acceleration_shift_v_z
+        * cache.link2_composite_inertia_m + link2_composite_force_f_x;
+    let link3_acceleration_shift_v_z = -(cache.link3_position_z * link2_acceleration_w_y
+        + link2_acceleration_v_x + link2_velocity_w_y * link3_subspace_rate_v_x);
+    let link3_position_derivative_column_f_z = link3_composite_force_f_x
+        + link3_acceleration_shift_v_z * cache.link3_composite_inertia_m;
+    let link4_acceleration_shift_v_z = -(link3_acceleration_v_x
+        + link4_subspace_rate_v_x * link3_velocity_w_y
+        + cache.link4_position_z * link3_acceleration_w_y);
+    let link4_position_derivative_column_f_z = link4_composite_force_f_x
+        + link4_acceleration_shift_v_z * cache.link4_composite_inertia_m;
+    let link5_acceleration_shift_v_z = -(link4_acceleration_v_x
+        + cache.link5_position_z * link4_acceleration_w_y
+        + link4_velocity_w_y * link5_subspace_rate_v_x);
+    let link5_position_derivative_column_f_z = link5_acceleration_shift_v_z
+        * cache.link5_composite_inertia_m + link5_composite_force_f_x;
+    let link6_acceleration_shift_v_z = -(link5_velocity_w_y * link6_subspace_rate_v_x
+        + link5_acceleration_v_x + link5_acceleration_w_y * cache.link6_position_z);
+    let link6_position_derivative_column_f_z = cache.link6_composite_inertia_m
+        * link6_acceleration_shift_v_z + link6_composite_force_f_x;
+    let link7_acceleration_shift_v_z = -(cache.link7_position_z * link6_acceleration_w_y
+        + link7_subspace_rate_v_x * link6_velocity_w_y + link6_acceleration_v_x);
+    let link7_position_derivative_column_f_z = link7_composite_force_f_x
+        + link7_acceleration_shift_v_z * cache.link7_composite_inertia_m;
+    let link8_acceleration_shift_v_z = -(link7_acceleration_v_x
+        + cache.link8_position_z * link7_acceleration_w_y
+        + link7_velocity_w_y * link8_subspace_rate_v_x);
+    let link8_position_derivative_column_f_z = link8_acceleration_shift_v_z
+        * cache.link8_composite_inertia_m + link8_composite_force_f_x;
+    let link9_acceleration_shift_v_z = -(cache.link9_position_z * link8_acceleration_w_y
+        + link8_acceleration_v_x + link9_subspace_rate_v_x * link8_velocity_w_y);
+    let link9_position_derivative_column_f_z = link9_composite_force_f_x
+        + link9_acceleration_shift_v_z * cache.link9_composite_inertia_m;
+    let link10_acceleration_shift_v_z = -(link9_acceleration_w_y
+        * cache.link10_position_z + link10_subspace_rate_v_x * link9_velocity_w_y
+        + link9_acceleration_v_x);
+    let link10_position_derivative_column_f_z = link10_composite_force_f_x
+        + link10_acceleration_shift_v_z * cache.link10_composite_inertia_m;
+    let link11_acceleration_shift_v_z = -(link10_acceleration_w_y
+        * cache.link11_position_z + link10_acceleration_v_x
+        + link11_subspace_rate_v_x * link10_velocity_w_y);
+    let link11_position_derivative_column_f_z = link11_composite_force_f_x
+        + link11_acceleration_shift_v_z * cache.link11_composite_inertia_m;
+    let link12_acceleration_shift_v_z = -(link12_subspace_rate_v_x * link11_velocity_w_y
+        + link11_acceleration_w_y * cache.link12_position_z + link11_acceleration_v_x);
+    let link12_position_derivative_column_f_z = p.link_mass
+        * link12_acceleration_shift_v_z + link12_composite_force_f_x;
+    let t11 = cache.link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
+    let t12 = link3_velocity_v_x + cache.link3_com_z * link3_velocity_w_y;
+    let t13 = link7_velocity_v_x + link7_velocity_w_y * cache.link7_com_z;
+    let t14 = link12_velocity_v_x + link12_velocity_w_y * cache.link12_com_z;
+    let link12_composite_rate_hd_x = t14 * p.link_mass;
+    let t15 = cache.link11_com_z * link11_velocity_w_y + link11_velocity_v_x;
+    let link11_composite_rate_hd_x = link12_composite_rate_hd_x + t15 * p.link_mass;
+    let t16 = link10_velocity_v_x + cache.link10_com_z * link10_velocity_w_y;
+    let link10_composite_rate_hd_x = link11_composite_rate_hd_x + p.link_mass * t16;
+    let t17 = link9_velocity_v_x + link9_velocity_w_y * cache.link9_com_z;
+    let link9_composite_rate_hd_x = link10_composite_rate_hd_x + p.link_mass * t17;
+    let t18 = cache.link8_com_z * link8_velocity_w_y + link8_velocity_v_x;
+    let link8_composite_rate_hd_x = link9_composite_rate_hd_x + t18 * p.link_mass;
+    let link7_composite_rate_hd_x = t13 * p.link_mass + link8_composite_rate_hd_x;
+    let t19 = cache.link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
+    let link6_composite_rate_hd_x = link7_composite_rate_hd_x + p.link_mass * t19;
+    let t20 = link5_velocity_v_x + link5_velocity_w_y * cache.link5_com_z;
+    let link5_composite_rate_hd_x = link6_composite_rate_hd_x + t20 * p.link_mass;
+    let t21 = link4_velocity_w_y * cache.link4_com_z + link4_velocity_v_x;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t21 * p.link_mass;
+    let link3_composite_rate_hd_x = t12 * p.link_mass + link4_composite_rate_hd_x;
+    let t22 = link2_velocity_v_x + link2_velocity_w_y * cache.link2_com_z;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + t22 * p.link_mass;
+    let link1_composite_rate_hd_x = p.link_mass * t11 + link2_composite_rate_hd_x;
+    let link11_composite_momentum_f_x = link11_momentum_f_x + link12_momentum_f_x;
+    let link10_composite_momentum_f_x = link10_momentum_f_x
+        + link11_composite_momentum_f_x;
+    let link9_composite_momentum_f_x = link10_composite_momentum_f_x
+        + link9_momentum_f_x;
+    let link8_composite_momentum_f_x = link8_momentum_f_x + link9_composite_momentum_f_x;
+    let link7_composite_momentum_f_x = link8_composite_momentum_f_x + link7_momentum_f_x;
+    let link6_composite_momentum_f_x = link6_momentum_f_x + link7_composite_momentum_f_x;
+    let link5_composite_momentum_f_x = link5_momentum_f_x + link6_composite_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
+    let link3_composite_momentum_f_x = link3_momentum_f_x + link4_composite_momentum_f_x;
+    let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
+    let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
+    let base_angle_position_derivative_row_f_z = link1_composite_rate_hd_x
+        - link1_composite_momentum_f_x;
+    let t23 = base_angle_velocity_v_z - base_angle_velocity_w_y * cache.link1_com_x;
+    let t24 = link2_velocity_v_z - link2_velocity_w_y * cache.link2_com_x;
+    let t25 = link3_velocity_v_z - cache.link3_com_x * link3_velocity_w_y;
+    let t26 = link8_velocity_v_z - cache.link8_com_x * link8_velocity_w_y;
+    let t27 = link9_velocity_v_z - cache.link9_com_x * link9_velocity_w_y;
+    let t28 = link10_velocity_v_z - cache.link10_com_x * link10_velocity_w_y;
+    let t29 = link12_velocity_v_z - cache.link12_com_x * link12_velocity_w_y;
+    let link12_composite_rate_hd_z = t29 * p.link_mass;
+    let t30 = link11_velocity_v_z - cache.link11_com_x * link11_velocity_w_y;
+    let link11_composite_rate_hd_z = link12_composite_rate_hd_z + p.link_mass * t30;
+    let link10_composite_rate_hd_z = t28 * p.link_mass + link11_composite_rate_hd_z;
+    let link9_composite_rate_hd_z = t27 * p.link_mass + link10_composite_rate_hd_z;
+    let link8_composite_rate_hd_z = t26 * p.link_mass + link9_composite_rate_hd_z;
+    let t31 = link7_velocity_v_z - link7_velocity_w_y * cache.link7_com_x;
+    let link7_composite_rate_hd_z = link8_composite_rate_hd_z + t31 * p.link_mass;
+    let t32 = link6_velocity_v_z - link6_velocity_w_y * cache.link6_com_x;
+    let link6_composite_rate_hd_z = link7_composite_rate_hd_z + t32 * p.link_mass;
+    let t33 = link5_velocity_v_z - cache.link5_com_x * link5_velocity_w_y;
+    let link5_composite_rate_hd_z = link6_composite_rate_hd_z + t33 * p.link_mass;
+    let t34 = link4_velocity_v_z - link4_velocity_w_y * cache.link4_com_x;
+    let link4_composite_rate_hd_z = link5_composite_rate_hd_z + t34 * p.link_mass;
+    let link3_composite_rate_hd_z = p.link_mass * t25 + link4_composite_rate_hd_z;
+    let link2_composite_rate_hd_z = t24 * p.link_mass + link3_composite_rate_hd_z;
+    let link1_composite_rate_hd_z = t23 * p.link_mass + link2_composite_rate_hd_z;
+    let t35 = -link1_composite_rate_hd_z;
+    let link11_composite_momentum_f_z = link11_momentum_f_z + link12_momentum_f_z;
+    let link10_composite_momentum_f_z = link11_composite_momentum_f_z
+        + link10_momentum_f_z;
+    let link9_composite_momentum_f_z = link9_momentum_f_z
+        + link10_composite_momentum_f_z;
+    let link8_composite_momentum_f_z = link9_composite_momentum_f_z + link8_momentum_f_z;
+    let link7_composite_momentum_f_z = link7_momentum_f_z + link8_composite_momentum_f_z;
+    let link6_composite_momentum_f_z = link7_composite_momentum_f_z + link6_momentum_f_z;
+    let link5_composite_momentum_f_z = link6_composite_momentum_f_z + link5_momentum_f_z;
+    let link4_composite_momentum_f_z = link4_momentum_f_z + link5_composite_momentum_f_z;
+    let link3_composite_momentum_f_z = link4_composite_momentum_f_z + link3_momentum_f_z;
+    let link2_composite_momentum_f_z = link2_momentum_f_z + link3_composite_momentum_f_z;
+    let link1_composite_momentum_f_z = link2_composite_momentum_f_z + link1_momentum_f_z;
+    let base_angle_position_derivative_row_f_x = t35 + link1_composite_momentum_f_z;
+    let link2_position_derivative_column_n_y = cache.link2_composite_inertia_h_z
+        * link2_acceleration_shift_v_x
+        + cache.link2_subspace_v_z * link2_composite_force_f_x
+        + link2_subspace_rate_v_z * link2_composite_momentum_f_x
+        + link2_subspace_rate_v_x * link2_composite_rate_hd_z
+        - link2_subspace_rate_v_x * link2_composite_momentum_f_z
+        - link2_acceleration_shift_v_z * cache.link2_composite_inertia_h_x
+        - cache.link2_position_z * t0
+        - link2_subspace_rate_v_z * link2_composite_rate_hd_x;
+    let link3_position_derivative_column_n_y = link3_composite_rate_hd_z
+        * link3_subspace_rate_v_x
+        + cache.link3_composite_inertia_h_z * link3_acceleration_shift_v_x
+        + link3_composite_momentum_f_x * link3_subspace_rate_v_z
+        + link3_composite_force_f_x * cache.link3_subspace_v_z
+        - link3_acceleration_shift_v_z * cache.link3_composite_inertia_h_x
+        - link3_composite_momentum_f_z * link3_subspace_rate_v_x
+        - link3_composite_rate_hd_x * link3_subspace_rate_v_z
+        - t1 * cache.link3_position_z;
+    let t36 = -link3_position_derivative_column_n_y;
+    let link4_position_derivative_column_n_y = link4_acceleration_shift_v_x
+        * cache.link4_composite_inertia_h_z
+        + link4_composite_force_f_x * cache.link4_subspace_v_z
+        + link4_composite_rate_hd_z * link4_subspace_rate_v_x
+        + link4_subspace_rate_v_z * link4_composite_momentum_f_x
+        - link4_acceleration_shift_v_z * cache.link4_composite_inertia_h_x
+        - link4_composite_momentum_f_z * link4_subspace_rate_v_x
+        - link4_subspace_rate_v_z * link4_composite_rate_hd_x
+        - cache.link4_position_z * t2;
+    let t37 = -link4_position_derivative_column_n_y;
+    let link5_position_derivative_column_n_y = cache.link5_subspace_v_z
+        * link5_composite_force_f_x + link5_composite_rate_hd_z * link5_subspace_rate_v_x
+        + link5_subspace_rate_v_z * link5_composite_momentum_f_x
+        + cache.link5_composite_inertia_h_z * link5_acceleration_shift_v_x
+        - t3 * cache.link5_position_z
+        - link5_acceleration_shift_v_z * cache.link5_composite_inertia_h_x
+        - link5_composite_rate_hd_x * link5_subspace_rate_v_z
+        - link5_subspace_rate_v_x * link5_composite_momentum_f_z;
+    let t38 = -link5_position_derivative_column_n_y;
+    let link6_position_derivative_column_n_y = link6_composite_rate_hd_z
+        * link6_subspace_rate_v_x
+        + link6_acceleration_shift_v_x * cache.link6_composite_inertia_h_z
+        + cache.link6_subspace_v_z * link6_composite_force_f_x
+        + link6_subspace_rate_v_z * link6_composite_momentum_f_x
+        - cache.link6_position_z * t4
+        - link6_composite_momentum_f_z * link6_subspace_rate_v_x
+        - cache.link6_composite_inertia_h_x * link6_acceleration_shift_v_z
+        - link6_composite_rate_hd_x * link6_subspace_rate_v_z;
+    let t39 = -link6_position_derivative_column_n_y;
+    let link7_position_derivative_column_n_y = link7_acceleration_shift_v_x
+        * cache.link7_composite_inertia_h_z
+        + link7_subspace_rate_v_z * link7_composite_momentum_f_x
+        + link7_composite_force_f_x * cache.link7_subspace_v_z
+        + link7_composite_rate_hd_z * link7_subspace_rate_v_x
+        - link7_subspace_rate_v_z * link7_composite_rate_hd_x
+        - link7_acceleration_shift_v_z * cache.link7_composite_inertia_h_x
+        - cache.link7_position_z * t5
+        - link7_composite_momentum_f_z * link7_subspace_rate_v_x;
+    let t40 = -link7_position_derivative_column_n_y;
+    let link8_position_derivative_column_n_y = link8_subspace_rate_v_z
+        * link8_composite_momentum_f_x
+        + link8_composite_rate_hd_z * link8_subspace_rate_v_x
+        + cache.link8_subspace_v_z * link8_composite_force_f_x
+        + link8_acceleration_shift_v_x * cache.link8_composite_inertia_h_z
+        - link8_subspace_rate_v_z * link8_composite_rate_hd_x
+        - link8_acceleration_shift_v_z * cache.link8_composite_inertia_h_x
+        - link8_subspace_rate_v_x * link8_composite_momentum_f_z
+        - cache.link8_position_z * t6;
+    let t41 = -link8_position_derivative_column_n_y;
+    let link9_position_derivative_column_n_y = link9_composite_momentum_f_x
+        * link9_subspace_rate_v_z + link9_subspace_rate_v_x * link9_composite_rate_hd_z
+        + cache.link9_subspace_v_z * link9_composite_force_f_x
+        + cache.link9_composite_inertia_h_z * link9_acceleration_shift_v_x
+        - link9_acceleration_shift_v_z * cache.link9_composite_inertia_h_x
+        - link9_subspace_rate_v_x * link9_composite_momentum_f_z
+        - cache.link9_position_z * t7
+        - link9_subspace_rate_v_z * link9_composite_rate_hd_x;
+    let t42 = -link9_position_derivative_column_n_y;
+    let link10_position_derivative_column_n_y = link10_subspace_rate_v_x
+        * link10_composite_rate_hd_z
+        + link10_composite_momentum_f_x * link10_subspace_rate_v_z
+        + cache.link10_composite_inertia_h_z * link10_acceleration_shift_v_x
+        + cache.link10_subspace_v_z * link10_composite_force_f_x
+        - link10_acceleration_shift_v_z * cache.link10_composite_inertia_h_x
+        - link10_subspace_rate_v_z * link10_composite_rate_hd_x
+        - cache.link10_position_z * t8
+        - link10_subspace_rate_v_x * link10_composite_momentum_f_z;
+    let t43 = -link10_position_derivative_column_n_y;
+    let link11_position_derivative_column_n_y = cache.link11_subspace_v_z
+        * link11_composite_force_f_x
+        + link11_subspace_rate_v_x * link11_composite_rate_hd_z
+        + link11_acceleration_shift_v_x * cache.link11_composite_inertia_h_z
+        + link11_composite_momentum_f_x * link11_subspace_rate_v_z
+        - link11_subspace_rate_v_x * link11_composite_momentum_f_z
+        - link11_acceleration_shift_v_z * cache.link11_composite_inertia_h_x
+        - link11_composite_rate_hd_x * link11_subspace_rate_v_z
+        - t9 * cache.link11_position_z;
+    let t44 = -link11_position_derivative_column_n_y;
+    let link12_position_derivative_column_n_y = link12_subspace_rate_v_z
+        * link12_momentum_f_x + link12_acceleration_shift_v_x * cache.link12_inertia_h_z
+        + link12_composite_rate_hd_z * link12_subspace_rate_v_x
+        + cache.link12_subspace_v_z * link12_composite_force_f_x
+        - link12_subspace_rate_v_x * link12_momentum_f_z
+        - link12_composite_rate_hd_x * link12_subspace_rate_v_z
+        - cache.link12_position_z * t10
+        - cache.link12_inertia_h_x * link12_acceleration_shift_v_z;
+    let t45 = -link12_position_derivative_column_n_y;
+    let link2_position_derivative_row_f_z = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let t46 = -link2_composite_rate_hd_z;
+    let link2_position_derivative_row_f_x = t46 + link2_composite_momentum_f_z;
+    let link3_position_derivative_row_f_z = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let t47 = -link3_composite_rate_hd_z;
+    let link3_position_derivative_row_f_x = t47 + link3_composite_momentum_f_z;
+    let link4_position_derivative_row_f_z = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let t48 = -link4_composite_rate_hd_z;
+    let link4_position_derivative_row_f_x = link4_composite_momentum_f_z + t48;
+    let link5_position_derivative_row_f_z = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let t49 = -link5_composite_rate_hd_z;
+    let link5_position_derivative_row_f_x = t49 + link5_composite_momentum_f_z;
+    let t50 = -link6_composite_rate_hd_z;
+    let link6_position_derivative_row_f_x = link6_composite_momentum_f_z + t50;
+    let link6_position_derivative_row_f_z = link6_composite_rate_hd_x
+        - link6_composite_momentum_f_x;
+    let t51 = -link7_composite_rate_hd_z;
+    let link7_position_derivative_row_f_x = t51 + link7_composite_momentum_f_z;
+    let link7_position_derivative_row_f_z = link7_composite_rate_hd_x
+        - link7_composite_momentum_f_x;
+    let t52 = -link8_composite_rate_hd_z;
+    let link8_position_derivative_row_f_x = link8_composite_momentum_f_z + t52;
+    let link8_position_derivative_row_f_z = link8_composite_rate_hd_x
+        - link8_composite_momentum_f_x;
+    let t53 = -link9_composite_rate_hd_z;
+    let link9_position_derivative_row_f_x = link9_composite_momentum_f_z + t53;
+    let link9_position_derivative_row_f_z = link9_composite_rate_hd_x
+        - link9_composite_momentum_f_x;
+    let t54 = -link10_composite_rate_hd_z;
+    let link10_position_derivative_row_f_x = t54 + link10_composite_momentum_f_z;
+    let link10_position_derivative_row_f_z = link10_composite_rate_hd_x
+        - link10_composite_momentum_f_x;
+    let link11_position_derivative_row_f_z = link11_composite_rate_hd_x
+        - link11_composite_momentum_f_x;
+    let t55 = -link11_composite_rate_hd_z;
+    let link11_position_derivative_row_f_x = t55 + link11_composite_momentum_f_z;
+    let link12_position_derivative_row_f_z = link12_composite_rate_hd_x
+        - link12_momentum_f_x;
+    let t56 = -link12_composite_rate_hd_z;
+    let link12_position_derivative_row_f_x = t56 + link12_momentum_f_z;
+    let link12_articulated_15 = -cache.link12_inertia_h_x;
+    let link12_articulated_subspace_f_z = cache.link12_subspace_v_z * p.link_mass
+        - link12_articulated_15;
+    let base_angle_coriolis_column_f_x = 0.5 * (t35 - link1_composite_momentum_f_z)
+        + cache.link1_composite_inertia_m * qd[1];
+    let link2_coriolis_column_f_x = link2_subspace_rate_v_x
+        * cache.link2_composite_inertia_m + 0.5 * (t46 - link2_composite_momentum_f_z);
+    let link3_coriolis_column_f_x = 0.5 * (t47 - link3_composite_momentum_f_z)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_x;
+    let link4_coriolis_column_f_x = link4_subspace_rate_v_x
+        * cache.link4_composite_inertia_m + 0.5 * (t48 - link4_composite_momentum_f_z);
+    let link5_coriolis_column_f_x = 0.5 * (t49 - link5_composite_momentum_f_z)
+        + cache.link5_composite_inertia_m * link5_subspace_rate_v_x;
+    let link6_coriolis_column_f_x = 0.5 * (t50 - link6_composite_momentum_f_z)
+        + cache.link6_composite_inertia_m * link6_subspace_rate_v_x;
+    let link7_coriolis_column_f_x = link7_subspace_rate_v_x
+        * cache.link7_composite_inertia_m + 0.5 * (t51 - link7_composite_momentum_f_z);
+    let link8_coriolis_column_f_x = 0.5 * (t52 - link8_composite_momentum_f_z)
+        + cache.link8_composite_inertia_m * link8_subspace_rate_v_x;
+    let link9_coriolis_column_f_x = link9_subspace_rate_v_x
+        * cache.link9_composite_inertia_m + 0.5 * (t53 - link9_composite_momentum_f_z);
+    let link10_coriolis_column_f_x = link10_subspace_rate_v_x
+        * cache.link10_composite_inertia_m + 0.5 * (t54 - link10_composite_momentum_f_z);
+    let link11_coriolis_column_f_x = 0.5 * (t55 - link11_composite_momentum_f_z)
+        + link11_subspace_rate_v_x * cache.link11_composite_inertia_m;
+    let link12_coriolis_column_f_x = p.link_mass * link12_subspace_rate_v_x
+        + 0.5 * (t56 - link12_momentum_f_z);
+    let base_angle_coriolis_column_f_z = cache.link1_composite_inertia_m
+        * base_angle_subspace_rate_v_z
+        + 0.5 * (link1_composite_rate_hd_x + link1_composite_momentum_f_x);
+    let link2_coriolis_column_f_z = link2_subspace_rate_v_z
+        * cache.link2_composite_inertia_m
+        + 0.5 * (link2_composite_momentum_f_x + link2_composite_rate_hd_x);
+    let link3_coriolis_column_f_z = cache.link3_composite_inertia_m
+        * link3_subspace_rate_v_z
+        + 0.5 * (link3_composite_rate_hd_x + link3_composite_momentum_f_x);
+    let link4_coriolis_column_f_z = 0.5
+        * (link4_composite_rate_hd_x + link4_composite_momentum_f_x)
+        + link4_subspace_rate_v_z * cache.link4_composite_inertia_m;
+    let link5_coriolis_column_f_z = cache.link5_composite_inertia_m
+        * link5_subspace_rate_v_z
+        + 0.5 * (link5_composite_rate_hd_x + link5_composite_momentum_f_x);
+    let link6_coriolis_column_f_z = 0.5
+        * (link6_composite_rate_hd_x + link6_composite_momentum_f_x)
+        + link6_subspace_rate_v_z * cache.link6_composite_inertia_m;
+    let link7_coriolis_column_f_z = 0.5
+        * (link7_composite_rate_hd_x + link7_composite_momentum_f_x)
+        + link7_subspace_rate_v_z * cache.link7_composite_inertia_m;
+    let link8_coriolis_column_f_z = 0.5
+        * (link8_composite_momentum_f_x + link8_composite_rate_hd_x)
+        + link8_subspace_rate_v_z * cache.link8_composite_inertia_m;
+    let link9_coriolis_column_f_z = 0.5
+        * (link9_composite_momentum_f_x + link9_composite_rate_hd_x)
+        + cache.link9_composite_inertia_m * link9_subspace_rate_v_z;
+    let link10_coriolis_column_f_z = 0.5
+        * (link10_composite_momentum_f_x + link10_composite_rate_hd_x)
+        + link10_subspace_rate_v_z * cache.link10_composite_inertia_m;
+    let link11_coriolis_column_f_z = cache.link11_composite_inertia_m
+        * link11_subspace_rate_v_z
+        + 0.5 * (link11_composite_rate_hd_x + link11_composite_momentum_f_x);
+    let link12_coriolis_column_f_z = p.link_mass * link12_subspace_rate_v_z
+        + 0.5 * (link12_composite_rate_hd_x + link12_momentum_f_x);
+    let base_angle_coriolis_row_f_x = 0.5 * base_angle_position_derivative_row_f_x;
+    let base_angle_coriolis_row_f_z = 0.5 * base_angle_position_derivative_row_f_z;
+    let link12_composite_rate_id_11 = 2.0
+        * (t29 * cache.link12_com_z + t14 * cache.link12_com_x) * p.link_mass;
+    let link11_composite_rate_id_11 = 2.0
+        * (t15 * cache.link11_com_x + cache.link11_com_z * t30) * p.link_mass
+        + link12_composite_rate_id_11;
+    let link10_composite_rate_id_11 = 2.0 * p.link_mass
+        * (cache.link10_com_x * t16 + cache.link10_com_z * t28)
+        + link11_composite_rate_id_11;
+    let link9_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t27 * cache.link9_com_z + cache.link9_com_x * t17)
+        + link10_composite_rate_id_11;
+    let link8_composite_rate_id_11 = 2.0
+        * (t26 * cache.link8_com_z + t18 * cache.link8_com_x) * p.link_mass
+        + link9_composite_rate_id_11;
+    let link7_composite_rate_id_11 = 2.0
+        * (t31 * cache.link7_com_z + t13 * cache.link7_com_x) * p.link_mass
+        + link8_composite_rate_id_11;
+    let link6_composite_rate_id_11 = link7_composite_rate_id_11
+        + 2.0 * p.link_mass * (t32 * cache.link6_com_z + t19 * cache.link6_com_x);
+    let link5_composite_rate_id_11 = 2.0
+        * (cache.link5_com_x * t20 + t33 * cache.link5_com_z) * p.link_mass
+        + link6_composite_rate_id_11;
+    let link4_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t34 * cache.link4_com_z + t21 * cache.link4_com_x)
+        + link5_composite_rate_id_11;
+    let link3_composite_rate_id_11 = link4_composite_rate_id_11
+        + 2.0 * (cache.link3_com_x * t12 + cache.link3_com_z * t25) * p.link_mass;
+    let link2_composite_rate_id_11 = 2.0
+        * (t22 * cache.link2_com_x + t24 * cache.link2_com_z) * p.link_mass
+        + link3_composite_rate_id_11;
+    let link1_composite_rate_id_11 = 2.0 * p.link_mass
+        * (cache.link1_com_x * t11 + cache.link1_com_z * t23)
+        + link2_composite_rate_id_11;
+    let base_angle_position_derivative_row_n_y = q[1] * link1_composite_rate_hd_z
+        - (cache.base_angle_subspace_v_z * link1_composite_momentum_f_x
+            - q[1] * link1_composite_momentum_f_z) - link1_composite_rate_id_11
+        - link1_composite_rate_hd_x * cache.base_angle_subspace_v_z;
+    let base_angle_coriolis_row_n_y = 0.5 * base_angle_position_derivative_row_n_y;
+    let t57 = -link2_composite_rate_id_11;
+    let t58 = -(cache.link2_position_z * link2_composite_momentum_f_z);
+    let t59 = -(cache.link2_subspace_v_z * link2_composite_rate_hd_x);
+    let t60 = cache.link2_subspace_v_z * link2_composite_momentum_f_x;
+    let t61 = cache.link2_position_z * link2_composite_rate_hd_z;
+    let link2_coriolis_column_n_y = 0.5 * (t57 + t58 + t59 + t60 + t61)
+        + link2_subspace_rate_v_x * cache.link2_composite_inertia_h_z
+        - link2_subspace_rate_v_z * cache.link2_composite_inertia_h_x;
+    let t62 = -link3_composite_rate_id_11;
+    let t63 = -(cache.link3_position_z * link3_composite_momentum_f_z);
+    let t64 = -(link3_composite_rate_hd_x * cache.link3_subspace_v_z);
+    let t65 = link3_composite_momentum_f_x * cache.link3_subspace_v_z;
+    let t66 = cache.link3_position_z * link3_composite_rate_hd_z;
+    let link3_coriolis_column_n_y = 0.5 * (t62 + t63 + t64 + t65 + t66)
+        + cache.link3_composite_inertia_h_z * link3_subspace_rate_v_x
+        - cache.link3_composite_inertia_h_x * link3_subspace_rate_v_z;
+    let t67 = -link3_coriolis_column_n_y;
+    let t68 = -link4_composite_rate_id_11;
+    let t69 = -(link4_composite_rate_hd_x * cache.link4_subspace_v_z);
+    let t70 = cache.link4_subspace_v_z * link4_composite_momentum_f_x;
+    let t71 = cache.link4_position_z * link4_composite_rate_hd_z;
+    let t72 = -(link4_composite_momentum_f_z * cache.link4_position_z);
+    let link4_coriolis_column_n_y = 0.5 * (t68 + t69 + t70 + t71 + t72)
+        + link4_subspace_rate_v_x * cache.link4_composite_inertia_h_z
+        - link4_subspace_rate_v_z * cache.link4_composite_inertia_h_x;
+    let t73 = -link4_coriolis_column_n_y;
+    let t74 = -(cache.link5_position_z * link5_composite_momentum_f_z);
+    let t75 = cache.link5_subspace_v_z * link5_composite_momentum_f_x;
+    let t76 = link5_composite_rate_hd_z * cache.link5_position_z;
+    let t77 = -(cache.link5_subspace_v_z * link5_composite_rate_hd_x);
+    let t78 = -link5_composite_rate_id_11;
+    let link5_coriolis_column_n_y = 0.5 * (t74 + t75 + t76 + t77 + t78)
+        + cache.link5_composite_inertia_h_z * link5_subspace_rate_v_x
+        - cache.link5_composite_inertia_h_x * link5_subspace_rate_v_z;
+    let t79 = -link5_coriolis_column_n_y;
+    let t80 = -link6_composite_rate_id_11;
+    let t81 = -(link6_composite_rate_hd_x * cache.link6_subspace_v_z);
+    let t82 = -(cache.link6_position_z * link6_composite_momentum_f_z);
+    let t83 = cache.link6_subspace_v_z * link6_composite_momentum_f_x;
+    let t84 = cache.link6_position_z * link6_composite_rate_hd_z;
+    let link6_coriolis_column_n_y = link6_subspace_rate_v_x
+        * cache.link6_composite_inertia_h_z + 0.5 * (t80 + t81 + t82 + t83 + t84)
+        - link6_subspace_rate_v_z * cache.link6_composite_inertia_h_x;
+    let t85 = -link6_coriolis_column_n_y;
+    let t86 = cache.link7_subspace_v_z * link7_composite_momentum_f_x;
+    let t87 = -(cache.link7_position_z * link7_composite_momentum_f_z);
+    let t88 = cache.link7_position_z * link7_composite_rate_hd_z;
+    let t89 = -(link7_composite_rate_hd_x * cache.link7_subspace_v_z);
+    let t90 = -link7_composite_rate_id_11;
+    let link7_coriolis_column_n_y = link7_subspace_rate_v_x
+        * cache.link7_composite_inertia_h_z + 0.5 * (t86 + t87 + t88 + t89 + t90)
+        - link7_subspace_rate_v_z * cache.link7_composite_inertia_h_x;
+    let t91 = -link7_coriolis_column_n_y;
+    let t92 = -(cache.link8_position_z * link8_composite_momentum_f_z);
+    let t93 = link8_composite_rate_hd_z * cache.link8_position_z;
+    let t94 = link8_composite_momentum_f_x * cache.link8_subspace_v_z;
+    let t95 = -link8_composite_rate_id_11;
+    let t96 = -(link8_composite_rate_hd_x * cache.link8_subspace_v_z);
+    let link8_coriolis_column_n_y = cache.link8_composite_inertia_h_z
+        * link8_subspace_rate_v_x + 0.5 * (t92 + t93 + t94 + t95 + t96)
+        - link8_subspace_rate_v_z * cache.link8_composite_inertia_h_x;
+    let t97 = -link8_coriolis_column_n_y;
+    let t98 = cache.link9_subspace_v_z * link9_composite_momentum_f_x;
+    let t99 = -link9_composite_rate_id_11;
+    let t100 = -(cache.link9_position_z * link9_composite_momentum_f_z);
+    let t101 = cache.link9_position_z * link9_composite_rate_hd_z;
+    let t102 = -(cache.link9_subspace_v_z * link9_composite_rate_hd_x);
+    let link9_coriolis_column_n_y = 0.5 * (t98 + t99 + t100 + t101 + t102)
+        + link9_subspace_rate_v_x * cache.link9_composite_inertia_h_z
+        - link9_subspace_rate_v_z * cache.link9_composite_inertia_h_x;
+    let t103 = -link9_coriolis_column_n_y;
+    let t104 = -(link10_composite_momentum_f_z * cache.link10_position_z);
+    let t105 = -link10_composite_rate_id_11;
+    let t106 = cache.link10_position_z * link10_composite_rate_hd_z;
+    let t107 = -(cache.link10_subspace_v_z * link10_composite_rate_hd_x);
+    let t108 = link10_composite_momentum_f_x * cache.link10_subspace_v_z;
+    let link10_coriolis_column_n_y = 0.5 * (t104 + t105 + t106 + t107 + t108)
+        + cache.link10_composite_inertia_h_z * link10_subspace_rate_v_x
+        - link10_subspace_rate_v_z * cache.link10_composite_inertia_h_x;
+    let t109 = -link10_coriolis_column_n_y;
+    let t110 = -link11_composite_rate_id_11;
+    let t111 = cache.link11_subspace_v_z * link11_composite_momentum_f_x;
+    let t112 = -(cache.link11_subspace_v_z * link11_composite_rate_hd_x);
+    let t113 = -(link11_composite_momentum_f_z * cache.link11_position_z);
+    let t114 = link11_composite_rate_hd_z * cache.link11_position_z;
+    let link11_coriolis_column_n_y = 0.5 * (t110 + t111 + t112 + t113 + t114)
+        + link11_subspace_rate_v_x * cache.link11_composite_inertia_h_z
+        - cache.link11_composite_inertia_h_x * link11_subspace_rate_v_z;
+    let t115 = -link11_coriolis_column_n_y;
+    let t116 = link12_composite_rate_hd_z * cache.link12_position_z;
+    let t117 = -link12_composite_rate_id_11;
+    let t118 = cache.link12_subspace_v_z * link12_momentum_f_x;
+    let t119 = -(link12_composite_rate_hd_x * cache.link12_subspace_v_z);
+    let t120 = -(cache.link12_position_z * link12_momentum_f_z);
+    let link12_coriolis_column_n_y = link12_subspace_rate_v_x * cache.link12_inertia_h_z
+        + 0.5 * (t116 + t117 + t118 + t119 + t120)
+        - cache.link12_inertia_h_x * link12_subspace_rate_v_z;
+    let t121 = -link12_coriolis_column_n_y;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_coriolis_row_f_z = 0.5 * link2_position_derivative_row_f_z;
+    let link2_position_derivative_row_n_y = t57 + t59 + t61 - (t58 + t60);
+    let link2_coriolis_row_n_y = 0.5 * link2_position_derivative_row_n_y;
+    let t122 = -link2_coriolis_row_n_y;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_coriolis_row_f_z = 0.5 * link3_position_derivative_row_f_z;
+    let link3_position_derivative_row_n_y = t62 + t64 + t66 - (t63 + t65);
+    let link3_coriolis_row_n_y = 0.5 * link3_position_derivative_row_n_y;
+    let t123 = -link3_coriolis_row_n_y;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_coriolis_row_f_z = 0.5 * link4_position_derivative_row_f_z;
+    let link4_position_derivative_row_n_y = t68 + t69 + t71 - (t70 + t72);
+    let link4_coriolis_row_n_y = 0.5 * link4_position_derivative_row_n_y;
+    let t124 = -link4_coriolis_row_n_y;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_coriolis_row_f_z = 0.5 * link5_position_derivative_row_f_z;
+    let link5_position_derivative_row_n_y = t76 + t77 + t78 - (t74 + t75);
+    let link5_coriolis_row_n_y = 0.5 * link5_position_derivative_row_n_y;
+    let t125 = -link5_coriolis_row_n_y;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_coriolis_row_f_z = 0.5 * link6_position_derivative_row_f_z;
+    let link6_position_derivative_row_n_y = t80 + t81 + t84 - (t82 + t83);
+    let link6_coriolis_row_n_y = 0.5 * link6_position_derivative_row_n_y;
+    let t126 = -link6_coriolis_row_n_y;
+    let link7_coriolis_row_f_x = 0.5 * link7_position_derivative_row_f_x;
+    let link7_coriolis_row_f_z = 0.5 * link7_position_derivative_row_f_z;
+    let link7_position_derivative_row_n_y = t88 + t89 + t90 - (t86 + t87);
+    let link7_coriolis_row_n_y = 0.5 * link7_position_derivative_row_n_y;
+    let t127 = -link7_coriolis_row_n_y;
+    let link8_coriolis_row_f_x = 0.5 * link8_position_derivative_row_f_x;
+    let link8_coriolis_row_f_z = 0.5 * link8_position_derivative_row_f_z;
+    let link8_position_derivative_row_n_y = t93 + t95 + t96 - (t92 + t94);
+    let link8_coriolis_row_n_y = 0.5 * link8_position_derivative_row_n_y;
+    let t128 = -link8_coriolis_row_n_y;
+    let link9_coriolis_row_f_x = 0.5 * link9_position_derivative_row_f_x;
+    let link9_coriolis_row_f_z = 0.5 * link9_position_derivative_row_f_z;
+    let link9_position_derivative_row_n_y = t99 + t101 + t102 - (t98 + t100);
+    let link9_coriolis_row_n_y = 0.5 * link9_position_derivative_row_n_y;
+    let t129 = -link9_coriolis_row_n_y;
+    let link10_coriolis_row_f_x = 0.5 * link10_position_derivative_row_f_x;
+    let link10_coriolis_row_f_z = 0.5 * link10_position_derivative_row_f_z;
+    let link10_position_derivative_row_n_y = t105 + t106 + t107 - (t104 + t108);
+    let link10_coriolis_row_n_y = 0.5 * link10_position_derivative_row_n_y;
+    let t130 = -link10_coriolis_row_n_y;
+    let link11_coriolis_row_f_x = 0.5 * link11_position_derivative_row_f_x;
+    let link11_coriolis_row_f_z = 0.5 * link11_position_derivative_row_f_z;
+    let link11_position_derivative_row_n_y = t110 + t112 + t114 - (t111 + t113);
+    let link11_coriolis_row_n_y = 0.5 * link11_position_derivative_row_n_y;
+    let t131 = -link11_coriolis_row_n_y;
+    let link12_coriolis_row_f_x = 0.5 * link12_position_derivative_row_f_x;
+    let link12_coriolis_row_f_z = 0.5 * link12_position_derivative_row_f_z;
+    let link12_position_derivative_row_n_y = t116 + t117 + t119 - (t118 + t120);
+    let link12_coriolis_row_n_y = 0.5 * link12_position_derivative_row_n_y;
+    let t132 = -link12_coriolis_row_n_y;
+    position[(0, 2)] = base_angle_position_derivative_column_f_x;
+    position[(0, 3)] = link2_position_derivative_column_f_x;
+    position[(0, 4)] = link3_position_derivative_column_f_x;
+    position[(0, 5)] = link4_position_derivative_column_f_x;
+    position[(0, 6)] = link5_position_derivative_column_f_x;
+    position[(0, 7)] = link6_position_derivative_column_f_x;
+    position[(0, 8)] = link7_position_derivative_column_f_x;
+    position[(0, 9)] = link8_position_derivative_column_f_x;
+    position[(0, 10)] = link9_position_derivative_column_f_x;
+    position[(0, 11)] = link10_position_derivative_column_f_x;
+    position[(0, 12)] = link11_position_derivative_column_f_x;
+    position[(0, 13)] = link12_position_derivative_column_f_x;
+    position[(1, 2)] = base_angle_position_derivative_column_f_z;
+    position[(1, 3)] = link2_position_derivative_column_f_z;
+    position[(1, 4)] = link3_position_derivative_column_f_z;
+    position[(1, 5)] = link4_position_derivative_column_f_z;
+    position[(1, 6)] = link5_position_derivative_column_f_z;
+    position[(1, 7)] = link6_position_derivative_column_f_z;
+    position[(1, 8)] = link7_position_derivative_column_f_z;
+    position[(1, 9)] = link8_position_derivative_column_f_z;
+    position[(1, 10)] = link9_position_derivative_column_f_z;
+    position[(1, 11)] = link10_position_derivative_column_f_z;
+    position[(1, 12)] = link11_position_derivative_column_f_z;
+    position[(1, 13)] = link12_position_derivative_column_f_z;
+    position[(2, 2)] = cache.base_angle_projected_inertia_f_z
+        * base_angle_acceleration_shift_v_z
+        + base_angle_subspace_rate_v_z * base_angle_position_derivative_row_f_z
+        + base_angle_position_derivative_row_f_x * qd[1]
+        + base_angle_acceleration_shift_v_x * cache.base_angle_projected_inertia_f_x;
+    position[(2, 3)] = cache.base_angle_subspace_v_z
+        * link2_position_derivative_column_f_z
+        + q[1] * link2_position_derivative_column_f_x
+        - link2_position_derivative_column_n_y;
+    position[(2, 4)] = t36
+        + link3_position_derivative_column_f_z * cache.base_angle_subspace_v_z
+        + q[1] * link3_position_derivative_column_f_x;
+    position[(2, 5)] = link4_position_derivative_column_f_z
+        * cache.base_angle_subspace_v_z + q[1] * link4_position_derivative_column_f_x
+        + t37;
+    position[(2, 6)] = t38 + q[1] * link5_position_derivative_column_f_x
+        + link5_position_derivative_column_f_z * cache.base_angle_subspace_v_z;
+    position[(2, 7)] = t39 + link6_position_derivative_column_f_x * q[1]
+        + link6_position_derivative_column_f_z * cache.base_angle_subspace_v_z;
+    position[(2, 8)] = link7_position_derivative_column_f_z
+        * cache.base_angle_subspace_v_z + t40
+        + q[1] * link7_position_derivative_column_f_x;
+    position[(2, 9)] = t41 + q[1] * link8_position_derivative_column_f_x
+        + link8_position_derivative_column_f_z * cache.base_angle_subspace_v_z;
+    position[(2, 10)] = t42 + q[1] * link9_position_derivative_column_f_x
+        + cache.base_angle_subspace_v_z * link9_position_derivative_column_f_z;
+    position[(2, 11)] = t43
+        + link10_position_derivative_column_f_z * cache.base_angle_subspace_v_z
+        + q[1] * link10_position_derivative_column_f_x;
+    position[(2, 12)] = link11_position_derivative_column_f_z
+        * cache.base_angle_subspace_v_z + t44
+        + q[1] * link11_position_derivative_column_f_x;
+    position[(2, 13)] = q[1] * link12_position_derivative_column_f_x
+        + cache.base_angle_subspace_v_z * link12_position_derivative_column_f_z + t45;
+    position[(3, 2)] = link2_position_derivative_row_f_z * base_angle_subspace_rate_v_z
+        + cache.link2_projected_inertia_f_z * base_angle_acceleration_shift_v_z
+        + base_angle_acceleration_shift_v_x * cache.link2_projected_inertia_f_x
+        + link2_position_derivative_row_f_x * qd[1];
+    position[(3, 3)] = link2_position_derivative_row_f_z * link2_subspace_rate_v_z
+        + link2_subspace_rate_v_x * link2_position_derivative_row_f_x
+        + cache.link2_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_acceleration_shift_v_z * cache.link2_projected_inertia_f_z;
+    position[(3, 4)] = cache.link2_subspace_v_z * link3_position_derivative_column_f_z
+        + t36 + cache.link2_position_z * link3_position_derivative_column_f_x;
+    position[(3, 5)] = cache.link2_subspace_v_z * link4_position_derivative_column_f_z
+        + link4_position_derivative_column_f_x * cache.link2_position_z + t37;
+    position[(3, 6)] = link5_position_derivative_column_f_x * cache.link2_position_z
+        + cache.link2_subspace_v_z * link5_position_derivative_column_f_z + t38;
+    position[(3, 7)] = t39
+        + link6_position_derivative_column_f_x * cache.link2_position_z
+        + cache.link2_subspace_v_z * link6_position_derivative_column_f_z;
+    position[(3, 8)] = cache.link2_position_z * link7_position_derivative_column_f_x
+        + cache.link2_subspace_v_z * link7_position_derivative_column_f_z + t40;
+    position[(3, 9)] = link8_position_derivative_column_f_z * cache.link2_subspace_v_z
+        + link8_position_derivative_column_f_x * cache.link2_position_z + t41;
+    position[(3, 10)] = t42
+        + cache.link2_position_z * link9_position_derivative_column_f_x
+        + cache.link2_subspace_v_z * link9_position_derivative_column_f_z;
+    position[(3, 11)] = t43
+        + link10_position_derivative_column_f_x * cache.link2_position_z
+        + cache.link2_subspace_v_z * link10_position_derivative_column_f_z;
+    position[(3, 12)] = t44
+        + cache.link2_subspace_v_z * link11_position_derivative_column_f_z
+        + link11_position_derivative_column_f_x * cache.link2_position_z;
+    position[(3, 13)] = cache.link2_subspace_v_z * link12_position_derivative_column_f_z
+        + t45 + cache.link2_position_z * link12_position_derivative_column_f_x;
+    position[(4, 2)] = base_angle_subspace_rate_v_z * link3_position_derivative_row_f_z
+        + link3_position_derivative_row_f_x * qd[1]
+        + cache.link3_projected_inertia_f_z * base_angle_acceleration_shift_v_z
+        + base_angle_acceleration_shift_v_x * cache.link3_projected_inertia_f_x;
+    position[(4, 3)] = link2_subspace_rate_v_z * link3_position_derivative_row_f_z
+        + cache.link3_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_x * link3_position_derivative_row_f_x
+        + link2_acceleration_shift_v_z * cache.link3_projected_inertia_f_z;
+    position[(4, 4)] = link3_subspace_rate_v_z * link3_position_derivative_row_f_z
+        + link3_acceleration_shift_v_z * cache.link3_projected_inertia_f_z
+        + link3_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_acceleration_shift_v_x * cache.link3_projected_inertia_f_x;
+    position[(4, 5)] = t37
+        + link4_position_derivative_column_f_z * cache.link3_subspace_v_z
+        + link4_position_derivative_column_f_x * cache.link3_position_z;
+    position[(4, 6)] = t38
+        + link5_position_derivative_column_f_z * cache.link3_subspace_v_z
+        + link5_position_derivative_column_f_x * cache.link3_position_z;
+    position[(4, 7)] = link6_position_derivative_column_f_z * cache.link3_subspace_v_z
+        + link6_position_derivative_column_f_x * cache.link3_position_z + t39;
+    position[(4, 8)] = cache.link3_position_z * link7_position_derivative_column_f_x
+        + link7_position_derivative_column_f_z * cache.link3_subspace_v_z + t40;
+    position[(4, 9)] = link8_position_derivative_column_f_z * cache.link3_subspace_v_z
+        + link8_position_derivative_column_f_x * cache.link3_position_z + t41;
+    position[(4, 10)] = t42
+        + cache.link3_position_z * link9_position_derivative_column_f_x
+        + link9_position_derivative_column_f_z * cache.link3_subspace_v_z;
+    position[(4, 11)] = t43
+        + link10_position_derivative_column_f_z * cache.link3_subspace_v_z
+        + link10_position_derivative_column_f_x * cache.link3_position_z;
+    position[(4, 12)] = link11_position_derivative_column_f_z * cache.link3_subspace_v_z
+        + t44 + link11_position_derivative_column_f_x * cache.link3_position_z;
+    position[(4, 13)] = link12_position_derivative_column_f_z * cache.link3_subspace_v_z
+        + t45 + cache.link3_position_z * link12_position_derivative_column_f_x;
+    position[(5, 2)] = cache.link4_projected_inertia_f_z
+        * base_angle_acceleration_shift_v_z
+        + base_angle_subspace_rate_v_z * link4_position_derivative_row_f_z
+        + cache.link4_projected_inertia_f_x * base_angle_acceleration_shift_v_x
+        + link4_position_derivative_row_f_x * qd[1];
+    position[(5, 3)] = link2_subspace_rate_v_x * link4_position_derivative_row_f_x
+        + link2_subspace_rate_v_z * link4_position_derivative_row_f_z
+        + link2_acceleration_shift_v_z * cache.link4_projected_inertia_f_z
+        + cache.link4_projected_inertia_f_x * link2_acceleration_shift_v_x;
+    position[(5, 4)] = link3_acceleration_shift_v_z * cache.link4_projected_inertia_f_z
+        + link4_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + cache.link4_projected_inertia_f_x * link3_acceleration_shift_v_x
+        + link4_position_derivative_row_f_x * link3_subspace_rate_v_x;
+    position[(5, 5)] = link4_subspace_rate_v_z * link4_position_derivative_row_f_z
+        + cache.link4_projected_inertia_f_x * link4_acceleration_shift_v_x
+        + link4_position_derivative_row_f_x * link4_subspace_rate_v_x
+        + cache.link4_projected_inertia_f_z * link4_acceleration_shift_v_z;
+    position[(5, 6)] = cache.link4_position_z * link5_position_derivative_column_f_x
+        + t38 + link5_position_derivative_column_f_z * cache.link4_subspace_v_z;
+    position[(5, 7)] = t39
+        + link6_position_derivative_column_f_x * cache.link4_position_z
+        + link6_position_derivative_column_f_z * cache.link4_subspace_v_z;
+    position[(5, 8)] = t40
+        + cache.link4_position_z * link7_position_derivative_column_f_x
+        + link7_position_derivative_column_f_z * cache.link4_subspace_v_z;
+    position[(5, 9)] = link8_position_derivative_column_f_z * cache.link4_subspace_v_z
+        + t41 + cache.link4_position_z * link8_position_derivative_column_f_x;
+    position[(5, 10)] = cache.link4_position_z * link9_position_derivative_column_f_x
+        + t42 + cache.link4_subspace_v_z * link9_position_derivative_column_f_z;
+    position[(5, 11)] = cache.link4_position_z * link10_position_derivative_column_f_x
+        + t43 + link10_position_derivative_column_f_z * cache.link4_subspace_v_z;
+    position[(5, 12)] = link11_position_derivative_column_f_z * cache.link4_subspace_v_z
+        + t44 + cache.link4_position_z * link11_position_derivative_column_f_x;
+    position[(5, 13)] = cache.link4_subspace_v_z * link12_position_derivative_column_f_z
+        + t45 + cache.link4_position_z * link12_position_derivative_column_f_x;
+    position[(6, 2)] = cache.link5_projected_inertia_f_z
+        * base_angle_acceleration_shift_v_z
+        + link5_position_derivative_row_f_z * base_angle_subspace_rate_v_z
+        + base_angle_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
+        + link5_position_derivative_row_f_x * qd[1];
+    position[(6, 3)] = link2_subspace_rate_v_x * link5_position_derivative_row_f_x
+        + link2_subspace_rate_v_z * link5_position_derivative_row_f_z
+        + link2_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
+        + cache.link5_projected_inertia_f_x * link2_acceleration_shift_v_x;
+    position[(6, 4)] = link5_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + link3_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
+        + link3_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
+        + link5_position_derivative_row_f_x * link3_subspace_rate_v_x;
+    position[(6, 5)] = link4_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
+        + link4_subspace_rate_v_x * link5_position_derivative_row_f_x
+        + link4_subspace_rate_v_z * link5_position_derivative_row_f_z
+        + cache.link5_projected_inertia_f_x * link4_acceleration_shift_v_x;
+    position[(6, 6)] = link5_subspace_rate_v_x * link5_position_derivative_row_f_x
+        + cache.link5_projected_inertia_f_x * link5_acceleration_shift_v_x
+        + link5_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
+        + link5_position_derivative_row_f_z * link5_subspace_rate_v_z;
+    position[(6, 7)] = link6_position_derivative_column_f_z * cache.link5_subspace_v_z
+        + link6_position_derivative_column_f_x * cache.link5_position_z + t39;
+    position[(6, 8)] = cache.link5_position_z * link7_position_derivative_column_f_x
+        + link7_position_derivative_column_f_z * cache.link5_subspace_v_z + t40;
+    position[(6, 9)] = link8_position_derivative_column_f_z * cache.link5_subspace_v_z
+        + t41 + link8_position_derivative_column_f_x * cache.link5_position_z;
+    position[(6, 10)] = cache.link5_position_z * link9_position_derivative_column_f_x
+        + t42 + cache.link5_subspace_v_z * link9_position_derivative_column_f_z;
+    position[(6, 11)] = t43
+        + link10_position_derivative_column_f_x * cache.link5_position_z
+        + link10_position_derivative_column_f_z * cache.link5_subspace_v_z;
+    position[(6, 12)] = link11_position_derivative_column_f_z * cache.link5_subspace_v_z
+        + t44 + link11_position_derivative_column_f_x * cache.link5_position_z;
+    position[(6, 13)] = cache.link5_subspace_v_z * link12_position_derivative_column_f_z
+        + cache.link5_position_z * link12_position_derivative_column_f_x + t45;
+    position[(7, 2)] = base_angle_acceleration_shift_v_x
+        * cache.link6_projected_inertia_f_x + link6_position_derivative_row_f_x * qd[1]
+        + base_angle_subspace_rate_v_z * link6_position_derivative_row_f_z
+        + cache.link6_projected_inertia_f_z * base_angle_acceleration_shift_v_z;
+    position[(7, 3)] = link2_subspace_rate_v_z * link6_position_derivative_row_f_z
+        + cache.link6_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_acceleration_shift_v_z * cache.link6_projected_inertia_f_z
+        + link2_subspace_rate_v_x * link6_position_derivative_row_f_x;
+    position[(7, 4)] = link6_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_subspace_rate_v_z * link6_position_derivative_row_f_z
+        + link3_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link3_acceleration_shift_v_z * cache.link6_projected_inertia_f_z;
+    position[(7, 5)] = cache.link6_projected_inertia_f_x * link4_acceleration_shift_v_x
+        + link6_position_derivative_row_f_x * link4_subspace_rate_v_x
+        + link4_subspace_rate_v_z * link6_position_derivative_row_f_z
+        + link4_acceleration_shift_v_z * cache.link6_projected_inertia_f_z;
+    position[(7, 6)] = link6_position_derivative_row_f_x * link5_subspace_rate_v_x
+        + link5_acceleration_shift_v_z * cache.link6_projected_inertia_f_z
+        + cache.link6_projected_inertia_f_x * link5_acceleration_shift_v_x
+        + link5_subspace_rate_v_z * link6_position_derivative_row_f_z;
+    position[(7, 7)] = link6_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link6_subspace_rate_v_z * link6_position_derivative_row_f_z
+        + cache.link6_projected_inertia_f_z * link6_acceleration_shift_v_z
+        + link6_position_derivative_row_f_x * link6_subspace_rate_v_x;
+    position[(7, 8)] = link7_position_derivative_column_f_z * cache.link6_subspace_v_z
+        + t40 + cache.link6_position_z * link7_position_derivative_column_f_x;
+    position[(7, 9)] = t41
+        + link8_position_derivative_column_f_x * cache.link6_position_z
+        + link8_position_derivative_column_f_z * cache.link6_subspace_v_z;
+    position[(7, 10)] = cache.link6_position_z * link9_position_derivative_column_f_x
+        + cache.link6_subspace_v_z * link9_position_derivative_column_f_z + t42;
+    position[(7, 11)] = t43
+        + link10_position_derivative_column_f_x * cache.link6_position_z
+        + link10_position_derivative_column_f_z * cache.link6_subspace_v_z;
+    position[(7, 12)] = link11_position_derivative_column_f_x * cache.link6_position_z
+        + link11_position_derivative_column_f_z * cache.link6_subspace_v_z + t44;
+    position[(7, 13)] = cache.link6_subspace_v_z * link12_position_derivative_column_f_z
+        + t45 + cache.link6_position_z * link12_position_derivative_column_f_x;
+    position[(8, 2)] = base_angle_acceleration_shift_v_x
+        * cache.link7_projected_inertia_f_x + link7_position_derivative_row_f_x * qd[1]
+        + base_angle_subspace_rate_v_z * link7_position_derivative_row_f_z
+        + cache.link7_projected_inertia_f_z * base_angle_acceleration_shift_v_z;
+    position[(8, 3)] = link2_acceleration_shift_v_z * cache.link7_projected_inertia_f_z
+        + cache.link7_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_z * link7_position_derivative_row_f_z
+        + link2_subspace_rate_v_x * link7_position_derivative_row_f_x;
+    position[(8, 4)] = link7_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_acceleration_shift_v_z * cache.link7_projected_inertia_f_z
+        + link7_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + link3_acceleration_shift_v_x * cache.link7_projected_inertia_f_x;
+    position[(8, 5)] = link4_subspace_rate_v_x * link7_position_derivative_row_f_x
+        + cache.link7_projected_inertia_f_x * link4_acceleration_shift_v_x
+        + link4_acceleration_shift_v_z * cache.link7_projected_inertia_f_z
+        + link4_subspace_rate_v_z * link7_position_derivative_row_f_z;
+    position[(8, 6)] = link5_acceleration_shift_v_z * cache.link7_projected_inertia_f_z
+        + cache.link7_projected_inertia_f_x * link5_acceleration_shift_v_x
+        + link7_position_derivative_row_f_z * link5_subspace_rate_v_z
+        + link5_subspace_rate_v_x * link7_position_derivative_row_f_x;
+    position[(8, 7)] = cache.link7_projected_inertia_f_z * link6_acceleration_shift_v_z
+        + link6_acceleration_shift_v_x * cache.link7_projected_inertia_f_x
+        + link6_subspace_rate_v_x * link7_position_derivative_row_f_x
+        + link6_subspace_rate_v_z * link7_position_derivative_row_f_z;
+    position[(8, 8)] = link7_subspace_rate_v_z * link7_position_derivative_row_f_z
+        + cache.link7_projected_inertia_f_x * link7_acceleration_shift_v_x
+        + link7_acceleration_shift_v_z * cache.link7_projected_inertia_f_z
+        + link7_subspace_rate_v_x * link7_position_derivative_row_f_x;
+    position[(8, 9)] = link8_position_derivative_column_f_z * cache.link7_subspace_v_z
+        + cache.link7_position_z * link8_position_derivative_column_f_x + t41;
+    position[(8, 10)] = t42
+        + cache.link7_subspace_v_z * link9_position_derivative_column_f_z
+        + cache.link7_position_z * link9_position_derivative_column_f_x;
+    position[(8, 11)] = cache.link7_position_z * link10_position_derivative_column_f_x
+        + t43 + link10_position_derivative_column_f_z * cache.link7_subspace_v_z;
+    position[(8, 12)] = cache.link7_position_z * link11_position_derivative_column_f_x
+        + link11_position_derivative_column_f_z * cache.link7_subspace_v_z + t44;
+    position[(8, 13)] = cache.link7_subspace_v_z * link12_position_derivative_column_f_z
+        + cache.link7_position_z * link12_position_derivative_column_f_x + t45;
+    position[(9, 2)] = base_angle_acceleration_shift_v_x
+        * cache.link8_projected_inertia_f_x
+        + cache.link8_projected_inertia_f_z * base_angle_acceleration_shift_v_z
+        + link8_position_derivative_row_f_x * qd[1]
+        + base_angle_subspace_rate_v_z * link8_position_derivative_row_f_z;
+    position[(9, 3)] = link2_acceleration_shift_v_z * cache.link8_projected_inertia_f_z
+        + link2_subspace_rate_v_x * link8_position_derivative_row_f_x
+        + link2_acceleration_shift_v_x * cache.link8_projected_inertia_f_x
+        + link2_subspace_rate_v_z * link8_position_derivative_row_f_z;
+    position[(9, 4)] = link3_acceleration_shift_v_z * cache.link8_projected_inertia_f_z
+        + link8_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + link8_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_acceleration_shift_v_x * cache.link8_projected_inertia_f_x;
+    position[(9, 5)] = link4_subspace_rate_v_x * link8_position_derivative_row_f_x
+        + link4_acceleration_shift_v_z * cache.link8_projected_inertia_f_z
+        + link4_acceleration_shift_v_x * cache.link8_projected_inertia_f_x
+        + link4_subspace_rate_v_z * link8_position_derivative_row_f_z;
+    position[(9, 6)] = link5_acceleration_shift_v_x * cache.link8_projected_inertia_f_x
+        + link8_position_derivative_row_f_z * link5_subspace_rate_v_z
+        + link5_subspace_rate_v_x * link8_position_derivative_row_f_x
+        + link5_acceleration_shift_v_z * cache.link8_projected_inertia_f_z;
+    position[(9, 7)] = cache.link8_projected_inertia_f_z * link6_acceleration_shift_v_z
+        + link6_subspace_rate_v_z * link8_position_derivative_row_f_z
+        + link6_subspace_rate_v_x * link8_position_derivative_row_f_x
+        + link6_acceleration_shift_v_x * cache.link8_projected_inertia_f_x;
+    position[(9, 8)] = link7_acceleration_shift_v_z * cache.link8_projected_inertia_f_z
+        + link7_subspace_rate_v_x * link8_position_derivative_row_f_x
+        + link7_acceleration_shift_v_x * cache.link8_projected_inertia_f_x
+        + link7_subspace_rate_v_z * link8_position_derivative_row_f_z;
+    position[(9, 9)] = link8_subspace_rate_v_z * link8_position_derivative_row_f_z
+        + link8_acceleration_shift_v_x * cache.link8_projected_inertia_f_x
+        + link8_subspace_rate_v_x * link8_position_derivative_row_f_x
+        + link8_acceleration_shift_v_z * cache.link8_projected_inertia_f_z;
+    position[(9, 10)] = cache.link8_subspace_v_z * link9_position_derivative_column_f_z
+        + t42 + cache.link8_position_z * link9_position_derivative_column_f_x;
+    position[(9, 11)] = cache.link8_position_z * link10_position_derivative_column_f_x
+        + t43 + link10_position_derivative_column_f_z * cache.link8_subspace_v_z;
+    position[(9, 12)] = link11_position_derivative_column_f_z * cache.link8_subspace_v_z
+        + cache.link8_position_z * link11_position_derivative_column_f_x + t44;
+    position[(9, 13)] = link12_position_derivative_column_f_z * cache.link8_subspace_v_z
+        + cache.link8_position_z * link12_position_derivative_column_f_x + t45;
+    position[(10, 2)] = link9_position_derivative_row_f_x * qd[1]
+        + cache.link9_projected_inertia_f_z * base_angle_acceleration_shift_v_z
+        + base_angle_subspace_rate_v_z * link9_position_derivative_row_f_z
+        + cache.link9_projected_inertia_f_x * base_angle_acceleration_shift_v_x;
+    position[(10, 3)] = link2_subspace_rate_v_x * link9_position_derivative_row_f_x
+        + cache.link9_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_z * link9_position_derivative_row_f_z
+        + link2_acceleration_shift_v_z * cache.link9_projected_inertia_f_z;
+    position[(10, 4)] = link9_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_acceleration_shift_v_z * cache.link9_projected_inertia_f_z
+        + link9_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + cache.link9_projected_inertia_f_x * link3_acceleration_shift_v_x;
+    position[(10, 5)] = link4_subspace_rate_v_z * link9_position_derivative_row_f_z
+        + cache.link9_projected_inertia_f_x * link4_acceleration_shift_v_x
+        + link4_subspace_rate_v_x * link9_position_derivative_row_f_x
+        + link4_acceleration_shift_v_z * cache.link9_projected_inertia_f_z;
+    position[(10, 6)] = link9_position_derivative_row_f_z * link5_subspace_rate_v_z
+        + link5_acceleration_shift_v_z * cache.link9_projected_inertia_f_z
+        + cache.link9_projected_inertia_f_x * link5_acceleration_shift_v_x
+        + link5_subspace_rate_v_x * link9_position_derivative_row_f_x;
+    position[(10, 7)] = cache.link9_projected_inertia_f_z * link6_acceleration_shift_v_z
+        + link9_position_derivative_row_f_x * link6_subspace_rate_v_x
+        + link6_subspace_rate_v_z * link9_position_derivative_row_f_z
+        + cache.link9_projected_inertia_f_x * link6_acceleration_shift_v_x;
+    position[(10, 8)] = link7_acceleration_shift_v_z * cache.link9_projected_inertia_f_z
+        + cache.link9_projected_inertia_f_x * link7_acceleration_shift_v_x
+        + link7_subspace_rate_v_z * link9_position_derivative_row_f_z
+        + link7_subspace_rate_v_x * link9_position_derivative_row_f_x;
+    position[(10, 9)] = link8_acceleration_shift_v_z * cache.link9_projected_inertia_f_z
+        + link8_subspace_rate_v_x * link9_position_derivative_row_f_x
+        + cache.link9_projected_inertia_f_x * link8_acceleration_shift_v_x
+        + link8_subspace_rate_v_z * link9_position_derivative_row_f_z;
+    position[(10, 10)] = cache.link9_projected_inertia_f_x * link9_acceleration_shift_v_x
+        + link9_acceleration_shift_v_z * cache.link9_projected_inertia_f_z
+        + link9_position_derivative_row_f_z * link9_subspace_rate_v_z
+        + link9_subspace_rate_v_x * link9_position_derivative_row_f_x;
+    position[(10, 11)] = link10_position_derivative_column_f_x * cache.link9_position_z
+        + cache.link9_subspace_v_z * link10_position_derivative_column_f_z + t43;
+    position[(10, 12)] = cache.link9_subspace_v_z * link11_position_derivative_column_f_z
+        + t44 + link11_position_derivative_column_f_x * cache.link9_position_z;
+    position[(10, 13)] = cache.link9_subspace_v_z * link12_position_derivative_column_f_z
+        + t45 + cache.link9_position_z * link12_position_derivative_column_f_x;
+    position[(11, 2)] = cache.link10_projected_inertia_f_z
+        * base_angle_acceleration_shift_v_z + link10_position_derivative_row_f_x * qd[1]
+        + base_angle_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + base_angle_subspace_rate_v_z * link10_position_derivative_row_f_z;
+    position[(11, 3)] = link2_subspace_rate_v_x * link10_position_derivative_row_f_x
+        + link2_subspace_rate_v_z * link10_position_derivative_row_f_z
+        + link2_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + link2_acceleration_shift_v_z * cache.link10_projected_inertia_f_z;
+    position[(11, 4)] = link10_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link10_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + link3_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + link3_acceleration_shift_v_z * cache.link10_projected_inertia_f_z;
+    position[(11, 5)] = link10_position_derivative_row_f_x * link4_subspace_rate_v_x
+        + link4_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
+        + link4_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + link4_subspace_rate_v_z * link10_position_derivative_row_f_z;
+    position[(11, 6)] = link5_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + link5_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
+        + link5_subspace_rate_v_z * link10_position_derivative_row_f_z
+        + link5_subspace_rate_v_x * link10_position_derivative_row_f_x;
+    position[(11, 7)] = cache.link10_projected_inertia_f_z * link6_acceleration_shift_v_z
+        + link6_subspace_rate_v_z * link10_position_derivative_row_f_z
+        + link6_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + link10_position_derivative_row_f_x * link6_subspace_rate_v_x;
+    position[(11, 8)] = link7_subspace_rate_v_z * link10_position_derivative_row_f_z
+        + link7_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
+        + link7_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + link10_position_derivative_row_f_x * link7_subspace_rate_v_x;
+    position[(11, 9)] = link8_subspace_rate_v_z * link10_position_derivative_row_f_z
+        + link8_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
+        + link8_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + link10_position_derivative_row_f_x * link8_subspace_rate_v_x;
+    position[(11, 10)] = link9_subspace_rate_v_x * link10_position_derivative_row_f_x
+        + link9_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + link9_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
+        + link9_subspace_rate_v_z * link10_position_derivative_row_f_z;
+    position[(11, 11)] = link10_subspace_rate_v_x * link10_position_derivative_row_f_x
+        + link10_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
+        + link10_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
+        + link10_subspace_rate_v_z * link10_position_derivative_row_f_z;
+    position[(11, 12)] = link11_position_derivative_column_f_z
+        * cache.link10_subspace_v_z + t44
+        + link11_position_derivative_column_f_x * cache.link10_position_z;
+    position[(11, 13)] = t45
+        + cache.link10_subspace_v_z * link12_position_derivative_column_f_z
+        + cache.link10_position_z * link12_position_derivative_column_f_x;
+    position[(12, 2)] = base_angle_acceleration_shift_v_x
+        * cache.link11_projected_inertia_f_x
+        + link11_position_derivative_row_f_z * base_angle_subspace_rate_v_z
+        + cache.link11_projected_inertia_f_z * base_angle_acceleration_shift_v_z
+        + link11_position_derivative_row_f_x * qd[1];
+    position[(12, 3)] = cache.link11_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_z * link11_position_derivative_row_f_z
+        + link2_subspace_rate_v_x * link11_position_derivative_row_f_x
+        + link2_acceleration_shift_v_z * cache.link11_projected_inertia_f_z;
+    position[(12, 4)] = link11_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + link3_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
+        + link11_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_acceleration_shift_v_x * cache.link11_projected_inertia_f_x;
+    position[(12, 5)] = link4_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
+        + cache.link11_projected_inertia_f_x * link4_acceleration_shift_v_x
+        + link4_subspace_rate_v_x * link11_position_derivative_row_f_x
+        + link4_subspace_rate_v_z * link11_position_derivative_row_f_z;
+    position[(12, 6)] = link11_position_derivative_row_f_z * link5_subspace_rate_v_z
+        + cache.link11_projected_inertia_f_x * link5_acceleration_shift_v_x
+        + link5_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
+        + link5_subspace_rate_v_x * link11_position_derivative_row_f_x;
+    position[(12, 7)] = link11_position_derivative_row_f_x * link6_subspace_rate_v_x
+        + link6_acceleration_shift_v_x * cache.link11_projected_inertia_f_x
+        + link6_subspace_rate_v_z * link11_position_derivative_row_f_z
+        + cache.link11_projected_inertia_f_z * link6_acceleration_shift_v_z;
+    position[(12, 8)] = cache.link11_projected_inertia_f_x * link7_acceleration_shift_v_x
+        + link11_position_derivative_row_f_x * link7_subspace_rate_v_x
+        + link7_subspace_rate_v_z * link11_position_derivative_row_f_z
+        + link7_acceleration_shift_v_z * cache.link11_projected_inertia_f_z;
+    position[(12, 9)] = link8_subspace_rate_v_x * link11_position_derivative_row_f_x
+        + cache.link11_projected_inertia_f_x * link8_acceleration_shift_v_x
+        + link8_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
+        + link8_subspace_rate_v_z * link11_position_derivative_row_f_z;
+    position[(12, 10)] = link9_subspace_rate_v_x * link11_position_derivative_row_f_x
+        + link11_position_derivative_row_f_z * link9_subspace_rate_v_z
+        + link9_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
+        + cache.link11_projected_inertia_f_x * link9_acceleration_shift_v_x;
+    position[(12, 11)] = link10_acceleration_shift_v_z
+        * cache.link11_projected_inertia_f_z
+        + link11_position_derivative_row_f_z * link10_subspace_rate_v_z
+        + link10_subspace_rate_v_x * link11_position_derivative_row_f_x
+        + link10_acceleration_shift_v_x * cache.link11_projected_inertia_f_x;
+    position[(12, 12)] = cache.link11_projected_inertia_f_x
+        * link11_acceleration_shift_v_x
+        + link11_position_derivative_row_f_z * link11_subspace_rate_v_z
+        + link11_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
+        + link11_subspace_rate_v_x * link11_position_derivative_row_f_x;
+    position[(12, 13)] = cache.link11_subspace_v_z
+        * link12_position_derivative_column_f_z
+        + cache.link11_position_z * link12_position_derivative_column_f_x + t45;
+    position[(13, 2)] = base_angle_acceleration_shift_v_x
+        * cache.link12_projected_inertia_f_x
+        + link12_position_derivative_row_f_z * base_angle_subspace_rate_v_z
+        + link12_position_derivative_row_f_x * qd[1]
+        + link12_articulated_subspace_f_z * base_angle_acceleration_shift_v_z;
+    position[(13, 3)] = link2_subspace_rate_v_x * link12_position_derivative_row_f_x
+        + link2_acceleration_shift_v_z * link12_articulated_subspace_f_z
+        + link12_position_derivative_row_f_z * link2_subspace_rate_v_z
+        + link2_acceleration_shift_v_x * cache.link12_projected_inertia_f_x;
+    position[(13, 4)] = link12_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + link3_acceleration_shift_v_z * link12_articulated_subspace_f_z
+        + link3_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
+        + link12_position_derivative_row_f_x * link3_subspace_rate_v_x;
+    position[(13, 5)] = link4_subspace_rate_v_x * link12_position_derivative_row_f_x
+        + link12_position_derivative_row_f_z * link4_subspace_rate_v_z
+        + link4_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
+        + link4_acceleration_shift_v_z * link12_articulated_subspace_f_z;
+    position[(13, 6)] = link5_acceleration_shift_v_z * link12_articulated_subspace_f_z
+        + link5_subspace_rate_v_x * link12_position_derivative_row_f_x
+        + link5_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
+        + link12_position_derivative_row_f_z * link5_subspace_rate_v_z;
+    position[(13, 7)] = link12_position_derivative_row_f_z * link6_subspace_rate_v_z
+        + link6_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
+        + link12_articulated_subspace_f_z * link6_acceleration_shift_v_z
+        + link12_position_derivative_row_f_x * link6_subspace_rate_v_x;
+    position[(13, 8)] = link7_acceleration_shift_v_z * link12_articulated_subspace_f_z
+        + link12_position_derivative_row_f_z * link7_subspace_rate_v_z
+        + link7_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
+        + link12_position_derivative_row_f_x * link7_subspace_rate_v_x;
+    position[(13, 9)] = link8_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
+        + link12_position_derivative_row_f_z * link8_subspace_rate_v_z
+        + link8_acceleration_shift_v_z * link12_articulated_subspace_f_z
+        + link8_subspace_rate_v_x * link12_position_derivative_row_f_x;
+    position[(13, 10)] = link9_acceleration_shift_v_z * link12_articulated_subspace_f_z
+        + link12_position_derivative_row_f_z * link9_subspace_rate_v_z
+        + link9_subspace_rate_v_x * link12_position_derivative_row_f_x
+        + link9_acceleration_shift_v_x * cache.link12_projected_inertia_f_x;
+    position[(13, 11)] = link10_subspace_rate_v_x * link12_position_derivative_row_f_x
+        + link12_position_derivative_row_f_z * link10_subspace_rate_v_z
+        + link10_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
+        + link10_acceleration_shift_v_z * link12_articulated_subspace_f_z;
+    position[(13, 12)] = link11_acceleration_shift_v_x
+        * cache.link12_projected_inertia_f_x
+        + link12_position_derivative_row_f_z * link11_subspace_rate_v_z
+        + link11_subspace_rate_v_x * link12_position_derivative_row_f_x
+        + link11_acceleration_shift_v_z * link12_articulated_subspace_f_z;
+    position[(13, 13)] = link12_acceleration_shift_v_z * link12_articulated_subspace_f_z
+        + link12_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
+        + link12_position_derivative_row_f_z * link12_subspace_rate_v_z
+        + link12_position_derivative_row_f_x * link12_subspace_rate_v_x;
+    velocity[(0, 2)] = 2.0 * base_angle_coriolis_column_f_x;
+    velocity[(0, 3)] = 2.0 * link2_coriolis_column_f_x;
+    velocity[(0, 4)] = 2.0 * link3_coriolis_column_f_x;
+    velocity[(0, 5)] = 2.0 * link4_coriolis_column_f_x;
+    velocity[(0, 6)] = 2.0 * link5_coriolis_column_f_x;
+    velocity[(0, 7)] = 2.0 * link6_coriolis_column_f_x;
+    velocity[(0, 8)] = 2.0 * link7_coriolis_column_f_x;
+    velocity[(0, 9)] = 2.0 * link8_coriolis_column_f_x;
+    velocity[(0, 10)] = 2.0 * link9_coriolis_column_f_x;
+    velocity[(0, 11)] = 2.0 * link10_coriolis_column_f_x;
+    velocity[(0, 12)] = 2.0 * link11_coriolis_column_f_x;
+    velocity[(0, 13)] = 2.0 * link12_coriolis_column_f_x;
+    velocity[(1, 2)] = 2.0 * base_angle_coriolis_column_f_z;
+    velocity[(1, 3)] = 2.0 * link2_coriolis_column_f_z;
+    velocity[(1, 4)] = 2.0 * link3_coriolis_column_f_z;
+    velocity[(1, 5)] = 2.0 * link4_coriolis_column_f_z;
+    velocity[(1, 6)] = 2.0 * link5_coriolis_column_f_z;
+    velocity[(1, 7)] = 2.0 * link6_coriolis_column_f_z;
+    velocity[(1, 8)] = 2.0 * link7_coriolis_column_f_z;
+    velocity[(1, 9)] = 2.0 * link8_coriolis_column_f_z;
+    velocity[(1, 10)] = 2.0 * link9_coriolis_column_f_z;
+    velocity[(1, 11)] = 2.0 * link10_coriolis_column_f_z;
+    velocity[(1, 12)] = 2.0 * link11_coriolis_column_f_z;
+    velocity[(1, 13)] = 2.0 * link12_coriolis_column_f_z;
+    velocity[(2, 0)] = 2.0 * base_angle_coriolis_row_f_x;
+    velocity[(2, 1)] = 2.0 * base_angle_coriolis_row_f_z;
+    velocity[(2, 2)] = 2.0
+        * (base_angle_subspace_rate_v_z * cache.base_angle_projected_inertia_f_z
+            + base_angle_coriolis_row_f_z * cache.base_angle_subspace_v_z
+            + qd[1] * cache.base_angle_projected_inertia_f_x
+            + q[1] * base_angle_coriolis_row_f_x - base_angle_coriolis_row_n_y);
+    velocity[(2, 3)] = 2.0
+        * (cache.base_angle_subspace_v_z * link2_coriolis_column_f_z
+            + q[1] * link2_coriolis_column_f_x - link2_coriolis_column_n_y);
+    velocity[(2, 4)] = 2.0
+        * (cache.base_angle_subspace_v_z * link3_coriolis_column_f_z + t67
+            + q[1] * link3_coriolis_column_f_x);
+    velocity[(2, 5)] = 2.0
+        * (q[1] * link4_coriolis_column_f_x + t73
+            + cache.base_angle_subspace_v_z * link4_coriolis_column_f_z);
+    velocity[(2, 6)] = 2.0
+        * (t79 + cache.base_angle_subspace_v_z * link5_coriolis_column_f_z
+            + q[1] * link5_coriolis_column_f_x);
+    velocity[(2, 7)] = 2.0
+        * (t85 + cache.base_angle_subspace_v_z * link6_coriolis_column_f_z
+            + q[1] * link6_coriolis_column_f_x);
+    velocity[(2, 8)] = 2.0
+        * (link7_coriolis_column_f_z * cache.base_angle_subspace_v_z
+            + q[1] * link7_coriolis_column_f_x + t91);
+    velocity[(2, 9)] = 2.0
+        * (q[1] * link8_coriolis_column_f_x + t97
+            + cache.base_angle_subspace_v_z * link8_coriolis_column_f_z);
+    velocity[(2, 10)] = 2.0
+        * (t103 + q[1] * link9_coriolis_column_f_x
+            + cache.base_angle_subspace_v_z * link9_coriolis_column_f_z);
+    velocity[(2, 11)] = 2.0
+        * (q[1] * link10_coriolis_column_f_x
+            + link10_coriolis_column_f_z * cache.base_angle_subspace_v_z + t109);
+    velocity[(2, 12)] = 2.0
+        * (q[1] * link11_coriolis_column_f_x + t115
+            + link11_coriolis_column_f_z * cache.base_angle_subspace_v_z);
+    velocity[(2, 13)] = 2.0
+        * (q[1] * link12_coriolis_column_f_x
+            + link12_coriolis_column_f_z * cache.base_angle_subspace_v_z + t121);
+    velocity[(3, 0)] = 2.0 * link2_coriolis_row_f_x;
+    velocity[(3, 1)] = 2.0 * link2_coriolis_row_f_z;
+    velocity[(3, 2)] = 2.0
+        * (q[1] * link2_coriolis_row_f_x
+            + link2_coriolis_row_f_z * cache.base_angle_subspace_v_z + t122
+            + cache.link2_projected_inertia_f_z * base_angle_subspace_rate_v_z
+            + cache.link2_projected_inertia_f_x * qd[1]);
+    velocity[(3, 3)] = 2.0
+        * (link2_coriolis_row_f_z * cache.link2_subspace_v_z
+            + link2_subspace_rate_v_x * cache.link2_projected_inertia_f_x + t122
+            + link2_subspace_rate_v_z * cache.link2_projected_inertia_f_z
+            + cache.link2_position_z * link2_coriolis_row_f_x);
+    velocity[(3, 4)] = 2.0
+        * (t67 + cache.link2_subspace_v_z * link3_coriolis_column_f_z
+            + cache.link2_position_z * link3_coriolis_column_f_x);
+    velocity[(3, 5)] = 2.0
+        * (t73 + link4_coriolis_column_f_x * cache.link2_position_z
+            + cache.link2_subspace_v_z * link4_coriolis_column_f_z);
+    velocity[(3, 6)] = 2.0
+        * (cache.link2_subspace_v_z * link5_coriolis_column_f_z + t79
+            + cache.link2_position_z * link5_coriolis_column_f_x);
+    velocity[(3, 7)] = 2.0
+        * (cache.link2_position_z * link6_coriolis_column_f_x + t85
+            + cache.link2_subspace_v_z * link6_coriolis_column_f_z);
+    velocity[(3, 8)] = 2.0
+        * (link7_coriolis_column_f_x * cache.link2_position_z
+            + cache.link2_subspace_v_z * link7_coriolis_column_f_z + t91);
+    velocity[(3, 9)] = 2.0
+        * (t97 + cache.link2_position_z * link8_coriolis_column_f_x
+            + cache.link2_subspace_v_z * link8_coriolis_column_f_z);
+    velocity[(3, 10)] = 2.0
+        * (t103 + cache.link2_position_z * link9_coriolis_column_f_x
+            + cache.link2_subspace_v_z * link9_coriolis_column_f_z);
+    velocity[(3, 11)] = 2.0
+        * (link10_coriolis_column_f_x * cache.link2_position_z
+            + cache.link2_subspace_v_z * link10_coriolis_column_f_z + t109);
+    velocity[(3, 12)] = 2.0
+        * (t115 + cache.link2_position_z * link11_coriolis_column_f_x
+            + cache.link2_subspace_v_z * link11_coriolis_column_f_z);
+    velocity[(3, 13)] = 2.0
+        * (cache.link2_subspace_v_z * link12_coriolis_column_f_z
+            + cache.link2_position_z * link12_coriolis_column_f_x + t121);
+    velocity[(4, 0)] = 2.0 * link3_coriolis_row_f_x;
+    velocity[(4, 1)] = 2.0 * link3_coriolis_row_f_z;
+    velocity[(4, 2)] = 2.0
+        * (cache.link3_projected_inertia_f_x * qd[1] + t123
+            + cache.base_angle_subspace_v_z * link3_coriolis_row_f_z
+            + cache.link3_projected_inertia_f_z * base_angle_subspace_rate_v_z
+            + q[1] * link3_coriolis_row_f_x);
+    velocity[(4, 3)] = 2.0
+        * (link2_subspace_rate_v_x * cache.link3_projected_inertia_f_x + t123
+            + link2_subspace_rate_v_z * cache.link3_projected_inertia_f_z
+            + cache.link2_position_z * link3_coriolis_row_f_x
+            + cache.link2_subspace_v_z * link3_coriolis_row_f_z);
+    velocity[(4, 4)] = 2.0
+        * (cache.link3_projected_inertia_f_z * link3_subspace_rate_v_z
+            + cache.link3_position_z * link3_coriolis_row_f_x + t123
+            + cache.link3_projected_inertia_f_x * link3_subspace_rate_v_x
+            + link3_coriolis_row_f_z * cache.link3_subspace_v_z);
+    velocity[(4, 5)] = 2.0
+        * (link4_coriolis_column_f_z * cache.link3_subspace_v_z
+            + link4_coriolis_column_f_x * cache.link3_position_z + t73);
+    velocity[(4, 6)] = 2.0
+        * (cache.link3_position_z * link5_coriolis_column_f_x
+            + link5_coriolis_column_f_z * cache.link3_subspace_v_z + t79);
+    velocity[(4, 7)] = 2.0
+        * (link6_coriolis_column_f_z * cache.link3_subspace_v_z
+            + link6_coriolis_column_f_x * cache.link3_position_z + t85);
+    velocity[(4, 8)] = 2.0
+        * (link7_coriolis_column_f_z * cache.link3_subspace_v_z
+            + link7_coriolis_column_f_x * cache.link3_position_z + t91);
+    velocity[(4, 9)] = 2.0
+        * (t97 + link8_coriolis_column_f_z * cache.link3_subspace_v_z
+            + cache.link3_position_z * link8_coriolis_column_f_x);
+    velocity[(4, 10)] = 2.0
+        * (t103 + link9_coriolis_column_f_z * cache.link3_subspace_v_z
+            + cache.link3_position_z * link9_coriolis_column_f_x);
+    velocity[(4, 11)] = 2.0
+        * (link10_coriolis_column_f_z * cache.link3_subspace_v_z
+            + link10_coriolis_column_f_x * cache.link3_position_z + t109);
+    velocity[(4, 12)] = 2.0
+        * (link11_coriolis_column_f_z * cache.link3_subspace_v_z + t115
+            + cache.link3_position_z * link11_coriolis_column_f_x);
+    velocity[(4, 13)] = 2.0
+        * (link12_coriolis_column_f_x * cache.link3_position_z
+            + link12_coriolis_column_f_z * cache.link3_subspace_v_z + t121);
+    velocity[(5, 0)] = 2.0 * link4_coriolis_row_f_x;
+    velocity[(5, 1)] = 2.0 * link4_coriolis_row_f_z;
+    velocity[(5, 2)] = 2.0
+        * (cache.link4_projected_inertia_f_z * base_angle_subspace_rate_v_z
+            + cache.link4_projected_inertia_f_x * qd[1]
+            + cache.base_angle_subspace_v_z * link4_coriolis_row_f_z
+            + q[1] * link4_coriolis_row_f_x + t124);
+    velocity[(5, 3)] = 2.0
+        * (cache.link2_position_z * link4_coriolis_row_f_x
+            + cache.link2_subspace_v_z * link4_coriolis_row_f_z
+            + cache.link4_projected_inertia_f_x * link2_subspace_rate_v_x
+            + cache.link4_projected_inertia_f_z * link2_subspace_rate_v_z + t124);
+    velocity[(5, 4)] = 2.0
+        * (link4_coriolis_row_f_z * cache.link3_subspace_v_z
+            + cache.link4_projected_inertia_f_x * link3_subspace_rate_v_x + t124
+            + cache.link4_projected_inertia_f_z * link3_subspace_rate_v_z
+            + cache.link3_position_z * link4_coriolis_row_f_x);
+    velocity[(5, 5)] = 2.0
+        * (cache.link4_projected_inertia_f_z * link4_subspace_rate_v_z
+            + cache.link4_projected_inertia_f_x * link4_subspace_rate_v_x
+            + cache.link4_position_z * link4_coriolis_row_f_x
+            + cache.link4_subspace_v_z * link4_coriolis_row_f_z + t124);
+    velocity[(5, 6)] = 2.0
+        * (cache.link4_subspace_v_z * link5_coriolis_column_f_z
+            + cache.link4_position_z * link5_coriolis_column_f_x + t79);
+    velocity[(5, 7)] = 2.0
+        * (cache.link4_position_z * link6_coriolis_column_f_x + t85
+            + cache.link4_subspace_v_z * link6_coriolis_column_f_z);
+    velocity[(5, 8)] = 2.0
+        * (link7_coriolis_column_f_z * cache.link4_subspace_v_z + t91
+            + cache.link4_position_z * link7_coriolis_column_f_x);
+    velocity[(5, 9)] = 2.0
+        * (t97 + cache.link4_position_z * link8_coriolis_column_f_x
+            + cache.link4_subspace_v_z * link8_coriolis_column_f_z);
+    velocity[(5, 10)] = 2.0
+        * (t103 + cache.link4_position_z * link9_coriolis_column_f_x
+            + cache.link4_subspace_v_z * link9_coriolis_column_f_z);
+    velocity[(5, 11)] = 2.0
+        * (link10_coriolis_column_f_z * cache.link4_subspace_v_z + t109
+            + cache.link4_position_z * link10_coriolis_column_f_x);
+    velocity[(5, 12)] = 2.0
+        * (link11_coriolis_column_f_z * cache.link4_subspace_v_z + t115
+            + cache.link4_position_z * link11_coriolis_column_f_x);
+    velocity[(5, 13)] = 2.0
+        * (cache.link4_position_z * link12_coriolis_column_f_x
+            + link12_coriolis_column_f_z * cache.link4_subspace_v_z + t121);
+    velocity[(6, 0)] = 2.0 * link5_coriolis_row_f_x;
+    velocity[(6, 1)] = 2.0 * link5_coriolis_row_f_z;
+    velocity[(6, 2)] = 2.0
+        * (cache.base_angle_subspace_v_z * link5_coriolis_row_f_z
+            + cache.link5_projected_inertia_f_x * qd[1] + t125
+            + q[1] * link5_coriolis_row_f_x
+            + base_angle_subspace_rate_v_z * cache.link5_projected_inertia_f_z);
+    velocity[(6, 3)] = 2.0
+        * (link5_coriolis_row_f_x * cache.link2_position_z
+            + link2_subspace_rate_v_x * cache.link5_projected_inertia_f_x + t125
+            + cache.link2_subspace_v_z * link5_coriolis_row_f_z
+            + link2_subspace_rate_v_z * cache.link5_projected_inertia_f_z);
+    velocity[(6, 4)] = 2.0
+        * (cache.link5_projected_inertia_f_x * link3_subspace_rate_v_x
+            + link5_coriolis_row_f_x * cache.link3_position_z + t125
+            + link5_coriolis_row_f_z * cache.link3_subspace_v_z
+            + cache.link5_projected_inertia_f_z * link3_subspace_rate_v_z);
+    velocity[(6, 5)] = 2.0
+        * (cache.link4_subspace_v_z * link5_coriolis_row_f_z + t125
+            + link4_subspace_rate_v_z * cache.link5_projected_inertia_f_z
+            + cache.link4_position_z * link5_coriolis_row_f_x
+            + cache.link5_projected_inertia_f_x * link4_subspace_rate_v_x);
+    velocity[(6, 6)] = 2.0
+        * (cache.link5_subspace_v_z * link5_coriolis_row_f_z + t125
+            + cache.link5_projected_inertia_f_z * link5_subspace_rate_v_z
+            + cache.link5_projected_inertia_f_x * link5_subspace_rate_v_x
+            + link5_coriolis_row_f_x * cache.link5_position_z);
+    velocity[(6, 7)] = 2.0
+        * (t85 + cache.link5_position_z * link6_coriolis_column_f_x
+            + cache.link5_subspace_v_z * link6_coriolis_column_f_z);
+    velocity[(6, 8)] = 2.0
+        * (link7_coriolis_column_f_x * cache.link5_position_z
+            + cache.link5_subspace_v_z * link7_coriolis_column_f_z + t91);
+    velocity[(6, 9)] = 2.0
+        * (cache.link5_position_z * link8_coriolis_column_f_x + t97
+            + cache.link5_subspace_v_z * link8_coriolis_column_f_z);
+    velocity[(6, 10)] = 2.0
+        * (cache.link5_subspace_v_z * link9_coriolis_column_f_z + t103
+            + cache.link5_position_z * link9_coriolis_column_f_x);
+    velocity[(6, 11)] = 2.0
+        * (link10_coriolis_column_f_z * cache.link5_subspace_v_z
+            + link10_coriolis_column_f_x * cache.link5_position_z + t109);
+    velocity[(6, 12)] = 2.0
+        * (t115 + cache.link5_position_z * link11_coriolis_column_f_x
+            + link11_coriolis_column_f_z * cache.link5_subspace_v_z);
+    velocity[(6, 13)] = 2.0
+        * (cache.link5_position_z * link12_coriolis_column_f_x
+            + link12_coriolis_column_f_z * cache.link5_subspace_v_z + t121);
+    velocity[(7, 0)] = 2.0 * link6_coriolis_row_f_x;
+    velocity[(7, 1)] = 2.0 * link6_coriolis_row_f_z;
+    velocity[(7, 2)] = 2.0
+        * (link6_coriolis_row_f_z * cache.base_angle_subspace_v_z
+            + cache.link6_projected_inertia_f_x * qd[1] + t126
+            + q[1] * link6_coriolis_row_f_x
+            + cache.link6_projected_inertia_f_z * base_angle_subspace_rate_v_z);
+    velocity[(7, 3)] = 2.0
+        * (cache.link2_position_z * link6_coriolis_row_f_x
+            + link2_subspace_rate_v_z * cache.link6_projected_inertia_f_z
+            + cache.link6_projected_inertia_f_x * link2_subspace_rate_v_x + t126
+            + cache.link2_subspace_v_z * link6_coriolis_row_f_z);
+    velocity[(7, 4)] = 2.0
+        * (cache.link6_projected_inertia_f_z * link3_subspace_rate_v_z
+            + cache.link3_position_z * link6_coriolis_row_f_x
+            + link6_coriolis_row_f_z * cache.link3_subspace_v_z
+            + cache.link6_projected_inertia_f_x * link3_subspace_rate_v_x + t126);
+    velocity[(7, 5)] = 2.0
+        * (cache.link6_projected_inertia_f_x * link4_subspace_rate_v_x
+            + link4_subspace_rate_v_z * cache.link6_projected_inertia_f_z
+            + link6_coriolis_row_f_z * cache.link4_subspace_v_z + t126
+            + cache.link4_position_z * link6_coriolis_row_f_x);
+    velocity[(7, 6)] = 2.0
+        * (cache.link6_projected_inertia_f_z * link5_subspace_rate_v_z
+            + cache.link6_projected_inertia_f_x * link5_subspace_rate_v_x
+            + cache.link5_subspace_v_z * link6_coriolis_row_f_z
+            + cache.link5_position_z * link6_coriolis_row_f_x + t126);
+    velocity[(7, 7)] = 2.0
+        * (cache.link6_position_z * link6_coriolis_row_f_x
+            + link6_subspace_rate_v_z * cache.link6_projected_inertia_f_z
+            + cache.link6_subspace_v_z * link6_coriolis_row_f_z
+            + cache.link6_projected_inertia_f_x * link6_subspace_rate_v_x + t126);
+    velocity[(7, 8)] = 2.0
+        * (cache.link6_subspace_v_z * link7_coriolis_column_f_z
+            + link7_coriolis_column_f_x * cache.link6_position_z + t91);
+    velocity[(7, 9)] = 2.0
+        * (t97 + cache.link6_position_z * link8_coriolis_column_f_x
+            + cache.link6_subspace_v_z * link8_coriolis_column_f_z);
+    velocity[(7, 10)] = 2.0
+        * (t103 + cache.link6_subspace_v_z * link9_coriolis_column_f_z
+            + cache.link6_position_z * link9_coriolis_column_f_x);
+    velocity[(7, 11)] = 2.0
+        * (link10_coriolis_column_f_x * cache.link6_position_z + t109
+            + cache.link6_subspace_v_z * link10_coriolis_column_f_z);
+    velocity[(7, 12)] = 2.0
+        * (cache.link6_position_z * link11_coriolis_column_f_x + t115
+            + cache.link6_subspace_v_z * link11_coriolis_column_f_z);
+    velocity[(7, 13)] = 2.0
+        * (link12_coriolis_column_f_z * cache.link6_subspace_v_z + t121
+            + cache.link6_position_z * link12_coriolis_column_f_x);
+    velocity[(8, 0)] = 2.0 * link7_coriolis_row_f_x;
+    velocity[(8, 1)] = 2.0 * link7_coriolis_row_f_z;
+    velocity[(8, 2)] = 2.0
+        * (cache.link7_projected_inertia_f_x * qd[1]
+            + base_angle_subspace_rate_v_z * cache.link7_projected_inertia_f_z
+            + link7_coriolis_row_f_z * cache.base_angle_subspace_v_z + t127
+            + q[1] * link7_coriolis_row_f_x);
+    velocity[(8, 3)] = 2.0
+        * (cache.link2_subspace_v_z * link7_coriolis_row_f_z
+            + link2_subspace_rate_v_x * cache.link7_projected_inertia_f_x
+            + link2_subspace_rate_v_z * cache.link7_projected_inertia_f_z
+            + cache.link2_position_z * link7_coriolis_row_f_x + t127);
+    velocity[(8, 4)] = 2.0
+        * (cache.link7_projected_inertia_f_z * link3_subspace_rate_v_z
+            + link7_coriolis_row_f_x * cache.link3_position_z
+            + link7_coriolis_row_f_z * cache.link3_subspace_v_z
+            + cache.link7_projected_inertia_f_x * link3_subspace_rate_v_x + t127);
+    velocity[(8, 5)] = 2.0
+        * (link7_coriolis_row_f_z * cache.link4_subspace_v_z
+            + link4_subspace_rate_v_z * cache.link7_projected_inertia_f_z
+            + cache.link7_projected_inertia_f_x * link4_subspace_rate_v_x + t127
+            + cache.link4_position_z * link7_coriolis_row_f_x);
+    velocity[(8, 6)] = 2.0
+        * (cache.link5_subspace_v_z * link7_coriolis_row_f_z
+            + cache.link7_projected_inertia_f_z * link5_subspace_rate_v_z
+            + cache.link7_projected_inertia_f_x * link5_subspace_rate_v_x + t127
+            + cache.link5_position_z * link7_coriolis_row_f_x);
+    velocity[(8, 7)] = 2.0
+        * (cache.link6_subspace_v_z * link7_coriolis_row_f_z
+            + cache.link6_position_z * link7_coriolis_row_f_x
+            + link6_subspace_rate_v_z * cache.link7_projected_inertia_f_z
+            + cache.link7_projected_inertia_f_x * link6_subspace_rate_v_x + t127);
+    velocity[(8, 8)] = 2.0
+        * (link7_subspace_rate_v_z * cache.link7_projected_inertia_f_z
+            + cache.link7_projected_inertia_f_x * link7_subspace_rate_v_x
+            + cache.link7_subspace_v_z * link7_coriolis_row_f_z
+            + cache.link7_position_z * link7_coriolis_row_f_x + t127);
+    velocity[(8, 9)] = 2.0
+        * (cache.link7_position_z * link8_coriolis_column_f_x + t97
+            + cache.link7_subspace_v_z * link8_coriolis_column_f_z);
+    velocity[(8, 10)] = 2.0
+        * (t103 + cache.link7_position_z * link9_coriolis_column_f_x
+            + cache.link7_subspace_v_z * link9_coriolis_column_f_z);
+    velocity[(8, 11)] = 2.0
+        * (cache.link7_position_z * link10_coriolis_column_f_x + t109
+            + link10_coriolis_column_f_z * cache.link7_subspace_v_z);
+    velocity[(8, 12)] = 2.0
+        * (t115 + cache.link7_position_z * link11_coriolis_column_f_x
+            + link11_coriolis_column_f_z * cache.link7_subspace_v_z);
+    velocity[(8, 13)] = 2.0
+        * (cache.link7_position_z * link12_coriolis_column_f_x
+            + link12_coriolis_column_f_z * cache.link7_subspace_v_z + t121);
+    velocity[(9, 0)] = 2.0 * link8_coriolis_row_f_x;
+    velocity[(9, 1)] = 2.0 * link8_coriolis_row_f_z;
+    velocity[(9, 2)] = 2.0
+        * (t128 + cache.link8_projected_inertia_f_x * qd[1]
+            + link8_coriolis_row_f_z * cache.base_angle_subspace_v_z
+            + q[1] * link8_coriolis_row_f_x
+            + base_angle_subspace_rate_v_z * cache.link8_projected_inertia_f_z);
+    velocity[(9, 3)] = 2.0
+        * (t128 + cache.link2_subspace_v_z * link8_coriolis_row_f_z
+            + cache.link2_position_z * link8_coriolis_row_f_x
+            + link2_subspace_rate_v_x * cache.link8_projected_inertia_f_x
+            + link2_subspace_rate_v_z * cache.link8_projected_inertia_f_z);
+    velocity[(9, 4)] = 2.0
+        * (t128 + cache.link8_projected_inertia_f_z * link3_subspace_rate_v_z
+            + cache.link3_position_z * link8_coriolis_row_f_x
+            + link8_coriolis_row_f_z * cache.link3_subspace_v_z
+            + cache.link8_projected_inertia_f_x * link3_subspace_rate_v_x);
+    velocity[(9, 5)] = 2.0
+        * (t128 + link4_subspace_rate_v_x * cache.link8_projected_inertia_f_x
+            + link4_subspace_rate_v_z * cache.link8_projected_inertia_f_z
+            + link8_coriolis_row_f_z * cache.link4_subspace_v_z
+            + cache.link4_position_z * link8_coriolis_row_f_x);
+    velocity[(9, 6)] = 2.0
+        * (t128 + cache.link5_position_z * link8_coriolis_row_f_x
+            + link5_subspace_rate_v_x * cache.link8_projected_inertia_f_x
+            + cache.link8_projected_inertia_f_z * link5_subspace_rate_v_z
+            + link8_coriolis_row_f_z * cache.link5_subspace_v_z);
+    velocity[(9, 7)] = 2.0
+        * (t128 + link6_subspace_rate_v_z * cache.link8_projected_inertia_f_z
+            + link6_subspace_rate_v_x * cache.link8_projected_inertia_f_x
+            + cache.link6_position_z * link8_coriolis_row_f_x
+            + cache.link6_subspace_v_z * link8_coriolis_row_f_z);
+    velocity[(9, 8)] = 2.0
+        * (t128 + cache.link7_position_z * link8_coriolis_row_f_x
+            + link7_subspace_rate_v_z * cache.link8_projected_inertia_f_z
+            + link7_subspace_rate_v_x * cache.link8_projected_inertia_f_x
+            + link8_coriolis_row_f_z * cache.link7_subspace_v_z);
+    velocity[(9, 9)] = 2.0
+        * (t128 + link8_subspace_rate_v_z * cache.link8_projected_inertia_f_z
+            + link8_subspace_rate_v_x * cache.link8_projected_inertia_f_x
+            + link8_coriolis_row_f_z * cache.link8_subspace_v_z
+            + cache.link8_position_z * link8_coriolis_row_f_x);
+    velocity[(9, 10)] = 2.0
+        * (cache.link8_subspace_v_z * link9_coriolis_column_f_z + t103
+            + cache.link8_position_z * link9_coriolis_column_f_x);
+    velocity[(9, 11)] = 2.0
+        * (link10_coriolis_column_f_z * cache.link8_subspace_v_z
+            + cache.link8_position_z * link10_coriolis_column_f_x + t109);
+    velocity[(9, 12)] = 2.0
+        * (link11_coriolis_column_f_z * cache.link8_subspace_v_z + t115
+            + cache.link8_position_z * link11_coriolis_column_f_x);
+    velocity[(9, 13)] = 2.0
+        * (cache.link8_position_z * link12_coriolis_column_f_x
+            + link12_coriolis_column_f_z * cache.link8_subspace_v_z + t121);
+    velocity[(10, 0)] = 2.0 * link9_coriolis_row_f_x;
+    velocity[(10, 1)] = 2.0 * link9_coriolis_row_f_z;
+    velocity[(10, 2)] = 2.0
+        * (cache.base_angle_subspace_v_z * link9_coriolis_row_f_z + t129
+            + cache.link9_projected_inertia_f_x * qd[1]
+            + base_angle_subspace_rate_v_z * cache.link9_projected_inertia_f_z
+            + q[1] * link9_coriolis_row_f_x);
+    velocity[(10, 3)] = 2.0
+        * (cache.link2_position_z * link9_coriolis_row_f_x
+            + cache.link2_subspace_v_z * link9_coriolis_row_f_z
+            + link2_subspace_rate_v_z * cache.link9_projected_inertia_f_z + t129
+            + cache.link9_projected_inertia_f_x * link2_subspace_rate_v_x);
+    velocity[(10, 4)] = 2.0
+        * (t129 + cache.link3_position_z * link9_coriolis_row_f_x
+            + link9_coriolis_row_f_z * cache.link3_subspace_v_z
+            + cache.link9_projected_inertia_f_x * link3_subspace_rate_v_x
+            + cache.link9_projected_inertia_f_z * link3_subspace_rate_v_z);
+    velocity[(10, 5)] = 2.0
+        * (t129 + link4_subspace_rate_v_z * cache.link9_projected_inertia_f_z
+            + cache.link9_projected_inertia_f_x * link4_subspace_rate_v_x
+            + cache.link4_position_z * link9_coriolis_row_f_x
+            + cache.link4_subspace_v_z * link9_coriolis_row_f_z);
+    velocity[(10, 6)] = 2.0
+        * (cache.link5_subspace_v_z * link9_coriolis_row_f_z
+            + cache.link9_projected_inertia_f_x * link5_subspace_rate_v_x
+            + cache.link9_projected_inertia_f_z * link5_subspace_rate_v_z + t129
+            + cache.link5_position_z * link9_coriolis_row_f_x);
+    velocity[(10, 7)] = 2.0
+        * (cache.link6_subspace_v_z * link9_coriolis_row_f_z
+            + cache.link6_position_z * link9_coriolis_row_f_x
+            + link6_subspace_rate_v_z * cache.link9_projected_inertia_f_z + t129
+            + cache.link9_projected_inertia_f_x * link6_subspace_rate_v_x);
+    velocity[(10, 8)] = 2.0
+        * (cache.link9_projected_inertia_f_x * link7_subspace_rate_v_x + t129
+            + cache.link7_position_z * link9_coriolis_row_f_x
+            + cache.link7_subspace_v_z * link9_coriolis_row_f_z
+            + link7_subspace_rate_v_z * cache.link9_projected_inertia_f_z);
+    velocity[(10, 9)] = 2.0
+        * (cache.link9_projected_inertia_f_x * link8_subspace_rate_v_x + t129
+            + cache.link8_position_z * link9_coriolis_row_f_x
+            + link8_subspace_rate_v_z * cache.link9_projected_inertia_f_z
+            + link9_coriolis_row_f_z * cache.link8_subspace_v_z);
+    velocity[(10, 10)] = 2.0
+        * (cache.link9_projected_inertia_f_z * link9_subspace_rate_v_z
+            + cache.link9_position_z * link9_coriolis_row_f_x + t129
+            + cache.link9_subspace_v_z * link9_coriolis_row_f_z
+            + cache.link9_projected_inertia_f_x * link9_subspace_rate_v_x);
+    velocity[(10, 11)] = 2.0
+        * (link10_coriolis_column_f_x * cache.link9_position_z + t109
+            + cache.link9_subspace_v_z * link10_coriolis_column_f_z);
+    velocity[(10, 12)] = 2.0
+        * (t115 + cache.link9_subspace_v_z * link11_coriolis_column_f_z
+            + cache.link9_position_z * link11_coriolis_column_f_x);
+    velocity[(10, 13)] = 2.0
+        * (cache.link9_position_z * link12_coriolis_column_f_x + t121
+            + cache.link9_subspace_v_z * link12_coriolis_column_f_z);
+    velocity[(11, 0)] = 2.0 * link10_coriolis_row_f_x;
+    velocity[(11, 1)] = 2.0 * link10_coriolis_row_f_z;
+    velocity[(11, 2)] = 2.0
+        * (link10_coriolis_row_f_z * cache.base_angle_subspace_v_z
+            + base_angle_subspace_rate_v_z * cache.link10_projected_inertia_f_z
+            + cache.link10_projected_inertia_f_x * qd[1] + q[1] * link10_coriolis_row_f_x
+            + t130);
+    velocity[(11, 3)] = 2.0
+        * (link2_subspace_rate_v_x * cache.link10_projected_inertia_f_x
+            + link10_coriolis_row_f_z * cache.link2_subspace_v_z
+            + cache.link2_position_z * link10_coriolis_row_f_x
+            + link2_subspace_rate_v_z * cache.link10_projected_inertia_f_z + t130);
+    velocity[(11, 4)] = 2.0
+        * (cache.link10_projected_inertia_f_z * link3_subspace_rate_v_z
+            + cache.link3_position_z * link10_coriolis_row_f_x
+            + cache.link10_projected_inertia_f_x * link3_subspace_rate_v_x
+            + link10_coriolis_row_f_z * cache.link3_subspace_v_z + t130);
+    velocity[(11, 5)] = 2.0
+        * (link4_subspace_rate_v_z * cache.link10_projected_inertia_f_z
+            + link4_subspace_rate_v_x * cache.link10_projected_inertia_f_x
+            + link10_coriolis_row_f_z * cache.link4_subspace_v_z
+            + cache.link4_position_z * link10_coriolis_row_f_x + t130);
+    velocity[(11, 6)] = 2.0
+        * (cache.link5_position_z * link10_coriolis_row_f_x
+            + link10_coriolis_row_f_z * cache.link5_subspace_v_z
+            + cache.link10_projected_inertia_f_z * link5_subspace_rate_v_z
+            + link5_subspace_rate_v_x * cache.link10_projected_inertia_f_x + t130);
+    velocity[(11, 7)] = 2.0
+        * (link6_subspace_rate_v_x * cache.link10_projected_inertia_f_x
+            + link10_coriolis_row_f_z * cache.link6_subspace_v_z
+            + link6_subspace_rate_v_z * cache.link10_projected_inertia_f_z
+            + cache.link6_position_z * link10_coriolis_row_f_x + t130);
+    velocity[(11, 8)] = 2.0
+        * (link7_subspace_rate_v_z * cache.link10_projected_inertia_f_z
+            + link7_subspace_rate_v_x * cache.link10_projected_inertia_f_x
+            + cache.link7_position_z * link10_coriolis_row_f_x
+            + link10_coriolis_row_f_z * cache.link7_subspace_v_z + t130);
+    velocity[(11, 9)] = 2.0
+        * (link8_subspace_rate_v_x * cache.link10_projected_inertia_f_x
+            + cache.link8_position_z * link10_coriolis_row_f_x
+            + link10_coriolis_row_f_z * cache.link8_subspace_v_z
+            + link8_subspace_rate_v_z * cache.link10_projected_inertia_f_z + t130);
+    velocity[(11, 10)] = 2.0
+        * (cache.link10_projected_inertia_f_z * link9_subspace_rate_v_z
+            + link9_subspace_rate_v_x * cache.link10_projected_inertia_f_x
+            + cache.link9_subspace_v_z * link10_coriolis_row_f_z
+            + cache.link9_position_z * link10_coriolis_row_f_x + t130);
+    velocity[(11, 11)] = 2.0
+        * (link10_coriolis_row_f_z * cache.link10_subspace_v_z
+            + link10_subspace_rate_v_z * cache.link10_projected_inertia_f_z
+            + link10_subspace_rate_v_x * cache.link10_projected_inertia_f_x
+            + link10_coriolis_row_f_x * cache.link10_position_z + t130);
+    velocity[(11, 12)] = 2.0
+        * (cache.link10_subspace_v_z * link11_coriolis_column_f_z + t115
+            + link11_coriolis_column_f_x * cache.link10_position_z);
+    velocity[(11, 13)] = 2.0
+        * (link12_coriolis_column_f_x * cache.link10_position_z + t121
+            + link12_coriolis_column_f_z * cache.link10_subspace_v_z);
+    velocity[(12, 0)] = 2.0 * link11_coriolis_row_f_x;
+    velocity[(12, 1)] = 2.0 * link11_coriolis_row_f_z;
+    velocity[(12, 2)] = 2.0
+        * (t131 + q[1] * link11_coriolis_row_f_x
+            + cache.link11_projected_inertia_f_x * qd[1]
+            + base_angle_subspace_rate_v_z * cache.link11_projected_inertia_f_z
+            + link11_coriolis_row_f_z * cache.base_angle_subspace_v_z);
+    velocity[(12, 3)] = 2.0
+        * (t131 + link2_subspace_rate_v_x * cache.link11_projected_inertia_f_x
+            + cache.link2_subspace_v_z * link11_coriolis_row_f_z
+            + link11_coriolis_row_f_x * cache.link2_position_z
+            + link2_subspace_rate_v_z * cache.link11_projected_inertia_f_z);
+    velocity[(12, 4)] = 2.0
+        * (t131 + link11_coriolis_row_f_z * cache.link3_subspace_v_z
+            + link11_coriolis_row_f_x * cache.link3_position_z
+            + cache.link11_projected_inertia_f_z * link3_subspace_rate_v_z
+            + cache.link11_projected_inertia_f_x * link3_subspace_rate_v_x);
+    velocity[(12, 5)] = 2.0
+        * (t131 + cache.link4_position_z * link11_coriolis_row_f_x
+            + link4_subspace_rate_v_z * cache.link11_projected_inertia_f_z
+            + link11_coriolis_row_f_z * cache.link4_subspace_v_z
+            + cache.link11_projected_inertia_f_x * link4_subspace_rate_v_x);
+    velocity[(12, 6)] = 2.0
+        * (t131 + link11_coriolis_row_f_z * cache.link5_subspace_v_z
+            + cache.link11_projected_inertia_f_z * link5_subspace_rate_v_z
+            + link11_coriolis_row_f_x * cache.link5_position_z
+            + cache.link11_projected_inertia_f_x * link5_subspace_rate_v_x);
+    velocity[(12, 7)] = 2.0
+        * (t131 + cache.link11_projected_inertia_f_x * link6_subspace_rate_v_x
+            + link11_coriolis_row_f_x * cache.link6_position_z
+            + link6_subspace_rate_v_z * cache.link11_projected_inertia_f_z
+            + cache.link6_subspace_v_z * link11_coriolis_row_f_z);
+    velocity[(12, 8)] = 2.0
+        * (t131 + cache.link11_projected_inertia_f_x * link7_subspace_rate_v_x
+            + cache.link7_position_z * link11_coriolis_row_f_x
+            + link7_subspace_rate_v_z * cache.link11_projected_inertia_f_z
+            + cache.link7_subspace_v_z * link11_coriolis_row_f_z);
+    velocity[(12, 9)] = 2.0
+        * (t131 + link8_subspace_rate_v_z * cache.link11_projected_inertia_f_z
+            + cache.link8_position_z * link11_coriolis_row_f_x
+            + cache.link11_projected_inertia_f_x * link8_subspace_rate_v_x
+            + link11_coriolis_row_f_z * cache.link8_subspace_v_z);
+    velocity[(12, 10)] = 2.0
+        * (t131 + cache.link11_projected_inertia_f_z * link9_subspace_rate_v_z
+            + cache.link9_subspace_v_z * link11_coriolis_row_f_z
+            + link11_coriolis_row_f_x * cache.link9_position_z
+            + link9_subspace_rate_v_x * cache.link11_projected_inertia_f_x);
+    velocity[(12, 11)] = 2.0
+        * (t131 + link11_coriolis_row_f_x * cache.link10_position_z
+            + link10_subspace_rate_v_z * cache.link11_projected_inertia_f_z
+            + link10_subspace_rate_v_x * cache.link11_projected_inertia_f_x
+            + cache.link10_subspace_v_z * link11_coriolis_row_f_z);
+    velocity[(12, 12)] = 2.0
+        * (t131 + cache.link11_projected_inertia_f_z * link11_subspace_rate_v_z
+            + link11_subspace_rate_v_x * cache.link11_projected_inertia_f_x
+            + link11_coriolis_row_f_x * cache.link11_position_z
+            + cache.link11_subspace_v_z * link11_coriolis_row_f_z);
+    velocity[(12, 13)] = 2.0
+        * (link12_coriolis_column_f_x * cache.link11_position_z
+            + cache.link11_subspace_v_z * link12_coriolis_column_f_z + t121);
+    velocity[(13, 0)] = 2.0 * link12_coriolis_row_f_x;
+    velocity[(13, 1)] = 2.0 * link12_coriolis_row_f_z;
+    velocity[(13, 2)] = 2.0
+        * (cache.base_angle_subspace_v_z * link12_coriolis_row_f_z
+            + base_angle_subspace_rate_v_z * cache.link12_projected_inertia_f_z
+            + q[1] * link12_coriolis_row_f_x + cache.link12_projected_inertia_f_x * qd[1]
+            + t132);
+    velocity[(13, 3)] = 2.0
+        * (link2_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + cache.link2_subspace_v_z * link12_coriolis_row_f_z
+            + link2_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t132
+            + link12_coriolis_row_f_x * cache.link2_position_z);
+    velocity[(13, 4)] = 2.0
+        * (link12_coriolis_row_f_z * cache.link3_subspace_v_z
+            + link12_coriolis_row_f_x * cache.link3_position_z
+            + cache.link12_projected_inertia_f_x * link3_subspace_rate_v_x
+            + cache.link12_projected_inertia_f_z * link3_subspace_rate_v_z + t132);
+    velocity[(13, 5)] = 2.0
+        * (cache.link4_subspace_v_z * link12_coriolis_row_f_z
+            + link4_subspace_rate_v_z * cache.link12_projected_inertia_f_z
+            + cache.link4_position_z * link12_coriolis_row_f_x
+            + link4_subspace_rate_v_x * cache.link12_projected_inertia_f_x + t132);
+    velocity[(13, 6)] = 2.0
+        * (cache.link12_projected_inertia_f_z * link5_subspace_rate_v_z
+            + link5_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + link12_coriolis_row_f_x * cache.link5_position_z
+            + cache.link5_subspace_v_z * link12_coriolis_row_f_z + t132);
+    velocity[(13, 7)] = 2.0
+        * (link6_subspace_rate_v_z * cache.link12_projected_inertia_f_z
+            + link12_coriolis_row_f_x * cache.link6_position_z
+            + cache.link6_subspace_v_z * link12_coriolis_row_f_z
+            + link6_subspace_rate_v_x * cache.link12_projected_inertia_f_x + t132);
+    velocity[(13, 8)] = 2.0
+        * (cache.link7_position_z * link12_coriolis_row_f_x
+            + link7_subspace_rate_v_z * cache.link12_projected_inertia_f_z
+            + cache.link7_subspace_v_z * link12_coriolis_row_f_z + t132
+            + link7_subspace_rate_v_x * cache.link12_projected_inertia_f_x);
+    velocity[(13, 9)] = 2.0
+        * (link12_coriolis_row_f_z * cache.link8_subspace_v_z
+            + link8_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + link8_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t132
+            + cache.link8_position_z * link12_coriolis_row_f_x);
+    velocity[(13, 10)] = 2.0
+        * (cache.link9_subspace_v_z * link12_coriolis_row_f_z
+            + cache.link12_projected_inertia_f_z * link9_subspace_rate_v_z
+            + link9_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + link12_coriolis_row_f_x * cache.link9_position_z + t132);
+    velocity[(13, 11)] = 2.0
+        * (link10_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + cache.link12_projected_inertia_f_z * link10_subspace_rate_v_z + t132
+            + link12_coriolis_row_f_x * cache.link10_position_z
+            + cache.link10_subspace_v_z * link12_coriolis_row_f_z);
+    velocity[(13, 12)] = 2.0
+        * (cache.link11_subspace_v_z * link12_coriolis_row_f_z
+            + cache.link12_projected_inertia_f_z * link11_subspace_rate_v_z
+            + link11_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + link12_coriolis_row_f_x * cache.link11_position_z + t132);
+    velocity[(13, 13)] = 2.0
+        * (cache.link12_projected_inertia_f_z * link12_subspace_rate_v_z + t132
+            + link12_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + link12_coriolis_row_f_x * cache.link12_position_z
+            + cache.link12_subspace_v_z * link12_coriolis_row_f_z);
 }
 /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
 /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
@@ -7604,6 +9668,17 @@ impl Model<DOF, CONTACTS> for SnakeLinks12 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+        velocity: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity)
     }
     fn inverse_dynamics_position_tangent_into(
         q: &SVector<f64, DOF>,

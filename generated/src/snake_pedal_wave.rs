@@ -883,9 +883,11 @@ pub fn coriolis_matrix_into(
         - link5_velocity_w_y * cache.link6_position_z;
     let link6_coriolis_column_f_z = link6_subspace_rate_v_z * p.link_mass
         + 0.5 * (link6_momentum_f_x + link6_composite_rate_hd_x);
-    let base_angle_coriolis_row_f_x = 0.5 * (link1_composite_momentum_f_z + t6);
-    let base_angle_coriolis_row_f_z = 0.5
-        * (link1_composite_rate_hd_x - link1_composite_momentum_f_x);
+    let base_angle_position_derivative_row_f_x = link1_composite_momentum_f_z + t6;
+    let base_angle_coriolis_row_f_x = 0.5 * base_angle_position_derivative_row_f_x;
+    let base_angle_position_derivative_row_f_z = link1_composite_rate_hd_x
+        - link1_composite_momentum_f_x;
+    let base_angle_coriolis_row_f_z = 0.5 * base_angle_position_derivative_row_f_z;
     let link6_composite_rate_id_11 = 2.0 * p.link_mass
         * (t3 * cache.link6_com_z + t14 * cache.link6_com_x);
     let link5_composite_rate_id_11 = 2.0
@@ -902,12 +904,12 @@ pub fn coriolis_matrix_into(
         + link3_composite_rate_id_11;
     let link1_composite_rate_id_11 = link2_composite_rate_id_11
         + 2.0 * p.link_mass * (cache.link1_com_x * t12 + cache.link1_com_z * t5);
-    let base_angle_coriolis_row_n_y = 0.5
-        * (q[1] * link1_composite_rate_hd_z
-            - cache.base_angle_subspace_v_z * link1_composite_rate_hd_x
-            - link1_composite_rate_id_11
-            - (cache.base_angle_subspace_v_z * link1_composite_momentum_f_x
-                - q[1] * link1_composite_momentum_f_z));
+    let base_angle_position_derivative_row_n_y = q[1] * link1_composite_rate_hd_z
+        - cache.base_angle_subspace_v_z * link1_composite_rate_hd_x
+        - link1_composite_rate_id_11
+        - (cache.base_angle_subspace_v_z * link1_composite_momentum_f_x
+            - q[1] * link1_composite_momentum_f_z);
+    let base_angle_coriolis_row_n_y = 0.5 * base_angle_position_derivative_row_n_y;
     let t18 = cache.link2_subspace_v_z * link2_composite_momentum_f_x;
     let t19 = -(cache.link2_subspace_v_z * link2_composite_rate_hd_x);
     let t20 = link2_composite_rate_hd_z * cache.link2_position_z;
@@ -952,29 +954,45 @@ pub fn coriolis_matrix_into(
         + cache.link6_inertia_h_z * link6_subspace_rate_v_x
         - link6_subspace_rate_v_z * cache.link6_inertia_h_x;
     let t46 = -link6_coriolis_column_n_y;
-    let link2_coriolis_row_f_x = 0.5 * (link2_composite_momentum_f_z + t7);
-    let link2_coriolis_row_f_z = 0.5
-        * (link2_composite_rate_hd_x - link2_composite_momentum_f_x);
-    let link2_coriolis_row_n_y = 0.5 * (t19 + t20 + t22 - (t18 + t21));
+    let link2_position_derivative_row_f_x = link2_composite_momentum_f_z + t7;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_position_derivative_row_f_z = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let link2_coriolis_row_f_z = 0.5 * link2_position_derivative_row_f_z;
+    let link2_position_derivative_row_n_y = t19 + t20 + t22 - (t18 + t21);
+    let link2_coriolis_row_n_y = 0.5 * link2_position_derivative_row_n_y;
     let t47 = -link2_coriolis_row_n_y;
-    let link3_coriolis_row_f_x = 0.5 * (t8 + link3_composite_momentum_f_z);
-    let link3_coriolis_row_f_z = 0.5
-        * (link3_composite_rate_hd_x - link3_composite_momentum_f_x);
-    let link3_coriolis_row_n_y = 0.5 * (t24 + t26 + t27 - (t23 + t25));
+    let link3_position_derivative_row_f_x = t8 + link3_composite_momentum_f_z;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_position_derivative_row_f_z = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let link3_coriolis_row_f_z = 0.5 * link3_position_derivative_row_f_z;
+    let link3_position_derivative_row_n_y = t24 + t26 + t27 - (t23 + t25);
+    let link3_coriolis_row_n_y = 0.5 * link3_position_derivative_row_n_y;
     let t48 = -link3_coriolis_row_n_y;
-    let link4_coriolis_row_f_x = 0.5 * (t9 + link4_composite_momentum_f_z);
-    let link4_coriolis_row_f_z = 0.5
-        * (link4_composite_rate_hd_x - link4_composite_momentum_f_x);
-    let link4_coriolis_row_n_y = 0.5 * (t30 + t31 + t33 - (t29 + t32));
+    let link4_position_derivative_row_f_x = t9 + link4_composite_momentum_f_z;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_position_derivative_row_f_z = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let link4_coriolis_row_f_z = 0.5 * link4_position_derivative_row_f_z;
+    let link4_position_derivative_row_n_y = t30 + t31 + t33 - (t29 + t32);
+    let link4_coriolis_row_n_y = 0.5 * link4_position_derivative_row_n_y;
     let t49 = -link4_coriolis_row_n_y;
-    let link5_coriolis_row_f_x = 0.5 * (link5_composite_momentum_f_z + t10);
-    let link5_coriolis_row_f_z = 0.5
-        * (link5_composite_rate_hd_x - link5_composite_momentum_f_x);
-    let link5_coriolis_row_n_y = 0.5 * (t36 + t38 + t39 - (t35 + t37));
+    let link5_position_derivative_row_f_x = link5_composite_momentum_f_z + t10;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_position_derivative_row_f_z = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let link5_coriolis_row_f_z = 0.5 * link5_position_derivative_row_f_z;
+    let link5_position_derivative_row_n_y = t36 + t38 + t39 - (t35 + t37);
+    let link5_coriolis_row_n_y = 0.5 * link5_position_derivative_row_n_y;
     let t50 = -link5_coriolis_row_n_y;
-    let link6_coriolis_row_f_x = 0.5 * (link6_momentum_f_z + t11);
-    let link6_coriolis_row_f_z = 0.5 * (link6_composite_rate_hd_x - link6_momentum_f_x);
-    let link6_coriolis_row_n_y = 0.5 * (t42 + t44 + t45 - (t41 + t43));
+    let link6_position_derivative_row_f_x = link6_momentum_f_z + t11;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_position_derivative_row_f_z = link6_composite_rate_hd_x
+        - link6_momentum_f_x;
+    let link6_coriolis_row_f_z = 0.5 * link6_position_derivative_row_f_z;
+    let link6_position_derivative_row_n_y = t42 + t44 + t45 - (t41 + t43);
+    let link6_coriolis_row_n_y = 0.5 * link6_position_derivative_row_n_y;
     let t51 = -link6_coriolis_row_n_y;
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = link2_coriolis_column_f_x;
@@ -1648,6 +1666,753 @@ pub fn forward_dynamics_into(
     pivots[6] = base_angle_articulated_passed_55;
     pivots[7] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations, row i being ID_i: `position` = dID/dq by the
+/// analytical derivatives of Newton-Euler (Carpentier and Mansard
+/// 2018) over the composite quantities, two 6-vector products per
+/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *position = SMatrix::zeros();
+    *velocity = SMatrix::zeros();
+    let base_angle_acceleration_shift_v_x = p.gravity + qdd[1];
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_acceleration_v_z = qdd[2] * cache.base_angle_subspace_v_z + qdd[1]
+        + base_angle_bias_v_z;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_z = base_angle_acceleration_v_z
+        + link2_subspace_rate_v_z * qd[3] + cache.link2_subspace_v_z * qdd[3];
+    let base_angle_acceleration_w_y = -qdd[2];
+    let link2_acceleration_w_y = base_angle_acceleration_w_y - qdd[3];
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link3_acceleration_v_z = qd[4] * link3_subspace_rate_v_z
+        + qdd[4] * cache.link3_subspace_v_z + link2_acceleration_v_z;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z = qdd[5] * cache.link4_subspace_v_z
+        + link3_acceleration_v_z + link4_subspace_rate_v_z * qd[5];
+    let link3_acceleration_w_y = link2_acceleration_w_y - qdd[4];
+    let link4_acceleration_w_y = link3_acceleration_w_y - qdd[5];
+    let link5_acceleration_w_y = link4_acceleration_w_y - qdd[6];
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_acceleration_v_z = qdd[6] * cache.link5_subspace_v_z
+        + qd[6] * link5_subspace_rate_v_z + link4_acceleration_v_z;
+    let link6_acceleration_v_z = qd[7] * link6_subspace_rate_v_z + link5_acceleration_v_z
+        + cache.link6_subspace_v_z * qdd[7];
+    let link6_acceleration_w_y = link5_acceleration_w_y - qdd[7];
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link6_articulated_bias_f_z = -(link6_momentum_f_x * link6_velocity_w_y);
+    let link6_composite_force_f_z = link6_acceleration_v_z * p.link_mass
+        + link6_articulated_bias_f_z - link6_acceleration_w_y * cache.link6_inertia_h_x;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_composite_force_f_z = link6_composite_force_f_z
+        + link5_acceleration_v_z * p.link_mass
+        - link5_acceleration_w_y * cache.link5_inertia_h_x
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_composite_force_f_z = p.link_mass * link4_acceleration_v_z
+        + link5_composite_force_f_z - cache.link4_inertia_h_x * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link3_composite_force_f_z = p.link_mass * link3_acceleration_v_z
+        + link4_composite_force_f_z - cache.link3_inertia_h_x * link3_acceleration_w_y
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link2_composite_force_f_z = p.link_mass * link2_acceleration_v_z
+        + link3_composite_force_f_z - link2_velocity_w_y * link2_momentum_f_x
+        - cache.link2_inertia_h_x * link2_acceleration_w_y;
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_composite_force_f_z = link2_composite_force_f_z
+        + base_angle_acceleration_v_z * p.link_mass
+        - base_angle_velocity_w_y * link1_momentum_f_x
+        - cache.link1_inertia_h_x * base_angle_acceleration_w_y;
+    let base_x_position_derivative_column_n_y = -(p.gravity
+        * cache.link1_composite_inertia_m + link1_composite_force_f_z);
+    let base_angle_position_derivative_column_f_x = base_angle_acceleration_shift_v_x
+        * cache.link1_composite_inertia_m + base_x_position_derivative_column_n_y;
+    let t0 = link2_composite_force_f_z + cache.link2_composite_inertia_m * p.gravity;
+    let link2_acceleration_shift_v_x = -(-(base_angle_acceleration_v_z + p.gravity)
+        - cache.link2_subspace_v_z * base_angle_acceleration_w_y
+        - link2_subspace_rate_v_z * base_angle_velocity_w_y);
+    let link2_position_derivative_column_f_x = cache.link2_composite_inertia_m
+        * link2_acceleration_shift_v_x - t0;
+    let link3_acceleration_shift_v_x = -(-link2_acceleration_w_y
+        * cache.link3_subspace_v_z - link2_velocity_w_y * link3_subspace_rate_v_z
+        - (p.gravity + link2_acceleration_v_z));
+    let t1 = link3_composite_force_f_z + p.gravity * cache.link3_composite_inertia_m;
+    let link3_position_derivative_column_f_x = link3_acceleration_shift_v_x
+        * cache.link3_composite_inertia_m - t1;
+    let link4_acceleration_shift_v_x = -(-cache.link4_subspace_v_z
+        * link3_acceleration_w_y - (p.gravity + link3_acceleration_v_z)
+        - link4_subspace_rate_v_z * link3_velocity_w_y);
+    let t2 = p.gravity * cache.link4_composite_inertia_m + link4_composite_force_f_z;
+    let link4_position_derivative_column_f_x = link4_acceleration_shift_v_x
+        * cache.link4_composite_inertia_m - t2;
+    let t3 = link5_composite_force_f_z + cache.link5_composite_inertia_m * p.gravity;
+    let link5_acceleration_shift_v_x = -(-cache.link5_subspace_v_z
+        * link4_acceleration_w_y - (p.gravity + link4_acceleration_v_z)
+        - link4_velocity_w_y * link5_subspace_rate_v_z);
+    let link5_position_derivative_column_f_x = cache.link5_composite_inertia_m
+        * link5_acceleration_shift_v_x - t3;
+    let t4 = p.gravity * p.link_mass + link6_composite_force_f_z;
+    let link6_acceleration_shift_v_x = -(-link5_velocity_w_y * link6_subspace_rate_v_z
+        - link5_acceleration_w_y * cache.link6_subspace_v_z
+        - (link5_acceleration_v_z + p.gravity));
+    let link6_position_derivative_column_f_x = link6_acceleration_shift_v_x * p.link_mass
+        - t4;
+    let base_angle_acceleration_shift_v_z = -qdd[0];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_acceleration_v_x = link2_subspace_rate_v_x * qd[3]
+        + cache.link2_position_z * qdd[3] + base_angle_acceleration_v_x;
+    let link3_acceleration_v_x = qd[4] * link3_subspace_rate_v_x + link2_acceleration_v_x
+        + qdd[4] * cache.link3_position_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x = link3_acceleration_v_x + cache.link4_position_z * qdd[5]
+        + qd[5] * link4_subspace_rate_v_x;
+    let link5_acceleration_v_x = qd[6] * link5_subspace_rate_v_x + link4_acceleration_v_x
+        + cache.link5_position_z * qdd[6];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x = cache.link6_position_z * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x + link5_acceleration_v_x;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_articulated_bias_f_x = link6_momentum_f_z * link6_velocity_w_y;
+    let link6_composite_force_f_x = link6_acceleration_v_x * p.link_mass
+        + link6_articulated_bias_f_x + link6_acceleration_w_y * cache.link6_inertia_h_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_composite_force_f_x = link5_acceleration_v_x * p.link_mass
+        + link5_acceleration_w_y * cache.link5_inertia_h_z + link6_composite_force_f_x
+        + link5_velocity_w_y * link5_momentum_f_z;
+    let link4_composite_force_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + cache.link4_inertia_h_z * link4_acceleration_w_y + link5_composite_force_f_x
+        + p.link_mass * link4_acceleration_v_x;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_composite_force_f_x = link3_acceleration_v_x * p.link_mass
+        + link4_composite_force_f_x + cache.link3_inertia_h_z * link3_acceleration_w_y
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link2_composite_force_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + cache.link2_inertia_h_z * link2_acceleration_w_y + link3_composite_force_f_x
+        + link2_acceleration_v_x * p.link_mass;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link1_composite_force_f_x = cache.link1_inertia_h_z * base_angle_acceleration_w_y
+        + link2_composite_force_f_x + base_angle_velocity_w_y * link1_momentum_f_z
+        + base_angle_acceleration_v_x * p.link_mass;
+    let base_angle_position_derivative_column_f_z = base_angle_acceleration_shift_v_z
+        * cache.link1_composite_inertia_m + link1_composite_force_f_x;
+    let link2_acceleration_shift_v_z = -(base_angle_acceleration_v_x
+        + cache.link2_position_z * base_angle_acceleration_w_y
+        + link2_subspace_rate_v_x * base_angle_velocity_w_y);
+    let link2_position_derivative_column_f_z = link2_composite_force_f_x
+        + link2_acceleration_shift_v_z * cache.link2_composite_inertia_m;
+    let link3_acceleration_shift_v_z = -(cache.link3_position_z * link2_acceleration_w_y
+        + link2_acceleration_v_x + link2_velocity_w_y * link3_subspace_rate_v_x);
+    let link3_position_derivative_column_f_z = link3_composite_force_f_x
+        + link3_acceleration_shift_v_z * cache.link3_composite_inertia_m;
+    let link4_acceleration_shift_v_z = -(link3_acceleration_v_x
+        + link4_subspace_rate_v_x * link3_velocity_w_y
+        + cache.link4_position_z * link3_acceleration_w_y);
+    let link4_position_derivative_column_f_z = link4_composite_force_f_x
+        + link4_acceleration_shift_v_z * cache.link4_composite_inertia_m;
+    let link5_acceleration_shift_v_z = -(link4_acceleration_v_x
+        + cache.link5_position_z * link4_acceleration_w_y
+        + link4_velocity_w_y * link5_subspace_rate_v_x);
+    let link5_position_derivative_column_f_z = link5_acceleration_shift_v_z
+        * cache.link5_composite_inertia_m + link5_composite_force_f_x;
+    let link6_acceleration_shift_v_z = -(link5_velocity_w_y * link6_subspace_rate_v_x
+        + link5_acceleration_v_x + link5_acceleration_w_y * cache.link6_position_z);
+    let link6_position_derivative_column_f_z = p.link_mass * link6_acceleration_shift_v_z
+        + link6_composite_force_f_x;
+    let link5_composite_momentum_f_z = link5_momentum_f_z + link6_momentum_f_z;
+    let link4_composite_momentum_f_z = link4_momentum_f_z + link5_composite_momentum_f_z;
+    let link3_composite_momentum_f_z = link3_momentum_f_z + link4_composite_momentum_f_z;
+    let link2_composite_momentum_f_z = link2_momentum_f_z + link3_composite_momentum_f_z;
+    let link1_composite_momentum_f_z = link2_composite_momentum_f_z + link1_momentum_f_z;
+    let t5 = link2_velocity_v_z - link2_velocity_w_y * cache.link2_com_x;
+    let t6 = link3_velocity_v_z - cache.link3_com_x * link3_velocity_w_y;
+    let t7 = link5_velocity_v_z - cache.link5_com_x * link5_velocity_w_y;
+    let t8 = link6_velocity_v_z - link6_velocity_w_y * cache.link6_com_x;
+    let link6_composite_rate_hd_z = t8 * p.link_mass;
+    let link5_composite_rate_hd_z = t7 * p.link_mass + link6_composite_rate_hd_z;
+    let t9 = link4_velocity_v_z - link4_velocity_w_y * cache.link4_com_x;
+    let link4_composite_rate_hd_z = link5_composite_rate_hd_z + t9 * p.link_mass;
+    let link3_composite_rate_hd_z = p.link_mass * t6 + link4_composite_rate_hd_z;
+    let link2_composite_rate_hd_z = t5 * p.link_mass + link3_composite_rate_hd_z;
+    let t10 = base_angle_velocity_v_z - base_angle_velocity_w_y * cache.link1_com_x;
+    let link1_composite_rate_hd_z = link2_composite_rate_hd_z + t10 * p.link_mass;
+    let t11 = -link1_composite_rate_hd_z;
+    let base_angle_position_derivative_row_f_x = link1_composite_momentum_f_z + t11;
+    let link5_composite_momentum_f_x = link5_momentum_f_x + link6_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
+    let link3_composite_momentum_f_x = link4_composite_momentum_f_x + link3_momentum_f_x;
+    let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
+    let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
+    let t12 = cache.link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
+    let t13 = link5_velocity_v_x + link5_velocity_w_y * cache.link5_com_z;
+    let t14 = cache.link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
+    let link6_composite_rate_hd_x = p.link_mass * t14;
+    let link5_composite_rate_hd_x = t13 * p.link_mass + link6_composite_rate_hd_x;
+    let t15 = link4_velocity_w_y * cache.link4_com_z + link4_velocity_v_x;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t15 * p.link_mass;
+    let t16 = link3_velocity_v_x + cache.link3_com_z * link3_velocity_w_y;
+    let link3_composite_rate_hd_x = link4_composite_rate_hd_x + t16 * p.link_mass;
+    let t17 = link2_velocity_v_x + link2_velocity_w_y * cache.link2_com_z;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + t17 * p.link_mass;
+    let link1_composite_rate_hd_x = p.link_mass * t12 + link2_composite_rate_hd_x;
+    let base_angle_position_derivative_row_f_z = link1_composite_rate_hd_x
+        - link1_composite_momentum_f_x;
+    let link2_position_derivative_column_n_y = cache.link2_composite_inertia_h_z
+        * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_x * link2_composite_rate_hd_z
+        + link2_subspace_rate_v_z * link2_composite_momentum_f_x
+        + cache.link2_subspace_v_z * link2_composite_force_f_x
+        - link2_subspace_rate_v_x * link2_composite_momentum_f_z
+        - cache.link2_position_z * t0
+        - link2_acceleration_shift_v_z * cache.link2_composite_inertia_h_x
+        - link2_subspace_rate_v_z * link2_composite_rate_hd_x;
+    let link3_position_derivative_column_n_y = link3_composite_rate_hd_z
+        * link3_subspace_rate_v_x
+        + link3_composite_momentum_f_x * link3_subspace_rate_v_z
+        + link3_composite_force_f_x * cache.link3_subspace_v_z
+        + link3_acceleration_shift_v_x * cache.link3_composite_inertia_h_z
+        - link3_composite_rate_hd_x * link3_subspace_rate_v_z
+        - cache.link3_position_z * t1
+        - link3_composite_momentum_f_z * link3_subspace_rate_v_x
+        - link3_acceleration_shift_v_z * cache.link3_composite_inertia_h_x;
+    let t18 = -link3_position_derivative_column_n_y;
+    let link4_position_derivative_column_n_y = link4_composite_rate_hd_z
+        * link4_subspace_rate_v_x + link4_composite_force_f_x * cache.link4_subspace_v_z
+        + cache.link4_composite_inertia_h_z * link4_acceleration_shift_v_x
+        + link4_composite_momentum_f_x * link4_subspace_rate_v_z
+        - link4_subspace_rate_v_z * link4_composite_rate_hd_x
+        - link4_subspace_rate_v_x * link4_composite_momentum_f_z
+        - cache.link4_position_z * t2
+        - cache.link4_composite_inertia_h_x * link4_acceleration_shift_v_z;
+    let t19 = -link4_position_derivative_column_n_y;
+    let link5_position_derivative_column_n_y = link5_subspace_rate_v_z
+        * link5_composite_momentum_f_x
+        + link5_composite_rate_hd_z * link5_subspace_rate_v_x
+        + link5_acceleration_shift_v_x * cache.link5_composite_inertia_h_z
+        + cache.link5_subspace_v_z * link5_composite_force_f_x
+        - link5_composite_rate_hd_x * link5_subspace_rate_v_z
+        - link5_acceleration_shift_v_z * cache.link5_composite_inertia_h_x
+        - link5_composite_momentum_f_z * link5_subspace_rate_v_x
+        - cache.link5_position_z * t3;
+    let t20 = -link5_position_derivative_column_n_y;
+    let link6_position_derivative_column_n_y = link6_subspace_rate_v_x
+        * link6_composite_rate_hd_z + link6_subspace_rate_v_z * link6_momentum_f_x
+        + cache.link6_subspace_v_z * link6_composite_force_f_x
+        + link6_acceleration_shift_v_x * cache.link6_inertia_h_z
+        - cache.link6_inertia_h_x * link6_acceleration_shift_v_z
+        - link6_subspace_rate_v_z * link6_composite_rate_hd_x
+        - link6_momentum_f_z * link6_subspace_rate_v_x - cache.link6_position_z * t4;
+    let t21 = -link6_position_derivative_column_n_y;
+    let t22 = -link2_composite_rate_hd_z;
+    let link2_position_derivative_row_f_x = link2_composite_momentum_f_z + t22;
+    let link2_position_derivative_row_f_z = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let t23 = -link3_composite_rate_hd_z;
+    let link3_position_derivative_row_f_x = t23 + link3_composite_momentum_f_z;
+    let link3_position_derivative_row_f_z = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let t24 = -link4_composite_rate_hd_z;
+    let link4_position_derivative_row_f_x = t24 + link4_composite_momentum_f_z;
+    let link4_position_derivative_row_f_z = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let link5_position_derivative_row_f_z = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let t25 = -link5_composite_rate_hd_z;
+    let link5_position_derivative_row_f_x = link5_composite_momentum_f_z + t25;
+    let link6_position_derivative_row_f_z = link6_composite_rate_hd_x
+        - link6_momentum_f_x;
+    let t26 = -link6_composite_rate_hd_z;
+    let link6_position_derivative_row_f_x = link6_momentum_f_z + t26;
+    let link6_articulated_15 = -cache.link6_inertia_h_x;
+    let link6_articulated_subspace_f_z = cache.link6_subspace_v_z * p.link_mass
+        - link6_articulated_15;
+    let base_angle_coriolis_column_f_x = 0.5 * (t11 - link1_composite_momentum_f_z)
+        + cache.link1_composite_inertia_m * qd[1];
+    let link2_coriolis_column_f_x = link2_subspace_rate_v_x
+        * cache.link2_composite_inertia_m + 0.5 * (t22 - link2_composite_momentum_f_z);
+    let link3_coriolis_column_f_x = 0.5 * (t23 - link3_composite_momentum_f_z)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_x;
+    let link4_coriolis_column_f_x = 0.5 * (t24 - link4_composite_momentum_f_z)
+        + link4_subspace_rate_v_x * cache.link4_composite_inertia_m;
+    let link5_coriolis_column_f_x = 0.5 * (t25 - link5_composite_momentum_f_z)
+        + cache.link5_composite_inertia_m * link5_subspace_rate_v_x;
+    let link6_coriolis_column_f_x = p.link_mass * link6_subspace_rate_v_x
+        + 0.5 * (t26 - link6_momentum_f_z);
+    let base_angle_coriolis_column_f_z = base_angle_subspace_rate_v_z
+        * cache.link1_composite_inertia_m
+        + 0.5 * (link1_composite_rate_hd_x + link1_composite_momentum_f_x);
+    let link2_coriolis_column_f_z = 0.5
+        * (link2_composite_momentum_f_x + link2_composite_rate_hd_x)
+        + link2_subspace_rate_v_z * cache.link2_composite_inertia_m;
+    let link3_coriolis_column_f_z = 0.5
+        * (link3_composite_momentum_f_x + link3_composite_rate_hd_x)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_z;
+    let link4_coriolis_column_f_z = link4_subspace_rate_v_z
+        * cache.link4_composite_inertia_m
+        + 0.5 * (link4_composite_momentum_f_x + link4_composite_rate_hd_x);
+    let link5_coriolis_column_f_z = cache.link5_composite_inertia_m
+        * link5_subspace_rate_v_z
+        + 0.5 * (link5_composite_rate_hd_x + link5_composite_momentum_f_x);
+    let link6_coriolis_column_f_z = link6_subspace_rate_v_z * p.link_mass
+        + 0.5 * (link6_momentum_f_x + link6_composite_rate_hd_x);
+    let base_angle_coriolis_row_f_x = 0.5 * base_angle_position_derivative_row_f_x;
+    let base_angle_coriolis_row_f_z = 0.5 * base_angle_position_derivative_row_f_z;
+    let link6_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t8 * cache.link6_com_z + t14 * cache.link6_com_x);
+    let link5_composite_rate_id_11 = 2.0
+        * (cache.link5_com_x * t13 + t7 * cache.link5_com_z) * p.link_mass
+        + link6_composite_rate_id_11;
+    let link4_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t9 * cache.link4_com_z + t15 * cache.link4_com_x)
+        + link5_composite_rate_id_11;
+    let link3_composite_rate_id_11 = 2.0
+        * (cache.link3_com_x * t16 + cache.link3_com_z * t6) * p.link_mass
+        + link4_composite_rate_id_11;
+    let link2_composite_rate_id_11 = 2.0
+        * (t17 * cache.link2_com_x + t5 * cache.link2_com_z) * p.link_mass
+        + link3_composite_rate_id_11;
+    let link1_composite_rate_id_11 = link2_composite_rate_id_11
+        + 2.0 * p.link_mass * (cache.link1_com_x * t12 + cache.link1_com_z * t10);
+    let base_angle_position_derivative_row_n_y = q[1] * link1_composite_rate_hd_z
+        - cache.base_angle_subspace_v_z * link1_composite_rate_hd_x
+        - link1_composite_rate_id_11
+        - (cache.base_angle_subspace_v_z * link1_composite_momentum_f_x
+            - q[1] * link1_composite_momentum_f_z);
+    let base_angle_coriolis_row_n_y = 0.5 * base_angle_position_derivative_row_n_y;
+    let t27 = cache.link2_subspace_v_z * link2_composite_momentum_f_x;
+    let t28 = -(cache.link2_subspace_v_z * link2_composite_rate_hd_x);
+    let t29 = link2_composite_rate_hd_z * cache.link2_position_z;
+    let t30 = -(cache.link2_position_z * link2_composite_momentum_f_z);
+    let t31 = -link2_composite_rate_id_11;
+    let link2_coriolis_column_n_y = link2_subspace_rate_v_x
+        * cache.link2_composite_inertia_h_z + 0.5 * (t27 + t28 + t29 + t30 + t31)
+        - link2_subspace_rate_v_z * cache.link2_composite_inertia_h_x;
+    let t32 = link3_composite_momentum_f_x * cache.link3_subspace_v_z;
+    let t33 = -link3_composite_rate_id_11;
+    let t34 = -(cache.link3_position_z * link3_composite_momentum_f_z);
+    let t35 = -(link3_composite_rate_hd_x * cache.link3_subspace_v_z);
+    let t36 = cache.link3_position_z * link3_composite_rate_hd_z;
+    let link3_coriolis_column_n_y = 0.5 * (t32 + t33 + t34 + t35 + t36)
+        + cache.link3_composite_inertia_h_z * link3_subspace_rate_v_x
+        - cache.link3_composite_inertia_h_x * link3_subspace_rate_v_z;
+    let t37 = -link3_coriolis_column_n_y;
+    let t38 = -(cache.link4_position_z * link4_composite_momentum_f_z);
+    let t39 = -link4_composite_rate_id_11;
+    let t40 = cache.link4_position_z * link4_composite_rate_hd_z;
+    let t41 = link4_composite_momentum_f_x * cache.link4_subspace_v_z;
+    let t42 = -(link4_composite_rate_hd_x * cache.link4_subspace_v_z);
+    let link4_coriolis_column_n_y = cache.link4_composite_inertia_h_z
+        * link4_subspace_rate_v_x + 0.5 * (t38 + t39 + t40 + t41 + t42)
+        - cache.link4_composite_inertia_h_x * link4_subspace_rate_v_z;
+    let t43 = -link4_coriolis_column_n_y;
+    let t44 = cache.link5_subspace_v_z * link5_composite_momentum_f_x;
+    let t45 = link5_composite_rate_hd_z * cache.link5_position_z;
+    let t46 = -(link5_composite_momentum_f_z * cache.link5_position_z);
+    let t47 = -(link5_composite_rate_hd_x * cache.link5_subspace_v_z);
+    let t48 = -link5_composite_rate_id_11;
+    let link5_coriolis_column_n_y = link5_subspace_rate_v_x
+        * cache.link5_composite_inertia_h_z + 0.5 * (t44 + t45 + t46 + t47 + t48)
+        - cache.link5_composite_inertia_h_x * link5_subspace_rate_v_z;
+    let t49 = -link5_coriolis_column_n_y;
+    let t50 = -(cache.link6_position_z * link6_momentum_f_z);
+    let t51 = -(cache.link6_subspace_v_z * link6_composite_rate_hd_x);
+    let t52 = cache.link6_subspace_v_z * link6_momentum_f_x;
+    let t53 = cache.link6_position_z * link6_composite_rate_hd_z;
+    let t54 = -link6_composite_rate_id_11;
+    let link6_coriolis_column_n_y = 0.5 * (t50 + t51 + t52 + t53 + t54)
+        + cache.link6_inertia_h_z * link6_subspace_rate_v_x
+        - link6_subspace_rate_v_z * cache.link6_inertia_h_x;
+    let t55 = -link6_coriolis_column_n_y;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_coriolis_row_f_z = 0.5 * link2_position_derivative_row_f_z;
+    let link2_position_derivative_row_n_y = t28 + t29 + t31 - (t27 + t30);
+    let link2_coriolis_row_n_y = 0.5 * link2_position_derivative_row_n_y;
+    let t56 = -link2_coriolis_row_n_y;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_coriolis_row_f_z = 0.5 * link3_position_derivative_row_f_z;
+    let link3_position_derivative_row_n_y = t33 + t35 + t36 - (t32 + t34);
+    let link3_coriolis_row_n_y = 0.5 * link3_position_derivative_row_n_y;
+    let t57 = -link3_coriolis_row_n_y;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_coriolis_row_f_z = 0.5 * link4_position_derivative_row_f_z;
+    let link4_position_derivative_row_n_y = t39 + t40 + t42 - (t38 + t41);
+    let link4_coriolis_row_n_y = 0.5 * link4_position_derivative_row_n_y;
+    let t58 = -link4_coriolis_row_n_y;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_coriolis_row_f_z = 0.5 * link5_position_derivative_row_f_z;
+    let link5_position_derivative_row_n_y = t45 + t47 + t48 - (t44 + t46);
+    let link5_coriolis_row_n_y = 0.5 * link5_position_derivative_row_n_y;
+    let t59 = -link5_coriolis_row_n_y;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_coriolis_row_f_z = 0.5 * link6_position_derivative_row_f_z;
+    let link6_position_derivative_row_n_y = t51 + t53 + t54 - (t50 + t52);
+    let link6_coriolis_row_n_y = 0.5 * link6_position_derivative_row_n_y;
+    let t60 = -link6_coriolis_row_n_y;
+    position[(0, 2)] = base_angle_position_derivative_column_f_x;
+    position[(0, 3)] = link2_position_derivative_column_f_x;
+    position[(0, 4)] = link3_position_derivative_column_f_x;
+    position[(0, 5)] = link4_position_derivative_column_f_x;
+    position[(0, 6)] = link5_position_derivative_column_f_x;
+    position[(0, 7)] = link6_position_derivative_column_f_x;
+    position[(1, 2)] = base_angle_position_derivative_column_f_z;
+    position[(1, 3)] = link2_position_derivative_column_f_z;
+    position[(1, 4)] = link3_position_derivative_column_f_z;
+    position[(1, 5)] = link4_position_derivative_column_f_z;
+    position[(1, 6)] = link5_position_derivative_column_f_z;
+    position[(1, 7)] = link6_position_derivative_column_f_z;
+    position[(2, 2)] = base_angle_position_derivative_row_f_x * qd[1]
+        + base_angle_position_derivative_row_f_z * base_angle_subspace_rate_v_z
+        + base_angle_acceleration_shift_v_x * cache.base_angle_projected_inertia_f_x
+        + cache.base_angle_projected_inertia_f_z * base_angle_acceleration_shift_v_z;
+    position[(2, 3)] = q[1] * link2_position_derivative_column_f_x
+        + cache.base_angle_subspace_v_z * link2_position_derivative_column_f_z
+        - link2_position_derivative_column_n_y;
+    position[(2, 4)] = q[1] * link3_position_derivative_column_f_x + t18
+        + cache.base_angle_subspace_v_z * link3_position_derivative_column_f_z;
+    position[(2, 5)] = t19 + q[1] * link4_position_derivative_column_f_x
+        + cache.base_angle_subspace_v_z * link4_position_derivative_column_f_z;
+    position[(2, 6)] = q[1] * link5_position_derivative_column_f_x + t20
+        + cache.base_angle_subspace_v_z * link5_position_derivative_column_f_z;
+    position[(2, 7)] = t21
+        + link6_position_derivative_column_f_z * cache.base_angle_subspace_v_z
+        + q[1] * link6_position_derivative_column_f_x;
+    position[(3, 2)] = cache.link2_projected_inertia_f_x
+        * base_angle_acceleration_shift_v_x + link2_position_derivative_row_f_x * qd[1]
+        + link2_position_derivative_row_f_z * base_angle_subspace_rate_v_z
+        + cache.link2_projected_inertia_f_z * base_angle_acceleration_shift_v_z;
+    position[(3, 3)] = cache.link2_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_x * link2_position_derivative_row_f_x
+        + link2_subspace_rate_v_z * link2_position_derivative_row_f_z
+        + link2_acceleration_shift_v_z * cache.link2_projected_inertia_f_z;
+    position[(3, 4)] = t18
+        + cache.link2_subspace_v_z * link3_position_derivative_column_f_z
+        + cache.link2_position_z * link3_position_derivative_column_f_x;
+    position[(3, 5)] = cache.link2_subspace_v_z * link4_position_derivative_column_f_z
+        + t19 + link4_position_derivative_column_f_x * cache.link2_position_z;
+    position[(3, 6)] = cache.link2_subspace_v_z * link5_position_derivative_column_f_z
+        + t20 + cache.link2_position_z * link5_position_derivative_column_f_x;
+    position[(3, 7)] = t21
+        + link6_position_derivative_column_f_x * cache.link2_position_z
+        + cache.link2_subspace_v_z * link6_position_derivative_column_f_z;
+    position[(4, 2)] = link3_position_derivative_row_f_x * qd[1]
+        + cache.link3_projected_inertia_f_z * base_angle_acceleration_shift_v_z
+        + link3_position_derivative_row_f_z * base_angle_subspace_rate_v_z
+        + base_angle_acceleration_shift_v_x * cache.link3_projected_inertia_f_x;
+    position[(4, 3)] = link2_subspace_rate_v_z * link3_position_derivative_row_f_z
+        + cache.link3_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_x * link3_position_derivative_row_f_x
+        + link2_acceleration_shift_v_z * cache.link3_projected_inertia_f_z;
+    position[(4, 4)] = link3_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + link3_acceleration_shift_v_z * cache.link3_projected_inertia_f_z
+        + link3_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_acceleration_shift_v_x * cache.link3_projected_inertia_f_x;
+    position[(4, 5)] = link4_position_derivative_column_f_z * cache.link3_subspace_v_z
+        + t19 + link4_position_derivative_column_f_x * cache.link3_position_z;
+    position[(4, 6)] = cache.link3_position_z * link5_position_derivative_column_f_x
+        + t20 + link5_position_derivative_column_f_z * cache.link3_subspace_v_z;
+    position[(4, 7)] = t21
+        + link6_position_derivative_column_f_x * cache.link3_position_z
+        + link6_position_derivative_column_f_z * cache.link3_subspace_v_z;
+    position[(5, 2)] = base_angle_acceleration_shift_v_x
+        * cache.link4_projected_inertia_f_x
+        + cache.link4_projected_inertia_f_z * base_angle_acceleration_shift_v_z
+        + link4_position_derivative_row_f_x * qd[1]
+        + base_angle_subspace_rate_v_z * link4_position_derivative_row_f_z;
+    position[(5, 3)] = link2_subspace_rate_v_x * link4_position_derivative_row_f_x
+        + cache.link4_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_z * link4_position_derivative_row_f_z
+        + link2_acceleration_shift_v_z * cache.link4_projected_inertia_f_z;
+    position[(5, 4)] = link3_acceleration_shift_v_z * cache.link4_projected_inertia_f_z
+        + link4_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link4_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + link3_acceleration_shift_v_x * cache.link4_projected_inertia_f_x;
+    position[(5, 5)] = link4_subspace_rate_v_x * link4_position_derivative_row_f_x
+        + link4_acceleration_shift_v_x * cache.link4_projected_inertia_f_x
+        + link4_subspace_rate_v_z * link4_position_derivative_row_f_z
+        + link4_acceleration_shift_v_z * cache.link4_projected_inertia_f_z;
+    position[(5, 6)] = cache.link4_position_z * link5_position_derivative_column_f_x
+        + t20 + cache.link4_subspace_v_z * link5_position_derivative_column_f_z;
+    position[(5, 7)] = t21
+        + link6_position_derivative_column_f_z * cache.link4_subspace_v_z
+        + cache.link4_position_z * link6_position_derivative_column_f_x;
+    position[(6, 2)] = base_angle_subspace_rate_v_z * link5_position_derivative_row_f_z
+        + base_angle_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
+        + base_angle_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
+        + link5_position_derivative_row_f_x * qd[1];
+    position[(6, 3)] = cache.link5_projected_inertia_f_x * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_x * link5_position_derivative_row_f_x
+        + link2_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
+        + link2_subspace_rate_v_z * link5_position_derivative_row_f_z;
+    position[(6, 4)] = link3_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
+        + link5_position_derivative_row_f_x * link3_subspace_rate_v_x
+        + link3_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
+        + link3_subspace_rate_v_z * link5_position_derivative_row_f_z;
+    position[(6, 5)] = link4_subspace_rate_v_z * link5_position_derivative_row_f_z
+        + link4_subspace_rate_v_x * link5_position_derivative_row_f_x
+        + cache.link5_projected_inertia_f_x * link4_acceleration_shift_v_x
+        + link4_acceleration_shift_v_z * cache.link5_projected_inertia_f_z;
+    position[(6, 6)] = link5_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
+        + link5_subspace_rate_v_x * link5_position_derivative_row_f_x
+        + cache.link5_projected_inertia_f_x * link5_acceleration_shift_v_x
+        + link5_subspace_rate_v_z * link5_position_derivative_row_f_z;
+    position[(6, 7)] = t21
+        + link6_position_derivative_column_f_x * cache.link5_position_z
+        + cache.link5_subspace_v_z * link6_position_derivative_column_f_z;
+    position[(7, 2)] = base_angle_subspace_rate_v_z * link6_position_derivative_row_f_z
+        + link6_position_derivative_row_f_x * qd[1]
+        + link6_articulated_subspace_f_z * base_angle_acceleration_shift_v_z
+        + base_angle_acceleration_shift_v_x * cache.link6_projected_inertia_f_x;
+    position[(7, 3)] = link2_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link2_subspace_rate_v_x * link6_position_derivative_row_f_x
+        + link2_acceleration_shift_v_z * link6_articulated_subspace_f_z
+        + link2_subspace_rate_v_z * link6_position_derivative_row_f_z;
+    position[(7, 4)] = link3_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link6_position_derivative_row_f_z * link3_subspace_rate_v_z
+        + link3_acceleration_shift_v_z * link6_articulated_subspace_f_z
+        + link6_position_derivative_row_f_x * link3_subspace_rate_v_x;
+    position[(7, 5)] = link4_subspace_rate_v_z * link6_position_derivative_row_f_z
+        + link4_acceleration_shift_v_z * link6_articulated_subspace_f_z
+        + link4_subspace_rate_v_x * link6_position_derivative_row_f_x
+        + link4_acceleration_shift_v_x * cache.link6_projected_inertia_f_x;
+    position[(7, 6)] = link6_position_derivative_row_f_z * link5_subspace_rate_v_z
+        + link5_acceleration_shift_v_z * link6_articulated_subspace_f_z
+        + link5_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link5_subspace_rate_v_x * link6_position_derivative_row_f_x;
+    position[(7, 7)] = link6_acceleration_shift_v_x * cache.link6_projected_inertia_f_x
+        + link6_subspace_rate_v_z * link6_position_derivative_row_f_z
+        + link6_articulated_subspace_f_z * link6_acceleration_shift_v_z
+        + link6_subspace_rate_v_x * link6_position_derivative_row_f_x;
+    velocity[(0, 2)] = 2.0 * base_angle_coriolis_column_f_x;
+    velocity[(0, 3)] = 2.0 * link2_coriolis_column_f_x;
+    velocity[(0, 4)] = 2.0 * link3_coriolis_column_f_x;
+    velocity[(0, 5)] = 2.0 * link4_coriolis_column_f_x;
+    velocity[(0, 6)] = 2.0 * link5_coriolis_column_f_x;
+    velocity[(0, 7)] = 2.0 * link6_coriolis_column_f_x;
+    velocity[(1, 2)] = 2.0 * base_angle_coriolis_column_f_z;
+    velocity[(1, 3)] = 2.0 * link2_coriolis_column_f_z;
+    velocity[(1, 4)] = 2.0 * link3_coriolis_column_f_z;
+    velocity[(1, 5)] = 2.0 * link4_coriolis_column_f_z;
+    velocity[(1, 6)] = 2.0 * link5_coriolis_column_f_z;
+    velocity[(1, 7)] = 2.0 * link6_coriolis_column_f_z;
+    velocity[(2, 0)] = 2.0 * base_angle_coriolis_row_f_x;
+    velocity[(2, 1)] = 2.0 * base_angle_coriolis_row_f_z;
+    velocity[(2, 2)] = 2.0
+        * (q[1] * base_angle_coriolis_row_f_x
+            + cache.base_angle_subspace_v_z * base_angle_coriolis_row_f_z
+            + cache.base_angle_projected_inertia_f_z * base_angle_subspace_rate_v_z
+            + cache.base_angle_projected_inertia_f_x * qd[1]
+            - base_angle_coriolis_row_n_y);
+    velocity[(2, 3)] = 2.0
+        * (cache.base_angle_subspace_v_z * link2_coriolis_column_f_z
+            + q[1] * link2_coriolis_column_f_x - link2_coriolis_column_n_y);
+    velocity[(2, 4)] = 2.0
+        * (q[1] * link3_coriolis_column_f_x + t37
+            + link3_coriolis_column_f_z * cache.base_angle_subspace_v_z);
+    velocity[(2, 5)] = 2.0
+        * (q[1] * link4_coriolis_column_f_x + t43
+            + link4_coriolis_column_f_z * cache.base_angle_subspace_v_z);
+    velocity[(2, 6)] = 2.0
+        * (link5_coriolis_column_f_z * cache.base_angle_subspace_v_z + t49
+            + q[1] * link5_coriolis_column_f_x);
+    velocity[(2, 7)] = 2.0
+        * (link6_coriolis_column_f_z * cache.base_angle_subspace_v_z + t55
+            + q[1] * link6_coriolis_column_f_x);
+    velocity[(3, 0)] = 2.0 * link2_coriolis_row_f_x;
+    velocity[(3, 1)] = 2.0 * link2_coriolis_row_f_z;
+    velocity[(3, 2)] = 2.0
+        * (t56 + cache.link2_projected_inertia_f_x * qd[1]
+            + cache.link2_projected_inertia_f_z * base_angle_subspace_rate_v_z
+            + q[1] * link2_coriolis_row_f_x
+            + link2_coriolis_row_f_z * cache.base_angle_subspace_v_z);
+    velocity[(3, 3)] = 2.0
+        * (t56 + link2_subspace_rate_v_z * cache.link2_projected_inertia_f_z
+            + cache.link2_subspace_v_z * link2_coriolis_row_f_z
+            + link2_coriolis_row_f_x * cache.link2_position_z
+            + cache.link2_projected_inertia_f_x * link2_subspace_rate_v_x);
+    velocity[(3, 4)] = 2.0
+        * (cache.link2_subspace_v_z * link3_coriolis_column_f_z
+            + cache.link2_position_z * link3_coriolis_column_f_x + t37);
+    velocity[(3, 5)] = 2.0
+        * (link4_coriolis_column_f_x * cache.link2_position_z + t43
+            + link4_coriolis_column_f_z * cache.link2_subspace_v_z);
+    velocity[(3, 6)] = 2.0
+        * (cache.link2_subspace_v_z * link5_coriolis_column_f_z + t49
+            + cache.link2_position_z * link5_coriolis_column_f_x);
+    velocity[(3, 7)] = 2.0
+        * (t55 + cache.link2_subspace_v_z * link6_coriolis_column_f_z
+            + cache.link2_position_z * link6_coriolis_column_f_x);
+    velocity[(4, 0)] = 2.0 * link3_coriolis_row_f_x;
+    velocity[(4, 1)] = 2.0 * link3_coriolis_row_f_z;
+    velocity[(4, 2)] = 2.0
+        * (q[1] * link3_coriolis_row_f_x + cache.link3_projected_inertia_f_x * qd[1]
+            + t57 + base_angle_subspace_rate_v_z * cache.link3_projected_inertia_f_z
+            + cache.base_angle_subspace_v_z * link3_coriolis_row_f_z);
+    velocity[(4, 3)] = 2.0
+        * (cache.link2_subspace_v_z * link3_coriolis_row_f_z
+            + link2_subspace_rate_v_x * cache.link3_projected_inertia_f_x
+            + link2_subspace_rate_v_z * cache.link3_projected_inertia_f_z + t57
+            + cache.link2_position_z * link3_coriolis_row_f_x);
+    velocity[(4, 4)] = 2.0
+        * (link3_coriolis_row_f_z * cache.link3_subspace_v_z
+            + cache.link3_position_z * link3_coriolis_row_f_x
+            + cache.link3_projected_inertia_f_x * link3_subspace_rate_v_x + t57
+            + cache.link3_projected_inertia_f_z * link3_subspace_rate_v_z);
+    velocity[(4, 5)] = 2.0
+        * (link4_coriolis_column_f_x * cache.link3_position_z + t43
+            + link4_coriolis_column_f_z * cache.link3_subspace_v_z);
+    velocity[(4, 6)] = 2.0
+        * (link5_coriolis_column_f_z * cache.link3_subspace_v_z + t49
+            + cache.link3_position_z * link5_coriolis_column_f_x);
+    velocity[(4, 7)] = 2.0
+        * (link6_coriolis_column_f_z * cache.link3_subspace_v_z + t55
+            + cache.link3_position_z * link6_coriolis_column_f_x);
+    velocity[(5, 0)] = 2.0 * link4_coriolis_row_f_x;
+    velocity[(5, 1)] = 2.0 * link4_coriolis_row_f_z;
+    velocity[(5, 2)] = 2.0
+        * (base_angle_subspace_rate_v_z * cache.link4_projected_inertia_f_z
+            + q[1] * link4_coriolis_row_f_x + cache.link4_projected_inertia_f_x * qd[1]
+            + t58 + link4_coriolis_row_f_z * cache.base_angle_subspace_v_z);
+    velocity[(5, 3)] = 2.0
+        * (link2_subspace_rate_v_x * cache.link4_projected_inertia_f_x
+            + link4_coriolis_row_f_x * cache.link2_position_z
+            + cache.link2_subspace_v_z * link4_coriolis_row_f_z + t58
+            + link2_subspace_rate_v_z * cache.link4_projected_inertia_f_z);
+    velocity[(5, 4)] = 2.0
+        * (link4_coriolis_row_f_z * cache.link3_subspace_v_z
+            + cache.link4_projected_inertia_f_x * link3_subspace_rate_v_x + t58
+            + link4_coriolis_row_f_x * cache.link3_position_z
+            + cache.link4_projected_inertia_f_z * link3_subspace_rate_v_z);
+    velocity[(5, 5)] = 2.0
+        * (link4_coriolis_row_f_z * cache.link4_subspace_v_z
+            + link4_subspace_rate_v_z * cache.link4_projected_inertia_f_z
+            + cache.link4_position_z * link4_coriolis_row_f_x + t58
+            + link4_subspace_rate_v_x * cache.link4_projected_inertia_f_x);
+    velocity[(5, 6)] = 2.0
+        * (cache.link4_position_z * link5_coriolis_column_f_x
+            + link5_coriolis_column_f_z * cache.link4_subspace_v_z + t49);
+    velocity[(5, 7)] = 2.0
+        * (cache.link4_position_z * link6_coriolis_column_f_x + t55
+            + link6_coriolis_column_f_z * cache.link4_subspace_v_z);
+    velocity[(6, 0)] = 2.0 * link5_coriolis_row_f_x;
+    velocity[(6, 1)] = 2.0 * link5_coriolis_row_f_z;
+    velocity[(6, 2)] = 2.0
+        * (base_angle_subspace_rate_v_z * cache.link5_projected_inertia_f_z
+            + q[1] * link5_coriolis_row_f_x + cache.link5_projected_inertia_f_x * qd[1]
+            + t59 + link5_coriolis_row_f_z * cache.base_angle_subspace_v_z);
+    velocity[(6, 3)] = 2.0
+        * (link2_subspace_rate_v_z * cache.link5_projected_inertia_f_z
+            + link2_subspace_rate_v_x * cache.link5_projected_inertia_f_x
+            + cache.link2_subspace_v_z * link5_coriolis_row_f_z + t59
+            + link5_coriolis_row_f_x * cache.link2_position_z);
+    velocity[(6, 4)] = 2.0
+        * (link5_coriolis_row_f_x * cache.link3_position_z
+            + link3_subspace_rate_v_z * cache.link5_projected_inertia_f_z
+            + link5_coriolis_row_f_z * cache.link3_subspace_v_z + t59
+            + cache.link5_projected_inertia_f_x * link3_subspace_rate_v_x);
+    velocity[(6, 5)] = 2.0
+        * (link5_coriolis_row_f_z * cache.link4_subspace_v_z
+            + cache.link4_position_z * link5_coriolis_row_f_x + t59
+            + cache.link5_projected_inertia_f_x * link4_subspace_rate_v_x
+            + link4_subspace_rate_v_z * cache.link5_projected_inertia_f_z);
+    velocity[(6, 6)] = 2.0
+        * (link5_coriolis_row_f_x * cache.link5_position_z
+            + cache.link5_projected_inertia_f_x * link5_subspace_rate_v_x
+            + link5_coriolis_row_f_z * cache.link5_subspace_v_z + t59
+            + link5_subspace_rate_v_z * cache.link5_projected_inertia_f_z);
+    velocity[(6, 7)] = 2.0
+        * (cache.link5_position_z * link6_coriolis_column_f_x
+            + link6_coriolis_column_f_z * cache.link5_subspace_v_z + t55);
+    velocity[(7, 0)] = 2.0 * link6_coriolis_row_f_x;
+    velocity[(7, 1)] = 2.0 * link6_coriolis_row_f_z;
+    velocity[(7, 2)] = 2.0
+        * (base_angle_subspace_rate_v_z * cache.link6_projected_inertia_f_z + t60
+            + q[1] * link6_coriolis_row_f_x
+            + link6_coriolis_row_f_z * cache.base_angle_subspace_v_z
+            + cache.link6_projected_inertia_f_x * qd[1]);
+    velocity[(7, 3)] = 2.0
+        * (cache.link2_position_z * link6_coriolis_row_f_x + t60
+            + link2_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+            + link6_coriolis_row_f_z * cache.link2_subspace_v_z
+            + link2_subspace_rate_v_z * cache.link6_projected_inertia_f_z);
+    velocity[(7, 4)] = 2.0
+        * (cache.link3_position_z * link6_coriolis_row_f_x
+            + cache.link6_projected_inertia_f_x * link3_subspace_rate_v_x + t60
+            + cache.link6_projected_inertia_f_z * link3_subspace_rate_v_z
+            + link6_coriolis_row_f_z * cache.link3_subspace_v_z);
+    velocity[(7, 5)] = 2.0
+        * (t60 + link4_subspace_rate_v_z * cache.link6_projected_inertia_f_z
+            + link4_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+            + link6_coriolis_row_f_z * cache.link4_subspace_v_z
+            + cache.link4_position_z * link6_coriolis_row_f_x);
+    velocity[(7, 6)] = 2.0
+        * (cache.link6_projected_inertia_f_z * link5_subspace_rate_v_z
+            + cache.link5_position_z * link6_coriolis_row_f_x
+            + link6_coriolis_row_f_z * cache.link5_subspace_v_z + t60
+            + link5_subspace_rate_v_x * cache.link6_projected_inertia_f_x);
+    velocity[(7, 7)] = 2.0
+        * (link6_coriolis_row_f_z * cache.link6_subspace_v_z + t60
+            + link6_subspace_rate_v_z * cache.link6_projected_inertia_f_z
+            + cache.link6_position_z * link6_coriolis_row_f_x
+            + link6_subspace_rate_v_x * cache.link6_projected_inertia_f_x);
 }
 /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
 /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
@@ -3698,6 +4463,17 @@ impl Model<DOF, CONTACTS> for SnakePedalWave {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+        velocity: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity)
     }
     fn inverse_dynamics_position_tangent_into(
         q: &SVector<f64, DOF>,

@@ -2330,7 +2330,8 @@ pub fn coriolis_matrix_into(
     let hub_composite_rate_hd_y = left_upper_composite_rate_hd_y
         + right_upper_composite_rate_hd_y + p.hub_mass * t4;
     let t5 = -hub_composite_rate_hd_y;
-    let base_x_coriolis_row_n_z = 0.5 * (t5 - hub_composite_momentum_f_y);
+    let base_x_position_derivative_row_n_z = t5 - hub_composite_momentum_f_y;
+    let base_x_coriolis_row_n_z = 0.5 * base_x_position_derivative_row_n_z;
     let base_yaw_coriolis_column_f_x = base_x_coriolis_row_n_z
         + cache.hub_composite_inertia_m * qd[1];
     let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
@@ -2532,8 +2533,9 @@ pub fn coriolis_matrix_into(
         + left_lower_momentum_f_x;
     let hub_composite_momentum_f_x = hub_momentum_f_x
         + right_upper_composite_momentum_f_x + left_upper_composite_momentum_f_x;
-    let base_y_coriolis_row_n_z = 0.5
-        * (hub_composite_rate_hd_x + hub_composite_momentum_f_x);
+    let base_y_position_derivative_row_n_z = hub_composite_rate_hd_x
+        + hub_composite_momentum_f_x;
+    let base_y_coriolis_row_n_z = 0.5 * base_y_position_derivative_row_n_z;
     let base_yaw_coriolis_column_f_y = base_yaw_subspace_rate_v_y
         * cache.hub_composite_inertia_m + base_y_coriolis_row_n_z;
     let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
@@ -2675,9 +2677,11 @@ pub fn coriolis_matrix_into(
         - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
     let right_slider_coriolis_column_f_z = right_slider_subspace_rate_v_z
         * p.right_slider_mass;
-    let base_x_coriolis_column_n_z = 0.5 * (t5 + hub_composite_momentum_f_y);
-    let base_y_coriolis_column_n_z = 0.5
-        * (hub_composite_rate_hd_x - hub_composite_momentum_f_x);
+    let base_yaw_position_derivative_row_f_x = t5 + hub_composite_momentum_f_y;
+    let base_x_coriolis_column_n_z = 0.5 * base_yaw_position_derivative_row_f_x;
+    let base_yaw_position_derivative_row_f_y = hub_composite_rate_hd_x
+        - hub_composite_momentum_f_x;
+    let base_y_coriolis_column_n_z = 0.5 * base_yaw_position_derivative_row_f_y;
     let t57 = -(cache.left_upper_inertia_com_02 * left_upper_velocity_w_y);
     let t58 = cache.left_lower_com_x * t28;
     let t59 = t7 * cache.left_lower_com_z;
@@ -2719,12 +2723,12 @@ pub fn coriolis_matrix_into(
     let hub_composite_rate_id_22 = left_upper_composite_rate_id_22
         + p.hub_mass * (t72 - (t70 + t70)) + right_upper_composite_rate_id_22 + t85 + t85
         + t86 + t86;
-    let base_yaw_coriolis_row_n_z = 0.5
-        * (hub_composite_rate_hd_x * cache.base_yaw_subspace_v_y
-            + hub_composite_rate_id_22
-            - (q[1] * hub_composite_momentum_f_y
-                - cache.base_yaw_subspace_v_y * hub_composite_momentum_f_x)
-            - q[1] * hub_composite_rate_hd_y);
+    let base_yaw_position_derivative_row_n_z = hub_composite_rate_hd_x
+        * cache.base_yaw_subspace_v_y + hub_composite_rate_id_22
+        - (q[1] * hub_composite_momentum_f_y
+            - cache.base_yaw_subspace_v_y * hub_composite_momentum_f_x)
+        - q[1] * hub_composite_rate_hd_y;
+    let base_yaw_coriolis_row_n_z = 0.5 * base_yaw_position_derivative_row_n_z;
     let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
         + cache.hub_inertia_h_z * base_roll_velocity_v_x
         + cache.hub_inertia_i_11 * base_roll_velocity_w_y
@@ -2942,13 +2946,17 @@ pub fn coriolis_matrix_into(
     let right_slider_coriolis_column_n_z = right_slider_subspace_rate_v_y
         * cache.right_slider_inertia_h_x + 0.5 * (t131 + t132 + t133 + t134)
         - right_slider_subspace_rate_v_x * cache.right_slider_inertia_h_y;
-    let base_pitch_coriolis_row_f_x = 0.5
-        * (t11 - hub_composite_momentum_f_z * cache.cos_q3);
-    let base_pitch_coriolis_row_f_y = 0.5
-        * (cache.base_yaw_rotation_01 * hub_composite_momentum_f_z + t29);
-    let base_pitch_coriolis_row_f_z = 0.5 * (t44 - (t42 + t43));
-    let base_pitch_coriolis_row_n_z = 0.5
-        * (t90 + t91 + t92 + t93 - (t87 + t88 + t89 + t94));
+    let base_pitch_position_derivative_row_f_x = t11
+        - hub_composite_momentum_f_z * cache.cos_q3;
+    let base_pitch_coriolis_row_f_x = 0.5 * base_pitch_position_derivative_row_f_x;
+    let base_pitch_position_derivative_row_f_y = cache.base_yaw_rotation_01
+        * hub_composite_momentum_f_z + t29;
+    let base_pitch_coriolis_row_f_y = 0.5 * base_pitch_position_derivative_row_f_y;
+    let base_pitch_position_derivative_row_f_z = t44 - (t42 + t43);
+    let base_pitch_coriolis_row_f_z = 0.5 * base_pitch_position_derivative_row_f_z;
+    let base_pitch_position_derivative_row_n_z = t90 + t91 + t92 + t93
+        - (t87 + t88 + t89 + t94);
+    let base_pitch_coriolis_row_n_z = 0.5 * base_pitch_position_derivative_row_n_z;
     let right_slider_composite_rate_id_01 = right_upper_velocity_w_z
         * cache.right_slider_inertia_com_00
         + right_upper_velocity_w_y * cache.right_slider_inertia_com_12
@@ -3037,14 +3045,14 @@ pub fn coriolis_matrix_into(
         + left_lower_momentum_n_z;
     let hub_composite_momentum_n_z = hub_momentum_n_z
         + right_upper_composite_momentum_n_z + left_upper_composite_momentum_n_z;
-    let base_pitch_coriolis_row_n_y = 0.5
-        * (cache.base_yaw_rotation_01 * hub_composite_rate_id_01
-            + hub_composite_rate_id_11 * cache.cos_q3
-            + hub_composite_rate_hd_z * cache.base_pitch_subspace_v_x
-            - (cache.base_pitch_subspace_v_z * hub_composite_momentum_f_x
-                - hub_composite_momentum_f_z * cache.base_pitch_subspace_v_x
-                - hub_composite_momentum_n_z * cache.base_yaw_rotation_01)
-            - cache.base_pitch_subspace_v_z * hub_composite_rate_hd_x);
+    let base_pitch_position_derivative_row_n_y = cache.base_yaw_rotation_01
+        * hub_composite_rate_id_01 + hub_composite_rate_id_11 * cache.cos_q3
+        + hub_composite_rate_hd_z * cache.base_pitch_subspace_v_x
+        - (cache.base_pitch_subspace_v_z * hub_composite_momentum_f_x
+            - hub_composite_momentum_f_z * cache.base_pitch_subspace_v_x
+            - hub_composite_momentum_n_z * cache.base_yaw_rotation_01)
+        - cache.base_pitch_subspace_v_z * hub_composite_rate_hd_x;
+    let base_pitch_coriolis_row_n_y = 0.5 * base_pitch_position_derivative_row_n_y;
     let t145 = -(base_roll_velocity_w_z * cache.hub_inertia_com_01);
     let t146 = cache.hub_inertia_com_02 * base_roll_velocity_w_y;
     let t147 = cache.right_upper_inertia_com_02 * right_upper_velocity_w_y;
@@ -3066,14 +3074,14 @@ pub fn coriolis_matrix_into(
     let hub_composite_rate_id_00 = t145 + t145 + t146 + t146
         + right_upper_composite_rate_id_00 + (t72 - (t69 + t69)) * p.hub_mass
         + left_upper_composite_rate_id_00;
-    let base_pitch_coriolis_row_n_x = 0.5
-        * (cache.base_yaw_rotation_01 * hub_composite_rate_id_00
-            + cache.cos_q3 * hub_composite_rate_id_01
-            + cache.base_pitch_subspace_v_z * hub_composite_rate_hd_y
-            - (cache.base_pitch_subspace_v_y * hub_composite_momentum_f_z
-                + hub_composite_momentum_n_z * cache.cos_q3
-                - cache.base_pitch_subspace_v_z * hub_composite_momentum_f_y)
-            - hub_composite_rate_hd_z * cache.base_pitch_subspace_v_y);
+    let base_pitch_position_derivative_row_n_x = cache.base_yaw_rotation_01
+        * hub_composite_rate_id_00 + cache.cos_q3 * hub_composite_rate_id_01
+        + cache.base_pitch_subspace_v_z * hub_composite_rate_hd_y
+        - (cache.base_pitch_subspace_v_y * hub_composite_momentum_f_z
+            + hub_composite_momentum_n_z * cache.cos_q3
+            - cache.base_pitch_subspace_v_z * hub_composite_momentum_f_y)
+        - hub_composite_rate_hd_z * cache.base_pitch_subspace_v_y;
+    let base_pitch_coriolis_row_n_x = 0.5 * base_pitch_position_derivative_row_n_x;
     let t155 = hub_composite_rate_hd_y * cache.base_roll_subspace_v_z;
     let t156 = cache.base_pitch_rotation_10 * hub_composite_rate_id_01;
     let t157 = cache.base_pitch_rotation_20 * hub_composite_rate_id_02;
@@ -3216,45 +3224,72 @@ pub fn coriolis_matrix_into(
     let right_slider_coriolis_column_n_x = right_slider_subspace_rate_v_z
         * cache.right_slider_inertia_h_y + 0.5 * (t231 + t232 + t233 + t234)
         - right_slider_subspace_rate_v_y * cache.right_slider_inertia_h_z;
-    let base_roll_coriolis_row_f_x = 0.5 * (t12 - (t13 + t14));
-    let base_roll_coriolis_row_f_y = 0.5 * (t30 - (t31 + t32));
-    let base_roll_coriolis_row_f_z = 0.5 * (t46 - (t45 + t47));
-    let base_roll_coriolis_row_n_z = 0.5
-        * (t95 + t96 + t99 + t100 + t101 - (t97 + t98 + t102 + t103));
-    let base_roll_coriolis_row_n_y = 0.5
-        * (t166 + t168 + t169 + t170 + t171 - (t164 + t165 + t167 + t172));
-    let base_roll_coriolis_row_n_x = 0.5
-        * (t155 + t156 + t157 + t159 + t162 - (t158 + t160 + t161 + t163));
-    let left_upper_coriolis_row_f_x = 0.5 * (t16 - (t15 + t17));
-    let left_upper_coriolis_row_f_y = 0.5 * (t35 - (t33 + t34));
-    let left_upper_coriolis_row_f_z = 0.5 * (t49 - (t48 + t50));
-    let left_upper_coriolis_row_n_z = 0.5
-        * (t105 + t107 + t108 + t110 + t111 - (t104 + t106 + t109 + t112));
-    let left_upper_coriolis_row_n_y = 0.5
-        * (t183 + t184 + t185 + t188 + t189 - (t182 + t186 + t187 + t190));
-    let left_upper_coriolis_row_n_x = 0.5
-        * (t174 + t176 + t178 + t179 + t180 - (t173 + t175 + t177 + t181));
-    let right_upper_coriolis_row_f_x = 0.5 * (t19 - (t18 + t20));
-    let right_upper_coriolis_row_f_y = 0.5 * (t37 - (t36 + t38));
-    let right_upper_coriolis_row_f_z = 0.5 * (t51 - (t52 + t53));
-    let right_upper_coriolis_row_n_z = 0.5
-        * (t114 + t115 + t116 + t118 + t121 - (t113 + t117 + t119 + t120));
-    let right_upper_coriolis_row_n_y = 0.5
-        * (t200 + t201 + t204 + t205 + t208 - (t202 + t203 + t206 + t207));
-    let right_upper_coriolis_row_n_x = 0.5
-        * (t191 + t193 + t194 + t195 + t196 - (t192 + t197 + t198 + t199));
-    let left_lower_coriolis_row_f_x = 0.5 * (t23 - (t21 + t22));
-    let left_lower_coriolis_row_f_y = 0.5 * (t39 - (t40 + t41));
-    let left_lower_coriolis_row_f_z = 0.5 * (t55 - (t54 + t56));
-    let left_lower_coriolis_row_n_z = 0.5
-        * (t122 + t124 + t128 + t129 + t130 - (t123 + t125 + t126 + t127));
-    let left_lower_coriolis_row_n_y = 0.5
-        * (t218 + t220 + t222 + t223 + t225 - (t219 + t221 + t224 + t226));
-    let left_lower_coriolis_row_n_x = 0.5
-        * (t209 + t210 + t211 + t212 + t214 - (t213 + t215 + t216 + t217));
-    let right_slider_coriolis_row_n_z = 0.5 * (t131 + t132 - (t133 + t134));
-    let right_slider_coriolis_row_n_x = 0.5 * (t231 + t234 - (t232 + t233));
-    let right_slider_coriolis_row_n_y = 0.5 * (t228 + t230 - (t227 + t229));
+    let base_roll_position_derivative_row_f_x = t12 - (t13 + t14);
+    let base_roll_coriolis_row_f_x = 0.5 * base_roll_position_derivative_row_f_x;
+    let base_roll_position_derivative_row_f_y = t30 - (t31 + t32);
+    let base_roll_coriolis_row_f_y = 0.5 * base_roll_position_derivative_row_f_y;
+    let base_roll_position_derivative_row_f_z = t46 - (t45 + t47);
+    let base_roll_coriolis_row_f_z = 0.5 * base_roll_position_derivative_row_f_z;
+    let base_roll_position_derivative_row_n_z = t95 + t96 + t99 + t100 + t101
+        - (t97 + t98 + t102 + t103);
+    let base_roll_coriolis_row_n_z = 0.5 * base_roll_position_derivative_row_n_z;
+    let base_roll_position_derivative_row_n_y = t166 + t168 + t169 + t170 + t171
+        - (t164 + t165 + t167 + t172);
+    let base_roll_coriolis_row_n_y = 0.5 * base_roll_position_derivative_row_n_y;
+    let base_roll_position_derivative_row_n_x = t155 + t156 + t157 + t159 + t162
+        - (t158 + t160 + t161 + t163);
+    let base_roll_coriolis_row_n_x = 0.5 * base_roll_position_derivative_row_n_x;
+    let left_upper_position_derivative_row_f_x = t16 - (t15 + t17);
+    let left_upper_coriolis_row_f_x = 0.5 * left_upper_position_derivative_row_f_x;
+    let left_upper_position_derivative_row_f_y = t35 - (t33 + t34);
+    let left_upper_coriolis_row_f_y = 0.5 * left_upper_position_derivative_row_f_y;
+    let left_upper_position_derivative_row_f_z = t49 - (t48 + t50);
+    let left_upper_coriolis_row_f_z = 0.5 * left_upper_position_derivative_row_f_z;
+    let left_upper_position_derivative_row_n_z = t105 + t107 + t108 + t110 + t111
+        - (t104 + t106 + t109 + t112);
+    let left_upper_coriolis_row_n_z = 0.5 * left_upper_position_derivative_row_n_z;
+    let left_upper_position_derivative_row_n_y = t183 + t184 + t185 + t188 + t189
+        - (t182 + t186 + t187 + t190);
+    let left_upper_coriolis_row_n_y = 0.5 * left_upper_position_derivative_row_n_y;
+    let left_upper_position_derivative_row_n_x = t174 + t176 + t178 + t179 + t180
+        - (t173 + t175 + t177 + t181);
+    let left_upper_coriolis_row_n_x = 0.5 * left_upper_position_derivative_row_n_x;
+    let right_upper_position_derivative_row_f_x = t19 - (t18 + t20);
+    let right_upper_coriolis_row_f_x = 0.5 * right_upper_position_derivative_row_f_x;
+    let right_upper_position_derivative_row_f_y = t37 - (t36 + t38);
+    let right_upper_coriolis_row_f_y = 0.5 * right_upper_position_derivative_row_f_y;
+    let right_upper_position_derivative_row_f_z = t51 - (t52 + t53);
+    let right_upper_coriolis_row_f_z = 0.5 * right_upper_position_derivative_row_f_z;
+    let right_upper_position_derivative_row_n_z = t114 + t115 + t116 + t118 + t121
+        - (t113 + t117 + t119 + t120);
+    let right_upper_coriolis_row_n_z = 0.5 * right_upper_position_derivative_row_n_z;
+    let right_upper_position_derivative_row_n_y = t200 + t201 + t204 + t205 + t208
+        - (t202 + t203 + t206 + t207);
+    let right_upper_coriolis_row_n_y = 0.5 * right_upper_position_derivative_row_n_y;
+    let right_upper_position_derivative_row_n_x = t191 + t193 + t194 + t195 + t196
+        - (t192 + t197 + t198 + t199);
+    let right_upper_coriolis_row_n_x = 0.5 * right_upper_position_derivative_row_n_x;
+    let left_lower_position_derivative_row_f_x = t23 - (t21 + t22);
+    let left_lower_coriolis_row_f_x = 0.5 * left_lower_position_derivative_row_f_x;
+    let left_lower_position_derivative_row_f_y = t39 - (t40 + t41);
+    let left_lower_coriolis_row_f_y = 0.5 * left_lower_position_derivative_row_f_y;
+    let left_lower_position_derivative_row_f_z = t55 - (t54 + t56);
+    let left_lower_coriolis_row_f_z = 0.5 * left_lower_position_derivative_row_f_z;
+    let left_lower_position_derivative_row_n_z = t122 + t124 + t128 + t129 + t130
+        - (t123 + t125 + t126 + t127);
+    let left_lower_coriolis_row_n_z = 0.5 * left_lower_position_derivative_row_n_z;
+    let left_lower_position_derivative_row_n_y = t218 + t220 + t222 + t223 + t225
+        - (t219 + t221 + t224 + t226);
+    let left_lower_coriolis_row_n_y = 0.5 * left_lower_position_derivative_row_n_y;
+    let left_lower_position_derivative_row_n_x = t209 + t210 + t211 + t212 + t214
+        - (t213 + t215 + t216 + t217);
+    let left_lower_coriolis_row_n_x = 0.5 * left_lower_position_derivative_row_n_x;
+    let right_slider_position_derivative_row_n_z = t131 + t132 - (t133 + t134);
+    let right_slider_coriolis_row_n_z = 0.5 * right_slider_position_derivative_row_n_z;
+    let right_slider_position_derivative_row_n_x = t231 + t234 - (t232 + t233);
+    let right_slider_coriolis_row_n_x = 0.5 * right_slider_position_derivative_row_n_x;
+    let right_slider_position_derivative_row_n_y = t228 + t230 - (t227 + t229);
+    let right_slider_coriolis_row_n_y = 0.5 * right_slider_position_derivative_row_n_y;
     out[(0, 3)] = base_yaw_coriolis_column_f_x;
     out[(0, 4)] = base_pitch_coriolis_column_f_x;
     out[(0, 5)] = base_roll_coriolis_column_f_x;
@@ -5347,6 +5382,2704 @@ pub fn forward_dynamics_into(
     pivots[8] = base_z_articulated_passed_44;
     pivots[9] = base_y_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations, row i being ID_i: `position` = dID/dq by the
+/// analytical derivatives of Newton-Euler (Carpentier and Mansard
+/// 2018) over the composite quantities, two 6-vector products per
+/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *position = SMatrix::zeros();
+    *velocity = SMatrix::zeros();
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + cache.base_pitch_rotation_10 * qd[5];
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_yaw_acceleration_v_y = cache.base_yaw_subspace_v_y * qdd[3] + qdd[1]
+        + base_yaw_bias_v_y;
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
+    let base_pitch_acceleration_v_y = base_yaw_acceleration_v_y
+        + qd[4] * base_pitch_subspace_rate_v_y + qdd[4] * cache.base_pitch_subspace_v_y;
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let base_roll_acceleration_v_y = cache.base_roll_subspace_v_y * qdd[5]
+        + base_pitch_acceleration_v_y + qd[5] * base_roll_subspace_rate_v_y;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_pitch_acceleration_w_x = qdd[4] * cache.base_yaw_rotation_01
+        + base_pitch_bias_w_x;
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_roll_acceleration_w_x = base_pitch_acceleration_w_x
+        + base_roll_subspace_rate_w_x * qd[5] + qdd[5] * cache.base_pitch_rotation_00;
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_roll_acceleration_w_z = qdd[5] * cache.base_pitch_rotation_20
+        + base_roll_bias_w_z + qdd[3];
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
+        * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_z * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
+    let left_upper_acceleration_v_y = base_roll_acceleration_v_y
+        + qd[6] * left_upper_subspace_rate_v_y + qdd[6] * cache.left_upper_subspace_v_y;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_acceleration_w_z = qd[6] * left_upper_subspace_rate_w_z
+        + qdd[6] * cache.base_roll_rotation_22 + base_roll_acceleration_w_z;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
+    let left_upper_acceleration_w_x = qdd[6] * cache.base_roll_rotation_02
+        + base_roll_acceleration_w_x + qd[6] * left_upper_subspace_rate_w_x;
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + cache.left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + cache.left_upper_rotation_11 * qd[8];
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + cache.left_upper_rotation_01 * qd[8];
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_z * qd[8];
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
+    let left_lower_articulated_bias_f_y = left_lower_momentum_f_x
+        * left_lower_velocity_w_z - left_lower_velocity_w_x * left_lower_momentum_f_z;
+    let left_lower_subspace_rate_v_y = cache.left_upper_rotation_01
+        * left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_lower_acceleration_v_y = cache.left_lower_subspace_v_y * qdd[8]
+        + left_lower_subspace_rate_v_y * qd[8] + left_upper_acceleration_v_y;
+    let left_lower_subspace_rate_w_z = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_rotation_01;
+    let left_lower_acceleration_w_z = cache.left_upper_rotation_21 * qdd[8]
+        + left_upper_acceleration_w_z + left_lower_subspace_rate_w_z * qd[8];
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y
+        * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_acceleration_w_x = cache.left_upper_rotation_01 * qdd[8]
+        + left_lower_subspace_rate_w_x * qd[8] + left_upper_acceleration_w_x;
+    let left_lower_composite_force_f_y = left_lower_articulated_bias_f_y
+        + p.left_lower_mass * left_lower_acceleration_v_y
+        - (cache.left_lower_inertia_h_z * left_lower_acceleration_w_x
+            - cache.left_lower_inertia_h_x * left_lower_acceleration_w_z);
+    let left_upper_composite_force_f_y = left_upper_momentum_f_x
+        * left_upper_velocity_w_z + p.arm_mass * left_upper_acceleration_v_y
+        + left_lower_composite_force_f_y
+        - left_upper_velocity_w_x * left_upper_momentum_f_z
+        - (left_upper_acceleration_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_acceleration_w_z);
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
+    let right_upper_acceleration_w_z = qd[7] * right_upper_subspace_rate_w_z
+        + cache.right_upper_axis_z * qdd[7] + base_roll_acceleration_w_z;
+    let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_axis_y;
+    let right_upper_acceleration_w_x = base_roll_acceleration_w_x
+        + qdd[7] * cache.right_upper_axis_x + qd[7] * right_upper_subspace_rate_w_x;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
+        + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
+    let right_upper_acceleration_v_y = base_roll_acceleration_v_y
+        + right_upper_subspace_rate_v_y * qd[7]
+        + cache.right_upper_subspace_v_y * qdd[7];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * cache.right_upper_subspace_v_z;
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + cache.right_upper_rotation_20 * qd[9];
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + cache.right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_articulated_bias_f_y = right_slider_momentum_f_x
+        * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_upper_velocity_w_x;
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_slider_acceleration_v_y = right_slider_subspace_rate_v_y * qd[9]
+        + cache.right_upper_rotation_10 * qdd[9] + right_upper_acceleration_v_y;
+    let right_slider_composite_force_f_y = right_slider_articulated_bias_f_y
+        + p.right_slider_mass * right_slider_acceleration_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_acceleration_w_x
+            - right_upper_acceleration_w_z * cache.right_slider_inertia_h_x);
+    let right_upper_composite_force_f_y = p.arm_mass * right_upper_acceleration_v_y
+        + right_upper_momentum_f_x * right_upper_velocity_w_z
+        + right_slider_composite_force_f_y
+        - (cache.right_upper_inertia_h_z * right_upper_acceleration_w_x
+            - cache.right_upper_inertia_h_x * right_upper_acceleration_w_z)
+        - right_upper_momentum_f_z * right_upper_velocity_w_x;
+    let hub_composite_force_f_y = base_roll_acceleration_v_y * p.hub_mass
+        + left_upper_composite_force_f_y + hub_momentum_f_x * base_roll_velocity_w_z
+        + right_upper_composite_force_f_y - base_roll_velocity_w_x * hub_momentum_f_z
+        - (cache.hub_inertia_h_z * base_roll_acceleration_w_x
+            - cache.hub_inertia_h_x * base_roll_acceleration_w_z);
+    let base_z_position_derivative_column_n_x = -hub_composite_force_f_y;
+    let base_yaw_position_derivative_column_f_x = qdd[1] * cache.hub_composite_inertia_m
+        + base_z_position_derivative_column_n_x;
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_pitch_acceleration_v_z = qdd[2] + qdd[4] * cache.base_pitch_subspace_v_z
+        + base_pitch_bias_v_z;
+    let base_roll_acceleration_v_z = qd[5] * base_roll_subspace_rate_v_z
+        + qdd[5] * cache.base_roll_subspace_v_z + base_pitch_acceleration_v_z;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let right_upper_acceleration_v_z = base_roll_acceleration_v_z
+        + right_upper_subspace_rate_v_z * qd[7]
+        + qdd[7] * cache.right_upper_subspace_v_z;
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_slider_acceleration_v_z = right_upper_acceleration_v_z
+        + right_slider_subspace_rate_v_z * qd[9]
+        + cache.right_upper_rotation_20 * qdd[9];
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_pitch_acceleration_w_y = qdd[4] * cache.cos_q3 + base_pitch_bias_w_y;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_roll_acceleration_w_y = qdd[5] * cache.base_pitch_rotation_10
+        + base_pitch_acceleration_w_y + base_roll_subspace_rate_w_y * qd[5];
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let right_upper_acceleration_w_y = qdd[7] * cache.right_upper_axis_y
+        + base_roll_acceleration_w_y + qd[7] * right_upper_subspace_rate_w_y;
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
+    let right_slider_articulated_bias_f_z = right_slider_momentum_f_y
+        * right_upper_velocity_w_x
+        - right_slider_momentum_f_x * right_upper_velocity_w_y;
+    let right_slider_composite_force_f_z = right_slider_acceleration_v_z
+        * p.right_slider_mass + right_slider_articulated_bias_f_z
+        - (cache.right_slider_inertia_h_x * right_upper_acceleration_w_y
+            - right_upper_acceleration_w_x * cache.right_slider_inertia_h_y);
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_composite_force_f_z = right_slider_composite_force_f_z
+        + right_upper_velocity_w_x * right_upper_momentum_f_y
+        + p.arm_mass * right_upper_acceleration_v_z
+        - right_upper_momentum_f_x * right_upper_velocity_w_y
+        - (cache.right_upper_inertia_h_x * right_upper_acceleration_w_y
+            - cache.right_upper_inertia_h_y * right_upper_acceleration_w_x);
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let left_upper_acceleration_v_z = base_roll_acceleration_v_z
+        + qd[6] * left_upper_subspace_rate_v_z + cache.left_upper_subspace_v_z * qdd[6];
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
+    let left_upper_acceleration_w_y = base_roll_acceleration_w_y
+        + cache.base_roll_rotation_12 * qdd[6] + qd[6] * left_upper_subspace_rate_w_y;
+    let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
+        * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * cache.left_upper_rotation_21;
+    let left_lower_acceleration_w_y = cache.left_upper_rotation_11 * qdd[8]
+        + left_upper_acceleration_w_y + left_lower_subspace_rate_w_y * qd[8];
+    let left_lower_subspace_rate_v_z = cache.left_upper_rotation_11
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * cache.left_lower_subspace_v_x;
+    let left_lower_acceleration_v_z = left_lower_subspace_rate_v_z * qd[8]
+        + left_upper_acceleration_v_z + cache.left_lower_subspace_v_z * qdd[8];
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_lower_articulated_bias_f_z = left_lower_velocity_w_x
+        * left_lower_momentum_f_y - left_lower_momentum_f_x * left_lower_velocity_w_y;
+    let left_lower_composite_force_f_z = left_lower_acceleration_v_z * p.left_lower_mass
+        + left_lower_articulated_bias_f_z
+        - (cache.left_lower_inertia_h_x * left_lower_acceleration_w_y
+            - cache.left_lower_inertia_h_y * left_lower_acceleration_w_x);
+    let left_upper_composite_force_f_z = p.arm_mass * left_upper_acceleration_v_z
+        + left_upper_velocity_w_x * left_upper_momentum_f_y
+        + left_lower_composite_force_f_z
+        - left_upper_momentum_f_x * left_upper_velocity_w_y
+        - (cache.left_upper_inertia_h_x * left_upper_acceleration_w_y
+            - cache.left_upper_inertia_h_y * left_upper_acceleration_w_x);
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
+    let hub_composite_force_f_z = right_upper_composite_force_f_z
+        + base_roll_acceleration_v_z * p.hub_mass + left_upper_composite_force_f_z
+        + hub_momentum_f_y * base_roll_velocity_w_x
+        - (base_roll_acceleration_w_y * cache.hub_inertia_h_x
+            - base_roll_acceleration_w_x * cache.hub_inertia_h_y)
+        - hub_momentum_f_x * base_roll_velocity_w_y;
+    let base_y_position_derivative_column_n_x = p.gravity * cache.hub_composite_inertia_m
+        + hub_composite_force_f_z;
+    let t0 = cache.left_upper_com_y * left_upper_velocity_w_x + left_upper_velocity_v_z
+        - left_upper_velocity_w_y * cache.left_upper_com_x;
+    let t1 = left_lower_velocity_w_x * cache.left_lower_com_y + left_lower_velocity_v_z
+        - left_lower_velocity_w_y * cache.left_lower_com_x;
+    let left_lower_composite_rate_hd_z = t1 * p.left_lower_mass;
+    let left_upper_composite_rate_hd_z = p.arm_mass * t0
+        + left_lower_composite_rate_hd_z;
+    let t2 = cache.right_slider_position_y * right_upper_velocity_w_x
+        + right_slider_velocity_v_z
+        - cache.right_slider_position_x * right_upper_velocity_w_y;
+    let right_slider_composite_rate_hd_z = t2 * p.right_slider_mass;
+    let t3 = right_upper_velocity_v_z
+        + cache.right_upper_com_y * right_upper_velocity_w_x
+        - cache.right_upper_com_x * right_upper_velocity_w_y;
+    let right_upper_composite_rate_hd_z = right_slider_composite_rate_hd_z
+        + p.arm_mass * t3;
+    let t4 = q[1] * base_roll_velocity_w_x + base_roll_velocity_v_z
+        - q[0] * base_roll_velocity_w_y;
+    let hub_composite_rate_hd_z = left_upper_composite_rate_hd_z
+        + right_upper_composite_rate_hd_z + t4 * p.hub_mass;
+    let t5 = qdd[2] + p.gravity;
+    let base_pitch_acceleration_shift_v_x = -(qd[2] * base_pitch_subspace_rate_w_y
+        + cache.base_pitch_subspace_v_y * qdd[3] + qd[3] * base_pitch_subspace_rate_v_y
+        + t5 * cache.cos_q3);
+    let base_pitch_acceleration_shift_w_y = -(-cache.base_yaw_rotation_01 * qdd[3]
+        - qd[3] * base_pitch_subspace_rate_w_x);
+    let right_upper_composite_momentum_f_z = right_slider_momentum_f_z
+        + right_upper_momentum_f_z;
+    let left_upper_composite_momentum_f_z = left_lower_momentum_f_z
+        + left_upper_momentum_f_z;
+    let hub_composite_momentum_f_z = right_upper_composite_momentum_f_z
+        + left_upper_composite_momentum_f_z + hub_momentum_f_z;
+    let base_pitch_position_derivative_column_f_x = base_y_position_derivative_column_n_x
+        * cache.cos_q3 + hub_composite_rate_hd_z * base_pitch_subspace_rate_w_y
+        + cache.hub_composite_inertia_m * base_pitch_acceleration_shift_v_x
+        + base_pitch_acceleration_shift_w_y * cache.hub_composite_inertia_h_z
+        + base_pitch_subspace_rate_w_y * hub_composite_momentum_f_z;
+    let left_upper_composite_momentum_f_y = left_upper_momentum_f_y
+        + left_lower_momentum_f_y;
+    let right_upper_composite_momentum_f_y = right_slider_momentum_f_y
+        + right_upper_momentum_f_y;
+    let hub_composite_momentum_f_y = hub_momentum_f_y + left_upper_composite_momentum_f_y
+        + right_upper_composite_momentum_f_y;
+    let base_roll_acceleration_shift_w_y = -(base_pitch_acceleration_w_x
+        * cache.base_pitch_rotation_20
+        + base_pitch_velocity_w_x * base_roll_subspace_rate_w_z
+        - cache.base_pitch_rotation_00 * qdd[3] - base_roll_subspace_rate_w_x * qd[3]);
+    let base_roll_acceleration_shift_w_z = -(base_pitch_acceleration_w_y
+        * cache.base_pitch_rotation_00
+        + base_roll_subspace_rate_w_x * base_pitch_velocity_w_y
+        - base_roll_subspace_rate_w_y * base_pitch_velocity_w_x
+        - base_pitch_acceleration_w_x * cache.base_pitch_rotation_10);
+    let t6 = p.gravity + base_pitch_acceleration_v_z;
+    let base_roll_acceleration_shift_v_x = -(base_roll_subspace_rate_v_y * qd[3]
+        + base_roll_subspace_rate_w_y * base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_y * qdd[3] + cache.base_pitch_rotation_10 * t6
+        - cache.base_roll_subspace_v_z * base_pitch_acceleration_w_y
+        - cache.base_pitch_rotation_20 * base_pitch_acceleration_v_y
+        - base_roll_subspace_rate_w_z * base_pitch_velocity_v_y
+        - base_pitch_velocity_w_y * base_roll_subspace_rate_v_z);
+    let t7 = left_lower_velocity_v_y + cache.left_lower_com_x * left_lower_velocity_w_z
+        - cache.left_lower_com_z * left_lower_velocity_w_x;
+    let left_lower_composite_rate_hd_y = t7 * p.left_lower_mass;
+    let t8 = cache.left_upper_com_x * left_upper_velocity_w_z + left_upper_velocity_v_y
+        - left_upper_velocity_w_x * cache.left_upper_com_z;
+    let left_upper_composite_rate_hd_y = left_lower_composite_rate_hd_y
+        + t8 * p.arm_mass;
+    let t9 = right_upper_velocity_w_z * cache.right_slider_position_x
+        + right_slider_velocity_v_y
+        - cache.right_slider_position_z * right_upper_velocity_w_x;
+    let right_slider_composite_rate_hd_y = p.right_slider_mass * t9;
+    let t10 = cache.right_upper_com_x * right_upper_velocity_w_z
+        + right_upper_velocity_v_y - cache.right_upper_com_z * right_upper_velocity_w_x;
+    let right_upper_composite_rate_hd_y = right_slider_composite_rate_hd_y
+        + p.arm_mass * t10;
+    let t11 = base_roll_velocity_w_z * q[0] + base_roll_velocity_v_y
+        - base_roll_velocity_w_x * q[2];
+    let hub_composite_rate_hd_y = left_upper_composite_rate_hd_y
+        + right_upper_composite_rate_hd_y + p.hub_mass * t11;
+    let base_roll_position_derivative_column_f_x = cache.base_pitch_rotation_10
+        * base_y_position_derivative_column_n_x
+        + base_roll_acceleration_shift_v_x * cache.hub_composite_inertia_m
+        + base_roll_subspace_rate_w_y * hub_composite_momentum_f_z
+        - hub_composite_momentum_f_y * base_roll_subspace_rate_w_z
+        - (cache.hub_composite_inertia_h_y * base_roll_acceleration_shift_w_z
+            - cache.hub_composite_inertia_h_z * base_roll_acceleration_shift_w_y)
+        - hub_composite_force_f_y * cache.base_pitch_rotation_20
+        - (hub_composite_rate_hd_y * base_roll_subspace_rate_w_z
+            - base_roll_subspace_rate_w_y * hub_composite_rate_hd_z);
+    let t12 = left_upper_composite_force_f_z
+        + p.gravity * cache.left_upper_composite_inertia_m;
+    let t13 = base_roll_acceleration_v_z + p.gravity;
+    let left_upper_acceleration_shift_v_x = -(cache.left_upper_subspace_v_y
+        * base_roll_acceleration_w_z
+        + base_roll_velocity_v_z * left_upper_subspace_rate_w_y
+        + base_roll_velocity_w_z * left_upper_subspace_rate_v_y
+        + cache.base_roll_rotation_12 * t13
+        - left_upper_subspace_rate_w_z * base_roll_velocity_v_y
+        - left_upper_subspace_rate_v_z * base_roll_velocity_w_y
+        - base_roll_acceleration_v_y * cache.base_roll_rotation_22
+        - base_roll_acceleration_w_y * cache.left_upper_subspace_v_z);
+    let left_upper_acceleration_shift_w_z = -(base_roll_acceleration_w_y
+        * cache.base_roll_rotation_02
+        + left_upper_subspace_rate_w_x * base_roll_velocity_w_y
+        - cache.base_roll_rotation_12 * base_roll_acceleration_w_x
+        - base_roll_velocity_w_x * left_upper_subspace_rate_w_y);
+    let left_upper_acceleration_shift_w_y = -(base_roll_acceleration_w_x
+        * cache.base_roll_rotation_22
+        + left_upper_subspace_rate_w_z * base_roll_velocity_w_x
+        - cache.base_roll_rotation_02 * base_roll_acceleration_w_z
+        - base_roll_velocity_w_z * left_upper_subspace_rate_w_x);
+    let left_upper_position_derivative_column_f_x = cache.base_roll_rotation_12 * t12
+        + cache.left_upper_composite_inertia_m * left_upper_acceleration_shift_v_x
+        + left_upper_subspace_rate_w_y * left_upper_composite_momentum_f_z
+        - left_upper_composite_force_f_y * cache.base_roll_rotation_22
+        - left_upper_subspace_rate_w_z * left_upper_composite_momentum_f_y
+        - (left_upper_composite_rate_hd_y * left_upper_subspace_rate_w_z
+            - left_upper_composite_rate_hd_z * left_upper_subspace_rate_w_y)
+        - (left_upper_acceleration_shift_w_z * cache.left_upper_composite_inertia_h_y
+            - cache.left_upper_composite_inertia_h_z
+                * left_upper_acceleration_shift_w_y);
+    let right_upper_acceleration_shift_v_x = -(right_upper_subspace_rate_w_y
+        * base_roll_velocity_v_z
+        + cache.right_upper_subspace_v_y * base_roll_acceleration_w_z
+        + t13 * cache.right_upper_axis_y
+        + base_roll_velocity_w_z * right_upper_subspace_rate_v_y
+        - right_upper_subspace_rate_v_z * base_roll_velocity_w_y
+        - right_upper_subspace_rate_w_z * base_roll_velocity_v_y
+        - base_roll_acceleration_v_y * cache.right_upper_axis_z
+        - base_roll_acceleration_w_y * cache.right_upper_subspace_v_z);
+    let t14 = p.gravity * cache.right_upper_composite_inertia_m
+        + right_upper_composite_force_f_z;
+    let right_upper_acceleration_shift_w_z = -(right_upper_subspace_rate_w_x
+        * base_roll_velocity_w_y + base_roll_acceleration_w_y * cache.right_upper_axis_x
+        - base_roll_velocity_w_x * right_upper_subspace_rate_w_y
+        - cache.right_upper_axis_y * base_roll_acceleration_w_x);
+    let right_upper_acceleration_shift_w_y = -(base_roll_velocity_w_x
+        * right_upper_subspace_rate_w_z
+        + cache.right_upper_axis_z * base_roll_acceleration_w_x
+        - cache.right_upper_axis_x * base_roll_acceleration_w_z
+        - base_roll_velocity_w_z * right_upper_subspace_rate_w_x);
+    let right_upper_position_derivative_column_f_x = right_upper_acceleration_shift_v_x
+        * cache.right_upper_composite_inertia_m + cache.right_upper_axis_y * t14
+        + right_upper_composite_momentum_f_z * right_upper_subspace_rate_w_y
+        - cache.right_upper_axis_z * right_upper_composite_force_f_y
+        - right_upper_subspace_rate_w_z * right_upper_composite_momentum_f_y
+        - (right_upper_acceleration_shift_w_z * cache.right_upper_composite_inertia_h_y
+            - right_upper_acceleration_shift_w_y
+                * cache.right_upper_composite_inertia_h_z)
+        - (right_upper_subspace_rate_w_z * right_upper_composite_rate_hd_y
+            - right_upper_subspace_rate_w_y * right_upper_composite_rate_hd_z);
+    let t15 = p.gravity + left_upper_acceleration_v_z;
+    let left_lower_acceleration_shift_v_x = -(cache.left_lower_subspace_v_y
+        * left_upper_acceleration_w_z
+        + left_upper_velocity_v_z * left_lower_subspace_rate_w_y
+        + left_lower_subspace_rate_v_y * left_upper_velocity_w_z
+        + cache.left_upper_rotation_11 * t15
+        - left_upper_velocity_w_y * left_lower_subspace_rate_v_z
+        - cache.left_lower_subspace_v_z * left_upper_acceleration_w_y
+        - left_lower_subspace_rate_w_z * left_upper_velocity_v_y
+        - cache.left_upper_rotation_21 * left_upper_acceleration_v_y);
+    let left_lower_acceleration_shift_w_y = -(left_lower_subspace_rate_w_z
+        * left_upper_velocity_w_x
+        + cache.left_upper_rotation_21 * left_upper_acceleration_w_x
+        - cache.left_upper_rotation_01 * left_upper_acceleration_w_z
+        - left_lower_subspace_rate_w_x * left_upper_velocity_w_z);
+    let left_lower_acceleration_shift_w_z = -(cache.left_upper_rotation_01
+        * left_upper_acceleration_w_y
+        + left_upper_velocity_w_y * left_lower_subspace_rate_w_x
+        - cache.left_upper_rotation_11 * left_upper_acceleration_w_x
+        - left_upper_velocity_w_x * left_lower_subspace_rate_w_y);
+    let t16 = p.gravity * p.left_lower_mass + left_lower_composite_force_f_z;
+    let left_lower_position_derivative_column_f_x = left_lower_acceleration_shift_v_x
+        * p.left_lower_mass + cache.left_upper_rotation_11 * t16
+        + left_lower_momentum_f_z * left_lower_subspace_rate_w_y
+        - (left_lower_subspace_rate_w_z * left_lower_composite_rate_hd_y
+            - left_lower_subspace_rate_w_y * left_lower_composite_rate_hd_z)
+        - (left_lower_acceleration_shift_w_z * cache.left_lower_inertia_h_y
+            - cache.left_lower_inertia_h_z * left_lower_acceleration_shift_w_y)
+        - left_lower_subspace_rate_w_z * left_lower_momentum_f_y
+        - cache.left_upper_rotation_21 * left_lower_composite_force_f_y;
+    let right_slider_acceleration_shift_v_x = -(right_upper_acceleration_w_z
+        * cache.right_upper_rotation_10
+        + right_slider_subspace_rate_v_y * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_acceleration_w_y
+        - right_slider_subspace_rate_v_z * right_upper_velocity_w_y);
+    let right_slider_position_derivative_column_f_x = right_slider_acceleration_shift_v_x
+        * p.right_slider_mass;
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_yaw_acceleration_v_x = base_yaw_bias_v_x + q[1] * qdd[3] + qdd[0];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_acceleration_v_x = base_yaw_acceleration_v_x
+        + qdd[4] * cache.base_pitch_subspace_v_x + qd[4] * base_pitch_subspace_rate_v_x;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_acceleration_v_x = base_pitch_acceleration_v_x
+        + base_roll_subspace_rate_v_x * qd[5] + qdd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
+    let right_upper_acceleration_v_x = qdd[7] * cache.right_upper_subspace_v_x
+        + right_upper_subspace_rate_v_x * qd[7] + base_roll_acceleration_v_x;
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
+    let right_slider_acceleration_v_x = cache.right_upper_rotation_00 * qdd[9]
+        + right_slider_subspace_rate_v_x * qd[9] + right_upper_acceleration_v_x;
+    let right_slider_articulated_bias_f_x = right_slider_momentum_f_z
+        * right_upper_velocity_w_y
+        - right_slider_momentum_f_y * right_upper_velocity_w_z;
+    let right_slider_composite_force_f_x = right_slider_acceleration_v_x
+        * p.right_slider_mass + right_slider_articulated_bias_f_x
+        - (right_upper_acceleration_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_acceleration_w_y);
+    let right_upper_composite_force_f_x = right_upper_momentum_f_z
+        * right_upper_velocity_w_y + p.arm_mass * right_upper_acceleration_v_x
+        + right_slider_composite_force_f_x
+        - right_upper_velocity_w_z * right_upper_momentum_f_y
+        - (cache.right_upper_inertia_h_y * right_upper_acceleration_w_z
+            - cache.right_upper_inertia_h_z * right_upper_acceleration_w_y);
+    let left_lower_articulated_bias_f_x = left_lower_velocity_w_y
+        * left_lower_momentum_f_z - left_lower_momentum_f_y * left_lower_velocity_w_z;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * cache.left_lower_subspace_v_z
+        - cache.left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * cache.left_upper_rotation_11;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_upper_acceleration_v_x = qd[6] * left_upper_subspace_rate_v_x
+        + cache.left_upper_subspace_v_x * qdd[6] + base_roll_acceleration_v_x;
+    let left_lower_acceleration_v_x = left_lower_subspace_rate_v_x * qd[8]
+        + left_upper_acceleration_v_x + cache.left_lower_subspace_v_x * qdd[8];
+    let left_lower_composite_force_f_x = left_lower_articulated_bias_f_x
+        + left_lower_acceleration_v_x * p.left_lower_mass
+        - (cache.left_lower_inertia_h_y * left_lower_acceleration_w_z
+            - left_lower_acceleration_w_y * cache.left_lower_inertia_h_z);
+    let left_upper_composite_force_f_x = left_lower_composite_force_f_x
+        + p.arm_mass * left_upper_acceleration_v_x
+        + left_upper_velocity_w_y * left_upper_momentum_f_z
+        - left_upper_momentum_f_y * left_upper_velocity_w_z
+        - (cache.left_upper_inertia_h_y * left_upper_acceleration_w_z
+            - left_upper_acceleration_w_y * cache.left_upper_inertia_h_z);
+    let hub_composite_force_f_x = p.hub_mass * base_roll_acceleration_v_x
+        + right_upper_composite_force_f_x + hub_momentum_f_z * base_roll_velocity_w_y
+        + left_upper_composite_force_f_x
+        - (cache.hub_inertia_h_y * base_roll_acceleration_w_z
+            - base_roll_acceleration_w_y * cache.hub_inertia_h_z)
+        - base_roll_velocity_w_z * hub_momentum_f_y;
+    let base_yaw_acceleration_shift_v_y = -qdd[0];
+    let base_yaw_position_derivative_column_f_y = hub_composite_force_f_x
+        + cache.hub_composite_inertia_m * base_yaw_acceleration_shift_v_y;
+    let base_pitch_acceleration_shift_w_x = -(base_pitch_subspace_rate_w_y * qd[3]
+        + qdd[3] * cache.cos_q3);
+    let base_pitch_acceleration_shift_v_y = -(-base_pitch_subspace_rate_v_x * qd[3]
+        - qd[2] * base_pitch_subspace_rate_w_x - t5 * cache.base_yaw_rotation_01
+        - qdd[3] * cache.base_pitch_subspace_v_x);
+    let base_pitch_position_derivative_column_f_y = base_pitch_acceleration_shift_v_y
+        * cache.hub_composite_inertia_m
+        - base_pitch_subspace_rate_w_x * hub_composite_momentum_f_z
+        - base_pitch_acceleration_shift_w_x * cache.hub_composite_inertia_h_z
+        - hub_composite_rate_hd_z * base_pitch_subspace_rate_w_x
+        - base_y_position_derivative_column_n_x * cache.base_yaw_rotation_01;
+    let right_upper_composite_momentum_f_x = right_slider_momentum_f_x
+        + right_upper_momentum_f_x;
+    let left_upper_composite_momentum_f_x = left_upper_momentum_f_x
+        + left_lower_momentum_f_x;
+    let hub_composite_momentum_f_x = hub_momentum_f_x
+        + right_upper_composite_momentum_f_x + left_upper_composite_momentum_f_x;
+    let base_roll_acceleration_shift_w_x = -(base_roll_subspace_rate_w_y * qd[3]
+        + cache.base_pitch_rotation_10 * qdd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_acceleration_w_y
+        - base_pitch_velocity_w_y * base_roll_subspace_rate_w_z);
+    let base_roll_acceleration_shift_v_y = -(cache.base_pitch_rotation_20
+        * base_pitch_acceleration_v_x
+        + base_pitch_velocity_v_x * base_roll_subspace_rate_w_z
+        + base_pitch_acceleration_w_x * cache.base_roll_subspace_v_z
+        + base_pitch_velocity_w_x * base_roll_subspace_rate_v_z
+        - base_roll_subspace_rate_v_x * qd[3]
+        - base_roll_subspace_rate_w_x * base_pitch_velocity_v_z
+        - cache.base_pitch_rotation_00 * t6 - cache.base_roll_subspace_v_x * qdd[3]);
+    let t17 = cache.right_upper_com_z * right_upper_velocity_w_y
+        + right_upper_velocity_v_x - cache.right_upper_com_y * right_upper_velocity_w_z;
+    let t18 = right_slider_velocity_v_x
+        + cache.right_slider_position_z * right_upper_velocity_w_y
+        - cache.right_slider_position_y * right_upper_velocity_w_z;
+    let right_slider_composite_rate_hd_x = p.right_slider_mass * t18;
+    let right_upper_composite_rate_hd_x = p.arm_mass * t17
+        + right_slider_composite_rate_hd_x;
+    let t19 = base_roll_velocity_w_y * q[2] + base_roll_velocity_v_x
+        - q[1] * base_roll_velocity_w_z;
+    let t20 = left_upper_velocity_w_y * cache.left_upper_com_z + left_upper_velocity_v_x
+        - cache.left_upper_com_y * left_upper_velocity_w_z;
+    let t21 = cache.left_lower_com_z * left_lower_velocity_w_y + left_lower_velocity_v_x
+        - cache.left_lower_com_y * left_lower_velocity_w_z;
+    let left_lower_composite_rate_hd_x = p.left_lower_mass * t21;
+    let left_upper_composite_rate_hd_x = p.arm_mass * t20
+        + left_lower_composite_rate_hd_x;
+    let hub_composite_rate_hd_x = right_upper_composite_rate_hd_x + p.hub_mass * t19
+        + left_upper_composite_rate_hd_x;
+    let base_roll_position_derivative_column_f_y = base_roll_subspace_rate_w_z
+        * hub_composite_momentum_f_x
+        + cache.base_pitch_rotation_20 * hub_composite_force_f_x
+        + cache.hub_composite_inertia_m * base_roll_acceleration_shift_v_y
+        - base_y_position_derivative_column_n_x * cache.base_pitch_rotation_00
+        - (cache.hub_composite_inertia_h_z * base_roll_acceleration_shift_w_x
+            - cache.hub_composite_inertia_h_x * base_roll_acceleration_shift_w_z)
+        - base_roll_subspace_rate_w_x * hub_composite_momentum_f_z
+        - (base_roll_subspace_rate_w_x * hub_composite_rate_hd_z
+            - hub_composite_rate_hd_x * base_roll_subspace_rate_w_z);
+    let left_upper_acceleration_shift_v_y = -(left_upper_subspace_rate_w_z
+        * base_roll_velocity_v_x + left_upper_subspace_rate_v_z * base_roll_velocity_w_x
+        + base_roll_acceleration_v_x * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_acceleration_w_x
+        - t13 * cache.base_roll_rotation_02
+        - base_roll_velocity_w_z * left_upper_subspace_rate_v_x
+        - cache.left_upper_subspace_v_x * base_roll_acceleration_w_z
+        - base_roll_velocity_v_z * left_upper_subspace_rate_w_x);
+    let left_upper_acceleration_shift_w_x = -(cache.base_roll_rotation_12
+        * base_roll_acceleration_w_z
+        + base_roll_velocity_w_z * left_upper_subspace_rate_w_y
+        - base_roll_acceleration_w_y * cache.base_roll_rotation_22
+        - left_upper_subspace_rate_w_z * base_roll_velocity_w_y);
+    let left_upper_position_derivative_column_f_y = left_upper_subspace_rate_w_z
+        * left_upper_composite_momentum_f_x
+        + left_upper_composite_force_f_x * cache.base_roll_rotation_22
+        + cache.left_upper_composite_inertia_m * left_upper_acceleration_shift_v_y
+        - left_upper_composite_momentum_f_z * left_upper_subspace_rate_w_x
+        - t12 * cache.base_roll_rotation_02
+        - (cache.left_upper_composite_inertia_h_z * left_upper_acceleration_shift_w_x
+            - left_upper_acceleration_shift_w_z * cache.left_upper_composite_inertia_h_x)
+        - (left_upper_composite_rate_hd_z * left_upper_subspace_rate_w_x
+            - left_upper_subspace_rate_w_z * left_upper_composite_rate_hd_x);
+    let right_upper_acceleration_shift_v_y = -(right_upper_subspace_rate_v_z
+        * base_roll_velocity_w_x
+        + base_roll_acceleration_w_x * cache.right_upper_subspace_v_z
+        + cache.right_upper_axis_z * base_roll_acceleration_v_x
+        + right_upper_subspace_rate_w_z * base_roll_velocity_v_x
+        - right_upper_subspace_rate_w_x * base_roll_velocity_v_z
+        - right_upper_subspace_rate_v_x * base_roll_velocity_w_z
+        - t13 * cache.right_upper_axis_x
+        - cache.right_upper_subspace_v_x * base_roll_acceleration_w_z);
+    let right_upper_acceleration_shift_w_x = -(base_roll_velocity_w_z
+        * right_upper_subspace_rate_w_y
+        + cache.right_upper_axis_y * base_roll_acceleration_w_z
+        - right_upper_subspace_rate_w_z * base_roll_velocity_w_y
+        - base_roll_acceleration_w_y * cache.right_upper_axis_z);
+    let right_upper_position_derivative_column_f_y = right_upper_acceleration_shift_v_y
+        * cache.right_upper_composite_inertia_m
+        + right_upper_subspace_rate_w_z * right_upper_composite_momentum_f_x
+        + right_upper_composite_force_f_x * cache.right_upper_axis_z
+        - right_upper_subspace_rate_w_x * right_upper_composite_momentum_f_z
+        - (right_upper_subspace_rate_w_x * right_upper_composite_rate_hd_z
+            - right_upper_subspace_rate_w_z * right_upper_composite_rate_hd_x)
+        - (cache.right_upper_composite_inertia_h_z * right_upper_acceleration_shift_w_x
+            - right_upper_acceleration_shift_w_z
+                * cache.right_upper_composite_inertia_h_x)
+        - cache.right_upper_axis_x * t14;
+    let left_lower_acceleration_shift_v_y = -(left_lower_subspace_rate_w_z
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_z * left_upper_acceleration_w_x
+        + left_upper_acceleration_v_x * cache.left_upper_rotation_21
+        + left_lower_subspace_rate_v_z * left_upper_velocity_w_x
+        - left_upper_velocity_v_z * left_lower_subspace_rate_w_x
+        - cache.left_lower_subspace_v_x * left_upper_acceleration_w_z
+        - left_lower_subspace_rate_v_x * left_upper_velocity_w_z
+        - cache.left_upper_rotation_01 * t15);
+    let left_lower_acceleration_shift_w_x = -(cache.left_upper_rotation_11
+        * left_upper_acceleration_w_z
+        + left_lower_subspace_rate_w_y * left_upper_velocity_w_z
+        - left_lower_subspace_rate_w_z * left_upper_velocity_w_y
+        - cache.left_upper_rotation_21 * left_upper_acceleration_w_y);
+    let left_lower_position_derivative_column_f_y = left_lower_subspace_rate_w_z
+        * left_lower_momentum_f_x + left_lower_acceleration_shift_v_y * p.left_lower_mass
+        + left_lower_composite_force_f_x * cache.left_upper_rotation_21
+        - (cache.left_lower_inertia_h_z * left_lower_acceleration_shift_w_x
+            - cache.left_lower_inertia_h_x * left_lower_acceleration_shift_w_z)
+        - cache.left_upper_rotation_01 * t16
+        - (left_lower_subspace_rate_w_x * left_lower_composite_rate_hd_z
+            - left_lower_subspace_rate_w_z * left_lower_composite_rate_hd_x)
+        - left_lower_subspace_rate_w_x * left_lower_momentum_f_z;
+    let right_slider_acceleration_shift_v_y = -(cache.right_upper_rotation_20
+        * right_upper_acceleration_w_x
+        + right_slider_subspace_rate_v_z * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_acceleration_w_z
+        - right_slider_subspace_rate_v_x * right_upper_velocity_w_z);
+    let right_slider_position_derivative_column_f_y = right_slider_acceleration_shift_v_y
+        * p.right_slider_mass;
+    let base_pitch_acceleration_shift_v_z = -(base_yaw_velocity_v_y
+        * base_pitch_subspace_rate_w_x
+        + base_yaw_acceleration_v_y * cache.base_yaw_rotation_01
+        - base_yaw_acceleration_v_x * cache.cos_q3
+        - base_pitch_subspace_rate_w_y * base_yaw_velocity_v_x);
+    let base_pitch_position_derivative_column_f_z = base_pitch_acceleration_shift_v_z
+        * cache.hub_composite_inertia_m
+        + hub_composite_momentum_f_y * base_pitch_subspace_rate_w_x
+        + hub_composite_force_f_y * cache.base_yaw_rotation_01
+        - hub_composite_force_f_x * cache.cos_q3
+        - (hub_composite_rate_hd_x * base_pitch_subspace_rate_w_y
+            - hub_composite_rate_hd_y * base_pitch_subspace_rate_w_x)
+        - base_pitch_subspace_rate_w_y * hub_composite_momentum_f_x
+        - (base_pitch_acceleration_shift_w_y * cache.hub_composite_inertia_h_x
+            - cache.hub_composite_inertia_h_y * base_pitch_acceleration_shift_w_x);
+    let base_roll_acceleration_shift_v_z = -(base_roll_subspace_rate_w_x
+        * base_pitch_velocity_v_y
+        + base_pitch_acceleration_v_y * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_y * base_roll_subspace_rate_v_x
+        + base_pitch_acceleration_w_y * cache.base_roll_subspace_v_x
+        - base_pitch_velocity_v_x * base_roll_subspace_rate_w_y
+        - base_pitch_velocity_w_x * base_roll_subspace_rate_v_y
+        - base_pitch_acceleration_w_x * cache.base_roll_subspace_v_y
+        - cache.base_pitch_rotation_10 * base_pitch_acceleration_v_x);
+    let base_roll_position_derivative_column_f_z = hub_composite_force_f_y
+        * cache.base_pitch_rotation_00
+        + base_roll_acceleration_shift_v_z * cache.hub_composite_inertia_m
+        + base_roll_subspace_rate_w_x * hub_composite_momentum_f_y
+        - (cache.hub_composite_inertia_h_x * base_roll_acceleration_shift_w_y
+            - cache.hub_composite_inertia_h_y * base_roll_acceleration_shift_w_x)
+        - cache.base_pitch_rotation_10 * hub_composite_force_f_x
+        - base_roll_subspace_rate_w_y * hub_composite_momentum_f_x
+        - (base_roll_subspace_rate_w_y * hub_composite_rate_hd_x
+            - base_roll_subspace_rate_w_x * hub_composite_rate_hd_y);
+    let left_upper_acceleration_shift_v_z = -(base_roll_velocity_v_y
+        * left_upper_subspace_rate_w_x
+        + base_roll_acceleration_w_y * cache.left_upper_subspace_v_x
+        + left_upper_subspace_rate_v_x * base_roll_velocity_w_y
+        + base_roll_acceleration_v_y * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * left_upper_subspace_rate_w_y
+        - cache.base_roll_rotation_12 * base_roll_acceleration_v_x
+        - base_roll_velocity_w_x * left_upper_subspace_rate_v_y
+        - base_roll_acceleration_w_x * cache.left_upper_subspace_v_y);
+    let left_upper_position_derivative_column_f_z = left_upper_composite_momentum_f_y
+        * left_upper_subspace_rate_w_x
+        + left_upper_acceleration_shift_v_z * cache.left_upper_composite_inertia_m
+        + left_upper_composite_force_f_y * cache.base_roll_rotation_02
+        - (cache.left_upper_composite_inertia_h_x * left_upper_acceleration_shift_w_y
+            - cache.left_upper_composite_inertia_h_y * left_upper_acceleration_shift_w_x)
+        - left_upper_subspace_rate_w_y * left_upper_composite_momentum_f_x
+        - cache.base_roll_rotation_12 * left_upper_composite_force_f_x
+        - (left_upper_subspace_rate_w_y * left_upper_composite_rate_hd_x
+            - left_upper_composite_rate_hd_y * left_upper_subspace_rate_w_x);
+    let right_upper_acceleration_shift_v_z = -(right_upper_subspace_rate_v_x
+        * base_roll_velocity_w_y
+        + base_roll_acceleration_w_y * cache.right_upper_subspace_v_x
+        + base_roll_acceleration_v_y * cache.right_upper_axis_x
+        + right_upper_subspace_rate_w_x * base_roll_velocity_v_y
+        - right_upper_subspace_rate_v_y * base_roll_velocity_w_x
+        - right_upper_subspace_rate_w_y * base_roll_velocity_v_x
+        - cache.right_upper_axis_y * base_roll_acceleration_v_x
+        - cache.right_upper_subspace_v_y * base_roll_acceleration_w_x);
+    let right_upper_position_derivative_column_f_z = cache.right_upper_axis_x
+        * right_upper_composite_force_f_y
+        + right_upper_subspace_rate_w_x * right_upper_composite_momentum_f_y
+        + right_upper_acceleration_shift_v_z * cache.right_upper_composite_inertia_m
+        - right_upper_composite_force_f_x * cache.right_upper_axis_y
+        - (right_upper_acceleration_shift_w_y * cache.right_upper_composite_inertia_h_x
+            - right_upper_acceleration_shift_w_x
+                * cache.right_upper_composite_inertia_h_y)
+        - (right_upper_subspace_rate_w_y * right_upper_composite_rate_hd_x
+            - right_upper_subspace_rate_w_x * right_upper_composite_rate_hd_y)
+        - right_upper_subspace_rate_w_y * right_upper_composite_momentum_f_x;
+    let left_lower_acceleration_shift_v_z = -(cache.left_lower_subspace_v_x
+        * left_upper_acceleration_w_y
+        + left_upper_velocity_w_y * left_lower_subspace_rate_v_x
+        + cache.left_upper_rotation_01 * left_upper_acceleration_v_y
+        + left_lower_subspace_rate_w_x * left_upper_velocity_v_y
+        - cache.left_upper_rotation_11 * left_upper_acceleration_v_x
+        - cache.left_lower_subspace_v_y * left_upper_acceleration_w_x
+        - left_upper_velocity_v_x * left_lower_subspace_rate_w_y
+        - left_lower_subspace_rate_v_y * left_upper_velocity_w_x);
+    let left_lower_position_derivative_column_f_z = cache.left_upper_rotation_01
+        * left_lower_composite_force_f_y
+        + left_lower_acceleration_shift_v_z * p.left_lower_mass
+        + left_lower_subspace_rate_w_x * left_lower_momentum_f_y
+        - left_lower_momentum_f_x * left_lower_subspace_rate_w_y
+        - (cache.left_lower_inertia_h_x * left_lower_acceleration_shift_w_y
+            - left_lower_acceleration_shift_w_x * cache.left_lower_inertia_h_y)
+        - left_lower_composite_force_f_x * cache.left_upper_rotation_11
+        - (left_lower_composite_rate_hd_x * left_lower_subspace_rate_w_y
+            - left_lower_subspace_rate_w_x * left_lower_composite_rate_hd_y);
+    let right_slider_acceleration_shift_v_z = -(cache.right_upper_rotation_00
+        * right_upper_acceleration_w_y
+        + right_slider_subspace_rate_v_x * right_upper_velocity_w_y
+        - cache.right_upper_rotation_10 * right_upper_acceleration_w_x
+        - right_slider_subspace_rate_v_y * right_upper_velocity_w_x);
+    let right_slider_position_derivative_column_f_z = right_slider_acceleration_shift_v_z
+        * p.right_slider_mass;
+    let base_yaw_position_derivative_row_f_y = hub_composite_rate_hd_x
+        - hub_composite_momentum_f_x;
+    let t22 = -hub_composite_rate_hd_y;
+    let base_yaw_position_derivative_row_f_x = t22 + hub_composite_momentum_f_y;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_articulated_bias_n_y = left_lower_momentum_n_x
+        * left_lower_velocity_w_z + left_lower_momentum_f_x * left_lower_velocity_v_z
+        - left_lower_momentum_f_z * left_lower_velocity_v_x
+        - left_lower_velocity_w_x * left_lower_momentum_n_z;
+    let left_lower_composite_force_n_y = cache.left_lower_inertia_h_z
+        * left_lower_acceleration_v_x
+        + cache.left_lower_inertia_i_01 * left_lower_acceleration_w_x
+        + left_lower_articulated_bias_n_y
+        + left_lower_acceleration_w_y * cache.left_lower_inertia_i_11
+        + cache.left_lower_inertia_i_12 * left_lower_acceleration_w_z
+        - cache.left_lower_inertia_h_x * left_lower_acceleration_v_z;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * cache.left_upper_inertia_i_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let left_upper_composite_force_n_y = cache.left_upper_inertia_i_01
+        * left_upper_acceleration_w_x
+        + left_upper_acceleration_w_z * cache.left_upper_inertia_i_12
+        + left_lower_composite_force_n_y
+        + cache.left_upper_inertia_i_11 * left_upper_acceleration_w_y
+        + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
+        + left_upper_acceleration_v_x * cache.left_upper_inertia_h_z
+        - cache.left_upper_inertia_h_x * left_upper_acceleration_v_z
+        - left_upper_momentum_f_z * left_upper_velocity_v_x
+        - left_upper_velocity_w_x * left_upper_momentum_n_z;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_articulated_bias_n_y = right_slider_momentum_f_x
+        * right_slider_velocity_v_z
+        + right_slider_momentum_n_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_slider_velocity_v_x
+        - right_slider_momentum_n_z * right_upper_velocity_w_x;
+    let right_slider_composite_force_n_y = cache.right_slider_inertia_i_01
+        * right_upper_acceleration_w_x + right_slider_articulated_bias_n_y
+        + right_upper_acceleration_w_z * cache.right_slider_inertia_i_12
+        + cache.right_slider_inertia_h_z * right_slider_acceleration_v_x
+        + cache.right_slider_inertia_i_11 * right_upper_acceleration_w_y
+        - right_slider_acceleration_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_composite_force_n_y = cache.right_upper_inertia_i_01
+        * right_upper_acceleration_w_x
+        + cache.right_upper_inertia_h_z * right_upper_acceleration_v_x
+        + right_upper_momentum_n_x * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_11 * right_upper_acceleration_w_y
+        + right_upper_acceleration_w_z * cache.right_upper_inertia_i_12
+        + right_upper_momentum_f_x * right_upper_velocity_v_z
+        + right_slider_composite_force_n_y
+        - right_upper_velocity_w_x * right_upper_momentum_n_z
+        - right_upper_momentum_f_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_acceleration_v_z;
+    let hub_composite_force_n_y = cache.hub_inertia_i_12 * base_roll_acceleration_w_z
+        + base_roll_velocity_w_z * hub_momentum_n_x
+        + base_roll_acceleration_w_x * cache.hub_inertia_i_01
+        + cache.hub_inertia_h_z * base_roll_acceleration_v_x
+        + base_roll_acceleration_w_y * cache.hub_inertia_i_11
+        + left_upper_composite_force_n_y + right_upper_composite_force_n_y
+        + hub_momentum_f_x * base_roll_velocity_v_z
+        - base_roll_velocity_v_x * hub_momentum_f_z
+        - hub_momentum_n_z * base_roll_velocity_w_x
+        - base_roll_acceleration_v_z * cache.hub_inertia_h_x;
+    let t23 = hub_composite_force_n_y - p.gravity * cache.hub_composite_inertia_h_x;
+    let left_lower_composite_rate_id_02 = left_lower_velocity_w_x
+        * cache.left_lower_inertia_com_01
+        + cache.left_lower_inertia_com_22 * left_lower_velocity_w_y
+        - left_lower_velocity_w_y * cache.left_lower_inertia_com_00
+        - cache.left_lower_inertia_com_12 * left_lower_velocity_w_z
+        - (cache.left_lower_com_z * t21 + t1 * cache.left_lower_com_x)
+            * p.left_lower_mass;
+    let left_upper_composite_rate_id_02 = left_lower_composite_rate_id_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_com_22
+        + cache.left_upper_inertia_com_01 * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_inertia_com_00
+        - cache.left_upper_inertia_com_12 * left_upper_velocity_w_z
+        - p.arm_mass * (t20 * cache.left_upper_com_z + t0 * cache.left_upper_com_x);
+    let right_slider_composite_rate_id_02 = cache.right_slider_inertia_com_22
+        * right_upper_velocity_w_y
+        + cache.right_slider_inertia_com_01 * right_upper_velocity_w_x
+        - cache.right_slider_inertia_com_00 * right_upper_velocity_w_y
+        - p.right_slider_mass
+            * (t2 * cache.right_slider_position_x + cache.right_slider_position_z * t18)
+        - right_upper_velocity_w_z * cache.right_slider_inertia_com_12;
+    let right_upper_composite_rate_id_02 = right_slider_composite_rate_id_02
+        + right_upper_velocity_w_y * cache.right_upper_inertia_com_22
+        + cache.right_upper_inertia_com_01 * right_upper_velocity_w_x
+        - right_upper_velocity_w_z * cache.right_upper_inertia_com_12
+        - right_upper_velocity_w_y * cache.right_upper_inertia_com_00
+        - p.arm_mass * (cache.right_upper_com_x * t3 + cache.right_upper_com_z * t17);
+    let hub_composite_rate_id_02 = left_upper_composite_rate_id_02
+        + right_upper_composite_rate_id_02
+        + base_roll_velocity_w_x * cache.hub_inertia_com_01
+        + cache.hub_inertia_com_22 * base_roll_velocity_w_y
+        - cache.hub_inertia_com_00 * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.hub_inertia_com_12
+        - p.hub_mass * (t4 * q[0] + q[2] * t19);
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_composite_momentum_n_y = right_slider_momentum_n_y
+        + right_upper_momentum_n_y;
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
+        + left_upper_momentum_n_y;
+    let hub_composite_momentum_n_y = hub_momentum_n_y
+        + right_upper_composite_momentum_n_y + left_upper_composite_momentum_n_y;
+    let left_lower_articulated_bias_n_x = left_lower_velocity_w_y
+        * left_lower_momentum_n_z + left_lower_velocity_v_y * left_lower_momentum_f_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z
+        - left_lower_momentum_f_y * left_lower_velocity_v_z;
+    let left_lower_composite_force_n_x = cache.left_lower_inertia_i_02
+        * left_lower_acceleration_w_z + left_lower_articulated_bias_n_x
+        + left_lower_acceleration_w_y * cache.left_lower_inertia_i_01
+        + left_lower_acceleration_v_z * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_00 * left_lower_acceleration_w_x
+        - cache.left_lower_inertia_h_z * left_lower_acceleration_v_y;
+    let left_upper_composite_force_n_x = cache.left_upper_inertia_i_00
+        * left_upper_acceleration_w_x
+        + left_upper_acceleration_w_z * cache.left_upper_inertia_i_02
+        + left_lower_composite_force_n_x
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + cache.left_upper_inertia_h_y * left_upper_acceleration_v_z
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        + left_upper_acceleration_w_y * cache.left_upper_inertia_i_01
+        - left_upper_acceleration_v_y * cache.left_upper_inertia_h_z
+        - left_upper_velocity_v_z * left_upper_momentum_f_y
+        - left_upper_momentum_n_y * left_upper_velocity_w_z;
+    let right_slider_articulated_bias_n_x = right_slider_momentum_f_z
+        * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z;
+    let right_slider_composite_force_n_x = right_slider_articulated_bias_n_x
+        + cache.right_slider_inertia_i_01 * right_upper_acceleration_w_y
+        + cache.right_slider_inertia_i_02 * right_upper_acceleration_w_z
+        + right_slider_acceleration_v_z * cache.right_slider_inertia_h_y
+        + cache.right_slider_inertia_i_00 * right_upper_acceleration_w_x
+        - cache.right_slider_inertia_h_z * right_slider_acceleration_v_y;
+    let right_upper_composite_force_n_x = right_slider_composite_force_n_x
+        + right_upper_acceleration_w_z * cache.right_upper_inertia_i_02
+        + cache.right_upper_inertia_i_01 * right_upper_acceleration_w_y
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + cache.right_upper_inertia_i_00 * right_upper_acceleration_w_x
+        + cache.right_upper_inertia_h_y * right_upper_acceleration_v_z
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - cache.right_upper_inertia_h_z * right_upper_acceleration_v_y
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
+    let hub_composite_force_n_x = left_upper_composite_force_n_x
+        + cache.hub_inertia_i_02 * base_roll_acceleration_w_z
+        + base_roll_velocity_v_y * hub_momentum_f_z + right_upper_composite_force_n_x
+        + hub_momentum_n_z * base_roll_velocity_w_y
+        + base_roll_acceleration_v_z * cache.hub_inertia_h_y
+        + base_roll_acceleration_w_y * cache.hub_inertia_i_01
+        + base_roll_acceleration_w_x * cache.hub_inertia_i_00
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y
+        - base_roll_acceleration_v_y * cache.hub_inertia_h_z;
+    let t24 = hub_composite_force_n_x + cache.hub_composite_inertia_h_y * p.gravity;
+    let right_slider_composite_rate_id_12 = cache.right_slider_inertia_com_11
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_com_02 * right_upper_velocity_w_z
+        - (cache.right_slider_position_z * t9 + t2 * cache.right_slider_position_y)
+            * p.right_slider_mass
+        - cache.right_slider_inertia_com_22 * right_upper_velocity_w_x
+        - cache.right_slider_inertia_com_01 * right_upper_velocity_w_y;
+    let right_upper_composite_rate_id_12 = right_slider_composite_rate_id_12
+        + cache.right_upper_inertia_com_11 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_com_02 * right_upper_velocity_w_z
+        - p.arm_mass * (cache.right_upper_com_z * t10 + cache.right_upper_com_y * t3)
+        - right_upper_velocity_w_x * cache.right_upper_inertia_com_22
+        - cache.right_upper_inertia_com_01 * right_upper_velocity_w_y;
+    let left_lower_composite_rate_id_12 = cache.left_lower_inertia_com_02
+        * left_lower_velocity_w_z
+        + left_lower_velocity_w_x * cache.left_lower_inertia_com_11
+        - cache.left_lower_inertia_com_22 * left_lower_velocity_w_x
+        - left_lower_velocity_w_y * cache.left_lower_inertia_com_01
+        - (cache.left_lower_com_z * t7 + t1 * cache.left_lower_com_y)
+            * p.left_lower_mass;
+    let left_upper_composite_rate_id_12 = left_lower_composite_rate_id_12
+        + cache.left_upper_inertia_com_11 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_com_02 * left_upper_velocity_w_z
+        - left_upper_velocity_w_y * cache.left_upper_inertia_com_01
+        - left_upper_velocity_w_x * cache.left_upper_inertia_com_22
+        - (t8 * cache.left_upper_com_z + cache.left_upper_com_y * t0) * p.arm_mass;
+    let hub_composite_rate_id_12 = right_upper_composite_rate_id_12
+        + left_upper_composite_rate_id_12
+        + cache.hub_inertia_com_11 * base_roll_velocity_w_x
+        + base_roll_velocity_w_z * cache.hub_inertia_com_02
+        - cache.hub_inertia_com_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_com_22 * base_roll_velocity_w_x
+        - (t11 * q[2] + t4 * q[1]) * p.hub_mass;
+    let left_upper_composite_momentum_n_x = left_lower_momentum_n_x
+        + left_upper_momentum_n_x;
+    let right_upper_composite_momentum_n_x = right_slider_momentum_n_x
+        + right_upper_momentum_n_x;
+    let hub_composite_momentum_n_x = left_upper_composite_momentum_n_x + hub_momentum_n_x
+        + right_upper_composite_momentum_n_x;
+    let base_pitch_position_derivative_column_n_z = hub_composite_momentum_f_y
+        * base_pitch_subspace_rate_v_x + t23 * cache.base_yaw_rotation_01
+        + hub_composite_rate_id_02 * base_pitch_subspace_rate_w_x
+        + hub_composite_force_f_y * cache.base_pitch_subspace_v_x
+        + hub_composite_momentum_n_y * base_pitch_subspace_rate_w_x
+        + hub_composite_rate_hd_x * base_pitch_subspace_rate_v_y
+        + cache.hub_composite_inertia_i_02 * base_pitch_acceleration_shift_w_x
+        + base_pitch_subspace_rate_w_y * hub_composite_rate_id_12
+        + base_pitch_acceleration_shift_w_y * cache.hub_composite_inertia_i_12
+        + base_pitch_acceleration_shift_v_y * cache.hub_composite_inertia_h_x
+        - hub_composite_rate_hd_y * base_pitch_subspace_rate_v_x
+        - cache.hub_composite_inertia_h_y * base_pitch_acceleration_shift_v_x
+        - hub_composite_force_f_x * cache.base_pitch_subspace_v_y
+        - base_pitch_subspace_rate_v_y * hub_composite_momentum_f_x - t24 * cache.cos_q3
+        - base_pitch_subspace_rate_w_y * hub_composite_momentum_n_x;
+    let t25 = -(cache.left_upper_inertia_com_02 * left_upper_velocity_w_y);
+    let t26 = cache.left_lower_com_x * t21;
+    let t27 = t1 * cache.left_lower_com_z;
+    let t28 = t7 * cache.left_lower_com_y;
+    let t29 = 2.0 * (t26 + t27 + t28);
+    let t30 = left_lower_velocity_w_x * cache.left_lower_inertia_com_12;
+    let t31 = -(left_lower_velocity_w_y * cache.left_lower_inertia_com_02);
+    let left_lower_composite_rate_id_22 = p.left_lower_mass * (t29 - (t27 + t27)) + t30
+        + t30 + t31 + t31;
+    let t32 = t20 * cache.left_upper_com_x;
+    let t33 = t8 * cache.left_upper_com_y;
+    let t34 = t0 * cache.left_upper_com_z;
+    let t35 = 2.0 * (t32 + t33 + t34);
+    let t36 = cache.left_upper_inertia_com_12 * left_upper_velocity_w_x;
+    let left_upper_composite_rate_id_22 = t25 + t25 + left_lower_composite_rate_id_22
+        + p.arm_mass * (t35 - (t34 + t34)) + t36 + t36;
+    let t37 = q[0] * t19;
+    let t38 = t4 * q[2];
+    let t39 = q[1] * t11;
+    let t40 = 2.0 * (t37 + t38 + t39);
+    let t41 = -(cache.right_upper_inertia_com_02 * right_upper_velocity_w_y);
+    let t42 = right_upper_velocity_w_x * cache.right_slider_inertia_com_12;
+    let t43 = t2 * cache.right_slider_position_z;
+    let t44 = cache.right_slider_position_x * t18;
+    let t45 = cache.right_slider_position_y * t9;
+    let t46 = 2.0 * (t44 + t43 + t45);
+    let t47 = -(cache.right_slider_inertia_com_02 * right_upper_velocity_w_y);
+    let right_slider_composite_rate_id_22 = t42 + t42
+        + (t46 - (t43 + t43)) * p.right_slider_mass + t47 + t47;
+    let t48 = cache.right_upper_inertia_com_12 * right_upper_velocity_w_x;
+    let t49 = cache.right_upper_com_z * t3;
+    let t50 = cache.right_upper_com_y * t10;
+    let t51 = cache.right_upper_com_x * t17;
+    let t52 = 2.0 * (t50 + t51 + t49);
+    let right_upper_composite_rate_id_22 = t41 + t41 + right_slider_composite_rate_id_22
+        + t48 + t48 + p.arm_mass * (t52 - (t49 + t49));
+    let t53 = -(cache.hub_inertia_com_02 * base_roll_velocity_w_y);
+    let t54 = base_roll_velocity_w_x * cache.hub_inertia_com_12;
+    let hub_composite_rate_id_22 = left_upper_composite_rate_id_22
+        + p.hub_mass * (t40 - (t38 + t38)) + right_upper_composite_rate_id_22 + t53 + t53
+        + t54 + t54;
+    let base_roll_position_derivative_column_n_z = base_roll_subspace_rate_w_y
+        * hub_composite_rate_id_12
+        + hub_composite_rate_id_22 * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_x * hub_composite_rate_id_02
+        + cache.hub_composite_inertia_i_22 * base_roll_acceleration_shift_w_z
+        + base_roll_subspace_rate_v_x * hub_composite_momentum_f_y
+        + hub_composite_force_f_y * cache.base_roll_subspace_v_x
+        + cache.hub_composite_inertia_h_x * base_roll_acceleration_shift_v_y
+        + cache.hub_composite_inertia_i_02 * base_roll_acceleration_shift_w_x
+        + t23 * cache.base_pitch_rotation_00
+        + cache.hub_composite_inertia_i_12 * base_roll_acceleration_shift_w_y
+        + hub_composite_rate_hd_x * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_x * hub_composite_momentum_n_y
+        - base_roll_subspace_rate_w_y * hub_composite_momentum_n_x
+        - base_roll_subspace_rate_v_y * hub_composite_momentum_f_x
+        - cache.base_roll_subspace_v_y * hub_composite_force_f_x
+        - base_roll_subspace_rate_v_x * hub_composite_rate_hd_y
+        - cache.hub_composite_inertia_h_y * base_roll_acceleration_shift_v_x
+        - t24 * cache.base_pitch_rotation_10;
+    let t55 = left_upper_composite_force_n_x
+        + p.gravity * cache.left_upper_composite_inertia_h_y;
+    let t56 = left_upper_composite_force_n_y
+        - p.gravity * cache.left_upper_composite_inertia_h_x;
+    let left_upper_position_derivative_column_n_z = left_upper_composite_rate_hd_x
+        * left_upper_subspace_rate_v_y
+        + left_upper_acceleration_shift_w_y * cache.left_upper_composite_inertia_i_12
+        + left_upper_composite_momentum_n_y * left_upper_subspace_rate_w_x
+        + left_upper_composite_rate_id_02 * left_upper_subspace_rate_w_x
+        + cache.left_upper_composite_inertia_i_02 * left_upper_acceleration_shift_w_x
+        + left_upper_subspace_rate_v_x * left_upper_composite_momentum_f_y
+        + left_upper_acceleration_shift_w_z * cache.left_upper_composite_inertia_i_22
+        + cache.left_upper_subspace_v_x * left_upper_composite_force_f_y
+        + t56 * cache.base_roll_rotation_02
+        + left_upper_composite_rate_id_12 * left_upper_subspace_rate_w_y
+        + left_upper_composite_rate_id_22 * left_upper_subspace_rate_w_z
+        + cache.left_upper_composite_inertia_h_x * left_upper_acceleration_shift_v_y
+        - left_upper_composite_force_f_x * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * t55
+        - cache.left_upper_composite_inertia_h_y * left_upper_acceleration_shift_v_x
+        - left_upper_composite_momentum_f_x * left_upper_subspace_rate_v_y
+        - left_upper_composite_momentum_n_x * left_upper_subspace_rate_w_y
+        - left_upper_composite_rate_hd_y * left_upper_subspace_rate_v_x;
+    let t57 = right_upper_composite_force_n_x
+        + p.gravity * cache.right_upper_composite_inertia_h_y;
+    let t58 = right_upper_composite_force_n_y
+        - p.gravity * cache.right_upper_composite_inertia_h_x;
+    let right_upper_position_derivative_column_n_z = right_upper_composite_momentum_n_y
+        * right_upper_subspace_rate_w_x
+        + right_upper_composite_rate_id_12 * right_upper_subspace_rate_w_y
+        + right_upper_composite_rate_id_22 * right_upper_subspace_rate_w_z
+        + right_upper_acceleration_shift_w_y * cache.right_upper_composite_inertia_i_12
+        + cache.right_upper_composite_inertia_i_22 * right_upper_acceleration_shift_w_z
+        + right_upper_subspace_rate_v_y * right_upper_composite_rate_hd_x
+        + cache.right_upper_subspace_v_x * right_upper_composite_force_f_y
+        + right_upper_acceleration_shift_v_y * cache.right_upper_composite_inertia_h_x
+        + cache.right_upper_composite_inertia_i_02 * right_upper_acceleration_shift_w_x
+        + right_upper_subspace_rate_w_x * right_upper_composite_rate_id_02
+        + cache.right_upper_axis_x * t58
+        + right_upper_subspace_rate_v_x * right_upper_composite_momentum_f_y
+        - cache.right_upper_axis_y * t57
+        - right_upper_subspace_rate_v_x * right_upper_composite_rate_hd_y
+        - right_upper_acceleration_shift_v_x * cache.right_upper_composite_inertia_h_y
+        - right_upper_subspace_rate_v_y * right_upper_composite_momentum_f_x
+        - right_upper_subspace_rate_w_y * right_upper_composite_momentum_n_x
+        - right_upper_composite_force_f_x * cache.right_upper_subspace_v_y;
+    let t59 = left_lower_composite_force_n_x + p.gravity * cache.left_lower_inertia_h_y;
+    let t60 = left_lower_composite_force_n_y - cache.left_lower_inertia_h_x * p.gravity;
+    let left_lower_position_derivative_column_n_z = left_lower_subspace_rate_v_y
+        * left_lower_composite_rate_hd_x
+        + left_lower_momentum_n_y * left_lower_subspace_rate_w_x
+        + left_lower_acceleration_shift_w_z * cache.left_lower_inertia_i_22
+        + left_lower_subspace_rate_w_z * left_lower_composite_rate_id_22
+        + cache.left_lower_inertia_i_02 * left_lower_acceleration_shift_w_x
+        + left_lower_composite_rate_id_12 * left_lower_subspace_rate_w_y
+        + cache.left_lower_subspace_v_x * left_lower_composite_force_f_y
+        + left_lower_subspace_rate_v_x * left_lower_momentum_f_y
+        + cache.left_lower_inertia_h_x * left_lower_acceleration_shift_v_y
+        + left_lower_composite_rate_id_02 * left_lower_subspace_rate_w_x
+        + left_lower_acceleration_shift_w_y * cache.left_lower_inertia_i_12
+        + t60 * cache.left_upper_rotation_01
+        - left_lower_composite_force_f_x * cache.left_lower_subspace_v_y
+        - cache.left_upper_rotation_11 * t59
+        - left_lower_acceleration_shift_v_x * cache.left_lower_inertia_h_y
+        - left_lower_subspace_rate_v_x * left_lower_composite_rate_hd_y
+        - left_lower_momentum_n_x * left_lower_subspace_rate_w_y
+        - left_lower_subspace_rate_v_y * left_lower_momentum_f_x;
+    let right_slider_position_derivative_column_n_z = right_slider_subspace_rate_v_y
+        * right_slider_composite_rate_hd_x
+        + right_slider_subspace_rate_v_x * right_slider_momentum_f_y
+        + right_slider_acceleration_shift_v_y * cache.right_slider_inertia_h_x
+        + cache.right_upper_rotation_00 * right_slider_composite_force_f_y
+        - right_slider_acceleration_shift_v_x * cache.right_slider_inertia_h_y
+        - cache.right_upper_rotation_10 * right_slider_composite_force_f_x
+        - right_slider_momentum_f_x * right_slider_subspace_rate_v_y
+        - right_slider_subspace_rate_v_x * right_slider_composite_rate_hd_y;
+    let t61 = -(hub_composite_rate_hd_z * cache.base_yaw_rotation_01);
+    let base_pitch_position_derivative_row_f_y = cache.base_yaw_rotation_01
+        * hub_composite_momentum_f_z + t61;
+    let t62 = hub_composite_rate_hd_z * cache.cos_q3;
+    let base_pitch_position_derivative_row_f_x = t62
+        - hub_composite_momentum_f_z * cache.cos_q3;
+    let right_slider_composite_rate_id_01 = right_upper_velocity_w_z
+        * cache.right_slider_inertia_com_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_com_12
+        - cache.right_slider_inertia_com_02 * right_upper_velocity_w_x
+        - (cache.right_slider_position_x * t9 + cache.right_slider_position_y * t18)
+            * p.right_slider_mass
+        - right_upper_velocity_w_z * cache.right_slider_inertia_com_11;
+    let right_upper_composite_rate_id_01 = right_upper_velocity_w_z
+        * cache.right_upper_inertia_com_00 + right_slider_composite_rate_id_01
+        + cache.right_upper_inertia_com_12 * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_inertia_com_11
+        - cache.right_upper_inertia_com_02 * right_upper_velocity_w_x
+        - p.arm_mass * (cache.right_upper_com_x * t10 + cache.right_upper_com_y * t17);
+    let left_lower_composite_rate_id_01 = cache.left_lower_inertia_com_00
+        * left_lower_velocity_w_z
+        + left_lower_velocity_w_y * cache.left_lower_inertia_com_12
+        - cache.left_lower_inertia_com_11 * left_lower_velocity_w_z
+        - p.left_lower_mass
+            * (t21 * cache.left_lower_com_y + cache.left_lower_com_x * t7)
+        - left_lower_velocity_w_x * cache.left_lower_inertia_com_02;
+    let left_upper_composite_rate_id_01 = cache.left_upper_inertia_com_00
+        * left_upper_velocity_w_z
+        + cache.left_upper_inertia_com_12 * left_upper_velocity_w_y
+        + left_lower_composite_rate_id_01
+        - cache.left_upper_inertia_com_11 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_com_02 * left_upper_velocity_w_x
+        - p.arm_mass * (cache.left_upper_com_y * t20 + t8 * cache.left_upper_com_x);
+    let hub_composite_rate_id_01 = right_upper_composite_rate_id_01
+        + left_upper_composite_rate_id_01
+        + cache.hub_inertia_com_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * cache.hub_inertia_com_00
+        - p.hub_mass * (q[1] * t19 + q[0] * t11)
+        - cache.hub_inertia_com_02 * base_roll_velocity_w_x
+        - base_roll_velocity_w_z * cache.hub_inertia_com_11;
+    let t63 = base_roll_velocity_w_z * cache.hub_inertia_com_01;
+    let t64 = cache.left_lower_inertia_com_01 * left_lower_velocity_w_z;
+    let t65 = -(left_lower_velocity_w_x * cache.left_lower_inertia_com_12);
+    let left_lower_composite_rate_id_11 = t64 + t64
+        + (t29 - (t28 + t28)) * p.left_lower_mass + t65 + t65;
+    let t66 = cache.left_upper_inertia_com_01 * left_upper_velocity_w_z;
+    let t67 = -(cache.left_upper_inertia_com_12 * left_upper_velocity_w_x);
+    let left_upper_composite_rate_id_11 = p.arm_mass * (t35 - (t33 + t33))
+        + left_lower_composite_rate_id_11 + t66 + t66 + t67 + t67;
+    let t68 = cache.right_slider_inertia_com_01 * right_upper_velocity_w_z;
+    let t69 = -(right_upper_velocity_w_x * cache.right_slider_inertia_com_12);
+    let right_slider_composite_rate_id_11 = (t46 - (t45 + t45)) * p.right_slider_mass
+        + t68 + t68 + t69 + t69;
+    let t70 = -(cache.right_upper_inertia_com_12 * right_upper_velocity_w_x);
+    let t71 = right_upper_velocity_w_z * cache.right_upper_inertia_com_01;
+    let right_upper_composite_rate_id_11 = right_slider_composite_rate_id_11 + t70 + t70
+        + t71 + t71 + p.arm_mass * (t52 - (t50 + t50));
+    let t72 = -(base_roll_velocity_w_x * cache.hub_inertia_com_12);
+    let hub_composite_rate_id_11 = t63 + t63 + left_upper_composite_rate_id_11
+        + right_upper_composite_rate_id_11 + (t40 - (t39 + t39)) * p.hub_mass + t72
+        + t72;
+    let right_upper_composite_momentum_n_z = right_slider_momentum_n_z
+        + right_upper_momentum_n_z;
+    let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
+        + left_lower_momentum_n_z;
+    let hub_composite_momentum_n_z = hub_momentum_n_z
+        + right_upper_composite_momentum_n_z + left_upper_composite_momentum_n_z;
+    let base_pitch_position_derivative_row_n_y = cache.base_yaw_rotation_01
+        * hub_composite_rate_id_01 + hub_composite_rate_id_11 * cache.cos_q3
+        + hub_composite_rate_hd_z * cache.base_pitch_subspace_v_x
+        - (cache.base_pitch_subspace_v_z * hub_composite_momentum_f_x
+            - hub_composite_momentum_f_z * cache.base_pitch_subspace_v_x
+            - hub_composite_momentum_n_z * cache.base_yaw_rotation_01)
+        - cache.base_pitch_subspace_v_z * hub_composite_rate_hd_x;
+    let t73 = -(base_roll_velocity_w_z * cache.hub_inertia_com_01);
+    let t74 = cache.hub_inertia_com_02 * base_roll_velocity_w_y;
+    let t75 = cache.right_upper_inertia_com_02 * right_upper_velocity_w_y;
+    let t76 = -(right_upper_velocity_w_z * cache.right_upper_inertia_com_01);
+    let t77 = cache.right_slider_inertia_com_02 * right_upper_velocity_w_y;
+    let t78 = -(cache.right_slider_inertia_com_01 * right_upper_velocity_w_z);
+    let right_slider_composite_rate_id_00 = t77 + t77
+        + (t46 - (t44 + t44)) * p.right_slider_mass + t78 + t78;
+    let right_upper_composite_rate_id_00 = p.arm_mass * (t52 - (t51 + t51)) + t75 + t75
+        + t76 + t76 + right_slider_composite_rate_id_00;
+    let t79 = left_lower_velocity_w_y * cache.left_lower_inertia_com_02;
+    let t80 = -(cache.left_lower_inertia_com_01 * left_lower_velocity_w_z);
+    let left_lower_composite_rate_id_00 = t79 + t79
+        + (t29 - (t26 + t26)) * p.left_lower_mass + t80 + t80;
+    let t81 = -(cache.left_upper_inertia_com_01 * left_upper_velocity_w_z);
+    let t82 = cache.left_upper_inertia_com_02 * left_upper_velocity_w_y;
+    let left_upper_composite_rate_id_00 = left_lower_composite_rate_id_00 + t81 + t81
+        + t82 + t82 + p.arm_mass * (t35 - (t32 + t32));
+    let hub_composite_rate_id_00 = t73 + t73 + t74 + t74
+        + right_upper_composite_rate_id_00 + (t40 - (t37 + t37)) * p.hub_mass
+        + left_upper_composite_rate_id_00;
+    let base_pitch_position_derivative_row_n_x = cache.base_yaw_rotation_01
+        * hub_composite_rate_id_00 + cache.cos_q3 * hub_composite_rate_id_01
+        + cache.base_pitch_subspace_v_z * hub_composite_rate_hd_y
+        - (cache.base_pitch_subspace_v_y * hub_composite_momentum_f_z
+            + hub_composite_momentum_n_z * cache.cos_q3
+            - cache.base_pitch_subspace_v_z * hub_composite_momentum_f_y)
+        - hub_composite_rate_hd_z * cache.base_pitch_subspace_v_y;
+    let t83 = -(hub_composite_rate_hd_x * cache.cos_q3
+        - hub_composite_rate_hd_y * cache.base_yaw_rotation_01);
+    let t84 = -(cache.cos_q3 * hub_composite_momentum_f_x);
+    let t85 = hub_composite_momentum_f_y * cache.base_yaw_rotation_01;
+    let base_pitch_position_derivative_row_f_z = t83 - (t84 + t85);
+    let right_slider_articulated_bias_n_z = right_slider_momentum_n_y
+        * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_slider_velocity_v_x
+        - right_slider_momentum_n_x * right_upper_velocity_w_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y;
+    let right_slider_composite_force_n_z = cache.right_slider_inertia_h_x
+        * right_slider_acceleration_v_y
+        + cache.right_slider_inertia_i_02 * right_upper_acceleration_w_x
+        + cache.right_slider_inertia_i_12 * right_upper_acceleration_w_y
+        + right_slider_articulated_bias_n_z
+        + right_upper_acceleration_w_z * cache.right_slider_inertia_i_22
+        - right_slider_acceleration_v_x * cache.right_slider_inertia_h_y;
+    let right_upper_composite_force_n_z = right_slider_composite_force_n_z
+        + right_upper_acceleration_w_z * cache.right_upper_inertia_i_22
+        + right_upper_momentum_f_y * right_upper_velocity_v_x
+        + cache.right_upper_inertia_i_02 * right_upper_acceleration_w_x
+        + cache.right_upper_inertia_h_x * right_upper_acceleration_v_y
+        + right_upper_momentum_n_y * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_12 * right_upper_acceleration_w_y
+        - right_upper_momentum_f_x * right_upper_velocity_v_y
+        - cache.right_upper_inertia_h_y * right_upper_acceleration_v_x
+        - right_upper_momentum_n_x * right_upper_velocity_w_y;
+    let left_lower_articulated_bias_n_z = left_lower_momentum_f_y
+        * left_lower_velocity_v_x + left_lower_momentum_n_y * left_lower_velocity_w_x
+        - left_lower_velocity_v_y * left_lower_momentum_f_x
+        - left_lower_momentum_n_x * left_lower_velocity_w_y;
+    let left_lower_composite_force_n_z = left_lower_acceleration_w_y
+        * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_h_x * left_lower_acceleration_v_y
+        + cache.left_lower_inertia_i_02 * left_lower_acceleration_w_x
+        + left_lower_articulated_bias_n_z
+        + cache.left_lower_inertia_i_22 * left_lower_acceleration_w_z
+        - left_lower_acceleration_v_x * cache.left_lower_inertia_h_y;
+    let left_upper_composite_force_n_z = left_upper_velocity_v_x
+        * left_upper_momentum_f_y + left_lower_composite_force_n_z
+        + left_upper_velocity_w_x * left_upper_momentum_n_y
+        + cache.left_upper_inertia_h_x * left_upper_acceleration_v_y
+        + left_upper_acceleration_w_z * cache.left_upper_inertia_i_22
+        + left_upper_acceleration_w_y * cache.left_upper_inertia_i_12
+        + left_upper_acceleration_w_x * cache.left_upper_inertia_i_02
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        - cache.left_upper_inertia_h_y * left_upper_acceleration_v_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y;
+    let hub_composite_force_n_z = right_upper_composite_force_n_z
+        + base_roll_acceleration_v_y * cache.hub_inertia_h_x
+        + base_roll_acceleration_w_y * cache.hub_inertia_i_12
+        + base_roll_acceleration_w_x * cache.hub_inertia_i_02
+        + base_roll_velocity_w_x * hub_momentum_n_y + left_upper_composite_force_n_z
+        + cache.hub_inertia_i_22 * base_roll_acceleration_w_z
+        + hub_momentum_f_y * base_roll_velocity_v_x
+        - hub_momentum_f_x * base_roll_velocity_v_y
+        - cache.hub_inertia_h_y * base_roll_acceleration_v_x
+        - hub_momentum_n_x * base_roll_velocity_w_y;
+    let base_roll_position_derivative_column_n_y = t24 * cache.base_pitch_rotation_20
+        + base_roll_subspace_rate_w_z * hub_composite_momentum_n_x
+        + cache.hub_composite_inertia_i_12 * base_roll_acceleration_shift_w_z
+        + base_roll_acceleration_shift_w_y * cache.hub_composite_inertia_i_11
+        + base_roll_acceleration_shift_v_x * cache.hub_composite_inertia_h_z
+        + base_roll_subspace_rate_w_y * hub_composite_rate_id_11
+        + base_roll_subspace_rate_v_z * hub_composite_momentum_f_x
+        + base_roll_acceleration_shift_w_x * cache.hub_composite_inertia_i_01
+        + base_roll_subspace_rate_w_z * hub_composite_rate_id_12
+        + base_roll_subspace_rate_v_x * hub_composite_rate_hd_z
+        + base_roll_subspace_rate_w_x * hub_composite_rate_id_01
+        + cache.base_roll_subspace_v_z * hub_composite_force_f_x
+        - base_y_position_derivative_column_n_x * cache.base_roll_subspace_v_x
+        - base_roll_subspace_rate_v_x * hub_composite_momentum_f_z
+        - hub_composite_rate_hd_x * base_roll_subspace_rate_v_z
+        - hub_composite_force_n_z * cache.base_pitch_rotation_00
+        - base_roll_acceleration_shift_v_z * cache.hub_composite_inertia_h_x
+        - base_roll_subspace_rate_w_x * hub_composite_momentum_n_z;
+    let base_roll_position_derivative_column_n_x = hub_composite_force_n_z
+        * cache.base_pitch_rotation_10
+        + base_roll_acceleration_shift_w_x * cache.hub_composite_inertia_i_00
+        + base_roll_subspace_rate_w_y * hub_composite_rate_id_01
+        + cache.hub_composite_inertia_h_y * base_roll_acceleration_shift_v_z
+        + base_roll_acceleration_shift_w_y * cache.hub_composite_inertia_i_01
+        + hub_composite_rate_id_02 * base_roll_subspace_rate_w_z
+        + hub_composite_rate_hd_y * base_roll_subspace_rate_v_z
+        + cache.hub_composite_inertia_i_02 * base_roll_acceleration_shift_w_z
+        + base_roll_subspace_rate_w_y * hub_composite_momentum_n_z
+        + base_roll_subspace_rate_w_x * hub_composite_rate_id_00
+        + cache.base_roll_subspace_v_y * base_y_position_derivative_column_n_x
+        + base_roll_subspace_rate_v_y * hub_composite_momentum_f_z
+        - cache.hub_composite_inertia_h_z * base_roll_acceleration_shift_v_y
+        - hub_composite_force_f_y * cache.base_roll_subspace_v_z
+        - cache.base_pitch_rotation_20 * t23
+        - hub_composite_momentum_f_y * base_roll_subspace_rate_v_z
+        - hub_composite_rate_hd_z * base_roll_subspace_rate_v_y
+        - base_roll_subspace_rate_w_z * hub_composite_momentum_n_y;
+    let left_upper_position_derivative_column_n_y = left_upper_acceleration_shift_w_z
+        * cache.left_upper_composite_inertia_i_12
+        + left_upper_composite_momentum_n_x * left_upper_subspace_rate_w_z
+        + left_upper_composite_rate_id_11 * left_upper_subspace_rate_w_y
+        + left_upper_subspace_rate_v_z * left_upper_composite_momentum_f_x
+        + cache.left_upper_subspace_v_z * left_upper_composite_force_f_x
+        + left_upper_composite_rate_id_01 * left_upper_subspace_rate_w_x
+        + left_upper_composite_rate_hd_z * left_upper_subspace_rate_v_x
+        + t55 * cache.base_roll_rotation_22
+        + cache.left_upper_composite_inertia_i_01 * left_upper_acceleration_shift_w_x
+        + left_upper_acceleration_shift_w_y * cache.left_upper_composite_inertia_i_11
+        + cache.left_upper_composite_inertia_h_z * left_upper_acceleration_shift_v_x
+        + left_upper_composite_rate_id_12 * left_upper_subspace_rate_w_z
+        - left_upper_subspace_rate_w_x * left_upper_composite_momentum_n_z
+        - cache.base_roll_rotation_02 * left_upper_composite_force_n_z
+        - left_upper_subspace_rate_v_z * left_upper_composite_rate_hd_x
+        - left_upper_acceleration_shift_v_z * cache.left_upper_composite_inertia_h_x
+        - t12 * cache.left_upper_subspace_v_x
+        - left_upper_subspace_rate_v_x * left_upper_composite_momentum_f_z;
+    let left_upper_position_derivative_column_n_x = cache
+        .left_upper_composite_inertia_i_01 * left_upper_acceleration_shift_w_y
+        + cache.left_upper_composite_inertia_i_00 * left_upper_acceleration_shift_w_x
+        + left_upper_acceleration_shift_v_z * cache.left_upper_composite_inertia_h_y
+        + left_upper_subspace_rate_w_y * left_upper_composite_momentum_n_z
+        + left_upper_composite_rate_id_00 * left_upper_subspace_rate_w_x
+        + cache.base_roll_rotation_12 * left_upper_composite_force_n_z
+        + left_upper_composite_rate_id_01 * left_upper_subspace_rate_w_y
+        + left_upper_acceleration_shift_w_z * cache.left_upper_composite_inertia_i_02
+        + left_upper_composite_momentum_f_z * left_upper_subspace_rate_v_y
+        + left_upper_subspace_rate_w_z * left_upper_composite_rate_id_02
+        + left_upper_composite_rate_hd_y * left_upper_subspace_rate_v_z
+        + t12 * cache.left_upper_subspace_v_y
+        - left_upper_subspace_rate_v_z * left_upper_composite_momentum_f_y
+        - left_upper_subspace_rate_w_z * left_upper_composite_momentum_n_y
+        - cache.left_upper_composite_inertia_h_z * left_upper_acceleration_shift_v_y
+        - left_upper_composite_rate_hd_z * left_upper_subspace_rate_v_y
+        - left_upper_composite_force_f_y * cache.left_upper_subspace_v_z
+        - t56 * cache.base_roll_rotation_22;
+    let right_upper_position_derivative_column_n_y = cache
+        .right_upper_composite_inertia_i_11 * right_upper_acceleration_shift_w_y
+        + cache.right_upper_axis_z * t57
+        + cache.right_upper_composite_inertia_i_12 * right_upper_acceleration_shift_w_z
+        + right_upper_subspace_rate_v_z * right_upper_composite_momentum_f_x
+        + right_upper_composite_rate_id_11 * right_upper_subspace_rate_w_y
+        + right_upper_composite_rate_id_12 * right_upper_subspace_rate_w_z
+        + right_upper_subspace_rate_v_x * right_upper_composite_rate_hd_z
+        + right_upper_composite_force_f_x * cache.right_upper_subspace_v_z
+        + right_upper_subspace_rate_w_z * right_upper_composite_momentum_n_x
+        + cache.right_upper_composite_inertia_i_01 * right_upper_acceleration_shift_w_x
+        + right_upper_acceleration_shift_v_x * cache.right_upper_composite_inertia_h_z
+        + right_upper_composite_rate_id_01 * right_upper_subspace_rate_w_x
+        - right_upper_subspace_rate_v_z * right_upper_composite_rate_hd_x
+        - cache.right_upper_subspace_v_x * t14
+        - right_upper_composite_force_n_z * cache.right_upper_axis_x
+        - right_upper_subspace_rate_v_x * right_upper_composite_momentum_f_z
+        - right_upper_subspace_rate_w_x * right_upper_composite_momentum_n_z
+        - right_upper_acceleration_shift_v_z * cache.right_upper_composite_inertia_h_x;
+    let right_upper_position_derivative_column_n_x = right_upper_subspace_rate_w_y
+        * right_upper_composite_momentum_n_z
+        + right_upper_acceleration_shift_v_z * cache.right_upper_composite_inertia_h_y
+        + right_upper_composite_force_n_z * cache.right_upper_axis_y
+        + right_upper_subspace_rate_v_y * right_upper_composite_momentum_f_z
+        + right_upper_composite_rate_id_01 * right_upper_subspace_rate_w_y
+        + cache.right_upper_subspace_v_y * t14
+        + cache.right_upper_composite_inertia_i_02 * right_upper_acceleration_shift_w_z
+        + right_upper_subspace_rate_w_z * right_upper_composite_rate_id_02
+        + cache.right_upper_composite_inertia_i_00 * right_upper_acceleration_shift_w_x
+        + right_upper_acceleration_shift_w_y * cache.right_upper_composite_inertia_i_01
+        + right_upper_subspace_rate_w_x * right_upper_composite_rate_id_00
+        + right_upper_subspace_rate_v_z * right_upper_composite_rate_hd_y
+        - right_upper_composite_momentum_n_y * right_upper_subspace_rate_w_z
+        - cache.right_upper_subspace_v_z * right_upper_composite_force_f_y
+        - right_upper_subspace_rate_v_y * right_upper_composite_rate_hd_z
+        - right_upper_acceleration_shift_v_y * cache.right_upper_composite_inertia_h_z
+        - right_upper_subspace_rate_v_z * right_upper_composite_momentum_f_y
+        - cache.right_upper_axis_z * t58;
+    let left_lower_position_derivative_column_n_x = cache.left_lower_subspace_v_y * t16
+        + left_lower_composite_force_n_z * cache.left_upper_rotation_11
+        + left_lower_composite_rate_id_00 * left_lower_subspace_rate_w_x
+        + left_lower_subspace_rate_w_y * left_lower_composite_rate_id_01
+        + left_lower_subspace_rate_v_y * left_lower_momentum_f_z
+        + cache.left_lower_inertia_i_00 * left_lower_acceleration_shift_w_x
+        + left_lower_subspace_rate_w_z * left_lower_composite_rate_id_02
+        + left_lower_acceleration_shift_w_y * cache.left_lower_inertia_i_01
+        + left_lower_subspace_rate_v_z * left_lower_composite_rate_hd_y
+        + left_lower_subspace_rate_w_y * left_lower_momentum_n_z
+        + left_lower_acceleration_shift_v_z * cache.left_lower_inertia_h_y
+        + left_lower_acceleration_shift_w_z * cache.left_lower_inertia_i_02
+        - left_lower_momentum_n_y * left_lower_subspace_rate_w_z
+        - cache.left_lower_inertia_h_z * left_lower_acceleration_shift_v_y
+        - left_lower_subspace_rate_v_y * left_lower_composite_rate_hd_z
+        - left_lower_subspace_rate_v_z * left_lower_momentum_f_y
+        - cache.left_lower_subspace_v_z * left_lower_composite_force_f_y
+        - t60 * cache.left_upper_rotation_21;
+    let left_lower_position_derivative_column_n_y = left_lower_momentum_n_x
+        * left_lower_subspace_rate_w_z
+        + left_lower_composite_force_f_x * cache.left_lower_subspace_v_z
+        + left_lower_subspace_rate_w_z * left_lower_composite_rate_id_12
+        + left_lower_acceleration_shift_w_z * cache.left_lower_inertia_i_12
+        + left_lower_momentum_f_x * left_lower_subspace_rate_v_z
+        + left_lower_subspace_rate_w_x * left_lower_composite_rate_id_01
+        + left_lower_composite_rate_id_11 * left_lower_subspace_rate_w_y
+        + cache.left_lower_inertia_i_01 * left_lower_acceleration_shift_w_x
+        + left_lower_subspace_rate_v_x * left_lower_composite_rate_hd_z
+        + cache.left_lower_inertia_h_z * left_lower_acceleration_shift_v_x
+        + cache.left_upper_rotation_21 * t59
+        + cache.left_lower_inertia_i_11 * left_lower_acceleration_shift_w_y
+        - cache.left_upper_rotation_01 * left_lower_composite_force_n_z
+        - left_lower_subspace_rate_w_x * left_lower_momentum_n_z
+        - left_lower_subspace_rate_v_x * left_lower_momentum_f_z
+        - cache.left_lower_inertia_h_x * left_lower_acceleration_shift_v_z
+        - cache.left_lower_subspace_v_x * t16
+        - left_lower_composite_rate_hd_x * left_lower_subspace_rate_v_z;
+    let t86 = p.gravity * p.right_slider_mass + right_slider_composite_force_f_z;
+    let right_slider_position_derivative_column_n_y = cache.right_upper_rotation_20
+        * right_slider_composite_force_f_x
+        + right_slider_composite_rate_hd_z * right_slider_subspace_rate_v_x
+        + right_slider_subspace_rate_v_z * right_slider_momentum_f_x
+        + cache.right_slider_inertia_h_z * right_slider_acceleration_shift_v_x
+        - right_slider_momentum_f_z * right_slider_subspace_rate_v_x
+        - cache.right_upper_rotation_00 * t86
+        - right_slider_acceleration_shift_v_z * cache.right_slider_inertia_h_x
+        - right_slider_subspace_rate_v_z * right_slider_composite_rate_hd_x;
+    let right_slider_position_derivative_column_n_x = cache.right_upper_rotation_10 * t86
+        + right_slider_subspace_rate_v_z * right_slider_composite_rate_hd_y
+        + right_slider_momentum_f_z * right_slider_subspace_rate_v_y
+        + right_slider_acceleration_shift_v_z * cache.right_slider_inertia_h_y
+        - right_slider_composite_rate_hd_z * right_slider_subspace_rate_v_y
+        - right_slider_subspace_rate_v_z * right_slider_momentum_f_y
+        - cache.right_upper_rotation_20 * right_slider_composite_force_f_y
+        - cache.right_slider_inertia_h_z * right_slider_acceleration_shift_v_y;
+    let t87 = -(cache.base_pitch_rotation_00 * hub_composite_momentum_f_z);
+    let t88 = cache.base_pitch_rotation_20 * hub_composite_momentum_f_x;
+    let t89 = -(hub_composite_rate_hd_z * cache.base_pitch_rotation_00
+        - cache.base_pitch_rotation_20 * hub_composite_rate_hd_x);
+    let base_roll_position_derivative_row_f_y = t89 - (t87 + t88);
+    let t90 = cache.base_pitch_rotation_10 * hub_composite_momentum_f_z;
+    let t91 = -(cache.base_pitch_rotation_20 * hub_composite_momentum_f_y);
+    let t92 = -(cache.base_pitch_rotation_20 * hub_composite_rate_hd_y
+        - cache.base_pitch_rotation_10 * hub_composite_rate_hd_z);
+    let base_roll_position_derivative_row_f_x = t92 - (t90 + t91);
+    let t93 = cache.base_pitch_rotation_20 * hub_composite_rate_id_12;
+    let t94 = cache.base_pitch_rotation_00 * hub_composite_rate_id_01;
+    let t95 = -(hub_composite_rate_hd_x * cache.base_roll_subspace_v_z);
+    let t96 = -(cache.base_roll_subspace_v_x * hub_composite_momentum_f_z);
+    let t97 = cache.base_pitch_rotation_20 * hub_composite_momentum_n_x;
+    let t98 = -(hub_composite_momentum_n_z * cache.base_pitch_rotation_00);
+    let t99 = cache.base_roll_subspace_v_z * hub_composite_momentum_f_x;
+    let t100 = hub_composite_rate_hd_z * cache.base_roll_subspace_v_x;
+    let t101 = cache.base_pitch_rotation_10 * hub_composite_rate_id_11;
+    let base_roll_position_derivative_row_n_y = t93 + t94 + t95 + t100 + t101
+        - (t96 + t97 + t98 + t99);
+    let t102 = hub_composite_rate_hd_y * cache.base_roll_subspace_v_z;
+    let t103 = cache.base_pitch_rotation_10 * hub_composite_rate_id_01;
+    let t104 = cache.base_pitch_rotation_20 * hub_composite_rate_id_02;
+    let t105 = cache.base_roll_subspace_v_y * hub_composite_momentum_f_z;
+    let t106 = -(hub_composite_momentum_f_y * cache.base_roll_subspace_v_z);
+    let t107 = cache.base_pitch_rotation_10 * hub_composite_momentum_n_z;
+    let t108 = -(cache.base_pitch_rotation_20 * hub_composite_momentum_n_y);
+    let t109 = -(cache.base_roll_subspace_v_y * hub_composite_rate_hd_z);
+    let t110 = cache.base_pitch_rotation_00 * hub_composite_rate_id_00;
+    let base_roll_position_derivative_row_n_x = t102 + t103 + t104 + t109 + t110
+        - (t105 + t106 + t107 + t108);
+    let t111 = -(cache.base_pitch_rotation_10 * hub_composite_rate_hd_x
+        - hub_composite_rate_hd_y * cache.base_pitch_rotation_00);
+    let t112 = hub_composite_momentum_f_y * cache.base_pitch_rotation_00;
+    let t113 = -(cache.base_pitch_rotation_10 * hub_composite_momentum_f_x);
+    let base_roll_position_derivative_row_f_z = t111 - (t112 + t113);
+    let t114 = -(hub_composite_rate_hd_y * cache.base_roll_subspace_v_x);
+    let t115 = -(cache.base_pitch_rotation_10 * hub_composite_momentum_n_x);
+    let t116 = -(cache.base_roll_subspace_v_y * hub_composite_momentum_f_x);
+    let t117 = cache.base_pitch_rotation_00 * hub_composite_momentum_n_y;
+    let t118 = hub_composite_momentum_f_y * cache.base_roll_subspace_v_x;
+    let t119 = cache.base_pitch_rotation_20 * hub_composite_rate_id_22;
+    let t120 = cache.base_roll_subspace_v_y * hub_composite_rate_hd_x;
+    let t121 = cache.base_pitch_rotation_10 * hub_composite_rate_id_12;
+    let t122 = hub_composite_rate_id_02 * cache.base_pitch_rotation_00;
+    let base_roll_position_derivative_row_n_z = t114 + t119 + t120 + t121 + t122
+        - (t115 + t116 + t117 + t118);
+    let t123 = cache.base_roll_rotation_12 * left_upper_composite_momentum_f_z;
+    let t124 = -(left_upper_composite_momentum_f_y * cache.base_roll_rotation_22);
+    let t125 = -(left_upper_composite_rate_hd_y * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * left_upper_composite_rate_hd_z);
+    let left_upper_position_derivative_row_f_x = t125 - (t123 + t124);
+    let t126 = -(left_upper_composite_rate_hd_z * cache.base_roll_rotation_02
+        - left_upper_composite_rate_hd_x * cache.base_roll_rotation_22);
+    let t127 = -(cache.base_roll_rotation_02 * left_upper_composite_momentum_f_z);
+    let t128 = left_upper_composite_momentum_f_x * cache.base_roll_rotation_22;
+    let left_upper_position_derivative_row_f_y = t126 - (t127 + t128);
+    let t129 = left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_x;
+    let t130 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_11;
+    let t131 = -(cache.left_upper_subspace_v_z * left_upper_composite_rate_hd_x);
+    let t132 = -(cache.base_roll_rotation_02 * left_upper_composite_momentum_n_z);
+    let t133 = left_upper_composite_momentum_n_x * cache.base_roll_rotation_22;
+    let t134 = cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_x;
+    let t135 = -(cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_z);
+    let t136 = left_upper_composite_rate_id_12 * cache.base_roll_rotation_22;
+    let t137 = left_upper_composite_rate_id_01 * cache.base_roll_rotation_02;
+    let left_upper_position_derivative_row_n_y = t129 + t130 + t131 + t136 + t137
+        - (t132 + t133 + t134 + t135);
+    let t138 = left_upper_composite_rate_id_00 * cache.base_roll_rotation_02;
+    let t139 = left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_z;
+    let t140 = left_upper_composite_momentum_f_z * cache.left_upper_subspace_v_y;
+    let t141 = -(cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_y);
+    let t142 = cache.base_roll_rotation_12 * left_upper_composite_momentum_n_z;
+    let t143 = -(left_upper_composite_momentum_n_y * cache.base_roll_rotation_22);
+    let t144 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_01;
+    let t145 = -(left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_y);
+    let t146 = left_upper_composite_rate_id_02 * cache.base_roll_rotation_22;
+    let left_upper_position_derivative_row_n_x = t138 + t139 + t144 + t145 + t146
+        - (t140 + t141 + t142 + t143);
+    let t147 = -(cache.base_roll_rotation_12 * left_upper_composite_momentum_f_x);
+    let t148 = left_upper_composite_momentum_f_y * cache.base_roll_rotation_02;
+    let t149 = -(cache.base_roll_rotation_12 * left_upper_composite_rate_hd_x
+        - left_upper_composite_rate_hd_y * cache.base_roll_rotation_02);
+    let left_upper_position_derivative_row_f_z = t149 - (t147 + t148);
+    let t150 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_12;
+    let t151 = cache.left_upper_subspace_v_y * left_upper_composite_rate_hd_x;
+    let t152 = -(left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_x);
+    let t153 = left_upper_composite_rate_id_22 * cache.base_roll_rotation_22;
+    let t154 = -(cache.left_upper_subspace_v_y * left_upper_composite_momentum_f_x);
+    let t155 = -(cache.base_roll_rotation_12 * left_upper_composite_momentum_n_x);
+    let t156 = cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_y;
+    let t157 = left_upper_composite_momentum_n_y * cache.base_roll_rotation_02;
+    let t158 = left_upper_composite_rate_id_02 * cache.base_roll_rotation_02;
+    let left_upper_position_derivative_row_n_z = t150 + t151 + t152 + t153 + t158
+        - (t154 + t155 + t156 + t157);
+    let t159 = -(cache.right_upper_axis_z * right_upper_composite_rate_hd_y
+        - cache.right_upper_axis_y * right_upper_composite_rate_hd_z);
+    let t160 = -(cache.right_upper_axis_z * right_upper_composite_momentum_f_y);
+    let t161 = cache.right_upper_axis_y * right_upper_composite_momentum_f_z;
+    let right_upper_position_derivative_row_f_x = t159 - (t160 + t161);
+    let t162 = -(right_upper_composite_momentum_f_z * cache.right_upper_axis_x);
+    let t163 = cache.right_upper_axis_z * right_upper_composite_momentum_f_x;
+    let t164 = -(right_upper_composite_rate_hd_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * right_upper_composite_rate_hd_x);
+    let right_upper_position_derivative_row_f_y = t164 - (t162 + t163);
+    let t165 = -(cache.right_upper_subspace_v_y * right_upper_composite_rate_hd_z);
+    let t166 = right_upper_composite_rate_id_00 * cache.right_upper_axis_x;
+    let t167 = right_upper_composite_rate_id_01 * cache.right_upper_axis_y;
+    let t168 = -(cache.right_upper_axis_z * right_upper_composite_momentum_n_y);
+    let t169 = -(cache.right_upper_subspace_v_z * right_upper_composite_momentum_f_y);
+    let t170 = cache.right_upper_axis_y * right_upper_composite_momentum_n_z;
+    let t171 = cache.right_upper_subspace_v_y * right_upper_composite_momentum_f_z;
+    let t172 = cache.right_upper_axis_z * right_upper_composite_rate_id_02;
+    let t173 = cache.right_upper_subspace_v_z * right_upper_composite_rate_hd_y;
+    let right_upper_position_derivative_row_n_x = t165 + t166 + t167 + t172 + t173
+        - (t168 + t169 + t170 + t171);
+    let t174 = -(cache.right_upper_axis_y * right_upper_composite_rate_hd_x
+        - cache.right_upper_axis_x * right_upper_composite_rate_hd_y);
+    let t175 = cache.right_upper_axis_x * right_upper_composite_momentum_f_y;
+    let t176 = -(cache.right_upper_axis_y * right_upper_composite_momentum_f_x);
+    let right_upper_position_derivative_row_f_z = t174 - (t175 + t176);
+    let t177 = cache.right_upper_subspace_v_x * right_upper_composite_rate_hd_z;
+    let t178 = -(cache.right_upper_subspace_v_z * right_upper_composite_rate_hd_x);
+    let t179 = right_upper_composite_rate_id_12 * cache.right_upper_axis_z;
+    let t180 = -(cache.right_upper_axis_x * right_upper_composite_momentum_n_z);
+    let t181 = -(cache.right_upper_subspace_v_x * right_upper_composite_momentum_f_z);
+    let t182 = cache.right_upper_axis_z * right_upper_composite_momentum_n_x;
+    let t183 = cache.right_upper_subspace_v_z * right_upper_composite_momentum_f_x;
+    let t184 = right_upper_composite_rate_id_11 * cache.right_upper_axis_y;
+    let t185 = right_upper_composite_rate_id_01 * cache.right_upper_axis_x;
+    let right_upper_position_derivative_row_n_y = t177 + t178 + t179 + t184 + t185
+        - (t180 + t181 + t182 + t183);
+    let t186 = -(cache.right_upper_subspace_v_y * right_upper_composite_momentum_f_x);
+    let t187 = right_upper_composite_momentum_n_y * cache.right_upper_axis_x;
+    let t188 = -(cache.right_upper_axis_y * right_upper_composite_momentum_n_x);
+    let t189 = cache.right_upper_subspace_v_x * right_upper_composite_momentum_f_y;
+    let t190 = cache.right_upper_axis_x * right_upper_composite_rate_id_02;
+    let t191 = -(cache.right_upper_subspace_v_x * right_upper_composite_rate_hd_y);
+    let t192 = right_upper_composite_rate_id_12 * cache.right_upper_axis_y;
+    let t193 = right_upper_composite_rate_id_22 * cache.right_upper_axis_z;
+    let t194 = cache.right_upper_subspace_v_y * right_upper_composite_rate_hd_x;
+    let right_upper_position_derivative_row_n_z = t190 + t191 + t192 + t193 + t194
+        - (t186 + t187 + t188 + t189);
+    let t195 = -(cache.left_upper_rotation_01 * left_lower_composite_rate_hd_z
+        - left_lower_composite_rate_hd_x * cache.left_upper_rotation_21);
+    let t196 = -(cache.left_upper_rotation_01 * left_lower_momentum_f_z);
+    let t197 = left_lower_momentum_f_x * cache.left_upper_rotation_21;
+    let left_lower_position_derivative_row_f_y = t195 - (t196 + t197);
+    let t198 = -(cache.left_upper_rotation_21 * left_lower_momentum_f_y);
+    let t199 = cache.left_upper_rotation_11 * left_lower_momentum_f_z;
+    let t200 = -(left_lower_composite_rate_hd_y * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_lower_composite_rate_hd_z);
+    let left_lower_position_derivative_row_f_x = t200 - (t198 + t199);
+    let t201 = -(left_lower_momentum_n_y * cache.left_upper_rotation_21);
+    let t202 = -(cache.left_lower_subspace_v_z * left_lower_momentum_f_y);
+    let t203 = cache.left_lower_subspace_v_y * left_lower_momentum_f_z;
+    let t204 = cache.left_upper_rotation_11 * left_lower_momentum_n_z;
+    let t205 = cache.left_lower_subspace_v_z * left_lower_composite_rate_hd_y;
+    let t206 = left_lower_composite_rate_id_00 * cache.left_upper_rotation_01;
+    let t207 = cache.left_upper_rotation_11 * left_lower_composite_rate_id_01;
+    let t208 = -(cache.left_lower_subspace_v_y * left_lower_composite_rate_hd_z);
+    let t209 = left_lower_composite_rate_id_02 * cache.left_upper_rotation_21;
+    let left_lower_position_derivative_row_n_x = t205 + t206 + t207 + t208 + t209
+        - (t201 + t202 + t203 + t204);
+    let t210 = cache.left_upper_rotation_01 * left_lower_momentum_f_y;
+    let t211 = -(left_lower_momentum_f_x * cache.left_upper_rotation_11);
+    let t212 = -(cache.left_upper_rotation_11 * left_lower_composite_rate_hd_x
+        - cache.left_upper_rotation_01 * left_lower_composite_rate_hd_y);
+    let left_lower_position_derivative_row_f_z = t212 - (t210 + t211);
+    let t213 = left_lower_composite_rate_id_11 * cache.left_upper_rotation_11;
+    let t214 = left_lower_composite_rate_id_12 * cache.left_upper_rotation_21;
+    let t215 = cache.left_upper_rotation_01 * left_lower_composite_rate_id_01;
+    let t216 = -(cache.left_lower_subspace_v_z * left_lower_composite_rate_hd_x);
+    let t217 = cache.left_lower_subspace_v_x * left_lower_composite_rate_hd_z;
+    let t218 = left_lower_momentum_n_x * cache.left_upper_rotation_21;
+    let t219 = -(cache.left_upper_rotation_01 * left_lower_momentum_n_z);
+    let t220 = -(cache.left_lower_subspace_v_x * left_lower_momentum_f_z);
+    let t221 = left_lower_momentum_f_x * cache.left_lower_subspace_v_z;
+    let left_lower_position_derivative_row_n_y = t213 + t214 + t215 + t216 + t217
+        - (t218 + t219 + t220 + t221);
+    let t222 = left_lower_composite_rate_id_22 * cache.left_upper_rotation_21;
+    let t223 = -(cache.left_lower_subspace_v_x * left_lower_composite_rate_hd_y);
+    let t224 = left_lower_composite_rate_id_12 * cache.left_upper_rotation_11;
+    let t225 = left_lower_composite_rate_id_02 * cache.left_upper_rotation_01;
+    let t226 = cache.left_lower_subspace_v_y * left_lower_composite_rate_hd_x;
+    let t227 = cache.left_lower_subspace_v_x * left_lower_momentum_f_y;
+    let t228 = left_lower_momentum_n_y * cache.left_upper_rotation_01;
+    let t229 = -(left_lower_momentum_f_x * cache.left_lower_subspace_v_y);
+    let t230 = -(left_lower_momentum_n_x * cache.left_upper_rotation_11);
+    let left_lower_position_derivative_row_n_z = t222 + t223 + t224 + t225 + t226
+        - (t227 + t228 + t229 + t230);
+    let t231 = -(right_slider_composite_rate_hd_z * cache.right_upper_rotation_10);
+    let t232 = -(cache.right_upper_rotation_20 * right_slider_momentum_f_y);
+    let t233 = right_slider_momentum_f_z * cache.right_upper_rotation_10;
+    let t234 = cache.right_upper_rotation_20 * right_slider_composite_rate_hd_y;
+    let right_slider_position_derivative_row_n_x = t231 + t234 - (t232 + t233);
+    let t235 = right_slider_composite_rate_hd_z * cache.right_upper_rotation_00;
+    let t236 = -(cache.right_upper_rotation_00 * right_slider_momentum_f_z);
+    let t237 = cache.right_upper_rotation_20 * right_slider_momentum_f_x;
+    let t238 = -(cache.right_upper_rotation_20 * right_slider_composite_rate_hd_x);
+    let right_slider_position_derivative_row_n_y = t235 + t238 - (t236 + t237);
+    let t239 = cache.right_upper_rotation_00 * right_slider_momentum_f_y;
+    let t240 = -(right_slider_momentum_f_x * cache.right_upper_rotation_10);
+    let t241 = -(cache.right_upper_rotation_00 * right_slider_composite_rate_hd_y);
+    let t242 = right_slider_composite_rate_hd_x * cache.right_upper_rotation_10;
+    let right_slider_position_derivative_row_n_z = t241 + t242 - (t239 + t240);
+    let base_x_position_derivative_row_n_z = t22 - hub_composite_momentum_f_y;
+    let base_x_coriolis_row_n_z = 0.5 * base_x_position_derivative_row_n_z;
+    let base_yaw_coriolis_column_f_x = base_x_coriolis_row_n_z
+        + cache.hub_composite_inertia_m * qd[1];
+    let base_pitch_coriolis_column_f_x = base_pitch_subspace_rate_v_x
+        * cache.hub_composite_inertia_m
+        + cache.hub_composite_inertia_h_z * base_pitch_subspace_rate_w_y
+        + 0.5 * (t62 + hub_composite_momentum_f_z * cache.cos_q3);
+    let base_roll_coriolis_column_f_x = 0.5 * (t92 + t90 + t91)
+        + base_roll_subspace_rate_v_x * cache.hub_composite_inertia_m
+        - (cache.hub_composite_inertia_h_y * base_roll_subspace_rate_w_z
+            - base_roll_subspace_rate_w_y * cache.hub_composite_inertia_h_z);
+    let left_upper_coriolis_column_f_x = 0.5 * (t123 + t125 + t124)
+        + cache.left_upper_composite_inertia_m * left_upper_subspace_rate_v_x
+        - (cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_z
+            - cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_y);
+    let right_upper_coriolis_column_f_x = right_upper_subspace_rate_v_x
+        * cache.right_upper_composite_inertia_m + 0.5 * (t160 + t159 + t161)
+        - (right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_h_y
+            - right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_h_z);
+    let left_lower_coriolis_column_f_x = 0.5 * (t198 + t199 + t200)
+        + left_lower_subspace_rate_v_x * p.left_lower_mass
+        - (left_lower_subspace_rate_w_z * cache.left_lower_inertia_h_y
+            - cache.left_lower_inertia_h_z * left_lower_subspace_rate_w_y);
+    let right_slider_coriolis_column_f_x = right_slider_subspace_rate_v_x
+        * p.right_slider_mass;
+    let base_y_position_derivative_row_n_z = hub_composite_rate_hd_x
+        + hub_composite_momentum_f_x;
+    let base_y_coriolis_row_n_z = 0.5 * base_y_position_derivative_row_n_z;
+    let base_yaw_coriolis_column_f_y = base_yaw_subspace_rate_v_y
+        * cache.hub_composite_inertia_m + base_y_coriolis_row_n_z;
+    let base_pitch_coriolis_column_f_y = 0.5
+        * (t61 - cache.base_yaw_rotation_01 * hub_composite_momentum_f_z)
+        + cache.hub_composite_inertia_m * base_pitch_subspace_rate_v_y
+        - cache.hub_composite_inertia_h_z * base_pitch_subspace_rate_w_x;
+    let base_roll_coriolis_column_f_y = base_roll_subspace_rate_v_y
+        * cache.hub_composite_inertia_m + 0.5 * (t89 + t87 + t88)
+        - (base_roll_subspace_rate_w_x * cache.hub_composite_inertia_h_z
+            - cache.hub_composite_inertia_h_x * base_roll_subspace_rate_w_z);
+    let left_upper_coriolis_column_f_y = 0.5 * (t127 + t128 + t126)
+        + cache.left_upper_composite_inertia_m * left_upper_subspace_rate_v_y
+        - (cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_x
+            - cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_z);
+    let right_upper_coriolis_column_f_y = right_upper_subspace_rate_v_y
+        * cache.right_upper_composite_inertia_m + 0.5 * (t162 + t164 + t163)
+        - (right_upper_subspace_rate_w_x * cache.right_upper_composite_inertia_h_z
+            - right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_h_x);
+    let left_lower_coriolis_column_f_y = left_lower_subspace_rate_v_y * p.left_lower_mass
+        + 0.5 * (t195 + t196 + t197)
+        - (cache.left_lower_inertia_h_z * left_lower_subspace_rate_w_x
+            - cache.left_lower_inertia_h_x * left_lower_subspace_rate_w_z);
+    let right_slider_coriolis_column_f_y = right_slider_subspace_rate_v_y
+        * p.right_slider_mass;
+    let base_pitch_coriolis_column_f_z = base_pitch_subspace_rate_v_z
+        * cache.hub_composite_inertia_m + 0.5 * (t84 + t85 + t83)
+        - (cache.hub_composite_inertia_h_x * base_pitch_subspace_rate_w_y
+            - cache.hub_composite_inertia_h_y * base_pitch_subspace_rate_w_x);
+    let base_roll_coriolis_column_f_z = 0.5 * (t112 + t111 + t113)
+        + base_roll_subspace_rate_v_z * cache.hub_composite_inertia_m
+        - (base_roll_subspace_rate_w_y * cache.hub_composite_inertia_h_x
+            - cache.hub_composite_inertia_h_y * base_roll_subspace_rate_w_x);
+    let left_upper_coriolis_column_f_z = left_upper_subspace_rate_v_z
+        * cache.left_upper_composite_inertia_m + 0.5 * (t147 + t149 + t148)
+        - (cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_y
+            - cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_x);
+    let right_upper_coriolis_column_f_z = right_upper_subspace_rate_v_z
+        * cache.right_upper_composite_inertia_m + 0.5 * (t174 + t175 + t176)
+        - (right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_h_x
+            - right_upper_subspace_rate_w_x * cache.right_upper_composite_inertia_h_y);
+    let left_lower_coriolis_column_f_z = left_lower_subspace_rate_v_z * p.left_lower_mass
+        + 0.5 * (t210 + t212 + t211)
+        - (cache.left_lower_inertia_h_x * left_lower_subspace_rate_w_y
+            - left_lower_subspace_rate_w_x * cache.left_lower_inertia_h_y);
+    let right_slider_coriolis_column_f_z = right_slider_subspace_rate_v_z
+        * p.right_slider_mass;
+    let base_x_coriolis_column_n_z = 0.5 * base_yaw_position_derivative_row_f_x;
+    let base_y_coriolis_column_n_z = 0.5 * base_yaw_position_derivative_row_f_y;
+    let base_yaw_position_derivative_row_n_z = hub_composite_rate_hd_x
+        * cache.base_yaw_subspace_v_y + hub_composite_rate_id_22
+        - (q[1] * hub_composite_momentum_f_y
+            - cache.base_yaw_subspace_v_y * hub_composite_momentum_f_x)
+        - q[1] * hub_composite_rate_hd_y;
+    let base_yaw_coriolis_row_n_z = 0.5 * base_yaw_position_derivative_row_n_z;
+    let t243 = hub_composite_momentum_n_y * cache.base_yaw_rotation_01;
+    let t244 = hub_composite_momentum_f_y * cache.base_pitch_subspace_v_x;
+    let t245 = -(cache.base_pitch_subspace_v_y * hub_composite_momentum_f_x);
+    let t246 = -(hub_composite_rate_hd_y * cache.base_pitch_subspace_v_x);
+    let t247 = hub_composite_rate_id_02 * cache.base_yaw_rotation_01;
+    let t248 = hub_composite_rate_id_12 * cache.cos_q3;
+    let t249 = hub_composite_rate_hd_x * cache.base_pitch_subspace_v_y;
+    let t250 = -(hub_composite_momentum_n_x * cache.cos_q3);
+    let base_pitch_coriolis_column_n_z = cache.hub_composite_inertia_i_02
+        * base_pitch_subspace_rate_w_x
+        + cache.hub_composite_inertia_i_12 * base_pitch_subspace_rate_w_y
+        + 0.5 * (t243 + t244 + t245 + t246 + t247 + t248 + t249 + t250)
+        + cache.hub_composite_inertia_h_x * base_pitch_subspace_rate_v_y
+        - cache.hub_composite_inertia_h_y * base_pitch_subspace_rate_v_x;
+    let base_roll_coriolis_column_n_z = cache.hub_composite_inertia_i_22
+        * base_roll_subspace_rate_w_z
+        + cache.hub_composite_inertia_h_x * base_roll_subspace_rate_v_y
+        + cache.hub_composite_inertia_i_02 * base_roll_subspace_rate_w_x
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_12
+        + 0.5 * (t114 + t119 + t115 + t116 + t120 + t121 + t122 + t117 + t118)
+        - cache.hub_composite_inertia_h_y * base_roll_subspace_rate_v_x;
+    let left_upper_coriolis_column_n_z = 0.5
+        * (t154 + t150 + t155 + t151 + t152 + t156 + t153 + t158 + t157)
+        + cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_v_y
+        + left_upper_subspace_rate_w_y * cache.left_upper_composite_inertia_i_12
+        + cache.left_upper_composite_inertia_i_22 * left_upper_subspace_rate_w_z
+        + cache.left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_x
+        - cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_x;
+    let right_upper_coriolis_column_n_z = right_upper_subspace_rate_v_y
+        * cache.right_upper_composite_inertia_h_x
+        + right_upper_subspace_rate_w_x * cache.right_upper_composite_inertia_i_02
+        + cache.right_upper_composite_inertia_i_22 * right_upper_subspace_rate_w_z
+        + right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_i_12
+        + 0.5 * (t186 + t190 + t191 + t192 + t187 + t193 + t188 + t189 + t194)
+        - right_upper_subspace_rate_v_x * cache.right_upper_composite_inertia_h_y;
+    let left_lower_coriolis_column_n_z = cache.left_lower_inertia_h_x
+        * left_lower_subspace_rate_v_y
+        + cache.left_lower_inertia_i_12 * left_lower_subspace_rate_w_y
+        + left_lower_subspace_rate_w_x * cache.left_lower_inertia_i_02
+        + 0.5 * (t222 + t227 + t223 + t228 + t229 + t230 + t224 + t225 + t226)
+        + left_lower_subspace_rate_w_z * cache.left_lower_inertia_i_22
+        - left_lower_subspace_rate_v_x * cache.left_lower_inertia_h_y;
+    let right_slider_coriolis_column_n_z = right_slider_subspace_rate_v_y
+        * cache.right_slider_inertia_h_x + 0.5 * (t241 + t242 + t239 + t240)
+        - right_slider_subspace_rate_v_x * cache.right_slider_inertia_h_y;
+    let base_pitch_coriolis_row_f_x = 0.5 * base_pitch_position_derivative_row_f_x;
+    let base_pitch_coriolis_row_f_y = 0.5 * base_pitch_position_derivative_row_f_y;
+    let base_pitch_coriolis_row_f_z = 0.5 * base_pitch_position_derivative_row_f_z;
+    let base_pitch_position_derivative_row_n_z = t246 + t247 + t248 + t249
+        - (t243 + t244 + t245 + t250);
+    let base_pitch_coriolis_row_n_z = 0.5 * base_pitch_position_derivative_row_n_z;
+    let base_pitch_coriolis_row_n_y = 0.5 * base_pitch_position_derivative_row_n_y;
+    let base_pitch_coriolis_row_n_x = 0.5 * base_pitch_position_derivative_row_n_x;
+    let base_roll_coriolis_column_n_x = cache.hub_composite_inertia_i_02
+        * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_00
+        + cache.hub_composite_inertia_h_y * base_roll_subspace_rate_v_z
+        + 0.5 * (t102 + t103 + t104 + t105 + t109 + t106 + t107 + t110 + t108)
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_01
+        - cache.hub_composite_inertia_h_z * base_roll_subspace_rate_v_y;
+    let base_roll_coriolis_column_n_y = 0.5
+        * (t96 + t97 + t93 + t98 + t94 + t95 + t100 + t101 + t99)
+        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_01
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_11
+        + base_roll_subspace_rate_v_x * cache.hub_composite_inertia_h_z
+        + cache.hub_composite_inertia_i_12 * base_roll_subspace_rate_w_z
+        - cache.hub_composite_inertia_h_x * base_roll_subspace_rate_v_z;
+    let left_upper_coriolis_column_n_x = cache.left_upper_composite_inertia_i_00
+        * left_upper_subspace_rate_w_x
+        + cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_z
+        + 0.5 * (t140 + t138 + t141 + t139 + t142 + t144 + t145 + t146 + t143)
+        + cache.left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_y
+        + left_upper_subspace_rate_w_z * cache.left_upper_composite_inertia_i_02
+        - cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_y;
+    let left_upper_coriolis_column_n_y = 0.5
+        * (t132 + t129 + t130 + t131 + t133 + t134 + t136 + t137 + t135)
+        + left_upper_subspace_rate_w_z * cache.left_upper_composite_inertia_i_12
+        + cache.left_upper_composite_inertia_i_11 * left_upper_subspace_rate_w_y
+        + cache.left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_x
+        + cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_x
+        - left_upper_subspace_rate_v_z * cache.left_upper_composite_inertia_h_x;
+    let right_upper_coriolis_column_n_x = cache.right_upper_composite_inertia_i_00
+        * right_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_i_01
+        + 0.5 * (t165 + t168 + t166 + t167 + t172 + t173 + t169 + t170 + t171)
+        + right_upper_subspace_rate_v_z * cache.right_upper_composite_inertia_h_y
+        + right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_i_02
+        - right_upper_subspace_rate_v_y * cache.right_upper_composite_inertia_h_z;
+    let right_upper_coriolis_column_n_y = right_upper_subspace_rate_w_x
+        * cache.right_upper_composite_inertia_i_01
+        + right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_i_12
+        + 0.5 * (t177 + t178 + t180 + t181 + t179 + t184 + t182 + t183 + t185)
+        + cache.right_upper_composite_inertia_i_11 * right_upper_subspace_rate_w_y
+        + right_upper_subspace_rate_v_x * cache.right_upper_composite_inertia_h_z
+        - right_upper_subspace_rate_v_z * cache.right_upper_composite_inertia_h_x;
+    let left_lower_coriolis_column_n_x = left_lower_subspace_rate_w_z
+        * cache.left_lower_inertia_i_02
+        + cache.left_lower_inertia_i_00 * left_lower_subspace_rate_w_x
+        + left_lower_subspace_rate_v_z * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_01 * left_lower_subspace_rate_w_y
+        + 0.5 * (t205 + t206 + t207 + t208 + t201 + t209 + t202 + t203 + t204)
+        - cache.left_lower_inertia_h_z * left_lower_subspace_rate_v_y;
+    let left_lower_coriolis_column_n_y = 0.5
+        * (t213 + t218 + t214 + t219 + t215 + t216 + t220 + t217 + t221)
+        + left_lower_subspace_rate_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_subspace_rate_v_x
+        + left_lower_subspace_rate_w_z * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_11 * left_lower_subspace_rate_w_y
+        - cache.left_lower_inertia_h_x * left_lower_subspace_rate_v_z;
+    let right_slider_coriolis_column_n_y = right_slider_subspace_rate_v_x
+        * cache.right_slider_inertia_h_z + 0.5 * (t236 + t235 + t237 + t238)
+        - right_slider_subspace_rate_v_z * cache.right_slider_inertia_h_x;
+    let right_slider_coriolis_column_n_x = right_slider_subspace_rate_v_z
+        * cache.right_slider_inertia_h_y + 0.5 * (t231 + t232 + t233 + t234)
+        - right_slider_subspace_rate_v_y * cache.right_slider_inertia_h_z;
+    let base_roll_coriolis_row_f_x = 0.5 * base_roll_position_derivative_row_f_x;
+    let base_roll_coriolis_row_f_y = 0.5 * base_roll_position_derivative_row_f_y;
+    let base_roll_coriolis_row_f_z = 0.5 * base_roll_position_derivative_row_f_z;
+    let base_roll_coriolis_row_n_z = 0.5 * base_roll_position_derivative_row_n_z;
+    let base_roll_coriolis_row_n_y = 0.5 * base_roll_position_derivative_row_n_y;
+    let base_roll_coriolis_row_n_x = 0.5 * base_roll_position_derivative_row_n_x;
+    let left_upper_coriolis_row_f_x = 0.5 * left_upper_position_derivative_row_f_x;
+    let left_upper_coriolis_row_f_y = 0.5 * left_upper_position_derivative_row_f_y;
+    let left_upper_coriolis_row_f_z = 0.5 * left_upper_position_derivative_row_f_z;
+    let left_upper_coriolis_row_n_z = 0.5 * left_upper_position_derivative_row_n_z;
+    let left_upper_coriolis_row_n_y = 0.5 * left_upper_position_derivative_row_n_y;
+    let left_upper_coriolis_row_n_x = 0.5 * left_upper_position_derivative_row_n_x;
+    let right_upper_coriolis_row_f_x = 0.5 * right_upper_position_derivative_row_f_x;
+    let right_upper_coriolis_row_f_y = 0.5 * right_upper_position_derivative_row_f_y;
+    let right_upper_coriolis_row_f_z = 0.5 * right_upper_position_derivative_row_f_z;
+    let right_upper_coriolis_row_n_z = 0.5 * right_upper_position_derivative_row_n_z;
+    let right_upper_coriolis_row_n_y = 0.5 * right_upper_position_derivative_row_n_y;
+    let right_upper_coriolis_row_n_x = 0.5 * right_upper_position_derivative_row_n_x;
+    let left_lower_coriolis_row_f_x = 0.5 * left_lower_position_derivative_row_f_x;
+    let left_lower_coriolis_row_f_y = 0.5 * left_lower_position_derivative_row_f_y;
+    let left_lower_coriolis_row_f_z = 0.5 * left_lower_position_derivative_row_f_z;
+    let left_lower_coriolis_row_n_z = 0.5 * left_lower_position_derivative_row_n_z;
+    let left_lower_coriolis_row_n_y = 0.5 * left_lower_position_derivative_row_n_y;
+    let left_lower_coriolis_row_n_x = 0.5 * left_lower_position_derivative_row_n_x;
+    let right_slider_coriolis_row_n_z = 0.5 * right_slider_position_derivative_row_n_z;
+    let right_slider_coriolis_row_n_x = 0.5 * right_slider_position_derivative_row_n_x;
+    let right_slider_coriolis_row_n_y = 0.5 * right_slider_position_derivative_row_n_y;
+    position[(0, 3)] = base_yaw_position_derivative_column_f_x;
+    position[(0, 4)] = base_pitch_position_derivative_column_f_x;
+    position[(0, 5)] = base_roll_position_derivative_column_f_x;
+    position[(0, 6)] = left_upper_position_derivative_column_f_x;
+    position[(0, 7)] = right_upper_position_derivative_column_f_x;
+    position[(0, 8)] = left_lower_position_derivative_column_f_x;
+    position[(0, 9)] = right_slider_position_derivative_column_f_x;
+    position[(1, 3)] = base_yaw_position_derivative_column_f_y;
+    position[(1, 4)] = base_pitch_position_derivative_column_f_y;
+    position[(1, 5)] = base_roll_position_derivative_column_f_y;
+    position[(1, 6)] = left_upper_position_derivative_column_f_y;
+    position[(1, 7)] = right_upper_position_derivative_column_f_y;
+    position[(1, 8)] = left_lower_position_derivative_column_f_y;
+    position[(1, 9)] = right_slider_position_derivative_column_f_y;
+    position[(2, 4)] = base_pitch_position_derivative_column_f_z;
+    position[(2, 5)] = base_roll_position_derivative_column_f_z;
+    position[(2, 6)] = left_upper_position_derivative_column_f_z;
+    position[(2, 7)] = right_upper_position_derivative_column_f_z;
+    position[(2, 8)] = left_lower_position_derivative_column_f_z;
+    position[(2, 9)] = right_slider_position_derivative_column_f_z;
+    position[(3, 3)] = base_yaw_position_derivative_row_f_y * base_yaw_subspace_rate_v_y
+        + base_yaw_position_derivative_row_f_x * qd[1]
+        + cache.base_yaw_projected_inertia_f_x * qdd[1]
+        + cache.base_yaw_projected_inertia_f_y * base_yaw_acceleration_shift_v_y;
+    position[(3, 4)] = base_pitch_position_derivative_column_n_z
+        + cache.base_yaw_subspace_v_y * base_pitch_position_derivative_column_f_y
+        + q[1] * base_pitch_position_derivative_column_f_x;
+    position[(3, 5)] = cache.base_yaw_subspace_v_y
+        * base_roll_position_derivative_column_f_y
+        + base_roll_position_derivative_column_n_z
+        + q[1] * base_roll_position_derivative_column_f_x;
+    position[(3, 6)] = left_upper_position_derivative_column_f_y
+        * cache.base_yaw_subspace_v_y + left_upper_position_derivative_column_n_z
+        + q[1] * left_upper_position_derivative_column_f_x;
+    position[(3, 7)] = right_upper_position_derivative_column_n_z
+        + cache.base_yaw_subspace_v_y * right_upper_position_derivative_column_f_y
+        + q[1] * right_upper_position_derivative_column_f_x;
+    position[(3, 8)] = left_lower_position_derivative_column_n_z
+        + q[1] * left_lower_position_derivative_column_f_x
+        + left_lower_position_derivative_column_f_y * cache.base_yaw_subspace_v_y;
+    position[(3, 9)] = cache.base_yaw_subspace_v_y
+        * right_slider_position_derivative_column_f_y
+        + right_slider_position_derivative_column_n_z
+        + q[1] * right_slider_position_derivative_column_f_x;
+    position[(4, 3)] = base_yaw_subspace_rate_v_y
+        * base_pitch_position_derivative_row_f_y
+        + qdd[1] * cache.base_pitch_projected_inertia_f_x
+        + base_pitch_position_derivative_row_f_x * qd[1]
+        + base_yaw_acceleration_shift_v_y * cache.base_pitch_projected_inertia_f_y;
+    position[(4, 4)] = base_pitch_acceleration_shift_w_x
+        * cache.base_pitch_projected_inertia_n_x
+        + base_pitch_position_derivative_row_n_y * base_pitch_subspace_rate_w_y
+        + base_pitch_acceleration_shift_v_z * cache.base_pitch_projected_inertia_f_z
+        + base_pitch_position_derivative_row_f_x * base_pitch_subspace_rate_v_x
+        + base_pitch_position_derivative_row_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_position_derivative_row_f_y * base_pitch_subspace_rate_v_y
+        + base_pitch_acceleration_shift_w_y * cache.base_pitch_projected_inertia_n_y
+        + base_pitch_subspace_rate_v_z * base_pitch_position_derivative_row_f_z
+        + base_pitch_acceleration_shift_v_y * cache.base_pitch_projected_inertia_f_y
+        + cache.base_pitch_projected_inertia_f_x * base_pitch_acceleration_shift_v_x;
+    position[(4, 5)] = base_roll_position_derivative_column_n_y * cache.cos_q3
+        + base_roll_position_derivative_column_f_y * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * base_roll_position_derivative_column_f_z
+        + base_roll_position_derivative_column_f_x * cache.base_pitch_subspace_v_x
+        + base_roll_position_derivative_column_n_x * cache.base_yaw_rotation_01;
+    position[(4, 6)] = left_upper_position_derivative_column_n_y * cache.cos_q3
+        + left_upper_position_derivative_column_f_x * cache.base_pitch_subspace_v_x
+        + left_upper_position_derivative_column_n_x * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_z * left_upper_position_derivative_column_f_z
+        + left_upper_position_derivative_column_f_y * cache.base_pitch_subspace_v_y;
+    position[(4, 7)] = cache.base_pitch_subspace_v_z
+        * right_upper_position_derivative_column_f_z
+        + right_upper_position_derivative_column_f_x * cache.base_pitch_subspace_v_x
+        + right_upper_position_derivative_column_f_y * cache.base_pitch_subspace_v_y
+        + right_upper_position_derivative_column_n_y * cache.cos_q3
+        + cache.base_yaw_rotation_01 * right_upper_position_derivative_column_n_x;
+    position[(4, 8)] = left_lower_position_derivative_column_f_x
+        * cache.base_pitch_subspace_v_x
+        + left_lower_position_derivative_column_n_x * cache.base_yaw_rotation_01
+        + left_lower_position_derivative_column_f_y * cache.base_pitch_subspace_v_y
+        + left_lower_position_derivative_column_n_y * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * left_lower_position_derivative_column_f_z;
+    position[(4, 9)] = right_slider_position_derivative_column_n_y * cache.cos_q3
+        + right_slider_position_derivative_column_f_x * cache.base_pitch_subspace_v_x
+        + right_slider_position_derivative_column_n_x * cache.base_yaw_rotation_01
+        + right_slider_position_derivative_column_f_y * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * right_slider_position_derivative_column_f_z;
+    position[(5, 3)] = base_yaw_subspace_rate_v_y * base_roll_position_derivative_row_f_y
+        + base_roll_position_derivative_row_f_x * qd[1]
+        + cache.base_roll_projected_inertia_f_x * qdd[1]
+        + cache.base_roll_projected_inertia_f_y * base_yaw_acceleration_shift_v_y;
+    position[(5, 4)] = base_pitch_acceleration_shift_v_z
+        * cache.base_roll_projected_inertia_f_z
+        + cache.base_roll_projected_inertia_f_x * base_pitch_acceleration_shift_v_x
+        + base_roll_position_derivative_row_f_y * base_pitch_subspace_rate_v_y
+        + base_pitch_subspace_rate_v_x * base_roll_position_derivative_row_f_x
+        + cache.base_roll_projected_inertia_n_x * base_pitch_acceleration_shift_w_x
+        + base_roll_position_derivative_row_n_y * base_pitch_subspace_rate_w_y
+        + base_roll_position_derivative_row_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_acceleration_shift_w_y * cache.base_roll_projected_inertia_n_y
+        + base_roll_position_derivative_row_f_z * base_pitch_subspace_rate_v_z
+        + base_pitch_acceleration_shift_v_y * cache.base_roll_projected_inertia_f_y;
+    position[(5, 5)] = base_roll_acceleration_shift_v_z
+        * cache.base_roll_projected_inertia_f_z
+        + base_roll_subspace_rate_w_x * base_roll_position_derivative_row_n_x
+        + base_roll_acceleration_shift_w_y * cache.base_roll_projected_inertia_n_y
+        + cache.base_roll_projected_inertia_f_y * base_roll_acceleration_shift_v_y
+        + base_roll_position_derivative_row_f_z * base_roll_subspace_rate_v_z
+        + cache.base_roll_projected_inertia_n_z * base_roll_acceleration_shift_w_z
+        + base_roll_position_derivative_row_f_y * base_roll_subspace_rate_v_y
+        + base_roll_acceleration_shift_v_x * cache.base_roll_projected_inertia_f_x
+        + base_roll_position_derivative_row_n_y * base_roll_subspace_rate_w_y
+        + cache.base_roll_projected_inertia_n_x * base_roll_acceleration_shift_w_x
+        + base_roll_subspace_rate_w_z * base_roll_position_derivative_row_n_z
+        + base_roll_subspace_rate_v_x * base_roll_position_derivative_row_f_x;
+    position[(5, 6)] = left_upper_position_derivative_column_f_x
+        * cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_20 * left_upper_position_derivative_column_n_z
+        + cache.base_roll_subspace_v_z * left_upper_position_derivative_column_f_z
+        + left_upper_position_derivative_column_n_y * cache.base_pitch_rotation_10
+        + left_upper_position_derivative_column_n_x * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_y * left_upper_position_derivative_column_f_y;
+    position[(5, 7)] = cache.base_pitch_rotation_00
+        * right_upper_position_derivative_column_n_x
+        + cache.base_roll_subspace_v_x * right_upper_position_derivative_column_f_x
+        + cache.base_pitch_rotation_10 * right_upper_position_derivative_column_n_y
+        + cache.base_roll_subspace_v_y * right_upper_position_derivative_column_f_y
+        + cache.base_roll_subspace_v_z * right_upper_position_derivative_column_f_z
+        + right_upper_position_derivative_column_n_z * cache.base_pitch_rotation_20;
+    position[(5, 8)] = cache.base_roll_subspace_v_y
+        * left_lower_position_derivative_column_f_y
+        + cache.base_pitch_rotation_10 * left_lower_position_derivative_column_n_y
+        + cache.base_roll_subspace_v_z * left_lower_position_derivative_column_f_z
+        + cache.base_pitch_rotation_00 * left_lower_position_derivative_column_n_x
+        + left_lower_position_derivative_column_f_x * cache.base_roll_subspace_v_x
+        + left_lower_position_derivative_column_n_z * cache.base_pitch_rotation_20;
+    position[(5, 9)] = right_slider_position_derivative_column_n_x
+        * cache.base_pitch_rotation_00
+        + cache.base_roll_subspace_v_y * right_slider_position_derivative_column_f_y
+        + cache.base_pitch_rotation_20 * right_slider_position_derivative_column_n_z
+        + cache.base_pitch_rotation_10 * right_slider_position_derivative_column_n_y
+        + right_slider_position_derivative_column_f_x * cache.base_roll_subspace_v_x
+        + cache.base_roll_subspace_v_z * right_slider_position_derivative_column_f_z;
+    position[(6, 3)] = left_upper_position_derivative_row_f_x * qd[1]
+        + left_upper_position_derivative_row_f_y * base_yaw_subspace_rate_v_y
+        + qdd[1] * cache.left_upper_projected_inertia_f_x
+        + cache.left_upper_projected_inertia_f_y * base_yaw_acceleration_shift_v_y;
+    position[(6, 4)] = cache.left_upper_projected_inertia_f_z
+        * base_pitch_acceleration_shift_v_z
+        + left_upper_position_derivative_row_n_y * base_pitch_subspace_rate_w_y
+        + base_pitch_acceleration_shift_w_y * cache.left_upper_projected_inertia_n_y
+        + cache.left_upper_projected_inertia_f_x * base_pitch_acceleration_shift_v_x
+        + base_pitch_subspace_rate_w_x * left_upper_position_derivative_row_n_x
+        + base_pitch_subspace_rate_v_x * left_upper_position_derivative_row_f_x
+        + left_upper_position_derivative_row_f_y * base_pitch_subspace_rate_v_y
+        + cache.left_upper_projected_inertia_n_x * base_pitch_acceleration_shift_w_x
+        + base_pitch_subspace_rate_v_z * left_upper_position_derivative_row_f_z
+        + base_pitch_acceleration_shift_v_y * cache.left_upper_projected_inertia_f_y;
+    position[(6, 5)] = cache.left_upper_projected_inertia_f_z
+        * base_roll_acceleration_shift_v_z
+        + cache.left_upper_projected_inertia_n_z * base_roll_acceleration_shift_w_z
+        + base_roll_subspace_rate_w_x * left_upper_position_derivative_row_n_x
+        + left_upper_position_derivative_row_n_y * base_roll_subspace_rate_w_y
+        + base_roll_subspace_rate_v_z * left_upper_position_derivative_row_f_z
+        + cache.left_upper_projected_inertia_n_x * base_roll_acceleration_shift_w_x
+        + cache.left_upper_projected_inertia_f_y * base_roll_acceleration_shift_v_y
+        + base_roll_subspace_rate_v_x * left_upper_position_derivative_row_f_x
+        + base_roll_acceleration_shift_v_x * cache.left_upper_projected_inertia_f_x
+        + left_upper_position_derivative_row_f_y * base_roll_subspace_rate_v_y
+        + left_upper_position_derivative_row_n_z * base_roll_subspace_rate_w_z
+        + base_roll_acceleration_shift_w_y * cache.left_upper_projected_inertia_n_y;
+    position[(6, 6)] = left_upper_position_derivative_row_f_y
+        * left_upper_subspace_rate_v_y
+        + cache.left_upper_projected_inertia_f_y * left_upper_acceleration_shift_v_y
+        + left_upper_subspace_rate_v_x * left_upper_position_derivative_row_f_x
+        + left_upper_acceleration_shift_w_y * cache.left_upper_projected_inertia_n_y
+        + left_upper_subspace_rate_w_x * left_upper_position_derivative_row_n_x
+        + left_upper_subspace_rate_v_z * left_upper_position_derivative_row_f_z
+        + left_upper_acceleration_shift_v_z * cache.left_upper_projected_inertia_f_z
+        + left_upper_acceleration_shift_v_x * cache.left_upper_projected_inertia_f_x
+        + cache.left_upper_projected_inertia_n_x * left_upper_acceleration_shift_w_x
+        + left_upper_acceleration_shift_w_z * cache.left_upper_projected_inertia_n_z
+        + left_upper_position_derivative_row_n_y * left_upper_subspace_rate_w_y
+        + left_upper_position_derivative_row_n_z * left_upper_subspace_rate_w_z;
+    position[(6, 8)] = left_lower_position_derivative_column_n_z
+        * cache.base_roll_rotation_22
+        + cache.base_roll_rotation_02 * left_lower_position_derivative_column_n_x
+        + cache.left_upper_subspace_v_x * left_lower_position_derivative_column_f_x
+        + left_lower_position_derivative_column_f_y * cache.left_upper_subspace_v_y
+        + cache.left_upper_subspace_v_z * left_lower_position_derivative_column_f_z
+        + cache.base_roll_rotation_12 * left_lower_position_derivative_column_n_y;
+    position[(7, 3)] = right_upper_position_derivative_row_f_x * qd[1]
+        + qdd[1] * cache.right_upper_projected_inertia_f_x
+        + cache.right_upper_projected_inertia_f_y * base_yaw_acceleration_shift_v_y
+        + base_yaw_subspace_rate_v_y * right_upper_position_derivative_row_f_y;
+    position[(7, 4)] = right_upper_position_derivative_row_f_x
+        * base_pitch_subspace_rate_v_x
+        + right_upper_position_derivative_row_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_acceleration_shift_v_y * cache.right_upper_projected_inertia_f_y
+        + right_upper_position_derivative_row_f_y * base_pitch_subspace_rate_v_y
+        + base_pitch_subspace_rate_v_z * right_upper_position_derivative_row_f_z
+        + right_upper_position_derivative_row_n_y * base_pitch_subspace_rate_w_y
+        + cache.right_upper_projected_inertia_n_x * base_pitch_acceleration_shift_w_x
+        + cache.right_upper_projected_inertia_f_z * base_pitch_acceleration_shift_v_z
+        + base_pitch_acceleration_shift_v_x * cache.right_upper_projected_inertia_f_x
+        + base_pitch_acceleration_shift_w_y * cache.right_upper_projected_inertia_n_y;
+    position[(7, 5)] = right_upper_position_derivative_row_n_x
+        * base_roll_subspace_rate_w_x
+        + right_upper_position_derivative_row_f_z * base_roll_subspace_rate_v_z
+        + cache.right_upper_projected_inertia_f_y * base_roll_acceleration_shift_v_y
+        + base_roll_acceleration_shift_v_x * cache.right_upper_projected_inertia_f_x
+        + cache.right_upper_projected_inertia_f_z * base_roll_acceleration_shift_v_z
+        + cache.right_upper_projected_inertia_n_x * base_roll_acceleration_shift_w_x
+        + base_roll_subspace_rate_w_y * right_upper_position_derivative_row_n_y
+        + base_roll_acceleration_shift_w_y * cache.right_upper_projected_inertia_n_y
+        + right_upper_position_derivative_row_n_z * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_v_x * right_upper_position_derivative_row_f_x
+        + cache.right_upper_projected_inertia_n_z * base_roll_acceleration_shift_w_z
+        + base_roll_subspace_rate_v_y * right_upper_position_derivative_row_f_y;
+    position[(7, 7)] = right_upper_position_derivative_row_n_x
+        * right_upper_subspace_rate_w_x
+        + cache.right_upper_projected_inertia_n_x * right_upper_acceleration_shift_w_x
+        + right_upper_position_derivative_row_n_z * right_upper_subspace_rate_w_z
+        + right_upper_acceleration_shift_v_y * cache.right_upper_projected_inertia_f_y
+        + right_upper_acceleration_shift_w_y * cache.right_upper_projected_inertia_n_y
+        + right_upper_acceleration_shift_v_x * cache.right_upper_projected_inertia_f_x
+        + right_upper_subspace_rate_w_y * right_upper_position_derivative_row_n_y
+        + right_upper_subspace_rate_v_z * right_upper_position_derivative_row_f_z
+        + right_upper_subspace_rate_v_y * right_upper_position_derivative_row_f_y
+        + cache.right_upper_projected_inertia_n_z * right_upper_acceleration_shift_w_z
+        + cache.right_upper_projected_inertia_f_z * right_upper_acceleration_shift_v_z
+        + right_upper_subspace_rate_v_x * right_upper_position_derivative_row_f_x;
+    position[(7, 9)] = cache.right_upper_subspace_v_y
+        * right_slider_position_derivative_column_f_y
+        + cache.right_upper_subspace_v_z * right_slider_position_derivative_column_f_z
+        + cache.right_upper_axis_y * right_slider_position_derivative_column_n_y
+        + cache.right_upper_axis_z * right_slider_position_derivative_column_n_z
+        + right_slider_position_derivative_column_f_x * cache.right_upper_subspace_v_x
+        + right_slider_position_derivative_column_n_x * cache.right_upper_axis_x;
+    position[(8, 3)] = base_yaw_subspace_rate_v_y
+        * left_lower_position_derivative_row_f_y
+        + qdd[1] * cache.left_lower_projected_inertia_f_x
+        + left_lower_position_derivative_row_f_x * qd[1]
+        + cache.left_lower_projected_inertia_f_y * base_yaw_acceleration_shift_v_y;
+    position[(8, 4)] = base_pitch_acceleration_shift_v_z
+        * cache.left_lower_projected_inertia_f_z
+        + base_pitch_acceleration_shift_v_x * cache.left_lower_projected_inertia_f_x
+        + left_lower_position_derivative_row_f_y * base_pitch_subspace_rate_v_y
+        + cache.left_lower_projected_inertia_n_x * base_pitch_acceleration_shift_w_x
+        + left_lower_position_derivative_row_n_x * base_pitch_subspace_rate_w_x
+        + cache.left_lower_projected_inertia_n_y * base_pitch_acceleration_shift_w_y
+        + base_pitch_subspace_rate_v_z * left_lower_position_derivative_row_f_z
+        + base_pitch_subspace_rate_w_y * left_lower_position_derivative_row_n_y
+        + base_pitch_acceleration_shift_v_y * cache.left_lower_projected_inertia_f_y
+        + base_pitch_subspace_rate_v_x * left_lower_position_derivative_row_f_x;
+    position[(8, 5)] = left_lower_position_derivative_row_f_z
+        * base_roll_subspace_rate_v_z
+        + base_roll_subspace_rate_w_x * left_lower_position_derivative_row_n_x
+        + cache.left_lower_projected_inertia_n_x * base_roll_acceleration_shift_w_x
+        + base_roll_acceleration_shift_v_x * cache.left_lower_projected_inertia_f_x
+        + base_roll_subspace_rate_v_x * left_lower_position_derivative_row_f_x
+        + base_roll_acceleration_shift_w_z * cache.left_lower_projected_inertia_n_z
+        + base_roll_acceleration_shift_v_z * cache.left_lower_projected_inertia_f_z
+        + cache.left_lower_projected_inertia_f_y * base_roll_acceleration_shift_v_y
+        + left_lower_position_derivative_row_n_z * base_roll_subspace_rate_w_z
+        + left_lower_position_derivative_row_f_y * base_roll_subspace_rate_v_y
+        + cache.left_lower_projected_inertia_n_y * base_roll_acceleration_shift_w_y
+        + base_roll_subspace_rate_w_y * left_lower_position_derivative_row_n_y;
+    position[(8, 6)] = cache.left_lower_projected_inertia_f_y
+        * left_upper_acceleration_shift_v_y
+        + left_upper_acceleration_shift_v_x * cache.left_lower_projected_inertia_f_x
+        + left_upper_subspace_rate_v_x * left_lower_position_derivative_row_f_x
+        + left_upper_acceleration_shift_v_z * cache.left_lower_projected_inertia_f_z
+        + left_upper_subspace_rate_w_z * left_lower_position_derivative_row_n_z
+        + left_upper_subspace_rate_w_y * left_lower_position_derivative_row_n_y
+        + left_upper_subspace_rate_v_z * left_lower_position_derivative_row_f_z
+        + cache.left_lower_projected_inertia_n_x * left_upper_acceleration_shift_w_x
+        + cache.left_lower_projected_inertia_n_y * left_upper_acceleration_shift_w_y
+        + left_upper_acceleration_shift_w_z * cache.left_lower_projected_inertia_n_z
+        + left_lower_position_derivative_row_n_x * left_upper_subspace_rate_w_x
+        + left_lower_position_derivative_row_f_y * left_upper_subspace_rate_v_y;
+    position[(8, 8)] = left_lower_subspace_rate_w_z
+        * left_lower_position_derivative_row_n_z
+        + left_lower_acceleration_shift_v_y * cache.left_lower_projected_inertia_f_y
+        + left_lower_subspace_rate_v_z * left_lower_position_derivative_row_f_z
+        + left_lower_subspace_rate_w_y * left_lower_position_derivative_row_n_y
+        + left_lower_acceleration_shift_v_x * cache.left_lower_projected_inertia_f_x
+        + cache.left_lower_projected_inertia_n_y * left_lower_acceleration_shift_w_y
+        + left_lower_subspace_rate_v_x * left_lower_position_derivative_row_f_x
+        + left_lower_subspace_rate_w_x * left_lower_position_derivative_row_n_x
+        + left_lower_subspace_rate_v_y * left_lower_position_derivative_row_f_y
+        + cache.left_lower_projected_inertia_n_x * left_lower_acceleration_shift_w_x
+        + left_lower_acceleration_shift_w_z * cache.left_lower_projected_inertia_n_z
+        + left_lower_acceleration_shift_v_z * cache.left_lower_projected_inertia_f_z;
+    position[(9, 3)] = cache.right_slider_projected_inertia_f_y
+        * base_yaw_acceleration_shift_v_y
+        + cache.right_slider_projected_inertia_f_x * qdd[1];
+    position[(9, 4)] = cache.right_slider_projected_inertia_n_x
+        * base_pitch_acceleration_shift_w_x
+        + right_slider_position_derivative_row_n_x * base_pitch_subspace_rate_w_x
+        + base_pitch_acceleration_shift_v_y * cache.right_slider_projected_inertia_f_y
+        + cache.right_slider_projected_inertia_f_x * base_pitch_acceleration_shift_v_x
+        + right_slider_position_derivative_row_n_y * base_pitch_subspace_rate_w_y
+        + cache.right_slider_projected_inertia_f_z * base_pitch_acceleration_shift_v_z
+        + base_pitch_acceleration_shift_w_y * cache.right_slider_projected_inertia_n_y;
+    position[(9, 5)] = base_roll_subspace_rate_w_y
+        * right_slider_position_derivative_row_n_y
+        + cache.right_slider_projected_inertia_f_z * base_roll_acceleration_shift_v_z
+        + cache.right_slider_projected_inertia_n_x * base_roll_acceleration_shift_w_x
+        + cache.right_slider_projected_inertia_n_y * base_roll_acceleration_shift_w_y
+        + cache.right_slider_projected_inertia_n_z * base_roll_acceleration_shift_w_z
+        + base_roll_subspace_rate_w_x * right_slider_position_derivative_row_n_x
+        + right_slider_position_derivative_row_n_z * base_roll_subspace_rate_w_z
+        + cache.right_slider_projected_inertia_f_y * base_roll_acceleration_shift_v_y
+        + cache.right_slider_projected_inertia_f_x * base_roll_acceleration_shift_v_x;
+    position[(9, 7)] = right_slider_position_derivative_row_n_x
+        * right_upper_subspace_rate_w_x
+        + right_upper_acceleration_shift_v_y * cache.right_slider_projected_inertia_f_y
+        + cache.right_slider_projected_inertia_n_z * right_upper_acceleration_shift_w_z
+        + cache.right_slider_projected_inertia_f_z * right_upper_acceleration_shift_v_z
+        + right_slider_position_derivative_row_n_y * right_upper_subspace_rate_w_y
+        + cache.right_slider_projected_inertia_f_x * right_upper_acceleration_shift_v_x
+        + right_upper_subspace_rate_w_z * right_slider_position_derivative_row_n_z
+        + cache.right_slider_projected_inertia_n_x * right_upper_acceleration_shift_w_x
+        + right_upper_acceleration_shift_w_y * cache.right_slider_projected_inertia_n_y;
+    position[(9, 9)] = right_slider_acceleration_shift_v_y
+        * cache.right_slider_projected_inertia_f_y
+        + cache.right_slider_projected_inertia_f_z * right_slider_acceleration_shift_v_z
+        + cache.right_slider_projected_inertia_f_x * right_slider_acceleration_shift_v_x;
+    velocity[(0, 3)] = 2.0 * base_yaw_coriolis_column_f_x;
+    velocity[(0, 4)] = 2.0 * base_pitch_coriolis_column_f_x;
+    velocity[(0, 5)] = 2.0 * base_roll_coriolis_column_f_x;
+    velocity[(0, 6)] = 2.0 * left_upper_coriolis_column_f_x;
+    velocity[(0, 7)] = 2.0 * right_upper_coriolis_column_f_x;
+    velocity[(0, 8)] = 2.0 * left_lower_coriolis_column_f_x;
+    velocity[(0, 9)] = 2.0 * right_slider_coriolis_column_f_x;
+    velocity[(1, 3)] = 2.0 * base_yaw_coriolis_column_f_y;
+    velocity[(1, 4)] = 2.0 * base_pitch_coriolis_column_f_y;
+    velocity[(1, 5)] = 2.0 * base_roll_coriolis_column_f_y;
+    velocity[(1, 6)] = 2.0 * left_upper_coriolis_column_f_y;
+    velocity[(1, 7)] = 2.0 * right_upper_coriolis_column_f_y;
+    velocity[(1, 8)] = 2.0 * left_lower_coriolis_column_f_y;
+    velocity[(1, 9)] = 2.0 * right_slider_coriolis_column_f_y;
+    velocity[(2, 4)] = 2.0 * base_pitch_coriolis_column_f_z;
+    velocity[(2, 5)] = 2.0 * base_roll_coriolis_column_f_z;
+    velocity[(2, 6)] = 2.0 * left_upper_coriolis_column_f_z;
+    velocity[(2, 7)] = 2.0 * right_upper_coriolis_column_f_z;
+    velocity[(2, 8)] = 2.0 * left_lower_coriolis_column_f_z;
+    velocity[(2, 9)] = 2.0 * right_slider_coriolis_column_f_z;
+    velocity[(3, 0)] = 2.0 * base_x_coriolis_column_n_z;
+    velocity[(3, 1)] = 2.0 * base_y_coriolis_column_n_z;
+    velocity[(3, 3)] = 2.0
+        * (base_yaw_coriolis_row_n_z + cache.base_yaw_projected_inertia_f_x * qd[1]
+            + cache.base_yaw_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+            + base_y_coriolis_column_n_z * cache.base_yaw_subspace_v_y
+            + q[1] * base_x_coriolis_column_n_z);
+    velocity[(3, 4)] = 2.0
+        * (base_pitch_coriolis_column_n_z
+            + base_pitch_coriolis_column_f_y * cache.base_yaw_subspace_v_y
+            + q[1] * base_pitch_coriolis_column_f_x);
+    velocity[(3, 5)] = 2.0
+        * (base_roll_coriolis_column_n_z
+            + cache.base_yaw_subspace_v_y * base_roll_coriolis_column_f_y
+            + q[1] * base_roll_coriolis_column_f_x);
+    velocity[(3, 6)] = 2.0
+        * (left_upper_coriolis_column_n_z + q[1] * left_upper_coriolis_column_f_x
+            + left_upper_coriolis_column_f_y * cache.base_yaw_subspace_v_y);
+    velocity[(3, 7)] = 2.0
+        * (right_upper_coriolis_column_f_y * cache.base_yaw_subspace_v_y
+            + q[1] * right_upper_coriolis_column_f_x + right_upper_coriolis_column_n_z);
+    velocity[(3, 8)] = 2.0
+        * (left_lower_coriolis_column_f_y * cache.base_yaw_subspace_v_y
+            + left_lower_coriolis_column_n_z + q[1] * left_lower_coriolis_column_f_x);
+    velocity[(3, 9)] = 2.0
+        * (q[1] * right_slider_coriolis_column_f_x
+            + cache.base_yaw_subspace_v_y * right_slider_coriolis_column_f_y
+            + right_slider_coriolis_column_n_z);
+    velocity[(4, 0)] = 2.0 * base_pitch_coriolis_row_f_x;
+    velocity[(4, 1)] = 2.0 * base_pitch_coriolis_row_f_y;
+    velocity[(4, 2)] = 2.0 * base_pitch_coriolis_row_f_z;
+    velocity[(4, 3)] = 2.0
+        * (q[1] * base_pitch_coriolis_row_f_x
+            + base_yaw_subspace_rate_v_y * cache.base_pitch_projected_inertia_f_y
+            + cache.base_yaw_subspace_v_y * base_pitch_coriolis_row_f_y
+            + cache.base_pitch_projected_inertia_f_x * qd[1]
+            + base_pitch_coriolis_row_n_z);
+    velocity[(4, 4)] = 2.0
+        * (base_pitch_coriolis_row_n_y * cache.cos_q3
+            + base_pitch_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+            + base_pitch_coriolis_row_n_x * cache.base_yaw_rotation_01
+            + base_pitch_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+            + base_pitch_subspace_rate_v_y * cache.base_pitch_projected_inertia_f_y
+            + base_pitch_subspace_rate_w_y * cache.base_pitch_projected_inertia_n_y
+            + base_pitch_subspace_rate_w_x * cache.base_pitch_projected_inertia_n_x
+            + base_pitch_coriolis_row_f_z * cache.base_pitch_subspace_v_z
+            + base_pitch_subspace_rate_v_z * cache.base_pitch_projected_inertia_f_z
+            + base_pitch_subspace_rate_v_x * cache.base_pitch_projected_inertia_f_x);
+    velocity[(4, 5)] = 2.0
+        * (base_roll_coriolis_column_f_z * cache.base_pitch_subspace_v_z
+            + cache.base_yaw_rotation_01 * base_roll_coriolis_column_n_x
+            + base_roll_coriolis_column_n_y * cache.cos_q3
+            + base_roll_coriolis_column_f_x * cache.base_pitch_subspace_v_x
+            + base_roll_coriolis_column_f_y * cache.base_pitch_subspace_v_y);
+    velocity[(4, 6)] = 2.0
+        * (left_upper_coriolis_column_n_x * cache.base_yaw_rotation_01
+            + left_upper_coriolis_column_n_y * cache.cos_q3
+            + left_upper_coriolis_column_f_x * cache.base_pitch_subspace_v_x
+            + cache.base_pitch_subspace_v_z * left_upper_coriolis_column_f_z
+            + left_upper_coriolis_column_f_y * cache.base_pitch_subspace_v_y);
+    velocity[(4, 7)] = 2.0
+        * (right_upper_coriolis_column_f_y * cache.base_pitch_subspace_v_y
+            + right_upper_coriolis_column_f_x * cache.base_pitch_subspace_v_x
+            + right_upper_coriolis_column_f_z * cache.base_pitch_subspace_v_z
+            + right_upper_coriolis_column_n_x * cache.base_yaw_rotation_01
+            + right_upper_coriolis_column_n_y * cache.cos_q3);
+    velocity[(4, 8)] = 2.0
+        * (left_lower_coriolis_column_n_x * cache.base_yaw_rotation_01
+            + left_lower_coriolis_column_n_y * cache.cos_q3
+            + left_lower_coriolis_column_f_y * cache.base_pitch_subspace_v_y
+            + left_lower_coriolis_column_f_z * cache.base_pitch_subspace_v_z
+            + left_lower_coriolis_column_f_x * cache.base_pitch_subspace_v_x);
+    velocity[(4, 9)] = 2.0
+        * (right_slider_coriolis_column_f_x * cache.base_pitch_subspace_v_x
+            + right_slider_coriolis_column_n_y * cache.cos_q3
+            + cache.base_pitch_subspace_v_z * right_slider_coriolis_column_f_z
+            + cache.base_pitch_subspace_v_y * right_slider_coriolis_column_f_y
+            + right_slider_coriolis_column_n_x * cache.base_yaw_rotation_01);
+    velocity[(5, 0)] = 2.0 * base_roll_coriolis_row_f_x;
+    velocity[(5, 1)] = 2.0 * base_roll_coriolis_row_f_y;
+    velocity[(5, 2)] = 2.0 * base_roll_coriolis_row_f_z;
+    velocity[(5, 3)] = 2.0
+        * (cache.base_roll_projected_inertia_f_x * qd[1]
+            + q[1] * base_roll_coriolis_row_f_x
+            + base_yaw_subspace_rate_v_y * cache.base_roll_projected_inertia_f_y
+            + base_roll_coriolis_row_f_y * cache.base_yaw_subspace_v_y
+            + base_roll_coriolis_row_n_z);
+    velocity[(5, 4)] = 2.0
+        * (base_pitch_subspace_rate_w_y * cache.base_roll_projected_inertia_n_y
+            + base_roll_coriolis_row_n_y * cache.cos_q3
+            + base_roll_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+            + cache.base_pitch_subspace_v_z * base_roll_coriolis_row_f_z
+            + cache.base_roll_projected_inertia_f_x * base_pitch_subspace_rate_v_x
+            + cache.base_roll_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+            + cache.base_yaw_rotation_01 * base_roll_coriolis_row_n_x
+            + base_pitch_subspace_rate_v_z * cache.base_roll_projected_inertia_f_z
+            + cache.base_roll_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+            + base_roll_coriolis_row_f_x * cache.base_pitch_subspace_v_x);
+    velocity[(5, 5)] = 2.0
+        * (base_roll_subspace_rate_v_x * cache.base_roll_projected_inertia_f_x
+            + cache.base_pitch_rotation_10 * base_roll_coriolis_row_n_y
+            + cache.base_roll_subspace_v_y * base_roll_coriolis_row_f_y
+            + cache.base_roll_projected_inertia_n_z * base_roll_subspace_rate_w_z
+            + base_roll_subspace_rate_v_y * cache.base_roll_projected_inertia_f_y
+            + base_roll_subspace_rate_w_x * cache.base_roll_projected_inertia_n_x
+            + base_roll_subspace_rate_w_y * cache.base_roll_projected_inertia_n_y
+            + base_roll_coriolis_row_f_x * cache.base_roll_subspace_v_x
+            + cache.base_pitch_rotation_20 * base_roll_coriolis_row_n_z
+            + cache.base_roll_projected_inertia_f_z * base_roll_subspace_rate_v_z
+            + cache.base_pitch_rotation_00 * base_roll_coriolis_row_n_x
+            + cache.base_roll_subspace_v_z * base_roll_coriolis_row_f_z);
+    velocity[(5, 6)] = 2.0
+        * (left_upper_coriolis_column_n_x * cache.base_pitch_rotation_00
+            + cache.base_roll_subspace_v_z * left_upper_coriolis_column_f_z
+            + cache.base_roll_subspace_v_y * left_upper_coriolis_column_f_y
+            + cache.base_roll_subspace_v_x * left_upper_coriolis_column_f_x
+            + cache.base_pitch_rotation_10 * left_upper_coriolis_column_n_y
+            + left_upper_coriolis_column_n_z * cache.base_pitch_rotation_20);
+    velocity[(5, 7)] = 2.0
+        * (right_upper_coriolis_column_f_z * cache.base_roll_subspace_v_z
+            + cache.base_pitch_rotation_20 * right_upper_coriolis_column_n_z
+            + cache.base_roll_subspace_v_y * right_upper_coriolis_column_f_y
+            + right_upper_coriolis_column_n_x * cache.base_pitch_rotation_00
+            + cache.base_roll_subspace_v_x * right_upper_coriolis_column_f_x
+            + cache.base_pitch_rotation_10 * right_upper_coriolis_column_n_y);
+    velocity[(5, 8)] = 2.0
+        * (left_lower_coriolis_column_f_z * cache.base_roll_subspace_v_z
+            + cache.base_pitch_rotation_20 * left_lower_coriolis_column_n_z
+            + left_lower_coriolis_column_n_x * cache.base_pitch_rotation_00
+            + left_lower_coriolis_column_n_y * cache.base_pitch_rotation_10
+            + left_lower_coriolis_column_f_x * cache.base_roll_subspace_v_x
+            + cache.base_roll_subspace_v_y * left_lower_coriolis_column_f_y);
+    velocity[(5, 9)] = 2.0
+        * (cache.base_pitch_rotation_20 * right_slider_coriolis_column_n_z
+            + right_slider_coriolis_column_f_x * cache.base_roll_subspace_v_x
+            + right_slider_coriolis_column_n_x * cache.base_pitch_rotation_00
+            + cache.base_pitch_rotation_10 * right_slider_coriolis_column_n_y
+            + cache.base_roll_subspace_v_y * right_slider_coriolis_column_f_y
+            + cache.base_roll_subspace_v_z * right_slider_coriolis_column_f_z);
+    velocity[(6, 0)] = 2.0 * left_upper_coriolis_row_f_x;
+    velocity[(6, 1)] = 2.0 * left_upper_coriolis_row_f_y;
+    velocity[(6, 2)] = 2.0 * left_upper_coriolis_row_f_z;
+    velocity[(6, 3)] = 2.0
+        * (left_upper_coriolis_row_n_z + q[1] * left_upper_coriolis_row_f_x
+            + cache.base_yaw_subspace_v_y * left_upper_coriolis_row_f_y
+            + cache.left_upper_projected_inertia_f_x * qd[1]
+            + base_yaw_subspace_rate_v_y * cache.left_upper_projected_inertia_f_y);
+    velocity[(6, 4)] = 2.0
+        * (cache.left_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+            + cache.left_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+            + cache.left_upper_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+            + left_upper_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+            + cache.base_pitch_subspace_v_y * left_upper_coriolis_row_f_y
+            + base_pitch_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
+            + left_upper_coriolis_row_n_y * cache.cos_q3
+            + cache.base_pitch_subspace_v_z * left_upper_coriolis_row_f_z
+            + left_upper_coriolis_row_n_x * cache.base_yaw_rotation_01
+            + base_pitch_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x);
+    velocity[(6, 5)] = 2.0
+        * (cache.left_upper_projected_inertia_f_z * base_roll_subspace_rate_v_z
+            + cache.base_roll_subspace_v_z * left_upper_coriolis_row_f_z
+            + left_upper_coriolis_row_f_x * cache.base_roll_subspace_v_x
+            + base_roll_subspace_rate_w_x * cache.left_upper_projected_inertia_n_x
+            + cache.base_roll_subspace_v_y * left_upper_coriolis_row_f_y
+            + cache.base_pitch_rotation_10 * left_upper_coriolis_row_n_y
+            + base_roll_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
+            + base_roll_subspace_rate_w_z * cache.left_upper_projected_inertia_n_z
+            + base_roll_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x
+            + left_upper_coriolis_row_n_z * cache.base_pitch_rotation_20
+            + cache.base_pitch_rotation_00 * left_upper_coriolis_row_n_x
+            + cache.left_upper_projected_inertia_f_y * base_roll_subspace_rate_v_y);
+    velocity[(6, 6)] = 2.0
+        * (cache.base_roll_rotation_02 * left_upper_coriolis_row_n_x
+            + cache.left_upper_projected_inertia_n_x * left_upper_subspace_rate_w_x
+            + cache.left_upper_projected_inertia_f_z * left_upper_subspace_rate_v_z
+            + left_upper_subspace_rate_v_x * cache.left_upper_projected_inertia_f_x
+            + cache.left_upper_subspace_v_z * left_upper_coriolis_row_f_z
+            + left_upper_coriolis_row_n_z * cache.base_roll_rotation_22
+            + left_upper_subspace_rate_w_y * cache.left_upper_projected_inertia_n_y
+            + cache.left_upper_subspace_v_x * left_upper_coriolis_row_f_x
+            + left_upper_subspace_rate_w_z * cache.left_upper_projected_inertia_n_z
+            + cache.left_upper_subspace_v_y * left_upper_coriolis_row_f_y
+            + cache.base_roll_rotation_12 * left_upper_coriolis_row_n_y
+            + cache.left_upper_projected_inertia_f_y * left_upper_subspace_rate_v_y);
+    velocity[(6, 8)] = 2.0
+        * (left_lower_coriolis_column_f_y * cache.left_upper_subspace_v_y
+            + cache.left_upper_subspace_v_x * left_lower_coriolis_column_f_x
+            + cache.base_roll_rotation_12 * left_lower_coriolis_column_n_y
+            + left_lower_coriolis_column_n_x * cache.base_roll_rotation_02
+            + left_lower_coriolis_column_f_z * cache.left_upper_subspace_v_z
+            + left_lower_coriolis_column_n_z * cache.base_roll_rotation_22);
+    velocity[(7, 0)] = 2.0 * right_upper_coriolis_row_f_x;
+    velocity[(7, 1)] = 2.0 * right_upper_coriolis_row_f_y;
+    velocity[(7, 2)] = 2.0 * right_upper_coriolis_row_f_z;
+    velocity[(7, 3)] = 2.0
+        * (right_upper_coriolis_row_n_z
+            + cache.right_upper_projected_inertia_f_y * base_yaw_subspace_rate_v_y
+            + qd[1] * cache.right_upper_projected_inertia_f_x
+            + q[1] * right_upper_coriolis_row_f_x
+            + right_upper_coriolis_row_f_y * cache.base_yaw_subspace_v_y);
+    velocity[(7, 4)] = 2.0
+        * (right_upper_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+            + cache.cos_q3 * right_upper_coriolis_row_n_y
+            + right_upper_coriolis_row_f_z * cache.base_pitch_subspace_v_z
+            + cache.right_upper_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+            + cache.right_upper_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+            + base_pitch_subspace_rate_w_y * cache.right_upper_projected_inertia_n_y
+            + right_upper_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+            + cache.right_upper_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+            + base_pitch_subspace_rate_v_x * cache.right_upper_projected_inertia_f_x
+            + right_upper_coriolis_row_n_x * cache.base_yaw_rotation_01);
+    velocity[(7, 5)] = 2.0
+        * (cache.base_roll_subspace_v_y * right_upper_coriolis_row_f_y
+            + right_upper_coriolis_row_f_x * cache.base_roll_subspace_v_x
+            + cache.base_pitch_rotation_20 * right_upper_coriolis_row_n_z
+            + cache.base_pitch_rotation_10 * right_upper_coriolis_row_n_y
+            + base_roll_subspace_rate_v_x * cache.right_upper_projected_inertia_f_x
+            + cache.right_upper_projected_inertia_n_z * base_roll_subspace_rate_w_z
+            + right_upper_coriolis_row_n_x * cache.base_pitch_rotation_00
+            + base_roll_subspace_rate_w_y * cache.right_upper_projected_inertia_n_y
+            + right_upper_coriolis_row_f_z * cache.base_roll_subspace_v_z
+            + cache.right_upper_projected_inertia_n_x * base_roll_subspace_rate_w_x
+            + cache.right_upper_projected_inertia_f_z * base_roll_subspace_rate_v_z
+            + cache.right_upper_projected_inertia_f_y * base_roll_subspace_rate_v_y);
+    velocity[(7, 7)] = 2.0
+        * (cache.right_upper_projected_inertia_n_x * right_upper_subspace_rate_w_x
+            + cache.right_upper_axis_y * right_upper_coriolis_row_n_y
+            + right_upper_subspace_rate_v_x * cache.right_upper_projected_inertia_f_x
+            + right_upper_subspace_rate_w_y * cache.right_upper_projected_inertia_n_y
+            + right_upper_coriolis_row_f_x * cache.right_upper_subspace_v_x
+            + cache.right_upper_axis_z * right_upper_coriolis_row_n_z
+            + cache.right_upper_projected_inertia_n_z * right_upper_subspace_rate_w_z
+            + cache.right_upper_projected_inertia_f_z * right_upper_subspace_rate_v_z
+            + right_upper_subspace_rate_v_y * cache.right_upper_projected_inertia_f_y
+            + right_upper_coriolis_row_n_x * cache.right_upper_axis_x
+            + right_upper_coriolis_row_f_z * cache.right_upper_subspace_v_z
+            + cache.right_upper_subspace_v_y * right_upper_coriolis_row_f_y);
+    velocity[(7, 9)] = 2.0
+        * (cache.right_upper_axis_y * right_slider_coriolis_column_n_y
+            + right_slider_coriolis_column_n_x * cache.right_upper_axis_x
+            + cache.right_upper_subspace_v_y * right_slider_coriolis_column_f_y
+            + right_slider_coriolis_column_f_x * cache.right_upper_subspace_v_x
+            + right_slider_coriolis_column_f_z * cache.right_upper_subspace_v_z
+            + cache.right_upper_axis_z * right_slider_coriolis_column_n_z);
+    velocity[(8, 0)] = 2.0 * left_lower_coriolis_row_f_x;
+    velocity[(8, 1)] = 2.0 * left_lower_coriolis_row_f_y;
+    velocity[(8, 2)] = 2.0 * left_lower_coriolis_row_f_z;
+    velocity[(8, 3)] = 2.0
+        * (base_yaw_subspace_rate_v_y * cache.left_lower_projected_inertia_f_y
+            + left_lower_coriolis_row_n_z
+            + cache.left_lower_projected_inertia_f_x * qd[1]
+            + cache.base_yaw_subspace_v_y * left_lower_coriolis_row_f_y
+            + q[1] * left_lower_coriolis_row_f_x);
+    velocity[(8, 4)] = 2.0
+        * (left_lower_coriolis_row_f_y * cache.base_pitch_subspace_v_y
+            + cache.left_lower_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+            + cache.left_lower_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+            + left_lower_coriolis_row_n_y * cache.cos_q3
+            + cache.left_lower_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+            + left_lower_coriolis_row_f_x * cache.base_pitch_subspace_v_x
+            + cache.base_pitch_subspace_v_z * left_lower_coriolis_row_f_z
+            + left_lower_coriolis_row_n_x * cache.base_yaw_rotation_01
+            + base_pitch_subspace_rate_v_x * cache.left_lower_projected_inertia_f_x
+            + base_pitch_subspace_rate_v_z * cache.left_lower_projected_inertia_f_z);
+    velocity[(8, 5)] = 2.0
+        * (cache.left_lower_projected_inertia_n_y * base_roll_subspace_rate_w_y
+            + left_lower_coriolis_row_n_z * cache.base_pitch_rotation_20
+            + left_lower_coriolis_row_f_x * cache.base_roll_subspace_v_x
+            + base_roll_subspace_rate_v_x * cache.left_lower_projected_inertia_f_x
+            + base_roll_subspace_rate_w_x * cache.left_lower_projected_inertia_n_x
+            + left_lower_coriolis_row_n_x * cache.base_pitch_rotation_00
+            + cache.base_roll_subspace_v_z * left_lower_coriolis_row_f_z
+            + base_roll_subspace_rate_v_y * cache.left_lower_projected_inertia_f_y
+            + cache.base_roll_subspace_v_y * left_lower_coriolis_row_f_y
+            + base_roll_subspace_rate_w_z * cache.left_lower_projected_inertia_n_z
+            + base_roll_subspace_rate_v_z * cache.left_lower_projected_inertia_f_z
+            + cache.base_pitch_rotation_10 * left_lower_coriolis_row_n_y);
+    velocity[(8, 6)] = 2.0
+        * (left_lower_coriolis_row_n_x * cache.base_roll_rotation_02
+            + cache.left_lower_projected_inertia_n_y * left_upper_subspace_rate_w_y
+            + cache.left_upper_subspace_v_z * left_lower_coriolis_row_f_z
+            + left_upper_subspace_rate_v_z * cache.left_lower_projected_inertia_f_z
+            + left_upper_subspace_rate_w_z * cache.left_lower_projected_inertia_n_z
+            + cache.left_upper_subspace_v_x * left_lower_coriolis_row_f_x
+            + cache.left_lower_projected_inertia_n_x * left_upper_subspace_rate_w_x
+            + cache.left_lower_projected_inertia_f_y * left_upper_subspace_rate_v_y
+            + left_lower_coriolis_row_f_y * cache.left_upper_subspace_v_y
+            + left_upper_subspace_rate_v_x * cache.left_lower_projected_inertia_f_x
+            + left_lower_coriolis_row_n_z * cache.base_roll_rotation_22
+            + cache.base_roll_rotation_12 * left_lower_coriolis_row_n_y);
+    velocity[(8, 8)] = 2.0
+        * (left_lower_subspace_rate_w_z * cache.left_lower_projected_inertia_n_z
+            + cache.left_lower_subspace_v_z * left_lower_coriolis_row_f_z
+            + cache.left_lower_projected_inertia_n_y * left_lower_subspace_rate_w_y
+            + left_lower_subspace_rate_v_x * cache.left_lower_projected_inertia_f_x
+            + left_lower_coriolis_row_n_x * cache.left_upper_rotation_01
+            + left_lower_subspace_rate_v_z * cache.left_lower_projected_inertia_f_z
+            + left_lower_subspace_rate_v_y * cache.left_lower_projected_inertia_f_y
+            + left_lower_subspace_rate_w_x * cache.left_lower_projected_inertia_n_x
+            + cache.left_lower_subspace_v_x * left_lower_coriolis_row_f_x
+            + cache.left_upper_rotation_11 * left_lower_coriolis_row_n_y
+            + left_lower_coriolis_row_n_z * cache.left_upper_rotation_21
+            + cache.left_lower_subspace_v_y * left_lower_coriolis_row_f_y);
+    velocity[(9, 3)] = 2.0
+        * (right_slider_coriolis_row_n_z
+            + base_yaw_subspace_rate_v_y * cache.right_slider_projected_inertia_f_y
+            + cache.right_slider_projected_inertia_f_x * qd[1]);
+    velocity[(9, 4)] = 2.0
+        * (cache.right_slider_projected_inertia_f_y * base_pitch_subspace_rate_v_y
+            + cache.base_yaw_rotation_01 * right_slider_coriolis_row_n_x
+            + right_slider_coriolis_row_n_y * cache.cos_q3
+            + cache.right_slider_projected_inertia_n_x * base_pitch_subspace_rate_w_x
+            + cache.right_slider_projected_inertia_f_z * base_pitch_subspace_rate_v_z
+            + cache.right_slider_projected_inertia_n_y * base_pitch_subspace_rate_w_y
+            + cache.right_slider_projected_inertia_f_x * base_pitch_subspace_rate_v_x);
+    velocity[(9, 5)] = 2.0
+        * (cache.base_pitch_rotation_10 * right_slider_coriolis_row_n_y
+            + base_roll_subspace_rate_w_y * cache.right_slider_projected_inertia_n_y
+            + cache.right_slider_projected_inertia_f_z * base_roll_subspace_rate_v_z
+            + base_roll_subspace_rate_w_x * cache.right_slider_projected_inertia_n_x
+            + cache.right_slider_projected_inertia_f_x * base_roll_subspace_rate_v_x
+            + cache.right_slider_projected_inertia_n_z * base_roll_subspace_rate_w_z
+            + cache.base_pitch_rotation_00 * right_slider_coriolis_row_n_x
+            + base_roll_subspace_rate_v_y * cache.right_slider_projected_inertia_f_y
+            + right_slider_coriolis_row_n_z * cache.base_pitch_rotation_20);
+    velocity[(9, 7)] = 2.0
+        * (cache.right_slider_projected_inertia_f_z * right_upper_subspace_rate_v_z
+            + cache.right_slider_projected_inertia_n_y * right_upper_subspace_rate_w_y
+            + right_slider_coriolis_row_n_z * cache.right_upper_axis_z
+            + right_upper_subspace_rate_v_y * cache.right_slider_projected_inertia_f_y
+            + right_upper_subspace_rate_w_z * cache.right_slider_projected_inertia_n_z
+            + cache.right_upper_axis_y * right_slider_coriolis_row_n_y
+            + cache.right_upper_axis_x * right_slider_coriolis_row_n_x
+            + right_upper_subspace_rate_v_x * cache.right_slider_projected_inertia_f_x
+            + cache.right_slider_projected_inertia_n_x * right_upper_subspace_rate_w_x);
+    velocity[(9, 9)] = 2.0
+        * (right_slider_subspace_rate_v_y * cache.right_slider_projected_inertia_f_y
+            + cache.right_slider_projected_inertia_f_z * right_slider_subspace_rate_v_z
+            + cache.right_slider_projected_inertia_f_x * right_slider_subspace_rate_v_x);
 }
 /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
 /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
@@ -10091,6 +12824,17 @@ impl Model<DOF, CONTACTS> for SpatialTree {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+        velocity: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity)
     }
     fn inverse_dynamics_position_tangent_into(
         q: &SVector<f64, DOF>,

@@ -357,8 +357,39 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         Some(derivatives) => {
             let position_body = kernel(&vector_outputs(quote!(out), &derivatives.position));
             let velocity_body = kernel(&vector_outputs(quote!(out), &derivatives.velocity));
+            // Trees of rigid links: both matrices in closed form, in one kernel that shares
+            // the composites between them.
+            let (matrices_fn, matrices_impl) = match &equations.inverse_dynamics_derivatives {
+                None => (TokenStream::new(), TokenStream::new()),
+                Some(matrices) => {
+                    let mut outputs = matrix_outputs(quote!(position), &matrices.position, false);
+                    outputs.extend(matrix_outputs(quote!(velocity), &matrices.velocity, false));
+                    let body = kernel(&outputs);
+                    (
+                        quote! {
+                            /// The partial derivatives of the inverse dynamics at the given
+                            /// accelerations, row i being ID_i: `position` = dID/dq by the
+                            /// analytical derivatives of Newton-Euler (Carpentier and Mansard
+                            /// 2018) over the composite quantities, two 6-vector products per
+                            /// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+                            #[inline]
+                            #[allow(unused_variables)]
+                            pub fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) {
+                                *position = SMatrix::zeros();
+                                *velocity = SMatrix::zeros();
+                                #body
+                            }
+                        },
+                        quote! {
+                            fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) { inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity) }
+                        },
+                    )
+                }
+            };
             (
                 quote! {
+                    #matrices_fn
+
                     /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
                     /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
                     /// in the expression DAG of the recursive algorithms (a forward-mode tangent of
@@ -380,6 +411,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                     }
                 },
                 quote! {
+                    #matrices_impl
                     fn inverse_dynamics_position_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out) }
                     fn inverse_dynamics_velocity_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, dqd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out) }
                 },

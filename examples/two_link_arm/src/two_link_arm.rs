@@ -401,12 +401,15 @@ pub fn coriolis_matrix_into(
     let lower_coriolis_column_n_y = 0.5 * (t4 + t5 + t6 + t7 + t8)
         + lower_subspace_rate_v_x * cache.lower_composite_inertia_h_z
         - cache.lower_composite_inertia_h_x * lower_subspace_rate_v_z;
-    let lower_coriolis_row_n_y = 0.5 * (t5 + t6 + t7 - (t4 + t8));
+    let lower_position_derivative_row_n_y = t5 + t6 + t7 - (t4 + t8);
+    let lower_coriolis_row_n_y = 0.5 * lower_position_derivative_row_n_y;
     let t9 = -lower_coriolis_row_n_y;
-    let lower_coriolis_row_f_x = 0.5
-        * (lower_composite_momentum_f_z - lower_composite_rate_hd_z);
-    let lower_coriolis_row_f_z = 0.5
-        * (lower_composite_rate_hd_x - lower_composite_momentum_f_x);
+    let lower_position_derivative_row_f_x = lower_composite_momentum_f_z
+        - lower_composite_rate_hd_z;
+    let lower_coriolis_row_f_x = 0.5 * lower_position_derivative_row_f_x;
+    let lower_position_derivative_row_f_z = lower_composite_rate_hd_x
+        - lower_composite_momentum_f_x;
+    let lower_coriolis_row_f_z = 0.5 * lower_position_derivative_row_f_z;
     out[(0, 0)] = -upper_coriolis_row_n_y;
     out[(0, 1)] = -lower_coriolis_column_n_y;
     out[(1, 0)] = t9;
@@ -537,6 +540,129 @@ pub fn forward_dynamics_into(
     pivots[0] = lower_pivot;
     pivots[1] = upper_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations, row i being ID_i: `position` = dID/dq by the
+/// analytical derivatives of Newton-Euler (Carpentier and Mansard
+/// 2018) over the composite quantities, two 6-vector products per
+/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *position = SMatrix::zeros();
+    *velocity = SMatrix::zeros();
+    let upper_inertia_h_z = cache.upper_com_z * p.upper_mass;
+    let upper_composite_inertia_h_z = upper_inertia_h_z
+        + cache.lower_composite_inertia_h_z;
+    let upper_projected_inertia_f_x = -upper_composite_inertia_h_z;
+    let upper_velocity_w_y = -qd[0];
+    let lower_subspace_rate_v_x = cache.lower_subspace_v_z * upper_velocity_w_y;
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let t0 = lower_velocity_v_z - lower_velocity_w_y * cache.lower_com_x;
+    let t1 = lower_velocity_v_z - lower_velocity_w_y * cache.payload_position_x;
+    let payload_composite_rate_hd_z = t1 * p.payload;
+    let lower_composite_rate_hd_z = p.lower_mass * t0 + payload_composite_rate_hd_z;
+    let lower_velocity_v_x = cache.lower_position_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
+        + p.lower_mass * lower_velocity_v_x;
+    let payload_momentum_f_x = lower_velocity_v_x * p.payload
+        + lower_velocity_w_y * cache.payload_inertia_h_z;
+    let lower_composite_momentum_f_x = lower_momentum_f_x + payload_momentum_f_x;
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.lower_position_z);
+    let upper_acceleration_w_y = -qdd[0];
+    let lower_acceleration_w_y = upper_acceleration_w_y - qdd[1];
+    let payload_articulated_bias_f_z = -(lower_velocity_w_y * payload_momentum_f_x);
+    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
+    let lower_acceleration_v_z = lower_bias_v_z + cache.lower_subspace_v_z * qdd[1];
+    let payload_composite_force_f_z = payload_articulated_bias_f_z
+        + lower_acceleration_v_z * p.payload
+        - lower_acceleration_w_y * cache.payload_inertia_h_x;
+    let lower_composite_force_f_z = payload_composite_force_f_z
+        + p.lower_mass * lower_acceleration_v_z
+        - lower_acceleration_w_y * cache.lower_inertia_h_x
+        - lower_velocity_w_y * lower_momentum_f_x;
+    let payload_momentum_f_z = lower_velocity_v_z * p.payload
+        - lower_velocity_w_y * cache.payload_inertia_h_x;
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * cache.lower_inertia_h_x;
+    let lower_composite_momentum_f_z = payload_momentum_f_z + lower_momentum_f_z;
+    let payload_articulated_bias_f_x = lower_velocity_w_y * payload_momentum_f_z;
+    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
+    let lower_acceleration_v_x = lower_bias_v_x + cache.lower_position_z * qdd[1];
+    let payload_composite_force_f_x = payload_articulated_bias_f_x
+        + lower_acceleration_w_y * cache.payload_inertia_h_z
+        + lower_acceleration_v_x * p.payload;
+    let lower_composite_force_f_x = cache.lower_inertia_h_z * lower_acceleration_w_y
+        + payload_composite_force_f_x + p.lower_mass * lower_acceleration_v_x
+        + lower_velocity_w_y * lower_momentum_f_z;
+    let lower_acceleration_shift_v_z = -(cache.lower_position_z * upper_acceleration_w_y
+        + lower_subspace_rate_v_x * upper_velocity_w_y);
+    let lower_acceleration_shift_v_x = -(-lower_subspace_rate_v_z * upper_velocity_w_y
+        - p.gravity - cache.lower_subspace_v_z * upper_acceleration_w_y);
+    let t2 = lower_velocity_v_x + lower_velocity_w_y * cache.payload_position_z;
+    let payload_composite_rate_hd_x = t2 * p.payload;
+    let t3 = lower_velocity_v_x + lower_velocity_w_y * cache.lower_com_z;
+    let lower_composite_rate_hd_x = payload_composite_rate_hd_x + t3 * p.lower_mass;
+    let lower_position_derivative_column_n_y = lower_subspace_rate_v_x
+        * lower_composite_rate_hd_z
+        + lower_composite_momentum_f_x * lower_subspace_rate_v_z
+        + cache.lower_subspace_v_z * lower_composite_force_f_x
+        + lower_acceleration_shift_v_x * cache.lower_composite_inertia_h_z
+        - cache.lower_position_z
+            * (p.gravity * cache.lower_composite_inertia_m + lower_composite_force_f_z)
+        - lower_subspace_rate_v_x * lower_composite_momentum_f_z
+        - lower_acceleration_shift_v_z * cache.lower_composite_inertia_h_x
+        - lower_subspace_rate_v_z * lower_composite_rate_hd_x;
+    let lower_position_derivative_row_f_z = lower_composite_rate_hd_x
+        - lower_composite_momentum_f_x;
+    let lower_position_derivative_row_f_x = lower_composite_momentum_f_z
+        - lower_composite_rate_hd_z;
+    let payload_composite_rate_id_11 = 2.0
+        * (t2 * cache.payload_position_x + cache.payload_position_z * t1) * p.payload;
+    let lower_composite_rate_id_11 = payload_composite_rate_id_11
+        + 2.0 * (t0 * cache.lower_com_z + cache.lower_com_x * t3) * p.lower_mass;
+    let upper_composite_rate_id_11 = 2.0 * p.upper_mass
+        * (upper_velocity_w_y * cache.upper_com_z * cache.upper_com_x
+            - upper_velocity_w_y * cache.upper_com_z * cache.upper_com_x)
+        + lower_composite_rate_id_11;
+    let upper_coriolis_row_n_y = -(0.5 * upper_composite_rate_id_11);
+    let t4 = lower_composite_momentum_f_x * cache.lower_subspace_v_z;
+    let t5 = -lower_composite_rate_id_11;
+    let t6 = lower_composite_rate_hd_z * cache.lower_position_z;
+    let t7 = -(cache.lower_subspace_v_z * lower_composite_rate_hd_x);
+    let t8 = -(lower_composite_momentum_f_z * cache.lower_position_z);
+    let lower_coriolis_column_n_y = 0.5 * (t4 + t5 + t6 + t7 + t8)
+        + lower_subspace_rate_v_x * cache.lower_composite_inertia_h_z
+        - cache.lower_composite_inertia_h_x * lower_subspace_rate_v_z;
+    let lower_position_derivative_row_n_y = t5 + t6 + t7 - (t4 + t8);
+    let lower_coriolis_row_n_y = 0.5 * lower_position_derivative_row_n_y;
+    let lower_coriolis_row_f_x = 0.5 * lower_position_derivative_row_f_x;
+    let lower_coriolis_row_f_z = 0.5 * lower_position_derivative_row_f_z;
+    position[(0, 0)] = p.gravity * upper_projected_inertia_f_x;
+    position[(0, 1)] = -lower_position_derivative_column_n_y;
+    position[(1, 0)] = cache.lower_projected_inertia_f_x * p.gravity;
+    position[(1, 1)] = lower_subspace_rate_v_z * lower_position_derivative_row_f_z
+        + cache.lower_projected_inertia_f_x * lower_acceleration_shift_v_x
+        + cache.lower_projected_inertia_f_z * lower_acceleration_shift_v_z
+        + lower_subspace_rate_v_x * lower_position_derivative_row_f_x;
+    velocity[(0, 0)] = -(2.0 * upper_coriolis_row_n_y);
+    velocity[(0, 1)] = -(2.0 * lower_coriolis_column_n_y);
+    velocity[(1, 0)] = -(2.0 * lower_coriolis_row_n_y);
+    velocity[(1, 1)] = 2.0
+        * (lower_subspace_rate_v_x * cache.lower_projected_inertia_f_x
+            + cache.lower_position_z * lower_coriolis_row_f_x
+            + cache.lower_subspace_v_z * lower_coriolis_row_f_z
+            + cache.lower_projected_inertia_f_z * lower_subspace_rate_v_z
+            - lower_coriolis_row_n_y);
 }
 /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
 /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
@@ -792,7 +918,8 @@ pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64
     let upper_inertia_h_z = cache.upper_com_z * p.upper_mass;
     let upper_composite_inertia_h_z = upper_inertia_h_z
         + cache.lower_composite_inertia_h_z;
-    let energy = p.gravity * upper_composite_inertia_h_z;
+    let upper_position_derivative_column_n_y = p.gravity * upper_composite_inertia_h_z;
+    let energy = upper_position_derivative_column_n_y;
     energy
 }
 /// World positions of the contact points.
@@ -1127,6 +1254,17 @@ impl Model<DOF, CONTACTS> for TwoLinkArm {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn inverse_dynamics_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+        velocity: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity)
     }
     fn inverse_dynamics_position_tangent_into(
         q: &SVector<f64, DOF>,

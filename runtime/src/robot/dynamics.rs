@@ -143,8 +143,11 @@ impl<const N: usize> Default for ForwardDynamicsDerivatives<N> {
 
 /// The forward dynamics' partial derivatives from the model's generated inverse-dynamics
 /// derivatives: qdd by the model's forward dynamics, then, differentiating M qdd + C qd + G =
-/// tau at fixed tau, d qdd/dq = -M^-1 dID/dq, d qdd/dqd = -M^-1 dID/dqd and d qdd/dtau = M^-1
-/// (one Cholesky factor of M, its columns solved in place). Does not allocate.
+/// tau at fixed tau, d qdd/dtau = M^-1 and d qdd/dq = -M^-1 dID/dq, d qdd/dqd = -M^-1
+/// dID/dqd. M^-1 = L^-T L^-1 from one Cholesky factor, the two products in register tiles
+/// ([`multiply_into`]): measured at 22 and 62 coordinates, this is 3 to 5 times faster than
+/// solving the 3 n columns with the factor, whose substitutions are bound by loads and
+/// stores. Does not allocate.
 pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usize>(
     q: &SVector<f64, N>,
     qd: &SVector<f64, N>,
@@ -154,17 +157,133 @@ pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usi
     out: &mut ForwardDynamicsDerivatives<N>,
 ) -> Result<(), ForwardDynamicsError> {
     forward_dynamics::<R, N, C>(q, qd, params, cache, tau, &mut out.acceleration)?;
-    R::inverse_dynamics_derivatives_into(q, qd, &out.acceleration, params, cache, &mut out.position, &mut out.velocity);
+    let mut by_position = SMatrix::<f64, N, N>::zeros();
+    let mut by_velocity = SMatrix::<f64, N, N>::zeros();
+    R::inverse_dynamics_derivatives_into(q, qd, &out.acceleration, params, cache, &mut by_position, &mut by_velocity);
     let mut factor = SMatrix::<f64, N, N>::zeros();
     R::mass_matrix_into(q, params, cache, &mut factor);
     cholesky_in_place(&mut factor)?;
-    out.position.neg_mut();
-    out.velocity.neg_mut();
-    out.force = SMatrix::identity();
-    solve_cholesky_columns(&factor, &mut out.position);
-    solve_cholesky_columns(&factor, &mut out.velocity);
-    solve_cholesky_columns(&factor, &mut out.force);
+    spd_inverse_from_factor(&factor, &mut out.force);
+    multiply_into(-1.0, &out.force, &by_position, &mut out.position, false);
+    multiply_into(-1.0, &out.force, &by_velocity, &mut out.velocity, false);
     Ok(())
+}
+
+/// M^-1 from the Cholesky factor L of M ([`cholesky_in_place`]): U = L^-T (upper triangular)
+/// column by column, U[:, k] = (e_k - sum_(m<k) L[k, m] U[:, m]) / L[k, k], then M^-1 = U U'
+/// ([`multiply_into`], skipping the triangles' zeros). Building U's columns from earlier ones
+/// leaves one division per column off the sums' path; substituting the unit columns one by one
+/// instead chains a division per entry and was measured 3 times slower at 22 coordinates.
+pub fn spd_inverse_from_factor<const N: usize>(factor: &SMatrix<f64, N, N>, out: &mut SMatrix<f64, N, N>) {
+    let mut upper = SMatrix::<f64, N, N>::zeros();
+    let lower = factor.as_slice();
+    let columns = upper.as_mut_slice();
+    for k in 0..N {
+        let (done, rest) = columns.split_at_mut(k * N);
+        let column = &mut rest[..N];
+        for m in 0..k {
+            let weight = lower[m * N + k];
+            if weight == 0.0 {
+                continue;
+            }
+            for (x, &y) in column[..=m].iter_mut().zip(&done[m * N..m * N + m + 1]) {
+                *x -= weight * y;
+            }
+        }
+        column[k] = 1.0;
+        let reciprocal = 1.0 / lower[k * N + k];
+        for x in column[..=k].iter_mut() {
+            *x *= reciprocal;
+        }
+    }
+    let upper_transpose = upper.transpose();
+    multiply_into(1.0, &upper, &upper_transpose, out, true);
+}
+
+/// a * b + c, fused where the target has fused multiply-add (one rounding, one instruction);
+/// without it, `mul_add` would call a software routine, so the two operations stay apart.
+#[inline(always)]
+fn multiply_add(a: f64, b: f64, c: f64) -> f64 {
+    #[cfg(target_feature = "fma")]
+    {
+        a.mul_add(b, c)
+    }
+    #[cfg(not(target_feature = "fma"))]
+    {
+        a * b + c
+    }
+}
+
+/// `out` = alpha a b for fixed-size column-major matrices, by tiles of 8 rows by 4 columns of
+/// `out` held in registers while the inner dimension runs (each step loads 8 entries of a
+/// column of `a` and 4 of `b`: 32 multiply-adds for 12 loads, where a column at a time does 1
+/// load and 1 store per multiply-add); the rows and columns past the last whole tile run one
+/// entry or one column at a time. `upper_times_lower`: `a` is upper and `b` lower triangular,
+/// so an entry's products start at the inner index max(row, column). Measured at 22 and 62
+/// coordinates: 1.4 to 1.6 times faster than nalgebra's product of the same fixed sizes.
+pub fn multiply_into<const N: usize, const M: usize, const K: usize>(
+    alpha: f64,
+    a: &SMatrix<f64, N, M>,
+    b: &SMatrix<f64, M, K>,
+    out: &mut SMatrix<f64, N, K>,
+    upper_times_lower: bool,
+) {
+    const ROWS: usize = 8;
+    let (a, b, out) = (a.as_slice(), b.as_slice(), out.as_mut_slice());
+    let whole_rows = N / ROWS * ROWS;
+    let start = |row: usize, column: usize| if upper_times_lower { row.max(column).min(M) } else { 0 };
+    for (block, columns) in b.chunks_exact(4 * M).enumerate() {
+        let first = 4 * block;
+        let (b0, rest) = columns.split_at(M);
+        let (b1, rest) = rest.split_at(M);
+        let (b2, b3) = rest.split_at(M);
+        for row in (0..whole_rows).step_by(ROWS) {
+            // Four named accumulators rather than an array of them: measured, the compiler
+            // then keeps all eight vectors in registers.
+            let (mut s0, mut s1, mut s2, mut s3) = ([0.0f64; ROWS], [0.0f64; ROWS], [0.0f64; ROWS], [0.0f64; ROWS]);
+            for k in start(row, first)..M {
+                let mut column = [0.0f64; ROWS];
+                column.copy_from_slice(&a[k * N + row..k * N + row + ROWS]);
+                let (f0, f1, f2, f3) = (b0[k], b1[k], b2[k], b3[k]);
+                for r in 0..ROWS {
+                    s0[r] = multiply_add(column[r], f0, s0[r]);
+                    s1[r] = multiply_add(column[r], f1, s1[r]);
+                    s2[r] = multiply_add(column[r], f2, s2[r]);
+                    s3[r] = multiply_add(column[r], f3, s3[r]);
+                }
+            }
+            for (c, column_sums) in [s0, s1, s2, s3].iter().enumerate() {
+                let target = &mut out[(first + c) * N + row..(first + c) * N + row + ROWS];
+                for (x, &sum) in target.iter_mut().zip(column_sums) {
+                    *x = alpha * sum;
+                }
+            }
+        }
+        for c in first..first + 4 {
+            for row in whole_rows..N {
+                let mut sum = 0.0;
+                for k in start(row, c)..M {
+                    sum = multiply_add(a[k * N + row], b[c * M + k], sum);
+                }
+                out[c * N + row] = alpha * sum;
+            }
+        }
+    }
+    for c in K / 4 * 4..K {
+        let target = &mut out[c * N..(c + 1) * N];
+        target.iter_mut().for_each(|x| *x = 0.0);
+        for k in 0..M {
+            let factor = alpha * b[c * M + k];
+            if factor == 0.0 {
+                continue;
+            }
+            let column = &a[k * N..(k + 1) * N];
+            let rows = if upper_times_lower { (k + 1).min(N) } else { N };
+            for (x, &y) in target[..rows].iter_mut().zip(&column[..rows]) {
+                *x = multiply_add(y, factor, *x);
+            }
+        }
+    }
 }
 
 /// Solves L L' X = B in place for every column of `b`, with the factor of
@@ -201,6 +320,43 @@ pub fn solve_cholesky_columns<const N: usize, const K: usize>(factor: &SMatrix<f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A deterministic matrix with no zero or repeated pattern.
+    fn sample<const R: usize, const K: usize>(seed: f64) -> SMatrix<f64, R, K> {
+        SMatrix::from_fn(|i, j| ((i as f64 + 1.3) * (j as f64 + seed)).sin())
+    }
+
+    #[test]
+    fn tiled_product_matches_nalgebra_across_partial_tiles() {
+        // 11 x 9 times 9 x 6: rows 8 + 3, columns 4 + 2, so full, partial-row,
+        // partial-column and corner tiles all run.
+        let a = sample::<11, 9>(0.7);
+        let b = sample::<9, 6>(1.9);
+        let mut product = SMatrix::<f64, 11, 6>::zeros();
+        multiply_into(-2.5, &a, &b, &mut product, false);
+        let expected = a * b * -2.5;
+        assert!((product - expected).amax() < 1e-13 * expected.amax(), "{product} vs {expected}");
+    }
+
+    #[test]
+    fn inverse_from_factor_inverts() {
+        // Sizes below, at and past a tile, and one that is not a multiple of it.
+        fn check<const N: usize>() {
+            let root = sample::<N, N>(0.4) + SMatrix::<f64, N, N>::identity() * N as f64;
+            let matrix = root * root.transpose();
+            let mut factor = matrix;
+            cholesky_in_place(&mut factor).unwrap();
+            let mut inverse = SMatrix::<f64, N, N>::zeros();
+            spd_inverse_from_factor(&factor, &mut inverse);
+            let expected = matrix.try_inverse().unwrap();
+            assert!((inverse - expected).amax() < 1e-12 * expected.amax(), "N = {N}");
+            assert!((matrix * inverse - SMatrix::<f64, N, N>::identity()).amax() < 1e-12);
+        }
+        check::<3>();
+        check::<8>();
+        check::<13>();
+        check::<22>();
+    }
 
     #[test]
     fn solves_spd_system() {
