@@ -12,7 +12,9 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use nalgebra::{SMatrix, SVector};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
-use softgen_runtime::{forward_dynamics_derivatives, ForwardDynamicsDerivatives, Model};
+use softgen_runtime::{
+    forward_dynamics_derivatives, multiply_into, spd_inverse_in_place, ForwardDynamicsDerivatives, Model,
+};
 
 /// A state within each coordinate's range (angles 0.5 rad, soft coordinates small).
 fn state<R: Model<N, C>, const N: usize, const C: usize>() -> (SVector<f64, N>, SVector<f64, N>, SVector<f64, N>) {
@@ -45,6 +47,25 @@ fn bench_robot<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Criterion
     let (mut position, mut velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
     group.bench_function("inverse dynamics derivatives (generated kernel)", |b| {
         b.iter(|| R::inverse_dynamics_derivatives_into(black_box(&q), &qd, &qdd, &p, &k, &mut position, &mut velocity))
+    });
+    // The parts of the full derivatives below, beside the kernel above.
+    let (mut mass_matrix, mut coriolis, mut gravity) = (SMatrix::zeros(), SVector::zeros(), SVector::zeros());
+    group.bench_function("part: M, C qd and G (generated kernel)", |b| {
+        b.iter(|| R::dynamics_into(black_box(&q), &qd, &p, &k, &mut mass_matrix, &mut coriolis, &mut gravity))
+    });
+    let mut inverse = mass_matrix;
+    group.bench_function("part: M^-1", |b| {
+        b.iter(|| {
+            inverse = black_box(mass_matrix);
+            spd_inverse_in_place(&mut inverse)
+        })
+    });
+    let mut product = SMatrix::<f64, N, N>::zeros();
+    group.bench_function("part: -M^-1 dID/dq and -M^-1 dID/dqd", |b| {
+        b.iter(|| {
+            multiply_into(-1.0, black_box(&inverse), &position, &mut product, false);
+            multiply_into(-1.0, black_box(&inverse), &velocity, &mut product, false);
+        })
     });
     let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
     group.bench_function("forward dynamics derivatives dq, dqd, dtau (cache included)", |b| {

@@ -27,6 +27,9 @@ use crate::symbolic::from_expr;
 use crate::tree::{body_state, BodyState, Composite, Frame};
 use std::collections::HashMap;
 
+/// A matrix of DAG nodes, row by row.
+type Matrix = Vec<Vec<NodeId>>;
+
 /// Segments of each section's drawn centre line (points at xi = k / 6).
 pub const CENTRE_LINE_SEGMENTS: usize = 6;
 
@@ -214,7 +217,7 @@ fn inverse_dynamics(
     links: &[Link],
     pieces: Option<&Pieces>,
     gravity: NodeId,
-) -> Result<(Vec<NodeId>, Option<Vec<Vec<NodeId>>>), String> {
+) -> Result<(Vec<NodeId>, Option<Matrix>), String> {
     let reader = AtomReader { robot };
     let states = forward_pass(dag, &reader, links, pieces, true)?;
     let (composites, beyond) = composites(dag, links, &states);

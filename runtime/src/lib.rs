@@ -30,8 +30,8 @@ pub use nalgebra;
 
 // The robot model.
 pub use robot::dynamics::{
-    forward_dynamics, forward_dynamics_derivatives, reciprocal_or_zero, solve_spd_in_place, ForwardDynamicsDerivatives,
-    ForwardDynamicsError,
+    forward_dynamics, forward_dynamics_derivatives, multiply_into, reciprocal_or_zero, solve_spd_in_place,
+    spd_inverse_in_place, ForwardDynamicsDerivatives, ForwardDynamicsError,
 };
 pub use robot::model::{
     ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model, ParamSet, SoftSectionInfo,

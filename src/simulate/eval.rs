@@ -4,7 +4,7 @@
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use nalgebra::{SMatrix, SVector, Vector3};
 use serde_json::{json, Value};
-use softgen_runtime::{forward_dynamics_derivatives, ForwardDynamicsDerivatives, Model, ParamSet};
+use softgen_runtime::{forward_dynamics, forward_dynamics_derivatives, ForwardDynamicsDerivatives, Model, ParamSet};
 
 /// The state to evaluate at; missing vectors default to the spec's initial q, zero qd and
 /// zero tau.
@@ -186,7 +186,11 @@ impl RobotVisitor for Eval<'_> {
             forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &p, &k, &mut derivatives)
                 .map_err(|e| format!("forward dynamics at this state: {e}"))?;
             document["tau"] = json!(tau.iter().collect::<Vec<_>>());
-            document["forward_dynamics"] = json!(derivatives.acceleration.iter().collect::<Vec<_>>());
+            // The model's own forward dynamics (the derivatives' qdd agrees to rounding).
+            let mut acceleration = SVector::<f64, N>::zeros();
+            forward_dynamics::<R, N, C>(&q, &qd, &p, &k, &tau, &mut acceleration)
+                .map_err(|e| format!("forward dynamics at this state: {e}"))?;
+            document["forward_dynamics"] = json!(acceleration.iter().collect::<Vec<_>>());
             document["forward_dynamics_derivatives"] = json!({
                 "dq": matrix(&derivatives.position),
                 "dqd": matrix(&derivatives.velocity),
