@@ -72,6 +72,12 @@ impl Tree<'_> {
     fn subspace(&self, j: usize) -> Result<(Motion, Motion), String> {
         self.subspaces[j].ok_or_else(|| "a coordinate without a joint".to_string())
     }
+
+    /// The base's fictitious upward acceleration g, through which gravity enters the passes.
+    fn up(&self) -> Motion {
+        let zero = self.zero;
+        Motion { w: [zero, zero, zero], v: [zero, zero, self.gravity] }
+    }
 }
 
 /// The rows of the equations per coordinate: M, C qd, the Christoffel C and G, and a
@@ -254,10 +260,10 @@ fn position_derivatives(
     composites: &[Option<Composite>],
 ) -> Result<Vec<Vec<NodeId>>, String> {
     let (n, zero, states) = (tree.coordinates(), tree.zero, tree.states);
-    let up = Motion { w: [zero, zero, zero], v: [zero, zero, tree.gravity] };
+    let up = tree.up();
     let minus_one = dag.number(-1.0);
-    // Per coordinate: c_j and d_j, which every entry in its column reads.
-    let mut shifts: Vec<Option<(Motion, Motion)>> = vec![None; n];
+    // Per coordinate: c_j, which every entry in its column reads (with d_j = dS_j/dt).
+    let mut shifts: Vec<Option<Motion>> = vec![None; n];
     for (index, state) in states.iter().enumerate() {
         let Some((j, s_j, sd_j)) = state.joint else { continue };
         let (velocity, acceleration) = match tree.links[index].parent {
@@ -270,14 +276,14 @@ fn position_derivatives(
         let sum = dag.add_motion(&turned, &carried);
         let shift = dag.scale_motion(&sum, minus_one);
         let name = &tree.links[index].name;
-        shifts[j] = Some((dag.pin_motion(shift, &format!("{name}_acceleration_shift")), sd_j));
+        shifts[j] = Some(dag.pin_motion(shift, &format!("{name}_acceleration_shift")));
     }
     let mut matrix = vec![vec![zero; n]; n];
     for (index, state) in states.iter().enumerate() {
-        let Some((i, s_i, _)) = state.joint else { continue };
+        let Some((i, s_i, d_i)) = state.joint else { continue };
         let Some(composite) = composites[index] else { continue };
         let name = &tree.links[index].name;
-        let (c_i, d_i) = shifts[i].ok_or("a joint without its acceleration shift")?;
+        let c_i = shifts[i].ok_or("a joint without its acceleration shift")?;
         let projected = dag.inertia_times(&composite.inertia, &s_i);
         let projected = dag.pin_force(projected, &format!("{name}_projected_inertia"));
         let turned = dag.inertia_rate_times(&composite.rate, &s_i);
@@ -299,12 +305,12 @@ fn position_derivatives(
         }
         let column = dag.pin_force(column, &format!("{name}_position_derivative_column"));
         for &j in &state.path {
-            let (c_j, d_j) = shifts[j].ok_or("a joint without its acceleration shift")?;
+            let c_j = shifts[j].ok_or("a joint without its acceleration shift")?;
+            let (s_j, d_j) = tree.subspace(j)?;
             let from_acceleration = dag.force_dot_motion(&projected, &c_j);
             let from_velocity = dag.force_dot_motion(&row, &d_j);
             matrix[i][j] = dag.add2(from_acceleration, from_velocity);
             if j != i {
-                let (s_j, _) = tree.subspace(j)?;
                 matrix[j][i] = dag.force_dot_motion(&column, &s_j);
             }
         }
@@ -339,16 +345,13 @@ fn coordinate_rows(
     composites: &[Option<Composite>],
     beyond: &[Option<Composite>],
 ) -> Result<CoordinateRows, String> {
-    let (n, zero, gravity) = (tree.coordinates(), tree.zero, tree.gravity);
+    let (n, zero) = (tree.coordinates(), tree.zero);
     let (links, states) = (tree.links, tree.states);
     let mut mass_matrix = vec![vec![zero; n]; n];
     let mut coriolis = vec![zero; n];
     let mut coriolis_matrix = vec![vec![zero; n]; n];
     let mut gravity_force = vec![zero; n];
-    let up = {
-        let z = dag.number(0.0);
-        Motion { w: [z, z, z], v: [z, z, gravity] }
-    };
+    let up = tree.up();
     let mut elastic_energy = Vec::new();
     let mut damping = vec![zero; n];
     let mut stiffness = vec![zero; n];

@@ -339,8 +339,8 @@ pub fn multiply_into<const N: usize, const M: usize, const K: usize>(
 /// [`cholesky_in_place`]. Both substitutions run as column updates (axpy: x[k+1..] -=
 /// L[k+1.., k] x_k forward, then the same with the columns of L', transposed once), whose
 /// inner loops are contiguous and vectorise; the dot-product form of the backward pass cannot,
-/// its sum's order being fixed. Measured: 3 n right-hand sides at n = 22 took half the
-/// derivatives' time in the dot-product form.
+/// its sum's order being fixed. Measured when the forward dynamics' derivatives still solved
+/// with it: 3 n right-hand sides at n = 22 took half their time in the dot-product form.
 #[inline]
 pub fn solve_cholesky_columns<const N: usize, const K: usize>(factor: &SMatrix<f64, N, N>, b: &mut SMatrix<f64, N, K>) {
     let upper = factor.transpose();
@@ -375,6 +375,12 @@ mod tests {
         SMatrix::from_fn(|i, j| ((i as f64 + 1.3) * (j as f64 + seed)).sin())
     }
 
+    /// A well-conditioned symmetric positive definite matrix.
+    fn positive_definite<const N: usize>() -> SMatrix<f64, N, N> {
+        let root = sample::<N, N>(0.4) + SMatrix::<f64, N, N>::identity() * N as f64;
+        root * root.transpose()
+    }
+
     #[test]
     fn tiled_product_matches_nalgebra_across_partial_tiles() {
         // 11 x 9 times 9 x 6: rows 8 + 3, columns 4 + 2, so full, partial-row,
@@ -391,8 +397,7 @@ mod tests {
     fn inverse_from_factor_inverts() {
         // Sizes below, at and past a tile, and one that is not a multiple of it.
         fn check<const N: usize>() {
-            let root = sample::<N, N>(0.4) + SMatrix::<f64, N, N>::identity() * N as f64;
-            let matrix = root * root.transpose();
+            let matrix = positive_definite::<N>();
             let mut factor = matrix;
             cholesky_in_place(&mut factor).unwrap();
             let mut inverse = SMatrix::<f64, N, N>::zeros();
@@ -411,8 +416,7 @@ mod tests {
     fn inverse_in_place_inverts_and_refuses_indefinite() {
         // Elimination below 33 rows, the factor past it.
         fn check<const N: usize>() {
-            let root = sample::<N, N>(0.4) + SMatrix::<f64, N, N>::identity() * N as f64;
-            let matrix = root * root.transpose();
+            let matrix = positive_definite::<N>();
             let mut inverse = matrix;
             spd_inverse_in_place(&mut inverse).unwrap();
             assert!((matrix * inverse - SMatrix::<f64, N, N>::identity()).amax() < 1e-12, "N = {N}");
