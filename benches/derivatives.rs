@@ -13,7 +13,8 @@ use nalgebra::{SMatrix, SVector};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
 use softgen_runtime::{
-    forward_dynamics_derivatives, multiply_into, spd_inverse_in_place, ForwardDynamicsDerivatives, Model,
+    forward_dynamics_derivatives, multiply_into, spd_inverse_in_place, ArticulatedFactor, ForwardDynamicsDerivatives,
+    Model, Solve,
 };
 
 /// A state within each coordinate's range (angles 0.5 rad, soft coordinates small).
@@ -48,7 +49,25 @@ fn bench_robot<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Criterion
     group.bench_function("inverse dynamics derivatives (generated kernel)", |b| {
         b.iter(|| R::inverse_dynamics_derivatives_into(black_box(&q), &qd, &qdd, &p, &k, &mut position, &mut velocity))
     });
-    // The parts of the full derivatives below, beside the kernel above.
+    // The parts of the full derivatives below, beside the kernel above: rigid trees solve with
+    // their articulated-body factor, the others with a formed M^-1.
+    if R::ARTICULATED_FACTOR {
+        let mut factor = ArticulatedFactor::<N>::default();
+        group.bench_function("part: qdd and the articulated-body factor (generated kernel)", |b| {
+            b.iter(|| R::articulated_factor_into(black_box(&q), &qd, &tau, &p, &k, &mut factor, &mut qdd))
+        });
+        let mut solved = [SMatrix::<f64, N, N>::zeros(); 3];
+        group.bench_function("part: M^-1 dID/dq, M^-1 dID/dqd and M^-1 through the factor", |b| {
+            b.iter(|| {
+                let [by_position, by_velocity, inverse] = &mut solved;
+                black_box(&factor).solve_into(&mut [
+                    Solve { scale: -1.0, b: Some(&position), out: by_position },
+                    Solve { scale: -1.0, b: Some(&velocity), out: by_velocity },
+                    Solve { scale: 1.0, b: None, out: inverse },
+                ])
+            })
+        });
+    }
     let (mut mass_matrix, mut coriolis, mut gravity) = (SMatrix::zeros(), SVector::zeros(), SVector::zeros());
     group.bench_function("part: M, C qd and G (generated kernel)", |b| {
         b.iter(|| R::dynamics_into(black_box(&q), &qd, &p, &k, &mut mass_matrix, &mut coriolis, &mut gravity))

@@ -104,6 +104,24 @@ pub struct ContactFrame {
 pub struct ArticulatedBody {
     pub accelerations: Vec<NodeId>,
     pub pivots: Vec<NodeId>,
+    /// Every joint, parents before children: the factorisation of M the runtime applies
+    /// M^-1 with (`softgen_runtime::ArticulatedFactor`).
+    pub joints: Vec<ArticulatedJoint>,
+}
+
+/// One joint's share of the articulated-body factorisation of M, in world coordinates.
+#[derive(Clone, Debug)]
+pub struct ArticulatedJoint {
+    /// The joint's coordinate.
+    pub coordinate: usize,
+    /// The nearest joint above it (an index into `ArticulatedBody::joints`).
+    pub parent: Option<usize>,
+    /// Its motion subspace S, [w; v].
+    pub subspace: [NodeId; 6],
+    /// U = I^A S, [n; f].
+    pub projected: [NodeId; 6],
+    /// 1 / (S . U).
+    pub inverse_pivot: NodeId,
 }
 
 /// symbolica's printed form of an atom read back as an expression.

@@ -16,7 +16,9 @@
 //! every body's pose from the base, and its size grows with the entries of M.
 
 use crate::dag::{Dag, Input, NodeId};
-use crate::equations::{ArticulatedBody, AtomReader, ContactFrame, Equations, InverseDynamicsDerivatives};
+use crate::equations::{
+    ArticulatedBody, ArticulatedJoint, AtomReader, ContactFrame, Equations, InverseDynamicsDerivatives,
+};
 use crate::hydrodynamics::{self, WaterNodes, WaterRows};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
 use crate::model::Robot;
@@ -1047,5 +1049,24 @@ fn articulated_body(
         };
         acceleration.push(dag.pin_motion(a, &format!("{name}_spatial_acceleration")));
     }
-    ArticulatedBody { accelerations, pivots }
+    // The factorisation the runtime solves many right-hand sides with: each joint's S, U and
+    // 1/D and the nearest joint above it (fixed links pass forces and accelerations through
+    // unchanged in world coordinates, so they drop out).
+    let mut joint_at_or_above: Vec<Option<usize>> = vec![None; count];
+    let mut joints = Vec::new();
+    for index in 0..count {
+        let above = links[index].parent.and_then(|p| joint_at_or_above[p]);
+        joint_at_or_above[index] = above;
+        if let (Some((k, s, _)), Some((u_vector, inverse, _))) = (states[index].joint, projected[index]) {
+            joints.push(ArticulatedJoint {
+                coordinate: k,
+                parent: above,
+                subspace: [s.w[0], s.w[1], s.w[2], s.v[0], s.v[1], s.v[2]],
+                projected: [u_vector.n[0], u_vector.n[1], u_vector.n[2], u_vector.f[0], u_vector.f[1], u_vector.f[2]],
+                inverse_pivot: inverse,
+            });
+            joint_at_or_above[index] = Some(joints.len() - 1);
+        }
+    }
+    ArticulatedBody { accelerations, pivots, joints }
 }

@@ -444,6 +444,105 @@ pub fn forward_dynamics_into(
     pivots[1] = upper_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] that also keeps the articulated-body
+/// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
+/// before children), with which the runtime applies M^-1 to many columns in
+/// O(n) each. Returns false (and both outputs are meaningless) where M is not
+/// positive definite.
+#[inline]
+#[allow(unused_variables)]
+pub fn articulated_factor_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    factor.coordinate = [0, 1];
+    factor.parent = [None, Some(0)];
+    factor.subspace = [[0.0; 6]; DOF];
+    factor.projected = [[0.0; 6]; DOF];
+    let mut pivots = [0.0f64; 2];
+    let lower_articulated_15 = -cache.lower_inertia_h_x;
+    let lower_articulated_subspace_f_z = p.lower_mass * cache.lower_subspace_v_z
+        - lower_articulated_15;
+    let lower_articulated_subspace_n_y = lower_articulated_15 * cache.lower_subspace_v_z
+        + cache.lower_inertia_h_z * cache.upper_com_z - cache.lower_inertia_i_11;
+    let lower_pivot = lower_articulated_subspace_f_z * cache.lower_subspace_v_z
+        + cache.lower_projected_inertia_f_x * cache.upper_com_z
+        - lower_articulated_subspace_n_y;
+    let lower_inverse_pivot = 1.0 / lower_pivot;
+    let lower_articulated_passed_15 = lower_articulated_15
+        - lower_articulated_subspace_f_z * lower_inverse_pivot
+            * lower_articulated_subspace_n_y;
+    let upper_velocity_w_y = -qd[0];
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.upper_com_z);
+    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
+    let lower_subspace_rate_v_x = upper_velocity_w_y * cache.lower_subspace_v_z;
+    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
+    let lower_articulated_passed_13 = cache.lower_inertia_h_z
+        - lower_inverse_pivot * cache.lower_projected_inertia_f_x
+            * lower_articulated_subspace_n_y;
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * cache.lower_inertia_h_x;
+    let lower_articulated_bias_f_x = lower_momentum_f_z * lower_velocity_w_y;
+    let lower_velocity_v_x = cache.upper_com_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
+        + lower_velocity_v_x * p.lower_mass;
+    let lower_articulated_bias_f_z = -(lower_velocity_w_y * lower_momentum_f_x);
+    let lower_articulated_bias_n_y = lower_velocity_v_z * lower_momentum_f_x
+        - lower_velocity_v_x * lower_momentum_f_z;
+    let lower_remaining_force = tau[1]
+        - (lower_articulated_bias_f_x * cache.upper_com_z
+            + cache.lower_subspace_v_z * lower_articulated_bias_f_z
+            - lower_articulated_bias_n_y);
+    let upper_articulated_bias_n_y = lower_articulated_passed_15 * lower_bias_v_z
+        + lower_bias_v_x * lower_articulated_passed_13
+        + lower_remaining_force * lower_inverse_pivot * lower_articulated_subspace_n_y
+        + lower_articulated_bias_n_y;
+    let upper_remaining_force = upper_articulated_bias_n_y + tau[0];
+    let upper_articulated_15 = lower_articulated_passed_15 - cache.upper_inertia_h_x;
+    let upper_articulated_subspace_f_z = -upper_articulated_15;
+    let lower_articulated_passed_11 = cache.lower_inertia_i_11
+        - lower_inverse_pivot * lower_articulated_subspace_n_y
+            * lower_articulated_subspace_n_y;
+    let upper_articulated_11 = cache.upper_inertia_i_11 + lower_articulated_passed_11;
+    let upper_articulated_subspace_n_y = -upper_articulated_11;
+    let upper_pivot = -upper_articulated_subspace_n_y;
+    let upper_inverse_pivot = 1.0 / upper_pivot;
+    let upper_acceleration = (upper_remaining_force
+        - p.gravity * upper_articulated_subspace_f_z) * upper_inverse_pivot;
+    let upper_spatial_acceleration_w_y = -upper_acceleration;
+    let lower_acceleration = (lower_remaining_force
+        - (upper_spatial_acceleration_w_y * lower_articulated_subspace_n_y
+            + lower_articulated_subspace_f_z * (p.gravity + lower_bias_v_z)
+            + lower_bias_v_x * cache.lower_projected_inertia_f_x)) * lower_inverse_pivot;
+    let upper_inertia_h_z = p.upper_mass * cache.upper_com_z;
+    let upper_articulated_13 = upper_inertia_h_z + lower_articulated_passed_13;
+    let upper_articulated_subspace_f_x = -upper_articulated_13;
+    out[0] = upper_acceleration;
+    out[1] = lower_acceleration;
+    pivots[0] = lower_pivot;
+    pivots[1] = upper_pivot;
+    factor.subspace[0][1] = (-1.0);
+    factor.projected[0][1] = upper_articulated_subspace_n_y;
+    factor.projected[0][3] = upper_articulated_subspace_f_x;
+    factor.projected[0][5] = upper_articulated_subspace_f_z;
+    factor.inverse_pivot[0] = upper_inverse_pivot;
+    factor.subspace[1][1] = (-1.0);
+    factor.subspace[1][3] = cache.upper_com_z;
+    factor.subspace[1][5] = cache.lower_subspace_v_z;
+    factor.projected[1][1] = lower_articulated_subspace_n_y;
+    factor.projected[1][3] = cache.lower_projected_inertia_f_x;
+    factor.projected[1][5] = lower_articulated_subspace_f_z;
+    factor.inverse_pivot[1] = lower_inverse_pivot;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// The partial derivatives of the inverse dynamics at the given
 /// accelerations, row i being ID_i: `position` = dID/dq by the
 /// analytical derivatives of Newton-Euler (Carpentier and Mansard
@@ -1052,6 +1151,18 @@ impl Model<DOF, CONTACTS> for DoublePendulum {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    const ARTICULATED_FACTOR: bool = true;
+    fn articulated_factor_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        articulated_factor_into(q, qd, tau, p, k, factor, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

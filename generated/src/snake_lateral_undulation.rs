@@ -1666,6 +1666,575 @@ pub fn forward_dynamics_into(
     pivots[7] = base_y_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] that also keeps the articulated-body
+/// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
+/// before children), with which the runtime applies M^-1 to many columns in
+/// O(n) each. Returns false (and both outputs are meaningless) where M is not
+/// positive definite.
+#[inline]
+#[allow(unused_variables)]
+pub fn articulated_factor_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    factor.coordinate = [0, 1, 2, 3, 4, 5, 6, 7];
+    factor.parent = [
+        None,
+        Some(0),
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(4),
+        Some(5),
+        Some(6),
+    ];
+    factor.subspace = [[0.0; 6]; DOF];
+    factor.projected = [[0.0; 6]; DOF];
+    let mut pivots = [0.0f64; 8];
+    let link6_articulated_subspace_n_z = cache.link6_subspace_v_y
+        * cache.link6_inertia_h_x + cache.link6_position_y * cache.link6_articulated_23
+        + cache.link6_inertia_i_22;
+    let link6_pivot = cache.link6_position_y * cache.link6_projected_inertia_f_x
+        + cache.link6_subspace_v_y * cache.link6_projected_inertia_f_y
+        + link6_articulated_subspace_n_z;
+    let link6_inverse_pivot = 1.0 / link6_pivot;
+    let link6_articulated_passed_23 = cache.link6_articulated_23
+        - cache.link6_projected_inertia_f_x * link6_articulated_subspace_n_z
+            * link6_inverse_pivot;
+    let link5_articulated_23 = link6_articulated_passed_23 - cache.link5_inertia_h_y;
+    let link6_articulated_passed_33 = p.link_mass
+        - cache.link6_projected_inertia_f_x * cache.link6_projected_inertia_f_x
+            * link6_inverse_pivot;
+    let link5_articulated_33 = link6_articulated_passed_33 + p.link_mass;
+    let link6_articulated_passed_34 = -(cache.link6_projected_inertia_f_y
+        * cache.link6_projected_inertia_f_x * link6_inverse_pivot);
+    let link5_articulated_subspace_f_x = link5_articulated_23
+        + cache.link5_position_y * link5_articulated_33
+        + link6_articulated_passed_34 * cache.link5_subspace_v_y;
+    let link6_articulated_passed_22 = cache.link6_inertia_i_22
+        - link6_articulated_subspace_n_z * link6_articulated_subspace_n_z
+            * link6_inverse_pivot;
+    let link5_articulated_22 = cache.link5_inertia_i_22 + link6_articulated_passed_22;
+    let link6_articulated_passed_24 = cache.link6_inertia_h_x
+        - cache.link6_projected_inertia_f_y * link6_articulated_subspace_n_z
+            * link6_inverse_pivot;
+    let link5_articulated_24 = link6_articulated_passed_24 + cache.link5_inertia_h_x;
+    let link5_articulated_subspace_n_z = link5_articulated_23 * cache.link5_position_y
+        + link5_articulated_22 + link5_articulated_24 * cache.link5_subspace_v_y;
+    let link6_articulated_passed_44 = p.link_mass
+        - cache.link6_projected_inertia_f_y * cache.link6_projected_inertia_f_y
+            * link6_inverse_pivot;
+    let link5_articulated_44 = link6_articulated_passed_44 + p.link_mass;
+    let link5_articulated_subspace_f_y = link5_articulated_24
+        + link5_articulated_44 * cache.link5_subspace_v_y
+        + link6_articulated_passed_34 * cache.link5_position_y;
+    let link5_pivot = cache.link5_position_y * link5_articulated_subspace_f_x
+        + link5_articulated_subspace_n_z
+        + cache.link5_subspace_v_y * link5_articulated_subspace_f_y;
+    let link5_inverse_pivot = 1.0 / link5_pivot;
+    let link5_articulated_passed_22 = link5_articulated_22
+        - link5_inverse_pivot * link5_articulated_subspace_n_z
+            * link5_articulated_subspace_n_z;
+    let link4_articulated_22 = cache.link4_inertia_i_22 + link5_articulated_passed_22;
+    let link5_articulated_passed_24 = link5_articulated_24
+        - link5_inverse_pivot * link5_articulated_subspace_n_z
+            * link5_articulated_subspace_f_y;
+    let link4_articulated_24 = cache.link4_inertia_h_x + link5_articulated_passed_24;
+    let link5_articulated_passed_23 = link5_articulated_23
+        - link5_inverse_pivot * link5_articulated_subspace_f_x
+            * link5_articulated_subspace_n_z;
+    let link4_articulated_23 = link5_articulated_passed_23 - cache.link4_inertia_h_y;
+    let link4_articulated_subspace_n_z = link4_articulated_24 * cache.link4_subspace_v_y
+        + cache.link4_position_y * link4_articulated_23 + link4_articulated_22;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_inverse_pivot * link5_articulated_subspace_f_x
+            * link5_articulated_subspace_f_x;
+    let link4_articulated_33 = link5_articulated_passed_33 + p.link_mass;
+    let link5_articulated_passed_34 = link6_articulated_passed_34
+        - link5_inverse_pivot * link5_articulated_subspace_f_x
+            * link5_articulated_subspace_f_y;
+    let link4_articulated_subspace_f_x = cache.link4_position_y * link4_articulated_33
+        + cache.link4_subspace_v_y * link5_articulated_passed_34 + link4_articulated_23;
+    let link5_articulated_passed_44 = link5_articulated_44
+        - link5_inverse_pivot * link5_articulated_subspace_f_y
+            * link5_articulated_subspace_f_y;
+    let link4_articulated_44 = p.link_mass + link5_articulated_passed_44;
+    let link4_articulated_subspace_f_y = link4_articulated_44 * cache.link4_subspace_v_y
+        + link4_articulated_24 + cache.link4_position_y * link5_articulated_passed_34;
+    let link4_pivot = link4_articulated_subspace_n_z
+        + cache.link4_position_y * link4_articulated_subspace_f_x
+        + link4_articulated_subspace_f_y * cache.link4_subspace_v_y;
+    let link4_inverse_pivot = 1.0 / link4_pivot;
+    let link4_articulated_passed_22 = link4_articulated_22
+        - link4_articulated_subspace_n_z * link4_articulated_subspace_n_z
+            * link4_inverse_pivot;
+    let link3_articulated_22 = cache.link3_inertia_i_22 + link4_articulated_passed_22;
+    let link4_articulated_passed_24 = link4_articulated_24
+        - link4_articulated_subspace_n_z * link4_inverse_pivot
+            * link4_articulated_subspace_f_y;
+    let link3_articulated_24 = cache.link3_inertia_h_x + link4_articulated_passed_24;
+    let link4_articulated_passed_23 = link4_articulated_23
+        - link4_articulated_subspace_n_z * link4_inverse_pivot
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_23 = link4_articulated_passed_23 - cache.link3_inertia_h_y;
+    let link3_articulated_subspace_n_z = link3_articulated_22
+        + link3_articulated_24 * cache.link3_subspace_v_y
+        + cache.link3_position_y * link3_articulated_23;
+    let link4_articulated_passed_44 = link4_articulated_44
+        - link4_inverse_pivot * link4_articulated_subspace_f_y
+            * link4_articulated_subspace_f_y;
+    let link3_articulated_44 = p.link_mass + link4_articulated_passed_44;
+    let link4_articulated_passed_34 = link5_articulated_passed_34
+        - link4_inverse_pivot * link4_articulated_subspace_f_y
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_subspace_f_y = link3_articulated_44 * cache.link3_subspace_v_y
+        + link4_articulated_passed_34 * cache.link3_position_y + link3_articulated_24;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_33 = p.link_mass + link4_articulated_passed_33;
+    let link3_articulated_subspace_f_x = link4_articulated_passed_34
+        * cache.link3_subspace_v_y + link3_articulated_23
+        + cache.link3_position_y * link3_articulated_33;
+    let link3_pivot = link3_articulated_subspace_n_z
+        + link3_articulated_subspace_f_y * cache.link3_subspace_v_y
+        + cache.link3_position_y * link3_articulated_subspace_f_x;
+    let link3_inverse_pivot = 1.0 / link3_pivot;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_inverse_pivot * link3_articulated_subspace_f_x
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_33 = p.link_mass + link3_articulated_passed_33;
+    let link3_articulated_passed_23 = link3_articulated_23
+        - link3_articulated_subspace_n_z * link3_inverse_pivot
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_23 = link3_articulated_passed_23 - cache.link2_inertia_h_y;
+    let link3_articulated_passed_34 = link4_articulated_passed_34
+        - link3_inverse_pivot * link3_articulated_subspace_f_y
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_subspace_f_x = cache.link2_position_y * link2_articulated_33
+        + link2_articulated_23 + cache.link2_subspace_v_y * link3_articulated_passed_34;
+    let link3_articulated_passed_22 = link3_articulated_22
+        - link3_articulated_subspace_n_z * link3_articulated_subspace_n_z
+            * link3_inverse_pivot;
+    let link2_articulated_22 = link3_articulated_passed_22 + cache.link2_inertia_i_22;
+    let link3_articulated_passed_24 = link3_articulated_24
+        - link3_articulated_subspace_n_z * link3_inverse_pivot
+            * link3_articulated_subspace_f_y;
+    let link2_articulated_24 = link3_articulated_passed_24 + cache.link2_inertia_h_x;
+    let link2_articulated_subspace_n_z = link2_articulated_22
+        + link2_articulated_23 * cache.link2_position_y
+        + cache.link2_subspace_v_y * link2_articulated_24;
+    let link3_articulated_passed_44 = link3_articulated_44
+        - link3_inverse_pivot * link3_articulated_subspace_f_y
+            * link3_articulated_subspace_f_y;
+    let link2_articulated_44 = link3_articulated_passed_44 + p.link_mass;
+    let link2_articulated_subspace_f_y = link3_articulated_passed_34
+        * cache.link2_position_y + link2_articulated_24
+        + cache.link2_subspace_v_y * link2_articulated_44;
+    let link2_pivot = cache.link2_position_y * link2_articulated_subspace_f_x
+        + link2_articulated_subspace_n_z
+        + cache.link2_subspace_v_y * link2_articulated_subspace_f_y;
+    let link2_inverse_pivot = 1.0 / link2_pivot;
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_33 = p.link_mass + link2_articulated_passed_33;
+    let link2_articulated_passed_44 = link2_articulated_44
+        - link2_inverse_pivot * link2_articulated_subspace_f_y
+            * link2_articulated_subspace_f_y;
+    let link1_articulated_44 = link2_articulated_passed_44 + p.link_mass;
+    let link2_articulated_passed_34 = link3_articulated_passed_34
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_y;
+    let link2_articulated_passed_24 = link2_articulated_24
+        - link2_inverse_pivot * link2_articulated_subspace_n_z
+            * link2_articulated_subspace_f_y;
+    let link1_articulated_24 = link2_articulated_passed_24 + cache.link1_inertia_h_x;
+    let base_angle_articulated_subspace_f_y = link1_articulated_44
+        * cache.base_angle_subspace_v_y + q[1] * link2_articulated_passed_34
+        + link1_articulated_24;
+    let link2_articulated_passed_23 = link2_articulated_23
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_n_z;
+    let link1_articulated_23 = link2_articulated_passed_23 - cache.link1_inertia_h_y;
+    let link2_articulated_passed_22 = link2_articulated_22
+        - link2_inverse_pivot * link2_articulated_subspace_n_z
+            * link2_articulated_subspace_n_z;
+    let link1_articulated_22 = link2_articulated_passed_22 + cache.link1_inertia_i_22;
+    let base_angle_articulated_subspace_n_z = cache.base_angle_subspace_v_y
+        * link1_articulated_24 + q[1] * link1_articulated_23 + link1_articulated_22;
+    let base_angle_articulated_subspace_f_x = link1_articulated_23
+        + link2_articulated_passed_34 * cache.base_angle_subspace_v_y
+        + q[1] * link1_articulated_33;
+    let base_angle_pivot = base_angle_articulated_subspace_f_y
+        * cache.base_angle_subspace_v_y + base_angle_articulated_subspace_n_z
+        + q[1] * base_angle_articulated_subspace_f_x;
+    let base_angle_inverse_pivot = 1.0 / base_angle_pivot;
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_inverse_pivot * base_angle_articulated_subspace_f_x
+            * base_angle_articulated_subspace_f_x;
+    let base_angle_articulated_passed_44 = link1_articulated_44
+        - base_angle_articulated_subspace_f_y * base_angle_articulated_subspace_f_y
+            * base_angle_inverse_pivot;
+    let base_y_inverse_pivot = 1.0 / base_angle_articulated_passed_44;
+    let base_angle_articulated_passed_34 = link2_articulated_passed_34
+        - base_angle_articulated_subspace_f_y * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_f_x;
+    let base_y_articulated_passed_33 = base_angle_articulated_passed_33
+        - base_y_inverse_pivot * base_angle_articulated_passed_34
+            * base_angle_articulated_passed_34;
+    let base_x_inverse_pivot = 1.0 / base_y_articulated_passed_33;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y
+        - cache.link2_subspace_v_y * qd[2];
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * cache.link6_position_y
+        - link5_velocity_v_x;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link6_articulated_bias_f_x = -(link6_velocity_w_z * link6_momentum_f_y);
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
+    let link6_articulated_bias_n_z = link6_momentum_f_y * link6_velocity_v_x
+        - link6_momentum_f_x * link6_velocity_v_y;
+    let link6_articulated_bias_f_y = link6_velocity_w_z * link6_momentum_f_x;
+    let link6_remaining_force = tau[7]
+        - (link6_articulated_bias_f_x * cache.link6_position_y
+            + link6_articulated_bias_n_z
+            + cache.link6_subspace_v_y * link6_articulated_bias_f_y);
+    let link6_subspace_rate_v_x = link5_velocity_v_y
+        - link5_velocity_w_z * cache.link6_subspace_v_y;
+    let link5_articulated_bias_f_x = link6_articulated_passed_34
+        * link6_subspace_rate_v_y * qd[7] + link6_articulated_bias_f_x
+        + link6_remaining_force * cache.link6_projected_inertia_f_x * link6_inverse_pivot
+        + link6_subspace_rate_v_x * qd[7] * link6_articulated_passed_33
+        - link5_velocity_w_z * link5_momentum_f_y;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
+    let link5_articulated_bias_f_y = link6_remaining_force
+        * cache.link6_projected_inertia_f_y * link6_inverse_pivot
+        + link5_velocity_w_z * link5_momentum_f_x
+        + link6_subspace_rate_v_y * qd[7] * link6_articulated_passed_44
+        + link6_articulated_passed_34 * link6_subspace_rate_v_x * qd[7]
+        + link6_articulated_bias_f_y;
+    let link5_articulated_bias_n_z = link6_remaining_force
+        * link6_articulated_subspace_n_z * link6_inverse_pivot
+        + link5_velocity_v_x * link5_momentum_f_y
+        + link6_articulated_passed_23 * link6_subspace_rate_v_x * qd[7]
+        + link6_articulated_bias_n_z
+        + link6_subspace_rate_v_y * qd[7] * link6_articulated_passed_24
+        - link5_velocity_v_y * link5_momentum_f_x;
+    let link5_remaining_force = tau[6]
+        - (link5_articulated_bias_f_x * cache.link5_position_y
+            + link5_articulated_bias_f_y * cache.link5_subspace_v_y
+            + link5_articulated_bias_n_z);
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link5_subspace_rate_v_y = cache.link5_position_y * link4_velocity_w_z
+        - link4_velocity_v_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_y
+        - cache.link5_subspace_v_y * link4_velocity_w_z;
+    let link4_articulated_bias_n_z = link5_inverse_pivot * link5_articulated_subspace_n_z
+        * link5_remaining_force + link4_velocity_v_x * link4_momentum_f_y
+        + qd[6] * link5_articulated_passed_24 * link5_subspace_rate_v_y
+        + link5_articulated_bias_n_z
+        + qd[6] * link5_articulated_passed_23 * link5_subspace_rate_v_x
+        - link4_velocity_v_y * link4_momentum_f_x;
+    let link4_articulated_bias_f_y = link5_inverse_pivot * link5_remaining_force
+        * link5_articulated_subspace_f_y + link5_articulated_bias_f_y
+        + qd[6] * link5_subspace_rate_v_y * link5_articulated_passed_44
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_34
+        + link4_momentum_f_x * link4_velocity_w_z;
+    let link4_articulated_bias_f_x = link5_articulated_bias_f_x
+        + qd[6] * link5_articulated_passed_33 * link5_subspace_rate_v_x
+        + link5_inverse_pivot * link5_articulated_subspace_f_x * link5_remaining_force
+        + qd[6] * link5_subspace_rate_v_y * link5_articulated_passed_34
+        - link4_velocity_w_z * link4_momentum_f_y;
+    let link4_remaining_force = tau[5]
+        - (link4_articulated_bias_n_z
+            + cache.link4_subspace_v_y * link4_articulated_bias_f_y
+            + cache.link4_position_y * link4_articulated_bias_f_x);
+    let link4_subspace_rate_v_y = cache.link4_position_y * link3_velocity_w_z
+        - link3_velocity_v_x;
+    let link4_subspace_rate_v_x = link3_velocity_v_y
+        - link3_velocity_w_z * cache.link4_subspace_v_y;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
+    let link3_articulated_bias_n_z = link4_articulated_bias_n_z
+        + link4_articulated_subspace_n_z * link4_inverse_pivot * link4_remaining_force
+        + qd[5] * link4_subspace_rate_v_y * link4_articulated_passed_24
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_23
+        + link3_momentum_f_y * link3_velocity_v_x
+        - link3_momentum_f_x * link3_velocity_v_y;
+    let link3_articulated_bias_f_x = qd[5] * link4_subspace_rate_v_x
+        * link4_articulated_passed_33
+        + link4_articulated_passed_34 * qd[5] * link4_subspace_rate_v_y
+        + link4_articulated_bias_f_x
+        + link4_inverse_pivot * link4_remaining_force * link4_articulated_subspace_f_x
+        - link3_momentum_f_y * link3_velocity_w_z;
+    let link3_articulated_bias_f_y = link4_articulated_passed_34 * qd[5]
+        * link4_subspace_rate_v_x
+        + qd[5] * link4_subspace_rate_v_y * link4_articulated_passed_44
+        + link4_inverse_pivot * link4_articulated_subspace_f_y * link4_remaining_force
+        + link3_momentum_f_x * link3_velocity_w_z + link4_articulated_bias_f_y;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_n_z
+            + cache.link3_position_y * link3_articulated_bias_f_x
+            + link3_articulated_bias_f_y * cache.link3_subspace_v_y);
+    let link3_subspace_rate_v_x = link2_velocity_v_y
+        - link2_velocity_w_z * cache.link3_subspace_v_y;
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link3_subspace_rate_v_y = cache.link3_position_y * link2_velocity_w_z
+        - link2_velocity_v_x;
+    let link2_articulated_bias_f_x = link3_inverse_pivot * link3_articulated_subspace_f_x
+        * link3_remaining_force
+        + qd[4] * link3_subspace_rate_v_x * link3_articulated_passed_33
+        + link3_articulated_bias_f_x
+        + link3_articulated_passed_34 * qd[4] * link3_subspace_rate_v_y
+        - link2_momentum_f_y * link2_velocity_w_z;
+    let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
+        - base_angle_velocity_v_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
+    let link2_articulated_bias_f_y = link3_inverse_pivot * link3_articulated_subspace_f_y
+        * link3_remaining_force
+        + link3_articulated_passed_34 * qd[4] * link3_subspace_rate_v_x
+        + link3_articulated_bias_f_y
+        + link3_articulated_passed_44 * qd[4] * link3_subspace_rate_v_y
+        + link2_momentum_f_x * link2_velocity_w_z;
+    let link2_articulated_bias_n_z = link3_articulated_subspace_n_z * link3_inverse_pivot
+        * link3_remaining_force
+        + qd[4] * link3_subspace_rate_v_x * link3_articulated_passed_23
+        + link2_velocity_v_x * link2_momentum_f_y + link3_articulated_bias_n_z
+        + qd[4] * link3_articulated_passed_24 * link3_subspace_rate_v_y
+        - link2_velocity_v_y * link2_momentum_f_x;
+    let link2_remaining_force = tau[3]
+        - (cache.link2_subspace_v_y * link2_articulated_bias_f_y
+            + link2_articulated_bias_n_z
+            + link2_articulated_bias_f_x * cache.link2_position_y);
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link1_articulated_bias_f_x = link2_subspace_rate_v_x * qd[3]
+        * link2_articulated_passed_33 + link2_articulated_bias_f_x
+        + link2_articulated_passed_34 * link2_subspace_rate_v_y * qd[3]
+        + link2_inverse_pivot * link2_remaining_force * link2_articulated_subspace_f_x
+        - qd[2] * link1_momentum_f_y;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_articulated_bias_n_z = link1_momentum_f_y * base_angle_velocity_v_x
+        + link2_inverse_pivot * link2_remaining_force * link2_articulated_subspace_n_z
+        + link2_articulated_bias_n_z
+        + link2_subspace_rate_v_x * qd[3] * link2_articulated_passed_23
+        + link2_subspace_rate_v_y * qd[3] * link2_articulated_passed_24
+        - link1_momentum_f_x * base_angle_velocity_v_y;
+    let link1_articulated_bias_f_y = link2_inverse_pivot * link2_remaining_force
+        * link2_articulated_subspace_f_y + link2_articulated_bias_f_y
+        + link2_articulated_passed_44 * link2_subspace_rate_v_y * qd[3]
+        + link1_momentum_f_x * qd[2]
+        + link2_articulated_passed_34 * link2_subspace_rate_v_x * qd[3];
+    let base_angle_remaining_force = tau[2]
+        - (q[1] * link1_articulated_bias_f_x + link1_articulated_bias_n_z
+            + cache.base_angle_subspace_v_y * link1_articulated_bias_f_y);
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let base_y_articulated_bias_f_y = base_angle_articulated_passed_34
+        * base_angle_bias_v_x
+        + base_angle_remaining_force * base_angle_articulated_subspace_f_y
+            * base_angle_inverse_pivot
+        + base_angle_articulated_passed_44 * base_angle_bias_v_y
+        + link1_articulated_bias_f_y;
+    let base_y_remaining_force = tau[1] - base_y_articulated_bias_f_y;
+    let base_y_articulated_bias_f_x = base_angle_articulated_passed_34
+        * base_angle_bias_v_y
+        + base_angle_remaining_force * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_f_x
+        + base_angle_articulated_passed_33 * base_angle_bias_v_x
+        + link1_articulated_bias_f_x;
+    let base_x_articulated_bias_f_x = base_y_remaining_force * base_y_inverse_pivot
+        * base_angle_articulated_passed_34 + base_y_articulated_bias_f_x;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_x_acceleration = base_x_inverse_pivot * base_x_remaining_force;
+    let base_y_acceleration = (base_y_remaining_force
+        - base_x_acceleration * base_angle_articulated_passed_34) * base_y_inverse_pivot;
+    let base_angle_acceleration = (base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_y
+            * (base_y_acceleration + base_angle_bias_v_y)
+            + (base_x_acceleration + base_angle_bias_v_x)
+                * base_angle_articulated_subspace_f_x)) * base_angle_inverse_pivot;
+    let base_angle_spatial_acceleration_v_x = base_x_acceleration
+        + q[1] * base_angle_acceleration + base_angle_bias_v_x;
+    let t0 = link2_subspace_rate_v_x * qd[3];
+    let base_angle_spatial_acceleration_v_y = base_y_acceleration
+        + cache.base_angle_subspace_v_y * base_angle_acceleration + base_angle_bias_v_y;
+    let t1 = link2_subspace_rate_v_y * qd[3];
+    let link2_acceleration = (link2_remaining_force
+        - ((base_angle_spatial_acceleration_v_x + t0) * link2_articulated_subspace_f_x
+            + link2_articulated_subspace_n_z * base_angle_acceleration
+            + link2_articulated_subspace_f_y
+                * (base_angle_spatial_acceleration_v_y + t1))) * link2_inverse_pivot;
+    let t2 = qd[4] * link3_subspace_rate_v_y;
+    let link2_spatial_acceleration_v_y = base_angle_spatial_acceleration_v_y + t1
+        + cache.link2_subspace_v_y * link2_acceleration;
+    let link2_spatial_acceleration_w_z = link2_acceleration + base_angle_acceleration;
+    let link2_spatial_acceleration_v_x = base_angle_spatial_acceleration_v_x + t0
+        + cache.link2_position_y * link2_acceleration;
+    let t3 = qd[4] * link3_subspace_rate_v_x;
+    let link3_acceleration = (link3_remaining_force
+        - (link3_articulated_subspace_f_y * (t2 + link2_spatial_acceleration_v_y)
+            + link3_articulated_subspace_n_z * link2_spatial_acceleration_w_z
+            + (link2_spatial_acceleration_v_x + t3) * link3_articulated_subspace_f_x))
+        * link3_inverse_pivot;
+    let t4 = qd[5] * link4_subspace_rate_v_y;
+    let link3_spatial_acceleration_v_y = t2 + link2_spatial_acceleration_v_y
+        + link3_acceleration * cache.link3_subspace_v_y;
+    let link3_spatial_acceleration_w_z = link3_acceleration
+        + link2_spatial_acceleration_w_z;
+    let t5 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_v_x = link3_acceleration * cache.link3_position_y
+        + link2_spatial_acceleration_v_x + t3;
+    let link4_acceleration = (link4_remaining_force
+        - (link4_articulated_subspace_f_y * (t4 + link3_spatial_acceleration_v_y)
+            + link4_articulated_subspace_n_z * link3_spatial_acceleration_w_z
+            + (t5 + link3_spatial_acceleration_v_x) * link4_articulated_subspace_f_x))
+        * link4_inverse_pivot;
+    let link4_spatial_acceleration_v_x = t5 + link3_spatial_acceleration_v_x
+        + cache.link4_position_y * link4_acceleration;
+    let t6 = qd[6] * link5_subspace_rate_v_x;
+    let link4_spatial_acceleration_w_z = link4_acceleration
+        + link3_spatial_acceleration_w_z;
+    let t7 = qd[6] * link5_subspace_rate_v_y;
+    let link4_spatial_acceleration_v_y = link4_acceleration * cache.link4_subspace_v_y
+        + t4 + link3_spatial_acceleration_v_y;
+    let link5_acceleration = link5_inverse_pivot
+        * (link5_remaining_force
+            - ((link4_spatial_acceleration_v_x + t6) * link5_articulated_subspace_f_x
+                + link5_articulated_subspace_n_z * link4_spatial_acceleration_w_z
+                + (t7 + link4_spatial_acceleration_v_y)
+                    * link5_articulated_subspace_f_y));
+    let link5_spatial_acceleration_w_z = link5_acceleration
+        + link4_spatial_acceleration_w_z;
+    let link5_spatial_acceleration_v_x = link4_spatial_acceleration_v_x + t6
+        + link5_acceleration * cache.link5_position_y;
+    let link5_spatial_acceleration_v_y = link5_acceleration * cache.link5_subspace_v_y
+        + t7 + link4_spatial_acceleration_v_y;
+    let link6_acceleration = (link6_remaining_force
+        - (link5_spatial_acceleration_w_z * link6_articulated_subspace_n_z
+            + (link5_spatial_acceleration_v_x + link6_subspace_rate_v_x * qd[7])
+                * cache.link6_projected_inertia_f_x
+            + cache.link6_projected_inertia_f_y
+                * (link5_spatial_acceleration_v_y + link6_subspace_rate_v_y * qd[7])))
+        * link6_inverse_pivot;
+    let base_angle_articulated_passed_24 = link1_articulated_24
+        - base_angle_articulated_subspace_f_y * base_angle_articulated_subspace_n_z
+            * base_angle_inverse_pivot;
+    let base_angle_articulated_passed_23 = link1_articulated_23
+        - base_angle_articulated_subspace_n_z * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_f_x;
+    let base_y_articulated_passed_23 = base_angle_articulated_passed_23
+        - base_y_inverse_pivot * base_angle_articulated_passed_24
+            * base_angle_articulated_passed_34;
+    let base_y_articulated_passed_34 = base_angle_articulated_passed_34
+        - base_y_inverse_pivot * base_angle_articulated_passed_44
+            * base_angle_articulated_passed_34;
+    out[0] = base_x_acceleration;
+    out[1] = base_y_acceleration;
+    out[2] = base_angle_acceleration;
+    out[3] = link2_acceleration;
+    out[4] = link3_acceleration;
+    out[5] = link4_acceleration;
+    out[6] = link5_acceleration;
+    out[7] = link6_acceleration;
+    pivots[0] = link6_pivot;
+    pivots[1] = link5_pivot;
+    pivots[2] = link4_pivot;
+    pivots[3] = link3_pivot;
+    pivots[4] = link2_pivot;
+    pivots[5] = base_angle_pivot;
+    pivots[6] = base_angle_articulated_passed_44;
+    pivots[7] = base_y_articulated_passed_33;
+    factor.subspace[0][3] = 1.0;
+    factor.projected[0][2] = base_y_articulated_passed_23;
+    factor.projected[0][3] = base_y_articulated_passed_33;
+    factor.projected[0][4] = base_y_articulated_passed_34;
+    factor.inverse_pivot[0] = base_x_inverse_pivot;
+    factor.subspace[1][4] = 1.0;
+    factor.projected[1][2] = base_angle_articulated_passed_24;
+    factor.projected[1][3] = base_angle_articulated_passed_34;
+    factor.projected[1][4] = base_angle_articulated_passed_44;
+    factor.inverse_pivot[1] = base_y_inverse_pivot;
+    factor.subspace[2][2] = 1.0;
+    factor.subspace[2][3] = q[1];
+    factor.subspace[2][4] = cache.base_angle_subspace_v_y;
+    factor.projected[2][2] = base_angle_articulated_subspace_n_z;
+    factor.projected[2][3] = base_angle_articulated_subspace_f_x;
+    factor.projected[2][4] = base_angle_articulated_subspace_f_y;
+    factor.inverse_pivot[2] = base_angle_inverse_pivot;
+    factor.subspace[3][2] = 1.0;
+    factor.subspace[3][3] = cache.link2_position_y;
+    factor.subspace[3][4] = cache.link2_subspace_v_y;
+    factor.projected[3][2] = link2_articulated_subspace_n_z;
+    factor.projected[3][3] = link2_articulated_subspace_f_x;
+    factor.projected[3][4] = link2_articulated_subspace_f_y;
+    factor.inverse_pivot[3] = link2_inverse_pivot;
+    factor.subspace[4][2] = 1.0;
+    factor.subspace[4][3] = cache.link3_position_y;
+    factor.subspace[4][4] = cache.link3_subspace_v_y;
+    factor.projected[4][2] = link3_articulated_subspace_n_z;
+    factor.projected[4][3] = link3_articulated_subspace_f_x;
+    factor.projected[4][4] = link3_articulated_subspace_f_y;
+    factor.inverse_pivot[4] = link3_inverse_pivot;
+    factor.subspace[5][2] = 1.0;
+    factor.subspace[5][3] = cache.link4_position_y;
+    factor.subspace[5][4] = cache.link4_subspace_v_y;
+    factor.projected[5][2] = link4_articulated_subspace_n_z;
+    factor.projected[5][3] = link4_articulated_subspace_f_x;
+    factor.projected[5][4] = link4_articulated_subspace_f_y;
+    factor.inverse_pivot[5] = link4_inverse_pivot;
+    factor.subspace[6][2] = 1.0;
+    factor.subspace[6][3] = cache.link5_position_y;
+    factor.subspace[6][4] = cache.link5_subspace_v_y;
+    factor.projected[6][2] = link5_articulated_subspace_n_z;
+    factor.projected[6][3] = link5_articulated_subspace_f_x;
+    factor.projected[6][4] = link5_articulated_subspace_f_y;
+    factor.inverse_pivot[6] = link5_inverse_pivot;
+    factor.subspace[7][2] = 1.0;
+    factor.subspace[7][3] = cache.link6_position_y;
+    factor.subspace[7][4] = cache.link6_subspace_v_y;
+    factor.projected[7][2] = link6_articulated_subspace_n_z;
+    factor.projected[7][3] = cache.link6_projected_inertia_f_x;
+    factor.projected[7][4] = cache.link6_projected_inertia_f_y;
+    factor.inverse_pivot[7] = link6_inverse_pivot;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// The partial derivatives of the inverse dynamics at the given
 /// accelerations, row i being ID_i: `position` = dID/dq by the
 /// analytical derivatives of Newton-Euler (Carpentier and Mansard
@@ -4437,6 +5006,18 @@ impl Model<DOF, CONTACTS> for SnakeLateralUndulation {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    const ARTICULATED_FACTOR: bool = true;
+    fn articulated_factor_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        articulated_factor_into(q, qd, tau, p, k, factor, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

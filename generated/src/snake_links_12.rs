@@ -3576,6 +3576,1115 @@ pub fn forward_dynamics_into(
     pivots[13] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] that also keeps the articulated-body
+/// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
+/// before children), with which the runtime applies M^-1 to many columns in
+/// O(n) each. Returns false (and both outputs are meaningless) where M is not
+/// positive definite.
+#[inline]
+#[allow(unused_variables)]
+pub fn articulated_factor_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    factor.coordinate = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
+    factor.parent = [
+        None,
+        Some(0),
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(4),
+        Some(5),
+        Some(6),
+        Some(7),
+        Some(8),
+        Some(9),
+        Some(10),
+        Some(11),
+        Some(12),
+    ];
+    factor.subspace = [[0.0; 6]; DOF];
+    factor.projected = [[0.0; 6]; DOF];
+    let mut pivots = [0.0f64; 14];
+    let link12_articulated_15 = -cache.link12_inertia_h_x;
+    let link12_articulated_subspace_n_y = cache.link12_subspace_v_z
+        * link12_articulated_15 + cache.link12_position_z * cache.link12_inertia_h_z
+        - cache.link12_inertia_i_11;
+    let link12_articulated_subspace_f_z = cache.link12_subspace_v_z * p.link_mass
+        - link12_articulated_15;
+    let link12_pivot = cache.link12_subspace_v_z * link12_articulated_subspace_f_z
+        + cache.link12_position_z * cache.link12_projected_inertia_f_x
+        - link12_articulated_subspace_n_y;
+    let link12_inverse_pivot = 1.0 / link12_pivot;
+    let link12_articulated_passed_15 = link12_articulated_15
+        - link12_articulated_subspace_n_y * link12_inverse_pivot
+            * link12_articulated_subspace_f_z;
+    let link11_articulated_15 = link12_articulated_passed_15 - cache.link11_inertia_h_x;
+    let link12_articulated_passed_55 = p.link_mass
+        - link12_inverse_pivot * link12_articulated_subspace_f_z
+            * link12_articulated_subspace_f_z;
+    let link11_articulated_55 = p.link_mass + link12_articulated_passed_55;
+    let link12_articulated_passed_35 = -(link12_inverse_pivot
+        * cache.link12_projected_inertia_f_x * link12_articulated_subspace_f_z);
+    let link11_articulated_subspace_f_z = cache.link11_subspace_v_z
+        * link11_articulated_55 + link12_articulated_passed_35 * cache.link11_position_z
+        - link11_articulated_15;
+    let link12_articulated_passed_11 = cache.link12_inertia_i_11
+        - link12_articulated_subspace_n_y * link12_articulated_subspace_n_y
+            * link12_inverse_pivot;
+    let link11_articulated_11 = link12_articulated_passed_11 + cache.link11_inertia_i_11;
+    let link12_articulated_passed_13 = cache.link12_inertia_h_z
+        - link12_articulated_subspace_n_y * link12_inverse_pivot
+            * cache.link12_projected_inertia_f_x;
+    let link11_articulated_13 = cache.link11_inertia_h_z + link12_articulated_passed_13;
+    let link11_articulated_subspace_n_y = cache.link11_subspace_v_z
+        * link11_articulated_15 + link11_articulated_13 * cache.link11_position_z
+        - link11_articulated_11;
+    let link12_articulated_passed_33 = p.link_mass
+        - link12_inverse_pivot * cache.link12_projected_inertia_f_x
+            * cache.link12_projected_inertia_f_x;
+    let link11_articulated_33 = link12_articulated_passed_33 + p.link_mass;
+    let link11_articulated_subspace_f_x = cache.link11_subspace_v_z
+        * link12_articulated_passed_35 + link11_articulated_33 * cache.link11_position_z
+        - link11_articulated_13;
+    let link11_pivot = link11_articulated_subspace_f_x * cache.link11_position_z
+        + cache.link11_subspace_v_z * link11_articulated_subspace_f_z
+        - link11_articulated_subspace_n_y;
+    let link11_inverse_pivot = 1.0 / link11_pivot;
+    let link11_articulated_passed_55 = link11_articulated_55
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_articulated_55 = p.link_mass + link11_articulated_passed_55;
+    let link11_articulated_passed_15 = link11_articulated_15
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_articulated_15 = link11_articulated_passed_15 - cache.link10_inertia_h_x;
+    let link11_articulated_passed_35 = link12_articulated_passed_35
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_subspace_f_z = cache.link10_subspace_v_z
+        * link10_articulated_55 + link11_articulated_passed_35 * cache.link10_position_z
+        - link10_articulated_15;
+    let link11_articulated_passed_33 = link11_articulated_33
+        - link11_articulated_subspace_f_x * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_33 = p.link_mass + link11_articulated_passed_33;
+    let link11_articulated_passed_13 = link11_articulated_13
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_13 = link11_articulated_passed_13 + cache.link10_inertia_h_z;
+    let link10_articulated_subspace_f_x = link10_articulated_33 * cache.link10_position_z
+        + cache.link10_subspace_v_z * link11_articulated_passed_35
+        - link10_articulated_13;
+    let link11_articulated_passed_11 = link11_articulated_11
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_n_y
+            * link11_inverse_pivot;
+    let link10_articulated_11 = link11_articulated_passed_11 + cache.link10_inertia_i_11;
+    let link10_articulated_subspace_n_y = cache.link10_position_z * link10_articulated_13
+        + link10_articulated_15 * cache.link10_subspace_v_z - link10_articulated_11;
+    let link10_pivot = cache.link10_subspace_v_z * link10_articulated_subspace_f_z
+        + cache.link10_position_z * link10_articulated_subspace_f_x
+        - link10_articulated_subspace_n_y;
+    let link10_inverse_pivot = 1.0 / link10_pivot;
+    let link10_articulated_passed_35 = link11_articulated_passed_35
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link10_articulated_passed_55 = link10_articulated_55
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_f_z
+            * link10_inverse_pivot;
+    let link9_articulated_55 = link10_articulated_passed_55 + p.link_mass;
+    let link10_articulated_passed_15 = link10_articulated_15
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_articulated_15 = link10_articulated_passed_15 - cache.link9_inertia_h_x;
+    let link9_articulated_subspace_f_z = cache.link9_subspace_v_z * link9_articulated_55
+        + link10_articulated_passed_35 * cache.link9_position_z - link9_articulated_15;
+    let link10_articulated_passed_13 = link10_articulated_13
+        - link10_articulated_subspace_n_y * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link9_articulated_13 = link10_articulated_passed_13 + cache.link9_inertia_h_z;
+    let link10_articulated_passed_33 = link10_articulated_33
+        - link10_articulated_subspace_f_x * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link9_articulated_33 = link10_articulated_passed_33 + p.link_mass;
+    let link9_articulated_subspace_f_x = cache.link9_subspace_v_z
+        * link10_articulated_passed_35 + cache.link9_position_z * link9_articulated_33
+        - link9_articulated_13;
+    let link10_articulated_passed_11 = link10_articulated_11
+        - link10_articulated_subspace_n_y * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_articulated_11 = link10_articulated_passed_11 + cache.link9_inertia_i_11;
+    let link9_articulated_subspace_n_y = link9_articulated_13 * cache.link9_position_z
+        + link9_articulated_15 * cache.link9_subspace_v_z - link9_articulated_11;
+    let link9_pivot = cache.link9_subspace_v_z * link9_articulated_subspace_f_z
+        + cache.link9_position_z * link9_articulated_subspace_f_x
+        - link9_articulated_subspace_n_y;
+    let link9_inverse_pivot = 1.0 / link9_pivot;
+    let link9_articulated_passed_35 = link10_articulated_passed_35
+        - link9_articulated_subspace_f_z * link9_inverse_pivot
+            * link9_articulated_subspace_f_x;
+    let link9_articulated_passed_15 = link9_articulated_15
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_15 = link9_articulated_passed_15 - cache.link8_inertia_h_x;
+    let link9_articulated_passed_55 = link9_articulated_55
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_f_z
+            * link9_inverse_pivot;
+    let link8_articulated_55 = link9_articulated_passed_55 + p.link_mass;
+    let link8_articulated_subspace_f_z = link9_articulated_passed_35
+        * cache.link8_position_z + link8_articulated_55 * cache.link8_subspace_v_z
+        - link8_articulated_15;
+    let link9_articulated_passed_11 = link9_articulated_11
+        - link9_articulated_subspace_n_y * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_11 = link9_articulated_passed_11 + cache.link8_inertia_i_11;
+    let link9_articulated_passed_13 = link9_articulated_13
+        - link9_articulated_subspace_n_y * link9_inverse_pivot
+            * link9_articulated_subspace_f_x;
+    let link8_articulated_13 = cache.link8_inertia_h_z + link9_articulated_passed_13;
+    let link8_articulated_subspace_n_y = cache.link8_subspace_v_z * link8_articulated_15
+        + cache.link8_position_z * link8_articulated_13 - link8_articulated_11;
+    let link9_articulated_passed_33 = link9_articulated_33
+        - link9_inverse_pivot * link9_articulated_subspace_f_x
+            * link9_articulated_subspace_f_x;
+    let link8_articulated_33 = link9_articulated_passed_33 + p.link_mass;
+    let link8_articulated_subspace_f_x = link9_articulated_passed_35
+        * cache.link8_subspace_v_z + cache.link8_position_z * link8_articulated_33
+        - link8_articulated_13;
+    let link8_pivot = link8_articulated_subspace_f_z * cache.link8_subspace_v_z
+        + cache.link8_position_z * link8_articulated_subspace_f_x
+        - link8_articulated_subspace_n_y;
+    let link8_inverse_pivot = 1.0 / link8_pivot;
+    let link8_articulated_passed_35 = link9_articulated_passed_35
+        - link8_articulated_subspace_f_z * link8_inverse_pivot
+            * link8_articulated_subspace_f_x;
+    let link8_articulated_passed_55 = link8_articulated_55
+        - link8_articulated_subspace_f_z * link8_articulated_subspace_f_z
+            * link8_inverse_pivot;
+    let link7_articulated_55 = p.link_mass + link8_articulated_passed_55;
+    let link8_articulated_passed_15 = link8_articulated_15
+        - link8_articulated_subspace_f_z * link8_articulated_subspace_n_y
+            * link8_inverse_pivot;
+    let link7_articulated_15 = link8_articulated_passed_15 - cache.link7_inertia_h_x;
+    let link7_articulated_subspace_f_z = cache.link7_subspace_v_z * link7_articulated_55
+        + cache.link7_position_z * link8_articulated_passed_35 - link7_articulated_15;
+    let link8_articulated_passed_33 = link8_articulated_33
+        - link8_inverse_pivot * link8_articulated_subspace_f_x
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_33 = link8_articulated_passed_33 + p.link_mass;
+    let link8_articulated_passed_13 = link8_articulated_13
+        - link8_articulated_subspace_n_y * link8_inverse_pivot
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_13 = link8_articulated_passed_13 + cache.link7_inertia_h_z;
+    let link7_articulated_subspace_f_x = cache.link7_position_z * link7_articulated_33
+        + link8_articulated_passed_35 * cache.link7_subspace_v_z - link7_articulated_13;
+    let link8_articulated_passed_11 = link8_articulated_11
+        - link8_articulated_subspace_n_y * link8_articulated_subspace_n_y
+            * link8_inverse_pivot;
+    let link7_articulated_11 = link8_articulated_passed_11 + cache.link7_inertia_i_11;
+    let link7_articulated_subspace_n_y = cache.link7_position_z * link7_articulated_13
+        + link7_articulated_15 * cache.link7_subspace_v_z - link7_articulated_11;
+    let link7_pivot = link7_articulated_subspace_f_z * cache.link7_subspace_v_z
+        + cache.link7_position_z * link7_articulated_subspace_f_x
+        - link7_articulated_subspace_n_y;
+    let link7_inverse_pivot = 1.0 / link7_pivot;
+    let link7_articulated_passed_35 = link8_articulated_passed_35
+        - link7_articulated_subspace_f_z * link7_articulated_subspace_f_x
+            * link7_inverse_pivot;
+    let link7_articulated_passed_33 = link7_articulated_33
+        - link7_articulated_subspace_f_x * link7_articulated_subspace_f_x
+            * link7_inverse_pivot;
+    let link6_articulated_33 = link7_articulated_passed_33 + p.link_mass;
+    let link7_articulated_passed_13 = link7_articulated_13
+        - link7_articulated_subspace_n_y * link7_articulated_subspace_f_x
+            * link7_inverse_pivot;
+    let link6_articulated_13 = link7_articulated_passed_13 + cache.link6_inertia_h_z;
+    let link6_articulated_subspace_f_x = cache.link6_subspace_v_z
+        * link7_articulated_passed_35 + link6_articulated_33 * cache.link6_position_z
+        - link6_articulated_13;
+    let link7_articulated_passed_55 = link7_articulated_55
+        - link7_articulated_subspace_f_z * link7_articulated_subspace_f_z
+            * link7_inverse_pivot;
+    let link6_articulated_55 = p.link_mass + link7_articulated_passed_55;
+    let link7_articulated_passed_15 = link7_articulated_15
+        - link7_articulated_subspace_n_y * link7_articulated_subspace_f_z
+            * link7_inverse_pivot;
+    let link6_articulated_15 = link7_articulated_passed_15 - cache.link6_inertia_h_x;
+    let link6_articulated_subspace_f_z = cache.link6_subspace_v_z * link6_articulated_55
+        + cache.link6_position_z * link7_articulated_passed_35 - link6_articulated_15;
+    let link7_articulated_passed_11 = link7_articulated_11
+        - link7_articulated_subspace_n_y * link7_articulated_subspace_n_y
+            * link7_inverse_pivot;
+    let link6_articulated_11 = link7_articulated_passed_11 + cache.link6_inertia_i_11;
+    let link6_articulated_subspace_n_y = cache.link6_subspace_v_z * link6_articulated_15
+        + cache.link6_position_z * link6_articulated_13 - link6_articulated_11;
+    let link6_pivot = link6_articulated_subspace_f_x * cache.link6_position_z
+        + cache.link6_subspace_v_z * link6_articulated_subspace_f_z
+        - link6_articulated_subspace_n_y;
+    let link6_inverse_pivot = 1.0 / link6_pivot;
+    let link6_articulated_passed_35 = link7_articulated_passed_35
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link6_articulated_passed_13 = link6_articulated_13
+        - link6_articulated_subspace_f_x * link6_inverse_pivot
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_13 = link6_articulated_passed_13 + cache.link5_inertia_h_z;
+    let link6_articulated_passed_33 = link6_articulated_33
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_x
+            * link6_inverse_pivot;
+    let link5_articulated_33 = p.link_mass + link6_articulated_passed_33;
+    let link5_articulated_subspace_f_x = link6_articulated_passed_35
+        * cache.link5_subspace_v_z + cache.link5_position_z * link5_articulated_33
+        - link5_articulated_13;
+    let link6_articulated_passed_11 = link6_articulated_11
+        - link6_inverse_pivot * link6_articulated_subspace_n_y
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_11 = cache.link5_inertia_i_11 + link6_articulated_passed_11;
+    let link6_articulated_passed_15 = link6_articulated_15
+        - link6_articulated_subspace_f_z * link6_inverse_pivot
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_15 = link6_articulated_passed_15 - cache.link5_inertia_h_x;
+    let link5_articulated_subspace_n_y = link5_articulated_15 * cache.link5_subspace_v_z
+        + cache.link5_position_z * link5_articulated_13 - link5_articulated_11;
+    let link6_articulated_passed_55 = link6_articulated_55
+        - link6_articulated_subspace_f_z * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link5_articulated_55 = link6_articulated_passed_55 + p.link_mass;
+    let link5_articulated_subspace_f_z = link5_articulated_55 * cache.link5_subspace_v_z
+        + cache.link5_position_z * link6_articulated_passed_35 - link5_articulated_15;
+    let link5_pivot = link5_articulated_subspace_f_z * cache.link5_subspace_v_z
+        + cache.link5_position_z * link5_articulated_subspace_f_x
+        - link5_articulated_subspace_n_y;
+    let link5_inverse_pivot = 1.0 / link5_pivot;
+    let link5_articulated_passed_13 = link5_articulated_13
+        - link5_articulated_subspace_f_x * link5_articulated_subspace_n_y
+            * link5_inverse_pivot;
+    let link4_articulated_13 = link5_articulated_passed_13 + cache.link4_inertia_h_z;
+    let link5_articulated_passed_11 = link5_articulated_11
+        - link5_articulated_subspace_n_y * link5_articulated_subspace_n_y
+            * link5_inverse_pivot;
+    let link4_articulated_11 = cache.link4_inertia_i_11 + link5_articulated_passed_11;
+    let link5_articulated_passed_15 = link5_articulated_15
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_n_y
+            * link5_inverse_pivot;
+    let link4_articulated_15 = link5_articulated_passed_15 - cache.link4_inertia_h_x;
+    let link4_articulated_subspace_n_y = cache.link4_position_z * link4_articulated_13
+        + link4_articulated_15 * cache.link4_subspace_v_z - link4_articulated_11;
+    let link5_articulated_passed_55 = link5_articulated_55
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_z
+            * link5_inverse_pivot;
+    let link4_articulated_55 = link5_articulated_passed_55 + p.link_mass;
+    let link5_articulated_passed_35 = link6_articulated_passed_35
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_subspace_f_z = cache.link4_subspace_v_z * link4_articulated_55
+        + cache.link4_position_z * link5_articulated_passed_35 - link4_articulated_15;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_articulated_subspace_f_x * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_33 = link5_articulated_passed_33 + p.link_mass;
+    let link4_articulated_subspace_f_x = link5_articulated_passed_35
+        * cache.link4_subspace_v_z + cache.link4_position_z * link4_articulated_33
+        - link4_articulated_13;
+    let link4_pivot = cache.link4_subspace_v_z * link4_articulated_subspace_f_z
+        + cache.link4_position_z * link4_articulated_subspace_f_x
+        - link4_articulated_subspace_n_y;
+    let link4_inverse_pivot = 1.0 / link4_pivot;
+    let link4_articulated_passed_55 = link4_articulated_55
+        - link4_inverse_pivot * link4_articulated_subspace_f_z
+            * link4_articulated_subspace_f_z;
+    let link3_articulated_55 = p.link_mass + link4_articulated_passed_55;
+    let link4_articulated_passed_15 = link4_articulated_15
+        - link4_inverse_pivot * link4_articulated_subspace_n_y
+            * link4_articulated_subspace_f_z;
+    let link3_articulated_15 = link4_articulated_passed_15 - cache.link3_inertia_h_x;
+    let link4_articulated_passed_35 = link5_articulated_passed_35
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_f_z;
+    let link3_articulated_subspace_f_z = link3_articulated_55 * cache.link3_subspace_v_z
+        + link4_articulated_passed_35 * cache.link3_position_z - link3_articulated_15;
+    let link4_articulated_passed_13 = link4_articulated_13
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_13 = link4_articulated_passed_13 + cache.link3_inertia_h_z;
+    let link4_articulated_passed_11 = link4_articulated_11
+        - link4_inverse_pivot * link4_articulated_subspace_n_y
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_11 = cache.link3_inertia_i_11 + link4_articulated_passed_11;
+    let link3_articulated_subspace_n_y = link3_articulated_15 * cache.link3_subspace_v_z
+        + link3_articulated_13 * cache.link3_position_z - link3_articulated_11;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_33 = link4_articulated_passed_33 + p.link_mass;
+    let link3_articulated_subspace_f_x = link3_articulated_33 * cache.link3_position_z
+        + link4_articulated_passed_35 * cache.link3_subspace_v_z - link3_articulated_13;
+    let link3_pivot = link3_articulated_subspace_f_z * cache.link3_subspace_v_z
+        + link3_articulated_subspace_f_x * cache.link3_position_z
+        - link3_articulated_subspace_n_y;
+    let link3_inverse_pivot = 1.0 / link3_pivot;
+    let link3_articulated_passed_55 = link3_articulated_55
+        - link3_inverse_pivot * link3_articulated_subspace_f_z
+            * link3_articulated_subspace_f_z;
+    let link2_articulated_55 = link3_articulated_passed_55 + p.link_mass;
+    let link3_articulated_passed_15 = link3_articulated_15
+        - link3_articulated_subspace_n_y * link3_inverse_pivot
+            * link3_articulated_subspace_f_z;
+    let link2_articulated_15 = link3_articulated_passed_15 - cache.link2_inertia_h_x;
+    let link3_articulated_passed_35 = link4_articulated_passed_35
+        - link3_articulated_subspace_f_x * link3_inverse_pivot
+            * link3_articulated_subspace_f_z;
+    let link2_articulated_subspace_f_z = cache.link2_subspace_v_z * link2_articulated_55
+        + cache.link2_position_z * link3_articulated_passed_35 - link2_articulated_15;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_x
+            * link3_inverse_pivot;
+    let link2_articulated_33 = link3_articulated_passed_33 + p.link_mass;
+    let link3_articulated_passed_13 = link3_articulated_13
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_n_y
+            * link3_inverse_pivot;
+    let link2_articulated_13 = cache.link2_inertia_h_z + link3_articulated_passed_13;
+    let link2_articulated_subspace_f_x = cache.link2_position_z * link2_articulated_33
+        + cache.link2_subspace_v_z * link3_articulated_passed_35 - link2_articulated_13;
+    let link3_articulated_passed_11 = link3_articulated_11
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_n_y
+            * link3_inverse_pivot;
+    let link2_articulated_11 = link3_articulated_passed_11 + cache.link2_inertia_i_11;
+    let link2_articulated_subspace_n_y = link2_articulated_15 * cache.link2_subspace_v_z
+        + link2_articulated_13 * cache.link2_position_z - link2_articulated_11;
+    let link2_pivot = cache.link2_position_z * link2_articulated_subspace_f_x
+        + cache.link2_subspace_v_z * link2_articulated_subspace_f_z
+        - link2_articulated_subspace_n_y;
+    let link2_inverse_pivot = 1.0 / link2_pivot;
+    let link2_articulated_passed_35 = link3_articulated_passed_35
+        - link2_articulated_subspace_f_z * link2_inverse_pivot
+            * link2_articulated_subspace_f_x;
+    let link2_articulated_passed_55 = link2_articulated_55
+        - link2_articulated_subspace_f_z * link2_articulated_subspace_f_z
+            * link2_inverse_pivot;
+    let link1_articulated_55 = p.link_mass + link2_articulated_passed_55;
+    let link2_articulated_passed_15 = link2_articulated_15
+        - link2_articulated_subspace_f_z * link2_inverse_pivot
+            * link2_articulated_subspace_n_y;
+    let link1_articulated_15 = link2_articulated_passed_15 - cache.link1_inertia_h_x;
+    let base_angle_articulated_subspace_f_z = q[1] * link2_articulated_passed_35
+        + link1_articulated_55 * cache.base_angle_subspace_v_z - link1_articulated_15;
+    let link2_articulated_passed_13 = link2_articulated_13
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_n_y;
+    let link1_articulated_13 = link2_articulated_passed_13 + cache.link1_inertia_h_z;
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_33 = link2_articulated_passed_33 + p.link_mass;
+    let base_angle_articulated_subspace_f_x = cache.base_angle_subspace_v_z
+        * link2_articulated_passed_35 + q[1] * link1_articulated_33
+        - link1_articulated_13;
+    let link2_articulated_passed_11 = link2_articulated_11
+        - link2_inverse_pivot * link2_articulated_subspace_n_y
+            * link2_articulated_subspace_n_y;
+    let link1_articulated_11 = link2_articulated_passed_11 + cache.link1_inertia_i_11;
+    let base_angle_articulated_subspace_n_y = cache.base_angle_subspace_v_z
+        * link1_articulated_15 + q[1] * link1_articulated_13 - link1_articulated_11;
+    let base_angle_pivot = base_angle_articulated_subspace_f_z
+        * cache.base_angle_subspace_v_z + q[1] * base_angle_articulated_subspace_f_x
+        - base_angle_articulated_subspace_n_y;
+    let base_angle_inverse_pivot = 1.0 / base_angle_pivot;
+    let base_angle_articulated_passed_35 = link2_articulated_passed_35
+        - base_angle_articulated_subspace_f_z * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_f_x;
+    let base_angle_articulated_passed_55 = link1_articulated_55
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+            * base_angle_inverse_pivot;
+    let base_z_inverse_pivot = 1.0 / base_angle_articulated_passed_55;
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_inverse_pivot * base_angle_articulated_subspace_f_x
+            * base_angle_articulated_subspace_f_x;
+    let base_z_articulated_passed_33 = base_angle_articulated_passed_33
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_x_inverse_pivot = 1.0 / base_z_articulated_passed_33;
+    let base_z_articulated_passed_35 = base_angle_articulated_passed_35
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_55
+            * base_z_inverse_pivot;
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link12_articulated_bias_f_x = link12_velocity_w_y * link12_momentum_f_z;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_articulated_bias_f_z = -(link12_velocity_w_y * link12_momentum_f_x);
+    let link12_articulated_bias_n_y = link12_velocity_v_z * link12_momentum_f_x
+        - link12_velocity_v_x * link12_momentum_f_z;
+    let link12_remaining_force = tau[13]
+        - (cache.link12_subspace_v_z * link12_articulated_bias_f_z
+            + link12_articulated_bias_f_x * cache.link12_position_z
+            - link12_articulated_bias_n_y);
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link11_articulated_bias_f_x = link12_articulated_bias_f_x
+        + link12_inverse_pivot * link12_remaining_force
+            * cache.link12_projected_inertia_f_x
+        + link11_momentum_f_z * link11_velocity_w_y
+        + qd[13] * link12_articulated_passed_33 * link12_subspace_rate_v_x
+        + qd[13] * link12_articulated_passed_35 * link12_subspace_rate_v_z;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link11_articulated_bias_n_y = qd[13] * link12_articulated_passed_13
+        * link12_subspace_rate_v_x
+        + link12_articulated_subspace_n_y * link12_inverse_pivot * link12_remaining_force
+        + link11_velocity_v_z * link11_momentum_f_x + link12_articulated_bias_n_y
+        + link12_articulated_passed_15 * qd[13] * link12_subspace_rate_v_z
+        - link11_velocity_v_x * link11_momentum_f_z;
+    let link11_articulated_bias_f_z = qd[13] * link12_subspace_rate_v_x
+        * link12_articulated_passed_35
+        + link12_inverse_pivot * link12_remaining_force * link12_articulated_subspace_f_z
+        + qd[13] * link12_subspace_rate_v_z * link12_articulated_passed_55
+        + link12_articulated_bias_f_z - link11_momentum_f_x * link11_velocity_w_y;
+    let link11_remaining_force = tau[12]
+        - (link11_articulated_bias_f_x * cache.link11_position_z
+            + cache.link11_subspace_v_z * link11_articulated_bias_f_z
+            - link11_articulated_bias_n_y);
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_articulated_bias_f_x = link11_remaining_force
+        * link11_articulated_subspace_f_x * link11_inverse_pivot
+        + qd[12] * link11_articulated_passed_35 * link11_subspace_rate_v_z
+        + link11_articulated_bias_f_x
+        + link11_subspace_rate_v_x * qd[12] * link11_articulated_passed_33
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_articulated_bias_f_z = link11_remaining_force
+        * link11_articulated_subspace_f_z * link11_inverse_pivot
+        + link11_subspace_rate_v_x * qd[12] * link11_articulated_passed_35
+        + link11_articulated_bias_f_z
+        + qd[12] * link11_articulated_passed_55 * link11_subspace_rate_v_z
+        - link10_velocity_w_y * link10_momentum_f_x;
+    let link10_articulated_bias_n_y = link11_articulated_subspace_n_y
+        * link11_remaining_force * link11_inverse_pivot
+        + link11_articulated_passed_13 * link11_subspace_rate_v_x * qd[12]
+        + link11_articulated_bias_n_y + link10_velocity_v_z * link10_momentum_f_x
+        + link11_articulated_passed_15 * qd[12] * link11_subspace_rate_v_z
+        - link10_velocity_v_x * link10_momentum_f_z;
+    let link10_remaining_force = tau[11]
+        - (cache.link10_subspace_v_z * link10_articulated_bias_f_z
+            + link10_articulated_bias_f_x * cache.link10_position_z
+            - link10_articulated_bias_n_y);
+    let link9_articulated_bias_f_x = link10_subspace_rate_v_x
+        * link10_articulated_passed_33 * qd[11]
+        + link10_articulated_passed_35 * link10_subspace_rate_v_z * qd[11]
+        + link9_velocity_w_y * link9_momentum_f_z + link10_articulated_bias_f_x
+        + link10_remaining_force * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link9_articulated_bias_n_y = link10_remaining_force
+        * link10_articulated_subspace_n_y * link10_inverse_pivot
+        + link10_subspace_rate_v_x * link10_articulated_passed_13 * qd[11]
+        + link10_articulated_bias_n_y
+        + link10_articulated_passed_15 * link10_subspace_rate_v_z * qd[11]
+        + link9_momentum_f_x * link9_velocity_v_z
+        - link9_momentum_f_z * link9_velocity_v_x;
+    let link9_articulated_bias_f_z = link10_articulated_passed_55
+        * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_subspace_f_z * link10_remaining_force * link10_inverse_pivot
+        + link10_articulated_bias_f_z
+        + link10_subspace_rate_v_x * link10_articulated_passed_35 * qd[11]
+        - link9_velocity_w_y * link9_momentum_f_x;
+    let link9_remaining_force = tau[10]
+        - (cache.link9_position_z * link9_articulated_bias_f_x
+            + cache.link9_subspace_v_z * link9_articulated_bias_f_z
+            - link9_articulated_bias_n_y);
+    let link8_articulated_bias_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + link9_articulated_passed_35 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_f_x
+        + link9_articulated_passed_33 * link9_subspace_rate_v_x * qd[10]
+        + link9_remaining_force * link9_inverse_pivot * link9_articulated_subspace_f_x;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link8_articulated_bias_n_y = link8_momentum_f_x * link8_velocity_v_z
+        + link9_articulated_passed_15 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_n_y
+        + link9_articulated_subspace_n_y * link9_remaining_force * link9_inverse_pivot
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_13
+        - link8_momentum_f_z * link8_velocity_v_x;
+    let link8_articulated_bias_f_z = link9_articulated_passed_35
+        * link9_subspace_rate_v_x * qd[10]
+        + link9_articulated_subspace_f_z * link9_remaining_force * link9_inverse_pivot
+        + link9_articulated_passed_55 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_f_z - link8_momentum_f_x * link8_velocity_w_y;
+    let link8_remaining_force = tau[9]
+        - (cache.link8_position_z * link8_articulated_bias_f_x
+            + link8_articulated_bias_f_z * cache.link8_subspace_v_z
+            - link8_articulated_bias_n_y);
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link7_articulated_bias_f_x = link8_inverse_pivot * link8_remaining_force
+        * link8_articulated_subspace_f_x
+        + link8_articulated_passed_33 * link8_subspace_rate_v_x * qd[9]
+        + link8_articulated_bias_f_x + link7_velocity_w_y * link7_momentum_f_z
+        + link8_subspace_rate_v_z * link8_articulated_passed_35 * qd[9];
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_articulated_bias_n_y = link8_articulated_bias_n_y
+        + link8_subspace_rate_v_z * link8_articulated_passed_15 * qd[9]
+        + link8_articulated_passed_13 * link8_subspace_rate_v_x * qd[9]
+        + link7_velocity_v_z * link7_momentum_f_x
+        + link8_articulated_subspace_n_y * link8_inverse_pivot * link8_remaining_force
+        - link7_velocity_v_x * link7_momentum_f_z;
+    let link7_articulated_bias_f_z = link8_subspace_rate_v_z
+        * link8_articulated_passed_55 * qd[9]
+        + link8_articulated_subspace_f_z * link8_inverse_pivot * link8_remaining_force
+        + link8_articulated_bias_f_z
+        + link8_articulated_passed_35 * link8_subspace_rate_v_x * qd[9]
+        - link7_velocity_w_y * link7_momentum_f_x;
+    let link7_remaining_force = tau[8]
+        - (cache.link7_position_z * link7_articulated_bias_f_x
+            + cache.link7_subspace_v_z * link7_articulated_bias_f_z
+            - link7_articulated_bias_n_y);
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_articulated_bias_f_x = link7_remaining_force
+        * link7_articulated_subspace_f_x * link7_inverse_pivot
+        + link7_articulated_passed_33 * link7_subspace_rate_v_x * qd[8]
+        + link7_subspace_rate_v_z * link7_articulated_passed_35 * qd[8]
+        + link6_momentum_f_z * link6_velocity_w_y + link7_articulated_bias_f_x;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link6_articulated_bias_n_y = link7_articulated_bias_n_y
+        + link7_articulated_subspace_n_y * link7_remaining_force * link7_inverse_pivot
+        + link7_articulated_passed_13 * link7_subspace_rate_v_x * qd[8]
+        + link7_subspace_rate_v_z * qd[8] * link7_articulated_passed_15
+        + link6_momentum_f_x * link6_velocity_v_z
+        - link6_velocity_v_x * link6_momentum_f_z;
+    let link6_articulated_bias_f_z = link7_articulated_passed_35
+        * link7_subspace_rate_v_x * qd[8]
+        + link7_remaining_force * link7_articulated_subspace_f_z * link7_inverse_pivot
+        + link7_subspace_rate_v_z * link7_articulated_passed_55 * qd[8]
+        + link7_articulated_bias_f_z - link6_momentum_f_x * link6_velocity_w_y;
+    let link6_remaining_force = tau[7]
+        - (link6_articulated_bias_f_x * cache.link6_position_z
+            + link6_articulated_bias_f_z * cache.link6_subspace_v_z
+            - link6_articulated_bias_n_y);
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link5_articulated_bias_f_x = link6_articulated_bias_f_x
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_35
+        + link6_articulated_subspace_f_x * link6_inverse_pivot * link6_remaining_force
+        + link5_velocity_w_y * link5_momentum_f_z
+        + qd[7] * link6_articulated_passed_33 * link6_subspace_rate_v_x;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_articulated_bias_n_y = link5_velocity_v_z * link5_momentum_f_x
+        + link6_articulated_passed_13 * qd[7] * link6_subspace_rate_v_x
+        + link6_articulated_bias_n_y
+        + link6_articulated_passed_15 * qd[7] * link6_subspace_rate_v_z
+        + link6_inverse_pivot * link6_remaining_force * link6_articulated_subspace_n_y
+        - link5_velocity_v_x * link5_momentum_f_z;
+    let link5_articulated_bias_f_z = link6_articulated_bias_f_z
+        + qd[7] * link6_articulated_passed_35 * link6_subspace_rate_v_x
+        + link6_articulated_passed_55 * qd[7] * link6_subspace_rate_v_z
+        + link6_articulated_subspace_f_z * link6_inverse_pivot * link6_remaining_force
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link5_remaining_force = tau[6]
+        - (cache.link5_position_z * link5_articulated_bias_f_x
+            + cache.link5_subspace_v_z * link5_articulated_bias_f_z
+            - link5_articulated_bias_n_y);
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_articulated_bias_f_z = link5_articulated_subspace_f_z * link5_inverse_pivot
+        * link5_remaining_force
+        + qd[6] * link5_articulated_passed_55 * link5_subspace_rate_v_z
+        + link5_articulated_bias_f_z
+        + qd[6] * link5_articulated_passed_35 * link5_subspace_rate_v_x
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link4_articulated_bias_n_y = link5_articulated_bias_n_y
+        + link4_velocity_v_z * link4_momentum_f_x
+        + link5_articulated_subspace_n_y * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_articulated_passed_13 * link5_subspace_rate_v_x
+        + qd[6] * link5_articulated_passed_15 * link5_subspace_rate_v_z
+        - link4_momentum_f_z * link4_velocity_v_x;
+    let link4_articulated_bias_f_x = qd[6] * link5_articulated_passed_35
+        * link5_subspace_rate_v_z + link4_velocity_w_y * link4_momentum_f_z
+        + link5_articulated_subspace_f_x * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_articulated_passed_33 * link5_subspace_rate_v_x
+        + link5_articulated_bias_f_x;
+    let link4_remaining_force = tau[5]
+        - (link4_articulated_bias_f_z * cache.link4_subspace_v_z
+            + cache.link4_position_z * link4_articulated_bias_f_x
+            - link4_articulated_bias_n_y);
+    let link3_articulated_bias_f_z = link4_articulated_bias_f_z
+        + link4_articulated_passed_35 * qd[5] * link4_subspace_rate_v_x
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_55
+        + link4_inverse_pivot * link4_remaining_force * link4_articulated_subspace_f_z
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_articulated_bias_f_x = link4_articulated_passed_33 * qd[5]
+        * link4_subspace_rate_v_x
+        + link4_inverse_pivot * link4_articulated_subspace_f_x * link4_remaining_force
+        + link4_articulated_bias_f_x
+        + link4_subspace_rate_v_z * link4_articulated_passed_35 * qd[5]
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link3_articulated_bias_n_y = link4_articulated_passed_13 * qd[5]
+        * link4_subspace_rate_v_x + link4_articulated_bias_n_y
+        + link3_momentum_f_x * link3_velocity_v_z
+        + link4_subspace_rate_v_z * link4_articulated_passed_15 * qd[5]
+        + link4_inverse_pivot * link4_articulated_subspace_n_y * link4_remaining_force
+        - link3_momentum_f_z * link3_velocity_v_x;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_f_z * cache.link3_subspace_v_z
+            + link3_articulated_bias_f_x * cache.link3_position_z
+            - link3_articulated_bias_n_y);
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link2_articulated_bias_n_y = link3_articulated_subspace_n_y * link3_inverse_pivot
+        * link3_remaining_force
+        + qd[4] * link3_articulated_passed_15 * link3_subspace_rate_v_z
+        + qd[4] * link3_articulated_passed_13 * link3_subspace_rate_v_x
+        + link3_articulated_bias_n_y + link2_velocity_v_z * link2_momentum_f_x
+        - link2_velocity_v_x * link2_momentum_f_z;
+    let link2_articulated_bias_f_x = link3_articulated_bias_f_x
+        + link2_velocity_w_y * link2_momentum_f_z
+        + link3_articulated_passed_33 * qd[4] * link3_subspace_rate_v_x
+        + link3_articulated_subspace_f_x * link3_inverse_pivot * link3_remaining_force
+        + qd[4] * link3_articulated_passed_35 * link3_subspace_rate_v_z;
+    let link2_articulated_bias_f_z = link3_articulated_passed_55 * qd[4]
+        * link3_subspace_rate_v_z
+        + qd[4] * link3_articulated_passed_35 * link3_subspace_rate_v_x
+        + link3_inverse_pivot * link3_articulated_subspace_f_z * link3_remaining_force
+        + link3_articulated_bias_f_z - link2_velocity_w_y * link2_momentum_f_x;
+    let link2_remaining_force = tau[3]
+        - (cache.link2_position_z * link2_articulated_bias_f_x
+            + cache.link2_subspace_v_z * link2_articulated_bias_f_z
+            - link2_articulated_bias_n_y);
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link1_articulated_bias_f_x = link2_remaining_force * link2_inverse_pivot
+        * link2_articulated_subspace_f_x
+        + link2_subspace_rate_v_x * link2_articulated_passed_33 * qd[3]
+        + base_angle_velocity_w_y * link1_momentum_f_z + link2_articulated_bias_f_x
+        + link2_subspace_rate_v_z * link2_articulated_passed_35 * qd[3];
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_articulated_bias_f_z = link2_subspace_rate_v_z * qd[3]
+        * link2_articulated_passed_55
+        + link2_subspace_rate_v_x * link2_articulated_passed_35 * qd[3]
+        + link2_remaining_force * link2_articulated_subspace_f_z * link2_inverse_pivot
+        + link2_articulated_bias_f_z - base_angle_velocity_w_y * link1_momentum_f_x;
+    let link1_articulated_bias_n_y = link2_remaining_force * link2_inverse_pivot
+        * link2_articulated_subspace_n_y + link1_momentum_f_x * base_angle_velocity_v_z
+        + link2_subspace_rate_v_x * link2_articulated_passed_13 * qd[3]
+        + link2_articulated_bias_n_y
+        + link2_subspace_rate_v_z * link2_articulated_passed_15 * qd[3]
+        - link1_momentum_f_z * base_angle_velocity_v_x;
+    let base_angle_remaining_force = tau[2]
+        - (q[1] * link1_articulated_bias_f_x
+            + link1_articulated_bias_f_z * cache.base_angle_subspace_v_z
+            - link1_articulated_bias_n_y);
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_z_articulated_bias_f_x = base_angle_inverse_pivot
+        * base_angle_articulated_subspace_f_x * base_angle_remaining_force
+        + link1_articulated_bias_f_x
+        + base_angle_articulated_passed_33 * base_angle_bias_v_x
+        + base_angle_articulated_passed_35 * base_angle_bias_v_z;
+    let base_z_articulated_bias_f_z = link1_articulated_bias_f_z
+        + base_angle_articulated_passed_55 * base_angle_bias_v_z
+        + base_angle_articulated_subspace_f_z * base_angle_inverse_pivot
+            * base_angle_remaining_force
+        + base_angle_articulated_passed_35 * base_angle_bias_v_x;
+    let base_z_remaining_force = tau[1] - base_z_articulated_bias_f_z;
+    let base_x_articulated_bias_f_x = base_z_articulated_bias_f_x
+        + base_angle_articulated_passed_35 * base_z_inverse_pivot
+            * base_z_remaining_force;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_x_acceleration = base_x_inverse_pivot
+        * (base_x_remaining_force - p.gravity * base_z_articulated_passed_35);
+    let base_z_acceleration = (base_z_remaining_force
+        - (base_angle_articulated_passed_35 * base_x_acceleration
+            + base_angle_articulated_passed_55 * p.gravity)) * base_z_inverse_pivot;
+    let base_z_spatial_acceleration_v_z = p.gravity + base_z_acceleration;
+    let base_angle_acceleration = (base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_z
+            * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+            + (base_x_acceleration + base_angle_bias_v_x)
+                * base_angle_articulated_subspace_f_x)) * base_angle_inverse_pivot;
+    let t0 = link2_subspace_rate_v_z * qd[3];
+    let base_angle_spatial_acceleration_v_z = base_angle_acceleration
+        * cache.base_angle_subspace_v_z + base_z_spatial_acceleration_v_z
+        + base_angle_bias_v_z;
+    let base_angle_spatial_acceleration_w_y = -base_angle_acceleration;
+    let t1 = link2_subspace_rate_v_x * qd[3];
+    let base_angle_spatial_acceleration_v_x = base_x_acceleration
+        + q[1] * base_angle_acceleration + base_angle_bias_v_x;
+    let link2_acceleration = (link2_remaining_force
+        - ((t0 + base_angle_spatial_acceleration_v_z) * link2_articulated_subspace_f_z
+            + base_angle_spatial_acceleration_w_y * link2_articulated_subspace_n_y
+            + (t1 + base_angle_spatial_acceleration_v_x)
+                * link2_articulated_subspace_f_x)) * link2_inverse_pivot;
+    let link2_spatial_acceleration_w_y = base_angle_spatial_acceleration_w_y
+        - link2_acceleration;
+    let t2 = qd[4] * link3_subspace_rate_v_z;
+    let link2_spatial_acceleration_v_z = cache.link2_subspace_v_z * link2_acceleration
+        + t0 + base_angle_spatial_acceleration_v_z;
+    let t3 = qd[4] * link3_subspace_rate_v_x;
+    let link2_spatial_acceleration_v_x = t1 + cache.link2_position_z * link2_acceleration
+        + base_angle_spatial_acceleration_v_x;
+    let link3_acceleration = (link3_remaining_force
+        - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+            + (t2 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+            + link3_articulated_subspace_f_x * (t3 + link2_spatial_acceleration_v_x)))
+        * link3_inverse_pivot;
+    let link3_spatial_acceleration_v_x = t3 + link3_acceleration * cache.link3_position_z
+        + link2_spatial_acceleration_v_x;
+    let t4 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_w_y = link2_spatial_acceleration_w_y
+        - link3_acceleration;
+    let link3_spatial_acceleration_v_z = t2
+        + link3_acceleration * cache.link3_subspace_v_z + link2_spatial_acceleration_v_z;
+    let t5 = link4_subspace_rate_v_z * qd[5];
+    let link4_acceleration = link4_inverse_pivot
+        * (link4_remaining_force
+            - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t4)
+                + link4_articulated_subspace_n_y * link3_spatial_acceleration_w_y
+                + (link3_spatial_acceleration_v_z + t5)
+                    * link4_articulated_subspace_f_z));
+    let t6 = qd[6] * link5_subspace_rate_v_z;
+    let link4_spatial_acceleration_v_z = link4_acceleration * cache.link4_subspace_v_z
+        + link3_spatial_acceleration_v_z + t5;
+    let link4_spatial_acceleration_w_y = link3_spatial_acceleration_w_y
+        - link4_acceleration;
+    let link4_spatial_acceleration_v_x = cache.link4_position_z * link4_acceleration
+        + link3_spatial_acceleration_v_x + t4;
+    let t7 = qd[6] * link5_subspace_rate_v_x;
+    let link5_acceleration = (link5_remaining_force
+        - (link5_articulated_subspace_f_z * (t6 + link4_spatial_acceleration_v_z)
+            + link5_articulated_subspace_n_y * link4_spatial_acceleration_w_y
+            + link5_articulated_subspace_f_x * (link4_spatial_acceleration_v_x + t7)))
+        * link5_inverse_pivot;
+    let t8 = qd[7] * link6_subspace_rate_v_z;
+    let link5_spatial_acceleration_v_z = cache.link5_subspace_v_z * link5_acceleration
+        + t6 + link4_spatial_acceleration_v_z;
+    let link5_spatial_acceleration_v_x = link4_spatial_acceleration_v_x + t7
+        + cache.link5_position_z * link5_acceleration;
+    let t9 = qd[7] * link6_subspace_rate_v_x;
+    let link5_spatial_acceleration_w_y = link4_spatial_acceleration_w_y
+        - link5_acceleration;
+    let link6_acceleration = link6_inverse_pivot
+        * (link6_remaining_force
+            - (link6_articulated_subspace_f_z * (t8 + link5_spatial_acceleration_v_z)
+                + link6_articulated_subspace_f_x * (link5_spatial_acceleration_v_x + t9)
+                + link5_spatial_acceleration_w_y * link6_articulated_subspace_n_y));
+    let link6_spatial_acceleration_v_x = link6_acceleration * cache.link6_position_z
+        + link5_spatial_acceleration_v_x + t9;
+    let t10 = link7_subspace_rate_v_x * qd[8];
+    let link6_spatial_acceleration_v_z = t8 + link5_spatial_acceleration_v_z
+        + link6_acceleration * cache.link6_subspace_v_z;
+    let t11 = link7_subspace_rate_v_z * qd[8];
+    let link6_spatial_acceleration_w_y = link5_spatial_acceleration_w_y
+        - link6_acceleration;
+    let link7_acceleration = link7_inverse_pivot
+        * (link7_remaining_force
+            - ((link6_spatial_acceleration_v_x + t10) * link7_articulated_subspace_f_x
+                + link7_articulated_subspace_f_z * (link6_spatial_acceleration_v_z + t11)
+                + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y));
+    let t12 = link8_subspace_rate_v_x * qd[9];
+    let link7_spatial_acceleration_v_x = cache.link7_position_z * link7_acceleration
+        + link6_spatial_acceleration_v_x + t10;
+    let t13 = link8_subspace_rate_v_z * qd[9];
+    let link7_spatial_acceleration_v_z = link6_spatial_acceleration_v_z
+        + cache.link7_subspace_v_z * link7_acceleration + t11;
+    let link7_spatial_acceleration_w_y = link6_spatial_acceleration_w_y
+        - link7_acceleration;
+    let link8_acceleration = link8_inverse_pivot
+        * (link8_remaining_force
+            - ((t12 + link7_spatial_acceleration_v_x) * link8_articulated_subspace_f_x
+                + link8_articulated_subspace_f_z * (t13 + link7_spatial_acceleration_v_z)
+                + link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y));
+    let link8_spatial_acceleration_v_z = t13 + link7_spatial_acceleration_v_z
+        + link8_acceleration * cache.link8_subspace_v_z;
+    let t14 = qd[10] * link9_subspace_rate_v_z;
+    let link8_spatial_acceleration_w_y = link7_spatial_acceleration_w_y
+        - link8_acceleration;
+    let link8_spatial_acceleration_v_x = t12 + link7_spatial_acceleration_v_x
+        + cache.link8_position_z * link8_acceleration;
+    let t15 = link9_subspace_rate_v_x * qd[10];
+    let link9_acceleration = (link9_remaining_force
+        - ((link8_spatial_acceleration_v_z + t14) * link9_articulated_subspace_f_z
+            + link9_articulated_subspace_n_y * link8_spatial_acceleration_w_y
+            + (link8_spatial_acceleration_v_x + t15) * link9_articulated_subspace_f_x))
+        * link9_inverse_pivot;
+    let link9_spatial_acceleration_w_y = link8_spatial_acceleration_w_y
+        - link9_acceleration;
+    let link9_spatial_acceleration_v_z = link8_spatial_acceleration_v_z + t14
+        + cache.link9_subspace_v_z * link9_acceleration;
+    let t16 = link10_subspace_rate_v_z * qd[11];
+    let link9_spatial_acceleration_v_x = link8_spatial_acceleration_v_x + t15
+        + cache.link9_position_z * link9_acceleration;
+    let t17 = link10_subspace_rate_v_x * qd[11];
+    let link10_acceleration = (link10_remaining_force
+        - (link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+            + link10_articulated_subspace_f_z * (link9_spatial_acceleration_v_z + t16)
+            + (link9_spatial_acceleration_v_x + t17) * link10_articulated_subspace_f_x))
+        * link10_inverse_pivot;
+    let link10_spatial_acceleration_v_x = link10_acceleration * cache.link10_position_z
+        + link9_spatial_acceleration_v_x + t17;
+    let t18 = link11_subspace_rate_v_x * qd[12];
+    let link10_spatial_acceleration_v_z = cache.link10_subspace_v_z * link10_acceleration
+        + link9_spatial_acceleration_v_z + t16;
+    let t19 = qd[12] * link11_subspace_rate_v_z;
+    let link10_spatial_acceleration_w_y = link9_spatial_acceleration_w_y
+        - link10_acceleration;
+    let link11_acceleration = (link11_remaining_force
+        - (link11_articulated_subspace_f_x * (link10_spatial_acceleration_v_x + t18)
+            + (link10_spatial_acceleration_v_z + t19) * link11_articulated_subspace_f_z
+            + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y))
+        * link11_inverse_pivot;
+    let link11_spatial_acceleration_v_x = link10_spatial_acceleration_v_x + t18
+        + link11_acceleration * cache.link11_position_z;
+    let link11_spatial_acceleration_w_y = link10_spatial_acceleration_w_y
+        - link11_acceleration;
+    let link11_spatial_acceleration_v_z = cache.link11_subspace_v_z * link11_acceleration
+        + link10_spatial_acceleration_v_z + t19;
+    let link12_acceleration = link12_inverse_pivot
+        * (link12_remaining_force
+            - ((qd[13] * link12_subspace_rate_v_x + link11_spatial_acceleration_v_x)
+                * cache.link12_projected_inertia_f_x
+                + link11_spatial_acceleration_w_y * link12_articulated_subspace_n_y
+                + (qd[13] * link12_subspace_rate_v_z + link11_spatial_acceleration_v_z)
+                    * link12_articulated_subspace_f_z));
+    let base_angle_articulated_passed_13 = link1_articulated_13
+        - base_angle_inverse_pivot * base_angle_articulated_subspace_f_x
+            * base_angle_articulated_subspace_n_y;
+    let base_angle_articulated_passed_15 = link1_articulated_15
+        - base_angle_articulated_subspace_f_z * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_n_y;
+    let base_z_articulated_passed_13 = base_angle_articulated_passed_13
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_15
+            * base_z_inverse_pivot;
+    out[0] = base_x_acceleration;
+    out[1] = base_z_acceleration;
+    out[2] = base_angle_acceleration;
+    out[3] = link2_acceleration;
+    out[4] = link3_acceleration;
+    out[5] = link4_acceleration;
+    out[6] = link5_acceleration;
+    out[7] = link6_acceleration;
+    out[8] = link7_acceleration;
+    out[9] = link8_acceleration;
+    out[10] = link9_acceleration;
+    out[11] = link10_acceleration;
+    out[12] = link11_acceleration;
+    out[13] = link12_acceleration;
+    pivots[0] = link12_pivot;
+    pivots[1] = link11_pivot;
+    pivots[2] = link10_pivot;
+    pivots[3] = link9_pivot;
+    pivots[4] = link8_pivot;
+    pivots[5] = link7_pivot;
+    pivots[6] = link6_pivot;
+    pivots[7] = link5_pivot;
+    pivots[8] = link4_pivot;
+    pivots[9] = link3_pivot;
+    pivots[10] = link2_pivot;
+    pivots[11] = base_angle_pivot;
+    pivots[12] = base_angle_articulated_passed_55;
+    pivots[13] = base_z_articulated_passed_33;
+    factor.subspace[0][3] = 1.0;
+    factor.projected[0][1] = base_z_articulated_passed_13;
+    factor.projected[0][3] = base_z_articulated_passed_33;
+    factor.projected[0][5] = base_z_articulated_passed_35;
+    factor.inverse_pivot[0] = base_x_inverse_pivot;
+    factor.subspace[1][5] = 1.0;
+    factor.projected[1][1] = base_angle_articulated_passed_15;
+    factor.projected[1][3] = base_angle_articulated_passed_35;
+    factor.projected[1][5] = base_angle_articulated_passed_55;
+    factor.inverse_pivot[1] = base_z_inverse_pivot;
+    factor.subspace[2][1] = (-1.0);
+    factor.subspace[2][3] = q[1];
+    factor.subspace[2][5] = cache.base_angle_subspace_v_z;
+    factor.projected[2][1] = base_angle_articulated_subspace_n_y;
+    factor.projected[2][3] = base_angle_articulated_subspace_f_x;
+    factor.projected[2][5] = base_angle_articulated_subspace_f_z;
+    factor.inverse_pivot[2] = base_angle_inverse_pivot;
+    factor.subspace[3][1] = (-1.0);
+    factor.subspace[3][3] = cache.link2_position_z;
+    factor.subspace[3][5] = cache.link2_subspace_v_z;
+    factor.projected[3][1] = link2_articulated_subspace_n_y;
+    factor.projected[3][3] = link2_articulated_subspace_f_x;
+    factor.projected[3][5] = link2_articulated_subspace_f_z;
+    factor.inverse_pivot[3] = link2_inverse_pivot;
+    factor.subspace[4][1] = (-1.0);
+    factor.subspace[4][3] = cache.link3_position_z;
+    factor.subspace[4][5] = cache.link3_subspace_v_z;
+    factor.projected[4][1] = link3_articulated_subspace_n_y;
+    factor.projected[4][3] = link3_articulated_subspace_f_x;
+    factor.projected[4][5] = link3_articulated_subspace_f_z;
+    factor.inverse_pivot[4] = link3_inverse_pivot;
+    factor.subspace[5][1] = (-1.0);
+    factor.subspace[5][3] = cache.link4_position_z;
+    factor.subspace[5][5] = cache.link4_subspace_v_z;
+    factor.projected[5][1] = link4_articulated_subspace_n_y;
+    factor.projected[5][3] = link4_articulated_subspace_f_x;
+    factor.projected[5][5] = link4_articulated_subspace_f_z;
+    factor.inverse_pivot[5] = link4_inverse_pivot;
+    factor.subspace[6][1] = (-1.0);
+    factor.subspace[6][3] = cache.link5_position_z;
+    factor.subspace[6][5] = cache.link5_subspace_v_z;
+    factor.projected[6][1] = link5_articulated_subspace_n_y;
+    factor.projected[6][3] = link5_articulated_subspace_f_x;
+    factor.projected[6][5] = link5_articulated_subspace_f_z;
+    factor.inverse_pivot[6] = link5_inverse_pivot;
+    factor.subspace[7][1] = (-1.0);
+    factor.subspace[7][3] = cache.link6_position_z;
+    factor.subspace[7][5] = cache.link6_subspace_v_z;
+    factor.projected[7][1] = link6_articulated_subspace_n_y;
+    factor.projected[7][3] = link6_articulated_subspace_f_x;
+    factor.projected[7][5] = link6_articulated_subspace_f_z;
+    factor.inverse_pivot[7] = link6_inverse_pivot;
+    factor.subspace[8][1] = (-1.0);
+    factor.subspace[8][3] = cache.link7_position_z;
+    factor.subspace[8][5] = cache.link7_subspace_v_z;
+    factor.projected[8][1] = link7_articulated_subspace_n_y;
+    factor.projected[8][3] = link7_articulated_subspace_f_x;
+    factor.projected[8][5] = link7_articulated_subspace_f_z;
+    factor.inverse_pivot[8] = link7_inverse_pivot;
+    factor.subspace[9][1] = (-1.0);
+    factor.subspace[9][3] = cache.link8_position_z;
+    factor.subspace[9][5] = cache.link8_subspace_v_z;
+    factor.projected[9][1] = link8_articulated_subspace_n_y;
+    factor.projected[9][3] = link8_articulated_subspace_f_x;
+    factor.projected[9][5] = link8_articulated_subspace_f_z;
+    factor.inverse_pivot[9] = link8_inverse_pivot;
+    factor.subspace[10][1] = (-1.0);
+    factor.subspace[10][3] = cache.link9_position_z;
+    factor.subspace[10][5] = cache.link9_subspace_v_z;
+    factor.projected[10][1] = link9_articulated_subspace_n_y;
+    factor.projected[10][3] = link9_articulated_subspace_f_x;
+    factor.projected[10][5] = link9_articulated_subspace_f_z;
+    factor.inverse_pivot[10] = link9_inverse_pivot;
+    factor.subspace[11][1] = (-1.0);
+    factor.subspace[11][3] = cache.link10_position_z;
+    factor.subspace[11][5] = cache.link10_subspace_v_z;
+    factor.projected[11][1] = link10_articulated_subspace_n_y;
+    factor.projected[11][3] = link10_articulated_subspace_f_x;
+    factor.projected[11][5] = link10_articulated_subspace_f_z;
+    factor.inverse_pivot[11] = link10_inverse_pivot;
+    factor.subspace[12][1] = (-1.0);
+    factor.subspace[12][3] = cache.link11_position_z;
+    factor.subspace[12][5] = cache.link11_subspace_v_z;
+    factor.projected[12][1] = link11_articulated_subspace_n_y;
+    factor.projected[12][3] = link11_articulated_subspace_f_x;
+    factor.projected[12][5] = link11_articulated_subspace_f_z;
+    factor.inverse_pivot[12] = link11_inverse_pivot;
+    factor.subspace[13][1] = (-1.0);
+    factor.subspace[13][3] = cache.link12_position_z;
+    factor.subspace[13][5] = cache.link12_subspace_v_z;
+    factor.projected[13][1] = link12_articulated_subspace_n_y;
+    factor.projected[13][3] = cache.link12_projected_inertia_f_x;
+    factor.projected[13][5] = link12_articulated_subspace_f_z;
+    factor.inverse_pivot[13] = link12_inverse_pivot;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// The partial derivatives of the inverse dynamics at the given
 /// accelerations, row i being ID_i: `position` = dID/dq by the
 /// analytical derivatives of Newton-Euler (Carpentier and Mansard
@@ -9668,6 +10777,18 @@ impl Model<DOF, CONTACTS> for SnakeLinks12 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    const ARTICULATED_FACTOR: bool = true;
+    fn articulated_factor_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        articulated_factor_into(q, qd, tau, p, k, factor, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

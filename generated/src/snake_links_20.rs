@@ -6689,6 +6689,1846 @@ pub fn forward_dynamics_into(
     pivots[21] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] that also keeps the articulated-body
+/// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
+/// before children), with which the runtime applies M^-1 to many columns in
+/// O(n) each. Returns false (and both outputs are meaningless) where M is not
+/// positive definite.
+#[inline]
+#[allow(unused_variables)]
+pub fn articulated_factor_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    factor.coordinate = [
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    ];
+    factor.parent = [
+        None,
+        Some(0),
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(4),
+        Some(5),
+        Some(6),
+        Some(7),
+        Some(8),
+        Some(9),
+        Some(10),
+        Some(11),
+        Some(12),
+        Some(13),
+        Some(14),
+        Some(15),
+        Some(16),
+        Some(17),
+        Some(18),
+        Some(19),
+        Some(20),
+    ];
+    factor.subspace = [[0.0; 6]; DOF];
+    factor.projected = [[0.0; 6]; DOF];
+    let mut pivots = [0.0f64; 22];
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let link20_articulated_15 = -cache.link20_inertia_h_x;
+    let link20_articulated_subspace_n_y = cache.link20_position_z
+        * cache.link20_inertia_h_z + cache.link20_subspace_v_z * link20_articulated_15
+        - cache.link20_inertia_i_11;
+    let link20_articulated_subspace_f_z = p.link_mass * cache.link20_subspace_v_z
+        - link20_articulated_15;
+    let link20_pivot = link20_articulated_subspace_f_z * cache.link20_subspace_v_z
+        + cache.link20_position_z * cache.link20_projected_inertia_f_x
+        - link20_articulated_subspace_n_y;
+    let link20_inverse_pivot = 1.0 / link20_pivot;
+    let link20_articulated_passed_11 = cache.link20_inertia_i_11
+        - link20_articulated_subspace_n_y * link20_articulated_subspace_n_y
+            * link20_inverse_pivot;
+    let link19_articulated_11 = cache.link19_inertia_i_11 + link20_articulated_passed_11;
+    let link20_articulated_passed_33 = p.link_mass
+        - link20_inverse_pivot * cache.link20_projected_inertia_f_x
+            * cache.link20_projected_inertia_f_x;
+    let link19_articulated_33 = p.link_mass + link20_articulated_passed_33;
+    let link20_articulated_passed_35 = -(link20_inverse_pivot
+        * link20_articulated_subspace_f_z * cache.link20_projected_inertia_f_x);
+    let link20_articulated_passed_13 = cache.link20_inertia_h_z
+        - link20_articulated_subspace_n_y * link20_inverse_pivot
+            * cache.link20_projected_inertia_f_x;
+    let link19_articulated_13 = link20_articulated_passed_13 + cache.link19_inertia_h_z;
+    let link19_articulated_subspace_f_x = link19_articulated_33 * cache.link19_position_z
+        + cache.link19_subspace_v_z * link20_articulated_passed_35
+        - link19_articulated_13;
+    let link20_articulated_passed_15 = link20_articulated_15
+        - link20_articulated_subspace_n_y * link20_inverse_pivot
+            * link20_articulated_subspace_f_z;
+    let link19_articulated_15 = link20_articulated_passed_15 - cache.link19_inertia_h_x;
+    let link19_articulated_subspace_n_y = link19_articulated_13 * cache.link19_position_z
+        + cache.link19_subspace_v_z * link19_articulated_15 - link19_articulated_11;
+    let link20_articulated_passed_55 = p.link_mass
+        - link20_inverse_pivot * link20_articulated_subspace_f_z
+            * link20_articulated_subspace_f_z;
+    let link19_articulated_55 = link20_articulated_passed_55 + p.link_mass;
+    let link19_articulated_subspace_f_z = cache.link19_position_z
+        * link20_articulated_passed_35
+        + link19_articulated_55 * cache.link19_subspace_v_z - link19_articulated_15;
+    let link19_pivot = cache.link19_position_z * link19_articulated_subspace_f_x
+        + cache.link19_subspace_v_z * link19_articulated_subspace_f_z
+        - link19_articulated_subspace_n_y;
+    let link19_inverse_pivot = 1.0 / link19_pivot;
+    let link19_articulated_passed_11 = link19_articulated_11
+        - link19_inverse_pivot * link19_articulated_subspace_n_y
+            * link19_articulated_subspace_n_y;
+    let link18_articulated_11 = cache.link18_inertia_i_11 + link19_articulated_passed_11;
+    let link19_articulated_passed_33 = link19_articulated_33
+        - link19_inverse_pivot * link19_articulated_subspace_f_x
+            * link19_articulated_subspace_f_x;
+    let link18_articulated_33 = link19_articulated_passed_33 + p.link_mass;
+    let link19_articulated_passed_13 = link19_articulated_13
+        - link19_inverse_pivot * link19_articulated_subspace_n_y
+            * link19_articulated_subspace_f_x;
+    let link18_articulated_13 = link19_articulated_passed_13 + cache.link18_inertia_h_z;
+    let link19_articulated_passed_35 = link20_articulated_passed_35
+        - link19_inverse_pivot * link19_articulated_subspace_f_x
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_subspace_f_x = cache.link18_position_z * link18_articulated_33
+        + cache.link18_subspace_v_z * link19_articulated_passed_35
+        - link18_articulated_13;
+    let link19_articulated_passed_15 = link19_articulated_15
+        - link19_inverse_pivot * link19_articulated_subspace_n_y
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_15 = link19_articulated_passed_15 - cache.link18_inertia_h_x;
+    let link18_articulated_subspace_n_y = link18_articulated_15
+        * cache.link18_subspace_v_z + link18_articulated_13 * cache.link18_position_z
+        - link18_articulated_11;
+    let link19_articulated_passed_55 = link19_articulated_55
+        - link19_inverse_pivot * link19_articulated_subspace_f_z
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_55 = link19_articulated_passed_55 + p.link_mass;
+    let link18_articulated_subspace_f_z = cache.link18_subspace_v_z
+        * link18_articulated_55 + cache.link18_position_z * link19_articulated_passed_35
+        - link18_articulated_15;
+    let link18_pivot = cache.link18_position_z * link18_articulated_subspace_f_x
+        + cache.link18_subspace_v_z * link18_articulated_subspace_f_z
+        - link18_articulated_subspace_n_y;
+    let link18_inverse_pivot = 1.0 / link18_pivot;
+    let link18_articulated_passed_11 = link18_articulated_11
+        - link18_inverse_pivot * link18_articulated_subspace_n_y
+            * link18_articulated_subspace_n_y;
+    let link17_articulated_11 = cache.link17_inertia_i_11 + link18_articulated_passed_11;
+    let link18_articulated_passed_15 = link18_articulated_15
+        - link18_inverse_pivot * link18_articulated_subspace_f_z
+            * link18_articulated_subspace_n_y;
+    let link17_articulated_15 = link18_articulated_passed_15 - cache.link17_inertia_h_x;
+    let link18_articulated_passed_13 = link18_articulated_13
+        - link18_inverse_pivot * link18_articulated_subspace_n_y
+            * link18_articulated_subspace_f_x;
+    let link17_articulated_13 = link18_articulated_passed_13 + cache.link17_inertia_h_z;
+    let link17_articulated_subspace_n_y = cache.link17_subspace_v_z
+        * link17_articulated_15 + link17_articulated_13 * cache.link17_position_z
+        - link17_articulated_11;
+    let link18_articulated_passed_35 = link19_articulated_passed_35
+        - link18_inverse_pivot * link18_articulated_subspace_f_z
+            * link18_articulated_subspace_f_x;
+    let link18_articulated_passed_55 = link18_articulated_55
+        - link18_inverse_pivot * link18_articulated_subspace_f_z
+            * link18_articulated_subspace_f_z;
+    let link17_articulated_55 = link18_articulated_passed_55 + p.link_mass;
+    let link17_articulated_subspace_f_z = link18_articulated_passed_35
+        * cache.link17_position_z + link17_articulated_55 * cache.link17_subspace_v_z
+        - link17_articulated_15;
+    let link18_articulated_passed_33 = link18_articulated_33
+        - link18_inverse_pivot * link18_articulated_subspace_f_x
+            * link18_articulated_subspace_f_x;
+    let link17_articulated_33 = p.link_mass + link18_articulated_passed_33;
+    let link17_articulated_subspace_f_x = link17_articulated_33 * cache.link17_position_z
+        + cache.link17_subspace_v_z * link18_articulated_passed_35
+        - link17_articulated_13;
+    let link17_pivot = link17_articulated_subspace_f_x * cache.link17_position_z
+        + cache.link17_subspace_v_z * link17_articulated_subspace_f_z
+        - link17_articulated_subspace_n_y;
+    let link17_inverse_pivot = 1.0 / link17_pivot;
+    let link17_articulated_passed_15 = link17_articulated_15
+        - link17_articulated_subspace_n_y * link17_articulated_subspace_f_z
+            * link17_inverse_pivot;
+    let link16_articulated_15 = link17_articulated_passed_15 - cache.link16_inertia_h_x;
+    let link17_articulated_passed_11 = link17_articulated_11
+        - link17_articulated_subspace_n_y * link17_articulated_subspace_n_y
+            * link17_inverse_pivot;
+    let link16_articulated_11 = cache.link16_inertia_i_11 + link17_articulated_passed_11;
+    let link17_articulated_passed_13 = link17_articulated_13
+        - link17_articulated_subspace_n_y * link17_articulated_subspace_f_x
+            * link17_inverse_pivot;
+    let link16_articulated_13 = cache.link16_inertia_h_z + link17_articulated_passed_13;
+    let link16_articulated_subspace_n_y = cache.link16_subspace_v_z
+        * link16_articulated_15 + cache.link16_position_z * link16_articulated_13
+        - link16_articulated_11;
+    let link17_articulated_passed_33 = link17_articulated_33
+        - link17_articulated_subspace_f_x * link17_articulated_subspace_f_x
+            * link17_inverse_pivot;
+    let link16_articulated_33 = link17_articulated_passed_33 + p.link_mass;
+    let link17_articulated_passed_35 = link18_articulated_passed_35
+        - link17_articulated_subspace_f_x * link17_articulated_subspace_f_z
+            * link17_inverse_pivot;
+    let link16_articulated_subspace_f_x = cache.link16_position_z * link16_articulated_33
+        + cache.link16_subspace_v_z * link17_articulated_passed_35
+        - link16_articulated_13;
+    let link17_articulated_passed_55 = link17_articulated_55
+        - link17_articulated_subspace_f_z * link17_articulated_subspace_f_z
+            * link17_inverse_pivot;
+    let link16_articulated_55 = p.link_mass + link17_articulated_passed_55;
+    let link16_articulated_subspace_f_z = cache.link16_subspace_v_z
+        * link16_articulated_55 + cache.link16_position_z * link17_articulated_passed_35
+        - link16_articulated_15;
+    let link16_pivot = cache.link16_position_z * link16_articulated_subspace_f_x
+        + cache.link16_subspace_v_z * link16_articulated_subspace_f_z
+        - link16_articulated_subspace_n_y;
+    let link16_inverse_pivot = 1.0 / link16_pivot;
+    let link16_articulated_passed_15 = link16_articulated_15
+        - link16_inverse_pivot * link16_articulated_subspace_n_y
+            * link16_articulated_subspace_f_z;
+    let link15_articulated_15 = link16_articulated_passed_15 - cache.link15_inertia_h_x;
+    let link16_articulated_passed_35 = link17_articulated_passed_35
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_f_z;
+    let link16_articulated_passed_55 = link16_articulated_55
+        - link16_inverse_pivot * link16_articulated_subspace_f_z
+            * link16_articulated_subspace_f_z;
+    let link15_articulated_55 = p.link_mass + link16_articulated_passed_55;
+    let link15_articulated_subspace_f_z = link16_articulated_passed_35
+        * cache.link15_position_z + link15_articulated_55 * cache.link15_subspace_v_z
+        - link15_articulated_15;
+    let link16_articulated_passed_13 = link16_articulated_13
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_n_y;
+    let link15_articulated_13 = cache.link15_inertia_h_z + link16_articulated_passed_13;
+    let link16_articulated_passed_11 = link16_articulated_11
+        - link16_inverse_pivot * link16_articulated_subspace_n_y
+            * link16_articulated_subspace_n_y;
+    let link15_articulated_11 = cache.link15_inertia_i_11 + link16_articulated_passed_11;
+    let link15_articulated_subspace_n_y = link15_articulated_13 * cache.link15_position_z
+        + cache.link15_subspace_v_z * link15_articulated_15 - link15_articulated_11;
+    let link16_articulated_passed_33 = link16_articulated_33
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_f_x;
+    let link15_articulated_33 = link16_articulated_passed_33 + p.link_mass;
+    let link15_articulated_subspace_f_x = cache.link15_position_z * link15_articulated_33
+        + link16_articulated_passed_35 * cache.link15_subspace_v_z
+        - link15_articulated_13;
+    let link15_pivot = cache.link15_position_z * link15_articulated_subspace_f_x
+        + link15_articulated_subspace_f_z * cache.link15_subspace_v_z
+        - link15_articulated_subspace_n_y;
+    let link15_inverse_pivot = 1.0 / link15_pivot;
+    let link15_articulated_passed_15 = link15_articulated_15
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_n_y
+            * link15_inverse_pivot;
+    let link14_articulated_15 = link15_articulated_passed_15 - cache.link14_inertia_h_x;
+    let link15_articulated_passed_35 = link16_articulated_passed_35
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link15_articulated_passed_55 = link15_articulated_55
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_f_z
+            * link15_inverse_pivot;
+    let link14_articulated_55 = p.link_mass + link15_articulated_passed_55;
+    let link14_articulated_subspace_f_z = cache.link14_position_z
+        * link15_articulated_passed_35
+        + cache.link14_subspace_v_z * link14_articulated_55 - link14_articulated_15;
+    let link15_articulated_passed_13 = link15_articulated_13
+        - link15_articulated_subspace_n_y * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link14_articulated_13 = cache.link14_inertia_h_z + link15_articulated_passed_13;
+    let link15_articulated_passed_11 = link15_articulated_11
+        - link15_articulated_subspace_n_y * link15_articulated_subspace_n_y
+            * link15_inverse_pivot;
+    let link14_articulated_11 = cache.link14_inertia_i_11 + link15_articulated_passed_11;
+    let link14_articulated_subspace_n_y = link14_articulated_15
+        * cache.link14_subspace_v_z + cache.link14_position_z * link14_articulated_13
+        - link14_articulated_11;
+    let link15_articulated_passed_33 = link15_articulated_33
+        - link15_articulated_subspace_f_x * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link14_articulated_33 = link15_articulated_passed_33 + p.link_mass;
+    let link14_articulated_subspace_f_x = link15_articulated_passed_35
+        * cache.link14_subspace_v_z + link14_articulated_33 * cache.link14_position_z
+        - link14_articulated_13;
+    let link14_pivot = cache.link14_subspace_v_z * link14_articulated_subspace_f_z
+        + cache.link14_position_z * link14_articulated_subspace_f_x
+        - link14_articulated_subspace_n_y;
+    let link14_inverse_pivot = 1.0 / link14_pivot;
+    let link14_articulated_passed_35 = link15_articulated_passed_35
+        - link14_inverse_pivot * link14_articulated_subspace_f_x
+            * link14_articulated_subspace_f_z;
+    let link14_articulated_passed_15 = link14_articulated_15
+        - link14_articulated_subspace_n_y * link14_inverse_pivot
+            * link14_articulated_subspace_f_z;
+    let link13_articulated_15 = link14_articulated_passed_15 - cache.link13_inertia_h_x;
+    let link14_articulated_passed_55 = link14_articulated_55
+        - link14_inverse_pivot * link14_articulated_subspace_f_z
+            * link14_articulated_subspace_f_z;
+    let link13_articulated_55 = link14_articulated_passed_55 + p.link_mass;
+    let link13_articulated_subspace_f_z = cache.link13_position_z
+        * link14_articulated_passed_35
+        + cache.link13_subspace_v_z * link13_articulated_55 - link13_articulated_15;
+    let link14_articulated_passed_13 = link14_articulated_13
+        - link14_articulated_subspace_n_y * link14_inverse_pivot
+            * link14_articulated_subspace_f_x;
+    let link13_articulated_13 = cache.link13_inertia_h_z + link14_articulated_passed_13;
+    let link14_articulated_passed_11 = link14_articulated_11
+        - link14_articulated_subspace_n_y * link14_articulated_subspace_n_y
+            * link14_inverse_pivot;
+    let link13_articulated_11 = cache.link13_inertia_i_11 + link14_articulated_passed_11;
+    let link13_articulated_subspace_n_y = cache.link13_position_z * link13_articulated_13
+        + cache.link13_subspace_v_z * link13_articulated_15 - link13_articulated_11;
+    let link14_articulated_passed_33 = link14_articulated_33
+        - link14_inverse_pivot * link14_articulated_subspace_f_x
+            * link14_articulated_subspace_f_x;
+    let link13_articulated_33 = p.link_mass + link14_articulated_passed_33;
+    let link13_articulated_subspace_f_x = cache.link13_subspace_v_z
+        * link14_articulated_passed_35 + cache.link13_position_z * link13_articulated_33
+        - link13_articulated_13;
+    let link13_pivot = cache.link13_subspace_v_z * link13_articulated_subspace_f_z
+        + cache.link13_position_z * link13_articulated_subspace_f_x
+        - link13_articulated_subspace_n_y;
+    let link13_inverse_pivot = 1.0 / link13_pivot;
+    let link13_articulated_passed_35 = link14_articulated_passed_35
+        - link13_articulated_subspace_f_z * link13_inverse_pivot
+            * link13_articulated_subspace_f_x;
+    let link13_articulated_passed_15 = link13_articulated_15
+        - link13_articulated_subspace_f_z * link13_articulated_subspace_n_y
+            * link13_inverse_pivot;
+    let link12_articulated_15 = link13_articulated_passed_15 - cache.link12_inertia_h_x;
+    let link13_articulated_passed_55 = link13_articulated_55
+        - link13_articulated_subspace_f_z * link13_articulated_subspace_f_z
+            * link13_inverse_pivot;
+    let link12_articulated_55 = link13_articulated_passed_55 + p.link_mass;
+    let link12_articulated_subspace_f_z = link13_articulated_passed_35
+        * cache.link12_position_z + link12_articulated_55 * cache.link12_subspace_v_z
+        - link12_articulated_15;
+    let link13_articulated_passed_13 = link13_articulated_13
+        - link13_articulated_subspace_n_y * link13_inverse_pivot
+            * link13_articulated_subspace_f_x;
+    let link12_articulated_13 = link13_articulated_passed_13 + cache.link12_inertia_h_z;
+    let link13_articulated_passed_11 = link13_articulated_11
+        - link13_articulated_subspace_n_y * link13_articulated_subspace_n_y
+            * link13_inverse_pivot;
+    let link12_articulated_11 = link13_articulated_passed_11 + cache.link12_inertia_i_11;
+    let link12_articulated_subspace_n_y = cache.link12_subspace_v_z
+        * link12_articulated_15 + link12_articulated_13 * cache.link12_position_z
+        - link12_articulated_11;
+    let link13_articulated_passed_33 = link13_articulated_33
+        - link13_inverse_pivot * link13_articulated_subspace_f_x
+            * link13_articulated_subspace_f_x;
+    let link12_articulated_33 = link13_articulated_passed_33 + p.link_mass;
+    let link12_articulated_subspace_f_x = link13_articulated_passed_35
+        * cache.link12_subspace_v_z + link12_articulated_33 * cache.link12_position_z
+        - link12_articulated_13;
+    let link12_pivot = link12_articulated_subspace_f_z * cache.link12_subspace_v_z
+        + link12_articulated_subspace_f_x * cache.link12_position_z
+        - link12_articulated_subspace_n_y;
+    let link12_inverse_pivot = 1.0 / link12_pivot;
+    let link12_articulated_passed_13 = link12_articulated_13
+        - link12_inverse_pivot * link12_articulated_subspace_f_x
+            * link12_articulated_subspace_n_y;
+    let link11_articulated_13 = link12_articulated_passed_13 + cache.link11_inertia_h_z;
+    let link12_articulated_passed_15 = link12_articulated_15
+        - link12_articulated_subspace_f_z * link12_inverse_pivot
+            * link12_articulated_subspace_n_y;
+    let link11_articulated_15 = link12_articulated_passed_15 - cache.link11_inertia_h_x;
+    let link12_articulated_passed_11 = link12_articulated_11
+        - link12_inverse_pivot * link12_articulated_subspace_n_y
+            * link12_articulated_subspace_n_y;
+    let link11_articulated_11 = link12_articulated_passed_11 + cache.link11_inertia_i_11;
+    let link11_articulated_subspace_n_y = cache.link11_subspace_v_z
+        * link11_articulated_15 + link11_articulated_13 * cache.link11_position_z
+        - link11_articulated_11;
+    let link12_articulated_passed_33 = link12_articulated_33
+        - link12_inverse_pivot * link12_articulated_subspace_f_x
+            * link12_articulated_subspace_f_x;
+    let link11_articulated_33 = link12_articulated_passed_33 + p.link_mass;
+    let link12_articulated_passed_35 = link13_articulated_passed_35
+        - link12_articulated_subspace_f_z * link12_inverse_pivot
+            * link12_articulated_subspace_f_x;
+    let link11_articulated_subspace_f_x = link11_articulated_33 * cache.link11_position_z
+        + cache.link11_subspace_v_z * link12_articulated_passed_35
+        - link11_articulated_13;
+    let link12_articulated_passed_55 = link12_articulated_55
+        - link12_articulated_subspace_f_z * link12_articulated_subspace_f_z
+            * link12_inverse_pivot;
+    let link11_articulated_55 = link12_articulated_passed_55 + p.link_mass;
+    let link11_articulated_subspace_f_z = cache.link11_subspace_v_z
+        * link11_articulated_55 + link12_articulated_passed_35 * cache.link11_position_z
+        - link11_articulated_15;
+    let link11_pivot = cache.link11_subspace_v_z * link11_articulated_subspace_f_z
+        + link11_articulated_subspace_f_x * cache.link11_position_z
+        - link11_articulated_subspace_n_y;
+    let link11_inverse_pivot = 1.0 / link11_pivot;
+    let link11_articulated_passed_13 = link11_articulated_13
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_13 = link11_articulated_passed_13 + cache.link10_inertia_h_z;
+    let link11_articulated_passed_11 = link11_articulated_11
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_n_y
+            * link11_inverse_pivot;
+    let link10_articulated_11 = link11_articulated_passed_11 + cache.link10_inertia_i_11;
+    let link11_articulated_passed_15 = link11_articulated_15
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_articulated_15 = link11_articulated_passed_15 - cache.link10_inertia_h_x;
+    let link10_articulated_subspace_n_y = cache.link10_subspace_v_z
+        * link10_articulated_15 + link10_articulated_13 * cache.link10_position_z
+        - link10_articulated_11;
+    let link11_articulated_passed_35 = link12_articulated_passed_35
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link11_articulated_passed_33 = link11_articulated_33
+        - link11_articulated_subspace_f_x * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_33 = link11_articulated_passed_33 + p.link_mass;
+    let link10_articulated_subspace_f_x = cache.link10_subspace_v_z
+        * link11_articulated_passed_35 + link10_articulated_33 * cache.link10_position_z
+        - link10_articulated_13;
+    let link11_articulated_passed_55 = link11_articulated_55
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_articulated_55 = p.link_mass + link11_articulated_passed_55;
+    let link10_articulated_subspace_f_z = link11_articulated_passed_35
+        * cache.link10_position_z + cache.link10_subspace_v_z * link10_articulated_55
+        - link10_articulated_15;
+    let link10_pivot = link10_articulated_subspace_f_x * cache.link10_position_z
+        + link10_articulated_subspace_f_z * cache.link10_subspace_v_z
+        - link10_articulated_subspace_n_y;
+    let link10_inverse_pivot = 1.0 / link10_pivot;
+    let link10_articulated_passed_13 = link10_articulated_13
+        - link10_articulated_subspace_n_y * link10_inverse_pivot
+            * link10_articulated_subspace_f_x;
+    let link9_articulated_13 = link10_articulated_passed_13 + cache.link9_inertia_h_z;
+    let link10_articulated_passed_11 = link10_articulated_11
+        - link10_articulated_subspace_n_y * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_articulated_11 = link10_articulated_passed_11 + cache.link9_inertia_i_11;
+    let link10_articulated_passed_15 = link10_articulated_15
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_articulated_15 = link10_articulated_passed_15 - cache.link9_inertia_h_x;
+    let link9_articulated_subspace_n_y = link9_articulated_13 * cache.link9_position_z
+        + cache.link9_subspace_v_z * link9_articulated_15 - link9_articulated_11;
+    let link10_articulated_passed_55 = link10_articulated_55
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_f_z
+            * link10_inverse_pivot;
+    let link9_articulated_55 = p.link_mass + link10_articulated_passed_55;
+    let link10_articulated_passed_35 = link11_articulated_passed_35
+        - link10_articulated_subspace_f_z * link10_inverse_pivot
+            * link10_articulated_subspace_f_x;
+    let link9_articulated_subspace_f_z = cache.link9_subspace_v_z * link9_articulated_55
+        + link10_articulated_passed_35 * cache.link9_position_z - link9_articulated_15;
+    let link10_articulated_passed_33 = link10_articulated_33
+        - link10_inverse_pivot * link10_articulated_subspace_f_x
+            * link10_articulated_subspace_f_x;
+    let link9_articulated_33 = p.link_mass + link10_articulated_passed_33;
+    let link9_articulated_subspace_f_x = cache.link9_subspace_v_z
+        * link10_articulated_passed_35 + cache.link9_position_z * link9_articulated_33
+        - link9_articulated_13;
+    let link9_pivot = cache.link9_subspace_v_z * link9_articulated_subspace_f_z
+        + cache.link9_position_z * link9_articulated_subspace_f_x
+        - link9_articulated_subspace_n_y;
+    let link9_inverse_pivot = 1.0 / link9_pivot;
+    let link9_articulated_passed_11 = link9_articulated_11
+        - link9_articulated_subspace_n_y * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_11 = cache.link8_inertia_i_11 + link9_articulated_passed_11;
+    let link9_articulated_passed_15 = link9_articulated_15
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_15 = link9_articulated_passed_15 - cache.link8_inertia_h_x;
+    let link9_articulated_passed_13 = link9_articulated_13
+        - link9_articulated_subspace_f_x * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_13 = cache.link8_inertia_h_z + link9_articulated_passed_13;
+    let link8_articulated_subspace_n_y = link8_articulated_15 * cache.link8_subspace_v_z
+        + cache.link8_position_z * link8_articulated_13 - link8_articulated_11;
+    let link9_articulated_passed_35 = link10_articulated_passed_35
+        - link9_articulated_subspace_f_x * link9_articulated_subspace_f_z
+            * link9_inverse_pivot;
+    let link9_articulated_passed_55 = link9_articulated_55
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_f_z
+            * link9_inverse_pivot;
+    let link8_articulated_55 = link9_articulated_passed_55 + p.link_mass;
+    let link8_articulated_subspace_f_z = cache.link8_position_z
+        * link9_articulated_passed_35 + link8_articulated_55 * cache.link8_subspace_v_z
+        - link8_articulated_15;
+    let link9_articulated_passed_33 = link9_articulated_33
+        - link9_articulated_subspace_f_x * link9_articulated_subspace_f_x
+            * link9_inverse_pivot;
+    let link8_articulated_33 = p.link_mass + link9_articulated_passed_33;
+    let link8_articulated_subspace_f_x = cache.link8_position_z * link8_articulated_33
+        + link9_articulated_passed_35 * cache.link8_subspace_v_z - link8_articulated_13;
+    let link8_pivot = link8_articulated_subspace_f_z * cache.link8_subspace_v_z
+        + cache.link8_position_z * link8_articulated_subspace_f_x
+        - link8_articulated_subspace_n_y;
+    let link8_inverse_pivot = 1.0 / link8_pivot;
+    let link8_articulated_passed_11 = link8_articulated_11
+        - link8_inverse_pivot * link8_articulated_subspace_n_y
+            * link8_articulated_subspace_n_y;
+    let link7_articulated_11 = cache.link7_inertia_i_11 + link8_articulated_passed_11;
+    let link8_articulated_passed_13 = link8_articulated_13
+        - link8_inverse_pivot * link8_articulated_subspace_n_y
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_13 = link8_articulated_passed_13 + cache.link7_inertia_h_z;
+    let link8_articulated_passed_15 = link8_articulated_15
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_n_y;
+    let link7_articulated_15 = link8_articulated_passed_15 - cache.link7_inertia_h_x;
+    let link7_articulated_subspace_n_y = cache.link7_position_z * link7_articulated_13
+        + cache.link7_subspace_v_z * link7_articulated_15 - link7_articulated_11;
+    let link8_articulated_passed_33 = link8_articulated_33
+        - link8_inverse_pivot * link8_articulated_subspace_f_x
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_33 = link8_articulated_passed_33 + p.link_mass;
+    let link8_articulated_passed_35 = link9_articulated_passed_35
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_subspace_f_x = cache.link7_position_z * link7_articulated_33
+        + link8_articulated_passed_35 * cache.link7_subspace_v_z - link7_articulated_13;
+    let link8_articulated_passed_55 = link8_articulated_55
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_f_z;
+    let link7_articulated_55 = link8_articulated_passed_55 + p.link_mass;
+    let link7_articulated_subspace_f_z = cache.link7_position_z
+        * link8_articulated_passed_35 + link7_articulated_55 * cache.link7_subspace_v_z
+        - link7_articulated_15;
+    let link7_pivot = cache.link7_position_z * link7_articulated_subspace_f_x
+        + cache.link7_subspace_v_z * link7_articulated_subspace_f_z
+        - link7_articulated_subspace_n_y;
+    let link7_inverse_pivot = 1.0 / link7_pivot;
+    let link7_articulated_passed_11 = link7_articulated_11
+        - link7_articulated_subspace_n_y * link7_articulated_subspace_n_y
+            * link7_inverse_pivot;
+    let link6_articulated_11 = cache.link6_inertia_i_11 + link7_articulated_passed_11;
+    let link7_articulated_passed_13 = link7_articulated_13
+        - link7_articulated_subspace_n_y * link7_inverse_pivot
+            * link7_articulated_subspace_f_x;
+    let link6_articulated_13 = cache.link6_inertia_h_z + link7_articulated_passed_13;
+    let link7_articulated_passed_15 = link7_articulated_15
+        - link7_articulated_subspace_n_y * link7_inverse_pivot
+            * link7_articulated_subspace_f_z;
+    let link6_articulated_15 = link7_articulated_passed_15 - cache.link6_inertia_h_x;
+    let link6_articulated_subspace_n_y = link6_articulated_13 * cache.link6_position_z
+        + cache.link6_subspace_v_z * link6_articulated_15 - link6_articulated_11;
+    let link7_articulated_passed_35 = link8_articulated_passed_35
+        - link7_inverse_pivot * link7_articulated_subspace_f_z
+            * link7_articulated_subspace_f_x;
+    let link7_articulated_passed_55 = link7_articulated_55
+        - link7_inverse_pivot * link7_articulated_subspace_f_z
+            * link7_articulated_subspace_f_z;
+    let link6_articulated_55 = p.link_mass + link7_articulated_passed_55;
+    let link6_articulated_subspace_f_z = link7_articulated_passed_35
+        * cache.link6_position_z + cache.link6_subspace_v_z * link6_articulated_55
+        - link6_articulated_15;
+    let link7_articulated_passed_33 = link7_articulated_33
+        - link7_inverse_pivot * link7_articulated_subspace_f_x
+            * link7_articulated_subspace_f_x;
+    let link6_articulated_33 = p.link_mass + link7_articulated_passed_33;
+    let link6_articulated_subspace_f_x = link6_articulated_33 * cache.link6_position_z
+        + cache.link6_subspace_v_z * link7_articulated_passed_35 - link6_articulated_13;
+    let link6_pivot = cache.link6_position_z * link6_articulated_subspace_f_x
+        + cache.link6_subspace_v_z * link6_articulated_subspace_f_z
+        - link6_articulated_subspace_n_y;
+    let link6_inverse_pivot = 1.0 / link6_pivot;
+    let link6_articulated_passed_15 = link6_articulated_15
+        - link6_articulated_subspace_n_y * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link5_articulated_15 = link6_articulated_passed_15 - cache.link5_inertia_h_x;
+    let link6_articulated_passed_35 = link7_articulated_passed_35
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link6_articulated_passed_55 = link6_articulated_55
+        - link6_articulated_subspace_f_z * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link5_articulated_55 = link6_articulated_passed_55 + p.link_mass;
+    let link5_articulated_subspace_f_z = cache.link5_position_z
+        * link6_articulated_passed_35 + link5_articulated_55 * cache.link5_subspace_v_z
+        - link5_articulated_15;
+    let link6_articulated_passed_33 = link6_articulated_33
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_x
+            * link6_inverse_pivot;
+    let link5_articulated_33 = link6_articulated_passed_33 + p.link_mass;
+    let link6_articulated_passed_13 = link6_articulated_13
+        - link6_articulated_subspace_n_y * link6_articulated_subspace_f_x
+            * link6_inverse_pivot;
+    let link5_articulated_13 = link6_articulated_passed_13 + cache.link5_inertia_h_z;
+    let link5_articulated_subspace_f_x = cache.link5_subspace_v_z
+        * link6_articulated_passed_35 + cache.link5_position_z * link5_articulated_33
+        - link5_articulated_13;
+    let link6_articulated_passed_11 = link6_articulated_11
+        - link6_articulated_subspace_n_y * link6_articulated_subspace_n_y
+            * link6_inverse_pivot;
+    let link5_articulated_11 = cache.link5_inertia_i_11 + link6_articulated_passed_11;
+    let link5_articulated_subspace_n_y = link5_articulated_15 * cache.link5_subspace_v_z
+        + cache.link5_position_z * link5_articulated_13 - link5_articulated_11;
+    let link5_pivot = link5_articulated_subspace_f_z * cache.link5_subspace_v_z
+        + cache.link5_position_z * link5_articulated_subspace_f_x
+        - link5_articulated_subspace_n_y;
+    let link5_inverse_pivot = 1.0 / link5_pivot;
+    let link5_articulated_passed_15 = link5_articulated_15
+        - link5_articulated_subspace_f_z * link5_inverse_pivot
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_15 = link5_articulated_passed_15 - cache.link4_inertia_h_x;
+    let link5_articulated_passed_55 = link5_articulated_55
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_z
+            * link5_inverse_pivot;
+    let link4_articulated_55 = p.link_mass + link5_articulated_passed_55;
+    let link5_articulated_passed_35 = link6_articulated_passed_35
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_subspace_f_z = link4_articulated_55 * cache.link4_subspace_v_z
+        + cache.link4_position_z * link5_articulated_passed_35 - link4_articulated_15;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_articulated_subspace_f_x * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_33 = p.link_mass + link5_articulated_passed_33;
+    let link5_articulated_passed_13 = link5_articulated_13
+        - link5_articulated_subspace_f_x * link5_inverse_pivot
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_13 = cache.link4_inertia_h_z + link5_articulated_passed_13;
+    let link4_articulated_subspace_f_x = cache.link4_subspace_v_z
+        * link5_articulated_passed_35 + cache.link4_position_z * link4_articulated_33
+        - link4_articulated_13;
+    let link5_articulated_passed_11 = link5_articulated_11
+        - link5_inverse_pivot * link5_articulated_subspace_n_y
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_11 = cache.link4_inertia_i_11 + link5_articulated_passed_11;
+    let link4_articulated_subspace_n_y = cache.link4_subspace_v_z * link4_articulated_15
+        + cache.link4_position_z * link4_articulated_13 - link4_articulated_11;
+    let link4_pivot = link4_articulated_subspace_f_z * cache.link4_subspace_v_z
+        + cache.link4_position_z * link4_articulated_subspace_f_x
+        - link4_articulated_subspace_n_y;
+    let link4_inverse_pivot = 1.0 / link4_pivot;
+    let link4_articulated_passed_15 = link4_articulated_15
+        - link4_articulated_subspace_f_z * link4_inverse_pivot
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_15 = link4_articulated_passed_15 - cache.link3_inertia_h_x;
+    let link4_articulated_passed_13 = link4_articulated_13
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_13 = cache.link3_inertia_h_z + link4_articulated_passed_13;
+    let link4_articulated_passed_11 = link4_articulated_11
+        - link4_inverse_pivot * link4_articulated_subspace_n_y
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_11 = link4_articulated_passed_11 + cache.link3_inertia_i_11;
+    let link3_articulated_subspace_n_y = link3_articulated_15 * cache.link3_subspace_v_z
+        + cache.link3_position_z * link3_articulated_13 - link3_articulated_11;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_33 = p.link_mass + link4_articulated_passed_33;
+    let link4_articulated_passed_35 = link5_articulated_passed_35
+        - link4_articulated_subspace_f_z * link4_inverse_pivot
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_subspace_f_x = cache.link3_position_z * link3_articulated_33
+        + link4_articulated_passed_35 * cache.link3_subspace_v_z - link3_articulated_13;
+    let link4_articulated_passed_55 = link4_articulated_55
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_f_z
+            * link4_inverse_pivot;
+    let link3_articulated_55 = p.link_mass + link4_articulated_passed_55;
+    let link3_articulated_subspace_f_z = cache.link3_position_z
+        * link4_articulated_passed_35 + link3_articulated_55 * cache.link3_subspace_v_z
+        - link3_articulated_15;
+    let link3_pivot = link3_articulated_subspace_f_x * cache.link3_position_z
+        + link3_articulated_subspace_f_z * cache.link3_subspace_v_z
+        - link3_articulated_subspace_n_y;
+    let link3_inverse_pivot = 1.0 / link3_pivot;
+    let link3_articulated_passed_13 = link3_articulated_13
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_f_x
+            * link3_inverse_pivot;
+    let link2_articulated_13 = cache.link2_inertia_h_z + link3_articulated_passed_13;
+    let link3_articulated_passed_11 = link3_articulated_11
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_n_y
+            * link3_inverse_pivot;
+    let link2_articulated_11 = link3_articulated_passed_11 + cache.link2_inertia_i_11;
+    let link3_articulated_passed_15 = link3_articulated_15
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link2_articulated_15 = link3_articulated_passed_15 - cache.link2_inertia_h_x;
+    let link2_articulated_subspace_n_y = link2_articulated_13 * cache.link2_position_z
+        + cache.link2_subspace_v_z * link2_articulated_15 - link2_articulated_11;
+    let link3_articulated_passed_35 = link4_articulated_passed_35
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_x
+            * link3_inverse_pivot;
+    let link2_articulated_33 = link3_articulated_passed_33 + p.link_mass;
+    let link2_articulated_subspace_f_x = link3_articulated_passed_35
+        * cache.link2_subspace_v_z + link2_articulated_33 * cache.link2_position_z
+        - link2_articulated_13;
+    let link3_articulated_passed_55 = link3_articulated_55
+        - link3_articulated_subspace_f_z * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link2_articulated_55 = link3_articulated_passed_55 + p.link_mass;
+    let link2_articulated_subspace_f_z = cache.link2_subspace_v_z * link2_articulated_55
+        + link3_articulated_passed_35 * cache.link2_position_z - link2_articulated_15;
+    let link2_pivot = cache.link2_position_z * link2_articulated_subspace_f_x
+        + cache.link2_subspace_v_z * link2_articulated_subspace_f_z
+        - link2_articulated_subspace_n_y;
+    let link2_inverse_pivot = 1.0 / link2_pivot;
+    let link2_articulated_passed_13 = link2_articulated_13
+        - link2_articulated_subspace_n_y * link2_inverse_pivot
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_13 = cache.link1_inertia_h_z + link2_articulated_passed_13;
+    let link2_articulated_passed_35 = link3_articulated_passed_35
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_z;
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_33 = link2_articulated_passed_33 + p.link_mass;
+    let base_angle_articulated_subspace_f_x = link2_articulated_passed_35
+        * cache.base_angle_subspace_v_z + q[1] * link1_articulated_33
+        - link1_articulated_13;
+    let link2_articulated_passed_11 = link2_articulated_11
+        - link2_articulated_subspace_n_y * link2_articulated_subspace_n_y
+            * link2_inverse_pivot;
+    let link1_articulated_11 = cache.link1_inertia_i_11 + link2_articulated_passed_11;
+    let link2_articulated_passed_15 = link2_articulated_15
+        - link2_articulated_subspace_n_y * link2_inverse_pivot
+            * link2_articulated_subspace_f_z;
+    let link1_articulated_15 = link2_articulated_passed_15 - cache.link1_inertia_h_x;
+    let base_angle_articulated_subspace_n_y = q[1] * link1_articulated_13
+        + cache.base_angle_subspace_v_z * link1_articulated_15 - link1_articulated_11;
+    let link2_articulated_passed_55 = link2_articulated_55
+        - link2_inverse_pivot * link2_articulated_subspace_f_z
+            * link2_articulated_subspace_f_z;
+    let link1_articulated_55 = link2_articulated_passed_55 + p.link_mass;
+    let base_angle_articulated_subspace_f_z = link1_articulated_55
+        * cache.base_angle_subspace_v_z + q[1] * link2_articulated_passed_35
+        - link1_articulated_15;
+    let base_angle_pivot = q[1] * base_angle_articulated_subspace_f_x
+        + base_angle_articulated_subspace_f_z * cache.base_angle_subspace_v_z
+        - base_angle_articulated_subspace_n_y;
+    let base_angle_inverse_pivot = 1.0 / base_angle_pivot;
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_articulated_subspace_f_x * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    let base_angle_articulated_passed_35 = link2_articulated_passed_35
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
+    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link13_velocity_v_x = qd[14] * cache.link13_position_z + link12_velocity_v_x;
+    let link14_velocity_v_x = cache.link14_position_z * qd[15] + link13_velocity_v_x;
+    let link15_subspace_rate_v_z = -cache.link15_position_z * link14_velocity_w_y
+        - link14_velocity_v_x;
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * cache.link13_subspace_v_z;
+    let link14_velocity_v_z = qd[15] * cache.link14_subspace_v_z + link13_velocity_v_z;
+    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
+        - cache.link14_inertia_h_x * link14_velocity_w_y;
+    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
+    let link15_velocity_v_z = cache.link15_subspace_v_z * qd[16] + link14_velocity_v_z;
+    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
+        - link15_velocity_w_y * cache.link15_inertia_h_x;
+    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
+    let link15_velocity_v_x = cache.link15_position_z * qd[16] + link14_velocity_v_x;
+    let link16_velocity_v_x = link15_velocity_v_x + cache.link16_position_z * qd[17];
+    let link17_subspace_rate_v_z = -link16_velocity_w_y * cache.link17_position_z
+        - link16_velocity_v_x;
+    let link17_velocity_v_x = link16_velocity_v_x + qd[18] * cache.link17_position_z;
+    let link18_velocity_v_x = cache.link18_position_z * qd[19] + link17_velocity_v_x;
+    let link19_velocity_v_x = qd[20] * cache.link19_position_z + link18_velocity_v_x;
+    let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
+    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
+    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
+    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
+    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
+    let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
+        + link20_velocity_w_y * cache.link20_inertia_h_z;
+    let link20_articulated_bias_f_z = -(link20_momentum_f_x * link20_velocity_w_y);
+    let link20_subspace_rate_v_z = -cache.link20_position_z * link19_velocity_w_y
+        - link19_velocity_v_x;
+    let link16_velocity_v_z = cache.link16_subspace_v_z * qd[17] + link15_velocity_v_z;
+    let link17_velocity_v_z = link16_velocity_v_z + cache.link17_subspace_v_z * qd[18];
+    let link18_velocity_v_z = cache.link18_subspace_v_z * qd[19] + link17_velocity_v_z;
+    let link19_velocity_v_z = cache.link19_subspace_v_z * qd[20] + link18_velocity_v_z;
+    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
+    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
+        - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link20_articulated_bias_n_y = link20_momentum_f_x * link20_velocity_v_z
+        - link20_momentum_f_z * link20_velocity_v_x;
+    let link20_articulated_bias_f_x = link20_velocity_w_y * link20_momentum_f_z;
+    let link20_remaining_force = tau[21]
+        - (link20_articulated_bias_f_z * cache.link20_subspace_v_z
+            + link20_articulated_bias_f_x * cache.link20_position_z
+            - link20_articulated_bias_n_y);
+    let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
+        + link19_velocity_w_y * cache.link19_inertia_h_z;
+    let link20_subspace_rate_v_x = link19_velocity_v_z
+        + link19_velocity_w_y * cache.link20_subspace_v_z;
+    let link19_articulated_bias_f_z = link20_articulated_bias_f_z
+        + link20_subspace_rate_v_z * link20_articulated_passed_55 * qd[21]
+        + link20_remaining_force * link20_inverse_pivot * link20_articulated_subspace_f_z
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_35
+        - link19_momentum_f_x * link19_velocity_w_y;
+    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y;
+    let link19_articulated_bias_n_y = link20_subspace_rate_v_z * qd[21]
+        * link20_articulated_passed_15
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_13
+        + link20_articulated_bias_n_y + link19_momentum_f_x * link19_velocity_v_z
+        + link20_remaining_force * link20_articulated_subspace_n_y * link20_inverse_pivot
+        - link19_velocity_v_x * link19_momentum_f_z;
+    let link19_articulated_bias_f_x = link19_momentum_f_z * link19_velocity_w_y
+        + link20_articulated_bias_f_x
+        + link20_remaining_force * link20_inverse_pivot
+            * cache.link20_projected_inertia_f_x
+        + link20_subspace_rate_v_z * qd[21] * link20_articulated_passed_35
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_33;
+    let link19_remaining_force = tau[20]
+        - (link19_articulated_bias_f_z * cache.link19_subspace_v_z
+            + cache.link19_position_z * link19_articulated_bias_f_x
+            - link19_articulated_bias_n_y);
+    let link19_subspace_rate_v_x = link18_velocity_v_z
+        + cache.link19_subspace_v_z * link18_velocity_w_y;
+    let link19_subspace_rate_v_z = -link18_velocity_w_y * cache.link19_position_z
+        - link18_velocity_v_x;
+    let link18_momentum_f_x = link18_velocity_w_y * cache.link18_inertia_h_z
+        + p.link_mass * link18_velocity_v_x;
+    let link18_articulated_bias_f_z = link19_articulated_bias_f_z
+        + link19_inverse_pivot * link19_remaining_force * link19_articulated_subspace_f_z
+        + link19_subspace_rate_v_x * qd[20] * link19_articulated_passed_35
+        + link19_articulated_passed_55 * link19_subspace_rate_v_z * qd[20]
+        - link18_velocity_w_y * link18_momentum_f_x;
+    let link18_subspace_rate_v_z = -link17_velocity_v_x
+        - cache.link18_position_z * link17_velocity_w_y;
+    let link17_momentum_f_x = cache.link17_inertia_h_z * link17_velocity_w_y
+        + p.link_mass * link17_velocity_v_x;
+    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
+        - cache.link18_inertia_h_x * link18_velocity_w_y;
+    let link18_articulated_bias_n_y = link18_velocity_v_z * link18_momentum_f_x
+        + link19_inverse_pivot * link19_remaining_force * link19_articulated_subspace_n_y
+        + link19_articulated_passed_13 * link19_subspace_rate_v_x * qd[20]
+        + link19_subspace_rate_v_z * qd[20] * link19_articulated_passed_15
+        + link19_articulated_bias_n_y - link18_velocity_v_x * link18_momentum_f_z;
+    let link18_articulated_bias_f_x = link19_subspace_rate_v_z * qd[20]
+        * link19_articulated_passed_35
+        + link19_inverse_pivot * link19_remaining_force * link19_articulated_subspace_f_x
+        + link19_articulated_passed_33 * link19_subspace_rate_v_x * qd[20]
+        + link19_articulated_bias_f_x + link18_velocity_w_y * link18_momentum_f_z;
+    let link18_remaining_force = tau[19]
+        - (link18_articulated_bias_f_z * cache.link18_subspace_v_z
+            + cache.link18_position_z * link18_articulated_bias_f_x
+            - link18_articulated_bias_n_y);
+    let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
+        + link17_velocity_v_z;
+    let link17_articulated_bias_f_z = link18_articulated_bias_f_z
+        + link18_articulated_passed_55 * link18_subspace_rate_v_z * qd[19]
+        + link18_inverse_pivot * link18_remaining_force * link18_articulated_subspace_f_z
+        + qd[19] * link18_subspace_rate_v_x * link18_articulated_passed_35
+        - link17_momentum_f_x * link17_velocity_w_y;
+    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
+        - cache.link17_inertia_h_x * link17_velocity_w_y;
+    let link17_articulated_bias_n_y = link18_articulated_bias_n_y
+        + link17_momentum_f_x * link17_velocity_v_z
+        + link18_inverse_pivot * link18_remaining_force * link18_articulated_subspace_n_y
+        + qd[19] * link18_articulated_passed_13 * link18_subspace_rate_v_x
+        + link18_articulated_passed_15 * link18_subspace_rate_v_z * qd[19]
+        - link17_momentum_f_z * link17_velocity_v_x;
+    let link17_articulated_bias_f_x = link18_inverse_pivot * link18_remaining_force
+        * link18_articulated_subspace_f_x
+        + link18_articulated_passed_33 * qd[19] * link18_subspace_rate_v_x
+        + link18_subspace_rate_v_z * qd[19] * link18_articulated_passed_35
+        + link18_articulated_bias_f_x + link17_momentum_f_z * link17_velocity_w_y;
+    let link17_remaining_force = tau[18]
+        - (cache.link17_subspace_v_z * link17_articulated_bias_f_z
+            + link17_articulated_bias_f_x * cache.link17_position_z
+            - link17_articulated_bias_n_y);
+    let link17_subspace_rate_v_x = link16_velocity_v_z
+        + cache.link17_subspace_v_z * link16_velocity_w_y;
+    let link16_momentum_f_x = link16_velocity_v_x * p.link_mass
+        + cache.link16_inertia_h_z * link16_velocity_w_y;
+    let link16_articulated_bias_f_z = qd[18] * link17_subspace_rate_v_z
+        * link17_articulated_passed_55
+        + link17_remaining_force * link17_articulated_subspace_f_z * link17_inverse_pivot
+        + link17_articulated_bias_f_z
+        + qd[18] * link17_articulated_passed_35 * link17_subspace_rate_v_x
+        - link16_velocity_w_y * link16_momentum_f_x;
+    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
+        - cache.link16_inertia_h_x * link16_velocity_w_y;
+    let link16_articulated_bias_n_y = link17_articulated_passed_13 * qd[18]
+        * link17_subspace_rate_v_x + link17_articulated_bias_n_y
+        + link16_velocity_v_z * link16_momentum_f_x
+        + qd[18] * link17_articulated_passed_15 * link17_subspace_rate_v_z
+        + link17_articulated_subspace_n_y * link17_remaining_force * link17_inverse_pivot
+        - link16_velocity_v_x * link16_momentum_f_z;
+    let link16_articulated_bias_f_x = link17_articulated_passed_33 * qd[18]
+        * link17_subspace_rate_v_x + link16_momentum_f_z * link16_velocity_w_y
+        + qd[18] * link17_articulated_passed_35 * link17_subspace_rate_v_z
+        + link17_articulated_subspace_f_x * link17_remaining_force * link17_inverse_pivot
+        + link17_articulated_bias_f_x;
+    let link16_remaining_force = tau[17]
+        - (cache.link16_subspace_v_z * link16_articulated_bias_f_z
+            + cache.link16_position_z * link16_articulated_bias_f_x
+            - link16_articulated_bias_n_y);
+    let link16_subspace_rate_v_x = cache.link16_subspace_v_z * link15_velocity_w_y
+        + link15_velocity_v_z;
+    let link16_subspace_rate_v_z = -link15_velocity_v_x
+        - cache.link16_position_z * link15_velocity_w_y;
+    let link15_articulated_bias_f_x = link15_velocity_w_y * link15_momentum_f_z
+        + link16_inverse_pivot * link16_articulated_subspace_f_x * link16_remaining_force
+        + link16_articulated_bias_f_x
+        + link16_subspace_rate_v_x * link16_articulated_passed_33 * qd[17]
+        + link16_articulated_passed_35 * link16_subspace_rate_v_z * qd[17];
+    let link15_momentum_f_x = link15_velocity_w_y * cache.link15_inertia_h_z
+        + link15_velocity_v_x * p.link_mass;
+    let link15_articulated_bias_n_y = link15_momentum_f_x * link15_velocity_v_z
+        + link16_articulated_bias_n_y
+        + link16_inverse_pivot * link16_remaining_force * link16_articulated_subspace_n_y
+        + link16_subspace_rate_v_z * qd[17] * link16_articulated_passed_15
+        + link16_subspace_rate_v_x * link16_articulated_passed_13 * qd[17]
+        - link15_velocity_v_x * link15_momentum_f_z;
+    let link15_articulated_bias_f_z = link16_articulated_passed_35
+        * link16_subspace_rate_v_x * qd[17]
+        + link16_subspace_rate_v_z * link16_articulated_passed_55 * qd[17]
+        + link16_inverse_pivot * link16_remaining_force * link16_articulated_subspace_f_z
+        + link16_articulated_bias_f_z - link15_momentum_f_x * link15_velocity_w_y;
+    let link15_remaining_force = tau[16]
+        - (link15_articulated_bias_f_x * cache.link15_position_z
+            + link15_articulated_bias_f_z * cache.link15_subspace_v_z
+            - link15_articulated_bias_n_y);
+    let link15_subspace_rate_v_x = link14_velocity_v_z
+        + cache.link15_subspace_v_z * link14_velocity_w_y;
+    let link14_articulated_bias_f_x = link15_articulated_passed_35 * qd[16]
+        * link15_subspace_rate_v_z + link14_momentum_f_z * link14_velocity_w_y
+        + link15_articulated_bias_f_x
+        + link15_remaining_force * link15_articulated_subspace_f_x * link15_inverse_pivot
+        + link15_subspace_rate_v_x * link15_articulated_passed_33 * qd[16];
+    let link14_momentum_f_x = cache.link14_inertia_h_z * link14_velocity_w_y
+        + link14_velocity_v_x * p.link_mass;
+    let link14_articulated_bias_f_z = qd[16] * link15_subspace_rate_v_z
+        * link15_articulated_passed_55 + link15_articulated_bias_f_z
+        + link15_remaining_force * link15_articulated_subspace_f_z * link15_inverse_pivot
+        + link15_subspace_rate_v_x * link15_articulated_passed_35 * qd[16]
+        - link14_momentum_f_x * link14_velocity_w_y;
+    let link14_articulated_bias_n_y = link15_subspace_rate_v_x
+        * link15_articulated_passed_13 * qd[16]
+        + link14_momentum_f_x * link14_velocity_v_z
+        + link15_articulated_passed_15 * qd[16] * link15_subspace_rate_v_z
+        + link15_remaining_force * link15_articulated_subspace_n_y * link15_inverse_pivot
+        + link15_articulated_bias_n_y - link14_velocity_v_x * link14_momentum_f_z;
+    let link14_remaining_force = tau[15]
+        - (link14_articulated_bias_f_x * cache.link14_position_z
+            + cache.link14_subspace_v_z * link14_articulated_bias_f_z
+            - link14_articulated_bias_n_y);
+    let link14_subspace_rate_v_z = -link13_velocity_v_x
+        - cache.link14_position_z * link13_velocity_w_y;
+    let link13_momentum_f_x = cache.link13_inertia_h_z * link13_velocity_w_y
+        + link13_velocity_v_x * p.link_mass;
+    let link14_subspace_rate_v_x = cache.link14_subspace_v_z * link13_velocity_w_y
+        + link13_velocity_v_z;
+    let link13_articulated_bias_f_z = link14_remaining_force * link14_inverse_pivot
+        * link14_articulated_subspace_f_z
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_55
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_35
+        + link14_articulated_bias_f_z - link13_momentum_f_x * link13_velocity_w_y;
+    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
+        - cache.link13_inertia_h_x * link13_velocity_w_y;
+    let link13_articulated_bias_n_y = link14_remaining_force
+        * link14_articulated_subspace_n_y * link14_inverse_pivot
+        + link14_articulated_bias_n_y
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_13
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_15
+        + link13_momentum_f_x * link13_velocity_v_z
+        - link13_velocity_v_x * link13_momentum_f_z;
+    let link13_articulated_bias_f_x = link14_articulated_bias_f_x
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_33
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_35
+        + link14_remaining_force * link14_inverse_pivot * link14_articulated_subspace_f_x
+        + link13_velocity_w_y * link13_momentum_f_z;
+    let link13_remaining_force = tau[14]
+        - (cache.link13_subspace_v_z * link13_articulated_bias_f_z
+            + cache.link13_position_z * link13_articulated_bias_f_x
+            - link13_articulated_bias_n_y);
+    let link13_subspace_rate_v_z = -cache.link13_position_z * link12_velocity_w_y
+        - link12_velocity_v_x;
+    let link13_subspace_rate_v_x = cache.link13_subspace_v_z * link12_velocity_w_y
+        + link12_velocity_v_z;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_articulated_bias_f_z = link13_remaining_force
+        * link13_articulated_subspace_f_z * link13_inverse_pivot
+        + qd[14] * link13_articulated_passed_55 * link13_subspace_rate_v_z
+        + qd[14] * link13_articulated_passed_35 * link13_subspace_rate_v_x
+        + link13_articulated_bias_f_z - link12_velocity_w_y * link12_momentum_f_x;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link12_articulated_bias_n_y = qd[14] * link13_subspace_rate_v_z
+        * link13_articulated_passed_15 + link13_articulated_bias_n_y
+        + qd[14] * link13_subspace_rate_v_x * link13_articulated_passed_13
+        + link12_velocity_v_z * link12_momentum_f_x
+        + link13_remaining_force * link13_articulated_subspace_n_y * link13_inverse_pivot
+        - link12_velocity_v_x * link12_momentum_f_z;
+    let link12_articulated_bias_f_x = link13_remaining_force * link13_inverse_pivot
+        * link13_articulated_subspace_f_x + link12_velocity_w_y * link12_momentum_f_z
+        + qd[14] * link13_subspace_rate_v_x * link13_articulated_passed_33
+        + link13_articulated_bias_f_x
+        + qd[14] * link13_articulated_passed_35 * link13_subspace_rate_v_z;
+    let link12_remaining_force = tau[13]
+        - (cache.link12_subspace_v_z * link12_articulated_bias_f_z
+            + link12_articulated_bias_f_x * cache.link12_position_z
+            - link12_articulated_bias_n_y);
+    let link11_articulated_bias_f_z = link12_articulated_bias_f_z
+        + qd[13] * link12_articulated_passed_55 * link12_subspace_rate_v_z
+        + link12_articulated_passed_35 * qd[13] * link12_subspace_rate_v_x
+        + link12_remaining_force * link12_articulated_subspace_f_z * link12_inverse_pivot
+        - link11_momentum_f_x * link11_velocity_w_y;
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link11_articulated_bias_f_x = link12_articulated_passed_33 * qd[13]
+        * link12_subspace_rate_v_x
+        + link12_articulated_passed_35 * qd[13] * link12_subspace_rate_v_z
+        + link12_articulated_bias_f_x + link11_momentum_f_z * link11_velocity_w_y
+        + link12_remaining_force * link12_inverse_pivot
+            * link12_articulated_subspace_f_x;
+    let link11_articulated_bias_n_y = qd[13] * link12_articulated_passed_15
+        * link12_subspace_rate_v_z
+        + link12_articulated_passed_13 * qd[13] * link12_subspace_rate_v_x
+        + link12_articulated_bias_n_y + link11_velocity_v_z * link11_momentum_f_x
+        + link12_remaining_force * link12_inverse_pivot * link12_articulated_subspace_n_y
+        - link11_velocity_v_x * link11_momentum_f_z;
+    let link11_remaining_force = tau[12]
+        - (cache.link11_subspace_v_z * link11_articulated_bias_f_z
+            + link11_articulated_bias_f_x * cache.link11_position_z
+            - link11_articulated_bias_n_y);
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_articulated_bias_f_x = link11_articulated_passed_33
+        * link11_subspace_rate_v_x * qd[12]
+        + link11_remaining_force * link11_articulated_subspace_f_x * link11_inverse_pivot
+        + link11_articulated_bias_f_x
+        + qd[12] * link11_articulated_passed_35 * link11_subspace_rate_v_z
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_articulated_bias_n_y = qd[12] * link11_articulated_passed_15
+        * link11_subspace_rate_v_z
+        + link11_articulated_passed_13 * link11_subspace_rate_v_x * qd[12]
+        + link10_velocity_v_z * link10_momentum_f_x + link11_articulated_bias_n_y
+        + link11_articulated_subspace_n_y * link11_remaining_force * link11_inverse_pivot
+        - link10_velocity_v_x * link10_momentum_f_z;
+    let link10_articulated_bias_f_z = link11_articulated_bias_f_z
+        + link11_subspace_rate_v_x * qd[12] * link11_articulated_passed_35
+        + qd[12] * link11_articulated_passed_55 * link11_subspace_rate_v_z
+        + link11_remaining_force * link11_articulated_subspace_f_z * link11_inverse_pivot
+        - link10_velocity_w_y * link10_momentum_f_x;
+    let link10_remaining_force = tau[11]
+        - (link10_articulated_bias_f_x * cache.link10_position_z
+            + cache.link10_subspace_v_z * link10_articulated_bias_f_z
+            - link10_articulated_bias_n_y);
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link9_articulated_bias_f_z = link10_articulated_subspace_f_z
+        * link10_inverse_pivot * link10_remaining_force
+        + link10_subspace_rate_v_x * link10_articulated_passed_35 * qd[11]
+        + link10_subspace_rate_v_z * qd[11] * link10_articulated_passed_55
+        + link10_articulated_bias_f_z - link9_velocity_w_y * link9_momentum_f_x;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link9_articulated_bias_n_y = link10_subspace_rate_v_x
+        * link10_articulated_passed_13 * qd[11]
+        + link10_articulated_passed_15 * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_bias_n_y + link9_momentum_f_x * link9_velocity_v_z
+        + link10_articulated_subspace_n_y * link10_inverse_pivot * link10_remaining_force
+        - link9_momentum_f_z * link9_velocity_v_x;
+    let link9_articulated_bias_f_x = link10_subspace_rate_v_x * qd[11]
+        * link10_articulated_passed_33 + link9_velocity_w_y * link9_momentum_f_z
+        + link10_articulated_passed_35 * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_bias_f_x
+        + link10_inverse_pivot * link10_articulated_subspace_f_x
+            * link10_remaining_force;
+    let link9_remaining_force = tau[10]
+        - (cache.link9_subspace_v_z * link9_articulated_bias_f_z
+            + cache.link9_position_z * link9_articulated_bias_f_x
+            - link9_articulated_bias_n_y);
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link8_articulated_bias_f_z = link9_remaining_force
+        * link9_articulated_subspace_f_z * link9_inverse_pivot
+        + link9_articulated_passed_55 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_f_z
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_35
+        - link8_momentum_f_x * link8_velocity_w_y;
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link8_articulated_bias_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + qd[10] * link9_articulated_passed_35 * link9_subspace_rate_v_z
+        + link9_remaining_force * link9_articulated_subspace_f_x * link9_inverse_pivot
+        + link9_articulated_bias_f_x
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_33;
+    let link8_articulated_bias_n_y = link8_momentum_f_x * link8_velocity_v_z
+        + link9_remaining_force * link9_articulated_subspace_n_y * link9_inverse_pivot
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_13
+        + link9_articulated_passed_15 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_n_y - link8_momentum_f_z * link8_velocity_v_x;
+    let link8_remaining_force = tau[9]
+        - (link8_articulated_bias_f_z * cache.link8_subspace_v_z
+            + cache.link8_position_z * link8_articulated_bias_f_x
+            - link8_articulated_bias_n_y);
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link7_articulated_bias_n_y = link8_inverse_pivot * link8_articulated_subspace_n_y
+        * link8_remaining_force
+        + link8_subspace_rate_v_z * link8_articulated_passed_15 * qd[9]
+        + link8_articulated_bias_n_y + link7_velocity_v_z * link7_momentum_f_x
+        + link8_articulated_passed_13 * link8_subspace_rate_v_x * qd[9]
+        - link7_velocity_v_x * link7_momentum_f_z;
+    let link7_articulated_bias_f_x = link8_articulated_passed_33
+        * link8_subspace_rate_v_x * qd[9] + link8_articulated_bias_f_x
+        + link8_subspace_rate_v_z * link8_articulated_passed_35 * qd[9]
+        + link7_velocity_w_y * link7_momentum_f_z
+        + link8_inverse_pivot * link8_remaining_force * link8_articulated_subspace_f_x;
+    let link7_articulated_bias_f_z = link8_subspace_rate_v_z
+        * link8_articulated_passed_55 * qd[9] + link8_articulated_bias_f_z
+        + link8_inverse_pivot * link8_articulated_subspace_f_z * link8_remaining_force
+        + link8_articulated_passed_35 * link8_subspace_rate_v_x * qd[9]
+        - link7_velocity_w_y * link7_momentum_f_x;
+    let link7_remaining_force = tau[8]
+        - (cache.link7_position_z * link7_articulated_bias_f_x
+            + cache.link7_subspace_v_z * link7_articulated_bias_f_z
+            - link7_articulated_bias_n_y);
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link6_articulated_bias_n_y = link7_subspace_rate_v_x
+        * link7_articulated_passed_13 * qd[8] + link6_momentum_f_x * link6_velocity_v_z
+        + link7_articulated_subspace_n_y * link7_remaining_force * link7_inverse_pivot
+        + link7_subspace_rate_v_z * link7_articulated_passed_15 * qd[8]
+        + link7_articulated_bias_n_y - link6_velocity_v_x * link6_momentum_f_z;
+    let link6_articulated_bias_f_z = link7_subspace_rate_v_z
+        * link7_articulated_passed_55 * qd[8]
+        + link7_remaining_force * link7_inverse_pivot * link7_articulated_subspace_f_z
+        + link7_articulated_passed_35 * link7_subspace_rate_v_x * qd[8]
+        + link7_articulated_bias_f_z - link6_momentum_f_x * link6_velocity_w_y;
+    let link6_articulated_bias_f_x = link7_remaining_force * link7_inverse_pivot
+        * link7_articulated_subspace_f_x
+        + link7_subspace_rate_v_z * link7_articulated_passed_35 * qd[8]
+        + link7_articulated_bias_f_x + link6_momentum_f_z * link6_velocity_w_y
+        + link7_subspace_rate_v_x * link7_articulated_passed_33 * qd[8];
+    let link6_remaining_force = tau[7]
+        - (link6_articulated_bias_f_z * cache.link6_subspace_v_z
+            + cache.link6_position_z * link6_articulated_bias_f_x
+            - link6_articulated_bias_n_y);
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_articulated_bias_f_z = link6_remaining_force
+        * link6_articulated_subspace_f_z * link6_inverse_pivot
+        + link6_articulated_bias_f_z
+        + qd[7] * link6_articulated_passed_55 * link6_subspace_rate_v_z
+        + qd[7] * link6_subspace_rate_v_x * link6_articulated_passed_35
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_articulated_bias_f_x = link6_articulated_bias_f_x
+        + link6_articulated_passed_33 * qd[7] * link6_subspace_rate_v_x
+        + link6_remaining_force * link6_articulated_subspace_f_x * link6_inverse_pivot
+        + link5_velocity_w_y * link5_momentum_f_z
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_35;
+    let link5_articulated_bias_n_y = qd[7] * link6_articulated_passed_13
+        * link6_subspace_rate_v_x + link5_velocity_v_z * link5_momentum_f_x
+        + link6_articulated_passed_15 * qd[7] * link6_subspace_rate_v_z
+        + link6_articulated_subspace_n_y * link6_remaining_force * link6_inverse_pivot
+        + link6_articulated_bias_n_y - link5_velocity_v_x * link5_momentum_f_z;
+    let link5_remaining_force = tau[6]
+        - (link5_articulated_bias_f_z * cache.link5_subspace_v_z
+            + cache.link5_position_z * link5_articulated_bias_f_x
+            - link5_articulated_bias_n_y);
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_articulated_bias_f_z = qd[6] * link5_subspace_rate_v_x
+        * link5_articulated_passed_35 + link5_articulated_bias_f_z
+        + link5_articulated_subspace_f_z * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_articulated_passed_55 * link5_subspace_rate_v_z
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link4_articulated_bias_n_y = qd[6] * link5_subspace_rate_v_x
+        * link5_articulated_passed_13 + link4_velocity_v_z * link4_momentum_f_x
+        + link5_articulated_bias_n_y
+        + qd[6] * link5_subspace_rate_v_z * link5_articulated_passed_15
+        + link5_inverse_pivot * link5_articulated_subspace_n_y * link5_remaining_force
+        - link4_momentum_f_z * link4_velocity_v_x;
+    let link4_articulated_bias_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + qd[6] * link5_subspace_rate_v_z * link5_articulated_passed_35
+        + link5_articulated_bias_f_x
+        + link5_articulated_subspace_f_x * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_33;
+    let link4_remaining_force = tau[5]
+        - (link4_articulated_bias_f_z * cache.link4_subspace_v_z
+            + cache.link4_position_z * link4_articulated_bias_f_x
+            - link4_articulated_bias_n_y);
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link3_articulated_bias_n_y = link4_inverse_pivot * link4_remaining_force
+        * link4_articulated_subspace_n_y
+        + link4_subspace_rate_v_z * link4_articulated_passed_15 * qd[5]
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_13
+        + link3_momentum_f_x * link3_velocity_v_z + link4_articulated_bias_n_y
+        - link3_momentum_f_z * link3_velocity_v_x;
+    let link3_articulated_bias_f_z = qd[5] * link4_subspace_rate_v_x
+        * link4_articulated_passed_35
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_55
+        + link4_articulated_bias_f_z
+        + link4_articulated_subspace_f_z * link4_inverse_pivot * link4_remaining_force
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link3_articulated_bias_f_x = link4_inverse_pivot * link4_articulated_subspace_f_x
+        * link4_remaining_force
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_33
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_35
+        + link4_articulated_bias_f_x + link3_momentum_f_z * link3_velocity_w_y;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_f_z * cache.link3_subspace_v_z
+            + cache.link3_position_z * link3_articulated_bias_f_x
+            - link3_articulated_bias_n_y);
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link2_articulated_bias_n_y = link3_articulated_passed_13 * qd[4]
+        * link3_subspace_rate_v_x + link3_articulated_bias_n_y
+        + link3_articulated_subspace_n_y * link3_remaining_force * link3_inverse_pivot
+        + link2_velocity_v_z * link2_momentum_f_x
+        + qd[4] * link3_articulated_passed_15 * link3_subspace_rate_v_z
+        - link2_velocity_v_x * link2_momentum_f_z;
+    let link2_articulated_bias_f_z = link3_articulated_bias_f_z
+        + link3_articulated_subspace_f_z * link3_remaining_force * link3_inverse_pivot
+        + link3_articulated_passed_35 * qd[4] * link3_subspace_rate_v_x
+        + qd[4] * link3_articulated_passed_55 * link3_subspace_rate_v_z
+        - link2_velocity_w_y * link2_momentum_f_x;
+    let link2_articulated_bias_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + qd[4] * link3_articulated_passed_33 * link3_subspace_rate_v_x
+        + link3_articulated_passed_35 * qd[4] * link3_subspace_rate_v_z
+        + link3_articulated_subspace_f_x * link3_remaining_force * link3_inverse_pivot
+        + link3_articulated_bias_f_x;
+    let link2_remaining_force = tau[3]
+        - (cache.link2_subspace_v_z * link2_articulated_bias_f_z
+            + cache.link2_position_z * link2_articulated_bias_f_x
+            - link2_articulated_bias_n_y);
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link1_articulated_bias_f_x = link2_inverse_pivot * link2_articulated_subspace_f_x
+        * link2_remaining_force + base_angle_velocity_w_y * link1_momentum_f_z
+        + link2_subspace_rate_v_x * link2_articulated_passed_33 * qd[3]
+        + link2_articulated_bias_f_x
+        + link2_articulated_passed_35 * link2_subspace_rate_v_z * qd[3];
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_articulated_bias_f_z = link2_articulated_passed_55
+        * link2_subspace_rate_v_z * qd[3] + link2_articulated_bias_f_z
+        + link2_inverse_pivot * link2_articulated_subspace_f_z * link2_remaining_force
+        + link2_articulated_passed_35 * link2_subspace_rate_v_x * qd[3]
+        - base_angle_velocity_w_y * link1_momentum_f_x;
+    let link1_articulated_bias_n_y = link2_articulated_subspace_n_y * link2_inverse_pivot
+        * link2_remaining_force
+        + link2_subspace_rate_v_z * link2_articulated_passed_15 * qd[3]
+        + link1_momentum_f_x * base_angle_velocity_v_z
+        + link2_subspace_rate_v_x * link2_articulated_passed_13 * qd[3]
+        + link2_articulated_bias_n_y - link1_momentum_f_z * base_angle_velocity_v_x;
+    let base_angle_remaining_force = tau[2]
+        - (link1_articulated_bias_f_z * cache.base_angle_subspace_v_z
+            + q[1] * link1_articulated_bias_f_x - link1_articulated_bias_n_y);
+    let base_z_articulated_bias_f_x = base_angle_bias_v_x
+        * base_angle_articulated_passed_33
+        + base_angle_articulated_passed_35 * base_angle_bias_v_z
+        + link1_articulated_bias_f_x
+        + base_angle_articulated_subspace_f_x * base_angle_inverse_pivot
+            * base_angle_remaining_force;
+    let base_angle_articulated_passed_55 = link1_articulated_55
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+            * base_angle_inverse_pivot;
+    let base_z_articulated_bias_f_z = link1_articulated_bias_f_z
+        + base_angle_articulated_passed_35 * base_angle_bias_v_x
+        + base_angle_articulated_subspace_f_z * base_angle_inverse_pivot
+            * base_angle_remaining_force
+        + base_angle_articulated_passed_55 * base_angle_bias_v_z;
+    let base_z_remaining_force = tau[1] - base_z_articulated_bias_f_z;
+    let base_z_inverse_pivot = 1.0 / base_angle_articulated_passed_55;
+    let base_x_articulated_bias_f_x = base_z_articulated_bias_f_x
+        + base_angle_articulated_passed_35 * base_z_remaining_force
+            * base_z_inverse_pivot;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_z_articulated_passed_35 = base_angle_articulated_passed_35
+        - base_angle_articulated_passed_35 * base_z_inverse_pivot
+            * base_angle_articulated_passed_55;
+    let base_z_articulated_passed_33 = base_angle_articulated_passed_33
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_x_inverse_pivot = 1.0 / base_z_articulated_passed_33;
+    let base_x_acceleration = (base_x_remaining_force
+        - base_z_articulated_passed_35 * p.gravity) * base_x_inverse_pivot;
+    let base_z_acceleration = (base_z_remaining_force
+        - (base_x_acceleration * base_angle_articulated_passed_35
+            + p.gravity * base_angle_articulated_passed_55)) * base_z_inverse_pivot;
+    let base_z_spatial_acceleration_v_z = base_z_acceleration + p.gravity;
+    let base_angle_acceleration = (base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_z
+            * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+            + (base_x_acceleration + base_angle_bias_v_x)
+                * base_angle_articulated_subspace_f_x)) * base_angle_inverse_pivot;
+    let t0 = link2_subspace_rate_v_x * qd[3];
+    let base_angle_spatial_acceleration_v_x = base_x_acceleration
+        + q[1] * base_angle_acceleration + base_angle_bias_v_x;
+    let base_angle_spatial_acceleration_w_y = -base_angle_acceleration;
+    let t1 = link2_subspace_rate_v_z * qd[3];
+    let base_angle_spatial_acceleration_v_z = base_angle_acceleration
+        * cache.base_angle_subspace_v_z + base_z_spatial_acceleration_v_z
+        + base_angle_bias_v_z;
+    let link2_acceleration = link2_inverse_pivot
+        * (link2_remaining_force
+            - ((t0 + base_angle_spatial_acceleration_v_x)
+                * link2_articulated_subspace_f_x
+                + link2_articulated_subspace_n_y * base_angle_spatial_acceleration_w_y
+                + (t1 + base_angle_spatial_acceleration_v_z)
+                    * link2_articulated_subspace_f_z));
+    let link2_spatial_acceleration_w_y = base_angle_spatial_acceleration_w_y
+        - link2_acceleration;
+    let t2 = qd[4] * link3_subspace_rate_v_z;
+    let link2_spatial_acceleration_v_z = t1
+        + cache.link2_subspace_v_z * link2_acceleration
+        + base_angle_spatial_acceleration_v_z;
+    let t3 = qd[4] * link3_subspace_rate_v_x;
+    let link2_spatial_acceleration_v_x = t0 + cache.link2_position_z * link2_acceleration
+        + base_angle_spatial_acceleration_v_x;
+    let link3_acceleration = (link3_remaining_force
+        - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+            + (t2 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+            + link3_articulated_subspace_f_x * (t3 + link2_spatial_acceleration_v_x)))
+        * link3_inverse_pivot;
+    let link3_spatial_acceleration_v_x = t3 + link2_spatial_acceleration_v_x
+        + cache.link3_position_z * link3_acceleration;
+    let t4 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_w_y = link2_spatial_acceleration_w_y
+        - link3_acceleration;
+    let link3_spatial_acceleration_v_z = t2
+        + link3_acceleration * cache.link3_subspace_v_z + link2_spatial_acceleration_v_z;
+    let t5 = link4_subspace_rate_v_z * qd[5];
+    let link4_acceleration = (link4_remaining_force
+        - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t4)
+            + link3_spatial_acceleration_w_y * link4_articulated_subspace_n_y
+            + link4_articulated_subspace_f_z * (link3_spatial_acceleration_v_z + t5)))
+        * link4_inverse_pivot;
+    let link4_spatial_acceleration_v_x = cache.link4_position_z * link4_acceleration
+        + link3_spatial_acceleration_v_x + t4;
+    let t6 = qd[6] * link5_subspace_rate_v_x;
+    let link4_spatial_acceleration_w_y = link3_spatial_acceleration_w_y
+        - link4_acceleration;
+    let link4_spatial_acceleration_v_z = cache.link4_subspace_v_z * link4_acceleration
+        + link3_spatial_acceleration_v_z + t5;
+    let t7 = qd[6] * link5_subspace_rate_v_z;
+    let link5_acceleration = (link5_remaining_force
+        - (link5_articulated_subspace_f_x * (link4_spatial_acceleration_v_x + t6)
+            + link4_spatial_acceleration_w_y * link5_articulated_subspace_n_y
+            + link5_articulated_subspace_f_z * (link4_spatial_acceleration_v_z + t7)))
+        * link5_inverse_pivot;
+    let link5_spatial_acceleration_w_y = link4_spatial_acceleration_w_y
+        - link5_acceleration;
+    let t8 = qd[7] * link6_subspace_rate_v_z;
+    let link5_spatial_acceleration_v_z = link4_spatial_acceleration_v_z + t7
+        + cache.link5_subspace_v_z * link5_acceleration;
+    let link5_spatial_acceleration_v_x = link4_spatial_acceleration_v_x
+        + cache.link5_position_z * link5_acceleration + t6;
+    let t9 = qd[7] * link6_subspace_rate_v_x;
+    let link6_acceleration = (link6_remaining_force
+        - (link6_articulated_subspace_n_y * link5_spatial_acceleration_w_y
+            + (t8 + link5_spatial_acceleration_v_z) * link6_articulated_subspace_f_z
+            + (link5_spatial_acceleration_v_x + t9) * link6_articulated_subspace_f_x))
+        * link6_inverse_pivot;
+    let link6_spatial_acceleration_v_z = t8
+        + cache.link6_subspace_v_z * link6_acceleration + link5_spatial_acceleration_v_z;
+    let t10 = link7_subspace_rate_v_z * qd[8];
+    let link6_spatial_acceleration_v_x = link5_spatial_acceleration_v_x
+        + cache.link6_position_z * link6_acceleration + t9;
+    let t11 = link7_subspace_rate_v_x * qd[8];
+    let link6_spatial_acceleration_w_y = link5_spatial_acceleration_w_y
+        - link6_acceleration;
+    let link7_acceleration = link7_inverse_pivot
+        * (link7_remaining_force
+            - ((link6_spatial_acceleration_v_z + t10) * link7_articulated_subspace_f_z
+                + (link6_spatial_acceleration_v_x + t11) * link7_articulated_subspace_f_x
+                + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y));
+    let link7_spatial_acceleration_w_y = link6_spatial_acceleration_w_y
+        - link7_acceleration;
+    let t12 = link8_subspace_rate_v_x * qd[9];
+    let link7_spatial_acceleration_v_x = cache.link7_position_z * link7_acceleration
+        + link6_spatial_acceleration_v_x + t11;
+    let t13 = link8_subspace_rate_v_z * qd[9];
+    let link7_spatial_acceleration_v_z = link6_spatial_acceleration_v_z
+        + link7_acceleration * cache.link7_subspace_v_z + t10;
+    let link8_acceleration = (link8_remaining_force
+        - (link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y
+            + (t12 + link7_spatial_acceleration_v_x) * link8_articulated_subspace_f_x
+            + link8_articulated_subspace_f_z * (t13 + link7_spatial_acceleration_v_z)))
+        * link8_inverse_pivot;
+    let link8_spatial_acceleration_v_x = cache.link8_position_z * link8_acceleration
+        + t12 + link7_spatial_acceleration_v_x;
+    let t14 = link9_subspace_rate_v_x * qd[10];
+    let link8_spatial_acceleration_w_y = link7_spatial_acceleration_w_y
+        - link8_acceleration;
+    let link8_spatial_acceleration_v_z = t13
+        + link8_acceleration * cache.link8_subspace_v_z + link7_spatial_acceleration_v_z;
+    let t15 = qd[10] * link9_subspace_rate_v_z;
+    let link9_acceleration = (link9_remaining_force
+        - (link9_articulated_subspace_f_x * (link8_spatial_acceleration_v_x + t14)
+            + link8_spatial_acceleration_w_y * link9_articulated_subspace_n_y
+            + (link8_spatial_acceleration_v_z + t15) * link9_articulated_subspace_f_z))
+        * link9_inverse_pivot;
+    let link9_spatial_acceleration_v_z = cache.link9_subspace_v_z * link9_acceleration
+        + link8_spatial_acceleration_v_z + t15;
+    let t16 = link10_subspace_rate_v_z * qd[11];
+    let link9_spatial_acceleration_w_y = link8_spatial_acceleration_w_y
+        - link9_acceleration;
+    let link9_spatial_acceleration_v_x = cache.link9_position_z * link9_acceleration
+        + link8_spatial_acceleration_v_x + t14;
+    let t17 = link10_subspace_rate_v_x * qd[11];
+    let link10_acceleration = link10_inverse_pivot
+        * (link10_remaining_force
+            - (link10_articulated_subspace_f_z * (link9_spatial_acceleration_v_z + t16)
+                + link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+                + link10_articulated_subspace_f_x
+                    * (link9_spatial_acceleration_v_x + t17)));
+    let t18 = link11_subspace_rate_v_x * qd[12];
+    let link10_spatial_acceleration_v_x = link10_acceleration * cache.link10_position_z
+        + link9_spatial_acceleration_v_x + t17;
+    let link10_spatial_acceleration_w_y = link9_spatial_acceleration_w_y
+        - link10_acceleration;
+    let link10_spatial_acceleration_v_z = link9_spatial_acceleration_v_z
+        + link10_acceleration * cache.link10_subspace_v_z + t16;
+    let t19 = qd[12] * link11_subspace_rate_v_z;
+    let link11_acceleration = link11_inverse_pivot
+        * (link11_remaining_force
+            - ((t18 + link10_spatial_acceleration_v_x) * link11_articulated_subspace_f_x
+                + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y
+                + (link10_spatial_acceleration_v_z + t19)
+                    * link11_articulated_subspace_f_z));
+    let t20 = qd[13] * link12_subspace_rate_v_z;
+    let link11_spatial_acceleration_v_z = link10_spatial_acceleration_v_z
+        + cache.link11_subspace_v_z * link11_acceleration + t19;
+    let link11_spatial_acceleration_w_y = link10_spatial_acceleration_w_y
+        - link11_acceleration;
+    let t21 = qd[13] * link12_subspace_rate_v_x;
+    let link11_spatial_acceleration_v_x = cache.link11_position_z * link11_acceleration
+        + t18 + link10_spatial_acceleration_v_x;
+    let link12_acceleration = (link12_remaining_force
+        - (link12_articulated_subspace_f_z * (t20 + link11_spatial_acceleration_v_z)
+            + link11_spatial_acceleration_w_y * link12_articulated_subspace_n_y
+            + (t21 + link11_spatial_acceleration_v_x) * link12_articulated_subspace_f_x))
+        * link12_inverse_pivot;
+    let t22 = qd[14] * link13_subspace_rate_v_z;
+    let link12_spatial_acceleration_v_z = cache.link12_subspace_v_z * link12_acceleration
+        + t20 + link11_spatial_acceleration_v_z;
+    let link12_spatial_acceleration_w_y = link11_spatial_acceleration_w_y
+        - link12_acceleration;
+    let t23 = qd[14] * link13_subspace_rate_v_x;
+    let link12_spatial_acceleration_v_x = t21
+        + link12_acceleration * cache.link12_position_z
+        + link11_spatial_acceleration_v_x;
+    let link13_acceleration = link13_inverse_pivot
+        * (link13_remaining_force
+            - (link13_articulated_subspace_f_z * (t22 + link12_spatial_acceleration_v_z)
+                + link13_articulated_subspace_n_y * link12_spatial_acceleration_w_y
+                + (t23 + link12_spatial_acceleration_v_x)
+                    * link13_articulated_subspace_f_x));
+    let link13_spatial_acceleration_v_x = cache.link13_position_z * link13_acceleration
+        + t23 + link12_spatial_acceleration_v_x;
+    let t24 = link14_subspace_rate_v_x * qd[15];
+    let link13_spatial_acceleration_w_y = link12_spatial_acceleration_w_y
+        - link13_acceleration;
+    let link13_spatial_acceleration_v_z = t22
+        + cache.link13_subspace_v_z * link13_acceleration
+        + link12_spatial_acceleration_v_z;
+    let t25 = link14_subspace_rate_v_z * qd[15];
+    let link14_acceleration = link14_inverse_pivot
+        * (link14_remaining_force
+            - ((link13_spatial_acceleration_v_x + t24) * link14_articulated_subspace_f_x
+                + link13_spatial_acceleration_w_y * link14_articulated_subspace_n_y
+                + (link13_spatial_acceleration_v_z + t25)
+                    * link14_articulated_subspace_f_z));
+    let t26 = link15_subspace_rate_v_x * qd[16];
+    let link14_spatial_acceleration_v_x = link13_spatial_acceleration_v_x
+        + cache.link14_position_z * link14_acceleration + t24;
+    let link14_spatial_acceleration_w_y = link13_spatial_acceleration_w_y
+        - link14_acceleration;
+    let link14_spatial_acceleration_v_z = cache.link14_subspace_v_z * link14_acceleration
+        + link13_spatial_acceleration_v_z + t25;
+    let t27 = qd[16] * link15_subspace_rate_v_z;
+    let link15_acceleration = (link15_remaining_force
+        - ((t26 + link14_spatial_acceleration_v_x) * link15_articulated_subspace_f_x
+            + link14_spatial_acceleration_w_y * link15_articulated_subspace_n_y
+            + (link14_spatial_acceleration_v_z + t27) * link15_articulated_subspace_f_z))
+        * link15_inverse_pivot;
+    let link15_spatial_acceleration_w_y = link14_spatial_acceleration_w_y
+        - link15_acceleration;
+    let t28 = link16_subspace_rate_v_z * qd[17];
+    let link15_spatial_acceleration_v_z = link14_spatial_acceleration_v_z
+        + cache.link15_subspace_v_z * link15_acceleration + t27;
+    let link15_spatial_acceleration_v_x = cache.link15_position_z * link15_acceleration
+        + t26 + link14_spatial_acceleration_v_x;
+    let t29 = link16_subspace_rate_v_x * qd[17];
+    let link16_acceleration = link16_inverse_pivot
+        * (link16_remaining_force
+            - (link15_spatial_acceleration_w_y * link16_articulated_subspace_n_y
+                + (t28 + link15_spatial_acceleration_v_z)
+                    * link16_articulated_subspace_f_z
+                + link16_articulated_subspace_f_x
+                    * (link15_spatial_acceleration_v_x + t29)));
+    let t30 = qd[18] * link17_subspace_rate_v_x;
+    let link16_spatial_acceleration_v_x = link15_spatial_acceleration_v_x
+        + cache.link16_position_z * link16_acceleration + t29;
+    let t31 = qd[18] * link17_subspace_rate_v_z;
+    let link16_spatial_acceleration_v_z = cache.link16_subspace_v_z * link16_acceleration
+        + t28 + link15_spatial_acceleration_v_z;
+    let link16_spatial_acceleration_w_y = link15_spatial_acceleration_w_y
+        - link16_acceleration;
+    let link17_acceleration = (link17_remaining_force
+        - (link17_articulated_subspace_f_x * (t30 + link16_spatial_acceleration_v_x)
+            + (t31 + link16_spatial_acceleration_v_z) * link17_articulated_subspace_f_z
+            + link17_articulated_subspace_n_y * link16_spatial_acceleration_w_y))
+        * link17_inverse_pivot;
+    let t32 = qd[19] * link18_subspace_rate_v_x;
+    let link17_spatial_acceleration_v_x = t30 + link16_spatial_acceleration_v_x
+        + link17_acceleration * cache.link17_position_z;
+    let t33 = link18_subspace_rate_v_z * qd[19];
+    let link17_spatial_acceleration_v_z = t31 + link16_spatial_acceleration_v_z
+        + cache.link17_subspace_v_z * link17_acceleration;
+    let link17_spatial_acceleration_w_y = link16_spatial_acceleration_w_y
+        - link17_acceleration;
+    let link18_acceleration = link18_inverse_pivot
+        * (link18_remaining_force
+            - ((t32 + link17_spatial_acceleration_v_x) * link18_articulated_subspace_f_x
+                + (t33 + link17_spatial_acceleration_v_z)
+                    * link18_articulated_subspace_f_z
+                + link18_articulated_subspace_n_y * link17_spatial_acceleration_w_y));
+    let link18_spatial_acceleration_v_x = t32 + link17_spatial_acceleration_v_x
+        + cache.link18_position_z * link18_acceleration;
+    let t34 = link19_subspace_rate_v_x * qd[20];
+    let t35 = link19_subspace_rate_v_z * qd[20];
+    let link18_spatial_acceleration_v_z = t33 + link17_spatial_acceleration_v_z
+        + cache.link18_subspace_v_z * link18_acceleration;
+    let link18_spatial_acceleration_w_y = link17_spatial_acceleration_w_y
+        - link18_acceleration;
+    let link19_acceleration = link19_inverse_pivot
+        * (link19_remaining_force
+            - ((link18_spatial_acceleration_v_x + t34) * link19_articulated_subspace_f_x
+                + (t35 + link18_spatial_acceleration_v_z)
+                    * link19_articulated_subspace_f_z
+                + link18_spatial_acceleration_w_y * link19_articulated_subspace_n_y));
+    let link19_spatial_acceleration_w_y = link18_spatial_acceleration_w_y
+        - link19_acceleration;
+    let link19_spatial_acceleration_v_z = t35 + link18_spatial_acceleration_v_z
+        + cache.link19_subspace_v_z * link19_acceleration;
+    let link19_spatial_acceleration_v_x = cache.link19_position_z * link19_acceleration
+        + link18_spatial_acceleration_v_x + t34;
+    let link20_acceleration = (link20_remaining_force
+        - (link20_articulated_subspace_n_y * link19_spatial_acceleration_w_y
+            + (link20_subspace_rate_v_z * qd[21] + link19_spatial_acceleration_v_z)
+                * link20_articulated_subspace_f_z
+            + (link19_spatial_acceleration_v_x + link20_subspace_rate_v_x * qd[21])
+                * cache.link20_projected_inertia_f_x)) * link20_inverse_pivot;
+    let base_angle_articulated_passed_13 = link1_articulated_13
+        - base_angle_articulated_subspace_f_x * base_angle_articulated_subspace_n_y
+            * base_angle_inverse_pivot;
+    let base_angle_articulated_passed_15 = link1_articulated_15
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_n_y
+            * base_angle_inverse_pivot;
+    let base_z_articulated_passed_13 = base_angle_articulated_passed_13
+        - base_angle_articulated_passed_35 * base_z_inverse_pivot
+            * base_angle_articulated_passed_15;
+    out[0] = base_x_acceleration;
+    out[1] = base_z_acceleration;
+    out[2] = base_angle_acceleration;
+    out[3] = link2_acceleration;
+    out[4] = link3_acceleration;
+    out[5] = link4_acceleration;
+    out[6] = link5_acceleration;
+    out[7] = link6_acceleration;
+    out[8] = link7_acceleration;
+    out[9] = link8_acceleration;
+    out[10] = link9_acceleration;
+    out[11] = link10_acceleration;
+    out[12] = link11_acceleration;
+    out[13] = link12_acceleration;
+    out[14] = link13_acceleration;
+    out[15] = link14_acceleration;
+    out[16] = link15_acceleration;
+    out[17] = link16_acceleration;
+    out[18] = link17_acceleration;
+    out[19] = link18_acceleration;
+    out[20] = link19_acceleration;
+    out[21] = link20_acceleration;
+    pivots[0] = link20_pivot;
+    pivots[1] = link19_pivot;
+    pivots[2] = link18_pivot;
+    pivots[3] = link17_pivot;
+    pivots[4] = link16_pivot;
+    pivots[5] = link15_pivot;
+    pivots[6] = link14_pivot;
+    pivots[7] = link13_pivot;
+    pivots[8] = link12_pivot;
+    pivots[9] = link11_pivot;
+    pivots[10] = link10_pivot;
+    pivots[11] = link9_pivot;
+    pivots[12] = link8_pivot;
+    pivots[13] = link7_pivot;
+    pivots[14] = link6_pivot;
+    pivots[15] = link5_pivot;
+    pivots[16] = link4_pivot;
+    pivots[17] = link3_pivot;
+    pivots[18] = link2_pivot;
+    pivots[19] = base_angle_pivot;
+    pivots[20] = base_angle_articulated_passed_55;
+    pivots[21] = base_z_articulated_passed_33;
+    factor.subspace[0][3] = 1.0;
+    factor.projected[0][1] = base_z_articulated_passed_13;
+    factor.projected[0][3] = base_z_articulated_passed_33;
+    factor.projected[0][5] = base_z_articulated_passed_35;
+    factor.inverse_pivot[0] = base_x_inverse_pivot;
+    factor.subspace[1][5] = 1.0;
+    factor.projected[1][1] = base_angle_articulated_passed_15;
+    factor.projected[1][3] = base_angle_articulated_passed_35;
+    factor.projected[1][5] = base_angle_articulated_passed_55;
+    factor.inverse_pivot[1] = base_z_inverse_pivot;
+    factor.subspace[2][1] = (-1.0);
+    factor.subspace[2][3] = q[1];
+    factor.subspace[2][5] = cache.base_angle_subspace_v_z;
+    factor.projected[2][1] = base_angle_articulated_subspace_n_y;
+    factor.projected[2][3] = base_angle_articulated_subspace_f_x;
+    factor.projected[2][5] = base_angle_articulated_subspace_f_z;
+    factor.inverse_pivot[2] = base_angle_inverse_pivot;
+    factor.subspace[3][1] = (-1.0);
+    factor.subspace[3][3] = cache.link2_position_z;
+    factor.subspace[3][5] = cache.link2_subspace_v_z;
+    factor.projected[3][1] = link2_articulated_subspace_n_y;
+    factor.projected[3][3] = link2_articulated_subspace_f_x;
+    factor.projected[3][5] = link2_articulated_subspace_f_z;
+    factor.inverse_pivot[3] = link2_inverse_pivot;
+    factor.subspace[4][1] = (-1.0);
+    factor.subspace[4][3] = cache.link3_position_z;
+    factor.subspace[4][5] = cache.link3_subspace_v_z;
+    factor.projected[4][1] = link3_articulated_subspace_n_y;
+    factor.projected[4][3] = link3_articulated_subspace_f_x;
+    factor.projected[4][5] = link3_articulated_subspace_f_z;
+    factor.inverse_pivot[4] = link3_inverse_pivot;
+    factor.subspace[5][1] = (-1.0);
+    factor.subspace[5][3] = cache.link4_position_z;
+    factor.subspace[5][5] = cache.link4_subspace_v_z;
+    factor.projected[5][1] = link4_articulated_subspace_n_y;
+    factor.projected[5][3] = link4_articulated_subspace_f_x;
+    factor.projected[5][5] = link4_articulated_subspace_f_z;
+    factor.inverse_pivot[5] = link4_inverse_pivot;
+    factor.subspace[6][1] = (-1.0);
+    factor.subspace[6][3] = cache.link5_position_z;
+    factor.subspace[6][5] = cache.link5_subspace_v_z;
+    factor.projected[6][1] = link5_articulated_subspace_n_y;
+    factor.projected[6][3] = link5_articulated_subspace_f_x;
+    factor.projected[6][5] = link5_articulated_subspace_f_z;
+    factor.inverse_pivot[6] = link5_inverse_pivot;
+    factor.subspace[7][1] = (-1.0);
+    factor.subspace[7][3] = cache.link6_position_z;
+    factor.subspace[7][5] = cache.link6_subspace_v_z;
+    factor.projected[7][1] = link6_articulated_subspace_n_y;
+    factor.projected[7][3] = link6_articulated_subspace_f_x;
+    factor.projected[7][5] = link6_articulated_subspace_f_z;
+    factor.inverse_pivot[7] = link6_inverse_pivot;
+    factor.subspace[8][1] = (-1.0);
+    factor.subspace[8][3] = cache.link7_position_z;
+    factor.subspace[8][5] = cache.link7_subspace_v_z;
+    factor.projected[8][1] = link7_articulated_subspace_n_y;
+    factor.projected[8][3] = link7_articulated_subspace_f_x;
+    factor.projected[8][5] = link7_articulated_subspace_f_z;
+    factor.inverse_pivot[8] = link7_inverse_pivot;
+    factor.subspace[9][1] = (-1.0);
+    factor.subspace[9][3] = cache.link8_position_z;
+    factor.subspace[9][5] = cache.link8_subspace_v_z;
+    factor.projected[9][1] = link8_articulated_subspace_n_y;
+    factor.projected[9][3] = link8_articulated_subspace_f_x;
+    factor.projected[9][5] = link8_articulated_subspace_f_z;
+    factor.inverse_pivot[9] = link8_inverse_pivot;
+    factor.subspace[10][1] = (-1.0);
+    factor.subspace[10][3] = cache.link9_position_z;
+    factor.subspace[10][5] = cache.link9_subspace_v_z;
+    factor.projected[10][1] = link9_articulated_subspace_n_y;
+    factor.projected[10][3] = link9_articulated_subspace_f_x;
+    factor.projected[10][5] = link9_articulated_subspace_f_z;
+    factor.inverse_pivot[10] = link9_inverse_pivot;
+    factor.subspace[11][1] = (-1.0);
+    factor.subspace[11][3] = cache.link10_position_z;
+    factor.subspace[11][5] = cache.link10_subspace_v_z;
+    factor.projected[11][1] = link10_articulated_subspace_n_y;
+    factor.projected[11][3] = link10_articulated_subspace_f_x;
+    factor.projected[11][5] = link10_articulated_subspace_f_z;
+    factor.inverse_pivot[11] = link10_inverse_pivot;
+    factor.subspace[12][1] = (-1.0);
+    factor.subspace[12][3] = cache.link11_position_z;
+    factor.subspace[12][5] = cache.link11_subspace_v_z;
+    factor.projected[12][1] = link11_articulated_subspace_n_y;
+    factor.projected[12][3] = link11_articulated_subspace_f_x;
+    factor.projected[12][5] = link11_articulated_subspace_f_z;
+    factor.inverse_pivot[12] = link11_inverse_pivot;
+    factor.subspace[13][1] = (-1.0);
+    factor.subspace[13][3] = cache.link12_position_z;
+    factor.subspace[13][5] = cache.link12_subspace_v_z;
+    factor.projected[13][1] = link12_articulated_subspace_n_y;
+    factor.projected[13][3] = link12_articulated_subspace_f_x;
+    factor.projected[13][5] = link12_articulated_subspace_f_z;
+    factor.inverse_pivot[13] = link12_inverse_pivot;
+    factor.subspace[14][1] = (-1.0);
+    factor.subspace[14][3] = cache.link13_position_z;
+    factor.subspace[14][5] = cache.link13_subspace_v_z;
+    factor.projected[14][1] = link13_articulated_subspace_n_y;
+    factor.projected[14][3] = link13_articulated_subspace_f_x;
+    factor.projected[14][5] = link13_articulated_subspace_f_z;
+    factor.inverse_pivot[14] = link13_inverse_pivot;
+    factor.subspace[15][1] = (-1.0);
+    factor.subspace[15][3] = cache.link14_position_z;
+    factor.subspace[15][5] = cache.link14_subspace_v_z;
+    factor.projected[15][1] = link14_articulated_subspace_n_y;
+    factor.projected[15][3] = link14_articulated_subspace_f_x;
+    factor.projected[15][5] = link14_articulated_subspace_f_z;
+    factor.inverse_pivot[15] = link14_inverse_pivot;
+    factor.subspace[16][1] = (-1.0);
+    factor.subspace[16][3] = cache.link15_position_z;
+    factor.subspace[16][5] = cache.link15_subspace_v_z;
+    factor.projected[16][1] = link15_articulated_subspace_n_y;
+    factor.projected[16][3] = link15_articulated_subspace_f_x;
+    factor.projected[16][5] = link15_articulated_subspace_f_z;
+    factor.inverse_pivot[16] = link15_inverse_pivot;
+    factor.subspace[17][1] = (-1.0);
+    factor.subspace[17][3] = cache.link16_position_z;
+    factor.subspace[17][5] = cache.link16_subspace_v_z;
+    factor.projected[17][1] = link16_articulated_subspace_n_y;
+    factor.projected[17][3] = link16_articulated_subspace_f_x;
+    factor.projected[17][5] = link16_articulated_subspace_f_z;
+    factor.inverse_pivot[17] = link16_inverse_pivot;
+    factor.subspace[18][1] = (-1.0);
+    factor.subspace[18][3] = cache.link17_position_z;
+    factor.subspace[18][5] = cache.link17_subspace_v_z;
+    factor.projected[18][1] = link17_articulated_subspace_n_y;
+    factor.projected[18][3] = link17_articulated_subspace_f_x;
+    factor.projected[18][5] = link17_articulated_subspace_f_z;
+    factor.inverse_pivot[18] = link17_inverse_pivot;
+    factor.subspace[19][1] = (-1.0);
+    factor.subspace[19][3] = cache.link18_position_z;
+    factor.subspace[19][5] = cache.link18_subspace_v_z;
+    factor.projected[19][1] = link18_articulated_subspace_n_y;
+    factor.projected[19][3] = link18_articulated_subspace_f_x;
+    factor.projected[19][5] = link18_articulated_subspace_f_z;
+    factor.inverse_pivot[19] = link18_inverse_pivot;
+    factor.subspace[20][1] = (-1.0);
+    factor.subspace[20][3] = cache.link19_position_z;
+    factor.subspace[20][5] = cache.link19_subspace_v_z;
+    factor.projected[20][1] = link19_articulated_subspace_n_y;
+    factor.projected[20][3] = link19_articulated_subspace_f_x;
+    factor.projected[20][5] = link19_articulated_subspace_f_z;
+    factor.inverse_pivot[20] = link19_inverse_pivot;
+    factor.subspace[21][1] = (-1.0);
+    factor.subspace[21][3] = cache.link20_position_z;
+    factor.subspace[21][5] = cache.link20_subspace_v_z;
+    factor.projected[21][1] = link20_articulated_subspace_n_y;
+    factor.projected[21][3] = cache.link20_projected_inertia_f_x;
+    factor.projected[21][5] = link20_articulated_subspace_f_z;
+    factor.inverse_pivot[21] = link20_inverse_pivot;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// The partial derivatives of the inverse dynamics at the given
 /// accelerations, row i being ID_i: `position` = dID/dq by the
 /// analytical derivatives of Newton-Euler (Carpentier and Mansard
@@ -18303,6 +20143,18 @@ impl Model<DOF, CONTACTS> for SnakeLinks20 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    const ARTICULATED_FACTOR: bool = true;
+    fn articulated_factor_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        articulated_factor_into(q, qd, tau, p, k, factor, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

@@ -5383,6 +5383,1919 @@ pub fn forward_dynamics_into(
     pivots[9] = base_y_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] that also keeps the articulated-body
+/// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
+/// before children), with which the runtime applies M^-1 to many columns in
+/// O(n) each. Returns false (and both outputs are meaningless) where M is not
+/// positive definite.
+#[inline]
+#[allow(unused_variables)]
+pub fn articulated_factor_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    factor.coordinate = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+    factor.parent = [
+        None,
+        Some(0),
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(4),
+        Some(5),
+        Some(5),
+        Some(6),
+        Some(7),
+    ];
+    factor.subspace = [[0.0; 6]; DOF];
+    factor.projected = [[0.0; 6]; DOF];
+    let mut pivots = [0.0f64; 10];
+    let left_lower_articulated_15 = -cache.left_lower_inertia_h_x;
+    let left_lower_articulated_subspace_n_y = cache.left_lower_inertia_h_z
+        * cache.left_lower_subspace_v_x
+        + cache.left_upper_rotation_01 * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_i_11 * cache.left_upper_rotation_11
+        + cache.left_upper_rotation_21 * cache.left_lower_inertia_i_12
+        + cache.left_lower_subspace_v_z * left_lower_articulated_15;
+    let left_lower_articulated_subspace_f_z = cache.left_lower_subspace_v_z
+        * p.left_lower_mass + cache.left_upper_rotation_01 * cache.left_lower_inertia_h_y
+        + cache.left_upper_rotation_11 * left_lower_articulated_15;
+    let left_lower_articulated_04 = -cache.left_lower_inertia_h_z;
+    let left_lower_articulated_subspace_f_y = left_lower_articulated_04
+        * cache.left_upper_rotation_01
+        + cache.left_lower_subspace_v_y * p.left_lower_mass
+        + cache.left_lower_inertia_h_x * cache.left_upper_rotation_21;
+    let left_lower_articulated_subspace_n_x = cache.left_lower_inertia_i_00
+        * cache.left_upper_rotation_01
+        + cache.left_lower_inertia_i_02 * cache.left_upper_rotation_21
+        + left_lower_articulated_04 * cache.left_lower_subspace_v_y
+        + cache.left_upper_rotation_11 * cache.left_lower_inertia_i_01
+        + cache.left_lower_subspace_v_z * cache.left_lower_inertia_h_y;
+    let left_lower_articulated_23 = -cache.left_lower_inertia_h_y;
+    let left_lower_articulated_subspace_n_z = cache.left_upper_rotation_01
+        * cache.left_lower_inertia_i_02
+        + cache.left_lower_inertia_h_x * cache.left_lower_subspace_v_y
+        + cache.left_upper_rotation_11 * cache.left_lower_inertia_i_12
+        + cache.left_lower_subspace_v_x * left_lower_articulated_23
+        + cache.left_lower_inertia_i_22 * cache.left_upper_rotation_21;
+    let left_lower_articulated_subspace_f_x = cache.left_upper_rotation_21
+        * left_lower_articulated_23 + cache.left_lower_subspace_v_x * p.left_lower_mass
+        + cache.left_lower_inertia_h_z * cache.left_upper_rotation_11;
+    let left_lower_pivot = left_lower_articulated_subspace_f_z
+        * cache.left_lower_subspace_v_z
+        + cache.left_lower_subspace_v_y * left_lower_articulated_subspace_f_y
+        + cache.left_upper_rotation_01 * left_lower_articulated_subspace_n_x
+        + cache.left_upper_rotation_21 * left_lower_articulated_subspace_n_z
+        + left_lower_articulated_subspace_n_y * cache.left_upper_rotation_11
+        + cache.left_lower_subspace_v_x * left_lower_articulated_subspace_f_x;
+    let left_lower_inverse_pivot = 1.0 / left_lower_pivot;
+    let left_lower_articulated_passed_01 = cache.left_lower_inertia_i_01
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_01 = left_lower_articulated_passed_01
+        + cache.left_upper_inertia_i_01;
+    let left_lower_articulated_passed_11 = cache.left_lower_inertia_i_11
+        - left_lower_articulated_subspace_n_y * left_lower_articulated_subspace_n_y
+            * left_lower_inverse_pivot;
+    let left_upper_articulated_11 = cache.left_upper_inertia_i_11
+        + left_lower_articulated_passed_11;
+    let left_lower_articulated_passed_12 = cache.left_lower_inertia_i_12
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_12 = left_lower_articulated_passed_12
+        + cache.left_upper_inertia_i_12;
+    let left_lower_articulated_passed_15 = left_lower_articulated_15
+        - left_lower_articulated_subspace_n_y * left_lower_articulated_subspace_f_z
+            * left_lower_inverse_pivot;
+    let left_upper_articulated_15 = left_lower_articulated_passed_15
+        - cache.left_upper_inertia_h_x;
+    let left_lower_articulated_passed_13 = cache.left_lower_inertia_h_z
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_f_x;
+    let left_upper_articulated_13 = left_lower_articulated_passed_13
+        + cache.left_upper_inertia_h_z;
+    let left_lower_articulated_passed_14 = -(left_lower_articulated_subspace_n_y
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_y);
+    let left_upper_articulated_subspace_n_y = left_upper_articulated_01
+        * cache.base_roll_rotation_02
+        + cache.base_roll_rotation_12 * left_upper_articulated_11
+        + left_upper_articulated_12 * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * left_upper_articulated_15
+        + cache.left_upper_subspace_v_x * left_upper_articulated_13
+        + cache.left_upper_subspace_v_y * left_lower_articulated_passed_14;
+    let left_lower_articulated_passed_45 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_y);
+    let left_lower_articulated_passed_04 = left_lower_articulated_04
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_04 = left_lower_articulated_passed_04
+        - cache.left_upper_inertia_h_z;
+    let left_lower_articulated_passed_44 = p.left_lower_mass
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_f_y;
+    let left_upper_articulated_44 = p.arm_mass + left_lower_articulated_passed_44;
+    let left_lower_articulated_passed_24 = cache.left_lower_inertia_h_x
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_24 = cache.left_upper_inertia_h_x
+        + left_lower_articulated_passed_24;
+    let left_lower_articulated_passed_34 = -(left_lower_inverse_pivot
+        * left_lower_articulated_subspace_f_y * left_lower_articulated_subspace_f_x);
+    let left_upper_articulated_subspace_f_y = cache.left_upper_subspace_v_z
+        * left_lower_articulated_passed_45
+        + left_upper_articulated_04 * cache.base_roll_rotation_02
+        + left_upper_articulated_44 * cache.left_upper_subspace_v_y
+        + left_upper_articulated_24 * cache.base_roll_rotation_22
+        + cache.base_roll_rotation_12 * left_lower_articulated_passed_14
+        + cache.left_upper_subspace_v_x * left_lower_articulated_passed_34;
+    let left_lower_articulated_passed_05 = cache.left_lower_inertia_h_y
+        - left_lower_articulated_subspace_f_z * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_05 = left_lower_articulated_passed_05
+        + cache.left_upper_inertia_h_y;
+    let left_lower_articulated_passed_55 = p.left_lower_mass
+        - left_lower_articulated_subspace_f_z * left_lower_articulated_subspace_f_z
+            * left_lower_inverse_pivot;
+    let left_upper_articulated_55 = p.arm_mass + left_lower_articulated_passed_55;
+    let left_lower_articulated_passed_25 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_n_z);
+    let left_lower_articulated_passed_35 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_x);
+    let left_upper_articulated_subspace_f_z = left_upper_articulated_05
+        * cache.base_roll_rotation_02
+        + cache.left_upper_subspace_v_z * left_upper_articulated_55
+        + left_lower_articulated_passed_25 * cache.base_roll_rotation_22
+        + cache.base_roll_rotation_12 * left_upper_articulated_15
+        + left_lower_articulated_passed_45 * cache.left_upper_subspace_v_y
+        + cache.left_upper_subspace_v_x * left_lower_articulated_passed_35;
+    let left_lower_articulated_passed_03 = -(left_lower_inverse_pivot
+        * left_lower_articulated_subspace_n_x * left_lower_articulated_subspace_f_x);
+    let left_lower_articulated_passed_00 = cache.left_lower_inertia_i_00
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_x
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_00 = left_lower_articulated_passed_00
+        + cache.left_upper_inertia_i_00;
+    let left_lower_articulated_passed_02 = cache.left_lower_inertia_i_02
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_x
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_02 = left_lower_articulated_passed_02
+        + cache.left_upper_inertia_i_02;
+    let left_upper_articulated_subspace_n_x = left_upper_articulated_05
+        * cache.left_upper_subspace_v_z
+        + cache.base_roll_rotation_12 * left_upper_articulated_01
+        + cache.left_upper_subspace_v_x * left_lower_articulated_passed_03
+        + left_upper_articulated_00 * cache.base_roll_rotation_02
+        + left_upper_articulated_02 * cache.base_roll_rotation_22
+        + left_upper_articulated_04 * cache.left_upper_subspace_v_y;
+    let left_lower_articulated_passed_23 = left_lower_articulated_23
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_23 = left_lower_articulated_passed_23
+        - cache.left_upper_inertia_h_y;
+    let left_lower_articulated_passed_33 = p.left_lower_mass
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_articulated_subspace_f_x;
+    let left_upper_articulated_33 = left_lower_articulated_passed_33 + p.arm_mass;
+    let left_upper_articulated_subspace_f_x = cache.base_roll_rotation_12
+        * left_upper_articulated_13
+        + left_lower_articulated_passed_35 * cache.left_upper_subspace_v_z
+        + left_lower_articulated_passed_03 * cache.base_roll_rotation_02
+        + left_upper_articulated_23 * cache.base_roll_rotation_22
+        + left_lower_articulated_passed_34 * cache.left_upper_subspace_v_y
+        + left_upper_articulated_33 * cache.left_upper_subspace_v_x;
+    let left_lower_articulated_passed_22 = cache.left_lower_inertia_i_22
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_z
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_22 = left_lower_articulated_passed_22
+        + cache.left_upper_inertia_i_22;
+    let left_upper_articulated_subspace_n_z = left_upper_articulated_22
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_y * left_upper_articulated_24
+        + cache.left_upper_subspace_v_x * left_upper_articulated_23
+        + left_upper_articulated_02 * cache.base_roll_rotation_02
+        + cache.base_roll_rotation_12 * left_upper_articulated_12
+        + cache.left_upper_subspace_v_z * left_lower_articulated_passed_25;
+    let left_upper_pivot = cache.base_roll_rotation_12
+        * left_upper_articulated_subspace_n_y
+        + left_upper_articulated_subspace_f_z * cache.left_upper_subspace_v_z
+        + cache.base_roll_rotation_02 * left_upper_articulated_subspace_n_x
+        + cache.left_upper_subspace_v_x * left_upper_articulated_subspace_f_x
+        + left_upper_articulated_subspace_f_y * cache.left_upper_subspace_v_y
+        + left_upper_articulated_subspace_n_z * cache.base_roll_rotation_22;
+    let left_upper_inverse_pivot = 1.0 / left_upper_pivot;
+    let left_upper_articulated_passed_14 = left_lower_articulated_passed_14
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let right_slider_inverse_pivot = 1.0 / cache.right_slider_pivot;
+    let right_slider_articulated_15 = -cache.right_slider_inertia_h_x;
+    let right_slider_articulated_subspace_n_y = cache.right_upper_rotation_20
+        * right_slider_articulated_15
+        + cache.right_upper_rotation_00 * cache.right_slider_inertia_h_z;
+    let right_slider_articulated_passed_14 = -(right_slider_inverse_pivot
+        * cache.right_slider_projected_inertia_f_y
+        * right_slider_articulated_subspace_n_y);
+    let right_slider_articulated_passed_45 = -(cache.right_slider_projected_inertia_f_z
+        * right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y);
+    let right_slider_articulated_23 = -cache.right_slider_inertia_h_y;
+    let right_slider_articulated_subspace_n_z = cache.right_upper_rotation_00
+        * right_slider_articulated_23
+        + cache.right_upper_rotation_10 * cache.right_slider_inertia_h_x;
+    let right_slider_articulated_passed_24 = cache.right_slider_inertia_h_x
+        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
+            * cache.right_slider_projected_inertia_f_y;
+    let right_upper_articulated_24 = cache.right_upper_inertia_h_x
+        + right_slider_articulated_passed_24;
+    let right_slider_articulated_passed_44 = p.right_slider_mass
+        - right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y
+            * cache.right_slider_projected_inertia_f_y;
+    let right_upper_articulated_44 = right_slider_articulated_passed_44 + p.arm_mass;
+    let right_slider_articulated_04 = -cache.right_slider_inertia_h_z;
+    let right_slider_articulated_subspace_n_x = right_slider_articulated_04
+        * cache.right_upper_rotation_10
+        + cache.right_upper_rotation_20 * cache.right_slider_inertia_h_y;
+    let right_slider_articulated_passed_04 = right_slider_articulated_04
+        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
+            * cache.right_slider_projected_inertia_f_y;
+    let right_upper_articulated_04 = right_slider_articulated_passed_04
+        - cache.right_upper_inertia_h_z;
+    let right_slider_articulated_passed_34 = -(cache.right_slider_projected_inertia_f_x
+        * right_slider_inverse_pivot * cache.right_slider_projected_inertia_f_y);
+    let right_upper_articulated_subspace_f_y = cache.right_upper_subspace_v_z
+        * right_slider_articulated_passed_45
+        + right_upper_articulated_24 * cache.right_upper_axis_z
+        + cache.right_upper_axis_y * right_slider_articulated_passed_14
+        + cache.right_upper_subspace_v_y * right_upper_articulated_44
+        + right_upper_articulated_04 * cache.right_upper_axis_x
+        + cache.right_upper_subspace_v_x * right_slider_articulated_passed_34;
+    let right_slider_articulated_passed_33 = p.right_slider_mass
+        - cache.right_slider_projected_inertia_f_x
+            * cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot;
+    let right_upper_articulated_33 = p.arm_mass + right_slider_articulated_passed_33;
+    let right_slider_articulated_passed_13 = cache.right_slider_inertia_h_z
+        - cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_13 = right_slider_articulated_passed_13
+        + cache.right_upper_inertia_h_z;
+    let right_slider_articulated_passed_23 = right_slider_articulated_23
+        - cache.right_slider_projected_inertia_f_x
+            * right_slider_articulated_subspace_n_z * right_slider_inverse_pivot;
+    let right_upper_articulated_23 = right_slider_articulated_passed_23
+        - cache.right_upper_inertia_h_y;
+    let right_slider_articulated_passed_03 = -(cache.right_slider_projected_inertia_f_x
+        * right_slider_articulated_subspace_n_x * right_slider_inverse_pivot);
+    let right_slider_articulated_passed_35 = -(cache.right_slider_projected_inertia_f_z
+        * cache.right_slider_projected_inertia_f_x * right_slider_inverse_pivot);
+    let right_upper_articulated_subspace_f_x = cache.right_upper_subspace_v_x
+        * right_upper_articulated_33
+        + right_upper_articulated_13 * cache.right_upper_axis_y
+        + cache.right_upper_axis_z * right_upper_articulated_23
+        + cache.right_upper_axis_x * right_slider_articulated_passed_03
+        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_34
+        + right_slider_articulated_passed_35 * cache.right_upper_subspace_v_z;
+    let right_slider_articulated_passed_05 = cache.right_slider_inertia_h_y
+        - cache.right_slider_projected_inertia_f_z
+            * right_slider_articulated_subspace_n_x * right_slider_inverse_pivot;
+    let right_upper_articulated_05 = cache.right_upper_inertia_h_y
+        + right_slider_articulated_passed_05;
+    let right_slider_articulated_passed_15 = right_slider_articulated_15
+        - cache.right_slider_projected_inertia_f_z * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_15 = right_slider_articulated_passed_15
+        - cache.right_upper_inertia_h_x;
+    let right_slider_articulated_passed_25 = -(cache.right_slider_projected_inertia_f_z
+        * right_slider_articulated_subspace_n_z * right_slider_inverse_pivot);
+    let right_slider_articulated_passed_55 = p.right_slider_mass
+        - cache.right_slider_projected_inertia_f_z
+            * cache.right_slider_projected_inertia_f_z * right_slider_inverse_pivot;
+    let right_upper_articulated_55 = p.arm_mass + right_slider_articulated_passed_55;
+    let right_upper_articulated_subspace_f_z = right_upper_articulated_05
+        * cache.right_upper_axis_x
+        + right_slider_articulated_passed_35 * cache.right_upper_subspace_v_x
+        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_45
+        + cache.right_upper_axis_y * right_upper_articulated_15
+        + cache.right_upper_axis_z * right_slider_articulated_passed_25
+        + cache.right_upper_subspace_v_z * right_upper_articulated_55;
+    let right_slider_articulated_passed_22 = cache.right_slider_inertia_i_22
+        - right_slider_articulated_subspace_n_z * right_slider_articulated_subspace_n_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_22 = cache.right_upper_inertia_i_22
+        + right_slider_articulated_passed_22;
+    let right_slider_articulated_passed_12 = cache.right_slider_inertia_i_12
+        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_12 = cache.right_upper_inertia_i_12
+        + right_slider_articulated_passed_12;
+    let right_slider_articulated_passed_02 = cache.right_slider_inertia_i_02
+        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_02 = cache.right_upper_inertia_i_02
+        + right_slider_articulated_passed_02;
+    let right_upper_articulated_subspace_n_z = cache.right_upper_axis_z
+        * right_upper_articulated_22
+        + cache.right_upper_subspace_v_z * right_slider_articulated_passed_25
+        + right_upper_articulated_12 * cache.right_upper_axis_y
+        + right_upper_articulated_24 * cache.right_upper_subspace_v_y
+        + cache.right_upper_subspace_v_x * right_upper_articulated_23
+        + right_upper_articulated_02 * cache.right_upper_axis_x;
+    let right_slider_articulated_passed_01 = cache.right_slider_inertia_i_01
+        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_01 = right_slider_articulated_passed_01
+        + cache.right_upper_inertia_i_01;
+    let right_slider_articulated_passed_00 = cache.right_slider_inertia_i_00
+        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_x
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_00 = cache.right_upper_inertia_i_00
+        + right_slider_articulated_passed_00;
+    let right_upper_articulated_subspace_n_x = cache.right_upper_axis_y
+        * right_upper_articulated_01
+        + cache.right_upper_axis_z * right_upper_articulated_02
+        + cache.right_upper_subspace_v_y * right_upper_articulated_04
+        + right_upper_articulated_00 * cache.right_upper_axis_x
+        + cache.right_upper_subspace_v_x * right_slider_articulated_passed_03
+        + right_upper_articulated_05 * cache.right_upper_subspace_v_z;
+    let right_slider_articulated_passed_11 = cache.right_slider_inertia_i_11
+        - right_slider_inverse_pivot * right_slider_articulated_subspace_n_y
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_11 = right_slider_articulated_passed_11
+        + cache.right_upper_inertia_i_11;
+    let right_upper_articulated_subspace_n_y = cache.right_upper_axis_x
+        * right_upper_articulated_01
+        + right_upper_articulated_15 * cache.right_upper_subspace_v_z
+        + right_upper_articulated_13 * cache.right_upper_subspace_v_x
+        + right_upper_articulated_12 * cache.right_upper_axis_z
+        + cache.right_upper_axis_y * right_upper_articulated_11
+        + cache.right_upper_subspace_v_y * right_slider_articulated_passed_14;
+    let right_upper_pivot = cache.right_upper_subspace_v_x
+        * right_upper_articulated_subspace_f_x
+        + right_upper_articulated_subspace_f_z * cache.right_upper_subspace_v_z
+        + right_upper_articulated_subspace_n_z * cache.right_upper_axis_z
+        + cache.right_upper_subspace_v_y * right_upper_articulated_subspace_f_y
+        + right_upper_articulated_subspace_n_x * cache.right_upper_axis_x
+        + cache.right_upper_axis_y * right_upper_articulated_subspace_n_y;
+    let right_upper_inverse_pivot = 1.0 / right_upper_pivot;
+    let right_upper_articulated_passed_14 = right_slider_articulated_passed_14
+        - right_upper_articulated_subspace_f_y * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_14 = left_upper_articulated_passed_14
+        + right_upper_articulated_passed_14;
+    let left_upper_articulated_passed_01 = left_upper_articulated_01
+        - left_upper_articulated_subspace_n_y * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let right_upper_articulated_passed_01 = right_upper_articulated_01
+        - right_upper_articulated_subspace_n_x * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_01 = cache.hub_inertia_i_01 + left_upper_articulated_passed_01
+        + right_upper_articulated_passed_01;
+    let left_upper_articulated_passed_12 = left_upper_articulated_12
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_12 = right_upper_articulated_12
+        - right_upper_articulated_subspace_n_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_12 = left_upper_articulated_passed_12
+        + right_upper_articulated_passed_12 + cache.hub_inertia_i_12;
+    let left_upper_articulated_passed_11 = left_upper_articulated_11
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_y
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_11 = right_upper_articulated_11
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_n_y
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_11 = left_upper_articulated_passed_11 + cache.hub_inertia_i_11
+        + right_upper_articulated_passed_11;
+    let right_upper_articulated_passed_13 = right_upper_articulated_13
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_n_y
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_13 = left_upper_articulated_13
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_13 = right_upper_articulated_passed_13
+        + left_upper_articulated_passed_13 + cache.hub_inertia_h_z;
+    let right_upper_articulated_passed_15 = right_upper_articulated_15
+        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let left_upper_articulated_passed_15 = left_upper_articulated_15
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_15 = right_upper_articulated_passed_15
+        + left_upper_articulated_passed_15 - cache.hub_inertia_h_x;
+    let base_roll_articulated_subspace_n_y = cache.base_roll_subspace_v_y
+        * hub_articulated_14 + hub_articulated_01 * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_20 * hub_articulated_12
+        + hub_articulated_11 * cache.base_pitch_rotation_10
+        + cache.base_roll_subspace_v_x * hub_articulated_13
+        + hub_articulated_15 * cache.base_roll_subspace_v_z;
+    let right_upper_articulated_passed_34 = right_slider_articulated_passed_34
+        - right_upper_articulated_subspace_f_y * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_34 = left_lower_articulated_passed_34
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_34 = right_upper_articulated_passed_34
+        + left_upper_articulated_passed_34;
+    let right_upper_articulated_passed_44 = right_upper_articulated_44
+        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_44 = left_upper_articulated_44
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_44 = right_upper_articulated_passed_44 + p.hub_mass
+        + left_upper_articulated_passed_44;
+    let right_upper_articulated_passed_24 = right_upper_articulated_24
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_24 = left_upper_articulated_24
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_24 = right_upper_articulated_passed_24 + cache.hub_inertia_h_x
+        + left_upper_articulated_passed_24;
+    let right_upper_articulated_passed_45 = right_slider_articulated_passed_45
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_45 = left_lower_articulated_passed_45
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_45 = right_upper_articulated_passed_45
+        + left_upper_articulated_passed_45;
+    let left_upper_articulated_passed_04 = left_upper_articulated_04
+        - left_upper_articulated_subspace_f_y * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let right_upper_articulated_passed_04 = right_upper_articulated_04
+        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let hub_articulated_04 = left_upper_articulated_passed_04
+        + right_upper_articulated_passed_04 - cache.hub_inertia_h_z;
+    let base_roll_articulated_subspace_f_y = hub_articulated_34
+        * cache.base_roll_subspace_v_x
+        + cache.base_roll_subspace_v_y * hub_articulated_44
+        + cache.base_pitch_rotation_20 * hub_articulated_24
+        + cache.base_roll_subspace_v_z * hub_articulated_45
+        + hub_articulated_04 * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * hub_articulated_14;
+    let right_upper_articulated_passed_33 = right_upper_articulated_33
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_f_x
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_33 = left_upper_articulated_33
+        - left_upper_articulated_subspace_f_x * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_33 = right_upper_articulated_passed_33 + p.hub_mass
+        + left_upper_articulated_passed_33;
+    let right_upper_articulated_passed_23 = right_upper_articulated_23
+        - right_upper_articulated_subspace_n_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_23 = left_upper_articulated_23
+        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_23 = right_upper_articulated_passed_23
+        + left_upper_articulated_passed_23 - cache.hub_inertia_h_y;
+    let right_upper_articulated_passed_03 = right_slider_articulated_passed_03
+        - right_upper_articulated_subspace_n_x * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_03 = left_lower_articulated_passed_03
+        - left_upper_articulated_subspace_f_x * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let hub_articulated_03 = right_upper_articulated_passed_03
+        + left_upper_articulated_passed_03;
+    let left_upper_articulated_passed_35 = left_lower_articulated_passed_35
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_35 = right_slider_articulated_passed_35
+        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let hub_articulated_35 = left_upper_articulated_passed_35
+        + right_upper_articulated_passed_35;
+    let base_roll_articulated_subspace_f_x = hub_articulated_33
+        * cache.base_roll_subspace_v_x
+        + hub_articulated_23 * cache.base_pitch_rotation_20
+        + cache.base_roll_subspace_v_y * hub_articulated_34
+        + hub_articulated_03 * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * hub_articulated_13
+        + cache.base_roll_subspace_v_z * hub_articulated_35;
+    let left_upper_articulated_passed_55 = left_upper_articulated_55
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_z
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_55 = right_upper_articulated_55
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_z
+            * right_upper_inverse_pivot;
+    let hub_articulated_55 = left_upper_articulated_passed_55 + p.hub_mass
+        + right_upper_articulated_passed_55;
+    let right_upper_articulated_passed_05 = right_upper_articulated_05
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_05 = left_upper_articulated_05
+        - left_upper_articulated_subspace_f_z * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let hub_articulated_05 = right_upper_articulated_passed_05 + cache.hub_inertia_h_y
+        + left_upper_articulated_passed_05;
+    let right_upper_articulated_passed_25 = right_slider_articulated_passed_25
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_25 = left_lower_articulated_passed_25
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_25 = right_upper_articulated_passed_25
+        + left_upper_articulated_passed_25;
+    let base_roll_articulated_subspace_f_z = hub_articulated_55
+        * cache.base_roll_subspace_v_z
+        + cache.base_roll_subspace_v_y * hub_articulated_45
+        + cache.base_pitch_rotation_00 * hub_articulated_05
+        + cache.base_pitch_rotation_10 * hub_articulated_15
+        + hub_articulated_25 * cache.base_pitch_rotation_20
+        + cache.base_roll_subspace_v_x * hub_articulated_35;
+    let left_upper_articulated_passed_02 = left_upper_articulated_02
+        - left_upper_articulated_subspace_n_z * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let right_upper_articulated_passed_02 = right_upper_articulated_02
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let hub_articulated_02 = left_upper_articulated_passed_02
+        + right_upper_articulated_passed_02 + cache.hub_inertia_i_02;
+    let left_upper_articulated_passed_22 = left_upper_articulated_22
+        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_22 = right_upper_articulated_22
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot;
+    let hub_articulated_22 = left_upper_articulated_passed_22 + cache.hub_inertia_i_22
+        + right_upper_articulated_passed_22;
+    let base_roll_articulated_subspace_n_z = cache.base_pitch_rotation_10
+        * hub_articulated_12 + hub_articulated_02 * cache.base_pitch_rotation_00
+        + hub_articulated_25 * cache.base_roll_subspace_v_z
+        + hub_articulated_23 * cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_20 * hub_articulated_22
+        + cache.base_roll_subspace_v_y * hub_articulated_24;
+    let right_upper_articulated_passed_00 = right_upper_articulated_00
+        - right_upper_articulated_subspace_n_x * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_00 = left_upper_articulated_00
+        - left_upper_inverse_pivot * left_upper_articulated_subspace_n_x
+            * left_upper_articulated_subspace_n_x;
+    let hub_articulated_00 = right_upper_articulated_passed_00
+        + left_upper_articulated_passed_00 + cache.hub_inertia_i_00;
+    let base_roll_articulated_subspace_n_x = hub_articulated_02
+        * cache.base_pitch_rotation_20
+        + cache.base_roll_subspace_v_y * hub_articulated_04
+        + hub_articulated_03 * cache.base_roll_subspace_v_x
+        + hub_articulated_00 * cache.base_pitch_rotation_00
+        + cache.base_pitch_rotation_10 * hub_articulated_01
+        + cache.base_roll_subspace_v_z * hub_articulated_05;
+    let base_roll_pivot = base_roll_articulated_subspace_f_x
+        * cache.base_roll_subspace_v_x
+        + cache.base_roll_subspace_v_y * base_roll_articulated_subspace_f_y
+        + base_roll_articulated_subspace_f_z * cache.base_roll_subspace_v_z
+        + base_roll_articulated_subspace_n_z * cache.base_pitch_rotation_20
+        + base_roll_articulated_subspace_n_y * cache.base_pitch_rotation_10
+        + base_roll_articulated_subspace_n_x * cache.base_pitch_rotation_00;
+    let base_roll_inverse_pivot = 1.0 / base_roll_pivot;
+    let base_roll_articulated_passed_14 = hub_articulated_14
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_11 = hub_articulated_11
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_n_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_15 = hub_articulated_15
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_01 = hub_articulated_01
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_13 = hub_articulated_13
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_n_y = base_roll_articulated_passed_14
+        * cache.base_pitch_subspace_v_y + base_roll_articulated_passed_11 * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_15
+        + cache.base_yaw_rotation_01 * base_roll_articulated_passed_01
+        + base_roll_articulated_passed_13 * cache.base_pitch_subspace_v_x;
+    let base_roll_articulated_passed_34 = hub_articulated_34
+        - base_roll_articulated_subspace_f_x * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_04 = hub_articulated_04
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_44 = hub_articulated_44
+        - base_roll_articulated_subspace_f_y * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_45 = hub_articulated_45
+        - base_roll_articulated_subspace_f_z * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_y = base_roll_articulated_passed_34
+        * cache.base_pitch_subspace_v_x
+        + base_roll_articulated_passed_04 * cache.base_yaw_rotation_01
+        + base_roll_articulated_passed_44 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_45 * cache.base_pitch_subspace_v_z
+        + base_roll_articulated_passed_14 * cache.cos_q3;
+    let base_roll_articulated_passed_03 = hub_articulated_03
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_33 = hub_articulated_33
+        - base_roll_articulated_subspace_f_x * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_35 = hub_articulated_35
+        - base_roll_articulated_subspace_f_z * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_x = base_roll_articulated_passed_03
+        * cache.base_yaw_rotation_01
+        + base_roll_articulated_passed_33 * cache.base_pitch_subspace_v_x
+        + base_roll_articulated_passed_34 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_13 * cache.cos_q3
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_35;
+    let base_roll_articulated_passed_05 = hub_articulated_05
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_55 = hub_articulated_55
+        - base_roll_articulated_subspace_f_z * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_z = base_roll_articulated_passed_35
+        * cache.base_pitch_subspace_v_x
+        + cache.base_yaw_rotation_01 * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_45 * cache.base_pitch_subspace_v_y
+        + base_roll_articulated_passed_55 * cache.base_pitch_subspace_v_z
+        + base_roll_articulated_passed_15 * cache.cos_q3;
+    let base_roll_articulated_passed_00 = hub_articulated_00
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_n_x = base_roll_articulated_passed_00
+        * cache.base_yaw_rotation_01 + cache.cos_q3 * base_roll_articulated_passed_01
+        + base_roll_articulated_passed_03 * cache.base_pitch_subspace_v_x
+        + base_roll_articulated_passed_04 * cache.base_pitch_subspace_v_y
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_05;
+    let base_pitch_pivot = base_pitch_articulated_subspace_n_y * cache.cos_q3
+        + base_pitch_articulated_subspace_f_y * cache.base_pitch_subspace_v_y
+        + base_pitch_articulated_subspace_f_x * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_z * base_pitch_articulated_subspace_f_z
+        + base_pitch_articulated_subspace_n_x * cache.base_yaw_rotation_01;
+    let base_pitch_inverse_pivot = 1.0 / base_pitch_pivot;
+    let base_roll_articulated_passed_23 = hub_articulated_23
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_25 = hub_articulated_25
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_02 = hub_articulated_02
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_12 = hub_articulated_12
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_n_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_24 = hub_articulated_24
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_n_z = base_roll_articulated_passed_23
+        * cache.base_pitch_subspace_v_x
+        + cache.base_pitch_subspace_v_z * base_roll_articulated_passed_25
+        + base_roll_articulated_passed_02 * cache.base_yaw_rotation_01
+        + base_roll_articulated_passed_12 * cache.cos_q3
+        + base_roll_articulated_passed_24 * cache.base_pitch_subspace_v_y;
+    let base_pitch_articulated_passed_23 = base_roll_articulated_passed_23
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_33 = base_roll_articulated_passed_33
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
+            * base_pitch_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_34 = base_roll_articulated_passed_34
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
+            * base_pitch_articulated_subspace_f_y;
+    let base_yaw_articulated_subspace_f_x = base_pitch_articulated_passed_23
+        + q[1] * base_pitch_articulated_passed_33
+        + cache.base_yaw_subspace_v_y * base_pitch_articulated_passed_34;
+    let base_pitch_articulated_passed_44 = base_roll_articulated_passed_44
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_24 = base_roll_articulated_passed_24
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_y;
+    let base_yaw_articulated_subspace_f_y = q[1] * base_pitch_articulated_passed_34
+        + base_pitch_articulated_passed_44 * cache.base_yaw_subspace_v_y
+        + base_pitch_articulated_passed_24;
+    let base_roll_articulated_passed_22 = hub_articulated_22
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_n_z
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_passed_22 = base_roll_articulated_passed_22
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_n_z;
+    let base_yaw_articulated_subspace_n_z = base_pitch_articulated_passed_22
+        + base_pitch_articulated_passed_24 * cache.base_yaw_subspace_v_y
+        + q[1] * base_pitch_articulated_passed_23;
+    let base_yaw_pivot = q[1] * base_yaw_articulated_subspace_f_x
+        + cache.base_yaw_subspace_v_y * base_yaw_articulated_subspace_f_y
+        + base_yaw_articulated_subspace_n_z;
+    let base_yaw_inverse_pivot = 1.0 / base_yaw_pivot;
+    let base_yaw_articulated_passed_33 = base_pitch_articulated_passed_33
+        - base_yaw_articulated_subspace_f_x * base_yaw_articulated_subspace_f_x
+            * base_yaw_inverse_pivot;
+    let base_pitch_articulated_passed_55 = base_roll_articulated_passed_55
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_45 = base_roll_articulated_passed_45
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_25 = base_roll_articulated_passed_25
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_35 = base_roll_articulated_passed_35
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_f_x;
+    let base_yaw_articulated_subspace_f_z = base_pitch_articulated_passed_45
+        * cache.base_yaw_subspace_v_y + base_pitch_articulated_passed_25
+        + q[1] * base_pitch_articulated_passed_35;
+    let base_yaw_articulated_passed_55 = base_pitch_articulated_passed_55
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_inverse_pivot = 1.0 / base_yaw_articulated_passed_55;
+    let base_yaw_articulated_passed_35 = base_pitch_articulated_passed_35
+        - base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_articulated_passed_33 = base_yaw_articulated_passed_33
+        - base_z_inverse_pivot * base_yaw_articulated_passed_35
+            * base_yaw_articulated_passed_35;
+    let base_yaw_articulated_passed_44 = base_pitch_articulated_passed_44
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_y
+            * base_yaw_articulated_subspace_f_y;
+    let base_yaw_articulated_passed_45 = base_pitch_articulated_passed_45
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+            * base_yaw_articulated_subspace_f_y;
+    let base_z_articulated_passed_44 = base_yaw_articulated_passed_44
+        - base_z_inverse_pivot * base_yaw_articulated_passed_45
+            * base_yaw_articulated_passed_45;
+    let base_y_inverse_pivot = 1.0 / base_z_articulated_passed_44;
+    let base_yaw_articulated_passed_34 = base_pitch_articulated_passed_34
+        - base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_y;
+    let base_z_articulated_passed_34 = base_yaw_articulated_passed_34
+        - base_z_inverse_pivot * base_yaw_articulated_passed_45
+            * base_yaw_articulated_passed_35;
+    let base_y_articulated_passed_33 = base_z_articulated_passed_33
+        - base_y_inverse_pivot * base_z_articulated_passed_34
+            * base_z_articulated_passed_34;
+    let base_x_inverse_pivot = 1.0 / base_y_articulated_passed_33;
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + cache.base_pitch_rotation_10 * qd[5];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * cache.right_upper_subspace_v_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + cache.right_upper_rotation_20 * qd[9];
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + cache.right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_articulated_bias_f_y = right_slider_momentum_f_x
+        * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_upper_velocity_w_x;
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
+    let right_slider_articulated_bias_f_x = right_slider_momentum_f_z
+        * right_upper_velocity_w_y
+        - right_slider_momentum_f_y * right_upper_velocity_w_z;
+    let right_slider_articulated_bias_f_z = right_slider_momentum_f_y
+        * right_upper_velocity_w_x
+        - right_slider_momentum_f_x * right_upper_velocity_w_y;
+    let right_slider_remaining_force = tau[9]
+        - (right_slider_articulated_bias_f_y * cache.right_upper_rotation_10
+            + cache.right_upper_rotation_00 * right_slider_articulated_bias_f_x
+            + cache.right_upper_rotation_20 * right_slider_articulated_bias_f_z);
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_upper_articulated_bias_f_y = right_slider_articulated_passed_44
+        * right_slider_subspace_rate_v_y * qd[9]
+        + right_upper_momentum_f_x * right_upper_velocity_w_z
+        + right_slider_articulated_bias_f_y
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_34 * qd[9]
+        + right_slider_remaining_force * right_slider_inverse_pivot
+            * cache.right_slider_projected_inertia_f_y
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_45 * qd[9]
+        - right_upper_momentum_f_z * right_upper_velocity_w_x;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
+        * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * cache.left_upper_rotation_21;
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
+    let left_lower_subspace_rate_v_y = cache.left_upper_rotation_01
+        * left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * cache.left_lower_subspace_v_z
+        - cache.left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * cache.left_upper_rotation_11;
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + cache.left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + cache.left_upper_rotation_11 * qd[8];
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + cache.left_upper_rotation_01 * qd[8];
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_z * qd[8];
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
+    let left_lower_articulated_bias_f_y = left_lower_momentum_f_x
+        * left_lower_velocity_w_z - left_lower_velocity_w_x * left_lower_momentum_f_z;
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y
+        * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_subspace_rate_v_z = cache.left_upper_rotation_11
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * cache.left_lower_subspace_v_x;
+    let left_lower_subspace_rate_w_z = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_rotation_01;
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_lower_articulated_bias_f_z = left_lower_velocity_w_x
+        * left_lower_momentum_f_y - left_lower_momentum_f_x * left_lower_velocity_w_y;
+    let left_lower_articulated_bias_f_x = left_lower_velocity_w_y
+        * left_lower_momentum_f_z - left_lower_momentum_f_y * left_lower_velocity_w_z;
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_articulated_bias_n_x = left_lower_velocity_w_y
+        * left_lower_momentum_n_z + left_lower_velocity_v_y * left_lower_momentum_f_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z
+        - left_lower_momentum_f_y * left_lower_velocity_v_z;
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_lower_articulated_bias_n_y = left_lower_momentum_n_x
+        * left_lower_velocity_w_z + left_lower_momentum_f_x * left_lower_velocity_v_z
+        - left_lower_momentum_f_z * left_lower_velocity_v_x
+        - left_lower_velocity_w_x * left_lower_momentum_n_z;
+    let left_lower_articulated_bias_n_z = left_lower_momentum_f_y
+        * left_lower_velocity_v_x + left_lower_momentum_n_y * left_lower_velocity_w_x
+        - left_lower_velocity_v_y * left_lower_momentum_f_x
+        - left_lower_momentum_n_x * left_lower_velocity_w_y;
+    let left_lower_remaining_force = tau[8]
+        - (cache.left_lower_subspace_v_z * left_lower_articulated_bias_f_z
+            + left_lower_articulated_bias_f_x * cache.left_lower_subspace_v_x
+            + left_lower_articulated_bias_n_x * cache.left_upper_rotation_01
+            + left_lower_articulated_bias_f_y * cache.left_lower_subspace_v_y
+            + left_lower_articulated_bias_n_y * cache.left_upper_rotation_11
+            + cache.left_upper_rotation_21 * left_lower_articulated_bias_n_z);
+    let left_upper_articulated_bias_f_y = left_lower_subspace_rate_w_y * qd[8]
+        * left_lower_articulated_passed_14
+        + left_upper_momentum_f_x * left_upper_velocity_w_z
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_44 * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_34 * qd[8]
+        + left_lower_articulated_bias_f_y
+        + left_lower_articulated_passed_04 * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_subspace_rate_v_z * left_lower_articulated_passed_45 * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_24 * qd[8]
+        + left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_remaining_force
+        - left_upper_velocity_w_x * left_upper_momentum_f_z;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * cache.left_upper_inertia_i_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let left_upper_articulated_bias_n_z = left_lower_inverse_pivot
+        * left_lower_remaining_force * left_lower_articulated_subspace_n_z
+        + left_upper_velocity_v_x * left_upper_momentum_f_y
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_24 * qd[8]
+        + left_upper_velocity_w_x * left_upper_momentum_n_y
+        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_23 * qd[8]
+        + left_lower_subspace_rate_v_z * left_lower_articulated_passed_25 * qd[8]
+        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_22 * qd[8]
+        + left_lower_articulated_bias_n_z
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y;
+    let left_upper_articulated_bias_f_x = left_lower_subspace_rate_w_x
+        * left_lower_articulated_passed_03 * qd[8]
+        + left_lower_articulated_passed_13 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_articulated_passed_33 * left_lower_subspace_rate_v_x * qd[8]
+        + left_lower_articulated_bias_f_x
+        + left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_remaining_force
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_34 * qd[8]
+        + left_lower_articulated_passed_35 * left_lower_subspace_rate_v_z * qd[8]
+        + left_upper_velocity_w_y * left_upper_momentum_f_z
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_23 * qd[8]
+        - left_upper_momentum_f_y * left_upper_velocity_w_z;
+    let left_upper_articulated_bias_f_z = left_lower_articulated_passed_05
+        * left_lower_subspace_rate_w_x * qd[8]
+        + left_upper_velocity_w_x * left_upper_momentum_f_y
+        + left_lower_subspace_rate_v_z * qd[8] * left_lower_articulated_passed_55
+        + left_lower_articulated_passed_15 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_45 * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_25 * qd[8]
+        + left_lower_articulated_passed_35 * left_lower_subspace_rate_v_x * qd[8]
+        + left_lower_articulated_subspace_f_z * left_lower_inverse_pivot
+            * left_lower_remaining_force + left_lower_articulated_bias_f_z
+        - left_upper_momentum_f_x * left_upper_velocity_w_y;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_upper_articulated_bias_n_x = left_lower_inverse_pivot
+        * left_lower_articulated_subspace_n_x * left_lower_remaining_force
+        + left_lower_articulated_bias_n_x
+        + left_lower_articulated_passed_01 * left_lower_subspace_rate_w_y * qd[8]
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + left_lower_articulated_passed_04 * left_lower_subspace_rate_v_y * qd[8]
+        + left_lower_articulated_passed_05 * left_lower_subspace_rate_v_z * qd[8]
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        + left_lower_subspace_rate_w_x * left_lower_articulated_passed_00 * qd[8]
+        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_z * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_03 * qd[8]
+        - left_upper_velocity_v_z * left_upper_momentum_f_y
+        - left_upper_momentum_n_y * left_upper_velocity_w_z;
+    let left_upper_articulated_bias_n_y = left_lower_articulated_passed_01
+        * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_z * qd[8]
+        + left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_remaining_force + left_lower_articulated_bias_n_y
+        + left_lower_articulated_passed_11 * left_lower_subspace_rate_w_y * qd[8]
+        + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
+        + left_lower_subspace_rate_v_y * qd[8] * left_lower_articulated_passed_14
+        + left_lower_articulated_passed_15 * left_lower_subspace_rate_v_z * qd[8]
+        + left_lower_articulated_passed_13 * left_lower_subspace_rate_v_x * qd[8]
+        - left_upper_momentum_f_z * left_upper_velocity_v_x
+        - left_upper_velocity_w_x * left_upper_momentum_n_z;
+    let left_upper_remaining_force = tau[6]
+        - (cache.left_upper_subspace_v_y * left_upper_articulated_bias_f_y
+            + left_upper_articulated_bias_n_z * cache.base_roll_rotation_22
+            + cache.left_upper_subspace_v_x * left_upper_articulated_bias_f_x
+            + left_upper_articulated_bias_f_z * cache.left_upper_subspace_v_z
+            + cache.base_roll_rotation_02 * left_upper_articulated_bias_n_x
+            + cache.base_roll_rotation_12 * left_upper_articulated_bias_n_y);
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
+    let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_axis_y;
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
+        * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_z * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_articulated_bias_n_y = right_slider_momentum_f_x
+        * right_slider_velocity_v_z
+        + right_slider_momentum_n_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_slider_velocity_v_x
+        - right_slider_momentum_n_z * right_upper_velocity_w_x;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_articulated_bias_n_y = right_slider_subspace_rate_v_x
+        * right_slider_articulated_passed_13 * qd[9]
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_15 * qd[9]
+        + right_slider_articulated_bias_n_y
+        + right_upper_momentum_n_x * right_upper_velocity_w_z
+        + right_slider_remaining_force * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_14 * qd[9]
+        + right_upper_momentum_f_x * right_upper_velocity_v_z
+        - right_upper_velocity_w_x * right_upper_momentum_n_z
+        - right_upper_momentum_f_z * right_upper_velocity_v_x;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_slider_articulated_bias_n_x = right_slider_momentum_f_z
+        * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_articulated_bias_n_x = right_slider_articulated_bias_n_x
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_05 * qd[9]
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + right_slider_articulated_subspace_n_x * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_03 * qd[9]
+        + right_slider_articulated_passed_04 * right_slider_subspace_rate_v_y * qd[9]
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
+    let right_upper_articulated_bias_f_x = right_upper_momentum_f_z
+        * right_upper_velocity_w_y + right_slider_articulated_bias_f_x
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_35 * qd[9]
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_33 * qd[9]
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_34 * qd[9]
+        + cache.right_slider_projected_inertia_f_x * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        - right_upper_velocity_w_z * right_upper_momentum_f_y;
+    let right_upper_articulated_bias_f_z = cache.right_slider_projected_inertia_f_z
+        * right_slider_remaining_force * right_slider_inverse_pivot
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_55 * qd[9]
+        + right_upper_velocity_w_x * right_upper_momentum_f_y
+        + right_slider_articulated_bias_f_z
+        + right_slider_articulated_passed_35 * right_slider_subspace_rate_v_x * qd[9]
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_45 * qd[9]
+        - right_upper_momentum_f_x * right_upper_velocity_w_y;
+    let right_slider_articulated_bias_n_z = right_slider_momentum_n_y
+        * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_slider_velocity_v_x
+        - right_slider_momentum_n_x * right_upper_velocity_w_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y;
+    let right_upper_articulated_bias_n_z = right_slider_subspace_rate_v_x
+        * right_slider_articulated_passed_23 * qd[9]
+        + right_upper_momentum_f_y * right_upper_velocity_v_x
+        + right_slider_articulated_bias_n_z
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_25 * qd[9]
+        + right_upper_momentum_n_y * right_upper_velocity_w_x
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_24 * qd[9]
+        + right_slider_articulated_subspace_n_z * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        - right_upper_momentum_f_x * right_upper_velocity_v_y
+        - right_upper_momentum_n_x * right_upper_velocity_w_y;
+    let right_upper_remaining_force = tau[7]
+        - (right_upper_articulated_bias_n_y * cache.right_upper_axis_y
+            + right_upper_articulated_bias_n_x * cache.right_upper_axis_x
+            + right_upper_articulated_bias_f_x * cache.right_upper_subspace_v_x
+            + cache.right_upper_subspace_v_z * right_upper_articulated_bias_f_z
+            + right_upper_articulated_bias_f_y * cache.right_upper_subspace_v_y
+            + right_upper_articulated_bias_n_z * cache.right_upper_axis_z);
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
+        + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
+    let hub_articulated_bias_f_y = right_upper_articulated_bias_f_y
+        + left_upper_articulated_subspace_f_y * left_upper_remaining_force
+            * left_upper_inverse_pivot
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_45
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_34 * qd[7]
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_04
+        + qd[6] * left_upper_subspace_rate_v_y * left_upper_articulated_passed_44
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_24
+        + hub_momentum_f_x * base_roll_velocity_w_z
+        + right_upper_remaining_force * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot
+        + right_upper_articulated_passed_24 * qd[7] * right_upper_subspace_rate_w_z
+        + qd[6] * left_upper_articulated_passed_04 * left_upper_subspace_rate_w_x
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_14
+        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_w_y
+        + left_upper_articulated_bias_f_y
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_45
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_34
+        + right_upper_articulated_passed_44 * right_upper_subspace_rate_v_y * qd[7]
+        - base_roll_velocity_w_x * hub_momentum_f_z;
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
+    let hub_articulated_bias_f_z = right_upper_articulated_passed_05 * qd[7]
+        * right_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_35
+        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_15
+        + left_upper_articulated_bias_f_z
+        + right_upper_articulated_subspace_f_z * right_upper_remaining_force
+            * right_upper_inverse_pivot
+        + left_upper_articulated_passed_55 * qd[6] * left_upper_subspace_rate_v_z
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_45
+        + right_upper_articulated_passed_25 * qd[7] * right_upper_subspace_rate_w_z
+        + qd[6] * left_upper_articulated_passed_35 * left_upper_subspace_rate_v_x
+        + qd[6] * left_upper_articulated_passed_05 * left_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_55
+        + right_upper_articulated_bias_f_z
+        + left_upper_articulated_subspace_f_z * left_upper_remaining_force
+            * left_upper_inverse_pivot
+        + right_upper_articulated_passed_15 * qd[7] * right_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_45 * left_upper_subspace_rate_v_y
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_25
+        + hub_momentum_f_y * base_roll_velocity_w_x
+        - hub_momentum_f_x * base_roll_velocity_w_y;
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let hub_articulated_bias_n_z = qd[6] * left_upper_articulated_passed_22
+        * left_upper_subspace_rate_w_z
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_12
+        + right_upper_remaining_force * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot
+        + right_upper_articulated_passed_24 * right_upper_subspace_rate_v_y * qd[7]
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_02
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_23
+        + right_upper_articulated_bias_n_z
+        + right_upper_articulated_passed_25 * right_upper_subspace_rate_v_z * qd[7]
+        + left_upper_remaining_force * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_22
+        + qd[6] * left_upper_articulated_passed_02 * left_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_23
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_25
+        + left_upper_articulated_bias_n_z
+        + qd[6] * left_upper_articulated_passed_24 * left_upper_subspace_rate_v_y
+        + base_roll_velocity_w_x * hub_momentum_n_y
+        + left_upper_articulated_passed_12 * qd[6] * left_upper_subspace_rate_w_y
+        + hub_momentum_f_y * base_roll_velocity_v_x
+        - hub_momentum_f_x * base_roll_velocity_v_y
+        - hub_momentum_n_x * base_roll_velocity_w_y;
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let hub_articulated_bias_n_y = left_upper_articulated_subspace_n_y
+        * left_upper_remaining_force * left_upper_inverse_pivot
+        + qd[6] * left_upper_articulated_passed_11 * left_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_13 * left_upper_subspace_rate_v_x
+        + left_upper_articulated_passed_12 * qd[6] * left_upper_subspace_rate_w_z
+        + right_upper_articulated_bias_n_y
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_15
+        + base_roll_velocity_w_z * hub_momentum_n_x
+        + qd[6] * left_upper_articulated_passed_01 * left_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_14
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_11
+        + hub_momentum_f_x * base_roll_velocity_v_z
+        + right_upper_remaining_force * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_13
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_12
+        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_15 * qd[7]
+        + left_upper_articulated_bias_n_y
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_01
+        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_v_y
+        - base_roll_velocity_v_x * hub_momentum_f_z
+        - hub_momentum_n_z * base_roll_velocity_w_x;
+    let hub_articulated_bias_f_x = qd[6] * left_upper_articulated_passed_13
+        * left_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_34 * left_upper_subspace_rate_v_y
+        + right_upper_articulated_bias_f_x
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_35
+        + hub_momentum_f_z * base_roll_velocity_w_y
+        + qd[7] * right_upper_articulated_passed_13 * right_upper_subspace_rate_w_y
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_23
+        + right_upper_subspace_rate_v_y * right_upper_articulated_passed_34 * qd[7]
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_33
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_23
+        + left_upper_articulated_bias_f_x
+        + right_upper_articulated_passed_03 * qd[7] * right_upper_subspace_rate_w_x
+        + qd[6] * left_upper_articulated_passed_03 * left_upper_subspace_rate_w_x
+        + left_upper_remaining_force * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_35
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_33 * qd[7]
+        + right_upper_remaining_force * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x
+        - base_roll_velocity_w_z * hub_momentum_f_y;
+    let hub_articulated_bias_n_x = qd[7] * right_upper_subspace_rate_w_x
+        * right_upper_articulated_passed_00
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_02
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_02
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_03 * qd[7]
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_05
+        + right_upper_articulated_bias_n_x + base_roll_velocity_v_y * hub_momentum_f_z
+        + hub_momentum_n_z * base_roll_velocity_w_y
+        + qd[6] * left_upper_articulated_passed_00 * left_upper_subspace_rate_w_x
+        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_01
+        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_05 * qd[7]
+        + qd[6] * left_upper_articulated_passed_04 * left_upper_subspace_rate_v_y
+        + qd[6] * left_upper_articulated_passed_03 * left_upper_subspace_rate_v_x
+        + left_upper_remaining_force * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x
+        + right_upper_remaining_force * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_04
+        + left_upper_articulated_bias_n_x
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_01
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y;
+    let base_roll_remaining_force = tau[5]
+        - (cache.base_roll_subspace_v_y * hub_articulated_bias_f_y
+            + hub_articulated_bias_f_z * cache.base_roll_subspace_v_z
+            + cache.base_pitch_rotation_20 * hub_articulated_bias_n_z
+            + cache.base_pitch_rotation_10 * hub_articulated_bias_n_y
+            + cache.base_roll_subspace_v_x * hub_articulated_bias_f_x
+            + hub_articulated_bias_n_x * cache.base_pitch_rotation_00);
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_articulated_bias_f_x = base_roll_subspace_rate_w_y
+        * base_roll_articulated_passed_13 * qd[5]
+        + qd[5] * base_roll_subspace_rate_v_y * base_roll_articulated_passed_34
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_03
+        + base_roll_remaining_force * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot
+        + base_roll_bias_w_z * base_roll_articulated_passed_23
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_33
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_35
+        + hub_articulated_bias_f_x;
+    let base_pitch_articulated_bias_f_y = base_roll_articulated_passed_04
+        * base_roll_subspace_rate_w_x * qd[5]
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_34
+        + hub_articulated_bias_f_y + base_roll_articulated_passed_24 * base_roll_bias_w_z
+        + base_roll_articulated_passed_45 * qd[5] * base_roll_subspace_rate_v_z
+        + base_roll_remaining_force * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot
+        + base_roll_articulated_passed_14 * base_roll_subspace_rate_w_y * qd[5]
+        + base_roll_articulated_passed_44 * qd[5] * base_roll_subspace_rate_v_y;
+    let base_pitch_articulated_bias_n_y = base_roll_subspace_rate_w_x * qd[5]
+        * base_roll_articulated_passed_01
+        + qd[5] * base_roll_articulated_passed_15 * base_roll_subspace_rate_v_z
+        + base_roll_articulated_passed_13 * base_roll_subspace_rate_v_x * qd[5]
+        + base_roll_articulated_passed_14 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_articulated_subspace_n_y * base_roll_remaining_force
+            * base_roll_inverse_pivot
+        + base_roll_articulated_passed_11 * base_roll_subspace_rate_w_y * qd[5]
+        + hub_articulated_bias_n_y
+        + base_roll_bias_w_z * base_roll_articulated_passed_12;
+    let base_pitch_articulated_bias_n_x = base_roll_articulated_passed_04 * qd[5]
+        * base_roll_subspace_rate_v_y + hub_articulated_bias_n_x
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_03
+        + base_roll_remaining_force * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_01
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_02 * base_roll_bias_w_z
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_00;
+    let base_pitch_articulated_bias_f_z = base_roll_subspace_rate_w_y * qd[5]
+        * base_roll_articulated_passed_15 + hub_articulated_bias_f_z
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_35
+        + base_roll_remaining_force * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_25 * base_roll_bias_w_z
+        + base_roll_articulated_passed_45 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_articulated_passed_55 * qd[5] * base_roll_subspace_rate_v_z;
+    let base_pitch_remaining_force = tau[4]
+        - (base_pitch_articulated_bias_f_x * cache.base_pitch_subspace_v_x
+            + base_pitch_articulated_bias_f_y * cache.base_pitch_subspace_v_y
+            + base_pitch_articulated_bias_n_y * cache.cos_q3
+            + base_pitch_articulated_bias_n_x * cache.base_yaw_rotation_01
+            + cache.base_pitch_subspace_v_z * base_pitch_articulated_bias_f_z);
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_pitch_articulated_passed_14 = base_roll_articulated_passed_14
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_04 = base_roll_articulated_passed_04
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_yaw_articulated_bias_f_y = base_pitch_inverse_pivot
+        * base_pitch_remaining_force * base_pitch_articulated_subspace_f_y
+        + base_pitch_articulated_bias_f_y
+        + qd[4] * base_pitch_articulated_passed_44 * base_pitch_subspace_rate_v_y
+        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_34
+        + base_pitch_articulated_passed_45 * base_pitch_bias_v_z
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_14
+        + base_pitch_articulated_passed_04 * base_pitch_bias_w_x;
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_pitch_articulated_passed_02 = base_roll_articulated_passed_02
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_n_z;
+    let base_pitch_articulated_bias_n_z = base_roll_bias_w_z
+        * base_roll_articulated_passed_22
+        + base_roll_articulated_passed_25 * qd[5] * base_roll_subspace_rate_v_z
+        + base_roll_articulated_passed_24 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_x * base_roll_articulated_passed_02 * qd[5]
+        + hub_articulated_bias_n_z
+        + base_roll_articulated_subspace_n_z * base_roll_remaining_force
+            * base_roll_inverse_pivot
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_12
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_23;
+    let base_pitch_articulated_passed_12 = base_roll_articulated_passed_12
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_n_z;
+    let base_yaw_articulated_bias_n_z = base_pitch_articulated_passed_25
+        * base_pitch_bias_v_z + base_pitch_bias_w_x * base_pitch_articulated_passed_02
+        + qd[4] * base_pitch_articulated_passed_24 * base_pitch_subspace_rate_v_y
+        + base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_remaining_force
+        + base_pitch_articulated_passed_23 * qd[4] * base_pitch_subspace_rate_v_x
+        + base_pitch_articulated_bias_n_z
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_12;
+    let base_pitch_articulated_passed_13 = base_roll_articulated_passed_13
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_03 = base_roll_articulated_passed_03
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_f_x;
+    let base_yaw_articulated_bias_f_x = base_pitch_inverse_pivot
+        * base_pitch_remaining_force * base_pitch_articulated_subspace_f_x
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_13
+        + base_pitch_articulated_bias_f_x
+        + base_pitch_bias_w_x * base_pitch_articulated_passed_03
+        + qd[4] * base_pitch_articulated_passed_34 * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_35 * base_pitch_bias_v_z
+        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_33;
+    let base_yaw_remaining_force = tau[3]
+        - (base_yaw_articulated_bias_f_y * cache.base_yaw_subspace_v_y
+            + base_yaw_articulated_bias_n_z + q[1] * base_yaw_articulated_bias_f_x);
+    let base_z_articulated_bias_f_y = base_yaw_articulated_bias_f_y
+        + base_yaw_articulated_passed_44 * base_yaw_bias_v_y
+        + base_yaw_articulated_passed_34 * base_yaw_bias_v_x
+        + base_yaw_inverse_pivot * base_yaw_remaining_force
+            * base_yaw_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_05 = base_roll_articulated_passed_05
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_15 = base_roll_articulated_passed_15
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_z;
+    let base_yaw_articulated_bias_f_z = base_pitch_articulated_passed_45 * qd[4]
+        * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_35 * qd[4] * base_pitch_subspace_rate_v_x
+        + base_pitch_articulated_passed_55 * base_pitch_bias_v_z
+        + base_pitch_articulated_passed_05 * base_pitch_bias_w_x
+        + base_pitch_articulated_bias_f_z
+        + base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_remaining_force
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_15;
+    let base_z_articulated_bias_f_z = base_yaw_bias_v_x * base_yaw_articulated_passed_35
+        + base_yaw_articulated_bias_f_z
+        + base_yaw_articulated_passed_45 * base_yaw_bias_v_y
+        + base_yaw_inverse_pivot * base_yaw_remaining_force
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_remaining_force = tau[2] - base_z_articulated_bias_f_z;
+    let base_y_articulated_bias_f_y = base_z_articulated_bias_f_y
+        + base_z_inverse_pivot * base_z_remaining_force * base_yaw_articulated_passed_45;
+    let base_y_remaining_force = tau[1] - base_y_articulated_bias_f_y;
+    let base_z_articulated_bias_f_x = base_yaw_bias_v_x * base_yaw_articulated_passed_33
+        + base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_remaining_force
+        + base_yaw_articulated_passed_34 * base_yaw_bias_v_y
+        + base_yaw_articulated_bias_f_x;
+    let base_y_articulated_bias_f_x = base_z_inverse_pivot * base_z_remaining_force
+        * base_yaw_articulated_passed_35 + base_z_articulated_bias_f_x;
+    let base_x_articulated_bias_f_x = base_y_inverse_pivot * base_z_articulated_passed_34
+        * base_y_remaining_force + base_y_articulated_bias_f_x;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_z_articulated_passed_35 = base_yaw_articulated_passed_35
+        - base_z_inverse_pivot * base_yaw_articulated_passed_55
+            * base_yaw_articulated_passed_35;
+    let base_z_articulated_passed_45 = base_yaw_articulated_passed_45
+        - base_z_inverse_pivot * base_yaw_articulated_passed_55
+            * base_yaw_articulated_passed_45;
+    let base_y_articulated_passed_35 = base_z_articulated_passed_35
+        - base_y_inverse_pivot * base_z_articulated_passed_34
+            * base_z_articulated_passed_45;
+    let base_x_acceleration = base_x_inverse_pivot
+        * (base_x_remaining_force - p.gravity * base_y_articulated_passed_35);
+    let base_y_acceleration = base_y_inverse_pivot
+        * (base_y_remaining_force
+            - (p.gravity * base_z_articulated_passed_45
+                + base_z_articulated_passed_34 * base_x_acceleration));
+    let base_z_acceleration = base_z_inverse_pivot
+        * (base_z_remaining_force
+            - (base_y_acceleration * base_yaw_articulated_passed_45
+                + p.gravity * base_yaw_articulated_passed_55
+                + base_x_acceleration * base_yaw_articulated_passed_35));
+    let base_z_spatial_acceleration_v_z = p.gravity + base_z_acceleration;
+    let base_yaw_acceleration = base_yaw_inverse_pivot
+        * (base_yaw_remaining_force
+            - ((base_yaw_bias_v_x + base_x_acceleration)
+                * base_yaw_articulated_subspace_f_x
+                + (base_y_acceleration + base_yaw_bias_v_y)
+                    * base_yaw_articulated_subspace_f_y
+                + base_z_spatial_acceleration_v_z * base_yaw_articulated_subspace_f_z));
+    let t0 = qd[4] * base_pitch_subspace_rate_v_y;
+    let base_yaw_spatial_acceleration_v_y = base_y_acceleration
+        + base_yaw_acceleration * cache.base_yaw_subspace_v_y + base_yaw_bias_v_y;
+    let t1 = qd[4] * base_pitch_subspace_rate_v_x;
+    let base_yaw_spatial_acceleration_v_x = base_yaw_bias_v_x + base_x_acceleration
+        + q[1] * base_yaw_acceleration;
+    let base_pitch_acceleration = base_pitch_inverse_pivot
+        * (base_pitch_remaining_force
+            - ((t0 + base_yaw_spatial_acceleration_v_y)
+                * base_pitch_articulated_subspace_f_y
+                + base_yaw_acceleration * base_pitch_articulated_subspace_n_z
+                + base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
+                + base_pitch_articulated_subspace_f_z
+                    * (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                + (t1 + base_yaw_spatial_acceleration_v_x)
+                    * base_pitch_articulated_subspace_f_x
+                + base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x));
+    let t2 = base_roll_subspace_rate_w_x * qd[5];
+    let base_pitch_spatial_acceleration_w_x = base_pitch_bias_w_x
+        + base_pitch_acceleration * cache.base_yaw_rotation_01;
+    let base_pitch_spatial_acceleration_w_y = base_pitch_bias_w_y
+        + base_pitch_acceleration * cache.cos_q3;
+    let t3 = base_roll_subspace_rate_w_y * qd[5];
+    let base_pitch_spatial_acceleration_v_x = base_pitch_acceleration
+        * cache.base_pitch_subspace_v_x + t1 + base_yaw_spatial_acceleration_v_x;
+    let t4 = base_roll_subspace_rate_v_x * qd[5];
+    let t5 = qd[5] * base_roll_subspace_rate_v_z;
+    let base_pitch_spatial_acceleration_v_z = base_pitch_bias_v_z
+        + base_z_spatial_acceleration_v_z
+        + base_pitch_acceleration * cache.base_pitch_subspace_v_z;
+    let base_pitch_spatial_acceleration_v_y = base_pitch_acceleration
+        * cache.base_pitch_subspace_v_y + t0 + base_yaw_spatial_acceleration_v_y;
+    let t6 = qd[5] * base_roll_subspace_rate_v_y;
+    let base_roll_acceleration = base_roll_inverse_pivot
+        * (base_roll_remaining_force
+            - (base_roll_articulated_subspace_n_z
+                * (base_yaw_acceleration + base_roll_bias_w_z)
+                + base_roll_articulated_subspace_n_x
+                    * (t2 + base_pitch_spatial_acceleration_w_x)
+                + base_roll_articulated_subspace_n_y
+                    * (base_pitch_spatial_acceleration_w_y + t3)
+                + (base_pitch_spatial_acceleration_v_x + t4)
+                    * base_roll_articulated_subspace_f_x
+                + base_roll_articulated_subspace_f_z
+                    * (t5 + base_pitch_spatial_acceleration_v_z)
+                + (base_pitch_spatial_acceleration_v_y + t6)
+                    * base_roll_articulated_subspace_f_y));
+    let base_roll_spatial_acceleration_w_x = t2
+        + base_roll_acceleration * cache.base_pitch_rotation_00
+        + base_pitch_spatial_acceleration_w_x;
+    let t7 = qd[6] * left_upper_subspace_rate_w_x;
+    let base_roll_spatial_acceleration_v_y = cache.base_roll_subspace_v_y
+        * base_roll_acceleration + base_pitch_spatial_acceleration_v_y + t6;
+    let t8 = qd[6] * left_upper_subspace_rate_v_y;
+    let t9 = qd[6] * left_upper_subspace_rate_w_y;
+    let base_roll_spatial_acceleration_w_y = base_pitch_spatial_acceleration_w_y
+        + cache.base_pitch_rotation_10 * base_roll_acceleration + t3;
+    let base_roll_spatial_acceleration_v_z = t5
+        + cache.base_roll_subspace_v_z * base_roll_acceleration
+        + base_pitch_spatial_acceleration_v_z;
+    let t10 = qd[6] * left_upper_subspace_rate_v_z;
+    let t11 = qd[6] * left_upper_subspace_rate_w_z;
+    let base_roll_spatial_acceleration_w_z = base_yaw_acceleration
+        + cache.base_pitch_rotation_20 * base_roll_acceleration + base_roll_bias_w_z;
+    let t12 = qd[6] * left_upper_subspace_rate_v_x;
+    let base_roll_spatial_acceleration_v_x = base_roll_acceleration
+        * cache.base_roll_subspace_v_x + base_pitch_spatial_acceleration_v_x + t4;
+    let left_upper_acceleration = (left_upper_remaining_force
+        - ((base_roll_spatial_acceleration_w_x + t7)
+            * left_upper_articulated_subspace_n_x
+            + left_upper_articulated_subspace_f_y
+                * (base_roll_spatial_acceleration_v_y + t8)
+            + left_upper_articulated_subspace_n_y
+                * (t9 + base_roll_spatial_acceleration_w_y)
+            + left_upper_articulated_subspace_f_z
+                * (base_roll_spatial_acceleration_v_z + t10)
+            + left_upper_articulated_subspace_n_z
+                * (t11 + base_roll_spatial_acceleration_w_z)
+            + (t12 + base_roll_spatial_acceleration_v_x)
+                * left_upper_articulated_subspace_f_x)) * left_upper_inverse_pivot;
+    let t13 = qd[7] * right_upper_subspace_rate_w_x;
+    let t14 = qd[7] * right_upper_subspace_rate_w_z;
+    let t15 = right_upper_subspace_rate_v_y * qd[7];
+    let t16 = right_upper_subspace_rate_v_z * qd[7];
+    let t17 = qd[7] * right_upper_subspace_rate_w_y;
+    let t18 = right_upper_subspace_rate_v_x * qd[7];
+    let right_upper_acceleration = right_upper_inverse_pivot
+        * (right_upper_remaining_force
+            - (right_upper_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t13)
+                + right_upper_articulated_subspace_n_z
+                    * (base_roll_spatial_acceleration_w_z + t14)
+                + (t15 + base_roll_spatial_acceleration_v_y)
+                    * right_upper_articulated_subspace_f_y
+                + right_upper_articulated_subspace_f_z
+                    * (base_roll_spatial_acceleration_v_z + t16)
+                + (t17 + base_roll_spatial_acceleration_w_y)
+                    * right_upper_articulated_subspace_n_y
+                + (base_roll_spatial_acceleration_v_x + t18)
+                    * right_upper_articulated_subspace_f_x));
+    let left_upper_spatial_acceleration_v_x = cache.left_upper_subspace_v_x
+        * left_upper_acceleration + t12 + base_roll_spatial_acceleration_v_x;
+    let left_upper_spatial_acceleration_w_y = cache.base_roll_rotation_12
+        * left_upper_acceleration + t9 + base_roll_spatial_acceleration_w_y;
+    let left_upper_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x + t7
+        + left_upper_acceleration * cache.base_roll_rotation_02;
+    let left_upper_spatial_acceleration_v_y = left_upper_acceleration
+        * cache.left_upper_subspace_v_y + base_roll_spatial_acceleration_v_y + t8;
+    let left_upper_spatial_acceleration_w_z = t11 + base_roll_spatial_acceleration_w_z
+        + left_upper_acceleration * cache.base_roll_rotation_22;
+    let left_upper_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z + t10
+        + cache.left_upper_subspace_v_z * left_upper_acceleration;
+    let left_lower_acceleration = left_lower_inverse_pivot
+        * (left_lower_remaining_force
+            - (left_lower_articulated_subspace_f_x
+                * (left_lower_subspace_rate_v_x * qd[8]
+                    + left_upper_spatial_acceleration_v_x)
+                + left_lower_articulated_subspace_n_y
+                    * (left_upper_spatial_acceleration_w_y
+                        + left_lower_subspace_rate_w_y * qd[8])
+                + left_lower_articulated_subspace_n_x
+                    * (left_lower_subspace_rate_w_x * qd[8]
+                        + left_upper_spatial_acceleration_w_x)
+                + left_lower_articulated_subspace_f_y
+                    * (left_upper_spatial_acceleration_v_y
+                        + left_lower_subspace_rate_v_y * qd[8])
+                + (left_lower_subspace_rate_w_z * qd[8]
+                    + left_upper_spatial_acceleration_w_z)
+                    * left_lower_articulated_subspace_n_z
+                + (left_upper_spatial_acceleration_v_z
+                    + left_lower_subspace_rate_v_z * qd[8])
+                    * left_lower_articulated_subspace_f_z));
+    let right_upper_spatial_acceleration_v_x = base_roll_spatial_acceleration_v_x + t18
+        + cache.right_upper_subspace_v_x * right_upper_acceleration;
+    let right_upper_spatial_acceleration_w_y = cache.right_upper_axis_y
+        * right_upper_acceleration + t17 + base_roll_spatial_acceleration_w_y;
+    let right_upper_spatial_acceleration_v_y = t15 + base_roll_spatial_acceleration_v_y
+        + cache.right_upper_subspace_v_y * right_upper_acceleration;
+    let right_upper_spatial_acceleration_w_z = base_roll_spatial_acceleration_w_z
+        + cache.right_upper_axis_z * right_upper_acceleration + t14;
+    let right_upper_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z + t16
+        + cache.right_upper_subspace_v_z * right_upper_acceleration;
+    let right_upper_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x
+        + cache.right_upper_axis_x * right_upper_acceleration + t13;
+    let right_slider_acceleration = right_slider_inverse_pivot
+        * (right_slider_remaining_force
+            - (cache.right_slider_projected_inertia_f_x
+                * (right_upper_spatial_acceleration_v_x
+                    + right_slider_subspace_rate_v_x * qd[9])
+                + right_upper_spatial_acceleration_w_y
+                    * right_slider_articulated_subspace_n_y
+                + (right_slider_subspace_rate_v_y * qd[9]
+                    + right_upper_spatial_acceleration_v_y)
+                    * cache.right_slider_projected_inertia_f_y
+                + right_slider_articulated_subspace_n_z
+                    * right_upper_spatial_acceleration_w_z
+                + cache.right_slider_projected_inertia_f_z
+                    * (right_upper_spatial_acceleration_v_z
+                        + right_slider_subspace_rate_v_z * qd[9])
+                + right_slider_articulated_subspace_n_x
+                    * right_upper_spatial_acceleration_w_x));
+    let base_yaw_articulated_subspace_n_x = base_pitch_articulated_passed_04
+        * cache.base_yaw_subspace_v_y + base_pitch_articulated_passed_02
+        + q[1] * base_pitch_articulated_passed_03;
+    let base_yaw_articulated_passed_03 = base_pitch_articulated_passed_03
+        - base_yaw_articulated_subspace_f_x * base_yaw_articulated_subspace_n_x
+            * base_yaw_inverse_pivot;
+    let base_yaw_articulated_passed_05 = base_pitch_articulated_passed_05
+        - base_yaw_articulated_subspace_n_x * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_articulated_passed_03 = base_yaw_articulated_passed_03
+        - base_z_inverse_pivot * base_yaw_articulated_passed_05
+            * base_yaw_articulated_passed_35;
+    let base_yaw_articulated_passed_04 = base_pitch_articulated_passed_04
+        - base_yaw_articulated_subspace_n_x * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_y;
+    let base_z_articulated_passed_04 = base_yaw_articulated_passed_04
+        - base_z_inverse_pivot * base_yaw_articulated_passed_05
+            * base_yaw_articulated_passed_45;
+    let base_y_articulated_passed_03 = base_z_articulated_passed_03
+        - base_y_inverse_pivot * base_z_articulated_passed_34
+            * base_z_articulated_passed_04;
+    let base_yaw_articulated_subspace_n_y = cache.base_yaw_subspace_v_y
+        * base_pitch_articulated_passed_14 + base_pitch_articulated_passed_12
+        + q[1] * base_pitch_articulated_passed_13;
+    let base_yaw_articulated_passed_13 = base_pitch_articulated_passed_13
+        - base_yaw_articulated_subspace_f_x * base_yaw_articulated_subspace_n_y
+            * base_yaw_inverse_pivot;
+    let base_yaw_articulated_passed_15 = base_pitch_articulated_passed_15
+        - base_yaw_articulated_subspace_n_y * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_articulated_passed_13 = base_yaw_articulated_passed_13
+        - base_z_inverse_pivot * base_yaw_articulated_passed_35
+            * base_yaw_articulated_passed_15;
+    let base_yaw_articulated_passed_14 = base_pitch_articulated_passed_14
+        - base_yaw_articulated_subspace_n_y * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_y;
+    let base_z_articulated_passed_14 = base_yaw_articulated_passed_14
+        - base_z_inverse_pivot * base_yaw_articulated_passed_45
+            * base_yaw_articulated_passed_15;
+    let base_y_articulated_passed_13 = base_z_articulated_passed_13
+        - base_z_articulated_passed_14 * base_y_inverse_pivot
+            * base_z_articulated_passed_34;
+    let base_yaw_articulated_passed_23 = base_pitch_articulated_passed_23
+        - base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_n_z;
+    let base_yaw_articulated_passed_25 = base_pitch_articulated_passed_25
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+            * base_yaw_articulated_subspace_n_z;
+    let base_z_articulated_passed_23 = base_yaw_articulated_passed_23
+        - base_z_inverse_pivot * base_yaw_articulated_passed_25
+            * base_yaw_articulated_passed_35;
+    let base_yaw_articulated_passed_24 = base_pitch_articulated_passed_24
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_y
+            * base_yaw_articulated_subspace_n_z;
+    let base_z_articulated_passed_24 = base_yaw_articulated_passed_24
+        - base_z_inverse_pivot * base_yaw_articulated_passed_25
+            * base_yaw_articulated_passed_45;
+    let base_y_articulated_passed_23 = base_z_articulated_passed_23
+        - base_y_inverse_pivot * base_z_articulated_passed_34
+            * base_z_articulated_passed_24;
+    let base_y_articulated_passed_34 = base_z_articulated_passed_34
+        - base_y_inverse_pivot * base_z_articulated_passed_34
+            * base_z_articulated_passed_44;
+    out[0] = base_x_acceleration;
+    out[1] = base_y_acceleration;
+    out[2] = base_z_acceleration;
+    out[3] = base_yaw_acceleration;
+    out[4] = base_pitch_acceleration;
+    out[5] = base_roll_acceleration;
+    out[6] = left_upper_acceleration;
+    out[7] = right_upper_acceleration;
+    out[8] = left_lower_acceleration;
+    out[9] = right_slider_acceleration;
+    pivots[0] = cache.right_slider_pivot;
+    pivots[1] = left_lower_pivot;
+    pivots[2] = right_upper_pivot;
+    pivots[3] = left_upper_pivot;
+    pivots[4] = base_roll_pivot;
+    pivots[5] = base_pitch_pivot;
+    pivots[6] = base_yaw_pivot;
+    pivots[7] = base_yaw_articulated_passed_55;
+    pivots[8] = base_z_articulated_passed_44;
+    pivots[9] = base_y_articulated_passed_33;
+    factor.subspace[0][3] = 1.0;
+    factor.projected[0][0] = base_y_articulated_passed_03;
+    factor.projected[0][1] = base_y_articulated_passed_13;
+    factor.projected[0][2] = base_y_articulated_passed_23;
+    factor.projected[0][3] = base_y_articulated_passed_33;
+    factor.projected[0][4] = base_y_articulated_passed_34;
+    factor.projected[0][5] = base_y_articulated_passed_35;
+    factor.inverse_pivot[0] = base_x_inverse_pivot;
+    factor.subspace[1][4] = 1.0;
+    factor.projected[1][0] = base_z_articulated_passed_04;
+    factor.projected[1][1] = base_z_articulated_passed_14;
+    factor.projected[1][2] = base_z_articulated_passed_24;
+    factor.projected[1][3] = base_z_articulated_passed_34;
+    factor.projected[1][4] = base_z_articulated_passed_44;
+    factor.projected[1][5] = base_z_articulated_passed_45;
+    factor.inverse_pivot[1] = base_y_inverse_pivot;
+    factor.subspace[2][5] = 1.0;
+    factor.projected[2][0] = base_yaw_articulated_passed_05;
+    factor.projected[2][1] = base_yaw_articulated_passed_15;
+    factor.projected[2][2] = base_yaw_articulated_passed_25;
+    factor.projected[2][3] = base_yaw_articulated_passed_35;
+    factor.projected[2][4] = base_yaw_articulated_passed_45;
+    factor.projected[2][5] = base_yaw_articulated_passed_55;
+    factor.inverse_pivot[2] = base_z_inverse_pivot;
+    factor.subspace[3][2] = 1.0;
+    factor.subspace[3][3] = q[1];
+    factor.subspace[3][4] = cache.base_yaw_subspace_v_y;
+    factor.projected[3][0] = base_yaw_articulated_subspace_n_x;
+    factor.projected[3][1] = base_yaw_articulated_subspace_n_y;
+    factor.projected[3][2] = base_yaw_articulated_subspace_n_z;
+    factor.projected[3][3] = base_yaw_articulated_subspace_f_x;
+    factor.projected[3][4] = base_yaw_articulated_subspace_f_y;
+    factor.projected[3][5] = base_yaw_articulated_subspace_f_z;
+    factor.inverse_pivot[3] = base_yaw_inverse_pivot;
+    factor.subspace[4][0] = cache.base_yaw_rotation_01;
+    factor.subspace[4][1] = cache.cos_q3;
+    factor.subspace[4][3] = cache.base_pitch_subspace_v_x;
+    factor.subspace[4][4] = cache.base_pitch_subspace_v_y;
+    factor.subspace[4][5] = cache.base_pitch_subspace_v_z;
+    factor.projected[4][0] = base_pitch_articulated_subspace_n_x;
+    factor.projected[4][1] = base_pitch_articulated_subspace_n_y;
+    factor.projected[4][2] = base_pitch_articulated_subspace_n_z;
+    factor.projected[4][3] = base_pitch_articulated_subspace_f_x;
+    factor.projected[4][4] = base_pitch_articulated_subspace_f_y;
+    factor.projected[4][5] = base_pitch_articulated_subspace_f_z;
+    factor.inverse_pivot[4] = base_pitch_inverse_pivot;
+    factor.subspace[5][0] = cache.base_pitch_rotation_00;
+    factor.subspace[5][1] = cache.base_pitch_rotation_10;
+    factor.subspace[5][2] = cache.base_pitch_rotation_20;
+    factor.subspace[5][3] = cache.base_roll_subspace_v_x;
+    factor.subspace[5][4] = cache.base_roll_subspace_v_y;
+    factor.subspace[5][5] = cache.base_roll_subspace_v_z;
+    factor.projected[5][0] = base_roll_articulated_subspace_n_x;
+    factor.projected[5][1] = base_roll_articulated_subspace_n_y;
+    factor.projected[5][2] = base_roll_articulated_subspace_n_z;
+    factor.projected[5][3] = base_roll_articulated_subspace_f_x;
+    factor.projected[5][4] = base_roll_articulated_subspace_f_y;
+    factor.projected[5][5] = base_roll_articulated_subspace_f_z;
+    factor.inverse_pivot[5] = base_roll_inverse_pivot;
+    factor.subspace[6][0] = cache.base_roll_rotation_02;
+    factor.subspace[6][1] = cache.base_roll_rotation_12;
+    factor.subspace[6][2] = cache.base_roll_rotation_22;
+    factor.subspace[6][3] = cache.left_upper_subspace_v_x;
+    factor.subspace[6][4] = cache.left_upper_subspace_v_y;
+    factor.subspace[6][5] = cache.left_upper_subspace_v_z;
+    factor.projected[6][0] = left_upper_articulated_subspace_n_x;
+    factor.projected[6][1] = left_upper_articulated_subspace_n_y;
+    factor.projected[6][2] = left_upper_articulated_subspace_n_z;
+    factor.projected[6][3] = left_upper_articulated_subspace_f_x;
+    factor.projected[6][4] = left_upper_articulated_subspace_f_y;
+    factor.projected[6][5] = left_upper_articulated_subspace_f_z;
+    factor.inverse_pivot[6] = left_upper_inverse_pivot;
+    factor.subspace[7][0] = cache.right_upper_axis_x;
+    factor.subspace[7][1] = cache.right_upper_axis_y;
+    factor.subspace[7][2] = cache.right_upper_axis_z;
+    factor.subspace[7][3] = cache.right_upper_subspace_v_x;
+    factor.subspace[7][4] = cache.right_upper_subspace_v_y;
+    factor.subspace[7][5] = cache.right_upper_subspace_v_z;
+    factor.projected[7][0] = right_upper_articulated_subspace_n_x;
+    factor.projected[7][1] = right_upper_articulated_subspace_n_y;
+    factor.projected[7][2] = right_upper_articulated_subspace_n_z;
+    factor.projected[7][3] = right_upper_articulated_subspace_f_x;
+    factor.projected[7][4] = right_upper_articulated_subspace_f_y;
+    factor.projected[7][5] = right_upper_articulated_subspace_f_z;
+    factor.inverse_pivot[7] = right_upper_inverse_pivot;
+    factor.subspace[8][0] = cache.left_upper_rotation_01;
+    factor.subspace[8][1] = cache.left_upper_rotation_11;
+    factor.subspace[8][2] = cache.left_upper_rotation_21;
+    factor.subspace[8][3] = cache.left_lower_subspace_v_x;
+    factor.subspace[8][4] = cache.left_lower_subspace_v_y;
+    factor.subspace[8][5] = cache.left_lower_subspace_v_z;
+    factor.projected[8][0] = left_lower_articulated_subspace_n_x;
+    factor.projected[8][1] = left_lower_articulated_subspace_n_y;
+    factor.projected[8][2] = left_lower_articulated_subspace_n_z;
+    factor.projected[8][3] = left_lower_articulated_subspace_f_x;
+    factor.projected[8][4] = left_lower_articulated_subspace_f_y;
+    factor.projected[8][5] = left_lower_articulated_subspace_f_z;
+    factor.inverse_pivot[8] = left_lower_inverse_pivot;
+    factor.subspace[9][3] = cache.right_upper_rotation_00;
+    factor.subspace[9][4] = cache.right_upper_rotation_10;
+    factor.subspace[9][5] = cache.right_upper_rotation_20;
+    factor.projected[9][0] = right_slider_articulated_subspace_n_x;
+    factor.projected[9][1] = right_slider_articulated_subspace_n_y;
+    factor.projected[9][2] = right_slider_articulated_subspace_n_z;
+    factor.projected[9][3] = cache.right_slider_projected_inertia_f_x;
+    factor.projected[9][4] = cache.right_slider_projected_inertia_f_y;
+    factor.projected[9][5] = cache.right_slider_projected_inertia_f_z;
+    factor.inverse_pivot[9] = right_slider_inverse_pivot;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// The partial derivatives of the inverse dynamics at the given
 /// accelerations, row i being ID_i: `position` = dID/dq by the
 /// analytical derivatives of Newton-Euler (Carpentier and Mansard
@@ -12824,6 +14737,18 @@ impl Model<DOF, CONTACTS> for SpatialTree {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    const ARTICULATED_FACTOR: bool = true;
+    fn articulated_factor_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        factor: &mut softgen_runtime::ArticulatedFactor<DOF>,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        articulated_factor_into(q, qd, tau, p, k, factor, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

@@ -23,7 +23,9 @@
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
 use softgen_runtime::nalgebra::{SMatrix, SVector};
-use softgen_runtime::{forward_dynamics_derivatives, CoordinateKind, ForwardDynamicsDerivatives, Model};
+use softgen_runtime::{
+    forward_dynamics_derivatives, ArticulatedFactor, CoordinateKind, ForwardDynamicsDerivatives, Model, Solve,
+};
 
 const STATES: usize = 10;
 /// Allowed error of each derivative, relative to the largest entry of its column (or, where
@@ -174,9 +176,10 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
         assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut accelerations));
         let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
         R::mass_matrix_into(&q, &p, &k, &mut mass_matrix);
-        // qdd comes from M^-1 (tau - C qd - G) there, so it agrees with the model's forward
-        // dynamics (the articulated-body algorithm for rigid robots) to rounding: within the
-        // same backward-error bound as the solved derivatives below.
+        // Rigid trees take qdd from the articulated-body pass that also factorises M (the
+        // model's forward dynamics itself); the others from M^-1 (tau - C qd - G), which
+        // agrees with their forward dynamics to rounding: within the same backward-error bound
+        // as the solved derivatives below.
         let bound = 1e-10 * (mass_matrix.abs() * accelerations.abs()).amax().max(tau.amax());
         assert!(
             (mass_matrix * (derivatives.acceleration - accelerations)).amax() <= bound,
@@ -185,8 +188,8 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             (derivatives.acceleration - accelerations).amax()
         );
         R::inverse_dynamics_derivatives_into(&q, &qd, &derivatives.acceleration, &p, &k, &mut position, &mut velocity);
-        // The factorisation's backward error is a few eps times |M| |x|, relative to which
-        // the residuals are compared.
+        // Either factorisation's backward error (articulated-body passes or Gauss-Jordan and
+        // Cholesky) is a few eps times |M| |x|, relative to which the residuals are compared.
         let residual = |product: SMatrix<f64, N, N>, target: SMatrix<f64, N, N>, solved: &SMatrix<f64, N, N>| {
             let bound = 1e-10 * (mass_matrix.abs() * solved.abs()).amax().max(target.amax());
             assert!(
@@ -199,6 +202,26 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
         residual(mass_matrix * derivatives.position, -position, &derivatives.position);
         residual(mass_matrix * derivatives.velocity, -velocity, &derivatives.velocity);
         residual(mass_matrix * derivatives.force, SMatrix::identity(), &derivatives.force);
+
+        // Rigid trees' articulated-body factor, whichever route the size above took: the same
+        // accelerations as the forward dynamics (one pass computes both), and solves that M
+        // multiplies back to their right-hand sides within the same bound.
+        if R::ARTICULATED_FACTOR {
+            let mut factor = ArticulatedFactor::<N>::default();
+            let mut factored = SVector::zeros();
+            assert!(R::articulated_factor_into(&q, &qd, &tau, &p, &k, &mut factor, &mut factored));
+            assert_eq!(factored, accelerations, "{}, state {state}: the factor's pass differs", R::NAME);
+            let mut solved = [SMatrix::<f64, N, N>::zeros(); 3];
+            let [by_position, by_velocity, inverse] = &mut solved;
+            factor.solve_into(&mut [
+                Solve { scale: -1.0, b: Some(&position), out: by_position },
+                Solve { scale: -1.0, b: Some(&velocity), out: by_velocity },
+                Solve { scale: 1.0, b: None, out: inverse },
+            ]);
+            residual(mass_matrix * solved[0], -position, &solved[0]);
+            residual(mass_matrix * solved[1], -velocity, &solved[1]);
+            residual(mass_matrix * solved[2], SMatrix::identity(), &solved[2]);
+        }
     }
 }
 

@@ -29,9 +29,10 @@ pub use hardware::protocol;
 pub use nalgebra;
 
 // The robot model.
+pub use robot::articulated::{ArticulatedFactor, Solve};
 pub use robot::dynamics::{
     forward_dynamics, forward_dynamics_derivatives, multiply_into, reciprocal_or_zero, solve_spd_in_place,
-    spd_inverse_in_place, ForwardDynamicsDerivatives, ForwardDynamicsError,
+    spd_inverse_in_place, ForwardDynamicsDerivatives, ForwardDynamicsError, ARTICULATED_SOLVE_FROM,
 };
 pub use robot::model::{
     ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model, ParamSet, SoftSectionInfo,

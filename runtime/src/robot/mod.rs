@@ -3,6 +3,7 @@
 //! the parameter set and its rules, the registry types a generated crate lists its robots
 //! with, and the mechanical state (q, qd).
 
+pub(crate) mod articulated;
 pub(crate) mod dynamics;
 pub(crate) mod model;
 pub(crate) mod parameter_rules;

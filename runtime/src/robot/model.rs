@@ -281,6 +281,26 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         *out = tau - coriolis - gravity;
         crate::robot::dynamics::solve_spd_in_place(&mut mass_matrix, out).is_ok()
     }
+    /// Whether [`Model::articulated_factor_into`] fills its factor: generated rigid trees
+    /// (every coordinate a joint, no soft section, no water).
+    const ARTICULATED_FACTOR: bool = false;
+    /// Forward dynamics as [`Model::forward_dynamics_into`], keeping the articulated-body
+    /// factorisation of M in `factor` for [`crate::ArticulatedFactor::solve_into`]; false where
+    /// M is not positive definite, and (the default) where the model has no such factorisation
+    /// ([`Model::ARTICULATED_FACTOR`]).
+    #[allow(clippy::too_many_arguments)]
+    fn articulated_factor_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        tau: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        factor: &mut crate::ArticulatedFactor<N>,
+        out: &mut SVector<f64, N>,
+    ) -> bool {
+        let _ = (q, qd, tau, p, k, factor, out);
+        false
+    }
     /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd + G(q)
     /// along a direction `dq` of the coordinates, dID/dq dq (a Jacobian-vector product).
     /// Generated code differentiates the recursive algorithms' expressions.
