@@ -14,7 +14,7 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
 use softgen_runtime::{
     forward_dynamics_derivatives, multiply_into, spd_inverse_in_place, ArticulatedFactor, ForwardDynamicsDerivatives,
-    Model, Solve,
+    InverseDynamicsFactors, Model, Solve,
 };
 
 /// A state within each coordinate's range (angles 0.5 rad, soft coordinates small).
@@ -56,15 +56,15 @@ fn bench_robot<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Criterion
         group.bench_function("part: qdd and the articulated-body factor (generated kernel)", |b| {
             b.iter(|| R::articulated_factor_into(black_box(&q), &qd, &tau, &p, &k, &mut factor, &mut qdd))
         });
+        let mut factors = InverseDynamicsFactors::<N>::default();
+        group.bench_function("part: dID/dq and dID/dqd factors (generated kernel)", |b| {
+            b.iter(|| R::inverse_dynamics_factors_into(black_box(&q), &qd, &qdd, &p, &k, &mut factors))
+        });
         let mut solved = [SMatrix::<f64, N, N>::zeros(); 3];
-        group.bench_function("part: M^-1 dID/dq, M^-1 dID/dqd and M^-1 through the factor", |b| {
+        group.bench_function("part: -M^-1 dID/dq, -M^-1 dID/dqd and M^-1 through the factors", |b| {
             b.iter(|| {
                 let [by_position, by_velocity, inverse] = &mut solved;
-                black_box(&factor).solve_into(&mut [
-                    Solve { scale: -1.0, b: Some(&position), out: by_position },
-                    Solve { scale: -1.0, b: Some(&velocity), out: by_velocity },
-                    Solve { scale: 1.0, b: None, out: inverse },
-                ])
+                black_box(&factor).solve_derivatives_into(&factors, by_position, by_velocity, inverse)
             })
         });
     }

@@ -69,12 +69,32 @@ pub struct Equations {
     pub derivatives: Option<Derivatives>,
 }
 
-/// The partial derivatives of the inverse dynamics as matrices, row i being ID_i.
+/// The partial derivatives of the inverse dynamics of a rigid tree in factored form: per
+/// joint, parents before children, the 6-vectors whose products give every entry
+/// (`softgen_runtime::InverseDynamicsFactors` has the formulas), O(n) nodes for n^2 entries.
 pub struct InverseDynamicsDerivatives {
-    /// dID/dq.
-    pub position: Vec<Vec<NodeId>>,
-    /// dID/dqd (= 2 C, the Christoffel C doubled).
-    pub velocity: Vec<Vec<NodeId>>,
+    pub joints: Vec<DerivativeJoint>,
+    /// dID/dq and dID/dqd as unrolled entries (products of the factors), for small trees.
+    pub matrices: Option<(Vec<Vec<NodeId>>, Vec<Vec<NodeId>>)>,
+}
+
+/// One joint's factors of dID/dq and dID/dqd = 2 C, in world coordinates.
+#[derive(Clone, Debug)]
+pub struct DerivativeJoint {
+    /// The joint's coordinate.
+    pub coordinate: usize,
+    /// The nearest joint above it (an index into `InverseDynamicsDerivatives::joints`).
+    pub parent: Option<usize>,
+    /// Motion vectors [w; v]: S, dS/dt and the acceleration shift c.
+    pub subspace: [NodeId; 6],
+    pub rate: [NodeId; 6],
+    pub shift: [NodeId; 6],
+    /// Force vectors [n; f]: I^c S and the rows and columns of dID/dq and C.
+    pub projected: [NodeId; 6],
+    pub position_row: [NodeId; 6],
+    pub position_column: [NodeId; 6],
+    pub coriolis_row: [NodeId; 6],
+    pub coriolis_column: [NodeId; 6],
 }
 
 /// A frame carrying contact points.

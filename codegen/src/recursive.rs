@@ -17,7 +17,7 @@
 
 use crate::dag::{Dag, Input, NodeId};
 use crate::equations::{
-    ArticulatedBody, ArticulatedJoint, AtomReader, ContactFrame, Equations, InverseDynamicsDerivatives,
+    ArticulatedBody, ArticulatedJoint, AtomReader, ContactFrame, DerivativeJoint, Equations, InverseDynamicsDerivatives,
 };
 use crate::hydrodynamics::{self, WaterNodes, WaterRows};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
@@ -28,9 +28,6 @@ use crate::spatial::{Articulated, Force, Mat3, Motion, Vec3};
 use crate::symbolic::from_expr;
 use crate::tree::{body_state, BodyState, Composite, Frame};
 use std::collections::HashMap;
-
-/// A matrix of DAG nodes, row by row.
-type Matrix = Vec<Vec<NodeId>>;
 
 /// Segments of each section's drawn centre line (points at xi = k / 6).
 pub const CENTRE_LINE_SEGMENTS: usize = 6;
@@ -88,6 +85,9 @@ struct CoordinateRows {
     mass_matrix: Vec<Vec<NodeId>>,
     coriolis: Vec<NodeId>,
     coriolis_matrix: Vec<Vec<NodeId>>,
+    /// Per coordinate of a rigid joint, C's factors (B^c' S and the column), see
+    /// `DerivativeJoint`.
+    coriolis_factors: Vec<Option<(Force, Force)>>,
     gravity: Vec<NodeId>,
     elastic_energy: Vec<NodeId>,
     damping: Vec<NodeId>,
@@ -171,12 +171,43 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         false => Some(articulated_body(&mut dag, links, &states, gravity, robot.coordinates.len())),
     };
     let (inverse_dynamics, position_derivatives) = inverse_dynamics(&mut dag, robot, links, pieces.as_ref(), gravity)?;
-    // dID/dqd = 2 C (the Christoffel C doubled): see `Model::inverse_dynamics_derivatives_into`.
-    let inverse_dynamics_derivatives = position_derivatives.map(|position| {
-        let two = dag.number(2.0);
-        let velocity = rows.coriolis_matrix.iter().map(|row| row.iter().map(|&c| dag.mul2(two, c)).collect()).collect();
-        InverseDynamicsDerivatives { position, velocity }
-    });
+    // dID/dq's factors with C's (dID/dqd = 2 C, the Christoffel C doubled: see
+    // `Model::inverse_dynamics_derivatives_into`), per joint, parents first.
+    let inverse_dynamics_derivatives = match position_derivatives {
+        None => None,
+        Some(position) => {
+            let mut joint_at_or_above: Vec<Option<usize>> = vec![None; links.len()];
+            let mut joints = Vec::new();
+            for index in 0..links.len() {
+                let above = links[index].parent.and_then(|p| joint_at_or_above[p]);
+                joint_at_or_above[index] = above;
+                let Some((k, _, _)) = states[index].joint else { continue };
+                let (Some(factors), Some((coriolis_row, coriolis_column))) = (position[k], rows.coriolis_factors[k])
+                else {
+                    return Err(format!("joint of coordinate {k} without its derivative factors"));
+                };
+                let motion = |m: Motion| [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]];
+                let force = |f: Force| [f.n[0], f.n[1], f.n[2], f.f[0], f.f[1], f.f[2]];
+                joints.push(DerivativeJoint {
+                    coordinate: k,
+                    parent: above,
+                    subspace: motion(factors.subspace),
+                    rate: motion(factors.rate),
+                    shift: motion(factors.shift),
+                    projected: force(factors.projected),
+                    position_row: force(factors.row),
+                    position_column: force(factors.column),
+                    coriolis_row: force(coriolis_row),
+                    coriolis_column: force(coriolis_column),
+                });
+                joint_at_or_above[index] = Some(joints.len() - 1);
+            }
+            let n = robot.coordinates.len();
+            let matrices =
+                (joints.len() <= UNROLLED_DERIVATIVES_UP_TO).then(|| unrolled_derivatives(&mut dag, &joints, n));
+            Some(InverseDynamicsDerivatives { joints, matrices })
+        }
+    };
 
     Ok(Equations {
         dag,
@@ -225,7 +256,7 @@ fn inverse_dynamics(
     links: &[Link],
     pieces: Option<&Pieces>,
     gravity: NodeId,
-) -> Result<(Vec<NodeId>, Option<Matrix>), String> {
+) -> Result<(Vec<NodeId>, Option<Vec<Option<PositionFactors>>>), String> {
     let reader = AtomReader { robot };
     let states = forward_pass(dag, &reader, links, pieces, true)?;
     let (composites, beyond) = composites(dag, links, &states);
@@ -254,14 +285,15 @@ fn inverse_dynamics(
 /// - i above j: dtau_i/dq_j = S_i . (S_j x* F_j + I^c_j c_j + dI^c_j/dt d_j + d_j x* h^c_j),
 ///
 /// with F_j the composite Newton-Euler force under gravity and h^c the composite momentum.
-/// Two 6-vector products per entry, O(n^2) in all, instead of a tangent pass (O(n)) per
-/// coordinate; zero where neither joint is on the other's path.
+/// Returned as those vectors per joint (O(n) nodes; the runtime forms the two 6-vector
+/// products per entry, `InverseDynamicsFactors`), instead of a tangent pass (O(n)) per
+/// coordinate; entries are zero where neither joint is on the other's path.
 fn position_derivatives(
     dag: &mut Dag,
     tree: &Tree,
     composites: &[Option<Composite>],
-) -> Result<Vec<Vec<NodeId>>, String> {
-    let (n, zero, states) = (tree.coordinates(), tree.zero, tree.states);
+) -> Result<Vec<Option<PositionFactors>>, String> {
+    let (n, states) = (tree.coordinates(), tree.states);
     let up = tree.up();
     let minus_one = dag.number(-1.0);
     // Per coordinate: c_j, which every entry in its column reads (with d_j = dS_j/dt).
@@ -280,7 +312,7 @@ fn position_derivatives(
         let name = &tree.links[index].name;
         shifts[j] = Some(dag.pin_motion(shift, &format!("{name}_acceleration_shift")));
     }
-    let mut matrix = vec![vec![zero; n]; n];
+    let mut factors: Vec<Option<PositionFactors>> = vec![None; n];
     for (index, state) in states.iter().enumerate() {
         let Some((i, s_i, d_i)) = state.joint else { continue };
         let Some(composite) = composites[index] else { continue };
@@ -306,18 +338,62 @@ fn position_derivatives(
             column = dag.add_force(&column, part);
         }
         let column = dag.pin_force(column, &format!("{name}_position_derivative_column"));
-        for &j in &state.path {
-            let c_j = shifts[j].ok_or("a joint without its acceleration shift")?;
-            let (s_j, d_j) = tree.subspace(j)?;
-            let from_acceleration = dag.force_dot_motion(&projected, &c_j);
-            let from_velocity = dag.force_dot_motion(&row, &d_j);
-            matrix[i][j] = dag.add2(from_acceleration, from_velocity);
+        factors[i] = Some(PositionFactors { subspace: s_i, rate: d_i, shift: c_i, projected, row, column });
+    }
+    Ok(factors)
+}
+
+/// Robots with at most this many joints also get dID/dq and 2 C as unrolled entries: measured
+/// on the scaling snakes, the straight-line n^2 entries (0.26 us at 8 coordinates, 0.95 at 14)
+/// beat the runtime's loops over the factors (1.7 and 3.3 us) while n is small; past that
+/// their code grows as n^2 and the factors win (22 coordinates: 1.6 us for the factors
+/// against 3.1 for the entries).
+const UNROLLED_DERIVATIVES_UP_TO: usize = 16;
+
+/// dID/dq and dID/dqd = 2 C as matrices of nodes, every entry the products of the factors
+/// (`softgen_runtime::InverseDynamicsFactors` has the formulas), zero where neither joint
+/// is on the other's path.
+fn unrolled_derivatives(dag: &mut Dag, joints: &[DerivativeJoint], n: usize) -> (Vec<Vec<NodeId>>, Vec<Vec<NodeId>>) {
+    let zero = dag.number(0.0);
+    let two = dag.number(2.0);
+    let motion = |m: &[NodeId; 6]| Motion { w: [m[0], m[1], m[2]], v: [m[3], m[4], m[5]] };
+    let force = |f: &[NodeId; 6]| Force { n: [f[0], f[1], f[2]], f: [f[3], f[4], f[5]] };
+    let mut position = vec![vec![zero; n]; n];
+    let mut velocity = vec![vec![zero; n]; n];
+    for (i, joint) in joints.iter().enumerate() {
+        let ki = joint.coordinate;
+        let mut above = Some(i);
+        while let Some(j) = above {
+            let other = &joints[j];
+            let kj = other.coordinate;
+            let from_shift = dag.force_dot_motion(&force(&joint.projected), &motion(&other.shift));
+            let from_rate = dag.force_dot_motion(&force(&joint.position_row), &motion(&other.rate));
+            position[ki][kj] = dag.add2(from_shift, from_rate);
+            let from_rate = dag.force_dot_motion(&force(&joint.projected), &motion(&other.rate));
+            let from_subspace = dag.force_dot_motion(&force(&joint.coriolis_row), &motion(&other.subspace));
+            let sum = dag.add2(from_rate, from_subspace);
+            velocity[ki][kj] = dag.mul2(two, sum);
             if j != i {
-                matrix[j][i] = dag.force_dot_motion(&column, &s_j);
+                position[kj][ki] = dag.force_dot_motion(&force(&joint.position_column), &motion(&other.subspace));
+                let entry = dag.force_dot_motion(&force(&joint.coriolis_column), &motion(&other.subspace));
+                velocity[kj][ki] = dag.mul2(two, entry);
             }
+            above = other.parent;
         }
     }
-    Ok(matrix)
+    (position, velocity)
+}
+
+/// One joint's factors of dID/dq ([`position_derivatives`]): its S, d and c, and the force
+/// vectors I^c S, the row (dI^c/dt S - S x* h^c) and the column its ancestors read.
+#[derive(Clone, Copy)]
+struct PositionFactors {
+    subspace: Motion,
+    rate: Motion,
+    shift: Motion,
+    projected: Force,
+    row: Force,
+    column: Force,
 }
 
 /// Each coordinate's world motion subspace and rate: a joint's own, and below a section its
@@ -350,6 +426,7 @@ fn coordinate_rows(
     let (n, zero) = (tree.coordinates(), tree.zero);
     let (links, states) = (tree.links, tree.states);
     let mut mass_matrix = vec![vec![zero; n]; n];
+    let mut coriolis_factors: Vec<Option<(Force, Force)>> = vec![None; n];
     let mut coriolis = vec![zero; n];
     let mut coriolis_matrix = vec![vec![zero; n]; n];
     let mut gravity_force = vec![zero; n];
@@ -424,12 +501,14 @@ fn coordinate_rows(
                 coriolis_matrix[j][i] = dag.force_dot_motion(&column, &s_j);
             }
         }
+        coriolis_factors[i] = Some((bt_s, column));
     }
 
     Ok(CoordinateRows {
         mass_matrix,
         coriolis,
         coriolis_matrix,
+        coriolis_factors,
         gravity: gravity_force,
         elastic_energy,
         damping,

@@ -2235,11 +2235,672 @@ pub fn articulated_factor_into(
     factor.inverse_pivot[7] = link6_inverse_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The factors of the inverse dynamics' partial derivatives at the
+/// given accelerations, per joint: dID/dq by the analytical
+/// derivatives of Newton-Euler (Carpentier and Mansard 2018) over the
+/// composite quantities and dID/dqd = 2 C(q, qd), each entry two
+/// 6-vector products of these
+/// ([`softgen_runtime::InverseDynamicsFactors`]).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_factors_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+) {
+    *out = softgen_runtime::InverseDynamicsFactors::default();
+    out.coordinate = [0, 1, 2, 3, 4, 5, 6, 7];
+    out.parent = [None, Some(0), Some(1), Some(2), Some(3), Some(4), Some(5), Some(6)];
+    let link2_velocity_w_z = qd[2] + qd[3];
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let link2_velocity_v_y = base_angle_velocity_v_y + cache.link2_subspace_v_y * qd[3];
+    let link2_momentum_f_y = cache.link2_inertia_h_x * link2_velocity_w_z
+        + link2_velocity_v_y * p.link_mass;
+    let link3_velocity_v_y = link2_velocity_v_y + qd[4] * cache.link3_subspace_v_y;
+    let link3_velocity_w_z = qd[4] + link2_velocity_w_z;
+    let link3_momentum_f_y = p.link_mass * link3_velocity_v_y
+        + link3_velocity_w_z * cache.link3_inertia_h_x;
+    let link4_velocity_w_z = qd[5] + link3_velocity_w_z;
+    let link4_velocity_v_y = qd[5] * cache.link4_subspace_v_y + link3_velocity_v_y;
+    let link4_momentum_f_y = cache.link4_inertia_h_x * link4_velocity_w_z
+        + link4_velocity_v_y * p.link_mass;
+    let link5_velocity_v_y = link4_velocity_v_y + qd[6] * cache.link5_subspace_v_y;
+    let link6_velocity_v_y = link5_velocity_v_y + qd[7] * cache.link6_subspace_v_y;
+    let link5_velocity_w_z = qd[6] + link4_velocity_w_z;
+    let link6_velocity_w_z = link5_velocity_w_z + qd[7];
+    let link6_momentum_f_y = p.link_mass * link6_velocity_v_y
+        + link6_velocity_w_z * cache.link6_inertia_h_x;
+    let link5_momentum_f_y = link5_velocity_w_z * cache.link5_inertia_h_x
+        + link5_velocity_v_y * p.link_mass;
+    let link5_composite_momentum_f_y = link6_momentum_f_y + link5_momentum_f_y;
+    let link4_composite_momentum_f_y = link4_momentum_f_y + link5_composite_momentum_f_y;
+    let link3_composite_momentum_f_y = link3_momentum_f_y + link4_composite_momentum_f_y;
+    let link2_composite_momentum_f_y = link2_momentum_f_y + link3_composite_momentum_f_y;
+    let link1_momentum_f_y = qd[2] * cache.link1_inertia_h_x
+        + p.link_mass * base_angle_velocity_v_y;
+    let link1_composite_momentum_f_y = link2_composite_momentum_f_y + link1_momentum_f_y;
+    let t0 = base_angle_velocity_v_y + qd[2] * cache.link1_com_x;
+    let t1 = cache.link2_com_x * link2_velocity_w_z + link2_velocity_v_y;
+    let t2 = link4_velocity_v_y + link4_velocity_w_z * cache.link4_com_x;
+    let t3 = link6_velocity_w_z * cache.link6_com_x + link6_velocity_v_y;
+    let link6_composite_rate_hd_y = p.link_mass * t3;
+    let t4 = link5_velocity_v_y + link5_velocity_w_z * cache.link5_com_x;
+    let link5_composite_rate_hd_y = link6_composite_rate_hd_y + t4 * p.link_mass;
+    let link4_composite_rate_hd_y = p.link_mass * t2 + link5_composite_rate_hd_y;
+    let t5 = cache.link3_com_x * link3_velocity_w_z + link3_velocity_v_y;
+    let link3_composite_rate_hd_y = link4_composite_rate_hd_y + p.link_mass * t5;
+    let link2_composite_rate_hd_y = t1 * p.link_mass + link3_composite_rate_hd_y;
+    let link1_composite_rate_hd_y = p.link_mass * t0 + link2_composite_rate_hd_y;
+    let t6 = -link1_composite_rate_hd_y;
+    let base_x_position_derivative_row_n_z = t6 - link1_composite_momentum_f_y;
+    let base_x_position_derivative_column_n_y = -(p.gravity
+        * cache.link1_composite_inertia_m);
+    let base_angle_subspace_rate_v_y = -qd[0];
+    let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
+    let base_angle_acceleration_v_y = qdd[2] * cache.base_angle_subspace_v_y + qdd[1]
+        + base_angle_bias_v_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_y * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_y;
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_y * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_y + link4_velocity_v_x;
+    let link6_subspace_rate_v_y = link5_velocity_w_z * cache.link6_position_y
+        - link5_velocity_v_x;
+    let link5_subspace_rate_v_y = cache.link5_position_y * link4_velocity_w_z
+        - link4_velocity_v_x;
+    let link3_subspace_rate_v_y = cache.link3_position_y * link2_velocity_w_z
+        - link2_velocity_v_x;
+    let link2_subspace_rate_v_y = cache.link2_position_y * qd[2]
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_y = base_angle_acceleration_v_y
+        + link2_subspace_rate_v_y * qd[3] + cache.link2_subspace_v_y * qdd[3];
+    let link3_acceleration_v_y = qd[4] * link3_subspace_rate_v_y
+        + qdd[4] * cache.link3_subspace_v_y + link2_acceleration_v_y;
+    let link4_subspace_rate_v_y = cache.link4_position_y * link3_velocity_w_z
+        - link3_velocity_v_x;
+    let link4_acceleration_v_y = qdd[5] * cache.link4_subspace_v_y
+        + link3_acceleration_v_y + qd[5] * link4_subspace_rate_v_y;
+    let link5_acceleration_v_y = qd[6] * link5_subspace_rate_v_y
+        + qdd[6] * cache.link5_subspace_v_y + link4_acceleration_v_y;
+    let link6_acceleration_v_y = link6_subspace_rate_v_y * qd[7] + link5_acceleration_v_y
+        + cache.link6_subspace_v_y * qdd[7];
+    let link2_acceleration_w_z = qdd[2] + qdd[3];
+    let link3_acceleration_w_z = qdd[4] + link2_acceleration_w_z;
+    let link4_acceleration_w_z = qdd[5] + link3_acceleration_w_z;
+    let link5_acceleration_w_z = qdd[6] + link4_acceleration_w_z;
+    let link6_acceleration_w_z = link5_acceleration_w_z + qdd[7];
+    let link6_velocity_v_x = qd[7] * cache.link6_position_y + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        - link6_velocity_w_z * cache.link6_inertia_h_y;
+    let link6_articulated_bias_f_y = link6_velocity_w_z * link6_momentum_f_x;
+    let link6_composite_force_f_y = link6_acceleration_v_y * p.link_mass
+        + cache.link6_inertia_h_x * link6_acceleration_w_z + link6_articulated_bias_f_y;
+    let link5_momentum_f_x = link5_velocity_v_x * p.link_mass
+        - link5_velocity_w_z * cache.link5_inertia_h_y;
+    let link5_composite_force_f_y = link6_composite_force_f_y
+        + link5_velocity_w_z * link5_momentum_f_x + link5_acceleration_v_y * p.link_mass
+        + link5_acceleration_w_z * cache.link5_inertia_h_x;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * link4_velocity_w_z;
+    let link4_composite_force_f_y = link5_composite_force_f_y
+        + cache.link4_inertia_h_x * link4_acceleration_w_z
+        + link4_momentum_f_x * link4_velocity_w_z + p.link_mass * link4_acceleration_v_y;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        - cache.link3_inertia_h_y * link3_velocity_w_z;
+    let link3_composite_force_f_y = link4_composite_force_f_y
+        + link3_acceleration_w_z * cache.link3_inertia_h_x
+        + link3_momentum_f_x * link3_velocity_w_z + link3_acceleration_v_y * p.link_mass;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        - cache.link2_inertia_h_y * link2_velocity_w_z;
+    let link2_composite_force_f_y = link3_composite_force_f_y
+        + p.link_mass * link2_acceleration_v_y + link2_momentum_f_x * link2_velocity_w_z
+        + cache.link2_inertia_h_x * link2_acceleration_w_z;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link1_composite_force_f_y = base_angle_acceleration_v_y * p.link_mass
+        + qdd[2] * cache.link1_inertia_h_x + link2_composite_force_f_y
+        + link1_momentum_f_x * qd[2];
+    let base_x_coriolis_row_n_z = 0.5 * base_x_position_derivative_row_n_z;
+    let base_angle_position_derivative_row_f_x = t6 + link1_composite_momentum_f_y;
+    let base_x_coriolis_column_n_z = 0.5 * base_angle_position_derivative_row_f_x;
+    let t7 = base_angle_velocity_v_x - cache.link1_com_y * qd[2];
+    let t8 = link5_velocity_v_x - link5_velocity_w_z * cache.link5_com_y;
+    let t9 = link6_velocity_v_x - link6_velocity_w_z * cache.link6_com_y;
+    let link6_composite_rate_hd_x = p.link_mass * t9;
+    let link5_composite_rate_hd_x = p.link_mass * t8 + link6_composite_rate_hd_x;
+    let t10 = link4_velocity_v_x - cache.link4_com_y * link4_velocity_w_z;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t10 * p.link_mass;
+    let t11 = link3_velocity_v_x - cache.link3_com_y * link3_velocity_w_z;
+    let link3_composite_rate_hd_x = link4_composite_rate_hd_x + p.link_mass * t11;
+    let t12 = link2_velocity_v_x - link2_velocity_w_z * cache.link2_com_y;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + p.link_mass * t12;
+    let link1_composite_rate_hd_x = p.link_mass * t7 + link2_composite_rate_hd_x;
+    let link5_composite_momentum_f_x = link6_momentum_f_x + link5_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
+    let link3_composite_momentum_f_x = link3_momentum_f_x + link4_composite_momentum_f_x;
+    let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
+    let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
+    let base_y_position_derivative_row_n_z = link1_composite_rate_hd_x
+        + link1_composite_momentum_f_x;
+    let base_y_position_derivative_column_n_x = p.gravity
+        * cache.link1_composite_inertia_m;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_y
+        - cache.link2_subspace_v_y * qd[2];
+    let link2_acceleration_v_x = cache.link2_position_y * qdd[3]
+        + base_angle_acceleration_v_x + link2_subspace_rate_v_x * qd[3];
+    let link3_subspace_rate_v_x = link2_velocity_v_y
+        - link2_velocity_w_z * cache.link3_subspace_v_y;
+    let link3_acceleration_v_x = link2_acceleration_v_x + qdd[4] * cache.link3_position_y
+        + qd[4] * link3_subspace_rate_v_x;
+    let link4_subspace_rate_v_x = link3_velocity_v_y
+        - link3_velocity_w_z * cache.link4_subspace_v_y;
+    let link4_acceleration_v_x = qd[5] * link4_subspace_rate_v_x
+        + cache.link4_position_y * qdd[5] + link3_acceleration_v_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_y
+        - cache.link5_subspace_v_y * link4_velocity_w_z;
+    let link5_acceleration_v_x = link4_acceleration_v_x + cache.link5_position_y * qdd[6]
+        + qd[6] * link5_subspace_rate_v_x;
+    let link6_articulated_bias_f_x = -(link6_velocity_w_z * link6_momentum_f_y);
+    let link6_subspace_rate_v_x = link5_velocity_v_y
+        - link5_velocity_w_z * cache.link6_subspace_v_y;
+    let link6_acceleration_v_x = cache.link6_position_y * qdd[7]
+        + link6_subspace_rate_v_x * qd[7] + link5_acceleration_v_x;
+    let link6_composite_force_f_x = link6_articulated_bias_f_x
+        + p.link_mass * link6_acceleration_v_x
+        - cache.link6_inertia_h_y * link6_acceleration_w_z;
+    let link5_composite_force_f_x = p.link_mass * link5_acceleration_v_x
+        + link6_composite_force_f_x - link5_acceleration_w_z * cache.link5_inertia_h_y
+        - link5_velocity_w_z * link5_momentum_f_y;
+    let link4_composite_force_f_x = link4_acceleration_v_x * p.link_mass
+        + link5_composite_force_f_x - cache.link4_inertia_h_y * link4_acceleration_w_z
+        - link4_velocity_w_z * link4_momentum_f_y;
+    let link3_composite_force_f_x = p.link_mass * link3_acceleration_v_x
+        + link4_composite_force_f_x - link3_momentum_f_y * link3_velocity_w_z
+        - link3_acceleration_w_z * cache.link3_inertia_h_y;
+    let link2_composite_force_f_x = link3_composite_force_f_x
+        + p.link_mass * link2_acceleration_v_x - link2_momentum_f_y * link2_velocity_w_z
+        - cache.link2_inertia_h_y * link2_acceleration_w_z;
+    let link1_composite_force_f_x = link2_composite_force_f_x
+        + base_angle_acceleration_v_x * p.link_mass - qdd[2] * cache.link1_inertia_h_y
+        - qd[2] * link1_momentum_f_y;
+    let base_y_position_derivative_column_n_z = -link1_composite_force_f_x;
+    let base_y_coriolis_row_n_z = 0.5 * base_y_position_derivative_row_n_z;
+    let base_angle_position_derivative_row_f_y = link1_composite_rate_hd_x
+        - link1_composite_momentum_f_x;
+    let base_y_coriolis_column_n_z = 0.5 * base_angle_position_derivative_row_f_y;
+    let base_angle_acceleration_shift_v_y = -qdd[0];
+    let link5_composite_inertia_i_22 = cache.link5_inertia_i_22
+        + cache.link6_inertia_i_22;
+    let link4_composite_inertia_i_22 = cache.link4_inertia_i_22
+        + link5_composite_inertia_i_22;
+    let link3_composite_inertia_i_22 = link4_composite_inertia_i_22
+        + cache.link3_inertia_i_22;
+    let link2_composite_inertia_i_22 = link3_composite_inertia_i_22
+        + cache.link2_inertia_i_22;
+    let link1_composite_inertia_i_22 = cache.link1_inertia_i_22
+        + link2_composite_inertia_i_22;
+    let base_angle_projected_inertia_n_z = cache.base_angle_subspace_v_y
+        * cache.link1_composite_inertia_h_x + link1_composite_inertia_i_22
+        - q[1] * cache.link1_composite_inertia_h_y;
+    let t13 = q[1] * link1_composite_momentum_f_y;
+    let t14 = -(cache.base_angle_subspace_v_y * link1_composite_momentum_f_x);
+    let t15 = link1_composite_rate_hd_x * cache.base_angle_subspace_v_y;
+    let link6_composite_rate_id_22 = 2.0
+        * (t9 * cache.link6_com_x + cache.link6_com_y * t3) * p.link_mass;
+    let link5_composite_rate_id_22 = 2.0
+        * (t4 * cache.link5_com_y + cache.link5_com_x * t8) * p.link_mass
+        + link6_composite_rate_id_22;
+    let link4_composite_rate_id_22 = 2.0
+        * (cache.link4_com_y * t2 + t10 * cache.link4_com_x) * p.link_mass
+        + link5_composite_rate_id_22;
+    let link3_composite_rate_id_22 = link4_composite_rate_id_22
+        + 2.0 * p.link_mass * (cache.link3_com_x * t11 + cache.link3_com_y * t5);
+    let link2_composite_rate_id_22 = link3_composite_rate_id_22
+        + 2.0 * (t1 * cache.link2_com_y + cache.link2_com_x * t12) * p.link_mass;
+    let link1_composite_rate_id_22 = link2_composite_rate_id_22
+        + 2.0 * p.link_mass * (cache.link1_com_y * t0 + cache.link1_com_x * t7);
+    let t16 = -(q[1] * link1_composite_rate_hd_y);
+    let base_angle_position_derivative_row_n_z = t15 + link1_composite_rate_id_22 + t16
+        - (t13 + t14);
+    let base_angle_position_derivative_column_n_x = base_y_position_derivative_column_n_x
+        * cache.base_angle_subspace_v_y + p.gravity * cache.link1_composite_inertia_h_x;
+    let base_angle_position_derivative_column_n_y = p.gravity
+        * cache.link1_composite_inertia_h_y
+        - q[1] * base_y_position_derivative_column_n_x;
+    let base_angle_position_derivative_column_n_z = q[1] * link1_composite_force_f_y
+        + base_angle_acceleration_shift_v_y * cache.link1_composite_inertia_h_x
+        + link1_composite_momentum_f_y * qd[1]
+        + link1_composite_rate_hd_x * base_angle_subspace_rate_v_y
+        - link1_composite_force_f_x * cache.base_angle_subspace_v_y
+        - base_angle_subspace_rate_v_y * link1_composite_momentum_f_x
+        - link1_composite_rate_hd_y * qd[1] - qdd[1] * cache.link1_composite_inertia_h_y;
+    let base_angle_position_derivative_column_f_x = qdd[1]
+        * cache.link1_composite_inertia_m - link1_composite_force_f_y;
+    let base_angle_position_derivative_column_f_y = link1_composite_force_f_x
+        + base_angle_acceleration_shift_v_y * cache.link1_composite_inertia_m;
+    let base_angle_coriolis_row_n_z = 0.5 * base_angle_position_derivative_row_n_z;
+    let base_angle_coriolis_column_n_z = 0.5
+        * (t13 + t15 + link1_composite_rate_id_22 + t16 + t14)
+        + base_angle_subspace_rate_v_y * cache.link1_composite_inertia_h_x
+        - cache.link1_composite_inertia_h_y * qd[1];
+    let base_angle_coriolis_column_f_x = base_x_coriolis_row_n_z
+        + cache.link1_composite_inertia_m * qd[1];
+    let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
+        * cache.link1_composite_inertia_m + base_y_coriolis_row_n_z;
+    let link2_acceleration_shift_v_x = -(qdd[2] * cache.link2_subspace_v_y
+        + link2_subspace_rate_v_y * qd[2] - base_angle_acceleration_v_y);
+    let link2_acceleration_shift_v_y = -(base_angle_acceleration_v_x
+        - qdd[2] * cache.link2_position_y - link2_subspace_rate_v_x * qd[2]);
+    let link2_projected_inertia_n_z = cache.link2_subspace_v_y
+        * cache.link2_composite_inertia_h_x + link2_composite_inertia_i_22
+        - cache.link2_composite_inertia_h_y * cache.link2_position_y;
+    let t17 = -(link2_composite_momentum_f_x * cache.link2_subspace_v_y);
+    let t18 = cache.link2_position_y * link2_composite_momentum_f_y;
+    let t19 = -(cache.link2_position_y * link2_composite_rate_hd_y);
+    let t20 = cache.link2_subspace_v_y * link2_composite_rate_hd_x;
+    let link2_position_derivative_row_n_z = link2_composite_rate_id_22 + t19 + t20
+        - (t17 + t18);
+    let t21 = -link2_composite_rate_hd_y;
+    let link2_position_derivative_row_f_x = link2_composite_momentum_f_y + t21;
+    let link2_position_derivative_row_f_y = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let link2_position_derivative_column_n_x = cache.link2_subspace_v_y
+        * cache.link2_composite_inertia_m * p.gravity
+        + cache.link2_composite_inertia_h_x * p.gravity;
+    let link2_position_derivative_column_n_y = cache.link2_composite_inertia_h_y
+        * p.gravity
+        - cache.link2_composite_inertia_m * cache.link2_position_y * p.gravity;
+    let link2_position_derivative_column_n_z = cache.link2_composite_inertia_h_x
+        * link2_acceleration_shift_v_y
+        + link2_subspace_rate_v_y * link2_composite_rate_hd_x
+        + link2_subspace_rate_v_x * link2_composite_momentum_f_y
+        + cache.link2_position_y * link2_composite_force_f_y
+        - cache.link2_subspace_v_y * link2_composite_force_f_x
+        - link2_composite_momentum_f_x * link2_subspace_rate_v_y
+        - link2_subspace_rate_v_x * link2_composite_rate_hd_y
+        - cache.link2_composite_inertia_h_y * link2_acceleration_shift_v_x;
+    let link2_position_derivative_column_f_x = cache.link2_composite_inertia_m
+        * link2_acceleration_shift_v_x - link2_composite_force_f_y;
+    let link2_position_derivative_column_f_y = link2_composite_force_f_x
+        + cache.link2_composite_inertia_m * link2_acceleration_shift_v_y;
+    let link2_coriolis_row_n_z = 0.5 * link2_position_derivative_row_n_z;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_coriolis_row_f_y = 0.5 * link2_position_derivative_row_f_y;
+    let link2_coriolis_column_n_z = 0.5
+        * (link2_composite_rate_id_22 + t17 + t19 + t20 + t18)
+        + cache.link2_composite_inertia_h_x * link2_subspace_rate_v_y
+        - cache.link2_composite_inertia_h_y * link2_subspace_rate_v_x;
+    let link2_coriolis_column_f_x = 0.5 * (t21 - link2_composite_momentum_f_y)
+        + cache.link2_composite_inertia_m * link2_subspace_rate_v_x;
+    let link2_coriolis_column_f_y = 0.5
+        * (link2_composite_momentum_f_x + link2_composite_rate_hd_x)
+        + cache.link2_composite_inertia_m * link2_subspace_rate_v_y;
+    let link3_acceleration_shift_v_x = -(link3_subspace_rate_v_y * link2_velocity_w_z
+        + link2_acceleration_w_z * cache.link3_subspace_v_y - link2_acceleration_v_y);
+    let link3_acceleration_shift_v_y = -(link2_acceleration_v_x
+        - link3_subspace_rate_v_x * link2_velocity_w_z
+        - cache.link3_position_y * link2_acceleration_w_z);
+    let link3_projected_inertia_n_z = link3_composite_inertia_i_22
+        + cache.link3_composite_inertia_h_x * cache.link3_subspace_v_y
+        - cache.link3_position_y * cache.link3_composite_inertia_h_y;
+    let t22 = link3_composite_rate_hd_x * cache.link3_subspace_v_y;
+    let t23 = -(cache.link3_position_y * link3_composite_rate_hd_y);
+    let t24 = -(link3_composite_momentum_f_x * cache.link3_subspace_v_y);
+    let t25 = link3_composite_momentum_f_y * cache.link3_position_y;
+    let link3_position_derivative_row_n_z = t22 + link3_composite_rate_id_22 + t23
+        - (t24 + t25);
+    let t26 = -link3_composite_rate_hd_y;
+    let link3_position_derivative_row_f_x = link3_composite_momentum_f_y + t26;
+    let link3_position_derivative_row_f_y = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let link3_position_derivative_column_n_x = cache.link3_composite_inertia_h_x
+        * p.gravity
+        + p.gravity * cache.link3_composite_inertia_m * cache.link3_subspace_v_y;
+    let link3_position_derivative_column_n_y = p.gravity
+        * cache.link3_composite_inertia_h_y
+        - p.gravity * cache.link3_position_y * cache.link3_composite_inertia_m;
+    let link3_position_derivative_column_n_z = link3_composite_momentum_f_y
+        * link3_subspace_rate_v_x
+        + cache.link3_composite_inertia_h_x * link3_acceleration_shift_v_y
+        + link3_composite_force_f_y * cache.link3_position_y
+        + link3_composite_rate_hd_x * link3_subspace_rate_v_y
+        - link3_subspace_rate_v_x * link3_composite_rate_hd_y
+        - link3_composite_momentum_f_x * link3_subspace_rate_v_y
+        - link3_acceleration_shift_v_x * cache.link3_composite_inertia_h_y
+        - link3_composite_force_f_x * cache.link3_subspace_v_y;
+    let link3_position_derivative_column_f_x = link3_acceleration_shift_v_x
+        * cache.link3_composite_inertia_m - link3_composite_force_f_y;
+    let link3_position_derivative_column_f_y = link3_acceleration_shift_v_y
+        * cache.link3_composite_inertia_m + link3_composite_force_f_x;
+    let link3_coriolis_row_n_z = 0.5 * link3_position_derivative_row_n_z;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_coriolis_row_f_y = 0.5 * link3_position_derivative_row_f_y;
+    let link3_coriolis_column_n_z = cache.link3_composite_inertia_h_x
+        * link3_subspace_rate_v_y
+        + 0.5 * (t22 + t24 + t25 + link3_composite_rate_id_22 + t23)
+        - cache.link3_composite_inertia_h_y * link3_subspace_rate_v_x;
+    let link3_coriolis_column_f_x = 0.5 * (t26 - link3_composite_momentum_f_y)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_x;
+    let link3_coriolis_column_f_y = cache.link3_composite_inertia_m
+        * link3_subspace_rate_v_y
+        + 0.5 * (link3_composite_momentum_f_x + link3_composite_rate_hd_x);
+    let link4_acceleration_shift_v_x = -(link3_velocity_w_z * link4_subspace_rate_v_y
+        + link3_acceleration_w_z * cache.link4_subspace_v_y - link3_acceleration_v_y);
+    let link4_acceleration_shift_v_y = -(link3_acceleration_v_x
+        - cache.link4_position_y * link3_acceleration_w_z
+        - link3_velocity_w_z * link4_subspace_rate_v_x);
+    let link4_projected_inertia_n_z = link4_composite_inertia_i_22
+        + cache.link4_composite_inertia_h_x * cache.link4_subspace_v_y
+        - cache.link4_position_y * cache.link4_composite_inertia_h_y;
+    let t27 = -(link4_composite_momentum_f_x * cache.link4_subspace_v_y);
+    let t28 = cache.link4_position_y * link4_composite_momentum_f_y;
+    let t29 = cache.link4_subspace_v_y * link4_composite_rate_hd_x;
+    let t30 = -(cache.link4_position_y * link4_composite_rate_hd_y);
+    let link4_position_derivative_row_n_z = link4_composite_rate_id_22 + t29 + t30
+        - (t27 + t28);
+    let t31 = -link4_composite_rate_hd_y;
+    let link4_position_derivative_row_f_x = link4_composite_momentum_f_y + t31;
+    let link4_position_derivative_row_f_y = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let link4_position_derivative_column_n_x = cache.link4_composite_inertia_h_x
+        * p.gravity
+        + p.gravity * cache.link4_subspace_v_y * cache.link4_composite_inertia_m;
+    let link4_position_derivative_column_n_y = cache.link4_composite_inertia_h_y
+        * p.gravity
+        - cache.link4_position_y * p.gravity * cache.link4_composite_inertia_m;
+    let link4_position_derivative_column_n_z = link4_subspace_rate_v_y
+        * link4_composite_rate_hd_x
+        + link4_composite_momentum_f_y * link4_subspace_rate_v_x
+        + link4_composite_force_f_y * cache.link4_position_y
+        + cache.link4_composite_inertia_h_x * link4_acceleration_shift_v_y
+        - link4_composite_rate_hd_y * link4_subspace_rate_v_x
+        - cache.link4_subspace_v_y * link4_composite_force_f_x
+        - link4_composite_momentum_f_x * link4_subspace_rate_v_y
+        - cache.link4_composite_inertia_h_y * link4_acceleration_shift_v_x;
+    let link4_position_derivative_column_f_x = link4_acceleration_shift_v_x
+        * cache.link4_composite_inertia_m - link4_composite_force_f_y;
+    let link4_position_derivative_column_f_y = link4_acceleration_shift_v_y
+        * cache.link4_composite_inertia_m + link4_composite_force_f_x;
+    let link4_coriolis_row_n_z = 0.5 * link4_position_derivative_row_n_z;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_coriolis_row_f_y = 0.5 * link4_position_derivative_row_f_y;
+    let link4_coriolis_column_n_z = cache.link4_composite_inertia_h_x
+        * link4_subspace_rate_v_y
+        + 0.5 * (link4_composite_rate_id_22 + t29 + t27 + t28 + t30)
+        - cache.link4_composite_inertia_h_y * link4_subspace_rate_v_x;
+    let link4_coriolis_column_f_x = link4_subspace_rate_v_x
+        * cache.link4_composite_inertia_m + 0.5 * (t31 - link4_composite_momentum_f_y);
+    let link4_coriolis_column_f_y = 0.5
+        * (link4_composite_momentum_f_x + link4_composite_rate_hd_x)
+        + link4_subspace_rate_v_y * cache.link4_composite_inertia_m;
+    let link5_acceleration_shift_v_x = -(link4_acceleration_w_z
+        * cache.link5_subspace_v_y + link5_subspace_rate_v_y * link4_velocity_w_z
+        - link4_acceleration_v_y);
+    let link5_acceleration_shift_v_y = -(link4_acceleration_v_x
+        - link5_subspace_rate_v_x * link4_velocity_w_z
+        - cache.link5_position_y * link4_acceleration_w_z);
+    let link5_projected_inertia_n_z = cache.link5_composite_inertia_h_x
+        * cache.link5_subspace_v_y + link5_composite_inertia_i_22
+        - cache.link5_position_y * cache.link5_composite_inertia_h_y;
+    let t32 = -(cache.link5_position_y * link5_composite_rate_hd_y);
+    let t33 = link5_composite_rate_hd_x * cache.link5_subspace_v_y;
+    let t34 = -(cache.link5_subspace_v_y * link5_composite_momentum_f_x);
+    let t35 = cache.link5_position_y * link5_composite_momentum_f_y;
+    let link5_position_derivative_row_n_z = t32 + t33 + link5_composite_rate_id_22
+        - (t34 + t35);
+    let t36 = -link5_composite_rate_hd_y;
+    let link5_position_derivative_row_f_x = t36 + link5_composite_momentum_f_y;
+    let link5_position_derivative_row_f_y = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let link5_position_derivative_column_n_x = cache.link5_composite_inertia_h_x
+        * p.gravity
+        + cache.link5_composite_inertia_m * p.gravity * cache.link5_subspace_v_y;
+    let link5_position_derivative_column_n_y = p.gravity
+        * cache.link5_composite_inertia_h_y
+        - cache.link5_position_y * cache.link5_composite_inertia_m * p.gravity;
+    let link5_position_derivative_column_n_z = link5_composite_force_f_y
+        * cache.link5_position_y
+        + cache.link5_composite_inertia_h_x * link5_acceleration_shift_v_y
+        + link5_subspace_rate_v_x * link5_composite_momentum_f_y
+        + link5_composite_rate_hd_x * link5_subspace_rate_v_y
+        - link5_subspace_rate_v_y * link5_composite_momentum_f_x
+        - link5_subspace_rate_v_x * link5_composite_rate_hd_y
+        - cache.link5_subspace_v_y * link5_composite_force_f_x
+        - link5_acceleration_shift_v_x * cache.link5_composite_inertia_h_y;
+    let link5_position_derivative_column_f_x = link5_acceleration_shift_v_x
+        * cache.link5_composite_inertia_m - link5_composite_force_f_y;
+    let link5_position_derivative_column_f_y = cache.link5_composite_inertia_m
+        * link5_acceleration_shift_v_y + link5_composite_force_f_x;
+    let link5_coriolis_row_n_z = 0.5 * link5_position_derivative_row_n_z;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_coriolis_row_f_y = 0.5 * link5_position_derivative_row_f_y;
+    let link5_coriolis_column_n_z = cache.link5_composite_inertia_h_x
+        * link5_subspace_rate_v_y
+        + 0.5 * (t32 + t34 + t33 + t35 + link5_composite_rate_id_22)
+        - link5_subspace_rate_v_x * cache.link5_composite_inertia_h_y;
+    let link5_coriolis_column_f_x = cache.link5_composite_inertia_m
+        * link5_subspace_rate_v_x + 0.5 * (t36 - link5_composite_momentum_f_y);
+    let link5_coriolis_column_f_y = 0.5
+        * (link5_composite_rate_hd_x + link5_composite_momentum_f_x)
+        + cache.link5_composite_inertia_m * link5_subspace_rate_v_y;
+    let link6_acceleration_shift_v_x = -(link5_acceleration_w_z
+        * cache.link6_subspace_v_y + link5_velocity_w_z * link6_subspace_rate_v_y
+        - link5_acceleration_v_y);
+    let link6_acceleration_shift_v_y = -(link5_acceleration_v_x
+        - link5_acceleration_w_z * cache.link6_position_y
+        - link5_velocity_w_z * link6_subspace_rate_v_x);
+    let link6_projected_inertia_n_z = cache.link6_subspace_v_y * cache.link6_inertia_h_x
+        + cache.link6_inertia_i_22 - cache.link6_position_y * cache.link6_inertia_h_y;
+    let link6_articulated_15 = -cache.link6_inertia_h_x;
+    let link6_projected_inertia_f_y = cache.link6_subspace_v_y * p.link_mass
+        - link6_articulated_15;
+    let t37 = -(cache.link6_subspace_v_y * link6_momentum_f_x);
+    let t38 = link6_momentum_f_y * cache.link6_position_y;
+    let t39 = cache.link6_subspace_v_y * link6_composite_rate_hd_x;
+    let t40 = -(link6_composite_rate_hd_y * cache.link6_position_y);
+    let link6_position_derivative_row_n_z = t39 + t40 + link6_composite_rate_id_22
+        - (t37 + t38);
+    let t41 = -link6_composite_rate_hd_y;
+    let link6_position_derivative_row_f_x = link6_momentum_f_y + t41;
+    let link6_position_derivative_row_f_y = link6_composite_rate_hd_x
+        - link6_momentum_f_x;
+    let link6_position_derivative_column_n_x = p.gravity * cache.link6_inertia_h_x
+        + cache.link6_subspace_v_y * p.gravity * p.link_mass;
+    let link6_position_derivative_column_n_y = p.gravity * cache.link6_inertia_h_y
+        - cache.link6_position_y * p.gravity * p.link_mass;
+    let link6_position_derivative_column_n_z = cache.link6_inertia_h_x
+        * link6_acceleration_shift_v_y + link6_subspace_rate_v_x * link6_momentum_f_y
+        + link6_subspace_rate_v_y * link6_composite_rate_hd_x
+        + link6_composite_force_f_y * cache.link6_position_y
+        - cache.link6_inertia_h_y * link6_acceleration_shift_v_x
+        - link6_subspace_rate_v_y * link6_momentum_f_x
+        - cache.link6_subspace_v_y * link6_composite_force_f_x
+        - link6_subspace_rate_v_x * link6_composite_rate_hd_y;
+    let link6_position_derivative_column_f_x = p.link_mass * link6_acceleration_shift_v_x
+        - link6_composite_force_f_y;
+    let link6_position_derivative_column_f_y = link6_acceleration_shift_v_y * p.link_mass
+        + link6_composite_force_f_x;
+    let link6_coriolis_row_n_z = 0.5 * link6_position_derivative_row_n_z;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_coriolis_row_f_y = 0.5 * link6_position_derivative_row_f_y;
+    let link6_coriolis_column_n_z = link6_subspace_rate_v_y * cache.link6_inertia_h_x
+        + 0.5 * (t37 + t38 + t39 + t40 + link6_composite_rate_id_22)
+        - link6_subspace_rate_v_x * cache.link6_inertia_h_y;
+    let link6_coriolis_column_f_x = 0.5 * (t41 - link6_momentum_f_y)
+        + link6_subspace_rate_v_x * p.link_mass;
+    let link6_coriolis_column_f_y = 0.5
+        * (link6_composite_rate_hd_x + link6_momentum_f_x)
+        + link6_subspace_rate_v_y * p.link_mass;
+    out.subspace[0][3] = 1.0;
+    out.projected[0][2] = cache.base_x_projected_inertia_n_z;
+    out.projected[0][3] = cache.link1_composite_inertia_m;
+    out.position_row[0][2] = base_x_position_derivative_row_n_z;
+    out.position_column[0][1] = base_x_position_derivative_column_n_y;
+    out.position_column[0][2] = link1_composite_force_f_y;
+    out.coriolis_row[0][2] = base_x_coriolis_row_n_z;
+    out.coriolis_column[0][2] = base_x_coriolis_column_n_z;
+    out.subspace[1][4] = 1.0;
+    out.projected[1][2] = cache.link1_composite_inertia_h_x;
+    out.projected[1][4] = cache.link1_composite_inertia_m;
+    out.position_row[1][2] = base_y_position_derivative_row_n_z;
+    out.position_column[1][0] = base_y_position_derivative_column_n_x;
+    out.position_column[1][2] = base_y_position_derivative_column_n_z;
+    out.coriolis_row[1][2] = base_y_coriolis_row_n_z;
+    out.coriolis_column[1][2] = base_y_coriolis_column_n_z;
+    out.subspace[2][2] = 1.0;
+    out.subspace[2][3] = q[1];
+    out.subspace[2][4] = cache.base_angle_subspace_v_y;
+    out.rate[2][3] = qd[1];
+    out.rate[2][4] = base_angle_subspace_rate_v_y;
+    out.shift[2][3] = qdd[1];
+    out.shift[2][4] = base_angle_acceleration_shift_v_y;
+    out.projected[2][2] = base_angle_projected_inertia_n_z;
+    out.projected[2][3] = cache.base_angle_projected_inertia_f_x;
+    out.projected[2][4] = cache.base_angle_projected_inertia_f_y;
+    out.position_row[2][2] = base_angle_position_derivative_row_n_z;
+    out.position_row[2][3] = base_angle_position_derivative_row_f_x;
+    out.position_row[2][4] = base_angle_position_derivative_row_f_y;
+    out.position_column[2][0] = base_angle_position_derivative_column_n_x;
+    out.position_column[2][1] = base_angle_position_derivative_column_n_y;
+    out.position_column[2][2] = base_angle_position_derivative_column_n_z;
+    out.position_column[2][3] = base_angle_position_derivative_column_f_x;
+    out.position_column[2][4] = base_angle_position_derivative_column_f_y;
+    out.coriolis_row[2][2] = base_angle_coriolis_row_n_z;
+    out.coriolis_row[2][3] = base_x_coriolis_column_n_z;
+    out.coriolis_row[2][4] = base_y_coriolis_column_n_z;
+    out.coriolis_column[2][2] = base_angle_coriolis_column_n_z;
+    out.coriolis_column[2][3] = base_angle_coriolis_column_f_x;
+    out.coriolis_column[2][4] = base_angle_coriolis_column_f_y;
+    out.subspace[3][2] = 1.0;
+    out.subspace[3][3] = cache.link2_position_y;
+    out.subspace[3][4] = cache.link2_subspace_v_y;
+    out.rate[3][3] = link2_subspace_rate_v_x;
+    out.rate[3][4] = link2_subspace_rate_v_y;
+    out.shift[3][3] = link2_acceleration_shift_v_x;
+    out.shift[3][4] = link2_acceleration_shift_v_y;
+    out.projected[3][2] = link2_projected_inertia_n_z;
+    out.projected[3][3] = cache.link2_projected_inertia_f_x;
+    out.projected[3][4] = cache.link2_projected_inertia_f_y;
+    out.position_row[3][2] = link2_position_derivative_row_n_z;
+    out.position_row[3][3] = link2_position_derivative_row_f_x;
+    out.position_row[3][4] = link2_position_derivative_row_f_y;
+    out.position_column[3][0] = link2_position_derivative_column_n_x;
+    out.position_column[3][1] = link2_position_derivative_column_n_y;
+    out.position_column[3][2] = link2_position_derivative_column_n_z;
+    out.position_column[3][3] = link2_position_derivative_column_f_x;
+    out.position_column[3][4] = link2_position_derivative_column_f_y;
+    out.coriolis_row[3][2] = link2_coriolis_row_n_z;
+    out.coriolis_row[3][3] = link2_coriolis_row_f_x;
+    out.coriolis_row[3][4] = link2_coriolis_row_f_y;
+    out.coriolis_column[3][2] = link2_coriolis_column_n_z;
+    out.coriolis_column[3][3] = link2_coriolis_column_f_x;
+    out.coriolis_column[3][4] = link2_coriolis_column_f_y;
+    out.subspace[4][2] = 1.0;
+    out.subspace[4][3] = cache.link3_position_y;
+    out.subspace[4][4] = cache.link3_subspace_v_y;
+    out.rate[4][3] = link3_subspace_rate_v_x;
+    out.rate[4][4] = link3_subspace_rate_v_y;
+    out.shift[4][3] = link3_acceleration_shift_v_x;
+    out.shift[4][4] = link3_acceleration_shift_v_y;
+    out.projected[4][2] = link3_projected_inertia_n_z;
+    out.projected[4][3] = cache.link3_projected_inertia_f_x;
+    out.projected[4][4] = cache.link3_projected_inertia_f_y;
+    out.position_row[4][2] = link3_position_derivative_row_n_z;
+    out.position_row[4][3] = link3_position_derivative_row_f_x;
+    out.position_row[4][4] = link3_position_derivative_row_f_y;
+    out.position_column[4][0] = link3_position_derivative_column_n_x;
+    out.position_column[4][1] = link3_position_derivative_column_n_y;
+    out.position_column[4][2] = link3_position_derivative_column_n_z;
+    out.position_column[4][3] = link3_position_derivative_column_f_x;
+    out.position_column[4][4] = link3_position_derivative_column_f_y;
+    out.coriolis_row[4][2] = link3_coriolis_row_n_z;
+    out.coriolis_row[4][3] = link3_coriolis_row_f_x;
+    out.coriolis_row[4][4] = link3_coriolis_row_f_y;
+    out.coriolis_column[4][2] = link3_coriolis_column_n_z;
+    out.coriolis_column[4][3] = link3_coriolis_column_f_x;
+    out.coriolis_column[4][4] = link3_coriolis_column_f_y;
+    out.subspace[5][2] = 1.0;
+    out.subspace[5][3] = cache.link4_position_y;
+    out.subspace[5][4] = cache.link4_subspace_v_y;
+    out.rate[5][3] = link4_subspace_rate_v_x;
+    out.rate[5][4] = link4_subspace_rate_v_y;
+    out.shift[5][3] = link4_acceleration_shift_v_x;
+    out.shift[5][4] = link4_acceleration_shift_v_y;
+    out.projected[5][2] = link4_projected_inertia_n_z;
+    out.projected[5][3] = cache.link4_projected_inertia_f_x;
+    out.projected[5][4] = cache.link4_projected_inertia_f_y;
+    out.position_row[5][2] = link4_position_derivative_row_n_z;
+    out.position_row[5][3] = link4_position_derivative_row_f_x;
+    out.position_row[5][4] = link4_position_derivative_row_f_y;
+    out.position_column[5][0] = link4_position_derivative_column_n_x;
+    out.position_column[5][1] = link4_position_derivative_column_n_y;
+    out.position_column[5][2] = link4_position_derivative_column_n_z;
+    out.position_column[5][3] = link4_position_derivative_column_f_x;
+    out.position_column[5][4] = link4_position_derivative_column_f_y;
+    out.coriolis_row[5][2] = link4_coriolis_row_n_z;
+    out.coriolis_row[5][3] = link4_coriolis_row_f_x;
+    out.coriolis_row[5][4] = link4_coriolis_row_f_y;
+    out.coriolis_column[5][2] = link4_coriolis_column_n_z;
+    out.coriolis_column[5][3] = link4_coriolis_column_f_x;
+    out.coriolis_column[5][4] = link4_coriolis_column_f_y;
+    out.subspace[6][2] = 1.0;
+    out.subspace[6][3] = cache.link5_position_y;
+    out.subspace[6][4] = cache.link5_subspace_v_y;
+    out.rate[6][3] = link5_subspace_rate_v_x;
+    out.rate[6][4] = link5_subspace_rate_v_y;
+    out.shift[6][3] = link5_acceleration_shift_v_x;
+    out.shift[6][4] = link5_acceleration_shift_v_y;
+    out.projected[6][2] = link5_projected_inertia_n_z;
+    out.projected[6][3] = cache.link5_projected_inertia_f_x;
+    out.projected[6][4] = cache.link5_projected_inertia_f_y;
+    out.position_row[6][2] = link5_position_derivative_row_n_z;
+    out.position_row[6][3] = link5_position_derivative_row_f_x;
+    out.position_row[6][4] = link5_position_derivative_row_f_y;
+    out.position_column[6][0] = link5_position_derivative_column_n_x;
+    out.position_column[6][1] = link5_position_derivative_column_n_y;
+    out.position_column[6][2] = link5_position_derivative_column_n_z;
+    out.position_column[6][3] = link5_position_derivative_column_f_x;
+    out.position_column[6][4] = link5_position_derivative_column_f_y;
+    out.coriolis_row[6][2] = link5_coriolis_row_n_z;
+    out.coriolis_row[6][3] = link5_coriolis_row_f_x;
+    out.coriolis_row[6][4] = link5_coriolis_row_f_y;
+    out.coriolis_column[6][2] = link5_coriolis_column_n_z;
+    out.coriolis_column[6][3] = link5_coriolis_column_f_x;
+    out.coriolis_column[6][4] = link5_coriolis_column_f_y;
+    out.subspace[7][2] = 1.0;
+    out.subspace[7][3] = cache.link6_position_y;
+    out.subspace[7][4] = cache.link6_subspace_v_y;
+    out.rate[7][3] = link6_subspace_rate_v_x;
+    out.rate[7][4] = link6_subspace_rate_v_y;
+    out.shift[7][3] = link6_acceleration_shift_v_x;
+    out.shift[7][4] = link6_acceleration_shift_v_y;
+    out.projected[7][2] = link6_projected_inertia_n_z;
+    out.projected[7][3] = cache.link6_projected_inertia_f_x;
+    out.projected[7][4] = link6_projected_inertia_f_y;
+    out.position_row[7][2] = link6_position_derivative_row_n_z;
+    out.position_row[7][3] = link6_position_derivative_row_f_x;
+    out.position_row[7][4] = link6_position_derivative_row_f_y;
+    out.position_column[7][0] = link6_position_derivative_column_n_x;
+    out.position_column[7][1] = link6_position_derivative_column_n_y;
+    out.position_column[7][2] = link6_position_derivative_column_n_z;
+    out.position_column[7][3] = link6_position_derivative_column_f_x;
+    out.position_column[7][4] = link6_position_derivative_column_f_y;
+    out.coriolis_row[7][2] = link6_coriolis_row_n_z;
+    out.coriolis_row[7][3] = link6_coriolis_row_f_x;
+    out.coriolis_row[7][4] = link6_coriolis_row_f_y;
+    out.coriolis_column[7][2] = link6_coriolis_column_n_z;
+    out.coriolis_column[7][3] = link6_coriolis_column_f_x;
+    out.coriolis_column[7][4] = link6_coriolis_column_f_y;
+}
 /// The partial derivatives of the inverse dynamics at the given
-/// accelerations, row i being ID_i: `position` = dID/dq by the
-/// analytical derivatives of Newton-Euler (Carpentier and Mansard
-/// 2018) over the composite quantities, two 6-vector products per
-/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+/// accelerations, row i being ID_i: `position` = dID/dq and
+/// `velocity` = dID/dqd = 2 C(q, qd), the products of
+/// [`inverse_dynamics_factors_into`]'s factors.
 #[inline]
 #[allow(unused_variables)]
 pub fn inverse_dynamics_derivatives_into(
@@ -2952,34 +3613,35 @@ pub fn inverse_dynamics_derivatives_into(
     velocity[(7, 0)] = 2.0 * link6_coriolis_row_f_x;
     velocity[(7, 1)] = 2.0 * link6_coriolis_row_f_y;
     velocity[(7, 2)] = 2.0
-        * (base_angle_subspace_rate_v_y * cache.link6_projected_inertia_f_y
-            + q[1] * link6_coriolis_row_f_x + link6_coriolis_row_n_z
+        * (q[1] * link6_coriolis_row_f_x
+            + base_angle_subspace_rate_v_y * link6_projected_inertia_f_y
+            + link6_coriolis_row_n_z
             + link6_coriolis_row_f_y * cache.base_angle_subspace_v_y
             + cache.link6_projected_inertia_f_x * qd[1]);
     velocity[(7, 3)] = 2.0
-        * (cache.link2_position_y * link6_coriolis_row_f_x
-            + link2_subspace_rate_v_y * cache.link6_projected_inertia_f_y
+        * (link2_subspace_rate_v_y * link6_projected_inertia_f_y
+            + cache.link2_position_y * link6_coriolis_row_f_x
             + link2_subspace_rate_v_x * cache.link6_projected_inertia_f_x
             + link6_coriolis_row_n_z
             + link6_coriolis_row_f_y * cache.link2_subspace_v_y);
     velocity[(7, 4)] = 2.0
         * (cache.link3_position_y * link6_coriolis_row_f_x
-            + cache.link6_projected_inertia_f_y * link3_subspace_rate_v_y
+            + link3_subspace_rate_v_y * link6_projected_inertia_f_y
             + link6_coriolis_row_n_z + link6_coriolis_row_f_y * cache.link3_subspace_v_y
             + link3_subspace_rate_v_x * cache.link6_projected_inertia_f_x);
     velocity[(7, 5)] = 2.0
         * (link4_subspace_rate_v_x * cache.link6_projected_inertia_f_x
-            + cache.link6_projected_inertia_f_y * link4_subspace_rate_v_y
             + link6_coriolis_row_f_y * cache.link4_subspace_v_y
+            + link4_subspace_rate_v_y * link6_projected_inertia_f_y
             + cache.link4_position_y * link6_coriolis_row_f_x + link6_coriolis_row_n_z);
     velocity[(7, 6)] = 2.0
-        * (cache.link5_position_y * link6_coriolis_row_f_x
-            + cache.link6_projected_inertia_f_y * link5_subspace_rate_v_y
+        * (link5_subspace_rate_v_y * link6_projected_inertia_f_y
+            + cache.link5_position_y * link6_coriolis_row_f_x
             + link5_subspace_rate_v_x * cache.link6_projected_inertia_f_x
             + link6_coriolis_row_f_y * cache.link5_subspace_v_y
             + link6_coriolis_row_n_z);
     velocity[(7, 7)] = 2.0
-        * (link6_subspace_rate_v_y * cache.link6_projected_inertia_f_y
+        * (link6_subspace_rate_v_y * link6_projected_inertia_f_y
             + cache.link6_position_y * link6_coriolis_row_f_x
             + link6_coriolis_row_f_y * cache.link6_subspace_v_y
             + link6_subspace_rate_v_x * cache.link6_projected_inertia_f_x
@@ -5018,6 +5680,17 @@ impl Model<DOF, CONTACTS> for SnakeLateralUndulation {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         articulated_factor_into(q, qd, tau, p, k, factor, out)
+    }
+    const INVERSE_DYNAMICS_FACTORS: bool = true;
+    fn inverse_dynamics_factors_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+    ) {
+        inverse_dynamics_factors_into(q, qd, qdd, p, k, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

@@ -4685,11 +4685,1251 @@ pub fn articulated_factor_into(
     factor.inverse_pivot[13] = link12_inverse_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The factors of the inverse dynamics' partial derivatives at the
+/// given accelerations, per joint: dID/dq by the analytical
+/// derivatives of Newton-Euler (Carpentier and Mansard 2018) over the
+/// composite quantities and dID/dqd = 2 C(q, qd), each entry two
+/// 6-vector products of these
+/// ([`softgen_runtime::InverseDynamicsFactors`]).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_factors_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+) {
+    *out = softgen_runtime::InverseDynamicsFactors::default();
+    out.coordinate = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
+    out.parent = [
+        None,
+        Some(0),
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(4),
+        Some(5),
+        Some(6),
+        Some(7),
+        Some(8),
+        Some(9),
+        Some(10),
+        Some(11),
+        Some(12),
+    ];
+    let base_angle_velocity_w_y = -qd[2];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let t0 = base_angle_velocity_v_z - base_angle_velocity_w_y * cache.link1_com_x;
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let t1 = link2_velocity_v_z - link2_velocity_w_y * cache.link2_com_x;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let t2 = link3_velocity_v_z - cache.link3_com_x * link3_velocity_w_y;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let t3 = link8_velocity_v_z - cache.link8_com_x * link8_velocity_w_y;
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let t4 = link9_velocity_v_z - cache.link9_com_x * link9_velocity_w_y;
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let t5 = link10_velocity_v_z - cache.link10_com_x * link10_velocity_w_y;
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let t6 = link12_velocity_v_z - cache.link12_com_x * link12_velocity_w_y;
+    let link12_composite_rate_hd_z = t6 * p.link_mass;
+    let t7 = link11_velocity_v_z - cache.link11_com_x * link11_velocity_w_y;
+    let link11_composite_rate_hd_z = link12_composite_rate_hd_z + p.link_mass * t7;
+    let link10_composite_rate_hd_z = t5 * p.link_mass + link11_composite_rate_hd_z;
+    let link9_composite_rate_hd_z = t4 * p.link_mass + link10_composite_rate_hd_z;
+    let link8_composite_rate_hd_z = t3 * p.link_mass + link9_composite_rate_hd_z;
+    let t8 = link7_velocity_v_z - link7_velocity_w_y * cache.link7_com_x;
+    let link7_composite_rate_hd_z = link8_composite_rate_hd_z + t8 * p.link_mass;
+    let t9 = link6_velocity_v_z - link6_velocity_w_y * cache.link6_com_x;
+    let link6_composite_rate_hd_z = link7_composite_rate_hd_z + t9 * p.link_mass;
+    let t10 = link5_velocity_v_z - cache.link5_com_x * link5_velocity_w_y;
+    let link5_composite_rate_hd_z = link6_composite_rate_hd_z + t10 * p.link_mass;
+    let t11 = link4_velocity_v_z - link4_velocity_w_y * cache.link4_com_x;
+    let link4_composite_rate_hd_z = link5_composite_rate_hd_z + t11 * p.link_mass;
+    let link3_composite_rate_hd_z = p.link_mass * t2 + link4_composite_rate_hd_z;
+    let link2_composite_rate_hd_z = t1 * p.link_mass + link3_composite_rate_hd_z;
+    let link1_composite_rate_hd_z = t0 * p.link_mass + link2_composite_rate_hd_z;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link11_composite_momentum_f_z = link11_momentum_f_z + link12_momentum_f_z;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_composite_momentum_f_z = link11_composite_momentum_f_z
+        + link10_momentum_f_z;
+    let link9_composite_momentum_f_z = link9_momentum_f_z
+        + link10_composite_momentum_f_z;
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link8_composite_momentum_f_z = link9_composite_momentum_f_z + link8_momentum_f_z;
+    let link7_composite_momentum_f_z = link7_momentum_f_z + link8_composite_momentum_f_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_composite_momentum_f_z = link7_composite_momentum_f_z + link6_momentum_f_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_composite_momentum_f_z = link6_composite_momentum_f_z + link5_momentum_f_z;
+    let link4_composite_momentum_f_z = link4_momentum_f_z + link5_composite_momentum_f_z;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_composite_momentum_f_z = link4_composite_momentum_f_z + link3_momentum_f_z;
+    let link2_composite_momentum_f_z = link2_momentum_f_z + link3_composite_momentum_f_z;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link1_composite_momentum_f_z = link2_composite_momentum_f_z + link1_momentum_f_z;
+    let base_x_position_derivative_row_n_y = link1_composite_rate_hd_z
+        + link1_composite_momentum_f_z;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_acceleration_v_z = qdd[2] * cache.base_angle_subspace_v_z + qdd[1]
+        + base_angle_bias_v_z;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_z = base_angle_acceleration_v_z
+        + link2_subspace_rate_v_z * qd[3] + cache.link2_subspace_v_z * qdd[3];
+    let base_angle_acceleration_w_y = -qdd[2];
+    let link2_acceleration_w_y = base_angle_acceleration_w_y - qdd[3];
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link3_acceleration_v_z = qd[4] * link3_subspace_rate_v_z
+        + qdd[4] * cache.link3_subspace_v_z + link2_acceleration_v_z;
+    let link3_acceleration_w_y = link2_acceleration_w_y - qdd[4];
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z = qdd[5] * cache.link4_subspace_v_z
+        + link3_acceleration_v_z + link4_subspace_rate_v_z * qd[5];
+    let link4_acceleration_w_y = link3_acceleration_w_y - qdd[5];
+    let link5_acceleration_w_y = link4_acceleration_w_y - qdd[6];
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_acceleration_v_z = qdd[6] * cache.link5_subspace_v_z
+        + qd[6] * link5_subspace_rate_v_z + link4_acceleration_v_z;
+    let link6_acceleration_v_z = qd[7] * link6_subspace_rate_v_z + link5_acceleration_v_z
+        + cache.link6_subspace_v_z * qdd[7];
+    let link6_acceleration_w_y = link5_acceleration_w_y - qdd[7];
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * cache.link7_inertia_h_z;
+    let link7_acceleration_w_y = link6_acceleration_w_y - qdd[8];
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - cache.link7_position_z * link6_velocity_w_y;
+    let link7_acceleration_v_z = cache.link7_subspace_v_z * qdd[8]
+        + link6_acceleration_v_z + link7_subspace_rate_v_z * qd[8];
+    let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
+    let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * cache.link9_inertia_h_z;
+    let link8_acceleration_w_y = link7_acceleration_w_y - qdd[9];
+    let link9_acceleration_w_y = link8_acceleration_w_y - qdd[10];
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - cache.link9_position_z * link8_velocity_w_y;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - cache.link8_position_z * link7_velocity_w_y;
+    let link8_acceleration_v_z = link7_acceleration_v_z + link8_subspace_rate_v_z * qd[9]
+        + qdd[9] * cache.link8_subspace_v_z;
+    let link9_acceleration_v_z = qd[10] * link9_subspace_rate_v_z
+        + link8_acceleration_v_z + qdd[10] * cache.link9_subspace_v_z;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * cache.link10_position_z;
+    let link10_acceleration_v_z = cache.link10_subspace_v_z * qdd[11]
+        + link9_acceleration_v_z + link10_subspace_rate_v_z * qd[11];
+    let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
+    let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link10_acceleration_w_y = link9_acceleration_w_y - qdd[11];
+    let link11_acceleration_w_y = link10_acceleration_w_y - qdd[12];
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - cache.link12_position_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * cache.link11_position_z
+        - link10_velocity_v_x;
+    let link11_acceleration_v_z = cache.link11_subspace_v_z * qdd[12]
+        + qd[12] * link11_subspace_rate_v_z + link10_acceleration_v_z;
+    let link12_acceleration_v_z = qdd[13] * cache.link12_subspace_v_z
+        + qd[13] * link12_subspace_rate_v_z + link11_acceleration_v_z;
+    let link12_acceleration_w_y = link11_acceleration_w_y - qdd[13];
+    let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * cache.link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_articulated_bias_f_z = -(link12_velocity_w_y * link12_momentum_f_x);
+    let link12_composite_force_f_z = link12_acceleration_v_z * p.link_mass
+        + link12_articulated_bias_f_z
+        - cache.link12_inertia_h_x * link12_acceleration_w_y;
+    let link11_composite_force_f_z = link12_composite_force_f_z
+        + p.link_mass * link11_acceleration_v_z
+        - link11_momentum_f_x * link11_velocity_w_y
+        - cache.link11_inertia_h_x * link11_acceleration_w_y;
+    let link10_momentum_f_x = cache.link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_composite_force_f_z = p.link_mass * link10_acceleration_v_z
+        + link11_composite_force_f_z - link10_velocity_w_y * link10_momentum_f_x
+        - link10_acceleration_w_y * cache.link10_inertia_h_x;
+    let link9_composite_force_f_z = link10_composite_force_f_z
+        + link9_acceleration_v_z * p.link_mass - link9_velocity_w_y * link9_momentum_f_x
+        - cache.link9_inertia_h_x * link9_acceleration_w_y;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + cache.link8_inertia_h_z * link8_velocity_w_y;
+    let link8_composite_force_f_z = link9_composite_force_f_z
+        + link8_acceleration_v_z * p.link_mass - link8_momentum_f_x * link8_velocity_w_y
+        - cache.link8_inertia_h_x * link8_acceleration_w_y;
+    let link7_composite_force_f_z = link7_acceleration_v_z * p.link_mass
+        + link8_composite_force_f_z - link7_velocity_w_y * link7_momentum_f_x
+        - cache.link7_inertia_h_x * link7_acceleration_w_y;
+    let link6_composite_force_f_z = link6_acceleration_v_z * p.link_mass
+        + link7_composite_force_f_z - link6_acceleration_w_y * cache.link6_inertia_h_x
+        - link6_momentum_f_x * link6_velocity_w_y;
+    let link5_composite_force_f_z = link6_composite_force_f_z
+        + link5_acceleration_v_z * p.link_mass
+        - link5_acceleration_w_y * cache.link5_inertia_h_x
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_composite_force_f_z = p.link_mass * link4_acceleration_v_z
+        + link5_composite_force_f_z - cache.link4_inertia_h_x * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link3_composite_force_f_z = p.link_mass * link3_acceleration_v_z
+        + link4_composite_force_f_z - cache.link3_inertia_h_x * link3_acceleration_w_y
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link2_composite_force_f_z = p.link_mass * link2_acceleration_v_z
+        + link3_composite_force_f_z - link2_velocity_w_y * link2_momentum_f_x
+        - cache.link2_inertia_h_x * link2_acceleration_w_y;
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_composite_force_f_z = base_angle_acceleration_v_z * p.link_mass
+        + link2_composite_force_f_z - base_angle_velocity_w_y * link1_momentum_f_x
+        - cache.link1_inertia_h_x * base_angle_acceleration_w_y;
+    let t12 = link1_composite_force_f_z + cache.link1_composite_inertia_m * p.gravity;
+    let base_x_position_derivative_column_n_y = -t12;
+    let base_x_coriolis_row_n_y = 0.5 * base_x_position_derivative_row_n_y;
+    let t13 = -link1_composite_momentum_f_z;
+    let base_x_coriolis_column_n_y = 0.5 * (link1_composite_rate_hd_z + t13);
+    let link11_composite_momentum_f_x = link11_momentum_f_x + link12_momentum_f_x;
+    let link10_composite_momentum_f_x = link10_momentum_f_x
+        + link11_composite_momentum_f_x;
+    let link9_composite_momentum_f_x = link10_composite_momentum_f_x
+        + link9_momentum_f_x;
+    let link8_composite_momentum_f_x = link8_momentum_f_x + link9_composite_momentum_f_x;
+    let link7_composite_momentum_f_x = link8_composite_momentum_f_x + link7_momentum_f_x;
+    let link6_composite_momentum_f_x = link6_momentum_f_x + link7_composite_momentum_f_x;
+    let link5_composite_momentum_f_x = link5_momentum_f_x + link6_composite_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
+    let link3_composite_momentum_f_x = link3_momentum_f_x + link4_composite_momentum_f_x;
+    let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
+    let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
+    let t14 = -link1_composite_momentum_f_x;
+    let t15 = cache.link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
+    let t16 = link3_velocity_v_x + cache.link3_com_z * link3_velocity_w_y;
+    let t17 = link7_velocity_v_x + link7_velocity_w_y * cache.link7_com_z;
+    let t18 = link12_velocity_v_x + link12_velocity_w_y * cache.link12_com_z;
+    let link12_composite_rate_hd_x = t18 * p.link_mass;
+    let t19 = cache.link11_com_z * link11_velocity_w_y + link11_velocity_v_x;
+    let link11_composite_rate_hd_x = link12_composite_rate_hd_x + t19 * p.link_mass;
+    let t20 = link10_velocity_v_x + cache.link10_com_z * link10_velocity_w_y;
+    let link10_composite_rate_hd_x = link11_composite_rate_hd_x + p.link_mass * t20;
+    let t21 = link9_velocity_v_x + link9_velocity_w_y * cache.link9_com_z;
+    let link9_composite_rate_hd_x = link10_composite_rate_hd_x + p.link_mass * t21;
+    let t22 = cache.link8_com_z * link8_velocity_w_y + link8_velocity_v_x;
+    let link8_composite_rate_hd_x = link9_composite_rate_hd_x + t22 * p.link_mass;
+    let link7_composite_rate_hd_x = t17 * p.link_mass + link8_composite_rate_hd_x;
+    let t23 = cache.link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
+    let link6_composite_rate_hd_x = link7_composite_rate_hd_x + p.link_mass * t23;
+    let t24 = link5_velocity_v_x + link5_velocity_w_y * cache.link5_com_z;
+    let link5_composite_rate_hd_x = link6_composite_rate_hd_x + t24 * p.link_mass;
+    let t25 = link4_velocity_w_y * cache.link4_com_z + link4_velocity_v_x;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t25 * p.link_mass;
+    let link3_composite_rate_hd_x = t16 * p.link_mass + link4_composite_rate_hd_x;
+    let t26 = link2_velocity_v_x + link2_velocity_w_y * cache.link2_com_z;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + t26 * p.link_mass;
+    let link1_composite_rate_hd_x = p.link_mass * t15 + link2_composite_rate_hd_x;
+    let t27 = -link1_composite_rate_hd_x;
+    let base_z_position_derivative_row_n_y = t14 + t27;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_acceleration_v_x = link2_subspace_rate_v_x * qd[3]
+        + cache.link2_position_z * qdd[3] + base_angle_acceleration_v_x;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_acceleration_v_x = qd[4] * link3_subspace_rate_v_x + link2_acceleration_v_x
+        + qdd[4] * cache.link3_position_z;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x = link3_acceleration_v_x + cache.link4_position_z * qdd[5]
+        + qd[5] * link4_subspace_rate_v_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link5_acceleration_v_x = qd[6] * link5_subspace_rate_v_x + link4_acceleration_v_x
+        + cache.link5_position_z * qdd[6];
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x = cache.link6_position_z * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x + link5_acceleration_v_x;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link7_acceleration_v_x = cache.link7_position_z * qdd[8] + link6_acceleration_v_x
+        + link7_subspace_rate_v_x * qd[8];
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link8_acceleration_v_x = link8_subspace_rate_v_x * qd[9] + link7_acceleration_v_x
+        + cache.link8_position_z * qdd[9];
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link9_acceleration_v_x = qdd[10] * cache.link9_position_z
+        + link8_acceleration_v_x + link9_subspace_rate_v_x * qd[10];
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_acceleration_v_x = cache.link10_position_z * qdd[11]
+        + link9_acceleration_v_x + link10_subspace_rate_v_x * qd[11];
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_acceleration_v_x = link10_acceleration_v_x
+        + qdd[12] * cache.link11_position_z + link11_subspace_rate_v_x * qd[12];
+    let link12_articulated_bias_f_x = link12_velocity_w_y * link12_momentum_f_z;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link12_acceleration_v_x = qdd[13] * cache.link12_position_z
+        + qd[13] * link12_subspace_rate_v_x + link11_acceleration_v_x;
+    let link12_composite_force_f_x = link12_articulated_bias_f_x
+        + link12_acceleration_v_x * p.link_mass
+        + link12_acceleration_w_y * cache.link12_inertia_h_z;
+    let link11_composite_force_f_x = link11_acceleration_v_x * p.link_mass
+        + link12_composite_force_f_x + link11_momentum_f_z * link11_velocity_w_y
+        + cache.link11_inertia_h_z * link11_acceleration_w_y;
+    let link10_composite_force_f_x = cache.link10_inertia_h_z * link10_acceleration_w_y
+        + link11_composite_force_f_x + link10_acceleration_v_x * p.link_mass
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link9_composite_force_f_x = cache.link9_inertia_h_z * link9_acceleration_w_y
+        + p.link_mass * link9_acceleration_v_x + link9_velocity_w_y * link9_momentum_f_z
+        + link10_composite_force_f_x;
+    let link8_composite_force_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + link8_acceleration_v_x * p.link_mass + link9_composite_force_f_x
+        + cache.link8_inertia_h_z * link8_acceleration_w_y;
+    let link7_composite_force_f_x = cache.link7_inertia_h_z * link7_acceleration_w_y
+        + link7_acceleration_v_x * p.link_mass + link8_composite_force_f_x
+        + link7_velocity_w_y * link7_momentum_f_z;
+    let link6_composite_force_f_x = link7_composite_force_f_x
+        + link6_acceleration_v_x * p.link_mass + link6_momentum_f_z * link6_velocity_w_y
+        + link6_acceleration_w_y * cache.link6_inertia_h_z;
+    let link5_composite_force_f_x = link5_acceleration_v_x * p.link_mass
+        + link5_acceleration_w_y * cache.link5_inertia_h_z + link6_composite_force_f_x
+        + link5_velocity_w_y * link5_momentum_f_z;
+    let link4_composite_force_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + cache.link4_inertia_h_z * link4_acceleration_w_y
+        + p.link_mass * link4_acceleration_v_x + link5_composite_force_f_x;
+    let link3_composite_force_f_x = link3_acceleration_v_x * p.link_mass
+        + link4_composite_force_f_x + cache.link3_inertia_h_z * link3_acceleration_w_y
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link2_composite_force_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + cache.link2_inertia_h_z * link2_acceleration_w_y
+        + link2_acceleration_v_x * p.link_mass + link3_composite_force_f_x;
+    let link1_composite_force_f_x = cache.link1_inertia_h_z * base_angle_acceleration_w_y
+        + base_angle_velocity_w_y * link1_momentum_f_z + link2_composite_force_f_x
+        + base_angle_acceleration_v_x * p.link_mass;
+    let base_z_coriolis_row_n_y = 0.5 * base_z_position_derivative_row_n_y;
+    let base_z_coriolis_column_n_y = 0.5 * (t27 + link1_composite_momentum_f_x);
+    let base_angle_acceleration_shift_v_x = p.gravity + qdd[1];
+    let base_angle_acceleration_shift_v_z = -qdd[0];
+    let link11_composite_inertia_i_11 = cache.link11_inertia_i_11
+        + cache.link12_inertia_i_11;
+    let link10_composite_inertia_i_11 = link11_composite_inertia_i_11
+        + cache.link10_inertia_i_11;
+    let link9_composite_inertia_i_11 = link10_composite_inertia_i_11
+        + cache.link9_inertia_i_11;
+    let link8_composite_inertia_i_11 = link9_composite_inertia_i_11
+        + cache.link8_inertia_i_11;
+    let link7_composite_inertia_i_11 = cache.link7_inertia_i_11
+        + link8_composite_inertia_i_11;
+    let link6_composite_inertia_i_11 = link7_composite_inertia_i_11
+        + cache.link6_inertia_i_11;
+    let link5_composite_inertia_i_11 = cache.link5_inertia_i_11
+        + link6_composite_inertia_i_11;
+    let link4_composite_inertia_i_11 = cache.link4_inertia_i_11
+        + link5_composite_inertia_i_11;
+    let link3_composite_inertia_i_11 = cache.link3_inertia_i_11
+        + link4_composite_inertia_i_11;
+    let link2_composite_inertia_i_11 = cache.link2_inertia_i_11
+        + link3_composite_inertia_i_11;
+    let link1_composite_inertia_i_11 = link2_composite_inertia_i_11
+        + cache.link1_inertia_i_11;
+    let base_angle_projected_inertia_n_y = q[1] * cache.link1_composite_inertia_h_z
+        - cache.base_angle_subspace_v_z * cache.link1_composite_inertia_h_x
+        - link1_composite_inertia_i_11;
+    let t28 = -(q[1] * link1_composite_momentum_f_z);
+    let t29 = cache.base_angle_subspace_v_z * link1_composite_momentum_f_x;
+    let t30 = q[1] * link1_composite_rate_hd_z;
+    let link12_composite_rate_id_11 = 2.0
+        * (t6 * cache.link12_com_z + t18 * cache.link12_com_x) * p.link_mass;
+    let link11_composite_rate_id_11 = 2.0
+        * (t19 * cache.link11_com_x + cache.link11_com_z * t7) * p.link_mass
+        + link12_composite_rate_id_11;
+    let link10_composite_rate_id_11 = 2.0 * p.link_mass
+        * (cache.link10_com_x * t20 + cache.link10_com_z * t5)
+        + link11_composite_rate_id_11;
+    let link9_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t4 * cache.link9_com_z + cache.link9_com_x * t21)
+        + link10_composite_rate_id_11;
+    let link8_composite_rate_id_11 = 2.0
+        * (t3 * cache.link8_com_z + t22 * cache.link8_com_x) * p.link_mass
+        + link9_composite_rate_id_11;
+    let link7_composite_rate_id_11 = 2.0
+        * (t8 * cache.link7_com_z + t17 * cache.link7_com_x) * p.link_mass
+        + link8_composite_rate_id_11;
+    let link6_composite_rate_id_11 = link7_composite_rate_id_11
+        + 2.0 * p.link_mass * (t9 * cache.link6_com_z + t23 * cache.link6_com_x);
+    let link5_composite_rate_id_11 = 2.0
+        * (cache.link5_com_x * t24 + t10 * cache.link5_com_z) * p.link_mass
+        + link6_composite_rate_id_11;
+    let link4_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t11 * cache.link4_com_z + t25 * cache.link4_com_x)
+        + link5_composite_rate_id_11;
+    let link3_composite_rate_id_11 = link4_composite_rate_id_11
+        + 2.0 * (cache.link3_com_x * t16 + cache.link3_com_z * t2) * p.link_mass;
+    let link2_composite_rate_id_11 = 2.0
+        * (t26 * cache.link2_com_x + t1 * cache.link2_com_z) * p.link_mass
+        + link3_composite_rate_id_11;
+    let link1_composite_rate_id_11 = 2.0 * p.link_mass
+        * (cache.link1_com_x * t15 + cache.link1_com_z * t0)
+        + link2_composite_rate_id_11;
+    let t31 = -link1_composite_rate_id_11;
+    let t32 = -(link1_composite_rate_hd_x * cache.base_angle_subspace_v_z);
+    let base_angle_position_derivative_row_n_y = t30 + t31 + t32 - (t28 + t29);
+    let t33 = -link1_composite_rate_hd_z;
+    let base_angle_position_derivative_row_f_x = t33 + link1_composite_momentum_f_z;
+    let base_angle_position_derivative_row_f_z = link1_composite_rate_hd_x + t14;
+    let base_angle_position_derivative_column_n_y = base_angle_subspace_rate_v_z
+        * link1_composite_momentum_f_x
+        + base_angle_acceleration_shift_v_x * cache.link1_composite_inertia_h_z
+        + cache.base_angle_subspace_v_z * link1_composite_force_f_x
+        + link1_composite_rate_hd_z * qd[1]
+        - link1_composite_rate_hd_x * base_angle_subspace_rate_v_z - q[1] * t12
+        - base_angle_acceleration_shift_v_z * cache.link1_composite_inertia_h_x
+        - link1_composite_momentum_f_z * qd[1];
+    let base_angle_position_derivative_column_f_x = base_x_position_derivative_column_n_y
+        + cache.link1_composite_inertia_m * base_angle_acceleration_shift_v_x;
+    let base_angle_position_derivative_column_f_z = cache.link1_composite_inertia_m
+        * base_angle_acceleration_shift_v_z + link1_composite_force_f_x;
+    let base_angle_coriolis_row_n_y = 0.5 * base_angle_position_derivative_row_n_y;
+    let base_angle_coriolis_row_f_x = 0.5 * base_angle_position_derivative_row_f_x;
+    let base_angle_coriolis_row_f_z = 0.5 * base_angle_position_derivative_row_f_z;
+    let base_angle_coriolis_column_n_y = 0.5 * (t28 + t29 + t30 + t31 + t32)
+        + cache.link1_composite_inertia_h_z * qd[1]
+        - base_angle_subspace_rate_v_z * cache.link1_composite_inertia_h_x;
+    let base_angle_coriolis_column_f_x = 0.5 * (t33 + t13)
+        + cache.link1_composite_inertia_m * qd[1];
+    let base_angle_coriolis_column_f_z = cache.link1_composite_inertia_m
+        * base_angle_subspace_rate_v_z
+        + 0.5 * (link1_composite_rate_hd_x + link1_composite_momentum_f_x);
+    let link2_acceleration_shift_v_x = -(-(base_angle_acceleration_v_z + p.gravity)
+        - cache.link2_subspace_v_z * base_angle_acceleration_w_y
+        - link2_subspace_rate_v_z * base_angle_velocity_w_y);
+    let link2_acceleration_shift_v_z = -(base_angle_acceleration_v_x
+        + cache.link2_position_z * base_angle_acceleration_w_y
+        + link2_subspace_rate_v_x * base_angle_velocity_w_y);
+    let link2_projected_inertia_n_y = cache.link2_position_z
+        * cache.link2_composite_inertia_h_z - link2_composite_inertia_i_11
+        - cache.link2_subspace_v_z * cache.link2_composite_inertia_h_x;
+    let t34 = -link2_composite_rate_id_11;
+    let t35 = -(cache.link2_subspace_v_z * link2_composite_rate_hd_x);
+    let t36 = cache.link2_position_z * link2_composite_rate_hd_z;
+    let t37 = -(cache.link2_position_z * link2_composite_momentum_f_z);
+    let t38 = cache.link2_subspace_v_z * link2_composite_momentum_f_x;
+    let link2_position_derivative_row_n_y = t34 + t35 + t36 - (t37 + t38);
+    let t39 = -link2_composite_rate_hd_z;
+    let link2_position_derivative_row_f_x = t39 + link2_composite_momentum_f_z;
+    let link2_position_derivative_row_f_z = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let t40 = link2_composite_force_f_z + cache.link2_composite_inertia_m * p.gravity;
+    let link2_position_derivative_column_n_y = cache.link2_composite_inertia_h_z
+        * link2_acceleration_shift_v_x
+        + cache.link2_subspace_v_z * link2_composite_force_f_x
+        + link2_subspace_rate_v_z * link2_composite_momentum_f_x
+        + link2_subspace_rate_v_x * link2_composite_rate_hd_z
+        - link2_subspace_rate_v_x * link2_composite_momentum_f_z
+        - link2_acceleration_shift_v_z * cache.link2_composite_inertia_h_x
+        - cache.link2_position_z * t40
+        - link2_subspace_rate_v_z * link2_composite_rate_hd_x;
+    let link2_position_derivative_column_f_x = cache.link2_composite_inertia_m
+        * link2_acceleration_shift_v_x - t40;
+    let link2_position_derivative_column_f_z = link2_acceleration_shift_v_z
+        * cache.link2_composite_inertia_m + link2_composite_force_f_x;
+    let link2_coriolis_row_n_y = 0.5 * link2_position_derivative_row_n_y;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_coriolis_row_f_z = 0.5 * link2_position_derivative_row_f_z;
+    let link2_coriolis_column_n_y = 0.5 * (t34 + t37 + t35 + t38 + t36)
+        + link2_subspace_rate_v_x * cache.link2_composite_inertia_h_z
+        - link2_subspace_rate_v_z * cache.link2_composite_inertia_h_x;
+    let link2_coriolis_column_f_x = link2_subspace_rate_v_x
+        * cache.link2_composite_inertia_m + 0.5 * (t39 - link2_composite_momentum_f_z);
+    let link2_coriolis_column_f_z = link2_subspace_rate_v_z
+        * cache.link2_composite_inertia_m
+        + 0.5 * (link2_composite_momentum_f_x + link2_composite_rate_hd_x);
+    let link3_acceleration_shift_v_x = -(-link2_acceleration_w_y
+        * cache.link3_subspace_v_z - link2_velocity_w_y * link3_subspace_rate_v_z
+        - (p.gravity + link2_acceleration_v_z));
+    let link3_acceleration_shift_v_z = -(cache.link3_position_z * link2_acceleration_w_y
+        + link2_acceleration_v_x + link2_velocity_w_y * link3_subspace_rate_v_x);
+    let link3_projected_inertia_n_y = cache.link3_composite_inertia_h_z
+        * cache.link3_position_z
+        - cache.link3_composite_inertia_h_x * cache.link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let t41 = -link3_composite_rate_id_11;
+    let t42 = -(cache.link3_position_z * link3_composite_momentum_f_z);
+    let t43 = link3_composite_momentum_f_x * cache.link3_subspace_v_z;
+    let t44 = -(link3_composite_rate_hd_x * cache.link3_subspace_v_z);
+    let t45 = cache.link3_position_z * link3_composite_rate_hd_z;
+    let link3_position_derivative_row_n_y = t41 + t44 + t45 - (t42 + t43);
+    let t46 = -link3_composite_rate_hd_z;
+    let link3_position_derivative_row_f_x = t46 + link3_composite_momentum_f_z;
+    let link3_position_derivative_row_f_z = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let t47 = link3_composite_force_f_z + p.gravity * cache.link3_composite_inertia_m;
+    let link3_position_derivative_column_n_y = link3_composite_rate_hd_z
+        * link3_subspace_rate_v_x
+        + cache.link3_composite_inertia_h_z * link3_acceleration_shift_v_x
+        + link3_composite_momentum_f_x * link3_subspace_rate_v_z
+        + link3_composite_force_f_x * cache.link3_subspace_v_z
+        - link3_acceleration_shift_v_z * cache.link3_composite_inertia_h_x
+        - link3_composite_momentum_f_z * link3_subspace_rate_v_x
+        - link3_composite_rate_hd_x * link3_subspace_rate_v_z
+        - t47 * cache.link3_position_z;
+    let link3_position_derivative_column_f_x = link3_acceleration_shift_v_x
+        * cache.link3_composite_inertia_m - t47;
+    let link3_position_derivative_column_f_z = link3_composite_force_f_x
+        + link3_acceleration_shift_v_z * cache.link3_composite_inertia_m;
+    let link3_coriolis_row_n_y = 0.5 * link3_position_derivative_row_n_y;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_coriolis_row_f_z = 0.5 * link3_position_derivative_row_f_z;
+    let link3_coriolis_column_n_y = 0.5 * (t41 + t42 + t44 + t43 + t45)
+        + cache.link3_composite_inertia_h_z * link3_subspace_rate_v_x
+        - cache.link3_composite_inertia_h_x * link3_subspace_rate_v_z;
+    let link3_coriolis_column_f_x = 0.5 * (t46 - link3_composite_momentum_f_z)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_x;
+    let link3_coriolis_column_f_z = cache.link3_composite_inertia_m
+        * link3_subspace_rate_v_z
+        + 0.5 * (link3_composite_rate_hd_x + link3_composite_momentum_f_x);
+    let link4_acceleration_shift_v_x = -(-cache.link4_subspace_v_z
+        * link3_acceleration_w_y - (p.gravity + link3_acceleration_v_z)
+        - link4_subspace_rate_v_z * link3_velocity_w_y);
+    let link4_acceleration_shift_v_z = -(link3_acceleration_v_x
+        + link4_subspace_rate_v_x * link3_velocity_w_y
+        + cache.link4_position_z * link3_acceleration_w_y);
+    let link4_projected_inertia_n_y = cache.link4_position_z
+        * cache.link4_composite_inertia_h_z
+        - cache.link4_composite_inertia_h_x * cache.link4_subspace_v_z
+        - link4_composite_inertia_i_11;
+    let t48 = -link4_composite_rate_id_11;
+    let t49 = -(link4_composite_rate_hd_x * cache.link4_subspace_v_z);
+    let t50 = cache.link4_subspace_v_z * link4_composite_momentum_f_x;
+    let t51 = -(link4_composite_momentum_f_z * cache.link4_position_z);
+    let t52 = cache.link4_position_z * link4_composite_rate_hd_z;
+    let link4_position_derivative_row_n_y = t48 + t49 + t52 - (t50 + t51);
+    let t53 = -link4_composite_rate_hd_z;
+    let link4_position_derivative_row_f_x = link4_composite_momentum_f_z + t53;
+    let link4_position_derivative_row_f_z = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let t54 = p.gravity * cache.link4_composite_inertia_m + link4_composite_force_f_z;
+    let link4_position_derivative_column_n_y = link4_acceleration_shift_v_x
+        * cache.link4_composite_inertia_h_z
+        + link4_composite_force_f_x * cache.link4_subspace_v_z
+        + link4_composite_rate_hd_z * link4_subspace_rate_v_x
+        + link4_subspace_rate_v_z * link4_composite_momentum_f_x
+        - link4_acceleration_shift_v_z * cache.link4_composite_inertia_h_x
+        - link4_composite_momentum_f_z * link4_subspace_rate_v_x
+        - link4_subspace_rate_v_z * link4_composite_rate_hd_x
+        - cache.link4_position_z * t54;
+    let link4_position_derivative_column_f_x = link4_acceleration_shift_v_x
+        * cache.link4_composite_inertia_m - t54;
+    let link4_position_derivative_column_f_z = link4_composite_force_f_x
+        + link4_acceleration_shift_v_z * cache.link4_composite_inertia_m;
+    let link4_coriolis_row_n_y = 0.5 * link4_position_derivative_row_n_y;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_coriolis_row_f_z = 0.5 * link4_position_derivative_row_f_z;
+    let link4_coriolis_column_n_y = 0.5 * (t48 + t49 + t50 + t52 + t51)
+        + link4_subspace_rate_v_x * cache.link4_composite_inertia_h_z
+        - link4_subspace_rate_v_z * cache.link4_composite_inertia_h_x;
+    let link4_coriolis_column_f_x = link4_subspace_rate_v_x
+        * cache.link4_composite_inertia_m + 0.5 * (t53 - link4_composite_momentum_f_z);
+    let link4_coriolis_column_f_z = 0.5
+        * (link4_composite_rate_hd_x + link4_composite_momentum_f_x)
+        + link4_subspace_rate_v_z * cache.link4_composite_inertia_m;
+    let link5_acceleration_shift_v_x = -(-cache.link5_subspace_v_z
+        * link4_acceleration_w_y - (p.gravity + link4_acceleration_v_z)
+        - link4_velocity_w_y * link5_subspace_rate_v_z);
+    let link5_acceleration_shift_v_z = -(link4_acceleration_v_x
+        + cache.link5_position_z * link4_acceleration_w_y
+        + link4_velocity_w_y * link5_subspace_rate_v_x);
+    let link5_projected_inertia_n_y = cache.link5_composite_inertia_h_z
+        * cache.link5_position_z - link5_composite_inertia_i_11
+        - cache.link5_composite_inertia_h_x * cache.link5_subspace_v_z;
+    let t55 = link5_composite_rate_hd_z * cache.link5_position_z;
+    let t56 = -(cache.link5_subspace_v_z * link5_composite_rate_hd_x);
+    let t57 = -(cache.link5_position_z * link5_composite_momentum_f_z);
+    let t58 = cache.link5_subspace_v_z * link5_composite_momentum_f_x;
+    let t59 = -link5_composite_rate_id_11;
+    let link5_position_derivative_row_n_y = t55 + t56 + t59 - (t57 + t58);
+    let t60 = -link5_composite_rate_hd_z;
+    let link5_position_derivative_row_f_x = t60 + link5_composite_momentum_f_z;
+    let link5_position_derivative_row_f_z = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let t61 = link5_composite_force_f_z + cache.link5_composite_inertia_m * p.gravity;
+    let link5_position_derivative_column_n_y = cache.link5_subspace_v_z
+        * link5_composite_force_f_x + link5_composite_rate_hd_z * link5_subspace_rate_v_x
+        + link5_subspace_rate_v_z * link5_composite_momentum_f_x
+        + cache.link5_composite_inertia_h_z * link5_acceleration_shift_v_x
+        - t61 * cache.link5_position_z
+        - link5_acceleration_shift_v_z * cache.link5_composite_inertia_h_x
+        - link5_composite_rate_hd_x * link5_subspace_rate_v_z
+        - link5_subspace_rate_v_x * link5_composite_momentum_f_z;
+    let link5_position_derivative_column_f_x = cache.link5_composite_inertia_m
+        * link5_acceleration_shift_v_x - t61;
+    let link5_position_derivative_column_f_z = link5_acceleration_shift_v_z
+        * cache.link5_composite_inertia_m + link5_composite_force_f_x;
+    let link5_coriolis_row_n_y = 0.5 * link5_position_derivative_row_n_y;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_coriolis_row_f_z = 0.5 * link5_position_derivative_row_f_z;
+    let link5_coriolis_column_n_y = 0.5 * (t57 + t58 + t55 + t56 + t59)
+        + cache.link5_composite_inertia_h_z * link5_subspace_rate_v_x
+        - cache.link5_composite_inertia_h_x * link5_subspace_rate_v_z;
+    let link5_coriolis_column_f_x = 0.5 * (t60 - link5_composite_momentum_f_z)
+        + cache.link5_composite_inertia_m * link5_subspace_rate_v_x;
+    let link5_coriolis_column_f_z = cache.link5_composite_inertia_m
+        * link5_subspace_rate_v_z
+        + 0.5 * (link5_composite_rate_hd_x + link5_composite_momentum_f_x);
+    let link6_acceleration_shift_v_x = -(-link5_velocity_w_y * link6_subspace_rate_v_z
+        - link5_acceleration_w_y * cache.link6_subspace_v_z
+        - (link5_acceleration_v_z + p.gravity));
+    let link6_acceleration_shift_v_z = -(link5_velocity_w_y * link6_subspace_rate_v_x
+        + link5_acceleration_v_x + link5_acceleration_w_y * cache.link6_position_z);
+    let link6_projected_inertia_n_y = cache.link6_position_z
+        * cache.link6_composite_inertia_h_z
+        - cache.link6_subspace_v_z * cache.link6_composite_inertia_h_x
+        - link6_composite_inertia_i_11;
+    let t62 = -link6_composite_rate_id_11;
+    let t63 = -(cache.link6_position_z * link6_composite_momentum_f_z);
+    let t64 = cache.link6_subspace_v_z * link6_composite_momentum_f_x;
+    let t65 = -(link6_composite_rate_hd_x * cache.link6_subspace_v_z);
+    let t66 = cache.link6_position_z * link6_composite_rate_hd_z;
+    let link6_position_derivative_row_n_y = t62 + t65 + t66 - (t63 + t64);
+    let t67 = -link6_composite_rate_hd_z;
+    let link6_position_derivative_row_f_x = link6_composite_momentum_f_z + t67;
+    let link6_position_derivative_row_f_z = link6_composite_rate_hd_x
+        - link6_composite_momentum_f_x;
+    let t68 = p.gravity * cache.link6_composite_inertia_m + link6_composite_force_f_z;
+    let link6_position_derivative_column_n_y = link6_composite_rate_hd_z
+        * link6_subspace_rate_v_x
+        + link6_acceleration_shift_v_x * cache.link6_composite_inertia_h_z
+        + cache.link6_subspace_v_z * link6_composite_force_f_x
+        + link6_subspace_rate_v_z * link6_composite_momentum_f_x
+        - cache.link6_position_z * t68
+        - link6_composite_momentum_f_z * link6_subspace_rate_v_x
+        - cache.link6_composite_inertia_h_x * link6_acceleration_shift_v_z
+        - link6_composite_rate_hd_x * link6_subspace_rate_v_z;
+    let link6_position_derivative_column_f_x = link6_acceleration_shift_v_x
+        * cache.link6_composite_inertia_m - t68;
+    let link6_position_derivative_column_f_z = cache.link6_composite_inertia_m
+        * link6_acceleration_shift_v_z + link6_composite_force_f_x;
+    let link6_coriolis_row_n_y = 0.5 * link6_position_derivative_row_n_y;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_coriolis_row_f_z = 0.5 * link6_position_derivative_row_f_z;
+    let link6_coriolis_column_n_y = link6_subspace_rate_v_x
+        * cache.link6_composite_inertia_h_z + 0.5 * (t62 + t65 + t63 + t64 + t66)
+        - link6_subspace_rate_v_z * cache.link6_composite_inertia_h_x;
+    let link6_coriolis_column_f_x = 0.5 * (t67 - link6_composite_momentum_f_z)
+        + cache.link6_composite_inertia_m * link6_subspace_rate_v_x;
+    let link6_coriolis_column_f_z = 0.5
+        * (link6_composite_rate_hd_x + link6_composite_momentum_f_x)
+        + link6_subspace_rate_v_z * cache.link6_composite_inertia_m;
+    let link7_acceleration_shift_v_x = -(-link6_acceleration_w_y
+        * cache.link7_subspace_v_z - link7_subspace_rate_v_z * link6_velocity_w_y
+        - (link6_acceleration_v_z + p.gravity));
+    let link7_acceleration_shift_v_z = -(cache.link7_position_z * link6_acceleration_w_y
+        + link7_subspace_rate_v_x * link6_velocity_w_y + link6_acceleration_v_x);
+    let link7_projected_inertia_n_y = cache.link7_position_z
+        * cache.link7_composite_inertia_h_z
+        - cache.link7_subspace_v_z * cache.link7_composite_inertia_h_x
+        - link7_composite_inertia_i_11;
+    let t69 = cache.link7_position_z * link7_composite_rate_hd_z;
+    let t70 = -(link7_composite_rate_hd_x * cache.link7_subspace_v_z);
+    let t71 = cache.link7_subspace_v_z * link7_composite_momentum_f_x;
+    let t72 = -(cache.link7_position_z * link7_composite_momentum_f_z);
+    let t73 = -link7_composite_rate_id_11;
+    let link7_position_derivative_row_n_y = t69 + t70 + t73 - (t71 + t72);
+    let t74 = -link7_composite_rate_hd_z;
+    let link7_position_derivative_row_f_x = t74 + link7_composite_momentum_f_z;
+    let link7_position_derivative_row_f_z = link7_composite_rate_hd_x
+        - link7_composite_momentum_f_x;
+    let t75 = p.gravity * cache.link7_composite_inertia_m + link7_composite_force_f_z;
+    let link7_position_derivative_column_n_y = link7_acceleration_shift_v_x
+        * cache.link7_composite_inertia_h_z
+        + link7_subspace_rate_v_z * link7_composite_momentum_f_x
+        + link7_composite_force_f_x * cache.link7_subspace_v_z
+        + link7_composite_rate_hd_z * link7_subspace_rate_v_x
+        - link7_subspace_rate_v_z * link7_composite_rate_hd_x
+        - link7_acceleration_shift_v_z * cache.link7_composite_inertia_h_x
+        - cache.link7_position_z * t75
+        - link7_composite_momentum_f_z * link7_subspace_rate_v_x;
+    let link7_position_derivative_column_f_x = link7_acceleration_shift_v_x
+        * cache.link7_composite_inertia_m - t75;
+    let link7_position_derivative_column_f_z = link7_composite_force_f_x
+        + link7_acceleration_shift_v_z * cache.link7_composite_inertia_m;
+    let link7_coriolis_row_n_y = 0.5 * link7_position_derivative_row_n_y;
+    let link7_coriolis_row_f_x = 0.5 * link7_position_derivative_row_f_x;
+    let link7_coriolis_row_f_z = 0.5 * link7_position_derivative_row_f_z;
+    let link7_coriolis_column_n_y = link7_subspace_rate_v_x
+        * cache.link7_composite_inertia_h_z + 0.5 * (t71 + t72 + t69 + t70 + t73)
+        - link7_subspace_rate_v_z * cache.link7_composite_inertia_h_x;
+    let link7_coriolis_column_f_x = link7_subspace_rate_v_x
+        * cache.link7_composite_inertia_m + 0.5 * (t74 - link7_composite_momentum_f_z);
+    let link7_coriolis_column_f_z = 0.5
+        * (link7_composite_rate_hd_x + link7_composite_momentum_f_x)
+        + link7_subspace_rate_v_z * cache.link7_composite_inertia_m;
+    let link8_acceleration_shift_v_x = -(-(link7_acceleration_v_z + p.gravity)
+        - cache.link8_subspace_v_z * link7_acceleration_w_y
+        - link8_subspace_rate_v_z * link7_velocity_w_y);
+    let link8_acceleration_shift_v_z = -(link7_acceleration_v_x
+        + cache.link8_position_z * link7_acceleration_w_y
+        + link7_velocity_w_y * link8_subspace_rate_v_x);
+    let link8_projected_inertia_n_y = cache.link8_position_z
+        * cache.link8_composite_inertia_h_z - link8_composite_inertia_i_11
+        - cache.link8_composite_inertia_h_x * cache.link8_subspace_v_z;
+    let t76 = link8_composite_rate_hd_z * cache.link8_position_z;
+    let t77 = -link8_composite_rate_id_11;
+    let t78 = -(cache.link8_position_z * link8_composite_momentum_f_z);
+    let t79 = link8_composite_momentum_f_x * cache.link8_subspace_v_z;
+    let t80 = -(link8_composite_rate_hd_x * cache.link8_subspace_v_z);
+    let link8_position_derivative_row_n_y = t76 + t77 + t80 - (t78 + t79);
+    let t81 = -link8_composite_rate_hd_z;
+    let link8_position_derivative_row_f_x = link8_composite_momentum_f_z + t81;
+    let link8_position_derivative_row_f_z = link8_composite_rate_hd_x
+        - link8_composite_momentum_f_x;
+    let t82 = cache.link8_composite_inertia_m * p.gravity + link8_composite_force_f_z;
+    let link8_position_derivative_column_n_y = link8_subspace_rate_v_z
+        * link8_composite_momentum_f_x
+        + link8_composite_rate_hd_z * link8_subspace_rate_v_x
+        + cache.link8_subspace_v_z * link8_composite_force_f_x
+        + link8_acceleration_shift_v_x * cache.link8_composite_inertia_h_z
+        - link8_subspace_rate_v_z * link8_composite_rate_hd_x
+        - link8_acceleration_shift_v_z * cache.link8_composite_inertia_h_x
+        - link8_subspace_rate_v_x * link8_composite_momentum_f_z
+        - cache.link8_position_z * t82;
+    let link8_position_derivative_column_f_x = cache.link8_composite_inertia_m
+        * link8_acceleration_shift_v_x - t82;
+    let link8_position_derivative_column_f_z = link8_acceleration_shift_v_z
+        * cache.link8_composite_inertia_m + link8_composite_force_f_x;
+    let link8_coriolis_row_n_y = 0.5 * link8_position_derivative_row_n_y;
+    let link8_coriolis_row_f_x = 0.5 * link8_position_derivative_row_f_x;
+    let link8_coriolis_row_f_z = 0.5 * link8_position_derivative_row_f_z;
+    let link8_coriolis_column_n_y = cache.link8_composite_inertia_h_z
+        * link8_subspace_rate_v_x + 0.5 * (t78 + t76 + t79 + t77 + t80)
+        - link8_subspace_rate_v_z * cache.link8_composite_inertia_h_x;
+    let link8_coriolis_column_f_x = 0.5 * (t81 - link8_composite_momentum_f_z)
+        + cache.link8_composite_inertia_m * link8_subspace_rate_v_x;
+    let link8_coriolis_column_f_z = 0.5
+        * (link8_composite_momentum_f_x + link8_composite_rate_hd_x)
+        + link8_subspace_rate_v_z * cache.link8_composite_inertia_m;
+    let link9_acceleration_shift_v_x = -(-(p.gravity + link8_acceleration_v_z)
+        - cache.link9_subspace_v_z * link8_acceleration_w_y
+        - link9_subspace_rate_v_z * link8_velocity_w_y);
+    let link9_acceleration_shift_v_z = -(cache.link9_position_z * link8_acceleration_w_y
+        + link8_acceleration_v_x + link9_subspace_rate_v_x * link8_velocity_w_y);
+    let link9_projected_inertia_n_y = cache.link9_composite_inertia_h_z
+        * cache.link9_position_z
+        - cache.link9_subspace_v_z * cache.link9_composite_inertia_h_x
+        - link9_composite_inertia_i_11;
+    let t83 = -link9_composite_rate_id_11;
+    let t84 = cache.link9_position_z * link9_composite_rate_hd_z;
+    let t85 = cache.link9_subspace_v_z * link9_composite_momentum_f_x;
+    let t86 = -(cache.link9_position_z * link9_composite_momentum_f_z);
+    let t87 = -(cache.link9_subspace_v_z * link9_composite_rate_hd_x);
+    let link9_position_derivative_row_n_y = t83 + t84 + t87 - (t85 + t86);
+    let t88 = -link9_composite_rate_hd_z;
+    let link9_position_derivative_row_f_x = link9_composite_momentum_f_z + t88;
+    let link9_position_derivative_row_f_z = link9_composite_rate_hd_x
+        - link9_composite_momentum_f_x;
+    let t89 = link9_composite_force_f_z + p.gravity * cache.link9_composite_inertia_m;
+    let link9_position_derivative_column_n_y = link9_composite_momentum_f_x
+        * link9_subspace_rate_v_z + link9_subspace_rate_v_x * link9_composite_rate_hd_z
+        + cache.link9_subspace_v_z * link9_composite_force_f_x
+        + cache.link9_composite_inertia_h_z * link9_acceleration_shift_v_x
+        - link9_acceleration_shift_v_z * cache.link9_composite_inertia_h_x
+        - link9_subspace_rate_v_x * link9_composite_momentum_f_z
+        - cache.link9_position_z * t89
+        - link9_subspace_rate_v_z * link9_composite_rate_hd_x;
+    let link9_position_derivative_column_f_x = cache.link9_composite_inertia_m
+        * link9_acceleration_shift_v_x - t89;
+    let link9_position_derivative_column_f_z = link9_composite_force_f_x
+        + link9_acceleration_shift_v_z * cache.link9_composite_inertia_m;
+    let link9_coriolis_row_n_y = 0.5 * link9_position_derivative_row_n_y;
+    let link9_coriolis_row_f_x = 0.5 * link9_position_derivative_row_f_x;
+    let link9_coriolis_row_f_z = 0.5 * link9_position_derivative_row_f_z;
+    let link9_coriolis_column_n_y = 0.5 * (t85 + t83 + t86 + t84 + t87)
+        + link9_subspace_rate_v_x * cache.link9_composite_inertia_h_z
+        - link9_subspace_rate_v_z * cache.link9_composite_inertia_h_x;
+    let link9_coriolis_column_f_x = link9_subspace_rate_v_x
+        * cache.link9_composite_inertia_m + 0.5 * (t88 - link9_composite_momentum_f_z);
+    let link9_coriolis_column_f_z = 0.5
+        * (link9_composite_momentum_f_x + link9_composite_rate_hd_x)
+        + cache.link9_composite_inertia_m * link9_subspace_rate_v_z;
+    let link10_acceleration_shift_v_x = -(-link9_velocity_w_y * link10_subspace_rate_v_z
+        - cache.link10_subspace_v_z * link9_acceleration_w_y
+        - (p.gravity + link9_acceleration_v_z));
+    let link10_acceleration_shift_v_z = -(link9_acceleration_w_y
+        * cache.link10_position_z + link10_subspace_rate_v_x * link9_velocity_w_y
+        + link9_acceleration_v_x);
+    let link10_projected_inertia_n_y = cache.link10_composite_inertia_h_z
+        * cache.link10_position_z - link10_composite_inertia_i_11
+        - cache.link10_subspace_v_z * cache.link10_composite_inertia_h_x;
+    let t90 = -link10_composite_rate_id_11;
+    let t91 = cache.link10_position_z * link10_composite_rate_hd_z;
+    let t92 = -(link10_composite_momentum_f_z * cache.link10_position_z);
+    let t93 = link10_composite_momentum_f_x * cache.link10_subspace_v_z;
+    let t94 = -(cache.link10_subspace_v_z * link10_composite_rate_hd_x);
+    let link10_position_derivative_row_n_y = t90 + t91 + t94 - (t92 + t93);
+    let t95 = -link10_composite_rate_hd_z;
+    let link10_position_derivative_row_f_x = t95 + link10_composite_momentum_f_z;
+    let link10_position_derivative_row_f_z = link10_composite_rate_hd_x
+        - link10_composite_momentum_f_x;
+    let t96 = p.gravity * cache.link10_composite_inertia_m + link10_composite_force_f_z;
+    let link10_position_derivative_column_n_y = link10_subspace_rate_v_x
+        * link10_composite_rate_hd_z
+        + link10_composite_momentum_f_x * link10_subspace_rate_v_z
+        + cache.link10_composite_inertia_h_z * link10_acceleration_shift_v_x
+        + cache.link10_subspace_v_z * link10_composite_force_f_x
+        - link10_acceleration_shift_v_z * cache.link10_composite_inertia_h_x
+        - link10_subspace_rate_v_z * link10_composite_rate_hd_x
+        - cache.link10_position_z * t96
+        - link10_subspace_rate_v_x * link10_composite_momentum_f_z;
+    let link10_position_derivative_column_f_x = link10_acceleration_shift_v_x
+        * cache.link10_composite_inertia_m - t96;
+    let link10_position_derivative_column_f_z = link10_composite_force_f_x
+        + link10_acceleration_shift_v_z * cache.link10_composite_inertia_m;
+    let link10_coriolis_row_n_y = 0.5 * link10_position_derivative_row_n_y;
+    let link10_coriolis_row_f_x = 0.5 * link10_position_derivative_row_f_x;
+    let link10_coriolis_row_f_z = 0.5 * link10_position_derivative_row_f_z;
+    let link10_coriolis_column_n_y = 0.5 * (t92 + t90 + t91 + t94 + t93)
+        + cache.link10_composite_inertia_h_z * link10_subspace_rate_v_x
+        - link10_subspace_rate_v_z * cache.link10_composite_inertia_h_x;
+    let link10_coriolis_column_f_x = link10_subspace_rate_v_x
+        * cache.link10_composite_inertia_m + 0.5 * (t95 - link10_composite_momentum_f_z);
+    let link10_coriolis_column_f_z = 0.5
+        * (link10_composite_momentum_f_x + link10_composite_rate_hd_x)
+        + link10_subspace_rate_v_z * cache.link10_composite_inertia_m;
+    let link11_acceleration_shift_v_x = -(-(p.gravity + link10_acceleration_v_z)
+        - link10_velocity_w_y * link11_subspace_rate_v_z
+        - cache.link11_subspace_v_z * link10_acceleration_w_y);
+    let link11_acceleration_shift_v_z = -(link10_acceleration_w_y
+        * cache.link11_position_z + link10_acceleration_v_x
+        + link11_subspace_rate_v_x * link10_velocity_w_y);
+    let link11_projected_inertia_n_y = cache.link11_position_z
+        * cache.link11_composite_inertia_h_z
+        - cache.link11_subspace_v_z * cache.link11_composite_inertia_h_x
+        - link11_composite_inertia_i_11;
+    let t97 = -link11_composite_rate_id_11;
+    let t98 = cache.link11_subspace_v_z * link11_composite_momentum_f_x;
+    let t99 = -(link11_composite_momentum_f_z * cache.link11_position_z);
+    let t100 = -(cache.link11_subspace_v_z * link11_composite_rate_hd_x);
+    let t101 = link11_composite_rate_hd_z * cache.link11_position_z;
+    let link11_position_derivative_row_n_y = t97 + t100 + t101 - (t98 + t99);
+    let t102 = -link11_composite_rate_hd_z;
+    let link11_position_derivative_row_f_x = t102 + link11_composite_momentum_f_z;
+    let link11_position_derivative_row_f_z = link11_composite_rate_hd_x
+        - link11_composite_momentum_f_x;
+    let t103 = cache.link11_composite_inertia_m * p.gravity + link11_composite_force_f_z;
+    let link11_position_derivative_column_n_y = cache.link11_subspace_v_z
+        * link11_composite_force_f_x
+        + link11_subspace_rate_v_x * link11_composite_rate_hd_z
+        + link11_acceleration_shift_v_x * cache.link11_composite_inertia_h_z
+        + link11_composite_momentum_f_x * link11_subspace_rate_v_z
+        - link11_subspace_rate_v_x * link11_composite_momentum_f_z
+        - link11_acceleration_shift_v_z * cache.link11_composite_inertia_h_x
+        - link11_composite_rate_hd_x * link11_subspace_rate_v_z
+        - t103 * cache.link11_position_z;
+    let link11_position_derivative_column_f_x = cache.link11_composite_inertia_m
+        * link11_acceleration_shift_v_x - t103;
+    let link11_position_derivative_column_f_z = link11_composite_force_f_x
+        + link11_acceleration_shift_v_z * cache.link11_composite_inertia_m;
+    let link11_coriolis_row_n_y = 0.5 * link11_position_derivative_row_n_y;
+    let link11_coriolis_row_f_x = 0.5 * link11_position_derivative_row_f_x;
+    let link11_coriolis_row_f_z = 0.5 * link11_position_derivative_row_f_z;
+    let link11_coriolis_column_n_y = 0.5 * (t97 + t98 + t100 + t99 + t101)
+        + link11_subspace_rate_v_x * cache.link11_composite_inertia_h_z
+        - cache.link11_composite_inertia_h_x * link11_subspace_rate_v_z;
+    let link11_coriolis_column_f_x = 0.5 * (t102 - link11_composite_momentum_f_z)
+        + link11_subspace_rate_v_x * cache.link11_composite_inertia_m;
+    let link11_coriolis_column_f_z = cache.link11_composite_inertia_m
+        * link11_subspace_rate_v_z
+        + 0.5 * (link11_composite_rate_hd_x + link11_composite_momentum_f_x);
+    let link12_acceleration_shift_v_x = -(-(p.gravity + link11_acceleration_v_z)
+        - cache.link12_subspace_v_z * link11_acceleration_w_y
+        - link11_velocity_w_y * link12_subspace_rate_v_z);
+    let link12_acceleration_shift_v_z = -(link12_subspace_rate_v_x * link11_velocity_w_y
+        + link11_acceleration_w_y * cache.link12_position_z + link11_acceleration_v_x);
+    let link12_projected_inertia_n_y = cache.link12_position_z * cache.link12_inertia_h_z
+        - cache.link12_inertia_h_x * cache.link12_subspace_v_z
+        - cache.link12_inertia_i_11;
+    let link12_articulated_15 = -cache.link12_inertia_h_x;
+    let link12_articulated_subspace_f_z = cache.link12_subspace_v_z * p.link_mass
+        - link12_articulated_15;
+    let t104 = link12_composite_rate_hd_z * cache.link12_position_z;
+    let t105 = -link12_composite_rate_id_11;
+    let t106 = cache.link12_subspace_v_z * link12_momentum_f_x;
+    let t107 = -(cache.link12_position_z * link12_momentum_f_z);
+    let t108 = -(link12_composite_rate_hd_x * cache.link12_subspace_v_z);
+    let link12_position_derivative_row_n_y = t104 + t105 + t108 - (t106 + t107);
+    let t109 = -link12_composite_rate_hd_z;
+    let link12_position_derivative_row_f_x = t109 + link12_momentum_f_z;
+    let link12_position_derivative_row_f_z = link12_composite_rate_hd_x
+        - link12_momentum_f_x;
+    let t110 = p.gravity * p.link_mass + link12_composite_force_f_z;
+    let link12_position_derivative_column_n_y = link12_subspace_rate_v_z
+        * link12_momentum_f_x + link12_acceleration_shift_v_x * cache.link12_inertia_h_z
+        + link12_composite_rate_hd_z * link12_subspace_rate_v_x
+        + cache.link12_subspace_v_z * link12_composite_force_f_x
+        - link12_subspace_rate_v_x * link12_momentum_f_z
+        - link12_composite_rate_hd_x * link12_subspace_rate_v_z
+        - cache.link12_position_z * t110
+        - cache.link12_inertia_h_x * link12_acceleration_shift_v_z;
+    let link12_position_derivative_column_f_x = link12_acceleration_shift_v_x
+        * p.link_mass - t110;
+    let link12_position_derivative_column_f_z = p.link_mass
+        * link12_acceleration_shift_v_z + link12_composite_force_f_x;
+    let link12_coriolis_row_n_y = 0.5 * link12_position_derivative_row_n_y;
+    let link12_coriolis_row_f_x = 0.5 * link12_position_derivative_row_f_x;
+    let link12_coriolis_row_f_z = 0.5 * link12_position_derivative_row_f_z;
+    let link12_coriolis_column_n_y = link12_subspace_rate_v_x * cache.link12_inertia_h_z
+        + 0.5 * (t104 + t105 + t106 + t108 + t107)
+        - cache.link12_inertia_h_x * link12_subspace_rate_v_z;
+    let link12_coriolis_column_f_x = p.link_mass * link12_subspace_rate_v_x
+        + 0.5 * (t109 - link12_momentum_f_z);
+    let link12_coriolis_column_f_z = p.link_mass * link12_subspace_rate_v_z
+        + 0.5 * (link12_composite_rate_hd_x + link12_momentum_f_x);
+    out.subspace[0][3] = 1.0;
+    out.projected[0][1] = cache.link1_composite_inertia_h_z;
+    out.projected[0][3] = cache.link1_composite_inertia_m;
+    out.position_row[0][1] = base_x_position_derivative_row_n_y;
+    out.position_column[0][1] = base_x_position_derivative_column_n_y;
+    out.coriolis_row[0][1] = base_x_coriolis_row_n_y;
+    out.coriolis_column[0][1] = base_x_coriolis_column_n_y;
+    out.subspace[1][5] = 1.0;
+    out.projected[1][1] = cache.base_z_projected_inertia_n_y;
+    out.projected[1][5] = cache.link1_composite_inertia_m;
+    out.position_row[1][1] = base_z_position_derivative_row_n_y;
+    out.position_column[1][1] = link1_composite_force_f_x;
+    out.coriolis_row[1][1] = base_z_coriolis_row_n_y;
+    out.coriolis_column[1][1] = base_z_coriolis_column_n_y;
+    out.subspace[2][1] = (-1.0);
+    out.subspace[2][3] = q[1];
+    out.subspace[2][5] = cache.base_angle_subspace_v_z;
+    out.rate[2][3] = qd[1];
+    out.rate[2][5] = base_angle_subspace_rate_v_z;
+    out.shift[2][3] = base_angle_acceleration_shift_v_x;
+    out.shift[2][5] = base_angle_acceleration_shift_v_z;
+    out.projected[2][1] = base_angle_projected_inertia_n_y;
+    out.projected[2][3] = cache.base_angle_projected_inertia_f_x;
+    out.projected[2][5] = cache.base_angle_projected_inertia_f_z;
+    out.position_row[2][1] = base_angle_position_derivative_row_n_y;
+    out.position_row[2][3] = base_angle_position_derivative_row_f_x;
+    out.position_row[2][5] = base_angle_position_derivative_row_f_z;
+    out.position_column[2][1] = base_angle_position_derivative_column_n_y;
+    out.position_column[2][3] = base_angle_position_derivative_column_f_x;
+    out.position_column[2][5] = base_angle_position_derivative_column_f_z;
+    out.coriolis_row[2][1] = base_angle_coriolis_row_n_y;
+    out.coriolis_row[2][3] = base_angle_coriolis_row_f_x;
+    out.coriolis_row[2][5] = base_angle_coriolis_row_f_z;
+    out.coriolis_column[2][1] = base_angle_coriolis_column_n_y;
+    out.coriolis_column[2][3] = base_angle_coriolis_column_f_x;
+    out.coriolis_column[2][5] = base_angle_coriolis_column_f_z;
+    out.subspace[3][1] = (-1.0);
+    out.subspace[3][3] = cache.link2_position_z;
+    out.subspace[3][5] = cache.link2_subspace_v_z;
+    out.rate[3][3] = link2_subspace_rate_v_x;
+    out.rate[3][5] = link2_subspace_rate_v_z;
+    out.shift[3][3] = link2_acceleration_shift_v_x;
+    out.shift[3][5] = link2_acceleration_shift_v_z;
+    out.projected[3][1] = link2_projected_inertia_n_y;
+    out.projected[3][3] = cache.link2_projected_inertia_f_x;
+    out.projected[3][5] = cache.link2_projected_inertia_f_z;
+    out.position_row[3][1] = link2_position_derivative_row_n_y;
+    out.position_row[3][3] = link2_position_derivative_row_f_x;
+    out.position_row[3][5] = link2_position_derivative_row_f_z;
+    out.position_column[3][1] = link2_position_derivative_column_n_y;
+    out.position_column[3][3] = link2_position_derivative_column_f_x;
+    out.position_column[3][5] = link2_position_derivative_column_f_z;
+    out.coriolis_row[3][1] = link2_coriolis_row_n_y;
+    out.coriolis_row[3][3] = link2_coriolis_row_f_x;
+    out.coriolis_row[3][5] = link2_coriolis_row_f_z;
+    out.coriolis_column[3][1] = link2_coriolis_column_n_y;
+    out.coriolis_column[3][3] = link2_coriolis_column_f_x;
+    out.coriolis_column[3][5] = link2_coriolis_column_f_z;
+    out.subspace[4][1] = (-1.0);
+    out.subspace[4][3] = cache.link3_position_z;
+    out.subspace[4][5] = cache.link3_subspace_v_z;
+    out.rate[4][3] = link3_subspace_rate_v_x;
+    out.rate[4][5] = link3_subspace_rate_v_z;
+    out.shift[4][3] = link3_acceleration_shift_v_x;
+    out.shift[4][5] = link3_acceleration_shift_v_z;
+    out.projected[4][1] = link3_projected_inertia_n_y;
+    out.projected[4][3] = cache.link3_projected_inertia_f_x;
+    out.projected[4][5] = cache.link3_projected_inertia_f_z;
+    out.position_row[4][1] = link3_position_derivative_row_n_y;
+    out.position_row[4][3] = link3_position_derivative_row_f_x;
+    out.position_row[4][5] = link3_position_derivative_row_f_z;
+    out.position_column[4][1] = link3_position_derivative_column_n_y;
+    out.position_column[4][3] = link3_position_derivative_column_f_x;
+    out.position_column[4][5] = link3_position_derivative_column_f_z;
+    out.coriolis_row[4][1] = link3_coriolis_row_n_y;
+    out.coriolis_row[4][3] = link3_coriolis_row_f_x;
+    out.coriolis_row[4][5] = link3_coriolis_row_f_z;
+    out.coriolis_column[4][1] = link3_coriolis_column_n_y;
+    out.coriolis_column[4][3] = link3_coriolis_column_f_x;
+    out.coriolis_column[4][5] = link3_coriolis_column_f_z;
+    out.subspace[5][1] = (-1.0);
+    out.subspace[5][3] = cache.link4_position_z;
+    out.subspace[5][5] = cache.link4_subspace_v_z;
+    out.rate[5][3] = link4_subspace_rate_v_x;
+    out.rate[5][5] = link4_subspace_rate_v_z;
+    out.shift[5][3] = link4_acceleration_shift_v_x;
+    out.shift[5][5] = link4_acceleration_shift_v_z;
+    out.projected[5][1] = link4_projected_inertia_n_y;
+    out.projected[5][3] = cache.link4_projected_inertia_f_x;
+    out.projected[5][5] = cache.link4_projected_inertia_f_z;
+    out.position_row[5][1] = link4_position_derivative_row_n_y;
+    out.position_row[5][3] = link4_position_derivative_row_f_x;
+    out.position_row[5][5] = link4_position_derivative_row_f_z;
+    out.position_column[5][1] = link4_position_derivative_column_n_y;
+    out.position_column[5][3] = link4_position_derivative_column_f_x;
+    out.position_column[5][5] = link4_position_derivative_column_f_z;
+    out.coriolis_row[5][1] = link4_coriolis_row_n_y;
+    out.coriolis_row[5][3] = link4_coriolis_row_f_x;
+    out.coriolis_row[5][5] = link4_coriolis_row_f_z;
+    out.coriolis_column[5][1] = link4_coriolis_column_n_y;
+    out.coriolis_column[5][3] = link4_coriolis_column_f_x;
+    out.coriolis_column[5][5] = link4_coriolis_column_f_z;
+    out.subspace[6][1] = (-1.0);
+    out.subspace[6][3] = cache.link5_position_z;
+    out.subspace[6][5] = cache.link5_subspace_v_z;
+    out.rate[6][3] = link5_subspace_rate_v_x;
+    out.rate[6][5] = link5_subspace_rate_v_z;
+    out.shift[6][3] = link5_acceleration_shift_v_x;
+    out.shift[6][5] = link5_acceleration_shift_v_z;
+    out.projected[6][1] = link5_projected_inertia_n_y;
+    out.projected[6][3] = cache.link5_projected_inertia_f_x;
+    out.projected[6][5] = cache.link5_projected_inertia_f_z;
+    out.position_row[6][1] = link5_position_derivative_row_n_y;
+    out.position_row[6][3] = link5_position_derivative_row_f_x;
+    out.position_row[6][5] = link5_position_derivative_row_f_z;
+    out.position_column[6][1] = link5_position_derivative_column_n_y;
+    out.position_column[6][3] = link5_position_derivative_column_f_x;
+    out.position_column[6][5] = link5_position_derivative_column_f_z;
+    out.coriolis_row[6][1] = link5_coriolis_row_n_y;
+    out.coriolis_row[6][3] = link5_coriolis_row_f_x;
+    out.coriolis_row[6][5] = link5_coriolis_row_f_z;
+    out.coriolis_column[6][1] = link5_coriolis_column_n_y;
+    out.coriolis_column[6][3] = link5_coriolis_column_f_x;
+    out.coriolis_column[6][5] = link5_coriolis_column_f_z;
+    out.subspace[7][1] = (-1.0);
+    out.subspace[7][3] = cache.link6_position_z;
+    out.subspace[7][5] = cache.link6_subspace_v_z;
+    out.rate[7][3] = link6_subspace_rate_v_x;
+    out.rate[7][5] = link6_subspace_rate_v_z;
+    out.shift[7][3] = link6_acceleration_shift_v_x;
+    out.shift[7][5] = link6_acceleration_shift_v_z;
+    out.projected[7][1] = link6_projected_inertia_n_y;
+    out.projected[7][3] = cache.link6_projected_inertia_f_x;
+    out.projected[7][5] = cache.link6_projected_inertia_f_z;
+    out.position_row[7][1] = link6_position_derivative_row_n_y;
+    out.position_row[7][3] = link6_position_derivative_row_f_x;
+    out.position_row[7][5] = link6_position_derivative_row_f_z;
+    out.position_column[7][1] = link6_position_derivative_column_n_y;
+    out.position_column[7][3] = link6_position_derivative_column_f_x;
+    out.position_column[7][5] = link6_position_derivative_column_f_z;
+    out.coriolis_row[7][1] = link6_coriolis_row_n_y;
+    out.coriolis_row[7][3] = link6_coriolis_row_f_x;
+    out.coriolis_row[7][5] = link6_coriolis_row_f_z;
+    out.coriolis_column[7][1] = link6_coriolis_column_n_y;
+    out.coriolis_column[7][3] = link6_coriolis_column_f_x;
+    out.coriolis_column[7][5] = link6_coriolis_column_f_z;
+    out.subspace[8][1] = (-1.0);
+    out.subspace[8][3] = cache.link7_position_z;
+    out.subspace[8][5] = cache.link7_subspace_v_z;
+    out.rate[8][3] = link7_subspace_rate_v_x;
+    out.rate[8][5] = link7_subspace_rate_v_z;
+    out.shift[8][3] = link7_acceleration_shift_v_x;
+    out.shift[8][5] = link7_acceleration_shift_v_z;
+    out.projected[8][1] = link7_projected_inertia_n_y;
+    out.projected[8][3] = cache.link7_projected_inertia_f_x;
+    out.projected[8][5] = cache.link7_projected_inertia_f_z;
+    out.position_row[8][1] = link7_position_derivative_row_n_y;
+    out.position_row[8][3] = link7_position_derivative_row_f_x;
+    out.position_row[8][5] = link7_position_derivative_row_f_z;
+    out.position_column[8][1] = link7_position_derivative_column_n_y;
+    out.position_column[8][3] = link7_position_derivative_column_f_x;
+    out.position_column[8][5] = link7_position_derivative_column_f_z;
+    out.coriolis_row[8][1] = link7_coriolis_row_n_y;
+    out.coriolis_row[8][3] = link7_coriolis_row_f_x;
+    out.coriolis_row[8][5] = link7_coriolis_row_f_z;
+    out.coriolis_column[8][1] = link7_coriolis_column_n_y;
+    out.coriolis_column[8][3] = link7_coriolis_column_f_x;
+    out.coriolis_column[8][5] = link7_coriolis_column_f_z;
+    out.subspace[9][1] = (-1.0);
+    out.subspace[9][3] = cache.link8_position_z;
+    out.subspace[9][5] = cache.link8_subspace_v_z;
+    out.rate[9][3] = link8_subspace_rate_v_x;
+    out.rate[9][5] = link8_subspace_rate_v_z;
+    out.shift[9][3] = link8_acceleration_shift_v_x;
+    out.shift[9][5] = link8_acceleration_shift_v_z;
+    out.projected[9][1] = link8_projected_inertia_n_y;
+    out.projected[9][3] = cache.link8_projected_inertia_f_x;
+    out.projected[9][5] = cache.link8_projected_inertia_f_z;
+    out.position_row[9][1] = link8_position_derivative_row_n_y;
+    out.position_row[9][3] = link8_position_derivative_row_f_x;
+    out.position_row[9][5] = link8_position_derivative_row_f_z;
+    out.position_column[9][1] = link8_position_derivative_column_n_y;
+    out.position_column[9][3] = link8_position_derivative_column_f_x;
+    out.position_column[9][5] = link8_position_derivative_column_f_z;
+    out.coriolis_row[9][1] = link8_coriolis_row_n_y;
+    out.coriolis_row[9][3] = link8_coriolis_row_f_x;
+    out.coriolis_row[9][5] = link8_coriolis_row_f_z;
+    out.coriolis_column[9][1] = link8_coriolis_column_n_y;
+    out.coriolis_column[9][3] = link8_coriolis_column_f_x;
+    out.coriolis_column[9][5] = link8_coriolis_column_f_z;
+    out.subspace[10][1] = (-1.0);
+    out.subspace[10][3] = cache.link9_position_z;
+    out.subspace[10][5] = cache.link9_subspace_v_z;
+    out.rate[10][3] = link9_subspace_rate_v_x;
+    out.rate[10][5] = link9_subspace_rate_v_z;
+    out.shift[10][3] = link9_acceleration_shift_v_x;
+    out.shift[10][5] = link9_acceleration_shift_v_z;
+    out.projected[10][1] = link9_projected_inertia_n_y;
+    out.projected[10][3] = cache.link9_projected_inertia_f_x;
+    out.projected[10][5] = cache.link9_projected_inertia_f_z;
+    out.position_row[10][1] = link9_position_derivative_row_n_y;
+    out.position_row[10][3] = link9_position_derivative_row_f_x;
+    out.position_row[10][5] = link9_position_derivative_row_f_z;
+    out.position_column[10][1] = link9_position_derivative_column_n_y;
+    out.position_column[10][3] = link9_position_derivative_column_f_x;
+    out.position_column[10][5] = link9_position_derivative_column_f_z;
+    out.coriolis_row[10][1] = link9_coriolis_row_n_y;
+    out.coriolis_row[10][3] = link9_coriolis_row_f_x;
+    out.coriolis_row[10][5] = link9_coriolis_row_f_z;
+    out.coriolis_column[10][1] = link9_coriolis_column_n_y;
+    out.coriolis_column[10][3] = link9_coriolis_column_f_x;
+    out.coriolis_column[10][5] = link9_coriolis_column_f_z;
+    out.subspace[11][1] = (-1.0);
+    out.subspace[11][3] = cache.link10_position_z;
+    out.subspace[11][5] = cache.link10_subspace_v_z;
+    out.rate[11][3] = link10_subspace_rate_v_x;
+    out.rate[11][5] = link10_subspace_rate_v_z;
+    out.shift[11][3] = link10_acceleration_shift_v_x;
+    out.shift[11][5] = link10_acceleration_shift_v_z;
+    out.projected[11][1] = link10_projected_inertia_n_y;
+    out.projected[11][3] = cache.link10_projected_inertia_f_x;
+    out.projected[11][5] = cache.link10_projected_inertia_f_z;
+    out.position_row[11][1] = link10_position_derivative_row_n_y;
+    out.position_row[11][3] = link10_position_derivative_row_f_x;
+    out.position_row[11][5] = link10_position_derivative_row_f_z;
+    out.position_column[11][1] = link10_position_derivative_column_n_y;
+    out.position_column[11][3] = link10_position_derivative_column_f_x;
+    out.position_column[11][5] = link10_position_derivative_column_f_z;
+    out.coriolis_row[11][1] = link10_coriolis_row_n_y;
+    out.coriolis_row[11][3] = link10_coriolis_row_f_x;
+    out.coriolis_row[11][5] = link10_coriolis_row_f_z;
+    out.coriolis_column[11][1] = link10_coriolis_column_n_y;
+    out.coriolis_column[11][3] = link10_coriolis_column_f_x;
+    out.coriolis_column[11][5] = link10_coriolis_column_f_z;
+    out.subspace[12][1] = (-1.0);
+    out.subspace[12][3] = cache.link11_position_z;
+    out.subspace[12][5] = cache.link11_subspace_v_z;
+    out.rate[12][3] = link11_subspace_rate_v_x;
+    out.rate[12][5] = link11_subspace_rate_v_z;
+    out.shift[12][3] = link11_acceleration_shift_v_x;
+    out.shift[12][5] = link11_acceleration_shift_v_z;
+    out.projected[12][1] = link11_projected_inertia_n_y;
+    out.projected[12][3] = cache.link11_projected_inertia_f_x;
+    out.projected[12][5] = cache.link11_projected_inertia_f_z;
+    out.position_row[12][1] = link11_position_derivative_row_n_y;
+    out.position_row[12][3] = link11_position_derivative_row_f_x;
+    out.position_row[12][5] = link11_position_derivative_row_f_z;
+    out.position_column[12][1] = link11_position_derivative_column_n_y;
+    out.position_column[12][3] = link11_position_derivative_column_f_x;
+    out.position_column[12][5] = link11_position_derivative_column_f_z;
+    out.coriolis_row[12][1] = link11_coriolis_row_n_y;
+    out.coriolis_row[12][3] = link11_coriolis_row_f_x;
+    out.coriolis_row[12][5] = link11_coriolis_row_f_z;
+    out.coriolis_column[12][1] = link11_coriolis_column_n_y;
+    out.coriolis_column[12][3] = link11_coriolis_column_f_x;
+    out.coriolis_column[12][5] = link11_coriolis_column_f_z;
+    out.subspace[13][1] = (-1.0);
+    out.subspace[13][3] = cache.link12_position_z;
+    out.subspace[13][5] = cache.link12_subspace_v_z;
+    out.rate[13][3] = link12_subspace_rate_v_x;
+    out.rate[13][5] = link12_subspace_rate_v_z;
+    out.shift[13][3] = link12_acceleration_shift_v_x;
+    out.shift[13][5] = link12_acceleration_shift_v_z;
+    out.projected[13][1] = link12_projected_inertia_n_y;
+    out.projected[13][3] = cache.link12_projected_inertia_f_x;
+    out.projected[13][5] = link12_articulated_subspace_f_z;
+    out.position_row[13][1] = link12_position_derivative_row_n_y;
+    out.position_row[13][3] = link12_position_derivative_row_f_x;
+    out.position_row[13][5] = link12_position_derivative_row_f_z;
+    out.position_column[13][1] = link12_position_derivative_column_n_y;
+    out.position_column[13][3] = link12_position_derivative_column_f_x;
+    out.position_column[13][5] = link12_position_derivative_column_f_z;
+    out.coriolis_row[13][1] = link12_coriolis_row_n_y;
+    out.coriolis_row[13][3] = link12_coriolis_row_f_x;
+    out.coriolis_row[13][5] = link12_coriolis_row_f_z;
+    out.coriolis_column[13][1] = link12_coriolis_column_n_y;
+    out.coriolis_column[13][3] = link12_coriolis_column_f_x;
+    out.coriolis_column[13][5] = link12_coriolis_column_f_z;
+}
 /// The partial derivatives of the inverse dynamics at the given
-/// accelerations, row i being ID_i: `position` = dID/dq by the
-/// analytical derivatives of Newton-Euler (Carpentier and Mansard
-/// 2018) over the composite quantities, two 6-vector products per
-/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+/// accelerations, row i being ID_i: `position` = dID/dq and
+/// `velocity` = dID/dqd = 2 C(q, qd), the products of
+/// [`inverse_dynamics_factors_into`]'s factors.
 #[inline]
 #[allow(unused_variables)]
 pub fn inverse_dynamics_derivatives_into(
@@ -6655,61 +7895,61 @@ pub fn inverse_dynamics_derivatives_into(
     velocity[(13, 1)] = 2.0 * link12_coriolis_row_f_z;
     velocity[(13, 2)] = 2.0
         * (cache.base_angle_subspace_v_z * link12_coriolis_row_f_z
-            + base_angle_subspace_rate_v_z * cache.link12_projected_inertia_f_z
+            + base_angle_subspace_rate_v_z * link12_articulated_subspace_f_z
             + q[1] * link12_coriolis_row_f_x + cache.link12_projected_inertia_f_x * qd[1]
             + t132);
     velocity[(13, 3)] = 2.0
         * (link2_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + cache.link2_subspace_v_z * link12_coriolis_row_f_z
-            + link2_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t132
-            + link12_coriolis_row_f_x * cache.link2_position_z);
+            + cache.link2_subspace_v_z * link12_coriolis_row_f_z + t132
+            + link12_coriolis_row_f_x * cache.link2_position_z
+            + link2_subspace_rate_v_z * link12_articulated_subspace_f_z);
     velocity[(13, 4)] = 2.0
-        * (link12_coriolis_row_f_z * cache.link3_subspace_v_z
+        * (link12_articulated_subspace_f_z * link3_subspace_rate_v_z
+            + link12_coriolis_row_f_z * cache.link3_subspace_v_z
             + link12_coriolis_row_f_x * cache.link3_position_z
-            + cache.link12_projected_inertia_f_x * link3_subspace_rate_v_x
-            + cache.link12_projected_inertia_f_z * link3_subspace_rate_v_z + t132);
+            + cache.link12_projected_inertia_f_x * link3_subspace_rate_v_x + t132);
     velocity[(13, 5)] = 2.0
         * (cache.link4_subspace_v_z * link12_coriolis_row_f_z
-            + link4_subspace_rate_v_z * cache.link12_projected_inertia_f_z
             + cache.link4_position_z * link12_coriolis_row_f_x
+            + link4_subspace_rate_v_z * link12_articulated_subspace_f_z
             + link4_subspace_rate_v_x * cache.link12_projected_inertia_f_x + t132);
     velocity[(13, 6)] = 2.0
-        * (cache.link12_projected_inertia_f_z * link5_subspace_rate_v_z
-            + link5_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+        * (link5_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + link5_subspace_rate_v_z * link12_articulated_subspace_f_z
             + link12_coriolis_row_f_x * cache.link5_position_z
             + cache.link5_subspace_v_z * link12_coriolis_row_f_z + t132);
     velocity[(13, 7)] = 2.0
-        * (link6_subspace_rate_v_z * cache.link12_projected_inertia_f_z
-            + link12_coriolis_row_f_x * cache.link6_position_z
+        * (link12_coriolis_row_f_x * cache.link6_position_z
             + cache.link6_subspace_v_z * link12_coriolis_row_f_z
-            + link6_subspace_rate_v_x * cache.link12_projected_inertia_f_x + t132);
+            + link6_subspace_rate_v_x * cache.link12_projected_inertia_f_x + t132
+            + link6_subspace_rate_v_z * link12_articulated_subspace_f_z);
     velocity[(13, 8)] = 2.0
         * (cache.link7_position_z * link12_coriolis_row_f_x
-            + link7_subspace_rate_v_z * cache.link12_projected_inertia_f_z
-            + cache.link7_subspace_v_z * link12_coriolis_row_f_z + t132
+            + cache.link7_subspace_v_z * link12_coriolis_row_f_z
+            + link7_subspace_rate_v_z * link12_articulated_subspace_f_z + t132
             + link7_subspace_rate_v_x * cache.link12_projected_inertia_f_x);
     velocity[(13, 9)] = 2.0
         * (link12_coriolis_row_f_z * cache.link8_subspace_v_z
             + link8_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + link8_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t132
+            + link8_subspace_rate_v_z * link12_articulated_subspace_f_z + t132
             + cache.link8_position_z * link12_coriolis_row_f_x);
     velocity[(13, 10)] = 2.0
         * (cache.link9_subspace_v_z * link12_coriolis_row_f_z
-            + cache.link12_projected_inertia_f_z * link9_subspace_rate_v_z
             + link9_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + link9_subspace_rate_v_z * link12_articulated_subspace_f_z
             + link12_coriolis_row_f_x * cache.link9_position_z + t132);
     velocity[(13, 11)] = 2.0
-        * (link10_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + cache.link12_projected_inertia_f_z * link10_subspace_rate_v_z + t132
+        * (link10_subspace_rate_v_x * cache.link12_projected_inertia_f_x + t132
+            + link10_subspace_rate_v_z * link12_articulated_subspace_f_z
             + link12_coriolis_row_f_x * cache.link10_position_z
             + cache.link10_subspace_v_z * link12_coriolis_row_f_z);
     velocity[(13, 12)] = 2.0
         * (cache.link11_subspace_v_z * link12_coriolis_row_f_z
-            + cache.link12_projected_inertia_f_z * link11_subspace_rate_v_z
             + link11_subspace_rate_v_x * cache.link12_projected_inertia_f_x
+            + link12_articulated_subspace_f_z * link11_subspace_rate_v_z
             + link12_coriolis_row_f_x * cache.link11_position_z + t132);
     velocity[(13, 13)] = 2.0
-        * (cache.link12_projected_inertia_f_z * link12_subspace_rate_v_z + t132
+        * (link12_articulated_subspace_f_z * link12_subspace_rate_v_z + t132
             + link12_subspace_rate_v_x * cache.link12_projected_inertia_f_x
             + link12_coriolis_row_f_x * cache.link12_position_z
             + cache.link12_subspace_v_z * link12_coriolis_row_f_z);
@@ -10789,6 +12029,17 @@ impl Model<DOF, CONTACTS> for SnakeLinks12 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         articulated_factor_into(q, qd, tau, p, k, factor, out)
+    }
+    const INVERSE_DYNAMICS_FACTORS: bool = true;
+    fn inverse_dynamics_factors_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+    ) {
+        inverse_dynamics_factors_into(q, qd, qdd, p, k, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

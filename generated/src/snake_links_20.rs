@@ -8529,33 +8529,208 @@ pub fn articulated_factor_into(
     factor.inverse_pivot[21] = link20_inverse_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
-/// The partial derivatives of the inverse dynamics at the given
-/// accelerations, row i being ID_i: `position` = dID/dq by the
-/// analytical derivatives of Newton-Euler (Carpentier and Mansard
-/// 2018) over the composite quantities, two 6-vector products per
-/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+/// The factors of the inverse dynamics' partial derivatives at the
+/// given accelerations, per joint: dID/dq by the analytical
+/// derivatives of Newton-Euler (Carpentier and Mansard 2018) over the
+/// composite quantities and dID/dqd = 2 C(q, qd), each entry two
+/// 6-vector products of these
+/// ([`softgen_runtime::InverseDynamicsFactors`]).
 #[inline]
 #[allow(unused_variables)]
-pub fn inverse_dynamics_derivatives_into(
+pub fn inverse_dynamics_factors_into(
     q: &SVector<f64, DOF>,
     qd: &SVector<f64, DOF>,
     qdd: &SVector<f64, DOF>,
     p: &Params,
     cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    velocity: &mut SMatrix<f64, DOF, DOF>,
+    out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
 ) {
-    *position = SMatrix::zeros();
-    *velocity = SMatrix::zeros();
+    *out = softgen_runtime::InverseDynamicsFactors::default();
+    out.coordinate = [
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    ];
+    out.parent = [
+        None,
+        Some(0),
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(4),
+        Some(5),
+        Some(6),
+        Some(7),
+        Some(8),
+        Some(9),
+        Some(10),
+        Some(11),
+        Some(12),
+        Some(13),
+        Some(14),
+        Some(15),
+        Some(16),
+        Some(17),
+        Some(18),
+        Some(19),
+        Some(20),
+    ];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
+    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - cache.link9_inertia_h_x * link9_velocity_w_y;
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - cache.link12_inertia_h_x * link12_velocity_w_y;
+    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
+    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
+    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
+    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * cache.link13_subspace_v_z;
+    let link14_velocity_v_z = qd[15] * cache.link14_subspace_v_z + link13_velocity_v_z;
+    let link15_velocity_v_z = cache.link15_subspace_v_z * qd[16] + link14_velocity_v_z;
+    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
+        - link15_velocity_w_y * cache.link15_inertia_h_x;
+    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
+    let link16_velocity_v_z = cache.link16_subspace_v_z * qd[17] + link15_velocity_v_z;
+    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
+        - cache.link16_inertia_h_x * link16_velocity_w_y;
+    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
+    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
+    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
+    let link17_velocity_v_z = link16_velocity_v_z + cache.link17_subspace_v_z * qd[18];
+    let link18_velocity_v_z = cache.link18_subspace_v_z * qd[19] + link17_velocity_v_z;
+    let link19_velocity_v_z = cache.link19_subspace_v_z * qd[20] + link18_velocity_v_z;
+    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
+        - cache.link19_inertia_h_x * link19_velocity_w_y;
+    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
+    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
+    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
+        - cache.link20_inertia_h_x * link20_velocity_w_y;
+    let link19_composite_momentum_f_z = link19_momentum_f_z + link20_momentum_f_z;
+    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
+        - cache.link18_inertia_h_x * link18_velocity_w_y;
+    let link18_composite_momentum_f_z = link19_composite_momentum_f_z
+        + link18_momentum_f_z;
+    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
+        - cache.link17_inertia_h_x * link17_velocity_w_y;
+    let link17_composite_momentum_f_z = link18_composite_momentum_f_z
+        + link17_momentum_f_z;
+    let link16_composite_momentum_f_z = link16_momentum_f_z
+        + link17_composite_momentum_f_z;
+    let link15_composite_momentum_f_z = link15_momentum_f_z
+        + link16_composite_momentum_f_z;
+    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
+        - cache.link14_inertia_h_x * link14_velocity_w_y;
+    let link14_composite_momentum_f_z = link15_composite_momentum_f_z
+        + link14_momentum_f_z;
+    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
+        - cache.link13_inertia_h_x * link13_velocity_w_y;
+    let link13_composite_momentum_f_z = link14_composite_momentum_f_z
+        + link13_momentum_f_z;
+    let link12_composite_momentum_f_z = link12_momentum_f_z
+        + link13_composite_momentum_f_z;
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - cache.link11_inertia_h_x * link11_velocity_w_y;
+    let link11_composite_momentum_f_z = link12_composite_momentum_f_z
+        + link11_momentum_f_z;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * cache.link10_inertia_h_x;
+    let link10_composite_momentum_f_z = link11_composite_momentum_f_z
+        + link10_momentum_f_z;
+    let link9_composite_momentum_f_z = link9_momentum_f_z
+        + link10_composite_momentum_f_z;
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - cache.link8_inertia_h_x * link8_velocity_w_y;
+    let link8_composite_momentum_f_z = link9_composite_momentum_f_z + link8_momentum_f_z;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * cache.link7_inertia_h_x;
+    let link7_composite_momentum_f_z = link8_composite_momentum_f_z + link7_momentum_f_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link6_composite_momentum_f_z = link7_composite_momentum_f_z + link6_momentum_f_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link5_composite_momentum_f_z = link6_composite_momentum_f_z + link5_momentum_f_z;
+    let link4_composite_momentum_f_z = link4_momentum_f_z + link5_composite_momentum_f_z;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link3_composite_momentum_f_z = link4_composite_momentum_f_z + link3_momentum_f_z;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link2_composite_momentum_f_z = link3_composite_momentum_f_z + link2_momentum_f_z;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link1_composite_momentum_f_z = link2_composite_momentum_f_z + link1_momentum_f_z;
+    let t0 = base_angle_velocity_v_z - base_angle_velocity_w_y * cache.link1_com_x;
+    let t1 = link2_velocity_v_z - link2_velocity_w_y * cache.link2_com_x;
+    let t2 = link3_velocity_v_z - cache.link3_com_x * link3_velocity_w_y;
+    let t3 = link4_velocity_v_z - link4_velocity_w_y * cache.link4_com_x;
+    let t4 = link7_velocity_v_z - link7_velocity_w_y * cache.link7_com_x;
+    let t5 = link8_velocity_v_z - cache.link8_com_x * link8_velocity_w_y;
+    let t6 = link10_velocity_v_z - cache.link10_com_x * link10_velocity_w_y;
+    let t7 = link11_velocity_v_z - cache.link11_com_x * link11_velocity_w_y;
+    let t8 = link13_velocity_v_z - link13_velocity_w_y * cache.link13_com_x;
+    let t9 = link14_velocity_v_z - cache.link14_com_x * link14_velocity_w_y;
+    let t10 = link16_velocity_v_z - link16_velocity_w_y * cache.link16_com_x;
+    let t11 = link17_velocity_v_z - cache.link17_com_x * link17_velocity_w_y;
+    let t12 = link18_velocity_v_z - cache.link18_com_x * link18_velocity_w_y;
+    let t13 = link20_velocity_v_z - link20_velocity_w_y * cache.link20_com_x;
+    let link20_composite_rate_hd_z = p.link_mass * t13;
+    let t14 = link19_velocity_v_z - cache.link19_com_x * link19_velocity_w_y;
+    let link19_composite_rate_hd_z = link20_composite_rate_hd_z + t14 * p.link_mass;
+    let link18_composite_rate_hd_z = p.link_mass * t12 + link19_composite_rate_hd_z;
+    let link17_composite_rate_hd_z = p.link_mass * t11 + link18_composite_rate_hd_z;
+    let link16_composite_rate_hd_z = p.link_mass * t10 + link17_composite_rate_hd_z;
+    let t15 = link15_velocity_v_z - cache.link15_com_x * link15_velocity_w_y;
+    let link15_composite_rate_hd_z = link16_composite_rate_hd_z + t15 * p.link_mass;
+    let link14_composite_rate_hd_z = t9 * p.link_mass + link15_composite_rate_hd_z;
+    let link13_composite_rate_hd_z = t8 * p.link_mass + link14_composite_rate_hd_z;
+    let t16 = link12_velocity_v_z - cache.link12_com_x * link12_velocity_w_y;
+    let link12_composite_rate_hd_z = link13_composite_rate_hd_z + t16 * p.link_mass;
+    let link11_composite_rate_hd_z = p.link_mass * t7 + link12_composite_rate_hd_z;
+    let link10_composite_rate_hd_z = t6 * p.link_mass + link11_composite_rate_hd_z;
+    let t17 = link9_velocity_v_z - cache.link9_com_x * link9_velocity_w_y;
+    let link9_composite_rate_hd_z = link10_composite_rate_hd_z + t17 * p.link_mass;
+    let link8_composite_rate_hd_z = t5 * p.link_mass + link9_composite_rate_hd_z;
+    let link7_composite_rate_hd_z = t4 * p.link_mass + link8_composite_rate_hd_z;
+    let t18 = link6_velocity_v_z - link6_velocity_w_y * cache.link6_com_x;
+    let link6_composite_rate_hd_z = link7_composite_rate_hd_z + t18 * p.link_mass;
+    let t19 = link5_velocity_v_z - cache.link5_com_x * link5_velocity_w_y;
+    let link5_composite_rate_hd_z = link6_composite_rate_hd_z + t19 * p.link_mass;
+    let link4_composite_rate_hd_z = t3 * p.link_mass + link5_composite_rate_hd_z;
+    let link3_composite_rate_hd_z = p.link_mass * t2 + link4_composite_rate_hd_z;
+    let link2_composite_rate_hd_z = t1 * p.link_mass + link3_composite_rate_hd_z;
+    let link1_composite_rate_hd_z = t0 * p.link_mass + link2_composite_rate_hd_z;
+    let base_x_position_derivative_row_n_y = link1_composite_momentum_f_z
+        + link1_composite_rate_hd_z;
     let base_angle_subspace_rate_v_z = -qd[0];
     let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
     let base_angle_acceleration_v_z = qdd[2] * cache.base_angle_subspace_v_z + qdd[1]
         + base_angle_bias_v_z;
-    let base_angle_velocity_w_y = -qd[2];
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
         + p.link_mass * base_angle_velocity_v_x;
-    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
     let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
     let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
         + cache.link2_inertia_h_z * link2_velocity_w_y;
@@ -8571,7 +8746,6 @@ pub fn inverse_dynamics_derivatives_into(
         + qdd[4] * cache.link3_subspace_v_z + link2_acceleration_v_z;
     let link3_acceleration_w_y = link2_acceleration_w_y - qdd[4];
     let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
-    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
     let link4_subspace_rate_v_z = -link3_velocity_v_x
         - cache.link4_position_z * link3_velocity_w_y;
     let link4_acceleration_v_z = qdd[5] * cache.link4_subspace_v_z
@@ -8580,8 +8754,6 @@ pub fn inverse_dynamics_derivatives_into(
     let link5_acceleration_w_y = link4_acceleration_w_y - qdd[6];
     let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
     let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
-    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
-    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
     let link6_subspace_rate_v_z = -link5_velocity_v_x
         - link5_velocity_w_y * cache.link6_position_z;
     let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
@@ -8590,8 +8762,6 @@ pub fn inverse_dynamics_derivatives_into(
         + qd[6] * link5_subspace_rate_v_z + link4_acceleration_v_z;
     let link6_acceleration_v_z = qd[7] * link6_subspace_rate_v_z + link5_acceleration_v_z
         + cache.link6_subspace_v_z * qdd[7];
-    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
-    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
     let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
     let link7_velocity_v_x = cache.link7_position_z * qd[8] + link6_velocity_v_x;
     let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
@@ -8602,22 +8772,16 @@ pub fn inverse_dynamics_derivatives_into(
         - cache.link7_position_z * link6_velocity_w_y;
     let link7_acceleration_v_z = cache.link7_subspace_v_z * qdd[8]
         + link6_acceleration_v_z + link7_subspace_rate_v_z * qd[8];
-    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
-    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
     let link8_velocity_v_x = link7_velocity_v_x + cache.link8_position_z * qd[9];
     let link9_velocity_v_x = cache.link9_position_z * qd[10] + link8_velocity_v_x;
     let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
         + link9_velocity_w_y * cache.link9_inertia_h_z;
     let link8_acceleration_w_y = link7_acceleration_w_y - qdd[9];
     let link9_acceleration_w_y = link8_acceleration_w_y - qdd[10];
-    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
-    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
     let link10_velocity_v_x = qd[11] * cache.link10_position_z + link9_velocity_v_x;
     let link11_velocity_v_x = link10_velocity_v_x + qd[12] * cache.link11_position_z;
     let link11_momentum_f_x = cache.link11_inertia_h_z * link11_velocity_w_y
         + link11_velocity_v_x * p.link_mass;
-    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
-    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
     let link12_velocity_v_x = qd[13] * cache.link12_position_z + link11_velocity_v_x;
     let link13_velocity_v_x = qd[14] * cache.link13_position_z + link12_velocity_v_x;
     let link13_momentum_f_x = cache.link13_inertia_h_z * link13_velocity_w_y
@@ -8627,7 +8791,6 @@ pub fn inverse_dynamics_derivatives_into(
     let link12_acceleration_w_y = link11_acceleration_w_y - qdd[13];
     let link13_acceleration_w_y = link12_acceleration_w_y - qdd[14];
     let link14_acceleration_w_y = link13_acceleration_w_y - qdd[15];
-    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
     let link14_velocity_v_x = cache.link14_position_z * qd[15] + link13_velocity_v_x;
     let link15_subspace_rate_v_z = -cache.link15_position_z * link14_velocity_w_y
         - link14_velocity_v_x;
@@ -8662,13 +8825,10 @@ pub fn inverse_dynamics_derivatives_into(
     let link15_acceleration_v_z = qd[16] * link15_subspace_rate_v_z
         + cache.link15_subspace_v_z * qdd[16] + link14_acceleration_v_z;
     let link15_velocity_v_x = cache.link15_position_z * qd[16] + link14_velocity_v_x;
-    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
     let link16_subspace_rate_v_z = -link15_velocity_v_x
         - cache.link16_position_z * link15_velocity_w_y;
     let link16_acceleration_v_z = link15_acceleration_v_z
         + link16_subspace_rate_v_z * qd[17] + cache.link16_subspace_v_z * qdd[17];
-    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
-    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
     let link16_velocity_v_x = link15_velocity_v_x + cache.link16_position_z * qd[17];
     let link17_velocity_v_x = link16_velocity_v_x + qd[18] * cache.link17_position_z;
     let link17_momentum_f_x = cache.link17_inertia_h_z * link17_velocity_w_y
@@ -8688,9 +8848,6 @@ pub fn inverse_dynamics_derivatives_into(
     let link18_velocity_v_x = cache.link18_position_z * qd[19] + link17_velocity_v_x;
     let link19_velocity_v_x = qd[20] * cache.link19_position_z + link18_velocity_v_x;
     let link20_velocity_v_x = link19_velocity_v_x + qd[21] * cache.link20_position_z;
-    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
-    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
-    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
     let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
         + link20_velocity_w_y * cache.link20_inertia_h_z;
     let link20_articulated_bias_f_z = -(link20_momentum_f_x * link20_velocity_w_y);
@@ -8796,489 +8953,11 @@ pub fn inverse_dynamics_derivatives_into(
     let link1_composite_force_f_z = base_angle_acceleration_v_z * p.link_mass
         + link2_composite_force_f_z - base_angle_velocity_w_y * link1_momentum_f_x
         - cache.link1_inertia_h_x * base_angle_acceleration_w_y;
-    let base_x_position_derivative_column_n_y = -(link1_composite_force_f_z
-        + cache.link1_composite_inertia_m * p.gravity);
-    let base_angle_acceleration_shift_v_x = p.gravity + qdd[1];
-    let base_angle_position_derivative_column_f_x = base_x_position_derivative_column_n_y
-        + base_angle_acceleration_shift_v_x * cache.link1_composite_inertia_m;
-    let t0 = cache.link2_composite_inertia_m * p.gravity + link2_composite_force_f_z;
-    let link2_acceleration_shift_v_x = -(-(base_angle_acceleration_v_z + p.gravity)
-        - cache.link2_subspace_v_z * base_angle_acceleration_w_y
-        - link2_subspace_rate_v_z * base_angle_velocity_w_y);
-    let link2_position_derivative_column_f_x = cache.link2_composite_inertia_m
-        * link2_acceleration_shift_v_x - t0;
-    let link3_acceleration_shift_v_x = -(-link2_acceleration_w_y
-        * cache.link3_subspace_v_z - link2_velocity_w_y * link3_subspace_rate_v_z
-        - (p.gravity + link2_acceleration_v_z));
-    let t1 = link3_composite_force_f_z + p.gravity * cache.link3_composite_inertia_m;
-    let link3_position_derivative_column_f_x = link3_acceleration_shift_v_x
-        * cache.link3_composite_inertia_m - t1;
-    let link4_acceleration_shift_v_x = -(-cache.link4_subspace_v_z
-        * link3_acceleration_w_y - (p.gravity + link3_acceleration_v_z)
-        - link4_subspace_rate_v_z * link3_velocity_w_y);
-    let t2 = link4_composite_force_f_z + p.gravity * cache.link4_composite_inertia_m;
-    let link4_position_derivative_column_f_x = link4_acceleration_shift_v_x
-        * cache.link4_composite_inertia_m - t2;
-    let t3 = cache.link5_composite_inertia_m * p.gravity + link5_composite_force_f_z;
-    let link5_acceleration_shift_v_x = -(-cache.link5_subspace_v_z
-        * link4_acceleration_w_y - (p.gravity + link4_acceleration_v_z)
-        - link4_velocity_w_y * link5_subspace_rate_v_z);
-    let link5_position_derivative_column_f_x = cache.link5_composite_inertia_m
-        * link5_acceleration_shift_v_x - t3;
-    let t4 = p.gravity * cache.link6_composite_inertia_m + link6_composite_force_f_z;
-    let link6_acceleration_shift_v_x = -(-link5_velocity_w_y * link6_subspace_rate_v_z
-        - link5_acceleration_w_y * cache.link6_subspace_v_z
-        - (link5_acceleration_v_z + p.gravity));
-    let link6_position_derivative_column_f_x = link6_acceleration_shift_v_x
-        * cache.link6_composite_inertia_m - t4;
-    let link7_acceleration_shift_v_x = -(-link6_acceleration_w_y
-        * cache.link7_subspace_v_z - link7_subspace_rate_v_z * link6_velocity_w_y
-        - (link6_acceleration_v_z + p.gravity));
-    let t5 = link7_composite_force_f_z + p.gravity * cache.link7_composite_inertia_m;
-    let link7_position_derivative_column_f_x = link7_acceleration_shift_v_x
-        * cache.link7_composite_inertia_m - t5;
-    let link8_acceleration_shift_v_x = -(-(link7_acceleration_v_z + p.gravity)
-        - cache.link8_subspace_v_z * link7_acceleration_w_y
-        - link8_subspace_rate_v_z * link7_velocity_w_y);
-    let t6 = p.gravity * cache.link8_composite_inertia_m + link8_composite_force_f_z;
-    let link8_position_derivative_column_f_x = link8_acceleration_shift_v_x
-        * cache.link8_composite_inertia_m - t6;
-    let link9_acceleration_shift_v_x = -(-(p.gravity + link8_acceleration_v_z)
-        - cache.link9_subspace_v_z * link8_acceleration_w_y
-        - link9_subspace_rate_v_z * link8_velocity_w_y);
-    let t7 = link9_composite_force_f_z + cache.link9_composite_inertia_m * p.gravity;
-    let link9_position_derivative_column_f_x = cache.link9_composite_inertia_m
-        * link9_acceleration_shift_v_x - t7;
-    let link10_acceleration_shift_v_x = -(-link9_velocity_w_y * link10_subspace_rate_v_z
-        - cache.link10_subspace_v_z * link9_acceleration_w_y
-        - (p.gravity + link9_acceleration_v_z));
-    let t8 = link10_composite_force_f_z + cache.link10_composite_inertia_m * p.gravity;
-    let link10_position_derivative_column_f_x = link10_acceleration_shift_v_x
-        * cache.link10_composite_inertia_m - t8;
-    let link11_acceleration_shift_v_x = -(-(p.gravity + link10_acceleration_v_z)
-        - link10_velocity_w_y * link11_subspace_rate_v_z
-        - cache.link11_subspace_v_z * link10_acceleration_w_y);
-    let t9 = link11_composite_force_f_z + p.gravity * cache.link11_composite_inertia_m;
-    let link11_position_derivative_column_f_x = link11_acceleration_shift_v_x
-        * cache.link11_composite_inertia_m - t9;
-    let t10 = link12_composite_force_f_z + p.gravity * cache.link12_composite_inertia_m;
-    let link12_acceleration_shift_v_x = -(-(p.gravity + link11_acceleration_v_z)
-        - cache.link12_subspace_v_z * link11_acceleration_w_y
-        - link11_velocity_w_y * link12_subspace_rate_v_z);
-    let link12_position_derivative_column_f_x = link12_acceleration_shift_v_x
-        * cache.link12_composite_inertia_m - t10;
-    let link13_acceleration_shift_v_x = -(-cache.link13_subspace_v_z
-        * link12_acceleration_w_y - link12_velocity_w_y * link13_subspace_rate_v_z
-        - (link12_acceleration_v_z + p.gravity));
-    let t11 = link13_composite_force_f_z + cache.link13_composite_inertia_m * p.gravity;
-    let link13_position_derivative_column_f_x = cache.link13_composite_inertia_m
-        * link13_acceleration_shift_v_x - t11;
-    let t12 = p.gravity * cache.link14_composite_inertia_m + link14_composite_force_f_z;
-    let link14_acceleration_shift_v_x = -(-link13_acceleration_w_y
-        * cache.link14_subspace_v_z - link14_subspace_rate_v_z * link13_velocity_w_y
-        - (p.gravity + link13_acceleration_v_z));
-    let link14_position_derivative_column_f_x = link14_acceleration_shift_v_x
-        * cache.link14_composite_inertia_m - t12;
-    let t13 = p.gravity * cache.link15_composite_inertia_m + link15_composite_force_f_z;
-    let link15_acceleration_shift_v_x = -(-(p.gravity + link14_acceleration_v_z)
-        - link15_subspace_rate_v_z * link14_velocity_w_y
-        - link14_acceleration_w_y * cache.link15_subspace_v_z);
-    let link15_position_derivative_column_f_x = link15_acceleration_shift_v_x
-        * cache.link15_composite_inertia_m - t13;
-    let t14 = link16_composite_force_f_z + cache.link16_composite_inertia_m * p.gravity;
-    let link16_acceleration_shift_v_x = -(-cache.link16_subspace_v_z
-        * link15_acceleration_w_y - link15_velocity_w_y * link16_subspace_rate_v_z
-        - (link15_acceleration_v_z + p.gravity));
-    let link16_position_derivative_column_f_x = link16_acceleration_shift_v_x
-        * cache.link16_composite_inertia_m - t14;
-    let t15 = link17_composite_force_f_z + p.gravity * cache.link17_composite_inertia_m;
-    let link17_acceleration_shift_v_x = -(-link16_acceleration_w_y
-        * cache.link17_subspace_v_z - (p.gravity + link16_acceleration_v_z)
-        - link16_velocity_w_y * link17_subspace_rate_v_z);
-    let link17_position_derivative_column_f_x = link17_acceleration_shift_v_x
-        * cache.link17_composite_inertia_m - t15;
-    let link18_acceleration_shift_v_x = -(-cache.link18_subspace_v_z
-        * link17_acceleration_w_y - (link17_acceleration_v_z + p.gravity)
-        - link18_subspace_rate_v_z * link17_velocity_w_y);
-    let t16 = p.gravity * cache.link18_composite_inertia_m + link18_composite_force_f_z;
-    let link18_position_derivative_column_f_x = link18_acceleration_shift_v_x
-        * cache.link18_composite_inertia_m - t16;
-    let link19_acceleration_shift_v_x = -(-link18_acceleration_w_y
-        * cache.link19_subspace_v_z - link19_subspace_rate_v_z * link18_velocity_w_y
-        - (link18_acceleration_v_z + p.gravity));
-    let t17 = cache.link19_composite_inertia_m * p.gravity + link19_composite_force_f_z;
-    let link19_position_derivative_column_f_x = cache.link19_composite_inertia_m
-        * link19_acceleration_shift_v_x - t17;
-    let t18 = link20_composite_force_f_z + p.gravity * p.link_mass;
-    let link20_acceleration_shift_v_x = -(-link19_acceleration_w_y
-        * cache.link20_subspace_v_z - link20_subspace_rate_v_z * link19_velocity_w_y
-        - (p.gravity + link19_acceleration_v_z));
-    let link20_position_derivative_column_f_x = link20_acceleration_shift_v_x
-        * p.link_mass - t18;
-    let base_angle_acceleration_shift_v_z = -qdd[0];
-    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
-    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
-        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
-    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
-    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
-        - link2_velocity_w_y * cache.link2_inertia_h_x;
-    let link2_subspace_rate_v_x = base_angle_velocity_v_z
-        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
-    let base_angle_bias_v_x = qd[2] * qd[1];
-    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
-    let link2_acceleration_v_x = link2_subspace_rate_v_x * qd[3]
-        + cache.link2_position_z * qdd[3] + base_angle_acceleration_v_x;
-    let link3_subspace_rate_v_x = link2_velocity_v_z
-        + link2_velocity_w_y * cache.link3_subspace_v_z;
-    let link3_acceleration_v_x = qd[4] * link3_subspace_rate_v_x + link2_acceleration_v_x
-        + qdd[4] * cache.link3_position_z;
-    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
-    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
-    let link5_subspace_rate_v_x = link4_velocity_v_z
-        + link4_velocity_w_y * cache.link5_subspace_v_z;
-    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
-        + link3_velocity_v_z;
-    let link4_acceleration_v_x = link3_acceleration_v_x + cache.link4_position_z * qdd[5]
-        + qd[5] * link4_subspace_rate_v_x;
-    let link5_acceleration_v_x = qd[6] * link5_subspace_rate_v_x + link4_acceleration_v_x
-        + cache.link5_position_z * qdd[6];
-    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
-    let link6_subspace_rate_v_x = link5_velocity_v_z
-        + cache.link6_subspace_v_z * link5_velocity_w_y;
-    let link6_acceleration_v_x = cache.link6_position_z * qdd[7]
-        + qd[7] * link6_subspace_rate_v_x + link5_acceleration_v_x;
-    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
-    let link7_velocity_v_z = cache.link7_subspace_v_z * qd[8] + link6_velocity_v_z;
-    let link8_velocity_v_z = link7_velocity_v_z + cache.link8_subspace_v_z * qd[9];
-    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
-        - cache.link8_inertia_h_x * link8_velocity_w_y;
-    let link8_subspace_rate_v_x = link7_velocity_v_z
-        + link7_velocity_w_y * cache.link8_subspace_v_z;
-    let link7_subspace_rate_v_x = link6_velocity_v_z
-        + cache.link7_subspace_v_z * link6_velocity_w_y;
-    let link7_acceleration_v_x = cache.link7_position_z * qdd[8] + link6_acceleration_v_x
-        + link7_subspace_rate_v_x * qd[8];
-    let link8_acceleration_v_x = link8_subspace_rate_v_x * qd[9] + link7_acceleration_v_x
-        + cache.link8_position_z * qdd[9];
-    let link9_subspace_rate_v_x = link8_velocity_v_z
-        + cache.link9_subspace_v_z * link8_velocity_w_y;
-    let link9_acceleration_v_x = qdd[10] * cache.link9_position_z
-        + link8_acceleration_v_x + link9_subspace_rate_v_x * qd[10];
-    let link9_velocity_v_z = link8_velocity_v_z + cache.link9_subspace_v_z * qd[10];
-    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
-        - cache.link9_inertia_h_x * link9_velocity_w_y;
-    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
-        + link9_velocity_v_z;
-    let link10_acceleration_v_x = cache.link10_position_z * qdd[11]
-        + link9_acceleration_v_x + link10_subspace_rate_v_x * qd[11];
-    let link10_velocity_v_z = cache.link10_subspace_v_z * qd[11] + link9_velocity_v_z;
-    let link11_velocity_v_z = link10_velocity_v_z + cache.link11_subspace_v_z * qd[12];
-    let link12_velocity_v_z = link11_velocity_v_z + cache.link12_subspace_v_z * qd[13];
-    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
-        - cache.link12_inertia_h_x * link12_velocity_w_y;
-    let link12_subspace_rate_v_x = link11_velocity_v_z
-        + cache.link12_subspace_v_z * link11_velocity_w_y;
-    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
-        + link10_velocity_v_z;
-    let link11_acceleration_v_x = link10_acceleration_v_x
-        + qdd[12] * cache.link11_position_z + link11_subspace_rate_v_x * qd[12];
-    let link12_acceleration_v_x = qdd[13] * cache.link12_position_z
-        + qd[13] * link12_subspace_rate_v_x + link11_acceleration_v_x;
-    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * cache.link13_subspace_v_z;
-    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
-        - cache.link13_inertia_h_x * link13_velocity_w_y;
-    let link14_velocity_v_z = qd[15] * cache.link14_subspace_v_z + link13_velocity_v_z;
-    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
-        - cache.link14_inertia_h_x * link14_velocity_w_y;
-    let link13_subspace_rate_v_x = cache.link13_subspace_v_z * link12_velocity_w_y
-        + link12_velocity_v_z;
-    let link13_acceleration_v_x = qd[14] * link13_subspace_rate_v_x
-        + link12_acceleration_v_x + cache.link13_position_z * qdd[14];
-    let link14_subspace_rate_v_x = cache.link14_subspace_v_z * link13_velocity_w_y
-        + link13_velocity_v_z;
-    let link14_acceleration_v_x = cache.link14_position_z * qdd[15]
-        + link13_acceleration_v_x + link14_subspace_rate_v_x * qd[15];
-    let link15_velocity_v_z = cache.link15_subspace_v_z * qd[16] + link14_velocity_v_z;
-    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
-        - link15_velocity_w_y * cache.link15_inertia_h_x;
-    let link16_velocity_v_z = cache.link16_subspace_v_z * qd[17] + link15_velocity_v_z;
-    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
-        - cache.link16_inertia_h_x * link16_velocity_w_y;
-    let link17_subspace_rate_v_x = link16_velocity_v_z
-        + cache.link17_subspace_v_z * link16_velocity_w_y;
-    let link16_subspace_rate_v_x = cache.link16_subspace_v_z * link15_velocity_w_y
-        + link15_velocity_v_z;
-    let link15_subspace_rate_v_x = link14_velocity_v_z
-        + cache.link15_subspace_v_z * link14_velocity_w_y;
-    let link15_acceleration_v_x = link15_subspace_rate_v_x * qd[16]
-        + cache.link15_position_z * qdd[16] + link14_acceleration_v_x;
-    let link16_acceleration_v_x = link16_subspace_rate_v_x * qd[17]
-        + link15_acceleration_v_x + cache.link16_position_z * qdd[17];
-    let link17_acceleration_v_x = cache.link17_position_z * qdd[18]
-        + qd[18] * link17_subspace_rate_v_x + link16_acceleration_v_x;
-    let link17_velocity_v_z = link16_velocity_v_z + cache.link17_subspace_v_z * qd[18];
-    let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
-        + link17_velocity_v_z;
-    let link18_acceleration_v_x = qd[19] * link18_subspace_rate_v_x
-        + link17_acceleration_v_x + cache.link18_position_z * qdd[19];
-    let link18_velocity_v_z = cache.link18_subspace_v_z * qd[19] + link17_velocity_v_z;
-    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
-        - cache.link18_inertia_h_x * link18_velocity_w_y;
-    let link19_velocity_v_z = cache.link19_subspace_v_z * qd[20] + link18_velocity_v_z;
-    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
-        - cache.link19_inertia_h_x * link19_velocity_w_y;
-    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * cache.link20_subspace_v_z;
-    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
-        - cache.link20_inertia_h_x * link20_velocity_w_y;
-    let link20_articulated_bias_f_x = link20_velocity_w_y * link20_momentum_f_z;
-    let link19_subspace_rate_v_x = link18_velocity_v_z
-        + cache.link19_subspace_v_z * link18_velocity_w_y;
-    let link19_acceleration_v_x = qdd[20] * cache.link19_position_z
-        + link19_subspace_rate_v_x * qd[20] + link18_acceleration_v_x;
-    let link20_subspace_rate_v_x = link19_velocity_v_z
-        + link19_velocity_w_y * cache.link20_subspace_v_z;
-    let link20_acceleration_v_x = qdd[21] * cache.link20_position_z
-        + link19_acceleration_v_x + link20_subspace_rate_v_x * qd[21];
-    let link20_composite_force_f_x = link20_articulated_bias_f_x
-        + link20_acceleration_v_x * p.link_mass
-        + link20_acceleration_w_y * cache.link20_inertia_h_z;
-    let link19_composite_force_f_x = link19_momentum_f_z * link19_velocity_w_y
-        + link19_acceleration_w_y * cache.link19_inertia_h_z + link20_composite_force_f_x
-        + p.link_mass * link19_acceleration_v_x;
-    let link18_composite_force_f_x = p.link_mass * link18_acceleration_v_x
-        + link18_acceleration_w_y * cache.link18_inertia_h_z
-        + link18_velocity_w_y * link18_momentum_f_z + link19_composite_force_f_x;
-    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
-        - cache.link17_inertia_h_x * link17_velocity_w_y;
-    let link17_composite_force_f_x = p.link_mass * link17_acceleration_v_x
-        + link18_composite_force_f_x + link17_acceleration_w_y * cache.link17_inertia_h_z
-        + link17_momentum_f_z * link17_velocity_w_y;
-    let link16_composite_force_f_x = link16_momentum_f_z * link16_velocity_w_y
-        + link17_composite_force_f_x + link16_acceleration_w_y * cache.link16_inertia_h_z
-        + p.link_mass * link16_acceleration_v_x;
-    let link15_composite_force_f_x = link15_velocity_w_y * link15_momentum_f_z
-        + link15_acceleration_w_y * cache.link15_inertia_h_z + link16_composite_force_f_x
-        + link15_acceleration_v_x * p.link_mass;
-    let link14_composite_force_f_x = link14_acceleration_w_y * cache.link14_inertia_h_z
-        + link14_momentum_f_z * link14_velocity_w_y
-        + p.link_mass * link14_acceleration_v_x + link15_composite_force_f_x;
-    let link13_composite_force_f_x = link13_velocity_w_y * link13_momentum_f_z
-        + link14_composite_force_f_x + link13_acceleration_w_y * cache.link13_inertia_h_z
-        + p.link_mass * link13_acceleration_v_x;
-    let link12_composite_force_f_x = link12_velocity_w_y * link12_momentum_f_z
-        + link12_acceleration_v_x * p.link_mass
-        + link12_acceleration_w_y * cache.link12_inertia_h_z
-        + link13_composite_force_f_x;
-    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
-        - cache.link11_inertia_h_x * link11_velocity_w_y;
-    let link11_composite_force_f_x = link12_composite_force_f_x
-        + link11_acceleration_v_x * p.link_mass
-        + link11_momentum_f_z * link11_velocity_w_y
-        + cache.link11_inertia_h_z * link11_acceleration_w_y;
-    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
-        - link10_velocity_w_y * cache.link10_inertia_h_x;
-    let link10_composite_force_f_x = cache.link10_inertia_h_z * link10_acceleration_w_y
-        + link10_acceleration_v_x * p.link_mass + link11_composite_force_f_x
-        + link10_velocity_w_y * link10_momentum_f_z;
-    let link9_composite_force_f_x = cache.link9_inertia_h_z * link9_acceleration_w_y
-        + p.link_mass * link9_acceleration_v_x + link9_velocity_w_y * link9_momentum_f_z
-        + link10_composite_force_f_x;
-    let link8_composite_force_f_x = link8_momentum_f_z * link8_velocity_w_y
-        + link8_acceleration_v_x * p.link_mass + link9_composite_force_f_x
-        + cache.link8_inertia_h_z * link8_acceleration_w_y;
-    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
-        - link7_velocity_w_y * cache.link7_inertia_h_x;
-    let link7_composite_force_f_x = cache.link7_inertia_h_z * link7_acceleration_w_y
-        + link8_composite_force_f_x + link7_acceleration_v_x * p.link_mass
-        + link7_velocity_w_y * link7_momentum_f_z;
-    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
-        - cache.link6_inertia_h_x * link6_velocity_w_y;
-    let link6_composite_force_f_x = link6_acceleration_v_x * p.link_mass
-        + link7_composite_force_f_x + link6_momentum_f_z * link6_velocity_w_y
-        + link6_acceleration_w_y * cache.link6_inertia_h_z;
-    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
-        - link5_velocity_w_y * cache.link5_inertia_h_x;
-    let link5_composite_force_f_x = link5_acceleration_v_x * p.link_mass
-        + link5_acceleration_w_y * cache.link5_inertia_h_z + link6_composite_force_f_x
-        + link5_velocity_w_y * link5_momentum_f_z;
-    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
-        - link4_velocity_w_y * cache.link4_inertia_h_x;
-    let link4_composite_force_f_x = link5_composite_force_f_x
-        + link4_velocity_w_y * link4_momentum_f_z
-        + cache.link4_inertia_h_z * link4_acceleration_w_y
-        + p.link_mass * link4_acceleration_v_x;
-    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
-        - cache.link3_inertia_h_x * link3_velocity_w_y;
-    let link3_composite_force_f_x = link3_acceleration_v_x * p.link_mass
-        + link4_composite_force_f_x + cache.link3_inertia_h_z * link3_acceleration_w_y
-        + link3_momentum_f_z * link3_velocity_w_y;
-    let link2_composite_force_f_x = link2_velocity_w_y * link2_momentum_f_z
-        + cache.link2_inertia_h_z * link2_acceleration_w_y
-        + link2_acceleration_v_x * p.link_mass + link3_composite_force_f_x;
-    let link1_composite_force_f_x = cache.link1_inertia_h_z * base_angle_acceleration_w_y
-        + base_angle_velocity_w_y * link1_momentum_f_z + link2_composite_force_f_x
-        + base_angle_acceleration_v_x * p.link_mass;
-    let base_angle_position_derivative_column_f_z = cache.link1_composite_inertia_m
-        * base_angle_acceleration_shift_v_z + link1_composite_force_f_x;
-    let link2_acceleration_shift_v_z = -(base_angle_acceleration_v_x
-        + cache.link2_position_z * base_angle_acceleration_w_y
-        + link2_subspace_rate_v_x * base_angle_velocity_w_y);
-    let link2_position_derivative_column_f_z = link2_acceleration_shift_v_z
-        * cache.link2_composite_inertia_m + link2_composite_force_f_x;
-    let link3_acceleration_shift_v_z = -(cache.link3_position_z * link2_acceleration_w_y
-        + link2_acceleration_v_x + link2_velocity_w_y * link3_subspace_rate_v_x);
-    let link3_position_derivative_column_f_z = link3_composite_force_f_x
-        + link3_acceleration_shift_v_z * cache.link3_composite_inertia_m;
-    let link4_acceleration_shift_v_z = -(link3_acceleration_v_x
-        + link4_subspace_rate_v_x * link3_velocity_w_y
-        + cache.link4_position_z * link3_acceleration_w_y);
-    let link4_position_derivative_column_f_z = link4_composite_force_f_x
-        + link4_acceleration_shift_v_z * cache.link4_composite_inertia_m;
-    let link5_acceleration_shift_v_z = -(link4_acceleration_v_x
-        + cache.link5_position_z * link4_acceleration_w_y
-        + link4_velocity_w_y * link5_subspace_rate_v_x);
-    let link5_position_derivative_column_f_z = link5_composite_force_f_x
-        + link5_acceleration_shift_v_z * cache.link5_composite_inertia_m;
-    let link6_acceleration_shift_v_z = -(link5_velocity_w_y * link6_subspace_rate_v_x
-        + link5_acceleration_v_x + link5_acceleration_w_y * cache.link6_position_z);
-    let link6_position_derivative_column_f_z = link6_composite_force_f_x
-        + cache.link6_composite_inertia_m * link6_acceleration_shift_v_z;
-    let link7_acceleration_shift_v_z = -(cache.link7_position_z * link6_acceleration_w_y
-        + link7_subspace_rate_v_x * link6_velocity_w_y + link6_acceleration_v_x);
-    let link7_position_derivative_column_f_z = link7_acceleration_shift_v_z
-        * cache.link7_composite_inertia_m + link7_composite_force_f_x;
-    let link8_acceleration_shift_v_z = -(link7_acceleration_v_x
-        + cache.link8_position_z * link7_acceleration_w_y
-        + link7_velocity_w_y * link8_subspace_rate_v_x);
-    let link8_position_derivative_column_f_z = link8_acceleration_shift_v_z
-        * cache.link8_composite_inertia_m + link8_composite_force_f_x;
-    let link9_acceleration_shift_v_z = -(cache.link9_position_z * link8_acceleration_w_y
-        + link8_acceleration_v_x + link9_subspace_rate_v_x * link8_velocity_w_y);
-    let link9_position_derivative_column_f_z = link9_composite_force_f_x
-        + cache.link9_composite_inertia_m * link9_acceleration_shift_v_z;
-    let link10_acceleration_shift_v_z = -(link9_acceleration_w_y
-        * cache.link10_position_z + link10_subspace_rate_v_x * link9_velocity_w_y
-        + link9_acceleration_v_x);
-    let link10_position_derivative_column_f_z = cache.link10_composite_inertia_m
-        * link10_acceleration_shift_v_z + link10_composite_force_f_x;
-    let link11_acceleration_shift_v_z = -(link10_acceleration_w_y
-        * cache.link11_position_z + link10_acceleration_v_x
-        + link11_subspace_rate_v_x * link10_velocity_w_y);
-    let link11_position_derivative_column_f_z = link11_acceleration_shift_v_z
-        * cache.link11_composite_inertia_m + link11_composite_force_f_x;
-    let link12_acceleration_shift_v_z = -(link12_subspace_rate_v_x * link11_velocity_w_y
-        + link11_acceleration_w_y * cache.link12_position_z + link11_acceleration_v_x);
-    let link12_position_derivative_column_f_z = link12_composite_force_f_x
-        + link12_acceleration_shift_v_z * cache.link12_composite_inertia_m;
-    let link13_acceleration_shift_v_z = -(link13_subspace_rate_v_x * link12_velocity_w_y
-        + link12_acceleration_v_x + cache.link13_position_z * link12_acceleration_w_y);
-    let link13_position_derivative_column_f_z = cache.link13_composite_inertia_m
-        * link13_acceleration_shift_v_z + link13_composite_force_f_x;
-    let link14_acceleration_shift_v_z = -(cache.link14_position_z
-        * link13_acceleration_w_y + link14_subspace_rate_v_x * link13_velocity_w_y
-        + link13_acceleration_v_x);
-    let link14_position_derivative_column_f_z = link14_composite_force_f_x
-        + link14_acceleration_shift_v_z * cache.link14_composite_inertia_m;
-    let link15_acceleration_shift_v_z = -(link14_acceleration_w_y
-        * cache.link15_position_z + link15_subspace_rate_v_x * link14_velocity_w_y
-        + link14_acceleration_v_x);
-    let link15_position_derivative_column_f_z = link15_composite_force_f_x
-        + link15_acceleration_shift_v_z * cache.link15_composite_inertia_m;
-    let link16_acceleration_shift_v_z = -(link15_acceleration_v_x
-        + link16_subspace_rate_v_x * link15_velocity_w_y
-        + cache.link16_position_z * link15_acceleration_w_y);
-    let link16_position_derivative_column_f_z = link16_composite_force_f_x
-        + cache.link16_composite_inertia_m * link16_acceleration_shift_v_z;
-    let link17_acceleration_shift_v_z = -(link16_velocity_w_y * link17_subspace_rate_v_x
-        + link16_acceleration_w_y * cache.link17_position_z + link16_acceleration_v_x);
-    let link17_position_derivative_column_f_z = link17_acceleration_shift_v_z
-        * cache.link17_composite_inertia_m + link17_composite_force_f_x;
-    let link18_acceleration_shift_v_z = -(cache.link18_position_z
-        * link17_acceleration_w_y + link18_subspace_rate_v_x * link17_velocity_w_y
-        + link17_acceleration_v_x);
-    let link18_position_derivative_column_f_z = link18_composite_force_f_x
-        + link18_acceleration_shift_v_z * cache.link18_composite_inertia_m;
-    let link19_acceleration_shift_v_z = -(link18_acceleration_w_y
-        * cache.link19_position_z + link19_subspace_rate_v_x * link18_velocity_w_y
-        + link18_acceleration_v_x);
-    let link19_position_derivative_column_f_z = cache.link19_composite_inertia_m
-        * link19_acceleration_shift_v_z + link19_composite_force_f_x;
-    let link20_acceleration_shift_v_z = -(link19_acceleration_v_x
-        + link20_subspace_rate_v_x * link19_velocity_w_y
-        + cache.link20_position_z * link19_acceleration_w_y);
-    let link20_position_derivative_column_f_z = link20_composite_force_f_x
-        + link20_acceleration_shift_v_z * p.link_mass;
-    let link19_composite_momentum_f_z = link19_momentum_f_z + link20_momentum_f_z;
-    let link18_composite_momentum_f_z = link19_composite_momentum_f_z
-        + link18_momentum_f_z;
-    let link17_composite_momentum_f_z = link18_composite_momentum_f_z
-        + link17_momentum_f_z;
-    let link16_composite_momentum_f_z = link16_momentum_f_z
-        + link17_composite_momentum_f_z;
-    let link15_composite_momentum_f_z = link15_momentum_f_z
-        + link16_composite_momentum_f_z;
-    let link14_composite_momentum_f_z = link15_composite_momentum_f_z
-        + link14_momentum_f_z;
-    let link13_composite_momentum_f_z = link14_composite_momentum_f_z
-        + link13_momentum_f_z;
-    let link12_composite_momentum_f_z = link12_momentum_f_z
-        + link13_composite_momentum_f_z;
-    let link11_composite_momentum_f_z = link12_composite_momentum_f_z
-        + link11_momentum_f_z;
-    let link10_composite_momentum_f_z = link11_composite_momentum_f_z
-        + link10_momentum_f_z;
-    let link9_composite_momentum_f_z = link9_momentum_f_z
-        + link10_composite_momentum_f_z;
-    let link8_composite_momentum_f_z = link9_composite_momentum_f_z + link8_momentum_f_z;
-    let link7_composite_momentum_f_z = link8_composite_momentum_f_z + link7_momentum_f_z;
-    let link6_composite_momentum_f_z = link7_composite_momentum_f_z + link6_momentum_f_z;
-    let link5_composite_momentum_f_z = link6_composite_momentum_f_z + link5_momentum_f_z;
-    let link4_composite_momentum_f_z = link4_momentum_f_z + link5_composite_momentum_f_z;
-    let link3_composite_momentum_f_z = link4_composite_momentum_f_z + link3_momentum_f_z;
-    let link2_composite_momentum_f_z = link3_composite_momentum_f_z + link2_momentum_f_z;
-    let link1_composite_momentum_f_z = link2_composite_momentum_f_z + link1_momentum_f_z;
-    let t19 = base_angle_velocity_v_z - base_angle_velocity_w_y * cache.link1_com_x;
-    let t20 = link2_velocity_v_z - link2_velocity_w_y * cache.link2_com_x;
-    let t21 = link3_velocity_v_z - cache.link3_com_x * link3_velocity_w_y;
-    let t22 = link4_velocity_v_z - link4_velocity_w_y * cache.link4_com_x;
-    let t23 = link7_velocity_v_z - link7_velocity_w_y * cache.link7_com_x;
-    let t24 = link8_velocity_v_z - cache.link8_com_x * link8_velocity_w_y;
-    let t25 = link10_velocity_v_z - cache.link10_com_x * link10_velocity_w_y;
-    let t26 = link11_velocity_v_z - cache.link11_com_x * link11_velocity_w_y;
-    let t27 = link13_velocity_v_z - link13_velocity_w_y * cache.link13_com_x;
-    let t28 = link14_velocity_v_z - cache.link14_com_x * link14_velocity_w_y;
-    let t29 = link16_velocity_v_z - link16_velocity_w_y * cache.link16_com_x;
-    let t30 = link17_velocity_v_z - cache.link17_com_x * link17_velocity_w_y;
-    let t31 = link18_velocity_v_z - cache.link18_com_x * link18_velocity_w_y;
-    let t32 = link20_velocity_v_z - link20_velocity_w_y * cache.link20_com_x;
-    let link20_composite_rate_hd_z = p.link_mass * t32;
-    let t33 = link19_velocity_v_z - cache.link19_com_x * link19_velocity_w_y;
-    let link19_composite_rate_hd_z = link20_composite_rate_hd_z + t33 * p.link_mass;
-    let link18_composite_rate_hd_z = p.link_mass * t31 + link19_composite_rate_hd_z;
-    let link17_composite_rate_hd_z = p.link_mass * t30 + link18_composite_rate_hd_z;
-    let link16_composite_rate_hd_z = p.link_mass * t29 + link17_composite_rate_hd_z;
-    let t34 = link15_velocity_v_z - cache.link15_com_x * link15_velocity_w_y;
-    let link15_composite_rate_hd_z = link16_composite_rate_hd_z + t34 * p.link_mass;
-    let link14_composite_rate_hd_z = t28 * p.link_mass + link15_composite_rate_hd_z;
-    let link13_composite_rate_hd_z = t27 * p.link_mass + link14_composite_rate_hd_z;
-    let t35 = link12_velocity_v_z - cache.link12_com_x * link12_velocity_w_y;
-    let link12_composite_rate_hd_z = link13_composite_rate_hd_z + t35 * p.link_mass;
-    let link11_composite_rate_hd_z = p.link_mass * t26 + link12_composite_rate_hd_z;
-    let link10_composite_rate_hd_z = t25 * p.link_mass + link11_composite_rate_hd_z;
-    let t36 = link9_velocity_v_z - cache.link9_com_x * link9_velocity_w_y;
-    let link9_composite_rate_hd_z = link10_composite_rate_hd_z + t36 * p.link_mass;
-    let link8_composite_rate_hd_z = t24 * p.link_mass + link9_composite_rate_hd_z;
-    let link7_composite_rate_hd_z = t23 * p.link_mass + link8_composite_rate_hd_z;
-    let t37 = link6_velocity_v_z - link6_velocity_w_y * cache.link6_com_x;
-    let link6_composite_rate_hd_z = link7_composite_rate_hd_z + t37 * p.link_mass;
-    let t38 = link5_velocity_v_z - cache.link5_com_x * link5_velocity_w_y;
-    let link5_composite_rate_hd_z = link6_composite_rate_hd_z + t38 * p.link_mass;
-    let link4_composite_rate_hd_z = t22 * p.link_mass + link5_composite_rate_hd_z;
-    let link3_composite_rate_hd_z = p.link_mass * t21 + link4_composite_rate_hd_z;
-    let link2_composite_rate_hd_z = t20 * p.link_mass + link3_composite_rate_hd_z;
-    let link1_composite_rate_hd_z = t19 * p.link_mass + link2_composite_rate_hd_z;
-    let t39 = -link1_composite_rate_hd_z;
-    let base_angle_position_derivative_row_f_x = link1_composite_momentum_f_z + t39;
+    let t20 = link1_composite_force_f_z + cache.link1_composite_inertia_m * p.gravity;
+    let base_x_position_derivative_column_n_y = -t20;
+    let base_x_coriolis_row_n_y = 0.5 * base_x_position_derivative_row_n_y;
+    let t21 = -link1_composite_momentum_f_z;
+    let base_x_coriolis_column_n_y = 0.5 * (t21 + link1_composite_rate_hd_z);
     let link19_composite_momentum_f_x = link19_momentum_f_x + link20_momentum_f_x;
     let link18_composite_momentum_f_x = link19_composite_momentum_f_x
         + link18_momentum_f_x;
@@ -9308,57 +8987,381 @@ pub fn inverse_dynamics_derivatives_into(
     let link3_composite_momentum_f_x = link3_momentum_f_x + link4_composite_momentum_f_x;
     let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
     let link1_composite_momentum_f_x = link1_momentum_f_x + link2_composite_momentum_f_x;
-    let t40 = cache.link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
-    let t41 = link3_velocity_v_x + cache.link3_com_z * link3_velocity_w_y;
-    let t42 = link9_velocity_v_x + link9_velocity_w_y * cache.link9_com_z;
-    let t43 = link10_velocity_v_x + cache.link10_com_z * link10_velocity_w_y;
-    let t44 = link12_velocity_v_x + link12_velocity_w_y * cache.link12_com_z;
-    let t45 = link14_velocity_v_x + link14_velocity_w_y * cache.link14_com_z;
-    let t46 = cache.link17_com_z * link17_velocity_w_y + link17_velocity_v_x;
-    let t47 = link20_velocity_v_x + link20_velocity_w_y * cache.link20_com_z;
-    let link20_composite_rate_hd_x = t47 * p.link_mass;
-    let t48 = link19_velocity_v_x + cache.link19_com_z * link19_velocity_w_y;
-    let link19_composite_rate_hd_x = link20_composite_rate_hd_x + p.link_mass * t48;
-    let t49 = cache.link18_com_z * link18_velocity_w_y + link18_velocity_v_x;
-    let link18_composite_rate_hd_x = link19_composite_rate_hd_x + p.link_mass * t49;
-    let link17_composite_rate_hd_x = t46 * p.link_mass + link18_composite_rate_hd_x;
-    let t50 = link16_velocity_v_x + cache.link16_com_z * link16_velocity_w_y;
-    let link16_composite_rate_hd_x = link17_composite_rate_hd_x + t50 * p.link_mass;
-    let t51 = link15_velocity_v_x + cache.link15_com_z * link15_velocity_w_y;
-    let link15_composite_rate_hd_x = link16_composite_rate_hd_x + p.link_mass * t51;
-    let link14_composite_rate_hd_x = p.link_mass * t45 + link15_composite_rate_hd_x;
-    let t52 = link13_velocity_v_x + cache.link13_com_z * link13_velocity_w_y;
-    let link13_composite_rate_hd_x = link14_composite_rate_hd_x + p.link_mass * t52;
-    let link12_composite_rate_hd_x = t44 * p.link_mass + link13_composite_rate_hd_x;
-    let t53 = cache.link11_com_z * link11_velocity_w_y + link11_velocity_v_x;
-    let link11_composite_rate_hd_x = link12_composite_rate_hd_x + t53 * p.link_mass;
-    let link10_composite_rate_hd_x = p.link_mass * t43 + link11_composite_rate_hd_x;
-    let link9_composite_rate_hd_x = p.link_mass * t42 + link10_composite_rate_hd_x;
-    let t54 = cache.link8_com_z * link8_velocity_w_y + link8_velocity_v_x;
-    let link8_composite_rate_hd_x = link9_composite_rate_hd_x + t54 * p.link_mass;
-    let t55 = link7_velocity_v_x + link7_velocity_w_y * cache.link7_com_z;
-    let link7_composite_rate_hd_x = link8_composite_rate_hd_x + t55 * p.link_mass;
-    let t56 = cache.link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
-    let link6_composite_rate_hd_x = link7_composite_rate_hd_x + p.link_mass * t56;
-    let t57 = link5_velocity_v_x + link5_velocity_w_y * cache.link5_com_z;
-    let link5_composite_rate_hd_x = link6_composite_rate_hd_x + t57 * p.link_mass;
-    let t58 = link4_velocity_w_y * cache.link4_com_z + link4_velocity_v_x;
-    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t58 * p.link_mass;
-    let link3_composite_rate_hd_x = t41 * p.link_mass + link4_composite_rate_hd_x;
-    let t59 = link2_velocity_v_x + link2_velocity_w_y * cache.link2_com_z;
-    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + t59 * p.link_mass;
-    let link1_composite_rate_hd_x = p.link_mass * t40 + link2_composite_rate_hd_x;
-    let base_angle_position_derivative_row_f_z = link1_composite_rate_hd_x
-        - link1_composite_momentum_f_x;
+    let t22 = -link1_composite_momentum_f_x;
+    let t23 = cache.link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
+    let t24 = link3_velocity_v_x + cache.link3_com_z * link3_velocity_w_y;
+    let t25 = link9_velocity_v_x + link9_velocity_w_y * cache.link9_com_z;
+    let t26 = link10_velocity_v_x + cache.link10_com_z * link10_velocity_w_y;
+    let t27 = link12_velocity_v_x + link12_velocity_w_y * cache.link12_com_z;
+    let t28 = link14_velocity_v_x + link14_velocity_w_y * cache.link14_com_z;
+    let t29 = cache.link17_com_z * link17_velocity_w_y + link17_velocity_v_x;
+    let t30 = link20_velocity_v_x + link20_velocity_w_y * cache.link20_com_z;
+    let link20_composite_rate_hd_x = t30 * p.link_mass;
+    let t31 = link19_velocity_v_x + cache.link19_com_z * link19_velocity_w_y;
+    let link19_composite_rate_hd_x = link20_composite_rate_hd_x + p.link_mass * t31;
+    let t32 = cache.link18_com_z * link18_velocity_w_y + link18_velocity_v_x;
+    let link18_composite_rate_hd_x = link19_composite_rate_hd_x + p.link_mass * t32;
+    let link17_composite_rate_hd_x = t29 * p.link_mass + link18_composite_rate_hd_x;
+    let t33 = link16_velocity_v_x + cache.link16_com_z * link16_velocity_w_y;
+    let link16_composite_rate_hd_x = link17_composite_rate_hd_x + t33 * p.link_mass;
+    let t34 = link15_velocity_v_x + cache.link15_com_z * link15_velocity_w_y;
+    let link15_composite_rate_hd_x = link16_composite_rate_hd_x + p.link_mass * t34;
+    let link14_composite_rate_hd_x = p.link_mass * t28 + link15_composite_rate_hd_x;
+    let t35 = link13_velocity_v_x + cache.link13_com_z * link13_velocity_w_y;
+    let link13_composite_rate_hd_x = link14_composite_rate_hd_x + p.link_mass * t35;
+    let link12_composite_rate_hd_x = t27 * p.link_mass + link13_composite_rate_hd_x;
+    let t36 = cache.link11_com_z * link11_velocity_w_y + link11_velocity_v_x;
+    let link11_composite_rate_hd_x = link12_composite_rate_hd_x + t36 * p.link_mass;
+    let link10_composite_rate_hd_x = p.link_mass * t26 + link11_composite_rate_hd_x;
+    let link9_composite_rate_hd_x = p.link_mass * t25 + link10_composite_rate_hd_x;
+    let t37 = cache.link8_com_z * link8_velocity_w_y + link8_velocity_v_x;
+    let link8_composite_rate_hd_x = link9_composite_rate_hd_x + t37 * p.link_mass;
+    let t38 = link7_velocity_v_x + link7_velocity_w_y * cache.link7_com_z;
+    let link7_composite_rate_hd_x = link8_composite_rate_hd_x + t38 * p.link_mass;
+    let t39 = cache.link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
+    let link6_composite_rate_hd_x = link7_composite_rate_hd_x + p.link_mass * t39;
+    let t40 = link5_velocity_v_x + link5_velocity_w_y * cache.link5_com_z;
+    let link5_composite_rate_hd_x = link6_composite_rate_hd_x + t40 * p.link_mass;
+    let t41 = link4_velocity_w_y * cache.link4_com_z + link4_velocity_v_x;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t41 * p.link_mass;
+    let link3_composite_rate_hd_x = t24 * p.link_mass + link4_composite_rate_hd_x;
+    let t42 = link2_velocity_v_x + link2_velocity_w_y * cache.link2_com_z;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + t42 * p.link_mass;
+    let link1_composite_rate_hd_x = p.link_mass * t23 + link2_composite_rate_hd_x;
+    let t43 = -link1_composite_rate_hd_x;
+    let base_z_position_derivative_row_n_y = t22 + t43;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_acceleration_v_x = link2_subspace_rate_v_x * qd[3]
+        + cache.link2_position_z * qdd[3] + base_angle_acceleration_v_x;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link3_acceleration_v_x = qd[4] * link3_subspace_rate_v_x + link2_acceleration_v_x
+        + qdd[4] * cache.link3_position_z;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x = link3_acceleration_v_x + cache.link4_position_z * qdd[5]
+        + qd[5] * link4_subspace_rate_v_x;
+    let link5_acceleration_v_x = qd[6] * link5_subspace_rate_v_x + link4_acceleration_v_x
+        + cache.link5_position_z * qdd[6];
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x = cache.link6_position_z * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x + link5_acceleration_v_x;
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * cache.link8_subspace_v_z;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + cache.link7_subspace_v_z * link6_velocity_w_y;
+    let link7_acceleration_v_x = cache.link7_position_z * qdd[8] + link6_acceleration_v_x
+        + link7_subspace_rate_v_x * qd[8];
+    let link8_acceleration_v_x = link8_subspace_rate_v_x * qd[9] + link7_acceleration_v_x
+        + cache.link8_position_z * qdd[9];
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + cache.link9_subspace_v_z * link8_velocity_w_y;
+    let link9_acceleration_v_x = qdd[10] * cache.link9_position_z
+        + link8_acceleration_v_x + link9_subspace_rate_v_x * qd[10];
+    let link10_subspace_rate_v_x = cache.link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_acceleration_v_x = cache.link10_position_z * qdd[11]
+        + link9_acceleration_v_x + link10_subspace_rate_v_x * qd[11];
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + cache.link12_subspace_v_z * link11_velocity_w_y;
+    let link11_subspace_rate_v_x = cache.link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_acceleration_v_x = link10_acceleration_v_x
+        + qdd[12] * cache.link11_position_z + link11_subspace_rate_v_x * qd[12];
+    let link12_acceleration_v_x = qdd[13] * cache.link12_position_z
+        + qd[13] * link12_subspace_rate_v_x + link11_acceleration_v_x;
+    let link13_subspace_rate_v_x = cache.link13_subspace_v_z * link12_velocity_w_y
+        + link12_velocity_v_z;
+    let link13_acceleration_v_x = qd[14] * link13_subspace_rate_v_x
+        + link12_acceleration_v_x + cache.link13_position_z * qdd[14];
+    let link14_subspace_rate_v_x = cache.link14_subspace_v_z * link13_velocity_w_y
+        + link13_velocity_v_z;
+    let link14_acceleration_v_x = cache.link14_position_z * qdd[15]
+        + link13_acceleration_v_x + link14_subspace_rate_v_x * qd[15];
+    let link17_subspace_rate_v_x = link16_velocity_v_z
+        + cache.link17_subspace_v_z * link16_velocity_w_y;
+    let link16_subspace_rate_v_x = cache.link16_subspace_v_z * link15_velocity_w_y
+        + link15_velocity_v_z;
+    let link15_subspace_rate_v_x = link14_velocity_v_z
+        + cache.link15_subspace_v_z * link14_velocity_w_y;
+    let link15_acceleration_v_x = link15_subspace_rate_v_x * qd[16]
+        + cache.link15_position_z * qdd[16] + link14_acceleration_v_x;
+    let link16_acceleration_v_x = link16_subspace_rate_v_x * qd[17]
+        + link15_acceleration_v_x + cache.link16_position_z * qdd[17];
+    let link17_acceleration_v_x = cache.link17_position_z * qdd[18]
+        + qd[18] * link17_subspace_rate_v_x + link16_acceleration_v_x;
+    let link18_subspace_rate_v_x = cache.link18_subspace_v_z * link17_velocity_w_y
+        + link17_velocity_v_z;
+    let link18_acceleration_v_x = qd[19] * link18_subspace_rate_v_x
+        + link17_acceleration_v_x + cache.link18_position_z * qdd[19];
+    let link20_articulated_bias_f_x = link20_velocity_w_y * link20_momentum_f_z;
+    let link19_subspace_rate_v_x = link18_velocity_v_z
+        + cache.link19_subspace_v_z * link18_velocity_w_y;
+    let link19_acceleration_v_x = qdd[20] * cache.link19_position_z
+        + link19_subspace_rate_v_x * qd[20] + link18_acceleration_v_x;
+    let link20_subspace_rate_v_x = link19_velocity_v_z
+        + link19_velocity_w_y * cache.link20_subspace_v_z;
+    let link20_acceleration_v_x = qdd[21] * cache.link20_position_z
+        + link19_acceleration_v_x + link20_subspace_rate_v_x * qd[21];
+    let link20_composite_force_f_x = link20_articulated_bias_f_x
+        + link20_acceleration_v_x * p.link_mass
+        + link20_acceleration_w_y * cache.link20_inertia_h_z;
+    let link19_composite_force_f_x = link19_momentum_f_z * link19_velocity_w_y
+        + link19_acceleration_w_y * cache.link19_inertia_h_z + link20_composite_force_f_x
+        + p.link_mass * link19_acceleration_v_x;
+    let link18_composite_force_f_x = p.link_mass * link18_acceleration_v_x
+        + link18_acceleration_w_y * cache.link18_inertia_h_z
+        + link18_velocity_w_y * link18_momentum_f_z + link19_composite_force_f_x;
+    let link17_composite_force_f_x = p.link_mass * link17_acceleration_v_x
+        + link18_composite_force_f_x + link17_acceleration_w_y * cache.link17_inertia_h_z
+        + link17_momentum_f_z * link17_velocity_w_y;
+    let link16_composite_force_f_x = link16_momentum_f_z * link16_velocity_w_y
+        + link17_composite_force_f_x + link16_acceleration_w_y * cache.link16_inertia_h_z
+        + p.link_mass * link16_acceleration_v_x;
+    let link15_composite_force_f_x = link15_velocity_w_y * link15_momentum_f_z
+        + link15_acceleration_w_y * cache.link15_inertia_h_z + link16_composite_force_f_x
+        + link15_acceleration_v_x * p.link_mass;
+    let link14_composite_force_f_x = link14_acceleration_w_y * cache.link14_inertia_h_z
+        + link14_momentum_f_z * link14_velocity_w_y
+        + p.link_mass * link14_acceleration_v_x + link15_composite_force_f_x;
+    let link13_composite_force_f_x = link13_velocity_w_y * link13_momentum_f_z
+        + link14_composite_force_f_x + link13_acceleration_w_y * cache.link13_inertia_h_z
+        + p.link_mass * link13_acceleration_v_x;
+    let link12_composite_force_f_x = link12_velocity_w_y * link12_momentum_f_z
+        + link12_acceleration_v_x * p.link_mass
+        + link12_acceleration_w_y * cache.link12_inertia_h_z
+        + link13_composite_force_f_x;
+    let link11_composite_force_f_x = link12_composite_force_f_x
+        + link11_acceleration_v_x * p.link_mass
+        + link11_momentum_f_z * link11_velocity_w_y
+        + cache.link11_inertia_h_z * link11_acceleration_w_y;
+    let link10_composite_force_f_x = cache.link10_inertia_h_z * link10_acceleration_w_y
+        + link10_acceleration_v_x * p.link_mass + link11_composite_force_f_x
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link9_composite_force_f_x = cache.link9_inertia_h_z * link9_acceleration_w_y
+        + p.link_mass * link9_acceleration_v_x + link9_velocity_w_y * link9_momentum_f_z
+        + link10_composite_force_f_x;
+    let link8_composite_force_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + link8_acceleration_v_x * p.link_mass + link9_composite_force_f_x
+        + cache.link8_inertia_h_z * link8_acceleration_w_y;
+    let link7_composite_force_f_x = cache.link7_inertia_h_z * link7_acceleration_w_y
+        + link8_composite_force_f_x + link7_acceleration_v_x * p.link_mass
+        + link7_velocity_w_y * link7_momentum_f_z;
+    let link6_composite_force_f_x = link6_acceleration_v_x * p.link_mass
+        + link7_composite_force_f_x + link6_momentum_f_z * link6_velocity_w_y
+        + link6_acceleration_w_y * cache.link6_inertia_h_z;
+    let link5_composite_force_f_x = link5_acceleration_v_x * p.link_mass
+        + link5_acceleration_w_y * cache.link5_inertia_h_z + link6_composite_force_f_x
+        + link5_velocity_w_y * link5_momentum_f_z;
+    let link4_composite_force_f_x = link5_composite_force_f_x
+        + link4_velocity_w_y * link4_momentum_f_z
+        + cache.link4_inertia_h_z * link4_acceleration_w_y
+        + p.link_mass * link4_acceleration_v_x;
+    let link3_composite_force_f_x = link3_acceleration_v_x * p.link_mass
+        + link4_composite_force_f_x + cache.link3_inertia_h_z * link3_acceleration_w_y
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link2_composite_force_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + cache.link2_inertia_h_z * link2_acceleration_w_y
+        + link2_acceleration_v_x * p.link_mass + link3_composite_force_f_x;
+    let link1_composite_force_f_x = cache.link1_inertia_h_z * base_angle_acceleration_w_y
+        + base_angle_velocity_w_y * link1_momentum_f_z + link2_composite_force_f_x
+        + base_angle_acceleration_v_x * p.link_mass;
+    let base_z_coriolis_row_n_y = 0.5 * base_z_position_derivative_row_n_y;
+    let base_z_coriolis_column_n_y = 0.5 * (t43 + link1_composite_momentum_f_x);
+    let base_angle_acceleration_shift_v_x = p.gravity + qdd[1];
+    let base_angle_acceleration_shift_v_z = -qdd[0];
+    let link19_composite_inertia_i_11 = cache.link19_inertia_i_11
+        + cache.link20_inertia_i_11;
+    let link18_composite_inertia_i_11 = cache.link18_inertia_i_11
+        + link19_composite_inertia_i_11;
+    let link17_composite_inertia_i_11 = cache.link17_inertia_i_11
+        + link18_composite_inertia_i_11;
+    let link16_composite_inertia_i_11 = cache.link16_inertia_i_11
+        + link17_composite_inertia_i_11;
+    let link15_composite_inertia_i_11 = cache.link15_inertia_i_11
+        + link16_composite_inertia_i_11;
+    let link14_composite_inertia_i_11 = cache.link14_inertia_i_11
+        + link15_composite_inertia_i_11;
+    let link13_composite_inertia_i_11 = cache.link13_inertia_i_11
+        + link14_composite_inertia_i_11;
+    let link12_composite_inertia_i_11 = link13_composite_inertia_i_11
+        + cache.link12_inertia_i_11;
+    let link11_composite_inertia_i_11 = link12_composite_inertia_i_11
+        + cache.link11_inertia_i_11;
+    let link10_composite_inertia_i_11 = link11_composite_inertia_i_11
+        + cache.link10_inertia_i_11;
+    let link9_composite_inertia_i_11 = link10_composite_inertia_i_11
+        + cache.link9_inertia_i_11;
+    let link8_composite_inertia_i_11 = link9_composite_inertia_i_11
+        + cache.link8_inertia_i_11;
+    let link7_composite_inertia_i_11 = cache.link7_inertia_i_11
+        + link8_composite_inertia_i_11;
+    let link6_composite_inertia_i_11 = link7_composite_inertia_i_11
+        + cache.link6_inertia_i_11;
+    let link5_composite_inertia_i_11 = cache.link5_inertia_i_11
+        + link6_composite_inertia_i_11;
+    let link4_composite_inertia_i_11 = cache.link4_inertia_i_11
+        + link5_composite_inertia_i_11;
+    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11
+        + cache.link3_inertia_i_11;
+    let link2_composite_inertia_i_11 = cache.link2_inertia_i_11
+        + link3_composite_inertia_i_11;
+    let link1_composite_inertia_i_11 = cache.link1_inertia_i_11
+        + link2_composite_inertia_i_11;
+    let base_angle_projected_inertia_n_y = q[1] * cache.link1_composite_inertia_h_z
+        - cache.base_angle_subspace_v_z * cache.link1_composite_inertia_h_x
+        - link1_composite_inertia_i_11;
+    let t44 = -(cache.base_angle_subspace_v_z * link1_composite_rate_hd_x);
+    let t45 = q[1] * link1_composite_rate_hd_z;
+    let link20_composite_rate_id_11 = 2.0 * p.link_mass
+        * (cache.link20_com_z * t13 + t30 * cache.link20_com_x);
+    let link19_composite_rate_id_11 = link20_composite_rate_id_11
+        + 2.0 * p.link_mass * (t14 * cache.link19_com_z + cache.link19_com_x * t31);
+    let link18_composite_rate_id_11 = 2.0
+        * (cache.link18_com_x * t32 + cache.link18_com_z * t12) * p.link_mass
+        + link19_composite_rate_id_11;
+    let link17_composite_rate_id_11 = link18_composite_rate_id_11
+        + 2.0 * (t29 * cache.link17_com_x + cache.link17_com_z * t11) * p.link_mass;
+    let link16_composite_rate_id_11 = link17_composite_rate_id_11
+        + 2.0 * p.link_mass * (t33 * cache.link16_com_x + cache.link16_com_z * t10);
+    let link15_composite_rate_id_11 = link16_composite_rate_id_11
+        + 2.0 * p.link_mass * (cache.link15_com_z * t15 + cache.link15_com_x * t34);
+    let link14_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t9 * cache.link14_com_z + cache.link14_com_x * t28)
+        + link15_composite_rate_id_11;
+    let link13_composite_rate_id_11 = 2.0
+        * (cache.link13_com_z * t8 + t35 * cache.link13_com_x) * p.link_mass
+        + link14_composite_rate_id_11;
+    let link12_composite_rate_id_11 = 2.0
+        * (t16 * cache.link12_com_z + t27 * cache.link12_com_x) * p.link_mass
+        + link13_composite_rate_id_11;
+    let link11_composite_rate_id_11 = link12_composite_rate_id_11
+        + 2.0 * (t36 * cache.link11_com_x + cache.link11_com_z * t7) * p.link_mass;
+    let link10_composite_rate_id_11 = 2.0 * p.link_mass
+        * (cache.link10_com_x * t26 + cache.link10_com_z * t6)
+        + link11_composite_rate_id_11;
+    let link9_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t17 * cache.link9_com_z + cache.link9_com_x * t25)
+        + link10_composite_rate_id_11;
+    let link8_composite_rate_id_11 = link9_composite_rate_id_11
+        + 2.0 * (t5 * cache.link8_com_z + t37 * cache.link8_com_x) * p.link_mass;
+    let link7_composite_rate_id_11 = 2.0
+        * (t4 * cache.link7_com_z + t38 * cache.link7_com_x) * p.link_mass
+        + link8_composite_rate_id_11;
+    let link6_composite_rate_id_11 = link7_composite_rate_id_11
+        + 2.0 * p.link_mass * (t18 * cache.link6_com_z + t39 * cache.link6_com_x);
+    let link5_composite_rate_id_11 = 2.0
+        * (cache.link5_com_x * t40 + t19 * cache.link5_com_z) * p.link_mass
+        + link6_composite_rate_id_11;
+    let link4_composite_rate_id_11 = link5_composite_rate_id_11
+        + 2.0 * p.link_mass * (t3 * cache.link4_com_z + t41 * cache.link4_com_x);
+    let link3_composite_rate_id_11 = link4_composite_rate_id_11
+        + 2.0 * (cache.link3_com_x * t24 + cache.link3_com_z * t2) * p.link_mass;
+    let link2_composite_rate_id_11 = 2.0
+        * (t42 * cache.link2_com_x + t1 * cache.link2_com_z) * p.link_mass
+        + link3_composite_rate_id_11;
+    let link1_composite_rate_id_11 = link2_composite_rate_id_11
+        + 2.0 * p.link_mass * (cache.link1_com_x * t23 + cache.link1_com_z * t0);
+    let t46 = -link1_composite_rate_id_11;
+    let t47 = -(q[1] * link1_composite_momentum_f_z);
+    let t48 = link1_composite_momentum_f_x * cache.base_angle_subspace_v_z;
+    let base_angle_position_derivative_row_n_y = t44 + t45 + t46 - (t47 + t48);
+    let t49 = -link1_composite_rate_hd_z;
+    let base_angle_position_derivative_row_f_x = link1_composite_momentum_f_z + t49;
+    let base_angle_position_derivative_row_f_z = t22 + link1_composite_rate_hd_x;
+    let base_angle_position_derivative_column_n_y = link1_composite_rate_hd_z * qd[1]
+        + link1_composite_force_f_x * cache.base_angle_subspace_v_z
+        + base_angle_acceleration_shift_v_x * cache.link1_composite_inertia_h_z
+        + link1_composite_momentum_f_x * base_angle_subspace_rate_v_z
+        - link1_composite_momentum_f_z * qd[1]
+        - cache.link1_composite_inertia_h_x * base_angle_acceleration_shift_v_z
+        - base_angle_subspace_rate_v_z * link1_composite_rate_hd_x - q[1] * t20;
+    let base_angle_position_derivative_column_f_x = base_x_position_derivative_column_n_y
+        + base_angle_acceleration_shift_v_x * cache.link1_composite_inertia_m;
+    let base_angle_position_derivative_column_f_z = cache.link1_composite_inertia_m
+        * base_angle_acceleration_shift_v_z + link1_composite_force_f_x;
+    let base_angle_coriolis_row_n_y = 0.5 * base_angle_position_derivative_row_n_y;
+    let base_angle_coriolis_row_f_x = 0.5 * base_angle_position_derivative_row_f_x;
+    let base_angle_coriolis_row_f_z = 0.5 * base_angle_position_derivative_row_f_z;
+    let base_angle_coriolis_column_n_y = 0.5 * (t44 + t45 + t46 + t47 + t48)
+        + cache.link1_composite_inertia_h_z * qd[1]
+        - base_angle_subspace_rate_v_z * cache.link1_composite_inertia_h_x;
+    let base_angle_coriolis_column_f_x = cache.link1_composite_inertia_m * qd[1]
+        + 0.5 * (t21 + t49);
+    let base_angle_coriolis_column_f_z = 0.5
+        * (link1_composite_momentum_f_x + link1_composite_rate_hd_x)
+        + cache.link1_composite_inertia_m * base_angle_subspace_rate_v_z;
+    let link2_acceleration_shift_v_x = -(-(base_angle_acceleration_v_z + p.gravity)
+        - cache.link2_subspace_v_z * base_angle_acceleration_w_y
+        - link2_subspace_rate_v_z * base_angle_velocity_w_y);
+    let link2_acceleration_shift_v_z = -(base_angle_acceleration_v_x
+        + cache.link2_position_z * base_angle_acceleration_w_y
+        + link2_subspace_rate_v_x * base_angle_velocity_w_y);
+    let link2_projected_inertia_n_y = cache.link2_position_z
+        * cache.link2_composite_inertia_h_z
+        - cache.link2_subspace_v_z * cache.link2_composite_inertia_h_x
+        - link2_composite_inertia_i_11;
+    let t50 = -link2_composite_rate_id_11;
+    let t51 = -(cache.link2_position_z * link2_composite_momentum_f_z);
+    let t52 = cache.link2_subspace_v_z * link2_composite_momentum_f_x;
+    let t53 = -(link2_composite_rate_hd_x * cache.link2_subspace_v_z);
+    let t54 = cache.link2_position_z * link2_composite_rate_hd_z;
+    let link2_position_derivative_row_n_y = t50 + t53 + t54 - (t51 + t52);
+    let t55 = -link2_composite_rate_hd_z;
+    let link2_position_derivative_row_f_x = t55 + link2_composite_momentum_f_z;
+    let link2_position_derivative_row_f_z = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let t56 = cache.link2_composite_inertia_m * p.gravity + link2_composite_force_f_z;
     let link2_position_derivative_column_n_y = link2_subspace_rate_v_z
         * link2_composite_momentum_f_x
         + link2_subspace_rate_v_x * link2_composite_rate_hd_z
         + cache.link2_composite_inertia_h_z * link2_acceleration_shift_v_x
         + cache.link2_subspace_v_z * link2_composite_force_f_x
-        - t0 * cache.link2_position_z
+        - t56 * cache.link2_position_z
         - link2_composite_rate_hd_x * link2_subspace_rate_v_z
         - link2_acceleration_shift_v_z * cache.link2_composite_inertia_h_x
         - link2_subspace_rate_v_x * link2_composite_momentum_f_z;
+    let link2_position_derivative_column_f_x = cache.link2_composite_inertia_m
+        * link2_acceleration_shift_v_x - t56;
+    let link2_position_derivative_column_f_z = link2_acceleration_shift_v_z
+        * cache.link2_composite_inertia_m + link2_composite_force_f_x;
+    let link2_coriolis_row_n_y = 0.5 * link2_position_derivative_row_n_y;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_coriolis_row_f_z = 0.5 * link2_position_derivative_row_f_z;
+    let link2_coriolis_column_n_y = 0.5 * (t50 + t51 + t53 + t52 + t54)
+        + link2_subspace_rate_v_x * cache.link2_composite_inertia_h_z
+        - link2_subspace_rate_v_z * cache.link2_composite_inertia_h_x;
+    let link2_coriolis_column_f_x = link2_subspace_rate_v_x
+        * cache.link2_composite_inertia_m + 0.5 * (t55 - link2_composite_momentum_f_z);
+    let link2_coriolis_column_f_z = 0.5
+        * (link2_composite_rate_hd_x + link2_composite_momentum_f_x)
+        + link2_subspace_rate_v_z * cache.link2_composite_inertia_m;
+    let link3_acceleration_shift_v_x = -(-link2_acceleration_w_y
+        * cache.link3_subspace_v_z - link2_velocity_w_y * link3_subspace_rate_v_z
+        - (p.gravity + link2_acceleration_v_z));
+    let link3_acceleration_shift_v_z = -(cache.link3_position_z * link2_acceleration_w_y
+        + link2_acceleration_v_x + link2_velocity_w_y * link3_subspace_rate_v_x);
+    let link3_projected_inertia_n_y = cache.link3_composite_inertia_h_z
+        * cache.link3_position_z
+        - cache.link3_composite_inertia_h_x * cache.link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let t57 = -link3_composite_rate_id_11;
+    let t58 = link3_composite_rate_hd_z * cache.link3_position_z;
+    let t59 = -(link3_composite_rate_hd_x * cache.link3_subspace_v_z);
+    let t60 = link3_composite_momentum_f_x * cache.link3_subspace_v_z;
+    let t61 = -(link3_composite_momentum_f_z * cache.link3_position_z);
+    let link3_position_derivative_row_n_y = t57 + t58 + t59 - (t60 + t61);
+    let t62 = -link3_composite_rate_hd_z;
+    let link3_position_derivative_row_f_x = link3_composite_momentum_f_z + t62;
+    let link3_position_derivative_row_f_z = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let t63 = link3_composite_force_f_z + p.gravity * cache.link3_composite_inertia_m;
     let link3_position_derivative_column_n_y = link3_composite_momentum_f_x
         * link3_subspace_rate_v_z
         + cache.link3_composite_inertia_h_z * link3_acceleration_shift_v_x
@@ -9367,67 +9370,306 @@ pub fn inverse_dynamics_derivatives_into(
         - link3_composite_momentum_f_z * link3_subspace_rate_v_x
         - link3_acceleration_shift_v_z * cache.link3_composite_inertia_h_x
         - link3_composite_rate_hd_x * link3_subspace_rate_v_z
-        - cache.link3_position_z * t1;
-    let t60 = -link3_position_derivative_column_n_y;
+        - cache.link3_position_z * t63;
+    let link3_position_derivative_column_f_x = link3_acceleration_shift_v_x
+        * cache.link3_composite_inertia_m - t63;
+    let link3_position_derivative_column_f_z = link3_composite_force_f_x
+        + link3_acceleration_shift_v_z * cache.link3_composite_inertia_m;
+    let link3_coriolis_row_n_y = 0.5 * link3_position_derivative_row_n_y;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_coriolis_row_f_z = 0.5 * link3_position_derivative_row_f_z;
+    let link3_coriolis_column_n_y = cache.link3_composite_inertia_h_z
+        * link3_subspace_rate_v_x + 0.5 * (t60 + t57 + t61 + t58 + t59)
+        - cache.link3_composite_inertia_h_x * link3_subspace_rate_v_z;
+    let link3_coriolis_column_f_x = cache.link3_composite_inertia_m
+        * link3_subspace_rate_v_x + 0.5 * (t62 - link3_composite_momentum_f_z);
+    let link3_coriolis_column_f_z = 0.5
+        * (link3_composite_momentum_f_x + link3_composite_rate_hd_x)
+        + link3_subspace_rate_v_z * cache.link3_composite_inertia_m;
+    let link4_acceleration_shift_v_x = -(-cache.link4_subspace_v_z
+        * link3_acceleration_w_y - (p.gravity + link3_acceleration_v_z)
+        - link4_subspace_rate_v_z * link3_velocity_w_y);
+    let link4_acceleration_shift_v_z = -(link3_acceleration_v_x
+        + link4_subspace_rate_v_x * link3_velocity_w_y
+        + cache.link4_position_z * link3_acceleration_w_y);
+    let link4_projected_inertia_n_y = cache.link4_position_z
+        * cache.link4_composite_inertia_h_z - link4_composite_inertia_i_11
+        - cache.link4_subspace_v_z * cache.link4_composite_inertia_h_x;
+    let t64 = -(cache.link4_subspace_v_z * link4_composite_rate_hd_x);
+    let t65 = -link4_composite_rate_id_11;
+    let t66 = cache.link4_position_z * link4_composite_rate_hd_z;
+    let t67 = -(cache.link4_position_z * link4_composite_momentum_f_z);
+    let t68 = cache.link4_subspace_v_z * link4_composite_momentum_f_x;
+    let link4_position_derivative_row_n_y = t64 + t65 + t66 - (t67 + t68);
+    let t69 = -link4_composite_rate_hd_z;
+    let link4_position_derivative_row_f_x = link4_composite_momentum_f_z + t69;
+    let link4_position_derivative_row_f_z = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let t70 = link4_composite_force_f_z + p.gravity * cache.link4_composite_inertia_m;
     let link4_position_derivative_column_n_y = link4_subspace_rate_v_z
         * link4_composite_momentum_f_x
         + link4_composite_force_f_x * cache.link4_subspace_v_z
         + link4_composite_rate_hd_z * link4_subspace_rate_v_x
         + cache.link4_composite_inertia_h_z * link4_acceleration_shift_v_x
-        - cache.link4_position_z * t2
+        - cache.link4_position_z * t70
         - link4_subspace_rate_v_z * link4_composite_rate_hd_x
         - link4_acceleration_shift_v_z * cache.link4_composite_inertia_h_x
         - link4_composite_momentum_f_z * link4_subspace_rate_v_x;
-    let t61 = -link4_position_derivative_column_n_y;
+    let link4_position_derivative_column_f_x = link4_acceleration_shift_v_x
+        * cache.link4_composite_inertia_m - t70;
+    let link4_position_derivative_column_f_z = link4_composite_force_f_x
+        + link4_acceleration_shift_v_z * cache.link4_composite_inertia_m;
+    let link4_coriolis_row_n_y = 0.5 * link4_position_derivative_row_n_y;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_coriolis_row_f_z = 0.5 * link4_position_derivative_row_f_z;
+    let link4_coriolis_column_n_y = cache.link4_composite_inertia_h_z
+        * link4_subspace_rate_v_x + 0.5 * (t64 + t65 + t67 + t66 + t68)
+        - link4_subspace_rate_v_z * cache.link4_composite_inertia_h_x;
+    let link4_coriolis_column_f_x = 0.5 * (t69 - link4_composite_momentum_f_z)
+        + link4_subspace_rate_v_x * cache.link4_composite_inertia_m;
+    let link4_coriolis_column_f_z = link4_subspace_rate_v_z
+        * cache.link4_composite_inertia_m
+        + 0.5 * (link4_composite_rate_hd_x + link4_composite_momentum_f_x);
+    let link5_acceleration_shift_v_x = -(-cache.link5_subspace_v_z
+        * link4_acceleration_w_y - (p.gravity + link4_acceleration_v_z)
+        - link4_velocity_w_y * link5_subspace_rate_v_z);
+    let link5_acceleration_shift_v_z = -(link4_acceleration_v_x
+        + cache.link5_position_z * link4_acceleration_w_y
+        + link4_velocity_w_y * link5_subspace_rate_v_x);
+    let link5_projected_inertia_n_y = cache.link5_composite_inertia_h_z
+        * cache.link5_position_z - link5_composite_inertia_i_11
+        - cache.link5_composite_inertia_h_x * cache.link5_subspace_v_z;
+    let t71 = -(cache.link5_position_z * link5_composite_momentum_f_z);
+    let t72 = cache.link5_subspace_v_z * link5_composite_momentum_f_x;
+    let t73 = cache.link5_position_z * link5_composite_rate_hd_z;
+    let t74 = -link5_composite_rate_id_11;
+    let t75 = -(link5_composite_rate_hd_x * cache.link5_subspace_v_z);
+    let link5_position_derivative_row_n_y = t73 + t74 + t75 - (t71 + t72);
+    let t76 = -link5_composite_rate_hd_z;
+    let link5_position_derivative_row_f_x = link5_composite_momentum_f_z + t76;
+    let link5_position_derivative_row_f_z = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let t77 = cache.link5_composite_inertia_m * p.gravity + link5_composite_force_f_z;
     let link5_position_derivative_column_n_y = link5_composite_force_f_x
         * cache.link5_subspace_v_z + link5_subspace_rate_v_x * link5_composite_rate_hd_z
         + link5_subspace_rate_v_z * link5_composite_momentum_f_x
         + cache.link5_composite_inertia_h_z * link5_acceleration_shift_v_x
         - link5_composite_rate_hd_x * link5_subspace_rate_v_z
-        - cache.link5_position_z * t3
+        - cache.link5_position_z * t77
         - link5_acceleration_shift_v_z * cache.link5_composite_inertia_h_x
         - link5_composite_momentum_f_z * link5_subspace_rate_v_x;
-    let t62 = -link5_position_derivative_column_n_y;
+    let link5_position_derivative_column_f_x = cache.link5_composite_inertia_m
+        * link5_acceleration_shift_v_x - t77;
+    let link5_position_derivative_column_f_z = link5_composite_force_f_x
+        + link5_acceleration_shift_v_z * cache.link5_composite_inertia_m;
+    let link5_coriolis_row_n_y = 0.5 * link5_position_derivative_row_n_y;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_coriolis_row_f_z = 0.5 * link5_position_derivative_row_f_z;
+    let link5_coriolis_column_n_y = 0.5 * (t71 + t73 + t74 + t75 + t72)
+        + cache.link5_composite_inertia_h_z * link5_subspace_rate_v_x
+        - cache.link5_composite_inertia_h_x * link5_subspace_rate_v_z;
+    let link5_coriolis_column_f_x = 0.5 * (t76 - link5_composite_momentum_f_z)
+        + cache.link5_composite_inertia_m * link5_subspace_rate_v_x;
+    let link5_coriolis_column_f_z = cache.link5_composite_inertia_m
+        * link5_subspace_rate_v_z
+        + 0.5 * (link5_composite_rate_hd_x + link5_composite_momentum_f_x);
+    let link6_acceleration_shift_v_x = -(-link5_velocity_w_y * link6_subspace_rate_v_z
+        - link5_acceleration_w_y * cache.link6_subspace_v_z
+        - (link5_acceleration_v_z + p.gravity));
+    let link6_acceleration_shift_v_z = -(link5_velocity_w_y * link6_subspace_rate_v_x
+        + link5_acceleration_v_x + link5_acceleration_w_y * cache.link6_position_z);
+    let link6_projected_inertia_n_y = cache.link6_position_z
+        * cache.link6_composite_inertia_h_z
+        - cache.link6_subspace_v_z * cache.link6_composite_inertia_h_x
+        - link6_composite_inertia_i_11;
+    let t78 = -(cache.link6_subspace_v_z * link6_composite_rate_hd_x);
+    let t79 = link6_composite_rate_hd_z * cache.link6_position_z;
+    let t80 = -link6_composite_rate_id_11;
+    let t81 = -(link6_composite_momentum_f_z * cache.link6_position_z);
+    let t82 = cache.link6_subspace_v_z * link6_composite_momentum_f_x;
+    let link6_position_derivative_row_n_y = t78 + t79 + t80 - (t81 + t82);
+    let t83 = -link6_composite_rate_hd_z;
+    let link6_position_derivative_row_f_x = link6_composite_momentum_f_z + t83;
+    let link6_position_derivative_row_f_z = link6_composite_rate_hd_x
+        - link6_composite_momentum_f_x;
+    let t84 = p.gravity * cache.link6_composite_inertia_m + link6_composite_force_f_z;
     let link6_position_derivative_column_n_y = link6_composite_rate_hd_z
         * link6_subspace_rate_v_x
         + link6_acceleration_shift_v_x * cache.link6_composite_inertia_h_z
         + cache.link6_subspace_v_z * link6_composite_force_f_x
         + link6_composite_momentum_f_x * link6_subspace_rate_v_z
-        - t4 * cache.link6_position_z
+        - t84 * cache.link6_position_z
         - link6_subspace_rate_v_z * link6_composite_rate_hd_x
         - link6_composite_momentum_f_z * link6_subspace_rate_v_x
         - cache.link6_composite_inertia_h_x * link6_acceleration_shift_v_z;
-    let t63 = -link6_position_derivative_column_n_y;
+    let link6_position_derivative_column_f_x = link6_acceleration_shift_v_x
+        * cache.link6_composite_inertia_m - t84;
+    let link6_position_derivative_column_f_z = link6_composite_force_f_x
+        + cache.link6_composite_inertia_m * link6_acceleration_shift_v_z;
+    let link6_coriolis_row_n_y = 0.5 * link6_position_derivative_row_n_y;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_coriolis_row_f_z = 0.5 * link6_position_derivative_row_f_z;
+    let link6_coriolis_column_n_y = 0.5 * (t81 + t82 + t78 + t79 + t80)
+        + cache.link6_composite_inertia_h_z * link6_subspace_rate_v_x
+        - link6_subspace_rate_v_z * cache.link6_composite_inertia_h_x;
+    let link6_coriolis_column_f_x = 0.5 * (t83 - link6_composite_momentum_f_z)
+        + link6_subspace_rate_v_x * cache.link6_composite_inertia_m;
+    let link6_coriolis_column_f_z = link6_subspace_rate_v_z
+        * cache.link6_composite_inertia_m
+        + 0.5 * (link6_composite_momentum_f_x + link6_composite_rate_hd_x);
+    let link7_acceleration_shift_v_x = -(-link6_acceleration_w_y
+        * cache.link7_subspace_v_z - link7_subspace_rate_v_z * link6_velocity_w_y
+        - (link6_acceleration_v_z + p.gravity));
+    let link7_acceleration_shift_v_z = -(cache.link7_position_z * link6_acceleration_w_y
+        + link7_subspace_rate_v_x * link6_velocity_w_y + link6_acceleration_v_x);
+    let link7_projected_inertia_n_y = cache.link7_position_z
+        * cache.link7_composite_inertia_h_z
+        - cache.link7_subspace_v_z * cache.link7_composite_inertia_h_x
+        - link7_composite_inertia_i_11;
+    let t85 = -link7_composite_rate_id_11;
+    let t86 = -(cache.link7_position_z * link7_composite_momentum_f_z);
+    let t87 = cache.link7_subspace_v_z * link7_composite_momentum_f_x;
+    let t88 = cache.link7_position_z * link7_composite_rate_hd_z;
+    let t89 = -(link7_composite_rate_hd_x * cache.link7_subspace_v_z);
+    let link7_position_derivative_row_n_y = t85 + t88 + t89 - (t86 + t87);
+    let t90 = -link7_composite_rate_hd_z;
+    let link7_position_derivative_row_f_x = t90 + link7_composite_momentum_f_z;
+    let link7_position_derivative_row_f_z = link7_composite_rate_hd_x
+        - link7_composite_momentum_f_x;
+    let t91 = link7_composite_force_f_z + p.gravity * cache.link7_composite_inertia_m;
     let link7_position_derivative_column_n_y = link7_subspace_rate_v_z
         * link7_composite_momentum_f_x
         + cache.link7_composite_inertia_h_z * link7_acceleration_shift_v_x
         + link7_composite_rate_hd_z * link7_subspace_rate_v_x
         + cache.link7_subspace_v_z * link7_composite_force_f_x
-        - cache.link7_position_z * t5
+        - cache.link7_position_z * t91
         - link7_composite_rate_hd_x * link7_subspace_rate_v_z
         - link7_composite_momentum_f_z * link7_subspace_rate_v_x
         - link7_acceleration_shift_v_z * cache.link7_composite_inertia_h_x;
-    let t64 = -link7_position_derivative_column_n_y;
+    let link7_position_derivative_column_f_x = link7_acceleration_shift_v_x
+        * cache.link7_composite_inertia_m - t91;
+    let link7_position_derivative_column_f_z = link7_acceleration_shift_v_z
+        * cache.link7_composite_inertia_m + link7_composite_force_f_x;
+    let link7_coriolis_row_n_y = 0.5 * link7_position_derivative_row_n_y;
+    let link7_coriolis_row_f_x = 0.5 * link7_position_derivative_row_f_x;
+    let link7_coriolis_row_f_z = 0.5 * link7_position_derivative_row_f_z;
+    let link7_coriolis_column_n_y = 0.5 * (t85 + t88 + t89 + t86 + t87)
+        + cache.link7_composite_inertia_h_z * link7_subspace_rate_v_x
+        - link7_subspace_rate_v_z * cache.link7_composite_inertia_h_x;
+    let link7_coriolis_column_f_x = 0.5 * (t90 - link7_composite_momentum_f_z)
+        + link7_subspace_rate_v_x * cache.link7_composite_inertia_m;
+    let link7_coriolis_column_f_z = 0.5
+        * (link7_composite_rate_hd_x + link7_composite_momentum_f_x)
+        + link7_subspace_rate_v_z * cache.link7_composite_inertia_m;
+    let link8_acceleration_shift_v_x = -(-(link7_acceleration_v_z + p.gravity)
+        - cache.link8_subspace_v_z * link7_acceleration_w_y
+        - link8_subspace_rate_v_z * link7_velocity_w_y);
+    let link8_acceleration_shift_v_z = -(link7_acceleration_v_x
+        + cache.link8_position_z * link7_acceleration_w_y
+        + link7_velocity_w_y * link8_subspace_rate_v_x);
+    let link8_projected_inertia_n_y = cache.link8_position_z
+        * cache.link8_composite_inertia_h_z
+        - cache.link8_composite_inertia_h_x * cache.link8_subspace_v_z
+        - link8_composite_inertia_i_11;
+    let t92 = -(link8_composite_rate_hd_x * cache.link8_subspace_v_z);
+    let t93 = link8_composite_momentum_f_x * cache.link8_subspace_v_z;
+    let t94 = -(link8_composite_momentum_f_z * cache.link8_position_z);
+    let t95 = cache.link8_position_z * link8_composite_rate_hd_z;
+    let t96 = -link8_composite_rate_id_11;
+    let link8_position_derivative_row_n_y = t92 + t95 + t96 - (t93 + t94);
+    let t97 = -link8_composite_rate_hd_z;
+    let link8_position_derivative_row_f_x = link8_composite_momentum_f_z + t97;
+    let link8_position_derivative_row_f_z = link8_composite_rate_hd_x
+        - link8_composite_momentum_f_x;
+    let t98 = p.gravity * cache.link8_composite_inertia_m + link8_composite_force_f_z;
     let link8_position_derivative_column_n_y = cache.link8_composite_inertia_h_z
         * link8_acceleration_shift_v_x
         + link8_subspace_rate_v_z * link8_composite_momentum_f_x
         + link8_composite_force_f_x * cache.link8_subspace_v_z
         + link8_subspace_rate_v_x * link8_composite_rate_hd_z
-        - t6 * cache.link8_position_z
+        - t98 * cache.link8_position_z
         - link8_composite_momentum_f_z * link8_subspace_rate_v_x
         - cache.link8_composite_inertia_h_x * link8_acceleration_shift_v_z
         - link8_subspace_rate_v_z * link8_composite_rate_hd_x;
-    let t65 = -link8_position_derivative_column_n_y;
+    let link8_position_derivative_column_f_x = link8_acceleration_shift_v_x
+        * cache.link8_composite_inertia_m - t98;
+    let link8_position_derivative_column_f_z = link8_acceleration_shift_v_z
+        * cache.link8_composite_inertia_m + link8_composite_force_f_x;
+    let link8_coriolis_row_n_y = 0.5 * link8_position_derivative_row_n_y;
+    let link8_coriolis_row_f_x = 0.5 * link8_position_derivative_row_f_x;
+    let link8_coriolis_row_f_z = 0.5 * link8_position_derivative_row_f_z;
+    let link8_coriolis_column_n_y = 0.5 * (t92 + t95 + t93 + t96 + t94)
+        + cache.link8_composite_inertia_h_z * link8_subspace_rate_v_x
+        - cache.link8_composite_inertia_h_x * link8_subspace_rate_v_z;
+    let link8_coriolis_column_f_x = link8_subspace_rate_v_x
+        * cache.link8_composite_inertia_m + 0.5 * (t97 - link8_composite_momentum_f_z);
+    let link8_coriolis_column_f_z = link8_subspace_rate_v_z
+        * cache.link8_composite_inertia_m
+        + 0.5 * (link8_composite_rate_hd_x + link8_composite_momentum_f_x);
+    let link9_acceleration_shift_v_x = -(-(p.gravity + link8_acceleration_v_z)
+        - cache.link9_subspace_v_z * link8_acceleration_w_y
+        - link9_subspace_rate_v_z * link8_velocity_w_y);
+    let link9_acceleration_shift_v_z = -(cache.link9_position_z * link8_acceleration_w_y
+        + link8_acceleration_v_x + link9_subspace_rate_v_x * link8_velocity_w_y);
+    let link9_projected_inertia_n_y = cache.link9_composite_inertia_h_z
+        * cache.link9_position_z
+        - cache.link9_subspace_v_z * cache.link9_composite_inertia_h_x
+        - link9_composite_inertia_i_11;
+    let t99 = -(cache.link9_subspace_v_z * link9_composite_rate_hd_x);
+    let t100 = -link9_composite_rate_id_11;
+    let t101 = cache.link9_position_z * link9_composite_rate_hd_z;
+    let t102 = -(link9_composite_momentum_f_z * cache.link9_position_z);
+    let t103 = link9_composite_momentum_f_x * cache.link9_subspace_v_z;
+    let link9_position_derivative_row_n_y = t99 + t100 + t101 - (t102 + t103);
+    let t104 = -link9_composite_rate_hd_z;
+    let link9_position_derivative_row_f_x = link9_composite_momentum_f_z + t104;
+    let link9_position_derivative_row_f_z = link9_composite_rate_hd_x
+        - link9_composite_momentum_f_x;
+    let t105 = link9_composite_force_f_z + cache.link9_composite_inertia_m * p.gravity;
     let link9_position_derivative_column_n_y = link9_subspace_rate_v_x
         * link9_composite_rate_hd_z
         + cache.link9_subspace_v_z * link9_composite_force_f_x
         + link9_composite_momentum_f_x * link9_subspace_rate_v_z
         + cache.link9_composite_inertia_h_z * link9_acceleration_shift_v_x
         - link9_acceleration_shift_v_z * cache.link9_composite_inertia_h_x
-        - cache.link9_position_z * t7
+        - cache.link9_position_z * t105
         - link9_composite_momentum_f_z * link9_subspace_rate_v_x
         - link9_composite_rate_hd_x * link9_subspace_rate_v_z;
-    let t66 = -link9_position_derivative_column_n_y;
+    let link9_position_derivative_column_f_x = cache.link9_composite_inertia_m
+        * link9_acceleration_shift_v_x - t105;
+    let link9_position_derivative_column_f_z = link9_composite_force_f_x
+        + cache.link9_composite_inertia_m * link9_acceleration_shift_v_z;
+    let link9_coriolis_row_n_y = 0.5 * link9_position_derivative_row_n_y;
+    let link9_coriolis_row_f_x = 0.5 * link9_position_derivative_row_f_x;
+    let link9_coriolis_row_f_z = 0.5 * link9_position_derivative_row_f_z;
+    let link9_coriolis_column_n_y = cache.link9_composite_inertia_h_z
+        * link9_subspace_rate_v_x + 0.5 * (t99 + t102 + t100 + t103 + t101)
+        - cache.link9_composite_inertia_h_x * link9_subspace_rate_v_z;
+    let link9_coriolis_column_f_x = 0.5 * (t104 - link9_composite_momentum_f_z)
+        + cache.link9_composite_inertia_m * link9_subspace_rate_v_x;
+    let link9_coriolis_column_f_z = 0.5
+        * (link9_composite_momentum_f_x + link9_composite_rate_hd_x)
+        + cache.link9_composite_inertia_m * link9_subspace_rate_v_z;
+    let link10_acceleration_shift_v_x = -(-link9_velocity_w_y * link10_subspace_rate_v_z
+        - cache.link10_subspace_v_z * link9_acceleration_w_y
+        - (p.gravity + link9_acceleration_v_z));
+    let link10_acceleration_shift_v_z = -(link9_acceleration_w_y
+        * cache.link10_position_z + link10_subspace_rate_v_x * link9_velocity_w_y
+        + link9_acceleration_v_x);
+    let link10_projected_inertia_n_y = cache.link10_composite_inertia_h_z
+        * cache.link10_position_z - link10_composite_inertia_i_11
+        - cache.link10_composite_inertia_h_x * cache.link10_subspace_v_z;
+    let t106 = -(cache.link10_subspace_v_z * link10_composite_rate_hd_x);
+    let t107 = link10_composite_momentum_f_x * cache.link10_subspace_v_z;
+    let t108 = -(cache.link10_position_z * link10_composite_momentum_f_z);
+    let t109 = -link10_composite_rate_id_11;
+    let t110 = link10_composite_rate_hd_z * cache.link10_position_z;
+    let link10_position_derivative_row_n_y = t106 + t109 + t110 - (t107 + t108);
+    let t111 = -link10_composite_rate_hd_z;
+    let link10_position_derivative_row_f_x = t111 + link10_composite_momentum_f_z;
+    let link10_position_derivative_row_f_z = link10_composite_rate_hd_x
+        - link10_composite_momentum_f_x;
+    let t112 = link10_composite_force_f_z + cache.link10_composite_inertia_m * p.gravity;
     let link10_position_derivative_column_n_y = link10_composite_momentum_f_x
         * link10_subspace_rate_v_z
         + link10_acceleration_shift_v_x * cache.link10_composite_inertia_h_z
@@ -9435,29 +9677,132 @@ pub fn inverse_dynamics_derivatives_into(
         + cache.link10_subspace_v_z * link10_composite_force_f_x
         - link10_subspace_rate_v_x * link10_composite_momentum_f_z
         - link10_subspace_rate_v_z * link10_composite_rate_hd_x
-        - t8 * cache.link10_position_z
+        - t112 * cache.link10_position_z
         - cache.link10_composite_inertia_h_x * link10_acceleration_shift_v_z;
-    let t67 = -link10_position_derivative_column_n_y;
+    let link10_position_derivative_column_f_x = link10_acceleration_shift_v_x
+        * cache.link10_composite_inertia_m - t112;
+    let link10_position_derivative_column_f_z = cache.link10_composite_inertia_m
+        * link10_acceleration_shift_v_z + link10_composite_force_f_x;
+    let link10_coriolis_row_n_y = 0.5 * link10_position_derivative_row_n_y;
+    let link10_coriolis_row_f_x = 0.5 * link10_position_derivative_row_f_x;
+    let link10_coriolis_row_f_z = 0.5 * link10_position_derivative_row_f_z;
+    let link10_coriolis_column_n_y = link10_subspace_rate_v_x
+        * cache.link10_composite_inertia_h_z + 0.5 * (t106 + t109 + t107 + t108 + t110)
+        - cache.link10_composite_inertia_h_x * link10_subspace_rate_v_z;
+    let link10_coriolis_column_f_x = link10_subspace_rate_v_x
+        * cache.link10_composite_inertia_m
+        + 0.5 * (t111 - link10_composite_momentum_f_z);
+    let link10_coriolis_column_f_z = cache.link10_composite_inertia_m
+        * link10_subspace_rate_v_z
+        + 0.5 * (link10_composite_momentum_f_x + link10_composite_rate_hd_x);
+    let link11_acceleration_shift_v_x = -(-(p.gravity + link10_acceleration_v_z)
+        - link10_velocity_w_y * link11_subspace_rate_v_z
+        - cache.link11_subspace_v_z * link10_acceleration_w_y);
+    let link11_acceleration_shift_v_z = -(link10_acceleration_w_y
+        * cache.link11_position_z + link10_acceleration_v_x
+        + link11_subspace_rate_v_x * link10_velocity_w_y);
+    let link11_projected_inertia_n_y = cache.link11_position_z
+        * cache.link11_composite_inertia_h_z
+        - cache.link11_subspace_v_z * cache.link11_composite_inertia_h_x
+        - link11_composite_inertia_i_11;
+    let t113 = link11_composite_rate_hd_z * cache.link11_position_z;
+    let t114 = -(cache.link11_subspace_v_z * link11_composite_rate_hd_x);
+    let t115 = -(link11_composite_momentum_f_z * cache.link11_position_z);
+    let t116 = cache.link11_subspace_v_z * link11_composite_momentum_f_x;
+    let t117 = -link11_composite_rate_id_11;
+    let link11_position_derivative_row_n_y = t113 + t114 + t117 - (t115 + t116);
+    let t118 = -link11_composite_rate_hd_z;
+    let link11_position_derivative_row_f_x = link11_composite_momentum_f_z + t118;
+    let link11_position_derivative_row_f_z = link11_composite_rate_hd_x
+        - link11_composite_momentum_f_x;
+    let t119 = link11_composite_force_f_z + p.gravity * cache.link11_composite_inertia_m;
     let link11_position_derivative_column_n_y = link11_subspace_rate_v_x
         * link11_composite_rate_hd_z
         + cache.link11_subspace_v_z * link11_composite_force_f_x
         + link11_composite_momentum_f_x * link11_subspace_rate_v_z
         + link11_acceleration_shift_v_x * cache.link11_composite_inertia_h_z
-        - t9 * cache.link11_position_z
+        - t119 * cache.link11_position_z
         - link11_subspace_rate_v_x * link11_composite_momentum_f_z
         - link11_acceleration_shift_v_z * cache.link11_composite_inertia_h_x
         - link11_composite_rate_hd_x * link11_subspace_rate_v_z;
-    let t68 = -link11_position_derivative_column_n_y;
+    let link11_position_derivative_column_f_x = link11_acceleration_shift_v_x
+        * cache.link11_composite_inertia_m - t119;
+    let link11_position_derivative_column_f_z = link11_acceleration_shift_v_z
+        * cache.link11_composite_inertia_m + link11_composite_force_f_x;
+    let link11_coriolis_row_n_y = 0.5 * link11_position_derivative_row_n_y;
+    let link11_coriolis_row_f_x = 0.5 * link11_position_derivative_row_f_x;
+    let link11_coriolis_row_f_z = 0.5 * link11_position_derivative_row_f_z;
+    let link11_coriolis_column_n_y = 0.5 * (t113 + t114 + t115 + t116 + t117)
+        + link11_subspace_rate_v_x * cache.link11_composite_inertia_h_z
+        - cache.link11_composite_inertia_h_x * link11_subspace_rate_v_z;
+    let link11_coriolis_column_f_x = 0.5 * (t118 - link11_composite_momentum_f_z)
+        + link11_subspace_rate_v_x * cache.link11_composite_inertia_m;
+    let link11_coriolis_column_f_z = 0.5
+        * (link11_composite_momentum_f_x + link11_composite_rate_hd_x)
+        + cache.link11_composite_inertia_m * link11_subspace_rate_v_z;
+    let link12_acceleration_shift_v_x = -(-(p.gravity + link11_acceleration_v_z)
+        - cache.link12_subspace_v_z * link11_acceleration_w_y
+        - link11_velocity_w_y * link12_subspace_rate_v_z);
+    let link12_acceleration_shift_v_z = -(link12_subspace_rate_v_x * link11_velocity_w_y
+        + link11_acceleration_w_y * cache.link12_position_z + link11_acceleration_v_x);
+    let link12_projected_inertia_n_y = cache.link12_position_z
+        * cache.link12_composite_inertia_h_z
+        - cache.link12_subspace_v_z * cache.link12_composite_inertia_h_x
+        - link12_composite_inertia_i_11;
+    let t120 = link12_composite_rate_hd_z * cache.link12_position_z;
+    let t121 = -link12_composite_rate_id_11;
+    let t122 = cache.link12_subspace_v_z * link12_composite_momentum_f_x;
+    let t123 = -(link12_composite_momentum_f_z * cache.link12_position_z);
+    let t124 = -(cache.link12_subspace_v_z * link12_composite_rate_hd_x);
+    let link12_position_derivative_row_n_y = t120 + t121 + t124 - (t122 + t123);
+    let t125 = -link12_composite_rate_hd_z;
+    let link12_position_derivative_row_f_x = link12_composite_momentum_f_z + t125;
+    let link12_position_derivative_row_f_z = link12_composite_rate_hd_x
+        - link12_composite_momentum_f_x;
+    let t126 = link12_composite_force_f_z + p.gravity * cache.link12_composite_inertia_m;
     let link12_position_derivative_column_n_y = link12_acceleration_shift_v_x
         * cache.link12_composite_inertia_h_z
         + link12_subspace_rate_v_z * link12_composite_momentum_f_x
         + link12_composite_rate_hd_z * link12_subspace_rate_v_x
         + link12_composite_force_f_x * cache.link12_subspace_v_z
-        - t10 * cache.link12_position_z
+        - t126 * cache.link12_position_z
         - link12_composite_rate_hd_x * link12_subspace_rate_v_z
         - link12_composite_momentum_f_z * link12_subspace_rate_v_x
         - link12_acceleration_shift_v_z * cache.link12_composite_inertia_h_x;
-    let t69 = -link12_position_derivative_column_n_y;
+    let link12_position_derivative_column_f_x = link12_acceleration_shift_v_x
+        * cache.link12_composite_inertia_m - t126;
+    let link12_position_derivative_column_f_z = link12_composite_force_f_x
+        + link12_acceleration_shift_v_z * cache.link12_composite_inertia_m;
+    let link12_coriolis_row_n_y = 0.5 * link12_position_derivative_row_n_y;
+    let link12_coriolis_row_f_x = 0.5 * link12_position_derivative_row_f_x;
+    let link12_coriolis_row_f_z = 0.5 * link12_position_derivative_row_f_z;
+    let link12_coriolis_column_n_y = link12_subspace_rate_v_x
+        * cache.link12_composite_inertia_h_z + 0.5 * (t120 + t121 + t124 + t122 + t123)
+        - cache.link12_composite_inertia_h_x * link12_subspace_rate_v_z;
+    let link12_coriolis_column_f_x = 0.5 * (t125 - link12_composite_momentum_f_z)
+        + link12_subspace_rate_v_x * cache.link12_composite_inertia_m;
+    let link12_coriolis_column_f_z = link12_subspace_rate_v_z
+        * cache.link12_composite_inertia_m
+        + 0.5 * (link12_composite_rate_hd_x + link12_composite_momentum_f_x);
+    let link13_acceleration_shift_v_x = -(-cache.link13_subspace_v_z
+        * link12_acceleration_w_y - link12_velocity_w_y * link13_subspace_rate_v_z
+        - (link12_acceleration_v_z + p.gravity));
+    let link13_acceleration_shift_v_z = -(link13_subspace_rate_v_x * link12_velocity_w_y
+        + link12_acceleration_v_x + cache.link13_position_z * link12_acceleration_w_y);
+    let link13_projected_inertia_n_y = cache.link13_position_z
+        * cache.link13_composite_inertia_h_z - link13_composite_inertia_i_11
+        - cache.link13_subspace_v_z * cache.link13_composite_inertia_h_x;
+    let t127 = -(cache.link13_position_z * link13_composite_momentum_f_z);
+    let t128 = cache.link13_subspace_v_z * link13_composite_momentum_f_x;
+    let t129 = -link13_composite_rate_id_11;
+    let t130 = link13_composite_rate_hd_z * cache.link13_position_z;
+    let t131 = -(cache.link13_subspace_v_z * link13_composite_rate_hd_x);
+    let link13_position_derivative_row_n_y = t129 + t130 + t131 - (t127 + t128);
+    let t132 = -link13_composite_rate_hd_z;
+    let link13_position_derivative_row_f_x = t132 + link13_composite_momentum_f_z;
+    let link13_position_derivative_row_f_z = link13_composite_rate_hd_x
+        - link13_composite_momentum_f_x;
+    let t133 = link13_composite_force_f_z + cache.link13_composite_inertia_m * p.gravity;
     let link13_position_derivative_column_n_y = link13_composite_rate_hd_z
         * link13_subspace_rate_v_x
         + link13_subspace_rate_v_z * link13_composite_momentum_f_x
@@ -9465,19 +9810,88 @@ pub fn inverse_dynamics_derivatives_into(
         + cache.link13_subspace_v_z * link13_composite_force_f_x
         - cache.link13_composite_inertia_h_x * link13_acceleration_shift_v_z
         - link13_subspace_rate_v_x * link13_composite_momentum_f_z
-        - cache.link13_position_z * t11
+        - cache.link13_position_z * t133
         - link13_composite_rate_hd_x * link13_subspace_rate_v_z;
-    let t70 = -link13_position_derivative_column_n_y;
+    let link13_position_derivative_column_f_x = cache.link13_composite_inertia_m
+        * link13_acceleration_shift_v_x - t133;
+    let link13_position_derivative_column_f_z = cache.link13_composite_inertia_m
+        * link13_acceleration_shift_v_z + link13_composite_force_f_x;
+    let link13_coriolis_row_n_y = 0.5 * link13_position_derivative_row_n_y;
+    let link13_coriolis_row_f_x = 0.5 * link13_position_derivative_row_f_x;
+    let link13_coriolis_row_f_z = 0.5 * link13_position_derivative_row_f_z;
+    let link13_coriolis_column_n_y = 0.5 * (t127 + t128 + t129 + t130 + t131)
+        + link13_subspace_rate_v_x * cache.link13_composite_inertia_h_z
+        - cache.link13_composite_inertia_h_x * link13_subspace_rate_v_z;
+    let link13_coriolis_column_f_x = 0.5 * (t132 - link13_composite_momentum_f_z)
+        + cache.link13_composite_inertia_m * link13_subspace_rate_v_x;
+    let link13_coriolis_column_f_z = 0.5
+        * (link13_composite_rate_hd_x + link13_composite_momentum_f_x)
+        + cache.link13_composite_inertia_m * link13_subspace_rate_v_z;
+    let link14_acceleration_shift_v_x = -(-link13_acceleration_w_y
+        * cache.link14_subspace_v_z - link14_subspace_rate_v_z * link13_velocity_w_y
+        - (p.gravity + link13_acceleration_v_z));
+    let link14_acceleration_shift_v_z = -(cache.link14_position_z
+        * link13_acceleration_w_y + link14_subspace_rate_v_x * link13_velocity_w_y
+        + link13_acceleration_v_x);
+    let link14_projected_inertia_n_y = cache.link14_position_z
+        * cache.link14_composite_inertia_h_z
+        - cache.link14_composite_inertia_h_x * cache.link14_subspace_v_z
+        - link14_composite_inertia_i_11;
+    let t134 = cache.link14_position_z * link14_composite_rate_hd_z;
+    let t135 = link14_composite_momentum_f_x * cache.link14_subspace_v_z;
+    let t136 = -(cache.link14_position_z * link14_composite_momentum_f_z);
+    let t137 = -link14_composite_rate_id_11;
+    let t138 = -(link14_composite_rate_hd_x * cache.link14_subspace_v_z);
+    let link14_position_derivative_row_n_y = t134 + t137 + t138 - (t135 + t136);
+    let t139 = -link14_composite_rate_hd_z;
+    let link14_position_derivative_row_f_x = t139 + link14_composite_momentum_f_z;
+    let link14_position_derivative_row_f_z = link14_composite_rate_hd_x
+        - link14_composite_momentum_f_x;
+    let t140 = p.gravity * cache.link14_composite_inertia_m + link14_composite_force_f_z;
     let link14_position_derivative_column_n_y = link14_subspace_rate_v_z
         * link14_composite_momentum_f_x
         + link14_subspace_rate_v_x * link14_composite_rate_hd_z
         + link14_acceleration_shift_v_x * cache.link14_composite_inertia_h_z
         + link14_composite_force_f_x * cache.link14_subspace_v_z
         - link14_subspace_rate_v_x * link14_composite_momentum_f_z
-        - cache.link14_position_z * t12
+        - cache.link14_position_z * t140
         - link14_acceleration_shift_v_z * cache.link14_composite_inertia_h_x
         - link14_subspace_rate_v_z * link14_composite_rate_hd_x;
-    let t71 = -link14_position_derivative_column_n_y;
+    let link14_position_derivative_column_f_x = link14_acceleration_shift_v_x
+        * cache.link14_composite_inertia_m - t140;
+    let link14_position_derivative_column_f_z = link14_composite_force_f_x
+        + link14_acceleration_shift_v_z * cache.link14_composite_inertia_m;
+    let link14_coriolis_row_n_y = 0.5 * link14_position_derivative_row_n_y;
+    let link14_coriolis_row_f_x = 0.5 * link14_position_derivative_row_f_x;
+    let link14_coriolis_row_f_z = 0.5 * link14_position_derivative_row_f_z;
+    let link14_coriolis_column_n_y = 0.5 * (t134 + t135 + t136 + t137 + t138)
+        + link14_subspace_rate_v_x * cache.link14_composite_inertia_h_z
+        - link14_subspace_rate_v_z * cache.link14_composite_inertia_h_x;
+    let link14_coriolis_column_f_x = 0.5 * (t139 - link14_composite_momentum_f_z)
+        + link14_subspace_rate_v_x * cache.link14_composite_inertia_m;
+    let link14_coriolis_column_f_z = link14_subspace_rate_v_z
+        * cache.link14_composite_inertia_m
+        + 0.5 * (link14_composite_rate_hd_x + link14_composite_momentum_f_x);
+    let link15_acceleration_shift_v_x = -(-(p.gravity + link14_acceleration_v_z)
+        - link15_subspace_rate_v_z * link14_velocity_w_y
+        - link14_acceleration_w_y * cache.link15_subspace_v_z);
+    let link15_acceleration_shift_v_z = -(link14_acceleration_w_y
+        * cache.link15_position_z + link15_subspace_rate_v_x * link14_velocity_w_y
+        + link14_acceleration_v_x);
+    let link15_projected_inertia_n_y = cache.link15_composite_inertia_h_z
+        * cache.link15_position_z - link15_composite_inertia_i_11
+        - cache.link15_composite_inertia_h_x * cache.link15_subspace_v_z;
+    let t141 = -link15_composite_rate_id_11;
+    let t142 = -(link15_composite_momentum_f_z * cache.link15_position_z);
+    let t143 = cache.link15_subspace_v_z * link15_composite_momentum_f_x;
+    let t144 = -(cache.link15_subspace_v_z * link15_composite_rate_hd_x);
+    let t145 = cache.link15_position_z * link15_composite_rate_hd_z;
+    let link15_position_derivative_row_n_y = t141 + t144 + t145 - (t142 + t143);
+    let t146 = -link15_composite_rate_hd_z;
+    let link15_position_derivative_row_f_x = link15_composite_momentum_f_z + t146;
+    let link15_position_derivative_row_f_z = link15_composite_rate_hd_x
+        - link15_composite_momentum_f_x;
+    let t147 = p.gravity * cache.link15_composite_inertia_m + link15_composite_force_f_z;
     let link15_position_derivative_column_n_y = link15_subspace_rate_v_z
         * link15_composite_momentum_f_x
         + cache.link15_composite_inertia_h_z * link15_acceleration_shift_v_x
@@ -9485,29 +9899,134 @@ pub fn inverse_dynamics_derivatives_into(
         + link15_composite_force_f_x * cache.link15_subspace_v_z
         - link15_subspace_rate_v_z * link15_composite_rate_hd_x
         - link15_subspace_rate_v_x * link15_composite_momentum_f_z
-        - cache.link15_position_z * t13
+        - cache.link15_position_z * t147
         - link15_acceleration_shift_v_z * cache.link15_composite_inertia_h_x;
-    let t72 = -link15_position_derivative_column_n_y;
+    let link15_position_derivative_column_f_x = link15_acceleration_shift_v_x
+        * cache.link15_composite_inertia_m - t147;
+    let link15_position_derivative_column_f_z = link15_composite_force_f_x
+        + link15_acceleration_shift_v_z * cache.link15_composite_inertia_m;
+    let link15_coriolis_row_n_y = 0.5 * link15_position_derivative_row_n_y;
+    let link15_coriolis_row_f_x = 0.5 * link15_position_derivative_row_f_x;
+    let link15_coriolis_row_f_z = 0.5 * link15_position_derivative_row_f_z;
+    let link15_coriolis_column_n_y = 0.5 * (t141 + t142 + t144 + t145 + t143)
+        + link15_subspace_rate_v_x * cache.link15_composite_inertia_h_z
+        - cache.link15_composite_inertia_h_x * link15_subspace_rate_v_z;
+    let link15_coriolis_column_f_x = link15_subspace_rate_v_x
+        * cache.link15_composite_inertia_m
+        + 0.5 * (t146 - link15_composite_momentum_f_z);
+    let link15_coriolis_column_f_z = 0.5
+        * (link15_composite_rate_hd_x + link15_composite_momentum_f_x)
+        + link15_subspace_rate_v_z * cache.link15_composite_inertia_m;
+    let link16_acceleration_shift_v_x = -(-cache.link16_subspace_v_z
+        * link15_acceleration_w_y - link15_velocity_w_y * link16_subspace_rate_v_z
+        - (link15_acceleration_v_z + p.gravity));
+    let link16_acceleration_shift_v_z = -(link15_acceleration_v_x
+        + link16_subspace_rate_v_x * link15_velocity_w_y
+        + cache.link16_position_z * link15_acceleration_w_y);
+    let link16_projected_inertia_n_y = cache.link16_position_z
+        * cache.link16_composite_inertia_h_z
+        - cache.link16_subspace_v_z * cache.link16_composite_inertia_h_x
+        - link16_composite_inertia_i_11;
+    let t148 = -link16_composite_rate_id_11;
+    let t149 = -(cache.link16_subspace_v_z * link16_composite_rate_hd_x);
+    let t150 = cache.link16_position_z * link16_composite_rate_hd_z;
+    let t151 = -(cache.link16_position_z * link16_composite_momentum_f_z);
+    let t152 = cache.link16_subspace_v_z * link16_composite_momentum_f_x;
+    let link16_position_derivative_row_n_y = t148 + t149 + t150 - (t151 + t152);
+    let t153 = -link16_composite_rate_hd_z;
+    let link16_position_derivative_row_f_x = t153 + link16_composite_momentum_f_z;
+    let link16_position_derivative_row_f_z = link16_composite_rate_hd_x
+        - link16_composite_momentum_f_x;
+    let t154 = link16_composite_force_f_z + cache.link16_composite_inertia_m * p.gravity;
     let link16_position_derivative_column_n_y = link16_composite_rate_hd_z
         * link16_subspace_rate_v_x
         + link16_acceleration_shift_v_x * cache.link16_composite_inertia_h_z
         + link16_subspace_rate_v_z * link16_composite_momentum_f_x
         + cache.link16_subspace_v_z * link16_composite_force_f_x
-        - cache.link16_position_z * t14
+        - cache.link16_position_z * t154
         - link16_subspace_rate_v_x * link16_composite_momentum_f_z
         - link16_composite_rate_hd_x * link16_subspace_rate_v_z
         - cache.link16_composite_inertia_h_x * link16_acceleration_shift_v_z;
-    let t73 = -link16_position_derivative_column_n_y;
+    let link16_position_derivative_column_f_x = link16_acceleration_shift_v_x
+        * cache.link16_composite_inertia_m - t154;
+    let link16_position_derivative_column_f_z = link16_composite_force_f_x
+        + cache.link16_composite_inertia_m * link16_acceleration_shift_v_z;
+    let link16_coriolis_row_n_y = 0.5 * link16_position_derivative_row_n_y;
+    let link16_coriolis_row_f_x = 0.5 * link16_position_derivative_row_f_x;
+    let link16_coriolis_row_f_z = 0.5 * link16_position_derivative_row_f_z;
+    let link16_coriolis_column_n_y = link16_subspace_rate_v_x
+        * cache.link16_composite_inertia_h_z + 0.5 * (t151 + t148 + t149 + t150 + t152)
+        - link16_subspace_rate_v_z * cache.link16_composite_inertia_h_x;
+    let link16_coriolis_column_f_x = link16_subspace_rate_v_x
+        * cache.link16_composite_inertia_m
+        + 0.5 * (t153 - link16_composite_momentum_f_z);
+    let link16_coriolis_column_f_z = cache.link16_composite_inertia_m
+        * link16_subspace_rate_v_z
+        + 0.5 * (link16_composite_rate_hd_x + link16_composite_momentum_f_x);
+    let link17_acceleration_shift_v_x = -(-link16_acceleration_w_y
+        * cache.link17_subspace_v_z - (p.gravity + link16_acceleration_v_z)
+        - link16_velocity_w_y * link17_subspace_rate_v_z);
+    let link17_acceleration_shift_v_z = -(link16_velocity_w_y * link17_subspace_rate_v_x
+        + link16_acceleration_w_y * cache.link17_position_z + link16_acceleration_v_x);
+    let link17_projected_inertia_n_y = cache.link17_composite_inertia_h_z
+        * cache.link17_position_z
+        - cache.link17_composite_inertia_h_x * cache.link17_subspace_v_z
+        - link17_composite_inertia_i_11;
+    let t155 = -(cache.link17_subspace_v_z * link17_composite_rate_hd_x);
+    let t156 = -(link17_composite_momentum_f_z * cache.link17_position_z);
+    let t157 = cache.link17_subspace_v_z * link17_composite_momentum_f_x;
+    let t158 = link17_composite_rate_hd_z * cache.link17_position_z;
+    let t159 = -link17_composite_rate_id_11;
+    let link17_position_derivative_row_n_y = t155 + t158 + t159 - (t156 + t157);
+    let t160 = -link17_composite_rate_hd_z;
+    let link17_position_derivative_row_f_x = t160 + link17_composite_momentum_f_z;
+    let link17_position_derivative_row_f_z = link17_composite_rate_hd_x
+        - link17_composite_momentum_f_x;
+    let t161 = link17_composite_force_f_z + p.gravity * cache.link17_composite_inertia_m;
     let link17_position_derivative_column_n_y = link17_composite_momentum_f_x
         * link17_subspace_rate_v_z
         + link17_acceleration_shift_v_x * cache.link17_composite_inertia_h_z
         + link17_composite_rate_hd_z * link17_subspace_rate_v_x
         + cache.link17_subspace_v_z * link17_composite_force_f_x
         - link17_composite_momentum_f_z * link17_subspace_rate_v_x
-        - t15 * cache.link17_position_z
+        - t161 * cache.link17_position_z
         - link17_composite_rate_hd_x * link17_subspace_rate_v_z
         - cache.link17_composite_inertia_h_x * link17_acceleration_shift_v_z;
-    let t74 = -link17_position_derivative_column_n_y;
+    let link17_position_derivative_column_f_x = link17_acceleration_shift_v_x
+        * cache.link17_composite_inertia_m - t161;
+    let link17_position_derivative_column_f_z = link17_acceleration_shift_v_z
+        * cache.link17_composite_inertia_m + link17_composite_force_f_x;
+    let link17_coriolis_row_n_y = 0.5 * link17_position_derivative_row_n_y;
+    let link17_coriolis_row_f_x = 0.5 * link17_position_derivative_row_f_x;
+    let link17_coriolis_row_f_z = 0.5 * link17_position_derivative_row_f_z;
+    let link17_coriolis_column_n_y = cache.link17_composite_inertia_h_z
+        * link17_subspace_rate_v_x + 0.5 * (t155 + t156 + t157 + t158 + t159)
+        - cache.link17_composite_inertia_h_x * link17_subspace_rate_v_z;
+    let link17_coriolis_column_f_x = 0.5 * (t160 - link17_composite_momentum_f_z)
+        + cache.link17_composite_inertia_m * link17_subspace_rate_v_x;
+    let link17_coriolis_column_f_z = 0.5
+        * (link17_composite_rate_hd_x + link17_composite_momentum_f_x)
+        + cache.link17_composite_inertia_m * link17_subspace_rate_v_z;
+    let link18_acceleration_shift_v_x = -(-cache.link18_subspace_v_z
+        * link17_acceleration_w_y - (link17_acceleration_v_z + p.gravity)
+        - link18_subspace_rate_v_z * link17_velocity_w_y);
+    let link18_acceleration_shift_v_z = -(cache.link18_position_z
+        * link17_acceleration_w_y + link18_subspace_rate_v_x * link17_velocity_w_y
+        + link17_acceleration_v_x);
+    let link18_projected_inertia_n_y = cache.link18_position_z
+        * cache.link18_composite_inertia_h_z - link18_composite_inertia_i_11
+        - cache.link18_subspace_v_z * cache.link18_composite_inertia_h_x;
+    let t162 = cache.link18_subspace_v_z * link18_composite_momentum_f_x;
+    let t163 = -(cache.link18_position_z * link18_composite_momentum_f_z);
+    let t164 = -link18_composite_rate_id_11;
+    let t165 = cache.link18_position_z * link18_composite_rate_hd_z;
+    let t166 = -(cache.link18_subspace_v_z * link18_composite_rate_hd_x);
+    let link18_position_derivative_row_n_y = t164 + t165 + t166 - (t162 + t163);
+    let t167 = -link18_composite_rate_hd_z;
+    let link18_position_derivative_row_f_x = link18_composite_momentum_f_z + t167;
+    let link18_position_derivative_row_f_z = link18_composite_rate_hd_x
+        - link18_composite_momentum_f_x;
+    let t168 = p.gravity * cache.link18_composite_inertia_m + link18_composite_force_f_z;
     let link18_position_derivative_column_n_y = link18_acceleration_shift_v_x
         * cache.link18_composite_inertia_h_z
         + link18_subspace_rate_v_x * link18_composite_rate_hd_z
@@ -9515,9 +10034,44 @@ pub fn inverse_dynamics_derivatives_into(
         + link18_composite_momentum_f_x * link18_subspace_rate_v_z
         - link18_composite_momentum_f_z * link18_subspace_rate_v_x
         - link18_composite_rate_hd_x * link18_subspace_rate_v_z
-        - t16 * cache.link18_position_z
+        - t168 * cache.link18_position_z
         - cache.link18_composite_inertia_h_x * link18_acceleration_shift_v_z;
-    let t75 = -link18_position_derivative_column_n_y;
+    let link18_position_derivative_column_f_x = link18_acceleration_shift_v_x
+        * cache.link18_composite_inertia_m - t168;
+    let link18_position_derivative_column_f_z = link18_composite_force_f_x
+        + link18_acceleration_shift_v_z * cache.link18_composite_inertia_m;
+    let link18_coriolis_row_n_y = 0.5 * link18_position_derivative_row_n_y;
+    let link18_coriolis_row_f_x = 0.5 * link18_position_derivative_row_f_x;
+    let link18_coriolis_row_f_z = 0.5 * link18_position_derivative_row_f_z;
+    let link18_coriolis_column_n_y = link18_subspace_rate_v_x
+        * cache.link18_composite_inertia_h_z + 0.5 * (t162 + t164 + t165 + t163 + t166)
+        - cache.link18_composite_inertia_h_x * link18_subspace_rate_v_z;
+    let link18_coriolis_column_f_x = link18_subspace_rate_v_x
+        * cache.link18_composite_inertia_m
+        + 0.5 * (t167 - link18_composite_momentum_f_z);
+    let link18_coriolis_column_f_z = link18_subspace_rate_v_z
+        * cache.link18_composite_inertia_m
+        + 0.5 * (link18_composite_rate_hd_x + link18_composite_momentum_f_x);
+    let link19_acceleration_shift_v_x = -(-link18_acceleration_w_y
+        * cache.link19_subspace_v_z - link19_subspace_rate_v_z * link18_velocity_w_y
+        - (link18_acceleration_v_z + p.gravity));
+    let link19_acceleration_shift_v_z = -(link18_acceleration_w_y
+        * cache.link19_position_z + link19_subspace_rate_v_x * link18_velocity_w_y
+        + link18_acceleration_v_x);
+    let link19_projected_inertia_n_y = cache.link19_composite_inertia_h_z
+        * cache.link19_position_z - link19_composite_inertia_i_11
+        - cache.link19_subspace_v_z * cache.link19_composite_inertia_h_x;
+    let t169 = -(link19_composite_rate_hd_x * cache.link19_subspace_v_z);
+    let t170 = link19_composite_momentum_f_x * cache.link19_subspace_v_z;
+    let t171 = -(cache.link19_position_z * link19_composite_momentum_f_z);
+    let t172 = -link19_composite_rate_id_11;
+    let t173 = link19_composite_rate_hd_z * cache.link19_position_z;
+    let link19_position_derivative_row_n_y = t169 + t172 + t173 - (t170 + t171);
+    let t174 = -link19_composite_rate_hd_z;
+    let link19_position_derivative_row_f_x = link19_composite_momentum_f_z + t174;
+    let link19_position_derivative_row_f_z = link19_composite_rate_hd_x
+        - link19_composite_momentum_f_x;
+    let t175 = cache.link19_composite_inertia_m * p.gravity + link19_composite_force_f_z;
     let link19_position_derivative_column_n_y = link19_subspace_rate_v_x
         * link19_composite_rate_hd_z
         + cache.link19_subspace_v_z * link19_composite_force_f_x
@@ -9526,3589 +10080,540 @@ pub fn inverse_dynamics_derivatives_into(
         - link19_composite_rate_hd_x * link19_subspace_rate_v_z
         - cache.link19_composite_inertia_h_x * link19_acceleration_shift_v_z
         - link19_subspace_rate_v_x * link19_composite_momentum_f_z
-        - cache.link19_position_z * t17;
-    let t76 = -link19_position_derivative_column_n_y;
+        - cache.link19_position_z * t175;
+    let link19_position_derivative_column_f_x = cache.link19_composite_inertia_m
+        * link19_acceleration_shift_v_x - t175;
+    let link19_position_derivative_column_f_z = cache.link19_composite_inertia_m
+        * link19_acceleration_shift_v_z + link19_composite_force_f_x;
+    let link19_coriolis_row_n_y = 0.5 * link19_position_derivative_row_n_y;
+    let link19_coriolis_row_f_x = 0.5 * link19_position_derivative_row_f_x;
+    let link19_coriolis_row_f_z = 0.5 * link19_position_derivative_row_f_z;
+    let link19_coriolis_column_n_y = 0.5 * (t169 + t170 + t172 + t173 + t171)
+        + cache.link19_composite_inertia_h_z * link19_subspace_rate_v_x
+        - link19_subspace_rate_v_z * cache.link19_composite_inertia_h_x;
+    let link19_coriolis_column_f_x = 0.5 * (t174 - link19_composite_momentum_f_z)
+        + link19_subspace_rate_v_x * cache.link19_composite_inertia_m;
+    let link19_coriolis_column_f_z = link19_subspace_rate_v_z
+        * cache.link19_composite_inertia_m
+        + 0.5 * (link19_composite_rate_hd_x + link19_composite_momentum_f_x);
+    let link20_acceleration_shift_v_x = -(-link19_acceleration_w_y
+        * cache.link20_subspace_v_z - link20_subspace_rate_v_z * link19_velocity_w_y
+        - (p.gravity + link19_acceleration_v_z));
+    let link20_acceleration_shift_v_z = -(link19_acceleration_v_x
+        + link20_subspace_rate_v_x * link19_velocity_w_y
+        + cache.link20_position_z * link19_acceleration_w_y);
+    let link20_projected_inertia_n_y = cache.link20_position_z * cache.link20_inertia_h_z
+        - cache.link20_inertia_i_11
+        - cache.link20_inertia_h_x * cache.link20_subspace_v_z;
+    let link20_articulated_15 = -cache.link20_inertia_h_x;
+    let link20_articulated_subspace_f_z = p.link_mass * cache.link20_subspace_v_z
+        - link20_articulated_15;
+    let t176 = -link20_composite_rate_id_11;
+    let t177 = link20_composite_rate_hd_z * cache.link20_position_z;
+    let t178 = -(link20_composite_rate_hd_x * cache.link20_subspace_v_z);
+    let t179 = -(link20_momentum_f_z * cache.link20_position_z);
+    let t180 = link20_momentum_f_x * cache.link20_subspace_v_z;
+    let link20_position_derivative_row_n_y = t176 + t177 + t178 - (t179 + t180);
+    let t181 = -link20_composite_rate_hd_z;
+    let link20_position_derivative_row_f_x = t181 + link20_momentum_f_z;
+    let link20_position_derivative_row_f_z = link20_composite_rate_hd_x
+        - link20_momentum_f_x;
+    let t182 = link20_composite_force_f_z + p.gravity * p.link_mass;
     let link20_position_derivative_column_n_y = link20_subspace_rate_v_z
         * link20_momentum_f_x + link20_acceleration_shift_v_x * cache.link20_inertia_h_z
         + link20_composite_rate_hd_z * link20_subspace_rate_v_x
         + cache.link20_subspace_v_z * link20_composite_force_f_x
         - link20_subspace_rate_v_x * link20_momentum_f_z
         - link20_subspace_rate_v_z * link20_composite_rate_hd_x
-        - t18 * cache.link20_position_z
+        - t182 * cache.link20_position_z
         - link20_acceleration_shift_v_z * cache.link20_inertia_h_x;
-    let t77 = -link20_position_derivative_column_n_y;
-    let link2_position_derivative_row_f_z = link2_composite_rate_hd_x
-        - link2_composite_momentum_f_x;
-    let t78 = -link2_composite_rate_hd_z;
-    let link2_position_derivative_row_f_x = t78 + link2_composite_momentum_f_z;
-    let link3_position_derivative_row_f_z = link3_composite_rate_hd_x
-        - link3_composite_momentum_f_x;
-    let t79 = -link3_composite_rate_hd_z;
-    let link3_position_derivative_row_f_x = link3_composite_momentum_f_z + t79;
-    let t80 = -link4_composite_rate_hd_z;
-    let link4_position_derivative_row_f_x = link4_composite_momentum_f_z + t80;
-    let link4_position_derivative_row_f_z = link4_composite_rate_hd_x
-        - link4_composite_momentum_f_x;
-    let link5_position_derivative_row_f_z = link5_composite_rate_hd_x
-        - link5_composite_momentum_f_x;
-    let t81 = -link5_composite_rate_hd_z;
-    let link5_position_derivative_row_f_x = link5_composite_momentum_f_z + t81;
-    let t82 = -link6_composite_rate_hd_z;
-    let link6_position_derivative_row_f_x = link6_composite_momentum_f_z + t82;
-    let link6_position_derivative_row_f_z = link6_composite_rate_hd_x
-        - link6_composite_momentum_f_x;
-    let link7_position_derivative_row_f_z = link7_composite_rate_hd_x
-        - link7_composite_momentum_f_x;
-    let t83 = -link7_composite_rate_hd_z;
-    let link7_position_derivative_row_f_x = t83 + link7_composite_momentum_f_z;
-    let t84 = -link8_composite_rate_hd_z;
-    let link8_position_derivative_row_f_x = link8_composite_momentum_f_z + t84;
-    let link8_position_derivative_row_f_z = link8_composite_rate_hd_x
-        - link8_composite_momentum_f_x;
-    let link9_position_derivative_row_f_z = link9_composite_rate_hd_x
-        - link9_composite_momentum_f_x;
-    let t85 = -link9_composite_rate_hd_z;
-    let link9_position_derivative_row_f_x = link9_composite_momentum_f_z + t85;
-    let t86 = -link10_composite_rate_hd_z;
-    let link10_position_derivative_row_f_x = t86 + link10_composite_momentum_f_z;
-    let link10_position_derivative_row_f_z = link10_composite_rate_hd_x
-        - link10_composite_momentum_f_x;
-    let t87 = -link11_composite_rate_hd_z;
-    let link11_position_derivative_row_f_x = link11_composite_momentum_f_z + t87;
-    let link11_position_derivative_row_f_z = link11_composite_rate_hd_x
-        - link11_composite_momentum_f_x;
-    let link12_position_derivative_row_f_z = link12_composite_rate_hd_x
-        - link12_composite_momentum_f_x;
-    let t88 = -link12_composite_rate_hd_z;
-    let link12_position_derivative_row_f_x = link12_composite_momentum_f_z + t88;
-    let link13_position_derivative_row_f_z = link13_composite_rate_hd_x
-        - link13_composite_momentum_f_x;
-    let t89 = -link13_composite_rate_hd_z;
-    let link13_position_derivative_row_f_x = t89 + link13_composite_momentum_f_z;
-    let t90 = -link14_composite_rate_hd_z;
-    let link14_position_derivative_row_f_x = t90 + link14_composite_momentum_f_z;
-    let link14_position_derivative_row_f_z = link14_composite_rate_hd_x
-        - link14_composite_momentum_f_x;
-    let link15_position_derivative_row_f_z = link15_composite_rate_hd_x
-        - link15_composite_momentum_f_x;
-    let t91 = -link15_composite_rate_hd_z;
-    let link15_position_derivative_row_f_x = link15_composite_momentum_f_z + t91;
-    let t92 = -link16_composite_rate_hd_z;
-    let link16_position_derivative_row_f_x = t92 + link16_composite_momentum_f_z;
-    let link16_position_derivative_row_f_z = link16_composite_rate_hd_x
-        - link16_composite_momentum_f_x;
-    let t93 = -link17_composite_rate_hd_z;
-    let link17_position_derivative_row_f_x = t93 + link17_composite_momentum_f_z;
-    let link17_position_derivative_row_f_z = link17_composite_rate_hd_x
-        - link17_composite_momentum_f_x;
-    let t94 = -link18_composite_rate_hd_z;
-    let link18_position_derivative_row_f_x = link18_composite_momentum_f_z + t94;
-    let link18_position_derivative_row_f_z = link18_composite_rate_hd_x
-        - link18_composite_momentum_f_x;
-    let link19_position_derivative_row_f_z = link19_composite_rate_hd_x
-        - link19_composite_momentum_f_x;
-    let t95 = -link19_composite_rate_hd_z;
-    let link19_position_derivative_row_f_x = link19_composite_momentum_f_z + t95;
-    let link20_position_derivative_row_f_z = link20_composite_rate_hd_x
-        - link20_momentum_f_x;
-    let t96 = -link20_composite_rate_hd_z;
-    let link20_position_derivative_row_f_x = t96 + link20_momentum_f_z;
-    let link20_articulated_15 = -cache.link20_inertia_h_x;
-    let link20_articulated_subspace_f_z = p.link_mass * cache.link20_subspace_v_z
-        - link20_articulated_15;
-    let base_angle_coriolis_column_f_x = cache.link1_composite_inertia_m * qd[1]
-        + 0.5 * (t39 - link1_composite_momentum_f_z);
-    let link2_coriolis_column_f_x = link2_subspace_rate_v_x
-        * cache.link2_composite_inertia_m + 0.5 * (t78 - link2_composite_momentum_f_z);
-    let link3_coriolis_column_f_x = cache.link3_composite_inertia_m
-        * link3_subspace_rate_v_x + 0.5 * (t79 - link3_composite_momentum_f_z);
-    let link4_coriolis_column_f_x = 0.5 * (t80 - link4_composite_momentum_f_z)
-        + link4_subspace_rate_v_x * cache.link4_composite_inertia_m;
-    let link5_coriolis_column_f_x = 0.5 * (t81 - link5_composite_momentum_f_z)
-        + cache.link5_composite_inertia_m * link5_subspace_rate_v_x;
-    let link6_coriolis_column_f_x = 0.5 * (t82 - link6_composite_momentum_f_z)
-        + link6_subspace_rate_v_x * cache.link6_composite_inertia_m;
-    let link7_coriolis_column_f_x = 0.5 * (t83 - link7_composite_momentum_f_z)
-        + link7_subspace_rate_v_x * cache.link7_composite_inertia_m;
-    let link8_coriolis_column_f_x = link8_subspace_rate_v_x
-        * cache.link8_composite_inertia_m + 0.5 * (t84 - link8_composite_momentum_f_z);
-    let link9_coriolis_column_f_x = 0.5 * (t85 - link9_composite_momentum_f_z)
-        + cache.link9_composite_inertia_m * link9_subspace_rate_v_x;
-    let link10_coriolis_column_f_x = link10_subspace_rate_v_x
-        * cache.link10_composite_inertia_m + 0.5 * (t86 - link10_composite_momentum_f_z);
-    let link11_coriolis_column_f_x = 0.5 * (t87 - link11_composite_momentum_f_z)
-        + link11_subspace_rate_v_x * cache.link11_composite_inertia_m;
-    let link12_coriolis_column_f_x = 0.5 * (t88 - link12_composite_momentum_f_z)
-        + link12_subspace_rate_v_x * cache.link12_composite_inertia_m;
-    let link13_coriolis_column_f_x = 0.5 * (t89 - link13_composite_momentum_f_z)
-        + cache.link13_composite_inertia_m * link13_subspace_rate_v_x;
-    let link14_coriolis_column_f_x = 0.5 * (t90 - link14_composite_momentum_f_z)
-        + link14_subspace_rate_v_x * cache.link14_composite_inertia_m;
-    let link15_coriolis_column_f_x = link15_subspace_rate_v_x
-        * cache.link15_composite_inertia_m + 0.5 * (t91 - link15_composite_momentum_f_z);
-    let link16_coriolis_column_f_x = link16_subspace_rate_v_x
-        * cache.link16_composite_inertia_m + 0.5 * (t92 - link16_composite_momentum_f_z);
-    let link17_coriolis_column_f_x = 0.5 * (t93 - link17_composite_momentum_f_z)
-        + cache.link17_composite_inertia_m * link17_subspace_rate_v_x;
-    let link18_coriolis_column_f_x = link18_subspace_rate_v_x
-        * cache.link18_composite_inertia_m + 0.5 * (t94 - link18_composite_momentum_f_z);
-    let link19_coriolis_column_f_x = 0.5 * (t95 - link19_composite_momentum_f_z)
-        + link19_subspace_rate_v_x * cache.link19_composite_inertia_m;
-    let link20_coriolis_column_f_x = 0.5 * (t96 - link20_momentum_f_z)
-        + link20_subspace_rate_v_x * p.link_mass;
-    let base_angle_coriolis_column_f_z = 0.5
-        * (link1_composite_momentum_f_x + link1_composite_rate_hd_x)
-        + cache.link1_composite_inertia_m * base_angle_subspace_rate_v_z;
-    let link2_coriolis_column_f_z = 0.5
-        * (link2_composite_rate_hd_x + link2_composite_momentum_f_x)
-        + link2_subspace_rate_v_z * cache.link2_composite_inertia_m;
-    let link3_coriolis_column_f_z = 0.5
-        * (link3_composite_momentum_f_x + link3_composite_rate_hd_x)
-        + link3_subspace_rate_v_z * cache.link3_composite_inertia_m;
-    let link4_coriolis_column_f_z = link4_subspace_rate_v_z
-        * cache.link4_composite_inertia_m
-        + 0.5 * (link4_composite_rate_hd_x + link4_composite_momentum_f_x);
-    let link5_coriolis_column_f_z = cache.link5_composite_inertia_m
-        * link5_subspace_rate_v_z
-        + 0.5 * (link5_composite_rate_hd_x + link5_composite_momentum_f_x);
-    let link6_coriolis_column_f_z = link6_subspace_rate_v_z
-        * cache.link6_composite_inertia_m
-        + 0.5 * (link6_composite_momentum_f_x + link6_composite_rate_hd_x);
-    let link7_coriolis_column_f_z = 0.5
-        * (link7_composite_rate_hd_x + link7_composite_momentum_f_x)
-        + link7_subspace_rate_v_z * cache.link7_composite_inertia_m;
-    let link8_coriolis_column_f_z = link8_subspace_rate_v_z
-        * cache.link8_composite_inertia_m
-        + 0.5 * (link8_composite_rate_hd_x + link8_composite_momentum_f_x);
-    let link9_coriolis_column_f_z = 0.5
-        * (link9_composite_momentum_f_x + link9_composite_rate_hd_x)
-        + cache.link9_composite_inertia_m * link9_subspace_rate_v_z;
-    let link10_coriolis_column_f_z = cache.link10_composite_inertia_m
-        * link10_subspace_rate_v_z
-        + 0.5 * (link10_composite_momentum_f_x + link10_composite_rate_hd_x);
-    let link11_coriolis_column_f_z = 0.5
-        * (link11_composite_momentum_f_x + link11_composite_rate_hd_x)
-        + cache.link11_composite_inertia_m * link11_subspace_rate_v_z;
-    let link12_coriolis_column_f_z = link12_subspace_rate_v_z
-        * cache.link12_composite_inertia_m
-        + 0.5 * (link12_composite_rate_hd_x + link12_composite_momentum_f_x);
-    let link13_coriolis_column_f_z = 0.5
-        * (link13_composite_rate_hd_x + link13_composite_momentum_f_x)
-        + cache.link13_composite_inertia_m * link13_subspace_rate_v_z;
-    let link14_coriolis_column_f_z = link14_subspace_rate_v_z
-        * cache.link14_composite_inertia_m
-        + 0.5 * (link14_composite_rate_hd_x + link14_composite_momentum_f_x);
-    let link15_coriolis_column_f_z = 0.5
-        * (link15_composite_rate_hd_x + link15_composite_momentum_f_x)
-        + link15_subspace_rate_v_z * cache.link15_composite_inertia_m;
-    let link16_coriolis_column_f_z = cache.link16_composite_inertia_m
-        * link16_subspace_rate_v_z
-        + 0.5 * (link16_composite_rate_hd_x + link16_composite_momentum_f_x);
-    let link17_coriolis_column_f_z = 0.5
-        * (link17_composite_rate_hd_x + link17_composite_momentum_f_x)
-        + cache.link17_composite_inertia_m * link17_subspace_rate_v_z;
-    let link18_coriolis_column_f_z = link18_subspace_rate_v_z
-        * cache.link18_composite_inertia_m
-        + 0.5 * (link18_composite_rate_hd_x + link18_composite_momentum_f_x);
-    let link19_coriolis_column_f_z = link19_subspace_rate_v_z
-        * cache.link19_composite_inertia_m
-        + 0.5 * (link19_composite_rate_hd_x + link19_composite_momentum_f_x);
-    let link20_coriolis_column_f_z = link20_subspace_rate_v_z * p.link_mass
-        + 0.5 * (link20_composite_rate_hd_x + link20_momentum_f_x);
-    let base_angle_coriolis_row_f_x = 0.5 * base_angle_position_derivative_row_f_x;
-    let base_angle_coriolis_row_f_z = 0.5 * base_angle_position_derivative_row_f_z;
-    let link20_composite_rate_id_11 = 2.0 * p.link_mass
-        * (cache.link20_com_z * t32 + t47 * cache.link20_com_x);
-    let link19_composite_rate_id_11 = link20_composite_rate_id_11
-        + 2.0 * p.link_mass * (t33 * cache.link19_com_z + cache.link19_com_x * t48);
-    let link18_composite_rate_id_11 = 2.0
-        * (cache.link18_com_x * t49 + cache.link18_com_z * t31) * p.link_mass
-        + link19_composite_rate_id_11;
-    let link17_composite_rate_id_11 = link18_composite_rate_id_11
-        + 2.0 * (t46 * cache.link17_com_x + cache.link17_com_z * t30) * p.link_mass;
-    let link16_composite_rate_id_11 = link17_composite_rate_id_11
-        + 2.0 * p.link_mass * (t50 * cache.link16_com_x + cache.link16_com_z * t29);
-    let link15_composite_rate_id_11 = link16_composite_rate_id_11
-        + 2.0 * p.link_mass * (cache.link15_com_z * t34 + cache.link15_com_x * t51);
-    let link14_composite_rate_id_11 = 2.0 * p.link_mass
-        * (t28 * cache.link14_com_z + cache.link14_com_x * t45)
-        + link15_composite_rate_id_11;
-    let link13_composite_rate_id_11 = 2.0
-        * (cache.link13_com_z * t27 + t52 * cache.link13_com_x) * p.link_mass
-        + link14_composite_rate_id_11;
-    let link12_composite_rate_id_11 = 2.0
-        * (t35 * cache.link12_com_z + t44 * cache.link12_com_x) * p.link_mass
-        + link13_composite_rate_id_11;
-    let link11_composite_rate_id_11 = link12_composite_rate_id_11
-        + 2.0 * (t53 * cache.link11_com_x + cache.link11_com_z * t26) * p.link_mass;
-    let link10_composite_rate_id_11 = 2.0 * p.link_mass
-        * (cache.link10_com_x * t43 + cache.link10_com_z * t25)
-        + link11_composite_rate_id_11;
-    let link9_composite_rate_id_11 = 2.0 * p.link_mass
-        * (t36 * cache.link9_com_z + cache.link9_com_x * t42)
-        + link10_composite_rate_id_11;
-    let link8_composite_rate_id_11 = link9_composite_rate_id_11
-        + 2.0 * (t24 * cache.link8_com_z + t54 * cache.link8_com_x) * p.link_mass;
-    let link7_composite_rate_id_11 = 2.0
-        * (t23 * cache.link7_com_z + t55 * cache.link7_com_x) * p.link_mass
-        + link8_composite_rate_id_11;
-    let link6_composite_rate_id_11 = link7_composite_rate_id_11
-        + 2.0 * p.link_mass * (t37 * cache.link6_com_z + t56 * cache.link6_com_x);
-    let link5_composite_rate_id_11 = 2.0
-        * (cache.link5_com_x * t57 + t38 * cache.link5_com_z) * p.link_mass
-        + link6_composite_rate_id_11;
-    let link4_composite_rate_id_11 = link5_composite_rate_id_11
-        + 2.0 * p.link_mass * (t22 * cache.link4_com_z + t58 * cache.link4_com_x);
-    let link3_composite_rate_id_11 = link4_composite_rate_id_11
-        + 2.0 * (cache.link3_com_x * t41 + cache.link3_com_z * t21) * p.link_mass;
-    let link2_composite_rate_id_11 = 2.0
-        * (t59 * cache.link2_com_x + t20 * cache.link2_com_z) * p.link_mass
-        + link3_composite_rate_id_11;
-    let link1_composite_rate_id_11 = link2_composite_rate_id_11
-        + 2.0 * p.link_mass * (cache.link1_com_x * t40 + cache.link1_com_z * t19);
-    let base_angle_position_derivative_row_n_y = q[1] * link1_composite_rate_hd_z
-        - cache.base_angle_subspace_v_z * link1_composite_rate_hd_x
-        - link1_composite_rate_id_11
-        - (link1_composite_momentum_f_x * cache.base_angle_subspace_v_z
-            - q[1] * link1_composite_momentum_f_z);
-    let base_angle_coriolis_row_n_y = 0.5 * base_angle_position_derivative_row_n_y;
-    let t97 = -link2_composite_rate_id_11;
-    let t98 = -(cache.link2_position_z * link2_composite_momentum_f_z);
-    let t99 = -(link2_composite_rate_hd_x * cache.link2_subspace_v_z);
-    let t100 = cache.link2_subspace_v_z * link2_composite_momentum_f_x;
-    let t101 = cache.link2_position_z * link2_composite_rate_hd_z;
-    let link2_coriolis_column_n_y = 0.5 * (t97 + t98 + t99 + t100 + t101)
-        + link2_subspace_rate_v_x * cache.link2_composite_inertia_h_z
-        - link2_subspace_rate_v_z * cache.link2_composite_inertia_h_x;
-    let t102 = link3_composite_momentum_f_x * cache.link3_subspace_v_z;
-    let t103 = -link3_composite_rate_id_11;
-    let t104 = -(link3_composite_momentum_f_z * cache.link3_position_z);
-    let t105 = link3_composite_rate_hd_z * cache.link3_position_z;
-    let t106 = -(link3_composite_rate_hd_x * cache.link3_subspace_v_z);
-    let link3_coriolis_column_n_y = cache.link3_composite_inertia_h_z
-        * link3_subspace_rate_v_x + 0.5 * (t102 + t103 + t104 + t105 + t106)
-        - cache.link3_composite_inertia_h_x * link3_subspace_rate_v_z;
-    let t107 = -link3_coriolis_column_n_y;
-    let t108 = -(cache.link4_subspace_v_z * link4_composite_rate_hd_x);
-    let t109 = -link4_composite_rate_id_11;
-    let t110 = -(cache.link4_position_z * link4_composite_momentum_f_z);
-    let t111 = cache.link4_position_z * link4_composite_rate_hd_z;
-    let t112 = cache.link4_subspace_v_z * link4_composite_momentum_f_x;
-    let link4_coriolis_column_n_y = cache.link4_composite_inertia_h_z
-        * link4_subspace_rate_v_x + 0.5 * (t108 + t109 + t110 + t111 + t112)
-        - link4_subspace_rate_v_z * cache.link4_composite_inertia_h_x;
-    let t113 = -link4_coriolis_column_n_y;
-    let t114 = -(cache.link5_position_z * link5_composite_momentum_f_z);
-    let t115 = cache.link5_position_z * link5_composite_rate_hd_z;
-    let t116 = -link5_composite_rate_id_11;
-    let t117 = -(link5_composite_rate_hd_x * cache.link5_subspace_v_z);
-    let t118 = cache.link5_subspace_v_z * link5_composite_momentum_f_x;
-    let link5_coriolis_column_n_y = 0.5 * (t114 + t115 + t116 + t117 + t118)
-        + cache.link5_composite_inertia_h_z * link5_subspace_rate_v_x
-        - cache.link5_composite_inertia_h_x * link5_subspace_rate_v_z;
-    let t119 = -link5_coriolis_column_n_y;
-    let t120 = -(link6_composite_momentum_f_z * cache.link6_position_z);
-    let t121 = cache.link6_subspace_v_z * link6_composite_momentum_f_x;
-    let t122 = -(cache.link6_subspace_v_z * link6_composite_rate_hd_x);
-    let t123 = link6_composite_rate_hd_z * cache.link6_position_z;
-    let t124 = -link6_composite_rate_id_11;
-    let link6_coriolis_column_n_y = 0.5 * (t120 + t121 + t122 + t123 + t124)
-        + cache.link6_composite_inertia_h_z * link6_subspace_rate_v_x
-        - link6_subspace_rate_v_z * cache.link6_composite_inertia_h_x;
-    let t125 = -link6_coriolis_column_n_y;
-    let t126 = -link7_composite_rate_id_11;
-    let t127 = cache.link7_position_z * link7_composite_rate_hd_z;
-    let t128 = -(link7_composite_rate_hd_x * cache.link7_subspace_v_z);
-    let t129 = -(cache.link7_position_z * link7_composite_momentum_f_z);
-    let t130 = cache.link7_subspace_v_z * link7_composite_momentum_f_x;
-    let link7_coriolis_column_n_y = 0.5 * (t126 + t127 + t128 + t129 + t130)
-        + cache.link7_composite_inertia_h_z * link7_subspace_rate_v_x
-        - link7_subspace_rate_v_z * cache.link7_composite_inertia_h_x;
-    let t131 = -link7_coriolis_column_n_y;
-    let t132 = -(link8_composite_rate_hd_x * cache.link8_subspace_v_z);
-    let t133 = cache.link8_position_z * link8_composite_rate_hd_z;
-    let t134 = link8_composite_momentum_f_x * cache.link8_subspace_v_z;
-    let t135 = -link8_composite_rate_id_11;
-    let t136 = -(link8_composite_momentum_f_z * cache.link8_position_z);
-    let link8_coriolis_column_n_y = 0.5 * (t132 + t133 + t134 + t135 + t136)
-        + cache.link8_composite_inertia_h_z * link8_subspace_rate_v_x
-        - cache.link8_composite_inertia_h_x * link8_subspace_rate_v_z;
-    let t137 = -link8_coriolis_column_n_y;
-    let t138 = -(cache.link9_subspace_v_z * link9_composite_rate_hd_x);
-    let t139 = -(link9_composite_momentum_f_z * cache.link9_position_z);
-    let t140 = -link9_composite_rate_id_11;
-    let t141 = link9_composite_momentum_f_x * cache.link9_subspace_v_z;
-    let t142 = cache.link9_position_z * link9_composite_rate_hd_z;
-    let link9_coriolis_column_n_y = cache.link9_composite_inertia_h_z
-        * link9_subspace_rate_v_x + 0.5 * (t138 + t139 + t140 + t141 + t142)
-        - cache.link9_composite_inertia_h_x * link9_subspace_rate_v_z;
-    let t143 = -link9_coriolis_column_n_y;
-    let t144 = -(cache.link10_subspace_v_z * link10_composite_rate_hd_x);
-    let t145 = -link10_composite_rate_id_11;
-    let t146 = link10_composite_momentum_f_x * cache.link10_subspace_v_z;
-    let t147 = -(cache.link10_position_z * link10_composite_momentum_f_z);
-    let t148 = link10_composite_rate_hd_z * cache.link10_position_z;
-    let link10_coriolis_column_n_y = link10_subspace_rate_v_x
-        * cache.link10_composite_inertia_h_z + 0.5 * (t144 + t145 + t146 + t147 + t148)
-        - cache.link10_composite_inertia_h_x * link10_subspace_rate_v_z;
-    let t149 = -link10_coriolis_column_n_y;
-    let t150 = link11_composite_rate_hd_z * cache.link11_position_z;
-    let t151 = -(cache.link11_subspace_v_z * link11_composite_rate_hd_x);
-    let t152 = -(link11_composite_momentum_f_z * cache.link11_position_z);
-    let t153 = cache.link11_subspace_v_z * link11_composite_momentum_f_x;
-    let t154 = -link11_composite_rate_id_11;
-    let link11_coriolis_column_n_y = 0.5 * (t150 + t151 + t152 + t153 + t154)
-        + link11_subspace_rate_v_x * cache.link11_composite_inertia_h_z
-        - cache.link11_composite_inertia_h_x * link11_subspace_rate_v_z;
-    let t155 = -link11_coriolis_column_n_y;
-    let t156 = link12_composite_rate_hd_z * cache.link12_position_z;
-    let t157 = -link12_composite_rate_id_11;
-    let t158 = -(cache.link12_subspace_v_z * link12_composite_rate_hd_x);
-    let t159 = cache.link12_subspace_v_z * link12_composite_momentum_f_x;
-    let t160 = -(link12_composite_momentum_f_z * cache.link12_position_z);
-    let link12_coriolis_column_n_y = link12_subspace_rate_v_x
-        * cache.link12_composite_inertia_h_z + 0.5 * (t156 + t157 + t158 + t159 + t160)
-        - cache.link12_composite_inertia_h_x * link12_subspace_rate_v_z;
-    let t161 = -link12_coriolis_column_n_y;
-    let t162 = -(cache.link13_position_z * link13_composite_momentum_f_z);
-    let t163 = cache.link13_subspace_v_z * link13_composite_momentum_f_x;
-    let t164 = -link13_composite_rate_id_11;
-    let t165 = link13_composite_rate_hd_z * cache.link13_position_z;
-    let t166 = -(cache.link13_subspace_v_z * link13_composite_rate_hd_x);
-    let link13_coriolis_column_n_y = 0.5 * (t162 + t163 + t164 + t165 + t166)
-        + link13_subspace_rate_v_x * cache.link13_composite_inertia_h_z
-        - cache.link13_composite_inertia_h_x * link13_subspace_rate_v_z;
-    let t167 = -link13_coriolis_column_n_y;
-    let t168 = cache.link14_position_z * link14_composite_rate_hd_z;
-    let t169 = link14_composite_momentum_f_x * cache.link14_subspace_v_z;
-    let t170 = -(cache.link14_position_z * link14_composite_momentum_f_z);
-    let t171 = -link14_composite_rate_id_11;
-    let t172 = -(link14_composite_rate_hd_x * cache.link14_subspace_v_z);
-    let link14_coriolis_column_n_y = 0.5 * (t168 + t169 + t170 + t171 + t172)
-        + link14_subspace_rate_v_x * cache.link14_composite_inertia_h_z
-        - link14_subspace_rate_v_z * cache.link14_composite_inertia_h_x;
-    let t173 = -link14_coriolis_column_n_y;
-    let t174 = -link15_composite_rate_id_11;
-    let t175 = -(link15_composite_momentum_f_z * cache.link15_position_z);
-    let t176 = -(cache.link15_subspace_v_z * link15_composite_rate_hd_x);
-    let t177 = cache.link15_position_z * link15_composite_rate_hd_z;
-    let t178 = cache.link15_subspace_v_z * link15_composite_momentum_f_x;
-    let link15_coriolis_column_n_y = 0.5 * (t174 + t175 + t176 + t177 + t178)
-        + link15_subspace_rate_v_x * cache.link15_composite_inertia_h_z
-        - cache.link15_composite_inertia_h_x * link15_subspace_rate_v_z;
-    let t179 = -link15_coriolis_column_n_y;
-    let t180 = -(cache.link16_position_z * link16_composite_momentum_f_z);
-    let t181 = -link16_composite_rate_id_11;
-    let t182 = -(cache.link16_subspace_v_z * link16_composite_rate_hd_x);
-    let t183 = cache.link16_position_z * link16_composite_rate_hd_z;
-    let t184 = cache.link16_subspace_v_z * link16_composite_momentum_f_x;
-    let link16_coriolis_column_n_y = link16_subspace_rate_v_x
-        * cache.link16_composite_inertia_h_z + 0.5 * (t180 + t181 + t182 + t183 + t184)
-        - link16_subspace_rate_v_z * cache.link16_composite_inertia_h_x;
-    let t185 = -link16_coriolis_column_n_y;
-    let t186 = -(cache.link17_subspace_v_z * link17_composite_rate_hd_x);
-    let t187 = -(link17_composite_momentum_f_z * cache.link17_position_z);
-    let t188 = cache.link17_subspace_v_z * link17_composite_momentum_f_x;
-    let t189 = link17_composite_rate_hd_z * cache.link17_position_z;
-    let t190 = -link17_composite_rate_id_11;
-    let link17_coriolis_column_n_y = cache.link17_composite_inertia_h_z
-        * link17_subspace_rate_v_x + 0.5 * (t186 + t187 + t188 + t189 + t190)
-        - cache.link17_composite_inertia_h_x * link17_subspace_rate_v_z;
-    let t191 = -link17_coriolis_column_n_y;
-    let t192 = cache.link18_subspace_v_z * link18_composite_momentum_f_x;
-    let t193 = -link18_composite_rate_id_11;
-    let t194 = cache.link18_position_z * link18_composite_rate_hd_z;
-    let t195 = -(cache.link18_position_z * link18_composite_momentum_f_z);
-    let t196 = -(cache.link18_subspace_v_z * link18_composite_rate_hd_x);
-    let link18_coriolis_column_n_y = link18_subspace_rate_v_x
-        * cache.link18_composite_inertia_h_z + 0.5 * (t192 + t193 + t194 + t195 + t196)
-        - cache.link18_composite_inertia_h_x * link18_subspace_rate_v_z;
-    let t197 = -link18_coriolis_column_n_y;
-    let t198 = -(link19_composite_rate_hd_x * cache.link19_subspace_v_z);
-    let t199 = link19_composite_momentum_f_x * cache.link19_subspace_v_z;
-    let t200 = -link19_composite_rate_id_11;
-    let t201 = link19_composite_rate_hd_z * cache.link19_position_z;
-    let t202 = -(cache.link19_position_z * link19_composite_momentum_f_z);
-    let link19_coriolis_column_n_y = 0.5 * (t198 + t199 + t200 + t201 + t202)
-        + cache.link19_composite_inertia_h_z * link19_subspace_rate_v_x
-        - link19_subspace_rate_v_z * cache.link19_composite_inertia_h_x;
-    let t203 = -link19_coriolis_column_n_y;
-    let t204 = -link20_composite_rate_id_11;
-    let t205 = link20_composite_rate_hd_z * cache.link20_position_z;
-    let t206 = -(link20_composite_rate_hd_x * cache.link20_subspace_v_z);
-    let t207 = -(link20_momentum_f_z * cache.link20_position_z);
-    let t208 = link20_momentum_f_x * cache.link20_subspace_v_z;
-    let link20_coriolis_column_n_y = link20_subspace_rate_v_x * cache.link20_inertia_h_z
-        + 0.5 * (t204 + t205 + t206 + t207 + t208)
-        - link20_subspace_rate_v_z * cache.link20_inertia_h_x;
-    let t209 = -link20_coriolis_column_n_y;
-    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
-    let link2_coriolis_row_f_z = 0.5 * link2_position_derivative_row_f_z;
-    let link2_position_derivative_row_n_y = t97 + t99 + t101 - (t98 + t100);
-    let link2_coriolis_row_n_y = 0.5 * link2_position_derivative_row_n_y;
-    let t210 = -link2_coriolis_row_n_y;
-    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
-    let link3_coriolis_row_f_z = 0.5 * link3_position_derivative_row_f_z;
-    let link3_position_derivative_row_n_y = t103 + t105 + t106 - (t102 + t104);
-    let link3_coriolis_row_n_y = 0.5 * link3_position_derivative_row_n_y;
-    let t211 = -link3_coriolis_row_n_y;
-    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
-    let link4_coriolis_row_f_z = 0.5 * link4_position_derivative_row_f_z;
-    let link4_position_derivative_row_n_y = t108 + t109 + t111 - (t110 + t112);
-    let link4_coriolis_row_n_y = 0.5 * link4_position_derivative_row_n_y;
-    let t212 = -link4_coriolis_row_n_y;
-    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
-    let link5_coriolis_row_f_z = 0.5 * link5_position_derivative_row_f_z;
-    let link5_position_derivative_row_n_y = t115 + t116 + t117 - (t114 + t118);
-    let link5_coriolis_row_n_y = 0.5 * link5_position_derivative_row_n_y;
-    let t213 = -link5_coriolis_row_n_y;
-    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
-    let link6_coriolis_row_f_z = 0.5 * link6_position_derivative_row_f_z;
-    let link6_position_derivative_row_n_y = t122 + t123 + t124 - (t120 + t121);
-    let link6_coriolis_row_n_y = 0.5 * link6_position_derivative_row_n_y;
-    let t214 = -link6_coriolis_row_n_y;
-    let link7_coriolis_row_f_x = 0.5 * link7_position_derivative_row_f_x;
-    let link7_coriolis_row_f_z = 0.5 * link7_position_derivative_row_f_z;
-    let link7_position_derivative_row_n_y = t126 + t127 + t128 - (t129 + t130);
-    let link7_coriolis_row_n_y = 0.5 * link7_position_derivative_row_n_y;
-    let t215 = -link7_coriolis_row_n_y;
-    let link8_coriolis_row_f_x = 0.5 * link8_position_derivative_row_f_x;
-    let link8_coriolis_row_f_z = 0.5 * link8_position_derivative_row_f_z;
-    let link8_position_derivative_row_n_y = t132 + t133 + t135 - (t134 + t136);
-    let link8_coriolis_row_n_y = 0.5 * link8_position_derivative_row_n_y;
-    let t216 = -link8_coriolis_row_n_y;
-    let link9_coriolis_row_f_x = 0.5 * link9_position_derivative_row_f_x;
-    let link9_coriolis_row_f_z = 0.5 * link9_position_derivative_row_f_z;
-    let link9_position_derivative_row_n_y = t138 + t140 + t142 - (t139 + t141);
-    let link9_coriolis_row_n_y = 0.5 * link9_position_derivative_row_n_y;
-    let t217 = -link9_coriolis_row_n_y;
-    let link10_coriolis_row_f_x = 0.5 * link10_position_derivative_row_f_x;
-    let link10_coriolis_row_f_z = 0.5 * link10_position_derivative_row_f_z;
-    let link10_position_derivative_row_n_y = t144 + t145 + t148 - (t146 + t147);
-    let link10_coriolis_row_n_y = 0.5 * link10_position_derivative_row_n_y;
-    let t218 = -link10_coriolis_row_n_y;
-    let link11_coriolis_row_f_x = 0.5 * link11_position_derivative_row_f_x;
-    let link11_coriolis_row_f_z = 0.5 * link11_position_derivative_row_f_z;
-    let link11_position_derivative_row_n_y = t150 + t151 + t154 - (t152 + t153);
-    let link11_coriolis_row_n_y = 0.5 * link11_position_derivative_row_n_y;
-    let t219 = -link11_coriolis_row_n_y;
-    let link12_coriolis_row_f_x = 0.5 * link12_position_derivative_row_f_x;
-    let link12_coriolis_row_f_z = 0.5 * link12_position_derivative_row_f_z;
-    let link12_position_derivative_row_n_y = t156 + t157 + t158 - (t159 + t160);
-    let link12_coriolis_row_n_y = 0.5 * link12_position_derivative_row_n_y;
-    let t220 = -link12_coriolis_row_n_y;
-    let link13_coriolis_row_f_x = 0.5 * link13_position_derivative_row_f_x;
-    let link13_coriolis_row_f_z = 0.5 * link13_position_derivative_row_f_z;
-    let link13_position_derivative_row_n_y = t164 + t165 + t166 - (t162 + t163);
-    let link13_coriolis_row_n_y = 0.5 * link13_position_derivative_row_n_y;
-    let t221 = -link13_coriolis_row_n_y;
-    let link14_coriolis_row_f_x = 0.5 * link14_position_derivative_row_f_x;
-    let link14_coriolis_row_f_z = 0.5 * link14_position_derivative_row_f_z;
-    let link14_position_derivative_row_n_y = t168 + t171 + t172 - (t169 + t170);
-    let link14_coriolis_row_n_y = 0.5 * link14_position_derivative_row_n_y;
-    let t222 = -link14_coriolis_row_n_y;
-    let link15_coriolis_row_f_x = 0.5 * link15_position_derivative_row_f_x;
-    let link15_coriolis_row_f_z = 0.5 * link15_position_derivative_row_f_z;
-    let link15_position_derivative_row_n_y = t174 + t176 + t177 - (t175 + t178);
-    let link15_coriolis_row_n_y = 0.5 * link15_position_derivative_row_n_y;
-    let t223 = -link15_coriolis_row_n_y;
-    let link16_coriolis_row_f_x = 0.5 * link16_position_derivative_row_f_x;
-    let link16_coriolis_row_f_z = 0.5 * link16_position_derivative_row_f_z;
-    let link16_position_derivative_row_n_y = t181 + t182 + t183 - (t180 + t184);
-    let link16_coriolis_row_n_y = 0.5 * link16_position_derivative_row_n_y;
-    let t224 = -link16_coriolis_row_n_y;
-    let link17_coriolis_row_f_x = 0.5 * link17_position_derivative_row_f_x;
-    let link17_coriolis_row_f_z = 0.5 * link17_position_derivative_row_f_z;
-    let link17_position_derivative_row_n_y = t186 + t189 + t190 - (t187 + t188);
-    let link17_coriolis_row_n_y = 0.5 * link17_position_derivative_row_n_y;
-    let t225 = -link17_coriolis_row_n_y;
-    let link18_coriolis_row_f_x = 0.5 * link18_position_derivative_row_f_x;
-    let link18_coriolis_row_f_z = 0.5 * link18_position_derivative_row_f_z;
-    let link18_position_derivative_row_n_y = t193 + t194 + t196 - (t192 + t195);
-    let link18_coriolis_row_n_y = 0.5 * link18_position_derivative_row_n_y;
-    let t226 = -link18_coriolis_row_n_y;
-    let link19_coriolis_row_f_x = 0.5 * link19_position_derivative_row_f_x;
-    let link19_coriolis_row_f_z = 0.5 * link19_position_derivative_row_f_z;
-    let link19_position_derivative_row_n_y = t198 + t200 + t201 - (t199 + t202);
-    let link19_coriolis_row_n_y = 0.5 * link19_position_derivative_row_n_y;
-    let t227 = -link19_coriolis_row_n_y;
+    let link20_position_derivative_column_f_x = link20_acceleration_shift_v_x
+        * p.link_mass - t182;
+    let link20_position_derivative_column_f_z = link20_composite_force_f_x
+        + link20_acceleration_shift_v_z * p.link_mass;
+    let link20_coriolis_row_n_y = 0.5 * link20_position_derivative_row_n_y;
     let link20_coriolis_row_f_x = 0.5 * link20_position_derivative_row_f_x;
     let link20_coriolis_row_f_z = 0.5 * link20_position_derivative_row_f_z;
-    let link20_position_derivative_row_n_y = t204 + t205 + t206 - (t207 + t208);
-    let link20_coriolis_row_n_y = 0.5 * link20_position_derivative_row_n_y;
-    let t228 = -link20_coriolis_row_n_y;
-    position[(0, 2)] = base_angle_position_derivative_column_f_x;
-    position[(0, 3)] = link2_position_derivative_column_f_x;
-    position[(0, 4)] = link3_position_derivative_column_f_x;
-    position[(0, 5)] = link4_position_derivative_column_f_x;
-    position[(0, 6)] = link5_position_derivative_column_f_x;
-    position[(0, 7)] = link6_position_derivative_column_f_x;
-    position[(0, 8)] = link7_position_derivative_column_f_x;
-    position[(0, 9)] = link8_position_derivative_column_f_x;
-    position[(0, 10)] = link9_position_derivative_column_f_x;
-    position[(0, 11)] = link10_position_derivative_column_f_x;
-    position[(0, 12)] = link11_position_derivative_column_f_x;
-    position[(0, 13)] = link12_position_derivative_column_f_x;
-    position[(0, 14)] = link13_position_derivative_column_f_x;
-    position[(0, 15)] = link14_position_derivative_column_f_x;
-    position[(0, 16)] = link15_position_derivative_column_f_x;
-    position[(0, 17)] = link16_position_derivative_column_f_x;
-    position[(0, 18)] = link17_position_derivative_column_f_x;
-    position[(0, 19)] = link18_position_derivative_column_f_x;
-    position[(0, 20)] = link19_position_derivative_column_f_x;
-    position[(0, 21)] = link20_position_derivative_column_f_x;
-    position[(1, 2)] = base_angle_position_derivative_column_f_z;
-    position[(1, 3)] = link2_position_derivative_column_f_z;
-    position[(1, 4)] = link3_position_derivative_column_f_z;
-    position[(1, 5)] = link4_position_derivative_column_f_z;
-    position[(1, 6)] = link5_position_derivative_column_f_z;
-    position[(1, 7)] = link6_position_derivative_column_f_z;
-    position[(1, 8)] = link7_position_derivative_column_f_z;
-    position[(1, 9)] = link8_position_derivative_column_f_z;
-    position[(1, 10)] = link9_position_derivative_column_f_z;
-    position[(1, 11)] = link10_position_derivative_column_f_z;
-    position[(1, 12)] = link11_position_derivative_column_f_z;
-    position[(1, 13)] = link12_position_derivative_column_f_z;
-    position[(1, 14)] = link13_position_derivative_column_f_z;
-    position[(1, 15)] = link14_position_derivative_column_f_z;
-    position[(1, 16)] = link15_position_derivative_column_f_z;
-    position[(1, 17)] = link16_position_derivative_column_f_z;
-    position[(1, 18)] = link17_position_derivative_column_f_z;
-    position[(1, 19)] = link18_position_derivative_column_f_z;
-    position[(1, 20)] = link19_position_derivative_column_f_z;
-    position[(1, 21)] = link20_position_derivative_column_f_z;
-    position[(2, 2)] = base_angle_position_derivative_row_f_x * qd[1]
-        + cache.base_angle_projected_inertia_f_z * base_angle_acceleration_shift_v_z
-        + base_angle_acceleration_shift_v_x * cache.base_angle_projected_inertia_f_x
-        + base_angle_subspace_rate_v_z * base_angle_position_derivative_row_f_z;
-    position[(2, 3)] = q[1] * link2_position_derivative_column_f_x
-        + link2_position_derivative_column_f_z * cache.base_angle_subspace_v_z
-        - link2_position_derivative_column_n_y;
-    position[(2, 4)] = q[1] * link3_position_derivative_column_f_x + t60
-        + link3_position_derivative_column_f_z * cache.base_angle_subspace_v_z;
-    position[(2, 5)] = link4_position_derivative_column_f_z
-        * cache.base_angle_subspace_v_z + q[1] * link4_position_derivative_column_f_x
-        + t61;
-    position[(2, 6)] = t62
-        + cache.base_angle_subspace_v_z * link5_position_derivative_column_f_z
-        + q[1] * link5_position_derivative_column_f_x;
-    position[(2, 7)] = q[1] * link6_position_derivative_column_f_x + t63
-        + link6_position_derivative_column_f_z * cache.base_angle_subspace_v_z;
-    position[(2, 8)] = cache.base_angle_subspace_v_z
-        * link7_position_derivative_column_f_z
-        + q[1] * link7_position_derivative_column_f_x + t64;
-    position[(2, 9)] = q[1] * link8_position_derivative_column_f_x
-        + cache.base_angle_subspace_v_z * link8_position_derivative_column_f_z + t65;
-    position[(2, 10)] = q[1] * link9_position_derivative_column_f_x
-        + cache.base_angle_subspace_v_z * link9_position_derivative_column_f_z + t66;
-    position[(2, 11)] = t67 + q[1] * link10_position_derivative_column_f_x
-        + link10_position_derivative_column_f_z * cache.base_angle_subspace_v_z;
-    position[(2, 12)] = t68 + q[1] * link11_position_derivative_column_f_x
-        + link11_position_derivative_column_f_z * cache.base_angle_subspace_v_z;
-    position[(2, 13)] = link12_position_derivative_column_f_z
-        * cache.base_angle_subspace_v_z + t69
-        + q[1] * link12_position_derivative_column_f_x;
-    position[(2, 14)] = cache.base_angle_subspace_v_z
-        * link13_position_derivative_column_f_z + t70
-        + q[1] * link13_position_derivative_column_f_x;
-    position[(2, 15)] = t71 + q[1] * link14_position_derivative_column_f_x
-        + link14_position_derivative_column_f_z * cache.base_angle_subspace_v_z;
-    position[(2, 16)] = cache.base_angle_subspace_v_z
-        * link15_position_derivative_column_f_z + t72
-        + q[1] * link15_position_derivative_column_f_x;
-    position[(2, 17)] = link16_position_derivative_column_f_x * q[1]
-        + link16_position_derivative_column_f_z * cache.base_angle_subspace_v_z + t73;
-    position[(2, 18)] = t74 + q[1] * link17_position_derivative_column_f_x
-        + link17_position_derivative_column_f_z * cache.base_angle_subspace_v_z;
-    position[(2, 19)] = q[1] * link18_position_derivative_column_f_x
-        + link18_position_derivative_column_f_z * cache.base_angle_subspace_v_z + t75;
-    position[(2, 20)] = link19_position_derivative_column_f_z
-        * cache.base_angle_subspace_v_z + q[1] * link19_position_derivative_column_f_x
-        + t76;
-    position[(2, 21)] = link20_position_derivative_column_f_z
-        * cache.base_angle_subspace_v_z + q[1] * link20_position_derivative_column_f_x
-        + t77;
-    position[(3, 2)] = base_angle_acceleration_shift_v_x
-        * cache.link2_projected_inertia_f_x
-        + link2_position_derivative_row_f_z * base_angle_subspace_rate_v_z
-        + cache.link2_projected_inertia_f_z * base_angle_acceleration_shift_v_z
-        + link2_position_derivative_row_f_x * qd[1];
-    position[(3, 3)] = link2_subspace_rate_v_z * link2_position_derivative_row_f_z
-        + cache.link2_projected_inertia_f_x * link2_acceleration_shift_v_x
-        + link2_subspace_rate_v_x * link2_position_derivative_row_f_x
-        + link2_acceleration_shift_v_z * cache.link2_projected_inertia_f_z;
-    position[(3, 4)] = cache.link2_subspace_v_z * link3_position_derivative_column_f_z
-        + t60 + cache.link2_position_z * link3_position_derivative_column_f_x;
-    position[(3, 5)] = cache.link2_subspace_v_z * link4_position_derivative_column_f_z
-        + link4_position_derivative_column_f_x * cache.link2_position_z + t61;
-    position[(3, 6)] = cache.link2_position_z * link5_position_derivative_column_f_x
-        + t62 + cache.link2_subspace_v_z * link5_position_derivative_column_f_z;
-    position[(3, 7)] = t63
-        + cache.link2_subspace_v_z * link6_position_derivative_column_f_z
-        + link6_position_derivative_column_f_x * cache.link2_position_z;
-    position[(3, 8)] = cache.link2_position_z * link7_position_derivative_column_f_x
-        + t64 + cache.link2_subspace_v_z * link7_position_derivative_column_f_z;
-    position[(3, 9)] = cache.link2_subspace_v_z * link8_position_derivative_column_f_z
-        + cache.link2_position_z * link8_position_derivative_column_f_x + t65;
-    position[(3, 10)] = t66
-        + cache.link2_position_z * link9_position_derivative_column_f_x
-        + cache.link2_subspace_v_z * link9_position_derivative_column_f_z;
-    position[(3, 11)] = t67
-        + cache.link2_subspace_v_z * link10_position_derivative_column_f_z
-        + cache.link2_position_z * link10_position_derivative_column_f_x;
-    position[(3, 12)] = t68
-        + cache.link2_subspace_v_z * link11_position_derivative_column_f_z
-        + link11_position_derivative_column_f_x * cache.link2_position_z;
-    position[(3, 13)] = cache.link2_position_z * link12_position_derivative_column_f_x
-        + cache.link2_subspace_v_z * link12_position_derivative_column_f_z + t69;
-    position[(3, 14)] = link13_position_derivative_column_f_x * cache.link2_position_z
-        + cache.link2_subspace_v_z * link13_position_derivative_column_f_z + t70;
-    position[(3, 15)] = t71
-        + link14_position_derivative_column_f_x * cache.link2_position_z
-        + cache.link2_subspace_v_z * link14_position_derivative_column_f_z;
-    position[(3, 16)] = cache.link2_subspace_v_z * link15_position_derivative_column_f_z
-        + t72 + link15_position_derivative_column_f_x * cache.link2_position_z;
-    position[(3, 17)] = cache.link2_subspace_v_z * link16_position_derivative_column_f_z
-        + link16_position_derivative_column_f_x * cache.link2_position_z + t73;
-    position[(3, 18)] = t74
-        + link17_position_derivative_column_f_x * cache.link2_position_z
-        + cache.link2_subspace_v_z * link17_position_derivative_column_f_z;
-    position[(3, 19)] = cache.link2_subspace_v_z * link18_position_derivative_column_f_z
-        + link18_position_derivative_column_f_x * cache.link2_position_z + t75;
-    position[(3, 20)] = link19_position_derivative_column_f_z * cache.link2_subspace_v_z
-        + t76 + cache.link2_position_z * link19_position_derivative_column_f_x;
-    position[(3, 21)] = cache.link2_position_z * link20_position_derivative_column_f_x
-        + t77 + cache.link2_subspace_v_z * link20_position_derivative_column_f_z;
-    position[(4, 2)] = link3_position_derivative_row_f_z * base_angle_subspace_rate_v_z
-        + link3_position_derivative_row_f_x * qd[1]
-        + cache.link3_projected_inertia_f_z * base_angle_acceleration_shift_v_z
-        + base_angle_acceleration_shift_v_x * cache.link3_projected_inertia_f_x;
-    position[(4, 3)] = link2_subspace_rate_v_x * link3_position_derivative_row_f_x
-        + cache.link3_projected_inertia_f_x * link2_acceleration_shift_v_x
-        + link2_acceleration_shift_v_z * cache.link3_projected_inertia_f_z
-        + link3_position_derivative_row_f_z * link2_subspace_rate_v_z;
-    position[(4, 4)] = link3_acceleration_shift_v_x * cache.link3_projected_inertia_f_x
-        + link3_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_z * cache.link3_projected_inertia_f_z
-        + link3_position_derivative_row_f_x * link3_subspace_rate_v_x;
-    position[(4, 5)] = link4_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + link4_position_derivative_column_f_x * cache.link3_position_z + t61;
-    position[(4, 6)] = link5_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + t62 + link5_position_derivative_column_f_x * cache.link3_position_z;
-    position[(4, 7)] = link6_position_derivative_column_f_x * cache.link3_position_z
-        + link6_position_derivative_column_f_z * cache.link3_subspace_v_z + t63;
-    position[(4, 8)] = cache.link3_position_z * link7_position_derivative_column_f_x
-        + t64 + link7_position_derivative_column_f_z * cache.link3_subspace_v_z;
-    position[(4, 9)] = link8_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + cache.link3_position_z * link8_position_derivative_column_f_x + t65;
-    position[(4, 10)] = link9_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + t66 + cache.link3_position_z * link9_position_derivative_column_f_x;
-    position[(4, 11)] = t67
-        + link10_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + cache.link3_position_z * link10_position_derivative_column_f_x;
-    position[(4, 12)] = t68
-        + link11_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + link11_position_derivative_column_f_x * cache.link3_position_z;
-    position[(4, 13)] = cache.link3_position_z * link12_position_derivative_column_f_x
-        + link12_position_derivative_column_f_z * cache.link3_subspace_v_z + t69;
-    position[(4, 14)] = link13_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + t70 + link13_position_derivative_column_f_x * cache.link3_position_z;
-    position[(4, 15)] = t71
-        + link14_position_derivative_column_f_x * cache.link3_position_z
-        + link14_position_derivative_column_f_z * cache.link3_subspace_v_z;
-    position[(4, 16)] = link15_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + t72 + link15_position_derivative_column_f_x * cache.link3_position_z;
-    position[(4, 17)] = link16_position_derivative_column_f_x * cache.link3_position_z
-        + t73 + link16_position_derivative_column_f_z * cache.link3_subspace_v_z;
-    position[(4, 18)] = t74
-        + link17_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + link17_position_derivative_column_f_x * cache.link3_position_z;
-    position[(4, 19)] = t75
-        + link18_position_derivative_column_f_x * cache.link3_position_z
-        + link18_position_derivative_column_f_z * cache.link3_subspace_v_z;
-    position[(4, 20)] = cache.link3_position_z * link19_position_derivative_column_f_x
-        + t76 + link19_position_derivative_column_f_z * cache.link3_subspace_v_z;
-    position[(4, 21)] = link20_position_derivative_column_f_z * cache.link3_subspace_v_z
-        + cache.link3_position_z * link20_position_derivative_column_f_x + t77;
-    position[(5, 2)] = base_angle_acceleration_shift_v_x
-        * cache.link4_projected_inertia_f_x + link4_position_derivative_row_f_x * qd[1]
-        + link4_position_derivative_row_f_z * base_angle_subspace_rate_v_z
-        + base_angle_acceleration_shift_v_z * cache.link4_projected_inertia_f_z;
-    position[(5, 3)] = link2_acceleration_shift_v_z * cache.link4_projected_inertia_f_z
-        + link2_subspace_rate_v_x * link4_position_derivative_row_f_x
-        + link2_acceleration_shift_v_x * cache.link4_projected_inertia_f_x
-        + link4_position_derivative_row_f_z * link2_subspace_rate_v_z;
-    position[(5, 4)] = link4_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link4_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_z * cache.link4_projected_inertia_f_z
-        + link3_acceleration_shift_v_x * cache.link4_projected_inertia_f_x;
-    position[(5, 5)] = link4_subspace_rate_v_x * link4_position_derivative_row_f_x
-        + link4_position_derivative_row_f_z * link4_subspace_rate_v_z
-        + link4_acceleration_shift_v_x * cache.link4_projected_inertia_f_x
-        + link4_acceleration_shift_v_z * cache.link4_projected_inertia_f_z;
-    position[(5, 6)] = cache.link4_position_z * link5_position_derivative_column_f_x
-        + cache.link4_subspace_v_z * link5_position_derivative_column_f_z + t62;
-    position[(5, 7)] = link6_position_derivative_column_f_z * cache.link4_subspace_v_z
-        + t63 + cache.link4_position_z * link6_position_derivative_column_f_x;
-    position[(5, 8)] = cache.link4_subspace_v_z * link7_position_derivative_column_f_z
-        + t64 + cache.link4_position_z * link7_position_derivative_column_f_x;
-    position[(5, 9)] = cache.link4_subspace_v_z * link8_position_derivative_column_f_z
-        + cache.link4_position_z * link8_position_derivative_column_f_x + t65;
-    position[(5, 10)] = cache.link4_subspace_v_z * link9_position_derivative_column_f_z
-        + t66 + cache.link4_position_z * link9_position_derivative_column_f_x;
-    position[(5, 11)] = t67
-        + cache.link4_position_z * link10_position_derivative_column_f_x
-        + link10_position_derivative_column_f_z * cache.link4_subspace_v_z;
-    position[(5, 12)] = link11_position_derivative_column_f_z * cache.link4_subspace_v_z
-        + cache.link4_position_z * link11_position_derivative_column_f_x + t68;
-    position[(5, 13)] = cache.link4_position_z * link12_position_derivative_column_f_x
-        + link12_position_derivative_column_f_z * cache.link4_subspace_v_z + t69;
-    position[(5, 14)] = cache.link4_subspace_v_z * link13_position_derivative_column_f_z
-        + cache.link4_position_z * link13_position_derivative_column_f_x + t70;
-    position[(5, 15)] = t71
-        + cache.link4_position_z * link14_position_derivative_column_f_x
-        + link14_position_derivative_column_f_z * cache.link4_subspace_v_z;
-    position[(5, 16)] = t72
-        + cache.link4_subspace_v_z * link15_position_derivative_column_f_z
-        + cache.link4_position_z * link15_position_derivative_column_f_x;
-    position[(5, 17)] = link16_position_derivative_column_f_z * cache.link4_subspace_v_z
-        + t73 + link16_position_derivative_column_f_x * cache.link4_position_z;
-    position[(5, 18)] = cache.link4_position_z * link17_position_derivative_column_f_x
-        + t74 + link17_position_derivative_column_f_z * cache.link4_subspace_v_z;
-    position[(5, 19)] = link18_position_derivative_column_f_z * cache.link4_subspace_v_z
-        + t75 + cache.link4_position_z * link18_position_derivative_column_f_x;
-    position[(5, 20)] = cache.link4_position_z * link19_position_derivative_column_f_x
-        + t76 + link19_position_derivative_column_f_z * cache.link4_subspace_v_z;
-    position[(5, 21)] = cache.link4_position_z * link20_position_derivative_column_f_x
-        + link20_position_derivative_column_f_z * cache.link4_subspace_v_z + t77;
-    position[(6, 2)] = base_angle_acceleration_shift_v_x
-        * cache.link5_projected_inertia_f_x
-        + link5_position_derivative_row_f_z * base_angle_subspace_rate_v_z
-        + link5_position_derivative_row_f_x * qd[1]
-        + cache.link5_projected_inertia_f_z * base_angle_acceleration_shift_v_z;
-    position[(6, 3)] = link2_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
-        + link2_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
-        + link2_subspace_rate_v_z * link5_position_derivative_row_f_z
-        + link5_position_derivative_row_f_x * link2_subspace_rate_v_x;
-    position[(6, 4)] = link3_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
-        + link5_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
-        + link5_position_derivative_row_f_x * link3_subspace_rate_v_x;
-    position[(6, 5)] = link4_subspace_rate_v_z * link5_position_derivative_row_f_z
-        + link4_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
-        + link5_position_derivative_row_f_x * link4_subspace_rate_v_x
-        + link4_acceleration_shift_v_z * cache.link5_projected_inertia_f_z;
-    position[(6, 6)] = link5_acceleration_shift_v_x * cache.link5_projected_inertia_f_x
-        + link5_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_acceleration_shift_v_z * cache.link5_projected_inertia_f_z
-        + link5_position_derivative_row_f_x * link5_subspace_rate_v_x;
-    position[(6, 7)] = t63
-        + cache.link5_position_z * link6_position_derivative_column_f_x
-        + link6_position_derivative_column_f_z * cache.link5_subspace_v_z;
-    position[(6, 8)] = cache.link5_position_z * link7_position_derivative_column_f_x
-        + cache.link5_subspace_v_z * link7_position_derivative_column_f_z + t64;
-    position[(6, 9)] = cache.link5_position_z * link8_position_derivative_column_f_x
-        + cache.link5_subspace_v_z * link8_position_derivative_column_f_z + t65;
-    position[(6, 10)] = cache.link5_subspace_v_z * link9_position_derivative_column_f_z
-        + cache.link5_position_z * link9_position_derivative_column_f_x + t66;
-    position[(6, 11)] = t67
-        + cache.link5_subspace_v_z * link10_position_derivative_column_f_z
-        + cache.link5_position_z * link10_position_derivative_column_f_x;
-    position[(6, 12)] = t68
-        + link11_position_derivative_column_f_x * cache.link5_position_z
-        + link11_position_derivative_column_f_z * cache.link5_subspace_v_z;
-    position[(6, 13)] = cache.link5_subspace_v_z * link12_position_derivative_column_f_z
-        + cache.link5_position_z * link12_position_derivative_column_f_x + t69;
-    position[(6, 14)] = cache.link5_subspace_v_z * link13_position_derivative_column_f_z
-        + link13_position_derivative_column_f_x * cache.link5_position_z + t70;
-    position[(6, 15)] = t71
-        + link14_position_derivative_column_f_z * cache.link5_subspace_v_z
-        + link14_position_derivative_column_f_x * cache.link5_position_z;
-    position[(6, 16)] = t72
-        + cache.link5_subspace_v_z * link15_position_derivative_column_f_z
-        + link15_position_derivative_column_f_x * cache.link5_position_z;
-    position[(6, 17)] = link16_position_derivative_column_f_x * cache.link5_position_z
-        + link16_position_derivative_column_f_z * cache.link5_subspace_v_z + t73;
-    position[(6, 18)] = t74
-        + link17_position_derivative_column_f_x * cache.link5_position_z
-        + link17_position_derivative_column_f_z * cache.link5_subspace_v_z;
-    position[(6, 19)] = link18_position_derivative_column_f_z * cache.link5_subspace_v_z
-        + t75 + link18_position_derivative_column_f_x * cache.link5_position_z;
-    position[(6, 20)] = link19_position_derivative_column_f_z * cache.link5_subspace_v_z
-        + cache.link5_position_z * link19_position_derivative_column_f_x + t76;
-    position[(6, 21)] = cache.link5_position_z * link20_position_derivative_column_f_x
-        + link20_position_derivative_column_f_z * cache.link5_subspace_v_z + t77;
-    position[(7, 2)] = cache.link6_projected_inertia_f_z
-        * base_angle_acceleration_shift_v_z + link6_position_derivative_row_f_x * qd[1]
-        + base_angle_subspace_rate_v_z * link6_position_derivative_row_f_z
-        + base_angle_acceleration_shift_v_x * cache.link6_projected_inertia_f_x;
-    position[(7, 3)] = link2_subspace_rate_v_z * link6_position_derivative_row_f_z
-        + link2_subspace_rate_v_x * link6_position_derivative_row_f_x
-        + cache.link6_projected_inertia_f_x * link2_acceleration_shift_v_x
-        + link2_acceleration_shift_v_z * cache.link6_projected_inertia_f_z;
-    position[(7, 4)] = link6_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_z * cache.link6_projected_inertia_f_z
-        + cache.link6_projected_inertia_f_x * link3_acceleration_shift_v_x
-        + link6_position_derivative_row_f_x * link3_subspace_rate_v_x;
-    position[(7, 5)] = link4_acceleration_shift_v_z * cache.link6_projected_inertia_f_z
-        + link4_subspace_rate_v_x * link6_position_derivative_row_f_x
-        + cache.link6_projected_inertia_f_x * link4_acceleration_shift_v_x
-        + link4_subspace_rate_v_z * link6_position_derivative_row_f_z;
-    position[(7, 6)] = link5_acceleration_shift_v_z * cache.link6_projected_inertia_f_z
-        + cache.link6_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link6_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_subspace_rate_v_x * link6_position_derivative_row_f_x;
-    position[(7, 7)] = cache.link6_projected_inertia_f_x * link6_acceleration_shift_v_x
-        + cache.link6_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link6_subspace_rate_v_z * link6_position_derivative_row_f_z
-        + link6_position_derivative_row_f_x * link6_subspace_rate_v_x;
-    position[(7, 8)] = cache.link6_subspace_v_z * link7_position_derivative_column_f_z
-        + cache.link6_position_z * link7_position_derivative_column_f_x + t64;
-    position[(7, 9)] = cache.link6_subspace_v_z * link8_position_derivative_column_f_z
-        + t65 + cache.link6_position_z * link8_position_derivative_column_f_x;
-    position[(7, 10)] = cache.link6_subspace_v_z * link9_position_derivative_column_f_z
-        + t66 + cache.link6_position_z * link9_position_derivative_column_f_x;
-    position[(7, 11)] = t67
-        + cache.link6_subspace_v_z * link10_position_derivative_column_f_z
-        + cache.link6_position_z * link10_position_derivative_column_f_x;
-    position[(7, 12)] = t68
-        + cache.link6_subspace_v_z * link11_position_derivative_column_f_z
-        + link11_position_derivative_column_f_x * cache.link6_position_z;
-    position[(7, 13)] = cache.link6_position_z * link12_position_derivative_column_f_x
-        + cache.link6_subspace_v_z * link12_position_derivative_column_f_z + t69;
-    position[(7, 14)] = cache.link6_subspace_v_z * link13_position_derivative_column_f_z
-        + link13_position_derivative_column_f_x * cache.link6_position_z + t70;
-    position[(7, 15)] = t71
-        + cache.link6_subspace_v_z * link14_position_derivative_column_f_z
-        + link14_position_derivative_column_f_x * cache.link6_position_z;
-    position[(7, 16)] = t72
-        + link15_position_derivative_column_f_x * cache.link6_position_z
-        + cache.link6_subspace_v_z * link15_position_derivative_column_f_z;
-    position[(7, 17)] = cache.link6_subspace_v_z * link16_position_derivative_column_f_z
-        + t73 + link16_position_derivative_column_f_x * cache.link6_position_z;
-    position[(7, 18)] = t74
-        + cache.link6_subspace_v_z * link17_position_derivative_column_f_z
-        + link17_position_derivative_column_f_x * cache.link6_position_z;
-    position[(7, 19)] = cache.link6_subspace_v_z * link18_position_derivative_column_f_z
-        + t75 + link18_position_derivative_column_f_x * cache.link6_position_z;
-    position[(7, 20)] = link19_position_derivative_column_f_z * cache.link6_subspace_v_z
-        + t76 + cache.link6_position_z * link19_position_derivative_column_f_x;
-    position[(7, 21)] = cache.link6_position_z * link20_position_derivative_column_f_x
-        + cache.link6_subspace_v_z * link20_position_derivative_column_f_z + t77;
-    position[(8, 2)] = cache.link7_projected_inertia_f_z
-        * base_angle_acceleration_shift_v_z
-        + base_angle_subspace_rate_v_z * link7_position_derivative_row_f_z
-        + link7_position_derivative_row_f_x * qd[1]
-        + base_angle_acceleration_shift_v_x * cache.link7_projected_inertia_f_x;
-    position[(8, 3)] = cache.link7_projected_inertia_f_x * link2_acceleration_shift_v_x
-        + link2_subspace_rate_v_x * link7_position_derivative_row_f_x
-        + link2_acceleration_shift_v_z * cache.link7_projected_inertia_f_z
-        + link2_subspace_rate_v_z * link7_position_derivative_row_f_z;
-    position[(8, 4)] = link7_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link7_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_x * cache.link7_projected_inertia_f_x
-        + link3_acceleration_shift_v_z * cache.link7_projected_inertia_f_z;
-    position[(8, 5)] = link4_acceleration_shift_v_z * cache.link7_projected_inertia_f_z
-        + link4_subspace_rate_v_z * link7_position_derivative_row_f_z
-        + link4_subspace_rate_v_x * link7_position_derivative_row_f_x
-        + link4_acceleration_shift_v_x * cache.link7_projected_inertia_f_x;
-    position[(8, 6)] = link5_subspace_rate_v_x * link7_position_derivative_row_f_x
-        + link7_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_acceleration_shift_v_z * cache.link7_projected_inertia_f_z
-        + cache.link7_projected_inertia_f_x * link5_acceleration_shift_v_x;
-    position[(8, 7)] = cache.link7_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link6_acceleration_shift_v_x * cache.link7_projected_inertia_f_x
-        + link7_position_derivative_row_f_x * link6_subspace_rate_v_x
-        + link6_subspace_rate_v_z * link7_position_derivative_row_f_z;
-    position[(8, 8)] = link7_acceleration_shift_v_z * cache.link7_projected_inertia_f_z
-        + link7_position_derivative_row_f_x * link7_subspace_rate_v_x
-        + link7_subspace_rate_v_z * link7_position_derivative_row_f_z
-        + cache.link7_projected_inertia_f_x * link7_acceleration_shift_v_x;
-    position[(8, 9)] = cache.link7_position_z * link8_position_derivative_column_f_x
-        + t65 + cache.link7_subspace_v_z * link8_position_derivative_column_f_z;
-    position[(8, 10)] = cache.link7_subspace_v_z * link9_position_derivative_column_f_z
-        + t66 + cache.link7_position_z * link9_position_derivative_column_f_x;
-    position[(8, 11)] = cache.link7_position_z * link10_position_derivative_column_f_x
-        + t67 + cache.link7_subspace_v_z * link10_position_derivative_column_f_z;
-    position[(8, 12)] = t68
-        + cache.link7_subspace_v_z * link11_position_derivative_column_f_z
-        + link11_position_derivative_column_f_x * cache.link7_position_z;
-    position[(8, 13)] = cache.link7_position_z * link12_position_derivative_column_f_x
-        + cache.link7_subspace_v_z * link12_position_derivative_column_f_z + t69;
-    position[(8, 14)] = cache.link7_position_z * link13_position_derivative_column_f_x
-        + cache.link7_subspace_v_z * link13_position_derivative_column_f_z + t70;
-    position[(8, 15)] = t71
-        + cache.link7_position_z * link14_position_derivative_column_f_x
-        + link14_position_derivative_column_f_z * cache.link7_subspace_v_z;
-    position[(8, 16)] = link15_position_derivative_column_f_x * cache.link7_position_z
-        + t72 + cache.link7_subspace_v_z * link15_position_derivative_column_f_z;
-    position[(8, 17)] = t73
-        + link16_position_derivative_column_f_x * cache.link7_position_z
-        + link16_position_derivative_column_f_z * cache.link7_subspace_v_z;
-    position[(8, 18)] = t74
-        + link17_position_derivative_column_f_x * cache.link7_position_z
-        + link17_position_derivative_column_f_z * cache.link7_subspace_v_z;
-    position[(8, 19)] = link18_position_derivative_column_f_z * cache.link7_subspace_v_z
-        + cache.link7_position_z * link18_position_derivative_column_f_x + t75;
-    position[(8, 20)] = t76
-        + cache.link7_position_z * link19_position_derivative_column_f_x
-        + link19_position_derivative_column_f_z * cache.link7_subspace_v_z;
-    position[(8, 21)] = cache.link7_position_z * link20_position_derivative_column_f_x
-        + link20_position_derivative_column_f_z * cache.link7_subspace_v_z + t77;
-    position[(9, 2)] = base_angle_acceleration_shift_v_x
-        * cache.link8_projected_inertia_f_x + link8_position_derivative_row_f_x * qd[1]
-        + cache.link8_projected_inertia_f_z * base_angle_acceleration_shift_v_z
-        + base_angle_subspace_rate_v_z * link8_position_derivative_row_f_z;
-    position[(9, 3)] = link2_subspace_rate_v_x * link8_position_derivative_row_f_x
-        + cache.link8_projected_inertia_f_z * link2_acceleration_shift_v_z
-        + link2_subspace_rate_v_z * link8_position_derivative_row_f_z
-        + cache.link8_projected_inertia_f_x * link2_acceleration_shift_v_x;
-    position[(9, 4)] = link8_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + cache.link8_projected_inertia_f_z * link3_acceleration_shift_v_z
-        + link8_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_x * cache.link8_projected_inertia_f_x;
-    position[(9, 5)] = link4_acceleration_shift_v_x * cache.link8_projected_inertia_f_x
-        + link4_subspace_rate_v_x * link8_position_derivative_row_f_x
-        + link4_subspace_rate_v_z * link8_position_derivative_row_f_z
-        + cache.link8_projected_inertia_f_z * link4_acceleration_shift_v_z;
-    position[(9, 6)] = link5_acceleration_shift_v_z * cache.link8_projected_inertia_f_z
-        + link5_subspace_rate_v_x * link8_position_derivative_row_f_x
-        + cache.link8_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link8_position_derivative_row_f_z * link5_subspace_rate_v_z;
-    position[(9, 7)] = link6_acceleration_shift_v_x * cache.link8_projected_inertia_f_x
-        + cache.link8_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link6_subspace_rate_v_z * link8_position_derivative_row_f_z
-        + link6_subspace_rate_v_x * link8_position_derivative_row_f_x;
-    position[(9, 8)] = link7_subspace_rate_v_x * link8_position_derivative_row_f_x
-        + cache.link8_projected_inertia_f_z * link7_acceleration_shift_v_z
-        + cache.link8_projected_inertia_f_x * link7_acceleration_shift_v_x
-        + link7_subspace_rate_v_z * link8_position_derivative_row_f_z;
-    position[(9, 9)] = link8_acceleration_shift_v_x * cache.link8_projected_inertia_f_x
-        + link8_subspace_rate_v_x * link8_position_derivative_row_f_x
-        + cache.link8_projected_inertia_f_z * link8_acceleration_shift_v_z
-        + link8_subspace_rate_v_z * link8_position_derivative_row_f_z;
-    position[(9, 10)] = cache.link8_position_z * link9_position_derivative_column_f_x
-        + cache.link8_subspace_v_z * link9_position_derivative_column_f_z + t66;
-    position[(9, 11)] = t67
-        + link10_position_derivative_column_f_z * cache.link8_subspace_v_z
-        + cache.link8_position_z * link10_position_derivative_column_f_x;
-    position[(9, 12)] = link11_position_derivative_column_f_x * cache.link8_position_z
-        + t68 + link11_position_derivative_column_f_z * cache.link8_subspace_v_z;
-    position[(9, 13)] = cache.link8_position_z * link12_position_derivative_column_f_x
-        + link12_position_derivative_column_f_z * cache.link8_subspace_v_z + t69;
-    position[(9, 14)] = cache.link8_position_z * link13_position_derivative_column_f_x
-        + cache.link8_subspace_v_z * link13_position_derivative_column_f_z + t70;
-    position[(9, 15)] = t71
-        + cache.link8_position_z * link14_position_derivative_column_f_x
-        + link14_position_derivative_column_f_z * cache.link8_subspace_v_z;
-    position[(9, 16)] = cache.link8_subspace_v_z * link15_position_derivative_column_f_z
-        + t72 + cache.link8_position_z * link15_position_derivative_column_f_x;
-    position[(9, 17)] = link16_position_derivative_column_f_z * cache.link8_subspace_v_z
-        + link16_position_derivative_column_f_x * cache.link8_position_z + t73;
-    position[(9, 18)] = t74
-        + link17_position_derivative_column_f_x * cache.link8_position_z
-        + link17_position_derivative_column_f_z * cache.link8_subspace_v_z;
-    position[(9, 19)] = t75
-        + link18_position_derivative_column_f_z * cache.link8_subspace_v_z
-        + cache.link8_position_z * link18_position_derivative_column_f_x;
-    position[(9, 20)] = cache.link8_position_z * link19_position_derivative_column_f_x
-        + t76 + link19_position_derivative_column_f_z * cache.link8_subspace_v_z;
-    position[(9, 21)] = cache.link8_position_z * link20_position_derivative_column_f_x
-        + t77 + link20_position_derivative_column_f_z * cache.link8_subspace_v_z;
-    position[(10, 2)] = link9_position_derivative_row_f_z * base_angle_subspace_rate_v_z
-        + link9_position_derivative_row_f_x * qd[1]
-        + base_angle_acceleration_shift_v_x * cache.link9_projected_inertia_f_x
-        + cache.link9_projected_inertia_f_z * base_angle_acceleration_shift_v_z;
-    position[(10, 3)] = link2_acceleration_shift_v_x * cache.link9_projected_inertia_f_x
-        + link9_position_derivative_row_f_x * link2_subspace_rate_v_x
-        + link2_subspace_rate_v_z * link9_position_derivative_row_f_z
-        + link2_acceleration_shift_v_z * cache.link9_projected_inertia_f_z;
-    position[(10, 4)] = link9_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link3_acceleration_shift_v_z * cache.link9_projected_inertia_f_z
-        + link9_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_x * cache.link9_projected_inertia_f_x;
-    position[(10, 5)] = link4_acceleration_shift_v_x * cache.link9_projected_inertia_f_x
-        + link9_position_derivative_row_f_x * link4_subspace_rate_v_x
-        + link4_acceleration_shift_v_z * cache.link9_projected_inertia_f_z
-        + link9_position_derivative_row_f_z * link4_subspace_rate_v_z;
-    position[(10, 6)] = link9_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_acceleration_shift_v_x * cache.link9_projected_inertia_f_x
-        + link9_position_derivative_row_f_x * link5_subspace_rate_v_x
-        + link5_acceleration_shift_v_z * cache.link9_projected_inertia_f_z;
-    position[(10, 7)] = link6_acceleration_shift_v_x * cache.link9_projected_inertia_f_x
-        + link9_position_derivative_row_f_x * link6_subspace_rate_v_x
-        + link9_position_derivative_row_f_z * link6_subspace_rate_v_z
-        + cache.link9_projected_inertia_f_z * link6_acceleration_shift_v_z;
-    position[(10, 8)] = link9_position_derivative_row_f_z * link7_subspace_rate_v_z
-        + link7_acceleration_shift_v_x * cache.link9_projected_inertia_f_x
-        + link7_acceleration_shift_v_z * cache.link9_projected_inertia_f_z
-        + link9_position_derivative_row_f_x * link7_subspace_rate_v_x;
-    position[(10, 9)] = link8_subspace_rate_v_z * link9_position_derivative_row_f_z
-        + link8_acceleration_shift_v_z * cache.link9_projected_inertia_f_z
-        + link9_position_derivative_row_f_x * link8_subspace_rate_v_x
-        + link8_acceleration_shift_v_x * cache.link9_projected_inertia_f_x;
-    position[(10, 10)] = cache.link9_projected_inertia_f_z * link9_acceleration_shift_v_z
-        + link9_position_derivative_row_f_z * link9_subspace_rate_v_z
-        + link9_position_derivative_row_f_x * link9_subspace_rate_v_x
-        + link9_acceleration_shift_v_x * cache.link9_projected_inertia_f_x;
-    position[(10, 11)] = cache.link9_position_z * link10_position_derivative_column_f_x
-        + t67 + cache.link9_subspace_v_z * link10_position_derivative_column_f_z;
-    position[(10, 12)] = t68
-        + cache.link9_subspace_v_z * link11_position_derivative_column_f_z
-        + link11_position_derivative_column_f_x * cache.link9_position_z;
-    position[(10, 13)] = cache.link9_position_z * link12_position_derivative_column_f_x
-        + t69 + cache.link9_subspace_v_z * link12_position_derivative_column_f_z;
-    position[(10, 14)] = cache.link9_subspace_v_z * link13_position_derivative_column_f_z
-        + link13_position_derivative_column_f_x * cache.link9_position_z + t70;
-    position[(10, 15)] = t71
-        + link14_position_derivative_column_f_x * cache.link9_position_z
-        + cache.link9_subspace_v_z * link14_position_derivative_column_f_z;
-    position[(10, 16)] = cache.link9_subspace_v_z * link15_position_derivative_column_f_z
-        + t72 + link15_position_derivative_column_f_x * cache.link9_position_z;
-    position[(10, 17)] = cache.link9_subspace_v_z * link16_position_derivative_column_f_z
-        + t73 + link16_position_derivative_column_f_x * cache.link9_position_z;
-    position[(10, 18)] = t74
-        + cache.link9_subspace_v_z * link17_position_derivative_column_f_z
-        + link17_position_derivative_column_f_x * cache.link9_position_z;
-    position[(10, 19)] = cache.link9_subspace_v_z * link18_position_derivative_column_f_z
-        + t75 + link18_position_derivative_column_f_x * cache.link9_position_z;
-    position[(10, 20)] = cache.link9_position_z * link19_position_derivative_column_f_x
-        + t76 + cache.link9_subspace_v_z * link19_position_derivative_column_f_z;
-    position[(10, 21)] = cache.link9_position_z * link20_position_derivative_column_f_x
-        + t77 + cache.link9_subspace_v_z * link20_position_derivative_column_f_z;
-    position[(11, 2)] = link10_position_derivative_row_f_x * qd[1]
-        + base_angle_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
-        + base_angle_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
-        + base_angle_subspace_rate_v_z * link10_position_derivative_row_f_z;
-    position[(11, 3)] = link2_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
-        + link2_subspace_rate_v_x * link10_position_derivative_row_f_x
-        + cache.link10_projected_inertia_f_x * link2_acceleration_shift_v_x
-        + link2_subspace_rate_v_z * link10_position_derivative_row_f_z;
-    position[(11, 4)] = link3_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
-        + link10_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link10_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + cache.link10_projected_inertia_f_x * link3_acceleration_shift_v_x;
-    position[(11, 5)] = cache.link10_projected_inertia_f_x * link4_acceleration_shift_v_x
-        + link4_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
-        + link10_position_derivative_row_f_x * link4_subspace_rate_v_x
-        + link4_subspace_rate_v_z * link10_position_derivative_row_f_z;
-    position[(11, 6)] = cache.link10_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link10_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link10_position_derivative_row_f_x * link5_subspace_rate_v_x
-        + link5_acceleration_shift_v_z * cache.link10_projected_inertia_f_z;
-    position[(11, 7)] = link6_subspace_rate_v_z * link10_position_derivative_row_f_z
-        + cache.link10_projected_inertia_f_x * link6_acceleration_shift_v_x
-        + link10_position_derivative_row_f_x * link6_subspace_rate_v_x
-        + cache.link10_projected_inertia_f_z * link6_acceleration_shift_v_z;
-    position[(11, 8)] = link7_subspace_rate_v_z * link10_position_derivative_row_f_z
-        + link10_position_derivative_row_f_x * link7_subspace_rate_v_x
-        + cache.link10_projected_inertia_f_x * link7_acceleration_shift_v_x
-        + link7_acceleration_shift_v_z * cache.link10_projected_inertia_f_z;
-    position[(11, 9)] = link8_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
-        + cache.link10_projected_inertia_f_x * link8_acceleration_shift_v_x
-        + link8_subspace_rate_v_z * link10_position_derivative_row_f_z
-        + link10_position_derivative_row_f_x * link8_subspace_rate_v_x;
-    position[(11, 10)] = link9_subspace_rate_v_z * link10_position_derivative_row_f_z
-        + link9_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
-        + cache.link10_projected_inertia_f_x * link9_acceleration_shift_v_x
-        + link9_subspace_rate_v_x * link10_position_derivative_row_f_x;
-    position[(11, 11)] = link10_subspace_rate_v_x * link10_position_derivative_row_f_x
-        + link10_acceleration_shift_v_z * cache.link10_projected_inertia_f_z
-        + link10_acceleration_shift_v_x * cache.link10_projected_inertia_f_x
-        + link10_subspace_rate_v_z * link10_position_derivative_row_f_z;
-    position[(11, 12)] = cache.link10_subspace_v_z
-        * link11_position_derivative_column_f_z + t68
-        + link11_position_derivative_column_f_x * cache.link10_position_z;
-    position[(11, 13)] = link12_position_derivative_column_f_x * cache.link10_position_z
-        + cache.link10_subspace_v_z * link12_position_derivative_column_f_z + t69;
-    position[(11, 14)] = link13_position_derivative_column_f_x * cache.link10_position_z
-        + cache.link10_subspace_v_z * link13_position_derivative_column_f_z + t70;
-    position[(11, 15)] = t71
-        + cache.link10_subspace_v_z * link14_position_derivative_column_f_z
-        + link14_position_derivative_column_f_x * cache.link10_position_z;
-    position[(11, 16)] = cache.link10_subspace_v_z
-        * link15_position_derivative_column_f_z
-        + link15_position_derivative_column_f_x * cache.link10_position_z + t72;
-    position[(11, 17)] = t73
-        + link16_position_derivative_column_f_x * cache.link10_position_z
-        + cache.link10_subspace_v_z * link16_position_derivative_column_f_z;
-    position[(11, 18)] = t74
-        + cache.link10_subspace_v_z * link17_position_derivative_column_f_z
-        + link17_position_derivative_column_f_x * cache.link10_position_z;
-    position[(11, 19)] = link18_position_derivative_column_f_x * cache.link10_position_z
-        + cache.link10_subspace_v_z * link18_position_derivative_column_f_z + t75;
-    position[(11, 20)] = link19_position_derivative_column_f_z
-        * cache.link10_subspace_v_z
-        + cache.link10_position_z * link19_position_derivative_column_f_x + t76;
-    position[(11, 21)] = link20_position_derivative_column_f_x * cache.link10_position_z
-        + link20_position_derivative_column_f_z * cache.link10_subspace_v_z + t77;
-    position[(12, 2)] = cache.link11_projected_inertia_f_z
-        * base_angle_acceleration_shift_v_z
-        + base_angle_acceleration_shift_v_x * cache.link11_projected_inertia_f_x
-        + link11_position_derivative_row_f_x * qd[1]
-        + base_angle_subspace_rate_v_z * link11_position_derivative_row_f_z;
-    position[(12, 3)] = link2_subspace_rate_v_z * link11_position_derivative_row_f_z
-        + link2_subspace_rate_v_x * link11_position_derivative_row_f_x
-        + link2_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
-        + cache.link11_projected_inertia_f_x * link2_acceleration_shift_v_x;
-    position[(12, 4)] = link11_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link3_acceleration_shift_v_x * cache.link11_projected_inertia_f_x
-        + link3_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
-        + link11_position_derivative_row_f_z * link3_subspace_rate_v_z;
-    position[(12, 5)] = link4_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
-        + link4_subspace_rate_v_z * link11_position_derivative_row_f_z
-        + link4_subspace_rate_v_x * link11_position_derivative_row_f_x
-        + cache.link11_projected_inertia_f_x * link4_acceleration_shift_v_x;
-    position[(12, 6)] = cache.link11_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link5_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
-        + link11_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_subspace_rate_v_x * link11_position_derivative_row_f_x;
-    position[(12, 7)] = link6_acceleration_shift_v_x * cache.link11_projected_inertia_f_x
-        + link11_position_derivative_row_f_x * link6_subspace_rate_v_x
-        + cache.link11_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link6_subspace_rate_v_z * link11_position_derivative_row_f_z;
-    position[(12, 8)] = link7_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
-        + cache.link11_projected_inertia_f_x * link7_acceleration_shift_v_x
-        + link7_subspace_rate_v_z * link11_position_derivative_row_f_z
-        + link7_subspace_rate_v_x * link11_position_derivative_row_f_x;
-    position[(12, 9)] = link8_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
-        + link8_acceleration_shift_v_x * cache.link11_projected_inertia_f_x
-        + link8_subspace_rate_v_x * link11_position_derivative_row_f_x
-        + link8_subspace_rate_v_z * link11_position_derivative_row_f_z;
-    position[(12, 10)] = link11_position_derivative_row_f_z * link9_subspace_rate_v_z
-        + cache.link11_projected_inertia_f_z * link9_acceleration_shift_v_z
-        + link9_subspace_rate_v_x * link11_position_derivative_row_f_x
-        + cache.link11_projected_inertia_f_x * link9_acceleration_shift_v_x;
-    position[(12, 11)] = link10_acceleration_shift_v_x
-        * cache.link11_projected_inertia_f_x
-        + link10_subspace_rate_v_x * link11_position_derivative_row_f_x
-        + cache.link11_projected_inertia_f_z * link10_acceleration_shift_v_z
-        + link10_subspace_rate_v_z * link11_position_derivative_row_f_z;
-    position[(12, 12)] = cache.link11_projected_inertia_f_x
-        * link11_acceleration_shift_v_x
-        + link11_subspace_rate_v_x * link11_position_derivative_row_f_x
-        + link11_acceleration_shift_v_z * cache.link11_projected_inertia_f_z
-        + link11_position_derivative_row_f_z * link11_subspace_rate_v_z;
-    position[(12, 13)] = cache.link11_subspace_v_z
-        * link12_position_derivative_column_f_z
-        + link12_position_derivative_column_f_x * cache.link11_position_z + t69;
-    position[(12, 14)] = link13_position_derivative_column_f_x * cache.link11_position_z
-        + cache.link11_subspace_v_z * link13_position_derivative_column_f_z + t70;
-    position[(12, 15)] = t71
-        + link14_position_derivative_column_f_x * cache.link11_position_z
-        + cache.link11_subspace_v_z * link14_position_derivative_column_f_z;
-    position[(12, 16)] = t72
-        + link15_position_derivative_column_f_x * cache.link11_position_z
-        + cache.link11_subspace_v_z * link15_position_derivative_column_f_z;
-    position[(12, 17)] = link16_position_derivative_column_f_x * cache.link11_position_z
-        + cache.link11_subspace_v_z * link16_position_derivative_column_f_z + t73;
-    position[(12, 18)] = t74
-        + cache.link11_subspace_v_z * link17_position_derivative_column_f_z
-        + link17_position_derivative_column_f_x * cache.link11_position_z;
-    position[(12, 19)] = link18_position_derivative_column_f_x * cache.link11_position_z
-        + t75 + cache.link11_subspace_v_z * link18_position_derivative_column_f_z;
-    position[(12, 20)] = cache.link11_position_z * link19_position_derivative_column_f_x
-        + cache.link11_subspace_v_z * link19_position_derivative_column_f_z + t76;
-    position[(12, 21)] = link20_position_derivative_column_f_x * cache.link11_position_z
-        + cache.link11_subspace_v_z * link20_position_derivative_column_f_z + t77;
-    position[(13, 2)] = base_angle_subspace_rate_v_z * link12_position_derivative_row_f_z
-        + link12_position_derivative_row_f_x * qd[1]
-        + base_angle_acceleration_shift_v_z * cache.link12_projected_inertia_f_z
-        + base_angle_acceleration_shift_v_x * cache.link12_projected_inertia_f_x;
-    position[(13, 3)] = link2_acceleration_shift_v_z * cache.link12_projected_inertia_f_z
-        + link2_subspace_rate_v_z * link12_position_derivative_row_f_z
-        + link2_subspace_rate_v_x * link12_position_derivative_row_f_x
-        + link2_acceleration_shift_v_x * cache.link12_projected_inertia_f_x;
-    position[(13, 4)] = link3_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
-        + link12_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link12_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_z * cache.link12_projected_inertia_f_z;
-    position[(13, 5)] = link4_subspace_rate_v_z * link12_position_derivative_row_f_z
-        + link4_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
-        + link4_subspace_rate_v_x * link12_position_derivative_row_f_x
-        + link4_acceleration_shift_v_z * cache.link12_projected_inertia_f_z;
-    position[(13, 6)] = cache.link12_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link5_acceleration_shift_v_z * cache.link12_projected_inertia_f_z
-        + link12_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_subspace_rate_v_x * link12_position_derivative_row_f_x;
-    position[(13, 7)] = cache.link12_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link6_subspace_rate_v_x * link12_position_derivative_row_f_x
-        + link6_subspace_rate_v_z * link12_position_derivative_row_f_z
-        + link6_acceleration_shift_v_x * cache.link12_projected_inertia_f_x;
-    position[(13, 8)] = link7_subspace_rate_v_x * link12_position_derivative_row_f_x
-        + link7_acceleration_shift_v_z * cache.link12_projected_inertia_f_z
-        + link7_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
-        + link7_subspace_rate_v_z * link12_position_derivative_row_f_z;
-    position[(13, 9)] = link8_subspace_rate_v_x * link12_position_derivative_row_f_x
-        + link8_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
-        + link8_subspace_rate_v_z * link12_position_derivative_row_f_z
-        + link8_acceleration_shift_v_z * cache.link12_projected_inertia_f_z;
-    position[(13, 10)] = link12_position_derivative_row_f_z * link9_subspace_rate_v_z
-        + link9_subspace_rate_v_x * link12_position_derivative_row_f_x
-        + link9_acceleration_shift_v_z * cache.link12_projected_inertia_f_z
-        + link9_acceleration_shift_v_x * cache.link12_projected_inertia_f_x;
-    position[(13, 11)] = link10_subspace_rate_v_x * link12_position_derivative_row_f_x
-        + link10_acceleration_shift_v_z * cache.link12_projected_inertia_f_z
-        + link10_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
-        + link12_position_derivative_row_f_z * link10_subspace_rate_v_z;
-    position[(13, 12)] = link11_subspace_rate_v_x * link12_position_derivative_row_f_x
-        + cache.link12_projected_inertia_f_x * link11_acceleration_shift_v_x
-        + link12_position_derivative_row_f_z * link11_subspace_rate_v_z
-        + link11_acceleration_shift_v_z * cache.link12_projected_inertia_f_z;
-    position[(13, 13)] = link12_position_derivative_row_f_z * link12_subspace_rate_v_z
-        + link12_subspace_rate_v_x * link12_position_derivative_row_f_x
-        + link12_acceleration_shift_v_x * cache.link12_projected_inertia_f_x
-        + link12_acceleration_shift_v_z * cache.link12_projected_inertia_f_z;
-    position[(13, 14)] = link13_position_derivative_column_f_x * cache.link12_position_z
-        + cache.link12_subspace_v_z * link13_position_derivative_column_f_z + t70;
-    position[(13, 15)] = t71
-        + link14_position_derivative_column_f_x * cache.link12_position_z
-        + cache.link12_subspace_v_z * link14_position_derivative_column_f_z;
-    position[(13, 16)] = t72
-        + link15_position_derivative_column_f_x * cache.link12_position_z
-        + cache.link12_subspace_v_z * link15_position_derivative_column_f_z;
-    position[(13, 17)] = cache.link12_subspace_v_z
-        * link16_position_derivative_column_f_z
-        + link16_position_derivative_column_f_x * cache.link12_position_z + t73;
-    position[(13, 18)] = link17_position_derivative_column_f_x * cache.link12_position_z
-        + t74 + cache.link12_subspace_v_z * link17_position_derivative_column_f_z;
-    position[(13, 19)] = t75
-        + cache.link12_subspace_v_z * link18_position_derivative_column_f_z
-        + link18_position_derivative_column_f_x * cache.link12_position_z;
-    position[(13, 20)] = link19_position_derivative_column_f_z
-        * cache.link12_subspace_v_z
-        + cache.link12_position_z * link19_position_derivative_column_f_x + t76;
-    position[(13, 21)] = link20_position_derivative_column_f_x * cache.link12_position_z
-        + cache.link12_subspace_v_z * link20_position_derivative_column_f_z + t77;
-    position[(14, 2)] = link13_position_derivative_row_f_z * base_angle_subspace_rate_v_z
-        + cache.link13_projected_inertia_f_z * base_angle_acceleration_shift_v_z
-        + link13_position_derivative_row_f_x * qd[1]
-        + base_angle_acceleration_shift_v_x * cache.link13_projected_inertia_f_x;
-    position[(14, 3)] = link2_acceleration_shift_v_z * cache.link13_projected_inertia_f_z
-        + cache.link13_projected_inertia_f_x * link2_acceleration_shift_v_x
-        + link2_subspace_rate_v_x * link13_position_derivative_row_f_x
-        + link2_subspace_rate_v_z * link13_position_derivative_row_f_z;
-    position[(14, 4)] = cache.link13_projected_inertia_f_x * link3_acceleration_shift_v_x
-        + link3_acceleration_shift_v_z * cache.link13_projected_inertia_f_z
-        + link13_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link13_position_derivative_row_f_z * link3_subspace_rate_v_z;
-    position[(14, 5)] = link4_subspace_rate_v_x * link13_position_derivative_row_f_x
-        + link4_acceleration_shift_v_z * cache.link13_projected_inertia_f_z
-        + cache.link13_projected_inertia_f_x * link4_acceleration_shift_v_x
-        + link4_subspace_rate_v_z * link13_position_derivative_row_f_z;
-    position[(14, 6)] = link5_acceleration_shift_v_z * cache.link13_projected_inertia_f_z
-        + link13_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_subspace_rate_v_x * link13_position_derivative_row_f_x
-        + cache.link13_projected_inertia_f_x * link5_acceleration_shift_v_x;
-    position[(14, 7)] = cache.link13_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + cache.link13_projected_inertia_f_x * link6_acceleration_shift_v_x
-        + link6_subspace_rate_v_x * link13_position_derivative_row_f_x
-        + link6_subspace_rate_v_z * link13_position_derivative_row_f_z;
-    position[(14, 8)] = link7_subspace_rate_v_z * link13_position_derivative_row_f_z
-        + link7_acceleration_shift_v_z * cache.link13_projected_inertia_f_z
-        + cache.link13_projected_inertia_f_x * link7_acceleration_shift_v_x
-        + link7_subspace_rate_v_x * link13_position_derivative_row_f_x;
-    position[(14, 9)] = link8_subspace_rate_v_x * link13_position_derivative_row_f_x
-        + cache.link13_projected_inertia_f_x * link8_acceleration_shift_v_x
-        + link8_subspace_rate_v_z * link13_position_derivative_row_f_z
-        + link8_acceleration_shift_v_z * cache.link13_projected_inertia_f_z;
-    position[(14, 10)] = link13_position_derivative_row_f_z * link9_subspace_rate_v_z
-        + cache.link13_projected_inertia_f_x * link9_acceleration_shift_v_x
-        + link9_subspace_rate_v_x * link13_position_derivative_row_f_x
-        + cache.link13_projected_inertia_f_z * link9_acceleration_shift_v_z;
-    position[(14, 11)] = link13_position_derivative_row_f_z * link10_subspace_rate_v_z
-        + link10_subspace_rate_v_x * link13_position_derivative_row_f_x
-        + cache.link13_projected_inertia_f_z * link10_acceleration_shift_v_z
-        + link10_acceleration_shift_v_x * cache.link13_projected_inertia_f_x;
-    position[(14, 12)] = link13_position_derivative_row_f_z * link11_subspace_rate_v_z
-        + link11_acceleration_shift_v_z * cache.link13_projected_inertia_f_z
-        + cache.link13_projected_inertia_f_x * link11_acceleration_shift_v_x
-        + link11_subspace_rate_v_x * link13_position_derivative_row_f_x;
-    position[(14, 13)] = link13_position_derivative_row_f_z * link12_subspace_rate_v_z
-        + cache.link13_projected_inertia_f_x * link12_acceleration_shift_v_x
-        + link12_subspace_rate_v_x * link13_position_derivative_row_f_x
-        + cache.link13_projected_inertia_f_z * link12_acceleration_shift_v_z;
-    position[(14, 14)] = cache.link13_projected_inertia_f_z
-        * link13_acceleration_shift_v_z
-        + link13_position_derivative_row_f_z * link13_subspace_rate_v_z
-        + link13_subspace_rate_v_x * link13_position_derivative_row_f_x
-        + cache.link13_projected_inertia_f_x * link13_acceleration_shift_v_x;
-    position[(14, 15)] = t71
-        + link14_position_derivative_column_f_x * cache.link13_position_z
-        + cache.link13_subspace_v_z * link14_position_derivative_column_f_z;
-    position[(14, 16)] = link15_position_derivative_column_f_x * cache.link13_position_z
-        + t72 + cache.link13_subspace_v_z * link15_position_derivative_column_f_z;
-    position[(14, 17)] = cache.link13_subspace_v_z
-        * link16_position_derivative_column_f_z + t73
-        + link16_position_derivative_column_f_x * cache.link13_position_z;
-    position[(14, 18)] = t74
-        + cache.link13_subspace_v_z * link17_position_derivative_column_f_z
-        + link17_position_derivative_column_f_x * cache.link13_position_z;
-    position[(14, 19)] = t75
-        + link18_position_derivative_column_f_x * cache.link13_position_z
-        + cache.link13_subspace_v_z * link18_position_derivative_column_f_z;
-    position[(14, 20)] = cache.link13_position_z * link19_position_derivative_column_f_x
-        + link19_position_derivative_column_f_z * cache.link13_subspace_v_z + t76;
-    position[(14, 21)] = cache.link13_subspace_v_z
-        * link20_position_derivative_column_f_z
-        + cache.link13_position_z * link20_position_derivative_column_f_x + t77;
-    position[(15, 2)] = base_angle_acceleration_shift_v_x
-        * cache.link14_projected_inertia_f_x + link14_position_derivative_row_f_x * qd[1]
-        + cache.link14_projected_inertia_f_z * base_angle_acceleration_shift_v_z
-        + base_angle_subspace_rate_v_z * link14_position_derivative_row_f_z;
-    position[(15, 3)] = link2_acceleration_shift_v_z * cache.link14_projected_inertia_f_z
-        + link2_subspace_rate_v_z * link14_position_derivative_row_f_z
-        + link2_subspace_rate_v_x * link14_position_derivative_row_f_x
-        + cache.link14_projected_inertia_f_x * link2_acceleration_shift_v_x;
-    position[(15, 4)] = link3_subspace_rate_v_z * link14_position_derivative_row_f_z
-        + link14_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link3_acceleration_shift_v_z * cache.link14_projected_inertia_f_z
-        + link3_acceleration_shift_v_x * cache.link14_projected_inertia_f_x;
-    position[(15, 5)] = cache.link14_projected_inertia_f_x * link4_acceleration_shift_v_x
-        + link4_subspace_rate_v_z * link14_position_derivative_row_f_z
-        + link4_subspace_rate_v_x * link14_position_derivative_row_f_x
-        + link4_acceleration_shift_v_z * cache.link14_projected_inertia_f_z;
-    position[(15, 6)] = cache.link14_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link5_acceleration_shift_v_z * cache.link14_projected_inertia_f_z
-        + link5_subspace_rate_v_x * link14_position_derivative_row_f_x
-        + link5_subspace_rate_v_z * link14_position_derivative_row_f_z;
-    position[(15, 7)] = link6_subspace_rate_v_z * link14_position_derivative_row_f_z
-        + link6_acceleration_shift_v_x * cache.link14_projected_inertia_f_x
-        + cache.link14_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link14_position_derivative_row_f_x * link6_subspace_rate_v_x;
-    position[(15, 8)] = link7_subspace_rate_v_z * link14_position_derivative_row_f_z
-        + link7_acceleration_shift_v_z * cache.link14_projected_inertia_f_z
-        + cache.link14_projected_inertia_f_x * link7_acceleration_shift_v_x
-        + link14_position_derivative_row_f_x * link7_subspace_rate_v_x;
-    position[(15, 9)] = link8_acceleration_shift_v_z * cache.link14_projected_inertia_f_z
-        + cache.link14_projected_inertia_f_x * link8_acceleration_shift_v_x
-        + link14_position_derivative_row_f_x * link8_subspace_rate_v_x
-        + link8_subspace_rate_v_z * link14_position_derivative_row_f_z;
-    position[(15, 10)] = link9_subspace_rate_v_x * link14_position_derivative_row_f_x
-        + link9_subspace_rate_v_z * link14_position_derivative_row_f_z
-        + link9_acceleration_shift_v_z * cache.link14_projected_inertia_f_z
-        + cache.link14_projected_inertia_f_x * link9_acceleration_shift_v_x;
-    position[(15, 11)] = link10_subspace_rate_v_x * link14_position_derivative_row_f_x
-        + link10_acceleration_shift_v_x * cache.link14_projected_inertia_f_x
-        + link10_subspace_rate_v_z * link14_position_derivative_row_f_z
-        + link10_acceleration_shift_v_z * cache.link14_projected_inertia_f_z;
-    position[(15, 12)] = cache.link14_projected_inertia_f_x
-        * link11_acceleration_shift_v_x
-        + link11_acceleration_shift_v_z * cache.link14_projected_inertia_f_z
-        + link14_position_derivative_row_f_z * link11_subspace_rate_v_z
-        + link11_subspace_rate_v_x * link14_position_derivative_row_f_x;
-    position[(15, 13)] = link12_subspace_rate_v_z * link14_position_derivative_row_f_z
-        + cache.link14_projected_inertia_f_x * link12_acceleration_shift_v_x
-        + link12_acceleration_shift_v_z * cache.link14_projected_inertia_f_z
-        + link14_position_derivative_row_f_x * link12_subspace_rate_v_x;
-    position[(15, 14)] = cache.link14_projected_inertia_f_x
-        * link13_acceleration_shift_v_x
-        + link13_subspace_rate_v_x * link14_position_derivative_row_f_x
-        + link13_acceleration_shift_v_z * cache.link14_projected_inertia_f_z
-        + link13_subspace_rate_v_z * link14_position_derivative_row_f_z;
-    position[(15, 15)] = cache.link14_projected_inertia_f_x
-        * link14_acceleration_shift_v_x
-        + link14_subspace_rate_v_z * link14_position_derivative_row_f_z
-        + link14_subspace_rate_v_x * link14_position_derivative_row_f_x
-        + link14_acceleration_shift_v_z * cache.link14_projected_inertia_f_z;
-    position[(15, 16)] = t72
-        + cache.link14_subspace_v_z * link15_position_derivative_column_f_z
-        + cache.link14_position_z * link15_position_derivative_column_f_x;
-    position[(15, 17)] = t73
-        + link16_position_derivative_column_f_x * cache.link14_position_z
-        + link16_position_derivative_column_f_z * cache.link14_subspace_v_z;
-    position[(15, 18)] = t74
-        + link17_position_derivative_column_f_z * cache.link14_subspace_v_z
-        + cache.link14_position_z * link17_position_derivative_column_f_x;
-    position[(15, 19)] = cache.link14_position_z * link18_position_derivative_column_f_x
-        + link18_position_derivative_column_f_z * cache.link14_subspace_v_z + t75;
-    position[(15, 20)] = cache.link14_position_z * link19_position_derivative_column_f_x
-        + link19_position_derivative_column_f_z * cache.link14_subspace_v_z + t76;
-    position[(15, 21)] = link20_position_derivative_column_f_z
-        * cache.link14_subspace_v_z
-        + cache.link14_position_z * link20_position_derivative_column_f_x + t77;
-    position[(16, 2)] = base_angle_acceleration_shift_v_x
-        * cache.link15_projected_inertia_f_x
-        + base_angle_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + link15_position_derivative_row_f_x * qd[1]
-        + cache.link15_projected_inertia_f_z * base_angle_acceleration_shift_v_z;
-    position[(16, 3)] = link2_acceleration_shift_v_z * cache.link15_projected_inertia_f_z
-        + link15_position_derivative_row_f_x * link2_subspace_rate_v_x
-        + cache.link15_projected_inertia_f_x * link2_acceleration_shift_v_x
-        + link2_subspace_rate_v_z * link15_position_derivative_row_f_z;
-    position[(16, 4)] = link3_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + link3_acceleration_shift_v_x * cache.link15_projected_inertia_f_x
-        + link3_acceleration_shift_v_z * cache.link15_projected_inertia_f_z
-        + link15_position_derivative_row_f_x * link3_subspace_rate_v_x;
-    position[(16, 5)] = cache.link15_projected_inertia_f_x * link4_acceleration_shift_v_x
-        + link4_acceleration_shift_v_z * cache.link15_projected_inertia_f_z
-        + link4_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + link15_position_derivative_row_f_x * link4_subspace_rate_v_x;
-    position[(16, 6)] = link15_position_derivative_row_f_x * link5_subspace_rate_v_x
-        + link5_acceleration_shift_v_z * cache.link15_projected_inertia_f_z
-        + link5_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + cache.link15_projected_inertia_f_x * link5_acceleration_shift_v_x;
-    position[(16, 7)] = link6_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + cache.link15_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link15_position_derivative_row_f_x * link6_subspace_rate_v_x
-        + link6_acceleration_shift_v_x * cache.link15_projected_inertia_f_x;
-    position[(16, 8)] = link7_acceleration_shift_v_z * cache.link15_projected_inertia_f_z
-        + link7_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + cache.link15_projected_inertia_f_x * link7_acceleration_shift_v_x
-        + link15_position_derivative_row_f_x * link7_subspace_rate_v_x;
-    position[(16, 9)] = link15_position_derivative_row_f_x * link8_subspace_rate_v_x
-        + link8_acceleration_shift_v_x * cache.link15_projected_inertia_f_x
-        + link8_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + link8_acceleration_shift_v_z * cache.link15_projected_inertia_f_z;
-    position[(16, 10)] = link15_position_derivative_row_f_x * link9_subspace_rate_v_x
-        + cache.link15_projected_inertia_f_x * link9_acceleration_shift_v_x
-        + link9_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + link9_acceleration_shift_v_z * cache.link15_projected_inertia_f_z;
-    position[(16, 11)] = link10_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + link10_subspace_rate_v_x * link15_position_derivative_row_f_x
-        + link10_acceleration_shift_v_z * cache.link15_projected_inertia_f_z
-        + link10_acceleration_shift_v_x * cache.link15_projected_inertia_f_x;
-    position[(16, 12)] = cache.link15_projected_inertia_f_x
-        * link11_acceleration_shift_v_x
-        + link15_position_derivative_row_f_z * link11_subspace_rate_v_z
-        + link11_acceleration_shift_v_z * cache.link15_projected_inertia_f_z
-        + link15_position_derivative_row_f_x * link11_subspace_rate_v_x;
-    position[(16, 13)] = link15_position_derivative_row_f_x * link12_subspace_rate_v_x
-        + link12_acceleration_shift_v_x * cache.link15_projected_inertia_f_x
-        + cache.link15_projected_inertia_f_z * link12_acceleration_shift_v_z
-        + link12_subspace_rate_v_z * link15_position_derivative_row_f_z;
-    position[(16, 14)] = cache.link15_projected_inertia_f_x
-        * link13_acceleration_shift_v_x
-        + link13_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + link15_position_derivative_row_f_x * link13_subspace_rate_v_x
-        + cache.link15_projected_inertia_f_z * link13_acceleration_shift_v_z;
-    position[(16, 15)] = link14_acceleration_shift_v_x
-        * cache.link15_projected_inertia_f_x
-        + link14_subspace_rate_v_z * link15_position_derivative_row_f_z
-        + link14_subspace_rate_v_x * link15_position_derivative_row_f_x
-        + link14_acceleration_shift_v_z * cache.link15_projected_inertia_f_z;
-    position[(16, 16)] = cache.link15_projected_inertia_f_x
-        * link15_acceleration_shift_v_x
-        + link15_subspace_rate_v_x * link15_position_derivative_row_f_x
-        + link15_acceleration_shift_v_z * cache.link15_projected_inertia_f_z
-        + link15_subspace_rate_v_z * link15_position_derivative_row_f_z;
-    position[(16, 17)] = t73
-        + link16_position_derivative_column_f_x * cache.link15_position_z
-        + link16_position_derivative_column_f_z * cache.link15_subspace_v_z;
-    position[(16, 18)] = t74
-        + link17_position_derivative_column_f_x * cache.link15_position_z
-        + link17_position_derivative_column_f_z * cache.link15_subspace_v_z;
-    position[(16, 19)] = link18_position_derivative_column_f_x * cache.link15_position_z
-        + t75 + link18_position_derivative_column_f_z * cache.link15_subspace_v_z;
-    position[(16, 20)] = link19_position_derivative_column_f_z
-        * cache.link15_subspace_v_z + t76
-        + cache.link15_position_z * link19_position_derivative_column_f_x;
-    position[(16, 21)] = cache.link15_position_z * link20_position_derivative_column_f_x
-        + t77 + link20_position_derivative_column_f_z * cache.link15_subspace_v_z;
-    position[(17, 2)] = link16_position_derivative_row_f_x * qd[1]
-        + link16_position_derivative_row_f_z * base_angle_subspace_rate_v_z
-        + base_angle_acceleration_shift_v_x * cache.link16_projected_inertia_f_x
-        + cache.link16_projected_inertia_f_z * base_angle_acceleration_shift_v_z;
-    position[(17, 3)] = cache.link16_projected_inertia_f_x * link2_acceleration_shift_v_x
-        + link2_subspace_rate_v_x * link16_position_derivative_row_f_x
-        + cache.link16_projected_inertia_f_z * link2_acceleration_shift_v_z
-        + link2_subspace_rate_v_z * link16_position_derivative_row_f_z;
-    position[(17, 4)] = link16_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_x * cache.link16_projected_inertia_f_x
-        + cache.link16_projected_inertia_f_z * link3_acceleration_shift_v_z
-        + link16_position_derivative_row_f_x * link3_subspace_rate_v_x;
-    position[(17, 5)] = link4_subspace_rate_v_z * link16_position_derivative_row_f_z
-        + link4_subspace_rate_v_x * link16_position_derivative_row_f_x
-        + cache.link16_projected_inertia_f_x * link4_acceleration_shift_v_x
-        + cache.link16_projected_inertia_f_z * link4_acceleration_shift_v_z;
-    position[(17, 6)] = cache.link16_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link16_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_acceleration_shift_v_z * cache.link16_projected_inertia_f_z
-        + link5_subspace_rate_v_x * link16_position_derivative_row_f_x;
-    position[(17, 7)] = cache.link16_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link6_acceleration_shift_v_x * cache.link16_projected_inertia_f_x
-        + link6_subspace_rate_v_x * link16_position_derivative_row_f_x
-        + link6_subspace_rate_v_z * link16_position_derivative_row_f_z;
-    position[(17, 8)] = cache.link16_projected_inertia_f_z * link7_acceleration_shift_v_z
-        + cache.link16_projected_inertia_f_x * link7_acceleration_shift_v_x
-        + link7_subspace_rate_v_z * link16_position_derivative_row_f_z
-        + link7_subspace_rate_v_x * link16_position_derivative_row_f_x;
-    position[(17, 9)] = link8_subspace_rate_v_z * link16_position_derivative_row_f_z
-        + link8_subspace_rate_v_x * link16_position_derivative_row_f_x
-        + link8_acceleration_shift_v_x * cache.link16_projected_inertia_f_x
-        + cache.link16_projected_inertia_f_z * link8_acceleration_shift_v_z;
-    position[(17, 10)] = link16_position_derivative_row_f_z * link9_subspace_rate_v_z
-        + cache.link16_projected_inertia_f_z * link9_acceleration_shift_v_z
-        + cache.link16_projected_inertia_f_x * link9_acceleration_shift_v_x
-        + link9_subspace_rate_v_x * link16_position_derivative_row_f_x;
-    position[(17, 11)] = link16_position_derivative_row_f_z * link10_subspace_rate_v_z
-        + cache.link16_projected_inertia_f_z * link10_acceleration_shift_v_z
-        + link10_subspace_rate_v_x * link16_position_derivative_row_f_x
-        + link10_acceleration_shift_v_x * cache.link16_projected_inertia_f_x;
-    position[(17, 12)] = link11_subspace_rate_v_x * link16_position_derivative_row_f_x
-        + link16_position_derivative_row_f_z * link11_subspace_rate_v_z
-        + cache.link16_projected_inertia_f_x * link11_acceleration_shift_v_x
-        + cache.link16_projected_inertia_f_z * link11_acceleration_shift_v_z;
-    position[(17, 13)] = cache.link16_projected_inertia_f_z
-        * link12_acceleration_shift_v_z
-        + link16_position_derivative_row_f_z * link12_subspace_rate_v_z
-        + link12_acceleration_shift_v_x * cache.link16_projected_inertia_f_x
-        + link12_subspace_rate_v_x * link16_position_derivative_row_f_x;
-    position[(17, 14)] = link13_subspace_rate_v_x * link16_position_derivative_row_f_x
-        + cache.link16_projected_inertia_f_z * link13_acceleration_shift_v_z
-        + cache.link16_projected_inertia_f_x * link13_acceleration_shift_v_x
-        + link16_position_derivative_row_f_z * link13_subspace_rate_v_z;
-    position[(17, 15)] = link14_acceleration_shift_v_x
-        * cache.link16_projected_inertia_f_x
-        + cache.link16_projected_inertia_f_z * link14_acceleration_shift_v_z
-        + link14_subspace_rate_v_z * link16_position_derivative_row_f_z
-        + link14_subspace_rate_v_x * link16_position_derivative_row_f_x;
-    position[(17, 16)] = cache.link16_projected_inertia_f_z
-        * link15_acceleration_shift_v_z
-        + cache.link16_projected_inertia_f_x * link15_acceleration_shift_v_x
-        + link15_subspace_rate_v_x * link16_position_derivative_row_f_x
-        + link16_position_derivative_row_f_z * link15_subspace_rate_v_z;
-    position[(17, 17)] = link16_acceleration_shift_v_x
-        * cache.link16_projected_inertia_f_x
-        + link16_subspace_rate_v_x * link16_position_derivative_row_f_x
-        + cache.link16_projected_inertia_f_z * link16_acceleration_shift_v_z
-        + link16_position_derivative_row_f_z * link16_subspace_rate_v_z;
-    position[(17, 18)] = t74
-        + cache.link16_subspace_v_z * link17_position_derivative_column_f_z
-        + cache.link16_position_z * link17_position_derivative_column_f_x;
-    position[(17, 19)] = t75
-        + cache.link16_subspace_v_z * link18_position_derivative_column_f_z
-        + cache.link16_position_z * link18_position_derivative_column_f_x;
-    position[(17, 20)] = cache.link16_position_z * link19_position_derivative_column_f_x
-        + cache.link16_subspace_v_z * link19_position_derivative_column_f_z + t76;
-    position[(17, 21)] = cache.link16_subspace_v_z
-        * link20_position_derivative_column_f_z + t77
-        + cache.link16_position_z * link20_position_derivative_column_f_x;
-    position[(18, 2)] = link17_position_derivative_row_f_x * qd[1]
-        + base_angle_acceleration_shift_v_x * cache.link17_projected_inertia_f_x
-        + cache.link17_projected_inertia_f_z * base_angle_acceleration_shift_v_z
-        + base_angle_subspace_rate_v_z * link17_position_derivative_row_f_z;
-    position[(18, 3)] = link2_acceleration_shift_v_x * cache.link17_projected_inertia_f_x
-        + cache.link17_projected_inertia_f_z * link2_acceleration_shift_v_z
-        + link2_subspace_rate_v_x * link17_position_derivative_row_f_x
-        + link2_subspace_rate_v_z * link17_position_derivative_row_f_z;
-    position[(18, 4)] = cache.link17_projected_inertia_f_z * link3_acceleration_shift_v_z
-        + link17_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link17_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link3_acceleration_shift_v_x * cache.link17_projected_inertia_f_x;
-    position[(18, 5)] = link17_position_derivative_row_f_x * link4_subspace_rate_v_x
-        + cache.link17_projected_inertia_f_z * link4_acceleration_shift_v_z
-        + link4_subspace_rate_v_z * link17_position_derivative_row_f_z
-        + link4_acceleration_shift_v_x * cache.link17_projected_inertia_f_x;
-    position[(18, 6)] = link5_acceleration_shift_v_z * cache.link17_projected_inertia_f_z
-        + link17_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_acceleration_shift_v_x * cache.link17_projected_inertia_f_x
-        + link17_position_derivative_row_f_x * link5_subspace_rate_v_x;
-    position[(18, 7)] = link6_acceleration_shift_v_x * cache.link17_projected_inertia_f_x
-        + cache.link17_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link6_subspace_rate_v_z * link17_position_derivative_row_f_z
-        + link17_position_derivative_row_f_x * link6_subspace_rate_v_x;
-    position[(18, 8)] = cache.link17_projected_inertia_f_z * link7_acceleration_shift_v_z
-        + link7_subspace_rate_v_z * link17_position_derivative_row_f_z
-        + link7_acceleration_shift_v_x * cache.link17_projected_inertia_f_x
-        + link17_position_derivative_row_f_x * link7_subspace_rate_v_x;
-    position[(18, 9)] = cache.link17_projected_inertia_f_z * link8_acceleration_shift_v_z
-        + link8_subspace_rate_v_z * link17_position_derivative_row_f_z
-        + link17_position_derivative_row_f_x * link8_subspace_rate_v_x
-        + link8_acceleration_shift_v_x * cache.link17_projected_inertia_f_x;
-    position[(18, 10)] = link9_acceleration_shift_v_x
-        * cache.link17_projected_inertia_f_x
-        + cache.link17_projected_inertia_f_z * link9_acceleration_shift_v_z
-        + link17_position_derivative_row_f_z * link9_subspace_rate_v_z
-        + link17_position_derivative_row_f_x * link9_subspace_rate_v_x;
-    position[(18, 11)] = cache.link17_projected_inertia_f_z
-        * link10_acceleration_shift_v_z
-        + link10_subspace_rate_v_x * link17_position_derivative_row_f_x
-        + link17_position_derivative_row_f_z * link10_subspace_rate_v_z
-        + link10_acceleration_shift_v_x * cache.link17_projected_inertia_f_x;
-    position[(18, 12)] = cache.link17_projected_inertia_f_z
-        * link11_acceleration_shift_v_z
-        + link17_position_derivative_row_f_z * link11_subspace_rate_v_z
-        + link11_acceleration_shift_v_x * cache.link17_projected_inertia_f_x
-        + link17_position_derivative_row_f_x * link11_subspace_rate_v_x;
-    position[(18, 13)] = link12_acceleration_shift_v_x
-        * cache.link17_projected_inertia_f_x
-        + link17_position_derivative_row_f_x * link12_subspace_rate_v_x
-        + cache.link17_projected_inertia_f_z * link12_acceleration_shift_v_z
-        + link17_position_derivative_row_f_z * link12_subspace_rate_v_z;
-    position[(18, 14)] = link17_position_derivative_row_f_z * link13_subspace_rate_v_z
-        + link13_acceleration_shift_v_x * cache.link17_projected_inertia_f_x
-        + link17_position_derivative_row_f_x * link13_subspace_rate_v_x
-        + cache.link17_projected_inertia_f_z * link13_acceleration_shift_v_z;
-    position[(18, 15)] = link14_subspace_rate_v_x * link17_position_derivative_row_f_x
-        + cache.link17_projected_inertia_f_z * link14_acceleration_shift_v_z
-        + link14_subspace_rate_v_z * link17_position_derivative_row_f_z
-        + link14_acceleration_shift_v_x * cache.link17_projected_inertia_f_x;
-    position[(18, 16)] = link15_acceleration_shift_v_x
-        * cache.link17_projected_inertia_f_x
-        + link15_subspace_rate_v_x * link17_position_derivative_row_f_x
-        + link17_position_derivative_row_f_z * link15_subspace_rate_v_z
-        + cache.link17_projected_inertia_f_z * link15_acceleration_shift_v_z;
-    position[(18, 17)] = link16_acceleration_shift_v_x
-        * cache.link17_projected_inertia_f_x
-        + link16_subspace_rate_v_x * link17_position_derivative_row_f_x
-        + cache.link17_projected_inertia_f_z * link16_acceleration_shift_v_z
-        + link17_position_derivative_row_f_z * link16_subspace_rate_v_z;
-    position[(18, 18)] = link17_position_derivative_row_f_x * link17_subspace_rate_v_x
-        + link17_position_derivative_row_f_z * link17_subspace_rate_v_z
-        + link17_acceleration_shift_v_z * cache.link17_projected_inertia_f_z
-        + link17_acceleration_shift_v_x * cache.link17_projected_inertia_f_x;
-    position[(18, 19)] = cache.link17_subspace_v_z
-        * link18_position_derivative_column_f_z + t75
-        + link18_position_derivative_column_f_x * cache.link17_position_z;
-    position[(18, 20)] = link19_position_derivative_column_f_z
-        * cache.link17_subspace_v_z
-        + cache.link17_position_z * link19_position_derivative_column_f_x + t76;
-    position[(18, 21)] = link20_position_derivative_column_f_x * cache.link17_position_z
-        + cache.link17_subspace_v_z * link20_position_derivative_column_f_z + t77;
-    position[(19, 2)] = link18_position_derivative_row_f_x * qd[1]
-        + cache.link18_projected_inertia_f_x * base_angle_acceleration_shift_v_x
-        + cache.link18_projected_inertia_f_z * base_angle_acceleration_shift_v_z
-        + link18_position_derivative_row_f_z * base_angle_subspace_rate_v_z;
-    position[(19, 3)] = link18_position_derivative_row_f_z * link2_subspace_rate_v_z
-        + link2_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + cache.link18_projected_inertia_f_z * link2_acceleration_shift_v_z
-        + cache.link18_projected_inertia_f_x * link2_acceleration_shift_v_x;
-    position[(19, 4)] = cache.link18_projected_inertia_f_z * link3_acceleration_shift_v_z
-        + link18_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + cache.link18_projected_inertia_f_x * link3_acceleration_shift_v_x
-        + link18_position_derivative_row_f_x * link3_subspace_rate_v_x;
-    position[(19, 5)] = cache.link18_projected_inertia_f_x * link4_acceleration_shift_v_x
-        + cache.link18_projected_inertia_f_z * link4_acceleration_shift_v_z
-        + link18_position_derivative_row_f_z * link4_subspace_rate_v_z
-        + link4_subspace_rate_v_x * link18_position_derivative_row_f_x;
-    position[(19, 6)] = cache.link18_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link5_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + link5_acceleration_shift_v_z * cache.link18_projected_inertia_f_z
-        + link18_position_derivative_row_f_z * link5_subspace_rate_v_z;
-    position[(19, 7)] = cache.link18_projected_inertia_f_x * link6_acceleration_shift_v_x
-        + cache.link18_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link6_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + link18_position_derivative_row_f_z * link6_subspace_rate_v_z;
-    position[(19, 8)] = link7_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + cache.link18_projected_inertia_f_z * link7_acceleration_shift_v_z
-        + cache.link18_projected_inertia_f_x * link7_acceleration_shift_v_x
-        + link18_position_derivative_row_f_z * link7_subspace_rate_v_z;
-    position[(19, 9)] = link18_position_derivative_row_f_z * link8_subspace_rate_v_z
-        + link8_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + cache.link18_projected_inertia_f_z * link8_acceleration_shift_v_z
-        + cache.link18_projected_inertia_f_x * link8_acceleration_shift_v_x;
-    position[(19, 10)] = cache.link18_projected_inertia_f_z
-        * link9_acceleration_shift_v_z
-        + link9_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + link18_position_derivative_row_f_z * link9_subspace_rate_v_z
-        + cache.link18_projected_inertia_f_x * link9_acceleration_shift_v_x;
-    position[(19, 11)] = link18_position_derivative_row_f_z * link10_subspace_rate_v_z
-        + link10_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + cache.link18_projected_inertia_f_z * link10_acceleration_shift_v_z
-        + link10_acceleration_shift_v_x * cache.link18_projected_inertia_f_x;
-    position[(19, 12)] = cache.link18_projected_inertia_f_z
-        * link11_acceleration_shift_v_z
-        + link11_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + link18_position_derivative_row_f_z * link11_subspace_rate_v_z
-        + cache.link18_projected_inertia_f_x * link11_acceleration_shift_v_x;
-    position[(19, 13)] = cache.link18_projected_inertia_f_z
-        * link12_acceleration_shift_v_z
-        + cache.link18_projected_inertia_f_x * link12_acceleration_shift_v_x
-        + link12_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + link18_position_derivative_row_f_z * link12_subspace_rate_v_z;
-    position[(19, 14)] = link18_position_derivative_row_f_z * link13_subspace_rate_v_z
-        + link13_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + cache.link18_projected_inertia_f_z * link13_acceleration_shift_v_z
-        + cache.link18_projected_inertia_f_x * link13_acceleration_shift_v_x;
-    position[(19, 15)] = link14_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + cache.link18_projected_inertia_f_x * link14_acceleration_shift_v_x
-        + link14_subspace_rate_v_z * link18_position_derivative_row_f_z
-        + cache.link18_projected_inertia_f_z * link14_acceleration_shift_v_z;
-    position[(19, 16)] = link15_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + link18_position_derivative_row_f_z * link15_subspace_rate_v_z
-        + cache.link18_projected_inertia_f_x * link15_acceleration_shift_v_x
-        + cache.link18_projected_inertia_f_z * link15_acceleration_shift_v_z;
-    position[(19, 17)] = cache.link18_projected_inertia_f_z
-        * link16_acceleration_shift_v_z
-        + link16_subspace_rate_v_x * link18_position_derivative_row_f_x
-        + link16_acceleration_shift_v_x * cache.link18_projected_inertia_f_x
-        + link18_position_derivative_row_f_z * link16_subspace_rate_v_z;
-    position[(19, 18)] = link18_position_derivative_row_f_x * link17_subspace_rate_v_x
-        + cache.link18_projected_inertia_f_x * link17_acceleration_shift_v_x
-        + link18_position_derivative_row_f_z * link17_subspace_rate_v_z
-        + cache.link18_projected_inertia_f_z * link17_acceleration_shift_v_z;
-    position[(19, 19)] = link18_position_derivative_row_f_z * link18_subspace_rate_v_z
-        + cache.link18_projected_inertia_f_x * link18_acceleration_shift_v_x
-        + cache.link18_projected_inertia_f_z * link18_acceleration_shift_v_z
-        + link18_subspace_rate_v_x * link18_position_derivative_row_f_x;
-    position[(19, 20)] = cache.link18_position_z * link19_position_derivative_column_f_x
-        + link19_position_derivative_column_f_z * cache.link18_subspace_v_z + t76;
-    position[(19, 21)] = cache.link18_position_z * link20_position_derivative_column_f_x
-        + cache.link18_subspace_v_z * link20_position_derivative_column_f_z + t77;
-    position[(20, 2)] = base_angle_acceleration_shift_v_x
-        * cache.link19_projected_inertia_f_x
-        + base_angle_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + cache.link19_projected_inertia_f_z * base_angle_acceleration_shift_v_z
-        + link19_position_derivative_row_f_x * qd[1];
-    position[(20, 3)] = link2_acceleration_shift_v_z * cache.link19_projected_inertia_f_z
-        + link2_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + cache.link19_projected_inertia_f_x * link2_acceleration_shift_v_x
-        + link2_subspace_rate_v_x * link19_position_derivative_row_f_x;
-    position[(20, 4)] = link3_acceleration_shift_v_x * cache.link19_projected_inertia_f_x
-        + link19_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link3_acceleration_shift_v_z * cache.link19_projected_inertia_f_z
-        + link3_subspace_rate_v_z * link19_position_derivative_row_f_z;
-    position[(20, 5)] = link4_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + link4_acceleration_shift_v_z * cache.link19_projected_inertia_f_z
-        + cache.link19_projected_inertia_f_x * link4_acceleration_shift_v_x
-        + link4_subspace_rate_v_z * link19_position_derivative_row_f_z;
-    position[(20, 6)] = link5_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + cache.link19_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link5_acceleration_shift_v_z * cache.link19_projected_inertia_f_z
-        + link5_subspace_rate_v_x * link19_position_derivative_row_f_x;
-    position[(20, 7)] = link6_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + cache.link19_projected_inertia_f_z * link6_acceleration_shift_v_z
-        + link6_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + link6_acceleration_shift_v_x * cache.link19_projected_inertia_f_x;
-    position[(20, 8)] = link7_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + link7_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + link7_acceleration_shift_v_z * cache.link19_projected_inertia_f_z
-        + cache.link19_projected_inertia_f_x * link7_acceleration_shift_v_x;
-    position[(20, 9)] = link8_acceleration_shift_v_z * cache.link19_projected_inertia_f_z
-        + link8_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + cache.link19_projected_inertia_f_x * link8_acceleration_shift_v_x
-        + link8_subspace_rate_v_z * link19_position_derivative_row_f_z;
-    position[(20, 10)] = link9_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + link9_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + cache.link19_projected_inertia_f_x * link9_acceleration_shift_v_x
-        + link9_acceleration_shift_v_z * cache.link19_projected_inertia_f_z;
-    position[(20, 11)] = link10_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + link10_acceleration_shift_v_z * cache.link19_projected_inertia_f_z
-        + link10_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + link10_acceleration_shift_v_x * cache.link19_projected_inertia_f_x;
-    position[(20, 12)] = cache.link19_projected_inertia_f_x
-        * link11_acceleration_shift_v_x
-        + link11_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + link11_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + link11_acceleration_shift_v_z * cache.link19_projected_inertia_f_z;
-    position[(20, 13)] = cache.link19_projected_inertia_f_z
-        * link12_acceleration_shift_v_z
-        + cache.link19_projected_inertia_f_x * link12_acceleration_shift_v_x
-        + link12_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + link12_subspace_rate_v_x * link19_position_derivative_row_f_x;
-    position[(20, 14)] = link13_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + cache.link19_projected_inertia_f_z * link13_acceleration_shift_v_z
-        + link13_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + cache.link19_projected_inertia_f_x * link13_acceleration_shift_v_x;
-    position[(20, 15)] = link14_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + link14_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + cache.link19_projected_inertia_f_x * link14_acceleration_shift_v_x
-        + link14_acceleration_shift_v_z * cache.link19_projected_inertia_f_z;
-    position[(20, 16)] = link15_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + cache.link19_projected_inertia_f_x * link15_acceleration_shift_v_x
-        + link15_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + link15_acceleration_shift_v_z * cache.link19_projected_inertia_f_z;
-    position[(20, 17)] = link16_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + link16_acceleration_shift_v_x * cache.link19_projected_inertia_f_x
-        + cache.link19_projected_inertia_f_z * link16_acceleration_shift_v_z
-        + link16_subspace_rate_v_z * link19_position_derivative_row_f_z;
-    position[(20, 18)] = link17_acceleration_shift_v_z
-        * cache.link19_projected_inertia_f_z
-        + cache.link19_projected_inertia_f_x * link17_acceleration_shift_v_x
-        + link19_position_derivative_row_f_x * link17_subspace_rate_v_x
-        + link17_subspace_rate_v_z * link19_position_derivative_row_f_z;
-    position[(20, 19)] = cache.link19_projected_inertia_f_z
-        * link18_acceleration_shift_v_z
-        + cache.link19_projected_inertia_f_x * link18_acceleration_shift_v_x
-        + link18_subspace_rate_v_z * link19_position_derivative_row_f_z
-        + link18_subspace_rate_v_x * link19_position_derivative_row_f_x;
-    position[(20, 20)] = cache.link19_projected_inertia_f_x
-        * link19_acceleration_shift_v_x
-        + link19_subspace_rate_v_x * link19_position_derivative_row_f_x
-        + cache.link19_projected_inertia_f_z * link19_acceleration_shift_v_z
-        + link19_subspace_rate_v_z * link19_position_derivative_row_f_z;
-    position[(20, 21)] = cache.link19_subspace_v_z
-        * link20_position_derivative_column_f_z
-        + cache.link19_position_z * link20_position_derivative_column_f_x + t77;
-    position[(21, 2)] = link20_position_derivative_row_f_z * base_angle_subspace_rate_v_z
-        + link20_position_derivative_row_f_x * qd[1]
-        + base_angle_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link20_articulated_subspace_f_z * base_angle_acceleration_shift_v_z;
-    position[(21, 3)] = link2_subspace_rate_v_z * link20_position_derivative_row_f_z
-        + link2_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link2_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link20_position_derivative_row_f_x * link2_subspace_rate_v_x;
-    position[(21, 4)] = link3_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link20_position_derivative_row_f_x * link3_subspace_rate_v_x
-        + link20_position_derivative_row_f_z * link3_subspace_rate_v_z
-        + link3_acceleration_shift_v_x * cache.link20_projected_inertia_f_x;
-    position[(21, 5)] = link4_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link20_position_derivative_row_f_z * link4_subspace_rate_v_z
-        + link4_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link20_position_derivative_row_f_x * link4_subspace_rate_v_x;
-    position[(21, 6)] = cache.link20_projected_inertia_f_x * link5_acceleration_shift_v_x
-        + link20_position_derivative_row_f_x * link5_subspace_rate_v_x
-        + link20_position_derivative_row_f_z * link5_subspace_rate_v_z
-        + link5_acceleration_shift_v_z * link20_articulated_subspace_f_z;
-    position[(21, 7)] = link6_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link20_position_derivative_row_f_x * link6_subspace_rate_v_x
-        + link20_position_derivative_row_f_z * link6_subspace_rate_v_z
-        + link20_articulated_subspace_f_z * link6_acceleration_shift_v_z;
-    position[(21, 8)] = link20_position_derivative_row_f_z * link7_subspace_rate_v_z
-        + link7_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link7_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link20_position_derivative_row_f_x * link7_subspace_rate_v_x;
-    position[(21, 9)] = link8_subspace_rate_v_z * link20_position_derivative_row_f_z
-        + link8_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link8_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link20_position_derivative_row_f_x * link8_subspace_rate_v_x;
-    position[(21, 10)] = link20_position_derivative_row_f_z * link9_subspace_rate_v_z
-        + link9_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link9_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link20_position_derivative_row_f_x * link9_subspace_rate_v_x;
-    position[(21, 11)] = link10_acceleration_shift_v_x
-        * cache.link20_projected_inertia_f_x
-        + link10_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link20_position_derivative_row_f_z * link10_subspace_rate_v_z
-        + link20_position_derivative_row_f_x * link10_subspace_rate_v_x;
-    position[(21, 12)] = link20_position_derivative_row_f_x * link11_subspace_rate_v_x
-        + link20_position_derivative_row_f_z * link11_subspace_rate_v_z
-        + link11_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + cache.link20_projected_inertia_f_x * link11_acceleration_shift_v_x;
-    position[(21, 13)] = link20_position_derivative_row_f_x * link12_subspace_rate_v_x
-        + link12_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link20_position_derivative_row_f_z * link12_subspace_rate_v_z
-        + link20_articulated_subspace_f_z * link12_acceleration_shift_v_z;
-    position[(21, 14)] = link20_position_derivative_row_f_z * link13_subspace_rate_v_z
-        + link20_position_derivative_row_f_x * link13_subspace_rate_v_x
-        + cache.link20_projected_inertia_f_x * link13_acceleration_shift_v_x
-        + link20_articulated_subspace_f_z * link13_acceleration_shift_v_z;
-    position[(21, 15)] = link14_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link20_position_derivative_row_f_x * link14_subspace_rate_v_x
-        + link14_subspace_rate_v_z * link20_position_derivative_row_f_z
-        + link14_acceleration_shift_v_x * cache.link20_projected_inertia_f_x;
-    position[(21, 16)] = link20_position_derivative_row_f_x * link15_subspace_rate_v_x
-        + link20_position_derivative_row_f_z * link15_subspace_rate_v_z
-        + link15_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link15_acceleration_shift_v_x * cache.link20_projected_inertia_f_x;
-    position[(21, 17)] = link20_articulated_subspace_f_z * link16_acceleration_shift_v_z
-        + link20_position_derivative_row_f_x * link16_subspace_rate_v_x
-        + link16_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link20_position_derivative_row_f_z * link16_subspace_rate_v_z;
-    position[(21, 18)] = link20_position_derivative_row_f_x * link17_subspace_rate_v_x
-        + link20_position_derivative_row_f_z * link17_subspace_rate_v_z
-        + link17_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link17_acceleration_shift_v_z * link20_articulated_subspace_f_z;
-    position[(21, 19)] = link20_position_derivative_row_f_x * link18_subspace_rate_v_x
-        + link20_position_derivative_row_f_z * link18_subspace_rate_v_z
-        + link18_acceleration_shift_v_x * cache.link20_projected_inertia_f_x
-        + link20_articulated_subspace_f_z * link18_acceleration_shift_v_z;
-    position[(21, 20)] = link20_position_derivative_row_f_z * link19_subspace_rate_v_z
-        + link20_position_derivative_row_f_x * link19_subspace_rate_v_x
-        + link20_articulated_subspace_f_z * link19_acceleration_shift_v_z
-        + cache.link20_projected_inertia_f_x * link19_acceleration_shift_v_x;
-    position[(21, 21)] = link20_acceleration_shift_v_z * link20_articulated_subspace_f_z
-        + link20_position_derivative_row_f_x * link20_subspace_rate_v_x
-        + link20_subspace_rate_v_z * link20_position_derivative_row_f_z
-        + link20_acceleration_shift_v_x * cache.link20_projected_inertia_f_x;
-    velocity[(0, 2)] = 2.0 * base_angle_coriolis_column_f_x;
-    velocity[(0, 3)] = 2.0 * link2_coriolis_column_f_x;
-    velocity[(0, 4)] = 2.0 * link3_coriolis_column_f_x;
-    velocity[(0, 5)] = 2.0 * link4_coriolis_column_f_x;
-    velocity[(0, 6)] = 2.0 * link5_coriolis_column_f_x;
-    velocity[(0, 7)] = 2.0 * link6_coriolis_column_f_x;
-    velocity[(0, 8)] = 2.0 * link7_coriolis_column_f_x;
-    velocity[(0, 9)] = 2.0 * link8_coriolis_column_f_x;
-    velocity[(0, 10)] = 2.0 * link9_coriolis_column_f_x;
-    velocity[(0, 11)] = 2.0 * link10_coriolis_column_f_x;
-    velocity[(0, 12)] = 2.0 * link11_coriolis_column_f_x;
-    velocity[(0, 13)] = 2.0 * link12_coriolis_column_f_x;
-    velocity[(0, 14)] = 2.0 * link13_coriolis_column_f_x;
-    velocity[(0, 15)] = 2.0 * link14_coriolis_column_f_x;
-    velocity[(0, 16)] = 2.0 * link15_coriolis_column_f_x;
-    velocity[(0, 17)] = 2.0 * link16_coriolis_column_f_x;
-    velocity[(0, 18)] = 2.0 * link17_coriolis_column_f_x;
-    velocity[(0, 19)] = 2.0 * link18_coriolis_column_f_x;
-    velocity[(0, 20)] = 2.0 * link19_coriolis_column_f_x;
-    velocity[(0, 21)] = 2.0 * link20_coriolis_column_f_x;
-    velocity[(1, 2)] = 2.0 * base_angle_coriolis_column_f_z;
-    velocity[(1, 3)] = 2.0 * link2_coriolis_column_f_z;
-    velocity[(1, 4)] = 2.0 * link3_coriolis_column_f_z;
-    velocity[(1, 5)] = 2.0 * link4_coriolis_column_f_z;
-    velocity[(1, 6)] = 2.0 * link5_coriolis_column_f_z;
-    velocity[(1, 7)] = 2.0 * link6_coriolis_column_f_z;
-    velocity[(1, 8)] = 2.0 * link7_coriolis_column_f_z;
-    velocity[(1, 9)] = 2.0 * link8_coriolis_column_f_z;
-    velocity[(1, 10)] = 2.0 * link9_coriolis_column_f_z;
-    velocity[(1, 11)] = 2.0 * link10_coriolis_column_f_z;
-    velocity[(1, 12)] = 2.0 * link11_coriolis_column_f_z;
-    velocity[(1, 13)] = 2.0 * link12_coriolis_column_f_z;
-    velocity[(1, 14)] = 2.0 * link13_coriolis_column_f_z;
-    velocity[(1, 15)] = 2.0 * link14_coriolis_column_f_z;
-    velocity[(1, 16)] = 2.0 * link15_coriolis_column_f_z;
-    velocity[(1, 17)] = 2.0 * link16_coriolis_column_f_z;
-    velocity[(1, 18)] = 2.0 * link17_coriolis_column_f_z;
-    velocity[(1, 19)] = 2.0 * link18_coriolis_column_f_z;
-    velocity[(1, 20)] = 2.0 * link19_coriolis_column_f_z;
-    velocity[(1, 21)] = 2.0 * link20_coriolis_column_f_z;
-    velocity[(2, 0)] = 2.0 * base_angle_coriolis_row_f_x;
-    velocity[(2, 1)] = 2.0 * base_angle_coriolis_row_f_z;
-    velocity[(2, 2)] = 2.0
-        * (cache.base_angle_projected_inertia_f_x * qd[1]
-            + cache.base_angle_projected_inertia_f_z * base_angle_subspace_rate_v_z
-            + q[1] * base_angle_coriolis_row_f_x
-            + cache.base_angle_subspace_v_z * base_angle_coriolis_row_f_z
-            - base_angle_coriolis_row_n_y);
-    velocity[(2, 3)] = 2.0
-        * (link2_coriolis_column_f_z * cache.base_angle_subspace_v_z
-            + q[1] * link2_coriolis_column_f_x - link2_coriolis_column_n_y);
-    velocity[(2, 4)] = 2.0
-        * (t107 + q[1] * link3_coriolis_column_f_x
-            + cache.base_angle_subspace_v_z * link3_coriolis_column_f_z);
-    velocity[(2, 5)] = 2.0
-        * (q[1] * link4_coriolis_column_f_x + t113
-            + link4_coriolis_column_f_z * cache.base_angle_subspace_v_z);
-    velocity[(2, 6)] = 2.0
-        * (q[1] * link5_coriolis_column_f_x
-            + link5_coriolis_column_f_z * cache.base_angle_subspace_v_z + t119);
-    velocity[(2, 7)] = 2.0
-        * (link6_coriolis_column_f_z * cache.base_angle_subspace_v_z + t125
-            + q[1] * link6_coriolis_column_f_x);
-    velocity[(2, 8)] = 2.0
-        * (link7_coriolis_column_f_z * cache.base_angle_subspace_v_z + t131
-            + q[1] * link7_coriolis_column_f_x);
-    velocity[(2, 9)] = 2.0
-        * (q[1] * link8_coriolis_column_f_x
-            + cache.base_angle_subspace_v_z * link8_coriolis_column_f_z + t137);
-    velocity[(2, 10)] = 2.0
-        * (t143 + link9_coriolis_column_f_z * cache.base_angle_subspace_v_z
-            + link9_coriolis_column_f_x * q[1]);
-    velocity[(2, 11)] = 2.0
-        * (q[1] * link10_coriolis_column_f_x
-            + link10_coriolis_column_f_z * cache.base_angle_subspace_v_z + t149);
-    velocity[(2, 12)] = 2.0
-        * (q[1] * link11_coriolis_column_f_x
-            + link11_coriolis_column_f_z * cache.base_angle_subspace_v_z + t155);
-    velocity[(2, 13)] = 2.0
-        * (t161 + link12_coriolis_column_f_z * cache.base_angle_subspace_v_z
-            + q[1] * link12_coriolis_column_f_x);
-    velocity[(2, 14)] = 2.0
-        * (q[1] * link13_coriolis_column_f_x
-            + cache.base_angle_subspace_v_z * link13_coriolis_column_f_z + t167);
-    velocity[(2, 15)] = 2.0
-        * (q[1] * link14_coriolis_column_f_x + t173
-            + link14_coriolis_column_f_z * cache.base_angle_subspace_v_z);
-    velocity[(2, 16)] = 2.0
-        * (cache.base_angle_subspace_v_z * link15_coriolis_column_f_z + t179
-            + q[1] * link15_coriolis_column_f_x);
-    velocity[(2, 17)] = 2.0
-        * (t185 + link16_coriolis_column_f_z * cache.base_angle_subspace_v_z
-            + q[1] * link16_coriolis_column_f_x);
-    velocity[(2, 18)] = 2.0
-        * (t191 + q[1] * link17_coriolis_column_f_x
-            + cache.base_angle_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(2, 19)] = 2.0
-        * (q[1] * link18_coriolis_column_f_x
-            + link18_coriolis_column_f_z * cache.base_angle_subspace_v_z + t197);
-    velocity[(2, 20)] = 2.0
-        * (q[1] * link19_coriolis_column_f_x + t203
-            + link19_coriolis_column_f_z * cache.base_angle_subspace_v_z);
-    velocity[(2, 21)] = 2.0
-        * (t209 + link20_coriolis_column_f_z * cache.base_angle_subspace_v_z
-            + q[1] * link20_coriolis_column_f_x);
-    velocity[(3, 0)] = 2.0 * link2_coriolis_row_f_x;
-    velocity[(3, 1)] = 2.0 * link2_coriolis_row_f_z;
-    velocity[(3, 2)] = 2.0
-        * (base_angle_subspace_rate_v_z * cache.link2_projected_inertia_f_z
-            + link2_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + cache.link2_projected_inertia_f_x * qd[1] + q[1] * link2_coriolis_row_f_x
-            + t210);
-    velocity[(3, 3)] = 2.0
-        * (link2_subspace_rate_v_x * cache.link2_projected_inertia_f_x
-            + link2_subspace_rate_v_z * cache.link2_projected_inertia_f_z
-            + cache.link2_subspace_v_z * link2_coriolis_row_f_z
-            + link2_coriolis_row_f_x * cache.link2_position_z + t210);
-    velocity[(3, 4)] = 2.0
-        * (cache.link2_position_z * link3_coriolis_column_f_x + t107
-            + cache.link2_subspace_v_z * link3_coriolis_column_f_z);
-    velocity[(3, 5)] = 2.0
-        * (cache.link2_subspace_v_z * link4_coriolis_column_f_z
-            + cache.link2_position_z * link4_coriolis_column_f_x + t113);
-    velocity[(3, 6)] = 2.0
-        * (cache.link2_position_z * link5_coriolis_column_f_x
-            + cache.link2_subspace_v_z * link5_coriolis_column_f_z + t119);
-    velocity[(3, 7)] = 2.0
-        * (t125 + cache.link2_subspace_v_z * link6_coriolis_column_f_z
-            + link6_coriolis_column_f_x * cache.link2_position_z);
-    velocity[(3, 8)] = 2.0
-        * (cache.link2_subspace_v_z * link7_coriolis_column_f_z + t131
-            + link7_coriolis_column_f_x * cache.link2_position_z);
-    velocity[(3, 9)] = 2.0
-        * (cache.link2_subspace_v_z * link8_coriolis_column_f_z
-            + link8_coriolis_column_f_x * cache.link2_position_z + t137);
-    velocity[(3, 10)] = 2.0
-        * (t143 + link9_coriolis_column_f_z * cache.link2_subspace_v_z
-            + link9_coriolis_column_f_x * cache.link2_position_z);
-    velocity[(3, 11)] = 2.0
-        * (t149 + cache.link2_subspace_v_z * link10_coriolis_column_f_z
-            + link10_coriolis_column_f_x * cache.link2_position_z);
-    velocity[(3, 12)] = 2.0
-        * (link11_coriolis_column_f_x * cache.link2_position_z
-            + cache.link2_subspace_v_z * link11_coriolis_column_f_z + t155);
-    velocity[(3, 13)] = 2.0
-        * (t161 + cache.link2_subspace_v_z * link12_coriolis_column_f_z
-            + link12_coriolis_column_f_x * cache.link2_position_z);
-    velocity[(3, 14)] = 2.0
-        * (cache.link2_subspace_v_z * link13_coriolis_column_f_z
-            + link13_coriolis_column_f_x * cache.link2_position_z + t167);
-    velocity[(3, 15)] = 2.0
-        * (cache.link2_subspace_v_z * link14_coriolis_column_f_z
-            + cache.link2_position_z * link14_coriolis_column_f_x + t173);
-    velocity[(3, 16)] = 2.0
-        * (cache.link2_position_z * link15_coriolis_column_f_x + t179
-            + cache.link2_subspace_v_z * link15_coriolis_column_f_z);
-    velocity[(3, 17)] = 2.0
-        * (cache.link2_subspace_v_z * link16_coriolis_column_f_z
-            + link16_coriolis_column_f_x * cache.link2_position_z + t185);
-    velocity[(3, 18)] = 2.0
-        * (t191 + cache.link2_subspace_v_z * link17_coriolis_column_f_z
-            + cache.link2_position_z * link17_coriolis_column_f_x);
-    velocity[(3, 19)] = 2.0
-        * (link18_coriolis_column_f_x * cache.link2_position_z
-            + cache.link2_subspace_v_z * link18_coriolis_column_f_z + t197);
-    velocity[(3, 20)] = 2.0
-        * (t203 + link19_coriolis_column_f_x * cache.link2_position_z
-            + link19_coriolis_column_f_z * cache.link2_subspace_v_z);
-    velocity[(3, 21)] = 2.0
-        * (cache.link2_position_z * link20_coriolis_column_f_x + t209
-            + cache.link2_subspace_v_z * link20_coriolis_column_f_z);
-    velocity[(4, 0)] = 2.0 * link3_coriolis_row_f_x;
-    velocity[(4, 1)] = 2.0 * link3_coriolis_row_f_z;
-    velocity[(4, 2)] = 2.0
-        * (link3_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + q[1] * link3_coriolis_row_f_x + cache.link3_projected_inertia_f_x * qd[1]
-            + t211 + base_angle_subspace_rate_v_z * cache.link3_projected_inertia_f_z);
-    velocity[(4, 3)] = 2.0
-        * (link2_subspace_rate_v_z * cache.link3_projected_inertia_f_z
-            + link3_coriolis_row_f_z * cache.link2_subspace_v_z
-            + cache.link2_position_z * link3_coriolis_row_f_x
-            + link2_subspace_rate_v_x * cache.link3_projected_inertia_f_x + t211);
-    velocity[(4, 4)] = 2.0
-        * (cache.link3_projected_inertia_f_z * link3_subspace_rate_v_z
-            + cache.link3_projected_inertia_f_x * link3_subspace_rate_v_x
-            + cache.link3_position_z * link3_coriolis_row_f_x
-            + link3_coriolis_row_f_z * cache.link3_subspace_v_z + t211);
-    velocity[(4, 5)] = 2.0
-        * (cache.link3_position_z * link4_coriolis_column_f_x
-            + link4_coriolis_column_f_z * cache.link3_subspace_v_z + t113);
-    velocity[(4, 6)] = 2.0
-        * (link5_coriolis_column_f_z * cache.link3_subspace_v_z
-            + cache.link3_position_z * link5_coriolis_column_f_x + t119);
-    velocity[(4, 7)] = 2.0
-        * (link6_coriolis_column_f_z * cache.link3_subspace_v_z + t125
-            + link6_coriolis_column_f_x * cache.link3_position_z);
-    velocity[(4, 8)] = 2.0
-        * (link7_coriolis_column_f_x * cache.link3_position_z + t131
-            + link7_coriolis_column_f_z * cache.link3_subspace_v_z);
-    velocity[(4, 9)] = 2.0
-        * (link8_coriolis_column_f_z * cache.link3_subspace_v_z + t137
-            + link8_coriolis_column_f_x * cache.link3_position_z);
-    velocity[(4, 10)] = 2.0
-        * (t143 + link9_coriolis_column_f_x * cache.link3_position_z
-            + link9_coriolis_column_f_z * cache.link3_subspace_v_z);
-    velocity[(4, 11)] = 2.0
-        * (link10_coriolis_column_f_x * cache.link3_position_z + t149
-            + link10_coriolis_column_f_z * cache.link3_subspace_v_z);
-    velocity[(4, 12)] = 2.0
-        * (link11_coriolis_column_f_z * cache.link3_subspace_v_z + t155
-            + link11_coriolis_column_f_x * cache.link3_position_z);
-    velocity[(4, 13)] = 2.0
-        * (t161 + link12_coriolis_column_f_x * cache.link3_position_z
-            + link12_coriolis_column_f_z * cache.link3_subspace_v_z);
-    velocity[(4, 14)] = 2.0
-        * (link13_coriolis_column_f_x * cache.link3_position_z
-            + link13_coriolis_column_f_z * cache.link3_subspace_v_z + t167);
-    velocity[(4, 15)] = 2.0
-        * (link14_coriolis_column_f_z * cache.link3_subspace_v_z + t173
-            + cache.link3_position_z * link14_coriolis_column_f_x);
-    velocity[(4, 16)] = 2.0
-        * (cache.link3_position_z * link15_coriolis_column_f_x
-            + link15_coriolis_column_f_z * cache.link3_subspace_v_z + t179);
-    velocity[(4, 17)] = 2.0
-        * (link16_coriolis_column_f_z * cache.link3_subspace_v_z
-            + link16_coriolis_column_f_x * cache.link3_position_z + t185);
-    velocity[(4, 18)] = 2.0
-        * (t191 + link17_coriolis_column_f_z * cache.link3_subspace_v_z
-            + cache.link3_position_z * link17_coriolis_column_f_x);
-    velocity[(4, 19)] = 2.0
-        * (link18_coriolis_column_f_z * cache.link3_subspace_v_z + t197
-            + link18_coriolis_column_f_x * cache.link3_position_z);
-    velocity[(4, 20)] = 2.0
-        * (t203 + link19_coriolis_column_f_z * cache.link3_subspace_v_z
-            + link19_coriolis_column_f_x * cache.link3_position_z);
-    velocity[(4, 21)] = 2.0
-        * (cache.link3_position_z * link20_coriolis_column_f_x + t209
-            + link20_coriolis_column_f_z * cache.link3_subspace_v_z);
-    velocity[(5, 0)] = 2.0 * link4_coriolis_row_f_x;
-    velocity[(5, 1)] = 2.0 * link4_coriolis_row_f_z;
-    velocity[(5, 2)] = 2.0
-        * (link4_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + base_angle_subspace_rate_v_z * cache.link4_projected_inertia_f_z + t212
-            + q[1] * link4_coriolis_row_f_x + cache.link4_projected_inertia_f_x * qd[1]);
-    velocity[(5, 3)] = 2.0
-        * (link2_subspace_rate_v_x * cache.link4_projected_inertia_f_x + t212
-            + link4_coriolis_row_f_x * cache.link2_position_z
-            + cache.link2_subspace_v_z * link4_coriolis_row_f_z
-            + link2_subspace_rate_v_z * cache.link4_projected_inertia_f_z);
-    velocity[(5, 4)] = 2.0
-        * (t212 + link3_subspace_rate_v_z * cache.link4_projected_inertia_f_z
-            + link4_coriolis_row_f_x * cache.link3_position_z
-            + link4_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link4_projected_inertia_f_x * link3_subspace_rate_v_x);
-    velocity[(5, 5)] = 2.0
-        * (link4_subspace_rate_v_z * cache.link4_projected_inertia_f_z + t212
-            + link4_subspace_rate_v_x * cache.link4_projected_inertia_f_x
-            + cache.link4_position_z * link4_coriolis_row_f_x
-            + link4_coriolis_row_f_z * cache.link4_subspace_v_z);
-    velocity[(5, 6)] = 2.0
-        * (cache.link4_position_z * link5_coriolis_column_f_x + t119
-            + link5_coriolis_column_f_z * cache.link4_subspace_v_z);
-    velocity[(5, 7)] = 2.0
-        * (t125 + link6_coriolis_column_f_z * cache.link4_subspace_v_z
-            + cache.link4_position_z * link6_coriolis_column_f_x);
-    velocity[(5, 8)] = 2.0
-        * (t131 + link7_coriolis_column_f_z * cache.link4_subspace_v_z
-            + cache.link4_position_z * link7_coriolis_column_f_x);
-    velocity[(5, 9)] = 2.0
-        * (cache.link4_position_z * link8_coriolis_column_f_x
-            + cache.link4_subspace_v_z * link8_coriolis_column_f_z + t137);
-    velocity[(5, 10)] = 2.0
-        * (t143 + link9_coriolis_column_f_x * cache.link4_position_z
-            + link9_coriolis_column_f_z * cache.link4_subspace_v_z);
-    velocity[(5, 11)] = 2.0
-        * (link10_coriolis_column_f_z * cache.link4_subspace_v_z + t149
-            + cache.link4_position_z * link10_coriolis_column_f_x);
-    velocity[(5, 12)] = 2.0
-        * (cache.link4_position_z * link11_coriolis_column_f_x
-            + link11_coriolis_column_f_z * cache.link4_subspace_v_z + t155);
-    velocity[(5, 13)] = 2.0
-        * (t161 + link12_coriolis_column_f_z * cache.link4_subspace_v_z
-            + cache.link4_position_z * link12_coriolis_column_f_x);
-    velocity[(5, 14)] = 2.0
-        * (t167 + cache.link4_subspace_v_z * link13_coriolis_column_f_z
-            + cache.link4_position_z * link13_coriolis_column_f_x);
-    velocity[(5, 15)] = 2.0
-        * (link14_coriolis_column_f_z * cache.link4_subspace_v_z + t173
-            + cache.link4_position_z * link14_coriolis_column_f_x);
-    velocity[(5, 16)] = 2.0
-        * (cache.link4_subspace_v_z * link15_coriolis_column_f_z + t179
-            + cache.link4_position_z * link15_coriolis_column_f_x);
-    velocity[(5, 17)] = 2.0
-        * (link16_coriolis_column_f_z * cache.link4_subspace_v_z + t185
-            + cache.link4_position_z * link16_coriolis_column_f_x);
-    velocity[(5, 18)] = 2.0
-        * (t191 + cache.link4_subspace_v_z * link17_coriolis_column_f_z
-            + cache.link4_position_z * link17_coriolis_column_f_x);
-    velocity[(5, 19)] = 2.0
-        * (link18_coriolis_column_f_z * cache.link4_subspace_v_z
-            + cache.link4_position_z * link18_coriolis_column_f_x + t197);
-    velocity[(5, 20)] = 2.0
-        * (t203 + link19_coriolis_column_f_z * cache.link4_subspace_v_z
-            + link19_coriolis_column_f_x * cache.link4_position_z);
-    velocity[(5, 21)] = 2.0
-        * (cache.link4_position_z * link20_coriolis_column_f_x + t209
-            + link20_coriolis_column_f_z * cache.link4_subspace_v_z);
-    velocity[(6, 0)] = 2.0 * link5_coriolis_row_f_x;
-    velocity[(6, 1)] = 2.0 * link5_coriolis_row_f_z;
-    velocity[(6, 2)] = 2.0
-        * (q[1] * link5_coriolis_row_f_x + t213
-            + cache.link5_projected_inertia_f_z * base_angle_subspace_rate_v_z
-            + cache.base_angle_subspace_v_z * link5_coriolis_row_f_z
-            + cache.link5_projected_inertia_f_x * qd[1]);
-    velocity[(6, 3)] = 2.0
-        * (cache.link2_position_z * link5_coriolis_row_f_x
-            + link2_subspace_rate_v_z * cache.link5_projected_inertia_f_z + t213
-            + link2_subspace_rate_v_x * cache.link5_projected_inertia_f_x
-            + cache.link2_subspace_v_z * link5_coriolis_row_f_z);
-    velocity[(6, 4)] = 2.0
-        * (cache.link5_projected_inertia_f_x * link3_subspace_rate_v_x + t213
-            + cache.link5_projected_inertia_f_z * link3_subspace_rate_v_z
-            + cache.link3_position_z * link5_coriolis_row_f_x
-            + link5_coriolis_row_f_z * cache.link3_subspace_v_z);
-    velocity[(6, 5)] = 2.0
-        * (link4_subspace_rate_v_x * cache.link5_projected_inertia_f_x
-            + cache.link4_position_z * link5_coriolis_row_f_x
-            + cache.link4_subspace_v_z * link5_coriolis_row_f_z + t213
-            + link4_subspace_rate_v_z * cache.link5_projected_inertia_f_z);
-    velocity[(6, 6)] = 2.0
-        * (cache.link5_position_z * link5_coriolis_row_f_x + t213
-            + cache.link5_subspace_v_z * link5_coriolis_row_f_z
-            + cache.link5_projected_inertia_f_z * link5_subspace_rate_v_z
-            + link5_subspace_rate_v_x * cache.link5_projected_inertia_f_x);
-    velocity[(6, 7)] = 2.0
-        * (t125 + link6_coriolis_column_f_x * cache.link5_position_z
-            + link6_coriolis_column_f_z * cache.link5_subspace_v_z);
-    velocity[(6, 8)] = 2.0
-        * (t131 + link7_coriolis_column_f_z * cache.link5_subspace_v_z
-            + link7_coriolis_column_f_x * cache.link5_position_z);
-    velocity[(6, 9)] = 2.0
-        * (cache.link5_subspace_v_z * link8_coriolis_column_f_z
-            + link8_coriolis_column_f_x * cache.link5_position_z + t137);
-    velocity[(6, 10)] = 2.0
-        * (t143 + link9_coriolis_column_f_x * cache.link5_position_z
-            + link9_coriolis_column_f_z * cache.link5_subspace_v_z);
-    velocity[(6, 11)] = 2.0
-        * (link10_coriolis_column_f_x * cache.link5_position_z + t149
-            + link10_coriolis_column_f_z * cache.link5_subspace_v_z);
-    velocity[(6, 12)] = 2.0
-        * (link11_coriolis_column_f_z * cache.link5_subspace_v_z + t155
-            + link11_coriolis_column_f_x * cache.link5_position_z);
-    velocity[(6, 13)] = 2.0
-        * (t161 + link12_coriolis_column_f_z * cache.link5_subspace_v_z
-            + link12_coriolis_column_f_x * cache.link5_position_z);
-    velocity[(6, 14)] = 2.0
-        * (cache.link5_position_z * link13_coriolis_column_f_x
-            + cache.link5_subspace_v_z * link13_coriolis_column_f_z + t167);
-    velocity[(6, 15)] = 2.0
-        * (t173 + link14_coriolis_column_f_z * cache.link5_subspace_v_z
-            + cache.link5_position_z * link14_coriolis_column_f_x);
-    velocity[(6, 16)] = 2.0
-        * (t179 + cache.link5_subspace_v_z * link15_coriolis_column_f_z
-            + cache.link5_position_z * link15_coriolis_column_f_x);
-    velocity[(6, 17)] = 2.0
-        * (cache.link5_position_z * link16_coriolis_column_f_x
-            + link16_coriolis_column_f_z * cache.link5_subspace_v_z + t185);
-    velocity[(6, 18)] = 2.0
-        * (t191 + cache.link5_position_z * link17_coriolis_column_f_x
-            + cache.link5_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(6, 19)] = 2.0
-        * (link18_coriolis_column_f_x * cache.link5_position_z + t197
-            + cache.link5_subspace_v_z * link18_coriolis_column_f_z);
-    velocity[(6, 20)] = 2.0
-        * (t203 + link19_coriolis_column_f_x * cache.link5_position_z
-            + link19_coriolis_column_f_z * cache.link5_subspace_v_z);
-    velocity[(6, 21)] = 2.0
-        * (t209 + cache.link5_position_z * link20_coriolis_column_f_x
-            + cache.link5_subspace_v_z * link20_coriolis_column_f_z);
-    velocity[(7, 0)] = 2.0 * link6_coriolis_row_f_x;
-    velocity[(7, 1)] = 2.0 * link6_coriolis_row_f_z;
-    velocity[(7, 2)] = 2.0
-        * (cache.link6_projected_inertia_f_z * base_angle_subspace_rate_v_z + t214
-            + cache.link6_projected_inertia_f_x * qd[1] + q[1] * link6_coriolis_row_f_x
-            + link6_coriolis_row_f_z * cache.base_angle_subspace_v_z);
-    velocity[(7, 3)] = 2.0
-        * (cache.link6_projected_inertia_f_x * link2_subspace_rate_v_x
-            + link6_coriolis_row_f_x * cache.link2_position_z
-            + cache.link2_subspace_v_z * link6_coriolis_row_f_z
-            + link2_subspace_rate_v_z * cache.link6_projected_inertia_f_z + t214);
-    velocity[(7, 4)] = 2.0
-        * (cache.link6_projected_inertia_f_z * link3_subspace_rate_v_z
-            + link6_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link6_projected_inertia_f_x * link3_subspace_rate_v_x + t214
-            + link6_coriolis_row_f_x * cache.link3_position_z);
-    velocity[(7, 5)] = 2.0
-        * (cache.link4_position_z * link6_coriolis_row_f_x
-            + link6_coriolis_row_f_z * cache.link4_subspace_v_z + t214
-            + cache.link6_projected_inertia_f_x * link4_subspace_rate_v_x
-            + link4_subspace_rate_v_z * cache.link6_projected_inertia_f_z);
-    velocity[(7, 6)] = 2.0
-        * (cache.link6_projected_inertia_f_x * link5_subspace_rate_v_x
-            + link6_coriolis_row_f_z * cache.link5_subspace_v_z
-            + cache.link6_projected_inertia_f_z * link5_subspace_rate_v_z + t214
-            + cache.link5_position_z * link6_coriolis_row_f_x);
-    velocity[(7, 7)] = 2.0
-        * (cache.link6_projected_inertia_f_x * link6_subspace_rate_v_x
-            + link6_subspace_rate_v_z * cache.link6_projected_inertia_f_z
-            + cache.link6_subspace_v_z * link6_coriolis_row_f_z + t214
-            + cache.link6_position_z * link6_coriolis_row_f_x);
-    velocity[(7, 8)] = 2.0
-        * (t131 + link7_coriolis_column_f_x * cache.link6_position_z
-            + cache.link6_subspace_v_z * link7_coriolis_column_f_z);
-    velocity[(7, 9)] = 2.0
-        * (cache.link6_subspace_v_z * link8_coriolis_column_f_z + t137
-            + link8_coriolis_column_f_x * cache.link6_position_z);
-    velocity[(7, 10)] = 2.0
-        * (t143 + link9_coriolis_column_f_z * cache.link6_subspace_v_z
-            + link9_coriolis_column_f_x * cache.link6_position_z);
-    velocity[(7, 11)] = 2.0
-        * (cache.link6_subspace_v_z * link10_coriolis_column_f_z + t149
-            + link10_coriolis_column_f_x * cache.link6_position_z);
-    velocity[(7, 12)] = 2.0
-        * (link11_coriolis_column_f_z * cache.link6_subspace_v_z
-            + link11_coriolis_column_f_x * cache.link6_position_z + t155);
-    velocity[(7, 13)] = 2.0
-        * (t161 + link12_coriolis_column_f_x * cache.link6_position_z
-            + cache.link6_subspace_v_z * link12_coriolis_column_f_z);
-    velocity[(7, 14)] = 2.0
-        * (cache.link6_position_z * link13_coriolis_column_f_x + t167
-            + cache.link6_subspace_v_z * link13_coriolis_column_f_z);
-    velocity[(7, 15)] = 2.0
-        * (cache.link6_position_z * link14_coriolis_column_f_x + t173
-            + cache.link6_subspace_v_z * link14_coriolis_column_f_z);
-    velocity[(7, 16)] = 2.0
-        * (cache.link6_position_z * link15_coriolis_column_f_x + t179
-            + cache.link6_subspace_v_z * link15_coriolis_column_f_z);
-    velocity[(7, 17)] = 2.0
-        * (cache.link6_subspace_v_z * link16_coriolis_column_f_z
-            + cache.link6_position_z * link16_coriolis_column_f_x + t185);
-    velocity[(7, 18)] = 2.0
-        * (t191 + cache.link6_position_z * link17_coriolis_column_f_x
-            + cache.link6_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(7, 19)] = 2.0
-        * (cache.link6_subspace_v_z * link18_coriolis_column_f_z
-            + link18_coriolis_column_f_x * cache.link6_position_z + t197);
-    velocity[(7, 20)] = 2.0
-        * (link19_coriolis_column_f_x * cache.link6_position_z + t203
-            + link19_coriolis_column_f_z * cache.link6_subspace_v_z);
-    velocity[(7, 21)] = 2.0
-        * (cache.link6_position_z * link20_coriolis_column_f_x + t209
-            + cache.link6_subspace_v_z * link20_coriolis_column_f_z);
-    velocity[(8, 0)] = 2.0 * link7_coriolis_row_f_x;
-    velocity[(8, 1)] = 2.0 * link7_coriolis_row_f_z;
-    velocity[(8, 2)] = 2.0
-        * (cache.link7_projected_inertia_f_x * qd[1]
-            + cache.base_angle_subspace_v_z * link7_coriolis_row_f_z
-            + base_angle_subspace_rate_v_z * cache.link7_projected_inertia_f_z
-            + q[1] * link7_coriolis_row_f_x + t215);
-    velocity[(8, 3)] = 2.0
-        * (link2_subspace_rate_v_z * cache.link7_projected_inertia_f_z
-            + link2_subspace_rate_v_x * cache.link7_projected_inertia_f_x + t215
-            + cache.link2_subspace_v_z * link7_coriolis_row_f_z
-            + link7_coriolis_row_f_x * cache.link2_position_z);
-    velocity[(8, 4)] = 2.0
-        * (cache.link7_projected_inertia_f_x * link3_subspace_rate_v_x
-            + link7_coriolis_row_f_x * cache.link3_position_z
-            + link7_coriolis_row_f_z * cache.link3_subspace_v_z + t215
-            + cache.link7_projected_inertia_f_z * link3_subspace_rate_v_z);
-    velocity[(8, 5)] = 2.0
-        * (cache.link4_subspace_v_z * link7_coriolis_row_f_z
-            + link4_subspace_rate_v_z * cache.link7_projected_inertia_f_z + t215
-            + link7_coriolis_row_f_x * cache.link4_position_z
-            + link4_subspace_rate_v_x * cache.link7_projected_inertia_f_x);
-    velocity[(8, 6)] = 2.0
-        * (link7_coriolis_row_f_x * cache.link5_position_z
-            + link5_subspace_rate_v_x * cache.link7_projected_inertia_f_x
-            + cache.link5_subspace_v_z * link7_coriolis_row_f_z
-            + cache.link7_projected_inertia_f_z * link5_subspace_rate_v_z + t215);
-    velocity[(8, 7)] = 2.0
-        * (link6_subspace_rate_v_z * cache.link7_projected_inertia_f_z
-            + cache.link7_projected_inertia_f_x * link6_subspace_rate_v_x
-            + cache.link6_subspace_v_z * link7_coriolis_row_f_z
-            + link7_coriolis_row_f_x * cache.link6_position_z + t215);
-    velocity[(8, 8)] = 2.0
-        * (cache.link7_projected_inertia_f_x * link7_subspace_rate_v_x
-            + link7_subspace_rate_v_z * cache.link7_projected_inertia_f_z
-            + cache.link7_subspace_v_z * link7_coriolis_row_f_z + t215
-            + link7_coriolis_row_f_x * cache.link7_position_z);
-    velocity[(8, 9)] = 2.0
-        * (cache.link7_subspace_v_z * link8_coriolis_column_f_z
-            + link8_coriolis_column_f_x * cache.link7_position_z + t137);
-    velocity[(8, 10)] = 2.0
-        * (t143 + link9_coriolis_column_f_x * cache.link7_position_z
-            + link9_coriolis_column_f_z * cache.link7_subspace_v_z);
-    velocity[(8, 11)] = 2.0
-        * (cache.link7_position_z * link10_coriolis_column_f_x + t149
-            + link10_coriolis_column_f_z * cache.link7_subspace_v_z);
-    velocity[(8, 12)] = 2.0
-        * (link11_coriolis_column_f_x * cache.link7_position_z + t155
-            + link11_coriolis_column_f_z * cache.link7_subspace_v_z);
-    velocity[(8, 13)] = 2.0
-        * (t161 + link12_coriolis_column_f_z * cache.link7_subspace_v_z
-            + cache.link7_position_z * link12_coriolis_column_f_x);
-    velocity[(8, 14)] = 2.0
-        * (cache.link7_subspace_v_z * link13_coriolis_column_f_z + t167
-            + cache.link7_position_z * link13_coriolis_column_f_x);
-    velocity[(8, 15)] = 2.0
-        * (t173 + link14_coriolis_column_f_z * cache.link7_subspace_v_z
-            + cache.link7_position_z * link14_coriolis_column_f_x);
-    velocity[(8, 16)] = 2.0
-        * (cache.link7_subspace_v_z * link15_coriolis_column_f_z
-            + cache.link7_position_z * link15_coriolis_column_f_x + t179);
-    velocity[(8, 17)] = 2.0
-        * (cache.link7_position_z * link16_coriolis_column_f_x
-            + link16_coriolis_column_f_z * cache.link7_subspace_v_z + t185);
-    velocity[(8, 18)] = 2.0
-        * (t191 + cache.link7_position_z * link17_coriolis_column_f_x
-            + cache.link7_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(8, 19)] = 2.0
-        * (cache.link7_position_z * link18_coriolis_column_f_x
-            + cache.link7_subspace_v_z * link18_coriolis_column_f_z + t197);
-    velocity[(8, 20)] = 2.0
-        * (link19_coriolis_column_f_x * cache.link7_position_z + t203
-            + link19_coriolis_column_f_z * cache.link7_subspace_v_z);
-    velocity[(8, 21)] = 2.0
-        * (cache.link7_subspace_v_z * link20_coriolis_column_f_z + t209
-            + cache.link7_position_z * link20_coriolis_column_f_x);
-    velocity[(9, 0)] = 2.0 * link8_coriolis_row_f_x;
-    velocity[(9, 1)] = 2.0 * link8_coriolis_row_f_z;
-    velocity[(9, 2)] = 2.0
-        * (q[1] * link8_coriolis_row_f_x + t216
-            + cache.link8_projected_inertia_f_z * base_angle_subspace_rate_v_z
-            + cache.link8_projected_inertia_f_x * qd[1]
-            + cache.base_angle_subspace_v_z * link8_coriolis_row_f_z);
-    velocity[(9, 3)] = 2.0
-        * (cache.link2_position_z * link8_coriolis_row_f_x
-            + cache.link2_subspace_v_z * link8_coriolis_row_f_z + t216
-            + cache.link8_projected_inertia_f_z * link2_subspace_rate_v_z
-            + link2_subspace_rate_v_x * cache.link8_projected_inertia_f_x);
-    velocity[(9, 4)] = 2.0
-        * (cache.link8_projected_inertia_f_z * link3_subspace_rate_v_z + t216
-            + cache.link3_position_z * link8_coriolis_row_f_x
-            + cache.link8_projected_inertia_f_x * link3_subspace_rate_v_x
-            + link8_coriolis_row_f_z * cache.link3_subspace_v_z);
-    velocity[(9, 5)] = 2.0
-        * (cache.link8_projected_inertia_f_z * link4_subspace_rate_v_z
-            + link4_subspace_rate_v_x * cache.link8_projected_inertia_f_x + t216
-            + cache.link4_subspace_v_z * link8_coriolis_row_f_z
-            + cache.link4_position_z * link8_coriolis_row_f_x);
-    velocity[(9, 6)] = 2.0
-        * (cache.link5_position_z * link8_coriolis_row_f_x
-            + cache.link5_subspace_v_z * link8_coriolis_row_f_z + t216
-            + cache.link8_projected_inertia_f_z * link5_subspace_rate_v_z
-            + link5_subspace_rate_v_x * cache.link8_projected_inertia_f_x);
-    velocity[(9, 7)] = 2.0
-        * (cache.link8_projected_inertia_f_z * link6_subspace_rate_v_z + t216
-            + cache.link6_position_z * link8_coriolis_row_f_x
-            + cache.link8_projected_inertia_f_x * link6_subspace_rate_v_x
-            + cache.link6_subspace_v_z * link8_coriolis_row_f_z);
-    velocity[(9, 8)] = 2.0
-        * (cache.link7_subspace_v_z * link8_coriolis_row_f_z
-            + cache.link8_projected_inertia_f_x * link7_subspace_rate_v_x + t216
-            + cache.link7_position_z * link8_coriolis_row_f_x
-            + cache.link8_projected_inertia_f_z * link7_subspace_rate_v_z);
-    velocity[(9, 9)] = 2.0
-        * (link8_subspace_rate_v_z * cache.link8_projected_inertia_f_z + t216
-            + link8_subspace_rate_v_x * cache.link8_projected_inertia_f_x
-            + cache.link8_position_z * link8_coriolis_row_f_x
-            + cache.link8_subspace_v_z * link8_coriolis_row_f_z);
-    velocity[(9, 10)] = 2.0
-        * (t143 + link9_coriolis_column_f_z * cache.link8_subspace_v_z
-            + link9_coriolis_column_f_x * cache.link8_position_z);
-    velocity[(9, 11)] = 2.0
-        * (link10_coriolis_column_f_z * cache.link8_subspace_v_z + t149
-            + cache.link8_position_z * link10_coriolis_column_f_x);
-    velocity[(9, 12)] = 2.0
-        * (link11_coriolis_column_f_x * cache.link8_position_z
-            + link11_coriolis_column_f_z * cache.link8_subspace_v_z + t155);
-    velocity[(9, 13)] = 2.0
-        * (link12_coriolis_column_f_z * cache.link8_subspace_v_z + t161
-            + cache.link8_position_z * link12_coriolis_column_f_x);
-    velocity[(9, 14)] = 2.0
-        * (cache.link8_position_z * link13_coriolis_column_f_x
-            + cache.link8_subspace_v_z * link13_coriolis_column_f_z + t167);
-    velocity[(9, 15)] = 2.0
-        * (link14_coriolis_column_f_z * cache.link8_subspace_v_z + t173
-            + cache.link8_position_z * link14_coriolis_column_f_x);
-    velocity[(9, 16)] = 2.0
-        * (cache.link8_subspace_v_z * link15_coriolis_column_f_z + t179
-            + cache.link8_position_z * link15_coriolis_column_f_x);
-    velocity[(9, 17)] = 2.0
-        * (cache.link8_position_z * link16_coriolis_column_f_x
-            + link16_coriolis_column_f_z * cache.link8_subspace_v_z + t185);
-    velocity[(9, 18)] = 2.0
-        * (t191 + cache.link8_position_z * link17_coriolis_column_f_x
-            + cache.link8_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(9, 19)] = 2.0
-        * (link18_coriolis_column_f_z * cache.link8_subspace_v_z + t197
-            + cache.link8_position_z * link18_coriolis_column_f_x);
-    velocity[(9, 20)] = 2.0
-        * (t203 + link19_coriolis_column_f_z * cache.link8_subspace_v_z
-            + link19_coriolis_column_f_x * cache.link8_position_z);
-    velocity[(9, 21)] = 2.0
-        * (t209 + cache.link8_position_z * link20_coriolis_column_f_x
-            + link20_coriolis_column_f_z * cache.link8_subspace_v_z);
-    velocity[(10, 0)] = 2.0 * link9_coriolis_row_f_x;
-    velocity[(10, 1)] = 2.0 * link9_coriolis_row_f_z;
-    velocity[(10, 2)] = 2.0
-        * (q[1] * link9_coriolis_row_f_x + cache.link9_projected_inertia_f_x * qd[1]
-            + cache.link9_projected_inertia_f_z * base_angle_subspace_rate_v_z
-            + link9_coriolis_row_f_z * cache.base_angle_subspace_v_z + t217);
-    velocity[(10, 3)] = 2.0
-        * (cache.link2_subspace_v_z * link9_coriolis_row_f_z
-            + link2_subspace_rate_v_z * cache.link9_projected_inertia_f_z
-            + link2_subspace_rate_v_x * cache.link9_projected_inertia_f_x
-            + link9_coriolis_row_f_x * cache.link2_position_z + t217);
-    velocity[(10, 4)] = 2.0
-        * (link9_coriolis_row_f_x * cache.link3_position_z
-            + link9_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link9_projected_inertia_f_x * link3_subspace_rate_v_x
-            + cache.link9_projected_inertia_f_z * link3_subspace_rate_v_z + t217);
-    velocity[(10, 5)] = 2.0
-        * (link4_subspace_rate_v_x * cache.link9_projected_inertia_f_x
-            + link4_subspace_rate_v_z * cache.link9_projected_inertia_f_z
-            + link9_coriolis_row_f_z * cache.link4_subspace_v_z
-            + cache.link4_position_z * link9_coriolis_row_f_x + t217);
-    velocity[(10, 6)] = 2.0
-        * (link5_subspace_rate_v_x * cache.link9_projected_inertia_f_x
-            + link9_coriolis_row_f_x * cache.link5_position_z
-            + link9_coriolis_row_f_z * cache.link5_subspace_v_z + t217
-            + cache.link9_projected_inertia_f_z * link5_subspace_rate_v_z);
-    velocity[(10, 7)] = 2.0
-        * (link9_coriolis_row_f_x * cache.link6_position_z
-            + link6_subspace_rate_v_x * cache.link9_projected_inertia_f_x
-            + link6_subspace_rate_v_z * cache.link9_projected_inertia_f_z + t217
-            + cache.link6_subspace_v_z * link9_coriolis_row_f_z);
-    velocity[(10, 8)] = 2.0
-        * (link7_subspace_rate_v_z * cache.link9_projected_inertia_f_z
-            + cache.link7_position_z * link9_coriolis_row_f_x
-            + link7_subspace_rate_v_x * cache.link9_projected_inertia_f_x + t217
-            + link9_coriolis_row_f_z * cache.link7_subspace_v_z);
-    velocity[(10, 9)] = 2.0
-        * (link9_coriolis_row_f_z * cache.link8_subspace_v_z
-            + link8_subspace_rate_v_z * cache.link9_projected_inertia_f_z
-            + cache.link8_position_z * link9_coriolis_row_f_x
-            + link8_subspace_rate_v_x * cache.link9_projected_inertia_f_x + t217);
-    velocity[(10, 10)] = 2.0
-        * (link9_subspace_rate_v_x * cache.link9_projected_inertia_f_x
-            + cache.link9_projected_inertia_f_z * link9_subspace_rate_v_z
-            + link9_coriolis_row_f_x * cache.link9_position_z
-            + cache.link9_subspace_v_z * link9_coriolis_row_f_z + t217);
-    velocity[(10, 11)] = 2.0
-        * (link10_coriolis_column_f_x * cache.link9_position_z + t149
-            + cache.link9_subspace_v_z * link10_coriolis_column_f_z);
-    velocity[(10, 12)] = 2.0
-        * (cache.link9_subspace_v_z * link11_coriolis_column_f_z
-            + link11_coriolis_column_f_x * cache.link9_position_z + t155);
-    velocity[(10, 13)] = 2.0
-        * (t161 + cache.link9_subspace_v_z * link12_coriolis_column_f_z
-            + link12_coriolis_column_f_x * cache.link9_position_z);
-    velocity[(10, 14)] = 2.0
-        * (link13_coriolis_column_f_x * cache.link9_position_z
-            + cache.link9_subspace_v_z * link13_coriolis_column_f_z + t167);
-    velocity[(10, 15)] = 2.0
-        * (t173 + cache.link9_subspace_v_z * link14_coriolis_column_f_z
-            + cache.link9_position_z * link14_coriolis_column_f_x);
-    velocity[(10, 16)] = 2.0
-        * (t179 + cache.link9_position_z * link15_coriolis_column_f_x
-            + cache.link9_subspace_v_z * link15_coriolis_column_f_z);
-    velocity[(10, 17)] = 2.0
-        * (link16_coriolis_column_f_x * cache.link9_position_z
-            + cache.link9_subspace_v_z * link16_coriolis_column_f_z + t185);
-    velocity[(10, 18)] = 2.0
-        * (t191 + cache.link9_position_z * link17_coriolis_column_f_x
-            + cache.link9_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(10, 19)] = 2.0
-        * (link18_coriolis_column_f_x * cache.link9_position_z
-            + cache.link9_subspace_v_z * link18_coriolis_column_f_z + t197);
-    velocity[(10, 20)] = 2.0
-        * (cache.link9_subspace_v_z * link19_coriolis_column_f_z
-            + link19_coriolis_column_f_x * cache.link9_position_z + t203);
-    velocity[(10, 21)] = 2.0
-        * (t209 + cache.link9_subspace_v_z * link20_coriolis_column_f_z
-            + cache.link9_position_z * link20_coriolis_column_f_x);
-    velocity[(11, 0)] = 2.0 * link10_coriolis_row_f_x;
-    velocity[(11, 1)] = 2.0 * link10_coriolis_row_f_z;
-    velocity[(11, 2)] = 2.0
-        * (base_angle_subspace_rate_v_z * cache.link10_projected_inertia_f_z + t218
-            + q[1] * link10_coriolis_row_f_x
-            + link10_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + cache.link10_projected_inertia_f_x * qd[1]);
-    velocity[(11, 3)] = 2.0
-        * (t218 + cache.link10_projected_inertia_f_x * link2_subspace_rate_v_x
-            + link10_coriolis_row_f_x * cache.link2_position_z
-            + cache.link2_subspace_v_z * link10_coriolis_row_f_z
-            + link2_subspace_rate_v_z * cache.link10_projected_inertia_f_z);
-    velocity[(11, 4)] = 2.0
-        * (t218 + link10_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link10_projected_inertia_f_x * link3_subspace_rate_v_x
-            + link10_coriolis_row_f_x * cache.link3_position_z
-            + link3_subspace_rate_v_z * cache.link10_projected_inertia_f_z);
-    velocity[(11, 5)] = 2.0
-        * (link10_coriolis_row_f_z * cache.link4_subspace_v_z + t218
-            + cache.link10_projected_inertia_f_x * link4_subspace_rate_v_x
-            + link4_subspace_rate_v_z * cache.link10_projected_inertia_f_z
-            + cache.link4_position_z * link10_coriolis_row_f_x);
-    velocity[(11, 6)] = 2.0
-        * (cache.link10_projected_inertia_f_x * link5_subspace_rate_v_x
-            + link5_subspace_rate_v_z * cache.link10_projected_inertia_f_z + t218
-            + link10_coriolis_row_f_x * cache.link5_position_z
-            + link10_coriolis_row_f_z * cache.link5_subspace_v_z);
-    velocity[(11, 7)] = 2.0
-        * (t218 + cache.link6_subspace_v_z * link10_coriolis_row_f_z
-            + link6_subspace_rate_v_z * cache.link10_projected_inertia_f_z
-            + link10_coriolis_row_f_x * cache.link6_position_z
-            + cache.link10_projected_inertia_f_x * link6_subspace_rate_v_x);
-    velocity[(11, 8)] = 2.0
-        * (cache.link10_projected_inertia_f_x * link7_subspace_rate_v_x + t218
-            + link7_subspace_rate_v_z * cache.link10_projected_inertia_f_z
-            + link10_coriolis_row_f_z * cache.link7_subspace_v_z
-            + link10_coriolis_row_f_x * cache.link7_position_z);
-    velocity[(11, 9)] = 2.0
-        * (link10_coriolis_row_f_z * cache.link8_subspace_v_z + t218
-            + link10_coriolis_row_f_x * cache.link8_position_z
-            + link8_subspace_rate_v_z * cache.link10_projected_inertia_f_z
-            + cache.link10_projected_inertia_f_x * link8_subspace_rate_v_x);
-    velocity[(11, 10)] = 2.0
-        * (t218 + cache.link10_projected_inertia_f_x * link9_subspace_rate_v_x
-            + cache.link9_subspace_v_z * link10_coriolis_row_f_z
-            + link10_coriolis_row_f_x * cache.link9_position_z
-            + link9_subspace_rate_v_z * cache.link10_projected_inertia_f_z);
-    velocity[(11, 11)] = 2.0
-        * (link10_coriolis_row_f_x * cache.link10_position_z + t218
-            + link10_subspace_rate_v_x * cache.link10_projected_inertia_f_x
-            + link10_subspace_rate_v_z * cache.link10_projected_inertia_f_z
-            + link10_coriolis_row_f_z * cache.link10_subspace_v_z);
-    velocity[(11, 12)] = 2.0
-        * (link11_coriolis_column_f_x * cache.link10_position_z
-            + link11_coriolis_column_f_z * cache.link10_subspace_v_z + t155);
-    velocity[(11, 13)] = 2.0
-        * (t161 + link12_coriolis_column_f_x * cache.link10_position_z
-            + cache.link10_subspace_v_z * link12_coriolis_column_f_z);
-    velocity[(11, 14)] = 2.0
-        * (link13_coriolis_column_f_x * cache.link10_position_z + t167
-            + cache.link10_subspace_v_z * link13_coriolis_column_f_z);
-    velocity[(11, 15)] = 2.0
-        * (link14_coriolis_column_f_x * cache.link10_position_z + t173
-            + link14_coriolis_column_f_z * cache.link10_subspace_v_z);
-    velocity[(11, 16)] = 2.0
-        * (cache.link10_subspace_v_z * link15_coriolis_column_f_z
-            + cache.link10_position_z * link15_coriolis_column_f_x + t179);
-    velocity[(11, 17)] = 2.0
-        * (link16_coriolis_column_f_x * cache.link10_position_z + t185
-            + link16_coriolis_column_f_z * cache.link10_subspace_v_z);
-    velocity[(11, 18)] = 2.0
-        * (t191 + cache.link10_subspace_v_z * link17_coriolis_column_f_z
-            + link17_coriolis_column_f_x * cache.link10_position_z);
-    velocity[(11, 19)] = 2.0
-        * (link18_coriolis_column_f_x * cache.link10_position_z + t197
-            + cache.link10_subspace_v_z * link18_coriolis_column_f_z);
-    velocity[(11, 20)] = 2.0
-        * (link19_coriolis_column_f_z * cache.link10_subspace_v_z + t203
-            + link19_coriolis_column_f_x * cache.link10_position_z);
-    velocity[(11, 21)] = 2.0
-        * (cache.link10_subspace_v_z * link20_coriolis_column_f_z + t209
-            + link20_coriolis_column_f_x * cache.link10_position_z);
-    velocity[(12, 0)] = 2.0 * link11_coriolis_row_f_x;
-    velocity[(12, 1)] = 2.0 * link11_coriolis_row_f_z;
-    velocity[(12, 2)] = 2.0
-        * (t219 + q[1] * link11_coriolis_row_f_x
-            + cache.link11_projected_inertia_f_z * base_angle_subspace_rate_v_z
-            + link11_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + cache.link11_projected_inertia_f_x * qd[1]);
-    velocity[(12, 3)] = 2.0
-        * (cache.link2_position_z * link11_coriolis_row_f_x
-            + link2_subspace_rate_v_z * cache.link11_projected_inertia_f_z + t219
-            + link2_subspace_rate_v_x * cache.link11_projected_inertia_f_x
-            + cache.link2_subspace_v_z * link11_coriolis_row_f_z);
-    velocity[(12, 4)] = 2.0
-        * (cache.link11_projected_inertia_f_x * link3_subspace_rate_v_x + t219
-            + link11_coriolis_row_f_x * cache.link3_position_z
-            + cache.link11_projected_inertia_f_z * link3_subspace_rate_v_z
-            + link11_coriolis_row_f_z * cache.link3_subspace_v_z);
-    velocity[(12, 5)] = 2.0
-        * (t219 + cache.link4_position_z * link11_coriolis_row_f_x
-            + cache.link11_projected_inertia_f_x * link4_subspace_rate_v_x
-            + link4_subspace_rate_v_z * cache.link11_projected_inertia_f_z
-            + link11_coriolis_row_f_z * cache.link4_subspace_v_z);
-    velocity[(12, 6)] = 2.0
-        * (cache.link11_projected_inertia_f_z * link5_subspace_rate_v_z + t219
-            + cache.link5_position_z * link11_coriolis_row_f_x
-            + cache.link11_projected_inertia_f_x * link5_subspace_rate_v_x
-            + link11_coriolis_row_f_z * cache.link5_subspace_v_z);
-    velocity[(12, 7)] = 2.0
-        * (t219 + cache.link6_subspace_v_z * link11_coriolis_row_f_z
-            + cache.link11_projected_inertia_f_x * link6_subspace_rate_v_x
-            + link6_subspace_rate_v_z * cache.link11_projected_inertia_f_z
-            + cache.link6_position_z * link11_coriolis_row_f_x);
-    velocity[(12, 8)] = 2.0
-        * (cache.link7_position_z * link11_coriolis_row_f_x + t219
-            + link7_subspace_rate_v_z * cache.link11_projected_inertia_f_z
-            + link11_coriolis_row_f_z * cache.link7_subspace_v_z
-            + cache.link11_projected_inertia_f_x * link7_subspace_rate_v_x);
-    velocity[(12, 9)] = 2.0
-        * (t219 + cache.link11_projected_inertia_f_x * link8_subspace_rate_v_x
-            + link11_coriolis_row_f_z * cache.link8_subspace_v_z
-            + cache.link8_position_z * link11_coriolis_row_f_x
-            + link8_subspace_rate_v_z * cache.link11_projected_inertia_f_z);
-    velocity[(12, 10)] = 2.0
-        * (cache.link9_subspace_v_z * link11_coriolis_row_f_z + t219
-            + link11_coriolis_row_f_x * cache.link9_position_z
-            + link9_subspace_rate_v_x * cache.link11_projected_inertia_f_x
-            + cache.link11_projected_inertia_f_z * link9_subspace_rate_v_z);
-    velocity[(12, 11)] = 2.0
-        * (t219 + link10_subspace_rate_v_x * cache.link11_projected_inertia_f_x
-            + cache.link11_projected_inertia_f_z * link10_subspace_rate_v_z
-            + cache.link10_subspace_v_z * link11_coriolis_row_f_z
-            + link11_coriolis_row_f_x * cache.link10_position_z);
-    velocity[(12, 12)] = 2.0
-        * (t219 + cache.link11_projected_inertia_f_z * link11_subspace_rate_v_z
-            + cache.link11_subspace_v_z * link11_coriolis_row_f_z
-            + link11_subspace_rate_v_x * cache.link11_projected_inertia_f_x
-            + link11_coriolis_row_f_x * cache.link11_position_z);
-    velocity[(12, 13)] = 2.0
-        * (t161 + link12_coriolis_column_f_x * cache.link11_position_z
-            + cache.link11_subspace_v_z * link12_coriolis_column_f_z);
-    velocity[(12, 14)] = 2.0
-        * (cache.link11_subspace_v_z * link13_coriolis_column_f_z + t167
-            + link13_coriolis_column_f_x * cache.link11_position_z);
-    velocity[(12, 15)] = 2.0
-        * (link14_coriolis_column_f_x * cache.link11_position_z + t173
-            + cache.link11_subspace_v_z * link14_coriolis_column_f_z);
-    velocity[(12, 16)] = 2.0
-        * (cache.link11_subspace_v_z * link15_coriolis_column_f_z
-            + cache.link11_position_z * link15_coriolis_column_f_x + t179);
-    velocity[(12, 17)] = 2.0
-        * (link16_coriolis_column_f_x * cache.link11_position_z
-            + cache.link11_subspace_v_z * link16_coriolis_column_f_z + t185);
-    velocity[(12, 18)] = 2.0
-        * (t191 + cache.link11_subspace_v_z * link17_coriolis_column_f_z
-            + cache.link11_position_z * link17_coriolis_column_f_x);
-    velocity[(12, 19)] = 2.0
-        * (link18_coriolis_column_f_x * cache.link11_position_z
-            + cache.link11_subspace_v_z * link18_coriolis_column_f_z + t197);
-    velocity[(12, 20)] = 2.0
-        * (link19_coriolis_column_f_x * cache.link11_position_z + t203
-            + cache.link11_subspace_v_z * link19_coriolis_column_f_z);
-    velocity[(12, 21)] = 2.0
-        * (cache.link11_subspace_v_z * link20_coriolis_column_f_z
-            + link20_coriolis_column_f_x * cache.link11_position_z + t209);
-    velocity[(13, 0)] = 2.0 * link12_coriolis_row_f_x;
-    velocity[(13, 1)] = 2.0 * link12_coriolis_row_f_z;
-    velocity[(13, 2)] = 2.0
-        * (base_angle_subspace_rate_v_z * cache.link12_projected_inertia_f_z
-            + q[1] * link12_coriolis_row_f_x
-            + link12_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + cache.link12_projected_inertia_f_x * qd[1] + t220);
-    velocity[(13, 3)] = 2.0
-        * (link2_subspace_rate_v_z * cache.link12_projected_inertia_f_z
-            + cache.link2_subspace_v_z * link12_coriolis_row_f_z
-            + link2_subspace_rate_v_x * cache.link12_projected_inertia_f_x + t220
-            + link12_coriolis_row_f_x * cache.link2_position_z);
-    velocity[(13, 4)] = 2.0
-        * (link3_subspace_rate_v_z * cache.link12_projected_inertia_f_z
-            + cache.link12_projected_inertia_f_x * link3_subspace_rate_v_x
-            + link12_coriolis_row_f_x * cache.link3_position_z
-            + link12_coriolis_row_f_z * cache.link3_subspace_v_z + t220);
-    velocity[(13, 5)] = 2.0
-        * (link4_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + cache.link4_position_z * link12_coriolis_row_f_x
-            + link12_coriolis_row_f_z * cache.link4_subspace_v_z
-            + link4_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t220);
-    velocity[(13, 6)] = 2.0
-        * (link5_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + link12_coriolis_row_f_x * cache.link5_position_z
-            + link12_coriolis_row_f_z * cache.link5_subspace_v_z
-            + link5_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t220);
-    velocity[(13, 7)] = 2.0
-        * (cache.link6_position_z * link12_coriolis_row_f_x
-            + cache.link6_subspace_v_z * link12_coriolis_row_f_z
-            + cache.link12_projected_inertia_f_x * link6_subspace_rate_v_x
-            + link6_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t220);
-    velocity[(13, 8)] = 2.0
-        * (link7_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + cache.link7_position_z * link12_coriolis_row_f_x
-            + link12_coriolis_row_f_z * cache.link7_subspace_v_z
-            + link7_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t220);
-    velocity[(13, 9)] = 2.0
-        * (cache.link8_position_z * link12_coriolis_row_f_x
-            + link8_subspace_rate_v_z * cache.link12_projected_inertia_f_z
-            + link8_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + link12_coriolis_row_f_z * cache.link8_subspace_v_z + t220);
-    velocity[(13, 10)] = 2.0
-        * (link12_coriolis_row_f_x * cache.link9_position_z
-            + link9_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + cache.link9_subspace_v_z * link12_coriolis_row_f_z + t220
-            + link9_subspace_rate_v_z * cache.link12_projected_inertia_f_z);
-    velocity[(13, 11)] = 2.0
-        * (link10_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + link12_coriolis_row_f_x * cache.link10_position_z
-            + cache.link10_subspace_v_z * link12_coriolis_row_f_z
-            + link10_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t220);
-    velocity[(13, 12)] = 2.0
-        * (cache.link11_subspace_v_z * link12_coriolis_row_f_z
-            + link11_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + cache.link12_projected_inertia_f_z * link11_subspace_rate_v_z + t220
-            + link12_coriolis_row_f_x * cache.link11_position_z);
-    velocity[(13, 13)] = 2.0
-        * (link12_coriolis_row_f_x * cache.link12_position_z
-            + link12_subspace_rate_v_x * cache.link12_projected_inertia_f_x
-            + cache.link12_subspace_v_z * link12_coriolis_row_f_z
-            + link12_subspace_rate_v_z * cache.link12_projected_inertia_f_z + t220);
-    velocity[(13, 14)] = 2.0
-        * (link13_coriolis_column_f_x * cache.link12_position_z
-            + cache.link12_subspace_v_z * link13_coriolis_column_f_z + t167);
-    velocity[(13, 15)] = 2.0
-        * (link14_coriolis_column_f_x * cache.link12_position_z + t173
-            + cache.link12_subspace_v_z * link14_coriolis_column_f_z);
-    velocity[(13, 16)] = 2.0
-        * (cache.link12_position_z * link15_coriolis_column_f_x + t179
-            + cache.link12_subspace_v_z * link15_coriolis_column_f_z);
-    velocity[(13, 17)] = 2.0
-        * (cache.link12_subspace_v_z * link16_coriolis_column_f_z + t185
-            + link16_coriolis_column_f_x * cache.link12_position_z);
-    velocity[(13, 18)] = 2.0
-        * (t191 + cache.link12_position_z * link17_coriolis_column_f_x
-            + cache.link12_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(13, 19)] = 2.0
-        * (cache.link12_subspace_v_z * link18_coriolis_column_f_z + t197
-            + link18_coriolis_column_f_x * cache.link12_position_z);
-    velocity[(13, 20)] = 2.0
-        * (t203 + link19_coriolis_column_f_z * cache.link12_subspace_v_z
-            + link19_coriolis_column_f_x * cache.link12_position_z);
-    velocity[(13, 21)] = 2.0
-        * (cache.link12_subspace_v_z * link20_coriolis_column_f_z + t209
-            + cache.link12_position_z * link20_coriolis_column_f_x);
-    velocity[(14, 0)] = 2.0 * link13_coriolis_row_f_x;
-    velocity[(14, 1)] = 2.0 * link13_coriolis_row_f_z;
-    velocity[(14, 2)] = 2.0
-        * (q[1] * link13_coriolis_row_f_x
-            + link13_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + cache.link13_projected_inertia_f_z * base_angle_subspace_rate_v_z
-            + cache.link13_projected_inertia_f_x * qd[1] + t221);
-    velocity[(14, 3)] = 2.0
-        * (link2_subspace_rate_v_z * cache.link13_projected_inertia_f_z
-            + cache.link2_subspace_v_z * link13_coriolis_row_f_z
-            + cache.link13_projected_inertia_f_x * link2_subspace_rate_v_x
-            + cache.link2_position_z * link13_coriolis_row_f_x + t221);
-    velocity[(14, 4)] = 2.0
-        * (cache.link13_projected_inertia_f_x * link3_subspace_rate_v_x
-            + link13_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link13_projected_inertia_f_z * link3_subspace_rate_v_z
-            + cache.link3_position_z * link13_coriolis_row_f_x + t221);
-    velocity[(14, 5)] = 2.0
-        * (link13_coriolis_row_f_z * cache.link4_subspace_v_z
-            + cache.link13_projected_inertia_f_x * link4_subspace_rate_v_x
-            + link4_subspace_rate_v_z * cache.link13_projected_inertia_f_z
-            + cache.link4_position_z * link13_coriolis_row_f_x + t221);
-    velocity[(14, 6)] = 2.0
-        * (link13_coriolis_row_f_z * cache.link5_subspace_v_z
-            + cache.link5_position_z * link13_coriolis_row_f_x
-            + cache.link13_projected_inertia_f_x * link5_subspace_rate_v_x + t221
-            + cache.link13_projected_inertia_f_z * link5_subspace_rate_v_z);
-    velocity[(14, 7)] = 2.0
-        * (link6_subspace_rate_v_z * cache.link13_projected_inertia_f_z
-            + cache.link13_projected_inertia_f_x * link6_subspace_rate_v_x
-            + cache.link6_position_z * link13_coriolis_row_f_x
-            + cache.link6_subspace_v_z * link13_coriolis_row_f_z + t221);
-    velocity[(14, 8)] = 2.0
-        * (cache.link13_projected_inertia_f_x * link7_subspace_rate_v_x
-            + link13_coriolis_row_f_z * cache.link7_subspace_v_z
-            + cache.link7_position_z * link13_coriolis_row_f_x
-            + link7_subspace_rate_v_z * cache.link13_projected_inertia_f_z + t221);
-    velocity[(14, 9)] = 2.0
-        * (link13_coriolis_row_f_z * cache.link8_subspace_v_z
-            + cache.link8_position_z * link13_coriolis_row_f_x
-            + link8_subspace_rate_v_z * cache.link13_projected_inertia_f_z
-            + cache.link13_projected_inertia_f_x * link8_subspace_rate_v_x + t221);
-    velocity[(14, 10)] = 2.0
-        * (cache.link13_projected_inertia_f_z * link9_subspace_rate_v_z
-            + cache.link9_subspace_v_z * link13_coriolis_row_f_z
-            + cache.link9_position_z * link13_coriolis_row_f_x
-            + cache.link13_projected_inertia_f_x * link9_subspace_rate_v_x + t221);
-    velocity[(14, 11)] = 2.0
-        * (cache.link13_projected_inertia_f_z * link10_subspace_rate_v_z
-            + link13_coriolis_row_f_x * cache.link10_position_z + t221
-            + cache.link13_projected_inertia_f_x * link10_subspace_rate_v_x
-            + cache.link10_subspace_v_z * link13_coriolis_row_f_z);
-    velocity[(14, 12)] = 2.0
-        * (cache.link11_subspace_v_z * link13_coriolis_row_f_z
-            + link13_coriolis_row_f_x * cache.link11_position_z
-            + cache.link13_projected_inertia_f_x * link11_subspace_rate_v_x + t221
-            + cache.link13_projected_inertia_f_z * link11_subspace_rate_v_z);
-    velocity[(14, 13)] = 2.0
-        * (cache.link13_projected_inertia_f_z * link12_subspace_rate_v_z
-            + cache.link13_projected_inertia_f_x * link12_subspace_rate_v_x
-            + link13_coriolis_row_f_x * cache.link12_position_z
-            + cache.link12_subspace_v_z * link13_coriolis_row_f_z + t221);
-    velocity[(14, 14)] = 2.0
-        * (cache.link13_position_z * link13_coriolis_row_f_x
-            + cache.link13_projected_inertia_f_z * link13_subspace_rate_v_z
-            + cache.link13_projected_inertia_f_x * link13_subspace_rate_v_x
-            + cache.link13_subspace_v_z * link13_coriolis_row_f_z + t221);
-    velocity[(14, 15)] = 2.0
-        * (t173 + cache.link13_position_z * link14_coriolis_column_f_x
-            + cache.link13_subspace_v_z * link14_coriolis_column_f_z);
-    velocity[(14, 16)] = 2.0
-        * (cache.link13_position_z * link15_coriolis_column_f_x + t179
-            + cache.link13_subspace_v_z * link15_coriolis_column_f_z);
-    velocity[(14, 17)] = 2.0
-        * (cache.link13_position_z * link16_coriolis_column_f_x
-            + cache.link13_subspace_v_z * link16_coriolis_column_f_z + t185);
-    velocity[(14, 18)] = 2.0
-        * (t191 + cache.link13_subspace_v_z * link17_coriolis_column_f_z
-            + cache.link13_position_z * link17_coriolis_column_f_x);
-    velocity[(14, 19)] = 2.0
-        * (t197 + cache.link13_position_z * link18_coriolis_column_f_x
-            + cache.link13_subspace_v_z * link18_coriolis_column_f_z);
-    velocity[(14, 20)] = 2.0
-        * (t203 + link19_coriolis_column_f_x * cache.link13_position_z
-            + link19_coriolis_column_f_z * cache.link13_subspace_v_z);
-    velocity[(14, 21)] = 2.0
-        * (t209 + cache.link13_subspace_v_z * link20_coriolis_column_f_z
-            + cache.link13_position_z * link20_coriolis_column_f_x);
-    velocity[(15, 0)] = 2.0 * link14_coriolis_row_f_x;
-    velocity[(15, 1)] = 2.0 * link14_coriolis_row_f_z;
-    velocity[(15, 2)] = 2.0
-        * (q[1] * link14_coriolis_row_f_x
-            + link14_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + base_angle_subspace_rate_v_z * cache.link14_projected_inertia_f_z + t222
-            + cache.link14_projected_inertia_f_x * qd[1]);
-    velocity[(15, 3)] = 2.0
-        * (link2_subspace_rate_v_x * cache.link14_projected_inertia_f_x
-            + link14_coriolis_row_f_z * cache.link2_subspace_v_z
-            + cache.link2_position_z * link14_coriolis_row_f_x + t222
-            + link2_subspace_rate_v_z * cache.link14_projected_inertia_f_z);
-    velocity[(15, 4)] = 2.0
-        * (link14_coriolis_row_f_x * cache.link3_position_z + t222
-            + cache.link14_projected_inertia_f_z * link3_subspace_rate_v_z
-            + cache.link14_projected_inertia_f_x * link3_subspace_rate_v_x
-            + link14_coriolis_row_f_z * cache.link3_subspace_v_z);
-    velocity[(15, 5)] = 2.0
-        * (t222 + link14_coriolis_row_f_z * cache.link4_subspace_v_z
-            + cache.link4_position_z * link14_coriolis_row_f_x
-            + cache.link14_projected_inertia_f_x * link4_subspace_rate_v_x
-            + link4_subspace_rate_v_z * cache.link14_projected_inertia_f_z);
-    velocity[(15, 6)] = 2.0
-        * (cache.link5_position_z * link14_coriolis_row_f_x
-            + cache.link14_projected_inertia_f_x * link5_subspace_rate_v_x
-            + link5_subspace_rate_v_z * cache.link14_projected_inertia_f_z
-            + link14_coriolis_row_f_z * cache.link5_subspace_v_z + t222);
-    velocity[(15, 7)] = 2.0
-        * (link14_coriolis_row_f_z * cache.link6_subspace_v_z
-            + cache.link14_projected_inertia_f_x * link6_subspace_rate_v_x
-            + cache.link6_position_z * link14_coriolis_row_f_x + t222
-            + link6_subspace_rate_v_z * cache.link14_projected_inertia_f_z);
-    velocity[(15, 8)] = 2.0
-        * (link14_coriolis_row_f_z * cache.link7_subspace_v_z
-            + cache.link7_position_z * link14_coriolis_row_f_x + t222
-            + link7_subspace_rate_v_z * cache.link14_projected_inertia_f_z
-            + cache.link14_projected_inertia_f_x * link7_subspace_rate_v_x);
-    velocity[(15, 9)] = 2.0
-        * (link8_subspace_rate_v_z * cache.link14_projected_inertia_f_z
-            + link14_coriolis_row_f_z * cache.link8_subspace_v_z
-            + cache.link8_position_z * link14_coriolis_row_f_x + t222
-            + cache.link14_projected_inertia_f_x * link8_subspace_rate_v_x);
-    velocity[(15, 10)] = 2.0
-        * (cache.link14_projected_inertia_f_x * link9_subspace_rate_v_x
-            + cache.link9_position_z * link14_coriolis_row_f_x + t222
-            + link9_subspace_rate_v_z * cache.link14_projected_inertia_f_z
-            + cache.link9_subspace_v_z * link14_coriolis_row_f_z);
-    velocity[(15, 11)] = 2.0
-        * (link10_subspace_rate_v_x * cache.link14_projected_inertia_f_x
-            + link10_subspace_rate_v_z * cache.link14_projected_inertia_f_z
-            + link14_coriolis_row_f_x * cache.link10_position_z
-            + link14_coriolis_row_f_z * cache.link10_subspace_v_z + t222);
-    velocity[(15, 12)] = 2.0
-        * (link14_coriolis_row_f_x * cache.link11_position_z
-            + cache.link11_subspace_v_z * link14_coriolis_row_f_z
-            + cache.link14_projected_inertia_f_z * link11_subspace_rate_v_z + t222
-            + cache.link14_projected_inertia_f_x * link11_subspace_rate_v_x);
-    velocity[(15, 13)] = 2.0
-        * (cache.link14_projected_inertia_f_x * link12_subspace_rate_v_x + t222
-            + link14_coriolis_row_f_x * cache.link12_position_z
-            + link14_coriolis_row_f_z * cache.link12_subspace_v_z
-            + cache.link14_projected_inertia_f_z * link12_subspace_rate_v_z);
-    velocity[(15, 14)] = 2.0
-        * (cache.link14_projected_inertia_f_x * link13_subspace_rate_v_x
-            + link13_subspace_rate_v_z * cache.link14_projected_inertia_f_z
-            + cache.link13_position_z * link14_coriolis_row_f_x + t222
-            + link14_coriolis_row_f_z * cache.link13_subspace_v_z);
-    velocity[(15, 15)] = 2.0
-        * (link14_subspace_rate_v_z * cache.link14_projected_inertia_f_z
-            + link14_coriolis_row_f_z * cache.link14_subspace_v_z + t222
-            + link14_subspace_rate_v_x * cache.link14_projected_inertia_f_x
-            + cache.link14_position_z * link14_coriolis_row_f_x);
-    velocity[(15, 16)] = 2.0
-        * (t179 + cache.link14_position_z * link15_coriolis_column_f_x
-            + cache.link14_subspace_v_z * link15_coriolis_column_f_z);
-    velocity[(15, 17)] = 2.0
-        * (link16_coriolis_column_f_z * cache.link14_subspace_v_z + t185
-            + cache.link14_position_z * link16_coriolis_column_f_x);
-    velocity[(15, 18)] = 2.0
-        * (t191 + cache.link14_position_z * link17_coriolis_column_f_x
-            + cache.link14_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(15, 19)] = 2.0
-        * (cache.link14_position_z * link18_coriolis_column_f_x + t197
-            + cache.link14_subspace_v_z * link18_coriolis_column_f_z);
-    velocity[(15, 20)] = 2.0
-        * (cache.link14_position_z * link19_coriolis_column_f_x + t203
-            + link19_coriolis_column_f_z * cache.link14_subspace_v_z);
-    velocity[(15, 21)] = 2.0
-        * (t209 + cache.link14_subspace_v_z * link20_coriolis_column_f_z
-            + cache.link14_position_z * link20_coriolis_column_f_x);
-    velocity[(16, 0)] = 2.0 * link15_coriolis_row_f_x;
-    velocity[(16, 1)] = 2.0 * link15_coriolis_row_f_z;
-    velocity[(16, 2)] = 2.0
-        * (q[1] * link15_coriolis_row_f_x + t223
-            + cache.link15_projected_inertia_f_x * qd[1]
-            + base_angle_subspace_rate_v_z * cache.link15_projected_inertia_f_z
-            + link15_coriolis_row_f_z * cache.base_angle_subspace_v_z);
-    velocity[(16, 3)] = 2.0
-        * (cache.link2_position_z * link15_coriolis_row_f_x
-            + link2_subspace_rate_v_x * cache.link15_projected_inertia_f_x
-            + link2_subspace_rate_v_z * cache.link15_projected_inertia_f_z + t223
-            + cache.link2_subspace_v_z * link15_coriolis_row_f_z);
-    velocity[(16, 4)] = 2.0
-        * (cache.link15_projected_inertia_f_x * link3_subspace_rate_v_x + t223
-            + link15_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link15_projected_inertia_f_z * link3_subspace_rate_v_z
-            + cache.link3_position_z * link15_coriolis_row_f_x);
-    velocity[(16, 5)] = 2.0
-        * (cache.link15_projected_inertia_f_x * link4_subspace_rate_v_x
-            + cache.link4_position_z * link15_coriolis_row_f_x
-            + link15_coriolis_row_f_z * cache.link4_subspace_v_z + t223
-            + link4_subspace_rate_v_z * cache.link15_projected_inertia_f_z);
-    velocity[(16, 6)] = 2.0
-        * (cache.link15_projected_inertia_f_x * link5_subspace_rate_v_x + t223
-            + link15_coriolis_row_f_z * cache.link5_subspace_v_z
-            + cache.link15_projected_inertia_f_z * link5_subspace_rate_v_z
-            + cache.link5_position_z * link15_coriolis_row_f_x);
-    velocity[(16, 7)] = 2.0
-        * (cache.link6_position_z * link15_coriolis_row_f_x + t223
-            + cache.link6_subspace_v_z * link15_coriolis_row_f_z
-            + cache.link15_projected_inertia_f_x * link6_subspace_rate_v_x
-            + link6_subspace_rate_v_z * cache.link15_projected_inertia_f_z);
-    velocity[(16, 8)] = 2.0
-        * (link7_subspace_rate_v_z * cache.link15_projected_inertia_f_z
-            + cache.link7_position_z * link15_coriolis_row_f_x
-            + cache.link15_projected_inertia_f_x * link7_subspace_rate_v_x + t223
-            + link15_coriolis_row_f_z * cache.link7_subspace_v_z);
-    velocity[(16, 9)] = 2.0
-        * (cache.link15_projected_inertia_f_x * link8_subspace_rate_v_x
-            + cache.link8_position_z * link15_coriolis_row_f_x + t223
-            + link15_coriolis_row_f_z * cache.link8_subspace_v_z
-            + link8_subspace_rate_v_z * cache.link15_projected_inertia_f_z);
-    velocity[(16, 10)] = 2.0
-        * (cache.link9_subspace_v_z * link15_coriolis_row_f_z
-            + cache.link9_position_z * link15_coriolis_row_f_x
-            + link9_subspace_rate_v_x * cache.link15_projected_inertia_f_x + t223
-            + cache.link15_projected_inertia_f_z * link9_subspace_rate_v_z);
-    velocity[(16, 11)] = 2.0
-        * (link15_coriolis_row_f_x * cache.link10_position_z
-            + cache.link10_subspace_v_z * link15_coriolis_row_f_z + t223
-            + cache.link15_projected_inertia_f_z * link10_subspace_rate_v_z
-            + link10_subspace_rate_v_x * cache.link15_projected_inertia_f_x);
-    velocity[(16, 12)] = 2.0
-        * (cache.link11_position_z * link15_coriolis_row_f_x
-            + cache.link15_projected_inertia_f_z * link11_subspace_rate_v_z
-            + cache.link11_subspace_v_z * link15_coriolis_row_f_z
-            + link11_subspace_rate_v_x * cache.link15_projected_inertia_f_x + t223);
-    velocity[(16, 13)] = 2.0
-        * (cache.link15_projected_inertia_f_z * link12_subspace_rate_v_z
-            + cache.link12_subspace_v_z * link15_coriolis_row_f_z
-            + cache.link12_position_z * link15_coriolis_row_f_x + t223
-            + cache.link15_projected_inertia_f_x * link12_subspace_rate_v_x);
-    velocity[(16, 14)] = 2.0
-        * (link13_subspace_rate_v_x * cache.link15_projected_inertia_f_x + t223
-            + cache.link13_position_z * link15_coriolis_row_f_x
-            + cache.link15_projected_inertia_f_z * link13_subspace_rate_v_z
-            + cache.link13_subspace_v_z * link15_coriolis_row_f_z);
-    velocity[(16, 15)] = 2.0
-        * (link14_subspace_rate_v_z * cache.link15_projected_inertia_f_z
-            + cache.link14_position_z * link15_coriolis_row_f_x + t223
-            + link14_subspace_rate_v_x * cache.link15_projected_inertia_f_x
-            + link15_coriolis_row_f_z * cache.link14_subspace_v_z);
-    velocity[(16, 16)] = 2.0
-        * (link15_coriolis_row_f_z * cache.link15_subspace_v_z
-            + cache.link15_position_z * link15_coriolis_row_f_x + t223
-            + link15_subspace_rate_v_x * cache.link15_projected_inertia_f_x
-            + cache.link15_projected_inertia_f_z * link15_subspace_rate_v_z);
-    velocity[(16, 17)] = 2.0
-        * (link16_coriolis_column_f_x * cache.link15_position_z
-            + link16_coriolis_column_f_z * cache.link15_subspace_v_z + t185);
-    velocity[(16, 18)] = 2.0
-        * (t191 + cache.link15_position_z * link17_coriolis_column_f_x
-            + cache.link15_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(16, 19)] = 2.0
-        * (link18_coriolis_column_f_x * cache.link15_position_z + t197
-            + link18_coriolis_column_f_z * cache.link15_subspace_v_z);
-    velocity[(16, 20)] = 2.0
-        * (t203 + link19_coriolis_column_f_x * cache.link15_position_z
-            + link19_coriolis_column_f_z * cache.link15_subspace_v_z);
-    velocity[(16, 21)] = 2.0
-        * (link20_coriolis_column_f_z * cache.link15_subspace_v_z
-            + cache.link15_position_z * link20_coriolis_column_f_x + t209);
-    velocity[(17, 0)] = 2.0 * link16_coriolis_row_f_x;
-    velocity[(17, 1)] = 2.0 * link16_coriolis_row_f_z;
-    velocity[(17, 2)] = 2.0
-        * (link16_coriolis_row_f_z * cache.base_angle_subspace_v_z + t224
-            + cache.link16_projected_inertia_f_z * base_angle_subspace_rate_v_z
-            + cache.link16_projected_inertia_f_x * qd[1]
-            + q[1] * link16_coriolis_row_f_x);
-    velocity[(17, 3)] = 2.0
-        * (cache.link2_subspace_v_z * link16_coriolis_row_f_z + t224
-            + cache.link16_projected_inertia_f_z * link2_subspace_rate_v_z
-            + cache.link2_position_z * link16_coriolis_row_f_x
-            + link2_subspace_rate_v_x * cache.link16_projected_inertia_f_x);
-    velocity[(17, 4)] = 2.0
-        * (cache.link16_projected_inertia_f_x * link3_subspace_rate_v_x + t224
-            + cache.link16_projected_inertia_f_z * link3_subspace_rate_v_z
-            + link16_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link3_position_z * link16_coriolis_row_f_x);
-    velocity[(17, 5)] = 2.0
-        * (t224 + cache.link16_projected_inertia_f_x * link4_subspace_rate_v_x
-            + link16_coriolis_row_f_z * cache.link4_subspace_v_z
-            + cache.link16_projected_inertia_f_z * link4_subspace_rate_v_z
-            + cache.link4_position_z * link16_coriolis_row_f_x);
-    velocity[(17, 6)] = 2.0
-        * (t224 + cache.link16_projected_inertia_f_x * link5_subspace_rate_v_x
-            + link16_coriolis_row_f_z * cache.link5_subspace_v_z
-            + cache.link16_projected_inertia_f_z * link5_subspace_rate_v_z
-            + cache.link5_position_z * link16_coriolis_row_f_x);
-    velocity[(17, 7)] = 2.0
-        * (t224 + link16_coriolis_row_f_z * cache.link6_subspace_v_z
-            + cache.link16_projected_inertia_f_x * link6_subspace_rate_v_x
-            + cache.link16_projected_inertia_f_z * link6_subspace_rate_v_z
-            + cache.link6_position_z * link16_coriolis_row_f_x);
-    velocity[(17, 8)] = 2.0
-        * (cache.link16_projected_inertia_f_x * link7_subspace_rate_v_x
-            + cache.link16_projected_inertia_f_z * link7_subspace_rate_v_z + t224
-            + cache.link7_position_z * link16_coriolis_row_f_x
-            + link16_coriolis_row_f_z * cache.link7_subspace_v_z);
-    velocity[(17, 9)] = 2.0
-        * (link16_coriolis_row_f_z * cache.link8_subspace_v_z + t224
-            + cache.link16_projected_inertia_f_x * link8_subspace_rate_v_x
-            + cache.link8_position_z * link16_coriolis_row_f_x
-            + cache.link16_projected_inertia_f_z * link8_subspace_rate_v_z);
-    velocity[(17, 10)] = 2.0
-        * (link9_subspace_rate_v_x * cache.link16_projected_inertia_f_x
-            + cache.link9_subspace_v_z * link16_coriolis_row_f_z + t224
-            + cache.link16_projected_inertia_f_z * link9_subspace_rate_v_z
-            + cache.link9_position_z * link16_coriolis_row_f_x);
-    velocity[(17, 11)] = 2.0
-        * (link10_subspace_rate_v_x * cache.link16_projected_inertia_f_x + t224
-            + link16_coriolis_row_f_z * cache.link10_subspace_v_z
-            + link16_coriolis_row_f_x * cache.link10_position_z
-            + cache.link16_projected_inertia_f_z * link10_subspace_rate_v_z);
-    velocity[(17, 12)] = 2.0
-        * (cache.link16_projected_inertia_f_z * link11_subspace_rate_v_z
-            + link16_coriolis_row_f_x * cache.link11_position_z + t224
-            + link11_subspace_rate_v_x * cache.link16_projected_inertia_f_x
-            + cache.link11_subspace_v_z * link16_coriolis_row_f_z);
-    velocity[(17, 13)] = 2.0
-        * (cache.link16_projected_inertia_f_x * link12_subspace_rate_v_x + t224
-            + link16_coriolis_row_f_z * cache.link12_subspace_v_z
-            + cache.link16_projected_inertia_f_z * link12_subspace_rate_v_z
-            + link16_coriolis_row_f_x * cache.link12_position_z);
-    velocity[(17, 14)] = 2.0
-        * (cache.link13_position_z * link16_coriolis_row_f_x
-            + link13_subspace_rate_v_x * cache.link16_projected_inertia_f_x + t224
-            + cache.link13_subspace_v_z * link16_coriolis_row_f_z
-            + cache.link16_projected_inertia_f_z * link13_subspace_rate_v_z);
-    velocity[(17, 15)] = 2.0
-        * (link14_subspace_rate_v_z * cache.link16_projected_inertia_f_z + t224
-            + cache.link14_position_z * link16_coriolis_row_f_x
-            + link14_subspace_rate_v_x * cache.link16_projected_inertia_f_x
-            + link16_coriolis_row_f_z * cache.link14_subspace_v_z);
-    velocity[(17, 16)] = 2.0
-        * (link16_coriolis_row_f_z * cache.link15_subspace_v_z + t224
-            + link15_subspace_rate_v_x * cache.link16_projected_inertia_f_x
-            + cache.link16_projected_inertia_f_z * link15_subspace_rate_v_z
-            + cache.link15_position_z * link16_coriolis_row_f_x);
-    velocity[(17, 17)] = 2.0
-        * (t224 + link16_subspace_rate_v_x * cache.link16_projected_inertia_f_x
-            + cache.link16_projected_inertia_f_z * link16_subspace_rate_v_z
-            + cache.link16_subspace_v_z * link16_coriolis_row_f_z
-            + cache.link16_position_z * link16_coriolis_row_f_x);
-    velocity[(17, 18)] = 2.0
-        * (t191 + cache.link16_position_z * link17_coriolis_column_f_x
-            + cache.link16_subspace_v_z * link17_coriolis_column_f_z);
-    velocity[(17, 19)] = 2.0
-        * (cache.link16_subspace_v_z * link18_coriolis_column_f_z + t197
-            + cache.link16_position_z * link18_coriolis_column_f_x);
-    velocity[(17, 20)] = 2.0
-        * (cache.link16_position_z * link19_coriolis_column_f_x + t203
-            + cache.link16_subspace_v_z * link19_coriolis_column_f_z);
-    velocity[(17, 21)] = 2.0
-        * (t209 + cache.link16_subspace_v_z * link20_coriolis_column_f_z
-            + cache.link16_position_z * link20_coriolis_column_f_x);
-    velocity[(18, 0)] = 2.0 * link17_coriolis_row_f_x;
-    velocity[(18, 1)] = 2.0 * link17_coriolis_row_f_z;
-    velocity[(18, 2)] = 2.0
-        * (q[1] * link17_coriolis_row_f_x
-            + cache.link17_projected_inertia_f_z * base_angle_subspace_rate_v_z
-            + cache.base_angle_subspace_v_z * link17_coriolis_row_f_z
-            + cache.link17_projected_inertia_f_x * qd[1] + t225);
-    velocity[(18, 3)] = 2.0
-        * (cache.link17_projected_inertia_f_z * link2_subspace_rate_v_z + t225
-            + cache.link2_position_z * link17_coriolis_row_f_x
-            + link2_subspace_rate_v_x * cache.link17_projected_inertia_f_x
-            + cache.link2_subspace_v_z * link17_coriolis_row_f_z);
-    velocity[(18, 4)] = 2.0
-        * (cache.link3_position_z * link17_coriolis_row_f_x
-            + link17_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link17_projected_inertia_f_z * link3_subspace_rate_v_z
-            + cache.link17_projected_inertia_f_x * link3_subspace_rate_v_x + t225);
-    velocity[(18, 5)] = 2.0
-        * (link4_subspace_rate_v_x * cache.link17_projected_inertia_f_x
-            + cache.link17_projected_inertia_f_z * link4_subspace_rate_v_z + t225
-            + cache.link4_subspace_v_z * link17_coriolis_row_f_z
-            + cache.link4_position_z * link17_coriolis_row_f_x);
-    velocity[(18, 6)] = 2.0
-        * (link5_subspace_rate_v_x * cache.link17_projected_inertia_f_x
-            + cache.link17_projected_inertia_f_z * link5_subspace_rate_v_z
-            + cache.link5_subspace_v_z * link17_coriolis_row_f_z + t225
-            + cache.link5_position_z * link17_coriolis_row_f_x);
-    velocity[(18, 7)] = 2.0
-        * (link6_subspace_rate_v_x * cache.link17_projected_inertia_f_x
-            + cache.link6_subspace_v_z * link17_coriolis_row_f_z
-            + cache.link17_projected_inertia_f_z * link6_subspace_rate_v_z + t225
-            + cache.link6_position_z * link17_coriolis_row_f_x);
-    velocity[(18, 8)] = 2.0
-        * (link7_subspace_rate_v_x * cache.link17_projected_inertia_f_x + t225
-            + cache.link7_position_z * link17_coriolis_row_f_x
-            + cache.link7_subspace_v_z * link17_coriolis_row_f_z
-            + cache.link17_projected_inertia_f_z * link7_subspace_rate_v_z);
-    velocity[(18, 9)] = 2.0
-        * (cache.link8_position_z * link17_coriolis_row_f_x
-            + cache.link8_subspace_v_z * link17_coriolis_row_f_z + t225
-            + cache.link17_projected_inertia_f_z * link8_subspace_rate_v_z
-            + link8_subspace_rate_v_x * cache.link17_projected_inertia_f_x);
-    velocity[(18, 10)] = 2.0
-        * (cache.link9_subspace_v_z * link17_coriolis_row_f_z
-            + link9_subspace_rate_v_x * cache.link17_projected_inertia_f_x
-            + cache.link17_projected_inertia_f_z * link9_subspace_rate_v_z
-            + cache.link9_position_z * link17_coriolis_row_f_x + t225);
-    velocity[(18, 11)] = 2.0
-        * (link17_coriolis_row_f_x * cache.link10_position_z + t225
-            + cache.link10_subspace_v_z * link17_coriolis_row_f_z
-            + cache.link17_projected_inertia_f_z * link10_subspace_rate_v_z
-            + link10_subspace_rate_v_x * cache.link17_projected_inertia_f_x);
-    velocity[(18, 12)] = 2.0
-        * (link11_subspace_rate_v_x * cache.link17_projected_inertia_f_x
-            + cache.link17_projected_inertia_f_z * link11_subspace_rate_v_z
-            + cache.link11_subspace_v_z * link17_coriolis_row_f_z + t225
-            + link17_coriolis_row_f_x * cache.link11_position_z);
-    velocity[(18, 13)] = 2.0
-        * (link17_coriolis_row_f_x * cache.link12_position_z
-            + cache.link17_projected_inertia_f_z * link12_subspace_rate_v_z + t225
-            + link12_subspace_rate_v_x * cache.link17_projected_inertia_f_x
-            + cache.link12_subspace_v_z * link17_coriolis_row_f_z);
-    velocity[(18, 14)] = 2.0
-        * (cache.link17_projected_inertia_f_z * link13_subspace_rate_v_z + t225
-            + cache.link13_position_z * link17_coriolis_row_f_x
-            + cache.link13_subspace_v_z * link17_coriolis_row_f_z
-            + link13_subspace_rate_v_x * cache.link17_projected_inertia_f_x);
-    velocity[(18, 15)] = 2.0
-        * (cache.link14_position_z * link17_coriolis_row_f_x
-            + link14_subspace_rate_v_z * cache.link17_projected_inertia_f_z + t225
-            + link14_subspace_rate_v_x * cache.link17_projected_inertia_f_x
-            + cache.link14_subspace_v_z * link17_coriolis_row_f_z);
-    velocity[(18, 16)] = 2.0
-        * (cache.link15_position_z * link17_coriolis_row_f_x
-            + cache.link15_subspace_v_z * link17_coriolis_row_f_z + t225
-            + link15_subspace_rate_v_x * cache.link17_projected_inertia_f_x
-            + cache.link17_projected_inertia_f_z * link15_subspace_rate_v_z);
-    velocity[(18, 17)] = 2.0
-        * (cache.link17_projected_inertia_f_z * link16_subspace_rate_v_z
-            + cache.link16_subspace_v_z * link17_coriolis_row_f_z
-            + link16_subspace_rate_v_x * cache.link17_projected_inertia_f_x + t225
-            + cache.link16_position_z * link17_coriolis_row_f_x);
-    velocity[(18, 18)] = 2.0
-        * (cache.link17_projected_inertia_f_z * link17_subspace_rate_v_z + t225
-            + link17_coriolis_row_f_x * cache.link17_position_z
-            + cache.link17_subspace_v_z * link17_coriolis_row_f_z
-            + cache.link17_projected_inertia_f_x * link17_subspace_rate_v_x);
-    velocity[(18, 19)] = 2.0
-        * (cache.link17_subspace_v_z * link18_coriolis_column_f_z
-            + link18_coriolis_column_f_x * cache.link17_position_z + t197);
-    velocity[(18, 20)] = 2.0
-        * (link19_coriolis_column_f_x * cache.link17_position_z + t203
-            + link19_coriolis_column_f_z * cache.link17_subspace_v_z);
-    velocity[(18, 21)] = 2.0
-        * (link20_coriolis_column_f_x * cache.link17_position_z + t209
-            + cache.link17_subspace_v_z * link20_coriolis_column_f_z);
-    velocity[(19, 0)] = 2.0 * link18_coriolis_row_f_x;
-    velocity[(19, 1)] = 2.0 * link18_coriolis_row_f_z;
-    velocity[(19, 2)] = 2.0
-        * (cache.link18_projected_inertia_f_z * base_angle_subspace_rate_v_z + t226
-            + link18_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + q[1] * link18_coriolis_row_f_x
-            + cache.link18_projected_inertia_f_x * qd[1]);
-    velocity[(19, 3)] = 2.0
-        * (t226 + cache.link2_position_z * link18_coriolis_row_f_x
-            + cache.link18_projected_inertia_f_x * link2_subspace_rate_v_x
-            + cache.link2_subspace_v_z * link18_coriolis_row_f_z
-            + cache.link18_projected_inertia_f_z * link2_subspace_rate_v_z);
-    velocity[(19, 4)] = 2.0
-        * (t226 + cache.link18_projected_inertia_f_x * link3_subspace_rate_v_x
-            + link18_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link18_projected_inertia_f_z * link3_subspace_rate_v_z
-            + cache.link3_position_z * link18_coriolis_row_f_x);
-    velocity[(19, 5)] = 2.0
-        * (t226 + cache.link18_projected_inertia_f_z * link4_subspace_rate_v_z
-            + cache.link18_projected_inertia_f_x * link4_subspace_rate_v_x
-            + link18_coriolis_row_f_z * cache.link4_subspace_v_z
-            + cache.link4_position_z * link18_coriolis_row_f_x);
-    velocity[(19, 6)] = 2.0
-        * (t226 + cache.link18_projected_inertia_f_z * link5_subspace_rate_v_z
-            + cache.link18_projected_inertia_f_x * link5_subspace_rate_v_x
-            + cache.link5_position_z * link18_coriolis_row_f_x
-            + link18_coriolis_row_f_z * cache.link5_subspace_v_z);
-    velocity[(19, 7)] = 2.0
-        * (t226 + cache.link6_position_z * link18_coriolis_row_f_x
-            + cache.link18_projected_inertia_f_x * link6_subspace_rate_v_x
-            + link18_coriolis_row_f_z * cache.link6_subspace_v_z
-            + cache.link18_projected_inertia_f_z * link6_subspace_rate_v_z);
-    velocity[(19, 8)] = 2.0
-        * (t226 + cache.link18_projected_inertia_f_x * link7_subspace_rate_v_x
-            + link18_coriolis_row_f_z * cache.link7_subspace_v_z
-            + cache.link18_projected_inertia_f_z * link7_subspace_rate_v_z
-            + cache.link7_position_z * link18_coriolis_row_f_x);
-    velocity[(19, 9)] = 2.0
-        * (t226 + cache.link18_projected_inertia_f_z * link8_subspace_rate_v_z
-            + cache.link8_position_z * link18_coriolis_row_f_x
-            + cache.link18_projected_inertia_f_x * link8_subspace_rate_v_x
-            + link18_coriolis_row_f_z * cache.link8_subspace_v_z);
-    velocity[(19, 10)] = 2.0
-        * (t226 + cache.link9_subspace_v_z * link18_coriolis_row_f_z
-            + cache.link9_position_z * link18_coriolis_row_f_x
-            + cache.link18_projected_inertia_f_x * link9_subspace_rate_v_x
-            + cache.link18_projected_inertia_f_z * link9_subspace_rate_v_z);
-    velocity[(19, 11)] = 2.0
-        * (t226 + cache.link18_projected_inertia_f_z * link10_subspace_rate_v_z
-            + cache.link10_position_z * link18_coriolis_row_f_x
-            + link18_coriolis_row_f_z * cache.link10_subspace_v_z
-            + cache.link18_projected_inertia_f_x * link10_subspace_rate_v_x);
-    velocity[(19, 12)] = 2.0
-        * (t226 + cache.link11_position_z * link18_coriolis_row_f_x
-            + cache.link18_projected_inertia_f_x * link11_subspace_rate_v_x
-            + cache.link11_subspace_v_z * link18_coriolis_row_f_z
-            + cache.link18_projected_inertia_f_z * link11_subspace_rate_v_z);
-    velocity[(19, 13)] = 2.0
-        * (t226 + cache.link18_projected_inertia_f_z * link12_subspace_rate_v_z
-            + cache.link18_projected_inertia_f_x * link12_subspace_rate_v_x
-            + cache.link12_position_z * link18_coriolis_row_f_x
-            + link18_coriolis_row_f_z * cache.link12_subspace_v_z);
-    velocity[(19, 14)] = 2.0
-        * (t226 + cache.link13_position_z * link18_coriolis_row_f_x
-            + cache.link18_projected_inertia_f_z * link13_subspace_rate_v_z
-            + cache.link18_projected_inertia_f_x * link13_subspace_rate_v_x
-            + cache.link13_subspace_v_z * link18_coriolis_row_f_z);
-    velocity[(19, 15)] = 2.0
-        * (t226 + link18_coriolis_row_f_z * cache.link14_subspace_v_z
-            + cache.link14_position_z * link18_coriolis_row_f_x
-            + link14_subspace_rate_v_z * cache.link18_projected_inertia_f_z
-            + cache.link18_projected_inertia_f_x * link14_subspace_rate_v_x);
-    velocity[(19, 16)] = 2.0
-        * (t226 + cache.link18_projected_inertia_f_z * link15_subspace_rate_v_z
-            + link18_coriolis_row_f_z * cache.link15_subspace_v_z
-            + link15_subspace_rate_v_x * cache.link18_projected_inertia_f_x
-            + cache.link15_position_z * link18_coriolis_row_f_x);
-    velocity[(19, 17)] = 2.0
-        * (cache.link16_position_z * link18_coriolis_row_f_x + t226
-            + cache.link16_subspace_v_z * link18_coriolis_row_f_z
-            + cache.link18_projected_inertia_f_z * link16_subspace_rate_v_z
-            + cache.link18_projected_inertia_f_x * link16_subspace_rate_v_x);
-    velocity[(19, 18)] = 2.0
-        * (t226 + link18_coriolis_row_f_x * cache.link17_position_z
-            + cache.link18_projected_inertia_f_x * link17_subspace_rate_v_x
-            + cache.link17_subspace_v_z * link18_coriolis_row_f_z
-            + cache.link18_projected_inertia_f_z * link17_subspace_rate_v_z);
-    velocity[(19, 19)] = 2.0
-        * (link18_coriolis_row_f_z * cache.link18_subspace_v_z + t226
-            + cache.link18_projected_inertia_f_x * link18_subspace_rate_v_x
-            + cache.link18_projected_inertia_f_z * link18_subspace_rate_v_z
-            + cache.link18_position_z * link18_coriolis_row_f_x);
-    velocity[(19, 20)] = 2.0
-        * (link19_coriolis_column_f_x * cache.link18_position_z + t203
-            + link19_coriolis_column_f_z * cache.link18_subspace_v_z);
-    velocity[(19, 21)] = 2.0
-        * (t209 + cache.link18_position_z * link20_coriolis_column_f_x
-            + cache.link18_subspace_v_z * link20_coriolis_column_f_z);
-    velocity[(20, 0)] = 2.0 * link19_coriolis_row_f_x;
-    velocity[(20, 1)] = 2.0 * link19_coriolis_row_f_z;
-    velocity[(20, 2)] = 2.0
-        * (t227 + q[1] * link19_coriolis_row_f_x
-            + cache.link19_projected_inertia_f_x * qd[1]
-            + link19_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + base_angle_subspace_rate_v_z * cache.link19_projected_inertia_f_z);
-    velocity[(20, 3)] = 2.0
-        * (t227 + link19_coriolis_row_f_x * cache.link2_position_z
-            + cache.link19_projected_inertia_f_x * link2_subspace_rate_v_x
-            + link2_subspace_rate_v_z * cache.link19_projected_inertia_f_z
-            + cache.link2_subspace_v_z * link19_coriolis_row_f_z);
-    velocity[(20, 4)] = 2.0
-        * (t227 + link19_coriolis_row_f_x * cache.link3_position_z
-            + cache.link19_projected_inertia_f_x * link3_subspace_rate_v_x
-            + link19_coriolis_row_f_z * cache.link3_subspace_v_z
-            + cache.link19_projected_inertia_f_z * link3_subspace_rate_v_z);
-    velocity[(20, 5)] = 2.0
-        * (link19_coriolis_row_f_z * cache.link4_subspace_v_z + t227
-            + cache.link19_projected_inertia_f_x * link4_subspace_rate_v_x
-            + cache.link4_position_z * link19_coriolis_row_f_x
-            + link4_subspace_rate_v_z * cache.link19_projected_inertia_f_z);
-    velocity[(20, 6)] = 2.0
-        * (t227 + link19_coriolis_row_f_x * cache.link5_position_z
-            + cache.link19_projected_inertia_f_x * link5_subspace_rate_v_x
-            + cache.link19_projected_inertia_f_z * link5_subspace_rate_v_z
-            + link19_coriolis_row_f_z * cache.link5_subspace_v_z);
-    velocity[(20, 7)] = 2.0
-        * (t227 + cache.link6_subspace_v_z * link19_coriolis_row_f_z
-            + link19_coriolis_row_f_x * cache.link6_position_z
-            + cache.link19_projected_inertia_f_x * link6_subspace_rate_v_x
-            + link6_subspace_rate_v_z * cache.link19_projected_inertia_f_z);
-    velocity[(20, 8)] = 2.0
-        * (cache.link19_projected_inertia_f_x * link7_subspace_rate_v_x + t227
-            + cache.link7_position_z * link19_coriolis_row_f_x
-            + link19_coriolis_row_f_z * cache.link7_subspace_v_z
-            + link7_subspace_rate_v_z * cache.link19_projected_inertia_f_z);
-    velocity[(20, 9)] = 2.0
-        * (t227 + link8_subspace_rate_v_z * cache.link19_projected_inertia_f_z
-            + link19_coriolis_row_f_z * cache.link8_subspace_v_z
-            + cache.link19_projected_inertia_f_x * link8_subspace_rate_v_x
-            + cache.link8_position_z * link19_coriolis_row_f_x);
-    velocity[(20, 10)] = 2.0
-        * (t227 + cache.link19_projected_inertia_f_z * link9_subspace_rate_v_z
-            + cache.link9_subspace_v_z * link19_coriolis_row_f_z
-            + link19_coriolis_row_f_x * cache.link9_position_z
-            + cache.link19_projected_inertia_f_x * link9_subspace_rate_v_x);
-    velocity[(20, 11)] = 2.0
-        * (cache.link10_subspace_v_z * link19_coriolis_row_f_z + t227
-            + link19_coriolis_row_f_x * cache.link10_position_z
-            + link10_subspace_rate_v_z * cache.link19_projected_inertia_f_z
-            + link10_subspace_rate_v_x * cache.link19_projected_inertia_f_x);
-    velocity[(20, 12)] = 2.0
-        * (cache.link11_subspace_v_z * link19_coriolis_row_f_z + t227
-            + cache.link19_projected_inertia_f_x * link11_subspace_rate_v_x
-            + link19_coriolis_row_f_x * cache.link11_position_z
-            + cache.link19_projected_inertia_f_z * link11_subspace_rate_v_z);
-    velocity[(20, 13)] = 2.0
-        * (t227 + cache.link19_projected_inertia_f_x * link12_subspace_rate_v_x
-            + cache.link12_subspace_v_z * link19_coriolis_row_f_z
-            + link19_coriolis_row_f_x * cache.link12_position_z
-            + cache.link19_projected_inertia_f_z * link12_subspace_rate_v_z);
-    velocity[(20, 14)] = 2.0
-        * (t227 + cache.link19_projected_inertia_f_z * link13_subspace_rate_v_z
-            + cache.link13_subspace_v_z * link19_coriolis_row_f_z
-            + cache.link13_position_z * link19_coriolis_row_f_x
-            + cache.link19_projected_inertia_f_x * link13_subspace_rate_v_x);
-    velocity[(20, 15)] = 2.0
-        * (t227 + cache.link14_position_z * link19_coriolis_row_f_x
-            + link14_subspace_rate_v_x * cache.link19_projected_inertia_f_x
-            + link14_subspace_rate_v_z * cache.link19_projected_inertia_f_z
-            + link19_coriolis_row_f_z * cache.link14_subspace_v_z);
-    velocity[(20, 16)] = 2.0
-        * (link15_subspace_rate_v_x * cache.link19_projected_inertia_f_x + t227
-            + link19_coriolis_row_f_z * cache.link15_subspace_v_z
-            + cache.link19_projected_inertia_f_z * link15_subspace_rate_v_z
-            + link19_coriolis_row_f_x * cache.link15_position_z);
-    velocity[(20, 17)] = 2.0
-        * (link16_subspace_rate_v_z * cache.link19_projected_inertia_f_z + t227
-            + cache.link16_subspace_v_z * link19_coriolis_row_f_z
-            + link16_subspace_rate_v_x * cache.link19_projected_inertia_f_x
-            + cache.link16_position_z * link19_coriolis_row_f_x);
-    velocity[(20, 18)] = 2.0
-        * (t227 + cache.link17_subspace_v_z * link19_coriolis_row_f_z
-            + cache.link19_projected_inertia_f_x * link17_subspace_rate_v_x
-            + cache.link19_projected_inertia_f_z * link17_subspace_rate_v_z
-            + link19_coriolis_row_f_x * cache.link17_position_z);
-    velocity[(20, 19)] = 2.0
-        * (link19_coriolis_row_f_x * cache.link18_position_z
-            + cache.link19_projected_inertia_f_z * link18_subspace_rate_v_z + t227
-            + cache.link19_projected_inertia_f_x * link18_subspace_rate_v_x
-            + cache.link18_subspace_v_z * link19_coriolis_row_f_z);
-    velocity[(20, 20)] = 2.0
-        * (link19_subspace_rate_v_z * cache.link19_projected_inertia_f_z
-            + cache.link19_subspace_v_z * link19_coriolis_row_f_z
-            + link19_coriolis_row_f_x * cache.link19_position_z + t227
-            + cache.link19_projected_inertia_f_x * link19_subspace_rate_v_x);
-    velocity[(20, 21)] = 2.0
-        * (t209 + cache.link19_subspace_v_z * link20_coriolis_column_f_z
-            + cache.link19_position_z * link20_coriolis_column_f_x);
-    velocity[(21, 0)] = 2.0 * link20_coriolis_row_f_x;
-    velocity[(21, 1)] = 2.0 * link20_coriolis_row_f_z;
-    velocity[(21, 2)] = 2.0
-        * (cache.link20_projected_inertia_f_z * base_angle_subspace_rate_v_z
-            + link20_coriolis_row_f_z * cache.base_angle_subspace_v_z
-            + q[1] * link20_coriolis_row_f_x + cache.link20_projected_inertia_f_x * qd[1]
-            + t228);
-    velocity[(21, 3)] = 2.0
-        * (link2_subspace_rate_v_x * cache.link20_projected_inertia_f_x
-            + link20_coriolis_row_f_z * cache.link2_subspace_v_z
-            + link2_subspace_rate_v_z * cache.link20_projected_inertia_f_z
-            + link20_coriolis_row_f_x * cache.link2_position_z + t228);
-    velocity[(21, 4)] = 2.0
-        * (cache.link20_projected_inertia_f_z * link3_subspace_rate_v_z
-            + cache.link20_projected_inertia_f_x * link3_subspace_rate_v_x
-            + link20_coriolis_row_f_z * cache.link3_subspace_v_z
-            + link20_coriolis_row_f_x * cache.link3_position_z + t228);
-    velocity[(21, 5)] = 2.0
-        * (cache.link4_position_z * link20_coriolis_row_f_x
-            + link20_coriolis_row_f_z * cache.link4_subspace_v_z
-            + link4_subspace_rate_v_x * cache.link20_projected_inertia_f_x
-            + cache.link20_projected_inertia_f_z * link4_subspace_rate_v_z + t228);
-    velocity[(21, 6)] = 2.0
-        * (cache.link20_projected_inertia_f_z * link5_subspace_rate_v_z
-            + link20_coriolis_row_f_z * cache.link5_subspace_v_z + t228
-            + link20_coriolis_row_f_x * cache.link5_position_z
-            + link5_subspace_rate_v_x * cache.link20_projected_inertia_f_x);
-    velocity[(21, 7)] = 2.0
-        * (link20_coriolis_row_f_z * cache.link6_subspace_v_z
-            + cache.link20_projected_inertia_f_z * link6_subspace_rate_v_z
-            + cache.link20_projected_inertia_f_x * link6_subspace_rate_v_x
-            + cache.link6_position_z * link20_coriolis_row_f_x + t228);
-    velocity[(21, 8)] = 2.0
-        * (link20_coriolis_row_f_z * cache.link7_subspace_v_z
-            + cache.link7_position_z * link20_coriolis_row_f_x
-            + link7_subspace_rate_v_x * cache.link20_projected_inertia_f_x + t228
-            + cache.link20_projected_inertia_f_z * link7_subspace_rate_v_z);
-    velocity[(21, 9)] = 2.0
-        * (link8_subspace_rate_v_z * cache.link20_projected_inertia_f_z
-            + link8_subspace_rate_v_x * cache.link20_projected_inertia_f_x
-            + cache.link8_position_z * link20_coriolis_row_f_x
-            + link20_coriolis_row_f_z * cache.link8_subspace_v_z + t228);
-    velocity[(21, 10)] = 2.0
-        * (link9_subspace_rate_v_x * cache.link20_projected_inertia_f_x
-            + link20_coriolis_row_f_z * cache.link9_subspace_v_z
-            + cache.link20_projected_inertia_f_z * link9_subspace_rate_v_z
-            + link20_coriolis_row_f_x * cache.link9_position_z + t228);
-    velocity[(21, 11)] = 2.0
-        * (cache.link20_projected_inertia_f_z * link10_subspace_rate_v_z
-            + link20_coriolis_row_f_x * cache.link10_position_z
-            + link20_coriolis_row_f_z * cache.link10_subspace_v_z
-            + link10_subspace_rate_v_x * cache.link20_projected_inertia_f_x + t228);
-    velocity[(21, 12)] = 2.0
-        * (cache.link20_projected_inertia_f_z * link11_subspace_rate_v_z
-            + link11_subspace_rate_v_x * cache.link20_projected_inertia_f_x
-            + link20_coriolis_row_f_x * cache.link11_position_z
-            + link20_coriolis_row_f_z * cache.link11_subspace_v_z + t228);
-    velocity[(21, 13)] = 2.0
-        * (link20_coriolis_row_f_x * cache.link12_position_z
-            + link20_coriolis_row_f_z * cache.link12_subspace_v_z
-            + cache.link20_projected_inertia_f_z * link12_subspace_rate_v_z + t228
-            + link12_subspace_rate_v_x * cache.link20_projected_inertia_f_x);
-    velocity[(21, 14)] = 2.0
-        * (cache.link13_position_z * link20_coriolis_row_f_x
-            + link20_coriolis_row_f_z * cache.link13_subspace_v_z
-            + link13_subspace_rate_v_x * cache.link20_projected_inertia_f_x + t228
-            + cache.link20_projected_inertia_f_z * link13_subspace_rate_v_z);
-    velocity[(21, 15)] = 2.0
-        * (cache.link14_position_z * link20_coriolis_row_f_x
-            + link14_subspace_rate_v_x * cache.link20_projected_inertia_f_x
-            + link14_subspace_rate_v_z * cache.link20_projected_inertia_f_z
-            + link20_coriolis_row_f_z * cache.link14_subspace_v_z + t228);
-    velocity[(21, 16)] = 2.0
-        * (link15_subspace_rate_v_x * cache.link20_projected_inertia_f_x
-            + cache.link20_projected_inertia_f_z * link15_subspace_rate_v_z + t228
-            + link20_coriolis_row_f_z * cache.link15_subspace_v_z
-            + link20_coriolis_row_f_x * cache.link15_position_z);
-    velocity[(21, 17)] = 2.0
-        * (cache.link16_position_z * link20_coriolis_row_f_x
-            + cache.link20_projected_inertia_f_z * link16_subspace_rate_v_z
-            + cache.link16_subspace_v_z * link20_coriolis_row_f_z
-            + link16_subspace_rate_v_x * cache.link20_projected_inertia_f_x + t228);
-    velocity[(21, 18)] = 2.0
-        * (cache.link20_projected_inertia_f_x * link17_subspace_rate_v_x
-            + cache.link20_projected_inertia_f_z * link17_subspace_rate_v_z
-            + link20_coriolis_row_f_z * cache.link17_subspace_v_z
-            + link20_coriolis_row_f_x * cache.link17_position_z + t228);
-    velocity[(21, 19)] = 2.0
-        * (cache.link20_projected_inertia_f_z * link18_subspace_rate_v_z
-            + cache.link20_projected_inertia_f_x * link18_subspace_rate_v_x
-            + link20_coriolis_row_f_z * cache.link18_subspace_v_z
-            + cache.link18_position_z * link20_coriolis_row_f_x + t228);
-    velocity[(21, 20)] = 2.0
-        * (link19_subspace_rate_v_x * cache.link20_projected_inertia_f_x
-            + link20_coriolis_row_f_x * cache.link19_position_z
-            + link20_coriolis_row_f_z * cache.link19_subspace_v_z + t228
-            + cache.link20_projected_inertia_f_z * link19_subspace_rate_v_z);
-    velocity[(21, 21)] = 2.0
-        * (link20_coriolis_row_f_z * cache.link20_subspace_v_z
-            + link20_subspace_rate_v_z * cache.link20_projected_inertia_f_z
-            + link20_subspace_rate_v_x * cache.link20_projected_inertia_f_x + t228
-            + link20_coriolis_row_f_x * cache.link20_position_z);
+    let link20_coriolis_column_n_y = link20_subspace_rate_v_x * cache.link20_inertia_h_z
+        + 0.5 * (t176 + t177 + t178 + t179 + t180)
+        - link20_subspace_rate_v_z * cache.link20_inertia_h_x;
+    let link20_coriolis_column_f_x = 0.5 * (t181 - link20_momentum_f_z)
+        + link20_subspace_rate_v_x * p.link_mass;
+    let link20_coriolis_column_f_z = link20_subspace_rate_v_z * p.link_mass
+        + 0.5 * (link20_composite_rate_hd_x + link20_momentum_f_x);
+    out.subspace[0][3] = 1.0;
+    out.projected[0][1] = cache.link1_composite_inertia_h_z;
+    out.projected[0][3] = cache.link1_composite_inertia_m;
+    out.position_row[0][1] = base_x_position_derivative_row_n_y;
+    out.position_column[0][1] = base_x_position_derivative_column_n_y;
+    out.coriolis_row[0][1] = base_x_coriolis_row_n_y;
+    out.coriolis_column[0][1] = base_x_coriolis_column_n_y;
+    out.subspace[1][5] = 1.0;
+    out.projected[1][1] = cache.base_z_projected_inertia_n_y;
+    out.projected[1][5] = cache.link1_composite_inertia_m;
+    out.position_row[1][1] = base_z_position_derivative_row_n_y;
+    out.position_column[1][1] = link1_composite_force_f_x;
+    out.coriolis_row[1][1] = base_z_coriolis_row_n_y;
+    out.coriolis_column[1][1] = base_z_coriolis_column_n_y;
+    out.subspace[2][1] = (-1.0);
+    out.subspace[2][3] = q[1];
+    out.subspace[2][5] = cache.base_angle_subspace_v_z;
+    out.rate[2][3] = qd[1];
+    out.rate[2][5] = base_angle_subspace_rate_v_z;
+    out.shift[2][3] = base_angle_acceleration_shift_v_x;
+    out.shift[2][5] = base_angle_acceleration_shift_v_z;
+    out.projected[2][1] = base_angle_projected_inertia_n_y;
+    out.projected[2][3] = cache.base_angle_projected_inertia_f_x;
+    out.projected[2][5] = cache.base_angle_projected_inertia_f_z;
+    out.position_row[2][1] = base_angle_position_derivative_row_n_y;
+    out.position_row[2][3] = base_angle_position_derivative_row_f_x;
+    out.position_row[2][5] = base_angle_position_derivative_row_f_z;
+    out.position_column[2][1] = base_angle_position_derivative_column_n_y;
+    out.position_column[2][3] = base_angle_position_derivative_column_f_x;
+    out.position_column[2][5] = base_angle_position_derivative_column_f_z;
+    out.coriolis_row[2][1] = base_angle_coriolis_row_n_y;
+    out.coriolis_row[2][3] = base_angle_coriolis_row_f_x;
+    out.coriolis_row[2][5] = base_angle_coriolis_row_f_z;
+    out.coriolis_column[2][1] = base_angle_coriolis_column_n_y;
+    out.coriolis_column[2][3] = base_angle_coriolis_column_f_x;
+    out.coriolis_column[2][5] = base_angle_coriolis_column_f_z;
+    out.subspace[3][1] = (-1.0);
+    out.subspace[3][3] = cache.link2_position_z;
+    out.subspace[3][5] = cache.link2_subspace_v_z;
+    out.rate[3][3] = link2_subspace_rate_v_x;
+    out.rate[3][5] = link2_subspace_rate_v_z;
+    out.shift[3][3] = link2_acceleration_shift_v_x;
+    out.shift[3][5] = link2_acceleration_shift_v_z;
+    out.projected[3][1] = link2_projected_inertia_n_y;
+    out.projected[3][3] = cache.link2_projected_inertia_f_x;
+    out.projected[3][5] = cache.link2_projected_inertia_f_z;
+    out.position_row[3][1] = link2_position_derivative_row_n_y;
+    out.position_row[3][3] = link2_position_derivative_row_f_x;
+    out.position_row[3][5] = link2_position_derivative_row_f_z;
+    out.position_column[3][1] = link2_position_derivative_column_n_y;
+    out.position_column[3][3] = link2_position_derivative_column_f_x;
+    out.position_column[3][5] = link2_position_derivative_column_f_z;
+    out.coriolis_row[3][1] = link2_coriolis_row_n_y;
+    out.coriolis_row[3][3] = link2_coriolis_row_f_x;
+    out.coriolis_row[3][5] = link2_coriolis_row_f_z;
+    out.coriolis_column[3][1] = link2_coriolis_column_n_y;
+    out.coriolis_column[3][3] = link2_coriolis_column_f_x;
+    out.coriolis_column[3][5] = link2_coriolis_column_f_z;
+    out.subspace[4][1] = (-1.0);
+    out.subspace[4][3] = cache.link3_position_z;
+    out.subspace[4][5] = cache.link3_subspace_v_z;
+    out.rate[4][3] = link3_subspace_rate_v_x;
+    out.rate[4][5] = link3_subspace_rate_v_z;
+    out.shift[4][3] = link3_acceleration_shift_v_x;
+    out.shift[4][5] = link3_acceleration_shift_v_z;
+    out.projected[4][1] = link3_projected_inertia_n_y;
+    out.projected[4][3] = cache.link3_projected_inertia_f_x;
+    out.projected[4][5] = cache.link3_projected_inertia_f_z;
+    out.position_row[4][1] = link3_position_derivative_row_n_y;
+    out.position_row[4][3] = link3_position_derivative_row_f_x;
+    out.position_row[4][5] = link3_position_derivative_row_f_z;
+    out.position_column[4][1] = link3_position_derivative_column_n_y;
+    out.position_column[4][3] = link3_position_derivative_column_f_x;
+    out.position_column[4][5] = link3_position_derivative_column_f_z;
+    out.coriolis_row[4][1] = link3_coriolis_row_n_y;
+    out.coriolis_row[4][3] = link3_coriolis_row_f_x;
+    out.coriolis_row[4][5] = link3_coriolis_row_f_z;
+    out.coriolis_column[4][1] = link3_coriolis_column_n_y;
+    out.coriolis_column[4][3] = link3_coriolis_column_f_x;
+    out.coriolis_column[4][5] = link3_coriolis_column_f_z;
+    out.subspace[5][1] = (-1.0);
+    out.subspace[5][3] = cache.link4_position_z;
+    out.subspace[5][5] = cache.link4_subspace_v_z;
+    out.rate[5][3] = link4_subspace_rate_v_x;
+    out.rate[5][5] = link4_subspace_rate_v_z;
+    out.shift[5][3] = link4_acceleration_shift_v_x;
+    out.shift[5][5] = link4_acceleration_shift_v_z;
+    out.projected[5][1] = link4_projected_inertia_n_y;
+    out.projected[5][3] = cache.link4_projected_inertia_f_x;
+    out.projected[5][5] = cache.link4_projected_inertia_f_z;
+    out.position_row[5][1] = link4_position_derivative_row_n_y;
+    out.position_row[5][3] = link4_position_derivative_row_f_x;
+    out.position_row[5][5] = link4_position_derivative_row_f_z;
+    out.position_column[5][1] = link4_position_derivative_column_n_y;
+    out.position_column[5][3] = link4_position_derivative_column_f_x;
+    out.position_column[5][5] = link4_position_derivative_column_f_z;
+    out.coriolis_row[5][1] = link4_coriolis_row_n_y;
+    out.coriolis_row[5][3] = link4_coriolis_row_f_x;
+    out.coriolis_row[5][5] = link4_coriolis_row_f_z;
+    out.coriolis_column[5][1] = link4_coriolis_column_n_y;
+    out.coriolis_column[5][3] = link4_coriolis_column_f_x;
+    out.coriolis_column[5][5] = link4_coriolis_column_f_z;
+    out.subspace[6][1] = (-1.0);
+    out.subspace[6][3] = cache.link5_position_z;
+    out.subspace[6][5] = cache.link5_subspace_v_z;
+    out.rate[6][3] = link5_subspace_rate_v_x;
+    out.rate[6][5] = link5_subspace_rate_v_z;
+    out.shift[6][3] = link5_acceleration_shift_v_x;
+    out.shift[6][5] = link5_acceleration_shift_v_z;
+    out.projected[6][1] = link5_projected_inertia_n_y;
+    out.projected[6][3] = cache.link5_projected_inertia_f_x;
+    out.projected[6][5] = cache.link5_projected_inertia_f_z;
+    out.position_row[6][1] = link5_position_derivative_row_n_y;
+    out.position_row[6][3] = link5_position_derivative_row_f_x;
+    out.position_row[6][5] = link5_position_derivative_row_f_z;
+    out.position_column[6][1] = link5_position_derivative_column_n_y;
+    out.position_column[6][3] = link5_position_derivative_column_f_x;
+    out.position_column[6][5] = link5_position_derivative_column_f_z;
+    out.coriolis_row[6][1] = link5_coriolis_row_n_y;
+    out.coriolis_row[6][3] = link5_coriolis_row_f_x;
+    out.coriolis_row[6][5] = link5_coriolis_row_f_z;
+    out.coriolis_column[6][1] = link5_coriolis_column_n_y;
+    out.coriolis_column[6][3] = link5_coriolis_column_f_x;
+    out.coriolis_column[6][5] = link5_coriolis_column_f_z;
+    out.subspace[7][1] = (-1.0);
+    out.subspace[7][3] = cache.link6_position_z;
+    out.subspace[7][5] = cache.link6_subspace_v_z;
+    out.rate[7][3] = link6_subspace_rate_v_x;
+    out.rate[7][5] = link6_subspace_rate_v_z;
+    out.shift[7][3] = link6_acceleration_shift_v_x;
+    out.shift[7][5] = link6_acceleration_shift_v_z;
+    out.projected[7][1] = link6_projected_inertia_n_y;
+    out.projected[7][3] = cache.link6_projected_inertia_f_x;
+    out.projected[7][5] = cache.link6_projected_inertia_f_z;
+    out.position_row[7][1] = link6_position_derivative_row_n_y;
+    out.position_row[7][3] = link6_position_derivative_row_f_x;
+    out.position_row[7][5] = link6_position_derivative_row_f_z;
+    out.position_column[7][1] = link6_position_derivative_column_n_y;
+    out.position_column[7][3] = link6_position_derivative_column_f_x;
+    out.position_column[7][5] = link6_position_derivative_column_f_z;
+    out.coriolis_row[7][1] = link6_coriolis_row_n_y;
+    out.coriolis_row[7][3] = link6_coriolis_row_f_x;
+    out.coriolis_row[7][5] = link6_coriolis_row_f_z;
+    out.coriolis_column[7][1] = link6_coriolis_column_n_y;
+    out.coriolis_column[7][3] = link6_coriolis_column_f_x;
+    out.coriolis_column[7][5] = link6_coriolis_column_f_z;
+    out.subspace[8][1] = (-1.0);
+    out.subspace[8][3] = cache.link7_position_z;
+    out.subspace[8][5] = cache.link7_subspace_v_z;
+    out.rate[8][3] = link7_subspace_rate_v_x;
+    out.rate[8][5] = link7_subspace_rate_v_z;
+    out.shift[8][3] = link7_acceleration_shift_v_x;
+    out.shift[8][5] = link7_acceleration_shift_v_z;
+    out.projected[8][1] = link7_projected_inertia_n_y;
+    out.projected[8][3] = cache.link7_projected_inertia_f_x;
+    out.projected[8][5] = cache.link7_projected_inertia_f_z;
+    out.position_row[8][1] = link7_position_derivative_row_n_y;
+    out.position_row[8][3] = link7_position_derivative_row_f_x;
+    out.position_row[8][5] = link7_position_derivative_row_f_z;
+    out.position_column[8][1] = link7_position_derivative_column_n_y;
+    out.position_column[8][3] = link7_position_derivative_column_f_x;
+    out.position_column[8][5] = link7_position_derivative_column_f_z;
+    out.coriolis_row[8][1] = link7_coriolis_row_n_y;
+    out.coriolis_row[8][3] = link7_coriolis_row_f_x;
+    out.coriolis_row[8][5] = link7_coriolis_row_f_z;
+    out.coriolis_column[8][1] = link7_coriolis_column_n_y;
+    out.coriolis_column[8][3] = link7_coriolis_column_f_x;
+    out.coriolis_column[8][5] = link7_coriolis_column_f_z;
+    out.subspace[9][1] = (-1.0);
+    out.subspace[9][3] = cache.link8_position_z;
+    out.subspace[9][5] = cache.link8_subspace_v_z;
+    out.rate[9][3] = link8_subspace_rate_v_x;
+    out.rate[9][5] = link8_subspace_rate_v_z;
+    out.shift[9][3] = link8_acceleration_shift_v_x;
+    out.shift[9][5] = link8_acceleration_shift_v_z;
+    out.projected[9][1] = link8_projected_inertia_n_y;
+    out.projected[9][3] = cache.link8_projected_inertia_f_x;
+    out.projected[9][5] = cache.link8_projected_inertia_f_z;
+    out.position_row[9][1] = link8_position_derivative_row_n_y;
+    out.position_row[9][3] = link8_position_derivative_row_f_x;
+    out.position_row[9][5] = link8_position_derivative_row_f_z;
+    out.position_column[9][1] = link8_position_derivative_column_n_y;
+    out.position_column[9][3] = link8_position_derivative_column_f_x;
+    out.position_column[9][5] = link8_position_derivative_column_f_z;
+    out.coriolis_row[9][1] = link8_coriolis_row_n_y;
+    out.coriolis_row[9][3] = link8_coriolis_row_f_x;
+    out.coriolis_row[9][5] = link8_coriolis_row_f_z;
+    out.coriolis_column[9][1] = link8_coriolis_column_n_y;
+    out.coriolis_column[9][3] = link8_coriolis_column_f_x;
+    out.coriolis_column[9][5] = link8_coriolis_column_f_z;
+    out.subspace[10][1] = (-1.0);
+    out.subspace[10][3] = cache.link9_position_z;
+    out.subspace[10][5] = cache.link9_subspace_v_z;
+    out.rate[10][3] = link9_subspace_rate_v_x;
+    out.rate[10][5] = link9_subspace_rate_v_z;
+    out.shift[10][3] = link9_acceleration_shift_v_x;
+    out.shift[10][5] = link9_acceleration_shift_v_z;
+    out.projected[10][1] = link9_projected_inertia_n_y;
+    out.projected[10][3] = cache.link9_projected_inertia_f_x;
+    out.projected[10][5] = cache.link9_projected_inertia_f_z;
+    out.position_row[10][1] = link9_position_derivative_row_n_y;
+    out.position_row[10][3] = link9_position_derivative_row_f_x;
+    out.position_row[10][5] = link9_position_derivative_row_f_z;
+    out.position_column[10][1] = link9_position_derivative_column_n_y;
+    out.position_column[10][3] = link9_position_derivative_column_f_x;
+    out.position_column[10][5] = link9_position_derivative_column_f_z;
+    out.coriolis_row[10][1] = link9_coriolis_row_n_y;
+    out.coriolis_row[10][3] = link9_coriolis_row_f_x;
+    out.coriolis_row[10][5] = link9_coriolis_row_f_z;
+    out.coriolis_column[10][1] = link9_coriolis_column_n_y;
+    out.coriolis_column[10][3] = link9_coriolis_column_f_x;
+    out.coriolis_column[10][5] = link9_coriolis_column_f_z;
+    out.subspace[11][1] = (-1.0);
+    out.subspace[11][3] = cache.link10_position_z;
+    out.subspace[11][5] = cache.link10_subspace_v_z;
+    out.rate[11][3] = link10_subspace_rate_v_x;
+    out.rate[11][5] = link10_subspace_rate_v_z;
+    out.shift[11][3] = link10_acceleration_shift_v_x;
+    out.shift[11][5] = link10_acceleration_shift_v_z;
+    out.projected[11][1] = link10_projected_inertia_n_y;
+    out.projected[11][3] = cache.link10_projected_inertia_f_x;
+    out.projected[11][5] = cache.link10_projected_inertia_f_z;
+    out.position_row[11][1] = link10_position_derivative_row_n_y;
+    out.position_row[11][3] = link10_position_derivative_row_f_x;
+    out.position_row[11][5] = link10_position_derivative_row_f_z;
+    out.position_column[11][1] = link10_position_derivative_column_n_y;
+    out.position_column[11][3] = link10_position_derivative_column_f_x;
+    out.position_column[11][5] = link10_position_derivative_column_f_z;
+    out.coriolis_row[11][1] = link10_coriolis_row_n_y;
+    out.coriolis_row[11][3] = link10_coriolis_row_f_x;
+    out.coriolis_row[11][5] = link10_coriolis_row_f_z;
+    out.coriolis_column[11][1] = link10_coriolis_column_n_y;
+    out.coriolis_column[11][3] = link10_coriolis_column_f_x;
+    out.coriolis_column[11][5] = link10_coriolis_column_f_z;
+    out.subspace[12][1] = (-1.0);
+    out.subspace[12][3] = cache.link11_position_z;
+    out.subspace[12][5] = cache.link11_subspace_v_z;
+    out.rate[12][3] = link11_subspace_rate_v_x;
+    out.rate[12][5] = link11_subspace_rate_v_z;
+    out.shift[12][3] = link11_acceleration_shift_v_x;
+    out.shift[12][5] = link11_acceleration_shift_v_z;
+    out.projected[12][1] = link11_projected_inertia_n_y;
+    out.projected[12][3] = cache.link11_projected_inertia_f_x;
+    out.projected[12][5] = cache.link11_projected_inertia_f_z;
+    out.position_row[12][1] = link11_position_derivative_row_n_y;
+    out.position_row[12][3] = link11_position_derivative_row_f_x;
+    out.position_row[12][5] = link11_position_derivative_row_f_z;
+    out.position_column[12][1] = link11_position_derivative_column_n_y;
+    out.position_column[12][3] = link11_position_derivative_column_f_x;
+    out.position_column[12][5] = link11_position_derivative_column_f_z;
+    out.coriolis_row[12][1] = link11_coriolis_row_n_y;
+    out.coriolis_row[12][3] = link11_coriolis_row_f_x;
+    out.coriolis_row[12][5] = link11_coriolis_row_f_z;
+    out.coriolis_column[12][1] = link11_coriolis_column_n_y;
+    out.coriolis_column[12][3] = link11_coriolis_column_f_x;
+    out.coriolis_column[12][5] = link11_coriolis_column_f_z;
+    out.subspace[13][1] = (-1.0);
+    out.subspace[13][3] = cache.link12_position_z;
+    out.subspace[13][5] = cache.link12_subspace_v_z;
+    out.rate[13][3] = link12_subspace_rate_v_x;
+    out.rate[13][5] = link12_subspace_rate_v_z;
+    out.shift[13][3] = link12_acceleration_shift_v_x;
+    out.shift[13][5] = link12_acceleration_shift_v_z;
+    out.projected[13][1] = link12_projected_inertia_n_y;
+    out.projected[13][3] = cache.link12_projected_inertia_f_x;
+    out.projected[13][5] = cache.link12_projected_inertia_f_z;
+    out.position_row[13][1] = link12_position_derivative_row_n_y;
+    out.position_row[13][3] = link12_position_derivative_row_f_x;
+    out.position_row[13][5] = link12_position_derivative_row_f_z;
+    out.position_column[13][1] = link12_position_derivative_column_n_y;
+    out.position_column[13][3] = link12_position_derivative_column_f_x;
+    out.position_column[13][5] = link12_position_derivative_column_f_z;
+    out.coriolis_row[13][1] = link12_coriolis_row_n_y;
+    out.coriolis_row[13][3] = link12_coriolis_row_f_x;
+    out.coriolis_row[13][5] = link12_coriolis_row_f_z;
+    out.coriolis_column[13][1] = link12_coriolis_column_n_y;
+    out.coriolis_column[13][3] = link12_coriolis_column_f_x;
+    out.coriolis_column[13][5] = link12_coriolis_column_f_z;
+    out.subspace[14][1] = (-1.0);
+    out.subspace[14][3] = cache.link13_position_z;
+    out.subspace[14][5] = cache.link13_subspace_v_z;
+    out.rate[14][3] = link13_subspace_rate_v_x;
+    out.rate[14][5] = link13_subspace_rate_v_z;
+    out.shift[14][3] = link13_acceleration_shift_v_x;
+    out.shift[14][5] = link13_acceleration_shift_v_z;
+    out.projected[14][1] = link13_projected_inertia_n_y;
+    out.projected[14][3] = cache.link13_projected_inertia_f_x;
+    out.projected[14][5] = cache.link13_projected_inertia_f_z;
+    out.position_row[14][1] = link13_position_derivative_row_n_y;
+    out.position_row[14][3] = link13_position_derivative_row_f_x;
+    out.position_row[14][5] = link13_position_derivative_row_f_z;
+    out.position_column[14][1] = link13_position_derivative_column_n_y;
+    out.position_column[14][3] = link13_position_derivative_column_f_x;
+    out.position_column[14][5] = link13_position_derivative_column_f_z;
+    out.coriolis_row[14][1] = link13_coriolis_row_n_y;
+    out.coriolis_row[14][3] = link13_coriolis_row_f_x;
+    out.coriolis_row[14][5] = link13_coriolis_row_f_z;
+    out.coriolis_column[14][1] = link13_coriolis_column_n_y;
+    out.coriolis_column[14][3] = link13_coriolis_column_f_x;
+    out.coriolis_column[14][5] = link13_coriolis_column_f_z;
+    out.subspace[15][1] = (-1.0);
+    out.subspace[15][3] = cache.link14_position_z;
+    out.subspace[15][5] = cache.link14_subspace_v_z;
+    out.rate[15][3] = link14_subspace_rate_v_x;
+    out.rate[15][5] = link14_subspace_rate_v_z;
+    out.shift[15][3] = link14_acceleration_shift_v_x;
+    out.shift[15][5] = link14_acceleration_shift_v_z;
+    out.projected[15][1] = link14_projected_inertia_n_y;
+    out.projected[15][3] = cache.link14_projected_inertia_f_x;
+    out.projected[15][5] = cache.link14_projected_inertia_f_z;
+    out.position_row[15][1] = link14_position_derivative_row_n_y;
+    out.position_row[15][3] = link14_position_derivative_row_f_x;
+    out.position_row[15][5] = link14_position_derivative_row_f_z;
+    out.position_column[15][1] = link14_position_derivative_column_n_y;
+    out.position_column[15][3] = link14_position_derivative_column_f_x;
+    out.position_column[15][5] = link14_position_derivative_column_f_z;
+    out.coriolis_row[15][1] = link14_coriolis_row_n_y;
+    out.coriolis_row[15][3] = link14_coriolis_row_f_x;
+    out.coriolis_row[15][5] = link14_coriolis_row_f_z;
+    out.coriolis_column[15][1] = link14_coriolis_column_n_y;
+    out.coriolis_column[15][3] = link14_coriolis_column_f_x;
+    out.coriolis_column[15][5] = link14_coriolis_column_f_z;
+    out.subspace[16][1] = (-1.0);
+    out.subspace[16][3] = cache.link15_position_z;
+    out.subspace[16][5] = cache.link15_subspace_v_z;
+    out.rate[16][3] = link15_subspace_rate_v_x;
+    out.rate[16][5] = link15_subspace_rate_v_z;
+    out.shift[16][3] = link15_acceleration_shift_v_x;
+    out.shift[16][5] = link15_acceleration_shift_v_z;
+    out.projected[16][1] = link15_projected_inertia_n_y;
+    out.projected[16][3] = cache.link15_projected_inertia_f_x;
+    out.projected[16][5] = cache.link15_projected_inertia_f_z;
+    out.position_row[16][1] = link15_position_derivative_row_n_y;
+    out.position_row[16][3] = link15_position_derivative_row_f_x;
+    out.position_row[16][5] = link15_position_derivative_row_f_z;
+    out.position_column[16][1] = link15_position_derivative_column_n_y;
+    out.position_column[16][3] = link15_position_derivative_column_f_x;
+    out.position_column[16][5] = link15_position_derivative_column_f_z;
+    out.coriolis_row[16][1] = link15_coriolis_row_n_y;
+    out.coriolis_row[16][3] = link15_coriolis_row_f_x;
+    out.coriolis_row[16][5] = link15_coriolis_row_f_z;
+    out.coriolis_column[16][1] = link15_coriolis_column_n_y;
+    out.coriolis_column[16][3] = link15_coriolis_column_f_x;
+    out.coriolis_column[16][5] = link15_coriolis_column_f_z;
+    out.subspace[17][1] = (-1.0);
+    out.subspace[17][3] = cache.link16_position_z;
+    out.subspace[17][5] = cache.link16_subspace_v_z;
+    out.rate[17][3] = link16_subspace_rate_v_x;
+    out.rate[17][5] = link16_subspace_rate_v_z;
+    out.shift[17][3] = link16_acceleration_shift_v_x;
+    out.shift[17][5] = link16_acceleration_shift_v_z;
+    out.projected[17][1] = link16_projected_inertia_n_y;
+    out.projected[17][3] = cache.link16_projected_inertia_f_x;
+    out.projected[17][5] = cache.link16_projected_inertia_f_z;
+    out.position_row[17][1] = link16_position_derivative_row_n_y;
+    out.position_row[17][3] = link16_position_derivative_row_f_x;
+    out.position_row[17][5] = link16_position_derivative_row_f_z;
+    out.position_column[17][1] = link16_position_derivative_column_n_y;
+    out.position_column[17][3] = link16_position_derivative_column_f_x;
+    out.position_column[17][5] = link16_position_derivative_column_f_z;
+    out.coriolis_row[17][1] = link16_coriolis_row_n_y;
+    out.coriolis_row[17][3] = link16_coriolis_row_f_x;
+    out.coriolis_row[17][5] = link16_coriolis_row_f_z;
+    out.coriolis_column[17][1] = link16_coriolis_column_n_y;
+    out.coriolis_column[17][3] = link16_coriolis_column_f_x;
+    out.coriolis_column[17][5] = link16_coriolis_column_f_z;
+    out.subspace[18][1] = (-1.0);
+    out.subspace[18][3] = cache.link17_position_z;
+    out.subspace[18][5] = cache.link17_subspace_v_z;
+    out.rate[18][3] = link17_subspace_rate_v_x;
+    out.rate[18][5] = link17_subspace_rate_v_z;
+    out.shift[18][3] = link17_acceleration_shift_v_x;
+    out.shift[18][5] = link17_acceleration_shift_v_z;
+    out.projected[18][1] = link17_projected_inertia_n_y;
+    out.projected[18][3] = cache.link17_projected_inertia_f_x;
+    out.projected[18][5] = cache.link17_projected_inertia_f_z;
+    out.position_row[18][1] = link17_position_derivative_row_n_y;
+    out.position_row[18][3] = link17_position_derivative_row_f_x;
+    out.position_row[18][5] = link17_position_derivative_row_f_z;
+    out.position_column[18][1] = link17_position_derivative_column_n_y;
+    out.position_column[18][3] = link17_position_derivative_column_f_x;
+    out.position_column[18][5] = link17_position_derivative_column_f_z;
+    out.coriolis_row[18][1] = link17_coriolis_row_n_y;
+    out.coriolis_row[18][3] = link17_coriolis_row_f_x;
+    out.coriolis_row[18][5] = link17_coriolis_row_f_z;
+    out.coriolis_column[18][1] = link17_coriolis_column_n_y;
+    out.coriolis_column[18][3] = link17_coriolis_column_f_x;
+    out.coriolis_column[18][5] = link17_coriolis_column_f_z;
+    out.subspace[19][1] = (-1.0);
+    out.subspace[19][3] = cache.link18_position_z;
+    out.subspace[19][5] = cache.link18_subspace_v_z;
+    out.rate[19][3] = link18_subspace_rate_v_x;
+    out.rate[19][5] = link18_subspace_rate_v_z;
+    out.shift[19][3] = link18_acceleration_shift_v_x;
+    out.shift[19][5] = link18_acceleration_shift_v_z;
+    out.projected[19][1] = link18_projected_inertia_n_y;
+    out.projected[19][3] = cache.link18_projected_inertia_f_x;
+    out.projected[19][5] = cache.link18_projected_inertia_f_z;
+    out.position_row[19][1] = link18_position_derivative_row_n_y;
+    out.position_row[19][3] = link18_position_derivative_row_f_x;
+    out.position_row[19][5] = link18_position_derivative_row_f_z;
+    out.position_column[19][1] = link18_position_derivative_column_n_y;
+    out.position_column[19][3] = link18_position_derivative_column_f_x;
+    out.position_column[19][5] = link18_position_derivative_column_f_z;
+    out.coriolis_row[19][1] = link18_coriolis_row_n_y;
+    out.coriolis_row[19][3] = link18_coriolis_row_f_x;
+    out.coriolis_row[19][5] = link18_coriolis_row_f_z;
+    out.coriolis_column[19][1] = link18_coriolis_column_n_y;
+    out.coriolis_column[19][3] = link18_coriolis_column_f_x;
+    out.coriolis_column[19][5] = link18_coriolis_column_f_z;
+    out.subspace[20][1] = (-1.0);
+    out.subspace[20][3] = cache.link19_position_z;
+    out.subspace[20][5] = cache.link19_subspace_v_z;
+    out.rate[20][3] = link19_subspace_rate_v_x;
+    out.rate[20][5] = link19_subspace_rate_v_z;
+    out.shift[20][3] = link19_acceleration_shift_v_x;
+    out.shift[20][5] = link19_acceleration_shift_v_z;
+    out.projected[20][1] = link19_projected_inertia_n_y;
+    out.projected[20][3] = cache.link19_projected_inertia_f_x;
+    out.projected[20][5] = cache.link19_projected_inertia_f_z;
+    out.position_row[20][1] = link19_position_derivative_row_n_y;
+    out.position_row[20][3] = link19_position_derivative_row_f_x;
+    out.position_row[20][5] = link19_position_derivative_row_f_z;
+    out.position_column[20][1] = link19_position_derivative_column_n_y;
+    out.position_column[20][3] = link19_position_derivative_column_f_x;
+    out.position_column[20][5] = link19_position_derivative_column_f_z;
+    out.coriolis_row[20][1] = link19_coriolis_row_n_y;
+    out.coriolis_row[20][3] = link19_coriolis_row_f_x;
+    out.coriolis_row[20][5] = link19_coriolis_row_f_z;
+    out.coriolis_column[20][1] = link19_coriolis_column_n_y;
+    out.coriolis_column[20][3] = link19_coriolis_column_f_x;
+    out.coriolis_column[20][5] = link19_coriolis_column_f_z;
+    out.subspace[21][1] = (-1.0);
+    out.subspace[21][3] = cache.link20_position_z;
+    out.subspace[21][5] = cache.link20_subspace_v_z;
+    out.rate[21][3] = link20_subspace_rate_v_x;
+    out.rate[21][5] = link20_subspace_rate_v_z;
+    out.shift[21][3] = link20_acceleration_shift_v_x;
+    out.shift[21][5] = link20_acceleration_shift_v_z;
+    out.projected[21][1] = link20_projected_inertia_n_y;
+    out.projected[21][3] = cache.link20_projected_inertia_f_x;
+    out.projected[21][5] = link20_articulated_subspace_f_z;
+    out.position_row[21][1] = link20_position_derivative_row_n_y;
+    out.position_row[21][3] = link20_position_derivative_row_f_x;
+    out.position_row[21][5] = link20_position_derivative_row_f_z;
+    out.position_column[21][1] = link20_position_derivative_column_n_y;
+    out.position_column[21][3] = link20_position_derivative_column_f_x;
+    out.position_column[21][5] = link20_position_derivative_column_f_z;
+    out.coriolis_row[21][1] = link20_coriolis_row_n_y;
+    out.coriolis_row[21][3] = link20_coriolis_row_f_x;
+    out.coriolis_row[21][5] = link20_coriolis_row_f_z;
+    out.coriolis_column[21][1] = link20_coriolis_column_n_y;
+    out.coriolis_column[21][3] = link20_coriolis_column_f_x;
+    out.coriolis_column[21][5] = link20_coriolis_column_f_z;
+}
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations, row i being ID_i: `position` = dID/dq and
+/// `velocity` = dID/dqd = 2 C(q, qd), the products of
+/// [`inverse_dynamics_factors_into`]'s factors.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    let mut factors = softgen_runtime::InverseDynamicsFactors::default();
+    inverse_dynamics_factors_into(q, qd, qdd, p, cache, &mut factors);
+    factors.assemble_into(position, velocity);
 }
 /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
 /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
@@ -20155,6 +17660,17 @@ impl Model<DOF, CONTACTS> for SnakeLinks20 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         articulated_factor_into(q, qd, tau, p, k, factor, out)
+    }
+    const INVERSE_DYNAMICS_FACTORS: bool = true;
+    fn inverse_dynamics_factors_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+    ) {
+        inverse_dynamics_factors_into(q, qd, qdd, p, k, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

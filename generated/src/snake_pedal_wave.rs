@@ -2239,11 +2239,635 @@ pub fn articulated_factor_into(
     factor.inverse_pivot[7] = link6_inverse_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The factors of the inverse dynamics' partial derivatives at the
+/// given accelerations, per joint: dID/dq by the analytical
+/// derivatives of Newton-Euler (Carpentier and Mansard 2018) over the
+/// composite quantities and dID/dqd = 2 C(q, qd), each entry two
+/// 6-vector products of these
+/// ([`softgen_runtime::InverseDynamicsFactors`]).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_factors_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+) {
+    *out = softgen_runtime::InverseDynamicsFactors::default();
+    out.coordinate = [0, 1, 2, 3, 4, 5, 6, 7];
+    out.parent = [None, Some(0), Some(1), Some(2), Some(3), Some(4), Some(5), Some(6)];
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let base_angle_velocity_v_z = qd[2] * cache.base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + cache.link2_subspace_v_z * qd[3];
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * cache.link2_inertia_h_x;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * cache.link3_subspace_v_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - cache.link3_inertia_h_x * link3_velocity_w_y;
+    let link4_velocity_v_z = qd[5] * cache.link4_subspace_v_z + link3_velocity_v_z;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * cache.link4_inertia_h_x;
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * cache.link5_subspace_v_z;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * cache.link5_inertia_h_x;
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * cache.link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - cache.link6_inertia_h_x * link6_velocity_w_y;
+    let link5_composite_momentum_f_z = link5_momentum_f_z + link6_momentum_f_z;
+    let link4_composite_momentum_f_z = link4_momentum_f_z + link5_composite_momentum_f_z;
+    let link3_composite_momentum_f_z = link3_momentum_f_z + link4_composite_momentum_f_z;
+    let link2_composite_momentum_f_z = link2_momentum_f_z + link3_composite_momentum_f_z;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * cache.link1_inertia_h_x;
+    let link1_composite_momentum_f_z = link2_composite_momentum_f_z + link1_momentum_f_z;
+    let t0 = link2_velocity_v_z - link2_velocity_w_y * cache.link2_com_x;
+    let t1 = link3_velocity_v_z - cache.link3_com_x * link3_velocity_w_y;
+    let t2 = link5_velocity_v_z - cache.link5_com_x * link5_velocity_w_y;
+    let t3 = link6_velocity_v_z - link6_velocity_w_y * cache.link6_com_x;
+    let link6_composite_rate_hd_z = t3 * p.link_mass;
+    let link5_composite_rate_hd_z = t2 * p.link_mass + link6_composite_rate_hd_z;
+    let t4 = link4_velocity_v_z - link4_velocity_w_y * cache.link4_com_x;
+    let link4_composite_rate_hd_z = link5_composite_rate_hd_z + t4 * p.link_mass;
+    let link3_composite_rate_hd_z = p.link_mass * t1 + link4_composite_rate_hd_z;
+    let link2_composite_rate_hd_z = t0 * p.link_mass + link3_composite_rate_hd_z;
+    let t5 = base_angle_velocity_v_z - base_angle_velocity_w_y * cache.link1_com_x;
+    let link1_composite_rate_hd_z = link2_composite_rate_hd_z + t5 * p.link_mass;
+    let base_x_position_derivative_row_n_y = link1_composite_momentum_f_z
+        + link1_composite_rate_hd_z;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = cache.link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + cache.link2_inertia_h_z * link2_velocity_w_y;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_acceleration_v_z = qdd[2] * cache.base_angle_subspace_v_z + qdd[1]
+        + base_angle_bias_v_z;
+    let link2_subspace_rate_v_z = -cache.link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link2_acceleration_v_z = base_angle_acceleration_v_z
+        + link2_subspace_rate_v_z * qd[3] + cache.link2_subspace_v_z * qdd[3];
+    let base_angle_acceleration_w_y = -qdd[2];
+    let link2_acceleration_w_y = base_angle_acceleration_w_y - qdd[3];
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * cache.link3_position_z;
+    let link3_acceleration_v_z = qd[4] * link3_subspace_rate_v_z
+        + qdd[4] * cache.link3_subspace_v_z + link2_acceleration_v_z;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * cache.link3_position_z;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - cache.link4_position_z * link3_velocity_w_y;
+    let link4_acceleration_v_z = qdd[5] * cache.link4_subspace_v_z
+        + link3_acceleration_v_z + link4_subspace_rate_v_z * qd[5];
+    let link3_acceleration_w_y = link2_acceleration_w_y - qdd[4];
+    let link4_acceleration_w_y = link3_acceleration_w_y - qdd[5];
+    let link5_acceleration_w_y = link4_acceleration_w_y - qdd[6];
+    let link4_velocity_v_x = link3_velocity_v_x + cache.link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * cache.link5_position_z + link4_velocity_v_x;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * cache.link6_position_z;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * cache.link5_position_z
+        - link4_velocity_v_x;
+    let link5_acceleration_v_z = qdd[6] * cache.link5_subspace_v_z
+        + qd[6] * link5_subspace_rate_v_z + link4_acceleration_v_z;
+    let link6_acceleration_v_z = qd[7] * link6_subspace_rate_v_z + link5_acceleration_v_z
+        + cache.link6_subspace_v_z * qdd[7];
+    let link6_acceleration_w_y = link5_acceleration_w_y - qdd[7];
+    let link6_velocity_v_x = qd[7] * cache.link6_position_z + link5_velocity_v_x;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + cache.link6_inertia_h_z * link6_velocity_w_y;
+    let link6_articulated_bias_f_z = -(link6_momentum_f_x * link6_velocity_w_y);
+    let link6_composite_force_f_z = link6_acceleration_v_z * p.link_mass
+        + link6_articulated_bias_f_z - link6_acceleration_w_y * cache.link6_inertia_h_x;
+    let link5_momentum_f_x = link5_velocity_w_y * cache.link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_composite_force_f_z = link6_composite_force_f_z
+        + link5_acceleration_v_z * p.link_mass
+        - link5_acceleration_w_y * cache.link5_inertia_h_x
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * cache.link4_inertia_h_z;
+    let link4_composite_force_f_z = p.link_mass * link4_acceleration_v_z
+        + link5_composite_force_f_z - cache.link4_inertia_h_x * link4_acceleration_w_y
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + cache.link3_inertia_h_z * link3_velocity_w_y;
+    let link3_composite_force_f_z = p.link_mass * link3_acceleration_v_z
+        + link4_composite_force_f_z - cache.link3_inertia_h_x * link3_acceleration_w_y
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link2_composite_force_f_z = p.link_mass * link2_acceleration_v_z
+        + link3_composite_force_f_z - link2_velocity_w_y * link2_momentum_f_x
+        - cache.link2_inertia_h_x * link2_acceleration_w_y;
+    let link1_momentum_f_x = base_angle_velocity_w_y * cache.link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_composite_force_f_z = link2_composite_force_f_z
+        + base_angle_acceleration_v_z * p.link_mass
+        - base_angle_velocity_w_y * link1_momentum_f_x
+        - cache.link1_inertia_h_x * base_angle_acceleration_w_y;
+    let t6 = p.gravity * cache.link1_composite_inertia_m + link1_composite_force_f_z;
+    let base_x_position_derivative_column_n_y = -t6;
+    let base_x_coriolis_row_n_y = 0.5 * base_x_position_derivative_row_n_y;
+    let t7 = -link1_composite_momentum_f_z;
+    let base_x_coriolis_column_n_y = 0.5 * (t7 + link1_composite_rate_hd_z);
+    let link5_composite_momentum_f_x = link5_momentum_f_x + link6_momentum_f_x;
+    let link4_composite_momentum_f_x = link4_momentum_f_x + link5_composite_momentum_f_x;
+    let link3_composite_momentum_f_x = link4_composite_momentum_f_x + link3_momentum_f_x;
+    let link2_composite_momentum_f_x = link3_composite_momentum_f_x + link2_momentum_f_x;
+    let link1_composite_momentum_f_x = link2_composite_momentum_f_x + link1_momentum_f_x;
+    let t8 = -link1_composite_momentum_f_x;
+    let t9 = cache.link1_com_z * base_angle_velocity_w_y + base_angle_velocity_v_x;
+    let t10 = link5_velocity_v_x + link5_velocity_w_y * cache.link5_com_z;
+    let t11 = cache.link6_com_z * link6_velocity_w_y + link6_velocity_v_x;
+    let link6_composite_rate_hd_x = p.link_mass * t11;
+    let link5_composite_rate_hd_x = t10 * p.link_mass + link6_composite_rate_hd_x;
+    let t12 = link4_velocity_w_y * cache.link4_com_z + link4_velocity_v_x;
+    let link4_composite_rate_hd_x = link5_composite_rate_hd_x + t12 * p.link_mass;
+    let t13 = link3_velocity_v_x + cache.link3_com_z * link3_velocity_w_y;
+    let link3_composite_rate_hd_x = link4_composite_rate_hd_x + t13 * p.link_mass;
+    let t14 = link2_velocity_v_x + link2_velocity_w_y * cache.link2_com_z;
+    let link2_composite_rate_hd_x = link3_composite_rate_hd_x + t14 * p.link_mass;
+    let link1_composite_rate_hd_x = p.link_mass * t9 + link2_composite_rate_hd_x;
+    let t15 = -link1_composite_rate_hd_x;
+    let base_z_position_derivative_row_n_y = t8 + t15;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * cache.link3_subspace_v_z;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + cache.link2_subspace_v_z * base_angle_velocity_w_y;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let link2_acceleration_v_x = link2_subspace_rate_v_x * qd[3]
+        + cache.link2_position_z * qdd[3] + base_angle_acceleration_v_x;
+    let link3_acceleration_v_x = qd[4] * link3_subspace_rate_v_x + link2_acceleration_v_x
+        + qdd[4] * cache.link3_position_z;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * cache.link5_subspace_v_z;
+    let link4_subspace_rate_v_x = cache.link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_acceleration_v_x = link3_acceleration_v_x + cache.link4_position_z * qdd[5]
+        + qd[5] * link4_subspace_rate_v_x;
+    let link5_acceleration_v_x = qd[6] * link5_subspace_rate_v_x + link4_acceleration_v_x
+        + cache.link5_position_z * qdd[6];
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + cache.link6_subspace_v_z * link5_velocity_w_y;
+    let link6_acceleration_v_x = cache.link6_position_z * qdd[7]
+        + qd[7] * link6_subspace_rate_v_x + link5_acceleration_v_x;
+    let link6_articulated_bias_f_x = link6_momentum_f_z * link6_velocity_w_y;
+    let link6_composite_force_f_x = link6_acceleration_v_x * p.link_mass
+        + link6_articulated_bias_f_x + link6_acceleration_w_y * cache.link6_inertia_h_z;
+    let link5_composite_force_f_x = link5_acceleration_v_x * p.link_mass
+        + link5_acceleration_w_y * cache.link5_inertia_h_z + link6_composite_force_f_x
+        + link5_velocity_w_y * link5_momentum_f_z;
+    let link4_composite_force_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + cache.link4_inertia_h_z * link4_acceleration_w_y + link5_composite_force_f_x
+        + p.link_mass * link4_acceleration_v_x;
+    let link3_composite_force_f_x = link3_acceleration_v_x * p.link_mass
+        + link4_composite_force_f_x + cache.link3_inertia_h_z * link3_acceleration_w_y
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link2_composite_force_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + cache.link2_inertia_h_z * link2_acceleration_w_y + link3_composite_force_f_x
+        + link2_acceleration_v_x * p.link_mass;
+    let link1_composite_force_f_x = cache.link1_inertia_h_z * base_angle_acceleration_w_y
+        + link2_composite_force_f_x + base_angle_velocity_w_y * link1_momentum_f_z
+        + base_angle_acceleration_v_x * p.link_mass;
+    let base_z_coriolis_row_n_y = 0.5 * base_z_position_derivative_row_n_y;
+    let base_z_coriolis_column_n_y = 0.5 * (link1_composite_momentum_f_x + t15);
+    let base_angle_acceleration_shift_v_x = p.gravity + qdd[1];
+    let base_angle_acceleration_shift_v_z = -qdd[0];
+    let link5_composite_inertia_i_11 = cache.link5_inertia_i_11
+        + cache.link6_inertia_i_11;
+    let link4_composite_inertia_i_11 = cache.link4_inertia_i_11
+        + link5_composite_inertia_i_11;
+    let link3_composite_inertia_i_11 = link4_composite_inertia_i_11
+        + cache.link3_inertia_i_11;
+    let link2_composite_inertia_i_11 = link3_composite_inertia_i_11
+        + cache.link2_inertia_i_11;
+    let link1_composite_inertia_i_11 = cache.link1_inertia_i_11
+        + link2_composite_inertia_i_11;
+    let base_angle_projected_inertia_n_y = q[1] * cache.link1_composite_inertia_h_z
+        - cache.base_angle_subspace_v_z * cache.link1_composite_inertia_h_x
+        - link1_composite_inertia_i_11;
+    let t16 = -(cache.base_angle_subspace_v_z * link1_composite_rate_hd_x);
+    let link6_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t3 * cache.link6_com_z + t11 * cache.link6_com_x);
+    let link5_composite_rate_id_11 = 2.0
+        * (cache.link5_com_x * t10 + t2 * cache.link5_com_z) * p.link_mass
+        + link6_composite_rate_id_11;
+    let link4_composite_rate_id_11 = 2.0 * p.link_mass
+        * (t4 * cache.link4_com_z + t12 * cache.link4_com_x)
+        + link5_composite_rate_id_11;
+    let link3_composite_rate_id_11 = 2.0
+        * (cache.link3_com_x * t13 + cache.link3_com_z * t1) * p.link_mass
+        + link4_composite_rate_id_11;
+    let link2_composite_rate_id_11 = 2.0
+        * (t14 * cache.link2_com_x + t0 * cache.link2_com_z) * p.link_mass
+        + link3_composite_rate_id_11;
+    let link1_composite_rate_id_11 = link2_composite_rate_id_11
+        + 2.0 * p.link_mass * (cache.link1_com_x * t9 + cache.link1_com_z * t5);
+    let t17 = -link1_composite_rate_id_11;
+    let t18 = q[1] * link1_composite_rate_hd_z;
+    let t19 = cache.base_angle_subspace_v_z * link1_composite_momentum_f_x;
+    let t20 = -(q[1] * link1_composite_momentum_f_z);
+    let base_angle_position_derivative_row_n_y = t16 + t17 + t18 - (t19 + t20);
+    let t21 = -link1_composite_rate_hd_z;
+    let base_angle_position_derivative_row_f_x = link1_composite_momentum_f_z + t21;
+    let base_angle_position_derivative_row_f_z = t8 + link1_composite_rate_hd_x;
+    let base_angle_position_derivative_column_n_y = base_angle_subspace_rate_v_z
+        * link1_composite_momentum_f_x + link1_composite_rate_hd_z * qd[1]
+        + cache.base_angle_subspace_v_z * link1_composite_force_f_x
+        + base_angle_acceleration_shift_v_x * cache.link1_composite_inertia_h_z
+        - base_angle_acceleration_shift_v_z * cache.link1_composite_inertia_h_x
+        - base_angle_subspace_rate_v_z * link1_composite_rate_hd_x - q[1] * t6
+        - link1_composite_momentum_f_z * qd[1];
+    let base_angle_position_derivative_column_f_x = base_angle_acceleration_shift_v_x
+        * cache.link1_composite_inertia_m + base_x_position_derivative_column_n_y;
+    let base_angle_position_derivative_column_f_z = base_angle_acceleration_shift_v_z
+        * cache.link1_composite_inertia_m + link1_composite_force_f_x;
+    let base_angle_coriolis_row_n_y = 0.5 * base_angle_position_derivative_row_n_y;
+    let base_angle_coriolis_row_f_x = 0.5 * base_angle_position_derivative_row_f_x;
+    let base_angle_coriolis_row_f_z = 0.5 * base_angle_position_derivative_row_f_z;
+    let base_angle_coriolis_column_n_y = 0.5 * (t16 + t19 + t20 + t17 + t18)
+        + cache.link1_composite_inertia_h_z * qd[1]
+        - base_angle_subspace_rate_v_z * cache.link1_composite_inertia_h_x;
+    let base_angle_coriolis_column_f_x = 0.5 * (t7 + t21)
+        + cache.link1_composite_inertia_m * qd[1];
+    let base_angle_coriolis_column_f_z = base_angle_subspace_rate_v_z
+        * cache.link1_composite_inertia_m
+        + 0.5 * (link1_composite_rate_hd_x + link1_composite_momentum_f_x);
+    let link2_acceleration_shift_v_x = -(-(base_angle_acceleration_v_z + p.gravity)
+        - cache.link2_subspace_v_z * base_angle_acceleration_w_y
+        - link2_subspace_rate_v_z * base_angle_velocity_w_y);
+    let link2_acceleration_shift_v_z = -(base_angle_acceleration_v_x
+        + cache.link2_position_z * base_angle_acceleration_w_y
+        + link2_subspace_rate_v_x * base_angle_velocity_w_y);
+    let link2_projected_inertia_n_y = cache.link2_composite_inertia_h_z
+        * cache.link2_position_z
+        - cache.link2_subspace_v_z * cache.link2_composite_inertia_h_x
+        - link2_composite_inertia_i_11;
+    let t22 = -(cache.link2_subspace_v_z * link2_composite_rate_hd_x);
+    let t23 = link2_composite_rate_hd_z * cache.link2_position_z;
+    let t24 = cache.link2_subspace_v_z * link2_composite_momentum_f_x;
+    let t25 = -(cache.link2_position_z * link2_composite_momentum_f_z);
+    let t26 = -link2_composite_rate_id_11;
+    let link2_position_derivative_row_n_y = t22 + t23 + t26 - (t24 + t25);
+    let t27 = -link2_composite_rate_hd_z;
+    let link2_position_derivative_row_f_x = link2_composite_momentum_f_z + t27;
+    let link2_position_derivative_row_f_z = link2_composite_rate_hd_x
+        - link2_composite_momentum_f_x;
+    let t28 = link2_composite_force_f_z + cache.link2_composite_inertia_m * p.gravity;
+    let link2_position_derivative_column_n_y = cache.link2_composite_inertia_h_z
+        * link2_acceleration_shift_v_x
+        + link2_subspace_rate_v_x * link2_composite_rate_hd_z
+        + link2_subspace_rate_v_z * link2_composite_momentum_f_x
+        + cache.link2_subspace_v_z * link2_composite_force_f_x
+        - link2_subspace_rate_v_x * link2_composite_momentum_f_z
+        - cache.link2_position_z * t28
+        - link2_acceleration_shift_v_z * cache.link2_composite_inertia_h_x
+        - link2_subspace_rate_v_z * link2_composite_rate_hd_x;
+    let link2_position_derivative_column_f_x = cache.link2_composite_inertia_m
+        * link2_acceleration_shift_v_x - t28;
+    let link2_position_derivative_column_f_z = link2_composite_force_f_x
+        + link2_acceleration_shift_v_z * cache.link2_composite_inertia_m;
+    let link2_coriolis_row_n_y = 0.5 * link2_position_derivative_row_n_y;
+    let link2_coriolis_row_f_x = 0.5 * link2_position_derivative_row_f_x;
+    let link2_coriolis_row_f_z = 0.5 * link2_position_derivative_row_f_z;
+    let link2_coriolis_column_n_y = link2_subspace_rate_v_x
+        * cache.link2_composite_inertia_h_z + 0.5 * (t24 + t22 + t23 + t25 + t26)
+        - link2_subspace_rate_v_z * cache.link2_composite_inertia_h_x;
+    let link2_coriolis_column_f_x = link2_subspace_rate_v_x
+        * cache.link2_composite_inertia_m + 0.5 * (t27 - link2_composite_momentum_f_z);
+    let link2_coriolis_column_f_z = 0.5
+        * (link2_composite_momentum_f_x + link2_composite_rate_hd_x)
+        + link2_subspace_rate_v_z * cache.link2_composite_inertia_m;
+    let link3_acceleration_shift_v_x = -(-link2_acceleration_w_y
+        * cache.link3_subspace_v_z - link2_velocity_w_y * link3_subspace_rate_v_z
+        - (p.gravity + link2_acceleration_v_z));
+    let link3_acceleration_shift_v_z = -(cache.link3_position_z * link2_acceleration_w_y
+        + link2_acceleration_v_x + link2_velocity_w_y * link3_subspace_rate_v_x);
+    let link3_projected_inertia_n_y = cache.link3_position_z
+        * cache.link3_composite_inertia_h_z
+        - cache.link3_composite_inertia_h_x * cache.link3_subspace_v_z
+        - link3_composite_inertia_i_11;
+    let t29 = -link3_composite_rate_id_11;
+    let t30 = link3_composite_momentum_f_x * cache.link3_subspace_v_z;
+    let t31 = -(cache.link3_position_z * link3_composite_momentum_f_z);
+    let t32 = -(link3_composite_rate_hd_x * cache.link3_subspace_v_z);
+    let t33 = cache.link3_position_z * link3_composite_rate_hd_z;
+    let link3_position_derivative_row_n_y = t29 + t32 + t33 - (t30 + t31);
+    let t34 = -link3_composite_rate_hd_z;
+    let link3_position_derivative_row_f_x = t34 + link3_composite_momentum_f_z;
+    let link3_position_derivative_row_f_z = link3_composite_rate_hd_x
+        - link3_composite_momentum_f_x;
+    let t35 = link3_composite_force_f_z + p.gravity * cache.link3_composite_inertia_m;
+    let link3_position_derivative_column_n_y = link3_composite_rate_hd_z
+        * link3_subspace_rate_v_x
+        + link3_composite_momentum_f_x * link3_subspace_rate_v_z
+        + link3_composite_force_f_x * cache.link3_subspace_v_z
+        + link3_acceleration_shift_v_x * cache.link3_composite_inertia_h_z
+        - link3_composite_rate_hd_x * link3_subspace_rate_v_z
+        - cache.link3_position_z * t35
+        - link3_composite_momentum_f_z * link3_subspace_rate_v_x
+        - link3_acceleration_shift_v_z * cache.link3_composite_inertia_h_x;
+    let link3_position_derivative_column_f_x = link3_acceleration_shift_v_x
+        * cache.link3_composite_inertia_m - t35;
+    let link3_position_derivative_column_f_z = link3_composite_force_f_x
+        + link3_acceleration_shift_v_z * cache.link3_composite_inertia_m;
+    let link3_coriolis_row_n_y = 0.5 * link3_position_derivative_row_n_y;
+    let link3_coriolis_row_f_x = 0.5 * link3_position_derivative_row_f_x;
+    let link3_coriolis_row_f_z = 0.5 * link3_position_derivative_row_f_z;
+    let link3_coriolis_column_n_y = 0.5 * (t30 + t29 + t31 + t32 + t33)
+        + cache.link3_composite_inertia_h_z * link3_subspace_rate_v_x
+        - cache.link3_composite_inertia_h_x * link3_subspace_rate_v_z;
+    let link3_coriolis_column_f_x = 0.5 * (t34 - link3_composite_momentum_f_z)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_x;
+    let link3_coriolis_column_f_z = 0.5
+        * (link3_composite_momentum_f_x + link3_composite_rate_hd_x)
+        + cache.link3_composite_inertia_m * link3_subspace_rate_v_z;
+    let link4_acceleration_shift_v_x = -(-cache.link4_subspace_v_z
+        * link3_acceleration_w_y - (p.gravity + link3_acceleration_v_z)
+        - link4_subspace_rate_v_z * link3_velocity_w_y);
+    let link4_acceleration_shift_v_z = -(link3_acceleration_v_x
+        + link4_subspace_rate_v_x * link3_velocity_w_y
+        + cache.link4_position_z * link3_acceleration_w_y);
+    let link4_projected_inertia_n_y = cache.link4_position_z
+        * cache.link4_composite_inertia_h_z - link4_composite_inertia_i_11
+        - cache.link4_composite_inertia_h_x * cache.link4_subspace_v_z;
+    let t36 = -link4_composite_rate_id_11;
+    let t37 = cache.link4_position_z * link4_composite_rate_hd_z;
+    let t38 = -(cache.link4_position_z * link4_composite_momentum_f_z);
+    let t39 = link4_composite_momentum_f_x * cache.link4_subspace_v_z;
+    let t40 = -(link4_composite_rate_hd_x * cache.link4_subspace_v_z);
+    let link4_position_derivative_row_n_y = t36 + t37 + t40 - (t38 + t39);
+    let t41 = -link4_composite_rate_hd_z;
+    let link4_position_derivative_row_f_x = t41 + link4_composite_momentum_f_z;
+    let link4_position_derivative_row_f_z = link4_composite_rate_hd_x
+        - link4_composite_momentum_f_x;
+    let t42 = p.gravity * cache.link4_composite_inertia_m + link4_composite_force_f_z;
+    let link4_position_derivative_column_n_y = link4_composite_rate_hd_z
+        * link4_subspace_rate_v_x + link4_composite_force_f_x * cache.link4_subspace_v_z
+        + cache.link4_composite_inertia_h_z * link4_acceleration_shift_v_x
+        + link4_composite_momentum_f_x * link4_subspace_rate_v_z
+        - link4_subspace_rate_v_z * link4_composite_rate_hd_x
+        - link4_subspace_rate_v_x * link4_composite_momentum_f_z
+        - cache.link4_position_z * t42
+        - cache.link4_composite_inertia_h_x * link4_acceleration_shift_v_z;
+    let link4_position_derivative_column_f_x = link4_acceleration_shift_v_x
+        * cache.link4_composite_inertia_m - t42;
+    let link4_position_derivative_column_f_z = link4_composite_force_f_x
+        + link4_acceleration_shift_v_z * cache.link4_composite_inertia_m;
+    let link4_coriolis_row_n_y = 0.5 * link4_position_derivative_row_n_y;
+    let link4_coriolis_row_f_x = 0.5 * link4_position_derivative_row_f_x;
+    let link4_coriolis_row_f_z = 0.5 * link4_position_derivative_row_f_z;
+    let link4_coriolis_column_n_y = cache.link4_composite_inertia_h_z
+        * link4_subspace_rate_v_x + 0.5 * (t38 + t36 + t37 + t39 + t40)
+        - cache.link4_composite_inertia_h_x * link4_subspace_rate_v_z;
+    let link4_coriolis_column_f_x = 0.5 * (t41 - link4_composite_momentum_f_z)
+        + link4_subspace_rate_v_x * cache.link4_composite_inertia_m;
+    let link4_coriolis_column_f_z = link4_subspace_rate_v_z
+        * cache.link4_composite_inertia_m
+        + 0.5 * (link4_composite_momentum_f_x + link4_composite_rate_hd_x);
+    let link5_acceleration_shift_v_x = -(-cache.link5_subspace_v_z
+        * link4_acceleration_w_y - (p.gravity + link4_acceleration_v_z)
+        - link4_velocity_w_y * link5_subspace_rate_v_z);
+    let link5_acceleration_shift_v_z = -(link4_acceleration_v_x
+        + cache.link5_position_z * link4_acceleration_w_y
+        + link4_velocity_w_y * link5_subspace_rate_v_x);
+    let link5_projected_inertia_n_y = cache.link5_position_z
+        * cache.link5_composite_inertia_h_z
+        - cache.link5_composite_inertia_h_x * cache.link5_subspace_v_z
+        - link5_composite_inertia_i_11;
+    let t43 = link5_composite_rate_hd_z * cache.link5_position_z;
+    let t44 = -(link5_composite_rate_hd_x * cache.link5_subspace_v_z);
+    let t45 = cache.link5_subspace_v_z * link5_composite_momentum_f_x;
+    let t46 = -(link5_composite_momentum_f_z * cache.link5_position_z);
+    let t47 = -link5_composite_rate_id_11;
+    let link5_position_derivative_row_n_y = t43 + t44 + t47 - (t45 + t46);
+    let t48 = -link5_composite_rate_hd_z;
+    let link5_position_derivative_row_f_x = link5_composite_momentum_f_z + t48;
+    let link5_position_derivative_row_f_z = link5_composite_rate_hd_x
+        - link5_composite_momentum_f_x;
+    let t49 = link5_composite_force_f_z + cache.link5_composite_inertia_m * p.gravity;
+    let link5_position_derivative_column_n_y = link5_subspace_rate_v_z
+        * link5_composite_momentum_f_x
+        + link5_composite_rate_hd_z * link5_subspace_rate_v_x
+        + link5_acceleration_shift_v_x * cache.link5_composite_inertia_h_z
+        + cache.link5_subspace_v_z * link5_composite_force_f_x
+        - link5_composite_rate_hd_x * link5_subspace_rate_v_z
+        - link5_acceleration_shift_v_z * cache.link5_composite_inertia_h_x
+        - link5_composite_momentum_f_z * link5_subspace_rate_v_x
+        - cache.link5_position_z * t49;
+    let link5_position_derivative_column_f_x = cache.link5_composite_inertia_m
+        * link5_acceleration_shift_v_x - t49;
+    let link5_position_derivative_column_f_z = link5_acceleration_shift_v_z
+        * cache.link5_composite_inertia_m + link5_composite_force_f_x;
+    let link5_coriolis_row_n_y = 0.5 * link5_position_derivative_row_n_y;
+    let link5_coriolis_row_f_x = 0.5 * link5_position_derivative_row_f_x;
+    let link5_coriolis_row_f_z = 0.5 * link5_position_derivative_row_f_z;
+    let link5_coriolis_column_n_y = link5_subspace_rate_v_x
+        * cache.link5_composite_inertia_h_z + 0.5 * (t45 + t43 + t46 + t44 + t47)
+        - cache.link5_composite_inertia_h_x * link5_subspace_rate_v_z;
+    let link5_coriolis_column_f_x = 0.5 * (t48 - link5_composite_momentum_f_z)
+        + cache.link5_composite_inertia_m * link5_subspace_rate_v_x;
+    let link5_coriolis_column_f_z = cache.link5_composite_inertia_m
+        * link5_subspace_rate_v_z
+        + 0.5 * (link5_composite_rate_hd_x + link5_composite_momentum_f_x);
+    let link6_acceleration_shift_v_x = -(-link5_velocity_w_y * link6_subspace_rate_v_z
+        - link5_acceleration_w_y * cache.link6_subspace_v_z
+        - (link5_acceleration_v_z + p.gravity));
+    let link6_acceleration_shift_v_z = -(link5_velocity_w_y * link6_subspace_rate_v_x
+        + link5_acceleration_v_x + link5_acceleration_w_y * cache.link6_position_z);
+    let link6_projected_inertia_n_y = cache.link6_position_z * cache.link6_inertia_h_z
+        - cache.link6_inertia_i_11 - cache.link6_subspace_v_z * cache.link6_inertia_h_x;
+    let link6_articulated_15 = -cache.link6_inertia_h_x;
+    let link6_articulated_subspace_f_z = cache.link6_subspace_v_z * p.link_mass
+        - link6_articulated_15;
+    let t50 = -(cache.link6_subspace_v_z * link6_composite_rate_hd_x);
+    let t51 = -(cache.link6_position_z * link6_momentum_f_z);
+    let t52 = cache.link6_subspace_v_z * link6_momentum_f_x;
+    let t53 = cache.link6_position_z * link6_composite_rate_hd_z;
+    let t54 = -link6_composite_rate_id_11;
+    let link6_position_derivative_row_n_y = t50 + t53 + t54 - (t51 + t52);
+    let t55 = -link6_composite_rate_hd_z;
+    let link6_position_derivative_row_f_x = link6_momentum_f_z + t55;
+    let link6_position_derivative_row_f_z = link6_composite_rate_hd_x
+        - link6_momentum_f_x;
+    let t56 = p.gravity * p.link_mass + link6_composite_force_f_z;
+    let link6_position_derivative_column_n_y = link6_subspace_rate_v_x
+        * link6_composite_rate_hd_z + link6_subspace_rate_v_z * link6_momentum_f_x
+        + cache.link6_subspace_v_z * link6_composite_force_f_x
+        + link6_acceleration_shift_v_x * cache.link6_inertia_h_z
+        - cache.link6_inertia_h_x * link6_acceleration_shift_v_z
+        - link6_subspace_rate_v_z * link6_composite_rate_hd_x
+        - link6_momentum_f_z * link6_subspace_rate_v_x - cache.link6_position_z * t56;
+    let link6_position_derivative_column_f_x = link6_acceleration_shift_v_x * p.link_mass
+        - t56;
+    let link6_position_derivative_column_f_z = p.link_mass * link6_acceleration_shift_v_z
+        + link6_composite_force_f_x;
+    let link6_coriolis_row_n_y = 0.5 * link6_position_derivative_row_n_y;
+    let link6_coriolis_row_f_x = 0.5 * link6_position_derivative_row_f_x;
+    let link6_coriolis_row_f_z = 0.5 * link6_position_derivative_row_f_z;
+    let link6_coriolis_column_n_y = 0.5 * (t51 + t50 + t52 + t53 + t54)
+        + cache.link6_inertia_h_z * link6_subspace_rate_v_x
+        - link6_subspace_rate_v_z * cache.link6_inertia_h_x;
+    let link6_coriolis_column_f_x = p.link_mass * link6_subspace_rate_v_x
+        + 0.5 * (t55 - link6_momentum_f_z);
+    let link6_coriolis_column_f_z = link6_subspace_rate_v_z * p.link_mass
+        + 0.5 * (link6_momentum_f_x + link6_composite_rate_hd_x);
+    out.subspace[0][3] = 1.0;
+    out.projected[0][1] = cache.link1_composite_inertia_h_z;
+    out.projected[0][3] = cache.link1_composite_inertia_m;
+    out.position_row[0][1] = base_x_position_derivative_row_n_y;
+    out.position_column[0][1] = base_x_position_derivative_column_n_y;
+    out.coriolis_row[0][1] = base_x_coriolis_row_n_y;
+    out.coriolis_column[0][1] = base_x_coriolis_column_n_y;
+    out.subspace[1][5] = 1.0;
+    out.projected[1][1] = cache.base_z_projected_inertia_n_y;
+    out.projected[1][5] = cache.link1_composite_inertia_m;
+    out.position_row[1][1] = base_z_position_derivative_row_n_y;
+    out.position_column[1][1] = link1_composite_force_f_x;
+    out.coriolis_row[1][1] = base_z_coriolis_row_n_y;
+    out.coriolis_column[1][1] = base_z_coriolis_column_n_y;
+    out.subspace[2][1] = (-1.0);
+    out.subspace[2][3] = q[1];
+    out.subspace[2][5] = cache.base_angle_subspace_v_z;
+    out.rate[2][3] = qd[1];
+    out.rate[2][5] = base_angle_subspace_rate_v_z;
+    out.shift[2][3] = base_angle_acceleration_shift_v_x;
+    out.shift[2][5] = base_angle_acceleration_shift_v_z;
+    out.projected[2][1] = base_angle_projected_inertia_n_y;
+    out.projected[2][3] = cache.base_angle_projected_inertia_f_x;
+    out.projected[2][5] = cache.base_angle_projected_inertia_f_z;
+    out.position_row[2][1] = base_angle_position_derivative_row_n_y;
+    out.position_row[2][3] = base_angle_position_derivative_row_f_x;
+    out.position_row[2][5] = base_angle_position_derivative_row_f_z;
+    out.position_column[2][1] = base_angle_position_derivative_column_n_y;
+    out.position_column[2][3] = base_angle_position_derivative_column_f_x;
+    out.position_column[2][5] = base_angle_position_derivative_column_f_z;
+    out.coriolis_row[2][1] = base_angle_coriolis_row_n_y;
+    out.coriolis_row[2][3] = base_angle_coriolis_row_f_x;
+    out.coriolis_row[2][5] = base_angle_coriolis_row_f_z;
+    out.coriolis_column[2][1] = base_angle_coriolis_column_n_y;
+    out.coriolis_column[2][3] = base_angle_coriolis_column_f_x;
+    out.coriolis_column[2][5] = base_angle_coriolis_column_f_z;
+    out.subspace[3][1] = (-1.0);
+    out.subspace[3][3] = cache.link2_position_z;
+    out.subspace[3][5] = cache.link2_subspace_v_z;
+    out.rate[3][3] = link2_subspace_rate_v_x;
+    out.rate[3][5] = link2_subspace_rate_v_z;
+    out.shift[3][3] = link2_acceleration_shift_v_x;
+    out.shift[3][5] = link2_acceleration_shift_v_z;
+    out.projected[3][1] = link2_projected_inertia_n_y;
+    out.projected[3][3] = cache.link2_projected_inertia_f_x;
+    out.projected[3][5] = cache.link2_projected_inertia_f_z;
+    out.position_row[3][1] = link2_position_derivative_row_n_y;
+    out.position_row[3][3] = link2_position_derivative_row_f_x;
+    out.position_row[3][5] = link2_position_derivative_row_f_z;
+    out.position_column[3][1] = link2_position_derivative_column_n_y;
+    out.position_column[3][3] = link2_position_derivative_column_f_x;
+    out.position_column[3][5] = link2_position_derivative_column_f_z;
+    out.coriolis_row[3][1] = link2_coriolis_row_n_y;
+    out.coriolis_row[3][3] = link2_coriolis_row_f_x;
+    out.coriolis_row[3][5] = link2_coriolis_row_f_z;
+    out.coriolis_column[3][1] = link2_coriolis_column_n_y;
+    out.coriolis_column[3][3] = link2_coriolis_column_f_x;
+    out.coriolis_column[3][5] = link2_coriolis_column_f_z;
+    out.subspace[4][1] = (-1.0);
+    out.subspace[4][3] = cache.link3_position_z;
+    out.subspace[4][5] = cache.link3_subspace_v_z;
+    out.rate[4][3] = link3_subspace_rate_v_x;
+    out.rate[4][5] = link3_subspace_rate_v_z;
+    out.shift[4][3] = link3_acceleration_shift_v_x;
+    out.shift[4][5] = link3_acceleration_shift_v_z;
+    out.projected[4][1] = link3_projected_inertia_n_y;
+    out.projected[4][3] = cache.link3_projected_inertia_f_x;
+    out.projected[4][5] = cache.link3_projected_inertia_f_z;
+    out.position_row[4][1] = link3_position_derivative_row_n_y;
+    out.position_row[4][3] = link3_position_derivative_row_f_x;
+    out.position_row[4][5] = link3_position_derivative_row_f_z;
+    out.position_column[4][1] = link3_position_derivative_column_n_y;
+    out.position_column[4][3] = link3_position_derivative_column_f_x;
+    out.position_column[4][5] = link3_position_derivative_column_f_z;
+    out.coriolis_row[4][1] = link3_coriolis_row_n_y;
+    out.coriolis_row[4][3] = link3_coriolis_row_f_x;
+    out.coriolis_row[4][5] = link3_coriolis_row_f_z;
+    out.coriolis_column[4][1] = link3_coriolis_column_n_y;
+    out.coriolis_column[4][3] = link3_coriolis_column_f_x;
+    out.coriolis_column[4][5] = link3_coriolis_column_f_z;
+    out.subspace[5][1] = (-1.0);
+    out.subspace[5][3] = cache.link4_position_z;
+    out.subspace[5][5] = cache.link4_subspace_v_z;
+    out.rate[5][3] = link4_subspace_rate_v_x;
+    out.rate[5][5] = link4_subspace_rate_v_z;
+    out.shift[5][3] = link4_acceleration_shift_v_x;
+    out.shift[5][5] = link4_acceleration_shift_v_z;
+    out.projected[5][1] = link4_projected_inertia_n_y;
+    out.projected[5][3] = cache.link4_projected_inertia_f_x;
+    out.projected[5][5] = cache.link4_projected_inertia_f_z;
+    out.position_row[5][1] = link4_position_derivative_row_n_y;
+    out.position_row[5][3] = link4_position_derivative_row_f_x;
+    out.position_row[5][5] = link4_position_derivative_row_f_z;
+    out.position_column[5][1] = link4_position_derivative_column_n_y;
+    out.position_column[5][3] = link4_position_derivative_column_f_x;
+    out.position_column[5][5] = link4_position_derivative_column_f_z;
+    out.coriolis_row[5][1] = link4_coriolis_row_n_y;
+    out.coriolis_row[5][3] = link4_coriolis_row_f_x;
+    out.coriolis_row[5][5] = link4_coriolis_row_f_z;
+    out.coriolis_column[5][1] = link4_coriolis_column_n_y;
+    out.coriolis_column[5][3] = link4_coriolis_column_f_x;
+    out.coriolis_column[5][5] = link4_coriolis_column_f_z;
+    out.subspace[6][1] = (-1.0);
+    out.subspace[6][3] = cache.link5_position_z;
+    out.subspace[6][5] = cache.link5_subspace_v_z;
+    out.rate[6][3] = link5_subspace_rate_v_x;
+    out.rate[6][5] = link5_subspace_rate_v_z;
+    out.shift[6][3] = link5_acceleration_shift_v_x;
+    out.shift[6][5] = link5_acceleration_shift_v_z;
+    out.projected[6][1] = link5_projected_inertia_n_y;
+    out.projected[6][3] = cache.link5_projected_inertia_f_x;
+    out.projected[6][5] = cache.link5_projected_inertia_f_z;
+    out.position_row[6][1] = link5_position_derivative_row_n_y;
+    out.position_row[6][3] = link5_position_derivative_row_f_x;
+    out.position_row[6][5] = link5_position_derivative_row_f_z;
+    out.position_column[6][1] = link5_position_derivative_column_n_y;
+    out.position_column[6][3] = link5_position_derivative_column_f_x;
+    out.position_column[6][5] = link5_position_derivative_column_f_z;
+    out.coriolis_row[6][1] = link5_coriolis_row_n_y;
+    out.coriolis_row[6][3] = link5_coriolis_row_f_x;
+    out.coriolis_row[6][5] = link5_coriolis_row_f_z;
+    out.coriolis_column[6][1] = link5_coriolis_column_n_y;
+    out.coriolis_column[6][3] = link5_coriolis_column_f_x;
+    out.coriolis_column[6][5] = link5_coriolis_column_f_z;
+    out.subspace[7][1] = (-1.0);
+    out.subspace[7][3] = cache.link6_position_z;
+    out.subspace[7][5] = cache.link6_subspace_v_z;
+    out.rate[7][3] = link6_subspace_rate_v_x;
+    out.rate[7][5] = link6_subspace_rate_v_z;
+    out.shift[7][3] = link6_acceleration_shift_v_x;
+    out.shift[7][5] = link6_acceleration_shift_v_z;
+    out.projected[7][1] = link6_projected_inertia_n_y;
+    out.projected[7][3] = cache.link6_projected_inertia_f_x;
+    out.projected[7][5] = link6_articulated_subspace_f_z;
+    out.position_row[7][1] = link6_position_derivative_row_n_y;
+    out.position_row[7][3] = link6_position_derivative_row_f_x;
+    out.position_row[7][5] = link6_position_derivative_row_f_z;
+    out.position_column[7][1] = link6_position_derivative_column_n_y;
+    out.position_column[7][3] = link6_position_derivative_column_f_x;
+    out.position_column[7][5] = link6_position_derivative_column_f_z;
+    out.coriolis_row[7][1] = link6_coriolis_row_n_y;
+    out.coriolis_row[7][3] = link6_coriolis_row_f_x;
+    out.coriolis_row[7][5] = link6_coriolis_row_f_z;
+    out.coriolis_column[7][1] = link6_coriolis_column_n_y;
+    out.coriolis_column[7][3] = link6_coriolis_column_f_x;
+    out.coriolis_column[7][5] = link6_coriolis_column_f_z;
+}
 /// The partial derivatives of the inverse dynamics at the given
-/// accelerations, row i being ID_i: `position` = dID/dq by the
-/// analytical derivatives of Newton-Euler (Carpentier and Mansard
-/// 2018) over the composite quantities, two 6-vector products per
-/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+/// accelerations, row i being ID_i: `position` = dID/dq and
+/// `velocity` = dID/dqd = 2 C(q, qd), the products of
+/// [`inverse_dynamics_factors_into`]'s factors.
 #[inline]
 #[allow(unused_variables)]
 pub fn inverse_dynamics_derivatives_into(
@@ -2956,33 +3580,33 @@ pub fn inverse_dynamics_derivatives_into(
     velocity[(7, 0)] = 2.0 * link6_coriolis_row_f_x;
     velocity[(7, 1)] = 2.0 * link6_coriolis_row_f_z;
     velocity[(7, 2)] = 2.0
-        * (base_angle_subspace_rate_v_z * cache.link6_projected_inertia_f_z + t60
+        * (base_angle_subspace_rate_v_z * link6_articulated_subspace_f_z + t60
             + q[1] * link6_coriolis_row_f_x
             + link6_coriolis_row_f_z * cache.base_angle_subspace_v_z
             + cache.link6_projected_inertia_f_x * qd[1]);
     velocity[(7, 3)] = 2.0
         * (cache.link2_position_z * link6_coriolis_row_f_x + t60
+            + link2_subspace_rate_v_z * link6_articulated_subspace_f_z
             + link2_subspace_rate_v_x * cache.link6_projected_inertia_f_x
-            + link6_coriolis_row_f_z * cache.link2_subspace_v_z
-            + link2_subspace_rate_v_z * cache.link6_projected_inertia_f_z);
+            + link6_coriolis_row_f_z * cache.link2_subspace_v_z);
     velocity[(7, 4)] = 2.0
         * (cache.link3_position_z * link6_coriolis_row_f_x
             + cache.link6_projected_inertia_f_x * link3_subspace_rate_v_x + t60
-            + cache.link6_projected_inertia_f_z * link3_subspace_rate_v_z
-            + link6_coriolis_row_f_z * cache.link3_subspace_v_z);
+            + link6_coriolis_row_f_z * cache.link3_subspace_v_z
+            + link6_articulated_subspace_f_z * link3_subspace_rate_v_z);
     velocity[(7, 5)] = 2.0
-        * (t60 + link4_subspace_rate_v_z * cache.link6_projected_inertia_f_z
+        * (link4_subspace_rate_v_z * link6_articulated_subspace_f_z + t60
             + link4_subspace_rate_v_x * cache.link6_projected_inertia_f_x
             + link6_coriolis_row_f_z * cache.link4_subspace_v_z
             + cache.link4_position_z * link6_coriolis_row_f_x);
     velocity[(7, 6)] = 2.0
-        * (cache.link6_projected_inertia_f_z * link5_subspace_rate_v_z
-            + cache.link5_position_z * link6_coriolis_row_f_x
+        * (cache.link5_position_z * link6_coriolis_row_f_x
             + link6_coriolis_row_f_z * cache.link5_subspace_v_z + t60
-            + link5_subspace_rate_v_x * cache.link6_projected_inertia_f_x);
+            + link5_subspace_rate_v_x * cache.link6_projected_inertia_f_x
+            + link5_subspace_rate_v_z * link6_articulated_subspace_f_z);
     velocity[(7, 7)] = 2.0
         * (link6_coriolis_row_f_z * cache.link6_subspace_v_z + t60
-            + link6_subspace_rate_v_z * cache.link6_projected_inertia_f_z
+            + link6_subspace_rate_v_z * link6_articulated_subspace_f_z
             + cache.link6_position_z * link6_coriolis_row_f_x
             + link6_subspace_rate_v_x * cache.link6_projected_inertia_f_x);
 }
@@ -5047,6 +5671,17 @@ impl Model<DOF, CONTACTS> for SnakePedalWave {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         articulated_factor_into(q, qd, tau, p, k, factor, out)
+    }
+    const INVERSE_DYNAMICS_FACTORS: bool = true;
+    fn inverse_dynamics_factors_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+    ) {
+        inverse_dynamics_factors_into(q, qd, qdd, p, k, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

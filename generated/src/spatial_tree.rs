@@ -7296,11 +7296,2485 @@ pub fn articulated_factor_into(
     factor.inverse_pivot[9] = right_slider_inverse_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The factors of the inverse dynamics' partial derivatives at the
+/// given accelerations, per joint: dID/dq by the analytical
+/// derivatives of Newton-Euler (Carpentier and Mansard 2018) over the
+/// composite quantities and dID/dqd = 2 C(q, qd), each entry two
+/// 6-vector products of these
+/// ([`softgen_runtime::InverseDynamicsFactors`]).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_factors_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+) {
+    *out = softgen_runtime::InverseDynamicsFactors::default();
+    out.coordinate = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+    out.parent = [
+        None,
+        Some(0),
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(4),
+        Some(5),
+        Some(5),
+        Some(6),
+        Some(7),
+    ];
+    let base_pitch_velocity_w_x = qd[4] * cache.base_yaw_rotation_01;
+    let base_roll_velocity_w_x = qd[5] * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let left_upper_velocity_w_x = qd[6] * cache.base_roll_rotation_02
+        + base_roll_velocity_w_x;
+    let base_pitch_velocity_v_z = qd[2] + cache.base_pitch_subspace_v_z * qd[4];
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_z * qd[5];
+    let left_upper_velocity_v_z = qd[6] * cache.left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let base_pitch_velocity_w_y = qd[4] * cache.cos_q3;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + cache.base_pitch_rotation_10 * qd[5];
+    let left_upper_velocity_w_y = cache.base_roll_rotation_12 * qd[6]
+        + base_roll_velocity_w_y;
+    let t0 = cache.left_upper_com_y * left_upper_velocity_w_x + left_upper_velocity_v_z
+        - left_upper_velocity_w_y * cache.left_upper_com_x;
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + cache.left_upper_rotation_01 * qd[8];
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_z * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + cache.left_upper_rotation_11 * qd[8];
+    let t1 = left_lower_velocity_w_x * cache.left_lower_com_y + left_lower_velocity_v_z
+        - left_lower_velocity_w_y * cache.left_lower_com_x;
+    let left_lower_composite_rate_hd_z = t1 * p.left_lower_mass;
+    let left_upper_composite_rate_hd_z = p.arm_mass * t0
+        + left_lower_composite_rate_hd_z;
+    let right_upper_velocity_w_x = qd[7] * cache.right_upper_axis_x
+        + base_roll_velocity_w_x;
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * cache.right_upper_subspace_v_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + cache.right_upper_rotation_20 * qd[9];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y
+        + qd[7] * cache.right_upper_axis_y;
+    let t2 = cache.right_slider_position_y * right_upper_velocity_w_x
+        + right_slider_velocity_v_z
+        - cache.right_slider_position_x * right_upper_velocity_w_y;
+    let right_slider_composite_rate_hd_z = t2 * p.right_slider_mass;
+    let t3 = right_upper_velocity_v_z
+        + cache.right_upper_com_y * right_upper_velocity_w_x
+        - cache.right_upper_com_x * right_upper_velocity_w_y;
+    let right_upper_composite_rate_hd_z = right_slider_composite_rate_hd_z
+        + p.arm_mass * t3;
+    let t4 = q[1] * base_roll_velocity_w_x + base_roll_velocity_v_z
+        - q[0] * base_roll_velocity_w_y;
+    let hub_composite_rate_hd_z = left_upper_composite_rate_hd_z
+        + right_upper_composite_rate_hd_z + t4 * p.hub_mass;
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (cache.right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * cache.right_slider_inertia_h_y);
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (cache.right_upper_inertia_h_x * right_upper_velocity_w_y
+            - cache.right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let right_upper_composite_momentum_f_z = right_slider_momentum_f_z
+        + right_upper_momentum_f_z;
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (cache.left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * cache.left_lower_inertia_h_y);
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (cache.left_upper_inertia_h_x * left_upper_velocity_w_y
+            - cache.left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let left_upper_composite_momentum_f_z = left_lower_momentum_f_z
+        + left_upper_momentum_f_z;
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (cache.hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * cache.hub_inertia_h_y);
+    let hub_composite_momentum_f_z = right_upper_composite_momentum_f_z
+        + left_upper_composite_momentum_f_z + hub_momentum_f_z;
+    let base_x_position_derivative_row_n_y = hub_composite_rate_hd_z
+        + hub_composite_momentum_f_z;
+    let base_roll_velocity_w_z = cache.base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_yaw_velocity_v_y = cache.base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = cache.base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * cache.hub_inertia_h_z
+            - base_roll_velocity_w_z * cache.hub_inertia_h_x);
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * cache.left_upper_subspace_v_y;
+    let left_upper_velocity_w_z = qd[6] * cache.base_roll_rotation_22
+        + base_roll_velocity_w_z;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + cache.left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_v_y = cache.left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (cache.left_lower_inertia_h_z * left_lower_velocity_w_x
+            - cache.left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_upper_composite_momentum_f_y = left_upper_momentum_f_y
+        + left_lower_momentum_f_y;
+    let right_upper_velocity_v_y = cache.right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = cache.right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_upper_velocity_w_z = base_roll_velocity_w_z
+        + qd[7] * cache.right_upper_axis_z;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * cache.right_slider_inertia_h_x);
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (cache.right_upper_inertia_h_z * right_upper_velocity_w_x
+            - cache.right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_composite_momentum_f_y = right_slider_momentum_f_y
+        + right_upper_momentum_f_y;
+    let hub_composite_momentum_f_y = hub_momentum_f_y + left_upper_composite_momentum_f_y
+        + right_upper_composite_momentum_f_y;
+    let t5 = -hub_composite_momentum_f_y;
+    let t6 = left_lower_velocity_v_y + cache.left_lower_com_x * left_lower_velocity_w_z
+        - cache.left_lower_com_z * left_lower_velocity_w_x;
+    let left_lower_composite_rate_hd_y = t6 * p.left_lower_mass;
+    let t7 = cache.left_upper_com_x * left_upper_velocity_w_z + left_upper_velocity_v_y
+        - left_upper_velocity_w_x * cache.left_upper_com_z;
+    let left_upper_composite_rate_hd_y = left_lower_composite_rate_hd_y
+        + t7 * p.arm_mass;
+    let t8 = right_upper_velocity_w_z * cache.right_slider_position_x
+        + right_slider_velocity_v_y
+        - cache.right_slider_position_z * right_upper_velocity_w_x;
+    let right_slider_composite_rate_hd_y = p.right_slider_mass * t8;
+    let t9 = cache.right_upper_com_x * right_upper_velocity_w_z
+        + right_upper_velocity_v_y - cache.right_upper_com_z * right_upper_velocity_w_x;
+    let right_upper_composite_rate_hd_y = right_slider_composite_rate_hd_y
+        + p.arm_mass * t9;
+    let t10 = base_roll_velocity_w_z * q[0] + base_roll_velocity_v_y
+        - base_roll_velocity_w_x * q[2];
+    let hub_composite_rate_hd_y = left_upper_composite_rate_hd_y
+        + right_upper_composite_rate_hd_y + p.hub_mass * t10;
+    let t11 = -hub_composite_rate_hd_y;
+    let base_x_position_derivative_row_n_z = t5 + t11;
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * cache.base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_rate_v_z = cache.base_roll_subspace_v_y
+        * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * cache.base_pitch_rotation_10
+        - base_pitch_velocity_w_y * cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cache.cos_q3
+        - base_yaw_velocity_v_y * cache.base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_pitch_acceleration_v_z = qdd[2] + qdd[4] * cache.base_pitch_subspace_v_z
+        + base_pitch_bias_v_z;
+    let base_roll_acceleration_v_z = qd[5] * base_roll_subspace_rate_v_z
+        + qdd[5] * cache.base_roll_subspace_v_z + base_pitch_acceleration_v_z;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_subspace_rate_v_z = cache.right_upper_axis_y * base_roll_velocity_v_x
+        + cache.right_upper_subspace_v_y * base_roll_velocity_w_x
+        - cache.right_upper_axis_x * base_roll_velocity_v_y
+        - cache.right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let right_upper_acceleration_v_z = base_roll_acceleration_v_z
+        + right_upper_subspace_rate_v_z * qd[7]
+        + qdd[7] * cache.right_upper_subspace_v_z;
+    let right_slider_subspace_rate_v_z = cache.right_upper_rotation_10
+        * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_slider_acceleration_v_z = right_upper_acceleration_v_z
+        + right_slider_subspace_rate_v_z * qd[9]
+        + cache.right_upper_rotation_20 * qdd[9];
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cache.cos_q3);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_pitch_acceleration_w_x = qdd[4] * cache.base_yaw_rotation_01
+        + base_pitch_bias_w_x;
+    let base_roll_subspace_rate_w_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_w_y - cache.base_pitch_rotation_10 * qd[3];
+    let base_roll_acceleration_w_x = base_pitch_acceleration_w_x
+        + base_roll_subspace_rate_w_x * qd[5] + qdd[5] * cache.base_pitch_rotation_00;
+    let right_upper_subspace_rate_w_x = cache.right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_axis_y;
+    let right_upper_acceleration_w_x = base_roll_acceleration_w_x
+        + qdd[7] * cache.right_upper_axis_x + qd[7] * right_upper_subspace_rate_w_x;
+    let base_pitch_subspace_rate_w_y = qd[3] * cache.base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_pitch_acceleration_w_y = qdd[4] * cache.cos_q3 + base_pitch_bias_w_y;
+    let base_roll_subspace_rate_w_y = cache.base_pitch_rotation_00 * qd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_roll_acceleration_w_y = qdd[5] * cache.base_pitch_rotation_10
+        + base_pitch_acceleration_w_y + base_roll_subspace_rate_w_y * qd[5];
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * base_roll_velocity_w_x;
+    let right_upper_acceleration_w_y = qdd[7] * cache.right_upper_axis_y
+        + base_roll_acceleration_w_y + qd[7] * right_upper_subspace_rate_w_y;
+    let right_upper_velocity_v_x = qd[7] * cache.right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + cache.right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_articulated_bias_f_z = right_slider_momentum_f_y
+        * right_upper_velocity_w_x
+        - right_slider_momentum_f_x * right_upper_velocity_w_y;
+    let right_slider_composite_force_f_z = right_slider_acceleration_v_z
+        * p.right_slider_mass + right_slider_articulated_bias_f_z
+        - (cache.right_slider_inertia_h_x * right_upper_acceleration_w_y
+            - right_upper_acceleration_w_x * cache.right_slider_inertia_h_y);
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (cache.right_upper_inertia_h_y * right_upper_velocity_w_z
+            - cache.right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let right_upper_composite_force_f_z = right_slider_composite_force_f_z
+        + right_upper_velocity_w_x * right_upper_momentum_f_y
+        + p.arm_mass * right_upper_acceleration_v_z
+        - right_upper_momentum_f_x * right_upper_velocity_w_y
+        - (cache.right_upper_inertia_h_x * right_upper_acceleration_w_y
+            - cache.right_upper_inertia_h_y * right_upper_acceleration_w_x);
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x
+        * cache.left_upper_subspace_v_y
+        + cache.base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * cache.base_roll_rotation_02
+        - cache.left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let left_upper_acceleration_v_z = base_roll_acceleration_v_z
+        + qd[6] * left_upper_subspace_rate_v_z + cache.left_upper_subspace_v_z * qdd[6];
+    let left_upper_velocity_v_x = qd[6] * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (cache.left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * cache.left_upper_inertia_h_z);
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z
+        * cache.base_roll_rotation_02
+        - base_roll_velocity_w_x * cache.base_roll_rotation_22;
+    let left_upper_acceleration_w_y = base_roll_acceleration_w_y
+        + cache.base_roll_rotation_12 * qdd[6] + qd[6] * left_upper_subspace_rate_w_y;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y
+        * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * base_roll_velocity_w_z;
+    let left_upper_acceleration_w_x = qdd[6] * cache.base_roll_rotation_02
+        + base_roll_acceleration_w_x + qd[6] * left_upper_subspace_rate_w_x;
+    let left_lower_subspace_rate_w_y = cache.left_upper_rotation_01
+        * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * cache.left_upper_rotation_21;
+    let left_lower_acceleration_w_y = cache.left_upper_rotation_11 * qdd[8]
+        + left_upper_acceleration_w_y + left_lower_subspace_rate_w_y * qd[8];
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y
+        * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_acceleration_w_x = cache.left_upper_rotation_01 * qdd[8]
+        + left_lower_subspace_rate_w_x * qd[8] + left_upper_acceleration_w_x;
+    let left_lower_subspace_rate_v_z = cache.left_upper_rotation_11
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_y * left_upper_velocity_w_x
+        - cache.left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * cache.left_lower_subspace_v_x;
+    let left_lower_acceleration_v_z = left_lower_subspace_rate_v_z * qd[8]
+        + left_upper_acceleration_v_z + cache.left_lower_subspace_v_z * qdd[8];
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (cache.left_lower_inertia_h_y * left_lower_velocity_w_z
+            - cache.left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_articulated_bias_f_z = left_lower_velocity_w_x
+        * left_lower_momentum_f_y - left_lower_momentum_f_x * left_lower_velocity_w_y;
+    let left_lower_composite_force_f_z = left_lower_acceleration_v_z * p.left_lower_mass
+        + left_lower_articulated_bias_f_z
+        - (cache.left_lower_inertia_h_x * left_lower_acceleration_w_y
+            - cache.left_lower_inertia_h_y * left_lower_acceleration_w_x);
+    let left_upper_composite_force_f_z = p.arm_mass * left_upper_acceleration_v_z
+        + left_upper_velocity_w_x * left_upper_momentum_f_y
+        + left_lower_composite_force_f_z
+        - left_upper_momentum_f_x * left_upper_velocity_w_y
+        - (cache.left_upper_inertia_h_x * left_upper_acceleration_w_y
+            - cache.left_upper_inertia_h_y * left_upper_acceleration_w_x);
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * cache.hub_inertia_h_y
+            - cache.hub_inertia_h_z * base_roll_velocity_w_y);
+    let hub_composite_force_f_z = right_upper_composite_force_f_z
+        + base_roll_acceleration_v_z * p.hub_mass + left_upper_composite_force_f_z
+        + hub_momentum_f_y * base_roll_velocity_w_x
+        - (base_roll_acceleration_w_y * cache.hub_inertia_h_x
+            - base_roll_acceleration_w_x * cache.hub_inertia_h_y)
+        - hub_momentum_f_x * base_roll_velocity_w_y;
+    let base_y_position_derivative_column_n_x = p.gravity * cache.hub_composite_inertia_m
+        + hub_composite_force_f_z;
+    let base_x_position_derivative_column_n_y = -base_y_position_derivative_column_n_x;
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_yaw_acceleration_v_y = cache.base_yaw_subspace_v_y * qdd[3] + qdd[1]
+        + base_yaw_bias_v_y;
+    let base_pitch_subspace_rate_v_y = qd[2] * cache.base_yaw_rotation_01
+        + qd[3] * cache.base_pitch_subspace_v_x;
+    let base_pitch_acceleration_v_y = base_yaw_acceleration_v_y
+        + qd[4] * base_pitch_subspace_rate_v_y + qdd[4] * cache.base_pitch_subspace_v_y;
+    let base_roll_subspace_rate_v_y = cache.base_pitch_rotation_00
+        * base_pitch_velocity_v_z + cache.base_roll_subspace_v_x * qd[3]
+        - cache.base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * cache.base_pitch_rotation_20;
+    let base_roll_acceleration_v_y = cache.base_roll_subspace_v_y * qdd[5]
+        + base_pitch_acceleration_v_y + qd[5] * base_roll_subspace_rate_v_y;
+    let base_roll_subspace_rate_w_z = cache.base_pitch_rotation_10
+        * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * cache.base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_roll_acceleration_w_z = qdd[5] * cache.base_pitch_rotation_20
+        + base_roll_bias_w_z + qdd[3];
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z
+        * cache.left_upper_subspace_v_x
+        + base_roll_velocity_v_z * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * cache.base_roll_rotation_22
+        - base_roll_velocity_w_x * cache.left_upper_subspace_v_z;
+    let left_upper_acceleration_v_y = base_roll_acceleration_v_y
+        + qd[6] * left_upper_subspace_rate_v_y + qdd[6] * cache.left_upper_subspace_v_y;
+    let left_upper_subspace_rate_w_z = cache.base_roll_rotation_12
+        * base_roll_velocity_w_x - cache.base_roll_rotation_02 * base_roll_velocity_w_y;
+    let left_upper_acceleration_w_z = qd[6] * left_upper_subspace_rate_w_z
+        + qdd[6] * cache.base_roll_rotation_22 + base_roll_acceleration_w_z;
+    let left_lower_articulated_bias_f_y = left_lower_momentum_f_x
+        * left_lower_velocity_w_z - left_lower_velocity_w_x * left_lower_momentum_f_z;
+    let left_lower_subspace_rate_v_y = cache.left_upper_rotation_01
+        * left_upper_velocity_v_z
+        + cache.left_lower_subspace_v_x * left_upper_velocity_w_z
+        - cache.left_lower_subspace_v_z * left_upper_velocity_w_x
+        - cache.left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_lower_acceleration_v_y = cache.left_lower_subspace_v_y * qdd[8]
+        + left_lower_subspace_rate_v_y * qd[8] + left_upper_acceleration_v_y;
+    let left_lower_subspace_rate_w_z = cache.left_upper_rotation_11
+        * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_rotation_01;
+    let left_lower_acceleration_w_z = cache.left_upper_rotation_21 * qdd[8]
+        + left_upper_acceleration_w_z + left_lower_subspace_rate_w_z * qd[8];
+    let left_lower_composite_force_f_y = left_lower_articulated_bias_f_y
+        + p.left_lower_mass * left_lower_acceleration_v_y
+        - (cache.left_lower_inertia_h_z * left_lower_acceleration_w_x
+            - cache.left_lower_inertia_h_x * left_lower_acceleration_w_z);
+    let left_upper_composite_force_f_y = left_upper_momentum_f_x
+        * left_upper_velocity_w_z + p.arm_mass * left_upper_acceleration_v_y
+        + left_lower_composite_force_f_y
+        - left_upper_velocity_w_x * left_upper_momentum_f_z
+        - (left_upper_acceleration_w_x * cache.left_upper_inertia_h_z
+            - cache.left_upper_inertia_h_x * left_upper_acceleration_w_z);
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * cache.right_upper_axis_y
+        - cache.right_upper_axis_x * base_roll_velocity_w_y;
+    let right_upper_acceleration_w_z = qd[7] * right_upper_subspace_rate_w_z
+        + cache.right_upper_axis_z * qdd[7] + base_roll_acceleration_w_z;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * cache.right_upper_axis_x
+        + base_roll_velocity_w_z * cache.right_upper_subspace_v_x
+        - cache.right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * cache.right_upper_subspace_v_z;
+    let right_upper_acceleration_v_y = base_roll_acceleration_v_y
+        + right_upper_subspace_rate_v_y * qd[7]
+        + cache.right_upper_subspace_v_y * qdd[7];
+    let right_slider_articulated_bias_f_y = right_slider_momentum_f_x
+        * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_upper_velocity_w_x;
+    let right_slider_subspace_rate_v_y = cache.right_upper_rotation_00
+        * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_velocity_w_x;
+    let right_slider_acceleration_v_y = right_slider_subspace_rate_v_y * qd[9]
+        + cache.right_upper_rotation_10 * qdd[9] + right_upper_acceleration_v_y;
+    let right_slider_composite_force_f_y = right_slider_articulated_bias_f_y
+        + p.right_slider_mass * right_slider_acceleration_v_y
+        - (cache.right_slider_inertia_h_z * right_upper_acceleration_w_x
+            - right_upper_acceleration_w_z * cache.right_slider_inertia_h_x);
+    let right_upper_composite_force_f_y = p.arm_mass * right_upper_acceleration_v_y
+        + right_upper_momentum_f_x * right_upper_velocity_w_z
+        + right_slider_composite_force_f_y
+        - (cache.right_upper_inertia_h_z * right_upper_acceleration_w_x
+            - cache.right_upper_inertia_h_x * right_upper_acceleration_w_z)
+        - right_upper_momentum_f_z * right_upper_velocity_w_x;
+    let hub_composite_force_f_y = base_roll_acceleration_v_y * p.hub_mass
+        + left_upper_composite_force_f_y + hub_momentum_f_x * base_roll_velocity_w_z
+        + right_upper_composite_force_f_y - base_roll_velocity_w_x * hub_momentum_f_z
+        - (cache.hub_inertia_h_z * base_roll_acceleration_w_x
+            - cache.hub_inertia_h_x * base_roll_acceleration_w_z);
+    let base_x_coriolis_row_n_y = 0.5 * base_x_position_derivative_row_n_y;
+    let base_x_coriolis_row_n_z = 0.5 * base_x_position_derivative_row_n_z;
+    let t12 = -hub_composite_momentum_f_z;
+    let base_x_coriolis_column_n_y = 0.5 * (t12 + hub_composite_rate_hd_z);
+    let base_yaw_position_derivative_row_f_x = t11 + hub_composite_momentum_f_y;
+    let base_x_coriolis_column_n_z = 0.5 * base_yaw_position_derivative_row_f_x;
+    let base_y_projected_inertia_n_x = -cache.hub_composite_inertia_h_z;
+    let t13 = -hub_composite_rate_hd_z;
+    let base_y_position_derivative_row_n_x = t13 + t12;
+    let t14 = cache.right_upper_com_z * right_upper_velocity_w_y
+        + right_upper_velocity_v_x - cache.right_upper_com_y * right_upper_velocity_w_z;
+    let t15 = right_slider_velocity_v_x
+        + cache.right_slider_position_z * right_upper_velocity_w_y
+        - cache.right_slider_position_y * right_upper_velocity_w_z;
+    let right_slider_composite_rate_hd_x = p.right_slider_mass * t15;
+    let right_upper_composite_rate_hd_x = p.arm_mass * t14
+        + right_slider_composite_rate_hd_x;
+    let t16 = base_roll_velocity_w_y * q[2] + base_roll_velocity_v_x
+        - q[1] * base_roll_velocity_w_z;
+    let t17 = left_upper_velocity_w_y * cache.left_upper_com_z + left_upper_velocity_v_x
+        - cache.left_upper_com_y * left_upper_velocity_w_z;
+    let t18 = cache.left_lower_com_z * left_lower_velocity_w_y + left_lower_velocity_v_x
+        - cache.left_lower_com_y * left_lower_velocity_w_z;
+    let left_lower_composite_rate_hd_x = p.left_lower_mass * t18;
+    let left_upper_composite_rate_hd_x = p.arm_mass * t17
+        + left_lower_composite_rate_hd_x;
+    let hub_composite_rate_hd_x = right_upper_composite_rate_hd_x + p.hub_mass * t16
+        + left_upper_composite_rate_hd_x;
+    let right_upper_composite_momentum_f_x = right_slider_momentum_f_x
+        + right_upper_momentum_f_x;
+    let left_upper_composite_momentum_f_x = left_upper_momentum_f_x
+        + left_lower_momentum_f_x;
+    let hub_composite_momentum_f_x = hub_momentum_f_x
+        + right_upper_composite_momentum_f_x + left_upper_composite_momentum_f_x;
+    let base_y_position_derivative_row_n_z = hub_composite_rate_hd_x
+        + hub_composite_momentum_f_x;
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_yaw_acceleration_v_x = base_yaw_bias_v_x + q[1] * qdd[3] + qdd[0];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cache.cos_q3
+        - qd[3] * cache.base_pitch_subspace_v_y;
+    let base_pitch_acceleration_v_x = base_yaw_acceleration_v_x
+        + qdd[4] * cache.base_pitch_subspace_v_x + qd[4] * base_pitch_subspace_rate_v_x;
+    let base_roll_subspace_rate_v_x = cache.base_pitch_rotation_20
+        * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * cache.base_roll_subspace_v_z
+        - cache.base_roll_subspace_v_y * qd[3]
+        - cache.base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_acceleration_v_x = base_pitch_acceleration_v_x
+        + base_roll_subspace_rate_v_x * qd[5] + qdd[5] * cache.base_roll_subspace_v_x;
+    let right_upper_subspace_rate_v_x = cache.right_upper_axis_z * base_roll_velocity_v_y
+        + cache.right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.right_upper_subspace_v_y
+        - cache.right_upper_axis_y * base_roll_velocity_v_z;
+    let right_upper_acceleration_v_x = qdd[7] * cache.right_upper_subspace_v_x
+        + right_upper_subspace_rate_v_x * qd[7] + base_roll_acceleration_v_x;
+    let right_slider_subspace_rate_v_x = cache.right_upper_rotation_20
+        * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_rotation_10;
+    let right_slider_acceleration_v_x = cache.right_upper_rotation_00 * qdd[9]
+        + right_slider_subspace_rate_v_x * qd[9] + right_upper_acceleration_v_x;
+    let right_slider_articulated_bias_f_x = right_slider_momentum_f_z
+        * right_upper_velocity_w_y
+        - right_slider_momentum_f_y * right_upper_velocity_w_z;
+    let right_slider_composite_force_f_x = right_slider_acceleration_v_x
+        * p.right_slider_mass + right_slider_articulated_bias_f_x
+        - (right_upper_acceleration_w_z * cache.right_slider_inertia_h_y
+            - cache.right_slider_inertia_h_z * right_upper_acceleration_w_y);
+    let right_upper_composite_force_f_x = right_upper_momentum_f_z
+        * right_upper_velocity_w_y + p.arm_mass * right_upper_acceleration_v_x
+        + right_slider_composite_force_f_x
+        - right_upper_velocity_w_z * right_upper_momentum_f_y
+        - (cache.right_upper_inertia_h_y * right_upper_acceleration_w_z
+            - cache.right_upper_inertia_h_z * right_upper_acceleration_w_y);
+    let left_lower_articulated_bias_f_x = left_lower_velocity_w_y
+        * left_lower_momentum_f_z - left_lower_momentum_f_y * left_lower_velocity_w_z;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y
+        * cache.left_upper_rotation_21
+        + left_upper_velocity_w_y * cache.left_lower_subspace_v_z
+        - cache.left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * cache.left_upper_rotation_11;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y
+        * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * base_roll_velocity_v_z;
+    let left_upper_acceleration_v_x = qd[6] * left_upper_subspace_rate_v_x
+        + cache.left_upper_subspace_v_x * qdd[6] + base_roll_acceleration_v_x;
+    let left_lower_acceleration_v_x = left_lower_subspace_rate_v_x * qd[8]
+        + left_upper_acceleration_v_x + cache.left_lower_subspace_v_x * qdd[8];
+    let left_lower_composite_force_f_x = left_lower_articulated_bias_f_x
+        + left_lower_acceleration_v_x * p.left_lower_mass
+        - (cache.left_lower_inertia_h_y * left_lower_acceleration_w_z
+            - left_lower_acceleration_w_y * cache.left_lower_inertia_h_z);
+    let left_upper_composite_force_f_x = left_lower_composite_force_f_x
+        + p.arm_mass * left_upper_acceleration_v_x
+        + left_upper_velocity_w_y * left_upper_momentum_f_z
+        - left_upper_momentum_f_y * left_upper_velocity_w_z
+        - (cache.left_upper_inertia_h_y * left_upper_acceleration_w_z
+            - left_upper_acceleration_w_y * cache.left_upper_inertia_h_z);
+    let hub_composite_force_f_x = p.hub_mass * base_roll_acceleration_v_x
+        + right_upper_composite_force_f_x + hub_momentum_f_z * base_roll_velocity_w_y
+        + left_upper_composite_force_f_x
+        - (cache.hub_inertia_h_y * base_roll_acceleration_w_z
+            - base_roll_acceleration_w_y * cache.hub_inertia_h_z)
+        - base_roll_velocity_w_z * hub_momentum_f_y;
+    let base_y_position_derivative_column_n_z = -hub_composite_force_f_x;
+    let base_y_coriolis_row_n_x = 0.5 * base_y_position_derivative_row_n_x;
+    let base_y_coriolis_row_n_z = 0.5 * base_y_position_derivative_row_n_z;
+    let base_y_coriolis_column_n_x = 0.5 * (t13 + hub_composite_momentum_f_z);
+    let t19 = -hub_composite_momentum_f_x;
+    let base_yaw_position_derivative_row_f_y = t19 + hub_composite_rate_hd_x;
+    let base_y_coriolis_column_n_z = 0.5 * base_yaw_position_derivative_row_f_y;
+    let base_z_position_derivative_row_n_x = hub_composite_momentum_f_y
+        + hub_composite_rate_hd_y;
+    let t20 = -hub_composite_rate_hd_x;
+    let base_z_position_derivative_row_n_y = t19 + t20;
+    let base_z_position_derivative_column_n_x = -hub_composite_force_f_y;
+    let base_z_coriolis_row_n_x = 0.5 * base_z_position_derivative_row_n_x;
+    let base_z_coriolis_row_n_y = 0.5 * base_z_position_derivative_row_n_y;
+    let base_z_coriolis_column_n_x = 0.5 * (t5 + hub_composite_rate_hd_y);
+    let base_z_coriolis_column_n_y = 0.5 * (t20 + hub_composite_momentum_f_x);
+    let base_yaw_acceleration_shift_v_y = -qdd[0];
+    let base_yaw_projected_inertia_n_x = cache.hub_composite_inertia_i_02
+        - cache.hub_composite_inertia_h_z * cache.base_yaw_subspace_v_y;
+    let base_yaw_projected_inertia_n_y = cache.hub_composite_inertia_i_12
+        + q[1] * cache.hub_composite_inertia_h_z;
+    let base_yaw_projected_inertia_n_z = cache.hub_composite_inertia_h_x
+        * cache.base_yaw_subspace_v_y + cache.hub_composite_inertia_i_22
+        - q[1] * cache.hub_composite_inertia_h_y;
+    let left_lower_composite_rate_id_02 = left_lower_velocity_w_x
+        * cache.left_lower_inertia_com_01
+        + cache.left_lower_inertia_com_22 * left_lower_velocity_w_y
+        - left_lower_velocity_w_y * cache.left_lower_inertia_com_00
+        - cache.left_lower_inertia_com_12 * left_lower_velocity_w_z
+        - (cache.left_lower_com_z * t18 + t1 * cache.left_lower_com_x)
+            * p.left_lower_mass;
+    let left_upper_composite_rate_id_02 = left_lower_composite_rate_id_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_com_22
+        + cache.left_upper_inertia_com_01 * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * cache.left_upper_inertia_com_00
+        - cache.left_upper_inertia_com_12 * left_upper_velocity_w_z
+        - p.arm_mass * (t17 * cache.left_upper_com_z + t0 * cache.left_upper_com_x);
+    let right_slider_composite_rate_id_02 = cache.right_slider_inertia_com_22
+        * right_upper_velocity_w_y
+        + cache.right_slider_inertia_com_01 * right_upper_velocity_w_x
+        - cache.right_slider_inertia_com_00 * right_upper_velocity_w_y
+        - p.right_slider_mass
+            * (t2 * cache.right_slider_position_x + cache.right_slider_position_z * t15)
+        - right_upper_velocity_w_z * cache.right_slider_inertia_com_12;
+    let right_upper_composite_rate_id_02 = right_slider_composite_rate_id_02
+        + right_upper_velocity_w_y * cache.right_upper_inertia_com_22
+        + cache.right_upper_inertia_com_01 * right_upper_velocity_w_x
+        - right_upper_velocity_w_z * cache.right_upper_inertia_com_12
+        - right_upper_velocity_w_y * cache.right_upper_inertia_com_00
+        - p.arm_mass * (cache.right_upper_com_x * t3 + cache.right_upper_com_z * t14);
+    let hub_composite_rate_id_02 = left_upper_composite_rate_id_02
+        + right_upper_composite_rate_id_02
+        + base_roll_velocity_w_x * cache.hub_inertia_com_01
+        + cache.hub_inertia_com_22 * base_roll_velocity_w_y
+        - cache.hub_inertia_com_00 * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * cache.hub_inertia_com_12
+        - p.hub_mass * (t4 * q[0] + q[2] * t16);
+    let t21 = cache.base_yaw_subspace_v_y * hub_composite_momentum_f_z;
+    let hub_momentum_n_y = base_roll_velocity_w_z * cache.hub_inertia_i_12
+        + cache.hub_inertia_h_z * base_roll_velocity_v_x
+        + cache.hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_01
+        - base_roll_velocity_v_z * cache.hub_inertia_h_x;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y
+        * cache.right_slider_inertia_i_11
+        + cache.right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_01
+        - right_slider_velocity_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_momentum_n_y = cache.right_upper_inertia_i_11
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_composite_momentum_n_y = right_slider_momentum_n_y
+        + right_upper_momentum_n_y;
+    let left_lower_momentum_n_y = cache.left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_velocity_v_x
+        + cache.left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_x * cache.left_upper_inertia_h_z
+        + cache.left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + cache.left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - cache.left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_composite_momentum_n_y = left_lower_momentum_n_y
+        + left_upper_momentum_n_y;
+    let hub_composite_momentum_n_y = hub_momentum_n_y
+        + right_upper_composite_momentum_n_y + left_upper_composite_momentum_n_y;
+    let t22 = -hub_composite_momentum_n_y;
+    let t23 = -(cache.base_yaw_subspace_v_y * hub_composite_rate_hd_z);
+    let base_yaw_position_derivative_row_n_x = hub_composite_rate_id_02 + t23
+        - (t21 + t22);
+    let left_lower_momentum_n_x = cache.left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_y * left_lower_velocity_v_z
+        + cache.left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - cache.left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * cache.left_upper_inertia_i_02
+        + left_upper_velocity_w_y * cache.left_upper_inertia_i_01
+        + left_upper_velocity_v_z * cache.left_upper_inertia_h_y
+        + cache.left_upper_inertia_i_00 * left_upper_velocity_w_x
+        - left_upper_velocity_v_y * cache.left_upper_inertia_h_z;
+    let left_upper_composite_momentum_n_x = left_lower_momentum_n_x
+        + left_upper_momentum_n_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * cache.hub_inertia_h_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_00
+        + base_roll_velocity_w_z * cache.hub_inertia_i_02
+        + cache.hub_inertia_i_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_h_z * base_roll_velocity_v_y;
+    let right_slider_momentum_n_x = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * cache.right_slider_inertia_i_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_01
+        + right_slider_velocity_v_z * cache.right_slider_inertia_h_y
+        - cache.right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_upper_momentum_n_x = cache.right_upper_inertia_i_00
+        * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + cache.right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_02
+        - cache.right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_composite_momentum_n_x = right_slider_momentum_n_x
+        + right_upper_momentum_n_x;
+    let hub_composite_momentum_n_x = left_upper_composite_momentum_n_x + hub_momentum_n_x
+        + right_upper_composite_momentum_n_x;
+    let t24 = -(q[1] * hub_composite_momentum_f_z);
+    let right_slider_composite_rate_id_12 = cache.right_slider_inertia_com_11
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_com_02 * right_upper_velocity_w_z
+        - (cache.right_slider_position_z * t8 + t2 * cache.right_slider_position_y)
+            * p.right_slider_mass
+        - cache.right_slider_inertia_com_22 * right_upper_velocity_w_x
+        - cache.right_slider_inertia_com_01 * right_upper_velocity_w_y;
+    let right_upper_composite_rate_id_12 = right_slider_composite_rate_id_12
+        + cache.right_upper_inertia_com_11 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_com_02 * right_upper_velocity_w_z
+        - p.arm_mass * (cache.right_upper_com_z * t9 + cache.right_upper_com_y * t3)
+        - right_upper_velocity_w_x * cache.right_upper_inertia_com_22
+        - cache.right_upper_inertia_com_01 * right_upper_velocity_w_y;
+    let left_lower_composite_rate_id_12 = cache.left_lower_inertia_com_02
+        * left_lower_velocity_w_z
+        + left_lower_velocity_w_x * cache.left_lower_inertia_com_11
+        - cache.left_lower_inertia_com_22 * left_lower_velocity_w_x
+        - left_lower_velocity_w_y * cache.left_lower_inertia_com_01
+        - (cache.left_lower_com_z * t6 + t1 * cache.left_lower_com_y)
+            * p.left_lower_mass;
+    let left_upper_composite_rate_id_12 = left_lower_composite_rate_id_12
+        + cache.left_upper_inertia_com_11 * left_upper_velocity_w_x
+        + cache.left_upper_inertia_com_02 * left_upper_velocity_w_z
+        - left_upper_velocity_w_y * cache.left_upper_inertia_com_01
+        - left_upper_velocity_w_x * cache.left_upper_inertia_com_22
+        - (t7 * cache.left_upper_com_z + cache.left_upper_com_y * t0) * p.arm_mass;
+    let hub_composite_rate_id_12 = right_upper_composite_rate_id_12
+        + left_upper_composite_rate_id_12
+        + cache.hub_inertia_com_11 * base_roll_velocity_w_x
+        + base_roll_velocity_w_z * cache.hub_inertia_com_02
+        - cache.hub_inertia_com_01 * base_roll_velocity_w_y
+        - cache.hub_inertia_com_22 * base_roll_velocity_w_x
+        - (t10 * q[2] + t4 * q[1]) * p.hub_mass;
+    let t25 = q[1] * hub_composite_rate_hd_z;
+    let base_yaw_position_derivative_row_n_y = hub_composite_rate_id_12 + t25
+        - (hub_composite_momentum_n_x + t24);
+    let t26 = hub_composite_rate_hd_x * cache.base_yaw_subspace_v_y;
+    let t27 = -(cache.left_upper_inertia_com_02 * left_upper_velocity_w_y);
+    let t28 = cache.left_lower_com_x * t18;
+    let t29 = t1 * cache.left_lower_com_z;
+    let t30 = t6 * cache.left_lower_com_y;
+    let t31 = 2.0 * (t28 + t29 + t30);
+    let t32 = left_lower_velocity_w_x * cache.left_lower_inertia_com_12;
+    let t33 = -(left_lower_velocity_w_y * cache.left_lower_inertia_com_02);
+    let left_lower_composite_rate_id_22 = p.left_lower_mass * (t31 - (t29 + t29)) + t32
+        + t32 + t33 + t33;
+    let t34 = t17 * cache.left_upper_com_x;
+    let t35 = t7 * cache.left_upper_com_y;
+    let t36 = t0 * cache.left_upper_com_z;
+    let t37 = 2.0 * (t34 + t35 + t36);
+    let t38 = cache.left_upper_inertia_com_12 * left_upper_velocity_w_x;
+    let left_upper_composite_rate_id_22 = t27 + t27 + left_lower_composite_rate_id_22
+        + p.arm_mass * (t37 - (t36 + t36)) + t38 + t38;
+    let t39 = q[0] * t16;
+    let t40 = t4 * q[2];
+    let t41 = q[1] * t10;
+    let t42 = 2.0 * (t39 + t40 + t41);
+    let t43 = -(cache.right_upper_inertia_com_02 * right_upper_velocity_w_y);
+    let t44 = right_upper_velocity_w_x * cache.right_slider_inertia_com_12;
+    let t45 = t2 * cache.right_slider_position_z;
+    let t46 = cache.right_slider_position_x * t15;
+    let t47 = cache.right_slider_position_y * t8;
+    let t48 = 2.0 * (t46 + t45 + t47);
+    let t49 = -(cache.right_slider_inertia_com_02 * right_upper_velocity_w_y);
+    let right_slider_composite_rate_id_22 = t44 + t44
+        + (t48 - (t45 + t45)) * p.right_slider_mass + t49 + t49;
+    let t50 = cache.right_upper_inertia_com_12 * right_upper_velocity_w_x;
+    let t51 = cache.right_upper_com_z * t3;
+    let t52 = cache.right_upper_com_y * t9;
+    let t53 = cache.right_upper_com_x * t14;
+    let t54 = 2.0 * (t52 + t53 + t51);
+    let right_upper_composite_rate_id_22 = t43 + t43 + right_slider_composite_rate_id_22
+        + t50 + t50 + p.arm_mass * (t54 - (t51 + t51));
+    let t55 = -(cache.hub_inertia_com_02 * base_roll_velocity_w_y);
+    let t56 = base_roll_velocity_w_x * cache.hub_inertia_com_12;
+    let hub_composite_rate_id_22 = left_upper_composite_rate_id_22
+        + p.hub_mass * (t42 - (t40 + t40)) + right_upper_composite_rate_id_22 + t55 + t55
+        + t56 + t56;
+    let t57 = -(cache.base_yaw_subspace_v_y * hub_composite_momentum_f_x);
+    let t58 = q[1] * hub_composite_momentum_f_y;
+    let t59 = -(q[1] * hub_composite_rate_hd_y);
+    let base_yaw_position_derivative_row_n_z = t26 + hub_composite_rate_id_22 + t59
+        - (t57 + t58);
+    let hub_momentum_n_z = cache.hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * cache.hub_inertia_i_22
+        + cache.hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * cache.hub_inertia_i_02
+        - cache.hub_inertia_h_y * base_roll_velocity_v_x;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + cache.left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * cache.left_lower_inertia_i_02
+        - cache.left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_articulated_bias_n_y = left_lower_momentum_n_x
+        * left_lower_velocity_w_z + left_lower_momentum_f_x * left_lower_velocity_v_z
+        - left_lower_momentum_f_z * left_lower_velocity_v_x
+        - left_lower_velocity_w_x * left_lower_momentum_n_z;
+    let left_lower_composite_force_n_y = cache.left_lower_inertia_h_z
+        * left_lower_acceleration_v_x
+        + cache.left_lower_inertia_i_01 * left_lower_acceleration_w_x
+        + left_lower_articulated_bias_n_y
+        + left_lower_acceleration_w_y * cache.left_lower_inertia_i_11
+        + cache.left_lower_inertia_i_12 * left_lower_acceleration_w_z
+        - cache.left_lower_inertia_h_x * left_lower_acceleration_v_z;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * cache.left_upper_inertia_i_12
+        + cache.left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * cache.left_upper_inertia_i_02
+        + cache.left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_upper_composite_force_n_y = cache.left_upper_inertia_i_01
+        * left_upper_acceleration_w_x
+        + left_upper_acceleration_w_z * cache.left_upper_inertia_i_12
+        + left_lower_composite_force_n_y
+        + cache.left_upper_inertia_i_11 * left_upper_acceleration_w_y
+        + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
+        + left_upper_acceleration_v_x * cache.left_upper_inertia_h_z
+        - cache.left_upper_inertia_h_x * left_upper_acceleration_v_z
+        - left_upper_momentum_f_z * left_upper_velocity_v_x
+        - left_upper_velocity_w_x * left_upper_momentum_n_z;
+    let right_upper_momentum_n_z = cache.right_upper_inertia_i_12
+        * right_upper_velocity_w_y
+        + cache.right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + cache.right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * cache.right_upper_inertia_i_22
+        - cache.right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_slider_momentum_n_z = cache.right_slider_inertia_i_02
+        * right_upper_velocity_w_x
+        + cache.right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * cache.right_slider_inertia_i_12
+        + right_upper_velocity_w_z * cache.right_slider_inertia_i_22
+        - right_slider_velocity_v_x * cache.right_slider_inertia_h_y;
+    let right_slider_articulated_bias_n_y = right_slider_momentum_f_x
+        * right_slider_velocity_v_z
+        + right_slider_momentum_n_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_slider_velocity_v_x
+        - right_slider_momentum_n_z * right_upper_velocity_w_x;
+    let right_slider_composite_force_n_y = cache.right_slider_inertia_i_01
+        * right_upper_acceleration_w_x + right_slider_articulated_bias_n_y
+        + right_upper_acceleration_w_z * cache.right_slider_inertia_i_12
+        + cache.right_slider_inertia_h_z * right_slider_acceleration_v_x
+        + cache.right_slider_inertia_i_11 * right_upper_acceleration_w_y
+        - right_slider_acceleration_v_z * cache.right_slider_inertia_h_x;
+    let right_upper_composite_force_n_y = cache.right_upper_inertia_i_01
+        * right_upper_acceleration_w_x
+        + cache.right_upper_inertia_h_z * right_upper_acceleration_v_x
+        + right_upper_momentum_n_x * right_upper_velocity_w_z
+        + cache.right_upper_inertia_i_11 * right_upper_acceleration_w_y
+        + right_upper_acceleration_w_z * cache.right_upper_inertia_i_12
+        + right_upper_momentum_f_x * right_upper_velocity_v_z
+        + right_slider_composite_force_n_y
+        - right_upper_velocity_w_x * right_upper_momentum_n_z
+        - right_upper_momentum_f_z * right_upper_velocity_v_x
+        - cache.right_upper_inertia_h_x * right_upper_acceleration_v_z;
+    let hub_composite_force_n_y = cache.hub_inertia_i_12 * base_roll_acceleration_w_z
+        + base_roll_velocity_w_z * hub_momentum_n_x
+        + base_roll_acceleration_w_x * cache.hub_inertia_i_01
+        + cache.hub_inertia_h_z * base_roll_acceleration_v_x
+        + base_roll_acceleration_w_y * cache.hub_inertia_i_11
+        + left_upper_composite_force_n_y + right_upper_composite_force_n_y
+        + hub_momentum_f_x * base_roll_velocity_v_z
+        - base_roll_velocity_v_x * hub_momentum_f_z
+        - hub_momentum_n_z * base_roll_velocity_w_x
+        - base_roll_acceleration_v_z * cache.hub_inertia_h_x;
+    let t60 = hub_composite_force_n_y - p.gravity * cache.hub_composite_inertia_h_x;
+    let base_yaw_position_derivative_column_n_x = base_yaw_subspace_rate_v_y
+        * hub_composite_momentum_f_z
+        + base_y_position_derivative_column_n_x * cache.base_yaw_subspace_v_y
+        - base_yaw_subspace_rate_v_y * hub_composite_rate_hd_z - t60
+        - cache.hub_composite_inertia_h_z * base_yaw_acceleration_shift_v_y;
+    let left_lower_articulated_bias_n_x = left_lower_velocity_w_y
+        * left_lower_momentum_n_z + left_lower_velocity_v_y * left_lower_momentum_f_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z
+        - left_lower_momentum_f_y * left_lower_velocity_v_z;
+    let left_lower_composite_force_n_x = cache.left_lower_inertia_i_02
+        * left_lower_acceleration_w_z + left_lower_articulated_bias_n_x
+        + left_lower_acceleration_w_y * cache.left_lower_inertia_i_01
+        + left_lower_acceleration_v_z * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_00 * left_lower_acceleration_w_x
+        - cache.left_lower_inertia_h_z * left_lower_acceleration_v_y;
+    let left_upper_composite_force_n_x = cache.left_upper_inertia_i_00
+        * left_upper_acceleration_w_x
+        + left_upper_acceleration_w_z * cache.left_upper_inertia_i_02
+        + left_lower_composite_force_n_x
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + cache.left_upper_inertia_h_y * left_upper_acceleration_v_z
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        + left_upper_acceleration_w_y * cache.left_upper_inertia_i_01
+        - left_upper_acceleration_v_y * cache.left_upper_inertia_h_z
+        - left_upper_velocity_v_z * left_upper_momentum_f_y
+        - left_upper_momentum_n_y * left_upper_velocity_w_z;
+    let right_slider_articulated_bias_n_x = right_slider_momentum_f_z
+        * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z;
+    let right_slider_composite_force_n_x = right_slider_articulated_bias_n_x
+        + cache.right_slider_inertia_i_01 * right_upper_acceleration_w_y
+        + cache.right_slider_inertia_i_02 * right_upper_acceleration_w_z
+        + right_slider_acceleration_v_z * cache.right_slider_inertia_h_y
+        + cache.right_slider_inertia_i_00 * right_upper_acceleration_w_x
+        - cache.right_slider_inertia_h_z * right_slider_acceleration_v_y;
+    let right_upper_composite_force_n_x = right_slider_composite_force_n_x
+        + right_upper_acceleration_w_z * cache.right_upper_inertia_i_02
+        + cache.right_upper_inertia_i_01 * right_upper_acceleration_w_y
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + cache.right_upper_inertia_i_00 * right_upper_acceleration_w_x
+        + cache.right_upper_inertia_h_y * right_upper_acceleration_v_z
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - cache.right_upper_inertia_h_z * right_upper_acceleration_v_y
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
+    let hub_composite_force_n_x = left_upper_composite_force_n_x
+        + cache.hub_inertia_i_02 * base_roll_acceleration_w_z
+        + base_roll_velocity_v_y * hub_momentum_f_z + right_upper_composite_force_n_x
+        + hub_momentum_n_z * base_roll_velocity_w_y
+        + base_roll_acceleration_v_z * cache.hub_inertia_h_y
+        + base_roll_acceleration_w_y * cache.hub_inertia_i_01
+        + base_roll_acceleration_w_x * cache.hub_inertia_i_00
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y
+        - base_roll_acceleration_v_y * cache.hub_inertia_h_z;
+    let t61 = cache.hub_composite_inertia_h_y * p.gravity;
+    let base_yaw_position_derivative_column_n_y = hub_composite_force_n_x + t61
+        + cache.hub_composite_inertia_h_z * qdd[1] + hub_composite_rate_hd_z * qd[1]
+        - hub_composite_momentum_f_z * qd[1]
+        - q[1] * base_y_position_derivative_column_n_x;
+    let base_yaw_position_derivative_column_n_z = hub_composite_momentum_f_y * qd[1]
+        + base_yaw_subspace_rate_v_y * hub_composite_rate_hd_x
+        + cache.hub_composite_inertia_h_x * base_yaw_acceleration_shift_v_y
+        + q[1] * hub_composite_force_f_y - hub_composite_rate_hd_y * qd[1]
+        - base_yaw_subspace_rate_v_y * hub_composite_momentum_f_x
+        - cache.hub_composite_inertia_h_y * qdd[1]
+        - hub_composite_force_f_x * cache.base_yaw_subspace_v_y;
+    let base_yaw_position_derivative_column_f_x = qdd[1] * cache.hub_composite_inertia_m
+        + base_z_position_derivative_column_n_x;
+    let base_yaw_position_derivative_column_f_y = hub_composite_force_f_x
+        + cache.hub_composite_inertia_m * base_yaw_acceleration_shift_v_y;
+    let base_yaw_coriolis_row_n_x = 0.5 * base_yaw_position_derivative_row_n_x;
+    let base_yaw_coriolis_row_n_y = 0.5 * base_yaw_position_derivative_row_n_y;
+    let base_yaw_coriolis_row_n_z = 0.5 * base_yaw_position_derivative_row_n_z;
+    let base_yaw_coriolis_column_n_x = 0.5 * (t21 + hub_composite_rate_id_02 + t23 + t22)
+        - base_yaw_subspace_rate_v_y * cache.hub_composite_inertia_h_z;
+    let base_yaw_coriolis_column_n_y = cache.hub_composite_inertia_h_z * qd[1]
+        + 0.5 * (hub_composite_rate_id_12 + t25 + hub_composite_momentum_n_x + t24);
+    let base_yaw_coriolis_column_n_z = base_yaw_subspace_rate_v_y
+        * cache.hub_composite_inertia_h_x
+        + 0.5 * (t26 + hub_composite_rate_id_22 + t57 + t59 + t58)
+        - cache.hub_composite_inertia_h_y * qd[1];
+    let base_yaw_coriolis_column_f_x = base_x_coriolis_row_n_z
+        + cache.hub_composite_inertia_m * qd[1];
+    let base_yaw_coriolis_column_f_y = base_yaw_subspace_rate_v_y
+        * cache.hub_composite_inertia_m + base_y_coriolis_row_n_z;
+    let base_pitch_acceleration_shift_w_x = -(base_pitch_subspace_rate_w_y * qd[3]
+        + qdd[3] * cache.cos_q3);
+    let base_pitch_acceleration_shift_w_y = -(-cache.base_yaw_rotation_01 * qdd[3]
+        - qd[3] * base_pitch_subspace_rate_w_x);
+    let t62 = qdd[2] + p.gravity;
+    let base_pitch_acceleration_shift_v_x = -(qd[2] * base_pitch_subspace_rate_w_y
+        + cache.base_pitch_subspace_v_y * qdd[3] + qd[3] * base_pitch_subspace_rate_v_y
+        + t62 * cache.cos_q3);
+    let base_pitch_acceleration_shift_v_y = -(-base_pitch_subspace_rate_v_x * qd[3]
+        - qd[2] * base_pitch_subspace_rate_w_x - t62 * cache.base_yaw_rotation_01
+        - qdd[3] * cache.base_pitch_subspace_v_x);
+    let base_pitch_acceleration_shift_v_z = -(base_yaw_velocity_v_y
+        * base_pitch_subspace_rate_w_x
+        + base_yaw_acceleration_v_y * cache.base_yaw_rotation_01
+        - base_yaw_acceleration_v_x * cache.cos_q3
+        - base_pitch_subspace_rate_w_y * base_yaw_velocity_v_x);
+    let base_pitch_projected_inertia_n_z = cache.hub_composite_inertia_i_12
+        * cache.cos_q3 + cache.hub_composite_inertia_i_02 * cache.base_yaw_rotation_01
+        + cache.hub_composite_inertia_h_x * cache.base_pitch_subspace_v_y
+        - cache.hub_composite_inertia_h_y * cache.base_pitch_subspace_v_x;
+    let t63 = cache.base_pitch_subspace_v_y * hub_composite_momentum_f_z;
+    let right_upper_composite_momentum_n_z = right_slider_momentum_n_z
+        + right_upper_momentum_n_z;
+    let left_upper_composite_momentum_n_z = left_upper_momentum_n_z
+        + left_lower_momentum_n_z;
+    let hub_composite_momentum_n_z = hub_momentum_n_z
+        + right_upper_composite_momentum_n_z + left_upper_composite_momentum_n_z;
+    let t64 = hub_composite_momentum_n_z * cache.cos_q3;
+    let t65 = -(cache.base_pitch_subspace_v_z * hub_composite_momentum_f_y);
+    let t66 = -(base_roll_velocity_w_z * cache.hub_inertia_com_01);
+    let t67 = cache.hub_inertia_com_02 * base_roll_velocity_w_y;
+    let t68 = cache.right_upper_inertia_com_02 * right_upper_velocity_w_y;
+    let t69 = -(right_upper_velocity_w_z * cache.right_upper_inertia_com_01);
+    let t70 = cache.right_slider_inertia_com_02 * right_upper_velocity_w_y;
+    let t71 = -(cache.right_slider_inertia_com_01 * right_upper_velocity_w_z);
+    let right_slider_composite_rate_id_00 = t70 + t70
+        + (t48 - (t46 + t46)) * p.right_slider_mass + t71 + t71;
+    let right_upper_composite_rate_id_00 = p.arm_mass * (t54 - (t53 + t53)) + t68 + t68
+        + t69 + t69 + right_slider_composite_rate_id_00;
+    let t72 = left_lower_velocity_w_y * cache.left_lower_inertia_com_02;
+    let t73 = -(cache.left_lower_inertia_com_01 * left_lower_velocity_w_z);
+    let left_lower_composite_rate_id_00 = t72 + t72
+        + (t31 - (t28 + t28)) * p.left_lower_mass + t73 + t73;
+    let t74 = -(cache.left_upper_inertia_com_01 * left_upper_velocity_w_z);
+    let t75 = cache.left_upper_inertia_com_02 * left_upper_velocity_w_y;
+    let left_upper_composite_rate_id_00 = left_lower_composite_rate_id_00 + t74 + t74
+        + t75 + t75 + p.arm_mass * (t37 - (t34 + t34));
+    let hub_composite_rate_id_00 = t66 + t66 + t67 + t67
+        + right_upper_composite_rate_id_00 + (t42 - (t39 + t39)) * p.hub_mass
+        + left_upper_composite_rate_id_00;
+    let t76 = cache.base_yaw_rotation_01 * hub_composite_rate_id_00;
+    let t77 = -(hub_composite_rate_hd_z * cache.base_pitch_subspace_v_y);
+    let right_slider_composite_rate_id_01 = right_upper_velocity_w_z
+        * cache.right_slider_inertia_com_00
+        + right_upper_velocity_w_y * cache.right_slider_inertia_com_12
+        - cache.right_slider_inertia_com_02 * right_upper_velocity_w_x
+        - (cache.right_slider_position_x * t8 + cache.right_slider_position_y * t15)
+            * p.right_slider_mass
+        - right_upper_velocity_w_z * cache.right_slider_inertia_com_11;
+    let right_upper_composite_rate_id_01 = right_upper_velocity_w_z
+        * cache.right_upper_inertia_com_00 + right_slider_composite_rate_id_01
+        + cache.right_upper_inertia_com_12 * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * cache.right_upper_inertia_com_11
+        - cache.right_upper_inertia_com_02 * right_upper_velocity_w_x
+        - p.arm_mass * (cache.right_upper_com_x * t9 + cache.right_upper_com_y * t14);
+    let left_lower_composite_rate_id_01 = cache.left_lower_inertia_com_00
+        * left_lower_velocity_w_z
+        + left_lower_velocity_w_y * cache.left_lower_inertia_com_12
+        - cache.left_lower_inertia_com_11 * left_lower_velocity_w_z
+        - p.left_lower_mass
+            * (t18 * cache.left_lower_com_y + cache.left_lower_com_x * t6)
+        - left_lower_velocity_w_x * cache.left_lower_inertia_com_02;
+    let left_upper_composite_rate_id_01 = cache.left_upper_inertia_com_00
+        * left_upper_velocity_w_z
+        + cache.left_upper_inertia_com_12 * left_upper_velocity_w_y
+        + left_lower_composite_rate_id_01
+        - cache.left_upper_inertia_com_11 * left_upper_velocity_w_z
+        - cache.left_upper_inertia_com_02 * left_upper_velocity_w_x
+        - p.arm_mass * (cache.left_upper_com_y * t17 + t7 * cache.left_upper_com_x);
+    let hub_composite_rate_id_01 = right_upper_composite_rate_id_01
+        + left_upper_composite_rate_id_01
+        + cache.hub_inertia_com_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_z * cache.hub_inertia_com_00
+        - p.hub_mass * (q[1] * t16 + q[0] * t10)
+        - cache.hub_inertia_com_02 * base_roll_velocity_w_x
+        - base_roll_velocity_w_z * cache.hub_inertia_com_11;
+    let t78 = cache.cos_q3 * hub_composite_rate_id_01;
+    let t79 = cache.base_pitch_subspace_v_z * hub_composite_rate_hd_y;
+    let base_pitch_position_derivative_row_n_x = t76 + t77 + t78 + t79
+        - (t63 + t64 + t65);
+    let t80 = cache.base_yaw_rotation_01 * hub_composite_rate_id_01;
+    let t81 = base_roll_velocity_w_z * cache.hub_inertia_com_01;
+    let t82 = cache.left_lower_inertia_com_01 * left_lower_velocity_w_z;
+    let t83 = -(left_lower_velocity_w_x * cache.left_lower_inertia_com_12);
+    let left_lower_composite_rate_id_11 = t82 + t82
+        + (t31 - (t30 + t30)) * p.left_lower_mass + t83 + t83;
+    let t84 = cache.left_upper_inertia_com_01 * left_upper_velocity_w_z;
+    let t85 = -(cache.left_upper_inertia_com_12 * left_upper_velocity_w_x);
+    let left_upper_composite_rate_id_11 = p.arm_mass * (t37 - (t35 + t35))
+        + left_lower_composite_rate_id_11 + t84 + t84 + t85 + t85;
+    let t86 = cache.right_slider_inertia_com_01 * right_upper_velocity_w_z;
+    let t87 = -(right_upper_velocity_w_x * cache.right_slider_inertia_com_12);
+    let right_slider_composite_rate_id_11 = (t48 - (t47 + t47)) * p.right_slider_mass
+        + t86 + t86 + t87 + t87;
+    let t88 = -(cache.right_upper_inertia_com_12 * right_upper_velocity_w_x);
+    let t89 = right_upper_velocity_w_z * cache.right_upper_inertia_com_01;
+    let right_upper_composite_rate_id_11 = right_slider_composite_rate_id_11 + t88 + t88
+        + t89 + t89 + p.arm_mass * (t54 - (t52 + t52));
+    let t90 = -(base_roll_velocity_w_x * cache.hub_inertia_com_12);
+    let hub_composite_rate_id_11 = t81 + t81 + left_upper_composite_rate_id_11
+        + right_upper_composite_rate_id_11 + (t42 - (t41 + t41)) * p.hub_mass + t90
+        + t90;
+    let t91 = hub_composite_rate_id_11 * cache.cos_q3;
+    let t92 = cache.base_pitch_subspace_v_z * hub_composite_momentum_f_x;
+    let t93 = -(hub_composite_momentum_f_z * cache.base_pitch_subspace_v_x);
+    let t94 = -(hub_composite_momentum_n_z * cache.base_yaw_rotation_01);
+    let t95 = -(cache.base_pitch_subspace_v_z * hub_composite_rate_hd_x);
+    let t96 = hub_composite_rate_hd_z * cache.base_pitch_subspace_v_x;
+    let base_pitch_position_derivative_row_n_y = t80 + t91 + t95 + t96
+        - (t92 + t93 + t94);
+    let t97 = -(hub_composite_rate_hd_y * cache.base_pitch_subspace_v_x);
+    let t98 = hub_composite_rate_id_02 * cache.base_yaw_rotation_01;
+    let t99 = hub_composite_rate_id_12 * cache.cos_q3;
+    let t100 = hub_composite_rate_hd_x * cache.base_pitch_subspace_v_y;
+    let t101 = hub_composite_momentum_n_y * cache.base_yaw_rotation_01;
+    let t102 = hub_composite_momentum_f_y * cache.base_pitch_subspace_v_x;
+    let t103 = -(cache.base_pitch_subspace_v_y * hub_composite_momentum_f_x);
+    let t104 = -(hub_composite_momentum_n_x * cache.cos_q3);
+    let base_pitch_position_derivative_row_n_z = t97 + t98 + t99 + t100
+        - (t101 + t102 + t103 + t104);
+    let t105 = hub_composite_rate_hd_z * cache.cos_q3;
+    let base_pitch_position_derivative_row_f_x = t105
+        - hub_composite_momentum_f_z * cache.cos_q3;
+    let t106 = -(hub_composite_rate_hd_z * cache.base_yaw_rotation_01);
+    let base_pitch_position_derivative_row_f_y = cache.base_yaw_rotation_01
+        * hub_composite_momentum_f_z + t106;
+    let t107 = -(hub_composite_rate_hd_x * cache.cos_q3
+        - hub_composite_rate_hd_y * cache.base_yaw_rotation_01);
+    let t108 = -(cache.cos_q3 * hub_composite_momentum_f_x);
+    let t109 = hub_composite_momentum_f_y * cache.base_yaw_rotation_01;
+    let base_pitch_position_derivative_row_f_z = t107 - (t108 + t109);
+    let right_slider_articulated_bias_n_z = right_slider_momentum_n_y
+        * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_slider_velocity_v_x
+        - right_slider_momentum_n_x * right_upper_velocity_w_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y;
+    let right_slider_composite_force_n_z = cache.right_slider_inertia_h_x
+        * right_slider_acceleration_v_y
+        + cache.right_slider_inertia_i_02 * right_upper_acceleration_w_x
+        + cache.right_slider_inertia_i_12 * right_upper_acceleration_w_y
+        + right_slider_articulated_bias_n_z
+        + right_upper_acceleration_w_z * cache.right_slider_inertia_i_22
+        - right_slider_acceleration_v_x * cache.right_slider_inertia_h_y;
+    let right_upper_composite_force_n_z = right_slider_composite_force_n_z
+        + right_upper_acceleration_w_z * cache.right_upper_inertia_i_22
+        + right_upper_momentum_f_y * right_upper_velocity_v_x
+        + cache.right_upper_inertia_i_02 * right_upper_acceleration_w_x
+        + cache.right_upper_inertia_h_x * right_upper_acceleration_v_y
+        + right_upper_momentum_n_y * right_upper_velocity_w_x
+        + cache.right_upper_inertia_i_12 * right_upper_acceleration_w_y
+        - right_upper_momentum_f_x * right_upper_velocity_v_y
+        - cache.right_upper_inertia_h_y * right_upper_acceleration_v_x
+        - right_upper_momentum_n_x * right_upper_velocity_w_y;
+    let left_lower_articulated_bias_n_z = left_lower_momentum_f_y
+        * left_lower_velocity_v_x + left_lower_momentum_n_y * left_lower_velocity_w_x
+        - left_lower_velocity_v_y * left_lower_momentum_f_x
+        - left_lower_momentum_n_x * left_lower_velocity_w_y;
+    let left_lower_composite_force_n_z = left_lower_acceleration_w_y
+        * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_h_x * left_lower_acceleration_v_y
+        + cache.left_lower_inertia_i_02 * left_lower_acceleration_w_x
+        + left_lower_articulated_bias_n_z
+        + cache.left_lower_inertia_i_22 * left_lower_acceleration_w_z
+        - left_lower_acceleration_v_x * cache.left_lower_inertia_h_y;
+    let left_upper_composite_force_n_z = left_upper_velocity_v_x
+        * left_upper_momentum_f_y + left_lower_composite_force_n_z
+        + left_upper_velocity_w_x * left_upper_momentum_n_y
+        + cache.left_upper_inertia_h_x * left_upper_acceleration_v_y
+        + left_upper_acceleration_w_z * cache.left_upper_inertia_i_22
+        + left_upper_acceleration_w_y * cache.left_upper_inertia_i_12
+        + left_upper_acceleration_w_x * cache.left_upper_inertia_i_02
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        - cache.left_upper_inertia_h_y * left_upper_acceleration_v_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y;
+    let hub_composite_force_n_z = right_upper_composite_force_n_z
+        + base_roll_acceleration_v_y * cache.hub_inertia_h_x
+        + base_roll_acceleration_w_y * cache.hub_inertia_i_12
+        + base_roll_acceleration_w_x * cache.hub_inertia_i_02
+        + base_roll_velocity_w_x * hub_momentum_n_y + left_upper_composite_force_n_z
+        + cache.hub_inertia_i_22 * base_roll_acceleration_w_z
+        + hub_momentum_f_y * base_roll_velocity_v_x
+        - hub_momentum_f_x * base_roll_velocity_v_y
+        - cache.hub_inertia_h_y * base_roll_acceleration_v_x
+        - hub_momentum_n_x * base_roll_velocity_w_y;
+    let base_pitch_position_derivative_column_n_x = cache.hub_composite_inertia_h_y
+        * base_pitch_acceleration_shift_v_z
+        + base_pitch_acceleration_shift_w_x * cache.hub_composite_inertia_i_00
+        + hub_composite_momentum_f_z * base_pitch_subspace_rate_v_y
+        + base_pitch_subspace_rate_v_z * hub_composite_rate_hd_y
+        + base_pitch_subspace_rate_w_y * hub_composite_rate_id_01
+        + base_pitch_subspace_rate_w_x * hub_composite_rate_id_00
+        + base_pitch_acceleration_shift_w_y * cache.hub_composite_inertia_i_01
+        + base_y_position_derivative_column_n_x * cache.base_pitch_subspace_v_y
+        + hub_composite_momentum_n_z * base_pitch_subspace_rate_w_y
+        + hub_composite_force_n_z * cache.cos_q3
+        - hub_composite_force_f_y * cache.base_pitch_subspace_v_z
+        - hub_composite_rate_hd_z * base_pitch_subspace_rate_v_y
+        - base_pitch_subspace_rate_v_z * hub_composite_momentum_f_y
+        - base_pitch_acceleration_shift_v_y * cache.hub_composite_inertia_h_z;
+    let base_pitch_position_derivative_column_n_y = base_pitch_subspace_rate_v_x
+        * hub_composite_rate_hd_z
+        + cache.hub_composite_inertia_h_z * base_pitch_acceleration_shift_v_x
+        + base_pitch_acceleration_shift_w_y * cache.hub_composite_inertia_i_11
+        + base_pitch_subspace_rate_v_z * hub_composite_momentum_f_x
+        + base_pitch_acceleration_shift_w_x * cache.hub_composite_inertia_i_01
+        + cache.base_pitch_subspace_v_z * hub_composite_force_f_x
+        + base_pitch_subspace_rate_w_x * hub_composite_rate_id_01
+        + base_pitch_subspace_rate_w_y * hub_composite_rate_id_11
+        - hub_composite_force_n_z * cache.base_yaw_rotation_01
+        - hub_composite_momentum_n_z * base_pitch_subspace_rate_w_x
+        - base_pitch_subspace_rate_v_z * hub_composite_rate_hd_x
+        - base_pitch_acceleration_shift_v_z * cache.hub_composite_inertia_h_x
+        - base_y_position_derivative_column_n_x * cache.base_pitch_subspace_v_x
+        - base_pitch_subspace_rate_v_x * hub_composite_momentum_f_z;
+    let t110 = hub_composite_force_n_x + t61;
+    let base_pitch_position_derivative_column_n_z = hub_composite_momentum_f_y
+        * base_pitch_subspace_rate_v_x + t60 * cache.base_yaw_rotation_01
+        + hub_composite_rate_id_02 * base_pitch_subspace_rate_w_x
+        + hub_composite_force_f_y * cache.base_pitch_subspace_v_x
+        + hub_composite_momentum_n_y * base_pitch_subspace_rate_w_x
+        + hub_composite_rate_hd_x * base_pitch_subspace_rate_v_y
+        + cache.hub_composite_inertia_i_02 * base_pitch_acceleration_shift_w_x
+        + base_pitch_subspace_rate_w_y * hub_composite_rate_id_12
+        + base_pitch_acceleration_shift_w_y * cache.hub_composite_inertia_i_12
+        + base_pitch_acceleration_shift_v_y * cache.hub_composite_inertia_h_x
+        - hub_composite_rate_hd_y * base_pitch_subspace_rate_v_x
+        - cache.hub_composite_inertia_h_y * base_pitch_acceleration_shift_v_x
+        - hub_composite_force_f_x * cache.base_pitch_subspace_v_y
+        - base_pitch_subspace_rate_v_y * hub_composite_momentum_f_x - t110 * cache.cos_q3
+        - base_pitch_subspace_rate_w_y * hub_composite_momentum_n_x;
+    let base_pitch_position_derivative_column_f_x = base_y_position_derivative_column_n_x
+        * cache.cos_q3 + hub_composite_rate_hd_z * base_pitch_subspace_rate_w_y
+        + cache.hub_composite_inertia_m * base_pitch_acceleration_shift_v_x
+        + base_pitch_acceleration_shift_w_y * cache.hub_composite_inertia_h_z
+        + base_pitch_subspace_rate_w_y * hub_composite_momentum_f_z;
+    let base_pitch_position_derivative_column_f_y = base_pitch_acceleration_shift_v_y
+        * cache.hub_composite_inertia_m
+        - base_pitch_subspace_rate_w_x * hub_composite_momentum_f_z
+        - base_pitch_acceleration_shift_w_x * cache.hub_composite_inertia_h_z
+        - hub_composite_rate_hd_z * base_pitch_subspace_rate_w_x
+        - base_y_position_derivative_column_n_x * cache.base_yaw_rotation_01;
+    let base_pitch_position_derivative_column_f_z = base_pitch_acceleration_shift_v_z
+        * cache.hub_composite_inertia_m
+        + hub_composite_momentum_f_y * base_pitch_subspace_rate_w_x
+        + hub_composite_force_f_y * cache.base_yaw_rotation_01
+        - hub_composite_force_f_x * cache.cos_q3
+        - (hub_composite_rate_hd_x * base_pitch_subspace_rate_w_y
+            - hub_composite_rate_hd_y * base_pitch_subspace_rate_w_x)
+        - base_pitch_subspace_rate_w_y * hub_composite_momentum_f_x
+        - (base_pitch_acceleration_shift_w_y * cache.hub_composite_inertia_h_x
+            - cache.hub_composite_inertia_h_y * base_pitch_acceleration_shift_w_x);
+    let base_pitch_coriolis_row_n_x = 0.5 * base_pitch_position_derivative_row_n_x;
+    let base_pitch_coriolis_row_n_y = 0.5 * base_pitch_position_derivative_row_n_y;
+    let base_pitch_coriolis_row_n_z = 0.5 * base_pitch_position_derivative_row_n_z;
+    let base_pitch_coriolis_row_f_x = 0.5 * base_pitch_position_derivative_row_f_x;
+    let base_pitch_coriolis_row_f_y = 0.5 * base_pitch_position_derivative_row_f_y;
+    let base_pitch_coriolis_row_f_z = 0.5 * base_pitch_position_derivative_row_f_z;
+    let base_pitch_coriolis_column_n_x = base_pitch_subspace_rate_w_x
+        * cache.hub_composite_inertia_i_00
+        + 0.5 * (t76 + t63 + t64 + t77 + t78 + t65 + t79)
+        + cache.hub_composite_inertia_h_y * base_pitch_subspace_rate_v_z
+        + base_pitch_subspace_rate_w_y * cache.hub_composite_inertia_i_01
+        - cache.hub_composite_inertia_h_z * base_pitch_subspace_rate_v_y;
+    let base_pitch_coriolis_column_n_y = base_pitch_subspace_rate_w_x
+        * cache.hub_composite_inertia_i_01
+        + base_pitch_subspace_rate_w_y * cache.hub_composite_inertia_i_11
+        + 0.5 * (t92 + t80 + t93 + t91 + t95 + t96 + t94)
+        + base_pitch_subspace_rate_v_x * cache.hub_composite_inertia_h_z
+        - base_pitch_subspace_rate_v_z * cache.hub_composite_inertia_h_x;
+    let base_pitch_coriolis_column_n_z = cache.hub_composite_inertia_i_02
+        * base_pitch_subspace_rate_w_x
+        + cache.hub_composite_inertia_i_12 * base_pitch_subspace_rate_w_y
+        + 0.5 * (t101 + t102 + t103 + t97 + t98 + t99 + t100 + t104)
+        + cache.hub_composite_inertia_h_x * base_pitch_subspace_rate_v_y
+        - cache.hub_composite_inertia_h_y * base_pitch_subspace_rate_v_x;
+    let base_pitch_coriolis_column_f_x = base_pitch_subspace_rate_v_x
+        * cache.hub_composite_inertia_m
+        + cache.hub_composite_inertia_h_z * base_pitch_subspace_rate_w_y
+        + 0.5 * (t105 + hub_composite_momentum_f_z * cache.cos_q3);
+    let base_pitch_coriolis_column_f_y = 0.5
+        * (t106 - cache.base_yaw_rotation_01 * hub_composite_momentum_f_z)
+        + cache.hub_composite_inertia_m * base_pitch_subspace_rate_v_y
+        - cache.hub_composite_inertia_h_z * base_pitch_subspace_rate_w_x;
+    let base_pitch_coriolis_column_f_z = base_pitch_subspace_rate_v_z
+        * cache.hub_composite_inertia_m + 0.5 * (t108 + t109 + t107)
+        - (cache.hub_composite_inertia_h_x * base_pitch_subspace_rate_w_y
+            - cache.hub_composite_inertia_h_y * base_pitch_subspace_rate_w_x);
+    let base_roll_acceleration_shift_w_x = -(base_roll_subspace_rate_w_y * qd[3]
+        + cache.base_pitch_rotation_10 * qdd[3]
+        - cache.base_pitch_rotation_20 * base_pitch_acceleration_w_y
+        - base_pitch_velocity_w_y * base_roll_subspace_rate_w_z);
+    let base_roll_acceleration_shift_w_y = -(base_pitch_acceleration_w_x
+        * cache.base_pitch_rotation_20
+        + base_pitch_velocity_w_x * base_roll_subspace_rate_w_z
+        - cache.base_pitch_rotation_00 * qdd[3] - base_roll_subspace_rate_w_x * qd[3]);
+    let base_roll_acceleration_shift_w_z = -(base_pitch_acceleration_w_y
+        * cache.base_pitch_rotation_00
+        + base_roll_subspace_rate_w_x * base_pitch_velocity_w_y
+        - base_roll_subspace_rate_w_y * base_pitch_velocity_w_x
+        - base_pitch_acceleration_w_x * cache.base_pitch_rotation_10);
+    let t111 = p.gravity + base_pitch_acceleration_v_z;
+    let base_roll_acceleration_shift_v_x = -(base_roll_subspace_rate_v_y * qd[3]
+        + base_roll_subspace_rate_w_y * base_pitch_velocity_v_z
+        + cache.base_roll_subspace_v_y * qdd[3] + cache.base_pitch_rotation_10 * t111
+        - cache.base_roll_subspace_v_z * base_pitch_acceleration_w_y
+        - cache.base_pitch_rotation_20 * base_pitch_acceleration_v_y
+        - base_roll_subspace_rate_w_z * base_pitch_velocity_v_y
+        - base_pitch_velocity_w_y * base_roll_subspace_rate_v_z);
+    let base_roll_acceleration_shift_v_y = -(cache.base_pitch_rotation_20
+        * base_pitch_acceleration_v_x
+        + base_pitch_velocity_v_x * base_roll_subspace_rate_w_z
+        + base_pitch_acceleration_w_x * cache.base_roll_subspace_v_z
+        + base_pitch_velocity_w_x * base_roll_subspace_rate_v_z
+        - base_roll_subspace_rate_v_x * qd[3]
+        - base_roll_subspace_rate_w_x * base_pitch_velocity_v_z
+        - cache.base_pitch_rotation_00 * t111 - cache.base_roll_subspace_v_x * qdd[3]);
+    let base_roll_acceleration_shift_v_z = -(base_roll_subspace_rate_w_x
+        * base_pitch_velocity_v_y
+        + base_pitch_acceleration_v_y * cache.base_pitch_rotation_00
+        + base_pitch_velocity_w_y * base_roll_subspace_rate_v_x
+        + base_pitch_acceleration_w_y * cache.base_roll_subspace_v_x
+        - base_pitch_velocity_v_x * base_roll_subspace_rate_w_y
+        - base_pitch_velocity_w_x * base_roll_subspace_rate_v_y
+        - base_pitch_acceleration_w_x * cache.base_roll_subspace_v_y
+        - cache.base_pitch_rotation_10 * base_pitch_acceleration_v_x);
+    let t112 = hub_composite_rate_hd_y * cache.base_roll_subspace_v_z;
+    let t113 = cache.base_pitch_rotation_10 * hub_composite_rate_id_01;
+    let t114 = cache.base_pitch_rotation_20 * hub_composite_rate_id_02;
+    let t115 = cache.base_roll_subspace_v_y * hub_composite_momentum_f_z;
+    let t116 = -(hub_composite_momentum_f_y * cache.base_roll_subspace_v_z);
+    let t117 = cache.base_pitch_rotation_10 * hub_composite_momentum_n_z;
+    let t118 = -(cache.base_pitch_rotation_20 * hub_composite_momentum_n_y);
+    let t119 = -(cache.base_roll_subspace_v_y * hub_composite_rate_hd_z);
+    let t120 = cache.base_pitch_rotation_00 * hub_composite_rate_id_00;
+    let base_roll_position_derivative_row_n_x = t112 + t113 + t114 + t119 + t120
+        - (t115 + t116 + t117 + t118);
+    let t121 = cache.base_pitch_rotation_20 * hub_composite_rate_id_12;
+    let t122 = cache.base_pitch_rotation_00 * hub_composite_rate_id_01;
+    let t123 = -(hub_composite_rate_hd_x * cache.base_roll_subspace_v_z);
+    let t124 = -(cache.base_roll_subspace_v_x * hub_composite_momentum_f_z);
+    let t125 = cache.base_pitch_rotation_20 * hub_composite_momentum_n_x;
+    let t126 = -(hub_composite_momentum_n_z * cache.base_pitch_rotation_00);
+    let t127 = cache.base_roll_subspace_v_z * hub_composite_momentum_f_x;
+    let t128 = hub_composite_rate_hd_z * cache.base_roll_subspace_v_x;
+    let t129 = cache.base_pitch_rotation_10 * hub_composite_rate_id_11;
+    let base_roll_position_derivative_row_n_y = t121 + t122 + t123 + t128 + t129
+        - (t124 + t125 + t126 + t127);
+    let t130 = -(hub_composite_rate_hd_y * cache.base_roll_subspace_v_x);
+    let t131 = -(cache.base_pitch_rotation_10 * hub_composite_momentum_n_x);
+    let t132 = -(cache.base_roll_subspace_v_y * hub_composite_momentum_f_x);
+    let t133 = cache.base_pitch_rotation_00 * hub_composite_momentum_n_y;
+    let t134 = hub_composite_momentum_f_y * cache.base_roll_subspace_v_x;
+    let t135 = cache.base_pitch_rotation_20 * hub_composite_rate_id_22;
+    let t136 = cache.base_roll_subspace_v_y * hub_composite_rate_hd_x;
+    let t137 = cache.base_pitch_rotation_10 * hub_composite_rate_id_12;
+    let t138 = hub_composite_rate_id_02 * cache.base_pitch_rotation_00;
+    let base_roll_position_derivative_row_n_z = t130 + t135 + t136 + t137 + t138
+        - (t131 + t132 + t133 + t134);
+    let t139 = cache.base_pitch_rotation_10 * hub_composite_momentum_f_z;
+    let t140 = -(cache.base_pitch_rotation_20 * hub_composite_momentum_f_y);
+    let t141 = -(cache.base_pitch_rotation_20 * hub_composite_rate_hd_y
+        - cache.base_pitch_rotation_10 * hub_composite_rate_hd_z);
+    let base_roll_position_derivative_row_f_x = t141 - (t139 + t140);
+    let t142 = -(cache.base_pitch_rotation_00 * hub_composite_momentum_f_z);
+    let t143 = cache.base_pitch_rotation_20 * hub_composite_momentum_f_x;
+    let t144 = -(hub_composite_rate_hd_z * cache.base_pitch_rotation_00
+        - cache.base_pitch_rotation_20 * hub_composite_rate_hd_x);
+    let base_roll_position_derivative_row_f_y = t144 - (t142 + t143);
+    let t145 = -(cache.base_pitch_rotation_10 * hub_composite_rate_hd_x
+        - hub_composite_rate_hd_y * cache.base_pitch_rotation_00);
+    let t146 = hub_composite_momentum_f_y * cache.base_pitch_rotation_00;
+    let t147 = -(cache.base_pitch_rotation_10 * hub_composite_momentum_f_x);
+    let base_roll_position_derivative_row_f_z = t145 - (t146 + t147);
+    let base_roll_position_derivative_column_n_x = hub_composite_force_n_z
+        * cache.base_pitch_rotation_10
+        + base_roll_acceleration_shift_w_x * cache.hub_composite_inertia_i_00
+        + base_roll_subspace_rate_w_y * hub_composite_rate_id_01
+        + cache.hub_composite_inertia_h_y * base_roll_acceleration_shift_v_z
+        + base_roll_acceleration_shift_w_y * cache.hub_composite_inertia_i_01
+        + hub_composite_rate_id_02 * base_roll_subspace_rate_w_z
+        + hub_composite_rate_hd_y * base_roll_subspace_rate_v_z
+        + cache.hub_composite_inertia_i_02 * base_roll_acceleration_shift_w_z
+        + base_roll_subspace_rate_w_y * hub_composite_momentum_n_z
+        + base_roll_subspace_rate_w_x * hub_composite_rate_id_00
+        + cache.base_roll_subspace_v_y * base_y_position_derivative_column_n_x
+        + base_roll_subspace_rate_v_y * hub_composite_momentum_f_z
+        - cache.hub_composite_inertia_h_z * base_roll_acceleration_shift_v_y
+        - hub_composite_force_f_y * cache.base_roll_subspace_v_z
+        - cache.base_pitch_rotation_20 * t60
+        - hub_composite_momentum_f_y * base_roll_subspace_rate_v_z
+        - hub_composite_rate_hd_z * base_roll_subspace_rate_v_y
+        - base_roll_subspace_rate_w_z * hub_composite_momentum_n_y;
+    let base_roll_position_derivative_column_n_y = t110 * cache.base_pitch_rotation_20
+        + base_roll_subspace_rate_w_z * hub_composite_momentum_n_x
+        + cache.hub_composite_inertia_i_12 * base_roll_acceleration_shift_w_z
+        + base_roll_acceleration_shift_w_y * cache.hub_composite_inertia_i_11
+        + base_roll_acceleration_shift_v_x * cache.hub_composite_inertia_h_z
+        + base_roll_subspace_rate_w_y * hub_composite_rate_id_11
+        + base_roll_subspace_rate_v_z * hub_composite_momentum_f_x
+        + base_roll_acceleration_shift_w_x * cache.hub_composite_inertia_i_01
+        + base_roll_subspace_rate_w_z * hub_composite_rate_id_12
+        + base_roll_subspace_rate_v_x * hub_composite_rate_hd_z
+        + base_roll_subspace_rate_w_x * hub_composite_rate_id_01
+        + cache.base_roll_subspace_v_z * hub_composite_force_f_x
+        - base_y_position_derivative_column_n_x * cache.base_roll_subspace_v_x
+        - base_roll_subspace_rate_v_x * hub_composite_momentum_f_z
+        - hub_composite_rate_hd_x * base_roll_subspace_rate_v_z
+        - hub_composite_force_n_z * cache.base_pitch_rotation_00
+        - base_roll_acceleration_shift_v_z * cache.hub_composite_inertia_h_x
+        - base_roll_subspace_rate_w_x * hub_composite_momentum_n_z;
+    let base_roll_position_derivative_column_n_z = base_roll_subspace_rate_w_y
+        * hub_composite_rate_id_12
+        + hub_composite_rate_id_22 * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_x * hub_composite_rate_id_02
+        + cache.hub_composite_inertia_i_22 * base_roll_acceleration_shift_w_z
+        + base_roll_subspace_rate_v_x * hub_composite_momentum_f_y
+        + hub_composite_force_f_y * cache.base_roll_subspace_v_x
+        + cache.hub_composite_inertia_h_x * base_roll_acceleration_shift_v_y
+        + cache.hub_composite_inertia_i_02 * base_roll_acceleration_shift_w_x
+        + t60 * cache.base_pitch_rotation_00
+        + cache.hub_composite_inertia_i_12 * base_roll_acceleration_shift_w_y
+        + hub_composite_rate_hd_x * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_x * hub_composite_momentum_n_y
+        - base_roll_subspace_rate_w_y * hub_composite_momentum_n_x
+        - base_roll_subspace_rate_v_y * hub_composite_momentum_f_x
+        - cache.base_roll_subspace_v_y * hub_composite_force_f_x
+        - base_roll_subspace_rate_v_x * hub_composite_rate_hd_y
+        - cache.hub_composite_inertia_h_y * base_roll_acceleration_shift_v_x
+        - t110 * cache.base_pitch_rotation_10;
+    let base_roll_position_derivative_column_f_x = cache.base_pitch_rotation_10
+        * base_y_position_derivative_column_n_x
+        + base_roll_acceleration_shift_v_x * cache.hub_composite_inertia_m
+        + base_roll_subspace_rate_w_y * hub_composite_momentum_f_z
+        - hub_composite_momentum_f_y * base_roll_subspace_rate_w_z
+        - (cache.hub_composite_inertia_h_y * base_roll_acceleration_shift_w_z
+            - cache.hub_composite_inertia_h_z * base_roll_acceleration_shift_w_y)
+        - hub_composite_force_f_y * cache.base_pitch_rotation_20
+        - (hub_composite_rate_hd_y * base_roll_subspace_rate_w_z
+            - base_roll_subspace_rate_w_y * hub_composite_rate_hd_z);
+    let base_roll_position_derivative_column_f_y = base_roll_subspace_rate_w_z
+        * hub_composite_momentum_f_x
+        + cache.base_pitch_rotation_20 * hub_composite_force_f_x
+        + cache.hub_composite_inertia_m * base_roll_acceleration_shift_v_y
+        - base_y_position_derivative_column_n_x * cache.base_pitch_rotation_00
+        - (cache.hub_composite_inertia_h_z * base_roll_acceleration_shift_w_x
+            - cache.hub_composite_inertia_h_x * base_roll_acceleration_shift_w_z)
+        - base_roll_subspace_rate_w_x * hub_composite_momentum_f_z
+        - (base_roll_subspace_rate_w_x * hub_composite_rate_hd_z
+            - hub_composite_rate_hd_x * base_roll_subspace_rate_w_z);
+    let base_roll_position_derivative_column_f_z = hub_composite_force_f_y
+        * cache.base_pitch_rotation_00
+        + base_roll_acceleration_shift_v_z * cache.hub_composite_inertia_m
+        + base_roll_subspace_rate_w_x * hub_composite_momentum_f_y
+        - (cache.hub_composite_inertia_h_x * base_roll_acceleration_shift_w_y
+            - cache.hub_composite_inertia_h_y * base_roll_acceleration_shift_w_x)
+        - cache.base_pitch_rotation_10 * hub_composite_force_f_x
+        - base_roll_subspace_rate_w_y * hub_composite_momentum_f_x
+        - (base_roll_subspace_rate_w_y * hub_composite_rate_hd_x
+            - base_roll_subspace_rate_w_x * hub_composite_rate_hd_y);
+    let base_roll_coriolis_row_n_x = 0.5 * base_roll_position_derivative_row_n_x;
+    let base_roll_coriolis_row_n_y = 0.5 * base_roll_position_derivative_row_n_y;
+    let base_roll_coriolis_row_n_z = 0.5 * base_roll_position_derivative_row_n_z;
+    let base_roll_coriolis_row_f_x = 0.5 * base_roll_position_derivative_row_f_x;
+    let base_roll_coriolis_row_f_y = 0.5 * base_roll_position_derivative_row_f_y;
+    let base_roll_coriolis_row_f_z = 0.5 * base_roll_position_derivative_row_f_z;
+    let base_roll_coriolis_column_n_x = cache.hub_composite_inertia_i_02
+        * base_roll_subspace_rate_w_z
+        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_00
+        + cache.hub_composite_inertia_h_y * base_roll_subspace_rate_v_z
+        + 0.5 * (t112 + t113 + t114 + t115 + t119 + t116 + t117 + t120 + t118)
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_01
+        - cache.hub_composite_inertia_h_z * base_roll_subspace_rate_v_y;
+    let base_roll_coriolis_column_n_y = 0.5
+        * (t124 + t125 + t121 + t126 + t122 + t123 + t128 + t129 + t127)
+        + base_roll_subspace_rate_w_x * cache.hub_composite_inertia_i_01
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_11
+        + base_roll_subspace_rate_v_x * cache.hub_composite_inertia_h_z
+        + cache.hub_composite_inertia_i_12 * base_roll_subspace_rate_w_z
+        - cache.hub_composite_inertia_h_x * base_roll_subspace_rate_v_z;
+    let base_roll_coriolis_column_n_z = cache.hub_composite_inertia_i_22
+        * base_roll_subspace_rate_w_z
+        + cache.hub_composite_inertia_h_x * base_roll_subspace_rate_v_y
+        + cache.hub_composite_inertia_i_02 * base_roll_subspace_rate_w_x
+        + base_roll_subspace_rate_w_y * cache.hub_composite_inertia_i_12
+        + 0.5 * (t130 + t135 + t131 + t132 + t136 + t137 + t138 + t133 + t134)
+        - cache.hub_composite_inertia_h_y * base_roll_subspace_rate_v_x;
+    let base_roll_coriolis_column_f_x = 0.5 * (t141 + t139 + t140)
+        + base_roll_subspace_rate_v_x * cache.hub_composite_inertia_m
+        - (cache.hub_composite_inertia_h_y * base_roll_subspace_rate_w_z
+            - base_roll_subspace_rate_w_y * cache.hub_composite_inertia_h_z);
+    let base_roll_coriolis_column_f_y = base_roll_subspace_rate_v_y
+        * cache.hub_composite_inertia_m + 0.5 * (t144 + t142 + t143)
+        - (base_roll_subspace_rate_w_x * cache.hub_composite_inertia_h_z
+            - cache.hub_composite_inertia_h_x * base_roll_subspace_rate_w_z);
+    let base_roll_coriolis_column_f_z = 0.5 * (t146 + t145 + t147)
+        + base_roll_subspace_rate_v_z * cache.hub_composite_inertia_m
+        - (base_roll_subspace_rate_w_y * cache.hub_composite_inertia_h_x
+            - cache.hub_composite_inertia_h_y * base_roll_subspace_rate_w_x);
+    let left_upper_acceleration_shift_w_x = -(cache.base_roll_rotation_12
+        * base_roll_acceleration_w_z
+        + base_roll_velocity_w_z * left_upper_subspace_rate_w_y
+        - base_roll_acceleration_w_y * cache.base_roll_rotation_22
+        - left_upper_subspace_rate_w_z * base_roll_velocity_w_y);
+    let left_upper_acceleration_shift_w_y = -(base_roll_acceleration_w_x
+        * cache.base_roll_rotation_22
+        + left_upper_subspace_rate_w_z * base_roll_velocity_w_x
+        - cache.base_roll_rotation_02 * base_roll_acceleration_w_z
+        - base_roll_velocity_w_z * left_upper_subspace_rate_w_x);
+    let left_upper_acceleration_shift_w_z = -(base_roll_acceleration_w_y
+        * cache.base_roll_rotation_02
+        + left_upper_subspace_rate_w_x * base_roll_velocity_w_y
+        - cache.base_roll_rotation_12 * base_roll_acceleration_w_x
+        - base_roll_velocity_w_x * left_upper_subspace_rate_w_y);
+    let t148 = base_roll_acceleration_v_z + p.gravity;
+    let left_upper_acceleration_shift_v_x = -(cache.left_upper_subspace_v_y
+        * base_roll_acceleration_w_z
+        + base_roll_velocity_v_z * left_upper_subspace_rate_w_y
+        + base_roll_velocity_w_z * left_upper_subspace_rate_v_y
+        + cache.base_roll_rotation_12 * t148
+        - left_upper_subspace_rate_w_z * base_roll_velocity_v_y
+        - left_upper_subspace_rate_v_z * base_roll_velocity_w_y
+        - base_roll_acceleration_v_y * cache.base_roll_rotation_22
+        - base_roll_acceleration_w_y * cache.left_upper_subspace_v_z);
+    let left_upper_acceleration_shift_v_y = -(left_upper_subspace_rate_w_z
+        * base_roll_velocity_v_x + left_upper_subspace_rate_v_z * base_roll_velocity_w_x
+        + base_roll_acceleration_v_x * cache.base_roll_rotation_22
+        + cache.left_upper_subspace_v_z * base_roll_acceleration_w_x
+        - t148 * cache.base_roll_rotation_02
+        - base_roll_velocity_w_z * left_upper_subspace_rate_v_x
+        - cache.left_upper_subspace_v_x * base_roll_acceleration_w_z
+        - base_roll_velocity_v_z * left_upper_subspace_rate_w_x);
+    let left_upper_acceleration_shift_v_z = -(base_roll_velocity_v_y
+        * left_upper_subspace_rate_w_x
+        + base_roll_acceleration_w_y * cache.left_upper_subspace_v_x
+        + left_upper_subspace_rate_v_x * base_roll_velocity_w_y
+        + base_roll_acceleration_v_y * cache.base_roll_rotation_02
+        - base_roll_velocity_v_x * left_upper_subspace_rate_w_y
+        - cache.base_roll_rotation_12 * base_roll_acceleration_v_x
+        - base_roll_velocity_w_x * left_upper_subspace_rate_v_y
+        - base_roll_acceleration_w_x * cache.left_upper_subspace_v_y);
+    let t149 = left_upper_composite_rate_id_00 * cache.base_roll_rotation_02;
+    let t150 = left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_z;
+    let t151 = left_upper_composite_momentum_f_z * cache.left_upper_subspace_v_y;
+    let t152 = -(cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_y);
+    let t153 = cache.base_roll_rotation_12 * left_upper_composite_momentum_n_z;
+    let t154 = -(left_upper_composite_momentum_n_y * cache.base_roll_rotation_22);
+    let t155 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_01;
+    let t156 = -(left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_y);
+    let t157 = left_upper_composite_rate_id_02 * cache.base_roll_rotation_22;
+    let left_upper_position_derivative_row_n_x = t149 + t150 + t155 + t156 + t157
+        - (t151 + t152 + t153 + t154);
+    let t158 = left_upper_composite_rate_hd_z * cache.left_upper_subspace_v_x;
+    let t159 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_11;
+    let t160 = -(cache.left_upper_subspace_v_z * left_upper_composite_rate_hd_x);
+    let t161 = -(cache.base_roll_rotation_02 * left_upper_composite_momentum_n_z);
+    let t162 = left_upper_composite_momentum_n_x * cache.base_roll_rotation_22;
+    let t163 = cache.left_upper_subspace_v_z * left_upper_composite_momentum_f_x;
+    let t164 = -(cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_z);
+    let t165 = left_upper_composite_rate_id_12 * cache.base_roll_rotation_22;
+    let t166 = left_upper_composite_rate_id_01 * cache.base_roll_rotation_02;
+    let left_upper_position_derivative_row_n_y = t158 + t159 + t160 + t165 + t166
+        - (t161 + t162 + t163 + t164);
+    let t167 = cache.base_roll_rotation_12 * left_upper_composite_rate_id_12;
+    let t168 = cache.left_upper_subspace_v_y * left_upper_composite_rate_hd_x;
+    let t169 = -(left_upper_composite_rate_hd_y * cache.left_upper_subspace_v_x);
+    let t170 = left_upper_composite_rate_id_22 * cache.base_roll_rotation_22;
+    let t171 = -(cache.left_upper_subspace_v_y * left_upper_composite_momentum_f_x);
+    let t172 = -(cache.base_roll_rotation_12 * left_upper_composite_momentum_n_x);
+    let t173 = cache.left_upper_subspace_v_x * left_upper_composite_momentum_f_y;
+    let t174 = left_upper_composite_momentum_n_y * cache.base_roll_rotation_02;
+    let t175 = left_upper_composite_rate_id_02 * cache.base_roll_rotation_02;
+    let left_upper_position_derivative_row_n_z = t167 + t168 + t169 + t170 + t175
+        - (t171 + t172 + t173 + t174);
+    let t176 = cache.base_roll_rotation_12 * left_upper_composite_momentum_f_z;
+    let t177 = -(left_upper_composite_momentum_f_y * cache.base_roll_rotation_22);
+    let t178 = -(left_upper_composite_rate_hd_y * cache.base_roll_rotation_22
+        - cache.base_roll_rotation_12 * left_upper_composite_rate_hd_z);
+    let left_upper_position_derivative_row_f_x = t178 - (t176 + t177);
+    let t179 = -(left_upper_composite_rate_hd_z * cache.base_roll_rotation_02
+        - left_upper_composite_rate_hd_x * cache.base_roll_rotation_22);
+    let t180 = -(cache.base_roll_rotation_02 * left_upper_composite_momentum_f_z);
+    let t181 = left_upper_composite_momentum_f_x * cache.base_roll_rotation_22;
+    let left_upper_position_derivative_row_f_y = t179 - (t180 + t181);
+    let t182 = -(cache.base_roll_rotation_12 * left_upper_composite_momentum_f_x);
+    let t183 = left_upper_composite_momentum_f_y * cache.base_roll_rotation_02;
+    let t184 = -(cache.base_roll_rotation_12 * left_upper_composite_rate_hd_x
+        - left_upper_composite_rate_hd_y * cache.base_roll_rotation_02);
+    let left_upper_position_derivative_row_f_z = t184 - (t182 + t183);
+    let t185 = left_upper_composite_force_f_z
+        + p.gravity * cache.left_upper_composite_inertia_m;
+    let t186 = left_upper_composite_force_n_y
+        - p.gravity * cache.left_upper_composite_inertia_h_x;
+    let left_upper_position_derivative_column_n_x = cache
+        .left_upper_composite_inertia_i_01 * left_upper_acceleration_shift_w_y
+        + cache.left_upper_composite_inertia_i_00 * left_upper_acceleration_shift_w_x
+        + left_upper_acceleration_shift_v_z * cache.left_upper_composite_inertia_h_y
+        + left_upper_subspace_rate_w_y * left_upper_composite_momentum_n_z
+        + left_upper_composite_rate_id_00 * left_upper_subspace_rate_w_x
+        + cache.base_roll_rotation_12 * left_upper_composite_force_n_z
+        + left_upper_composite_rate_id_01 * left_upper_subspace_rate_w_y
+        + left_upper_acceleration_shift_w_z * cache.left_upper_composite_inertia_i_02
+        + left_upper_composite_momentum_f_z * left_upper_subspace_rate_v_y
+        + left_upper_subspace_rate_w_z * left_upper_composite_rate_id_02
+        + left_upper_composite_rate_hd_y * left_upper_subspace_rate_v_z
+        + t185 * cache.left_upper_subspace_v_y
+        - left_upper_subspace_rate_v_z * left_upper_composite_momentum_f_y
+        - left_upper_subspace_rate_w_z * left_upper_composite_momentum_n_y
+        - cache.left_upper_composite_inertia_h_z * left_upper_acceleration_shift_v_y
+        - left_upper_composite_rate_hd_z * left_upper_subspace_rate_v_y
+        - left_upper_composite_force_f_y * cache.left_upper_subspace_v_z
+        - t186 * cache.base_roll_rotation_22;
+    let t187 = left_upper_composite_force_n_x
+        + p.gravity * cache.left_upper_composite_inertia_h_y;
+    let left_upper_position_derivative_column_n_y = left_upper_acceleration_shift_w_z
+        * cache.left_upper_composite_inertia_i_12
+        + left_upper_composite_momentum_n_x * left_upper_subspace_rate_w_z
+        + left_upper_composite_rate_id_11 * left_upper_subspace_rate_w_y
+        + left_upper_subspace_rate_v_z * left_upper_composite_momentum_f_x
+        + cache.left_upper_subspace_v_z * left_upper_composite_force_f_x
+        + left_upper_composite_rate_id_01 * left_upper_subspace_rate_w_x
+        + left_upper_composite_rate_hd_z * left_upper_subspace_rate_v_x
+        + t187 * cache.base_roll_rotation_22
+        + cache.left_upper_composite_inertia_i_01 * left_upper_acceleration_shift_w_x
+        + left_upper_acceleration_shift_w_y * cache.left_upper_composite_inertia_i_11
+        + cache.left_upper_composite_inertia_h_z * left_upper_acceleration_shift_v_x
+        + left_upper_composite_rate_id_12 * left_upper_subspace_rate_w_z
+        - left_upper_subspace_rate_w_x * left_upper_composite_momentum_n_z
+        - cache.base_roll_rotation_02 * left_upper_composite_force_n_z
+        - left_upper_subspace_rate_v_z * left_upper_composite_rate_hd_x
+        - left_upper_acceleration_shift_v_z * cache.left_upper_composite_inertia_h_x
+        - t185 * cache.left_upper_subspace_v_x
+        - left_upper_subspace_rate_v_x * left_upper_composite_momentum_f_z;
+    let left_upper_position_derivative_column_n_z = left_upper_composite_rate_hd_x
+        * left_upper_subspace_rate_v_y
+        + left_upper_acceleration_shift_w_y * cache.left_upper_composite_inertia_i_12
+        + left_upper_composite_momentum_n_y * left_upper_subspace_rate_w_x
+        + left_upper_composite_rate_id_02 * left_upper_subspace_rate_w_x
+        + cache.left_upper_composite_inertia_i_02 * left_upper_acceleration_shift_w_x
+        + left_upper_subspace_rate_v_x * left_upper_composite_momentum_f_y
+        + left_upper_acceleration_shift_w_z * cache.left_upper_composite_inertia_i_22
+        + cache.left_upper_subspace_v_x * left_upper_composite_force_f_y
+        + t186 * cache.base_roll_rotation_02
+        + left_upper_composite_rate_id_12 * left_upper_subspace_rate_w_y
+        + left_upper_composite_rate_id_22 * left_upper_subspace_rate_w_z
+        + cache.left_upper_composite_inertia_h_x * left_upper_acceleration_shift_v_y
+        - left_upper_composite_force_f_x * cache.left_upper_subspace_v_y
+        - cache.base_roll_rotation_12 * t187
+        - cache.left_upper_composite_inertia_h_y * left_upper_acceleration_shift_v_x
+        - left_upper_composite_momentum_f_x * left_upper_subspace_rate_v_y
+        - left_upper_composite_momentum_n_x * left_upper_subspace_rate_w_y
+        - left_upper_composite_rate_hd_y * left_upper_subspace_rate_v_x;
+    let left_upper_position_derivative_column_f_x = cache.base_roll_rotation_12 * t185
+        + cache.left_upper_composite_inertia_m * left_upper_acceleration_shift_v_x
+        + left_upper_subspace_rate_w_y * left_upper_composite_momentum_f_z
+        - left_upper_composite_force_f_y * cache.base_roll_rotation_22
+        - left_upper_subspace_rate_w_z * left_upper_composite_momentum_f_y
+        - (left_upper_composite_rate_hd_y * left_upper_subspace_rate_w_z
+            - left_upper_composite_rate_hd_z * left_upper_subspace_rate_w_y)
+        - (left_upper_acceleration_shift_w_z * cache.left_upper_composite_inertia_h_y
+            - cache.left_upper_composite_inertia_h_z
+                * left_upper_acceleration_shift_w_y);
+    let left_upper_position_derivative_column_f_y = left_upper_subspace_rate_w_z
+        * left_upper_composite_momentum_f_x
+        + left_upper_composite_force_f_x * cache.base_roll_rotation_22
+        + cache.left_upper_composite_inertia_m * left_upper_acceleration_shift_v_y
+        - left_upper_composite_momentum_f_z * left_upper_subspace_rate_w_x
+        - t185 * cache.base_roll_rotation_02
+        - (cache.left_upper_composite_inertia_h_z * left_upper_acceleration_shift_w_x
+            - left_upper_acceleration_shift_w_z * cache.left_upper_composite_inertia_h_x)
+        - (left_upper_composite_rate_hd_z * left_upper_subspace_rate_w_x
+            - left_upper_subspace_rate_w_z * left_upper_composite_rate_hd_x);
+    let left_upper_position_derivative_column_f_z = left_upper_composite_momentum_f_y
+        * left_upper_subspace_rate_w_x
+        + left_upper_acceleration_shift_v_z * cache.left_upper_composite_inertia_m
+        + left_upper_composite_force_f_y * cache.base_roll_rotation_02
+        - (cache.left_upper_composite_inertia_h_x * left_upper_acceleration_shift_w_y
+            - cache.left_upper_composite_inertia_h_y * left_upper_acceleration_shift_w_x)
+        - left_upper_subspace_rate_w_y * left_upper_composite_momentum_f_x
+        - cache.base_roll_rotation_12 * left_upper_composite_force_f_x
+        - (left_upper_subspace_rate_w_y * left_upper_composite_rate_hd_x
+            - left_upper_composite_rate_hd_y * left_upper_subspace_rate_w_x);
+    let left_upper_coriolis_row_n_x = 0.5 * left_upper_position_derivative_row_n_x;
+    let left_upper_coriolis_row_n_y = 0.5 * left_upper_position_derivative_row_n_y;
+    let left_upper_coriolis_row_n_z = 0.5 * left_upper_position_derivative_row_n_z;
+    let left_upper_coriolis_row_f_x = 0.5 * left_upper_position_derivative_row_f_x;
+    let left_upper_coriolis_row_f_y = 0.5 * left_upper_position_derivative_row_f_y;
+    let left_upper_coriolis_row_f_z = 0.5 * left_upper_position_derivative_row_f_z;
+    let left_upper_coriolis_column_n_x = cache.left_upper_composite_inertia_i_00
+        * left_upper_subspace_rate_w_x
+        + cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_z
+        + 0.5 * (t151 + t149 + t152 + t150 + t153 + t155 + t156 + t157 + t154)
+        + cache.left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_y
+        + left_upper_subspace_rate_w_z * cache.left_upper_composite_inertia_i_02
+        - cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_y;
+    let left_upper_coriolis_column_n_y = 0.5
+        * (t161 + t158 + t159 + t160 + t162 + t163 + t165 + t166 + t164)
+        + left_upper_subspace_rate_w_z * cache.left_upper_composite_inertia_i_12
+        + cache.left_upper_composite_inertia_i_11 * left_upper_subspace_rate_w_y
+        + cache.left_upper_composite_inertia_i_01 * left_upper_subspace_rate_w_x
+        + cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_v_x
+        - left_upper_subspace_rate_v_z * cache.left_upper_composite_inertia_h_x;
+    let left_upper_coriolis_column_n_z = 0.5
+        * (t171 + t167 + t172 + t168 + t169 + t173 + t170 + t175 + t174)
+        + cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_v_y
+        + left_upper_subspace_rate_w_y * cache.left_upper_composite_inertia_i_12
+        + cache.left_upper_composite_inertia_i_22 * left_upper_subspace_rate_w_z
+        + cache.left_upper_composite_inertia_i_02 * left_upper_subspace_rate_w_x
+        - cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_v_x;
+    let left_upper_coriolis_column_f_x = 0.5 * (t176 + t178 + t177)
+        + cache.left_upper_composite_inertia_m * left_upper_subspace_rate_v_x
+        - (cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_z
+            - cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_y);
+    let left_upper_coriolis_column_f_y = 0.5 * (t180 + t181 + t179)
+        + cache.left_upper_composite_inertia_m * left_upper_subspace_rate_v_y
+        - (cache.left_upper_composite_inertia_h_z * left_upper_subspace_rate_w_x
+            - cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_z);
+    let left_upper_coriolis_column_f_z = left_upper_subspace_rate_v_z
+        * cache.left_upper_composite_inertia_m + 0.5 * (t182 + t184 + t183)
+        - (cache.left_upper_composite_inertia_h_x * left_upper_subspace_rate_w_y
+            - cache.left_upper_composite_inertia_h_y * left_upper_subspace_rate_w_x);
+    let right_upper_acceleration_shift_w_x = -(base_roll_velocity_w_z
+        * right_upper_subspace_rate_w_y
+        + cache.right_upper_axis_y * base_roll_acceleration_w_z
+        - right_upper_subspace_rate_w_z * base_roll_velocity_w_y
+        - base_roll_acceleration_w_y * cache.right_upper_axis_z);
+    let right_upper_acceleration_shift_w_y = -(base_roll_velocity_w_x
+        * right_upper_subspace_rate_w_z
+        + cache.right_upper_axis_z * base_roll_acceleration_w_x
+        - cache.right_upper_axis_x * base_roll_acceleration_w_z
+        - base_roll_velocity_w_z * right_upper_subspace_rate_w_x);
+    let right_upper_acceleration_shift_w_z = -(right_upper_subspace_rate_w_x
+        * base_roll_velocity_w_y + base_roll_acceleration_w_y * cache.right_upper_axis_x
+        - base_roll_velocity_w_x * right_upper_subspace_rate_w_y
+        - cache.right_upper_axis_y * base_roll_acceleration_w_x);
+    let right_upper_acceleration_shift_v_x = -(right_upper_subspace_rate_w_y
+        * base_roll_velocity_v_z
+        + cache.right_upper_subspace_v_y * base_roll_acceleration_w_z
+        + t148 * cache.right_upper_axis_y
+        + base_roll_velocity_w_z * right_upper_subspace_rate_v_y
+        - right_upper_subspace_rate_v_z * base_roll_velocity_w_y
+        - right_upper_subspace_rate_w_z * base_roll_velocity_v_y
+        - base_roll_acceleration_v_y * cache.right_upper_axis_z
+        - base_roll_acceleration_w_y * cache.right_upper_subspace_v_z);
+    let right_upper_acceleration_shift_v_y = -(right_upper_subspace_rate_v_z
+        * base_roll_velocity_w_x
+        + base_roll_acceleration_w_x * cache.right_upper_subspace_v_z
+        + cache.right_upper_axis_z * base_roll_acceleration_v_x
+        + right_upper_subspace_rate_w_z * base_roll_velocity_v_x
+        - right_upper_subspace_rate_w_x * base_roll_velocity_v_z
+        - right_upper_subspace_rate_v_x * base_roll_velocity_w_z
+        - t148 * cache.right_upper_axis_x
+        - cache.right_upper_subspace_v_x * base_roll_acceleration_w_z);
+    let right_upper_acceleration_shift_v_z = -(right_upper_subspace_rate_v_x
+        * base_roll_velocity_w_y
+        + base_roll_acceleration_w_y * cache.right_upper_subspace_v_x
+        + base_roll_acceleration_v_y * cache.right_upper_axis_x
+        + right_upper_subspace_rate_w_x * base_roll_velocity_v_y
+        - right_upper_subspace_rate_v_y * base_roll_velocity_w_x
+        - right_upper_subspace_rate_w_y * base_roll_velocity_v_x
+        - cache.right_upper_axis_y * base_roll_acceleration_v_x
+        - cache.right_upper_subspace_v_y * base_roll_acceleration_w_x);
+    let t188 = -(cache.right_upper_subspace_v_y * right_upper_composite_rate_hd_z);
+    let t189 = right_upper_composite_rate_id_00 * cache.right_upper_axis_x;
+    let t190 = right_upper_composite_rate_id_01 * cache.right_upper_axis_y;
+    let t191 = -(cache.right_upper_axis_z * right_upper_composite_momentum_n_y);
+    let t192 = -(cache.right_upper_subspace_v_z * right_upper_composite_momentum_f_y);
+    let t193 = cache.right_upper_axis_y * right_upper_composite_momentum_n_z;
+    let t194 = cache.right_upper_subspace_v_y * right_upper_composite_momentum_f_z;
+    let t195 = cache.right_upper_axis_z * right_upper_composite_rate_id_02;
+    let t196 = cache.right_upper_subspace_v_z * right_upper_composite_rate_hd_y;
+    let right_upper_position_derivative_row_n_x = t188 + t189 + t190 + t195 + t196
+        - (t191 + t192 + t193 + t194);
+    let t197 = cache.right_upper_subspace_v_x * right_upper_composite_rate_hd_z;
+    let t198 = -(cache.right_upper_subspace_v_z * right_upper_composite_rate_hd_x);
+    let t199 = right_upper_composite_rate_id_12 * cache.right_upper_axis_z;
+    let t200 = -(cache.right_upper_axis_x * right_upper_composite_momentum_n_z);
+    let t201 = -(cache.right_upper_subspace_v_x * right_upper_composite_momentum_f_z);
+    let t202 = cache.right_upper_axis_z * right_upper_composite_momentum_n_x;
+    let t203 = cache.right_upper_subspace_v_z * right_upper_composite_momentum_f_x;
+    let t204 = right_upper_composite_rate_id_11 * cache.right_upper_axis_y;
+    let t205 = right_upper_composite_rate_id_01 * cache.right_upper_axis_x;
+    let right_upper_position_derivative_row_n_y = t197 + t198 + t199 + t204 + t205
+        - (t200 + t201 + t202 + t203);
+    let t206 = -(cache.right_upper_subspace_v_y * right_upper_composite_momentum_f_x);
+    let t207 = right_upper_composite_momentum_n_y * cache.right_upper_axis_x;
+    let t208 = -(cache.right_upper_axis_y * right_upper_composite_momentum_n_x);
+    let t209 = cache.right_upper_subspace_v_x * right_upper_composite_momentum_f_y;
+    let t210 = cache.right_upper_axis_x * right_upper_composite_rate_id_02;
+    let t211 = -(cache.right_upper_subspace_v_x * right_upper_composite_rate_hd_y);
+    let t212 = right_upper_composite_rate_id_12 * cache.right_upper_axis_y;
+    let t213 = right_upper_composite_rate_id_22 * cache.right_upper_axis_z;
+    let t214 = cache.right_upper_subspace_v_y * right_upper_composite_rate_hd_x;
+    let right_upper_position_derivative_row_n_z = t210 + t211 + t212 + t213 + t214
+        - (t206 + t207 + t208 + t209);
+    let t215 = -(cache.right_upper_axis_z * right_upper_composite_rate_hd_y
+        - cache.right_upper_axis_y * right_upper_composite_rate_hd_z);
+    let t216 = -(cache.right_upper_axis_z * right_upper_composite_momentum_f_y);
+    let t217 = cache.right_upper_axis_y * right_upper_composite_momentum_f_z;
+    let right_upper_position_derivative_row_f_x = t215 - (t216 + t217);
+    let t218 = -(right_upper_composite_momentum_f_z * cache.right_upper_axis_x);
+    let t219 = cache.right_upper_axis_z * right_upper_composite_momentum_f_x;
+    let t220 = -(right_upper_composite_rate_hd_z * cache.right_upper_axis_x
+        - cache.right_upper_axis_z * right_upper_composite_rate_hd_x);
+    let right_upper_position_derivative_row_f_y = t220 - (t218 + t219);
+    let t221 = -(cache.right_upper_axis_y * right_upper_composite_rate_hd_x
+        - cache.right_upper_axis_x * right_upper_composite_rate_hd_y);
+    let t222 = cache.right_upper_axis_x * right_upper_composite_momentum_f_y;
+    let t223 = -(cache.right_upper_axis_y * right_upper_composite_momentum_f_x);
+    let right_upper_position_derivative_row_f_z = t221 - (t222 + t223);
+    let t224 = p.gravity * cache.right_upper_composite_inertia_m
+        + right_upper_composite_force_f_z;
+    let t225 = right_upper_composite_force_n_y
+        - p.gravity * cache.right_upper_composite_inertia_h_x;
+    let right_upper_position_derivative_column_n_x = right_upper_subspace_rate_w_y
+        * right_upper_composite_momentum_n_z
+        + right_upper_acceleration_shift_v_z * cache.right_upper_composite_inertia_h_y
+        + right_upper_composite_force_n_z * cache.right_upper_axis_y
+        + right_upper_subspace_rate_v_y * right_upper_composite_momentum_f_z
+        + right_upper_composite_rate_id_01 * right_upper_subspace_rate_w_y
+        + cache.right_upper_subspace_v_y * t224
+        + cache.right_upper_composite_inertia_i_02 * right_upper_acceleration_shift_w_z
+        + right_upper_subspace_rate_w_z * right_upper_composite_rate_id_02
+        + cache.right_upper_composite_inertia_i_00 * right_upper_acceleration_shift_w_x
+        + right_upper_acceleration_shift_w_y * cache.right_upper_composite_inertia_i_01
+        + right_upper_subspace_rate_w_x * right_upper_composite_rate_id_00
+        + right_upper_subspace_rate_v_z * right_upper_composite_rate_hd_y
+        - right_upper_composite_momentum_n_y * right_upper_subspace_rate_w_z
+        - cache.right_upper_subspace_v_z * right_upper_composite_force_f_y
+        - right_upper_subspace_rate_v_y * right_upper_composite_rate_hd_z
+        - right_upper_acceleration_shift_v_y * cache.right_upper_composite_inertia_h_z
+        - right_upper_subspace_rate_v_z * right_upper_composite_momentum_f_y
+        - cache.right_upper_axis_z * t225;
+    let t226 = right_upper_composite_force_n_x
+        + p.gravity * cache.right_upper_composite_inertia_h_y;
+    let right_upper_position_derivative_column_n_y = cache
+        .right_upper_composite_inertia_i_11 * right_upper_acceleration_shift_w_y
+        + cache.right_upper_axis_z * t226
+        + cache.right_upper_composite_inertia_i_12 * right_upper_acceleration_shift_w_z
+        + right_upper_subspace_rate_v_z * right_upper_composite_momentum_f_x
+        + right_upper_composite_rate_id_11 * right_upper_subspace_rate_w_y
+        + right_upper_composite_rate_id_12 * right_upper_subspace_rate_w_z
+        + right_upper_subspace_rate_v_x * right_upper_composite_rate_hd_z
+        + right_upper_composite_force_f_x * cache.right_upper_subspace_v_z
+        + right_upper_subspace_rate_w_z * right_upper_composite_momentum_n_x
+        + cache.right_upper_composite_inertia_i_01 * right_upper_acceleration_shift_w_x
+        + right_upper_acceleration_shift_v_x * cache.right_upper_composite_inertia_h_z
+        + right_upper_composite_rate_id_01 * right_upper_subspace_rate_w_x
+        - right_upper_subspace_rate_v_z * right_upper_composite_rate_hd_x
+        - cache.right_upper_subspace_v_x * t224
+        - right_upper_composite_force_n_z * cache.right_upper_axis_x
+        - right_upper_subspace_rate_v_x * right_upper_composite_momentum_f_z
+        - right_upper_subspace_rate_w_x * right_upper_composite_momentum_n_z
+        - right_upper_acceleration_shift_v_z * cache.right_upper_composite_inertia_h_x;
+    let right_upper_position_derivative_column_n_z = right_upper_composite_momentum_n_y
+        * right_upper_subspace_rate_w_x
+        + right_upper_composite_rate_id_12 * right_upper_subspace_rate_w_y
+        + right_upper_composite_rate_id_22 * right_upper_subspace_rate_w_z
+        + right_upper_acceleration_shift_w_y * cache.right_upper_composite_inertia_i_12
+        + cache.right_upper_composite_inertia_i_22 * right_upper_acceleration_shift_w_z
+        + right_upper_subspace_rate_v_y * right_upper_composite_rate_hd_x
+        + cache.right_upper_subspace_v_x * right_upper_composite_force_f_y
+        + right_upper_acceleration_shift_v_y * cache.right_upper_composite_inertia_h_x
+        + cache.right_upper_composite_inertia_i_02 * right_upper_acceleration_shift_w_x
+        + right_upper_subspace_rate_w_x * right_upper_composite_rate_id_02
+        + cache.right_upper_axis_x * t225
+        + right_upper_subspace_rate_v_x * right_upper_composite_momentum_f_y
+        - cache.right_upper_axis_y * t226
+        - right_upper_subspace_rate_v_x * right_upper_composite_rate_hd_y
+        - right_upper_acceleration_shift_v_x * cache.right_upper_composite_inertia_h_y
+        - right_upper_subspace_rate_v_y * right_upper_composite_momentum_f_x
+        - right_upper_subspace_rate_w_y * right_upper_composite_momentum_n_x
+        - right_upper_composite_force_f_x * cache.right_upper_subspace_v_y;
+    let right_upper_position_derivative_column_f_x = right_upper_acceleration_shift_v_x
+        * cache.right_upper_composite_inertia_m + cache.right_upper_axis_y * t224
+        + right_upper_composite_momentum_f_z * right_upper_subspace_rate_w_y
+        - cache.right_upper_axis_z * right_upper_composite_force_f_y
+        - right_upper_subspace_rate_w_z * right_upper_composite_momentum_f_y
+        - (right_upper_acceleration_shift_w_z * cache.right_upper_composite_inertia_h_y
+            - right_upper_acceleration_shift_w_y
+                * cache.right_upper_composite_inertia_h_z)
+        - (right_upper_subspace_rate_w_z * right_upper_composite_rate_hd_y
+            - right_upper_subspace_rate_w_y * right_upper_composite_rate_hd_z);
+    let right_upper_position_derivative_column_f_y = right_upper_acceleration_shift_v_y
+        * cache.right_upper_composite_inertia_m
+        + right_upper_subspace_rate_w_z * right_upper_composite_momentum_f_x
+        + right_upper_composite_force_f_x * cache.right_upper_axis_z
+        - right_upper_subspace_rate_w_x * right_upper_composite_momentum_f_z
+        - (right_upper_subspace_rate_w_x * right_upper_composite_rate_hd_z
+            - right_upper_subspace_rate_w_z * right_upper_composite_rate_hd_x)
+        - (cache.right_upper_composite_inertia_h_z * right_upper_acceleration_shift_w_x
+            - right_upper_acceleration_shift_w_z
+                * cache.right_upper_composite_inertia_h_x)
+        - cache.right_upper_axis_x * t224;
+    let right_upper_position_derivative_column_f_z = cache.right_upper_axis_x
+        * right_upper_composite_force_f_y
+        + right_upper_subspace_rate_w_x * right_upper_composite_momentum_f_y
+        + right_upper_acceleration_shift_v_z * cache.right_upper_composite_inertia_m
+        - right_upper_composite_force_f_x * cache.right_upper_axis_y
+        - (right_upper_acceleration_shift_w_y * cache.right_upper_composite_inertia_h_x
+            - right_upper_acceleration_shift_w_x
+                * cache.right_upper_composite_inertia_h_y)
+        - (right_upper_subspace_rate_w_y * right_upper_composite_rate_hd_x
+            - right_upper_subspace_rate_w_x * right_upper_composite_rate_hd_y)
+        - right_upper_subspace_rate_w_y * right_upper_composite_momentum_f_x;
+    let right_upper_coriolis_row_n_x = 0.5 * right_upper_position_derivative_row_n_x;
+    let right_upper_coriolis_row_n_y = 0.5 * right_upper_position_derivative_row_n_y;
+    let right_upper_coriolis_row_n_z = 0.5 * right_upper_position_derivative_row_n_z;
+    let right_upper_coriolis_row_f_x = 0.5 * right_upper_position_derivative_row_f_x;
+    let right_upper_coriolis_row_f_y = 0.5 * right_upper_position_derivative_row_f_y;
+    let right_upper_coriolis_row_f_z = 0.5 * right_upper_position_derivative_row_f_z;
+    let right_upper_coriolis_column_n_x = cache.right_upper_composite_inertia_i_00
+        * right_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_i_01
+        + 0.5 * (t188 + t191 + t189 + t190 + t195 + t196 + t192 + t193 + t194)
+        + right_upper_subspace_rate_v_z * cache.right_upper_composite_inertia_h_y
+        + right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_i_02
+        - right_upper_subspace_rate_v_y * cache.right_upper_composite_inertia_h_z;
+    let right_upper_coriolis_column_n_y = right_upper_subspace_rate_w_x
+        * cache.right_upper_composite_inertia_i_01
+        + right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_i_12
+        + 0.5 * (t197 + t198 + t200 + t201 + t199 + t204 + t202 + t203 + t205)
+        + cache.right_upper_composite_inertia_i_11 * right_upper_subspace_rate_w_y
+        + right_upper_subspace_rate_v_x * cache.right_upper_composite_inertia_h_z
+        - right_upper_subspace_rate_v_z * cache.right_upper_composite_inertia_h_x;
+    let right_upper_coriolis_column_n_z = right_upper_subspace_rate_v_y
+        * cache.right_upper_composite_inertia_h_x
+        + right_upper_subspace_rate_w_x * cache.right_upper_composite_inertia_i_02
+        + cache.right_upper_composite_inertia_i_22 * right_upper_subspace_rate_w_z
+        + right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_i_12
+        + 0.5 * (t206 + t210 + t211 + t212 + t207 + t213 + t208 + t209 + t214)
+        - right_upper_subspace_rate_v_x * cache.right_upper_composite_inertia_h_y;
+    let right_upper_coriolis_column_f_x = right_upper_subspace_rate_v_x
+        * cache.right_upper_composite_inertia_m + 0.5 * (t216 + t215 + t217)
+        - (right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_h_y
+            - right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_h_z);
+    let right_upper_coriolis_column_f_y = right_upper_subspace_rate_v_y
+        * cache.right_upper_composite_inertia_m + 0.5 * (t218 + t220 + t219)
+        - (right_upper_subspace_rate_w_x * cache.right_upper_composite_inertia_h_z
+            - right_upper_subspace_rate_w_z * cache.right_upper_composite_inertia_h_x);
+    let right_upper_coriolis_column_f_z = right_upper_subspace_rate_v_z
+        * cache.right_upper_composite_inertia_m + 0.5 * (t221 + t222 + t223)
+        - (right_upper_subspace_rate_w_y * cache.right_upper_composite_inertia_h_x
+            - right_upper_subspace_rate_w_x * cache.right_upper_composite_inertia_h_y);
+    let left_lower_acceleration_shift_w_x = -(cache.left_upper_rotation_11
+        * left_upper_acceleration_w_z
+        + left_lower_subspace_rate_w_y * left_upper_velocity_w_z
+        - left_lower_subspace_rate_w_z * left_upper_velocity_w_y
+        - cache.left_upper_rotation_21 * left_upper_acceleration_w_y);
+    let left_lower_acceleration_shift_w_y = -(left_lower_subspace_rate_w_z
+        * left_upper_velocity_w_x
+        + cache.left_upper_rotation_21 * left_upper_acceleration_w_x
+        - cache.left_upper_rotation_01 * left_upper_acceleration_w_z
+        - left_lower_subspace_rate_w_x * left_upper_velocity_w_z);
+    let left_lower_acceleration_shift_w_z = -(cache.left_upper_rotation_01
+        * left_upper_acceleration_w_y
+        + left_upper_velocity_w_y * left_lower_subspace_rate_w_x
+        - cache.left_upper_rotation_11 * left_upper_acceleration_w_x
+        - left_upper_velocity_w_x * left_lower_subspace_rate_w_y);
+    let t227 = p.gravity + left_upper_acceleration_v_z;
+    let left_lower_acceleration_shift_v_x = -(cache.left_lower_subspace_v_y
+        * left_upper_acceleration_w_z
+        + left_upper_velocity_v_z * left_lower_subspace_rate_w_y
+        + left_lower_subspace_rate_v_y * left_upper_velocity_w_z
+        + cache.left_upper_rotation_11 * t227
+        - left_upper_velocity_w_y * left_lower_subspace_rate_v_z
+        - cache.left_lower_subspace_v_z * left_upper_acceleration_w_y
+        - left_lower_subspace_rate_w_z * left_upper_velocity_v_y
+        - cache.left_upper_rotation_21 * left_upper_acceleration_v_y);
+    let left_lower_acceleration_shift_v_y = -(left_lower_subspace_rate_w_z
+        * left_upper_velocity_v_x
+        + cache.left_lower_subspace_v_z * left_upper_acceleration_w_x
+        + left_upper_acceleration_v_x * cache.left_upper_rotation_21
+        + left_lower_subspace_rate_v_z * left_upper_velocity_w_x
+        - left_upper_velocity_v_z * left_lower_subspace_rate_w_x
+        - cache.left_lower_subspace_v_x * left_upper_acceleration_w_z
+        - left_lower_subspace_rate_v_x * left_upper_velocity_w_z
+        - cache.left_upper_rotation_01 * t227);
+    let left_lower_acceleration_shift_v_z = -(cache.left_lower_subspace_v_x
+        * left_upper_acceleration_w_y
+        + left_upper_velocity_w_y * left_lower_subspace_rate_v_x
+        + cache.left_upper_rotation_01 * left_upper_acceleration_v_y
+        + left_lower_subspace_rate_w_x * left_upper_velocity_v_y
+        - cache.left_upper_rotation_11 * left_upper_acceleration_v_x
+        - cache.left_lower_subspace_v_y * left_upper_acceleration_w_x
+        - left_upper_velocity_v_x * left_lower_subspace_rate_w_y
+        - left_lower_subspace_rate_v_y * left_upper_velocity_w_x);
+    let t228 = -(left_lower_momentum_n_y * cache.left_upper_rotation_21);
+    let t229 = -(cache.left_lower_subspace_v_z * left_lower_momentum_f_y);
+    let t230 = cache.left_lower_subspace_v_y * left_lower_momentum_f_z;
+    let t231 = cache.left_upper_rotation_11 * left_lower_momentum_n_z;
+    let t232 = cache.left_lower_subspace_v_z * left_lower_composite_rate_hd_y;
+    let t233 = left_lower_composite_rate_id_00 * cache.left_upper_rotation_01;
+    let t234 = cache.left_upper_rotation_11 * left_lower_composite_rate_id_01;
+    let t235 = -(cache.left_lower_subspace_v_y * left_lower_composite_rate_hd_z);
+    let t236 = left_lower_composite_rate_id_02 * cache.left_upper_rotation_21;
+    let left_lower_position_derivative_row_n_x = t232 + t233 + t234 + t235 + t236
+        - (t228 + t229 + t230 + t231);
+    let t237 = left_lower_composite_rate_id_11 * cache.left_upper_rotation_11;
+    let t238 = left_lower_composite_rate_id_12 * cache.left_upper_rotation_21;
+    let t239 = cache.left_upper_rotation_01 * left_lower_composite_rate_id_01;
+    let t240 = -(cache.left_lower_subspace_v_z * left_lower_composite_rate_hd_x);
+    let t241 = cache.left_lower_subspace_v_x * left_lower_composite_rate_hd_z;
+    let t242 = left_lower_momentum_n_x * cache.left_upper_rotation_21;
+    let t243 = -(cache.left_upper_rotation_01 * left_lower_momentum_n_z);
+    let t244 = -(cache.left_lower_subspace_v_x * left_lower_momentum_f_z);
+    let t245 = left_lower_momentum_f_x * cache.left_lower_subspace_v_z;
+    let left_lower_position_derivative_row_n_y = t237 + t238 + t239 + t240 + t241
+        - (t242 + t243 + t244 + t245);
+    let t246 = left_lower_composite_rate_id_22 * cache.left_upper_rotation_21;
+    let t247 = -(cache.left_lower_subspace_v_x * left_lower_composite_rate_hd_y);
+    let t248 = left_lower_composite_rate_id_12 * cache.left_upper_rotation_11;
+    let t249 = left_lower_composite_rate_id_02 * cache.left_upper_rotation_01;
+    let t250 = cache.left_lower_subspace_v_y * left_lower_composite_rate_hd_x;
+    let t251 = cache.left_lower_subspace_v_x * left_lower_momentum_f_y;
+    let t252 = left_lower_momentum_n_y * cache.left_upper_rotation_01;
+    let t253 = -(left_lower_momentum_f_x * cache.left_lower_subspace_v_y);
+    let t254 = -(left_lower_momentum_n_x * cache.left_upper_rotation_11);
+    let left_lower_position_derivative_row_n_z = t246 + t247 + t248 + t249 + t250
+        - (t251 + t252 + t253 + t254);
+    let t255 = -(cache.left_upper_rotation_21 * left_lower_momentum_f_y);
+    let t256 = cache.left_upper_rotation_11 * left_lower_momentum_f_z;
+    let t257 = -(left_lower_composite_rate_hd_y * cache.left_upper_rotation_21
+        - cache.left_upper_rotation_11 * left_lower_composite_rate_hd_z);
+    let left_lower_position_derivative_row_f_x = t257 - (t255 + t256);
+    let t258 = -(cache.left_upper_rotation_01 * left_lower_composite_rate_hd_z
+        - left_lower_composite_rate_hd_x * cache.left_upper_rotation_21);
+    let t259 = -(cache.left_upper_rotation_01 * left_lower_momentum_f_z);
+    let t260 = left_lower_momentum_f_x * cache.left_upper_rotation_21;
+    let left_lower_position_derivative_row_f_y = t258 - (t259 + t260);
+    let t261 = cache.left_upper_rotation_01 * left_lower_momentum_f_y;
+    let t262 = -(left_lower_momentum_f_x * cache.left_upper_rotation_11);
+    let t263 = -(cache.left_upper_rotation_11 * left_lower_composite_rate_hd_x
+        - cache.left_upper_rotation_01 * left_lower_composite_rate_hd_y);
+    let left_lower_position_derivative_row_f_z = t263 - (t261 + t262);
+    let t264 = p.gravity * p.left_lower_mass + left_lower_composite_force_f_z;
+    let t265 = left_lower_composite_force_n_y - cache.left_lower_inertia_h_x * p.gravity;
+    let left_lower_position_derivative_column_n_x = cache.left_lower_subspace_v_y * t264
+        + left_lower_composite_force_n_z * cache.left_upper_rotation_11
+        + left_lower_composite_rate_id_00 * left_lower_subspace_rate_w_x
+        + left_lower_subspace_rate_w_y * left_lower_composite_rate_id_01
+        + left_lower_subspace_rate_v_y * left_lower_momentum_f_z
+        + cache.left_lower_inertia_i_00 * left_lower_acceleration_shift_w_x
+        + left_lower_subspace_rate_w_z * left_lower_composite_rate_id_02
+        + left_lower_acceleration_shift_w_y * cache.left_lower_inertia_i_01
+        + left_lower_subspace_rate_v_z * left_lower_composite_rate_hd_y
+        + left_lower_subspace_rate_w_y * left_lower_momentum_n_z
+        + left_lower_acceleration_shift_v_z * cache.left_lower_inertia_h_y
+        + left_lower_acceleration_shift_w_z * cache.left_lower_inertia_i_02
+        - left_lower_momentum_n_y * left_lower_subspace_rate_w_z
+        - cache.left_lower_inertia_h_z * left_lower_acceleration_shift_v_y
+        - left_lower_subspace_rate_v_y * left_lower_composite_rate_hd_z
+        - left_lower_subspace_rate_v_z * left_lower_momentum_f_y
+        - cache.left_lower_subspace_v_z * left_lower_composite_force_f_y
+        - t265 * cache.left_upper_rotation_21;
+    let t266 = left_lower_composite_force_n_x + p.gravity * cache.left_lower_inertia_h_y;
+    let left_lower_position_derivative_column_n_y = left_lower_momentum_n_x
+        * left_lower_subspace_rate_w_z
+        + left_lower_composite_force_f_x * cache.left_lower_subspace_v_z
+        + left_lower_subspace_rate_w_z * left_lower_composite_rate_id_12
+        + left_lower_acceleration_shift_w_z * cache.left_lower_inertia_i_12
+        + left_lower_momentum_f_x * left_lower_subspace_rate_v_z
+        + left_lower_subspace_rate_w_x * left_lower_composite_rate_id_01
+        + left_lower_composite_rate_id_11 * left_lower_subspace_rate_w_y
+        + cache.left_lower_inertia_i_01 * left_lower_acceleration_shift_w_x
+        + left_lower_subspace_rate_v_x * left_lower_composite_rate_hd_z
+        + cache.left_lower_inertia_h_z * left_lower_acceleration_shift_v_x
+        + cache.left_upper_rotation_21 * t266
+        + cache.left_lower_inertia_i_11 * left_lower_acceleration_shift_w_y
+        - cache.left_upper_rotation_01 * left_lower_composite_force_n_z
+        - left_lower_subspace_rate_w_x * left_lower_momentum_n_z
+        - left_lower_subspace_rate_v_x * left_lower_momentum_f_z
+        - cache.left_lower_inertia_h_x * left_lower_acceleration_shift_v_z
+        - cache.left_lower_subspace_v_x * t264
+        - left_lower_composite_rate_hd_x * left_lower_subspace_rate_v_z;
+    let left_lower_position_derivative_column_n_z = left_lower_subspace_rate_v_y
+        * left_lower_composite_rate_hd_x
+        + left_lower_momentum_n_y * left_lower_subspace_rate_w_x
+        + left_lower_acceleration_shift_w_z * cache.left_lower_inertia_i_22
+        + left_lower_subspace_rate_w_z * left_lower_composite_rate_id_22
+        + cache.left_lower_inertia_i_02 * left_lower_acceleration_shift_w_x
+        + left_lower_composite_rate_id_12 * left_lower_subspace_rate_w_y
+        + cache.left_lower_subspace_v_x * left_lower_composite_force_f_y
+        + left_lower_subspace_rate_v_x * left_lower_momentum_f_y
+        + cache.left_lower_inertia_h_x * left_lower_acceleration_shift_v_y
+        + left_lower_composite_rate_id_02 * left_lower_subspace_rate_w_x
+        + left_lower_acceleration_shift_w_y * cache.left_lower_inertia_i_12
+        + t265 * cache.left_upper_rotation_01
+        - left_lower_composite_force_f_x * cache.left_lower_subspace_v_y
+        - cache.left_upper_rotation_11 * t266
+        - left_lower_acceleration_shift_v_x * cache.left_lower_inertia_h_y
+        - left_lower_subspace_rate_v_x * left_lower_composite_rate_hd_y
+        - left_lower_momentum_n_x * left_lower_subspace_rate_w_y
+        - left_lower_subspace_rate_v_y * left_lower_momentum_f_x;
+    let left_lower_position_derivative_column_f_x = left_lower_acceleration_shift_v_x
+        * p.left_lower_mass + cache.left_upper_rotation_11 * t264
+        + left_lower_momentum_f_z * left_lower_subspace_rate_w_y
+        - (left_lower_subspace_rate_w_z * left_lower_composite_rate_hd_y
+            - left_lower_subspace_rate_w_y * left_lower_composite_rate_hd_z)
+        - (left_lower_acceleration_shift_w_z * cache.left_lower_inertia_h_y
+            - cache.left_lower_inertia_h_z * left_lower_acceleration_shift_w_y)
+        - left_lower_subspace_rate_w_z * left_lower_momentum_f_y
+        - cache.left_upper_rotation_21 * left_lower_composite_force_f_y;
+    let left_lower_position_derivative_column_f_y = left_lower_subspace_rate_w_z
+        * left_lower_momentum_f_x + left_lower_acceleration_shift_v_y * p.left_lower_mass
+        + left_lower_composite_force_f_x * cache.left_upper_rotation_21
+        - (cache.left_lower_inertia_h_z * left_lower_acceleration_shift_w_x
+            - cache.left_lower_inertia_h_x * left_lower_acceleration_shift_w_z)
+        - cache.left_upper_rotation_01 * t264
+        - (left_lower_subspace_rate_w_x * left_lower_composite_rate_hd_z
+            - left_lower_subspace_rate_w_z * left_lower_composite_rate_hd_x)
+        - left_lower_subspace_rate_w_x * left_lower_momentum_f_z;
+    let left_lower_position_derivative_column_f_z = cache.left_upper_rotation_01
+        * left_lower_composite_force_f_y
+        + left_lower_acceleration_shift_v_z * p.left_lower_mass
+        + left_lower_subspace_rate_w_x * left_lower_momentum_f_y
+        - left_lower_momentum_f_x * left_lower_subspace_rate_w_y
+        - (cache.left_lower_inertia_h_x * left_lower_acceleration_shift_w_y
+            - left_lower_acceleration_shift_w_x * cache.left_lower_inertia_h_y)
+        - left_lower_composite_force_f_x * cache.left_upper_rotation_11
+        - (left_lower_composite_rate_hd_x * left_lower_subspace_rate_w_y
+            - left_lower_subspace_rate_w_x * left_lower_composite_rate_hd_y);
+    let left_lower_coriolis_row_n_x = 0.5 * left_lower_position_derivative_row_n_x;
+    let left_lower_coriolis_row_n_y = 0.5 * left_lower_position_derivative_row_n_y;
+    let left_lower_coriolis_row_n_z = 0.5 * left_lower_position_derivative_row_n_z;
+    let left_lower_coriolis_row_f_x = 0.5 * left_lower_position_derivative_row_f_x;
+    let left_lower_coriolis_row_f_y = 0.5 * left_lower_position_derivative_row_f_y;
+    let left_lower_coriolis_row_f_z = 0.5 * left_lower_position_derivative_row_f_z;
+    let left_lower_coriolis_column_n_x = left_lower_subspace_rate_w_z
+        * cache.left_lower_inertia_i_02
+        + cache.left_lower_inertia_i_00 * left_lower_subspace_rate_w_x
+        + left_lower_subspace_rate_v_z * cache.left_lower_inertia_h_y
+        + cache.left_lower_inertia_i_01 * left_lower_subspace_rate_w_y
+        + 0.5 * (t232 + t233 + t234 + t235 + t228 + t236 + t229 + t230 + t231)
+        - cache.left_lower_inertia_h_z * left_lower_subspace_rate_v_y;
+    let left_lower_coriolis_column_n_y = 0.5
+        * (t237 + t242 + t238 + t243 + t239 + t240 + t244 + t241 + t245)
+        + left_lower_subspace_rate_w_x * cache.left_lower_inertia_i_01
+        + cache.left_lower_inertia_h_z * left_lower_subspace_rate_v_x
+        + left_lower_subspace_rate_w_z * cache.left_lower_inertia_i_12
+        + cache.left_lower_inertia_i_11 * left_lower_subspace_rate_w_y
+        - cache.left_lower_inertia_h_x * left_lower_subspace_rate_v_z;
+    let left_lower_coriolis_column_n_z = cache.left_lower_inertia_h_x
+        * left_lower_subspace_rate_v_y
+        + cache.left_lower_inertia_i_12 * left_lower_subspace_rate_w_y
+        + left_lower_subspace_rate_w_x * cache.left_lower_inertia_i_02
+        + 0.5 * (t246 + t251 + t247 + t252 + t253 + t254 + t248 + t249 + t250)
+        + left_lower_subspace_rate_w_z * cache.left_lower_inertia_i_22
+        - left_lower_subspace_rate_v_x * cache.left_lower_inertia_h_y;
+    let left_lower_coriolis_column_f_x = 0.5 * (t255 + t256 + t257)
+        + left_lower_subspace_rate_v_x * p.left_lower_mass
+        - (left_lower_subspace_rate_w_z * cache.left_lower_inertia_h_y
+            - cache.left_lower_inertia_h_z * left_lower_subspace_rate_w_y);
+    let left_lower_coriolis_column_f_y = left_lower_subspace_rate_v_y * p.left_lower_mass
+        + 0.5 * (t258 + t259 + t260)
+        - (cache.left_lower_inertia_h_z * left_lower_subspace_rate_w_x
+            - cache.left_lower_inertia_h_x * left_lower_subspace_rate_w_z);
+    let left_lower_coriolis_column_f_z = left_lower_subspace_rate_v_z * p.left_lower_mass
+        + 0.5 * (t261 + t263 + t262)
+        - (cache.left_lower_inertia_h_x * left_lower_subspace_rate_w_y
+            - left_lower_subspace_rate_w_x * cache.left_lower_inertia_h_y);
+    let right_slider_acceleration_shift_v_x = -(right_upper_acceleration_w_z
+        * cache.right_upper_rotation_10
+        + right_slider_subspace_rate_v_y * right_upper_velocity_w_z
+        - cache.right_upper_rotation_20 * right_upper_acceleration_w_y
+        - right_slider_subspace_rate_v_z * right_upper_velocity_w_y);
+    let right_slider_acceleration_shift_v_y = -(cache.right_upper_rotation_20
+        * right_upper_acceleration_w_x
+        + right_slider_subspace_rate_v_z * right_upper_velocity_w_x
+        - cache.right_upper_rotation_00 * right_upper_acceleration_w_z
+        - right_slider_subspace_rate_v_x * right_upper_velocity_w_z);
+    let right_slider_acceleration_shift_v_z = -(cache.right_upper_rotation_00
+        * right_upper_acceleration_w_y
+        + right_slider_subspace_rate_v_x * right_upper_velocity_w_y
+        - cache.right_upper_rotation_10 * right_upper_acceleration_w_x
+        - right_slider_subspace_rate_v_y * right_upper_velocity_w_x);
+    let t267 = -(right_slider_composite_rate_hd_z * cache.right_upper_rotation_10);
+    let t268 = -(cache.right_upper_rotation_20 * right_slider_momentum_f_y);
+    let t269 = right_slider_momentum_f_z * cache.right_upper_rotation_10;
+    let t270 = cache.right_upper_rotation_20 * right_slider_composite_rate_hd_y;
+    let right_slider_position_derivative_row_n_x = t267 + t270 - (t268 + t269);
+    let t271 = right_slider_composite_rate_hd_z * cache.right_upper_rotation_00;
+    let t272 = -(cache.right_upper_rotation_00 * right_slider_momentum_f_z);
+    let t273 = cache.right_upper_rotation_20 * right_slider_momentum_f_x;
+    let t274 = -(cache.right_upper_rotation_20 * right_slider_composite_rate_hd_x);
+    let right_slider_position_derivative_row_n_y = t271 + t274 - (t272 + t273);
+    let t275 = cache.right_upper_rotation_00 * right_slider_momentum_f_y;
+    let t276 = -(right_slider_momentum_f_x * cache.right_upper_rotation_10);
+    let t277 = -(cache.right_upper_rotation_00 * right_slider_composite_rate_hd_y);
+    let t278 = right_slider_composite_rate_hd_x * cache.right_upper_rotation_10;
+    let right_slider_position_derivative_row_n_z = t277 + t278 - (t275 + t276);
+    let t279 = p.gravity * p.right_slider_mass + right_slider_composite_force_f_z;
+    let right_slider_position_derivative_column_n_x = cache.right_upper_rotation_10
+        * t279 + right_slider_subspace_rate_v_z * right_slider_composite_rate_hd_y
+        + right_slider_momentum_f_z * right_slider_subspace_rate_v_y
+        + right_slider_acceleration_shift_v_z * cache.right_slider_inertia_h_y
+        - right_slider_composite_rate_hd_z * right_slider_subspace_rate_v_y
+        - right_slider_subspace_rate_v_z * right_slider_momentum_f_y
+        - cache.right_upper_rotation_20 * right_slider_composite_force_f_y
+        - cache.right_slider_inertia_h_z * right_slider_acceleration_shift_v_y;
+    let right_slider_position_derivative_column_n_y = cache.right_upper_rotation_20
+        * right_slider_composite_force_f_x
+        + right_slider_composite_rate_hd_z * right_slider_subspace_rate_v_x
+        + right_slider_subspace_rate_v_z * right_slider_momentum_f_x
+        + cache.right_slider_inertia_h_z * right_slider_acceleration_shift_v_x
+        - right_slider_momentum_f_z * right_slider_subspace_rate_v_x
+        - cache.right_upper_rotation_00 * t279
+        - right_slider_acceleration_shift_v_z * cache.right_slider_inertia_h_x
+        - right_slider_subspace_rate_v_z * right_slider_composite_rate_hd_x;
+    let right_slider_position_derivative_column_n_z = right_slider_subspace_rate_v_y
+        * right_slider_composite_rate_hd_x
+        + right_slider_subspace_rate_v_x * right_slider_momentum_f_y
+        + right_slider_acceleration_shift_v_y * cache.right_slider_inertia_h_x
+        + cache.right_upper_rotation_00 * right_slider_composite_force_f_y
+        - right_slider_acceleration_shift_v_x * cache.right_slider_inertia_h_y
+        - cache.right_upper_rotation_10 * right_slider_composite_force_f_x
+        - right_slider_momentum_f_x * right_slider_subspace_rate_v_y
+        - right_slider_subspace_rate_v_x * right_slider_composite_rate_hd_y;
+    let right_slider_position_derivative_column_f_x = right_slider_acceleration_shift_v_x
+        * p.right_slider_mass;
+    let right_slider_position_derivative_column_f_y = right_slider_acceleration_shift_v_y
+        * p.right_slider_mass;
+    let right_slider_position_derivative_column_f_z = right_slider_acceleration_shift_v_z
+        * p.right_slider_mass;
+    let right_slider_coriolis_row_n_x = 0.5 * right_slider_position_derivative_row_n_x;
+    let right_slider_coriolis_row_n_y = 0.5 * right_slider_position_derivative_row_n_y;
+    let right_slider_coriolis_row_n_z = 0.5 * right_slider_position_derivative_row_n_z;
+    let right_slider_coriolis_column_n_x = right_slider_subspace_rate_v_z
+        * cache.right_slider_inertia_h_y + 0.5 * (t267 + t268 + t269 + t270)
+        - right_slider_subspace_rate_v_y * cache.right_slider_inertia_h_z;
+    let right_slider_coriolis_column_n_y = right_slider_subspace_rate_v_x
+        * cache.right_slider_inertia_h_z + 0.5 * (t272 + t271 + t273 + t274)
+        - right_slider_subspace_rate_v_z * cache.right_slider_inertia_h_x;
+    let right_slider_coriolis_column_n_z = right_slider_subspace_rate_v_y
+        * cache.right_slider_inertia_h_x + 0.5 * (t277 + t278 + t275 + t276)
+        - right_slider_subspace_rate_v_x * cache.right_slider_inertia_h_y;
+    let right_slider_coriolis_column_f_x = right_slider_subspace_rate_v_x
+        * p.right_slider_mass;
+    let right_slider_coriolis_column_f_y = right_slider_subspace_rate_v_y
+        * p.right_slider_mass;
+    let right_slider_coriolis_column_f_z = right_slider_subspace_rate_v_z
+        * p.right_slider_mass;
+    out.subspace[0][3] = 1.0;
+    out.projected[0][1] = cache.hub_composite_inertia_h_z;
+    out.projected[0][2] = cache.base_x_projected_inertia_n_z;
+    out.projected[0][3] = cache.hub_composite_inertia_m;
+    out.position_row[0][1] = base_x_position_derivative_row_n_y;
+    out.position_row[0][2] = base_x_position_derivative_row_n_z;
+    out.position_column[0][1] = base_x_position_derivative_column_n_y;
+    out.position_column[0][2] = hub_composite_force_f_y;
+    out.coriolis_row[0][1] = base_x_coriolis_row_n_y;
+    out.coriolis_row[0][2] = base_x_coriolis_row_n_z;
+    out.coriolis_column[0][1] = base_x_coriolis_column_n_y;
+    out.coriolis_column[0][2] = base_x_coriolis_column_n_z;
+    out.subspace[1][4] = 1.0;
+    out.projected[1][0] = base_y_projected_inertia_n_x;
+    out.projected[1][2] = cache.hub_composite_inertia_h_x;
+    out.projected[1][4] = cache.hub_composite_inertia_m;
+    out.position_row[1][0] = base_y_position_derivative_row_n_x;
+    out.position_row[1][2] = base_y_position_derivative_row_n_z;
+    out.position_column[1][0] = base_y_position_derivative_column_n_x;
+    out.position_column[1][2] = base_y_position_derivative_column_n_z;
+    out.coriolis_row[1][0] = base_y_coriolis_row_n_x;
+    out.coriolis_row[1][2] = base_y_coriolis_row_n_z;
+    out.coriolis_column[1][0] = base_y_coriolis_column_n_x;
+    out.coriolis_column[1][2] = base_y_coriolis_column_n_z;
+    out.subspace[2][5] = 1.0;
+    out.projected[2][0] = cache.hub_composite_inertia_h_y;
+    out.projected[2][1] = cache.base_z_projected_inertia_n_y;
+    out.projected[2][5] = cache.hub_composite_inertia_m;
+    out.position_row[2][0] = base_z_position_derivative_row_n_x;
+    out.position_row[2][1] = base_z_position_derivative_row_n_y;
+    out.position_column[2][0] = base_z_position_derivative_column_n_x;
+    out.position_column[2][1] = hub_composite_force_f_x;
+    out.coriolis_row[2][0] = base_z_coriolis_row_n_x;
+    out.coriolis_row[2][1] = base_z_coriolis_row_n_y;
+    out.coriolis_column[2][0] = base_z_coriolis_column_n_x;
+    out.coriolis_column[2][1] = base_z_coriolis_column_n_y;
+    out.subspace[3][2] = 1.0;
+    out.subspace[3][3] = q[1];
+    out.subspace[3][4] = cache.base_yaw_subspace_v_y;
+    out.rate[3][3] = qd[1];
+    out.rate[3][4] = base_yaw_subspace_rate_v_y;
+    out.shift[3][3] = qdd[1];
+    out.shift[3][4] = base_yaw_acceleration_shift_v_y;
+    out.projected[3][0] = base_yaw_projected_inertia_n_x;
+    out.projected[3][1] = base_yaw_projected_inertia_n_y;
+    out.projected[3][2] = base_yaw_projected_inertia_n_z;
+    out.projected[3][3] = cache.base_yaw_projected_inertia_f_x;
+    out.projected[3][4] = cache.base_yaw_projected_inertia_f_y;
+    out.position_row[3][0] = base_yaw_position_derivative_row_n_x;
+    out.position_row[3][1] = base_yaw_position_derivative_row_n_y;
+    out.position_row[3][2] = base_yaw_position_derivative_row_n_z;
+    out.position_row[3][3] = base_yaw_position_derivative_row_f_x;
+    out.position_row[3][4] = base_yaw_position_derivative_row_f_y;
+    out.position_column[3][0] = base_yaw_position_derivative_column_n_x;
+    out.position_column[3][1] = base_yaw_position_derivative_column_n_y;
+    out.position_column[3][2] = base_yaw_position_derivative_column_n_z;
+    out.position_column[3][3] = base_yaw_position_derivative_column_f_x;
+    out.position_column[3][4] = base_yaw_position_derivative_column_f_y;
+    out.coriolis_row[3][0] = base_yaw_coriolis_row_n_x;
+    out.coriolis_row[3][1] = base_yaw_coriolis_row_n_y;
+    out.coriolis_row[3][2] = base_yaw_coriolis_row_n_z;
+    out.coriolis_row[3][3] = base_x_coriolis_column_n_z;
+    out.coriolis_row[3][4] = base_y_coriolis_column_n_z;
+    out.coriolis_column[3][0] = base_yaw_coriolis_column_n_x;
+    out.coriolis_column[3][1] = base_yaw_coriolis_column_n_y;
+    out.coriolis_column[3][2] = base_yaw_coriolis_column_n_z;
+    out.coriolis_column[3][3] = base_yaw_coriolis_column_f_x;
+    out.coriolis_column[3][4] = base_yaw_coriolis_column_f_y;
+    out.subspace[4][0] = cache.base_yaw_rotation_01;
+    out.subspace[4][1] = cache.cos_q3;
+    out.subspace[4][3] = cache.base_pitch_subspace_v_x;
+    out.subspace[4][4] = cache.base_pitch_subspace_v_y;
+    out.subspace[4][5] = cache.base_pitch_subspace_v_z;
+    out.rate[4][0] = base_pitch_subspace_rate_w_x;
+    out.rate[4][1] = base_pitch_subspace_rate_w_y;
+    out.rate[4][3] = base_pitch_subspace_rate_v_x;
+    out.rate[4][4] = base_pitch_subspace_rate_v_y;
+    out.rate[4][5] = base_pitch_subspace_rate_v_z;
+    out.shift[4][0] = base_pitch_acceleration_shift_w_x;
+    out.shift[4][1] = base_pitch_acceleration_shift_w_y;
+    out.shift[4][3] = base_pitch_acceleration_shift_v_x;
+    out.shift[4][4] = base_pitch_acceleration_shift_v_y;
+    out.shift[4][5] = base_pitch_acceleration_shift_v_z;
+    out.projected[4][0] = cache.base_pitch_projected_inertia_n_x;
+    out.projected[4][1] = cache.base_pitch_projected_inertia_n_y;
+    out.projected[4][2] = base_pitch_projected_inertia_n_z;
+    out.projected[4][3] = cache.base_pitch_projected_inertia_f_x;
+    out.projected[4][4] = cache.base_pitch_projected_inertia_f_y;
+    out.projected[4][5] = cache.base_pitch_projected_inertia_f_z;
+    out.position_row[4][0] = base_pitch_position_derivative_row_n_x;
+    out.position_row[4][1] = base_pitch_position_derivative_row_n_y;
+    out.position_row[4][2] = base_pitch_position_derivative_row_n_z;
+    out.position_row[4][3] = base_pitch_position_derivative_row_f_x;
+    out.position_row[4][4] = base_pitch_position_derivative_row_f_y;
+    out.position_row[4][5] = base_pitch_position_derivative_row_f_z;
+    out.position_column[4][0] = base_pitch_position_derivative_column_n_x;
+    out.position_column[4][1] = base_pitch_position_derivative_column_n_y;
+    out.position_column[4][2] = base_pitch_position_derivative_column_n_z;
+    out.position_column[4][3] = base_pitch_position_derivative_column_f_x;
+    out.position_column[4][4] = base_pitch_position_derivative_column_f_y;
+    out.position_column[4][5] = base_pitch_position_derivative_column_f_z;
+    out.coriolis_row[4][0] = base_pitch_coriolis_row_n_x;
+    out.coriolis_row[4][1] = base_pitch_coriolis_row_n_y;
+    out.coriolis_row[4][2] = base_pitch_coriolis_row_n_z;
+    out.coriolis_row[4][3] = base_pitch_coriolis_row_f_x;
+    out.coriolis_row[4][4] = base_pitch_coriolis_row_f_y;
+    out.coriolis_row[4][5] = base_pitch_coriolis_row_f_z;
+    out.coriolis_column[4][0] = base_pitch_coriolis_column_n_x;
+    out.coriolis_column[4][1] = base_pitch_coriolis_column_n_y;
+    out.coriolis_column[4][2] = base_pitch_coriolis_column_n_z;
+    out.coriolis_column[4][3] = base_pitch_coriolis_column_f_x;
+    out.coriolis_column[4][4] = base_pitch_coriolis_column_f_y;
+    out.coriolis_column[4][5] = base_pitch_coriolis_column_f_z;
+    out.subspace[5][0] = cache.base_pitch_rotation_00;
+    out.subspace[5][1] = cache.base_pitch_rotation_10;
+    out.subspace[5][2] = cache.base_pitch_rotation_20;
+    out.subspace[5][3] = cache.base_roll_subspace_v_x;
+    out.subspace[5][4] = cache.base_roll_subspace_v_y;
+    out.subspace[5][5] = cache.base_roll_subspace_v_z;
+    out.rate[5][0] = base_roll_subspace_rate_w_x;
+    out.rate[5][1] = base_roll_subspace_rate_w_y;
+    out.rate[5][2] = base_roll_subspace_rate_w_z;
+    out.rate[5][3] = base_roll_subspace_rate_v_x;
+    out.rate[5][4] = base_roll_subspace_rate_v_y;
+    out.rate[5][5] = base_roll_subspace_rate_v_z;
+    out.shift[5][0] = base_roll_acceleration_shift_w_x;
+    out.shift[5][1] = base_roll_acceleration_shift_w_y;
+    out.shift[5][2] = base_roll_acceleration_shift_w_z;
+    out.shift[5][3] = base_roll_acceleration_shift_v_x;
+    out.shift[5][4] = base_roll_acceleration_shift_v_y;
+    out.shift[5][5] = base_roll_acceleration_shift_v_z;
+    out.projected[5][0] = cache.base_roll_projected_inertia_n_x;
+    out.projected[5][1] = cache.base_roll_projected_inertia_n_y;
+    out.projected[5][2] = cache.base_roll_projected_inertia_n_z;
+    out.projected[5][3] = cache.base_roll_projected_inertia_f_x;
+    out.projected[5][4] = cache.base_roll_projected_inertia_f_y;
+    out.projected[5][5] = cache.base_roll_projected_inertia_f_z;
+    out.position_row[5][0] = base_roll_position_derivative_row_n_x;
+    out.position_row[5][1] = base_roll_position_derivative_row_n_y;
+    out.position_row[5][2] = base_roll_position_derivative_row_n_z;
+    out.position_row[5][3] = base_roll_position_derivative_row_f_x;
+    out.position_row[5][4] = base_roll_position_derivative_row_f_y;
+    out.position_row[5][5] = base_roll_position_derivative_row_f_z;
+    out.position_column[5][0] = base_roll_position_derivative_column_n_x;
+    out.position_column[5][1] = base_roll_position_derivative_column_n_y;
+    out.position_column[5][2] = base_roll_position_derivative_column_n_z;
+    out.position_column[5][3] = base_roll_position_derivative_column_f_x;
+    out.position_column[5][4] = base_roll_position_derivative_column_f_y;
+    out.position_column[5][5] = base_roll_position_derivative_column_f_z;
+    out.coriolis_row[5][0] = base_roll_coriolis_row_n_x;
+    out.coriolis_row[5][1] = base_roll_coriolis_row_n_y;
+    out.coriolis_row[5][2] = base_roll_coriolis_row_n_z;
+    out.coriolis_row[5][3] = base_roll_coriolis_row_f_x;
+    out.coriolis_row[5][4] = base_roll_coriolis_row_f_y;
+    out.coriolis_row[5][5] = base_roll_coriolis_row_f_z;
+    out.coriolis_column[5][0] = base_roll_coriolis_column_n_x;
+    out.coriolis_column[5][1] = base_roll_coriolis_column_n_y;
+    out.coriolis_column[5][2] = base_roll_coriolis_column_n_z;
+    out.coriolis_column[5][3] = base_roll_coriolis_column_f_x;
+    out.coriolis_column[5][4] = base_roll_coriolis_column_f_y;
+    out.coriolis_column[5][5] = base_roll_coriolis_column_f_z;
+    out.subspace[6][0] = cache.base_roll_rotation_02;
+    out.subspace[6][1] = cache.base_roll_rotation_12;
+    out.subspace[6][2] = cache.base_roll_rotation_22;
+    out.subspace[6][3] = cache.left_upper_subspace_v_x;
+    out.subspace[6][4] = cache.left_upper_subspace_v_y;
+    out.subspace[6][5] = cache.left_upper_subspace_v_z;
+    out.rate[6][0] = left_upper_subspace_rate_w_x;
+    out.rate[6][1] = left_upper_subspace_rate_w_y;
+    out.rate[6][2] = left_upper_subspace_rate_w_z;
+    out.rate[6][3] = left_upper_subspace_rate_v_x;
+    out.rate[6][4] = left_upper_subspace_rate_v_y;
+    out.rate[6][5] = left_upper_subspace_rate_v_z;
+    out.shift[6][0] = left_upper_acceleration_shift_w_x;
+    out.shift[6][1] = left_upper_acceleration_shift_w_y;
+    out.shift[6][2] = left_upper_acceleration_shift_w_z;
+    out.shift[6][3] = left_upper_acceleration_shift_v_x;
+    out.shift[6][4] = left_upper_acceleration_shift_v_y;
+    out.shift[6][5] = left_upper_acceleration_shift_v_z;
+    out.projected[6][0] = cache.left_upper_projected_inertia_n_x;
+    out.projected[6][1] = cache.left_upper_projected_inertia_n_y;
+    out.projected[6][2] = cache.left_upper_projected_inertia_n_z;
+    out.projected[6][3] = cache.left_upper_projected_inertia_f_x;
+    out.projected[6][4] = cache.left_upper_projected_inertia_f_y;
+    out.projected[6][5] = cache.left_upper_projected_inertia_f_z;
+    out.position_row[6][0] = left_upper_position_derivative_row_n_x;
+    out.position_row[6][1] = left_upper_position_derivative_row_n_y;
+    out.position_row[6][2] = left_upper_position_derivative_row_n_z;
+    out.position_row[6][3] = left_upper_position_derivative_row_f_x;
+    out.position_row[6][4] = left_upper_position_derivative_row_f_y;
+    out.position_row[6][5] = left_upper_position_derivative_row_f_z;
+    out.position_column[6][0] = left_upper_position_derivative_column_n_x;
+    out.position_column[6][1] = left_upper_position_derivative_column_n_y;
+    out.position_column[6][2] = left_upper_position_derivative_column_n_z;
+    out.position_column[6][3] = left_upper_position_derivative_column_f_x;
+    out.position_column[6][4] = left_upper_position_derivative_column_f_y;
+    out.position_column[6][5] = left_upper_position_derivative_column_f_z;
+    out.coriolis_row[6][0] = left_upper_coriolis_row_n_x;
+    out.coriolis_row[6][1] = left_upper_coriolis_row_n_y;
+    out.coriolis_row[6][2] = left_upper_coriolis_row_n_z;
+    out.coriolis_row[6][3] = left_upper_coriolis_row_f_x;
+    out.coriolis_row[6][4] = left_upper_coriolis_row_f_y;
+    out.coriolis_row[6][5] = left_upper_coriolis_row_f_z;
+    out.coriolis_column[6][0] = left_upper_coriolis_column_n_x;
+    out.coriolis_column[6][1] = left_upper_coriolis_column_n_y;
+    out.coriolis_column[6][2] = left_upper_coriolis_column_n_z;
+    out.coriolis_column[6][3] = left_upper_coriolis_column_f_x;
+    out.coriolis_column[6][4] = left_upper_coriolis_column_f_y;
+    out.coriolis_column[6][5] = left_upper_coriolis_column_f_z;
+    out.subspace[7][0] = cache.right_upper_axis_x;
+    out.subspace[7][1] = cache.right_upper_axis_y;
+    out.subspace[7][2] = cache.right_upper_axis_z;
+    out.subspace[7][3] = cache.right_upper_subspace_v_x;
+    out.subspace[7][4] = cache.right_upper_subspace_v_y;
+    out.subspace[7][5] = cache.right_upper_subspace_v_z;
+    out.rate[7][0] = right_upper_subspace_rate_w_x;
+    out.rate[7][1] = right_upper_subspace_rate_w_y;
+    out.rate[7][2] = right_upper_subspace_rate_w_z;
+    out.rate[7][3] = right_upper_subspace_rate_v_x;
+    out.rate[7][4] = right_upper_subspace_rate_v_y;
+    out.rate[7][5] = right_upper_subspace_rate_v_z;
+    out.shift[7][0] = right_upper_acceleration_shift_w_x;
+    out.shift[7][1] = right_upper_acceleration_shift_w_y;
+    out.shift[7][2] = right_upper_acceleration_shift_w_z;
+    out.shift[7][3] = right_upper_acceleration_shift_v_x;
+    out.shift[7][4] = right_upper_acceleration_shift_v_y;
+    out.shift[7][5] = right_upper_acceleration_shift_v_z;
+    out.projected[7][0] = cache.right_upper_projected_inertia_n_x;
+    out.projected[7][1] = cache.right_upper_projected_inertia_n_y;
+    out.projected[7][2] = cache.right_upper_projected_inertia_n_z;
+    out.projected[7][3] = cache.right_upper_projected_inertia_f_x;
+    out.projected[7][4] = cache.right_upper_projected_inertia_f_y;
+    out.projected[7][5] = cache.right_upper_projected_inertia_f_z;
+    out.position_row[7][0] = right_upper_position_derivative_row_n_x;
+    out.position_row[7][1] = right_upper_position_derivative_row_n_y;
+    out.position_row[7][2] = right_upper_position_derivative_row_n_z;
+    out.position_row[7][3] = right_upper_position_derivative_row_f_x;
+    out.position_row[7][4] = right_upper_position_derivative_row_f_y;
+    out.position_row[7][5] = right_upper_position_derivative_row_f_z;
+    out.position_column[7][0] = right_upper_position_derivative_column_n_x;
+    out.position_column[7][1] = right_upper_position_derivative_column_n_y;
+    out.position_column[7][2] = right_upper_position_derivative_column_n_z;
+    out.position_column[7][3] = right_upper_position_derivative_column_f_x;
+    out.position_column[7][4] = right_upper_position_derivative_column_f_y;
+    out.position_column[7][5] = right_upper_position_derivative_column_f_z;
+    out.coriolis_row[7][0] = right_upper_coriolis_row_n_x;
+    out.coriolis_row[7][1] = right_upper_coriolis_row_n_y;
+    out.coriolis_row[7][2] = right_upper_coriolis_row_n_z;
+    out.coriolis_row[7][3] = right_upper_coriolis_row_f_x;
+    out.coriolis_row[7][4] = right_upper_coriolis_row_f_y;
+    out.coriolis_row[7][5] = right_upper_coriolis_row_f_z;
+    out.coriolis_column[7][0] = right_upper_coriolis_column_n_x;
+    out.coriolis_column[7][1] = right_upper_coriolis_column_n_y;
+    out.coriolis_column[7][2] = right_upper_coriolis_column_n_z;
+    out.coriolis_column[7][3] = right_upper_coriolis_column_f_x;
+    out.coriolis_column[7][4] = right_upper_coriolis_column_f_y;
+    out.coriolis_column[7][5] = right_upper_coriolis_column_f_z;
+    out.subspace[8][0] = cache.left_upper_rotation_01;
+    out.subspace[8][1] = cache.left_upper_rotation_11;
+    out.subspace[8][2] = cache.left_upper_rotation_21;
+    out.subspace[8][3] = cache.left_lower_subspace_v_x;
+    out.subspace[8][4] = cache.left_lower_subspace_v_y;
+    out.subspace[8][5] = cache.left_lower_subspace_v_z;
+    out.rate[8][0] = left_lower_subspace_rate_w_x;
+    out.rate[8][1] = left_lower_subspace_rate_w_y;
+    out.rate[8][2] = left_lower_subspace_rate_w_z;
+    out.rate[8][3] = left_lower_subspace_rate_v_x;
+    out.rate[8][4] = left_lower_subspace_rate_v_y;
+    out.rate[8][5] = left_lower_subspace_rate_v_z;
+    out.shift[8][0] = left_lower_acceleration_shift_w_x;
+    out.shift[8][1] = left_lower_acceleration_shift_w_y;
+    out.shift[8][2] = left_lower_acceleration_shift_w_z;
+    out.shift[8][3] = left_lower_acceleration_shift_v_x;
+    out.shift[8][4] = left_lower_acceleration_shift_v_y;
+    out.shift[8][5] = left_lower_acceleration_shift_v_z;
+    out.projected[8][0] = cache.left_lower_projected_inertia_n_x;
+    out.projected[8][1] = cache.left_lower_projected_inertia_n_y;
+    out.projected[8][2] = cache.left_lower_projected_inertia_n_z;
+    out.projected[8][3] = cache.left_lower_projected_inertia_f_x;
+    out.projected[8][4] = cache.left_lower_projected_inertia_f_y;
+    out.projected[8][5] = cache.left_lower_projected_inertia_f_z;
+    out.position_row[8][0] = left_lower_position_derivative_row_n_x;
+    out.position_row[8][1] = left_lower_position_derivative_row_n_y;
+    out.position_row[8][2] = left_lower_position_derivative_row_n_z;
+    out.position_row[8][3] = left_lower_position_derivative_row_f_x;
+    out.position_row[8][4] = left_lower_position_derivative_row_f_y;
+    out.position_row[8][5] = left_lower_position_derivative_row_f_z;
+    out.position_column[8][0] = left_lower_position_derivative_column_n_x;
+    out.position_column[8][1] = left_lower_position_derivative_column_n_y;
+    out.position_column[8][2] = left_lower_position_derivative_column_n_z;
+    out.position_column[8][3] = left_lower_position_derivative_column_f_x;
+    out.position_column[8][4] = left_lower_position_derivative_column_f_y;
+    out.position_column[8][5] = left_lower_position_derivative_column_f_z;
+    out.coriolis_row[8][0] = left_lower_coriolis_row_n_x;
+    out.coriolis_row[8][1] = left_lower_coriolis_row_n_y;
+    out.coriolis_row[8][2] = left_lower_coriolis_row_n_z;
+    out.coriolis_row[8][3] = left_lower_coriolis_row_f_x;
+    out.coriolis_row[8][4] = left_lower_coriolis_row_f_y;
+    out.coriolis_row[8][5] = left_lower_coriolis_row_f_z;
+    out.coriolis_column[8][0] = left_lower_coriolis_column_n_x;
+    out.coriolis_column[8][1] = left_lower_coriolis_column_n_y;
+    out.coriolis_column[8][2] = left_lower_coriolis_column_n_z;
+    out.coriolis_column[8][3] = left_lower_coriolis_column_f_x;
+    out.coriolis_column[8][4] = left_lower_coriolis_column_f_y;
+    out.coriolis_column[8][5] = left_lower_coriolis_column_f_z;
+    out.subspace[9][3] = cache.right_upper_rotation_00;
+    out.subspace[9][4] = cache.right_upper_rotation_10;
+    out.subspace[9][5] = cache.right_upper_rotation_20;
+    out.rate[9][3] = right_slider_subspace_rate_v_x;
+    out.rate[9][4] = right_slider_subspace_rate_v_y;
+    out.rate[9][5] = right_slider_subspace_rate_v_z;
+    out.shift[9][3] = right_slider_acceleration_shift_v_x;
+    out.shift[9][4] = right_slider_acceleration_shift_v_y;
+    out.shift[9][5] = right_slider_acceleration_shift_v_z;
+    out.projected[9][0] = cache.right_slider_projected_inertia_n_x;
+    out.projected[9][1] = cache.right_slider_projected_inertia_n_y;
+    out.projected[9][2] = cache.right_slider_projected_inertia_n_z;
+    out.projected[9][3] = cache.right_slider_projected_inertia_f_x;
+    out.projected[9][4] = cache.right_slider_projected_inertia_f_y;
+    out.projected[9][5] = cache.right_slider_projected_inertia_f_z;
+    out.position_row[9][0] = right_slider_position_derivative_row_n_x;
+    out.position_row[9][1] = right_slider_position_derivative_row_n_y;
+    out.position_row[9][2] = right_slider_position_derivative_row_n_z;
+    out.position_column[9][0] = right_slider_position_derivative_column_n_x;
+    out.position_column[9][1] = right_slider_position_derivative_column_n_y;
+    out.position_column[9][2] = right_slider_position_derivative_column_n_z;
+    out.position_column[9][3] = right_slider_position_derivative_column_f_x;
+    out.position_column[9][4] = right_slider_position_derivative_column_f_y;
+    out.position_column[9][5] = right_slider_position_derivative_column_f_z;
+    out.coriolis_row[9][0] = right_slider_coriolis_row_n_x;
+    out.coriolis_row[9][1] = right_slider_coriolis_row_n_y;
+    out.coriolis_row[9][2] = right_slider_coriolis_row_n_z;
+    out.coriolis_column[9][0] = right_slider_coriolis_column_n_x;
+    out.coriolis_column[9][1] = right_slider_coriolis_column_n_y;
+    out.coriolis_column[9][2] = right_slider_coriolis_column_n_z;
+    out.coriolis_column[9][3] = right_slider_coriolis_column_f_x;
+    out.coriolis_column[9][4] = right_slider_coriolis_column_f_y;
+    out.coriolis_column[9][5] = right_slider_coriolis_column_f_z;
+}
 /// The partial derivatives of the inverse dynamics at the given
-/// accelerations, row i being ID_i: `position` = dID/dq by the
-/// analytical derivatives of Newton-Euler (Carpentier and Mansard
-/// 2018) over the composite quantities, two 6-vector products per
-/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+/// accelerations, row i being ID_i: `position` = dID/dq and
+/// `velocity` = dID/dqd = 2 C(q, qd), the products of
+/// [`inverse_dynamics_factors_into`]'s factors.
 #[inline]
 #[allow(unused_variables)]
 pub fn inverse_dynamics_derivatives_into(
@@ -14749,6 +17223,17 @@ impl Model<DOF, CONTACTS> for SpatialTree {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         articulated_factor_into(q, qd, tau, p, k, factor, out)
+    }
+    const INVERSE_DYNAMICS_FACTORS: bool = true;
+    fn inverse_dynamics_factors_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+    ) {
+        inverse_dynamics_factors_into(q, qd, qdd, p, k, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

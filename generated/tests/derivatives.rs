@@ -24,7 +24,8 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
 use softgen_runtime::nalgebra::{SMatrix, SVector};
 use softgen_runtime::{
-    forward_dynamics_derivatives, ArticulatedFactor, CoordinateKind, ForwardDynamicsDerivatives, Model, Solve,
+    forward_dynamics_derivatives, ArticulatedFactor, CoordinateKind, ForwardDynamicsDerivatives,
+    InverseDynamicsFactors, Model, Solve,
 };
 
 const STATES: usize = 10;
@@ -221,6 +222,59 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             residual(mass_matrix * solved[0], -position, &solved[0]);
             residual(mass_matrix * solved[1], -velocity, &solved[1]);
             residual(mass_matrix * solved[2], SMatrix::identity(), &solved[2]);
+            // And from the inverse dynamics' factors, whose rows a chain forms inside the
+            // solve without the dID matrices.
+            assert!(R::INVERSE_DYNAMICS_FACTORS, "{}: a rigid tree without dID factors", R::NAME);
+            let mut factors = InverseDynamicsFactors::<N>::default();
+            R::inverse_dynamics_factors_into(&q, &qd, &factored, &p, &k, &mut factors);
+            let [by_position, by_velocity, inverse] = &mut solved;
+            factor.solve_derivatives_into(&factors, by_position, by_velocity, inverse);
+            residual(mass_matrix * solved[0], -position, &solved[0]);
+            residual(mass_matrix * solved[1], -velocity, &solved[1]);
+            residual(mass_matrix * solved[2], SMatrix::identity(), &solved[2]);
+            // The runtime's products of the factors (row loops on a chain, a walk up each
+            // joint's path on a tree) against the model's matrices (unrolled entries on the
+            // smaller robots, the same products on the larger): the same sums in another
+            // order, and the unrolled entries also reassociate the sums inside the factors (a
+            // column is four 6-vector products that cancel), so the rounding is relative to
+            // the terms, not to the entry: compared to 1e-9 of the larger of the entry's
+            // products' magnitudes (the factors' absolute values multiplied out) and its
+            // column's largest entry; measured between 3e-12 and 6e-12 of it, so the margin is
+            // over 100 (a wrong term in a product is of the order of the entry itself).
+            let (mut assembled_position, mut assembled_velocity) = (SMatrix::zeros(), SMatrix::zeros());
+            factors.assemble_into(&mut assembled_position, &mut assembled_velocity);
+            let mut magnitudes = factors;
+            for vectors in [
+                &mut magnitudes.subspace,
+                &mut magnitudes.rate,
+                &mut magnitudes.shift,
+                &mut magnitudes.projected,
+                &mut magnitudes.position_row,
+                &mut magnitudes.position_column,
+                &mut magnitudes.coriolis_row,
+                &mut magnitudes.coriolis_column,
+            ] {
+                vectors.iter_mut().flatten().for_each(|x| *x = x.abs());
+            }
+            let (mut position_scale, mut velocity_scale) = (SMatrix::zeros(), SMatrix::zeros());
+            magnitudes.assemble_into(&mut position_scale, &mut velocity_scale);
+            for (assembled, model, scale, what) in [
+                (assembled_position, position, position_scale, "dID/dq"),
+                (assembled_velocity, velocity, velocity_scale, "dID/dqd"),
+            ] {
+                for i in 0..N {
+                    for j in 0..N {
+                        let bound = 1e-9 * scale[(i, j)].max(model.column(j).amax());
+                        assert!(
+                            (assembled[(i, j)] - model[(i, j)]).abs() <= bound,
+                            "{}, state {state}: {what} ({i}, {j}) from the factors is {:e}, the model's {:e}",
+                            R::NAME,
+                            assembled[(i, j)],
+                            model[(i, j)]
+                        );
+                    }
+                }
+            }
         }
     }
 }

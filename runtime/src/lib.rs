@@ -29,7 +29,7 @@ pub use hardware::protocol;
 pub use nalgebra;
 
 // The robot model.
-pub use robot::articulated::{ArticulatedFactor, Solve};
+pub use robot::articulated::{ArticulatedFactor, InverseDynamicsFactors, Solve};
 pub use robot::dynamics::{
     forward_dynamics, forward_dynamics_derivatives, multiply_into, reciprocal_or_zero, solve_spd_in_place,
     spd_inverse_in_place, ForwardDynamicsDerivatives, ForwardDynamicsError, ARTICULATED_SOLVE_FROM,

@@ -414,26 +414,82 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             // the composites between them.
             let (matrices_fn, matrices_impl) = match &equations.inverse_dynamics_derivatives {
                 None => (TokenStream::new(), TokenStream::new()),
-                Some(matrices) => {
-                    let mut outputs = matrix_outputs(quote!(position), &matrices.position, false);
-                    outputs.extend(matrix_outputs(quote!(velocity), &matrices.velocity, false));
+                Some(factored) => {
+                    let mut outputs = Vec::new();
+                    for (t, joint) in factored.joints.iter().enumerate() {
+                        let lt = idx(t);
+                        let vectors = [
+                            (quote!(subspace), &joint.subspace),
+                            (quote!(rate), &joint.rate),
+                            (quote!(shift), &joint.shift),
+                            (quote!(projected), &joint.projected),
+                            (quote!(position_row), &joint.position_row),
+                            (quote!(position_column), &joint.position_column),
+                            (quote!(coriolis_row), &joint.coriolis_row),
+                            (quote!(coriolis_column), &joint.coriolis_column),
+                        ];
+                        for (field, nodes) in vectors {
+                            outputs.extend(vector_outputs(quote!(out.#field[#lt]), nodes));
+                        }
+                    }
                     let body = kernel(&outputs);
-                    (
-                        quote! {
-                            /// The partial derivatives of the inverse dynamics at the given
-                            /// accelerations, row i being ID_i: `position` = dID/dq by the
-                            /// analytical derivatives of Newton-Euler (Carpentier and Mansard
-                            /// 2018) over the composite quantities, two 6-vector products per
-                            /// entry, and `velocity` = dID/dqd = 2 C(q, qd).
-                            #[inline]
-                            #[allow(unused_variables)]
-                            pub fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) {
+                    // Small trees: the entries unrolled; larger ones: the runtime multiplies out
+                    // the factors.
+                    let matrices_body = match &factored.matrices {
+                        Some((position, velocity)) => {
+                            let mut outputs = matrix_outputs(quote!(position), position, false);
+                            outputs.extend(matrix_outputs(quote!(velocity), velocity, false));
+                            let body = kernel(&outputs);
+                            quote! {
                                 *position = SMatrix::zeros();
                                 *velocity = SMatrix::zeros();
                                 #body
                             }
+                        }
+                        None => quote! {
+                            let mut factors = softgen_runtime::InverseDynamicsFactors::default();
+                            inverse_dynamics_factors_into(q, qd, qdd, p, cache, &mut factors);
+                            factors.assemble_into(position, velocity);
+                        },
+                    };
+                    let coordinates = factored.joints.iter().map(|j| idx(j.coordinate));
+                    let parents = factored.joints.iter().map(|j| match j.parent {
+                        None => quote!(None),
+                        Some(p) => {
+                            let lp = idx(p);
+                            quote!(Some(#lp))
+                        }
+                    });
+                    (
+                        quote! {
+                            /// The factors of the inverse dynamics' partial derivatives at the
+                            /// given accelerations, per joint: dID/dq by the analytical
+                            /// derivatives of Newton-Euler (Carpentier and Mansard 2018) over the
+                            /// composite quantities and dID/dqd = 2 C(q, qd), each entry two
+                            /// 6-vector products of these
+                            /// ([`softgen_runtime::InverseDynamicsFactors`]).
+                            #[inline]
+                            #[allow(unused_variables)]
+                            pub fn inverse_dynamics_factors_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut softgen_runtime::InverseDynamicsFactors<DOF>) {
+                                *out = softgen_runtime::InverseDynamicsFactors::default();
+                                out.coordinate = [#(#coordinates),*];
+                                out.parent = [#(#parents),*];
+                                #body
+                            }
+
+                            /// The partial derivatives of the inverse dynamics at the given
+                            /// accelerations, row i being ID_i: `position` = dID/dq and
+                            /// `velocity` = dID/dqd = 2 C(q, qd), the products of
+                            /// [`inverse_dynamics_factors_into`]'s factors.
+                            #[inline]
+                            #[allow(unused_variables)]
+                            pub fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) {
+                                #matrices_body
+                            }
                         },
                         quote! {
+                            const INVERSE_DYNAMICS_FACTORS: bool = true;
+                            fn inverse_dynamics_factors_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut softgen_runtime::InverseDynamicsFactors<DOF>) { inverse_dynamics_factors_into(q, qd, qdd, p, k, out) }
                             fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) { inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity) }
                         },
                     )

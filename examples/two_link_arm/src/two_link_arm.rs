@@ -653,11 +653,201 @@ pub fn articulated_factor_into(
     factor.inverse_pivot[1] = lower_inverse_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// The factors of the inverse dynamics' partial derivatives at the
+/// given accelerations, per joint: dID/dq by the analytical
+/// derivatives of Newton-Euler (Carpentier and Mansard 2018) over the
+/// composite quantities and dID/dqd = 2 C(q, qd), each entry two
+/// 6-vector products of these
+/// ([`softgen_runtime::InverseDynamicsFactors`]).
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_factors_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+) {
+    *out = softgen_runtime::InverseDynamicsFactors::default();
+    out.coordinate = [0, 1];
+    out.parent = [None, Some(0)];
+    let upper_composite_inertia_i_11 = cache.upper_inertia_i_11
+        + cache.lower_composite_inertia_i_11;
+    let upper_projected_inertia_n_y = -upper_composite_inertia_i_11;
+    let upper_inertia_h_z = cache.upper_com_z * p.upper_mass;
+    let upper_composite_inertia_h_z = upper_inertia_h_z
+        + cache.lower_composite_inertia_h_z;
+    let upper_projected_inertia_f_x = -upper_composite_inertia_h_z;
+    let upper_composite_inertia_h_x = cache.lower_composite_inertia_h_x
+        + cache.upper_inertia_h_x;
+    let upper_velocity_w_y = -qd[0];
+    let lower_velocity_v_x = cache.lower_position_z * qd[1];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let t0 = lower_velocity_v_x + lower_velocity_w_y * cache.payload_position_z;
+    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
+    let t1 = lower_velocity_v_z - lower_velocity_w_y * cache.payload_position_x;
+    let payload_composite_rate_id_11 = 2.0
+        * (t0 * cache.payload_position_x + cache.payload_position_z * t1) * p.payload;
+    let t2 = lower_velocity_v_z - lower_velocity_w_y * cache.lower_com_x;
+    let t3 = lower_velocity_v_x + lower_velocity_w_y * cache.lower_com_z;
+    let lower_composite_rate_id_11 = payload_composite_rate_id_11
+        + 2.0 * (t2 * cache.lower_com_z + cache.lower_com_x * t3) * p.lower_mass;
+    let upper_composite_rate_id_11 = 2.0 * p.upper_mass
+        * (upper_velocity_w_y * cache.upper_com_z * cache.upper_com_x
+            - upper_velocity_w_y * cache.upper_com_z * cache.upper_com_x)
+        + lower_composite_rate_id_11;
+    let upper_position_derivative_row_n_y = -upper_composite_rate_id_11;
+    let payload_composite_rate_hd_z = t1 * p.payload;
+    let lower_composite_rate_hd_z = p.lower_mass * t2 + payload_composite_rate_hd_z;
+    let upper_composite_rate_hd_z = lower_composite_rate_hd_z
+        - upper_velocity_w_y * p.upper_mass * cache.upper_com_x;
+    let t4 = -upper_composite_rate_hd_z;
+    let payload_momentum_f_z = lower_velocity_v_z * p.payload
+        - lower_velocity_w_y * cache.payload_inertia_h_x;
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * cache.lower_inertia_h_x;
+    let lower_composite_momentum_f_z = payload_momentum_f_z + lower_momentum_f_z;
+    let upper_momentum_f_z = -(upper_velocity_w_y * cache.upper_inertia_h_x);
+    let upper_composite_momentum_f_z = lower_composite_momentum_f_z + upper_momentum_f_z;
+    let upper_position_derivative_row_f_x = t4 + upper_composite_momentum_f_z;
+    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
+        + p.lower_mass * lower_velocity_v_x;
+    let payload_momentum_f_x = lower_velocity_v_x * p.payload
+        + lower_velocity_w_y * cache.payload_inertia_h_z;
+    let lower_composite_momentum_f_x = lower_momentum_f_x + payload_momentum_f_x;
+    let upper_momentum_f_x = upper_inertia_h_z * upper_velocity_w_y;
+    let upper_composite_momentum_f_x = lower_composite_momentum_f_x + upper_momentum_f_x;
+    let payload_composite_rate_hd_x = t0 * p.payload;
+    let lower_composite_rate_hd_x = payload_composite_rate_hd_x + t3 * p.lower_mass;
+    let upper_composite_rate_hd_x = upper_velocity_w_y * cache.upper_com_z * p.upper_mass
+        + lower_composite_rate_hd_x;
+    let upper_position_derivative_row_f_z = upper_composite_rate_hd_x
+        - upper_composite_momentum_f_x;
+    let upper_position_derivative_column_n_y = p.gravity * upper_composite_inertia_h_z;
+    let upper_composite_inertia_m = p.upper_mass + cache.lower_composite_inertia_m;
+    let t5 = p.gravity * upper_composite_inertia_m;
+    let upper_acceleration_w_y = -qdd[0];
+    let lower_acceleration_w_y = upper_acceleration_w_y - qdd[1];
+    let payload_articulated_bias_f_z = -(lower_velocity_w_y * payload_momentum_f_x);
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.lower_position_z);
+    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
+    let lower_acceleration_v_z = lower_bias_v_z + cache.lower_subspace_v_z * qdd[1];
+    let payload_composite_force_f_z = payload_articulated_bias_f_z
+        + lower_acceleration_v_z * p.payload
+        - lower_acceleration_w_y * cache.payload_inertia_h_x;
+    let lower_composite_force_f_z = payload_composite_force_f_z
+        + p.lower_mass * lower_acceleration_v_z
+        - lower_acceleration_w_y * cache.lower_inertia_h_x
+        - lower_velocity_w_y * lower_momentum_f_x;
+    let upper_composite_force_f_z = lower_composite_force_f_z
+        - cache.upper_inertia_h_x * upper_acceleration_w_y
+        - upper_velocity_w_y * upper_momentum_f_x;
+    let upper_position_derivative_column_f_x = t5 - (t5 + upper_composite_force_f_z);
+    let payload_articulated_bias_f_x = lower_velocity_w_y * payload_momentum_f_z;
+    let lower_subspace_rate_v_x = cache.lower_subspace_v_z * upper_velocity_w_y;
+    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
+    let lower_acceleration_v_x = lower_bias_v_x + cache.lower_position_z * qdd[1];
+    let payload_composite_force_f_x = payload_articulated_bias_f_x
+        + lower_acceleration_w_y * cache.payload_inertia_h_z
+        + lower_acceleration_v_x * p.payload;
+    let lower_composite_force_f_x = cache.lower_inertia_h_z * lower_acceleration_w_y
+        + payload_composite_force_f_x + p.lower_mass * lower_acceleration_v_x
+        + lower_velocity_w_y * lower_momentum_f_z;
+    let upper_composite_force_f_x = upper_velocity_w_y * upper_momentum_f_z
+        + lower_composite_force_f_x + upper_inertia_h_z * upper_acceleration_w_y;
+    let upper_coriolis_row_n_y = -(0.5 * upper_composite_rate_id_11);
+    let upper_coriolis_row_f_x = 0.5 * upper_position_derivative_row_f_x;
+    let upper_coriolis_row_f_z = 0.5 * upper_position_derivative_row_f_z;
+    let upper_coriolis_column_f_x = 0.5 * (t4 - upper_composite_momentum_f_z);
+    let upper_coriolis_column_f_z = 0.5
+        * (upper_composite_rate_hd_x + upper_composite_momentum_f_x);
+    let lower_acceleration_shift_v_x = -(-lower_subspace_rate_v_z * upper_velocity_w_y
+        - p.gravity - cache.lower_subspace_v_z * upper_acceleration_w_y);
+    let lower_acceleration_shift_v_z = -(cache.lower_position_z * upper_acceleration_w_y
+        + lower_subspace_rate_v_x * upper_velocity_w_y);
+    let lower_projected_inertia_n_y = cache.lower_position_z
+        * cache.lower_composite_inertia_h_z - cache.lower_composite_inertia_i_11
+        - cache.lower_composite_inertia_h_x * cache.lower_subspace_v_z;
+    let t6 = lower_composite_momentum_f_x * cache.lower_subspace_v_z;
+    let t7 = -(lower_composite_momentum_f_z * cache.lower_position_z);
+    let t8 = -lower_composite_rate_id_11;
+    let t9 = lower_composite_rate_hd_z * cache.lower_position_z;
+    let t10 = -(cache.lower_subspace_v_z * lower_composite_rate_hd_x);
+    let lower_position_derivative_row_n_y = t8 + t9 + t10 - (t6 + t7);
+    let t11 = -lower_composite_rate_hd_z;
+    let lower_position_derivative_row_f_x = lower_composite_momentum_f_z + t11;
+    let lower_position_derivative_row_f_z = lower_composite_rate_hd_x
+        - lower_composite_momentum_f_x;
+    let t12 = p.gravity * cache.lower_composite_inertia_m + lower_composite_force_f_z;
+    let lower_position_derivative_column_n_y = lower_subspace_rate_v_x
+        * lower_composite_rate_hd_z
+        + lower_composite_momentum_f_x * lower_subspace_rate_v_z
+        + cache.lower_subspace_v_z * lower_composite_force_f_x
+        + lower_acceleration_shift_v_x * cache.lower_composite_inertia_h_z
+        - cache.lower_position_z * t12
+        - lower_subspace_rate_v_x * lower_composite_momentum_f_z
+        - lower_acceleration_shift_v_z * cache.lower_composite_inertia_h_x
+        - lower_subspace_rate_v_z * lower_composite_rate_hd_x;
+    let lower_position_derivative_column_f_x = lower_acceleration_shift_v_x
+        * cache.lower_composite_inertia_m - t12;
+    let lower_position_derivative_column_f_z = lower_acceleration_shift_v_z
+        * cache.lower_composite_inertia_m + lower_composite_force_f_x;
+    let lower_coriolis_row_n_y = 0.5 * lower_position_derivative_row_n_y;
+    let lower_coriolis_row_f_x = 0.5 * lower_position_derivative_row_f_x;
+    let lower_coriolis_row_f_z = 0.5 * lower_position_derivative_row_f_z;
+    let lower_coriolis_column_n_y = 0.5 * (t6 + t8 + t9 + t10 + t7)
+        + lower_subspace_rate_v_x * cache.lower_composite_inertia_h_z
+        - cache.lower_composite_inertia_h_x * lower_subspace_rate_v_z;
+    let lower_coriolis_column_f_x = 0.5 * (t11 - lower_composite_momentum_f_z)
+        + lower_subspace_rate_v_x * cache.lower_composite_inertia_m;
+    let lower_coriolis_column_f_z = lower_subspace_rate_v_z
+        * cache.lower_composite_inertia_m
+        + 0.5 * (lower_composite_momentum_f_x + lower_composite_rate_hd_x);
+    out.subspace[0][1] = (-1.0);
+    out.shift[0][3] = p.gravity;
+    out.projected[0][1] = upper_projected_inertia_n_y;
+    out.projected[0][3] = upper_projected_inertia_f_x;
+    out.projected[0][5] = upper_composite_inertia_h_x;
+    out.position_row[0][1] = upper_position_derivative_row_n_y;
+    out.position_row[0][3] = upper_position_derivative_row_f_x;
+    out.position_row[0][5] = upper_position_derivative_row_f_z;
+    out.position_column[0][1] = upper_position_derivative_column_n_y;
+    out.position_column[0][3] = upper_position_derivative_column_f_x;
+    out.position_column[0][5] = upper_composite_force_f_x;
+    out.coriolis_row[0][1] = upper_coriolis_row_n_y;
+    out.coriolis_row[0][3] = upper_coriolis_row_f_x;
+    out.coriolis_row[0][5] = upper_coriolis_row_f_z;
+    out.coriolis_column[0][1] = upper_coriolis_row_n_y;
+    out.coriolis_column[0][3] = upper_coriolis_column_f_x;
+    out.coriolis_column[0][5] = upper_coriolis_column_f_z;
+    out.subspace[1][1] = (-1.0);
+    out.subspace[1][3] = cache.lower_position_z;
+    out.subspace[1][5] = cache.lower_subspace_v_z;
+    out.rate[1][3] = lower_subspace_rate_v_x;
+    out.rate[1][5] = lower_subspace_rate_v_z;
+    out.shift[1][3] = lower_acceleration_shift_v_x;
+    out.shift[1][5] = lower_acceleration_shift_v_z;
+    out.projected[1][1] = lower_projected_inertia_n_y;
+    out.projected[1][3] = cache.lower_projected_inertia_f_x;
+    out.projected[1][5] = cache.lower_projected_inertia_f_z;
+    out.position_row[1][1] = lower_position_derivative_row_n_y;
+    out.position_row[1][3] = lower_position_derivative_row_f_x;
+    out.position_row[1][5] = lower_position_derivative_row_f_z;
+    out.position_column[1][1] = lower_position_derivative_column_n_y;
+    out.position_column[1][3] = lower_position_derivative_column_f_x;
+    out.position_column[1][5] = lower_position_derivative_column_f_z;
+    out.coriolis_row[1][1] = lower_coriolis_row_n_y;
+    out.coriolis_row[1][3] = lower_coriolis_row_f_x;
+    out.coriolis_row[1][5] = lower_coriolis_row_f_z;
+    out.coriolis_column[1][1] = lower_coriolis_column_n_y;
+    out.coriolis_column[1][3] = lower_coriolis_column_f_x;
+    out.coriolis_column[1][5] = lower_coriolis_column_f_z;
+}
 /// The partial derivatives of the inverse dynamics at the given
-/// accelerations, row i being ID_i: `position` = dID/dq by the
-/// analytical derivatives of Newton-Euler (Carpentier and Mansard
-/// 2018) over the composite quantities, two 6-vector products per
-/// entry, and `velocity` = dID/dqd = 2 C(q, qd).
+/// accelerations, row i being ID_i: `position` = dID/dq and
+/// `velocity` = dID/dqd = 2 C(q, qd), the products of
+/// [`inverse_dynamics_factors_into`]'s factors.
 #[inline]
 #[allow(unused_variables)]
 pub fn inverse_dynamics_derivatives_into(
@@ -1378,6 +1568,17 @@ impl Model<DOF, CONTACTS> for TwoLinkArm {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         articulated_factor_into(q, qd, tau, p, k, factor, out)
+    }
+    const INVERSE_DYNAMICS_FACTORS: bool = true;
+    fn inverse_dynamics_factors_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut softgen_runtime::InverseDynamicsFactors<DOF>,
+    ) {
+        inverse_dynamics_factors_into(q, qd, qdd, p, k, out)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

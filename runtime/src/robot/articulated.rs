@@ -1,5 +1,6 @@
-//! M^-1 applied to many columns at once through a rigid tree's articulated-body
-//! factorisation: O(n) per column with no matrix formed, for the forward dynamics' derivatives.
+//! Rigid trees' factored forms for the forward dynamics' derivatives: the articulated-body
+//! factorisation of M, which applies M^-1 to many columns at once in O(n) each with no matrix
+//! formed, and the per-joint factors whose products are dID/dq and dID/dqd.
 
 use crate::robot::dynamics::multiply_add;
 use nalgebra::SMatrix;
@@ -36,9 +37,7 @@ impl<const N: usize> Default for ArticulatedFactor<N> {
     }
 }
 
-/// Columns solved side by side: two 256-bit registers per component. Measured against 16 and
-/// 32 on the scaling snakes: 8 was as fast at 62 coordinates and faster below (fewer unused
-/// lanes in the last block, everything in registers on a chain).
+/// Columns solved side by side on a branched tree: two 256-bit registers per component.
 const LANES: usize = 8;
 type Lanes = [f64; LANES];
 
@@ -48,6 +47,102 @@ pub struct Solve<'a, const N: usize> {
     pub scale: f64,
     pub b: Option<&'a SMatrix<f64, N, N>>,
     pub out: &'a mut SMatrix<f64, N, N>,
+}
+
+/// Where a chain solve's right-hand sides come from.
+enum Source<'a, const N: usize> {
+    Identity,
+    Matrix(&'a SMatrix<f64, N, N>),
+    /// dID/dq, formed row by row from the factors.
+    Position(&'a ChainColumns<'a, N>),
+    /// dID/dqd = 2 C, likewise.
+    Velocity(&'a ChainColumns<'a, N>),
+}
+
+/// A chain's inverse-dynamics factors with the vectors a row reads across its columns laid
+/// out component by component (row i reads joint j's S, d, c and columns for every j), so
+/// each row is a few vector loops; only the motion components some S, d or c uses.
+struct ChainColumns<'a, const N: usize> {
+    factors: &'a InverseDynamicsFactors<N>,
+    active: [usize; 6],
+    count: usize,
+    subspace: [[f64; N]; 6],
+    rate: [[f64; N]; 6],
+    shift: [[f64; N]; 6],
+    position_column: [[f64; N]; 6],
+    coriolis_column: [[f64; N]; 6],
+}
+
+impl<'a, const N: usize> ChainColumns<'a, N> {
+    fn new(factors: &'a InverseDynamicsFactors<N>) -> Self {
+        let mut columns = ChainColumns {
+            factors,
+            active: [0; 6],
+            count: 0,
+            subspace: [[0.0; N]; 6],
+            rate: [[0.0; N]; 6],
+            shift: [[0.0; N]; 6],
+            position_column: [[0.0; N]; 6],
+            coriolis_column: [[0.0; N]; 6],
+        };
+        for r in 0..6 {
+            let used = (0..N)
+                .any(|j| factors.subspace[j][r] != 0.0 || factors.rate[j][r] != 0.0 || factors.shift[j][r] != 0.0);
+            if !used {
+                continue;
+            }
+            let c = columns.count;
+            columns.active[c] = r;
+            columns.count += 1;
+            for j in 0..N {
+                columns.subspace[c][j] = factors.subspace[j][r];
+                columns.rate[c][j] = factors.rate[j][r];
+                columns.shift[c][j] = factors.shift[j][r];
+                columns.position_column[c][j] = factors.position_column[j][r];
+                columns.coriolis_column[c][j] = factors.coriolis_column[j][r];
+            }
+        }
+        columns
+    }
+
+    /// rows = dID/dq: row i, j <= i: I^c_i S_i . c_j + position_row_i . d_j; j > i:
+    /// S_i . position_column_j.
+    fn position_rows(&self, rows: &mut [[f64; N]; N]) {
+        let f = self.factors;
+        for (i, row) in rows.iter_mut().enumerate() {
+            let (lower, upper) = row.split_at_mut(i + 1);
+            for (c, &r) in self.active[..self.count].iter().enumerate() {
+                let (projected, position_row, s) = (f.projected[i][r], f.position_row[i][r], f.subspace[i][r]);
+                for ((x, &shift), &rate) in lower.iter_mut().zip(&self.shift[c]).zip(&self.rate[c]) {
+                    *x = multiply_add(projected, shift, multiply_add(position_row, rate, *x));
+                }
+                for (x, &column) in upper.iter_mut().zip(&self.position_column[c][i + 1..]) {
+                    *x = multiply_add(s, column, *x);
+                }
+            }
+        }
+    }
+
+    /// rows = dID/dqd = 2 C: row i, j <= i: 2 (I^c_i S_i . d_j + coriolis_row_i . S_j);
+    /// j > i: 2 S_i . coriolis_column_j.
+    fn velocity_rows(&self, rows: &mut [[f64; N]; N]) {
+        let f = self.factors;
+        for (i, row) in rows.iter_mut().enumerate() {
+            let (lower, upper) = row.split_at_mut(i + 1);
+            for (c, &r) in self.active[..self.count].iter().enumerate() {
+                let (projected, coriolis_row, s) = (f.projected[i][r], f.coriolis_row[i][r], f.subspace[i][r]);
+                for ((x, &rate), &subspace) in lower.iter_mut().zip(&self.rate[c]).zip(&self.subspace[c]) {
+                    *x = multiply_add(projected, rate, multiply_add(coriolis_row, subspace, *x));
+                }
+                for (x, &column) in upper.iter_mut().zip(&self.coriolis_column[c][i + 1..]) {
+                    *x = multiply_add(s, column, *x);
+                }
+            }
+            for x in row.iter_mut() {
+                *x *= 2.0;
+            }
+        }
+    }
 }
 
 impl<const N: usize> ArticulatedFactor<N> {
@@ -78,8 +173,67 @@ impl<const N: usize> ArticulatedFactor<N> {
         }
     }
 
-    /// [`Self::solve_into`] over the `R` components in `active`.
-    fn solve_compact<const R: usize>(&self, active: &[usize; 6], solves: &mut [Solve<'_, N>]) {
+    /// The forward dynamics' derivatives from the inverse dynamics' factors: `position` =
+    /// -M^-1 dID/dq, `velocity` = -M^-1 dID/dqd and `inverse` = M^-1. On a chain whose joints
+    /// are its coordinates in order (the snakes), each right-hand side's rows are formed from
+    /// the factors where the solve reads them, with no dID matrix in between; elsewhere the
+    /// factors are assembled into matrices first.
+    pub fn solve_derivatives_into(
+        &self,
+        factors: &InverseDynamicsFactors<N>,
+        position: &mut SMatrix<f64, N, N>,
+        velocity: &mut SMatrix<f64, N, N>,
+        inverse: &mut SMatrix<f64, N, N>,
+    ) {
+        let same_chain =
+            factors.is_ordered_chain() && factors.coordinate == self.coordinate && factors.parent == self.parent;
+        if !same_chain {
+            let (mut by_position, mut by_velocity) = (SMatrix::zeros(), SMatrix::zeros());
+            factors.assemble_into(&mut by_position, &mut by_velocity);
+            self.solve_into(&mut [
+                Solve { scale: -1.0, b: Some(&by_position), out: position },
+                Solve { scale: -1.0, b: Some(&by_velocity), out: velocity },
+                Solve { scale: 1.0, b: None, out: inverse },
+            ]);
+            return;
+        }
+        let columns = ChainColumns::new(factors);
+        let mut active = [0usize; 6];
+        let mut count = 0;
+        for r in 0..6 {
+            if self.subspace.iter().any(|s| s[r] != 0.0) {
+                active[count] = r;
+                count += 1;
+            }
+        }
+        match count {
+            1 => self.chain_derivatives::<1>(&active, &columns, position, velocity, inverse),
+            2 => self.chain_derivatives::<2>(&active, &columns, position, velocity, inverse),
+            3 => self.chain_derivatives::<3>(&active, &columns, position, velocity, inverse),
+            4 => self.chain_derivatives::<4>(&active, &columns, position, velocity, inverse),
+            5 => self.chain_derivatives::<5>(&active, &columns, position, velocity, inverse),
+            _ => self.chain_derivatives::<6>(&active, &columns, position, velocity, inverse),
+        }
+    }
+
+    /// [`Self::solve_derivatives_into`] on a chain over the `R` components in `active`.
+    fn chain_derivatives<const R: usize>(
+        &self,
+        active: &[usize; 6],
+        columns: &ChainColumns<'_, N>,
+        position: &mut SMatrix<f64, N, N>,
+        velocity: &mut SMatrix<f64, N, N>,
+        inverse: &mut SMatrix<f64, N, N>,
+    ) {
+        let (subspace, weighted) = self.compact::<R>(active);
+        self.chain_solve(&subspace, &weighted, Source::Position(columns), -1.0, position);
+        self.chain_solve(&subspace, &weighted, Source::Velocity(columns), -1.0, velocity);
+        self.chain_solve(&subspace, &weighted, Source::Identity, 1.0, inverse);
+    }
+
+    /// Each joint's S and U / D on the `R` components in `active`.
+    #[allow(clippy::type_complexity)]
+    fn compact<const R: usize>(&self, active: &[usize; 6]) -> ([[f64; R]; N], [[f64; R]; N]) {
         let mut subspace = [[0.0f64; R]; N];
         let mut weighted = [[0.0f64; R]; N];
         for t in 0..N {
@@ -88,11 +242,27 @@ impl<const N: usize> ArticulatedFactor<N> {
                 weighted[t][c] = self.projected[t][r] * self.inverse_pivot[t];
             }
         }
+        (subspace, weighted)
+    }
+
+    /// [`Self::solve_into`] over the `R` components in `active`.
+    fn solve_compact<const R: usize>(&self, active: &[usize; 6], solves: &mut [Solve<'_, N>]) {
+        let (subspace, weighted) = self.compact::<R>(active);
         // Per coordinate the block's right-hand sides, overwritten by u / D and then by the
         // solution; per joint the force p from below and the acceleration a.
         let mut force = [[[0.0f64; LANES]; R]; N];
         let mut acceleration = [[[0.0f64; LANES]; R]; N];
         let chain = self.parent.iter().enumerate().all(|(t, &parent)| parent == t.checked_sub(1));
+        if chain {
+            for solve in solves.iter_mut() {
+                let source = match solve.b {
+                    Some(b) => Source::Matrix(b),
+                    None => Source::Identity,
+                };
+                self.chain_solve(&subspace, &weighted, source, solve.scale, solve.out);
+            }
+            return;
+        }
         let total = solves.len() * N;
         for start in (0..total).step_by(LANES) {
             let width = LANES.min(total - start);
@@ -108,11 +278,7 @@ impl<const N: usize> ArticulatedFactor<N> {
                     None => rows[j][w] = 1.0,
                 }
             }
-            if chain {
-                self.chain_passes(&subspace, &weighted, &mut rows);
-            } else {
-                self.passes(&subspace, &weighted, &mut rows, &mut force, &mut acceleration);
-            }
+            self.passes(&subspace, &weighted, &mut rows, &mut force, &mut acceleration);
             for w in 0..width {
                 let (which, j) = ((start + w) / N, (start + w) % N);
                 let scale = solves[which].scale;
@@ -124,44 +290,70 @@ impl<const N: usize> ArticulatedFactor<N> {
         }
     }
 
-    /// [`Self::passes`] for a chain (each joint's parent the one before it), where the force
-    /// from below and the acceleration are running sums that stay in registers from joint to
-    /// joint instead of going through memory per joint.
-    fn chain_passes<const R: usize>(&self, subspace: &[[f64; R]; N], weighted: &[[f64; R]; N], rows: &mut [Lanes; N]) {
-        let mut force = [[0.0f64; LANES]; R];
+    /// One [`Solve`] on a chain (each joint's parent the one before it), all N columns at
+    /// once: the force from below and the acceleration are running sums over the chain, one
+    /// row of N per component, so each joint is a few long vector loops (the columns' chains
+    /// of dependent multiply-adds overlap) instead of a short block waiting on the latency of
+    /// the one before (measured 3 to 4 times slower at 22 and 62 coordinates).
+    fn chain_solve<const R: usize>(
+        &self,
+        subspace: &[[f64; R]; N],
+        weighted: &[[f64; R]; N],
+        source: Source<'_, N>,
+        scale: f64,
+        out: &mut SMatrix<f64, N, N>,
+    ) {
+        // rows[k][j]: entry (k, j) of the right-hand sides, then of the solution.
+        let mut rows = [[0.0f64; N]; N];
+        match source {
+            Source::Matrix(b) => {
+                for (j, column) in b.as_slice().chunks_exact(N).enumerate() {
+                    for (row, &value) in rows.iter_mut().zip(column) {
+                        row[j] = value;
+                    }
+                }
+            }
+            Source::Identity => {
+                for (k, row) in rows.iter_mut().enumerate() {
+                    row[k] = 1.0;
+                }
+            }
+            Source::Position(columns) => columns.position_rows(&mut rows),
+            Source::Velocity(columns) => columns.velocity_rows(&mut rows),
+        }
+        let mut force = [[0.0f64; N]; R];
         for t in (0..N).rev() {
             let u = &mut rows[self.coordinate[t]];
-            for c in 0..R {
-                let s = subspace[t][c];
-                for w in 0..LANES {
-                    u[w] = multiply_add(-s, force[c][w], u[w]);
+            let (s, weight, inverse_pivot) = (subspace[t], weighted[t], self.inverse_pivot[t]);
+            for j in 0..N {
+                let mut x = u[j];
+                for c in 0..R {
+                    x = multiply_add(-s[c], force[c][j], x);
                 }
-            }
-            for c in 0..R {
-                let weight = weighted[t][c];
-                for w in 0..LANES {
-                    force[c][w] = multiply_add(weight, u[w], force[c][w]);
+                for c in 0..R {
+                    force[c][j] = multiply_add(weight[c], x, force[c][j]);
                 }
-            }
-            let inverse_pivot = self.inverse_pivot[t];
-            for x in u.iter_mut() {
-                *x *= inverse_pivot;
+                u[j] = x * inverse_pivot;
             }
         }
-        let mut acceleration = [[0.0f64; LANES]; R];
+        let mut acceleration = [[0.0f64; N]; R];
         for t in 0..N {
             let x = &mut rows[self.coordinate[t]];
-            for c in 0..R {
-                let weight = weighted[t][c];
-                for w in 0..LANES {
-                    x[w] = multiply_add(-weight, acceleration[c][w], x[w]);
+            let (s, weight) = (subspace[t], weighted[t]);
+            for j in 0..N {
+                let mut value = x[j];
+                for c in 0..R {
+                    value = multiply_add(-weight[c], acceleration[c][j], value);
                 }
+                for c in 0..R {
+                    acceleration[c][j] = multiply_add(s[c], value, acceleration[c][j]);
+                }
+                x[j] = value;
             }
-            for c in 0..R {
-                let s = subspace[t][c];
-                for w in 0..LANES {
-                    acceleration[c][w] = multiply_add(s, x[w], acceleration[c][w]);
-                }
+        }
+        for (j, column) in out.as_mut_slice().chunks_exact_mut(N).enumerate() {
+            for (x, row) in column.iter_mut().zip(&rows) {
+                *x = scale * row[j];
             }
         }
     }
@@ -230,6 +422,101 @@ impl<const N: usize> ArticulatedFactor<N> {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The partial derivatives of a rigid tree's inverse dynamics in factored form, as generated
+/// code leaves them ([`crate::Model::inverse_dynamics_factors_into`]): per joint, parents
+/// before children, in world coordinates, motion vectors [w; v] S, d = dS/dt and the
+/// acceleration shift c = -(S x a_parent + d x v_parent), and force vectors [n; f] I^c S,
+/// the rows and columns below. For joint i at or below joint j (j on i's path to the root,
+/// i itself included), with coordinates k_i and k_j:
+/// - dID/dq: entry (k_i, k_j) = I^c_i S_i . c_j + position_row_i . d_j and, for j strictly
+///   above i, entry (k_j, k_i) = S_j . position_column_i;
+/// - dID/dqd = 2 C: entry (k_i, k_j) = 2 (I^c_i S_i . d_j + coriolis_row_i . S_j) and entry
+///   (k_j, k_i) = 2 S_j . coriolis_column_i;
+///
+/// zero where neither joint is on the other's path. O(n) vectors for n^2 entries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InverseDynamicsFactors<const N: usize> {
+    /// The coordinate of each joint.
+    pub coordinate: [usize; N],
+    /// The index (into these arrays) of the nearest joint above each joint.
+    pub parent: [Option<usize>; N],
+    pub subspace: [[f64; 6]; N],
+    pub rate: [[f64; 6]; N],
+    pub shift: [[f64; 6]; N],
+    pub projected: [[f64; 6]; N],
+    pub position_row: [[f64; 6]; N],
+    pub position_column: [[f64; 6]; N],
+    pub coriolis_row: [[f64; 6]; N],
+    pub coriolis_column: [[f64; 6]; N],
+}
+
+impl<const N: usize> Default for InverseDynamicsFactors<N> {
+    fn default() -> Self {
+        let zero = [[0.0; 6]; N];
+        InverseDynamicsFactors {
+            coordinate: [0; N],
+            parent: [None; N],
+            subspace: zero,
+            rate: zero,
+            shift: zero,
+            projected: zero,
+            position_row: zero,
+            position_column: zero,
+            coriolis_row: zero,
+            coriolis_column: zero,
+        }
+    }
+}
+
+/// a . b summed in pairs, so the six products do not wait on each other (a running sum made
+/// the assembly latency-bound, several times slower).
+fn dot(a: &[f64; 6], b: &[f64; 6]) -> f64 {
+    (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]) + (a[4] * b[4] + a[5] * b[5])
+}
+
+impl<const N: usize> InverseDynamicsFactors<N> {
+    /// Whether the joints form a chain whose joints are the coordinates in order (the snakes).
+    pub fn is_ordered_chain(&self) -> bool {
+        (0..N).all(|t| self.coordinate[t] == t && self.parent[t] == t.checked_sub(1))
+    }
+
+    /// dID/dq into `position` and dID/dqd into `velocity` (row i being ID_i), every entry
+    /// from the formulas on [`InverseDynamicsFactors`], walking each joint's path to the root.
+    pub fn assemble_into(&self, position: &mut SMatrix<f64, N, N>, velocity: &mut SMatrix<f64, N, N>) {
+        if self.is_ordered_chain() {
+            // Row by row in vector loops over the columns, then into column-major storage.
+            let columns = ChainColumns::new(self);
+            let mut rows = [[0.0f64; N]; N];
+            columns.position_rows(&mut rows);
+            *position = SMatrix::from_fn(|i, j| rows[i][j]);
+            rows = [[0.0f64; N]; N];
+            columns.velocity_rows(&mut rows);
+            *velocity = SMatrix::from_fn(|i, j| rows[i][j]);
+            return;
+        }
+        *position = SMatrix::zeros();
+        *velocity = SMatrix::zeros();
+        for i in 0..N {
+            let ki = self.coordinate[i];
+            let mut above = Some(i);
+            // At most N steps: the parents come first, so a path has no more joints than that.
+            for _ in 0..N {
+                let Some(j) = above else { break };
+                let kj = self.coordinate[j];
+                position[(ki, kj)] =
+                    dot(&self.projected[i], &self.shift[j]) + dot(&self.position_row[i], &self.rate[j]);
+                velocity[(ki, kj)] =
+                    2.0 * (dot(&self.projected[i], &self.rate[j]) + dot(&self.coriolis_row[i], &self.subspace[j]));
+                if j != i {
+                    position[(kj, ki)] = dot(&self.subspace[j], &self.position_column[i]);
+                    velocity[(kj, ki)] = 2.0 * dot(&self.subspace[j], &self.coriolis_column[i]);
+                }
+                above = self.parent[j];
             }
         }
     }

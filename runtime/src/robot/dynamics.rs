@@ -1,6 +1,6 @@
 //! Forward dynamics: solve M(q) qdd = tau - C(q, qd) qd - G(q) on fixed-size types.
 
-use crate::robot::articulated::{ArticulatedFactor, Solve};
+use crate::robot::articulated::{ArticulatedFactor, InverseDynamicsFactors, Solve};
 use crate::robot::model::Model;
 use nalgebra::{SMatrix, SVector};
 
@@ -142,11 +142,12 @@ impl<const N: usize> Default for ForwardDynamicsDerivatives<N> {
     }
 }
 
-/// Coordinates past which rigid trees apply M^-1 through their articulated-body factor
-/// rather than forming it. Measured on the scaling snakes (solves and products for the 3 n
-/// columns): 0.63 us against 0.30 at 8 coordinates, 4.6 against 3.9 at 22, 33 against 120 at
-/// 62, where Gauss-Jordan has given way to the Cholesky route.
-pub const ARTICULATED_SOLVE_FROM: usize = 32;
+/// Coordinates past which rigid trees apply M^-1 through their articulated-body factor (with
+/// dID's rows formed from its factors inside the solve on the snakes' chains) rather than
+/// forming M^-1 and multiplying. Measured on the scaling snakes, the whole derivatives: 2.3
+/// against 0.77 us at 8 coordinates and 3.8 against 3.6 at 14, but 9.5 against 10.4 at 22
+/// and 39 against 170 at 62.
+pub const ARTICULATED_SOLVE_FROM: usize = 16;
 
 /// The forward dynamics' partial derivatives from the model's generated inverse-dynamics
 /// derivatives, differentiating M qdd + C qd + G = tau at fixed tau: d qdd/dtau = M^-1,
@@ -173,6 +174,12 @@ pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usi
         let mut factor = ArticulatedFactor::<N>::default();
         if !R::articulated_factor_into(q, qd, tau, params, cache, &mut factor, &mut out.acceleration) {
             return Err(ForwardDynamicsError);
+        }
+        if R::INVERSE_DYNAMICS_FACTORS {
+            let mut factors = InverseDynamicsFactors::<N>::default();
+            R::inverse_dynamics_factors_into(q, qd, &out.acceleration, params, cache, &mut factors);
+            factor.solve_derivatives_into(&factors, &mut out.position, &mut out.velocity, &mut out.force);
+            return Ok(());
         }
         R::inverse_dynamics_derivatives_into(
             q,

@@ -324,6 +324,22 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         k: &Self::Cache,
         out: &mut SVector<f64, N>,
     );
+    /// Whether [`Model::inverse_dynamics_factors_into`] fills its factors: generated rigid
+    /// trees in air.
+    const INVERSE_DYNAMICS_FACTORS: bool = false;
+    /// The partial derivatives of the inverse dynamics at the given accelerations in factored
+    /// form ([`crate::InverseDynamicsFactors`]), where [`Model::INVERSE_DYNAMICS_FACTORS`];
+    /// the default leaves `out` as it is.
+    fn inverse_dynamics_factors_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        qdd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut crate::InverseDynamicsFactors<N>,
+    ) {
+        let _ = (q, qd, qdd, p, k, out);
+    }
     /// The partial derivatives of the inverse dynamics at the given accelerations:
     /// `position` = dID/dq, row i being ID_i, column by column from the tangents along the
     /// unit directions, and `velocity` = dID/dqd = 2 C(q, qd) with C the Christoffel C
