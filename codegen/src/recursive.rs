@@ -176,31 +176,24 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let inverse_dynamics_derivatives = match position_derivatives {
         None => None,
         Some(position) => {
-            let mut joint_at_or_above: Vec<Option<usize>> = vec![None; links.len()];
             let mut joints = Vec::new();
-            for index in 0..links.len() {
-                let above = links[index].parent.and_then(|p| joint_at_or_above[p]);
-                joint_at_or_above[index] = above;
-                let Some((k, _, _)) = states[index].joint else { continue };
+            for (_, k, parent) in joint_order(links, &states) {
                 let (Some(factors), Some((coriolis_row, coriolis_column))) = (position[k], rows.coriolis_factors[k])
                 else {
                     return Err(format!("joint of coordinate {k} without its derivative factors"));
                 };
-                let motion = |m: Motion| [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]];
-                let force = |f: Force| [f.n[0], f.n[1], f.n[2], f.f[0], f.f[1], f.f[2]];
                 joints.push(DerivativeJoint {
                     coordinate: k,
-                    parent: above,
-                    subspace: motion(factors.subspace),
-                    rate: motion(factors.rate),
-                    shift: motion(factors.shift),
-                    projected: force(factors.projected),
-                    position_row: force(factors.row),
-                    position_column: force(factors.column),
-                    coriolis_row: force(coriolis_row),
-                    coriolis_column: force(coriolis_column),
+                    parent,
+                    subspace: motion_components(&factors.subspace),
+                    rate: motion_components(&factors.rate),
+                    shift: motion_components(&factors.shift),
+                    projected: force_components(&factors.projected),
+                    position_row: force_components(&factors.row),
+                    position_column: force_components(&factors.column),
+                    coriolis_row: force_components(&coriolis_row),
+                    coriolis_column: force_components(&coriolis_column),
                 });
-                joint_at_or_above[index] = Some(joints.len() - 1);
             }
             let n = robot.coordinates.len();
             let matrices =
@@ -341,6 +334,31 @@ fn position_derivatives(
         factors[i] = Some(PositionFactors { subspace: s_i, rate: d_i, shift: c_i, projected, row, column });
     }
     Ok(factors)
+}
+
+/// The links with a joint, parents first: (link index, coordinate, the index in this list of
+/// the nearest joint above). Fixed links in between pass forces and accelerations through
+/// unchanged in world coordinates, so they drop out of the per-joint factorisations.
+fn joint_order(links: &[Link], states: &[LinkState]) -> Vec<(usize, usize, Option<usize>)> {
+    let mut joint_at_or_above: Vec<Option<usize>> = vec![None; links.len()];
+    let mut order = Vec::new();
+    for (index, link) in links.iter().enumerate() {
+        let above = link.parent.and_then(|p| joint_at_or_above[p]);
+        joint_at_or_above[index] = above;
+        if let Some((k, _, _)) = states[index].joint {
+            order.push((index, k, above));
+            joint_at_or_above[index] = Some(order.len() - 1);
+        }
+    }
+    order
+}
+
+/// A motion vector's components [w; v], and a force vector's [n; f].
+fn motion_components(m: &Motion) -> [NodeId; 6] {
+    [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]]
+}
+fn force_components(f: &Force) -> [NodeId; 6] {
+    [f.n[0], f.n[1], f.n[2], f.f[0], f.f[1], f.f[2]]
 }
 
 /// Robots with at most this many joints also get dID/dq and 2 C as unrolled entries: measured
@@ -1129,23 +1147,22 @@ fn articulated_body(
         acceleration.push(dag.pin_motion(a, &format!("{name}_spatial_acceleration")));
     }
     // The factorisation the runtime solves many right-hand sides with: each joint's S, U and
-    // 1/D and the nearest joint above it (fixed links pass forces and accelerations through
-    // unchanged in world coordinates, so they drop out).
-    let mut joint_at_or_above: Vec<Option<usize>> = vec![None; count];
+    // 1/D and the nearest joint above it.
+    // A massless subtree has no pivots; then there is no factorisation to keep (the parents'
+    // indices count every joint).
     let mut joints = Vec::new();
-    for index in 0..count {
-        let above = links[index].parent.and_then(|p| joint_at_or_above[p]);
-        joint_at_or_above[index] = above;
-        if let (Some((k, s, _)), Some((u_vector, inverse, _))) = (states[index].joint, projected[index]) {
-            joints.push(ArticulatedJoint {
-                coordinate: k,
-                parent: above,
-                subspace: [s.w[0], s.w[1], s.w[2], s.v[0], s.v[1], s.v[2]],
-                projected: [u_vector.n[0], u_vector.n[1], u_vector.n[2], u_vector.f[0], u_vector.f[1], u_vector.f[2]],
-                inverse_pivot: inverse,
-            });
-            joint_at_or_above[index] = Some(joints.len() - 1);
-        }
+    for (index, k, parent) in joint_order(links, states) {
+        let (Some((_, s, _)), Some((u_vector, inverse, _))) = (states[index].joint, projected[index]) else {
+            joints.clear();
+            break;
+        };
+        joints.push(ArticulatedJoint {
+            coordinate: k,
+            parent,
+            subspace: motion_components(&s),
+            projected: force_components(&u_vector),
+            inverse_pivot: inverse,
+        });
     }
     ArticulatedBody { accelerations, pivots, joints }
 }

@@ -368,14 +368,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             }
             let factor_body = kernel(&outputs);
             let pivot_count = idx(articulated.pivots.len());
-            let coordinates = articulated.joints.iter().map(|j| idx(j.coordinate));
-            let parents = articulated.joints.iter().map(|j| match j.parent {
-                None => quote!(None),
-                Some(p) => {
-                    let lp = idx(p);
-                    quote!(Some(#lp))
-                }
-            });
+            let (coordinates, parents) = joint_order(articulated.joints.iter().map(|j| (j.coordinate, j.parent)));
             (
                 quote! {
                     /// [`forward_dynamics_into`] that also keeps the articulated-body
@@ -452,14 +445,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                             factors.assemble_into(position, velocity);
                         },
                     };
-                    let coordinates = factored.joints.iter().map(|j| idx(j.coordinate));
-                    let parents = factored.joints.iter().map(|j| match j.parent {
-                        None => quote!(None),
-                        Some(p) => {
-                            let lp = idx(p);
-                            quote!(Some(#lp))
-                        }
-                    });
+                    let (coordinates, parents) = joint_order(factored.joints.iter().map(|j| (j.coordinate, j.parent)));
                     (
                         quote! {
                             /// The factors of the inverse dynamics' partial derivatives at the
@@ -878,4 +864,21 @@ pub fn format_module(robot: &Robot, tokens: TokenStream) -> Result<String, Strin
         one_line(&robot.regenerate)
     );
     Ok(header + body.as_str())
+}
+
+/// A per-joint factorisation's order as array literals' items: each joint's coordinate, and
+/// the index of the joint above it (`None` at a root).
+fn joint_order(joints: impl Iterator<Item = (usize, Option<usize>)>) -> (Vec<Literal>, Vec<TokenStream>) {
+    joints
+        .map(|(coordinate, parent)| {
+            let parent = match parent {
+                None => quote!(None),
+                Some(p) => {
+                    let p = Literal::usize_unsuffixed(p);
+                    quote!(Some(#p))
+                }
+            };
+            (Literal::usize_unsuffixed(coordinate), parent)
+        })
+        .unzip()
 }
