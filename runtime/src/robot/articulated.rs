@@ -49,6 +49,35 @@ pub struct Solve<'a, const N: usize> {
     pub out: &'a mut SMatrix<f64, N, N>,
 }
 
+/// Whether each joint's parent is the one before it.
+fn is_chain(parent: &[Option<usize>]) -> bool {
+    parent.iter().enumerate().all(|(t, &above)| above == t.checked_sub(1))
+}
+
+/// What [`ArticulatedFactor::on_components`] runs.
+enum Work<'s, 'a, const N: usize> {
+    Solves(&'s mut [Solve<'a, N>]),
+    Derivatives {
+        columns: &'s ChainColumns<'s, N>,
+        position: &'s mut SMatrix<f64, N, N>,
+        velocity: &'s mut SMatrix<f64, N, N>,
+        inverse: &'s mut SMatrix<f64, N, N>,
+    },
+}
+
+impl<const N: usize> Work<'_, '_, N> {
+    fn zero(self) {
+        match self {
+            Work::Solves(solves) => solves.iter_mut().for_each(|solve| *solve.out = SMatrix::zeros()),
+            Work::Derivatives { position, velocity, inverse, .. } => {
+                for out in [position, velocity, inverse] {
+                    *out = SMatrix::zeros();
+                }
+            }
+        }
+    }
+}
+
 /// Where a chain solve's right-hand sides come from.
 enum Source<'a, const N: usize> {
     Identity,
@@ -154,23 +183,7 @@ impl<const N: usize> ArticulatedFactor<N> {
     /// keep those alone: 2 n k (2 r + 1) multiply-adds for k columns and r components, against
     /// n^2 k for a product with a formed M^-1.
     pub fn solve_into(&self, solves: &mut [Solve<'_, N>]) {
-        let mut active = [0usize; 6];
-        let mut count = 0;
-        for r in 0..6 {
-            if self.subspace.iter().any(|s| s[r] != 0.0) {
-                active[count] = r;
-                count += 1;
-            }
-        }
-        match count {
-            0 => solves.iter_mut().for_each(|solve| *solve.out = SMatrix::zeros()),
-            1 => self.solve_compact::<1>(&active, solves),
-            2 => self.solve_compact::<2>(&active, solves),
-            3 => self.solve_compact::<3>(&active, solves),
-            4 => self.solve_compact::<4>(&active, solves),
-            5 => self.solve_compact::<5>(&active, solves),
-            _ => self.solve_compact::<6>(&active, solves),
-        }
+        self.on_components(Work::Solves(solves));
     }
 
     /// The forward dynamics' derivatives from the inverse dynamics' factors: `position` =
@@ -198,6 +211,12 @@ impl<const N: usize> ArticulatedFactor<N> {
             return;
         }
         let columns = ChainColumns::new(factors);
+        self.on_components(Work::Derivatives { columns: &columns, position, velocity, inverse });
+    }
+
+    /// Runs `work` over the motion components some S uses, their count a constant of the
+    /// passes (so their loops unroll).
+    fn on_components(&self, work: Work<'_, '_, N>) {
         let mut active = [0usize; 6];
         let mut count = 0;
         for r in 0..6 {
@@ -207,12 +226,23 @@ impl<const N: usize> ArticulatedFactor<N> {
             }
         }
         match count {
-            1 => self.chain_derivatives::<1>(&active, &columns, position, velocity, inverse),
-            2 => self.chain_derivatives::<2>(&active, &columns, position, velocity, inverse),
-            3 => self.chain_derivatives::<3>(&active, &columns, position, velocity, inverse),
-            4 => self.chain_derivatives::<4>(&active, &columns, position, velocity, inverse),
-            5 => self.chain_derivatives::<5>(&active, &columns, position, velocity, inverse),
-            _ => self.chain_derivatives::<6>(&active, &columns, position, velocity, inverse),
+            // No joint moves anything: M would be singular, and the factor pass says so first.
+            0 => work.zero(),
+            1 => self.run::<1>(&active, work),
+            2 => self.run::<2>(&active, work),
+            3 => self.run::<3>(&active, work),
+            4 => self.run::<4>(&active, work),
+            5 => self.run::<5>(&active, work),
+            _ => self.run::<6>(&active, work),
+        }
+    }
+
+    fn run<const R: usize>(&self, active: &[usize; 6], work: Work<'_, '_, N>) {
+        match work {
+            Work::Solves(solves) => self.solve_compact::<R>(active, solves),
+            Work::Derivatives { columns, position, velocity, inverse } => {
+                self.chain_derivatives::<R>(active, columns, position, velocity, inverse)
+            }
         }
     }
 
@@ -252,8 +282,7 @@ impl<const N: usize> ArticulatedFactor<N> {
         // solution; per joint the force p from below and the acceleration a.
         let mut force = [[[0.0f64; LANES]; R]; N];
         let mut acceleration = [[[0.0f64; LANES]; R]; N];
-        let chain = self.parent.iter().enumerate().all(|(t, &parent)| parent == t.checked_sub(1));
-        if chain {
+        if is_chain(&self.parent) {
             for solve in solves.iter_mut() {
                 let source = match solve.b {
                     Some(b) => Source::Matrix(b),
@@ -482,7 +511,7 @@ fn dot(a: &[f64; 6], b: &[f64; 6]) -> f64 {
 impl<const N: usize> InverseDynamicsFactors<N> {
     /// Whether the joints form a chain whose joints are the coordinates in order (the snakes).
     pub fn is_ordered_chain(&self) -> bool {
-        (0..N).all(|t| self.coordinate[t] == t && self.parent[t] == t.checked_sub(1))
+        is_chain(&self.parent) && self.coordinate.iter().enumerate().all(|(t, &k)| k == t)
     }
 
     /// dID/dq into `position` and dID/dqd into `velocity` (row i being ID_i), every entry

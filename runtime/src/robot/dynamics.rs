@@ -168,8 +168,6 @@ pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usi
     cache: &R::Cache,
     out: &mut ForwardDynamicsDerivatives<N>,
 ) -> Result<(), ForwardDynamicsError> {
-    let mut by_position = SMatrix::<f64, N, N>::zeros();
-    let mut by_velocity = SMatrix::<f64, N, N>::zeros();
     if R::ARTICULATED_FACTOR && N > ARTICULATED_SOLVE_FROM {
         let mut factor = ArticulatedFactor::<N>::default();
         if !R::articulated_factor_into(q, qd, tau, params, cache, &mut factor, &mut out.acceleration) {
@@ -181,6 +179,7 @@ pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usi
             factor.solve_derivatives_into(&factors, &mut out.position, &mut out.velocity, &mut out.force);
             return Ok(());
         }
+        let (mut by_position, mut by_velocity) = (SMatrix::zeros(), SMatrix::zeros());
         R::inverse_dynamics_derivatives_into(
             q,
             qd,
@@ -205,6 +204,7 @@ pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usi
     if !out.acceleration.iter().all(|a| a.is_finite()) {
         return Err(ForwardDynamicsError);
     }
+    let (mut by_position, mut by_velocity) = (SMatrix::zeros(), SMatrix::zeros());
     R::inverse_dynamics_derivatives_into(q, qd, &out.acceleration, params, cache, &mut by_position, &mut by_velocity);
     multiply_into(-1.0, &out.force, &by_position, &mut out.position, false);
     multiply_into(-1.0, &out.force, &by_velocity, &mut out.velocity, false);
