@@ -14,7 +14,7 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
 use softgen_runtime::{
     forward_dynamics_derivatives, multiply_into, spd_inverse_in_place, ArticulatedFactor, ForwardDynamicsDerivatives,
-    InverseDynamicsFactors, Model, Solve,
+    InverseDynamicsFactors, Model,
 };
 
 /// A state within each coordinate's range (angles 0.5 rad, soft coordinates small).
