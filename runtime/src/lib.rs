@@ -9,7 +9,7 @@
 //! muscles), `robot` (the `Model` trait, which states its spec's defaults in the two
 //! layers before it, forward dynamics, parameters, state), `integration` (integrators),
 //! `control` (gaits, admittance), `simulation` (a robot in its environment under control as
-//! one system, and MPC) and `hardware` (actuation, safety, devices, protocol, the real-time
+//! one system, and MPC), `optimal_control` (box-DDP over a horizon of the simulation) and `hardware` (actuation, safety, devices, protocol, the real-time
 //! loop, steering). Everything public is re-exported here, flat.
 
 mod actuators;
@@ -17,6 +17,7 @@ mod control;
 mod environment;
 mod hardware;
 mod integration;
+mod optimal_control;
 mod robot;
 mod simulation;
 mod soft;
@@ -74,6 +75,10 @@ pub use control::limb_gait::{LimbGait, LimbMotion};
 pub use control::rolling::{PneumaticMuscles, RollingGait};
 
 // Simulation and planning.
+pub use optimal_control::box_qp::{BoxQp, BoxQpError, BoxQpSettings, BoxQpStatus};
+pub use optimal_control::cost::{GoalCost, GoalWeights};
+pub use optimal_control::ddp::{BoxDdp, CostDerivatives, DdpError, DdpReport, DdpSettings, KnotCost, KnotDynamics};
+pub use optimal_control::knots::{RobotKnots, MAX_SUBSTEPS};
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};

@@ -164,8 +164,8 @@ fn jacobian<const N: usize, S: SecondOrderSystem<N>>(
 /// for the several stages of one attempt: each stage then costs a substitution (N^2) instead
 /// of an elimination (N^3 / 3). The factor and the substitution perform the same operations
 /// in the same order as eliminating with each right-hand side attached, so the solutions are
-/// the same to the bit.
-struct Factored<const N: usize> {
+/// the same to the bit. Also the linearly implicit knots of the optimal-control layer.
+pub(crate) struct Factored<const N: usize> {
     /// U on and above the diagonal, the multipliers of each column below it (rows as they
     /// stood when that column was eliminated).
     lu: SMatrix<f64, N, N>,
@@ -174,7 +174,7 @@ struct Factored<const N: usize> {
 
 impl<const N: usize> Factored<N> {
     /// `None` if `a` is singular.
-    fn new(mut a: SMatrix<f64, N, N>) -> Option<Self> {
+    pub(crate) fn new(mut a: SMatrix<f64, N, N>) -> Option<Self> {
         let mut pivot = [0; N];
         for col in 0..N {
             let p = (col..N).max_by(|&i, &j| a[(i, col)].abs().total_cmp(&a[(j, col)].abs()))?;
@@ -202,7 +202,7 @@ impl<const N: usize> Factored<N> {
     }
 
     /// The solution of `a x = b`; `None` if it is not finite.
-    fn solve(&self, mut b: SVector<f64, N>) -> Option<SVector<f64, N>> {
+    pub(crate) fn solve(&self, mut b: SVector<f64, N>) -> Option<SVector<f64, N>> {
         for col in 0..N {
             if self.pivot[col] != col {
                 b.swap_rows(self.pivot[col], col);

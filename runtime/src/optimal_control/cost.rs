@@ -1,0 +1,188 @@
+//! Costs in a robot's terms for a plan over [`RobotKnots`](super::knots::RobotKnots)' state
+//! (q, qd, u_prev): the centre of mass against a goal (running and terminal), the rates,
+//! the effort of the commands away from their resting values, and the commands' rate of
+//! change. Each term is a weighted square of a residual, with the Gauss-Newton Hessian
+//! J' W J, so DDP's Q_xx stays positive semi-definite. The running terms are integrals over
+//! the knot's interval (weights per second); the terminal one is a plain weight.
+//!
+//! The centre of mass's Jacobian is exact and costs no derivative code: the linear momentum
+//! m J_com qd at a unit rate qd = e_j is m times column j.
+
+use super::ddp::{CostDerivatives, KnotCost};
+use crate::robot::model::Model;
+use nalgebra::{DVector, SMatrix, SVector, Vector3};
+use std::marker::PhantomData;
+
+/// The weights and goal of a [`GoalCost`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct GoalWeights {
+    /// Where the centre of mass should go (m, world frame).
+    pub goal: Vector3<f64>,
+    /// Per axis, on the squared distance of the centre of mass from the goal: running
+    /// (1/(m^2 s)) and terminal (1/m^2). Zero on an axis leaves it free.
+    pub position: Vector3<f64>,
+    pub terminal_position: Vector3<f64>,
+    /// On the squared rates, running (per s) and terminal.
+    pub rate: f64,
+    pub terminal_rate: f64,
+    /// On the squared commands away from `rest` (per s).
+    pub effort: f64,
+    /// On the squared change of the commands per second (per s): (u - u_prev)^2 / dt^2.
+    pub command_rate: f64,
+    /// The commands' resting values, one per command.
+    pub rest: Vec<f64>,
+}
+
+impl GoalWeights {
+    pub fn validate(&self, commands: usize) -> Result<(), String> {
+        for (name, v) in [
+            ("goal", self.goal),
+            ("position weight", self.position),
+            ("terminal position weight", self.terminal_position),
+        ] {
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(format!("MPC {name} must be finite, got ({}, {}, {})", v.x, v.y, v.z));
+            }
+        }
+        let weights = [
+            ("position weight", self.position.min()),
+            ("terminal position weight", self.terminal_position.min()),
+            ("rate weight", self.rate),
+            ("terminal rate weight", self.terminal_rate),
+            ("effort weight", self.effort),
+            ("command-rate weight", self.command_rate),
+        ];
+        if let Some((name, value)) = weights.iter().find(|(_, w)| !(w.is_finite() && *w >= 0.0)) {
+            return Err(format!("MPC {name} must be finite and >= 0, got {value}"));
+        }
+        if self.rest.len() != commands {
+            return Err(format!("MPC resting commands: {} given for {commands} commands", self.rest.len()));
+        }
+        if let Some(i) = self.rest.iter().position(|v| !v.is_finite()) {
+            return Err(format!("MPC resting command {i} is {}; it must be finite", self.rest[i]));
+        }
+        Ok(())
+    }
+}
+
+/// The cost of a plan of a robot, in its terms.
+pub struct GoalCost<R: Model<N, C>, const N: usize, const C: usize> {
+    pub weights: GoalWeights,
+    params: R::Params,
+    interval: f64,
+    commands: usize,
+    model: PhantomData<fn() -> R>,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> GoalCost<R, N, C> {
+    /// A cost for knots of `interval` seconds with `commands` commands, on the robot with
+    /// `params`.
+    pub fn new(params: R::Params, weights: GoalWeights, interval: f64, commands: usize) -> Result<Self, String> {
+        weights.validate(commands)?;
+        if !(interval.is_finite() && interval > 0.0) {
+            return Err(format!("knot interval must be finite and > 0 s, got {interval}"));
+        }
+        Ok(GoalCost { weights, params, interval, commands, model: PhantomData })
+    }
+
+    /// The centre of mass at q.
+    pub fn center_of_mass(&self, q: &SVector<f64, N>) -> Vector3<f64> {
+        R::center_of_mass(q, &self.params, &R::cache(q, &self.params))
+    }
+
+    /// The centre of mass and its Jacobian.
+    fn center_of_mass_jacobian(&self, q: &SVector<f64, N>) -> (Vector3<f64>, SMatrix<f64, 3, N>) {
+        let cache = R::cache(q, &self.params);
+        let mass = R::total_mass(&self.params);
+        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+        let mut unit = SVector::<f64, N>::zeros();
+        for j in 0..N {
+            unit[j] = 1.0;
+            jacobian.set_column(j, &(R::linear_momentum(q, &unit, &self.params, &cache) / mass));
+            unit[j] = 0.0;
+        }
+        (R::center_of_mass(q, &self.params, &cache), jacobian)
+    }
+
+    /// Adds w |com(q) - goal|^2 (per axis) and its derivatives.
+    fn position_term(
+        &self,
+        state: &DVector<f64>,
+        weight: &Vector3<f64>,
+        derivatives: Option<&mut CostDerivatives>,
+    ) -> f64 {
+        if weight.iter().all(|w| *w == 0.0) {
+            return 0.0;
+        }
+        let q = SVector::<f64, N>::from_iterator(state.rows(0, N).iter().copied());
+        let Some(d) = derivatives else {
+            let residual = self.center_of_mass(&q) - self.weights.goal;
+            return residual.component_mul(weight).dot(&residual);
+        };
+        let (com, jacobian) = self.center_of_mass_jacobian(&q);
+        let residual = com - self.weights.goal;
+        let weighted = residual.component_mul(weight);
+        for j in 0..N {
+            d.x[j] += 2.0 * jacobian.column(j).dot(&weighted);
+            for i in 0..N {
+                let mut sum = 0.0;
+                for axis in 0..3 {
+                    sum += weight[axis] * jacobian[(axis, i)] * jacobian[(axis, j)];
+                }
+                d.xx[(i, j)] += 2.0 * sum;
+            }
+        }
+        residual.dot(&weighted)
+    }
+
+    /// Adds w |qd|^2 and its derivatives.
+    fn rate_term(state: &DVector<f64>, weight: f64, derivatives: Option<&mut CostDerivatives>) -> f64 {
+        if weight == 0.0 {
+            return 0.0;
+        }
+        let rates = state.rows(N, N);
+        if let Some(d) = derivatives {
+            for i in 0..N {
+                d.x[N + i] += 2.0 * weight * rates[i];
+                d.xx[(N + i, N + i)] += 2.0 * weight;
+            }
+        }
+        weight * rates.norm_squared()
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> KnotCost for GoalCost<R, N, C> {
+    fn running(
+        &mut self,
+        _knot: usize,
+        state: &DVector<f64>,
+        control: &DVector<f64>,
+        mut derivatives: Option<&mut CostDerivatives>,
+    ) -> f64 {
+        let dt = self.interval;
+        let position_weight = self.weights.position * dt;
+        let mut cost = self.position_term(state, &position_weight, derivatives.as_deref_mut());
+        cost += Self::rate_term(state, self.weights.rate * dt, derivatives.as_deref_mut());
+        let effort = self.weights.effort * dt;
+        let change = self.weights.command_rate / dt;
+        for k in 0..self.commands {
+            let away = control[k] - self.weights.rest[k];
+            let step = control[k] - state[2 * N + k];
+            cost += effort * away * away + change * step * step;
+            if let Some(d) = derivatives.as_deref_mut() {
+                d.u[k] += 2.0 * (effort * away + change * step);
+                d.uu[(k, k)] += 2.0 * (effort + change);
+                d.x[2 * N + k] -= 2.0 * change * step;
+                d.xx[(2 * N + k, 2 * N + k)] += 2.0 * change;
+                d.ux[(k, 2 * N + k)] -= 2.0 * change;
+            }
+        }
+        cost
+    }
+
+    fn terminal(&mut self, state: &DVector<f64>, mut derivatives: Option<&mut CostDerivatives>) -> f64 {
+        let weight = self.weights.terminal_position;
+        let cost = self.position_term(state, &weight, derivatives.as_deref_mut());
+        cost + Self::rate_term(state, self.weights.terminal_rate, derivatives)
+    }
+}

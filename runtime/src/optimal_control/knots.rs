@@ -1,0 +1,329 @@
+//! A robot's simulation as a horizon's dynamics: each knot holds the commands for one
+//! interval and steps the simulated system (contact, water, servos, thrusters, the same
+//! models as the plant) by implicit Euler, with the step's exact Jacobians from the system's
+//! exact Jacobian and its input Jacobian.
+//!
+//! The state is x = (q, qd, u_prev): the previous knot's commands ride along so that a
+//! command-rate cost is a cost on states (u_prev of the next knot is u).
+//!
+//! Why implicit Euler: the soft robots' elasticity and viscosity, the contact penalties and
+//! the servos are stiff, so an explicit step at a knot interval of tens of milliseconds
+//! would diverge. Implicit Euler is stable at any step, and its derivative needs only first
+//! derivatives: by the implicit function theorem it is (dF/dx')^-1 with the Jacobians at the
+//! step's end, the same matrices Newton's method factors. A linearly implicit step (one
+//! Newton iteration) was tried first: its derivative leaves out h^2 (dJ/dx) k, which the
+//! swimmer's power-law viscosity makes large, 96 % of the step's Jacobian at 20 ms.
+//! With J = [[0, I], [A_q, A_v]] each Newton system reduces to N unknowns:
+//! S dv' = -r, S = I - h A_v - h^2 A_q.
+
+use super::ddp::KnotDynamics;
+use crate::integration::integrator::SecondOrderSystem;
+use crate::integration::rosenbrock::Factored;
+use crate::robot::model::Model;
+use crate::simulation::closed_loop::Simulation;
+use crate::simulation::system_jacobian::ControlInput;
+use nalgebra::{DMatrix, DVector, SMatrix, SVector};
+
+/// A robot's simulation stepped knot by knot under commands of one kind.
+pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
+    simulation: Simulation<R, N, C>,
+    input: ControlInput,
+    commands: usize,
+    /// Knot interval (s) and the steps it is cut into.
+    interval: f64,
+    substeps: usize,
+    /// Newton's method of each implicit step: its most iterations, and the update (relative
+    /// to the rates) below which it has converged.
+    pub newton_iterations: usize,
+    pub newton_tolerance: f64,
+    /// d qdd/du, one column per command.
+    input_columns: Vec<SVector<f64, N>>,
+    thrusts: Vec<f64>,
+    /// The (q, qd) block of the step's Jacobians, chained over the substeps.
+    motion_by_state: DMatrix<f64>,
+    motion_by_control: DMatrix<f64>,
+    substep_by_state: DMatrix<f64>,
+    substep_by_control: DMatrix<f64>,
+    product_by_state: DMatrix<f64>,
+    product_by_control: DMatrix<f64>,
+}
+
+/// Most substeps per knot.
+pub const MAX_SUBSTEPS: usize = 1000;
+/// How many times a failed implicit step is halved before the knot fails.
+const MAX_HALVINGS: usize = 4;
+
+impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
+    /// Knots of `interval` seconds, each cut into `substeps` steps, over `simulation` (whose
+    /// gait must be unset: the plan sets the commands).
+    pub fn new(
+        simulation: Simulation<R, N, C>,
+        input: ControlInput,
+        interval: f64,
+        substeps: usize,
+    ) -> Result<Self, String> {
+        if simulation.config.gait.is_some() {
+            return Err("the planner's simulation must have no gait: the plan sets the commands".into());
+        }
+        if !(interval.is_finite() && interval > 0.0) {
+            return Err(format!("knot interval must be finite and > 0 s, got {interval}"));
+        }
+        if !(1..=MAX_SUBSTEPS).contains(&substeps) {
+            return Err(format!("substeps per knot must be in 1..={MAX_SUBSTEPS}, got {substeps}"));
+        }
+        let commands = match input {
+            ControlInput::ActuatorForces => N,
+            ControlInput::JointTargets => R::ACTUATED.len(),
+            ControlInput::Thrusts => R::THRUSTERS.len(),
+        };
+        if commands == 0 {
+            return Err(format!("robot `{}` has no commands of kind {input:?}", R::NAME));
+        }
+        let motion = 2 * N;
+        Ok(RobotKnots {
+            simulation,
+            input,
+            commands,
+            interval,
+            substeps,
+            newton_iterations: 20,
+            newton_tolerance: 1e-10,
+            input_columns: vec![SVector::zeros(); commands],
+            thrusts: vec![0.0; R::THRUSTERS.len()],
+            motion_by_state: DMatrix::zeros(motion, motion),
+            motion_by_control: DMatrix::zeros(motion, commands),
+            substep_by_state: DMatrix::zeros(motion, motion),
+            substep_by_control: DMatrix::zeros(motion, commands),
+            product_by_state: DMatrix::zeros(motion, motion),
+            product_by_control: DMatrix::zeros(motion, commands),
+        })
+    }
+
+    pub fn interval(&self) -> f64 {
+        self.interval
+    }
+
+    pub fn input(&self) -> ControlInput {
+        self.input
+    }
+
+    pub fn simulation(&self) -> &Simulation<R, N, C> {
+        &self.simulation
+    }
+
+    /// The state vector (q, qd, u_prev) of a robot state and the commands in effect.
+    pub fn state_vector(q: &SVector<f64, N>, qd: &SVector<f64, N>, commands: &[f64]) -> DVector<f64> {
+        let mut x = DVector::zeros(2 * N + commands.len());
+        x.rows_mut(0, N).copy_from(q);
+        x.rows_mut(N, N).copy_from(qd);
+        x.rows_mut(2 * N, commands.len()).copy_from_slice(commands);
+        x
+    }
+
+    /// Sets the commands on the simulation.
+    fn apply(&mut self, control: &DVector<f64>) -> Result<(), String> {
+        match self.input {
+            ControlInput::ActuatorForces => {
+                let forces = SVector::<f64, N>::from_iterator(control.iter().copied());
+                self.simulation.set_actuator_forces(&forces);
+            }
+            ControlInput::JointTargets => {
+                let mut targets = SVector::<f64, N>::zeros();
+                targets.rows_mut(0, self.commands).copy_from(control);
+                self.simulation.set_joint_targets(&targets);
+            }
+            ControlInput::Thrusts => {
+                self.thrusts.copy_from_slice(control.as_slice());
+                self.simulation.set_thrusts(&self.thrusts)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One implicit Euler step of `h` from (q, v) at `t`, q' = q + h v', v' = v + h a(q',
+    /// v'), solved for v' by Newton's method; with `derivatives`, the step's Jacobians into
+    /// the substep buffers.
+    fn substep(
+        &mut self,
+        t: f64,
+        h: f64,
+        q: &mut SVector<f64, N>,
+        v: &mut SVector<f64, N>,
+        derivatives: bool,
+    ) -> Result<(), String> {
+        let singular = || format!("the implicit step's matrix I - h A_v - h^2 A_q is singular (h = {h} s)");
+        let mut acceleration = SVector::<f64, N>::zeros();
+        let mut by_position = SMatrix::<f64, N, N>::zeros();
+        let mut by_velocity = SMatrix::<f64, N, N>::zeros();
+        // Newton on r(v') = v' - v - h a(q + h v', v'), whose Jacobian is S at the iterate,
+        // from v' = v (so the first update is the linearly implicit step). Damped: a step
+        // is halved until the residual falls, because the materials' power-law viscosity
+        // (a rate to a power below 1, regularised at rest) makes undamped Newton overshoot
+        // and diverge from rates near rest.
+        let end = t + h;
+        let mut rate = *v;
+        self.simulation.acceleration(end, &(*q + rate * h), &rate, &mut acceleration).map_err(|e| e.to_string())?;
+        let mut residual = rate - *v - acceleration * h;
+        let mut converged = None;
+        for _ in 0..self.newton_iterations {
+            let position = *q + rate * h;
+            self.simulation
+                .exact_jacobian(end, &position, &rate, &mut by_position, &mut by_velocity)
+                .map_err(|e| e.to_string())?;
+            let system = SMatrix::<f64, N, N>::identity() - by_velocity * h - by_position * (h * h);
+            let factor = Factored::new(system).ok_or_else(singular)?;
+            let update = factor.solve(residual).ok_or_else(singular)?;
+            if update.amax() <= self.newton_tolerance * (1.0 + rate.amax()) {
+                rate -= update;
+                converged = Some(factor);
+                break;
+            }
+            let norm = residual.norm();
+            let mut fraction = 1.0;
+            loop {
+                let trial = rate - update * fraction;
+                self.simulation
+                    .acceleration(end, &(*q + trial * h), &trial, &mut acceleration)
+                    .map_err(|e| e.to_string())?;
+                let trial_residual = trial - *v - acceleration * h;
+                if trial_residual.norm() <= (1.0 - 1e-4 * fraction) * norm {
+                    rate = trial;
+                    residual = trial_residual;
+                    break;
+                }
+                fraction *= 0.5;
+                if fraction < 1.0 / 1024.0 {
+                    return Err(format!(
+                        "the implicit step stalled: no Newton step lowers its residual {norm:.3e} (h = {h} s)"
+                    ));
+                }
+            }
+        }
+        let Some(factor) = converged else {
+            return Err(format!(
+                "the implicit step did not converge in {} Newton iterations (h = {h} s)",
+                self.newton_iterations
+            ));
+        };
+        if derivatives {
+            // The implicit function theorem on F(x', x, u) = 0 with the Jacobians at the
+            // end of the step (the last iterate, within the tolerance of it): for a right-hand
+            // side (r_q, r_v), S v' = r_v + h A_q r_q and q' = r_q + h v'. So d v'/dq =
+            // h S^-1 A_q, d q'/dq = I + h d v'/dq, d v'/dv = S^-1, d q'/dv = h S^-1, and the
+            // commands enter as r_v = h d a/du.
+            let position = *q + rate * h;
+            self.simulation.input_jacobian(&position, &rate, self.input, &mut self.input_columns)?;
+            let a = &mut self.substep_by_state;
+            for c in 0..N {
+                let mut unit = SVector::<f64, N>::zeros();
+                unit[c] = 1.0;
+                let by_rate = factor.solve(unit).ok_or_else(singular)?;
+                let by_coordinate = factor.solve(by_position.column(c) * h).ok_or_else(singular)?;
+                for r in 0..N {
+                    let identity = if r == c { 1.0 } else { 0.0 };
+                    a[(r, c)] = identity + h * by_coordinate[r];
+                    a[(N + r, c)] = by_coordinate[r];
+                    a[(r, N + c)] = h * by_rate[r];
+                    a[(N + r, N + c)] = by_rate[r];
+                }
+            }
+            for (k, column) in self.input_columns.iter().enumerate() {
+                let response = factor.solve(*column * h).ok_or_else(singular)?;
+                for r in 0..N {
+                    self.substep_by_control[(r, k)] = h * response[r];
+                    self.substep_by_control[(N + r, k)] = response[r];
+                }
+            }
+        }
+        *q += rate * h;
+        *v = rate;
+        Ok(())
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
+    /// An implicit step of `h`, or, where Newton's method fails on it (a touchdown or a
+    /// stick-slip change inside a long step), two of `h / 2`, down to `halvings` times;
+    /// each step's Jacobians are chained into the knot's.
+    #[allow(clippy::too_many_arguments)]
+    fn advance(
+        &mut self,
+        t: f64,
+        h: f64,
+        q: &mut SVector<f64, N>,
+        v: &mut SVector<f64, N>,
+        derivatives: bool,
+        first: &mut bool,
+        halvings: usize,
+    ) -> Result<(), String> {
+        match self.substep(t, h, q, v, derivatives) {
+            Ok(()) => {}
+            Err(_) if halvings > 0 => {
+                self.advance(t, h / 2.0, q, v, derivatives, first, halvings - 1)?;
+                return self.advance(t + h / 2.0, h / 2.0, q, v, derivatives, first, halvings - 1);
+            }
+            Err(e) => return Err(e),
+        }
+        if !derivatives {
+            return Ok(());
+        }
+        if *first {
+            self.motion_by_state.copy_from(&self.substep_by_state);
+            self.motion_by_control.copy_from(&self.substep_by_control);
+            *first = false;
+        } else {
+            // Chain: d x_(s+1) / d x_0 = Phi_s d x_s / d x_0, and the commands' part gains
+            // the step's own.
+            self.product_by_state.gemm(1.0, &self.substep_by_state, &self.motion_by_state, 0.0);
+            self.product_by_control.gemm(1.0, &self.substep_by_state, &self.motion_by_control, 0.0);
+            self.product_by_control += &self.substep_by_control;
+            std::mem::swap(&mut self.motion_by_state, &mut self.product_by_state);
+            std::mem::swap(&mut self.motion_by_control, &mut self.product_by_control);
+        }
+        Ok(())
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> KnotDynamics for RobotKnots<R, N, C> {
+    fn state_size(&self) -> usize {
+        2 * N + self.commands
+    }
+
+    fn control_size(&self) -> usize {
+        self.commands
+    }
+
+    fn step(
+        &mut self,
+        knot: usize,
+        state: &DVector<f64>,
+        control: &DVector<f64>,
+        next: &mut DVector<f64>,
+        jacobians: Option<(&mut DMatrix<f64>, &mut DMatrix<f64>)>,
+    ) -> Result<(), String> {
+        self.apply(control)?;
+        let mut q = SVector::<f64, N>::from_iterator(state.rows(0, N).iter().copied());
+        let mut v = SVector::<f64, N>::from_iterator(state.rows(N, N).iter().copied());
+        let h = self.interval / self.substeps as f64;
+        let derivatives = jacobians.is_some();
+        let mut first = true;
+        for s in 0..self.substeps {
+            let t = knot as f64 * self.interval + s as f64 * h;
+            self.advance(t, h, &mut q, &mut v, derivatives, &mut first, MAX_HALVINGS)?;
+        }
+        next.rows_mut(0, N).copy_from(&q);
+        next.rows_mut(N, N).copy_from(&v);
+        next.rows_mut(2 * N, self.commands).copy_from(control);
+        if let Some((by_state, by_control)) = jacobians {
+            let motion = 2 * N;
+            by_state.fill(0.0);
+            by_state.view_mut((0, 0), (motion, motion)).copy_from(&self.motion_by_state);
+            by_control.fill(0.0);
+            by_control.view_mut((0, 0), (motion, self.commands)).copy_from(&self.motion_by_control);
+            for k in 0..self.commands {
+                by_control[(motion + k, k)] = 1.0;
+            }
+        }
+        Ok(())
+    }
+}

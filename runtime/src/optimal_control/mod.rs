@@ -1,0 +1,8 @@
+//! Optimal control over a horizon of knots on the generated derivatives: box-constrained
+//! DDP (`ddp`, its per-knot box QP in `box_qp`), a robot's simulation as the horizon's
+//! dynamics (`knots`) and costs in the robot's terms (`cost`).
+
+pub(crate) mod box_qp;
+pub(crate) mod cost;
+pub(crate) mod ddp;
+pub(crate) mod knots;
