@@ -1,12 +1,12 @@
 //! The optimal-control layer on generated robots: every knot's Jacobians against central
 //! differences of the knot step itself, and box-DDP planning a robot's commands toward a
-//! goal within their bounds.
+//! goal within their bounds, and the receding-horizon controller's fallback and settings.
 
 use nalgebra::{DMatrix, DVector, SVector, Vector3};
 use softgen_generated::{SnakeLateralUndulation, UnderwaterSnake};
 use softgen_runtime::{
-    BoxDdp, ControlInput, DdpSettings, GoalCost, GoalWeights, JointPd, KnotCost, KnotDynamics, Model, RobotKnots,
-    Simulation, SimulationConfig, Terrain,
+    BoxDdp, ControlInput, CostDerivatives, DdpSettings, GoalCost, GoalWeights, HorizonSettings, JointPd, KnotCost,
+    KnotDynamics, Model, RecedingHorizon, RobotKnots, Simulation, SimulationConfig, Terrain,
 };
 
 type Swimmer = UnderwaterSnake;
@@ -27,7 +27,7 @@ fn swimmer(interval: f64) -> RobotKnots<Swimmer, SWIMMER_N, SWIMMER_C> {
         control_period: 0.01,
     };
     let simulation = Simulation::new(Default::default(), config).unwrap();
-    RobotKnots::new(simulation, ControlInput::Thrusts, interval, 1).unwrap()
+    RobotKnots::new(simulation, &[ControlInput::Thrusts, ControlInput::MusclePressures], interval, 1).unwrap()
 }
 
 /// The snake on passive wheels on its floor, commanded by its servos' set points.
@@ -42,7 +42,7 @@ fn crawler(interval: f64) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
         control_period: 0.001,
     };
     let simulation = Simulation::new(Default::default(), config).unwrap();
-    RobotKnots::new(simulation, ControlInput::JointTargets, interval, 1).unwrap()
+    RobotKnots::new(simulation, &[ControlInput::JointTargets], interval, 1).unwrap()
 }
 
 /// A state off every symmetry: the initial pose moved by `bend` on every coordinate past
@@ -117,10 +117,10 @@ fn check_knot_jacobians<D: KnotDynamics>(
 
 #[test]
 fn knot_jacobians_are_the_implicit_steps_derivatives() {
-    let thrusts = [1.0, 0.3, 0.8, 0.9, -0.2, 1.1];
-    let x = state::<SWIMMER_N>(Swimmer::INITIAL_POSITION, 6, 0.01, &thrusts);
-    let u = DVector::from_row_slice(&[0.5, -0.4, 1.2, 0.7, 0.3, -0.6]);
-    check_knot_jacobians("underwater snake, thrusts", swimmer, &x, &u);
+    let commands = [1.0, 0.3, 0.8, 0.9, -0.2, 1.1, 0.5, 0.0, 1.0, 2.0, 0.1, 0.0];
+    let x = state::<SWIMMER_N>(Swimmer::INITIAL_POSITION, 6, 0.01, &commands);
+    let u = DVector::from_row_slice(&[0.5, -0.4, 1.2, 0.7, 0.3, -0.6, 1.0, 0.2, 0.0, 0.5, 3.0, 0.3]);
+    check_knot_jacobians("underwater snake, thrusts and pressures", swimmer, &x, &u);
     // On its wheels, touching the floor: contact, friction and the servos in the step.
     let targets = [0.3, -0.2, 0.1, 0.25, -0.3];
     let x = state::<CRAWLER_N>(Crawler::INITIAL_POSITION, 3, 0.2, &targets);
@@ -136,7 +136,7 @@ fn ddp_plans_the_thrusts_toward_a_waypoint_within_their_bounds() {
     let commands = dynamics.control_size();
     let params = dynamics.simulation().params.clone();
     let q0 = SVector::<f64, SWIMMER_N>::from_column_slice(Swimmer::INITIAL_POSITION);
-    let x0 = RobotKnots::<Swimmer, SWIMMER_N, SWIMMER_C>::state_vector(&q0, &SVector::zeros(), &[0.0; 6]);
+    let x0 = RobotKnots::<Swimmer, SWIMMER_N, SWIMMER_C>::state_vector(&q0, &SVector::zeros(), &[0.0; 12]);
     let start = Swimmer::center_of_mass(&q0, &params, &Swimmer::cache(&q0, &params));
     let goal = start + Vector3::new(2.0, 1.0, 0.5);
     let weights = GoalWeights {
@@ -148,14 +148,21 @@ fn ddp_plans_the_thrusts_toward_a_waypoint_within_their_bounds() {
         effort: 1e-3,
         command_rate: 1e-4,
         rest: vec![0.0; commands],
+        heading_points: Some((0, 1)),
+        heading: 0.5,
+        terminal_heading: 2.0,
     };
     let mut cost = GoalCost::<Swimmer, SWIMMER_N, SWIMMER_C>::new(params, weights, interval, commands).unwrap();
+    // Thrusts within 2 N either way, pressures from 0 to each muscle's rating.
     let bound = 2.0;
+    let rated = |k: usize| Swimmer::muscle(k, &Default::default()).unwrap().rated_pressure;
+    let lower = DVector::from_fn(commands, |i, _| if i < 6 { -bound } else { 0.0 });
+    let upper = DVector::from_fn(commands, |i, _| if i < 6 { bound } else { rated(i - 6) });
     let mut ddp = BoxDdp::new(
         dynamics.state_size(),
         knots,
-        DVector::from_element(commands, -bound),
-        DVector::from_element(commands, bound),
+        lower.clone(),
+        upper.clone(),
         DdpSettings { max_iterations: 10, ..Default::default() },
     )
     .unwrap();
@@ -163,7 +170,7 @@ fn ddp_plans_the_thrusts_toward_a_waypoint_within_their_bounds() {
     eprintln!("{report:?}");
     assert!(report.cost < 0.999 * report.initial_cost, "{report:?}");
     for u in ddp.controls() {
-        assert!(u.iter().all(|v| v.abs() <= bound), "a plan exceeds its bounds: {u}");
+        assert!((0..commands).all(|i| u[i] >= lower[i] && u[i] <= upper[i]), "a plan exceeds its bounds: {u}");
     }
     // The plan pushes toward the goal: the predicted centre of mass ends nearer to it.
     let end = ddp.states()[knots].rows(0, SWIMMER_N).into_owned();
@@ -173,4 +180,175 @@ fn ddp_plans_the_thrusts_toward_a_waypoint_within_their_bounds() {
     // Its terminal cost alone agrees with what the solver counted.
     let x_end = &ddp.states()[knots];
     assert!(cost.terminal(x_end, None).is_finite());
+}
+
+/// The cost's gradients are exact: central differences of the running and terminal costs
+/// (every term on: position, heading, rates, effort, command rate) at a state off every
+/// symmetry, to 1e-6 of the largest entry (their truncation at steps of 1e-6 is 1e-12).
+#[test]
+fn goal_cost_gradients_match_central_differences() {
+    let params = Default::default();
+    let commands = 12;
+    let weights = GoalWeights {
+        goal: Vector3::new(1.5, -0.7, 0.4),
+        position: Vector3::new(1.0, 2.0, 0.5),
+        terminal_position: Vector3::from_element(10.0),
+        rate: 0.3,
+        terminal_rate: 2.0,
+        effort: 0.01,
+        command_rate: 0.02,
+        rest: vec![0.1; commands],
+        heading_points: Some((0, 1)),
+        heading: 0.7,
+        terminal_heading: 3.0,
+    };
+    let mut cost = GoalCost::<Swimmer, SWIMMER_N, SWIMMER_C>::new(params, weights, 0.05, commands).unwrap();
+    let previous: Vec<f64> = (0..commands).map(|k| 0.3 * (k as f64).sin()).collect();
+    let mut x = state::<SWIMMER_N>(Swimmer::INITIAL_POSITION, 6, 0.01, &previous);
+    x[3] = 0.4; // yawed, so the heading term is far from zero
+    let u = DVector::from_fn(commands, |k, _| 0.5 * (1.3 * k as f64).cos());
+    let mut derivatives = CostDerivatives::zeros(x.len(), commands);
+    cost.running(0, &x, &u, Some(&mut derivatives));
+    let mut terminal = CostDerivatives::zeros(x.len(), commands);
+    cost.terminal(&x, Some(&mut terminal));
+    let check = |name: &str, exact: &DVector<f64>, f: &mut dyn FnMut(&DVector<f64>) -> f64, at: &DVector<f64>| {
+        let scale = exact.amax().max(1e-12);
+        for j in 0..at.len() {
+            let epsilon = 1e-6 * (1.0 + at[j].abs());
+            let (mut plus, mut minus) = (at.clone(), at.clone());
+            plus[j] += epsilon;
+            minus[j] -= epsilon;
+            let difference = (f(&plus) - f(&minus)) / (2.0 * epsilon);
+            assert!(
+                (difference - exact[j]).abs() < 1e-6 * scale,
+                "{name}: entry {j}: {} exact, {difference} by differences",
+                exact[j]
+            );
+        }
+    };
+    let mut by_state = |point: &DVector<f64>| cost.running(0, point, &u, None);
+    check("running cost by state", &derivatives.x, &mut by_state, &x);
+    let mut by_control = |point: &DVector<f64>| cost.running(0, &x, point, None);
+    check("running cost by command", &derivatives.u, &mut by_control, &u);
+    let mut final_cost = |point: &DVector<f64>| cost.terminal(point, None);
+    check("terminal cost by state", &terminal.x, &mut final_cost, &x);
+    assert!(derivatives.x.rows(0, 6).amax() > 0.0 && terminal.x.rows(0, 6).amax() > 0.0);
+}
+
+fn swimmer_horizon() -> HorizonSettings {
+    let rated: Vec<f64> = (0..6).map(|k| Swimmer::muscle(k, &Default::default()).unwrap().rated_pressure).collect();
+    HorizonSettings {
+        knots: 4,
+        interval: 0.125,
+        substeps: 1,
+        iterations: 1,
+        period: 0.01,
+        drop_late_plans: false,
+        lower: [vec![-2.0; 6], vec![0.0; 6]].concat(),
+        upper: [vec![2.0; 6], rated].concat(),
+    }
+}
+
+fn swimmer_weights(goal: Vector3<f64>) -> GoalWeights {
+    GoalWeights {
+        goal,
+        position: Vector3::from_element(1.0),
+        terminal_position: Vector3::from_element(50.0),
+        rate: 0.1,
+        terminal_rate: 1.0,
+        effort: 1e-3,
+        command_rate: 1e-4,
+        rest: vec![0.0; 12],
+        heading_points: Some((0, 1)),
+        heading: 1.0,
+        terminal_heading: 10.0,
+    }
+}
+
+fn swimmer_simulation() -> Simulation<Swimmer, SWIMMER_N, SWIMMER_C> {
+    let config = SimulationConfig {
+        contact: Swimmer::ENVIRONMENT.contact_law(),
+        terrain: Terrain::None,
+        gait: None,
+        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: 0.01,
+    };
+    Simulation::new(Default::default(), config).unwrap()
+}
+
+/// A plan that cannot be made (a measured state that is not finite, the wrong number of
+/// current commands) is reported and the last good plan is followed: finite, inside the box.
+#[test]
+fn a_failed_plan_falls_back_to_the_last_good_one() {
+    let inputs = [ControlInput::Thrusts, ControlInput::MusclePressures];
+    let settings = swimmer_horizon();
+    let mut planner = RecedingHorizon::new(
+        swimmer_simulation(),
+        &inputs,
+        settings.clone(),
+        swimmer_weights(Vector3::new(2.0, 1.0, 0.5)),
+        DdpSettings::default(),
+    )
+    .unwrap();
+    let q = SVector::<f64, SWIMMER_N>::from_column_slice(Swimmer::INITIAL_POSITION);
+    let rest = SVector::zeros();
+    let mut current = vec![0.0; 12];
+    for k in 0..3 {
+        let outcome = planner.plan(0.01 * k as f64, &q, &rest, &current);
+        assert!(outcome.failure.is_none(), "{outcome:?}");
+        current.copy_from_slice(planner.command_at(0.01 * k as f64).as_slice());
+    }
+    let good = planner.command_at(0.03).clone();
+    let mut broken = q;
+    broken[2] = f64::NAN;
+    let outcome = planner.plan(0.03, &broken, &rest, &current);
+    assert!(outcome.failure.as_deref().is_some_and(|f| f.contains("not finite")), "{outcome:?}");
+    assert_eq!(planner.command_at(0.03), &good, "the last good plan is followed");
+    let outcome = planner.plan(0.04, &q, &rest, &current[..3]);
+    assert!(outcome.failure.as_deref().is_some_and(|f| f.contains("current commands")), "{outcome:?}");
+    let statistics = planner.statistics();
+    assert_eq!((statistics.plans, statistics.failures), (5, 2));
+    for i in 0..12 {
+        assert!(good[i] >= settings.lower[i] && good[i] <= settings.upper[i]);
+    }
+    // And planning goes on from there.
+    assert!(planner.plan(0.05, &q, &rest, &current).failure.is_none());
+}
+
+/// Bad settings are refused, naming the setting.
+#[test]
+fn bad_horizon_settings_name_what_is_wrong() {
+    let inputs = [ControlInput::Thrusts, ControlInput::MusclePressures];
+    let weights = swimmer_weights(Vector3::zeros());
+    let make = |settings: HorizonSettings, weights: GoalWeights| {
+        RecedingHorizon::new(swimmer_simulation(), &inputs, settings, weights, DdpSettings::default()).err().unwrap()
+    };
+    let good = swimmer_horizon();
+    for (settings, expected) in [
+        (HorizonSettings { knots: 0, ..good.clone() }, "knots"),
+        (HorizonSettings { interval: -0.1, ..good.clone() }, "knot interval"),
+        (HorizonSettings { period: f64::NAN, ..good.clone() }, "planning period"),
+        (HorizonSettings { iterations: 0, ..good.clone() }, "iterations"),
+        (HorizonSettings { lower: vec![0.0; 3], ..good.clone() }, "bounds"),
+        (HorizonSettings { upper: vec![-5.0; 12], ..good.clone() }, "not a finite interval"),
+        (HorizonSettings { substeps: 0, ..good.clone() }, "substeps"),
+    ] {
+        let error = make(settings, weights.clone());
+        assert!(error.contains(expected), "expected `{expected}` in: {error}");
+    }
+    let error = make(good.clone(), GoalWeights { heading_points: Some((0, 7)), ..weights.clone() });
+    assert!(error.contains("heading points"), "{error}");
+    let error = make(good.clone(), GoalWeights { effort: -1.0, ..weights.clone() });
+    assert!(error.contains("effort"), "{error}");
+    let error = make(good, GoalWeights { rest: vec![0.0; 2], ..weights });
+    assert!(error.contains("resting commands"), "{error}");
+    let error =
+        RobotKnots::new(swimmer_simulation(), &[ControlInput::Thrusts, ControlInput::Thrusts], 0.1, 1).err().unwrap();
+    assert!(error.contains("twice"), "{error}");
+    let error =
+        RobotKnots::new(swimmer_simulation(), &[ControlInput::ActuatorForces, ControlInput::MusclePressures], 0.1, 1)
+            .err()
+            .unwrap();
+    assert!(error.contains("both set the actuator forces"), "{error}");
 }

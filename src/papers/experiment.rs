@@ -16,6 +16,8 @@ use toml::{Table, Value};
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
     Reproduced,
+    /// A control task (`mpc-...`) reached its goal.
+    Reached,
     Differs(String),
 }
 
@@ -31,6 +33,7 @@ impl ExperimentReport {
     pub fn verdict_line(&self) -> String {
         match &self.verdict {
             Verdict::Reproduced => "verdict: reproduced".into(),
+            Verdict::Reached => "verdict: reached".into(),
             Verdict::Differs(why) => format!("verdict: differs: {why}"),
         }
     }

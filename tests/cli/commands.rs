@@ -201,7 +201,8 @@ fn experiments_are_listed_one_a_line_and_run_to_their_verdict() {
     let expected: Vec<&str> = softgen::experiments().map(|e| e.name).collect();
     assert_eq!(names, expected);
     for name in &names {
-        let (seed, short) = name.split_once('-').unwrap();
+        // A paper's experiments are `<seed>-<name>`, the control tasks `mpc-<seed>-<task>`.
+        let (seed, short) = name.strip_prefix("mpc-").unwrap_or(name).split_once('-').unwrap();
         assert!(seed.len() == 3 && seed.chars().all(|c| c.is_ascii_digit()) && !short.is_empty(), "{name}");
     }
     // One whole experiment: its files, its comparison and the verdict as the last line.

@@ -203,6 +203,32 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(surfac
             let (central, coarser) = (by_target(1e-4), by_target(2e-4));
             assert_close(&format!("{}: d qdd/d joint targets", R::NAME), &columns_matrix(&columns), &central, &coarser);
         }
+        if !R::MUSCLES.is_empty() {
+            let pressures: Vec<f64> = (0..R::MUSCLES.len()).map(|_| rng.gen_range(0.0..1.0)).collect();
+            let mut columns = vec![SVector::<f64, N>::zeros(); N];
+            sim.input_jacobian(&q, &qd, ControlInput::MusclePressures, &mut columns[..R::MUSCLES.len()]).unwrap();
+            let mut by_pressure = |h: f64| {
+                central_differences::<N, N>(h, |k, s| {
+                    if k >= R::MUSCLES.len() {
+                        return SVector::zeros();
+                    }
+                    let mut moved = pressures.clone();
+                    moved[k] += s;
+                    sim.set_muscle_pressures(&moved).unwrap();
+                    accelerations(&mut sim, &q, &qd)
+                })
+            };
+            let (central, coarser) = (by_pressure(1e-4), by_pressure(2e-4));
+            assert_close(
+                &format!("{}: d qdd/d muscle pressures", R::NAME),
+                &columns_matrix(&columns),
+                &central,
+                &coarser,
+            );
+            let error = sim.set_muscle_pressures(&pressures[1..]).unwrap_err();
+            assert!(error.contains("muscles"), "{error}");
+            sim.set_actuator_forces(&forces);
+        }
         // Bad input: the wrong number of columns is refused, naming the robot.
         let mut short = vec![SVector::<f64, N>::zeros(); N + 1];
         let error = sim.input_jacobian(&q, &qd, ControlInput::ActuatorForces, &mut short).unwrap_err();

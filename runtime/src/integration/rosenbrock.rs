@@ -164,7 +164,8 @@ fn jacobian<const N: usize, S: SecondOrderSystem<N>>(
 /// for the several stages of one attempt: each stage then costs a substitution (N^2) instead
 /// of an elimination (N^3 / 3). The factor and the substitution perform the same operations
 /// in the same order as eliminating with each right-hand side attached, so the solutions are
-/// the same to the bit. Also the linearly implicit knots of the optimal-control layer.
+/// the same to the bit. Also the implicit knots of the optimal-control layer.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Factored<const N: usize> {
     /// U on and above the diagonal, the multipliers of each column below it (rows as they
     /// stood when that column was eliminated).

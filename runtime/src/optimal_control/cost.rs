@@ -1,5 +1,6 @@
 //! Costs in a robot's terms for a plan over [`RobotKnots`](super::knots::RobotKnots)' state
-//! (q, qd, u_prev): the centre of mass against a goal (running and terminal), the rates,
+//! (q, qd, u_prev): the centre of mass against a goal (running and terminal), the body's
+//! heading toward it (two tracked points' direction in the horizontal plane), the rates,
 //! the effort of the commands away from their resting values, and the commands' rate of
 //! change. Each term is a weighted square of a residual, with the Gauss-Newton Hessian
 //! J' W J, so DDP's Q_xx stays positive semi-definite. The running terms are integrals over
@@ -10,7 +11,7 @@
 
 use super::ddp::{CostDerivatives, KnotCost};
 use crate::robot::model::Model;
-use nalgebra::{DVector, SMatrix, SVector, Vector3};
+use nalgebra::{DVector, SMatrix, SVector, Vector2, Vector3};
 use std::marker::PhantomData;
 
 /// The weights and goal of a [`GoalCost`].
@@ -31,10 +32,30 @@ pub struct GoalWeights {
     pub command_rate: f64,
     /// The commands' resting values, one per command.
     pub rest: Vec<f64>,
+    /// The body's heading in the horizontal plane: the direction from one tracked point
+    /// (contact point) to another, `(from, to)`, with its running (per s) and terminal
+    /// weights. The residual |g| h - g, with g the horizontal way from the centre of mass to
+    /// the goal and h the heading's unit vector, is zero when the body points at the goal
+    /// and fades as it arrives: its square is 2 |g|^2 (1 - cos angle). For robots that can
+    /// only travel the way they face, whose plans over a short horizon would not turn
+    /// otherwise (turning first costs distance).
+    pub heading_points: Option<(usize, usize)>,
+    pub heading: f64,
+    pub terminal_heading: f64,
 }
 
 impl GoalWeights {
-    pub fn validate(&self, commands: usize) -> Result<(), String> {
+    pub fn validate(&self, commands: usize, points: usize) -> Result<(), String> {
+        if let Some((from, to)) = self.heading_points {
+            if from >= points || to >= points || from == to {
+                return Err(format!(
+                    "MPC heading points ({from}, {to}) must be two different tracked points of the {points}"
+                ));
+            }
+        }
+        if self.heading_points.is_none() && (self.heading > 0.0 || self.terminal_heading > 0.0) {
+            return Err("MPC heading weights need the heading's points".into());
+        }
         for (name, v) in [
             ("goal", self.goal),
             ("position weight", self.position),
@@ -51,6 +72,8 @@ impl GoalWeights {
             ("terminal rate weight", self.terminal_rate),
             ("effort weight", self.effort),
             ("command-rate weight", self.command_rate),
+            ("heading weight", self.heading),
+            ("terminal heading weight", self.terminal_heading),
         ];
         if let Some((name, value)) = weights.iter().find(|(_, w)| !(w.is_finite() && *w >= 0.0)) {
             return Err(format!("MPC {name} must be finite and >= 0, got {value}"));
@@ -78,7 +101,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalCost<R, N, C> {
     /// A cost for knots of `interval` seconds with `commands` commands, on the robot with
     /// `params`.
     pub fn new(params: R::Params, weights: GoalWeights, interval: f64, commands: usize) -> Result<Self, String> {
-        weights.validate(commands)?;
+        weights.validate(commands, C)?;
         if !(interval.is_finite() && interval > 0.0) {
             return Err(format!("knot interval must be finite and > 0 s, got {interval}"));
         }
@@ -135,6 +158,52 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalCost<R, N, C> {
         residual.dot(&weighted)
     }
 
+    /// Adds w |r|^2 for the heading residual r = |g| h - g (see [`GoalWeights`]) and its
+    /// Gauss-Newton derivatives.
+    fn heading_term(&self, state: &DVector<f64>, weight: f64, derivatives: Option<&mut CostDerivatives>) -> f64 {
+        let Some((from, to)) = self.weights.heading_points else { return 0.0 };
+        if weight == 0.0 {
+            return 0.0;
+        }
+        let q = SVector::<f64, N>::from_iterator(state.rows(0, N).iter().copied());
+        let cache = R::cache(&q, &self.params);
+        let mut points = [Vector3::zeros(); C];
+        R::contact_positions_into(&q, &self.params, &cache, &mut points);
+        let axis = Vector2::new(points[to].x - points[from].x, points[to].y - points[from].y);
+        let length = axis.norm();
+        if length < 1e-12 {
+            return 0.0;
+        }
+        let heading = axis / length;
+        let (com, com_jacobian) = self.center_of_mass_jacobian(&q);
+        let way = Vector2::new(self.weights.goal.x - com.x, self.weights.goal.y - com.y);
+        let distance = way.norm();
+        let residual = heading * distance - way;
+        let cost = weight * residual.norm_squared();
+        let Some(d) = derivatives else { return cost };
+        let mut from_jacobian = SMatrix::<f64, 3, N>::zeros();
+        let mut to_jacobian = SMatrix::<f64, 3, N>::zeros();
+        R::contact_jacobian_into(from, &q, &self.params, &cache, &mut from_jacobian);
+        R::contact_jacobian_into(to, &q, &self.params, &cache, &mut to_jacobian);
+        let direction = if distance > 1e-12 { way / distance } else { Vector2::zeros() };
+        let mut jacobian = SMatrix::<f64, 2, N>::zeros();
+        for j in 0..N {
+            let axis_rate =
+                Vector2::new(to_jacobian[(0, j)] - from_jacobian[(0, j)], to_jacobian[(1, j)] - from_jacobian[(1, j)]);
+            let heading_rate = (axis_rate - heading * heading.dot(&axis_rate)) / length;
+            let way_rate = -Vector2::new(com_jacobian[(0, j)], com_jacobian[(1, j)]);
+            let column = heading * direction.dot(&way_rate) + heading_rate * distance - way_rate;
+            jacobian.set_column(j, &column);
+        }
+        for j in 0..N {
+            d.x[j] += 2.0 * weight * jacobian.column(j).dot(&residual);
+            for i in 0..N {
+                d.xx[(i, j)] += 2.0 * weight * jacobian.column(i).dot(&jacobian.column(j));
+            }
+        }
+        cost
+    }
+
     /// Adds w |qd|^2 and its derivatives.
     fn rate_term(state: &DVector<f64>, weight: f64, derivatives: Option<&mut CostDerivatives>) -> f64 {
         if weight == 0.0 {
@@ -163,6 +232,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> KnotCost for GoalCost<R, N,
         let position_weight = self.weights.position * dt;
         let mut cost = self.position_term(state, &position_weight, derivatives.as_deref_mut());
         cost += Self::rate_term(state, self.weights.rate * dt, derivatives.as_deref_mut());
+        cost += self.heading_term(state, self.weights.heading * dt, derivatives.as_deref_mut());
         let effort = self.weights.effort * dt;
         let change = self.weights.command_rate / dt;
         for k in 0..self.commands {
@@ -182,7 +252,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> KnotCost for GoalCost<R, N,
 
     fn terminal(&mut self, state: &DVector<f64>, mut derivatives: Option<&mut CostDerivatives>) -> f64 {
         let weight = self.weights.terminal_position;
-        let cost = self.position_term(state, &weight, derivatives.as_deref_mut());
+        let mut cost = self.position_term(state, &weight, derivatives.as_deref_mut());
+        cost += self.heading_term(state, self.weights.terminal_heading, derivatives.as_deref_mut());
         cost + Self::rate_term(state, self.weights.terminal_rate, derivatives)
     }
 }

@@ -354,30 +354,101 @@ impl BoxDdp {
         Ok(())
     }
 
-    /// Warm start for the next period: drops the first `knots` controls and repeats the
-    /// last one at the end; the next solve rolls the plan out from its new initial state.
+    /// Warm start for the next period: drops the first `knots` knots of the plan (controls,
+    /// predicted states and their Jacobians, gains) and repeats the last one at the end. The
+    /// shifted trajectory serves [`BoxDdp::real_time_iteration`] as its linearisation; a
+    /// [`BoxDdp::solve`] from a new initial state rolls the plan out again.
     pub fn shift(&mut self, knots: usize) {
-        let knots = knots.min(self.knots);
-        self.nominal.controls.rotate_left(knots);
-        self.gains.rotate_left(knots);
-        let last = self.knots - knots;
-        if last > 0 {
-            for k in last..self.knots {
-                let (kept, shifted) = self.nominal.controls.split_at_mut(k);
-                shifted[0].copy_from(&kept[last - 1]);
+        if knots == 0 {
+            return;
+        }
+        if knots >= self.knots {
+            let last = self.nominal.controls[self.knots - 1].clone();
+            for control in &mut self.nominal.controls {
+                control.copy_from(&last);
+            }
+            self.rolled_out = false;
+            return;
+        }
+        fn rotate<T: Clone>(items: &mut [T], knots: usize) {
+            items.rotate_left(knots);
+            let kept = items.len() - knots;
+            for k in kept..items.len() {
+                items[k] = items[kept - 1].clone();
             }
         }
-        self.rolled_out = false;
+        rotate(&mut self.nominal.controls, knots);
+        rotate(&mut self.nominal.states, knots);
+        rotate(&mut self.nominal.by_state, knots);
+        rotate(&mut self.nominal.by_control, knots);
+        rotate(&mut self.gains, knots);
+        rotate(&mut self.feedforward, knots);
     }
 
-    /// Runs up to `settings.max_iterations` iterations from `initial_state`. The plan stays
-    /// feasible throughout; on an error it is the last plan whose cost was finite.
-    pub fn solve<D: KnotDynamics, L: KnotCost>(
+    /// One real-time iteration (Diehl's, in DDP form): a backward pass about the plan's
+    /// trajectory as the last call left it (shifted by [`BoxDdp::shift`] when knots have
+    /// passed), and one forward pass with its feedback from the new initial state, taken
+    /// whole, or shortened until its rollout is finite. Its cost is not compared with the
+    /// last plan's, which started elsewhere: the gains absorb the new state's difference,
+    /// and the iteration costs one rollout. With no trajectory yet, the plan is rolled out.
+    pub fn real_time_iteration<D: KnotDynamics, L: KnotCost>(
         &mut self,
         dynamics: &mut D,
         cost: &mut L,
         initial_state: &DVector<f64>,
     ) -> Result<DdpReport, DdpError> {
+        self.check_sizes(dynamics, initial_state)?;
+        let mut report = DdpReport {
+            iterations: 0,
+            initial_cost: self.nominal.cost,
+            cost: self.nominal.cost,
+            converged: false,
+            forward_passes: 0,
+            regularisation: self.regularisation,
+        };
+        if !self.rolled_out {
+            self.trial.states[0].copy_from(initial_state);
+            for k in 0..self.knots {
+                self.trial.controls[k].copy_from(&self.nominal.controls[k]);
+            }
+            self.forward(dynamics, cost, 0.0, false)?;
+            std::mem::swap(&mut self.nominal, &mut self.trial);
+            self.rolled_out = true;
+            report.forward_passes = 1;
+            report.cost = self.nominal.cost;
+            return Ok(report);
+        }
+        while self.backward(cost).is_err() {
+            self.increase_regularisation()?;
+        }
+        report.iterations = 1;
+        let mut step = 1.0;
+        let mut last_error = None;
+        for _ in 0..self.settings.line_search_steps {
+            report.forward_passes += 1;
+            self.trial.states[0].copy_from(initial_state);
+            match self.forward(dynamics, cost, step, true) {
+                Ok(()) => {
+                    last_error = None;
+                    break;
+                }
+                Err(e) => last_error = Some(e),
+            }
+            step *= self.settings.line_search_factor;
+        }
+        if let Some(error) = last_error {
+            self.increase_regularisation()?;
+            return Err(error);
+        }
+        std::mem::swap(&mut self.nominal, &mut self.trial);
+        self.regularisation =
+            (self.regularisation / self.settings.regularisation_factor).max(self.settings.min_regularisation);
+        report.cost = self.nominal.cost;
+        report.regularisation = self.regularisation;
+        Ok(report)
+    }
+
+    fn check_sizes<D: KnotDynamics>(&self, dynamics: &D, initial_state: &DVector<f64>) -> Result<(), DdpError> {
         if dynamics.state_size() != self.states || dynamics.control_size() != self.controls {
             return Err(DdpError::Size(format!(
                 "the dynamics have {} states and {} controls, the solver {} and {}",
@@ -394,6 +465,18 @@ impl BoxDdp {
                 self.states
             )));
         }
+        Ok(())
+    }
+
+    /// Runs up to `settings.max_iterations` iterations from `initial_state`. The plan stays
+    /// feasible throughout; on an error it is the last plan whose cost was finite.
+    pub fn solve<D: KnotDynamics, L: KnotCost>(
+        &mut self,
+        dynamics: &mut D,
+        cost: &mut L,
+        initial_state: &DVector<f64>,
+    ) -> Result<DdpReport, DdpError> {
+        self.check_sizes(dynamics, initial_state)?;
         // Roll the plan out from the new initial state, without feedback.
         if !self.rolled_out || self.nominal.states[0] != *initial_state {
             self.trial.states[0].copy_from(initial_state);

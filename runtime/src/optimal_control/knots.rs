@@ -24,10 +24,12 @@ use crate::simulation::closed_loop::Simulation;
 use crate::simulation::system_jacobian::ControlInput;
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
-/// A robot's simulation stepped knot by knot under commands of one kind.
+/// A robot's simulation stepped knot by knot under its commands: one or more kinds, in
+/// the order given, each kind's commands in the model's order.
 pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     simulation: Simulation<R, N, C>,
-    input: ControlInput,
+    /// The kinds of command and where each starts in the control vector.
+    inputs: Vec<(ControlInput, usize)>,
     commands: usize,
     /// Knot interval (s) and the steps it is cut into.
     interval: f64,
@@ -36,9 +38,17 @@ pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     /// to the rates) below which it has converged.
     pub newton_iterations: usize,
     pub newton_tolerance: f64,
+    /// System Jacobians evaluated so far (the knots' main cost).
+    pub jacobians: usize,
+    /// Each knot's last Newton matrix and the step it was made for: the next plan's same
+    /// knot starts its Newton iterations with it (plans follow each other closely), so a
+    /// knot most often evaluates the system's Jacobian once, at the end of its step, where
+    /// the derivative needs it.
+    newton_matrices: Vec<Option<(f64, Factored<N>)>>,
     /// d qdd/du, one column per command.
     input_columns: Vec<SVector<f64, N>>,
     thrusts: Vec<f64>,
+    pressures: Vec<f64>,
     /// The (q, qd) block of the step's Jacobians, chained over the substeps.
     motion_by_state: DMatrix<f64>,
     motion_by_control: DMatrix<f64>,
@@ -50,15 +60,18 @@ pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
 
 /// Most substeps per knot.
 pub const MAX_SUBSTEPS: usize = 1000;
+/// How far an iteration with a kept Newton matrix must lower the residual to keep it (a
+/// refresh costs less than the further iterations a slower contraction would take).
+const STALE_CONTRACTION: f64 = 0.1;
 /// How many times a failed implicit step is halved before the knot fails.
 const MAX_HALVINGS: usize = 4;
 
 impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
     /// Knots of `interval` seconds, each cut into `substeps` steps, over `simulation` (whose
-    /// gait must be unset: the plan sets the commands).
+    /// gait must be unset: the plan sets the commands), commanded by `inputs`.
     pub fn new(
         simulation: Simulation<R, N, C>,
-        input: ControlInput,
+        inputs: &[ControlInput],
         interval: f64,
         substeps: usize,
     ) -> Result<Self, String> {
@@ -71,25 +84,40 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         if !(1..=MAX_SUBSTEPS).contains(&substeps) {
             return Err(format!("substeps per knot must be in 1..={MAX_SUBSTEPS}, got {substeps}"));
         }
-        let commands = match input {
-            ControlInput::ActuatorForces => N,
-            ControlInput::JointTargets => R::ACTUATED.len(),
-            ControlInput::Thrusts => R::THRUSTERS.len(),
-        };
+        let mut groups = Vec::with_capacity(inputs.len());
+        let mut commands = 0;
+        for (i, &input) in inputs.iter().enumerate() {
+            if inputs[..i].contains(&input) {
+                return Err(format!("the command kind {input:?} is listed twice"));
+            }
+            let count = Self::count(input);
+            if count == 0 {
+                return Err(format!("robot `{}` has no commands of kind {input:?}", R::NAME));
+            }
+            groups.push((input, commands));
+            commands += count;
+        }
+        let forces = [ControlInput::ActuatorForces, ControlInput::MusclePressures];
+        if forces.iter().all(|f| inputs.contains(f)) {
+            return Err("actuator forces and muscle pressures both set the actuator forces: plan one of them".into());
+        }
         if commands == 0 {
-            return Err(format!("robot `{}` has no commands of kind {input:?}", R::NAME));
+            return Err("a plan needs at least one kind of command".into());
         }
         let motion = 2 * N;
         Ok(RobotKnots {
             simulation,
-            input,
+            inputs: groups,
             commands,
             interval,
             substeps,
             newton_iterations: 20,
             newton_tolerance: 1e-10,
+            jacobians: 0,
+            newton_matrices: Vec::new(),
             input_columns: vec![SVector::zeros(); commands],
             thrusts: vec![0.0; R::THRUSTERS.len()],
+            pressures: vec![0.0; R::MUSCLES.len()],
             motion_by_state: DMatrix::zeros(motion, motion),
             motion_by_control: DMatrix::zeros(motion, commands),
             substep_by_state: DMatrix::zeros(motion, motion),
@@ -103,8 +131,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         self.interval
     }
 
-    pub fn input(&self) -> ControlInput {
-        self.input
+    /// The kinds of command, in the control vector's order.
+    pub fn inputs(&self) -> impl Iterator<Item = ControlInput> + '_ {
+        self.inputs.iter().map(|(input, _)| *input)
+    }
+
+    /// How many commands of a kind the robot has.
+    pub fn count(input: ControlInput) -> usize {
+        match input {
+            ControlInput::ActuatorForces => N,
+            ControlInput::JointTargets => R::ACTUATED.len(),
+            ControlInput::Thrusts => R::THRUSTERS.len(),
+            ControlInput::MusclePressures => R::MUSCLES.len(),
+        }
     }
 
     pub fn simulation(&self) -> &Simulation<R, N, C> {
@@ -122,29 +161,57 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
 
     /// Sets the commands on the simulation.
     fn apply(&mut self, control: &DVector<f64>) -> Result<(), String> {
-        match self.input {
-            ControlInput::ActuatorForces => {
-                let forces = SVector::<f64, N>::from_iterator(control.iter().copied());
-                self.simulation.set_actuator_forces(&forces);
-            }
-            ControlInput::JointTargets => {
-                let mut targets = SVector::<f64, N>::zeros();
-                targets.rows_mut(0, self.commands).copy_from(control);
-                self.simulation.set_joint_targets(&targets);
-            }
-            ControlInput::Thrusts => {
-                self.thrusts.copy_from_slice(control.as_slice());
-                self.simulation.set_thrusts(&self.thrusts)?;
+        for &(input, start) in &self.inputs {
+            let values = control.rows(start, Self::count(input));
+            match input {
+                ControlInput::ActuatorForces => {
+                    let forces = SVector::<f64, N>::from_iterator(values.iter().copied());
+                    self.simulation.set_actuator_forces(&forces);
+                }
+                ControlInput::JointTargets => {
+                    let mut targets = SVector::<f64, N>::zeros();
+                    targets.rows_mut(0, values.len()).copy_from(&values);
+                    self.simulation.set_joint_targets(&targets);
+                }
+                ControlInput::Thrusts => {
+                    self.thrusts.copy_from_slice(values.as_slice());
+                    self.simulation.set_thrusts(&self.thrusts)?;
+                }
+                ControlInput::MusclePressures => {
+                    self.pressures.copy_from_slice(values.as_slice());
+                    self.simulation.set_muscle_pressures(&self.pressures)?;
+                }
             }
         }
         Ok(())
     }
 
+    /// The system's Jacobian at the end of a step to rate `rate` (into the two blocks) and
+    /// the factored Newton matrix S = I - h A_v - h^2 A_q there.
+    fn iteration_matrix(
+        &mut self,
+        end: f64,
+        h: f64,
+        q: &SVector<f64, N>,
+        rate: &SVector<f64, N>,
+        by_position: &mut SMatrix<f64, N, N>,
+        by_velocity: &mut SMatrix<f64, N, N>,
+    ) -> Result<Factored<N>, String> {
+        let position = *q + rate * h;
+        self.jacobians += 1;
+        self.simulation.exact_jacobian(end, &position, rate, by_position, by_velocity).map_err(|e| e.to_string())?;
+        let system = SMatrix::<f64, N, N>::identity() - *by_velocity * h - *by_position * (h * h);
+        Factored::new(system)
+            .ok_or_else(|| format!("the implicit step's matrix I - h A_v - h^2 A_q is singular (h = {h} s)"))
+    }
+
     /// One implicit Euler step of `h` from (q, v) at `t`, q' = q + h v', v' = v + h a(q',
     /// v'), solved for v' by Newton's method; with `derivatives`, the step's Jacobians into
     /// the substep buffers.
+    #[allow(clippy::too_many_arguments)]
     fn substep(
         &mut self,
+        slot: usize,
         t: f64,
         h: f64,
         q: &mut SVector<f64, N>,
@@ -155,41 +222,48 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         let mut acceleration = SVector::<f64, N>::zeros();
         let mut by_position = SMatrix::<f64, N, N>::zeros();
         let mut by_velocity = SMatrix::<f64, N, N>::zeros();
-        // Newton on r(v') = v' - v - h a(q + h v', v'), whose Jacobian is S at the iterate,
-        // from v' = v (so the first update is the linearly implicit step). Damped: a step
-        // is halved until the residual falls, because the materials' power-law viscosity
-        // (a rate to a power below 1, regularised at rest) makes undamped Newton overshoot
-        // and diverge from rates near rest.
+        // Newton on r(v') = v' - v - h a(q + h v', v'), whose Jacobian is S, from v' = v (so
+        // the first update is the linearly implicit step). The system's Jacobian is the
+        // expensive part, so S is kept while the residual falls at least tenfold per
+        // iteration and refreshed only when it does not; a step that fails even with a fresh S is halved
+        // until the residual falls, because the materials' power-law viscosity (a rate to a
+        // power below 1, regularised at rest) makes undamped Newton overshoot from rates
+        // near rest. The derivative needs S at the end of the step, so a kept S is
+        // refreshed there once more.
         let end = t + h;
         let mut rate = *v;
         self.simulation.acceleration(end, &(*q + rate * h), &rate, &mut acceleration).map_err(|e| e.to_string())?;
         let mut residual = rate - *v - acceleration * h;
-        let mut converged = None;
+        let (mut factor, mut fresh) = match self.newton_matrices.get(slot) {
+            Some(Some((made_for, factor))) if *made_for == h => (*factor, false),
+            _ => (self.iteration_matrix(end, h, q, &rate, &mut by_position, &mut by_velocity)?, true),
+        };
+        let mut converged = false;
         for _ in 0..self.newton_iterations {
-            let position = *q + rate * h;
-            self.simulation
-                .exact_jacobian(end, &position, &rate, &mut by_position, &mut by_velocity)
-                .map_err(|e| e.to_string())?;
-            let system = SMatrix::<f64, N, N>::identity() - by_velocity * h - by_position * (h * h);
-            let factor = Factored::new(system).ok_or_else(singular)?;
             let update = factor.solve(residual).ok_or_else(singular)?;
             if update.amax() <= self.newton_tolerance * (1.0 + rate.amax()) {
                 rate -= update;
-                converged = Some(factor);
+                converged = true;
                 break;
             }
             let norm = residual.norm();
             let mut fraction = 1.0;
-            loop {
+            let accepted = loop {
                 let trial = rate - update * fraction;
                 self.simulation
                     .acceleration(end, &(*q + trial * h), &trial, &mut acceleration)
                     .map_err(|e| e.to_string())?;
                 let trial_residual = trial - *v - acceleration * h;
-                if trial_residual.norm() <= (1.0 - 1e-4 * fraction) * norm {
+                let trial_norm = trial_residual.norm();
+                // A kept S must contract fast; a fresh one only has to lower the residual.
+                let enough = if fresh { (1.0 - 1e-4 * fraction) * norm } else { STALE_CONTRACTION * norm };
+                if trial_norm <= enough {
                     rate = trial;
                     residual = trial_residual;
-                    break;
+                    break true;
+                }
+                if !fresh {
+                    break false;
                 }
                 fraction *= 0.5;
                 if fraction < 1.0 / 1024.0 {
@@ -197,14 +271,27 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
                         "the implicit step stalled: no Newton step lowers its residual {norm:.3e} (h = {h} s)"
                     ));
                 }
+            };
+            if accepted {
+                fresh = false;
+            } else {
+                factor = self.iteration_matrix(end, h, q, &rate, &mut by_position, &mut by_velocity)?;
+                fresh = true;
             }
         }
-        let Some(factor) = converged else {
+        if !converged {
             return Err(format!(
                 "the implicit step did not converge in {} Newton iterations (h = {h} s)",
                 self.newton_iterations
             ));
-        };
+        }
+        if derivatives && !fresh {
+            factor = self.iteration_matrix(end, h, q, &rate, &mut by_position, &mut by_velocity)?;
+        }
+        if self.newton_matrices.len() <= slot {
+            self.newton_matrices.resize(slot + 1, None);
+        }
+        self.newton_matrices[slot] = Some((h, factor));
         if derivatives {
             // The implicit function theorem on F(x', x, u) = 0 with the Jacobians at the
             // end of the step (the last iterate, within the tolerance of it): for a right-hand
@@ -212,7 +299,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             // h S^-1 A_q, d q'/dq = I + h d v'/dq, d v'/dv = S^-1, d q'/dv = h S^-1, and the
             // commands enter as r_v = h d a/du.
             let position = *q + rate * h;
-            self.simulation.input_jacobian(&position, &rate, self.input, &mut self.input_columns)?;
+            for &(input, start) in &self.inputs {
+                let columns = &mut self.input_columns[start..start + Self::count(input)];
+                self.simulation.input_jacobian(&position, &rate, input, columns)?;
+            }
             let a = &mut self.substep_by_state;
             for c in 0..N {
                 let mut unit = SVector::<f64, N>::zeros();
@@ -248,6 +338,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
     #[allow(clippy::too_many_arguments)]
     fn advance(
         &mut self,
+        slot: usize,
         t: f64,
         h: f64,
         q: &mut SVector<f64, N>,
@@ -256,11 +347,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         first: &mut bool,
         halvings: usize,
     ) -> Result<(), String> {
-        match self.substep(t, h, q, v, derivatives) {
+        // A step that fails from the knot's kept Newton matrix is tried once more from fresh
+        // ones (the kept matrix can lead the iterates onto a kink of the friction law that
+        // the fresh start avoids), then halved.
+        let mut result = self.substep(slot, t, h, q, v, derivatives);
+        if result.is_err() && self.newton_matrices.get(slot).is_some_and(|m| m.is_some()) {
+            self.newton_matrices[slot] = None;
+            result = self.substep(slot, t, h, q, v, derivatives);
+        }
+        match result {
             Ok(()) => {}
             Err(_) if halvings > 0 => {
-                self.advance(t, h / 2.0, q, v, derivatives, first, halvings - 1)?;
-                return self.advance(t + h / 2.0, h / 2.0, q, v, derivatives, first, halvings - 1);
+                self.advance(slot, t, h / 2.0, q, v, derivatives, first, halvings - 1)?;
+                return self.advance(slot, t + h / 2.0, h / 2.0, q, v, derivatives, first, halvings - 1);
             }
             Err(e) => return Err(e),
         }
@@ -309,7 +408,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> KnotDynamics for RobotKnots
         let mut first = true;
         for s in 0..self.substeps {
             let t = knot as f64 * self.interval + s as f64 * h;
-            self.advance(t, h, &mut q, &mut v, derivatives, &mut first, MAX_HALVINGS)?;
+            self.advance(knot * self.substeps + s, t, h, &mut q, &mut v, derivatives, &mut first, MAX_HALVINGS)?;
         }
         next.rows_mut(0, N).copy_from(&q);
         next.rows_mut(N, N).copy_from(&v);

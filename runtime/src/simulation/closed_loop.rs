@@ -353,6 +353,32 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         Ok(())
     }
 
+    /// Sets the muscles' pressures (bar, one per muscle in [`Model::MUSCLES`] order), held
+    /// until the next call: their forces (pressure x area along each muscle's length
+    /// gradient) become the actuator forces. No lag: a lagging drive sets the pressures it
+    /// has reached.
+    pub fn set_muscle_pressures(&mut self, pressures: &[f64]) -> Result<(), String> {
+        if pressures.len() != R::MUSCLES.len() {
+            return Err(format!(
+                "robot `{}` has {} muscles, got {} pressures",
+                R::NAME,
+                R::MUSCLES.len(),
+                pressures.len()
+            ));
+        }
+        let mut forces = SVector::<f64, N>::zeros();
+        for (k, (info, &pressure)) in R::MUSCLES.iter().zip(pressures).enumerate() {
+            if !pressure.is_finite() {
+                return Err(format!("pressure of `{}` is {pressure}; pressures must be finite", info.name));
+            }
+            let muscle = R::muscle(k, &self.params)
+                .ok_or_else(|| format!("robot `{}` gives no values for muscle `{}`", R::NAME, info.name))?;
+            muscle.add_force(info, pressure, &mut forces);
+        }
+        self.set_actuator_forces(&forces);
+        Ok(())
+    }
+
     /// Sets the thrusters' commands (N, one per thruster in [`Model::THRUSTERS`] order), held
     /// until the next call.
     pub fn set_thrusts(&mut self, thrusts: &[f64]) -> Result<(), String> {

@@ -51,6 +51,8 @@ pub enum ControlInput {
     JointTargets,
     /// Thrusts, one per thruster ([`Simulation::set_thrusts`]).
     Thrusts,
+    /// Muscle pressures (bar), one per muscle ([`Simulation::set_muscle_pressures`]).
+    MusclePressures,
 }
 
 /// A touching contact point, as the Jacobian needs it.
@@ -148,9 +150,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     /// d(qdd)/du at (q, qd) for the commands `input`: column k is the change of the
     /// accelerations per unit of command k (M^-1 times the command's generalized force per
     /// unit: a unit vector for actuator forces, the servo's stiffness on its joint for a
-    /// joint target (zero where its torque is at the limit), the thruster's column of B(q)).
+    /// joint target (zero where its torque is at the limit), the thruster's column of B(q), a
+    /// muscle's area times its length gradient per bar).
     /// `out` holds one column per command: N for actuator forces, one per actuated joint for
-    /// joint targets, one per thruster for thrusts.
+    /// joint targets, one per thruster for thrusts, one per muscle for pressures.
     pub fn input_jacobian(
         &self,
         q: &SVector<f64, N>,
@@ -162,6 +165,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             ControlInput::ActuatorForces => N,
             ControlInput::JointTargets => R::ACTUATED.len(),
             ControlInput::Thrusts => R::THRUSTERS.len(),
+            ControlInput::MusclePressures => R::MUSCLES.len(),
         };
         if out.len() != expected {
             return Err(format!(
@@ -194,6 +198,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                     unit[k] = 1.0;
                     R::thruster_force_into(q, &self.params, &cache, &unit, column);
                     unit[k] = 0.0;
+                }
+            }
+            ControlInput::MusclePressures => {
+                for (k, (column, info)) in out.iter_mut().zip(R::MUSCLES).enumerate() {
+                    let muscle = R::muscle(k, &self.params)
+                        .ok_or_else(|| format!("robot `{}` gives no values for muscle `{}`", R::NAME, info.name))?;
+                    *column = SVector::zeros();
+                    muscle.add_force(info, 1.0, column);
                 }
             }
         }

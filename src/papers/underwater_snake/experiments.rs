@@ -1,7 +1,7 @@
 //! The experiments of 004_4e5a2166b70a9520, the underwater snake: each runs the robot as the paper did, writes its
 //! CSV and figures and ends with a computed verdict.
 
-use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport};
+use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport, Verdict};
 use nalgebra::Vector3;
 use std::path::Path;
 use std::time::Instant;
@@ -24,7 +24,136 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
         run: swim_pitch,
     },
     Experiment { name: "004-spiral", what: "underwater snake, spiral ascent (004, case 4, Fig 13)", run: swim_spiral },
+    Experiment {
+        name: "mpc-004-waypoint",
+        what: "underwater snake, MPC: reach and hold a waypoint 2 m ahead, 1 m aside, 0.5 m up (thrusts and joint pressures, box-DDP at 100 Hz)",
+        run: mpc_waypoint,
+    },
 ];
+
+/// `mpc-004-waypoint`: the task of `mpc.rs`, its path, commands and planner timing.
+fn mpc_waypoint(out: &Path) -> Result<ExperimentReport, String> {
+    use crate::papers::underwater_snake::mpc::{run_waypoint, WaypointTask, ARRIVAL_RADIUS, WAYPOINT};
+    use crate::support::plot::{plot_paths_in, plot_time_series, Series};
+    let p = crate::papers::underwater_snake::model::neutral_params();
+    let task = WaypointTask::new(&p)?;
+    let started = std::time::Instant::now();
+    let run = run_waypoint(&task)?;
+    let wall = started.elapsed().as_secs_f64();
+    let mut rows = Vec::with_capacity(run.samples.len());
+    for s in &run.samples {
+        let commands: Vec<String> = s.commands.iter().map(|c| format!("{c:.5}")).collect();
+        rows.push(format!(
+            "{:.3},{:.6},{:.6},{:.6},{:.6},{},{:.3},{:.6e},{},{},{}",
+            s.t,
+            s.center_of_mass.x,
+            s.center_of_mass.y,
+            s.center_of_mass.z,
+            s.distance,
+            commands.join(","),
+            s.plan_ms,
+            s.cost,
+            s.forward_passes,
+            s.jacobians,
+            s.failed as u8
+        ));
+    }
+    write_csv(
+        &out.join("waypoint.csv"),
+        "t_s,com_x_m,com_y_m,com_z_m,distance_m,thrust1_n,thrust2_n,thrust3_n,thrust4_n,thrust5_n,thrust6_n,pressure1_bar,pressure2_bar,pressure3_bar,pressure4_bar,pressure5_bar,pressure6_bar,plan_ms,plan_cost,plan_rollouts,plan_jacobians,plan_failed",
+        &rows,
+    )?;
+    let path = |pick: fn(&Vector3<f64>) -> (f64, f64)| {
+        vec![
+            Series {
+                name: "centre of mass".into(),
+                colour: CONDITION_COLOURS[1],
+                points: run.samples.iter().map(|s| pick(&s.center_of_mass)).collect(),
+            },
+            Series { name: "waypoint".into(), colour: CONDITION_COLOURS[0], points: vec![pick(&run.goal)] },
+        ]
+    };
+    plot_paths_in(
+        "underwater snake, MPC to a waypoint: path (top view)",
+        ("x (m)", "y (m)"),
+        &path(|c| (c.x, c.y)),
+        &out.join("path_xy.png"),
+    )?;
+    plot_paths_in(
+        "underwater snake, MPC to a waypoint: path (side view)",
+        ("x (m)", "z (m)"),
+        &path(|c| (c.x, c.z)),
+        &out.join("path_xz.png"),
+    )?;
+    let over_time = |range: std::ops::Range<usize>, label: &str| -> Vec<Series> {
+        range
+            .map(|i| Series {
+                name: format!("{label} {}", i % 6 + 1),
+                colour: QUANTITY_COLOURS[i % 3].map(|c| if i % 6 >= 3 { c / 2 } else { c }),
+                points: run.samples.iter().map(|s| (s.t, s.commands[i])).collect(),
+            })
+            .collect()
+    };
+    plot_time_series(
+        "underwater snake, MPC: propeller thrusts",
+        "thrust (N)",
+        &over_time(0..6, "propeller"),
+        &out.join("thrusts.png"),
+    )?;
+    plot_time_series(
+        "underwater snake, MPC: joint pressures",
+        "pressure (bar)",
+        &over_time(6..12, "actuator"),
+        &out.join("pressures.png"),
+    )?;
+    let timing = vec![Series {
+        name: "plan".into(),
+        colour: CONDITION_COLOURS[2],
+        points: run.samples.iter().map(|s| (s.t, s.plan_ms)).collect(),
+    }];
+    plot_time_series("underwater snake, MPC: planner time per plan", "ms", &timing, &out.join("planner.png"))?;
+    let simulated = run.samples.last().map_or(0.0, |s| s.t);
+    let mut lines = vec![
+        format!(
+            "task: from rest, reach the waypoint ({}, {}, {}) m from the start and hold it within {ARRIVAL_RADIUS} m for {} s",
+            WAYPOINT[0], WAYPOINT[1], WAYPOINT[2], task.hold
+        ),
+        format!(
+            "plans: {} knots of {} s ({} s horizon), {} DDP iteration per plan, thrusts within {} N, pressures within their ratings",
+            task.horizon.knots,
+            task.horizon.interval,
+            task.horizon.horizon(),
+            task.horizon.iterations,
+            crate::papers::underwater_snake::mpc::THRUST_LIMIT
+        ),
+    ];
+    lines.extend(run.failures.iter().map(|f| format!("plan not used: {f}")));
+    lines.push(format!("{simulated:.1} s simulated in {wall:.1} s wall; outputs: waypoint.csv, path_xy, path_xz, thrusts, pressures, planner (.png and .svg)"));
+    lines.push(run.statistics.line(run.period));
+    let verdict = match run.reached_at {
+        Some(at) => {
+            lines.push(format!("goal: reached at t = {at:.2} s (distance {:.3} m)", run.final_distance));
+            if run.statistics.overruns > 0 {
+                Verdict::Differs(format!(
+                    "reached at t = {at:.2} s, but {} of {} plans overran the {:.0} ms period",
+                    run.statistics.overruns,
+                    run.statistics.plans,
+                    run.period * 1e3
+                ))
+            } else {
+                Verdict::Reached
+            }
+        }
+        None => {
+            lines.push(format!("goal: not reached (distance {:.3} m)", run.final_distance));
+            Verdict::Differs(format!(
+                "the waypoint was not reached and held within {simulated:.0} s: {:.3} m from it at the end",
+                run.final_distance
+            ))
+        }
+    };
+    Ok(ExperimentReport { lines, verdict })
+}
 
 /// Colours of a case's conditions.
 const CONDITION_COLOURS: [[u8; 3]; 4] = [[200, 40, 40], [40, 60, 200], [30, 150, 60], [230, 140, 20]];

@@ -1,0 +1,70 @@
+//! Criterion benches of the optimal-control layer on the MPC tasks: for each, the simulated
+//! system's exact Jacobian (what a knot's Newton matrix and derivative cost), one knot (an
+//! implicit step with its Jacobians) and one plan (a real-time iteration over the horizon,
+//! warm, from a state of the task's run); the planner rate a plan's time allows is 1 / plan.
+//!
+//! Run with `cargo bench --bench optimal_control`; README.md lists the figures.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use nalgebra::{DVector, SMatrix};
+use softgen::papers::underwater_snake::mpc::{run_waypoint, WaypointTask};
+use softgen::papers::underwater_snake::{neutral_params, swimming_simulation};
+use softgen_generated::UnderwaterSnake;
+use softgen_runtime::{ControlInput, DdpSettings, KnotDynamics, RecedingHorizon, RobotKnots};
+
+fn underwater_waypoint(c: &mut Criterion) {
+    const N: usize = softgen_generated::underwater_snake::DOF;
+    let p = neutral_params();
+    let task = WaypointTask::new(&p).unwrap();
+    let inputs = [ControlInput::Thrusts, ControlInput::MusclePressures];
+    // The state 5 s into the task, cruising toward the waypoint.
+    let run = run_waypoint(&WaypointTask { duration: 5.0, ..task.clone() }).unwrap();
+    let last = run.samples.last().unwrap();
+    let (q, qd) = (last.state.q, last.state.qd);
+    let time_of_state = last.t;
+    let mut simulation = swimming_simulation(&p, task.horizon.period).unwrap();
+    simulation.set_thrusts(&last.commands[..6]).unwrap();
+    simulation.set_muscle_pressures(&last.commands[6..]).unwrap();
+    let (mut by_position, mut by_velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    c.bench_function("mpc-004-waypoint: system exact Jacobian", |b| {
+        b.iter(|| simulation.exact_jacobian(0.0, black_box(&q), black_box(&qd), &mut by_position, &mut by_velocity))
+    });
+    let mut knots =
+        RobotKnots::new(swimming_simulation(&p, task.horizon.period).unwrap(), &inputs, task.horizon.interval, 1)
+            .unwrap();
+    let x = RobotKnots::<UnderwaterSnake, N, 2>::state_vector(&q, &qd, &last.commands);
+    let u = DVector::from_column_slice(&last.commands);
+    let (n, m) = (knots.state_size(), knots.control_size());
+    let (mut next, mut a, mut b_matrix) =
+        (DVector::zeros(n), nalgebra::DMatrix::zeros(n, n), nalgebra::DMatrix::zeros(n, m));
+    c.bench_function("mpc-004-waypoint: one knot (implicit step and its Jacobians)", |b| {
+        b.iter(|| knots.step(0, black_box(&x), black_box(&u), &mut next, Some((&mut a, &mut b_matrix))).unwrap())
+    });
+    let weights = softgen_runtime::GoalWeights { goal: run.goal, ..task.weights.clone() };
+    let mut planner = RecedingHorizon::new(
+        swimming_simulation(&p, task.horizon.period).unwrap(),
+        &inputs,
+        task.horizon.clone(),
+        weights,
+        DdpSettings { line_search_steps: 4, ..DdpSettings::default() },
+    )
+    .unwrap();
+    // Warm: a few plans first, as in the run.
+    let mut current = last.commands.clone();
+    let mut time = time_of_state;
+    for _ in 0..20 {
+        planner.plan(time, &q, &qd, &current);
+        current.copy_from_slice(planner.command_at(time).as_slice());
+        time += task.horizon.period;
+    }
+    c.bench_function("mpc-004-waypoint: one plan (real-time iteration, 4 knots)", |b| {
+        b.iter(|| {
+            time += task.horizon.period;
+            let outcome = planner.plan(time, black_box(&q), black_box(&qd), &current);
+            assert!(outcome.failure.is_none() || outcome.failure.as_deref().is_some_and(|f| f.contains("period")));
+        })
+    });
+}
+
+criterion_group!(benches, underwater_waypoint);
+criterion_main!(benches);
