@@ -16,18 +16,9 @@ type Crawler = SnakeLateralUndulation;
 const CRAWLER_N: usize = 8;
 const CRAWLER_C: usize = 13;
 
-/// The underwater snake in open water, commanded by its six thrusters.
+/// The underwater snake in open water, commanded by its six thrusters and six muscles.
 fn swimmer(interval: f64) -> RobotKnots<Swimmer, SWIMMER_N, SWIMMER_C> {
-    let config = SimulationConfig {
-        contact: Swimmer::ENVIRONMENT.contact_law(),
-        terrain: Terrain::None,
-        gait: None,
-        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
-        admittance: None,
-        control_period: 0.01,
-    };
-    let simulation = Simulation::new(Default::default(), config).unwrap();
-    RobotKnots::new(simulation, &[ControlInput::Thrusts, ControlInput::MusclePressures], interval, 1).unwrap()
+    RobotKnots::new(swimmer_simulation(), &[ControlInput::Thrusts, ControlInput::MusclePressures], interval, 1).unwrap()
 }
 
 /// The snake on passive wheels on its floor, commanded by its servos' set points.
@@ -265,6 +256,7 @@ fn swimmer_weights(goal: Vector3<f64>) -> GoalWeights {
     }
 }
 
+/// The underwater snake in open water, no input until one is set.
 fn swimmer_simulation() -> Simulation<Swimmer, SWIMMER_N, SWIMMER_C> {
     let config = SimulationConfig {
         contact: Swimmer::ENVIRONMENT.contact_law(),
