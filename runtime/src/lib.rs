@@ -9,8 +9,9 @@
 //! muscles), `robot` (the `Model` trait, which states its spec's defaults in the two
 //! layers before it, forward dynamics, parameters, state), `integration` (integrators),
 //! `control` (gaits, admittance), `simulation` (a robot in its environment under control as
-//! one system, and MPC), `optimal_control` (box-DDP over a horizon of the simulation) and `hardware` (actuation, safety, devices, protocol, the real-time
-//! loop, steering). Everything public is re-exported here, flat.
+//! one system, and MPC), `optimal_control` (box-DDP over a horizon of the simulation) and
+//! `hardware` (actuation, safety, devices, protocol, the real-time loop, steering).
+//! Everything public is re-exported here, flat.
 
 mod actuators;
 mod control;
