@@ -140,7 +140,7 @@ impl BoxQp {
             for &i in &self.free_index {
                 self.search[i] = -self.gradient[i];
             }
-            self.solve_free_in_place();
+            solve_factored(&self.factor, &self.free_index, &mut self.search);
             let slope = self.search.dot(&self.gradient);
             if slope >= 0.0 {
                 // Rounding at the optimum: no descent direction is left.
@@ -185,29 +185,7 @@ impl BoxQp {
     /// Solves H_ff y = b for the free rows of `b` (indexed by the free variables, others
     /// ignored and left as they are), with the factor of the last solve.
     pub fn solve_free(&self, b: &mut DVector<f64>) {
-        let m = self.free_index.len();
-        // L z = b_f.
-        for r in 0..m {
-            let mut sum = b[self.free_index[r]];
-            for c in 0..r {
-                sum -= self.factor[(r, c)] * b[self.free_index[c]];
-            }
-            b[self.free_index[r]] = sum / self.factor[(r, r)];
-        }
-        // L' y = z.
-        for r in (0..m).rev() {
-            let mut sum = b[self.free_index[r]];
-            for c in r + 1..m {
-                sum -= self.factor[(c, r)] * b[self.free_index[c]];
-            }
-            b[self.free_index[r]] = sum / self.factor[(r, r)];
-        }
-    }
-
-    fn solve_free_in_place(&mut self) {
-        let mut search = std::mem::replace(&mut self.search, DVector::zeros(0));
-        self.solve_free(&mut search);
-        self.search = search;
+        solve_factored(&self.factor, &self.free_index, b);
     }
 
     /// A variable is clamped when it sits at a bound and the gradient pushes it outward.
@@ -245,6 +223,27 @@ impl BoxQp {
             }
         }
         Ok(())
+    }
+}
+
+/// Solves L L' y = b on the rows `free` of `b`, L in the leading block of `factor`.
+fn solve_factored(factor: &DMatrix<f64>, free: &[usize], b: &mut DVector<f64>) {
+    let m = free.len();
+    // L z = b_f.
+    for r in 0..m {
+        let mut sum = b[free[r]];
+        for c in 0..r {
+            sum -= factor[(r, c)] * b[free[c]];
+        }
+        b[free[r]] = sum / factor[(r, r)];
+    }
+    // L' y = z.
+    for r in (0..m).rev() {
+        let mut sum = b[free[r]];
+        for c in r + 1..m {
+            sum -= factor[(c, r)] * b[free[c]];
+        }
+        b[free[r]] = sum / factor[(r, r)];
     }
 }
 

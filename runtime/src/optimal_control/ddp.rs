@@ -407,13 +407,7 @@ impl BoxDdp {
             regularisation: self.regularisation,
         };
         if !self.rolled_out {
-            self.trial.states[0].copy_from(initial_state);
-            for k in 0..self.knots {
-                self.trial.controls[k].copy_from(&self.nominal.controls[k]);
-            }
-            self.forward(dynamics, cost, 0.0, false)?;
-            std::mem::swap(&mut self.nominal, &mut self.trial);
-            self.rolled_out = true;
+            self.roll_out(dynamics, cost, initial_state)?;
             report.forward_passes = 1;
             report.cost = self.nominal.cost;
             return Ok(report);
@@ -479,13 +473,7 @@ impl BoxDdp {
         self.check_sizes(dynamics, initial_state)?;
         // Roll the plan out from the new initial state, without feedback.
         if !self.rolled_out || self.nominal.states[0] != *initial_state {
-            self.trial.states[0].copy_from(initial_state);
-            for k in 0..self.knots {
-                self.trial.controls[k].copy_from(&self.nominal.controls[k]);
-            }
-            self.forward(dynamics, cost, 0.0, false)?;
-            std::mem::swap(&mut self.nominal, &mut self.trial);
-            self.rolled_out = true;
+            self.roll_out(dynamics, cost, initial_state)?;
         }
         let initial_cost = self.nominal.cost;
         let mut report = DdpReport {
@@ -539,6 +527,24 @@ impl BoxDdp {
         report.cost = self.nominal.cost;
         report.regularisation = self.regularisation;
         Ok(report)
+    }
+
+    /// Rolls the plan's controls out from `initial_state`, without feedback, as the nominal
+    /// trajectory.
+    fn roll_out<D: KnotDynamics, L: KnotCost>(
+        &mut self,
+        dynamics: &mut D,
+        cost: &mut L,
+        initial_state: &DVector<f64>,
+    ) -> Result<(), DdpError> {
+        self.trial.states[0].copy_from(initial_state);
+        for k in 0..self.knots {
+            self.trial.controls[k].copy_from(&self.nominal.controls[k]);
+        }
+        self.forward(dynamics, cost, 0.0, false)?;
+        std::mem::swap(&mut self.nominal, &mut self.trial);
+        self.rolled_out = true;
+        Ok(())
     }
 
     fn increase_regularisation(&mut self) -> Result<(), DdpError> {

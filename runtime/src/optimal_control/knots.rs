@@ -90,7 +90,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             if inputs[..i].contains(&input) {
                 return Err(format!("the command kind {input:?} is listed twice"));
             }
-            let count = Self::count(input);
+            let count = input.count::<R, N, C>();
             if count == 0 {
                 return Err(format!("robot `{}` has no commands of kind {input:?}", R::NAME));
             }
@@ -136,16 +136,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         self.inputs.iter().map(|(input, _)| *input)
     }
 
-    /// How many commands of a kind the robot has.
-    pub fn count(input: ControlInput) -> usize {
-        match input {
-            ControlInput::ActuatorForces => N,
-            ControlInput::JointTargets => R::ACTUATED.len(),
-            ControlInput::Thrusts => R::THRUSTERS.len(),
-            ControlInput::MusclePressures => R::MUSCLES.len(),
-        }
-    }
-
     pub fn simulation(&self) -> &Simulation<R, N, C> {
         &self.simulation
     }
@@ -162,7 +152,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
     /// Sets the commands on the simulation.
     fn apply(&mut self, control: &DVector<f64>) -> Result<(), String> {
         for &(input, start) in &self.inputs {
-            let values = control.rows(start, Self::count(input));
+            let values = control.rows(start, input.count::<R, N, C>());
             match input {
                 ControlInput::ActuatorForces => {
                     let forces = SVector::<f64, N>::from_iterator(values.iter().copied());
@@ -300,7 +290,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             // commands enter as r_v = h d a/du.
             let position = *q + rate * h;
             for &(input, start) in &self.inputs {
-                let columns = &mut self.input_columns[start..start + Self::count(input)];
+                let columns = &mut self.input_columns[start..start + input.count::<R, N, C>()];
                 self.simulation.input_jacobian(&position, &rate, input, columns)?;
             }
             let a = &mut self.substep_by_state;

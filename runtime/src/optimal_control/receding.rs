@@ -248,16 +248,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         outcome.jacobians = self.knots.jacobians - jacobians_before;
         if outcome.failure.is_none() && outcome.compute.as_secs_f64() > self.settings.period {
             self.statistics.overruns += 1;
-        }
-        if outcome.failure.is_none()
-            && outcome.compute.as_secs_f64() > self.settings.period
-            && self.settings.drop_late_plans
-        {
-            outcome.failure = Some(format!(
-                "the plan took {:.1} ms, past its period of {:.1} ms",
-                outcome.compute.as_secs_f64() * 1e3,
-                self.settings.period * 1e3
-            ));
+            if self.settings.drop_late_plans {
+                outcome.failure = Some(format!(
+                    "the plan took {:.1} ms, past its period of {:.1} ms",
+                    outcome.compute.as_secs_f64() * 1e3,
+                    self.settings.period * 1e3
+                ));
+            }
         }
         self.statistics.plans += 1;
         self.statistics.total += outcome.compute;

@@ -55,6 +55,18 @@ pub enum ControlInput {
     MusclePressures,
 }
 
+impl ControlInput {
+    /// How many commands of this kind robot `R` has.
+    pub fn count<R: Model<N, C>, const N: usize, const C: usize>(self) -> usize {
+        match self {
+            ControlInput::ActuatorForces => N,
+            ControlInput::JointTargets => R::ACTUATED.len(),
+            ControlInput::Thrusts => R::THRUSTERS.len(),
+            ControlInput::MusclePressures => R::MUSCLES.len(),
+        }
+    }
+}
+
 /// A touching contact point, as the Jacobian needs it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TouchingPoint {
@@ -161,12 +173,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         input: ControlInput,
         out: &mut [SVector<f64, N>],
     ) -> Result<(), String> {
-        let expected = match input {
-            ControlInput::ActuatorForces => N,
-            ControlInput::JointTargets => R::ACTUATED.len(),
-            ControlInput::Thrusts => R::THRUSTERS.len(),
-            ControlInput::MusclePressures => R::MUSCLES.len(),
-        };
+        let expected = input.count::<R, N, C>();
         if out.len() != expected {
             return Err(format!(
                 "robot `{}` has {expected} commands of kind {input:?}, but {} columns were given",
