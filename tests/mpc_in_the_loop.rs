@@ -1,12 +1,46 @@
 //! Model-predictive control in hardware-in-the-loop: `softgen run` with the planner in its
-//! own thread re-planning at 20 Hz from the simulated plant's state, the 1 kHz loop sending
-//! the gait to the plant, until the snake reaches a goal 1 m away. Its own test binary, so
-//! no other test competes for the cores while the loop keeps its deadlines.
+//! own thread re-planning from the simulated plant's state while the loop sends commands to
+//! the plant: the snake on wheels steered by the gait sampler to a goal 1 m away (20 Hz
+//! plans, 1 kHz loop), and the underwater snake's pressures and thrusts planned by box-DDP
+//! to its waypoint (100 Hz plans and loop). Their own test binary, one test at a time, so no
+//! other test competes for the cores while the loop keeps its deadlines.
 
 use softgen::{run_on_device, ControllerChoice, RunOptions};
 use softgen_runtime::Recording;
+use std::path::Path;
 use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+/// One run at a time: each has a loop thread and a planner thread, and this machine two cores.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A robot's MPC run on the simulated plant, with its own run configuration.
+fn mpc_options(robot: &str, dir: &Path, config: std::path::PathBuf, duration: f64) -> RunOptions {
+    RunOptions {
+        robot: robot.into(),
+        serial_port: None,
+        comedi_device: None,
+        ack_timeout: std::time::Duration::from_millis(50),
+        config: Some(config),
+        dry_run: false,
+        rate_hz: None,
+        duration,
+        record: dir.join("commands.csv"),
+        trajectory: dir.join("plant.csv"),
+        realtime: false,
+        amplitude: None,
+        temporal_frequency: None,
+        spatial_frequency: None,
+        offset: None,
+        controller: ControllerChoice::Mpc,
+        goal: None,
+        goal_height: None,
+        limb_gait: None,
+        stride: None,
+        gait_frequency: None,
+        swim: None,
+    }
+}
 
 /// The run configuration the robot comes with (its spec's sibling `.run.toml`).
 fn run_config(robot: &str) -> &'static str {
@@ -15,6 +49,7 @@ fn run_config(robot: &str) -> &'static str {
 
 #[test]
 fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     // A watchdog that tolerates a shared, loaded test machine (every miss is still counted).
     let config = dir.path().join("snake_lateral_undulation.run.toml");
@@ -23,29 +58,7 @@ fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
         run_config("snake_lateral_undulation").replace("command_timeout = 0.05", "command_timeout = 10.0"),
     )
     .unwrap();
-    let options = RunOptions {
-        robot: "snake_lateral_undulation".into(),
-        serial_port: None,
-        comedi_device: None,
-        ack_timeout: std::time::Duration::from_millis(50),
-        config: Some(config),
-        dry_run: false,
-        rate_hz: None,
-        duration: 40.0,
-        record: dir.path().join("commands.csv"),
-        trajectory: dir.path().join("plant.csv"),
-        realtime: false,
-        amplitude: None,
-        temporal_frequency: None,
-        spatial_frequency: None,
-        offset: None,
-        controller: ControllerChoice::Mpc,
-        goal: None,
-        limb_gait: None,
-        stride: None,
-        gait_frequency: None,
-        swim: None,
-    };
+    let options = mpc_options("snake_lateral_undulation", dir.path(), config, 40.0);
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);
     let mpc = report.mpc.unwrap();
@@ -85,4 +98,50 @@ fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
     let recording = Recording::parse("commands.csv", &text).unwrap();
     assert_eq!(recording.periods.len() as u64, stats.periods + 1);
     assert!(recording.periods.last().unwrap().1.iter().all(|v| v.kind() == "off"));
+}
+
+#[test]
+fn box_ddp_in_the_loop_brings_the_underwater_snake_to_its_waypoint_and_holds_it() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("underwater_snake.run.toml");
+    let text = run_config("underwater_snake").replace("command_timeout = 0.05", "command_timeout = 10.0");
+    std::fs::write(&config, &text).unwrap();
+    let options = mpc_options("underwater_snake", dir.path(), config, 40.0);
+    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    let mpc = report.mpc.unwrap();
+    let stats = report.stats.unwrap();
+    println!("loop: {stats}");
+    println!("planner: {}", mpc.planner);
+    // The configured waypoint: 2 m ahead, 1 m to the side, 0.5 m up.
+    assert!((mpc.start_distance - 2.29).abs() < 0.01, "{}", mpc.start_distance);
+    let arrived =
+        mpc.arrived_at.unwrap_or_else(|| panic!("waypoint not reached: {:.3} m away after 40 s", mpc.final_distance));
+    assert!(mpc.held, "reached at {arrived} s but not held");
+    println!(
+        "reached at t = {arrived:.2} s, {:.3} m away at the end; {} plans applied",
+        mpc.final_distance, mpc.plans_applied
+    );
+    assert!(mpc.final_distance <= 0.1);
+    // The run ends once the waypoint has been held for 2 s.
+    let end = stats.periods as f64 / 100.0;
+    assert!((end - arrived - 2.0).abs() < 0.1, "ended at {end} s, reached at {arrived} s");
+    // Re-planning at 100 Hz, every plan posted unless it failed or missed its deadline.
+    assert!(mpc.planner.rate_hz() >= 90.0, "re-planning rate {:.1} Hz", mpc.planner.rate_hz());
+    assert!(mpc.planner.failed_plans * 20 <= mpc.planner.plans, "{}", mpc.planner);
+    // The loop reads one plan a period: a plan posted right after another (a late one, then
+    // its successor on time) is superseded before it is read.
+    let posted = mpc.planner.plans - mpc.planner.failed_plans;
+    assert!(mpc.plans_applied * 2 >= posted, "{} of {posted} plans applied", mpc.plans_applied);
+    // Every command went out within its bounds (5 bar, 2 N), the safe state last.
+    let text = std::fs::read_to_string(&options.record).unwrap();
+    let recording = Recording::parse("commands.csv", &text).unwrap();
+    assert_eq!(recording.periods.len() as u64, stats.periods + 1);
+    for (t, values) in &recording.periods {
+        for v in values {
+            let bound = if v.kind() == "analog" { 5.0 } else { 2.0 };
+            assert!(v.number().abs() <= bound + 1e-12, "t = {t}: {} {} = {}", v.kind(), v.channel(), v.number());
+        }
+    }
 }

@@ -1,12 +1,14 @@
 //! The optimal-control layer on generated robots: every knot's Jacobians against central
 //! differences of the knot step itself, and box-DDP planning a robot's commands toward a
-//! goal within their bounds, and the receding-horizon controller's fallback and settings.
+//! goal within their bounds, the receding-horizon controller's fallback and settings, and
+//! the loop's side of it: plans followed at their own times, arrival and hold.
 
 use nalgebra::{DMatrix, DVector, SVector, Vector3};
 use softgen_generated::{SnakeLateralUndulation, UnderwaterSnake};
 use softgen_runtime::{
     BoxDdp, ControlInput, CostDerivatives, DdpSettings, GoalCost, GoalWeights, HorizonSettings, JointPd, KnotCost,
-    KnotDynamics, Model, RecedingHorizon, RobotKnots, Simulation, SimulationConfig, Terrain,
+    KnotDynamics, Model, PlanFollower, PlanLink, RecedingHorizon, RobotKnots, Simulation, SimulationConfig, State,
+    SteeringPhase, Terrain,
 };
 
 type Swimmer = UnderwaterSnake;
@@ -234,7 +236,7 @@ fn swimmer_horizon() -> HorizonSettings {
         substeps: 1,
         iterations: 1,
         period: 0.01,
-        drop_late_plans: false,
+        deadline: None,
         lower: [vec![-2.0; 6], vec![0.0; 6]].concat(),
         upper: [vec![2.0; 6], rated].concat(),
     }
@@ -306,6 +308,16 @@ fn a_failed_plan_falls_back_to_the_last_good_one() {
     }
     // And planning goes on from there.
     assert!(planner.plan(0.05, &q, &rest, &current).failure.is_none());
+    // A plan past its deadline is not used either (no plan takes a nanosecond).
+    let kept = planner.command_at(0.06).clone();
+    planner.settings.period = 1e-9;
+    planner.settings.deadline = Some(1e-9);
+    let outcome = planner.plan(0.06, &q, &rest, &current);
+    assert!(outcome.failure.as_deref().is_some_and(|f| f.contains("past its deadline")), "{outcome:?}");
+    assert_eq!(planner.command_at(0.06), &kept, "the last good plan is followed");
+    let statistics = planner.statistics();
+    assert_eq!((statistics.plans, statistics.failures), (7, 3));
+    assert!(statistics.overruns >= 1);
 }
 
 /// Bad settings are refused, naming the setting.
@@ -325,6 +337,8 @@ fn bad_horizon_settings_name_what_is_wrong() {
         (HorizonSettings { lower: vec![0.0; 3], ..good.clone() }, "bounds"),
         (HorizonSettings { upper: vec![-5.0; 12], ..good.clone() }, "not a finite interval"),
         (HorizonSettings { substeps: 0, ..good.clone() }, "substeps"),
+        (HorizonSettings { deadline: Some(0.001), ..good.clone() }, "deadline 0.001 s is shorter"),
+        (HorizonSettings { deadline: Some(f64::INFINITY), ..good.clone() }, "plan deadline"),
     ] {
         let error = make(settings, weights.clone());
         assert!(error.contains(expected), "expected `{expected}` in: {error}");
@@ -343,4 +357,60 @@ fn bad_horizon_settings_name_what_is_wrong() {
             .err()
             .unwrap();
     assert!(error.contains("both set the actuator forces"), "{error}");
+}
+
+/// The loop's side: commands before the first plan, then the newest plan's at each time; the
+/// measured state goes to the planner with the commands in effect; arrival, hold and
+/// leaving the goal; bad plans and measurements are errors, never panics.
+#[test]
+fn the_loop_follows_the_newest_plan_and_tracks_arrival_and_hold() {
+    let p: softgen_generated::underwater_snake::Params = Default::default();
+    let q = SVector::<f64, SWIMMER_N>::from_column_slice(Swimmer::INITIAL_POSITION);
+    let com = Swimmer::center_of_mass(&q, &p, &Swimmer::cache(&q, &p));
+    let goal = com + Vector3::new(0.05, 0.0, 0.0);
+    let link = PlanLink::<SWIMMER_N>::new();
+    let mut follower =
+        PlanFollower::<Swimmer, SWIMMER_N, SWIMMER_C>::new(p.clone(), goal, 0.1, 1.0, &[0.5, -0.5]).unwrap();
+    let mut commands = [0.0; 2];
+    assert_eq!(follower.command(&link, 0.0, &mut commands).unwrap(), SteeringPhase::Travelling);
+    assert_eq!(commands, [0.5, -0.5], "the initial commands before any plan");
+    // A plan of three knots of 0.1 s from t = 1 s.
+    let knots: Vec<DVector<f64>> = (0..3).map(|k| DVector::from_vec(vec![k as f64, -(k as f64)])).collect();
+    link.plans.post(softgen_runtime::CommandPlan::new(1.0, 0.1, &knots).unwrap());
+    for (t, expected) in [(0.5, 0.0), (1.0, 0.0), (1.15, 1.0), (1.25, 2.0), (9.0, 2.0)] {
+        follower.command(&link, t, &mut commands).unwrap();
+        assert_eq!(commands, [expected, -expected], "t = {t}");
+    }
+    assert_eq!(follower.plans_applied, 1);
+    // A measurement within reach: arrived; the snapshot carries the commands in effect then.
+    let at_rest = State::new(q, SVector::zeros());
+    link.measured.post((1.15, at_rest));
+    assert_eq!(follower.command(&link, 1.2, &mut commands).unwrap(), SteeringPhase::Arrived { at: 1.15 });
+    let (_, snapshot) = link.snapshots.latest().unwrap();
+    assert_eq!((snapshot.time, snapshot.commands()), (1.15, &[1.0, -1.0][..]));
+    assert!((follower.distance - 0.05).abs() < 1e-12);
+    // Held for the hold time: finished.
+    link.measured.post((2.2, at_rest));
+    assert_eq!(follower.command(&link, 2.2, &mut commands).unwrap(), SteeringPhase::Finished { at: 1.15 });
+    // Leaving the goal starts over.
+    let mut away = q;
+    away[0] += 1.0;
+    link.measured.post((2.3, State::new(away, SVector::zeros())));
+    assert_eq!(follower.command(&link, 2.3, &mut commands).unwrap(), SteeringPhase::Travelling);
+    // A non-finite measurement or plan is an error.
+    let mut broken = at_rest;
+    broken.qd[3] = f64::NAN;
+    link.measured.post((2.4, broken));
+    assert!(follower.command(&link, 2.4, &mut commands).unwrap_err().contains("not finite"));
+    let bad: Vec<DVector<f64>> = vec![DVector::from_vec(vec![f64::NAN, 0.0])];
+    link.plans.post(softgen_runtime::CommandPlan::new(3.0, 0.1, &bad).unwrap());
+    assert!(follower.command(&link, 3.0, &mut commands).unwrap_err().contains("non-finite"));
+    let wider: Vec<DVector<f64>> = vec![DVector::from_vec(vec![0.0; 3])];
+    link.plans.post(softgen_runtime::CommandPlan::new(3.0, 0.1, &wider).unwrap());
+    assert!(follower.command(&link, 3.0, &mut commands).unwrap_err().contains("3 commands for 2"));
+    assert!(follower.command(&link, 3.0, &mut [0.0; 5]).unwrap_err().contains("5 commands"));
+    // Plans that would not fit the loop's fixed-size slot are refused when made.
+    let long: Vec<DVector<f64>> = vec![DVector::zeros(12); 100];
+    assert!(softgen_runtime::CommandPlan::new(0.0, 0.1, &long).unwrap_err().contains("at most 1024"));
+    assert!(PlanFollower::<Swimmer, SWIMMER_N, SWIMMER_C>::new(p, goal, -1.0, 1.0, &[0.0]).is_err());
 }

@@ -91,7 +91,14 @@ pub use simulation::system_jacobian::{ControlInput, SystemJacobian};
 pub use hardware::actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};
 pub use hardware::device::{Device, DeviceError, Recorder, Recording, SimulatedPlant};
 pub use hardware::mailbox::Mailbox;
+pub use hardware::plan_following::{
+    check_plan_fits, run_horizon_planner, CommandPlan, CommandSnapshot, PlanFollower, PlanLink, MAX_PLANNED_COMMANDS,
+    PLAN_CAPACITY,
+};
 pub use hardware::realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
 pub use hardware::run::{run_hardware, OutputChain};
 pub use hardware::safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
-pub use hardware::steering::{run_planner, GoalSteering, PlannerStats, SteeringConfig, SteeringLink, SteeringPhase};
+pub use hardware::steering::{
+    run_planner, run_planning_thread, GoalSteering, PlannerStats, PlanningStep, SteeringConfig, SteeringLink,
+    SteeringPhase,
+};

@@ -60,10 +60,11 @@ pub(crate) struct RunArgs {
     /// steering the gait to a goal (needs --device sim: it uses the plant's state).
     #[arg(long, value_enum, default_value = "gait")]
     controller: ControllerName,
-    /// Goal of the model-predictive controller, "X,Y" in metres (world frame); default:
-    /// the run configuration's [mpc] goal.
+    /// Goal of the model-predictive controller's centre of mass, "X,Y" in metres (world
+    /// frame), or "X,Y,Z" for robots that move in space (a swimmer; without Z, the start's
+    /// height); default: the run configuration's [mpc] goal.
     #[arg(long, value_parser = parse_goal, allow_hyphen_values = true)]
-    goal: Option<nalgebra::Vector2<f64>>,
+    goal: Option<Goal>,
     /// Muscle-driven robots: the limb gait, by the name its paper gives it (002: forward,
     /// backward, turn-left, turn-right, in-place-cw, in-place-ccw; default backward).
     #[arg(long)]
@@ -84,19 +85,25 @@ pub(crate) struct RunArgs {
 pub(crate) enum ControllerName {
     /// The robot's gait, open loop.
     Gait,
-    /// Model-predictive control: re-plans amplitude, frequency and offset towards --goal.
+    /// Model-predictive control towards --goal: a serpenoid robot's gait re-planned by
+    /// sampling, a robot driven by pressures and thrusts planned by box-DDP.
     Mpc,
 }
 
-pub(crate) fn parse_goal(text: &str) -> Result<nalgebra::Vector2<f64>, String> {
-    let bad = || format!("expected X,Y in metres (e.g. 1.0,-0.7), got `{text}`");
-    let (x, y) = text.split_once(',').ok_or_else(bad)?;
-    let x: f64 = x.trim().parse().map_err(|_| bad())?;
-    let y: f64 = y.trim().parse().map_err(|_| bad())?;
-    if !(x.is_finite() && y.is_finite()) {
+/// A goal from the command line: in the plane, and a height if given.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Goal {
+    plane: nalgebra::Vector2<f64>,
+    height: Option<f64>,
+}
+
+pub(crate) fn parse_goal(text: &str) -> Result<Goal, String> {
+    let bad = || format!("expected X,Y or X,Y,Z in metres (e.g. 1.0,-0.7), got `{text}`");
+    let values = text.split(',').map(|v| v.trim().parse::<f64>().map_err(|_| bad())).collect::<Result<Vec<_>, _>>()?;
+    if !(2..=3).contains(&values.len()) || values.iter().any(|v| !v.is_finite()) {
         return Err(bad());
     }
-    Ok(nalgebra::Vector2::new(x, y))
+    Ok(Goal { plane: nalgebra::Vector2::new(values[0], values[1]), height: values.get(2).copied() })
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
@@ -135,7 +142,8 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
             ControllerName::Gait => softgen::ControllerChoice::Gait,
             ControllerName::Mpc => softgen::ControllerChoice::Mpc,
         },
-        goal: args.goal,
+        goal: args.goal.map(|g| g.plane),
+        goal_height: args.goal.and_then(|g| g.height),
         limb_gait: args.limb_gait,
         stride: args.stride,
         gait_frequency: args.gait_frequency,

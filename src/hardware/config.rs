@@ -74,25 +74,87 @@ struct FrictionFile {
     regularisation: Option<f64>,
 }
 
-/// Model-predictive control settings; parameter triples are (amplitude, temporal
-/// frequency, offset).
+/// Which model-predictive controller plans.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MpcSolver {
+    /// Sampling of a serpenoid gait's amplitude, frequency and offset (robots whose joints
+    /// follow a gait).
+    Sampling,
+    /// Box-DDP over the actuators' own commands (robots driven by pressures and thrusts).
+    Ddp,
+}
+
+/// Model-predictive control settings: shared, then the gait sampler's (parameter triples
+/// are amplitude, temporal frequency, offset), then box-DDP's.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MpcFile {
-    goal: [f64; 2],
+    solver: Option<MpcSolver>,
+    goal: Spanned<Vec<f64>>,
     replan_hz: Option<f64>,
+    heading_weight: Option<f64>,
+    arrival_radius: Option<f64>,
     horizon: Option<f64>,
     step: Option<f64>,
     samples: Option<usize>,
     temperature: Option<f64>,
-    heading_weight: Option<f64>,
     noise: Option<[f64; 3]>,
     min: Option<[f64; 3]>,
     max: Option<[f64; 3]>,
     lag: Option<f64>,
-    arrival_radius: Option<f64>,
     settle: Option<f64>,
     seed: Option<u64>,
+    knots: Option<usize>,
+    interval: Option<f64>,
+    substeps: Option<usize>,
+    iterations: Option<usize>,
+    deadline: Option<f64>,
+    position_weight: Option<f64>,
+    terminal_position_weight: Option<f64>,
+    velocity_weight: Option<f64>,
+    terminal_velocity_weight: Option<f64>,
+    effort_weight: Option<f64>,
+    command_rate_weight: Option<f64>,
+    terminal_heading_weight: Option<f64>,
+    heading: Option<[String; 2]>,
+    hold: Option<f64>,
+}
+
+impl MpcFile {
+    /// The keys given that belong to the gait sampler, and those that belong to box-DDP.
+    fn solver_keys(&self) -> (Vec<&'static str>, Vec<&'static str>) {
+        let sampling = [
+            ("horizon", self.horizon.is_some()),
+            ("step", self.step.is_some()),
+            ("samples", self.samples.is_some()),
+            ("temperature", self.temperature.is_some()),
+            ("noise", self.noise.is_some()),
+            ("min", self.min.is_some()),
+            ("max", self.max.is_some()),
+            ("lag", self.lag.is_some()),
+            ("settle", self.settle.is_some()),
+            ("seed", self.seed.is_some()),
+        ];
+        let ddp = [
+            ("knots", self.knots.is_some()),
+            ("interval", self.interval.is_some()),
+            ("substeps", self.substeps.is_some()),
+            ("iterations", self.iterations.is_some()),
+            ("deadline", self.deadline.is_some()),
+            ("position_weight", self.position_weight.is_some()),
+            ("terminal_position_weight", self.terminal_position_weight.is_some()),
+            ("velocity_weight", self.velocity_weight.is_some()),
+            ("terminal_velocity_weight", self.terminal_velocity_weight.is_some()),
+            ("effort_weight", self.effort_weight.is_some()),
+            ("command_rate_weight", self.command_rate_weight.is_some()),
+            ("terminal_heading_weight", self.terminal_heading_weight.is_some()),
+            ("heading", self.heading.is_some()),
+            ("hold", self.hold.is_some()),
+        ];
+        let given = |keys: &[(&'static str, bool)]| keys.iter().filter(|k| k.1).map(|k| k.0).collect();
+        (given(&sampling), given(&ddp))
+    }
 }
 
 /// The run's environment: each field replaces the spec's when set.
@@ -222,8 +284,11 @@ pub struct RunConfig {
     pub channels: Vec<Channel>,
     /// The environment of the simulated plant and of the controller's model.
     pub environment: EnvironmentOverride,
-    /// Model-predictive control, if the file configures it.
+    /// The gait sampler's model-predictive control, if the file configures it.
     pub mpc: Option<MpcSettings>,
+    /// Box-DDP model-predictive control, if the file configures it (`solver = "ddp"`, the
+    /// default for robots driven by pressures and thrusts).
+    pub ddp_mpc: Option<DdpMpcSettings>,
     /// Parameter values by name, for the robot's `Params::set` (checked when applied).
     pub parameters: Vec<(String, f64)>,
 }
@@ -381,12 +446,53 @@ impl RunConfig {
             }
             None => EnvironmentOverride::default(),
         };
-        let mpc = match &file.mpc {
-            Some(m) => {
-                Some(parse_mpc(m.get_ref(), rate_hz).map_err(|e| locate(path, text, m.span(), format!("mpc: {e}")))?)
+        // Robots driven by pressures and thrusts are planned by box-DDP; the rest follow a
+        // gait, which the sampler steers.
+        let continuous = actuators
+            .iter()
+            .any(|(_, d)| matches!(d, Drives::Thrust | Drives::Coordinate(CoordinateKind::ActuatorLength)));
+        let (mut mpc, mut ddp_mpc) = (None, None);
+        if let Some(m) = &file.mpc {
+            let at = |message: String| locate(path, text, m.span(), format!("mpc: {message}"));
+            let table = m.get_ref();
+            let goal = table.goal.get_ref();
+            let goal_at = |message: String| locate(path, text, table.goal.span(), format!("mpc.goal: {message}"));
+            if !(2..=3).contains(&goal.len()) || goal.iter().any(|g| !g.is_finite()) {
+                return Err(goal_at(format!(
+                    "must be [x, y] or [x, y, z] in metres, finite, got {} values {goal:?}",
+                    goal.len()
+                )));
             }
-            None => None,
-        };
+            let (sampling_keys, ddp_keys) = table.solver_keys();
+            let solver = table.solver.unwrap_or(if continuous { MpcSolver::Ddp } else { MpcSolver::Sampling });
+            match solver {
+                MpcSolver::Sampling => {
+                    if continuous {
+                        return Err(at(format!("solver = \"sampling\" steers a serpenoid gait; `{robot}` is driven by pressures or thrusts, which solver = \"ddp\" plans")));
+                    }
+                    if let Some(key) = ddp_keys.first() {
+                        return Err(at(format!(
+                            "`{key}` is a setting of box-DDP (solver = \"ddp\"), not of the gait sampler"
+                        )));
+                    }
+                    if goal.len() == 3 {
+                        return Err(goal_at(format!("`{robot}` moves in the plane: give [x, y]")));
+                    }
+                    mpc = Some(parse_mpc(table, Vector2::new(goal[0], goal[1]), rate_hz).map_err(at)?);
+                }
+                MpcSolver::Ddp => {
+                    if !continuous {
+                        return Err(at(format!("solver = \"ddp\" plans pressures and thrusts; `{robot}`'s joints follow a gait, which solver = \"sampling\" steers")));
+                    }
+                    if let Some(key) = sampling_keys.first() {
+                        return Err(at(format!(
+                            "`{key}` is a setting of the gait sampler (solver = \"sampling\"), not of box-DDP"
+                        )));
+                    }
+                    ddp_mpc = Some(parse_ddp_mpc(table, goal, rate_hz).map_err(at)?);
+                }
+            }
+        }
         let mut parameters = Vec::new();
         for (name, value) in &file.parameters {
             if !value.get_ref().is_finite() {
@@ -399,7 +505,7 @@ impl RunConfig {
             }
             parameters.push((name.clone(), *value.get_ref()));
         }
-        Ok(RunConfig { robot: robot.to_string(), rate_hz, safety, channels, environment, mpc, parameters })
+        Ok(RunConfig { robot: robot.to_string(), rate_hz, safety, channels, environment, mpc, ddp_mpc, parameters })
     }
 }
 
@@ -437,10 +543,10 @@ fn parse_environment(e: &EnvironmentFile) -> Result<EnvironmentOverride, String>
     Ok(environment)
 }
 
-fn parse_mpc(m: &MpcFile, rate_hz: f64) -> Result<MpcSettings, String> {
+fn parse_mpc(m: &MpcFile, goal: Vector2<f64>, rate_hz: f64) -> Result<MpcSettings, String> {
     let d = MpcSettings::default();
     let settings = MpcSettings {
-        goal: Vector2::new(m.goal[0], m.goal[1]),
+        goal,
         replan_hz: m.replan_hz.unwrap_or(d.replan_hz),
         horizon: m.horizon.unwrap_or(d.horizon),
         step: m.step.unwrap_or(d.step),
@@ -460,6 +566,154 @@ fn parse_mpc(m: &MpcFile, rate_hz: f64) -> Result<MpcSettings, String> {
     }
     settings.planner(settings.goal).validate()?;
     Ok(settings)
+}
+
+/// Settings of box-DDP model-predictive control (see `softgen_runtime::RecedingHorizon`):
+/// the commands' bounds are the safety limits' (thrusts within the thrust limit either way,
+/// pressures from 0 to the ceiling).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DdpMpcSettings {
+    /// Where the centre of mass should go (m, world frame); the height, when not given, is
+    /// the start's.
+    pub goal: Vector2<f64>,
+    pub goal_height: Option<f64>,
+    /// Re-planning rate (Hz), and the time (s) past which a plan is dropped for the last
+    /// good one.
+    pub replan_hz: f64,
+    pub deadline: f64,
+    /// Knots over the horizon, the interval of each (s), implicit steps per knot and DDP
+    /// iterations per plan.
+    pub knots: usize,
+    pub interval: f64,
+    pub substeps: usize,
+    pub iterations: usize,
+    pub position_weight: f64,
+    pub terminal_position_weight: f64,
+    pub velocity_weight: f64,
+    pub terminal_velocity_weight: f64,
+    pub effort_weight: f64,
+    pub command_rate_weight: f64,
+    /// The heading: from one tracked point to another (names), and its weights.
+    pub heading: Option<(String, String)>,
+    pub heading_weight: f64,
+    pub terminal_heading_weight: f64,
+    /// Arrival: the centre of mass within this distance (m), held for `hold` s.
+    pub arrival_radius: f64,
+    pub hold: f64,
+}
+
+impl Default for DdpMpcSettings {
+    /// Tuned on the underwater snake: 100 Hz plans of four 125 ms knots, one real-time
+    /// iteration each (about 4 ms of one core).
+    fn default() -> Self {
+        DdpMpcSettings {
+            goal: Vector2::zeros(),
+            goal_height: None,
+            replan_hz: 100.0,
+            deadline: 0.02,
+            knots: 4,
+            interval: 0.125,
+            substeps: 1,
+            iterations: 1,
+            position_weight: 1.0,
+            terminal_position_weight: 50.0,
+            velocity_weight: 0.1,
+            terminal_velocity_weight: 1.0,
+            effort_weight: 1e-3,
+            command_rate_weight: 1e-4,
+            heading: None,
+            heading_weight: 1.0,
+            terminal_heading_weight: 10.0,
+            arrival_radius: 0.1,
+            hold: 2.0,
+        }
+    }
+}
+
+fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64) -> Result<DdpMpcSettings, String> {
+    let d = DdpMpcSettings::default();
+    let replan_hz = m.replan_hz.unwrap_or(d.replan_hz);
+    if !(replan_hz.is_finite() && replan_hz > 0.0 && replan_hz <= rate_hz) {
+        return Err(format!("replan_hz must be in (0, rate_hz = {rate_hz}], got {replan_hz}"));
+    }
+    let heading = m.heading.clone().map(|[from, to]| (from, to));
+    if heading.is_none() {
+        if let Some(key) =
+            [("heading_weight", m.heading_weight), ("terminal_heading_weight", m.terminal_heading_weight)]
+                .iter()
+                .find_map(|(k, v)| v.map(|_| *k))
+        {
+            return Err(format!("`{key}` needs `heading = [\"from point\", \"to point\"]`"));
+        }
+    }
+    let settings = DdpMpcSettings {
+        goal: Vector2::new(goal[0], goal[1]),
+        goal_height: goal.get(2).copied(),
+        replan_hz,
+        // Two periods: a plan a little late is still the newest.
+        deadline: m.deadline.unwrap_or(2.0 / replan_hz),
+        knots: m.knots.unwrap_or(d.knots),
+        interval: m.interval.unwrap_or(d.interval),
+        substeps: m.substeps.unwrap_or(d.substeps),
+        iterations: m.iterations.unwrap_or(d.iterations),
+        position_weight: m.position_weight.unwrap_or(d.position_weight),
+        terminal_position_weight: m.terminal_position_weight.unwrap_or(d.terminal_position_weight),
+        velocity_weight: m.velocity_weight.unwrap_or(d.velocity_weight),
+        terminal_velocity_weight: m.terminal_velocity_weight.unwrap_or(d.terminal_velocity_weight),
+        effort_weight: m.effort_weight.unwrap_or(d.effort_weight),
+        command_rate_weight: m.command_rate_weight.unwrap_or(d.command_rate_weight),
+        heading_weight: m.heading_weight.unwrap_or(d.heading_weight),
+        terminal_heading_weight: m.terminal_heading_weight.unwrap_or(d.terminal_heading_weight),
+        heading,
+        arrival_radius: m.arrival_radius.unwrap_or(d.arrival_radius),
+        hold: m.hold.unwrap_or(d.hold),
+    };
+    settings.validate()?;
+    Ok(settings)
+}
+
+impl DdpMpcSettings {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.replan_hz.is_finite() && self.replan_hz > 0.0) {
+            return Err(format!("replan_hz must be finite and > 0, got {}", self.replan_hz));
+        }
+        if !(self.deadline.is_finite() && self.deadline >= 1.0 / self.replan_hz) {
+            return Err(format!(
+                "deadline must be at least the re-planning period {} s, got {}",
+                1.0 / self.replan_hz,
+                self.deadline
+            ));
+        }
+        if !(1..=softgen_runtime::MAX_KNOTS).contains(&self.knots) {
+            return Err(format!("knots must be in 1..={}, got {}", softgen_runtime::MAX_KNOTS, self.knots));
+        }
+        if !(1..=100).contains(&self.substeps) {
+            return Err(format!("substeps must be in 1..=100, got {}", self.substeps));
+        }
+        if !(1..=100).contains(&self.iterations) {
+            return Err(format!("iterations must be in 1..=100, got {}", self.iterations));
+        }
+        if !(self.interval.is_finite() && self.interval > 0.0) {
+            return Err(format!("interval must be finite and > 0 s, got {}", self.interval));
+        }
+        for (name, value) in [
+            ("position_weight", self.position_weight),
+            ("terminal_position_weight", self.terminal_position_weight),
+            ("velocity_weight", self.velocity_weight),
+            ("terminal_velocity_weight", self.terminal_velocity_weight),
+            ("effort_weight", self.effort_weight),
+            ("command_rate_weight", self.command_rate_weight),
+            ("heading_weight", self.heading_weight),
+            ("terminal_heading_weight", self.terminal_heading_weight),
+            ("arrival_radius", self.arrival_radius),
+            ("hold", self.hold),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(format!("{name} must be finite and >= 0, got {value}"));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl MpcSettings {

@@ -3,13 +3,14 @@
 //! the loop), a serial board, a comedi card or, with `--dry-run`, nowhere (the channel map
 //! and the first commands are printed and no device is touched).
 
-use crate::hardware::config::{Drives, MpcSettings, RunConfig};
+use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, RunConfig};
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
-use nalgebra::{SVector, Vector2};
+use nalgebra::{SVector, Vector2, Vector3};
 use softgen_runtime::{
-    run_hardware, run_planner, ActuatorCommand, CoordinateKind, Device, DeviceError, DeviceValue, GaitParameters,
-    GaitPlanner, GoalSteering, LoopConfig, LoopStats, Model, OutputChain, PlannerStats, Recorder, SafetyFault,
+    run_hardware, run_horizon_planner, run_planner, ActuatorCommand, ControlInput, CoordinateKind, DdpSettings, Device,
+    DeviceError, DeviceValue, GaitParameters, GaitPlanner, GoalSteering, GoalWeights, HorizonSettings, LoopConfig,
+    LoopStats, Model, OutputChain, PlanFollower, PlanLink, PlannerStats, RecedingHorizon, Recorder, SafetyFault,
     Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State, SteeringConfig, SteeringLink, SteeringPhase,
     STOP_FINISHED,
 };
@@ -97,8 +98,10 @@ pub struct RunOptions {
     pub spatial_frequency: Option<f64>,
     pub offset: Option<f64>,
     pub controller: ControllerChoice,
-    /// The model-predictive controller's goal (m), in place of the run configuration's.
+    /// The model-predictive controller's goal (m), in place of the run configuration's, and
+    /// its height for robots that move in space (None: the start's).
     pub goal: Option<Vector2<f64>>,
+    pub goal_height: Option<f64>,
     /// Muscle-driven robots: the limb gait by name, its stride radius (m) and frequency
     /// (Hz); defaults are the robot's driver's.
     pub limb_gait: Option<String>,
@@ -121,15 +124,38 @@ pub struct RunReport {
 #[derive(Clone, Debug)]
 pub struct MpcReport {
     pub goal: Vector2<f64>,
+    /// The goal's height (m), for robots that move in space.
+    pub goal_height: Option<f64>,
     pub planner: PlannerStats,
     /// Plans the gait took over.
     pub plans_applied: u64,
-    /// When the centre of mass came within the arrival radius (s), if it did.
+    /// When the centre of mass came within the arrival radius (s), if it did (and, for
+    /// box-DDP, stayed there to the end).
     pub arrived_at: Option<f64>,
+    /// Whether the run ended because the task was done (arrived and settled, or held).
+    pub held: bool,
     /// Distance of the centre of mass from the goal at the last measurement (m).
     pub final_distance: f64,
     /// Distance at the start (m).
     pub start_distance: f64,
+}
+
+impl MpcReport {
+    /// The run's closing lines: `planner: N plans at X Hz, longest Y ms, overruns Z, ...`
+    /// and `goal: reached at t = T s (distance D m)` or `goal: not reached (distance D m)`.
+    pub fn print(&self) {
+        println!("planner: {}", self.planner);
+        match self.arrived_at {
+            Some(at) => println!(
+                "goal: reached at t = {at:.2} s (distance {:.3} m; {:.3} m at the start)",
+                self.final_distance, self.start_distance
+            ),
+            None => println!(
+                "goal: not reached (distance {:.3} m; {:.3} m at the start)",
+                self.final_distance, self.start_distance
+            ),
+        }
+    }
 }
 
 /// Runs `options` with the robots' own drivers; `stop` is set by signal handlers (the signal
@@ -291,10 +317,10 @@ impl Run<'_> {
             return Err(format!("`{}` swims: choose its inputs with --swim; the gait options do not apply", R::NAME));
         }
         if matches!(o.controller, ControllerChoice::Mpc) {
-            return Err(format!(
-                "the mpc controller steers serpenoid gaits; `{}` swims with held inputs (--swim)",
-                R::NAME
-            ));
+            return self.run_horizon_mpc::<R, N, C>(config, path);
+        }
+        if o.goal.is_some() {
+            return Err("--goal is the mpc controller's: add --controller mpc".into());
         }
         let held_inputs = self
             .driver
@@ -380,6 +406,234 @@ impl Run<'_> {
     }
 }
 
+impl Run<'_> {
+    /// Box-DDP model-predictive control of a robot driven by pressures and thrusts (muscles,
+    /// then thrusters, the actuators' order): the planner re-plans every command over the
+    /// same model in its own thread, the loop follows the newest plan on the simulated plant.
+    fn run_horizon_mpc<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+    ) -> Result<RunReport, String> {
+        let o = self.options;
+        if o.swim.is_some() {
+            return Err("--swim holds inputs; the mpc controller plans them".into());
+        }
+        if o.serial_port.is_some() || o.comedi_device.is_some() {
+            return Err("the mpc controller needs the robot's measured state, which only the simulated plant \
+                        provides; run it with --device sim"
+                .into());
+        }
+        let mut settings = match (config.ddp_mpc.clone(), o.goal) {
+            (Some(s), _) => s,
+            (None, Some(_)) => DdpMpcSettings::default(),
+            (None, None) => return Err(format!("{path} has no [mpc] table: give the goal with --goal X,Y[,Z]")),
+        };
+        if let Some(goal) = o.goal {
+            settings.goal = goal;
+            settings.goal_height = o.goal_height;
+        }
+        let (muscles, thrusters) = (R::MUSCLES.len(), R::THRUSTERS.len());
+        if R::ACTUATED.len() > 0 {
+            return Err(format!(
+                "`{}` has servo joints besides its muscles and thrusters, which box-DDP does not plan",
+                R::NAME
+            ));
+        }
+        let loop_config = loop_config(o, &config)?;
+        let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+        let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, no_servo);
+        let params = configured_params::<R, N, C>(&config)?;
+        let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+        let start_com = R::center_of_mass(&start.q, &params, &R::cache(&start.q, &params));
+        let goal = Vector3::new(settings.goal.x, settings.goal.y, settings.goal_height.unwrap_or(start_com.z));
+        let mut planner = horizon_planner::<R, N, C>(&config, &settings, goal, params.clone(), plant_config)
+            .map_err(|e| format!("{path}: mpc: {e}"))?;
+        let initial: Vec<f64> = planner.command_at(0.0).iter().copied().collect();
+        let mut follower =
+            PlanFollower::<R, N, C>::new(params, goal, settings.arrival_radius, settings.hold, &initial)?;
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let actuators: Vec<&str> =
+            R::MUSCLES.iter().map(|m| m.name).chain(R::THRUSTERS.iter().map(|t| t.name)).collect();
+        let controller_line = format!(
+            "mpc: box-DDP from ({:.3}, {:.3}, {:.3}) to ({:.3}, {:.3}, {:.3}) m (centre of mass), {} knots of {} s, {} iteration(s) a plan every {} ms ({} Hz)",
+            start_com.x,
+            start_com.y,
+            start_com.z,
+            goal.x,
+            goal.y,
+            goal.z,
+            settings.knots,
+            settings.interval,
+            settings.iterations,
+            1e3 / settings.replan_hz,
+            settings.replan_hz
+        );
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
+        let to_commands = move |values: &[f64], commands: &mut [ActuatorCommand]| {
+            for (j, (c, v)) in commands.iter_mut().zip(values).enumerate() {
+                *c = if j < muscles { ActuatorCommand::Pressure(*v) } else { ActuatorCommand::Thrust(*v) };
+            }
+        };
+        if o.dry_run {
+            println!(
+                "dry run: the mpc controller needs the plant's state, so these are the commands before the first plan"
+            );
+            let held = initial.clone();
+            let mut controller = move |_t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+                to_commands(&held, commands);
+                Ok(())
+            };
+            let dt = 1.0 / loop_config.rate_hz;
+            return dry_run(&mut chain, &mut controller, &[0.0, dt], dt, ActuatorCommand::Thrust(0.0));
+        }
+        if o.realtime {
+            try_realtime();
+        }
+        // Hardware in the loop: regulators' voltages become the muscles' pressures, thruster
+        // channels' values the thrusts.
+        let mut regulators = Vec::new();
+        let mut thruster_channels = Vec::new();
+        for (j, c) in config.channels.iter().enumerate() {
+            match (j < muscles, c) {
+                (true, softgen_runtime::Channel::PressureRegulator { channel, map, .. }) => regulators.push((*channel, j, map.clone())),
+                (false, softgen_runtime::Channel::Thruster { channel, .. }) => thruster_channels.push(*channel),
+                (_, other) => return Err(format!("{path}: the simulated plant reads muscles from pressure regulators and thrusters from thruster channels; `{}` has {other:?}", actuators[j])),
+            }
+        }
+        debug_assert_eq!(regulators.len() + thruster_channels.len(), muscles + thrusters);
+        // RK4 at 0.25 ms, as the held inputs' runs: the joints' viscosity at rest is stiff.
+        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.00025)?;
+        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+        plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
+        let link = Arc::new(PlanLink::<N>::new());
+        let measured = Arc::clone(&link);
+        plant.observe(Box::new(move |t, x| {
+            // The planner's state source: never waits.
+            measured.measured.try_post((t, *x));
+            write_row(t, x);
+        }));
+        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+        let stop = &*self.stop;
+        let link = &*link;
+        let count = initial.len();
+        let (outcome, safe, planner_stats) = std::thread::scope(|scope| {
+            let planner_thread = scope.spawn(|| run_horizon_planner(&mut planner, link, settings.replan_hz));
+            let mut values = [0.0; softgen_runtime::MAX_PLANNED_COMMANDS];
+            let controller = |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+                if planner_thread.is_finished() {
+                    return Err("the planner thread stopped".into());
+                }
+                if let SteeringPhase::Finished { .. } = follower.command(link, t, &mut values[..count])? {
+                    stop.store(STOP_FINISHED, Ordering::Relaxed);
+                }
+                to_commands(&values[..count], commands);
+                Ok(())
+            };
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, stop, controller);
+            link.stop.store(true, Ordering::Relaxed);
+            let planner_stats = planner_thread.join().map_err(|_| "the planner thread panicked".to_string());
+            (outcome, safe, planner_stats)
+        });
+        let planner_stats = planner_stats?;
+        let plant = device.into_inner();
+        let end = plant.as_ref().ok().map(|p| p.state.q);
+        let mut run = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+        let report = MpcReport {
+            goal: settings.goal,
+            goal_height: Some(goal.z),
+            planner: planner_stats,
+            plans_applied: follower.plans_applied,
+            arrived_at: match follower.phase {
+                SteeringPhase::Travelling => None,
+                SteeringPhase::Arrived { at } | SteeringPhase::Finished { at } => Some(at),
+            },
+            held: matches!(follower.phase, SteeringPhase::Finished { .. }),
+            final_distance: follower.distance,
+            start_distance: (start_com - goal).norm(),
+        };
+        if let Some((x, y, z)) = end.map(|q| (q[0], q[1], q[2])) {
+            println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m");
+        }
+        report.print();
+        run.mpc = Some(report);
+        Ok(run)
+    }
+}
+
+/// The receding-horizon planner of `settings` towards `goal`, over the model the plant
+/// simulates: every muscle's pressure within [0, ceiling] bar and every thrust within the
+/// thrust limit (and its channel's rating) either way.
+fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
+    config: &RunConfig,
+    settings: &DdpMpcSettings,
+    goal: Vector3<f64>,
+    params: R::Params,
+    plant_config: SimulationConfig,
+) -> Result<RecedingHorizon<R, N, C>, String> {
+    let (muscles, thrusters) = (R::MUSCLES.len(), R::THRUSTERS.len());
+    let mut inputs = Vec::new();
+    if muscles > 0 {
+        inputs.push(ControlInput::MusclePressures);
+    }
+    if thrusters > 0 {
+        inputs.push(ControlInput::Thrusts);
+    }
+    softgen_runtime::check_plan_fits(settings.knots, muscles + thrusters)?;
+    let mut lower = vec![0.0; muscles];
+    let mut upper = vec![config.safety.pressure_ceiling; muscles];
+    for channel in &config.channels[muscles..] {
+        let rating = match channel {
+            softgen_runtime::Channel::Thruster { max_thrust, .. } => *max_thrust,
+            _ => f64::INFINITY,
+        };
+        let limit = config.safety.thrust_limit.min(rating);
+        lower.push(-limit);
+        upper.push(limit);
+    }
+    let heading_points = match &settings.heading {
+        None => None,
+        Some((from, to)) => {
+            let index = |name: &str| {
+                R::CONTACT_POINTS.iter().position(|p| p.name == name).ok_or_else(|| {
+                    let names: Vec<&str> = R::CONTACT_POINTS.iter().map(|p| p.name).collect();
+                    format!("heading: `{name}` is not a tracked point of `{}` (points: {})", R::NAME, names.join(", "))
+                })
+            };
+            Some((index(from)?, index(to)?))
+        }
+    };
+    let weights = GoalWeights {
+        goal,
+        position: Vector3::from_element(settings.position_weight),
+        terminal_position: Vector3::from_element(settings.terminal_position_weight),
+        rate: settings.velocity_weight,
+        terminal_rate: settings.terminal_velocity_weight,
+        effort: settings.effort_weight,
+        command_rate: settings.command_rate_weight,
+        rest: vec![0.0; muscles + thrusters],
+        heading_points,
+        heading: if heading_points.is_some() { settings.heading_weight } else { 0.0 },
+        terminal_heading: if heading_points.is_some() { settings.terminal_heading_weight } else { 0.0 },
+    };
+    let horizon = HorizonSettings {
+        knots: settings.knots,
+        interval: settings.interval,
+        substeps: settings.substeps,
+        iterations: settings.iterations,
+        period: 1.0 / settings.replan_hz,
+        deadline: Some(settings.deadline),
+        lower,
+        upper,
+    };
+    let simulation = Simulation::<R, N, C>::new(params, plant_config)?;
+    // A real-time iteration tries few steps: a plan that finds none keeps the last one.
+    let ddp = DdpSettings { line_search_steps: 4, ..DdpSettings::default() };
+    RecedingHorizon::new(simulation, &inputs, horizon, weights, ddp)
+}
+
 impl RobotVisitor for Run<'_> {
     type Output = Result<RunReport, String>;
 
@@ -457,6 +711,9 @@ impl RobotVisitor for Run<'_> {
                 };
                 if let Some(goal) = o.goal {
                     settings.goal = goal;
+                }
+                if o.goal_height.is_some() {
+                    return Err(format!("`{}` moves in the plane: give --goal X,Y", R::NAME));
                 }
                 settings.planner(settings.goal).validate()?;
                 Some(settings)
@@ -581,25 +838,17 @@ impl RobotVisitor for Run<'_> {
         };
         let report = MpcReport {
             goal: settings.goal,
+            goal_height: None,
             planner: planner_stats,
             plans_applied: steering.plans_applied,
+            held: matches!(steering.phase, SteeringPhase::Finished { .. }),
             arrived_at,
             final_distance: steering.distance,
             start_distance,
         };
         let mut run =
             finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory))?;
-        println!("planner     {}", report.planner);
-        match report.arrived_at {
-            Some(at) => println!(
-                "goal        reached at t = {at:.2} s ({:.3} m from the start, {:.3} m at the end)",
-                report.start_distance, report.final_distance
-            ),
-            None => println!(
-                "goal        not reached: {:.3} m away at the end ({:.3} m at the start)",
-                report.final_distance, report.start_distance
-            ),
-        }
+        report.print();
         run.mpc = Some(report);
         Ok(run)
     }
@@ -615,21 +864,31 @@ fn simulated_plant<R: Model<N, C>, const N: usize, const C: usize>(
     servo: softgen_runtime::JointPd,
     max_step: f64,
 ) -> Result<(SimulationConfig, SimulatedPlant<R, N, C>), String> {
+    let plant_config = plant_simulation_config::<R, N, C>(config, loop_config, servo);
+    let simulation = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
+    let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let step = (1.0 / loop_config.rate_hz).min(max_step);
+    let plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
+    Ok((plant_config, plant))
+}
+
+/// The simulated plant's settings: the robot's environment with the run configuration's in
+/// place, `servo` on its joints, commands held over the loop's period.
+fn plant_simulation_config<R: Model<N, C>, const N: usize, const C: usize>(
+    config: &RunConfig,
+    loop_config: &LoopConfig,
+    servo: softgen_runtime::JointPd,
+) -> SimulationConfig {
     let env = R::ENVIRONMENT;
     let (contact, terrain) = config.environment.apply(env.contact_law(), env.terrain);
-    let plant_config = SimulationConfig {
+    SimulationConfig {
         contact,
         terrain,
         gait: None,
         servo,
         admittance: None,
         control_period: 1.0 / loop_config.rate_hz,
-    };
-    let simulation = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
-    let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
-    let step = (1.0 / loop_config.rate_hz).min(max_step);
-    let plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
-    Ok((plant_config, plant))
+    }
 }
 
 /// The loop's rate (the command line's, else the run configuration's), duration and

@@ -43,6 +43,7 @@ fn options(dir: &Path, duration: f64) -> RunOptions {
         offset: None,
         controller: softgen::ControllerChoice::Gait,
         goal: None,
+        goal_height: None,
         limb_gait: None,
         stride: None,
         gait_frequency: None,

@@ -1,6 +1,7 @@
-//! Model-predictive control through the fixed-rate loop: the in-loop half, which turns the
-//! newest plan into joint set points and hands the measured state to the planner without
-//! ever waiting, and the planner's own thread, which re-plans at its own rate.
+//! Model-predictive control through the fixed-rate loop: the mailboxes between the loop and
+//! the planner, the gait sampler's in-loop half (the newest plan into joint set points, the
+//! measured state handed to the planner without ever waiting), and the planner thread's
+//! timing, which every planner shares.
 
 use crate::hardware::actuation::ActuatorCommand;
 use crate::hardware::mailbox::Mailbox;
@@ -12,27 +13,28 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// What the loop and the planner exchange.
+/// What the loop and the planner exchange: by default the gait sampler's snapshots and
+/// plans.
 #[derive(Debug)]
-pub struct SteeringLink<const N: usize> {
+pub struct SteeringLink<const N: usize, S: Copy = PlanningSnapshot<N>, P: Copy = Plan> {
     /// The newest measured state and its time, from the state source (the simulated
     /// plant's observer; a pose tracker on the robot).
     pub measured: Mailbox<(f64, State<N>)>,
-    /// The newest state the planner should start from, with the gait as it was then.
-    pub snapshots: Mailbox<PlanningSnapshot<N>>,
+    /// The newest state the planner should start from, with what the loop was sending then.
+    pub snapshots: Mailbox<S>,
     /// The newest plan.
-    pub plans: Mailbox<Plan>,
+    pub plans: Mailbox<P>,
     /// Tells the planner thread to finish.
     pub stop: AtomicBool,
 }
 
-impl<const N: usize> Default for SteeringLink<N> {
+impl<const N: usize, S: Copy, P: Copy> Default for SteeringLink<N, S, P> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const N: usize> SteeringLink<N> {
+impl<const N: usize, S: Copy, P: Copy> SteeringLink<N, S, P> {
     pub fn new() -> Self {
         SteeringLink {
             measured: Mailbox::new(),
@@ -211,6 +213,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalSteering<R, N, C> {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PlannerStats {
     pub plans: u64,
+    /// Plans not posted: failed, or past their deadline (the loop kept the last good one).
+    pub failed_plans: u64,
     pub rollouts: u64,
     pub failed_rollouts: u64,
     /// Time spent planning.
@@ -244,16 +248,18 @@ impl PlannerStats {
 }
 
 impl fmt::Display for PlannerStats {
+    /// `N plans at X Hz, longest Y ms, overruns Z`, then the details.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} plans in {:.1} s ({:.1} Hz), plan mean {:.1} ms, longest {:.1} ms, {} overruns; {} rollouts, {:.0} rollouts/s on one core, {} failed",
+            "{} plans at {:.1} Hz, longest {:.1} ms, overruns {}; {} not used; {:.1} s, plan mean {:.1} ms; {} rollouts, {:.0} rollouts/s on one core, {} failed",
             self.plans,
-            self.elapsed.as_secs_f64(),
             self.rate_hz(),
-            self.mean_plan().as_secs_f64() * 1e3,
             self.longest.as_secs_f64() * 1e3,
             self.overruns,
+            self.failed_plans,
+            self.elapsed.as_secs_f64(),
+            self.mean_plan().as_secs_f64() * 1e3,
             self.rollouts,
             self.rollouts_per_second(),
             self.failed_rollouts,
@@ -261,14 +267,35 @@ impl fmt::Display for PlannerStats {
     }
 }
 
-/// The planner thread's body: every `1 / rate_hz` seconds, plans from the newest snapshot
-/// (if there is a new one) and posts the plan, until `link.stop` is set. A plan that takes
-/// longer than a period counts as an overrun and the next one starts at once, without
-/// trying to catch up.
+/// What one call of a planner produced: the plan to post (`None`: the plan failed, and the
+/// loop keeps the last one), and its rollouts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlanningStep<P> {
+    pub plan: Option<P>,
+    pub rollouts: u64,
+    pub failed_rollouts: u64,
+}
+
+/// The gait sampler's planner thread (see [`run_planning_thread`]).
 pub fn run_planner<R: Model<N, C>, const N: usize, const C: usize>(
     planner: &mut GaitPlanner<R, N, C>,
     link: &SteeringLink<N>,
     rate_hz: f64,
+) -> PlannerStats {
+    run_planning_thread(link, rate_hz, |snapshot| {
+        let plan = planner.plan(snapshot);
+        PlanningStep { plan: Some(plan), rollouts: plan.rollouts as u64, failed_rollouts: plan.failed as u64 }
+    })
+}
+
+/// A planner thread's body: every `1 / rate_hz` seconds, plans from the newest snapshot (if
+/// there is a new one) and posts the plan, until `link.stop` is set. A plan that takes
+/// longer than a period counts as an overrun and the next one starts at once, without
+/// trying to catch up.
+pub fn run_planning_thread<const N: usize, S: Copy, P: Copy>(
+    link: &SteeringLink<N, S, P>,
+    rate_hz: f64,
+    mut plan: impl FnMut(&S) -> PlanningStep<P>,
 ) -> PlannerStats {
     let period = Duration::from_secs_f64(1.0 / rate_hz);
     let start = Instant::now();
@@ -288,12 +315,15 @@ pub fn run_planner<R: Model<N, C>, const N: usize, const C: usize>(
         };
         last_snapshot = sequence;
         let began = Instant::now();
-        let plan = planner.plan(&snapshot);
+        let step = plan(&snapshot);
         let took = began.elapsed();
-        link.plans.post(plan);
+        match step.plan {
+            Some(plan) => link.plans.post(plan),
+            None => stats.failed_plans += 1,
+        }
         stats.plans += 1;
-        stats.rollouts += plan.rollouts as u64;
-        stats.failed_rollouts += plan.failed as u64;
+        stats.rollouts += step.rollouts;
+        stats.failed_rollouts += step.failed_rollouts;
         stats.busy += took;
         stats.longest = stats.longest.max(took);
         if took > period {

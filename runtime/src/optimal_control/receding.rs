@@ -26,10 +26,12 @@ pub struct HorizonSettings {
     pub iterations: usize,
     /// The planning period (s): a plan must be ready within it, or it counts as an overrun.
     pub period: f64,
-    /// Whether an overrun plan is dropped for the last good one (the real-time loop, where
-    /// the plant has moved on) or used all the same (offline runs in simulated time, which
-    /// then repeat exactly whatever the machine's load).
-    pub drop_late_plans: bool,
+    /// A plan ready later than this after it began (s) is dropped for the last good one
+    /// (the real-time loop, where the plant has moved on); `None` uses every plan (offline
+    /// runs in simulated time, which then repeat exactly whatever the machine's load). A
+    /// plan between the period and the deadline counts as an overrun and is used: it is
+    /// still the newest, and its commands are read at their own times.
+    pub deadline: Option<f64>,
     /// Bounds of the commands, one entry per command.
     pub lower: Vec<f64>,
     pub upper: Vec<f64>,
@@ -43,10 +45,20 @@ impl HorizonSettings {
         if !(1..=MAX_KNOTS).contains(&self.knots) {
             return Err(format!("MPC knots must be in 1..={MAX_KNOTS}, got {}", self.knots));
         }
-        for (name, value) in [("knot interval", self.interval), ("planning period", self.period)] {
+        for (name, value) in [
+            ("knot interval", self.interval),
+            ("planning period", self.period),
+            ("plan deadline", self.deadline.unwrap_or(self.period)),
+        ] {
             if !(value.is_finite() && value > 0.0) {
                 return Err(format!("MPC {name} must be finite and > 0 s, got {value}"));
             }
+        }
+        if let Some(deadline) = self.deadline.filter(|d| *d < self.period) {
+            return Err(format!(
+                "MPC plan deadline {deadline} s is shorter than the planning period {} s",
+                self.period
+            ));
         }
         if !(1..=100).contains(&self.iterations) {
             return Err(format!("MPC iterations per plan must be in 1..=100, got {}", self.iterations));
@@ -246,14 +258,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         }
         outcome.compute = started.elapsed();
         outcome.jacobians = self.knots.jacobians - jacobians_before;
-        if outcome.failure.is_none() && outcome.compute.as_secs_f64() > self.settings.period {
+        let took = outcome.compute.as_secs_f64();
+        if outcome.failure.is_none() && took > self.settings.period {
             self.statistics.overruns += 1;
-            if self.settings.drop_late_plans {
-                outcome.failure = Some(format!(
-                    "the plan took {:.1} ms, past its period of {:.1} ms",
-                    outcome.compute.as_secs_f64() * 1e3,
-                    self.settings.period * 1e3
-                ));
+            if let Some(deadline) = self.settings.deadline.filter(|d| took > *d) {
+                outcome.failure =
+                    Some(format!("the plan took {:.1} ms, past its deadline of {:.1} ms", took * 1e3, deadline * 1e3));
             }
         }
         self.statistics.plans += 1;
@@ -284,6 +294,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
             None => 0,
         };
         &self.kept[knot]
+    }
+
+    /// The last good plan: the time its first knot starts and its commands per knot
+    /// (`None` before the first plan succeeds).
+    pub fn kept_plan(&self) -> Option<(f64, &[DVector<f64>])> {
+        self.kept_time.map(|start| (start, self.kept.as_slice()))
     }
 
     /// The states the solver's plan predicts (q, qd, previous commands per knot).

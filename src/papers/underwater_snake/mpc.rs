@@ -57,7 +57,7 @@ impl WaypointTask {
                 substeps: 1,
                 iterations: 1,
                 period: 0.01,
-                drop_late_plans: false,
+                deadline: None,
                 lower,
                 upper,
             },
