@@ -144,6 +144,7 @@ fn ddp_plans_the_thrusts_toward_a_waypoint_within_their_bounds() {
         heading_points: Some((0, 1)),
         heading: 0.5,
         terminal_heading: 2.0,
+        posture: Vec::new(),
     };
     let mut cost = GoalCost::<Swimmer, SWIMMER_N, SWIMMER_C>::new(params, weights, interval, commands).unwrap();
     // Thrusts within 2 N either way, pressures from 0 to each muscle's rating.
@@ -194,6 +195,7 @@ fn goal_cost_gradients_match_central_differences() {
         heading_points: Some((0, 1)),
         heading: 0.7,
         terminal_heading: 3.0,
+        posture: vec![(4, 0.1, 2.0), (5, -0.2, 1.5)],
     };
     let mut cost = GoalCost::<Swimmer, SWIMMER_N, SWIMMER_C>::new(params, weights, 0.05, commands).unwrap();
     let previous: Vec<f64> = (0..commands).map(|k| 0.3 * (k as f64).sin()).collect();
@@ -255,6 +257,7 @@ fn swimmer_weights(goal: Vector3<f64>) -> GoalWeights {
         heading_points: Some((0, 1)),
         heading: 1.0,
         terminal_heading: 10.0,
+        posture: Vec::new(),
     }
 }
 
@@ -345,6 +348,10 @@ fn bad_horizon_settings_name_what_is_wrong() {
     }
     let error = make(good.clone(), GoalWeights { heading_points: Some((0, 7)), ..weights.clone() });
     assert!(error.contains("heading points"), "{error}");
+    let error = make(good.clone(), GoalWeights { posture: vec![(12, 0.0, 1.0)], ..weights.clone() });
+    assert!(error.contains("coordinate 12 is not one of the 12"), "{error}");
+    let error = make(good.clone(), GoalWeights { posture: vec![(4, 0.0, -1.0)], ..weights.clone() });
+    assert!(error.contains("weight -1 finite and >= 0"), "{error}");
     let error = make(good.clone(), GoalWeights { effort: -1.0, ..weights.clone() });
     assert!(error.contains("effort"), "{error}");
     let error = make(good, GoalWeights { rest: vec![0.0; 2], ..weights });

@@ -118,6 +118,7 @@ struct MpcFile {
     command_rate_weight: Option<f64>,
     terminal_heading_weight: Option<f64>,
     heading: Option<[String; 2]>,
+    posture: Option<std::collections::BTreeMap<String, f64>>,
     hold: Option<f64>,
 }
 
@@ -150,6 +151,7 @@ impl MpcFile {
             ("command_rate_weight", self.command_rate_weight.is_some()),
             ("terminal_heading_weight", self.terminal_heading_weight.is_some()),
             ("heading", self.heading.is_some()),
+            ("posture", self.posture.is_some()),
             ("hold", self.hold.is_some()),
         ];
         let given = |keys: &[(&'static str, bool)]| keys.iter().filter(|k| k.1).map(|k| k.0).collect();
@@ -597,6 +599,8 @@ pub struct DdpMpcSettings {
     pub heading: Option<(String, String)>,
     pub heading_weight: f64,
     pub terminal_heading_weight: f64,
+    /// Coordinates (by name) held near their starting values, with their weights.
+    pub posture: Vec<(String, f64)>,
     /// Arrival: the centre of mass within this distance (m), held for `hold` s.
     pub arrival_radius: f64,
     pub hold: f64,
@@ -624,6 +628,7 @@ impl Default for DdpMpcSettings {
             heading: None,
             heading_weight: 1.0,
             terminal_heading_weight: 10.0,
+            posture: Vec::new(),
             arrival_radius: 0.1,
             hold: 2.0,
         }
@@ -665,6 +670,7 @@ fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64) -> Result<DdpMpcSettin
         heading_weight: m.heading_weight.unwrap_or(d.heading_weight),
         terminal_heading_weight: m.terminal_heading_weight.unwrap_or(d.terminal_heading_weight),
         heading,
+        posture: m.posture.clone().map_or(d.posture, |p| p.into_iter().collect()),
         arrival_radius: m.arrival_radius.unwrap_or(d.arrival_radius),
         hold: m.hold.unwrap_or(d.hold),
     };
@@ -711,6 +717,9 @@ impl DdpMpcSettings {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(format!("{name} must be finite and >= 0, got {value}"));
             }
+        }
+        if let Some((name, weight)) = self.posture.iter().find(|(_, w)| !(w.is_finite() && *w >= 0.0)) {
+            return Err(format!("posture.{name} must be finite and >= 0, got {weight}"));
         }
         Ok(())
     }

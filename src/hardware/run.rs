@@ -230,7 +230,14 @@ impl Run<'_> {
             return Err(format!("--amplitude, --temporal-frequency, --spatial-frequency and --offset set a serpenoid gait; `{}` runs a limb gait (--limb-gait, --stride, --gait-frequency)", R::NAME));
         }
         if matches!(o.controller, ControllerChoice::Mpc) {
-            return Err(format!("the mpc controller steers serpenoid gaits; `{}` runs a limb gait", R::NAME));
+            if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
+                return Err("--limb-gait, --stride and --gait-frequency set the open-loop gait; the mpc controller plans the pressures".into());
+            }
+            // The muscles' 1 ms step: a limbed robot's contacts need it.
+            return self.run_horizon_mpc::<R, N, C>(config, path, 0.001);
+        }
+        if o.goal.is_some() {
+            return Err("--goal is the mpc controller's: add --controller mpc".into());
         }
         let limb_gait = self
             .driver
@@ -317,7 +324,8 @@ impl Run<'_> {
             return Err(format!("`{}` swims: choose its inputs with --swim; the gait options do not apply", R::NAME));
         }
         if matches!(o.controller, ControllerChoice::Mpc) {
-            return self.run_horizon_mpc::<R, N, C>(config, path);
+            // RK4 at 0.25 ms: the joints' viscosity at rest is stiff.
+            return self.run_horizon_mpc::<R, N, C>(config, path, 0.00025);
         }
         if o.goal.is_some() {
             return Err("--goal is the mpc controller's: add --controller mpc".into());
@@ -410,10 +418,13 @@ impl Run<'_> {
     /// Box-DDP model-predictive control of a robot driven by pressures and thrusts (muscles,
     /// then thrusters, the actuators' order): the planner re-plans every command over the
     /// same model in its own thread, the loop follows the newest plan on the simulated plant.
+    /// The plant is stepped by RK4 at the loop's period or `plant_step`, whichever is
+    /// shorter.
     fn run_horizon_mpc<R: Model<N, C>, const N: usize, const C: usize>(
         self,
         config: RunConfig,
         path: String,
+        plant_step: f64,
     ) -> Result<RunReport, String> {
         let o = self.options;
         if o.swim.is_some() {
@@ -502,8 +513,7 @@ impl Run<'_> {
             }
         }
         debug_assert_eq!(regulators.len() + thruster_channels.len(), muscles + thrusters);
-        // RK4 at 0.25 ms, as the held inputs' runs: the joints' viscosity at rest is stiff.
-        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.00025)?;
+        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, plant_step)?;
         plant.connect_muscles(&regulators).map_err(|e| e.0)?;
         plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
         let (pending_record, record) = PendingFile::create(&o.record)?;
@@ -605,8 +615,17 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
             Some((index(from)?, index(to)?))
         }
     };
+    let mut posture = Vec::new();
+    for (name, weight) in &settings.posture {
+        let i = R::COORDINATES.iter().position(|c| c.name == name).ok_or_else(|| {
+            let names: Vec<&str> = R::COORDINATES.iter().map(|c| c.name).collect();
+            format!("posture: `{name}` is not a coordinate of `{}` (coordinates: {})", R::NAME, names.join(", "))
+        })?;
+        posture.push((i, R::INITIAL_POSITION[i], *weight));
+    }
     let weights = GoalWeights {
         goal,
+        posture,
         position: Vector3::from_element(settings.position_weight),
         terminal_position: Vector3::from_element(settings.terminal_position_weight),
         rate: settings.velocity_weight,

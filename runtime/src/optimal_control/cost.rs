@@ -42,10 +42,15 @@ pub struct GoalWeights {
     pub heading_points: Option<(usize, usize)>,
     pub heading: f64,
     pub terminal_heading: f64,
+    /// Coordinates held near a value: `(coordinate, value, weight)`, the weight on the
+    /// squared difference running (per s) and at the horizon's end. For a limbed robot's
+    /// base roll and pitch, without which the shortest way for its centre of mass to the
+    /// goal can be to fall over.
+    pub posture: Vec<(usize, f64, f64)>,
 }
 
 impl GoalWeights {
-    pub fn validate(&self, commands: usize, points: usize) -> Result<(), String> {
+    pub fn validate(&self, commands: usize, points: usize, coordinates: usize) -> Result<(), String> {
         if let Some((from, to)) = self.heading_points {
             if from >= points || to >= points || from == to {
                 return Err(format!(
@@ -78,6 +83,16 @@ impl GoalWeights {
         if let Some((name, value)) = weights.iter().find(|(_, w)| !(w.is_finite() && *w >= 0.0)) {
             return Err(format!("MPC {name} must be finite and >= 0, got {value}"));
         }
+        for &(i, value, weight) in &self.posture {
+            if i >= coordinates {
+                return Err(format!("MPC posture: coordinate {i} is not one of the {coordinates}"));
+            }
+            if !(value.is_finite() && weight.is_finite() && weight >= 0.0) {
+                return Err(format!(
+                    "MPC posture of coordinate {i}: value {value} must be finite, weight {weight} finite and >= 0"
+                ));
+            }
+        }
         if self.rest.len() != commands {
             return Err(format!("MPC resting commands: {} given for {commands} commands", self.rest.len()));
         }
@@ -101,7 +116,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalCost<R, N, C> {
     /// A cost for knots of `interval` seconds with `commands` commands, on the robot with
     /// `params`.
     pub fn new(params: R::Params, weights: GoalWeights, interval: f64, commands: usize) -> Result<Self, String> {
-        weights.validate(commands, C)?;
+        weights.validate(commands, C, N)?;
         if !(interval.is_finite() && interval > 0.0) {
             return Err(format!("knot interval must be finite and > 0 s, got {interval}"));
         }
@@ -204,6 +219,23 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalCost<R, N, C> {
         cost
     }
 
+    /// Adds the posture's sum of w (q_i - value)^2, each weight times `scale`, and its
+    /// derivatives.
+    fn posture_term(&self, state: &DVector<f64>, scale: f64, derivatives: Option<&mut CostDerivatives>) -> f64 {
+        let mut cost = 0.0;
+        let mut derivatives = derivatives;
+        for &(i, value, weight) in &self.weights.posture {
+            let w = weight * scale;
+            let away = state[i] - value;
+            cost += w * away * away;
+            if let Some(d) = derivatives.as_deref_mut() {
+                d.x[i] += 2.0 * w * away;
+                d.xx[(i, i)] += 2.0 * w;
+            }
+        }
+        cost
+    }
+
     /// Adds w |qd|^2 and its derivatives.
     fn rate_term(state: &DVector<f64>, weight: f64, derivatives: Option<&mut CostDerivatives>) -> f64 {
         if weight == 0.0 {
@@ -233,6 +265,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> KnotCost for GoalCost<R, N,
         let mut cost = self.position_term(state, &position_weight, derivatives.as_deref_mut());
         cost += Self::rate_term(state, self.weights.rate * dt, derivatives.as_deref_mut());
         cost += self.heading_term(state, self.weights.heading * dt, derivatives.as_deref_mut());
+        cost += self.posture_term(state, dt, derivatives.as_deref_mut());
         let effort = self.weights.effort * dt;
         let change = self.weights.command_rate / dt;
         for k in 0..self.commands {
@@ -254,6 +287,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> KnotCost for GoalCost<R, N,
         let weight = self.weights.terminal_position;
         let mut cost = self.position_term(state, &weight, derivatives.as_deref_mut());
         cost += self.heading_term(state, self.weights.terminal_heading, derivatives.as_deref_mut());
+        cost += self.posture_term(state, 1.0, derivatives.as_deref_mut());
         cost + Self::rate_term(state, self.weights.terminal_rate, derivatives)
     }
 }

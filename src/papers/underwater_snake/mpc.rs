@@ -77,6 +77,7 @@ impl WaypointTask {
                 heading_points: Some((TAIL_END, NOSE)),
                 heading: 1.0,
                 terminal_heading: 10.0,
+                posture: Vec::new(),
             },
         })
     }
