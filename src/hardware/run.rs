@@ -16,7 +16,7 @@ use softgen_runtime::{
 };
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// One control period's commands: fills every actuator's command at time `t` (s).
@@ -529,24 +529,20 @@ impl Run<'_> {
         let stop = &*self.stop;
         let link = &*link;
         let count = initial.len();
-        let (outcome, safe, planner_stats) = std::thread::scope(|scope| {
-            let planner_thread = scope.spawn(|| run_horizon_planner(&mut planner, link, settings.replan_hz));
-            let mut values = [0.0; softgen_runtime::MAX_PLANNED_COMMANDS];
-            let controller = |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
-                if planner_thread.is_finished() {
-                    return Err("the planner thread stopped".into());
-                }
-                if let SteeringPhase::Finished { .. } = follower.command(link, t, &mut values[..count])? {
-                    stop.store(STOP_FINISHED, Ordering::Relaxed);
-                }
+        let mut values = [0.0; softgen_runtime::MAX_PLANNED_COMMANDS];
+        let (outcome, safe, planner_stats) = loop_with_planner(
+            &loop_config,
+            &mut chain,
+            &mut device,
+            stop,
+            &link.stop,
+            || run_horizon_planner(&mut planner, link, settings.replan_hz),
+            |t, commands| {
+                let phase = follower.command(link, t, &mut values[..count])?;
                 to_commands(&values[..count], commands);
-                Ok(())
-            };
-            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, stop, controller);
-            link.stop.store(true, Ordering::Relaxed);
-            let planner_stats = planner_thread.join().map_err(|_| "the planner thread panicked".to_string());
-            (outcome, safe, planner_stats)
-        });
+                Ok(phase)
+            },
+        );
         let planner_stats = planner_stats?;
         let plant = device.into_inner();
         let end = plant.as_ref().ok().map(|p| p.state.q);
@@ -556,10 +552,7 @@ impl Run<'_> {
             goal_height: Some(goal.z),
             planner: planner_stats,
             plans_applied: follower.plans_applied,
-            arrived_at: match follower.phase {
-                SteeringPhase::Travelling => None,
-                SteeringPhase::Arrived { at } | SteeringPhase::Finished { at } => Some(at),
-            },
+            arrived_at: follower.phase.arrived_at(),
             held: matches!(follower.phase, SteeringPhase::Finished { .. }),
             final_distance: follower.distance,
             start_distance: (start_com - goal).norm(),
@@ -571,6 +564,39 @@ impl Run<'_> {
         run.mpc = Some(report);
         Ok(run)
     }
+}
+
+/// The loop with a model-predictive planner beside it: `plan` is the planner thread's body
+/// (it returns once `planner_stop` is set), `step` computes a period's commands and says
+/// where the task is; the run ends when it is finished, and a planner thread that stops
+/// early ends it as a controller error. Returns the loop's outcome, the safe state's and the
+/// planner's statistics.
+#[allow(clippy::too_many_arguments)]
+fn loop_with_planner<D: Device>(
+    loop_config: &LoopConfig,
+    chain: &mut OutputChain,
+    device: &mut D,
+    stop: &AtomicUsize,
+    planner_stop: &AtomicBool,
+    plan: impl FnOnce() -> PlannerStats + Send,
+    mut step: impl FnMut(f64, &mut [ActuatorCommand]) -> Result<SteeringPhase, String>,
+) -> (softgen_runtime::LoopOutcome, Result<(), SafetyFault>, Result<PlannerStats, String>) {
+    std::thread::scope(|scope| {
+        let planner_thread = scope.spawn(plan);
+        let controller = |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+            if planner_thread.is_finished() {
+                return Err("the planner thread stopped".into());
+            }
+            if let SteeringPhase::Finished { .. } = step(t, commands)? {
+                stop.store(STOP_FINISHED, Ordering::Relaxed);
+            }
+            Ok(())
+        };
+        let (outcome, safe) = run_hardware(loop_config, chain, device, stop, controller);
+        planner_stop.store(true, Ordering::Relaxed);
+        let planner_stats = planner_thread.join().map_err(|_| "the planner thread panicked".to_string());
+        (outcome, safe, planner_stats)
+    })
 }
 
 /// The receding-horizon planner of `settings` towards `goal`, over the model the plant
@@ -834,27 +860,17 @@ impl RobotVisitor for Run<'_> {
         };
         let stop = &*self.stop;
         let link = &*link;
-        let (outcome, safe, planner_stats) = std::thread::scope(|scope| {
-            let planner_thread = scope.spawn(|| run_planner(&mut planner, link, settings.replan_hz));
-            let controller = |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
-                if planner_thread.is_finished() {
-                    return Err("the planner thread stopped".into());
-                }
-                if let SteeringPhase::Finished { .. } = steering.command(link, t, commands)? {
-                    stop.store(STOP_FINISHED, Ordering::Relaxed);
-                }
-                Ok(())
-            };
-            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, stop, controller);
-            link.stop.store(true, Ordering::Relaxed);
-            let planner_stats = planner_thread.join().map_err(|_| "the planner thread panicked".to_string());
-            (outcome, safe, planner_stats)
-        });
+        let (outcome, safe, planner_stats) = loop_with_planner(
+            &loop_config,
+            &mut chain,
+            &mut device,
+            stop,
+            &link.stop,
+            || run_planner(&mut planner, link, settings.replan_hz),
+            |t, commands| steering.command(link, t, commands),
+        );
         let planner_stats = planner_stats?;
-        let arrived_at = match steering.phase {
-            SteeringPhase::Travelling => None,
-            SteeringPhase::Arrived { at } | SteeringPhase::Finished { at } => Some(at),
-        };
+        let arrived_at = steering.phase.arrived_at();
         let report = MpcReport {
             goal: settings.goal,
             goal_height: None,

@@ -56,6 +56,16 @@ pub enum SteeringPhase {
     Finished { at: f64 },
 }
 
+impl SteeringPhase {
+    /// When the goal was reached, if it was.
+    pub fn arrived_at(&self) -> Option<f64> {
+        match *self {
+            SteeringPhase::Travelling => None,
+            SteeringPhase::Arrived { at } | SteeringPhase::Finished { at } => Some(at),
+        }
+    }
+}
+
 /// The in-loop controller's settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SteeringConfig {
