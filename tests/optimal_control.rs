@@ -6,9 +6,9 @@
 use nalgebra::{DMatrix, DVector, SVector, Vector3};
 use softgen_generated::{SnakeLateralUndulation, UnderwaterSnake};
 use softgen_runtime::{
-    BoxDdp, ControlInput, CostDerivatives, DdpSettings, GoalCost, GoalWeights, HorizonSettings, JointPd, KnotCost,
-    KnotDynamics, Model, PlanFollower, PlanLink, RecedingHorizon, RobotKnots, Simulation, SimulationConfig, State,
-    SteeringPhase, Terrain,
+    BoxDdp, CommandSchedule, ControlInput, CostDerivatives, DdpSettings, GoalCost, GoalWeights, HorizonSettings,
+    JointPd, KnotCost, KnotDynamics, Model, PlanFollower, PlanLink, RecedingHorizon, RobotKnots, Simulation,
+    SimulationConfig, State, SteeringPhase, Terrain,
 };
 
 type Swimmer = UnderwaterSnake;
@@ -23,8 +23,8 @@ fn swimmer(interval: f64) -> RobotKnots<Swimmer, SWIMMER_N, SWIMMER_C> {
     RobotKnots::new(swimmer_simulation(), &[ControlInput::Thrusts, ControlInput::MusclePressures], interval, 1).unwrap()
 }
 
-/// The snake on passive wheels on its floor, commanded by its servos' set points.
-fn crawler(interval: f64) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
+/// The snake on passive wheels on its floor, with its servos.
+fn crawler_simulation() -> Simulation<Crawler, CRAWLER_N, CRAWLER_C> {
     let env = Crawler::ENVIRONMENT;
     let config = SimulationConfig {
         contact: env.contact_law(),
@@ -34,8 +34,19 @@ fn crawler(interval: f64) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
         admittance: None,
         control_period: 0.001,
     };
-    let simulation = Simulation::new(Default::default(), config).unwrap();
-    RobotKnots::new(simulation, &[ControlInput::JointTargets], interval, 1).unwrap()
+    Simulation::new(Default::default(), config).unwrap()
+}
+
+/// The snake on wheels commanded by its servos' set points.
+fn crawler(interval: f64) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
+    RobotKnots::new(crawler_simulation(), &[ControlInput::JointTargets], interval, 1).unwrap()
+}
+
+/// The same snake, the plan deciding its gait's wave (amplitude, frequency, offset), each
+/// knot cut into three implicit steps whose set points follow the wave's phase.
+fn undulating_crawler(interval: f64) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
+    let schedule = CommandSchedule::Wave { joints: 5, spatial_frequency: Crawler::GAIT.unwrap().spatial_frequency };
+    RobotKnots::scheduled(crawler_simulation(), &[ControlInput::JointTargets], schedule, interval, 3).unwrap()
 }
 
 /// A state off every symmetry: the initial pose moved by `bend` on every coordinate past
@@ -119,6 +130,11 @@ fn knot_jacobians_are_the_implicit_steps_derivatives() {
     let x = state::<CRAWLER_N>(Crawler::INITIAL_POSITION, 3, 0.2, &targets);
     let u = DVector::from_row_slice(&[0.35, -0.1, 0.2, 0.15, -0.25]);
     check_knot_jacobians("snake on wheels, joint targets", crawler, &x, &u);
+    // Its wave: the phase a state, the decisions reaching the set points through it.
+    let wave_state = [0.9, 0.6, 1.8, 0.1];
+    let x = state::<CRAWLER_N>(Crawler::INITIAL_POSITION, 3, 0.2, &wave_state);
+    let u = DVector::from_row_slice(&[0.7, 2.0, -0.15]);
+    check_knot_jacobians("snake on wheels, its wave", undulating_crawler, &x, &u);
 }
 
 #[test]

@@ -81,6 +81,7 @@ pub use optimal_control::cost::{GoalCost, GoalWeights};
 pub use optimal_control::ddp::{BoxDdp, CostDerivatives, DdpError, DdpReport, DdpSettings, KnotCost, KnotDynamics};
 pub use optimal_control::knots::{RobotKnots, MAX_SUBSTEPS};
 pub use optimal_control::receding::{HorizonSettings, PlanOutcome, PlannerStatistics, RecedingHorizon, MAX_KNOTS};
+pub use optimal_control::schedule::{CommandSchedule, WAVE_DECISIONS};
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};

@@ -1,5 +1,5 @@
 //! Costs in a robot's terms for a plan over [`RobotKnots`](super::knots::RobotKnots)' state
-//! (q, qd, u_prev): the centre of mass against a goal (running and terminal), the body's
+//! (q, qd, z, u_prev), u the knot's decisions: the centre of mass against a goal (running and terminal), the body's
 //! heading toward it (two tracked points' direction in the horizontal plane), the rates,
 //! the effort of the commands away from their resting values, and the commands' rate of
 //! change. Each term is a weighted square of a residual, with the Gauss-Newton Hessian
@@ -268,16 +268,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> KnotCost for GoalCost<R, N,
         cost += self.posture_term(state, dt, derivatives.as_deref_mut());
         let effort = self.weights.effort * dt;
         let change = self.weights.command_rate / dt;
+        // u_prev ends the state, after the schedule's own states.
+        let previous = state.len() - self.commands;
         for k in 0..self.commands {
             let away = control[k] - self.weights.rest[k];
-            let step = control[k] - state[2 * N + k];
+            let step = control[k] - state[previous + k];
             cost += effort * away * away + change * step * step;
             if let Some(d) = derivatives.as_deref_mut() {
                 d.u[k] += 2.0 * (effort * away + change * step);
                 d.uu[(k, k)] += 2.0 * (effort + change);
-                d.x[2 * N + k] -= 2.0 * change * step;
-                d.xx[(2 * N + k, 2 * N + k)] += 2.0 * change;
-                d.ux[(k, 2 * N + k)] -= 2.0 * change;
+                d.x[previous + k] -= 2.0 * change * step;
+                d.xx[(previous + k, previous + k)] += 2.0 * change;
+                d.ux[(k, previous + k)] -= 2.0 * change;
             }
         }
         cost

@@ -3,8 +3,11 @@
 //! models as the plant) by implicit Euler, with the step's exact Jacobians from the system's
 //! exact Jacobian and its input Jacobian.
 //!
-//! The state is x = (q, qd, u_prev): the previous knot's commands ride along so that a
-//! command-rate cost is a cost on states (u_prev of the next knot is u).
+//! The state is x = (q, qd, z, u_prev): z the [`CommandSchedule`]'s states (a wave's
+//! phase; none for held commands), and the previous knot's decisions ride along so that a
+//! command-rate cost is a cost on states (u_prev of the next knot is u). Each implicit step
+//! holds the commands the schedule gives at its start; the step's Jacobians by those
+//! commands are chained through the schedule's own (d commands / d(z, u)).
 //!
 //! Why implicit Euler: the soft robots' elasticity and viscosity, the contact penalties and
 //! the servos are stiff, so an explicit step at a knot interval of tens of milliseconds
@@ -17,6 +20,7 @@
 //! S dv' = -r, S = I - h A_v - h^2 A_q.
 
 use super::ddp::KnotDynamics;
+use super::schedule::CommandSchedule;
 use crate::integration::integrator::SecondOrderSystem;
 use crate::integration::rosenbrock::Factored;
 use crate::robot::model::Model;
@@ -28,9 +32,12 @@ use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 /// the order given, each kind's commands in the model's order.
 pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     simulation: Simulation<R, N, C>,
-    /// The kinds of command and where each starts in the control vector.
+    /// The kinds of command and where each starts in the robot's command vector.
     inputs: Vec<(ControlInput, usize)>,
-    commands: usize,
+    /// What the plan decides, and the robot's commands it makes.
+    schedule: CommandSchedule,
+    robot_commands: Vec<f64>,
+    schedule_state: Vec<f64>,
     /// Knot interval (s) and the steps it is cut into.
     interval: f64,
     substeps: usize,
@@ -49,11 +56,25 @@ pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     input_columns: Vec<SVector<f64, N>>,
     thrusts: Vec<f64>,
     pressures: Vec<f64>,
-    /// The (q, qd) block of the step's Jacobians, chained over the substeps.
-    motion_by_state: DMatrix<f64>,
-    motion_by_control: DMatrix<f64>,
+    /// One implicit step's Jacobians of (q, qd) by (q, qd) and by the robot's commands.
     substep_by_state: DMatrix<f64>,
     substep_by_control: DMatrix<f64>,
+    /// The same over a step whose commands are held (chained over its halvings).
+    held_by_state: DMatrix<f64>,
+    held_by_commands: DMatrix<f64>,
+    held_product_by_state: DMatrix<f64>,
+    held_product_by_commands: DMatrix<f64>,
+    /// The schedule's Jacobians: commands by (z, u), z' by (z, u).
+    command_by_state: DMatrix<f64>,
+    command_by_decisions: DMatrix<f64>,
+    advance_by_state: DMatrix<f64>,
+    advance_by_decisions: DMatrix<f64>,
+    /// One step's Jacobians of (q, qd, z) by (q, qd, z) and by the decisions, and their
+    /// chain over the knot.
+    step_by_state: DMatrix<f64>,
+    step_by_control: DMatrix<f64>,
+    motion_by_state: DMatrix<f64>,
+    motion_by_control: DMatrix<f64>,
     product_by_state: DMatrix<f64>,
     product_by_control: DMatrix<f64>,
 }
@@ -70,10 +91,23 @@ const MAX_HALVINGS: usize = 4;
 
 impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
     /// Knots of `interval` seconds, each cut into `substeps` steps, over `simulation` (whose
-    /// gait must be unset: the plan sets the commands), commanded by `inputs`.
+    /// gait must be unset: the plan sets the commands), commanded by `inputs`, the plan
+    /// deciding the commands themselves.
     pub fn new(
         simulation: Simulation<R, N, C>,
         inputs: &[ControlInput],
+        interval: f64,
+        substeps: usize,
+    ) -> Result<Self, String> {
+        let commands = inputs.iter().map(|input| input.count::<R, N, C>()).sum();
+        Self::scheduled(simulation, inputs, CommandSchedule::Held { commands }, interval, substeps)
+    }
+
+    /// As [`RobotKnots::new`], the plan deciding what `schedule` turns into the commands.
+    pub fn scheduled(
+        simulation: Simulation<R, N, C>,
+        inputs: &[ControlInput],
+        schedule: CommandSchedule,
         interval: f64,
         substeps: usize,
     ) -> Result<Self, String> {
@@ -106,11 +140,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         if commands == 0 {
             return Err("a plan needs at least one kind of command".into());
         }
+        if schedule.commands() != commands {
+            return Err(format!("the plan's schedule sets {} commands; the robot has {commands}", schedule.commands()));
+        }
+        if matches!(schedule, CommandSchedule::Wave { .. }) && inputs != [ControlInput::JointTargets] {
+            return Err("a wave schedule sets joint targets only".into());
+        }
         let motion = 2 * N;
+        let (states, decisions) = (schedule.states(), schedule.decisions());
+        let augmented = motion + states;
         Ok(RobotKnots {
             simulation,
             inputs: groups,
-            commands,
+            schedule,
+            robot_commands: vec![0.0; commands],
+            schedule_state: vec![0.0; states],
             interval,
             substeps,
             newton_iterations: 20,
@@ -120,12 +164,22 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             input_columns: vec![SVector::zeros(); commands],
             thrusts: vec![0.0; R::THRUSTERS.len()],
             pressures: vec![0.0; R::MUSCLES.len()],
-            motion_by_state: DMatrix::zeros(motion, motion),
-            motion_by_control: DMatrix::zeros(motion, commands),
             substep_by_state: DMatrix::zeros(motion, motion),
             substep_by_control: DMatrix::zeros(motion, commands),
-            product_by_state: DMatrix::zeros(motion, motion),
-            product_by_control: DMatrix::zeros(motion, commands),
+            held_by_state: DMatrix::zeros(motion, motion),
+            held_by_commands: DMatrix::zeros(motion, commands),
+            held_product_by_state: DMatrix::zeros(motion, motion),
+            held_product_by_commands: DMatrix::zeros(motion, commands),
+            command_by_state: DMatrix::zeros(commands, states),
+            command_by_decisions: DMatrix::zeros(commands, decisions),
+            advance_by_state: DMatrix::zeros(states, states),
+            advance_by_decisions: DMatrix::zeros(states, decisions),
+            step_by_state: DMatrix::zeros(augmented, augmented),
+            step_by_control: DMatrix::zeros(augmented, decisions),
+            motion_by_state: DMatrix::zeros(augmented, augmented),
+            motion_by_control: DMatrix::zeros(augmented, decisions),
+            product_by_state: DMatrix::zeros(augmented, augmented),
+            product_by_control: DMatrix::zeros(augmented, decisions),
         })
     }
 
@@ -142,19 +196,37 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         &self.simulation
     }
 
-    /// The state vector (q, qd, u_prev) of a robot state and the commands in effect.
+    pub fn schedule(&self) -> CommandSchedule {
+        self.schedule
+    }
+
+    /// The state vector (q, qd, u_prev) of a robot state and the commands in effect, for
+    /// held commands.
     pub fn state_vector(q: &SVector<f64, N>, qd: &SVector<f64, N>, commands: &[f64]) -> DVector<f64> {
-        let mut x = DVector::zeros(2 * N + commands.len());
+        Self::scheduled_state_vector(q, qd, &[], commands)
+    }
+
+    /// The state vector (q, qd, z, u_prev) of a robot state, the schedule's state and the
+    /// decisions in effect.
+    pub fn scheduled_state_vector(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        schedule_state: &[f64],
+        decisions: &[f64],
+    ) -> DVector<f64> {
+        let states = schedule_state.len();
+        let mut x = DVector::zeros(2 * N + states + decisions.len());
         x.rows_mut(0, N).copy_from(q);
         x.rows_mut(N, N).copy_from(qd);
-        x.rows_mut(2 * N, commands.len()).copy_from_slice(commands);
+        x.rows_mut(2 * N, states).copy_from_slice(schedule_state);
+        x.rows_mut(2 * N + states, decisions.len()).copy_from_slice(decisions);
         x
     }
 
-    /// Sets the commands on the simulation.
-    fn apply(&mut self, control: &DVector<f64>) -> Result<(), String> {
+    /// Sets the robot's commands on the simulation.
+    fn apply(&mut self, commands: &[f64]) -> Result<(), String> {
         for &(input, start) in &self.inputs {
-            let values = control.rows(start, input.count::<R, N, C>());
+            let values = &commands[start..start + input.count::<R, N, C>()];
             match input {
                 ControlInput::ActuatorForces => {
                     let forces = SVector::<f64, N>::from_iterator(values.iter().copied());
@@ -162,15 +234,15 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
                 }
                 ControlInput::JointTargets => {
                     let mut targets = SVector::<f64, N>::zeros();
-                    targets.rows_mut(0, values.len()).copy_from(&values);
+                    targets.rows_mut(0, values.len()).copy_from_slice(values);
                     self.simulation.set_joint_targets(&targets);
                 }
                 ControlInput::Thrusts => {
-                    self.thrusts.copy_from_slice(values.as_slice());
+                    self.thrusts.copy_from_slice(values);
                     self.simulation.set_thrusts(&self.thrusts)?;
                 }
                 ControlInput::MusclePressures => {
-                    self.pressures.copy_from_slice(values.as_slice());
+                    self.pressures.copy_from_slice(values);
                     self.simulation.set_muscle_pressures(&self.pressures)?;
                 }
             }
@@ -359,29 +431,75 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             return Ok(());
         }
         if *first {
-            self.motion_by_state.copy_from(&self.substep_by_state);
-            self.motion_by_control.copy_from(&self.substep_by_control);
+            self.held_by_state.copy_from(&self.substep_by_state);
+            self.held_by_commands.copy_from(&self.substep_by_control);
             *first = false;
         } else {
             // Chain: d x_(s+1) / d x_0 = Phi_s d x_s / d x_0, and the commands' part gains
             // the step's own.
-            self.product_by_state.gemm(1.0, &self.substep_by_state, &self.motion_by_state, 0.0);
-            self.product_by_control.gemm(1.0, &self.substep_by_state, &self.motion_by_control, 0.0);
-            self.product_by_control += &self.substep_by_control;
+            self.held_product_by_state.gemm(1.0, &self.substep_by_state, &self.held_by_state, 0.0);
+            self.held_product_by_commands.gemm(1.0, &self.substep_by_state, &self.held_by_commands, 0.0);
+            self.held_product_by_commands += &self.substep_by_control;
+            std::mem::swap(&mut self.held_by_state, &mut self.held_product_by_state);
+            std::mem::swap(&mut self.held_by_commands, &mut self.held_product_by_commands);
+        }
+        Ok(())
+    }
+
+    /// Chains one held-command step into the knot's Jacobians through the schedule, at the
+    /// schedule's state of the step's start: with B the step's Jacobian by the commands,
+    /// C_z, C_u the commands' by (z, u) and G_z, G_u the schedule's advance, the step maps
+    /// (x, z) by [[Phi, B C_z], [0, G_z]] and u by [[B C_u], [G_u]].
+    fn chain_schedule(&mut self, first: bool, h: f64, decisions: &[f64]) {
+        let motion = 2 * N;
+        let states = self.schedule.states();
+        self.schedule.command_jacobians(
+            &self.schedule_state,
+            decisions,
+            &mut self.command_by_state,
+            &mut self.command_by_decisions,
+        );
+        self.schedule.advance_jacobians(h, &mut self.advance_by_state, &mut self.advance_by_decisions);
+        let step = &mut self.step_by_state;
+        step.fill(0.0);
+        step.view_mut((0, 0), (motion, motion)).copy_from(&self.held_by_state);
+        if states > 0 {
+            step.view_mut((0, motion), (motion, states)).gemm(1.0, &self.held_by_commands, &self.command_by_state, 0.0);
+            step.view_mut((motion, motion), (states, states)).copy_from(&self.advance_by_state);
+        }
+        let control = &mut self.step_by_control;
+        match self.schedule {
+            CommandSchedule::Held { .. } => control.copy_from(&self.held_by_commands),
+            CommandSchedule::Wave { .. } => {
+                control.view_mut((0, 0), (motion, decisions.len())).gemm(
+                    1.0,
+                    &self.held_by_commands,
+                    &self.command_by_decisions,
+                    0.0,
+                );
+                control.view_mut((motion, 0), (states, decisions.len())).copy_from(&self.advance_by_decisions);
+            }
+        }
+        if first {
+            self.motion_by_state.copy_from(&self.step_by_state);
+            self.motion_by_control.copy_from(&self.step_by_control);
+        } else {
+            self.product_by_state.gemm(1.0, &self.step_by_state, &self.motion_by_state, 0.0);
+            self.product_by_control.gemm(1.0, &self.step_by_state, &self.motion_by_control, 0.0);
+            self.product_by_control += &self.step_by_control;
             std::mem::swap(&mut self.motion_by_state, &mut self.product_by_state);
             std::mem::swap(&mut self.motion_by_control, &mut self.product_by_control);
         }
-        Ok(())
     }
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> KnotDynamics for RobotKnots<R, N, C> {
     fn state_size(&self) -> usize {
-        2 * N + self.commands
+        2 * N + self.schedule.states() + self.schedule.decisions()
     }
 
     fn control_size(&self) -> usize {
-        self.commands
+        self.schedule.decisions()
     }
 
     fn step(
@@ -392,27 +510,41 @@ impl<R: Model<N, C>, const N: usize, const C: usize> KnotDynamics for RobotKnots
         next: &mut DVector<f64>,
         jacobians: Option<(&mut DMatrix<f64>, &mut DMatrix<f64>)>,
     ) -> Result<(), String> {
-        self.apply(control)?;
+        let states = self.schedule.states();
+        let decisions = control.as_slice();
         let mut q = SVector::<f64, N>::from_iterator(state.rows(0, N).iter().copied());
         let mut v = SVector::<f64, N>::from_iterator(state.rows(N, N).iter().copied());
+        self.schedule_state.copy_from_slice(state.rows(2 * N, states).as_slice());
         let h = self.interval / self.substeps as f64;
         let derivatives = jacobians.is_some();
-        let mut first = true;
         for s in 0..self.substeps {
+            let mut commands = std::mem::take(&mut self.robot_commands);
+            self.schedule.commands_into(&self.schedule_state, decisions, &mut commands);
+            let applied = self.apply(&commands);
+            self.robot_commands = commands;
+            applied?;
             let t = knot as f64 * self.interval + s as f64 * h;
+            let mut first = true;
             self.advance(knot * self.substeps + s, t, h, &mut q, &mut v, derivatives, &mut first, MAX_HALVINGS)?;
+            if derivatives {
+                self.chain_schedule(s == 0, h, decisions);
+            }
+            let mut schedule_state = std::mem::take(&mut self.schedule_state);
+            self.schedule.advance(&mut schedule_state, decisions, h);
+            self.schedule_state = schedule_state;
         }
         next.rows_mut(0, N).copy_from(&q);
         next.rows_mut(N, N).copy_from(&v);
-        next.rows_mut(2 * N, self.commands).copy_from(control);
+        next.rows_mut(2 * N, states).copy_from_slice(&self.schedule_state);
+        next.rows_mut(2 * N + states, decisions.len()).copy_from(control);
         if let Some((by_state, by_control)) = jacobians {
-            let motion = 2 * N;
+            let augmented = 2 * N + states;
             by_state.fill(0.0);
-            by_state.view_mut((0, 0), (motion, motion)).copy_from(&self.motion_by_state);
+            by_state.view_mut((0, 0), (augmented, augmented)).copy_from(&self.motion_by_state);
             by_control.fill(0.0);
-            by_control.view_mut((0, 0), (motion, self.commands)).copy_from(&self.motion_by_control);
-            for k in 0..self.commands {
-                by_control[(motion + k, k)] = 1.0;
+            by_control.view_mut((0, 0), (augmented, decisions.len())).copy_from(&self.motion_by_control);
+            for k in 0..decisions.len() {
+                by_control[(augmented + k, k)] = 1.0;
             }
         }
         Ok(())

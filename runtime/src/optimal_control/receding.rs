@@ -8,6 +8,7 @@
 use super::cost::{GoalCost, GoalWeights};
 use super::ddp::{BoxDdp, DdpReport, DdpSettings, KnotDynamics};
 use super::knots::RobotKnots;
+use super::schedule::CommandSchedule;
 use crate::robot::model::Model;
 use crate::simulation::closed_loop::Simulation;
 use crate::simulation::system_jacobian::ControlInput;
@@ -161,7 +162,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         weights: GoalWeights,
         ddp: DdpSettings,
     ) -> Result<Self, String> {
-        let knots = RobotKnots::new(simulation, inputs, settings.interval, settings.substeps)?;
+        let commands = inputs.iter().map(|input| input.count::<R, N, C>()).sum();
+        Self::scheduled(simulation, inputs, CommandSchedule::Held { commands }, settings, weights, ddp)
+    }
+
+    /// As [`RecedingHorizon::new`], the plans deciding what `schedule` turns into the
+    /// commands (the bounds, resting values and command-rate cost are the decisions').
+    pub fn scheduled(
+        simulation: Simulation<R, N, C>,
+        inputs: &[ControlInput],
+        schedule: CommandSchedule,
+        settings: HorizonSettings,
+        weights: GoalWeights,
+        ddp: DdpSettings,
+    ) -> Result<Self, String> {
+        let knots = RobotKnots::scheduled(simulation, inputs, schedule, settings.interval, settings.substeps)?;
         let commands = knots.control_size();
         settings.validate(commands)?;
         let params = knots.simulation().params.clone();
@@ -206,9 +221,26 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         self.cost.center_of_mass(q)
     }
 
+    pub fn schedule(&self) -> CommandSchedule {
+        self.knots.schedule()
+    }
+
     /// Plans from the state (q, qd) measured at `time`, with `current` the commands in
-    /// effect (for the command-rate cost).
+    /// effect (for the command-rate cost), for held commands.
     pub fn plan(&mut self, time: f64, q: &SVector<f64, N>, qd: &SVector<f64, N>, current: &[f64]) -> PlanOutcome {
+        self.plan_from(time, q, qd, &[], current)
+    }
+
+    /// Plans from the state (q, qd) and the schedule's state (a wave's phase) at `time`,
+    /// with `current` the decisions in effect.
+    pub fn plan_from(
+        &mut self,
+        time: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        schedule_state: &[f64],
+        current: &[f64],
+    ) -> PlanOutcome {
         let started = Instant::now();
         let mut outcome = PlanOutcome {
             time,
@@ -220,9 +252,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
             failure: None,
         };
         let jacobians_before = self.knots.jacobians;
+        let states = self.schedule().states();
         if current.len() != self.commands() {
             outcome.failure = Some(format!("{} current commands given for {}", current.len(), self.commands()));
-        } else if q.iter().chain(qd.iter()).chain(current).any(|v| !v.is_finite()) {
+        } else if schedule_state.len() != states {
+            outcome.failure =
+                Some(format!("{} schedule states given for the schedule's {states}", schedule_state.len()));
+        } else if q.iter().chain(qd.iter()).chain(current).chain(schedule_state).any(|v| !v.is_finite()) {
             outcome.failure = Some("the measured state or the current commands are not finite".into());
         } else {
             // Warm start: the solver's plan, shifted by the knots that have passed since it
@@ -234,7 +270,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
                 self.ddp.shift(passed);
             }
             self.plan_time = Some(time);
-            let x0 = RobotKnots::<R, N, C>::state_vector(q, qd, current);
+            let x0 = RobotKnots::<R, N, C>::scheduled_state_vector(q, qd, schedule_state, current);
             // One real-time iteration (one rollout), then full iterations if asked for.
             let mut result = self.ddp.real_time_iteration(&mut self.knots, &mut self.cost, &x0);
             if self.settings.iterations > 1 {
