@@ -277,20 +277,7 @@ impl Run<'_> {
         }
         // Hardware in the loop: every regulator's voltage is read back as its muscle's
         // commanded pressure.
-        let mut regulators = Vec::new();
-        for (j, c) in config.channels.iter().enumerate().skip(R::ACTUATED.len()) {
-            match c {
-                softgen_runtime::Channel::PressureRegulator { channel, map, .. } => {
-                    regulators.push((*channel, j - R::ACTUATED.len(), map.clone()))
-                }
-                other => {
-                    return Err(format!(
-                        "{path}: the simulated plant reads muscles from pressure regulators; `{}` has {other:?}",
-                        actuators[j]
-                    ))
-                }
-            }
-        }
+        let (regulators, _) = plant_inputs(&config.channels, R::ACTUATED.len(), R::MUSCLES.len(), &actuators, &path)?;
         let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
         // The muscles' 1 ms step: a limbed robot's contacts need it.
         let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.001)?;
@@ -392,15 +379,7 @@ impl Run<'_> {
         }
         // Hardware in the loop: regulators' voltages become the joints' water pressures,
         // thruster channels' values the thrusts.
-        let mut regulators = Vec::new();
-        let mut thruster_channels = Vec::new();
-        for (j, c) in config.channels.iter().enumerate() {
-            match (j < muscles, c) {
-                (true, softgen_runtime::Channel::PressureRegulator { channel, map, .. }) => regulators.push((*channel, j, map.clone())),
-                (false, softgen_runtime::Channel::Thruster { channel, .. }) => thruster_channels.push(*channel),
-                (_, other) => return Err(format!("{path}: the simulated plant reads muscles from pressure regulators and thrusters from thruster channels; `{}` has {other:?}", actuators[j])),
-            }
-        }
+        let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, &path)?;
         let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
         // RK4 at 0.25 ms: the joints' viscosity at rest (2.5e4 N s/m per actuator) is stiff.
         let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.00025)?;
@@ -503,29 +482,16 @@ impl Run<'_> {
         }
         // Hardware in the loop: regulators' voltages become the muscles' pressures, thruster
         // channels' values the thrusts.
-        let mut regulators = Vec::new();
-        let mut thruster_channels = Vec::new();
-        for (j, c) in config.channels.iter().enumerate() {
-            match (j < muscles, c) {
-                (true, softgen_runtime::Channel::PressureRegulator { channel, map, .. }) => regulators.push((*channel, j, map.clone())),
-                (false, softgen_runtime::Channel::Thruster { channel, .. }) => thruster_channels.push(*channel),
-                (_, other) => return Err(format!("{path}: the simulated plant reads muscles from pressure regulators and thrusters from thruster channels; `{}` has {other:?}", actuators[j])),
-            }
-        }
+        let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, &path)?;
         debug_assert_eq!(regulators.len() + thruster_channels.len(), muscles + thrusters);
         let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, plant_step)?;
         plant.connect_muscles(&regulators).map_err(|e| e.0)?;
         plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
-        let (pending_record, record) = PendingFile::create(&o.record)?;
-        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
         let link = Arc::new(PlanLink::<N>::new());
         let measured = Arc::clone(&link);
-        plant.observe(Box::new(move |t, x| {
-            // The planner's state source: never waits.
+        let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
             measured.measured.try_post((t, *x));
-            write_row(t, x);
-        }));
-        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+        })?;
         let stop = &*self.stop;
         let link = &*link;
         let count = initial.len();
@@ -809,19 +775,13 @@ impl RobotVisitor for Run<'_> {
         }
 
         // Hardware in the loop: the generated model behind the same chain.
-        let (plant_config, mut plant) =
-            simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
+        let (plant_config, plant) = simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
         let start = plant.state;
-        let (pending_record, record) = PendingFile::create(&o.record)?;
-        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
         let link = Arc::new(SteeringLink::<N>::new());
         let measured = Arc::clone(&link);
-        plant.observe(Box::new(move |t, x| {
-            // The state source of the model-predictive controller: never waits.
+        let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
             measured.measured.try_post((t, *x));
-            write_row(t, x);
-        }));
-        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+        })?;
         let Some(settings) = mpc else {
             let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
             return finish(
@@ -981,17 +941,14 @@ fn dry_run(
 /// plant, recording the commands and the plant's trajectory; returns the report and the
 /// plant's final coordinates (None when the plant could not be closed).
 fn run_on_plant<R: Model<N, C>, const N: usize, const C: usize>(
-    mut plant: SimulatedPlant<R, N, C>,
+    plant: SimulatedPlant<R, N, C>,
     o: &RunOptions,
     loop_config: &LoopConfig,
     chain: &mut OutputChain,
     stop: &AtomicUsize,
     controller: impl FnMut(f64, &mut [ActuatorCommand]) -> Result<(), String>,
 ) -> Result<(RunReport, Option<SVector<f64, N>>), String> {
-    let (pending_record, record) = PendingFile::create(&o.record)?;
-    let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
-    plant.observe(Box::new(move |t, x| write_row(t, x)));
-    let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+    let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, |_, _| {})?;
     let (outcome, safe) = run_hardware(loop_config, chain, &mut device, stop, controller);
     let plant = device.into_inner();
     let end = plant.as_ref().ok().map(|p| p.state.q);
@@ -1008,6 +965,56 @@ fn configured_params<R: Model<N, C>, const N: usize, const C: usize>(config: &Ru
     }
     p.check().map_err(|e| format!("run configuration [parameters]: {e}"))?;
     Ok(p)
+}
+
+/// The simulated plant's inputs from the run configuration's channels, for robots with
+/// muscles and thrusters after `first` servo channels: each muscle's pressure regulator
+/// (channel, muscle, map) and each thruster's channel. Any other kind of channel there is an
+/// error naming the actuator.
+#[allow(clippy::type_complexity)]
+fn plant_inputs(
+    channels: &[softgen_runtime::Channel],
+    first: usize,
+    muscles: usize,
+    actuators: &[&str],
+    path: &str,
+) -> Result<(Vec<(u16, usize, softgen_runtime::PressureMap)>, Vec<u16>), String> {
+    let mut regulators = Vec::new();
+    let mut thrusters = Vec::new();
+    for (j, c) in channels.iter().enumerate().skip(first) {
+        match (j - first < muscles, c) {
+            (true, softgen_runtime::Channel::PressureRegulator { channel, map, .. }) => {
+                regulators.push((*channel, j - first, map.clone()))
+            }
+            (false, softgen_runtime::Channel::Thruster { channel, .. }) => thrusters.push(*channel),
+            (_, other) => {
+                return Err(format!(
+                    "{path}: the simulated plant reads muscles from pressure regulators and thrusters from thruster channels; `{}` has {other:?}",
+                    actuators.get(j).copied().unwrap_or("?")
+                ))
+            }
+        }
+    }
+    Ok((regulators, thrusters))
+}
+
+/// The simulated plant behind the run's recorder, its states written to the trajectory
+/// file and handed to `publish` (a planner's state source, which must never wait); with the
+/// two outputs still pending.
+#[allow(clippy::type_complexity)]
+fn recorded_plant<R: Model<N, C>, const N: usize, const C: usize>(
+    mut plant: SimulatedPlant<R, N, C>,
+    o: &RunOptions,
+    mut publish: impl FnMut(f64, &State<N>) + Send + 'static,
+) -> Result<(Recorder<SimulatedPlant<R, N, C>, std::fs::File>, PendingFile, PendingFile), String> {
+    let (pending_record, record) = PendingFile::create(&o.record)?;
+    let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
+    plant.observe(Box::new(move |t, x| {
+        publish(t, x);
+        write_row(t, x);
+    }));
+    let device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+    Ok((device, pending_record, pending_trajectory))
 }
 
 /// The plant's trajectory CSV (`t` and every coordinate by name) as a pending file and the
