@@ -36,6 +36,8 @@ pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     inputs: Vec<(ControlInput, usize)>,
     /// What the plan decides, and the robot's commands it makes.
     schedule: CommandSchedule,
+    /// How each step is integrated.
+    pub integrator: KnotIntegrator,
     robot_commands: Vec<f64>,
     schedule_state: Vec<f64>,
     /// Knot interval (s) and the steps it is cut into.
@@ -77,6 +79,16 @@ pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     motion_by_control: DMatrix<f64>,
     product_by_state: DMatrix<f64>,
     product_by_control: DMatrix<f64>,
+}
+
+/// How a knot's steps are integrated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnotIntegrator {
+    /// Implicit Euler by Newton's method: stable at any step, for stiff robots.
+    ImplicitEuler,
+    /// Semi-implicit (symplectic) Euler, v' = v + h a(q, v), q' = q + h v': one system
+    /// Jacobian per step and no iterations, for robots whose steps must be short anyway.
+    SemiImplicitEuler,
 }
 
 /// Most substeps per knot.
@@ -153,6 +165,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             simulation,
             inputs: groups,
             schedule,
+            integrator: KnotIntegrator::ImplicitEuler,
             robot_commands: vec![0.0; commands],
             schedule_state: vec![0.0; states],
             interval,
@@ -396,6 +409,55 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
+    /// One semi-implicit Euler step of `h` from (q, v) at `t`; with `derivatives`, its
+    /// Jacobians into the substep buffers: with A_q, A_v, B the system's at (q, v),
+    /// d v'/d(q, v, u) = h (A_q, I/h + A_v, B) and d q' = h d v' plus the identity on q.
+    fn explicit_substep(
+        &mut self,
+        t: f64,
+        h: f64,
+        q: &mut SVector<f64, N>,
+        v: &mut SVector<f64, N>,
+        derivatives: bool,
+    ) -> Result<(), String> {
+        let mut acceleration = SVector::<f64, N>::zeros();
+        self.simulation.acceleration(t, q, v, &mut acceleration).map_err(|e| e.to_string())?;
+        if derivatives {
+            let mut by_position = SMatrix::<f64, N, N>::zeros();
+            let mut by_velocity = SMatrix::<f64, N, N>::zeros();
+            self.jacobians += 1;
+            self.simulation.exact_jacobian(t, q, v, &mut by_position, &mut by_velocity).map_err(|e| e.to_string())?;
+            for &(input, start) in &self.inputs {
+                let columns = &mut self.input_columns[start..start + input.count::<R, N, C>()];
+                self.simulation.input_jacobian(q, v, input, columns)?;
+            }
+            let a = &mut self.substep_by_state;
+            for c in 0..N {
+                for r in 0..N {
+                    let identity = if r == c { 1.0 } else { 0.0 };
+                    let rate_by_coordinate = h * by_position[(r, c)];
+                    let rate_by_rate = identity + h * by_velocity[(r, c)];
+                    a[(N + r, c)] = rate_by_coordinate;
+                    a[(N + r, N + c)] = rate_by_rate;
+                    a[(r, c)] = identity + h * rate_by_coordinate;
+                    a[(r, N + c)] = h * rate_by_rate;
+                }
+            }
+            for (k, column) in self.input_columns.iter().enumerate() {
+                for r in 0..N {
+                    self.substep_by_control[(N + r, k)] = h * column[r];
+                    self.substep_by_control[(r, k)] = h * h * column[r];
+                }
+            }
+        }
+        *v += acceleration * h;
+        *q += *v * h;
+        if v.iter().chain(q.iter()).any(|x| !x.is_finite()) {
+            return Err(format!("the semi-implicit step diverged (h = {h} s): shorten the knots' steps"));
+        }
+        Ok(())
+    }
+
     /// An implicit step of `h`, or, where Newton's method fails on it (a touchdown or a
     /// stick-slip change inside a long step), two of `h / 2`, down to `halvings` times;
     /// each step's Jacobians are chained into the knot's.
@@ -414,6 +476,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         // A step that fails from the knot's kept Newton matrix is tried once more from fresh
         // ones (the kept matrix can lead the iterates onto a kink of the friction law that
         // the fresh start avoids), then halved.
+        if self.integrator == KnotIntegrator::SemiImplicitEuler {
+            self.explicit_substep(t, h, q, v, derivatives)?;
+            if derivatives {
+                self.held_by_state.copy_from(&self.substep_by_state);
+                self.held_by_commands.copy_from(&self.substep_by_control);
+            }
+            return Ok(());
+        }
         let mut result = self.substep(slot, t, h, q, v, derivatives);
         if result.is_err() && self.newton_matrices.get(slot).is_some_and(|m| m.is_some()) {
             self.newton_matrices[slot] = None;

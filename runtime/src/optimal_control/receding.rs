@@ -7,7 +7,7 @@
 
 use super::cost::{GoalCost, GoalWeights};
 use super::ddp::{BoxDdp, DdpReport, DdpSettings, KnotDynamics};
-use super::knots::RobotKnots;
+use super::knots::{KnotIntegrator, RobotKnots};
 use super::schedule::CommandSchedule;
 use crate::robot::model::Model;
 use crate::simulation::closed_loop::Simulation;
@@ -219,6 +219,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
     /// The centre of mass at q.
     pub fn center_of_mass(&self, q: &SVector<f64, N>) -> nalgebra::Vector3<f64> {
         self.cost.center_of_mass(q)
+    }
+
+    /// Integrates the knots' steps with `integrator`.
+    pub fn set_knot_integrator(&mut self, integrator: KnotIntegrator) {
+        self.knots.integrator = integrator;
     }
 
     pub fn schedule(&self) -> CommandSchedule {
