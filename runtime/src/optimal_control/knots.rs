@@ -375,11 +375,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             // side (r_q, r_v), S v' = r_v + h A_q r_q and q' = r_q + h v'. So d v'/dq =
             // h S^-1 A_q, d q'/dq = I + h d v'/dq, d v'/dv = S^-1, d q'/dv = h S^-1, and the
             // commands enter as r_v = h d a/du.
-            let position = *q + rate * h;
-            for &(input, start) in &self.inputs {
-                let columns = &mut self.input_columns[start..start + input.count::<R, N, C>()];
-                self.simulation.input_jacobian(&position, &rate, input, columns)?;
-            }
+            self.fill_input_columns(&(*q + rate * h), &rate)?;
             let a = &mut self.substep_by_state;
             for c in 0..N {
                 let mut unit = SVector::<f64, N>::zeros();
@@ -409,6 +405,15 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
+    /// d qdd/du at (q, v), one column per command, into `input_columns`.
+    fn fill_input_columns(&mut self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> Result<(), String> {
+        for &(input, start) in &self.inputs {
+            let columns = &mut self.input_columns[start..start + input.count::<R, N, C>()];
+            self.simulation.input_jacobian(q, v, input, columns)?;
+        }
+        Ok(())
+    }
+
     /// One semi-implicit Euler step of `h` from (q, v) at `t`; with `derivatives`, its
     /// Jacobians into the substep buffers: with A_q, A_v, B the system's at (q, v),
     /// d v'/d(q, v, u) = h (A_q, I/h + A_v, B) and d q' = h d v' plus the identity on q.
@@ -427,10 +432,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             let mut by_velocity = SMatrix::<f64, N, N>::zeros();
             self.jacobians += 1;
             self.simulation.exact_jacobian(t, q, v, &mut by_position, &mut by_velocity).map_err(|e| e.to_string())?;
-            for &(input, start) in &self.inputs {
-                let columns = &mut self.input_columns[start..start + input.count::<R, N, C>()];
-                self.simulation.input_jacobian(q, v, input, columns)?;
-            }
+            self.fill_input_columns(q, v)?;
             let a = &mut self.substep_by_state;
             for c in 0..N {
                 for r in 0..N {
@@ -478,24 +480,20 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         // the fresh start avoids), then halved.
         if self.integrator == KnotIntegrator::SemiImplicitEuler {
             self.explicit_substep(t, h, q, v, derivatives)?;
-            if derivatives {
-                self.held_by_state.copy_from(&self.substep_by_state);
-                self.held_by_commands.copy_from(&self.substep_by_control);
+        } else {
+            let mut result = self.substep(slot, t, h, q, v, derivatives);
+            if result.is_err() && self.newton_matrices.get(slot).is_some_and(|m| m.is_some()) {
+                self.newton_matrices[slot] = None;
+                result = self.substep(slot, t, h, q, v, derivatives);
             }
-            return Ok(());
-        }
-        let mut result = self.substep(slot, t, h, q, v, derivatives);
-        if result.is_err() && self.newton_matrices.get(slot).is_some_and(|m| m.is_some()) {
-            self.newton_matrices[slot] = None;
-            result = self.substep(slot, t, h, q, v, derivatives);
-        }
-        match result {
-            Ok(()) => {}
-            Err(_) if halvings > 0 => {
-                self.advance(slot, t, h / 2.0, q, v, derivatives, first, halvings - 1)?;
-                return self.advance(slot, t + h / 2.0, h / 2.0, q, v, derivatives, first, halvings - 1);
+            match result {
+                Ok(()) => {}
+                Err(_) if halvings > 0 => {
+                    self.advance(slot, t, h / 2.0, q, v, derivatives, first, halvings - 1)?;
+                    return self.advance(slot, t + h / 2.0, h / 2.0, q, v, derivatives, first, halvings - 1);
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
         }
         if !derivatives {
             return Ok(());
