@@ -113,6 +113,7 @@ fn check_layers(src_dir: &str, layers: &[&str], exempt: &[&str]) -> Vec<String> 
 
 /// The runtime's layers, each using only those before it.
 const RUNTIME_LAYERS: &[&str] = &[
+    "quantities",
     "soft",
     "environment",
     "actuators",

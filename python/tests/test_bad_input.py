@@ -29,6 +29,7 @@ def robot():
         (lambda r: r.set_params(link_mass=float("nan")), "parameter `link_mass` must be finite"),
         (lambda r: r.set_params(link_mass="heavy"), "parameter `link_mass` must be a number"),
         (lambda r: r.set_params(link_mass=-1.0), "link_mass"),
+        (lambda r: r.set_params(link_mass=1e308), "= 1e308 kg is outside the physical range of a mass"),
     ],
 )
 def test_bad_arrays_and_parameters_raise_with_the_message(robot, call, message):
@@ -60,6 +61,9 @@ def test_unknown_parameter_at_construction():
         ({"duration": float("nan")}, "duration must be a finite number"),
         ({"params": {"wingspan": 1.0}}, "unknown parameter `wingspan`"),
         ({"duration": [1.0]}, "expected a number, string, bool or dict"),
+        ({"friction": 1e300}, "friction along = 1e300 is outside the physical range of a friction coefficient"),
+        ({"contact_stiffness": 1e300}, "outside the physical range of a contact stiffness"),
+        ({"params": {"upper_mass": 1e308}}, "= 1e308 kg is outside the physical range of a mass"),
     ],
 )
 def test_bad_simulation_settings_raise(settings, message):

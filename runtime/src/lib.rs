@@ -19,6 +19,7 @@ mod environment;
 mod hardware;
 mod integration;
 mod optimal_control;
+mod quantities;
 mod robot;
 mod simulation;
 mod soft;
@@ -31,6 +32,7 @@ pub use hardware::protocol;
 pub use nalgebra;
 
 // The robot model.
+pub use quantities::physical_ranges;
 pub use robot::articulated::{ArticulatedFactor, InverseDynamicsFactors, Solve};
 pub use robot::dynamics::{
     forward_dynamics, forward_dynamics_derivatives, multiply_into, reciprocal_or_zero, solve_spd_in_place,

@@ -98,10 +98,13 @@ pub(crate) struct Goal {
 }
 
 pub(crate) fn parse_goal(text: &str) -> Result<Goal, String> {
-    let bad = || format!("expected X,Y or X,Y,Z in metres (e.g. 1.0,-0.7), got `{text}`");
-    let values = text.split(',').map(|v| v.trim().parse::<f64>().map_err(|_| bad())).collect::<Result<Vec<_>, _>>()?;
-    if !(2..=3).contains(&values.len()) || values.iter().any(|v| !v.is_finite()) {
-        return Err(bad());
+    let bad = |why: String| format!("{why}; expected X,Y or X,Y,Z in metres (e.g. 1.0,-0.7), got `{text}`");
+    let values = super::values::parse_list("goal", text).map_err(bad)?;
+    if !(2..=3).contains(&values.len()) {
+        return Err(bad(format!("--goal: {} values", values.len())));
+    }
+    if let Some(i) = values.iter().position(|v| v.abs() > 1e3) {
+        return Err(bad(format!("--goal: value {i} is {}, more than a kilometre away", values[i])));
     }
     Ok(Goal { plane: nalgebra::Vector2::new(values[0], values[1]), height: values.get(2).copied() })
 }

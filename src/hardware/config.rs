@@ -848,7 +848,10 @@ mod tests {
         }
         for (extra, expected) in [
             ("[environment]\nterrain = { kind = \"pipe\", diameter = -1 }\n", "run.toml:14:1: environment: terrain:"),
-            ("[environment]\nfriction = { along = -0.1 }\n", "environment: friction along must be finite and >= 0"),
+            (
+                "[environment]\nfriction = { along = -0.1 }\n",
+                "environment: friction along = -0.1 is outside the physical range of a friction coefficient",
+            ),
             ("[environment]\nterrain = { kind = \"lava\" }\n", "run.toml:15:"),
             (
                 "[mpc]\ngoal = [1.0, 0.0]\nsamples = 1\n",

@@ -162,9 +162,15 @@ impl RunSettings {
         params: BTreeMap::new(),
     };
 
-    /// (relative, absolute) tolerances: the ones given, else the integrator's defaults.
-    fn tolerances(&self, defaults: (f64, f64)) -> (f64, f64) {
-        (self.rtol.unwrap_or(defaults.0), self.atol.unwrap_or(defaults.1))
+    /// (relative, absolute) tolerances: the ones given, else the integrator's defaults. A
+    /// user's tolerance must be one that controls the error (the integrators themselves also
+    /// take huge ones, which tests use to accept every step).
+    fn tolerances(&self, defaults: (f64, f64)) -> Result<(f64, f64), String> {
+        use softgen_runtime::physical_ranges::{ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE};
+        let (relative, absolute) = (self.rtol.unwrap_or(defaults.0), self.atol.unwrap_or(defaults.1));
+        RELATIVE_TOLERANCE.check("relative tolerance", relative)?;
+        ABSOLUTE_TOLERANCE.check("absolute tolerance", absolute)?;
+        Ok((relative, absolute))
     }
 
     /// The scenario that runs `robot` with these settings.
@@ -189,11 +195,11 @@ impl RunSettings {
             IntegratorName::Auto | IntegratorName::Rk4 => IntegratorChoice::RungeKutta4 { step: self.dt },
             IntegratorName::Euler => IntegratorChoice::SemiImplicitEuler { step: self.dt },
             IntegratorName::Dopri5 => {
-                let (relative, absolute) = self.tolerances(DOPRI5_TOLERANCES);
+                let (relative, absolute) = self.tolerances(DOPRI5_TOLERANCES)?;
                 IntegratorChoice::DormandPrince5 { relative, absolute }
             }
             IntegratorName::Ros34 => {
-                let (relative, absolute) = self.tolerances(ROS34_TOLERANCES);
+                let (relative, absolute) = self.tolerances(ROS34_TOLERANCES)?;
                 let jacobian = match self.jacobian {
                     JacobianName::Stiff => SystemJacobian::Stiff,
                     JacobianName::Exact => SystemJacobian::Exact,

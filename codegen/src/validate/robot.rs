@@ -61,7 +61,13 @@ impl Validator {
         // Environment first: gravity is a parameter of the dynamics.
         let environment = spec.environment.as_ref();
         let gravity = match environment.and_then(|e| e.get_ref().gravity.as_ref()) {
-            Some(g) if g.get_ref().is_finite() && *g.get_ref() >= 0.0 => *g.get_ref(),
+            Some(g) if g.get_ref().is_finite() && *g.get_ref() >= 0.0 => {
+                if let Err(message) = softgen_runtime::physical_ranges::check_field("environment.gravity", *g.get_ref())
+                {
+                    self.error(g.span(), "environment.gravity", message);
+                }
+                *g.get_ref()
+            }
             Some(g) => {
                 self.error(
                     g.span(),
@@ -295,16 +301,30 @@ impl Validator {
                             [0.0, 0.0, 1.0]
                         } else {
                             let u = [v[0] / len, v[1] / len, v[2] / len];
-                            if let (Some(n), JointKind::Revolute) = (normal, kind) {
+                            if let Some(n) = normal {
                                 let dot = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
-                                if (dot.abs() - 1.0).abs() > 1e-9 {
+                                if kind == JointKind::Revolute && (dot.abs() - 1.0).abs() > 1e-9 {
                                     self.error(a.span(), &format!("{field}.axis"), format!("in a planar robot revolute axes must be the plane normal {n:?} (or its opposite)"));
+                                }
+                                // Frames of a planar robot only turn about the normal, so an
+                                // axis in the plane of its body frame stays in the plane.
+                                if kind == JointKind::Prismatic && dot.abs() > 1e-9 {
+                                    self.error(a.span(), &format!("{field}.axis"), format!("in a planar robot a prismatic joint must slide in the plane: its axis must be perpendicular to the plane normal {n:?}"));
                                 }
                             }
                             u
                         }
                     }
-                    (None, Some(n)) => n,
+                    (None, Some(n)) => {
+                        if kind == JointKind::Prismatic {
+                            self.error(
+                                sb.span(),
+                                &format!("{field}.axis"),
+                                "missing: a prismatic joint of a planar robot needs its axis, a direction in the plane",
+                            );
+                        }
+                        n
+                    }
                     (None, None) => {
                         if kind != JointKind::Fixed {
                             self.error(

@@ -2,6 +2,7 @@
 //! non-negative values, and the rules `Params::check` applies to them; errors with their span.
 // The validator's types, helpers and imports, shared by its files.
 use super::*;
+use softgen_runtime::physical_ranges;
 
 impl Validator {
     /// Records a rule on values that may depend on parameters, for the generated
@@ -41,6 +42,10 @@ impl Validator {
                     self.error(value.span(), field, format!("expected a finite number, got {n}"));
                     return None;
                 }
+                if let Err(message) = physical_ranges::check_field_magnitude(field, *n) {
+                    self.error(value.span(), field, message);
+                    return None;
+                }
                 Some(Expr::Num(expr::float_to_rational(*n)))
             }
             Value::Expression(text) => {
@@ -76,7 +81,12 @@ impl Validator {
                     }
                 }
                 match parsed.evaluate(parameters) {
-                    Ok(v) if v.is_finite() => {}
+                    Ok(v) if v.is_finite() => {
+                        if let Err(message) = physical_ranges::check_field_magnitude(field, v) {
+                            self.error(value.span(), field, format!("\"{text}\" with the defaults: {message}"));
+                            return None;
+                        }
+                    }
                     Ok(v) => {
                         self.error(value.span(), field, format!("\"{text}\" evaluates to {v} with the defaults"));
                         return None;
@@ -150,6 +160,10 @@ impl Validator {
     ) -> Option<Expr> {
         match value.get_ref() {
             Value::Number(n) if n.is_finite() => {
+                if let Err(message) = physical_ranges::check_field_magnitude(field, *n) {
+                    self.error(value.span(), field, message);
+                    return None;
+                }
                 if parameters.contains_key(&auto_name) {
                     self.error(
                         value.span(),

@@ -16,12 +16,9 @@ impl JointPd {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [("stiffness", self.stiffness), ("damping", self.damping), ("torque limit", self.torque_limit)]
-        {
-            if !v.is_finite() || v < 0.0 {
-                return Err(format!("servo {name} must be finite and >= 0, got {v}"));
-            }
-        }
-        Ok(())
+        use crate::quantities::physical_ranges::{ELASTIC_DAMPING, ELASTIC_STIFFNESS, TORQUE};
+        ELASTIC_STIFFNESS.check("servo stiffness", self.stiffness)?;
+        ELASTIC_DAMPING.check("servo damping", self.damping)?;
+        TORQUE.check("servo torque limit", self.torque_limit)
     }
 }

@@ -17,14 +17,13 @@ impl AdmittanceGains {
         if !(self.inertia > 0.0 && self.inertia.is_finite()) {
             return Err(format!("admittance inertia must be > 0, got {}", self.inertia));
         }
-        for (name, v) in
-            [("damping", self.damping), ("stiffness", self.stiffness), ("feedback gain", self.feedback_gain)]
-        {
-            if !v.is_finite() || v < 0.0 {
-                return Err(format!("admittance {name} must be finite and >= 0, got {v}"));
-            }
-        }
-        Ok(())
+        // The filter's gains are in the gait's own units; bounded as coefficients so that
+        // none can overflow the phase it integrates.
+        use crate::quantities::physical_ranges::GAIN;
+        GAIN.check("admittance inertia", self.inertia)?;
+        GAIN.check("admittance damping", self.damping)?;
+        GAIN.check("admittance stiffness", self.stiffness)?;
+        GAIN.check("admittance feedback gain", self.feedback_gain)
     }
 }
 

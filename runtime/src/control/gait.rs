@@ -41,21 +41,12 @@ impl Serpenoid {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [
-            ("amplitude", self.amplitude),
-            ("temporal frequency", self.temporal_frequency),
-            ("spatial frequency", self.spatial_frequency),
-            ("offset", self.offset),
-            ("ramp", self.ramp),
-        ] {
-            if !v.is_finite() {
-                return Err(format!("gait {name} must be finite, got {v}"));
-            }
-            if self.ramp < 0.0 {
-                return Err(format!("gait ramp must be >= 0, got {}", self.ramp));
-            }
-        }
-        Ok(())
+        use crate::quantities::physical_ranges::{ANGLE, FREQUENCY, TIME_CONSTANT};
+        ANGLE.check("gait amplitude", self.amplitude)?;
+        FREQUENCY.check("gait temporal frequency", self.temporal_frequency)?;
+        ANGLE.check("gait spatial frequency (rad per joint)", self.spatial_frequency)?;
+        ANGLE.check("gait offset", self.offset)?;
+        TIME_CONSTANT.check("gait ramp", self.ramp)
     }
 }
 

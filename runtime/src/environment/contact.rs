@@ -2,6 +2,7 @@
 //! (eq 19), isotropic or anisotropic, exact or regularised.
 
 use crate::environment::terrain::SurfaceContact;
+use crate::quantities::physical_ranges::{CONTACT_DAMPING, CONTACT_STIFFNESS, FRICTION, FRICTION_REGULARISATION};
 use nalgebra::Vector3;
 
 /// In which directions the two friction coefficients act.
@@ -67,19 +68,17 @@ fn signum(v: f64, regularisation: f64) -> f64 {
 }
 
 impl ContactLaw {
-    /// Checks that all constants are finite and non-negative.
+    /// Checks that all constants are finite and within their physical ranges.
     pub fn validate(&self) -> Result<(), String> {
         let fields = [
-            ("contact stiffness", self.stiffness),
-            ("contact damping", self.damping),
-            ("friction along", self.friction.along),
-            ("friction across", self.friction.across),
-            ("friction regularisation", self.friction.regularisation),
+            ("contact stiffness", self.stiffness, CONTACT_STIFFNESS),
+            ("contact damping", self.damping, CONTACT_DAMPING),
+            ("friction along", self.friction.along, FRICTION),
+            ("friction across", self.friction.across, FRICTION),
+            ("friction regularisation", self.friction.regularisation, FRICTION_REGULARISATION),
         ];
-        for (name, value) in fields {
-            if !value.is_finite() || value < 0.0 {
-                return Err(format!("{name} must be finite and >= 0, got {value}"));
-            }
+        for (name, value, range) in fields {
+            range.check(name, value)?;
         }
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! The rules a robot's parameters keep (positive masses, rigid-body inertias, non-negative
-//! gravity, ...), checked by the generated `Params::check` whenever values are changed at
+//! gravity, ...) and the physical range of each kind of value, checked by the generated `Params::check` whenever values are changed at
 //! run time, with the same wording the spec validator uses for the spec's own values.
 
+use crate::quantities::physical_ranges::{range_of_field, readable};
 use std::fmt::Write;
 
 /// What a value (or group of values) of the spec must satisfy.
@@ -67,12 +68,17 @@ pub fn check_rule(field: &str, kind: RuleKind, values: &[f64], parameters: &[(&s
         },
         _ => None,
     };
+    // Past its sign, a value must be one a robot could have (a mass of 1e308 kg is a slip).
+    let problem = problem.or_else(|| {
+        let range = range_of_field(field)?;
+        values.iter().find_map(|v| range.problem(*v))
+    });
     let Some(problem) = problem else { return Ok(()) };
     let mut message = format!("`{field}` {problem}");
     if !parameters.is_empty() {
         message.push_str(" (from ");
         for (k, (name, value)) in parameters.iter().enumerate() {
-            let _ = write!(message, "{}{name} = {value}", if k > 0 { ", " } else { "" });
+            let _ = write!(message, "{}{name} = {}", if k > 0 { ", " } else { "" }, readable(*value));
         }
         message.push(')');
     }
@@ -98,6 +104,8 @@ mod tests {
         (RuleKind::RigidInertia, &[1.0, 1.0, f64::NAN, 0.0, 0.0, 0.0], Some("must be finite")),
         (RuleKind::PrincipalMoments, &[2.0, 1.0, 1.0], None),
         (RuleKind::PrincipalMoments, &[-1.0, 1.0, 1.0], Some("not the inertia of a rigid body")),
+        (RuleKind::Positive, &[1e308], Some("= 1e308 kg is outside the physical range of a mass")),
+        (RuleKind::RigidInertia, &[1e300, 1e300, 1e300, 0.0, 0.0, 0.0], Some("is outside the physical range")),
     ];
 
     #[test]

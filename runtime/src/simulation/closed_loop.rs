@@ -46,10 +46,7 @@ impl SimulationConfig {
                 return Err("the admittance controller adapts a gait, but no gait is set".into());
             }
         }
-        if !(self.control_period > 0.0 && self.control_period.is_finite()) {
-            return Err(format!("control period must be > 0, got {}", self.control_period));
-        }
-        Ok(())
+        crate::quantities::physical_ranges::TIME_STEP.check("control period", self.control_period)
     }
 }
 
