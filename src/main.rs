@@ -59,6 +59,42 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    quiet_on_closed_pipes();
+    match std::panic::catch_unwind(run_command) {
+        Ok(code) => code,
+        Err(payload) if closed_pipe(payload_text(&*payload)) => ExitCode::from(CLOSED_PIPE_STATUS),
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+}
+
+/// The status a command ends with when the reader of its output went away (`softgen list |
+/// head -1`): 128 + SIGPIPE, what a shell reports for a command that signal ended.
+const CLOSED_PIPE_STATUS: u8 = 141;
+
+/// Whether a panic's message is the one `print!` or `eprint!` raise when the reader of stdout
+/// or stderr closed its end of the pipe.
+fn closed_pipe(message: Option<&str>) -> bool {
+    message.is_some_and(|m| m.starts_with("failed printing to std") && m.contains("Broken pipe"))
+}
+
+fn payload_text(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied())
+}
+
+/// Rust ignores SIGPIPE, so a write to a closed pipe fails and `print!` panics. A command-line
+/// tool should end quietly then, as the signal would end it: this hook says nothing for that
+/// panic (the unwinding that follows drops pending outputs, so earlier files stay as they
+/// were, and `main` gives status 141) and reports every other panic as before.
+fn quiet_on_closed_pipes() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !closed_pipe(info.payload_as_str()) {
+            report(info);
+        }
+    }));
+}
+
+fn run_command() -> ExitCode {
     let cli = Cli::parse();
     let exit = |result: Result<ExitCode, String>| match result {
         Ok(code) => code,

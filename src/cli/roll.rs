@@ -57,6 +57,7 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
     run.settle = args.settle;
     run.frequency = args.frequency;
     run.ceiling = args.ceiling;
+    softgen_runtime::physical_ranges::RELATIVE_TOLERANCE.check("--tolerance", args.tolerance)?;
     run.tolerance = args.tolerance;
     run.jacobian = args.jacobian;
     run.bend = match args.bend.as_str() {
@@ -75,7 +76,9 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
         progress.set_message(format!("t = {:.1} s", s.t));
     })?;
     progress.finish_and_clear();
-    let csv_path = softgen::papers::soft_snake::write_rolling_outputs(&summary, name, &args.output)?;
+    // A run stopped by a signal keeps what it did; one that failed replaces nothing.
+    let failed = summary.error.is_some() && stop.load(std::sync::atomic::Ordering::Relaxed) == 0;
+    let csv_path = softgen::papers::soft_snake::write_rolling_outputs(&summary, name, &args.output, failed)?;
     let (paper_x, paper_y) = match rolling {
         softgen::papers::soft_snake::Rolling::Planar => (3.51, 9.39),
         softgen::papers::soft_snake::Rolling::Spatial => (0.67, 7.77),
@@ -101,15 +104,22 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
         simulated,
         simulated / summary.wall_seconds.max(1e-9)
     );
-    println!(
-        "outputs              {} and .position, .orientation, .lengths, .track (.png and .svg)",
-        csv_path.display()
-    );
+    if failed {
+        println!("outputs              none replaced; the run up to its failure is in {}", csv_path.display());
+    } else {
+        println!(
+            "outputs              {} and .position, .orientation, .lengths, .track (.png and .svg)",
+            csv_path.display()
+        );
+    }
     if let Some(code) = summary.error.as_ref().and_then(|e| stopped_by_signal(&stop, e)) {
         return Ok(code);
     }
     match summary.error {
-        Some(e) => Err(format!("the run stopped early: {e} (outputs above hold everything up to then)")),
+        Some(e) => Err(format!(
+            "the run stopped early: {e} (earlier outputs kept; this run up to then is in {})",
+            csv_path.display()
+        )),
         None => Ok(ExitCode::SUCCESS),
     }
 }

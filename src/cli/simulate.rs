@@ -186,7 +186,10 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
     std::io::Write::flush(&mut csv).map_err(|e| format!("{}: {e}", csv_path.display()))?;
     drop(csv);
     let summary = result?;
-    pending_csv.commit()?;
+    // A run stopped by a signal keeps what it did; one that failed replaces nothing, and what
+    // it wrote is kept beside the earlier outputs for finding out why.
+    let failed = summary.error.is_some() && stop.load(std::sync::atomic::Ordering::Relaxed) == 0;
+    let csv_path = if failed { pending_csv.keep_as_failed()? } else { pending_csv.commit().map(|()| csv_path)? };
 
     let start_com = summary.com_start();
     let end_com = summary.com_end();
@@ -208,7 +211,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
     }
     println!("max depth      {:.2} mm", summary.max_depth * 1000.0);
     println!("csv            {}", csv_path.display());
-    if !args.no_plot {
+    if !args.no_plot && !failed {
         let png = args.output.join(format!("{}.png", args.robot));
         summary.plot(&png)?;
         println!("plot           {} (and .svg)", png.display());
@@ -222,7 +225,10 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
         } else {
             ""
         };
-        return Err(format!("the run stopped early: {e} (outputs above hold everything up to then){hint}"));
+        return Err(format!(
+            "the run stopped early: {e} (earlier outputs kept; this run up to then is in {}){hint}",
+            csv_path.display()
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1121,17 +1121,23 @@ fn finish(
     if let Err(e) = &closed {
         println!("recording   could not be completed: {e}");
     }
-    // The loop ran: its record (and the plant's trajectory) replace earlier ones, whatever
-    // the outcome; a fault's record is the one worth reading.
-    println!("recording   {}", record.target().display());
-    record.commit()?;
+    let fault = outcome.fault.or(safe.err()).or(closed.err().map(|e| SafetyFault::Device(e.0)));
+    // A run that ended normally (or by a signal) replaces the earlier record and trajectory;
+    // a faulted one leaves them as they were, and its own, the one worth reading, is kept
+    // beside them as `<stem>.failed.csv`.
+    let failed = fault.as_ref().is_some_and(|f| !matches!(f, SafetyFault::Signal(_)));
+    let keep = |pending: PendingFile, what: &str| -> Result<(), String> {
+        if failed {
+            println!("{what:<11} {} (earlier one kept)", pending.keep_as_failed()?.display());
+        } else {
+            println!("{what:<11} {}", pending.target().display());
+            pending.commit()?;
+        }
+        Ok(())
+    };
+    keep(record, "recording")?;
     if let Some(t) = trajectory {
-        println!("trajectory  {}", t.target().display());
-        t.commit()?;
+        keep(t, "trajectory")?;
     }
-    Ok(RunReport {
-        stats: Some(outcome.stats),
-        fault: outcome.fault.or(safe.err()).or(closed.err().map(|e| SafetyFault::Device(e.0))),
-        mpc: None,
-    })
+    Ok(RunReport { stats: Some(outcome.stats), fault, mpc: None })
 }

@@ -49,12 +49,48 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    /// Runs it with outputs under `out/<name>/`.
+    /// Runs it with outputs under `out/<name>/`. They are written into `out/<name>.partial/`
+    /// and replace the folder only once the experiment has given its report: one that fails
+    /// leaves an earlier folder as it was.
     pub fn run(&self, out: &Path) -> Result<ExperimentReport, String> {
         let folder = out.join(self.name);
-        std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-        (self.run)(&folder)
+        let partial = out.join(format!("{}.partial", self.name));
+        let _ = std::fs::remove_dir_all(&partial);
+        std::fs::create_dir_all(&partial).map_err(|e| format!("{}: {e}", partial.display()))?;
+        let report = match (self.run)(&partial) {
+            Ok(report) => report,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&partial);
+                return Err(e);
+            }
+        };
+        replace_folder(&partial, &folder)?;
+        Ok(report)
     }
+}
+
+/// Puts the folder `partial` in place of `folder`: the old one is moved aside first, and
+/// put back if the move fails, so one of the two is always whole.
+fn replace_folder(partial: &Path, folder: &Path) -> Result<(), String> {
+    let aside = folder.with_file_name(format!(
+        "{}.replaced",
+        folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    ));
+    let _ = std::fs::remove_dir_all(&aside);
+    let had_one = folder.exists();
+    if had_one {
+        std::fs::rename(folder, &aside).map_err(|e| format!("{}: {e}", folder.display()))?;
+    }
+    if let Err(e) = std::fs::rename(partial, folder) {
+        if had_one {
+            let _ = std::fs::rename(&aside, folder);
+        }
+        return Err(format!("{}: {e}", folder.display()));
+    }
+    if had_one {
+        let _ = std::fs::remove_dir_all(&aside);
+    }
+    Ok(())
 }
 
 /// Reproduced when no reason to differ was found.
@@ -107,4 +143,39 @@ pub(crate) fn set_params<P: ParamSet>(params: &mut P, values: &BTreeMap<String, 
         params.set(name, *value).map_err(|e| e.to_string())?;
     }
     params.check().map_err(|e| format!("parameters: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Experiment, ExperimentReport, Verdict};
+    use std::path::Path;
+
+    fn writes_then_succeeds(folder: &Path) -> Result<ExperimentReport, String> {
+        super::write_csv(&folder.join("run.csv"), "t", &["2".into()])?;
+        Ok(ExperimentReport { lines: vec![], verdict: Verdict::Reproduced })
+    }
+
+    fn writes_then_fails(folder: &Path) -> Result<ExperimentReport, String> {
+        super::write_csv(&folder.join("run.csv"), "t", &["3".into()])?;
+        std::fs::write(folder.join("extra.txt"), "from the failed run").map_err(|e| e.to_string())?;
+        Err("the run stopped early".into())
+    }
+
+    #[test]
+    fn a_failed_experiment_leaves_the_earlier_folder_as_it_was() {
+        let out = tempfile::tempdir().unwrap();
+        let good = Experiment { name: "000-test", what: "", run: writes_then_succeeds };
+        let bad = Experiment { name: "000-test", what: "", run: writes_then_fails };
+        let folder = out.path().join("000-test");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("stale.txt"), "from an older version").unwrap();
+        good.run(out.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(folder.join("run.csv")).unwrap(), "t\n2\n");
+        assert!(!folder.join("stale.txt").exists(), "a finished experiment replaces the whole folder");
+        assert!(bad.run(out.path()).is_err());
+        assert_eq!(std::fs::read_to_string(folder.join("run.csv")).unwrap(), "t\n2\n");
+        assert!(!folder.join("extra.txt").exists());
+        let left: Vec<_> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, ["000-test"], "nothing else is left in the output folder");
+    }
 }

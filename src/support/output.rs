@@ -1,6 +1,7 @@
 //! Output files written beside their target and renamed into place only once a run has
-//! produced them, so a run that fails at its start (a bad parameter, a device that does not
-//! answer, a state that is not finite at t = 0) never truncates or replaces an earlier result.
+//! ended normally (or was stopped by a signal), so a run that fails (a bad parameter, a
+//! device that does not answer, a state that stops being finite) never truncates or replaces
+//! an earlier result; what a failed run wrote is kept as `<stem>.failed.<extension>`.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -36,11 +37,31 @@ impl PendingFile {
         &self.target
     }
 
-    /// Replaces the target with what was written (the writer must be flushed and closed).
+    /// Replaces the target with what was written (the writer must be flushed and closed),
+    /// and removes what an earlier failed run left beside it.
     pub fn commit(mut self) -> Result<(), String> {
         std::fs::rename(&self.partial, &self.target).map_err(|e| format!("{}: {e}", self.target.display()))?;
         self.committed = true;
+        let _ = std::fs::remove_file(failed_path(&self.target));
         Ok(())
+    }
+
+    /// For a run that failed after it started: keeps what it wrote, for finding out why, at
+    /// `<stem>.failed.<extension>` beside the target, which stays as it was. Returns that path.
+    pub fn keep_as_failed(mut self) -> Result<PathBuf, String> {
+        let failed = failed_path(&self.target);
+        std::fs::rename(&self.partial, &failed).map_err(|e| format!("{}: {e}", failed.display()))?;
+        self.committed = true;
+        Ok(failed)
+    }
+}
+
+/// Where a failed run's output goes: `run.csv` -> `run.failed.csv`.
+fn failed_path(target: &Path) -> PathBuf {
+    let stem = target.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    match target.extension() {
+        Some(extension) => target.with_file_name(format!("{stem}.failed.{}", extension.to_string_lossy())),
+        None => target.with_file_name(format!("{stem}.failed")),
     }
 }
 
@@ -76,5 +97,23 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new result");
         let error = PendingFile::create(dir.path()).unwrap_err();
         assert!(error.contains("is a directory"), "{error}");
+    }
+
+    #[test]
+    fn a_failed_run_is_kept_beside_the_untouched_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("run.csv");
+        std::fs::write(&target, "earlier result").unwrap();
+        let (pending, mut file) = PendingFile::create(&target).unwrap();
+        write!(file, "up to the failure").unwrap();
+        drop(file);
+        let failed = pending.keep_as_failed().unwrap();
+        assert_eq!(failed, dir.path().join("run.failed.csv"));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "earlier result");
+        assert_eq!(std::fs::read_to_string(&failed).unwrap(), "up to the failure");
+        let (pending, file) = PendingFile::create(&target).unwrap();
+        drop(file);
+        pending.commit().unwrap();
+        assert!(!failed.exists(), "a run that ends normally removes the last failed run's output");
     }
 }

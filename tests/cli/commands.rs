@@ -160,6 +160,117 @@ fn a_rejected_run_keeps_the_previous_outputs() {
     assert_eq!(std::fs::read(dir.path().join("snake_pedal_wave.csv")).unwrap(), before);
 }
 
+/// Every file of a folder with its bytes.
+fn files(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_file())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_run_that_fails_midway_keeps_the_previous_csv_png_and_svg_and_its_own_csv_beside_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let good = ["simulate", "--robot", "soft_snake", "--duration", "0.05", "--output", out];
+    // Explicit Runge-Kutta at 10 ms on the stiff soft snake: fails at t = 0.05 s.
+    let bad = [
+        "simulate",
+        "--robot",
+        "soft_snake",
+        "--integrator",
+        "rk4",
+        "--dt",
+        "0.01",
+        "--duration",
+        "1",
+        "--output",
+        out,
+    ];
+    let (ok, _, stderr) = run(&good);
+    assert!(ok, "{stderr}");
+    let before = files(dir.path());
+    assert_eq!(before.len(), 3, "CSV, PNG and SVG: {:?}", before.keys());
+    let (ok, stdout, stderr) = run(&bad);
+    assert!(!ok, "should fail midway: {stdout}");
+    assert!(stderr.contains("the run stopped early") && stderr.contains("earlier outputs kept"), "{stderr}");
+    let after = files(dir.path());
+    for (name, bytes) in &before {
+        assert!(after.get(name) == Some(bytes), "the failed run changed {name}");
+    }
+    let new: Vec<&String> = after.keys().filter(|n| !before.contains_key(*n)).collect();
+    assert_eq!(new, ["soft_snake.failed.csv"], "what the failed run left");
+    assert!(stderr.contains("soft_snake.failed.csv"), "the message names it: {stderr}");
+    // The next run that ends normally replaces the outputs and clears the failed one.
+    let (ok, _, stderr) = run(&good);
+    assert!(ok, "{stderr}");
+    assert!(!dir.path().join("soft_snake.failed.csv").exists());
+}
+
+#[test]
+fn a_failed_sweep_keeps_the_previous_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("s.toml");
+    let table = dir.path().join("results.parquet");
+    let write = |robot: &str| {
+        std::fs::write(&sweep, format!("robot = \"{robot}\"\n[base]\nduration = 0.05\n[grid]\nramp = [0.0, 1.0]\n"))
+            .unwrap()
+    };
+    write("double_pendulum");
+    let args = ["sweep", sweep.to_str().unwrap(), "--output", table.to_str().unwrap()];
+    let (ok, _, stderr) = run(&args);
+    assert!(ok, "{stderr}");
+    let before = std::fs::read(&table).unwrap();
+    write("hexapod");
+    let (ok, _, _) = run(&args);
+    assert!(!ok);
+    assert_eq!(std::fs::read(&table).unwrap(), before);
+}
+
+#[test]
+fn a_closed_output_pipe_ends_every_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let record = dir.path().join("commands.csv");
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["list"],
+        vec!["--help"],
+        vec!["simulate", "--help"],
+        vec!["eval", "snake_pedal_wave"],
+        vec!["eval", "soft_snake", "--derivatives"],
+        vec!["experiment", "list"],
+        vec!["simulate", "--duration", "0.1", "--no-plot", "--output", out],
+        vec!["run", "--duration", "0.05", "--record", record.to_str().unwrap()],
+        vec!["run", "--dry-run"],
+    ];
+    use std::io::BufRead;
+    for args in &commands {
+        // Read no line (the pipe closes before the first write) or one line.
+        for lines in [0, 1] {
+            let mut child = softgen().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+            let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+            for _ in 0..lines {
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+            }
+            drop(reader);
+            let output = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let code = output.status.code();
+            assert!(matches!(code, Some(0 | 141)), "{args:?} after {lines} lines: exit {code:?}: {stderr}");
+            assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+        }
+    }
+    let partial: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect();
+    assert!(partial.is_empty(), "{partial:?}");
+}
+
 #[test]
 fn a_run_that_fails_at_its_start_keeps_the_previous_record_and_trajectory() {
     let dir = tempfile::tempdir().unwrap();

@@ -160,12 +160,19 @@ fn a_corrupted_frame_is_detected_and_reported() {
 fn a_silent_board_trips_the_watchdog_and_the_safe_state() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("board.csv");
+    // An earlier run's record: a faulted run must leave it byte for byte and keep its own
+    // beside it.
+    let earlier = "t,earlier run\n";
+    std::fs::write(dir.path().join("commands.csv"), earlier).unwrap();
     let line = start_emulator(&log, &["--silent-after", "300"]);
     let out = run_host(dir.path(), &line.port, "5");
     line.close();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("board silent"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("commands.csv")).unwrap(), earlier);
+    let failed = std::fs::read_to_string(dir.path().join("commands.failed.csv")).unwrap();
+    assert!(failed.lines().count() > 300, "the faulted run's own record is kept");
     let received = board_log(&log);
     // The board, though mute, still received the safe state: servos off, then SAFE.
     assert_eq!(received.last().unwrap().1, "safe");

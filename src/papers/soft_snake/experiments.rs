@@ -31,7 +31,7 @@ fn soft_snake_drop(out: &Path) -> Result<ExperimentReport, String> {
     if let Some(e) = &summary.error {
         return Err(format!("the drop stopped early: {e}"));
     }
-    write_rolling_outputs(&summary, "drop", out)?;
+    write_rolling_outputs(&summary, "drop", out, false)?;
     let lowest_com = summary.samples.iter().map(|s| s.center_of_mass.z).fold(f64::INFINITY, f64::min);
     let last = summary.samples.last().ok_or("no samples")?;
     let rest =
@@ -65,7 +65,7 @@ fn rolling(out: &Path, rolling: Rolling) -> Result<ExperimentReport, String> {
         Rolling::Planar => "planar",
         Rolling::Spatial => "spatial",
     };
-    write_rolling_outputs(&summary, name, out)?;
+    write_rolling_outputs(&summary, name, out, false)?;
     let (paper, prototype) = match rolling {
         Rolling::Planar => ((3.51, 9.39), (3.31, 9.01)),
         Rolling::Spatial => ((0.67, 7.77), (0.61, 7.12)),

@@ -295,11 +295,13 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
 
 /// Writes a rolling run's CSV (time, coordinates, centre of mass, contacts, pressures) and its
 /// figures (base position and orientation, actuator lengths, the track from above) under
-/// `output` as `soft_snake_<name>_rolling.*`; returns the CSV's path.
+/// `output` as `soft_snake_<name>_rolling.*`; returns the CSV's path. A run that `failed`
+/// leaves the earlier outputs as they were and only its CSV, as `<name>.failed.csv`.
 pub fn write_rolling_outputs(
     summary: &RollingSummary,
     name: &str,
     output: &std::path::Path,
+    failed: bool,
 ) -> Result<std::path::PathBuf, String> {
     use softgen_runtime::Model;
     use std::io::BufWriter;
@@ -324,6 +326,9 @@ pub fn write_rolling_outputs(
     }
     csv.flush().map_err(|e| e.to_string())?;
     drop(csv);
+    if failed {
+        return pending_csv.keep_as_failed();
+    }
     pending_csv.commit()?;
     // Legends name the coordinates as the spec does; a section's three actuators share a hue.
     let coordinates = softgen_generated::soft_snake::SoftSnake::COORDINATES;
