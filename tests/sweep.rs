@@ -1,6 +1,7 @@
 //! Sweeps: shards merged equal the single-machine table bit for bit, an interrupted sweep
-//! resumes to the same table without redoing finished runs, failed runs are rows, a journal
-//! of another sweep is refused, and the experiments' runs sweep.
+//! resumes to the same table without redoing finished runs (also after kills that cut the
+//! journal's last line), failed runs are rows, a garbled, duplicated or foreign journal is refused and kept, and
+//! the experiments' runs sweep.
 
 use softgen::{run_sweep, sweep_to_file, Cell, Shard, Sweep, SweepOptions, SweepTable, TableFormat};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -100,6 +101,59 @@ fn an_interrupted_sweep_resumes_to_the_same_table_without_redoing_runs() {
     assert_eq!((second.resumed, second.ran), (4, 5));
     assert!(!journal.exists(), "the journal goes once the table is written");
     assert_eq!(std::fs::read(&output).unwrap(), whole(&sweep).to_parquet().unwrap());
+}
+
+#[test]
+fn a_sweep_killed_twice_mid_line_resumes_to_the_same_table() {
+    let sweep = Sweep::parse(PEDAL_WAVE, "pedal.toml").unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("pedal.parquet");
+    let journal = softgen::journal_path(&output);
+    interrupted_after(&sweep, &output, 3);
+    // Killed mid-line: the cut line must go before the resumed start appends, or the next
+    // line would join it and the journal could not be read again.
+    let mut text = std::fs::read_to_string(&journal).unwrap();
+    text.push_str("{\"run\": 7, \"figu");
+    std::fs::write(&journal, &text).unwrap();
+    let second = interrupted_after(&sweep, &output, 5);
+    assert!(!second.complete);
+    assert_eq!(second.resumed, 3);
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    assert!(!lines.contains("figu{"), "a cut line joined the next one:\n{lines}");
+    // Killed just after a whole line, before its newline.
+    let cut = std::fs::read_to_string(&journal).unwrap();
+    std::fs::write(&journal, cut.trim_end_matches('\n')).unwrap();
+    let third = interrupted_after(&sweep, &output, 7);
+    assert_eq!(third.resumed, 5, "the line without its newline still counts");
+    let last = sweep_to_file(&sweep, &output, TableFormat::Parquet, &SweepOptions::default(), &|_, _| {}).unwrap();
+    assert!(last.complete);
+    assert_eq!(last.resumed, 7);
+    assert_eq!(std::fs::read(&output).unwrap(), whole(&sweep).to_parquet().unwrap());
+}
+
+#[test]
+fn a_garbled_or_duplicated_journal_line_is_refused_with_its_line_and_the_journal_kept() {
+    let sweep = Sweep::parse(PEDAL_WAVE, "pedal.toml").unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let output = folder.path().join("pedal.parquet");
+    let journal = softgen::journal_path(&output);
+    interrupted_after(&sweep, &output, 3);
+    let good = std::fs::read(&journal).unwrap();
+    let text = String::from_utf8(good.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let garbled = format!("{}\n{}\n#garbage#\n{}\n", lines[0], lines[1], lines[2..].join("\n"));
+    let duplicated = format!("{text}{}\n", lines[1]);
+    let mut not_utf8 = good.clone();
+    not_utf8.extend_from_slice(&[0xff, 0xfe, b'\n']);
+    for (bytes, expected) in
+        [(garbled.into_bytes(), "line 3:"), (duplicated.into_bytes(), "is there twice"), (not_utf8, "is not UTF-8")]
+    {
+        std::fs::write(&journal, &bytes).unwrap();
+        let e = sweep_to_file(&sweep, &output, TableFormat::Parquet, &SweepOptions::default(), &|_, _| {}).unwrap_err();
+        assert!(e.contains(expected) && e.contains("pedal.parquet.journal"), "{expected}: {e}");
+        assert_eq!(std::fs::read(&journal).unwrap(), bytes, "a refused journal is left as it was");
+        assert!(!output.exists());
+    }
 }
 
 #[test]

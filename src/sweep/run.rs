@@ -6,7 +6,7 @@
 use crate::sweep::file::{Shard, Sweep};
 use crate::sweep::table::{RunRecord, SweepTable, TableFormat, TableHeader};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -68,18 +68,31 @@ pub fn journal_path(output: &Path) -> PathBuf {
     output.with_file_name(name)
 }
 
+/// What an earlier, interrupted start of the same sweep left: the runs it finished, and the
+/// length of the journal up to its last whole line (a kill mid-write leaves a cut line,
+/// which must go before new lines are appended, or the next one would join it).
+struct JournalSoFar {
+    done: Vec<JournalLine>,
+    whole_bytes: u64,
+}
+
 /// Reads the runs an earlier, interrupted start of the same sweep finished.
-fn read_journal(path: &Path, header: &JournalHeader, runs: &[usize]) -> Result<Vec<JournalLine>, String> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+fn read_journal(path: &Path, header: &JournalHeader, runs: &[usize]) -> Result<JournalSoFar, String> {
+    let text = match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|e| {
+            format!("{}: not a sweep journal (byte {} is not UTF-8)", path.display(), e.utf8_error().valid_up_to())
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(JournalSoFar { done: Vec::new(), whole_bytes: 0 })
+        }
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let lines: Vec<String> = std::io::BufReader::new(file)
-        .lines()
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let Some(first) = lines.first() else { return Ok(Vec::new()) };
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(first) = lines.first() else { return Ok(JournalSoFar { done: Vec::new(), whole_bytes: 0 }) };
+    if lines.len() == 1 && !text.ends_with('\n') {
+        // Killed while writing its header: nothing was run yet.
+        return Ok(JournalSoFar { done: Vec::new(), whole_bytes: 0 });
+    }
     let found: JournalHeader = serde_json::from_str(first)
         .map_err(|e| format!("{}: line 1 is not a sweep journal's header ({e})", path.display()))?;
     if found != *header {
@@ -96,6 +109,7 @@ fn read_journal(path: &Path, header: &JournalHeader, runs: &[usize]) -> Result<V
     }
     let mut done: Vec<JournalLine> = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let mut whole_bytes = text.len() as u64;
     for (i, line) in lines.iter().enumerate().skip(1) {
         match serde_json::from_str::<JournalLine>(line) {
             Ok(record) if runs.binary_search(&record.run).is_ok() && seen.insert(record.run) => done.push(record),
@@ -108,11 +122,15 @@ fn read_journal(path: &Path, header: &JournalHeader, runs: &[usize]) -> Result<V
                 ))
             }
             // A line cut short by a kill is the last one; it is run again.
-            Err(_) if i + 1 == lines.len() => {}
+            Err(_) if i + 1 == lines.len() => whole_bytes = text.rfind(line).unwrap_or(text.len()) as u64,
             Err(e) => return Err(format!("{}: line {}: {e}", path.display(), i + 1)),
         }
     }
-    Ok(done)
+    if !text.ends_with('\n') && whole_bytes == text.len() as u64 {
+        // A whole record whose newline the kill cut off: keep it, end it.
+        whole_bytes = u64::MAX;
+    }
+    Ok(JournalSoFar { done, whole_bytes })
 }
 
 /// Runs `sweep` (the shard of `options`), skipping runs its journal already holds, and
@@ -129,10 +147,11 @@ pub fn run_sweep(
         fingerprint: sweep.fingerprint.clone(),
         shard: options.shard.map(|s| s.to_string()),
     };
-    let previous = match &options.journal {
+    let so_far = match &options.journal {
         Some(path) => read_journal(path, &header, &runs)?,
-        None => Vec::new(),
+        None => JournalSoFar { done: Vec::new(), whole_bytes: 0 },
     };
+    let previous = so_far.done;
     let journal = match &options.journal {
         Some(path) => {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -142,6 +161,14 @@ pub fn run_sweep(
             let mut file =
                 if fresh { std::fs::File::create(path) } else { std::fs::OpenOptions::new().append(true).open(path) }
                     .map_err(|e| format!("{}: {e}", path.display()))?;
+            if !fresh {
+                let at = |e: std::io::Error| format!("{}: {e}", path.display());
+                if so_far.whole_bytes == u64::MAX {
+                    writeln!(file).map_err(at)?;
+                } else {
+                    file.set_len(so_far.whole_bytes).map_err(at)?;
+                }
+            }
             if fresh {
                 let line = serde_json::to_string(&header).map_err(|e| e.to_string())?;
                 writeln!(file, "{line}").and_then(|_| file.flush()).map_err(|e| format!("{}: {e}", path.display()))?;
