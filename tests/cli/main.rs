@@ -1,5 +1,7 @@
 //! The `softgen` binary end to end, one test binary: the commands as a user runs them
-//! (`commands`) and the bad-input corpus (`bad_input`).
+//! (`commands`), the bad-input corpus (`bad_input`) and faults injected from outside
+//! (`faults`).
 
 mod bad_input;
 mod commands;
+mod faults;
