@@ -164,9 +164,9 @@ mod tests {
     #[test]
     fn a_failed_experiment_leaves_the_earlier_folder_as_it_was() {
         let out = tempfile::tempdir().unwrap();
-        let good = Experiment { name: "000-test", what: "", run: writes_then_succeeds };
-        let bad = Experiment { name: "000-test", what: "", run: writes_then_fails };
-        let folder = out.path().join("000-test");
+        let good = Experiment { name: "scratch", what: "", run: writes_then_succeeds };
+        let bad = Experiment { name: "scratch", what: "", run: writes_then_fails };
+        let folder = out.path().join("scratch");
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::write(folder.join("stale.txt"), "from an older version").unwrap();
         good.run(out.path()).unwrap();
@@ -176,6 +176,6 @@ mod tests {
         assert_eq!(std::fs::read_to_string(folder.join("run.csv")).unwrap(), "t\n2\n");
         assert!(!folder.join("extra.txt").exists());
         let left: Vec<_> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(left, ["000-test"], "nothing else is left in the output folder");
+        assert_eq!(left, ["scratch"], "nothing else is left in the output folder");
     }
 }
