@@ -1,7 +1,7 @@
 //! `softgen roll`: the soft snake's drop and rolling runs of 000 with their settings on the
 //! command line.
 
-use super::signals::{stop_flag, stopped_by_signal};
+use super::signals::{failed, stop_flag, stopped_by_signal};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
@@ -77,7 +77,7 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
     })?;
     progress.finish_and_clear();
     // A run stopped by a signal keeps what it did; one that failed replaces nothing.
-    let failed = summary.error.is_some() && stop.load(std::sync::atomic::Ordering::Relaxed) == 0;
+    let failed = failed(&stop, summary.error.as_ref());
     let csv_path = softgen::papers::soft_snake::write_rolling_outputs(&summary, name, &args.output, failed)?;
     let (paper_x, paper_y) = match rolling {
         softgen::papers::soft_snake::Rolling::Planar => (3.51, 9.39),

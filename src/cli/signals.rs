@@ -20,6 +20,12 @@ pub(crate) fn signal_exit(signal: usize) -> ExitCode {
     ExitCode::from((128 + signal).clamp(0, 255) as u8)
 }
 
+/// Whether a run that ended with `error` failed, rather than ran to its end or was stopped by
+/// a signal: a failed run replaces no earlier output.
+pub(crate) fn failed<E>(stop: &AtomicUsize, error: Option<&E>) -> bool {
+    error.is_some() && stop.load(Ordering::Relaxed) == 0
+}
+
 /// When a simulated run ended with `error` because a signal set `stop`: says so and gives
 /// the signal's exit status (the outputs written so far are kept).
 pub(crate) fn stopped_by_signal(stop: &AtomicUsize, error: &impl std::fmt::Display) -> Option<ExitCode> {

@@ -1,6 +1,6 @@
 //! `softgen simulate` (the default command): one robot simulated to CSV and a figure.
 
-use super::signals::{stop_flag, stopped_by_signal};
+use super::signals::{failed, stop_flag, stopped_by_signal};
 use super::values::parse_sets;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -188,7 +188,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
     let summary = result?;
     // A run stopped by a signal keeps what it did; one that failed replaces nothing, and what
     // it wrote is kept beside the earlier outputs for finding out why.
-    let failed = summary.error.is_some() && stop.load(std::sync::atomic::Ordering::Relaxed) == 0;
+    let failed = failed(&stop, summary.error.as_ref());
     let csv_path = if failed { pending_csv.keep_as_failed()? } else { pending_csv.commit().map(|()| csv_path)? };
 
     let start_com = summary.com_start();

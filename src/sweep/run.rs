@@ -71,9 +71,13 @@ pub fn journal_path(output: &Path) -> PathBuf {
 /// What an earlier, interrupted start of the same sweep left: the runs it finished, and the
 /// length of the journal up to its last whole line (a kill mid-write leaves a cut line,
 /// which must go before new lines are appended, or the next one would join it).
+#[derive(Default)]
 struct JournalSoFar {
     done: Vec<JournalLine>,
+    /// The bytes to keep: all of them, or up to the cut last line.
     whole_bytes: u64,
+    /// The last record is whole but the kill cut off its newline: end it before appending.
+    unended: bool,
 }
 
 /// Reads the runs an earlier, interrupted start of the same sweep finished.
@@ -82,16 +86,14 @@ fn read_journal(path: &Path, header: &JournalHeader, runs: &[usize]) -> Result<J
         Ok(bytes) => String::from_utf8(bytes).map_err(|e| {
             format!("{}: not a sweep journal (byte {} is not UTF-8)", path.display(), e.utf8_error().valid_up_to())
         })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(JournalSoFar { done: Vec::new(), whole_bytes: 0 })
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalSoFar::default()),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
     let lines: Vec<&str> = text.lines().collect();
-    let Some(first) = lines.first() else { return Ok(JournalSoFar { done: Vec::new(), whole_bytes: 0 }) };
+    let Some(first) = lines.first() else { return Ok(JournalSoFar::default()) };
     if lines.len() == 1 && !text.ends_with('\n') {
         // Killed while writing its header: nothing was run yet.
-        return Ok(JournalSoFar { done: Vec::new(), whole_bytes: 0 });
+        return Ok(JournalSoFar::default());
     }
     let found: JournalHeader = serde_json::from_str(first)
         .map_err(|e| format!("{}: line 1 is not a sweep journal's header ({e})", path.display()))?;
@@ -126,11 +128,8 @@ fn read_journal(path: &Path, header: &JournalHeader, runs: &[usize]) -> Result<J
             Err(e) => return Err(format!("{}: line {}: {e}", path.display(), i + 1)),
         }
     }
-    if !text.ends_with('\n') && whole_bytes == text.len() as u64 {
-        // A whole record whose newline the kill cut off: keep it, end it.
-        whole_bytes = u64::MAX;
-    }
-    Ok(JournalSoFar { done, whole_bytes })
+    let unended = !text.ends_with('\n') && whole_bytes == text.len() as u64;
+    Ok(JournalSoFar { done, whole_bytes, unended })
 }
 
 /// Runs `sweep` (the shard of `options`), skipping runs its journal already holds, and
@@ -149,7 +148,7 @@ pub fn run_sweep(
     };
     let so_far = match &options.journal {
         Some(path) => read_journal(path, &header, &runs)?,
-        None => JournalSoFar { done: Vec::new(), whole_bytes: 0 },
+        None => JournalSoFar::default(),
     };
     let previous = so_far.done;
     let journal = match &options.journal {
@@ -163,10 +162,9 @@ pub fn run_sweep(
                     .map_err(|e| format!("{}: {e}", path.display()))?;
             if !fresh {
                 let at = |e: std::io::Error| format!("{}: {e}", path.display());
-                if so_far.whole_bytes == u64::MAX {
+                file.set_len(so_far.whole_bytes).map_err(at)?;
+                if so_far.unended {
                     writeln!(file).map_err(at)?;
-                } else {
-                    file.set_len(so_far.whole_bytes).map_err(at)?;
                 }
             }
             if fresh {
