@@ -85,6 +85,7 @@ pub use optimal_control::knots::{KnotIntegrator, RobotKnots, MAX_SUBSTEPS};
 pub use optimal_control::receding::{HorizonSettings, PlanOutcome, PlannerStatistics, RecedingHorizon, MAX_KNOTS};
 pub use optimal_control::schedule::{CommandSchedule, WAVE_DECISIONS};
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
+pub use simulation::failure_diagnosis::{likely_cause, LargestContactForce};
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
 pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};

@@ -220,10 +220,12 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
         if let Some(code) = stopped_by_signal(&stop, &e) {
             return Ok(code);
         }
-        let hint = if matches!(integrator, IntegratorName::Rk4 | IntegratorName::Euler) {
-            "; a fixed-step explicit integrator is unstable on stiff robots (soft sections, stiff contact): try --integrator ros34"
+        let hint = if let Some(cause) = &summary.likely_cause {
+            format!("; {cause}")
+        } else if matches!(integrator, IntegratorName::Rk4 | IntegratorName::Euler) {
+            "; a fixed-step explicit integrator is unstable on stiff robots (soft sections, stiff contact): try --integrator ros34".to_string()
         } else {
-            ""
+            String::new()
         };
         return Err(format!(
             "the run stopped early: {e} (earlier outputs kept; this run up to then is in {}){hint}",

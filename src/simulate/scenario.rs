@@ -5,9 +5,9 @@ use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::plot::{plot_run, RunView};
 use nalgebra::{SVector, Vector3};
 use softgen_runtime::{
-    AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, Integrator, JointPd, Model, ParamSet,
-    PlaneOfMotion, Rosenbrock34, RungeKutta4, SecondOrderSystem, SemiImplicitEuler, Serpenoid, Simulation,
-    SimulationConfig, State, StepReport, SystemJacobian, Terrain, Tolerances, ValveWave,
+    likely_cause, AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, Integrator, JointPd,
+    Model, ParamSet, PlaneOfMotion, Rosenbrock34, RungeKutta4, SecondOrderSystem, SemiImplicitEuler, Serpenoid,
+    Simulation, SimulationConfig, State, StepReport, SystemJacobian, Terrain, Tolerances, ValveWave,
 };
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
@@ -46,6 +46,14 @@ pub(crate) enum ChosenIntegrator<const N: usize> {
 }
 
 impl IntegratorChoice {
+    /// A fixed-step integrator's step (s); `None` for an adaptive one.
+    pub(crate) fn fixed_step(&self) -> Option<f64> {
+        match *self {
+            IntegratorChoice::RungeKutta4 { step } | IntegratorChoice::SemiImplicitEuler { step } => Some(step),
+            IntegratorChoice::DormandPrince5 { .. } | IntegratorChoice::Rosenbrock34 { .. } => None,
+        }
+    }
+
     /// The integrator for `N` coordinates; adaptive ones step at most one control period.
     pub(crate) fn build<const N: usize>(&self, control_period: f64) -> Result<ChosenIntegrator<N>, String> {
         Ok(match *self {
@@ -179,6 +187,8 @@ pub struct RunSummary {
     pub final_points: Vec<Vector3<f64>>,
     /// The integration error that ended the run early, if any.
     pub error: Option<String>,
+    /// For a run that failed: the input that most likely made it fail, as a sentence.
+    pub likely_cause: Option<String>,
 }
 
 impl RunSummary {
@@ -400,7 +410,9 @@ impl RobotVisitor for Runner<'_, '_, '_> {
             max_depth: 0.0,
             final_points: Vec::new(),
             error: None,
+            likely_cause: None,
         };
+        let mut largest_force = softgen_runtime::LargestContactForce::default();
         let mut next_snapshot = 0.0;
         let mut write_error: Option<String> = None;
         let mut row: Vec<f64> = Vec::with_capacity(1 + N + 5 + 3 * C);
@@ -412,6 +424,7 @@ impl RobotVisitor for Runner<'_, '_, '_> {
                 let com = R::center_of_mass(&x.q, &params, &cache);
                 summary.com_path.push((t, com));
                 summary.max_depth = summary.max_depth.max(report.max_depth);
+                largest_force.observe(t, &report.forces);
                 if t >= next_snapshot - 1e-9 {
                     summary.snapshots.push((t, report.positions.to_vec()));
                     next_snapshot += snapshot_period;
@@ -471,7 +484,13 @@ impl RobotVisitor for Runner<'_, '_, '_> {
             summary.wall_seconds = start.elapsed().as_secs_f64();
             match result {
                 Ok(evaluations) => summary.evaluations = evaluations,
-                Err(e) => summary.error = Some(e),
+                Err(e) => {
+                    if s.stop.as_ref().is_none_or(|flag| flag.load(std::sync::atomic::Ordering::Relaxed) == 0) {
+                        summary.likely_cause =
+                            likely_cause::<R, N, C>(&params, &contact, s.integrator.fixed_step(), &largest_force);
+                    }
+                    summary.error = Some(e)
+                }
             }
             if let Some(e) = write_error {
                 return Err(e);
@@ -485,7 +504,13 @@ impl RobotVisitor for Runner<'_, '_, '_> {
         summary.wall_seconds = start.elapsed().as_secs_f64();
         match result {
             Ok(evaluations) => summary.evaluations = evaluations,
-            Err(e) => summary.error = Some(e.to_string()),
+            Err(e) => {
+                if !matches!(e, IntegrationError::Stopped { .. }) {
+                    summary.likely_cause =
+                        likely_cause::<R, N, C>(&params, &contact, s.integrator.fixed_step(), &largest_force);
+                }
+                summary.error = Some(e.to_string())
+            }
         }
         if let Some(e) = write_error {
             return Err(e);

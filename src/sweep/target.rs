@@ -104,7 +104,8 @@ impl Target {
                 scenario.snapshots = 0;
                 let summary = run_scenario(&scenario, None, &mut |_| {})?;
                 if let Some(e) = summary.error {
-                    return Err(format!("stopped at t = {:.6} s: {e}", summary.simulated));
+                    let cause = summary.likely_cause.map_or(String::new(), |c| format!("; {c}"));
+                    return Err(format!("stopped at t = {:.6} s: {e}{cause}", summary.simulated));
                 }
                 let start = summary.com_start();
                 let end = summary.com_end();

@@ -1,6 +1,6 @@
 //! The `softgen` binary end to end: the default run writes its CSV and PNG, `eval` prints
 //! JSON for states from the command line and stdin, and a failing run leaves the previous
-//! outputs byte for byte, and `experiment` lists and runs the seed experiments. The bad-input
+//! outputs byte for byte and names the input that likely made it fail, and `experiment` lists and runs the seed experiments. The bad-input
 //! corpus is tests/cli/bad_input.rs.
 
 use std::io::Write;
@@ -207,6 +207,46 @@ fn a_run_that_fails_midway_keeps_the_previous_csv_png_and_svg_and_its_own_csv_be
     let (ok, _, stderr) = run(&good);
     assert!(ok, "{stderr}");
     assert!(!dir.path().join("soft_snake.failed.csv").exists());
+}
+
+#[test]
+fn a_run_that_fails_after_its_start_names_the_likely_input() {
+    // (what, extra arguments, pieces the message must hold, pieces it must not).
+    let cases: [(&str, &[&str], &[&str], &[&str]); 3] = [
+        (
+            "a contact stiffness within range but too stiff for the 1 ms step",
+            &["--contact-stiffness", "1e10"],
+            &["the contact stiffness (1e10 N/m) is the likely cause", "--contact-stiffness"],
+            &["try --integrator ros34"],
+        ),
+        (
+            "a contact damping too fast for the step",
+            &["--contact-damping", "1e8"],
+            &["the contact damping (1e8 N s/m) is the likely cause", "--contact-damping"],
+            &["try --integrator ros34"],
+        ),
+        (
+            // The spec's own contact, which the robot runs with: the step the user chose is
+            // what to change.
+            "the soft snake under rk4 at 10 ms",
+            &["--robot", "soft_snake", "--integrator", "rk4", "--dt", "0.01"],
+            &["the step (0.01 s) is the likely cause", "spec's contact damping", "use --integrator ros34"],
+            &["--contact-damping"],
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (what, extra, wanted, unwanted) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["simulate", "--duration", "1", "--no-plot", "--output", dir.path().to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (ok, _, stderr) = run(&args);
+        let missing: Vec<&&str> = wanted.iter().filter(|w| !stderr.contains(**w)).collect();
+        let present: Vec<&&str> = unwanted.iter().filter(|u| stderr.contains(**u)).collect();
+        if ok || !stderr.contains("the run stopped early") || !missing.is_empty() || !present.is_empty() {
+            problems.push(format!("{what}: ok = {ok}, missing {missing:?}, should not say {present:?}:\n{stderr}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]

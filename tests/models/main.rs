@@ -1,7 +1,8 @@
 //! Generated models in simulation beyond the per-robot invariants, one test binary: located
-//! contact onsets, soft sections in trees with rigid bodies, and the simulated system's
-//! exact Jacobian.
+//! contact onsets, soft sections in trees with rigid bodies, the simulated system's exact
+//! Jacobian, and the likely cause named for a run that failed.
 
 mod contact_onsets;
+mod failure_diagnosis;
 mod soft_trees;
 mod system_jacobian;

@@ -3,9 +3,11 @@
 //! (`PrescribedSimulation`), the simplified lumped model of 001's snake (`SimplifiedChain`),
 //! model-predictive gait planning, which simulates it to choose gaits, and the simulated
 //! system's exact Jacobian (`system_jacobian`), which integrators, controllers and
-//! estimators linearise with.
+//! estimators linearise with; and, for a run that failed, the input that most likely made
+//! it fail (`failure_diagnosis`).
 
 pub(crate) mod closed_loop;
+pub(crate) mod failure_diagnosis;
 pub(crate) mod mpc;
 pub(crate) mod prescribed;
 pub(crate) mod simplified_chain;
