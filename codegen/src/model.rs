@@ -264,6 +264,10 @@ pub enum Rule {
     RigidInertia,
     /// Three principal moments (summed over a section's slices): a rigid body's.
     PrincipalMoments,
+    /// Values of any sign within their field's physical range: what an expression over
+    /// parameters gives for an origin, a centre of mass or a length, checked again when the
+    /// parameters change (`--set link_length=1e300` is refused, not run).
+    InRange,
 }
 
 /// A rule on values of the spec, with the field it comes from (for the error message).

@@ -120,6 +120,12 @@ impl ParamSet for Params {
             &[("upper_mass", p.upper_mass)],
         )?;
         softgen_runtime::check_rule(
+            "bodies[1] (upper).center_of_mass[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[p.upper_length],
+            &[("upper_length", p.upper_length)],
+        )?;
+        softgen_runtime::check_rule(
             "bodies[1] (upper).inertia",
             softgen_runtime::RuleKind::NonNegative,
             &[p.upper_inertia],
@@ -130,6 +136,12 @@ impl ParamSet for Params {
             softgen_runtime::RuleKind::Positive,
             &[p.lower_mass],
             &[("lower_mass", p.lower_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (lower).center_of_mass[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[p.lower_length],
+            &[("lower_length", p.lower_length)],
         )?;
         softgen_runtime::check_rule(
             "bodies[2] (lower).inertia",

@@ -185,10 +185,52 @@ impl ParamSet for Params {
             &[("limb_radius", p.limb_radius)],
         )?;
         softgen_runtime::check_rule(
+            "bodies[1] (head).origin[2] (z)",
+            softgen_runtime::RuleKind::InRange,
+            &[p.hub_radius],
+            &[("hub_radius", p.hub_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (back).origin[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * (1.0 * (-1.0) * p.hub_radius) * 0.9428090415820634)],
+            &[("hub_radius", p.hub_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (back).origin[2] (z)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * (1.0 * (-1.0) * p.hub_radius) * f64::powi(3.0, -1i32))],
+            &[("hub_radius", p.hub_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (front_right).origin[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * p.hub_radius * 0.4714045207910317)],
+            &[("hub_radius", p.hub_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (front_right).origin[1] (y)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * (1.0 * (-1.0) * p.hub_radius) * 0.816496580927726)],
+            &[("hub_radius", p.hub_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[4] (front_left).origin[1] (y)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * p.hub_radius * 0.816496580927726)],
+            &[("hub_radius", p.hub_radius)],
+        )?;
+        softgen_runtime::check_rule(
             "contact_points[0].grid.radius",
             softgen_runtime::RuleKind::Positive,
             &[p.limb_radius],
             &[("limb_radius", p.limb_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "contact_points[3].positions[0][2] (z)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * (-1.0) * p.hub_radius)],
+            &[("hub_radius", p.hub_radius)],
         )?;
         softgen_runtime::check_rule(
             "actuators[0].radius",

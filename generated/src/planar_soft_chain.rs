@@ -115,6 +115,12 @@ impl ParamSet for Params {
             &[("link_mass", p.link_mass)],
         )?;
         softgen_runtime::check_rule(
+            "bodies[0] (tail).center_of_mass[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * p.link_length * f64::powi(2.0, -1i32))],
+            &[("link_length", p.link_length)],
+        )?;
+        softgen_runtime::check_rule(
             "bodies[0] (tail).inertia",
             softgen_runtime::RuleKind::NonNegative,
             &[
@@ -152,6 +158,12 @@ impl ParamSet for Params {
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment1_disc_radius],
             &[("segment1_disc_radius", p.segment1_disc_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (segment1).origin[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[p.link_length],
+            &[("link_length", p.link_length)],
         )?;
         softgen_runtime::check_rule(
             "bodies[3] (segment2).section.disc_radius",

@@ -109,6 +109,35 @@ impl ParamSet for Params {
             &[("module_mass", p.module_mass)],
         )?;
         softgen_runtime::check_rule(
+            "bodies[0] (tail).center_of_mass[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * p.module_length * f64::powi(2.0, -1i32))],
+            &[("module_length", p.module_length)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (tail).inertia[0]",
+            softgen_runtime::RuleKind::InRange,
+            &[
+                (1.0 * p.module_mass * f64::powi(p.module_radius, 2i32)
+                    * f64::powi(2.0, -1i32)),
+            ],
+            &[("module_mass", p.module_mass), ("module_radius", p.module_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[0] (tail).inertia[1]",
+            softgen_runtime::RuleKind::InRange,
+            &[
+                (1.0 * p.module_mass
+                    * (0.0 + (1.0 * 3.0 * f64::powi(p.module_radius, 2i32))
+                        + f64::powi(p.module_length, 2i32)) * f64::powi(12.0, -1i32)),
+            ],
+            &[
+                ("module_length", p.module_length),
+                ("module_mass", p.module_mass),
+                ("module_radius", p.module_radius),
+            ],
+        )?;
+        softgen_runtime::check_rule(
             "bodies[0] (tail).inertia",
             softgen_runtime::RuleKind::RigidInertia,
             &[
@@ -164,6 +193,18 @@ impl ParamSet for Params {
             "bodies[1] (joint1).section.disc_radius",
             softgen_runtime::RuleKind::NonNegative,
             &[p.module_radius],
+            &[("module_radius", p.module_radius)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (joint1).origin[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[p.module_length],
+            &[("module_length", p.module_length)],
+        )?;
+        softgen_runtime::check_rule(
+            "contact_points[0].positions[0][2] (z)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * (-1.0) * p.module_radius)],
             &[("module_radius", p.module_radius)],
         )?;
         softgen_runtime::check_rule(

@@ -73,10 +73,22 @@ impl ParamSet for Params {
             &[("link_mass", p.link_mass)],
         )?;
         softgen_runtime::check_rule(
+            "bodies[0] (link1).center_of_mass[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * p.link_length * f64::powi(2.0, -1i32))],
+            &[("link_length", p.link_length)],
+        )?;
+        softgen_runtime::check_rule(
             "bodies[0] (link1).inertia",
             softgen_runtime::RuleKind::NonNegative,
             &[p.link_inertia],
             &[("link_inertia", p.link_inertia)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (link2).origin[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[p.link_length],
+            &[("link_length", p.link_length)],
         )?;
         Ok(())
     }

@@ -230,6 +230,21 @@ impl ParamSet for Params {
             &[("arm_mass", p.arm_mass)],
         )?;
         softgen_runtime::check_rule(
+            "bodies[1] (left_upper).center_of_mass[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * p.arm_length * f64::powi(2.0, -1i32))],
+            &[("arm_length", p.arm_length)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[1] (left_upper).inertia[1]",
+            softgen_runtime::RuleKind::InRange,
+            &[
+                (1.0 * p.arm_mass * f64::powi(p.arm_length, 2i32)
+                    * f64::powi(12.0, -1i32)),
+            ],
+            &[("arm_length", p.arm_length), ("arm_mass", p.arm_mass)],
+        )?;
+        softgen_runtime::check_rule(
             "bodies[1] (left_upper).inertia",
             softgen_runtime::RuleKind::RigidInertia,
             &[
@@ -264,6 +279,12 @@ impl ParamSet for Params {
                 ("right_upper_inertia_yy", p.right_upper_inertia_yy),
                 ("right_upper_inertia_zz", p.right_upper_inertia_zz),
             ],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (left_lower).origin[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[p.arm_length],
+            &[("arm_length", p.arm_length)],
         )?;
         softgen_runtime::check_rule(
             "bodies[2] (left_lower).mass",

@@ -190,37 +190,37 @@ impl ParamSet for Params {
             &[("channel_length", p.channel_length), ("link_mass", p.link_mass)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 1) (segment1).section.rest_length",
+            "bodies[1] (segment1).section.rest_length",
             softgen_runtime::RuleKind::Positive,
             &[p.channel_length],
             &[("channel_length", p.channel_length)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 1) (segment1).section.stiffness",
+            "bodies[1] (segment1).section.stiffness",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment1_stiffness],
             &[("segment1_stiffness", p.segment1_stiffness)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 1) (segment1).section.damping",
+            "bodies[1] (segment1).section.damping",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment1_damping],
             &[("segment1_damping", p.segment1_damping)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 1) (segment1).mass",
+            "bodies[1] (segment1).mass",
             softgen_runtime::RuleKind::Positive,
             &[p.segment_mass],
             &[("segment_mass", p.segment_mass)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 1) (segment1).section.disc_radius",
+            "bodies[1] (segment1).section.disc_radius",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment1_disc_radius],
             &[("segment1_disc_radius", p.segment1_disc_radius)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[2] (k = 2) (link2).inertia",
+            "bodies[2] (link2).inertia",
             softgen_runtime::RuleKind::NonNegative,
             &[
                 (1.0 * 2.0 * p.link_mass * f64::powi(p.channel_length, 2i32)
@@ -229,67 +229,67 @@ impl ParamSet for Params {
             &[("channel_length", p.channel_length), ("link_mass", p.link_mass)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 2) (segment2).section.stiffness",
+            "bodies[1] (segment2).section.stiffness",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment2_stiffness],
             &[("segment2_stiffness", p.segment2_stiffness)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 2) (segment2).section.damping",
+            "bodies[1] (segment2).section.damping",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment2_damping],
             &[("segment2_damping", p.segment2_damping)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 2) (segment2).section.disc_radius",
+            "bodies[1] (segment2).section.disc_radius",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment2_disc_radius],
             &[("segment2_disc_radius", p.segment2_disc_radius)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 3) (segment3).section.stiffness",
+            "bodies[1] (segment3).section.stiffness",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment3_stiffness],
             &[("segment3_stiffness", p.segment3_stiffness)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 3) (segment3).section.damping",
+            "bodies[1] (segment3).section.damping",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment3_damping],
             &[("segment3_damping", p.segment3_damping)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 3) (segment3).section.disc_radius",
+            "bodies[1] (segment3).section.disc_radius",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment3_disc_radius],
             &[("segment3_disc_radius", p.segment3_disc_radius)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 4) (segment4).section.stiffness",
+            "bodies[1] (segment4).section.stiffness",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment4_stiffness],
             &[("segment4_stiffness", p.segment4_stiffness)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 4) (segment4).section.damping",
+            "bodies[1] (segment4).section.damping",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment4_damping],
             &[("segment4_damping", p.segment4_damping)],
         )?;
         softgen_runtime::check_rule(
-            "bodies[1] (k = 4) (segment4).section.disc_radius",
+            "bodies[1] (segment4).section.disc_radius",
             softgen_runtime::RuleKind::NonNegative,
             &[p.segment4_disc_radius],
             &[("segment4_disc_radius", p.segment4_disc_radius)],
         )?;
         softgen_runtime::check_rule(
-            "actuators[0] (k = 1).response.time_constants[0]",
+            "actuators[0].response.time_constants[0]",
             softgen_runtime::RuleKind::Positive,
             &[p.time_constant_1],
             &[("time_constant_1", p.time_constant_1)],
         )?;
         softgen_runtime::check_rule(
-            "actuators[0] (k = 1).response.time_constants[1]",
+            "actuators[0].response.time_constants[1]",
             softgen_runtime::RuleKind::Positive,
             &[p.time_constant_2],
             &[("time_constant_2", p.time_constant_2)],

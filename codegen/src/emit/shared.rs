@@ -193,6 +193,7 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
                 Rule::NonNegative => quote!(NonNegative),
                 Rule::RigidInertia => quote!(RigidInertia),
                 Rule::PrincipalMoments => quote!(PrincipalMoments),
+                Rule::InRange => quote!(InRange),
             };
             let values = r.values.iter().map(spec_expression);
             let mut names: Vec<String> = r.values.iter().flat_map(|v| v.symbols()).filter(|s| s != "pi").collect();

@@ -9,9 +9,21 @@ impl Validator {
     /// `Params::check` (values without parameters cannot change and are left out; a rule
     /// already recorded for the same values keeps the first field that stated it).
     pub(super) fn rule(&mut self, field: &str, rule: Rule, values: Vec<Expr>) {
+        if !values.iter().any(|v| v.symbols().iter().any(|s| s != "pi")) {
+            return;
+        }
+        // Every rule checks its field's range too: a range-only rule is kept only for values
+        // no other rule covers.
+        if rule == Rule::InRange {
+            if self.rules.iter().any(|r| r.values == values) {
+                return;
+            }
+        } else {
+            self.rules.retain(|r| !(r.rule == Rule::InRange && r.values == values));
+        }
         let repeated = self.rules.iter().any(|r| r.rule == rule && r.values == values);
-        if !repeated && values.iter().any(|v| v.symbols().iter().any(|s| s != "pi")) {
-            self.rules.push(ParameterRule { field: field.to_string(), rule, values });
+        if !repeated {
+            self.rules.push(ParameterRule { field: without_repeat_index(field), rule, values });
         }
     }
 
@@ -96,7 +108,12 @@ impl Validator {
                         return None;
                     }
                 }
-                Some(parsed.exact())
+                let exact = parsed.exact();
+                // Checked again whenever the parameters change at run time.
+                if physical_ranges::range_of_field(field).is_some() {
+                    self.rule(field, Rule::InRange, vec![exact.clone()]);
+                }
+                Some(exact)
             }
         }
     }
@@ -231,5 +248,32 @@ impl Validator {
                 None
             }
         }
+    }
+}
+
+/// A field's label for a run-time rule without a repeat's ` (k = 7)`: the entry's position
+/// is where the value is written and the body's name says which copy, so a spec written with
+/// `repeat` and the same spec written out generate the same checks.
+fn without_repeat_index(field: &str) -> String {
+    let mut label = String::with_capacity(field.len());
+    let mut rest = field;
+    while let Some(start) = rest.find(" (k = ") {
+        let Some(end) = rest[start..].find(')') else { break };
+        label.push_str(&rest[..start]);
+        rest = &rest[start + end + 1..];
+    }
+    label.push_str(rest);
+    label
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_repeat_index;
+
+    #[test]
+    fn rule_labels_drop_the_repeat_index_only() {
+        assert_eq!(without_repeat_index("bodies[1] (k = 2) (link2).origin[0] (x)"), "bodies[1] (link2).origin[0] (x)");
+        assert_eq!(without_repeat_index("bodies[0] (link1).mass"), "bodies[0] (link1).mass");
+        assert_eq!(without_repeat_index("a (k = 1) b (k = 12) c"), "a b c");
     }
 }

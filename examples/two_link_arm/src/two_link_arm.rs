@@ -120,6 +120,12 @@ impl ParamSet for Params {
             &[("upper_mass", p.upper_mass)],
         )?;
         softgen_runtime::check_rule(
+            "bodies[1] (upper).center_of_mass[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * p.upper_length * f64::powi(2.0, -1i32))],
+            &[("upper_length", p.upper_length)],
+        )?;
+        softgen_runtime::check_rule(
             "bodies[1] (upper).inertia",
             softgen_runtime::RuleKind::NonNegative,
             &[
@@ -129,10 +135,22 @@ impl ParamSet for Params {
             &[("upper_length", p.upper_length), ("upper_mass", p.upper_mass)],
         )?;
         softgen_runtime::check_rule(
+            "bodies[2] (lower).origin[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[p.upper_length],
+            &[("upper_length", p.upper_length)],
+        )?;
+        softgen_runtime::check_rule(
             "bodies[2] (lower).mass",
             softgen_runtime::RuleKind::Positive,
             &[p.lower_mass],
             &[("lower_mass", p.lower_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[2] (lower).center_of_mass[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[(1.0 * p.lower_length * f64::powi(2.0, -1i32))],
+            &[("lower_length", p.lower_length)],
         )?;
         softgen_runtime::check_rule(
             "bodies[2] (lower).inertia",
@@ -142,6 +160,12 @@ impl ParamSet for Params {
                     * f64::powi(12.0, -1i32)),
             ],
             &[("lower_length", p.lower_length), ("lower_mass", p.lower_mass)],
+        )?;
+        softgen_runtime::check_rule(
+            "bodies[3] (payload).origin[0] (x)",
+            softgen_runtime::RuleKind::InRange,
+            &[p.lower_length],
+            &[("lower_length", p.lower_length)],
         )?;
         softgen_runtime::check_rule(
             "bodies[3] (payload).mass",

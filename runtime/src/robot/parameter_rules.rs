@@ -16,6 +16,9 @@ pub enum RuleKind {
     RigidInertia,
     /// Three principal moments: a rigid body's.
     PrincipalMoments,
+    /// Values of any sign within their field's physical range (an origin, a centre of mass,
+    /// a length computed from parameters).
+    InRange,
 }
 
 /// Whether [ixx, iyy, izz, ixy, ixz, iyz] about the centre of mass can belong to a rigid
@@ -71,7 +74,10 @@ pub fn check_rule(field: &str, kind: RuleKind, values: &[f64], parameters: &[(&s
     // Past its sign, a value must be one a robot could have (a mass of 1e308 kg is a slip).
     let problem = problem.or_else(|| {
         let range = range_of_field(field)?;
-        values.iter().find_map(|v| range.problem(*v))
+        // A negative value of a field whose range starts at 0 is left to its sign rule (a
+        // range-only rule has none: the spec's own wording, such as an axis length, decides).
+        let unsigned = kind == RuleKind::InRange && range.low == 0.0;
+        values.iter().find_map(|v| if unsigned && *v < 0.0 { None } else { range.problem(*v) })
     });
     let Some(problem) = problem else { return Ok(()) };
     let mut message = format!("`{field}` {problem}");
@@ -89,7 +95,7 @@ pub fn check_rule(field: &str, kind: RuleKind, values: &[f64], parameters: &[(&s
 mod tests {
     use super::*;
 
-    /// (kind, values, expected error fragment or None when accepted).
+    /// (kind, values, expected error fragment or None when accepted), on a mass field.
     const CASES: &[(RuleKind, &[f64], Option<&str>)] = &[
         (RuleKind::Positive, &[0.1], None),
         (RuleKind::Positive, &[0.0], Some("must be > 0, got 0")),
@@ -106,7 +112,28 @@ mod tests {
         (RuleKind::PrincipalMoments, &[-1.0, 1.0, 1.0], Some("not the inertia of a rigid body")),
         (RuleKind::Positive, &[1e308], Some("= 1e308 kg is outside the physical range of a mass")),
         (RuleKind::RigidInertia, &[1e300, 1e300, 1e300, 0.0, 0.0, 0.0], Some("is outside the physical range")),
+        // A range-only rule: any value in range passes, a negative one of a range starting
+        // at 0 is left to the sign rules.
+        (RuleKind::InRange, &[5.0], None),
+        (RuleKind::InRange, &[-5.0], None),
+        (RuleKind::InRange, &[2e5], Some("= 2e5 kg is outside the physical range of a mass")),
+        (RuleKind::InRange, &[f64::NAN], Some("outside the physical range")),
     ];
+
+    #[test]
+    fn range_only_rules_check_values_of_either_sign_against_their_fields_range() {
+        let origin = "bodies[1] (link2).origin[0] (x)";
+        assert_eq!(check_rule(origin, RuleKind::InRange, &[-0.1], &[("link_length", -0.1)]), Ok(()));
+        let message = check_rule(origin, RuleKind::InRange, &[1e300], &[("link_length", 1e300)]).unwrap_err();
+        assert!(
+            message.starts_with("`bodies[1] (link2).origin[0] (x)` = 1e300 m is outside the physical range of a position, -1000 to 1000 m")
+                && message.ends_with("(from link_length = 1e300)"),
+            "{message}"
+        );
+        assert!(check_rule(origin, RuleKind::InRange, &[-2e3], &[]).is_err());
+        // A field without a range passes.
+        assert_eq!(check_rule("bodies[0].name", RuleKind::InRange, &[1e300], &[]), Ok(()));
+    }
 
     #[test]
     fn rules_accept_and_reject_as_stated() {
