@@ -1104,6 +1104,18 @@ impl Device for NoDevice {
 }
 
 /// Prints how a run went and builds its report.
+/// The process's resident memory now and at its peak (bytes), where the system says
+/// (`VmRSS` and `VmHWM` of /proc/self/status on Linux): what a soak watches for growth.
+fn resident_memory() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        let kilobytes: u64 = line[name.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(kilobytes * 1024)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
 fn finish(
     outcome: softgen_runtime::LoopOutcome,
     safe: Result<(), SafetyFault>,
@@ -1113,6 +1125,9 @@ fn finish(
     trajectory: Option<PendingFile>,
 ) -> Result<RunReport, String> {
     println!("loop        {}", outcome.stats);
+    if let Some((resident, peak)) = resident_memory() {
+        println!("resident    {:.1} MB at the end, peak {:.1} MB", resident as f64 / 1e6, peak as f64 / 1e6);
+    }
     println!("limited     {} commands clamped or rate-limited", chain.filter.limited);
     match &safe {
         Ok(()) => println!("safe state  sent"),

@@ -42,37 +42,95 @@ impl LoopConfig {
     }
 }
 
-const BUCKET_NS: u64 = 5_000;
-const BUCKETS: usize = 200;
-
-/// What the loop measured. Wake-up lateness (how long after its deadline a period started)
-/// is kept in a fixed histogram of 5 microsecond buckets, so recording it never allocates.
+/// A distribution of durations in fixed 5 microsecond buckets up to 2 ms (longer ones share
+/// the last bucket, bounded by the longest seen), so recording one never allocates and an
+/// hour-long run keeps the same few kilobytes.
 #[derive(Clone, Debug)]
+pub struct DurationHistogram {
+    counts: [u64; Self::BUCKETS],
+    count: u64,
+    total: Duration,
+    max: Duration,
+}
+
+impl Default for DurationHistogram {
+    fn default() -> Self {
+        DurationHistogram { counts: [0; Self::BUCKETS], count: 0, total: Duration::ZERO, max: Duration::ZERO }
+    }
+}
+
+impl DurationHistogram {
+    const BUCKET_NS: u64 = 5_000;
+    const BUCKETS: usize = 401;
+
+    pub fn record(&mut self, d: Duration) {
+        self.count += 1;
+        self.total += d;
+        self.max = self.max.max(d);
+        let bucket = (d.as_nanos() / u128::from(Self::BUCKET_NS)).min(Self::BUCKETS as u128 - 1) as usize;
+        self.counts[bucket] += 1;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn max(&self) -> Duration {
+        self.max
+    }
+
+    pub fn mean(&self) -> Duration {
+        if self.count == 0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(self.total.as_secs_f64() / self.count as f64)
+        }
+    }
+
+    /// The longest duration the buckets resolve (2 ms); longer ones are only counted.
+    pub const RESOLVED: Duration = Duration::from_nanos(Self::BUCKET_NS * (Self::BUCKETS as u64 - 1));
+
+    /// `pN <= X us`, or `pN > 2000 us` where the percentile lies past the resolved range.
+    fn describe_percentile(&self, label: &str, fraction: f64) -> String {
+        let p = self.percentile(fraction);
+        if p > Self::RESOLVED {
+            format!("{label} > {:.0} us", Self::RESOLVED.as_secs_f64() * 1e6)
+        } else {
+            format!("{label} <= {:.0} us", p.as_secs_f64() * 1e6)
+        }
+    }
+
+    /// Upper bound of the duration below which `fraction` of the recorded ones lie: the top of
+    /// their bucket, or the longest seen when that is smaller or in the last bucket.
+    pub fn percentile(&self, fraction: f64) -> Duration {
+        let target = ((fraction * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, count) in self.counts.iter().enumerate() {
+            seen += count;
+            if seen >= target {
+                return if i == Self::BUCKETS - 1 {
+                    self.max
+                } else {
+                    Duration::from_nanos((i as u64 + 1) * Self::BUCKET_NS).min(self.max)
+                };
+            }
+        }
+        self.max
+    }
+}
+
+/// What the loop measured: wake-up lateness (how long after its deadline a period started)
+/// and each period's work, as histograms.
+#[derive(Clone, Debug, Default)]
 pub struct LoopStats {
     pub periods: u64,
     /// Periods whose work ended after the next deadline.
     pub misses: u64,
-    pub max_lateness: Duration,
-    pub total_lateness: Duration,
-    pub max_work: Duration,
+    pub lateness: DurationHistogram,
+    pub work: DurationHistogram,
     /// Longest time from a period's deadline to its command going out (what the watchdog
     /// compares with its tolerance).
     pub max_command_delay: Duration,
-    histogram: [u64; BUCKETS],
-}
-
-impl Default for LoopStats {
-    fn default() -> Self {
-        LoopStats {
-            periods: 0,
-            misses: 0,
-            max_lateness: Duration::ZERO,
-            total_lateness: Duration::ZERO,
-            max_work: Duration::ZERO,
-            max_command_delay: Duration::ZERO,
-            histogram: [0; BUCKETS],
-        }
-    }
 }
 
 impl LoopStats {
@@ -80,51 +138,29 @@ impl LoopStats {
         self.periods += 1;
         self.max_command_delay = self.max_command_delay.max(lateness + work);
         self.misses += u64::from(missed);
-        self.max_lateness = self.max_lateness.max(lateness);
-        self.total_lateness += lateness;
-        self.max_work = self.max_work.max(work);
-        let bucket = ((lateness.as_nanos() as u64) / BUCKET_NS).min(BUCKETS as u64 - 1) as usize;
-        self.histogram[bucket] += 1;
-    }
-
-    /// Upper bound of the lateness below which `fraction` of periods started.
-    pub fn lateness_percentile(&self, fraction: f64) -> Duration {
-        let target = (fraction * self.periods as f64).ceil() as u64;
-        let mut seen = 0;
-        for (i, count) in self.histogram.iter().enumerate() {
-            seen += count;
-            if seen >= target {
-                return if i == BUCKETS - 1 {
-                    self.max_lateness
-                } else {
-                    Duration::from_nanos((i as u64 + 1) * BUCKET_NS)
-                };
-            }
-        }
-        self.max_lateness
-    }
-
-    pub fn mean_lateness(&self) -> Duration {
-        if self.periods == 0 {
-            Duration::ZERO
-        } else {
-            self.total_lateness / self.periods as u32
-        }
+        self.lateness.record(lateness);
+        self.work.record(work);
     }
 }
 
 impl fmt::Display for LoopStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let (late, work) = (&self.lateness, &self.work);
         write!(
             f,
-            "{} periods, {} deadline misses ({:.3} %); wake-up lateness mean {:.1} us, p99 <= {:.0} us, max {:.1} us; longest period work {:.1} us; latest command {:.1} ms after its deadline",
+            "{} periods, {} deadline misses ({:.3} %); wake-up lateness mean {:.1} us, {}, {}, {}, max {:.1} us; period work mean {:.1} us, {}, max {:.1} us; latest command {:.1} ms after its deadline",
             self.periods,
             self.misses,
             100.0 * self.misses as f64 / (self.periods.max(1)) as f64,
-            self.mean_lateness().as_secs_f64() * 1e6,
-            self.lateness_percentile(0.99).as_secs_f64() * 1e6,
-            self.max_lateness.as_secs_f64() * 1e6,
-            self.max_work.as_secs_f64() * 1e6,
+            us(late.mean()),
+            late.describe_percentile("p50", 0.5),
+            late.describe_percentile("p99", 0.99),
+            late.describe_percentile("p99.9", 0.999),
+            us(late.max()),
+            us(work.mean()),
+            work.describe_percentile("p99", 0.99),
+            us(work.max()),
             self.max_command_delay.as_secs_f64() * 1e3,
         )
     }
@@ -201,6 +237,35 @@ pub fn run_fixed_rate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn histogram_percentiles_bound_the_recorded_durations() {
+        let mut h = DurationHistogram::default();
+        assert_eq!(h.percentile(0.99), Duration::ZERO);
+        // 990 durations of 12 us, 9 of 700 us and one of 40 ms (past the last bucket).
+        for _ in 0..990 {
+            h.record(Duration::from_micros(12));
+        }
+        for _ in 0..9 {
+            h.record(Duration::from_micros(700));
+        }
+        h.record(Duration::from_millis(40));
+        assert_eq!(h.count(), 1000);
+        assert_eq!(h.percentile(0.5), Duration::from_micros(15));
+        assert_eq!(h.percentile(0.99), Duration::from_micros(15));
+        assert_eq!(h.percentile(0.995), Duration::from_micros(705));
+        assert_eq!(h.percentile(1.0), Duration::from_millis(40));
+        assert_eq!(h.max(), Duration::from_millis(40));
+        let mean = (990.0 * 12.0 + 9.0 * 700.0 + 40_000.0) / 1000.0;
+        assert!((h.mean().as_secs_f64() * 1e6 - mean).abs() < 1e-6, "{:?}", h.mean());
+        // Past the resolved 2 ms, the description says only that.
+        assert_eq!(h.describe_percentile("p100", 1.0), "p100 > 2000 us");
+        assert_eq!(h.describe_percentile("p99", 0.99), "p99 <= 15 us");
+        // A single short duration: its percentiles are itself, not its bucket's top.
+        let mut one = DurationHistogram::default();
+        one.record(Duration::from_micros(2));
+        assert_eq!(one.percentile(0.99), Duration::from_micros(2));
+    }
 
     #[test]
     fn runs_every_period_at_rate() {
