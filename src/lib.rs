@@ -33,8 +33,10 @@ pub use simulate::settings::{
     AnisotropyName, IntegratorName, JacobianName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES,
     ROS34_TOLERANCES,
 };
+pub use simulate::view::write_view_from_csv;
 pub use support::output::PendingFile;
 pub use support::plot::{plot_contour, plot_paths, plot_run, plot_time_series, plot_track, RunView, Series};
+pub use support::view::{page_from_csv, ViewSetup, DISPLAY_RATE};
 pub use sweep::file::{Cell, CellKind, Shard, Sweep, MAX_RUNS};
 pub use sweep::run::{default_output, format_of, journal_path, run_sweep, sweep_to_file, SweepOptions, SweepOutcome};
 pub use sweep::table::{RunRecord, SweepTable, TableFormat, TableHeader};

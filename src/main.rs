@@ -11,6 +11,7 @@ use cli::roll::{roll, RollArgs};
 use cli::run::{run, RunArgs};
 use cli::simulate::{simulate, SimulateArgs};
 use cli::sweep::{sweep, SweepArgs};
+use cli::view::{view, ViewArgs};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -54,6 +55,9 @@ enum Command {
     /// runs one of N slices (for array jobs) and `sweep merge` joins the slices.
     #[command(args_conflicts_with_subcommands = true)]
     Sweep(SweepArgs),
+    /// A run's CSV as a 3D animation page (soft sections as tubes, contacts and their
+    /// forces, terrain, the centre-of-mass trail) that opens from disk in any browser.
+    View(ViewArgs),
     /// List the robots and their generalized coordinates.
     List,
 }
@@ -111,6 +115,7 @@ fn run_command() -> ExitCode {
         Some(Command::Roll(args)) => return exit(roll(args)),
         Some(Command::Experiment(args)) => return exit(experiment(args)),
         Some(Command::Sweep(args)) => return exit(sweep(args)),
+        Some(Command::View(args)) => return exit(view(args)),
         Some(Command::List) => cli::list::list(),
     };
     match result {

@@ -11,6 +11,30 @@ use crate::spatial::{Articulated, Motion};
 use crate::symbolic::{param_symbol, q_symbol, qd_symbol};
 use symbolica::prelude::Atom;
 
+/// What a viewer draws of a robot, as DAG nodes: world frames (rotation, row-major, and
+/// origin), the bodies that own them, and each thruster's point of attack.
+#[derive(Default)]
+pub struct Drawing {
+    pub frames: Vec<([[NodeId; 3]; 3], [NodeId; 3])>,
+    pub bodies: Vec<DrawnBody>,
+    /// Per thruster: its point of attack in the world (its frame's rotation is its body's).
+    pub thruster_points: Vec<(usize, [NodeId; 3])>,
+}
+
+/// A spec body as a viewer draws it: a rigid body by its frame, a soft section by frames
+/// along its centre line, base to tip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrawnBody {
+    /// Index into the spec's bodies.
+    pub body: usize,
+    /// The nearest body above it in the tree (an index into the drawn bodies).
+    pub parent: Option<usize>,
+    /// Its soft section's index among the sections.
+    pub section: Option<usize>,
+    pub first_frame: usize,
+    pub frames: usize,
+}
+
 /// A robot's equations of motion and kinematics, as DAG nodes.
 pub struct Equations {
     pub dag: Dag,
@@ -50,6 +74,8 @@ pub struct Equations {
     pub stiffness: Vec<NodeId>,
     /// Points along soft sections' centre lines (for drawing), section by section.
     pub centre_line: Vec<[NodeId; 3]>,
+    /// What a viewer draws: every body's world frames and each thruster's point.
+    pub drawing: Drawing,
     /// Robots in water: the drag's generalized force, per coordinate (empty otherwise).
     pub hydrodynamic_force: Vec<NodeId>,
     /// Robots in water: the drag's dissipation function R(q, qd), with force -dR/dqd.
@@ -227,6 +253,7 @@ impl Equations {
             damping_slope: Vec::new(),
             stiffness: Vec::new(),
             centre_line: Vec::new(),
+            drawing: Drawing::default(),
             hydrodynamic_force: Vec::new(),
             hydrodynamic_dissipation: None,
             hulls: Vec::new(),

@@ -17,7 +17,8 @@
 
 use crate::dag::{Dag, Input, NodeId};
 use crate::equations::{
-    ArticulatedBody, ArticulatedJoint, AtomReader, ContactFrame, DerivativeJoint, Equations, InverseDynamicsDerivatives,
+    ArticulatedBody, ArticulatedJoint, AtomReader, ContactFrame, DerivativeJoint, Drawing, DrawnBody, Equations,
+    InverseDynamicsDerivatives,
 };
 use crate::hydrodynamics::{self, WaterNodes, WaterRows};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
@@ -161,7 +162,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let thruster_columns = thruster_columns(&mut dag, &tree)?;
     let whole = whole_robot(&mut dag, &tree, &composites, rows.elastic_energy);
     let contacts = contact_points(&mut dag, &tree)?;
-    let centre_line = centre_lines(&mut dag, &tree)?;
+    let (centre_line, drawing) = drawing(&mut dag, &tree)?;
 
     // The articulated-body algorithm needs every joint's motion to be a rigid body's; soft
     // sections move many slices along different columns, so their robots factorise M.
@@ -225,6 +226,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         damping_slope: rows.damping_slope,
         stiffness: rows.stiffness,
         centre_line,
+        drawing,
         hydrodynamic_force: water.force,
         hydrodynamic_dissipation: water.dissipation,
         hulls: water.hulls,
@@ -837,22 +839,75 @@ fn contact_points(dag: &mut Dag, tree: &Tree) -> Result<ContactOutputs, String> 
     })
 }
 
-/// Points along each section's centre line, for drawing it.
-fn centre_lines(dag: &mut Dag, tree: &Tree) -> Result<Vec<Vec3>, String> {
-    let (links, states, pieces) = (tree.links, tree.states, tree.pieces);
+/// What a viewer draws: each spec body's world frames, parents first (a rigid body's own
+/// frame; a soft section's frames along its centre line at xi = k / CENTRE_LINE_SEGMENTS,
+/// base to tip, whose positions are also the centre line), and each thruster's point.
+fn drawing(dag: &mut Dag, tree: &Tree) -> Result<(Vec<Vec3>, Drawing), String> {
+    let (robot, links, states, pieces, reader) = (tree.robot, tree.links, tree.states, tree.pieces, &tree.reader);
     let mut centre_line = Vec::new();
-    for (index, state) in states.iter().enumerate() {
-        if let Some(section) = &state.section {
-            let pieces = pieces.as_ref().ok_or("a soft section without its local pieces")?;
-            for k in 0..=CENTRE_LINE_SEGMENTS {
-                let xi = k as f64 / CENTRE_LINE_SEGMENTS as f64;
-                let label = format!("{}_centre{k}", links[index].name);
-                centre_line.push(section.frame.station(dag, pieces, xi, &label, false)?.position);
+    let mut drawing = Drawing::default();
+    // The drawn body of each link (virtual links draw nothing).
+    let mut drawn_of_link: Vec<Option<usize>> = vec![None; links.len()];
+    for (index, (link, state)) in links.iter().zip(states).enumerate() {
+        // A virtual link's parent chain is followed up to the nearest drawn body.
+        let mut above = link.parent;
+        let parent = loop {
+            match above {
+                None => break None,
+                Some(a) => match drawn_of_link[a] {
+                    Some(d) => break Some(d),
+                    None => above = links[a].parent,
+                },
             }
+        };
+        let Some(body) = link.body else {
+            continue;
+        };
+        let first_frame = drawing.frames.len();
+        let section = match &state.section {
+            Some(section) => {
+                let pieces = pieces.as_ref().ok_or("a soft section without its local pieces")?;
+                for k in 0..=CENTRE_LINE_SEGMENTS {
+                    let xi = k as f64 / CENTRE_LINE_SEGMENTS as f64;
+                    let label = format!("{}_centre{k}", link.name);
+                    let station = section.frame.station(dag, pieces, xi, &label, false)?;
+                    centre_line.push(station.position);
+                    drawing.frames.push((station.rotation, station.position));
+                }
+                // Its index among the spec's sections, as `SOFT_SECTIONS` lists them.
+                Some(robot.bodies[..body].iter().filter(|b| b.section.is_some()).count())
+            }
+            None => {
+                drawing.frames.push((state.rotation, state.position));
+                None
+            }
+        };
+        drawn_of_link[index] = Some(drawing.bodies.len());
+        drawing.bodies.push(DrawnBody {
+            body,
+            parent,
+            section,
+            first_frame,
+            frames: drawing.frames.len() - first_frame,
+        });
+    }
+    for thruster in &robot.thrusters {
+        let index = links
+            .iter()
+            .position(|l| l.body == Some(thruster.body))
+            .ok_or("a thruster on a body that is not a link")?;
+        let drawn = drawn_of_link[index].ok_or("a thruster on a body that is not drawn")?;
+        let state = &states[index];
+        let mut local = [tree.zero; 3];
+        for (a, e) in thruster.position.iter().enumerate() {
+            local[a] = reader.node(dag, &from_expr(e))?;
         }
+        let offset = dag.mat_vec3(&state.rotation, &local);
+        let point = dag.add3(&state.position, &offset);
+        drawing.thruster_points.push((drawn, point));
     }
 
-    Ok(centre_line)
+    Ok((centre_line, drawing))
 }
 
 /// A sine or cosine of a skin angle with its round-off at the multiples of pi / 2 removed

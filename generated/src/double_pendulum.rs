@@ -1233,6 +1233,107 @@ pub fn angular_momentum(
     let z = 0.0;
     Vector3::new(x, y, z)
 }
+/// Number of bodies [`BODIES`] lists.
+pub const BODY_COUNT: usize = 3;
+/// The robot's bodies, parents first, as a viewer draws them: a rigid body by its
+/// frame, a soft section by frames along its centre line, base to tip.
+pub const BODIES: [softgen_runtime::BodyDrawing; BODY_COUNT] = [
+    softgen_runtime::BodyDrawing {
+        name: "mount",
+        parent: None,
+        section: None,
+        first_frame: 0,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "upper",
+        parent: Some(0),
+        section: None,
+        first_frame: 1,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "lower",
+        parent: Some(1),
+        section: None,
+        first_frame: 2,
+        frames: 1,
+    },
+];
+/// Number of frames [`drawing_frames_into`] writes.
+pub const DRAWING_FRAMES: usize = 3;
+/// The frame of each thruster's point of attack (its body's rotation).
+pub const THRUSTER_DRAWING_FRAMES: &[usize] = &[];
+/// World frames for drawing: each body's (see [`BODIES`]), then each thruster's point.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_frames_into(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [softgen_runtime::FramePose; DRAWING_FRAMES],
+) {
+    let lower_rotation_02 = cache.cos_q1 * cache.upper_rotation_02
+        - cache.cos_q0 * cache.sin_q1;
+    let lower_rotation_22 = cache.cos_q0 * cache.cos_q1 - cache.sin_q1 * cache.sin_q0;
+    out[0].rotation[(0, 0)] = 1.0;
+    out[0].rotation[(0, 1)] = 0.0;
+    out[0].rotation[(0, 2)] = 0.0;
+    out[0].rotation[(1, 0)] = 0.0;
+    out[0].rotation[(1, 1)] = 1.0;
+    out[0].rotation[(1, 2)] = 0.0;
+    out[0].rotation[(2, 0)] = 0.0;
+    out[0].rotation[(2, 1)] = 0.0;
+    out[0].rotation[(2, 2)] = 1.0;
+    out[0].position[0] = 0.0;
+    out[0].position[1] = 0.0;
+    out[0].position[2] = 0.0;
+    out[1].rotation[(0, 0)] = cache.cos_q0;
+    out[1].rotation[(0, 1)] = 0.0;
+    out[1].rotation[(0, 2)] = cache.upper_rotation_02;
+    out[1].rotation[(1, 0)] = 0.0;
+    out[1].rotation[(1, 1)] = 1.0;
+    out[1].rotation[(1, 2)] = 0.0;
+    out[1].rotation[(2, 0)] = cache.sin_q0;
+    out[1].rotation[(2, 1)] = 0.0;
+    out[1].rotation[(2, 2)] = cache.cos_q0;
+    out[1].position[0] = 0.0;
+    out[1].position[1] = 0.0;
+    out[1].position[2] = 0.0;
+    out[2].rotation[(0, 0)] = cache.lower_rotation_00;
+    out[2].rotation[(0, 1)] = 0.0;
+    out[2].rotation[(0, 2)] = lower_rotation_02;
+    out[2].rotation[(1, 0)] = 0.0;
+    out[2].rotation[(1, 1)] = 1.0;
+    out[2].rotation[(1, 2)] = 0.0;
+    out[2].rotation[(2, 0)] = cache.lower_rotation_20;
+    out[2].rotation[(2, 1)] = 0.0;
+    out[2].rotation[(2, 2)] = lower_rotation_22;
+    out[2].position[0] = cache.upper_com_x;
+    out[2].position[1] = 0.0;
+    out[2].position[2] = cache.upper_com_z;
+}
+/// Each body's drawn size as the spec gives it: its radius (a section's skin, a
+/// hull, a section's slices as discs; 0 where the spec gives none, and a rigid body
+/// is then drawn to reach its joints and contact points) and a section's chambers.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_geometry(p: &Params) -> [softgen_runtime::BodyGeometry; BODY_COUNT] {
+    [
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+    ]
+}
 /// Planar double pendulum in the vertical x-z plane, point masses at the link ends
 ///
 /// 2 generalized coordinates, 1 contact points.
@@ -1388,6 +1489,26 @@ impl Model<DOF, CONTACTS> for DoublePendulum {
         out: &mut SVector<f64, DOF>,
     ) {
         inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
+    }
+    const BODIES: &'static [softgen_runtime::BodyDrawing] = &BODIES;
+    const DRAWING_FRAMES: usize = DRAWING_FRAMES;
+    const THRUSTER_DRAWING_FRAMES: &'static [usize] = THRUSTER_DRAWING_FRAMES;
+    fn drawing_frames_into(
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [softgen_runtime::FramePose],
+    ) {
+        if let Ok(out) = <&mut [softgen_runtime::FramePose; DRAWING_FRAMES]>::try_from(
+            out,
+        ) {
+            drawing_frames_into(q, p, k, out);
+        }
+    }
+    fn drawing_geometry_into(p: &Params, out: &mut [softgen_runtime::BodyGeometry]) {
+        for (out, geometry) in out.iter_mut().zip(drawing_geometry(p)) {
+            *out = geometry;
+        }
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -57629,6 +57629,1441 @@ pub fn elastic_stiffness_into(
     out[(12, 12)] = p.limb_stiffness;
     out[(13, 13)] = p.limb_stiffness;
 }
+/// Number of bodies [`BODIES`] lists.
+pub const BODY_COUNT: usize = 5;
+/// The robot's bodies, parents first, as a viewer draws them: a rigid body by its
+/// frame, a soft section by frames along its centre line, base to tip.
+pub const BODIES: [softgen_runtime::BodyDrawing; BODY_COUNT] = [
+    softgen_runtime::BodyDrawing {
+        name: "hub",
+        parent: None,
+        section: None,
+        first_frame: 0,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "head",
+        parent: Some(0),
+        section: Some(0),
+        first_frame: 1,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "back",
+        parent: Some(0),
+        section: Some(1),
+        first_frame: 8,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "front_right",
+        parent: Some(0),
+        section: Some(2),
+        first_frame: 15,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "front_left",
+        parent: Some(0),
+        section: Some(3),
+        first_frame: 22,
+        frames: 7,
+    },
+];
+/// Number of frames [`drawing_frames_into`] writes.
+pub const DRAWING_FRAMES: usize = 29;
+/// The frame of each thruster's point of attack (its body's rotation).
+pub const THRUSTER_DRAWING_FRAMES: &[usize] = &[];
+/// World frames for drawing: each body's (see [`BODIES`]), then each thruster's point.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_frames_into(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [softgen_runtime::FramePose; DRAWING_FRAMES],
+) {
+    let head_centre1_bend = 0.027777777777777776 * cache.head_bend_squared;
+    let t0 = softgen_runtime::stumpff(head_centre1_bend)[1];
+    let t1 = 0.16666666666666666 * t0 * cache.head_bend_z;
+    let t2 = 0.16666666666666666 * t0 * cache.head_bend_y;
+    let t3 = softgen_runtime::stumpff(head_centre1_bend)[2];
+    let t4 = 1.0 - 0.027777777777777776 * cache.head_bend_squared * t3;
+    let head_centre1_rotation_00 = cache.head_rotation_02 * t1
+        + t2 * cache.base_roll_rotation_01 + cache.head_rotation_00 * t4;
+    let t5 = cache.head_bend_y * cache.head_bend_y;
+    let t6 = 1.0 - 0.027777777777777776 * t3 * t5;
+    let t7 = -(0.16666666666666666 * t0 * cache.head_bend_y);
+    let t8 = cache.head_bend_z * cache.head_bend_y;
+    let t9 = -(0.027777777777777776 * t3 * t8);
+    let head_centre1_rotation_01 = cache.base_roll_rotation_01 * t6
+        + cache.head_rotation_00 * t7 + cache.head_rotation_02 * t9;
+    let t10 = cache.head_bend_z * cache.head_bend_z;
+    let t11 = 1.0 - 0.027777777777777776 * t10 * t3;
+    let t12 = -(0.16666666666666666 * t0 * cache.head_bend_z);
+    let head_centre1_rotation_02 = t9 * cache.base_roll_rotation_01
+        + cache.head_rotation_02 * t11 + cache.head_rotation_00 * t12;
+    let head_centre1_rotation_10 = t4 * cache.head_rotation_10
+        + t2 * cache.base_roll_rotation_11 + t1 * cache.head_rotation_12;
+    let head_centre1_rotation_11 = cache.base_roll_rotation_11 * t6
+        + cache.head_rotation_10 * t7 + t9 * cache.head_rotation_12;
+    let head_centre1_rotation_12 = t12 * cache.head_rotation_10
+        + t9 * cache.base_roll_rotation_11 + t11 * cache.head_rotation_12;
+    let head_centre1_rotation_20 = cache.head_rotation_22 * t1
+        + t2 * cache.base_roll_rotation_21 + cache.head_rotation_20 * t4;
+    let head_centre1_rotation_21 = cache.head_rotation_20 * t7
+        + cache.head_rotation_22 * t9 + cache.base_roll_rotation_21 * t6;
+    let head_centre1_rotation_22 = t11 * cache.head_rotation_22
+        + t12 * cache.head_rotation_20 + t9 * cache.base_roll_rotation_21;
+    let t13 = 0.16666666666666666 * t0 * p.limb_length;
+    let t14 = cache.head_bend_y * p.limb_length;
+    let t15 = 0.027777777777777776 * t14 * t3;
+    let t16 = cache.head_bend_z * p.limb_length;
+    let t17 = 0.027777777777777776 * t16 * t3;
+    let head_centre1_position_x = cache.head_rotation_00 * t13 + cache.head_position_x
+        + t15 * cache.base_roll_rotation_01 + cache.head_rotation_02 * t17;
+    let head_centre1_position_y = t17 * cache.head_rotation_12 + cache.head_position_y
+        + t15 * cache.base_roll_rotation_11 + t13 * cache.head_rotation_10;
+    let head_centre1_position_z = t13 * cache.head_rotation_20
+        + cache.head_rotation_22 * t17 + t15 * cache.base_roll_rotation_21
+        + cache.head_position_z;
+    let head_centre2_bend = 0.1111111111111111 * cache.head_bend_squared;
+    let t18 = softgen_runtime::stumpff(head_centre2_bend)[1];
+    let t19 = 0.3333333333333333 * cache.head_bend_z * t18;
+    let t20 = 0.3333333333333333 * cache.head_bend_y * t18;
+    let t21 = softgen_runtime::stumpff(head_centre2_bend)[2];
+    let t22 = 1.0 - 0.1111111111111111 * cache.head_bend_squared * t21;
+    let head_centre2_rotation_00 = cache.head_rotation_02 * t19
+        + cache.base_roll_rotation_01 * t20 + cache.head_rotation_00 * t22;
+    let t23 = -(0.3333333333333333 * cache.head_bend_y * t18);
+    let t24 = 1.0 - 0.1111111111111111 * t21 * t5;
+    let t25 = -(0.1111111111111111 * t21 * t8);
+    let head_centre2_rotation_01 = cache.head_rotation_00 * t23
+        + t24 * cache.base_roll_rotation_01 + cache.head_rotation_02 * t25;
+    let t26 = -(0.3333333333333333 * cache.head_bend_z * t18);
+    let t27 = 1.0 - 0.1111111111111111 * t10 * t21;
+    let head_centre2_rotation_02 = cache.head_rotation_00 * t26
+        + cache.head_rotation_02 * t27 + cache.base_roll_rotation_01 * t25;
+    let head_centre2_rotation_10 = t19 * cache.head_rotation_12
+        + t22 * cache.head_rotation_10 + cache.base_roll_rotation_11 * t20;
+    let head_centre2_rotation_11 = t24 * cache.base_roll_rotation_11
+        + cache.head_rotation_12 * t25 + t23 * cache.head_rotation_10;
+    let head_centre2_rotation_12 = t27 * cache.head_rotation_12
+        + cache.head_rotation_10 * t26 + cache.base_roll_rotation_11 * t25;
+    let head_centre2_rotation_20 = t22 * cache.head_rotation_20
+        + cache.base_roll_rotation_21 * t20 + cache.head_rotation_22 * t19;
+    let head_centre2_rotation_21 = cache.head_rotation_22 * t25
+        + t23 * cache.head_rotation_20 + t24 * cache.base_roll_rotation_21;
+    let head_centre2_rotation_22 = cache.head_rotation_20 * t26
+        + t27 * cache.head_rotation_22 + cache.base_roll_rotation_21 * t25;
+    let t28 = 0.1111111111111111 * t21 * t14;
+    let t29 = 0.3333333333333333 * p.limb_length * t18;
+    let t30 = 0.1111111111111111 * t16 * t21;
+    let head_centre2_position_x = cache.head_position_x
+        + t28 * cache.base_roll_rotation_01 + cache.head_rotation_00 * t29
+        + cache.head_rotation_02 * t30;
+    let head_centre2_position_y = cache.head_rotation_12 * t30
+        + t29 * cache.head_rotation_10 + cache.head_position_y
+        + t28 * cache.base_roll_rotation_11;
+    let head_centre2_position_z = t29 * cache.head_rotation_20
+        + t28 * cache.base_roll_rotation_21 + cache.head_rotation_22 * t30
+        + cache.head_position_z;
+    let head_centre3_bend = 0.25 * cache.head_bend_squared;
+    let t31 = softgen_runtime::stumpff(head_centre3_bend)[1];
+    let t32 = 0.5 * cache.head_bend_z * t31;
+    let t33 = softgen_runtime::stumpff(head_centre3_bend)[2];
+    let t34 = 1.0 - 0.25 * cache.head_bend_squared * t33;
+    let t35 = 0.5 * cache.head_bend_y * t31;
+    let head_centre3_rotation_00 = cache.head_rotation_02 * t32
+        + cache.head_rotation_00 * t34 + cache.base_roll_rotation_01 * t35;
+    let t36 = 1.0 - 0.25 * t33 * t5;
+    let t37 = -(0.5 * cache.head_bend_y * t31);
+    let t38 = -(0.25 * t33 * t8);
+    let head_centre3_rotation_01 = cache.base_roll_rotation_01 * t36
+        + cache.head_rotation_00 * t37 + cache.head_rotation_02 * t38;
+    let t39 = -(0.5 * cache.head_bend_z * t31);
+    let t40 = 1.0 - 0.25 * t10 * t33;
+    let head_centre3_rotation_02 = t39 * cache.head_rotation_00
+        + cache.base_roll_rotation_01 * t38 + cache.head_rotation_02 * t40;
+    let head_centre3_rotation_10 = cache.head_rotation_12 * t32
+        + cache.base_roll_rotation_11 * t35 + t34 * cache.head_rotation_10;
+    let head_centre3_rotation_11 = t37 * cache.head_rotation_10
+        + cache.head_rotation_12 * t38 + cache.base_roll_rotation_11 * t36;
+    let head_centre3_rotation_12 = cache.base_roll_rotation_11 * t38
+        + t40 * cache.head_rotation_12 + t39 * cache.head_rotation_10;
+    let head_centre3_rotation_20 = cache.base_roll_rotation_21 * t35
+        + cache.head_rotation_22 * t32 + t34 * cache.head_rotation_20;
+    let head_centre3_rotation_21 = t36 * cache.base_roll_rotation_21
+        + t37 * cache.head_rotation_20 + cache.head_rotation_22 * t38;
+    let head_centre3_rotation_22 = t39 * cache.head_rotation_20
+        + cache.base_roll_rotation_21 * t38 + cache.head_rotation_22 * t40;
+    let t41 = 0.25 * t16 * t33;
+    let t42 = 0.5 * p.limb_length * t31;
+    let t43 = 0.25 * t33 * t14;
+    let head_centre3_position_x = cache.head_position_x + cache.head_rotation_02 * t41
+        + cache.head_rotation_00 * t42 + t43 * cache.base_roll_rotation_01;
+    let head_centre3_position_y = t43 * cache.base_roll_rotation_11
+        + cache.head_position_y + t41 * cache.head_rotation_12
+        + t42 * cache.head_rotation_10;
+    let head_centre3_position_z = cache.head_rotation_22 * t41
+        + t43 * cache.base_roll_rotation_21 + t42 * cache.head_rotation_20
+        + cache.head_position_z;
+    let head_centre4_bend = 0.4444444444444444 * cache.head_bend_squared;
+    let t44 = softgen_runtime::stumpff(head_centre4_bend)[2];
+    let t45 = 1.0 - 0.4444444444444444 * cache.head_bend_squared * t44;
+    let t46 = softgen_runtime::stumpff(head_centre4_bend)[1];
+    let t47 = 0.6666666666666666 * cache.head_bend_y * t46;
+    let t48 = 0.6666666666666666 * cache.head_bend_z * t46;
+    let head_centre4_rotation_00 = cache.head_rotation_00 * t45
+        + t47 * cache.base_roll_rotation_01 + cache.head_rotation_02 * t48;
+    let t49 = -(0.6666666666666666 * cache.head_bend_y * t46);
+    let t50 = -(0.4444444444444444 * t44 * t8);
+    let t51 = 1.0 - 0.4444444444444444 * t44 * t5;
+    let head_centre4_rotation_01 = cache.head_rotation_00 * t49
+        + cache.head_rotation_02 * t50 + cache.base_roll_rotation_01 * t51;
+    let t52 = 1.0 - 0.4444444444444444 * t10 * t44;
+    let t53 = -(0.6666666666666666 * cache.head_bend_z * t46);
+    let head_centre4_rotation_02 = cache.base_roll_rotation_01 * t50
+        + cache.head_rotation_02 * t52 + t53 * cache.head_rotation_00;
+    let head_centre4_rotation_10 = t48 * cache.head_rotation_12
+        + t47 * cache.base_roll_rotation_11 + t45 * cache.head_rotation_10;
+    let head_centre4_rotation_11 = t49 * cache.head_rotation_10
+        + cache.base_roll_rotation_11 * t51 + t50 * cache.head_rotation_12;
+    let head_centre4_rotation_12 = cache.head_rotation_12 * t52
+        + cache.base_roll_rotation_11 * t50 + t53 * cache.head_rotation_10;
+    let head_centre4_rotation_20 = cache.head_rotation_22 * t48
+        + t45 * cache.head_rotation_20 + t47 * cache.base_roll_rotation_21;
+    let head_centre4_rotation_21 = t51 * cache.base_roll_rotation_21
+        + cache.head_rotation_22 * t50 + t49 * cache.head_rotation_20;
+    let head_centre4_rotation_22 = t53 * cache.head_rotation_20
+        + t50 * cache.base_roll_rotation_21 + cache.head_rotation_22 * t52;
+    let t54 = 0.4444444444444444 * t14 * t44;
+    let t55 = 0.6666666666666666 * p.limb_length * t46;
+    let t56 = 0.4444444444444444 * t16 * t44;
+    let head_centre4_position_x = cache.head_position_x
+        + cache.base_roll_rotation_01 * t54 + t55 * cache.head_rotation_00
+        + cache.head_rotation_02 * t56;
+    let head_centre4_position_y = t56 * cache.head_rotation_12 + cache.head_position_y
+        + cache.base_roll_rotation_11 * t54 + t55 * cache.head_rotation_10;
+    let head_centre4_position_z = cache.base_roll_rotation_21 * t54
+        + cache.head_rotation_22 * t56 + t55 * cache.head_rotation_20
+        + cache.head_position_z;
+    let head_centre5_bend = 0.6944444444444445 * cache.head_bend_squared;
+    let t57 = softgen_runtime::stumpff(head_centre5_bend)[2];
+    let t58 = 1.0 - 0.6944444444444445 * cache.head_bend_squared * t57;
+    let t59 = softgen_runtime::stumpff(head_centre5_bend)[1];
+    let t60 = 0.8333333333333334 * cache.head_bend_y * t59;
+    let t61 = 0.8333333333333334 * cache.head_bend_z * t59;
+    let head_centre5_rotation_00 = cache.head_rotation_00 * t58
+        + t60 * cache.base_roll_rotation_01 + cache.head_rotation_02 * t61;
+    let t62 = -(0.6944444444444445 * t8 * t57);
+    let t63 = 1.0 - 0.6944444444444445 * t5 * t57;
+    let t64 = -(0.8333333333333334 * cache.head_bend_y * t59);
+    let head_centre5_rotation_01 = cache.head_rotation_02 * t62
+        + cache.base_roll_rotation_01 * t63 + cache.head_rotation_00 * t64;
+    let t65 = -(0.8333333333333334 * cache.head_bend_z * t59);
+    let t66 = 1.0 - 0.6944444444444445 * t10 * t57;
+    let head_centre5_rotation_02 = t65 * cache.head_rotation_00
+        + cache.head_rotation_02 * t66 + t62 * cache.base_roll_rotation_01;
+    let head_centre5_rotation_10 = t61 * cache.head_rotation_12
+        + t58 * cache.head_rotation_10 + t60 * cache.base_roll_rotation_11;
+    let head_centre5_rotation_11 = cache.base_roll_rotation_11 * t63
+        + t64 * cache.head_rotation_10 + t62 * cache.head_rotation_12;
+    let head_centre5_rotation_12 = t65 * cache.head_rotation_10
+        + t62 * cache.base_roll_rotation_11 + t66 * cache.head_rotation_12;
+    let head_centre5_rotation_20 = t60 * cache.base_roll_rotation_21
+        + cache.head_rotation_20 * t58 + t61 * cache.head_rotation_22;
+    let head_centre5_rotation_21 = t64 * cache.head_rotation_20
+        + cache.base_roll_rotation_21 * t63 + t62 * cache.head_rotation_22;
+    let head_centre5_rotation_22 = t62 * cache.base_roll_rotation_21
+        + t65 * cache.head_rotation_20 + cache.head_rotation_22 * t66;
+    let t67 = 0.6944444444444445 * t14 * t57;
+    let t68 = 0.6944444444444445 * t16 * t57;
+    let t69 = 0.8333333333333334 * p.limb_length * t59;
+    let head_centre5_position_x = t67 * cache.base_roll_rotation_01
+        + cache.head_position_x + t68 * cache.head_rotation_02
+        + cache.head_rotation_00 * t69;
+    let head_centre5_position_y = cache.head_position_y + t68 * cache.head_rotation_12
+        + t69 * cache.head_rotation_10 + t67 * cache.base_roll_rotation_11;
+    let head_centre5_position_z = t67 * cache.base_roll_rotation_21
+        + t69 * cache.head_rotation_20 + t68 * cache.head_rotation_22
+        + cache.head_position_z;
+    let t70 = softgen_runtime::stumpff(cache.head_bend_squared)[1];
+    let t71 = cache.head_bend_z * t70;
+    let t72 = cache.head_bend_y * t70;
+    let t73 = softgen_runtime::stumpff(cache.head_bend_squared)[2];
+    let t74 = 1.0 - cache.head_bend_squared * t73;
+    let head_tip_rotation_00 = cache.head_rotation_02 * t71
+        + t72 * cache.base_roll_rotation_01 + cache.head_rotation_00 * t74;
+    let t75 = 1.0 - t73 * t5;
+    let t76 = -(cache.head_bend_y * t70);
+    let t77 = -(t73 * t8);
+    let head_tip_rotation_01 = t75 * cache.base_roll_rotation_01
+        + cache.head_rotation_00 * t76 + cache.head_rotation_02 * t77;
+    let t78 = 1.0 - t73 * t10;
+    let t79 = -(cache.head_bend_z * t70);
+    let head_tip_rotation_02 = cache.head_rotation_02 * t78
+        + cache.head_rotation_00 * t79 + t77 * cache.base_roll_rotation_01;
+    let head_tip_rotation_10 = t72 * cache.base_roll_rotation_11
+        + cache.head_rotation_12 * t71 + t74 * cache.head_rotation_10;
+    let head_tip_rotation_11 = cache.base_roll_rotation_11 * t75
+        + cache.head_rotation_10 * t76 + t77 * cache.head_rotation_12;
+    let head_tip_rotation_12 = cache.head_rotation_10 * t79
+        + t77 * cache.base_roll_rotation_11 + t78 * cache.head_rotation_12;
+    let head_tip_rotation_20 = cache.head_rotation_22 * t71
+        + t72 * cache.base_roll_rotation_21 + cache.head_rotation_20 * t74;
+    let head_tip_rotation_21 = cache.head_rotation_20 * t76
+        + t75 * cache.base_roll_rotation_21 + cache.head_rotation_22 * t77;
+    let head_tip_rotation_22 = cache.head_rotation_20 * t79
+        + t77 * cache.base_roll_rotation_21 + t78 * cache.head_rotation_22;
+    let t80 = t16 * t73;
+    let t81 = t73 * t14;
+    let t82 = t70 * p.limb_length;
+    let head_tip_position_x = cache.head_position_x + cache.head_rotation_02 * t80
+        + cache.base_roll_rotation_01 * t81 + cache.head_rotation_00 * t82;
+    let head_tip_position_y = cache.head_rotation_12 * t80 + t82 * cache.head_rotation_10
+        + cache.head_position_y + cache.base_roll_rotation_11 * t81;
+    let head_tip_position_z = cache.base_roll_rotation_21 * t81
+        + t82 * cache.head_rotation_20 + cache.head_rotation_22 * t80
+        + cache.head_position_z;
+    let t83 = cache.back_bend_y * cache.back_bend_y;
+    let t84 = cache.back_bend_z * cache.back_bend_z;
+    let back_bend_squared = t83 + t84;
+    let back_centre1_bend = 0.027777777777777776 * back_bend_squared;
+    let t85 = softgen_runtime::stumpff(back_centre1_bend)[2];
+    let t86 = 1.0 - 0.027777777777777776 * t85 * back_bend_squared;
+    let t87 = softgen_runtime::stumpff(back_centre1_bend)[1];
+    let t88 = 0.16666666666666666 * t87 * cache.back_bend_z;
+    let t89 = 0.16666666666666666 * cache.back_bend_y * t87;
+    let back_centre1_rotation_00 = t86 * cache.back_rotation_00
+        + cache.back_rotation_02 * t88 + t89 * cache.back_rotation_01;
+    let t90 = -(0.16666666666666666 * cache.back_bend_y * t87);
+    let t91 = cache.back_bend_y * cache.back_bend_z;
+    let t92 = -(0.027777777777777776 * t85 * t91);
+    let t93 = 1.0 - 0.027777777777777776 * t83 * t85;
+    let back_centre1_rotation_01 = t90 * cache.back_rotation_00
+        + cache.back_rotation_02 * t92 + t93 * cache.back_rotation_01;
+    let t94 = 1.0 - 0.027777777777777776 * t85 * t84;
+    let t95 = -(0.16666666666666666 * t87 * cache.back_bend_z);
+    let back_centre1_rotation_02 = cache.back_rotation_02 * t94
+        + cache.back_rotation_01 * t92 + cache.back_rotation_00 * t95;
+    let back_centre1_rotation_10 = t89 * cache.back_rotation_11
+        + cache.back_rotation_10 * t86 + t88 * cache.back_rotation_12;
+    let back_centre1_rotation_11 = t90 * cache.back_rotation_10
+        + cache.back_rotation_11 * t93 + t92 * cache.back_rotation_12;
+    let back_centre1_rotation_12 = cache.back_rotation_10 * t95
+        + cache.back_rotation_12 * t94 + cache.back_rotation_11 * t92;
+    let back_centre1_rotation_20 = t86 * cache.back_rotation_20
+        + t89 * cache.back_rotation_21 + cache.back_rotation_22 * t88;
+    let back_centre1_rotation_21 = t93 * cache.back_rotation_21
+        + t90 * cache.back_rotation_20 + cache.back_rotation_22 * t92;
+    let back_centre1_rotation_22 = cache.back_rotation_21 * t92
+        + t95 * cache.back_rotation_20 + cache.back_rotation_22 * t94;
+    let t96 = cache.back_bend_y * p.limb_length;
+    let t97 = 0.027777777777777776 * t96 * t85;
+    let t98 = 0.16666666666666666 * t87 * p.limb_length;
+    let t99 = p.limb_length * cache.back_bend_z;
+    let t100 = 0.027777777777777776 * t99 * t85;
+    let back_centre1_position_x = t97 * cache.back_rotation_01
+        + t98 * cache.back_rotation_00 + cache.back_position_x
+        + cache.back_rotation_02 * t100;
+    let back_centre1_position_y = cache.back_rotation_12 * t100
+        + t97 * cache.back_rotation_11 + cache.back_position_y
+        + cache.back_rotation_10 * t98;
+    let back_centre1_position_z = t97 * cache.back_rotation_21 + cache.back_position_z
+        + cache.back_rotation_22 * t100 + t98 * cache.back_rotation_20;
+    let back_centre2_bend = 0.1111111111111111 * back_bend_squared;
+    let t101 = softgen_runtime::stumpff(back_centre2_bend)[2];
+    let t102 = 1.0 - 0.1111111111111111 * t101 * back_bend_squared;
+    let t103 = softgen_runtime::stumpff(back_centre2_bend)[1];
+    let t104 = 0.3333333333333333 * t103 * cache.back_bend_z;
+    let t105 = 0.3333333333333333 * cache.back_bend_y * t103;
+    let back_centre2_rotation_00 = t102 * cache.back_rotation_00
+        + t104 * cache.back_rotation_02 + cache.back_rotation_01 * t105;
+    let t106 = 1.0 - 0.1111111111111111 * t83 * t101;
+    let t107 = -(0.1111111111111111 * t101 * t91);
+    let t108 = -(0.3333333333333333 * cache.back_bend_y * t103);
+    let back_centre2_rotation_01 = cache.back_rotation_01 * t106
+        + cache.back_rotation_02 * t107 + t108 * cache.back_rotation_00;
+    let t109 = -(0.3333333333333333 * t103 * cache.back_bend_z);
+    let t110 = 1.0 - 0.1111111111111111 * t84 * t101;
+    let back_centre2_rotation_02 = cache.back_rotation_01 * t107
+        + t109 * cache.back_rotation_00 + t110 * cache.back_rotation_02;
+    let back_centre2_rotation_10 = t104 * cache.back_rotation_12
+        + cache.back_rotation_11 * t105 + t102 * cache.back_rotation_10;
+    let back_centre2_rotation_11 = cache.back_rotation_10 * t108
+        + cache.back_rotation_11 * t106 + t107 * cache.back_rotation_12;
+    let back_centre2_rotation_12 = cache.back_rotation_10 * t109
+        + cache.back_rotation_11 * t107 + t110 * cache.back_rotation_12;
+    let back_centre2_rotation_20 = t104 * cache.back_rotation_22
+        + t102 * cache.back_rotation_20 + t105 * cache.back_rotation_21;
+    let back_centre2_rotation_21 = cache.back_rotation_21 * t106
+        + t108 * cache.back_rotation_20 + cache.back_rotation_22 * t107;
+    let back_centre2_rotation_22 = t109 * cache.back_rotation_20
+        + cache.back_rotation_21 * t107 + t110 * cache.back_rotation_22;
+    let t111 = 0.3333333333333333 * p.limb_length * t103;
+    let t112 = 0.1111111111111111 * t99 * t101;
+    let t113 = 0.1111111111111111 * t96 * t101;
+    let back_centre2_position_x = cache.back_rotation_00 * t111
+        + t112 * cache.back_rotation_02 + cache.back_position_x
+        + t113 * cache.back_rotation_01;
+    let back_centre2_position_y = t112 * cache.back_rotation_12 + cache.back_position_y
+        + cache.back_rotation_10 * t111 + t113 * cache.back_rotation_11;
+    let back_centre2_position_z = t113 * cache.back_rotation_21
+        + t112 * cache.back_rotation_22 + cache.back_rotation_20 * t111
+        + cache.back_position_z;
+    let t114 = 0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z;
+    let t115 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * back_bend_squared;
+    let t116 = 0.5 * cache.back_bend_y * cache.back_ring1_bend_c1;
+    let back_ring1_rotation_00 = cache.back_rotation_02 * t114
+        + t115 * cache.back_rotation_00 + cache.back_rotation_01 * t116;
+    let t117 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t83;
+    let t118 = -(0.5 * cache.back_bend_y * cache.back_ring1_bend_c1);
+    let t119 = -(0.25 * cache.back_ring1_bend_c2 * t91);
+    let back_ring1_rotation_01 = cache.back_rotation_01 * t117
+        + cache.back_rotation_00 * t118 + t119 * cache.back_rotation_02;
+    let t120 = 1.0 - 0.25 * cache.back_ring1_bend_c2 * t84;
+    let t121 = -(0.5 * cache.back_ring1_bend_c1 * cache.back_bend_z);
+    let back_ring1_rotation_02 = cache.back_rotation_02 * t120
+        + t121 * cache.back_rotation_00 + t119 * cache.back_rotation_01;
+    let back_ring1_rotation_10 = cache.back_rotation_11 * t116
+        + t114 * cache.back_rotation_12 + t115 * cache.back_rotation_10;
+    let back_ring1_rotation_11 = t119 * cache.back_rotation_12
+        + cache.back_rotation_10 * t118 + cache.back_rotation_11 * t117;
+    let back_ring1_rotation_12 = cache.back_rotation_11 * t119
+        + cache.back_rotation_12 * t120 + t121 * cache.back_rotation_10;
+    let back_ring1_rotation_20 = cache.back_rotation_22 * t114
+        + t116 * cache.back_rotation_21 + t115 * cache.back_rotation_20;
+    let back_ring1_rotation_21 = t118 * cache.back_rotation_20
+        + t117 * cache.back_rotation_21 + t119 * cache.back_rotation_22;
+    let back_ring1_rotation_22 = t121 * cache.back_rotation_20
+        + cache.back_rotation_22 * t120 + t119 * cache.back_rotation_21;
+    let t122 = 0.25 * cache.back_ring1_bend_c2 * t99;
+    let t123 = 0.25 * cache.back_ring1_bend_c2 * t96;
+    let t124 = 0.5 * p.limb_length * cache.back_ring1_bend_c1;
+    let back_ring1_position_x = cache.back_position_x + t122 * cache.back_rotation_02
+        + t123 * cache.back_rotation_01 + t124 * cache.back_rotation_00;
+    let back_ring1_position_y = t123 * cache.back_rotation_11 + cache.back_position_y
+        + t124 * cache.back_rotation_10 + t122 * cache.back_rotation_12;
+    let back_ring1_position_z = t122 * cache.back_rotation_22
+        + t124 * cache.back_rotation_20 + cache.back_position_z
+        + t123 * cache.back_rotation_21;
+    let back_centre4_bend = 0.4444444444444444 * back_bend_squared;
+    let t125 = softgen_runtime::stumpff(back_centre4_bend)[1];
+    let t126 = 0.6666666666666666 * t125 * cache.back_bend_y;
+    let t127 = 0.6666666666666666 * t125 * cache.back_bend_z;
+    let t128 = softgen_runtime::stumpff(back_centre4_bend)[2];
+    let t129 = 1.0 - 0.4444444444444444 * t128 * back_bend_squared;
+    let back_centre4_rotation_00 = cache.back_rotation_01 * t126
+        + t127 * cache.back_rotation_02 + t129 * cache.back_rotation_00;
+    let t130 = -(0.4444444444444444 * t128 * t91);
+    let t131 = -(0.6666666666666666 * t125 * cache.back_bend_y);
+    let t132 = 1.0 - 0.4444444444444444 * t128 * t83;
+    let back_centre4_rotation_01 = cache.back_rotation_02 * t130
+        + cache.back_rotation_00 * t131 + t132 * cache.back_rotation_01;
+    let t133 = -(0.6666666666666666 * t125 * cache.back_bend_z);
+    let t134 = 1.0 - 0.4444444444444444 * t128 * t84;
+    let back_centre4_rotation_02 = t133 * cache.back_rotation_00
+        + t134 * cache.back_rotation_02 + cache.back_rotation_01 * t130;
+    let back_centre4_rotation_10 = t127 * cache.back_rotation_12
+        + cache.back_rotation_11 * t126 + cache.back_rotation_10 * t129;
+    let back_centre4_rotation_11 = cache.back_rotation_10 * t131
+        + t132 * cache.back_rotation_11 + t130 * cache.back_rotation_12;
+    let back_centre4_rotation_12 = cache.back_rotation_11 * t130
+        + t134 * cache.back_rotation_12 + cache.back_rotation_10 * t133;
+    let back_centre4_rotation_20 = cache.back_rotation_21 * t126
+        + t127 * cache.back_rotation_22 + t129 * cache.back_rotation_20;
+    let back_centre4_rotation_21 = cache.back_rotation_22 * t130
+        + t132 * cache.back_rotation_21 + cache.back_rotation_20 * t131;
+    let back_centre4_rotation_22 = cache.back_rotation_22 * t134
+        + t133 * cache.back_rotation_20 + t130 * cache.back_rotation_21;
+    let t135 = 0.4444444444444444 * t96 * t128;
+    let t136 = 0.6666666666666666 * t125 * p.limb_length;
+    let t137 = 0.4444444444444444 * t99 * t128;
+    let back_centre4_position_x = t135 * cache.back_rotation_01
+        + t136 * cache.back_rotation_00 + cache.back_position_x
+        + t137 * cache.back_rotation_02;
+    let back_centre4_position_y = cache.back_rotation_11 * t135 + cache.back_position_y
+        + cache.back_rotation_10 * t136 + t137 * cache.back_rotation_12;
+    let back_centre4_position_z = t135 * cache.back_rotation_21
+        + t136 * cache.back_rotation_20 + cache.back_rotation_22 * t137
+        + cache.back_position_z;
+    let back_centre5_bend = 0.6944444444444445 * back_bend_squared;
+    let t138 = softgen_runtime::stumpff(back_centre5_bend)[1];
+    let t139 = 0.8333333333333334 * t138 * cache.back_bend_z;
+    let t140 = softgen_runtime::stumpff(back_centre5_bend)[2];
+    let t141 = 1.0 - 0.6944444444444445 * t140 * back_bend_squared;
+    let t142 = 0.8333333333333334 * cache.back_bend_y * t138;
+    let back_centre5_rotation_00 = cache.back_rotation_02 * t139
+        + cache.back_rotation_00 * t141 + cache.back_rotation_01 * t142;
+    let t143 = -(0.8333333333333334 * cache.back_bend_y * t138);
+    let t144 = 1.0 - 0.6944444444444445 * t83 * t140;
+    let t145 = -(0.6944444444444445 * t140 * t91);
+    let back_centre5_rotation_01 = cache.back_rotation_00 * t143
+        + t144 * cache.back_rotation_01 + t145 * cache.back_rotation_02;
+    let t146 = 1.0 - 0.6944444444444445 * t84 * t140;
+    let t147 = -(0.8333333333333334 * t138 * cache.back_bend_z);
+    let back_centre5_rotation_02 = cache.back_rotation_02 * t146
+        + cache.back_rotation_00 * t147 + t145 * cache.back_rotation_01;
+    let back_centre5_rotation_10 = t139 * cache.back_rotation_12
+        + cache.back_rotation_11 * t142 + cache.back_rotation_10 * t141;
+    let back_centre5_rotation_11 = cache.back_rotation_10 * t143
+        + t145 * cache.back_rotation_12 + cache.back_rotation_11 * t144;
+    let back_centre5_rotation_12 = cache.back_rotation_11 * t145
+        + cache.back_rotation_10 * t147 + t146 * cache.back_rotation_12;
+    let back_centre5_rotation_20 = t141 * cache.back_rotation_20
+        + cache.back_rotation_22 * t139 + cache.back_rotation_21 * t142;
+    let back_centre5_rotation_21 = t143 * cache.back_rotation_20
+        + cache.back_rotation_22 * t145 + t144 * cache.back_rotation_21;
+    let back_centre5_rotation_22 = t145 * cache.back_rotation_21
+        + cache.back_rotation_20 * t147 + cache.back_rotation_22 * t146;
+    let t148 = 0.6944444444444445 * t96 * t140;
+    let t149 = 0.8333333333333334 * t138 * p.limb_length;
+    let t150 = 0.6944444444444445 * t99 * t140;
+    let back_centre5_position_x = cache.back_rotation_01 * t148
+        + cache.back_rotation_00 * t149 + cache.back_position_x
+        + cache.back_rotation_02 * t150;
+    let back_centre5_position_y = t150 * cache.back_rotation_12 + cache.back_position_y
+        + cache.back_rotation_10 * t149 + cache.back_rotation_11 * t148;
+    let back_centre5_position_z = cache.back_rotation_21 * t148 + cache.back_position_z
+        + cache.back_rotation_22 * t150 + t149 * cache.back_rotation_20;
+    let t151 = cache.back_bend_squared_c1 * cache.back_bend_z;
+    let t152 = 1.0 - cache.back_bend_squared_c2 * back_bend_squared;
+    let t153 = cache.back_bend_squared_c1 * cache.back_bend_y;
+    let back_tip_rotation_00 = cache.back_rotation_02 * t151
+        + cache.back_rotation_00 * t152 + t153 * cache.back_rotation_01;
+    let t154 = -(cache.back_bend_squared_c2 * t91);
+    let t155 = 1.0 - cache.back_bend_squared_c2 * t83;
+    let t156 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
+    let back_tip_rotation_01 = cache.back_rotation_02 * t154
+        + cache.back_rotation_01 * t155 + cache.back_rotation_00 * t156;
+    let t157 = -(cache.back_bend_squared_c1 * cache.back_bend_z);
+    let t158 = 1.0 - cache.back_bend_squared_c2 * t84;
+    let back_tip_rotation_02 = cache.back_rotation_00 * t157
+        + cache.back_rotation_02 * t158 + cache.back_rotation_01 * t154;
+    let back_tip_rotation_10 = cache.back_rotation_11 * t153
+        + cache.back_rotation_10 * t152 + t151 * cache.back_rotation_12;
+    let back_tip_rotation_11 = cache.back_rotation_11 * t155
+        + t154 * cache.back_rotation_12 + cache.back_rotation_10 * t156;
+    let back_tip_rotation_12 = cache.back_rotation_10 * t157
+        + t158 * cache.back_rotation_12 + cache.back_rotation_11 * t154;
+    let back_tip_rotation_20 = t153 * cache.back_rotation_21
+        + t152 * cache.back_rotation_20 + cache.back_rotation_22 * t151;
+    let back_tip_rotation_21 = cache.back_rotation_22 * t154
+        + cache.back_rotation_21 * t155 + t156 * cache.back_rotation_20;
+    let back_tip_rotation_22 = cache.back_rotation_22 * t158
+        + t154 * cache.back_rotation_21 + cache.back_rotation_20 * t157;
+    let t159 = t99 * cache.back_bend_squared_c2;
+    let t160 = cache.back_bend_squared_c1 * p.limb_length;
+    let t161 = cache.back_bend_squared_c2 * t96;
+    let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t159
+        + t160 * cache.back_rotation_00 + t161 * cache.back_rotation_01;
+    let back_tip_position_y = cache.back_rotation_12 * t159
+        + t160 * cache.back_rotation_10 + cache.back_position_y
+        + t161 * cache.back_rotation_11;
+    let back_tip_position_z = t160 * cache.back_rotation_20
+        + cache.back_rotation_22 * t159 + t161 * cache.back_rotation_21
+        + cache.back_position_z;
+    let t162 = cache.front_right_bend_z * cache.front_right_bend_z;
+    let t163 = cache.front_right_bend_y * cache.front_right_bend_y;
+    let front_right_bend_squared = t162 + t163;
+    let front_right_centre1_bend = 0.027777777777777776 * front_right_bend_squared;
+    let t164 = softgen_runtime::stumpff(front_right_centre1_bend)[2];
+    let t165 = 1.0 - 0.027777777777777776 * front_right_bend_squared * t164;
+    let t166 = softgen_runtime::stumpff(front_right_centre1_bend)[1];
+    let t167 = 0.16666666666666666 * t166 * cache.front_right_bend_z;
+    let t168 = 0.16666666666666666 * t166 * cache.front_right_bend_y;
+    let front_right_centre1_rotation_00 = cache.front_right_rotation_00 * t165
+        + cache.front_right_rotation_02 * t167 + t168 * cache.front_right_rotation_01;
+    let t169 = 1.0 - 0.027777777777777776 * t163 * t164;
+    let t170 = -(0.16666666666666666 * t166 * cache.front_right_bend_y);
+    let t171 = cache.front_right_bend_y * cache.front_right_bend_z;
+    let t172 = -(0.027777777777777776 * t164 * t171);
+    let front_right_centre1_rotation_01 = cache.front_right_rotation_01 * t169
+        + cache.front_right_rotation_00 * t170 + cache.front_right_rotation_02 * t172;
+    let t173 = -(0.16666666666666666 * t166 * cache.front_right_bend_z);
+    let t174 = 1.0 - 0.027777777777777776 * t162 * t164;
+    let front_right_centre1_rotation_02 = cache.front_right_rotation_00 * t173
+        + t172 * cache.front_right_rotation_01 + t174 * cache.front_right_rotation_02;
+    let front_right_centre1_rotation_10 = cache.front_right_rotation_10 * t165
+        + t167 * cache.front_right_rotation_12 + t168 * cache.front_right_rotation_11;
+    let front_right_centre1_rotation_11 = cache.front_right_rotation_11 * t169
+        + t172 * cache.front_right_rotation_12 + cache.front_right_rotation_10 * t170;
+    let front_right_centre1_rotation_12 = t173 * cache.front_right_rotation_10
+        + t172 * cache.front_right_rotation_11 + t174 * cache.front_right_rotation_12;
+    let front_right_centre1_rotation_20 = t165 * cache.front_right_rotation_20
+        + t167 * cache.front_right_rotation_22 + t168 * cache.front_right_rotation_21;
+    let front_right_centre1_rotation_21 = cache.front_right_rotation_20 * t170
+        + t172 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t169;
+    let front_right_centre1_rotation_22 = cache.front_right_rotation_21 * t172
+        + t174 * cache.front_right_rotation_22 + t173 * cache.front_right_rotation_20;
+    let t175 = cache.front_right_bend_y * p.limb_length;
+    let t176 = 0.027777777777777776 * t175 * t164;
+    let t177 = 0.16666666666666666 * t166 * p.limb_length;
+    let t178 = p.limb_length * cache.front_right_bend_z;
+    let t179 = 0.027777777777777776 * t164 * t178;
+    let front_right_centre1_position_x = cache.front_right_rotation_01 * t176
+        + cache.front_right_position_x + cache.front_right_rotation_00 * t177
+        + t179 * cache.front_right_rotation_02;
+    let front_right_centre1_position_y = t179 * cache.front_right_rotation_12
+        + cache.front_right_position_y + cache.front_right_rotation_10 * t177
+        + cache.front_right_rotation_11 * t176;
+    let front_right_centre1_position_z = t179 * cache.front_right_rotation_22
+        + cache.front_right_rotation_21 * t176 + cache.front_right_position_z
+        + cache.front_right_rotation_20 * t177;
+    let front_right_centre2_bend = 0.1111111111111111 * front_right_bend_squared;
+    let t180 = softgen_runtime::stumpff(front_right_centre2_bend)[1];
+    let t181 = 0.3333333333333333 * t180 * cache.front_right_bend_y;
+    let t182 = 0.3333333333333333 * t180 * cache.front_right_bend_z;
+    let t183 = softgen_runtime::stumpff(front_right_centre2_bend)[2];
+    let t184 = 1.0 - 0.1111111111111111 * front_right_bend_squared * t183;
+    let front_right_centre2_rotation_00 = cache.front_right_rotation_01 * t181
+        + cache.front_right_rotation_02 * t182 + cache.front_right_rotation_00 * t184;
+    let t185 = -(0.3333333333333333 * t180 * cache.front_right_bend_y);
+    let t186 = -(0.1111111111111111 * t183 * t171);
+    let t187 = 1.0 - 0.1111111111111111 * t163 * t183;
+    let front_right_centre2_rotation_01 = cache.front_right_rotation_00 * t185
+        + cache.front_right_rotation_02 * t186 + t187 * cache.front_right_rotation_01;
+    let t188 = 1.0 - 0.1111111111111111 * t162 * t183;
+    let t189 = -(0.3333333333333333 * t180 * cache.front_right_bend_z);
+    let front_right_centre2_rotation_02 = cache.front_right_rotation_02 * t188
+        + cache.front_right_rotation_01 * t186 + cache.front_right_rotation_00 * t189;
+    let front_right_centre2_rotation_10 = cache.front_right_rotation_11 * t181
+        + cache.front_right_rotation_10 * t184 + t182 * cache.front_right_rotation_12;
+    let front_right_centre2_rotation_11 = t186 * cache.front_right_rotation_12
+        + cache.front_right_rotation_10 * t185 + t187 * cache.front_right_rotation_11;
+    let front_right_centre2_rotation_12 = t188 * cache.front_right_rotation_12
+        + t189 * cache.front_right_rotation_10 + cache.front_right_rotation_11 * t186;
+    let front_right_centre2_rotation_20 = t184 * cache.front_right_rotation_20
+        + cache.front_right_rotation_21 * t181 + cache.front_right_rotation_22 * t182;
+    let front_right_centre2_rotation_21 = t187 * cache.front_right_rotation_21
+        + cache.front_right_rotation_20 * t185 + cache.front_right_rotation_22 * t186;
+    let front_right_centre2_rotation_22 = t189 * cache.front_right_rotation_20
+        + cache.front_right_rotation_22 * t188 + cache.front_right_rotation_21 * t186;
+    let t190 = 0.3333333333333333 * t180 * p.limb_length;
+    let t191 = 0.1111111111111111 * t183 * t178;
+    let t192 = 0.1111111111111111 * t175 * t183;
+    let front_right_centre2_position_x = cache.front_right_rotation_00 * t190
+        + cache.front_right_position_x + cache.front_right_rotation_02 * t191
+        + t192 * cache.front_right_rotation_01;
+    let front_right_centre2_position_y = cache.front_right_rotation_10 * t190
+        + t191 * cache.front_right_rotation_12 + t192 * cache.front_right_rotation_11
+        + cache.front_right_position_y;
+    let front_right_centre2_position_z = cache.front_right_position_z
+        + t191 * cache.front_right_rotation_22 + cache.front_right_rotation_21 * t192
+        + cache.front_right_rotation_20 * t190;
+    let t193 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * front_right_bend_squared;
+    let t194 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z;
+    let t195 = 0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y;
+    let front_right_ring1_rotation_00 = cache.front_right_rotation_00 * t193
+        + cache.front_right_rotation_02 * t194 + cache.front_right_rotation_01 * t195;
+    let t196 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_y);
+    let t197 = -(0.25 * cache.front_right_ring1_bend_c2 * t171);
+    let t198 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t163;
+    let front_right_ring1_rotation_01 = cache.front_right_rotation_00 * t196
+        + cache.front_right_rotation_02 * t197 + cache.front_right_rotation_01 * t198;
+    let t199 = 1.0 - 0.25 * cache.front_right_ring1_bend_c2 * t162;
+    let t200 = -(0.5 * cache.front_right_ring1_bend_c1 * cache.front_right_bend_z);
+    let front_right_ring1_rotation_02 = t197 * cache.front_right_rotation_01
+        + t199 * cache.front_right_rotation_02 + cache.front_right_rotation_00 * t200;
+    let front_right_ring1_rotation_10 = cache.front_right_rotation_10 * t193
+        + cache.front_right_rotation_11 * t195 + t194 * cache.front_right_rotation_12;
+    let front_right_ring1_rotation_11 = cache.front_right_rotation_11 * t198
+        + cache.front_right_rotation_10 * t196 + t197 * cache.front_right_rotation_12;
+    let front_right_ring1_rotation_12 = t197 * cache.front_right_rotation_11
+        + cache.front_right_rotation_10 * t200 + t199 * cache.front_right_rotation_12;
+    let front_right_ring1_rotation_20 = cache.front_right_rotation_22 * t194
+        + cache.front_right_rotation_21 * t195 + cache.front_right_rotation_20 * t193;
+    let front_right_ring1_rotation_21 = cache.front_right_rotation_21 * t198
+        + t197 * cache.front_right_rotation_22 + cache.front_right_rotation_20 * t196;
+    let front_right_ring1_rotation_22 = t199 * cache.front_right_rotation_22
+        + cache.front_right_rotation_21 * t197 + cache.front_right_rotation_20 * t200;
+    let t201 = 0.25 * cache.front_right_ring1_bend_c2 * t178;
+    let t202 = 0.5 * cache.front_right_ring1_bend_c1 * p.limb_length;
+    let t203 = 0.25 * t175 * cache.front_right_ring1_bend_c2;
+    let front_right_ring1_position_x = t201 * cache.front_right_rotation_02
+        + cache.front_right_rotation_00 * t202 + cache.front_right_position_x
+        + t203 * cache.front_right_rotation_01;
+    let front_right_ring1_position_y = t202 * cache.front_right_rotation_10
+        + t203 * cache.front_right_rotation_11 + cache.front_right_position_y
+        + t201 * cache.front_right_rotation_12;
+    let front_right_ring1_position_z = t203 * cache.front_right_rotation_21
+        + t202 * cache.front_right_rotation_20 + t201 * cache.front_right_rotation_22
+        + cache.front_right_position_z;
+    let front_right_centre4_bend = 0.4444444444444444 * front_right_bend_squared;
+    let t204 = softgen_runtime::stumpff(front_right_centre4_bend)[1];
+    let t205 = 0.6666666666666666 * cache.front_right_bend_y * t204;
+    let t206 = softgen_runtime::stumpff(front_right_centre4_bend)[2];
+    let t207 = 1.0 - 0.4444444444444444 * front_right_bend_squared * t206;
+    let t208 = 0.6666666666666666 * cache.front_right_bend_z * t204;
+    let front_right_centre4_rotation_00 = t205 * cache.front_right_rotation_01
+        + cache.front_right_rotation_00 * t207 + t208 * cache.front_right_rotation_02;
+    let t209 = 1.0 - 0.4444444444444444 * t163 * t206;
+    let t210 = -(0.4444444444444444 * t206 * t171);
+    let t211 = -(0.6666666666666666 * cache.front_right_bend_y * t204);
+    let front_right_centre4_rotation_01 = cache.front_right_rotation_01 * t209
+        + t210 * cache.front_right_rotation_02 + cache.front_right_rotation_00 * t211;
+    let t212 = -(0.6666666666666666 * cache.front_right_bend_z * t204);
+    let t213 = 1.0 - 0.4444444444444444 * t162 * t206;
+    let front_right_centre4_rotation_02 = cache.front_right_rotation_00 * t212
+        + t210 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t213;
+    let front_right_centre4_rotation_10 = t208 * cache.front_right_rotation_12
+        + t205 * cache.front_right_rotation_11 + cache.front_right_rotation_10 * t207;
+    let front_right_centre4_rotation_11 = cache.front_right_rotation_10 * t211
+        + cache.front_right_rotation_11 * t209 + t210 * cache.front_right_rotation_12;
+    let front_right_centre4_rotation_12 = t210 * cache.front_right_rotation_11
+        + cache.front_right_rotation_10 * t212 + t213 * cache.front_right_rotation_12;
+    let front_right_centre4_rotation_20 = t208 * cache.front_right_rotation_22
+        + t207 * cache.front_right_rotation_20 + t205 * cache.front_right_rotation_21;
+    let front_right_centre4_rotation_21 = t210 * cache.front_right_rotation_22
+        + cache.front_right_rotation_21 * t209 + t211 * cache.front_right_rotation_20;
+    let front_right_centre4_rotation_22 = cache.front_right_rotation_20 * t212
+        + t213 * cache.front_right_rotation_22 + t210 * cache.front_right_rotation_21;
+    let t214 = 0.6666666666666666 * p.limb_length * t204;
+    let t215 = 0.4444444444444444 * t206 * t178;
+    let t216 = 0.4444444444444444 * t175 * t206;
+    let front_right_centre4_position_x = cache.front_right_rotation_00 * t214
+        + t215 * cache.front_right_rotation_02 + cache.front_right_rotation_01 * t216
+        + cache.front_right_position_x;
+    let front_right_centre4_position_y = cache.front_right_rotation_10 * t214
+        + t215 * cache.front_right_rotation_12 + cache.front_right_rotation_11 * t216
+        + cache.front_right_position_y;
+    let front_right_centre4_position_z = t215 * cache.front_right_rotation_22
+        + cache.front_right_rotation_20 * t214 + cache.front_right_position_z
+        + cache.front_right_rotation_21 * t216;
+    let front_right_centre5_bend = 0.6944444444444445 * front_right_bend_squared;
+    let t217 = softgen_runtime::stumpff(front_right_centre5_bend)[2];
+    let t218 = 1.0 - 0.6944444444444445 * front_right_bend_squared * t217;
+    let t219 = softgen_runtime::stumpff(front_right_centre5_bend)[1];
+    let t220 = 0.8333333333333334 * cache.front_right_bend_y * t219;
+    let t221 = 0.8333333333333334 * cache.front_right_bend_z * t219;
+    let front_right_centre5_rotation_00 = cache.front_right_rotation_00 * t218
+        + t220 * cache.front_right_rotation_01 + cache.front_right_rotation_02 * t221;
+    let t222 = -(0.8333333333333334 * cache.front_right_bend_y * t219);
+    let t223 = -(0.6944444444444445 * t217 * t171);
+    let t224 = 1.0 - 0.6944444444444445 * t163 * t217;
+    let front_right_centre5_rotation_01 = cache.front_right_rotation_00 * t222
+        + t223 * cache.front_right_rotation_02 + cache.front_right_rotation_01 * t224;
+    let t225 = 1.0 - 0.6944444444444445 * t162 * t217;
+    let t226 = -(0.8333333333333334 * cache.front_right_bend_z * t219);
+    let front_right_centre5_rotation_02 = cache.front_right_rotation_02 * t225
+        + cache.front_right_rotation_00 * t226 + t223 * cache.front_right_rotation_01;
+    let front_right_centre5_rotation_10 = t220 * cache.front_right_rotation_11
+        + cache.front_right_rotation_12 * t221 + cache.front_right_rotation_10 * t218;
+    let front_right_centre5_rotation_11 = cache.front_right_rotation_11 * t224
+        + cache.front_right_rotation_10 * t222 + t223 * cache.front_right_rotation_12;
+    let front_right_centre5_rotation_12 = cache.front_right_rotation_10 * t226
+        + t223 * cache.front_right_rotation_11 + t225 * cache.front_right_rotation_12;
+    let front_right_centre5_rotation_20 = cache.front_right_rotation_20 * t218
+        + cache.front_right_rotation_22 * t221 + t220 * cache.front_right_rotation_21;
+    let front_right_centre5_rotation_21 = t223 * cache.front_right_rotation_22
+        + cache.front_right_rotation_21 * t224 + t222 * cache.front_right_rotation_20;
+    let front_right_centre5_rotation_22 = cache.front_right_rotation_20 * t226
+        + cache.front_right_rotation_22 * t225 + t223 * cache.front_right_rotation_21;
+    let t227 = 0.6944444444444445 * t217 * t178;
+    let t228 = 0.6944444444444445 * t175 * t217;
+    let t229 = 0.8333333333333334 * p.limb_length * t219;
+    let front_right_centre5_position_x = cache.front_right_rotation_02 * t227
+        + t228 * cache.front_right_rotation_01 + cache.front_right_rotation_00 * t229
+        + cache.front_right_position_x;
+    let front_right_centre5_position_y = cache.front_right_rotation_10 * t229
+        + t228 * cache.front_right_rotation_11 + cache.front_right_position_y
+        + t227 * cache.front_right_rotation_12;
+    let front_right_centre5_position_z = t228 * cache.front_right_rotation_21
+        + cache.front_right_rotation_20 * t229 + t227 * cache.front_right_rotation_22
+        + cache.front_right_position_z;
+    let t230 = 1.0 - front_right_bend_squared * cache.front_right_bend_squared_c2;
+    let t231 = cache.front_right_bend_squared_c1 * cache.front_right_bend_z;
+    let t232 = cache.front_right_bend_squared_c1 * cache.front_right_bend_y;
+    let front_right_tip_rotation_00 = cache.front_right_rotation_00 * t230
+        + cache.front_right_rotation_02 * t231 + cache.front_right_rotation_01 * t232;
+    let t233 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
+    let t234 = -(cache.front_right_bend_squared_c2 * t171);
+    let t235 = 1.0 - t163 * cache.front_right_bend_squared_c2;
+    let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t233
+        + cache.front_right_rotation_02 * t234 + t235 * cache.front_right_rotation_01;
+    let t236 = 1.0 - t162 * cache.front_right_bend_squared_c2;
+    let t237 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_z);
+    let front_right_tip_rotation_02 = cache.front_right_rotation_02 * t236
+        + cache.front_right_rotation_00 * t237 + cache.front_right_rotation_01 * t234;
+    let front_right_tip_rotation_10 = cache.front_right_rotation_10 * t230
+        + cache.front_right_rotation_11 * t232 + t231 * cache.front_right_rotation_12;
+    let front_right_tip_rotation_11 = t235 * cache.front_right_rotation_11
+        + t234 * cache.front_right_rotation_12 + cache.front_right_rotation_10 * t233;
+    let front_right_tip_rotation_12 = cache.front_right_rotation_10 * t237
+        + cache.front_right_rotation_12 * t236 + cache.front_right_rotation_11 * t234;
+    let front_right_tip_rotation_20 = cache.front_right_rotation_21 * t232
+        + t230 * cache.front_right_rotation_20 + t231 * cache.front_right_rotation_22;
+    let front_right_tip_rotation_21 = cache.front_right_rotation_22 * t234
+        + cache.front_right_rotation_21 * t235 + cache.front_right_rotation_20 * t233;
+    let front_right_tip_rotation_22 = cache.front_right_rotation_22 * t236
+        + cache.front_right_rotation_20 * t237 + cache.front_right_rotation_21 * t234;
+    let t238 = cache.front_right_bend_squared_c1 * p.limb_length;
+    let t239 = t175 * cache.front_right_bend_squared_c2;
+    let t240 = cache.front_right_bend_squared_c2 * t178;
+    let front_right_tip_position_x = cache.front_right_rotation_00 * t238
+        + t239 * cache.front_right_rotation_01 + cache.front_right_position_x
+        + t240 * cache.front_right_rotation_02;
+    let front_right_tip_position_y = cache.front_right_rotation_10 * t238
+        + t239 * cache.front_right_rotation_11 + t240 * cache.front_right_rotation_12
+        + cache.front_right_position_y;
+    let front_right_tip_position_z = t240 * cache.front_right_rotation_22
+        + t238 * cache.front_right_rotation_20 + cache.front_right_position_z
+        + t239 * cache.front_right_rotation_21;
+    let t241 = cache.front_left_bend_y * cache.front_left_bend_y;
+    let t242 = cache.front_left_bend_z * cache.front_left_bend_z;
+    let front_left_bend_squared = t241 + t242;
+    let front_left_centre1_bend = 0.027777777777777776 * front_left_bend_squared;
+    let t243 = softgen_runtime::stumpff(front_left_centre1_bend)[2];
+    let t244 = 1.0 - 0.027777777777777776 * front_left_bend_squared * t243;
+    let t245 = softgen_runtime::stumpff(front_left_centre1_bend)[1];
+    let t246 = 0.16666666666666666 * t245 * cache.front_left_bend_z;
+    let t247 = 0.16666666666666666 * cache.front_left_bend_y * t245;
+    let front_left_centre1_rotation_00 = cache.front_left_rotation_00 * t244
+        + cache.front_left_rotation_02 * t246 + t247 * cache.front_left_rotation_01;
+    let t248 = -(0.16666666666666666 * cache.front_left_bend_y * t245);
+    let t249 = 1.0 - 0.027777777777777776 * t241 * t243;
+    let t250 = cache.front_left_bend_y * cache.front_left_bend_z;
+    let t251 = -(0.027777777777777776 * t243 * t250);
+    let front_left_centre1_rotation_01 = cache.front_left_rotation_00 * t248
+        + t249 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t251;
+    let t252 = 1.0 - 0.027777777777777776 * t243 * t242;
+    let t253 = -(0.16666666666666666 * t245 * cache.front_left_bend_z);
+    let front_left_centre1_rotation_02 = t252 * cache.front_left_rotation_02
+        + cache.front_left_rotation_00 * t253 + t251 * cache.front_left_rotation_01;
+    let front_left_centre1_rotation_10 = cache.front_left_rotation_12 * t246
+        + t244 * cache.front_left_rotation_10 + t247 * cache.front_left_rotation_11;
+    let front_left_centre1_rotation_11 = cache.front_left_rotation_10 * t248
+        + t251 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t249;
+    let front_left_centre1_rotation_12 = t253 * cache.front_left_rotation_10
+        + t251 * cache.front_left_rotation_11 + t252 * cache.front_left_rotation_12;
+    let front_left_centre1_rotation_20 = cache.front_left_rotation_20 * t244
+        + cache.front_left_rotation_21 * t247 + cache.front_left_rotation_22 * t246;
+    let front_left_centre1_rotation_21 = cache.front_left_rotation_21 * t249
+        + t251 * cache.front_left_rotation_22 + cache.front_left_rotation_20 * t248;
+    let front_left_centre1_rotation_22 = cache.front_left_rotation_21 * t251
+        + t252 * cache.front_left_rotation_22 + cache.front_left_rotation_20 * t253;
+    let t254 = cache.front_left_bend_y * p.limb_length;
+    let t255 = 0.027777777777777776 * t243 * t254;
+    let t256 = 0.16666666666666666 * t245 * p.limb_length;
+    let t257 = p.limb_length * cache.front_left_bend_z;
+    let t258 = 0.027777777777777776 * t257 * t243;
+    let front_left_centre1_position_x = cache.front_left_position_x
+        + t255 * cache.front_left_rotation_01 + t256 * cache.front_left_rotation_00
+        + t258 * cache.front_left_rotation_02;
+    let front_left_centre1_position_y = cache.front_left_rotation_11 * t255
+        + t258 * cache.front_left_rotation_12 + cache.front_left_position_y
+        + t256 * cache.front_left_rotation_10;
+    let front_left_centre1_position_z = cache.front_left_position_z
+        + cache.front_left_rotation_20 * t256 + cache.front_left_rotation_21 * t255
+        + t258 * cache.front_left_rotation_22;
+    let front_left_centre2_bend = 0.1111111111111111 * front_left_bend_squared;
+    let t259 = softgen_runtime::stumpff(front_left_centre2_bend)[1];
+    let t260 = 0.3333333333333333 * cache.front_left_bend_y * t259;
+    let t261 = softgen_runtime::stumpff(front_left_centre2_bend)[2];
+    let t262 = 1.0 - 0.1111111111111111 * front_left_bend_squared * t261;
+    let t263 = 0.3333333333333333 * t259 * cache.front_left_bend_z;
+    let front_left_centre2_rotation_00 = t260 * cache.front_left_rotation_01
+        + cache.front_left_rotation_00 * t262 + cache.front_left_rotation_02 * t263;
+    let t264 = -(0.1111111111111111 * t250 * t261);
+    let t265 = 1.0 - 0.1111111111111111 * t241 * t261;
+    let t266 = -(0.3333333333333333 * cache.front_left_bend_y * t259);
+    let front_left_centre2_rotation_01 = cache.front_left_rotation_02 * t264
+        + t265 * cache.front_left_rotation_01 + t266 * cache.front_left_rotation_00;
+    let t267 = -(0.3333333333333333 * t259 * cache.front_left_bend_z);
+    let t268 = 1.0 - 0.1111111111111111 * t242 * t261;
+    let front_left_centre2_rotation_02 = t264 * cache.front_left_rotation_01
+        + cache.front_left_rotation_00 * t267 + cache.front_left_rotation_02 * t268;
+    let front_left_centre2_rotation_10 = cache.front_left_rotation_10 * t262
+        + cache.front_left_rotation_12 * t263 + t260 * cache.front_left_rotation_11;
+    let front_left_centre2_rotation_11 = t266 * cache.front_left_rotation_10
+        + t265 * cache.front_left_rotation_11 + cache.front_left_rotation_12 * t264;
+    let front_left_centre2_rotation_12 = t264 * cache.front_left_rotation_11
+        + cache.front_left_rotation_12 * t268 + cache.front_left_rotation_10 * t267;
+    let front_left_centre2_rotation_20 = cache.front_left_rotation_20 * t262
+        + cache.front_left_rotation_22 * t263 + cache.front_left_rotation_21 * t260;
+    let front_left_centre2_rotation_21 = cache.front_left_rotation_20 * t266
+        + cache.front_left_rotation_21 * t265 + cache.front_left_rotation_22 * t264;
+    let front_left_centre2_rotation_22 = cache.front_left_rotation_20 * t267
+        + cache.front_left_rotation_22 * t268 + cache.front_left_rotation_21 * t264;
+    let t269 = 0.1111111111111111 * t257 * t261;
+    let t270 = 0.3333333333333333 * p.limb_length * t259;
+    let t271 = 0.1111111111111111 * t254 * t261;
+    let front_left_centre2_position_x = cache.front_left_position_x
+        + cache.front_left_rotation_02 * t269 + cache.front_left_rotation_00 * t270
+        + t271 * cache.front_left_rotation_01;
+    let front_left_centre2_position_y = cache.front_left_position_y
+        + t269 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t270
+        + t271 * cache.front_left_rotation_11;
+    let front_left_centre2_position_z = cache.front_left_position_z
+        + cache.front_left_rotation_20 * t270 + cache.front_left_rotation_21 * t271
+        + cache.front_left_rotation_22 * t269;
+    let t272 = 0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z;
+    let t273 = 0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1;
+    let t274 = 1.0 - 0.25 * front_left_bend_squared * cache.front_left_ring1_bend_c2;
+    let front_left_ring1_rotation_00 = cache.front_left_rotation_02 * t272
+        + t273 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t274;
+    let t275 = -(0.25 * cache.front_left_ring1_bend_c2 * t250);
+    let t276 = -(0.5 * cache.front_left_bend_y * cache.front_left_ring1_bend_c1);
+    let t277 = 1.0 - 0.25 * t241 * cache.front_left_ring1_bend_c2;
+    let front_left_ring1_rotation_01 = t275 * cache.front_left_rotation_02
+        + cache.front_left_rotation_00 * t276 + cache.front_left_rotation_01 * t277;
+    let t278 = -(0.5 * cache.front_left_ring1_bend_c1 * cache.front_left_bend_z);
+    let t279 = 1.0 - 0.25 * cache.front_left_ring1_bend_c2 * t242;
+    let front_left_ring1_rotation_02 = cache.front_left_rotation_00 * t278
+        + t275 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t279;
+    let front_left_ring1_rotation_10 = cache.front_left_rotation_11 * t273
+        + cache.front_left_rotation_12 * t272 + cache.front_left_rotation_10 * t274;
+    let front_left_ring1_rotation_11 = cache.front_left_rotation_11 * t277
+        + t275 * cache.front_left_rotation_12 + cache.front_left_rotation_10 * t276;
+    let front_left_ring1_rotation_12 = cache.front_left_rotation_12 * t279
+        + t278 * cache.front_left_rotation_10 + t275 * cache.front_left_rotation_11;
+    let front_left_ring1_rotation_20 = cache.front_left_rotation_22 * t272
+        + cache.front_left_rotation_21 * t273 + cache.front_left_rotation_20 * t274;
+    let front_left_ring1_rotation_21 = t275 * cache.front_left_rotation_22
+        + cache.front_left_rotation_21 * t277 + cache.front_left_rotation_20 * t276;
+    let front_left_ring1_rotation_22 = cache.front_left_rotation_22 * t279
+        + cache.front_left_rotation_21 * t275 + cache.front_left_rotation_20 * t278;
+    let t280 = 0.25 * t257 * cache.front_left_ring1_bend_c2;
+    let t281 = 0.5 * cache.front_left_ring1_bend_c1 * p.limb_length;
+    let t282 = 0.25 * t254 * cache.front_left_ring1_bend_c2;
+    let front_left_ring1_position_x = cache.front_left_position_x
+        + cache.front_left_rotation_02 * t280 + cache.front_left_rotation_00 * t281
+        + t282 * cache.front_left_rotation_01;
+    let front_left_ring1_position_y = t282 * cache.front_left_rotation_11
+        + cache.front_left_position_y + t281 * cache.front_left_rotation_10
+        + cache.front_left_rotation_12 * t280;
+    let front_left_ring1_position_z = cache.front_left_position_z
+        + cache.front_left_rotation_21 * t282 + cache.front_left_rotation_20 * t281
+        + cache.front_left_rotation_22 * t280;
+    let front_left_centre4_bend = 0.4444444444444444 * front_left_bend_squared;
+    let t283 = softgen_runtime::stumpff(front_left_centre4_bend)[1];
+    let t284 = 0.6666666666666666 * t283 * cache.front_left_bend_z;
+    let t285 = softgen_runtime::stumpff(front_left_centre4_bend)[2];
+    let t286 = 1.0 - 0.4444444444444444 * front_left_bend_squared * t285;
+    let t287 = 0.6666666666666666 * cache.front_left_bend_y * t283;
+    let front_left_centre4_rotation_00 = cache.front_left_rotation_02 * t284
+        + cache.front_left_rotation_00 * t286 + t287 * cache.front_left_rotation_01;
+    let t288 = 1.0 - 0.4444444444444444 * t241 * t285;
+    let t289 = -(0.6666666666666666 * cache.front_left_bend_y * t283);
+    let t290 = -(0.4444444444444444 * t285 * t250);
+    let front_left_centre4_rotation_01 = t288 * cache.front_left_rotation_01
+        + cache.front_left_rotation_00 * t289 + t290 * cache.front_left_rotation_02;
+    let t291 = 1.0 - 0.4444444444444444 * t285 * t242;
+    let t292 = -(0.6666666666666666 * t283 * cache.front_left_bend_z);
+    let front_left_centre4_rotation_02 = cache.front_left_rotation_02 * t291
+        + t290 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t292;
+    let front_left_centre4_rotation_10 = cache.front_left_rotation_12 * t284
+        + t287 * cache.front_left_rotation_11 + t286 * cache.front_left_rotation_10;
+    let front_left_centre4_rotation_11 = t289 * cache.front_left_rotation_10
+        + t290 * cache.front_left_rotation_12 + t288 * cache.front_left_rotation_11;
+    let front_left_centre4_rotation_12 = t292 * cache.front_left_rotation_10
+        + cache.front_left_rotation_12 * t291 + t290 * cache.front_left_rotation_11;
+    let front_left_centre4_rotation_20 = cache.front_left_rotation_20 * t286
+        + cache.front_left_rotation_22 * t284 + cache.front_left_rotation_21 * t287;
+    let front_left_centre4_rotation_21 = t290 * cache.front_left_rotation_22
+        + cache.front_left_rotation_21 * t288 + cache.front_left_rotation_20 * t289;
+    let front_left_centre4_rotation_22 = cache.front_left_rotation_21 * t290
+        + cache.front_left_rotation_22 * t291 + cache.front_left_rotation_20 * t292;
+    let t293 = 0.4444444444444444 * t285 * t254;
+    let t294 = 0.4444444444444444 * t257 * t285;
+    let t295 = 0.6666666666666666 * t283 * p.limb_length;
+    let front_left_centre4_position_x = cache.front_left_position_x
+        + t293 * cache.front_left_rotation_01 + cache.front_left_rotation_02 * t294
+        + cache.front_left_rotation_00 * t295;
+    let front_left_centre4_position_y = t295 * cache.front_left_rotation_10
+        + t293 * cache.front_left_rotation_11 + cache.front_left_position_y
+        + cache.front_left_rotation_12 * t294;
+    let front_left_centre4_position_z = cache.front_left_position_z
+        + cache.front_left_rotation_21 * t293 + cache.front_left_rotation_20 * t295
+        + cache.front_left_rotation_22 * t294;
+    let front_left_centre5_bend = 0.6944444444444445 * front_left_bend_squared;
+    let t296 = softgen_runtime::stumpff(front_left_centre5_bend)[1];
+    let t297 = 0.8333333333333334 * t296 * cache.front_left_bend_z;
+    let t298 = 0.8333333333333334 * cache.front_left_bend_y * t296;
+    let t299 = softgen_runtime::stumpff(front_left_centre5_bend)[2];
+    let t300 = 1.0 - 0.6944444444444445 * front_left_bend_squared * t299;
+    let front_left_centre5_rotation_00 = cache.front_left_rotation_02 * t297
+        + t298 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t300;
+    let t301 = 1.0 - 0.6944444444444445 * t241 * t299;
+    let t302 = -(0.8333333333333334 * cache.front_left_bend_y * t296);
+    let t303 = -(0.6944444444444445 * t299 * t250);
+    let front_left_centre5_rotation_01 = t301 * cache.front_left_rotation_01
+        + cache.front_left_rotation_00 * t302 + t303 * cache.front_left_rotation_02;
+    let t304 = 1.0 - 0.6944444444444445 * t299 * t242;
+    let t305 = -(0.8333333333333334 * t296 * cache.front_left_bend_z);
+    let front_left_centre5_rotation_02 = t304 * cache.front_left_rotation_02
+        + cache.front_left_rotation_00 * t305 + t303 * cache.front_left_rotation_01;
+    let front_left_centre5_rotation_10 = cache.front_left_rotation_10 * t300
+        + cache.front_left_rotation_12 * t297 + t298 * cache.front_left_rotation_11;
+    let front_left_centre5_rotation_11 = t302 * cache.front_left_rotation_10
+        + t303 * cache.front_left_rotation_12 + cache.front_left_rotation_11 * t301;
+    let front_left_centre5_rotation_12 = t304 * cache.front_left_rotation_12
+        + t305 * cache.front_left_rotation_10 + t303 * cache.front_left_rotation_11;
+    let front_left_centre5_rotation_20 = cache.front_left_rotation_21 * t298
+        + cache.front_left_rotation_22 * t297 + cache.front_left_rotation_20 * t300;
+    let front_left_centre5_rotation_21 = t303 * cache.front_left_rotation_22
+        + cache.front_left_rotation_20 * t302 + cache.front_left_rotation_21 * t301;
+    let front_left_centre5_rotation_22 = t303 * cache.front_left_rotation_21
+        + t304 * cache.front_left_rotation_22 + cache.front_left_rotation_20 * t305;
+    let t306 = 0.8333333333333334 * t296 * p.limb_length;
+    let t307 = 0.6944444444444445 * t257 * t299;
+    let t308 = 0.6944444444444445 * t299 * t254;
+    let front_left_centre5_position_x = cache.front_left_position_x
+        + cache.front_left_rotation_00 * t306 + cache.front_left_rotation_02 * t307
+        + t308 * cache.front_left_rotation_01;
+    let front_left_centre5_position_y = cache.front_left_position_y
+        + cache.front_left_rotation_10 * t306 + t308 * cache.front_left_rotation_11
+        + cache.front_left_rotation_12 * t307;
+    let front_left_centre5_position_z = cache.front_left_position_z
+        + cache.front_left_rotation_21 * t308 + cache.front_left_rotation_22 * t307
+        + cache.front_left_rotation_20 * t306;
+    let t309 = 1.0 - front_left_bend_squared * cache.front_left_bend_squared_c2;
+    let t310 = cache.front_left_bend_z * cache.front_left_bend_squared_c1;
+    let t311 = cache.front_left_bend_y * cache.front_left_bend_squared_c1;
+    let front_left_tip_rotation_00 = cache.front_left_rotation_00 * t309
+        + cache.front_left_rotation_02 * t310 + t311 * cache.front_left_rotation_01;
+    let t312 = -(cache.front_left_bend_squared_c2 * t250);
+    let t313 = 1.0 - t241 * cache.front_left_bend_squared_c2;
+    let t314 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
+    let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t312
+        + t313 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t314;
+    let t315 = 1.0 - cache.front_left_bend_squared_c2 * t242;
+    let t316 = -(cache.front_left_bend_z * cache.front_left_bend_squared_c1);
+    let front_left_tip_rotation_02 = t312 * cache.front_left_rotation_01
+        + cache.front_left_rotation_02 * t315 + cache.front_left_rotation_00 * t316;
+    let front_left_tip_rotation_10 = t311 * cache.front_left_rotation_11
+        + t309 * cache.front_left_rotation_10 + cache.front_left_rotation_12 * t310;
+    let front_left_tip_rotation_11 = cache.front_left_rotation_11 * t313
+        + t314 * cache.front_left_rotation_10 + cache.front_left_rotation_12 * t312;
+    let front_left_tip_rotation_12 = cache.front_left_rotation_11 * t312
+        + cache.front_left_rotation_10 * t316 + t315 * cache.front_left_rotation_12;
+    let front_left_tip_rotation_20 = cache.front_left_rotation_22 * t310
+        + t311 * cache.front_left_rotation_21 + cache.front_left_rotation_20 * t309;
+    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t313
+        + cache.front_left_rotation_22 * t312 + cache.front_left_rotation_20 * t314;
+    let front_left_tip_rotation_22 = cache.front_left_rotation_20 * t316
+        + cache.front_left_rotation_21 * t312 + t315 * cache.front_left_rotation_22;
+    let t317 = t254 * cache.front_left_bend_squared_c2;
+    let t318 = p.limb_length * cache.front_left_bend_squared_c1;
+    let t319 = t257 * cache.front_left_bend_squared_c2;
+    let front_left_tip_position_x = cache.front_left_position_x
+        + t317 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t318
+        + cache.front_left_rotation_02 * t319;
+    let front_left_tip_position_y = t318 * cache.front_left_rotation_10
+        + cache.front_left_position_y + cache.front_left_rotation_12 * t319
+        + cache.front_left_rotation_11 * t317;
+    let front_left_tip_position_z = cache.front_left_rotation_22 * t319
+        + cache.front_left_position_z + cache.front_left_rotation_20 * t318
+        + cache.front_left_rotation_21 * t317;
+    out[0].rotation[(0, 0)] = cache.base_pitch_rotation_00;
+    out[0].rotation[(0, 1)] = cache.base_roll_rotation_01;
+    out[0].rotation[(0, 2)] = cache.base_roll_rotation_02;
+    out[0].rotation[(1, 0)] = cache.base_pitch_rotation_10;
+    out[0].rotation[(1, 1)] = cache.base_roll_rotation_11;
+    out[0].rotation[(1, 2)] = cache.base_roll_rotation_12;
+    out[0].rotation[(2, 0)] = cache.base_pitch_rotation_20;
+    out[0].rotation[(2, 1)] = cache.base_roll_rotation_21;
+    out[0].rotation[(2, 2)] = cache.base_roll_rotation_22;
+    out[0].position[0] = q[0];
+    out[0].position[1] = q[1];
+    out[0].position[2] = q[2];
+    out[1].rotation[(0, 0)] = cache.head_rotation_00;
+    out[1].rotation[(0, 1)] = cache.base_roll_rotation_01;
+    out[1].rotation[(0, 2)] = cache.head_rotation_02;
+    out[1].rotation[(1, 0)] = cache.head_rotation_10;
+    out[1].rotation[(1, 1)] = cache.base_roll_rotation_11;
+    out[1].rotation[(1, 2)] = cache.head_rotation_12;
+    out[1].rotation[(2, 0)] = cache.head_rotation_20;
+    out[1].rotation[(2, 1)] = cache.base_roll_rotation_21;
+    out[1].rotation[(2, 2)] = cache.head_rotation_22;
+    out[1].position[0] = cache.head_position_x;
+    out[1].position[1] = cache.head_position_y;
+    out[1].position[2] = cache.head_position_z;
+    out[2].rotation[(0, 0)] = head_centre1_rotation_00;
+    out[2].rotation[(0, 1)] = head_centre1_rotation_01;
+    out[2].rotation[(0, 2)] = head_centre1_rotation_02;
+    out[2].rotation[(1, 0)] = head_centre1_rotation_10;
+    out[2].rotation[(1, 1)] = head_centre1_rotation_11;
+    out[2].rotation[(1, 2)] = head_centre1_rotation_12;
+    out[2].rotation[(2, 0)] = head_centre1_rotation_20;
+    out[2].rotation[(2, 1)] = head_centre1_rotation_21;
+    out[2].rotation[(2, 2)] = head_centre1_rotation_22;
+    out[2].position[0] = head_centre1_position_x;
+    out[2].position[1] = head_centre1_position_y;
+    out[2].position[2] = head_centre1_position_z;
+    out[3].rotation[(0, 0)] = head_centre2_rotation_00;
+    out[3].rotation[(0, 1)] = head_centre2_rotation_01;
+    out[3].rotation[(0, 2)] = head_centre2_rotation_02;
+    out[3].rotation[(1, 0)] = head_centre2_rotation_10;
+    out[3].rotation[(1, 1)] = head_centre2_rotation_11;
+    out[3].rotation[(1, 2)] = head_centre2_rotation_12;
+    out[3].rotation[(2, 0)] = head_centre2_rotation_20;
+    out[3].rotation[(2, 1)] = head_centre2_rotation_21;
+    out[3].rotation[(2, 2)] = head_centre2_rotation_22;
+    out[3].position[0] = head_centre2_position_x;
+    out[3].position[1] = head_centre2_position_y;
+    out[3].position[2] = head_centre2_position_z;
+    out[4].rotation[(0, 0)] = head_centre3_rotation_00;
+    out[4].rotation[(0, 1)] = head_centre3_rotation_01;
+    out[4].rotation[(0, 2)] = head_centre3_rotation_02;
+    out[4].rotation[(1, 0)] = head_centre3_rotation_10;
+    out[4].rotation[(1, 1)] = head_centre3_rotation_11;
+    out[4].rotation[(1, 2)] = head_centre3_rotation_12;
+    out[4].rotation[(2, 0)] = head_centre3_rotation_20;
+    out[4].rotation[(2, 1)] = head_centre3_rotation_21;
+    out[4].rotation[(2, 2)] = head_centre3_rotation_22;
+    out[4].position[0] = head_centre3_position_x;
+    out[4].position[1] = head_centre3_position_y;
+    out[4].position[2] = head_centre3_position_z;
+    out[5].rotation[(0, 0)] = head_centre4_rotation_00;
+    out[5].rotation[(0, 1)] = head_centre4_rotation_01;
+    out[5].rotation[(0, 2)] = head_centre4_rotation_02;
+    out[5].rotation[(1, 0)] = head_centre4_rotation_10;
+    out[5].rotation[(1, 1)] = head_centre4_rotation_11;
+    out[5].rotation[(1, 2)] = head_centre4_rotation_12;
+    out[5].rotation[(2, 0)] = head_centre4_rotation_20;
+    out[5].rotation[(2, 1)] = head_centre4_rotation_21;
+    out[5].rotation[(2, 2)] = head_centre4_rotation_22;
+    out[5].position[0] = head_centre4_position_x;
+    out[5].position[1] = head_centre4_position_y;
+    out[5].position[2] = head_centre4_position_z;
+    out[6].rotation[(0, 0)] = head_centre5_rotation_00;
+    out[6].rotation[(0, 1)] = head_centre5_rotation_01;
+    out[6].rotation[(0, 2)] = head_centre5_rotation_02;
+    out[6].rotation[(1, 0)] = head_centre5_rotation_10;
+    out[6].rotation[(1, 1)] = head_centre5_rotation_11;
+    out[6].rotation[(1, 2)] = head_centre5_rotation_12;
+    out[6].rotation[(2, 0)] = head_centre5_rotation_20;
+    out[6].rotation[(2, 1)] = head_centre5_rotation_21;
+    out[6].rotation[(2, 2)] = head_centre5_rotation_22;
+    out[6].position[0] = head_centre5_position_x;
+    out[6].position[1] = head_centre5_position_y;
+    out[6].position[2] = head_centre5_position_z;
+    out[7].rotation[(0, 0)] = head_tip_rotation_00;
+    out[7].rotation[(0, 1)] = head_tip_rotation_01;
+    out[7].rotation[(0, 2)] = head_tip_rotation_02;
+    out[7].rotation[(1, 0)] = head_tip_rotation_10;
+    out[7].rotation[(1, 1)] = head_tip_rotation_11;
+    out[7].rotation[(1, 2)] = head_tip_rotation_12;
+    out[7].rotation[(2, 0)] = head_tip_rotation_20;
+    out[7].rotation[(2, 1)] = head_tip_rotation_21;
+    out[7].rotation[(2, 2)] = head_tip_rotation_22;
+    out[7].position[0] = head_tip_position_x;
+    out[7].position[1] = head_tip_position_y;
+    out[7].position[2] = head_tip_position_z;
+    out[8].rotation[(0, 0)] = cache.back_rotation_00;
+    out[8].rotation[(0, 1)] = cache.back_rotation_01;
+    out[8].rotation[(0, 2)] = cache.back_rotation_02;
+    out[8].rotation[(1, 0)] = cache.back_rotation_10;
+    out[8].rotation[(1, 1)] = cache.back_rotation_11;
+    out[8].rotation[(1, 2)] = cache.back_rotation_12;
+    out[8].rotation[(2, 0)] = cache.back_rotation_20;
+    out[8].rotation[(2, 1)] = cache.back_rotation_21;
+    out[8].rotation[(2, 2)] = cache.back_rotation_22;
+    out[8].position[0] = cache.back_position_x;
+    out[8].position[1] = cache.back_position_y;
+    out[8].position[2] = cache.back_position_z;
+    out[9].rotation[(0, 0)] = back_centre1_rotation_00;
+    out[9].rotation[(0, 1)] = back_centre1_rotation_01;
+    out[9].rotation[(0, 2)] = back_centre1_rotation_02;
+    out[9].rotation[(1, 0)] = back_centre1_rotation_10;
+    out[9].rotation[(1, 1)] = back_centre1_rotation_11;
+    out[9].rotation[(1, 2)] = back_centre1_rotation_12;
+    out[9].rotation[(2, 0)] = back_centre1_rotation_20;
+    out[9].rotation[(2, 1)] = back_centre1_rotation_21;
+    out[9].rotation[(2, 2)] = back_centre1_rotation_22;
+    out[9].position[0] = back_centre1_position_x;
+    out[9].position[1] = back_centre1_position_y;
+    out[9].position[2] = back_centre1_position_z;
+    out[10].rotation[(0, 0)] = back_centre2_rotation_00;
+    out[10].rotation[(0, 1)] = back_centre2_rotation_01;
+    out[10].rotation[(0, 2)] = back_centre2_rotation_02;
+    out[10].rotation[(1, 0)] = back_centre2_rotation_10;
+    out[10].rotation[(1, 1)] = back_centre2_rotation_11;
+    out[10].rotation[(1, 2)] = back_centre2_rotation_12;
+    out[10].rotation[(2, 0)] = back_centre2_rotation_20;
+    out[10].rotation[(2, 1)] = back_centre2_rotation_21;
+    out[10].rotation[(2, 2)] = back_centre2_rotation_22;
+    out[10].position[0] = back_centre2_position_x;
+    out[10].position[1] = back_centre2_position_y;
+    out[10].position[2] = back_centre2_position_z;
+    out[11].rotation[(0, 0)] = back_ring1_rotation_00;
+    out[11].rotation[(0, 1)] = back_ring1_rotation_01;
+    out[11].rotation[(0, 2)] = back_ring1_rotation_02;
+    out[11].rotation[(1, 0)] = back_ring1_rotation_10;
+    out[11].rotation[(1, 1)] = back_ring1_rotation_11;
+    out[11].rotation[(1, 2)] = back_ring1_rotation_12;
+    out[11].rotation[(2, 0)] = back_ring1_rotation_20;
+    out[11].rotation[(2, 1)] = back_ring1_rotation_21;
+    out[11].rotation[(2, 2)] = back_ring1_rotation_22;
+    out[11].position[0] = back_ring1_position_x;
+    out[11].position[1] = back_ring1_position_y;
+    out[11].position[2] = back_ring1_position_z;
+    out[12].rotation[(0, 0)] = back_centre4_rotation_00;
+    out[12].rotation[(0, 1)] = back_centre4_rotation_01;
+    out[12].rotation[(0, 2)] = back_centre4_rotation_02;
+    out[12].rotation[(1, 0)] = back_centre4_rotation_10;
+    out[12].rotation[(1, 1)] = back_centre4_rotation_11;
+    out[12].rotation[(1, 2)] = back_centre4_rotation_12;
+    out[12].rotation[(2, 0)] = back_centre4_rotation_20;
+    out[12].rotation[(2, 1)] = back_centre4_rotation_21;
+    out[12].rotation[(2, 2)] = back_centre4_rotation_22;
+    out[12].position[0] = back_centre4_position_x;
+    out[12].position[1] = back_centre4_position_y;
+    out[12].position[2] = back_centre4_position_z;
+    out[13].rotation[(0, 0)] = back_centre5_rotation_00;
+    out[13].rotation[(0, 1)] = back_centre5_rotation_01;
+    out[13].rotation[(0, 2)] = back_centre5_rotation_02;
+    out[13].rotation[(1, 0)] = back_centre5_rotation_10;
+    out[13].rotation[(1, 1)] = back_centre5_rotation_11;
+    out[13].rotation[(1, 2)] = back_centre5_rotation_12;
+    out[13].rotation[(2, 0)] = back_centre5_rotation_20;
+    out[13].rotation[(2, 1)] = back_centre5_rotation_21;
+    out[13].rotation[(2, 2)] = back_centre5_rotation_22;
+    out[13].position[0] = back_centre5_position_x;
+    out[13].position[1] = back_centre5_position_y;
+    out[13].position[2] = back_centre5_position_z;
+    out[14].rotation[(0, 0)] = back_tip_rotation_00;
+    out[14].rotation[(0, 1)] = back_tip_rotation_01;
+    out[14].rotation[(0, 2)] = back_tip_rotation_02;
+    out[14].rotation[(1, 0)] = back_tip_rotation_10;
+    out[14].rotation[(1, 1)] = back_tip_rotation_11;
+    out[14].rotation[(1, 2)] = back_tip_rotation_12;
+    out[14].rotation[(2, 0)] = back_tip_rotation_20;
+    out[14].rotation[(2, 1)] = back_tip_rotation_21;
+    out[14].rotation[(2, 2)] = back_tip_rotation_22;
+    out[14].position[0] = back_tip_position_x;
+    out[14].position[1] = back_tip_position_y;
+    out[14].position[2] = back_tip_position_z;
+    out[15].rotation[(0, 0)] = cache.front_right_rotation_00;
+    out[15].rotation[(0, 1)] = cache.front_right_rotation_01;
+    out[15].rotation[(0, 2)] = cache.front_right_rotation_02;
+    out[15].rotation[(1, 0)] = cache.front_right_rotation_10;
+    out[15].rotation[(1, 1)] = cache.front_right_rotation_11;
+    out[15].rotation[(1, 2)] = cache.front_right_rotation_12;
+    out[15].rotation[(2, 0)] = cache.front_right_rotation_20;
+    out[15].rotation[(2, 1)] = cache.front_right_rotation_21;
+    out[15].rotation[(2, 2)] = cache.front_right_rotation_22;
+    out[15].position[0] = cache.front_right_position_x;
+    out[15].position[1] = cache.front_right_position_y;
+    out[15].position[2] = cache.front_right_position_z;
+    out[16].rotation[(0, 0)] = front_right_centre1_rotation_00;
+    out[16].rotation[(0, 1)] = front_right_centre1_rotation_01;
+    out[16].rotation[(0, 2)] = front_right_centre1_rotation_02;
+    out[16].rotation[(1, 0)] = front_right_centre1_rotation_10;
+    out[16].rotation[(1, 1)] = front_right_centre1_rotation_11;
+    out[16].rotation[(1, 2)] = front_right_centre1_rotation_12;
+    out[16].rotation[(2, 0)] = front_right_centre1_rotation_20;
+    out[16].rotation[(2, 1)] = front_right_centre1_rotation_21;
+    out[16].rotation[(2, 2)] = front_right_centre1_rotation_22;
+    out[16].position[0] = front_right_centre1_position_x;
+    out[16].position[1] = front_right_centre1_position_y;
+    out[16].position[2] = front_right_centre1_position_z;
+    out[17].rotation[(0, 0)] = front_right_centre2_rotation_00;
+    out[17].rotation[(0, 1)] = front_right_centre2_rotation_01;
+    out[17].rotation[(0, 2)] = front_right_centre2_rotation_02;
+    out[17].rotation[(1, 0)] = front_right_centre2_rotation_10;
+    out[17].rotation[(1, 1)] = front_right_centre2_rotation_11;
+    out[17].rotation[(1, 2)] = front_right_centre2_rotation_12;
+    out[17].rotation[(2, 0)] = front_right_centre2_rotation_20;
+    out[17].rotation[(2, 1)] = front_right_centre2_rotation_21;
+    out[17].rotation[(2, 2)] = front_right_centre2_rotation_22;
+    out[17].position[0] = front_right_centre2_position_x;
+    out[17].position[1] = front_right_centre2_position_y;
+    out[17].position[2] = front_right_centre2_position_z;
+    out[18].rotation[(0, 0)] = front_right_ring1_rotation_00;
+    out[18].rotation[(0, 1)] = front_right_ring1_rotation_01;
+    out[18].rotation[(0, 2)] = front_right_ring1_rotation_02;
+    out[18].rotation[(1, 0)] = front_right_ring1_rotation_10;
+    out[18].rotation[(1, 1)] = front_right_ring1_rotation_11;
+    out[18].rotation[(1, 2)] = front_right_ring1_rotation_12;
+    out[18].rotation[(2, 0)] = front_right_ring1_rotation_20;
+    out[18].rotation[(2, 1)] = front_right_ring1_rotation_21;
+    out[18].rotation[(2, 2)] = front_right_ring1_rotation_22;
+    out[18].position[0] = front_right_ring1_position_x;
+    out[18].position[1] = front_right_ring1_position_y;
+    out[18].position[2] = front_right_ring1_position_z;
+    out[19].rotation[(0, 0)] = front_right_centre4_rotation_00;
+    out[19].rotation[(0, 1)] = front_right_centre4_rotation_01;
+    out[19].rotation[(0, 2)] = front_right_centre4_rotation_02;
+    out[19].rotation[(1, 0)] = front_right_centre4_rotation_10;
+    out[19].rotation[(1, 1)] = front_right_centre4_rotation_11;
+    out[19].rotation[(1, 2)] = front_right_centre4_rotation_12;
+    out[19].rotation[(2, 0)] = front_right_centre4_rotation_20;
+    out[19].rotation[(2, 1)] = front_right_centre4_rotation_21;
+    out[19].rotation[(2, 2)] = front_right_centre4_rotation_22;
+    out[19].position[0] = front_right_centre4_position_x;
+    out[19].position[1] = front_right_centre4_position_y;
+    out[19].position[2] = front_right_centre4_position_z;
+    out[20].rotation[(0, 0)] = front_right_centre5_rotation_00;
+    out[20].rotation[(0, 1)] = front_right_centre5_rotation_01;
+    out[20].rotation[(0, 2)] = front_right_centre5_rotation_02;
+    out[20].rotation[(1, 0)] = front_right_centre5_rotation_10;
+    out[20].rotation[(1, 1)] = front_right_centre5_rotation_11;
+    out[20].rotation[(1, 2)] = front_right_centre5_rotation_12;
+    out[20].rotation[(2, 0)] = front_right_centre5_rotation_20;
+    out[20].rotation[(2, 1)] = front_right_centre5_rotation_21;
+    out[20].rotation[(2, 2)] = front_right_centre5_rotation_22;
+    out[20].position[0] = front_right_centre5_position_x;
+    out[20].position[1] = front_right_centre5_position_y;
+    out[20].position[2] = front_right_centre5_position_z;
+    out[21].rotation[(0, 0)] = front_right_tip_rotation_00;
+    out[21].rotation[(0, 1)] = front_right_tip_rotation_01;
+    out[21].rotation[(0, 2)] = front_right_tip_rotation_02;
+    out[21].rotation[(1, 0)] = front_right_tip_rotation_10;
+    out[21].rotation[(1, 1)] = front_right_tip_rotation_11;
+    out[21].rotation[(1, 2)] = front_right_tip_rotation_12;
+    out[21].rotation[(2, 0)] = front_right_tip_rotation_20;
+    out[21].rotation[(2, 1)] = front_right_tip_rotation_21;
+    out[21].rotation[(2, 2)] = front_right_tip_rotation_22;
+    out[21].position[0] = front_right_tip_position_x;
+    out[21].position[1] = front_right_tip_position_y;
+    out[21].position[2] = front_right_tip_position_z;
+    out[22].rotation[(0, 0)] = cache.front_left_rotation_00;
+    out[22].rotation[(0, 1)] = cache.front_left_rotation_01;
+    out[22].rotation[(0, 2)] = cache.front_left_rotation_02;
+    out[22].rotation[(1, 0)] = cache.front_left_rotation_10;
+    out[22].rotation[(1, 1)] = cache.front_left_rotation_11;
+    out[22].rotation[(1, 2)] = cache.front_left_rotation_12;
+    out[22].rotation[(2, 0)] = cache.front_left_rotation_20;
+    out[22].rotation[(2, 1)] = cache.front_left_rotation_21;
+    out[22].rotation[(2, 2)] = cache.front_left_rotation_22;
+    out[22].position[0] = cache.front_left_position_x;
+    out[22].position[1] = cache.front_left_position_y;
+    out[22].position[2] = cache.front_left_position_z;
+    out[23].rotation[(0, 0)] = front_left_centre1_rotation_00;
+    out[23].rotation[(0, 1)] = front_left_centre1_rotation_01;
+    out[23].rotation[(0, 2)] = front_left_centre1_rotation_02;
+    out[23].rotation[(1, 0)] = front_left_centre1_rotation_10;
+    out[23].rotation[(1, 1)] = front_left_centre1_rotation_11;
+    out[23].rotation[(1, 2)] = front_left_centre1_rotation_12;
+    out[23].rotation[(2, 0)] = front_left_centre1_rotation_20;
+    out[23].rotation[(2, 1)] = front_left_centre1_rotation_21;
+    out[23].rotation[(2, 2)] = front_left_centre1_rotation_22;
+    out[23].position[0] = front_left_centre1_position_x;
+    out[23].position[1] = front_left_centre1_position_y;
+    out[23].position[2] = front_left_centre1_position_z;
+    out[24].rotation[(0, 0)] = front_left_centre2_rotation_00;
+    out[24].rotation[(0, 1)] = front_left_centre2_rotation_01;
+    out[24].rotation[(0, 2)] = front_left_centre2_rotation_02;
+    out[24].rotation[(1, 0)] = front_left_centre2_rotation_10;
+    out[24].rotation[(1, 1)] = front_left_centre2_rotation_11;
+    out[24].rotation[(1, 2)] = front_left_centre2_rotation_12;
+    out[24].rotation[(2, 0)] = front_left_centre2_rotation_20;
+    out[24].rotation[(2, 1)] = front_left_centre2_rotation_21;
+    out[24].rotation[(2, 2)] = front_left_centre2_rotation_22;
+    out[24].position[0] = front_left_centre2_position_x;
+    out[24].position[1] = front_left_centre2_position_y;
+    out[24].position[2] = front_left_centre2_position_z;
+    out[25].rotation[(0, 0)] = front_left_ring1_rotation_00;
+    out[25].rotation[(0, 1)] = front_left_ring1_rotation_01;
+    out[25].rotation[(0, 2)] = front_left_ring1_rotation_02;
+    out[25].rotation[(1, 0)] = front_left_ring1_rotation_10;
+    out[25].rotation[(1, 1)] = front_left_ring1_rotation_11;
+    out[25].rotation[(1, 2)] = front_left_ring1_rotation_12;
+    out[25].rotation[(2, 0)] = front_left_ring1_rotation_20;
+    out[25].rotation[(2, 1)] = front_left_ring1_rotation_21;
+    out[25].rotation[(2, 2)] = front_left_ring1_rotation_22;
+    out[25].position[0] = front_left_ring1_position_x;
+    out[25].position[1] = front_left_ring1_position_y;
+    out[25].position[2] = front_left_ring1_position_z;
+    out[26].rotation[(0, 0)] = front_left_centre4_rotation_00;
+    out[26].rotation[(0, 1)] = front_left_centre4_rotation_01;
+    out[26].rotation[(0, 2)] = front_left_centre4_rotation_02;
+    out[26].rotation[(1, 0)] = front_left_centre4_rotation_10;
+    out[26].rotation[(1, 1)] = front_left_centre4_rotation_11;
+    out[26].rotation[(1, 2)] = front_left_centre4_rotation_12;
+    out[26].rotation[(2, 0)] = front_left_centre4_rotation_20;
+    out[26].rotation[(2, 1)] = front_left_centre4_rotation_21;
+    out[26].rotation[(2, 2)] = front_left_centre4_rotation_22;
+    out[26].position[0] = front_left_centre4_position_x;
+    out[26].position[1] = front_left_centre4_position_y;
+    out[26].position[2] = front_left_centre4_position_z;
+    out[27].rotation[(0, 0)] = front_left_centre5_rotation_00;
+    out[27].rotation[(0, 1)] = front_left_centre5_rotation_01;
+    out[27].rotation[(0, 2)] = front_left_centre5_rotation_02;
+    out[27].rotation[(1, 0)] = front_left_centre5_rotation_10;
+    out[27].rotation[(1, 1)] = front_left_centre5_rotation_11;
+    out[27].rotation[(1, 2)] = front_left_centre5_rotation_12;
+    out[27].rotation[(2, 0)] = front_left_centre5_rotation_20;
+    out[27].rotation[(2, 1)] = front_left_centre5_rotation_21;
+    out[27].rotation[(2, 2)] = front_left_centre5_rotation_22;
+    out[27].position[0] = front_left_centre5_position_x;
+    out[27].position[1] = front_left_centre5_position_y;
+    out[27].position[2] = front_left_centre5_position_z;
+    out[28].rotation[(0, 0)] = front_left_tip_rotation_00;
+    out[28].rotation[(0, 1)] = front_left_tip_rotation_01;
+    out[28].rotation[(0, 2)] = front_left_tip_rotation_02;
+    out[28].rotation[(1, 0)] = front_left_tip_rotation_10;
+    out[28].rotation[(1, 1)] = front_left_tip_rotation_11;
+    out[28].rotation[(1, 2)] = front_left_tip_rotation_12;
+    out[28].rotation[(2, 0)] = front_left_tip_rotation_20;
+    out[28].rotation[(2, 1)] = front_left_tip_rotation_21;
+    out[28].rotation[(2, 2)] = front_left_tip_rotation_22;
+    out[28].position[0] = front_left_tip_position_x;
+    out[28].position[1] = front_left_tip_position_y;
+    out[28].position[2] = front_left_tip_position_z;
+}
+/// Each body's drawn size as the spec gives it: its radius (a section's skin, a
+/// hull, a section's slices as discs; 0 where the spec gives none, and a rigid body
+/// is then drawn to reach its joints and contact points) and a section's chambers.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_geometry(p: &Params) -> [softgen_runtime::BodyGeometry; BODY_COUNT] {
+    [
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: (2.0 * ((1.0 * 0.5 * f64::powi(p.limb_radius, 2i32))))
+                .max(0.0)
+                .sqrt(),
+            chambers: Some((
+                p.muscle_radius,
+                [
+                    0.0,
+                    (1.0 * 0.6666666666666666 * std::f64::consts::PI),
+                    (1.0 * 1.3333333333333333 * std::f64::consts::PI),
+                ],
+            )),
+        },
+        softgen_runtime::BodyGeometry {
+            radius: p.limb_radius,
+            chambers: Some((
+                p.muscle_radius,
+                [
+                    0.0,
+                    (1.0 * 0.6666666666666666 * std::f64::consts::PI),
+                    (1.0 * 1.3333333333333333 * std::f64::consts::PI),
+                ],
+            )),
+        },
+        softgen_runtime::BodyGeometry {
+            radius: p.limb_radius,
+            chambers: Some((
+                p.muscle_radius,
+                [
+                    0.0,
+                    (1.0 * 0.6666666666666666 * std::f64::consts::PI),
+                    (1.0 * 1.3333333333333333 * std::f64::consts::PI),
+                ],
+            )),
+        },
+        softgen_runtime::BodyGeometry {
+            radius: p.limb_radius,
+            chambers: Some((
+                p.muscle_radius,
+                [
+                    0.0,
+                    (1.0 * 0.6666666666666666 * std::f64::consts::PI),
+                    (1.0 * 1.3333333333333333 * std::f64::consts::PI),
+                ],
+            )),
+        },
+    ]
+}
 /// Soft-limbed pinniped of 002: four three-muscle limbs on a tetrahedral hub, floating
 ///
 /// 14 generalized coordinates, 55 contact points.
@@ -58331,6 +59766,26 @@ impl Model<DOF, CONTACTS> for Pinniped {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         damping_jacobian_into(qd, p, out)
+    }
+    const BODIES: &'static [softgen_runtime::BodyDrawing] = &BODIES;
+    const DRAWING_FRAMES: usize = DRAWING_FRAMES;
+    const THRUSTER_DRAWING_FRAMES: &'static [usize] = THRUSTER_DRAWING_FRAMES;
+    fn drawing_frames_into(
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [softgen_runtime::FramePose],
+    ) {
+        if let Ok(out) = <&mut [softgen_runtime::FramePose; DRAWING_FRAMES]>::try_from(
+            out,
+        ) {
+            drawing_frames_into(q, p, k, out);
+        }
+    }
+    fn drawing_geometry_into(p: &Params, out: &mut [softgen_runtime::BodyGeometry]) {
+        for (out, geometry) in out.iter_mut().zip(drawing_geometry(p)) {
+            *out = geometry;
+        }
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

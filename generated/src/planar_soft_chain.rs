@@ -6221,6 +6221,485 @@ pub fn elastic_stiffness_into(
     out[(3, 3)] = p.segment_stiffness;
     out[(4, 4)] = p.segment_stiffness;
 }
+/// Number of bodies [`BODIES`] lists.
+pub const BODY_COUNT: usize = 5;
+/// The robot's bodies, parents first, as a viewer draws them: a rigid body by its
+/// frame, a soft section by frames along its centre line, base to tip.
+pub const BODIES: [softgen_runtime::BodyDrawing; BODY_COUNT] = [
+    softgen_runtime::BodyDrawing {
+        name: "tail",
+        parent: None,
+        section: None,
+        first_frame: 0,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "segment1",
+        parent: Some(0),
+        section: Some(0),
+        first_frame: 1,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "middle",
+        parent: Some(1),
+        section: None,
+        first_frame: 8,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "segment2",
+        parent: Some(2),
+        section: Some(1),
+        first_frame: 9,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "head",
+        parent: Some(3),
+        section: None,
+        first_frame: 16,
+        frames: 1,
+    },
+];
+/// Number of frames [`drawing_frames_into`] writes.
+pub const DRAWING_FRAMES: usize = 17;
+/// The frame of each thruster's point of attack (its body's rotation).
+pub const THRUSTER_DRAWING_FRAMES: &[usize] = &[];
+/// World frames for drawing: each body's (see [`BODIES`]), then each thruster's point.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_frames_into(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [softgen_runtime::FramePose; DRAWING_FRAMES],
+) {
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+    let segment1_centre1_bend = 0.027777777777777776 * segment1_bend_squared;
+    let t0 = softgen_runtime::stumpff(segment1_centre1_bend)[2];
+    let t1 = 1.0 - 0.027777777777777776 * segment1_bend_squared * t0;
+    let t2 = cache.cos_q2 * t1;
+    let t3 = softgen_runtime::stumpff(segment1_centre1_bend)[1];
+    let t4 = 0.16666666666666666 * cache.segment1_bend_y * t3;
+    let segment1_centre1_rotation_00 = t2 + cache.base_angle_rotation_01 * t4;
+    let t5 = -(0.16666666666666666 * cache.segment1_bend_y * t3);
+    let segment1_centre1_rotation_01 = cache.cos_q2 * t5
+        + cache.base_angle_rotation_01 * t1;
+    let segment1_centre1_rotation_10 = cache.sin_q2 * t1 + cache.cos_q2 * t4;
+    let segment1_centre1_rotation_11 = t2 + cache.sin_q2 * t5;
+    let t6 = 0.16666666666666666 * p.segment_length * t3;
+    let t7 = p.segment_length * cache.segment1_bend_y;
+    let t8 = 0.027777777777777776 * t7 * t0;
+    let segment1_centre1_position_x = cache.segment1_position_x + t6 * cache.cos_q2
+        + cache.base_angle_rotation_01 * t8;
+    let segment1_centre1_position_y = cache.sin_q2 * t6 + cache.segment1_position_y
+        + cache.cos_q2 * t8;
+    let segment1_centre2_bend = 0.1111111111111111 * segment1_bend_squared;
+    let t9 = softgen_runtime::stumpff(segment1_centre2_bend)[1];
+    let t10 = 0.3333333333333333 * t9 * cache.segment1_bend_y;
+    let t11 = softgen_runtime::stumpff(segment1_centre2_bend)[2];
+    let t12 = 1.0 - 0.1111111111111111 * t11 * segment1_bend_squared;
+    let t13 = t12 * cache.cos_q2;
+    let segment1_centre2_rotation_00 = t10 * cache.base_angle_rotation_01 + t13;
+    let t14 = -(0.3333333333333333 * t9 * cache.segment1_bend_y);
+    let segment1_centre2_rotation_01 = t12 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t14;
+    let segment1_centre2_rotation_10 = cache.sin_q2 * t12 + t10 * cache.cos_q2;
+    let segment1_centre2_rotation_11 = t13 + cache.sin_q2 * t14;
+    let t15 = 0.3333333333333333 * t9 * p.segment_length;
+    let t16 = 0.1111111111111111 * t11 * t7;
+    let segment1_centre2_position_x = t15 * cache.cos_q2 + cache.segment1_position_x
+        + cache.base_angle_rotation_01 * t16;
+    let segment1_centre2_position_y = cache.cos_q2 * t16 + cache.sin_q2 * t15
+        + cache.segment1_position_y;
+    let t17 = 0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1;
+    let t18 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
+    let t19 = t18 * cache.cos_q2;
+    let segment1_slice1_rotation_00 = cache.base_angle_rotation_01 * t17 + t19;
+    let t20 = -(0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1);
+    let segment1_slice1_rotation_01 = cache.cos_q2 * t20
+        + t18 * cache.base_angle_rotation_01;
+    let segment1_slice1_rotation_10 = cache.cos_q2 * t17 + cache.sin_q2 * t18;
+    let segment1_slice1_rotation_11 = cache.sin_q2 * t20 + t19;
+    let segment1_centre4_bend = 0.4444444444444444 * segment1_bend_squared;
+    let t21 = softgen_runtime::stumpff(segment1_centre4_bend)[1];
+    let t22 = 0.6666666666666666 * t21 * cache.segment1_bend_y;
+    let t23 = softgen_runtime::stumpff(segment1_centre4_bend)[2];
+    let t24 = 1.0 - 0.4444444444444444 * t23 * segment1_bend_squared;
+    let t25 = t24 * cache.cos_q2;
+    let segment1_centre4_rotation_00 = cache.base_angle_rotation_01 * t22 + t25;
+    let t26 = -(0.6666666666666666 * t21 * cache.segment1_bend_y);
+    let segment1_centre4_rotation_01 = t26 * cache.cos_q2
+        + t24 * cache.base_angle_rotation_01;
+    let segment1_centre4_rotation_10 = cache.cos_q2 * t22 + cache.sin_q2 * t24;
+    let segment1_centre4_rotation_11 = t25 + cache.sin_q2 * t26;
+    let t27 = 0.4444444444444444 * t23 * t7;
+    let t28 = 0.6666666666666666 * t21 * p.segment_length;
+    let segment1_centre4_position_x = cache.base_angle_rotation_01 * t27
+        + cache.segment1_position_x + cache.cos_q2 * t28;
+    let segment1_centre4_position_y = cache.segment1_position_y + cache.sin_q2 * t28
+        + cache.cos_q2 * t27;
+    let segment1_centre5_bend = 0.6944444444444445 * segment1_bend_squared;
+    let t29 = softgen_runtime::stumpff(segment1_centre5_bend)[2];
+    let t30 = 1.0 - 0.6944444444444445 * segment1_bend_squared * t29;
+    let t31 = cache.cos_q2 * t30;
+    let t32 = softgen_runtime::stumpff(segment1_centre5_bend)[1];
+    let t33 = 0.8333333333333334 * cache.segment1_bend_y * t32;
+    let segment1_centre5_rotation_00 = t31 + t33 * cache.base_angle_rotation_01;
+    let t34 = -(0.8333333333333334 * cache.segment1_bend_y * t32);
+    let segment1_centre5_rotation_01 = t30 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t34;
+    let segment1_centre5_rotation_10 = t33 * cache.cos_q2 + cache.sin_q2 * t30;
+    let segment1_centre5_rotation_11 = t31 + cache.sin_q2 * t34;
+    let t35 = 0.8333333333333334 * p.segment_length * t32;
+    let t36 = 0.6944444444444445 * t7 * t29;
+    let segment1_centre5_position_x = cache.cos_q2 * t35 + cache.segment1_position_x
+        + t36 * cache.base_angle_rotation_01;
+    let segment1_centre5_position_y = cache.sin_q2 * t35 + cache.segment1_position_y
+        + t36 * cache.cos_q2;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
+    let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
+    let t37 = softgen_runtime::stumpff(segment2_centre1_bend)[2];
+    let t38 = 1.0 - 0.027777777777777776 * t37 * segment2_bend_squared;
+    let t39 = softgen_runtime::stumpff(segment2_centre1_bend)[1];
+    let t40 = 0.16666666666666666 * cache.segment2_bend_y * t39;
+    let segment2_centre1_rotation_00 = t38 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t40;
+    let t41 = -(0.16666666666666666 * cache.segment2_bend_y * t39);
+    let segment2_centre1_rotation_01 = t41 * cache.segment1_tip_rotation_00
+        + t38 * cache.segment1_tip_rotation_01;
+    let segment2_centre1_rotation_10 = cache.segment1_tip_rotation_10 * t38
+        + cache.segment1_tip_rotation_11 * t40;
+    let segment2_centre1_rotation_11 = cache.segment1_tip_rotation_10 * t41
+        + t38 * cache.segment1_tip_rotation_11;
+    let t42 = 0.16666666666666666 * p.segment_length * t39;
+    let t43 = cache.segment2_bend_y * p.segment_length;
+    let t44 = 0.027777777777777776 * t37 * t43;
+    let segment2_centre1_position_x = t42 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t44 + cache.segment2_position_x;
+    let segment2_centre1_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * t44 + cache.segment1_tip_rotation_10 * t42;
+    let segment2_centre2_bend = 0.1111111111111111 * segment2_bend_squared;
+    let t45 = softgen_runtime::stumpff(segment2_centre2_bend)[1];
+    let t46 = 0.3333333333333333 * t45 * cache.segment2_bend_y;
+    let t47 = softgen_runtime::stumpff(segment2_centre2_bend)[2];
+    let t48 = 1.0 - 0.1111111111111111 * t47 * segment2_bend_squared;
+    let segment2_centre2_rotation_00 = cache.segment1_tip_rotation_01 * t46
+        + t48 * cache.segment1_tip_rotation_00;
+    let t49 = -(0.3333333333333333 * t45 * cache.segment2_bend_y);
+    let segment2_centre2_rotation_01 = t48 * cache.segment1_tip_rotation_01
+        + t49 * cache.segment1_tip_rotation_00;
+    let segment2_centre2_rotation_10 = cache.segment1_tip_rotation_11 * t46
+        + cache.segment1_tip_rotation_10 * t48;
+    let segment2_centre2_rotation_11 = t48 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_rotation_10 * t49;
+    let t50 = 0.3333333333333333 * t45 * p.segment_length;
+    let t51 = 0.1111111111111111 * t47 * t43;
+    let segment2_centre2_position_x = t50 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t51;
+    let segment2_centre2_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * t51 + cache.segment1_tip_rotation_10 * t50;
+    let t52 = 0.5 * cache.segment2_slice1_bend_c1 * cache.segment2_bend_y;
+    let t53 = 1.0 - 0.25 * cache.segment2_slice1_bend_c2 * segment2_bend_squared;
+    let segment2_slice1_rotation_00 = cache.segment1_tip_rotation_01 * t52
+        + t53 * cache.segment1_tip_rotation_00;
+    let t54 = -(0.5 * cache.segment2_slice1_bend_c1 * cache.segment2_bend_y);
+    let segment2_slice1_rotation_01 = t54 * cache.segment1_tip_rotation_00
+        + t53 * cache.segment1_tip_rotation_01;
+    let segment2_slice1_rotation_10 = cache.segment1_tip_rotation_11 * t52
+        + cache.segment1_tip_rotation_10 * t53;
+    let segment2_slice1_rotation_11 = cache.segment1_tip_rotation_10 * t54
+        + t53 * cache.segment1_tip_rotation_11;
+    let segment2_slice1_position_x = cache.segment1_tip_rotation_01
+        * cache.segment2_slice1_local_com_y
+        + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
+        + cache.segment2_position_x;
+    let segment2_slice1_position_y = cache.segment1_tip_rotation_10
+        * cache.segment2_slice1_local_com_x + cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
+    let segment2_centre4_bend = 0.4444444444444444 * segment2_bend_squared;
+    let t55 = softgen_runtime::stumpff(segment2_centre4_bend)[2];
+    let t56 = 1.0 - 0.4444444444444444 * t55 * segment2_bend_squared;
+    let t57 = softgen_runtime::stumpff(segment2_centre4_bend)[1];
+    let t58 = 0.6666666666666666 * t57 * cache.segment2_bend_y;
+    let segment2_centre4_rotation_00 = t56 * cache.segment1_tip_rotation_00
+        + t58 * cache.segment1_tip_rotation_01;
+    let t59 = -(0.6666666666666666 * t57 * cache.segment2_bend_y);
+    let segment2_centre4_rotation_01 = t59 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t56;
+    let segment2_centre4_rotation_10 = cache.segment1_tip_rotation_10 * t56
+        + t58 * cache.segment1_tip_rotation_11;
+    let segment2_centre4_rotation_11 = cache.segment1_tip_rotation_11 * t56
+        + cache.segment1_tip_rotation_10 * t59;
+    let t60 = 0.6666666666666666 * t57 * p.segment_length;
+    let t61 = 0.4444444444444444 * t55 * t43;
+    let segment2_centre4_position_x = t60 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t61;
+    let segment2_centre4_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * t61 + cache.segment1_tip_rotation_10 * t60;
+    let segment2_centre5_bend = 0.6944444444444445 * segment2_bend_squared;
+    let t62 = softgen_runtime::stumpff(segment2_centre5_bend)[1];
+    let t63 = 0.8333333333333334 * t62 * cache.segment2_bend_y;
+    let t64 = softgen_runtime::stumpff(segment2_centre5_bend)[2];
+    let t65 = 1.0 - 0.6944444444444445 * t64 * segment2_bend_squared;
+    let segment2_centre5_rotation_00 = cache.segment1_tip_rotation_01 * t63
+        + cache.segment1_tip_rotation_00 * t65;
+    let t66 = -(0.8333333333333334 * t62 * cache.segment2_bend_y);
+    let segment2_centre5_rotation_01 = t66 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t65;
+    let segment2_centre5_rotation_10 = cache.segment1_tip_rotation_10 * t65
+        + cache.segment1_tip_rotation_11 * t63;
+    let segment2_centre5_rotation_11 = cache.segment1_tip_rotation_10 * t66
+        + cache.segment1_tip_rotation_11 * t65;
+    let t67 = 0.8333333333333334 * t62 * p.segment_length;
+    let t68 = 0.6944444444444445 * t64 * t43;
+    let segment2_centre5_position_x = t67 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t68 + cache.segment2_position_x;
+    let segment2_centre5_position_y = cache.segment2_position_y
+        + cache.segment1_tip_rotation_11 * t68 + cache.segment1_tip_rotation_10 * t67;
+    let t69 = -(cache.segment2_bend_y * cache.segment2_bend_squared_c1);
+    let t70 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
+    let segment2_tip_rotation_01 = cache.segment1_tip_rotation_00 * t69
+        + cache.segment1_tip_rotation_01 * t70;
+    let segment2_tip_rotation_11 = cache.segment1_tip_rotation_10 * t69
+        + cache.segment1_tip_rotation_11 * t70;
+    out[0].rotation[(0, 0)] = cache.cos_q2;
+    out[0].rotation[(0, 1)] = cache.base_angle_rotation_01;
+    out[0].rotation[(0, 2)] = 0.0;
+    out[0].rotation[(1, 0)] = cache.sin_q2;
+    out[0].rotation[(1, 1)] = cache.cos_q2;
+    out[0].rotation[(1, 2)] = 0.0;
+    out[0].rotation[(2, 0)] = 0.0;
+    out[0].rotation[(2, 1)] = 0.0;
+    out[0].rotation[(2, 2)] = 1.0;
+    out[0].position[0] = q[0];
+    out[0].position[1] = q[1];
+    out[0].position[2] = 0.0;
+    out[1].rotation[(0, 0)] = cache.cos_q2;
+    out[1].rotation[(0, 1)] = cache.base_angle_rotation_01;
+    out[1].rotation[(0, 2)] = 0.0;
+    out[1].rotation[(1, 0)] = cache.sin_q2;
+    out[1].rotation[(1, 1)] = cache.cos_q2;
+    out[1].rotation[(1, 2)] = 0.0;
+    out[1].rotation[(2, 0)] = 0.0;
+    out[1].rotation[(2, 1)] = 0.0;
+    out[1].rotation[(2, 2)] = 1.0;
+    out[1].position[0] = cache.segment1_position_x;
+    out[1].position[1] = cache.segment1_position_y;
+    out[1].position[2] = 0.0;
+    out[2].rotation[(0, 0)] = segment1_centre1_rotation_00;
+    out[2].rotation[(0, 1)] = segment1_centre1_rotation_01;
+    out[2].rotation[(0, 2)] = 0.0;
+    out[2].rotation[(1, 0)] = segment1_centre1_rotation_10;
+    out[2].rotation[(1, 1)] = segment1_centre1_rotation_11;
+    out[2].rotation[(1, 2)] = 0.0;
+    out[2].rotation[(2, 0)] = 0.0;
+    out[2].rotation[(2, 1)] = 0.0;
+    out[2].rotation[(2, 2)] = 1.0;
+    out[2].position[0] = segment1_centre1_position_x;
+    out[2].position[1] = segment1_centre1_position_y;
+    out[2].position[2] = 0.0;
+    out[3].rotation[(0, 0)] = segment1_centre2_rotation_00;
+    out[3].rotation[(0, 1)] = segment1_centre2_rotation_01;
+    out[3].rotation[(0, 2)] = 0.0;
+    out[3].rotation[(1, 0)] = segment1_centre2_rotation_10;
+    out[3].rotation[(1, 1)] = segment1_centre2_rotation_11;
+    out[3].rotation[(1, 2)] = 0.0;
+    out[3].rotation[(2, 0)] = 0.0;
+    out[3].rotation[(2, 1)] = 0.0;
+    out[3].rotation[(2, 2)] = 1.0;
+    out[3].position[0] = segment1_centre2_position_x;
+    out[3].position[1] = segment1_centre2_position_y;
+    out[3].position[2] = 0.0;
+    out[4].rotation[(0, 0)] = segment1_slice1_rotation_00;
+    out[4].rotation[(0, 1)] = segment1_slice1_rotation_01;
+    out[4].rotation[(0, 2)] = 0.0;
+    out[4].rotation[(1, 0)] = segment1_slice1_rotation_10;
+    out[4].rotation[(1, 1)] = segment1_slice1_rotation_11;
+    out[4].rotation[(1, 2)] = 0.0;
+    out[4].rotation[(2, 0)] = 0.0;
+    out[4].rotation[(2, 1)] = 0.0;
+    out[4].rotation[(2, 2)] = 1.0;
+    out[4].position[0] = cache.segment1_slice1_position_x;
+    out[4].position[1] = cache.segment1_slice1_position_y;
+    out[4].position[2] = 0.0;
+    out[5].rotation[(0, 0)] = segment1_centre4_rotation_00;
+    out[5].rotation[(0, 1)] = segment1_centre4_rotation_01;
+    out[5].rotation[(0, 2)] = 0.0;
+    out[5].rotation[(1, 0)] = segment1_centre4_rotation_10;
+    out[5].rotation[(1, 1)] = segment1_centre4_rotation_11;
+    out[5].rotation[(1, 2)] = 0.0;
+    out[5].rotation[(2, 0)] = 0.0;
+    out[5].rotation[(2, 1)] = 0.0;
+    out[5].rotation[(2, 2)] = 1.0;
+    out[5].position[0] = segment1_centre4_position_x;
+    out[5].position[1] = segment1_centre4_position_y;
+    out[5].position[2] = 0.0;
+    out[6].rotation[(0, 0)] = segment1_centre5_rotation_00;
+    out[6].rotation[(0, 1)] = segment1_centre5_rotation_01;
+    out[6].rotation[(0, 2)] = 0.0;
+    out[6].rotation[(1, 0)] = segment1_centre5_rotation_10;
+    out[6].rotation[(1, 1)] = segment1_centre5_rotation_11;
+    out[6].rotation[(1, 2)] = 0.0;
+    out[6].rotation[(2, 0)] = 0.0;
+    out[6].rotation[(2, 1)] = 0.0;
+    out[6].rotation[(2, 2)] = 1.0;
+    out[6].position[0] = segment1_centre5_position_x;
+    out[6].position[1] = segment1_centre5_position_y;
+    out[6].position[2] = 0.0;
+    out[7].rotation[(0, 0)] = cache.segment1_tip_rotation_00;
+    out[7].rotation[(0, 1)] = cache.segment1_tip_rotation_01;
+    out[7].rotation[(0, 2)] = 0.0;
+    out[7].rotation[(1, 0)] = cache.segment1_tip_rotation_10;
+    out[7].rotation[(1, 1)] = cache.segment1_tip_rotation_11;
+    out[7].rotation[(1, 2)] = 0.0;
+    out[7].rotation[(2, 0)] = 0.0;
+    out[7].rotation[(2, 1)] = 0.0;
+    out[7].rotation[(2, 2)] = 1.0;
+    out[7].position[0] = cache.segment1_tip_position_x;
+    out[7].position[1] = cache.segment1_tip_position_y;
+    out[7].position[2] = 0.0;
+    out[8].rotation[(0, 0)] = cache.segment1_tip_rotation_00;
+    out[8].rotation[(0, 1)] = cache.segment1_tip_rotation_01;
+    out[8].rotation[(0, 2)] = 0.0;
+    out[8].rotation[(1, 0)] = cache.segment1_tip_rotation_10;
+    out[8].rotation[(1, 1)] = cache.segment1_tip_rotation_11;
+    out[8].rotation[(1, 2)] = 0.0;
+    out[8].rotation[(2, 0)] = 0.0;
+    out[8].rotation[(2, 1)] = 0.0;
+    out[8].rotation[(2, 2)] = 1.0;
+    out[8].position[0] = cache.segment1_tip_position_x;
+    out[8].position[1] = cache.segment1_tip_position_y;
+    out[8].position[2] = 0.0;
+    out[9].rotation[(0, 0)] = cache.segment1_tip_rotation_00;
+    out[9].rotation[(0, 1)] = cache.segment1_tip_rotation_01;
+    out[9].rotation[(0, 2)] = 0.0;
+    out[9].rotation[(1, 0)] = cache.segment1_tip_rotation_10;
+    out[9].rotation[(1, 1)] = cache.segment1_tip_rotation_11;
+    out[9].rotation[(1, 2)] = 0.0;
+    out[9].rotation[(2, 0)] = 0.0;
+    out[9].rotation[(2, 1)] = 0.0;
+    out[9].rotation[(2, 2)] = 1.0;
+    out[9].position[0] = cache.segment2_position_x;
+    out[9].position[1] = cache.segment2_position_y;
+    out[9].position[2] = 0.0;
+    out[10].rotation[(0, 0)] = segment2_centre1_rotation_00;
+    out[10].rotation[(0, 1)] = segment2_centre1_rotation_01;
+    out[10].rotation[(0, 2)] = 0.0;
+    out[10].rotation[(1, 0)] = segment2_centre1_rotation_10;
+    out[10].rotation[(1, 1)] = segment2_centre1_rotation_11;
+    out[10].rotation[(1, 2)] = 0.0;
+    out[10].rotation[(2, 0)] = 0.0;
+    out[10].rotation[(2, 1)] = 0.0;
+    out[10].rotation[(2, 2)] = 1.0;
+    out[10].position[0] = segment2_centre1_position_x;
+    out[10].position[1] = segment2_centre1_position_y;
+    out[10].position[2] = 0.0;
+    out[11].rotation[(0, 0)] = segment2_centre2_rotation_00;
+    out[11].rotation[(0, 1)] = segment2_centre2_rotation_01;
+    out[11].rotation[(0, 2)] = 0.0;
+    out[11].rotation[(1, 0)] = segment2_centre2_rotation_10;
+    out[11].rotation[(1, 1)] = segment2_centre2_rotation_11;
+    out[11].rotation[(1, 2)] = 0.0;
+    out[11].rotation[(2, 0)] = 0.0;
+    out[11].rotation[(2, 1)] = 0.0;
+    out[11].rotation[(2, 2)] = 1.0;
+    out[11].position[0] = segment2_centre2_position_x;
+    out[11].position[1] = segment2_centre2_position_y;
+    out[11].position[2] = 0.0;
+    out[12].rotation[(0, 0)] = segment2_slice1_rotation_00;
+    out[12].rotation[(0, 1)] = segment2_slice1_rotation_01;
+    out[12].rotation[(0, 2)] = 0.0;
+    out[12].rotation[(1, 0)] = segment2_slice1_rotation_10;
+    out[12].rotation[(1, 1)] = segment2_slice1_rotation_11;
+    out[12].rotation[(1, 2)] = 0.0;
+    out[12].rotation[(2, 0)] = 0.0;
+    out[12].rotation[(2, 1)] = 0.0;
+    out[12].rotation[(2, 2)] = 1.0;
+    out[12].position[0] = segment2_slice1_position_x;
+    out[12].position[1] = segment2_slice1_position_y;
+    out[12].position[2] = 0.0;
+    out[13].rotation[(0, 0)] = segment2_centre4_rotation_00;
+    out[13].rotation[(0, 1)] = segment2_centre4_rotation_01;
+    out[13].rotation[(0, 2)] = 0.0;
+    out[13].rotation[(1, 0)] = segment2_centre4_rotation_10;
+    out[13].rotation[(1, 1)] = segment2_centre4_rotation_11;
+    out[13].rotation[(1, 2)] = 0.0;
+    out[13].rotation[(2, 0)] = 0.0;
+    out[13].rotation[(2, 1)] = 0.0;
+    out[13].rotation[(2, 2)] = 1.0;
+    out[13].position[0] = segment2_centre4_position_x;
+    out[13].position[1] = segment2_centre4_position_y;
+    out[13].position[2] = 0.0;
+    out[14].rotation[(0, 0)] = segment2_centre5_rotation_00;
+    out[14].rotation[(0, 1)] = segment2_centre5_rotation_01;
+    out[14].rotation[(0, 2)] = 0.0;
+    out[14].rotation[(1, 0)] = segment2_centre5_rotation_10;
+    out[14].rotation[(1, 1)] = segment2_centre5_rotation_11;
+    out[14].rotation[(1, 2)] = 0.0;
+    out[14].rotation[(2, 0)] = 0.0;
+    out[14].rotation[(2, 1)] = 0.0;
+    out[14].rotation[(2, 2)] = 1.0;
+    out[14].position[0] = segment2_centre5_position_x;
+    out[14].position[1] = segment2_centre5_position_y;
+    out[14].position[2] = 0.0;
+    out[15].rotation[(0, 0)] = cache.segment2_tip_rotation_00;
+    out[15].rotation[(0, 1)] = segment2_tip_rotation_01;
+    out[15].rotation[(0, 2)] = 0.0;
+    out[15].rotation[(1, 0)] = cache.segment2_tip_rotation_10;
+    out[15].rotation[(1, 1)] = segment2_tip_rotation_11;
+    out[15].rotation[(1, 2)] = 0.0;
+    out[15].rotation[(2, 0)] = 0.0;
+    out[15].rotation[(2, 1)] = 0.0;
+    out[15].rotation[(2, 2)] = 1.0;
+    out[15].position[0] = cache.segment2_tip_position_x;
+    out[15].position[1] = cache.segment2_tip_position_y;
+    out[15].position[2] = 0.0;
+    out[16].rotation[(0, 0)] = cache.segment2_tip_rotation_00;
+    out[16].rotation[(0, 1)] = segment2_tip_rotation_01;
+    out[16].rotation[(0, 2)] = 0.0;
+    out[16].rotation[(1, 0)] = cache.segment2_tip_rotation_10;
+    out[16].rotation[(1, 1)] = segment2_tip_rotation_11;
+    out[16].rotation[(1, 2)] = 0.0;
+    out[16].rotation[(2, 0)] = 0.0;
+    out[16].rotation[(2, 1)] = 0.0;
+    out[16].rotation[(2, 2)] = 1.0;
+    out[16].position[0] = cache.segment2_tip_position_x;
+    out[16].position[1] = cache.segment2_tip_position_y;
+    out[16].position[2] = 0.0;
+}
+/// Each body's drawn size as the spec gives it: its radius (a section's skin, a
+/// hull, a section's slices as discs; 0 where the spec gives none, and a rigid body
+/// is then drawn to reach its joints and contact points) and a section's chambers.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_geometry(p: &Params) -> [softgen_runtime::BodyGeometry; BODY_COUNT] {
+    [
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: p.segment1_skin_radius,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: (2.0 * ((1.0 * 0.5 * f64::powi(p.segment2_disc_radius, 2i32))))
+                .max(0.0)
+                .sqrt(),
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+    ]
+}
 /// Planar chain rigid - soft - rigid - soft - rigid with curvature coordinates (the topology of 001)
 ///
 /// 5 generalized coordinates, 7 contact points.
@@ -6391,6 +6870,26 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         damping_jacobian_into(qd, p, out)
+    }
+    const BODIES: &'static [softgen_runtime::BodyDrawing] = &BODIES;
+    const DRAWING_FRAMES: usize = DRAWING_FRAMES;
+    const THRUSTER_DRAWING_FRAMES: &'static [usize] = THRUSTER_DRAWING_FRAMES;
+    fn drawing_frames_into(
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [softgen_runtime::FramePose],
+    ) {
+        if let Ok(out) = <&mut [softgen_runtime::FramePose; DRAWING_FRAMES]>::try_from(
+            out,
+        ) {
+            drawing_frames_into(q, p, k, out);
+        }
+    }
+    fn drawing_geometry_into(p: &Params, out: &mut [softgen_runtime::BodyGeometry]) {
+        for (out, geometry) in out.iter_mut().zip(drawing_geometry(p)) {
+            *out = geometry;
+        }
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -40034,6 +40034,733 @@ pub fn elastic_stiffness_into(
     out[(10, 10)] = p.joint_stiffness;
     out[(11, 11)] = p.joint_stiffness;
 }
+/// Number of bodies [`BODIES`] lists.
+pub const BODY_COUNT: usize = 5;
+/// The robot's bodies, parents first, as a viewer draws them: a rigid body by its
+/// frame, a soft section by frames along its centre line, base to tip.
+pub const BODIES: [softgen_runtime::BodyDrawing; BODY_COUNT] = [
+    softgen_runtime::BodyDrawing {
+        name: "tail",
+        parent: None,
+        section: None,
+        first_frame: 0,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "joint1",
+        parent: Some(0),
+        section: Some(0),
+        first_frame: 1,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "middle",
+        parent: Some(1),
+        section: None,
+        first_frame: 8,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "joint2",
+        parent: Some(2),
+        section: Some(1),
+        first_frame: 9,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "head",
+        parent: Some(3),
+        section: None,
+        first_frame: 16,
+        frames: 1,
+    },
+];
+/// Number of frames [`drawing_frames_into`] writes.
+pub const DRAWING_FRAMES: usize = 17;
+/// The frame of each thruster's point of attack (its body's rotation).
+pub const THRUSTER_DRAWING_FRAMES: &[usize] = &[];
+/// World frames for drawing: each body's (see [`BODIES`]), then each thruster's point.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_frames_into(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [softgen_runtime::FramePose; DRAWING_FRAMES],
+) {
+    let t0 = cache.joint1_bend_y * cache.joint1_bend_y;
+    let t1 = cache.joint1_bend_z * cache.joint1_bend_z;
+    let joint1_bend_squared = t0 + t1;
+    let joint1_centre1_bend = 0.027777777777777776 * joint1_bend_squared;
+    let t2 = softgen_runtime::stumpff(joint1_centre1_bend)[1];
+    let t3 = 0.16666666666666666 * t2 * cache.joint1_bend_y;
+    let t4 = 0.16666666666666666 * t2 * cache.joint1_bend_z;
+    let t5 = softgen_runtime::stumpff(joint1_centre1_bend)[2];
+    let t6 = 1.0 - 0.027777777777777776 * joint1_bend_squared * t5;
+    let joint1_centre1_rotation_00 = t3 * cache.base_roll_rotation_01
+        + t4 * cache.base_roll_rotation_02 + cache.base_pitch_rotation_00 * t6;
+    let t7 = -(0.16666666666666666 * t2 * cache.joint1_bend_y);
+    let t8 = 1.0 - 0.027777777777777776 * t0 * t5;
+    let t9 = cache.joint1_bend_y * cache.joint1_bend_z;
+    let t10 = -(0.027777777777777776 * t9 * t5);
+    let joint1_centre1_rotation_01 = t7 * cache.base_pitch_rotation_00
+        + t8 * cache.base_roll_rotation_01 + t10 * cache.base_roll_rotation_02;
+    let t11 = 1.0 - 0.027777777777777776 * t1 * t5;
+    let t12 = -(0.16666666666666666 * t2 * cache.joint1_bend_z);
+    let joint1_centre1_rotation_02 = t11 * cache.base_roll_rotation_02
+        + t10 * cache.base_roll_rotation_01 + t12 * cache.base_pitch_rotation_00;
+    let joint1_centre1_rotation_10 = t4 * cache.base_roll_rotation_12
+        + cache.base_pitch_rotation_10 * t6 + t3 * cache.base_roll_rotation_11;
+    let joint1_centre1_rotation_11 = cache.base_roll_rotation_12 * t10
+        + cache.base_pitch_rotation_10 * t7 + t8 * cache.base_roll_rotation_11;
+    let joint1_centre1_rotation_12 = cache.base_pitch_rotation_10 * t12
+        + t10 * cache.base_roll_rotation_11 + cache.base_roll_rotation_12 * t11;
+    let joint1_centre1_rotation_20 = cache.base_pitch_rotation_20 * t6
+        + t3 * cache.base_roll_rotation_21 + t4 * cache.base_roll_rotation_22;
+    let joint1_centre1_rotation_21 = t10 * cache.base_roll_rotation_22
+        + t8 * cache.base_roll_rotation_21 + cache.base_pitch_rotation_20 * t7;
+    let joint1_centre1_rotation_22 = cache.base_pitch_rotation_20 * t12
+        + t10 * cache.base_roll_rotation_21 + t11 * cache.base_roll_rotation_22;
+    let t13 = cache.joint1_bend_y * cache.joint1_len;
+    let t14 = 0.027777777777777776 * t13 * t5;
+    let t15 = 0.16666666666666666 * t2 * cache.joint1_len;
+    let t16 = cache.joint1_bend_z * cache.joint1_len;
+    let t17 = 0.027777777777777776 * t16 * t5;
+    let joint1_centre1_position_x = cache.joint1_position_x
+        + t14 * cache.base_roll_rotation_01 + cache.base_pitch_rotation_00 * t15
+        + t17 * cache.base_roll_rotation_02;
+    let joint1_centre1_position_y = cache.base_roll_rotation_12 * t17
+        + cache.joint1_position_y + t14 * cache.base_roll_rotation_11
+        + cache.base_pitch_rotation_10 * t15;
+    let joint1_centre1_position_z = t14 * cache.base_roll_rotation_21
+        + t17 * cache.base_roll_rotation_22 + cache.base_pitch_rotation_20 * t15
+        + cache.joint1_position_z;
+    let joint1_centre2_bend = 0.1111111111111111 * joint1_bend_squared;
+    let t18 = softgen_runtime::stumpff(joint1_centre2_bend)[1];
+    let t19 = 0.3333333333333333 * t18 * cache.joint1_bend_y;
+    let t20 = softgen_runtime::stumpff(joint1_centre2_bend)[2];
+    let t21 = 1.0 - 0.1111111111111111 * joint1_bend_squared * t20;
+    let t22 = 0.3333333333333333 * t18 * cache.joint1_bend_z;
+    let joint1_centre2_rotation_00 = t19 * cache.base_roll_rotation_01
+        + cache.base_pitch_rotation_00 * t21 + t22 * cache.base_roll_rotation_02;
+    let t23 = 1.0 - 0.1111111111111111 * t0 * t20;
+    let t24 = -(0.3333333333333333 * t18 * cache.joint1_bend_y);
+    let t25 = -(0.1111111111111111 * t9 * t20);
+    let joint1_centre2_rotation_01 = t23 * cache.base_roll_rotation_01
+        + cache.base_pitch_rotation_00 * t24 + t25 * cache.base_roll_rotation_02;
+    let t26 = 1.0 - 0.1111111111111111 * t1 * t20;
+    let t27 = -(0.3333333333333333 * t18 * cache.joint1_bend_z);
+    let joint1_centre2_rotation_02 = t26 * cache.base_roll_rotation_02
+        + t27 * cache.base_pitch_rotation_00 + t25 * cache.base_roll_rotation_01;
+    let joint1_centre2_rotation_10 = cache.base_pitch_rotation_10 * t21
+        + t19 * cache.base_roll_rotation_11 + cache.base_roll_rotation_12 * t22;
+    let joint1_centre2_rotation_11 = cache.base_pitch_rotation_10 * t24
+        + t23 * cache.base_roll_rotation_11 + cache.base_roll_rotation_12 * t25;
+    let joint1_centre2_rotation_12 = t27 * cache.base_pitch_rotation_10
+        + cache.base_roll_rotation_12 * t26 + cache.base_roll_rotation_11 * t25;
+    let joint1_centre2_rotation_20 = cache.base_pitch_rotation_20 * t21
+        + t19 * cache.base_roll_rotation_21 + t22 * cache.base_roll_rotation_22;
+    let joint1_centre2_rotation_21 = t23 * cache.base_roll_rotation_21
+        + t25 * cache.base_roll_rotation_22 + cache.base_pitch_rotation_20 * t24;
+    let joint1_centre2_rotation_22 = t27 * cache.base_pitch_rotation_20
+        + t25 * cache.base_roll_rotation_21 + t26 * cache.base_roll_rotation_22;
+    let t28 = 0.1111111111111111 * t16 * t20;
+    let t29 = 0.1111111111111111 * t13 * t20;
+    let t30 = 0.3333333333333333 * t18 * cache.joint1_len;
+    let joint1_centre2_position_x = cache.base_roll_rotation_02 * t28
+        + cache.joint1_position_x + t29 * cache.base_roll_rotation_01
+        + cache.base_pitch_rotation_00 * t30;
+    let joint1_centre2_position_y = t29 * cache.base_roll_rotation_11
+        + cache.joint1_position_y + cache.base_pitch_rotation_10 * t30
+        + cache.base_roll_rotation_12 * t28;
+    let joint1_centre2_position_z = t29 * cache.base_roll_rotation_21
+        + cache.base_pitch_rotation_20 * t30 + cache.joint1_position_z
+        + t28 * cache.base_roll_rotation_22;
+    let t31 = 1.0 - 0.25 * joint1_bend_squared * cache.joint1_ring1_bend_c2;
+    let t32 = 0.5 * cache.joint1_bend_y * cache.joint1_ring1_bend_c1;
+    let t33 = 0.5 * cache.joint1_bend_z * cache.joint1_ring1_bend_c1;
+    let joint1_ring1_rotation_00 = cache.base_pitch_rotation_00 * t31
+        + t32 * cache.base_roll_rotation_01 + t33 * cache.base_roll_rotation_02;
+    let t34 = 1.0 - 0.25 * t0 * cache.joint1_ring1_bend_c2;
+    let t35 = -(0.25 * t9 * cache.joint1_ring1_bend_c2);
+    let t36 = -(0.5 * cache.joint1_bend_y * cache.joint1_ring1_bend_c1);
+    let joint1_ring1_rotation_01 = cache.base_roll_rotation_01 * t34
+        + cache.base_roll_rotation_02 * t35 + t36 * cache.base_pitch_rotation_00;
+    let t37 = 1.0 - 0.25 * t1 * cache.joint1_ring1_bend_c2;
+    let t38 = -(0.5 * cache.joint1_bend_z * cache.joint1_ring1_bend_c1);
+    let joint1_ring1_rotation_02 = t37 * cache.base_roll_rotation_02
+        + cache.base_pitch_rotation_00 * t38 + cache.base_roll_rotation_01 * t35;
+    let joint1_ring1_rotation_10 = t32 * cache.base_roll_rotation_11
+        + cache.base_pitch_rotation_10 * t31 + cache.base_roll_rotation_12 * t33;
+    let joint1_ring1_rotation_11 = cache.base_roll_rotation_11 * t34
+        + cache.base_roll_rotation_12 * t35 + cache.base_pitch_rotation_10 * t36;
+    let joint1_ring1_rotation_12 = cache.base_pitch_rotation_10 * t38
+        + cache.base_roll_rotation_12 * t37 + cache.base_roll_rotation_11 * t35;
+    let joint1_ring1_rotation_20 = t33 * cache.base_roll_rotation_22
+        + t32 * cache.base_roll_rotation_21 + cache.base_pitch_rotation_20 * t31;
+    let joint1_ring1_rotation_21 = cache.base_pitch_rotation_20 * t36
+        + cache.base_roll_rotation_22 * t35 + cache.base_roll_rotation_21 * t34;
+    let joint1_ring1_rotation_22 = cache.base_roll_rotation_21 * t35
+        + cache.base_pitch_rotation_20 * t38 + t37 * cache.base_roll_rotation_22;
+    let t39 = 0.5 * cache.joint1_len * cache.joint1_ring1_bend_c1;
+    let t40 = 0.25 * t13 * cache.joint1_ring1_bend_c2;
+    let t41 = 0.25 * cache.joint1_ring1_bend_c2 * t16;
+    let joint1_ring1_position_x = t39 * cache.base_pitch_rotation_00
+        + cache.joint1_position_x + cache.base_roll_rotation_01 * t40
+        + cache.base_roll_rotation_02 * t41;
+    let joint1_ring1_position_y = cache.joint1_position_y
+        + cache.base_roll_rotation_12 * t41 + cache.base_pitch_rotation_10 * t39
+        + cache.base_roll_rotation_11 * t40;
+    let joint1_ring1_position_z = cache.base_roll_rotation_21 * t40
+        + t41 * cache.base_roll_rotation_22 + cache.joint1_position_z
+        + cache.base_pitch_rotation_20 * t39;
+    let joint1_centre4_bend = 0.4444444444444444 * joint1_bend_squared;
+    let t42 = softgen_runtime::stumpff(joint1_centre4_bend)[1];
+    let t43 = 0.6666666666666666 * cache.joint1_bend_y * t42;
+    let t44 = softgen_runtime::stumpff(joint1_centre4_bend)[2];
+    let t45 = 1.0 - 0.4444444444444444 * joint1_bend_squared * t44;
+    let t46 = 0.6666666666666666 * t42 * cache.joint1_bend_z;
+    let joint1_centre4_rotation_00 = t43 * cache.base_roll_rotation_01
+        + t45 * cache.base_pitch_rotation_00 + t46 * cache.base_roll_rotation_02;
+    let t47 = -(0.6666666666666666 * cache.joint1_bend_y * t42);
+    let t48 = -(0.4444444444444444 * t9 * t44);
+    let t49 = 1.0 - 0.4444444444444444 * t0 * t44;
+    let joint1_centre4_rotation_01 = cache.base_pitch_rotation_00 * t47
+        + t48 * cache.base_roll_rotation_02 + cache.base_roll_rotation_01 * t49;
+    let t50 = 1.0 - 0.4444444444444444 * t44 * t1;
+    let t51 = -(0.6666666666666666 * t42 * cache.joint1_bend_z);
+    let joint1_centre4_rotation_02 = cache.base_roll_rotation_02 * t50
+        + t51 * cache.base_pitch_rotation_00 + t48 * cache.base_roll_rotation_01;
+    let joint1_centre4_rotation_10 = cache.base_roll_rotation_12 * t46
+        + t43 * cache.base_roll_rotation_11 + t45 * cache.base_pitch_rotation_10;
+    let joint1_centre4_rotation_11 = cache.base_roll_rotation_11 * t49
+        + cache.base_pitch_rotation_10 * t47 + cache.base_roll_rotation_12 * t48;
+    let joint1_centre4_rotation_12 = cache.base_roll_rotation_12 * t50
+        + t51 * cache.base_pitch_rotation_10 + t48 * cache.base_roll_rotation_11;
+    let joint1_centre4_rotation_20 = t46 * cache.base_roll_rotation_22
+        + t45 * cache.base_pitch_rotation_20 + t43 * cache.base_roll_rotation_21;
+    let joint1_centre4_rotation_21 = t48 * cache.base_roll_rotation_22
+        + cache.base_pitch_rotation_20 * t47 + cache.base_roll_rotation_21 * t49;
+    let joint1_centre4_rotation_22 = t50 * cache.base_roll_rotation_22
+        + t51 * cache.base_pitch_rotation_20 + t48 * cache.base_roll_rotation_21;
+    let t52 = 0.6666666666666666 * t42 * cache.joint1_len;
+    let t53 = 0.4444444444444444 * t44 * t13;
+    let t54 = 0.4444444444444444 * t44 * t16;
+    let joint1_centre4_position_x = cache.joint1_position_x
+        + t52 * cache.base_pitch_rotation_00 + cache.base_roll_rotation_01 * t53
+        + t54 * cache.base_roll_rotation_02;
+    let joint1_centre4_position_y = cache.base_roll_rotation_11 * t53
+        + cache.joint1_position_y + t52 * cache.base_pitch_rotation_10
+        + t54 * cache.base_roll_rotation_12;
+    let joint1_centre4_position_z = t54 * cache.base_roll_rotation_22
+        + cache.joint1_position_z + cache.base_roll_rotation_21 * t53
+        + t52 * cache.base_pitch_rotation_20;
+    let joint1_centre5_bend = 0.6944444444444445 * joint1_bend_squared;
+    let t55 = softgen_runtime::stumpff(joint1_centre5_bend)[1];
+    let t56 = 0.8333333333333334 * t55 * cache.joint1_bend_z;
+    let t57 = softgen_runtime::stumpff(joint1_centre5_bend)[2];
+    let t58 = 1.0 - 0.6944444444444445 * joint1_bend_squared * t57;
+    let t59 = 0.8333333333333334 * cache.joint1_bend_y * t55;
+    let joint1_centre5_rotation_00 = t56 * cache.base_roll_rotation_02
+        + cache.base_pitch_rotation_00 * t58 + t59 * cache.base_roll_rotation_01;
+    let t60 = -(0.6944444444444445 * t9 * t57);
+    let t61 = -(0.8333333333333334 * cache.joint1_bend_y * t55);
+    let t62 = 1.0 - 0.6944444444444445 * t0 * t57;
+    let joint1_centre5_rotation_01 = cache.base_roll_rotation_02 * t60
+        + cache.base_pitch_rotation_00 * t61 + t62 * cache.base_roll_rotation_01;
+    let t63 = 1.0 - 0.6944444444444445 * t1 * t57;
+    let t64 = -(0.8333333333333334 * t55 * cache.joint1_bend_z);
+    let joint1_centre5_rotation_02 = cache.base_roll_rotation_01 * t60
+        + cache.base_roll_rotation_02 * t63 + cache.base_pitch_rotation_00 * t64;
+    let joint1_centre5_rotation_10 = cache.base_pitch_rotation_10 * t58
+        + cache.base_roll_rotation_12 * t56 + t59 * cache.base_roll_rotation_11;
+    let joint1_centre5_rotation_11 = cache.base_roll_rotation_11 * t62
+        + cache.base_pitch_rotation_10 * t61 + cache.base_roll_rotation_12 * t60;
+    let joint1_centre5_rotation_12 = cache.base_roll_rotation_11 * t60
+        + cache.base_roll_rotation_12 * t63 + cache.base_pitch_rotation_10 * t64;
+    let joint1_centre5_rotation_20 = t56 * cache.base_roll_rotation_22
+        + t59 * cache.base_roll_rotation_21 + cache.base_pitch_rotation_20 * t58;
+    let joint1_centre5_rotation_21 = t62 * cache.base_roll_rotation_21
+        + t60 * cache.base_roll_rotation_22 + cache.base_pitch_rotation_20 * t61;
+    let joint1_centre5_rotation_22 = cache.base_pitch_rotation_20 * t64
+        + cache.base_roll_rotation_22 * t63 + cache.base_roll_rotation_21 * t60;
+    let t65 = 0.6944444444444445 * t13 * t57;
+    let t66 = 0.6944444444444445 * t57 * t16;
+    let t67 = 0.8333333333333334 * t55 * cache.joint1_len;
+    let joint1_centre5_position_x = cache.joint1_position_x
+        + t65 * cache.base_roll_rotation_01 + cache.base_roll_rotation_02 * t66
+        + t67 * cache.base_pitch_rotation_00;
+    let joint1_centre5_position_y = cache.base_roll_rotation_12 * t66
+        + cache.joint1_position_y + t67 * cache.base_pitch_rotation_10
+        + t65 * cache.base_roll_rotation_11;
+    let joint1_centre5_position_z = t67 * cache.base_pitch_rotation_20
+        + cache.joint1_position_z + t66 * cache.base_roll_rotation_22
+        + t65 * cache.base_roll_rotation_21;
+    let t68 = cache.joint2_bend_z * cache.joint2_bend_z;
+    let t69 = cache.joint2_bend_y * cache.joint2_bend_y;
+    let joint2_bend_squared = t68 + t69;
+    let joint2_centre1_bend = 0.027777777777777776 * joint2_bend_squared;
+    let t70 = softgen_runtime::stumpff(joint2_centre1_bend)[1];
+    let t71 = 0.16666666666666666 * t70 * cache.joint2_bend_y;
+    let t72 = 0.16666666666666666 * t70 * cache.joint2_bend_z;
+    let t73 = softgen_runtime::stumpff(joint2_centre1_bend)[2];
+    let t74 = 1.0 - 0.027777777777777776 * joint2_bend_squared * t73;
+    let joint2_centre1_rotation_00 = cache.joint2_rotation_01 * t71
+        + t72 * cache.joint2_rotation_02 + cache.joint1_tip_rotation_00 * t74;
+    let t75 = cache.joint2_bend_z * cache.joint2_bend_y;
+    let t76 = -(0.027777777777777776 * t75 * t73);
+    let t77 = -(0.16666666666666666 * t70 * cache.joint2_bend_y);
+    let t78 = 1.0 - 0.027777777777777776 * t69 * t73;
+    let joint2_centre1_rotation_01 = cache.joint2_rotation_02 * t76
+        + cache.joint1_tip_rotation_00 * t77 + cache.joint2_rotation_01 * t78;
+    let t79 = -(0.16666666666666666 * t70 * cache.joint2_bend_z);
+    let t80 = 1.0 - 0.027777777777777776 * t68 * t73;
+    let joint2_centre1_rotation_02 = cache.joint1_tip_rotation_00 * t79
+        + cache.joint2_rotation_02 * t80 + cache.joint2_rotation_01 * t76;
+    let joint2_centre1_rotation_10 = t74 * cache.joint1_tip_rotation_10
+        + t72 * cache.joint2_rotation_12 + cache.joint2_rotation_11 * t71;
+    let joint2_centre1_rotation_11 = t77 * cache.joint1_tip_rotation_10
+        + t78 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t76;
+    let joint2_centre1_rotation_12 = cache.joint2_rotation_11 * t76
+        + t79 * cache.joint1_tip_rotation_10 + cache.joint2_rotation_12 * t80;
+    let joint2_centre1_rotation_20 = cache.joint1_tip_rotation_20 * t74
+        + cache.joint2_rotation_21 * t71 + t72 * cache.joint2_rotation_22;
+    let joint2_centre1_rotation_21 = cache.joint1_tip_rotation_20 * t77
+        + t76 * cache.joint2_rotation_22 + cache.joint2_rotation_21 * t78;
+    let joint2_centre1_rotation_22 = t80 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t76 + cache.joint1_tip_rotation_20 * t79;
+    let t81 = cache.joint2_len * cache.joint2_bend_y;
+    let t82 = 0.027777777777777776 * t81 * t73;
+    let t83 = cache.joint2_bend_z * cache.joint2_len;
+    let t84 = 0.027777777777777776 * t83 * t73;
+    let t85 = 0.16666666666666666 * t70 * cache.joint2_len;
+    let joint2_centre1_position_x = cache.joint2_position_x
+        + t82 * cache.joint2_rotation_01 + t84 * cache.joint2_rotation_02
+        + t85 * cache.joint1_tip_rotation_00;
+    let joint2_centre1_position_y = t85 * cache.joint1_tip_rotation_10
+        + cache.joint2_position_y + t82 * cache.joint2_rotation_11
+        + t84 * cache.joint2_rotation_12;
+    let joint2_centre1_position_z = t85 * cache.joint1_tip_rotation_20
+        + cache.joint2_position_z + t84 * cache.joint2_rotation_22
+        + t82 * cache.joint2_rotation_21;
+    let joint2_centre2_bend = 0.1111111111111111 * joint2_bend_squared;
+    let t86 = softgen_runtime::stumpff(joint2_centre2_bend)[1];
+    let t87 = 0.3333333333333333 * t86 * cache.joint2_bend_y;
+    let t88 = softgen_runtime::stumpff(joint2_centre2_bend)[2];
+    let t89 = 1.0 - 0.1111111111111111 * joint2_bend_squared * t88;
+    let t90 = 0.3333333333333333 * t86 * cache.joint2_bend_z;
+    let joint2_centre2_rotation_00 = t87 * cache.joint2_rotation_01
+        + cache.joint1_tip_rotation_00 * t89 + cache.joint2_rotation_02 * t90;
+    let t91 = 1.0 - 0.1111111111111111 * t88 * t69;
+    let t92 = -(0.1111111111111111 * t88 * t75);
+    let t93 = -(0.3333333333333333 * t86 * cache.joint2_bend_y);
+    let joint2_centre2_rotation_01 = cache.joint2_rotation_01 * t91
+        + cache.joint2_rotation_02 * t92 + t93 * cache.joint1_tip_rotation_00;
+    let t94 = -(0.3333333333333333 * t86 * cache.joint2_bend_z);
+    let t95 = 1.0 - 0.1111111111111111 * t68 * t88;
+    let joint2_centre2_rotation_02 = cache.joint1_tip_rotation_00 * t94
+        + cache.joint2_rotation_01 * t92 + cache.joint2_rotation_02 * t95;
+    let joint2_centre2_rotation_10 = cache.joint2_rotation_12 * t90
+        + cache.joint1_tip_rotation_10 * t89 + t87 * cache.joint2_rotation_11;
+    let joint2_centre2_rotation_11 = t93 * cache.joint1_tip_rotation_10
+        + cache.joint2_rotation_12 * t92 + t91 * cache.joint2_rotation_11;
+    let joint2_centre2_rotation_12 = cache.joint2_rotation_12 * t95
+        + cache.joint1_tip_rotation_10 * t94 + cache.joint2_rotation_11 * t92;
+    let joint2_centre2_rotation_20 = t90 * cache.joint2_rotation_22
+        + t87 * cache.joint2_rotation_21 + cache.joint1_tip_rotation_20 * t89;
+    let joint2_centre2_rotation_21 = t92 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t91 + t93 * cache.joint1_tip_rotation_20;
+    let joint2_centre2_rotation_22 = t95 * cache.joint2_rotation_22
+        + cache.joint1_tip_rotation_20 * t94 + cache.joint2_rotation_21 * t92;
+    let t96 = 0.3333333333333333 * t86 * cache.joint2_len;
+    let t97 = 0.1111111111111111 * t83 * t88;
+    let t98 = 0.1111111111111111 * t81 * t88;
+    let joint2_centre2_position_x = t96 * cache.joint1_tip_rotation_00
+        + cache.joint2_position_x + cache.joint2_rotation_02 * t97
+        + cache.joint2_rotation_01 * t98;
+    let joint2_centre2_position_y = t98 * cache.joint2_rotation_11
+        + cache.joint2_position_y + t96 * cache.joint1_tip_rotation_10
+        + cache.joint2_rotation_12 * t97;
+    let joint2_centre2_position_z = cache.joint2_rotation_21 * t98
+        + t96 * cache.joint1_tip_rotation_20 + t97 * cache.joint2_rotation_22
+        + cache.joint2_position_z;
+    let t99 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_z;
+    let t100 = 1.0 - 0.25 * joint2_bend_squared * cache.joint2_ring1_bend_c2;
+    let t101 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_y;
+    let joint2_ring1_rotation_00 = t99 * cache.joint2_rotation_02
+        + t100 * cache.joint1_tip_rotation_00 + cache.joint2_rotation_01 * t101;
+    let t102 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_y);
+    let t103 = -(0.25 * cache.joint2_ring1_bend_c2 * t75);
+    let t104 = 1.0 - 0.25 * cache.joint2_ring1_bend_c2 * t69;
+    let joint2_ring1_rotation_01 = cache.joint1_tip_rotation_00 * t102
+        + t103 * cache.joint2_rotation_02 + t104 * cache.joint2_rotation_01;
+    let t105 = -(0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_bend_z);
+    let t106 = 1.0 - 0.25 * t68 * cache.joint2_ring1_bend_c2;
+    let joint2_ring1_rotation_02 = cache.joint1_tip_rotation_00 * t105
+        + cache.joint2_rotation_02 * t106 + t103 * cache.joint2_rotation_01;
+    let joint2_ring1_rotation_10 = t101 * cache.joint2_rotation_11
+        + t99 * cache.joint2_rotation_12 + t100 * cache.joint1_tip_rotation_10;
+    let joint2_ring1_rotation_11 = t104 * cache.joint2_rotation_11
+        + t103 * cache.joint2_rotation_12 + cache.joint1_tip_rotation_10 * t102;
+    let joint2_ring1_rotation_12 = cache.joint1_tip_rotation_10 * t105
+        + t103 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t106;
+    let joint2_ring1_rotation_20 = t99 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t101 + t100 * cache.joint1_tip_rotation_20;
+    let joint2_ring1_rotation_21 = cache.joint1_tip_rotation_20 * t102
+        + t104 * cache.joint2_rotation_21 + t103 * cache.joint2_rotation_22;
+    let joint2_ring1_rotation_22 = t106 * cache.joint2_rotation_22
+        + cache.joint1_tip_rotation_20 * t105 + t103 * cache.joint2_rotation_21;
+    let t107 = 0.5 * cache.joint2_ring1_bend_c1 * cache.joint2_len;
+    let t108 = 0.25 * t81 * cache.joint2_ring1_bend_c2;
+    let t109 = 0.25 * t83 * cache.joint2_ring1_bend_c2;
+    let joint2_ring1_position_x = cache.joint1_tip_rotation_00 * t107
+        + cache.joint2_position_x + cache.joint2_rotation_01 * t108
+        + t109 * cache.joint2_rotation_02;
+    let joint2_ring1_position_y = cache.joint2_rotation_12 * t109
+        + cache.joint1_tip_rotation_10 * t107 + cache.joint2_position_y
+        + cache.joint2_rotation_11 * t108;
+    let joint2_ring1_position_z = t109 * cache.joint2_rotation_22
+        + cache.joint2_rotation_21 * t108 + cache.joint2_position_z
+        + cache.joint1_tip_rotation_20 * t107;
+    let joint2_centre4_bend = 0.4444444444444444 * joint2_bend_squared;
+    let t110 = softgen_runtime::stumpff(joint2_centre4_bend)[2];
+    let t111 = 1.0 - 0.4444444444444444 * joint2_bend_squared * t110;
+    let t112 = softgen_runtime::stumpff(joint2_centre4_bend)[1];
+    let t113 = 0.6666666666666666 * cache.joint2_bend_z * t112;
+    let t114 = 0.6666666666666666 * t112 * cache.joint2_bend_y;
+    let joint2_centre4_rotation_00 = cache.joint1_tip_rotation_00 * t111
+        + cache.joint2_rotation_02 * t113 + cache.joint2_rotation_01 * t114;
+    let t115 = -(0.6666666666666666 * t112 * cache.joint2_bend_y);
+    let t116 = 1.0 - 0.4444444444444444 * t110 * t69;
+    let t117 = -(0.4444444444444444 * t110 * t75);
+    let joint2_centre4_rotation_01 = cache.joint1_tip_rotation_00 * t115
+        + t116 * cache.joint2_rotation_01 + t117 * cache.joint2_rotation_02;
+    let t118 = -(0.6666666666666666 * cache.joint2_bend_z * t112);
+    let t119 = 1.0 - 0.4444444444444444 * t68 * t110;
+    let joint2_centre4_rotation_02 = t118 * cache.joint1_tip_rotation_00
+        + t119 * cache.joint2_rotation_02 + t117 * cache.joint2_rotation_01;
+    let joint2_centre4_rotation_10 = t114 * cache.joint2_rotation_11
+        + cache.joint2_rotation_12 * t113 + t111 * cache.joint1_tip_rotation_10;
+    let joint2_centre4_rotation_11 = t117 * cache.joint2_rotation_12
+        + t116 * cache.joint2_rotation_11 + cache.joint1_tip_rotation_10 * t115;
+    let joint2_centre4_rotation_12 = t118 * cache.joint1_tip_rotation_10
+        + t117 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t119;
+    let joint2_centre4_rotation_20 = cache.joint1_tip_rotation_20 * t111
+        + cache.joint2_rotation_21 * t114 + t113 * cache.joint2_rotation_22;
+    let joint2_centre4_rotation_21 = cache.joint1_tip_rotation_20 * t115
+        + t117 * cache.joint2_rotation_22 + t116 * cache.joint2_rotation_21;
+    let joint2_centre4_rotation_22 = t119 * cache.joint2_rotation_22
+        + t118 * cache.joint1_tip_rotation_20 + t117 * cache.joint2_rotation_21;
+    let t120 = 0.4444444444444444 * t83 * t110;
+    let t121 = 0.6666666666666666 * cache.joint2_len * t112;
+    let t122 = 0.4444444444444444 * t81 * t110;
+    let joint2_centre4_position_x = cache.joint2_rotation_02 * t120
+        + cache.joint2_position_x + t121 * cache.joint1_tip_rotation_00
+        + cache.joint2_rotation_01 * t122;
+    let joint2_centre4_position_y = t121 * cache.joint1_tip_rotation_10
+        + cache.joint2_position_y + cache.joint2_rotation_11 * t122
+        + cache.joint2_rotation_12 * t120;
+    let joint2_centre4_position_z = t120 * cache.joint2_rotation_22
+        + cache.joint2_position_z + cache.joint2_rotation_21 * t122
+        + t121 * cache.joint1_tip_rotation_20;
+    let joint2_centre5_bend = 0.6944444444444445 * joint2_bend_squared;
+    let t123 = softgen_runtime::stumpff(joint2_centre5_bend)[2];
+    let t124 = 1.0 - 0.6944444444444445 * joint2_bend_squared * t123;
+    let t125 = softgen_runtime::stumpff(joint2_centre5_bend)[1];
+    let t126 = 0.8333333333333334 * t125 * cache.joint2_bend_z;
+    let t127 = 0.8333333333333334 * t125 * cache.joint2_bend_y;
+    let joint2_centre5_rotation_00 = cache.joint1_tip_rotation_00 * t124
+        + cache.joint2_rotation_02 * t126 + t127 * cache.joint2_rotation_01;
+    let t128 = 1.0 - 0.6944444444444445 * t69 * t123;
+    let t129 = -(0.8333333333333334 * t125 * cache.joint2_bend_y);
+    let t130 = -(0.6944444444444445 * t75 * t123);
+    let joint2_centre5_rotation_01 = t128 * cache.joint2_rotation_01
+        + cache.joint1_tip_rotation_00 * t129 + cache.joint2_rotation_02 * t130;
+    let t131 = -(0.8333333333333334 * t125 * cache.joint2_bend_z);
+    let t132 = 1.0 - 0.6944444444444445 * t68 * t123;
+    let joint2_centre5_rotation_02 = cache.joint2_rotation_01 * t130
+        + cache.joint1_tip_rotation_00 * t131 + t132 * cache.joint2_rotation_02;
+    let joint2_centre5_rotation_10 = cache.joint2_rotation_12 * t126
+        + t124 * cache.joint1_tip_rotation_10 + t127 * cache.joint2_rotation_11;
+    let joint2_centre5_rotation_11 = t129 * cache.joint1_tip_rotation_10
+        + t128 * cache.joint2_rotation_11 + cache.joint2_rotation_12 * t130;
+    let joint2_centre5_rotation_12 = cache.joint2_rotation_11 * t130
+        + cache.joint2_rotation_12 * t132 + cache.joint1_tip_rotation_10 * t131;
+    let joint2_centre5_rotation_20 = cache.joint1_tip_rotation_20 * t124
+        + t127 * cache.joint2_rotation_21 + cache.joint2_rotation_22 * t126;
+    let joint2_centre5_rotation_21 = t128 * cache.joint2_rotation_21
+        + cache.joint1_tip_rotation_20 * t129 + t130 * cache.joint2_rotation_22;
+    let joint2_centre5_rotation_22 = cache.joint2_rotation_21 * t130
+        + cache.joint1_tip_rotation_20 * t131 + t132 * cache.joint2_rotation_22;
+    let t133 = 0.6944444444444445 * t81 * t123;
+    let t134 = 0.8333333333333334 * t125 * cache.joint2_len;
+    let t135 = 0.6944444444444445 * t83 * t123;
+    let joint2_centre5_position_x = cache.joint2_position_x
+        + t133 * cache.joint2_rotation_01 + cache.joint1_tip_rotation_00 * t134
+        + cache.joint2_rotation_02 * t135;
+    let joint2_centre5_position_y = t133 * cache.joint2_rotation_11
+        + cache.joint2_rotation_12 * t135 + cache.joint2_position_y
+        + t134 * cache.joint1_tip_rotation_10;
+    let joint2_centre5_position_z = cache.joint1_tip_rotation_20 * t134
+        + t133 * cache.joint2_rotation_21 + cache.joint2_position_z
+        + t135 * cache.joint2_rotation_22;
+    let t136 = -(cache.joint2_bend_squared_c1 * cache.joint2_bend_y);
+    let t137 = 1.0 - cache.joint2_bend_squared_c2 * t69;
+    let t138 = -(cache.joint2_bend_squared_c2 * t75);
+    let joint2_tip_rotation_01 = cache.joint1_tip_rotation_00 * t136
+        + cache.joint2_rotation_01 * t137 + t138 * cache.joint2_rotation_02;
+    let joint2_tip_rotation_11 = cache.joint1_tip_rotation_10 * t136
+        + t137 * cache.joint2_rotation_11 + t138 * cache.joint2_rotation_12;
+    let joint2_tip_rotation_21 = t138 * cache.joint2_rotation_22
+        + cache.joint1_tip_rotation_20 * t136 + cache.joint2_rotation_21 * t137;
+    out[0].rotation[(0, 0)] = cache.base_pitch_rotation_00;
+    out[0].rotation[(0, 1)] = cache.base_roll_rotation_01;
+    out[0].rotation[(0, 2)] = cache.base_roll_rotation_02;
+    out[0].rotation[(1, 0)] = cache.base_pitch_rotation_10;
+    out[0].rotation[(1, 1)] = cache.base_roll_rotation_11;
+    out[0].rotation[(1, 2)] = cache.base_roll_rotation_12;
+    out[0].rotation[(2, 0)] = cache.base_pitch_rotation_20;
+    out[0].rotation[(2, 1)] = cache.base_roll_rotation_21;
+    out[0].rotation[(2, 2)] = cache.base_roll_rotation_22;
+    out[0].position[0] = q[0];
+    out[0].position[1] = q[1];
+    out[0].position[2] = q[2];
+    out[1].rotation[(0, 0)] = cache.base_pitch_rotation_00;
+    out[1].rotation[(0, 1)] = cache.base_roll_rotation_01;
+    out[1].rotation[(0, 2)] = cache.base_roll_rotation_02;
+    out[1].rotation[(1, 0)] = cache.base_pitch_rotation_10;
+    out[1].rotation[(1, 1)] = cache.base_roll_rotation_11;
+    out[1].rotation[(1, 2)] = cache.base_roll_rotation_12;
+    out[1].rotation[(2, 0)] = cache.base_pitch_rotation_20;
+    out[1].rotation[(2, 1)] = cache.base_roll_rotation_21;
+    out[1].rotation[(2, 2)] = cache.base_roll_rotation_22;
+    out[1].position[0] = cache.joint1_position_x;
+    out[1].position[1] = cache.joint1_position_y;
+    out[1].position[2] = cache.joint1_position_z;
+    out[2].rotation[(0, 0)] = joint1_centre1_rotation_00;
+    out[2].rotation[(0, 1)] = joint1_centre1_rotation_01;
+    out[2].rotation[(0, 2)] = joint1_centre1_rotation_02;
+    out[2].rotation[(1, 0)] = joint1_centre1_rotation_10;
+    out[2].rotation[(1, 1)] = joint1_centre1_rotation_11;
+    out[2].rotation[(1, 2)] = joint1_centre1_rotation_12;
+    out[2].rotation[(2, 0)] = joint1_centre1_rotation_20;
+    out[2].rotation[(2, 1)] = joint1_centre1_rotation_21;
+    out[2].rotation[(2, 2)] = joint1_centre1_rotation_22;
+    out[2].position[0] = joint1_centre1_position_x;
+    out[2].position[1] = joint1_centre1_position_y;
+    out[2].position[2] = joint1_centre1_position_z;
+    out[3].rotation[(0, 0)] = joint1_centre2_rotation_00;
+    out[3].rotation[(0, 1)] = joint1_centre2_rotation_01;
+    out[3].rotation[(0, 2)] = joint1_centre2_rotation_02;
+    out[3].rotation[(1, 0)] = joint1_centre2_rotation_10;
+    out[3].rotation[(1, 1)] = joint1_centre2_rotation_11;
+    out[3].rotation[(1, 2)] = joint1_centre2_rotation_12;
+    out[3].rotation[(2, 0)] = joint1_centre2_rotation_20;
+    out[3].rotation[(2, 1)] = joint1_centre2_rotation_21;
+    out[3].rotation[(2, 2)] = joint1_centre2_rotation_22;
+    out[3].position[0] = joint1_centre2_position_x;
+    out[3].position[1] = joint1_centre2_position_y;
+    out[3].position[2] = joint1_centre2_position_z;
+    out[4].rotation[(0, 0)] = joint1_ring1_rotation_00;
+    out[4].rotation[(0, 1)] = joint1_ring1_rotation_01;
+    out[4].rotation[(0, 2)] = joint1_ring1_rotation_02;
+    out[4].rotation[(1, 0)] = joint1_ring1_rotation_10;
+    out[4].rotation[(1, 1)] = joint1_ring1_rotation_11;
+    out[4].rotation[(1, 2)] = joint1_ring1_rotation_12;
+    out[4].rotation[(2, 0)] = joint1_ring1_rotation_20;
+    out[4].rotation[(2, 1)] = joint1_ring1_rotation_21;
+    out[4].rotation[(2, 2)] = joint1_ring1_rotation_22;
+    out[4].position[0] = joint1_ring1_position_x;
+    out[4].position[1] = joint1_ring1_position_y;
+    out[4].position[2] = joint1_ring1_position_z;
+    out[5].rotation[(0, 0)] = joint1_centre4_rotation_00;
+    out[5].rotation[(0, 1)] = joint1_centre4_rotation_01;
+    out[5].rotation[(0, 2)] = joint1_centre4_rotation_02;
+    out[5].rotation[(1, 0)] = joint1_centre4_rotation_10;
+    out[5].rotation[(1, 1)] = joint1_centre4_rotation_11;
+    out[5].rotation[(1, 2)] = joint1_centre4_rotation_12;
+    out[5].rotation[(2, 0)] = joint1_centre4_rotation_20;
+    out[5].rotation[(2, 1)] = joint1_centre4_rotation_21;
+    out[5].rotation[(2, 2)] = joint1_centre4_rotation_22;
+    out[5].position[0] = joint1_centre4_position_x;
+    out[5].position[1] = joint1_centre4_position_y;
+    out[5].position[2] = joint1_centre4_position_z;
+    out[6].rotation[(0, 0)] = joint1_centre5_rotation_00;
+    out[6].rotation[(0, 1)] = joint1_centre5_rotation_01;
+    out[6].rotation[(0, 2)] = joint1_centre5_rotation_02;
+    out[6].rotation[(1, 0)] = joint1_centre5_rotation_10;
+    out[6].rotation[(1, 1)] = joint1_centre5_rotation_11;
+    out[6].rotation[(1, 2)] = joint1_centre5_rotation_12;
+    out[6].rotation[(2, 0)] = joint1_centre5_rotation_20;
+    out[6].rotation[(2, 1)] = joint1_centre5_rotation_21;
+    out[6].rotation[(2, 2)] = joint1_centre5_rotation_22;
+    out[6].position[0] = joint1_centre5_position_x;
+    out[6].position[1] = joint1_centre5_position_y;
+    out[6].position[2] = joint1_centre5_position_z;
+    out[7].rotation[(0, 0)] = cache.joint1_tip_rotation_00;
+    out[7].rotation[(0, 1)] = cache.joint1_tip_rotation_01;
+    out[7].rotation[(0, 2)] = cache.joint1_tip_rotation_02;
+    out[7].rotation[(1, 0)] = cache.joint1_tip_rotation_10;
+    out[7].rotation[(1, 1)] = cache.joint1_tip_rotation_11;
+    out[7].rotation[(1, 2)] = cache.joint1_tip_rotation_12;
+    out[7].rotation[(2, 0)] = cache.joint1_tip_rotation_20;
+    out[7].rotation[(2, 1)] = cache.joint1_tip_rotation_21;
+    out[7].rotation[(2, 2)] = cache.joint1_tip_rotation_22;
+    out[7].position[0] = cache.joint1_tip_position_x;
+    out[7].position[1] = cache.joint1_tip_position_y;
+    out[7].position[2] = cache.joint1_tip_position_z;
+    out[8].rotation[(0, 0)] = cache.joint1_tip_rotation_00;
+    out[8].rotation[(0, 1)] = cache.joint1_tip_rotation_01;
+    out[8].rotation[(0, 2)] = cache.joint1_tip_rotation_02;
+    out[8].rotation[(1, 0)] = cache.joint1_tip_rotation_10;
+    out[8].rotation[(1, 1)] = cache.joint1_tip_rotation_11;
+    out[8].rotation[(1, 2)] = cache.joint1_tip_rotation_12;
+    out[8].rotation[(2, 0)] = cache.joint1_tip_rotation_20;
+    out[8].rotation[(2, 1)] = cache.joint1_tip_rotation_21;
+    out[8].rotation[(2, 2)] = cache.joint1_tip_rotation_22;
+    out[8].position[0] = cache.joint1_tip_position_x;
+    out[8].position[1] = cache.joint1_tip_position_y;
+    out[8].position[2] = cache.joint1_tip_position_z;
+    out[9].rotation[(0, 0)] = cache.joint1_tip_rotation_00;
+    out[9].rotation[(0, 1)] = cache.joint2_rotation_01;
+    out[9].rotation[(0, 2)] = cache.joint2_rotation_02;
+    out[9].rotation[(1, 0)] = cache.joint1_tip_rotation_10;
+    out[9].rotation[(1, 1)] = cache.joint2_rotation_11;
+    out[9].rotation[(1, 2)] = cache.joint2_rotation_12;
+    out[9].rotation[(2, 0)] = cache.joint1_tip_rotation_20;
+    out[9].rotation[(2, 1)] = cache.joint2_rotation_21;
+    out[9].rotation[(2, 2)] = cache.joint2_rotation_22;
+    out[9].position[0] = cache.joint2_position_x;
+    out[9].position[1] = cache.joint2_position_y;
+    out[9].position[2] = cache.joint2_position_z;
+    out[10].rotation[(0, 0)] = joint2_centre1_rotation_00;
+    out[10].rotation[(0, 1)] = joint2_centre1_rotation_01;
+    out[10].rotation[(0, 2)] = joint2_centre1_rotation_02;
+    out[10].rotation[(1, 0)] = joint2_centre1_rotation_10;
+    out[10].rotation[(1, 1)] = joint2_centre1_rotation_11;
+    out[10].rotation[(1, 2)] = joint2_centre1_rotation_12;
+    out[10].rotation[(2, 0)] = joint2_centre1_rotation_20;
+    out[10].rotation[(2, 1)] = joint2_centre1_rotation_21;
+    out[10].rotation[(2, 2)] = joint2_centre1_rotation_22;
+    out[10].position[0] = joint2_centre1_position_x;
+    out[10].position[1] = joint2_centre1_position_y;
+    out[10].position[2] = joint2_centre1_position_z;
+    out[11].rotation[(0, 0)] = joint2_centre2_rotation_00;
+    out[11].rotation[(0, 1)] = joint2_centre2_rotation_01;
+    out[11].rotation[(0, 2)] = joint2_centre2_rotation_02;
+    out[11].rotation[(1, 0)] = joint2_centre2_rotation_10;
+    out[11].rotation[(1, 1)] = joint2_centre2_rotation_11;
+    out[11].rotation[(1, 2)] = joint2_centre2_rotation_12;
+    out[11].rotation[(2, 0)] = joint2_centre2_rotation_20;
+    out[11].rotation[(2, 1)] = joint2_centre2_rotation_21;
+    out[11].rotation[(2, 2)] = joint2_centre2_rotation_22;
+    out[11].position[0] = joint2_centre2_position_x;
+    out[11].position[1] = joint2_centre2_position_y;
+    out[11].position[2] = joint2_centre2_position_z;
+    out[12].rotation[(0, 0)] = joint2_ring1_rotation_00;
+    out[12].rotation[(0, 1)] = joint2_ring1_rotation_01;
+    out[12].rotation[(0, 2)] = joint2_ring1_rotation_02;
+    out[12].rotation[(1, 0)] = joint2_ring1_rotation_10;
+    out[12].rotation[(1, 1)] = joint2_ring1_rotation_11;
+    out[12].rotation[(1, 2)] = joint2_ring1_rotation_12;
+    out[12].rotation[(2, 0)] = joint2_ring1_rotation_20;
+    out[12].rotation[(2, 1)] = joint2_ring1_rotation_21;
+    out[12].rotation[(2, 2)] = joint2_ring1_rotation_22;
+    out[12].position[0] = joint2_ring1_position_x;
+    out[12].position[1] = joint2_ring1_position_y;
+    out[12].position[2] = joint2_ring1_position_z;
+    out[13].rotation[(0, 0)] = joint2_centre4_rotation_00;
+    out[13].rotation[(0, 1)] = joint2_centre4_rotation_01;
+    out[13].rotation[(0, 2)] = joint2_centre4_rotation_02;
+    out[13].rotation[(1, 0)] = joint2_centre4_rotation_10;
+    out[13].rotation[(1, 1)] = joint2_centre4_rotation_11;
+    out[13].rotation[(1, 2)] = joint2_centre4_rotation_12;
+    out[13].rotation[(2, 0)] = joint2_centre4_rotation_20;
+    out[13].rotation[(2, 1)] = joint2_centre4_rotation_21;
+    out[13].rotation[(2, 2)] = joint2_centre4_rotation_22;
+    out[13].position[0] = joint2_centre4_position_x;
+    out[13].position[1] = joint2_centre4_position_y;
+    out[13].position[2] = joint2_centre4_position_z;
+    out[14].rotation[(0, 0)] = joint2_centre5_rotation_00;
+    out[14].rotation[(0, 1)] = joint2_centre5_rotation_01;
+    out[14].rotation[(0, 2)] = joint2_centre5_rotation_02;
+    out[14].rotation[(1, 0)] = joint2_centre5_rotation_10;
+    out[14].rotation[(1, 1)] = joint2_centre5_rotation_11;
+    out[14].rotation[(1, 2)] = joint2_centre5_rotation_12;
+    out[14].rotation[(2, 0)] = joint2_centre5_rotation_20;
+    out[14].rotation[(2, 1)] = joint2_centre5_rotation_21;
+    out[14].rotation[(2, 2)] = joint2_centre5_rotation_22;
+    out[14].position[0] = joint2_centre5_position_x;
+    out[14].position[1] = joint2_centre5_position_y;
+    out[14].position[2] = joint2_centre5_position_z;
+    out[15].rotation[(0, 0)] = cache.joint2_tip_rotation_00;
+    out[15].rotation[(0, 1)] = joint2_tip_rotation_01;
+    out[15].rotation[(0, 2)] = cache.joint2_tip_rotation_02;
+    out[15].rotation[(1, 0)] = cache.joint2_tip_rotation_10;
+    out[15].rotation[(1, 1)] = joint2_tip_rotation_11;
+    out[15].rotation[(1, 2)] = cache.joint2_tip_rotation_12;
+    out[15].rotation[(2, 0)] = cache.joint2_tip_rotation_20;
+    out[15].rotation[(2, 1)] = joint2_tip_rotation_21;
+    out[15].rotation[(2, 2)] = cache.joint2_tip_rotation_22;
+    out[15].position[0] = cache.joint2_tip_position_x;
+    out[15].position[1] = cache.joint2_tip_position_y;
+    out[15].position[2] = cache.joint2_tip_position_z;
+    out[16].rotation[(0, 0)] = cache.joint2_tip_rotation_00;
+    out[16].rotation[(0, 1)] = joint2_tip_rotation_01;
+    out[16].rotation[(0, 2)] = cache.joint2_tip_rotation_02;
+    out[16].rotation[(1, 0)] = cache.joint2_tip_rotation_10;
+    out[16].rotation[(1, 1)] = joint2_tip_rotation_11;
+    out[16].rotation[(1, 2)] = cache.joint2_tip_rotation_12;
+    out[16].rotation[(2, 0)] = cache.joint2_tip_rotation_20;
+    out[16].rotation[(2, 1)] = joint2_tip_rotation_21;
+    out[16].rotation[(2, 2)] = cache.joint2_tip_rotation_22;
+    out[16].position[0] = cache.joint2_tip_position_x;
+    out[16].position[1] = cache.joint2_tip_position_y;
+    out[16].position[2] = cache.joint2_tip_position_z;
+}
+/// Each body's drawn size as the spec gives it: its radius (a section's skin, a
+/// hull, a section's slices as discs; 0 where the spec gives none, and a rigid body
+/// is then drawn to reach its joints and contact points) and a section's chambers.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_geometry(p: &Params) -> [softgen_runtime::BodyGeometry; BODY_COUNT] {
+    [
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: p.module_radius,
+            chambers: Some((
+                p.actuator_radius,
+                [
+                    0.0,
+                    (1.0 * 0.6666666666666666 * std::f64::consts::PI),
+                    (1.0 * 1.3333333333333333 * std::f64::consts::PI),
+                ],
+            )),
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: p.module_radius,
+            chambers: Some((
+                p.actuator_radius,
+                [
+                    0.0,
+                    (1.0 * 0.6666666666666666 * std::f64::consts::PI),
+                    (1.0 * 1.3333333333333333 * std::f64::consts::PI),
+                ],
+            )),
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+    ]
+}
 /// Floating chain rigid - soft - rigid - soft - rigid (the topology of 004)
 ///
 /// 12 generalized coordinates, 20 contact points.
@@ -40311,6 +41038,26 @@ impl Model<DOF, CONTACTS> for RigidSoftChain {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         damping_jacobian_into(qd, p, out)
+    }
+    const BODIES: &'static [softgen_runtime::BodyDrawing] = &BODIES;
+    const DRAWING_FRAMES: usize = DRAWING_FRAMES;
+    const THRUSTER_DRAWING_FRAMES: &'static [usize] = THRUSTER_DRAWING_FRAMES;
+    fn drawing_frames_into(
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [softgen_runtime::FramePose],
+    ) {
+        if let Ok(out) = <&mut [softgen_runtime::FramePose; DRAWING_FRAMES]>::try_from(
+            out,
+        ) {
+            drawing_frames_into(q, p, k, out);
+        }
+    }
+    fn drawing_geometry_into(p: &Params, out: &mut [softgen_runtime::BodyGeometry]) {
+        for (out, geometry) in out.iter_mut().zip(drawing_geometry(p)) {
+            *out = geometry;
+        }
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -5479,6 +5479,177 @@ pub fn angular_momentum(
     let z = 0.0;
     Vector3::new(x, y, z)
 }
+/// Number of bodies [`BODIES`] lists.
+pub const BODY_COUNT: usize = 6;
+/// The robot's bodies, parents first, as a viewer draws them: a rigid body by its
+/// frame, a soft section by frames along its centre line, base to tip.
+pub const BODIES: [softgen_runtime::BodyDrawing; BODY_COUNT] = [
+    softgen_runtime::BodyDrawing {
+        name: "link1",
+        parent: None,
+        section: None,
+        first_frame: 0,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "link2",
+        parent: Some(0),
+        section: None,
+        first_frame: 1,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "link3",
+        parent: Some(1),
+        section: None,
+        first_frame: 2,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "link4",
+        parent: Some(2),
+        section: None,
+        first_frame: 3,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "link5",
+        parent: Some(3),
+        section: None,
+        first_frame: 4,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "link6",
+        parent: Some(4),
+        section: None,
+        first_frame: 5,
+        frames: 1,
+    },
+];
+/// Number of frames [`drawing_frames_into`] writes.
+pub const DRAWING_FRAMES: usize = 6;
+/// The frame of each thruster's point of attack (its body's rotation).
+pub const THRUSTER_DRAWING_FRAMES: &[usize] = &[];
+/// World frames for drawing: each body's (see [`BODIES`]), then each thruster's point.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_frames_into(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [softgen_runtime::FramePose; DRAWING_FRAMES],
+) {
+    let link6_rotation_02 = cache.link5_rotation_02 * cache.cos_q7
+        - cache.sin_q7 * cache.link5_rotation_00;
+    let link6_rotation_22 = cache.link5_rotation_22 * cache.cos_q7
+        - cache.sin_q7 * cache.link5_rotation_20;
+    out[0].rotation[(0, 0)] = cache.cos_q2;
+    out[0].rotation[(0, 1)] = 0.0;
+    out[0].rotation[(0, 2)] = cache.base_angle_rotation_02;
+    out[0].rotation[(1, 0)] = 0.0;
+    out[0].rotation[(1, 1)] = 1.0;
+    out[0].rotation[(1, 2)] = 0.0;
+    out[0].rotation[(2, 0)] = cache.sin_q2;
+    out[0].rotation[(2, 1)] = 0.0;
+    out[0].rotation[(2, 2)] = cache.cos_q2;
+    out[0].position[0] = q[0];
+    out[0].position[1] = 0.0;
+    out[0].position[2] = q[1];
+    out[1].rotation[(0, 0)] = cache.link2_rotation_00;
+    out[1].rotation[(0, 1)] = 0.0;
+    out[1].rotation[(0, 2)] = cache.link2_rotation_02;
+    out[1].rotation[(1, 0)] = 0.0;
+    out[1].rotation[(1, 1)] = 1.0;
+    out[1].rotation[(1, 2)] = 0.0;
+    out[1].rotation[(2, 0)] = cache.link2_rotation_20;
+    out[1].rotation[(2, 1)] = 0.0;
+    out[1].rotation[(2, 2)] = cache.link2_rotation_22;
+    out[1].position[0] = cache.link2_position_x;
+    out[1].position[1] = 0.0;
+    out[1].position[2] = cache.link2_position_z;
+    out[2].rotation[(0, 0)] = cache.link3_rotation_00;
+    out[2].rotation[(0, 1)] = 0.0;
+    out[2].rotation[(0, 2)] = cache.link3_rotation_02;
+    out[2].rotation[(1, 0)] = 0.0;
+    out[2].rotation[(1, 1)] = 1.0;
+    out[2].rotation[(1, 2)] = 0.0;
+    out[2].rotation[(2, 0)] = cache.link3_rotation_20;
+    out[2].rotation[(2, 1)] = 0.0;
+    out[2].rotation[(2, 2)] = cache.link3_rotation_22;
+    out[2].position[0] = cache.link3_position_x;
+    out[2].position[1] = 0.0;
+    out[2].position[2] = cache.link3_position_z;
+    out[3].rotation[(0, 0)] = cache.link4_rotation_00;
+    out[3].rotation[(0, 1)] = 0.0;
+    out[3].rotation[(0, 2)] = cache.link4_rotation_02;
+    out[3].rotation[(1, 0)] = 0.0;
+    out[3].rotation[(1, 1)] = 1.0;
+    out[3].rotation[(1, 2)] = 0.0;
+    out[3].rotation[(2, 0)] = cache.link4_rotation_20;
+    out[3].rotation[(2, 1)] = 0.0;
+    out[3].rotation[(2, 2)] = cache.link4_rotation_22;
+    out[3].position[0] = cache.link4_position_x;
+    out[3].position[1] = 0.0;
+    out[3].position[2] = cache.link4_position_z;
+    out[4].rotation[(0, 0)] = cache.link5_rotation_00;
+    out[4].rotation[(0, 1)] = 0.0;
+    out[4].rotation[(0, 2)] = cache.link5_rotation_02;
+    out[4].rotation[(1, 0)] = 0.0;
+    out[4].rotation[(1, 1)] = 1.0;
+    out[4].rotation[(1, 2)] = 0.0;
+    out[4].rotation[(2, 0)] = cache.link5_rotation_20;
+    out[4].rotation[(2, 1)] = 0.0;
+    out[4].rotation[(2, 2)] = cache.link5_rotation_22;
+    out[4].position[0] = cache.link5_position_x;
+    out[4].position[1] = 0.0;
+    out[4].position[2] = cache.link5_position_z;
+    out[5].rotation[(0, 0)] = cache.link6_rotation_00;
+    out[5].rotation[(0, 1)] = 0.0;
+    out[5].rotation[(0, 2)] = link6_rotation_02;
+    out[5].rotation[(1, 0)] = 0.0;
+    out[5].rotation[(1, 1)] = 1.0;
+    out[5].rotation[(1, 2)] = 0.0;
+    out[5].rotation[(2, 0)] = cache.link6_rotation_20;
+    out[5].rotation[(2, 1)] = 0.0;
+    out[5].rotation[(2, 2)] = link6_rotation_22;
+    out[5].position[0] = cache.link6_position_x;
+    out[5].position[1] = 0.0;
+    out[5].position[2] = cache.link6_position_z;
+}
+/// Each body's drawn size as the spec gives it: its radius (a section's skin, a
+/// hull, a section's slices as discs; 0 where the spec gives none, and a rigid body
+/// is then drawn to reach its joints and contact points) and a section's chambers.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_geometry(p: &Params) -> [softgen_runtime::BodyGeometry; BODY_COUNT] {
+    [
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+    ]
+}
 /// Modular rigid snake, pedal wave in the vertical plane (003, eq 20)
 ///
 /// 8 generalized coordinates, 13 contact points.
@@ -5726,6 +5897,26 @@ impl Model<DOF, CONTACTS> for SnakePedalWave {
         out: &mut SVector<f64, DOF>,
     ) {
         inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
+    }
+    const BODIES: &'static [softgen_runtime::BodyDrawing] = &BODIES;
+    const DRAWING_FRAMES: usize = DRAWING_FRAMES;
+    const THRUSTER_DRAWING_FRAMES: &'static [usize] = THRUSTER_DRAWING_FRAMES;
+    fn drawing_frames_into(
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [softgen_runtime::FramePose],
+    ) {
+        if let Ok(out) = <&mut [softgen_runtime::FramePose; DRAWING_FRAMES]>::try_from(
+            out,
+        ) {
+            drawing_frames_into(q, p, k, out);
+        }
+    }
+    fn drawing_geometry_into(p: &Params, out: &mut [softgen_runtime::BodyGeometry]) {
+        for (out, geometry) in out.iter_mut().zip(drawing_geometry(p)) {
+            *out = geometry;
+        }
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -16717,6 +16717,606 @@ pub fn elastic_stiffness_into(
     out[(1, 1)] = p.arm_stiffness;
     out[(2, 2)] = p.flap_stiffness;
 }
+/// Number of bodies [`BODIES`] lists.
+pub const BODY_COUNT: usize = 4;
+/// The robot's bodies, parents first, as a viewer draws them: a rigid body by its
+/// frame, a soft section by frames along its centre line, base to tip.
+pub const BODIES: [softgen_runtime::BodyDrawing; BODY_COUNT] = [
+    softgen_runtime::BodyDrawing {
+        name: "mount",
+        parent: None,
+        section: None,
+        first_frame: 0,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "arm",
+        parent: Some(0),
+        section: Some(0),
+        first_frame: 1,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "wrist",
+        parent: Some(1),
+        section: None,
+        first_frame: 8,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "flap",
+        parent: Some(2),
+        section: Some(1),
+        first_frame: 9,
+        frames: 7,
+    },
+];
+/// Number of frames [`drawing_frames_into`] writes.
+pub const DRAWING_FRAMES: usize = 16;
+/// The frame of each thruster's point of attack (its body's rotation).
+pub const THRUSTER_DRAWING_FRAMES: &[usize] = &[];
+/// World frames for drawing: each body's (see [`BODIES`]), then each thruster's point.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_frames_into(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [softgen_runtime::FramePose; DRAWING_FRAMES],
+) {
+    let t0 = cache.arm_bend_z * cache.arm_bend_z;
+    let t1 = cache.arm_bend_y * cache.arm_bend_y;
+    let arm_bend_squared = t0 + t1;
+    let arm_centre1_bend = 0.027777777777777776 * arm_bend_squared;
+    let t2 = softgen_runtime::stumpff(arm_centre1_bend)[2];
+    let t3 = 1.0 - 0.027777777777777776 * arm_bend_squared * t2;
+    let t4 = softgen_runtime::stumpff(arm_centre1_bend)[1];
+    let t5 = 0.16666666666666666 * cache.arm_bend_y * t4;
+    let t6 = 0.16666666666666666 * cache.arm_bend_z * t4;
+    let arm_centre1_rotation_00 = 0.9164595255079896 * t3 - 0.1748223713144484 * t5
+        - 0.35991537421130565 * t6;
+    let t7 = cache.arm_bend_z * cache.arm_bend_y;
+    let t8 = -(0.027777777777777776 * t7 * t2);
+    let t9 = -(0.16666666666666666 * cache.arm_bend_y * t4);
+    let t10 = 1.0 - 0.027777777777777776 * t2 * t1;
+    let arm_centre1_rotation_01 = 0.9164595255079896 * t9 - 0.35991537421130565 * t8
+        - 0.1748223713144484 * t10;
+    let t11 = 1.0 - 0.027777777777777776 * t2 * t0;
+    let t12 = -(0.16666666666666666 * cache.arm_bend_z * t4);
+    let arm_centre1_rotation_02 = 0.9164595255079896 * t12 - 0.35991537421130565 * t11
+        - 0.1748223713144484 * t8;
+    let arm_centre1_rotation_10 = 0.96744666685656 * t5 + 0.09195266597143173 * t3
+        - 0.2357788243436599 * t6;
+    let arm_centre1_rotation_11 = 0.96744666685656 * t10 + 0.09195266597143173 * t9
+        - 0.2357788243436599 * t8;
+    let arm_centre1_rotation_12 = 0.96744666685656 * t8 + 0.09195266597143173 * t12
+        - 0.2357788243436599 * t11;
+    let arm_centre1_rotation_20 = 0.90270109637546 * t6 + 0.3894183423086505 * t3
+        + 0.1829865712999871 * t5;
+    let arm_centre1_rotation_21 = 0.90270109637546 * t8 + 0.3894183423086505 * t9
+        + 0.1829865712999871 * t10;
+    let arm_centre1_rotation_22 = 0.3894183423086505 * t12 + 0.90270109637546 * t11
+        + 0.1829865712999871 * t8;
+    let t13 = cache.arm_bend_y * p.section_length;
+    let t14 = 0.027777777777777776 * t2 * t13;
+    let t15 = 0.16666666666666666 * p.section_length * t4;
+    let t16 = cache.arm_bend_z * p.section_length;
+    let t17 = 0.027777777777777776 * t16 * t2;
+    let arm_centre1_position_x = 0.9164595255079896 * t15 + 0.02
+        - 0.1748223713144484 * t14 - 0.35991537421130565 * t17;
+    let arm_centre1_position_y = 0.09195266597143173 * t15 + 0.96744666685656 * t14
+        - 0.2357788243436599 * t17;
+    let arm_centre1_position_z = 0.90270109637546 * t17 + 0.1829865712999871 * t14 + 0.01
+        + 0.3894183423086505 * t15;
+    let arm_centre2_bend = 0.1111111111111111 * arm_bend_squared;
+    let t18 = softgen_runtime::stumpff(arm_centre2_bend)[1];
+    let t19 = 0.3333333333333333 * cache.arm_bend_z * t18;
+    let t20 = softgen_runtime::stumpff(arm_centre2_bend)[2];
+    let t21 = 1.0 - 0.1111111111111111 * arm_bend_squared * t20;
+    let t22 = 0.3333333333333333 * cache.arm_bend_y * t18;
+    let arm_centre2_rotation_00 = 0.9164595255079896 * t21 - 0.35991537421130565 * t19
+        - 0.1748223713144484 * t22;
+    let t23 = 1.0 - 0.1111111111111111 * t1 * t20;
+    let t24 = -(0.1111111111111111 * t7 * t20);
+    let t25 = -(0.3333333333333333 * cache.arm_bend_y * t18);
+    let arm_centre2_rotation_01 = 0.9164595255079896 * t25 - 0.1748223713144484 * t23
+        - 0.35991537421130565 * t24;
+    let t26 = 1.0 - 0.1111111111111111 * t0 * t20;
+    let t27 = -(0.3333333333333333 * cache.arm_bend_z * t18);
+    let arm_centre2_rotation_02 = 0.9164595255079896 * t27 - 0.1748223713144484 * t24
+        - 0.35991537421130565 * t26;
+    let arm_centre2_rotation_10 = 0.96744666685656 * t22 + 0.09195266597143173 * t21
+        - 0.2357788243436599 * t19;
+    let arm_centre2_rotation_11 = 0.96744666685656 * t23 + 0.09195266597143173 * t25
+        - 0.2357788243436599 * t24;
+    let arm_centre2_rotation_12 = 0.96744666685656 * t24 + 0.09195266597143173 * t27
+        - 0.2357788243436599 * t26;
+    let arm_centre2_rotation_20 = 0.1829865712999871 * t22 + 0.90270109637546 * t19
+        + 0.3894183423086505 * t21;
+    let arm_centre2_rotation_21 = 0.90270109637546 * t24 + 0.1829865712999871 * t23
+        + 0.3894183423086505 * t25;
+    let arm_centre2_rotation_22 = 0.1829865712999871 * t24 + 0.3894183423086505 * t27
+        + 0.90270109637546 * t26;
+    let t28 = 0.3333333333333333 * p.section_length * t18;
+    let t29 = 0.1111111111111111 * t16 * t20;
+    let t30 = 0.1111111111111111 * t13 * t20;
+    let arm_centre2_position_x = 0.9164595255079896 * t28 + 0.02
+        - 0.35991537421130565 * t29 - 0.1748223713144484 * t30;
+    let arm_centre2_position_y = 0.09195266597143173 * t28 + 0.96744666685656 * t30
+        - 0.2357788243436599 * t29;
+    let arm_centre2_position_z = 0.3894183423086505 * t28 + 0.1829865712999871 * t30
+        + 0.90270109637546 * t29 + 0.01;
+    let arm_centre3_bend = 0.25 * arm_bend_squared;
+    let t31 = softgen_runtime::stumpff(arm_centre3_bend)[2];
+    let t32 = 1.0 - 0.25 * t31 * arm_bend_squared;
+    let t33 = softgen_runtime::stumpff(arm_centre3_bend)[1];
+    let t34 = 0.5 * cache.arm_bend_z * t33;
+    let t35 = 0.5 * cache.arm_bend_y * t33;
+    let arm_centre3_rotation_00 = 0.9164595255079896 * t32 - 0.35991537421130565 * t34
+        - 0.1748223713144484 * t35;
+    let t36 = -(0.25 * t7 * t31);
+    let t37 = 1.0 - 0.25 * t31 * t1;
+    let t38 = -(0.5 * cache.arm_bend_y * t33);
+    let arm_centre3_rotation_01 = 0.9164595255079896 * t38 - 0.35991537421130565 * t36
+        - 0.1748223713144484 * t37;
+    let t39 = 1.0 - 0.25 * t31 * t0;
+    let t40 = -(0.5 * cache.arm_bend_z * t33);
+    let arm_centre3_rotation_02 = 0.9164595255079896 * t40 - 0.35991537421130565 * t39
+        - 0.1748223713144484 * t36;
+    let arm_centre3_rotation_10 = 0.09195266597143173 * t32 + 0.96744666685656 * t35
+        - 0.2357788243436599 * t34;
+    let arm_centre3_rotation_11 = 0.09195266597143173 * t38 + 0.96744666685656 * t37
+        - 0.2357788243436599 * t36;
+    let arm_centre3_rotation_12 = 0.96744666685656 * t36 + 0.09195266597143173 * t40
+        - 0.2357788243436599 * t39;
+    let arm_centre3_rotation_20 = 0.3894183423086505 * t32 + 0.1829865712999871 * t35
+        + 0.90270109637546 * t34;
+    let arm_centre3_rotation_21 = 0.1829865712999871 * t37 + 0.90270109637546 * t36
+        + 0.3894183423086505 * t38;
+    let arm_centre3_rotation_22 = 0.3894183423086505 * t40 + 0.90270109637546 * t39
+        + 0.1829865712999871 * t36;
+    let t41 = 0.25 * t16 * t31;
+    let t42 = 0.5 * p.section_length * t33;
+    let t43 = 0.25 * t31 * t13;
+    let arm_centre3_position_x = 0.9164595255079896 * t42 + 0.02
+        - 0.35991537421130565 * t41 - 0.1748223713144484 * t43;
+    let arm_centre3_position_y = 0.96744666685656 * t43 + 0.09195266597143173 * t42
+        - 0.2357788243436599 * t41;
+    let arm_centre3_position_z = 0.90270109637546 * t41 + 0.1829865712999871 * t43 + 0.01
+        + 0.3894183423086505 * t42;
+    let arm_centre4_bend = 0.4444444444444444 * arm_bend_squared;
+    let t44 = softgen_runtime::stumpff(arm_centre4_bend)[2];
+    let t45 = 1.0 - 0.4444444444444444 * t44 * arm_bend_squared;
+    let t46 = softgen_runtime::stumpff(arm_centre4_bend)[1];
+    let t47 = 0.6666666666666666 * cache.arm_bend_z * t46;
+    let t48 = 0.6666666666666666 * cache.arm_bend_y * t46;
+    let arm_centre4_rotation_00 = 0.9164595255079896 * t45 - 0.35991537421130565 * t47
+        - 0.1748223713144484 * t48;
+    let t49 = -(0.4444444444444444 * t7 * t44);
+    let t50 = 1.0 - 0.4444444444444444 * t44 * t1;
+    let t51 = -(0.6666666666666666 * cache.arm_bend_y * t46);
+    let arm_centre4_rotation_01 = 0.9164595255079896 * t51 - 0.35991537421130565 * t49
+        - 0.1748223713144484 * t50;
+    let t52 = 1.0 - 0.4444444444444444 * t44 * t0;
+    let t53 = -(0.6666666666666666 * cache.arm_bend_z * t46);
+    let arm_centre4_rotation_02 = 0.9164595255079896 * t53 - 0.35991537421130565 * t52
+        - 0.1748223713144484 * t49;
+    let arm_centre4_rotation_10 = 0.09195266597143173 * t45 + 0.96744666685656 * t48
+        - 0.2357788243436599 * t47;
+    let arm_centre4_rotation_11 = 0.09195266597143173 * t51 + 0.96744666685656 * t50
+        - 0.2357788243436599 * t49;
+    let arm_centre4_rotation_12 = 0.96744666685656 * t49 + 0.09195266597143173 * t53
+        - 0.2357788243436599 * t52;
+    let arm_centre4_rotation_20 = 0.3894183423086505 * t45 + 0.1829865712999871 * t48
+        + 0.90270109637546 * t47;
+    let arm_centre4_rotation_21 = 0.3894183423086505 * t51 + 0.1829865712999871 * t50
+        + 0.90270109637546 * t49;
+    let arm_centre4_rotation_22 = 0.90270109637546 * t52 + 0.3894183423086505 * t53
+        + 0.1829865712999871 * t49;
+    let t54 = 0.4444444444444444 * t44 * t13;
+    let t55 = 0.4444444444444444 * t16 * t44;
+    let t56 = 0.6666666666666666 * p.section_length * t46;
+    let arm_centre4_position_x = 0.9164595255079896 * t56 + 0.02
+        - 0.1748223713144484 * t54 - 0.35991537421130565 * t55;
+    let arm_centre4_position_y = 0.09195266597143173 * t56 + 0.96744666685656 * t54
+        - 0.2357788243436599 * t55;
+    let arm_centre4_position_z = 0.1829865712999871 * t54 + 0.3894183423086505 * t56
+        + 0.90270109637546 * t55 + 0.01;
+    let arm_centre5_bend = 0.6944444444444445 * arm_bend_squared;
+    let t57 = softgen_runtime::stumpff(arm_centre5_bend)[1];
+    let t58 = 0.8333333333333334 * cache.arm_bend_z * t57;
+    let t59 = softgen_runtime::stumpff(arm_centre5_bend)[2];
+    let t60 = 1.0 - 0.6944444444444445 * t59 * arm_bend_squared;
+    let t61 = 0.8333333333333334 * cache.arm_bend_y * t57;
+    let arm_centre5_rotation_00 = 0.9164595255079896 * t60 - 0.35991537421130565 * t58
+        - 0.1748223713144484 * t61;
+    let t62 = 1.0 - 0.6944444444444445 * t59 * t1;
+    let t63 = -(0.8333333333333334 * cache.arm_bend_y * t57);
+    let t64 = -(0.6944444444444445 * t7 * t59);
+    let arm_centre5_rotation_01 = 0.9164595255079896 * t63 - 0.1748223713144484 * t62
+        - 0.35991537421130565 * t64;
+    let t65 = -(0.8333333333333334 * cache.arm_bend_z * t57);
+    let t66 = 1.0 - 0.6944444444444445 * t59 * t0;
+    let arm_centre5_rotation_02 = 0.9164595255079896 * t65 - 0.35991537421130565 * t66
+        - 0.1748223713144484 * t64;
+    let arm_centre5_rotation_10 = 0.96744666685656 * t61 + 0.09195266597143173 * t60
+        - 0.2357788243436599 * t58;
+    let arm_centre5_rotation_11 = 0.96744666685656 * t62 + 0.09195266597143173 * t63
+        - 0.2357788243436599 * t64;
+    let arm_centre5_rotation_12 = 0.96744666685656 * t64 + 0.09195266597143173 * t65
+        - 0.2357788243436599 * t66;
+    let arm_centre5_rotation_20 = 0.1829865712999871 * t61 + 0.90270109637546 * t58
+        + 0.3894183423086505 * t60;
+    let arm_centre5_rotation_21 = 0.90270109637546 * t64 + 0.3894183423086505 * t63
+        + 0.1829865712999871 * t62;
+    let arm_centre5_rotation_22 = 0.1829865712999871 * t64 + 0.90270109637546 * t66
+        + 0.3894183423086505 * t65;
+    let t67 = 0.6944444444444445 * t16 * t59;
+    let t68 = 0.8333333333333334 * p.section_length * t57;
+    let t69 = 0.6944444444444445 * t59 * t13;
+    let arm_centre5_position_x = 0.9164595255079896 * t68 + 0.02
+        - 0.35991537421130565 * t67 - 0.1748223713144484 * t69;
+    let arm_centre5_position_y = 0.09195266597143173 * t68 + 0.96744666685656 * t69
+        - 0.2357788243436599 * t67;
+    let arm_centre5_position_z = 0.90270109637546 * t67 + 0.1829865712999871 * t69
+        + 0.3894183423086505 * t68 + 0.01;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
+    let flap_centre1_bend = 0.027777777777777776 * flap_bend_squared;
+    let t70 = softgen_runtime::stumpff(flap_centre1_bend)[1];
+    let t71 = 0.16666666666666666 * cache.flap_bend_y * t70;
+    let t72 = softgen_runtime::stumpff(flap_centre1_bend)[2];
+    let t73 = 1.0 - 0.027777777777777776 * flap_bend_squared * t72;
+    let flap_centre1_rotation_00 = t71 * cache.flap_rotation_01
+        + t73 * cache.flap_rotation_00;
+    let t74 = -(0.16666666666666666 * cache.flap_bend_y * t70);
+    let flap_centre1_rotation_01 = t73 * cache.flap_rotation_01
+        + t74 * cache.flap_rotation_00;
+    let flap_centre1_rotation_10 = cache.flap_rotation_10 * t73
+        + t71 * cache.flap_rotation_11;
+    let flap_centre1_rotation_11 = cache.flap_rotation_10 * t74
+        + t73 * cache.flap_rotation_11;
+    let flap_centre1_rotation_20 = t71 * cache.flap_rotation_21
+        + t73 * cache.flap_rotation_20;
+    let flap_centre1_rotation_21 = cache.flap_rotation_21 * t73
+        + t74 * cache.flap_rotation_20;
+    let t75 = p.flap_length * cache.flap_bend_y;
+    let t76 = 0.027777777777777776 * t72 * t75;
+    let t77 = 0.16666666666666666 * p.flap_length * t70;
+    let flap_centre1_position_x = cache.flap_rotation_01 * t76 + cache.flap_position_x
+        + t77 * cache.flap_rotation_00;
+    let flap_centre1_position_y = cache.flap_position_y + cache.flap_rotation_11 * t76
+        + cache.flap_rotation_10 * t77;
+    let flap_centre1_position_z = cache.flap_rotation_21 * t76 + cache.flap_position_z
+        + t77 * cache.flap_rotation_20;
+    let flap_centre2_bend = 0.1111111111111111 * flap_bend_squared;
+    let t78 = softgen_runtime::stumpff(flap_centre2_bend)[1];
+    let t79 = 0.3333333333333333 * cache.flap_bend_y * t78;
+    let t80 = softgen_runtime::stumpff(flap_centre2_bend)[2];
+    let t81 = 1.0 - 0.1111111111111111 * flap_bend_squared * t80;
+    let flap_centre2_rotation_00 = cache.flap_rotation_01 * t79
+        + cache.flap_rotation_00 * t81;
+    let t82 = -(0.3333333333333333 * cache.flap_bend_y * t78);
+    let flap_centre2_rotation_01 = t82 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t81;
+    let flap_centre2_rotation_10 = cache.flap_rotation_11 * t79
+        + cache.flap_rotation_10 * t81;
+    let flap_centre2_rotation_11 = cache.flap_rotation_10 * t82
+        + cache.flap_rotation_11 * t81;
+    let flap_centre2_rotation_20 = cache.flap_rotation_21 * t79
+        + cache.flap_rotation_20 * t81;
+    let flap_centre2_rotation_21 = cache.flap_rotation_21 * t81
+        + cache.flap_rotation_20 * t82;
+    let t83 = 0.3333333333333333 * p.flap_length * t78;
+    let t84 = 0.1111111111111111 * t80 * t75;
+    let flap_centre2_position_x = cache.flap_position_x + t83 * cache.flap_rotation_00
+        + t84 * cache.flap_rotation_01;
+    let flap_centre2_position_y = t84 * cache.flap_rotation_11 + cache.flap_position_y
+        + cache.flap_rotation_10 * t83;
+    let flap_centre2_position_z = cache.flap_position_z + cache.flap_rotation_20 * t83
+        + t84 * cache.flap_rotation_21;
+    let t85 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+    let t86 = -(0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y);
+    let flap_slice1_rotation_01 = cache.flap_rotation_01 * t85
+        + t86 * cache.flap_rotation_00;
+    let flap_slice1_rotation_11 = cache.flap_rotation_10 * t86
+        + cache.flap_rotation_11 * t85;
+    let flap_slice1_rotation_21 = t86 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t85;
+    let flap_centre4_bend = 0.4444444444444444 * flap_bend_squared;
+    let t87 = softgen_runtime::stumpff(flap_centre4_bend)[1];
+    let t88 = 0.6666666666666666 * t87 * cache.flap_bend_y;
+    let t89 = softgen_runtime::stumpff(flap_centre4_bend)[2];
+    let t90 = 1.0 - 0.4444444444444444 * t89 * flap_bend_squared;
+    let flap_centre4_rotation_00 = cache.flap_rotation_01 * t88
+        + t90 * cache.flap_rotation_00;
+    let t91 = -(0.6666666666666666 * t87 * cache.flap_bend_y);
+    let flap_centre4_rotation_01 = t91 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t90;
+    let flap_centre4_rotation_10 = cache.flap_rotation_10 * t90
+        + cache.flap_rotation_11 * t88;
+    let flap_centre4_rotation_11 = cache.flap_rotation_10 * t91
+        + cache.flap_rotation_11 * t90;
+    let flap_centre4_rotation_20 = cache.flap_rotation_21 * t88
+        + cache.flap_rotation_20 * t90;
+    let flap_centre4_rotation_21 = cache.flap_rotation_20 * t91
+        + cache.flap_rotation_21 * t90;
+    let t92 = 0.4444444444444444 * t89 * t75;
+    let t93 = 0.6666666666666666 * p.flap_length * t87;
+    let flap_centre4_position_x = cache.flap_position_x + cache.flap_rotation_01 * t92
+        + cache.flap_rotation_00 * t93;
+    let flap_centre4_position_y = cache.flap_rotation_11 * t92 + cache.flap_position_y
+        + cache.flap_rotation_10 * t93;
+    let flap_centre4_position_z = cache.flap_position_z + cache.flap_rotation_21 * t92
+        + cache.flap_rotation_20 * t93;
+    let flap_centre5_bend = 0.6944444444444445 * flap_bend_squared;
+    let t94 = softgen_runtime::stumpff(flap_centre5_bend)[2];
+    let t95 = 1.0 - 0.6944444444444445 * flap_bend_squared * t94;
+    let t96 = softgen_runtime::stumpff(flap_centre5_bend)[1];
+    let t97 = 0.8333333333333334 * t96 * cache.flap_bend_y;
+    let flap_centre5_rotation_00 = t95 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t97;
+    let t98 = -(0.8333333333333334 * t96 * cache.flap_bend_y);
+    let flap_centre5_rotation_01 = t98 * cache.flap_rotation_00
+        + t95 * cache.flap_rotation_01;
+    let flap_centre5_rotation_10 = cache.flap_rotation_11 * t97
+        + cache.flap_rotation_10 * t95;
+    let flap_centre5_rotation_11 = t98 * cache.flap_rotation_10
+        + t95 * cache.flap_rotation_11;
+    let flap_centre5_rotation_20 = cache.flap_rotation_21 * t97
+        + t95 * cache.flap_rotation_20;
+    let flap_centre5_rotation_21 = t98 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t95;
+    let t99 = 0.8333333333333334 * p.flap_length * t96;
+    let t100 = 0.6944444444444445 * t94 * t75;
+    let flap_centre5_position_x = cache.flap_position_x + cache.flap_rotation_00 * t99
+        + cache.flap_rotation_01 * t100;
+    let flap_centre5_position_y = cache.flap_rotation_11 * t100 + cache.flap_position_y
+        + cache.flap_rotation_10 * t99;
+    let flap_centre5_position_z = cache.flap_rotation_20 * t99 + cache.flap_position_z
+        + cache.flap_rotation_21 * t100;
+    let t101 = 1.0 - flap_bend_squared * cache.flap_bend_squared_c2;
+    let t102 = cache.flap_bend_y * cache.flap_bend_squared_c1;
+    let flap_tip_rotation_00 = cache.flap_rotation_00 * t101
+        + cache.flap_rotation_01 * t102;
+    let t103 = -(cache.flap_bend_y * cache.flap_bend_squared_c1);
+    let flap_tip_rotation_01 = t103 * cache.flap_rotation_00
+        + cache.flap_rotation_01 * t101;
+    let flap_tip_rotation_10 = cache.flap_rotation_11 * t102
+        + cache.flap_rotation_10 * t101;
+    let flap_tip_rotation_11 = cache.flap_rotation_10 * t103
+        + cache.flap_rotation_11 * t101;
+    let flap_tip_rotation_20 = cache.flap_rotation_20 * t101
+        + cache.flap_rotation_21 * t102;
+    let flap_tip_rotation_21 = t103 * cache.flap_rotation_20
+        + cache.flap_rotation_21 * t101;
+    let t104 = cache.flap_bend_squared_c2 * t75;
+    let t105 = p.flap_length * cache.flap_bend_squared_c1;
+    let flap_tip_position_x = cache.flap_position_x + t104 * cache.flap_rotation_01
+        + cache.flap_rotation_00 * t105;
+    let flap_tip_position_y = cache.flap_rotation_10 * t105 + cache.flap_position_y
+        + t104 * cache.flap_rotation_11;
+    let flap_tip_position_z = cache.flap_position_z + cache.flap_rotation_20 * t105
+        + cache.flap_rotation_21 * t104;
+    out[0].rotation[(0, 0)] = 1.0;
+    out[0].rotation[(0, 1)] = 0.0;
+    out[0].rotation[(0, 2)] = 0.0;
+    out[0].rotation[(1, 0)] = 0.0;
+    out[0].rotation[(1, 1)] = 1.0;
+    out[0].rotation[(1, 2)] = 0.0;
+    out[0].rotation[(2, 0)] = 0.0;
+    out[0].rotation[(2, 1)] = 0.0;
+    out[0].rotation[(2, 2)] = 1.0;
+    out[0].position[0] = 0.0;
+    out[0].position[1] = 0.0;
+    out[0].position[2] = 0.0;
+    out[1].rotation[(0, 0)] = 0.9164595255079896;
+    out[1].rotation[(0, 1)] = (-0.1748223713144484);
+    out[1].rotation[(0, 2)] = (-0.35991537421130565);
+    out[1].rotation[(1, 0)] = 0.09195266597143173;
+    out[1].rotation[(1, 1)] = 0.96744666685656;
+    out[1].rotation[(1, 2)] = (-0.2357788243436599);
+    out[1].rotation[(2, 0)] = 0.3894183423086505;
+    out[1].rotation[(2, 1)] = 0.1829865712999871;
+    out[1].rotation[(2, 2)] = 0.90270109637546;
+    out[1].position[0] = 0.02;
+    out[1].position[1] = 0.0;
+    out[1].position[2] = 0.01;
+    out[2].rotation[(0, 0)] = arm_centre1_rotation_00;
+    out[2].rotation[(0, 1)] = arm_centre1_rotation_01;
+    out[2].rotation[(0, 2)] = arm_centre1_rotation_02;
+    out[2].rotation[(1, 0)] = arm_centre1_rotation_10;
+    out[2].rotation[(1, 1)] = arm_centre1_rotation_11;
+    out[2].rotation[(1, 2)] = arm_centre1_rotation_12;
+    out[2].rotation[(2, 0)] = arm_centre1_rotation_20;
+    out[2].rotation[(2, 1)] = arm_centre1_rotation_21;
+    out[2].rotation[(2, 2)] = arm_centre1_rotation_22;
+    out[2].position[0] = arm_centre1_position_x;
+    out[2].position[1] = arm_centre1_position_y;
+    out[2].position[2] = arm_centre1_position_z;
+    out[3].rotation[(0, 0)] = arm_centre2_rotation_00;
+    out[3].rotation[(0, 1)] = arm_centre2_rotation_01;
+    out[3].rotation[(0, 2)] = arm_centre2_rotation_02;
+    out[3].rotation[(1, 0)] = arm_centre2_rotation_10;
+    out[3].rotation[(1, 1)] = arm_centre2_rotation_11;
+    out[3].rotation[(1, 2)] = arm_centre2_rotation_12;
+    out[3].rotation[(2, 0)] = arm_centre2_rotation_20;
+    out[3].rotation[(2, 1)] = arm_centre2_rotation_21;
+    out[3].rotation[(2, 2)] = arm_centre2_rotation_22;
+    out[3].position[0] = arm_centre2_position_x;
+    out[3].position[1] = arm_centre2_position_y;
+    out[3].position[2] = arm_centre2_position_z;
+    out[4].rotation[(0, 0)] = arm_centre3_rotation_00;
+    out[4].rotation[(0, 1)] = arm_centre3_rotation_01;
+    out[4].rotation[(0, 2)] = arm_centre3_rotation_02;
+    out[4].rotation[(1, 0)] = arm_centre3_rotation_10;
+    out[4].rotation[(1, 1)] = arm_centre3_rotation_11;
+    out[4].rotation[(1, 2)] = arm_centre3_rotation_12;
+    out[4].rotation[(2, 0)] = arm_centre3_rotation_20;
+    out[4].rotation[(2, 1)] = arm_centre3_rotation_21;
+    out[4].rotation[(2, 2)] = arm_centre3_rotation_22;
+    out[4].position[0] = arm_centre3_position_x;
+    out[4].position[1] = arm_centre3_position_y;
+    out[4].position[2] = arm_centre3_position_z;
+    out[5].rotation[(0, 0)] = arm_centre4_rotation_00;
+    out[5].rotation[(0, 1)] = arm_centre4_rotation_01;
+    out[5].rotation[(0, 2)] = arm_centre4_rotation_02;
+    out[5].rotation[(1, 0)] = arm_centre4_rotation_10;
+    out[5].rotation[(1, 1)] = arm_centre4_rotation_11;
+    out[5].rotation[(1, 2)] = arm_centre4_rotation_12;
+    out[5].rotation[(2, 0)] = arm_centre4_rotation_20;
+    out[5].rotation[(2, 1)] = arm_centre4_rotation_21;
+    out[5].rotation[(2, 2)] = arm_centre4_rotation_22;
+    out[5].position[0] = arm_centre4_position_x;
+    out[5].position[1] = arm_centre4_position_y;
+    out[5].position[2] = arm_centre4_position_z;
+    out[6].rotation[(0, 0)] = arm_centre5_rotation_00;
+    out[6].rotation[(0, 1)] = arm_centre5_rotation_01;
+    out[6].rotation[(0, 2)] = arm_centre5_rotation_02;
+    out[6].rotation[(1, 0)] = arm_centre5_rotation_10;
+    out[6].rotation[(1, 1)] = arm_centre5_rotation_11;
+    out[6].rotation[(1, 2)] = arm_centre5_rotation_12;
+    out[6].rotation[(2, 0)] = arm_centre5_rotation_20;
+    out[6].rotation[(2, 1)] = arm_centre5_rotation_21;
+    out[6].rotation[(2, 2)] = arm_centre5_rotation_22;
+    out[6].position[0] = arm_centre5_position_x;
+    out[6].position[1] = arm_centre5_position_y;
+    out[6].position[2] = arm_centre5_position_z;
+    out[7].rotation[(0, 0)] = cache.arm_tip_rotation_00;
+    out[7].rotation[(0, 1)] = cache.arm_tip_rotation_01;
+    out[7].rotation[(0, 2)] = cache.arm_tip_rotation_02;
+    out[7].rotation[(1, 0)] = cache.arm_tip_rotation_10;
+    out[7].rotation[(1, 1)] = cache.arm_tip_rotation_11;
+    out[7].rotation[(1, 2)] = cache.arm_tip_rotation_12;
+    out[7].rotation[(2, 0)] = cache.arm_tip_rotation_20;
+    out[7].rotation[(2, 1)] = cache.arm_tip_rotation_21;
+    out[7].rotation[(2, 2)] = cache.arm_tip_rotation_22;
+    out[7].position[0] = cache.arm_tip_position_x;
+    out[7].position[1] = cache.arm_tip_position_y;
+    out[7].position[2] = cache.arm_tip_position_z;
+    out[8].rotation[(0, 0)] = cache.arm_tip_rotation_00;
+    out[8].rotation[(0, 1)] = cache.arm_tip_rotation_01;
+    out[8].rotation[(0, 2)] = cache.arm_tip_rotation_02;
+    out[8].rotation[(1, 0)] = cache.arm_tip_rotation_10;
+    out[8].rotation[(1, 1)] = cache.arm_tip_rotation_11;
+    out[8].rotation[(1, 2)] = cache.arm_tip_rotation_12;
+    out[8].rotation[(2, 0)] = cache.arm_tip_rotation_20;
+    out[8].rotation[(2, 1)] = cache.arm_tip_rotation_21;
+    out[8].rotation[(2, 2)] = cache.arm_tip_rotation_22;
+    out[8].position[0] = cache.wrist_position_x;
+    out[8].position[1] = cache.wrist_position_y;
+    out[8].position[2] = cache.wrist_position_z;
+    out[9].rotation[(0, 0)] = cache.flap_rotation_00;
+    out[9].rotation[(0, 1)] = cache.flap_rotation_01;
+    out[9].rotation[(0, 2)] = cache.flap_rotation_02;
+    out[9].rotation[(1, 0)] = cache.flap_rotation_10;
+    out[9].rotation[(1, 1)] = cache.flap_rotation_11;
+    out[9].rotation[(1, 2)] = cache.flap_rotation_12;
+    out[9].rotation[(2, 0)] = cache.flap_rotation_20;
+    out[9].rotation[(2, 1)] = cache.flap_rotation_21;
+    out[9].rotation[(2, 2)] = cache.flap_rotation_22;
+    out[9].position[0] = cache.flap_position_x;
+    out[9].position[1] = cache.flap_position_y;
+    out[9].position[2] = cache.flap_position_z;
+    out[10].rotation[(0, 0)] = flap_centre1_rotation_00;
+    out[10].rotation[(0, 1)] = flap_centre1_rotation_01;
+    out[10].rotation[(0, 2)] = cache.flap_rotation_02;
+    out[10].rotation[(1, 0)] = flap_centre1_rotation_10;
+    out[10].rotation[(1, 1)] = flap_centre1_rotation_11;
+    out[10].rotation[(1, 2)] = cache.flap_rotation_12;
+    out[10].rotation[(2, 0)] = flap_centre1_rotation_20;
+    out[10].rotation[(2, 1)] = flap_centre1_rotation_21;
+    out[10].rotation[(2, 2)] = cache.flap_rotation_22;
+    out[10].position[0] = flap_centre1_position_x;
+    out[10].position[1] = flap_centre1_position_y;
+    out[10].position[2] = flap_centre1_position_z;
+    out[11].rotation[(0, 0)] = flap_centre2_rotation_00;
+    out[11].rotation[(0, 1)] = flap_centre2_rotation_01;
+    out[11].rotation[(0, 2)] = cache.flap_rotation_02;
+    out[11].rotation[(1, 0)] = flap_centre2_rotation_10;
+    out[11].rotation[(1, 1)] = flap_centre2_rotation_11;
+    out[11].rotation[(1, 2)] = cache.flap_rotation_12;
+    out[11].rotation[(2, 0)] = flap_centre2_rotation_20;
+    out[11].rotation[(2, 1)] = flap_centre2_rotation_21;
+    out[11].rotation[(2, 2)] = cache.flap_rotation_22;
+    out[11].position[0] = flap_centre2_position_x;
+    out[11].position[1] = flap_centre2_position_y;
+    out[11].position[2] = flap_centre2_position_z;
+    out[12].rotation[(0, 0)] = cache.flap_slice1_rotation_00;
+    out[12].rotation[(0, 1)] = flap_slice1_rotation_01;
+    out[12].rotation[(0, 2)] = cache.flap_rotation_02;
+    out[12].rotation[(1, 0)] = cache.flap_slice1_rotation_10;
+    out[12].rotation[(1, 1)] = flap_slice1_rotation_11;
+    out[12].rotation[(1, 2)] = cache.flap_rotation_12;
+    out[12].rotation[(2, 0)] = cache.flap_slice1_rotation_20;
+    out[12].rotation[(2, 1)] = flap_slice1_rotation_21;
+    out[12].rotation[(2, 2)] = cache.flap_rotation_22;
+    out[12].position[0] = cache.flap_slice1_position_x;
+    out[12].position[1] = cache.flap_slice1_position_y;
+    out[12].position[2] = cache.flap_slice1_position_z;
+    out[13].rotation[(0, 0)] = flap_centre4_rotation_00;
+    out[13].rotation[(0, 1)] = flap_centre4_rotation_01;
+    out[13].rotation[(0, 2)] = cache.flap_rotation_02;
+    out[13].rotation[(1, 0)] = flap_centre4_rotation_10;
+    out[13].rotation[(1, 1)] = flap_centre4_rotation_11;
+    out[13].rotation[(1, 2)] = cache.flap_rotation_12;
+    out[13].rotation[(2, 0)] = flap_centre4_rotation_20;
+    out[13].rotation[(2, 1)] = flap_centre4_rotation_21;
+    out[13].rotation[(2, 2)] = cache.flap_rotation_22;
+    out[13].position[0] = flap_centre4_position_x;
+    out[13].position[1] = flap_centre4_position_y;
+    out[13].position[2] = flap_centre4_position_z;
+    out[14].rotation[(0, 0)] = flap_centre5_rotation_00;
+    out[14].rotation[(0, 1)] = flap_centre5_rotation_01;
+    out[14].rotation[(0, 2)] = cache.flap_rotation_02;
+    out[14].rotation[(1, 0)] = flap_centre5_rotation_10;
+    out[14].rotation[(1, 1)] = flap_centre5_rotation_11;
+    out[14].rotation[(1, 2)] = cache.flap_rotation_12;
+    out[14].rotation[(2, 0)] = flap_centre5_rotation_20;
+    out[14].rotation[(2, 1)] = flap_centre5_rotation_21;
+    out[14].rotation[(2, 2)] = cache.flap_rotation_22;
+    out[14].position[0] = flap_centre5_position_x;
+    out[14].position[1] = flap_centre5_position_y;
+    out[14].position[2] = flap_centre5_position_z;
+    out[15].rotation[(0, 0)] = flap_tip_rotation_00;
+    out[15].rotation[(0, 1)] = flap_tip_rotation_01;
+    out[15].rotation[(0, 2)] = cache.flap_rotation_02;
+    out[15].rotation[(1, 0)] = flap_tip_rotation_10;
+    out[15].rotation[(1, 1)] = flap_tip_rotation_11;
+    out[15].rotation[(1, 2)] = cache.flap_rotation_12;
+    out[15].rotation[(2, 0)] = flap_tip_rotation_20;
+    out[15].rotation[(2, 1)] = flap_tip_rotation_21;
+    out[15].rotation[(2, 2)] = cache.flap_rotation_22;
+    out[15].position[0] = flap_tip_position_x;
+    out[15].position[1] = flap_tip_position_y;
+    out[15].position[2] = flap_tip_position_z;
+}
+/// Each body's drawn size as the spec gives it: its radius (a section's skin, a
+/// hull, a section's slices as discs; 0 where the spec gives none, and a rigid body
+/// is then drawn to reach its joints and contact points) and a section's chambers.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_geometry(p: &Params) -> [softgen_runtime::BodyGeometry; BODY_COUNT] {
+    [
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: (2.0 * ((1.0 * 0.000002 * f64::powi(p.section_mass, -1i32))))
+                .max(0.0)
+                .sqrt(),
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: p.flap_skin_radius,
+            chambers: None,
+        },
+    ]
+}
 /// Fixed-base arm: rigid mount, inextensible section, rigid wrist, planar flap
 ///
 /// 3 generalized coordinates, 10 contact points.
@@ -16887,6 +17487,26 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         damping_jacobian_into(qd, p, out)
+    }
+    const BODIES: &'static [softgen_runtime::BodyDrawing] = &BODIES;
+    const DRAWING_FRAMES: usize = DRAWING_FRAMES;
+    const THRUSTER_DRAWING_FRAMES: &'static [usize] = THRUSTER_DRAWING_FRAMES;
+    fn drawing_frames_into(
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [softgen_runtime::FramePose],
+    ) {
+        if let Ok(out) = <&mut [softgen_runtime::FramePose; DRAWING_FRAMES]>::try_from(
+            out,
+        ) {
+            drawing_frames_into(q, p, k, out);
+        }
+    }
+    fn drawing_geometry_into(p: &Params, out: &mut [softgen_runtime::BodyGeometry]) {
+        for (out, geometry) in out.iter_mut().zip(drawing_geometry(p)) {
+            *out = geometry;
+        }
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -9145,6 +9145,942 @@ pub fn elastic_stiffness_into(
     out[(5, 5)] = p.segment3_stiffness;
     out[(6, 6)] = p.segment4_stiffness;
 }
+/// Number of bodies [`BODIES`] lists.
+pub const BODY_COUNT: usize = 9;
+/// The robot's bodies, parents first, as a viewer draws them: a rigid body by its
+/// frame, a soft section by frames along its centre line, base to tip.
+pub const BODIES: [softgen_runtime::BodyDrawing; BODY_COUNT] = [
+    softgen_runtime::BodyDrawing {
+        name: "link1",
+        parent: None,
+        section: None,
+        first_frame: 0,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "segment1",
+        parent: Some(0),
+        section: Some(0),
+        first_frame: 1,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "link2",
+        parent: Some(1),
+        section: None,
+        first_frame: 8,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "segment2",
+        parent: Some(2),
+        section: Some(1),
+        first_frame: 9,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "link3",
+        parent: Some(3),
+        section: None,
+        first_frame: 16,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "segment3",
+        parent: Some(4),
+        section: Some(2),
+        first_frame: 17,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "link4",
+        parent: Some(5),
+        section: None,
+        first_frame: 24,
+        frames: 1,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "segment4",
+        parent: Some(6),
+        section: Some(3),
+        first_frame: 25,
+        frames: 7,
+    },
+    softgen_runtime::BodyDrawing {
+        name: "link5",
+        parent: Some(7),
+        section: None,
+        first_frame: 32,
+        frames: 1,
+    },
+];
+/// Number of frames [`drawing_frames_into`] writes.
+pub const DRAWING_FRAMES: usize = 33;
+/// The frame of each thruster's point of attack (its body's rotation).
+pub const THRUSTER_DRAWING_FRAMES: &[usize] = &[];
+/// World frames for drawing: each body's (see [`BODIES`]), then each thruster's point.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_frames_into(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut [softgen_runtime::FramePose; DRAWING_FRAMES],
+) {
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+    let segment1_centre1_bend = 0.027777777777777776 * segment1_bend_squared;
+    let t0 = softgen_runtime::stumpff(segment1_centre1_bend)[1];
+    let t1 = 0.16666666666666666 * cache.segment1_bend_y * t0;
+    let t2 = softgen_runtime::stumpff(segment1_centre1_bend)[2];
+    let t3 = 1.0 - 0.027777777777777776 * segment1_bend_squared * t2;
+    let t4 = cache.cos_q2 * t3;
+    let segment1_centre1_rotation_00 = cache.base_angle_rotation_01 * t1 + t4;
+    let t5 = -(0.16666666666666666 * cache.segment1_bend_y * t0);
+    let segment1_centre1_rotation_01 = cache.cos_q2 * t5
+        + cache.base_angle_rotation_01 * t3;
+    let segment1_centre1_rotation_10 = cache.sin_q2 * t3 + cache.cos_q2 * t1;
+    let segment1_centre1_rotation_11 = cache.sin_q2 * t5 + t4;
+    let t6 = cache.segment1_bend_y * p.channel_length;
+    let t7 = 0.027777777777777776 * t6 * t2;
+    let t8 = 0.16666666666666666 * p.channel_length * t0;
+    let segment1_centre1_position_x = cache.base_angle_rotation_01 * t7 + q[0]
+        + cache.cos_q2 * t8;
+    let segment1_centre1_position_y = q[1] + cache.sin_q2 * t8 + cache.cos_q2 * t7;
+    let segment1_centre2_bend = 0.1111111111111111 * segment1_bend_squared;
+    let t9 = softgen_runtime::stumpff(segment1_centre2_bend)[1];
+    let t10 = 0.3333333333333333 * cache.segment1_bend_y * t9;
+    let t11 = softgen_runtime::stumpff(segment1_centre2_bend)[2];
+    let t12 = 1.0 - 0.1111111111111111 * t11 * segment1_bend_squared;
+    let t13 = cache.cos_q2 * t12;
+    let segment1_centre2_rotation_00 = cache.base_angle_rotation_01 * t10 + t13;
+    let t14 = -(0.3333333333333333 * cache.segment1_bend_y * t9);
+    let segment1_centre2_rotation_01 = cache.cos_q2 * t14
+        + t12 * cache.base_angle_rotation_01;
+    let segment1_centre2_rotation_10 = cache.sin_q2 * t12 + cache.cos_q2 * t10;
+    let segment1_centre2_rotation_11 = cache.sin_q2 * t14 + t13;
+    let t15 = 0.1111111111111111 * t11 * t6;
+    let t16 = 0.3333333333333333 * p.channel_length * t9;
+    let segment1_centre2_position_x = q[0] + t15 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t16;
+    let segment1_centre2_position_y = q[1] + t15 * cache.cos_q2 + cache.sin_q2 * t16;
+    let segment1_centre3_bend = 0.25 * segment1_bend_squared;
+    let t17 = softgen_runtime::stumpff(segment1_centre3_bend)[2];
+    let t18 = 1.0 - 0.25 * segment1_bend_squared * t17;
+    let t19 = cache.cos_q2 * t18;
+    let t20 = softgen_runtime::stumpff(segment1_centre3_bend)[1];
+    let t21 = 0.5 * cache.segment1_bend_y * t20;
+    let segment1_centre3_rotation_00 = t19 + cache.base_angle_rotation_01 * t21;
+    let t22 = -(0.5 * cache.segment1_bend_y * t20);
+    let segment1_centre3_rotation_01 = cache.base_angle_rotation_01 * t18
+        + cache.cos_q2 * t22;
+    let segment1_centre3_rotation_10 = cache.sin_q2 * t18 + cache.cos_q2 * t21;
+    let segment1_centre3_rotation_11 = cache.sin_q2 * t22 + t19;
+    let t23 = 0.25 * t6 * t17;
+    let t24 = 0.5 * p.channel_length * t20;
+    let segment1_centre3_position_x = q[0] + cache.base_angle_rotation_01 * t23
+        + t24 * cache.cos_q2;
+    let segment1_centre3_position_y = q[1] + cache.cos_q2 * t23 + cache.sin_q2 * t24;
+    let segment1_centre4_bend = 0.4444444444444444 * segment1_bend_squared;
+    let t25 = softgen_runtime::stumpff(segment1_centre4_bend)[1];
+    let t26 = 0.6666666666666666 * cache.segment1_bend_y * t25;
+    let t27 = softgen_runtime::stumpff(segment1_centre4_bend)[2];
+    let t28 = 1.0 - 0.4444444444444444 * segment1_bend_squared * t27;
+    let t29 = cache.cos_q2 * t28;
+    let segment1_centre4_rotation_00 = t26 * cache.base_angle_rotation_01 + t29;
+    let t30 = -(0.6666666666666666 * cache.segment1_bend_y * t25);
+    let segment1_centre4_rotation_01 = cache.cos_q2 * t30
+        + cache.base_angle_rotation_01 * t28;
+    let segment1_centre4_rotation_10 = cache.sin_q2 * t28 + t26 * cache.cos_q2;
+    let segment1_centre4_rotation_11 = cache.sin_q2 * t30 + t29;
+    let t31 = 0.4444444444444444 * t6 * t27;
+    let t32 = 0.6666666666666666 * t25 * p.channel_length;
+    let segment1_centre4_position_x = q[0] + t31 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t32;
+    let segment1_centre4_position_y = q[1] + t31 * cache.cos_q2 + cache.sin_q2 * t32;
+    let segment1_centre5_bend = 0.6944444444444445 * segment1_bend_squared;
+    let t33 = softgen_runtime::stumpff(segment1_centre5_bend)[1];
+    let t34 = 0.8333333333333334 * cache.segment1_bend_y * t33;
+    let t35 = softgen_runtime::stumpff(segment1_centre5_bend)[2];
+    let t36 = 1.0 - 0.6944444444444445 * t35 * segment1_bend_squared;
+    let t37 = cache.cos_q2 * t36;
+    let segment1_centre5_rotation_00 = t34 * cache.base_angle_rotation_01 + t37;
+    let t38 = -(0.8333333333333334 * cache.segment1_bend_y * t33);
+    let segment1_centre5_rotation_01 = cache.base_angle_rotation_01 * t36
+        + cache.cos_q2 * t38;
+    let segment1_centre5_rotation_10 = t34 * cache.cos_q2 + cache.sin_q2 * t36;
+    let segment1_centre5_rotation_11 = cache.sin_q2 * t38 + t37;
+    let t39 = 0.6944444444444445 * t35 * t6;
+    let t40 = 0.8333333333333334 * p.channel_length * t33;
+    let segment1_centre5_position_x = cache.base_angle_rotation_01 * t39 + q[0]
+        + t40 * cache.cos_q2;
+    let segment1_centre5_position_y = cache.cos_q2 * t39 + q[1] + cache.sin_q2 * t40;
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
+    let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
+    let t41 = softgen_runtime::stumpff(segment2_centre1_bend)[2];
+    let t42 = 1.0 - 0.027777777777777776 * t41 * segment2_bend_squared;
+    let t43 = softgen_runtime::stumpff(segment2_centre1_bend)[1];
+    let t44 = 0.16666666666666666 * t43 * cache.segment2_bend_y;
+    let segment2_centre1_rotation_00 = cache.segment1_tip_rotation_00 * t42
+        + t44 * cache.segment1_tip_rotation_01;
+    let t45 = -(0.16666666666666666 * t43 * cache.segment2_bend_y);
+    let segment2_centre1_rotation_01 = cache.segment1_tip_rotation_01 * t42
+        + cache.segment1_tip_rotation_00 * t45;
+    let segment2_centre1_rotation_10 = cache.segment1_tip_rotation_10 * t42
+        + t44 * cache.segment1_tip_rotation_11;
+    let segment2_centre1_rotation_11 = t45 * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * t42;
+    let t46 = 0.16666666666666666 * t43 * p.channel_length;
+    let t47 = p.channel_length * cache.segment2_bend_y;
+    let t48 = 0.027777777777777776 * t41 * t47;
+    let segment2_centre1_position_x = cache.segment1_tip_rotation_00 * t46
+        + cache.segment1_tip_rotation_01 * t48 + cache.segment1_tip_position_x;
+    let segment2_centre1_position_y = cache.segment1_tip_rotation_11 * t48
+        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t46;
+    let segment2_centre2_bend = 0.1111111111111111 * segment2_bend_squared;
+    let t49 = softgen_runtime::stumpff(segment2_centre2_bend)[2];
+    let t50 = 1.0 - 0.1111111111111111 * t49 * segment2_bend_squared;
+    let t51 = softgen_runtime::stumpff(segment2_centre2_bend)[1];
+    let t52 = 0.3333333333333333 * cache.segment2_bend_y * t51;
+    let segment2_centre2_rotation_00 = cache.segment1_tip_rotation_00 * t50
+        + t52 * cache.segment1_tip_rotation_01;
+    let t53 = -(0.3333333333333333 * cache.segment2_bend_y * t51);
+    let segment2_centre2_rotation_01 = cache.segment1_tip_rotation_01 * t50
+        + cache.segment1_tip_rotation_00 * t53;
+    let segment2_centre2_rotation_10 = cache.segment1_tip_rotation_10 * t50
+        + t52 * cache.segment1_tip_rotation_11;
+    let segment2_centre2_rotation_11 = cache.segment1_tip_rotation_10 * t53
+        + cache.segment1_tip_rotation_11 * t50;
+    let t54 = 0.3333333333333333 * p.channel_length * t51;
+    let t55 = 0.1111111111111111 * t49 * t47;
+    let segment2_centre2_position_x = t54 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t55 + cache.segment1_tip_position_x;
+    let segment2_centre2_position_y = cache.segment1_tip_position_y
+        + cache.segment1_tip_rotation_11 * t55 + t54 * cache.segment1_tip_rotation_10;
+    let segment2_centre3_bend = 0.25 * segment2_bend_squared;
+    let t56 = softgen_runtime::stumpff(segment2_centre3_bend)[2];
+    let t57 = 1.0 - 0.25 * t56 * segment2_bend_squared;
+    let t58 = softgen_runtime::stumpff(segment2_centre3_bend)[1];
+    let t59 = 0.5 * cache.segment2_bend_y * t58;
+    let segment2_centre3_rotation_00 = cache.segment1_tip_rotation_00 * t57
+        + cache.segment1_tip_rotation_01 * t59;
+    let t60 = -(0.5 * cache.segment2_bend_y * t58);
+    let segment2_centre3_rotation_01 = t57 * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_00 * t60;
+    let segment2_centre3_rotation_10 = t57 * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * t59;
+    let segment2_centre3_rotation_11 = t57 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_rotation_10 * t60;
+    let t61 = 0.5 * p.channel_length * t58;
+    let t62 = 0.25 * t47 * t56;
+    let segment2_centre3_position_x = cache.segment1_tip_rotation_00 * t61
+        + cache.segment1_tip_position_x + cache.segment1_tip_rotation_01 * t62;
+    let segment2_centre3_position_y = t61 * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * t62 + cache.segment1_tip_position_y;
+    let segment2_centre4_bend = 0.4444444444444444 * segment2_bend_squared;
+    let t63 = softgen_runtime::stumpff(segment2_centre4_bend)[1];
+    let t64 = 0.6666666666666666 * cache.segment2_bend_y * t63;
+    let t65 = softgen_runtime::stumpff(segment2_centre4_bend)[2];
+    let t66 = 1.0 - 0.4444444444444444 * segment2_bend_squared * t65;
+    let segment2_centre4_rotation_00 = t64 * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_00 * t66;
+    let t67 = -(0.6666666666666666 * cache.segment2_bend_y * t63);
+    let segment2_centre4_rotation_01 = cache.segment1_tip_rotation_00 * t67
+        + cache.segment1_tip_rotation_01 * t66;
+    let segment2_centre4_rotation_10 = cache.segment1_tip_rotation_10 * t66
+        + t64 * cache.segment1_tip_rotation_11;
+    let segment2_centre4_rotation_11 = cache.segment1_tip_rotation_10 * t67
+        + cache.segment1_tip_rotation_11 * t66;
+    let t68 = 0.6666666666666666 * p.channel_length * t63;
+    let t69 = 0.4444444444444444 * t47 * t65;
+    let segment2_centre4_position_x = cache.segment1_tip_rotation_00 * t68
+        + cache.segment1_tip_position_x + t69 * cache.segment1_tip_rotation_01;
+    let segment2_centre4_position_y = t69 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_position_y + t68 * cache.segment1_tip_rotation_10;
+    let segment2_centre5_bend = 0.6944444444444445 * segment2_bend_squared;
+    let t70 = softgen_runtime::stumpff(segment2_centre5_bend)[2];
+    let t71 = 1.0 - 0.6944444444444445 * t70 * segment2_bend_squared;
+    let t72 = softgen_runtime::stumpff(segment2_centre5_bend)[1];
+    let t73 = 0.8333333333333334 * t72 * cache.segment2_bend_y;
+    let segment2_centre5_rotation_00 = cache.segment1_tip_rotation_00 * t71
+        + t73 * cache.segment1_tip_rotation_01;
+    let t74 = -(0.8333333333333334 * t72 * cache.segment2_bend_y);
+    let segment2_centre5_rotation_01 = cache.segment1_tip_rotation_00 * t74
+        + cache.segment1_tip_rotation_01 * t71;
+    let segment2_centre5_rotation_10 = cache.segment1_tip_rotation_10 * t71
+        + t73 * cache.segment1_tip_rotation_11;
+    let segment2_centre5_rotation_11 = cache.segment1_tip_rotation_11 * t71
+        + t74 * cache.segment1_tip_rotation_10;
+    let t75 = 0.8333333333333334 * t72 * p.channel_length;
+    let t76 = 0.6944444444444445 * t70 * t47;
+    let segment2_centre5_position_x = cache.segment1_tip_rotation_00 * t75
+        + cache.segment1_tip_position_x + t76 * cache.segment1_tip_rotation_01;
+    let segment2_centre5_position_y = t76 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t75;
+    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
+    let segment3_centre1_bend = 0.027777777777777776 * segment3_bend_squared;
+    let t77 = softgen_runtime::stumpff(segment3_centre1_bend)[1];
+    let t78 = 0.16666666666666666 * cache.segment3_bend_y * t77;
+    let t79 = softgen_runtime::stumpff(segment3_centre1_bend)[2];
+    let t80 = 1.0 - 0.027777777777777776 * t79 * segment3_bend_squared;
+    let segment3_centre1_rotation_00 = cache.segment2_tip_rotation_01 * t78
+        + cache.segment2_tip_rotation_00 * t80;
+    let t81 = -(0.16666666666666666 * cache.segment3_bend_y * t77);
+    let segment3_centre1_rotation_01 = t81 * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * t80;
+    let segment3_centre1_rotation_10 = cache.segment2_tip_rotation_10 * t80
+        + t78 * cache.segment2_tip_rotation_11;
+    let segment3_centre1_rotation_11 = t81 * cache.segment2_tip_rotation_10
+        + cache.segment2_tip_rotation_11 * t80;
+    let t82 = 0.16666666666666666 * p.channel_length * t77;
+    let t83 = cache.segment3_bend_y * p.channel_length;
+    let t84 = 0.027777777777777776 * t79 * t83;
+    let segment3_centre1_position_x = cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_00 * t82 + cache.segment2_tip_rotation_01 * t84;
+    let segment3_centre1_position_y = cache.segment2_tip_rotation_10 * t82
+        + t84 * cache.segment2_tip_rotation_11 + cache.segment2_tip_position_y;
+    let segment3_centre2_bend = 0.1111111111111111 * segment3_bend_squared;
+    let t85 = softgen_runtime::stumpff(segment3_centre2_bend)[1];
+    let t86 = 0.3333333333333333 * cache.segment3_bend_y * t85;
+    let t87 = softgen_runtime::stumpff(segment3_centre2_bend)[2];
+    let t88 = 1.0 - 0.1111111111111111 * t87 * segment3_bend_squared;
+    let segment3_centre2_rotation_00 = cache.segment2_tip_rotation_01 * t86
+        + cache.segment2_tip_rotation_00 * t88;
+    let t89 = -(0.3333333333333333 * cache.segment3_bend_y * t85);
+    let segment3_centre2_rotation_01 = cache.segment2_tip_rotation_01 * t88
+        + cache.segment2_tip_rotation_00 * t89;
+    let segment3_centre2_rotation_10 = t86 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_10 * t88;
+    let segment3_centre2_rotation_11 = cache.segment2_tip_rotation_10 * t89
+        + t88 * cache.segment2_tip_rotation_11;
+    let t90 = 0.1111111111111111 * t87 * t83;
+    let t91 = 0.3333333333333333 * p.channel_length * t85;
+    let segment3_centre2_position_x = cache.segment2_tip_position_x
+        + t90 * cache.segment2_tip_rotation_01 + t91 * cache.segment2_tip_rotation_00;
+    let segment3_centre2_position_y = t90 * cache.segment2_tip_rotation_11
+        + t91 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
+    let segment3_centre3_bend = 0.25 * segment3_bend_squared;
+    let t92 = softgen_runtime::stumpff(segment3_centre3_bend)[1];
+    let t93 = 0.5 * t92 * cache.segment3_bend_y;
+    let t94 = softgen_runtime::stumpff(segment3_centre3_bend)[2];
+    let t95 = 1.0 - 0.25 * segment3_bend_squared * t94;
+    let segment3_centre3_rotation_00 = cache.segment2_tip_rotation_01 * t93
+        + cache.segment2_tip_rotation_00 * t95;
+    let t96 = -(0.5 * t92 * cache.segment3_bend_y);
+    let segment3_centre3_rotation_01 = cache.segment2_tip_rotation_01 * t95
+        + t96 * cache.segment2_tip_rotation_00;
+    let segment3_centre3_rotation_10 = cache.segment2_tip_rotation_10 * t95
+        + t93 * cache.segment2_tip_rotation_11;
+    let segment3_centre3_rotation_11 = t95 * cache.segment2_tip_rotation_11
+        + t96 * cache.segment2_tip_rotation_10;
+    let t97 = 0.5 * t92 * p.channel_length;
+    let t98 = 0.25 * t83 * t94;
+    let segment3_centre3_position_x = cache.segment2_tip_position_x
+        + cache.segment2_tip_rotation_00 * t97 + cache.segment2_tip_rotation_01 * t98;
+    let segment3_centre3_position_y = t98 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_10 * t97 + cache.segment2_tip_position_y;
+    let segment3_centre4_bend = 0.4444444444444444 * segment3_bend_squared;
+    let t99 = softgen_runtime::stumpff(segment3_centre4_bend)[2];
+    let t100 = 1.0 - 0.4444444444444444 * t99 * segment3_bend_squared;
+    let t101 = softgen_runtime::stumpff(segment3_centre4_bend)[1];
+    let t102 = 0.6666666666666666 * cache.segment3_bend_y * t101;
+    let segment3_centre4_rotation_00 = t100 * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * t102;
+    let t103 = -(0.6666666666666666 * cache.segment3_bend_y * t101);
+    let segment3_centre4_rotation_01 = cache.segment2_tip_rotation_00 * t103
+        + t100 * cache.segment2_tip_rotation_01;
+    let segment3_centre4_rotation_10 = t100 * cache.segment2_tip_rotation_10
+        + t102 * cache.segment2_tip_rotation_11;
+    let segment3_centre4_rotation_11 = cache.segment2_tip_rotation_10 * t103
+        + t100 * cache.segment2_tip_rotation_11;
+    let t104 = 0.6666666666666666 * p.channel_length * t101;
+    let t105 = 0.4444444444444444 * t83 * t99;
+    let segment3_centre4_position_x = cache.segment2_tip_position_x
+        + t104 * cache.segment2_tip_rotation_00 + t105 * cache.segment2_tip_rotation_01;
+    let segment3_centre4_position_y = t105 * cache.segment2_tip_rotation_11
+        + t104 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
+    let segment3_centre5_bend = 0.6944444444444445 * segment3_bend_squared;
+    let t106 = softgen_runtime::stumpff(segment3_centre5_bend)[1];
+    let t107 = 0.8333333333333334 * cache.segment3_bend_y * t106;
+    let t108 = softgen_runtime::stumpff(segment3_centre5_bend)[2];
+    let t109 = 1.0 - 0.6944444444444445 * t108 * segment3_bend_squared;
+    let segment3_centre5_rotation_00 = cache.segment2_tip_rotation_01 * t107
+        + cache.segment2_tip_rotation_00 * t109;
+    let t110 = -(0.8333333333333334 * cache.segment3_bend_y * t106);
+    let segment3_centre5_rotation_01 = t110 * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * t109;
+    let segment3_centre5_rotation_10 = cache.segment2_tip_rotation_10 * t109
+        + t107 * cache.segment2_tip_rotation_11;
+    let segment3_centre5_rotation_11 = cache.segment2_tip_rotation_11 * t109
+        + t110 * cache.segment2_tip_rotation_10;
+    let t111 = 0.8333333333333334 * p.channel_length * t106;
+    let t112 = 0.6944444444444445 * t83 * t108;
+    let segment3_centre5_position_x = cache.segment2_tip_position_x
+        + t111 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t112;
+    let segment3_centre5_position_y = cache.segment2_tip_rotation_10 * t111
+        + cache.segment2_tip_rotation_11 * t112 + cache.segment2_tip_position_y;
+    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
+    let segment4_centre1_bend = 0.027777777777777776 * segment4_bend_squared;
+    let t113 = softgen_runtime::stumpff(segment4_centre1_bend)[1];
+    let t114 = 0.16666666666666666 * cache.segment4_bend_y * t113;
+    let t115 = softgen_runtime::stumpff(segment4_centre1_bend)[2];
+    let t116 = 1.0 - 0.027777777777777776 * t115 * segment4_bend_squared;
+    let segment4_centre1_rotation_00 = t114 * cache.segment3_tip_rotation_01
+        + t116 * cache.segment3_tip_rotation_00;
+    let t117 = -(0.16666666666666666 * cache.segment4_bend_y * t113);
+    let segment4_centre1_rotation_01 = cache.segment3_tip_rotation_00 * t117
+        + t116 * cache.segment3_tip_rotation_01;
+    let segment4_centre1_rotation_10 = t114 * cache.segment3_tip_rotation_11
+        + t116 * cache.segment3_tip_rotation_10;
+    let segment4_centre1_rotation_11 = cache.segment3_tip_rotation_10 * t117
+        + t116 * cache.segment3_tip_rotation_11;
+    let t118 = p.channel_length * cache.segment4_bend_y;
+    let t119 = 0.027777777777777776 * t118 * t115;
+    let t120 = 0.16666666666666666 * p.channel_length * t113;
+    let segment4_centre1_position_x = t119 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t120 + cache.segment3_tip_position_x;
+    let segment4_centre1_position_y = t120 * cache.segment3_tip_rotation_10
+        + cache.segment3_tip_position_y + t119 * cache.segment3_tip_rotation_11;
+    let segment4_centre2_bend = 0.1111111111111111 * segment4_bend_squared;
+    let t121 = softgen_runtime::stumpff(segment4_centre2_bend)[1];
+    let t122 = 0.3333333333333333 * t121 * cache.segment4_bend_y;
+    let t123 = softgen_runtime::stumpff(segment4_centre2_bend)[2];
+    let t124 = 1.0 - 0.1111111111111111 * segment4_bend_squared * t123;
+    let segment4_centre2_rotation_00 = t122 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t124;
+    let t125 = -(0.3333333333333333 * t121 * cache.segment4_bend_y);
+    let segment4_centre2_rotation_01 = t124 * cache.segment3_tip_rotation_01
+        + t125 * cache.segment3_tip_rotation_00;
+    let segment4_centre2_rotation_10 = t122 * cache.segment3_tip_rotation_11
+        + t124 * cache.segment3_tip_rotation_10;
+    let segment4_centre2_rotation_11 = t124 * cache.segment3_tip_rotation_11
+        + t125 * cache.segment3_tip_rotation_10;
+    let t126 = 0.3333333333333333 * p.channel_length * t121;
+    let t127 = 0.1111111111111111 * t118 * t123;
+    let segment4_centre2_position_x = cache.segment3_tip_rotation_00 * t126
+        + t127 * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x;
+    let segment4_centre2_position_y = cache.segment3_tip_position_y
+        + t127 * cache.segment3_tip_rotation_11 + cache.segment3_tip_rotation_10 * t126;
+    let segment4_centre3_bend = 0.25 * segment4_bend_squared;
+    let t128 = softgen_runtime::stumpff(segment4_centre3_bend)[1];
+    let t129 = 0.5 * t128 * cache.segment4_bend_y;
+    let t130 = softgen_runtime::stumpff(segment4_centre3_bend)[2];
+    let t131 = 1.0 - 0.25 * t130 * segment4_bend_squared;
+    let segment4_centre3_rotation_00 = t129 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t131;
+    let t132 = -(0.5 * t128 * cache.segment4_bend_y);
+    let segment4_centre3_rotation_01 = cache.segment3_tip_rotation_00 * t132
+        + cache.segment3_tip_rotation_01 * t131;
+    let segment4_centre3_rotation_10 = cache.segment3_tip_rotation_10 * t131
+        + t129 * cache.segment3_tip_rotation_11;
+    let segment4_centre3_rotation_11 = t132 * cache.segment3_tip_rotation_10
+        + t131 * cache.segment3_tip_rotation_11;
+    let t133 = 0.25 * t118 * t130;
+    let t134 = 0.5 * t128 * p.channel_length;
+    let segment4_centre3_position_x = t133 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t134 + cache.segment3_tip_position_x;
+    let segment4_centre3_position_y = t134 * cache.segment3_tip_rotation_10
+        + cache.segment3_tip_position_y + t133 * cache.segment3_tip_rotation_11;
+    let segment4_centre4_bend = 0.4444444444444444 * segment4_bend_squared;
+    let t135 = softgen_runtime::stumpff(segment4_centre4_bend)[1];
+    let t136 = 0.6666666666666666 * cache.segment4_bend_y * t135;
+    let t137 = softgen_runtime::stumpff(segment4_centre4_bend)[2];
+    let t138 = 1.0 - 0.4444444444444444 * segment4_bend_squared * t137;
+    let segment4_centre4_rotation_00 = cache.segment3_tip_rotation_01 * t136
+        + cache.segment3_tip_rotation_00 * t138;
+    let t139 = -(0.6666666666666666 * cache.segment4_bend_y * t135);
+    let segment4_centre4_rotation_01 = cache.segment3_tip_rotation_00 * t139
+        + t138 * cache.segment3_tip_rotation_01;
+    let segment4_centre4_rotation_10 = t136 * cache.segment3_tip_rotation_11
+        + t138 * cache.segment3_tip_rotation_10;
+    let segment4_centre4_rotation_11 = t139 * cache.segment3_tip_rotation_10
+        + t138 * cache.segment3_tip_rotation_11;
+    let t140 = 0.6666666666666666 * p.channel_length * t135;
+    let t141 = 0.4444444444444444 * t118 * t137;
+    let segment4_centre4_position_x = cache.segment3_tip_rotation_00 * t140
+        + cache.segment3_tip_rotation_01 * t141 + cache.segment3_tip_position_x;
+    let segment4_centre4_position_y = cache.segment3_tip_position_y
+        + t141 * cache.segment3_tip_rotation_11 + t140 * cache.segment3_tip_rotation_10;
+    let segment4_centre5_bend = 0.6944444444444445 * segment4_bend_squared;
+    let t142 = softgen_runtime::stumpff(segment4_centre5_bend)[2];
+    let t143 = 1.0 - 0.6944444444444445 * segment4_bend_squared * t142;
+    let t144 = softgen_runtime::stumpff(segment4_centre5_bend)[1];
+    let t145 = 0.8333333333333334 * t144 * cache.segment4_bend_y;
+    let segment4_centre5_rotation_00 = cache.segment3_tip_rotation_00 * t143
+        + cache.segment3_tip_rotation_01 * t145;
+    let t146 = -(0.8333333333333334 * t144 * cache.segment4_bend_y);
+    let segment4_centre5_rotation_01 = cache.segment3_tip_rotation_00 * t146
+        + cache.segment3_tip_rotation_01 * t143;
+    let segment4_centre5_rotation_10 = t145 * cache.segment3_tip_rotation_11
+        + cache.segment3_tip_rotation_10 * t143;
+    let segment4_centre5_rotation_11 = t146 * cache.segment3_tip_rotation_10
+        + t143 * cache.segment3_tip_rotation_11;
+    let t147 = 0.6944444444444445 * t118 * t142;
+    let t148 = 0.8333333333333334 * t144 * p.channel_length;
+    let segment4_centre5_position_x = t147 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t148 + cache.segment3_tip_position_x;
+    let segment4_centre5_position_y = cache.segment3_tip_position_y
+        + t147 * cache.segment3_tip_rotation_11 + t148 * cache.segment3_tip_rotation_10;
+    let t149 = 1.0 - cache.segment4_bend_squared_c2 * segment4_bend_squared;
+    let t150 = cache.segment4_bend_squared_c1 * cache.segment4_bend_y;
+    let segment4_tip_rotation_00 = cache.segment3_tip_rotation_00 * t149
+        + t150 * cache.segment3_tip_rotation_01;
+    let t151 = -(cache.segment4_bend_squared_c1 * cache.segment4_bend_y);
+    let segment4_tip_rotation_01 = t149 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t151;
+    let segment4_tip_rotation_10 = t149 * cache.segment3_tip_rotation_10
+        + t150 * cache.segment3_tip_rotation_11;
+    let segment4_tip_rotation_11 = t151 * cache.segment3_tip_rotation_10
+        + t149 * cache.segment3_tip_rotation_11;
+    out[0].rotation[(0, 0)] = cache.cos_q2;
+    out[0].rotation[(0, 1)] = cache.base_angle_rotation_01;
+    out[0].rotation[(0, 2)] = 0.0;
+    out[0].rotation[(1, 0)] = cache.sin_q2;
+    out[0].rotation[(1, 1)] = cache.cos_q2;
+    out[0].rotation[(1, 2)] = 0.0;
+    out[0].rotation[(2, 0)] = 0.0;
+    out[0].rotation[(2, 1)] = 0.0;
+    out[0].rotation[(2, 2)] = 1.0;
+    out[0].position[0] = q[0];
+    out[0].position[1] = q[1];
+    out[0].position[2] = 0.0;
+    out[1].rotation[(0, 0)] = cache.cos_q2;
+    out[1].rotation[(0, 1)] = cache.base_angle_rotation_01;
+    out[1].rotation[(0, 2)] = 0.0;
+    out[1].rotation[(1, 0)] = cache.sin_q2;
+    out[1].rotation[(1, 1)] = cache.cos_q2;
+    out[1].rotation[(1, 2)] = 0.0;
+    out[1].rotation[(2, 0)] = 0.0;
+    out[1].rotation[(2, 1)] = 0.0;
+    out[1].rotation[(2, 2)] = 1.0;
+    out[1].position[0] = q[0];
+    out[1].position[1] = q[1];
+    out[1].position[2] = 0.0;
+    out[2].rotation[(0, 0)] = segment1_centre1_rotation_00;
+    out[2].rotation[(0, 1)] = segment1_centre1_rotation_01;
+    out[2].rotation[(0, 2)] = 0.0;
+    out[2].rotation[(1, 0)] = segment1_centre1_rotation_10;
+    out[2].rotation[(1, 1)] = segment1_centre1_rotation_11;
+    out[2].rotation[(1, 2)] = 0.0;
+    out[2].rotation[(2, 0)] = 0.0;
+    out[2].rotation[(2, 1)] = 0.0;
+    out[2].rotation[(2, 2)] = 1.0;
+    out[2].position[0] = segment1_centre1_position_x;
+    out[2].position[1] = segment1_centre1_position_y;
+    out[2].position[2] = 0.0;
+    out[3].rotation[(0, 0)] = segment1_centre2_rotation_00;
+    out[3].rotation[(0, 1)] = segment1_centre2_rotation_01;
+    out[3].rotation[(0, 2)] = 0.0;
+    out[3].rotation[(1, 0)] = segment1_centre2_rotation_10;
+    out[3].rotation[(1, 1)] = segment1_centre2_rotation_11;
+    out[3].rotation[(1, 2)] = 0.0;
+    out[3].rotation[(2, 0)] = 0.0;
+    out[3].rotation[(2, 1)] = 0.0;
+    out[3].rotation[(2, 2)] = 1.0;
+    out[3].position[0] = segment1_centre2_position_x;
+    out[3].position[1] = segment1_centre2_position_y;
+    out[3].position[2] = 0.0;
+    out[4].rotation[(0, 0)] = segment1_centre3_rotation_00;
+    out[4].rotation[(0, 1)] = segment1_centre3_rotation_01;
+    out[4].rotation[(0, 2)] = 0.0;
+    out[4].rotation[(1, 0)] = segment1_centre3_rotation_10;
+    out[4].rotation[(1, 1)] = segment1_centre3_rotation_11;
+    out[4].rotation[(1, 2)] = 0.0;
+    out[4].rotation[(2, 0)] = 0.0;
+    out[4].rotation[(2, 1)] = 0.0;
+    out[4].rotation[(2, 2)] = 1.0;
+    out[4].position[0] = segment1_centre3_position_x;
+    out[4].position[1] = segment1_centre3_position_y;
+    out[4].position[2] = 0.0;
+    out[5].rotation[(0, 0)] = segment1_centre4_rotation_00;
+    out[5].rotation[(0, 1)] = segment1_centre4_rotation_01;
+    out[5].rotation[(0, 2)] = 0.0;
+    out[5].rotation[(1, 0)] = segment1_centre4_rotation_10;
+    out[5].rotation[(1, 1)] = segment1_centre4_rotation_11;
+    out[5].rotation[(1, 2)] = 0.0;
+    out[5].rotation[(2, 0)] = 0.0;
+    out[5].rotation[(2, 1)] = 0.0;
+    out[5].rotation[(2, 2)] = 1.0;
+    out[5].position[0] = segment1_centre4_position_x;
+    out[5].position[1] = segment1_centre4_position_y;
+    out[5].position[2] = 0.0;
+    out[6].rotation[(0, 0)] = segment1_centre5_rotation_00;
+    out[6].rotation[(0, 1)] = segment1_centre5_rotation_01;
+    out[6].rotation[(0, 2)] = 0.0;
+    out[6].rotation[(1, 0)] = segment1_centre5_rotation_10;
+    out[6].rotation[(1, 1)] = segment1_centre5_rotation_11;
+    out[6].rotation[(1, 2)] = 0.0;
+    out[6].rotation[(2, 0)] = 0.0;
+    out[6].rotation[(2, 1)] = 0.0;
+    out[6].rotation[(2, 2)] = 1.0;
+    out[6].position[0] = segment1_centre5_position_x;
+    out[6].position[1] = segment1_centre5_position_y;
+    out[6].position[2] = 0.0;
+    out[7].rotation[(0, 0)] = cache.segment1_tip_rotation_00;
+    out[7].rotation[(0, 1)] = cache.segment1_tip_rotation_01;
+    out[7].rotation[(0, 2)] = 0.0;
+    out[7].rotation[(1, 0)] = cache.segment1_tip_rotation_10;
+    out[7].rotation[(1, 1)] = cache.segment1_tip_rotation_11;
+    out[7].rotation[(1, 2)] = 0.0;
+    out[7].rotation[(2, 0)] = 0.0;
+    out[7].rotation[(2, 1)] = 0.0;
+    out[7].rotation[(2, 2)] = 1.0;
+    out[7].position[0] = cache.segment1_tip_position_x;
+    out[7].position[1] = cache.segment1_tip_position_y;
+    out[7].position[2] = 0.0;
+    out[8].rotation[(0, 0)] = cache.segment1_tip_rotation_00;
+    out[8].rotation[(0, 1)] = cache.segment1_tip_rotation_01;
+    out[8].rotation[(0, 2)] = 0.0;
+    out[8].rotation[(1, 0)] = cache.segment1_tip_rotation_10;
+    out[8].rotation[(1, 1)] = cache.segment1_tip_rotation_11;
+    out[8].rotation[(1, 2)] = 0.0;
+    out[8].rotation[(2, 0)] = 0.0;
+    out[8].rotation[(2, 1)] = 0.0;
+    out[8].rotation[(2, 2)] = 1.0;
+    out[8].position[0] = cache.segment1_tip_position_x;
+    out[8].position[1] = cache.segment1_tip_position_y;
+    out[8].position[2] = 0.0;
+    out[9].rotation[(0, 0)] = cache.segment1_tip_rotation_00;
+    out[9].rotation[(0, 1)] = cache.segment1_tip_rotation_01;
+    out[9].rotation[(0, 2)] = 0.0;
+    out[9].rotation[(1, 0)] = cache.segment1_tip_rotation_10;
+    out[9].rotation[(1, 1)] = cache.segment1_tip_rotation_11;
+    out[9].rotation[(1, 2)] = 0.0;
+    out[9].rotation[(2, 0)] = 0.0;
+    out[9].rotation[(2, 1)] = 0.0;
+    out[9].rotation[(2, 2)] = 1.0;
+    out[9].position[0] = cache.segment1_tip_position_x;
+    out[9].position[1] = cache.segment1_tip_position_y;
+    out[9].position[2] = 0.0;
+    out[10].rotation[(0, 0)] = segment2_centre1_rotation_00;
+    out[10].rotation[(0, 1)] = segment2_centre1_rotation_01;
+    out[10].rotation[(0, 2)] = 0.0;
+    out[10].rotation[(1, 0)] = segment2_centre1_rotation_10;
+    out[10].rotation[(1, 1)] = segment2_centre1_rotation_11;
+    out[10].rotation[(1, 2)] = 0.0;
+    out[10].rotation[(2, 0)] = 0.0;
+    out[10].rotation[(2, 1)] = 0.0;
+    out[10].rotation[(2, 2)] = 1.0;
+    out[10].position[0] = segment2_centre1_position_x;
+    out[10].position[1] = segment2_centre1_position_y;
+    out[10].position[2] = 0.0;
+    out[11].rotation[(0, 0)] = segment2_centre2_rotation_00;
+    out[11].rotation[(0, 1)] = segment2_centre2_rotation_01;
+    out[11].rotation[(0, 2)] = 0.0;
+    out[11].rotation[(1, 0)] = segment2_centre2_rotation_10;
+    out[11].rotation[(1, 1)] = segment2_centre2_rotation_11;
+    out[11].rotation[(1, 2)] = 0.0;
+    out[11].rotation[(2, 0)] = 0.0;
+    out[11].rotation[(2, 1)] = 0.0;
+    out[11].rotation[(2, 2)] = 1.0;
+    out[11].position[0] = segment2_centre2_position_x;
+    out[11].position[1] = segment2_centre2_position_y;
+    out[11].position[2] = 0.0;
+    out[12].rotation[(0, 0)] = segment2_centre3_rotation_00;
+    out[12].rotation[(0, 1)] = segment2_centre3_rotation_01;
+    out[12].rotation[(0, 2)] = 0.0;
+    out[12].rotation[(1, 0)] = segment2_centre3_rotation_10;
+    out[12].rotation[(1, 1)] = segment2_centre3_rotation_11;
+    out[12].rotation[(1, 2)] = 0.0;
+    out[12].rotation[(2, 0)] = 0.0;
+    out[12].rotation[(2, 1)] = 0.0;
+    out[12].rotation[(2, 2)] = 1.0;
+    out[12].position[0] = segment2_centre3_position_x;
+    out[12].position[1] = segment2_centre3_position_y;
+    out[12].position[2] = 0.0;
+    out[13].rotation[(0, 0)] = segment2_centre4_rotation_00;
+    out[13].rotation[(0, 1)] = segment2_centre4_rotation_01;
+    out[13].rotation[(0, 2)] = 0.0;
+    out[13].rotation[(1, 0)] = segment2_centre4_rotation_10;
+    out[13].rotation[(1, 1)] = segment2_centre4_rotation_11;
+    out[13].rotation[(1, 2)] = 0.0;
+    out[13].rotation[(2, 0)] = 0.0;
+    out[13].rotation[(2, 1)] = 0.0;
+    out[13].rotation[(2, 2)] = 1.0;
+    out[13].position[0] = segment2_centre4_position_x;
+    out[13].position[1] = segment2_centre4_position_y;
+    out[13].position[2] = 0.0;
+    out[14].rotation[(0, 0)] = segment2_centre5_rotation_00;
+    out[14].rotation[(0, 1)] = segment2_centre5_rotation_01;
+    out[14].rotation[(0, 2)] = 0.0;
+    out[14].rotation[(1, 0)] = segment2_centre5_rotation_10;
+    out[14].rotation[(1, 1)] = segment2_centre5_rotation_11;
+    out[14].rotation[(1, 2)] = 0.0;
+    out[14].rotation[(2, 0)] = 0.0;
+    out[14].rotation[(2, 1)] = 0.0;
+    out[14].rotation[(2, 2)] = 1.0;
+    out[14].position[0] = segment2_centre5_position_x;
+    out[14].position[1] = segment2_centre5_position_y;
+    out[14].position[2] = 0.0;
+    out[15].rotation[(0, 0)] = cache.segment2_tip_rotation_00;
+    out[15].rotation[(0, 1)] = cache.segment2_tip_rotation_01;
+    out[15].rotation[(0, 2)] = 0.0;
+    out[15].rotation[(1, 0)] = cache.segment2_tip_rotation_10;
+    out[15].rotation[(1, 1)] = cache.segment2_tip_rotation_11;
+    out[15].rotation[(1, 2)] = 0.0;
+    out[15].rotation[(2, 0)] = 0.0;
+    out[15].rotation[(2, 1)] = 0.0;
+    out[15].rotation[(2, 2)] = 1.0;
+    out[15].position[0] = cache.segment2_tip_position_x;
+    out[15].position[1] = cache.segment2_tip_position_y;
+    out[15].position[2] = 0.0;
+    out[16].rotation[(0, 0)] = cache.segment2_tip_rotation_00;
+    out[16].rotation[(0, 1)] = cache.segment2_tip_rotation_01;
+    out[16].rotation[(0, 2)] = 0.0;
+    out[16].rotation[(1, 0)] = cache.segment2_tip_rotation_10;
+    out[16].rotation[(1, 1)] = cache.segment2_tip_rotation_11;
+    out[16].rotation[(1, 2)] = 0.0;
+    out[16].rotation[(2, 0)] = 0.0;
+    out[16].rotation[(2, 1)] = 0.0;
+    out[16].rotation[(2, 2)] = 1.0;
+    out[16].position[0] = cache.segment2_tip_position_x;
+    out[16].position[1] = cache.segment2_tip_position_y;
+    out[16].position[2] = 0.0;
+    out[17].rotation[(0, 0)] = cache.segment2_tip_rotation_00;
+    out[17].rotation[(0, 1)] = cache.segment2_tip_rotation_01;
+    out[17].rotation[(0, 2)] = 0.0;
+    out[17].rotation[(1, 0)] = cache.segment2_tip_rotation_10;
+    out[17].rotation[(1, 1)] = cache.segment2_tip_rotation_11;
+    out[17].rotation[(1, 2)] = 0.0;
+    out[17].rotation[(2, 0)] = 0.0;
+    out[17].rotation[(2, 1)] = 0.0;
+    out[17].rotation[(2, 2)] = 1.0;
+    out[17].position[0] = cache.segment2_tip_position_x;
+    out[17].position[1] = cache.segment2_tip_position_y;
+    out[17].position[2] = 0.0;
+    out[18].rotation[(0, 0)] = segment3_centre1_rotation_00;
+    out[18].rotation[(0, 1)] = segment3_centre1_rotation_01;
+    out[18].rotation[(0, 2)] = 0.0;
+    out[18].rotation[(1, 0)] = segment3_centre1_rotation_10;
+    out[18].rotation[(1, 1)] = segment3_centre1_rotation_11;
+    out[18].rotation[(1, 2)] = 0.0;
+    out[18].rotation[(2, 0)] = 0.0;
+    out[18].rotation[(2, 1)] = 0.0;
+    out[18].rotation[(2, 2)] = 1.0;
+    out[18].position[0] = segment3_centre1_position_x;
+    out[18].position[1] = segment3_centre1_position_y;
+    out[18].position[2] = 0.0;
+    out[19].rotation[(0, 0)] = segment3_centre2_rotation_00;
+    out[19].rotation[(0, 1)] = segment3_centre2_rotation_01;
+    out[19].rotation[(0, 2)] = 0.0;
+    out[19].rotation[(1, 0)] = segment3_centre2_rotation_10;
+    out[19].rotation[(1, 1)] = segment3_centre2_rotation_11;
+    out[19].rotation[(1, 2)] = 0.0;
+    out[19].rotation[(2, 0)] = 0.0;
+    out[19].rotation[(2, 1)] = 0.0;
+    out[19].rotation[(2, 2)] = 1.0;
+    out[19].position[0] = segment3_centre2_position_x;
+    out[19].position[1] = segment3_centre2_position_y;
+    out[19].position[2] = 0.0;
+    out[20].rotation[(0, 0)] = segment3_centre3_rotation_00;
+    out[20].rotation[(0, 1)] = segment3_centre3_rotation_01;
+    out[20].rotation[(0, 2)] = 0.0;
+    out[20].rotation[(1, 0)] = segment3_centre3_rotation_10;
+    out[20].rotation[(1, 1)] = segment3_centre3_rotation_11;
+    out[20].rotation[(1, 2)] = 0.0;
+    out[20].rotation[(2, 0)] = 0.0;
+    out[20].rotation[(2, 1)] = 0.0;
+    out[20].rotation[(2, 2)] = 1.0;
+    out[20].position[0] = segment3_centre3_position_x;
+    out[20].position[1] = segment3_centre3_position_y;
+    out[20].position[2] = 0.0;
+    out[21].rotation[(0, 0)] = segment3_centre4_rotation_00;
+    out[21].rotation[(0, 1)] = segment3_centre4_rotation_01;
+    out[21].rotation[(0, 2)] = 0.0;
+    out[21].rotation[(1, 0)] = segment3_centre4_rotation_10;
+    out[21].rotation[(1, 1)] = segment3_centre4_rotation_11;
+    out[21].rotation[(1, 2)] = 0.0;
+    out[21].rotation[(2, 0)] = 0.0;
+    out[21].rotation[(2, 1)] = 0.0;
+    out[21].rotation[(2, 2)] = 1.0;
+    out[21].position[0] = segment3_centre4_position_x;
+    out[21].position[1] = segment3_centre4_position_y;
+    out[21].position[2] = 0.0;
+    out[22].rotation[(0, 0)] = segment3_centre5_rotation_00;
+    out[22].rotation[(0, 1)] = segment3_centre5_rotation_01;
+    out[22].rotation[(0, 2)] = 0.0;
+    out[22].rotation[(1, 0)] = segment3_centre5_rotation_10;
+    out[22].rotation[(1, 1)] = segment3_centre5_rotation_11;
+    out[22].rotation[(1, 2)] = 0.0;
+    out[22].rotation[(2, 0)] = 0.0;
+    out[22].rotation[(2, 1)] = 0.0;
+    out[22].rotation[(2, 2)] = 1.0;
+    out[22].position[0] = segment3_centre5_position_x;
+    out[22].position[1] = segment3_centre5_position_y;
+    out[22].position[2] = 0.0;
+    out[23].rotation[(0, 0)] = cache.segment3_tip_rotation_00;
+    out[23].rotation[(0, 1)] = cache.segment3_tip_rotation_01;
+    out[23].rotation[(0, 2)] = 0.0;
+    out[23].rotation[(1, 0)] = cache.segment3_tip_rotation_10;
+    out[23].rotation[(1, 1)] = cache.segment3_tip_rotation_11;
+    out[23].rotation[(1, 2)] = 0.0;
+    out[23].rotation[(2, 0)] = 0.0;
+    out[23].rotation[(2, 1)] = 0.0;
+    out[23].rotation[(2, 2)] = 1.0;
+    out[23].position[0] = cache.segment3_tip_position_x;
+    out[23].position[1] = cache.segment3_tip_position_y;
+    out[23].position[2] = 0.0;
+    out[24].rotation[(0, 0)] = cache.segment3_tip_rotation_00;
+    out[24].rotation[(0, 1)] = cache.segment3_tip_rotation_01;
+    out[24].rotation[(0, 2)] = 0.0;
+    out[24].rotation[(1, 0)] = cache.segment3_tip_rotation_10;
+    out[24].rotation[(1, 1)] = cache.segment3_tip_rotation_11;
+    out[24].rotation[(1, 2)] = 0.0;
+    out[24].rotation[(2, 0)] = 0.0;
+    out[24].rotation[(2, 1)] = 0.0;
+    out[24].rotation[(2, 2)] = 1.0;
+    out[24].position[0] = cache.segment3_tip_position_x;
+    out[24].position[1] = cache.segment3_tip_position_y;
+    out[24].position[2] = 0.0;
+    out[25].rotation[(0, 0)] = cache.segment3_tip_rotation_00;
+    out[25].rotation[(0, 1)] = cache.segment3_tip_rotation_01;
+    out[25].rotation[(0, 2)] = 0.0;
+    out[25].rotation[(1, 0)] = cache.segment3_tip_rotation_10;
+    out[25].rotation[(1, 1)] = cache.segment3_tip_rotation_11;
+    out[25].rotation[(1, 2)] = 0.0;
+    out[25].rotation[(2, 0)] = 0.0;
+    out[25].rotation[(2, 1)] = 0.0;
+    out[25].rotation[(2, 2)] = 1.0;
+    out[25].position[0] = cache.segment3_tip_position_x;
+    out[25].position[1] = cache.segment3_tip_position_y;
+    out[25].position[2] = 0.0;
+    out[26].rotation[(0, 0)] = segment4_centre1_rotation_00;
+    out[26].rotation[(0, 1)] = segment4_centre1_rotation_01;
+    out[26].rotation[(0, 2)] = 0.0;
+    out[26].rotation[(1, 0)] = segment4_centre1_rotation_10;
+    out[26].rotation[(1, 1)] = segment4_centre1_rotation_11;
+    out[26].rotation[(1, 2)] = 0.0;
+    out[26].rotation[(2, 0)] = 0.0;
+    out[26].rotation[(2, 1)] = 0.0;
+    out[26].rotation[(2, 2)] = 1.0;
+    out[26].position[0] = segment4_centre1_position_x;
+    out[26].position[1] = segment4_centre1_position_y;
+    out[26].position[2] = 0.0;
+    out[27].rotation[(0, 0)] = segment4_centre2_rotation_00;
+    out[27].rotation[(0, 1)] = segment4_centre2_rotation_01;
+    out[27].rotation[(0, 2)] = 0.0;
+    out[27].rotation[(1, 0)] = segment4_centre2_rotation_10;
+    out[27].rotation[(1, 1)] = segment4_centre2_rotation_11;
+    out[27].rotation[(1, 2)] = 0.0;
+    out[27].rotation[(2, 0)] = 0.0;
+    out[27].rotation[(2, 1)] = 0.0;
+    out[27].rotation[(2, 2)] = 1.0;
+    out[27].position[0] = segment4_centre2_position_x;
+    out[27].position[1] = segment4_centre2_position_y;
+    out[27].position[2] = 0.0;
+    out[28].rotation[(0, 0)] = segment4_centre3_rotation_00;
+    out[28].rotation[(0, 1)] = segment4_centre3_rotation_01;
+    out[28].rotation[(0, 2)] = 0.0;
+    out[28].rotation[(1, 0)] = segment4_centre3_rotation_10;
+    out[28].rotation[(1, 1)] = segment4_centre3_rotation_11;
+    out[28].rotation[(1, 2)] = 0.0;
+    out[28].rotation[(2, 0)] = 0.0;
+    out[28].rotation[(2, 1)] = 0.0;
+    out[28].rotation[(2, 2)] = 1.0;
+    out[28].position[0] = segment4_centre3_position_x;
+    out[28].position[1] = segment4_centre3_position_y;
+    out[28].position[2] = 0.0;
+    out[29].rotation[(0, 0)] = segment4_centre4_rotation_00;
+    out[29].rotation[(0, 1)] = segment4_centre4_rotation_01;
+    out[29].rotation[(0, 2)] = 0.0;
+    out[29].rotation[(1, 0)] = segment4_centre4_rotation_10;
+    out[29].rotation[(1, 1)] = segment4_centre4_rotation_11;
+    out[29].rotation[(1, 2)] = 0.0;
+    out[29].rotation[(2, 0)] = 0.0;
+    out[29].rotation[(2, 1)] = 0.0;
+    out[29].rotation[(2, 2)] = 1.0;
+    out[29].position[0] = segment4_centre4_position_x;
+    out[29].position[1] = segment4_centre4_position_y;
+    out[29].position[2] = 0.0;
+    out[30].rotation[(0, 0)] = segment4_centre5_rotation_00;
+    out[30].rotation[(0, 1)] = segment4_centre5_rotation_01;
+    out[30].rotation[(0, 2)] = 0.0;
+    out[30].rotation[(1, 0)] = segment4_centre5_rotation_10;
+    out[30].rotation[(1, 1)] = segment4_centre5_rotation_11;
+    out[30].rotation[(1, 2)] = 0.0;
+    out[30].rotation[(2, 0)] = 0.0;
+    out[30].rotation[(2, 1)] = 0.0;
+    out[30].rotation[(2, 2)] = 1.0;
+    out[30].position[0] = segment4_centre5_position_x;
+    out[30].position[1] = segment4_centre5_position_y;
+    out[30].position[2] = 0.0;
+    out[31].rotation[(0, 0)] = segment4_tip_rotation_00;
+    out[31].rotation[(0, 1)] = segment4_tip_rotation_01;
+    out[31].rotation[(0, 2)] = 0.0;
+    out[31].rotation[(1, 0)] = segment4_tip_rotation_10;
+    out[31].rotation[(1, 1)] = segment4_tip_rotation_11;
+    out[31].rotation[(1, 2)] = 0.0;
+    out[31].rotation[(2, 0)] = 0.0;
+    out[31].rotation[(2, 1)] = 0.0;
+    out[31].rotation[(2, 2)] = 1.0;
+    out[31].position[0] = cache.segment4_tip_position_x;
+    out[31].position[1] = cache.segment4_tip_position_y;
+    out[31].position[2] = 0.0;
+    out[32].rotation[(0, 0)] = segment4_tip_rotation_00;
+    out[32].rotation[(0, 1)] = segment4_tip_rotation_01;
+    out[32].rotation[(0, 2)] = 0.0;
+    out[32].rotation[(1, 0)] = segment4_tip_rotation_10;
+    out[32].rotation[(1, 1)] = segment4_tip_rotation_11;
+    out[32].rotation[(1, 2)] = 0.0;
+    out[32].rotation[(2, 0)] = 0.0;
+    out[32].rotation[(2, 1)] = 0.0;
+    out[32].rotation[(2, 2)] = 1.0;
+    out[32].position[0] = cache.segment4_tip_position_x;
+    out[32].position[1] = cache.segment4_tip_position_y;
+    out[32].position[2] = 0.0;
+}
+/// Each body's drawn size as the spec gives it: its radius (a section's skin, a
+/// hull, a section's slices as discs; 0 where the spec gives none, and a rigid body
+/// is then drawn to reach its joints and contact points) and a section's chambers.
+#[inline]
+#[allow(unused_variables)]
+pub fn drawing_geometry(p: &Params) -> [softgen_runtime::BodyGeometry; BODY_COUNT] {
+    [
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: (2.0 * ((1.0 * 0.5 * f64::powi(p.segment1_disc_radius, 2i32))))
+                .max(0.0)
+                .sqrt(),
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: (2.0 * ((1.0 * 0.5 * f64::powi(p.segment2_disc_radius, 2i32))))
+                .max(0.0)
+                .sqrt(),
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: (2.0 * ((1.0 * 0.5 * f64::powi(p.segment3_disc_radius, 2i32))))
+                .max(0.0)
+                .sqrt(),
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: (2.0 * ((1.0 * 0.5 * f64::powi(p.segment4_disc_radius, 2i32))))
+                .max(0.0)
+                .sqrt(),
+            chambers: None,
+        },
+        softgen_runtime::BodyGeometry {
+            radius: 0.0,
+            chambers: None,
+        },
+    ]
+}
 /// Valve-driven soft snake on passive wheels: five links, four planar curvature segments (001)
 ///
 /// 7 generalized coordinates, 5 contact points.
@@ -9365,6 +10301,26 @@ impl Model<DOF, CONTACTS> for WpiSnake {
         out: &mut SMatrix<f64, DOF, DOF>,
     ) {
         damping_jacobian_into(qd, p, out)
+    }
+    const BODIES: &'static [softgen_runtime::BodyDrawing] = &BODIES;
+    const DRAWING_FRAMES: usize = DRAWING_FRAMES;
+    const THRUSTER_DRAWING_FRAMES: &'static [usize] = THRUSTER_DRAWING_FRAMES;
+    fn drawing_frames_into(
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut [softgen_runtime::FramePose],
+    ) {
+        if let Ok(out) = <&mut [softgen_runtime::FramePose; DRAWING_FRAMES]>::try_from(
+            out,
+        ) {
+            drawing_frames_into(q, p, k, out);
+        }
+    }
+    fn drawing_geometry_into(p: &Params, out: &mut [softgen_runtime::BodyGeometry]) {
+        for (out, geometry) in out.iter_mut().zip(drawing_geometry(p)) {
+            *out = geometry;
+        }
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

@@ -39,8 +39,8 @@ pub use robot::dynamics::{
     spd_inverse_in_place, ForwardDynamicsDerivatives, ForwardDynamicsError, ARTICULATED_SOLVE_FROM,
 };
 pub use robot::model::{
-    ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, GaitDefaults, Model, ParamSet, SoftSectionInfo,
-    ThrusterInfo, UnknownParameter,
+    BodyDrawing, BodyGeometry, ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FramePose,
+    GaitDefaults, Model, ParamSet, SoftSectionInfo, ThrusterInfo, UnknownParameter,
 };
 pub use robot::parameter_rules::{check_rule, physical_inertia, RuleKind};
 pub use robot::registry::{RobotInfo, RobotVisitor, RunConfigFile};

@@ -11,3 +11,4 @@ pub(crate) mod signals;
 pub(crate) mod simulate;
 pub(crate) mod sweep;
 pub(crate) mod values;
+pub(crate) mod view;

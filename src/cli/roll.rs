@@ -43,6 +43,9 @@ pub(crate) struct RollArgs {
     /// Output folder.
     #[arg(long, default_value = "out")]
     output: PathBuf,
+    /// Also write soft_snake_<gait>_rolling.view.html: the run as a 3D animation page.
+    #[arg(long)]
+    view: bool,
 }
 
 pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
@@ -111,6 +114,17 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
             "outputs              {} and .position, .orientation, .lengths, .track (.png and .svg)",
             csv_path.display()
         );
+    }
+    if args.view {
+        let page = csv_path.with_extension("view.html");
+        let title = format!("soft snake, {name} rolling");
+        let line = format!(
+            "{} s at {} Hz, {} bar ceiling, bend {:.3} rad per section; softgen roll",
+            run.duration, run.frequency, run.ceiling, summary.bend
+        );
+        let setup = softgen::ViewSetup { title: &title, summary: &line, terrain: None, params: &[] };
+        let frames = softgen::write_view_from_csv(&csv_path, "soft_snake", &setup, &page)?;
+        println!("view                 {} ({frames} frames)", page.display());
     }
     if let Some(code) = summary.error.as_ref().and_then(|e| stopped_by_signal(&stop, e)) {
         return Ok(code);

@@ -4,7 +4,10 @@ use super::signals::{failed, stop_flag, stopped_by_signal};
 use super::values::parse_sets;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use softgen::{run_scenario, AnisotropyName, IntegratorName, JacobianName, RunSettings, TerrainName};
+use softgen::{
+    run_scenario, write_view_from_csv, AnisotropyName, IntegratorName, JacobianName, RunSettings, TerrainName,
+    ViewSetup,
+};
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -106,6 +109,9 @@ pub(crate) struct SimulateArgs {
     /// Skip the PNG plot.
     #[arg(long)]
     no_plot: bool,
+    /// Also write <robot>.view.html: the run as a 3D animation page that opens from disk.
+    #[arg(long)]
+    view: bool,
 }
 
 impl SimulateArgs {
@@ -215,6 +221,14 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
         let png = args.output.join(format!("{}.png", args.robot));
         summary.plot(&png)?;
         println!("plot           {} (and .svg)", png.display());
+    }
+    if args.view {
+        let page = args.output.join(format!("{}.view.html", args.robot));
+        let title = format!("{}, terrain: {}", summary.robot, summary.terrain);
+        let line = format!("{:.2} s simulated; softgen simulate", summary.simulated);
+        let setup = ViewSetup { title: &title, summary: &line, terrain: Some(summary.terrain), params: &s.params };
+        let frames = write_view_from_csv(&csv_path, &args.robot, &setup, &page)?;
+        println!("view           {} ({frames} frames)", page.display());
     }
     if let Some(e) = summary.error {
         if let Some(code) = stopped_by_signal(&stop, &e) {

@@ -3,6 +3,7 @@
 //! `emit` puts a module together; each file here emits one concern of it.
 
 mod contact;
+mod drawing;
 mod expression;
 mod names;
 mod sections;
@@ -19,6 +20,7 @@ use crate::model::{CoordinateKind, Robot, Rule, SectionKind, TerrainDefault};
 use crate::spatial::Articulated;
 use crate::spec::Anisotropy;
 use contact::{contact_frame_tangents, contact_frames};
+use drawing::drawing;
 use expression::*;
 use names::identifier;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -641,6 +643,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let (soft_items, soft_impl) = soft_sections(robot, equations, &params, &kernel);
     let (water_items, water_impl) = water(equations, &params, &kernel);
     let (thruster_items, thruster_impl) = thrusters(robot, equations, &kernel);
+    let (drawing_items, drawing_impl) = drawing(robot, equations, &kernel);
     let Shared { params: params_items, constants } = shared(robot);
     let description = &robot.description;
     let cache_doc = doc(&format!(
@@ -812,6 +815,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
 
         #thruster_items
 
+        #drawing_items
+
         #model_doc
         #[derive(Clone, Copy, Debug, Default)]
         pub struct #robot_type;
@@ -833,6 +838,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             #soft_impl
             #water_impl
             #thruster_impl
+            #drawing_impl
             fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { potential_energy(q, p, k) }
             fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_positions_into(q, p, k, out) }
             fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }

@@ -7,7 +7,7 @@ use crate::actuators::valve_wave::ValveWave;
 use crate::environment::contact::{ContactLaw, FrictionAnisotropy, FrictionLaw};
 use crate::environment::plane::PlaneOfMotion;
 use crate::environment::terrain::Terrain;
-use nalgebra::{SMatrix, SVector, Vector3};
+use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use std::fmt;
 
 /// What a generalized coordinate moves.
@@ -65,6 +65,44 @@ pub struct SoftSectionInfo {
     pub coordinates: usize,
     /// Rotation of its base frame in its parent's frame (row-major).
     pub mount: [[f64; 3]; 3],
+}
+
+/// A body of a generated robot as a viewer draws it: a rigid body by its frame, a soft
+/// section by frames along its centre line, base to tip (`Model::drawing_frames_into`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyDrawing {
+    pub name: &'static str,
+    /// The nearest drawn body above it in the tree (an index into `Model::BODIES`).
+    pub parent: Option<usize>,
+    /// Its index in `SOFT_SECTIONS`, for a soft section.
+    pub section: Option<usize>,
+    /// Its first frame among the drawing frames, and how many it has.
+    pub first_frame: usize,
+    pub frames: usize,
+}
+
+/// A body's drawn size as its spec gives it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BodyGeometry {
+    /// Its radius (a section's skin, a hull, a section's slices as discs), 0 where the spec
+    /// gives none: a rigid body is then drawn to reach its joints and contact points.
+    pub radius: f64,
+    /// A soft section's three chambers: their distance from the centre line (m) and their
+    /// angles about its x axis from +y (rad).
+    pub chambers: Option<(f64, [f64; 3])>,
+}
+
+/// A frame in the world: its origin and its rotation (columns are its axes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FramePose {
+    pub position: Vector3<f64>,
+    pub rotation: Matrix3<f64>,
+}
+
+impl Default for FramePose {
+    fn default() -> FramePose {
+        FramePose { position: Vector3::zeros(), rotation: Matrix3::identity() }
+    }
 }
 
 /// A thruster (propeller) on a rigid body: a force of the commanded magnitude (N) along a
@@ -529,6 +567,26 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     fn linear_momentum(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
     /// Total angular momentum about the world origin.
     fn angular_momentum(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
+
+    /// The robot's bodies, parents first, as a viewer draws them. Generated robots list
+    /// every spec body; a model that lists none is drawn by its contact points alone.
+    const BODIES: &'static [BodyDrawing] = &[];
+    /// Number of frames `drawing_frames_into` writes: the bodies' frames, then each
+    /// thruster's point.
+    const DRAWING_FRAMES: usize = 0;
+    /// The drawing frame of each thruster's point of attack, in thruster order.
+    const THRUSTER_DRAWING_FRAMES: &'static [usize] = &[];
+    /// World frames for drawing, into `out` of `DRAWING_FRAMES` entries (another length
+    /// leaves `out` as it is).
+    fn drawing_frames_into(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache, out: &mut [FramePose]) {
+        let _ = (q, p, k, out);
+    }
+    /// Each body's drawn size as its spec gives it (radius, chambers), into `out` of one
+    /// entry per body of `BODIES`.
+    fn drawing_geometry_into(p: &Self::Params, out: &mut [BodyGeometry]) {
+        let _ = p;
+        out.fill(BodyGeometry::default());
+    }
 
     /// Dissipative generalized force D(qd) (soft sections' actuator damping, linear or a
     /// material's power law); zero unless the model has damping.
