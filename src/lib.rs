@@ -33,7 +33,7 @@ pub use simulate::settings::{
     AnisotropyName, IntegratorName, JacobianName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES,
     ROS34_TOLERANCES,
 };
-pub use simulate::view::write_view_from_csv;
+pub use simulate::view::{write_view_from_csv, write_view_from_csv_text};
 pub use support::output::PendingFile;
 pub use support::plot::{plot_contour, plot_paths, plot_run, plot_time_series, plot_track, RunView, Series};
 pub use support::view::{page_from_csv, ViewSetup, DISPLAY_RATE};

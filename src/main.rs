@@ -57,6 +57,7 @@ enum Command {
     Sweep(SweepArgs),
     /// A run's CSV as a 3D animation page (soft sections as tubes, contacts and their
     /// forces, terrain, the centre-of-mass trail) that opens from disk in any browser.
+    #[command(allow_negative_numbers = true)]
     View(ViewArgs),
     /// List the robots and their generalized coordinates.
     List,

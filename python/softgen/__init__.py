@@ -32,6 +32,7 @@ __all__ = [
     "simulate",
     "sweep",
     "sweep_text",
+    "view",
 ]
 
 
@@ -46,9 +47,40 @@ def simulate(robot: str = "snake_pedal_wave", every: int = 1, **settings: Any) -
     columns, data, summary = _softgen.simulate(robot, settings, every)
     frame = pd.DataFrame(data, columns=columns)
     frame.attrs["summary"] = summary
+    frame.attrs["settings"] = dict(settings)
     if summary["error"]:
         warnings.warn(f"{robot}: the run stopped at t = {summary['simulated']:.6f} s: {summary['error']}", RuntimeWarning, stacklevel=2)
     return frame
+
+
+def view(
+    run: Union[pd.DataFrame, str, os.PathLike],
+    path: Union[str, os.PathLike],
+    robot: Optional[str] = None,
+    title: Optional[str] = None,
+    **settings: Any,
+) -> int:
+    """Writes ``path``, a run as a 3D animation page that opens from disk in any browser, as
+    ``softgen view`` does, and returns its number of frames. ``run`` is a data frame of
+    :func:`simulate` (its robot, terrain and parameters come with it) or the path of a run's
+    CSV (then name its ``robot``). ``settings`` override the run's: ``terrain``,
+    ``stair_position``, ``params={"name": value}``, ... (the keys of :func:`simulate`)."""
+    if isinstance(run, pd.DataFrame):
+        summary = run.attrs.get("summary", {})
+        robot = robot or summary.get("robot")
+        if robot is None:
+            raise SoftgenError("softgen.view: this data frame does not say its robot: pass robot=")
+        settings = {**run.attrs.get("settings", {}), **settings}
+        text, origin = run.to_csv(index=False), f"data frame of {robot}"
+    else:
+        if robot is None:
+            raise SoftgenError(f"softgen.view: {os.fspath(run)}: name the run's robot with robot=")
+        try:
+            text = Path(run).read_text()
+        except OSError as e:
+            raise SoftgenError(f"softgen.view: {os.fspath(run)}: {e.strerror}") from None
+        origin = os.fspath(run)
+    return _softgen.view(text, origin, robot, os.fspath(path), settings, title)
 
 
 class ExperimentResult:

@@ -408,6 +408,38 @@ fn simulate<'py>(
     Ok((rows.columns, data.into_pyarray(py), info))
 }
 
+/// Writes `page`, the 3D view page of a run of `robot` whose CSV text is `text` (`origin`
+/// names it in messages), as `softgen view` does; `settings` are the run's (the keys of
+/// `simulate`: its terrain and parameters are drawn). Returns the number of frames.
+#[pyfunction]
+#[pyo3(signature = (text, origin, robot, page, settings = None, title = None))]
+fn view(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    robot: &str,
+    page: &str,
+    settings: Option<&Bound<'_, PyDict>>,
+    title: Option<&str>,
+) -> PyResult<usize> {
+    let table = match settings {
+        Some(d) => toml_table(d, "")?,
+        None => toml::Table::new(),
+    };
+    let settings: softgen::RunSettings =
+        toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| error(e.message().trim_end().to_string()))?;
+    let scenario = settings.scenario(robot).map_err(error)?.scenario;
+    let terrain = match scenario.terrain {
+        softgen::TerrainChoice::SpecDefault => None,
+        softgen::TerrainChoice::Override(terrain) => Some(terrain),
+    };
+    let title = title.map_or_else(|| format!("{robot} ({origin})"), str::to_string);
+    let summary = format!("softgen.view from Python, {origin}");
+    let setup = softgen::ViewSetup { title: &title, summary: &summary, terrain, params: &scenario.params };
+    let (origin, page) = (std::path::Path::new(origin), std::path::Path::new(page));
+    py.detach(|| softgen::write_view_from_csv_text(text, origin, robot, &setup, page)).map_err(error)
+}
+
 /// The robots, by name.
 #[pyfunction]
 fn robots() -> Vec<&'static str> {
@@ -485,6 +517,7 @@ fn _softgen(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SoftgenError", m.py().get_type::<SoftgenError>())?;
     m.add_function(wrap_pyfunction!(robots, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(view, m)?)?;
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
     m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(run_sweep, m)?)?;

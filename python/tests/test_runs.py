@@ -38,3 +38,40 @@ def test_an_experiment_returns_its_verdict_and_tables(tmp_path):
     assert result.lines
     assert result.tables, "the experiment's CSV files as data frames"
     assert all(isinstance(t, pd.DataFrame) and len(t) > 0 for t in result.tables.values())
+
+
+def _page_poses(path):
+    import base64
+    import json
+    import re
+
+    text = path.read_text()
+    data = re.search(r'<script id="run-data" type="application/json">(.*?)</script>', text, re.S).group(1)
+    return np.frombuffer(base64.b64decode(json.loads(data)["poses"]), dtype="<f4")
+
+
+def test_view_writes_the_page_the_cli_writes(cli, tmp_path):
+    frame = softgen.simulate("snake_pedal_wave", duration=1.0, every=5)
+    assert softgen.view(frame, tmp_path / "from_python.html") == 61
+    subprocess.run([cli, "simulate", "--duration", "1", "--view", "--output", str(tmp_path), "--no-plot"], check=True, capture_output=True)
+    # The same frames (the CLI's CSV holds positions to 1e-9 m; the page float32).
+    ours, theirs = _page_poses(tmp_path / "from_python.html"), _page_poses(tmp_path / "snake_pedal_wave.view.html")
+    assert ours.shape == theirs.shape and np.max(np.abs(ours - theirs)) < 1e-5
+    csv = tmp_path / "snake_pedal_wave.csv"
+    assert softgen.view(csv, tmp_path / "from_csv.html", robot="snake_pedal_wave", terrain="stair") == 61
+    assert '"kind":"stair"' in (tmp_path / "from_csv.html").read_text()
+
+
+def test_view_refuses_what_it_cannot_draw(tmp_path):
+    import pytest
+
+    frame = softgen.simulate("double_pendulum", duration=0.1)
+    csv = tmp_path / "run.csv"
+    frame.to_csv(csv, index=False)
+    with pytest.raises(softgen.SoftgenError, match="name the run's robot"):
+        softgen.view(csv, tmp_path / "page.html")
+    with pytest.raises(softgen.SoftgenError, match="no column `base_x`"):
+        softgen.view(csv, tmp_path / "page.html", robot="snake_pedal_wave")
+    with pytest.raises(softgen.SoftgenError, match="No such file"):
+        softgen.view(tmp_path / "missing.csv", tmp_path / "page.html", robot="double_pendulum")
+    assert not (tmp_path / "page.html").exists()

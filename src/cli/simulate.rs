@@ -38,17 +38,8 @@ pub(crate) struct SimulateArgs {
     /// The Jacobian ros34 gets: its stiff part, or the exact Jacobian of the simulated system.
     #[arg(long, value_enum, default_value_t = DEFAULTS.jacobian)]
     jacobian: JacobianName,
-    #[arg(long, value_enum, default_value_t = DEFAULTS.terrain)]
-    terrain: TerrainName,
-    /// Stair face position along x (m).
-    #[arg(long, default_value_t = DEFAULTS.stair_position)]
-    stair_position: f64,
-    /// Stair height (m).
-    #[arg(long, default_value_t = DEFAULTS.stair_height)]
-    stair_height: f64,
-    /// Pipe inner diameter (m).
-    #[arg(long, default_value_t = DEFAULTS.pipe_diameter)]
-    pipe_diameter: f64,
+    #[command(flatten)]
+    terrain: TerrainArgs,
     /// Gait amplitude A (rad); serpenoid gaits only.
     #[arg(long)]
     amplitude: Option<f64>,
@@ -114,6 +105,22 @@ pub(crate) struct SimulateArgs {
     view: bool,
 }
 
+/// A terrain by name and its dimensions, as `simulate` and `view` take them.
+#[derive(Args, Clone)]
+pub(crate) struct TerrainArgs {
+    #[arg(long, value_enum, default_value_t = DEFAULTS.terrain)]
+    pub(crate) terrain: TerrainName,
+    /// Stair face position along x (m).
+    #[arg(long, default_value_t = DEFAULTS.stair_position)]
+    pub(crate) stair_position: f64,
+    /// Stair height (m).
+    #[arg(long, default_value_t = DEFAULTS.stair_height)]
+    pub(crate) stair_height: f64,
+    /// Pipe inner diameter (m).
+    #[arg(long, default_value_t = DEFAULTS.pipe_diameter)]
+    pub(crate) pipe_diameter: f64,
+}
+
 impl SimulateArgs {
     /// The run settings these flags give (a sweep file gives the same by key).
     fn settings(&self) -> Result<RunSettings, String> {
@@ -128,10 +135,10 @@ impl SimulateArgs {
             rtol: self.rtol,
             atol: self.atol,
             jacobian: self.jacobian,
-            terrain: self.terrain,
-            stair_position: self.stair_position,
-            stair_height: self.stair_height,
-            pipe_diameter: self.pipe_diameter,
+            terrain: self.terrain.terrain,
+            stair_position: self.terrain.stair_position,
+            stair_height: self.terrain.stair_height,
+            pipe_diameter: self.terrain.pipe_diameter,
             amplitude: self.amplitude,
             temporal_frequency: self.temporal_frequency,
             spatial_frequency: self.spatial_frequency,

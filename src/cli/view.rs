@@ -1,10 +1,9 @@
 //! `softgen view`: an existing run's CSV as a 3D animation page that opens from disk.
 
-use super::simulate::DEFAULTS;
+use super::simulate::TerrainArgs;
 use super::values::parse_sets;
 use clap::Args;
-use softgen::{write_view_from_csv, TerrainName, ViewSetup};
-use softgen_runtime::Terrain;
+use softgen::{write_view_from_csv, RunSettings, TerrainChoice, ViewSetup};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,17 +19,8 @@ pub(crate) struct ViewArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// The terrain to draw (default: the robot's spec's).
-    #[arg(long, value_enum, default_value_t = TerrainName::Spec)]
-    terrain: TerrainName,
-    /// Stair face position along x (m).
-    #[arg(long, default_value_t = DEFAULTS.stair_position)]
-    stair_position: f64,
-    /// Stair height (m).
-    #[arg(long, default_value_t = DEFAULTS.stair_height)]
-    stair_height: f64,
-    /// Pipe inner diameter (m).
-    #[arg(long, default_value_t = DEFAULTS.pipe_diameter)]
-    pipe_diameter: f64,
+    #[command(flatten)]
+    terrain: TerrainArgs,
     /// Parameters the run had, by name (repeatable), so the bodies are drawn as it had them.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
@@ -41,17 +31,18 @@ pub(crate) struct ViewArgs {
 
 pub(crate) fn view(args: ViewArgs) -> Result<ExitCode, String> {
     let params = parse_sets(&args.set)?;
-    let terrain = match args.terrain {
-        TerrainName::Spec => None,
-        TerrainName::None => Some(Terrain::None),
-        TerrainName::Flat => Some(Terrain::Flat { height: 0.0 }),
-        TerrainName::Stair => Some(Terrain::Stair { position: args.stair_position, height: args.stair_height }),
-        TerrainName::Pipe => Some(Terrain::Pipe { diameter: args.pipe_diameter }),
-        TerrainName::Floor => Some(Terrain::Floor),
+    // The terrain as `simulate` resolves the same flags.
+    let settings = RunSettings {
+        terrain: args.terrain.terrain,
+        stair_position: args.terrain.stair_position,
+        stair_height: args.terrain.stair_height,
+        pipe_diameter: args.terrain.pipe_diameter,
+        ..RunSettings::DEFAULT
     };
-    if let Some(t) = terrain {
-        t.validate()?;
-    }
+    let terrain = match settings.scenario(&args.robot)?.scenario.terrain {
+        TerrainChoice::SpecDefault => None,
+        TerrainChoice::Override(terrain) => Some(terrain),
+    };
     let page = args.out.clone().unwrap_or_else(|| args.csv.with_extension("view.html"));
     let file =
         args.csv.file_name().map_or_else(|| args.csv.display().to_string(), |f| f.to_string_lossy().into_owned());

@@ -10,7 +10,18 @@ use std::path::Path;
 /// page that cannot be made leaves an earlier one as it was.
 pub fn write_view_from_csv(csv: &Path, robot: &str, setup: &ViewSetup, page: &Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
-    let (html, frames) = with_robot(robot, PageOf { text: &text, csv, setup })??;
+    write_view_from_csv_text(&text, csv, robot, setup, page)
+}
+
+/// As [`write_view_from_csv`], from the CSV's text (`origin` names it in messages).
+pub fn write_view_from_csv_text(
+    text: &str,
+    origin: &Path,
+    robot: &str,
+    setup: &ViewSetup,
+    page: &Path,
+) -> Result<usize, String> {
+    let (html, frames) = with_robot(robot, PageOf { text, csv: origin, setup })??;
     write_page(page, &html)?;
     Ok(frames)
 }
