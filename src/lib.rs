@@ -16,8 +16,8 @@ mod sweep;
 
 pub use hardware::config::{Drives, EnvironmentOverride, MpcSettings, RunConfig};
 pub use hardware::run::{
-    run_with_drivers, Controller, ControllerChoice, HeldInputs, LimbController, LimbGaitRequest, MpcReport, RunDriver,
-    RunOptions, RunReport,
+    run_with_drivers, Controller, ControllerChoice, HeldInputs, LimbController, LimbGaitRequest, MpcReport,
+    PlantSetting, RunDriver, RunOptions, RunReport,
 };
 pub use hardware::serial::SerialDevice;
 pub use papers::{

@@ -322,3 +322,28 @@ fn an_existing_csv_becomes_a_page_and_bad_input_is_refused_by_name() {
     assert!(!bad.status.success() && text.contains("upper_mass"), "{text}");
     assert!(!dir.path().join("no.html").exists() && !dir.path().join("broken.view.html").exists());
 }
+
+#[test]
+fn a_hardware_in_the_loop_run_writes_its_plant_as_a_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (record, trajectory) = (dir.path().join("commands.csv"), dir.path().join("plant.csv"));
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_softgen"))
+            .args(["run", "--duration", "1", "--view", "--record"])
+            .arg(&record)
+            .arg("--trajectory")
+            .arg(&trajectory)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // One frame per 1/60 s from 0 to 1 s, and the plant's last sample (1.001 s).
+    assert!(stdout.contains("plant.view.html (62 frames)"), "{stdout}");
+    // The robot's own state is not measured: a real device has no trajectory to draw.
+    let out = run(&["--device", "serial", "--port", "/dev/null"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("--view draws the simulated plant's trajectory"), "{stderr}");
+}

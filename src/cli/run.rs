@@ -45,6 +45,10 @@ pub(crate) struct RunArgs {
     /// Print the channel map and the first commands; touch no device.
     #[arg(long)]
     dry_run: bool,
+    /// Also write the simulated plant's trajectory as a 3D animation page beside it
+    /// (--device sim).
+    #[arg(long)]
+    view: bool,
     /// Try SCHED_FIFO and mlockall (says so when the system refuses).
     #[arg(long)]
     realtime: bool,
@@ -125,6 +129,12 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
             return Err("--device serial and --device comedi need --port PATH".into())
         }
     };
+    if args.view && (serial_port.is_some() || comedi_device.is_some()) {
+        return Err("--view draws the simulated plant's trajectory: run it with --device sim (a robot's own \
+                    state is not measured)"
+            .into());
+    }
+    let (view, robot) = (args.view && !args.dry_run, args.robot.clone());
     let options = softgen::RunOptions {
         robot: args.robot,
         serial_port,
@@ -153,6 +163,18 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
         swim: args.swim,
     };
     let report = softgen::run_on_device(&options, stop)?;
+    if let (true, Some(plant)) = (view, &report.plant) {
+        let page = options.trajectory.with_extension("view.html");
+        let title = format!("{robot} on the simulated plant (softgen run)");
+        let line = format!(
+            "{} s at {} Hz through the output chain",
+            options.duration,
+            options.rate_hz.map_or_else(|| "the configured rate".to_string(), |r| r.to_string())
+        );
+        let setup = softgen::ViewSetup { title: &title, summary: &line, terrain: plant.terrain, params: &plant.params };
+        let frames = softgen::write_view_from_csv(&options.trajectory, &robot, &setup, &page)?;
+        println!("view            {} ({frames} frames)", page.display());
+    }
     match report.fault {
         None => Ok(ExitCode::SUCCESS),
         Some(softgen_runtime::SafetyFault::Signal(s)) => {

@@ -137,21 +137,23 @@ impl PageWriter<'_> {
 
         let terrain = self.setup.terrain.unwrap_or(R::ENVIRONMENT.terrain);
         let mut recorder = Recorder::<R, N, C>::new(params.clone(), terrain);
-        let mut next = f64::NEG_INFINITY;
+        // The first row in each 1/60 s of simulated time, and the last row.
+        let mut shown: Option<(i64, f64)> = None;
         let last = table.rows.len() - 1;
         for (index, row) in table.rows.iter().enumerate() {
             let t = row[time];
             if !t.is_finite() {
                 return Err(format!("{csv}: row {} has t = {t}", index + 2));
             }
-            // Every row at or past the next display time, and the last row.
-            if t + 1e-9 < next && index != last {
+            let slot = (t * DISPLAY_RATE + 1e-6).floor() as i64;
+            let wanted = match shown {
+                None => true,
+                Some((previous, at)) => slot > previous || (index == last && t > at),
+            };
+            if !wanted {
                 continue;
             }
-            next = if next.is_finite() { next + 1.0 / DISPLAY_RATE } else { t + 1.0 / DISPLAY_RATE };
-            while next <= t {
-                next += 1.0 / DISPLAY_RATE;
-            }
+            shown = Some((slot, t));
             let q = SVector::<f64, N>::from_fn(|i, _| row[coordinates[i]]);
             if q.iter().any(|v| !v.is_finite()) {
                 return Err(format!("{csv}: row {} (t = {t} s) has a coordinate that is not finite", index + 2));
