@@ -116,14 +116,7 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
         );
     }
     if args.view {
-        let page = csv_path.with_extension("view.html");
-        let title = format!("soft snake, {name} rolling");
-        let line = format!(
-            "{} s at {} Hz, {} bar ceiling, bend {:.3} rad per section; softgen roll",
-            run.duration, run.frequency, run.ceiling, summary.bend
-        );
-        let setup = softgen::ViewSetup { title: &title, summary: &line, terrain: None, params: &[] };
-        let frames = softgen::write_view_from_csv(&csv_path, "soft_snake", &setup, &page)?;
+        let (page, frames) = softgen::papers::soft_snake::write_rolling_view(&csv_path, name, &run, &summary)?;
         println!("view                 {} ({frames} frames)", page.display());
     }
     if let Some(code) = summary.error.as_ref().and_then(|e| stopped_by_signal(&stop, e)) {

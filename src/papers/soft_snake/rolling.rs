@@ -387,3 +387,22 @@ pub fn write_rolling_outputs(
     )?;
     Ok(csv_path)
 }
+
+/// The rolling run whose CSV is `csv` as a 3D view page beside it (`.view.html`); returns
+/// the page's path and its number of frames.
+pub fn write_rolling_view(
+    csv: &std::path::Path,
+    name: &str,
+    run: &RollingRun,
+    summary: &RollingSummary,
+) -> Result<(std::path::PathBuf, usize), String> {
+    let page = csv.with_extension("view.html");
+    let title = format!("soft snake, {name} rolling");
+    let line = format!(
+        "{} s at {} Hz, {} bar ceiling, bend {:.3} rad per section; softgen roll",
+        run.duration, run.frequency, run.ceiling, summary.bend
+    );
+    let setup = crate::support::view::ViewSetup { title: &title, summary: &line, terrain: None, params: &[] };
+    let frames = crate::simulate::view::write_view_from_csv(csv, SoftSnake::NAME, &setup, &page)?;
+    Ok((page, frames))
+}
