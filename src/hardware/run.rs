@@ -687,187 +687,192 @@ impl RobotVisitor for Run<'_> {
         let config = RunConfig::parse(&path, &text, R::NAME, &actuated)?;
         // What a view of the plant's trajectory needs: the configuration's terrain and parameters.
         let setting = PlantSetting { terrain: config.environment.terrain, params: config.parameters.clone() };
-        let run = move || -> Result<RunReport, String> {
-            configured_params::<R, N, C>(&config).map_err(|e| format!("{path}: {e}"))?;
-            if let Some(terrain) = config.environment.terrain {
-                terrain
-                    .fits(R::PLANE)
-                    .map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
-            }
-            if !R::THRUSTERS.is_empty() {
-                return self.run_swimmer::<R, N, C>(config, path);
-            }
-            if o.swim.is_some() {
-                return Err(format!("--swim holds a swimming robot's thrusts; `{}` has no thrusters", R::NAME));
-            }
-            if !R::MUSCLES.is_empty() {
-                return self.run_muscles::<R, N, C>(config, path);
-            }
-            if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
-                return Err(format!(
-                    "--limb-gait, --stride and --gait-frequency drive limbed robots; `{}` has no muscles",
-                    R::NAME
-                ));
-            }
-            let gait_defaults = R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait to run", R::NAME))?;
-            let gait = Serpenoid {
-                amplitude: o.amplitude.unwrap_or(gait_defaults.amplitude),
-                temporal_frequency: o.temporal_frequency.unwrap_or(gait_defaults.temporal_frequency),
-                spatial_frequency: o.spatial_frequency.unwrap_or(gait_defaults.spatial_frequency),
-                offset: o.offset.unwrap_or(gait_defaults.offset),
-                ramp: 2.0,
-            };
-            gait.validate()?;
-            let loop_config = loop_config(o, &config)?;
-            let mpc = match o.controller {
-                ControllerChoice::Gait => None,
-                ControllerChoice::Mpc => {
-                    if o.serial_port.is_some() || o.comedi_device.is_some() {
-                        return Err(
-                            "the mpc controller needs the robot's measured state, which only the simulated plant \
-                                    provides; run it with --device sim"
-                                .into(),
-                        );
-                    }
-                    let mut settings = match (config.mpc, o.goal) {
-                        (Some(s), _) => s,
-                        (None, Some(_)) => MpcSettings::default(),
-                        (None, None) => {
-                            return Err(format!("{path} has no [mpc] table: give the goal with --goal X,Y"))
-                        }
-                    };
-                    if let Some(goal) = o.goal {
-                        settings.goal = goal;
-                    }
-                    if o.goal_height.is_some() {
-                        return Err(format!("`{}` moves in the plane: give --goal X,Y", R::NAME));
-                    }
-                    settings.planner(settings.goal).validate()?;
-                    Some(settings)
-                }
-            };
-            let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
-            let mut controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
-                for (j, c) in commands.iter_mut().enumerate() {
-                    *c = ActuatorCommand::JointAngle(gait.joint(t, j, gait.spatial_frequency).0);
-                }
-                Ok(())
-            };
-
-            let controller_line = match &mpc {
-                Some(m) => format!(
-                    "mpc: goal ({}, {}) m, {} rollouts of {} s every {} ms ({} Hz)",
-                    m.goal.x,
-                    m.goal.y,
-                    m.samples,
-                    m.horizon,
-                    1e3 / m.replan_hz,
-                    m.replan_hz
-                ),
-                None => format!(
-                    "gait: A = {} rad, omega = {} rad/s, eta = {} rad, offset = {} rad",
-                    gait.amplitude, gait.temporal_frequency, gait.spatial_frequency, gait.offset
-                ),
-            };
-            let names: Vec<&str> = actuated.iter().map(|a| a.0).collect();
-            print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
-            if o.dry_run {
-                if mpc.is_some() {
-                    println!("dry run: the mpc controller needs the plant's state, so these are the gait's commands");
-                }
-                println!("dry run: first commands, no device touched");
-                let dt = 1.0 / loop_config.rate_hz;
-                let times: Vec<f64> = (0..5).map(|k| k as f64 * dt).collect();
-                return dry_run(&mut chain, &mut controller, &times, dt, ActuatorCommand::Valve(false));
-            }
-
-            if o.realtime {
-                try_realtime();
-            }
-            if let Some(report) =
-                run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
-            {
-                return Ok(report);
-            }
-
-            // Hardware in the loop: the generated model behind the same chain.
-            let (plant_config, plant) =
-                simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
-            let start = plant.state;
-            let link = Arc::new(SteeringLink::<N>::new());
-            let measured = Arc::clone(&link);
-            let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
-                measured.measured.try_post((t, *x));
-            })?;
-            let Some(settings) = mpc else {
-                let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
-                return finish(
-                    outcome,
-                    safe,
-                    &chain,
-                    device.into_inner().map(drop),
-                    pending_record,
-                    Some(pending_trajectory),
-                );
-            };
-
-            // Model-predictive control: the planner rolls out the same model in the same
-            // environment, in its own thread; the loop only swaps plans and measurements.
-            let params = configured_params::<R, N, C>(&config)?;
-            let model = Simulation::<R, N, C>::new(params.clone(), plant_config)?;
-            let initial = GaitParameters {
-                amplitude: gait.amplitude,
-                temporal_frequency: gait.temporal_frequency,
-                offset: gait.offset,
-            };
-            let mut planner = GaitPlanner::new(model, settings.planner(settings.goal), initial)?;
-            let steering_config = SteeringConfig {
-                goal: settings.goal,
-                arrival_radius: settings.arrival_radius,
-                settle: settings.settle,
-                lag: settings.lag,
-                initial,
-                spatial_frequency: gait.spatial_frequency,
-            };
-            let mut steering =
-                GoalSteering::<R, N, C>::new(params.clone(), &steering_config, 1.0 / loop_config.rate_hz)?;
-            let start_distance = {
-                let cache = R::cache(&start.q, &params);
-                let com = R::center_of_mass(&start.q, &params, &cache);
-                (Vector2::new(com.x, com.y) - settings.goal).norm()
-            };
-            let stop = &*self.stop;
-            let link = &*link;
-            let (outcome, safe, planner_stats) = loop_with_planner(
-                &loop_config,
-                &mut chain,
-                &mut device,
-                stop,
-                &link.stop,
-                || run_planner(&mut planner, link, settings.replan_hz),
-                |t, commands| steering.command(link, t, commands),
-            );
-            let planner_stats = planner_stats?;
-            let arrived_at = steering.phase.arrived_at();
-            let report = MpcReport {
-                goal: settings.goal,
-                goal_height: None,
-                planner: planner_stats,
-                plans_applied: steering.plans_applied,
-                held: matches!(steering.phase, SteeringPhase::Finished { .. }),
-                arrived_at,
-                final_distance: steering.distance,
-                start_distance,
-            };
-            let mut run =
-                finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory))?;
-            report.print();
-            run.mpc = Some(report);
-            Ok(run)
-        };
-        let mut report = run()?;
+        let mut report = self.run_configured::<R, N, C>(config, path, &actuated)?;
         report.plant = Some(setting);
         Ok(report)
+    }
+}
+
+impl Run<'_> {
+    /// The run that `config` (parsed from `path`) describes, `actuated` naming the robot's
+    /// actuators in channel order.
+    fn run_configured<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+        actuated: &[(&str, Drives)],
+    ) -> Result<RunReport, String> {
+        let o = self.options;
+        configured_params::<R, N, C>(&config).map_err(|e| format!("{path}: {e}"))?;
+        if let Some(terrain) = config.environment.terrain {
+            terrain
+                .fits(R::PLANE)
+                .map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
+        }
+        if !R::THRUSTERS.is_empty() {
+            return self.run_swimmer::<R, N, C>(config, path);
+        }
+        if o.swim.is_some() {
+            return Err(format!("--swim holds a swimming robot's thrusts; `{}` has no thrusters", R::NAME));
+        }
+        if !R::MUSCLES.is_empty() {
+            return self.run_muscles::<R, N, C>(config, path);
+        }
+        if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
+            return Err(format!(
+                "--limb-gait, --stride and --gait-frequency drive limbed robots; `{}` has no muscles",
+                R::NAME
+            ));
+        }
+        let gait_defaults = R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait to run", R::NAME))?;
+        let gait = Serpenoid {
+            amplitude: o.amplitude.unwrap_or(gait_defaults.amplitude),
+            temporal_frequency: o.temporal_frequency.unwrap_or(gait_defaults.temporal_frequency),
+            spatial_frequency: o.spatial_frequency.unwrap_or(gait_defaults.spatial_frequency),
+            offset: o.offset.unwrap_or(gait_defaults.offset),
+            ramp: 2.0,
+        };
+        gait.validate()?;
+        let loop_config = loop_config(o, &config)?;
+        let mpc = match o.controller {
+            ControllerChoice::Gait => None,
+            ControllerChoice::Mpc => {
+                if o.serial_port.is_some() || o.comedi_device.is_some() {
+                    return Err("the mpc controller needs the robot's measured state, which only the simulated plant \
+                                provides; run it with --device sim"
+                        .into());
+                }
+                let mut settings = match (config.mpc, o.goal) {
+                    (Some(s), _) => s,
+                    (None, Some(_)) => MpcSettings::default(),
+                    (None, None) => return Err(format!("{path} has no [mpc] table: give the goal with --goal X,Y")),
+                };
+                if let Some(goal) = o.goal {
+                    settings.goal = goal;
+                }
+                if o.goal_height.is_some() {
+                    return Err(format!("`{}` moves in the plane: give --goal X,Y", R::NAME));
+                }
+                settings.planner(settings.goal).validate()?;
+                Some(settings)
+            }
+        };
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let mut controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+            for (j, c) in commands.iter_mut().enumerate() {
+                *c = ActuatorCommand::JointAngle(gait.joint(t, j, gait.spatial_frequency).0);
+            }
+            Ok(())
+        };
+
+        let controller_line = match &mpc {
+            Some(m) => format!(
+                "mpc: goal ({}, {}) m, {} rollouts of {} s every {} ms ({} Hz)",
+                m.goal.x,
+                m.goal.y,
+                m.samples,
+                m.horizon,
+                1e3 / m.replan_hz,
+                m.replan_hz
+            ),
+            None => format!(
+                "gait: A = {} rad, omega = {} rad/s, eta = {} rad, offset = {} rad",
+                gait.amplitude, gait.temporal_frequency, gait.spatial_frequency, gait.offset
+            ),
+        };
+        let names: Vec<&str> = actuated.iter().map(|a| a.0).collect();
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
+        if o.dry_run {
+            if mpc.is_some() {
+                println!("dry run: the mpc controller needs the plant's state, so these are the gait's commands");
+            }
+            println!("dry run: first commands, no device touched");
+            let dt = 1.0 / loop_config.rate_hz;
+            let times: Vec<f64> = (0..5).map(|k| k as f64 * dt).collect();
+            return dry_run(&mut chain, &mut controller, &times, dt, ActuatorCommand::Valve(false));
+        }
+
+        if o.realtime {
+            try_realtime();
+        }
+        if let Some(report) =
+            run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
+        {
+            return Ok(report);
+        }
+
+        // Hardware in the loop: the generated model behind the same chain.
+        let (plant_config, plant) = simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
+        let start = plant.state;
+        let link = Arc::new(SteeringLink::<N>::new());
+        let measured = Arc::clone(&link);
+        let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
+            measured.measured.try_post((t, *x));
+        })?;
+        let Some(settings) = mpc else {
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
+            return finish(
+                outcome,
+                safe,
+                &chain,
+                device.into_inner().map(drop),
+                pending_record,
+                Some(pending_trajectory),
+            );
+        };
+
+        // Model-predictive control: the planner rolls out the same model in the same
+        // environment, in its own thread; the loop only swaps plans and measurements.
+        let params = configured_params::<R, N, C>(&config)?;
+        let model = Simulation::<R, N, C>::new(params.clone(), plant_config)?;
+        let initial = GaitParameters {
+            amplitude: gait.amplitude,
+            temporal_frequency: gait.temporal_frequency,
+            offset: gait.offset,
+        };
+        let mut planner = GaitPlanner::new(model, settings.planner(settings.goal), initial)?;
+        let steering_config = SteeringConfig {
+            goal: settings.goal,
+            arrival_radius: settings.arrival_radius,
+            settle: settings.settle,
+            lag: settings.lag,
+            initial,
+            spatial_frequency: gait.spatial_frequency,
+        };
+        let mut steering = GoalSteering::<R, N, C>::new(params.clone(), &steering_config, 1.0 / loop_config.rate_hz)?;
+        let start_distance = {
+            let cache = R::cache(&start.q, &params);
+            let com = R::center_of_mass(&start.q, &params, &cache);
+            (Vector2::new(com.x, com.y) - settings.goal).norm()
+        };
+        let stop = &*self.stop;
+        let link = &*link;
+        let (outcome, safe, planner_stats) = loop_with_planner(
+            &loop_config,
+            &mut chain,
+            &mut device,
+            stop,
+            &link.stop,
+            || run_planner(&mut planner, link, settings.replan_hz),
+            |t, commands| steering.command(link, t, commands),
+        );
+        let planner_stats = planner_stats?;
+        let arrived_at = steering.phase.arrived_at();
+        let report = MpcReport {
+            goal: settings.goal,
+            goal_height: None,
+            planner: planner_stats,
+            plans_applied: steering.plans_applied,
+            held: matches!(steering.phase, SteeringPhase::Finished { .. }),
+            arrived_at,
+            final_distance: steering.distance,
+            start_distance,
+        };
+        let mut run =
+            finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory))?;
+        report.print();
+        run.mpc = Some(report);
+        Ok(run)
     }
 }
 
