@@ -22,7 +22,7 @@ pub use hardware::run::{
 pub use hardware::serial::SerialDevice;
 pub use papers::{
     experiments, find_experiment, run_on_device, sweep_runs, Experiment, ExperimentReport, ExperimentRuns, Verdict,
-    DEFAULT_ROBOT, PAPERS, RUN_DRIVERS,
+    ViewedRun, DEFAULT_ROBOT, PAPERS, RUN_DRIVERS,
 };
 pub use simulate::eval::{eval_json, read_stdin_input, EvalInput};
 pub use simulate::robots::{has_soft_sections, run_config_of, with_robot, RobotInfo, RobotVisitor, ROBOTS};

@@ -347,3 +347,50 @@ fn a_hardware_in_the_loop_run_writes_its_plant_as_a_page() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("--view draws the simulated plant's trajectory"), "{stderr}");
 }
+
+#[test]
+fn an_experiment_writes_a_page_beside_each_trajectory_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_softgen"))
+        .args(["experiment", "run", "000-drop", "--view", "--output"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("view: soft_snake_drop_rolling.view.html ("), "{stdout}");
+    let folder = dir.path().join("000-drop");
+    let (csv, page) = (folder.join("soft_snake_drop_rolling.csv"), folder.join("soft_snake_drop_rolling.view.html"));
+    assert!(page.is_file(), "{stdout}");
+    // Without --view the folder has no page (and the earlier one goes with the old folder).
+    let again = Command::new(env!("CARGO_BIN_EXE_softgen"))
+        .args(["experiment", "run", "000-drop", "--output"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(again.status.success() && !page.exists());
+    // An experiment that writes no trajectory says so.
+    let kinematics = Command::new(env!("CARGO_BIN_EXE_softgen"))
+        .args(["experiment", "run", "002-kinematics", "--view", "--output"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&kinematics.stdout);
+    assert!(kinematics.status.success() && stdout.contains("view: 002-kinematics writes no trajectory"), "{stdout}");
+
+    // The page draws the dropped snake where its samples put it.
+    let Some(browser) = browser() else { return };
+    let out = Command::new(env!("CARGO_BIN_EXE_softgen"))
+        .args(["experiment", "run", "000-drop", "--view", "--output"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let (header, row) = row_at(&text, 0.21);
+    let com =
+        Vector3::new(column(&header, &row, "com_x"), column(&header, &row, "com_y"), column(&header, &row, "com_z"));
+    let (centre, span) = (com + Vector3::new(0.15, 0.0, 0.1), 1.0);
+    let (status, shot) = shoot(&browser, dir.path(), &page, 0.21, "side", centre, span);
+    check_centre_of_mass(&csv, &status, &shot, "side", &centre, span);
+}

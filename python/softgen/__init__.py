@@ -104,10 +104,11 @@ class ExperimentResult:
         return f"ExperimentResult({self.name!r}, {self.verdict!r}, tables={list(self.tables)})"
 
 
-def run_experiment(name: str, output: Union[str, os.PathLike] = "out") -> ExperimentResult:
+def run_experiment(name: str, output: Union[str, os.PathLike] = "out", view: bool = False) -> ExperimentResult:
     """Runs a seed paper's experiment (see :func:`experiments`) with its outputs under
-    ``output/name/``, as ``softgen experiment run NAME`` does."""
-    lines, verdict = _softgen.run_experiment(name, os.fspath(output))
+    ``output/name/``, as ``softgen experiment run NAME`` does; with ``view``, a 3D page
+    (``<trajectory>.view.html``) beside each trajectory it writes, as ``--view`` does."""
+    lines, verdict = _softgen.run_experiment(name, os.fspath(output), view)
     return ExperimentResult(name, lines, verdict, Path(output) / name)
 
 

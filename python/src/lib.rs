@@ -429,10 +429,7 @@ fn view(
     let settings: softgen::RunSettings =
         toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| error(e.message().trim_end().to_string()))?;
     let scenario = settings.scenario(robot).map_err(error)?.scenario;
-    let terrain = match scenario.terrain {
-        softgen::TerrainChoice::SpecDefault => None,
-        softgen::TerrainChoice::Override(terrain) => Some(terrain),
-    };
+    let terrain = scenario.terrain.terrain();
     let title = title.map_or_else(|| format!("{robot} ({origin})"), str::to_string);
     let summary = format!("softgen.view from Python, {origin}");
     let setup = softgen::ViewSetup { title: &title, summary: &summary, terrain, params: &scenario.params };
@@ -452,13 +449,13 @@ fn experiments() -> Vec<(&'static str, &'static str)> {
     softgen::experiments().map(|e| (e.name, e.what)).collect()
 }
 
-/// Runs experiment `name` with its outputs under `output/name/`; returns its printed
-/// comparison lines and its verdict line.
+/// Runs experiment `name` with its outputs under `output/name/` (and a 3D page beside each
+/// trajectory with `view`); returns its printed comparison lines and its verdict line.
 #[pyfunction]
-#[pyo3(signature = (name, output = "out"))]
-fn run_experiment(py: Python<'_>, name: &str, output: &str) -> PyResult<(Vec<String>, String)> {
+#[pyo3(signature = (name, output = "out", view = false))]
+fn run_experiment(py: Python<'_>, name: &str, output: &str, view: bool) -> PyResult<(Vec<String>, String)> {
     let experiment = softgen::find_experiment(name).map_err(error)?;
-    let report = py.detach(|| experiment.run(std::path::Path::new(output))).map_err(error)?;
+    let report = py.detach(|| experiment.run(std::path::Path::new(output), view)).map_err(error)?;
     Ok((report.lines.clone(), report.verdict_line()))
 }
 

@@ -25,6 +25,10 @@ pub(crate) enum ExperimentAction {
         /// Output folder (the experiment writes into NAME/ inside it).
         #[arg(long, default_value = "out")]
         output: PathBuf,
+        /// Also write a 3D animation page beside each trajectory the experiment writes
+        /// (`<trajectory>.view.html`).
+        #[arg(long)]
+        view: bool,
     },
 }
 
@@ -40,11 +44,11 @@ pub(crate) fn experiment(args: ExperimentArgs) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        ExperimentAction::Run { name, output } => {
+        ExperimentAction::Run { name, output, view } => {
             let e = softgen::find_experiment(&name)?;
             println!("{}: {}", e.name, e.what);
             let start = Instant::now();
-            let report = e.run(&output)?;
+            let report = e.run(&output, view)?;
             for line in &report.lines {
                 println!("{line}");
             }

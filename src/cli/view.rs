@@ -3,7 +3,7 @@
 use super::simulate::TerrainArgs;
 use super::values::parse_sets;
 use clap::Args;
-use softgen::{write_view_from_csv, RunSettings, TerrainChoice, ViewSetup};
+use softgen::{write_view_from_csv, RunSettings, ViewSetup};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -39,10 +39,7 @@ pub(crate) fn view(args: ViewArgs) -> Result<ExitCode, String> {
         pipe_diameter: args.terrain.pipe_diameter,
         ..RunSettings::DEFAULT
     };
-    let terrain = match settings.scenario(&args.robot)?.scenario.terrain {
-        TerrainChoice::SpecDefault => None,
-        TerrainChoice::Override(terrain) => Some(terrain),
-    };
+    let terrain = settings.scenario(&args.robot)?.scenario.terrain.terrain();
     let page = args.out.clone().unwrap_or_else(|| args.csv.with_extension("view.html"));
     let file =
         args.csv.file_name().map_or_else(|| args.csv.display().to_string(), |f| f.to_string_lossy().into_owned());

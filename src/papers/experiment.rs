@@ -25,7 +25,47 @@ pub enum Verdict {
 #[derive(Clone, Debug)]
 pub struct ExperimentReport {
     pub lines: Vec<String>,
+    /// The runs whose trajectories it wrote, which `--view` draws.
+    pub views: Vec<ViewedRun>,
     pub verdict: Verdict,
+}
+
+/// A trajectory an experiment wrote (a CSV of `t` and the robot's coordinates by name, as
+/// every command writes them) and what its page needs besides.
+#[derive(Clone, Debug)]
+pub struct ViewedRun {
+    /// The CSV's file name in the experiment's folder; the page goes beside it
+    /// (`<stem>.view.html`).
+    pub csv: String,
+    pub robot: String,
+    pub title: String,
+    /// The run's terrain (None: the spec's) and parameter overrides by name.
+    pub terrain: Option<softgen_runtime::Terrain>,
+    pub params: Vec<(String, f64)>,
+}
+
+impl ViewedRun {
+    /// A run of `robot` on its spec's terrain with its spec's parameters.
+    pub(crate) fn new(csv: impl Into<String>, robot: &str, title: impl Into<String>) -> ViewedRun {
+        ViewedRun { csv: csv.into(), robot: robot.into(), title: title.into(), terrain: None, params: Vec::new() }
+    }
+
+    /// Writes its page into `folder` beside its CSV; returns the page's file name and frames.
+    fn write_page(&self, folder: &Path, experiment: &str) -> Result<(String, usize), String> {
+        let csv = folder.join(&self.csv);
+        let page = csv.with_extension("view.html");
+        let summary = format!("softgen experiment run {experiment}, {}", self.csv);
+        let setup = crate::support::view::ViewSetup {
+            title: &self.title,
+            summary: &summary,
+            terrain: self.terrain,
+            params: &self.params,
+        };
+        let frames = crate::simulate::view::write_view_from_csv(&csv, &self.robot, &setup, &page)
+            .map_err(|e| format!("{experiment}: view of {}: {e}", self.csv))?;
+        let name = page.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok((name, frames))
+    }
 }
 
 impl ExperimentReport {
@@ -49,15 +89,17 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    /// Runs it with outputs under `out/<name>/`. They are written into `out/<name>.partial/`
-    /// and replace the folder only once the experiment has given its report: one that fails
-    /// leaves an earlier folder as it was.
-    pub fn run(&self, out: &Path) -> Result<ExperimentReport, String> {
+    /// Runs it with outputs under `out/<name>/`, with a 3D page beside each trajectory it
+    /// wrote when `view` is set (a line of the report names each, or says there is none).
+    /// They are written into `out/<name>.partial/` and replace the folder only once the
+    /// experiment has given its report and its pages: one that fails leaves an earlier
+    /// folder as it was.
+    pub fn run(&self, out: &Path, view: bool) -> Result<ExperimentReport, String> {
         let folder = out.join(self.name);
         let partial = out.join(format!("{}.partial", self.name));
         let _ = std::fs::remove_dir_all(&partial);
         std::fs::create_dir_all(&partial).map_err(|e| format!("{}: {e}", partial.display()))?;
-        let report = match (self.run)(&partial) {
+        let report = match (self.run)(&partial).and_then(|r| if view { self.add_pages(r, &partial) } else { Ok(r) }) {
             Ok(report) => report,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&partial);
@@ -65,6 +107,20 @@ impl Experiment {
             }
         };
         replace_folder(&partial, &folder)?;
+        Ok(report)
+    }
+}
+
+impl Experiment {
+    /// Writes the page of every trajectory `report` names into `folder`, with a line for each.
+    fn add_pages(&self, mut report: ExperimentReport, folder: &Path) -> Result<ExperimentReport, String> {
+        if report.views.is_empty() {
+            report.lines.push(format!("view: {} writes no trajectory to draw", self.name));
+        }
+        for run in &report.views {
+            let (page, frames) = run.write_page(folder, self.name)?;
+            report.lines.push(format!("view: {page} ({frames} frames of {})", run.csv));
+        }
         Ok(report)
     }
 }
@@ -91,6 +147,16 @@ fn replace_folder(partial: &Path, folder: &Path) -> Result<(), String> {
         let _ = std::fs::remove_dir_all(&aside);
     }
     Ok(())
+}
+
+/// The parameters of `params` that differ from the spec's, by name: what a page of a run
+/// with them needs.
+pub(crate) fn changed_params<P: ParamSet>(params: &P) -> Vec<(String, f64)> {
+    let spec = P::default();
+    (0..P::names().len())
+        .filter(|&i| params.get(i) != spec.get(i))
+        .map(|i| (P::names()[i].to_string(), params.get(i)))
+        .collect()
 }
 
 /// Reproduced when no reason to differ was found.
@@ -152,7 +218,7 @@ mod tests {
 
     fn writes_then_succeeds(folder: &Path) -> Result<ExperimentReport, String> {
         super::write_csv(&folder.join("run.csv"), "t", &["2".into()])?;
-        Ok(ExperimentReport { lines: vec![], verdict: Verdict::Reproduced })
+        Ok(ExperimentReport { lines: vec![], views: vec![], verdict: Verdict::Reproduced })
     }
 
     fn writes_then_fails(folder: &Path) -> Result<ExperimentReport, String> {
@@ -169,10 +235,10 @@ mod tests {
         let folder = out.path().join("scratch");
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::write(folder.join("stale.txt"), "from an older version").unwrap();
-        good.run(out.path()).unwrap();
+        good.run(out.path(), false).unwrap();
         assert_eq!(std::fs::read_to_string(folder.join("run.csv")).unwrap(), "t\n2\n");
         assert!(!folder.join("stale.txt").exists(), "a finished experiment replaces the whole folder");
-        assert!(bad.run(out.path()).is_err());
+        assert!(bad.run(out.path(), false).is_err());
         assert_eq!(std::fs::read_to_string(folder.join("run.csv")).unwrap(), "t\n2\n");
         assert!(!folder.join("extra.txt").exists());
         let left: Vec<_> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();

@@ -10,7 +10,7 @@ pub mod soft_snake;
 pub mod underwater_snake;
 pub mod wpi_snake;
 
-pub use experiment::{Experiment, ExperimentReport, ExperimentRuns, Verdict};
+pub use experiment::{Experiment, ExperimentReport, ExperimentRuns, Verdict, ViewedRun};
 
 use crate::hardware::run::{run_with_drivers, RunDriver, RunOptions, RunReport};
 use std::sync::atomic::AtomicUsize;

@@ -103,6 +103,16 @@ pub enum TerrainChoice {
     Override(Terrain),
 }
 
+impl TerrainChoice {
+    /// The overriding terrain, None for the spec's.
+    pub fn terrain(self) -> Option<Terrain> {
+        match self {
+            TerrainChoice::SpecDefault => None,
+            TerrainChoice::Override(terrain) => Some(terrain),
+        }
+    }
+}
+
 /// Everything a run needs besides the robot's generated code.
 #[derive(Clone, Debug)]
 pub struct Scenario {

@@ -1,7 +1,7 @@
 //! The experiments of 003_011ffa2a91e05fc5, the modular rigid snake: each runs the robot as the paper did, writes its
 //! CSV and figures and ends with a computed verdict.
 
-use crate::papers::experiment::{Experiment, ExperimentReport, Verdict};
+use crate::papers::experiment::{Experiment, ExperimentReport, Verdict, ViewedRun};
 use crate::simulate::scenario::{run_scenario, Scenario, TerrainChoice};
 use softgen_runtime::{AdmittanceGains, Terrain};
 use std::io::Write;
@@ -31,11 +31,14 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
     },
 ];
 
+/// Runs `scenario`, writing `<file>.csv` and its figure; returns its summary and the run as
+/// `--view` draws it (titled `title`).
 fn rigid_snake(
     out: &Path,
     mut scenario: Scenario,
     file: &str,
-) -> Result<crate::simulate::scenario::RunSummary, String> {
+    title: &str,
+) -> Result<(crate::simulate::scenario::RunSummary, ViewedRun), String> {
     let csv = out.join(format!("{file}.csv"));
     let (pending, handle) = crate::support::output::PendingFile::create(&csv)?;
     let mut writer = std::io::BufWriter::new(handle);
@@ -48,11 +51,17 @@ fn rigid_snake(
     if let Some(e) = &summary.error {
         return Err(format!("the run stopped early: {e}"));
     }
-    Ok(summary)
+    let view = ViewedRun {
+        terrain: scenario.terrain.terrain(),
+        params: scenario.params.clone(),
+        ..ViewedRun::new(format!("{file}.csv"), &scenario.robot, title)
+    };
+    Ok((summary, view))
 }
 
 fn pedal_wave(out: &Path) -> Result<ExperimentReport, String> {
-    let summary = rigid_snake(out, Scenario::new("snake_pedal_wave"), "pedal_wave")?;
+    let (summary, view) =
+        rigid_snake(out, Scenario::new("snake_pedal_wave"), "pedal_wave", "rigid snake, pedal wave (003, Fig 5)")?;
     let period = 5.0;
     let cycles: Vec<f64> =
         (0..4).map(|c| summary.com_at((c + 1) as f64 * period).x - summary.com_at(c as f64 * period).x).collect();
@@ -69,11 +78,16 @@ fn pedal_wave(out: &Path) -> Result<ExperimentReport, String> {
     } else {
         Verdict::Differs("a gait cycle does not move the snake forward".into())
     };
-    Ok(ExperimentReport { lines, verdict })
+    Ok(ExperimentReport { lines, views: vec![view], verdict })
 }
 
 fn pipe(out: &Path) -> Result<ExperimentReport, String> {
-    let summary = rigid_snake(out, Scenario::new("snake_lateral_undulation"), "pipe")?;
+    let (summary, view) = rigid_snake(
+        out,
+        Scenario::new("snake_lateral_undulation"),
+        "pipe",
+        "rigid snake, lateral undulation in a 20 cm pipe (003, Fig 6)",
+    )?;
     let advance = summary.com_end().x - summary.com_start().x;
     let lines = vec![
         "paper (Fig 6): lateral undulation progresses along the pipe".to_string(),
@@ -87,22 +101,26 @@ fn pipe(out: &Path) -> Result<ExperimentReport, String> {
             100.0 * advance
         ))
     };
-    Ok(ExperimentReport { lines, verdict })
+    Ok(ExperimentReport { lines, views: vec![view], verdict })
 }
 
-fn stair_run(out: &Path, admittance: bool) -> Result<f64, String> {
+fn stair_run(out: &Path, admittance: bool) -> Result<(f64, ViewedRun), String> {
     let mut s = Scenario::new("snake_pedal_wave");
     s.duration = 90.0;
     s.terrain = TerrainChoice::Override(Terrain::Stair { position: 0.9, height: 0.1 });
     if admittance {
         s.admittance = Some(AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 });
     }
-    let summary = rigid_snake(out, s, if admittance { "stair_admittance" } else { "stair" })?;
-    Ok(summary.com_end().x)
+    let (file, title) = match admittance {
+        true => ("stair_admittance", "rigid snake at a 10 cm stair, admittance control (003, Fig 8)"),
+        false => ("stair", "rigid snake at a 10 cm stair, no admittance control (003, Fig 8)"),
+    };
+    let (summary, view) = rigid_snake(out, s, file, title)?;
+    Ok((summary.com_end().x, view))
 }
 
 fn stair(out: &Path) -> Result<ExperimentReport, String> {
-    let com = stair_run(out, false)?;
+    let (com, view) = stair_run(out, false)?;
     let crossed = com > 0.9;
     let lines = vec![
         "paper (Fig 8): without admittance control the snake does not cross the 10 cm stair".to_string(),
@@ -110,11 +128,11 @@ fn stair(out: &Path) -> Result<ExperimentReport, String> {
     ];
     let verdict =
         if crossed { Verdict::Differs("the snake crossed without the controller".into()) } else { Verdict::Reproduced };
-    Ok(ExperimentReport { lines, verdict })
+    Ok(ExperimentReport { lines, views: vec![view], verdict })
 }
 
 fn stair_admittance(out: &Path) -> Result<ExperimentReport, String> {
-    let com = stair_run(out, true)?;
+    let (com, view) = stair_run(out, true)?;
     let crossed = com > 0.9;
     let lines = vec![
         "paper (Fig 8): with admittance control the snake crosses the 10 cm stair".to_string(),
@@ -127,5 +145,5 @@ fn stair_admittance(out: &Path) -> Result<ExperimentReport, String> {
             "stalls at the step face: the paper gives neither M_d, D_d, K_d nor the friction coefficient".into(),
         )
     };
-    Ok(ExperimentReport { lines, verdict })
+    Ok(ExperimentReport { lines, views: vec![view], verdict })
 }

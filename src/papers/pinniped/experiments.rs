@@ -1,7 +1,7 @@
 //! The experiments of 002_f355a977a209e7c9, the soft-limbed pinniped: each runs the robot as the paper did, writes its
 //! CSV and figures and ends with a computed verdict.
 
-use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport};
+use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport, ViewedRun};
 use std::path::Path;
 use std::time::Instant;
 
@@ -89,7 +89,7 @@ fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
     }
     write_csv(&out.join("gait_circles.csv"), "stride_radius_m,bend_rad,tip_height_m", &rows)?;
     lines.push("outputs: gait_circles.csv".into());
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    Ok(ExperimentReport { lines, views: vec![], verdict: differs_if(reasons) })
 }
 
 fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
@@ -104,6 +104,7 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
     let mut values = Vec::new();
     let mut rows = Vec::new();
     let mut paths = Vec::new();
+    let mut views = Vec::new();
     for ((cell, trial), result) in cells.iter().zip(&trials).zip(&results) {
         let outcome = result
             .as_ref()
@@ -137,6 +138,7 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
             _ => (cell.stride - 0.10).abs() < 1e-9,
         };
         if fig9 && (cell.frequency - 1.0).abs() < 1e-9 {
+            views.push(trial_trajectory(out, cell.gait, trial, outcome)?);
             let colour = [[200, 40, 40], [40, 60, 200], [30, 150, 60], [230, 140, 20], [120, 40, 160], [20, 160, 170]]
                 [paths.len() % 6];
             paths.push(crate::support::plot::Series {
@@ -259,8 +261,47 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
         }
     }
     lines.push(
-        "outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), paths.png (and .svg)"
+        "outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), <gait>.csv (the coordinates of each trial Fig 9 draws), paths.png (and .svg)"
             .into(),
     );
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    Ok(ExperimentReport { lines, views, verdict: differs_if(reasons) })
+}
+
+/// A trial's samples as `<gait>.csv` (t, every coordinate by name, centre of mass, contacts
+/// and each muscle's reached pressure), the run `--view` draws.
+fn trial_trajectory(
+    out: &Path,
+    gait: crate::papers::pinniped::model::Gait,
+    trial: &crate::papers::pinniped::model::Trial,
+    outcome: &crate::papers::pinniped::model::TrialOutcome,
+) -> Result<ViewedRun, String> {
+    use softgen_generated::Pinniped;
+    use softgen_runtime::Model;
+    let header: Vec<String> = std::iter::once("t".to_string())
+        .chain(Pinniped::COORDINATES.iter().map(|c| c.name.to_string()))
+        .chain(["com_x", "com_y", "com_z", "contacts"].map(String::from))
+        .chain(Pinniped::MUSCLES.iter().map(|m| format!("{}_bar", m.name)))
+        .collect();
+    let rows: Vec<String> = outcome
+        .samples
+        .iter()
+        .map(|s| {
+            let com = s.center_of_mass;
+            let values: Vec<String> =
+                s.q.iter()
+                    .chain([com.x, com.y, com.z].iter())
+                    .map(|v| v.to_string())
+                    .chain(std::iter::once(s.contacts.to_string()))
+                    .chain(s.pressures.iter().map(|v| v.to_string()))
+                    .collect();
+            format!("{},{}", s.t, values.join(","))
+        })
+        .collect();
+    let file = format!("{}.csv", gait.slug());
+    write_csv(&out.join(&file), &header.join(","), &rows)?;
+    let title = format!("pinniped, {} at {} m, {} Hz (002, Fig 9)", gait.name(), trial.stride, trial.frequency);
+    Ok(ViewedRun {
+        params: crate::papers::experiment::changed_params(&trial.params),
+        ..ViewedRun::new(file, Pinniped::NAME, title)
+    })
 }

@@ -2,7 +2,8 @@
 //! CSV and figures and ends with a computed verdict.
 
 use super::rolling::{run_rolling, write_rolling_outputs, Rolling, RollingRun};
-use crate::papers::experiment::{differs_if, Experiment, ExperimentReport, Verdict};
+use crate::papers::experiment::{differs_if, Experiment, ExperimentReport, Verdict, ViewedRun};
+use softgen_runtime::Model;
 use std::path::Path;
 
 /// The experiments of 000, in the order `experiment list` prints them.
@@ -31,7 +32,8 @@ fn soft_snake_drop(out: &Path) -> Result<ExperimentReport, String> {
     if let Some(e) = &summary.error {
         return Err(format!("the drop stopped early: {e}"));
     }
-    write_rolling_outputs(&summary, "drop", out, false)?;
+    let csv = write_rolling_outputs(&summary, "drop", out, false)?;
+    let view = viewed("soft snake dropped from 0.6 m onto carpet (000, Fig 8A)", &csv);
     let lowest_com = summary.samples.iter().map(|s| s.center_of_mass.z).fold(f64::INFINITY, f64::min);
     let last = summary.samples.last().ok_or("no samples")?;
     let rest =
@@ -52,7 +54,7 @@ fn soft_snake_drop(out: &Path) -> Result<ExperimentReport, String> {
     if !(last.q[2] > 0.0 && last.q[2] < 0.03) {
         reasons.push(format!("the base came to rest at {:.1} mm, not on the ground", 1000.0 * last.q[2]));
     }
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    Ok(ExperimentReport { lines, views: vec![view], verdict: differs_if(reasons) })
 }
 
 fn rolling(out: &Path, rolling: Rolling) -> Result<ExperimentReport, String> {
@@ -65,7 +67,8 @@ fn rolling(out: &Path, rolling: Rolling) -> Result<ExperimentReport, String> {
         Rolling::Planar => "planar",
         Rolling::Spatial => "spatial",
     };
-    write_rolling_outputs(&summary, name, out, false)?;
+    let csv = write_rolling_outputs(&summary, name, out, false)?;
+    let view = viewed(&format!("soft snake, {name} rolling at 3 bar and 0.5 Hz (000, Table I)"), &csv);
     let (paper, prototype) = match rolling {
         Rolling::Planar => ((3.51, 9.39), (3.31, 9.01)),
         Rolling::Spatial => ((0.67, 7.77), (0.61, 7.12)),
@@ -87,7 +90,13 @@ fn rolling(out: &Path, rolling: Rolling) -> Result<ExperimentReport, String> {
             paper.0, paper.1
         ))
     };
-    Ok(ExperimentReport { lines, verdict })
+    Ok(ExperimentReport { lines, views: vec![view], verdict })
+}
+
+/// The soft snake's run written to `csv`, as `--view` draws it.
+fn viewed(title: &str, csv: &Path) -> ViewedRun {
+    let file = csv.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    ViewedRun::new(file, softgen_generated::SoftSnake::NAME, title)
 }
 
 fn rolling_planar(out: &Path) -> Result<ExperimentReport, String> {

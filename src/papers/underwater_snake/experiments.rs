@@ -1,8 +1,12 @@
 //! The experiments of 004_4e5a2166b70a9520, the underwater snake: each runs the robot as the paper did, writes its
 //! CSV and figures and ends with a computed verdict.
 
-use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport, Verdict};
+use crate::papers::experiment::{
+    changed_params, differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun,
+};
 use nalgebra::Vector3;
+use softgen_generated::UnderwaterSnake;
+use softgen_runtime::Model;
 use std::path::Path;
 use std::time::Instant;
 
@@ -63,6 +67,31 @@ fn mpc_waypoint(out: &Path) -> Result<ExperimentReport, String> {
         "t_s,com_x_m,com_y_m,com_z_m,distance_m,thrust1_n,thrust2_n,thrust3_n,thrust4_n,thrust5_n,thrust6_n,pressure1_bar,pressure2_bar,pressure3_bar,pressure4_bar,pressure5_bar,pressure6_bar,plan_ms,plan_cost,plan_rollouts,plan_jacobians,plan_failed",
         &rows,
     )?;
+    // The plant's coordinates at every plan with the commands it then followed, for `--view`:
+    // thrusts under the thrusters' names (drawn as arrows), pressures and distance as series.
+    let thrusters = UnderwaterSnake::THRUSTERS.len();
+    let header: Vec<String> = std::iter::once("t".to_string())
+        .chain(UnderwaterSnake::COORDINATES.iter().map(|c| c.name.to_string()))
+        .chain(UnderwaterSnake::THRUSTERS.iter().map(|t| t.name.to_string()))
+        .chain(UnderwaterSnake::MUSCLES.iter().map(|m| format!("{}_bar", m.name)))
+        .chain(std::iter::once("distance_m".to_string()))
+        .collect();
+    let trajectory: Vec<String> = run
+        .samples
+        .iter()
+        .map(|s| {
+            let values: Vec<String> = s.state.q.iter().chain(s.commands.iter()).map(|v| v.to_string()).collect();
+            format!("{},{},{}", s.t, values.join(","), s.distance)
+        })
+        .collect();
+    if run.samples.iter().any(|s| s.commands.len() != thrusters + UnderwaterSnake::MUSCLES.len()) {
+        return Err("a plan's commands are not one per thruster and muscle".into());
+    }
+    write_csv(&out.join("trajectory.csv"), &header.join(","), &trajectory)?;
+    let view = ViewedRun {
+        params: changed_params(&p),
+        ..ViewedRun::new("trajectory.csv", UnderwaterSnake::NAME, "underwater snake, MPC to a waypoint")
+    };
     let path = |pick: fn(&Vector3<f64>) -> (f64, f64)| {
         vec![
             Series {
@@ -128,7 +157,7 @@ fn mpc_waypoint(out: &Path) -> Result<ExperimentReport, String> {
         ),
     ];
     lines.extend(run.failures.iter().map(|f| format!("plan not used: {f}")));
-    lines.push(format!("{simulated:.1} s simulated in {wall:.1} s wall; outputs: waypoint.csv, path_xy, path_xz, thrusts, pressures, planner (.png and .svg)"));
+    lines.push(format!("{simulated:.1} s simulated in {wall:.1} s wall; outputs: waypoint.csv, trajectory.csv (coordinates and commands), path_xy, path_xz, thrusts, pressures, planner (.png and .svg)"));
     lines.push(run.statistics.line(run.period));
     let verdict = match run.reached_at {
         Some(at) => {
@@ -152,7 +181,7 @@ fn mpc_waypoint(out: &Path) -> Result<ExperimentReport, String> {
             ))
         }
     };
-    Ok(ExperimentReport { lines, verdict })
+    Ok(ExperimentReport { lines, views: vec![view], verdict })
 }
 
 /// Colours of a case's conditions.
@@ -164,12 +193,13 @@ const QUANTITY_COLOURS: [[u8; 3]; 3] = [[200, 40, 40], [40, 60, 200], [30, 150, 
 /// `swim.csv` and the figures the paper draws (paths in x-y, x-z and an isometric view of
 /// 3D; position, velocity, orientation and joint configuration over time), and returns the
 /// runs with a line on speed.
+#[allow(clippy::type_complexity)]
 fn swim_case(
     out: &Path,
     case: &str,
     conditions: &[crate::papers::underwater_snake::model::SwimCondition],
     duration: f64,
-) -> Result<(Vec<crate::papers::underwater_snake::model::SwimRun>, String), String> {
+) -> Result<(Vec<crate::papers::underwater_snake::model::SwimRun>, String, Vec<ViewedRun>), String> {
     use crate::support::plot::{plot_paths_in, plot_time_series, Series};
     let p = crate::papers::underwater_snake::model::neutral_params();
     let start = Instant::now();
@@ -221,6 +251,29 @@ fn swim_case(
         "condition,t_s,x_m,y_m,z_m,yaw_rad,pitch_rad,roll_rad,vx_m_s,vy_m_s,vz_m_s,yaw_rate_rad_s,pitch_rate_rad_s,roll_rate_rad_s,nose_x_m,nose_y_m,nose_z_m,nose_vx_m_s,nose_vy_m_s,nose_vz_m_s,joint1_length_m,joint1_bending_rad,joint1_orientation_rad,joint2_length_m,joint2_bending_rad,joint2_orientation_rad",
         &rows,
     )?;
+    // Each condition's trajectory with every coordinate by name and its held inputs, for
+    // `--view`: thrusts under the thrusters' names (drawn as arrows), pressures as series.
+    let mut views = Vec::new();
+    let mut header: Vec<String> = std::iter::once("t".to_string())
+        .chain(UnderwaterSnake::COORDINATES.iter().map(|c| c.name.to_string()))
+        .chain(UnderwaterSnake::THRUSTERS.iter().map(|t| t.name.to_string()))
+        .collect();
+    header.extend(UnderwaterSnake::MUSCLES.iter().map(|m| format!("{}_mpa", m.name)));
+    for (k, (c, run)) in conditions.iter().zip(&runs).enumerate() {
+        let held: Vec<String> = c.thrusts.iter().chain(c.pressures.iter()).map(|v| v.to_string()).collect();
+        let rows: Vec<String> = run
+            .samples
+            .iter()
+            .map(|s| {
+                let q: Vec<String> = s.q.iter().map(|v| v.to_string()).collect();
+                format!("{},{},{}", s.t, q.join(","), held.join(","))
+            })
+            .collect();
+        let file = format!("condition_{}.csv", k + 1);
+        write_csv(&out.join(&file), &header.join(","), &rows)?;
+        let title = format!("underwater snake, {case}: {}", c.name);
+        views.push(ViewedRun { params: changed_params(&p), ..ViewedRun::new(file, UnderwaterSnake::NAME, title) });
+    }
     let series = |pick: &dyn Fn(&crate::papers::underwater_snake::model::SwimSample) -> (f64, f64),
                   suffix: &str|
      -> Vec<Series> {
@@ -310,14 +363,14 @@ fn swim_case(
     )?;
     let simulated: f64 = runs.len() as f64 * duration;
     let ratio = simulated / runs.iter().map(|r| r.wall).sum::<f64>().max(1e-9);
-    let line = format!("{} condition(s) of {duration:.0} s in {wall:.1} s wall ({ratio:.0}x real time per run, ROS34PW2, neutral set); outputs: swim.csv, path_xy/xz/3d, position, velocity, orientation, angular_rates, joints (.png and .svg)", runs.len());
-    Ok((runs, line))
+    let line = format!("{} condition(s) of {duration:.0} s in {wall:.1} s wall ({ratio:.0}x real time per run, ROS34PW2, neutral set); outputs: swim.csv, condition_<k>.csv (each condition's coordinates and inputs), path_xy/xz/3d, position, velocity, orientation, angular_rates, joints (.png and .svg)", runs.len());
+    Ok((runs, line, views))
 }
 
 fn swim_straight(out: &Path) -> Result<ExperimentReport, String> {
     use crate::papers::underwater_snake::model::straight_conditions;
     let conditions = straight_conditions();
-    let (runs, timing) = swim_case(out, "rectilinear swimming (case 1)", &conditions, 20.0)?;
+    let (runs, timing, views) = swim_case(out, "rectilinear swimming (case 1)", &conditions, 20.0)?;
     let p = crate::papers::underwater_snake::model::neutral_params();
     let get = |name: &str| {
         p.get(softgen_generated::underwater_snake::Params::names().iter().position(|n| *n == name).unwrap_or(0))
@@ -369,14 +422,14 @@ fn swim_straight(out: &Path) -> Result<ExperimentReport, String> {
         reasons.push(format!("two propellers give {ratio:.3} of the speed, not 0.5"));
     }
     lines.push(timing);
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    Ok(ExperimentReport { lines, views, verdict: differs_if(reasons) })
 }
 
 fn swim_yaw(out: &Path) -> Result<ExperimentReport, String> {
     use crate::papers::underwater_snake::model::{mean_speed, turning_circle, yaw_conditions};
     let conditions = yaw_conditions();
     let duration = 60.0;
-    let (runs, timing) = swim_case(out, "yaw turns (case 2)", &conditions, duration)?;
+    let (runs, timing, views) = swim_case(out, "yaw turns (case 2)", &conditions, duration)?;
     let mut lines = vec![
         "paper (Fig 11): with the joints bent the robot turns in the x-y plane; the range of motion grows as the bend shrinks (radius at 0.1 MPa > at 0.3 MPa); the forward speed does not change".to_string(),
     ];
@@ -422,14 +475,14 @@ fn swim_yaw(out: &Path) -> Result<ExperimentReport, String> {
         reasons.push(format!("the forward speeds differ by {:.0} %, not about equal", 100.0 * change));
     }
     lines.push(timing);
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    Ok(ExperimentReport { lines, views, verdict: differs_if(reasons) })
 }
 
 fn swim_pitch(out: &Path) -> Result<ExperimentReport, String> {
     use crate::papers::underwater_snake::model::pitch_conditions;
     let conditions = pitch_conditions();
     let duration = 40.0;
-    let (runs, timing) = swim_case(out, "pitch (case 3)", &conditions, duration)?;
+    let (runs, timing, views) = swim_case(out, "pitch (case 3)", &conditions, duration)?;
     let mut lines = vec![
         "paper (Fig 12): pitch and heave in the x-z plane with the soft joint's orientation near 90 degrees; an oscillation at the start that settles".to_string(),
         "relations checked: with the bend near vertical the path stays mostly in the x-z plane; the pitch rate's early swing dies out".to_string(),
@@ -464,7 +517,7 @@ fn swim_pitch(out: &Path) -> Result<ExperimentReport, String> {
         phis[0], phis[1], phis[1]
     ));
     lines.push(timing);
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    Ok(ExperimentReport { lines, views, verdict: differs_if(reasons) })
 }
 
 fn swim_spiral(out: &Path) -> Result<ExperimentReport, String> {
@@ -472,7 +525,7 @@ fn swim_spiral(out: &Path) -> Result<ExperimentReport, String> {
     let conditions = spiral_conditions();
     // Long enough for more than one turn of the helix.
     let duration = 180.0;
-    let (runs, timing) = swim_case(out, "spiral (case 4)", &conditions, duration)?;
+    let (runs, timing, views) = swim_case(out, "spiral (case 4)", &conditions, duration)?;
     let run = &runs[0];
     let last = run.samples.last().ok_or("no samples")?;
     let half = run.samples.len() / 2;
@@ -503,5 +556,5 @@ fn swim_spiral(out: &Path) -> Result<ExperimentReport, String> {
     if !(apart > 1e-3) {
         reasons.push("base and nose move alike".into());
     }
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    Ok(ExperimentReport { lines, views, verdict: differs_if(reasons) })
 }

@@ -2,7 +2,7 @@
 //! CSV and figures and ends with a computed verdict.
 
 use super::model::{fit_circle, run_grid, run_snake, SnakeModel, SnakeOutcome, SnakeRun};
-use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport, Verdict};
+use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun};
 use std::path::Path;
 use std::time::Instant;
 
@@ -215,7 +215,7 @@ fn wpi_calibration(out: &Path) -> Result<ExperimentReport, String> {
     } else {
         Verdict::Reproduced
     };
-    Ok(ExperimentReport { lines, verdict })
+    Ok(ExperimentReport { lines, views: vec![], verdict })
 }
 
 fn wpi_speed_map(out: &Path) -> Result<ExperimentReport, String> {
@@ -270,7 +270,7 @@ fn wpi_speed_map(out: &Path) -> Result<ExperimentReport, String> {
     if largest_gap > 0.25 {
         reasons.push(format!("the models differ by {:.0} % somewhere", 100.0 * largest_gap));
     }
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    Ok(ExperimentReport { lines, views: vec![], verdict: differs_if(reasons) })
 }
 
 /// Fraction of neighbouring grid points between which a value rises, along f or along P.
@@ -383,7 +383,7 @@ fn wpi_turning_map(out: &Path) -> Result<ExperimentReport, String> {
     if worst_fit > 0.1 {
         reasons.push(format!("a path is no circle (RMS {:.0} % of R)", 100.0 * worst_fit));
     }
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    Ok(ExperimentReport { lines, views: vec![], verdict: differs_if(reasons) })
 }
 
 fn wpi_trajectory(out: &Path) -> Result<ExperimentReport, String> {
@@ -394,11 +394,15 @@ fn wpi_trajectory(out: &Path) -> Result<ExperimentReport, String> {
     ];
     let mut rows = Vec::new();
     let mut reasons = Vec::new();
+    let mut view = None;
     for (model, colour) in [(SnakeModel::Complex, [20, 20, 20]), (SnakeModel::Simplified, [30, 160, 60])] {
         let mut run = SnakeRun::new(model, 2.0, 54.0, 0.4);
         run.duration = 20.0;
         let every = (0.01 / run.step).round() as usize;
         let outcome = run_snake(&run, every, |_| {})?;
+        if matches!(model, SnakeModel::Complex) {
+            view = Some(complex_trajectory(out, &run, &outcome.samples)?);
+        }
         for s in &outcome.samples {
             let joint_forces: Vec<String> =
                 s.joint_forces.iter().flat_map(|h| [h.x.to_string(), h.y.to_string()]).collect();
@@ -448,8 +452,36 @@ fn wpi_trajectory(out: &Path) -> Result<ExperimentReport, String> {
         &series,
         &out.join("trajectory.png"),
     )?;
-    lines.push("outputs: trajectory.csv (with the complex model's joint constraint forces and segment torques), trajectory.png (and .svg)".to_string());
-    Ok(ExperimentReport { lines, verdict: differs_if(reasons) })
+    lines.push("outputs: trajectory.csv (with the complex model's joint constraint forces and segment torques), complex_model.csv (its coordinates), trajectory.png (and .svg)".to_string());
+    Ok(ExperimentReport { lines, views: view.into_iter().collect(), verdict: differs_if(reasons) })
+}
+
+/// The complex model's samples as `complex_model.csv` (t and every coordinate by name), the
+/// run `--view` draws.
+fn complex_trajectory(
+    out: &Path,
+    run: &SnakeRun,
+    samples: &[crate::papers::wpi_snake::model::SnakeSample],
+) -> Result<ViewedRun, String> {
+    use softgen_runtime::Model;
+    let header: Vec<&str> =
+        std::iter::once("t").chain(softgen_generated::WpiSnake::COORDINATES.iter().map(|c| c.name)).collect();
+    let mut rows = Vec::with_capacity(samples.len());
+    for s in samples {
+        let q = s.coordinates.ok_or("a complex-model sample without its coordinates")?;
+        let q: Vec<String> = q.iter().map(|v| v.to_string()).collect();
+        rows.push(format!("{},{}", s.t, q.join(",")));
+    }
+    write_csv(&out.join("complex_model.csv"), &header.join(","), &rows)?;
+    let params = crate::papers::wpi_snake::model::params_at(run)?;
+    let title = format!(
+        "WPI snake, complex model at {} Hz, {} kPa, phi = {} (001, Fig 10)",
+        run.frequency, run.pressure, run.offset
+    );
+    Ok(ViewedRun {
+        params: crate::papers::experiment::changed_params(&params),
+        ..ViewedRun::new("complex_model.csv", softgen_generated::WpiSnake::NAME, title)
+    })
 }
 
 fn wpi_cost(out: &Path) -> Result<ExperimentReport, String> {
@@ -478,5 +510,5 @@ fn wpi_cost(out: &Path) -> Result<ExperimentReport, String> {
     } else {
         Verdict::Differs("the simplified model is not faster".into())
     };
-    Ok(ExperimentReport { lines, verdict })
+    Ok(ExperimentReport { lines, views: vec![], verdict })
 }

@@ -119,6 +119,9 @@ pub struct SnakeSample {
     /// (world frame, N), and each segment's actuation torque (N m); zero for the simplified.
     pub joint_forces: [Vector2<f64>; LINKS - 1],
     pub segment_torques: [f64; LINKS - 1],
+    /// Complex model: the generated model's coordinates (with the driven ones exact); None
+    /// for the simplified model, whose state is not the spec's.
+    pub coordinates: Option<SVector<f64, DOF>>,
 }
 
 /// What a run produced.
@@ -142,7 +145,7 @@ pub fn valve_wave(run: &SnakeRun) -> Result<ValveWave, String> {
     Ok(ValveWave { temporal_frequency: std::f64::consts::TAU * run.frequency, delay: spec.delay, offset: run.offset })
 }
 
-fn params_at(run: &SnakeRun) -> Result<Params, String> {
+pub(crate) fn params_at(run: &SnakeRun) -> Result<Params, String> {
     let mut p = run.params.clone();
     p.set("supply_pressure", run.pressure).map_err(|e| e.to_string())?;
     p.check()?;
@@ -265,6 +268,7 @@ pub fn run_snake(
                         wheel_forces: chain.wheel_forces(&pose),
                         joint_forces: [Vector2::zeros(); LINKS - 1],
                         segment_torques: [0.0; LINKS - 1],
+                        coordinates: None,
                     };
                     record(sample, &mut samples);
                 }
@@ -338,6 +342,7 @@ fn complex_sample(
         joint_forces,
         // lambda on a curvature is N m per 1/m; the torque at the segment is lambda / l.
         segment_torques: std::array::from_fn(|i| actuation[WpiSnake::VALVES[i]] / p.channel_length),
+        coordinates: Some(q),
     })
 }
 
