@@ -39,6 +39,7 @@ fn mpc_options(robot: &str, dir: &Path, config: std::path::PathBuf, duration: f6
         stride: None,
         gait_frequency: None,
         swim: None,
+        replay: None,
     }
 }
 

@@ -342,6 +342,19 @@ fn a_hardware_in_the_loop_run_writes_its_plant_as_a_page() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // One frame per 1/60 s from 0 to 1 s, and the plant's last sample (1.001 s).
     assert!(stdout.contains("plant.view.html (62 frames)"), "{stdout}");
+    // The recording replayed into the plant draws the same run.
+    let replayed = dir.path().join("replayed.csv");
+    let out = Command::new(env!("CARGO_BIN_EXE_softgen"))
+        .args(["run", "--view", "--replay"])
+        .arg(&record)
+        .arg("--trajectory")
+        .arg(&replayed)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("replayed.view.html (62 frames)"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&trajectory).unwrap(), std::fs::read_to_string(&replayed).unwrap());
     // The robot's own state is not measured: a real device has no trajectory to draw.
     let out = run(&["--device", "serial", "--port", "/dev/null"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

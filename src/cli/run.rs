@@ -52,6 +52,14 @@ pub(crate) struct RunArgs {
     /// Try SCHED_FIFO and mlockall (says so when the system refuses).
     #[arg(long)]
     realtime: bool,
+    /// Feed a recorded run's device values (a --record file, from the robot or the
+    /// simulated plant) to the simulated plant instead of running a controller, and write
+    /// the plant's trajectory (and with --view its page), at the recording's rate.
+    #[arg(long, conflicts_with_all = [
+        "port", "dry_run", "realtime", "duration", "record", "amplitude", "temporal_frequency",
+        "spatial_frequency", "offset", "controller", "goal", "limb_gait", "stride", "gait_frequency", "swim",
+    ])]
+    replay: Option<PathBuf>,
     #[arg(long)]
     amplitude: Option<f64>,
     #[arg(long)]
@@ -114,6 +122,9 @@ pub(crate) fn parse_goal(text: &str) -> Result<Goal, String> {
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
+    if args.replay.is_some() && !matches!(args.device, DeviceName::Sim) {
+        return Err("--replay feeds the recording to the simulated plant: leave out --device".into());
+    }
     let stop = stop_flag()?;
     for path in [&args.record, &args.trajectory] {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -161,16 +172,17 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
         stride: args.stride,
         gait_frequency: args.gait_frequency,
         swim: args.swim,
+        replay: args.replay,
     };
     let report = softgen::run_on_device(&options, stop)?;
     if let (true, Some(plant)) = (view, &report.plant) {
         let page = options.trajectory.with_extension("view.html");
         let title = format!("{robot} on the simulated plant (softgen run)");
-        let line = format!(
-            "{} s at {} Hz through the output chain",
-            options.duration,
-            options.rate_hz.map_or_else(|| "the configured rate".to_string(), |r| r.to_string())
-        );
+        let rate = options.rate_hz.map_or_else(|| "the configured rate".to_string(), |r| format!("{r} Hz"));
+        let line = match &options.replay {
+            Some(record) => format!("the recorded values of {} at {rate}", record.display()),
+            None => format!("{} s at {rate} through the output chain", options.duration),
+        };
         let setup = softgen::ViewSetup { title: &title, summary: &line, terrain: plant.terrain, params: &plant.params };
         let frames = softgen::write_view_from_csv(&options.trajectory, &robot, &setup, &page)?;
         println!("view            {} ({frames} frames)", page.display());

@@ -10,9 +10,9 @@ use nalgebra::{SVector, Vector2, Vector3};
 use softgen_runtime::{
     run_hardware, run_horizon_planner, run_planner, ActuatorCommand, ControlInput, CoordinateKind, DdpSettings, Device,
     DeviceError, DeviceValue, GaitParameters, GaitPlanner, GoalSteering, GoalWeights, HorizonSettings, LoopConfig,
-    LoopStats, Model, OutputChain, PlanFollower, PlanLink, PlannerStats, RecedingHorizon, Recorder, SafetyFault,
-    Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State, SteeringConfig, SteeringLink, SteeringPhase,
-    STOP_FINISHED,
+    LoopStats, Model, OutputChain, PlanFollower, PlanLink, PlannerStats, RecedingHorizon, Recorder, Recording,
+    SafetyFault, Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State, SteeringConfig, SteeringLink,
+    SteeringPhase, STOP_FINISHED,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -109,6 +109,10 @@ pub struct RunOptions {
     pub gait_frequency: Option<f64>,
     /// Swimming robots: the named inputs to hold; default the robot's driver's.
     pub swim: Option<String>,
+    /// A recorder CSV (`t,kind,channel,value`, as `record` writes, from the robot or the
+    /// simulated plant) to feed to the simulated plant in place of a controller: the plant's
+    /// trajectory under the recorded values, with no loop, device or controller.
+    pub replay: Option<PathBuf>,
 }
 
 /// How a run ended.
@@ -284,13 +288,7 @@ impl Run<'_> {
         {
             return Ok(report);
         }
-        // Hardware in the loop: every regulator's voltage is read back as its muscle's
-        // commanded pressure.
-        let (regulators, _) = plant_inputs(&config.channels, R::ACTUATED.len(), R::MUSCLES.len(), &actuators, &path)?;
-        let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
-        // The muscles' 1 ms step: a limbed robot's contacts need it.
-        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.001)?;
-        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+        let plant = wired_plant::<R, N, C>(&config, &loop_config, &path)?;
         let (report, end) = run_on_plant(plant, o, &loop_config, &mut chain, &self.stop, controller)?;
         if let Some((x, y, heading)) = end.map(|q| (q[0], q[1], q[3])) {
             println!("plant       hub at ({x:.3}, {y:.3}) m, heading {heading:.3} rad");
@@ -386,14 +384,7 @@ impl Run<'_> {
         {
             return Ok(report);
         }
-        // Hardware in the loop: regulators' voltages become the joints' water pressures,
-        // thruster channels' values the thrusts.
-        let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, &path)?;
-        let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
-        // RK4 at 0.25 ms: the joints' viscosity at rest (2.5e4 N s/m per actuator) is stiff.
-        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, 0.00025)?;
-        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
-        plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
+        let plant = wired_plant::<R, N, C>(&config, &loop_config, &path)?;
         let (report, end) = run_on_plant(plant, o, &loop_config, &mut chain, &self.stop, controller)?;
         if let Some((x, y, z, yaw)) = end.map(|q| (q[0], q[1], q[2], q[3])) {
             println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m, yaw {yaw:.3} rad");
@@ -709,6 +700,9 @@ impl Run<'_> {
                 .fits(R::PLANE)
                 .map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
         }
+        if let Some(record) = &o.replay {
+            return replay::<R, N, C>(o, record, &config, &path);
+        }
         if !R::THRUSTERS.is_empty() {
             return self.run_swimmer::<R, N, C>(config, path);
         }
@@ -961,6 +955,104 @@ fn dry_run(
     }
     println!("safe state:");
     chain.safe_state(&mut printer, times.last().copied().unwrap_or(0.0) + dt).map_err(|e| e.to_string())?;
+    Ok(RunReport { stats: None, fault: None, mpc: None, plant: None })
+}
+
+/// The simulated plant as hardware in the loop wires it for robot `R`: joints under the
+/// gait's servo (RK4 at 2 ms at most), or muscles reading their pressure regulators'
+/// voltages (1 ms: a limbed robot's contacts need it), or for a swimmer, muscles and
+/// thrusters reading their channels (0.25 ms: the joints' viscosity at rest, 2.5e4 N s/m
+/// per actuator, is stiff).
+fn wired_plant<R: Model<N, C>, const N: usize, const C: usize>(
+    config: &RunConfig,
+    loop_config: &LoopConfig,
+    path: &str,
+) -> Result<SimulatedPlant<R, N, C>, String> {
+    let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+    let (joints, muscles) = (R::ACTUATED.len(), R::MUSCLES.len());
+    let actuators: Vec<&str> = R::ACTUATED
+        .iter()
+        .map(|&i| R::COORDINATES[i].name)
+        .chain(R::MUSCLES.iter().map(|m| m.name))
+        .chain(R::THRUSTERS.iter().map(|t| t.name))
+        .collect();
+    if !R::THRUSTERS.is_empty() {
+        if joints > 0 {
+            return Err(format!(
+                "`{}` has joint actuators besides its thrusters, which no plant input drives",
+                R::NAME
+            ));
+        }
+        let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, path)?;
+        let (_, mut plant) = simulated_plant::<R, N, C>(config, loop_config, no_servo, 0.00025)?;
+        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+        plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
+        return Ok(plant);
+    }
+    if muscles > 0 {
+        let (regulators, _) = plant_inputs(&config.channels, joints, muscles, &actuators, path)?;
+        let (_, mut plant) = simulated_plant::<R, N, C>(config, loop_config, no_servo, 0.001)?;
+        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+        return Ok(plant);
+    }
+    let gait = R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait, whose servo its joints follow", R::NAME))?;
+    Ok(simulated_plant::<R, N, C>(config, loop_config, gait.servo(), 0.002)?.1)
+}
+
+/// `softgen run --replay`: the recorder CSV `record` fed to the simulated plant as fast as it
+/// takes it, the plant's trajectory written to the options' trajectory file. The loop rate
+/// (the command line's, else the recording's) must be the recording's: the plant holds each
+/// value for one period.
+fn replay<R: Model<N, C>, const N: usize, const C: usize>(
+    o: &RunOptions,
+    record: &std::path::Path,
+    config: &RunConfig,
+    path: &str,
+) -> Result<RunReport, String> {
+    let name = record.display().to_string();
+    let text = std::fs::read_to_string(record).map_err(|e| format!("{name}: {e}"))?;
+    let recording = Recording::parse(&name, &text).map_err(|e| e.0)?;
+    let (first, last) = match (recording.periods.first(), recording.periods.last()) {
+        (Some(first), Some(last)) => (first.0, last.0),
+        _ => return Err(format!("{name}: no values recorded")),
+    };
+    // Every period but the last (the safe state, sent when the run ended) is one loop
+    // period after the one before. Without --rate, the configuration's rate if the
+    // recording has it, else the recording's own (to a micro-hertz).
+    let body = &recording.periods[..recording.periods.len().saturating_sub(1)];
+    let mut loop_config = loop_config(o, config)?;
+    if let (None, [a, b, ..]) = (o.rate_hz, body) {
+        let spacing = b.0 - a.0;
+        if spacing > 0.0 && (spacing * loop_config.rate_hz - 1.0).abs() > 1e-6 {
+            loop_config.rate_hz = (1e6 / spacing).round() / 1e6;
+            loop_config.validate().map_err(|e| format!("{name}: the recorded rate: {e}"))?;
+        }
+    }
+    let period = 1.0 / loop_config.rate_hz;
+    if let Some(w) = body.windows(2).find(|w| ((w[1].0 - w[0].0) - period).abs() > 1e-6 * period) {
+        return Err(format!(
+            "{name}: values at t = {} s and {} s are not one period of {} Hz apart: the recorded run's rate is not this, or its periods are uneven",
+            w[0].0, w[1].0, loop_config.rate_hz
+        ));
+    }
+    let mut plant = wired_plant::<R, N, C>(config, &loop_config, path)?;
+    println!("robot       {}", R::NAME);
+    println!("config      {path}");
+    println!(
+        "replay      {} periods from {name}, t = {first} to {last} s, at {} Hz",
+        recording.periods.len(),
+        loop_config.rate_hz
+    );
+    let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
+    plant.observe(Box::new(move |t, x| write_row(t, x)));
+    recording.replay(&mut plant).map_err(|e| format!("{name}: {}", e.0))?;
+    let end = plant.state.q;
+    drop(plant);
+    pending_trajectory.commit()?;
+    let params = configured_params::<R, N, C>(config)?;
+    let com = R::center_of_mass(&end, &params, &R::cache(&end, &params));
+    println!("trajectory  {}", o.trajectory.display());
+    println!("plant       centre of mass at ({:.3}, {:.3}, {:.3}) m at the end", com.x, com.y, com.z);
     Ok(RunReport { stats: None, fault: None, mpc: None, plant: None })
 }
 

@@ -25,6 +25,8 @@ struct Case {
     /// A sweep file's text, written to `case.sweep.toml` and passed as the last argument (the
     /// results table goes into the case's folder).
     sweep: Option<String>,
+    /// A recorder CSV's text, written to `case.record.csv` and passed with `run --replay`.
+    recording: Option<String>,
     /// Pieces the error message must contain; the run must fail.
     #[serde(default)]
     error: Vec<String>,
@@ -93,7 +95,13 @@ fn run_case(case: &Case, folder: &Path) -> Option<Outcome> {
             args.extend(["--output".into(), folder.join("out").display().to_string()])
         }
         Some("run") => {
-            args.extend(["--record".into(), folder.join("commands.csv").display().to_string()]);
+            if let Some(recording) = &case.recording {
+                let path = folder.join("case.record.csv");
+                std::fs::write(&path, recording).unwrap();
+                args.extend(["--replay".into(), path.display().to_string()]);
+            } else if !has("--replay") {
+                args.extend(["--record".into(), folder.join("commands.csv").display().to_string()]);
+            }
             args.extend(["--trajectory".into(), folder.join("plant.csv").display().to_string()]);
         }
         _ => {}
@@ -187,7 +195,10 @@ fn outputs(folder: &Path) -> Vec<String> {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.file_name().is_some_and(|n| n != "case.run.toml" && n != "case.sweep.toml") {
+            } else if path
+                .file_name()
+                .is_some_and(|n| n != "case.run.toml" && n != "case.sweep.toml" && n != "case.record.csv")
+            {
                 found.push(path.display().to_string());
             }
         }
@@ -362,6 +373,7 @@ fn random_values_to_every_numeric_option_never_crash() {
                 stdin_repeat: None,
                 config: None,
                 sweep: None,
+                recording: None,
                 error: Vec::new(),
                 ok: false,
                 output: Vec::new(),

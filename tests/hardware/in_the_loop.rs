@@ -48,6 +48,7 @@ fn options(dir: &Path, duration: f64) -> RunOptions {
         stride: None,
         gait_frequency: None,
         swim: None,
+        replay: None,
     }
 }
 
@@ -293,4 +294,44 @@ fn a_swimming_robot_refuses_the_gait_options_and_a_robot_without_thrusters_refus
     o.swim = Some("forward".into());
     let e = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap_err();
     assert!(e.contains("has no thrusters"), "{e}");
+}
+
+#[test]
+fn a_recorded_run_replayed_into_the_plant_gives_the_same_trajectory_for_every_kind_of_robot() {
+    // Servo joints, pressure-regulated muscles, and muscles with thrusters: `run --replay`
+    // wires the plant as the run did, so the recording reproduces the trajectory bit for bit.
+    let dir = tempfile::tempdir().unwrap();
+    let runs = [
+        ("snake", RunOptions { config: Some(tolerant_config(dir.path())), ..options(dir.path(), 0.5) }),
+        ("pinniped", pinniped_options(dir.path(), 0.5, 3.0)),
+        ("swimmer", swimmer_options(dir.path(), 0.5, "forward")),
+    ];
+    for (name, mut o) in runs {
+        o.record = dir.path().join(format!("{name}_commands.csv"));
+        o.trajectory = dir.path().join(format!("{name}_plant.csv"));
+        let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
+        assert!(report.fault.is_none(), "{name}: {:?}", report.fault);
+        let replay = RunOptions {
+            replay: Some(o.record.clone()),
+            swim: None,
+            trajectory: dir.path().join(format!("{name}_replayed.csv")),
+            ..o.clone()
+        };
+        let report = run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
+        assert!(report.stats.is_none() && report.plant.is_some(), "{name}: a replay runs no loop");
+        let (run, replayed) =
+            (std::fs::read_to_string(&o.trajectory).unwrap(), std::fs::read_to_string(&replay.trajectory).unwrap());
+        assert!(run.lines().count() > 40, "{name}: {} rows", run.lines().count());
+        assert_eq!(run, replayed, "{name}: the replayed trajectory differs from the run's");
+    }
+    // A replay at a rate the recording was not made at is refused before anything is written.
+    let o = RunOptions {
+        replay: Some(dir.path().join("snake_commands.csv")),
+        rate_hz: Some(250.0),
+        trajectory: dir.path().join("wrong_rate.csv"),
+        ..options(dir.path(), 0.5)
+    };
+    let e = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap_err();
+    assert!(e.contains("not one period of 250 Hz apart"), "{e}");
+    assert!(!o.trajectory.exists());
 }
