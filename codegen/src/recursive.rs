@@ -22,7 +22,7 @@ use crate::equations::{
 };
 use crate::hydrodynamics::{self, WaterNodes, WaterRows};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
-use crate::model::Robot;
+use crate::model::{Robot, Thruster};
 use crate::section::section_kinematics;
 use crate::section_pass::{section_rows, section_state, Pieces, Rows, SectionState, Station};
 use crate::spatial::{Articulated, Force, Mat3, Motion, Vec3};
@@ -639,20 +639,11 @@ fn immerse_hulls(
 /// configuration matrix of eqs 35-37).
 fn thruster_columns(dag: &mut Dag, tree: &Tree) -> Result<Vec<Vec<NodeId>>, String> {
     let (n, zero) = (tree.coordinates(), tree.zero);
-    let (robot, links, states, reader) = (tree.robot, tree.links, tree.states, &tree.reader);
+    let (robot, states) = (tree.robot, tree.states);
     let mut thruster_columns = Vec::new();
     for thruster in &robot.thrusters {
-        let index = links
-            .iter()
-            .position(|l| l.body == Some(thruster.body))
-            .ok_or("a thruster on a body that is not a link")?;
+        let (index, point) = thruster_point(dag, tree, thruster)?;
         let state = &states[index];
-        let mut local = [zero; 3];
-        for (a, e) in thruster.position.iter().enumerate() {
-            local[a] = reader.node(dag, &from_expr(e))?;
-        }
-        let offset = dag.mat_vec3(&state.rotation, &local);
-        let point = dag.add3(&state.position, &offset);
         let point = dag.pin3(point, &format!("{}_point", thruster.name));
         let along = dag.constant3(thruster.direction);
         let direction = dag.mat_vec3(&state.rotation, &along);
@@ -667,6 +658,22 @@ fn thruster_columns(dag: &mut Dag, tree: &Tree) -> Result<Vec<Vec<NodeId>>, Stri
     }
 
     Ok(thruster_columns)
+}
+
+/// A thruster's carrying link (its index) and its point of attack in the world.
+fn thruster_point(dag: &mut Dag, tree: &Tree, thruster: &Thruster) -> Result<(usize, Vec3), String> {
+    let index = tree
+        .links
+        .iter()
+        .position(|l| l.body == Some(thruster.body))
+        .ok_or("a thruster on a body that is not a link")?;
+    let state = &tree.states[index];
+    let mut local = [tree.zero; 3];
+    for (a, e) in thruster.position.iter().enumerate() {
+        local[a] = tree.reader.node(dag, &from_expr(e))?;
+    }
+    let offset = dag.mat_vec3(&state.rotation, &local);
+    Ok((index, dag.add3(&state.position, &offset)))
 }
 
 /// Whole-robot quantities from the root composites: mass, centre of mass, momentum, and the
@@ -843,7 +850,7 @@ fn contact_points(dag: &mut Dag, tree: &Tree) -> Result<ContactOutputs, String> 
 /// frame; a soft section's frames along its centre line at xi = k / CENTRE_LINE_SEGMENTS,
 /// base to tip, whose positions are also the centre line), and each thruster's point.
 fn drawing(dag: &mut Dag, tree: &Tree) -> Result<(Vec<Vec3>, Drawing), String> {
-    let (robot, links, states, pieces, reader) = (tree.robot, tree.links, tree.states, tree.pieces, &tree.reader);
+    let (robot, links, states, pieces) = (tree.robot, tree.links, tree.states, tree.pieces);
     let mut centre_line = Vec::new();
     let mut drawing = Drawing::default();
     // The drawn body of each link (virtual links draw nothing).
@@ -892,18 +899,8 @@ fn drawing(dag: &mut Dag, tree: &Tree) -> Result<(Vec<Vec3>, Drawing), String> {
         });
     }
     for thruster in &robot.thrusters {
-        let index = links
-            .iter()
-            .position(|l| l.body == Some(thruster.body))
-            .ok_or("a thruster on a body that is not a link")?;
+        let (index, point) = thruster_point(dag, tree, thruster)?;
         let drawn = drawn_of_link[index].ok_or("a thruster on a body that is not drawn")?;
-        let state = &states[index];
-        let mut local = [tree.zero; 3];
-        for (a, e) in thruster.position.iter().enumerate() {
-            local[a] = reader.node(dag, &from_expr(e))?;
-        }
-        let offset = dag.mat_vec3(&state.rotation, &local);
-        let point = dag.add3(&state.position, &offset);
         drawing.thruster_points.push((drawn, point));
     }
 
