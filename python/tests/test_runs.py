@@ -40,6 +40,15 @@ def test_an_experiment_returns_its_verdict_and_tables(tmp_path):
     assert all(isinstance(t, pd.DataFrame) and len(t) > 0 for t in result.tables.values())
 
 
+def test_an_experiment_writes_a_page_beside_each_trajectory_with_view(tmp_path):
+    result = softgen.run_experiment("000-drop", tmp_path, view=True)
+    assert result.reproduced, result.verdict
+    page = tmp_path / "000-drop" / "soft_snake_drop_rolling.view.html"
+    assert page.is_file(), result.lines
+    assert any(line.startswith("view: soft_snake_drop_rolling.view.html") for line in result.lines)
+    assert len(_page_poses(page)) > 0
+
+
 def _page_poses(path):
     import base64
     import json
