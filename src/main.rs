@@ -48,7 +48,8 @@ enum Command {
     Roll(RollArgs),
     /// The seed papers' experiments: `experiment list` names them, `experiment run NAME`
     /// runs one, writes its CSV and figures under out/NAME/, compares with the paper and
-    /// ends with `verdict: reproduced` or `verdict: differs: <reason>`.
+    /// ends with `verdict: reproduced` (`reached` for a control task), or `differs`, `paper
+    /// inconsistent` or `unverifiable` with its evidence.
     Experiment(ExperimentArgs),
     /// Run a sweep file on every core: one results table (Parquet, or CSV) with each run's
     /// inputs, figures and status. Interrupted, the same command resumes it; `--shard K/N`

@@ -1,6 +1,7 @@
 //! What an experiment is: one command (`softgen experiment run NAME`) that runs a robot as a
 //! paper did, writes its CSV and figures under `out/<name>/`, prints its comparison with what
-//! the paper states, and ends with a verdict: reproduced, or differs with a one-line reason.
+//! the paper states, and ends with a verdict: reproduced, differs, paper inconsistent or
+//! unverifiable, the last three with a line of measured evidence.
 //! The papers' folders list their experiments; `papers::experiments()` lists them all.
 
 use serde::Deserialize;
@@ -12,13 +13,20 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use toml::{Table, Value};
 
-/// What an experiment concluded.
+/// What an experiment concluded: each reason is a line of measured evidence, never a
+/// statement made without it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
     Reproduced,
     /// A control task (`mpc-...`) reached its goal.
     Reached,
+    /// The run does not do what the paper reports, for the measured cause given.
     Differs(String),
+    /// The paper contradicts itself or a bound: the contradiction, with its numbers.
+    PaperInconsistent(String),
+    /// The paper does not print what deciding it would take: what is missing, and what the
+    /// run shows either way.
+    Unverifiable(String),
 }
 
 /// An experiment's printed comparison and its verdict.
@@ -75,6 +83,8 @@ impl ExperimentReport {
             Verdict::Reproduced => "verdict: reproduced".into(),
             Verdict::Reached => "verdict: reached".into(),
             Verdict::Differs(why) => format!("verdict: differs: {why}"),
+            Verdict::PaperInconsistent(why) => format!("verdict: paper inconsistent: {why}"),
+            Verdict::Unverifiable(why) => format!("verdict: unverifiable: {why}"),
         }
     }
 }

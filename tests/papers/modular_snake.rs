@@ -294,3 +294,20 @@ fn wheeled_lateral_undulation_on_the_floor_needs_anisotropic_friction() {
     let isotropic_distance = (isotropic.com_end() - isotropic.com_start()).norm();
     assert!(wheeled_distance > 10.0 * isotropic_distance, "{wheeled_distance} vs {isotropic_distance}");
 }
+
+#[test]
+fn the_pipe_experiment_finds_the_paper_inconsistent_and_the_stair_no_contrast() {
+    // 003-pipe: with the printed 0.1 m links no contact point gets 6.1 cm off the pipe's
+    // axis, so the 20 cm pipe is never touched; with 0.2 m links (the other reading) the
+    // snake reaches the wall and advances, but also climbs the stair with no controller.
+    let dir = tempfile::tempdir().unwrap();
+    let pipe = softgen::find_experiment("003-pipe").unwrap().run(dir.path(), false).unwrap();
+    let softgen::Verdict::PaperInconsistent(why) = &pipe.verdict else { panic!("003-pipe: {}", pipe.verdict_line()) };
+    assert!(why.contains("more than 6.1 cm off the pipe's axis (10 cm to its wall)"), "{why}");
+    assert!(why.contains("climbs the 10 cm stair with no controller"), "{why}");
+    assert_eq!(pipe.views.len(), 3, "the printed reading, the other reading and its stair run");
+    // 003-stair tests the paper's contrast: both runs stall at the step face (x = 0.64 m).
+    let stair = softgen::find_experiment("003-stair").unwrap().run(dir.path(), false).unwrap();
+    let softgen::Verdict::Differs(why) = &stair.verdict else { panic!("003-stair: {}", stair.verdict_line()) };
+    assert!(why.starts_with("no contrast: it stalls at the step face with the controller too (x = 0.64 m"), "{why}");
+}
