@@ -21,7 +21,8 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
     },
     Experiment {
         name: "003-stair",
-        what: "rigid snake at a 10 cm stair, 90 s without and with admittance control: the paper's contrast (003, Fig 8)",
+        what:
+            "rigid snake at a 10 cm stair, 90 s without and with admittance control: the paper's contrast (003, Fig 8)",
         run: stair,
     },
     Experiment {

@@ -200,13 +200,21 @@ fn wpi_calibration(out: &Path) -> Result<ExperimentReport, String> {
         ));
     }
     lines.push(format!(
-        "spec:   k = {} gives a peak of {:.1} mm/s (paper: around 220; within {:.0} % counts)",
+        "spec:   k = {} gives a peak of {:.1} mm/s (paper: around 220)",
         spec.curvature_per_kpa,
-        1e3 * at_spec,
-        100.0 * AROUND
+        1e3 * at_spec
     ));
-    let verdict = if (at_spec - PAPER_PEAK_SPEED).abs() > AROUND * PAPER_PEAK_SPEED {
-        Verdict::Differs(format!("the spec's k gives a peak of {:.0} mm/s, not around 220", 1e3 * at_spec))
+    let verdict = if fastest < PAPER_PEAK_SPEED {
+        // tau1, tau2 and C0(P) are what the peak depends on, and the paper prints none.
+        Verdict::Unverifiable(format!(
+            "the paper prints neither tau1, tau2 nor C0(P); with the spec's tau1 = {} s, tau2 = {} s no k reaches 220 mm/s: the peak saturates at {:.0} mm/s ({:.0} % short), the spec's k = {} gives {:.0}",
+            spec.time_constant_1,
+            spec.time_constant_2,
+            1e3 * fastest,
+            100.0 * (1.0 - fastest / PAPER_PEAK_SPEED),
+            spec.curvature_per_kpa,
+            1e3 * at_spec
+        ))
     } else if (spec.curvature_per_kpa - k).abs() > 0.05 * k {
         Verdict::Differs(format!(
             "the spec's curvature_per_kpa = {} is not the calibrated {k:.3}",
