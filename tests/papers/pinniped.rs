@@ -172,3 +172,20 @@ fn turning_in_place_changes_heading_with_little_translation_and_reverses() {
         assert!(moved < 0.1 * o.heading_change.abs(), "{moved} m for {} rad", o.heading_change);
     }
 }
+
+#[test]
+fn table_three_exceeds_what_circling_tips_can_give_and_softgen_does_not() {
+    // An in-place turn driven by tips circling with radius rho at f Hz gains at most
+    // 2 rho f / R rad/s (R the tip's distance from the turning axis); the paper's Table III
+    // is several times that, softgen's runs stay under it.
+    let dir = tempfile::tempdir().unwrap();
+    let report = softgen::find_experiment("002-protocol").unwrap().run(dir.path(), false).unwrap();
+    let softgen::Verdict::PaperInconsistent(why) = &report.verdict else {
+        panic!("002-protocol: {}", report.verdict_line())
+    };
+    assert!(why.starts_with("Table III's in-place turn rates are 2.9 to 7.3 times"), "{why}");
+    let line = report.lines.iter().find(|l| l.starts_with("Table III against the bound")).expect("the bound's line");
+    let softgen_at_most: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(softgen_at_most < 1.0, "softgen's turn rates exceed the bound: {line}");
+    assert_eq!(report.views.len(), 6, "the six trials Fig 9 draws");
+}

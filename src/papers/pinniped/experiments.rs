@@ -1,7 +1,7 @@
 //! The experiments of 002_f355a977a209e7c9, the soft-limbed pinniped: each runs the robot as the paper did, writes its
 //! CSV and figures and ends with a computed verdict.
 
-use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport, ViewedRun};
+use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun};
 use std::path::Path;
 use std::time::Instant;
 
@@ -260,11 +260,57 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
             ));
         }
     }
+    // Table III against kinematics: a tip circling with radius rho at f Hz moves at most
+    // 2 rho per cycle along the ground, so a turn it drives gains at most 2 rho / R per
+    // cycle, R the tip's distance from the turning axis (the hub's vertical axis). R is the
+    // nearest any tip below the hub came to it in the trial (the head points up), which
+    // makes the bound the most generous the run allows.
+    let mut paper_over = (f64::INFINITY, 0.0_f64);
+    let mut softgen_over = 0.0_f64;
+    let mut bounds = (f64::INFINITY, 0.0_f64);
+    let mut nearest_all = (f64::INFINITY, 0.0_f64);
+    for row in [4, 5] {
+        for i in 0..9 {
+            let k = 9 * row + i;
+            let (cell, trial) = (&cells[k], &trials[k]);
+            let samples = &results[k].as_ref().map_err(|e| e.to_string())?.samples;
+            let mut nearest = f64::INFINITY;
+            for sample in samples {
+                let hub = nalgebra::Vector3::new(sample.q[0], sample.q[1], sample.q[2]);
+                for tip in crate::papers::pinniped::model::tips(&sample.q, &trial.params) {
+                    if tip.z < hub.z {
+                        nearest = nearest.min((tip.x - hub.x).hypot(tip.y - hub.y));
+                    }
+                }
+            }
+            nearest_all = (nearest_all.0.min(nearest), nearest_all.1.max(nearest));
+            let bound = 2.0 * cell.stride * cell.frequency / nearest;
+            bounds = (bounds.0.min(bound), bounds.1.max(bound));
+            let paper = paper_at(row, i / 3, i % 3).abs() / bound;
+            paper_over = (paper_over.0.min(paper), paper_over.1.max(paper));
+            softgen_over = softgen_over.max(at(row, i / 3, i % 3).abs() / bound);
+        }
+    }
+    lines.push(format!(
+        "Table III against the bound 2 rho f / R ({:.2} to {:.2} rad/s; R = {:.3} to {:.3} m, the nearest a tip came to the hub's axis): the paper's rates are {:.1} to {:.1} times it, softgen's at most {:.2}",
+        bounds.0, bounds.1, nearest_all.0, nearest_all.1, paper_over.0, paper_over.1, softgen_over
+    ));
     lines.push(
         "outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), <gait>.csv (the coordinates of each trial Fig 9 draws), paths.png (and .svg)"
             .into(),
     );
-    Ok(ExperimentReport { lines, views, verdict: differs_if(reasons) })
+    let verdict = if paper_over.0 > 1.0 {
+        // Table III's magnitudes cannot be compared with a rate no tip motion can give.
+        reasons.retain(|r| !r.starts_with("Table III"));
+        let besides = if reasons.is_empty() { String::new() } else { format!("; besides, {}", reasons.join("; ")) };
+        Verdict::PaperInconsistent(format!(
+            "Table III's in-place turn rates are {:.1} to {:.1} times the most circling tips can give (2 rho f / R, R = {:.2} to {:.2} m){besides}",
+            paper_over.0, paper_over.1, nearest_all.0, nearest_all.1
+        ))
+    } else {
+        differs_if(reasons)
+    };
+    Ok(ExperimentReport { lines, views, verdict })
 }
 
 /// A trial's samples as `<gait>.csv` (t, every coordinate by name, centre of mass, contacts

@@ -90,6 +90,15 @@ pub struct RestGeometry {
     pub tips: [Vector3<f64>; SECTIONS],
 }
 
+/// The four limb tips (world frame) at coordinates `q`.
+pub fn tips(q: &SVector<f64, DOF>, p: &Params) -> [Vector3<f64>; SECTIONS] {
+    let cache = Pinniped::cache(q, p);
+    let mut line = [Vector3::zeros(); CENTRE_LINE_POINTS];
+    centre_line_into(q, p, &cache, &mut line);
+    let per = CENTRE_LINE_POINTS / SECTIONS;
+    std::array::from_fn(|i| line[per * (i + 1) - 1])
+}
+
 impl RestGeometry {
     pub fn new(p: &Params) -> Self {
         let axes = std::array::from_fn(|i| {
@@ -97,13 +106,7 @@ impl RestGeometry {
             std::array::from_fn(|c| Vector3::new(m[0][c], m[1][c], m[2][c]))
         });
         // Straight limbs, hub at the origin, level.
-        let q = SVector::<f64, DOF>::zeros();
-        let cache = Pinniped::cache(&q, p);
-        let mut line = [Vector3::zeros(); CENTRE_LINE_POINTS];
-        centre_line_into(&q, p, &cache, &mut line);
-        let per = CENTRE_LINE_POINTS / SECTIONS;
-        let tips = std::array::from_fn(|i| line[per * (i + 1) - 1]);
-        RestGeometry { axes, tips }
+        RestGeometry { axes, tips: tips(&SVector::zeros(), p) }
     }
 
     /// The limbs in eq 16's terms: each in the paper's limb frame (z along the limb, x towards
