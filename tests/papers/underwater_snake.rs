@@ -519,3 +519,17 @@ fn mpc_reaches_and_holds_the_waypoint_within_the_commands_bounds() {
     // It got there by planning, not by holding still: the start is 2.29 m away.
     assert!(run.samples[0].distance > 2.2);
 }
+
+#[test]
+fn the_pitch_case_finds_condition_two_off_the_papers_vertical_bend() {
+    // Condition 2's inputs put its bend at +151 degrees by the paper's own eq 3, not near
+    // the vertical the paper reports, and it drifts sideways more than it heaves.
+    let dir = tempfile::tempdir().unwrap();
+    let report = softgen::find_experiment("004-pitch").unwrap().run(dir.path(), false).unwrap();
+    let softgen::Verdict::PaperInconsistent(why) = &report.verdict else {
+        panic!("004-pitch: {}", report.verdict_line())
+    };
+    assert!(why.contains("(condition 2): eq 3 puts the bend at phi +151 degrees"), "{why}");
+    assert!(why.contains("the path goes 0.45 m sideways against 0.19 m of heave"), "{why}");
+    assert!(!why.contains("(condition 1)"), "condition 1 bends near vertical: {why}");
+}
