@@ -189,3 +189,29 @@ fn table_three_exceeds_what_circling_tips_can_give_and_softgen_does_not() {
     assert!(softgen_at_most < 1.0, "softgen's turn rates exceed the bound: {line}");
     assert_eq!(report.views.len(), 6, "the six trials Fig 9 draws");
 }
+
+#[test]
+fn eq_16_and_the_generated_centre_of_mass_agree_to_1e_9_m_up_to_90_degrees_of_bend() {
+    // The README's claim, measured: one limb at a time bent towards +x by phi, the others
+    // straight. The gap grows with the bend (the generated model's mass is in slices along
+    // the arc; eq 16 integrates it), to 7e-8 m at 3 rad.
+    let p = Params::default();
+    let rest = RestGeometry::new(&p);
+    let limbs = rest.mounted_limbs(&p);
+    let straight = CurveParameters { theta: 0.0, phi: 0.0 };
+    let gap_at = |phi: f64| {
+        (0..4)
+            .map(|limb| {
+                let mut curves = [straight; 4];
+                curves[limb] = CurveParameters { theta: rest.theta_towards(limb, Vector3::x()), phi };
+                (robot_centre_of_gravity(&limbs, &curves, p.hub_mass) - model_centre_of_mass(&p, &curves)).norm()
+            })
+            .fold(0.0_f64, f64::max)
+    };
+    let up_to =
+        |last: f64| (1..=300).map(|k| 0.01 * k as f64).filter(|&phi| phi <= last).map(gap_at).fold(0.0, f64::max);
+    let (quarter, reach, three) = (up_to(std::f64::consts::FRAC_PI_2), up_to(MAX_REACH_BEND), up_to(3.0));
+    println!("eq 16 against the generated model: {quarter:.1e} m to pi/2, {reach:.1e} m to the reach bend, {three:.1e} m to 3 rad");
+    assert!(quarter < 1e-9, "{quarter:e} m up to pi/2");
+    assert!(reach < 3e-8 && three < 1e-7, "{reach:e} m to the reach bend, {three:e} m to 3 rad");
+}
