@@ -193,8 +193,8 @@ fn table_three_exceeds_what_circling_tips_can_give_and_softgen_does_not() {
 #[test]
 fn eq_16_and_the_generated_centre_of_mass_agree_to_1e_9_m_up_to_90_degrees_of_bend() {
     // The README's claim, measured: one limb at a time bent towards +x by phi, the others
-    // straight. The gap grows with the bend (the generated model's mass is in slices along
-    // the arc; eq 16 integrates it), to 7e-8 m at 3 rad.
+    // straight. The gap grows with the bend (the spec integrates a limb's mass along its arc
+    // by 4-point quadrature, eq 16 in closed form), to 7e-8 m at 3 rad.
     let p = Params::default();
     let rest = RestGeometry::new(&p);
     let limbs = rest.mounted_limbs(&p);
