@@ -397,3 +397,18 @@ fn actuator_force_ramp_is_a_first_order_hold() {
     let error = sim.set_actuator_force_ramp(0.2, &start, 0.3, &bad).unwrap_err();
     assert!(error.contains("coordinate 7"), "{error}");
 }
+
+#[test]
+fn rolling_cannot_reach_the_papers_speed_on_a_two_centimetre_skin() {
+    // The gait log-rolls one turn per cycle: at 0.5 Hz on the 2 cm skin that is at most
+    // 2 pi r f = 6.28 cm/s without slip, below the paper's 10.0 (planar) and 7.8 cm/s
+    // (spatial), which would need a skin of 3.2 and 2.5 cm; the paper gives neither its
+    // trajectories nor a radius.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, radius) in [("000-rolling-planar", "3.2 cm"), ("000-rolling-spatial", "2.5 cm")] {
+        let report = softgen::find_experiment(name).unwrap().run(dir.path(), false).unwrap();
+        let softgen::Verdict::Unverifiable(why) = &report.verdict else { panic!("{name}: {}", report.verdict_line()) };
+        assert!(why.contains("without slip on the 2.0 cm skin (1.00 turns per cycle)"), "{name}: {why}");
+        assert!(why.contains(&format!("a radius of at least {radius}")), "{name}: {why}");
+    }
+}

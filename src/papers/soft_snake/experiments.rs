@@ -74,16 +74,45 @@ fn rolling(out: &Path, rolling: Rolling) -> Result<ExperimentReport, String> {
         Rolling::Spatial => ((0.67, 7.77), (0.61, 7.12)),
     };
     let (vx, vy) = summary.velocity_cm_s.ok_or("the run is too short to fit a velocity")?;
-    let lines = vec![
+    let mut lines = vec![
         format!(
             "paper (Table I):  V_x = {:.2}, V_y = {:.2} cm/s (model); {:.2}, {:.2} (prototype)",
             paper.0, paper.1, prototype.0, prototype.1
         ),
         format!("softgen:          V_x = {vx:.2}, V_y = {vy:.2} cm/s (bend {:.2} rad per section)", summary.bend),
     ];
+    // How fast this gait can go: the base section's roll rate over the measured window
+    // times the skin radius is the speed of rolling without slip.
+    let window: Vec<_> = summary.samples.iter().filter(|s| s.t >= summary.window_start).collect();
+    let (first, last) = match (window.first(), window.last()) {
+        (Some(a), Some(b)) if b.t > a.t => (a, b),
+        _ => return Err("no samples in the measured window".into()),
+    };
+    let roll = softgen_generated::SoftSnake::COORDINATES
+        .iter()
+        .position(|c| c.name == "base_roll")
+        .ok_or("no base_roll coordinate")?;
+    let roll_rate = ((last.q[roll] - first.q[roll]) / (last.t - first.t)).abs();
+    let skin = run.params.skin_radius;
+    let no_slip = 100.0 * roll_rate * skin;
+    let (speed, paper_speed) = (vx.hypot(vy), f64::hypot(paper.0, paper.1));
+    let peak_pressure = summary.samples.iter().flat_map(|s| s.pressures).fold(0.0, f64::max);
+    lines.push(format!(
+        "rolling:          {:.2} turns of the body per gait cycle; without slip on the {:.1} cm skin that is {no_slip:.2} cm/s; softgen |V| = {speed:.2} cm/s, the paper's {paper_speed:.2}; highest pressure {peak_pressure:.2} bar (the paper's ceiling: {} bar)",
+        roll_rate / (std::f64::consts::TAU * run.frequency),
+        100.0 * skin,
+        run.ceiling
+    ));
     let close = |a: f64, b: f64| (a - b).abs() <= 0.2 * b.abs().max(1.0);
     let verdict = if close(vx, paper.0) && close(vy, paper.1) {
         Verdict::Reproduced
+    } else if paper_speed > no_slip {
+        Verdict::Unverifiable(format!(
+            "the paper lists neither its optimised joint trajectories nor a skin radius; this gait rolls at most {no_slip:.2} cm/s without slip on the {:.1} cm skin ({:.2} turns per cycle), below the paper's |V| = {paper_speed:.2} cm/s, which would take a radius of at least {:.1} cm; softgen V = ({vx:.2}, {vy:.2}) cm/s",
+            100.0 * skin,
+            roll_rate / (std::f64::consts::TAU * run.frequency),
+            100.0 * paper_speed / (100.0 * roll_rate)
+        ))
     } else {
         Verdict::Differs(format!(
             "V = ({vx:.2}, {vy:.2}) cm/s against the paper's ({:.2}, {:.2}): its joint trajectories come from an optimisation it does not list",
