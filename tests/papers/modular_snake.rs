@@ -304,7 +304,12 @@ fn the_pipe_experiment_finds_the_paper_inconsistent_and_the_stair_no_contrast() 
     let pipe = softgen::find_experiment("003-pipe").unwrap().run(dir.path(), false).unwrap();
     let softgen::Verdict::PaperInconsistent(why) = &pipe.verdict else { panic!("003-pipe: {}", pipe.verdict_line()) };
     assert!(why.contains("more than 6.1 cm off the pipe's axis (10 cm to its wall)"), "{why}");
-    assert!(why.contains("climbs the 10 cm stair with no controller"), "{why}");
+    assert!(
+        why.contains(
+            "climbs the 10 cm stair with no controller (centre of mass at x = 2.01 m after 90 s, step face at 1.5 m)"
+        ),
+        "{why}"
+    );
     assert_eq!(pipe.views.len(), 3, "the printed reading, the other reading and its stair run");
     // 003-stair tests the paper's contrast: both runs stall at the step face (x = 0.64 m).
     let stair = softgen::find_experiment("003-stair").unwrap().run(dir.path(), false).unwrap();
