@@ -119,9 +119,7 @@ impl Experiment {
         replace_folder(&partial, &folder)?;
         Ok(report)
     }
-}
 
-impl Experiment {
     /// Writes the page of every trajectory `report` names into `folder`, with a line for each.
     fn add_pages(&self, mut report: ExperimentReport, folder: &Path) -> Result<ExperimentReport, String> {
         if report.views.is_empty() {

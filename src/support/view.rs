@@ -51,13 +51,14 @@ pub fn write_page(page: &Path, html: &str) -> Result<(), String> {
 }
 
 /// A CSV of numbers: its header and rows.
-struct CsvTable {
-    columns: Vec<String>,
-    rows: Vec<Vec<f64>>,
+pub(crate) struct CsvTable {
+    pub(crate) columns: Vec<String>,
+    pub(crate) rows: Vec<Vec<f64>>,
 }
 
 impl CsvTable {
-    fn parse(text: &str) -> Result<CsvTable, String> {
+    /// Parses `text`; errors name the line and column (the caller adds the file).
+    pub(crate) fn parse(text: &str) -> Result<CsvTable, String> {
         let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let (_, header) = lines.next().ok_or("empty file: no header")?;
         let columns: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
@@ -84,7 +85,7 @@ impl CsvTable {
         Ok(CsvTable { columns, rows })
     }
 
-    fn column(&self, name: &str) -> Option<usize> {
+    pub(crate) fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c == name)
     }
 }

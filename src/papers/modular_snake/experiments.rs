@@ -93,32 +93,23 @@ fn long_links() -> Vec<(String, f64)> {
 /// The largest distance of any contact point of the lateral-undulation snake from the
 /// pipe's axis (x) over the run whose CSV is `csv`, with parameters `params`.
 fn largest_off_axis(csv: &Path, params: &[(String, f64)]) -> Result<f64, String> {
+    use softgen_generated::snake_lateral_undulation::{Params, CONTACTS};
     use softgen_generated::SnakeLateralUndulation as R;
     use softgen_runtime::{Model, ParamSet};
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().ok_or("an empty CSV")?.split(',').collect();
+    let table = crate::support::view::CsvTable::parse(&text).map_err(|e| format!("{}: {e}", csv.display()))?;
     let columns: Vec<usize> = R::COORDINATES
         .iter()
-        .map(|c| header.iter().position(|h| *h == c.name).ok_or(format!("{}: no column `{}`", csv.display(), c.name)))
+        .map(|c| table.column(c.name).ok_or(format!("{}: no column `{}`", csv.display(), c.name)))
         .collect::<Result<_, _>>()?;
-    let mut p = <R as Model<
-        { softgen_generated::snake_lateral_undulation::DOF },
-        { softgen_generated::snake_lateral_undulation::CONTACTS },
-    >>::Params::default();
+    let mut p = Params::default();
     for (name, value) in params {
         p.set(name, *value).map_err(|e| e.to_string())?;
     }
-    let mut points = [nalgebra::Vector3::zeros(); softgen_generated::snake_lateral_undulation::CONTACTS];
+    let mut points = [nalgebra::Vector3::zeros(); CONTACTS];
     let mut largest: f64 = 0.0;
-    for line in lines {
-        let row: Vec<f64> = line
-            .split(',')
-            .map(|v| v.parse::<f64>().map_err(|e| format!("{}: {e}", csv.display())))
-            .collect::<Result<_, _>>()?;
-        let q = nalgebra::SVector::<f64, { softgen_generated::snake_lateral_undulation::DOF }>::from_fn(|i, _| {
-            row[columns[i]]
-        });
+    for row in &table.rows {
+        let q = nalgebra::SVector::from_fn(|i, _| row[columns[i]]);
         R::contact_positions_into(&q, &p, &R::cache(&q, &p), &mut points);
         largest = points.iter().map(|x| x.y.hypot(x.z)).fold(largest, f64::max);
     }
