@@ -27,7 +27,8 @@ pub use papers::{
 pub use simulate::eval::{eval_json, read_stdin_input, EvalInput};
 pub use simulate::robots::{has_soft_sections, run_config_of, with_robot, RobotInfo, RobotVisitor, ROBOTS};
 pub use simulate::scenario::{
-    run_scenario, run_scenario_rows, IntegratorChoice, RunSummary, SampleRows, Scenario, TerrainChoice,
+    run_scenario, run_scenario_rows, CoordinatesChoice, IntegratorChoice, RunSummary, SampleRows, Scenario,
+    TerrainChoice,
 };
 pub use simulate::settings::{
     AnisotropyName, IntegratorName, JacobianName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES,

@@ -308,6 +308,17 @@ pub struct Robot {
     pub water: Option<Water>,
     /// Thrusters, in actuator order.
     pub thrusters: Vec<Thruster>,
+    /// The coordinates controllers read generalized forces in, if not the model's.
+    pub controller_coordinates: Option<PlanarChainCoordinates>,
+}
+
+/// A planar chain's coordinates (003, eq 7): the actuated joints' angles times `joint_sign`,
+/// the angle of the body carrying contact points `heading` (indices into the contact list),
+/// and the centre of mass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlanarChainCoordinates {
+    pub joint_sign: f64,
+    pub heading: (usize, usize),
 }
 
 impl Robot {

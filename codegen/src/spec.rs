@@ -65,6 +65,10 @@ pub struct Spec {
     pub controller: Option<Spanned<Controller>>,
     #[serde(default)]
     pub gait: Option<Spanned<Gait>>,
+    /// The coordinates the robot's controllers read generalized forces in, where the paper
+    /// writes them in others than the model's.
+    #[serde(default)]
+    pub controller_coordinates: Option<Spanned<ControllerCoordinates>>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -508,6 +512,26 @@ pub struct Controller {
     pub kind: Spanned<ControllerKind>,
     pub stiffness: Spanned<Value>,
     pub damping: Spanned<Value>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ControllerCoordinatesKind {
+    /// A planar chain's relative angles, one body's angle and the centre of mass (003, eq 7).
+    PlanarChain,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerCoordinates {
+    /// Only `planar_chain` exists today; the field is required so that specs say which.
+    #[allow(dead_code)]
+    pub kind: Spanned<ControllerCoordinatesKind>,
+    /// +1 or -1: the controller's joint angle over the model's.
+    pub joint_sign: Spanned<f64>,
+    /// Two contact points of one body: its angle is the direction from the first to the
+    /// second.
+    pub heading: Spanned<Vec<Spanned<String>>>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

@@ -5785,6 +5785,10 @@ impl Model<DOF, CONTACTS> for SnakePedalWave {
         damping: 0.02,
         torque_limit: 2.0,
     });
+    const CONTROLLER_COORDINATES: softgen_runtime::ForceCoordinates = softgen_runtime::ForceCoordinates::PlanarChain {
+        joint_sign: (-1.0),
+        heading: (11, 12),
+    };
     fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         cache(q, p)
     }

@@ -38,6 +38,7 @@ pub use robot::dynamics::{
     forward_dynamics, forward_dynamics_derivatives, multiply_into, reciprocal_or_zero, solve_spd_in_place,
     spd_inverse_in_place, ForwardDynamicsDerivatives, ForwardDynamicsError, ARTICULATED_SOLVE_FROM,
 };
+pub use robot::force_coordinates::ForceCoordinates;
 pub use robot::model::{
     BodyDrawing, BodyGeometry, ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FramePose,
     GaitDefaults, Model, ParamSet, SoftSectionInfo, ThrusterInfo, UnknownParameter,
@@ -72,7 +73,7 @@ pub use actuators::pd::JointPd;
 pub use actuators::valve_wave::ValveWave;
 
 // Control laws.
-pub use control::admittance::{AdmittanceController, AdmittanceGains};
+pub use control::admittance::{Admittance, AdmittanceController, AdmittanceGains};
 pub use control::gait::Serpenoid;
 pub use control::limb_gait::{LimbGait, LimbMotion};
 pub use control::rolling::{PneumaticMuscles, RollingGait};

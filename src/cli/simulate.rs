@@ -5,8 +5,8 @@ use super::values::parse_sets;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use softgen::{
-    run_scenario, write_view_from_csv, AnisotropyName, IntegratorName, JacobianName, RunSettings, TerrainName,
-    ViewSetup,
+    run_scenario, write_view_from_csv, AnisotropyName, CoordinatesChoice, IntegratorName, JacobianName, RunSettings,
+    TerrainName, ViewSetup,
 };
 use std::io::BufWriter;
 use std::path::PathBuf;
@@ -70,6 +70,10 @@ pub(crate) struct SimulateArgs {
     /// k_Pi of eq 24.
     #[arg(long, default_value_t = DEFAULTS.admittance_gain)]
     admittance_gain: f64,
+    /// The coordinates the admittance controller reads the contact force in: the spec's
+    /// `[controller_coordinates]` (the paper's), or the model's own.
+    #[arg(long, value_enum, default_value_t = CoordinatesChoice::Spec)]
+    admittance_coordinates: CoordinatesChoice,
     /// Contact spring constant k (N/m).
     #[arg(long)]
     contact_stiffness: Option<f64>,
@@ -150,6 +154,7 @@ impl SimulateArgs {
             admittance_damping: self.admittance_damping,
             admittance_stiffness: self.admittance_stiffness,
             admittance_gain: self.admittance_gain,
+            admittance_coordinates: self.admittance_coordinates,
             contact_stiffness: self.contact_stiffness,
             contact_damping: self.contact_damping,
             friction: self.friction,

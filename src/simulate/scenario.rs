@@ -5,9 +5,10 @@ use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::plot::{plot_run, RunView};
 use nalgebra::{SVector, Vector3};
 use softgen_runtime::{
-    likely_cause, AdmittanceGains, ContactLaw, DormandPrince5, FrictionLaw, IntegrationError, Integrator, JointPd,
-    Model, ParamSet, PlaneOfMotion, Rosenbrock34, RungeKutta4, SecondOrderSystem, SemiImplicitEuler, Serpenoid,
-    Simulation, SimulationConfig, State, StepReport, SystemJacobian, Terrain, Tolerances, ValveWave,
+    likely_cause, Admittance, AdmittanceGains, ContactLaw, DormandPrince5, ForceCoordinates, FrictionLaw,
+    IntegrationError, Integrator, JointPd, Model, ParamSet, PlaneOfMotion, Rosenbrock34, RungeKutta4,
+    SecondOrderSystem, SemiImplicitEuler, Serpenoid, Simulation, SimulationConfig, State, StepReport, SystemJacobian,
+    Terrain, Tolerances, ValveWave,
 };
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
@@ -113,6 +114,18 @@ impl TerrainChoice {
     }
 }
 
+/// Which coordinates the admittance controller reads the contact force in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CoordinatesChoice {
+    /// The ones the robot's spec states (`[controller_coordinates]`, the paper's), else the
+    /// model's.
+    #[default]
+    Spec,
+    /// The model's own, whatever the spec states.
+    Model,
+}
+
 /// Everything a run needs besides the robot's generated code.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -131,6 +144,8 @@ pub struct Scenario {
     /// Gait fade-in time (s).
     pub ramp: f64,
     pub admittance: Option<AdmittanceGains>,
+    /// The coordinates the admittance controller reads the contact force in.
+    pub admittance_coordinates: CoordinatesChoice,
     pub contact_stiffness: Option<f64>,
     pub contact_damping: Option<f64>,
     pub friction_along: Option<f64>,
@@ -163,6 +178,7 @@ impl Scenario {
             offset: None,
             ramp: 2.0,
             admittance: None,
+            admittance_coordinates: CoordinatesChoice::Spec,
             contact_stiffness: None,
             contact_damping: None,
             friction_along: None,
@@ -381,7 +397,13 @@ impl RobotVisitor for Runner<'_, '_, '_> {
             terrain,
             gait,
             servo,
-            admittance: s.admittance,
+            admittance: s.admittance.map(|gains| Admittance {
+                gains,
+                coordinates: match s.admittance_coordinates {
+                    CoordinatesChoice::Spec => R::CONTROLLER_COORDINATES,
+                    CoordinatesChoice::Model => ForceCoordinates::Model,
+                },
+            }),
             control_period: s.control_period,
         };
         let mut simulation = Simulation::<R, N, C>::new(params.clone(), config)?;

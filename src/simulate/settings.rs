@@ -2,7 +2,7 @@
 //! sweep file takes as keys, turned into a [`Scenario`] in one place.
 
 use crate::simulate::robots::has_soft_sections;
-use crate::simulate::scenario::{IntegratorChoice, Scenario, TerrainChoice};
+use crate::simulate::scenario::{CoordinatesChoice, IntegratorChoice, Scenario, TerrainChoice};
 use serde::Deserialize;
 use softgen_runtime::{AdmittanceGains, FrictionAnisotropy, SystemJacobian, Terrain};
 use std::collections::BTreeMap;
@@ -96,6 +96,8 @@ pub struct RunSettings {
     pub admittance_damping: f64,
     pub admittance_stiffness: f64,
     pub admittance_gain: f64,
+    /// The coordinates the admittance controller reads the contact force in.
+    pub admittance_coordinates: CoordinatesChoice,
     pub contact_stiffness: Option<f64>,
     pub contact_damping: Option<f64>,
     pub friction: Option<f64>,
@@ -153,6 +155,7 @@ impl RunSettings {
         admittance_damping: 4.0,
         admittance_stiffness: 4.0,
         admittance_gain: 2.2,
+        admittance_coordinates: CoordinatesChoice::Spec,
         contact_stiffness: None,
         contact_damping: None,
         friction: None,
@@ -234,6 +237,7 @@ impl RunSettings {
                 feedback_gain: self.admittance_gain,
             });
         }
+        s.admittance_coordinates = self.admittance_coordinates;
         s.contact_stiffness = self.contact_stiffness;
         s.contact_damping = self.contact_damping;
         s.friction_along = self.friction;

@@ -108,6 +108,19 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
     };
     // Valve-driven coordinates, their responses and the valve wave: only robots with valves
     // carry them (the trait's defaults say "none").
+    // The coordinates controllers read forces in: only robots whose spec states them carry
+    // the constant (the trait's default is the model's own).
+    let controller_coordinates = match robot.controller_coordinates {
+        None => quote!(),
+        Some(c) => {
+            let sign = float(c.joint_sign);
+            let (from, to) = (idx(c.heading.0), idx(c.heading.1));
+            quote!(
+                const CONTROLLER_COORDINATES: softgen_runtime::ForceCoordinates =
+                    softgen_runtime::ForceCoordinates::PlanarChain { joint_sign: #sign, heading: (#from, #to) };
+            )
+        }
+    };
     let valves = if robot.valves.is_empty() {
         quote!()
     } else {
@@ -268,6 +281,7 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
                 terrain: #terrain,
             };
             const GAIT: Option<GaitDefaults> = #gait;
+            #controller_coordinates
             #valves
             #muscles
     };

@@ -15,8 +15,8 @@ mod water;
 use crate::expr::{self, Expr, Number};
 use crate::model::{
     Body, ContactPoint, Coordinate, CoordinateKind, Elasticity, EnvironmentDefaults, GaitDefaults, Hull, Inertia,
-    Joint, MuscleBank, Parameter, ParameterRule, Robot, Rule, SectionKind, SkinPlacement, SoftSection, TerrainDefault,
-    Thruster, Valve, ValveGaitDefaults, Viscosity, Water,
+    Joint, MuscleBank, Parameter, ParameterRule, PlanarChainCoordinates, Robot, Rule, SectionKind, SkinPlacement,
+    SoftSection, TerrainDefault, Thruster, Valve, ValveGaitDefaults, Viscosity, Water,
 };
 use crate::repeat;
 use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};

@@ -1221,6 +1221,10 @@ impl Validator {
             }
         }
 
+        let controller_coordinates = spec.controller_coordinates.as_ref().and_then(|c| {
+            self.controller_coordinates(c, base_kind, coordinates.len(), actuated.len(), &contact_points)
+        });
+
         let mut all_parameters = declared;
         all_parameters.extend(auto);
         all_parameters.push(Parameter {
@@ -1248,6 +1252,73 @@ impl Validator {
             rules: std::mem::take(&mut self.rules),
             water,
             thrusters,
+            controller_coordinates,
         })
+    }
+
+    /// `[controller_coordinates]`: a planar chain's, on a planar base whose other
+    /// coordinates are all actuated joints, with two heading points of one body.
+    fn controller_coordinates(
+        &mut self,
+        spec: &Spanned<spec::ControllerCoordinates>,
+        base: BaseKind,
+        coordinates: usize,
+        actuated: usize,
+        contact_points: &[ContactPoint],
+    ) -> Option<PlanarChainCoordinates> {
+        let c = spec.get_ref();
+        let sign = *c.joint_sign.get_ref();
+        if sign != 1.0 && sign != -1.0 {
+            self.error(
+                c.joint_sign.span(),
+                "controller_coordinates.joint_sign",
+                format!("must be 1 or -1, got {sign}"),
+            );
+            return None;
+        }
+        if base != BaseKind::Planar || coordinates != actuated + 3 {
+            self.error(
+                spec.span(),
+                "controller_coordinates",
+                format!(
+                    "a planar chain's coordinates replace a planar base's three; this robot has a {} base, {coordinates} coordinates and {actuated} actuated joints",
+                    format!("{base:?}").to_lowercase()
+                ),
+            );
+            return None;
+        }
+        let names = c.heading.get_ref();
+        if names.len() != 2 {
+            self.error(
+                c.heading.span(),
+                "controller_coordinates.heading",
+                format!("needs two contact point names, got {}", names.len()),
+            );
+            return None;
+        }
+        let mut indices = [0usize; 2];
+        for (k, name) in names.iter().enumerate() {
+            match contact_points.iter().position(|p| p.name == *name.get_ref()) {
+                Some(i) => indices[k] = i,
+                None => {
+                    self.error(
+                        name.span(),
+                        "controller_coordinates.heading",
+                        format!("no contact point is named `{}`", name.get_ref()),
+                    );
+                    return None;
+                }
+            }
+        }
+        let (from, to) = (&contact_points[indices[0]], &contact_points[indices[1]]);
+        if indices[0] == indices[1] || from.body != to.body || from.skin.is_some() || to.skin.is_some() {
+            self.error(
+                c.heading.span(),
+                "controller_coordinates.heading",
+                "needs two different points of one rigid body (their direction is the body's angle)",
+            );
+            return None;
+        }
+        Some(PlanarChainCoordinates { joint_sign: sign, heading: (indices[0], indices[1]) })
     }
 }

@@ -1,7 +1,16 @@
 //! Admittance controller in gait-parameter space (eqs 22-24): contact forces bend the
 //! spatial frequencies eta_j away from their nominal values.
 
+use crate::robot::force_coordinates::ForceCoordinates;
 use nalgebra::SVector;
+
+/// An admittance controller's configuration: its gains, and the coordinates it reads the
+/// contact force in (the paper's, where they are not the model's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Admittance {
+    pub gains: AdmittanceGains,
+    pub coordinates: ForceCoordinates,
+}
 
 /// Desired inertia, damping and stiffness of eq 23 and the gain k_Pi of eq 24.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -78,6 +78,9 @@ pub enum IntegrationError {
     InvalidSetting(String),
     /// Stopped from outside (a signal handler set the stop flag to the signal's number).
     Stopped { time: f64, signal: usize },
+    /// A controller's coordinates could not be computed from the model's (their map was
+    /// singular).
+    SingularControllerCoordinates { time: f64 },
 }
 
 impl fmt::Display for IntegrationError {
@@ -92,6 +95,9 @@ impl fmt::Display for IntegrationError {
             }
             IntegrationError::InvalidSetting(s) => write!(f, "invalid integrator setting: {s}"),
             IntegrationError::Stopped { time, signal } => write!(f, "stopped by signal {signal} at t = {time} s"),
+            IntegrationError::SingularControllerCoordinates { time } => {
+                write!(f, "the controller's coordinates are singular at t = {time} s (its heading points coincide)")
+            }
         }
     }
 }

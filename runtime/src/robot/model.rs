@@ -250,6 +250,10 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     const ENVIRONMENT: EnvironmentDefaults;
     /// Gait defaults, if the spec declares a gait.
     const GAIT: Option<GaitDefaults>;
+    /// The coordinates the spec says its controllers read generalized forces in (the
+    /// paper's, where they are not the model's): the admittance controller's contact force.
+    const CONTROLLER_COORDINATES: crate::robot::force_coordinates::ForceCoordinates =
+        crate::robot::force_coordinates::ForceCoordinates::Model;
     /// Coordinates driven by solenoid valve pairs through a response (prescribed, not
     /// forced), in actuator order.
     const VALVES: &'static [usize] = &[];

@@ -3,13 +3,14 @@
 //! second-order system that any integrator can step.
 
 use crate::actuators::pd::JointPd;
-use crate::control::admittance::{AdmittanceController, AdmittanceGains};
+use crate::control::admittance::{Admittance, AdmittanceController};
 use crate::control::gait::Serpenoid;
 use crate::environment::contact::ContactLaw;
 use crate::environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
 use crate::environment::terrain::Terrain;
 use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
 use crate::robot::dynamics::forward_dynamics;
+use crate::robot::force_coordinates::ForceCoordinates;
 use crate::robot::model::{Model, ParamSet};
 use crate::robot::state::State;
 use crate::simulation::system_jacobian::{JacobianWorkspace, SystemJacobian};
@@ -27,7 +28,7 @@ pub struct SimulationConfig {
     pub gait: Option<Serpenoid>,
     pub servo: JointPd,
     /// Admittance controller adapting the spatial frequencies; needs a gait.
-    pub admittance: Option<AdmittanceGains>,
+    pub admittance: Option<Admittance>,
     /// Period of the discrete-time controller (admittance update) and of the samples (s).
     pub control_period: f64,
 }
@@ -41,7 +42,7 @@ impl SimulationConfig {
             g.validate()?;
         }
         if let Some(a) = &self.admittance {
-            a.validate()?;
+            a.gains.validate()?;
             if self.gait.is_none() {
                 return Err("the admittance controller adapts a gait, but no gait is set".into());
             }
@@ -115,6 +116,8 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     pub params: R::Params,
     pub config: SimulationConfig,
     admittance: Option<AdmittanceController<N>>,
+    /// The coordinates the admittance controller reads the contact force in.
+    admittance_coordinates: ForceCoordinates,
     /// Servo set points from outside (a controller driving the simulated plant), used when
     /// no gait is configured: entry j is the desired angle of actuated joint j.
     joint_targets: Option<SVector<f64, N>>,
@@ -151,11 +154,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         config.validate()?;
         config.terrain.fits(R::PLANE).map_err(|e| format!("robot `{}`: {e}", R::NAME))?;
         let admittance = match (config.admittance, config.gait) {
-            (Some(gains), Some(gait)) => {
-                Some(AdmittanceController::new(gains, R::ACTUATED.len(), gait.spatial_frequency))
+            (Some(a), Some(gait)) => {
+                a.coordinates.validate::<R, N, C>().map_err(|e| format!("robot `{}`: {e}", R::NAME))?;
+                Some(AdmittanceController::new(a.gains, R::ACTUATED.len(), gait.spatial_frequency))
             }
             _ => None,
         };
+        let admittance_coordinates = config.admittance.map_or(ForceCoordinates::Model, |a| a.coordinates);
         let gravity_index = <R::Params as ParamSet>::names().iter().position(|n| *n == "gravity");
         if matches!(config.terrain, Terrain::Floor) && gravity_index.is_none() {
             return Err(format!("robot `{}` has no `gravity` parameter to load the floor with", R::NAME));
@@ -164,6 +169,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             params,
             config,
             admittance,
+            admittance_coordinates,
             joint_targets: None,
             actuator_forces: SVector::zeros(),
             actuator_force_rate: SVector::zeros(),
@@ -727,9 +733,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             }
             if let Some(admittance) = &mut self.admittance {
                 let mut joint_force = SVector::<f64, N>::zeros();
-                for (j, &i) in R::ACTUATED.iter().enumerate() {
-                    joint_force[j] = report.normal_generalized[i];
-                }
+                let cache = R::cache(&x.q, &self.params);
+                self.admittance_coordinates
+                    .joint_forces::<R, N, C>(&x.q, &self.params, &cache, &report.normal_generalized, &mut joint_force)
+                    .ok_or(IntegrationError::SingularControllerCoordinates { time: *t })?;
                 admittance.update(period, &joint_force);
             }
             tick += 1;
