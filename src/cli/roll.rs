@@ -34,6 +34,21 @@ pub(crate) struct RollArgs {
     /// Bend of every section (rad); "max" for the largest the ceiling allows.
     #[arg(long, default_value = "0.4")]
     bend: String,
+    /// Radius of the skin and of the sections' slices (m); the spec's is 0.02, the paper
+    /// prints none. A log roll without slip travels 2 pi r f.
+    #[arg(long)]
+    skin_radius: Option<f64>,
+    /// Friction coefficient along the direction --anisotropy names (spec: 0.6 along the
+    /// body axis).
+    #[arg(long)]
+    friction_along: Option<f64>,
+    /// Friction coefficient across it (spec: 0.2).
+    #[arg(long)]
+    friction_across: Option<f64>,
+    /// The friction's direction: along each section's axis (`body-axis`, the spec's), along
+    /// world x (`world-axis`), or `isotropic` (--friction-along everywhere).
+    #[arg(long, value_enum)]
+    anisotropy: Option<softgen::AnisotropyName>,
     /// Relative tolerance of the ROS34PW2 integrator.
     #[arg(long, default_value_t = 1e-3)]
     tolerance: f64,
@@ -63,6 +78,14 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
     softgen_runtime::physical_ranges::RELATIVE_TOLERANCE.check("--tolerance", args.tolerance)?;
     run.tolerance = args.tolerance;
     run.jacobian = args.jacobian;
+    if let Some(radius) = args.skin_radius {
+        use softgen_runtime::ParamSet;
+        run.params.set("skin_radius", radius).map_err(|e| format!("--skin-radius: {e}"))?;
+        run.params.check().map_err(|e| format!("--skin-radius {radius}: {e}"))?;
+    }
+    run.friction_along = args.friction_along;
+    run.friction_across = args.friction_across;
+    run.friction_anisotropy = args.anisotropy.map(|a| a.anisotropy());
     run.bend = match args.bend.as_str() {
         "max" => None,
         text => Some(text.parse::<f64>().map_err(|_| format!("--bend: expected radians or \"max\", got `{text}`"))?),
@@ -89,8 +112,8 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
     // Where the run ended (the end time unless it stopped early).
     let simulated = summary.samples.last().map_or(0.0, |s| s.t);
     println!(
-        "{name} rolling, {} s at {} Hz, {} bar ceiling, bend {:.3} rad per section",
-        run.duration, run.frequency, run.ceiling, summary.bend
+        "{name} rolling, {} s at {} Hz, {} bar ceiling, bend {:.3} rad per section, skin radius {} m",
+        run.duration, run.frequency, run.ceiling, summary.bend, run.params.skin_radius
     );
     match summary.velocity_cm_s {
         Some((vx, vy)) => println!("travelling velocity  V_x = {vx:.2} cm/s, V_y = {vy:.2} cm/s (paper's model, Table I: {paper_x}, {paper_y})"),

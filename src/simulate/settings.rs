@@ -60,6 +60,17 @@ pub enum AnisotropyName {
     WorldAxis,
 }
 
+impl AnisotropyName {
+    /// The runtime's friction anisotropy of this name.
+    pub fn anisotropy(self) -> FrictionAnisotropy {
+        match self {
+            AnisotropyName::Isotropic => FrictionAnisotropy::Isotropic,
+            AnisotropyName::BodyAxis => FrictionAnisotropy::BodyAxis,
+            AnisotropyName::WorldAxis => FrictionAnisotropy::WorldAxis,
+        }
+    }
+}
+
 /// Everything a simulation run accepts besides its robot, with the command line's defaults.
 /// Field names are the sweep file's keys and, with `-` for `_`, the flags of `simulate`.
 #[derive(Clone, Debug, Deserialize)]
@@ -243,11 +254,7 @@ impl RunSettings {
         s.friction_along = self.friction;
         s.friction_across = self.friction_across;
         s.friction_regularisation = self.friction_regularisation;
-        s.friction_anisotropy = self.anisotropy.map(|a| match a {
-            AnisotropyName::Isotropic => FrictionAnisotropy::Isotropic,
-            AnisotropyName::BodyAxis => FrictionAnisotropy::BodyAxis,
-            AnisotropyName::WorldAxis => FrictionAnisotropy::WorldAxis,
-        });
+        s.friction_anisotropy = self.anisotropy.map(AnisotropyName::anisotropy);
         if matches!(integrator, IntegratorName::Dopri5 | IntegratorName::Ros34)
             && self.friction_regularisation.is_none()
         {

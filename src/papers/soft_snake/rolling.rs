@@ -9,8 +9,8 @@ use softgen_generated::soft_snake::{
 };
 use softgen_generated::SoftSnake;
 use softgen_runtime::{
-    IntegrationError, Integrator, JointPd, Model, PneumaticMuscles, RollingGait, Rosenbrock34, SectionGeometry,
-    Simulation, SimulationConfig, State, SystemJacobian, Tolerances,
+    FrictionAnisotropy, IntegrationError, Integrator, JointPd, Model, ParamSet, PneumaticMuscles, RollingGait,
+    Rosenbrock34, SectionGeometry, Simulation, SimulationConfig, State, SystemJacobian, Tolerances,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -42,6 +42,11 @@ pub struct RollingRun {
     pub bend: Option<f64>,
     /// Friction regularisation (m/s).
     pub regularisation: f64,
+    /// Friction coefficients along and across the direction `friction_anisotropy` names,
+    /// and that direction; `None` keeps the spec's (0.6 along the body, 0.2 across).
+    pub friction_along: Option<f64>,
+    pub friction_across: Option<f64>,
+    pub friction_anisotropy: Option<FrictionAnisotropy>,
     /// ROS34PW2 relative tolerance.
     pub tolerance: f64,
     /// Pressure update period (s).
@@ -74,6 +79,9 @@ impl RollingRun {
             // more curl the body into a C whose local roll directions cancel).
             bend: Some(0.4),
             regularisation: 0.01,
+            friction_along: None,
+            friction_across: None,
+            friction_anisotropy: None,
             tolerance: 1e-3,
             control_period: 0.01,
             // W-method: a lagged Jacobian keeps the order; measured fastest at 20 steps.
@@ -177,6 +185,10 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
     crate::simulate::scenario::check_periods(run.settle + run.duration, run.control_period)?;
     let mut contact = SoftSnake::ENVIRONMENT.contact_law();
     contact.friction.regularisation = run.regularisation;
+    contact.friction.along = run.friction_along.unwrap_or(contact.friction.along);
+    contact.friction.across = run.friction_across.unwrap_or(contact.friction.across);
+    contact.friction.anisotropy = run.friction_anisotropy.unwrap_or(contact.friction.anisotropy);
+    run.params.check().map_err(|e| format!("parameters: {e}"))?;
     let config = SimulationConfig {
         contact,
         terrain: SoftSnake::ENVIRONMENT.terrain,
