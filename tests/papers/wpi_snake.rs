@@ -185,3 +185,26 @@ fn the_calibration_cannot_reach_the_papers_peak_with_the_held_time_constants() {
     };
     assert!(why.contains("the peak saturates at 194 mm/s (12 % short), the spec's k = 0.925 gives 192"), "{why}");
 }
+
+#[test]
+fn the_complex_model_turns_tighter_whatever_the_unprinted_time_constants_and_segment_mass() {
+    // 001-turning-map's evidence that the ranking of the two models' radii cannot be
+    // decided by a parameter the paper leaves out: at phi = 0.4 the complex model turns
+    // tighter at every point of the nominal grid, and still with eq 15's time constants
+    // halved or doubled or the segments' mass five times larger.
+    for (what, time_scale, mass_scale) in
+        [("nominal", 1.0, 1.0), ("tau x 0.5", 0.5, 1.0), ("tau x 2", 2.0, 1.0), ("mass x 5", 1.0, 5.0)]
+    {
+        for (f, p) in [(1.0, 41.0), (2.0, 55.0)] {
+            let radius = |model| {
+                let mut run = SnakeRun::new(model, f, p, 0.4);
+                run.params.time_constant_1 *= time_scale;
+                run.params.time_constant_2 *= time_scale;
+                run.params.segment_mass *= mass_scale;
+                run_snake(&run, 1000, |_| {}).unwrap().circle.unwrap().0
+            };
+            let (complex, simplified) = (radius(SnakeModel::Complex), radius(SnakeModel::Simplified));
+            assert!(complex < simplified, "{what} at {f} Hz, {p} kPa: complex {complex} m, simplified {simplified} m");
+        }
+    }
+}
