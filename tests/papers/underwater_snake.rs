@@ -533,3 +533,18 @@ fn the_pitch_case_finds_condition_two_off_the_papers_vertical_bend() {
     assert!(why.contains("the path goes 0.45 m sideways against 0.19 m of heave"), "{why}");
     assert!(!why.contains("(condition 1)"), "condition 1 bends near vertical: {why}");
 }
+
+#[test]
+fn the_straight_case_keeps_the_relations_of_any_axisymmetric_body_and_is_unverifiable() {
+    // 004-straight's checks (a straight path, backward mirroring forward, half the speed on
+    // half the thrust) follow from the model's symmetry and linear surge drag whatever the
+    // parameters, and the paper prints no number for case 1: the verdict says so.
+    let dir = tempfile::tempdir().unwrap();
+    let report = softgen::find_experiment("004-straight").unwrap().run(dir.path(), false).unwrap();
+    let softgen::Verdict::Unverifiable(why) = &report.verdict else { panic!("{}", report.verdict_line()) };
+    assert!(why.starts_with("the paper prints no speed, distance or time for case 1"), "{why}");
+    assert!(
+        why.contains("terminal speed 0.0707 m/s") && why.contains("two propellers at 0.500 of four's speed"),
+        "{why}"
+    );
+}
