@@ -295,6 +295,7 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
         "Table III against the bound 2 rho f / R ({:.2} to {:.2} rad/s; R = {:.3} to {:.3} m, the nearest a tip came to the hub's axis): the paper's rates are {:.1} to {:.1} times it, softgen's at most {:.2}",
         bounds.0, bounds.1, nearest_all.0, nearest_all.1, paper_over.0, paper_over.1, softgen_over
     ));
+    lines.extend(table_one_sensitivities(at(1, 2, 1))?);
     lines.push(
         "outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), <gait>.csv (the coordinates of each trial Fig 9 draws), paths.png (and .svg)"
             .into(),
@@ -311,6 +312,56 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
         differs_if(reasons)
     };
     Ok(ExperimentReport { lines, views, verdict })
+}
+
+/// Table I's best cell (backward crawling, 0.10 m, 1.00 Hz: 16.9 cm/s in the paper, 95 % of
+/// the 1.764 rho f a no-slip stride gives) rerun with each parameter the paper does not
+/// print halved and doubled: which of them moves the speed, and how far. `nominal` is the
+/// protocol's own value at that cell (cm/s).
+fn table_one_sensitivities(nominal: f64) -> Result<Vec<String>, String> {
+    use crate::papers::pinniped::model::{run_trials, Gait, Trial};
+    let (stride, frequency) = (0.10, 1.0);
+    let no_slip = 100.0 * 1.764 * stride * frequency;
+    type Change = fn(&mut Trial, f64);
+    let parameters: [(&str, Change); 5] = [
+        ("carpet friction (traction, 0.6)", |t, k| t.friction = Some(0.6 * k)),
+        ("pneumatic lag (0.08 s)", |t, k| t.params.pneumatic_lag *= k),
+        ("limb stiffness (posture: the sag under the weight)", |t, k| t.params.limb_stiffness *= k),
+        ("muscle area (force per pressure)", |t, k| t.params.muscle_area *= k),
+        ("limb damping (drag of the limbs' bending)", |t, k| t.params.limb_damping *= k),
+    ];
+    let mut trials = Vec::new();
+    for (_, change) in &parameters {
+        for scale in [0.5, 2.0] {
+            let mut trial = Trial::new(Gait::Backward, stride, frequency);
+            change(&mut trial, scale);
+            trials.push(trial);
+        }
+    }
+    let results = run_trials(&trials);
+    let mut lines = vec![format!(
+        "Table I sensitivity, backward at {stride:.2} m and {frequency:.2} Hz: {nominal:.2} cm/s ({:.0} % of the no-slip {no_slip:.2}; paper 16.9, {:.0} %); each unprinted parameter halved / doubled:",
+        100.0 * nominal / no_slip,
+        100.0 * 16.9 / no_slip
+    )];
+    for ((name, _), pair) in parameters.iter().zip(trials.chunks(2).zip(results.chunks(2))) {
+        let mut speeds = [0.0; 2];
+        for (k, (trial, result)) in pair.0.iter().zip(pair.1).enumerate() {
+            let outcome = result.as_ref().map_err(|e| format!("{name} varied: {e}"))?;
+            if let Some(e) = &outcome.error {
+                return Err(format!("{name} varied: the trial stopped early: {e}"));
+            }
+            speeds[k] = -outcome.speed_x_cm_s(trial.duration);
+        }
+        lines.push(format!(
+            "  {name:<52} {:.2} / {:.2} cm/s ({:+.0} % / {:+.0} %)",
+            speeds[0],
+            speeds[1],
+            100.0 * (speeds[0] / nominal - 1.0),
+            100.0 * (speeds[1] / nominal - 1.0)
+        ));
+    }
+    Ok(lines)
 }
 
 /// A trial's samples as `<gait>.csv` (t, every coordinate by name, centre of mass, contacts

@@ -212,6 +212,8 @@ pub struct Trial {
     /// Pressure command period (s).
     pub control_period: f64,
     pub params: Params,
+    /// The carpet's (isotropic) friction coefficient; `None` keeps the spec's 0.6.
+    pub friction: Option<f64>,
     /// Set non-zero (a signal's number) to end the trial at the next control period.
     pub stop: Option<Arc<AtomicUsize>>,
 }
@@ -229,6 +231,7 @@ impl Trial {
             step: 5e-4,
             control_period: 1e-3,
             params: Params::default(),
+            friction: None,
             stop: None,
         }
     }
@@ -346,8 +349,13 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
     let map = pressure_map(&p)?;
     let gait = limb_gait(&p, trial.gait, trial.stride, trial.frequency)?;
     let mut drive = muscle_drive(&p, trial.ceiling)?;
+    let mut contact = Pinniped::ENVIRONMENT.contact_law();
+    if let Some(friction) = trial.friction {
+        contact.friction.along = friction;
+        contact.friction.across = friction;
+    }
     let config = SimulationConfig {
-        contact: Pinniped::ENVIRONMENT.contact_law(),
+        contact,
         terrain: Pinniped::ENVIRONMENT.terrain,
         gait: None,
         servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
