@@ -698,13 +698,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
 
     /// Contact and actuator report at (t, state).
     pub fn report(&self, t: f64, x: &State<N>) -> ContactReport<N, C> {
+        self.report_and_cache(t, x).0
+    }
+
+    /// The report at (t, state) and the model's cache there, for the controller tick to reuse.
+    fn report_and_cache(&self, t: f64, x: &State<N>) -> (ContactReport<N, C>, R::Cache) {
         let cache = R::cache(&x.q, &self.params);
         let mut report = ContactReport::default();
         self.generalized_force(t, &x.q, &x.qd, &cache, Some(&mut report));
         if matches!(self.config.terrain, Terrain::None) {
             R::contact_positions_into(&x.q, &self.params, &cache, &mut report.positions);
         }
-        report
+        (report, cache)
     }
 
     /// Runs from (t, x) to `t_end`: at every control period, reports the sample to
@@ -723,7 +728,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let mut tick: u64 = 0;
         let mut evaluations = 0;
         loop {
-            let report = self.report(*t, x);
+            let (report, cache) = self.report_and_cache(*t, x);
             on_sample(*t, x, &report, self);
             if *t >= t_end - 1e-12 * t_end.abs().max(1.0) {
                 return Ok(evaluations);
@@ -733,7 +738,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             }
             if let Some(admittance) = &mut self.admittance {
                 let mut joint_force = SVector::<f64, N>::zeros();
-                let cache = R::cache(&x.q, &self.params);
                 self.admittance_coordinates
                     .joint_forces::<R, N, C>(&x.q, &self.params, &cache, &report.normal_generalized, &mut joint_force)
                     .ok_or(IntegrationError::SingularControllerCoordinates { time: *t })?;

@@ -298,11 +298,8 @@ fn stair_admittance(out: &Path) -> Result<ExperimentReport, String> {
         swept.push((*gains, result?));
     }
     let crossing: Vec<&(AdmittanceGains, f64)> = swept.iter().filter(|(_, x)| *x > STEP_FACE).collect();
-    let (best_gains, best) = swept
-        .iter()
-        .copied()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap_or((AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 }, com));
+    let (best_gains, best) =
+        swept.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)).ok_or("the gain sweep ran no trial")?;
     let (without, paper, model) =
         (flat_speed(None)?, flat_speed(Some(CoordinatesChoice::Spec))?, flat_speed(Some(CoordinatesChoice::Model))?);
     let mut lines = vec![
