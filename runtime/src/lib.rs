@@ -84,7 +84,9 @@ pub use optimal_control::cost::{GoalCost, GoalWeights};
 pub use optimal_control::ddp::{BoxDdp, CostDerivatives, DdpError, DdpReport, DdpSettings, KnotCost, KnotDynamics};
 pub use optimal_control::knots::{KnotIntegrator, RobotKnots, MAX_SUBSTEPS};
 pub use optimal_control::receding::{HorizonSettings, PlanOutcome, PlannerStatistics, RecedingHorizon, MAX_KNOTS};
-pub use optimal_control::schedule::{CommandSchedule, WAVE_DECISIONS};
+pub use optimal_control::schedule::{
+    BendingMuscle, CommandSchedule, BEND_DECISIONS, MAX_BENDING_MUSCLES, WAVE_DECISIONS,
+};
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
 pub use simulation::failure_diagnosis::{likely_cause, LargestContactForce};
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};

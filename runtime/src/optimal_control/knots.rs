@@ -3,8 +3,8 @@
 //! models as the plant) by implicit Euler, with the step's exact Jacobians from the system's
 //! exact Jacobian and its input Jacobian.
 //!
-//! The state is x = (q, qd, z, u_prev): z the [`CommandSchedule`]'s states (a wave's
-//! phase; none for held commands), and the previous knot's decisions ride along so that a
+//! The state is x = (q, qd, z, u_prev): z the [`CommandSchedule`]'s states (a wave's or
+//! a bending plane's phase; none for held commands), and the previous knot's decisions ride along so that a
 //! command-rate cost is a cost on states (u_prev of the next knot is u). Each implicit step
 //! holds the commands the schedule gives at its start; the step's Jacobians by those
 //! commands are chained through the schedule's own (d commands / d(z, u)).
@@ -157,6 +157,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         }
         if matches!(schedule, CommandSchedule::Wave { .. }) && inputs != [ControlInput::JointTargets] {
             return Err("a wave schedule sets joint targets only".into());
+        }
+        if matches!(schedule, CommandSchedule::RotatingBend { .. }) && inputs != [ControlInput::ActuatorForces] {
+            return Err("a rotating bend sets actuator forces only".into());
         }
         let motion = 2 * N;
         let (states, decisions) = (schedule.states(), schedule.decisions());
@@ -538,7 +541,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         let control = &mut self.step_by_control;
         match self.schedule {
             CommandSchedule::Held { .. } => control.copy_from(&self.held_by_commands),
-            CommandSchedule::Wave { .. } => {
+            CommandSchedule::Wave { .. } | CommandSchedule::RotatingBend { .. } => {
                 control.view_mut((0, 0), (motion, decisions.len())).gemm(
                     1.0,
                     &self.held_by_commands,
