@@ -253,3 +253,37 @@ mod tests {
         assert_eq!(left, ["scratch"], "nothing else is left in the output folder");
     }
 }
+
+/// A control task's closing lines and verdict: `goal: reached at t = T s (distance D m)` or
+/// `goal: not reached (distance D m)`; `reached` only with no plan past its period.
+pub(crate) fn control_task_verdict(
+    lines: &mut Vec<String>,
+    reached_at: Option<f64>,
+    final_distance: f64,
+    statistics: &softgen_runtime::PlannerStatistics,
+    period: f64,
+    simulated: f64,
+    goal: &str,
+) -> Verdict {
+    match reached_at {
+        Some(at) => {
+            lines.push(format!("goal: reached at t = {at:.2} s (distance {final_distance:.3} m)"));
+            if statistics.overruns > 0 {
+                Verdict::Differs(format!(
+                    "reached at t = {at:.2} s, but {} of {} plans overran the {:.0} ms period",
+                    statistics.overruns,
+                    statistics.plans,
+                    period * 1e3
+                ))
+            } else {
+                Verdict::Reached
+            }
+        }
+        None => {
+            lines.push(format!("goal: not reached (distance {final_distance:.3} m)"));
+            Verdict::Differs(format!(
+                "the {goal} was not reached and held within {simulated:.0} s: {final_distance:.3} m from it at the end"
+            ))
+        }
+    }
+}

@@ -436,3 +436,30 @@ fn rolling_speed_grows_with_the_skin_radius_as_a_log_roll() {
     }
     assert!((1.45..1.6).contains(&(large / small)), "{small} and {large} cm/s");
 }
+
+/// The MPC task (`mpc-000-roll-aside`): the plans roll the snake to the goal 0.3 m aside and
+/// keep it there, every decision within its box and every pressure within [0, ceiling], no
+/// plan failing; in simulated time with late plans still used, so it repeats exactly
+/// whatever the machine's load.
+#[test]
+fn mpc_rolls_the_soft_snake_to_the_goal_aside_within_its_bounds() {
+    use softgen::papers::soft_snake::mpc::{run_roll_aside, RollAsideTask, ARRIVAL_RADIUS, GOAL_ASIDE};
+    let task = RollAsideTask::new();
+    assert!(task.horizon.horizon() >= 0.5, "the issue asks for half a second of horizon");
+    let run = run_roll_aside(&task).unwrap();
+    let at = run.reached_at.unwrap_or_else(|| panic!("not reached: {:.3} m from the goal", run.final_distance));
+    assert!(at < 15.0, "reached late, at {at} s");
+    assert!(run.final_distance <= ARRIVAL_RADIUS, "{}", run.final_distance);
+    assert_eq!(run.statistics.failures, 0, "{:?}", run.failures);
+    // It got there by rolling sideways, from the goal's full distance.
+    assert!((run.samples[0].distance - GOAL_ASIDE).abs() < 0.01, "{}", run.samples[0].distance);
+    assert!(((run.goal - run.start).y - GOAL_ASIDE).abs() < 1e-12);
+    for s in &run.samples {
+        assert!(s.bend >= task.horizon.lower[0] && s.bend <= task.horizon.upper[0], "t = {}: bend {}", s.t, s.bend);
+        assert!(s.plane_rate.abs() <= task.horizon.upper[1], "t = {}: plane rate {}", s.t, s.plane_rate);
+        for p in s.pressures {
+            assert!((0.0..=task.rolling.ceiling).contains(&p), "t = {}: pressure {p} bar", s.t);
+        }
+    }
+    assert!(run.highest_pressure > 0.1, "the muscles were used: {} bar", run.highest_pressure);
+}

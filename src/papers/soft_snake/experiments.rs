@@ -2,7 +2,9 @@
 //! CSV and figures and ends with a computed verdict.
 
 use super::rolling::{run_rolling, write_rolling_outputs, Rolling, RollingRun};
-use crate::papers::experiment::{differs_if, Experiment, ExperimentReport, Verdict, ViewedRun};
+use crate::papers::experiment::{
+    control_task_verdict, differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun,
+};
 use softgen_runtime::Model;
 use std::path::Path;
 
@@ -22,6 +24,11 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
         name: "000-rolling-spatial",
         what: "soft snake, spatial rolling at 3 bar and 0.5 Hz for 15 s (000, Table I)",
         run: rolling_spatial,
+    },
+    Experiment {
+        name: "mpc-000-roll-aside",
+        what: "soft snake, MPC: roll to a goal 0.3 m to the side on the carpet and stay (bend and bending-plane rate, box-DDP at 20 Hz)",
+        run: mpc_roll_aside,
     },
 ];
 
@@ -134,4 +141,136 @@ fn rolling_planar(out: &Path) -> Result<ExperimentReport, String> {
 
 fn rolling_spatial(out: &Path) -> Result<ExperimentReport, String> {
     rolling(out, Rolling::Spatial)
+}
+
+/// `mpc-000-roll-aside`: the task of `mpc.rs`, its path, decisions, pressures and planner
+/// timing.
+fn mpc_roll_aside(out: &Path) -> Result<ExperimentReport, String> {
+    use super::mpc::{run_roll_aside, RollAsideTask, ARRIVAL_RADIUS, GOAL_ASIDE};
+    use crate::support::plot::{plot_paths_in, plot_time_series, Series};
+    let task = RollAsideTask::new();
+    let run = run_roll_aside(&task)?;
+    let rows: Vec<String> = run
+        .samples
+        .iter()
+        .map(|s| {
+            let pressures: Vec<String> = s.pressures.iter().map(|v| format!("{v:.5}")).collect();
+            format!(
+                "{:.3},{:.6},{:.6},{:.6},{:.6},{:.5},{:.5},{:.5},{},{:.3},{:.6e},{},{}",
+                s.t,
+                s.center_of_mass.x,
+                s.center_of_mass.y,
+                s.center_of_mass.z,
+                s.distance,
+                s.bend,
+                s.plane_rate,
+                s.phase,
+                pressures.join(","),
+                s.plan_ms,
+                s.cost,
+                s.jacobians,
+                s.failed as u8
+            )
+        })
+        .collect();
+    let pressure_columns: Vec<String> = (0..9).map(|k| format!("pressure_{}_{}_bar", k / 3 + 1, k % 3 + 1)).collect();
+    write_csv(
+        &out.join("roll_aside.csv"),
+        &format!(
+            "t_s,com_x_m,com_y_m,com_z_m,distance_m,bend_rad,plane_rate_rad_s,plane_phase_rad,{},plan_ms,plan_cost,plan_jacobians,plan_failed",
+            pressure_columns.join(",")
+        ),
+        &rows,
+    )?;
+    // The plant's coordinates at every plan, for `--view`.
+    let header: Vec<String> = std::iter::once("t".to_string())
+        .chain(softgen_generated::SoftSnake::COORDINATES.iter().map(|c| c.name.to_string()))
+        .chain(std::iter::once("distance_m".to_string()))
+        .collect();
+    let trajectory: Vec<String> = run
+        .samples
+        .iter()
+        .map(|s| {
+            let values: Vec<String> = s.q.iter().map(|v| v.to_string()).collect();
+            format!("{},{},{}", s.t, values.join(","), s.distance)
+        })
+        .collect();
+    write_csv(&out.join("trajectory.csv"), &header.join(","), &trajectory)?;
+    let view = viewed("soft snake, MPC: roll 0.3 m aside", &out.join("trajectory.csv"));
+    let path = vec![
+        Series {
+            name: "centre of mass".into(),
+            colour: [40, 60, 200],
+            points: run.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect(),
+        },
+        Series { name: "goal".into(), colour: [200, 40, 40], points: vec![(run.goal.x, run.goal.y)] },
+    ];
+    plot_paths_in("soft snake, MPC: path (top view)", ("x (m)", "y (m)"), &path, &out.join("path_xy.png"))?;
+    let decisions = vec![
+        Series {
+            name: "bend (rad)".into(),
+            colour: [200, 40, 40],
+            points: run.samples.iter().map(|s| (s.t, s.bend)).collect(),
+        },
+        Series {
+            name: "plane rate (rad/s)".into(),
+            colour: [40, 60, 200],
+            points: run.samples.iter().map(|s| (s.t, s.plane_rate)).collect(),
+        },
+        Series {
+            name: "distance to goal (m)".into(),
+            colour: [30, 150, 60],
+            points: run.samples.iter().map(|s| (s.t, s.distance)).collect(),
+        },
+    ];
+    plot_time_series("soft snake, MPC: the plan's decisions", "value", &decisions, &out.join("decisions.png"))?;
+    let palette = [[220, 30, 30], [30, 140, 30], [30, 60, 220]];
+    let pressures: Vec<Series> = (0..9)
+        .map(|k| Series {
+            name: pressure_columns[k].clone(),
+            colour: palette[k / 3].map(|c| c / (1 + (k % 3) as u8)),
+            points: run.samples.iter().map(|s| (s.t, s.pressures[k])).collect(),
+        })
+        .collect();
+    plot_time_series("soft snake, MPC: muscle pressures", "pressure (bar)", &pressures, &out.join("pressures.png"))?;
+    let timing = vec![Series {
+        name: "plan".into(),
+        colour: [30, 150, 60],
+        points: run.samples.iter().map(|s| (s.t, s.plan_ms)).collect(),
+    }];
+    plot_time_series("soft snake, MPC: planner time per plan", "ms", &timing, &out.join("planner.png"))?;
+    let simulated = run.samples.last().map_or(0.0, |s| s.t);
+    let mut lines = vec![
+        format!(
+            "task: from rest after a {} s drop, roll the centre of mass {GOAL_ASIDE} m to the side and keep it within {ARRIVAL_RADIUS} m for {} s",
+            task.rolling.settle, task.hold
+        ),
+        format!(
+            "plans: {} knots of {} s ({} s horizon, implicit steps a knot: {}), {} DDP iteration per plan, bend in [0, {}] rad, plane rate within {:.2} rad/s; pressures under the {} bar ceiling",
+            task.horizon.knots,
+            task.horizon.interval,
+            task.horizon.horizon(),
+            task.horizon.substeps,
+            task.horizon.iterations,
+            task.horizon.upper[0],
+            task.horizon.upper[1],
+            task.rolling.ceiling
+        ),
+    ];
+    lines.extend(run.failures.iter().map(|f| format!("plan not used: {f}")));
+    lines.push(format!(
+        "{simulated:.1} s simulated in {:.1} s wall; highest pressure {:.3} bar; outputs: roll_aside.csv, trajectory.csv, path_xy, decisions, pressures, planner (.png and .svg)",
+        run.wall_seconds, run.highest_pressure
+    ));
+    lines.push(run.statistics.line(run.period));
+    let verdict = control_task_verdict(
+        &mut lines,
+        run.reached_at,
+        run.final_distance,
+        &run.statistics,
+        run.period,
+        simulated,
+        "goal",
+    );
+    Ok(ExperimentReport { lines, views: vec![view], verdict })
 }

@@ -132,7 +132,7 @@ pub struct RollingSummary {
 }
 
 /// Cumulative roll of each section's mount about the body axis (the spec's rotations).
-fn mount_rolls() -> [f64; SECTIONS] {
+pub fn mount_rolls() -> [f64; SECTIONS] {
     let mut total = 0.0;
     std::array::from_fn(|i| {
         let m = SOFT_SECTIONS[i].mount;
@@ -142,13 +142,50 @@ fn mount_rolls() -> [f64; SECTIONS] {
 }
 
 /// Every section's actuator geometry: the rolling gait drives three actuators per section.
-fn geometries(p: &Params) -> Result<[SectionGeometry; SECTIONS], String> {
+pub fn geometries(p: &Params) -> Result<[SectionGeometry; SECTIONS], String> {
     let all = section_geometry(p);
     let mut out = [SectionGeometry { rest_length: 0.0, actuator_radius: 0.0, actuator_angles: [0.0; 3] }; SECTIONS];
     for (i, g) in all.iter().enumerate() {
         out[i] = g.ok_or_else(|| format!("soft section `{}` has no actuators to roll with", SOFT_SECTIONS[i].name))?;
     }
     Ok(out)
+}
+
+/// The soft snake on its carpet as `run` sets it (friction, control period), with no gait:
+/// the caller sets the muscles' forces. Shared by the rolling runs and the rolling planner.
+pub fn rolling_simulation(run: &RollingRun) -> Result<Simulation<SoftSnake, DOF, CONTACTS>, String> {
+    let mut contact = SoftSnake::ENVIRONMENT.contact_law();
+    contact.friction.regularisation = run.regularisation;
+    contact.friction.along = run.friction_along.unwrap_or(contact.friction.along);
+    contact.friction.across = run.friction_across.unwrap_or(contact.friction.across);
+    contact.friction.anisotropy = run.friction_anisotropy.unwrap_or(contact.friction.anisotropy);
+    run.params.check().map_err(|e| format!("parameters: {e}"))?;
+    let config = SimulationConfig {
+        contact,
+        terrain: SoftSnake::ENVIRONMENT.terrain,
+        gait: None,
+        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+        admittance: None,
+        control_period: run.control_period,
+    };
+    Simulation::<SoftSnake, DOF, CONTACTS>::new(run.params.clone(), config)
+}
+
+/// The rolling runs' plant: the simulation with touchdowns located as `run` asks, and its
+/// ROS34PW2 integrator at `run`'s tolerances and Jacobian.
+pub fn rolling_plant(run: &RollingRun) -> Result<(Simulation<SoftSnake, DOF, CONTACTS>, Rosenbrock34<DOF>), String> {
+    let mut sim = rolling_simulation(run)?;
+    if let Some(tolerance) = run.contact_onset_tolerance {
+        sim.locate_contact_onsets(tolerance)?;
+    }
+    sim.use_jacobian(run.jacobian);
+    let mut ros = Rosenbrock34::<DOF>::new(Tolerances {
+        absolute: run.tolerance * run.absolute_fraction,
+        relative: run.tolerance,
+    })
+    .map_err(|e| e.to_string())?;
+    ros.jacobian_every = run.jacobian_every.max(1);
+    Ok((sim, ros))
 }
 
 pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) -> Result<RollingSummary, String> {
@@ -183,31 +220,7 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
         return Err("control period and tolerance must be > 0".into());
     }
     crate::simulate::scenario::check_periods(run.settle + run.duration, run.control_period)?;
-    let mut contact = SoftSnake::ENVIRONMENT.contact_law();
-    contact.friction.regularisation = run.regularisation;
-    contact.friction.along = run.friction_along.unwrap_or(contact.friction.along);
-    contact.friction.across = run.friction_across.unwrap_or(contact.friction.across);
-    contact.friction.anisotropy = run.friction_anisotropy.unwrap_or(contact.friction.anisotropy);
-    run.params.check().map_err(|e| format!("parameters: {e}"))?;
-    let config = SimulationConfig {
-        contact,
-        terrain: SoftSnake::ENVIRONMENT.terrain,
-        gait: None,
-        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
-        admittance: None,
-        control_period: run.control_period,
-    };
-    let mut sim = Simulation::<SoftSnake, DOF, CONTACTS>::new(p.clone(), config)?;
-    if let Some(tolerance) = run.contact_onset_tolerance {
-        sim.locate_contact_onsets(tolerance)?;
-    }
-    sim.use_jacobian(run.jacobian);
-    let mut ros = Rosenbrock34::<DOF>::new(Tolerances {
-        absolute: run.tolerance * run.absolute_fraction,
-        relative: run.tolerance,
-    })
-    .map_err(|e| e.to_string())?;
-    ros.jacobian_every = run.jacobian_every.max(1);
+    let (mut sim, mut ros) = rolling_plant(run)?;
     let rolls = mount_rolls();
     let mut x = State::new(SVector::from_iterator(SoftSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
     let mut t = 0.0;

@@ -2,7 +2,7 @@
 //! CSV and figures and ends with a computed verdict.
 
 use crate::papers::experiment::{
-    changed_params, differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun,
+    changed_params, control_task_verdict, differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun,
 };
 use nalgebra::Vector3;
 use softgen_generated::UnderwaterSnake;
@@ -159,28 +159,15 @@ fn mpc_waypoint(out: &Path) -> Result<ExperimentReport, String> {
     lines.extend(run.failures.iter().map(|f| format!("plan not used: {f}")));
     lines.push(format!("{simulated:.1} s simulated in {wall:.1} s wall; outputs: waypoint.csv, trajectory.csv (coordinates and commands), path_xy, path_xz, thrusts, pressures, planner (.png and .svg)"));
     lines.push(run.statistics.line(run.period));
-    let verdict = match run.reached_at {
-        Some(at) => {
-            lines.push(format!("goal: reached at t = {at:.2} s (distance {:.3} m)", run.final_distance));
-            if run.statistics.overruns > 0 {
-                Verdict::Differs(format!(
-                    "reached at t = {at:.2} s, but {} of {} plans overran the {:.0} ms period",
-                    run.statistics.overruns,
-                    run.statistics.plans,
-                    run.period * 1e3
-                ))
-            } else {
-                Verdict::Reached
-            }
-        }
-        None => {
-            lines.push(format!("goal: not reached (distance {:.3} m)", run.final_distance));
-            Verdict::Differs(format!(
-                "the waypoint was not reached and held within {simulated:.0} s: {:.3} m from it at the end",
-                run.final_distance
-            ))
-        }
-    };
+    let verdict = control_task_verdict(
+        &mut lines,
+        run.reached_at,
+        run.final_distance,
+        &run.statistics,
+        run.period,
+        simulated,
+        "waypoint",
+    );
     Ok(ExperimentReport { lines, views: vec![view], verdict })
 }
 
