@@ -1,4 +1,5 @@
-//! Criterion benches of the optimal-control layer on the MPC tasks: for each, the simulated
+//! Criterion benches of the optimal-control layer on the MPC tasks (`mpc-004-waypoint`,
+//! `mpc-000-roll-aside`): for each, the simulated
 //! system's exact Jacobian (what a knot's Newton matrix and derivative cost), one knot (an
 //! implicit step with its Jacobians) and one plan (a real-time iteration over the horizon,
 //! warm, from a state of the task's run); the planner rate a plan's time allows is 1 / plan.
@@ -66,5 +67,68 @@ fn underwater_waypoint(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, underwater_waypoint);
+fn soft_snake_roll_aside(c: &mut Criterion) {
+    use softgen::papers::soft_snake::mpc::{planning_simulation, rolling_schedule, run_roll_aside, RollAsideTask};
+    const N: usize = softgen_generated::soft_snake::DOF;
+    const C: usize = softgen_generated::soft_snake::CONTACTS;
+    let task = RollAsideTask::new();
+    // The state 3 s into the task, rolling toward the goal on its skin.
+    let run = run_roll_aside(&RollAsideTask { duration: 3.0, ..task.clone() }).unwrap();
+    let last = run.samples.last().unwrap();
+    let (q, qd) = (last.state.q, last.state.qd);
+    let schedule = rolling_schedule(&task).unwrap();
+    let decisions = [last.bend, last.plane_rate];
+    let mut forces = nalgebra::SVector::<f64, N>::zeros();
+    schedule.commands_into(&[last.phase], &decisions, forces.as_mut_slice());
+    let mut simulation = planning_simulation(&task).unwrap();
+    simulation.set_actuator_forces(&forces);
+    let (mut by_position, mut by_velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    c.bench_function("mpc-000-roll-aside: system exact Jacobian", |b| {
+        b.iter(|| simulation.exact_jacobian(0.0, black_box(&q), black_box(&qd), &mut by_position, &mut by_velocity))
+    });
+    let mut knots = RobotKnots::scheduled(
+        planning_simulation(&task).unwrap(),
+        &[ControlInput::ActuatorForces],
+        schedule,
+        task.horizon.interval,
+        task.horizon.substeps,
+    )
+    .unwrap();
+    let x =
+        RobotKnots::<softgen_generated::SoftSnake, N, C>::scheduled_state_vector(&q, &qd, &[last.phase], &decisions);
+    let u = DVector::from_column_slice(&decisions);
+    let (n, m) = (knots.state_size(), knots.control_size());
+    let (mut next, mut a, mut b_matrix) =
+        (DVector::zeros(n), nalgebra::DMatrix::zeros(n, n), nalgebra::DMatrix::zeros(n, m));
+    c.bench_function("mpc-000-roll-aside: one knot (implicit step and its Jacobians)", |b| {
+        b.iter(|| knots.step(0, black_box(&x), black_box(&u), &mut next, Some((&mut a, &mut b_matrix))).unwrap())
+    });
+    let weights = softgen_runtime::GoalWeights { goal: run.goal, ..task.weights.clone() };
+    let mut planner = RecedingHorizon::scheduled(
+        planning_simulation(&task).unwrap(),
+        &[ControlInput::ActuatorForces],
+        schedule,
+        task.horizon.clone(),
+        weights,
+        DdpSettings { line_search_steps: 4, ..DdpSettings::default() },
+    )
+    .unwrap();
+    // Warm: a few plans first, as in the run.
+    let mut current = decisions.to_vec();
+    let mut time = last.t;
+    for _ in 0..10 {
+        planner.plan_from(time, &q, &qd, &[last.phase], &current);
+        current.copy_from_slice(planner.command_at(time).as_slice());
+        time += task.horizon.period;
+    }
+    c.bench_function("mpc-000-roll-aside: one plan (real-time iteration, 8 knots)", |b| {
+        b.iter(|| {
+            time += task.horizon.period;
+            let outcome = planner.plan_from(time, black_box(&q), black_box(&qd), &[last.phase], &current);
+            assert!(outcome.failure.is_none() || outcome.failure.as_deref().is_some_and(|f| f.contains("period")));
+        })
+    });
+}
+
+criterion_group!(benches, underwater_waypoint, soft_snake_roll_aside);
 criterion_main!(benches);

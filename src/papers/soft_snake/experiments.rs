@@ -191,7 +191,7 @@ fn mpc_roll_aside(out: &Path) -> Result<ExperimentReport, String> {
         .samples
         .iter()
         .map(|s| {
-            let values: Vec<String> = s.q.iter().map(|v| v.to_string()).collect();
+            let values: Vec<String> = s.state.q.iter().map(|v| v.to_string()).collect();
             format!("{},{},{}", s.t, values.join(","), s.distance)
         })
         .collect();

@@ -166,7 +166,8 @@ pub fn planning_simulation(task: &RollAsideTask) -> Result<Simulation<SoftSnake,
 #[derive(Clone, Debug)]
 pub struct RollAsideSample {
     pub t: f64,
-    pub q: SVector<f64, DOF>,
+    /// The plant's state the plan started from.
+    pub state: State<DOF>,
     pub center_of_mass: Vector3<f64>,
     /// In the ground plane (m).
     pub distance: f64,
@@ -264,7 +265,7 @@ pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
         decisions.copy_from_slice(planner.command_at(since).as_slice());
         samples.push(RollAsideSample {
             t: since,
-            q: x.q,
+            state: x,
             center_of_mass: com,
             distance,
             bend: decisions[0],
