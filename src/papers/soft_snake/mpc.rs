@@ -12,7 +12,9 @@
 //! moves the body sideways at first order. The pressures stay within [0, ceiling] by the
 //! bend's bound, and follow the paper's length-to-pressure map.
 
-use super::rolling::{geometries, mount_rolls, rolling_plant, rolling_simulation, Rolling, RollingRun};
+use super::rolling::{
+    geometries, mount_rolls, rolling_muscles, rolling_plant, rolling_simulation, Rolling, RollingRun,
+};
 use nalgebra::{SVector, Vector3};
 use softgen_generated::soft_snake::{Params, CONTACTS, DOF, SECTIONS, SOFT_SECTIONS};
 use softgen_generated::SoftSnake;
@@ -132,13 +134,7 @@ pub fn bending_muscles(p: &Params, muscles: &PneumaticMuscles, rolling: Rolling)
 pub fn rolling_schedule(task: &RollAsideTask) -> Result<CommandSchedule, String> {
     let run = &task.rolling;
     let p = &run.params;
-    let muscles = PneumaticMuscles {
-        metres_per_bar: p.pma_metres_per_bar,
-        area: p.pma_area,
-        ceiling: run.ceiling,
-        rated: p.pma_rated_pressure,
-    };
-    muscles.validate().map_err(|e| format!("{e} (`pma_rated_pressure` of the soft snake's spec)"))?;
+    let muscles = rolling_muscles(run)?;
     let geometry = geometries(p)?;
     let highest_bend = geometry.iter().map(|g| muscles.largest_bend(g)).fold(f64::INFINITY, f64::min);
     if task.horizon.upper.first().is_some_and(|b| *b > highest_bend) {
@@ -158,7 +154,7 @@ pub fn planning_simulation(task: &RollAsideTask) -> Result<Simulation<SoftSnake,
         return Err(format!("the planner's contact damping must be finite and >= 0 N s/m, got {damping}"));
     }
     let mut simulation = rolling_simulation(&task.rolling)?;
-    simulation.config.contact.damping = task.planner_contact_damping;
+    simulation.config.contact.damping = damping;
     Ok(simulation)
 }
 
@@ -247,7 +243,7 @@ pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
     let mut failures = Vec::new();
     let mut inside_since: Option<f64> = None;
     let mut highest_pressure: f64 = 0.0;
-    let pressure_per_newton = 1.0 / (p.pma_area * 1e5);
+    let pressure_per_newton = 1.0 / rolling_muscles(run)?.force(1.0);
     for k in 0..plans {
         let since = t - run.settle;
         let outcome = planner.plan_from(since, &x.q, &x.qd, &[phase], &decisions);

@@ -171,6 +171,20 @@ pub fn rolling_simulation(run: &RollingRun) -> Result<Simulation<SoftSnake, DOF,
     Simulation::<SoftSnake, DOF, CONTACTS>::new(run.params.clone(), config)
 }
 
+/// The muscles' length-to-pressure-to-force map under `run`'s ceiling, checked against
+/// their rating.
+pub fn rolling_muscles(run: &RollingRun) -> Result<PneumaticMuscles, String> {
+    let p = &run.params;
+    let muscles = PneumaticMuscles {
+        metres_per_bar: p.pma_metres_per_bar,
+        area: p.pma_area,
+        ceiling: run.ceiling,
+        rated: p.pma_rated_pressure,
+    };
+    muscles.validate().map_err(|e| format!("{e} (`pma_rated_pressure` of the soft snake's spec)"))?;
+    Ok(muscles)
+}
+
 /// The rolling runs' plant: the simulation with touchdowns located as `run` asks, and its
 /// ROS34PW2 integrator at `run`'s tolerances and Jacobian.
 pub fn rolling_plant(run: &RollingRun) -> Result<(Simulation<SoftSnake, DOF, CONTACTS>, Rosenbrock34<DOF>), String> {
@@ -190,13 +204,7 @@ pub fn rolling_plant(run: &RollingRun) -> Result<(Simulation<SoftSnake, DOF, CON
 
 pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) -> Result<RollingSummary, String> {
     let p = run.params.clone();
-    let muscles = PneumaticMuscles {
-        metres_per_bar: p.pma_metres_per_bar,
-        area: p.pma_area,
-        ceiling: run.ceiling,
-        rated: p.pma_rated_pressure,
-    };
-    muscles.validate().map_err(|e| format!("{e} (`pma_rated_pressure` of the soft snake's spec)"))?;
+    let muscles = rolling_muscles(run)?;
     let geometry = geometries(&p)?;
     let bend = run.bend.unwrap_or_else(|| muscles.largest_bend(&geometry[0]));
     let gait = RollingGait {
