@@ -184,6 +184,7 @@ pub struct EnvironmentDefaults {
     pub terrain: TerrainDefault,
     pub contact_stiffness: f64,
     pub contact_damping: f64,
+    pub contact_dissipation: f64,
     pub friction_along: f64,
     pub friction_across: f64,
     pub anisotropy: Anisotropy,

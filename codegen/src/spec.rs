@@ -416,6 +416,9 @@ pub struct Environment {
     pub terrain: Option<Spanned<Terrain>>,
     pub contact_stiffness: Option<Spanned<Value>>,
     pub contact_damping: Option<Spanned<Value>>,
+    /// Hunt and Crossley's dissipation h (s/m), a damper k h depth depth_rate beside (or,
+    /// with `contact_damping = 0`, instead of) eq 18's.
+    pub contact_dissipation: Option<Spanned<Value>>,
     pub friction: Option<Spanned<Friction>>,
     /// With `medium = "water"`: the water's density and the hulls' coefficients.
     pub water: Option<Spanned<WaterSpec>>,

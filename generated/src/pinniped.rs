@@ -59403,6 +59403,7 @@ impl Model<DOF, CONTACTS> for Pinniped {
     const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
         contact_stiffness: 2000.0,
         contact_damping: 20.0,
+        contact_dissipation: 0.0,
         friction_along: 0.6,
         friction_across: 0.6,
         friction_anisotropy: FrictionAnisotropy::Isotropic,

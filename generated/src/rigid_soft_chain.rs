@@ -40946,6 +40946,7 @@ impl Model<DOF, CONTACTS> for RigidSoftChain {
     const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
         contact_stiffness: 5000.0,
         contact_damping: 50.0,
+        contact_dissipation: 0.0,
         friction_along: 0.3,
         friction_across: 0.3,
         friction_anisotropy: FrictionAnisotropy::BodyAxis,

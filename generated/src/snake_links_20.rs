@@ -18081,6 +18081,7 @@ impl Model<DOF, CONTACTS> for SnakeLinks20 {
     const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
         contact_stiffness: 350.0,
         contact_damping: 25.0,
+        contact_dissipation: 0.0,
         friction_along: 0.3,
         friction_across: 0.3,
         friction_anisotropy: FrictionAnisotropy::Isotropic,

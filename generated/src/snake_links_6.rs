@@ -5770,6 +5770,7 @@ impl Model<DOF, CONTACTS> for SnakeLinks6 {
     const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
         contact_stiffness: 350.0,
         contact_damping: 25.0,
+        contact_dissipation: 0.0,
         friction_along: 0.3,
         friction_across: 0.3,
         friction_anisotropy: FrictionAnisotropy::Isotropic,

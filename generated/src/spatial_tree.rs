@@ -17312,6 +17312,7 @@ impl Model<DOF, CONTACTS> for SpatialTree {
     const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
         contact_stiffness: 0.0,
         contact_damping: 0.0,
+        contact_dissipation: 0.0,
         friction_along: 0.0,
         friction_across: 0.0,
         friction_anisotropy: FrictionAnisotropy::Isotropic,

@@ -10163,6 +10163,7 @@ impl Model<DOF, CONTACTS> for WpiSnake {
     const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
         contact_stiffness: 0.0,
         contact_damping: 0.0,
+        contact_dissipation: 0.0,
         friction_along: 0.043,
         friction_across: 0.57,
         friction_anisotropy: FrictionAnisotropy::BodyAxis,

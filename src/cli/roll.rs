@@ -50,6 +50,17 @@ pub(crate) struct RollArgs {
     #[arg(long, value_enum)]
     anisotropy: Option<softgen::AnisotropyName>,
     /// Relative tolerance of the ROS34PW2 integrator.
+    /// The carpet's normal damping d (N s/m; spec: 130, the paper's eq 3).
+    #[arg(long)]
+    contact_damping: Option<f64>,
+    /// Hunt-Crossley contact dissipation h (s/m; spec: 0): a damper k h depth depth_rate
+    /// that grows from zero with the depth (with --contact-damping 0, a normal force
+    /// continuous at touchdown).
+    #[arg(long)]
+    contact_dissipation: Option<f64>,
+    /// Locate each touchdown to this depth (m; 0 meets touchdowns inside steps).
+    #[arg(long, default_value_t = 1e-6)]
+    contact_onset_tolerance: f64,
     #[arg(long, default_value_t = 1e-3)]
     tolerance: f64,
     /// The Jacobian ROS34PW2 gets: `stiff` (its stiff part, a W-method's) or `exact`.
@@ -86,6 +97,12 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
     run.friction_along = args.friction_along;
     run.friction_across = args.friction_across;
     run.friction_anisotropy = args.anisotropy.map(|a| a.anisotropy());
+    run.contact_damping = args.contact_damping;
+    run.contact_dissipation = args.contact_dissipation;
+    run.contact_onset_tolerance = match args.contact_onset_tolerance {
+        0.0 => None,
+        tolerance => Some(tolerance),
+    };
     run.bend = match args.bend.as_str() {
         "max" => None,
         text => Some(text.parse::<f64>().map_err(|_| format!("--bend: expected radians or \"max\", got `{text}`"))?),
@@ -123,9 +140,11 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
         ),
     }
     println!(
-        "integration          {} right-hand sides, {} Jacobians, {:.2} s wall for {:.1} s simulated ({:.2}x real time)",
+        "integration          {} right-hand sides, {} Jacobians, {} steps ({} rejected), {:.2} s wall for {:.1} s simulated ({:.2}x real time)",
         summary.evaluations,
         summary.jacobians,
+        summary.accepted,
+        summary.rejected,
         summary.wall_seconds,
         simulated,
         simulated / summary.wall_seconds.max(1e-9)

@@ -80,6 +80,10 @@ pub(crate) struct SimulateArgs {
     /// Contact damping d (N s/m).
     #[arg(long)]
     contact_damping: Option<f64>,
+    /// Hunt-Crossley contact dissipation h (s/m): a damper k h depth depth_rate that grows
+    /// from zero with the depth (with --contact-damping 0, a force continuous at touchdown).
+    #[arg(long)]
+    contact_dissipation: Option<f64>,
     /// Friction coefficient (along the body, or isotropic).
     #[arg(long)]
     friction: Option<f64>,
@@ -157,6 +161,7 @@ impl SimulateArgs {
             admittance_coordinates: self.admittance_coordinates,
             contact_stiffness: self.contact_stiffness,
             contact_damping: self.contact_damping,
+            contact_dissipation: self.contact_dissipation,
             friction: self.friction,
             friction_across: self.friction_across,
             anisotropy: self.anisotropy,

@@ -36,6 +36,7 @@ struct EnvironmentFile {
     terrain: Option<TerrainFile>,
     contact_stiffness: Option<f64>,
     contact_damping: Option<f64>,
+    contact_dissipation: Option<f64>,
     friction: Option<FrictionFile>,
 }
 
@@ -165,6 +166,7 @@ pub struct EnvironmentOverride {
     pub terrain: Option<Terrain>,
     pub contact_stiffness: Option<f64>,
     pub contact_damping: Option<f64>,
+    pub contact_dissipation: Option<f64>,
     pub friction: Option<FrictionLaw>,
 }
 
@@ -174,6 +176,7 @@ impl EnvironmentOverride {
         let law = ContactLaw {
             stiffness: self.contact_stiffness.unwrap_or(law.stiffness),
             damping: self.contact_damping.unwrap_or(law.damping),
+            dissipation: self.contact_dissipation.unwrap_or(law.dissipation),
             friction: self.friction.unwrap_or(law.friction),
         };
         (law, self.terrain.unwrap_or(terrain))
@@ -536,11 +539,13 @@ fn parse_environment(e: &EnvironmentFile) -> Result<EnvironmentOverride, String>
         terrain,
         contact_stiffness: e.contact_stiffness,
         contact_damping: e.contact_damping,
+        contact_dissipation: e.contact_dissipation,
         friction,
     };
     // Check the numbers through the contact law's own validation.
     let zero = FrictionLaw { along: 0.0, across: 0.0, anisotropy: FrictionAnisotropy::Isotropic, regularisation: 0.0 };
-    let (law, _) = environment.apply(ContactLaw { stiffness: 0.0, damping: 0.0, friction: zero }, Terrain::None);
+    let (law, _) =
+        environment.apply(ContactLaw { stiffness: 0.0, damping: 0.0, dissipation: 0.0, friction: zero }, Terrain::None);
     law.validate()?;
     Ok(environment)
 }

@@ -148,6 +148,7 @@ pub struct Scenario {
     pub admittance_coordinates: CoordinatesChoice,
     pub contact_stiffness: Option<f64>,
     pub contact_damping: Option<f64>,
+    pub contact_dissipation: Option<f64>,
     pub friction_along: Option<f64>,
     pub friction_across: Option<f64>,
     pub friction_regularisation: Option<f64>,
@@ -181,6 +182,7 @@ impl Scenario {
             admittance_coordinates: CoordinatesChoice::Spec,
             contact_stiffness: None,
             contact_damping: None,
+            contact_dissipation: None,
             friction_along: None,
             friction_across: None,
             friction_regularisation: None,
@@ -367,6 +369,7 @@ impl RobotVisitor for Runner<'_, '_, '_> {
         let contact = ContactLaw {
             stiffness: s.contact_stiffness.unwrap_or(env.contact_stiffness),
             damping: s.contact_damping.unwrap_or(env.contact_damping),
+            dissipation: s.contact_dissipation.unwrap_or(env.contact_dissipation),
             friction: FrictionLaw {
                 along: s.friction_along.unwrap_or(env.friction_along),
                 across: s.friction_across.or(s.friction_along).unwrap_or(env.friction_across),

@@ -111,6 +111,7 @@ pub struct RunSettings {
     pub admittance_coordinates: CoordinatesChoice,
     pub contact_stiffness: Option<f64>,
     pub contact_damping: Option<f64>,
+    pub contact_dissipation: Option<f64>,
     pub friction: Option<f64>,
     pub friction_across: Option<f64>,
     pub anisotropy: Option<AnisotropyName>,
@@ -169,6 +170,7 @@ impl RunSettings {
         admittance_coordinates: CoordinatesChoice::Spec,
         contact_stiffness: None,
         contact_damping: None,
+        contact_dissipation: None,
         friction: None,
         friction_across: None,
         anisotropy: None,
@@ -251,6 +253,7 @@ impl RunSettings {
         s.admittance_coordinates = self.admittance_coordinates;
         s.contact_stiffness = self.contact_stiffness;
         s.contact_damping = self.contact_damping;
+        s.contact_dissipation = self.contact_dissipation;
         s.friction_along = self.friction;
         s.friction_across = self.friction_across;
         s.friction_regularisation = self.friction_regularisation;

@@ -80,12 +80,18 @@ fn central_differences<const N: usize, const K: usize>(
     out
 }
 
-fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(surface: Surface, seed: u64) {
+/// `dissipation`: Hunt and Crossley's h (s/m) beside eq 18's damper.
+fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
+    surface: Surface,
+    seed: u64,
+    dissipation: f64,
+) {
     let p = R::Params::default();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut law = R::ENVIRONMENT.contact_law();
     law.stiffness = 1000.0;
     law.damping = 5.0;
+    law.dissipation = dissipation;
     law.friction.along = 0.3;
     law.friction.across = 0.8;
     law.friction.regularisation = 0.01;
@@ -245,7 +251,23 @@ fn soft_snake_on_ground() {
         SoftSnake,
         { softgen_generated::soft_snake::DOF },
         { softgen_generated::soft_snake::CONTACTS },
-    >(Surface::Ground, 1);
+    >(Surface::Ground, 1, 0.0);
+}
+
+/// Hunt and Crossley's damper (k h depth depth_rate) adds a depth-times-rate term to the
+/// normal force's derivatives.
+#[test]
+fn soft_bodies_on_ground_with_hunt_crossley_damping() {
+    exact_jacobian_matches::<
+        SoftSnake,
+        { softgen_generated::soft_snake::DOF },
+        { softgen_generated::soft_snake::CONTACTS },
+    >(Surface::Ground, 8, 40.0);
+    exact_jacobian_matches::<Pinniped, { softgen_generated::pinniped::DOF }, { softgen_generated::pinniped::CONTACTS }>(
+        Surface::Ground,
+        9,
+        40.0,
+    );
 }
 
 #[test]
@@ -253,6 +275,7 @@ fn pinniped_on_ground() {
     exact_jacobian_matches::<Pinniped, { softgen_generated::pinniped::DOF }, { softgen_generated::pinniped::CONTACTS }>(
         Surface::Ground,
         2,
+        0.0,
     );
 }
 
@@ -262,7 +285,7 @@ fn underwater_snake_with_thrusters_and_water() {
         UnderwaterSnake,
         { softgen_generated::underwater_snake::DOF },
         { softgen_generated::underwater_snake::CONTACTS },
-    >(Surface::Ground, 3);
+    >(Surface::Ground, 3, 0.0);
 }
 
 #[test]
@@ -271,12 +294,12 @@ fn rigid_snake_with_servos_on_ground_and_in_a_pipe() {
         SnakePedalWave,
         { softgen_generated::snake_pedal_wave::DOF },
         { softgen_generated::snake_pedal_wave::CONTACTS },
-    >(Surface::Ground, 4);
+    >(Surface::Ground, 4, 0.0);
     exact_jacobian_matches::<
         SnakePedalWave,
         { softgen_generated::snake_pedal_wave::DOF },
         { softgen_generated::snake_pedal_wave::CONTACTS },
-    >(Surface::Pipe, 5);
+    >(Surface::Pipe, 5, 0.0);
 }
 
 #[test]
@@ -286,9 +309,10 @@ fn snakes_on_the_floor() {
         SnakeLateralUndulation,
         { softgen_generated::snake_lateral_undulation::DOF },
         { softgen_generated::snake_lateral_undulation::CONTACTS },
-    >(Surface::Floor, 6);
+    >(Surface::Floor, 6, 0.0);
     exact_jacobian_matches::<WpiSnake, { softgen_generated::wpi_snake::DOF }, { softgen_generated::wpi_snake::CONTACTS }>(
         Surface::Floor,
         7,
+        0.0,
     );
 }

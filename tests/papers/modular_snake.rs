@@ -14,6 +14,7 @@ fn free_config(gait: Option<Serpenoid>, servo: JointPd) -> SimulationConfig {
         contact: ContactLaw {
             stiffness: 0.0,
             damping: 0.0,
+            dissipation: 0.0,
             friction: FrictionLaw {
                 along: 0.0,
                 across: 0.0,

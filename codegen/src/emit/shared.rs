@@ -81,9 +81,10 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
         Anisotropy::BodyAxis => quote!(FrictionAnisotropy::BodyAxis),
         Anisotropy::WorldAxis => quote!(FrictionAnisotropy::WorldAxis),
     };
-    let (ks, kd, fa, fc, fr) = (
+    let (ks, kd, kh, fa, fc, fr) = (
         float(env.contact_stiffness),
         float(env.contact_damping),
+        float(env.contact_dissipation),
         float(env.friction_along),
         float(env.friction_across),
         float(env.friction_regularisation),
@@ -274,6 +275,7 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
             const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
                 contact_stiffness: #ks,
                 contact_damping: #kd,
+                contact_dissipation: #kh,
                 friction_along: #fa,
                 friction_across: #fc,
                 friction_anisotropy: #anisotropy,

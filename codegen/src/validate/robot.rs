@@ -721,6 +721,7 @@ impl Validator {
             terrain: TerrainDefault::None,
             contact_stiffness: 0.0,
             contact_damping: 0.0,
+            contact_dissipation: 0.0,
             friction_along: 0.0,
             friction_across: 0.0,
             anisotropy: Anisotropy::Isotropic,
@@ -732,6 +733,8 @@ impl Validator {
                 self.non_negative(e.contact_stiffness.as_ref(), 0.0, "environment.contact_stiffness", &parameters);
             env.contact_damping =
                 self.non_negative(e.contact_damping.as_ref(), 0.0, "environment.contact_damping", &parameters);
+            env.contact_dissipation =
+                self.non_negative(e.contact_dissipation.as_ref(), 0.0, "environment.contact_dissipation", &parameters);
             if let Some(f) = &e.friction {
                 let f = f.get_ref();
                 env.friction_along = self.non_negative(Some(&f.along), 0.0, "environment.friction.along", &parameters);

@@ -1,8 +1,11 @@
-//! Spring-damper normal contact (eq 18 of the rigid-snake paper) with Coulomb friction
-//! (eq 19), isotropic or anisotropic, exact or regularised.
+//! Spring-damper normal contact (eq 18 of the rigid-snake paper), optionally with
+//! Hunt-Crossley's depth-proportional damping, and Coulomb friction (eq 19), isotropic or
+//! anisotropic, exact or regularised.
 
 use crate::environment::terrain::SurfaceContact;
-use crate::quantities::physical_ranges::{CONTACT_DAMPING, CONTACT_STIFFNESS, FRICTION, FRICTION_REGULARISATION};
+use crate::quantities::physical_ranges::{
+    CONTACT_DAMPING, CONTACT_DISSIPATION, CONTACT_STIFFNESS, FRICTION, FRICTION_REGULARISATION,
+};
 use nalgebra::Vector3;
 
 /// In which directions the two friction coefficients act.
@@ -29,11 +32,23 @@ pub struct FrictionLaw {
     pub regularisation: f64,
 }
 
-/// Spring-damper normal force f_N = max(k * depth + d * depth_rate, 0) and friction.
+/// Spring-damper normal force
+/// f_N = max(k * depth * (1 + h * depth_rate) + d * depth_rate, 0) and friction.
+///
+/// With h = 0 this is eq 18 of the seed papers, whose damper force d * depth_rate jumps
+/// from zero as a point touches down at speed: an adaptive step across a touchdown is
+/// rejected until it lands on the jump, and an implicit step across one may have no
+/// solution. Hunt and Crossley's damper k * h * depth * depth_rate (d = 0, h > 0) grows
+/// with the depth from zero, so the force is continuous in the state.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactLaw {
+    /// k (N/m).
     pub stiffness: f64,
+    /// d (N s/m): the damper of eq 18.
     pub damping: f64,
+    /// h (s/m): Hunt and Crossley's dissipation, the damper's force per unit of spring
+    /// force and of approach speed.
+    pub dissipation: f64,
     pub friction: FrictionLaw,
 }
 
@@ -73,6 +88,7 @@ impl ContactLaw {
         let fields = [
             ("contact stiffness", self.stiffness, CONTACT_STIFFNESS),
             ("contact damping", self.damping, CONTACT_DAMPING),
+            ("contact dissipation", self.dissipation, CONTACT_DISSIPATION),
             ("friction along", self.friction.along, FRICTION),
             ("friction across", self.friction.across, FRICTION),
             ("friction regularisation", self.friction.regularisation, FRICTION_REGULARISATION),
@@ -83,14 +99,28 @@ impl ContactLaw {
         Ok(())
     }
 
+    /// The unclamped normal force at `depth` and `normal_velocity` (the velocity along the
+    /// surface's outward normal: depth_rate = -normal_velocity).
+    #[inline]
+    fn spring_damper(&self, depth: f64, normal_velocity: f64) -> f64 {
+        self.stiffness * depth * (1.0 - self.dissipation * normal_velocity) - self.damping * normal_velocity
+    }
+
+    /// Its derivatives with respect to the depth and to the normal velocity.
+    #[inline]
+    fn spring_damper_rates(&self, depth: f64, normal_velocity: f64) -> (f64, f64) {
+        (
+            self.stiffness * (1.0 - self.dissipation * normal_velocity),
+            -self.damping - self.stiffness * self.dissipation * depth,
+        )
+    }
+
     /// Force on the robot at a point in contact moving with `velocity`; `body_axis` is the
     /// world direction of the carrying body's x axis.
     #[inline]
     pub fn force(&self, contact: &SurfaceContact, velocity: &Vector3<f64>, body_axis: &Vector3<f64>) -> ContactSample {
         let n = contact.normal;
-        let normal_velocity = velocity.dot(&n);
-        // depth_rate = -normal_velocity: moving against the normal deepens the contact.
-        let normal_force = (self.stiffness * contact.depth - self.damping * normal_velocity).max(0.0);
+        let normal_force = self.spring_damper(contact.depth, velocity.dot(&n)).max(0.0);
         self.with_normal_force(normal_force, &n, velocity, body_axis)
     }
 
@@ -167,12 +197,14 @@ impl ContactLaw {
         tangent: &ContactTangent,
     ) -> Vector3<f64> {
         let n = contact.normal;
-        let normal_force = self.stiffness * contact.depth - self.damping * velocity.dot(&n);
+        let normal_velocity = velocity.dot(&n);
+        let normal_force = self.spring_damper(contact.depth, normal_velocity);
         if normal_force <= 0.0 {
             return Vector3::zeros();
         }
+        let (by_depth, by_normal_velocity) = self.spring_damper_rates(contact.depth, normal_velocity);
         let d_normal_force =
-            self.stiffness * tangent.depth - self.damping * (tangent.velocity.dot(&n) + velocity.dot(&tangent.normal));
+            by_depth * tangent.depth + by_normal_velocity * (tangent.velocity.dot(&n) + velocity.dot(&tangent.normal));
         self.with_normal_force_tangent(normal_force, d_normal_force, &n, velocity, body_axis, tangent)
     }
 
@@ -271,13 +303,14 @@ impl ContactLaw {
         use nalgebra::Matrix3;
         let n = contact.normal;
         let normal_velocity = velocity.dot(&n);
-        let normal_force = self.stiffness * contact.depth - self.damping * normal_velocity;
+        let normal_force = self.spring_damper(contact.depth, normal_velocity);
         if normal_force <= 0.0 {
             return (Matrix3::zeros(), Matrix3::zeros());
         }
-        // F_N = k depth - d v.n with depth = -(p.n) + const.
-        let dfn_dv = -n.transpose() * self.damping;
-        let dfn_dp = -n.transpose() * self.stiffness;
+        // F_N(depth, v.n) with depth = -(p.n) + const.
+        let (by_depth, by_normal_velocity) = self.spring_damper_rates(contact.depth, normal_velocity);
+        let dfn_dv = n.transpose() * by_normal_velocity;
+        let dfn_dp = -n.transpose() * by_depth;
         let mut by_velocity = n * dfn_dv;
         let mut by_position = n * dfn_dp;
         let law = &self.friction;
@@ -327,8 +360,16 @@ mod tests {
         ContactLaw {
             stiffness: 350.0,
             damping: 25.0,
+            dissipation: 0.0,
             friction: FrictionLaw { along: 0.1, across: 0.5, anisotropy, regularisation },
         }
+    }
+
+    /// The same law with Hunt and Crossley's damper beside eq 18's, so the derivative
+    /// tests reach both dampers' terms.
+    fn laws(anisotropy: FrictionAnisotropy, regularisation: f64) -> [ContactLaw; 2] {
+        let paper = law(anisotropy, regularisation);
+        [paper, ContactLaw { dissipation: 3.0, ..paper }]
     }
 
     #[test]
@@ -340,6 +381,69 @@ mod tests {
         let s = law(FrictionAnisotropy::Isotropic, 0.0).force(&c, &Vector3::new(0.0, 0.0, 1.0), &Vector3::x());
         assert_eq!(s.normal_force, 0.0);
         assert_eq!(s.friction, Vector3::zeros());
+    }
+
+    /// Hunt and Crossley's damper: no force at zero depth whatever the approach speed (eq
+    /// 18's jumps to d times it), k depth (1 + h depth_rate) below, and still clamped.
+    #[test]
+    fn hunt_crossley_force_grows_from_zero_with_the_depth() {
+        let hunt_crossley = ContactLaw { damping: 0.0, dissipation: 3.0, ..law(FrictionAnisotropy::Isotropic, 0.0) };
+        let approach = Vector3::new(0.0, 0.0, -0.5);
+        let at = |law: &ContactLaw, depth: f64| {
+            law.force(&SurfaceContact { depth, normal: Vector3::z() }, &approach, &Vector3::x()).normal_force
+        };
+        let paper = law(FrictionAnisotropy::Isotropic, 0.0);
+        assert!((at(&paper, 1e-12) - 25.0 * 0.5).abs() < 1e-9, "eq 18 jumps at touchdown");
+        assert!(at(&hunt_crossley, 1e-12) < 1e-8, "Hunt-Crossley starts from zero");
+        assert!((at(&hunt_crossley, 0.01) - 350.0 * 0.01 * (1.0 + 3.0 * 0.5)).abs() < 1e-12);
+        let leaving = hunt_crossley.force(
+            &SurfaceContact { depth: 0.01, normal: Vector3::z() },
+            &Vector3::new(0.0, 0.0, 0.5),
+            &Vector3::x(),
+        );
+        assert_eq!(leaving.normal_force, 0.0, "faster than 1/h out of the surface, the damper would pull");
+        let bad = ContactLaw { dissipation: -1.0, ..hunt_crossley };
+        assert!(bad.validate().unwrap_err().contains("contact dissipation"));
+    }
+
+    /// A mass dropped on Hunt and Crossley's contact at speed v leaves it at e v with
+    /// e = 1 - (2/3) h v + O((h v)^2), whatever the mass and the stiffness (their paper's
+    /// relation, from the energy the damper takes over the undamped half-period: (2/3) m h
+    /// v^3).
+    #[test]
+    fn hunt_crossley_restitution_is_one_minus_two_thirds_h_v() {
+        let restitution = |law: &ContactLaw, mass: f64, speed: f64| {
+            // Depth and its rate; RK4 at 1/2000 of the contact's period.
+            let rate = |depth: f64, depth_rate: f64| {
+                let contact = SurfaceContact { depth, normal: Vector3::z() };
+                let force = if depth > 0.0 {
+                    law.force(&contact, &Vector3::new(0.0, 0.0, -depth_rate), &Vector3::x()).normal_force
+                } else {
+                    0.0
+                };
+                (depth_rate, -force / mass)
+            };
+            let step = 2.0 * std::f64::consts::PI * (mass / law.stiffness).sqrt() / 2000.0;
+            let (mut depth, mut depth_rate) = (0.0, speed);
+            while depth >= 0.0 {
+                let k1 = rate(depth, depth_rate);
+                let k2 = rate(depth + 0.5 * step * k1.0, depth_rate + 0.5 * step * k1.1);
+                let k3 = rate(depth + 0.5 * step * k2.0, depth_rate + 0.5 * step * k2.1);
+                let k4 = rate(depth + step * k3.0, depth_rate + step * k3.1);
+                depth += step / 6.0 * (k1.0 + 2.0 * k2.0 + 2.0 * k3.0 + k4.0);
+                depth_rate += step / 6.0 * (k1.1 + 2.0 * k2.1 + 2.0 * k3.1 + k4.1);
+            }
+            -depth_rate / speed
+        };
+        for (mass, stiffness, h, speed) in [(0.1, 1000.0, 0.05, 0.4), (2.0, 2e5, 0.01, 1.5), (0.5, 350.0, 0.02, 0.5)] {
+            let law = ContactLaw { stiffness, damping: 0.0, dissipation: h, ..law(FrictionAnisotropy::Isotropic, 0.0) };
+            let e = restitution(&law, mass, speed);
+            let (expected, second_order) = (1.0 - 2.0 / 3.0 * h * speed, (h * speed).powi(2));
+            assert!(
+                (e - expected).abs() < second_order,
+                "m {mass} k {stiffness} h {h} v {speed}: e = {e}, 1 - 2hv/3 = {expected}"
+            );
+        }
     }
 
     #[test]
@@ -363,31 +467,32 @@ mod tests {
     #[test]
     fn force_derivatives_match_finite_differences() {
         for anisotropy in [FrictionAnisotropy::Isotropic, FrictionAnisotropy::BodyAxis, FrictionAnisotropy::WorldAxis] {
-            let l = law(anisotropy, 0.05);
-            let axis = Vector3::new(0.6, 0.8, 0.0);
-            let contact = |p: &Vector3<f64>| SurfaceContact { depth: -p.z, normal: Vector3::z() };
-            let p = Vector3::new(0.1, 0.2, -0.01);
-            let v = Vector3::new(0.03, -0.02, -0.05);
-            let (dv, dp) = l.force_derivatives(&contact(&p), &v, &axis);
-            let h = 1e-7;
-            for k in 0..3 {
-                let e = Vector3::ith(k, h);
-                let fv = (l.force(&contact(&p), &(v + e), &axis).total()
-                    - l.force(&contact(&p), &(v - e), &axis).total())
-                    / (2.0 * h);
-                let fp = (l.force(&contact(&(p + e)), &v, &axis).total()
-                    - l.force(&contact(&(p - e)), &v, &axis).total())
-                    / (2.0 * h);
-                assert!(
-                    (fv - dv.column(k)).norm() < 1e-5 * (1.0 + fv.norm()),
-                    "{anisotropy:?} dv column {k}: {fv} vs {}",
-                    dv.column(k)
-                );
-                assert!(
-                    (fp - dp.column(k)).norm() < 1e-5 * (1.0 + fp.norm()),
-                    "{anisotropy:?} dp column {k}: {fp} vs {}",
-                    dp.column(k)
-                );
+            for l in laws(anisotropy, 0.05) {
+                let axis = Vector3::new(0.6, 0.8, 0.0);
+                let contact = |p: &Vector3<f64>| SurfaceContact { depth: -p.z, normal: Vector3::z() };
+                let p = Vector3::new(0.1, 0.2, -0.01);
+                let v = Vector3::new(0.03, -0.02, -0.05);
+                let (dv, dp) = l.force_derivatives(&contact(&p), &v, &axis);
+                let h = 1e-7;
+                for k in 0..3 {
+                    let e = Vector3::ith(k, h);
+                    let fv = (l.force(&contact(&p), &(v + e), &axis).total()
+                        - l.force(&contact(&p), &(v - e), &axis).total())
+                        / (2.0 * h);
+                    let fp = (l.force(&contact(&(p + e)), &v, &axis).total()
+                        - l.force(&contact(&(p - e)), &v, &axis).total())
+                        / (2.0 * h);
+                    assert!(
+                        (fv - dv.column(k)).norm() < 1e-5 * (1.0 + fv.norm()),
+                        "{anisotropy:?} dv column {k}: {fv} vs {}",
+                        dv.column(k)
+                    );
+                    assert!(
+                        (fp - dp.column(k)).norm() < 1e-5 * (1.0 + fp.norm()),
+                        "{anisotropy:?} dp column {k}: {fp} vs {}",
+                        dp.column(k)
+                    );
+                }
             }
         }
     }
@@ -405,26 +510,27 @@ mod tests {
         ];
         for anisotropy in [FrictionAnisotropy::Isotropic, FrictionAnisotropy::BodyAxis, FrictionAnisotropy::WorldAxis] {
             for (terrain, p) in terrains {
-                let l = law(anisotropy, 0.05);
-                let (v, axis) = (Vector3::new(0.03, -0.02, 0.01), Vector3::new(0.6, 0.7, 0.3));
-                let (dp, dv, d_axis) =
-                    (Vector3::new(0.2, -0.5, 0.4), Vector3::new(-0.3, 0.1, 0.6), Vector3::new(0.1, -0.2, 0.5));
-                let contact = terrain.contact(&p).expect("the point penetrates");
-                let (depth, normal) = terrain.contact_tangent(&p, &dp);
-                let tangent = ContactTangent { depth, normal, velocity: dv, axis: d_axis };
-                let exact = l.force_tangent(&contact, &v, &axis, &tangent);
-                let h = 1e-6;
-                let at = |s: f64| {
-                    let c = terrain.contact(&(p + dp * s)).expect("still penetrating");
-                    l.force(&c, &(v + dv * s), &(axis + d_axis * s)).total()
-                };
-                let central = (at(h) - at(-h)) / (2.0 * h);
-                // Central differences are accurate to O(h^2) times the third derivative,
-                // which the 0.05 m/s regularisation keeps near 1e2: 1e-8 here.
-                assert!(
-                    (exact - central).norm() < 1e-6 * (1.0 + central.norm()),
-                    "{anisotropy:?} {terrain:?}: {exact} vs {central}"
-                );
+                for l in laws(anisotropy, 0.05) {
+                    let (v, axis) = (Vector3::new(0.03, -0.02, 0.01), Vector3::new(0.6, 0.7, 0.3));
+                    let (dp, dv, d_axis) =
+                        (Vector3::new(0.2, -0.5, 0.4), Vector3::new(-0.3, 0.1, 0.6), Vector3::new(0.1, -0.2, 0.5));
+                    let contact = terrain.contact(&p).expect("the point penetrates");
+                    let (depth, normal) = terrain.contact_tangent(&p, &dp);
+                    let tangent = ContactTangent { depth, normal, velocity: dv, axis: d_axis };
+                    let exact = l.force_tangent(&contact, &v, &axis, &tangent);
+                    let h = 1e-6;
+                    let at = |s: f64| {
+                        let c = terrain.contact(&(p + dp * s)).expect("still penetrating");
+                        l.force(&c, &(v + dv * s), &(axis + d_axis * s)).total()
+                    };
+                    let central = (at(h) - at(-h)) / (2.0 * h);
+                    // Central differences are accurate to O(h^2) times the third derivative,
+                    // which the 0.05 m/s regularisation keeps near 1e2: 1e-8 here.
+                    assert!(
+                        (exact - central).norm() < 1e-6 * (1.0 + central.norm()),
+                        "{anisotropy:?} {terrain:?}: {exact} vs {central}"
+                    );
+                }
             }
         }
     }

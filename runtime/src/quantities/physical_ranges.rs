@@ -74,6 +74,10 @@ pub const GRAVITY: PhysicalRange = PhysicalRange::new("gravitational acceleratio
 pub const CONTACT_STIFFNESS: PhysicalRange = PhysicalRange::new("a contact stiffness", "N/m", 0.0, 1e10);
 /// A contact's normal damping.
 pub const CONTACT_DAMPING: PhysicalRange = PhysicalRange::new("a contact damping", "N s/m", 0.0, 1e8);
+/// A Hunt-Crossley dissipation h (the damping per unit of spring force): at an approach
+/// speed of 1/h the damper doubles the spring. Rubber on hard ground is 0.1 to 10 s/m; a
+/// soft skin resting a fraction of a millimetre deep on a carpet needs thousands.
+pub const CONTACT_DISSIPATION: PhysicalRange = PhysicalRange::new("a contact dissipation", "s/m", 0.0, 1e6);
 /// A friction coefficient: rubber on rough ground is about 1, adhesive pads a few.
 pub const FRICTION: PhysicalRange = PhysicalRange::new("a friction coefficient", "", 0.0, 10.0);
 /// The slip speed over which friction is smoothed.
@@ -133,6 +137,7 @@ const KEYS: &[(&str, PhysicalRange)] = &[
     ("gravity", GRAVITY),
     ("contact_stiffness", CONTACT_STIFFNESS),
     ("contact_damping", CONTACT_DAMPING),
+    ("contact_dissipation", CONTACT_DISSIPATION),
     ("along", FRICTION),
     ("across", FRICTION),
     ("regularisation", FRICTION_REGULARISATION),

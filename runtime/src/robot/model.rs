@@ -124,6 +124,8 @@ pub struct EnvironmentDefaults {
     pub contact_stiffness: f64,
     /// Normal damping d of eq 18 (N s/m).
     pub contact_damping: f64,
+    /// Hunt and Crossley's dissipation h (s/m); 0 for eq 18 alone.
+    pub contact_dissipation: f64,
     /// Coulomb coefficient along the carrying body's x axis (or isotropic).
     pub friction_along: f64,
     /// Coulomb coefficient across the carrying body's x axis.
@@ -142,6 +144,7 @@ impl EnvironmentDefaults {
         ContactLaw {
             stiffness: self.contact_stiffness,
             damping: self.contact_damping,
+            dissipation: self.contact_dissipation,
             friction: FrictionLaw {
                 along: self.friction_along,
                 across: self.friction_across,

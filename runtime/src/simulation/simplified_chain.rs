@@ -156,7 +156,7 @@ impl<const L: usize> SimplifiedChain<L> {
 
     /// Each wheel's friction force at a pose.
     pub fn wheel_forces(&self, pose: &ChainPose<L>) -> [Vector2<f64>; L] {
-        let law = ContactLaw { stiffness: 0.0, damping: 0.0, friction: self.friction };
+        let law = ContactLaw { stiffness: 0.0, damping: 0.0, dissipation: 0.0, friction: self.friction };
         std::array::from_fn(|i| {
             let velocity = Vector3::new(pose.velocities[i].x, pose.velocities[i].y, 0.0);
             let (s, c) = pose.headings[i].sin_cos();
@@ -215,6 +215,7 @@ mod tests {
         let contact = ContactLaw {
             stiffness: 0.0,
             damping: 0.0,
+            dissipation: 0.0,
             friction: FrictionLaw { along, across, anisotropy: FrictionAnisotropy::BodyAxis, regularisation: 0.005 },
         };
         let response = ActuatorResponse::SecondOrder { time_constants: [0.06, 0.015], gain: 30.0 };

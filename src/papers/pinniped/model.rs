@@ -214,6 +214,10 @@ pub struct Trial {
     pub params: Params,
     /// The carpet's (isotropic) friction coefficient; `None` keeps the spec's 0.6.
     pub friction: Option<f64>,
+    /// The carpet's normal damping d (N s/m) and Hunt-Crossley dissipation h (s/m)
+    /// (`ContactLaw`); `None` keeps the spec's (eq 18, d = 20 N s/m, h = 0).
+    pub contact_damping: Option<f64>,
+    pub contact_dissipation: Option<f64>,
     /// Set non-zero (a signal's number) to end the trial at the next control period.
     pub stop: Option<Arc<AtomicUsize>>,
 }
@@ -232,6 +236,8 @@ impl Trial {
             control_period: 1e-3,
             params: Params::default(),
             friction: None,
+            contact_damping: None,
+            contact_dissipation: None,
             stop: None,
         }
     }
@@ -354,6 +360,8 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
         contact.friction.along = friction;
         contact.friction.across = friction;
     }
+    contact.damping = trial.contact_damping.unwrap_or(contact.damping);
+    contact.dissipation = trial.contact_dissipation.unwrap_or(contact.dissipation);
     let config = SimulationConfig {
         contact,
         terrain: Pinniped::ENVIRONMENT.terrain,

@@ -31,6 +31,8 @@ struct TrialSettings {
     ceiling: Option<f64>,
     step: Option<f64>,
     control_period: Option<f64>,
+    contact_damping: Option<f64>,
+    contact_dissipation: Option<f64>,
     #[serde(default)]
     params: BTreeMap<String, f64>,
 }
@@ -64,6 +66,8 @@ fn run(_experiment: &str, settings: &Table, stop: &Arc<AtomicUsize>) -> Result<V
     trial.ceiling = s.ceiling.unwrap_or(trial.ceiling);
     trial.step = s.step.unwrap_or(trial.step);
     trial.control_period = s.control_period.unwrap_or(trial.control_period);
+    trial.contact_damping = s.contact_damping;
+    trial.contact_dissipation = s.contact_dissipation;
     trial.stop = Some(Arc::clone(stop));
     set_params(&mut trial.params, &s.params)?;
     let outcome = run_trial(&trial, |_| {})?;

@@ -61,6 +61,10 @@ pub struct RollingRun {
     /// touchdown instead (`Simulation::locate_contact_onsets`); `None` meets each touchdown
     /// inside a step.
     pub contact_onset_tolerance: Option<f64>,
+    /// The carpet's normal damping d (N s/m) and Hunt-Crossley dissipation h (s/m)
+    /// (`ContactLaw`); `None` keeps the spec's (eq 18, d = 130 N s/m, h = 0).
+    pub contact_damping: Option<f64>,
+    pub contact_dissipation: Option<f64>,
     pub params: Params,
     /// Set non-zero (a signal's number) to end the run at the next control period.
     pub stop: Option<Arc<AtomicUsize>>,
@@ -94,6 +98,8 @@ impl RollingRun {
             // sides, roll planar): 1e-5 m 89,049, 1e-6 m 97,832, 1e-7 m 104,589; the
             // velocities are those of unlocated touchdowns to the printed digit.
             contact_onset_tolerance: Some(1e-6),
+            contact_damping: None,
+            contact_dissipation: None,
             params: Params::default(),
             stop: None,
         }
@@ -159,6 +165,8 @@ pub fn rolling_simulation(run: &RollingRun) -> Result<Simulation<SoftSnake, DOF,
     contact.friction.along = run.friction_along.unwrap_or(contact.friction.along);
     contact.friction.across = run.friction_across.unwrap_or(contact.friction.across);
     contact.friction.anisotropy = run.friction_anisotropy.unwrap_or(contact.friction.anisotropy);
+    contact.damping = run.contact_damping.unwrap_or(contact.damping);
+    contact.dissipation = run.contact_dissipation.unwrap_or(contact.dissipation);
     run.params.check().map_err(|e| format!("parameters: {e}"))?;
     let config = SimulationConfig {
         contact,
