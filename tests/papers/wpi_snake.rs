@@ -47,17 +47,41 @@ fn complex_model_keeps_chords_and_follows_eq_15() {
     let mut p_at = p.clone();
     p_at.supply_pressure = 50.0;
     let response = WpiSnake::valve_response(0, &p_at).unwrap();
-    // Eq 15 integrated independently with the same held valve states, step by step.
+    // Eq 15 integrated independently, switching each valve at the wave's crossings solved
+    // in closed form: sin(omega t + beta_i) + phi = 0 at omega t + beta_i = asin(-phi) or
+    // pi - asin(-phi), modulo 2 pi.
+    let crossings = |i: usize, from: f64, to: f64| {
+        let (omega, beta) = (wave.temporal_frequency, wave.delay * (i + 1) as f64);
+        let mut times = Vec::new();
+        for root in [(-wave.offset).asin(), std::f64::consts::PI - (-wave.offset).asin()] {
+            let first = ((omega * from + beta - root) / std::f64::consts::TAU).floor() as i64;
+            for n in first..first + 3 {
+                let t = (root + std::f64::consts::TAU * n as f64 - beta) / omega;
+                if t > from && t <= to {
+                    times.push(t);
+                }
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        times
+    };
     let mut reference = [ResponseState::default(); 4];
+    // Pair 2 starts on a crossing (sin(pi) rounds to +1e-16): its state is the one that
+    // follows t = 0.
+    let mut command: [f64; 4] = std::array::from_fn(|i| wave.state(1e-12, i));
     let mut last_t = 0.0;
-    let mut last_command = [0.0; 4];
     let mut worst_chord: f64 = 0.0;
     let mut worst_curvature: f64 = 0.0;
     let outcome = run_snake(&run, 1, |s| {
         for i in 0..4 {
-            reference[i] = response.evolve(&reference[i], last_command[i], s.t - last_t);
+            let mut at = last_t;
+            for switch in crossings(i, last_t, s.t) {
+                reference[i] = response.evolve(&reference[i], command[i], switch - at);
+                command[i] = -command[i];
+                at = switch;
+            }
+            reference[i] = response.evolve(&reference[i], command[i], s.t - at);
             worst_curvature = worst_curvature.max((reference[i].value - s.curvatures[i]).abs());
-            last_command[i] = wave.state(s.t, i);
             let distance = (s.wheels[i + 1] - s.wheels[i]).norm();
             worst_chord = worst_chord.max((distance - chord(p.channel_length, s.curvatures[i])).abs());
         }
@@ -75,7 +99,8 @@ fn joint_constraint_forces_obey_newton_on_the_tail_link() {
     // h_1 is the force links 2..5 receive through segment 1, so the whole robot's momentum
     // balance leaves m a_1 = f_1 - h_1 for the tail link, up to the segments' own 1 g each
     // (their inertial forces are in neither side).
-    let run = SnakeRun { duration: 3.0, ..SnakeRun::new(SnakeModel::Complex, 2.0, 54.0, 0.4) };
+    // Samples 0.5 ms apart, for central differences of the wheels' positions.
+    let run = SnakeRun { duration: 3.0, step: 5e-4, ..SnakeRun::new(SnakeModel::Complex, 2.0, 54.0, 0.4) };
     let mut samples = Vec::new();
     run_snake(&run, 1, |s| samples.push(*s)).unwrap();
     let p = Params::default();
