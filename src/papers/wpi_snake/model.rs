@@ -13,7 +13,7 @@ use softgen_generated::wpi_snake::{Params, CONTACTS, DOF};
 use softgen_generated::WpiSnake;
 use softgen_runtime::{
     ActuatorResponse, ContactLaw, DrivenCoordinate, FrictionLaw, JointPd, Model, ParamSet, PrescribedSimulation,
-    RungeKutta4, SimplifiedChain, Simulation, SimulationConfig, State, ValveWave,
+    RungeKutta4, SecondOrderSystem, SimplifiedChain, Simulation, SimulationConfig, State, ValveWave,
 };
 
 /// Links of the snake.
@@ -244,17 +244,14 @@ pub fn run_snake(
                     return Err(softgen_runtime::IntegrationError::Stopped { time: t, signal }.to_string());
                 }
                 let next = ((k + 1) as f64 * step).min(run.duration);
-                while t < next {
-                    let end = valve_switch(&wave, &held, t, next).unwrap_or(next);
-                    used += softgen_runtime::Integrator::integrate_to(&mut rk4, &mut system, &mut t, &mut x, end)
-                        .map_err(|e| e.to_string())?;
-                    t = end;
-                    let now: [f64; LINKS - 1] = std::array::from_fn(|i| wave.state(t, i));
-                    if now != held {
-                        held = now;
-                        system.command(t, &held, &mut x)?;
-                    }
-                }
+                used += integrate_through_switches(
+                    &mut rk4,
+                    &mut system,
+                    (&mut t, &mut x),
+                    next,
+                    (&wave, &mut held),
+                    |system, t, held, x| system.command(t, held, x),
+                )?;
             }
             evaluations = used;
         }
@@ -302,17 +299,14 @@ pub fn run_snake(
                     break;
                 }
                 let next = ((k + 1) as f64 * step).min(run.duration);
-                while t < next {
-                    let end = valve_switch(&wave, &states, t, next).unwrap_or(next);
-                    used += softgen_runtime::Integrator::integrate_to(&mut rk4, &mut chain, &mut t, &mut x, end)
-                        .map_err(|e| e.to_string())?;
-                    t = end;
-                    let now: [f64; LINKS - 1] = std::array::from_fn(|i| wave.state(t, i));
-                    if now != states {
-                        states = now;
-                        chain.command(t, &states)?;
-                    }
-                }
+                used += integrate_through_switches(
+                    &mut rk4,
+                    &mut chain,
+                    (&mut t, &mut x),
+                    next,
+                    (&wave, &mut states),
+                    |chain, t, states, _| chain.command(t, states),
+                )?;
                 if !x.is_finite() {
                     return Err(format!("the simplified model diverged at t = {t:.4} s"));
                 }
@@ -353,6 +347,31 @@ fn valve_switch(wave: &ValveWave, held: &[f64; LINKS - 1], from: f64, to: f64) -
         }
     }
     Some(high)
+}
+
+/// Integrates `system` from (t, x) to `to`, ending a step on every valve switch, where
+/// `command` gives the system the valves' new states (`held`). Returns the right-hand
+/// sides used.
+fn integrate_through_switches<const N: usize, S: SecondOrderSystem<N>>(
+    integrator: &mut RungeKutta4,
+    system: &mut S,
+    (t, x): (&mut f64, &mut State<N>),
+    to: f64,
+    (wave, held): (&ValveWave, &mut [f64; LINKS - 1]),
+    mut command: impl FnMut(&mut S, f64, &[f64], &mut State<N>) -> Result<(), String>,
+) -> Result<usize, String> {
+    let mut used = 0;
+    while *t < to {
+        let end = valve_switch(wave, held, *t, to).unwrap_or(to);
+        used += softgen_runtime::Integrator::integrate_to(integrator, system, t, x, end).map_err(|e| e.to_string())?;
+        *t = end;
+        let now: [f64; LINKS - 1] = std::array::from_fn(|i| wave.state(*t, i));
+        if now != *held {
+            *held = now;
+            command(system, *t, held, x)?;
+        }
+    }
+    Ok(used)
 }
 
 /// A complex-model sample: the state with the joint constraint forces, from the links'
