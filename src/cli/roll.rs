@@ -49,7 +49,6 @@ pub(crate) struct RollArgs {
     /// world x (`world-axis`), or `isotropic` (--friction-along everywhere).
     #[arg(long, value_enum)]
     anisotropy: Option<softgen::AnisotropyName>,
-    /// Relative tolerance of the ROS34PW2 integrator.
     /// The carpet's normal damping d (N s/m; spec: 130, the paper's eq 3).
     #[arg(long)]
     contact_damping: Option<f64>,
@@ -61,6 +60,7 @@ pub(crate) struct RollArgs {
     /// Locate each touchdown to this depth (m; 0 meets touchdowns inside steps).
     #[arg(long, default_value_t = 1e-6)]
     contact_onset_tolerance: f64,
+    /// Relative tolerance of the ROS34PW2 integrator.
     #[arg(long, default_value_t = 1e-3)]
     tolerance: f64,
     /// The Jacobian ROS34PW2 gets: `stiff` (its stiff part, a W-method's) or `exact`.

@@ -223,13 +223,10 @@ pub fn run_snake(
             let mut system = PrescribedSimulation::new(simulation, &driven, 0.0, &x)?;
             let mut rk4 = RungeKutta4::new(step).map_err(|e| e.to_string())?;
             let mut t = 0.0;
-            let mut held = [0.0; LINKS - 1];
             let mut used = 0;
+            let mut held: [f64; LINKS - 1] = std::array::from_fn(|i| wave.state(t, i));
+            system.command(t, &held, &mut x)?;
             for k in 0..=steps {
-                if k == 0 {
-                    held = std::array::from_fn(|i| wave.state(t, i));
-                    system.command(t, &held, &mut x)?;
-                }
                 let cache = WpiSnake::cache(&x.q, &p);
                 let com = WpiSnake::center_of_mass(&x.q, &p, &cache);
                 centres.push(Vector2::new(com.x, com.y));
