@@ -151,7 +151,8 @@ fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateErro
 /// `softgen-codegen --validate` runs. `display_path` names the spec in messages.
 pub fn load_file(spec: &Path, display_path: &str) -> Result<Robot, GenerateError> {
     let text = read_spec(spec, display_path)?;
-    load(display_path, &text).map_err(GenerateError::Spec)
+    let folder = spec.parent().unwrap_or(Path::new(""));
+    crate::validate::load_in(display_path, &text, folder).map_err(GenerateError::Spec)
 }
 
 /// Reads a spec file and generates its module for a crate of the user's own (written by

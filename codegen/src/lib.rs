@@ -25,6 +25,7 @@ mod spatial;
 mod spec;
 mod symbolic;
 mod tree;
+mod urdf;
 mod validate;
 
 pub use derive::{derive, Derived};
@@ -39,4 +40,4 @@ pub use generate::{
 pub use model::Robot;
 pub use scaling::{planar_snake_spec, scaling_name, SCALING_LINKS};
 pub use section::{kinematics_report, section_kinematics, SectionKinematics};
-pub use validate::{load, SpecError, SpecErrors};
+pub use validate::{load, load_in, SpecError, SpecErrors};

@@ -286,6 +286,8 @@ pub struct Robot {
     pub description: String,
     /// Spec path as given to the generator (for the generated header).
     pub spec_path: String,
+    /// The URDF the spec imports, as the spec names it (for the generated header).
+    pub urdf: Option<String>,
     /// The command that regenerates the module (for the generated header).
     pub regenerate: String,
     pub base: BaseKind,

@@ -53,7 +53,13 @@ pub struct Spec {
     pub description: Spanned<String>,
     #[serde(default)]
     pub parameters: BTreeMap<String, Spanned<f64>>,
-    pub base: Spanned<Base>,
+    /// Required unless `[import]` gives the base (validation fills it in from there).
+    #[serde(default)]
+    pub base: Option<Spanned<Base>>,
+    /// A URDF whose links become the robot's rigid tree (codegen/src/urdf.rs).
+    #[serde(default)]
+    pub import: Option<Spanned<Import>>,
+    #[serde(default)]
     pub bodies: Vec<Spanned<Body>>,
     #[serde(default)]
     pub contact_points: Vec<Spanned<ContactPoints>>,
@@ -99,6 +105,33 @@ pub struct Base {
     /// The root body.
     pub body: Spanned<String>,
     /// Initial base pose: planar [x, z or y, angle]; spatial [x, y, z, yaw, pitch, roll].
+    #[serde(default)]
+    pub initial: Vec<Spanned<f64>>,
+}
+
+/// `[import]`: a URDF's links and joints as the robot's rigid tree; the spec adds the rest.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Import {
+    /// The URDF file, relative to the spec's folder.
+    pub urdf: Spanned<String>,
+    /// Put before every imported link's name (default none).
+    #[serde(default)]
+    pub prefix: Option<Spanned<String>>,
+    /// The link to import from, with its subtree (default the URDF's one root link).
+    #[serde(default)]
+    pub root: Option<Spanned<String>>,
+    /// Links left out, each with everything that hangs from it (a gripper, to mount a tool
+    /// of the spec's own in its place).
+    #[serde(default)]
+    pub exclude: Vec<Spanned<String>>,
+    /// How the root link moves (default fixed).
+    #[serde(default)]
+    pub base: Option<Spanned<BaseKind>>,
+    /// Plane of motion of a planar base.
+    #[serde(default)]
+    pub plane: Option<Spanned<Plane>>,
+    /// Initial base coordinates, as `[base] initial`.
     #[serde(default)]
     pub initial: Vec<Spanned<f64>>,
 }

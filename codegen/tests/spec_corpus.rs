@@ -40,6 +40,14 @@ struct Case {
     /// Validation must succeed.
     #[serde(default)]
     ok: bool,
+    /// A URDF written beside the spec as `robot.urdf`: a corpus base (`two_links` is
+    /// tests/corpus/two_links.urdf) or a workspace path, with `urdf_replace` applied.
+    #[serde(default)]
+    urdf_base: String,
+    #[serde(default)]
+    urdf_replace: Vec<(String, String)>,
+    /// Instead, an empty (sparse) `robot.urdf` of this many bytes.
+    urdf_size: Option<u64>,
 }
 
 fn default_file() -> String {
@@ -93,6 +101,22 @@ fn spec_bytes(case: &Case, root: &Path) -> Vec<u8> {
     bytes
 }
 
+/// The text of a case's URDF.
+fn urdf_text(case: &Case, root: &Path) -> String {
+    let path = if case.urdf_base.contains('/') {
+        root.join(&case.urdf_base)
+    } else {
+        root.join("codegen/tests/corpus").join(format!("{}.urdf", case.urdf_base))
+    };
+    let mut text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("`{}`: {}: {e}", case.what, path.display()));
+    for (from, to) in &case.urdf_replace {
+        assert!(text.contains(from.as_str()), "`{}`: `{from}` is not in {}", case.what, case.urdf_base);
+        text = text.replacen(from.as_str(), to, 1);
+    }
+    text
+}
+
 #[test]
 fn spec_corpus() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -105,6 +129,12 @@ fn spec_corpus() {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join(&case.file);
         std::fs::write(&path, spec_bytes(case, root)).unwrap();
+        let urdf = folder.path().join("robot.urdf");
+        if let Some(size) = case.urdf_size {
+            std::fs::File::create(&urdf).unwrap().set_len(size).unwrap();
+        } else if !case.urdf_base.is_empty() {
+            std::fs::write(&urdf, urdf_text(case, root)).unwrap();
+        }
         let output = Command::new("sh")
             .arg("-c")
             .arg(format!("ulimit -v {MEMORY_KIB} && exec timeout {DEADLINE_S} \"$0\" --validate \"$1\""))

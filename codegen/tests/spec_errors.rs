@@ -109,3 +109,53 @@ fn errors_in_repeated_entries_name_the_index() {
         }
     }
 }
+
+/// A URDF's fixed links are merged into their moving parent as frames: the two-link URDF of
+/// the corpus gives three bodies (base, upper, lower), `tool` (0.4 m along lower's z) is a
+/// frame, and a contact point and a spec body that name it land on `lower`, composed with
+/// the frame's place. Expressions stay expressions.
+#[test]
+fn urdf_frames_carry_what_names_them() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let spec = r#"
+description = "imported"
+[parameters]
+offset = 0.02
+[import]
+urdf = "two_links.urdf"
+[[bodies]]
+name = "probe"
+parent = "tool"
+joint = "prismatic"
+axis = [0, 0, 1]
+origin = [0, "offset", 0.01]
+rotation = [0, 0, 0.5]
+mass = 0.1
+inertia = [0.001, 0.001, 0.001]
+[[contact_points]]
+body = "tool"
+positions = [[0, 0, 0.01]]
+names = ["tip"]
+"#;
+    let robot = softgen_codegen::load_in("imported.toml", spec, &folder).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = robot.bodies.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["base", "upper", "lower", "probe"]);
+    let values = |v: &[softgen_codegen::Expr; 3]| -> Vec<f64> {
+        let parameters = [("offset".to_string(), 0.02)].into_iter().collect();
+        v.iter().map(|e| e.evaluate(&parameters).unwrap()).collect()
+    };
+    let tip = &robot.contact_points[0];
+    assert_eq!(robot.bodies[tip.body].name, "lower");
+    assert_eq!(values(&tip.position), [0.0, 0.0, 0.41]);
+    let probe = &robot.bodies[3];
+    assert_eq!(robot.bodies[probe.parent.unwrap()].name, "lower");
+    // Written out as an expression (`offset` is a parameter): equal to rounding.
+    let origin = values(&probe.origin);
+    assert!(origin.iter().zip([0.0, 0.02, 0.41]).all(|(a, b)| (a - b).abs() < 1e-15), "{origin:?}");
+    assert!((probe.rotation[2] - 0.5).abs() < 1e-15 && probe.rotation[0].abs() < 1e-15, "{:?}", probe.rotation);
+    // The shoulder's limits [-2, 2] hold 0; masses and centres come through as parameters.
+    assert_eq!(
+        robot.coordinates.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["upper_joint", "lower_joint", "probe_joint"]
+    );
+}

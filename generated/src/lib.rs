@@ -14,7 +14,10 @@
 
 use softgen_runtime::{RobotInfo, RobotVisitor, RunConfigFile};
 
+pub mod anymal_c;
 pub mod double_pendulum;
+pub mod panda_arm;
+pub mod panda_soft_finger;
 pub mod pinniped;
 pub mod planar_soft_chain;
 pub mod rigid_soft_chain;
@@ -35,7 +38,10 @@ pub mod spatial_tree;
 pub mod underwater_snake;
 pub mod wpi_snake;
 
+pub use anymal_c::AnymalC;
 pub use double_pendulum::DoublePendulum;
+pub use panda_arm::PandaArm;
+pub use panda_soft_finger::PandaSoftFinger;
 pub use pinniped::Pinniped;
 pub use planar_soft_chain::PlanarSoftChain;
 pub use rigid_soft_chain::RigidSoftChain;
@@ -59,11 +65,35 @@ pub use wpi_snake::WpiSnake;
 /// Every robot generated from model-specs/, in name order, with its sizes.
 pub const ROBOTS: &[RobotInfo] = &[
     RobotInfo {
+        name: "anymal_c",
+        description: "ANYmal C quadruped imported from its URDF: floating base, 12 revolute joints",
+        spec: "model-specs/anymal_c.toml",
+        dof: anymal_c::DOF,
+        contacts: anymal_c::CONTACTS,
+        run_config: None,
+    },
+    RobotInfo {
         name: "double_pendulum",
         description: "Planar double pendulum in the vertical x-z plane, point masses at the link ends",
         spec: "model-specs/double_pendulum.toml",
         dof: double_pendulum::DOF,
         contacts: double_pendulum::CONTACTS,
+        run_config: None,
+    },
+    RobotInfo {
+        name: "panda_arm",
+        description: "Franka Emika Panda arm imported from its URDF: 7 revolute joints, fixed base",
+        spec: "model-specs/panda_arm.toml",
+        dof: panda_arm::DOF,
+        contacts: panda_arm::CONTACTS,
+        run_config: None,
+    },
+    RobotInfo {
+        name: "panda_soft_finger",
+        description: "Panda arm (imported URDF) with a pneumatic soft finger on its flange",
+        spec: "model-specs/panda_soft_finger.toml",
+        dof: panda_soft_finger::DOF,
+        contacts: panda_soft_finger::CONTACTS,
         run_config: None,
     },
     RobotInfo {
@@ -172,12 +202,26 @@ pub const ROBOTS: &[RobotInfo] = &[
 pub fn visit_robot<V: RobotVisitor>(name: &str, visitor: V) -> Option<V::Output> {
     Some(
         match name {
+            "anymal_c" => {
+                visitor.visit::<AnymalC, { anymal_c::DOF }, { anymal_c::CONTACTS }>()
+            }
             "double_pendulum" => {
                 visitor
                     .visit::<
                         DoublePendulum,
                         { double_pendulum::DOF },
                         { double_pendulum::CONTACTS },
+                    >()
+            }
+            "panda_arm" => {
+                visitor.visit::<PandaArm, { panda_arm::DOF }, { panda_arm::CONTACTS }>()
+            }
+            "panda_soft_finger" => {
+                visitor
+                    .visit::<
+                        PandaSoftFinger,
+                        { panda_soft_finger::DOF },
+                        { panda_soft_finger::CONTACTS },
                     >()
             }
             "pinniped" => {
@@ -266,7 +310,10 @@ pub fn visit_robot<V: RobotVisitor>(name: &str, visitor: V) -> Option<V::Output>
 macro_rules! for_each_robot {
     ($callback:ident) => {
         $callback! {
+            anymal_c => AnymalC,
             double_pendulum => DoublePendulum,
+            panda_arm => PandaArm,
+            panda_soft_finger => PandaSoftFinger,
             pinniped => Pinniped,
             planar_soft_chain => PlanarSoftChain,
             rigid_soft_chain => RigidSoftChain,

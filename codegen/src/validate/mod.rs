@@ -99,8 +99,14 @@ const RESERVED_MODULES: &[&str] = &["lib", "main"];
 pub const IN_TREE_COMMAND: &str = "cargo run -p softgen-codegen";
 
 /// Parses and validates a spec. `path` is used in messages and in the generated header;
-/// the robot's name is the file stem.
+/// the robot's name is the file stem. An imported URDF is read relative to `path`'s folder.
 pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
+    load_in(path, source, std::path::Path::new(path).parent().unwrap_or(std::path::Path::new("")))
+}
+
+/// As [`load`], with an imported URDF read relative to `folder` (the spec file's real folder,
+/// where `path` is a display path relative to some other root).
+pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Robot, SpecErrors> {
     let mut v = Validator {
         path: path.to_string(),
         source: source.to_string(),
@@ -127,8 +133,8 @@ pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
     };
     // Repeated entries become entries written out, each labelled for errors.
     let mut repeat_errors = Vec::new();
-    let (bodies, body_labels) = repeat::expand(&spec.bodies, "bodies", MAX_BODIES, &mut repeat_errors);
-    let (contact_points, contact_labels) =
+    let (mut bodies, mut body_labels) = repeat::expand(&spec.bodies, "bodies", MAX_BODIES, &mut repeat_errors);
+    let (mut contact_points, contact_labels) =
         repeat::expand(&spec.contact_points, "contact_points", MAX_CONTACT_POINTS as usize, &mut repeat_errors);
     let (actuators, actuator_labels) = repeat::expand(&spec.actuators, "actuators", MAX_BODIES, &mut repeat_errors);
     for e in repeat_errors {
@@ -137,8 +143,73 @@ pub fn load(path: &str, source: &str) -> Result<Robot, SpecErrors> {
     if !v.errors.is_empty() {
         return Err(SpecErrors(v.errors));
     }
+    // An imported URDF's links come first, as bodies; the spec's own attach to them.
+    let mut base = spec.base.clone();
+    if let Some(import) = &spec.import {
+        let i = import.get_ref();
+        if let Some(b) = &spec.base {
+            v.error(
+                b.span(),
+                "base",
+                "with [import], the base is the imported root: give its kind, plane and initial pose as [import]'s `base`, `plane` and `initial`",
+            );
+            return Err(SpecErrors(v.errors));
+        }
+        let prefix = i.prefix.as_ref().map_or("", |p| p.get_ref().as_str());
+        let exclude: Vec<&str> = i.exclude.iter().map(|e| e.get_ref().as_str()).collect();
+        let root = i.root.as_ref().map(|r| r.get_ref().as_str());
+        let imported = match crate::urdf::import(path, folder, i.urdf.get_ref(), prefix, root, &exclude, import.span())
+        {
+            Ok(imported) => imported,
+            Err(errors) => return Err(SpecErrors(errors)),
+        };
+        let total = imported.bodies.len() + bodies.len();
+        if total > MAX_BODIES {
+            v.error(
+                import.span(),
+                "import.urdf",
+                format!("{total} bodies with the imported links, more than the limit of {MAX_BODIES}"),
+            );
+            return Err(SpecErrors(v.errors));
+        }
+        for (k, b) in bodies.iter().enumerate() {
+            let name = b.get_ref().name.get_ref();
+            let imported_link =
+                imported.bodies.iter().any(|i| i.name.get_ref() == name) || imported.frames.contains_key(name);
+            if imported_link {
+                v.error(
+                    b.get_ref().name.span(),
+                    &format!("{}.name", body_labels[k]),
+                    format!(
+                        "`{name}` is already a link of the imported URDF (a `prefix` in [import] keeps names apart)"
+                    ),
+                );
+            }
+        }
+        crate::urdf::apply_frames(&imported.frames, &mut bodies, &mut contact_points);
+        let span = import.span();
+        base = Some(Spanned::new(
+            span.clone(),
+            spec::Base {
+                kind: i.base.clone().unwrap_or_else(|| Spanned::new(span.clone(), BaseKind::Fixed)),
+                plane: i.plane.clone(),
+                body: Spanned::new(span.clone(), imported.root.clone()),
+                initial: i.initial.clone(),
+            },
+        ));
+        let spanned: Vec<Spanned<spec::Body>> =
+            imported.bodies.into_iter().map(|b| Spanned::new(span.clone(), b)).collect();
+        bodies = spanned.into_iter().chain(bodies).collect();
+        body_labels = imported.labels.into_iter().chain(body_labels).collect();
+    }
+    if base.is_none() {
+        v.error(0..0, "", "missing field `base`");
+    }
+    if !v.errors.is_empty() {
+        return Err(SpecErrors(v.errors));
+    }
     v.labels = Labels { bodies: body_labels, contact_points: contact_labels, actuators: actuator_labels };
-    let spec = Spec { bodies, contact_points, actuators, ..spec };
+    let spec = Spec { bodies, contact_points, actuators, base, ..spec };
     let robot = v.robot(&spec);
     if v.errors.is_empty() {
         robot.ok_or_else(|| SpecErrors(vec![]))

@@ -81,12 +81,14 @@ impl Validator {
         self.rule("environment.gravity", Rule::NonNegative, vec![Expr::Sym("gravity".into())]);
 
         // Base.
-        let base = spec.base.get_ref();
+        // `load` has filled it in (from [import] where there is one) or refused the spec.
+        let Some(spec_base) = spec.base.as_ref() else { return None };
+        let base = spec_base.get_ref();
         let base_kind = *base.kind.get_ref();
         let plane = base.plane.as_ref().map(|p| *p.get_ref());
         match (base_kind, plane) {
             (BaseKind::Planar, None) => {
-                self.error(spec.base.span(), "base.plane", "a planar base needs `plane = \"xz\"` or `plane = \"xy\"`")
+                self.error(spec_base.span(), "base.plane", "a planar base needs `plane = \"xz\"` or `plane = \"xy\"`")
             }
             (BaseKind::Spatial, Some(_)) => {
                 let p = base.plane.as_ref().map_or(0..0, |p| p.span());
@@ -220,7 +222,7 @@ impl Validator {
         };
         if !base.initial.is_empty() && base.initial.len() != base_coords.len() {
             self.error(
-                spec.base.span(),
+                spec_base.span(),
                 "base.initial",
                 format!(
                     "expected {} values ({}), got {}",
@@ -1239,6 +1241,7 @@ impl Validator {
             name,
             description: spec.description.get_ref().trim().to_string(),
             spec_path: self.path.clone(),
+            urdf: spec.import.as_ref().map(|i| i.get_ref().urdf.get_ref().clone()),
             regenerate: IN_TREE_COMMAND.into(),
             base: base_kind,
             plane,

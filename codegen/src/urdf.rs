@@ -1,0 +1,762 @@
+//! URDF import: a spec's `[import] urdf` read into spec bodies, one per moving link, with
+//! the links on fixed joints merged into their moving ancestor as named frames (their mass
+//! and inertia added to it), and every error naming the URDF file, line, element and
+//! attribute.
+//!
+//! Why merge: URDFs of real robots hang dozens of massless frames (cameras, optical frames,
+//! feet, flanges) on fixed joints, and a body of its own for each would cost the generated
+//! recursion work for nothing; Pinocchio's importer merges them the same way, so the two
+//! models are the same tree. A spec body or contact point may still attach to a merged link
+//! by its name: `apply_frames` re-expresses it in the ancestor's frame.
+
+use crate::spec::{self, BodyKind, JointKind, Value};
+use crate::validate::SpecError;
+use std::collections::BTreeMap;
+use std::path::Path;
+use toml::Spanned;
+
+/// Largest URDF read, in bytes (the largest published robot descriptions are a few MB).
+pub const MAX_URDF_BYTES: u64 = 16 << 20;
+
+type Matrix3 = [[f64; 3]; 3];
+
+/// A merged link: where it sits in the body it was merged into.
+#[derive(Clone, Debug)]
+pub struct Frame {
+    pub body: String,
+    pub position: [f64; 3],
+    pub rotation: Matrix3,
+}
+
+/// What an import adds to a spec.
+pub struct Imported {
+    /// One spec body per moving link (and the root), parent before child.
+    pub bodies: Vec<spec::Body>,
+    /// How errors name each body: the URDF link it came from.
+    pub labels: Vec<String>,
+    /// The root body's name.
+    pub root: String,
+    /// Links merged into an ancestor, by (prefixed) name.
+    pub frames: BTreeMap<String, Frame>,
+}
+
+/// One inertial element, in its link's frame.
+#[derive(Clone, Copy)]
+struct Inertial {
+    mass: f64,
+    center: [f64; 3],
+    /// Rotational inertia about the centre, in the link frame.
+    tensor: Matrix3,
+}
+
+struct Link<'a> {
+    name: String,
+    node: roxmltree::Node<'a, 'a>,
+    inertial: Option<Inertial>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Revolute,
+    Prismatic,
+    Fixed,
+}
+
+struct Joint {
+    name: String,
+    kind: Kind,
+    parent: usize,
+    child: usize,
+    origin: [f64; 3],
+    rpy: [f64; 3],
+    axis: [f64; 3],
+    limits: Option<(f64, f64)>,
+}
+
+/// Errors while reading one URDF, each at its element.
+struct Reader<'a> {
+    file: String,
+    document: &'a roxmltree::Document<'a>,
+    errors: Vec<SpecError>,
+}
+
+impl<'a> Reader<'a> {
+    fn error(&mut self, node: roxmltree::Node, field: String, message: impl Into<String>) {
+        let position = self.document.text_pos_at(node.range().start);
+        self.errors.push(SpecError {
+            file: self.file.clone(),
+            line: position.row as usize,
+            column: position.col as usize,
+            field,
+            message: message.into(),
+        });
+    }
+
+    /// An element's attribute as `count` finite numbers separated by spaces; `default` when
+    /// the attribute is absent (None: required).
+    fn numbers<const N: usize>(
+        &mut self,
+        node: roxmltree::Node,
+        what: &str,
+        attribute: &str,
+        default: Option<[f64; N]>,
+    ) -> Option<[f64; N]> {
+        let field = format!("{what} <{}> {attribute}", node.tag_name().name());
+        let Some(text) = node.attribute(attribute) else {
+            if default.is_none() {
+                self.error(node, field, "missing");
+            }
+            return default;
+        };
+        let values: Result<Vec<f64>, _> = text.split_whitespace().map(str::parse::<f64>).collect();
+        match values {
+            Ok(v) if v.len() == N && v.iter().all(|x| x.is_finite()) => v.try_into().ok(),
+            Ok(v) if v.len() == N => {
+                self.error(node, field, format!("must be finite, got \"{text}\""));
+                None
+            }
+            Ok(v) => {
+                self.error(node, field, format!("expected {N} number(s), got {} in \"{text}\"", v.len()));
+                None
+            }
+            Err(_) => {
+                self.error(node, field, format!("expected {N} number(s), got \"{text}\""));
+                None
+            }
+        }
+    }
+
+    fn origin(&mut self, parent: roxmltree::Node, what: &str) -> ([f64; 3], [f64; 3]) {
+        match child(parent, "origin") {
+            Some(o) => (
+                self.numbers(o, what, "xyz", Some([0.0; 3])).unwrap_or([0.0; 3]),
+                self.numbers(o, what, "rpy", Some([0.0; 3])).unwrap_or([0.0; 3]),
+            ),
+            None => ([0.0; 3], [0.0; 3]),
+        }
+    }
+
+    fn inertial(&mut self, link: roxmltree::Node, name: &str) -> Option<Inertial> {
+        let node = child(link, "inertial")?;
+        let what = format!("link `{name}` <inertial>");
+        let (center, rpy) = self.origin(node, &what);
+        let mass = match child(node, "mass") {
+            Some(m) => self.numbers::<1>(m, &what, "value", None).map(|[m]| m),
+            None => {
+                self.error(node, format!("{what} <mass>"), "missing");
+                None
+            }
+        }?;
+        if mass < 0.0 {
+            let m = child(node, "mass").unwrap_or(node);
+            self.error(m, format!("{what} <mass> value"), format!("must be >= 0 kg, got {mass}"));
+            return None;
+        }
+        let Some(inertia) = child(node, "inertia") else {
+            self.error(node, format!("{what} <inertia>"), "missing");
+            return None;
+        };
+        let mut entries = [0.0; 6];
+        for (k, attribute) in ["ixx", "iyy", "izz", "ixy", "ixz", "iyz"].iter().enumerate() {
+            entries[k] = self.numbers::<1>(inertia, &what, attribute, None)?[0];
+        }
+        if let Some(bad) = entries.iter().find(|v| !v.is_finite()) {
+            self.error(inertia, format!("{what} <inertia>"), format!("must be finite, got {bad}"));
+            return None;
+        }
+        let [xx, yy, zz, xy, xz, yz] = entries;
+        let local = [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]];
+        // The tensor is given in the inertial frame (turned by rpy): into the link frame.
+        let r = rotation_from_rpy(rpy);
+        let tensor = if rpy == [0.0; 3] { local } else { mat_mul(&mat_mul(&r, &local), &transpose(&r)) };
+        Some(Inertial { mass, center, tensor })
+    }
+}
+
+fn child<'a>(node: roxmltree::Node<'a, 'a>, name: &str) -> Option<roxmltree::Node<'a, 'a>> {
+    node.children().find(|c| c.is_element() && c.tag_name().name() == name)
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Reads `urdf` (relative to `folder`, the spec's folder) for the spec shown as `spec_path`. `prefix` goes
+/// before every link name; `root` picks the link the import starts from (default: the
+/// URDF's one root); the links in `exclude` are left out with their subtrees. The bodies'
+/// fields carry `span` (the spec's `[import]`), where later validation names them.
+pub fn import(
+    spec_path: &str,
+    folder: &Path,
+    urdf: &str,
+    prefix: &str,
+    root: Option<&str>,
+    exclude: &[&str],
+    span: std::ops::Range<usize>,
+) -> Result<Imported, Vec<SpecError>> {
+    // Read from the spec's real folder; named in messages beside the spec as they name it.
+    let path = folder.join(urdf);
+    let file = Path::new(spec_path).parent().unwrap_or(Path::new("")).join(urdf).to_string_lossy().into_owned();
+    let refuse =
+        |message: String| vec![SpecError { file: file.clone(), line: 1, column: 1, field: String::new(), message }];
+    let size = std::fs::metadata(&path).map_err(|e| refuse(format!("cannot read the URDF: {e}")))?.len();
+    if size > MAX_URDF_BYTES {
+        return Err(refuse(format!("the URDF is {size} bytes, more than the limit of {MAX_URDF_BYTES}")));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| refuse(format!("cannot read the URDF: {e}")))?;
+    let options = roxmltree::ParsingOptions { allow_dtd: false, ..Default::default() };
+    let document = roxmltree::Document::parse_with_options(&text, options).map_err(|e| {
+        let position = e.pos();
+        vec![SpecError {
+            file: file.clone(),
+            line: position.row as usize,
+            column: position.col as usize,
+            field: String::new(),
+            message: format!("not well-formed XML: {e}"),
+        }]
+    })?;
+    let mut reader = Reader { file: file.clone(), document: &document, errors: Vec::new() };
+    let robot = document.root_element();
+    if robot.tag_name().name() != "robot" {
+        reader.error(robot, format!("<{}>", robot.tag_name().name()), "a URDF's root element is <robot>");
+        return Err(reader.errors);
+    }
+
+    // Links.
+    let mut links: Vec<Link> = Vec::new();
+    let mut index_of: BTreeMap<String, usize> = BTreeMap::new();
+    for node in robot.children().filter(|c| c.is_element() && c.tag_name().name() == "link") {
+        let Some(name) = node.attribute("name") else {
+            reader.error(node, "<link> name".into(), "missing");
+            continue;
+        };
+        let full = format!("{prefix}{name}");
+        if !is_identifier(&full) {
+            reader.error(
+                node,
+                format!("link `{name}` name"),
+                format!("`{full}` is not usable in generated code: letters, digits and `_`, starting with a letter (a `prefix` can supply the letter)"),
+            );
+        }
+        if index_of.insert(name.to_string(), links.len()).is_some() {
+            reader.error(node, format!("link `{name}` name"), "duplicate link name");
+        }
+        let inertial = reader.inertial(node, name);
+        links.push(Link { name: name.to_string(), node, inertial });
+    }
+
+    // Joints.
+    let mut joints: Vec<Joint> = Vec::new();
+    let mut parent_joint: Vec<Option<usize>> = vec![None; links.len()];
+    for node in robot.children().filter(|c| c.is_element() && c.tag_name().name() == "joint") {
+        let Some(name) = node.attribute("name").map(str::to_string) else {
+            reader.error(node, "<joint> name".into(), "missing");
+            continue;
+        };
+        let what = format!("joint `{name}`");
+        let kind = match node.attribute("type") {
+            Some("revolute" | "continuous") => Kind::Revolute,
+            Some("prismatic") => Kind::Prismatic,
+            Some("fixed") => Kind::Fixed,
+            Some(other @ ("floating" | "planar")) => {
+                reader.error(
+                    node,
+                    format!("{what} type"),
+                    format!("a {other} joint inside the tree is not supported: a robot's only floating joint is its base (`[import] base = \"spatial\"` or `\"planar\"`)"),
+                );
+                continue;
+            }
+            Some(other) => {
+                reader.error(
+                    node,
+                    format!("{what} type"),
+                    format!("unknown joint type `{other}`: expected revolute, continuous, prismatic or fixed"),
+                );
+                continue;
+            }
+            None => {
+                reader.error(node, format!("{what} type"), "missing");
+                continue;
+            }
+        };
+        let end = |tag: &str, reader: &mut Reader| -> Option<usize> {
+            let Some(element) = child(node, tag) else {
+                reader.error(node, format!("{what} <{tag}>"), "missing");
+                return None;
+            };
+            let Some(link) = element.attribute("link") else {
+                reader.error(element, format!("{what} <{tag}> link"), "missing");
+                return None;
+            };
+            match index_of.get(link) {
+                Some(i) => Some(*i),
+                None => {
+                    reader.error(
+                        element,
+                        format!("{what} <{tag}> link"),
+                        format!("no link named `{link}` in this URDF"),
+                    );
+                    None
+                }
+            }
+        };
+        let (parent, child_link) = (end("parent", &mut reader), end("child", &mut reader));
+        let (origin, rpy) = reader.origin(node, &what);
+        let axis = match child(node, "axis") {
+            Some(a) if kind != Kind::Fixed => {
+                let v = reader.numbers(a, &what, "xyz", Some([1.0, 0.0, 0.0])).unwrap_or([1.0, 0.0, 0.0]);
+                let length = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                if length == 0.0 {
+                    reader.error(a, format!("{what} <axis> xyz"), "must not be the zero vector");
+                    [1.0, 0.0, 0.0]
+                } else {
+                    v
+                }
+            }
+            _ => [1.0, 0.0, 0.0],
+        };
+        let limits = if node.attribute("type") == Some("continuous") || kind == Kind::Fixed {
+            None
+        } else {
+            match child(node, "limit") {
+                Some(l) => {
+                    let lower = reader.numbers::<1>(l, &what, "lower", Some([0.0])).map(|[v]| v);
+                    let upper = reader.numbers::<1>(l, &what, "upper", Some([0.0])).map(|[v]| v);
+                    for attribute in ["effort", "velocity"] {
+                        if let Some([v]) = reader.numbers::<1>(l, &what, attribute, None) {
+                            if v < 0.0 {
+                                reader.error(
+                                    l,
+                                    format!("{what} <limit> {attribute}"),
+                                    format!("must be >= 0, got {v}"),
+                                );
+                            }
+                        }
+                    }
+                    match (lower, upper) {
+                        (Some(lower), Some(upper)) if lower <= upper => Some((lower, upper)),
+                        (Some(lower), Some(upper)) => {
+                            reader.error(
+                                l,
+                                format!("{what} <limit> lower"),
+                                format!("lower ({lower}) must not exceed upper ({upper})"),
+                            );
+                            None
+                        }
+                        _ => None,
+                    }
+                }
+                None => {
+                    reader.error(
+                        node,
+                        format!("{what} <limit>"),
+                        "missing: a revolute or prismatic joint needs its <limit> (URDF requires it)",
+                    );
+                    None
+                }
+            }
+        };
+        let (Some(parent), Some(child_link)) = (parent, child_link) else { continue };
+        if parent == child_link {
+            reader.error(node, format!("{what} <child> link"), "a joint cannot join a link to itself");
+            continue;
+        }
+        if let Some(other) = parent_joint[child_link] {
+            reader.error(
+                node,
+                format!("{what} <child> link"),
+                format!(
+                    "link `{}` is already the child of joint `{}`: a link has one parent (a URDF describes a tree, not a loop)",
+                    links[child_link].name, joints[other].name
+                ),
+            );
+            continue;
+        }
+        parent_joint[child_link] = Some(joints.len());
+        joints.push(Joint { name, kind, parent, child: child_link, origin, rpy, axis, limits });
+    }
+    if !reader.errors.is_empty() {
+        return Err(reader.errors);
+    }
+    if links.is_empty() {
+        reader.error(robot, "<robot>".into(), "has no <link>");
+        return Err(reader.errors);
+    }
+
+    // The root and the tree under it.
+    let roots: Vec<usize> = (0..links.len()).filter(|&i| parent_joint[i].is_none()).collect();
+    let root = match root {
+        Some(name) => match index_of.get(name) {
+            Some(i) => *i,
+            None => return Err(refuse(format!("[import] root: no link named `{name}` in this URDF"))),
+        },
+        None => match roots.as_slice() {
+            [one] => *one,
+            [] => {
+                reader.error(robot, "<robot>".into(), "every link is some joint's child: the joints form a loop");
+                return Err(reader.errors);
+            }
+            many => {
+                let names: Vec<&str> = many.iter().map(|&i| links[i].name.as_str()).collect();
+                reader.error(
+                    robot,
+                    "<robot>".into(),
+                    format!(
+                        "more than one root link ({}): name the one to import with `[import] root`",
+                        names.join(", ")
+                    ),
+                );
+                return Err(reader.errors);
+            }
+        },
+    };
+    let mut left_out = vec![false; links.len()];
+    for name in exclude {
+        match index_of.get(*name) {
+            Some(&i) if i == root => return Err(refuse(format!("[import] exclude: `{name}` is the root link"))),
+            Some(&i) => left_out[i] = true,
+            None => return Err(refuse(format!("[import] exclude: no link named `{name}` in this URDF"))),
+        }
+    }
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); links.len()];
+    for (j, joint) in joints.iter().enumerate() {
+        children[joint.parent].push(j);
+    }
+    // Depth first, parents before children, joints in document order.
+    let mut order = vec![root];
+    let mut visited = vec![false; links.len()];
+    visited[root] = true;
+    let mut k = 0;
+    while k < order.len() {
+        let link = order[k];
+        k += 1;
+        for &j in children[link].iter().rev() {
+            let c = joints[j].child;
+            if left_out[c] {
+                continue;
+            }
+            if visited[c] {
+                reader.error(
+                    links[c].node,
+                    format!("link `{}`", links[c].name),
+                    "reached twice: the joints form a loop",
+                );
+                return Err(reader.errors);
+            }
+            visited[c] = true;
+            order.insert(k, c);
+        }
+    }
+    // Under a chosen root only its subtree is imported; from the one root, every link must
+    // be reached.
+    let from_the_root = roots.len() == 1 && roots[0] == root && exclude.is_empty();
+    if let Some(stray) = (0..links.len()).find(|&i| from_the_root && !visited[i]) {
+        reader.error(
+            links[stray].node,
+            format!("link `{}`", links[stray].name),
+            "not reachable from the root: the joints form a loop",
+        );
+        return Err(reader.errors);
+    }
+
+    // Bodies: the root and each link on a moving joint; links on fixed joints merge into the
+    // body of their parent, at their place in it.
+    let mut body_of: Vec<Option<usize>> = vec![None; links.len()];
+    let mut place: Vec<([f64; 3], Matrix3)> = vec![([0.0; 3], identity()); links.len()];
+    let mut bodies: Vec<spec::Body> = Vec::new();
+    let mut body_links: Vec<usize> = Vec::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    let mut frames = BTreeMap::new();
+    let name = |link: usize| format!("{prefix}{}", links[link].name);
+    let number = |x: f64| Spanned::new(span.clone(), Value::Number(x));
+    for &link in &order {
+        let joint = parent_joint[link].filter(|_| link != root).map(|j| &joints[j]);
+        match joint {
+            Some(joint) if joint.kind == Kind::Fixed => {
+                let parent = joint.parent;
+                let body = body_of[parent].expect("parents come first");
+                let (p, r) = place[parent];
+                let position = add(p, mat_vec(&r, joint.origin));
+                let rotation = mat_mul(&r, &rotation_from_rpy(joint.rpy));
+                body_of[link] = Some(body);
+                place[link] = (position, rotation);
+                members[body].push(link);
+                frames.insert(name(link), Frame { body: name(body_links[body]), position, rotation });
+            }
+            _ => {
+                let (parent_body, origin, rotation, kind, axis, initial) = match joint {
+                    Some(joint) => {
+                        let parent = joint.parent;
+                        let (p, r) = place[parent];
+                        let origin = add(p, mat_vec(&r, joint.origin));
+                        // Exact when the parent is a body's own frame.
+                        let rpy = if r == identity() {
+                            joint.rpy
+                        } else {
+                            rpy_from_rotation(&mat_mul(&r, &rotation_from_rpy(joint.rpy)))
+                        };
+                        let kind =
+                            if joint.kind == Kind::Revolute { JointKind::Revolute } else { JointKind::Prismatic };
+                        // Zero unless the limits exclude it: then their middle.
+                        let initial = match joint.limits {
+                            Some((lower, upper)) if !(lower..=upper).contains(&0.0) => (lower + upper) / 2.0,
+                            _ => 0.0,
+                        };
+                        (body_of[parent], origin, rpy, Some(kind), Some(joint.axis), initial)
+                    }
+                    None => (None, [0.0; 3], [0.0; 3], None, None, 0.0),
+                };
+                body_of[link] = Some(bodies.len());
+                body_links.push(link);
+                members.push(vec![link]);
+                bodies.push(spec::Body {
+                    name: Spanned::new(span.clone(), name(link)),
+                    kind: Spanned::new(span.clone(), BodyKind::Rigid),
+                    parent: parent_body.map(|b| Spanned::new(span.clone(), name(body_links[b]))),
+                    joint: kind.map(|k| Spanned::new(span.clone(), k)),
+                    axis: axis.map(|a| Spanned::new(span.clone(), a)),
+                    origin: joint.map(|_| origin.map(number)),
+                    rotation: (rotation != [0.0; 3]).then(|| Spanned::new(span.clone(), rotation)),
+                    initial: (kind.is_some() && initial != 0.0).then(|| Spanned::new(span.clone(), initial)),
+                    // Set below, once every merged link is in.
+                    mass: number(0.0),
+                    center_of_mass: None,
+                    inertia: None,
+                    section: None,
+                    hydrodynamics: None,
+                    repeat: None,
+                });
+            }
+        }
+    }
+
+    // Each body's mass, centre and inertia: its links' inertials, in its frame.
+    for (b, body) in bodies.iter_mut().enumerate() {
+        let parts: Vec<Inertial> = members[b]
+            .iter()
+            .filter_map(|&link| {
+                links[link].inertial.map(|i| {
+                    let (p, r) = place[link];
+                    let tensor =
+                        if r == identity() { i.tensor } else { mat_mul(&mat_mul(&r, &i.tensor), &transpose(&r)) };
+                    Inertial { mass: i.mass, center: add(p, mat_vec(&r, i.center)), tensor }
+                })
+            })
+            .collect();
+        let link = body_links[b];
+        let combined = match parts.as_slice() {
+            [one] => Some(*one),
+            _ => combine(&parts),
+        };
+        let Some(inertial) = combined.filter(|i| i.mass > 0.0) else {
+            let merged: Vec<&str> = members[b].iter().skip(1).map(|&l| links[l].name.as_str()).collect();
+            reader.error(
+                links[link].node,
+                format!("link `{}` <inertial> <mass>", links[link].name),
+                format!(
+                    "the link{} carries no mass: every body needs mass > 0 (a massless moving link leaves the mass matrix singular){}",
+                    if merged.is_empty() { String::new() } else { format!(" (with {}, fixed to it)", merged.join(", ")) },
+                    if link == root { "; choose a `root` that has mass" } else { "" }
+                ),
+            );
+            continue;
+        };
+        let t = inertial.tensor;
+        // The rule of the spec's bodies, on what the model's body is: the sum of its links.
+        // (Published URDFs carry links whose own tensors are not physical, ANYmal C's cameras
+        // among them, merged into a heavy body whose sum is.)
+        let entries = [t[0][0], t[1][1], t[2][2], t[0][1], t[0][2], t[1][2]];
+        if let Err(message) = softgen_runtime::physical_inertia(entries) {
+            let merged: Vec<&str> = members[b].iter().skip(1).map(|&l| links[l].name.as_str()).collect();
+            let node =
+                child(links[link].node, "inertial").and_then(|i| child(i, "inertia")).unwrap_or(links[link].node);
+            reader.error(
+                node,
+                format!("link `{}` <inertial> <inertia>", links[link].name),
+                format!(
+                    "not the inertia of a rigid body{}: {message}",
+                    if merged.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (with {}, fixed to it)", merged.join(", "))
+                    }
+                ),
+            );
+            continue;
+        }
+        body.mass = number(inertial.mass);
+        body.center_of_mass = Some(inertial.center.map(number));
+        body.inertia = Some(Spanned::new(
+            span.clone(),
+            spec::Inertia::Vector(
+                [t[0][0], t[1][1], t[2][2], t[0][1], t[0][2], t[1][2]].into_iter().map(Value::Number).collect(),
+            ),
+        ));
+    }
+    if !reader.errors.is_empty() {
+        return Err(reader.errors);
+    }
+    let labels = body_links.iter().map(|_| "import.urdf".to_string()).collect();
+    Ok(Imported { bodies, labels, root: name(root), frames })
+}
+
+/// The sum of rigid inertias, about their common centre of mass; None without mass.
+fn combine(parts: &[Inertial]) -> Option<Inertial> {
+    let mass: f64 = parts.iter().map(|p| p.mass).sum();
+    if mass <= 0.0 {
+        return None;
+    }
+    let mut center = [0.0; 3];
+    for p in parts {
+        for k in 0..3 {
+            center[k] += p.mass * p.center[k];
+        }
+    }
+    center = center.map(|c| c / mass);
+    let mut tensor = [[0.0; 3]; 3];
+    for p in parts {
+        // Parallel axes: m (|d|^2 E - d d^T).
+        let d = [p.center[0] - center[0], p.center[1] - center[1], p.center[2] - center[2]];
+        let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        for i in 0..3 {
+            for j in 0..3 {
+                let shift = if i == j { d2 } else { 0.0 } - d[i] * d[j];
+                tensor[i][j] += p.tensor[i][j] + p.mass * shift;
+            }
+        }
+    }
+    Some(Inertial { mass, center, tensor })
+}
+
+/// Spec bodies and contact points that name a merged link: moved onto the body it was merged
+/// into, their positions and rotations composed with the link's place in it. Expressions
+/// stay expressions (the sum is written out), so parameters still reach them.
+pub fn apply_frames(
+    frames: &BTreeMap<String, Frame>,
+    bodies: &mut [Spanned<spec::Body>],
+    contact_points: &mut [Spanned<spec::ContactPoints>],
+) {
+    for body in bodies.iter_mut() {
+        let span = body.span();
+        let b = body.get_mut();
+        let Some(frame) = b.parent.as_ref().and_then(|p| frames.get(p.get_ref())) else { continue };
+        let parent_span = b.parent.as_ref().map_or(span.clone(), |p| p.span());
+        b.parent = Some(Spanned::new(parent_span.clone(), frame.body.clone()));
+        let origin = b
+            .origin
+            .clone()
+            .unwrap_or_else(|| std::array::from_fn(|_| Spanned::new(parent_span.clone(), Value::Number(0.0))));
+        b.origin = Some(moved(frame, &origin));
+        let rpy = b.rotation.as_ref().map_or([0.0; 3], |r| *r.get_ref());
+        let rotation_span = b.rotation.as_ref().map_or(parent_span.clone(), |r| r.span());
+        // A non-finite rotation is left for validation to name.
+        if rpy.iter().all(|v| v.is_finite()) {
+            let composed = rpy_from_rotation(&mat_mul(&frame.rotation, &rotation_from_rpy(rpy)));
+            b.rotation = Some(Spanned::new(rotation_span, composed));
+        }
+    }
+    for points in contact_points.iter_mut() {
+        let c = points.get_mut();
+        let Some(frame) = frames.get(c.body.get_ref()) else { continue };
+        c.body = Spanned::new(c.body.span(), frame.body.clone());
+        for position in c.positions.iter_mut() {
+            *position = moved(frame, position);
+        }
+    }
+}
+
+/// p + R v, for values that may be expressions.
+fn moved(frame: &Frame, v: &spec::Vector) -> spec::Vector {
+    let numbers: Option<Vec<f64>> =
+        v.iter().map(|x| if let Value::Number(n) = x.get_ref() { Some(*n) } else { None }).collect();
+    if let Some(n) = numbers {
+        let out = add(frame.position, mat_vec(&frame.rotation, [n[0], n[1], n[2]]));
+        return std::array::from_fn(|i| Spanned::new(v[i].span(), Value::Number(out[i])));
+    }
+    let text = |x: &Spanned<Value>| match x.get_ref() {
+        Value::Number(n) => format!("({n:?})"),
+        Value::Expression(e) => format!("({e})"),
+    };
+    std::array::from_fn(|i| {
+        let mut sum = format!("{:?}", frame.position[i]);
+        for (k, component) in v.iter().enumerate() {
+            let coefficient = frame.rotation[i][k];
+            if coefficient != 0.0 {
+                sum.push_str(&format!(" + {coefficient:?} * {}", text(component)));
+            }
+        }
+        Spanned::new(v[i].span(), Value::Expression(sum))
+    })
+}
+
+fn identity() -> Matrix3 {
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+}
+
+fn add(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+
+fn mat_vec(m: &Matrix3, v: [f64; 3]) -> [f64; 3] {
+    std::array::from_fn(|i| m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2])
+}
+
+fn mat_mul(a: &Matrix3, b: &Matrix3) -> Matrix3 {
+    std::array::from_fn(|i| std::array::from_fn(|j| a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j]))
+}
+
+fn transpose(m: &Matrix3) -> Matrix3 {
+    std::array::from_fn(|i| std::array::from_fn(|j| m[j][i]))
+}
+
+/// R = Rz(yaw) Ry(pitch) Rx(roll), URDF's and the spec's convention.
+pub fn rotation_from_rpy([roll, pitch, yaw]: [f64; 3]) -> Matrix3 {
+    let (sr, cr) = roll.sin_cos();
+    let (sp, cp) = pitch.sin_cos();
+    let (sy, cy) = yaw.sin_cos();
+    [
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ]
+}
+
+/// The [roll, pitch, yaw] of a rotation matrix (pitch in [-pi/2, pi/2]).
+pub fn rpy_from_rotation(r: &Matrix3) -> [f64; 3] {
+    let pitch = (-r[2][0]).atan2((r[0][0] * r[0][0] + r[1][0] * r[1][0]).sqrt());
+    if (r[0][0] * r[0][0] + r[1][0] * r[1][0]).sqrt() < 1e-12 {
+        // Gimbal lock: roll and yaw turn about the same axis; put it all in roll.
+        let roll = if pitch > 0.0 { r[0][1].atan2(r[1][1]) } else { (-r[0][1]).atan2(r[1][1]) };
+        return [roll, pitch, 0.0];
+    }
+    [r[2][1].atan2(r[2][2]), pitch, r[1][0].atan2(r[0][0])]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rpy_round_trips_through_the_rotation_matrix() {
+        for rpy in [[0.1, -0.4, 2.5], [-3.0, 1.2, -0.3], [0.0, 0.0, 0.0], [1.0, std::f64::consts::FRAC_PI_2, 0.0]] {
+            let r = rotation_from_rpy(rpy);
+            let back = rotation_from_rpy(rpy_from_rotation(&r));
+            for i in 0..3 {
+                for j in 0..3 {
+                    assert!((r[i][j] - back[i][j]).abs() < 1e-14, "{rpy:?}: {r:?} vs {back:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn combined_inertia_is_the_parallel_axis_sum() {
+        // Two point masses of 1 kg at x = -1 and x = +1: 2 kg at 0 with Iyy = Izz = 2.
+        let point = |x: f64| Inertial { mass: 1.0, center: [x, 0.0, 0.0], tensor: [[0.0; 3]; 3] };
+        let c = combine(&[point(-1.0), point(1.0)]).unwrap();
+        assert_eq!(c.mass, 2.0);
+        assert_eq!(c.center, [0.0; 3]);
+        assert_eq!(c.tensor, [[0.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]);
+    }
+}
