@@ -12,28 +12,11 @@
 # Usage: bash benches/peers/pinocchio.sh        (needs python3 with venv, g++, network for pip)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-root=target/peers/pinocchio
-mkdir -p "$root"
-if [ ! -x "$root/venv/bin/python" ]; then
-    python3 -m venv "$root/venv"
-fi
-"$root/venv/bin/pip" install --quiet "pin==4.1.0" cmeel-eigen
-prefix=$("$root/venv/bin/python" -c 'import cmeel, sys; print(cmeel.__path__[0] + ".prefix")' 2>/dev/null \
-    || "$root/venv/bin/python" -c 'import site; print(site.getsitepackages()[0] + "/cmeel.prefix")')
-if [ ! -d "$prefix/include/pinocchio" ]; then
-    echo "pinocchio.sh: no Pinocchio headers under $prefix" >&2
-    exit 1
-fi
+source benches/peers/pinocchio_env.sh
 binary="$root/pinocchio_derivatives"
-if [ ! -x "$binary" ] || [ benches/peers/pinocchio_derivatives.cpp -nt "$binary" ]; then
+if [ ! -x "$binary" ] || [ benches/peers/pinocchio_derivatives.cpp -nt "$binary" ] || [ benches/peers/timing.hpp -nt "$binary" ]; then
     echo "building the Pinocchio timing (g++ -O3 -march=native, a few minutes)" >&2
-    # The definitions are those of Pinocchio's CMake target (its joint variant needs the
-    # longer Boost.MPL lists); without PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION every
-    # algorithm is instantiated here, for this machine.
-    g++ -std=c++17 -O3 -march=native -DNDEBUG \
-        -DBOOST_MPL_LIMIT_LIST_SIZE=30 -DBOOST_MPL_LIMIT_VECTOR_SIZE=30 \
-        -DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS -DBOOST_FUSION_INVOKE_MAX_ARITY=12 \
-        -I"$prefix/include" -I"$prefix/include/eigen3" \
+    g++ "${pinocchio_flags[@]}" \
         benches/peers/pinocchio_derivatives.cpp -o "$binary" \
         -L"$prefix/lib" -lpinocchio_default -Wl,-rpath,"$prefix/lib"
 fi

@@ -7,13 +7,14 @@
 // partial derivatives dq, dv, dtau = M^-1) at one random state, best of five repeats.
 // Built by benches/peers/pinocchio.sh with -O3 -march=native against the pin wheel's headers.
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 #include <pinocchio/multibody.hpp>
 #include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
+
+#include "timing.hpp"
 
 using namespace pinocchio;
 
@@ -32,28 +33,6 @@ static Model planar_snake(int links) {
     model.appendBodyToJoint(parent, link, SE3::Identity());
   }
   return model;
-}
-
-template <typename F>
-static double best_mean_seconds(F&& call) {
-  using clock = std::chrono::steady_clock;
-  // Calibrate to about 50 ms per repeat.
-  long iterations = 1;
-  for (;;) {
-    const auto start = clock::now();
-    for (long i = 0; i < iterations; ++i) call();
-    const double seconds = std::chrono::duration<double>(clock::now() - start).count();
-    if (seconds > 0.05) break;
-    iterations *= 2;
-  }
-  double best = 1e300;
-  for (int repeat = 0; repeat < 5; ++repeat) {
-    const auto start = clock::now();
-    for (long i = 0; i < iterations; ++i) call();
-    const double mean = std::chrono::duration<double>(clock::now() - start).count() / iterations;
-    if (mean < best) best = mean;
-  }
-  return best;
 }
 
 int main() {

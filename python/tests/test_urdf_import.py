@@ -15,9 +15,8 @@ catch any wrong axis, offset, inertia rotation or merged mass (each at least 1e-
 
 import json
 import os
+import pathlib
 import subprocess
-import tomllib
-import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 import pytest
@@ -27,43 +26,13 @@ if os.environ.get("SOFTGEN_PINOCCHIO_TESTS") == "required":
 else:
     pinocchio = pytest.importorskip("pinocchio", reason="Pinocchio is installed by python/test.sh")
 
-IMPORTED = ["panda_arm", "anymal_c"]
+from urdf_for_pinocchio import imported_robots, urdf_for_pinocchio
 
-
-def spec_of(repository, robot):
-    path = repository / "model-specs" / f"{robot}.toml"
-    with open(path, "rb") as handle:
-        return path, tomllib.load(handle)
-
-
-def urdf_without(urdf_path, excluded):
-    """The URDF's XML with the excluded links, their subtrees and the joints into them removed."""
-    tree = ElementTree.parse(urdf_path)
-    robot = tree.getroot()
-    joints = robot.findall("joint")
-    children = {}
-    for joint in joints:
-        children.setdefault(joint.find("parent").get("link"), []).append(joint.find("child").get("link"))
-    removed = set()
-    stack = list(excluded)
-    while stack:
-        link = stack.pop()
-        removed.add(link)
-        stack.extend(children.get(link, []))
-    for link in robot.findall("link"):
-        if link.get("name") in removed:
-            robot.remove(link)
-    for joint in joints:
-        if joint.find("child").get("link") in removed:
-            robot.remove(joint)
-    return ElementTree.tostring(robot, encoding="unicode"), robot
+IMPORTED = imported_robots(pathlib.Path(__file__).resolve().parents[2] / "model-specs")
 
 
 def pinocchio_model(repository, robot):
-    path, spec = spec_of(repository, robot)
-    imported = spec["import"]
-    xml, root = urdf_without(path.parent / imported["urdf"], imported.get("exclude", []))
-    base = imported.get("base", "fixed")
+    xml, root, base = urdf_for_pinocchio(repository / "model-specs" / f"{robot}.toml")
     if base == "spatial":
         composite = pinocchio.JointModelComposite(pinocchio.JointModelPX())
         for joint in (pinocchio.JointModelPY(), pinocchio.JointModelPZ(), pinocchio.JointModelRZ(),
@@ -90,6 +59,10 @@ def agree(ours, theirs, what):
     scale = float(np.max(np.abs(theirs)))
     error = float(np.max(np.abs(ours - theirs)))
     assert error <= 1e-12 * scale, f"{what}: differs by {error:.3e} (largest entry {scale:.3e})"
+
+
+def test_the_imported_robots_are_found():
+    assert {"panda_arm", "anymal_c"} <= set(IMPORTED)
 
 
 @pytest.mark.parametrize("robot", IMPORTED)
