@@ -6,8 +6,13 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-use softgen_codegen::load;
+use softgen_codegen::{load, load_in};
 use std::path::Path;
+
+/// model-specs/, where committed specs read the URDFs they import from.
+fn spec_folder() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("model-specs")
+}
 
 /// Every committed robot spec's text.
 fn committed_specs() -> Vec<String> {
@@ -254,7 +259,8 @@ fn mutated_committed_specs_never_panic_the_loader() {
     runner(10_000)
         .run(&(0..specs.len(), proptest::collection::vec(mutation(), 1..8)), |(spec, mutations)| {
             let text = mutate(&specs[spec], &mutations);
-            let _ = load("mutant.toml", &text);
+            // In model-specs/, so that mutants of the imported robots read their URDFs.
+            let _ = load_in("mutant.toml", &text, &spec_folder());
             Ok(())
         })
         .unwrap();
@@ -265,6 +271,7 @@ fn mutations_change_the_spec() {
     // The mutator works: one insertion of a token breaks a good spec's structure.
     let spec = &committed_specs()[0];
     let broken = mutate(spec, &[Mutation::Insert { at: 0, token: 0 }]);
-    assert!(load("mutant.toml", &broken).is_err());
-    assert!(load("mutant.toml", &mutate(spec, &[])).is_ok());
+    assert!(load_in("mutant.toml", &broken, &spec_folder()).is_err());
+    let unchanged = load_in("mutant.toml", &mutate(spec, &[]), &spec_folder());
+    assert!(unchanged.is_ok(), "{:?}", unchanged.err());
 }
