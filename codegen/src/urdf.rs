@@ -10,7 +10,7 @@
 //! by its name: `apply_frames` re-expresses it in the ancestor's frame.
 
 use crate::spec::{self, BodyKind, JointKind, Value};
-use crate::validate::SpecError;
+use crate::validate::{is_identifier, SpecError};
 use std::collections::BTreeMap;
 use std::path::Path;
 use toml::Spanned;
@@ -175,11 +175,6 @@ impl<'a> Reader<'a> {
 
 fn child<'a>(node: roxmltree::Node<'a, 'a>, name: &str) -> Option<roxmltree::Node<'a, 'a>> {
     node.children().find(|c| c.is_element() && c.tag_name().name() == name)
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Reads `urdf` (relative to `folder`, the spec's folder) for the spec shown as `spec_path`. `prefix` goes

@@ -277,7 +277,8 @@ fn stem(path: &str) -> String {
     file.strip_suffix(".toml").unwrap_or(file).to_string()
 }
 
-fn is_identifier(s: &str) -> bool {
+/// A name usable in generated code: an ASCII letter, then letters, digits and `_`.
+pub(crate) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
