@@ -1,10 +1,12 @@
 //! The seed papers, one folder each: the robot's runs as the paper made them (drivers, gaits,
 //! figures) and its experiments, each a `softgen experiment run` command with a computed
-//! verdict. This module is the registry the generic code reads them from; robot names appear
+//! verdict; and, after them, the robots of no paper whose tasks are experiments too (the
+//! hybrid robot imported from URDF). This module is the registry the generic code reads them from; robot names appear
 //! in the library only below it.
 
 pub mod experiment;
 pub mod modular_snake;
+pub mod panda_soft_finger;
 pub mod pinniped;
 pub mod soft_snake;
 pub mod underwater_snake;
@@ -47,14 +49,18 @@ pub const PAPERS: &[Paper] = &[
     Paper { seed: "004_4e5a2166b70a9520", experiments: underwater_snake::experiments::EXPERIMENTS, sweep_runs: &[] },
 ];
 
+/// The experiments of robots from no seed paper (tasks that show an imported robot at
+/// work), listed after the papers'.
+pub const TASKS: &[&[Experiment]] = &[panda_soft_finger::experiments::EXPERIMENTS];
+
 /// The experiments a sweep can vary, made of runs (`experiment = "..."` in a sweep file).
 pub fn sweep_runs() -> impl Iterator<Item = &'static ExperimentRuns> {
     PAPERS.iter().flat_map(|p| p.sweep_runs.iter())
 }
 
-/// Every experiment, in seed order.
+/// Every experiment, in seed order, then the tasks of robots from no paper.
 pub fn experiments() -> impl Iterator<Item = &'static Experiment> {
-    PAPERS.iter().flat_map(|p| p.experiments.iter())
+    PAPERS.iter().flat_map(|p| p.experiments.iter()).chain(TASKS.iter().flat_map(|t| t.iter()))
 }
 
 /// The experiment called `name`, or an error listing them.

@@ -3,6 +3,7 @@
 //! tests).
 
 mod modular_snake;
+mod panda_soft_finger;
 mod pinniped;
 mod soft_snake;
 mod underwater_snake;
