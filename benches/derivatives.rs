@@ -45,6 +45,11 @@ fn bench_robot<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Criterion
             R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut qdd)
         })
     });
+    // What a peer's forward dynamics computes from the state: generated rigid trees compute
+    // only what the articulated-body algorithm reads, and store no cache.
+    group.bench_function("forward dynamics (from the state alone)", |b| {
+        b.iter(|| R::forward_dynamics_without_cache_into(black_box(&q), &qd, &tau, &p, &mut qdd))
+    });
     let (mut position, mut velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
     group.bench_function("inverse dynamics derivatives (generated kernel)", |b| {
         b.iter(|| R::inverse_dynamics_derivatives_into(black_box(&q), &qd, &qdd, &p, &k, &mut position, &mut velocity))

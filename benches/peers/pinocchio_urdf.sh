@@ -8,8 +8,10 @@
 # `exclude`d links removed) and writes out the parsed model's joints, builds
 # benches/peers/pinocchio_urdf.cpp with -O3 -march=native (softgen builds with
 # target-cpu=native, .cargo/config.toml), then runs it and softgen's criterion bench
-# (`cargo bench --bench derivatives`, each robot's "forward dynamics (cache included)") one
-# after the other and prints one table.
+# (`cargo bench --bench derivatives`, each robot's "forward dynamics (from the state alone)",
+# which like aba computes everything from q, qd and tau, and "forward dynamics (cache
+# included)", the cache and forward dynamics as a simulation's right-hand side calls them)
+# one after the other and prints one table.
 #
 # Usage: bash benches/peers/pinocchio_urdf.sh    (needs python3 with venv, g++, network for pip)
 set -euo pipefail
@@ -67,17 +69,21 @@ echo "timing Pinocchio" >&2
 # shellcheck disable=SC2086
 pinocchio=$("$binary" $robots)
 names=$(echo "$robots" | cut -d' ' -f1 | paste -sd'|')
-echo "timing softgen (cargo bench --bench derivatives -- '($names) .*forward dynamics \(cache')" >&2
-softgen=$(cargo bench --quiet --bench derivatives -- "derivatives ($names) \(.*forward dynamics \(cache" --output-format bencher 2>/dev/null)
+echo "timing softgen (cargo bench --bench derivatives -- '($names) .*forward dynamics \((from|cache)')" >&2
+softgen=$(cargo bench --quiet --bench derivatives -- "derivatives ($names) \(.*forward dynamics \((from|cache)" --output-format bencher 2>/dev/null)
 
+# bencher lines: "test derivatives NAME (N coordinates)/forward dynamics (from the state alone) ... bench: 1234 ns/iter (+/- 5)"
+figure() {
+    echo "$softgen" | grep -F "derivatives $1 (" | grep -F "/forward dynamics ($2" \
+        | sed -E 's/.*bench: +([0-9,]+) ns.*/\1/' | tr -d ','
+}
 echo
-echo "| robot | coordinates | softgen forward dynamics | Pinocchio aba | Pinocchio / softgen |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| robot | coordinates | softgen forward dynamics from the state | softgen cache, then forward dynamics | Pinocchio aba | Pinocchio / softgen (from the state) |"
+echo "| --- | --- | --- | --- | --- | --- |"
 while read -r _ name coordinates forward; do
-    # bencher lines: "test derivatives NAME (N coordinates)/forward dynamics (cache included) ... bench: 1234 ns/iter (+/- 5)"
-    ours=$(echo "$softgen" | grep -F "derivatives $name (" | grep -F "/forward dynamics (cache" \
-        | sed -E 's/.*bench: +([0-9,]+) ns.*/\1/' | tr -d ',')
-    awk -v n="$name" -v c="$coordinates" -v o="$ours" -v p="$forward" 'BEGIN {
-        printf "| %s | %d | %.2f us | %.2f us | %.2f |\n", n, c, o / 1000, p * 1e6, p * 1e9 / o
+    alone=$(figure "$name" "from the state")
+    cached=$(figure "$name" "cache")
+    awk -v n="$name" -v c="$coordinates" -v a="$alone" -v k="$cached" -v p="$forward" 'BEGIN {
+        printf "| %s | %d | %.2f us | %.2f us | %.2f us | %.2f |\n", n, c, a / 1000, k / 1000, p * 1e6, p * 1e9 / a
     }'
 done <<< "$pinocchio"

@@ -13688,6 +13688,6268 @@ pub fn forward_dynamics_into(
     pivots[17] = base_y_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] from the state alone, with no cache: the sines
+/// and cosines it reads are computed here and the poses and inertias inline,
+/// so nothing only other kernels read is computed or stored. For forward
+/// dynamics on its own (a rollout without contact); where contact kernels
+/// share the state's cache, [`cache`] and [`forward_dynamics_into`] are the
+/// faster pair. Same expressions, same results.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_without_cache_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 18];
+    let (sin_q3, cos_q3) = q[3].sin_cos();
+    let (sin_q4, cos_q4) = q[4].sin_cos();
+    let (sin_q5, cos_q5) = q[5].sin_cos();
+    let (sin_q6, cos_q6) = q[6].sin_cos();
+    let (sin_q7, cos_q7) = q[7].sin_cos();
+    let (sin_q8, cos_q8) = q[8].sin_cos();
+    let (sin_q9, cos_q9) = q[9].sin_cos();
+    let (sin_q10, cos_q10) = q[10].sin_cos();
+    let (sin_q11, cos_q11) = q[11].sin_cos();
+    let (sin_q12, cos_q12) = q[12].sin_cos();
+    let (sin_q13, cos_q13) = q[13].sin_cos();
+    let (sin_q14, cos_q14) = q[14].sin_cos();
+    let (sin_q15, cos_q15) = q[15].sin_cos();
+    let (sin_q16, cos_q16) = q[16].sin_cos();
+    let (sin_q17, cos_q17) = q[17].sin_cos();
+    let base_pitch_rotation_00 = cos_q4 * cos_q3;
+    let base_yaw_rotation_01 = -sin_q3;
+    let base_pitch_rotation_02 = sin_q4 * cos_q3;
+    let base_roll_rotation_01 = cos_q5 * base_yaw_rotation_01
+        + base_pitch_rotation_02 * sin_q5;
+    let LH_HIP_rotation_00 = 0.00000000000020662394726019385 * base_roll_rotation_01
+        - base_pitch_rotation_00;
+    let t0 = 0.5000000000012941 * sin_q9 - 0.8660254037836915 * cos_q9;
+    let base_roll_rotation_02 = cos_q5 * base_pitch_rotation_02
+        - sin_q5 * base_yaw_rotation_01;
+    let t1 = 0.00000000000010331197363036433 * cos_q9
+        + 0.00000000000017894158735738957 * sin_q9;
+    let t2 = 0.8660254037836915 * sin_q9 + 0.5000000000012941 * cos_q9;
+    let RH_HIP_rotation_02 = t0 * base_roll_rotation_02 + t1 * base_pitch_rotation_00
+        + t2 * base_roll_rotation_01;
+    let t3 = 0.8660254037836915 * cos_q9 - 0.5000000000012941 * sin_q9;
+    let t4 = 0.00000000000017894158735738957 * cos_q9
+        - 0.00000000000010331197363036433 * sin_q9;
+    let RH_HIP_rotation_01 = t3 * base_roll_rotation_01 + t4 * base_pitch_rotation_00
+        + t2 * base_roll_rotation_02;
+    let t5 = -(0.2999 * base_pitch_rotation_00);
+    let t6 = -(0.10400000000000001 * base_roll_rotation_01);
+    let RH_HIP_position_x = q[0] + t5 + t6;
+    let RH_THIGH_position_x = 0.05989999999998499 * LH_HIP_rotation_00
+        + RH_HIP_position_x - 0.041905000000108446 * RH_HIP_rotation_02
+        - 0.07258158909112358 * RH_HIP_rotation_01;
+    let base_pitch_rotation_12 = sin_q4 * sin_q3;
+    let base_roll_rotation_11 = cos_q5 * cos_q3 + sin_q5 * base_pitch_rotation_12;
+    let base_roll_rotation_12 = cos_q5 * base_pitch_rotation_12 - sin_q5 * cos_q3;
+    let base_pitch_rotation_10 = cos_q4 * sin_q3;
+    let RH_HIP_rotation_12 = base_roll_rotation_11 * t2 + base_roll_rotation_12 * t0
+        + base_pitch_rotation_10 * t1;
+    let LH_HIP_rotation_10 = 0.00000000000020662394726019385 * base_roll_rotation_11
+        - base_pitch_rotation_10;
+    let RH_HIP_rotation_11 = t4 * base_pitch_rotation_10 + base_roll_rotation_12 * t2
+        + t3 * base_roll_rotation_11;
+    let RH_THIGH_axis_y = 0.5000000000012941 * RH_HIP_rotation_12
+        + 0.000000000005075606981943102 * LH_HIP_rotation_10
+        + 0.8660254037836915 * RH_HIP_rotation_11;
+    let RH_THIGH_axis_x = 0.000000000005075606981943102 * LH_HIP_rotation_00
+        + 0.8660254037836915 * RH_HIP_rotation_01
+        + 0.5000000000012941 * RH_HIP_rotation_02;
+    let t7 = -(0.2999 * base_pitch_rotation_10);
+    let t8 = -(0.10400000000000001 * base_roll_rotation_11);
+    let RH_HIP_position_y = q[1] + t7 + t8;
+    let RH_THIGH_position_y = 0.05989999999998499 * LH_HIP_rotation_10
+        + RH_HIP_position_y - 0.07258158909112358 * RH_HIP_rotation_11
+        - 0.041905000000108446 * RH_HIP_rotation_12;
+    let RH_THIGH_subspace_v_z = RH_THIGH_position_x * RH_THIGH_axis_y
+        - RH_THIGH_axis_x * RH_THIGH_position_y;
+    let RH_THIGH_rotation_10 = -0.000000000005075606981943102 * LH_HIP_rotation_10
+        - 0.5000000000012941 * RH_HIP_rotation_12
+        - 0.8660254037836915 * RH_HIP_rotation_11;
+    let t9 = 0.0000000000044472089273598794 * cos_q13 - 0.5000000000012941 * sin_q13;
+    let t10 = 0.8660254037836915 * sin_q13 + 0.0000000000024484221498253136 * cos_q13;
+    let t11 = -cos_q13 - 0.00000000000010320868275029336 * sin_q13;
+    let RH_THIGH_rotation_11 = RH_HIP_rotation_11 * t9 + RH_HIP_rotation_12 * t10
+        + LH_HIP_rotation_10 * t11;
+    let t12 = 0.00000000000010320868275029336 * cos_q13 - sin_q13;
+    let t13 = 0.0000000000024484221498253136 * sin_q13 - 0.8660254037836915 * cos_q13;
+    let t14 = 0.0000000000044472089273598794 * sin_q13 + 0.5000000000012941 * cos_q13;
+    let RH_THIGH_rotation_12 = LH_HIP_rotation_10 * t12 + t13 * RH_HIP_rotation_12
+        + RH_HIP_rotation_11 * t14;
+    let RH_SHANK_position_y = 0.1003 * RH_THIGH_rotation_10 + RH_THIGH_position_y
+        - 0.0000000000004911278626727188 * RH_THIGH_rotation_11
+        - 0.28500000000000003 * RH_THIGH_rotation_12;
+    let RH_SHANK_rotation_11 = RH_THIGH_rotation_11 * cos_q17
+        - RH_THIGH_rotation_12 * sin_q17;
+    let RH_SHANK_rotation_12 = cos_q17 * RH_THIGH_rotation_12
+        + RH_THIGH_rotation_11 * sin_q17;
+    let RH_SHANK_com_y = RH_SHANK_position_y
+        + 0.005461999251934869 * RH_THIGH_rotation_10
+        - 0.061252769450419325 * RH_SHANK_rotation_11
+        - 0.08065978110873187 * RH_SHANK_rotation_12;
+    let t15 = RH_SHANK_com_y * RH_SHANK_com_y;
+    let base_pitch_rotation_20 = -sin_q4;
+    let base_roll_rotation_21 = sin_q5 * cos_q4;
+    let LH_HIP_rotation_20 = 0.00000000000020662394726019385 * base_roll_rotation_21
+        - base_pitch_rotation_20;
+    let base_roll_rotation_22 = cos_q5 * cos_q4;
+    let RH_HIP_rotation_21 = t4 * base_pitch_rotation_20 + t3 * base_roll_rotation_21
+        + t2 * base_roll_rotation_22;
+    let RH_HIP_rotation_22 = base_pitch_rotation_20 * t1 + t2 * base_roll_rotation_21
+        + t0 * base_roll_rotation_22;
+    let RH_THIGH_rotation_22 = LH_HIP_rotation_20 * t12 + t14 * RH_HIP_rotation_21
+        + t13 * RH_HIP_rotation_22;
+    let RH_THIGH_rotation_21 = t9 * RH_HIP_rotation_21 + RH_HIP_rotation_22 * t10
+        + LH_HIP_rotation_20 * t11;
+    let RH_SHANK_rotation_21 = cos_q17 * RH_THIGH_rotation_21
+        - RH_THIGH_rotation_22 * sin_q17;
+    let RH_SHANK_rotation_22 = sin_q17 * RH_THIGH_rotation_21
+        + cos_q17 * RH_THIGH_rotation_22;
+    let RH_THIGH_rotation_20 = -0.5000000000012941 * RH_HIP_rotation_22
+        - 0.8660254037836915 * RH_HIP_rotation_21
+        - 0.000000000005075606981943102 * LH_HIP_rotation_20;
+    let t16 = -(0.2999 * base_pitch_rotation_20);
+    let t17 = -(0.10400000000000001 * base_roll_rotation_21);
+    let RH_HIP_position_z = t16 + t17 + q[2];
+    let RH_THIGH_position_z = RH_HIP_position_z
+        + 0.05989999999998499 * LH_HIP_rotation_20
+        - 0.041905000000108446 * RH_HIP_rotation_22
+        - 0.07258158909112358 * RH_HIP_rotation_21;
+    let RH_SHANK_position_z = 0.1003 * RH_THIGH_rotation_20 + RH_THIGH_position_z
+        - 0.0000000000004911278626727188 * RH_THIGH_rotation_21
+        - 0.28500000000000003 * RH_THIGH_rotation_22;
+    let RH_SHANK_com_z = RH_SHANK_position_z
+        + 0.005461999251934869 * RH_THIGH_rotation_20
+        - 0.061252769450419325 * RH_SHANK_rotation_21
+        - 0.08065978110873187 * RH_SHANK_rotation_22;
+    let t18 = RH_SHANK_com_z * RH_SHANK_com_z;
+    let RH_THIGH_rotation_00 = -0.5000000000012941 * RH_HIP_rotation_02
+        - 0.8660254037836915 * RH_HIP_rotation_01
+        - 0.000000000005075606981943102 * LH_HIP_rotation_00;
+    let RH_THIGH_rotation_01 = RH_HIP_rotation_02 * t10 + LH_HIP_rotation_00 * t11
+        + RH_HIP_rotation_01 * t9;
+    let RH_THIGH_rotation_02 = LH_HIP_rotation_00 * t12 + t13 * RH_HIP_rotation_02
+        + RH_HIP_rotation_01 * t14;
+    let RH_SHANK_rotation_01 = cos_q17 * RH_THIGH_rotation_01
+        - sin_q17 * RH_THIGH_rotation_02;
+    let RH_SHANK_rotation_02 = sin_q17 * RH_THIGH_rotation_01
+        + cos_q17 * RH_THIGH_rotation_02;
+    let RH_SHANK_position_x = RH_THIGH_position_x + 0.1003 * RH_THIGH_rotation_00
+        - 0.28500000000000003 * RH_THIGH_rotation_02
+        - 0.0000000000004911278626727188 * RH_THIGH_rotation_01;
+    let RH_SHANK_com_x = 0.005461999251934869 * RH_THIGH_rotation_00
+        + RH_SHANK_position_x - 0.061252769450419325 * RH_SHANK_rotation_01
+        - 0.08065978110873187 * RH_SHANK_rotation_02;
+    let t19 = RH_SHANK_com_x * RH_SHANK_com_x;
+    let RH_SHANK_inertia_com_22 = (RH_SHANK_rotation_21 * p.RH_SHANK_inertia_yz
+        + RH_THIGH_rotation_20 * p.RH_SHANK_inertia_xz
+        + p.RH_SHANK_inertia_zz * RH_SHANK_rotation_22) * RH_SHANK_rotation_22
+        + RH_THIGH_rotation_20
+            * (p.RH_SHANK_inertia_xz * RH_SHANK_rotation_22
+                + RH_SHANK_rotation_21 * p.RH_SHANK_inertia_xy
+                + RH_THIGH_rotation_20 * p.RH_SHANK_inertia_xx)
+        + (RH_THIGH_rotation_20 * p.RH_SHANK_inertia_xy
+            + p.RH_SHANK_inertia_yy * RH_SHANK_rotation_21
+            + RH_SHANK_rotation_22 * p.RH_SHANK_inertia_yz) * RH_SHANK_rotation_21;
+    let RH_SHANK_inertia_i_22 = (t15 + t18 + t19 - RH_SHANK_com_z * RH_SHANK_com_z)
+        * p.RH_SHANK_mass + RH_SHANK_inertia_com_22;
+    let RH_SHANK_axis_z = -RH_THIGH_rotation_20;
+    let RH_SHANK_axis_x = -RH_THIGH_rotation_00;
+    let t20 = RH_SHANK_rotation_01 * p.RH_SHANK_inertia_yz
+        + RH_SHANK_rotation_02 * p.RH_SHANK_inertia_zz
+        + p.RH_SHANK_inertia_xz * RH_THIGH_rotation_00;
+    let t21 = RH_SHANK_rotation_02 * p.RH_SHANK_inertia_xz
+        + p.RH_SHANK_inertia_xy * RH_SHANK_rotation_01
+        + p.RH_SHANK_inertia_xx * RH_THIGH_rotation_00;
+    let t22 = p.RH_SHANK_inertia_xy * RH_THIGH_rotation_00
+        + p.RH_SHANK_inertia_yy * RH_SHANK_rotation_01
+        + RH_SHANK_rotation_02 * p.RH_SHANK_inertia_yz;
+    let RH_SHANK_inertia_com_02 = RH_SHANK_rotation_22 * t20 + t21 * RH_THIGH_rotation_20
+        + RH_SHANK_rotation_21 * t22;
+    let RH_SHANK_inertia_i_02 = RH_SHANK_inertia_com_02
+        - RH_SHANK_com_x * RH_SHANK_com_z * p.RH_SHANK_mass;
+    let RH_SHANK_subspace_v_y = RH_SHANK_axis_x * RH_SHANK_position_z
+        - RH_SHANK_position_x * RH_SHANK_axis_z;
+    let RH_SHANK_inertia_h_x = RH_SHANK_com_x * p.RH_SHANK_mass;
+    let RH_SHANK_axis_y = -RH_THIGH_rotation_10;
+    let RH_SHANK_subspace_v_x = RH_SHANK_position_y * RH_SHANK_axis_z
+        - RH_SHANK_position_z * RH_SHANK_axis_y;
+    let RH_SHANK_inertia_h_y = RH_SHANK_com_y * p.RH_SHANK_mass;
+    let RH_SHANK_articulated_23 = -RH_SHANK_inertia_h_y;
+    let t23 = RH_THIGH_rotation_10 * p.RH_SHANK_inertia_xz
+        + p.RH_SHANK_inertia_zz * RH_SHANK_rotation_12
+        + RH_SHANK_rotation_11 * p.RH_SHANK_inertia_yz;
+    let t24 = RH_SHANK_rotation_12 * p.RH_SHANK_inertia_xz
+        + p.RH_SHANK_inertia_xy * RH_SHANK_rotation_11
+        + RH_THIGH_rotation_10 * p.RH_SHANK_inertia_xx;
+    let t25 = RH_THIGH_rotation_10 * p.RH_SHANK_inertia_xy
+        + RH_SHANK_rotation_12 * p.RH_SHANK_inertia_yz
+        + p.RH_SHANK_inertia_yy * RH_SHANK_rotation_11;
+    let RH_SHANK_inertia_com_12 = RH_SHANK_rotation_22 * t23 + RH_THIGH_rotation_20 * t24
+        + RH_SHANK_rotation_21 * t25;
+    let RH_SHANK_inertia_i_12 = RH_SHANK_inertia_com_12
+        - RH_SHANK_com_y * RH_SHANK_com_z * p.RH_SHANK_mass;
+    let RH_SHANK_articulated_subspace_n_z = RH_SHANK_inertia_i_22 * RH_SHANK_axis_z
+        + RH_SHANK_axis_x * RH_SHANK_inertia_i_02
+        + RH_SHANK_subspace_v_y * RH_SHANK_inertia_h_x
+        + RH_SHANK_subspace_v_x * RH_SHANK_articulated_23
+        + RH_SHANK_inertia_i_12 * RH_SHANK_axis_y;
+    let RH_SHANK_inertia_com_11 = RH_SHANK_rotation_12 * t23 + RH_THIGH_rotation_10 * t24
+        + t25 * RH_SHANK_rotation_11;
+    let RH_SHANK_inertia_i_11 = RH_SHANK_inertia_com_11
+        + (t15 + t18 + t19 - RH_SHANK_com_y * RH_SHANK_com_y) * p.RH_SHANK_mass;
+    let RH_SHANK_inertia_com_01 = RH_SHANK_rotation_12 * t20 + RH_THIGH_rotation_10 * t21
+        + t22 * RH_SHANK_rotation_11;
+    let RH_SHANK_inertia_i_01 = RH_SHANK_inertia_com_01
+        - RH_SHANK_com_y * RH_SHANK_com_x * p.RH_SHANK_mass;
+    let RH_SHANK_inertia_h_z = RH_SHANK_com_z * p.RH_SHANK_mass;
+    let RH_SHANK_subspace_v_z = RH_SHANK_position_x * RH_SHANK_axis_y
+        - RH_SHANK_position_y * RH_SHANK_axis_x;
+    let RH_SHANK_articulated_15 = -RH_SHANK_inertia_h_x;
+    let RH_SHANK_articulated_subspace_n_y = RH_SHANK_inertia_i_11 * RH_SHANK_axis_y
+        + RH_SHANK_axis_x * RH_SHANK_inertia_i_01
+        + RH_SHANK_subspace_v_x * RH_SHANK_inertia_h_z
+        + RH_SHANK_inertia_i_12 * RH_SHANK_axis_z
+        + RH_SHANK_subspace_v_z * RH_SHANK_articulated_15;
+    let RH_SHANK_articulated_subspace_f_z = RH_SHANK_articulated_15 * RH_SHANK_axis_y
+        + RH_SHANK_axis_x * RH_SHANK_inertia_h_y
+        + RH_SHANK_subspace_v_z * p.RH_SHANK_mass;
+    let RH_SHANK_articulated_subspace_f_x = RH_SHANK_articulated_23 * RH_SHANK_axis_z
+        + RH_SHANK_subspace_v_x * p.RH_SHANK_mass
+        + RH_SHANK_inertia_h_z * RH_SHANK_axis_y;
+    let RH_SHANK_inertia_com_00 = t22 * RH_SHANK_rotation_01 + RH_SHANK_rotation_02 * t20
+        + t21 * RH_THIGH_rotation_00;
+    let RH_SHANK_inertia_i_00 = (t15 + t18 + t19 - RH_SHANK_com_x * RH_SHANK_com_x)
+        * p.RH_SHANK_mass + RH_SHANK_inertia_com_00;
+    let RH_SHANK_articulated_04 = -RH_SHANK_inertia_h_z;
+    let RH_SHANK_articulated_subspace_n_x = RH_SHANK_axis_x * RH_SHANK_inertia_i_00
+        + RH_SHANK_inertia_h_y * RH_SHANK_subspace_v_z
+        + RH_SHANK_inertia_i_02 * RH_SHANK_axis_z
+        + RH_SHANK_subspace_v_y * RH_SHANK_articulated_04
+        + RH_SHANK_inertia_i_01 * RH_SHANK_axis_y;
+    let RH_SHANK_articulated_subspace_f_y = RH_SHANK_axis_x * RH_SHANK_articulated_04
+        + RH_SHANK_subspace_v_y * p.RH_SHANK_mass
+        + RH_SHANK_inertia_h_x * RH_SHANK_axis_z;
+    pivots[0] = RH_SHANK_articulated_subspace_n_z * RH_SHANK_axis_z
+        + RH_SHANK_articulated_subspace_n_y * RH_SHANK_axis_y
+        + RH_SHANK_subspace_v_z * RH_SHANK_articulated_subspace_f_z
+        + RH_SHANK_articulated_subspace_f_x * RH_SHANK_subspace_v_x
+        + RH_SHANK_axis_x * RH_SHANK_articulated_subspace_n_x
+        + RH_SHANK_subspace_v_y * RH_SHANK_articulated_subspace_f_y;
+    let RH_SHANK_inverse_pivot = 1.0
+        / (RH_SHANK_articulated_subspace_n_z * RH_SHANK_axis_z
+            + RH_SHANK_articulated_subspace_n_y * RH_SHANK_axis_y
+            + RH_SHANK_subspace_v_z * RH_SHANK_articulated_subspace_f_z
+            + RH_SHANK_articulated_subspace_f_x * RH_SHANK_subspace_v_x
+            + RH_SHANK_axis_x * RH_SHANK_articulated_subspace_n_x
+            + RH_SHANK_subspace_v_y * RH_SHANK_articulated_subspace_f_y);
+    let RH_SHANK_articulated_passed_45 = -(RH_SHANK_inverse_pivot
+        * RH_SHANK_articulated_subspace_f_y * RH_SHANK_articulated_subspace_f_z);
+    let RH_SHANK_articulated_passed_44 = p.RH_SHANK_mass
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_f_y
+            * RH_SHANK_articulated_subspace_f_y;
+    let RH_THIGH_articulated_44 = p.RH_THIGH_mass + RH_SHANK_articulated_passed_44;
+    let RH_THIGH_axis_z = 0.000000000005075606981943102 * LH_HIP_rotation_20
+        + 0.8660254037836915 * RH_HIP_rotation_21
+        + 0.5000000000012941 * RH_HIP_rotation_22;
+    let RH_THIGH_subspace_v_y = RH_THIGH_axis_x * RH_THIGH_position_z
+        - RH_THIGH_position_x * RH_THIGH_axis_z;
+    let RH_SHANK_articulated_passed_24 = RH_SHANK_inertia_h_x
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_n_z
+            * RH_SHANK_articulated_subspace_f_y;
+    let RH_THIGH_com_x = RH_THIGH_position_x
+        + 0.030814718332790626 * RH_THIGH_rotation_00
+        + 0.000046499511203945416 * RH_THIGH_rotation_01
+        - 0.2456957342885054 * RH_THIGH_rotation_02;
+    let RH_THIGH_inertia_h_x = p.RH_THIGH_mass * RH_THIGH_com_x;
+    let RH_THIGH_articulated_24 = RH_SHANK_articulated_passed_24 + RH_THIGH_inertia_h_x;
+    let RH_THIGH_subspace_v_x = RH_THIGH_axis_z * RH_THIGH_position_y
+        - RH_THIGH_axis_y * RH_THIGH_position_z;
+    let RH_SHANK_articulated_passed_34 = -(RH_SHANK_inverse_pivot
+        * RH_SHANK_articulated_subspace_f_x * RH_SHANK_articulated_subspace_f_y);
+    let RH_SHANK_articulated_passed_04 = RH_SHANK_articulated_04
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_f_y
+            * RH_SHANK_articulated_subspace_n_x;
+    let RH_THIGH_com_z = 0.030814718332790626 * RH_THIGH_rotation_20
+        + 0.000046499511203945416 * RH_THIGH_rotation_21 + RH_THIGH_position_z
+        - 0.2456957342885054 * RH_THIGH_rotation_22;
+    let RH_THIGH_inertia_h_z = p.RH_THIGH_mass * RH_THIGH_com_z;
+    let RH_THIGH_articulated_04 = RH_SHANK_articulated_passed_04 - RH_THIGH_inertia_h_z;
+    let RH_SHANK_articulated_passed_14 = -(RH_SHANK_articulated_subspace_n_y
+        * RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_f_y);
+    let RH_THIGH_articulated_subspace_f_y = RH_THIGH_subspace_v_z
+        * RH_SHANK_articulated_passed_45
+        + RH_THIGH_articulated_44 * RH_THIGH_subspace_v_y
+        + RH_THIGH_articulated_24 * RH_THIGH_axis_z
+        + RH_THIGH_subspace_v_x * RH_SHANK_articulated_passed_34
+        + RH_THIGH_articulated_04 * RH_THIGH_axis_x
+        + RH_SHANK_articulated_passed_14 * RH_THIGH_axis_y;
+    let RH_SHANK_articulated_passed_00 = RH_SHANK_inertia_i_00
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_n_x
+            * RH_SHANK_articulated_subspace_n_x;
+    let t26 = RH_THIGH_rotation_02 * p.RH_THIGH_inertia_yz
+        + p.RH_THIGH_inertia_xy * RH_THIGH_rotation_00
+        + p.RH_THIGH_inertia_yy * RH_THIGH_rotation_01;
+    let t27 = p.RH_THIGH_inertia_zz * RH_THIGH_rotation_02
+        + p.RH_THIGH_inertia_xz * RH_THIGH_rotation_00
+        + p.RH_THIGH_inertia_yz * RH_THIGH_rotation_01;
+    let t28 = p.RH_THIGH_inertia_xz * RH_THIGH_rotation_02
+        + p.RH_THIGH_inertia_xy * RH_THIGH_rotation_01
+        + RH_THIGH_rotation_00 * p.RH_THIGH_inertia_xx;
+    let RH_THIGH_inertia_com_00 = RH_THIGH_rotation_01 * t26 + t27 * RH_THIGH_rotation_02
+        + t28 * RH_THIGH_rotation_00;
+    let RH_THIGH_com_y = 0.000046499511203945416 * RH_THIGH_rotation_11
+        + 0.030814718332790626 * RH_THIGH_rotation_10 + RH_THIGH_position_y
+        - 0.2456957342885054 * RH_THIGH_rotation_12;
+    let t29 = RH_THIGH_com_y * RH_THIGH_com_y;
+    let t30 = RH_THIGH_com_x * RH_THIGH_com_x;
+    let t31 = RH_THIGH_com_z * RH_THIGH_com_z;
+    let RH_THIGH_inertia_i_00 = RH_THIGH_inertia_com_00
+        + p.RH_THIGH_mass * (t29 + t30 + t31 - RH_THIGH_com_x * RH_THIGH_com_x);
+    let RH_THIGH_articulated_00 = RH_SHANK_articulated_passed_00 + RH_THIGH_inertia_i_00;
+    let RH_THIGH_inertia_com_02 = RH_THIGH_rotation_20 * t28 + t26 * RH_THIGH_rotation_21
+        + t27 * RH_THIGH_rotation_22;
+    let RH_THIGH_inertia_i_02 = RH_THIGH_inertia_com_02
+        - p.RH_THIGH_mass * RH_THIGH_com_z * RH_THIGH_com_x;
+    let RH_SHANK_articulated_passed_02 = RH_SHANK_inertia_i_02
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_n_z
+            * RH_SHANK_articulated_subspace_n_x;
+    let RH_THIGH_articulated_02 = RH_THIGH_inertia_i_02 + RH_SHANK_articulated_passed_02;
+    let RH_SHANK_articulated_passed_03 = -(RH_SHANK_inverse_pivot
+        * RH_SHANK_articulated_subspace_f_x * RH_SHANK_articulated_subspace_n_x);
+    let RH_THIGH_inertia_com_01 = RH_THIGH_rotation_11 * t26 + t27 * RH_THIGH_rotation_12
+        + RH_THIGH_rotation_10 * t28;
+    let RH_THIGH_inertia_i_01 = RH_THIGH_inertia_com_01
+        - RH_THIGH_com_y * p.RH_THIGH_mass * RH_THIGH_com_x;
+    let RH_SHANK_articulated_passed_01 = RH_SHANK_inertia_i_01
+        - RH_SHANK_articulated_subspace_n_y * RH_SHANK_inverse_pivot
+            * RH_SHANK_articulated_subspace_n_x;
+    let RH_THIGH_articulated_01 = RH_THIGH_inertia_i_01 + RH_SHANK_articulated_passed_01;
+    let RH_THIGH_inertia_h_y = RH_THIGH_com_y * p.RH_THIGH_mass;
+    let RH_SHANK_articulated_passed_05 = RH_SHANK_inertia_h_y
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_f_z
+            * RH_SHANK_articulated_subspace_n_x;
+    let RH_THIGH_articulated_05 = RH_THIGH_inertia_h_y + RH_SHANK_articulated_passed_05;
+    let RH_THIGH_articulated_subspace_n_x = RH_THIGH_articulated_00 * RH_THIGH_axis_x
+        + RH_THIGH_axis_z * RH_THIGH_articulated_02
+        + RH_THIGH_subspace_v_x * RH_SHANK_articulated_passed_03
+        + RH_THIGH_articulated_01 * RH_THIGH_axis_y
+        + RH_THIGH_articulated_04 * RH_THIGH_subspace_v_y
+        + RH_THIGH_articulated_05 * RH_THIGH_subspace_v_z;
+    let t32 = RH_THIGH_rotation_12 * p.RH_THIGH_inertia_yz
+        + RH_THIGH_rotation_11 * p.RH_THIGH_inertia_yy
+        + RH_THIGH_rotation_10 * p.RH_THIGH_inertia_xy;
+    let t33 = p.RH_THIGH_inertia_xz * RH_THIGH_rotation_12
+        + RH_THIGH_rotation_10 * p.RH_THIGH_inertia_xx
+        + RH_THIGH_rotation_11 * p.RH_THIGH_inertia_xy;
+    let t34 = RH_THIGH_rotation_11 * p.RH_THIGH_inertia_yz
+        + p.RH_THIGH_inertia_zz * RH_THIGH_rotation_12
+        + RH_THIGH_rotation_10 * p.RH_THIGH_inertia_xz;
+    let RH_THIGH_inertia_com_12 = t32 * RH_THIGH_rotation_21 + RH_THIGH_rotation_20 * t33
+        + t34 * RH_THIGH_rotation_22;
+    let RH_THIGH_inertia_i_12 = RH_THIGH_inertia_com_12
+        - RH_THIGH_com_y * p.RH_THIGH_mass * RH_THIGH_com_z;
+    let RH_SHANK_articulated_passed_12 = RH_SHANK_inertia_i_12
+        - RH_SHANK_articulated_subspace_n_y * RH_SHANK_inverse_pivot
+            * RH_SHANK_articulated_subspace_n_z;
+    let RH_THIGH_articulated_12 = RH_THIGH_inertia_i_12 + RH_SHANK_articulated_passed_12;
+    let RH_SHANK_articulated_passed_25 = -(RH_SHANK_inverse_pivot
+        * RH_SHANK_articulated_subspace_n_z * RH_SHANK_articulated_subspace_f_z);
+    let RH_SHANK_articulated_passed_22 = RH_SHANK_inertia_i_22
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_n_z
+            * RH_SHANK_articulated_subspace_n_z;
+    let RH_THIGH_inertia_com_22 = RH_THIGH_rotation_22
+        * (p.RH_THIGH_inertia_yz * RH_THIGH_rotation_21
+            + RH_THIGH_rotation_20 * p.RH_THIGH_inertia_xz
+            + p.RH_THIGH_inertia_zz * RH_THIGH_rotation_22)
+        + RH_THIGH_rotation_20
+            * (p.RH_THIGH_inertia_xz * RH_THIGH_rotation_22
+                + p.RH_THIGH_inertia_xy * RH_THIGH_rotation_21
+                + RH_THIGH_rotation_20 * p.RH_THIGH_inertia_xx)
+        + (p.RH_THIGH_inertia_yy * RH_THIGH_rotation_21
+            + RH_THIGH_rotation_20 * p.RH_THIGH_inertia_xy
+            + RH_THIGH_rotation_22 * p.RH_THIGH_inertia_yz) * RH_THIGH_rotation_21;
+    let RH_THIGH_inertia_i_22 = RH_THIGH_inertia_com_22
+        + p.RH_THIGH_mass * (t29 + t30 + t31 - RH_THIGH_com_z * RH_THIGH_com_z);
+    let RH_THIGH_articulated_22 = RH_SHANK_articulated_passed_22 + RH_THIGH_inertia_i_22;
+    let RH_SHANK_articulated_passed_23 = RH_SHANK_articulated_23
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_n_z
+            * RH_SHANK_articulated_subspace_f_x;
+    let RH_THIGH_articulated_23 = RH_SHANK_articulated_passed_23 - RH_THIGH_inertia_h_y;
+    let RH_THIGH_articulated_subspace_n_z = RH_THIGH_articulated_12 * RH_THIGH_axis_y
+        + RH_THIGH_subspace_v_z * RH_SHANK_articulated_passed_25
+        + RH_THIGH_axis_z * RH_THIGH_articulated_22
+        + RH_THIGH_axis_x * RH_THIGH_articulated_02
+        + RH_THIGH_articulated_24 * RH_THIGH_subspace_v_y
+        + RH_THIGH_subspace_v_x * RH_THIGH_articulated_23;
+    let RH_SHANK_articulated_passed_15 = RH_SHANK_articulated_15
+        - RH_SHANK_articulated_subspace_n_y * RH_SHANK_inverse_pivot
+            * RH_SHANK_articulated_subspace_f_z;
+    let RH_THIGH_articulated_15 = RH_SHANK_articulated_passed_15 - RH_THIGH_inertia_h_x;
+    let RH_THIGH_inertia_com_11 = t34 * RH_THIGH_rotation_12 + RH_THIGH_rotation_11 * t32
+        + RH_THIGH_rotation_10 * t33;
+    let RH_THIGH_inertia_i_11 = p.RH_THIGH_mass
+        * (t29 + t30 + t31 - RH_THIGH_com_y * RH_THIGH_com_y) + RH_THIGH_inertia_com_11;
+    let RH_SHANK_articulated_passed_11 = RH_SHANK_inertia_i_11
+        - RH_SHANK_articulated_subspace_n_y * RH_SHANK_articulated_subspace_n_y
+            * RH_SHANK_inverse_pivot;
+    let RH_THIGH_articulated_11 = RH_THIGH_inertia_i_11 + RH_SHANK_articulated_passed_11;
+    let RH_SHANK_articulated_passed_13 = RH_SHANK_inertia_h_z
+        - RH_SHANK_articulated_subspace_n_y * RH_SHANK_inverse_pivot
+            * RH_SHANK_articulated_subspace_f_x;
+    let RH_THIGH_articulated_13 = RH_THIGH_inertia_h_z + RH_SHANK_articulated_passed_13;
+    let RH_THIGH_articulated_subspace_n_y = RH_SHANK_articulated_passed_14
+        * RH_THIGH_subspace_v_y + RH_THIGH_articulated_15 * RH_THIGH_subspace_v_z
+        + RH_THIGH_articulated_11 * RH_THIGH_axis_y
+        + RH_THIGH_subspace_v_x * RH_THIGH_articulated_13
+        + RH_THIGH_articulated_01 * RH_THIGH_axis_x
+        + RH_THIGH_articulated_12 * RH_THIGH_axis_z;
+    let RH_SHANK_articulated_passed_35 = -(RH_SHANK_inverse_pivot
+        * RH_SHANK_articulated_subspace_f_x * RH_SHANK_articulated_subspace_f_z);
+    let RH_SHANK_articulated_passed_55 = p.RH_SHANK_mass
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_f_z
+            * RH_SHANK_articulated_subspace_f_z;
+    let RH_THIGH_articulated_55 = RH_SHANK_articulated_passed_55 + p.RH_THIGH_mass;
+    let RH_THIGH_articulated_subspace_f_z = RH_THIGH_subspace_v_x
+        * RH_SHANK_articulated_passed_35
+        + RH_THIGH_subspace_v_y * RH_SHANK_articulated_passed_45
+        + RH_THIGH_axis_z * RH_SHANK_articulated_passed_25
+        + RH_THIGH_articulated_15 * RH_THIGH_axis_y
+        + RH_THIGH_subspace_v_z * RH_THIGH_articulated_55
+        + RH_THIGH_articulated_05 * RH_THIGH_axis_x;
+    let RH_SHANK_articulated_passed_33 = p.RH_SHANK_mass
+        - RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_f_x
+            * RH_SHANK_articulated_subspace_f_x;
+    let RH_THIGH_articulated_33 = p.RH_THIGH_mass + RH_SHANK_articulated_passed_33;
+    let RH_THIGH_articulated_subspace_f_x = RH_THIGH_articulated_23 * RH_THIGH_axis_z
+        + RH_SHANK_articulated_passed_34 * RH_THIGH_subspace_v_y
+        + RH_THIGH_axis_x * RH_SHANK_articulated_passed_03
+        + RH_SHANK_articulated_passed_35 * RH_THIGH_subspace_v_z
+        + RH_THIGH_articulated_13 * RH_THIGH_axis_y
+        + RH_THIGH_subspace_v_x * RH_THIGH_articulated_33;
+    pivots[4] = RH_THIGH_articulated_subspace_f_y * RH_THIGH_subspace_v_y
+        + RH_THIGH_articulated_subspace_n_x * RH_THIGH_axis_x
+        + RH_THIGH_articulated_subspace_n_z * RH_THIGH_axis_z
+        + RH_THIGH_articulated_subspace_n_y * RH_THIGH_axis_y
+        + RH_THIGH_articulated_subspace_f_z * RH_THIGH_subspace_v_z
+        + RH_THIGH_subspace_v_x * RH_THIGH_articulated_subspace_f_x;
+    let RH_THIGH_inverse_pivot = 1.0
+        / (RH_THIGH_articulated_subspace_f_y * RH_THIGH_subspace_v_y
+            + RH_THIGH_articulated_subspace_n_x * RH_THIGH_axis_x
+            + RH_THIGH_articulated_subspace_n_z * RH_THIGH_axis_z
+            + RH_THIGH_articulated_subspace_n_y * RH_THIGH_axis_y
+            + RH_THIGH_articulated_subspace_f_z * RH_THIGH_subspace_v_z
+            + RH_THIGH_subspace_v_x * RH_THIGH_articulated_subspace_f_x);
+    let RH_THIGH_articulated_passed_03 = RH_SHANK_articulated_passed_03
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_n_x
+            * RH_THIGH_articulated_subspace_f_x;
+    let LF_HIP_axis_y = 0.9999999999999999 * base_pitch_rotation_10;
+    let LH_HIP_axis_y = LF_HIP_axis_y
+        - 0.00000000000020662394726019383 * base_roll_rotation_11;
+    let LF_HIP_axis_z = 0.9999999999999999 * base_pitch_rotation_20;
+    let LH_HIP_axis_z = LF_HIP_axis_z
+        - 0.00000000000020662394726019383 * base_roll_rotation_21;
+    let RH_HIP_subspace_v_x = RH_HIP_position_y * LH_HIP_axis_z
+        - LH_HIP_axis_y * RH_HIP_position_z;
+    let RH_HIP_com_y = 0.056660625674441044 * LH_HIP_rotation_10 + RH_HIP_position_y
+        - 0.008297843165254606 * RH_HIP_rotation_12
+        - 0.015293968803315313 * RH_HIP_rotation_11;
+    let RH_HIP_com_x = 0.056660625674441044 * LH_HIP_rotation_00 + RH_HIP_position_x
+        - 0.008297843165254606 * RH_HIP_rotation_02
+        - 0.015293968803315313 * RH_HIP_rotation_01;
+    let t35 = p.RH_HIP_inertia_xz * LH_HIP_rotation_00
+        + RH_HIP_rotation_02 * p.RH_HIP_inertia_zz
+        + RH_HIP_rotation_01 * p.RH_HIP_inertia_yz;
+    let t36 = RH_HIP_rotation_01 * p.RH_HIP_inertia_yy
+        + p.RH_HIP_inertia_yz * RH_HIP_rotation_02
+        + p.RH_HIP_inertia_xy * LH_HIP_rotation_00;
+    let t37 = p.RH_HIP_inertia_xx * LH_HIP_rotation_00
+        + p.RH_HIP_inertia_xz * RH_HIP_rotation_02
+        + RH_HIP_rotation_01 * p.RH_HIP_inertia_xy;
+    let RH_HIP_inertia_com_01 = t35 * RH_HIP_rotation_12 + RH_HIP_rotation_11 * t36
+        + t37 * LH_HIP_rotation_10;
+    let RH_HIP_inertia_i_01 = RH_HIP_inertia_com_01
+        - RH_HIP_com_y * RH_HIP_com_x * p.RH_HIP_mass;
+    let RH_THIGH_articulated_passed_01 = RH_THIGH_articulated_01
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_n_y
+            * RH_THIGH_articulated_subspace_n_x;
+    let RH_HIP_articulated_01 = RH_HIP_inertia_i_01 + RH_THIGH_articulated_passed_01;
+    let RH_THIGH_articulated_passed_02 = RH_THIGH_articulated_02
+        - RH_THIGH_articulated_subspace_n_z * RH_THIGH_inverse_pivot
+            * RH_THIGH_articulated_subspace_n_x;
+    let RH_HIP_inertia_com_02 = t36 * RH_HIP_rotation_21 + t35 * RH_HIP_rotation_22
+        + LH_HIP_rotation_20 * t37;
+    let RH_HIP_com_z = RH_HIP_position_z + 0.056660625674441044 * LH_HIP_rotation_20
+        - 0.015293968803315313 * RH_HIP_rotation_21
+        - 0.008297843165254606 * RH_HIP_rotation_22;
+    let RH_HIP_inertia_i_02 = RH_HIP_inertia_com_02
+        - RH_HIP_com_z * RH_HIP_com_x * p.RH_HIP_mass;
+    let RH_HIP_articulated_02 = RH_THIGH_articulated_passed_02 + RH_HIP_inertia_i_02;
+    let RH_HIP_inertia_h_y = RH_HIP_com_y * p.RH_HIP_mass;
+    let RH_THIGH_articulated_passed_05 = RH_THIGH_articulated_05
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_n_x
+            * RH_THIGH_articulated_subspace_f_z;
+    let RH_HIP_articulated_05 = RH_HIP_inertia_h_y + RH_THIGH_articulated_passed_05;
+    let LF_HIP_axis_x = 0.9999999999999999 * base_pitch_rotation_00;
+    let LH_HIP_axis_x = LF_HIP_axis_x
+        - 0.00000000000020662394726019383 * base_roll_rotation_01;
+    let RH_HIP_subspace_v_z = LH_HIP_axis_y * RH_HIP_position_x
+        - LH_HIP_axis_x * RH_HIP_position_y;
+    let RH_HIP_inertia_h_z = RH_HIP_com_z * p.RH_HIP_mass;
+    let RH_THIGH_articulated_passed_04 = RH_THIGH_articulated_04
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_n_x
+            * RH_THIGH_articulated_subspace_f_y;
+    let RH_HIP_articulated_04 = RH_THIGH_articulated_passed_04 - RH_HIP_inertia_h_z;
+    let RH_HIP_subspace_v_y = RH_HIP_position_z * LH_HIP_axis_x
+        - RH_HIP_position_x * LH_HIP_axis_z;
+    let RH_THIGH_articulated_passed_00 = RH_THIGH_articulated_00
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_n_x
+            * RH_THIGH_articulated_subspace_n_x;
+    let RH_HIP_inertia_com_00 = t37 * LH_HIP_rotation_00 + t35 * RH_HIP_rotation_02
+        + RH_HIP_rotation_01 * t36;
+    let t38 = RH_HIP_com_x * RH_HIP_com_x;
+    let t39 = RH_HIP_com_y * RH_HIP_com_y;
+    let t40 = RH_HIP_com_z * RH_HIP_com_z;
+    let RH_HIP_inertia_i_00 = RH_HIP_inertia_com_00
+        + (t38 + t39 + t40 - RH_HIP_com_x * RH_HIP_com_x) * p.RH_HIP_mass;
+    let RH_HIP_articulated_00 = RH_THIGH_articulated_passed_00 + RH_HIP_inertia_i_00;
+    let RH_HIP_articulated_subspace_n_x = RH_THIGH_articulated_passed_03
+        * RH_HIP_subspace_v_x + LH_HIP_axis_y * RH_HIP_articulated_01
+        + RH_HIP_articulated_02 * LH_HIP_axis_z
+        + RH_HIP_articulated_05 * RH_HIP_subspace_v_z
+        + RH_HIP_articulated_04 * RH_HIP_subspace_v_y
+        + RH_HIP_articulated_00 * LH_HIP_axis_x;
+    let RH_THIGH_articulated_passed_12 = RH_THIGH_articulated_12
+        - RH_THIGH_articulated_subspace_n_z * RH_THIGH_inverse_pivot
+            * RH_THIGH_articulated_subspace_n_y;
+    let t41 = RH_HIP_rotation_11 * p.RH_HIP_inertia_xy
+        + p.RH_HIP_inertia_xx * LH_HIP_rotation_10
+        + p.RH_HIP_inertia_xz * RH_HIP_rotation_12;
+    let t42 = RH_HIP_rotation_11 * p.RH_HIP_inertia_yz
+        + RH_HIP_rotation_12 * p.RH_HIP_inertia_zz
+        + p.RH_HIP_inertia_xz * LH_HIP_rotation_10;
+    let t43 = p.RH_HIP_inertia_xy * LH_HIP_rotation_10
+        + RH_HIP_rotation_11 * p.RH_HIP_inertia_yy
+        + p.RH_HIP_inertia_yz * RH_HIP_rotation_12;
+    let RH_HIP_inertia_com_12 = LH_HIP_rotation_20 * t41 + t42 * RH_HIP_rotation_22
+        + t43 * RH_HIP_rotation_21;
+    let RH_HIP_inertia_i_12 = RH_HIP_inertia_com_12
+        - RH_HIP_com_y * RH_HIP_com_z * p.RH_HIP_mass;
+    let RH_HIP_articulated_12 = RH_THIGH_articulated_passed_12 + RH_HIP_inertia_i_12;
+    let RH_HIP_inertia_com_22 = (p.RH_HIP_inertia_xy * LH_HIP_rotation_20
+        + p.RH_HIP_inertia_yy * RH_HIP_rotation_21
+        + p.RH_HIP_inertia_yz * RH_HIP_rotation_22) * RH_HIP_rotation_21
+        + LH_HIP_rotation_20
+            * (p.RH_HIP_inertia_xz * RH_HIP_rotation_22
+                + LH_HIP_rotation_20 * p.RH_HIP_inertia_xx
+                + p.RH_HIP_inertia_xy * RH_HIP_rotation_21)
+        + (p.RH_HIP_inertia_xz * LH_HIP_rotation_20
+            + RH_HIP_rotation_22 * p.RH_HIP_inertia_zz
+            + p.RH_HIP_inertia_yz * RH_HIP_rotation_21) * RH_HIP_rotation_22;
+    let RH_HIP_inertia_i_22 = (t38 + t39 + t40 - RH_HIP_com_z * RH_HIP_com_z)
+        * p.RH_HIP_mass + RH_HIP_inertia_com_22;
+    let RH_THIGH_articulated_passed_22 = RH_THIGH_articulated_22
+        - RH_THIGH_articulated_subspace_n_z * RH_THIGH_articulated_subspace_n_z
+            * RH_THIGH_inverse_pivot;
+    let RH_HIP_articulated_22 = RH_HIP_inertia_i_22 + RH_THIGH_articulated_passed_22;
+    let RH_THIGH_articulated_passed_23 = RH_THIGH_articulated_23
+        - RH_THIGH_articulated_subspace_n_z * RH_THIGH_inverse_pivot
+            * RH_THIGH_articulated_subspace_f_x;
+    let RH_HIP_articulated_23 = RH_THIGH_articulated_passed_23 - RH_HIP_inertia_h_y;
+    let RH_HIP_inertia_h_x = RH_HIP_com_x * p.RH_HIP_mass;
+    let RH_THIGH_articulated_passed_24 = RH_THIGH_articulated_24
+        - RH_THIGH_articulated_subspace_n_z * RH_THIGH_inverse_pivot
+            * RH_THIGH_articulated_subspace_f_y;
+    let RH_HIP_articulated_24 = RH_HIP_inertia_h_x + RH_THIGH_articulated_passed_24;
+    let RH_THIGH_articulated_passed_25 = RH_SHANK_articulated_passed_25
+        - RH_THIGH_articulated_subspace_n_z * RH_THIGH_inverse_pivot
+            * RH_THIGH_articulated_subspace_f_z;
+    let RH_HIP_articulated_subspace_n_z = LH_HIP_axis_y * RH_HIP_articulated_12
+        + RH_HIP_articulated_02 * LH_HIP_axis_x + RH_HIP_articulated_22 * LH_HIP_axis_z
+        + RH_HIP_subspace_v_x * RH_HIP_articulated_23
+        + RH_HIP_subspace_v_y * RH_HIP_articulated_24
+        + RH_HIP_subspace_v_z * RH_THIGH_articulated_passed_25;
+    let RH_THIGH_articulated_passed_13 = RH_THIGH_articulated_13
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_n_y
+            * RH_THIGH_articulated_subspace_f_x;
+    let RH_HIP_articulated_13 = RH_THIGH_articulated_passed_13 + RH_HIP_inertia_h_z;
+    let RH_THIGH_articulated_passed_35 = RH_SHANK_articulated_passed_35
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_f_z
+            * RH_THIGH_articulated_subspace_f_x;
+    let RH_THIGH_articulated_passed_34 = RH_SHANK_articulated_passed_34
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_f_y
+            * RH_THIGH_articulated_subspace_f_x;
+    let RH_THIGH_articulated_passed_33 = RH_THIGH_articulated_33
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_f_x
+            * RH_THIGH_articulated_subspace_f_x;
+    let RH_HIP_articulated_33 = RH_THIGH_articulated_passed_33 + p.RH_HIP_mass;
+    let RH_HIP_articulated_subspace_f_x = LH_HIP_axis_y * RH_HIP_articulated_13
+        + RH_HIP_subspace_v_z * RH_THIGH_articulated_passed_35
+        + RH_HIP_subspace_v_y * RH_THIGH_articulated_passed_34
+        + RH_THIGH_articulated_passed_03 * LH_HIP_axis_x
+        + RH_HIP_articulated_23 * LH_HIP_axis_z
+        + RH_HIP_articulated_33 * RH_HIP_subspace_v_x;
+    let RH_THIGH_articulated_passed_14 = RH_SHANK_articulated_passed_14
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_n_y
+            * RH_THIGH_articulated_subspace_f_y;
+    let RH_THIGH_articulated_passed_11 = RH_THIGH_articulated_11
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_n_y
+            * RH_THIGH_articulated_subspace_n_y;
+    let RH_HIP_inertia_com_11 = t41 * LH_HIP_rotation_10 + RH_HIP_rotation_11 * t43
+        + t42 * RH_HIP_rotation_12;
+    let RH_HIP_inertia_i_11 = RH_HIP_inertia_com_11
+        + p.RH_HIP_mass * (t38 + t39 + t40 - RH_HIP_com_y * RH_HIP_com_y);
+    let RH_HIP_articulated_11 = RH_THIGH_articulated_passed_11 + RH_HIP_inertia_i_11;
+    let RH_THIGH_articulated_passed_15 = RH_THIGH_articulated_15
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_n_y
+            * RH_THIGH_articulated_subspace_f_z;
+    let RH_HIP_articulated_15 = RH_THIGH_articulated_passed_15 - RH_HIP_inertia_h_x;
+    let RH_HIP_articulated_subspace_n_y = RH_HIP_articulated_13 * RH_HIP_subspace_v_x
+        + RH_HIP_articulated_12 * LH_HIP_axis_z
+        + RH_HIP_subspace_v_y * RH_THIGH_articulated_passed_14
+        + LH_HIP_axis_x * RH_HIP_articulated_01 + LH_HIP_axis_y * RH_HIP_articulated_11
+        + RH_HIP_subspace_v_z * RH_HIP_articulated_15;
+    let RH_THIGH_articulated_passed_44 = RH_THIGH_articulated_44
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_f_y
+            * RH_THIGH_articulated_subspace_f_y;
+    let RH_HIP_articulated_44 = RH_THIGH_articulated_passed_44 + p.RH_HIP_mass;
+    let RH_THIGH_articulated_passed_45 = RH_SHANK_articulated_passed_45
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_f_z
+            * RH_THIGH_articulated_subspace_f_y;
+    let RH_HIP_articulated_subspace_f_y = RH_HIP_subspace_v_y * RH_HIP_articulated_44
+        + RH_THIGH_articulated_passed_45 * RH_HIP_subspace_v_z
+        + RH_THIGH_articulated_passed_34 * RH_HIP_subspace_v_x
+        + RH_HIP_articulated_24 * LH_HIP_axis_z
+        + LH_HIP_axis_y * RH_THIGH_articulated_passed_14
+        + RH_HIP_articulated_04 * LH_HIP_axis_x;
+    let RH_THIGH_articulated_passed_55 = RH_THIGH_articulated_55
+        - RH_THIGH_inverse_pivot * RH_THIGH_articulated_subspace_f_z
+            * RH_THIGH_articulated_subspace_f_z;
+    let RH_HIP_articulated_55 = RH_THIGH_articulated_passed_55 + p.RH_HIP_mass;
+    let RH_HIP_articulated_subspace_f_z = RH_THIGH_articulated_passed_35
+        * RH_HIP_subspace_v_x + RH_HIP_articulated_55 * RH_HIP_subspace_v_z
+        + RH_THIGH_articulated_passed_45 * RH_HIP_subspace_v_y
+        + RH_THIGH_articulated_passed_25 * LH_HIP_axis_z
+        + RH_HIP_articulated_05 * LH_HIP_axis_x + LH_HIP_axis_y * RH_HIP_articulated_15;
+    pivots[8] = RH_HIP_articulated_subspace_n_z * LH_HIP_axis_z
+        + RH_HIP_articulated_subspace_f_x * RH_HIP_subspace_v_x
+        + RH_HIP_articulated_subspace_n_x * LH_HIP_axis_x
+        + LH_HIP_axis_y * RH_HIP_articulated_subspace_n_y
+        + RH_HIP_articulated_subspace_f_y * RH_HIP_subspace_v_y
+        + RH_HIP_articulated_subspace_f_z * RH_HIP_subspace_v_z;
+    let RH_HIP_inverse_pivot = 1.0
+        / (RH_HIP_articulated_subspace_n_z * LH_HIP_axis_z
+            + RH_HIP_articulated_subspace_f_x * RH_HIP_subspace_v_x
+            + RH_HIP_articulated_subspace_n_x * LH_HIP_axis_x
+            + LH_HIP_axis_y * RH_HIP_articulated_subspace_n_y
+            + RH_HIP_articulated_subspace_f_y * RH_HIP_subspace_v_y
+            + RH_HIP_articulated_subspace_f_z * RH_HIP_subspace_v_z);
+    let RH_HIP_articulated_passed_02 = RH_HIP_articulated_02
+        - RH_HIP_articulated_subspace_n_x * RH_HIP_articulated_subspace_n_z
+            * RH_HIP_inverse_pivot;
+    let t44 = 0.0599 * base_pitch_rotation_10;
+    let t45 = 0.5000000000012941 * cos_q6 - 0.8660254037836915 * sin_q6;
+    let t46 = -0.8660254037836915 * cos_q6 - 0.5000000000012941 * sin_q6;
+    let LF_HIP_rotation_11 = base_roll_rotation_12 * t45 + base_roll_rotation_11 * t46;
+    let t47 = 0.2999 * base_pitch_rotation_10;
+    let t48 = 0.10400000000000001 * base_roll_rotation_11;
+    let LF_HIP_position_y = q[1] + t47 + t48;
+    let t49 = 0.8660254037836915 * sin_q6 - 0.5000000000012941 * cos_q6;
+    let LF_HIP_rotation_12 = base_roll_rotation_12 * t46 + base_roll_rotation_11 * t49;
+    let LF_THIGH_position_y = t44 + LF_HIP_position_y
+        - 0.07258158909111119 * LF_HIP_rotation_11
+        - 0.041905000000108446 * LF_HIP_rotation_12;
+    let t50 = 0.0000000000048964929170961805 * base_pitch_rotation_00;
+    let LF_HIP_rotation_02 = t46 * base_roll_rotation_02 + base_roll_rotation_01 * t49;
+    let LF_HIP_rotation_01 = t46 * base_roll_rotation_01 + base_roll_rotation_02 * t45;
+    let LF_THIGH_rotation_00 = t50 - 0.5000000000012941 * LF_HIP_rotation_02
+        - 0.8660254037836915 * LF_HIP_rotation_01;
+    let t51 = 0.10400000000000001 * base_roll_rotation_01;
+    let t52 = 0.2999 * base_pitch_rotation_00;
+    let LF_HIP_position_x = q[0] + t51 + t52;
+    let t53 = 0.0599 * base_pitch_rotation_00;
+    let LF_THIGH_position_x = LF_HIP_position_x + t53
+        - 0.07258158909111119 * LF_HIP_rotation_01
+        - 0.041905000000108446 * LF_HIP_rotation_02;
+    let t54 = 0.0000000000048964929170961805 * base_pitch_rotation_10;
+    let LF_THIGH_rotation_10 = t54 - 0.8660254037836915 * LF_HIP_rotation_11
+        - 0.5000000000012941 * LF_HIP_rotation_12;
+    let LF_THIGH_subspace_v_z = LF_THIGH_position_x * LF_THIGH_rotation_10
+        - LF_THIGH_position_y * LF_THIGH_rotation_00;
+    let t55 = -0.8660254037836915 * sin_q10 - 0.0000000000024484221498253136 * cos_q10;
+    let t56 = 0.5000000000012941 * sin_q10 - 0.000000000004240385820249664 * cos_q10;
+    let t57 = 0.00000000000000020287080508194523 * sin_q10 - cos_q10;
+    let LF_THIGH_rotation_01 = t55 * LF_HIP_rotation_02 + LF_HIP_rotation_01 * t56
+        + base_pitch_rotation_00 * t57;
+    let t58 = sin_q10 + 0.00000000000000020287080508194523 * cos_q10;
+    let t59 = 0.0000000000024484221498253136 * sin_q10 - 0.8660254037836915 * cos_q10;
+    let t60 = 0.5000000000012941 * cos_q10 + 0.000000000004240385820249664 * sin_q10;
+    let LF_THIGH_rotation_02 = base_pitch_rotation_00 * t58 + t59 * LF_HIP_rotation_02
+        + LF_HIP_rotation_01 * t60;
+    let LF_SHANK_position_x = 0.0000000000004911278626727188 * LF_THIGH_rotation_01
+        + LF_THIGH_position_x + 0.1003 * LF_THIGH_rotation_00
+        - 0.28500000000000003 * LF_THIGH_rotation_02;
+    let LF_THIGH_rotation_12 = LF_HIP_rotation_11 * t60 + LF_HIP_rotation_12 * t59
+        + base_pitch_rotation_10 * t58;
+    let LF_THIGH_rotation_11 = base_pitch_rotation_10 * t57 + LF_HIP_rotation_12 * t55
+        + LF_HIP_rotation_11 * t56;
+    let LF_SHANK_position_y = LF_THIGH_position_y
+        + 0.0000000000004911278626727188 * LF_THIGH_rotation_11
+        + 0.1003 * LF_THIGH_rotation_10 - 0.28500000000000003 * LF_THIGH_rotation_12;
+    let LF_SHANK_subspace_v_z = LF_SHANK_position_x * LF_THIGH_rotation_10
+        - LF_SHANK_position_y * LF_THIGH_rotation_00;
+    let LF_SHANK_rotation_12 = cos_q14 * LF_THIGH_rotation_12
+        - sin_q14 * LF_THIGH_rotation_11;
+    let LF_SHANK_rotation_11 = cos_q14 * LF_THIGH_rotation_11
+        + sin_q14 * LF_THIGH_rotation_12;
+    let LF_SHANK_com_y = LF_SHANK_position_y + 0.00546199925253473 * LF_THIGH_rotation_10
+        - 0.08065978110873187 * LF_SHANK_rotation_12
+        - 0.06125276945036585 * LF_SHANK_rotation_11;
+    let LF_SHANK_inertia_h_y = p.LF_SHANK_mass * LF_SHANK_com_y;
+    let LF_SHANK_rotation_01 = sin_q14 * LF_THIGH_rotation_02
+        + LF_THIGH_rotation_01 * cos_q14;
+    let LF_SHANK_rotation_02 = cos_q14 * LF_THIGH_rotation_02
+        - LF_THIGH_rotation_01 * sin_q14;
+    let LF_SHANK_com_x = LF_SHANK_position_x + 0.00546199925253473 * LF_THIGH_rotation_00
+        - 0.06125276945036585 * LF_SHANK_rotation_01
+        - 0.08065978110873187 * LF_SHANK_rotation_02;
+    let LF_SHANK_inertia_h_x = p.LF_SHANK_mass * LF_SHANK_com_x;
+    let LF_SHANK_articulated_15 = -LF_SHANK_inertia_h_x;
+    let LF_SHANK_articulated_subspace_f_z = LF_SHANK_subspace_v_z * p.LF_SHANK_mass
+        + LF_SHANK_inertia_h_y * LF_THIGH_rotation_00
+        + LF_SHANK_articulated_15 * LF_THIGH_rotation_10;
+    let LF_HIP_rotation_22 = base_roll_rotation_21 * t49 + t46 * base_roll_rotation_22;
+    let LF_HIP_rotation_21 = t46 * base_roll_rotation_21 + t45 * base_roll_rotation_22;
+    let LF_THIGH_rotation_22 = base_pitch_rotation_20 * t58 + LF_HIP_rotation_22 * t59
+        + LF_HIP_rotation_21 * t60;
+    let LF_THIGH_rotation_21 = base_pitch_rotation_20 * t57 + LF_HIP_rotation_21 * t56
+        + LF_HIP_rotation_22 * t55;
+    let t61 = 0.10400000000000001 * base_roll_rotation_21;
+    let t62 = 0.2999 * base_pitch_rotation_20;
+    let LF_HIP_position_z = t61 + t62 + q[2];
+    let t63 = 0.0599 * base_pitch_rotation_20;
+    let LF_THIGH_position_z = LF_HIP_position_z + t63
+        - 0.041905000000108446 * LF_HIP_rotation_22
+        - 0.07258158909111119 * LF_HIP_rotation_21;
+    let t64 = 0.0000000000048964929170961805 * base_pitch_rotation_20;
+    let LF_THIGH_rotation_20 = t64 - 0.5000000000012941 * LF_HIP_rotation_22
+        - 0.8660254037836915 * LF_HIP_rotation_21;
+    let LF_SHANK_position_z = 0.0000000000004911278626727188 * LF_THIGH_rotation_21
+        + LF_THIGH_position_z + 0.1003 * LF_THIGH_rotation_20
+        - 0.28500000000000003 * LF_THIGH_rotation_22;
+    let LF_SHANK_subspace_v_x = LF_SHANK_position_y * LF_THIGH_rotation_20
+        - LF_SHANK_position_z * LF_THIGH_rotation_10;
+    let LF_SHANK_articulated_23 = -LF_SHANK_inertia_h_y;
+    let LF_SHANK_rotation_22 = cos_q14 * LF_THIGH_rotation_22
+        - LF_THIGH_rotation_21 * sin_q14;
+    let LF_SHANK_rotation_21 = LF_THIGH_rotation_22 * sin_q14
+        + LF_THIGH_rotation_21 * cos_q14;
+    let LF_SHANK_com_z = LF_SHANK_position_z + 0.00546199925253473 * LF_THIGH_rotation_20
+        - 0.08065978110873187 * LF_SHANK_rotation_22
+        - 0.06125276945036585 * LF_SHANK_rotation_21;
+    let LF_SHANK_inertia_h_z = p.LF_SHANK_mass * LF_SHANK_com_z;
+    let LF_SHANK_articulated_subspace_f_x = p.LF_SHANK_mass * LF_SHANK_subspace_v_x
+        + LF_THIGH_rotation_20 * LF_SHANK_articulated_23
+        + LF_SHANK_inertia_h_z * LF_THIGH_rotation_10;
+    let t65 = LF_SHANK_rotation_01 * p.LF_SHANK_inertia_yy
+        + p.LF_SHANK_inertia_xy * LF_THIGH_rotation_00
+        + LF_SHANK_rotation_02 * p.LF_SHANK_inertia_yz;
+    let t66 = p.LF_SHANK_inertia_xz * LF_THIGH_rotation_00
+        + LF_SHANK_rotation_01 * p.LF_SHANK_inertia_yz
+        + p.LF_SHANK_inertia_zz * LF_SHANK_rotation_02;
+    let t67 = p.LF_SHANK_inertia_xx * LF_THIGH_rotation_00
+        + LF_SHANK_rotation_01 * p.LF_SHANK_inertia_xy
+        + p.LF_SHANK_inertia_xz * LF_SHANK_rotation_02;
+    let LF_SHANK_inertia_com_01 = t65 * LF_SHANK_rotation_11 + t66 * LF_SHANK_rotation_12
+        + t67 * LF_THIGH_rotation_10;
+    let LF_SHANK_inertia_i_01 = LF_SHANK_inertia_com_01
+        - p.LF_SHANK_mass * LF_SHANK_com_y * LF_SHANK_com_x;
+    let LF_SHANK_inertia_com_02 = t66 * LF_SHANK_rotation_22 + LF_SHANK_rotation_21 * t65
+        + t67 * LF_THIGH_rotation_20;
+    let LF_SHANK_inertia_i_02 = LF_SHANK_inertia_com_02
+        - p.LF_SHANK_mass * LF_SHANK_com_x * LF_SHANK_com_z;
+    let LF_SHANK_articulated_04 = -LF_SHANK_inertia_h_z;
+    let LF_SHANK_subspace_v_y = LF_SHANK_position_z * LF_THIGH_rotation_00
+        - LF_SHANK_position_x * LF_THIGH_rotation_20;
+    let t68 = LF_SHANK_com_y * LF_SHANK_com_y;
+    let t69 = LF_SHANK_com_x * LF_SHANK_com_x;
+    let t70 = LF_SHANK_com_z * LF_SHANK_com_z;
+    let LF_SHANK_inertia_com_00 = t67 * LF_THIGH_rotation_00 + LF_SHANK_rotation_01 * t65
+        + t66 * LF_SHANK_rotation_02;
+    let LF_SHANK_inertia_i_00 = (t68 + t69 + t70 - LF_SHANK_com_x * LF_SHANK_com_x)
+        * p.LF_SHANK_mass + LF_SHANK_inertia_com_00;
+    let LF_SHANK_articulated_subspace_n_x = LF_SHANK_inertia_i_01 * LF_THIGH_rotation_10
+        + LF_THIGH_rotation_20 * LF_SHANK_inertia_i_02
+        + LF_SHANK_articulated_04 * LF_SHANK_subspace_v_y
+        + LF_SHANK_inertia_i_00 * LF_THIGH_rotation_00
+        + LF_SHANK_subspace_v_z * LF_SHANK_inertia_h_y;
+    let LF_SHANK_inertia_com_22 = LF_SHANK_rotation_21
+        * (p.LF_SHANK_inertia_xy * LF_THIGH_rotation_20
+            + LF_SHANK_rotation_22 * p.LF_SHANK_inertia_yz
+            + LF_SHANK_rotation_21 * p.LF_SHANK_inertia_yy)
+        + (LF_SHANK_rotation_21 * p.LF_SHANK_inertia_yz
+            + p.LF_SHANK_inertia_xz * LF_THIGH_rotation_20
+            + LF_SHANK_rotation_22 * p.LF_SHANK_inertia_zz) * LF_SHANK_rotation_22
+        + LF_THIGH_rotation_20
+            * (LF_SHANK_rotation_21 * p.LF_SHANK_inertia_xy
+                + p.LF_SHANK_inertia_xx * LF_THIGH_rotation_20
+                + p.LF_SHANK_inertia_xz * LF_SHANK_rotation_22);
+    let LF_SHANK_inertia_i_22 = LF_SHANK_inertia_com_22
+        + (t68 + t69 + t70 - LF_SHANK_com_z * LF_SHANK_com_z) * p.LF_SHANK_mass;
+    let t71 = p.LF_SHANK_inertia_xy * LF_THIGH_rotation_10
+        + p.LF_SHANK_inertia_yy * LF_SHANK_rotation_11
+        + LF_SHANK_rotation_12 * p.LF_SHANK_inertia_yz;
+    let t72 = LF_SHANK_rotation_12 * p.LF_SHANK_inertia_zz
+        + LF_SHANK_rotation_11 * p.LF_SHANK_inertia_yz
+        + p.LF_SHANK_inertia_xz * LF_THIGH_rotation_10;
+    let t73 = p.LF_SHANK_inertia_xx * LF_THIGH_rotation_10
+        + p.LF_SHANK_inertia_xy * LF_SHANK_rotation_11
+        + p.LF_SHANK_inertia_xz * LF_SHANK_rotation_12;
+    let LF_SHANK_inertia_com_12 = LF_SHANK_rotation_21 * t71 + LF_SHANK_rotation_22 * t72
+        + t73 * LF_THIGH_rotation_20;
+    let LF_SHANK_inertia_i_12 = LF_SHANK_inertia_com_12
+        - p.LF_SHANK_mass * LF_SHANK_com_y * LF_SHANK_com_z;
+    let LF_SHANK_articulated_subspace_n_z = LF_SHANK_inertia_i_22 * LF_THIGH_rotation_20
+        + LF_THIGH_rotation_00 * LF_SHANK_inertia_i_02
+        + LF_SHANK_subspace_v_y * LF_SHANK_inertia_h_x
+        + LF_SHANK_inertia_i_12 * LF_THIGH_rotation_10
+        + LF_SHANK_articulated_23 * LF_SHANK_subspace_v_x;
+    let LF_SHANK_inertia_com_11 = t73 * LF_THIGH_rotation_10 + LF_SHANK_rotation_12 * t72
+        + LF_SHANK_rotation_11 * t71;
+    let LF_SHANK_inertia_i_11 = p.LF_SHANK_mass
+        * (t68 + t69 + t70 - LF_SHANK_com_y * LF_SHANK_com_y) + LF_SHANK_inertia_com_11;
+    let LF_SHANK_articulated_subspace_n_y = LF_SHANK_inertia_h_z * LF_SHANK_subspace_v_x
+        + LF_SHANK_inertia_i_01 * LF_THIGH_rotation_00
+        + LF_SHANK_subspace_v_z * LF_SHANK_articulated_15
+        + LF_SHANK_inertia_i_11 * LF_THIGH_rotation_10
+        + LF_THIGH_rotation_20 * LF_SHANK_inertia_i_12;
+    let LF_SHANK_articulated_subspace_f_y = LF_SHANK_inertia_h_x * LF_THIGH_rotation_20
+        + LF_SHANK_articulated_04 * LF_THIGH_rotation_00
+        + LF_SHANK_subspace_v_y * p.LF_SHANK_mass;
+    pivots[3] = LF_SHANK_articulated_subspace_f_z * LF_SHANK_subspace_v_z
+        + LF_SHANK_articulated_subspace_n_x * LF_THIGH_rotation_00
+        + LF_SHANK_articulated_subspace_n_z * LF_THIGH_rotation_20
+        + LF_SHANK_articulated_subspace_n_y * LF_THIGH_rotation_10
+        + LF_SHANK_articulated_subspace_f_y * LF_SHANK_subspace_v_y
+        + LF_SHANK_articulated_subspace_f_x * LF_SHANK_subspace_v_x;
+    let LF_SHANK_inverse_pivot = 1.0
+        / (LF_SHANK_articulated_subspace_f_z * LF_SHANK_subspace_v_z
+            + LF_SHANK_articulated_subspace_n_x * LF_THIGH_rotation_00
+            + LF_SHANK_articulated_subspace_n_z * LF_THIGH_rotation_20
+            + LF_SHANK_articulated_subspace_n_y * LF_THIGH_rotation_10
+            + LF_SHANK_articulated_subspace_f_y * LF_SHANK_subspace_v_y
+            + LF_SHANK_articulated_subspace_f_x * LF_SHANK_subspace_v_x);
+    let LF_SHANK_articulated_passed_35 = -(LF_SHANK_articulated_subspace_f_z
+        * LF_SHANK_articulated_subspace_f_x * LF_SHANK_inverse_pivot);
+    let LF_THIGH_subspace_v_x = LF_THIGH_position_y * LF_THIGH_rotation_20
+        - LF_THIGH_position_z * LF_THIGH_rotation_10;
+    let LF_THIGH_subspace_v_y = LF_THIGH_position_z * LF_THIGH_rotation_00
+        - LF_THIGH_position_x * LF_THIGH_rotation_20;
+    let LF_SHANK_articulated_passed_45 = -(LF_SHANK_articulated_subspace_f_z
+        * LF_SHANK_articulated_subspace_f_y * LF_SHANK_inverse_pivot);
+    let LF_THIGH_com_y = LF_THIGH_position_y
+        + 0.030814718332790626 * LF_THIGH_rotation_10
+        + 0.000046499511915559615 * LF_THIGH_rotation_11
+        - 0.2456957342885054 * LF_THIGH_rotation_12;
+    let LF_THIGH_inertia_h_y = LF_THIGH_com_y * p.LF_THIGH_mass;
+    let LF_SHANK_articulated_passed_05 = LF_SHANK_inertia_h_y
+        - LF_SHANK_articulated_subspace_f_z * LF_SHANK_articulated_subspace_n_x
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_05 = LF_THIGH_inertia_h_y + LF_SHANK_articulated_passed_05;
+    let LF_SHANK_articulated_passed_25 = -(LF_SHANK_articulated_subspace_f_z
+        * LF_SHANK_articulated_subspace_n_z * LF_SHANK_inverse_pivot);
+    let LF_SHANK_articulated_passed_55 = p.LF_SHANK_mass
+        - LF_SHANK_articulated_subspace_f_z * LF_SHANK_articulated_subspace_f_z
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_55 = p.LF_THIGH_mass + LF_SHANK_articulated_passed_55;
+    let LF_THIGH_com_x = 0.000046499511915559615 * LF_THIGH_rotation_01
+        + 0.030814718332790626 * LF_THIGH_rotation_00 + LF_THIGH_position_x
+        - 0.2456957342885054 * LF_THIGH_rotation_02;
+    let LF_THIGH_inertia_h_x = p.LF_THIGH_mass * LF_THIGH_com_x;
+    let LF_SHANK_articulated_passed_15 = LF_SHANK_articulated_15
+        - LF_SHANK_articulated_subspace_f_z * LF_SHANK_articulated_subspace_n_y
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_15 = LF_SHANK_articulated_passed_15 - LF_THIGH_inertia_h_x;
+    let LF_THIGH_articulated_subspace_f_z = LF_SHANK_articulated_passed_35
+        * LF_THIGH_subspace_v_x + LF_THIGH_subspace_v_y * LF_SHANK_articulated_passed_45
+        + LF_THIGH_articulated_05 * LF_THIGH_rotation_00
+        + LF_THIGH_rotation_20 * LF_SHANK_articulated_passed_25
+        + LF_THIGH_articulated_55 * LF_THIGH_subspace_v_z
+        + LF_THIGH_articulated_15 * LF_THIGH_rotation_10;
+    let LF_SHANK_articulated_passed_04 = LF_SHANK_articulated_04
+        - LF_SHANK_articulated_subspace_f_y * LF_SHANK_articulated_subspace_n_x
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_com_z = 0.030814718332790626 * LF_THIGH_rotation_20
+        + LF_THIGH_position_z + 0.000046499511915559615 * LF_THIGH_rotation_21
+        - 0.2456957342885054 * LF_THIGH_rotation_22;
+    let LF_THIGH_inertia_h_z = p.LF_THIGH_mass * LF_THIGH_com_z;
+    let LF_THIGH_articulated_04 = LF_SHANK_articulated_passed_04 - LF_THIGH_inertia_h_z;
+    let LF_SHANK_articulated_passed_24 = LF_SHANK_inertia_h_x
+        - LF_SHANK_articulated_subspace_f_y * LF_SHANK_articulated_subspace_n_z
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_24 = LF_THIGH_inertia_h_x + LF_SHANK_articulated_passed_24;
+    let LF_SHANK_articulated_passed_14 = -(LF_SHANK_articulated_subspace_f_y
+        * LF_SHANK_articulated_subspace_n_y * LF_SHANK_inverse_pivot);
+    let LF_SHANK_articulated_passed_34 = -(LF_SHANK_articulated_subspace_f_y
+        * LF_SHANK_articulated_subspace_f_x * LF_SHANK_inverse_pivot);
+    let LF_SHANK_articulated_passed_44 = p.LF_SHANK_mass
+        - LF_SHANK_articulated_subspace_f_y * LF_SHANK_articulated_subspace_f_y
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_44 = p.LF_THIGH_mass + LF_SHANK_articulated_passed_44;
+    let LF_THIGH_articulated_subspace_f_y = LF_THIGH_articulated_04
+        * LF_THIGH_rotation_00 + LF_THIGH_subspace_v_z * LF_SHANK_articulated_passed_45
+        + LF_THIGH_articulated_24 * LF_THIGH_rotation_20
+        + LF_SHANK_articulated_passed_14 * LF_THIGH_rotation_10
+        + LF_THIGH_subspace_v_x * LF_SHANK_articulated_passed_34
+        + LF_THIGH_subspace_v_y * LF_THIGH_articulated_44;
+    let LF_SHANK_articulated_passed_02 = LF_SHANK_inertia_i_02
+        - LF_SHANK_articulated_subspace_n_z * LF_SHANK_articulated_subspace_n_x
+            * LF_SHANK_inverse_pivot;
+    let t74 = LF_THIGH_rotation_01 * p.LF_THIGH_inertia_xy
+        + p.LF_THIGH_inertia_xx * LF_THIGH_rotation_00
+        + p.LF_THIGH_inertia_xz * LF_THIGH_rotation_02;
+    let t75 = p.LF_THIGH_inertia_yz * LF_THIGH_rotation_01
+        + LF_THIGH_rotation_02 * p.LF_THIGH_inertia_zz
+        + p.LF_THIGH_inertia_xz * LF_THIGH_rotation_00;
+    let t76 = p.LF_THIGH_inertia_yz * LF_THIGH_rotation_02
+        + p.LF_THIGH_inertia_xy * LF_THIGH_rotation_00
+        + LF_THIGH_rotation_01 * p.LF_THIGH_inertia_yy;
+    let LF_THIGH_inertia_com_02 = t74 * LF_THIGH_rotation_20 + LF_THIGH_rotation_22 * t75
+        + LF_THIGH_rotation_21 * t76;
+    let LF_THIGH_inertia_i_02 = LF_THIGH_inertia_com_02
+        - p.LF_THIGH_mass * LF_THIGH_com_z * LF_THIGH_com_x;
+    let LF_THIGH_articulated_02 = LF_SHANK_articulated_passed_02 + LF_THIGH_inertia_i_02;
+    let LF_SHANK_articulated_passed_01 = LF_SHANK_inertia_i_01
+        - LF_SHANK_articulated_subspace_n_y * LF_SHANK_articulated_subspace_n_x
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_inertia_com_01 = t75 * LF_THIGH_rotation_12 + t74 * LF_THIGH_rotation_10
+        + t76 * LF_THIGH_rotation_11;
+    let LF_THIGH_inertia_i_01 = LF_THIGH_inertia_com_01
+        - LF_THIGH_com_y * p.LF_THIGH_mass * LF_THIGH_com_x;
+    let LF_THIGH_articulated_01 = LF_SHANK_articulated_passed_01 + LF_THIGH_inertia_i_01;
+    let LF_SHANK_articulated_passed_03 = -(LF_SHANK_articulated_subspace_f_x
+        * LF_SHANK_articulated_subspace_n_x * LF_SHANK_inverse_pivot);
+    let t77 = LF_THIGH_com_z * LF_THIGH_com_z;
+    let t78 = LF_THIGH_com_y * LF_THIGH_com_y;
+    let t79 = LF_THIGH_com_x * LF_THIGH_com_x;
+    let LF_THIGH_inertia_com_00 = t75 * LF_THIGH_rotation_02 + LF_THIGH_rotation_01 * t76
+        + t74 * LF_THIGH_rotation_00;
+    let LF_THIGH_inertia_i_00 = p.LF_THIGH_mass
+        * (t77 + t78 + t79 - LF_THIGH_com_x * LF_THIGH_com_x) + LF_THIGH_inertia_com_00;
+    let LF_SHANK_articulated_passed_00 = LF_SHANK_inertia_i_00
+        - LF_SHANK_articulated_subspace_n_x * LF_SHANK_articulated_subspace_n_x
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_00 = LF_THIGH_inertia_i_00 + LF_SHANK_articulated_passed_00;
+    let LF_THIGH_articulated_subspace_n_x = LF_THIGH_articulated_02
+        * LF_THIGH_rotation_20 + LF_THIGH_subspace_v_z * LF_THIGH_articulated_05
+        + LF_THIGH_rotation_10 * LF_THIGH_articulated_01
+        + LF_THIGH_subspace_v_x * LF_SHANK_articulated_passed_03
+        + LF_THIGH_articulated_00 * LF_THIGH_rotation_00
+        + LF_THIGH_subspace_v_y * LF_THIGH_articulated_04;
+    let LF_SHANK_articulated_passed_23 = LF_SHANK_articulated_23
+        - LF_SHANK_articulated_subspace_n_z * LF_SHANK_articulated_subspace_f_x
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_23 = LF_SHANK_articulated_passed_23 - LF_THIGH_inertia_h_y;
+    let LF_SHANK_articulated_passed_13 = LF_SHANK_inertia_h_z
+        - LF_SHANK_articulated_subspace_f_x * LF_SHANK_articulated_subspace_n_y
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_13 = LF_SHANK_articulated_passed_13 + LF_THIGH_inertia_h_z;
+    let LF_SHANK_articulated_passed_33 = p.LF_SHANK_mass
+        - LF_SHANK_articulated_subspace_f_x * LF_SHANK_articulated_subspace_f_x
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_33 = LF_SHANK_articulated_passed_33 + p.LF_THIGH_mass;
+    let LF_THIGH_articulated_subspace_f_x = LF_THIGH_subspace_v_y
+        * LF_SHANK_articulated_passed_34 + LF_THIGH_articulated_23 * LF_THIGH_rotation_20
+        + LF_SHANK_articulated_passed_03 * LF_THIGH_rotation_00
+        + LF_THIGH_articulated_13 * LF_THIGH_rotation_10
+        + LF_THIGH_subspace_v_x * LF_THIGH_articulated_33
+        + LF_SHANK_articulated_passed_35 * LF_THIGH_subspace_v_z;
+    let t80 = p.LF_THIGH_inertia_yz * LF_THIGH_rotation_11
+        + p.LF_THIGH_inertia_xz * LF_THIGH_rotation_10
+        + p.LF_THIGH_inertia_zz * LF_THIGH_rotation_12;
+    let t81 = p.LF_THIGH_inertia_yz * LF_THIGH_rotation_12
+        + p.LF_THIGH_inertia_yy * LF_THIGH_rotation_11
+        + p.LF_THIGH_inertia_xy * LF_THIGH_rotation_10;
+    let t82 = p.LF_THIGH_inertia_xy * LF_THIGH_rotation_11
+        + p.LF_THIGH_inertia_xz * LF_THIGH_rotation_12
+        + p.LF_THIGH_inertia_xx * LF_THIGH_rotation_10;
+    let LF_THIGH_inertia_com_12 = t80 * LF_THIGH_rotation_22 + LF_THIGH_rotation_21 * t81
+        + t82 * LF_THIGH_rotation_20;
+    let LF_THIGH_inertia_i_12 = LF_THIGH_inertia_com_12
+        - LF_THIGH_com_y * p.LF_THIGH_mass * LF_THIGH_com_z;
+    let LF_SHANK_articulated_passed_12 = LF_SHANK_inertia_i_12
+        - LF_SHANK_articulated_subspace_n_z * LF_SHANK_articulated_subspace_n_y
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_articulated_12 = LF_THIGH_inertia_i_12 + LF_SHANK_articulated_passed_12;
+    let LF_SHANK_articulated_passed_22 = LF_SHANK_inertia_i_22
+        - LF_SHANK_articulated_subspace_n_z * LF_SHANK_articulated_subspace_n_z
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_inertia_com_22 = LF_THIGH_rotation_22
+        * (p.LF_THIGH_inertia_xz * LF_THIGH_rotation_20
+            + LF_THIGH_rotation_22 * p.LF_THIGH_inertia_zz
+            + p.LF_THIGH_inertia_yz * LF_THIGH_rotation_21)
+        + (LF_THIGH_rotation_21 * p.LF_THIGH_inertia_xy
+            + p.LF_THIGH_inertia_xz * LF_THIGH_rotation_22
+            + p.LF_THIGH_inertia_xx * LF_THIGH_rotation_20) * LF_THIGH_rotation_20
+        + LF_THIGH_rotation_21
+            * (p.LF_THIGH_inertia_yz * LF_THIGH_rotation_22
+                + LF_THIGH_rotation_21 * p.LF_THIGH_inertia_yy
+                + LF_THIGH_rotation_20 * p.LF_THIGH_inertia_xy);
+    let LF_THIGH_inertia_i_22 = LF_THIGH_inertia_com_22
+        + (t77 + t78 + t79 - LF_THIGH_com_z * LF_THIGH_com_z) * p.LF_THIGH_mass;
+    let LF_THIGH_articulated_22 = LF_SHANK_articulated_passed_22 + LF_THIGH_inertia_i_22;
+    let LF_THIGH_articulated_subspace_n_z = LF_THIGH_articulated_12
+        * LF_THIGH_rotation_10 + LF_THIGH_subspace_v_x * LF_THIGH_articulated_23
+        + LF_THIGH_subspace_v_y * LF_THIGH_articulated_24
+        + LF_THIGH_subspace_v_z * LF_SHANK_articulated_passed_25
+        + LF_THIGH_articulated_22 * LF_THIGH_rotation_20
+        + LF_THIGH_articulated_02 * LF_THIGH_rotation_00;
+    let LF_SHANK_articulated_passed_11 = LF_SHANK_inertia_i_11
+        - LF_SHANK_articulated_subspace_n_y * LF_SHANK_articulated_subspace_n_y
+            * LF_SHANK_inverse_pivot;
+    let LF_THIGH_inertia_com_11 = t80 * LF_THIGH_rotation_12 + t82 * LF_THIGH_rotation_10
+        + t81 * LF_THIGH_rotation_11;
+    let LF_THIGH_inertia_i_11 = LF_THIGH_inertia_com_11
+        + (t77 + t78 + t79 - LF_THIGH_com_y * LF_THIGH_com_y) * p.LF_THIGH_mass;
+    let LF_THIGH_articulated_11 = LF_SHANK_articulated_passed_11 + LF_THIGH_inertia_i_11;
+    let LF_THIGH_articulated_subspace_n_y = LF_THIGH_rotation_00
+        * LF_THIGH_articulated_01 + LF_THIGH_articulated_12 * LF_THIGH_rotation_20
+        + LF_THIGH_articulated_11 * LF_THIGH_rotation_10
+        + LF_THIGH_subspace_v_z * LF_THIGH_articulated_15
+        + LF_THIGH_subspace_v_y * LF_SHANK_articulated_passed_14
+        + LF_THIGH_subspace_v_x * LF_THIGH_articulated_13;
+    pivots[7] = LF_THIGH_subspace_v_z * LF_THIGH_articulated_subspace_f_z
+        + LF_THIGH_subspace_v_y * LF_THIGH_articulated_subspace_f_y
+        + LF_THIGH_articulated_subspace_n_x * LF_THIGH_rotation_00
+        + LF_THIGH_articulated_subspace_f_x * LF_THIGH_subspace_v_x
+        + LF_THIGH_articulated_subspace_n_z * LF_THIGH_rotation_20
+        + LF_THIGH_articulated_subspace_n_y * LF_THIGH_rotation_10;
+    let LF_THIGH_inverse_pivot = 1.0
+        / (LF_THIGH_subspace_v_z * LF_THIGH_articulated_subspace_f_z
+            + LF_THIGH_subspace_v_y * LF_THIGH_articulated_subspace_f_y
+            + LF_THIGH_articulated_subspace_n_x * LF_THIGH_rotation_00
+            + LF_THIGH_articulated_subspace_f_x * LF_THIGH_subspace_v_x
+            + LF_THIGH_articulated_subspace_n_z * LF_THIGH_rotation_20
+            + LF_THIGH_articulated_subspace_n_y * LF_THIGH_rotation_10);
+    let LF_THIGH_articulated_passed_02 = LF_THIGH_articulated_02
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_z
+            * LF_THIGH_articulated_subspace_n_x;
+    let LF_HIP_com_x = LF_HIP_position_x + 0.056660625673991626 * base_pitch_rotation_00
+        - 0.008297843165254861 * LF_HIP_rotation_02
+        - 0.015293968803304029 * LF_HIP_rotation_01;
+    let LF_HIP_com_z = 0.056660625673991626 * base_pitch_rotation_20 + LF_HIP_position_z
+        - 0.015293968803304029 * LF_HIP_rotation_21
+        - 0.008297843165254861 * LF_HIP_rotation_22;
+    let t83 = LF_HIP_rotation_01 * p.LF_HIP_inertia_yz
+        + base_pitch_rotation_00 * p.LF_HIP_inertia_xz
+        + p.LF_HIP_inertia_zz * LF_HIP_rotation_02;
+    let t84 = p.LF_HIP_inertia_xz * LF_HIP_rotation_02
+        + p.LF_HIP_inertia_xy * LF_HIP_rotation_01
+        + p.LF_HIP_inertia_xx * base_pitch_rotation_00;
+    let t85 = p.LF_HIP_inertia_xy * base_pitch_rotation_00
+        + p.LF_HIP_inertia_yz * LF_HIP_rotation_02
+        + p.LF_HIP_inertia_yy * LF_HIP_rotation_01;
+    let LF_HIP_inertia_com_02 = LF_HIP_rotation_22 * t83 + t84 * base_pitch_rotation_20
+        + t85 * LF_HIP_rotation_21;
+    let LF_HIP_inertia_i_02 = LF_HIP_inertia_com_02
+        - LF_HIP_com_x * LF_HIP_com_z * p.LF_HIP_mass;
+    let LF_HIP_articulated_02 = LF_THIGH_articulated_passed_02 + LF_HIP_inertia_i_02;
+    let LF_HIP_subspace_v_z = LF_HIP_axis_y * LF_HIP_position_x
+        - LF_HIP_axis_x * LF_HIP_position_y;
+    let LF_THIGH_articulated_passed_05 = LF_THIGH_articulated_05
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_z
+            * LF_THIGH_articulated_subspace_n_x;
+    let LF_HIP_com_y = 0.056660625673991626 * base_pitch_rotation_10 + LF_HIP_position_y
+        - 0.015293968803304029 * LF_HIP_rotation_11
+        - 0.008297843165254861 * LF_HIP_rotation_12;
+    let LF_HIP_inertia_h_y = LF_HIP_com_y * p.LF_HIP_mass;
+    let LF_HIP_articulated_05 = LF_THIGH_articulated_passed_05 + LF_HIP_inertia_h_y;
+    let LF_HIP_inertia_com_01 = LF_HIP_rotation_12 * t83 + t85 * LF_HIP_rotation_11
+        + t84 * base_pitch_rotation_10;
+    let LF_HIP_inertia_i_01 = LF_HIP_inertia_com_01
+        - LF_HIP_com_x * LF_HIP_com_y * p.LF_HIP_mass;
+    let LF_THIGH_articulated_passed_01 = LF_THIGH_articulated_01
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_y
+            * LF_THIGH_articulated_subspace_n_x;
+    let LF_HIP_articulated_01 = LF_HIP_inertia_i_01 + LF_THIGH_articulated_passed_01;
+    let LF_HIP_inertia_com_00 = t85 * LF_HIP_rotation_01 + t83 * LF_HIP_rotation_02
+        + t84 * base_pitch_rotation_00;
+    let t86 = LF_HIP_com_z * LF_HIP_com_z;
+    let t87 = LF_HIP_com_y * LF_HIP_com_y;
+    let t88 = LF_HIP_com_x * LF_HIP_com_x;
+    let LF_HIP_inertia_i_00 = LF_HIP_inertia_com_00
+        + (t86 + t87 + t88 - LF_HIP_com_x * LF_HIP_com_x) * p.LF_HIP_mass;
+    let LF_THIGH_articulated_passed_00 = LF_THIGH_articulated_00
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_x
+            * LF_THIGH_articulated_subspace_n_x;
+    let LF_HIP_articulated_00 = LF_HIP_inertia_i_00 + LF_THIGH_articulated_passed_00;
+    let LF_HIP_subspace_v_y = LF_HIP_axis_x * LF_HIP_position_z
+        - LF_HIP_axis_z * LF_HIP_position_x;
+    let LF_THIGH_articulated_passed_04 = LF_THIGH_articulated_04
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_y
+            * LF_THIGH_articulated_subspace_n_x;
+    let LF_HIP_inertia_h_z = LF_HIP_com_z * p.LF_HIP_mass;
+    let LF_HIP_articulated_04 = LF_THIGH_articulated_passed_04 - LF_HIP_inertia_h_z;
+    let LF_THIGH_articulated_passed_03 = LF_SHANK_articulated_passed_03
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_x
+            * LF_THIGH_articulated_subspace_n_x;
+    let LF_HIP_subspace_v_x = LF_HIP_axis_z * LF_HIP_position_y
+        - LF_HIP_axis_y * LF_HIP_position_z;
+    let LF_HIP_articulated_subspace_n_x = LF_HIP_subspace_v_z * LF_HIP_articulated_05
+        + LF_HIP_articulated_02 * LF_HIP_axis_z + LF_HIP_axis_y * LF_HIP_articulated_01
+        + LF_HIP_articulated_00 * LF_HIP_axis_x
+        + LF_HIP_subspace_v_y * LF_HIP_articulated_04
+        + LF_THIGH_articulated_passed_03 * LF_HIP_subspace_v_x;
+    let LF_THIGH_articulated_passed_14 = LF_SHANK_articulated_passed_14
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_y
+            * LF_THIGH_articulated_subspace_f_y;
+    let LF_THIGH_articulated_passed_45 = LF_SHANK_articulated_passed_45
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_z
+            * LF_THIGH_articulated_subspace_f_y;
+    let LF_THIGH_articulated_passed_34 = LF_SHANK_articulated_passed_34
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_x
+            * LF_THIGH_articulated_subspace_f_y;
+    let LF_THIGH_articulated_passed_44 = LF_THIGH_articulated_44
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_y
+            * LF_THIGH_articulated_subspace_f_y;
+    let LF_HIP_articulated_44 = p.LF_HIP_mass + LF_THIGH_articulated_passed_44;
+    let LF_HIP_inertia_h_x = LF_HIP_com_x * p.LF_HIP_mass;
+    let LF_THIGH_articulated_passed_24 = LF_THIGH_articulated_24
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_z
+            * LF_THIGH_articulated_subspace_f_y;
+    let LF_HIP_articulated_24 = LF_HIP_inertia_h_x + LF_THIGH_articulated_passed_24;
+    let LF_HIP_articulated_subspace_f_y = LF_THIGH_articulated_passed_14 * LF_HIP_axis_y
+        + LF_HIP_subspace_v_z * LF_THIGH_articulated_passed_45
+        + LF_HIP_axis_x * LF_HIP_articulated_04
+        + LF_HIP_subspace_v_x * LF_THIGH_articulated_passed_34
+        + LF_HIP_subspace_v_y * LF_HIP_articulated_44
+        + LF_HIP_articulated_24 * LF_HIP_axis_z;
+    let LF_HIP_inertia_com_22 = (LF_HIP_rotation_22 * p.LF_HIP_inertia_yz
+        + base_pitch_rotation_20 * p.LF_HIP_inertia_xy
+        + p.LF_HIP_inertia_yy * LF_HIP_rotation_21) * LF_HIP_rotation_21
+        + LF_HIP_rotation_22
+            * (LF_HIP_rotation_22 * p.LF_HIP_inertia_zz
+                + base_pitch_rotation_20 * p.LF_HIP_inertia_xz
+                + LF_HIP_rotation_21 * p.LF_HIP_inertia_yz)
+        + base_pitch_rotation_20
+            * (p.LF_HIP_inertia_xy * LF_HIP_rotation_21
+                + LF_HIP_rotation_22 * p.LF_HIP_inertia_xz
+                + p.LF_HIP_inertia_xx * base_pitch_rotation_20);
+    let LF_HIP_inertia_i_22 = LF_HIP_inertia_com_22
+        + (t86 + t87 + t88 - LF_HIP_com_z * LF_HIP_com_z) * p.LF_HIP_mass;
+    let LF_THIGH_articulated_passed_22 = LF_THIGH_articulated_22
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_z
+            * LF_THIGH_articulated_subspace_n_z;
+    let LF_HIP_articulated_22 = LF_HIP_inertia_i_22 + LF_THIGH_articulated_passed_22;
+    let LF_THIGH_articulated_passed_23 = LF_THIGH_articulated_23
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_x
+            * LF_THIGH_articulated_subspace_n_z;
+    let LF_HIP_articulated_23 = LF_THIGH_articulated_passed_23 - LF_HIP_inertia_h_y;
+    let t89 = LF_HIP_rotation_11 * p.LF_HIP_inertia_xy
+        + base_pitch_rotation_10 * p.LF_HIP_inertia_xx
+        + LF_HIP_rotation_12 * p.LF_HIP_inertia_xz;
+    let t90 = base_pitch_rotation_10 * p.LF_HIP_inertia_xy
+        + LF_HIP_rotation_12 * p.LF_HIP_inertia_yz
+        + p.LF_HIP_inertia_yy * LF_HIP_rotation_11;
+    let t91 = LF_HIP_rotation_12 * p.LF_HIP_inertia_zz
+        + base_pitch_rotation_10 * p.LF_HIP_inertia_xz
+        + LF_HIP_rotation_11 * p.LF_HIP_inertia_yz;
+    let LF_HIP_inertia_com_12 = t89 * base_pitch_rotation_20 + LF_HIP_rotation_21 * t90
+        + LF_HIP_rotation_22 * t91;
+    let LF_HIP_inertia_i_12 = LF_HIP_inertia_com_12
+        - LF_HIP_com_z * LF_HIP_com_y * p.LF_HIP_mass;
+    let LF_THIGH_articulated_passed_12 = LF_THIGH_articulated_12
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_z
+            * LF_THIGH_articulated_subspace_n_y;
+    let LF_HIP_articulated_12 = LF_HIP_inertia_i_12 + LF_THIGH_articulated_passed_12;
+    let LF_THIGH_articulated_passed_25 = LF_SHANK_articulated_passed_25
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_z
+            * LF_THIGH_articulated_subspace_n_z;
+    let LF_HIP_articulated_subspace_n_z = LF_HIP_articulated_22 * LF_HIP_axis_z
+        + LF_HIP_subspace_v_x * LF_HIP_articulated_23
+        + LF_HIP_subspace_v_y * LF_HIP_articulated_24
+        + LF_HIP_axis_y * LF_HIP_articulated_12 + LF_HIP_articulated_02 * LF_HIP_axis_x
+        + LF_HIP_subspace_v_z * LF_THIGH_articulated_passed_25;
+    let LF_THIGH_articulated_passed_13 = LF_THIGH_articulated_13
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_x
+            * LF_THIGH_articulated_subspace_n_y;
+    let LF_HIP_articulated_13 = LF_HIP_inertia_h_z + LF_THIGH_articulated_passed_13;
+    let LF_THIGH_articulated_passed_35 = LF_SHANK_articulated_passed_35
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_x
+            * LF_THIGH_articulated_subspace_f_z;
+    let LF_THIGH_articulated_passed_33 = LF_THIGH_articulated_33
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_x
+            * LF_THIGH_articulated_subspace_f_x;
+    let LF_HIP_articulated_33 = p.LF_HIP_mass + LF_THIGH_articulated_passed_33;
+    let LF_HIP_articulated_subspace_f_x = LF_HIP_axis_y * LF_HIP_articulated_13
+        + LF_THIGH_articulated_passed_35 * LF_HIP_subspace_v_z
+        + LF_THIGH_articulated_passed_03 * LF_HIP_axis_x
+        + LF_HIP_subspace_v_x * LF_HIP_articulated_33
+        + LF_HIP_subspace_v_y * LF_THIGH_articulated_passed_34
+        + LF_HIP_axis_z * LF_HIP_articulated_23;
+    let LF_THIGH_articulated_passed_11 = LF_THIGH_articulated_11
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_y
+            * LF_THIGH_articulated_subspace_n_y;
+    let LF_HIP_inertia_com_11 = t89 * base_pitch_rotation_10 + LF_HIP_rotation_11 * t90
+        + LF_HIP_rotation_12 * t91;
+    let LF_HIP_inertia_i_11 = p.LF_HIP_mass
+        * (t86 + t87 + t88 - LF_HIP_com_y * LF_HIP_com_y) + LF_HIP_inertia_com_11;
+    let LF_HIP_articulated_11 = LF_THIGH_articulated_passed_11 + LF_HIP_inertia_i_11;
+    let LF_THIGH_articulated_passed_15 = LF_THIGH_articulated_15
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_z
+            * LF_THIGH_articulated_subspace_n_y;
+    let LF_HIP_articulated_15 = LF_THIGH_articulated_passed_15 - LF_HIP_inertia_h_x;
+    let LF_HIP_articulated_subspace_n_y = LF_THIGH_articulated_passed_14
+        * LF_HIP_subspace_v_y + LF_HIP_axis_x * LF_HIP_articulated_01
+        + LF_HIP_axis_y * LF_HIP_articulated_11 + LF_HIP_articulated_12 * LF_HIP_axis_z
+        + LF_HIP_articulated_15 * LF_HIP_subspace_v_z
+        + LF_HIP_articulated_13 * LF_HIP_subspace_v_x;
+    let LF_THIGH_articulated_passed_55 = LF_THIGH_articulated_55
+        - LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_z
+            * LF_THIGH_articulated_subspace_f_z;
+    let LF_HIP_articulated_55 = LF_THIGH_articulated_passed_55 + p.LF_HIP_mass;
+    let LF_HIP_articulated_subspace_f_z = LF_HIP_axis_x * LF_HIP_articulated_05
+        + LF_THIGH_articulated_passed_35 * LF_HIP_subspace_v_x
+        + LF_HIP_subspace_v_y * LF_THIGH_articulated_passed_45
+        + LF_THIGH_articulated_passed_25 * LF_HIP_axis_z
+        + LF_HIP_subspace_v_z * LF_HIP_articulated_55
+        + LF_HIP_articulated_15 * LF_HIP_axis_y;
+    pivots[11] = LF_HIP_subspace_v_y * LF_HIP_articulated_subspace_f_y
+        + LF_HIP_axis_z * LF_HIP_articulated_subspace_n_z
+        + LF_HIP_subspace_v_x * LF_HIP_articulated_subspace_f_x
+        + LF_HIP_articulated_subspace_n_x * LF_HIP_axis_x
+        + LF_HIP_axis_y * LF_HIP_articulated_subspace_n_y
+        + LF_HIP_subspace_v_z * LF_HIP_articulated_subspace_f_z;
+    let LF_HIP_inverse_pivot = 1.0
+        / (LF_HIP_subspace_v_y * LF_HIP_articulated_subspace_f_y
+            + LF_HIP_axis_z * LF_HIP_articulated_subspace_n_z
+            + LF_HIP_subspace_v_x * LF_HIP_articulated_subspace_f_x
+            + LF_HIP_articulated_subspace_n_x * LF_HIP_axis_x
+            + LF_HIP_axis_y * LF_HIP_articulated_subspace_n_y
+            + LF_HIP_subspace_v_z * LF_HIP_articulated_subspace_f_z);
+    let LF_HIP_articulated_passed_02 = LF_HIP_articulated_02
+        - LF_HIP_articulated_subspace_n_x * LF_HIP_inverse_pivot
+            * LF_HIP_articulated_subspace_n_z;
+    let LH_HIP_position_z = t16 + t61 + q[2];
+    let LH_HIP_position_x = q[0] + t51 + t5;
+    let LH_HIP_subspace_v_y = LH_HIP_axis_x * LH_HIP_position_z
+        - LH_HIP_position_x * LH_HIP_axis_z;
+    let LH_HIP_position_y = q[1] + t7 + t48;
+    let t92 = 0.00000000000017894158735738957 * cos_q8
+        + 0.00000000000010331197363036433 * sin_q8;
+    let t93 = 0.8660254037836915 * cos_q8 + 0.5000000000012941 * sin_q8;
+    let t94 = 0.8660254037836915 * sin_q8 - 0.5000000000012941 * cos_q8;
+    let LH_HIP_rotation_11 = t92 * base_pitch_rotation_10 + t93 * base_roll_rotation_11
+        + base_roll_rotation_12 * t94;
+    let t95 = 0.00000000000017894158735738957 * sin_q8
+        - 0.00000000000010331197363036433 * cos_q8;
+    let t96 = -0.8660254037836915 * cos_q8 - 0.5000000000012941 * sin_q8;
+    let LH_HIP_rotation_12 = base_roll_rotation_11 * t94 + t95 * base_pitch_rotation_10
+        + base_roll_rotation_12 * t96;
+    let LH_THIGH_position_y = LH_HIP_position_y + 0.0725815890910988 * LH_HIP_rotation_11
+        + 0.05990000000001502 * LH_HIP_rotation_10
+        - 0.041905000000108446 * LH_HIP_rotation_12;
+    let LH_HIP_rotation_22 = base_roll_rotation_21 * t94 + t96 * base_roll_rotation_22
+        + t95 * base_pitch_rotation_20;
+    let LH_HIP_rotation_21 = t93 * base_roll_rotation_21 + t94 * base_roll_rotation_22
+        + t92 * base_pitch_rotation_20;
+    let LH_THIGH_rotation_20 = 0.8660254037836915 * LH_HIP_rotation_21
+        - 0.5000000000012941 * LH_HIP_rotation_22
+        - 0.000000000004717551329738792 * LH_HIP_rotation_20;
+    let LH_THIGH_rotation_10 = 0.8660254037836915 * LH_HIP_rotation_11
+        - 0.000000000004717551329738792 * LH_HIP_rotation_10
+        - 0.5000000000012941 * LH_HIP_rotation_12;
+    let LH_THIGH_position_z = 0.0725815890910988 * LH_HIP_rotation_21
+        + 0.05990000000001502 * LH_HIP_rotation_20 + LH_HIP_position_z
+        - 0.041905000000108446 * LH_HIP_rotation_22;
+    let LH_THIGH_subspace_v_x = LH_THIGH_position_y * LH_THIGH_rotation_20
+        - LH_THIGH_rotation_10 * LH_THIGH_position_z;
+    let t97 = -0.8660254037836915 * sin_q12 - 0.0000000000024484221498253136 * cos_q12;
+    let t98 = 0.0000000000040337618729894695 * cos_q12 - 0.5000000000012941 * sin_q12;
+    let t99 = cos_q12 - 0.00000000000010351484443544597 * sin_q12;
+    let LH_THIGH_rotation_21 = t97 * LH_HIP_rotation_22 + LH_HIP_rotation_21 * t98
+        + LH_HIP_rotation_20 * t99;
+    let t100 = 0.0000000000024484221498253136 * sin_q12 - 0.8660254037836915 * cos_q12;
+    let t101 = -0.5000000000012941 * cos_q12 - 0.0000000000040337618729894695 * sin_q12;
+    let t102 = -sin_q12 - 0.00000000000010351484443544597 * cos_q12;
+    let LH_THIGH_rotation_22 = LH_HIP_rotation_22 * t100 + t101 * LH_HIP_rotation_21
+        + t102 * LH_HIP_rotation_20;
+    let LH_SHANK_rotation_22 = LH_THIGH_rotation_22 * cos_q16
+        - LH_THIGH_rotation_21 * sin_q16;
+    let LH_SHANK_position_z = 0.1003 * LH_THIGH_rotation_20 + LH_THIGH_position_z
+        + 0.0000000000004911278626727188 * LH_THIGH_rotation_21
+        - 0.28500000000000003 * LH_THIGH_rotation_22;
+    let LH_SHANK_rotation_21 = LH_THIGH_rotation_21 * cos_q16
+        + LH_THIGH_rotation_22 * sin_q16;
+    let LH_SHANK_com_z = LH_SHANK_position_z
+        + 0.005461999251934869 * LH_THIGH_rotation_20
+        + 0.061252769450419325 * LH_SHANK_rotation_21
+        - 0.08065978110873187 * LH_SHANK_rotation_22;
+    let LH_SHANK_inertia_h_z = LH_SHANK_com_z * p.LH_SHANK_mass;
+    let LH_THIGH_rotation_11 = LH_HIP_rotation_10 * t99 + t97 * LH_HIP_rotation_12
+        + LH_HIP_rotation_11 * t98;
+    let LH_THIGH_rotation_12 = LH_HIP_rotation_11 * t101 + LH_HIP_rotation_12 * t100
+        + t102 * LH_HIP_rotation_10;
+    let LH_SHANK_position_y = LH_THIGH_position_y
+        + 0.0000000000004911278626727188 * LH_THIGH_rotation_11
+        + 0.1003 * LH_THIGH_rotation_10 - 0.28500000000000003 * LH_THIGH_rotation_12;
+    let LH_SHANK_rotation_11 = LH_THIGH_rotation_12 * sin_q16
+        + cos_q16 * LH_THIGH_rotation_11;
+    let LH_SHANK_rotation_12 = LH_THIGH_rotation_12 * cos_q16
+        - sin_q16 * LH_THIGH_rotation_11;
+    let LH_SHANK_com_y = LH_SHANK_position_y
+        + 0.061252769450419325 * LH_SHANK_rotation_11
+        + 0.005461999251934869 * LH_THIGH_rotation_10
+        - 0.08065978110873187 * LH_SHANK_rotation_12;
+    let LH_SHANK_inertia_h_y = LH_SHANK_com_y * p.LH_SHANK_mass;
+    let LH_SHANK_articulated_23 = -LH_SHANK_inertia_h_y;
+    let LH_SHANK_subspace_v_x = LH_SHANK_position_y * LH_THIGH_rotation_20
+        - LH_THIGH_rotation_10 * LH_SHANK_position_z;
+    let LH_SHANK_articulated_subspace_f_x = LH_THIGH_rotation_10 * LH_SHANK_inertia_h_z
+        + LH_THIGH_rotation_20 * LH_SHANK_articulated_23
+        + LH_SHANK_subspace_v_x * p.LH_SHANK_mass;
+    let LH_HIP_rotation_02 = base_roll_rotation_02 * t96 + t95 * base_pitch_rotation_00
+        + base_roll_rotation_01 * t94;
+    let LH_HIP_rotation_01 = base_roll_rotation_02 * t94 + t93 * base_roll_rotation_01
+        + t92 * base_pitch_rotation_00;
+    let LH_THIGH_rotation_00 = 0.8660254037836915 * LH_HIP_rotation_01
+        - 0.5000000000012941 * LH_HIP_rotation_02
+        - 0.000000000004717551329738792 * LH_HIP_rotation_00;
+    let LH_THIGH_rotation_01 = LH_HIP_rotation_02 * t97 + LH_HIP_rotation_00 * t99
+        + LH_HIP_rotation_01 * t98;
+    let LH_THIGH_rotation_02 = LH_HIP_rotation_02 * t100 + t102 * LH_HIP_rotation_00
+        + t101 * LH_HIP_rotation_01;
+    let LH_THIGH_position_x = LH_HIP_position_x
+        + 0.05990000000001502 * LH_HIP_rotation_00
+        + 0.0725815890910988 * LH_HIP_rotation_01
+        - 0.041905000000108446 * LH_HIP_rotation_02;
+    let LH_SHANK_position_x = 0.1003 * LH_THIGH_rotation_00
+        + 0.0000000000004911278626727188 * LH_THIGH_rotation_01 + LH_THIGH_position_x
+        - 0.28500000000000003 * LH_THIGH_rotation_02;
+    let LH_SHANK_subspace_v_z = LH_THIGH_rotation_10 * LH_SHANK_position_x
+        - LH_SHANK_position_y * LH_THIGH_rotation_00;
+    let LH_SHANK_articulated_04 = -LH_SHANK_inertia_h_z;
+    let LH_SHANK_subspace_v_y = LH_THIGH_rotation_00 * LH_SHANK_position_z
+        - LH_SHANK_position_x * LH_THIGH_rotation_20;
+    let LH_SHANK_rotation_01 = sin_q16 * LH_THIGH_rotation_02
+        + cos_q16 * LH_THIGH_rotation_01;
+    let LH_SHANK_rotation_02 = cos_q16 * LH_THIGH_rotation_02
+        - sin_q16 * LH_THIGH_rotation_01;
+    let t103 = LH_THIGH_rotation_00 * p.LH_SHANK_inertia_xy
+        + p.LH_SHANK_inertia_yy * LH_SHANK_rotation_01
+        + LH_SHANK_rotation_02 * p.LH_SHANK_inertia_yz;
+    let t104 = LH_SHANK_rotation_02 * p.LH_SHANK_inertia_zz
+        + LH_SHANK_rotation_01 * p.LH_SHANK_inertia_yz
+        + LH_THIGH_rotation_00 * p.LH_SHANK_inertia_xz;
+    let t105 = p.LH_SHANK_inertia_xy * LH_SHANK_rotation_01
+        + LH_SHANK_rotation_02 * p.LH_SHANK_inertia_xz
+        + LH_THIGH_rotation_00 * p.LH_SHANK_inertia_xx;
+    let LH_SHANK_inertia_com_01 = LH_SHANK_rotation_11 * t103
+        + LH_SHANK_rotation_12 * t104 + LH_THIGH_rotation_10 * t105;
+    let LH_SHANK_com_x = 0.061252769450419325 * LH_SHANK_rotation_01
+        + LH_SHANK_position_x + 0.005461999251934869 * LH_THIGH_rotation_00
+        - 0.08065978110873187 * LH_SHANK_rotation_02;
+    let LH_SHANK_inertia_i_01 = LH_SHANK_inertia_com_01
+        - LH_SHANK_com_x * LH_SHANK_com_y * p.LH_SHANK_mass;
+    let t106 = LH_SHANK_com_x * LH_SHANK_com_x;
+    let t107 = LH_SHANK_com_y * LH_SHANK_com_y;
+    let t108 = LH_SHANK_com_z * LH_SHANK_com_z;
+    let LH_SHANK_inertia_com_00 = t103 * LH_SHANK_rotation_01
+        + LH_THIGH_rotation_00 * t105 + LH_SHANK_rotation_02 * t104;
+    let LH_SHANK_inertia_i_00 = (t106 + t107 + t108 - LH_SHANK_com_x * LH_SHANK_com_x)
+        * p.LH_SHANK_mass + LH_SHANK_inertia_com_00;
+    let LH_SHANK_inertia_com_02 = LH_THIGH_rotation_20 * t105
+        + t104 * LH_SHANK_rotation_22 + t103 * LH_SHANK_rotation_21;
+    let LH_SHANK_inertia_i_02 = LH_SHANK_inertia_com_02
+        - LH_SHANK_com_x * LH_SHANK_com_z * p.LH_SHANK_mass;
+    let LH_SHANK_articulated_subspace_n_x = LH_SHANK_inertia_h_y * LH_SHANK_subspace_v_z
+        + LH_SHANK_articulated_04 * LH_SHANK_subspace_v_y
+        + LH_THIGH_rotation_10 * LH_SHANK_inertia_i_01
+        + LH_THIGH_rotation_00 * LH_SHANK_inertia_i_00
+        + LH_THIGH_rotation_20 * LH_SHANK_inertia_i_02;
+    let LH_SHANK_inertia_h_x = LH_SHANK_com_x * p.LH_SHANK_mass;
+    let LH_SHANK_articulated_15 = -LH_SHANK_inertia_h_x;
+    let t109 = LH_SHANK_rotation_11 * p.LH_SHANK_inertia_xy
+        + LH_SHANK_rotation_12 * p.LH_SHANK_inertia_xz
+        + LH_THIGH_rotation_10 * p.LH_SHANK_inertia_xx;
+    let t110 = LH_SHANK_rotation_12 * p.LH_SHANK_inertia_yz
+        + p.LH_SHANK_inertia_yy * LH_SHANK_rotation_11
+        + LH_THIGH_rotation_10 * p.LH_SHANK_inertia_xy;
+    let t111 = LH_SHANK_rotation_11 * p.LH_SHANK_inertia_yz
+        + LH_THIGH_rotation_10 * p.LH_SHANK_inertia_xz
+        + LH_SHANK_rotation_12 * p.LH_SHANK_inertia_zz;
+    let LH_SHANK_inertia_com_12 = LH_THIGH_rotation_20 * t109
+        + t110 * LH_SHANK_rotation_21 + t111 * LH_SHANK_rotation_22;
+    let LH_SHANK_inertia_i_12 = LH_SHANK_inertia_com_12
+        - LH_SHANK_com_z * LH_SHANK_com_y * p.LH_SHANK_mass;
+    let LH_SHANK_inertia_com_11 = LH_SHANK_rotation_11 * t110
+        + t111 * LH_SHANK_rotation_12 + LH_THIGH_rotation_10 * t109;
+    let LH_SHANK_inertia_i_11 = LH_SHANK_inertia_com_11
+        + (t106 + t107 + t108 - LH_SHANK_com_y * LH_SHANK_com_y) * p.LH_SHANK_mass;
+    let LH_SHANK_articulated_subspace_n_y = LH_SHANK_inertia_h_z * LH_SHANK_subspace_v_x
+        + LH_THIGH_rotation_00 * LH_SHANK_inertia_i_01
+        + LH_SHANK_articulated_15 * LH_SHANK_subspace_v_z
+        + LH_THIGH_rotation_20 * LH_SHANK_inertia_i_12
+        + LH_THIGH_rotation_10 * LH_SHANK_inertia_i_11;
+    let LH_SHANK_articulated_subspace_f_y = LH_THIGH_rotation_00
+        * LH_SHANK_articulated_04 + LH_SHANK_subspace_v_y * p.LH_SHANK_mass
+        + LH_THIGH_rotation_20 * LH_SHANK_inertia_h_x;
+    let LH_SHANK_articulated_subspace_f_z = LH_THIGH_rotation_10
+        * LH_SHANK_articulated_15 + p.LH_SHANK_mass * LH_SHANK_subspace_v_z
+        + LH_THIGH_rotation_00 * LH_SHANK_inertia_h_y;
+    let LH_SHANK_inertia_com_22 = (p.LH_SHANK_inertia_xy * LH_THIGH_rotation_20
+        + p.LH_SHANK_inertia_yy * LH_SHANK_rotation_21
+        + p.LH_SHANK_inertia_yz * LH_SHANK_rotation_22) * LH_SHANK_rotation_21
+        + LH_THIGH_rotation_20
+            * (p.LH_SHANK_inertia_xy * LH_SHANK_rotation_21
+                + LH_SHANK_rotation_22 * p.LH_SHANK_inertia_xz
+                + p.LH_SHANK_inertia_xx * LH_THIGH_rotation_20)
+        + (p.LH_SHANK_inertia_yz * LH_SHANK_rotation_21
+            + p.LH_SHANK_inertia_zz * LH_SHANK_rotation_22
+            + LH_THIGH_rotation_20 * p.LH_SHANK_inertia_xz) * LH_SHANK_rotation_22;
+    let LH_SHANK_inertia_i_22 = LH_SHANK_inertia_com_22
+        + (t106 + t107 + t108 - LH_SHANK_com_z * LH_SHANK_com_z) * p.LH_SHANK_mass;
+    let LH_SHANK_articulated_subspace_n_z = LH_THIGH_rotation_20 * LH_SHANK_inertia_i_22
+        + LH_THIGH_rotation_00 * LH_SHANK_inertia_i_02
+        + LH_THIGH_rotation_10 * LH_SHANK_inertia_i_12
+        + LH_SHANK_subspace_v_y * LH_SHANK_inertia_h_x
+        + LH_SHANK_articulated_23 * LH_SHANK_subspace_v_x;
+    pivots[1] = LH_THIGH_rotation_00 * LH_SHANK_articulated_subspace_n_x
+        + LH_SHANK_articulated_subspace_f_x * LH_SHANK_subspace_v_x
+        + LH_THIGH_rotation_10 * LH_SHANK_articulated_subspace_n_y
+        + LH_SHANK_articulated_subspace_f_y * LH_SHANK_subspace_v_y
+        + LH_SHANK_articulated_subspace_f_z * LH_SHANK_subspace_v_z
+        + LH_THIGH_rotation_20 * LH_SHANK_articulated_subspace_n_z;
+    let LH_SHANK_inverse_pivot = 1.0
+        / (LH_THIGH_rotation_00 * LH_SHANK_articulated_subspace_n_x
+            + LH_SHANK_articulated_subspace_f_x * LH_SHANK_subspace_v_x
+            + LH_THIGH_rotation_10 * LH_SHANK_articulated_subspace_n_y
+            + LH_SHANK_articulated_subspace_f_y * LH_SHANK_subspace_v_y
+            + LH_SHANK_articulated_subspace_f_z * LH_SHANK_subspace_v_z
+            + LH_THIGH_rotation_20 * LH_SHANK_articulated_subspace_n_z);
+    let LH_SHANK_articulated_passed_34 = -(LH_SHANK_articulated_subspace_f_x
+        * LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_f_y);
+    let LH_SHANK_articulated_passed_24 = LH_SHANK_inertia_h_x
+        - LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_f_y
+            * LH_SHANK_articulated_subspace_n_z;
+    let LH_THIGH_com_x = 0.000046499511915559615 * LH_THIGH_rotation_01
+        + 0.030814718332790626 * LH_THIGH_rotation_00 + LH_THIGH_position_x
+        - 0.2456957342885054 * LH_THIGH_rotation_02;
+    let LH_THIGH_inertia_h_x = LH_THIGH_com_x * p.LH_THIGH_mass;
+    let LH_THIGH_articulated_24 = LH_SHANK_articulated_passed_24 + LH_THIGH_inertia_h_x;
+    let LH_SHANK_articulated_passed_44 = p.LH_SHANK_mass
+        - LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_f_y
+            * LH_SHANK_articulated_subspace_f_y;
+    let LH_THIGH_articulated_44 = LH_SHANK_articulated_passed_44 + p.LH_THIGH_mass;
+    let LH_THIGH_subspace_v_y = LH_THIGH_rotation_00 * LH_THIGH_position_z
+        - LH_THIGH_rotation_20 * LH_THIGH_position_x;
+    let LH_THIGH_com_z = 0.000046499511915559615 * LH_THIGH_rotation_21
+        + 0.030814718332790626 * LH_THIGH_rotation_20 + LH_THIGH_position_z
+        - 0.2456957342885054 * LH_THIGH_rotation_22;
+    let LH_THIGH_inertia_h_z = LH_THIGH_com_z * p.LH_THIGH_mass;
+    let LH_SHANK_articulated_passed_04 = LH_SHANK_articulated_04
+        - LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_f_y
+            * LH_SHANK_articulated_subspace_n_x;
+    let LH_THIGH_articulated_04 = LH_SHANK_articulated_passed_04 - LH_THIGH_inertia_h_z;
+    let LH_SHANK_articulated_passed_45 = -(LH_SHANK_articulated_subspace_f_z
+        * LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_f_y);
+    let LH_THIGH_subspace_v_z = LH_THIGH_rotation_10 * LH_THIGH_position_x
+        - LH_THIGH_rotation_00 * LH_THIGH_position_y;
+    let LH_SHANK_articulated_passed_14 = -(LH_SHANK_inverse_pivot
+        * LH_SHANK_articulated_subspace_f_y * LH_SHANK_articulated_subspace_n_y);
+    let LH_THIGH_articulated_subspace_f_y = LH_THIGH_subspace_v_x
+        * LH_SHANK_articulated_passed_34 + LH_THIGH_rotation_20 * LH_THIGH_articulated_24
+        + LH_THIGH_articulated_44 * LH_THIGH_subspace_v_y
+        + LH_THIGH_rotation_00 * LH_THIGH_articulated_04
+        + LH_SHANK_articulated_passed_45 * LH_THIGH_subspace_v_z
+        + LH_THIGH_rotation_10 * LH_SHANK_articulated_passed_14;
+    let LH_SHANK_articulated_passed_35 = -(LH_SHANK_articulated_subspace_f_z
+        * LH_SHANK_articulated_subspace_f_x * LH_SHANK_inverse_pivot);
+    let LH_SHANK_articulated_passed_13 = LH_SHANK_inertia_h_z
+        - LH_SHANK_articulated_subspace_f_x * LH_SHANK_inverse_pivot
+            * LH_SHANK_articulated_subspace_n_y;
+    let LH_THIGH_articulated_13 = LH_SHANK_articulated_passed_13 + LH_THIGH_inertia_h_z;
+    let LH_SHANK_articulated_passed_33 = p.LH_SHANK_mass
+        - LH_SHANK_articulated_subspace_f_x * LH_SHANK_articulated_subspace_f_x
+            * LH_SHANK_inverse_pivot;
+    let LH_THIGH_articulated_33 = LH_SHANK_articulated_passed_33 + p.LH_THIGH_mass;
+    let LH_SHANK_articulated_passed_03 = -(LH_SHANK_articulated_subspace_f_x
+        * LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_n_x);
+    let LH_SHANK_articulated_passed_23 = LH_SHANK_articulated_23
+        - LH_SHANK_articulated_subspace_f_x * LH_SHANK_inverse_pivot
+            * LH_SHANK_articulated_subspace_n_z;
+    let LH_THIGH_com_y = LH_THIGH_position_y
+        + 0.000046499511915559615 * LH_THIGH_rotation_11
+        + 0.030814718332790626 * LH_THIGH_rotation_10
+        - 0.2456957342885054 * LH_THIGH_rotation_12;
+    let LH_THIGH_inertia_h_y = LH_THIGH_com_y * p.LH_THIGH_mass;
+    let LH_THIGH_articulated_23 = LH_SHANK_articulated_passed_23 - LH_THIGH_inertia_h_y;
+    let LH_THIGH_articulated_subspace_f_x = LH_SHANK_articulated_passed_35
+        * LH_THIGH_subspace_v_z + LH_THIGH_rotation_10 * LH_THIGH_articulated_13
+        + LH_THIGH_subspace_v_x * LH_THIGH_articulated_33
+        + LH_SHANK_articulated_passed_34 * LH_THIGH_subspace_v_y
+        + LH_THIGH_rotation_00 * LH_SHANK_articulated_passed_03
+        + LH_THIGH_rotation_20 * LH_THIGH_articulated_23;
+    let LH_SHANK_articulated_passed_02 = LH_SHANK_inertia_i_02
+        - LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_n_x
+            * LH_SHANK_articulated_subspace_n_z;
+    let t112 = LH_THIGH_rotation_00 * p.LH_THIGH_inertia_xz
+        + p.LH_THIGH_inertia_yz * LH_THIGH_rotation_01
+        + p.LH_THIGH_inertia_zz * LH_THIGH_rotation_02;
+    let t113 = LH_THIGH_rotation_00 * p.LH_THIGH_inertia_xy
+        + p.LH_THIGH_inertia_yy * LH_THIGH_rotation_01
+        + p.LH_THIGH_inertia_yz * LH_THIGH_rotation_02;
+    let t114 = LH_THIGH_rotation_00 * p.LH_THIGH_inertia_xx
+        + p.LH_THIGH_inertia_xy * LH_THIGH_rotation_01
+        + p.LH_THIGH_inertia_xz * LH_THIGH_rotation_02;
+    let LH_THIGH_inertia_com_02 = t112 * LH_THIGH_rotation_22
+        + t113 * LH_THIGH_rotation_21 + t114 * LH_THIGH_rotation_20;
+    let LH_THIGH_inertia_i_02 = LH_THIGH_inertia_com_02
+        - LH_THIGH_com_z * LH_THIGH_com_x * p.LH_THIGH_mass;
+    let LH_THIGH_articulated_02 = LH_SHANK_articulated_passed_02 + LH_THIGH_inertia_i_02;
+    let LH_SHANK_articulated_passed_00 = LH_SHANK_inertia_i_00
+        - LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_n_x
+            * LH_SHANK_articulated_subspace_n_x;
+    let t115 = LH_THIGH_com_z * LH_THIGH_com_z;
+    let t116 = LH_THIGH_com_y * LH_THIGH_com_y;
+    let t117 = LH_THIGH_com_x * LH_THIGH_com_x;
+    let LH_THIGH_inertia_com_00 = t112 * LH_THIGH_rotation_02
+        + t113 * LH_THIGH_rotation_01 + LH_THIGH_rotation_00 * t114;
+    let LH_THIGH_inertia_i_00 = (t115 + t116 + t117 - LH_THIGH_com_x * LH_THIGH_com_x)
+        * p.LH_THIGH_mass + LH_THIGH_inertia_com_00;
+    let LH_THIGH_articulated_00 = LH_SHANK_articulated_passed_00 + LH_THIGH_inertia_i_00;
+    let LH_THIGH_inertia_com_01 = LH_THIGH_rotation_10 * t114
+        + t113 * LH_THIGH_rotation_11 + LH_THIGH_rotation_12 * t112;
+    let LH_THIGH_inertia_i_01 = LH_THIGH_inertia_com_01
+        - LH_THIGH_com_x * LH_THIGH_com_y * p.LH_THIGH_mass;
+    let LH_SHANK_articulated_passed_01 = LH_SHANK_inertia_i_01
+        - LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_n_x
+            * LH_SHANK_articulated_subspace_n_y;
+    let LH_THIGH_articulated_01 = LH_THIGH_inertia_i_01 + LH_SHANK_articulated_passed_01;
+    let LH_SHANK_articulated_passed_05 = LH_SHANK_inertia_h_y
+        - LH_SHANK_articulated_subspace_f_z * LH_SHANK_inverse_pivot
+            * LH_SHANK_articulated_subspace_n_x;
+    let LH_THIGH_articulated_05 = LH_SHANK_articulated_passed_05 + LH_THIGH_inertia_h_y;
+    let LH_THIGH_articulated_subspace_n_x = LH_THIGH_articulated_02
+        * LH_THIGH_rotation_20 + LH_THIGH_articulated_04 * LH_THIGH_subspace_v_y
+        + LH_THIGH_rotation_00 * LH_THIGH_articulated_00
+        + LH_THIGH_rotation_10 * LH_THIGH_articulated_01
+        + LH_THIGH_subspace_v_x * LH_SHANK_articulated_passed_03
+        + LH_THIGH_articulated_05 * LH_THIGH_subspace_v_z;
+    let LH_SHANK_articulated_passed_55 = p.LH_SHANK_mass
+        - LH_SHANK_articulated_subspace_f_z * LH_SHANK_articulated_subspace_f_z
+            * LH_SHANK_inverse_pivot;
+    let LH_THIGH_articulated_55 = LH_SHANK_articulated_passed_55 + p.LH_THIGH_mass;
+    let LH_SHANK_articulated_passed_15 = LH_SHANK_articulated_15
+        - LH_SHANK_articulated_subspace_f_z * LH_SHANK_inverse_pivot
+            * LH_SHANK_articulated_subspace_n_y;
+    let LH_THIGH_articulated_15 = LH_SHANK_articulated_passed_15 - LH_THIGH_inertia_h_x;
+    let LH_SHANK_articulated_passed_25 = -(LH_SHANK_articulated_subspace_f_z
+        * LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_n_z);
+    let LH_THIGH_articulated_subspace_f_z = LH_THIGH_subspace_v_x
+        * LH_SHANK_articulated_passed_35
+        + LH_THIGH_articulated_55 * LH_THIGH_subspace_v_z
+        + LH_THIGH_rotation_00 * LH_THIGH_articulated_05
+        + LH_SHANK_articulated_passed_45 * LH_THIGH_subspace_v_y
+        + LH_THIGH_rotation_10 * LH_THIGH_articulated_15
+        + LH_SHANK_articulated_passed_25 * LH_THIGH_rotation_20;
+    let LH_SHANK_articulated_passed_12 = LH_SHANK_inertia_i_12
+        - LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_n_z
+            * LH_SHANK_articulated_subspace_n_y;
+    let t118 = LH_THIGH_rotation_10 * p.LH_THIGH_inertia_xx
+        + p.LH_THIGH_inertia_xy * LH_THIGH_rotation_11
+        + LH_THIGH_rotation_12 * p.LH_THIGH_inertia_xz;
+    let t119 = p.LH_THIGH_inertia_yz * LH_THIGH_rotation_11
+        + LH_THIGH_rotation_10 * p.LH_THIGH_inertia_xz
+        + LH_THIGH_rotation_12 * p.LH_THIGH_inertia_zz;
+    let t120 = LH_THIGH_rotation_12 * p.LH_THIGH_inertia_yz
+        + LH_THIGH_rotation_10 * p.LH_THIGH_inertia_xy
+        + p.LH_THIGH_inertia_yy * LH_THIGH_rotation_11;
+    let LH_THIGH_inertia_com_12 = t118 * LH_THIGH_rotation_20
+        + LH_THIGH_rotation_22 * t119 + t120 * LH_THIGH_rotation_21;
+    let LH_THIGH_inertia_i_12 = LH_THIGH_inertia_com_12
+        - LH_THIGH_com_z * LH_THIGH_com_y * p.LH_THIGH_mass;
+    let LH_THIGH_articulated_12 = LH_SHANK_articulated_passed_12 + LH_THIGH_inertia_i_12;
+    let LH_THIGH_inertia_com_22 = LH_THIGH_rotation_21
+        * (LH_THIGH_rotation_22 * p.LH_THIGH_inertia_yz
+            + p.LH_THIGH_inertia_xy * LH_THIGH_rotation_20
+            + p.LH_THIGH_inertia_yy * LH_THIGH_rotation_21)
+        + LH_THIGH_rotation_20
+            * (p.LH_THIGH_inertia_xx * LH_THIGH_rotation_20
+                + LH_THIGH_rotation_22 * p.LH_THIGH_inertia_xz
+                + LH_THIGH_rotation_21 * p.LH_THIGH_inertia_xy)
+        + LH_THIGH_rotation_22
+            * (LH_THIGH_rotation_22 * p.LH_THIGH_inertia_zz
+                + LH_THIGH_rotation_20 * p.LH_THIGH_inertia_xz
+                + LH_THIGH_rotation_21 * p.LH_THIGH_inertia_yz);
+    let LH_THIGH_inertia_i_22 = LH_THIGH_inertia_com_22
+        + p.LH_THIGH_mass * (t115 + t116 + t117 - LH_THIGH_com_z * LH_THIGH_com_z);
+    let LH_SHANK_articulated_passed_22 = LH_SHANK_inertia_i_22
+        - LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_n_z
+            * LH_SHANK_articulated_subspace_n_z;
+    let LH_THIGH_articulated_22 = LH_THIGH_inertia_i_22 + LH_SHANK_articulated_passed_22;
+    let LH_THIGH_articulated_subspace_n_z = LH_SHANK_articulated_passed_25
+        * LH_THIGH_subspace_v_z + LH_THIGH_subspace_v_x * LH_THIGH_articulated_23
+        + LH_THIGH_rotation_10 * LH_THIGH_articulated_12
+        + LH_THIGH_articulated_22 * LH_THIGH_rotation_20
+        + LH_THIGH_rotation_00 * LH_THIGH_articulated_02
+        + LH_THIGH_subspace_v_y * LH_THIGH_articulated_24;
+    let LH_THIGH_inertia_com_11 = LH_THIGH_rotation_12 * t119
+        + t120 * LH_THIGH_rotation_11 + LH_THIGH_rotation_10 * t118;
+    let LH_THIGH_inertia_i_11 = (t115 + t116 + t117 - LH_THIGH_com_y * LH_THIGH_com_y)
+        * p.LH_THIGH_mass + LH_THIGH_inertia_com_11;
+    let LH_SHANK_articulated_passed_11 = LH_SHANK_inertia_i_11
+        - LH_SHANK_inverse_pivot * LH_SHANK_articulated_subspace_n_y
+            * LH_SHANK_articulated_subspace_n_y;
+    let LH_THIGH_articulated_11 = LH_THIGH_inertia_i_11 + LH_SHANK_articulated_passed_11;
+    let LH_THIGH_articulated_subspace_n_y = LH_THIGH_rotation_00
+        * LH_THIGH_articulated_01
+        + LH_SHANK_articulated_passed_14 * LH_THIGH_subspace_v_y
+        + LH_THIGH_rotation_10 * LH_THIGH_articulated_11
+        + LH_THIGH_articulated_15 * LH_THIGH_subspace_v_z
+        + LH_THIGH_subspace_v_x * LH_THIGH_articulated_13
+        + LH_THIGH_rotation_20 * LH_THIGH_articulated_12;
+    pivots[5] = LH_THIGH_subspace_v_x * LH_THIGH_articulated_subspace_f_x
+        + LH_THIGH_rotation_00 * LH_THIGH_articulated_subspace_n_x
+        + LH_THIGH_articulated_subspace_f_z * LH_THIGH_subspace_v_z
+        + LH_THIGH_articulated_subspace_f_y * LH_THIGH_subspace_v_y
+        + LH_THIGH_rotation_20 * LH_THIGH_articulated_subspace_n_z
+        + LH_THIGH_rotation_10 * LH_THIGH_articulated_subspace_n_y;
+    let LH_THIGH_inverse_pivot = 1.0
+        / (LH_THIGH_subspace_v_x * LH_THIGH_articulated_subspace_f_x
+            + LH_THIGH_rotation_00 * LH_THIGH_articulated_subspace_n_x
+            + LH_THIGH_articulated_subspace_f_z * LH_THIGH_subspace_v_z
+            + LH_THIGH_articulated_subspace_f_y * LH_THIGH_subspace_v_y
+            + LH_THIGH_rotation_20 * LH_THIGH_articulated_subspace_n_z
+            + LH_THIGH_rotation_10 * LH_THIGH_articulated_subspace_n_y);
+    let LH_THIGH_articulated_passed_14 = LH_SHANK_articulated_passed_14
+        - LH_THIGH_articulated_subspace_f_y * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_y;
+    let LH_THIGH_articulated_passed_34 = LH_SHANK_articulated_passed_34
+        - LH_THIGH_articulated_subspace_f_x * LH_THIGH_articulated_subspace_f_y
+            * LH_THIGH_inverse_pivot;
+    let LH_HIP_subspace_v_x = LH_HIP_position_y * LH_HIP_axis_z
+        - LH_HIP_axis_y * LH_HIP_position_z;
+    let LH_THIGH_articulated_passed_44 = LH_THIGH_articulated_44
+        - LH_THIGH_articulated_subspace_f_y * LH_THIGH_articulated_subspace_f_y
+            * LH_THIGH_inverse_pivot;
+    let LH_HIP_articulated_44 = LH_THIGH_articulated_passed_44 + p.LH_HIP_mass;
+    let LH_THIGH_articulated_passed_04 = LH_THIGH_articulated_04
+        - LH_THIGH_articulated_subspace_n_x * LH_THIGH_articulated_subspace_f_y
+            * LH_THIGH_inverse_pivot;
+    let LH_HIP_com_z = 0.056763322546076266 * LH_HIP_rotation_20
+        + 0.015293968803292288 * LH_HIP_rotation_21 + LH_HIP_position_z
+        - 0.008297843165254861 * LH_HIP_rotation_22;
+    let LH_HIP_inertia_h_z = LH_HIP_com_z * p.LH_HIP_mass;
+    let LH_HIP_articulated_04 = LH_THIGH_articulated_passed_04 - LH_HIP_inertia_h_z;
+    let LH_HIP_com_x = 0.056763322546076266 * LH_HIP_rotation_00 + LH_HIP_position_x
+        + 0.015293968803292288 * LH_HIP_rotation_01
+        - 0.008297843165254861 * LH_HIP_rotation_02;
+    let LH_HIP_inertia_h_x = p.LH_HIP_mass * LH_HIP_com_x;
+    let LH_THIGH_articulated_passed_24 = LH_THIGH_articulated_24
+        - LH_THIGH_articulated_subspace_f_y * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_z;
+    let LH_HIP_articulated_24 = LH_HIP_inertia_h_x + LH_THIGH_articulated_passed_24;
+    let LH_HIP_subspace_v_z = LH_HIP_axis_y * LH_HIP_position_x
+        - LH_HIP_position_y * LH_HIP_axis_x;
+    let LH_THIGH_articulated_passed_45 = LH_SHANK_articulated_passed_45
+        - LH_THIGH_articulated_subspace_f_z * LH_THIGH_articulated_subspace_f_y
+            * LH_THIGH_inverse_pivot;
+    let LH_HIP_articulated_subspace_f_y = LH_HIP_axis_y * LH_THIGH_articulated_passed_14
+        + LH_THIGH_articulated_passed_34 * LH_HIP_subspace_v_x
+        + LH_HIP_subspace_v_y * LH_HIP_articulated_44
+        + LH_HIP_axis_x * LH_HIP_articulated_04 + LH_HIP_articulated_24 * LH_HIP_axis_z
+        + LH_HIP_subspace_v_z * LH_THIGH_articulated_passed_45;
+    let LH_THIGH_articulated_passed_03 = LH_SHANK_articulated_passed_03
+        - LH_THIGH_articulated_subspace_n_x * LH_THIGH_articulated_subspace_f_x
+            * LH_THIGH_inverse_pivot;
+    let t121 = LH_HIP_rotation_02 * p.LH_HIP_inertia_yz
+        + LH_HIP_rotation_01 * p.LH_HIP_inertia_yy
+        + p.LH_HIP_inertia_xy * LH_HIP_rotation_00;
+    let t122 = LH_HIP_rotation_02 * p.LH_HIP_inertia_xz
+        + p.LH_HIP_inertia_xy * LH_HIP_rotation_01
+        + LH_HIP_rotation_00 * p.LH_HIP_inertia_xx;
+    let t123 = p.LH_HIP_inertia_yz * LH_HIP_rotation_01
+        + LH_HIP_rotation_02 * p.LH_HIP_inertia_zz
+        + p.LH_HIP_inertia_xz * LH_HIP_rotation_00;
+    let LH_HIP_inertia_com_02 = t121 * LH_HIP_rotation_21 + LH_HIP_rotation_20 * t122
+        + t123 * LH_HIP_rotation_22;
+    let LH_HIP_inertia_i_02 = LH_HIP_inertia_com_02
+        - LH_HIP_com_z * p.LH_HIP_mass * LH_HIP_com_x;
+    let LH_THIGH_articulated_passed_02 = LH_THIGH_articulated_02
+        - LH_THIGH_articulated_subspace_n_x * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_z;
+    let LH_HIP_articulated_02 = LH_HIP_inertia_i_02 + LH_THIGH_articulated_passed_02;
+    let LH_THIGH_articulated_passed_05 = LH_THIGH_articulated_05
+        - LH_THIGH_articulated_subspace_n_x * LH_THIGH_articulated_subspace_f_z
+            * LH_THIGH_inverse_pivot;
+    let LH_HIP_com_y = LH_HIP_position_y + 0.056763322546076266 * LH_HIP_rotation_10
+        + 0.015293968803292288 * LH_HIP_rotation_11
+        - 0.008297843165254861 * LH_HIP_rotation_12;
+    let LH_HIP_inertia_h_y = LH_HIP_com_y * p.LH_HIP_mass;
+    let LH_HIP_articulated_05 = LH_THIGH_articulated_passed_05 + LH_HIP_inertia_h_y;
+    let LH_HIP_inertia_com_00 = t121 * LH_HIP_rotation_01 + t122 * LH_HIP_rotation_00
+        + LH_HIP_rotation_02 * t123;
+    let t124 = LH_HIP_com_x * LH_HIP_com_x;
+    let t125 = LH_HIP_com_y * LH_HIP_com_y;
+    let t126 = LH_HIP_com_z * LH_HIP_com_z;
+    let LH_HIP_inertia_i_00 = LH_HIP_inertia_com_00
+        + p.LH_HIP_mass * (t124 + t125 + t126 - LH_HIP_com_x * LH_HIP_com_x);
+    let LH_THIGH_articulated_passed_00 = LH_THIGH_articulated_00
+        - LH_THIGH_articulated_subspace_n_x * LH_THIGH_articulated_subspace_n_x
+            * LH_THIGH_inverse_pivot;
+    let LH_HIP_articulated_00 = LH_HIP_inertia_i_00 + LH_THIGH_articulated_passed_00;
+    let LH_THIGH_articulated_passed_01 = LH_THIGH_articulated_01
+        - LH_THIGH_articulated_subspace_n_x * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_y;
+    let LH_HIP_inertia_com_01 = t123 * LH_HIP_rotation_12 + t121 * LH_HIP_rotation_11
+        + t122 * LH_HIP_rotation_10;
+    let LH_HIP_inertia_i_01 = LH_HIP_inertia_com_01
+        - LH_HIP_com_y * p.LH_HIP_mass * LH_HIP_com_x;
+    let LH_HIP_articulated_01 = LH_THIGH_articulated_passed_01 + LH_HIP_inertia_i_01;
+    let LH_HIP_articulated_subspace_n_x = LH_HIP_subspace_v_x
+        * LH_THIGH_articulated_passed_03 + LH_HIP_articulated_02 * LH_HIP_axis_z
+        + LH_HIP_subspace_v_z * LH_HIP_articulated_05
+        + LH_HIP_axis_x * LH_HIP_articulated_00
+        + LH_HIP_subspace_v_y * LH_HIP_articulated_04
+        + LH_HIP_axis_y * LH_HIP_articulated_01;
+    let LH_THIGH_articulated_passed_55 = LH_THIGH_articulated_55
+        - LH_THIGH_articulated_subspace_f_z * LH_THIGH_articulated_subspace_f_z
+            * LH_THIGH_inverse_pivot;
+    let LH_HIP_articulated_55 = LH_THIGH_articulated_passed_55 + p.LH_HIP_mass;
+    let LH_THIGH_articulated_passed_25 = LH_SHANK_articulated_passed_25
+        - LH_THIGH_articulated_subspace_f_z * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_z;
+    let LH_THIGH_articulated_passed_35 = LH_SHANK_articulated_passed_35
+        - LH_THIGH_articulated_subspace_f_x * LH_THIGH_articulated_subspace_f_z
+            * LH_THIGH_inverse_pivot;
+    let LH_THIGH_articulated_passed_15 = LH_THIGH_articulated_15
+        - LH_THIGH_articulated_subspace_f_z * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_y;
+    let LH_HIP_articulated_15 = LH_THIGH_articulated_passed_15 - LH_HIP_inertia_h_x;
+    let LH_HIP_articulated_subspace_f_z = LH_THIGH_articulated_passed_45
+        * LH_HIP_subspace_v_y + LH_HIP_subspace_v_z * LH_HIP_articulated_55
+        + LH_THIGH_articulated_passed_25 * LH_HIP_axis_z
+        + LH_HIP_articulated_05 * LH_HIP_axis_x
+        + LH_HIP_subspace_v_x * LH_THIGH_articulated_passed_35
+        + LH_HIP_axis_y * LH_HIP_articulated_15;
+    let LH_THIGH_articulated_passed_23 = LH_THIGH_articulated_23
+        - LH_THIGH_articulated_subspace_f_x * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_z;
+    let LH_HIP_articulated_23 = LH_THIGH_articulated_passed_23 - LH_HIP_inertia_h_y;
+    let LH_THIGH_articulated_passed_12 = LH_THIGH_articulated_12
+        - LH_THIGH_inverse_pivot * LH_THIGH_articulated_subspace_n_y
+            * LH_THIGH_articulated_subspace_n_z;
+    let t127 = LH_HIP_rotation_11 * p.LH_HIP_inertia_yy
+        + p.LH_HIP_inertia_yz * LH_HIP_rotation_12
+        + p.LH_HIP_inertia_xy * LH_HIP_rotation_10;
+    let t128 = p.LH_HIP_inertia_zz * LH_HIP_rotation_12
+        + p.LH_HIP_inertia_xz * LH_HIP_rotation_10
+        + LH_HIP_rotation_11 * p.LH_HIP_inertia_yz;
+    let t129 = p.LH_HIP_inertia_xz * LH_HIP_rotation_12
+        + p.LH_HIP_inertia_xy * LH_HIP_rotation_11
+        + LH_HIP_rotation_10 * p.LH_HIP_inertia_xx;
+    let LH_HIP_inertia_com_12 = t127 * LH_HIP_rotation_21 + LH_HIP_rotation_22 * t128
+        + LH_HIP_rotation_20 * t129;
+    let LH_HIP_inertia_i_12 = LH_HIP_inertia_com_12
+        - LH_HIP_com_z * LH_HIP_com_y * p.LH_HIP_mass;
+    let LH_HIP_articulated_12 = LH_THIGH_articulated_passed_12 + LH_HIP_inertia_i_12;
+    let LH_THIGH_articulated_passed_22 = LH_THIGH_articulated_22
+        - LH_THIGH_inverse_pivot * LH_THIGH_articulated_subspace_n_z
+            * LH_THIGH_articulated_subspace_n_z;
+    let LH_HIP_inertia_com_22 = LH_HIP_rotation_22
+        * (LH_HIP_rotation_20 * p.LH_HIP_inertia_xz
+            + p.LH_HIP_inertia_zz * LH_HIP_rotation_22
+            + p.LH_HIP_inertia_yz * LH_HIP_rotation_21)
+        + (p.LH_HIP_inertia_yz * LH_HIP_rotation_22
+            + p.LH_HIP_inertia_xy * LH_HIP_rotation_20
+            + LH_HIP_rotation_21 * p.LH_HIP_inertia_yy) * LH_HIP_rotation_21
+        + LH_HIP_rotation_20
+            * (p.LH_HIP_inertia_xz * LH_HIP_rotation_22
+                + p.LH_HIP_inertia_xy * LH_HIP_rotation_21
+                + LH_HIP_rotation_20 * p.LH_HIP_inertia_xx);
+    let LH_HIP_inertia_i_22 = (t124 + t125 + t126 - LH_HIP_com_z * LH_HIP_com_z)
+        * p.LH_HIP_mass + LH_HIP_inertia_com_22;
+    let LH_HIP_articulated_22 = LH_THIGH_articulated_passed_22 + LH_HIP_inertia_i_22;
+    let LH_HIP_articulated_subspace_n_z = LH_HIP_subspace_v_x * LH_HIP_articulated_23
+        + LH_HIP_axis_x * LH_HIP_articulated_02
+        + LH_HIP_subspace_v_z * LH_THIGH_articulated_passed_25
+        + LH_HIP_articulated_24 * LH_HIP_subspace_v_y
+        + LH_HIP_axis_y * LH_HIP_articulated_12 + LH_HIP_articulated_22 * LH_HIP_axis_z;
+    let LH_HIP_inertia_com_11 = t128 * LH_HIP_rotation_12 + LH_HIP_rotation_11 * t127
+        + t129 * LH_HIP_rotation_10;
+    let LH_HIP_inertia_i_11 = LH_HIP_inertia_com_11
+        + (t124 + t125 + t126 - LH_HIP_com_y * LH_HIP_com_y) * p.LH_HIP_mass;
+    let LH_THIGH_articulated_passed_11 = LH_THIGH_articulated_11
+        - LH_THIGH_inverse_pivot * LH_THIGH_articulated_subspace_n_y
+            * LH_THIGH_articulated_subspace_n_y;
+    let LH_HIP_articulated_11 = LH_HIP_inertia_i_11 + LH_THIGH_articulated_passed_11;
+    let LH_THIGH_articulated_passed_13 = LH_THIGH_articulated_13
+        - LH_THIGH_articulated_subspace_f_x * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_y;
+    let LH_HIP_articulated_13 = LH_THIGH_articulated_passed_13 + LH_HIP_inertia_h_z;
+    let LH_HIP_articulated_subspace_n_y = LH_HIP_subspace_v_y
+        * LH_THIGH_articulated_passed_14 + LH_HIP_articulated_12 * LH_HIP_axis_z
+        + LH_HIP_axis_x * LH_HIP_articulated_01 + LH_HIP_axis_y * LH_HIP_articulated_11
+        + LH_HIP_subspace_v_z * LH_HIP_articulated_15
+        + LH_HIP_subspace_v_x * LH_HIP_articulated_13;
+    let LH_THIGH_articulated_passed_33 = LH_THIGH_articulated_33
+        - LH_THIGH_articulated_subspace_f_x * LH_THIGH_articulated_subspace_f_x
+            * LH_THIGH_inverse_pivot;
+    let LH_HIP_articulated_33 = p.LH_HIP_mass + LH_THIGH_articulated_passed_33;
+    let LH_HIP_articulated_subspace_f_x = LH_HIP_subspace_v_z
+        * LH_THIGH_articulated_passed_35 + LH_HIP_axis_y * LH_HIP_articulated_13
+        + LH_HIP_axis_x * LH_THIGH_articulated_passed_03
+        + LH_HIP_articulated_23 * LH_HIP_axis_z
+        + LH_HIP_subspace_v_x * LH_HIP_articulated_33
+        + LH_THIGH_articulated_passed_34 * LH_HIP_subspace_v_y;
+    pivots[9] = LH_HIP_subspace_v_y * LH_HIP_articulated_subspace_f_y
+        + LH_HIP_articulated_subspace_n_x * LH_HIP_axis_x
+        + LH_HIP_articulated_subspace_f_z * LH_HIP_subspace_v_z
+        + LH_HIP_articulated_subspace_n_z * LH_HIP_axis_z
+        + LH_HIP_axis_y * LH_HIP_articulated_subspace_n_y
+        + LH_HIP_subspace_v_x * LH_HIP_articulated_subspace_f_x;
+    let LH_HIP_inverse_pivot = 1.0
+        / (LH_HIP_subspace_v_y * LH_HIP_articulated_subspace_f_y
+            + LH_HIP_articulated_subspace_n_x * LH_HIP_axis_x
+            + LH_HIP_articulated_subspace_f_z * LH_HIP_subspace_v_z
+            + LH_HIP_articulated_subspace_n_z * LH_HIP_axis_z
+            + LH_HIP_axis_y * LH_HIP_articulated_subspace_n_y
+            + LH_HIP_subspace_v_x * LH_HIP_articulated_subspace_f_x);
+    let LH_HIP_articulated_passed_02 = LH_HIP_articulated_02
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_z
+            * LH_HIP_articulated_subspace_n_x;
+    let t130 = base_roll_rotation_01 * p.base_inertia_xy
+        + p.base_inertia_xx * base_pitch_rotation_00
+        + p.base_inertia_xz * base_roll_rotation_02;
+    let t131 = p.base_inertia_yy * base_roll_rotation_01
+        + base_pitch_rotation_00 * p.base_inertia_xy
+        + p.base_inertia_yz * base_roll_rotation_02;
+    let t132 = p.base_inertia_yz * base_roll_rotation_01
+        + base_pitch_rotation_00 * p.base_inertia_xz
+        + p.base_inertia_zz * base_roll_rotation_02;
+    let base_inertia_com_02 = t130 * base_pitch_rotation_20
+        + t131 * base_roll_rotation_21 + t132 * base_roll_rotation_22;
+    let base_com_z = 0.008504339015646211 * base_roll_rotation_22 + q[2]
+        - 0.00017816961328741683 * base_roll_rotation_21
+        - 0.01779394314373471 * base_pitch_rotation_20;
+    let base_com_x = 0.008504339015646211 * base_roll_rotation_02 + q[0]
+        - 0.01779394314373471 * base_pitch_rotation_00
+        - 0.00017816961328741683 * base_roll_rotation_01;
+    let base_inertia_i_02 = base_inertia_com_02 - p.base_mass * base_com_z * base_com_x;
+    let t133 = 0.5000000000012941 * sin_q7 - 0.8660254037836915 * cos_q7;
+    let t134 = -0.8660254037836915 * sin_q7 - 0.5000000000012941 * cos_q7;
+    let RF_HIP_rotation_01 = base_roll_rotation_01 * t133 + base_roll_rotation_02 * t134;
+    let t135 = 0.8660254037836915 * sin_q7 + 0.5000000000012941 * cos_q7;
+    let RF_HIP_rotation_02 = t135 * base_roll_rotation_01 + base_roll_rotation_02 * t133;
+    let t136 = p.RF_HIP_inertia_xy * base_pitch_rotation_00
+        + p.RF_HIP_inertia_yy * RF_HIP_rotation_01
+        + RF_HIP_rotation_02 * p.RF_HIP_inertia_yz;
+    let RF_HIP_rotation_21 = base_roll_rotation_21 * t133 + t134 * base_roll_rotation_22;
+    let RF_HIP_rotation_22 = t133 * base_roll_rotation_22 + t135 * base_roll_rotation_21;
+    let t137 = p.RF_HIP_inertia_xz * base_pitch_rotation_00
+        + RF_HIP_rotation_01 * p.RF_HIP_inertia_yz
+        + p.RF_HIP_inertia_zz * RF_HIP_rotation_02;
+    let t138 = base_pitch_rotation_00 * p.RF_HIP_inertia_xx
+        + RF_HIP_rotation_02 * p.RF_HIP_inertia_xz
+        + p.RF_HIP_inertia_xy * RF_HIP_rotation_01;
+    let RF_HIP_inertia_com_02 = t136 * RF_HIP_rotation_21 + RF_HIP_rotation_22 * t137
+        + base_pitch_rotation_20 * t138;
+    let RF_HIP_position_x = q[0] + t6 + t52;
+    let RF_HIP_com_x = 0.05676332254562053 * base_pitch_rotation_00 + RF_HIP_position_x
+        + 0.015293968803303594 * RF_HIP_rotation_01
+        - 0.008297843165254606 * RF_HIP_rotation_02;
+    let RF_HIP_position_z = t17 + t62 + q[2];
+    let RF_HIP_com_z = 0.05676332254562053 * base_pitch_rotation_20 + RF_HIP_position_z
+        + 0.015293968803303594 * RF_HIP_rotation_21
+        - 0.008297843165254606 * RF_HIP_rotation_22;
+    let RF_HIP_inertia_i_02 = RF_HIP_inertia_com_02
+        - RF_HIP_com_x * RF_HIP_com_z * p.RF_HIP_mass;
+    let RF_THIGH_rotation_00 = t50 + 0.8660254037836915 * RF_HIP_rotation_01
+        - 0.5000000000012941 * RF_HIP_rotation_02;
+    let RF_SHANK_axis_x = -RF_THIGH_rotation_00;
+    let t139 = 0.5000000000012941 * sin_q11 - 0.000000000004240385820249664 * cos_q11;
+    let t140 = 0.0000000000024484221498253136 * cos_q11 + 0.8660254037836915 * sin_q11;
+    let t141 = cos_q11 - 0.00000000000000020287080508194523 * sin_q11;
+    let RF_THIGH_rotation_21 = t139 * RF_HIP_rotation_21 + RF_HIP_rotation_22 * t140
+        + base_pitch_rotation_20 * t141;
+    let RF_THIGH_position_z = 0.07258158909111119 * RF_HIP_rotation_21 + t63
+        + RF_HIP_position_z - 0.041905000000108446 * RF_HIP_rotation_22;
+    let t142 = -0.000000000004240385820249664 * sin_q11 - 0.5000000000012941 * cos_q11;
+    let t143 = 0.00000000000000020287080508194523 * cos_q11 + sin_q11;
+    let t144 = 0.0000000000024484221498253136 * sin_q11 - 0.8660254037836915 * cos_q11;
+    let RF_THIGH_rotation_22 = t142 * RF_HIP_rotation_21 + t143 * base_pitch_rotation_20
+        + RF_HIP_rotation_22 * t144;
+    let RF_THIGH_rotation_20 = t64 + 0.8660254037836915 * RF_HIP_rotation_21
+        - 0.5000000000012941 * RF_HIP_rotation_22;
+    let RF_SHANK_position_z = RF_THIGH_position_z + 0.1003 * RF_THIGH_rotation_20
+        - 0.0000000000004911278626727188 * RF_THIGH_rotation_21
+        - 0.28500000000000003 * RF_THIGH_rotation_22;
+    let RF_SHANK_axis_z = -RF_THIGH_rotation_20;
+    let RF_THIGH_position_x = 0.07258158909111119 * RF_HIP_rotation_01
+        + RF_HIP_position_x + t53 - 0.041905000000108446 * RF_HIP_rotation_02;
+    let RF_THIGH_rotation_01 = RF_HIP_rotation_02 * t140 + t139 * RF_HIP_rotation_01
+        + base_pitch_rotation_00 * t141;
+    let RF_THIGH_rotation_02 = t142 * RF_HIP_rotation_01 + t143 * base_pitch_rotation_00
+        + RF_HIP_rotation_02 * t144;
+    let RF_SHANK_position_x = 0.1003 * RF_THIGH_rotation_00 + RF_THIGH_position_x
+        - 0.0000000000004911278626727188 * RF_THIGH_rotation_01
+        - 0.28500000000000003 * RF_THIGH_rotation_02;
+    let RF_SHANK_subspace_v_y = RF_SHANK_axis_x * RF_SHANK_position_z
+        - RF_SHANK_axis_z * RF_SHANK_position_x;
+    let RF_SHANK_rotation_01 = cos_q15 * RF_THIGH_rotation_01
+        - RF_THIGH_rotation_02 * sin_q15;
+    let RF_SHANK_rotation_02 = sin_q15 * RF_THIGH_rotation_01
+        + RF_THIGH_rotation_02 * cos_q15;
+    let RF_SHANK_com_x = 0.06125276945036585 * RF_SHANK_rotation_01 + RF_SHANK_position_x
+        + 0.00546199925253473 * RF_THIGH_rotation_00
+        - 0.08065978110873187 * RF_SHANK_rotation_02;
+    let RF_SHANK_inertia_h_x = RF_SHANK_com_x * p.RF_SHANK_mass;
+    let RF_SHANK_rotation_22 = cos_q15 * RF_THIGH_rotation_22
+        + sin_q15 * RF_THIGH_rotation_21;
+    let RF_SHANK_rotation_21 = cos_q15 * RF_THIGH_rotation_21
+        - sin_q15 * RF_THIGH_rotation_22;
+    let RF_SHANK_com_z = RF_SHANK_position_z + 0.00546199925253473 * RF_THIGH_rotation_20
+        + 0.06125276945036585 * RF_SHANK_rotation_21
+        - 0.08065978110873187 * RF_SHANK_rotation_22;
+    let RF_SHANK_inertia_h_z = p.RF_SHANK_mass * RF_SHANK_com_z;
+    let RF_SHANK_articulated_04 = -RF_SHANK_inertia_h_z;
+    let RF_SHANK_articulated_subspace_f_y = RF_SHANK_subspace_v_y * p.RF_SHANK_mass
+        + RF_SHANK_axis_z * RF_SHANK_inertia_h_x
+        + RF_SHANK_axis_x * RF_SHANK_articulated_04;
+    let RF_HIP_rotation_12 = base_roll_rotation_12 * t133 + t135 * base_roll_rotation_11;
+    let RF_HIP_rotation_11 = base_roll_rotation_12 * t134 + base_roll_rotation_11 * t133;
+    let RF_THIGH_rotation_10 = 0.8660254037836915 * RF_HIP_rotation_11 + t54
+        - 0.5000000000012941 * RF_HIP_rotation_12;
+    let RF_SHANK_axis_y = -RF_THIGH_rotation_10;
+    let t145 = RF_THIGH_rotation_00 * p.RF_SHANK_inertia_xy
+        + p.RF_SHANK_inertia_yz * RF_SHANK_rotation_02
+        + RF_SHANK_rotation_01 * p.RF_SHANK_inertia_yy;
+    let RF_THIGH_rotation_11 = base_pitch_rotation_10 * t141 + RF_HIP_rotation_11 * t139
+        + t140 * RF_HIP_rotation_12;
+    let RF_THIGH_rotation_12 = base_pitch_rotation_10 * t143 + RF_HIP_rotation_11 * t142
+        + t144 * RF_HIP_rotation_12;
+    let RF_SHANK_rotation_11 = RF_THIGH_rotation_11 * cos_q15
+        - RF_THIGH_rotation_12 * sin_q15;
+    let RF_SHANK_rotation_12 = RF_THIGH_rotation_12 * cos_q15
+        + RF_THIGH_rotation_11 * sin_q15;
+    let t146 = p.RF_SHANK_inertia_yz * RF_SHANK_rotation_01
+        + p.RF_SHANK_inertia_zz * RF_SHANK_rotation_02
+        + RF_THIGH_rotation_00 * p.RF_SHANK_inertia_xz;
+    let t147 = RF_THIGH_rotation_00 * p.RF_SHANK_inertia_xx
+        + RF_SHANK_rotation_01 * p.RF_SHANK_inertia_xy
+        + RF_SHANK_rotation_02 * p.RF_SHANK_inertia_xz;
+    let RF_SHANK_inertia_com_01 = t145 * RF_SHANK_rotation_11
+        + RF_SHANK_rotation_12 * t146 + t147 * RF_THIGH_rotation_10;
+    let RF_HIP_position_y = q[1] + t47 + t8;
+    let RF_THIGH_position_y = RF_HIP_position_y + t44
+        + 0.07258158909111119 * RF_HIP_rotation_11
+        - 0.041905000000108446 * RF_HIP_rotation_12;
+    let RF_SHANK_position_y = 0.1003 * RF_THIGH_rotation_10 + RF_THIGH_position_y
+        - 0.0000000000004911278626727188 * RF_THIGH_rotation_11
+        - 0.28500000000000003 * RF_THIGH_rotation_12;
+    let RF_SHANK_com_y = RF_SHANK_position_y + 0.00546199925253473 * RF_THIGH_rotation_10
+        + 0.06125276945036585 * RF_SHANK_rotation_11
+        - 0.08065978110873187 * RF_SHANK_rotation_12;
+    let RF_SHANK_inertia_i_01 = RF_SHANK_inertia_com_01
+        - RF_SHANK_com_x * p.RF_SHANK_mass * RF_SHANK_com_y;
+    let RF_SHANK_articulated_15 = -RF_SHANK_inertia_h_x;
+    let RF_SHANK_subspace_v_z = RF_SHANK_axis_y * RF_SHANK_position_x
+        - RF_SHANK_position_y * RF_SHANK_axis_x;
+    let t148 = p.RF_SHANK_inertia_xy * RF_SHANK_rotation_11
+        + RF_SHANK_rotation_12 * p.RF_SHANK_inertia_xz
+        + p.RF_SHANK_inertia_xx * RF_THIGH_rotation_10;
+    let t149 = p.RF_SHANK_inertia_yz * RF_SHANK_rotation_12
+        + RF_THIGH_rotation_10 * p.RF_SHANK_inertia_xy
+        + p.RF_SHANK_inertia_yy * RF_SHANK_rotation_11;
+    let t150 = RF_THIGH_rotation_10 * p.RF_SHANK_inertia_xz
+        + p.RF_SHANK_inertia_yz * RF_SHANK_rotation_11
+        + p.RF_SHANK_inertia_zz * RF_SHANK_rotation_12;
+    let RF_SHANK_inertia_com_12 = t148 * RF_THIGH_rotation_20
+        + RF_SHANK_rotation_21 * t149 + t150 * RF_SHANK_rotation_22;
+    let RF_SHANK_inertia_i_12 = RF_SHANK_inertia_com_12
+        - p.RF_SHANK_mass * RF_SHANK_com_y * RF_SHANK_com_z;
+    let RF_SHANK_inertia_com_11 = t150 * RF_SHANK_rotation_12
+        + t148 * RF_THIGH_rotation_10 + t149 * RF_SHANK_rotation_11;
+    let t151 = RF_SHANK_com_y * RF_SHANK_com_y;
+    let t152 = RF_SHANK_com_x * RF_SHANK_com_x;
+    let t153 = RF_SHANK_com_z * RF_SHANK_com_z;
+    let RF_SHANK_inertia_i_11 = RF_SHANK_inertia_com_11
+        + p.RF_SHANK_mass * (t151 + t152 + t153 - RF_SHANK_com_y * RF_SHANK_com_y);
+    let RF_SHANK_subspace_v_x = RF_SHANK_axis_z * RF_SHANK_position_y
+        - RF_SHANK_axis_y * RF_SHANK_position_z;
+    let RF_SHANK_articulated_subspace_n_y = RF_SHANK_inertia_i_01 * RF_SHANK_axis_x
+        + RF_SHANK_articulated_15 * RF_SHANK_subspace_v_z
+        + RF_SHANK_axis_z * RF_SHANK_inertia_i_12
+        + RF_SHANK_axis_y * RF_SHANK_inertia_i_11
+        + RF_SHANK_inertia_h_z * RF_SHANK_subspace_v_x;
+    let RF_SHANK_inertia_h_y = p.RF_SHANK_mass * RF_SHANK_com_y;
+    let RF_SHANK_articulated_23 = -RF_SHANK_inertia_h_y;
+    let RF_SHANK_articulated_subspace_f_x = RF_SHANK_axis_z * RF_SHANK_articulated_23
+        + p.RF_SHANK_mass * RF_SHANK_subspace_v_x
+        + RF_SHANK_axis_y * RF_SHANK_inertia_h_z;
+    let RF_SHANK_inertia_com_02 = RF_SHANK_rotation_22 * t146
+        + t147 * RF_THIGH_rotation_20 + RF_SHANK_rotation_21 * t145;
+    let RF_SHANK_inertia_i_02 = RF_SHANK_inertia_com_02
+        - RF_SHANK_com_x * p.RF_SHANK_mass * RF_SHANK_com_z;
+    let RF_SHANK_inertia_com_22 = RF_SHANK_rotation_21
+        * (p.RF_SHANK_inertia_xy * RF_THIGH_rotation_20
+            + p.RF_SHANK_inertia_yz * RF_SHANK_rotation_22
+            + RF_SHANK_rotation_21 * p.RF_SHANK_inertia_yy)
+        + RF_THIGH_rotation_20
+            * (p.RF_SHANK_inertia_xx * RF_THIGH_rotation_20
+                + RF_SHANK_rotation_21 * p.RF_SHANK_inertia_xy
+                + RF_SHANK_rotation_22 * p.RF_SHANK_inertia_xz)
+        + RF_SHANK_rotation_22
+            * (p.RF_SHANK_inertia_xz * RF_THIGH_rotation_20
+                + p.RF_SHANK_inertia_zz * RF_SHANK_rotation_22
+                + p.RF_SHANK_inertia_yz * RF_SHANK_rotation_21);
+    let RF_SHANK_inertia_i_22 = p.RF_SHANK_mass
+        * (t151 + t152 + t153 - RF_SHANK_com_z * RF_SHANK_com_z)
+        + RF_SHANK_inertia_com_22;
+    let RF_SHANK_articulated_subspace_n_z = RF_SHANK_axis_y * RF_SHANK_inertia_i_12
+        + RF_SHANK_subspace_v_x * RF_SHANK_articulated_23
+        + RF_SHANK_subspace_v_y * RF_SHANK_inertia_h_x
+        + RF_SHANK_inertia_i_02 * RF_SHANK_axis_x
+        + RF_SHANK_axis_z * RF_SHANK_inertia_i_22;
+    let RF_SHANK_articulated_subspace_f_z = p.RF_SHANK_mass * RF_SHANK_subspace_v_z
+        + RF_SHANK_axis_y * RF_SHANK_articulated_15
+        + RF_SHANK_inertia_h_y * RF_SHANK_axis_x;
+    let RF_SHANK_inertia_com_00 = RF_THIGH_rotation_00 * t147
+        + RF_SHANK_rotation_01 * t145 + RF_SHANK_rotation_02 * t146;
+    let RF_SHANK_inertia_i_00 = p.RF_SHANK_mass
+        * (t151 + t152 + t153 - RF_SHANK_com_x * RF_SHANK_com_x)
+        + RF_SHANK_inertia_com_00;
+    let RF_SHANK_articulated_subspace_n_x = RF_SHANK_axis_z * RF_SHANK_inertia_i_02
+        + RF_SHANK_subspace_v_y * RF_SHANK_articulated_04
+        + RF_SHANK_inertia_i_00 * RF_SHANK_axis_x
+        + RF_SHANK_inertia_h_y * RF_SHANK_subspace_v_z
+        + RF_SHANK_axis_y * RF_SHANK_inertia_i_01;
+    pivots[2] = RF_SHANK_articulated_subspace_f_y * RF_SHANK_subspace_v_y
+        + RF_SHANK_axis_y * RF_SHANK_articulated_subspace_n_y
+        + RF_SHANK_subspace_v_x * RF_SHANK_articulated_subspace_f_x
+        + RF_SHANK_axis_z * RF_SHANK_articulated_subspace_n_z
+        + RF_SHANK_subspace_v_z * RF_SHANK_articulated_subspace_f_z
+        + RF_SHANK_axis_x * RF_SHANK_articulated_subspace_n_x;
+    let RF_SHANK_inverse_pivot = 1.0
+        / (RF_SHANK_articulated_subspace_f_y * RF_SHANK_subspace_v_y
+            + RF_SHANK_axis_y * RF_SHANK_articulated_subspace_n_y
+            + RF_SHANK_subspace_v_x * RF_SHANK_articulated_subspace_f_x
+            + RF_SHANK_axis_z * RF_SHANK_articulated_subspace_n_z
+            + RF_SHANK_subspace_v_z * RF_SHANK_articulated_subspace_f_z
+            + RF_SHANK_axis_x * RF_SHANK_articulated_subspace_n_x);
+    let RF_SHANK_articulated_passed_02 = RF_SHANK_inertia_i_02
+        - RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_n_x
+            * RF_SHANK_articulated_subspace_n_z;
+    let RF_THIGH_com_x = 0.000046499511203945416 * RF_THIGH_rotation_01
+        + 0.030814718332790626 * RF_THIGH_rotation_00 + RF_THIGH_position_x
+        - 0.2456957342885054 * RF_THIGH_rotation_02;
+    let RF_THIGH_com_z = 0.030814718332790626 * RF_THIGH_rotation_20
+        + RF_THIGH_position_z + 0.000046499511203945416 * RF_THIGH_rotation_21
+        - 0.2456957342885054 * RF_THIGH_rotation_22;
+    let t154 = RF_THIGH_rotation_02 * p.RF_THIGH_inertia_xz
+        + RF_THIGH_rotation_00 * p.RF_THIGH_inertia_xx
+        + RF_THIGH_rotation_01 * p.RF_THIGH_inertia_xy;
+    let t155 = RF_THIGH_rotation_00 * p.RF_THIGH_inertia_xy
+        + RF_THIGH_rotation_01 * p.RF_THIGH_inertia_yy
+        + p.RF_THIGH_inertia_yz * RF_THIGH_rotation_02;
+    let t156 = RF_THIGH_rotation_02 * p.RF_THIGH_inertia_zz
+        + RF_THIGH_rotation_00 * p.RF_THIGH_inertia_xz
+        + p.RF_THIGH_inertia_yz * RF_THIGH_rotation_01;
+    let RF_THIGH_inertia_com_02 = t154 * RF_THIGH_rotation_20
+        + t155 * RF_THIGH_rotation_21 + t156 * RF_THIGH_rotation_22;
+    let RF_THIGH_inertia_i_02 = RF_THIGH_inertia_com_02
+        - p.RF_THIGH_mass * RF_THIGH_com_x * RF_THIGH_com_z;
+    let RF_THIGH_articulated_02 = RF_SHANK_articulated_passed_02 + RF_THIGH_inertia_i_02;
+    let RF_THIGH_axis_z = 0.5000000000012941 * RF_HIP_rotation_22
+        - 0.8660254037836915 * RF_HIP_rotation_21
+        - 0.0000000000048964929170961805 * base_pitch_rotation_20;
+    let RF_THIGH_axis_x = 0.5000000000012941 * RF_HIP_rotation_02
+        - 0.0000000000048964929170961805 * base_pitch_rotation_00
+        - 0.8660254037836915 * RF_HIP_rotation_01;
+    let RF_SHANK_articulated_passed_00 = RF_SHANK_inertia_i_00
+        - RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_n_x
+            * RF_SHANK_articulated_subspace_n_x;
+    let RF_THIGH_inertia_com_00 = RF_THIGH_rotation_00 * t154
+        + t156 * RF_THIGH_rotation_02 + t155 * RF_THIGH_rotation_01;
+    let t157 = RF_THIGH_com_x * RF_THIGH_com_x;
+    let t158 = RF_THIGH_com_z * RF_THIGH_com_z;
+    let RF_THIGH_com_y = 0.000046499511203945416 * RF_THIGH_rotation_11
+        + 0.030814718332790626 * RF_THIGH_rotation_10 + RF_THIGH_position_y
+        - 0.2456957342885054 * RF_THIGH_rotation_12;
+    let t159 = RF_THIGH_com_y * RF_THIGH_com_y;
+    let RF_THIGH_inertia_i_00 = RF_THIGH_inertia_com_00
+        + p.RF_THIGH_mass * (t157 + t158 + t159 - RF_THIGH_com_x * RF_THIGH_com_x);
+    let RF_THIGH_articulated_00 = RF_SHANK_articulated_passed_00 + RF_THIGH_inertia_i_00;
+    let RF_THIGH_axis_y = 0.5000000000012941 * RF_HIP_rotation_12
+        - 0.0000000000048964929170961805 * base_pitch_rotation_10
+        - 0.8660254037836915 * RF_HIP_rotation_11;
+    let RF_THIGH_subspace_v_x = RF_THIGH_axis_z * RF_THIGH_position_y
+        - RF_THIGH_position_z * RF_THIGH_axis_y;
+    let RF_SHANK_articulated_passed_03 = -(RF_SHANK_inverse_pivot
+        * RF_SHANK_articulated_subspace_f_x * RF_SHANK_articulated_subspace_n_x);
+    let RF_THIGH_subspace_v_y = RF_THIGH_axis_x * RF_THIGH_position_z
+        - RF_THIGH_position_x * RF_THIGH_axis_z;
+    let RF_THIGH_inertia_h_z = p.RF_THIGH_mass * RF_THIGH_com_z;
+    let RF_SHANK_articulated_passed_04 = RF_SHANK_articulated_04
+        - RF_SHANK_articulated_subspace_f_y * RF_SHANK_inverse_pivot
+            * RF_SHANK_articulated_subspace_n_x;
+    let RF_THIGH_articulated_04 = RF_SHANK_articulated_passed_04 - RF_THIGH_inertia_h_z;
+    let RF_THIGH_inertia_h_y = RF_THIGH_com_y * p.RF_THIGH_mass;
+    let RF_SHANK_articulated_passed_05 = RF_SHANK_inertia_h_y
+        - RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_n_x
+            * RF_SHANK_articulated_subspace_f_z;
+    let RF_THIGH_articulated_05 = RF_THIGH_inertia_h_y + RF_SHANK_articulated_passed_05;
+    let RF_THIGH_subspace_v_z = RF_THIGH_position_x * RF_THIGH_axis_y
+        - RF_THIGH_axis_x * RF_THIGH_position_y;
+    let RF_THIGH_inertia_com_01 = RF_THIGH_rotation_12 * t156
+        + RF_THIGH_rotation_11 * t155 + t154 * RF_THIGH_rotation_10;
+    let RF_THIGH_inertia_i_01 = RF_THIGH_inertia_com_01
+        - RF_THIGH_com_y * p.RF_THIGH_mass * RF_THIGH_com_x;
+    let RF_SHANK_articulated_passed_01 = RF_SHANK_inertia_i_01
+        - RF_SHANK_articulated_subspace_n_y * RF_SHANK_inverse_pivot
+            * RF_SHANK_articulated_subspace_n_x;
+    let RF_THIGH_articulated_01 = RF_THIGH_inertia_i_01 + RF_SHANK_articulated_passed_01;
+    let RF_THIGH_articulated_subspace_n_x = RF_THIGH_articulated_02 * RF_THIGH_axis_z
+        + RF_THIGH_axis_x * RF_THIGH_articulated_00
+        + RF_THIGH_subspace_v_x * RF_SHANK_articulated_passed_03
+        + RF_THIGH_subspace_v_y * RF_THIGH_articulated_04
+        + RF_THIGH_articulated_05 * RF_THIGH_subspace_v_z
+        + RF_THIGH_articulated_01 * RF_THIGH_axis_y;
+    let RF_THIGH_inertia_h_x = p.RF_THIGH_mass * RF_THIGH_com_x;
+    let RF_SHANK_articulated_passed_24 = RF_SHANK_inertia_h_x
+        - RF_SHANK_articulated_subspace_f_y * RF_SHANK_inverse_pivot
+            * RF_SHANK_articulated_subspace_n_z;
+    let RF_THIGH_articulated_24 = RF_THIGH_inertia_h_x + RF_SHANK_articulated_passed_24;
+    let t160 = RF_THIGH_rotation_11 * p.RF_THIGH_inertia_xy
+        + p.RF_THIGH_inertia_xx * RF_THIGH_rotation_10
+        + RF_THIGH_rotation_12 * p.RF_THIGH_inertia_xz;
+    let t161 = RF_THIGH_rotation_12 * p.RF_THIGH_inertia_zz
+        + RF_THIGH_rotation_10 * p.RF_THIGH_inertia_xz
+        + p.RF_THIGH_inertia_yz * RF_THIGH_rotation_11;
+    let t162 = p.RF_THIGH_inertia_yz * RF_THIGH_rotation_12
+        + RF_THIGH_rotation_10 * p.RF_THIGH_inertia_xy
+        + RF_THIGH_rotation_11 * p.RF_THIGH_inertia_yy;
+    let RF_THIGH_inertia_com_12 = t160 * RF_THIGH_rotation_20
+        + t161 * RF_THIGH_rotation_22 + t162 * RF_THIGH_rotation_21;
+    let RF_THIGH_inertia_i_12 = RF_THIGH_inertia_com_12
+        - RF_THIGH_com_y * p.RF_THIGH_mass * RF_THIGH_com_z;
+    let RF_SHANK_articulated_passed_12 = RF_SHANK_inertia_i_12
+        - RF_SHANK_articulated_subspace_n_y * RF_SHANK_inverse_pivot
+            * RF_SHANK_articulated_subspace_n_z;
+    let RF_THIGH_articulated_12 = RF_THIGH_inertia_i_12 + RF_SHANK_articulated_passed_12;
+    let RF_THIGH_inertia_com_22 = (p.RF_THIGH_inertia_xz * RF_THIGH_rotation_20
+        + p.RF_THIGH_inertia_zz * RF_THIGH_rotation_22
+        + p.RF_THIGH_inertia_yz * RF_THIGH_rotation_21) * RF_THIGH_rotation_22
+        + (p.RF_THIGH_inertia_xx * RF_THIGH_rotation_20
+            + p.RF_THIGH_inertia_xz * RF_THIGH_rotation_22
+            + RF_THIGH_rotation_21 * p.RF_THIGH_inertia_xy) * RF_THIGH_rotation_20
+        + RF_THIGH_rotation_21
+            * (RF_THIGH_rotation_21 * p.RF_THIGH_inertia_yy
+                + p.RF_THIGH_inertia_xy * RF_THIGH_rotation_20
+                + p.RF_THIGH_inertia_yz * RF_THIGH_rotation_22);
+    let RF_THIGH_inertia_i_22 = p.RF_THIGH_mass
+        * (t157 + t158 + t159 - RF_THIGH_com_z * RF_THIGH_com_z)
+        + RF_THIGH_inertia_com_22;
+    let RF_SHANK_articulated_passed_22 = RF_SHANK_inertia_i_22
+        - RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_n_z
+            * RF_SHANK_articulated_subspace_n_z;
+    let RF_THIGH_articulated_22 = RF_THIGH_inertia_i_22 + RF_SHANK_articulated_passed_22;
+    let RF_SHANK_articulated_passed_23 = RF_SHANK_articulated_23
+        - RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_f_x
+            * RF_SHANK_articulated_subspace_n_z;
+    let RF_THIGH_articulated_23 = RF_SHANK_articulated_passed_23 - RF_THIGH_inertia_h_y;
+    let RF_SHANK_articulated_passed_25 = -(RF_SHANK_inverse_pivot
+        * RF_SHANK_articulated_subspace_f_z * RF_SHANK_articulated_subspace_n_z);
+    let RF_THIGH_articulated_subspace_n_z = RF_THIGH_subspace_v_y
+        * RF_THIGH_articulated_24 + RF_THIGH_articulated_12 * RF_THIGH_axis_y
+        + RF_THIGH_axis_x * RF_THIGH_articulated_02
+        + RF_THIGH_articulated_22 * RF_THIGH_axis_z
+        + RF_THIGH_subspace_v_x * RF_THIGH_articulated_23
+        + RF_SHANK_articulated_passed_25 * RF_THIGH_subspace_v_z;
+    let RF_SHANK_articulated_passed_34 = -(RF_SHANK_articulated_subspace_f_y
+        * RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_f_x);
+    let RF_SHANK_articulated_passed_35 = -(RF_SHANK_inverse_pivot
+        * RF_SHANK_articulated_subspace_f_x * RF_SHANK_articulated_subspace_f_z);
+    let RF_SHANK_articulated_passed_13 = RF_SHANK_inertia_h_z
+        - RF_SHANK_articulated_subspace_n_y * RF_SHANK_inverse_pivot
+            * RF_SHANK_articulated_subspace_f_x;
+    let RF_THIGH_articulated_13 = RF_SHANK_articulated_passed_13 + RF_THIGH_inertia_h_z;
+    let RF_SHANK_articulated_passed_33 = p.RF_SHANK_mass
+        - RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_f_x
+            * RF_SHANK_articulated_subspace_f_x;
+    let RF_THIGH_articulated_33 = RF_SHANK_articulated_passed_33 + p.RF_THIGH_mass;
+    let RF_THIGH_articulated_subspace_f_x = RF_SHANK_articulated_passed_34
+        * RF_THIGH_subspace_v_y + RF_THIGH_axis_x * RF_SHANK_articulated_passed_03
+        + RF_SHANK_articulated_passed_35 * RF_THIGH_subspace_v_z
+        + RF_THIGH_articulated_13 * RF_THIGH_axis_y
+        + RF_THIGH_articulated_23 * RF_THIGH_axis_z
+        + RF_THIGH_subspace_v_x * RF_THIGH_articulated_33;
+    let RF_SHANK_articulated_passed_15 = RF_SHANK_articulated_15
+        - RF_SHANK_articulated_subspace_n_y * RF_SHANK_inverse_pivot
+            * RF_SHANK_articulated_subspace_f_z;
+    let RF_THIGH_articulated_15 = RF_SHANK_articulated_passed_15 - RF_THIGH_inertia_h_x;
+    let RF_SHANK_articulated_passed_45 = -(RF_SHANK_articulated_subspace_f_y
+        * RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_f_z);
+    let RF_SHANK_articulated_passed_55 = p.RF_SHANK_mass
+        - RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_f_z
+            * RF_SHANK_articulated_subspace_f_z;
+    let RF_THIGH_articulated_55 = p.RF_THIGH_mass + RF_SHANK_articulated_passed_55;
+    let RF_THIGH_articulated_subspace_f_z = RF_THIGH_articulated_15 * RF_THIGH_axis_y
+        + RF_THIGH_subspace_v_y * RF_SHANK_articulated_passed_45
+        + RF_THIGH_subspace_v_x * RF_SHANK_articulated_passed_35
+        + RF_THIGH_articulated_55 * RF_THIGH_subspace_v_z
+        + RF_SHANK_articulated_passed_25 * RF_THIGH_axis_z
+        + RF_THIGH_axis_x * RF_THIGH_articulated_05;
+    let RF_THIGH_inertia_com_11 = RF_THIGH_rotation_10 * t160
+        + RF_THIGH_rotation_12 * t161 + RF_THIGH_rotation_11 * t162;
+    let RF_THIGH_inertia_i_11 = (t157 + t158 + t159 - RF_THIGH_com_y * RF_THIGH_com_y)
+        * p.RF_THIGH_mass + RF_THIGH_inertia_com_11;
+    let RF_SHANK_articulated_passed_11 = RF_SHANK_inertia_i_11
+        - RF_SHANK_articulated_subspace_n_y * RF_SHANK_articulated_subspace_n_y
+            * RF_SHANK_inverse_pivot;
+    let RF_THIGH_articulated_11 = RF_THIGH_inertia_i_11 + RF_SHANK_articulated_passed_11;
+    let RF_SHANK_articulated_passed_14 = -(RF_SHANK_articulated_subspace_f_y
+        * RF_SHANK_articulated_subspace_n_y * RF_SHANK_inverse_pivot);
+    let RF_THIGH_articulated_subspace_n_y = RF_THIGH_axis_x * RF_THIGH_articulated_01
+        + RF_THIGH_subspace_v_z * RF_THIGH_articulated_15
+        + RF_THIGH_articulated_12 * RF_THIGH_axis_z
+        + RF_THIGH_subspace_v_x * RF_THIGH_articulated_13
+        + RF_THIGH_articulated_11 * RF_THIGH_axis_y
+        + RF_THIGH_subspace_v_y * RF_SHANK_articulated_passed_14;
+    let RF_SHANK_articulated_passed_44 = p.RF_SHANK_mass
+        - RF_SHANK_articulated_subspace_f_y * RF_SHANK_articulated_subspace_f_y
+            * RF_SHANK_inverse_pivot;
+    let RF_THIGH_articulated_44 = RF_SHANK_articulated_passed_44 + p.RF_THIGH_mass;
+    let RF_THIGH_articulated_subspace_f_y = RF_THIGH_subspace_v_y
+        * RF_THIGH_articulated_44 + RF_THIGH_articulated_24 * RF_THIGH_axis_z
+        + RF_THIGH_subspace_v_z * RF_SHANK_articulated_passed_45
+        + RF_SHANK_articulated_passed_14 * RF_THIGH_axis_y
+        + RF_THIGH_axis_x * RF_THIGH_articulated_04
+        + RF_THIGH_subspace_v_x * RF_SHANK_articulated_passed_34;
+    pivots[6] = RF_THIGH_subspace_v_x * RF_THIGH_articulated_subspace_f_x
+        + RF_THIGH_articulated_subspace_f_z * RF_THIGH_subspace_v_z
+        + RF_THIGH_articulated_subspace_n_z * RF_THIGH_axis_z
+        + RF_THIGH_axis_x * RF_THIGH_articulated_subspace_n_x
+        + RF_THIGH_articulated_subspace_n_y * RF_THIGH_axis_y
+        + RF_THIGH_articulated_subspace_f_y * RF_THIGH_subspace_v_y;
+    let RF_THIGH_inverse_pivot = 1.0
+        / (RF_THIGH_subspace_v_x * RF_THIGH_articulated_subspace_f_x
+            + RF_THIGH_articulated_subspace_f_z * RF_THIGH_subspace_v_z
+            + RF_THIGH_articulated_subspace_n_z * RF_THIGH_axis_z
+            + RF_THIGH_axis_x * RF_THIGH_articulated_subspace_n_x
+            + RF_THIGH_articulated_subspace_n_y * RF_THIGH_axis_y
+            + RF_THIGH_articulated_subspace_f_y * RF_THIGH_subspace_v_y);
+    let RF_THIGH_articulated_passed_02 = RF_THIGH_articulated_02
+        - RF_THIGH_articulated_subspace_n_x * RF_THIGH_articulated_subspace_n_z
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_02 = RF_HIP_inertia_i_02 + RF_THIGH_articulated_passed_02;
+    let RF_HIP_subspace_v_y = LF_HIP_axis_x * RF_HIP_position_z
+        - LF_HIP_axis_z * RF_HIP_position_x;
+    let RF_THIGH_articulated_passed_04 = RF_THIGH_articulated_04
+        - RF_THIGH_articulated_subspace_f_y * RF_THIGH_articulated_subspace_n_x
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_inertia_h_z = RF_HIP_com_z * p.RF_HIP_mass;
+    let RF_HIP_articulated_04 = RF_THIGH_articulated_passed_04 - RF_HIP_inertia_h_z;
+    let RF_THIGH_articulated_passed_14 = RF_SHANK_articulated_passed_14
+        - RF_THIGH_articulated_subspace_f_y * RF_THIGH_articulated_subspace_n_y
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_subspace_v_x = RF_HIP_position_y * LF_HIP_axis_z
+        - LF_HIP_axis_y * RF_HIP_position_z;
+    let RF_THIGH_articulated_passed_34 = RF_SHANK_articulated_passed_34
+        - RF_THIGH_articulated_subspace_f_y * RF_THIGH_articulated_subspace_f_x
+            * RF_THIGH_inverse_pivot;
+    let RF_THIGH_articulated_passed_45 = RF_SHANK_articulated_passed_45
+        - RF_THIGH_articulated_subspace_f_y * RF_THIGH_articulated_subspace_f_z
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_subspace_v_z = LF_HIP_axis_y * RF_HIP_position_x
+        - RF_HIP_position_y * LF_HIP_axis_x;
+    let RF_THIGH_articulated_passed_44 = RF_THIGH_articulated_44
+        - RF_THIGH_articulated_subspace_f_y * RF_THIGH_articulated_subspace_f_y
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_44 = RF_THIGH_articulated_passed_44 + p.RF_HIP_mass;
+    let RF_HIP_inertia_h_x = RF_HIP_com_x * p.RF_HIP_mass;
+    let RF_THIGH_articulated_passed_24 = RF_THIGH_articulated_24
+        - RF_THIGH_articulated_subspace_f_y * RF_THIGH_articulated_subspace_n_z
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_24 = RF_HIP_inertia_h_x + RF_THIGH_articulated_passed_24;
+    let RF_HIP_articulated_subspace_f_y = RF_HIP_articulated_04 * LF_HIP_axis_x
+        + RF_THIGH_articulated_passed_14 * LF_HIP_axis_y
+        + RF_HIP_subspace_v_x * RF_THIGH_articulated_passed_34
+        + RF_THIGH_articulated_passed_45 * RF_HIP_subspace_v_z
+        + RF_HIP_subspace_v_y * RF_HIP_articulated_44
+        + RF_HIP_articulated_24 * LF_HIP_axis_z;
+    let RF_HIP_com_y = RF_HIP_position_y + 0.05676332254562053 * base_pitch_rotation_10
+        + 0.015293968803303594 * RF_HIP_rotation_11
+        - 0.008297843165254606 * RF_HIP_rotation_12;
+    let RF_HIP_inertia_h_y = RF_HIP_com_y * p.RF_HIP_mass;
+    let RF_THIGH_articulated_passed_05 = RF_THIGH_articulated_05
+        - RF_THIGH_articulated_subspace_n_x * RF_THIGH_articulated_subspace_f_z
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_05 = RF_HIP_inertia_h_y + RF_THIGH_articulated_passed_05;
+    let RF_HIP_inertia_com_01 = RF_HIP_rotation_11 * t136 + base_pitch_rotation_10 * t138
+        + t137 * RF_HIP_rotation_12;
+    let RF_HIP_inertia_i_01 = RF_HIP_inertia_com_01
+        - RF_HIP_com_y * RF_HIP_com_x * p.RF_HIP_mass;
+    let RF_THIGH_articulated_passed_01 = RF_THIGH_articulated_01
+        - RF_THIGH_articulated_subspace_n_x * RF_THIGH_articulated_subspace_n_y
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_01 = RF_HIP_inertia_i_01 + RF_THIGH_articulated_passed_01;
+    let RF_THIGH_articulated_passed_03 = RF_SHANK_articulated_passed_03
+        - RF_THIGH_articulated_subspace_n_x * RF_THIGH_articulated_subspace_f_x
+            * RF_THIGH_inverse_pivot;
+    let RF_THIGH_articulated_passed_00 = RF_THIGH_articulated_00
+        - RF_THIGH_articulated_subspace_n_x * RF_THIGH_articulated_subspace_n_x
+            * RF_THIGH_inverse_pivot;
+    let t163 = RF_HIP_com_z * RF_HIP_com_z;
+    let t164 = RF_HIP_com_x * RF_HIP_com_x;
+    let t165 = RF_HIP_com_y * RF_HIP_com_y;
+    let RF_HIP_inertia_com_00 = RF_HIP_rotation_01 * t136 + RF_HIP_rotation_02 * t137
+        + base_pitch_rotation_00 * t138;
+    let RF_HIP_inertia_i_00 = (t163 + t164 + t165 - RF_HIP_com_x * RF_HIP_com_x)
+        * p.RF_HIP_mass + RF_HIP_inertia_com_00;
+    let RF_HIP_articulated_00 = RF_THIGH_articulated_passed_00 + RF_HIP_inertia_i_00;
+    let RF_HIP_articulated_subspace_n_x = RF_HIP_articulated_05 * RF_HIP_subspace_v_z
+        + LF_HIP_axis_y * RF_HIP_articulated_01 + RF_HIP_articulated_02 * LF_HIP_axis_z
+        + RF_THIGH_articulated_passed_03 * RF_HIP_subspace_v_x
+        + LF_HIP_axis_x * RF_HIP_articulated_00
+        + RF_HIP_subspace_v_y * RF_HIP_articulated_04;
+    let RF_THIGH_articulated_passed_13 = RF_THIGH_articulated_13
+        - RF_THIGH_articulated_subspace_f_x * RF_THIGH_articulated_subspace_n_y
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_13 = RF_THIGH_articulated_passed_13 + RF_HIP_inertia_h_z;
+    let RF_THIGH_articulated_passed_33 = RF_THIGH_articulated_33
+        - RF_THIGH_articulated_subspace_f_x * RF_THIGH_articulated_subspace_f_x
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_33 = RF_THIGH_articulated_passed_33 + p.RF_HIP_mass;
+    let RF_THIGH_articulated_passed_23 = RF_THIGH_articulated_23
+        - RF_THIGH_articulated_subspace_f_x * RF_THIGH_articulated_subspace_n_z
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_23 = RF_THIGH_articulated_passed_23 - RF_HIP_inertia_h_y;
+    let RF_THIGH_articulated_passed_35 = RF_SHANK_articulated_passed_35
+        - RF_THIGH_articulated_subspace_f_x * RF_THIGH_articulated_subspace_f_z
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_subspace_f_x = LF_HIP_axis_y * RF_HIP_articulated_13
+        + RF_HIP_subspace_v_y * RF_THIGH_articulated_passed_34
+        + RF_HIP_articulated_33 * RF_HIP_subspace_v_x
+        + RF_THIGH_articulated_passed_03 * LF_HIP_axis_x
+        + RF_HIP_articulated_23 * LF_HIP_axis_z
+        + RF_THIGH_articulated_passed_35 * RF_HIP_subspace_v_z;
+    let RF_HIP_inertia_com_22 = RF_HIP_rotation_21
+        * (p.RF_HIP_inertia_yy * RF_HIP_rotation_21
+            + p.RF_HIP_inertia_yz * RF_HIP_rotation_22
+            + base_pitch_rotation_20 * p.RF_HIP_inertia_xy)
+        + RF_HIP_rotation_22
+            * (p.RF_HIP_inertia_zz * RF_HIP_rotation_22
+                + base_pitch_rotation_20 * p.RF_HIP_inertia_xz
+                + p.RF_HIP_inertia_yz * RF_HIP_rotation_21)
+        + (p.RF_HIP_inertia_xy * RF_HIP_rotation_21
+            + p.RF_HIP_inertia_xz * RF_HIP_rotation_22
+            + base_pitch_rotation_20 * p.RF_HIP_inertia_xx) * base_pitch_rotation_20;
+    let RF_HIP_inertia_i_22 = RF_HIP_inertia_com_22
+        + (t163 + t164 + t165 - RF_HIP_com_z * RF_HIP_com_z) * p.RF_HIP_mass;
+    let RF_THIGH_articulated_passed_22 = RF_THIGH_articulated_22
+        - RF_THIGH_articulated_subspace_n_z * RF_THIGH_articulated_subspace_n_z
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_22 = RF_HIP_inertia_i_22 + RF_THIGH_articulated_passed_22;
+    let RF_THIGH_articulated_passed_25 = RF_SHANK_articulated_passed_25
+        - RF_THIGH_articulated_subspace_f_z * RF_THIGH_articulated_subspace_n_z
+            * RF_THIGH_inverse_pivot;
+    let RF_THIGH_articulated_passed_12 = RF_THIGH_articulated_12
+        - RF_THIGH_articulated_subspace_n_y * RF_THIGH_articulated_subspace_n_z
+            * RF_THIGH_inverse_pivot;
+    let t166 = base_pitch_rotation_10 * p.RF_HIP_inertia_xz
+        + RF_HIP_rotation_11 * p.RF_HIP_inertia_yz
+        + p.RF_HIP_inertia_zz * RF_HIP_rotation_12;
+    let t167 = RF_HIP_rotation_11 * p.RF_HIP_inertia_yy
+        + base_pitch_rotation_10 * p.RF_HIP_inertia_xy
+        + p.RF_HIP_inertia_yz * RF_HIP_rotation_12;
+    let t168 = p.RF_HIP_inertia_xz * RF_HIP_rotation_12
+        + base_pitch_rotation_10 * p.RF_HIP_inertia_xx
+        + RF_HIP_rotation_11 * p.RF_HIP_inertia_xy;
+    let RF_HIP_inertia_com_12 = t166 * RF_HIP_rotation_22 + t167 * RF_HIP_rotation_21
+        + base_pitch_rotation_20 * t168;
+    let RF_HIP_inertia_i_12 = RF_HIP_inertia_com_12
+        - RF_HIP_com_y * RF_HIP_com_z * p.RF_HIP_mass;
+    let RF_HIP_articulated_12 = RF_THIGH_articulated_passed_12 + RF_HIP_inertia_i_12;
+    let RF_HIP_articulated_subspace_n_z = RF_HIP_articulated_22 * LF_HIP_axis_z
+        + RF_HIP_articulated_23 * RF_HIP_subspace_v_x
+        + RF_THIGH_articulated_passed_25 * RF_HIP_subspace_v_z
+        + RF_HIP_subspace_v_y * RF_HIP_articulated_24
+        + RF_HIP_articulated_02 * LF_HIP_axis_x + LF_HIP_axis_y * RF_HIP_articulated_12;
+    let RF_THIGH_articulated_passed_15 = RF_THIGH_articulated_15
+        - RF_THIGH_articulated_subspace_f_z * RF_THIGH_articulated_subspace_n_y
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_15 = RF_THIGH_articulated_passed_15 - RF_HIP_inertia_h_x;
+    let RF_THIGH_articulated_passed_55 = RF_THIGH_articulated_55
+        - RF_THIGH_articulated_subspace_f_z * RF_THIGH_articulated_subspace_f_z
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_55 = RF_THIGH_articulated_passed_55 + p.RF_HIP_mass;
+    let RF_HIP_articulated_subspace_f_z = RF_THIGH_articulated_passed_45
+        * RF_HIP_subspace_v_y + LF_HIP_axis_y * RF_HIP_articulated_15
+        + RF_HIP_articulated_05 * LF_HIP_axis_x
+        + LF_HIP_axis_z * RF_THIGH_articulated_passed_25
+        + RF_HIP_articulated_55 * RF_HIP_subspace_v_z
+        + RF_HIP_subspace_v_x * RF_THIGH_articulated_passed_35;
+    let RF_HIP_inertia_com_11 = base_pitch_rotation_10 * t168 + t166 * RF_HIP_rotation_12
+        + RF_HIP_rotation_11 * t167;
+    let RF_HIP_inertia_i_11 = (t163 + t164 + t165 - RF_HIP_com_y * RF_HIP_com_y)
+        * p.RF_HIP_mass + RF_HIP_inertia_com_11;
+    let RF_THIGH_articulated_passed_11 = RF_THIGH_articulated_11
+        - RF_THIGH_articulated_subspace_n_y * RF_THIGH_articulated_subspace_n_y
+            * RF_THIGH_inverse_pivot;
+    let RF_HIP_articulated_11 = RF_HIP_inertia_i_11 + RF_THIGH_articulated_passed_11;
+    let RF_HIP_articulated_subspace_n_y = LF_HIP_axis_x * RF_HIP_articulated_01
+        + RF_THIGH_articulated_passed_14 * RF_HIP_subspace_v_y
+        + LF_HIP_axis_y * RF_HIP_articulated_11
+        + RF_HIP_articulated_15 * RF_HIP_subspace_v_z
+        + RF_HIP_subspace_v_x * RF_HIP_articulated_13
+        + LF_HIP_axis_z * RF_HIP_articulated_12;
+    pivots[10] = RF_HIP_subspace_v_y * RF_HIP_articulated_subspace_f_y
+        + LF_HIP_axis_x * RF_HIP_articulated_subspace_n_x
+        + RF_HIP_articulated_subspace_f_x * RF_HIP_subspace_v_x
+        + LF_HIP_axis_z * RF_HIP_articulated_subspace_n_z
+        + RF_HIP_articulated_subspace_f_z * RF_HIP_subspace_v_z
+        + LF_HIP_axis_y * RF_HIP_articulated_subspace_n_y;
+    let RF_HIP_inverse_pivot = 1.0
+        / (RF_HIP_subspace_v_y * RF_HIP_articulated_subspace_f_y
+            + LF_HIP_axis_x * RF_HIP_articulated_subspace_n_x
+            + RF_HIP_articulated_subspace_f_x * RF_HIP_subspace_v_x
+            + LF_HIP_axis_z * RF_HIP_articulated_subspace_n_z
+            + RF_HIP_articulated_subspace_f_z * RF_HIP_subspace_v_z
+            + LF_HIP_axis_y * RF_HIP_articulated_subspace_n_y);
+    let RF_HIP_articulated_passed_02 = RF_HIP_articulated_02
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_n_x
+            * RF_HIP_articulated_subspace_n_z;
+    let base_articulated_02 = RH_HIP_articulated_passed_02 + LF_HIP_articulated_passed_02
+        + LH_HIP_articulated_passed_02 + base_inertia_i_02
+        + RF_HIP_articulated_passed_02;
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let RF_HIP_articulated_passed_23 = RF_HIP_articulated_23
+        - RF_HIP_articulated_subspace_f_x * RF_HIP_inverse_pivot
+            * RF_HIP_articulated_subspace_n_z;
+    let LF_HIP_articulated_passed_23 = LF_HIP_articulated_23
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_x
+            * LF_HIP_articulated_subspace_n_z;
+    let LH_HIP_articulated_passed_23 = LH_HIP_articulated_23
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_z
+            * LH_HIP_articulated_subspace_f_x;
+    let base_com_y = q[1] + 0.008504339015646211 * base_roll_rotation_12
+        - 0.00017816961328741683 * base_roll_rotation_11
+        - 0.01779394314373471 * base_pitch_rotation_10;
+    let base_inertia_h_y = p.base_mass * base_com_y;
+    let RH_HIP_articulated_passed_23 = RH_HIP_articulated_23
+        - RH_HIP_articulated_subspace_f_x * RH_HIP_articulated_subspace_n_z
+            * RH_HIP_inverse_pivot;
+    let base_articulated_23 = RF_HIP_articulated_passed_23 + LF_HIP_articulated_passed_23
+        + LH_HIP_articulated_passed_23 + RH_HIP_articulated_passed_23 - base_inertia_h_y;
+    let RH_HIP_articulated_passed_12 = RH_HIP_articulated_12
+        - RH_HIP_articulated_subspace_n_y * RH_HIP_articulated_subspace_n_z
+            * RH_HIP_inverse_pivot;
+    let t169 = base_roll_rotation_12 * p.base_inertia_xz
+        + p.base_inertia_xx * base_pitch_rotation_10
+        + base_roll_rotation_11 * p.base_inertia_xy;
+    let t170 = p.base_inertia_yz * base_roll_rotation_12
+        + base_pitch_rotation_10 * p.base_inertia_xy
+        + base_roll_rotation_11 * p.base_inertia_yy;
+    let t171 = base_roll_rotation_12 * p.base_inertia_zz
+        + base_pitch_rotation_10 * p.base_inertia_xz
+        + p.base_inertia_yz * base_roll_rotation_11;
+    let base_inertia_com_12 = t169 * base_pitch_rotation_20
+        + t170 * base_roll_rotation_21 + t171 * base_roll_rotation_22;
+    let base_inertia_i_12 = base_inertia_com_12 - p.base_mass * base_com_z * base_com_y;
+    let RF_HIP_articulated_passed_12 = RF_HIP_articulated_12
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_n_y
+            * RF_HIP_articulated_subspace_n_z;
+    let LF_HIP_articulated_passed_12 = LF_HIP_articulated_12
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_n_z
+            * LF_HIP_articulated_subspace_n_y;
+    let LH_HIP_articulated_passed_12 = LH_HIP_articulated_12
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_z
+            * LH_HIP_articulated_subspace_n_y;
+    let base_articulated_12 = RH_HIP_articulated_passed_12 + base_inertia_i_12
+        + RF_HIP_articulated_passed_12 + LF_HIP_articulated_passed_12
+        + LH_HIP_articulated_passed_12;
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let RF_HIP_articulated_passed_25 = RF_THIGH_articulated_passed_25
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_z
+            * RF_HIP_articulated_subspace_n_z;
+    let RH_HIP_articulated_passed_25 = RH_THIGH_articulated_passed_25
+        - RH_HIP_articulated_subspace_f_z * RH_HIP_articulated_subspace_n_z
+            * RH_HIP_inverse_pivot;
+    let LH_HIP_articulated_passed_25 = LH_THIGH_articulated_passed_25
+        - LH_HIP_articulated_subspace_f_z * LH_HIP_inverse_pivot
+            * LH_HIP_articulated_subspace_n_z;
+    let LF_HIP_articulated_passed_25 = LF_THIGH_articulated_passed_25
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_z
+            * LF_HIP_articulated_subspace_n_z;
+    let base_articulated_25 = RF_HIP_articulated_passed_25 + RH_HIP_articulated_passed_25
+        + LH_HIP_articulated_passed_25 + LF_HIP_articulated_passed_25;
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let LF_HIP_articulated_passed_24 = LF_HIP_articulated_24
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_n_z
+            * LF_HIP_articulated_subspace_f_y;
+    let base_inertia_h_x = p.base_mass * base_com_x;
+    let RF_HIP_articulated_passed_24 = RF_HIP_articulated_24
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_y
+            * RF_HIP_articulated_subspace_n_z;
+    let LH_HIP_articulated_passed_24 = LH_HIP_articulated_24
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_z
+            * LH_HIP_articulated_subspace_f_y;
+    let RH_HIP_articulated_passed_24 = RH_HIP_articulated_24
+        - RH_HIP_articulated_subspace_f_y * RH_HIP_articulated_subspace_n_z
+            * RH_HIP_inverse_pivot;
+    let base_articulated_24 = LF_HIP_articulated_passed_24 + base_inertia_h_x
+        + RF_HIP_articulated_passed_24 + LH_HIP_articulated_passed_24
+        + RH_HIP_articulated_passed_24;
+    let LH_HIP_articulated_passed_22 = LH_HIP_articulated_22
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_z
+            * LH_HIP_articulated_subspace_n_z;
+    let LF_HIP_articulated_passed_22 = LF_HIP_articulated_22
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_n_z
+            * LF_HIP_articulated_subspace_n_z;
+    let RH_HIP_articulated_passed_22 = RH_HIP_articulated_22
+        - RH_HIP_articulated_subspace_n_z * RH_HIP_articulated_subspace_n_z
+            * RH_HIP_inverse_pivot;
+    let t172 = base_com_z * base_com_z;
+    let t173 = base_com_x * base_com_x;
+    let t174 = base_com_y * base_com_y;
+    let base_inertia_com_22 = (p.base_inertia_yz * base_roll_rotation_21
+        + p.base_inertia_zz * base_roll_rotation_22
+        + base_pitch_rotation_20 * p.base_inertia_xz) * base_roll_rotation_22
+        + (p.base_inertia_yy * base_roll_rotation_21
+            + base_pitch_rotation_20 * p.base_inertia_xy
+            + p.base_inertia_yz * base_roll_rotation_22) * base_roll_rotation_21
+        + (base_roll_rotation_21 * p.base_inertia_xy
+            + p.base_inertia_xx * base_pitch_rotation_20
+            + p.base_inertia_xz * base_roll_rotation_22) * base_pitch_rotation_20;
+    let base_inertia_i_22 = (t172 + t173 + t174 - base_com_z * base_com_z) * p.base_mass
+        + base_inertia_com_22;
+    let RF_HIP_articulated_passed_22 = RF_HIP_articulated_22
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_n_z
+            * RF_HIP_articulated_subspace_n_z;
+    let base_articulated_22 = LH_HIP_articulated_passed_22 + LF_HIP_articulated_passed_22
+        + RH_HIP_articulated_passed_22 + base_inertia_i_22
+        + RF_HIP_articulated_passed_22;
+    let base_roll_articulated_subspace_n_z = base_pitch_rotation_00 * base_articulated_02
+        + base_roll_subspace_v_x * base_articulated_23
+        + base_pitch_rotation_10 * base_articulated_12
+        + base_roll_subspace_v_z * base_articulated_25
+        + base_roll_subspace_v_y * base_articulated_24
+        + base_pitch_rotation_20 * base_articulated_22;
+    let RH_HIP_articulated_passed_14 = RH_THIGH_articulated_passed_14
+        - RH_HIP_articulated_subspace_f_y * RH_HIP_articulated_subspace_n_y
+            * RH_HIP_inverse_pivot;
+    let LF_HIP_articulated_passed_14 = LF_THIGH_articulated_passed_14
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_y
+            * LF_HIP_articulated_subspace_n_y;
+    let RF_HIP_articulated_passed_14 = RF_THIGH_articulated_passed_14
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_y
+            * RF_HIP_articulated_subspace_n_y;
+    let LH_HIP_articulated_passed_14 = LH_THIGH_articulated_passed_14
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_y
+            * LH_HIP_articulated_subspace_f_y;
+    let base_articulated_14 = RH_HIP_articulated_passed_14 + LF_HIP_articulated_passed_14
+        + RF_HIP_articulated_passed_14 + LH_HIP_articulated_passed_14;
+    let RH_HIP_articulated_passed_34 = RH_THIGH_articulated_passed_34
+        - RH_HIP_articulated_subspace_f_x * RH_HIP_articulated_subspace_f_y
+            * RH_HIP_inverse_pivot;
+    let LH_HIP_articulated_passed_34 = LH_THIGH_articulated_passed_34
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_f_x
+            * LH_HIP_articulated_subspace_f_y;
+    let RF_HIP_articulated_passed_34 = RF_THIGH_articulated_passed_34
+        - RF_HIP_articulated_subspace_f_x * RF_HIP_inverse_pivot
+            * RF_HIP_articulated_subspace_f_y;
+    let LF_HIP_articulated_passed_34 = LF_THIGH_articulated_passed_34
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_x
+            * LF_HIP_articulated_subspace_f_y;
+    let base_articulated_34 = RH_HIP_articulated_passed_34 + LH_HIP_articulated_passed_34
+        + RF_HIP_articulated_passed_34 + LF_HIP_articulated_passed_34;
+    let LF_HIP_articulated_passed_45 = LF_THIGH_articulated_passed_45
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_z
+            * LF_HIP_articulated_subspace_f_y;
+    let RF_HIP_articulated_passed_45 = RF_THIGH_articulated_passed_45
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_y
+            * RF_HIP_articulated_subspace_f_z;
+    let LH_HIP_articulated_passed_45 = LH_THIGH_articulated_passed_45
+        - LH_HIP_articulated_subspace_f_z * LH_HIP_inverse_pivot
+            * LH_HIP_articulated_subspace_f_y;
+    let RH_HIP_articulated_passed_45 = RH_THIGH_articulated_passed_45
+        - RH_HIP_articulated_subspace_f_z * RH_HIP_articulated_subspace_f_y
+            * RH_HIP_inverse_pivot;
+    let base_articulated_45 = LF_HIP_articulated_passed_45 + RF_HIP_articulated_passed_45
+        + LH_HIP_articulated_passed_45 + RH_HIP_articulated_passed_45;
+    let RF_HIP_articulated_passed_04 = RF_HIP_articulated_04
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_y
+            * RF_HIP_articulated_subspace_n_x;
+    let LF_HIP_articulated_passed_04 = LF_HIP_articulated_04
+        - LF_HIP_articulated_subspace_n_x * LF_HIP_inverse_pivot
+            * LF_HIP_articulated_subspace_f_y;
+    let RH_HIP_articulated_passed_04 = RH_HIP_articulated_04
+        - RH_HIP_articulated_subspace_f_y * RH_HIP_articulated_subspace_n_x
+            * RH_HIP_inverse_pivot;
+    let LH_HIP_articulated_passed_04 = LH_HIP_articulated_04
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_x
+            * LH_HIP_articulated_subspace_f_y;
+    let base_inertia_h_z = p.base_mass * base_com_z;
+    let base_articulated_04 = RF_HIP_articulated_passed_04 + LF_HIP_articulated_passed_04
+        + RH_HIP_articulated_passed_04 + LH_HIP_articulated_passed_04 - base_inertia_h_z;
+    let RH_HIP_articulated_passed_44 = RH_HIP_articulated_44
+        - RH_HIP_articulated_subspace_f_y * RH_HIP_articulated_subspace_f_y
+            * RH_HIP_inverse_pivot;
+    let LH_HIP_articulated_passed_44 = LH_HIP_articulated_44
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_f_y
+            * LH_HIP_articulated_subspace_f_y;
+    let RF_HIP_articulated_passed_44 = RF_HIP_articulated_44
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_y
+            * RF_HIP_articulated_subspace_f_y;
+    let LF_HIP_articulated_passed_44 = LF_HIP_articulated_44
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_y
+            * LF_HIP_articulated_subspace_f_y;
+    let base_articulated_44 = RH_HIP_articulated_passed_44 + p.base_mass
+        + LH_HIP_articulated_passed_44 + RF_HIP_articulated_passed_44
+        + LF_HIP_articulated_passed_44;
+    let base_roll_articulated_subspace_f_y = base_pitch_rotation_10 * base_articulated_14
+        + base_articulated_34 * base_roll_subspace_v_x
+        + base_roll_subspace_v_z * base_articulated_45
+        + base_articulated_04 * base_pitch_rotation_00
+        + base_pitch_rotation_20 * base_articulated_24
+        + base_roll_subspace_v_y * base_articulated_44;
+    let RH_HIP_articulated_passed_13 = RH_HIP_articulated_13
+        - RH_HIP_articulated_subspace_f_x * RH_HIP_articulated_subspace_n_y
+            * RH_HIP_inverse_pivot;
+    let LF_HIP_articulated_passed_13 = LF_HIP_articulated_13
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_x
+            * LF_HIP_articulated_subspace_n_y;
+    let RF_HIP_articulated_passed_13 = RF_HIP_articulated_13
+        - RF_HIP_articulated_subspace_f_x * RF_HIP_inverse_pivot
+            * RF_HIP_articulated_subspace_n_y;
+    let LH_HIP_articulated_passed_13 = LH_HIP_articulated_13
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_f_x
+            * LH_HIP_articulated_subspace_n_y;
+    let base_articulated_13 = RH_HIP_articulated_passed_13 + base_inertia_h_z
+        + LF_HIP_articulated_passed_13 + RF_HIP_articulated_passed_13
+        + LH_HIP_articulated_passed_13;
+    let RH_HIP_articulated_passed_03 = RH_THIGH_articulated_passed_03
+        - RH_HIP_articulated_subspace_f_x * RH_HIP_articulated_subspace_n_x
+            * RH_HIP_inverse_pivot;
+    let LF_HIP_articulated_passed_03 = LF_THIGH_articulated_passed_03
+        - LF_HIP_articulated_subspace_n_x * LF_HIP_inverse_pivot
+            * LF_HIP_articulated_subspace_f_x;
+    let LH_HIP_articulated_passed_03 = LH_THIGH_articulated_passed_03
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_x
+            * LH_HIP_articulated_subspace_f_x;
+    let RF_HIP_articulated_passed_03 = RF_THIGH_articulated_passed_03
+        - RF_HIP_articulated_subspace_f_x * RF_HIP_inverse_pivot
+            * RF_HIP_articulated_subspace_n_x;
+    let base_articulated_03 = RH_HIP_articulated_passed_03 + LF_HIP_articulated_passed_03
+        + LH_HIP_articulated_passed_03 + RF_HIP_articulated_passed_03;
+    let LH_HIP_articulated_passed_35 = LH_THIGH_articulated_passed_35
+        - LH_HIP_articulated_subspace_f_z * LH_HIP_inverse_pivot
+            * LH_HIP_articulated_subspace_f_x;
+    let RH_HIP_articulated_passed_35 = RH_THIGH_articulated_passed_35
+        - RH_HIP_articulated_subspace_f_z * RH_HIP_articulated_subspace_f_x
+            * RH_HIP_inverse_pivot;
+    let RF_HIP_articulated_passed_35 = RF_THIGH_articulated_passed_35
+        - RF_HIP_articulated_subspace_f_x * RF_HIP_inverse_pivot
+            * RF_HIP_articulated_subspace_f_z;
+    let LF_HIP_articulated_passed_35 = LF_THIGH_articulated_passed_35
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_x
+            * LF_HIP_articulated_subspace_f_z;
+    let base_articulated_35 = LH_HIP_articulated_passed_35 + RH_HIP_articulated_passed_35
+        + RF_HIP_articulated_passed_35 + LF_HIP_articulated_passed_35;
+    let LH_HIP_articulated_passed_33 = LH_HIP_articulated_33
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_f_x
+            * LH_HIP_articulated_subspace_f_x;
+    let LF_HIP_articulated_passed_33 = LF_HIP_articulated_33
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_x
+            * LF_HIP_articulated_subspace_f_x;
+    let RH_HIP_articulated_passed_33 = RH_HIP_articulated_33
+        - RH_HIP_articulated_subspace_f_x * RH_HIP_articulated_subspace_f_x
+            * RH_HIP_inverse_pivot;
+    let RF_HIP_articulated_passed_33 = RF_HIP_articulated_33
+        - RF_HIP_articulated_subspace_f_x * RF_HIP_articulated_subspace_f_x
+            * RF_HIP_inverse_pivot;
+    let base_articulated_33 = LH_HIP_articulated_passed_33 + p.base_mass
+        + LF_HIP_articulated_passed_33 + RH_HIP_articulated_passed_33
+        + RF_HIP_articulated_passed_33;
+    let base_roll_articulated_subspace_f_x = base_articulated_13 * base_pitch_rotation_10
+        + base_pitch_rotation_00 * base_articulated_03
+        + base_pitch_rotation_20 * base_articulated_23
+        + base_roll_subspace_v_z * base_articulated_35
+        + base_roll_subspace_v_y * base_articulated_34
+        + base_articulated_33 * base_roll_subspace_v_x;
+    let base_inertia_com_01 = t131 * base_roll_rotation_11 + base_roll_rotation_12 * t132
+        + t130 * base_pitch_rotation_10;
+    let base_inertia_i_01 = base_inertia_com_01 - p.base_mass * base_com_x * base_com_y;
+    let RF_HIP_articulated_passed_01 = RF_HIP_articulated_01
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_n_x
+            * RF_HIP_articulated_subspace_n_y;
+    let LF_HIP_articulated_passed_01 = LF_HIP_articulated_01
+        - LF_HIP_articulated_subspace_n_x * LF_HIP_inverse_pivot
+            * LF_HIP_articulated_subspace_n_y;
+    let RH_HIP_articulated_passed_01 = RH_HIP_articulated_01
+        - RH_HIP_articulated_subspace_n_x * RH_HIP_articulated_subspace_n_y
+            * RH_HIP_inverse_pivot;
+    let LH_HIP_articulated_passed_01 = LH_HIP_articulated_01
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_x
+            * LH_HIP_articulated_subspace_n_y;
+    let base_articulated_01 = base_inertia_i_01 + RF_HIP_articulated_passed_01
+        + LF_HIP_articulated_passed_01 + RH_HIP_articulated_passed_01
+        + LH_HIP_articulated_passed_01;
+    let LH_HIP_articulated_passed_15 = LH_HIP_articulated_15
+        - LH_HIP_articulated_subspace_f_z * LH_HIP_inverse_pivot
+            * LH_HIP_articulated_subspace_n_y;
+    let RH_HIP_articulated_passed_15 = RH_HIP_articulated_15
+        - RH_HIP_articulated_subspace_f_z * RH_HIP_articulated_subspace_n_y
+            * RH_HIP_inverse_pivot;
+    let RF_HIP_articulated_passed_15 = RF_HIP_articulated_15
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_z
+            * RF_HIP_articulated_subspace_n_y;
+    let LF_HIP_articulated_passed_15 = LF_HIP_articulated_15
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_z
+            * LF_HIP_articulated_subspace_n_y;
+    let base_articulated_15 = LH_HIP_articulated_passed_15 + RH_HIP_articulated_passed_15
+        + RF_HIP_articulated_passed_15 + LF_HIP_articulated_passed_15 - base_inertia_h_x;
+    let RH_HIP_articulated_passed_11 = RH_HIP_articulated_11
+        - RH_HIP_articulated_subspace_n_y * RH_HIP_articulated_subspace_n_y
+            * RH_HIP_inverse_pivot;
+    let LH_HIP_articulated_passed_11 = LH_HIP_articulated_11
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_y
+            * LH_HIP_articulated_subspace_n_y;
+    let base_inertia_com_11 = base_roll_rotation_11 * t170 + base_roll_rotation_12 * t171
+        + t169 * base_pitch_rotation_10;
+    let base_inertia_i_11 = p.base_mass * (t172 + t173 + t174 - base_com_y * base_com_y)
+        + base_inertia_com_11;
+    let LF_HIP_articulated_passed_11 = LF_HIP_articulated_11
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_n_y
+            * LF_HIP_articulated_subspace_n_y;
+    let RF_HIP_articulated_passed_11 = RF_HIP_articulated_11
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_n_y
+            * RF_HIP_articulated_subspace_n_y;
+    let base_articulated_11 = RH_HIP_articulated_passed_11 + LH_HIP_articulated_passed_11
+        + base_inertia_i_11 + LF_HIP_articulated_passed_11
+        + RF_HIP_articulated_passed_11;
+    let base_roll_articulated_subspace_n_y = base_pitch_rotation_20 * base_articulated_12
+        + base_articulated_13 * base_roll_subspace_v_x
+        + base_pitch_rotation_00 * base_articulated_01
+        + base_articulated_15 * base_roll_subspace_v_z
+        + base_pitch_rotation_10 * base_articulated_11
+        + base_roll_subspace_v_y * base_articulated_14;
+    let LH_HIP_articulated_passed_00 = LH_HIP_articulated_00
+        - LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_x
+            * LH_HIP_articulated_subspace_n_x;
+    let RF_HIP_articulated_passed_00 = RF_HIP_articulated_00
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_n_x
+            * RF_HIP_articulated_subspace_n_x;
+    let base_inertia_com_00 = t132 * base_roll_rotation_02
+        + t130 * base_pitch_rotation_00 + t131 * base_roll_rotation_01;
+    let base_inertia_i_00 = base_inertia_com_00
+        + p.base_mass * (t172 + t173 + t174 - base_com_x * base_com_x);
+    let LF_HIP_articulated_passed_00 = LF_HIP_articulated_00
+        - LF_HIP_articulated_subspace_n_x * LF_HIP_articulated_subspace_n_x
+            * LF_HIP_inverse_pivot;
+    let RH_HIP_articulated_passed_00 = RH_HIP_articulated_00
+        - RH_HIP_articulated_subspace_n_x * RH_HIP_articulated_subspace_n_x
+            * RH_HIP_inverse_pivot;
+    let base_articulated_00 = LH_HIP_articulated_passed_00 + RF_HIP_articulated_passed_00
+        + base_inertia_i_00 + LF_HIP_articulated_passed_00
+        + RH_HIP_articulated_passed_00;
+    let LF_HIP_articulated_passed_05 = LF_HIP_articulated_05
+        - LF_HIP_articulated_subspace_n_x * LF_HIP_inverse_pivot
+            * LF_HIP_articulated_subspace_f_z;
+    let RH_HIP_articulated_passed_05 = RH_HIP_articulated_05
+        - RH_HIP_articulated_subspace_f_z * RH_HIP_articulated_subspace_n_x
+            * RH_HIP_inverse_pivot;
+    let LH_HIP_articulated_passed_05 = LH_HIP_articulated_05
+        - LH_HIP_articulated_subspace_f_z * LH_HIP_inverse_pivot
+            * LH_HIP_articulated_subspace_n_x;
+    let RF_HIP_articulated_passed_05 = RF_HIP_articulated_05
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_z
+            * RF_HIP_articulated_subspace_n_x;
+    let base_articulated_05 = LF_HIP_articulated_passed_05 + RH_HIP_articulated_passed_05
+        + base_inertia_h_y + LH_HIP_articulated_passed_05 + RF_HIP_articulated_passed_05;
+    let base_roll_articulated_subspace_n_x = base_roll_subspace_v_y * base_articulated_04
+        + base_roll_subspace_v_x * base_articulated_03
+        + base_articulated_00 * base_pitch_rotation_00
+        + base_pitch_rotation_10 * base_articulated_01
+        + base_roll_subspace_v_z * base_articulated_05
+        + base_pitch_rotation_20 * base_articulated_02;
+    let RH_HIP_articulated_passed_55 = RH_HIP_articulated_55
+        - RH_HIP_articulated_subspace_f_z * RH_HIP_articulated_subspace_f_z
+            * RH_HIP_inverse_pivot;
+    let RF_HIP_articulated_passed_55 = RF_HIP_articulated_55
+        - RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_z
+            * RF_HIP_articulated_subspace_f_z;
+    let LF_HIP_articulated_passed_55 = LF_HIP_articulated_55
+        - LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_z
+            * LF_HIP_articulated_subspace_f_z;
+    let LH_HIP_articulated_passed_55 = LH_HIP_articulated_55
+        - LH_HIP_articulated_subspace_f_z * LH_HIP_articulated_subspace_f_z
+            * LH_HIP_inverse_pivot;
+    let base_articulated_55 = RH_HIP_articulated_passed_55 + p.base_mass
+        + RF_HIP_articulated_passed_55 + LF_HIP_articulated_passed_55
+        + LH_HIP_articulated_passed_55;
+    let base_roll_articulated_subspace_f_z = base_roll_subspace_v_x * base_articulated_35
+        + base_roll_subspace_v_z * base_articulated_55
+        + base_roll_subspace_v_y * base_articulated_45
+        + base_pitch_rotation_10 * base_articulated_15
+        + base_pitch_rotation_00 * base_articulated_05
+        + base_pitch_rotation_20 * base_articulated_25;
+    pivots[12] = base_roll_articulated_subspace_f_y * base_roll_subspace_v_y
+        + base_roll_articulated_subspace_n_z * base_pitch_rotation_20
+        + base_roll_articulated_subspace_f_x * base_roll_subspace_v_x
+        + base_pitch_rotation_10 * base_roll_articulated_subspace_n_y
+        + base_pitch_rotation_00 * base_roll_articulated_subspace_n_x
+        + base_roll_articulated_subspace_f_z * base_roll_subspace_v_z;
+    let base_roll_inverse_pivot = 1.0
+        / (base_roll_articulated_subspace_f_y * base_roll_subspace_v_y
+            + base_roll_articulated_subspace_n_z * base_pitch_rotation_20
+            + base_roll_articulated_subspace_f_x * base_roll_subspace_v_x
+            + base_pitch_rotation_10 * base_roll_articulated_subspace_n_y
+            + base_pitch_rotation_00 * base_roll_articulated_subspace_n_x
+            + base_roll_articulated_subspace_f_z * base_roll_subspace_v_z);
+    let base_roll_articulated_passed_25 = base_articulated_25
+        - base_roll_articulated_subspace_n_z * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_f_z;
+    let base_pitch_subspace_v_z = q[0] * cos_q3 - q[1] * base_yaw_rotation_01;
+    let base_roll_articulated_passed_35 = base_articulated_35
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_z
+            * base_roll_articulated_subspace_f_x;
+    let base_roll_articulated_passed_34 = base_articulated_34
+        - base_roll_articulated_subspace_f_y * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_f_x;
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_roll_articulated_passed_03 = base_articulated_03
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_x
+            * base_roll_articulated_subspace_n_x;
+    let base_roll_articulated_passed_13 = base_articulated_13
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_x
+            * base_roll_articulated_subspace_n_y;
+    let base_roll_articulated_passed_33 = base_articulated_33
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_x
+            * base_roll_articulated_subspace_f_x;
+    let base_pitch_subspace_v_x = -(cos_q3 * q[2]);
+    let base_pitch_articulated_subspace_f_x = base_pitch_subspace_v_z
+        * base_roll_articulated_passed_35
+        + base_roll_articulated_passed_34 * base_pitch_subspace_v_y
+        + base_roll_articulated_passed_03 * base_yaw_rotation_01
+        + base_roll_articulated_passed_13 * cos_q3
+        + base_roll_articulated_passed_33 * base_pitch_subspace_v_x;
+    let base_roll_articulated_passed_05 = base_articulated_05
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_z
+            * base_roll_articulated_subspace_n_x;
+    let base_roll_articulated_passed_55 = base_articulated_55
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_z
+            * base_roll_articulated_subspace_f_z;
+    let base_roll_articulated_passed_45 = base_articulated_45
+        - base_roll_articulated_subspace_f_y * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_f_z;
+    let base_roll_articulated_passed_15 = base_articulated_15
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_f_z
+            * base_roll_articulated_subspace_n_y;
+    let base_pitch_articulated_subspace_f_z = base_roll_articulated_passed_35
+        * base_pitch_subspace_v_x
+        + base_yaw_rotation_01 * base_roll_articulated_passed_05
+        + base_pitch_subspace_v_z * base_roll_articulated_passed_55
+        + base_roll_articulated_passed_45 * base_pitch_subspace_v_y
+        + base_roll_articulated_passed_15 * cos_q3;
+    let base_roll_articulated_passed_04 = base_articulated_04
+        - base_roll_articulated_subspace_f_y * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_n_x;
+    let base_roll_articulated_passed_00 = base_articulated_00
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_x
+            * base_roll_articulated_subspace_n_x;
+    let base_roll_articulated_passed_01 = base_articulated_01
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_x
+            * base_roll_articulated_subspace_n_y;
+    let base_pitch_articulated_subspace_n_x = base_roll_articulated_passed_04
+        * base_pitch_subspace_v_y
+        + base_pitch_subspace_v_z * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_03 * base_pitch_subspace_v_x
+        + base_roll_articulated_passed_00 * base_yaw_rotation_01
+        + base_roll_articulated_passed_01 * cos_q3;
+    let base_roll_articulated_passed_11 = base_articulated_11
+        - base_roll_inverse_pivot * base_roll_articulated_subspace_n_y
+            * base_roll_articulated_subspace_n_y;
+    let base_roll_articulated_passed_14 = base_articulated_14
+        - base_roll_articulated_subspace_f_y * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_n_y;
+    let base_pitch_articulated_subspace_n_y = base_roll_articulated_passed_01
+        * base_yaw_rotation_01
+        + base_roll_articulated_passed_13 * base_pitch_subspace_v_x
+        + cos_q3 * base_roll_articulated_passed_11
+        + base_pitch_subspace_v_z * base_roll_articulated_passed_15
+        + base_roll_articulated_passed_14 * base_pitch_subspace_v_y;
+    let base_roll_articulated_passed_44 = base_articulated_44
+        - base_roll_articulated_subspace_f_y * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_y = base_pitch_subspace_v_z
+        * base_roll_articulated_passed_45
+        + base_roll_articulated_passed_04 * base_yaw_rotation_01
+        + base_roll_articulated_passed_14 * cos_q3
+        + base_roll_articulated_passed_34 * base_pitch_subspace_v_x
+        + base_roll_articulated_passed_44 * base_pitch_subspace_v_y;
+    pivots[13] = base_pitch_articulated_subspace_f_x * base_pitch_subspace_v_x
+        + base_pitch_subspace_v_z * base_pitch_articulated_subspace_f_z
+        + base_pitch_articulated_subspace_n_x * base_yaw_rotation_01
+        + base_pitch_articulated_subspace_n_y * cos_q3
+        + base_pitch_articulated_subspace_f_y * base_pitch_subspace_v_y;
+    let base_pitch_inverse_pivot = 1.0
+        / (base_pitch_articulated_subspace_f_x * base_pitch_subspace_v_x
+            + base_pitch_subspace_v_z * base_pitch_articulated_subspace_f_z
+            + base_pitch_articulated_subspace_n_x * base_yaw_rotation_01
+            + base_pitch_articulated_subspace_n_y * cos_q3
+            + base_pitch_articulated_subspace_f_y * base_pitch_subspace_v_y);
+    let base_roll_articulated_passed_24 = base_articulated_24
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_02 = base_articulated_02
+        - base_roll_articulated_subspace_n_z * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_n_x;
+    let base_roll_articulated_passed_12 = base_articulated_12
+        - base_roll_articulated_subspace_n_z * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_n_y;
+    let base_roll_articulated_passed_23 = base_articulated_23
+        - base_roll_articulated_subspace_n_z * base_roll_inverse_pivot
+            * base_roll_articulated_subspace_f_x;
+    let base_pitch_articulated_subspace_n_z = base_roll_articulated_passed_24
+        * base_pitch_subspace_v_y
+        + base_roll_articulated_passed_02 * base_yaw_rotation_01
+        + base_roll_articulated_passed_12 * cos_q3
+        + base_roll_articulated_passed_25 * base_pitch_subspace_v_z
+        + base_roll_articulated_passed_23 * base_pitch_subspace_v_x;
+    let base_pitch_articulated_passed_25 = base_roll_articulated_passed_25
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_z;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_pitch_articulated_passed_45 = base_roll_articulated_passed_45
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_35 = base_roll_articulated_passed_35
+        - base_pitch_articulated_subspace_f_x * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_z;
+    let base_yaw_articulated_subspace_f_z = base_pitch_articulated_passed_25
+        + base_yaw_subspace_v_y * base_pitch_articulated_passed_45
+        + q[1] * base_pitch_articulated_passed_35;
+    let base_pitch_articulated_passed_24 = base_roll_articulated_passed_24
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_n_z;
+    let base_pitch_articulated_passed_44 = base_roll_articulated_passed_44
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_34 = base_roll_articulated_passed_34
+        - base_pitch_articulated_subspace_f_x * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_y;
+    let base_yaw_articulated_subspace_f_y = base_pitch_articulated_passed_24
+        + base_pitch_articulated_passed_44 * base_yaw_subspace_v_y
+        + q[1] * base_pitch_articulated_passed_34;
+    let base_pitch_articulated_passed_23 = base_roll_articulated_passed_23
+        - base_pitch_articulated_subspace_f_x * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_n_z;
+    let base_roll_articulated_passed_22 = base_articulated_22
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_n_z
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_passed_22 = base_roll_articulated_passed_22
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_n_z;
+    let base_yaw_articulated_subspace_n_z = base_pitch_articulated_passed_24
+        * base_yaw_subspace_v_y + q[1] * base_pitch_articulated_passed_23
+        + base_pitch_articulated_passed_22;
+    let base_pitch_articulated_passed_33 = base_roll_articulated_passed_33
+        - base_pitch_articulated_subspace_f_x * base_pitch_articulated_subspace_f_x
+            * base_pitch_inverse_pivot;
+    let base_yaw_articulated_subspace_f_x = base_pitch_articulated_passed_23
+        + q[1] * base_pitch_articulated_passed_33
+        + base_pitch_articulated_passed_34 * base_yaw_subspace_v_y;
+    pivots[14] = base_yaw_articulated_subspace_f_y * base_yaw_subspace_v_y
+        + base_yaw_articulated_subspace_n_z + q[1] * base_yaw_articulated_subspace_f_x;
+    let base_yaw_inverse_pivot = 1.0
+        / (base_yaw_articulated_subspace_f_y * base_yaw_subspace_v_y
+            + base_yaw_articulated_subspace_n_z
+            + q[1] * base_yaw_articulated_subspace_f_x);
+    let base_yaw_articulated_passed_35 = base_pitch_articulated_passed_35
+        - base_yaw_articulated_subspace_f_z * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_55 = base_roll_articulated_passed_55
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_f_z;
+    pivots[15] = base_pitch_articulated_passed_55
+        - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_z
+            * base_yaw_inverse_pivot;
+    let base_z_inverse_pivot = 1.0
+        / (base_pitch_articulated_passed_55
+            - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_z
+                * base_yaw_inverse_pivot);
+    let base_yaw_articulated_passed_33 = base_pitch_articulated_passed_33
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_x
+            * base_yaw_articulated_subspace_f_x;
+    let base_z_articulated_passed_33 = base_yaw_articulated_passed_33
+        - base_yaw_articulated_passed_35 * base_yaw_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_yaw_articulated_passed_34 = base_pitch_articulated_passed_34
+        - base_yaw_articulated_subspace_f_y * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_x;
+    let base_yaw_articulated_passed_45 = base_pitch_articulated_passed_45
+        - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_y
+            * base_yaw_inverse_pivot;
+    let base_z_articulated_passed_34 = base_yaw_articulated_passed_34
+        - base_yaw_articulated_passed_35 * base_yaw_articulated_passed_45
+            * base_z_inverse_pivot;
+    let base_yaw_articulated_passed_44 = base_pitch_articulated_passed_44
+        - base_yaw_articulated_subspace_f_y * base_yaw_articulated_subspace_f_y
+            * base_yaw_inverse_pivot;
+    pivots[16] = base_yaw_articulated_passed_44
+        - base_yaw_articulated_passed_45 * base_yaw_articulated_passed_45
+            * base_z_inverse_pivot;
+    let base_y_inverse_pivot = 1.0
+        / (base_yaw_articulated_passed_44
+            - base_yaw_articulated_passed_45 * base_yaw_articulated_passed_45
+                * base_z_inverse_pivot);
+    pivots[17] = base_z_articulated_passed_33
+        - base_z_articulated_passed_34 * base_z_articulated_passed_34
+            * base_y_inverse_pivot;
+    let base_x_inverse_pivot = 1.0
+        / (base_z_articulated_passed_33
+            - base_z_articulated_passed_34 * base_z_articulated_passed_34
+                * base_y_inverse_pivot);
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_pitch_subspace_rate_v_x = -qd[2] * cos_q3 - qd[3] * base_pitch_subspace_v_y;
+    let base_pitch_subspace_rate_w_y = qd[3] * base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_pitch_articulated_passed_15 = base_roll_articulated_passed_15
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_y
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
+    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_rate_v_y = base_pitch_rotation_00 * base_pitch_velocity_v_z
+        + base_roll_subspace_v_x * qd[3]
+        - base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * base_pitch_rotation_20;
+    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * base_pitch_subspace_v_y;
+    let base_pitch_velocity_w_y = qd[4] * cos_q3;
+    let base_roll_subspace_rate_v_x = base_pitch_rotation_20 * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * base_roll_subspace_v_z
+        - base_roll_subspace_v_y * qd[3]
+        - base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_subspace_rate_w_y = base_pitch_rotation_00 * qd[3]
+        - base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_roll_subspace_rate_w_x = base_pitch_rotation_20 * base_pitch_velocity_w_y
+        - base_pitch_rotation_10 * qd[3];
+    let base_roll_subspace_rate_w_z = base_pitch_rotation_10 * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
+    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let base_momentum_f_y = p.base_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * base_inertia_h_z
+            - base_roll_velocity_w_z * base_inertia_h_x);
+    let LF_HIP_subspace_rate_w_y = base_roll_velocity_w_z * LF_HIP_axis_x
+        - base_roll_velocity_w_x * LF_HIP_axis_z;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + base_pitch_rotation_10 * qd[5];
+    let LF_HIP_subspace_rate_w_z = LF_HIP_axis_y * base_roll_velocity_w_x
+        - LF_HIP_axis_x * base_roll_velocity_w_y;
+    let LH_HIP_subspace_rate_w_y = base_roll_velocity_w_z * LH_HIP_axis_x
+        - base_roll_velocity_w_x * LH_HIP_axis_z;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * base_roll_subspace_v_x;
+    let RF_HIP_velocity_v_x = qd[7] * RF_HIP_subspace_v_x + base_roll_velocity_v_x;
+    let RF_HIP_velocity_w_y = LF_HIP_axis_y * qd[7] + base_roll_velocity_w_y;
+    let RF_HIP_velocity_w_z = base_roll_velocity_w_z + qd[7] * LF_HIP_axis_z;
+    let RF_HIP_momentum_f_x = RF_HIP_velocity_v_x * p.RF_HIP_mass
+        - (RF_HIP_velocity_w_z * RF_HIP_inertia_h_y
+            - RF_HIP_velocity_w_y * RF_HIP_inertia_h_z);
+    let RF_THIGH_velocity_w_z = RF_HIP_velocity_w_z + qd[11] * RF_THIGH_axis_z;
+    let RF_SHANK_velocity_w_z = RF_THIGH_velocity_w_z + RF_SHANK_axis_z * qd[15];
+    let RF_HIP_velocity_v_y = base_roll_velocity_v_y + RF_HIP_subspace_v_y * qd[7];
+    let RF_THIGH_velocity_v_y = RF_HIP_velocity_v_y + RF_THIGH_subspace_v_y * qd[11];
+    let RF_SHANK_velocity_v_y = RF_THIGH_velocity_v_y + qd[15] * RF_SHANK_subspace_v_y;
+    let RF_HIP_velocity_w_x = qd[7] * LF_HIP_axis_x + base_roll_velocity_w_x;
+    let RF_THIGH_velocity_w_x = RF_THIGH_axis_x * qd[11] + RF_HIP_velocity_w_x;
+    let RF_SHANK_velocity_w_x = qd[15] * RF_SHANK_axis_x + RF_THIGH_velocity_w_x;
+    let RF_SHANK_momentum_f_y = p.RF_SHANK_mass * RF_SHANK_velocity_v_y
+        - (RF_SHANK_velocity_w_x * RF_SHANK_inertia_h_z
+            - RF_SHANK_velocity_w_z * RF_SHANK_inertia_h_x);
+    let RF_THIGH_velocity_w_y = qd[11] * RF_THIGH_axis_y + RF_HIP_velocity_w_y;
+    let RF_SHANK_velocity_w_y = RF_THIGH_velocity_w_y + RF_SHANK_axis_y * qd[15];
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + base_roll_subspace_v_z * qd[5];
+    let RF_HIP_velocity_v_z = base_roll_velocity_v_z + qd[7] * RF_HIP_subspace_v_z;
+    let RF_THIGH_velocity_v_z = RF_HIP_velocity_v_z + RF_THIGH_subspace_v_z * qd[11];
+    let RF_SHANK_velocity_v_z = RF_THIGH_velocity_v_z + qd[15] * RF_SHANK_subspace_v_z;
+    let RF_SHANK_momentum_f_z = RF_SHANK_velocity_v_z * p.RF_SHANK_mass
+        - (RF_SHANK_inertia_h_x * RF_SHANK_velocity_w_y
+            - RF_SHANK_velocity_w_x * RF_SHANK_inertia_h_y);
+    let RF_SHANK_articulated_bias_f_x = RF_SHANK_momentum_f_z * RF_SHANK_velocity_w_y
+        - RF_SHANK_velocity_w_z * RF_SHANK_momentum_f_y;
+    let RF_THIGH_velocity_v_x = RF_THIGH_subspace_v_x * qd[11] + RF_HIP_velocity_v_x;
+    let RF_SHANK_subspace_rate_v_z = RF_SHANK_axis_y * RF_THIGH_velocity_v_x
+        + RF_SHANK_subspace_v_y * RF_THIGH_velocity_w_x
+        - RF_THIGH_velocity_w_y * RF_SHANK_subspace_v_x
+        - RF_THIGH_velocity_v_y * RF_SHANK_axis_x;
+    let RF_SHANK_subspace_rate_w_x = RF_SHANK_axis_z * RF_THIGH_velocity_w_y
+        - RF_SHANK_axis_y * RF_THIGH_velocity_w_z;
+    let RF_THIGH_momentum_f_y = RF_THIGH_velocity_v_y * p.RF_THIGH_mass
+        - (RF_THIGH_velocity_w_x * RF_THIGH_inertia_h_z
+            - RF_THIGH_velocity_w_z * RF_THIGH_inertia_h_x);
+    let RF_SHANK_subspace_rate_w_y = RF_THIGH_velocity_w_z * RF_SHANK_axis_x
+        - RF_SHANK_axis_z * RF_THIGH_velocity_w_x;
+    let RF_THIGH_momentum_f_z = RF_THIGH_velocity_v_z * p.RF_THIGH_mass
+        - (RF_THIGH_velocity_w_y * RF_THIGH_inertia_h_x
+            - RF_THIGH_velocity_w_x * RF_THIGH_inertia_h_y);
+    let RF_SHANK_subspace_rate_v_y = RF_THIGH_velocity_w_z * RF_SHANK_subspace_v_x
+        + RF_THIGH_velocity_v_z * RF_SHANK_axis_x
+        - RF_SHANK_axis_z * RF_THIGH_velocity_v_x
+        - RF_THIGH_velocity_w_x * RF_SHANK_subspace_v_z;
+    let RF_SHANK_velocity_v_x = qd[15] * RF_SHANK_subspace_v_x + RF_THIGH_velocity_v_x;
+    let RF_SHANK_momentum_f_x = p.RF_SHANK_mass * RF_SHANK_velocity_v_x
+        - (RF_SHANK_inertia_h_y * RF_SHANK_velocity_w_z
+            - RF_SHANK_inertia_h_z * RF_SHANK_velocity_w_y);
+    let RF_SHANK_momentum_n_x = RF_SHANK_velocity_w_z * RF_SHANK_inertia_i_02
+        + RF_SHANK_inertia_h_y * RF_SHANK_velocity_v_z
+        + RF_SHANK_velocity_w_x * RF_SHANK_inertia_i_00
+        + RF_SHANK_inertia_i_01 * RF_SHANK_velocity_w_y
+        - RF_SHANK_inertia_h_z * RF_SHANK_velocity_v_y;
+    let RF_SHANK_momentum_n_y = RF_SHANK_velocity_w_x * RF_SHANK_inertia_i_01
+        + RF_SHANK_velocity_w_z * RF_SHANK_inertia_i_12
+        + RF_SHANK_inertia_i_11 * RF_SHANK_velocity_w_y
+        + RF_SHANK_inertia_h_z * RF_SHANK_velocity_v_x
+        - RF_SHANK_velocity_v_z * RF_SHANK_inertia_h_x;
+    let RF_SHANK_articulated_bias_n_z = RF_SHANK_momentum_f_y * RF_SHANK_velocity_v_x
+        + RF_SHANK_velocity_w_x * RF_SHANK_momentum_n_y
+        - RF_SHANK_momentum_f_x * RF_SHANK_velocity_v_y
+        - RF_SHANK_momentum_n_x * RF_SHANK_velocity_w_y;
+    let RF_SHANK_articulated_bias_f_y = RF_SHANK_momentum_f_x * RF_SHANK_velocity_w_z
+        - RF_SHANK_velocity_w_x * RF_SHANK_momentum_f_z;
+    let RF_SHANK_momentum_n_z = RF_SHANK_inertia_i_12 * RF_SHANK_velocity_w_y
+        + RF_SHANK_velocity_w_x * RF_SHANK_inertia_i_02
+        + RF_SHANK_velocity_v_y * RF_SHANK_inertia_h_x
+        + RF_SHANK_velocity_w_z * RF_SHANK_inertia_i_22
+        - RF_SHANK_inertia_h_y * RF_SHANK_velocity_v_x;
+    let RF_SHANK_articulated_bias_n_y = RF_SHANK_velocity_w_z * RF_SHANK_momentum_n_x
+        + RF_SHANK_momentum_f_x * RF_SHANK_velocity_v_z
+        - RF_SHANK_velocity_w_x * RF_SHANK_momentum_n_z
+        - RF_SHANK_momentum_f_z * RF_SHANK_velocity_v_x;
+    let RF_SHANK_articulated_bias_f_z = RF_SHANK_velocity_w_x * RF_SHANK_momentum_f_y
+        - RF_SHANK_momentum_f_x * RF_SHANK_velocity_w_y;
+    let RF_SHANK_articulated_bias_n_x = RF_SHANK_momentum_f_z * RF_SHANK_velocity_v_y
+        + RF_SHANK_momentum_n_z * RF_SHANK_velocity_w_y
+        - RF_SHANK_velocity_w_z * RF_SHANK_momentum_n_y
+        - RF_SHANK_velocity_v_z * RF_SHANK_momentum_f_y;
+    let RF_SHANK_remaining_force = tau[15]
+        - (RF_SHANK_articulated_bias_f_x * RF_SHANK_subspace_v_x
+            + RF_SHANK_axis_z * RF_SHANK_articulated_bias_n_z
+            + RF_SHANK_subspace_v_y * RF_SHANK_articulated_bias_f_y
+            + RF_SHANK_axis_y * RF_SHANK_articulated_bias_n_y
+            + RF_SHANK_articulated_bias_f_z * RF_SHANK_subspace_v_z
+            + RF_SHANK_articulated_bias_n_x * RF_SHANK_axis_x);
+    let RF_SHANK_subspace_rate_v_x = RF_SHANK_axis_z * RF_THIGH_velocity_v_y
+        + RF_THIGH_velocity_w_y * RF_SHANK_subspace_v_z
+        - RF_THIGH_velocity_w_z * RF_SHANK_subspace_v_y
+        - RF_SHANK_axis_y * RF_THIGH_velocity_v_z;
+    let RF_SHANK_subspace_rate_w_z = RF_SHANK_axis_y * RF_THIGH_velocity_w_x
+        - RF_THIGH_velocity_w_y * RF_SHANK_axis_x;
+    let RF_THIGH_articulated_bias_f_x = RF_SHANK_articulated_bias_f_x
+        + RF_SHANK_articulated_passed_35 * qd[15] * RF_SHANK_subspace_rate_v_z
+        + RF_SHANK_articulated_passed_03 * qd[15] * RF_SHANK_subspace_rate_w_x
+        + qd[15] * RF_SHANK_subspace_rate_w_y * RF_SHANK_articulated_passed_13
+        + RF_THIGH_momentum_f_z * RF_THIGH_velocity_w_y
+        + RF_SHANK_articulated_passed_34 * qd[15] * RF_SHANK_subspace_rate_v_y
+        + RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_f_x
+            * RF_SHANK_remaining_force
+        + qd[15] * RF_SHANK_articulated_passed_33 * RF_SHANK_subspace_rate_v_x
+        + qd[15] * RF_SHANK_subspace_rate_w_z * RF_SHANK_articulated_passed_23
+        - RF_THIGH_velocity_w_z * RF_THIGH_momentum_f_y;
+    let RF_THIGH_momentum_f_x = p.RF_THIGH_mass * RF_THIGH_velocity_v_x
+        - (RF_THIGH_velocity_w_z * RF_THIGH_inertia_h_y
+            - RF_THIGH_velocity_w_y * RF_THIGH_inertia_h_z);
+    let RF_THIGH_articulated_bias_f_z = RF_SHANK_inverse_pivot * RF_SHANK_remaining_force
+        * RF_SHANK_articulated_subspace_f_z + RF_SHANK_articulated_bias_f_z
+        + RF_THIGH_velocity_w_x * RF_THIGH_momentum_f_y
+        + qd[15] * RF_SHANK_subspace_rate_v_z * RF_SHANK_articulated_passed_55
+        + RF_SHANK_articulated_passed_35 * qd[15] * RF_SHANK_subspace_rate_v_x
+        + qd[15] * RF_SHANK_subspace_rate_v_y * RF_SHANK_articulated_passed_45
+        + qd[15] * RF_SHANK_subspace_rate_w_y * RF_SHANK_articulated_passed_15
+        + qd[15] * RF_SHANK_articulated_passed_05 * RF_SHANK_subspace_rate_w_x
+        + qd[15] * RF_SHANK_articulated_passed_25 * RF_SHANK_subspace_rate_w_z
+        - RF_THIGH_velocity_w_y * RF_THIGH_momentum_f_x;
+    let RF_THIGH_momentum_n_z = RF_THIGH_velocity_w_x * RF_THIGH_inertia_i_02
+        + RF_THIGH_velocity_v_y * RF_THIGH_inertia_h_x
+        + RF_THIGH_velocity_w_z * RF_THIGH_inertia_i_22
+        + RF_THIGH_velocity_w_y * RF_THIGH_inertia_i_12
+        - RF_THIGH_inertia_h_y * RF_THIGH_velocity_v_x;
+    let RF_THIGH_momentum_n_y = RF_THIGH_velocity_w_z * RF_THIGH_inertia_i_12
+        + RF_THIGH_velocity_w_x * RF_THIGH_inertia_i_01
+        + RF_THIGH_inertia_h_z * RF_THIGH_velocity_v_x
+        + RF_THIGH_inertia_i_11 * RF_THIGH_velocity_w_y
+        - RF_THIGH_velocity_v_z * RF_THIGH_inertia_h_x;
+    let RF_THIGH_articulated_bias_n_x = RF_SHANK_articulated_bias_n_x
+        + RF_THIGH_velocity_w_y * RF_THIGH_momentum_n_z
+        + RF_SHANK_articulated_passed_03 * qd[15] * RF_SHANK_subspace_rate_v_x
+        + qd[15] * RF_SHANK_subspace_rate_v_z * RF_SHANK_articulated_passed_05
+        + qd[15] * RF_SHANK_subspace_rate_v_y * RF_SHANK_articulated_passed_04
+        + RF_THIGH_velocity_v_y * RF_THIGH_momentum_f_z
+        + RF_SHANK_inverse_pivot * RF_SHANK_articulated_subspace_n_x
+            * RF_SHANK_remaining_force
+        + qd[15] * RF_SHANK_articulated_passed_00 * RF_SHANK_subspace_rate_w_x
+        + RF_SHANK_articulated_passed_02 * qd[15] * RF_SHANK_subspace_rate_w_z
+        + qd[15] * RF_SHANK_subspace_rate_w_y * RF_SHANK_articulated_passed_01
+        - RF_THIGH_velocity_v_z * RF_THIGH_momentum_f_y
+        - RF_THIGH_velocity_w_z * RF_THIGH_momentum_n_y;
+    let RF_THIGH_momentum_n_x = RF_THIGH_velocity_v_z * RF_THIGH_inertia_h_y
+        + RF_THIGH_velocity_w_x * RF_THIGH_inertia_i_00
+        + RF_THIGH_velocity_w_y * RF_THIGH_inertia_i_01
+        + RF_THIGH_velocity_w_z * RF_THIGH_inertia_i_02
+        - RF_THIGH_velocity_v_y * RF_THIGH_inertia_h_z;
+    let RF_THIGH_articulated_bias_n_z = RF_SHANK_articulated_passed_02 * qd[15]
+        * RF_SHANK_subspace_rate_w_x
+        + qd[15] * RF_SHANK_subspace_rate_w_y * RF_SHANK_articulated_passed_12
+        + RF_THIGH_momentum_f_y * RF_THIGH_velocity_v_x
+        + qd[15] * RF_SHANK_articulated_passed_25 * RF_SHANK_subspace_rate_v_z
+        + RF_SHANK_inverse_pivot * RF_SHANK_remaining_force
+            * RF_SHANK_articulated_subspace_n_z
+        + RF_THIGH_velocity_w_x * RF_THIGH_momentum_n_y
+        + qd[15] * RF_SHANK_subspace_rate_v_x * RF_SHANK_articulated_passed_23
+        + RF_SHANK_articulated_bias_n_z
+        + qd[15] * RF_SHANK_subspace_rate_v_y * RF_SHANK_articulated_passed_24
+        + qd[15] * RF_SHANK_subspace_rate_w_z * RF_SHANK_articulated_passed_22
+        - RF_THIGH_velocity_v_y * RF_THIGH_momentum_f_x
+        - RF_THIGH_velocity_w_y * RF_THIGH_momentum_n_x;
+    let RF_THIGH_articulated_bias_n_y = qd[15] * RF_SHANK_subspace_rate_v_x
+        * RF_SHANK_articulated_passed_13
+        + qd[15] * RF_SHANK_articulated_passed_15 * RF_SHANK_subspace_rate_v_z
+        + RF_THIGH_velocity_w_z * RF_THIGH_momentum_n_x
+        + RF_SHANK_articulated_subspace_n_y * RF_SHANK_inverse_pivot
+            * RF_SHANK_remaining_force + RF_SHANK_articulated_bias_n_y
+        + qd[15] * RF_SHANK_subspace_rate_w_z * RF_SHANK_articulated_passed_12
+        + qd[15] * RF_SHANK_subspace_rate_v_y * RF_SHANK_articulated_passed_14
+        + qd[15] * RF_SHANK_subspace_rate_w_x * RF_SHANK_articulated_passed_01
+        + qd[15] * RF_SHANK_subspace_rate_w_y * RF_SHANK_articulated_passed_11
+        + RF_THIGH_velocity_v_z * RF_THIGH_momentum_f_x
+        - RF_THIGH_momentum_n_z * RF_THIGH_velocity_w_x
+        - RF_THIGH_momentum_f_z * RF_THIGH_velocity_v_x;
+    let RF_THIGH_articulated_bias_f_y = qd[15] * RF_SHANK_subspace_rate_v_z
+        * RF_SHANK_articulated_passed_45
+        + qd[15] * RF_SHANK_subspace_rate_w_y * RF_SHANK_articulated_passed_14
+        + RF_THIGH_velocity_w_z * RF_THIGH_momentum_f_x
+        + RF_SHANK_articulated_subspace_f_y * RF_SHANK_inverse_pivot
+            * RF_SHANK_remaining_force
+        + RF_SHANK_articulated_passed_34 * qd[15] * RF_SHANK_subspace_rate_v_x
+        + RF_SHANK_articulated_bias_f_y
+        + qd[15] * RF_SHANK_subspace_rate_w_x * RF_SHANK_articulated_passed_04
+        + qd[15] * RF_SHANK_articulated_passed_44 * RF_SHANK_subspace_rate_v_y
+        + qd[15] * RF_SHANK_subspace_rate_w_z * RF_SHANK_articulated_passed_24
+        - RF_THIGH_momentum_f_z * RF_THIGH_velocity_w_x;
+    let RF_THIGH_remaining_force = tau[11]
+        - (RF_THIGH_subspace_v_x * RF_THIGH_articulated_bias_f_x
+            + RF_THIGH_subspace_v_z * RF_THIGH_articulated_bias_f_z
+            + RF_THIGH_axis_x * RF_THIGH_articulated_bias_n_x
+            + RF_THIGH_articulated_bias_n_z * RF_THIGH_axis_z
+            + RF_THIGH_articulated_bias_n_y * RF_THIGH_axis_y
+            + RF_THIGH_subspace_v_y * RF_THIGH_articulated_bias_f_y);
+    let RF_THIGH_subspace_rate_v_x = RF_HIP_velocity_v_y * RF_THIGH_axis_z
+        + RF_HIP_velocity_w_y * RF_THIGH_subspace_v_z
+        - RF_HIP_velocity_w_z * RF_THIGH_subspace_v_y
+        - RF_HIP_velocity_v_z * RF_THIGH_axis_y;
+    let RF_THIGH_subspace_rate_w_z = RF_HIP_velocity_w_x * RF_THIGH_axis_y
+        - RF_THIGH_axis_x * RF_HIP_velocity_w_y;
+    let RF_THIGH_subspace_rate_v_y = RF_THIGH_axis_x * RF_HIP_velocity_v_z
+        + RF_THIGH_subspace_v_x * RF_HIP_velocity_w_z
+        - RF_THIGH_axis_z * RF_HIP_velocity_v_x
+        - RF_THIGH_subspace_v_z * RF_HIP_velocity_w_x;
+    let RF_THIGH_subspace_rate_w_y = RF_THIGH_axis_x * RF_HIP_velocity_w_z
+        - RF_HIP_velocity_w_x * RF_THIGH_axis_z;
+    let RF_HIP_momentum_f_y = RF_HIP_velocity_v_y * p.RF_HIP_mass
+        - (RF_HIP_velocity_w_x * RF_HIP_inertia_h_z
+            - RF_HIP_velocity_w_z * RF_HIP_inertia_h_x);
+    let RF_THIGH_subspace_rate_w_x = RF_HIP_velocity_w_y * RF_THIGH_axis_z
+        - RF_HIP_velocity_w_z * RF_THIGH_axis_y;
+    let RF_THIGH_subspace_rate_v_z = RF_HIP_velocity_v_x * RF_THIGH_axis_y
+        + RF_THIGH_subspace_v_y * RF_HIP_velocity_w_x
+        - RF_THIGH_axis_x * RF_HIP_velocity_v_y
+        - RF_THIGH_subspace_v_x * RF_HIP_velocity_w_y;
+    let RF_HIP_articulated_bias_f_z = RF_THIGH_articulated_subspace_f_z
+        * RF_THIGH_inverse_pivot * RF_THIGH_remaining_force
+        + RF_THIGH_articulated_passed_35 * qd[11] * RF_THIGH_subspace_rate_v_x
+        + RF_THIGH_subspace_rate_w_z * qd[11] * RF_THIGH_articulated_passed_25
+        + RF_THIGH_articulated_passed_45 * qd[11] * RF_THIGH_subspace_rate_v_y
+        + RF_THIGH_articulated_passed_15 * RF_THIGH_subspace_rate_w_y * qd[11]
+        + RF_HIP_velocity_w_x * RF_HIP_momentum_f_y
+        + qd[11] * RF_THIGH_subspace_rate_w_x * RF_THIGH_articulated_passed_05
+        + RF_THIGH_subspace_rate_v_z * qd[11] * RF_THIGH_articulated_passed_55
+        + RF_THIGH_articulated_bias_f_z - RF_HIP_momentum_f_x * RF_HIP_velocity_w_y;
+    let LF_HIP_velocity_w_y = base_roll_velocity_w_y + qd[6] * LF_HIP_axis_y;
+    let LF_HIP_velocity_w_x = qd[6] * LF_HIP_axis_x + base_roll_velocity_w_x;
+    let LF_THIGH_subspace_rate_w_z = LF_HIP_velocity_w_x * LF_THIGH_rotation_10
+        - LF_THIGH_rotation_00 * LF_HIP_velocity_w_y;
+    let LF_HIP_velocity_w_z = base_roll_velocity_w_z + qd[6] * LF_HIP_axis_z;
+    let LF_THIGH_subspace_rate_w_y = LF_HIP_velocity_w_z * LF_THIGH_rotation_00
+        - LF_HIP_velocity_w_x * LF_THIGH_rotation_20;
+    let LF_HIP_velocity_v_y = qd[6] * LF_HIP_subspace_v_y + base_roll_velocity_v_y;
+    let LF_HIP_velocity_v_z = base_roll_velocity_v_z + qd[6] * LF_HIP_subspace_v_z;
+    let LF_THIGH_subspace_rate_v_x = LF_THIGH_subspace_v_z * LF_HIP_velocity_w_y
+        + LF_HIP_velocity_v_y * LF_THIGH_rotation_20
+        - LF_THIGH_subspace_v_y * LF_HIP_velocity_w_z
+        - LF_HIP_velocity_v_z * LF_THIGH_rotation_10;
+    let LF_HIP_momentum_f_y = LF_HIP_velocity_v_y * p.LF_HIP_mass
+        - (LF_HIP_velocity_w_x * LF_HIP_inertia_h_z
+            - LF_HIP_inertia_h_x * LF_HIP_velocity_w_z);
+    let LF_THIGH_velocity_w_y = qd[10] * LF_THIGH_rotation_10 + LF_HIP_velocity_w_y;
+    let LF_THIGH_velocity_w_x = LF_HIP_velocity_w_x + qd[10] * LF_THIGH_rotation_00;
+    let LF_SHANK_subspace_rate_w_z = LF_THIGH_velocity_w_x * LF_THIGH_rotation_10
+        - LF_THIGH_velocity_w_y * LF_THIGH_rotation_00;
+    let LF_THIGH_velocity_w_z = qd[10] * LF_THIGH_rotation_20 + LF_HIP_velocity_w_z;
+    let LF_THIGH_velocity_v_y = LF_THIGH_subspace_v_y * qd[10] + LF_HIP_velocity_v_y;
+    let LF_THIGH_velocity_v_z = LF_HIP_velocity_v_z + LF_THIGH_subspace_v_z * qd[10];
+    let LF_SHANK_subspace_rate_v_x = LF_THIGH_velocity_v_y * LF_THIGH_rotation_20
+        + LF_SHANK_subspace_v_z * LF_THIGH_velocity_w_y
+        - LF_SHANK_subspace_v_y * LF_THIGH_velocity_w_z
+        - LF_THIGH_velocity_v_z * LF_THIGH_rotation_10;
+    let LF_HIP_velocity_v_x = base_roll_velocity_v_x + qd[6] * LF_HIP_subspace_v_x;
+    let LF_THIGH_velocity_v_x = LF_THIGH_subspace_v_x * qd[10] + LF_HIP_velocity_v_x;
+    let LF_SHANK_subspace_rate_v_y = LF_THIGH_velocity_w_z * LF_SHANK_subspace_v_x
+        + LF_THIGH_velocity_v_z * LF_THIGH_rotation_00
+        - LF_THIGH_rotation_20 * LF_THIGH_velocity_v_x
+        - LF_SHANK_subspace_v_z * LF_THIGH_velocity_w_x;
+    let LF_SHANK_subspace_rate_w_y = LF_THIGH_rotation_00 * LF_THIGH_velocity_w_z
+        - LF_THIGH_velocity_w_x * LF_THIGH_rotation_20;
+    let LF_SHANK_subspace_rate_w_x = LF_THIGH_velocity_w_y * LF_THIGH_rotation_20
+        - LF_THIGH_rotation_10 * LF_THIGH_velocity_w_z;
+    let LF_SHANK_velocity_v_y = qd[14] * LF_SHANK_subspace_v_y + LF_THIGH_velocity_v_y;
+    let LF_SHANK_velocity_w_z = qd[14] * LF_THIGH_rotation_20 + LF_THIGH_velocity_w_z;
+    let LF_SHANK_velocity_w_x = qd[14] * LF_THIGH_rotation_00 + LF_THIGH_velocity_w_x;
+    let LF_SHANK_momentum_f_y = LF_SHANK_velocity_v_y * p.LF_SHANK_mass
+        - (LF_SHANK_velocity_w_x * LF_SHANK_inertia_h_z
+            - LF_SHANK_velocity_w_z * LF_SHANK_inertia_h_x);
+    let LF_SHANK_velocity_w_y = LF_THIGH_velocity_w_y + qd[14] * LF_THIGH_rotation_10;
+    let LF_SHANK_velocity_v_z = LF_THIGH_velocity_v_z + qd[14] * LF_SHANK_subspace_v_z;
+    let LF_SHANK_momentum_f_z = LF_SHANK_velocity_v_z * p.LF_SHANK_mass
+        - (LF_SHANK_velocity_w_y * LF_SHANK_inertia_h_x
+            - LF_SHANK_inertia_h_y * LF_SHANK_velocity_w_x);
+    let LF_SHANK_articulated_bias_f_x = LF_SHANK_velocity_w_y * LF_SHANK_momentum_f_z
+        - LF_SHANK_momentum_f_y * LF_SHANK_velocity_w_z;
+    let LF_SHANK_subspace_rate_v_z = LF_THIGH_rotation_10 * LF_THIGH_velocity_v_x
+        + LF_THIGH_velocity_w_x * LF_SHANK_subspace_v_y
+        - LF_THIGH_velocity_v_y * LF_THIGH_rotation_00
+        - LF_THIGH_velocity_w_y * LF_SHANK_subspace_v_x;
+    let LF_SHANK_velocity_v_x = qd[14] * LF_SHANK_subspace_v_x + LF_THIGH_velocity_v_x;
+    let LF_SHANK_momentum_f_x = p.LF_SHANK_mass * LF_SHANK_velocity_v_x
+        - (LF_SHANK_velocity_w_z * LF_SHANK_inertia_h_y
+            - LF_SHANK_velocity_w_y * LF_SHANK_inertia_h_z);
+    let LF_SHANK_articulated_bias_f_z = LF_SHANK_momentum_f_y * LF_SHANK_velocity_w_x
+        - LF_SHANK_momentum_f_x * LF_SHANK_velocity_w_y;
+    let LF_SHANK_articulated_bias_f_y = LF_SHANK_momentum_f_x * LF_SHANK_velocity_w_z
+        - LF_SHANK_velocity_w_x * LF_SHANK_momentum_f_z;
+    let LF_SHANK_momentum_n_z = LF_SHANK_velocity_w_x * LF_SHANK_inertia_i_02
+        + LF_SHANK_velocity_v_y * LF_SHANK_inertia_h_x
+        + LF_SHANK_velocity_w_y * LF_SHANK_inertia_i_12
+        + LF_SHANK_velocity_w_z * LF_SHANK_inertia_i_22
+        - LF_SHANK_inertia_h_y * LF_SHANK_velocity_v_x;
+    let LF_SHANK_momentum_n_x = LF_SHANK_inertia_i_00 * LF_SHANK_velocity_w_x
+        + LF_SHANK_velocity_v_z * LF_SHANK_inertia_h_y
+        + LF_SHANK_inertia_i_01 * LF_SHANK_velocity_w_y
+        + LF_SHANK_velocity_w_z * LF_SHANK_inertia_i_02
+        - LF_SHANK_velocity_v_y * LF_SHANK_inertia_h_z;
+    let LF_SHANK_articulated_bias_n_y = LF_SHANK_momentum_n_x * LF_SHANK_velocity_w_z
+        + LF_SHANK_momentum_f_x * LF_SHANK_velocity_v_z
+        - LF_SHANK_momentum_f_z * LF_SHANK_velocity_v_x
+        - LF_SHANK_velocity_w_x * LF_SHANK_momentum_n_z;
+    let LF_SHANK_momentum_n_y = LF_SHANK_inertia_i_01 * LF_SHANK_velocity_w_x
+        + LF_SHANK_inertia_i_11 * LF_SHANK_velocity_w_y
+        + LF_SHANK_inertia_h_z * LF_SHANK_velocity_v_x
+        + LF_SHANK_velocity_w_z * LF_SHANK_inertia_i_12
+        - LF_SHANK_velocity_v_z * LF_SHANK_inertia_h_x;
+    let LF_SHANK_articulated_bias_n_z = LF_SHANK_momentum_f_y * LF_SHANK_velocity_v_x
+        + LF_SHANK_velocity_w_x * LF_SHANK_momentum_n_y
+        - LF_SHANK_momentum_n_x * LF_SHANK_velocity_w_y
+        - LF_SHANK_momentum_f_x * LF_SHANK_velocity_v_y;
+    let LF_SHANK_articulated_bias_n_x = LF_SHANK_velocity_v_y * LF_SHANK_momentum_f_z
+        + LF_SHANK_velocity_w_y * LF_SHANK_momentum_n_z
+        - LF_SHANK_velocity_w_z * LF_SHANK_momentum_n_y
+        - LF_SHANK_velocity_v_z * LF_SHANK_momentum_f_y;
+    let LF_SHANK_remaining_force = tau[14]
+        - (LF_SHANK_subspace_v_z * LF_SHANK_articulated_bias_f_z
+            + LF_SHANK_articulated_bias_f_x * LF_SHANK_subspace_v_x
+            + LF_SHANK_articulated_bias_f_y * LF_SHANK_subspace_v_y
+            + LF_SHANK_articulated_bias_n_y * LF_THIGH_rotation_10
+            + LF_THIGH_rotation_20 * LF_SHANK_articulated_bias_n_z
+            + LF_THIGH_rotation_00 * LF_SHANK_articulated_bias_n_x);
+    let LF_THIGH_momentum_f_z = p.LF_THIGH_mass * LF_THIGH_velocity_v_z
+        - (LF_THIGH_inertia_h_x * LF_THIGH_velocity_w_y
+            - LF_THIGH_velocity_w_x * LF_THIGH_inertia_h_y);
+    let LF_THIGH_momentum_f_y = p.LF_THIGH_mass * LF_THIGH_velocity_v_y
+        - (LF_THIGH_velocity_w_x * LF_THIGH_inertia_h_z
+            - LF_THIGH_inertia_h_x * LF_THIGH_velocity_w_z);
+    let LF_THIGH_articulated_bias_f_x = qd[14] * LF_SHANK_subspace_rate_w_z
+        * LF_SHANK_articulated_passed_23
+        + qd[14] * LF_SHANK_articulated_passed_33 * LF_SHANK_subspace_rate_v_x
+        + qd[14] * LF_SHANK_subspace_rate_v_y * LF_SHANK_articulated_passed_34
+        + qd[14] * LF_SHANK_articulated_passed_13 * LF_SHANK_subspace_rate_w_y
+        + qd[14] * LF_SHANK_articulated_passed_03 * LF_SHANK_subspace_rate_w_x
+        + LF_SHANK_articulated_bias_f_x
+        + LF_SHANK_articulated_passed_35 * qd[14] * LF_SHANK_subspace_rate_v_z
+        + LF_SHANK_articulated_subspace_f_x * LF_SHANK_remaining_force
+            * LF_SHANK_inverse_pivot + LF_THIGH_velocity_w_y * LF_THIGH_momentum_f_z
+        - LF_THIGH_momentum_f_y * LF_THIGH_velocity_w_z;
+    let LF_THIGH_momentum_f_x = p.LF_THIGH_mass * LF_THIGH_velocity_v_x
+        - (LF_THIGH_inertia_h_y * LF_THIGH_velocity_w_z
+            - LF_THIGH_velocity_w_y * LF_THIGH_inertia_h_z);
+    let LF_THIGH_articulated_bias_f_z = qd[14] * LF_SHANK_articulated_passed_05
+        * LF_SHANK_subspace_rate_w_x
+        + LF_SHANK_articulated_subspace_f_z * LF_SHANK_remaining_force
+            * LF_SHANK_inverse_pivot
+        + LF_SHANK_articulated_passed_35 * qd[14] * LF_SHANK_subspace_rate_v_x
+        + qd[14] * LF_SHANK_subspace_rate_v_z * LF_SHANK_articulated_passed_55
+        + LF_THIGH_velocity_w_x * LF_THIGH_momentum_f_y
+        + qd[14] * LF_SHANK_subspace_rate_w_y * LF_SHANK_articulated_passed_15
+        + LF_SHANK_articulated_bias_f_z
+        + qd[14] * LF_SHANK_subspace_rate_w_z * LF_SHANK_articulated_passed_25
+        + qd[14] * LF_SHANK_subspace_rate_v_y * LF_SHANK_articulated_passed_45
+        - LF_THIGH_velocity_w_y * LF_THIGH_momentum_f_x;
+    let LF_THIGH_momentum_n_x = LF_THIGH_inertia_h_y * LF_THIGH_velocity_v_z
+        + LF_THIGH_velocity_w_y * LF_THIGH_inertia_i_01
+        + LF_THIGH_inertia_i_02 * LF_THIGH_velocity_w_z
+        + LF_THIGH_velocity_w_x * LF_THIGH_inertia_i_00
+        - LF_THIGH_velocity_v_y * LF_THIGH_inertia_h_z;
+    let LF_THIGH_momentum_n_y = LF_THIGH_inertia_i_12 * LF_THIGH_velocity_w_z
+        + LF_THIGH_inertia_h_z * LF_THIGH_velocity_v_x
+        + LF_THIGH_velocity_w_y * LF_THIGH_inertia_i_11
+        + LF_THIGH_velocity_w_x * LF_THIGH_inertia_i_01
+        - LF_THIGH_inertia_h_x * LF_THIGH_velocity_v_z;
+    let LF_THIGH_articulated_bias_n_z = qd[14] * LF_SHANK_articulated_passed_02
+        * LF_SHANK_subspace_rate_w_x
+        + qd[14] * LF_SHANK_articulated_passed_22 * LF_SHANK_subspace_rate_w_z
+        + qd[14] * LF_SHANK_subspace_rate_v_y * LF_SHANK_articulated_passed_24
+        + qd[14] * LF_SHANK_subspace_rate_v_x * LF_SHANK_articulated_passed_23
+        + LF_SHANK_articulated_subspace_n_z * LF_SHANK_remaining_force
+            * LF_SHANK_inverse_pivot + LF_THIGH_momentum_f_y * LF_THIGH_velocity_v_x
+        + LF_SHANK_articulated_bias_n_z
+        + qd[14] * LF_SHANK_subspace_rate_w_y * LF_SHANK_articulated_passed_12
+        + LF_THIGH_velocity_w_x * LF_THIGH_momentum_n_y
+        + qd[14] * LF_SHANK_subspace_rate_v_z * LF_SHANK_articulated_passed_25
+        - LF_THIGH_momentum_f_x * LF_THIGH_velocity_v_y
+        - LF_THIGH_momentum_n_x * LF_THIGH_velocity_w_y;
+    let LF_THIGH_momentum_n_z = LF_THIGH_inertia_i_22 * LF_THIGH_velocity_w_z
+        + LF_THIGH_velocity_w_y * LF_THIGH_inertia_i_12
+        + LF_THIGH_inertia_h_x * LF_THIGH_velocity_v_y
+        + LF_THIGH_velocity_w_x * LF_THIGH_inertia_i_02
+        - LF_THIGH_inertia_h_y * LF_THIGH_velocity_v_x;
+    let LF_THIGH_articulated_bias_n_x = qd[14] * LF_SHANK_subspace_rate_w_x
+        * LF_SHANK_articulated_passed_00 + LF_THIGH_velocity_v_y * LF_THIGH_momentum_f_z
+        + LF_THIGH_momentum_n_z * LF_THIGH_velocity_w_y
+        + qd[14] * LF_SHANK_subspace_rate_v_x * LF_SHANK_articulated_passed_03
+        + LF_SHANK_articulated_passed_01 * qd[14] * LF_SHANK_subspace_rate_w_y
+        + LF_SHANK_articulated_subspace_n_x * LF_SHANK_remaining_force
+            * LF_SHANK_inverse_pivot
+        + qd[14] * LF_SHANK_articulated_passed_05 * LF_SHANK_subspace_rate_v_z
+        + qd[14] * LF_SHANK_articulated_passed_02 * LF_SHANK_subspace_rate_w_z
+        + LF_SHANK_articulated_passed_04 * qd[14] * LF_SHANK_subspace_rate_v_y
+        + LF_SHANK_articulated_bias_n_x - LF_THIGH_momentum_n_y * LF_THIGH_velocity_w_z
+        - LF_THIGH_velocity_v_z * LF_THIGH_momentum_f_y;
+    let LF_THIGH_articulated_bias_n_y = LF_THIGH_velocity_v_z * LF_THIGH_momentum_f_x
+        + LF_SHANK_articulated_subspace_n_y * LF_SHANK_remaining_force
+            * LF_SHANK_inverse_pivot
+        + qd[14] * LF_SHANK_articulated_passed_11 * LF_SHANK_subspace_rate_w_y
+        + LF_SHANK_articulated_bias_n_y
+        + qd[14] * LF_SHANK_articulated_passed_14 * LF_SHANK_subspace_rate_v_y
+        + LF_THIGH_momentum_n_x * LF_THIGH_velocity_w_z
+        + qd[14] * LF_SHANK_subspace_rate_v_x * LF_SHANK_articulated_passed_13
+        + qd[14] * LF_SHANK_subspace_rate_w_z * LF_SHANK_articulated_passed_12
+        + qd[14] * LF_SHANK_articulated_passed_15 * LF_SHANK_subspace_rate_v_z
+        + LF_SHANK_articulated_passed_01 * qd[14] * LF_SHANK_subspace_rate_w_x
+        - LF_THIGH_velocity_w_x * LF_THIGH_momentum_n_z
+        - LF_THIGH_momentum_f_z * LF_THIGH_velocity_v_x;
+    let LF_THIGH_articulated_bias_f_y = LF_SHANK_articulated_bias_f_y
+        + LF_SHANK_articulated_passed_04 * qd[14] * LF_SHANK_subspace_rate_w_x
+        + qd[14] * LF_SHANK_subspace_rate_v_y * LF_SHANK_articulated_passed_44
+        + LF_THIGH_momentum_f_x * LF_THIGH_velocity_w_z
+        + qd[14] * LF_SHANK_subspace_rate_v_z * LF_SHANK_articulated_passed_45
+        + qd[14] * LF_SHANK_subspace_rate_w_z * LF_SHANK_articulated_passed_24
+        + LF_SHANK_articulated_subspace_f_y * LF_SHANK_remaining_force
+            * LF_SHANK_inverse_pivot
+        + qd[14] * LF_SHANK_subspace_rate_v_x * LF_SHANK_articulated_passed_34
+        + qd[14] * LF_SHANK_articulated_passed_14 * LF_SHANK_subspace_rate_w_y
+        - LF_THIGH_velocity_w_x * LF_THIGH_momentum_f_z;
+    let LF_THIGH_remaining_force = tau[10]
+        - (LF_THIGH_subspace_v_x * LF_THIGH_articulated_bias_f_x
+            + LF_THIGH_subspace_v_z * LF_THIGH_articulated_bias_f_z
+            + LF_THIGH_rotation_20 * LF_THIGH_articulated_bias_n_z
+            + LF_THIGH_articulated_bias_n_x * LF_THIGH_rotation_00
+            + LF_THIGH_articulated_bias_n_y * LF_THIGH_rotation_10
+            + LF_THIGH_subspace_v_y * LF_THIGH_articulated_bias_f_y);
+    let LF_THIGH_subspace_rate_v_z = LF_HIP_velocity_w_x * LF_THIGH_subspace_v_y
+        + LF_HIP_velocity_v_x * LF_THIGH_rotation_10
+        - LF_HIP_velocity_v_y * LF_THIGH_rotation_00
+        - LF_THIGH_subspace_v_x * LF_HIP_velocity_w_y;
+    let LF_THIGH_subspace_rate_w_x = LF_THIGH_rotation_20 * LF_HIP_velocity_w_y
+        - LF_HIP_velocity_w_z * LF_THIGH_rotation_10;
+    let LF_THIGH_subspace_rate_v_y = LF_HIP_velocity_v_z * LF_THIGH_rotation_00
+        + LF_THIGH_subspace_v_x * LF_HIP_velocity_w_z
+        - LF_THIGH_rotation_20 * LF_HIP_velocity_v_x
+        - LF_HIP_velocity_w_x * LF_THIGH_subspace_v_z;
+    let LF_HIP_momentum_f_x = LF_HIP_velocity_v_x * p.LF_HIP_mass
+        - (LF_HIP_inertia_h_y * LF_HIP_velocity_w_z
+            - LF_HIP_inertia_h_z * LF_HIP_velocity_w_y);
+    let LF_HIP_articulated_bias_f_z = LF_THIGH_articulated_passed_25
+        * LF_THIGH_subspace_rate_w_z * qd[10]
+        + LF_THIGH_articulated_passed_15 * qd[10] * LF_THIGH_subspace_rate_w_y
+        + LF_THIGH_articulated_passed_35 * LF_THIGH_subspace_rate_v_x * qd[10]
+        + LF_HIP_velocity_w_x * LF_HIP_momentum_f_y
+        + LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_z
+            * LF_THIGH_remaining_force
+        + LF_THIGH_subspace_rate_v_z * qd[10] * LF_THIGH_articulated_passed_55
+        + LF_THIGH_articulated_passed_05 * LF_THIGH_subspace_rate_w_x * qd[10]
+        + LF_THIGH_articulated_bias_f_z
+        + LF_THIGH_subspace_rate_v_y * qd[10] * LF_THIGH_articulated_passed_45
+        - LF_HIP_momentum_f_x * LF_HIP_velocity_w_y;
+    let t175 = base_roll_velocity_v_z * LH_HIP_axis_x;
+    let t176 = -(base_roll_velocity_v_x * LH_HIP_axis_z);
+    let LH_HIP_subspace_rate_v_y = t175 + base_roll_velocity_w_z * LH_HIP_subspace_v_x
+        + t176 - LH_HIP_subspace_v_z * base_roll_velocity_w_x;
+    let t177 = base_roll_velocity_v_y * LH_HIP_axis_z;
+    let t178 = -(LH_HIP_axis_y * base_roll_velocity_v_z);
+    let RH_HIP_subspace_rate_v_x = RH_HIP_subspace_v_z * base_roll_velocity_w_y + t177
+        + t178 - base_roll_velocity_w_z * RH_HIP_subspace_v_y;
+    let base_momentum_f_x = p.base_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * base_inertia_h_y
+            - base_inertia_h_z * base_roll_velocity_w_y);
+    let RF_HIP_momentum_f_z = RF_HIP_velocity_v_z * p.RF_HIP_mass
+        - (RF_HIP_inertia_h_x * RF_HIP_velocity_w_y
+            - RF_HIP_inertia_h_y * RF_HIP_velocity_w_x);
+    let RF_HIP_articulated_bias_f_y = qd[11] * RF_THIGH_subspace_rate_v_x
+        * RF_THIGH_articulated_passed_34
+        + RF_THIGH_articulated_passed_14 * RF_THIGH_subspace_rate_w_y * qd[11]
+        + RF_THIGH_subspace_rate_w_z * qd[11] * RF_THIGH_articulated_passed_24
+        + RF_THIGH_articulated_bias_f_y + RF_HIP_velocity_w_z * RF_HIP_momentum_f_x
+        + RF_THIGH_articulated_passed_04 * qd[11] * RF_THIGH_subspace_rate_w_x
+        + RF_THIGH_articulated_passed_45 * RF_THIGH_subspace_rate_v_z * qd[11]
+        + RF_THIGH_articulated_passed_44 * qd[11] * RF_THIGH_subspace_rate_v_y
+        + RF_THIGH_articulated_subspace_f_y * RF_THIGH_inverse_pivot
+            * RF_THIGH_remaining_force - RF_HIP_momentum_f_z * RF_HIP_velocity_w_x;
+    let RF_HIP_momentum_n_y = RF_HIP_velocity_w_x * RF_HIP_inertia_i_01
+        + RF_HIP_velocity_v_x * RF_HIP_inertia_h_z
+        + RF_HIP_velocity_w_z * RF_HIP_inertia_i_12
+        + RF_HIP_inertia_i_11 * RF_HIP_velocity_w_y
+        - RF_HIP_velocity_v_z * RF_HIP_inertia_h_x;
+    let RF_HIP_momentum_n_z = RF_HIP_inertia_i_02 * RF_HIP_velocity_w_x
+        + RF_HIP_inertia_h_x * RF_HIP_velocity_v_y
+        + RF_HIP_velocity_w_z * RF_HIP_inertia_i_22
+        + RF_HIP_velocity_w_y * RF_HIP_inertia_i_12
+        - RF_HIP_inertia_h_y * RF_HIP_velocity_v_x;
+    let RF_HIP_articulated_bias_n_x = RF_THIGH_articulated_subspace_n_x
+        * RF_THIGH_inverse_pivot * RF_THIGH_remaining_force
+        + RF_THIGH_articulated_passed_03 * qd[11] * RF_THIGH_subspace_rate_v_x
+        + RF_THIGH_subspace_rate_w_y * qd[11] * RF_THIGH_articulated_passed_01
+        + RF_THIGH_articulated_passed_04 * qd[11] * RF_THIGH_subspace_rate_v_y
+        + RF_HIP_momentum_f_z * RF_HIP_velocity_v_y
+        + RF_THIGH_subspace_rate_v_z * qd[11] * RF_THIGH_articulated_passed_05
+        + RF_THIGH_subspace_rate_w_z * qd[11] * RF_THIGH_articulated_passed_02
+        + RF_HIP_momentum_n_z * RF_HIP_velocity_w_y
+        + RF_THIGH_articulated_passed_00 * qd[11] * RF_THIGH_subspace_rate_w_x
+        + RF_THIGH_articulated_bias_n_x - RF_HIP_velocity_w_z * RF_HIP_momentum_n_y
+        - RF_HIP_velocity_v_z * RF_HIP_momentum_f_y;
+    let RF_HIP_articulated_bias_f_x = RF_THIGH_subspace_rate_w_y * qd[11]
+        * RF_THIGH_articulated_passed_13
+        + RF_THIGH_subspace_rate_v_z * RF_THIGH_articulated_passed_35 * qd[11]
+        + qd[11] * RF_THIGH_subspace_rate_v_x * RF_THIGH_articulated_passed_33
+        + RF_THIGH_articulated_subspace_f_x * RF_THIGH_inverse_pivot
+            * RF_THIGH_remaining_force
+        + RF_THIGH_subspace_rate_w_z * qd[11] * RF_THIGH_articulated_passed_23
+        + RF_THIGH_articulated_bias_f_x + RF_HIP_velocity_w_y * RF_HIP_momentum_f_z
+        + RF_THIGH_articulated_passed_03 * qd[11] * RF_THIGH_subspace_rate_w_x
+        + qd[11] * RF_THIGH_subspace_rate_v_y * RF_THIGH_articulated_passed_34
+        - RF_HIP_velocity_w_z * RF_HIP_momentum_f_y;
+    let RF_HIP_momentum_n_x = RF_HIP_velocity_w_z * RF_HIP_inertia_i_02
+        + RF_HIP_velocity_v_z * RF_HIP_inertia_h_y
+        + RF_HIP_velocity_w_y * RF_HIP_inertia_i_01
+        + RF_HIP_inertia_i_00 * RF_HIP_velocity_w_x
+        - RF_HIP_velocity_v_y * RF_HIP_inertia_h_z;
+    let RF_HIP_articulated_bias_n_y = RF_THIGH_articulated_bias_n_y
+        + RF_THIGH_articulated_passed_14 * qd[11] * RF_THIGH_subspace_rate_v_y
+        + qd[11] * RF_THIGH_subspace_rate_v_x * RF_THIGH_articulated_passed_13
+        + RF_THIGH_articulated_passed_15 * RF_THIGH_subspace_rate_v_z * qd[11]
+        + RF_THIGH_subspace_rate_w_y * RF_THIGH_articulated_passed_11 * qd[11]
+        + RF_THIGH_articulated_subspace_n_y * RF_THIGH_inverse_pivot
+            * RF_THIGH_remaining_force
+        + qd[11] * RF_THIGH_subspace_rate_w_x * RF_THIGH_articulated_passed_01
+        + RF_THIGH_subspace_rate_w_z * qd[11] * RF_THIGH_articulated_passed_12
+        + RF_HIP_momentum_f_x * RF_HIP_velocity_v_z
+        + RF_HIP_velocity_w_z * RF_HIP_momentum_n_x
+        - RF_HIP_momentum_f_z * RF_HIP_velocity_v_x
+        - RF_HIP_momentum_n_z * RF_HIP_velocity_w_x;
+    let RF_HIP_articulated_bias_n_z = RF_THIGH_subspace_rate_w_y * qd[11]
+        * RF_THIGH_articulated_passed_12 + RF_THIGH_articulated_bias_n_z
+        + RF_THIGH_subspace_rate_w_z * RF_THIGH_articulated_passed_22 * qd[11]
+        + RF_THIGH_articulated_subspace_n_z * RF_THIGH_inverse_pivot
+            * RF_THIGH_remaining_force + RF_HIP_momentum_f_y * RF_HIP_velocity_v_x
+        + RF_HIP_momentum_n_y * RF_HIP_velocity_w_x
+        + qd[11] * RF_THIGH_subspace_rate_w_x * RF_THIGH_articulated_passed_02
+        + qd[11] * RF_THIGH_subspace_rate_v_y * RF_THIGH_articulated_passed_24
+        + qd[11] * RF_THIGH_subspace_rate_v_x * RF_THIGH_articulated_passed_23
+        + RF_THIGH_subspace_rate_v_z * qd[11] * RF_THIGH_articulated_passed_25
+        - RF_HIP_velocity_w_y * RF_HIP_momentum_n_x
+        - RF_HIP_momentum_f_x * RF_HIP_velocity_v_y;
+    let RF_HIP_remaining_force = tau[7]
+        - (RF_HIP_subspace_v_y * RF_HIP_articulated_bias_f_y
+            + RF_HIP_articulated_bias_f_z * RF_HIP_subspace_v_z
+            + LF_HIP_axis_x * RF_HIP_articulated_bias_n_x
+            + RF_HIP_subspace_v_x * RF_HIP_articulated_bias_f_x
+            + LF_HIP_axis_y * RF_HIP_articulated_bias_n_y
+            + LF_HIP_axis_z * RF_HIP_articulated_bias_n_z);
+    let LH_HIP_subspace_rate_w_x = base_roll_velocity_w_y * LH_HIP_axis_z
+        - LH_HIP_axis_y * base_roll_velocity_w_z;
+    let LH_HIP_velocity_w_y = LH_HIP_axis_y * qd[8] + base_roll_velocity_w_y;
+    let LH_HIP_velocity_v_y = LH_HIP_subspace_v_y * qd[8] + base_roll_velocity_v_y;
+    let LH_HIP_velocity_v_x = LH_HIP_subspace_v_x * qd[8] + base_roll_velocity_v_x;
+    let LH_HIP_velocity_w_z = base_roll_velocity_w_z + qd[8] * LH_HIP_axis_z;
+    let LH_HIP_velocity_w_x = base_roll_velocity_w_x + LH_HIP_axis_x * qd[8];
+    let LH_HIP_momentum_n_z = LH_HIP_velocity_w_y * LH_HIP_inertia_i_12
+        + LH_HIP_inertia_h_x * LH_HIP_velocity_v_y
+        + LH_HIP_velocity_w_z * LH_HIP_inertia_i_22
+        + LH_HIP_inertia_i_02 * LH_HIP_velocity_w_x
+        - LH_HIP_inertia_h_y * LH_HIP_velocity_v_x;
+    let LH_HIP_velocity_v_z = LH_HIP_subspace_v_z * qd[8] + base_roll_velocity_v_z;
+    let LH_HIP_momentum_f_z = LH_HIP_velocity_v_z * p.LH_HIP_mass
+        - (LH_HIP_inertia_h_x * LH_HIP_velocity_w_y
+            - LH_HIP_velocity_w_x * LH_HIP_inertia_h_y);
+    let LH_THIGH_subspace_rate_w_x = LH_HIP_velocity_w_y * LH_THIGH_rotation_20
+        - LH_THIGH_rotation_10 * LH_HIP_velocity_w_z;
+    let LH_HIP_momentum_n_y = LH_HIP_velocity_v_x * LH_HIP_inertia_h_z
+        + LH_HIP_inertia_i_01 * LH_HIP_velocity_w_x
+        + LH_HIP_inertia_i_11 * LH_HIP_velocity_w_y
+        + LH_HIP_velocity_w_z * LH_HIP_inertia_i_12
+        - LH_HIP_velocity_v_z * LH_HIP_inertia_h_x;
+    let LH_THIGH_velocity_v_y = LH_HIP_velocity_v_y + qd[12] * LH_THIGH_subspace_v_y;
+    let LH_THIGH_velocity_v_z = LH_HIP_velocity_v_z + qd[12] * LH_THIGH_subspace_v_z;
+    let LH_THIGH_velocity_w_y = LH_THIGH_rotation_10 * qd[12] + LH_HIP_velocity_w_y;
+    let LH_THIGH_velocity_w_z = LH_HIP_velocity_w_z + qd[12] * LH_THIGH_rotation_20;
+    let LH_SHANK_subspace_rate_v_x = LH_THIGH_rotation_20 * LH_THIGH_velocity_v_y
+        + LH_THIGH_velocity_w_y * LH_SHANK_subspace_v_z
+        - LH_THIGH_rotation_10 * LH_THIGH_velocity_v_z
+        - LH_THIGH_velocity_w_z * LH_SHANK_subspace_v_y;
+    let LH_THIGH_velocity_v_x = LH_THIGH_subspace_v_x * qd[12] + LH_HIP_velocity_v_x;
+    let LH_THIGH_velocity_w_x = LH_THIGH_rotation_00 * qd[12] + LH_HIP_velocity_w_x;
+    let LH_THIGH_momentum_n_z = LH_THIGH_velocity_w_y * LH_THIGH_inertia_i_12
+        + LH_THIGH_inertia_h_x * LH_THIGH_velocity_v_y
+        + LH_THIGH_velocity_w_x * LH_THIGH_inertia_i_02
+        + LH_THIGH_inertia_i_22 * LH_THIGH_velocity_w_z
+        - LH_THIGH_velocity_v_x * LH_THIGH_inertia_h_y;
+    let LH_SHANK_velocity_v_y = qd[16] * LH_SHANK_subspace_v_y + LH_THIGH_velocity_v_y;
+    let LH_SHANK_velocity_w_x = LH_THIGH_velocity_w_x + LH_THIGH_rotation_00 * qd[16];
+    let LH_SHANK_velocity_w_y = LH_THIGH_velocity_w_y + LH_THIGH_rotation_10 * qd[16];
+    let LH_SHANK_velocity_v_x = LH_SHANK_subspace_v_x * qd[16] + LH_THIGH_velocity_v_x;
+    let LH_SHANK_velocity_w_z = LH_THIGH_velocity_w_z + LH_THIGH_rotation_20 * qd[16];
+    let LH_SHANK_momentum_n_z = LH_SHANK_velocity_v_y * LH_SHANK_inertia_h_x
+        + LH_SHANK_velocity_w_x * LH_SHANK_inertia_i_02
+        + LH_SHANK_inertia_i_12 * LH_SHANK_velocity_w_y
+        + LH_SHANK_velocity_w_z * LH_SHANK_inertia_i_22
+        - LH_SHANK_velocity_v_x * LH_SHANK_inertia_h_y;
+    let LH_SHANK_velocity_v_z = qd[16] * LH_SHANK_subspace_v_z + LH_THIGH_velocity_v_z;
+    let LH_SHANK_momentum_f_z = LH_SHANK_velocity_v_z * p.LH_SHANK_mass
+        - (LH_SHANK_inertia_h_x * LH_SHANK_velocity_w_y
+            - LH_SHANK_velocity_w_x * LH_SHANK_inertia_h_y);
+    let LH_SHANK_momentum_n_x = LH_SHANK_velocity_v_z * LH_SHANK_inertia_h_y
+        + LH_SHANK_velocity_w_x * LH_SHANK_inertia_i_00
+        + LH_SHANK_velocity_w_z * LH_SHANK_inertia_i_02
+        + LH_SHANK_inertia_i_01 * LH_SHANK_velocity_w_y
+        - LH_SHANK_inertia_h_z * LH_SHANK_velocity_v_y;
+    let LH_SHANK_momentum_f_x = LH_SHANK_velocity_v_x * p.LH_SHANK_mass
+        - (LH_SHANK_velocity_w_z * LH_SHANK_inertia_h_y
+            - LH_SHANK_inertia_h_z * LH_SHANK_velocity_w_y);
+    let LH_SHANK_articulated_bias_n_y = LH_SHANK_velocity_w_z * LH_SHANK_momentum_n_x
+        + LH_SHANK_momentum_f_x * LH_SHANK_velocity_v_z
+        - LH_SHANK_momentum_n_z * LH_SHANK_velocity_w_x
+        - LH_SHANK_velocity_v_x * LH_SHANK_momentum_f_z;
+    let LH_THIGH_momentum_n_x = LH_THIGH_velocity_w_z * LH_THIGH_inertia_i_02
+        + LH_THIGH_velocity_v_z * LH_THIGH_inertia_h_y
+        + LH_THIGH_velocity_w_x * LH_THIGH_inertia_i_00
+        + LH_THIGH_inertia_i_01 * LH_THIGH_velocity_w_y
+        - LH_THIGH_inertia_h_z * LH_THIGH_velocity_v_y;
+    let LH_SHANK_subspace_rate_w_x = LH_THIGH_velocity_w_y * LH_THIGH_rotation_20
+        - LH_THIGH_rotation_10 * LH_THIGH_velocity_w_z;
+    let LH_SHANK_subspace_rate_w_y = LH_THIGH_rotation_00 * LH_THIGH_velocity_w_z
+        - LH_THIGH_velocity_w_x * LH_THIGH_rotation_20;
+    let LH_SHANK_subspace_rate_w_z = LH_THIGH_rotation_10 * LH_THIGH_velocity_w_x
+        - LH_THIGH_rotation_00 * LH_THIGH_velocity_w_y;
+    let LH_THIGH_momentum_f_z = LH_THIGH_velocity_v_z * p.LH_THIGH_mass
+        - (LH_THIGH_inertia_h_x * LH_THIGH_velocity_w_y
+            - LH_THIGH_velocity_w_x * LH_THIGH_inertia_h_y);
+    let LH_SHANK_momentum_f_y = LH_SHANK_velocity_v_y * p.LH_SHANK_mass
+        - (LH_SHANK_inertia_h_z * LH_SHANK_velocity_w_x
+            - LH_SHANK_velocity_w_z * LH_SHANK_inertia_h_x);
+    let LH_SHANK_momentum_n_y = LH_SHANK_inertia_i_11 * LH_SHANK_velocity_w_y
+        + LH_SHANK_velocity_w_x * LH_SHANK_inertia_i_01
+        + LH_SHANK_velocity_w_z * LH_SHANK_inertia_i_12
+        + LH_SHANK_inertia_h_z * LH_SHANK_velocity_v_x
+        - LH_SHANK_velocity_v_z * LH_SHANK_inertia_h_x;
+    let LH_SHANK_articulated_bias_n_x = LH_SHANK_velocity_v_y * LH_SHANK_momentum_f_z
+        + LH_SHANK_momentum_n_z * LH_SHANK_velocity_w_y
+        - LH_SHANK_velocity_v_z * LH_SHANK_momentum_f_y
+        - LH_SHANK_velocity_w_z * LH_SHANK_momentum_n_y;
+    let LH_SHANK_articulated_bias_f_x = LH_SHANK_velocity_w_y * LH_SHANK_momentum_f_z
+        - LH_SHANK_velocity_w_z * LH_SHANK_momentum_f_y;
+    let LH_SHANK_articulated_bias_f_z = LH_SHANK_velocity_w_x * LH_SHANK_momentum_f_y
+        - LH_SHANK_momentum_f_x * LH_SHANK_velocity_w_y;
+    let LH_SHANK_articulated_bias_n_z = LH_SHANK_velocity_w_x * LH_SHANK_momentum_n_y
+        + LH_SHANK_velocity_v_x * LH_SHANK_momentum_f_y
+        - LH_SHANK_momentum_f_x * LH_SHANK_velocity_v_y
+        - LH_SHANK_momentum_n_x * LH_SHANK_velocity_w_y;
+    let LH_SHANK_articulated_bias_f_y = LH_SHANK_velocity_w_z * LH_SHANK_momentum_f_x
+        - LH_SHANK_velocity_w_x * LH_SHANK_momentum_f_z;
+    let LH_SHANK_remaining_force = tau[16]
+        - (LH_THIGH_rotation_10 * LH_SHANK_articulated_bias_n_y
+            + LH_THIGH_rotation_00 * LH_SHANK_articulated_bias_n_x
+            + LH_SHANK_subspace_v_x * LH_SHANK_articulated_bias_f_x
+            + LH_SHANK_articulated_bias_f_z * LH_SHANK_subspace_v_z
+            + LH_SHANK_articulated_bias_n_z * LH_THIGH_rotation_20
+            + LH_SHANK_articulated_bias_f_y * LH_SHANK_subspace_v_y);
+    let LH_SHANK_subspace_rate_v_z = LH_THIGH_rotation_10 * LH_THIGH_velocity_v_x
+        + LH_THIGH_velocity_w_x * LH_SHANK_subspace_v_y
+        - LH_THIGH_rotation_00 * LH_THIGH_velocity_v_y
+        - LH_THIGH_velocity_w_y * LH_SHANK_subspace_v_x;
+    let LH_SHANK_subspace_rate_v_y = LH_THIGH_rotation_00 * LH_THIGH_velocity_v_z
+        + LH_THIGH_velocity_w_z * LH_SHANK_subspace_v_x
+        - LH_THIGH_velocity_w_x * LH_SHANK_subspace_v_z
+        - LH_THIGH_rotation_20 * LH_THIGH_velocity_v_x;
+    let LH_THIGH_momentum_f_x = LH_THIGH_velocity_v_x * p.LH_THIGH_mass
+        - (LH_THIGH_velocity_w_z * LH_THIGH_inertia_h_y
+            - LH_THIGH_velocity_w_y * LH_THIGH_inertia_h_z);
+    let LH_THIGH_articulated_bias_n_y = LH_SHANK_articulated_passed_13 * qd[16]
+        * LH_SHANK_subspace_rate_v_x + LH_SHANK_articulated_bias_n_y
+        + LH_THIGH_momentum_n_x * LH_THIGH_velocity_w_z
+        + LH_SHANK_subspace_rate_w_x * LH_SHANK_articulated_passed_01 * qd[16]
+        + LH_SHANK_subspace_rate_w_y * LH_SHANK_articulated_passed_11 * qd[16]
+        + LH_SHANK_articulated_passed_12 * qd[16] * LH_SHANK_subspace_rate_w_z
+        + LH_SHANK_inverse_pivot * LH_SHANK_remaining_force
+            * LH_SHANK_articulated_subspace_n_y
+        + LH_SHANK_articulated_passed_15 * LH_SHANK_subspace_rate_v_z * qd[16]
+        + LH_SHANK_articulated_passed_14 * qd[16] * LH_SHANK_subspace_rate_v_y
+        + LH_THIGH_momentum_f_x * LH_THIGH_velocity_v_z
+        - LH_THIGH_momentum_n_z * LH_THIGH_velocity_w_x
+        - LH_THIGH_velocity_v_x * LH_THIGH_momentum_f_z;
+    let LH_THIGH_articulated_bias_f_y = LH_SHANK_articulated_passed_24 * qd[16]
+        * LH_SHANK_subspace_rate_w_z + LH_THIGH_momentum_f_x * LH_THIGH_velocity_w_z
+        + LH_SHANK_articulated_bias_f_y
+        + LH_SHANK_articulated_passed_34 * qd[16] * LH_SHANK_subspace_rate_v_x
+        + LH_SHANK_subspace_rate_w_x * LH_SHANK_articulated_passed_04 * qd[16]
+        + LH_SHANK_articulated_passed_44 * qd[16] * LH_SHANK_subspace_rate_v_y
+        + LH_SHANK_subspace_rate_w_y * LH_SHANK_articulated_passed_14 * qd[16]
+        + LH_SHANK_inverse_pivot * LH_SHANK_remaining_force
+            * LH_SHANK_articulated_subspace_f_y
+        + LH_SHANK_articulated_passed_45 * LH_SHANK_subspace_rate_v_z * qd[16]
+        - LH_THIGH_velocity_w_x * LH_THIGH_momentum_f_z;
+    let LH_THIGH_momentum_f_y = LH_THIGH_velocity_v_y * p.LH_THIGH_mass
+        - (LH_THIGH_velocity_w_x * LH_THIGH_inertia_h_z
+            - LH_THIGH_inertia_h_x * LH_THIGH_velocity_w_z);
+    let LH_THIGH_articulated_bias_f_z = LH_SHANK_articulated_passed_15
+        * LH_SHANK_subspace_rate_w_y * qd[16]
+        + LH_THIGH_velocity_w_x * LH_THIGH_momentum_f_y
+        + LH_SHANK_articulated_passed_25 * qd[16] * LH_SHANK_subspace_rate_w_z
+        + LH_SHANK_subspace_rate_w_x * LH_SHANK_articulated_passed_05 * qd[16]
+        + LH_SHANK_subspace_rate_v_z * qd[16] * LH_SHANK_articulated_passed_55
+        + LH_SHANK_articulated_passed_35 * qd[16] * LH_SHANK_subspace_rate_v_x
+        + LH_SHANK_articulated_subspace_f_z * LH_SHANK_inverse_pivot
+            * LH_SHANK_remaining_force + LH_SHANK_articulated_bias_f_z
+        + LH_SHANK_articulated_passed_45 * qd[16] * LH_SHANK_subspace_rate_v_y
+        - LH_THIGH_momentum_f_x * LH_THIGH_velocity_w_y;
+    let LH_THIGH_momentum_n_y = LH_THIGH_inertia_i_11 * LH_THIGH_velocity_w_y
+        + LH_THIGH_velocity_w_z * LH_THIGH_inertia_i_12
+        + LH_THIGH_inertia_i_01 * LH_THIGH_velocity_w_x
+        + LH_THIGH_velocity_v_x * LH_THIGH_inertia_h_z
+        - LH_THIGH_inertia_h_x * LH_THIGH_velocity_v_z;
+    let LH_THIGH_articulated_bias_n_x = LH_THIGH_momentum_f_z * LH_THIGH_velocity_v_y
+        + LH_SHANK_inverse_pivot * LH_SHANK_remaining_force
+            * LH_SHANK_articulated_subspace_n_x
+        + LH_SHANK_articulated_passed_03 * qd[16] * LH_SHANK_subspace_rate_v_x
+        + LH_SHANK_articulated_passed_02 * qd[16] * LH_SHANK_subspace_rate_w_z
+        + LH_SHANK_articulated_passed_05 * LH_SHANK_subspace_rate_v_z * qd[16]
+        + LH_SHANK_articulated_passed_04 * qd[16] * LH_SHANK_subspace_rate_v_y
+        + LH_SHANK_subspace_rate_w_x * LH_SHANK_articulated_passed_00 * qd[16]
+        + LH_THIGH_momentum_n_z * LH_THIGH_velocity_w_y
+        + LH_SHANK_subspace_rate_w_y * LH_SHANK_articulated_passed_01 * qd[16]
+        + LH_SHANK_articulated_bias_n_x - LH_THIGH_velocity_v_z * LH_THIGH_momentum_f_y
+        - LH_THIGH_velocity_w_z * LH_THIGH_momentum_n_y;
+    let LH_THIGH_articulated_bias_f_x = LH_SHANK_articulated_subspace_f_x
+        * LH_SHANK_inverse_pivot * LH_SHANK_remaining_force
+        + LH_SHANK_articulated_passed_33 * qd[16] * LH_SHANK_subspace_rate_v_x
+        + LH_SHANK_subspace_rate_v_z * LH_SHANK_articulated_passed_35 * qd[16]
+        + LH_SHANK_articulated_passed_23 * qd[16] * LH_SHANK_subspace_rate_w_z
+        + LH_SHANK_articulated_bias_f_x
+        + LH_SHANK_subspace_rate_w_x * LH_SHANK_articulated_passed_03 * qd[16]
+        + LH_THIGH_velocity_w_y * LH_THIGH_momentum_f_z
+        + LH_SHANK_articulated_passed_13 * LH_SHANK_subspace_rate_w_y * qd[16]
+        + LH_SHANK_articulated_passed_34 * qd[16] * LH_SHANK_subspace_rate_v_y
+        - LH_THIGH_velocity_w_z * LH_THIGH_momentum_f_y;
+    let LH_THIGH_articulated_bias_n_z = LH_THIGH_velocity_w_x * LH_THIGH_momentum_n_y
+        + LH_SHANK_inverse_pivot * LH_SHANK_remaining_force
+            * LH_SHANK_articulated_subspace_n_z
+        + LH_SHANK_subspace_rate_w_x * LH_SHANK_articulated_passed_02 * qd[16]
+        + LH_THIGH_velocity_v_x * LH_THIGH_momentum_f_y
+        + LH_SHANK_articulated_passed_24 * qd[16] * LH_SHANK_subspace_rate_v_y
+        + LH_SHANK_articulated_passed_22 * qd[16] * LH_SHANK_subspace_rate_w_z
+        + LH_SHANK_articulated_passed_23 * qd[16] * LH_SHANK_subspace_rate_v_x
+        + LH_SHANK_articulated_bias_n_z
+        + LH_SHANK_articulated_passed_25 * LH_SHANK_subspace_rate_v_z * qd[16]
+        + LH_SHANK_subspace_rate_w_y * LH_SHANK_articulated_passed_12 * qd[16]
+        - LH_THIGH_momentum_f_x * LH_THIGH_velocity_v_y
+        - LH_THIGH_momentum_n_x * LH_THIGH_velocity_w_y;
+    let LH_THIGH_remaining_force = tau[12]
+        - (LH_THIGH_rotation_10 * LH_THIGH_articulated_bias_n_y
+            + LH_THIGH_articulated_bias_f_y * LH_THIGH_subspace_v_y
+            + LH_THIGH_articulated_bias_f_z * LH_THIGH_subspace_v_z
+            + LH_THIGH_rotation_00 * LH_THIGH_articulated_bias_n_x
+            + LH_THIGH_subspace_v_x * LH_THIGH_articulated_bias_f_x
+            + LH_THIGH_articulated_bias_n_z * LH_THIGH_rotation_20);
+    let LH_THIGH_subspace_rate_v_z = LH_HIP_velocity_w_x * LH_THIGH_subspace_v_y
+        + LH_THIGH_rotation_10 * LH_HIP_velocity_v_x
+        - LH_THIGH_subspace_v_x * LH_HIP_velocity_w_y
+        - LH_THIGH_rotation_00 * LH_HIP_velocity_v_y;
+    let LH_THIGH_subspace_rate_v_x = LH_HIP_velocity_w_y * LH_THIGH_subspace_v_z
+        + LH_THIGH_rotation_20 * LH_HIP_velocity_v_y
+        - LH_HIP_velocity_w_z * LH_THIGH_subspace_v_y
+        - LH_THIGH_rotation_10 * LH_HIP_velocity_v_z;
+    let LH_HIP_momentum_f_y = p.LH_HIP_mass * LH_HIP_velocity_v_y
+        - (LH_HIP_velocity_w_x * LH_HIP_inertia_h_z
+            - LH_HIP_inertia_h_x * LH_HIP_velocity_w_z);
+    let LH_THIGH_subspace_rate_w_z = LH_THIGH_rotation_10 * LH_HIP_velocity_w_x
+        - LH_THIGH_rotation_00 * LH_HIP_velocity_w_y;
+    let LH_THIGH_subspace_rate_v_y = LH_THIGH_subspace_v_x * LH_HIP_velocity_w_z
+        + LH_THIGH_rotation_00 * LH_HIP_velocity_v_z
+        - LH_THIGH_rotation_20 * LH_HIP_velocity_v_x
+        - LH_HIP_velocity_w_x * LH_THIGH_subspace_v_z;
+    let LH_THIGH_subspace_rate_w_y = LH_THIGH_rotation_00 * LH_HIP_velocity_w_z
+        - LH_THIGH_rotation_20 * LH_HIP_velocity_w_x;
+    let LH_HIP_articulated_bias_n_x = LH_HIP_momentum_n_z * LH_HIP_velocity_w_y
+        + LH_HIP_momentum_f_z * LH_HIP_velocity_v_y
+        + qd[12] * LH_THIGH_articulated_passed_00 * LH_THIGH_subspace_rate_w_x
+        + LH_THIGH_remaining_force * LH_THIGH_articulated_subspace_n_x
+            * LH_THIGH_inverse_pivot
+        + LH_THIGH_subspace_rate_v_z * qd[12] * LH_THIGH_articulated_passed_05
+        + qd[12] * LH_THIGH_subspace_rate_v_x * LH_THIGH_articulated_passed_03
+        + LH_THIGH_articulated_bias_n_x
+        + LH_THIGH_articulated_passed_02 * qd[12] * LH_THIGH_subspace_rate_w_z
+        + LH_THIGH_articulated_passed_04 * qd[12] * LH_THIGH_subspace_rate_v_y
+        + LH_THIGH_articulated_passed_01 * qd[12] * LH_THIGH_subspace_rate_w_y
+        - LH_HIP_momentum_n_y * LH_HIP_velocity_w_z
+        - LH_HIP_velocity_v_z * LH_HIP_momentum_f_y;
+    let LH_HIP_momentum_n_x = LH_HIP_inertia_i_00 * LH_HIP_velocity_w_x
+        + LH_HIP_inertia_i_01 * LH_HIP_velocity_w_y
+        + LH_HIP_velocity_v_z * LH_HIP_inertia_h_y
+        + LH_HIP_inertia_i_02 * LH_HIP_velocity_w_z
+        - LH_HIP_velocity_v_y * LH_HIP_inertia_h_z;
+    let LH_HIP_momentum_f_x = p.LH_HIP_mass * LH_HIP_velocity_v_x
+        - (LH_HIP_velocity_w_z * LH_HIP_inertia_h_y
+            - LH_HIP_velocity_w_y * LH_HIP_inertia_h_z);
+    let LH_HIP_articulated_bias_n_z = LH_THIGH_articulated_bias_n_z
+        + LH_THIGH_articulated_passed_02 * qd[12] * LH_THIGH_subspace_rate_w_x
+        + LH_HIP_momentum_n_y * LH_HIP_velocity_w_x
+        + LH_THIGH_articulated_passed_12 * qd[12] * LH_THIGH_subspace_rate_w_y
+        + LH_THIGH_subspace_rate_v_z * qd[12] * LH_THIGH_articulated_passed_25
+        + qd[12] * LH_THIGH_subspace_rate_v_y * LH_THIGH_articulated_passed_24
+        + LH_THIGH_articulated_passed_23 * qd[12] * LH_THIGH_subspace_rate_v_x
+        + LH_HIP_momentum_f_y * LH_HIP_velocity_v_x
+        + qd[12] * LH_THIGH_subspace_rate_w_z * LH_THIGH_articulated_passed_22
+        + LH_THIGH_remaining_force * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_z
+        - LH_HIP_momentum_n_x * LH_HIP_velocity_w_y
+        - LH_HIP_momentum_f_x * LH_HIP_velocity_v_y;
+    let LH_HIP_articulated_bias_f_z = LH_THIGH_articulated_bias_f_z
+        + qd[12] * LH_THIGH_subspace_rate_v_y * LH_THIGH_articulated_passed_45
+        + qd[12] * LH_THIGH_articulated_passed_05 * LH_THIGH_subspace_rate_w_x
+        + LH_HIP_momentum_f_y * LH_HIP_velocity_w_x
+        + LH_THIGH_subspace_rate_v_z * LH_THIGH_articulated_passed_55 * qd[12]
+        + qd[12] * LH_THIGH_subspace_rate_w_z * LH_THIGH_articulated_passed_25
+        + LH_THIGH_remaining_force * LH_THIGH_articulated_subspace_f_z
+            * LH_THIGH_inverse_pivot
+        + LH_THIGH_articulated_passed_15 * qd[12] * LH_THIGH_subspace_rate_w_y
+        + qd[12] * LH_THIGH_subspace_rate_v_x * LH_THIGH_articulated_passed_35
+        - LH_HIP_momentum_f_x * LH_HIP_velocity_w_y;
+    let LH_HIP_articulated_bias_f_y = LH_THIGH_articulated_bias_f_y
+        + LH_HIP_momentum_f_x * LH_HIP_velocity_w_z
+        + qd[12] * LH_THIGH_subspace_rate_w_y * LH_THIGH_articulated_passed_14
+        + LH_THIGH_remaining_force * LH_THIGH_articulated_subspace_f_y
+            * LH_THIGH_inverse_pivot
+        + qd[12] * LH_THIGH_subspace_rate_w_z * LH_THIGH_articulated_passed_24
+        + LH_THIGH_subspace_rate_v_z * qd[12] * LH_THIGH_articulated_passed_45
+        + LH_THIGH_articulated_passed_34 * qd[12] * LH_THIGH_subspace_rate_v_x
+        + LH_THIGH_articulated_passed_04 * qd[12] * LH_THIGH_subspace_rate_w_x
+        + qd[12] * LH_THIGH_articulated_passed_44 * LH_THIGH_subspace_rate_v_y
+        - LH_HIP_momentum_f_z * LH_HIP_velocity_w_x;
+    let LH_HIP_articulated_bias_f_x = LH_THIGH_articulated_passed_34 * qd[12]
+        * LH_THIGH_subspace_rate_v_y
+        + qd[12] * LH_THIGH_subspace_rate_v_x * LH_THIGH_articulated_passed_33
+        + LH_THIGH_subspace_rate_v_z * qd[12] * LH_THIGH_articulated_passed_35
+        + qd[12] * LH_THIGH_subspace_rate_w_y * LH_THIGH_articulated_passed_13
+        + LH_THIGH_remaining_force * LH_THIGH_articulated_subspace_f_x
+            * LH_THIGH_inverse_pivot
+        + qd[12] * LH_THIGH_subspace_rate_w_x * LH_THIGH_articulated_passed_03
+        + LH_THIGH_articulated_passed_23 * qd[12] * LH_THIGH_subspace_rate_w_z
+        + LH_HIP_velocity_w_y * LH_HIP_momentum_f_z + LH_THIGH_articulated_bias_f_x
+        - LH_HIP_velocity_w_z * LH_HIP_momentum_f_y;
+    let LH_HIP_articulated_bias_n_y = LH_HIP_momentum_n_x * LH_HIP_velocity_w_z
+        + qd[12] * LH_THIGH_subspace_rate_v_y * LH_THIGH_articulated_passed_14
+        + LH_THIGH_articulated_bias_n_y
+        + LH_THIGH_articulated_passed_01 * qd[12] * LH_THIGH_subspace_rate_w_x
+        + LH_THIGH_remaining_force * LH_THIGH_inverse_pivot
+            * LH_THIGH_articulated_subspace_n_y
+        + LH_HIP_momentum_f_x * LH_HIP_velocity_v_z
+        + LH_THIGH_subspace_rate_v_z * LH_THIGH_articulated_passed_15 * qd[12]
+        + LH_THIGH_articulated_passed_12 * qd[12] * LH_THIGH_subspace_rate_w_z
+        + qd[12] * LH_THIGH_subspace_rate_v_x * LH_THIGH_articulated_passed_13
+        + qd[12] * LH_THIGH_subspace_rate_w_y * LH_THIGH_articulated_passed_11
+        - LH_HIP_momentum_n_z * LH_HIP_velocity_w_x
+        - LH_HIP_momentum_f_z * LH_HIP_velocity_v_x;
+    let LH_HIP_remaining_force = tau[8]
+        - (LH_HIP_axis_x * LH_HIP_articulated_bias_n_x
+            + LH_HIP_articulated_bias_n_z * LH_HIP_axis_z
+            + LH_HIP_subspace_v_z * LH_HIP_articulated_bias_f_z
+            + LH_HIP_articulated_bias_f_y * LH_HIP_subspace_v_y
+            + LH_HIP_articulated_bias_f_x * LH_HIP_subspace_v_x
+            + LH_HIP_axis_y * LH_HIP_articulated_bias_n_y);
+    let LF_HIP_subspace_rate_w_x = LF_HIP_axis_z * base_roll_velocity_w_y
+        - LF_HIP_axis_y * base_roll_velocity_w_z;
+    let LH_HIP_subspace_rate_w_z = LH_HIP_axis_y * base_roll_velocity_w_x
+        - LH_HIP_axis_x * base_roll_velocity_w_y;
+    let t179 = -(LF_HIP_axis_x * base_roll_velocity_v_y);
+    let t180 = LF_HIP_axis_y * base_roll_velocity_v_x;
+    let LF_HIP_subspace_rate_v_z = LF_HIP_subspace_v_y * base_roll_velocity_w_x + t179
+        + t180 - LF_HIP_subspace_v_x * base_roll_velocity_w_y;
+    let t181 = LF_HIP_axis_x * base_roll_velocity_v_z;
+    let t182 = -(LF_HIP_axis_z * base_roll_velocity_v_x);
+    let RF_HIP_subspace_rate_v_y = t181 + t182
+        + base_roll_velocity_w_z * RF_HIP_subspace_v_x
+        - base_roll_velocity_w_x * RF_HIP_subspace_v_z;
+    let LF_HIP_subspace_rate_v_y = t181 + t182
+        + base_roll_velocity_w_z * LF_HIP_subspace_v_x
+        - LF_HIP_subspace_v_z * base_roll_velocity_w_x;
+    let LH_HIP_subspace_rate_v_x = LH_HIP_subspace_v_z * base_roll_velocity_w_y + t177
+        + t178 - base_roll_velocity_w_z * LH_HIP_subspace_v_y;
+    let t183 = LH_HIP_axis_y * base_roll_velocity_v_x;
+    let t184 = -(LH_HIP_axis_x * base_roll_velocity_v_y);
+    let RH_HIP_subspace_rate_v_z = t183 + RH_HIP_subspace_v_y * base_roll_velocity_w_x
+        + t184 - RH_HIP_subspace_v_x * base_roll_velocity_w_y;
+    let RH_HIP_subspace_rate_v_y = t175 + t176
+        + base_roll_velocity_w_z * RH_HIP_subspace_v_x
+        - base_roll_velocity_w_x * RH_HIP_subspace_v_z;
+    let t185 = -(LF_HIP_axis_y * base_roll_velocity_v_z);
+    let t186 = LF_HIP_axis_z * base_roll_velocity_v_y;
+    let RF_HIP_subspace_rate_v_x = base_roll_velocity_w_y * RF_HIP_subspace_v_z + t185
+        + t186 - base_roll_velocity_w_z * RF_HIP_subspace_v_y;
+    let LF_HIP_momentum_n_y = LF_HIP_inertia_i_12 * LF_HIP_velocity_w_z
+        + LF_HIP_velocity_w_x * LF_HIP_inertia_i_01
+        + LF_HIP_inertia_i_11 * LF_HIP_velocity_w_y
+        + LF_HIP_inertia_h_z * LF_HIP_velocity_v_x
+        - LF_HIP_inertia_h_x * LF_HIP_velocity_v_z;
+    let LF_HIP_momentum_n_z = LF_HIP_velocity_w_x * LF_HIP_inertia_i_02
+        + LF_HIP_velocity_w_z * LF_HIP_inertia_i_22
+        + LF_HIP_inertia_i_12 * LF_HIP_velocity_w_y
+        + LF_HIP_inertia_h_x * LF_HIP_velocity_v_y
+        - LF_HIP_inertia_h_y * LF_HIP_velocity_v_x;
+    let LF_HIP_momentum_f_z = LF_HIP_velocity_v_z * p.LF_HIP_mass
+        - (LF_HIP_inertia_h_x * LF_HIP_velocity_w_y
+            - LF_HIP_velocity_w_x * LF_HIP_inertia_h_y);
+    let LF_HIP_articulated_bias_n_x = LF_THIGH_subspace_rate_v_y * qd[10]
+        * LF_THIGH_articulated_passed_04
+        + LF_THIGH_subspace_rate_w_z * qd[10] * LF_THIGH_articulated_passed_02
+        + LF_THIGH_articulated_passed_01 * qd[10] * LF_THIGH_subspace_rate_w_y
+        + LF_THIGH_subspace_rate_v_z * LF_THIGH_articulated_passed_05 * qd[10]
+        + LF_THIGH_articulated_bias_n_x
+        + LF_THIGH_subspace_rate_v_x * LF_THIGH_articulated_passed_03 * qd[10]
+        + LF_HIP_momentum_n_z * LF_HIP_velocity_w_y
+        + LF_HIP_momentum_f_z * LF_HIP_velocity_v_y
+        + LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_x
+            * LF_THIGH_remaining_force
+        + LF_THIGH_subspace_rate_w_x * qd[10] * LF_THIGH_articulated_passed_00
+        - LF_HIP_momentum_n_y * LF_HIP_velocity_w_z
+        - LF_HIP_momentum_f_y * LF_HIP_velocity_v_z;
+    let LF_HIP_articulated_bias_f_x = LF_THIGH_subspace_rate_v_x * qd[10]
+        * LF_THIGH_articulated_passed_33
+        + LF_THIGH_articulated_passed_35 * LF_THIGH_subspace_rate_v_z * qd[10]
+        + LF_HIP_momentum_f_z * LF_HIP_velocity_w_y
+        + LF_THIGH_subspace_rate_v_y * qd[10] * LF_THIGH_articulated_passed_34
+        + LF_THIGH_articulated_bias_f_x
+        + qd[10] * LF_THIGH_subspace_rate_w_y * LF_THIGH_articulated_passed_13
+        + LF_THIGH_subspace_rate_w_x * LF_THIGH_articulated_passed_03 * qd[10]
+        + LF_THIGH_subspace_rate_w_z * LF_THIGH_articulated_passed_23 * qd[10]
+        + LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_x
+            * LF_THIGH_remaining_force - LF_HIP_momentum_f_y * LF_HIP_velocity_w_z;
+    let LF_HIP_momentum_n_x = LF_HIP_velocity_w_x * LF_HIP_inertia_i_00
+        + LF_HIP_inertia_h_y * LF_HIP_velocity_v_z
+        + LF_HIP_velocity_w_z * LF_HIP_inertia_i_02
+        + LF_HIP_inertia_i_01 * LF_HIP_velocity_w_y
+        - LF_HIP_inertia_h_z * LF_HIP_velocity_v_y;
+    let LF_HIP_articulated_bias_n_y = LF_THIGH_subspace_rate_w_x
+        * LF_THIGH_articulated_passed_01 * qd[10]
+        + LF_THIGH_subspace_rate_w_z * qd[10] * LF_THIGH_articulated_passed_12
+        + LF_THIGH_subspace_rate_v_x * qd[10] * LF_THIGH_articulated_passed_13
+        + LF_THIGH_articulated_passed_14 * LF_THIGH_subspace_rate_v_y * qd[10]
+        + LF_HIP_velocity_w_z * LF_HIP_momentum_n_x + LF_THIGH_articulated_bias_n_y
+        + LF_THIGH_subspace_rate_v_z * LF_THIGH_articulated_passed_15 * qd[10]
+        + LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_y
+            * LF_THIGH_remaining_force + LF_HIP_velocity_v_z * LF_HIP_momentum_f_x
+        + LF_THIGH_articulated_passed_11 * qd[10] * LF_THIGH_subspace_rate_w_y
+        - LF_HIP_velocity_w_x * LF_HIP_momentum_n_z
+        - LF_HIP_momentum_f_z * LF_HIP_velocity_v_x;
+    let LF_HIP_articulated_bias_n_z = LF_HIP_velocity_w_x * LF_HIP_momentum_n_y
+        + LF_THIGH_subspace_rate_w_z * qd[10] * LF_THIGH_articulated_passed_22
+        + LF_THIGH_subspace_rate_v_x * LF_THIGH_articulated_passed_23 * qd[10]
+        + LF_HIP_momentum_f_y * LF_HIP_velocity_v_x
+        + LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_n_z
+            * LF_THIGH_remaining_force
+        + qd[10] * LF_THIGH_articulated_passed_12 * LF_THIGH_subspace_rate_w_y
+        + LF_THIGH_subspace_rate_v_y * qd[10] * LF_THIGH_articulated_passed_24
+        + LF_THIGH_subspace_rate_w_x * qd[10] * LF_THIGH_articulated_passed_02
+        + LF_THIGH_subspace_rate_v_z * LF_THIGH_articulated_passed_25 * qd[10]
+        + LF_THIGH_articulated_bias_n_z - LF_HIP_velocity_w_y * LF_HIP_momentum_n_x
+        - LF_HIP_velocity_v_y * LF_HIP_momentum_f_x;
+    let LF_HIP_articulated_bias_f_y = LF_THIGH_subspace_rate_v_x * qd[10]
+        * LF_THIGH_articulated_passed_34 + LF_HIP_momentum_f_x * LF_HIP_velocity_w_z
+        + LF_THIGH_articulated_bias_f_y
+        + LF_THIGH_articulated_passed_14 * qd[10] * LF_THIGH_subspace_rate_w_y
+        + LF_THIGH_subspace_rate_v_z * qd[10] * LF_THIGH_articulated_passed_45
+        + LF_THIGH_subspace_rate_w_z * qd[10] * LF_THIGH_articulated_passed_24
+        + LF_THIGH_subspace_rate_w_x * qd[10] * LF_THIGH_articulated_passed_04
+        + LF_THIGH_subspace_rate_v_y * qd[10] * LF_THIGH_articulated_passed_44
+        + LF_THIGH_inverse_pivot * LF_THIGH_articulated_subspace_f_y
+            * LF_THIGH_remaining_force - LF_HIP_velocity_w_x * LF_HIP_momentum_f_z;
+    let LF_HIP_remaining_force = tau[6]
+        - (LF_HIP_axis_x * LF_HIP_articulated_bias_n_x
+            + LF_HIP_subspace_v_x * LF_HIP_articulated_bias_f_x
+            + LF_HIP_axis_y * LF_HIP_articulated_bias_n_y
+            + LF_HIP_articulated_bias_n_z * LF_HIP_axis_z
+            + LF_HIP_articulated_bias_f_z * LF_HIP_subspace_v_z
+            + LF_HIP_subspace_v_y * LF_HIP_articulated_bias_f_y);
+    let RH_HIP_velocity_w_z = base_roll_velocity_w_z + qd[9] * LH_HIP_axis_z;
+    let RH_HIP_velocity_w_x = LH_HIP_axis_x * qd[9] + base_roll_velocity_w_x;
+    let RH_THIGH_subspace_rate_w_y = RH_HIP_velocity_w_z * RH_THIGH_axis_x
+        - RH_THIGH_axis_z * RH_HIP_velocity_w_x;
+    let RH_HIP_velocity_v_x = RH_HIP_subspace_v_x * qd[9] + base_roll_velocity_v_x;
+    let RH_HIP_velocity_v_y = RH_HIP_subspace_v_y * qd[9] + base_roll_velocity_v_y;
+    let RH_HIP_velocity_w_y = LH_HIP_axis_y * qd[9] + base_roll_velocity_w_y;
+    let RH_THIGH_subspace_rate_v_z = RH_HIP_velocity_v_x * RH_THIGH_axis_y
+        + RH_HIP_velocity_w_x * RH_THIGH_subspace_v_y
+        - RH_HIP_velocity_v_y * RH_THIGH_axis_x
+        - RH_HIP_velocity_w_y * RH_THIGH_subspace_v_x;
+    let RH_HIP_velocity_v_z = base_roll_velocity_v_z + RH_HIP_subspace_v_z * qd[9];
+    let RH_HIP_momentum_f_z = RH_HIP_velocity_v_z * p.RH_HIP_mass
+        - (RH_HIP_velocity_w_y * RH_HIP_inertia_h_x
+            - RH_HIP_inertia_h_y * RH_HIP_velocity_w_x);
+    let RH_THIGH_velocity_w_y = RH_HIP_velocity_w_y + qd[13] * RH_THIGH_axis_y;
+    let RH_THIGH_velocity_v_z = RH_HIP_velocity_v_z + qd[13] * RH_THIGH_subspace_v_z;
+    let RH_THIGH_velocity_v_y = RH_HIP_velocity_v_y + qd[13] * RH_THIGH_subspace_v_y;
+    let RH_THIGH_velocity_w_z = qd[13] * RH_THIGH_axis_z + RH_HIP_velocity_w_z;
+    let RH_SHANK_subspace_rate_v_x = RH_SHANK_subspace_v_z * RH_THIGH_velocity_w_y
+        + RH_THIGH_velocity_v_y * RH_SHANK_axis_z
+        - RH_THIGH_velocity_v_z * RH_SHANK_axis_y
+        - RH_SHANK_subspace_v_y * RH_THIGH_velocity_w_z;
+    let RH_SHANK_velocity_v_z = RH_THIGH_velocity_v_z + RH_SHANK_subspace_v_z * qd[17];
+    let RH_THIGH_velocity_v_x = RH_HIP_velocity_v_x + RH_THIGH_subspace_v_x * qd[13];
+    let RH_SHANK_velocity_v_x = RH_THIGH_velocity_v_x + RH_SHANK_subspace_v_x * qd[17];
+    let RH_SHANK_velocity_w_y = qd[17] * RH_SHANK_axis_y + RH_THIGH_velocity_w_y;
+    let RH_SHANK_velocity_w_z = RH_THIGH_velocity_w_z + qd[17] * RH_SHANK_axis_z;
+    let RH_SHANK_momentum_f_x = RH_SHANK_velocity_v_x * p.RH_SHANK_mass
+        - (RH_SHANK_inertia_h_y * RH_SHANK_velocity_w_z
+            - RH_SHANK_inertia_h_z * RH_SHANK_velocity_w_y);
+    let RH_THIGH_velocity_w_x = qd[13] * RH_THIGH_axis_x + RH_HIP_velocity_w_x;
+    let RH_SHANK_velocity_w_x = RH_SHANK_axis_x * qd[17] + RH_THIGH_velocity_w_x;
+    let RH_SHANK_momentum_f_z = RH_SHANK_velocity_v_z * p.RH_SHANK_mass
+        - (RH_SHANK_velocity_w_y * RH_SHANK_inertia_h_x
+            - RH_SHANK_inertia_h_y * RH_SHANK_velocity_w_x);
+    let RH_SHANK_velocity_v_y = RH_SHANK_subspace_v_y * qd[17] + RH_THIGH_velocity_v_y;
+    let RH_SHANK_momentum_n_z = RH_SHANK_inertia_i_02 * RH_SHANK_velocity_w_x
+        + RH_SHANK_velocity_v_y * RH_SHANK_inertia_h_x
+        + RH_SHANK_velocity_w_y * RH_SHANK_inertia_i_12
+        + RH_SHANK_velocity_w_z * RH_SHANK_inertia_i_22
+        - RH_SHANK_velocity_v_x * RH_SHANK_inertia_h_y;
+    let RH_SHANK_momentum_n_x = RH_SHANK_velocity_w_y * RH_SHANK_inertia_i_01
+        + RH_SHANK_velocity_v_z * RH_SHANK_inertia_h_y
+        + RH_SHANK_velocity_w_x * RH_SHANK_inertia_i_00
+        + RH_SHANK_velocity_w_z * RH_SHANK_inertia_i_02
+        - RH_SHANK_velocity_v_y * RH_SHANK_inertia_h_z;
+    let RH_SHANK_articulated_bias_n_y = RH_SHANK_velocity_v_z * RH_SHANK_momentum_f_x
+        + RH_SHANK_momentum_n_x * RH_SHANK_velocity_w_z
+        - RH_SHANK_velocity_v_x * RH_SHANK_momentum_f_z
+        - RH_SHANK_velocity_w_x * RH_SHANK_momentum_n_z;
+    let RH_SHANK_subspace_rate_w_y = RH_SHANK_axis_x * RH_THIGH_velocity_w_z
+        - RH_THIGH_velocity_w_x * RH_SHANK_axis_z;
+    let RH_SHANK_subspace_rate_v_y = RH_THIGH_velocity_v_z * RH_SHANK_axis_x
+        + RH_SHANK_subspace_v_x * RH_THIGH_velocity_w_z
+        - RH_THIGH_velocity_v_x * RH_SHANK_axis_z
+        - RH_SHANK_subspace_v_z * RH_THIGH_velocity_w_x;
+    let RH_SHANK_subspace_rate_w_z = RH_THIGH_velocity_w_x * RH_SHANK_axis_y
+        - RH_SHANK_axis_x * RH_THIGH_velocity_w_y;
+    let RH_THIGH_momentum_n_z = RH_THIGH_velocity_w_z * RH_THIGH_inertia_i_22
+        + RH_THIGH_inertia_i_02 * RH_THIGH_velocity_w_x
+        + RH_THIGH_velocity_v_y * RH_THIGH_inertia_h_x
+        + RH_THIGH_inertia_i_12 * RH_THIGH_velocity_w_y
+        - RH_THIGH_inertia_h_y * RH_THIGH_velocity_v_x;
+    let RH_SHANK_subspace_rate_v_z = RH_THIGH_velocity_v_x * RH_SHANK_axis_y
+        + RH_SHANK_subspace_v_y * RH_THIGH_velocity_w_x
+        - RH_SHANK_subspace_v_x * RH_THIGH_velocity_w_y
+        - RH_SHANK_axis_x * RH_THIGH_velocity_v_y;
+    let RH_THIGH_momentum_f_z = p.RH_THIGH_mass * RH_THIGH_velocity_v_z
+        - (RH_THIGH_velocity_w_y * RH_THIGH_inertia_h_x
+            - RH_THIGH_inertia_h_y * RH_THIGH_velocity_w_x);
+    let RH_THIGH_momentum_f_x = p.RH_THIGH_mass * RH_THIGH_velocity_v_x
+        - (RH_THIGH_inertia_h_y * RH_THIGH_velocity_w_z
+            - RH_THIGH_inertia_h_z * RH_THIGH_velocity_w_y);
+    let RH_SHANK_subspace_rate_w_x = RH_THIGH_velocity_w_y * RH_SHANK_axis_z
+        - RH_THIGH_velocity_w_z * RH_SHANK_axis_y;
+    let RH_SHANK_articulated_bias_f_y = RH_SHANK_momentum_f_x * RH_SHANK_velocity_w_z
+        - RH_SHANK_velocity_w_x * RH_SHANK_momentum_f_z;
+    let RH_SHANK_momentum_n_y = RH_SHANK_velocity_w_x * RH_SHANK_inertia_i_01
+        + RH_SHANK_velocity_w_y * RH_SHANK_inertia_i_11
+        + RH_SHANK_inertia_h_z * RH_SHANK_velocity_v_x
+        + RH_SHANK_velocity_w_z * RH_SHANK_inertia_i_12
+        - RH_SHANK_velocity_v_z * RH_SHANK_inertia_h_x;
+    let RH_SHANK_momentum_f_y = RH_SHANK_velocity_v_y * p.RH_SHANK_mass
+        - (RH_SHANK_inertia_h_z * RH_SHANK_velocity_w_x
+            - RH_SHANK_velocity_w_z * RH_SHANK_inertia_h_x);
+    let RH_SHANK_articulated_bias_n_z = RH_SHANK_momentum_n_y * RH_SHANK_velocity_w_x
+        + RH_SHANK_velocity_v_x * RH_SHANK_momentum_f_y
+        - RH_SHANK_momentum_n_x * RH_SHANK_velocity_w_y
+        - RH_SHANK_velocity_v_y * RH_SHANK_momentum_f_x;
+    let RH_SHANK_articulated_bias_n_x = RH_SHANK_velocity_v_y * RH_SHANK_momentum_f_z
+        + RH_SHANK_velocity_w_y * RH_SHANK_momentum_n_z
+        - RH_SHANK_velocity_v_z * RH_SHANK_momentum_f_y
+        - RH_SHANK_momentum_n_y * RH_SHANK_velocity_w_z;
+    let RH_SHANK_articulated_bias_f_x = RH_SHANK_velocity_w_y * RH_SHANK_momentum_f_z
+        - RH_SHANK_velocity_w_z * RH_SHANK_momentum_f_y;
+    let RH_SHANK_articulated_bias_f_z = RH_SHANK_momentum_f_y * RH_SHANK_velocity_w_x
+        - RH_SHANK_momentum_f_x * RH_SHANK_velocity_w_y;
+    let RH_SHANK_remaining_force = tau[17]
+        - (RH_SHANK_subspace_v_y * RH_SHANK_articulated_bias_f_y
+            + RH_SHANK_articulated_bias_n_z * RH_SHANK_axis_z
+            + RH_SHANK_articulated_bias_n_y * RH_SHANK_axis_y
+            + RH_SHANK_axis_x * RH_SHANK_articulated_bias_n_x
+            + RH_SHANK_subspace_v_x * RH_SHANK_articulated_bias_f_x
+            + RH_SHANK_articulated_bias_f_z * RH_SHANK_subspace_v_z);
+    let RH_THIGH_momentum_n_x = RH_THIGH_inertia_i_01 * RH_THIGH_velocity_w_y
+        + RH_THIGH_velocity_w_x * RH_THIGH_inertia_i_00
+        + RH_THIGH_inertia_i_02 * RH_THIGH_velocity_w_z
+        + RH_THIGH_velocity_v_z * RH_THIGH_inertia_h_y
+        - RH_THIGH_inertia_h_z * RH_THIGH_velocity_v_y;
+    let RH_THIGH_articulated_bias_n_y = RH_SHANK_articulated_passed_13
+        * RH_SHANK_subspace_rate_v_x * qd[17] + RH_SHANK_articulated_bias_n_y
+        + RH_SHANK_subspace_rate_w_y * RH_SHANK_articulated_passed_11 * qd[17]
+        + RH_SHANK_articulated_passed_14 * RH_SHANK_subspace_rate_v_y * qd[17]
+        + RH_SHANK_articulated_passed_12 * RH_SHANK_subspace_rate_w_z * qd[17]
+        + RH_SHANK_subspace_rate_v_z * RH_SHANK_articulated_passed_15 * qd[17]
+        + RH_THIGH_momentum_f_x * RH_THIGH_velocity_v_z
+        + RH_SHANK_articulated_passed_01 * RH_SHANK_subspace_rate_w_x * qd[17]
+        + RH_SHANK_articulated_subspace_n_y * RH_SHANK_inverse_pivot
+            * RH_SHANK_remaining_force + RH_THIGH_momentum_n_x * RH_THIGH_velocity_w_z
+        - RH_THIGH_momentum_n_z * RH_THIGH_velocity_w_x
+        - RH_THIGH_momentum_f_z * RH_THIGH_velocity_v_x;
+    let RH_THIGH_subspace_rate_v_y = RH_HIP_velocity_v_z * RH_THIGH_axis_x
+        + RH_THIGH_subspace_v_x * RH_HIP_velocity_w_z
+        - RH_HIP_velocity_v_x * RH_THIGH_axis_z
+        - RH_HIP_velocity_w_x * RH_THIGH_subspace_v_z;
+    let RH_THIGH_momentum_f_y = p.RH_THIGH_mass * RH_THIGH_velocity_v_y
+        - (RH_THIGH_inertia_h_z * RH_THIGH_velocity_w_x
+            - RH_THIGH_velocity_w_z * RH_THIGH_inertia_h_x);
+    let RH_THIGH_momentum_n_y = RH_THIGH_inertia_i_01 * RH_THIGH_velocity_w_x
+        + RH_THIGH_inertia_h_z * RH_THIGH_velocity_v_x
+        + RH_THIGH_inertia_i_12 * RH_THIGH_velocity_w_z
+        + RH_THIGH_inertia_i_11 * RH_THIGH_velocity_w_y
+        - RH_THIGH_velocity_v_z * RH_THIGH_inertia_h_x;
+    let RH_THIGH_articulated_bias_n_z = RH_SHANK_articulated_passed_22
+        * RH_SHANK_subspace_rate_w_z * qd[17]
+        + RH_SHANK_subspace_rate_w_y * RH_SHANK_articulated_passed_12 * qd[17]
+        + RH_SHANK_subspace_rate_v_x * RH_SHANK_articulated_passed_23 * qd[17]
+        + RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_n_z
+            * RH_SHANK_remaining_force
+        + RH_SHANK_articulated_passed_02 * RH_SHANK_subspace_rate_w_x * qd[17]
+        + RH_THIGH_momentum_f_y * RH_THIGH_velocity_v_x
+        + RH_SHANK_subspace_rate_v_y * RH_SHANK_articulated_passed_24 * qd[17]
+        + RH_SHANK_articulated_bias_n_z
+        + RH_SHANK_subspace_rate_v_z * qd[17] * RH_SHANK_articulated_passed_25
+        + RH_THIGH_momentum_n_y * RH_THIGH_velocity_w_x
+        - RH_THIGH_momentum_f_x * RH_THIGH_velocity_v_y
+        - RH_THIGH_momentum_n_x * RH_THIGH_velocity_w_y;
+    let RH_THIGH_articulated_bias_f_y = RH_SHANK_subspace_rate_w_y
+        * RH_SHANK_articulated_passed_14 * qd[17]
+        + RH_THIGH_momentum_f_x * RH_THIGH_velocity_w_z
+        + RH_SHANK_inverse_pivot * RH_SHANK_remaining_force
+            * RH_SHANK_articulated_subspace_f_y
+        + RH_SHANK_subspace_rate_w_z * RH_SHANK_articulated_passed_24 * qd[17]
+        + RH_SHANK_articulated_passed_04 * RH_SHANK_subspace_rate_w_x * qd[17]
+        + RH_SHANK_articulated_bias_f_y
+        + RH_SHANK_subspace_rate_v_z * qd[17] * RH_SHANK_articulated_passed_45
+        + RH_SHANK_subspace_rate_v_x * RH_SHANK_articulated_passed_34 * qd[17]
+        + RH_SHANK_subspace_rate_v_y * RH_SHANK_articulated_passed_44 * qd[17]
+        - RH_THIGH_momentum_f_z * RH_THIGH_velocity_w_x;
+    let RH_THIGH_articulated_bias_f_z = RH_SHANK_subspace_rate_v_y * qd[17]
+        * RH_SHANK_articulated_passed_45 + RH_SHANK_articulated_bias_f_z
+        + RH_SHANK_subspace_rate_w_y * RH_SHANK_articulated_passed_15 * qd[17]
+        + RH_SHANK_articulated_passed_05 * RH_SHANK_subspace_rate_w_x * qd[17]
+        + RH_SHANK_subspace_rate_v_x * RH_SHANK_articulated_passed_35 * qd[17]
+        + RH_THIGH_momentum_f_y * RH_THIGH_velocity_w_x
+        + RH_SHANK_inverse_pivot * RH_SHANK_remaining_force
+            * RH_SHANK_articulated_subspace_f_z
+        + RH_SHANK_articulated_passed_55 * RH_SHANK_subspace_rate_v_z * qd[17]
+        + RH_SHANK_subspace_rate_w_z * qd[17] * RH_SHANK_articulated_passed_25
+        - RH_THIGH_momentum_f_x * RH_THIGH_velocity_w_y;
+    let RH_THIGH_articulated_bias_n_x = RH_SHANK_subspace_rate_w_y
+        * RH_SHANK_articulated_passed_01 * qd[17]
+        + RH_SHANK_articulated_passed_05 * RH_SHANK_subspace_rate_v_z * qd[17]
+        + RH_SHANK_articulated_passed_00 * RH_SHANK_subspace_rate_w_x * qd[17]
+        + RH_SHANK_subspace_rate_v_x * RH_SHANK_articulated_passed_03 * qd[17]
+        + RH_SHANK_subspace_rate_v_y * RH_SHANK_articulated_passed_04 * qd[17]
+        + RH_THIGH_momentum_f_z * RH_THIGH_velocity_v_y + RH_SHANK_articulated_bias_n_x
+        + RH_SHANK_inverse_pivot * RH_SHANK_remaining_force
+            * RH_SHANK_articulated_subspace_n_x
+        + RH_THIGH_velocity_w_y * RH_THIGH_momentum_n_z
+        + RH_SHANK_subspace_rate_w_z * RH_SHANK_articulated_passed_02 * qd[17]
+        - RH_THIGH_velocity_v_z * RH_THIGH_momentum_f_y
+        - RH_THIGH_momentum_n_y * RH_THIGH_velocity_w_z;
+    let RH_THIGH_articulated_bias_f_x = RH_SHANK_subspace_rate_v_z
+        * RH_SHANK_articulated_passed_35 * qd[17]
+        + RH_SHANK_subspace_rate_v_x * qd[17] * RH_SHANK_articulated_passed_33
+        + RH_SHANK_subspace_rate_w_z * RH_SHANK_articulated_passed_23 * qd[17]
+        + RH_SHANK_articulated_bias_f_x
+        + RH_SHANK_subspace_rate_w_y * RH_SHANK_articulated_passed_13 * qd[17]
+        + RH_SHANK_articulated_passed_34 * RH_SHANK_subspace_rate_v_y * qd[17]
+        + RH_SHANK_subspace_rate_w_x * RH_SHANK_articulated_passed_03 * qd[17]
+        + RH_THIGH_momentum_f_z * RH_THIGH_velocity_w_y
+        + RH_SHANK_inverse_pivot * RH_SHANK_articulated_subspace_f_x
+            * RH_SHANK_remaining_force - RH_THIGH_momentum_f_y * RH_THIGH_velocity_w_z;
+    let RH_THIGH_remaining_force = tau[13]
+        - (RH_THIGH_articulated_bias_n_z * RH_THIGH_axis_z
+            + RH_THIGH_articulated_bias_n_y * RH_THIGH_axis_y
+            + RH_THIGH_articulated_bias_f_y * RH_THIGH_subspace_v_y
+            + RH_THIGH_articulated_bias_f_z * RH_THIGH_subspace_v_z
+            + RH_THIGH_articulated_bias_n_x * RH_THIGH_axis_x
+            + RH_THIGH_subspace_v_x * RH_THIGH_articulated_bias_f_x);
+    let RH_HIP_momentum_n_x = RH_HIP_inertia_i_01 * RH_HIP_velocity_w_y
+        + RH_HIP_inertia_i_00 * RH_HIP_velocity_w_x
+        + RH_HIP_inertia_h_y * RH_HIP_velocity_v_z
+        + RH_HIP_velocity_w_z * RH_HIP_inertia_i_02
+        - RH_HIP_velocity_v_y * RH_HIP_inertia_h_z;
+    let RH_THIGH_subspace_rate_w_z = RH_THIGH_axis_y * RH_HIP_velocity_w_x
+        - RH_HIP_velocity_w_y * RH_THIGH_axis_x;
+    let RH_THIGH_subspace_rate_w_x = RH_HIP_velocity_w_y * RH_THIGH_axis_z
+        - RH_HIP_velocity_w_z * RH_THIGH_axis_y;
+    let RH_HIP_momentum_f_x = RH_HIP_velocity_v_x * p.RH_HIP_mass
+        - (RH_HIP_inertia_h_y * RH_HIP_velocity_w_z
+            - RH_HIP_velocity_w_y * RH_HIP_inertia_h_z);
+    let RH_THIGH_subspace_rate_v_x = RH_HIP_velocity_w_y * RH_THIGH_subspace_v_z
+        + RH_HIP_velocity_v_y * RH_THIGH_axis_z
+        - RH_HIP_velocity_w_z * RH_THIGH_subspace_v_y
+        - RH_HIP_velocity_v_z * RH_THIGH_axis_y;
+    let RH_HIP_momentum_n_z = RH_HIP_velocity_w_y * RH_HIP_inertia_i_12
+        + RH_HIP_velocity_w_x * RH_HIP_inertia_i_02
+        + RH_HIP_velocity_v_y * RH_HIP_inertia_h_x
+        + RH_HIP_inertia_i_22 * RH_HIP_velocity_w_z
+        - RH_HIP_inertia_h_y * RH_HIP_velocity_v_x;
+    let RH_HIP_articulated_bias_n_y = RH_THIGH_articulated_passed_11 * qd[13]
+        * RH_THIGH_subspace_rate_w_y
+        + qd[13] * RH_THIGH_subspace_rate_v_z * RH_THIGH_articulated_passed_15
+        + RH_THIGH_articulated_bias_n_y
+        + RH_THIGH_subspace_rate_v_y * RH_THIGH_articulated_passed_14 * qd[13]
+        + RH_THIGH_inverse_pivot * RH_THIGH_remaining_force
+            * RH_THIGH_articulated_subspace_n_y
+        + RH_HIP_momentum_n_x * RH_HIP_velocity_w_z
+        + qd[13] * RH_THIGH_articulated_passed_12 * RH_THIGH_subspace_rate_w_z
+        + qd[13] * RH_THIGH_subspace_rate_w_x * RH_THIGH_articulated_passed_01
+        + RH_HIP_velocity_v_z * RH_HIP_momentum_f_x
+        + RH_THIGH_subspace_rate_v_x * qd[13] * RH_THIGH_articulated_passed_13
+        - RH_HIP_velocity_v_x * RH_HIP_momentum_f_z
+        - RH_HIP_momentum_n_z * RH_HIP_velocity_w_x;
+    let RH_HIP_momentum_f_y = RH_HIP_velocity_v_y * p.RH_HIP_mass
+        - (RH_HIP_velocity_w_x * RH_HIP_inertia_h_z
+            - RH_HIP_inertia_h_x * RH_HIP_velocity_w_z);
+    let RH_HIP_articulated_bias_f_z = RH_THIGH_inverse_pivot * RH_THIGH_remaining_force
+        * RH_THIGH_articulated_subspace_f_z
+        + RH_THIGH_articulated_passed_05 * qd[13] * RH_THIGH_subspace_rate_w_x
+        + qd[13] * RH_THIGH_articulated_passed_55 * RH_THIGH_subspace_rate_v_z
+        + RH_HIP_momentum_f_y * RH_HIP_velocity_w_x
+        + RH_THIGH_subspace_rate_v_x * qd[13] * RH_THIGH_articulated_passed_35
+        + RH_THIGH_articulated_bias_f_z
+        + RH_THIGH_articulated_passed_25 * qd[13] * RH_THIGH_subspace_rate_w_z
+        + qd[13] * RH_THIGH_articulated_passed_15 * RH_THIGH_subspace_rate_w_y
+        + RH_THIGH_subspace_rate_v_y * RH_THIGH_articulated_passed_45 * qd[13]
+        - RH_HIP_velocity_w_y * RH_HIP_momentum_f_x;
+    let RH_HIP_articulated_bias_f_y = RH_THIGH_inverse_pivot * RH_THIGH_remaining_force
+        * RH_THIGH_articulated_subspace_f_y
+        + RH_THIGH_subspace_rate_v_y * RH_THIGH_articulated_passed_44 * qd[13]
+        + RH_THIGH_subspace_rate_v_x * qd[13] * RH_THIGH_articulated_passed_34
+        + RH_THIGH_articulated_passed_14 * qd[13] * RH_THIGH_subspace_rate_w_y
+        + qd[13] * RH_THIGH_subspace_rate_w_x * RH_THIGH_articulated_passed_04
+        + RH_HIP_velocity_w_z * RH_HIP_momentum_f_x + RH_THIGH_articulated_bias_f_y
+        + qd[13] * RH_THIGH_articulated_passed_24 * RH_THIGH_subspace_rate_w_z
+        + RH_THIGH_articulated_passed_45 * qd[13] * RH_THIGH_subspace_rate_v_z
+        - RH_HIP_velocity_w_x * RH_HIP_momentum_f_z;
+    let RH_HIP_articulated_bias_f_x = RH_HIP_velocity_w_y * RH_HIP_momentum_f_z
+        + RH_THIGH_articulated_passed_03 * qd[13] * RH_THIGH_subspace_rate_w_x
+        + RH_THIGH_inverse_pivot * RH_THIGH_remaining_force
+            * RH_THIGH_articulated_subspace_f_x
+        + qd[13] * RH_THIGH_articulated_passed_23 * RH_THIGH_subspace_rate_w_z
+        + qd[13] * RH_THIGH_subspace_rate_v_z * RH_THIGH_articulated_passed_35
+        + RH_THIGH_articulated_bias_f_x
+        + RH_THIGH_subspace_rate_v_x * RH_THIGH_articulated_passed_33 * qd[13]
+        + RH_THIGH_subspace_rate_v_y * qd[13] * RH_THIGH_articulated_passed_34
+        + qd[13] * RH_THIGH_articulated_passed_13 * RH_THIGH_subspace_rate_w_y
+        - RH_HIP_velocity_w_z * RH_HIP_momentum_f_y;
+    let RH_HIP_momentum_n_y = RH_HIP_velocity_v_x * RH_HIP_inertia_h_z
+        + RH_HIP_inertia_i_01 * RH_HIP_velocity_w_x
+        + RH_HIP_velocity_w_y * RH_HIP_inertia_i_11
+        + RH_HIP_velocity_w_z * RH_HIP_inertia_i_12
+        - RH_HIP_velocity_v_z * RH_HIP_inertia_h_x;
+    let RH_HIP_articulated_bias_n_z = RH_THIGH_articulated_subspace_n_z
+        * RH_THIGH_inverse_pivot * RH_THIGH_remaining_force
+        + RH_THIGH_articulated_passed_25 * qd[13] * RH_THIGH_subspace_rate_v_z
+        + qd[13] * RH_THIGH_articulated_passed_12 * RH_THIGH_subspace_rate_w_y
+        + RH_THIGH_articulated_bias_n_z + RH_HIP_momentum_n_y * RH_HIP_velocity_w_x
+        + RH_THIGH_subspace_rate_v_x * qd[13] * RH_THIGH_articulated_passed_23
+        + RH_THIGH_subspace_rate_v_y * qd[13] * RH_THIGH_articulated_passed_24
+        + qd[13] * RH_THIGH_subspace_rate_w_z * RH_THIGH_articulated_passed_22
+        + qd[13] * RH_THIGH_subspace_rate_w_x * RH_THIGH_articulated_passed_02
+        + RH_HIP_velocity_v_x * RH_HIP_momentum_f_y
+        - RH_HIP_velocity_w_y * RH_HIP_momentum_n_x
+        - RH_HIP_velocity_v_y * RH_HIP_momentum_f_x;
+    let RH_HIP_articulated_bias_n_x = RH_THIGH_articulated_bias_n_x
+        + RH_THIGH_inverse_pivot * RH_THIGH_remaining_force
+            * RH_THIGH_articulated_subspace_n_x
+        + RH_THIGH_articulated_passed_05 * qd[13] * RH_THIGH_subspace_rate_v_z
+        + RH_HIP_velocity_v_y * RH_HIP_momentum_f_z
+        + qd[13] * RH_THIGH_articulated_passed_00 * RH_THIGH_subspace_rate_w_x
+        + RH_THIGH_subspace_rate_v_y * qd[13] * RH_THIGH_articulated_passed_04
+        + qd[13] * RH_THIGH_subspace_rate_w_z * RH_THIGH_articulated_passed_02
+        + qd[13] * RH_THIGH_articulated_passed_01 * RH_THIGH_subspace_rate_w_y
+        + RH_THIGH_subspace_rate_v_x * RH_THIGH_articulated_passed_03 * qd[13]
+        + RH_HIP_momentum_n_z * RH_HIP_velocity_w_y
+        - RH_HIP_velocity_v_z * RH_HIP_momentum_f_y
+        - RH_HIP_velocity_w_z * RH_HIP_momentum_n_y;
+    let RH_HIP_remaining_force = tau[9]
+        - (LH_HIP_axis_y * RH_HIP_articulated_bias_n_y
+            + RH_HIP_subspace_v_z * RH_HIP_articulated_bias_f_z
+            + RH_HIP_subspace_v_y * RH_HIP_articulated_bias_f_y
+            + RH_HIP_subspace_v_x * RH_HIP_articulated_bias_f_x
+            + RH_HIP_articulated_bias_n_z * LH_HIP_axis_z
+            + RH_HIP_articulated_bias_n_x * LH_HIP_axis_x);
+    let LF_HIP_subspace_rate_v_x = t185 + LF_HIP_subspace_v_z * base_roll_velocity_w_y
+        + t186 - base_roll_velocity_w_z * LF_HIP_subspace_v_y;
+    let RF_HIP_subspace_rate_v_z = RF_HIP_subspace_v_y * base_roll_velocity_w_x + t179
+        + t180 - RF_HIP_subspace_v_x * base_roll_velocity_w_y;
+    let LH_HIP_subspace_rate_v_z = t183 + base_roll_velocity_w_x * LH_HIP_subspace_v_y
+        + t184 - LH_HIP_subspace_v_x * base_roll_velocity_w_y;
+    let base_articulated_bias_f_z = base_momentum_f_y * base_roll_velocity_w_x
+        + qd[6] * LF_HIP_articulated_passed_15 * LF_HIP_subspace_rate_w_y
+        + qd[6] * LF_HIP_subspace_rate_w_z * LF_HIP_articulated_passed_25
+        + LH_HIP_articulated_passed_15 * LH_HIP_subspace_rate_w_y * qd[8]
+        + RF_HIP_articulated_bias_f_z + LF_HIP_articulated_bias_f_z
+        + qd[7] * RF_HIP_articulated_passed_15 * LF_HIP_subspace_rate_w_y
+        + LH_HIP_articulated_passed_45 * qd[8] * LH_HIP_subspace_rate_v_y
+        + RH_HIP_subspace_rate_v_x * RH_HIP_articulated_passed_35 * qd[9]
+        + RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_z * RF_HIP_remaining_force
+        + RH_HIP_articulated_passed_05 * LH_HIP_subspace_rate_w_x * qd[9]
+        + LH_HIP_articulated_subspace_f_z * LH_HIP_remaining_force * LH_HIP_inverse_pivot
+        + qd[7] * LF_HIP_subspace_rate_w_x * RF_HIP_articulated_passed_05
+        + qd[8] * LH_HIP_articulated_passed_05 * LH_HIP_subspace_rate_w_x
+        + LH_HIP_articulated_passed_25 * qd[8] * LH_HIP_subspace_rate_w_z
+        + qd[6] * LF_HIP_subspace_rate_v_z * LF_HIP_articulated_passed_55
+        + qd[7] * RF_HIP_articulated_passed_45 * RF_HIP_subspace_rate_v_y
+        + qd[6] * LF_HIP_subspace_rate_v_y * LF_HIP_articulated_passed_45
+        + LH_HIP_articulated_passed_35 * LH_HIP_subspace_rate_v_x * qd[8]
+        + RH_HIP_articulated_passed_55 * RH_HIP_subspace_rate_v_z * qd[9]
+        + RH_HIP_subspace_rate_v_y * qd[9] * RH_HIP_articulated_passed_45
+        + RF_HIP_subspace_rate_v_x * qd[7] * RF_HIP_articulated_passed_35
+        + LH_HIP_subspace_rate_w_y * RH_HIP_articulated_passed_15 * qd[9]
+        + LF_HIP_inverse_pivot * LF_HIP_remaining_force * LF_HIP_articulated_subspace_f_z
+        + RH_HIP_articulated_subspace_f_z * RH_HIP_remaining_force * RH_HIP_inverse_pivot
+        + RH_HIP_articulated_passed_25 * qd[9] * LH_HIP_subspace_rate_w_z
+        + RH_HIP_articulated_bias_f_z
+        + qd[6] * LF_HIP_subspace_rate_v_x * LF_HIP_articulated_passed_35
+        + LF_HIP_articulated_passed_05 * qd[6] * LF_HIP_subspace_rate_w_x
+        + RF_HIP_articulated_passed_25 * qd[7] * LF_HIP_subspace_rate_w_z
+        + qd[7] * RF_HIP_subspace_rate_v_z * RF_HIP_articulated_passed_55
+        + LH_HIP_subspace_rate_v_z * qd[8] * LH_HIP_articulated_passed_55
+        + LH_HIP_articulated_bias_f_z - base_momentum_f_x * base_roll_velocity_w_y;
+    let base_momentum_n_x = base_inertia_i_01 * base_roll_velocity_w_y
+        + base_inertia_h_y * base_roll_velocity_v_z
+        + base_roll_velocity_w_x * base_inertia_i_00
+        + base_roll_velocity_w_z * base_inertia_i_02
+        - base_inertia_h_z * base_roll_velocity_v_y;
+    let base_momentum_f_z = p.base_mass * base_roll_velocity_v_z
+        - (base_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * base_inertia_h_y);
+    let base_momentum_n_z = base_roll_velocity_w_x * base_inertia_i_02
+        + base_inertia_i_12 * base_roll_velocity_w_y
+        + base_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * base_inertia_i_22
+        - base_inertia_h_y * base_roll_velocity_v_x;
+    let base_articulated_bias_n_y = base_roll_velocity_w_z * base_momentum_n_x
+        + qd[6] * LF_HIP_articulated_passed_01 * LF_HIP_subspace_rate_w_x
+        + LH_HIP_articulated_passed_12 * qd[8] * LH_HIP_subspace_rate_w_z
+        + RH_HIP_articulated_passed_11 * LH_HIP_subspace_rate_w_y * qd[9]
+        + LF_HIP_articulated_bias_n_y
+        + qd[6] * LF_HIP_subspace_rate_v_x * LF_HIP_articulated_passed_13
+        + qd[8] * LH_HIP_articulated_passed_14 * LH_HIP_subspace_rate_v_y
+        + RH_HIP_subspace_rate_v_z * RH_HIP_articulated_passed_15 * qd[9]
+        + RF_HIP_articulated_bias_n_y
+        + RF_HIP_inverse_pivot * RF_HIP_remaining_force * RF_HIP_articulated_subspace_n_y
+        + LH_HIP_subspace_rate_v_x * qd[8] * LH_HIP_articulated_passed_13
+        + base_momentum_f_x * base_roll_velocity_v_z
+        + LH_HIP_remaining_force * LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_y
+        + RH_HIP_articulated_passed_01 * LH_HIP_subspace_rate_w_x * qd[9]
+        + RF_HIP_articulated_passed_01 * qd[7] * LF_HIP_subspace_rate_w_x
+        + LH_HIP_articulated_bias_n_y
+        + qd[6] * LF_HIP_subspace_rate_v_y * LF_HIP_articulated_passed_14
+        + qd[7] * RF_HIP_articulated_passed_15 * RF_HIP_subspace_rate_v_z
+        + RH_HIP_remaining_force * RH_HIP_articulated_subspace_n_y * RH_HIP_inverse_pivot
+        + qd[6] * LF_HIP_subspace_rate_v_z * LF_HIP_articulated_passed_15
+        + RH_HIP_articulated_bias_n_y
+        + qd[6] * LF_HIP_articulated_passed_11 * LF_HIP_subspace_rate_w_y
+        + LH_HIP_articulated_passed_01 * qd[8] * LH_HIP_subspace_rate_w_x
+        + qd[7] * RF_HIP_articulated_passed_12 * LF_HIP_subspace_rate_w_z
+        + LH_HIP_articulated_passed_11 * LH_HIP_subspace_rate_w_y * qd[8]
+        + RH_HIP_articulated_passed_12 * qd[9] * LH_HIP_subspace_rate_w_z
+        + LF_HIP_inverse_pivot * LF_HIP_remaining_force * LF_HIP_articulated_subspace_n_y
+        + qd[6] * LF_HIP_articulated_passed_12 * LF_HIP_subspace_rate_w_z
+        + RH_HIP_subspace_rate_v_x * RH_HIP_articulated_passed_13 * qd[9]
+        + RH_HIP_articulated_passed_14 * RH_HIP_subspace_rate_v_y * qd[9]
+        + LH_HIP_articulated_passed_15 * LH_HIP_subspace_rate_v_z * qd[8]
+        + qd[7] * RF_HIP_articulated_passed_14 * RF_HIP_subspace_rate_v_y
+        + qd[7] * RF_HIP_articulated_passed_11 * LF_HIP_subspace_rate_w_y
+        + RF_HIP_subspace_rate_v_x * qd[7] * RF_HIP_articulated_passed_13
+        - base_momentum_f_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * base_momentum_n_z;
+    let base_momentum_n_y = base_inertia_i_12 * base_roll_velocity_w_z
+        + base_inertia_i_01 * base_roll_velocity_w_x
+        + base_inertia_i_11 * base_roll_velocity_w_y
+        + base_inertia_h_z * base_roll_velocity_v_x
+        - base_inertia_h_x * base_roll_velocity_v_z;
+    let base_articulated_bias_n_z = qd[7] * RF_HIP_articulated_passed_12
+        * LF_HIP_subspace_rate_w_y
+        + LH_HIP_subspace_rate_v_x * LH_HIP_articulated_passed_23 * qd[8]
+        + LF_HIP_articulated_bias_n_z
+        + LH_HIP_articulated_passed_22 * qd[8] * LH_HIP_subspace_rate_w_z
+        + LH_HIP_articulated_passed_25 * LH_HIP_subspace_rate_v_z * qd[8]
+        + qd[6] * LF_HIP_subspace_rate_w_x * LF_HIP_articulated_passed_02
+        + RH_HIP_articulated_bias_n_z + base_momentum_n_y * base_roll_velocity_w_x
+        + base_momentum_f_y * base_roll_velocity_v_x
+        + qd[6] * LF_HIP_articulated_passed_12 * LF_HIP_subspace_rate_w_y
+        + qd[6] * LF_HIP_articulated_passed_22 * LF_HIP_subspace_rate_w_z
+        + qd[7] * LF_HIP_subspace_rate_w_z * RF_HIP_articulated_passed_22
+        + LH_HIP_articulated_passed_24 * qd[8] * LH_HIP_subspace_rate_v_y
+        + LH_HIP_subspace_rate_w_y * LH_HIP_articulated_passed_12 * qd[8]
+        + RH_HIP_subspace_rate_v_y * RH_HIP_articulated_passed_24 * qd[9]
+        + LF_HIP_articulated_passed_23 * qd[6] * LF_HIP_subspace_rate_v_x
+        + RH_HIP_articulated_passed_12 * LH_HIP_subspace_rate_w_y * qd[9]
+        + LF_HIP_inverse_pivot * LF_HIP_remaining_force * LF_HIP_articulated_subspace_n_z
+        + qd[6] * LF_HIP_articulated_passed_24 * LF_HIP_subspace_rate_v_y
+        + LH_HIP_articulated_bias_n_z
+        + RF_HIP_articulated_passed_23 * RF_HIP_subspace_rate_v_x * qd[7]
+        + qd[7] * RF_HIP_articulated_passed_24 * RF_HIP_subspace_rate_v_y
+        + RH_HIP_articulated_passed_22 * qd[9] * LH_HIP_subspace_rate_w_z
+        + LH_HIP_articulated_passed_02 * qd[8] * LH_HIP_subspace_rate_w_x
+        + RH_HIP_subspace_rate_v_x * RH_HIP_articulated_passed_23 * qd[9]
+        + RF_HIP_articulated_passed_25 * qd[7] * RF_HIP_subspace_rate_v_z
+        + LH_HIP_remaining_force * LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_z
+        + RH_HIP_subspace_rate_v_z * RH_HIP_articulated_passed_25 * qd[9]
+        + RH_HIP_remaining_force * RH_HIP_articulated_subspace_n_z * RH_HIP_inverse_pivot
+        + RF_HIP_inverse_pivot * RF_HIP_remaining_force * RF_HIP_articulated_subspace_n_z
+        + qd[6] * LF_HIP_subspace_rate_v_z * LF_HIP_articulated_passed_25
+        + RH_HIP_articulated_passed_02 * LH_HIP_subspace_rate_w_x * qd[9]
+        + RF_HIP_articulated_bias_n_z
+        + qd[7] * LF_HIP_subspace_rate_w_x * RF_HIP_articulated_passed_02
+        - base_momentum_n_x * base_roll_velocity_w_y
+        - base_momentum_f_x * base_roll_velocity_v_y;
+    let base_articulated_bias_n_x = RF_HIP_articulated_passed_04 * qd[7]
+        * RF_HIP_subspace_rate_v_y
+        + RF_HIP_articulated_passed_01 * qd[7] * LF_HIP_subspace_rate_w_y
+        + LH_HIP_remaining_force * LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_n_x
+        + RH_HIP_subspace_rate_v_z * RH_HIP_articulated_passed_05 * qd[9]
+        + LH_HIP_subspace_rate_w_x * qd[9] * RH_HIP_articulated_passed_00
+        + LF_HIP_articulated_passed_05 * qd[6] * LF_HIP_subspace_rate_v_z
+        + RH_HIP_articulated_passed_02 * qd[9] * LH_HIP_subspace_rate_w_z
+        + RH_HIP_articulated_passed_03 * RH_HIP_subspace_rate_v_x * qd[9]
+        + LH_HIP_subspace_rate_w_y * RH_HIP_articulated_passed_01 * qd[9]
+        + RH_HIP_articulated_bias_n_x
+        + qd[6] * LF_HIP_articulated_passed_03 * LF_HIP_subspace_rate_v_x
+        + LH_HIP_subspace_rate_v_x * LH_HIP_articulated_passed_03 * qd[8]
+        + qd[6] * LF_HIP_subspace_rate_v_y * LF_HIP_articulated_passed_04
+        + LF_HIP_articulated_bias_n_x
+        + RH_HIP_subspace_rate_v_y * RH_HIP_articulated_passed_04 * qd[9]
+        + LF_HIP_articulated_subspace_n_x * LF_HIP_inverse_pivot * LF_HIP_remaining_force
+        + RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_n_x * RF_HIP_remaining_force
+        + base_roll_velocity_w_y * base_momentum_n_z
+        + RH_HIP_articulated_subspace_n_x * RH_HIP_remaining_force * RH_HIP_inverse_pivot
+        + base_momentum_f_z * base_roll_velocity_v_y
+        + qd[6] * LF_HIP_articulated_passed_01 * LF_HIP_subspace_rate_w_y
+        + qd[6] * LF_HIP_subspace_rate_w_x * LF_HIP_articulated_passed_00
+        + RF_HIP_articulated_bias_n_x
+        + qd[7] * LF_HIP_subspace_rate_w_z * RF_HIP_articulated_passed_02
+        + RF_HIP_subspace_rate_v_x * qd[7] * RF_HIP_articulated_passed_03
+        + LH_HIP_articulated_bias_n_x
+        + LH_HIP_articulated_passed_00 * qd[8] * LH_HIP_subspace_rate_w_x
+        + LH_HIP_subspace_rate_v_z * qd[8] * LH_HIP_articulated_passed_05
+        + qd[7] * RF_HIP_subspace_rate_v_z * RF_HIP_articulated_passed_05
+        + LH_HIP_articulated_passed_02 * qd[8] * LH_HIP_subspace_rate_w_z
+        + RF_HIP_articulated_passed_00 * qd[7] * LF_HIP_subspace_rate_w_x
+        + qd[6] * LF_HIP_articulated_passed_02 * LF_HIP_subspace_rate_w_z
+        + qd[8] * LH_HIP_subspace_rate_v_y * LH_HIP_articulated_passed_04
+        + LH_HIP_subspace_rate_w_y * LH_HIP_articulated_passed_01 * qd[8]
+        - base_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * base_momentum_n_y;
+    let base_articulated_bias_f_x = qd[6] * LF_HIP_articulated_passed_03
+        * LF_HIP_subspace_rate_w_x
+        + LH_HIP_articulated_passed_23 * qd[8] * LH_HIP_subspace_rate_w_z
+        + qd[6] * LF_HIP_articulated_passed_13 * LF_HIP_subspace_rate_w_y
+        + RH_HIP_articulated_subspace_f_x * RH_HIP_remaining_force * RH_HIP_inverse_pivot
+        + LH_HIP_articulated_passed_03 * qd[8] * LH_HIP_subspace_rate_w_x
+        + qd[6] * LF_HIP_subspace_rate_v_z * LF_HIP_articulated_passed_35
+        + LH_HIP_articulated_bias_f_x
+        + qd[8] * LH_HIP_subspace_rate_v_y * LH_HIP_articulated_passed_34
+        + RF_HIP_articulated_subspace_f_x * RF_HIP_inverse_pivot * RF_HIP_remaining_force
+        + qd[6] * LF_HIP_subspace_rate_v_x * LF_HIP_articulated_passed_33
+        + RF_HIP_subspace_rate_v_x * qd[7] * RF_HIP_articulated_passed_33
+        + RH_HIP_subspace_rate_v_y * RH_HIP_articulated_passed_34 * qd[9]
+        + qd[7] * LF_HIP_subspace_rate_w_x * RF_HIP_articulated_passed_03
+        + LF_HIP_articulated_bias_f_x
+        + RH_HIP_articulated_passed_23 * qd[9] * LH_HIP_subspace_rate_w_z
+        + qd[7] * RF_HIP_subspace_rate_v_y * RF_HIP_articulated_passed_34
+        + RH_HIP_articulated_passed_35 * RH_HIP_subspace_rate_v_z * qd[9]
+        + RH_HIP_subspace_rate_v_x * RH_HIP_articulated_passed_33 * qd[9]
+        + qd[6] * LF_HIP_subspace_rate_v_y * LF_HIP_articulated_passed_34
+        + qd[7] * LF_HIP_subspace_rate_w_y * RF_HIP_articulated_passed_13
+        + LF_HIP_inverse_pivot * LF_HIP_articulated_subspace_f_x * LF_HIP_remaining_force
+        + qd[7] * RF_HIP_subspace_rate_v_z * RF_HIP_articulated_passed_35
+        + base_momentum_f_z * base_roll_velocity_w_y
+        + RF_HIP_articulated_passed_23 * qd[7] * LF_HIP_subspace_rate_w_z
+        + LH_HIP_subspace_rate_w_y * qd[8] * LH_HIP_articulated_passed_13
+        + LH_HIP_articulated_passed_35 * LH_HIP_subspace_rate_v_z * qd[8]
+        + RH_HIP_articulated_bias_f_x
+        + LH_HIP_remaining_force * LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_f_x
+        + LF_HIP_articulated_passed_23 * qd[6] * LF_HIP_subspace_rate_w_z
+        + RF_HIP_articulated_bias_f_x
+        + LH_HIP_subspace_rate_w_y * RH_HIP_articulated_passed_13 * qd[9]
+        + RH_HIP_articulated_passed_03 * LH_HIP_subspace_rate_w_x * qd[9]
+        + LH_HIP_subspace_rate_v_x * LH_HIP_articulated_passed_33 * qd[8]
+        - base_roll_velocity_w_z * base_momentum_f_y;
+    let base_articulated_bias_f_y = qd[6] * LF_HIP_subspace_rate_w_x
+        * LF_HIP_articulated_passed_04
+        + qd[7] * LF_HIP_subspace_rate_w_z * RF_HIP_articulated_passed_24
+        + LH_HIP_subspace_rate_v_x * qd[8] * LH_HIP_articulated_passed_34
+        + qd[6] * LF_HIP_articulated_passed_14 * LF_HIP_subspace_rate_w_y
+        + RF_HIP_inverse_pivot * RF_HIP_articulated_subspace_f_y * RF_HIP_remaining_force
+        + qd[6] * LF_HIP_subspace_rate_v_y * LF_HIP_articulated_passed_44
+        + qd[6] * LF_HIP_subspace_rate_v_x * LF_HIP_articulated_passed_34
+        + RF_HIP_articulated_passed_04 * qd[7] * LF_HIP_subspace_rate_w_x
+        + qd[7] * RF_HIP_articulated_passed_44 * RF_HIP_subspace_rate_v_y
+        + LH_HIP_articulated_passed_45 * LH_HIP_subspace_rate_v_z * qd[8]
+        + RH_HIP_articulated_passed_14 * LH_HIP_subspace_rate_w_y * qd[9]
+        + RF_HIP_subspace_rate_v_x * qd[7] * RF_HIP_articulated_passed_34
+        + RH_HIP_subspace_rate_v_x * RH_HIP_articulated_passed_34 * qd[9]
+        + RH_HIP_articulated_subspace_f_y * RH_HIP_remaining_force * RH_HIP_inverse_pivot
+        + qd[7] * RF_HIP_articulated_passed_14 * LF_HIP_subspace_rate_w_y
+        + LH_HIP_remaining_force * LH_HIP_inverse_pivot * LH_HIP_articulated_subspace_f_y
+        + LH_HIP_subspace_rate_w_x * RH_HIP_articulated_passed_04 * qd[9]
+        + LH_HIP_articulated_passed_24 * qd[8] * LH_HIP_subspace_rate_w_z
+        + LH_HIP_articulated_bias_f_y
+        + RH_HIP_articulated_passed_44 * RH_HIP_subspace_rate_v_y * qd[9]
+        + LH_HIP_subspace_rate_w_y * qd[8] * LH_HIP_articulated_passed_14
+        + base_roll_velocity_w_z * base_momentum_f_x + RH_HIP_articulated_bias_f_y
+        + RH_HIP_subspace_rate_v_z * qd[9] * RH_HIP_articulated_passed_45
+        + RH_HIP_articulated_passed_24 * qd[9] * LH_HIP_subspace_rate_w_z
+        + qd[6] * LF_HIP_subspace_rate_v_z * LF_HIP_articulated_passed_45
+        + qd[6] * LF_HIP_articulated_passed_24 * LF_HIP_subspace_rate_w_z
+        + qd[7] * RF_HIP_subspace_rate_v_z * RF_HIP_articulated_passed_45
+        + RF_HIP_articulated_bias_f_y
+        + LH_HIP_articulated_passed_44 * qd[8] * LH_HIP_subspace_rate_v_y
+        + qd[8] * LH_HIP_subspace_rate_w_x * LH_HIP_articulated_passed_04
+        + LF_HIP_articulated_bias_f_y
+        + LF_HIP_inverse_pivot * LF_HIP_remaining_force * LF_HIP_articulated_subspace_f_y
+        - base_roll_velocity_w_x * base_momentum_f_z;
+    let base_roll_remaining_force = tau[5]
+        - (base_roll_subspace_v_z * base_articulated_bias_f_z
+            + base_pitch_rotation_10 * base_articulated_bias_n_y
+            + base_pitch_rotation_20 * base_articulated_bias_n_z
+            + base_articulated_bias_n_x * base_pitch_rotation_00
+            + base_roll_subspace_v_x * base_articulated_bias_f_x
+            + base_roll_subspace_v_y * base_articulated_bias_f_y);
+    let base_roll_subspace_rate_v_z = base_roll_subspace_v_y * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * base_pitch_rotation_10
+        - base_pitch_velocity_w_y * base_roll_subspace_v_x
+        - base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_articulated_bias_f_z = base_roll_articulated_passed_45 * qd[5]
+        * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_35
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_15
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_25 * base_roll_bias_w_z
+        + base_roll_inverse_pivot * base_roll_articulated_subspace_f_z
+            * base_roll_remaining_force + base_articulated_bias_f_z
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_55;
+    let base_pitch_articulated_bias_f_y = base_roll_bias_w_z
+        * base_roll_articulated_passed_24
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_34
+        + base_roll_articulated_passed_45 * qd[5] * base_roll_subspace_rate_v_z
+        + base_roll_articulated_subspace_f_y * base_roll_inverse_pivot
+            * base_roll_remaining_force
+        + base_roll_articulated_passed_44 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_y * base_roll_articulated_passed_14 * qd[5]
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_04
+        + base_articulated_bias_f_y;
+    let base_pitch_articulated_bias_n_y = qd[5] * base_roll_articulated_passed_15
+        * base_roll_subspace_rate_v_z
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_13
+        + base_roll_articulated_passed_01 * base_roll_subspace_rate_w_x * qd[5]
+        + base_roll_inverse_pivot * base_roll_remaining_force
+            * base_roll_articulated_subspace_n_y
+        + base_roll_articulated_passed_14 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_bias_w_z * base_roll_articulated_passed_12
+        + base_articulated_bias_n_y
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_11;
+    let base_pitch_articulated_bias_n_x = base_roll_bias_w_z
+        * base_roll_articulated_passed_02
+        + base_roll_articulated_passed_03 * base_roll_subspace_rate_v_x * qd[5]
+        + base_roll_articulated_passed_00 * base_roll_subspace_rate_w_x * qd[5]
+        + base_articulated_bias_n_x
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_01 * base_roll_subspace_rate_w_y * qd[5]
+        + base_roll_inverse_pivot * base_roll_remaining_force
+            * base_roll_articulated_subspace_n_x
+        + qd[5] * base_roll_articulated_passed_04 * base_roll_subspace_rate_v_y;
+    let base_pitch_articulated_bias_f_x = base_roll_subspace_rate_w_y * qd[5]
+        * base_roll_articulated_passed_13
+        + qd[5] * base_roll_articulated_passed_34 * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_33
+        + base_roll_bias_w_z * base_roll_articulated_passed_23
+        + base_roll_inverse_pivot * base_roll_remaining_force
+            * base_roll_articulated_subspace_f_x + base_articulated_bias_f_x
+        + qd[5] * base_roll_articulated_passed_35 * base_roll_subspace_rate_v_z
+        + base_roll_articulated_passed_03 * base_roll_subspace_rate_w_x * qd[5];
+    let base_pitch_remaining_force = tau[4]
+        - (base_pitch_subspace_v_z * base_pitch_articulated_bias_f_z
+            + base_pitch_articulated_bias_f_y * base_pitch_subspace_v_y
+            + base_pitch_articulated_bias_n_y * cos_q3
+            + base_pitch_articulated_bias_n_x * base_yaw_rotation_01
+            + base_pitch_articulated_bias_f_x * base_pitch_subspace_v_x);
+    let base_pitch_subspace_rate_v_y = qd[2] * base_yaw_rotation_01
+        + qd[3] * base_pitch_subspace_v_x;
+    let base_pitch_articulated_passed_05 = base_roll_articulated_passed_05
+        - base_pitch_articulated_subspace_n_x * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cos_q3);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cos_q3
+        - base_yaw_velocity_v_y * base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_yaw_articulated_bias_f_z = qd[4] * base_pitch_subspace_rate_v_x
+        * base_pitch_articulated_passed_35
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_15
+        + base_pitch_remaining_force * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_z + base_pitch_articulated_bias_f_z
+        + qd[4] * base_pitch_articulated_passed_45 * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_05 * base_pitch_bias_w_x
+        + base_pitch_articulated_passed_55 * base_pitch_bias_v_z;
+    let base_pitch_articulated_passed_13 = base_roll_articulated_passed_13
+        - base_pitch_articulated_subspace_f_x * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_n_y;
+    let base_pitch_articulated_passed_03 = base_roll_articulated_passed_03
+        - base_pitch_articulated_subspace_n_x * base_pitch_articulated_subspace_f_x
+            * base_pitch_inverse_pivot;
+    let base_yaw_articulated_bias_f_x = base_pitch_articulated_bias_f_x
+        + base_pitch_bias_v_z * base_pitch_articulated_passed_35
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_13
+        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_33
+        + base_pitch_articulated_passed_03 * base_pitch_bias_w_x
+        + base_pitch_articulated_subspace_f_x * base_pitch_remaining_force
+            * base_pitch_inverse_pivot
+        + base_pitch_articulated_passed_34 * qd[4] * base_pitch_subspace_rate_v_y;
+    let base_pitch_articulated_passed_04 = base_roll_articulated_passed_04
+        - base_pitch_articulated_subspace_n_x * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_14 = base_roll_articulated_passed_14
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_n_y;
+    let base_yaw_articulated_bias_f_y = base_pitch_articulated_passed_44 * qd[4]
+        * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_34 * qd[4] * base_pitch_subspace_rate_v_x
+        + base_pitch_articulated_bias_f_y
+        + base_pitch_articulated_passed_04 * base_pitch_bias_w_x
+        + base_pitch_remaining_force * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_y
+        + base_pitch_articulated_passed_14 * base_pitch_bias_w_y
+        + base_pitch_bias_v_z * base_pitch_articulated_passed_45;
+    let base_pitch_articulated_passed_02 = base_roll_articulated_passed_02
+        - base_pitch_articulated_subspace_n_x * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_n_z;
+    let base_pitch_articulated_passed_12 = base_roll_articulated_passed_12
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_y
+            * base_pitch_articulated_subspace_n_z;
+    let base_pitch_articulated_bias_n_z = base_roll_articulated_subspace_n_z
+        * base_roll_inverse_pivot * base_roll_remaining_force
+        + base_roll_articulated_passed_24 * qd[5] * base_roll_subspace_rate_v_y
+        + base_articulated_bias_n_z
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_23
+        + base_roll_bias_w_z * base_roll_articulated_passed_22
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_12
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_02
+        + base_roll_articulated_passed_25 * qd[5] * base_roll_subspace_rate_v_z;
+    let base_yaw_articulated_bias_n_z = base_pitch_articulated_passed_23 * qd[4]
+        * base_pitch_subspace_rate_v_x
+        + base_pitch_remaining_force * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_n_z
+        + base_pitch_articulated_passed_02 * base_pitch_bias_w_x
+        + base_pitch_articulated_passed_12 * base_pitch_bias_w_y
+        + base_pitch_articulated_passed_24 * qd[4] * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_25 * base_pitch_bias_v_z
+        + base_pitch_articulated_bias_n_z;
+    let base_yaw_remaining_force = tau[3]
+        - (q[1] * base_yaw_articulated_bias_f_x
+            + base_yaw_articulated_bias_f_y * base_yaw_subspace_v_y
+            + base_yaw_articulated_bias_n_z);
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_z_articulated_bias_f_z = base_yaw_articulated_passed_45 * base_yaw_bias_v_y
+        + base_yaw_articulated_bias_f_z
+        + base_yaw_articulated_subspace_f_z * base_yaw_inverse_pivot
+            * base_yaw_remaining_force
+        + base_yaw_articulated_passed_35 * base_yaw_bias_v_x;
+    let base_z_remaining_force = tau[2] - base_z_articulated_bias_f_z;
+    let base_z_articulated_bias_f_y = base_yaw_articulated_bias_f_y
+        + base_yaw_articulated_passed_44 * base_yaw_bias_v_y
+        + base_yaw_articulated_subspace_f_y * base_yaw_inverse_pivot
+            * base_yaw_remaining_force
+        + base_yaw_articulated_passed_34 * base_yaw_bias_v_x;
+    let base_y_articulated_bias_f_y = base_yaw_articulated_passed_45
+        * base_z_inverse_pivot * base_z_remaining_force + base_z_articulated_bias_f_y;
+    let base_y_remaining_force = tau[1] - base_y_articulated_bias_f_y;
+    let base_z_articulated_bias_f_x = base_yaw_inverse_pivot * base_yaw_remaining_force
+        * base_yaw_articulated_subspace_f_x + base_yaw_articulated_bias_f_x
+        + base_yaw_articulated_passed_34 * base_yaw_bias_v_y
+        + base_yaw_bias_v_x * base_yaw_articulated_passed_33;
+    let base_y_articulated_bias_f_x = base_yaw_articulated_passed_35
+        * base_z_inverse_pivot * base_z_remaining_force + base_z_articulated_bias_f_x;
+    let base_x_articulated_bias_f_x = base_z_articulated_passed_34 * base_y_inverse_pivot
+        * base_y_remaining_force + base_y_articulated_bias_f_x;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_z_articulated_passed_45 = base_yaw_articulated_passed_45
+        - base_yaw_articulated_passed_45
+            * (base_pitch_articulated_passed_55
+                - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_z
+                    * base_yaw_inverse_pivot) * base_z_inverse_pivot;
+    let base_z_articulated_passed_35 = base_yaw_articulated_passed_35
+        - base_yaw_articulated_passed_35
+            * (base_pitch_articulated_passed_55
+                - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_z
+                    * base_yaw_inverse_pivot) * base_z_inverse_pivot;
+    let base_y_articulated_passed_35 = base_z_articulated_passed_35
+        - base_z_articulated_passed_45 * base_z_articulated_passed_34
+            * base_y_inverse_pivot;
+    out[0] = base_x_inverse_pivot
+        * (base_x_remaining_force - base_y_articulated_passed_35 * p.gravity);
+    out[1] = (base_y_remaining_force
+        - (base_z_articulated_passed_34
+            * (base_x_inverse_pivot
+                * (base_x_remaining_force - base_y_articulated_passed_35 * p.gravity))
+            + base_z_articulated_passed_45 * p.gravity)) * base_y_inverse_pivot;
+    out[2] = base_z_inverse_pivot
+        * (base_z_remaining_force
+            - ((base_pitch_articulated_passed_55
+                - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_z
+                    * base_yaw_inverse_pivot) * p.gravity
+                + base_yaw_articulated_passed_45
+                    * ((base_y_remaining_force
+                        - (base_z_articulated_passed_34
+                            * (base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - base_y_articulated_passed_35 * p.gravity))
+                            + base_z_articulated_passed_45 * p.gravity))
+                        * base_y_inverse_pivot)
+                + base_yaw_articulated_passed_35
+                    * (base_x_inverse_pivot
+                        * (base_x_remaining_force
+                            - base_y_articulated_passed_35 * p.gravity))));
+    let base_z_spatial_acceleration_v_z = base_z_inverse_pivot
+        * (base_z_remaining_force
+            - ((base_pitch_articulated_passed_55
+                - base_yaw_articulated_subspace_f_z * base_yaw_articulated_subspace_f_z
+                    * base_yaw_inverse_pivot) * p.gravity
+                + base_yaw_articulated_passed_45
+                    * ((base_y_remaining_force
+                        - (base_z_articulated_passed_34
+                            * (base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - base_y_articulated_passed_35 * p.gravity))
+                            + base_z_articulated_passed_45 * p.gravity))
+                        * base_y_inverse_pivot)
+                + base_yaw_articulated_passed_35
+                    * (base_x_inverse_pivot
+                        * (base_x_remaining_force
+                            - base_y_articulated_passed_35 * p.gravity)))) + p.gravity;
+    out[3] = (base_yaw_remaining_force
+        - ((base_yaw_bias_v_x
+            + base_x_inverse_pivot
+                * (base_x_remaining_force - base_y_articulated_passed_35 * p.gravity))
+            * base_yaw_articulated_subspace_f_x
+            + base_yaw_articulated_subspace_f_z * base_z_spatial_acceleration_v_z
+            + base_yaw_articulated_subspace_f_y
+                * ((base_y_remaining_force
+                    - (base_z_articulated_passed_34
+                        * (base_x_inverse_pivot
+                            * (base_x_remaining_force
+                                - base_y_articulated_passed_35 * p.gravity))
+                        + base_z_articulated_passed_45 * p.gravity))
+                    * base_y_inverse_pivot + base_yaw_bias_v_y)))
+        * base_yaw_inverse_pivot;
+    let base_yaw_spatial_acceleration_v_x = base_yaw_bias_v_x
+        + q[1]
+            * ((base_yaw_remaining_force
+                - ((base_yaw_bias_v_x
+                    + base_x_inverse_pivot
+                        * (base_x_remaining_force
+                            - base_y_articulated_passed_35 * p.gravity))
+                    * base_yaw_articulated_subspace_f_x
+                    + base_yaw_articulated_subspace_f_z * base_z_spatial_acceleration_v_z
+                    + base_yaw_articulated_subspace_f_y
+                        * ((base_y_remaining_force
+                            - (base_z_articulated_passed_34
+                                * (base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - base_y_articulated_passed_35 * p.gravity))
+                                + base_z_articulated_passed_45 * p.gravity))
+                            * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                * base_yaw_inverse_pivot)
+        + base_x_inverse_pivot
+            * (base_x_remaining_force - base_y_articulated_passed_35 * p.gravity);
+    let t187 = qd[4] * base_pitch_subspace_rate_v_x;
+    let base_yaw_spatial_acceleration_v_y = (base_y_remaining_force
+        - (base_z_articulated_passed_34
+            * (base_x_inverse_pivot
+                * (base_x_remaining_force - base_y_articulated_passed_35 * p.gravity))
+            + base_z_articulated_passed_45 * p.gravity)) * base_y_inverse_pivot
+        + ((base_yaw_remaining_force
+            - ((base_yaw_bias_v_x
+                + base_x_inverse_pivot
+                    * (base_x_remaining_force
+                        - base_y_articulated_passed_35 * p.gravity))
+                * base_yaw_articulated_subspace_f_x
+                + base_yaw_articulated_subspace_f_z * base_z_spatial_acceleration_v_z
+                + base_yaw_articulated_subspace_f_y
+                    * ((base_y_remaining_force
+                        - (base_z_articulated_passed_34
+                            * (base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - base_y_articulated_passed_35 * p.gravity))
+                            + base_z_articulated_passed_45 * p.gravity))
+                        * base_y_inverse_pivot + base_yaw_bias_v_y)))
+            * base_yaw_inverse_pivot) * base_yaw_subspace_v_y + base_yaw_bias_v_y;
+    let t188 = qd[4] * base_pitch_subspace_rate_v_y;
+    out[4] = base_pitch_inverse_pivot
+        * (base_pitch_remaining_force
+            - (base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x
+                + (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                    * base_pitch_articulated_subspace_f_z
+                + base_pitch_articulated_subspace_f_x
+                    * (base_yaw_spatial_acceleration_v_x + t187)
+                + base_pitch_articulated_subspace_f_y
+                    * (base_yaw_spatial_acceleration_v_y + t188)
+                + base_pitch_bias_w_y * base_pitch_articulated_subspace_n_y
+                + ((base_yaw_remaining_force
+                    - ((base_yaw_bias_v_x
+                        + base_x_inverse_pivot
+                            * (base_x_remaining_force
+                                - base_y_articulated_passed_35 * p.gravity))
+                        * base_yaw_articulated_subspace_f_x
+                        + base_yaw_articulated_subspace_f_z
+                            * base_z_spatial_acceleration_v_z
+                        + base_yaw_articulated_subspace_f_y
+                            * ((base_y_remaining_force
+                                - (base_z_articulated_passed_34
+                                    * (base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - base_y_articulated_passed_35 * p.gravity))
+                                    + base_z_articulated_passed_45 * p.gravity))
+                                * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                    * base_yaw_inverse_pivot) * base_pitch_articulated_subspace_n_z));
+    let t189 = qd[5] * base_roll_subspace_rate_v_z;
+    let base_pitch_spatial_acceleration_v_z = base_pitch_bias_v_z
+        + (base_pitch_inverse_pivot
+            * (base_pitch_remaining_force
+                - (base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x
+                    + (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                        * base_pitch_articulated_subspace_f_z
+                    + base_pitch_articulated_subspace_f_x
+                        * (base_yaw_spatial_acceleration_v_x + t187)
+                    + base_pitch_articulated_subspace_f_y
+                        * (base_yaw_spatial_acceleration_v_y + t188)
+                    + base_pitch_bias_w_y * base_pitch_articulated_subspace_n_y
+                    + ((base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - base_y_articulated_passed_35 * p.gravity))
+                            * base_yaw_articulated_subspace_f_x
+                            + base_yaw_articulated_subspace_f_z
+                                * base_z_spatial_acceleration_v_z
+                            + base_yaw_articulated_subspace_f_y
+                                * ((base_y_remaining_force
+                                    - (base_z_articulated_passed_34
+                                        * (base_x_inverse_pivot
+                                            * (base_x_remaining_force
+                                                - base_y_articulated_passed_35 * p.gravity))
+                                        + base_z_articulated_passed_45 * p.gravity))
+                                    * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                        * base_yaw_inverse_pivot)
+                        * base_pitch_articulated_subspace_n_z)))
+            * base_pitch_subspace_v_z + base_z_spatial_acceleration_v_z;
+    let base_pitch_spatial_acceleration_v_x = base_yaw_spatial_acceleration_v_x + t187
+        + (base_pitch_inverse_pivot
+            * (base_pitch_remaining_force
+                - (base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x
+                    + (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                        * base_pitch_articulated_subspace_f_z
+                    + base_pitch_articulated_subspace_f_x
+                        * (base_yaw_spatial_acceleration_v_x + t187)
+                    + base_pitch_articulated_subspace_f_y
+                        * (base_yaw_spatial_acceleration_v_y + t188)
+                    + base_pitch_bias_w_y * base_pitch_articulated_subspace_n_y
+                    + ((base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - base_y_articulated_passed_35 * p.gravity))
+                            * base_yaw_articulated_subspace_f_x
+                            + base_yaw_articulated_subspace_f_z
+                                * base_z_spatial_acceleration_v_z
+                            + base_yaw_articulated_subspace_f_y
+                                * ((base_y_remaining_force
+                                    - (base_z_articulated_passed_34
+                                        * (base_x_inverse_pivot
+                                            * (base_x_remaining_force
+                                                - base_y_articulated_passed_35 * p.gravity))
+                                        + base_z_articulated_passed_45 * p.gravity))
+                                    * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                        * base_yaw_inverse_pivot)
+                        * base_pitch_articulated_subspace_n_z)))
+            * base_pitch_subspace_v_x;
+    let t190 = base_roll_subspace_rate_v_x * qd[5];
+    let base_pitch_spatial_acceleration_w_y = base_pitch_bias_w_y
+        + (base_pitch_inverse_pivot
+            * (base_pitch_remaining_force
+                - (base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x
+                    + (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                        * base_pitch_articulated_subspace_f_z
+                    + base_pitch_articulated_subspace_f_x
+                        * (base_yaw_spatial_acceleration_v_x + t187)
+                    + base_pitch_articulated_subspace_f_y
+                        * (base_yaw_spatial_acceleration_v_y + t188)
+                    + base_pitch_bias_w_y * base_pitch_articulated_subspace_n_y
+                    + ((base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - base_y_articulated_passed_35 * p.gravity))
+                            * base_yaw_articulated_subspace_f_x
+                            + base_yaw_articulated_subspace_f_z
+                                * base_z_spatial_acceleration_v_z
+                            + base_yaw_articulated_subspace_f_y
+                                * ((base_y_remaining_force
+                                    - (base_z_articulated_passed_34
+                                        * (base_x_inverse_pivot
+                                            * (base_x_remaining_force
+                                                - base_y_articulated_passed_35 * p.gravity))
+                                        + base_z_articulated_passed_45 * p.gravity))
+                                    * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                        * base_yaw_inverse_pivot)
+                        * base_pitch_articulated_subspace_n_z))) * cos_q3;
+    let t191 = base_roll_subspace_rate_w_y * qd[5];
+    let t192 = base_roll_subspace_rate_w_x * qd[5];
+    let base_pitch_spatial_acceleration_w_x = (base_pitch_inverse_pivot
+        * (base_pitch_remaining_force
+            - (base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x
+                + (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                    * base_pitch_articulated_subspace_f_z
+                + base_pitch_articulated_subspace_f_x
+                    * (base_yaw_spatial_acceleration_v_x + t187)
+                + base_pitch_articulated_subspace_f_y
+                    * (base_yaw_spatial_acceleration_v_y + t188)
+                + base_pitch_bias_w_y * base_pitch_articulated_subspace_n_y
+                + ((base_yaw_remaining_force
+                    - ((base_yaw_bias_v_x
+                        + base_x_inverse_pivot
+                            * (base_x_remaining_force
+                                - base_y_articulated_passed_35 * p.gravity))
+                        * base_yaw_articulated_subspace_f_x
+                        + base_yaw_articulated_subspace_f_z
+                            * base_z_spatial_acceleration_v_z
+                        + base_yaw_articulated_subspace_f_y
+                            * ((base_y_remaining_force
+                                - (base_z_articulated_passed_34
+                                    * (base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - base_y_articulated_passed_35 * p.gravity))
+                                    + base_z_articulated_passed_45 * p.gravity))
+                                * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                    * base_yaw_inverse_pivot) * base_pitch_articulated_subspace_n_z)))
+        * base_yaw_rotation_01 + base_pitch_bias_w_x;
+    let base_pitch_spatial_acceleration_v_y = base_yaw_spatial_acceleration_v_y + t188
+        + (base_pitch_inverse_pivot
+            * (base_pitch_remaining_force
+                - (base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x
+                    + (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                        * base_pitch_articulated_subspace_f_z
+                    + base_pitch_articulated_subspace_f_x
+                        * (base_yaw_spatial_acceleration_v_x + t187)
+                    + base_pitch_articulated_subspace_f_y
+                        * (base_yaw_spatial_acceleration_v_y + t188)
+                    + base_pitch_bias_w_y * base_pitch_articulated_subspace_n_y
+                    + ((base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - base_y_articulated_passed_35 * p.gravity))
+                            * base_yaw_articulated_subspace_f_x
+                            + base_yaw_articulated_subspace_f_z
+                                * base_z_spatial_acceleration_v_z
+                            + base_yaw_articulated_subspace_f_y
+                                * ((base_y_remaining_force
+                                    - (base_z_articulated_passed_34
+                                        * (base_x_inverse_pivot
+                                            * (base_x_remaining_force
+                                                - base_y_articulated_passed_35 * p.gravity))
+                                        + base_z_articulated_passed_45 * p.gravity))
+                                    * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                        * base_yaw_inverse_pivot)
+                        * base_pitch_articulated_subspace_n_z)))
+            * base_pitch_subspace_v_y;
+    let t193 = qd[5] * base_roll_subspace_rate_v_y;
+    out[5] = base_roll_inverse_pivot
+        * (base_roll_remaining_force
+            - (base_roll_articulated_subspace_n_z
+                * (base_roll_bias_w_z
+                    + (base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - base_y_articulated_passed_35 * p.gravity))
+                            * base_yaw_articulated_subspace_f_x
+                            + base_yaw_articulated_subspace_f_z
+                                * base_z_spatial_acceleration_v_z
+                            + base_yaw_articulated_subspace_f_y
+                                * ((base_y_remaining_force
+                                    - (base_z_articulated_passed_34
+                                        * (base_x_inverse_pivot
+                                            * (base_x_remaining_force
+                                                - base_y_articulated_passed_35 * p.gravity))
+                                        + base_z_articulated_passed_45 * p.gravity))
+                                    * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                        * base_yaw_inverse_pivot)
+                + base_roll_articulated_subspace_f_z
+                    * (t189 + base_pitch_spatial_acceleration_v_z)
+                + (base_pitch_spatial_acceleration_v_x + t190)
+                    * base_roll_articulated_subspace_f_x
+                + (base_pitch_spatial_acceleration_w_y + t191)
+                    * base_roll_articulated_subspace_n_y
+                + (t192 + base_pitch_spatial_acceleration_w_x)
+                    * base_roll_articulated_subspace_n_x
+                + base_roll_articulated_subspace_f_y
+                    * (base_pitch_spatial_acceleration_v_y + t193)));
+    let base_roll_spatial_acceleration_w_x = t192
+        + base_pitch_rotation_00
+            * (base_roll_inverse_pivot
+                * (base_roll_remaining_force
+                    - (base_roll_articulated_subspace_n_z
+                        * (base_roll_bias_w_z
+                            + (base_yaw_remaining_force
+                                - ((base_yaw_bias_v_x
+                                    + base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - base_y_articulated_passed_35 * p.gravity))
+                                    * base_yaw_articulated_subspace_f_x
+                                    + base_yaw_articulated_subspace_f_z
+                                        * base_z_spatial_acceleration_v_z
+                                    + base_yaw_articulated_subspace_f_y
+                                        * ((base_y_remaining_force
+                                            - (base_z_articulated_passed_34
+                                                * (base_x_inverse_pivot
+                                                    * (base_x_remaining_force
+                                                        - base_y_articulated_passed_35 * p.gravity))
+                                                + base_z_articulated_passed_45 * p.gravity))
+                                            * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                                * base_yaw_inverse_pivot)
+                        + base_roll_articulated_subspace_f_z
+                            * (t189 + base_pitch_spatial_acceleration_v_z)
+                        + (base_pitch_spatial_acceleration_v_x + t190)
+                            * base_roll_articulated_subspace_f_x
+                        + (base_pitch_spatial_acceleration_w_y + t191)
+                            * base_roll_articulated_subspace_n_y
+                        + (t192 + base_pitch_spatial_acceleration_w_x)
+                            * base_roll_articulated_subspace_n_x
+                        + base_roll_articulated_subspace_f_y
+                            * (base_pitch_spatial_acceleration_v_y + t193))))
+        + base_pitch_spatial_acceleration_w_x;
+    let t194 = qd[6] * LF_HIP_subspace_rate_w_x;
+    let base_roll_spatial_acceleration_v_y = base_roll_subspace_v_y
+        * (base_roll_inverse_pivot
+            * (base_roll_remaining_force
+                - (base_roll_articulated_subspace_n_z
+                    * (base_roll_bias_w_z
+                        + (base_yaw_remaining_force
+                            - ((base_yaw_bias_v_x
+                                + base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - base_y_articulated_passed_35 * p.gravity))
+                                * base_yaw_articulated_subspace_f_x
+                                + base_yaw_articulated_subspace_f_z
+                                    * base_z_spatial_acceleration_v_z
+                                + base_yaw_articulated_subspace_f_y
+                                    * ((base_y_remaining_force
+                                        - (base_z_articulated_passed_34
+                                            * (base_x_inverse_pivot
+                                                * (base_x_remaining_force
+                                                    - base_y_articulated_passed_35 * p.gravity))
+                                            + base_z_articulated_passed_45 * p.gravity))
+                                        * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                            * base_yaw_inverse_pivot)
+                    + base_roll_articulated_subspace_f_z
+                        * (t189 + base_pitch_spatial_acceleration_v_z)
+                    + (base_pitch_spatial_acceleration_v_x + t190)
+                        * base_roll_articulated_subspace_f_x
+                    + (base_pitch_spatial_acceleration_w_y + t191)
+                        * base_roll_articulated_subspace_n_y
+                    + (t192 + base_pitch_spatial_acceleration_w_x)
+                        * base_roll_articulated_subspace_n_x
+                    + base_roll_articulated_subspace_f_y
+                        * (base_pitch_spatial_acceleration_v_y + t193))))
+        + base_pitch_spatial_acceleration_v_y + t193;
+    let t195 = qd[6] * LF_HIP_subspace_rate_v_y;
+    let t196 = qd[6] * LF_HIP_subspace_rate_w_z;
+    let base_roll_spatial_acceleration_w_z = base_roll_bias_w_z
+        + base_pitch_rotation_20
+            * (base_roll_inverse_pivot
+                * (base_roll_remaining_force
+                    - (base_roll_articulated_subspace_n_z
+                        * (base_roll_bias_w_z
+                            + (base_yaw_remaining_force
+                                - ((base_yaw_bias_v_x
+                                    + base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - base_y_articulated_passed_35 * p.gravity))
+                                    * base_yaw_articulated_subspace_f_x
+                                    + base_yaw_articulated_subspace_f_z
+                                        * base_z_spatial_acceleration_v_z
+                                    + base_yaw_articulated_subspace_f_y
+                                        * ((base_y_remaining_force
+                                            - (base_z_articulated_passed_34
+                                                * (base_x_inverse_pivot
+                                                    * (base_x_remaining_force
+                                                        - base_y_articulated_passed_35 * p.gravity))
+                                                + base_z_articulated_passed_45 * p.gravity))
+                                            * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                                * base_yaw_inverse_pivot)
+                        + base_roll_articulated_subspace_f_z
+                            * (t189 + base_pitch_spatial_acceleration_v_z)
+                        + (base_pitch_spatial_acceleration_v_x + t190)
+                            * base_roll_articulated_subspace_f_x
+                        + (base_pitch_spatial_acceleration_w_y + t191)
+                            * base_roll_articulated_subspace_n_y
+                        + (t192 + base_pitch_spatial_acceleration_w_x)
+                            * base_roll_articulated_subspace_n_x
+                        + base_roll_articulated_subspace_f_y
+                            * (base_pitch_spatial_acceleration_v_y + t193))))
+        + (base_yaw_remaining_force
+            - ((base_yaw_bias_v_x
+                + base_x_inverse_pivot
+                    * (base_x_remaining_force
+                        - base_y_articulated_passed_35 * p.gravity))
+                * base_yaw_articulated_subspace_f_x
+                + base_yaw_articulated_subspace_f_z * base_z_spatial_acceleration_v_z
+                + base_yaw_articulated_subspace_f_y
+                    * ((base_y_remaining_force
+                        - (base_z_articulated_passed_34
+                            * (base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - base_y_articulated_passed_35 * p.gravity))
+                            + base_z_articulated_passed_45 * p.gravity))
+                        * base_y_inverse_pivot + base_yaw_bias_v_y)))
+            * base_yaw_inverse_pivot;
+    let base_roll_spatial_acceleration_v_z = t189 + base_pitch_spatial_acceleration_v_z
+        + base_roll_subspace_v_z
+            * (base_roll_inverse_pivot
+                * (base_roll_remaining_force
+                    - (base_roll_articulated_subspace_n_z
+                        * (base_roll_bias_w_z
+                            + (base_yaw_remaining_force
+                                - ((base_yaw_bias_v_x
+                                    + base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - base_y_articulated_passed_35 * p.gravity))
+                                    * base_yaw_articulated_subspace_f_x
+                                    + base_yaw_articulated_subspace_f_z
+                                        * base_z_spatial_acceleration_v_z
+                                    + base_yaw_articulated_subspace_f_y
+                                        * ((base_y_remaining_force
+                                            - (base_z_articulated_passed_34
+                                                * (base_x_inverse_pivot
+                                                    * (base_x_remaining_force
+                                                        - base_y_articulated_passed_35 * p.gravity))
+                                                + base_z_articulated_passed_45 * p.gravity))
+                                            * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                                * base_yaw_inverse_pivot)
+                        + base_roll_articulated_subspace_f_z
+                            * (t189 + base_pitch_spatial_acceleration_v_z)
+                        + (base_pitch_spatial_acceleration_v_x + t190)
+                            * base_roll_articulated_subspace_f_x
+                        + (base_pitch_spatial_acceleration_w_y + t191)
+                            * base_roll_articulated_subspace_n_y
+                        + (t192 + base_pitch_spatial_acceleration_w_x)
+                            * base_roll_articulated_subspace_n_x
+                        + base_roll_articulated_subspace_f_y
+                            * (base_pitch_spatial_acceleration_v_y + t193))));
+    let t197 = qd[6] * LF_HIP_subspace_rate_v_z;
+    let base_roll_spatial_acceleration_v_x = base_roll_subspace_v_x
+        * (base_roll_inverse_pivot
+            * (base_roll_remaining_force
+                - (base_roll_articulated_subspace_n_z
+                    * (base_roll_bias_w_z
+                        + (base_yaw_remaining_force
+                            - ((base_yaw_bias_v_x
+                                + base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - base_y_articulated_passed_35 * p.gravity))
+                                * base_yaw_articulated_subspace_f_x
+                                + base_yaw_articulated_subspace_f_z
+                                    * base_z_spatial_acceleration_v_z
+                                + base_yaw_articulated_subspace_f_y
+                                    * ((base_y_remaining_force
+                                        - (base_z_articulated_passed_34
+                                            * (base_x_inverse_pivot
+                                                * (base_x_remaining_force
+                                                    - base_y_articulated_passed_35 * p.gravity))
+                                            + base_z_articulated_passed_45 * p.gravity))
+                                        * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                            * base_yaw_inverse_pivot)
+                    + base_roll_articulated_subspace_f_z
+                        * (t189 + base_pitch_spatial_acceleration_v_z)
+                    + (base_pitch_spatial_acceleration_v_x + t190)
+                        * base_roll_articulated_subspace_f_x
+                    + (base_pitch_spatial_acceleration_w_y + t191)
+                        * base_roll_articulated_subspace_n_y
+                    + (t192 + base_pitch_spatial_acceleration_w_x)
+                        * base_roll_articulated_subspace_n_x
+                    + base_roll_articulated_subspace_f_y
+                        * (base_pitch_spatial_acceleration_v_y + t193))))
+        + base_pitch_spatial_acceleration_v_x + t190;
+    let t198 = qd[6] * LF_HIP_subspace_rate_v_x;
+    let base_roll_spatial_acceleration_w_y = base_pitch_spatial_acceleration_w_y
+        + base_pitch_rotation_10
+            * (base_roll_inverse_pivot
+                * (base_roll_remaining_force
+                    - (base_roll_articulated_subspace_n_z
+                        * (base_roll_bias_w_z
+                            + (base_yaw_remaining_force
+                                - ((base_yaw_bias_v_x
+                                    + base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - base_y_articulated_passed_35 * p.gravity))
+                                    * base_yaw_articulated_subspace_f_x
+                                    + base_yaw_articulated_subspace_f_z
+                                        * base_z_spatial_acceleration_v_z
+                                    + base_yaw_articulated_subspace_f_y
+                                        * ((base_y_remaining_force
+                                            - (base_z_articulated_passed_34
+                                                * (base_x_inverse_pivot
+                                                    * (base_x_remaining_force
+                                                        - base_y_articulated_passed_35 * p.gravity))
+                                                + base_z_articulated_passed_45 * p.gravity))
+                                            * base_y_inverse_pivot + base_yaw_bias_v_y)))
+                                * base_yaw_inverse_pivot)
+                        + base_roll_articulated_subspace_f_z
+                            * (t189 + base_pitch_spatial_acceleration_v_z)
+                        + (base_pitch_spatial_acceleration_v_x + t190)
+                            * base_roll_articulated_subspace_f_x
+                        + (base_pitch_spatial_acceleration_w_y + t191)
+                            * base_roll_articulated_subspace_n_y
+                        + (t192 + base_pitch_spatial_acceleration_w_x)
+                            * base_roll_articulated_subspace_n_x
+                        + base_roll_articulated_subspace_f_y
+                            * (base_pitch_spatial_acceleration_v_y + t193)))) + t191;
+    let t199 = qd[6] * LF_HIP_subspace_rate_w_y;
+    out[6] = LF_HIP_inverse_pivot
+        * (LF_HIP_remaining_force
+            - (LF_HIP_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t194)
+                + (base_roll_spatial_acceleration_v_y + t195)
+                    * LF_HIP_articulated_subspace_f_y
+                + LF_HIP_articulated_subspace_n_z
+                    * (t196 + base_roll_spatial_acceleration_w_z)
+                + LF_HIP_articulated_subspace_f_z
+                    * (base_roll_spatial_acceleration_v_z + t197)
+                + (base_roll_spatial_acceleration_v_x + t198)
+                    * LF_HIP_articulated_subspace_f_x
+                + (base_roll_spatial_acceleration_w_y + t199)
+                    * LF_HIP_articulated_subspace_n_y));
+    let t200 = qd[7] * LF_HIP_subspace_rate_w_z;
+    let t201 = qd[7] * RF_HIP_subspace_rate_v_y;
+    let t202 = RF_HIP_subspace_rate_v_x * qd[7];
+    let t203 = qd[7] * RF_HIP_subspace_rate_v_z;
+    let t204 = qd[7] * LF_HIP_subspace_rate_w_y;
+    let t205 = qd[7] * LF_HIP_subspace_rate_w_x;
+    out[7] = (RF_HIP_remaining_force
+        - ((t200 + base_roll_spatial_acceleration_w_z) * RF_HIP_articulated_subspace_n_z
+            + RF_HIP_articulated_subspace_f_y
+                * (base_roll_spatial_acceleration_v_y + t201)
+            + RF_HIP_articulated_subspace_f_x
+                * (base_roll_spatial_acceleration_v_x + t202)
+            + (base_roll_spatial_acceleration_v_z + t203)
+                * RF_HIP_articulated_subspace_f_z
+            + (base_roll_spatial_acceleration_w_y + t204)
+                * RF_HIP_articulated_subspace_n_y
+            + RF_HIP_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t205))) * RF_HIP_inverse_pivot;
+    let t206 = LH_HIP_subspace_rate_v_z * qd[8];
+    let t207 = qd[8] * LH_HIP_subspace_rate_w_x;
+    let t208 = LH_HIP_subspace_rate_v_x * qd[8];
+    let t209 = LH_HIP_subspace_rate_w_y * qd[8];
+    let t210 = qd[8] * LH_HIP_subspace_rate_v_y;
+    let t211 = qd[8] * LH_HIP_subspace_rate_w_z;
+    out[8] = LH_HIP_inverse_pivot
+        * (LH_HIP_remaining_force
+            - (LH_HIP_articulated_subspace_f_z
+                * (base_roll_spatial_acceleration_v_z + t206)
+                + (base_roll_spatial_acceleration_w_x + t207)
+                    * LH_HIP_articulated_subspace_n_x
+                + LH_HIP_articulated_subspace_f_x
+                    * (t208 + base_roll_spatial_acceleration_v_x)
+                + (base_roll_spatial_acceleration_w_y + t209)
+                    * LH_HIP_articulated_subspace_n_y
+                + (base_roll_spatial_acceleration_v_y + t210)
+                    * LH_HIP_articulated_subspace_f_y
+                + LH_HIP_articulated_subspace_n_z
+                    * (base_roll_spatial_acceleration_w_z + t211)));
+    let t212 = LH_HIP_subspace_rate_w_x * qd[9];
+    let t213 = RH_HIP_subspace_rate_v_x * qd[9];
+    let t214 = qd[9] * LH_HIP_subspace_rate_w_z;
+    let t215 = RH_HIP_subspace_rate_v_y * qd[9];
+    let t216 = RH_HIP_subspace_rate_v_z * qd[9];
+    let t217 = LH_HIP_subspace_rate_w_y * qd[9];
+    out[9] = (RH_HIP_remaining_force
+        - (RH_HIP_articulated_subspace_n_x * (base_roll_spatial_acceleration_w_x + t212)
+            + RH_HIP_articulated_subspace_f_x
+                * (t213 + base_roll_spatial_acceleration_v_x)
+            + (t214 + base_roll_spatial_acceleration_w_z)
+                * RH_HIP_articulated_subspace_n_z
+            + RH_HIP_articulated_subspace_f_y
+                * (base_roll_spatial_acceleration_v_y + t215)
+            + (base_roll_spatial_acceleration_v_z + t216)
+                * RH_HIP_articulated_subspace_f_z
+            + (base_roll_spatial_acceleration_w_y + t217)
+                * RH_HIP_articulated_subspace_n_y)) * RH_HIP_inverse_pivot;
+    let LF_HIP_spatial_acceleration_v_y = base_roll_spatial_acceleration_v_y
+        + (LF_HIP_inverse_pivot
+            * (LF_HIP_remaining_force
+                - (LF_HIP_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t194)
+                    + (base_roll_spatial_acceleration_v_y + t195)
+                        * LF_HIP_articulated_subspace_f_y
+                    + LF_HIP_articulated_subspace_n_z
+                        * (t196 + base_roll_spatial_acceleration_w_z)
+                    + LF_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t197)
+                    + (base_roll_spatial_acceleration_v_x + t198)
+                        * LF_HIP_articulated_subspace_f_x
+                    + (base_roll_spatial_acceleration_w_y + t199)
+                        * LF_HIP_articulated_subspace_n_y))) * LF_HIP_subspace_v_y
+        + t195;
+    let t218 = LF_THIGH_subspace_rate_v_y * qd[10];
+    let LF_HIP_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z
+        + (LF_HIP_inverse_pivot
+            * (LF_HIP_remaining_force
+                - (LF_HIP_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t194)
+                    + (base_roll_spatial_acceleration_v_y + t195)
+                        * LF_HIP_articulated_subspace_f_y
+                    + LF_HIP_articulated_subspace_n_z
+                        * (t196 + base_roll_spatial_acceleration_w_z)
+                    + LF_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t197)
+                    + (base_roll_spatial_acceleration_v_x + t198)
+                        * LF_HIP_articulated_subspace_f_x
+                    + (base_roll_spatial_acceleration_w_y + t199)
+                        * LF_HIP_articulated_subspace_n_y))) * LF_HIP_subspace_v_z
+        + t197;
+    let t219 = LF_THIGH_subspace_rate_v_z * qd[10];
+    let t220 = LF_THIGH_subspace_rate_w_z * qd[10];
+    let LF_HIP_spatial_acceleration_w_z = t196
+        + (LF_HIP_inverse_pivot
+            * (LF_HIP_remaining_force
+                - (LF_HIP_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t194)
+                    + (base_roll_spatial_acceleration_v_y + t195)
+                        * LF_HIP_articulated_subspace_f_y
+                    + LF_HIP_articulated_subspace_n_z
+                        * (t196 + base_roll_spatial_acceleration_w_z)
+                    + LF_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t197)
+                    + (base_roll_spatial_acceleration_v_x + t198)
+                        * LF_HIP_articulated_subspace_f_x
+                    + (base_roll_spatial_acceleration_w_y + t199)
+                        * LF_HIP_articulated_subspace_n_y))) * LF_HIP_axis_z
+        + base_roll_spatial_acceleration_w_z;
+    let LF_HIP_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x
+        + (LF_HIP_inverse_pivot
+            * (LF_HIP_remaining_force
+                - (LF_HIP_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t194)
+                    + (base_roll_spatial_acceleration_v_y + t195)
+                        * LF_HIP_articulated_subspace_f_y
+                    + LF_HIP_articulated_subspace_n_z
+                        * (t196 + base_roll_spatial_acceleration_w_z)
+                    + LF_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t197)
+                    + (base_roll_spatial_acceleration_v_x + t198)
+                        * LF_HIP_articulated_subspace_f_x
+                    + (base_roll_spatial_acceleration_w_y + t199)
+                        * LF_HIP_articulated_subspace_n_y))) * LF_HIP_axis_x + t194;
+    let t221 = LF_THIGH_subspace_rate_w_x * qd[10];
+    let LF_HIP_spatial_acceleration_v_x = (LF_HIP_inverse_pivot
+        * (LF_HIP_remaining_force
+            - (LF_HIP_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t194)
+                + (base_roll_spatial_acceleration_v_y + t195)
+                    * LF_HIP_articulated_subspace_f_y
+                + LF_HIP_articulated_subspace_n_z
+                    * (t196 + base_roll_spatial_acceleration_w_z)
+                + LF_HIP_articulated_subspace_f_z
+                    * (base_roll_spatial_acceleration_v_z + t197)
+                + (base_roll_spatial_acceleration_v_x + t198)
+                    * LF_HIP_articulated_subspace_f_x
+                + (base_roll_spatial_acceleration_w_y + t199)
+                    * LF_HIP_articulated_subspace_n_y))) * LF_HIP_subspace_v_x
+        + base_roll_spatial_acceleration_v_x + t198;
+    let t222 = LF_THIGH_subspace_rate_v_x * qd[10];
+    let t223 = qd[10] * LF_THIGH_subspace_rate_w_y;
+    let LF_HIP_spatial_acceleration_w_y = base_roll_spatial_acceleration_w_y + t199
+        + (LF_HIP_inverse_pivot
+            * (LF_HIP_remaining_force
+                - (LF_HIP_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t194)
+                    + (base_roll_spatial_acceleration_v_y + t195)
+                        * LF_HIP_articulated_subspace_f_y
+                    + LF_HIP_articulated_subspace_n_z
+                        * (t196 + base_roll_spatial_acceleration_w_z)
+                    + LF_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t197)
+                    + (base_roll_spatial_acceleration_v_x + t198)
+                        * LF_HIP_articulated_subspace_f_x
+                    + (base_roll_spatial_acceleration_w_y + t199)
+                        * LF_HIP_articulated_subspace_n_y))) * LF_HIP_axis_y;
+    out[10] = LF_THIGH_inverse_pivot
+        * (LF_THIGH_remaining_force
+            - ((LF_HIP_spatial_acceleration_v_y + t218)
+                * LF_THIGH_articulated_subspace_f_y
+                + LF_THIGH_articulated_subspace_f_z
+                    * (LF_HIP_spatial_acceleration_v_z + t219)
+                + LF_THIGH_articulated_subspace_n_z
+                    * (t220 + LF_HIP_spatial_acceleration_w_z)
+                + (LF_HIP_spatial_acceleration_w_x + t221)
+                    * LF_THIGH_articulated_subspace_n_x
+                + LF_THIGH_articulated_subspace_f_x
+                    * (LF_HIP_spatial_acceleration_v_x + t222)
+                + (t223 + LF_HIP_spatial_acceleration_w_y)
+                    * LF_THIGH_articulated_subspace_n_y));
+    let RF_HIP_spatial_acceleration_w_y = base_roll_spatial_acceleration_w_y + t204
+        + LF_HIP_axis_y
+            * ((RF_HIP_remaining_force
+                - ((t200 + base_roll_spatial_acceleration_w_z)
+                    * RF_HIP_articulated_subspace_n_z
+                    + RF_HIP_articulated_subspace_f_y
+                        * (base_roll_spatial_acceleration_v_y + t201)
+                    + RF_HIP_articulated_subspace_f_x
+                        * (base_roll_spatial_acceleration_v_x + t202)
+                    + (base_roll_spatial_acceleration_v_z + t203)
+                        * RF_HIP_articulated_subspace_f_z
+                    + (base_roll_spatial_acceleration_w_y + t204)
+                        * RF_HIP_articulated_subspace_n_y
+                    + RF_HIP_articulated_subspace_n_x
+                        * (base_roll_spatial_acceleration_w_x + t205)))
+                * RF_HIP_inverse_pivot);
+    let t224 = RF_THIGH_subspace_rate_w_y * qd[11];
+    let RF_HIP_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x
+        + LF_HIP_axis_x
+            * ((RF_HIP_remaining_force
+                - ((t200 + base_roll_spatial_acceleration_w_z)
+                    * RF_HIP_articulated_subspace_n_z
+                    + RF_HIP_articulated_subspace_f_y
+                        * (base_roll_spatial_acceleration_v_y + t201)
+                    + RF_HIP_articulated_subspace_f_x
+                        * (base_roll_spatial_acceleration_v_x + t202)
+                    + (base_roll_spatial_acceleration_v_z + t203)
+                        * RF_HIP_articulated_subspace_f_z
+                    + (base_roll_spatial_acceleration_w_y + t204)
+                        * RF_HIP_articulated_subspace_n_y
+                    + RF_HIP_articulated_subspace_n_x
+                        * (base_roll_spatial_acceleration_w_x + t205)))
+                * RF_HIP_inverse_pivot) + t205;
+    let t225 = qd[11] * RF_THIGH_subspace_rate_w_x;
+    let RF_HIP_spatial_acceleration_w_z = t200
+        + ((RF_HIP_remaining_force
+            - ((t200 + base_roll_spatial_acceleration_w_z)
+                * RF_HIP_articulated_subspace_n_z
+                + RF_HIP_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t201)
+                + RF_HIP_articulated_subspace_f_x
+                    * (base_roll_spatial_acceleration_v_x + t202)
+                + (base_roll_spatial_acceleration_v_z + t203)
+                    * RF_HIP_articulated_subspace_f_z
+                + (base_roll_spatial_acceleration_w_y + t204)
+                    * RF_HIP_articulated_subspace_n_y
+                + RF_HIP_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t205)))
+            * RF_HIP_inverse_pivot) * LF_HIP_axis_z + base_roll_spatial_acceleration_w_z;
+    let t226 = RF_THIGH_subspace_rate_w_z * qd[11];
+    let t227 = qd[11] * RF_THIGH_subspace_rate_v_x;
+    let RF_HIP_spatial_acceleration_v_x = RF_HIP_subspace_v_x
+        * ((RF_HIP_remaining_force
+            - ((t200 + base_roll_spatial_acceleration_w_z)
+                * RF_HIP_articulated_subspace_n_z
+                + RF_HIP_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t201)
+                + RF_HIP_articulated_subspace_f_x
+                    * (base_roll_spatial_acceleration_v_x + t202)
+                + (base_roll_spatial_acceleration_v_z + t203)
+                    * RF_HIP_articulated_subspace_f_z
+                + (base_roll_spatial_acceleration_w_y + t204)
+                    * RF_HIP_articulated_subspace_n_y
+                + RF_HIP_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t205)))
+            * RF_HIP_inverse_pivot) + base_roll_spatial_acceleration_v_x + t202;
+    let t228 = qd[11] * RF_THIGH_subspace_rate_v_y;
+    let RF_HIP_spatial_acceleration_v_y = base_roll_spatial_acceleration_v_y + t201
+        + RF_HIP_subspace_v_y
+            * ((RF_HIP_remaining_force
+                - ((t200 + base_roll_spatial_acceleration_w_z)
+                    * RF_HIP_articulated_subspace_n_z
+                    + RF_HIP_articulated_subspace_f_y
+                        * (base_roll_spatial_acceleration_v_y + t201)
+                    + RF_HIP_articulated_subspace_f_x
+                        * (base_roll_spatial_acceleration_v_x + t202)
+                    + (base_roll_spatial_acceleration_v_z + t203)
+                        * RF_HIP_articulated_subspace_f_z
+                    + (base_roll_spatial_acceleration_w_y + t204)
+                        * RF_HIP_articulated_subspace_n_y
+                    + RF_HIP_articulated_subspace_n_x
+                        * (base_roll_spatial_acceleration_w_x + t205)))
+                * RF_HIP_inverse_pivot);
+    let RF_HIP_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z
+        + ((RF_HIP_remaining_force
+            - ((t200 + base_roll_spatial_acceleration_w_z)
+                * RF_HIP_articulated_subspace_n_z
+                + RF_HIP_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t201)
+                + RF_HIP_articulated_subspace_f_x
+                    * (base_roll_spatial_acceleration_v_x + t202)
+                + (base_roll_spatial_acceleration_v_z + t203)
+                    * RF_HIP_articulated_subspace_f_z
+                + (base_roll_spatial_acceleration_w_y + t204)
+                    * RF_HIP_articulated_subspace_n_y
+                + RF_HIP_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t205)))
+            * RF_HIP_inverse_pivot) * RF_HIP_subspace_v_z + t203;
+    let t229 = RF_THIGH_subspace_rate_v_z * qd[11];
+    out[11] = RF_THIGH_inverse_pivot
+        * (RF_THIGH_remaining_force
+            - ((RF_HIP_spatial_acceleration_w_y + t224)
+                * RF_THIGH_articulated_subspace_n_y
+                + RF_THIGH_articulated_subspace_n_x
+                    * (RF_HIP_spatial_acceleration_w_x + t225)
+                + RF_THIGH_articulated_subspace_n_z
+                    * (RF_HIP_spatial_acceleration_w_z + t226)
+                + RF_THIGH_articulated_subspace_f_x
+                    * (t227 + RF_HIP_spatial_acceleration_v_x)
+                + RF_THIGH_articulated_subspace_f_y
+                    * (t228 + RF_HIP_spatial_acceleration_v_y)
+                + RF_THIGH_articulated_subspace_f_z
+                    * (RF_HIP_spatial_acceleration_v_z + t229)));
+    let t230 = qd[12] * LH_THIGH_subspace_rate_w_z;
+    let LH_HIP_spatial_acceleration_w_z = base_roll_spatial_acceleration_w_z + t211
+        + (LH_HIP_inverse_pivot
+            * (LH_HIP_remaining_force
+                - (LH_HIP_articulated_subspace_f_z
+                    * (base_roll_spatial_acceleration_v_z + t206)
+                    + (base_roll_spatial_acceleration_w_x + t207)
+                        * LH_HIP_articulated_subspace_n_x
+                    + LH_HIP_articulated_subspace_f_x
+                        * (t208 + base_roll_spatial_acceleration_v_x)
+                    + (base_roll_spatial_acceleration_w_y + t209)
+                        * LH_HIP_articulated_subspace_n_y
+                    + (base_roll_spatial_acceleration_v_y + t210)
+                        * LH_HIP_articulated_subspace_f_y
+                    + LH_HIP_articulated_subspace_n_z
+                        * (base_roll_spatial_acceleration_w_z + t211)))) * LH_HIP_axis_z;
+    let t231 = qd[12] * LH_THIGH_subspace_rate_v_y;
+    let LH_HIP_spatial_acceleration_v_y = base_roll_spatial_acceleration_v_y + t210
+        + LH_HIP_subspace_v_y
+            * (LH_HIP_inverse_pivot
+                * (LH_HIP_remaining_force
+                    - (LH_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t206)
+                        + (base_roll_spatial_acceleration_w_x + t207)
+                            * LH_HIP_articulated_subspace_n_x
+                        + LH_HIP_articulated_subspace_f_x
+                            * (t208 + base_roll_spatial_acceleration_v_x)
+                        + (base_roll_spatial_acceleration_w_y + t209)
+                            * LH_HIP_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_y + t210)
+                            * LH_HIP_articulated_subspace_f_y
+                        + LH_HIP_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t211))));
+    let LH_HIP_spatial_acceleration_w_y = base_roll_spatial_acceleration_w_y + t209
+        + LH_HIP_axis_y
+            * (LH_HIP_inverse_pivot
+                * (LH_HIP_remaining_force
+                    - (LH_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t206)
+                        + (base_roll_spatial_acceleration_w_x + t207)
+                            * LH_HIP_articulated_subspace_n_x
+                        + LH_HIP_articulated_subspace_f_x
+                            * (t208 + base_roll_spatial_acceleration_v_x)
+                        + (base_roll_spatial_acceleration_w_y + t209)
+                            * LH_HIP_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_y + t210)
+                            * LH_HIP_articulated_subspace_f_y
+                        + LH_HIP_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t211))));
+    let t232 = qd[12] * LH_THIGH_subspace_rate_w_y;
+    let t233 = LH_THIGH_subspace_rate_v_z * qd[12];
+    let LH_HIP_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z + t206
+        + LH_HIP_subspace_v_z
+            * (LH_HIP_inverse_pivot
+                * (LH_HIP_remaining_force
+                    - (LH_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t206)
+                        + (base_roll_spatial_acceleration_w_x + t207)
+                            * LH_HIP_articulated_subspace_n_x
+                        + LH_HIP_articulated_subspace_f_x
+                            * (t208 + base_roll_spatial_acceleration_v_x)
+                        + (base_roll_spatial_acceleration_w_y + t209)
+                            * LH_HIP_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_y + t210)
+                            * LH_HIP_articulated_subspace_f_y
+                        + LH_HIP_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t211))));
+    let t234 = qd[12] * LH_THIGH_subspace_rate_v_x;
+    let LH_HIP_spatial_acceleration_v_x = t208 + base_roll_spatial_acceleration_v_x
+        + LH_HIP_subspace_v_x
+            * (LH_HIP_inverse_pivot
+                * (LH_HIP_remaining_force
+                    - (LH_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t206)
+                        + (base_roll_spatial_acceleration_w_x + t207)
+                            * LH_HIP_articulated_subspace_n_x
+                        + LH_HIP_articulated_subspace_f_x
+                            * (t208 + base_roll_spatial_acceleration_v_x)
+                        + (base_roll_spatial_acceleration_w_y + t209)
+                            * LH_HIP_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_y + t210)
+                            * LH_HIP_articulated_subspace_f_y
+                        + LH_HIP_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t211))));
+    let LH_HIP_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x + t207
+        + LH_HIP_axis_x
+            * (LH_HIP_inverse_pivot
+                * (LH_HIP_remaining_force
+                    - (LH_HIP_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t206)
+                        + (base_roll_spatial_acceleration_w_x + t207)
+                            * LH_HIP_articulated_subspace_n_x
+                        + LH_HIP_articulated_subspace_f_x
+                            * (t208 + base_roll_spatial_acceleration_v_x)
+                        + (base_roll_spatial_acceleration_w_y + t209)
+                            * LH_HIP_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_y + t210)
+                            * LH_HIP_articulated_subspace_f_y
+                        + LH_HIP_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t211))));
+    let t235 = qd[12] * LH_THIGH_subspace_rate_w_x;
+    out[12] = (LH_THIGH_remaining_force
+        - ((t230 + LH_HIP_spatial_acceleration_w_z) * LH_THIGH_articulated_subspace_n_z
+            + LH_THIGH_articulated_subspace_f_y
+                * (t231 + LH_HIP_spatial_acceleration_v_y)
+            + (LH_HIP_spatial_acceleration_w_y + t232)
+                * LH_THIGH_articulated_subspace_n_y
+            + LH_THIGH_articulated_subspace_f_z
+                * (t233 + LH_HIP_spatial_acceleration_v_z)
+            + (t234 + LH_HIP_spatial_acceleration_v_x)
+                * LH_THIGH_articulated_subspace_f_x
+            + LH_THIGH_articulated_subspace_n_x
+                * (LH_HIP_spatial_acceleration_w_x + t235))) * LH_THIGH_inverse_pivot;
+    let t236 = qd[13] * RH_THIGH_subspace_rate_w_z;
+    let RH_HIP_spatial_acceleration_w_z = ((RH_HIP_remaining_force
+        - (RH_HIP_articulated_subspace_n_x * (base_roll_spatial_acceleration_w_x + t212)
+            + RH_HIP_articulated_subspace_f_x
+                * (t213 + base_roll_spatial_acceleration_v_x)
+            + (t214 + base_roll_spatial_acceleration_w_z)
+                * RH_HIP_articulated_subspace_n_z
+            + RH_HIP_articulated_subspace_f_y
+                * (base_roll_spatial_acceleration_v_y + t215)
+            + (base_roll_spatial_acceleration_v_z + t216)
+                * RH_HIP_articulated_subspace_f_z
+            + (base_roll_spatial_acceleration_w_y + t217)
+                * RH_HIP_articulated_subspace_n_y)) * RH_HIP_inverse_pivot)
+        * LH_HIP_axis_z + t214 + base_roll_spatial_acceleration_w_z;
+    let RH_HIP_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x + t212
+        + ((RH_HIP_remaining_force
+            - (RH_HIP_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t212)
+                + RH_HIP_articulated_subspace_f_x
+                    * (t213 + base_roll_spatial_acceleration_v_x)
+                + (t214 + base_roll_spatial_acceleration_w_z)
+                    * RH_HIP_articulated_subspace_n_z
+                + RH_HIP_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t215)
+                + (base_roll_spatial_acceleration_v_z + t216)
+                    * RH_HIP_articulated_subspace_f_z
+                + (base_roll_spatial_acceleration_w_y + t217)
+                    * RH_HIP_articulated_subspace_n_y)) * RH_HIP_inverse_pivot)
+            * LH_HIP_axis_x;
+    let t237 = qd[13] * RH_THIGH_subspace_rate_w_x;
+    let t238 = qd[13] * RH_THIGH_subspace_rate_w_y;
+    let RH_HIP_spatial_acceleration_w_y = base_roll_spatial_acceleration_w_y
+        + LH_HIP_axis_y
+            * ((RH_HIP_remaining_force
+                - (RH_HIP_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t212)
+                    + RH_HIP_articulated_subspace_f_x
+                        * (t213 + base_roll_spatial_acceleration_v_x)
+                    + (t214 + base_roll_spatial_acceleration_w_z)
+                        * RH_HIP_articulated_subspace_n_z
+                    + RH_HIP_articulated_subspace_f_y
+                        * (base_roll_spatial_acceleration_v_y + t215)
+                    + (base_roll_spatial_acceleration_v_z + t216)
+                        * RH_HIP_articulated_subspace_f_z
+                    + (base_roll_spatial_acceleration_w_y + t217)
+                        * RH_HIP_articulated_subspace_n_y)) * RH_HIP_inverse_pivot)
+        + t217;
+    let t239 = RH_THIGH_subspace_rate_v_x * qd[13];
+    let RH_HIP_spatial_acceleration_v_x = t213 + base_roll_spatial_acceleration_v_x
+        + ((RH_HIP_remaining_force
+            - (RH_HIP_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t212)
+                + RH_HIP_articulated_subspace_f_x
+                    * (t213 + base_roll_spatial_acceleration_v_x)
+                + (t214 + base_roll_spatial_acceleration_w_z)
+                    * RH_HIP_articulated_subspace_n_z
+                + RH_HIP_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t215)
+                + (base_roll_spatial_acceleration_v_z + t216)
+                    * RH_HIP_articulated_subspace_f_z
+                + (base_roll_spatial_acceleration_w_y + t217)
+                    * RH_HIP_articulated_subspace_n_y)) * RH_HIP_inverse_pivot)
+            * RH_HIP_subspace_v_x;
+    let RH_HIP_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z
+        + ((RH_HIP_remaining_force
+            - (RH_HIP_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t212)
+                + RH_HIP_articulated_subspace_f_x
+                    * (t213 + base_roll_spatial_acceleration_v_x)
+                + (t214 + base_roll_spatial_acceleration_w_z)
+                    * RH_HIP_articulated_subspace_n_z
+                + RH_HIP_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t215)
+                + (base_roll_spatial_acceleration_v_z + t216)
+                    * RH_HIP_articulated_subspace_f_z
+                + (base_roll_spatial_acceleration_w_y + t217)
+                    * RH_HIP_articulated_subspace_n_y)) * RH_HIP_inverse_pivot)
+            * RH_HIP_subspace_v_z + t216;
+    let t240 = qd[13] * RH_THIGH_subspace_rate_v_z;
+    let t241 = RH_THIGH_subspace_rate_v_y * qd[13];
+    let RH_HIP_spatial_acceleration_v_y = base_roll_spatial_acceleration_v_y + t215
+        + ((RH_HIP_remaining_force
+            - (RH_HIP_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t212)
+                + RH_HIP_articulated_subspace_f_x
+                    * (t213 + base_roll_spatial_acceleration_v_x)
+                + (t214 + base_roll_spatial_acceleration_w_z)
+                    * RH_HIP_articulated_subspace_n_z
+                + RH_HIP_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t215)
+                + (base_roll_spatial_acceleration_v_z + t216)
+                    * RH_HIP_articulated_subspace_f_z
+                + (base_roll_spatial_acceleration_w_y + t217)
+                    * RH_HIP_articulated_subspace_n_y)) * RH_HIP_inverse_pivot)
+            * RH_HIP_subspace_v_y;
+    out[13] = RH_THIGH_inverse_pivot
+        * (RH_THIGH_remaining_force
+            - (RH_THIGH_articulated_subspace_n_z
+                * (t236 + RH_HIP_spatial_acceleration_w_z)
+                + RH_THIGH_articulated_subspace_n_x
+                    * (RH_HIP_spatial_acceleration_w_x + t237)
+                + RH_THIGH_articulated_subspace_n_y
+                    * (t238 + RH_HIP_spatial_acceleration_w_y)
+                + (t239 + RH_HIP_spatial_acceleration_v_x)
+                    * RH_THIGH_articulated_subspace_f_x
+                + RH_THIGH_articulated_subspace_f_z
+                    * (RH_HIP_spatial_acceleration_v_z + t240)
+                + (t241 + RH_HIP_spatial_acceleration_v_y)
+                    * RH_THIGH_articulated_subspace_f_y));
+    let LF_THIGH_spatial_acceleration_v_y = LF_THIGH_subspace_v_y
+        * (LF_THIGH_inverse_pivot
+            * (LF_THIGH_remaining_force
+                - ((LF_HIP_spatial_acceleration_v_y + t218)
+                    * LF_THIGH_articulated_subspace_f_y
+                    + LF_THIGH_articulated_subspace_f_z
+                        * (LF_HIP_spatial_acceleration_v_z + t219)
+                    + LF_THIGH_articulated_subspace_n_z
+                        * (t220 + LF_HIP_spatial_acceleration_w_z)
+                    + (LF_HIP_spatial_acceleration_w_x + t221)
+                        * LF_THIGH_articulated_subspace_n_x
+                    + LF_THIGH_articulated_subspace_f_x
+                        * (LF_HIP_spatial_acceleration_v_x + t222)
+                    + (t223 + LF_HIP_spatial_acceleration_w_y)
+                        * LF_THIGH_articulated_subspace_n_y)))
+        + LF_HIP_spatial_acceleration_v_y + t218;
+    let LF_THIGH_spatial_acceleration_w_y = (LF_THIGH_inverse_pivot
+        * (LF_THIGH_remaining_force
+            - ((LF_HIP_spatial_acceleration_v_y + t218)
+                * LF_THIGH_articulated_subspace_f_y
+                + LF_THIGH_articulated_subspace_f_z
+                    * (LF_HIP_spatial_acceleration_v_z + t219)
+                + LF_THIGH_articulated_subspace_n_z
+                    * (t220 + LF_HIP_spatial_acceleration_w_z)
+                + (LF_HIP_spatial_acceleration_w_x + t221)
+                    * LF_THIGH_articulated_subspace_n_x
+                + LF_THIGH_articulated_subspace_f_x
+                    * (LF_HIP_spatial_acceleration_v_x + t222)
+                + (t223 + LF_HIP_spatial_acceleration_w_y)
+                    * LF_THIGH_articulated_subspace_n_y))) * LF_THIGH_rotation_10 + t223
+        + LF_HIP_spatial_acceleration_w_y;
+    let LF_THIGH_spatial_acceleration_w_z = t220 + LF_HIP_spatial_acceleration_w_z
+        + (LF_THIGH_inverse_pivot
+            * (LF_THIGH_remaining_force
+                - ((LF_HIP_spatial_acceleration_v_y + t218)
+                    * LF_THIGH_articulated_subspace_f_y
+                    + LF_THIGH_articulated_subspace_f_z
+                        * (LF_HIP_spatial_acceleration_v_z + t219)
+                    + LF_THIGH_articulated_subspace_n_z
+                        * (t220 + LF_HIP_spatial_acceleration_w_z)
+                    + (LF_HIP_spatial_acceleration_w_x + t221)
+                        * LF_THIGH_articulated_subspace_n_x
+                    + LF_THIGH_articulated_subspace_f_x
+                        * (LF_HIP_spatial_acceleration_v_x + t222)
+                    + (t223 + LF_HIP_spatial_acceleration_w_y)
+                        * LF_THIGH_articulated_subspace_n_y))) * LF_THIGH_rotation_20;
+    let LF_THIGH_spatial_acceleration_v_z = LF_THIGH_subspace_v_z
+        * (LF_THIGH_inverse_pivot
+            * (LF_THIGH_remaining_force
+                - ((LF_HIP_spatial_acceleration_v_y + t218)
+                    * LF_THIGH_articulated_subspace_f_y
+                    + LF_THIGH_articulated_subspace_f_z
+                        * (LF_HIP_spatial_acceleration_v_z + t219)
+                    + LF_THIGH_articulated_subspace_n_z
+                        * (t220 + LF_HIP_spatial_acceleration_w_z)
+                    + (LF_HIP_spatial_acceleration_w_x + t221)
+                        * LF_THIGH_articulated_subspace_n_x
+                    + LF_THIGH_articulated_subspace_f_x
+                        * (LF_HIP_spatial_acceleration_v_x + t222)
+                    + (t223 + LF_HIP_spatial_acceleration_w_y)
+                        * LF_THIGH_articulated_subspace_n_y)))
+        + LF_HIP_spatial_acceleration_v_z + t219;
+    let LF_THIGH_spatial_acceleration_v_x = LF_HIP_spatial_acceleration_v_x
+        + LF_THIGH_subspace_v_x
+            * (LF_THIGH_inverse_pivot
+                * (LF_THIGH_remaining_force
+                    - ((LF_HIP_spatial_acceleration_v_y + t218)
+                        * LF_THIGH_articulated_subspace_f_y
+                        + LF_THIGH_articulated_subspace_f_z
+                            * (LF_HIP_spatial_acceleration_v_z + t219)
+                        + LF_THIGH_articulated_subspace_n_z
+                            * (t220 + LF_HIP_spatial_acceleration_w_z)
+                        + (LF_HIP_spatial_acceleration_w_x + t221)
+                            * LF_THIGH_articulated_subspace_n_x
+                        + LF_THIGH_articulated_subspace_f_x
+                            * (LF_HIP_spatial_acceleration_v_x + t222)
+                        + (t223 + LF_HIP_spatial_acceleration_w_y)
+                            * LF_THIGH_articulated_subspace_n_y))) + t222;
+    let LF_THIGH_spatial_acceleration_w_x = LF_HIP_spatial_acceleration_w_x + t221
+        + (LF_THIGH_inverse_pivot
+            * (LF_THIGH_remaining_force
+                - ((LF_HIP_spatial_acceleration_v_y + t218)
+                    * LF_THIGH_articulated_subspace_f_y
+                    + LF_THIGH_articulated_subspace_f_z
+                        * (LF_HIP_spatial_acceleration_v_z + t219)
+                    + LF_THIGH_articulated_subspace_n_z
+                        * (t220 + LF_HIP_spatial_acceleration_w_z)
+                    + (LF_HIP_spatial_acceleration_w_x + t221)
+                        * LF_THIGH_articulated_subspace_n_x
+                    + LF_THIGH_articulated_subspace_f_x
+                        * (LF_HIP_spatial_acceleration_v_x + t222)
+                    + (t223 + LF_HIP_spatial_acceleration_w_y)
+                        * LF_THIGH_articulated_subspace_n_y))) * LF_THIGH_rotation_00;
+    out[14] = (LF_SHANK_remaining_force
+        - ((LF_THIGH_spatial_acceleration_v_y + qd[14] * LF_SHANK_subspace_rate_v_y)
+            * LF_SHANK_articulated_subspace_f_y
+            + (qd[14] * LF_SHANK_subspace_rate_w_y + LF_THIGH_spatial_acceleration_w_y)
+                * LF_SHANK_articulated_subspace_n_y
+            + LF_SHANK_articulated_subspace_n_z
+                * (LF_THIGH_spatial_acceleration_w_z
+                    + qd[14] * LF_SHANK_subspace_rate_w_z)
+            + LF_SHANK_articulated_subspace_f_z
+                * (qd[14] * LF_SHANK_subspace_rate_v_z
+                    + LF_THIGH_spatial_acceleration_v_z)
+            + (qd[14] * LF_SHANK_subspace_rate_v_x + LF_THIGH_spatial_acceleration_v_x)
+                * LF_SHANK_articulated_subspace_f_x
+            + (LF_THIGH_spatial_acceleration_w_x + qd[14] * LF_SHANK_subspace_rate_w_x)
+                * LF_SHANK_articulated_subspace_n_x)) * LF_SHANK_inverse_pivot;
+    let RF_THIGH_spatial_acceleration_v_z = RF_HIP_spatial_acceleration_v_z
+        + RF_THIGH_subspace_v_z
+            * (RF_THIGH_inverse_pivot
+                * (RF_THIGH_remaining_force
+                    - ((RF_HIP_spatial_acceleration_w_y + t224)
+                        * RF_THIGH_articulated_subspace_n_y
+                        + RF_THIGH_articulated_subspace_n_x
+                            * (RF_HIP_spatial_acceleration_w_x + t225)
+                        + RF_THIGH_articulated_subspace_n_z
+                            * (RF_HIP_spatial_acceleration_w_z + t226)
+                        + RF_THIGH_articulated_subspace_f_x
+                            * (t227 + RF_HIP_spatial_acceleration_v_x)
+                        + RF_THIGH_articulated_subspace_f_y
+                            * (t228 + RF_HIP_spatial_acceleration_v_y)
+                        + RF_THIGH_articulated_subspace_f_z
+                            * (RF_HIP_spatial_acceleration_v_z + t229)))) + t229;
+    let RF_THIGH_spatial_acceleration_w_x = RF_HIP_spatial_acceleration_w_x
+        + RF_THIGH_axis_x
+            * (RF_THIGH_inverse_pivot
+                * (RF_THIGH_remaining_force
+                    - ((RF_HIP_spatial_acceleration_w_y + t224)
+                        * RF_THIGH_articulated_subspace_n_y
+                        + RF_THIGH_articulated_subspace_n_x
+                            * (RF_HIP_spatial_acceleration_w_x + t225)
+                        + RF_THIGH_articulated_subspace_n_z
+                            * (RF_HIP_spatial_acceleration_w_z + t226)
+                        + RF_THIGH_articulated_subspace_f_x
+                            * (t227 + RF_HIP_spatial_acceleration_v_x)
+                        + RF_THIGH_articulated_subspace_f_y
+                            * (t228 + RF_HIP_spatial_acceleration_v_y)
+                        + RF_THIGH_articulated_subspace_f_z
+                            * (RF_HIP_spatial_acceleration_v_z + t229)))) + t225;
+    let RF_THIGH_spatial_acceleration_w_z = RF_HIP_spatial_acceleration_w_z
+        + RF_THIGH_axis_z
+            * (RF_THIGH_inverse_pivot
+                * (RF_THIGH_remaining_force
+                    - ((RF_HIP_spatial_acceleration_w_y + t224)
+                        * RF_THIGH_articulated_subspace_n_y
+                        + RF_THIGH_articulated_subspace_n_x
+                            * (RF_HIP_spatial_acceleration_w_x + t225)
+                        + RF_THIGH_articulated_subspace_n_z
+                            * (RF_HIP_spatial_acceleration_w_z + t226)
+                        + RF_THIGH_articulated_subspace_f_x
+                            * (t227 + RF_HIP_spatial_acceleration_v_x)
+                        + RF_THIGH_articulated_subspace_f_y
+                            * (t228 + RF_HIP_spatial_acceleration_v_y)
+                        + RF_THIGH_articulated_subspace_f_z
+                            * (RF_HIP_spatial_acceleration_v_z + t229)))) + t226;
+    let RF_THIGH_spatial_acceleration_v_y = RF_THIGH_subspace_v_y
+        * (RF_THIGH_inverse_pivot
+            * (RF_THIGH_remaining_force
+                - ((RF_HIP_spatial_acceleration_w_y + t224)
+                    * RF_THIGH_articulated_subspace_n_y
+                    + RF_THIGH_articulated_subspace_n_x
+                        * (RF_HIP_spatial_acceleration_w_x + t225)
+                    + RF_THIGH_articulated_subspace_n_z
+                        * (RF_HIP_spatial_acceleration_w_z + t226)
+                    + RF_THIGH_articulated_subspace_f_x
+                        * (t227 + RF_HIP_spatial_acceleration_v_x)
+                    + RF_THIGH_articulated_subspace_f_y
+                        * (t228 + RF_HIP_spatial_acceleration_v_y)
+                    + RF_THIGH_articulated_subspace_f_z
+                        * (RF_HIP_spatial_acceleration_v_z + t229)))) + t228
+        + RF_HIP_spatial_acceleration_v_y;
+    let RF_THIGH_spatial_acceleration_w_y = (RF_THIGH_inverse_pivot
+        * (RF_THIGH_remaining_force
+            - ((RF_HIP_spatial_acceleration_w_y + t224)
+                * RF_THIGH_articulated_subspace_n_y
+                + RF_THIGH_articulated_subspace_n_x
+                    * (RF_HIP_spatial_acceleration_w_x + t225)
+                + RF_THIGH_articulated_subspace_n_z
+                    * (RF_HIP_spatial_acceleration_w_z + t226)
+                + RF_THIGH_articulated_subspace_f_x
+                    * (t227 + RF_HIP_spatial_acceleration_v_x)
+                + RF_THIGH_articulated_subspace_f_y
+                    * (t228 + RF_HIP_spatial_acceleration_v_y)
+                + RF_THIGH_articulated_subspace_f_z
+                    * (RF_HIP_spatial_acceleration_v_z + t229)))) * RF_THIGH_axis_y
+        + RF_HIP_spatial_acceleration_w_y + t224;
+    let RF_THIGH_spatial_acceleration_v_x = t227 + RF_HIP_spatial_acceleration_v_x
+        + RF_THIGH_subspace_v_x
+            * (RF_THIGH_inverse_pivot
+                * (RF_THIGH_remaining_force
+                    - ((RF_HIP_spatial_acceleration_w_y + t224)
+                        * RF_THIGH_articulated_subspace_n_y
+                        + RF_THIGH_articulated_subspace_n_x
+                            * (RF_HIP_spatial_acceleration_w_x + t225)
+                        + RF_THIGH_articulated_subspace_n_z
+                            * (RF_HIP_spatial_acceleration_w_z + t226)
+                        + RF_THIGH_articulated_subspace_f_x
+                            * (t227 + RF_HIP_spatial_acceleration_v_x)
+                        + RF_THIGH_articulated_subspace_f_y
+                            * (t228 + RF_HIP_spatial_acceleration_v_y)
+                        + RF_THIGH_articulated_subspace_f_z
+                            * (RF_HIP_spatial_acceleration_v_z + t229))));
+    out[15] = (RF_SHANK_remaining_force
+        - ((qd[15] * RF_SHANK_subspace_rate_v_z + RF_THIGH_spatial_acceleration_v_z)
+            * RF_SHANK_articulated_subspace_f_z
+            + (qd[15] * RF_SHANK_subspace_rate_w_x + RF_THIGH_spatial_acceleration_w_x)
+                * RF_SHANK_articulated_subspace_n_x
+            + RF_SHANK_articulated_subspace_n_z
+                * (qd[15] * RF_SHANK_subspace_rate_w_z
+                    + RF_THIGH_spatial_acceleration_w_z)
+            + RF_SHANK_articulated_subspace_f_y
+                * (RF_THIGH_spatial_acceleration_v_y
+                    + qd[15] * RF_SHANK_subspace_rate_v_y)
+            + RF_SHANK_articulated_subspace_n_y
+                * (RF_THIGH_spatial_acceleration_w_y
+                    + qd[15] * RF_SHANK_subspace_rate_w_y)
+            + RF_SHANK_articulated_subspace_f_x
+                * (qd[15] * RF_SHANK_subspace_rate_v_x
+                    + RF_THIGH_spatial_acceleration_v_x))) * RF_SHANK_inverse_pivot;
+    let LH_THIGH_spatial_acceleration_w_x = LH_HIP_spatial_acceleration_w_x + t235
+        + LH_THIGH_rotation_00
+            * ((LH_THIGH_remaining_force
+                - ((t230 + LH_HIP_spatial_acceleration_w_z)
+                    * LH_THIGH_articulated_subspace_n_z
+                    + LH_THIGH_articulated_subspace_f_y
+                        * (t231 + LH_HIP_spatial_acceleration_v_y)
+                    + (LH_HIP_spatial_acceleration_w_y + t232)
+                        * LH_THIGH_articulated_subspace_n_y
+                    + LH_THIGH_articulated_subspace_f_z
+                        * (t233 + LH_HIP_spatial_acceleration_v_z)
+                    + (t234 + LH_HIP_spatial_acceleration_v_x)
+                        * LH_THIGH_articulated_subspace_f_x
+                    + LH_THIGH_articulated_subspace_n_x
+                        * (LH_HIP_spatial_acceleration_w_x + t235)))
+                * LH_THIGH_inverse_pivot);
+    let LH_THIGH_spatial_acceleration_v_z = t233
+        + ((LH_THIGH_remaining_force
+            - ((t230 + LH_HIP_spatial_acceleration_w_z)
+                * LH_THIGH_articulated_subspace_n_z
+                + LH_THIGH_articulated_subspace_f_y
+                    * (t231 + LH_HIP_spatial_acceleration_v_y)
+                + (LH_HIP_spatial_acceleration_w_y + t232)
+                    * LH_THIGH_articulated_subspace_n_y
+                + LH_THIGH_articulated_subspace_f_z
+                    * (t233 + LH_HIP_spatial_acceleration_v_z)
+                + (t234 + LH_HIP_spatial_acceleration_v_x)
+                    * LH_THIGH_articulated_subspace_f_x
+                + LH_THIGH_articulated_subspace_n_x
+                    * (LH_HIP_spatial_acceleration_w_x + t235)))
+            * LH_THIGH_inverse_pivot) * LH_THIGH_subspace_v_z
+        + LH_HIP_spatial_acceleration_v_z;
+    let LH_THIGH_spatial_acceleration_w_y = LH_HIP_spatial_acceleration_w_y + t232
+        + LH_THIGH_rotation_10
+            * ((LH_THIGH_remaining_force
+                - ((t230 + LH_HIP_spatial_acceleration_w_z)
+                    * LH_THIGH_articulated_subspace_n_z
+                    + LH_THIGH_articulated_subspace_f_y
+                        * (t231 + LH_HIP_spatial_acceleration_v_y)
+                    + (LH_HIP_spatial_acceleration_w_y + t232)
+                        * LH_THIGH_articulated_subspace_n_y
+                    + LH_THIGH_articulated_subspace_f_z
+                        * (t233 + LH_HIP_spatial_acceleration_v_z)
+                    + (t234 + LH_HIP_spatial_acceleration_v_x)
+                        * LH_THIGH_articulated_subspace_f_x
+                    + LH_THIGH_articulated_subspace_n_x
+                        * (LH_HIP_spatial_acceleration_w_x + t235)))
+                * LH_THIGH_inverse_pivot);
+    let LH_THIGH_spatial_acceleration_v_y = ((LH_THIGH_remaining_force
+        - ((t230 + LH_HIP_spatial_acceleration_w_z) * LH_THIGH_articulated_subspace_n_z
+            + LH_THIGH_articulated_subspace_f_y
+                * (t231 + LH_HIP_spatial_acceleration_v_y)
+            + (LH_HIP_spatial_acceleration_w_y + t232)
+                * LH_THIGH_articulated_subspace_n_y
+            + LH_THIGH_articulated_subspace_f_z
+                * (t233 + LH_HIP_spatial_acceleration_v_z)
+            + (t234 + LH_HIP_spatial_acceleration_v_x)
+                * LH_THIGH_articulated_subspace_f_x
+            + LH_THIGH_articulated_subspace_n_x
+                * (LH_HIP_spatial_acceleration_w_x + t235))) * LH_THIGH_inverse_pivot)
+        * LH_THIGH_subspace_v_y + t231 + LH_HIP_spatial_acceleration_v_y;
+    let LH_THIGH_spatial_acceleration_w_z = t230
+        + ((LH_THIGH_remaining_force
+            - ((t230 + LH_HIP_spatial_acceleration_w_z)
+                * LH_THIGH_articulated_subspace_n_z
+                + LH_THIGH_articulated_subspace_f_y
+                    * (t231 + LH_HIP_spatial_acceleration_v_y)
+                + (LH_HIP_spatial_acceleration_w_y + t232)
+                    * LH_THIGH_articulated_subspace_n_y
+                + LH_THIGH_articulated_subspace_f_z
+                    * (t233 + LH_HIP_spatial_acceleration_v_z)
+                + (t234 + LH_HIP_spatial_acceleration_v_x)
+                    * LH_THIGH_articulated_subspace_f_x
+                + LH_THIGH_articulated_subspace_n_x
+                    * (LH_HIP_spatial_acceleration_w_x + t235)))
+            * LH_THIGH_inverse_pivot) * LH_THIGH_rotation_20
+        + LH_HIP_spatial_acceleration_w_z;
+    let LH_THIGH_spatial_acceleration_v_x = LH_THIGH_subspace_v_x
+        * ((LH_THIGH_remaining_force
+            - ((t230 + LH_HIP_spatial_acceleration_w_z)
+                * LH_THIGH_articulated_subspace_n_z
+                + LH_THIGH_articulated_subspace_f_y
+                    * (t231 + LH_HIP_spatial_acceleration_v_y)
+                + (LH_HIP_spatial_acceleration_w_y + t232)
+                    * LH_THIGH_articulated_subspace_n_y
+                + LH_THIGH_articulated_subspace_f_z
+                    * (t233 + LH_HIP_spatial_acceleration_v_z)
+                + (t234 + LH_HIP_spatial_acceleration_v_x)
+                    * LH_THIGH_articulated_subspace_f_x
+                + LH_THIGH_articulated_subspace_n_x
+                    * (LH_HIP_spatial_acceleration_w_x + t235)))
+            * LH_THIGH_inverse_pivot) + t234 + LH_HIP_spatial_acceleration_v_x;
+    out[16] = (LH_SHANK_remaining_force
+        - (LH_SHANK_articulated_subspace_n_x
+            * (LH_SHANK_subspace_rate_w_x * qd[16] + LH_THIGH_spatial_acceleration_w_x)
+            + LH_SHANK_articulated_subspace_f_z
+                * (LH_THIGH_spatial_acceleration_v_z
+                    + LH_SHANK_subspace_rate_v_z * qd[16])
+            + (LH_THIGH_spatial_acceleration_w_y + LH_SHANK_subspace_rate_w_y * qd[16])
+                * LH_SHANK_articulated_subspace_n_y
+            + LH_SHANK_articulated_subspace_f_y
+                * (LH_THIGH_spatial_acceleration_v_y
+                    + qd[16] * LH_SHANK_subspace_rate_v_y)
+            + (qd[16] * LH_SHANK_subspace_rate_w_z + LH_THIGH_spatial_acceleration_w_z)
+                * LH_SHANK_articulated_subspace_n_z
+            + LH_SHANK_articulated_subspace_f_x
+                * (qd[16] * LH_SHANK_subspace_rate_v_x
+                    + LH_THIGH_spatial_acceleration_v_x))) * LH_SHANK_inverse_pivot;
+    let RH_THIGH_spatial_acceleration_w_z = (RH_THIGH_inverse_pivot
+        * (RH_THIGH_remaining_force
+            - (RH_THIGH_articulated_subspace_n_z
+                * (t236 + RH_HIP_spatial_acceleration_w_z)
+                + RH_THIGH_articulated_subspace_n_x
+                    * (RH_HIP_spatial_acceleration_w_x + t237)
+                + RH_THIGH_articulated_subspace_n_y
+                    * (t238 + RH_HIP_spatial_acceleration_w_y)
+                + (t239 + RH_HIP_spatial_acceleration_v_x)
+                    * RH_THIGH_articulated_subspace_f_x
+                + RH_THIGH_articulated_subspace_f_z
+                    * (RH_HIP_spatial_acceleration_v_z + t240)
+                + (t241 + RH_HIP_spatial_acceleration_v_y)
+                    * RH_THIGH_articulated_subspace_f_y))) * RH_THIGH_axis_z + t236
+        + RH_HIP_spatial_acceleration_w_z;
+    let RH_THIGH_spatial_acceleration_w_y = (RH_THIGH_inverse_pivot
+        * (RH_THIGH_remaining_force
+            - (RH_THIGH_articulated_subspace_n_z
+                * (t236 + RH_HIP_spatial_acceleration_w_z)
+                + RH_THIGH_articulated_subspace_n_x
+                    * (RH_HIP_spatial_acceleration_w_x + t237)
+                + RH_THIGH_articulated_subspace_n_y
+                    * (t238 + RH_HIP_spatial_acceleration_w_y)
+                + (t239 + RH_HIP_spatial_acceleration_v_x)
+                    * RH_THIGH_articulated_subspace_f_x
+                + RH_THIGH_articulated_subspace_f_z
+                    * (RH_HIP_spatial_acceleration_v_z + t240)
+                + (t241 + RH_HIP_spatial_acceleration_v_y)
+                    * RH_THIGH_articulated_subspace_f_y))) * RH_THIGH_axis_y + t238
+        + RH_HIP_spatial_acceleration_w_y;
+    let RH_THIGH_spatial_acceleration_w_x = (RH_THIGH_inverse_pivot
+        * (RH_THIGH_remaining_force
+            - (RH_THIGH_articulated_subspace_n_z
+                * (t236 + RH_HIP_spatial_acceleration_w_z)
+                + RH_THIGH_articulated_subspace_n_x
+                    * (RH_HIP_spatial_acceleration_w_x + t237)
+                + RH_THIGH_articulated_subspace_n_y
+                    * (t238 + RH_HIP_spatial_acceleration_w_y)
+                + (t239 + RH_HIP_spatial_acceleration_v_x)
+                    * RH_THIGH_articulated_subspace_f_x
+                + RH_THIGH_articulated_subspace_f_z
+                    * (RH_HIP_spatial_acceleration_v_z + t240)
+                + (t241 + RH_HIP_spatial_acceleration_v_y)
+                    * RH_THIGH_articulated_subspace_f_y))) * RH_THIGH_axis_x
+        + RH_HIP_spatial_acceleration_w_x + t237;
+    let RH_THIGH_spatial_acceleration_v_y = t241
+        + (RH_THIGH_inverse_pivot
+            * (RH_THIGH_remaining_force
+                - (RH_THIGH_articulated_subspace_n_z
+                    * (t236 + RH_HIP_spatial_acceleration_w_z)
+                    + RH_THIGH_articulated_subspace_n_x
+                        * (RH_HIP_spatial_acceleration_w_x + t237)
+                    + RH_THIGH_articulated_subspace_n_y
+                        * (t238 + RH_HIP_spatial_acceleration_w_y)
+                    + (t239 + RH_HIP_spatial_acceleration_v_x)
+                        * RH_THIGH_articulated_subspace_f_x
+                    + RH_THIGH_articulated_subspace_f_z
+                        * (RH_HIP_spatial_acceleration_v_z + t240)
+                    + (t241 + RH_HIP_spatial_acceleration_v_y)
+                        * RH_THIGH_articulated_subspace_f_y))) * RH_THIGH_subspace_v_y
+        + RH_HIP_spatial_acceleration_v_y;
+    let RH_THIGH_spatial_acceleration_v_x = t239
+        + RH_THIGH_subspace_v_x
+            * (RH_THIGH_inverse_pivot
+                * (RH_THIGH_remaining_force
+                    - (RH_THIGH_articulated_subspace_n_z
+                        * (t236 + RH_HIP_spatial_acceleration_w_z)
+                        + RH_THIGH_articulated_subspace_n_x
+                            * (RH_HIP_spatial_acceleration_w_x + t237)
+                        + RH_THIGH_articulated_subspace_n_y
+                            * (t238 + RH_HIP_spatial_acceleration_w_y)
+                        + (t239 + RH_HIP_spatial_acceleration_v_x)
+                            * RH_THIGH_articulated_subspace_f_x
+                        + RH_THIGH_articulated_subspace_f_z
+                            * (RH_HIP_spatial_acceleration_v_z + t240)
+                        + (t241 + RH_HIP_spatial_acceleration_v_y)
+                            * RH_THIGH_articulated_subspace_f_y)))
+        + RH_HIP_spatial_acceleration_v_x;
+    let RH_THIGH_spatial_acceleration_v_z = (RH_THIGH_inverse_pivot
+        * (RH_THIGH_remaining_force
+            - (RH_THIGH_articulated_subspace_n_z
+                * (t236 + RH_HIP_spatial_acceleration_w_z)
+                + RH_THIGH_articulated_subspace_n_x
+                    * (RH_HIP_spatial_acceleration_w_x + t237)
+                + RH_THIGH_articulated_subspace_n_y
+                    * (t238 + RH_HIP_spatial_acceleration_w_y)
+                + (t239 + RH_HIP_spatial_acceleration_v_x)
+                    * RH_THIGH_articulated_subspace_f_x
+                + RH_THIGH_articulated_subspace_f_z
+                    * (RH_HIP_spatial_acceleration_v_z + t240)
+                + (t241 + RH_HIP_spatial_acceleration_v_y)
+                    * RH_THIGH_articulated_subspace_f_y))) * RH_THIGH_subspace_v_z
+        + RH_HIP_spatial_acceleration_v_z + t240;
+    out[17] = RH_SHANK_inverse_pivot
+        * (RH_SHANK_remaining_force
+            - (RH_SHANK_articulated_subspace_n_z
+                * (RH_THIGH_spatial_acceleration_w_z
+                    + RH_SHANK_subspace_rate_w_z * qd[17])
+                + RH_SHANK_articulated_subspace_n_y
+                    * (RH_SHANK_subspace_rate_w_y * qd[17]
+                        + RH_THIGH_spatial_acceleration_w_y)
+                + (RH_SHANK_subspace_rate_w_x * qd[17]
+                    + RH_THIGH_spatial_acceleration_w_x)
+                    * RH_SHANK_articulated_subspace_n_x
+                + (RH_THIGH_spatial_acceleration_v_y
+                    + RH_SHANK_subspace_rate_v_y * qd[17])
+                    * RH_SHANK_articulated_subspace_f_y
+                + RH_SHANK_articulated_subspace_f_x
+                    * (RH_SHANK_subspace_rate_v_x * qd[17]
+                        + RH_THIGH_spatial_acceleration_v_x)
+                + RH_SHANK_articulated_subspace_f_z
+                    * (RH_SHANK_subspace_rate_v_z * qd[17]
+                        + RH_THIGH_spatial_acceleration_v_z)));
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// [`forward_dynamics_into`] that also keeps the articulated-body
 /// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
 /// before children), with which the runtime applies M^-1 to many columns in
@@ -36393,6 +42655,15 @@ impl Model<DOF, CONTACTS> for AnymalC {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn forward_dynamics_without_cache_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_without_cache_into(q, qd, tau, p, out)
     }
     const ARTICULATED_FACTOR: bool = true;
     fn articulated_factor_into(

@@ -6293,6 +6293,2672 @@ pub fn forward_dynamics_into(
     pivots[6] = panda_link1_articulated_22;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] from the state alone, with no cache: the sines
+/// and cosines it reads are computed here and the poses and inertias inline,
+/// so nothing only other kernels read is computed or stored. For forward
+/// dynamics on its own (a rollout without contact); where contact kernels
+/// share the state's cache, [`cache`] and [`forward_dynamics_into`] are the
+/// faster pair. Same expressions, same results.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_without_cache_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 7];
+    let (sin_q0, cos_q0) = q[0].sin_cos();
+    let (sin_q1, cos_q1) = q[1].sin_cos();
+    let (sin_q2, cos_q2) = q[2].sin_cos();
+    let (sin_q3, cos_q3) = q[3].sin_cos();
+    let (sin_q4, cos_q4) = q[4].sin_cos();
+    let (sin_q5, cos_q5) = q[5].sin_cos();
+    let (sin_q6, cos_q6) = q[6].sin_cos();
+    let panda_link2_rotation_11 = 0.00000000000000006123233995736766 * cos_q0 * cos_q1
+        - sin_q1 * sin_q0;
+    let panda_link3_rotation_12 = 0.00000000000000006123233995736766 * cos_q0
+        - panda_link2_rotation_11;
+    let panda_link2_rotation_10 = cos_q1 * sin_q0
+        + 0.00000000000000006123233995736766 * cos_q0 * sin_q1;
+    let panda_link3_rotation_10 = sin_q2 * cos_q0 + panda_link2_rotation_10 * cos_q2
+        + 0.00000000000000006123233995736766 * sin_q2 * panda_link2_rotation_11;
+    let panda_link3_rotation_11 = 0.00000000000000006123233995736766
+        * panda_link2_rotation_11 * cos_q2 + cos_q0 * cos_q2
+        - sin_q2 * panda_link2_rotation_10;
+    let panda_link4_rotation_10 = panda_link3_rotation_12 * sin_q3
+        + panda_link3_rotation_10 * cos_q3
+        + 0.00000000000000006123233995736766 * panda_link3_rotation_11 * sin_q3;
+    let panda_link4_rotation_11 = 0.00000000000000006123233995736766
+        * panda_link3_rotation_11 * cos_q3 + panda_link3_rotation_12 * cos_q3
+        - sin_q3 * panda_link3_rotation_10;
+    let panda_link4_rotation_12 = 0.00000000000000006123233995736766
+        * panda_link3_rotation_12 - panda_link3_rotation_11;
+    let panda_link5_rotation_11 = 0.00000000000000006123233995736766
+        * panda_link4_rotation_11 * cos_q4 - panda_link4_rotation_10 * sin_q4
+        - panda_link4_rotation_12 * cos_q4;
+    let panda_link5_rotation_12 = panda_link4_rotation_11
+        + 0.00000000000000006123233995736766 * panda_link4_rotation_12;
+    let panda_link6_rotation_12 = 0.00000000000000006123233995736766
+        * panda_link5_rotation_12 - panda_link5_rotation_11;
+    let panda_link5_rotation_10 = 0.00000000000000006123233995736766
+        * panda_link4_rotation_11 * sin_q4 + panda_link4_rotation_10 * cos_q4
+        - panda_link4_rotation_12 * sin_q4;
+    let panda_link6_rotation_11 = cos_q5 * panda_link5_rotation_12
+        + 0.00000000000000006123233995736766 * cos_q5 * panda_link5_rotation_11
+        - sin_q5 * panda_link5_rotation_10;
+    let panda_link7_rotation_12 = 0.00000000000000006123233995736766
+        * panda_link6_rotation_12 - panda_link6_rotation_11;
+    let panda_link2_rotation_21 = -cos_q1;
+    let panda_link3_rotation_22 = 0.000000000000000000000000000000003749399456654644
+        - panda_link2_rotation_21;
+    let panda_link2_rotation_20 = -sin_q1;
+    let panda_link3_rotation_21 = 0.00000000000000006123233995736766 * cos_q2
+        + 0.00000000000000006123233995736766 * panda_link2_rotation_21 * cos_q2
+        - sin_q2 * panda_link2_rotation_20;
+    let panda_link4_rotation_22 = 0.00000000000000006123233995736766
+        * panda_link3_rotation_22 - panda_link3_rotation_21;
+    let panda_link3_rotation_20 = 0.00000000000000006123233995736766 * sin_q2
+        * panda_link2_rotation_21 + cos_q2 * panda_link2_rotation_20
+        + 0.00000000000000006123233995736766 * sin_q2;
+    let panda_link4_rotation_21 = 0.00000000000000006123233995736766
+        * panda_link3_rotation_21 * cos_q3 + panda_link3_rotation_22 * cos_q3
+        - panda_link3_rotation_20 * sin_q3;
+    let panda_link5_rotation_22 = 0.00000000000000006123233995736766
+        * panda_link4_rotation_22 + panda_link4_rotation_21;
+    let panda_link4_rotation_20 = panda_link3_rotation_22 * sin_q3
+        + panda_link3_rotation_20 * cos_q3
+        + 0.00000000000000006123233995736766 * panda_link3_rotation_21 * sin_q3;
+    let panda_link5_rotation_21 = 0.00000000000000006123233995736766
+        * panda_link4_rotation_21 * cos_q4 - panda_link4_rotation_20 * sin_q4
+        - cos_q4 * panda_link4_rotation_22;
+    let panda_link6_rotation_22 = 0.00000000000000006123233995736766
+        * panda_link5_rotation_22 - panda_link5_rotation_21;
+    let panda_link5_rotation_20 = cos_q4 * panda_link4_rotation_20
+        + 0.00000000000000006123233995736766 * panda_link4_rotation_21 * sin_q4
+        - sin_q4 * panda_link4_rotation_22;
+    let panda_link6_rotation_21 = 0.00000000000000006123233995736766 * cos_q5
+        * panda_link5_rotation_21 + cos_q5 * panda_link5_rotation_22
+        - sin_q5 * panda_link5_rotation_20;
+    let panda_link6_rotation_20 = 0.00000000000000006123233995736766 * sin_q5
+        * panda_link5_rotation_21 + cos_q5 * panda_link5_rotation_20
+        + sin_q5 * panda_link5_rotation_22;
+    let panda_link7_rotation_20 = panda_link6_rotation_22 * sin_q6
+        + 0.00000000000000006123233995736766 * panda_link6_rotation_21 * sin_q6
+        + panda_link6_rotation_20 * cos_q6;
+    let panda_link6_rotation_10 = sin_q5 * panda_link5_rotation_12
+        + 0.00000000000000006123233995736766 * panda_link5_rotation_11 * sin_q5
+        + cos_q5 * panda_link5_rotation_10;
+    let panda_link7_rotation_10 = panda_link6_rotation_10 * cos_q6
+        + 0.00000000000000006123233995736766 * panda_link6_rotation_11 * sin_q6
+        + panda_link6_rotation_12 * sin_q6;
+    let panda_link7_rotation_11 = panda_link6_rotation_12 * cos_q6
+        + 0.00000000000000006123233995736766 * panda_link6_rotation_11 * cos_q6
+        - panda_link6_rotation_10 * sin_q6;
+    let t0 = panda_link7_rotation_12 * p.panda_link7_inertia_xz
+        + p.panda_link7_inertia_xx * panda_link7_rotation_10
+        + panda_link7_rotation_11 * p.panda_link7_inertia_xy;
+    let t1 = p.panda_link7_inertia_xy * panda_link7_rotation_10
+        + panda_link7_rotation_11 * p.panda_link7_inertia_yy
+        + panda_link7_rotation_12 * p.panda_link7_inertia_yz;
+    let panda_link7_rotation_21 = 0.00000000000000006123233995736766
+        * panda_link6_rotation_21 * cos_q6 + panda_link6_rotation_22 * cos_q6
+        - panda_link6_rotation_20 * sin_q6;
+    let panda_link7_rotation_22 = 0.00000000000000006123233995736766
+        * panda_link6_rotation_22 - panda_link6_rotation_21;
+    let t2 = panda_link7_rotation_11 * p.panda_link7_inertia_yz
+        + panda_link7_rotation_10 * p.panda_link7_inertia_xz
+        + panda_link7_rotation_12 * p.panda_link7_inertia_zz;
+    let panda_link7_inertia_com_12 = panda_link7_rotation_20 * t0
+        + t1 * panda_link7_rotation_21 + panda_link7_rotation_22 * t2;
+    let panda_link3_position_y = -(0.316 * panda_link2_rotation_11);
+    let panda_link4_position_y = panda_link3_position_y
+        + 0.0825 * panda_link3_rotation_10;
+    let panda_link5_position_y = panda_link4_position_y + 0.384 * panda_link4_rotation_11
+        - 0.0825 * panda_link4_rotation_10;
+    let panda_link7_position_y = panda_link5_position_y
+        + 0.088 * panda_link6_rotation_10;
+    let panda_link7_com_y = 0.010517 * panda_link7_rotation_10 + panda_link7_position_y
+        + 0.06159699999999999 * panda_link7_rotation_12
+        - 0.004252 * panda_link7_rotation_11;
+    let panda_link3_position_z = 0.333 - 0.316 * panda_link2_rotation_21;
+    let panda_link4_position_z = panda_link3_position_z
+        + 0.0825 * panda_link3_rotation_20;
+    let panda_link5_position_z = 0.384 * panda_link4_rotation_21 + panda_link4_position_z
+        - 0.0825 * panda_link4_rotation_20;
+    let panda_link7_position_z = 0.088 * panda_link6_rotation_20
+        + panda_link5_position_z;
+    let panda_link7_com_z = 0.010517 * panda_link7_rotation_20
+        + 0.06159699999999999 * panda_link7_rotation_22 + panda_link7_position_z
+        - 0.004252 * panda_link7_rotation_21;
+    let panda_link7_inertia_i_12 = panda_link7_inertia_com_12
+        - panda_link7_com_y * panda_link7_com_z * p.panda_link7_mass;
+    let panda_link7_subspace_v_x = panda_link7_position_y * panda_link7_rotation_22
+        - panda_link7_rotation_12 * panda_link7_position_z;
+    let panda_link7_inertia_h_y = panda_link7_com_y * p.panda_link7_mass;
+    let panda_link7_articulated_23 = -panda_link7_inertia_h_y;
+    let panda_link1_rotation_01 = -sin_q0;
+    let panda_link2_rotation_01 = 0.00000000000000006123233995736766 * cos_q1
+        * panda_link1_rotation_01 - cos_q0 * sin_q1;
+    let panda_link3_rotation_02 = 0.00000000000000006123233995736766
+        * panda_link1_rotation_01 - panda_link2_rotation_01;
+    let panda_link2_rotation_00 = 0.00000000000000006123233995736766 * sin_q1
+        * panda_link1_rotation_01 + cos_q0 * cos_q1;
+    let panda_link3_rotation_01 = 0.00000000000000006123233995736766 * cos_q2
+        * panda_link2_rotation_01 + cos_q2 * panda_link1_rotation_01
+        - sin_q2 * panda_link2_rotation_00;
+    let panda_link3_rotation_00 = cos_q2 * panda_link2_rotation_00
+        + sin_q2 * panda_link1_rotation_01
+        + 0.00000000000000006123233995736766 * sin_q2 * panda_link2_rotation_01;
+    let panda_link4_rotation_00 = panda_link3_rotation_02 * sin_q3
+        + 0.00000000000000006123233995736766 * panda_link3_rotation_01 * sin_q3
+        + panda_link3_rotation_00 * cos_q3;
+    let panda_link4_rotation_01 = panda_link3_rotation_02 * cos_q3
+        + 0.00000000000000006123233995736766 * panda_link3_rotation_01 * cos_q3
+        - sin_q3 * panda_link3_rotation_00;
+    let panda_link4_rotation_02 = 0.00000000000000006123233995736766
+        * panda_link3_rotation_02 - panda_link3_rotation_01;
+    let panda_link5_rotation_01 = 0.00000000000000006123233995736766 * cos_q4
+        * panda_link4_rotation_01 - panda_link4_rotation_00 * sin_q4
+        - cos_q4 * panda_link4_rotation_02;
+    let panda_link5_rotation_02 = 0.00000000000000006123233995736766
+        * panda_link4_rotation_02 + panda_link4_rotation_01;
+    let panda_link5_rotation_00 = 0.00000000000000006123233995736766
+        * panda_link4_rotation_01 * sin_q4 + panda_link4_rotation_00 * cos_q4
+        - panda_link4_rotation_02 * sin_q4;
+    let panda_link6_rotation_00 = 0.00000000000000006123233995736766 * sin_q5
+        * panda_link5_rotation_01 + sin_q5 * panda_link5_rotation_02
+        + cos_q5 * panda_link5_rotation_00;
+    let panda_link6_rotation_01 = cos_q5 * panda_link5_rotation_02
+        + 0.00000000000000006123233995736766 * cos_q5 * panda_link5_rotation_01
+        - sin_q5 * panda_link5_rotation_00;
+    let panda_link6_rotation_02 = 0.00000000000000006123233995736766
+        * panda_link5_rotation_02 - panda_link5_rotation_01;
+    let panda_link7_rotation_00 = cos_q6 * panda_link6_rotation_00
+        + 0.00000000000000006123233995736766 * panda_link6_rotation_01 * sin_q6
+        + panda_link6_rotation_02 * sin_q6;
+    let panda_link7_rotation_02 = 0.00000000000000006123233995736766
+        * panda_link6_rotation_02 - panda_link6_rotation_01;
+    let panda_link7_rotation_01 = panda_link6_rotation_02 * cos_q6
+        + 0.00000000000000006123233995736766 * panda_link6_rotation_01 * cos_q6
+        - sin_q6 * panda_link6_rotation_00;
+    let t3 = p.panda_link7_inertia_xx * panda_link7_rotation_00
+        + panda_link7_rotation_02 * p.panda_link7_inertia_xz
+        + panda_link7_rotation_01 * p.panda_link7_inertia_xy;
+    let t4 = p.panda_link7_inertia_xy * panda_link7_rotation_00
+        + panda_link7_rotation_02 * p.panda_link7_inertia_yz
+        + panda_link7_rotation_01 * p.panda_link7_inertia_yy;
+    let t5 = panda_link7_rotation_00 * p.panda_link7_inertia_xz
+        + panda_link7_rotation_01 * p.panda_link7_inertia_yz
+        + panda_link7_rotation_02 * p.panda_link7_inertia_zz;
+    let panda_link7_inertia_com_02 = panda_link7_rotation_20 * t3
+        + t4 * panda_link7_rotation_21 + t5 * panda_link7_rotation_22;
+    let panda_link3_position_x = -(0.316 * panda_link2_rotation_01);
+    let panda_link4_position_x = panda_link3_position_x
+        + 0.0825 * panda_link3_rotation_00;
+    let panda_link5_position_x = panda_link4_position_x + 0.384 * panda_link4_rotation_01
+        - 0.0825 * panda_link4_rotation_00;
+    let panda_link7_position_x = panda_link5_position_x
+        + 0.088 * panda_link6_rotation_00;
+    let panda_link7_com_x = 0.010517 * panda_link7_rotation_00
+        + 0.06159699999999999 * panda_link7_rotation_02 + panda_link7_position_x
+        - 0.004252 * panda_link7_rotation_01;
+    let panda_link7_inertia_i_02 = panda_link7_inertia_com_02
+        - panda_link7_com_z * panda_link7_com_x * p.panda_link7_mass;
+    let t6 = panda_link7_com_y * panda_link7_com_y;
+    let t7 = panda_link7_com_z * panda_link7_com_z;
+    let t8 = panda_link7_com_x * panda_link7_com_x;
+    let panda_link7_inertia_com_22 = panda_link7_rotation_20
+        * (p.panda_link7_inertia_xy * panda_link7_rotation_21
+            + p.panda_link7_inertia_xx * panda_link7_rotation_20
+            + panda_link7_rotation_22 * p.panda_link7_inertia_xz)
+        + (panda_link7_rotation_20 * p.panda_link7_inertia_xy
+            + panda_link7_rotation_22 * p.panda_link7_inertia_yz
+            + p.panda_link7_inertia_yy * panda_link7_rotation_21)
+            * panda_link7_rotation_21
+        + panda_link7_rotation_22
+            * (panda_link7_rotation_22 * p.panda_link7_inertia_zz
+                + panda_link7_rotation_21 * p.panda_link7_inertia_yz
+                + panda_link7_rotation_20 * p.panda_link7_inertia_xz);
+    let panda_link7_inertia_i_22 = (t6 + t7 + t8 - panda_link7_com_z * panda_link7_com_z)
+        * p.panda_link7_mass + panda_link7_inertia_com_22;
+    let panda_link7_inertia_h_x = panda_link7_com_x * p.panda_link7_mass;
+    let panda_link7_subspace_v_y = panda_link7_rotation_02 * panda_link7_position_z
+        - panda_link7_rotation_22 * panda_link7_position_x;
+    let panda_link7_articulated_subspace_n_z = panda_link7_rotation_12
+        * panda_link7_inertia_i_12
+        + panda_link7_subspace_v_x * panda_link7_articulated_23
+        + panda_link7_inertia_i_02 * panda_link7_rotation_02
+        + panda_link7_rotation_22 * panda_link7_inertia_i_22
+        + panda_link7_inertia_h_x * panda_link7_subspace_v_y;
+    let panda_link7_inertia_h_z = panda_link7_com_z * p.panda_link7_mass;
+    let panda_link7_articulated_04 = -panda_link7_inertia_h_z;
+    let panda_link7_articulated_subspace_f_y = panda_link7_articulated_04
+        * panda_link7_rotation_02 + panda_link7_subspace_v_y * p.panda_link7_mass
+        + panda_link7_rotation_22 * panda_link7_inertia_h_x;
+    let panda_link7_subspace_v_z = panda_link7_rotation_12 * panda_link7_position_x
+        - panda_link7_position_y * panda_link7_rotation_02;
+    let panda_link7_articulated_15 = -panda_link7_inertia_h_x;
+    let panda_link7_articulated_subspace_f_z = panda_link7_rotation_12
+        * panda_link7_articulated_15 + panda_link7_inertia_h_y * panda_link7_rotation_02
+        + panda_link7_subspace_v_z * p.panda_link7_mass;
+    let panda_link7_inertia_com_01 = panda_link7_rotation_12 * t5
+        + panda_link7_rotation_10 * t3 + panda_link7_rotation_11 * t4;
+    let panda_link7_inertia_i_01 = panda_link7_inertia_com_01
+        - panda_link7_com_y * panda_link7_com_x * p.panda_link7_mass;
+    let panda_link7_inertia_com_00 = panda_link7_rotation_01 * t4
+        + t5 * panda_link7_rotation_02 + panda_link7_rotation_00 * t3;
+    let panda_link7_inertia_i_00 = (t6 + t7 + t8 - panda_link7_com_x * panda_link7_com_x)
+        * p.panda_link7_mass + panda_link7_inertia_com_00;
+    let panda_link7_articulated_subspace_n_x = panda_link7_articulated_04
+        * panda_link7_subspace_v_y + panda_link7_inertia_h_y * panda_link7_subspace_v_z
+        + panda_link7_rotation_12 * panda_link7_inertia_i_01
+        + panda_link7_rotation_02 * panda_link7_inertia_i_00
+        + panda_link7_inertia_i_02 * panda_link7_rotation_22;
+    let panda_link7_inertia_com_11 = panda_link7_rotation_12 * t2
+        + panda_link7_rotation_11 * t1 + panda_link7_rotation_10 * t0;
+    let panda_link7_inertia_i_11 = panda_link7_inertia_com_11
+        + (t6 + t7 + t8 - panda_link7_com_y * panda_link7_com_y) * p.panda_link7_mass;
+    let panda_link7_articulated_subspace_n_y = panda_link7_subspace_v_z
+        * panda_link7_articulated_15 + panda_link7_rotation_22 * panda_link7_inertia_i_12
+        + panda_link7_inertia_h_z * panda_link7_subspace_v_x
+        + panda_link7_rotation_12 * panda_link7_inertia_i_11
+        + panda_link7_rotation_02 * panda_link7_inertia_i_01;
+    let panda_link7_articulated_subspace_f_x = panda_link7_articulated_23
+        * panda_link7_rotation_22 + panda_link7_inertia_h_z * panda_link7_rotation_12
+        + panda_link7_subspace_v_x * p.panda_link7_mass;
+    pivots[0] = panda_link7_subspace_v_z * panda_link7_articulated_subspace_f_z
+        + panda_link7_rotation_02 * panda_link7_articulated_subspace_n_x
+        + panda_link7_articulated_subspace_n_z * panda_link7_rotation_22
+        + panda_link7_articulated_subspace_f_y * panda_link7_subspace_v_y
+        + panda_link7_rotation_12 * panda_link7_articulated_subspace_n_y
+        + panda_link7_subspace_v_x * panda_link7_articulated_subspace_f_x;
+    let panda_link7_inverse_pivot = 1.0
+        / (panda_link7_subspace_v_z * panda_link7_articulated_subspace_f_z
+            + panda_link7_rotation_02 * panda_link7_articulated_subspace_n_x
+            + panda_link7_articulated_subspace_n_z * panda_link7_rotation_22
+            + panda_link7_articulated_subspace_f_y * panda_link7_subspace_v_y
+            + panda_link7_rotation_12 * panda_link7_articulated_subspace_n_y
+            + panda_link7_subspace_v_x * panda_link7_articulated_subspace_f_x);
+    let panda_link7_articulated_passed_24 = panda_link7_inertia_h_x
+        - panda_link7_articulated_subspace_n_z * panda_link7_articulated_subspace_f_y
+            * panda_link7_inverse_pivot;
+    let panda_link6_com_x = 0.060148999999999994 * panda_link6_rotation_00
+        + panda_link5_position_x - 0.010517 * panda_link6_rotation_02
+        - 0.014117 * panda_link6_rotation_01;
+    let panda_link6_inertia_h_x = p.panda_link6_mass * panda_link6_com_x;
+    let panda_link6_articulated_24 = panda_link7_articulated_passed_24
+        + panda_link6_inertia_h_x;
+    let panda_link6_subspace_v_y = panda_link6_rotation_02 * panda_link5_position_z
+        - panda_link5_position_x * panda_link6_rotation_22;
+    let panda_link7_articulated_passed_25 = -(panda_link7_articulated_subspace_n_z
+        * panda_link7_articulated_subspace_f_z * panda_link7_inverse_pivot);
+    let panda_link6_subspace_v_z = panda_link5_position_x * panda_link6_rotation_12
+        - panda_link5_position_y * panda_link6_rotation_02;
+    let panda_link6_subspace_v_x = panda_link5_position_y * panda_link6_rotation_22
+        - panda_link6_rotation_12 * panda_link5_position_z;
+    let panda_link6_com_y = panda_link5_position_y
+        + 0.060148999999999994 * panda_link6_rotation_10
+        - 0.010517 * panda_link6_rotation_12 - 0.014117 * panda_link6_rotation_11;
+    let panda_link6_inertia_h_y = p.panda_link6_mass * panda_link6_com_y;
+    let panda_link7_articulated_passed_23 = panda_link7_articulated_23
+        - panda_link7_articulated_subspace_n_z * panda_link7_articulated_subspace_f_x
+            * panda_link7_inverse_pivot;
+    let panda_link6_articulated_23 = panda_link7_articulated_passed_23
+        - panda_link6_inertia_h_y;
+    let panda_link7_articulated_passed_02 = panda_link7_inertia_i_02
+        - panda_link7_articulated_subspace_n_z * panda_link7_inverse_pivot
+            * panda_link7_articulated_subspace_n_x;
+    let t9 = p.panda_link6_inertia_yz * panda_link6_rotation_01
+        + p.panda_link6_inertia_xz * panda_link6_rotation_00
+        + p.panda_link6_inertia_zz * panda_link6_rotation_02;
+    let t10 = p.panda_link6_inertia_yz * panda_link6_rotation_02
+        + panda_link6_rotation_01 * p.panda_link6_inertia_yy
+        + p.panda_link6_inertia_xy * panda_link6_rotation_00;
+    let t11 = panda_link6_rotation_01 * p.panda_link6_inertia_xy
+        + panda_link6_rotation_02 * p.panda_link6_inertia_xz
+        + p.panda_link6_inertia_xx * panda_link6_rotation_00;
+    let panda_link6_inertia_com_02 = t9 * panda_link6_rotation_22
+        + t10 * panda_link6_rotation_21 + panda_link6_rotation_20 * t11;
+    let panda_link6_com_z = 0.060148999999999994 * panda_link6_rotation_20
+        + panda_link5_position_z - 0.014117 * panda_link6_rotation_21
+        - 0.010517 * panda_link6_rotation_22;
+    let panda_link6_inertia_i_02 = panda_link6_inertia_com_02
+        - panda_link6_com_z * p.panda_link6_mass * panda_link6_com_x;
+    let panda_link6_articulated_02 = panda_link7_articulated_passed_02
+        + panda_link6_inertia_i_02;
+    let panda_link7_articulated_passed_22 = panda_link7_inertia_i_22
+        - panda_link7_articulated_subspace_n_z * panda_link7_articulated_subspace_n_z
+            * panda_link7_inverse_pivot;
+    let t12 = panda_link6_com_z * panda_link6_com_z;
+    let t13 = panda_link6_com_x * panda_link6_com_x;
+    let t14 = panda_link6_com_y * panda_link6_com_y;
+    let panda_link6_inertia_com_22 = panda_link6_rotation_20
+        * (panda_link6_rotation_21 * p.panda_link6_inertia_xy
+            + panda_link6_rotation_20 * p.panda_link6_inertia_xx
+            + panda_link6_rotation_22 * p.panda_link6_inertia_xz)
+        + (panda_link6_rotation_22 * p.panda_link6_inertia_zz
+            + p.panda_link6_inertia_yz * panda_link6_rotation_21
+            + panda_link6_rotation_20 * p.panda_link6_inertia_xz)
+            * panda_link6_rotation_22
+        + panda_link6_rotation_21
+            * (panda_link6_rotation_21 * p.panda_link6_inertia_yy
+                + p.panda_link6_inertia_yz * panda_link6_rotation_22
+                + panda_link6_rotation_20 * p.panda_link6_inertia_xy);
+    let panda_link6_inertia_i_22 = p.panda_link6_mass
+        * (t12 + t13 + t14 - panda_link6_com_z * panda_link6_com_z)
+        + panda_link6_inertia_com_22;
+    let panda_link6_articulated_22 = panda_link7_articulated_passed_22
+        + panda_link6_inertia_i_22;
+    let t15 = panda_link6_rotation_10 * p.panda_link6_inertia_xy
+        + panda_link6_rotation_11 * p.panda_link6_inertia_yy
+        + p.panda_link6_inertia_yz * panda_link6_rotation_12;
+    let t16 = p.panda_link6_inertia_zz * panda_link6_rotation_12
+        + panda_link6_rotation_10 * p.panda_link6_inertia_xz
+        + panda_link6_rotation_11 * p.panda_link6_inertia_yz;
+    let t17 = panda_link6_rotation_12 * p.panda_link6_inertia_xz
+        + panda_link6_rotation_10 * p.panda_link6_inertia_xx
+        + panda_link6_rotation_11 * p.panda_link6_inertia_xy;
+    let panda_link6_inertia_com_12 = panda_link6_rotation_21 * t15
+        + t16 * panda_link6_rotation_22 + panda_link6_rotation_20 * t17;
+    let panda_link6_inertia_i_12 = panda_link6_inertia_com_12
+        - panda_link6_com_z * p.panda_link6_mass * panda_link6_com_y;
+    let panda_link7_articulated_passed_12 = panda_link7_inertia_i_12
+        - panda_link7_articulated_subspace_n_z * panda_link7_articulated_subspace_n_y
+            * panda_link7_inverse_pivot;
+    let panda_link6_articulated_12 = panda_link6_inertia_i_12
+        + panda_link7_articulated_passed_12;
+    let panda_link6_articulated_subspace_n_z = panda_link6_articulated_24
+        * panda_link6_subspace_v_y
+        + panda_link7_articulated_passed_25 * panda_link6_subspace_v_z
+        + panda_link6_subspace_v_x * panda_link6_articulated_23
+        + panda_link6_rotation_02 * panda_link6_articulated_02
+        + panda_link6_rotation_22 * panda_link6_articulated_22
+        + panda_link6_articulated_12 * panda_link6_rotation_12;
+    let panda_link7_articulated_passed_35 = -(panda_link7_articulated_subspace_f_x
+        * panda_link7_articulated_subspace_f_z * panda_link7_inverse_pivot);
+    let panda_link7_articulated_passed_55 = p.panda_link7_mass
+        - panda_link7_articulated_subspace_f_z * panda_link7_articulated_subspace_f_z
+            * panda_link7_inverse_pivot;
+    let panda_link6_articulated_55 = p.panda_link6_mass
+        + panda_link7_articulated_passed_55;
+    let panda_link7_articulated_passed_45 = -(panda_link7_articulated_subspace_f_y
+        * panda_link7_articulated_subspace_f_z * panda_link7_inverse_pivot);
+    let panda_link7_articulated_passed_15 = panda_link7_articulated_15
+        - panda_link7_articulated_subspace_n_y * panda_link7_articulated_subspace_f_z
+            * panda_link7_inverse_pivot;
+    let panda_link6_articulated_15 = panda_link7_articulated_passed_15
+        - panda_link6_inertia_h_x;
+    let panda_link7_articulated_passed_05 = panda_link7_inertia_h_y
+        - panda_link7_articulated_subspace_f_z * panda_link7_inverse_pivot
+            * panda_link7_articulated_subspace_n_x;
+    let panda_link6_articulated_05 = panda_link7_articulated_passed_05
+        + panda_link6_inertia_h_y;
+    let panda_link6_articulated_subspace_f_z = panda_link7_articulated_passed_25
+        * panda_link6_rotation_22
+        + panda_link6_subspace_v_x * panda_link7_articulated_passed_35
+        + panda_link6_subspace_v_z * panda_link6_articulated_55
+        + panda_link6_subspace_v_y * panda_link7_articulated_passed_45
+        + panda_link6_rotation_12 * panda_link6_articulated_15
+        + panda_link6_articulated_05 * panda_link6_rotation_02;
+    let panda_link7_articulated_passed_14 = -(panda_link7_articulated_subspace_f_y
+        * panda_link7_articulated_subspace_n_y * panda_link7_inverse_pivot);
+    let panda_link7_articulated_passed_13 = panda_link7_inertia_h_z
+        - panda_link7_articulated_subspace_n_y * panda_link7_articulated_subspace_f_x
+            * panda_link7_inverse_pivot;
+    let panda_link6_inertia_h_z = panda_link6_com_z * p.panda_link6_mass;
+    let panda_link6_articulated_13 = panda_link7_articulated_passed_13
+        + panda_link6_inertia_h_z;
+    let panda_link6_inertia_com_01 = t9 * panda_link6_rotation_12
+        + panda_link6_rotation_10 * t11 + panda_link6_rotation_11 * t10;
+    let panda_link6_inertia_i_01 = panda_link6_inertia_com_01
+        - p.panda_link6_mass * panda_link6_com_x * panda_link6_com_y;
+    let panda_link7_articulated_passed_01 = panda_link7_inertia_i_01
+        - panda_link7_articulated_subspace_n_y * panda_link7_inverse_pivot
+            * panda_link7_articulated_subspace_n_x;
+    let panda_link6_articulated_01 = panda_link6_inertia_i_01
+        + panda_link7_articulated_passed_01;
+    let panda_link7_articulated_passed_11 = panda_link7_inertia_i_11
+        - panda_link7_articulated_subspace_n_y * panda_link7_articulated_subspace_n_y
+            * panda_link7_inverse_pivot;
+    let panda_link6_inertia_com_11 = panda_link6_rotation_10 * t17
+        + t16 * panda_link6_rotation_12 + panda_link6_rotation_11 * t15;
+    let panda_link6_inertia_i_11 = panda_link6_inertia_com_11
+        + (t12 + t13 + t14 - panda_link6_com_y * panda_link6_com_y) * p.panda_link6_mass;
+    let panda_link6_articulated_11 = panda_link7_articulated_passed_11
+        + panda_link6_inertia_i_11;
+    let panda_link6_articulated_subspace_n_y = panda_link7_articulated_passed_14
+        * panda_link6_subspace_v_y
+        + panda_link6_subspace_v_x * panda_link6_articulated_13
+        + panda_link6_articulated_12 * panda_link6_rotation_22
+        + panda_link6_subspace_v_z * panda_link6_articulated_15
+        + panda_link6_rotation_02 * panda_link6_articulated_01
+        + panda_link6_rotation_12 * panda_link6_articulated_11;
+    let panda_link7_articulated_passed_44 = p.panda_link7_mass
+        - panda_link7_articulated_subspace_f_y * panda_link7_articulated_subspace_f_y
+            * panda_link7_inverse_pivot;
+    let panda_link6_articulated_44 = panda_link7_articulated_passed_44
+        + p.panda_link6_mass;
+    let panda_link7_articulated_passed_04 = panda_link7_articulated_04
+        - panda_link7_articulated_subspace_f_y * panda_link7_inverse_pivot
+            * panda_link7_articulated_subspace_n_x;
+    let panda_link6_articulated_04 = panda_link7_articulated_passed_04
+        - panda_link6_inertia_h_z;
+    let panda_link7_articulated_passed_34 = -(panda_link7_articulated_subspace_f_y
+        * panda_link7_articulated_subspace_f_x * panda_link7_inverse_pivot);
+    let panda_link6_articulated_subspace_f_y = panda_link6_articulated_24
+        * panda_link6_rotation_22 + panda_link6_articulated_44 * panda_link6_subspace_v_y
+        + panda_link7_articulated_passed_14 * panda_link6_rotation_12
+        + panda_link6_articulated_04 * panda_link6_rotation_02
+        + panda_link6_subspace_v_x * panda_link7_articulated_passed_34
+        + panda_link6_subspace_v_z * panda_link7_articulated_passed_45;
+    let panda_link7_articulated_passed_33 = p.panda_link7_mass
+        - panda_link7_articulated_subspace_f_x * panda_link7_articulated_subspace_f_x
+            * panda_link7_inverse_pivot;
+    let panda_link6_articulated_33 = panda_link7_articulated_passed_33
+        + p.panda_link6_mass;
+    let panda_link7_articulated_passed_03 = -(panda_link7_articulated_subspace_f_x
+        * panda_link7_inverse_pivot * panda_link7_articulated_subspace_n_x);
+    let panda_link6_articulated_subspace_f_x = panda_link6_subspace_v_z
+        * panda_link7_articulated_passed_35
+        + panda_link6_articulated_23 * panda_link6_rotation_22
+        + panda_link6_articulated_13 * panda_link6_rotation_12
+        + panda_link6_subspace_v_x * panda_link6_articulated_33
+        + panda_link6_subspace_v_y * panda_link7_articulated_passed_34
+        + panda_link7_articulated_passed_03 * panda_link6_rotation_02;
+    let panda_link6_inertia_com_00 = t9 * panda_link6_rotation_02
+        + t10 * panda_link6_rotation_01 + t11 * panda_link6_rotation_00;
+    let panda_link6_inertia_i_00 = (t12 + t13 + t14
+        - panda_link6_com_x * panda_link6_com_x) * p.panda_link6_mass
+        + panda_link6_inertia_com_00;
+    let panda_link7_articulated_passed_00 = panda_link7_inertia_i_00
+        - panda_link7_inverse_pivot * panda_link7_articulated_subspace_n_x
+            * panda_link7_articulated_subspace_n_x;
+    let panda_link6_articulated_00 = panda_link6_inertia_i_00
+        + panda_link7_articulated_passed_00;
+    let panda_link6_articulated_subspace_n_x = panda_link6_articulated_00
+        * panda_link6_rotation_02
+        + panda_link6_subspace_v_x * panda_link7_articulated_passed_03
+        + panda_link6_rotation_22 * panda_link6_articulated_02
+        + panda_link6_articulated_04 * panda_link6_subspace_v_y
+        + panda_link6_articulated_05 * panda_link6_subspace_v_z
+        + panda_link6_rotation_12 * panda_link6_articulated_01;
+    pivots[1] = panda_link6_subspace_v_z * panda_link6_articulated_subspace_f_z
+        + panda_link6_articulated_subspace_n_z * panda_link6_rotation_22
+        + panda_link6_articulated_subspace_n_y * panda_link6_rotation_12
+        + panda_link6_articulated_subspace_f_y * panda_link6_subspace_v_y
+        + panda_link6_articulated_subspace_f_x * panda_link6_subspace_v_x
+        + panda_link6_rotation_02 * panda_link6_articulated_subspace_n_x;
+    let panda_link6_inverse_pivot = 1.0
+        / (panda_link6_subspace_v_z * panda_link6_articulated_subspace_f_z
+            + panda_link6_articulated_subspace_n_z * panda_link6_rotation_22
+            + panda_link6_articulated_subspace_n_y * panda_link6_rotation_12
+            + panda_link6_articulated_subspace_f_y * panda_link6_subspace_v_y
+            + panda_link6_articulated_subspace_f_x * panda_link6_subspace_v_x
+            + panda_link6_rotation_02 * panda_link6_articulated_subspace_n_x);
+    let panda_link6_articulated_passed_25 = panda_link7_articulated_passed_25
+        - panda_link6_articulated_subspace_n_z * panda_link6_articulated_subspace_f_z
+            * panda_link6_inverse_pivot;
+    let panda_link5_subspace_v_x = panda_link5_position_y * panda_link5_rotation_22
+        - panda_link5_rotation_12 * panda_link5_position_z;
+    let panda_link6_articulated_passed_13 = panda_link6_articulated_13
+        - panda_link6_articulated_subspace_f_x * panda_link6_articulated_subspace_n_y
+            * panda_link6_inverse_pivot;
+    let panda_link5_com_z = 0.041065000000000004 * panda_link5_rotation_21
+        + panda_link5_position_z - 0.038437 * panda_link5_rotation_22
+        - 0.011953 * panda_link5_rotation_20;
+    let panda_link5_inertia_h_z = p.panda_link5_mass * panda_link5_com_z;
+    let panda_link5_articulated_13 = panda_link6_articulated_passed_13
+        + panda_link5_inertia_h_z;
+    let panda_link5_subspace_v_z = panda_link5_position_x * panda_link5_rotation_12
+        - panda_link5_position_y * panda_link5_rotation_02;
+    let panda_link6_articulated_passed_35 = panda_link7_articulated_passed_35
+        - panda_link6_articulated_subspace_f_x * panda_link6_articulated_subspace_f_z
+            * panda_link6_inverse_pivot;
+    let panda_link6_articulated_passed_23 = panda_link6_articulated_23
+        - panda_link6_articulated_subspace_n_z * panda_link6_articulated_subspace_f_x
+            * panda_link6_inverse_pivot;
+    let panda_link5_com_y = panda_link5_position_y
+        + 0.041065000000000004 * panda_link5_rotation_11
+        - 0.011953 * panda_link5_rotation_10 - 0.038437 * panda_link5_rotation_12;
+    let panda_link5_inertia_h_y = p.panda_link5_mass * panda_link5_com_y;
+    let panda_link5_articulated_23 = panda_link6_articulated_passed_23
+        - panda_link5_inertia_h_y;
+    let panda_link6_articulated_passed_33 = panda_link6_articulated_33
+        - panda_link6_articulated_subspace_f_x * panda_link6_articulated_subspace_f_x
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_33 = p.panda_link5_mass
+        + panda_link6_articulated_passed_33;
+    let panda_link6_articulated_passed_03 = panda_link7_articulated_passed_03
+        - panda_link6_articulated_subspace_f_x * panda_link6_articulated_subspace_n_x
+            * panda_link6_inverse_pivot;
+    let panda_link5_subspace_v_y = panda_link5_rotation_02 * panda_link5_position_z
+        - panda_link5_position_x * panda_link5_rotation_22;
+    let panda_link6_articulated_passed_34 = panda_link7_articulated_passed_34
+        - panda_link6_articulated_subspace_f_x * panda_link6_articulated_subspace_f_y
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_subspace_f_x = panda_link5_articulated_13
+        * panda_link5_rotation_12
+        + panda_link5_subspace_v_z * panda_link6_articulated_passed_35
+        + panda_link5_articulated_23 * panda_link5_rotation_22
+        + panda_link5_articulated_33 * panda_link5_subspace_v_x
+        + panda_link5_rotation_02 * panda_link6_articulated_passed_03
+        + panda_link5_subspace_v_y * panda_link6_articulated_passed_34;
+    let t18 = panda_link5_rotation_00 * p.panda_link5_inertia_xx
+        + panda_link5_rotation_01 * p.panda_link5_inertia_xy
+        + p.panda_link5_inertia_xz * panda_link5_rotation_02;
+    let t19 = panda_link5_rotation_01 * p.panda_link5_inertia_yy
+        + p.panda_link5_inertia_yz * panda_link5_rotation_02
+        + panda_link5_rotation_00 * p.panda_link5_inertia_xy;
+    let t20 = p.panda_link5_inertia_yz * panda_link5_rotation_01
+        + panda_link5_rotation_02 * p.panda_link5_inertia_zz
+        + p.panda_link5_inertia_xz * panda_link5_rotation_00;
+    let panda_link5_inertia_com_02 = t18 * panda_link5_rotation_20
+        + t19 * panda_link5_rotation_21 + t20 * panda_link5_rotation_22;
+    let panda_link5_com_x = panda_link5_position_x
+        + 0.041065000000000004 * panda_link5_rotation_01
+        - 0.038437 * panda_link5_rotation_02 - 0.011953 * panda_link5_rotation_00;
+    let panda_link5_inertia_i_02 = panda_link5_inertia_com_02
+        - panda_link5_com_x * p.panda_link5_mass * panda_link5_com_z;
+    let panda_link6_articulated_passed_02 = panda_link6_articulated_02
+        - panda_link6_articulated_subspace_n_z * panda_link6_articulated_subspace_n_x
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_02 = panda_link5_inertia_i_02
+        + panda_link6_articulated_passed_02;
+    let panda_link6_articulated_passed_04 = panda_link6_articulated_04
+        - panda_link6_articulated_subspace_f_y * panda_link6_articulated_subspace_n_x
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_04 = panda_link6_articulated_passed_04
+        - panda_link5_inertia_h_z;
+    let panda_link6_articulated_passed_00 = panda_link6_articulated_00
+        - panda_link6_articulated_subspace_n_x * panda_link6_articulated_subspace_n_x
+            * panda_link6_inverse_pivot;
+    let t21 = panda_link5_com_z * panda_link5_com_z;
+    let t22 = panda_link5_com_y * panda_link5_com_y;
+    let t23 = panda_link5_com_x * panda_link5_com_x;
+    let panda_link5_inertia_com_00 = t19 * panda_link5_rotation_01
+        + panda_link5_rotation_00 * t18 + panda_link5_rotation_02 * t20;
+    let panda_link5_inertia_i_00 = p.panda_link5_mass
+        * (t21 + t22 + t23 - panda_link5_com_x * panda_link5_com_x)
+        + panda_link5_inertia_com_00;
+    let panda_link5_articulated_00 = panda_link6_articulated_passed_00
+        + panda_link5_inertia_i_00;
+    let panda_link6_articulated_passed_01 = panda_link6_articulated_01
+        - panda_link6_articulated_subspace_n_y * panda_link6_articulated_subspace_n_x
+            * panda_link6_inverse_pivot;
+    let panda_link5_inertia_com_01 = panda_link5_rotation_11 * t19
+        + t20 * panda_link5_rotation_12 + panda_link5_rotation_10 * t18;
+    let panda_link5_inertia_i_01 = panda_link5_inertia_com_01
+        - panda_link5_com_x * p.panda_link5_mass * panda_link5_com_y;
+    let panda_link5_articulated_01 = panda_link6_articulated_passed_01
+        + panda_link5_inertia_i_01;
+    let panda_link6_articulated_passed_05 = panda_link6_articulated_05
+        - panda_link6_articulated_subspace_n_x * panda_link6_articulated_subspace_f_z
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_05 = panda_link5_inertia_h_y
+        + panda_link6_articulated_passed_05;
+    let panda_link5_articulated_subspace_n_x = panda_link5_rotation_22
+        * panda_link5_articulated_02
+        + panda_link5_subspace_v_x * panda_link6_articulated_passed_03
+        + panda_link5_subspace_v_y * panda_link5_articulated_04
+        + panda_link5_articulated_00 * panda_link5_rotation_02
+        + panda_link5_articulated_01 * panda_link5_rotation_12
+        + panda_link5_subspace_v_z * panda_link5_articulated_05;
+    let t24 = panda_link5_rotation_10 * p.panda_link5_inertia_xy
+        + p.panda_link5_inertia_yz * panda_link5_rotation_12
+        + panda_link5_rotation_11 * p.panda_link5_inertia_yy;
+    let t25 = p.panda_link5_inertia_yz * panda_link5_rotation_11
+        + panda_link5_rotation_12 * p.panda_link5_inertia_zz
+        + p.panda_link5_inertia_xz * panda_link5_rotation_10;
+    let t26 = panda_link5_rotation_10 * p.panda_link5_inertia_xx
+        + p.panda_link5_inertia_xz * panda_link5_rotation_12
+        + panda_link5_rotation_11 * p.panda_link5_inertia_xy;
+    let panda_link5_inertia_com_12 = t24 * panda_link5_rotation_21
+        + t25 * panda_link5_rotation_22 + panda_link5_rotation_20 * t26;
+    let panda_link5_inertia_i_12 = panda_link5_inertia_com_12
+        - p.panda_link5_mass * panda_link5_com_z * panda_link5_com_y;
+    let panda_link6_articulated_passed_12 = panda_link6_articulated_12
+        - panda_link6_articulated_subspace_n_z * panda_link6_articulated_subspace_n_y
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_12 = panda_link5_inertia_i_12
+        + panda_link6_articulated_passed_12;
+    let panda_link5_inertia_com_22 = panda_link5_rotation_20
+        * (panda_link5_rotation_21 * p.panda_link5_inertia_xy
+            + p.panda_link5_inertia_xx * panda_link5_rotation_20
+            + p.panda_link5_inertia_xz * panda_link5_rotation_22)
+        + (p.panda_link5_inertia_yy * panda_link5_rotation_21
+            + panda_link5_rotation_20 * p.panda_link5_inertia_xy
+            + p.panda_link5_inertia_yz * panda_link5_rotation_22)
+            * panda_link5_rotation_21
+        + panda_link5_rotation_22
+            * (p.panda_link5_inertia_xz * panda_link5_rotation_20
+                + p.panda_link5_inertia_yz * panda_link5_rotation_21
+                + panda_link5_rotation_22 * p.panda_link5_inertia_zz);
+    let panda_link5_inertia_i_22 = p.panda_link5_mass
+        * (t21 + t22 + t23 - panda_link5_com_z * panda_link5_com_z)
+        + panda_link5_inertia_com_22;
+    let panda_link6_articulated_passed_22 = panda_link6_articulated_22
+        - panda_link6_articulated_subspace_n_z * panda_link6_articulated_subspace_n_z
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_22 = panda_link5_inertia_i_22
+        + panda_link6_articulated_passed_22;
+    let panda_link5_inertia_h_x = panda_link5_com_x * p.panda_link5_mass;
+    let panda_link6_articulated_passed_24 = panda_link6_articulated_24
+        - panda_link6_articulated_subspace_n_z * panda_link6_articulated_subspace_f_y
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_24 = panda_link5_inertia_h_x
+        + panda_link6_articulated_passed_24;
+    let panda_link5_articulated_subspace_n_z = panda_link5_rotation_02
+        * panda_link5_articulated_02
+        + panda_link5_articulated_12 * panda_link5_rotation_12
+        + panda_link5_subspace_v_z * panda_link6_articulated_passed_25
+        + panda_link5_articulated_23 * panda_link5_subspace_v_x
+        + panda_link5_rotation_22 * panda_link5_articulated_22
+        + panda_link5_subspace_v_y * panda_link5_articulated_24;
+    let panda_link6_articulated_passed_44 = panda_link6_articulated_44
+        - panda_link6_articulated_subspace_f_y * panda_link6_articulated_subspace_f_y
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_44 = p.panda_link5_mass
+        + panda_link6_articulated_passed_44;
+    let panda_link6_articulated_passed_14 = panda_link7_articulated_passed_14
+        - panda_link6_articulated_subspace_n_y * panda_link6_articulated_subspace_f_y
+            * panda_link6_inverse_pivot;
+    let panda_link6_articulated_passed_45 = panda_link7_articulated_passed_45
+        - panda_link6_articulated_subspace_f_y * panda_link6_articulated_subspace_f_z
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_subspace_f_y = panda_link5_subspace_v_y
+        * panda_link5_articulated_44
+        + panda_link5_rotation_02 * panda_link5_articulated_04
+        + panda_link6_articulated_passed_14 * panda_link5_rotation_12
+        + panda_link5_subspace_v_z * panda_link6_articulated_passed_45
+        + panda_link5_subspace_v_x * panda_link6_articulated_passed_34
+        + panda_link5_rotation_22 * panda_link5_articulated_24;
+    let panda_link6_articulated_passed_15 = panda_link6_articulated_15
+        - panda_link6_articulated_subspace_n_y * panda_link6_articulated_subspace_f_z
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_15 = panda_link6_articulated_passed_15
+        - panda_link5_inertia_h_x;
+    let panda_link6_articulated_passed_55 = panda_link6_articulated_55
+        - panda_link6_articulated_subspace_f_z * panda_link6_articulated_subspace_f_z
+            * panda_link6_inverse_pivot;
+    let panda_link5_articulated_55 = p.panda_link5_mass
+        + panda_link6_articulated_passed_55;
+    let panda_link5_articulated_subspace_f_z = panda_link5_rotation_02
+        * panda_link5_articulated_05
+        + panda_link5_articulated_15 * panda_link5_rotation_12
+        + panda_link5_subspace_v_x * panda_link6_articulated_passed_35
+        + panda_link5_subspace_v_y * panda_link6_articulated_passed_45
+        + panda_link5_rotation_22 * panda_link6_articulated_passed_25
+        + panda_link5_subspace_v_z * panda_link5_articulated_55;
+    let panda_link6_articulated_passed_11 = panda_link6_articulated_11
+        - panda_link6_articulated_subspace_n_y * panda_link6_articulated_subspace_n_y
+            * panda_link6_inverse_pivot;
+    let panda_link5_inertia_com_11 = t25 * panda_link5_rotation_12
+        + panda_link5_rotation_10 * t26 + panda_link5_rotation_11 * t24;
+    let panda_link5_inertia_i_11 = panda_link5_inertia_com_11
+        + (t21 + t22 + t23 - panda_link5_com_y * panda_link5_com_y) * p.panda_link5_mass;
+    let panda_link5_articulated_11 = panda_link6_articulated_passed_11
+        + panda_link5_inertia_i_11;
+    let panda_link5_articulated_subspace_n_y = panda_link5_rotation_02
+        * panda_link5_articulated_01
+        + panda_link5_subspace_v_z * panda_link5_articulated_15
+        + panda_link5_articulated_13 * panda_link5_subspace_v_x
+        + panda_link5_articulated_11 * panda_link5_rotation_12
+        + panda_link5_subspace_v_y * panda_link6_articulated_passed_14
+        + panda_link5_articulated_12 * panda_link5_rotation_22;
+    pivots[2] = panda_link5_subspace_v_x * panda_link5_articulated_subspace_f_x
+        + panda_link5_rotation_02 * panda_link5_articulated_subspace_n_x
+        + panda_link5_rotation_22 * panda_link5_articulated_subspace_n_z
+        + panda_link5_subspace_v_y * panda_link5_articulated_subspace_f_y
+        + panda_link5_subspace_v_z * panda_link5_articulated_subspace_f_z
+        + panda_link5_rotation_12 * panda_link5_articulated_subspace_n_y;
+    let panda_link5_inverse_pivot = 1.0
+        / (panda_link5_subspace_v_x * panda_link5_articulated_subspace_f_x
+            + panda_link5_rotation_02 * panda_link5_articulated_subspace_n_x
+            + panda_link5_rotation_22 * panda_link5_articulated_subspace_n_z
+            + panda_link5_subspace_v_y * panda_link5_articulated_subspace_f_y
+            + panda_link5_subspace_v_z * panda_link5_articulated_subspace_f_z
+            + panda_link5_rotation_12 * panda_link5_articulated_subspace_n_y);
+    let panda_link5_articulated_passed_25 = panda_link6_articulated_passed_25
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_n_z
+            * panda_link5_articulated_subspace_f_z;
+    let t27 = panda_link4_rotation_10 * p.panda_link4_inertia_xy
+        + panda_link4_rotation_12 * p.panda_link4_inertia_yz
+        + panda_link4_rotation_11 * p.panda_link4_inertia_yy;
+    let t28 = panda_link4_rotation_10 * p.panda_link4_inertia_xx
+        + panda_link4_rotation_11 * p.panda_link4_inertia_xy
+        + p.panda_link4_inertia_xz * panda_link4_rotation_12;
+    let t29 = panda_link4_rotation_12 * p.panda_link4_inertia_zz
+        + p.panda_link4_inertia_xz * panda_link4_rotation_10
+        + panda_link4_rotation_11 * p.panda_link4_inertia_yz;
+    let panda_link4_inertia_com_12 = panda_link4_rotation_21 * t27
+        + t28 * panda_link4_rotation_20 + t29 * panda_link4_rotation_22;
+    let panda_link4_com_z = 0.027454 * panda_link4_rotation_22
+        + 0.104419 * panda_link4_rotation_21 + panda_link4_position_z
+        - 0.05317 * panda_link4_rotation_20;
+    let panda_link4_com_y = panda_link4_position_y + 0.104419 * panda_link4_rotation_11
+        + 0.027454 * panda_link4_rotation_12 - 0.05317 * panda_link4_rotation_10;
+    let panda_link4_inertia_i_12 = panda_link4_inertia_com_12
+        - panda_link4_com_z * p.panda_link4_mass * panda_link4_com_y;
+    let panda_link5_articulated_passed_12 = panda_link5_articulated_12
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_n_z
+            * panda_link5_articulated_subspace_n_y;
+    let panda_link4_articulated_12 = panda_link4_inertia_i_12
+        + panda_link5_articulated_passed_12;
+    let panda_link5_articulated_passed_02 = panda_link5_articulated_02
+        - panda_link5_articulated_subspace_n_x * panda_link5_inverse_pivot
+            * panda_link5_articulated_subspace_n_z;
+    let t30 = panda_link4_rotation_00 * p.panda_link4_inertia_xy
+        + panda_link4_rotation_01 * p.panda_link4_inertia_yy
+        + panda_link4_rotation_02 * p.panda_link4_inertia_yz;
+    let t31 = panda_link4_rotation_01 * p.panda_link4_inertia_yz
+        + p.panda_link4_inertia_xz * panda_link4_rotation_00
+        + panda_link4_rotation_02 * p.panda_link4_inertia_zz;
+    let t32 = p.panda_link4_inertia_xz * panda_link4_rotation_02
+        + p.panda_link4_inertia_xy * panda_link4_rotation_01
+        + panda_link4_rotation_00 * p.panda_link4_inertia_xx;
+    let panda_link4_inertia_com_02 = panda_link4_rotation_21 * t30
+        + t31 * panda_link4_rotation_22 + panda_link4_rotation_20 * t32;
+    let panda_link4_com_x = panda_link4_position_x + 0.104419 * panda_link4_rotation_01
+        + 0.027454 * panda_link4_rotation_02 - 0.05317 * panda_link4_rotation_00;
+    let panda_link4_inertia_i_02 = panda_link4_inertia_com_02
+        - panda_link4_com_z * p.panda_link4_mass * panda_link4_com_x;
+    let panda_link4_articulated_02 = panda_link5_articulated_passed_02
+        + panda_link4_inertia_i_02;
+    let panda_link4_inertia_h_y = p.panda_link4_mass * panda_link4_com_y;
+    let panda_link5_articulated_passed_23 = panda_link5_articulated_23
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_f_x
+            * panda_link5_articulated_subspace_n_z;
+    let panda_link4_articulated_23 = panda_link5_articulated_passed_23
+        - panda_link4_inertia_h_y;
+    let panda_link4_subspace_v_x = panda_link4_position_y * panda_link4_rotation_22
+        - panda_link4_rotation_12 * panda_link4_position_z;
+    let panda_link4_inertia_com_22 = panda_link4_rotation_22
+        * (panda_link4_rotation_22 * p.panda_link4_inertia_zz
+            + panda_link4_rotation_21 * p.panda_link4_inertia_yz
+            + p.panda_link4_inertia_xz * panda_link4_rotation_20)
+        + panda_link4_rotation_20
+            * (p.panda_link4_inertia_xy * panda_link4_rotation_21
+                + p.panda_link4_inertia_xz * panda_link4_rotation_22
+                + panda_link4_rotation_20 * p.panda_link4_inertia_xx)
+        + panda_link4_rotation_21
+            * (panda_link4_rotation_21 * p.panda_link4_inertia_yy
+                + p.panda_link4_inertia_xy * panda_link4_rotation_20
+                + panda_link4_rotation_22 * p.panda_link4_inertia_yz);
+    let t33 = panda_link4_com_y * panda_link4_com_y;
+    let t34 = panda_link4_com_x * panda_link4_com_x;
+    let t35 = panda_link4_com_z * panda_link4_com_z;
+    let panda_link4_inertia_i_22 = panda_link4_inertia_com_22
+        + (t33 + t34 + t35 - panda_link4_com_z * panda_link4_com_z) * p.panda_link4_mass;
+    let panda_link5_articulated_passed_22 = panda_link5_articulated_22
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_n_z
+            * panda_link5_articulated_subspace_n_z;
+    let panda_link4_articulated_22 = panda_link4_inertia_i_22
+        + panda_link5_articulated_passed_22;
+    let panda_link4_subspace_v_z = panda_link4_rotation_12 * panda_link4_position_x
+        - panda_link4_position_y * panda_link4_rotation_02;
+    let panda_link5_articulated_passed_24 = panda_link5_articulated_24
+        - panda_link5_articulated_subspace_f_y * panda_link5_inverse_pivot
+            * panda_link5_articulated_subspace_n_z;
+    let panda_link4_inertia_h_x = p.panda_link4_mass * panda_link4_com_x;
+    let panda_link4_articulated_24 = panda_link5_articulated_passed_24
+        + panda_link4_inertia_h_x;
+    let panda_link4_subspace_v_y = panda_link4_rotation_02 * panda_link4_position_z
+        - panda_link4_position_x * panda_link4_rotation_22;
+    let panda_link4_articulated_subspace_n_z = panda_link4_rotation_12
+        * panda_link4_articulated_12
+        + panda_link4_rotation_02 * panda_link4_articulated_02
+        + panda_link4_articulated_23 * panda_link4_subspace_v_x
+        + panda_link4_rotation_22 * panda_link4_articulated_22
+        + panda_link4_subspace_v_z * panda_link5_articulated_passed_25
+        + panda_link4_articulated_24 * panda_link4_subspace_v_y;
+    let panda_link5_articulated_passed_15 = panda_link5_articulated_15
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_f_z
+            * panda_link5_articulated_subspace_n_y;
+    let panda_link4_articulated_15 = panda_link5_articulated_passed_15
+        - panda_link4_inertia_h_x;
+    let panda_link5_articulated_passed_35 = panda_link6_articulated_passed_35
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_f_x
+            * panda_link5_articulated_subspace_f_z;
+    let panda_link5_articulated_passed_55 = panda_link5_articulated_55
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_f_z
+            * panda_link5_articulated_subspace_f_z;
+    let panda_link4_articulated_55 = p.panda_link4_mass
+        + panda_link5_articulated_passed_55;
+    let panda_link5_articulated_passed_45 = panda_link6_articulated_passed_45
+        - panda_link5_articulated_subspace_f_y * panda_link5_inverse_pivot
+            * panda_link5_articulated_subspace_f_z;
+    let panda_link5_articulated_passed_05 = panda_link5_articulated_05
+        - panda_link5_articulated_subspace_n_x * panda_link5_inverse_pivot
+            * panda_link5_articulated_subspace_f_z;
+    let panda_link4_articulated_05 = panda_link4_inertia_h_y
+        + panda_link5_articulated_passed_05;
+    let panda_link4_articulated_subspace_f_z = panda_link4_rotation_12
+        * panda_link4_articulated_15
+        + panda_link5_articulated_passed_35 * panda_link4_subspace_v_x
+        + panda_link4_subspace_v_z * panda_link4_articulated_55
+        + panda_link5_articulated_passed_25 * panda_link4_rotation_22
+        + panda_link4_subspace_v_y * panda_link5_articulated_passed_45
+        + panda_link4_rotation_02 * panda_link4_articulated_05;
+    let panda_link5_articulated_passed_14 = panda_link6_articulated_passed_14
+        - panda_link5_articulated_subspace_f_y * panda_link5_inverse_pivot
+            * panda_link5_articulated_subspace_n_y;
+    let panda_link5_articulated_passed_04 = panda_link5_articulated_04
+        - panda_link5_articulated_subspace_f_y * panda_link5_articulated_subspace_n_x
+            * panda_link5_inverse_pivot;
+    let panda_link4_inertia_h_z = panda_link4_com_z * p.panda_link4_mass;
+    let panda_link4_articulated_04 = panda_link5_articulated_passed_04
+        - panda_link4_inertia_h_z;
+    let panda_link5_articulated_passed_44 = panda_link5_articulated_44
+        - panda_link5_articulated_subspace_f_y * panda_link5_articulated_subspace_f_y
+            * panda_link5_inverse_pivot;
+    let panda_link4_articulated_44 = p.panda_link4_mass
+        + panda_link5_articulated_passed_44;
+    let panda_link5_articulated_passed_34 = panda_link6_articulated_passed_34
+        - panda_link5_articulated_subspace_f_y * panda_link5_inverse_pivot
+            * panda_link5_articulated_subspace_f_x;
+    let panda_link4_articulated_subspace_f_y = panda_link4_rotation_12
+        * panda_link5_articulated_passed_14
+        + panda_link4_rotation_02 * panda_link4_articulated_04
+        + panda_link4_articulated_44 * panda_link4_subspace_v_y
+        + panda_link4_subspace_v_z * panda_link5_articulated_passed_45
+        + panda_link4_articulated_24 * panda_link4_rotation_22
+        + panda_link5_articulated_passed_34 * panda_link4_subspace_v_x;
+    let panda_link4_inertia_com_01 = panda_link4_rotation_10 * t32
+        + t31 * panda_link4_rotation_12 + panda_link4_rotation_11 * t30;
+    let panda_link4_inertia_i_01 = panda_link4_inertia_com_01
+        - p.panda_link4_mass * panda_link4_com_y * panda_link4_com_x;
+    let panda_link5_articulated_passed_01 = panda_link5_articulated_01
+        - panda_link5_articulated_subspace_n_x * panda_link5_inverse_pivot
+            * panda_link5_articulated_subspace_n_y;
+    let panda_link4_articulated_01 = panda_link4_inertia_i_01
+        + panda_link5_articulated_passed_01;
+    let panda_link5_articulated_passed_13 = panda_link5_articulated_13
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_f_x
+            * panda_link5_articulated_subspace_n_y;
+    let panda_link4_articulated_13 = panda_link5_articulated_passed_13
+        + panda_link4_inertia_h_z;
+    let panda_link5_articulated_passed_11 = panda_link5_articulated_11
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_n_y
+            * panda_link5_articulated_subspace_n_y;
+    let panda_link4_inertia_com_11 = t29 * panda_link4_rotation_12
+        + panda_link4_rotation_11 * t27 + t28 * panda_link4_rotation_10;
+    let panda_link4_inertia_i_11 = panda_link4_inertia_com_11
+        + (t33 + t34 + t35 - panda_link4_com_y * panda_link4_com_y) * p.panda_link4_mass;
+    let panda_link4_articulated_11 = panda_link5_articulated_passed_11
+        + panda_link4_inertia_i_11;
+    let panda_link4_articulated_subspace_n_y = panda_link4_rotation_02
+        * panda_link4_articulated_01
+        + panda_link4_subspace_v_x * panda_link4_articulated_13
+        + panda_link5_articulated_passed_14 * panda_link4_subspace_v_y
+        + panda_link4_rotation_12 * panda_link4_articulated_11
+        + panda_link4_rotation_22 * panda_link4_articulated_12
+        + panda_link4_subspace_v_z * panda_link4_articulated_15;
+    let panda_link5_articulated_passed_33 = panda_link5_articulated_33
+        - panda_link5_inverse_pivot * panda_link5_articulated_subspace_f_x
+            * panda_link5_articulated_subspace_f_x;
+    let panda_link4_articulated_33 = panda_link5_articulated_passed_33
+        + p.panda_link4_mass;
+    let panda_link5_articulated_passed_03 = panda_link6_articulated_passed_03
+        - panda_link5_articulated_subspace_n_x * panda_link5_inverse_pivot
+            * panda_link5_articulated_subspace_f_x;
+    let panda_link4_articulated_subspace_f_x = panda_link4_subspace_v_x
+        * panda_link4_articulated_33
+        + panda_link4_subspace_v_z * panda_link5_articulated_passed_35
+        + panda_link5_articulated_passed_34 * panda_link4_subspace_v_y
+        + panda_link4_rotation_12 * panda_link4_articulated_13
+        + panda_link4_rotation_02 * panda_link5_articulated_passed_03
+        + panda_link4_articulated_23 * panda_link4_rotation_22;
+    let panda_link5_articulated_passed_00 = panda_link5_articulated_00
+        - panda_link5_articulated_subspace_n_x * panda_link5_articulated_subspace_n_x
+            * panda_link5_inverse_pivot;
+    let panda_link4_inertia_com_00 = panda_link4_rotation_01 * t30
+        + panda_link4_rotation_00 * t32 + t31 * panda_link4_rotation_02;
+    let panda_link4_inertia_i_00 = (t33 + t34 + t35
+        - panda_link4_com_x * panda_link4_com_x) * p.panda_link4_mass
+        + panda_link4_inertia_com_00;
+    let panda_link4_articulated_00 = panda_link5_articulated_passed_00
+        + panda_link4_inertia_i_00;
+    let panda_link4_articulated_subspace_n_x = panda_link4_rotation_22
+        * panda_link4_articulated_02
+        + panda_link4_subspace_v_z * panda_link4_articulated_05
+        + panda_link4_rotation_12 * panda_link4_articulated_01
+        + panda_link4_articulated_04 * panda_link4_subspace_v_y
+        + panda_link4_rotation_02 * panda_link4_articulated_00
+        + panda_link4_subspace_v_x * panda_link5_articulated_passed_03;
+    pivots[3] = panda_link4_articulated_subspace_f_y * panda_link4_subspace_v_y
+        + panda_link4_articulated_subspace_n_z * panda_link4_rotation_22
+        + panda_link4_subspace_v_z * panda_link4_articulated_subspace_f_z
+        + panda_link4_articulated_subspace_n_y * panda_link4_rotation_12
+        + panda_link4_subspace_v_x * panda_link4_articulated_subspace_f_x
+        + panda_link4_rotation_02 * panda_link4_articulated_subspace_n_x;
+    let panda_link4_inverse_pivot = 1.0
+        / (panda_link4_articulated_subspace_f_y * panda_link4_subspace_v_y
+            + panda_link4_articulated_subspace_n_z * panda_link4_rotation_22
+            + panda_link4_subspace_v_z * panda_link4_articulated_subspace_f_z
+            + panda_link4_articulated_subspace_n_y * panda_link4_rotation_12
+            + panda_link4_subspace_v_x * panda_link4_articulated_subspace_f_x
+            + panda_link4_rotation_02 * panda_link4_articulated_subspace_n_x);
+    let panda_link4_articulated_passed_25 = panda_link5_articulated_passed_25
+        - panda_link4_articulated_subspace_n_z * panda_link4_articulated_subspace_f_z
+            * panda_link4_inverse_pivot;
+    let panda_link3_subspace_v_z = panda_link3_rotation_12 * panda_link3_position_x
+        - panda_link3_position_y * panda_link3_rotation_02;
+    let panda_link3_subspace_v_y = panda_link3_position_z * panda_link3_rotation_02
+        - panda_link3_position_x * panda_link3_rotation_22;
+    let panda_link4_articulated_passed_24 = panda_link4_articulated_24
+        - panda_link4_articulated_subspace_n_z * panda_link4_articulated_subspace_f_y
+            * panda_link4_inverse_pivot;
+    let panda_link3_com_x = panda_link3_position_x
+        + 0.027517999999999997 * panda_link3_rotation_00
+        + 0.039251999999999995 * panda_link3_rotation_01
+        - 0.06650199999999999 * panda_link3_rotation_02;
+    let panda_link3_inertia_h_x = panda_link3_com_x * p.panda_link3_mass;
+    let panda_link3_articulated_24 = panda_link4_articulated_passed_24
+        + panda_link3_inertia_h_x;
+    let t36 = p.panda_link3_inertia_xz * panda_link3_rotation_02
+        + panda_link3_rotation_00 * p.panda_link3_inertia_xx
+        + p.panda_link3_inertia_xy * panda_link3_rotation_01;
+    let t37 = p.panda_link3_inertia_zz * panda_link3_rotation_02
+        + p.panda_link3_inertia_yz * panda_link3_rotation_01
+        + p.panda_link3_inertia_xz * panda_link3_rotation_00;
+    let t38 = p.panda_link3_inertia_xy * panda_link3_rotation_00
+        + p.panda_link3_inertia_yz * panda_link3_rotation_02
+        + panda_link3_rotation_01 * p.panda_link3_inertia_yy;
+    let panda_link3_inertia_com_02 = panda_link3_rotation_20 * t36
+        + t37 * panda_link3_rotation_22 + panda_link3_rotation_21 * t38;
+    let panda_link3_com_z = panda_link3_position_z
+        + 0.027517999999999997 * panda_link3_rotation_20
+        + 0.039251999999999995 * panda_link3_rotation_21
+        - 0.06650199999999999 * panda_link3_rotation_22;
+    let panda_link3_inertia_i_02 = panda_link3_inertia_com_02
+        - panda_link3_com_z * panda_link3_com_x * p.panda_link3_mass;
+    let panda_link4_articulated_passed_02 = panda_link4_articulated_02
+        - panda_link4_articulated_subspace_n_z * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_n_x;
+    let panda_link3_articulated_02 = panda_link3_inertia_i_02
+        + panda_link4_articulated_passed_02;
+    let t39 = panda_link3_rotation_12 * p.panda_link3_inertia_zz
+        + p.panda_link3_inertia_xz * panda_link3_rotation_10
+        + p.panda_link3_inertia_yz * panda_link3_rotation_11;
+    let t40 = panda_link3_rotation_12 * p.panda_link3_inertia_yz
+        + p.panda_link3_inertia_xy * panda_link3_rotation_10
+        + panda_link3_rotation_11 * p.panda_link3_inertia_yy;
+    let t41 = panda_link3_rotation_10 * p.panda_link3_inertia_xx
+        + panda_link3_rotation_12 * p.panda_link3_inertia_xz
+        + p.panda_link3_inertia_xy * panda_link3_rotation_11;
+    let panda_link3_inertia_com_12 = t39 * panda_link3_rotation_22
+        + panda_link3_rotation_21 * t40 + panda_link3_rotation_20 * t41;
+    let panda_link3_com_y = panda_link3_position_y
+        + 0.039251999999999995 * panda_link3_rotation_11
+        + 0.027517999999999997 * panda_link3_rotation_10
+        - 0.06650199999999999 * panda_link3_rotation_12;
+    let panda_link3_inertia_i_12 = panda_link3_inertia_com_12
+        - panda_link3_com_z * panda_link3_com_y * p.panda_link3_mass;
+    let panda_link4_articulated_passed_12 = panda_link4_articulated_12
+        - panda_link4_articulated_subspace_n_z * panda_link4_articulated_subspace_n_y
+            * panda_link4_inverse_pivot;
+    let panda_link3_articulated_12 = panda_link3_inertia_i_12
+        + panda_link4_articulated_passed_12;
+    let panda_link3_subspace_v_x = panda_link3_position_y * panda_link3_rotation_22
+        - panda_link3_rotation_12 * panda_link3_position_z;
+    let panda_link4_articulated_passed_23 = panda_link4_articulated_23
+        - panda_link4_articulated_subspace_n_z * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_f_x;
+    let panda_link3_inertia_h_y = panda_link3_com_y * p.panda_link3_mass;
+    let panda_link3_articulated_23 = panda_link4_articulated_passed_23
+        - panda_link3_inertia_h_y;
+    let panda_link3_inertia_com_22 = panda_link3_rotation_20
+        * (panda_link3_rotation_20 * p.panda_link3_inertia_xx
+            + p.panda_link3_inertia_xz * panda_link3_rotation_22
+            + p.panda_link3_inertia_xy * panda_link3_rotation_21)
+        + (panda_link3_rotation_21 * p.panda_link3_inertia_yy
+            + p.panda_link3_inertia_yz * panda_link3_rotation_22
+            + p.panda_link3_inertia_xy * panda_link3_rotation_20)
+            * panda_link3_rotation_21
+        + (p.panda_link3_inertia_zz * panda_link3_rotation_22
+            + panda_link3_rotation_21 * p.panda_link3_inertia_yz
+            + panda_link3_rotation_20 * p.panda_link3_inertia_xz)
+            * panda_link3_rotation_22;
+    let t42 = panda_link3_com_z * panda_link3_com_z;
+    let t43 = panda_link3_com_x * panda_link3_com_x;
+    let t44 = panda_link3_com_y * panda_link3_com_y;
+    let panda_link3_inertia_i_22 = panda_link3_inertia_com_22
+        + (t42 + t43 + t44 - panda_link3_com_z * panda_link3_com_z) * p.panda_link3_mass;
+    let panda_link4_articulated_passed_22 = panda_link4_articulated_22
+        - panda_link4_articulated_subspace_n_z * panda_link4_articulated_subspace_n_z
+            * panda_link4_inverse_pivot;
+    let panda_link3_articulated_22 = panda_link3_inertia_i_22
+        + panda_link4_articulated_passed_22;
+    let panda_link3_articulated_subspace_n_z = panda_link4_articulated_passed_25
+        * panda_link3_subspace_v_z
+        + panda_link3_subspace_v_y * panda_link3_articulated_24
+        + panda_link3_rotation_02 * panda_link3_articulated_02
+        + panda_link3_rotation_12 * panda_link3_articulated_12
+        + panda_link3_subspace_v_x * panda_link3_articulated_23
+        + panda_link3_rotation_22 * panda_link3_articulated_22;
+    let panda_link4_articulated_passed_01 = panda_link4_articulated_01
+        - panda_link4_articulated_subspace_n_y * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_n_x;
+    let panda_link3_inertia_com_01 = panda_link3_rotation_12 * t37
+        + panda_link3_rotation_10 * t36 + t38 * panda_link3_rotation_11;
+    let panda_link3_inertia_i_01 = panda_link3_inertia_com_01
+        - panda_link3_com_x * panda_link3_com_y * p.panda_link3_mass;
+    let panda_link3_articulated_01 = panda_link4_articulated_passed_01
+        + panda_link3_inertia_i_01;
+    let panda_link4_articulated_passed_03 = panda_link5_articulated_passed_03
+        - panda_link4_inverse_pivot * panda_link4_articulated_subspace_f_x
+            * panda_link4_articulated_subspace_n_x;
+    let panda_link3_inertia_h_z = panda_link3_com_z * p.panda_link3_mass;
+    let panda_link4_articulated_passed_04 = panda_link4_articulated_04
+        - panda_link4_articulated_subspace_f_y * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_n_x;
+    let panda_link3_articulated_04 = panda_link4_articulated_passed_04
+        - panda_link3_inertia_h_z;
+    let panda_link3_inertia_com_00 = t38 * panda_link3_rotation_01
+        + panda_link3_rotation_00 * t36 + t37 * panda_link3_rotation_02;
+    let panda_link3_inertia_i_00 = (t42 + t43 + t44
+        - panda_link3_com_x * panda_link3_com_x) * p.panda_link3_mass
+        + panda_link3_inertia_com_00;
+    let panda_link4_articulated_passed_00 = panda_link4_articulated_00
+        - panda_link4_inverse_pivot * panda_link4_articulated_subspace_n_x
+            * panda_link4_articulated_subspace_n_x;
+    let panda_link3_articulated_00 = panda_link3_inertia_i_00
+        + panda_link4_articulated_passed_00;
+    let panda_link4_articulated_passed_05 = panda_link4_articulated_05
+        - panda_link4_articulated_subspace_f_z * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_n_x;
+    let panda_link3_articulated_05 = panda_link3_inertia_h_y
+        + panda_link4_articulated_passed_05;
+    let panda_link3_articulated_subspace_n_x = panda_link3_rotation_22
+        * panda_link3_articulated_02
+        + panda_link3_rotation_12 * panda_link3_articulated_01
+        + panda_link3_subspace_v_x * panda_link4_articulated_passed_03
+        + panda_link3_subspace_v_y * panda_link3_articulated_04
+        + panda_link3_rotation_02 * panda_link3_articulated_00
+        + panda_link3_articulated_05 * panda_link3_subspace_v_z;
+    let panda_link4_articulated_passed_15 = panda_link4_articulated_15
+        - panda_link4_articulated_subspace_f_z * panda_link4_articulated_subspace_n_y
+            * panda_link4_inverse_pivot;
+    let panda_link3_articulated_15 = panda_link4_articulated_passed_15
+        - panda_link3_inertia_h_x;
+    let panda_link4_articulated_passed_11 = panda_link4_articulated_11
+        - panda_link4_articulated_subspace_n_y * panda_link4_articulated_subspace_n_y
+            * panda_link4_inverse_pivot;
+    let panda_link3_inertia_com_11 = panda_link3_rotation_11 * t40
+        + panda_link3_rotation_12 * t39 + t41 * panda_link3_rotation_10;
+    let panda_link3_inertia_i_11 = panda_link3_inertia_com_11
+        + p.panda_link3_mass * (t42 + t43 + t44 - panda_link3_com_y * panda_link3_com_y);
+    let panda_link3_articulated_11 = panda_link4_articulated_passed_11
+        + panda_link3_inertia_i_11;
+    let panda_link4_articulated_passed_13 = panda_link4_articulated_13
+        - panda_link4_articulated_subspace_n_y * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_f_x;
+    let panda_link3_articulated_13 = panda_link4_articulated_passed_13
+        + panda_link3_inertia_h_z;
+    let panda_link4_articulated_passed_14 = panda_link5_articulated_passed_14
+        - panda_link4_articulated_subspace_n_y * panda_link4_articulated_subspace_f_y
+            * panda_link4_inverse_pivot;
+    let panda_link3_articulated_subspace_n_y = panda_link3_articulated_15
+        * panda_link3_subspace_v_z + panda_link3_rotation_12 * panda_link3_articulated_11
+        + panda_link3_articulated_01 * panda_link3_rotation_02
+        + panda_link3_rotation_22 * panda_link3_articulated_12
+        + panda_link3_subspace_v_x * panda_link3_articulated_13
+        + panda_link3_subspace_v_y * panda_link4_articulated_passed_14;
+    let panda_link4_articulated_passed_35 = panda_link5_articulated_passed_35
+        - panda_link4_articulated_subspace_f_z * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_f_x;
+    let panda_link4_articulated_passed_34 = panda_link5_articulated_passed_34
+        - panda_link4_articulated_subspace_f_y * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_f_x;
+    let panda_link4_articulated_passed_33 = panda_link4_articulated_33
+        - panda_link4_inverse_pivot * panda_link4_articulated_subspace_f_x
+            * panda_link4_articulated_subspace_f_x;
+    let panda_link3_articulated_33 = p.panda_link3_mass
+        + panda_link4_articulated_passed_33;
+    let panda_link3_articulated_subspace_f_x = panda_link3_articulated_23
+        * panda_link3_rotation_22 + panda_link3_rotation_12 * panda_link3_articulated_13
+        + panda_link4_articulated_passed_35 * panda_link3_subspace_v_z
+        + panda_link4_articulated_passed_03 * panda_link3_rotation_02
+        + panda_link3_subspace_v_y * panda_link4_articulated_passed_34
+        + panda_link3_subspace_v_x * panda_link3_articulated_33;
+    let panda_link4_articulated_passed_45 = panda_link5_articulated_passed_45
+        - panda_link4_articulated_subspace_f_z * panda_link4_articulated_subspace_f_y
+            * panda_link4_inverse_pivot;
+    let panda_link4_articulated_passed_55 = panda_link4_articulated_55
+        - panda_link4_articulated_subspace_f_z * panda_link4_articulated_subspace_f_z
+            * panda_link4_inverse_pivot;
+    let panda_link3_articulated_55 = p.panda_link3_mass
+        + panda_link4_articulated_passed_55;
+    let panda_link3_articulated_subspace_f_z = panda_link3_rotation_12
+        * panda_link3_articulated_15
+        + panda_link3_subspace_v_x * panda_link4_articulated_passed_35
+        + panda_link4_articulated_passed_25 * panda_link3_rotation_22
+        + panda_link3_articulated_05 * panda_link3_rotation_02
+        + panda_link3_subspace_v_y * panda_link4_articulated_passed_45
+        + panda_link3_subspace_v_z * panda_link3_articulated_55;
+    let panda_link4_articulated_passed_44 = panda_link4_articulated_44
+        - panda_link4_articulated_subspace_f_y * panda_link4_articulated_subspace_f_y
+            * panda_link4_inverse_pivot;
+    let panda_link3_articulated_44 = p.panda_link3_mass
+        + panda_link4_articulated_passed_44;
+    let panda_link3_articulated_subspace_f_y = panda_link3_rotation_22
+        * panda_link3_articulated_24
+        + panda_link3_articulated_04 * panda_link3_rotation_02
+        + panda_link3_subspace_v_y * panda_link3_articulated_44
+        + panda_link3_rotation_12 * panda_link4_articulated_passed_14
+        + panda_link4_articulated_passed_45 * panda_link3_subspace_v_z
+        + panda_link3_subspace_v_x * panda_link4_articulated_passed_34;
+    pivots[4] = panda_link3_articulated_subspace_n_x * panda_link3_rotation_02
+        + panda_link3_rotation_12 * panda_link3_articulated_subspace_n_y
+        + panda_link3_subspace_v_x * panda_link3_articulated_subspace_f_x
+        + panda_link3_articulated_subspace_f_z * panda_link3_subspace_v_z
+        + panda_link3_articulated_subspace_n_z * panda_link3_rotation_22
+        + panda_link3_subspace_v_y * panda_link3_articulated_subspace_f_y;
+    let panda_link3_inverse_pivot = 1.0
+        / (panda_link3_articulated_subspace_n_x * panda_link3_rotation_02
+            + panda_link3_rotation_12 * panda_link3_articulated_subspace_n_y
+            + panda_link3_subspace_v_x * panda_link3_articulated_subspace_f_x
+            + panda_link3_articulated_subspace_f_z * panda_link3_subspace_v_z
+            + panda_link3_articulated_subspace_n_z * panda_link3_rotation_22
+            + panda_link3_subspace_v_y * panda_link3_articulated_subspace_f_y);
+    let panda_link3_articulated_passed_12 = panda_link3_articulated_12
+        - panda_link3_articulated_subspace_n_z * panda_link3_inverse_pivot
+            * panda_link3_articulated_subspace_n_y;
+    let t45 = panda_link2_rotation_10 * p.panda_link2_inertia_xy
+        + cos_q0 * p.panda_link2_inertia_yz
+        + panda_link2_rotation_11 * p.panda_link2_inertia_yy;
+    let t46 = panda_link2_rotation_10 * p.panda_link2_inertia_xz
+        + panda_link2_rotation_11 * p.panda_link2_inertia_yz
+        + p.panda_link2_inertia_zz * cos_q0;
+    let t47 = panda_link2_rotation_10 * p.panda_link2_inertia_xx
+        + cos_q0 * p.panda_link2_inertia_xz
+        + panda_link2_rotation_11 * p.panda_link2_inertia_xy;
+    let panda_link2_inertia_com_12 = panda_link2_rotation_21 * t45
+        + 0.00000000000000006123233995736766 * t46 + panda_link2_rotation_20 * t47;
+    let panda_link2_com_z = 0.333 - 0.0031409999999999997 * panda_link2_rotation_20
+        - 0.028720000000000002 * panda_link2_rotation_21;
+    let panda_link2_com_y = 0.0034950000000000003 * cos_q0
+        - 0.0031409999999999997 * panda_link2_rotation_10
+        - 0.028720000000000002 * panda_link2_rotation_11;
+    let panda_link2_inertia_i_12 = panda_link2_inertia_com_12
+        - panda_link2_com_z * panda_link2_com_y * p.panda_link2_mass;
+    let panda_link2_articulated_12 = panda_link3_articulated_passed_12
+        + panda_link2_inertia_i_12;
+    let panda_link3_articulated_passed_14 = panda_link4_articulated_passed_14
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_n_y
+            * panda_link3_articulated_subspace_f_y;
+    let panda_link2_subspace_v_y = 0.333 * panda_link1_rotation_01;
+    let t48 = p.panda_link2_inertia_zz * panda_link1_rotation_01
+        + p.panda_link2_inertia_yz * panda_link2_rotation_01
+        + p.panda_link2_inertia_xz * panda_link2_rotation_00;
+    let t49 = panda_link2_rotation_00 * p.panda_link2_inertia_xy
+        + p.panda_link2_inertia_yy * panda_link2_rotation_01
+        + p.panda_link2_inertia_yz * panda_link1_rotation_01;
+    let t50 = p.panda_link2_inertia_xz * panda_link1_rotation_01
+        + p.panda_link2_inertia_xy * panda_link2_rotation_01
+        + panda_link2_rotation_00 * p.panda_link2_inertia_xx;
+    let panda_link2_inertia_com_01 = cos_q0 * t48 + t49 * panda_link2_rotation_11
+        + panda_link2_rotation_10 * t50;
+    let panda_link2_com_x = 0.0034950000000000003 * panda_link1_rotation_01
+        - 0.0031409999999999997 * panda_link2_rotation_00
+        - 0.028720000000000002 * panda_link2_rotation_01;
+    let panda_link2_inertia_i_01 = panda_link2_inertia_com_01
+        - panda_link2_com_x * panda_link2_com_y * p.panda_link2_mass;
+    let panda_link3_articulated_passed_01 = panda_link3_articulated_01
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_n_x
+            * panda_link3_articulated_subspace_n_y;
+    let panda_link2_articulated_01 = panda_link2_inertia_i_01
+        + panda_link3_articulated_passed_01;
+    let panda_link2_inertia_h_z = panda_link2_com_z * p.panda_link2_mass;
+    let panda_link3_articulated_passed_13 = panda_link3_articulated_13
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_f_x
+            * panda_link3_articulated_subspace_n_y;
+    let panda_link2_articulated_13 = panda_link2_inertia_h_z
+        + panda_link3_articulated_passed_13;
+    let panda_link2_subspace_v_x = -(0.333 * cos_q0);
+    let panda_link3_articulated_passed_11 = panda_link3_articulated_11
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_n_y
+            * panda_link3_articulated_subspace_n_y;
+    let panda_link2_inertia_com_11 = panda_link2_rotation_11 * t45 + cos_q0 * t46
+        + panda_link2_rotation_10 * t47;
+    let t51 = panda_link2_com_x * panda_link2_com_x;
+    let t52 = panda_link2_com_z * panda_link2_com_z;
+    let t53 = panda_link2_com_y * panda_link2_com_y;
+    let panda_link2_inertia_i_11 = panda_link2_inertia_com_11
+        + (t51 + t52 + t53 - panda_link2_com_y * panda_link2_com_y) * p.panda_link2_mass;
+    let panda_link2_articulated_11 = panda_link3_articulated_passed_11
+        + panda_link2_inertia_i_11;
+    let panda_link2_articulated_subspace_n_y = 0.00000000000000006123233995736766
+        * panda_link2_articulated_12
+        + panda_link3_articulated_passed_14 * panda_link2_subspace_v_y
+        + panda_link2_articulated_01 * panda_link1_rotation_01
+        + panda_link2_articulated_13 * panda_link2_subspace_v_x
+        + cos_q0 * panda_link2_articulated_11;
+    let panda_link3_articulated_passed_24 = panda_link3_articulated_24
+        - panda_link3_articulated_subspace_n_z * panda_link3_inverse_pivot
+            * panda_link3_articulated_subspace_f_y;
+    let panda_link2_inertia_h_x = panda_link2_com_x * p.panda_link2_mass;
+    let panda_link2_articulated_24 = panda_link3_articulated_passed_24
+        + panda_link2_inertia_h_x;
+    let panda_link2_inertia_com_22 = (panda_link2_rotation_21 * p.panda_link2_inertia_xy
+        + panda_link2_rotation_20 * p.panda_link2_inertia_xx
+        + 0.00000000000000006123233995736766 * p.panda_link2_inertia_xz)
+        * panda_link2_rotation_20
+        + 0.00000000000000006123233995736766
+            * (panda_link2_rotation_21 * p.panda_link2_inertia_yz
+                + p.panda_link2_inertia_xz * panda_link2_rotation_20
+                + 0.00000000000000006123233995736766 * p.panda_link2_inertia_zz)
+        + panda_link2_rotation_21
+            * (p.panda_link2_inertia_yy * panda_link2_rotation_21
+                + 0.00000000000000006123233995736766 * p.panda_link2_inertia_yz
+                + p.panda_link2_inertia_xy * panda_link2_rotation_20);
+    let panda_link2_inertia_i_22 = (t51 + t52 + t53
+        - panda_link2_com_z * panda_link2_com_z) * p.panda_link2_mass
+        + panda_link2_inertia_com_22;
+    let panda_link3_articulated_passed_22 = panda_link3_articulated_22
+        - panda_link3_articulated_subspace_n_z * panda_link3_articulated_subspace_n_z
+            * panda_link3_inverse_pivot;
+    let panda_link2_articulated_22 = panda_link2_inertia_i_22
+        + panda_link3_articulated_passed_22;
+    let panda_link3_articulated_passed_23 = panda_link3_articulated_23
+        - panda_link3_articulated_subspace_n_z * panda_link3_inverse_pivot
+            * panda_link3_articulated_subspace_f_x;
+    let panda_link2_inertia_h_y = panda_link2_com_y * p.panda_link2_mass;
+    let panda_link2_articulated_23 = panda_link3_articulated_passed_23
+        - panda_link2_inertia_h_y;
+    let panda_link2_inertia_com_02 = t50 * panda_link2_rotation_20
+        + 0.00000000000000006123233995736766 * t48 + t49 * panda_link2_rotation_21;
+    let panda_link2_inertia_i_02 = panda_link2_inertia_com_02
+        - panda_link2_com_z * panda_link2_com_x * p.panda_link2_mass;
+    let panda_link3_articulated_passed_02 = panda_link3_articulated_02
+        - panda_link3_articulated_subspace_n_z * panda_link3_inverse_pivot
+            * panda_link3_articulated_subspace_n_x;
+    let panda_link2_articulated_02 = panda_link2_inertia_i_02
+        + panda_link3_articulated_passed_02;
+    let panda_link2_articulated_subspace_n_z = panda_link2_subspace_v_y
+        * panda_link2_articulated_24
+        + 0.00000000000000006123233995736766 * panda_link2_articulated_22
+        + cos_q0 * panda_link2_articulated_12
+        + panda_link2_articulated_23 * panda_link2_subspace_v_x
+        + panda_link2_articulated_02 * panda_link1_rotation_01;
+    let panda_link3_articulated_passed_34 = panda_link4_articulated_passed_34
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_f_x
+            * panda_link3_articulated_subspace_f_y;
+    let panda_link3_articulated_passed_33 = panda_link3_articulated_33
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_f_x
+            * panda_link3_articulated_subspace_f_x;
+    let panda_link2_articulated_33 = panda_link3_articulated_passed_33
+        + p.panda_link2_mass;
+    let panda_link3_articulated_passed_03 = panda_link4_articulated_passed_03
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_n_x
+            * panda_link3_articulated_subspace_f_x;
+    let panda_link2_articulated_subspace_f_x = cos_q0 * panda_link2_articulated_13
+        + panda_link3_articulated_passed_34 * panda_link2_subspace_v_y
+        + 0.00000000000000006123233995736766 * panda_link2_articulated_23
+        + panda_link2_subspace_v_x * panda_link2_articulated_33
+        + panda_link3_articulated_passed_03 * panda_link1_rotation_01;
+    let panda_link3_articulated_passed_44 = panda_link3_articulated_44
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_f_y
+            * panda_link3_articulated_subspace_f_y;
+    let panda_link2_articulated_44 = panda_link3_articulated_passed_44
+        + p.panda_link2_mass;
+    let panda_link3_articulated_passed_04 = panda_link3_articulated_04
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_n_x
+            * panda_link3_articulated_subspace_f_y;
+    let panda_link2_articulated_04 = panda_link3_articulated_passed_04
+        - panda_link2_inertia_h_z;
+    let panda_link2_articulated_subspace_f_y = panda_link2_articulated_44
+        * panda_link2_subspace_v_y
+        + panda_link3_articulated_passed_34 * panda_link2_subspace_v_x
+        + panda_link2_articulated_04 * panda_link1_rotation_01
+        + 0.00000000000000006123233995736766 * panda_link2_articulated_24
+        + panda_link3_articulated_passed_14 * cos_q0;
+    let panda_link2_inertia_com_00 = t50 * panda_link2_rotation_00
+        + t49 * panda_link2_rotation_01 + t48 * panda_link1_rotation_01;
+    let panda_link2_inertia_i_00 = panda_link2_inertia_com_00
+        + (t51 + t52 + t53 - panda_link2_com_x * panda_link2_com_x) * p.panda_link2_mass;
+    let panda_link3_articulated_passed_00 = panda_link3_articulated_00
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_n_x
+            * panda_link3_articulated_subspace_n_x;
+    let panda_link2_articulated_00 = panda_link2_inertia_i_00
+        + panda_link3_articulated_passed_00;
+    let panda_link2_articulated_subspace_n_x = panda_link3_articulated_passed_03
+        * panda_link2_subspace_v_x + cos_q0 * panda_link2_articulated_01
+        + panda_link2_subspace_v_y * panda_link2_articulated_04
+        + 0.00000000000000006123233995736766 * panda_link2_articulated_02
+        + panda_link2_articulated_00 * panda_link1_rotation_01;
+    pivots[5] = cos_q0 * panda_link2_articulated_subspace_n_y
+        + 0.00000000000000006123233995736766 * panda_link2_articulated_subspace_n_z
+        + panda_link2_articulated_subspace_f_x * panda_link2_subspace_v_x
+        + panda_link2_articulated_subspace_f_y * panda_link2_subspace_v_y
+        + panda_link2_articulated_subspace_n_x * panda_link1_rotation_01;
+    let panda_link2_inverse_pivot = 1.0
+        / (cos_q0 * panda_link2_articulated_subspace_n_y
+            + 0.00000000000000006123233995736766 * panda_link2_articulated_subspace_n_z
+            + panda_link2_articulated_subspace_f_x * panda_link2_subspace_v_x
+            + panda_link2_articulated_subspace_f_y * panda_link2_subspace_v_y
+            + panda_link2_articulated_subspace_n_x * panda_link1_rotation_01);
+    let panda_link2_velocity_w_z = 0.00000000000000006123233995736766 * qd[1] + qd[0];
+    let panda_link2_velocity_v_x = panda_link2_subspace_v_x * qd[1];
+    let panda_link2_velocity_w_x = qd[1] * panda_link1_rotation_01;
+    let panda_link3_subspace_rate_v_y = panda_link3_subspace_v_x
+        * panda_link2_velocity_w_z - panda_link3_rotation_22 * panda_link2_velocity_v_x
+        - panda_link3_subspace_v_z * panda_link2_velocity_w_x;
+    let panda_link2_velocity_w_y = cos_q0 * qd[1];
+    let panda_link3_velocity_w_y = panda_link2_velocity_w_y
+        + panda_link3_rotation_12 * qd[2];
+    let panda_link3_velocity_w_z = qd[2] * panda_link3_rotation_22
+        + panda_link2_velocity_w_z;
+    let panda_link4_subspace_rate_w_x = panda_link4_rotation_22
+        * panda_link3_velocity_w_y - panda_link4_rotation_12 * panda_link3_velocity_w_z;
+    let panda_link3_velocity_v_x = panda_link2_velocity_v_x
+        + panda_link3_subspace_v_x * qd[2];
+    let panda_link3_velocity_w_x = qd[2] * panda_link3_rotation_02
+        + panda_link2_velocity_w_x;
+    let panda_link3_velocity_v_z = qd[2] * panda_link3_subspace_v_z;
+    let panda_link3_momentum_n_y = panda_link3_inertia_i_12 * panda_link3_velocity_w_z
+        + panda_link3_velocity_v_x * panda_link3_inertia_h_z
+        + panda_link3_velocity_w_x * panda_link3_inertia_i_01
+        + panda_link3_velocity_w_y * panda_link3_inertia_i_11
+        - panda_link3_inertia_h_x * panda_link3_velocity_v_z;
+    let panda_link2_velocity_v_y = panda_link2_subspace_v_y * qd[1];
+    let panda_link3_velocity_v_y = panda_link2_velocity_v_y
+        + panda_link3_subspace_v_y * qd[2];
+    let panda_link4_subspace_rate_v_z = panda_link3_velocity_v_x
+        * panda_link4_rotation_12 + panda_link3_velocity_w_x * panda_link4_subspace_v_y
+        - panda_link4_rotation_02 * panda_link3_velocity_v_y
+        - panda_link3_velocity_w_y * panda_link4_subspace_v_x;
+    let panda_link4_velocity_w_y = panda_link3_velocity_w_y
+        + panda_link4_rotation_12 * qd[3];
+    let panda_link4_velocity_v_y = qd[3] * panda_link4_subspace_v_y
+        + panda_link3_velocity_v_y;
+    let panda_link4_velocity_w_z = panda_link3_velocity_w_z
+        + panda_link4_rotation_22 * qd[3];
+    let panda_link4_velocity_v_z = panda_link3_velocity_v_z
+        + panda_link4_subspace_v_z * qd[3];
+    let panda_link5_subspace_rate_v_x = panda_link5_subspace_v_z
+        * panda_link4_velocity_w_y + panda_link4_velocity_v_y * panda_link5_rotation_22
+        - panda_link5_subspace_v_y * panda_link4_velocity_w_z
+        - panda_link4_velocity_v_z * panda_link5_rotation_12;
+    let panda_link4_velocity_v_x = panda_link3_velocity_v_x
+        + panda_link4_subspace_v_x * qd[3];
+    let panda_link4_momentum_f_x = panda_link4_velocity_v_x * p.panda_link4_mass
+        - (panda_link4_velocity_w_z * panda_link4_inertia_h_y
+            - panda_link4_inertia_h_z * panda_link4_velocity_w_y);
+    let panda_link4_velocity_w_x = panda_link4_rotation_02 * qd[3]
+        + panda_link3_velocity_w_x;
+    let panda_link5_subspace_rate_w_y = panda_link5_rotation_02
+        * panda_link4_velocity_w_z - panda_link4_velocity_w_x * panda_link5_rotation_22;
+    let panda_link5_subspace_rate_v_y = panda_link5_rotation_02
+        * panda_link4_velocity_v_z + panda_link4_velocity_w_z * panda_link5_subspace_v_x
+        - panda_link5_rotation_22 * panda_link4_velocity_v_x
+        - panda_link5_subspace_v_z * panda_link4_velocity_w_x;
+    let panda_link5_velocity_w_x = panda_link4_velocity_w_x
+        + panda_link5_rotation_02 * qd[4];
+    let panda_link6_velocity_w_x = panda_link5_velocity_w_x
+        + qd[5] * panda_link6_rotation_02;
+    let panda_link7_velocity_w_x = panda_link6_velocity_w_x
+        + qd[6] * panda_link7_rotation_02;
+    let panda_link5_velocity_w_z = panda_link4_velocity_w_z
+        + qd[4] * panda_link5_rotation_22;
+    let panda_link6_velocity_w_z = panda_link6_rotation_22 * qd[5]
+        + panda_link5_velocity_w_z;
+    let panda_link7_velocity_w_z = panda_link6_velocity_w_z
+        + qd[6] * panda_link7_rotation_22;
+    let panda_link5_velocity_v_y = panda_link4_velocity_v_y
+        + panda_link5_subspace_v_y * qd[4];
+    let panda_link6_velocity_v_y = qd[5] * panda_link6_subspace_v_y
+        + panda_link5_velocity_v_y;
+    let panda_link7_velocity_v_y = qd[6] * panda_link7_subspace_v_y
+        + panda_link6_velocity_v_y;
+    let panda_link7_momentum_f_y = panda_link7_velocity_v_y * p.panda_link7_mass
+        - (panda_link7_inertia_h_z * panda_link7_velocity_w_x
+            - panda_link7_velocity_w_z * panda_link7_inertia_h_x);
+    let panda_link5_velocity_w_y = qd[4] * panda_link5_rotation_12
+        + panda_link4_velocity_w_y;
+    let panda_link6_velocity_w_y = qd[5] * panda_link6_rotation_12
+        + panda_link5_velocity_w_y;
+    let panda_link7_velocity_w_y = panda_link6_velocity_w_y
+        + qd[6] * panda_link7_rotation_12;
+    let panda_link5_velocity_v_x = panda_link4_velocity_v_x
+        + qd[4] * panda_link5_subspace_v_x;
+    let panda_link6_velocity_v_x = panda_link6_subspace_v_x * qd[5]
+        + panda_link5_velocity_v_x;
+    let panda_link7_velocity_v_x = qd[6] * panda_link7_subspace_v_x
+        + panda_link6_velocity_v_x;
+    let panda_link7_momentum_f_x = panda_link7_velocity_v_x * p.panda_link7_mass
+        - (panda_link7_inertia_h_y * panda_link7_velocity_w_z
+            - panda_link7_inertia_h_z * panda_link7_velocity_w_y);
+    let panda_link7_articulated_bias_f_z = panda_link7_momentum_f_y
+        * panda_link7_velocity_w_x - panda_link7_velocity_w_y * panda_link7_momentum_f_x;
+    let panda_link5_velocity_v_z = panda_link4_velocity_v_z
+        + panda_link5_subspace_v_z * qd[4];
+    let panda_link6_velocity_v_z = panda_link5_velocity_v_z
+        + qd[5] * panda_link6_subspace_v_z;
+    let panda_link7_velocity_v_z = panda_link6_velocity_v_z
+        + qd[6] * panda_link7_subspace_v_z;
+    let panda_link7_momentum_f_z = panda_link7_velocity_v_z * p.panda_link7_mass
+        - (panda_link7_velocity_w_y * panda_link7_inertia_h_x
+            - panda_link7_inertia_h_y * panda_link7_velocity_w_x);
+    let panda_link7_articulated_bias_f_x = panda_link7_velocity_w_y
+        * panda_link7_momentum_f_z - panda_link7_velocity_w_z * panda_link7_momentum_f_y;
+    let panda_link7_momentum_n_y = panda_link7_inertia_h_z * panda_link7_velocity_v_x
+        + panda_link7_velocity_w_y * panda_link7_inertia_i_11
+        + panda_link7_velocity_w_z * panda_link7_inertia_i_12
+        + panda_link7_velocity_w_x * panda_link7_inertia_i_01
+        - panda_link7_inertia_h_x * panda_link7_velocity_v_z;
+    let panda_link7_momentum_n_z = panda_link7_velocity_w_y * panda_link7_inertia_i_12
+        + panda_link7_velocity_w_z * panda_link7_inertia_i_22
+        + panda_link7_inertia_i_02 * panda_link7_velocity_w_x
+        + panda_link7_velocity_v_y * panda_link7_inertia_h_x
+        - panda_link7_inertia_h_y * panda_link7_velocity_v_x;
+    let panda_link7_articulated_bias_n_x = panda_link7_velocity_v_y
+        * panda_link7_momentum_f_z + panda_link7_velocity_w_y * panda_link7_momentum_n_z
+        - panda_link7_velocity_w_z * panda_link7_momentum_n_y
+        - panda_link7_momentum_f_y * panda_link7_velocity_v_z;
+    let panda_link7_momentum_n_x = panda_link7_velocity_w_z * panda_link7_inertia_i_02
+        + panda_link7_velocity_w_x * panda_link7_inertia_i_00
+        + panda_link7_inertia_h_y * panda_link7_velocity_v_z
+        + panda_link7_velocity_w_y * panda_link7_inertia_i_01
+        - panda_link7_velocity_v_y * panda_link7_inertia_h_z;
+    let panda_link7_articulated_bias_n_z = panda_link7_momentum_n_y
+        * panda_link7_velocity_w_x + panda_link7_momentum_f_y * panda_link7_velocity_v_x
+        - panda_link7_velocity_v_y * panda_link7_momentum_f_x
+        - panda_link7_velocity_w_y * panda_link7_momentum_n_x;
+    let panda_link7_articulated_bias_f_y = panda_link7_velocity_w_z
+        * panda_link7_momentum_f_x - panda_link7_momentum_f_z * panda_link7_velocity_w_x;
+    let panda_link7_articulated_bias_n_y = panda_link7_velocity_w_z
+        * panda_link7_momentum_n_x + panda_link7_momentum_f_x * panda_link7_velocity_v_z
+        - panda_link7_momentum_f_z * panda_link7_velocity_v_x
+        - panda_link7_momentum_n_z * panda_link7_velocity_w_x;
+    let panda_link7_remaining_force = tau[6]
+        - (panda_link7_subspace_v_z * panda_link7_articulated_bias_f_z
+            + panda_link7_subspace_v_x * panda_link7_articulated_bias_f_x
+            + panda_link7_articulated_bias_n_x * panda_link7_rotation_02
+            + panda_link7_rotation_22 * panda_link7_articulated_bias_n_z
+            + panda_link7_articulated_bias_f_y * panda_link7_subspace_v_y
+            + panda_link7_rotation_12 * panda_link7_articulated_bias_n_y);
+    let panda_link7_subspace_rate_w_x = panda_link7_rotation_22
+        * panda_link6_velocity_w_y - panda_link7_rotation_12 * panda_link6_velocity_w_z;
+    let panda_link7_subspace_rate_w_z = panda_link6_velocity_w_x
+        * panda_link7_rotation_12 - panda_link6_velocity_w_y * panda_link7_rotation_02;
+    let panda_link7_subspace_rate_v_x = panda_link6_velocity_v_y
+        * panda_link7_rotation_22 + panda_link6_velocity_w_y * panda_link7_subspace_v_z
+        - panda_link6_velocity_w_z * panda_link7_subspace_v_y
+        - panda_link7_rotation_12 * panda_link6_velocity_v_z;
+    let panda_link6_momentum_f_y = panda_link6_velocity_v_y * p.panda_link6_mass
+        - (panda_link6_velocity_w_x * panda_link6_inertia_h_z
+            - panda_link6_velocity_w_z * panda_link6_inertia_h_x);
+    let panda_link7_subspace_rate_v_z = panda_link6_velocity_w_x
+        * panda_link7_subspace_v_y + panda_link7_rotation_12 * panda_link6_velocity_v_x
+        - panda_link7_subspace_v_x * panda_link6_velocity_w_y
+        - panda_link6_velocity_v_y * panda_link7_rotation_02;
+    let panda_link6_momentum_f_x = panda_link6_velocity_v_x * p.panda_link6_mass
+        - (panda_link6_inertia_h_y * panda_link6_velocity_w_z
+            - panda_link6_velocity_w_y * panda_link6_inertia_h_z);
+    let panda_link7_subspace_rate_w_y = panda_link6_velocity_w_z
+        * panda_link7_rotation_02 - panda_link6_velocity_w_x * panda_link7_rotation_22;
+    let panda_link7_subspace_rate_v_y = panda_link7_rotation_02
+        * panda_link6_velocity_v_z + panda_link7_subspace_v_x * panda_link6_velocity_w_z
+        - panda_link6_velocity_v_x * panda_link7_rotation_22
+        - panda_link6_velocity_w_x * panda_link7_subspace_v_z;
+    let panda_link6_articulated_bias_f_z = panda_link7_remaining_force
+        * panda_link7_articulated_subspace_f_z * panda_link7_inverse_pivot
+        + qd[6] * panda_link7_articulated_passed_05 * panda_link7_subspace_rate_w_x
+        + qd[6] * panda_link7_subspace_rate_w_z * panda_link7_articulated_passed_25
+        + qd[6] * panda_link7_subspace_rate_v_x * panda_link7_articulated_passed_35
+        + panda_link6_velocity_w_x * panda_link6_momentum_f_y
+        + panda_link7_subspace_rate_v_z * qd[6] * panda_link7_articulated_passed_55
+        + panda_link7_articulated_bias_f_z
+        + qd[6] * panda_link7_subspace_rate_w_y * panda_link7_articulated_passed_15
+        + qd[6] * panda_link7_subspace_rate_v_y * panda_link7_articulated_passed_45
+        - panda_link6_momentum_f_x * panda_link6_velocity_w_y;
+    let panda_link6_subspace_rate_v_y = panda_link6_subspace_v_x
+        * panda_link5_velocity_w_z + panda_link5_velocity_v_z * panda_link6_rotation_02
+        - panda_link5_velocity_w_x * panda_link6_subspace_v_z
+        - panda_link6_rotation_22 * panda_link5_velocity_v_x;
+    let panda_link6_subspace_rate_w_y = panda_link6_rotation_02
+        * panda_link5_velocity_w_z - panda_link5_velocity_w_x * panda_link6_rotation_22;
+    let panda_link6_subspace_rate_v_z = panda_link5_velocity_w_x
+        * panda_link6_subspace_v_y + panda_link6_rotation_12 * panda_link5_velocity_v_x
+        - panda_link6_subspace_v_x * panda_link5_velocity_w_y
+        - panda_link6_rotation_02 * panda_link5_velocity_v_y;
+    let panda_link5_momentum_f_x = p.panda_link5_mass * panda_link5_velocity_v_x
+        - (panda_link5_inertia_h_y * panda_link5_velocity_w_z
+            - panda_link5_velocity_w_y * panda_link5_inertia_h_z);
+    let panda_link6_subspace_rate_v_x = panda_link5_velocity_w_y
+        * panda_link6_subspace_v_z + panda_link6_rotation_22 * panda_link5_velocity_v_y
+        - panda_link5_velocity_v_z * panda_link6_rotation_12
+        - panda_link6_subspace_v_y * panda_link5_velocity_w_z;
+    let panda_link6_momentum_n_y = panda_link6_velocity_v_x * panda_link6_inertia_h_z
+        + panda_link6_velocity_w_y * panda_link6_inertia_i_11
+        + panda_link6_velocity_w_z * panda_link6_inertia_i_12
+        + panda_link6_velocity_w_x * panda_link6_inertia_i_01
+        - panda_link6_velocity_v_z * panda_link6_inertia_h_x;
+    let panda_link6_momentum_n_z = panda_link6_inertia_i_12 * panda_link6_velocity_w_y
+        + panda_link6_velocity_v_y * panda_link6_inertia_h_x
+        + panda_link6_velocity_w_x * panda_link6_inertia_i_02
+        + panda_link6_velocity_w_z * panda_link6_inertia_i_22
+        - panda_link6_velocity_v_x * panda_link6_inertia_h_y;
+    let panda_link6_momentum_f_z = p.panda_link6_mass * panda_link6_velocity_v_z
+        - (panda_link6_velocity_w_y * panda_link6_inertia_h_x
+            - panda_link6_velocity_w_x * panda_link6_inertia_h_y);
+    let panda_link6_articulated_bias_n_x = qd[6] * panda_link7_articulated_passed_01
+        * panda_link7_subspace_rate_w_y
+        + qd[6] * panda_link7_articulated_passed_02 * panda_link7_subspace_rate_w_z
+        + panda_link7_articulated_bias_n_x
+        + panda_link7_subspace_rate_v_z * qd[6] * panda_link7_articulated_passed_05
+        + qd[6] * panda_link7_subspace_rate_w_x * panda_link7_articulated_passed_00
+        + qd[6] * panda_link7_subspace_rate_v_x * panda_link7_articulated_passed_03
+        + panda_link6_momentum_n_z * panda_link6_velocity_w_y
+        + qd[6] * panda_link7_articulated_passed_04 * panda_link7_subspace_rate_v_y
+        + panda_link7_remaining_force * panda_link7_inverse_pivot
+            * panda_link7_articulated_subspace_n_x
+        + panda_link6_momentum_f_z * panda_link6_velocity_v_y
+        - panda_link6_velocity_w_z * panda_link6_momentum_n_y
+        - panda_link6_momentum_f_y * panda_link6_velocity_v_z;
+    let panda_link6_momentum_n_x = panda_link6_velocity_w_z * panda_link6_inertia_i_02
+        + panda_link6_velocity_w_x * panda_link6_inertia_i_00
+        + panda_link6_inertia_h_y * panda_link6_velocity_v_z
+        + panda_link6_inertia_i_01 * panda_link6_velocity_w_y
+        - panda_link6_velocity_v_y * panda_link6_inertia_h_z;
+    let panda_link6_articulated_bias_n_y = qd[6] * panda_link7_articulated_passed_11
+        * panda_link7_subspace_rate_w_y
+        + panda_link6_momentum_f_x * panda_link6_velocity_v_z
+        + qd[6] * panda_link7_subspace_rate_w_z * panda_link7_articulated_passed_12
+        + qd[6] * panda_link7_articulated_passed_14 * panda_link7_subspace_rate_v_y
+        + qd[6] * panda_link7_articulated_passed_01 * panda_link7_subspace_rate_w_x
+        + panda_link6_velocity_w_z * panda_link6_momentum_n_x
+        + panda_link7_remaining_force * panda_link7_articulated_subspace_n_y
+            * panda_link7_inverse_pivot
+        + qd[6] * panda_link7_subspace_rate_v_x * panda_link7_articulated_passed_13
+        + panda_link7_articulated_bias_n_y
+        + panda_link7_subspace_rate_v_z * qd[6] * panda_link7_articulated_passed_15
+        - panda_link6_momentum_n_z * panda_link6_velocity_w_x
+        - panda_link6_momentum_f_z * panda_link6_velocity_v_x;
+    let panda_link6_articulated_bias_f_y = panda_link7_articulated_bias_f_y
+        + qd[6] * panda_link7_articulated_passed_04 * panda_link7_subspace_rate_w_x
+        + panda_link7_subspace_rate_v_z * qd[6] * panda_link7_articulated_passed_45
+        + qd[6] * panda_link7_subspace_rate_v_x * panda_link7_articulated_passed_34
+        + panda_link6_momentum_f_x * panda_link6_velocity_w_z
+        + qd[6] * panda_link7_articulated_passed_44 * panda_link7_subspace_rate_v_y
+        + panda_link7_articulated_subspace_f_y * panda_link7_remaining_force
+            * panda_link7_inverse_pivot
+        + qd[6] * panda_link7_articulated_passed_14 * panda_link7_subspace_rate_w_y
+        + qd[6] * panda_link7_articulated_passed_24 * panda_link7_subspace_rate_w_z
+        - panda_link6_velocity_w_x * panda_link6_momentum_f_z;
+    let panda_link6_articulated_bias_f_x = panda_link6_momentum_f_z
+        * panda_link6_velocity_w_y
+        + panda_link7_remaining_force * panda_link7_articulated_subspace_f_x
+            * panda_link7_inverse_pivot
+        + qd[6] * panda_link7_articulated_passed_13 * panda_link7_subspace_rate_w_y
+        + panda_link7_subspace_rate_v_z * qd[6] * panda_link7_articulated_passed_35
+        + qd[6] * panda_link7_articulated_passed_23 * panda_link7_subspace_rate_w_z
+        + qd[6] * panda_link7_subspace_rate_v_y * panda_link7_articulated_passed_34
+        + qd[6] * panda_link7_articulated_passed_03 * panda_link7_subspace_rate_w_x
+        + panda_link7_articulated_passed_33 * qd[6] * panda_link7_subspace_rate_v_x
+        + panda_link7_articulated_bias_f_x
+        - panda_link6_momentum_f_y * panda_link6_velocity_w_z;
+    let panda_link6_articulated_bias_n_z = qd[6] * panda_link7_articulated_passed_24
+        * panda_link7_subspace_rate_v_y
+        + qd[6] * panda_link7_articulated_passed_12 * panda_link7_subspace_rate_w_y
+        + qd[6] * panda_link7_subspace_rate_w_z * panda_link7_articulated_passed_22
+        + panda_link6_momentum_f_y * panda_link6_velocity_v_x
+        + panda_link7_articulated_subspace_n_z * panda_link7_remaining_force
+            * panda_link7_inverse_pivot
+        + panda_link6_velocity_w_x * panda_link6_momentum_n_y
+        + qd[6] * panda_link7_articulated_passed_02 * panda_link7_subspace_rate_w_x
+        + panda_link7_articulated_bias_n_z
+        + panda_link7_subspace_rate_v_z * qd[6] * panda_link7_articulated_passed_25
+        + qd[6] * panda_link7_subspace_rate_v_x * panda_link7_articulated_passed_23
+        - panda_link6_momentum_f_x * panda_link6_velocity_v_y
+        - panda_link6_velocity_w_y * panda_link6_momentum_n_x;
+    let panda_link6_remaining_force = tau[5]
+        - (panda_link6_articulated_bias_f_z * panda_link6_subspace_v_z
+            + panda_link6_rotation_02 * panda_link6_articulated_bias_n_x
+            + panda_link6_rotation_12 * panda_link6_articulated_bias_n_y
+            + panda_link6_articulated_bias_f_y * panda_link6_subspace_v_y
+            + panda_link6_subspace_v_x * panda_link6_articulated_bias_f_x
+            + panda_link6_articulated_bias_n_z * panda_link6_rotation_22);
+    let panda_link5_momentum_f_y = p.panda_link5_mass * panda_link5_velocity_v_y
+        - (panda_link5_velocity_w_x * panda_link5_inertia_h_z
+            - panda_link5_inertia_h_x * panda_link5_velocity_w_z);
+    let panda_link6_subspace_rate_w_z = panda_link5_velocity_w_x
+        * panda_link6_rotation_12 - panda_link5_velocity_w_y * panda_link6_rotation_02;
+    let panda_link6_subspace_rate_w_x = panda_link5_velocity_w_y
+        * panda_link6_rotation_22 - panda_link6_rotation_12 * panda_link5_velocity_w_z;
+    let panda_link5_articulated_bias_f_z = panda_link6_articulated_bias_f_z
+        + panda_link6_subspace_rate_v_y * qd[5] * panda_link6_articulated_passed_45
+        + panda_link6_subspace_rate_w_y * panda_link6_articulated_passed_15 * qd[5]
+        + panda_link6_articulated_passed_55 * qd[5] * panda_link6_subspace_rate_v_z
+        + panda_link6_subspace_rate_v_x * qd[5] * panda_link6_articulated_passed_35
+        + panda_link6_remaining_force * panda_link6_articulated_subspace_f_z
+            * panda_link6_inverse_pivot
+        + panda_link5_velocity_w_x * panda_link5_momentum_f_y
+        + panda_link6_articulated_passed_25 * panda_link6_subspace_rate_w_z * qd[5]
+        + panda_link6_subspace_rate_w_x * qd[5] * panda_link6_articulated_passed_05
+        - panda_link5_momentum_f_x * panda_link5_velocity_w_y;
+    let panda_link5_subspace_rate_v_z = panda_link5_subspace_v_y
+        * panda_link4_velocity_w_x + panda_link4_velocity_v_x * panda_link5_rotation_12
+        - panda_link5_rotation_02 * panda_link4_velocity_v_y
+        - panda_link5_subspace_v_x * panda_link4_velocity_w_y;
+    let panda_link5_subspace_rate_w_z = panda_link4_velocity_w_x
+        * panda_link5_rotation_12 - panda_link5_rotation_02 * panda_link4_velocity_w_y;
+    let panda_link5_momentum_n_x = panda_link5_velocity_w_x * panda_link5_inertia_i_00
+        + panda_link5_velocity_v_z * panda_link5_inertia_h_y
+        + panda_link5_inertia_i_02 * panda_link5_velocity_w_z
+        + panda_link5_velocity_w_y * panda_link5_inertia_i_01
+        - panda_link5_inertia_h_z * panda_link5_velocity_v_y;
+    let panda_link5_momentum_n_z = panda_link5_inertia_i_22 * panda_link5_velocity_w_z
+        + panda_link5_velocity_w_x * panda_link5_inertia_i_02
+        + panda_link5_inertia_i_12 * panda_link5_velocity_w_y
+        + panda_link5_inertia_h_x * panda_link5_velocity_v_y
+        - panda_link5_inertia_h_y * panda_link5_velocity_v_x;
+    let panda_link5_momentum_f_z = panda_link5_velocity_v_z * p.panda_link5_mass
+        - (panda_link5_inertia_h_x * panda_link5_velocity_w_y
+            - panda_link5_inertia_h_y * panda_link5_velocity_w_x);
+    let panda_link5_articulated_bias_n_y = panda_link6_subspace_rate_w_x * qd[5]
+        * panda_link6_articulated_passed_01
+        + panda_link5_momentum_n_x * panda_link5_velocity_w_z
+        + panda_link6_articulated_passed_11 * panda_link6_subspace_rate_w_y * qd[5]
+        + panda_link6_articulated_passed_12 * panda_link6_subspace_rate_w_z * qd[5]
+        + panda_link6_articulated_bias_n_y
+        + panda_link6_articulated_passed_13 * panda_link6_subspace_rate_v_x * qd[5]
+        + panda_link5_velocity_v_z * panda_link5_momentum_f_x
+        + panda_link6_subspace_rate_v_y * qd[5] * panda_link6_articulated_passed_14
+        + panda_link6_articulated_passed_15 * qd[5] * panda_link6_subspace_rate_v_z
+        + panda_link6_remaining_force * panda_link6_articulated_subspace_n_y
+            * panda_link6_inverse_pivot
+        - panda_link5_momentum_n_z * panda_link5_velocity_w_x
+        - panda_link5_momentum_f_z * panda_link5_velocity_v_x;
+    let panda_link5_articulated_bias_f_x = panda_link5_momentum_f_z
+        * panda_link5_velocity_w_y + panda_link6_articulated_bias_f_x
+        + panda_link6_subspace_rate_w_x * qd[5] * panda_link6_articulated_passed_03
+        + panda_link6_articulated_passed_13 * panda_link6_subspace_rate_w_y * qd[5]
+        + qd[5] * panda_link6_articulated_passed_35 * panda_link6_subspace_rate_v_z
+        + panda_link6_subspace_rate_v_y * qd[5] * panda_link6_articulated_passed_34
+        + panda_link6_subspace_rate_v_x * qd[5] * panda_link6_articulated_passed_33
+        + panda_link6_remaining_force * panda_link6_articulated_subspace_f_x
+            * panda_link6_inverse_pivot
+        + panda_link6_subspace_rate_w_z * qd[5] * panda_link6_articulated_passed_23
+        - panda_link5_momentum_f_y * panda_link5_velocity_w_z;
+    let panda_link5_momentum_n_y = panda_link5_velocity_w_x * panda_link5_inertia_i_01
+        + panda_link5_inertia_h_z * panda_link5_velocity_v_x
+        + panda_link5_inertia_i_12 * panda_link5_velocity_w_z
+        + panda_link5_inertia_i_11 * panda_link5_velocity_w_y
+        - panda_link5_velocity_v_z * panda_link5_inertia_h_x;
+    let panda_link5_articulated_bias_n_x = qd[5] * panda_link6_subspace_rate_v_z
+        * panda_link6_articulated_passed_05
+        + panda_link5_momentum_n_z * panda_link5_velocity_w_y
+        + panda_link5_momentum_f_z * panda_link5_velocity_v_y
+        + panda_link6_subspace_rate_v_x * qd[5] * panda_link6_articulated_passed_03
+        + panda_link6_subspace_rate_w_x * qd[5] * panda_link6_articulated_passed_00
+        + panda_link6_subspace_rate_v_y * panda_link6_articulated_passed_04 * qd[5]
+        + panda_link6_remaining_force * panda_link6_articulated_subspace_n_x
+            * panda_link6_inverse_pivot
+        + panda_link6_subspace_rate_w_z * qd[5] * panda_link6_articulated_passed_02
+        + panda_link6_subspace_rate_w_y * qd[5] * panda_link6_articulated_passed_01
+        + panda_link6_articulated_bias_n_x
+        - panda_link5_velocity_v_z * panda_link5_momentum_f_y
+        - panda_link5_momentum_n_y * panda_link5_velocity_w_z;
+    let panda_link5_articulated_bias_n_z = panda_link5_velocity_v_x
+        * panda_link5_momentum_f_y
+        + panda_link6_subspace_rate_w_z * qd[5] * panda_link6_articulated_passed_22
+        + panda_link6_subspace_rate_v_y * qd[5] * panda_link6_articulated_passed_24
+        + panda_link6_articulated_bias_n_z
+        + panda_link6_subspace_rate_w_x * qd[5] * panda_link6_articulated_passed_02
+        + panda_link6_articulated_subspace_n_z * panda_link6_remaining_force
+            * panda_link6_inverse_pivot
+        + panda_link6_articulated_passed_12 * panda_link6_subspace_rate_w_y * qd[5]
+        + panda_link6_articulated_passed_25 * qd[5] * panda_link6_subspace_rate_v_z
+        + panda_link6_subspace_rate_v_x * qd[5] * panda_link6_articulated_passed_23
+        + panda_link5_velocity_w_x * panda_link5_momentum_n_y
+        - panda_link5_momentum_n_x * panda_link5_velocity_w_y
+        - panda_link5_momentum_f_x * panda_link5_velocity_v_y;
+    let panda_link5_articulated_bias_f_y = panda_link6_remaining_force
+        * panda_link6_articulated_subspace_f_y * panda_link6_inverse_pivot
+        + panda_link6_subspace_rate_w_z * qd[5] * panda_link6_articulated_passed_24
+        + panda_link6_articulated_passed_04 * panda_link6_subspace_rate_w_x * qd[5]
+        + panda_link6_articulated_bias_f_y
+        + panda_link5_momentum_f_x * panda_link5_velocity_w_z
+        + qd[5] * panda_link6_articulated_passed_45 * panda_link6_subspace_rate_v_z
+        + panda_link6_subspace_rate_v_y * qd[5] * panda_link6_articulated_passed_44
+        + panda_link6_subspace_rate_w_y * qd[5] * panda_link6_articulated_passed_14
+        + panda_link6_subspace_rate_v_x * qd[5] * panda_link6_articulated_passed_34
+        - panda_link5_velocity_w_x * panda_link5_momentum_f_z;
+    let panda_link5_remaining_force = tau[4]
+        - (panda_link5_subspace_v_z * panda_link5_articulated_bias_f_z
+            + panda_link5_articulated_bias_n_y * panda_link5_rotation_12
+            + panda_link5_subspace_v_x * panda_link5_articulated_bias_f_x
+            + panda_link5_rotation_02 * panda_link5_articulated_bias_n_x
+            + panda_link5_articulated_bias_n_z * panda_link5_rotation_22
+            + panda_link5_subspace_v_y * panda_link5_articulated_bias_f_y);
+    let panda_link4_momentum_f_y = panda_link4_velocity_v_y * p.panda_link4_mass
+        - (panda_link4_velocity_w_x * panda_link4_inertia_h_z
+            - panda_link4_velocity_w_z * panda_link4_inertia_h_x);
+    let panda_link5_subspace_rate_w_x = panda_link5_rotation_22
+        * panda_link4_velocity_w_y - panda_link4_velocity_w_z * panda_link5_rotation_12;
+    let panda_link4_articulated_bias_f_z = panda_link5_subspace_rate_v_x
+        * panda_link5_articulated_passed_35 * qd[4]
+        + panda_link5_articulated_passed_15 * qd[4] * panda_link5_subspace_rate_w_y
+        + panda_link5_subspace_rate_v_y * qd[4] * panda_link5_articulated_passed_45
+        + panda_link5_articulated_bias_f_z
+        + panda_link5_subspace_rate_v_z * qd[4] * panda_link5_articulated_passed_55
+        + qd[4] * panda_link5_articulated_passed_25 * panda_link5_subspace_rate_w_z
+        + panda_link5_inverse_pivot * panda_link5_remaining_force
+            * panda_link5_articulated_subspace_f_z
+        + panda_link4_momentum_f_y * panda_link4_velocity_w_x
+        + panda_link5_subspace_rate_w_x * qd[4] * panda_link5_articulated_passed_05
+        - panda_link4_momentum_f_x * panda_link4_velocity_w_y;
+    let panda_link4_momentum_n_y = panda_link4_velocity_w_z * panda_link4_inertia_i_12
+        + panda_link4_inertia_i_11 * panda_link4_velocity_w_y
+        + panda_link4_velocity_v_x * panda_link4_inertia_h_z
+        + panda_link4_velocity_w_x * panda_link4_inertia_i_01
+        - panda_link4_velocity_v_z * panda_link4_inertia_h_x;
+    let panda_link4_momentum_n_z = panda_link4_velocity_w_z * panda_link4_inertia_i_22
+        + panda_link4_velocity_w_x * panda_link4_inertia_i_02
+        + panda_link4_inertia_i_12 * panda_link4_velocity_w_y
+        + panda_link4_velocity_v_y * panda_link4_inertia_h_x
+        - panda_link4_inertia_h_y * panda_link4_velocity_v_x;
+    let panda_link4_momentum_f_z = panda_link4_velocity_v_z * p.panda_link4_mass
+        - (panda_link4_inertia_h_x * panda_link4_velocity_w_y
+            - panda_link4_velocity_w_x * panda_link4_inertia_h_y);
+    let panda_link4_articulated_bias_n_x = panda_link5_subspace_rate_v_z * qd[4]
+        * panda_link5_articulated_passed_05
+        + qd[4] * panda_link5_subspace_rate_w_y * panda_link5_articulated_passed_01
+        + panda_link5_articulated_subspace_n_x * panda_link5_inverse_pivot
+            * panda_link5_remaining_force
+        + panda_link5_subspace_rate_v_x * qd[4] * panda_link5_articulated_passed_03
+        + panda_link4_momentum_n_z * panda_link4_velocity_w_y
+        + panda_link4_velocity_v_y * panda_link4_momentum_f_z
+        + qd[4] * panda_link5_articulated_passed_02 * panda_link5_subspace_rate_w_z
+        + panda_link5_articulated_bias_n_x
+        + panda_link5_articulated_passed_00 * panda_link5_subspace_rate_w_x * qd[4]
+        + panda_link5_articulated_passed_04 * panda_link5_subspace_rate_v_y * qd[4]
+        - panda_link4_momentum_f_y * panda_link4_velocity_v_z
+        - panda_link4_velocity_w_z * panda_link4_momentum_n_y;
+    let panda_link4_articulated_bias_f_y = panda_link5_subspace_rate_v_y * qd[4]
+        * panda_link5_articulated_passed_44
+        + panda_link5_subspace_rate_v_x * panda_link5_articulated_passed_34 * qd[4]
+        + panda_link5_articulated_passed_14 * qd[4] * panda_link5_subspace_rate_w_y
+        + panda_link5_articulated_subspace_f_y * panda_link5_inverse_pivot
+            * panda_link5_remaining_force
+        + panda_link5_articulated_passed_24 * qd[4] * panda_link5_subspace_rate_w_z
+        + panda_link5_articulated_bias_f_y
+        + panda_link5_subspace_rate_v_z * qd[4] * panda_link5_articulated_passed_45
+        + panda_link4_velocity_w_z * panda_link4_momentum_f_x
+        + panda_link5_articulated_passed_04 * panda_link5_subspace_rate_w_x * qd[4]
+        - panda_link4_velocity_w_x * panda_link4_momentum_f_z;
+    let panda_link4_momentum_n_x = panda_link4_inertia_h_y * panda_link4_velocity_v_z
+        + panda_link4_velocity_w_x * panda_link4_inertia_i_00
+        + panda_link4_velocity_w_z * panda_link4_inertia_i_02
+        + panda_link4_inertia_i_01 * panda_link4_velocity_w_y
+        - panda_link4_velocity_v_y * panda_link4_inertia_h_z;
+    let panda_link4_articulated_bias_n_y = panda_link5_inverse_pivot
+        * panda_link5_remaining_force * panda_link5_articulated_subspace_n_y
+        + qd[4] * panda_link5_articulated_passed_11 * panda_link5_subspace_rate_w_y
+        + panda_link5_subspace_rate_v_y * panda_link5_articulated_passed_14 * qd[4]
+        + panda_link5_articulated_bias_n_y
+        + panda_link4_velocity_w_z * panda_link4_momentum_n_x
+        + qd[4] * panda_link5_subspace_rate_w_z * panda_link5_articulated_passed_12
+        + panda_link5_subspace_rate_w_x * qd[4] * panda_link5_articulated_passed_01
+        + panda_link4_velocity_v_z * panda_link4_momentum_f_x
+        + panda_link5_subspace_rate_v_x * qd[4] * panda_link5_articulated_passed_13
+        + panda_link5_subspace_rate_v_z * panda_link5_articulated_passed_15 * qd[4]
+        - panda_link4_momentum_n_z * panda_link4_velocity_w_x
+        - panda_link4_momentum_f_z * panda_link4_velocity_v_x;
+    let panda_link4_articulated_bias_n_z = qd[4] * panda_link5_subspace_rate_w_z
+        * panda_link5_articulated_passed_22 + panda_link5_articulated_bias_n_z
+        + panda_link5_subspace_rate_v_z * qd[4] * panda_link5_articulated_passed_25
+        + panda_link5_subspace_rate_v_x * panda_link5_articulated_passed_23 * qd[4]
+        + panda_link5_inverse_pivot * panda_link5_articulated_subspace_n_z
+            * panda_link5_remaining_force
+        + panda_link5_articulated_passed_24 * panda_link5_subspace_rate_v_y * qd[4]
+        + panda_link4_momentum_f_y * panda_link4_velocity_v_x
+        + panda_link5_subspace_rate_w_x * qd[4] * panda_link5_articulated_passed_02
+        + panda_link4_velocity_w_x * panda_link4_momentum_n_y
+        + qd[4] * panda_link5_subspace_rate_w_y * panda_link5_articulated_passed_12
+        - panda_link4_velocity_w_y * panda_link4_momentum_n_x
+        - panda_link4_velocity_v_y * panda_link4_momentum_f_x;
+    let panda_link4_articulated_bias_f_x = qd[4] * panda_link5_subspace_rate_w_y
+        * panda_link5_articulated_passed_13
+        + panda_link5_inverse_pivot * panda_link5_articulated_subspace_f_x
+            * panda_link5_remaining_force
+        + panda_link5_subspace_rate_v_z * panda_link5_articulated_passed_35 * qd[4]
+        + panda_link5_articulated_passed_23 * qd[4] * panda_link5_subspace_rate_w_z
+        + panda_link5_articulated_bias_f_x
+        + panda_link5_subspace_rate_v_x * qd[4] * panda_link5_articulated_passed_33
+        + panda_link5_subspace_rate_w_x * qd[4] * panda_link5_articulated_passed_03
+        + panda_link5_articulated_passed_34 * panda_link5_subspace_rate_v_y * qd[4]
+        + panda_link4_momentum_f_z * panda_link4_velocity_w_y
+        - panda_link4_momentum_f_y * panda_link4_velocity_w_z;
+    let panda_link4_remaining_force = tau[3]
+        - (panda_link4_articulated_bias_f_z * panda_link4_subspace_v_z
+            + panda_link4_rotation_02 * panda_link4_articulated_bias_n_x
+            + panda_link4_articulated_bias_f_y * panda_link4_subspace_v_y
+            + panda_link4_rotation_12 * panda_link4_articulated_bias_n_y
+            + panda_link4_rotation_22 * panda_link4_articulated_bias_n_z
+            + panda_link4_articulated_bias_f_x * panda_link4_subspace_v_x);
+    let panda_link3_momentum_f_y = panda_link3_velocity_v_y * p.panda_link3_mass
+        - (panda_link3_inertia_h_z * panda_link3_velocity_w_x
+            - panda_link3_inertia_h_x * panda_link3_velocity_w_z);
+    let panda_link4_subspace_rate_w_z = panda_link4_rotation_12
+        * panda_link3_velocity_w_x - panda_link4_rotation_02 * panda_link3_velocity_w_y;
+    let panda_link4_subspace_rate_v_y = panda_link4_rotation_02
+        * panda_link3_velocity_v_z + panda_link3_velocity_w_z * panda_link4_subspace_v_x
+        - panda_link3_velocity_v_x * panda_link4_rotation_22
+        - panda_link4_subspace_v_z * panda_link3_velocity_w_x;
+    let panda_link3_momentum_n_z = panda_link3_inertia_i_02 * panda_link3_velocity_w_x
+        + panda_link3_inertia_i_12 * panda_link3_velocity_w_y
+        + panda_link3_inertia_h_x * panda_link3_velocity_v_y
+        + panda_link3_inertia_i_22 * panda_link3_velocity_w_z
+        - panda_link3_velocity_v_x * panda_link3_inertia_h_y;
+    let panda_link3_momentum_f_z = p.panda_link3_mass * panda_link3_velocity_v_z
+        - (panda_link3_inertia_h_x * panda_link3_velocity_w_y
+            - panda_link3_inertia_h_y * panda_link3_velocity_w_x);
+    let panda_link4_subspace_rate_w_y = panda_link4_rotation_02
+        * panda_link3_velocity_w_z - panda_link3_velocity_w_x * panda_link4_rotation_22;
+    let panda_link4_subspace_rate_v_x = panda_link4_rotation_22
+        * panda_link3_velocity_v_y + panda_link4_subspace_v_z * panda_link3_velocity_w_y
+        - panda_link3_velocity_w_z * panda_link4_subspace_v_y
+        - panda_link4_rotation_12 * panda_link3_velocity_v_z;
+    let panda_link3_articulated_bias_n_x = panda_link4_subspace_rate_w_x * qd[3]
+        * panda_link4_articulated_passed_00
+        + qd[3] * panda_link4_articulated_passed_05 * panda_link4_subspace_rate_v_z
+        + panda_link4_remaining_force * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_n_x
+        + panda_link4_articulated_passed_02 * panda_link4_subspace_rate_w_z * qd[3]
+        + panda_link4_subspace_rate_v_y * panda_link4_articulated_passed_04 * qd[3]
+        + panda_link4_articulated_bias_n_x
+        + panda_link3_velocity_w_y * panda_link3_momentum_n_z
+        + panda_link3_velocity_v_y * panda_link3_momentum_f_z
+        + panda_link4_articulated_passed_01 * panda_link4_subspace_rate_w_y * qd[3]
+        + panda_link4_subspace_rate_v_x * panda_link4_articulated_passed_03 * qd[3]
+        - panda_link3_velocity_w_z * panda_link3_momentum_n_y
+        - panda_link3_velocity_v_z * panda_link3_momentum_f_y;
+    let panda_link3_subspace_rate_v_x = panda_link2_velocity_v_y
+        * panda_link3_rotation_22 + panda_link2_velocity_w_y * panda_link3_subspace_v_z
+        - panda_link3_subspace_v_y * panda_link2_velocity_w_z;
+    let panda_link2_momentum_f_z = -(panda_link2_velocity_w_y * panda_link2_inertia_h_x
+        - panda_link2_inertia_h_y * panda_link2_velocity_w_x);
+    let panda_link3_subspace_rate_w_z = panda_link3_rotation_12
+        * panda_link2_velocity_w_x - panda_link2_velocity_w_y * panda_link3_rotation_02;
+    let panda_link3_bias_w_z = panda_link3_subspace_rate_w_z * qd[2];
+    let panda_link2_momentum_n_z = panda_link2_inertia_i_02 * panda_link2_velocity_w_x
+        + panda_link2_inertia_i_22 * panda_link2_velocity_w_z
+        + panda_link2_velocity_v_y * panda_link2_inertia_h_x
+        + panda_link2_inertia_i_12 * panda_link2_velocity_w_y
+        - panda_link2_inertia_h_y * panda_link2_velocity_v_x;
+    let panda_link3_subspace_rate_w_y = panda_link2_velocity_w_z
+        * panda_link3_rotation_02 - panda_link3_rotation_22 * panda_link2_velocity_w_x;
+    let panda_link3_momentum_f_x = panda_link3_velocity_v_x * p.panda_link3_mass
+        - (panda_link3_inertia_h_y * panda_link3_velocity_w_z
+            - panda_link3_inertia_h_z * panda_link3_velocity_w_y);
+    let panda_link3_momentum_n_x = panda_link3_inertia_h_y * panda_link3_velocity_v_z
+        + panda_link3_velocity_w_x * panda_link3_inertia_i_00
+        + panda_link3_velocity_w_y * panda_link3_inertia_i_01
+        + panda_link3_inertia_i_02 * panda_link3_velocity_w_z
+        - panda_link3_inertia_h_z * panda_link3_velocity_v_y;
+    let panda_link3_articulated_bias_n_y = panda_link4_subspace_rate_v_y * qd[3]
+        * panda_link4_articulated_passed_14
+        + panda_link4_articulated_passed_01 * panda_link4_subspace_rate_w_x * qd[3]
+        + panda_link4_articulated_subspace_n_y * panda_link4_remaining_force
+            * panda_link4_inverse_pivot
+        + qd[3] * panda_link4_articulated_passed_15 * panda_link4_subspace_rate_v_z
+        + panda_link4_articulated_bias_n_y
+        + panda_link4_articulated_passed_13 * panda_link4_subspace_rate_v_x * qd[3]
+        + panda_link3_momentum_f_x * panda_link3_velocity_v_z
+        + panda_link4_articulated_passed_11 * panda_link4_subspace_rate_w_y * qd[3]
+        + panda_link3_velocity_w_z * panda_link3_momentum_n_x
+        + panda_link4_subspace_rate_w_z * panda_link4_articulated_passed_12 * qd[3]
+        - panda_link3_velocity_v_x * panda_link3_momentum_f_z
+        - panda_link3_velocity_w_x * panda_link3_momentum_n_z;
+    let panda_link3_articulated_bias_f_z = panda_link4_articulated_bias_f_z
+        + panda_link4_subspace_rate_w_y * qd[3] * panda_link4_articulated_passed_15
+        + panda_link4_subspace_rate_w_x * qd[3] * panda_link4_articulated_passed_05
+        + qd[3] * panda_link4_articulated_passed_55 * panda_link4_subspace_rate_v_z
+        + panda_link4_articulated_passed_25 * panda_link4_subspace_rate_w_z * qd[3]
+        + panda_link4_subspace_rate_v_y * panda_link4_articulated_passed_45 * qd[3]
+        + panda_link3_velocity_w_x * panda_link3_momentum_f_y
+        + panda_link4_articulated_passed_35 * panda_link4_subspace_rate_v_x * qd[3]
+        + panda_link4_articulated_subspace_f_z * panda_link4_remaining_force
+            * panda_link4_inverse_pivot
+        - panda_link3_velocity_w_y * panda_link3_momentum_f_x;
+    let panda_link3_articulated_bias_f_x = panda_link4_subspace_rate_v_x * qd[3]
+        * panda_link4_articulated_passed_33
+        + panda_link4_articulated_passed_03 * panda_link4_subspace_rate_w_x * qd[3]
+        + panda_link4_subspace_rate_v_y * panda_link4_articulated_passed_34 * qd[3]
+        + panda_link3_velocity_w_y * panda_link3_momentum_f_z
+        + panda_link4_articulated_passed_35 * qd[3] * panda_link4_subspace_rate_v_z
+        + panda_link4_remaining_force * panda_link4_inverse_pivot
+            * panda_link4_articulated_subspace_f_x
+        + panda_link4_articulated_passed_13 * panda_link4_subspace_rate_w_y * qd[3]
+        + panda_link4_articulated_bias_f_x
+        + panda_link4_subspace_rate_w_z * panda_link4_articulated_passed_23 * qd[3]
+        - panda_link3_velocity_w_z * panda_link3_momentum_f_y;
+    let panda_link3_articulated_bias_f_y = panda_link4_articulated_subspace_f_y
+        * panda_link4_remaining_force * panda_link4_inverse_pivot
+        + panda_link4_articulated_passed_04 * panda_link4_subspace_rate_w_x * qd[3]
+        + panda_link4_subspace_rate_w_y * qd[3] * panda_link4_articulated_passed_14
+        + panda_link3_velocity_w_z * panda_link3_momentum_f_x
+        + panda_link4_articulated_passed_34 * panda_link4_subspace_rate_v_x * qd[3]
+        + panda_link4_articulated_passed_24 * panda_link4_subspace_rate_w_z * qd[3]
+        + panda_link4_subspace_rate_v_y * qd[3] * panda_link4_articulated_passed_44
+        + panda_link4_articulated_passed_45 * qd[3] * panda_link4_subspace_rate_v_z
+        + panda_link4_articulated_bias_f_y
+        - panda_link3_velocity_w_x * panda_link3_momentum_f_z;
+    let panda_link3_articulated_bias_n_z = panda_link4_articulated_passed_25 * qd[3]
+        * panda_link4_subspace_rate_v_z
+        + panda_link4_articulated_subspace_n_z * panda_link4_remaining_force
+            * panda_link4_inverse_pivot
+        + panda_link4_subspace_rate_v_x * panda_link4_articulated_passed_23 * qd[3]
+        + panda_link3_velocity_w_x * panda_link3_momentum_n_y
+        + panda_link4_articulated_passed_02 * panda_link4_subspace_rate_w_x * qd[3]
+        + panda_link4_articulated_bias_n_z
+        + panda_link3_velocity_v_x * panda_link3_momentum_f_y
+        + panda_link4_subspace_rate_v_y * panda_link4_articulated_passed_24 * qd[3]
+        + panda_link4_articulated_passed_22 * panda_link4_subspace_rate_w_z * qd[3]
+        + panda_link4_subspace_rate_w_y * panda_link4_articulated_passed_12 * qd[3]
+        - panda_link3_velocity_w_y * panda_link3_momentum_n_x
+        - panda_link3_momentum_f_x * panda_link3_velocity_v_y;
+    let panda_link3_remaining_force = tau[2]
+        - (panda_link3_articulated_bias_n_x * panda_link3_rotation_02
+            + panda_link3_rotation_12 * panda_link3_articulated_bias_n_y
+            + panda_link3_articulated_bias_f_z * panda_link3_subspace_v_z
+            + panda_link3_subspace_v_x * panda_link3_articulated_bias_f_x
+            + panda_link3_subspace_v_y * panda_link3_articulated_bias_f_y
+            + panda_link3_articulated_bias_n_z * panda_link3_rotation_22);
+    let panda_link3_articulated_passed_05 = panda_link3_articulated_05
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_n_x
+            * panda_link3_articulated_subspace_f_z;
+    let panda_link3_subspace_rate_v_z = panda_link3_subspace_v_y
+        * panda_link2_velocity_w_x + panda_link3_rotation_12 * panda_link2_velocity_v_x
+        - panda_link2_velocity_v_y * panda_link3_rotation_02
+        - panda_link3_subspace_v_x * panda_link2_velocity_w_y;
+    let panda_link3_bias_v_z = panda_link3_subspace_rate_v_z * qd[2];
+    let panda_link3_subspace_rate_w_x = panda_link2_velocity_w_y
+        * panda_link3_rotation_22 - panda_link3_rotation_12 * panda_link2_velocity_w_z;
+    let panda_link2_momentum_n_y = panda_link2_inertia_h_z * panda_link2_velocity_v_x
+        + panda_link2_inertia_i_01 * panda_link2_velocity_w_x
+        + panda_link2_velocity_w_y * panda_link2_inertia_i_11
+        + panda_link2_inertia_i_12 * panda_link2_velocity_w_z;
+    let panda_link2_articulated_bias_n_x = panda_link3_subspace_rate_v_y * qd[2]
+        * panda_link3_articulated_passed_04 + panda_link3_articulated_bias_n_x
+        + panda_link3_articulated_passed_03 * panda_link3_subspace_rate_v_x * qd[2]
+        + panda_link2_momentum_f_z * panda_link2_velocity_v_y
+        + panda_link3_bias_w_z * panda_link3_articulated_passed_02
+        + panda_link2_momentum_n_z * panda_link2_velocity_w_y
+        + panda_link3_subspace_rate_w_y * qd[2] * panda_link3_articulated_passed_01
+        + panda_link3_inverse_pivot * panda_link3_articulated_subspace_n_x
+            * panda_link3_remaining_force
+        + panda_link3_articulated_passed_05 * panda_link3_bias_v_z
+        + panda_link3_subspace_rate_w_x * qd[2] * panda_link3_articulated_passed_00
+        - panda_link2_momentum_n_y * panda_link2_velocity_w_z;
+    let panda_link2_momentum_f_y = panda_link2_velocity_v_y * p.panda_link2_mass
+        - (panda_link2_inertia_h_z * panda_link2_velocity_w_x
+            - panda_link2_velocity_w_z * panda_link2_inertia_h_x);
+    let panda_link2_momentum_f_x = panda_link2_velocity_v_x * p.panda_link2_mass
+        - (panda_link2_inertia_h_y * panda_link2_velocity_w_z
+            - panda_link2_inertia_h_z * panda_link2_velocity_w_y);
+    let panda_link3_articulated_passed_25 = panda_link4_articulated_passed_25
+        - panda_link3_articulated_subspace_n_z * panda_link3_inverse_pivot
+            * panda_link3_articulated_subspace_f_z;
+    let panda_link2_momentum_n_x = panda_link2_velocity_w_y * panda_link2_inertia_i_01
+        + panda_link2_inertia_i_00 * panda_link2_velocity_w_x
+        + panda_link2_inertia_i_02 * panda_link2_velocity_w_z
+        - panda_link2_inertia_h_z * panda_link2_velocity_v_y;
+    let panda_link2_articulated_bias_n_z = panda_link3_articulated_bias_n_z
+        + panda_link3_subspace_rate_v_y * panda_link3_articulated_passed_24 * qd[2]
+        + panda_link2_momentum_n_y * panda_link2_velocity_w_x
+        + panda_link2_velocity_v_x * panda_link2_momentum_f_y
+        + panda_link3_articulated_subspace_n_z * panda_link3_inverse_pivot
+            * panda_link3_remaining_force
+        + panda_link3_subspace_rate_v_x * panda_link3_articulated_passed_23 * qd[2]
+        + panda_link3_articulated_passed_25 * panda_link3_bias_v_z
+        + panda_link3_articulated_passed_02 * panda_link3_subspace_rate_w_x * qd[2]
+        + panda_link3_bias_w_z * panda_link3_articulated_passed_22
+        + panda_link3_articulated_passed_12 * panda_link3_subspace_rate_w_y * qd[2]
+        - panda_link2_momentum_f_x * panda_link2_velocity_v_y
+        - panda_link2_velocity_w_y * panda_link2_momentum_n_x;
+    let panda_link3_articulated_passed_35 = panda_link4_articulated_passed_35
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_f_z
+            * panda_link3_articulated_subspace_f_x;
+    let panda_link2_articulated_bias_f_x = panda_link3_articulated_passed_03
+        * panda_link3_subspace_rate_w_x * qd[2]
+        + panda_link3_inverse_pivot * panda_link3_articulated_subspace_f_x
+            * panda_link3_remaining_force
+        + panda_link3_articulated_passed_33 * panda_link3_subspace_rate_v_x * qd[2]
+        + panda_link3_articulated_bias_f_x
+        + panda_link3_subspace_rate_v_y * panda_link3_articulated_passed_34 * qd[2]
+        + panda_link3_bias_w_z * panda_link3_articulated_passed_23
+        + panda_link3_articulated_passed_35 * panda_link3_bias_v_z
+        + panda_link3_articulated_passed_13 * panda_link3_subspace_rate_w_y * qd[2]
+        + panda_link2_momentum_f_z * panda_link2_velocity_w_y
+        - panda_link2_velocity_w_z * panda_link2_momentum_f_y;
+    let panda_link3_articulated_passed_15 = panda_link3_articulated_15
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_f_z
+            * panda_link3_articulated_subspace_n_y;
+    let panda_link2_articulated_bias_n_y = panda_link3_articulated_passed_15
+        * panda_link3_bias_v_z
+        + panda_link3_articulated_passed_11 * panda_link3_subspace_rate_w_y * qd[2]
+        + panda_link3_articulated_passed_13 * panda_link3_subspace_rate_v_x * qd[2]
+        + panda_link2_momentum_n_x * panda_link2_velocity_w_z
+        + panda_link3_inverse_pivot * panda_link3_articulated_subspace_n_y
+            * panda_link3_remaining_force
+        + panda_link3_subspace_rate_w_x * qd[2] * panda_link3_articulated_passed_01
+        + panda_link3_articulated_bias_n_y
+        + panda_link3_articulated_passed_12 * panda_link3_bias_w_z
+        + panda_link3_articulated_passed_14 * panda_link3_subspace_rate_v_y * qd[2]
+        - panda_link2_momentum_n_z * panda_link2_velocity_w_x
+        - panda_link2_momentum_f_z * panda_link2_velocity_v_x;
+    let panda_link3_articulated_passed_45 = panda_link4_articulated_passed_45
+        - panda_link3_inverse_pivot * panda_link3_articulated_subspace_f_z
+            * panda_link3_articulated_subspace_f_y;
+    let panda_link2_articulated_bias_f_y = panda_link3_subspace_rate_w_x * qd[2]
+        * panda_link3_articulated_passed_04
+        + panda_link3_subspace_rate_v_y * qd[2] * panda_link3_articulated_passed_44
+        + panda_link3_bias_v_z * panda_link3_articulated_passed_45
+        + panda_link3_articulated_passed_34 * panda_link3_subspace_rate_v_x * qd[2]
+        + panda_link3_inverse_pivot * panda_link3_articulated_subspace_f_y
+            * panda_link3_remaining_force
+        + panda_link3_articulated_passed_14 * panda_link3_subspace_rate_w_y * qd[2]
+        + panda_link3_bias_w_z * panda_link3_articulated_passed_24
+        + panda_link3_articulated_bias_f_y
+        + panda_link2_momentum_f_x * panda_link2_velocity_w_z
+        - panda_link2_momentum_f_z * panda_link2_velocity_w_x;
+    let panda_link2_remaining_force = tau[1]
+        - (panda_link2_articulated_bias_n_x * panda_link1_rotation_01
+            + 0.00000000000000006123233995736766 * panda_link2_articulated_bias_n_z
+            + panda_link2_articulated_bias_f_x * panda_link2_subspace_v_x
+            + cos_q0 * panda_link2_articulated_bias_n_y
+            + panda_link2_articulated_bias_f_y * panda_link2_subspace_v_y);
+    let panda_link2_articulated_passed_24 = panda_link2_articulated_24
+        - panda_link2_articulated_subspace_f_y * panda_link2_inverse_pivot
+            * panda_link2_articulated_subspace_n_z;
+    let panda_link2_subspace_rate_v_y = panda_link2_subspace_v_x * qd[0];
+    let panda_link2_bias_v_y = panda_link2_subspace_rate_v_y * qd[1];
+    let panda_link2_articulated_passed_23 = panda_link2_articulated_23
+        - panda_link2_articulated_subspace_f_x * panda_link2_inverse_pivot
+            * panda_link2_articulated_subspace_n_z;
+    let panda_link2_subspace_rate_v_x = -(panda_link2_subspace_v_y * qd[0]);
+    let panda_link2_bias_v_x = panda_link2_subspace_rate_v_x * qd[1];
+    let panda_link2_articulated_passed_02 = panda_link2_articulated_02
+        - panda_link2_inverse_pivot * panda_link2_articulated_subspace_n_z
+            * panda_link2_articulated_subspace_n_x;
+    let panda_link2_subspace_rate_w_x = -(cos_q0 * qd[0]);
+    let panda_link2_bias_w_x = panda_link2_subspace_rate_w_x * qd[1];
+    let panda_link2_articulated_passed_12 = panda_link2_articulated_12
+        - panda_link2_articulated_subspace_n_y * panda_link2_inverse_pivot
+            * panda_link2_articulated_subspace_n_z;
+    let panda_link2_subspace_rate_w_y = qd[0] * panda_link1_rotation_01;
+    let panda_link2_bias_w_y = panda_link2_subspace_rate_w_y * qd[1];
+    let panda_link1_articulated_bias_n_z = panda_link2_inverse_pivot
+        * panda_link2_remaining_force * panda_link2_articulated_subspace_n_z
+        + panda_link2_articulated_passed_24 * panda_link2_bias_v_y
+        + panda_link2_articulated_passed_23 * panda_link2_bias_v_x
+        + panda_link2_articulated_passed_02 * panda_link2_bias_w_x
+        + panda_link2_articulated_passed_12 * panda_link2_bias_w_y
+        + panda_link2_articulated_bias_n_z;
+    let panda_link1_remaining_force = tau[0] - panda_link1_articulated_bias_n_z;
+    let panda_link2_articulated_05 = panda_link2_inertia_h_y
+        + panda_link3_articulated_passed_05;
+    let panda_link2_articulated_15 = panda_link3_articulated_passed_15
+        - panda_link2_inertia_h_x;
+    let panda_link2_articulated_subspace_f_z = panda_link2_articulated_05
+        * panda_link1_rotation_01
+        + panda_link3_articulated_passed_35 * panda_link2_subspace_v_x
+        + cos_q0 * panda_link2_articulated_15
+        + 0.00000000000000006123233995736766 * panda_link3_articulated_passed_25
+        + panda_link2_subspace_v_y * panda_link3_articulated_passed_45;
+    let panda_link2_articulated_passed_25 = panda_link3_articulated_passed_25
+        - panda_link2_articulated_subspace_f_z * panda_link2_inverse_pivot
+            * panda_link2_articulated_subspace_n_z;
+    let panda_link2_articulated_passed_22 = panda_link2_articulated_22
+        - panda_link2_inverse_pivot * panda_link2_articulated_subspace_n_z
+            * panda_link2_articulated_subspace_n_z;
+    let panda_link1_com_x = 0.002081 * panda_link1_rotation_01 + 0.003875 * cos_q0;
+    let panda_link1_com_y = 0.003875 * sin_q0 + 0.002081 * cos_q0;
+    let panda_link1_inertia_i_22 = (panda_link1_com_x * panda_link1_com_x
+        + panda_link1_com_y * panda_link1_com_y) * p.panda_link1_mass
+        + p.panda_link1_inertia_zz;
+    pivots[6] = panda_link2_articulated_passed_22 + panda_link1_inertia_i_22;
+    let panda_link1_inverse_pivot = 1.0
+        / (panda_link2_articulated_passed_22 + panda_link1_inertia_i_22);
+    out[0] = (panda_link1_remaining_force
+        - p.gravity * panda_link2_articulated_passed_25) * panda_link1_inverse_pivot;
+    out[1] = panda_link2_inverse_pivot
+        * (panda_link2_remaining_force
+            - (panda_link2_articulated_subspace_f_y * panda_link2_bias_v_y
+                + panda_link2_articulated_subspace_f_x * panda_link2_bias_v_x
+                + panda_link2_articulated_subspace_n_y * panda_link2_bias_w_y
+                + p.gravity * panda_link2_articulated_subspace_f_z
+                + ((panda_link1_remaining_force
+                    - p.gravity * panda_link2_articulated_passed_25)
+                    * panda_link1_inverse_pivot) * panda_link2_articulated_subspace_n_z
+                + panda_link2_articulated_subspace_n_x * panda_link2_bias_w_x));
+    let t54 = panda_link3_subspace_rate_w_y * qd[2];
+    let panda_link2_spatial_acceleration_w_y = panda_link2_bias_w_y
+        + cos_q0
+            * (panda_link2_inverse_pivot
+                * (panda_link2_remaining_force
+                    - (panda_link2_articulated_subspace_f_y * panda_link2_bias_v_y
+                        + panda_link2_articulated_subspace_f_x * panda_link2_bias_v_x
+                        + panda_link2_articulated_subspace_n_y * panda_link2_bias_w_y
+                        + p.gravity * panda_link2_articulated_subspace_f_z
+                        + ((panda_link1_remaining_force
+                            - p.gravity * panda_link2_articulated_passed_25)
+                            * panda_link1_inverse_pivot)
+                            * panda_link2_articulated_subspace_n_z
+                        + panda_link2_articulated_subspace_n_x * panda_link2_bias_w_x)));
+    let t55 = panda_link3_subspace_rate_v_x * qd[2];
+    let panda_link2_spatial_acceleration_v_x = (panda_link2_inverse_pivot
+        * (panda_link2_remaining_force
+            - (panda_link2_articulated_subspace_f_y * panda_link2_bias_v_y
+                + panda_link2_articulated_subspace_f_x * panda_link2_bias_v_x
+                + panda_link2_articulated_subspace_n_y * panda_link2_bias_w_y
+                + p.gravity * panda_link2_articulated_subspace_f_z
+                + ((panda_link1_remaining_force
+                    - p.gravity * panda_link2_articulated_passed_25)
+                    * panda_link1_inverse_pivot) * panda_link2_articulated_subspace_n_z
+                + panda_link2_articulated_subspace_n_x * panda_link2_bias_w_x)))
+        * panda_link2_subspace_v_x + panda_link2_bias_v_x;
+    let panda_link2_spatial_acceleration_v_y = panda_link2_subspace_v_y
+        * (panda_link2_inverse_pivot
+            * (panda_link2_remaining_force
+                - (panda_link2_articulated_subspace_f_y * panda_link2_bias_v_y
+                    + panda_link2_articulated_subspace_f_x * panda_link2_bias_v_x
+                    + panda_link2_articulated_subspace_n_y * panda_link2_bias_w_y
+                    + p.gravity * panda_link2_articulated_subspace_f_z
+                    + ((panda_link1_remaining_force
+                        - p.gravity * panda_link2_articulated_passed_25)
+                        * panda_link1_inverse_pivot)
+                        * panda_link2_articulated_subspace_n_z
+                    + panda_link2_articulated_subspace_n_x * panda_link2_bias_w_x)))
+        + panda_link2_bias_v_y;
+    let t56 = panda_link3_subspace_rate_v_y * qd[2];
+    let panda_link2_spatial_acceleration_w_z = (panda_link1_remaining_force
+        - p.gravity * panda_link2_articulated_passed_25) * panda_link1_inverse_pivot
+        + 0.00000000000000006123233995736766
+            * (panda_link2_inverse_pivot
+                * (panda_link2_remaining_force
+                    - (panda_link2_articulated_subspace_f_y * panda_link2_bias_v_y
+                        + panda_link2_articulated_subspace_f_x * panda_link2_bias_v_x
+                        + panda_link2_articulated_subspace_n_y * panda_link2_bias_w_y
+                        + p.gravity * panda_link2_articulated_subspace_f_z
+                        + ((panda_link1_remaining_force
+                            - p.gravity * panda_link2_articulated_passed_25)
+                            * panda_link1_inverse_pivot)
+                            * panda_link2_articulated_subspace_n_z
+                        + panda_link2_articulated_subspace_n_x * panda_link2_bias_w_x)));
+    let t57 = panda_link3_subspace_rate_w_x * qd[2];
+    let panda_link2_spatial_acceleration_w_x = (panda_link2_inverse_pivot
+        * (panda_link2_remaining_force
+            - (panda_link2_articulated_subspace_f_y * panda_link2_bias_v_y
+                + panda_link2_articulated_subspace_f_x * panda_link2_bias_v_x
+                + panda_link2_articulated_subspace_n_y * panda_link2_bias_w_y
+                + p.gravity * panda_link2_articulated_subspace_f_z
+                + ((panda_link1_remaining_force
+                    - p.gravity * panda_link2_articulated_passed_25)
+                    * panda_link1_inverse_pivot) * panda_link2_articulated_subspace_n_z
+                + panda_link2_articulated_subspace_n_x * panda_link2_bias_w_x)))
+        * panda_link1_rotation_01 + panda_link2_bias_w_x;
+    out[2] = (panda_link3_remaining_force
+        - (panda_link3_articulated_subspace_n_y
+            * (t54 + panda_link2_spatial_acceleration_w_y)
+            + (p.gravity + panda_link3_bias_v_z) * panda_link3_articulated_subspace_f_z
+            + (t55 + panda_link2_spatial_acceleration_v_x)
+                * panda_link3_articulated_subspace_f_x
+            + panda_link3_articulated_subspace_f_y
+                * (panda_link2_spatial_acceleration_v_y + t56)
+            + panda_link3_articulated_subspace_n_z
+                * (panda_link2_spatial_acceleration_w_z + panda_link3_bias_w_z)
+            + (t57 + panda_link2_spatial_acceleration_w_x)
+                * panda_link3_articulated_subspace_n_x)) * panda_link3_inverse_pivot;
+    let panda_link3_spatial_acceleration_v_y = panda_link2_spatial_acceleration_v_y
+        + panda_link3_subspace_v_y
+            * ((panda_link3_remaining_force
+                - (panda_link3_articulated_subspace_n_y
+                    * (t54 + panda_link2_spatial_acceleration_w_y)
+                    + (p.gravity + panda_link3_bias_v_z)
+                        * panda_link3_articulated_subspace_f_z
+                    + (t55 + panda_link2_spatial_acceleration_v_x)
+                        * panda_link3_articulated_subspace_f_x
+                    + panda_link3_articulated_subspace_f_y
+                        * (panda_link2_spatial_acceleration_v_y + t56)
+                    + panda_link3_articulated_subspace_n_z
+                        * (panda_link2_spatial_acceleration_w_z + panda_link3_bias_w_z)
+                    + (t57 + panda_link2_spatial_acceleration_w_x)
+                        * panda_link3_articulated_subspace_n_x))
+                * panda_link3_inverse_pivot) + t56;
+    let t58 = panda_link4_subspace_rate_v_y * qd[3];
+    let panda_link3_spatial_acceleration_v_x = t55
+        + panda_link3_subspace_v_x
+            * ((panda_link3_remaining_force
+                - (panda_link3_articulated_subspace_n_y
+                    * (t54 + panda_link2_spatial_acceleration_w_y)
+                    + (p.gravity + panda_link3_bias_v_z)
+                        * panda_link3_articulated_subspace_f_z
+                    + (t55 + panda_link2_spatial_acceleration_v_x)
+                        * panda_link3_articulated_subspace_f_x
+                    + panda_link3_articulated_subspace_f_y
+                        * (panda_link2_spatial_acceleration_v_y + t56)
+                    + panda_link3_articulated_subspace_n_z
+                        * (panda_link2_spatial_acceleration_w_z + panda_link3_bias_w_z)
+                    + (t57 + panda_link2_spatial_acceleration_w_x)
+                        * panda_link3_articulated_subspace_n_x))
+                * panda_link3_inverse_pivot) + panda_link2_spatial_acceleration_v_x;
+    let t59 = panda_link4_subspace_rate_v_x * qd[3];
+    let panda_link3_spatial_acceleration_w_x = ((panda_link3_remaining_force
+        - (panda_link3_articulated_subspace_n_y
+            * (t54 + panda_link2_spatial_acceleration_w_y)
+            + (p.gravity + panda_link3_bias_v_z) * panda_link3_articulated_subspace_f_z
+            + (t55 + panda_link2_spatial_acceleration_v_x)
+                * panda_link3_articulated_subspace_f_x
+            + panda_link3_articulated_subspace_f_y
+                * (panda_link2_spatial_acceleration_v_y + t56)
+            + panda_link3_articulated_subspace_n_z
+                * (panda_link2_spatial_acceleration_w_z + panda_link3_bias_w_z)
+            + (t57 + panda_link2_spatial_acceleration_w_x)
+                * panda_link3_articulated_subspace_n_x)) * panda_link3_inverse_pivot)
+        * panda_link3_rotation_02 + t57 + panda_link2_spatial_acceleration_w_x;
+    let t60 = panda_link4_subspace_rate_w_x * qd[3];
+    let t61 = panda_link4_subspace_rate_w_y * qd[3];
+    let panda_link3_spatial_acceleration_w_y = t54
+        + panda_link3_rotation_12
+            * ((panda_link3_remaining_force
+                - (panda_link3_articulated_subspace_n_y
+                    * (t54 + panda_link2_spatial_acceleration_w_y)
+                    + (p.gravity + panda_link3_bias_v_z)
+                        * panda_link3_articulated_subspace_f_z
+                    + (t55 + panda_link2_spatial_acceleration_v_x)
+                        * panda_link3_articulated_subspace_f_x
+                    + panda_link3_articulated_subspace_f_y
+                        * (panda_link2_spatial_acceleration_v_y + t56)
+                    + panda_link3_articulated_subspace_n_z
+                        * (panda_link2_spatial_acceleration_w_z + panda_link3_bias_w_z)
+                    + (t57 + panda_link2_spatial_acceleration_w_x)
+                        * panda_link3_articulated_subspace_n_x))
+                * panda_link3_inverse_pivot) + panda_link2_spatial_acceleration_w_y;
+    let panda_link3_spatial_acceleration_v_z = p.gravity
+        + ((panda_link3_remaining_force
+            - (panda_link3_articulated_subspace_n_y
+                * (t54 + panda_link2_spatial_acceleration_w_y)
+                + (p.gravity + panda_link3_bias_v_z)
+                    * panda_link3_articulated_subspace_f_z
+                + (t55 + panda_link2_spatial_acceleration_v_x)
+                    * panda_link3_articulated_subspace_f_x
+                + panda_link3_articulated_subspace_f_y
+                    * (panda_link2_spatial_acceleration_v_y + t56)
+                + panda_link3_articulated_subspace_n_z
+                    * (panda_link2_spatial_acceleration_w_z + panda_link3_bias_w_z)
+                + (t57 + panda_link2_spatial_acceleration_w_x)
+                    * panda_link3_articulated_subspace_n_x)) * panda_link3_inverse_pivot)
+            * panda_link3_subspace_v_z + panda_link3_bias_v_z;
+    let t62 = qd[3] * panda_link4_subspace_rate_v_z;
+    let panda_link3_spatial_acceleration_w_z = panda_link2_spatial_acceleration_w_z
+        + panda_link3_bias_w_z
+        + ((panda_link3_remaining_force
+            - (panda_link3_articulated_subspace_n_y
+                * (t54 + panda_link2_spatial_acceleration_w_y)
+                + (p.gravity + panda_link3_bias_v_z)
+                    * panda_link3_articulated_subspace_f_z
+                + (t55 + panda_link2_spatial_acceleration_v_x)
+                    * panda_link3_articulated_subspace_f_x
+                + panda_link3_articulated_subspace_f_y
+                    * (panda_link2_spatial_acceleration_v_y + t56)
+                + panda_link3_articulated_subspace_n_z
+                    * (panda_link2_spatial_acceleration_w_z + panda_link3_bias_w_z)
+                + (t57 + panda_link2_spatial_acceleration_w_x)
+                    * panda_link3_articulated_subspace_n_x)) * panda_link3_inverse_pivot)
+            * panda_link3_rotation_22;
+    let t63 = panda_link4_subspace_rate_w_z * qd[3];
+    out[3] = (panda_link4_remaining_force
+        - ((panda_link3_spatial_acceleration_v_y + t58)
+            * panda_link4_articulated_subspace_f_y
+            + (panda_link3_spatial_acceleration_v_x + t59)
+                * panda_link4_articulated_subspace_f_x
+            + (panda_link3_spatial_acceleration_w_x + t60)
+                * panda_link4_articulated_subspace_n_x
+            + (t61 + panda_link3_spatial_acceleration_w_y)
+                * panda_link4_articulated_subspace_n_y
+            + panda_link4_articulated_subspace_f_z
+                * (panda_link3_spatial_acceleration_v_z + t62)
+            + (panda_link3_spatial_acceleration_w_z + t63)
+                * panda_link4_articulated_subspace_n_z)) * panda_link4_inverse_pivot;
+    let panda_link4_spatial_acceleration_v_z = panda_link4_subspace_v_z
+        * ((panda_link4_remaining_force
+            - ((panda_link3_spatial_acceleration_v_y + t58)
+                * panda_link4_articulated_subspace_f_y
+                + (panda_link3_spatial_acceleration_v_x + t59)
+                    * panda_link4_articulated_subspace_f_x
+                + (panda_link3_spatial_acceleration_w_x + t60)
+                    * panda_link4_articulated_subspace_n_x
+                + (t61 + panda_link3_spatial_acceleration_w_y)
+                    * panda_link4_articulated_subspace_n_y
+                + panda_link4_articulated_subspace_f_z
+                    * (panda_link3_spatial_acceleration_v_z + t62)
+                + (panda_link3_spatial_acceleration_w_z + t63)
+                    * panda_link4_articulated_subspace_n_z)) * panda_link4_inverse_pivot)
+        + panda_link3_spatial_acceleration_v_z + t62;
+    let t64 = panda_link5_subspace_rate_v_z * qd[4];
+    let panda_link4_spatial_acceleration_w_z = ((panda_link4_remaining_force
+        - ((panda_link3_spatial_acceleration_v_y + t58)
+            * panda_link4_articulated_subspace_f_y
+            + (panda_link3_spatial_acceleration_v_x + t59)
+                * panda_link4_articulated_subspace_f_x
+            + (panda_link3_spatial_acceleration_w_x + t60)
+                * panda_link4_articulated_subspace_n_x
+            + (t61 + panda_link3_spatial_acceleration_w_y)
+                * panda_link4_articulated_subspace_n_y
+            + panda_link4_articulated_subspace_f_z
+                * (panda_link3_spatial_acceleration_v_z + t62)
+            + (panda_link3_spatial_acceleration_w_z + t63)
+                * panda_link4_articulated_subspace_n_z)) * panda_link4_inverse_pivot)
+        * panda_link4_rotation_22 + panda_link3_spatial_acceleration_w_z + t63;
+    let t65 = qd[4] * panda_link5_subspace_rate_w_z;
+    let t66 = panda_link5_subspace_rate_v_y * qd[4];
+    let panda_link4_spatial_acceleration_v_y = panda_link3_spatial_acceleration_v_y
+        + ((panda_link4_remaining_force
+            - ((panda_link3_spatial_acceleration_v_y + t58)
+                * panda_link4_articulated_subspace_f_y
+                + (panda_link3_spatial_acceleration_v_x + t59)
+                    * panda_link4_articulated_subspace_f_x
+                + (panda_link3_spatial_acceleration_w_x + t60)
+                    * panda_link4_articulated_subspace_n_x
+                + (t61 + panda_link3_spatial_acceleration_w_y)
+                    * panda_link4_articulated_subspace_n_y
+                + panda_link4_articulated_subspace_f_z
+                    * (panda_link3_spatial_acceleration_v_z + t62)
+                + (panda_link3_spatial_acceleration_w_z + t63)
+                    * panda_link4_articulated_subspace_n_z)) * panda_link4_inverse_pivot)
+            * panda_link4_subspace_v_y + t58;
+    let panda_link4_spatial_acceleration_w_y = t61
+        + ((panda_link4_remaining_force
+            - ((panda_link3_spatial_acceleration_v_y + t58)
+                * panda_link4_articulated_subspace_f_y
+                + (panda_link3_spatial_acceleration_v_x + t59)
+                    * panda_link4_articulated_subspace_f_x
+                + (panda_link3_spatial_acceleration_w_x + t60)
+                    * panda_link4_articulated_subspace_n_x
+                + (t61 + panda_link3_spatial_acceleration_w_y)
+                    * panda_link4_articulated_subspace_n_y
+                + panda_link4_articulated_subspace_f_z
+                    * (panda_link3_spatial_acceleration_v_z + t62)
+                + (panda_link3_spatial_acceleration_w_z + t63)
+                    * panda_link4_articulated_subspace_n_z)) * panda_link4_inverse_pivot)
+            * panda_link4_rotation_12 + panda_link3_spatial_acceleration_w_y;
+    let t67 = qd[4] * panda_link5_subspace_rate_w_y;
+    let panda_link4_spatial_acceleration_v_x = panda_link3_spatial_acceleration_v_x
+        + ((panda_link4_remaining_force
+            - ((panda_link3_spatial_acceleration_v_y + t58)
+                * panda_link4_articulated_subspace_f_y
+                + (panda_link3_spatial_acceleration_v_x + t59)
+                    * panda_link4_articulated_subspace_f_x
+                + (panda_link3_spatial_acceleration_w_x + t60)
+                    * panda_link4_articulated_subspace_n_x
+                + (t61 + panda_link3_spatial_acceleration_w_y)
+                    * panda_link4_articulated_subspace_n_y
+                + panda_link4_articulated_subspace_f_z
+                    * (panda_link3_spatial_acceleration_v_z + t62)
+                + (panda_link3_spatial_acceleration_w_z + t63)
+                    * panda_link4_articulated_subspace_n_z)) * panda_link4_inverse_pivot)
+            * panda_link4_subspace_v_x + t59;
+    let t68 = panda_link5_subspace_rate_v_x * qd[4];
+    let t69 = panda_link5_subspace_rate_w_x * qd[4];
+    let panda_link4_spatial_acceleration_w_x = panda_link3_spatial_acceleration_w_x + t60
+        + ((panda_link4_remaining_force
+            - ((panda_link3_spatial_acceleration_v_y + t58)
+                * panda_link4_articulated_subspace_f_y
+                + (panda_link3_spatial_acceleration_v_x + t59)
+                    * panda_link4_articulated_subspace_f_x
+                + (panda_link3_spatial_acceleration_w_x + t60)
+                    * panda_link4_articulated_subspace_n_x
+                + (t61 + panda_link3_spatial_acceleration_w_y)
+                    * panda_link4_articulated_subspace_n_y
+                + panda_link4_articulated_subspace_f_z
+                    * (panda_link3_spatial_acceleration_v_z + t62)
+                + (panda_link3_spatial_acceleration_w_z + t63)
+                    * panda_link4_articulated_subspace_n_z)) * panda_link4_inverse_pivot)
+            * panda_link4_rotation_02;
+    out[4] = (panda_link5_remaining_force
+        - ((panda_link4_spatial_acceleration_v_z + t64)
+            * panda_link5_articulated_subspace_f_z
+            + panda_link5_articulated_subspace_n_z
+                * (panda_link4_spatial_acceleration_w_z + t65)
+            + panda_link5_articulated_subspace_f_y
+                * (t66 + panda_link4_spatial_acceleration_v_y)
+            + (panda_link4_spatial_acceleration_w_y + t67)
+                * panda_link5_articulated_subspace_n_y
+            + (panda_link4_spatial_acceleration_v_x + t68)
+                * panda_link5_articulated_subspace_f_x
+            + panda_link5_articulated_subspace_n_x
+                * (t69 + panda_link4_spatial_acceleration_w_x)))
+        * panda_link5_inverse_pivot;
+    let t70 = panda_link6_subspace_rate_w_x * qd[5];
+    let panda_link5_spatial_acceleration_w_x = t69
+        + panda_link5_rotation_02
+            * ((panda_link5_remaining_force
+                - ((panda_link4_spatial_acceleration_v_z + t64)
+                    * panda_link5_articulated_subspace_f_z
+                    + panda_link5_articulated_subspace_n_z
+                        * (panda_link4_spatial_acceleration_w_z + t65)
+                    + panda_link5_articulated_subspace_f_y
+                        * (t66 + panda_link4_spatial_acceleration_v_y)
+                    + (panda_link4_spatial_acceleration_w_y + t67)
+                        * panda_link5_articulated_subspace_n_y
+                    + (panda_link4_spatial_acceleration_v_x + t68)
+                        * panda_link5_articulated_subspace_f_x
+                    + panda_link5_articulated_subspace_n_x
+                        * (t69 + panda_link4_spatial_acceleration_w_x)))
+                * panda_link5_inverse_pivot) + panda_link4_spatial_acceleration_w_x;
+    let t71 = panda_link6_subspace_rate_w_y * qd[5];
+    let panda_link5_spatial_acceleration_w_y = ((panda_link5_remaining_force
+        - ((panda_link4_spatial_acceleration_v_z + t64)
+            * panda_link5_articulated_subspace_f_z
+            + panda_link5_articulated_subspace_n_z
+                * (panda_link4_spatial_acceleration_w_z + t65)
+            + panda_link5_articulated_subspace_f_y
+                * (t66 + panda_link4_spatial_acceleration_v_y)
+            + (panda_link4_spatial_acceleration_w_y + t67)
+                * panda_link5_articulated_subspace_n_y
+            + (panda_link4_spatial_acceleration_v_x + t68)
+                * panda_link5_articulated_subspace_f_x
+            + panda_link5_articulated_subspace_n_x
+                * (t69 + panda_link4_spatial_acceleration_w_x)))
+        * panda_link5_inverse_pivot) * panda_link5_rotation_12
+        + panda_link4_spatial_acceleration_w_y + t67;
+    let panda_link5_spatial_acceleration_v_y = panda_link5_subspace_v_y
+        * ((panda_link5_remaining_force
+            - ((panda_link4_spatial_acceleration_v_z + t64)
+                * panda_link5_articulated_subspace_f_z
+                + panda_link5_articulated_subspace_n_z
+                    * (panda_link4_spatial_acceleration_w_z + t65)
+                + panda_link5_articulated_subspace_f_y
+                    * (t66 + panda_link4_spatial_acceleration_v_y)
+                + (panda_link4_spatial_acceleration_w_y + t67)
+                    * panda_link5_articulated_subspace_n_y
+                + (panda_link4_spatial_acceleration_v_x + t68)
+                    * panda_link5_articulated_subspace_f_x
+                + panda_link5_articulated_subspace_n_x
+                    * (t69 + panda_link4_spatial_acceleration_w_x)))
+            * panda_link5_inverse_pivot) + t66 + panda_link4_spatial_acceleration_v_y;
+    let t72 = panda_link6_subspace_rate_v_y * qd[5];
+    let t73 = panda_link6_subspace_rate_w_z * qd[5];
+    let panda_link5_spatial_acceleration_w_z = panda_link4_spatial_acceleration_w_z
+        + panda_link5_rotation_22
+            * ((panda_link5_remaining_force
+                - ((panda_link4_spatial_acceleration_v_z + t64)
+                    * panda_link5_articulated_subspace_f_z
+                    + panda_link5_articulated_subspace_n_z
+                        * (panda_link4_spatial_acceleration_w_z + t65)
+                    + panda_link5_articulated_subspace_f_y
+                        * (t66 + panda_link4_spatial_acceleration_v_y)
+                    + (panda_link4_spatial_acceleration_w_y + t67)
+                        * panda_link5_articulated_subspace_n_y
+                    + (panda_link4_spatial_acceleration_v_x + t68)
+                        * panda_link5_articulated_subspace_f_x
+                    + panda_link5_articulated_subspace_n_x
+                        * (t69 + panda_link4_spatial_acceleration_w_x)))
+                * panda_link5_inverse_pivot) + t65;
+    let t74 = panda_link6_subspace_rate_v_x * qd[5];
+    let panda_link5_spatial_acceleration_v_x = panda_link4_spatial_acceleration_v_x
+        + panda_link5_subspace_v_x
+            * ((panda_link5_remaining_force
+                - ((panda_link4_spatial_acceleration_v_z + t64)
+                    * panda_link5_articulated_subspace_f_z
+                    + panda_link5_articulated_subspace_n_z
+                        * (panda_link4_spatial_acceleration_w_z + t65)
+                    + panda_link5_articulated_subspace_f_y
+                        * (t66 + panda_link4_spatial_acceleration_v_y)
+                    + (panda_link4_spatial_acceleration_w_y + t67)
+                        * panda_link5_articulated_subspace_n_y
+                    + (panda_link4_spatial_acceleration_v_x + t68)
+                        * panda_link5_articulated_subspace_f_x
+                    + panda_link5_articulated_subspace_n_x
+                        * (t69 + panda_link4_spatial_acceleration_w_x)))
+                * panda_link5_inverse_pivot) + t68;
+    let t75 = qd[5] * panda_link6_subspace_rate_v_z;
+    let panda_link5_spatial_acceleration_v_z = panda_link4_spatial_acceleration_v_z
+        + panda_link5_subspace_v_z
+            * ((panda_link5_remaining_force
+                - ((panda_link4_spatial_acceleration_v_z + t64)
+                    * panda_link5_articulated_subspace_f_z
+                    + panda_link5_articulated_subspace_n_z
+                        * (panda_link4_spatial_acceleration_w_z + t65)
+                    + panda_link5_articulated_subspace_f_y
+                        * (t66 + panda_link4_spatial_acceleration_v_y)
+                    + (panda_link4_spatial_acceleration_w_y + t67)
+                        * panda_link5_articulated_subspace_n_y
+                    + (panda_link4_spatial_acceleration_v_x + t68)
+                        * panda_link5_articulated_subspace_f_x
+                    + panda_link5_articulated_subspace_n_x
+                        * (t69 + panda_link4_spatial_acceleration_w_x)))
+                * panda_link5_inverse_pivot) + t64;
+    out[5] = (panda_link6_remaining_force
+        - (panda_link6_articulated_subspace_n_x
+            * (t70 + panda_link5_spatial_acceleration_w_x)
+            + panda_link6_articulated_subspace_n_y
+                * (t71 + panda_link5_spatial_acceleration_w_y)
+            + (panda_link5_spatial_acceleration_v_y + t72)
+                * panda_link6_articulated_subspace_f_y
+            + panda_link6_articulated_subspace_n_z
+                * (t73 + panda_link5_spatial_acceleration_w_z)
+            + panda_link6_articulated_subspace_f_x
+                * (t74 + panda_link5_spatial_acceleration_v_x)
+            + (t75 + panda_link5_spatial_acceleration_v_z)
+                * panda_link6_articulated_subspace_f_z)) * panda_link6_inverse_pivot;
+    let panda_link6_spatial_acceleration_w_x = t70
+        + ((panda_link6_remaining_force
+            - (panda_link6_articulated_subspace_n_x
+                * (t70 + panda_link5_spatial_acceleration_w_x)
+                + panda_link6_articulated_subspace_n_y
+                    * (t71 + panda_link5_spatial_acceleration_w_y)
+                + (panda_link5_spatial_acceleration_v_y + t72)
+                    * panda_link6_articulated_subspace_f_y
+                + panda_link6_articulated_subspace_n_z
+                    * (t73 + panda_link5_spatial_acceleration_w_z)
+                + panda_link6_articulated_subspace_f_x
+                    * (t74 + panda_link5_spatial_acceleration_v_x)
+                + (t75 + panda_link5_spatial_acceleration_v_z)
+                    * panda_link6_articulated_subspace_f_z)) * panda_link6_inverse_pivot)
+            * panda_link6_rotation_02 + panda_link5_spatial_acceleration_w_x;
+    let panda_link6_spatial_acceleration_v_x = t74
+        + panda_link6_subspace_v_x
+            * ((panda_link6_remaining_force
+                - (panda_link6_articulated_subspace_n_x
+                    * (t70 + panda_link5_spatial_acceleration_w_x)
+                    + panda_link6_articulated_subspace_n_y
+                        * (t71 + panda_link5_spatial_acceleration_w_y)
+                    + (panda_link5_spatial_acceleration_v_y + t72)
+                        * panda_link6_articulated_subspace_f_y
+                    + panda_link6_articulated_subspace_n_z
+                        * (t73 + panda_link5_spatial_acceleration_w_z)
+                    + panda_link6_articulated_subspace_f_x
+                        * (t74 + panda_link5_spatial_acceleration_v_x)
+                    + (t75 + panda_link5_spatial_acceleration_v_z)
+                        * panda_link6_articulated_subspace_f_z))
+                * panda_link6_inverse_pivot) + panda_link5_spatial_acceleration_v_x;
+    let panda_link6_spatial_acceleration_w_z = t73
+        + ((panda_link6_remaining_force
+            - (panda_link6_articulated_subspace_n_x
+                * (t70 + panda_link5_spatial_acceleration_w_x)
+                + panda_link6_articulated_subspace_n_y
+                    * (t71 + panda_link5_spatial_acceleration_w_y)
+                + (panda_link5_spatial_acceleration_v_y + t72)
+                    * panda_link6_articulated_subspace_f_y
+                + panda_link6_articulated_subspace_n_z
+                    * (t73 + panda_link5_spatial_acceleration_w_z)
+                + panda_link6_articulated_subspace_f_x
+                    * (t74 + panda_link5_spatial_acceleration_v_x)
+                + (t75 + panda_link5_spatial_acceleration_v_z)
+                    * panda_link6_articulated_subspace_f_z)) * panda_link6_inverse_pivot)
+            * panda_link6_rotation_22 + panda_link5_spatial_acceleration_w_z;
+    let panda_link6_spatial_acceleration_v_y = ((panda_link6_remaining_force
+        - (panda_link6_articulated_subspace_n_x
+            * (t70 + panda_link5_spatial_acceleration_w_x)
+            + panda_link6_articulated_subspace_n_y
+                * (t71 + panda_link5_spatial_acceleration_w_y)
+            + (panda_link5_spatial_acceleration_v_y + t72)
+                * panda_link6_articulated_subspace_f_y
+            + panda_link6_articulated_subspace_n_z
+                * (t73 + panda_link5_spatial_acceleration_w_z)
+            + panda_link6_articulated_subspace_f_x
+                * (t74 + panda_link5_spatial_acceleration_v_x)
+            + (t75 + panda_link5_spatial_acceleration_v_z)
+                * panda_link6_articulated_subspace_f_z)) * panda_link6_inverse_pivot)
+        * panda_link6_subspace_v_y + panda_link5_spatial_acceleration_v_y + t72;
+    let panda_link6_spatial_acceleration_v_z = t75 + panda_link5_spatial_acceleration_v_z
+        + ((panda_link6_remaining_force
+            - (panda_link6_articulated_subspace_n_x
+                * (t70 + panda_link5_spatial_acceleration_w_x)
+                + panda_link6_articulated_subspace_n_y
+                    * (t71 + panda_link5_spatial_acceleration_w_y)
+                + (panda_link5_spatial_acceleration_v_y + t72)
+                    * panda_link6_articulated_subspace_f_y
+                + panda_link6_articulated_subspace_n_z
+                    * (t73 + panda_link5_spatial_acceleration_w_z)
+                + panda_link6_articulated_subspace_f_x
+                    * (t74 + panda_link5_spatial_acceleration_v_x)
+                + (t75 + panda_link5_spatial_acceleration_v_z)
+                    * panda_link6_articulated_subspace_f_z)) * panda_link6_inverse_pivot)
+            * panda_link6_subspace_v_z;
+    let panda_link6_spatial_acceleration_w_y = ((panda_link6_remaining_force
+        - (panda_link6_articulated_subspace_n_x
+            * (t70 + panda_link5_spatial_acceleration_w_x)
+            + panda_link6_articulated_subspace_n_y
+                * (t71 + panda_link5_spatial_acceleration_w_y)
+            + (panda_link5_spatial_acceleration_v_y + t72)
+                * panda_link6_articulated_subspace_f_y
+            + panda_link6_articulated_subspace_n_z
+                * (t73 + panda_link5_spatial_acceleration_w_z)
+            + panda_link6_articulated_subspace_f_x
+                * (t74 + panda_link5_spatial_acceleration_v_x)
+            + (t75 + panda_link5_spatial_acceleration_v_z)
+                * panda_link6_articulated_subspace_f_z)) * panda_link6_inverse_pivot)
+        * panda_link6_rotation_12 + t71 + panda_link5_spatial_acceleration_w_y;
+    out[6] = (panda_link7_remaining_force
+        - ((qd[6] * panda_link7_subspace_rate_w_x + panda_link6_spatial_acceleration_w_x)
+            * panda_link7_articulated_subspace_n_x
+            + (qd[6] * panda_link7_subspace_rate_v_x
+                + panda_link6_spatial_acceleration_v_x)
+                * panda_link7_articulated_subspace_f_x
+            + panda_link7_articulated_subspace_n_z
+                * (qd[6] * panda_link7_subspace_rate_w_z
+                    + panda_link6_spatial_acceleration_w_z)
+            + (panda_link6_spatial_acceleration_v_y
+                + qd[6] * panda_link7_subspace_rate_v_y)
+                * panda_link7_articulated_subspace_f_y
+            + (panda_link7_subspace_rate_v_z * qd[6]
+                + panda_link6_spatial_acceleration_v_z)
+                * panda_link7_articulated_subspace_f_z
+            + (qd[6] * panda_link7_subspace_rate_w_y
+                + panda_link6_spatial_acceleration_w_y)
+                * panda_link7_articulated_subspace_n_y)) * panda_link7_inverse_pivot;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// [`forward_dynamics_into`] that also keeps the articulated-body
 /// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
 /// before children), with which the runtime applies M^-1 to many columns in
@@ -23020,6 +25686,15 @@ impl Model<DOF, CONTACTS> for PandaArm {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn forward_dynamics_without_cache_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_without_cache_into(q, qd, tau, p, out)
     }
     const ARTICULATED_FACTOR: bool = true;
     fn articulated_factor_into(

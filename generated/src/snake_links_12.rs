@@ -3588,6 +3588,1367 @@ pub fn forward_dynamics_into(
     pivots[13] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] from the state alone, with no cache: the sines
+/// and cosines it reads are computed here and the poses and inertias inline,
+/// so nothing only other kernels read is computed or stored. For forward
+/// dynamics on its own (a rollout without contact); where contact kernels
+/// share the state's cache, [`cache`] and [`forward_dynamics_into`] are the
+/// faster pair. Same expressions, same results.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_without_cache_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 14];
+    let (sin_q2, cos_q2) = q[2].sin_cos();
+    let (sin_q3, cos_q3) = q[3].sin_cos();
+    let (sin_q4, cos_q4) = q[4].sin_cos();
+    let (sin_q5, cos_q5) = q[5].sin_cos();
+    let (sin_q6, cos_q6) = q[6].sin_cos();
+    let (sin_q7, cos_q7) = q[7].sin_cos();
+    let (sin_q8, cos_q8) = q[8].sin_cos();
+    let (sin_q9, cos_q9) = q[9].sin_cos();
+    let (sin_q10, cos_q10) = q[10].sin_cos();
+    let (sin_q11, cos_q11) = q[11].sin_cos();
+    let (sin_q12, cos_q12) = q[12].sin_cos();
+    let (sin_q13, cos_q13) = q[13].sin_cos();
+    let link2_position_x = p.link_length * cos_q2 + q[0];
+    let link2_subspace_v_z = -link2_position_x;
+    let t0 = cos_q2 * cos_q3;
+    let link2_rotation_22 = t0 - sin_q2 * sin_q3;
+    let link2_rotation_20 = cos_q2 * sin_q3 + sin_q2 * cos_q3;
+    let link3_rotation_20 = sin_q4 * link2_rotation_22 + cos_q4 * link2_rotation_20;
+    let link2_position_z = q[1] + sin_q2 * p.link_length;
+    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
+    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
+    let base_angle_rotation_02 = -sin_q2;
+    let link2_rotation_02 = base_angle_rotation_02 * cos_q3 - cos_q2 * sin_q3;
+    let link2_rotation_00 = t0 + base_angle_rotation_02 * sin_q3;
+    let link3_rotation_00 = link2_rotation_02 * sin_q4 + cos_q4 * link2_rotation_00;
+    let link3_rotation_02 = cos_q4 * link2_rotation_02 - sin_q4 * link2_rotation_00;
+    let link4_rotation_02 = cos_q5 * link3_rotation_02 - sin_q5 * link3_rotation_00;
+    let link4_rotation_00 = cos_q5 * link3_rotation_00 + sin_q5 * link3_rotation_02;
+    let link5_rotation_00 = link4_rotation_02 * sin_q6 + link4_rotation_00 * cos_q6;
+    let link5_rotation_02 = link4_rotation_02 * cos_q6 - link4_rotation_00 * sin_q6;
+    let link6_rotation_02 = link5_rotation_02 * cos_q7 - sin_q7 * link5_rotation_00;
+    let link6_rotation_00 = link5_rotation_00 * cos_q7 + sin_q7 * link5_rotation_02;
+    let link7_rotation_00 = sin_q8 * link6_rotation_02 + link6_rotation_00 * cos_q8;
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link7_position_x = link6_position_x + p.link_length * link6_rotation_00;
+    let link8_position_x = p.link_length * link7_rotation_00 + link7_position_x;
+    let link7_rotation_02 = cos_q8 * link6_rotation_02 - sin_q8 * link6_rotation_00;
+    let link8_rotation_00 = link7_rotation_00 * cos_q9 + sin_q9 * link7_rotation_02;
+    let link9_position_x = link8_position_x + link8_rotation_00 * p.link_length;
+    let link8_rotation_02 = cos_q9 * link7_rotation_02 - sin_q9 * link7_rotation_00;
+    let link9_rotation_00 = link8_rotation_00 * cos_q10 + sin_q10 * link8_rotation_02;
+    let link10_position_x = link9_position_x + p.link_length * link9_rotation_00;
+    let link10_subspace_v_z = -link10_position_x;
+    let link9_rotation_02 = link8_rotation_02 * cos_q10 - sin_q10 * link8_rotation_00;
+    let link10_rotation_00 = cos_q11 * link9_rotation_00 + link9_rotation_02 * sin_q11;
+    let link11_position_x = p.link_length * link10_rotation_00 + link10_position_x;
+    let link10_rotation_02 = cos_q11 * link9_rotation_02 - sin_q11 * link9_rotation_00;
+    let link11_rotation_00 = cos_q12 * link10_rotation_00 + link10_rotation_02 * sin_q12;
+    let link12_position_x = link11_position_x + p.link_length * link11_rotation_00;
+    let link11_rotation_02 = link10_rotation_02 * cos_q12 - sin_q12 * link10_rotation_00;
+    let link12_rotation_00 = sin_q13 * link11_rotation_02 + cos_q13 * link11_rotation_00;
+    let link12_com_x = link12_position_x + 0.5 * link12_rotation_00 * p.link_length;
+    let link3_rotation_22 = cos_q4 * link2_rotation_22 - sin_q4 * link2_rotation_20;
+    let link4_rotation_22 = cos_q5 * link3_rotation_22 - sin_q5 * link3_rotation_20;
+    let link4_rotation_20 = sin_q5 * link3_rotation_22 + cos_q5 * link3_rotation_20;
+    let link5_rotation_20 = link4_rotation_22 * sin_q6 + link4_rotation_20 * cos_q6;
+    let link5_rotation_22 = link4_rotation_22 * cos_q6 - link4_rotation_20 * sin_q6;
+    let link6_rotation_20 = link5_rotation_20 * cos_q7 + sin_q7 * link5_rotation_22;
+    let link6_rotation_22 = link5_rotation_22 * cos_q7 - sin_q7 * link5_rotation_20;
+    let link7_rotation_22 = cos_q8 * link6_rotation_22 - sin_q8 * link6_rotation_20;
+    let link7_rotation_20 = sin_q8 * link6_rotation_22 + cos_q8 * link6_rotation_20;
+    let link8_rotation_22 = link7_rotation_22 * cos_q9 - sin_q9 * link7_rotation_20;
+    let link8_rotation_20 = link7_rotation_20 * cos_q9 + sin_q9 * link7_rotation_22;
+    let link9_rotation_22 = link8_rotation_22 * cos_q10 - sin_q10 * link8_rotation_20;
+    let link9_rotation_20 = link8_rotation_20 * cos_q10 + sin_q10 * link8_rotation_22;
+    let link10_rotation_20 = link9_rotation_22 * sin_q11 + link9_rotation_20 * cos_q11;
+    let link10_rotation_22 = cos_q11 * link9_rotation_22 - link9_rotation_20 * sin_q11;
+    let link11_rotation_20 = link10_rotation_20 * cos_q12 + link10_rotation_22 * sin_q12;
+    let link11_rotation_22 = link10_rotation_22 * cos_q12 - link10_rotation_20 * sin_q12;
+    let link12_rotation_20 = cos_q13 * link11_rotation_20 + sin_q13 * link11_rotation_22;
+    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
+    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
+    let link7_position_z = link6_position_z + p.link_length * link6_rotation_20;
+    let link8_position_z = link7_position_z + p.link_length * link7_rotation_20;
+    let link9_position_z = link8_position_z + p.link_length * link8_rotation_20;
+    let link10_position_z = link9_rotation_20 * p.link_length + link9_position_z;
+    let link11_position_z = link10_position_z + p.link_length * link10_rotation_20;
+    let link12_position_z = p.link_length * link11_rotation_20 + link11_position_z;
+    let link12_com_z = 0.5 * link12_rotation_20 * p.link_length + link12_position_z;
+    let link12_inertia_i_11 = p.link_inertia
+        + (link12_com_x * link12_com_x + link12_com_z * link12_com_z) * p.link_mass;
+    let link12_subspace_v_z = -link12_position_x;
+    let link12_inertia_h_x = link12_com_x * p.link_mass;
+    let link12_articulated_15 = -link12_inertia_h_x;
+    let link12_inertia_h_z = p.link_mass * link12_com_z;
+    let link12_articulated_subspace_n_y = link12_subspace_v_z * link12_articulated_15
+        + link12_position_z * link12_inertia_h_z - link12_inertia_i_11;
+    let link12_articulated_subspace_f_z = link12_subspace_v_z * p.link_mass
+        - link12_articulated_15;
+    let link12_articulated_04 = -link12_inertia_h_z;
+    let link12_projected_inertia_f_x = p.link_mass * link12_position_z
+        + link12_articulated_04;
+    pivots[0] = link12_subspace_v_z * link12_articulated_subspace_f_z
+        + link12_position_z * link12_projected_inertia_f_x
+        - link12_articulated_subspace_n_y;
+    let link12_inverse_pivot = 1.0
+        / (link12_subspace_v_z * link12_articulated_subspace_f_z
+            + link12_position_z * link12_projected_inertia_f_x
+            - link12_articulated_subspace_n_y);
+    let link12_articulated_passed_15 = link12_articulated_15
+        - link12_articulated_subspace_n_y * link12_inverse_pivot
+            * link12_articulated_subspace_f_z;
+    let link11_com_x = link11_position_x + 0.5 * p.link_length * link11_rotation_00;
+    let link11_inertia_h_x = link11_com_x * p.link_mass;
+    let link11_articulated_15 = link12_articulated_passed_15 - link11_inertia_h_x;
+    let link11_subspace_v_z = -link11_position_x;
+    let link12_articulated_passed_55 = p.link_mass
+        - link12_inverse_pivot * link12_articulated_subspace_f_z
+            * link12_articulated_subspace_f_z;
+    let link11_articulated_55 = p.link_mass + link12_articulated_passed_55;
+    let link12_articulated_passed_35 = -(link12_inverse_pivot
+        * link12_projected_inertia_f_x * link12_articulated_subspace_f_z);
+    let link11_articulated_subspace_f_z = link11_subspace_v_z * link11_articulated_55
+        + link12_articulated_passed_35 * link11_position_z - link11_articulated_15;
+    let link12_articulated_passed_11 = link12_inertia_i_11
+        - link12_articulated_subspace_n_y * link12_articulated_subspace_n_y
+            * link12_inverse_pivot;
+    let link11_com_z = 0.5 * p.link_length * link11_rotation_20 + link11_position_z;
+    let link11_inertia_i_11 = p.link_inertia
+        + (link11_com_x * link11_com_x + link11_com_z * link11_com_z) * p.link_mass;
+    let link11_articulated_11 = link12_articulated_passed_11 + link11_inertia_i_11;
+    let link11_inertia_h_z = link11_com_z * p.link_mass;
+    let link12_articulated_passed_13 = link12_inertia_h_z
+        - link12_articulated_subspace_n_y * link12_inverse_pivot
+            * link12_projected_inertia_f_x;
+    let link11_articulated_13 = link11_inertia_h_z + link12_articulated_passed_13;
+    let link11_articulated_subspace_n_y = link11_subspace_v_z * link11_articulated_15
+        + link11_articulated_13 * link11_position_z - link11_articulated_11;
+    let link12_articulated_passed_33 = p.link_mass
+        - link12_inverse_pivot * link12_projected_inertia_f_x
+            * link12_projected_inertia_f_x;
+    let link11_articulated_33 = link12_articulated_passed_33 + p.link_mass;
+    let link11_articulated_subspace_f_x = link11_subspace_v_z
+        * link12_articulated_passed_35 + link11_articulated_33 * link11_position_z
+        - link11_articulated_13;
+    pivots[1] = link11_articulated_subspace_f_x * link11_position_z
+        + link11_subspace_v_z * link11_articulated_subspace_f_z
+        - link11_articulated_subspace_n_y;
+    let link11_inverse_pivot = 1.0
+        / (link11_articulated_subspace_f_x * link11_position_z
+            + link11_subspace_v_z * link11_articulated_subspace_f_z
+            - link11_articulated_subspace_n_y);
+    let link11_articulated_passed_55 = link11_articulated_55
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_articulated_55 = p.link_mass + link11_articulated_passed_55;
+    let link11_articulated_passed_15 = link11_articulated_15
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_com_x = 0.5 * p.link_length * link10_rotation_00 + link10_position_x;
+    let link10_inertia_h_x = link10_com_x * p.link_mass;
+    let link10_articulated_15 = link11_articulated_passed_15 - link10_inertia_h_x;
+    let link11_articulated_passed_35 = link12_articulated_passed_35
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_subspace_f_z = link10_subspace_v_z * link10_articulated_55
+        + link11_articulated_passed_35 * link10_position_z - link10_articulated_15;
+    let link11_articulated_passed_33 = link11_articulated_33
+        - link11_articulated_subspace_f_x * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_33 = p.link_mass + link11_articulated_passed_33;
+    let link11_articulated_passed_13 = link11_articulated_13
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_com_z = 0.5 * p.link_length * link10_rotation_20 + link10_position_z;
+    let link10_inertia_h_z = link10_com_z * p.link_mass;
+    let link10_articulated_13 = link11_articulated_passed_13 + link10_inertia_h_z;
+    let link10_articulated_subspace_f_x = link10_articulated_33 * link10_position_z
+        + link10_subspace_v_z * link11_articulated_passed_35 - link10_articulated_13;
+    let link11_articulated_passed_11 = link11_articulated_11
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_n_y
+            * link11_inverse_pivot;
+    let link10_inertia_i_11 = (link10_com_x * link10_com_x + link10_com_z * link10_com_z)
+        * p.link_mass + p.link_inertia;
+    let link10_articulated_11 = link11_articulated_passed_11 + link10_inertia_i_11;
+    let link10_articulated_subspace_n_y = link10_position_z * link10_articulated_13
+        + link10_articulated_15 * link10_subspace_v_z - link10_articulated_11;
+    pivots[2] = link10_subspace_v_z * link10_articulated_subspace_f_z
+        + link10_position_z * link10_articulated_subspace_f_x
+        - link10_articulated_subspace_n_y;
+    let link10_inverse_pivot = 1.0
+        / (link10_subspace_v_z * link10_articulated_subspace_f_z
+            + link10_position_z * link10_articulated_subspace_f_x
+            - link10_articulated_subspace_n_y);
+    let link10_articulated_passed_35 = link11_articulated_passed_35
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link9_subspace_v_z = -link9_position_x;
+    let link10_articulated_passed_55 = link10_articulated_55
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_f_z
+            * link10_inverse_pivot;
+    let link9_articulated_55 = link10_articulated_passed_55 + p.link_mass;
+    let link10_articulated_passed_15 = link10_articulated_15
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_com_x = 0.5 * p.link_length * link9_rotation_00 + link9_position_x;
+    let link9_inertia_h_x = link9_com_x * p.link_mass;
+    let link9_articulated_15 = link10_articulated_passed_15 - link9_inertia_h_x;
+    let link9_articulated_subspace_f_z = link9_subspace_v_z * link9_articulated_55
+        + link10_articulated_passed_35 * link9_position_z - link9_articulated_15;
+    let link10_articulated_passed_13 = link10_articulated_13
+        - link10_articulated_subspace_n_y * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link9_com_z = link9_position_z + 0.5 * link9_rotation_20 * p.link_length;
+    let link9_inertia_h_z = p.link_mass * link9_com_z;
+    let link9_articulated_13 = link10_articulated_passed_13 + link9_inertia_h_z;
+    let link10_articulated_passed_33 = link10_articulated_33
+        - link10_articulated_subspace_f_x * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link9_articulated_33 = link10_articulated_passed_33 + p.link_mass;
+    let link9_articulated_subspace_f_x = link9_subspace_v_z
+        * link10_articulated_passed_35 + link9_position_z * link9_articulated_33
+        - link9_articulated_13;
+    let link10_articulated_passed_11 = link10_articulated_11
+        - link10_articulated_subspace_n_y * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_inertia_i_11 = (link9_com_z * link9_com_z + link9_com_x * link9_com_x)
+        * p.link_mass + p.link_inertia;
+    let link9_articulated_11 = link10_articulated_passed_11 + link9_inertia_i_11;
+    let link9_articulated_subspace_n_y = link9_articulated_13 * link9_position_z
+        + link9_articulated_15 * link9_subspace_v_z - link9_articulated_11;
+    pivots[3] = link9_subspace_v_z * link9_articulated_subspace_f_z
+        + link9_position_z * link9_articulated_subspace_f_x
+        - link9_articulated_subspace_n_y;
+    let link9_inverse_pivot = 1.0
+        / (link9_subspace_v_z * link9_articulated_subspace_f_z
+            + link9_position_z * link9_articulated_subspace_f_x
+            - link9_articulated_subspace_n_y);
+    let link9_articulated_passed_35 = link10_articulated_passed_35
+        - link9_articulated_subspace_f_z * link9_inverse_pivot
+            * link9_articulated_subspace_f_x;
+    let link9_articulated_passed_15 = link9_articulated_15
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_com_x = 0.5 * link8_rotation_00 * p.link_length + link8_position_x;
+    let link8_inertia_h_x = p.link_mass * link8_com_x;
+    let link8_articulated_15 = link9_articulated_passed_15 - link8_inertia_h_x;
+    let link9_articulated_passed_55 = link9_articulated_55
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_f_z
+            * link9_inverse_pivot;
+    let link8_articulated_55 = link9_articulated_passed_55 + p.link_mass;
+    let link8_subspace_v_z = -link8_position_x;
+    let link8_articulated_subspace_f_z = link9_articulated_passed_35 * link8_position_z
+        + link8_articulated_55 * link8_subspace_v_z - link8_articulated_15;
+    let link9_articulated_passed_11 = link9_articulated_11
+        - link9_articulated_subspace_n_y * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_com_z = link8_position_z + 0.5 * p.link_length * link8_rotation_20;
+    let link8_inertia_i_11 = p.link_inertia
+        + (link8_com_x * link8_com_x + link8_com_z * link8_com_z) * p.link_mass;
+    let link8_articulated_11 = link9_articulated_passed_11 + link8_inertia_i_11;
+    let link8_inertia_h_z = p.link_mass * link8_com_z;
+    let link9_articulated_passed_13 = link9_articulated_13
+        - link9_articulated_subspace_n_y * link9_inverse_pivot
+            * link9_articulated_subspace_f_x;
+    let link8_articulated_13 = link8_inertia_h_z + link9_articulated_passed_13;
+    let link8_articulated_subspace_n_y = link8_subspace_v_z * link8_articulated_15
+        + link8_position_z * link8_articulated_13 - link8_articulated_11;
+    let link9_articulated_passed_33 = link9_articulated_33
+        - link9_inverse_pivot * link9_articulated_subspace_f_x
+            * link9_articulated_subspace_f_x;
+    let link8_articulated_33 = link9_articulated_passed_33 + p.link_mass;
+    let link8_articulated_subspace_f_x = link9_articulated_passed_35 * link8_subspace_v_z
+        + link8_position_z * link8_articulated_33 - link8_articulated_13;
+    pivots[4] = link8_articulated_subspace_f_z * link8_subspace_v_z
+        + link8_position_z * link8_articulated_subspace_f_x
+        - link8_articulated_subspace_n_y;
+    let link8_inverse_pivot = 1.0
+        / (link8_articulated_subspace_f_z * link8_subspace_v_z
+            + link8_position_z * link8_articulated_subspace_f_x
+            - link8_articulated_subspace_n_y);
+    let link8_articulated_passed_35 = link9_articulated_passed_35
+        - link8_articulated_subspace_f_z * link8_inverse_pivot
+            * link8_articulated_subspace_f_x;
+    let link7_subspace_v_z = -link7_position_x;
+    let link8_articulated_passed_55 = link8_articulated_55
+        - link8_articulated_subspace_f_z * link8_articulated_subspace_f_z
+            * link8_inverse_pivot;
+    let link7_articulated_55 = p.link_mass + link8_articulated_passed_55;
+    let link8_articulated_passed_15 = link8_articulated_15
+        - link8_articulated_subspace_f_z * link8_articulated_subspace_n_y
+            * link8_inverse_pivot;
+    let link7_com_x = 0.5 * p.link_length * link7_rotation_00 + link7_position_x;
+    let link7_inertia_h_x = p.link_mass * link7_com_x;
+    let link7_articulated_15 = link8_articulated_passed_15 - link7_inertia_h_x;
+    let link7_articulated_subspace_f_z = link7_subspace_v_z * link7_articulated_55
+        + link7_position_z * link8_articulated_passed_35 - link7_articulated_15;
+    let link8_articulated_passed_33 = link8_articulated_33
+        - link8_inverse_pivot * link8_articulated_subspace_f_x
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_33 = link8_articulated_passed_33 + p.link_mass;
+    let link8_articulated_passed_13 = link8_articulated_13
+        - link8_articulated_subspace_n_y * link8_inverse_pivot
+            * link8_articulated_subspace_f_x;
+    let link7_com_z = 0.5 * p.link_length * link7_rotation_20 + link7_position_z;
+    let link7_inertia_h_z = p.link_mass * link7_com_z;
+    let link7_articulated_13 = link8_articulated_passed_13 + link7_inertia_h_z;
+    let link7_articulated_subspace_f_x = link7_position_z * link7_articulated_33
+        + link8_articulated_passed_35 * link7_subspace_v_z - link7_articulated_13;
+    let link8_articulated_passed_11 = link8_articulated_11
+        - link8_articulated_subspace_n_y * link8_articulated_subspace_n_y
+            * link8_inverse_pivot;
+    let link7_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link7_com_x * link7_com_x + link7_com_z * link7_com_z);
+    let link7_articulated_11 = link8_articulated_passed_11 + link7_inertia_i_11;
+    let link7_articulated_subspace_n_y = link7_position_z * link7_articulated_13
+        + link7_articulated_15 * link7_subspace_v_z - link7_articulated_11;
+    pivots[5] = link7_articulated_subspace_f_z * link7_subspace_v_z
+        + link7_position_z * link7_articulated_subspace_f_x
+        - link7_articulated_subspace_n_y;
+    let link7_inverse_pivot = 1.0
+        / (link7_articulated_subspace_f_z * link7_subspace_v_z
+            + link7_position_z * link7_articulated_subspace_f_x
+            - link7_articulated_subspace_n_y);
+    let link7_articulated_passed_35 = link8_articulated_passed_35
+        - link7_articulated_subspace_f_z * link7_articulated_subspace_f_x
+            * link7_inverse_pivot;
+    let link6_subspace_v_z = -link6_position_x;
+    let link7_articulated_passed_33 = link7_articulated_33
+        - link7_articulated_subspace_f_x * link7_articulated_subspace_f_x
+            * link7_inverse_pivot;
+    let link6_articulated_33 = link7_articulated_passed_33 + p.link_mass;
+    let link7_articulated_passed_13 = link7_articulated_13
+        - link7_articulated_subspace_n_y * link7_articulated_subspace_f_x
+            * link7_inverse_pivot;
+    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
+    let link6_inertia_h_z = link6_com_z * p.link_mass;
+    let link6_articulated_13 = link7_articulated_passed_13 + link6_inertia_h_z;
+    let link6_articulated_subspace_f_x = link6_subspace_v_z * link7_articulated_passed_35
+        + link6_articulated_33 * link6_position_z - link6_articulated_13;
+    let link7_articulated_passed_55 = link7_articulated_55
+        - link7_articulated_subspace_f_z * link7_articulated_subspace_f_z
+            * link7_inverse_pivot;
+    let link6_articulated_55 = p.link_mass + link7_articulated_passed_55;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link7_articulated_passed_15 = link7_articulated_15
+        - link7_articulated_subspace_n_y * link7_articulated_subspace_f_z
+            * link7_inverse_pivot;
+    let link6_articulated_15 = link7_articulated_passed_15 - link6_inertia_h_x;
+    let link6_articulated_subspace_f_z = link6_subspace_v_z * link6_articulated_55
+        + link6_position_z * link7_articulated_passed_35 - link6_articulated_15;
+    let link7_articulated_passed_11 = link7_articulated_11
+        - link7_articulated_subspace_n_y * link7_articulated_subspace_n_y
+            * link7_inverse_pivot;
+    let link6_inertia_i_11 = (link6_com_x * link6_com_x + link6_com_z * link6_com_z)
+        * p.link_mass + p.link_inertia;
+    let link6_articulated_11 = link7_articulated_passed_11 + link6_inertia_i_11;
+    let link6_articulated_subspace_n_y = link6_subspace_v_z * link6_articulated_15
+        + link6_position_z * link6_articulated_13 - link6_articulated_11;
+    pivots[6] = link6_articulated_subspace_f_x * link6_position_z
+        + link6_subspace_v_z * link6_articulated_subspace_f_z
+        - link6_articulated_subspace_n_y;
+    let link6_inverse_pivot = 1.0
+        / (link6_articulated_subspace_f_x * link6_position_z
+            + link6_subspace_v_z * link6_articulated_subspace_f_z
+            - link6_articulated_subspace_n_y);
+    let link6_articulated_passed_35 = link7_articulated_passed_35
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link5_subspace_v_z = -link5_position_x;
+    let link6_articulated_passed_13 = link6_articulated_13
+        - link6_articulated_subspace_f_x * link6_inverse_pivot
+            * link6_articulated_subspace_n_y;
+    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
+    let link5_inertia_h_z = link5_com_z * p.link_mass;
+    let link5_articulated_13 = link6_articulated_passed_13 + link5_inertia_h_z;
+    let link6_articulated_passed_33 = link6_articulated_33
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_x
+            * link6_inverse_pivot;
+    let link5_articulated_33 = p.link_mass + link6_articulated_passed_33;
+    let link5_articulated_subspace_f_x = link6_articulated_passed_35 * link5_subspace_v_z
+        + link5_position_z * link5_articulated_33 - link5_articulated_13;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link5_com_z * link5_com_z + link5_com_x * link5_com_x);
+    let link6_articulated_passed_11 = link6_articulated_11
+        - link6_inverse_pivot * link6_articulated_subspace_n_y
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_11 = link5_inertia_i_11 + link6_articulated_passed_11;
+    let link6_articulated_passed_15 = link6_articulated_15
+        - link6_articulated_subspace_f_z * link6_inverse_pivot
+            * link6_articulated_subspace_n_y;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_articulated_15 = link6_articulated_passed_15 - link5_inertia_h_x;
+    let link5_articulated_subspace_n_y = link5_articulated_15 * link5_subspace_v_z
+        + link5_position_z * link5_articulated_13 - link5_articulated_11;
+    let link6_articulated_passed_55 = link6_articulated_55
+        - link6_articulated_subspace_f_z * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link5_articulated_55 = link6_articulated_passed_55 + p.link_mass;
+    let link5_articulated_subspace_f_z = link5_articulated_55 * link5_subspace_v_z
+        + link5_position_z * link6_articulated_passed_35 - link5_articulated_15;
+    pivots[7] = link5_articulated_subspace_f_z * link5_subspace_v_z
+        + link5_position_z * link5_articulated_subspace_f_x
+        - link5_articulated_subspace_n_y;
+    let link5_inverse_pivot = 1.0
+        / (link5_articulated_subspace_f_z * link5_subspace_v_z
+            + link5_position_z * link5_articulated_subspace_f_x
+            - link5_articulated_subspace_n_y);
+    let link5_articulated_passed_13 = link5_articulated_13
+        - link5_articulated_subspace_f_x * link5_articulated_subspace_n_y
+            * link5_inverse_pivot;
+    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
+    let link4_inertia_h_z = link4_com_z * p.link_mass;
+    let link4_articulated_13 = link5_articulated_passed_13 + link4_inertia_h_z;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link4_com_x * link4_com_x + link4_com_z * link4_com_z);
+    let link5_articulated_passed_11 = link5_articulated_11
+        - link5_articulated_subspace_n_y * link5_articulated_subspace_n_y
+            * link5_inverse_pivot;
+    let link4_articulated_11 = link4_inertia_i_11 + link5_articulated_passed_11;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link5_articulated_passed_15 = link5_articulated_15
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_n_y
+            * link5_inverse_pivot;
+    let link4_articulated_15 = link5_articulated_passed_15 - link4_inertia_h_x;
+    let link4_subspace_v_z = -link4_position_x;
+    let link4_articulated_subspace_n_y = link4_position_z * link4_articulated_13
+        + link4_articulated_15 * link4_subspace_v_z - link4_articulated_11;
+    let link5_articulated_passed_55 = link5_articulated_55
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_z
+            * link5_inverse_pivot;
+    let link4_articulated_55 = link5_articulated_passed_55 + p.link_mass;
+    let link5_articulated_passed_35 = link6_articulated_passed_35
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_subspace_f_z = link4_subspace_v_z * link4_articulated_55
+        + link4_position_z * link5_articulated_passed_35 - link4_articulated_15;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_articulated_subspace_f_x * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_33 = link5_articulated_passed_33 + p.link_mass;
+    let link4_articulated_subspace_f_x = link5_articulated_passed_35 * link4_subspace_v_z
+        + link4_position_z * link4_articulated_33 - link4_articulated_13;
+    pivots[8] = link4_subspace_v_z * link4_articulated_subspace_f_z
+        + link4_position_z * link4_articulated_subspace_f_x
+        - link4_articulated_subspace_n_y;
+    let link4_inverse_pivot = 1.0
+        / (link4_subspace_v_z * link4_articulated_subspace_f_z
+            + link4_position_z * link4_articulated_subspace_f_x
+            - link4_articulated_subspace_n_y);
+    let link4_articulated_passed_55 = link4_articulated_55
+        - link4_inverse_pivot * link4_articulated_subspace_f_z
+            * link4_articulated_subspace_f_z;
+    let link3_articulated_55 = p.link_mass + link4_articulated_passed_55;
+    let link3_subspace_v_z = -link3_position_x;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link4_articulated_passed_15 = link4_articulated_15
+        - link4_inverse_pivot * link4_articulated_subspace_n_y
+            * link4_articulated_subspace_f_z;
+    let link3_articulated_15 = link4_articulated_passed_15 - link3_inertia_h_x;
+    let link4_articulated_passed_35 = link5_articulated_passed_35
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_f_z;
+    let link3_articulated_subspace_f_z = link3_articulated_55 * link3_subspace_v_z
+        + link4_articulated_passed_35 * link3_position_z - link3_articulated_15;
+    let link4_articulated_passed_13 = link4_articulated_13
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_n_y;
+    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
+    let link3_inertia_h_z = link3_com_z * p.link_mass;
+    let link3_articulated_13 = link4_articulated_passed_13 + link3_inertia_h_z;
+    let link3_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link3_com_z * link3_com_z + link3_com_x * link3_com_x);
+    let link4_articulated_passed_11 = link4_articulated_11
+        - link4_inverse_pivot * link4_articulated_subspace_n_y
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_11 = link3_inertia_i_11 + link4_articulated_passed_11;
+    let link3_articulated_subspace_n_y = link3_articulated_15 * link3_subspace_v_z
+        + link3_articulated_13 * link3_position_z - link3_articulated_11;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_33 = link4_articulated_passed_33 + p.link_mass;
+    let link3_articulated_subspace_f_x = link3_articulated_33 * link3_position_z
+        + link4_articulated_passed_35 * link3_subspace_v_z - link3_articulated_13;
+    pivots[9] = link3_articulated_subspace_f_z * link3_subspace_v_z
+        + link3_articulated_subspace_f_x * link3_position_z
+        - link3_articulated_subspace_n_y;
+    let link3_inverse_pivot = 1.0
+        / (link3_articulated_subspace_f_z * link3_subspace_v_z
+            + link3_articulated_subspace_f_x * link3_position_z
+            - link3_articulated_subspace_n_y);
+    let link3_articulated_passed_55 = link3_articulated_55
+        - link3_inverse_pivot * link3_articulated_subspace_f_z
+            * link3_articulated_subspace_f_z;
+    let link2_articulated_55 = link3_articulated_passed_55 + p.link_mass;
+    let link3_articulated_passed_15 = link3_articulated_15
+        - link3_articulated_subspace_n_y * link3_inverse_pivot
+            * link3_articulated_subspace_f_z;
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_articulated_15 = link3_articulated_passed_15 - link2_inertia_h_x;
+    let link3_articulated_passed_35 = link4_articulated_passed_35
+        - link3_articulated_subspace_f_x * link3_inverse_pivot
+            * link3_articulated_subspace_f_z;
+    let link2_articulated_subspace_f_z = link2_subspace_v_z * link2_articulated_55
+        + link2_position_z * link3_articulated_passed_35 - link2_articulated_15;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_x
+            * link3_inverse_pivot;
+    let link2_articulated_33 = link3_articulated_passed_33 + p.link_mass;
+    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
+    let link2_inertia_h_z = p.link_mass * link2_com_z;
+    let link3_articulated_passed_13 = link3_articulated_13
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_n_y
+            * link3_inverse_pivot;
+    let link2_articulated_13 = link2_inertia_h_z + link3_articulated_passed_13;
+    let link2_articulated_subspace_f_x = link2_position_z * link2_articulated_33
+        + link2_subspace_v_z * link3_articulated_passed_35 - link2_articulated_13;
+    let link3_articulated_passed_11 = link3_articulated_11
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_n_y
+            * link3_inverse_pivot;
+    let link2_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link2_com_x * link2_com_x + link2_com_z * link2_com_z);
+    let link2_articulated_11 = link3_articulated_passed_11 + link2_inertia_i_11;
+    let link2_articulated_subspace_n_y = link2_articulated_15 * link2_subspace_v_z
+        + link2_articulated_13 * link2_position_z - link2_articulated_11;
+    pivots[10] = link2_position_z * link2_articulated_subspace_f_x
+        + link2_subspace_v_z * link2_articulated_subspace_f_z
+        - link2_articulated_subspace_n_y;
+    let link2_inverse_pivot = 1.0
+        / (link2_position_z * link2_articulated_subspace_f_x
+            + link2_subspace_v_z * link2_articulated_subspace_f_z
+            - link2_articulated_subspace_n_y);
+    let link2_articulated_passed_35 = link3_articulated_passed_35
+        - link2_articulated_subspace_f_z * link2_inverse_pivot
+            * link2_articulated_subspace_f_x;
+    let link2_articulated_passed_55 = link2_articulated_55
+        - link2_articulated_subspace_f_z * link2_articulated_subspace_f_z
+            * link2_inverse_pivot;
+    let link1_articulated_55 = p.link_mass + link2_articulated_passed_55;
+    let base_angle_subspace_v_z = -q[0];
+    let link2_articulated_passed_15 = link2_articulated_15
+        - link2_articulated_subspace_f_z * link2_inverse_pivot
+            * link2_articulated_subspace_n_y;
+    let link1_com_x = 0.5 * p.link_length * cos_q2 + q[0];
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_articulated_15 = link2_articulated_passed_15 - link1_inertia_h_x;
+    let base_angle_articulated_subspace_f_z = q[1] * link2_articulated_passed_35
+        + link1_articulated_55 * base_angle_subspace_v_z - link1_articulated_15;
+    let link2_articulated_passed_13 = link2_articulated_13
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_n_y;
+    let link1_com_z = q[1] + 0.5 * sin_q2 * p.link_length;
+    let link1_inertia_h_z = link1_com_z * p.link_mass;
+    let link1_articulated_13 = link2_articulated_passed_13 + link1_inertia_h_z;
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_33 = link2_articulated_passed_33 + p.link_mass;
+    let base_angle_articulated_subspace_f_x = base_angle_subspace_v_z
+        * link2_articulated_passed_35 + q[1] * link1_articulated_33
+        - link1_articulated_13;
+    let link2_articulated_passed_11 = link2_articulated_11
+        - link2_inverse_pivot * link2_articulated_subspace_n_y
+            * link2_articulated_subspace_n_y;
+    let link1_inertia_i_11 = (link1_com_x * link1_com_x + link1_com_z * link1_com_z)
+        * p.link_mass + p.link_inertia;
+    let link1_articulated_11 = link2_articulated_passed_11 + link1_inertia_i_11;
+    let base_angle_articulated_subspace_n_y = base_angle_subspace_v_z
+        * link1_articulated_15 + q[1] * link1_articulated_13 - link1_articulated_11;
+    pivots[11] = base_angle_articulated_subspace_f_z * base_angle_subspace_v_z
+        + q[1] * base_angle_articulated_subspace_f_x
+        - base_angle_articulated_subspace_n_y;
+    let base_angle_inverse_pivot = 1.0
+        / (base_angle_articulated_subspace_f_z * base_angle_subspace_v_z
+            + q[1] * base_angle_articulated_subspace_f_x
+            - base_angle_articulated_subspace_n_y);
+    let base_angle_articulated_passed_35 = link2_articulated_passed_35
+        - base_angle_articulated_subspace_f_z * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_f_x;
+    pivots[12] = link1_articulated_55
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+            * base_angle_inverse_pivot;
+    let base_z_inverse_pivot = 1.0
+        / (link1_articulated_55
+            - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+                * base_angle_inverse_pivot);
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_inverse_pivot * base_angle_articulated_subspace_f_x
+            * base_angle_articulated_subspace_f_x;
+    pivots[13] = base_angle_articulated_passed_33
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_x_inverse_pivot = 1.0
+        / (base_angle_articulated_passed_33
+            - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+                * base_z_inverse_pivot);
+    let base_z_articulated_passed_35 = base_angle_articulated_passed_35
+        - base_angle_articulated_passed_35
+            * (link1_articulated_55
+                - base_angle_articulated_subspace_f_z
+                    * base_angle_articulated_subspace_f_z * base_angle_inverse_pivot)
+            * base_z_inverse_pivot;
+    let base_angle_velocity_v_z = qd[2] * base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + link2_subspace_v_z * qd[3];
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * link3_subspace_v_z;
+    let link4_velocity_v_z = qd[5] * link4_subspace_v_z + link3_velocity_v_z;
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * link6_subspace_v_z;
+    let link7_velocity_v_z = link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + link8_subspace_v_z * qd[9];
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - link8_inertia_h_x * link8_velocity_w_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_z;
+    let link4_velocity_v_x = link3_velocity_v_x + link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * link6_position_z + link5_velocity_v_x;
+    let link7_velocity_v_x = link7_position_z * qd[8] + link6_velocity_v_x;
+    let link8_velocity_v_x = link7_velocity_v_x + link8_position_z * qd[9];
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - link9_position_z * link8_velocity_w_y;
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link9_velocity_v_z = link8_velocity_v_z + link9_subspace_v_z * qd[10];
+    let link10_subspace_rate_v_x = link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link9_velocity_v_x = link9_position_z * qd[10] + link8_velocity_v_x;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * link10_position_z;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - link9_inertia_h_x * link9_velocity_w_y;
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link10_velocity_v_z = link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_velocity_v_z = link10_velocity_v_z + link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + link12_subspace_v_z * qd[13];
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - link12_inertia_h_x * link12_velocity_w_y;
+    let link12_articulated_bias_f_x = link12_velocity_w_y * link12_momentum_f_z;
+    let link10_velocity_v_x = qd[11] * link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * link11_position_z;
+    let link12_velocity_v_x = qd[13] * link12_position_z + link11_velocity_v_x;
+    let link12_momentum_f_x = link12_velocity_w_y * link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_articulated_bias_f_z = -(link12_velocity_w_y * link12_momentum_f_x);
+    let link12_articulated_bias_n_y = link12_velocity_v_z * link12_momentum_f_x
+        - link12_velocity_v_x * link12_momentum_f_z;
+    let link12_remaining_force = tau[13]
+        - (link12_subspace_v_z * link12_articulated_bias_f_z
+            + link12_articulated_bias_f_x * link12_position_z
+            - link12_articulated_bias_n_y);
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - link11_inertia_h_x * link11_velocity_w_y;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + link12_subspace_v_z * link11_velocity_w_y;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - link12_position_z * link11_velocity_w_y;
+    let link11_articulated_bias_f_x = link12_articulated_bias_f_x
+        + link12_inverse_pivot * link12_remaining_force * link12_projected_inertia_f_x
+        + link11_momentum_f_z * link11_velocity_w_y
+        + qd[13] * link12_articulated_passed_33 * link12_subspace_rate_v_x
+        + qd[13] * link12_articulated_passed_35 * link12_subspace_rate_v_z;
+    let link11_momentum_f_x = link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link11_articulated_bias_n_y = qd[13] * link12_articulated_passed_13
+        * link12_subspace_rate_v_x
+        + link12_articulated_subspace_n_y * link12_inverse_pivot * link12_remaining_force
+        + link11_velocity_v_z * link11_momentum_f_x + link12_articulated_bias_n_y
+        + link12_articulated_passed_15 * qd[13] * link12_subspace_rate_v_z
+        - link11_velocity_v_x * link11_momentum_f_z;
+    let link11_articulated_bias_f_z = qd[13] * link12_subspace_rate_v_x
+        * link12_articulated_passed_35
+        + link12_inverse_pivot * link12_remaining_force * link12_articulated_subspace_f_z
+        + qd[13] * link12_subspace_rate_v_z * link12_articulated_passed_55
+        + link12_articulated_bias_f_z - link11_momentum_f_x * link11_velocity_w_y;
+    let link11_remaining_force = tau[12]
+        - (link11_articulated_bias_f_x * link11_position_z
+            + link11_subspace_v_z * link11_articulated_bias_f_z
+            - link11_articulated_bias_n_y);
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * link11_position_z
+        - link10_velocity_v_x;
+    let link11_subspace_rate_v_x = link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * link10_inertia_h_x;
+    let link10_articulated_bias_f_x = link11_remaining_force
+        * link11_articulated_subspace_f_x * link11_inverse_pivot
+        + qd[12] * link11_articulated_passed_35 * link11_subspace_rate_v_z
+        + link11_articulated_bias_f_x
+        + link11_subspace_rate_v_x * qd[12] * link11_articulated_passed_33
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link10_momentum_f_x = link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_articulated_bias_f_z = link11_remaining_force
+        * link11_articulated_subspace_f_z * link11_inverse_pivot
+        + link11_subspace_rate_v_x * qd[12] * link11_articulated_passed_35
+        + link11_articulated_bias_f_z
+        + qd[12] * link11_articulated_passed_55 * link11_subspace_rate_v_z
+        - link10_velocity_w_y * link10_momentum_f_x;
+    let link10_articulated_bias_n_y = link11_articulated_subspace_n_y
+        * link11_remaining_force * link11_inverse_pivot
+        + link11_articulated_passed_13 * link11_subspace_rate_v_x * qd[12]
+        + link11_articulated_bias_n_y + link10_velocity_v_z * link10_momentum_f_x
+        + link11_articulated_passed_15 * qd[12] * link11_subspace_rate_v_z
+        - link10_velocity_v_x * link10_momentum_f_z;
+    let link10_remaining_force = tau[11]
+        - (link10_subspace_v_z * link10_articulated_bias_f_z
+            + link10_articulated_bias_f_x * link10_position_z
+            - link10_articulated_bias_n_y);
+    let link9_articulated_bias_f_x = link10_subspace_rate_v_x
+        * link10_articulated_passed_33 * qd[11]
+        + link10_articulated_passed_35 * link10_subspace_rate_v_z * qd[11]
+        + link9_velocity_w_y * link9_momentum_f_z + link10_articulated_bias_f_x
+        + link10_remaining_force * link10_articulated_subspace_f_x
+            * link10_inverse_pivot;
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + link9_subspace_v_z * link8_velocity_w_y;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * link9_inertia_h_z;
+    let link9_articulated_bias_n_y = link10_remaining_force
+        * link10_articulated_subspace_n_y * link10_inverse_pivot
+        + link10_subspace_rate_v_x * link10_articulated_passed_13 * qd[11]
+        + link10_articulated_bias_n_y
+        + link10_articulated_passed_15 * link10_subspace_rate_v_z * qd[11]
+        + link9_momentum_f_x * link9_velocity_v_z
+        - link9_momentum_f_z * link9_velocity_v_x;
+    let link9_articulated_bias_f_z = link10_articulated_passed_55
+        * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_subspace_f_z * link10_remaining_force * link10_inverse_pivot
+        + link10_articulated_bias_f_z
+        + link10_subspace_rate_v_x * link10_articulated_passed_35 * qd[11]
+        - link9_velocity_w_y * link9_momentum_f_x;
+    let link9_remaining_force = tau[10]
+        - (link9_position_z * link9_articulated_bias_f_x
+            + link9_subspace_v_z * link9_articulated_bias_f_z
+            - link9_articulated_bias_n_y);
+    let link8_articulated_bias_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + link9_articulated_passed_35 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_f_x
+        + link9_articulated_passed_33 * link9_subspace_rate_v_x * qd[10]
+        + link9_remaining_force * link9_inverse_pivot * link9_articulated_subspace_f_x;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + link8_inertia_h_z * link8_velocity_w_y;
+    let link8_articulated_bias_n_y = link8_momentum_f_x * link8_velocity_v_z
+        + link9_articulated_passed_15 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_n_y
+        + link9_articulated_subspace_n_y * link9_remaining_force * link9_inverse_pivot
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_13
+        - link8_momentum_f_z * link8_velocity_v_x;
+    let link8_articulated_bias_f_z = link9_articulated_passed_35
+        * link9_subspace_rate_v_x * qd[10]
+        + link9_articulated_subspace_f_z * link9_remaining_force * link9_inverse_pivot
+        + link9_articulated_passed_55 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_f_z - link8_momentum_f_x * link8_velocity_w_y;
+    let link8_remaining_force = tau[9]
+        - (link8_position_z * link8_articulated_bias_f_x
+            + link8_articulated_bias_f_z * link8_subspace_v_z
+            - link8_articulated_bias_n_y);
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * link8_subspace_v_z;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * link7_inertia_h_x;
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - link8_position_z * link7_velocity_w_y;
+    let link7_articulated_bias_f_x = link8_inverse_pivot * link8_remaining_force
+        * link8_articulated_subspace_f_x
+        + link8_articulated_passed_33 * link8_subspace_rate_v_x * qd[9]
+        + link8_articulated_bias_f_x + link7_velocity_w_y * link7_momentum_f_z
+        + link8_subspace_rate_v_z * link8_articulated_passed_35 * qd[9];
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * link7_inertia_h_z;
+    let link7_articulated_bias_n_y = link8_articulated_bias_n_y
+        + link8_subspace_rate_v_z * link8_articulated_passed_15 * qd[9]
+        + link8_articulated_passed_13 * link8_subspace_rate_v_x * qd[9]
+        + link7_velocity_v_z * link7_momentum_f_x
+        + link8_articulated_subspace_n_y * link8_inverse_pivot * link8_remaining_force
+        - link7_velocity_v_x * link7_momentum_f_z;
+    let link7_articulated_bias_f_z = link8_subspace_rate_v_z
+        * link8_articulated_passed_55 * qd[9]
+        + link8_articulated_subspace_f_z * link8_inverse_pivot * link8_remaining_force
+        + link8_articulated_bias_f_z
+        + link8_articulated_passed_35 * link8_subspace_rate_v_x * qd[9]
+        - link7_velocity_w_y * link7_momentum_f_x;
+    let link7_remaining_force = tau[8]
+        - (link7_position_z * link7_articulated_bias_f_x
+            + link7_subspace_v_z * link7_articulated_bias_f_z
+            - link7_articulated_bias_n_y);
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + link7_subspace_v_z * link6_velocity_w_y;
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - link7_position_z * link6_velocity_w_y;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - link6_inertia_h_x * link6_velocity_w_y;
+    let link6_articulated_bias_f_x = link7_remaining_force
+        * link7_articulated_subspace_f_x * link7_inverse_pivot
+        + link7_articulated_passed_33 * link7_subspace_rate_v_x * qd[8]
+        + link7_subspace_rate_v_z * link7_articulated_passed_35 * qd[8]
+        + link6_momentum_f_z * link6_velocity_w_y + link7_articulated_bias_f_x;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * link6_position_z;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + link6_inertia_h_z * link6_velocity_w_y;
+    let link6_articulated_bias_n_y = link7_articulated_bias_n_y
+        + link7_articulated_subspace_n_y * link7_remaining_force * link7_inverse_pivot
+        + link7_articulated_passed_13 * link7_subspace_rate_v_x * qd[8]
+        + link7_subspace_rate_v_z * qd[8] * link7_articulated_passed_15
+        + link6_momentum_f_x * link6_velocity_v_z
+        - link6_velocity_v_x * link6_momentum_f_z;
+    let link6_articulated_bias_f_z = link7_articulated_passed_35
+        * link7_subspace_rate_v_x * qd[8]
+        + link7_remaining_force * link7_articulated_subspace_f_z * link7_inverse_pivot
+        + link7_subspace_rate_v_z * link7_articulated_passed_55 * qd[8]
+        + link7_articulated_bias_f_z - link6_momentum_f_x * link6_velocity_w_y;
+    let link6_remaining_force = tau[7]
+        - (link6_articulated_bias_f_x * link6_position_z
+            + link6_articulated_bias_f_z * link6_subspace_v_z
+            - link6_articulated_bias_n_y);
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * link5_inertia_h_x;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + link6_subspace_v_z * link5_velocity_w_y;
+    let link5_articulated_bias_f_x = link6_articulated_bias_f_x
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_35
+        + link6_articulated_subspace_f_x * link6_inverse_pivot * link6_remaining_force
+        + link5_velocity_w_y * link5_momentum_f_z
+        + qd[7] * link6_articulated_passed_33 * link6_subspace_rate_v_x;
+    let link5_momentum_f_x = link5_velocity_w_y * link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_articulated_bias_n_y = link5_velocity_v_z * link5_momentum_f_x
+        + link6_articulated_passed_13 * qd[7] * link6_subspace_rate_v_x
+        + link6_articulated_bias_n_y
+        + link6_articulated_passed_15 * qd[7] * link6_subspace_rate_v_z
+        + link6_inverse_pivot * link6_remaining_force * link6_articulated_subspace_n_y
+        - link5_velocity_v_x * link5_momentum_f_z;
+    let link5_articulated_bias_f_z = link6_articulated_bias_f_z
+        + qd[7] * link6_articulated_passed_35 * link6_subspace_rate_v_x
+        + link6_articulated_passed_55 * qd[7] * link6_subspace_rate_v_z
+        + link6_articulated_subspace_f_z * link6_inverse_pivot * link6_remaining_force
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link5_remaining_force = tau[6]
+        - (link5_position_z * link5_articulated_bias_f_x
+            + link5_subspace_v_z * link5_articulated_bias_f_z
+            - link5_articulated_bias_n_y);
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * link5_position_z
+        - link4_velocity_v_x;
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * link5_subspace_v_z;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * link4_inertia_h_z;
+    let link4_articulated_bias_f_z = link5_articulated_subspace_f_z * link5_inverse_pivot
+        * link5_remaining_force
+        + qd[6] * link5_articulated_passed_55 * link5_subspace_rate_v_z
+        + link5_articulated_bias_f_z
+        + qd[6] * link5_articulated_passed_35 * link5_subspace_rate_v_x
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + link3_inertia_h_z * link3_velocity_w_y;
+    let link4_subspace_rate_v_x = link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - link4_position_z * link3_velocity_w_y;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * link4_inertia_h_x;
+    let link4_articulated_bias_n_y = link5_articulated_bias_n_y
+        + link4_velocity_v_z * link4_momentum_f_x
+        + link5_articulated_subspace_n_y * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_articulated_passed_13 * link5_subspace_rate_v_x
+        + qd[6] * link5_articulated_passed_15 * link5_subspace_rate_v_z
+        - link4_momentum_f_z * link4_velocity_v_x;
+    let link4_articulated_bias_f_x = qd[6] * link5_articulated_passed_35
+        * link5_subspace_rate_v_z + link4_velocity_w_y * link4_momentum_f_z
+        + link5_articulated_subspace_f_x * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_articulated_passed_33 * link5_subspace_rate_v_x
+        + link5_articulated_bias_f_x;
+    let link4_remaining_force = tau[5]
+        - (link4_articulated_bias_f_z * link4_subspace_v_z
+            + link4_position_z * link4_articulated_bias_f_x
+            - link4_articulated_bias_n_y);
+    let link3_articulated_bias_f_z = link4_articulated_bias_f_z
+        + link4_articulated_passed_35 * qd[5] * link4_subspace_rate_v_x
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_55
+        + link4_inverse_pivot * link4_remaining_force * link4_articulated_subspace_f_z
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - link3_inertia_h_x * link3_velocity_w_y;
+    let link3_articulated_bias_f_x = link4_articulated_passed_33 * qd[5]
+        * link4_subspace_rate_v_x
+        + link4_inverse_pivot * link4_articulated_subspace_f_x * link4_remaining_force
+        + link4_articulated_bias_f_x
+        + link4_subspace_rate_v_z * link4_articulated_passed_35 * qd[5]
+        + link3_momentum_f_z * link3_velocity_w_y;
+    let link3_articulated_bias_n_y = link4_articulated_passed_13 * qd[5]
+        * link4_subspace_rate_v_x + link4_articulated_bias_n_y
+        + link3_momentum_f_x * link3_velocity_v_z
+        + link4_subspace_rate_v_z * link4_articulated_passed_15 * qd[5]
+        + link4_inverse_pivot * link4_articulated_subspace_n_y * link4_remaining_force
+        - link3_momentum_f_z * link3_velocity_v_x;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_f_z * link3_subspace_v_z
+            + link3_articulated_bias_f_x * link3_position_z
+            - link3_articulated_bias_n_y);
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * link3_position_z;
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * link3_subspace_v_z;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + link2_inertia_h_z * link2_velocity_w_y;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * link2_inertia_h_x;
+    let link2_articulated_bias_n_y = link3_articulated_subspace_n_y * link3_inverse_pivot
+        * link3_remaining_force
+        + qd[4] * link3_articulated_passed_15 * link3_subspace_rate_v_z
+        + qd[4] * link3_articulated_passed_13 * link3_subspace_rate_v_x
+        + link3_articulated_bias_n_y + link2_velocity_v_z * link2_momentum_f_x
+        - link2_velocity_v_x * link2_momentum_f_z;
+    let link2_articulated_bias_f_x = link3_articulated_bias_f_x
+        + link2_velocity_w_y * link2_momentum_f_z
+        + link3_articulated_passed_33 * qd[4] * link3_subspace_rate_v_x
+        + link3_articulated_subspace_f_x * link3_inverse_pivot * link3_remaining_force
+        + qd[4] * link3_articulated_passed_35 * link3_subspace_rate_v_z;
+    let link2_articulated_bias_f_z = link3_articulated_passed_55 * qd[4]
+        * link3_subspace_rate_v_z
+        + qd[4] * link3_articulated_passed_35 * link3_subspace_rate_v_x
+        + link3_inverse_pivot * link3_articulated_subspace_f_z * link3_remaining_force
+        + link3_articulated_bias_f_z - link2_velocity_w_y * link2_momentum_f_x;
+    let link2_remaining_force = tau[3]
+        - (link2_position_z * link2_articulated_bias_f_x
+            + link2_subspace_v_z * link2_articulated_bias_f_z
+            - link2_articulated_bias_n_y);
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + link2_subspace_v_z * base_angle_velocity_w_y;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * link1_inertia_h_x;
+    let link2_subspace_rate_v_z = -link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link1_articulated_bias_f_x = link2_remaining_force * link2_inverse_pivot
+        * link2_articulated_subspace_f_x
+        + link2_subspace_rate_v_x * link2_articulated_passed_33 * qd[3]
+        + base_angle_velocity_w_y * link1_momentum_f_z + link2_articulated_bias_f_x
+        + link2_subspace_rate_v_z * link2_articulated_passed_35 * qd[3];
+    let link1_momentum_f_x = base_angle_velocity_w_y * link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_articulated_bias_f_z = link2_subspace_rate_v_z * qd[3]
+        * link2_articulated_passed_55
+        + link2_subspace_rate_v_x * link2_articulated_passed_35 * qd[3]
+        + link2_remaining_force * link2_articulated_subspace_f_z * link2_inverse_pivot
+        + link2_articulated_bias_f_z - base_angle_velocity_w_y * link1_momentum_f_x;
+    let link1_articulated_bias_n_y = link2_remaining_force * link2_inverse_pivot
+        * link2_articulated_subspace_n_y + link1_momentum_f_x * base_angle_velocity_v_z
+        + link2_subspace_rate_v_x * link2_articulated_passed_13 * qd[3]
+        + link2_articulated_bias_n_y
+        + link2_subspace_rate_v_z * link2_articulated_passed_15 * qd[3]
+        - link1_momentum_f_z * base_angle_velocity_v_x;
+    let base_angle_remaining_force = tau[2]
+        - (q[1] * link1_articulated_bias_f_x
+            + link1_articulated_bias_f_z * base_angle_subspace_v_z
+            - link1_articulated_bias_n_y);
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_z_articulated_bias_f_x = base_angle_inverse_pivot
+        * base_angle_articulated_subspace_f_x * base_angle_remaining_force
+        + link1_articulated_bias_f_x
+        + base_angle_articulated_passed_33 * base_angle_bias_v_x
+        + base_angle_articulated_passed_35 * base_angle_bias_v_z;
+    let base_z_articulated_bias_f_z = link1_articulated_bias_f_z
+        + (link1_articulated_55
+            - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+                * base_angle_inverse_pivot) * base_angle_bias_v_z
+        + base_angle_articulated_subspace_f_z * base_angle_inverse_pivot
+            * base_angle_remaining_force
+        + base_angle_articulated_passed_35 * base_angle_bias_v_x;
+    let base_z_remaining_force = tau[1] - base_z_articulated_bias_f_z;
+    let base_x_articulated_bias_f_x = base_z_articulated_bias_f_x
+        + base_angle_articulated_passed_35 * base_z_inverse_pivot
+            * base_z_remaining_force;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    out[0] = base_x_inverse_pivot
+        * (base_x_remaining_force - p.gravity * base_z_articulated_passed_35);
+    out[1] = (base_z_remaining_force
+        - (base_angle_articulated_passed_35
+            * (base_x_inverse_pivot
+                * (base_x_remaining_force - p.gravity * base_z_articulated_passed_35))
+            + (link1_articulated_55
+                - base_angle_articulated_subspace_f_z
+                    * base_angle_articulated_subspace_f_z * base_angle_inverse_pivot)
+                * p.gravity)) * base_z_inverse_pivot;
+    let base_z_spatial_acceleration_v_z = p.gravity
+        + (base_z_remaining_force
+            - (base_angle_articulated_passed_35
+                * (base_x_inverse_pivot
+                    * (base_x_remaining_force
+                        - p.gravity * base_z_articulated_passed_35))
+                + (link1_articulated_55
+                    - base_angle_articulated_subspace_f_z
+                        * base_angle_articulated_subspace_f_z * base_angle_inverse_pivot)
+                    * p.gravity)) * base_z_inverse_pivot;
+    out[2] = (base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_z
+            * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+            + (base_x_inverse_pivot
+                * (base_x_remaining_force - p.gravity * base_z_articulated_passed_35)
+                + base_angle_bias_v_x) * base_angle_articulated_subspace_f_x))
+        * base_angle_inverse_pivot;
+    let t1 = link2_subspace_rate_v_z * qd[3];
+    let base_angle_spatial_acceleration_v_z = ((base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_z
+            * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+            + (base_x_inverse_pivot
+                * (base_x_remaining_force - p.gravity * base_z_articulated_passed_35)
+                + base_angle_bias_v_x) * base_angle_articulated_subspace_f_x))
+        * base_angle_inverse_pivot) * base_angle_subspace_v_z
+        + base_z_spatial_acceleration_v_z + base_angle_bias_v_z;
+    let base_angle_spatial_acceleration_w_y = -((base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_z
+            * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+            + (base_x_inverse_pivot
+                * (base_x_remaining_force - p.gravity * base_z_articulated_passed_35)
+                + base_angle_bias_v_x) * base_angle_articulated_subspace_f_x))
+        * base_angle_inverse_pivot);
+    let t2 = link2_subspace_rate_v_x * qd[3];
+    let base_angle_spatial_acceleration_v_x = base_x_inverse_pivot
+        * (base_x_remaining_force - p.gravity * base_z_articulated_passed_35)
+        + q[1]
+            * ((base_angle_remaining_force
+                - (base_angle_articulated_subspace_f_z
+                    * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+                    + (base_x_inverse_pivot
+                        * (base_x_remaining_force
+                            - p.gravity * base_z_articulated_passed_35)
+                        + base_angle_bias_v_x) * base_angle_articulated_subspace_f_x))
+                * base_angle_inverse_pivot) + base_angle_bias_v_x;
+    out[3] = (link2_remaining_force
+        - ((t1 + base_angle_spatial_acceleration_v_z) * link2_articulated_subspace_f_z
+            + base_angle_spatial_acceleration_w_y * link2_articulated_subspace_n_y
+            + (t2 + base_angle_spatial_acceleration_v_x)
+                * link2_articulated_subspace_f_x)) * link2_inverse_pivot;
+    let link2_spatial_acceleration_w_y = base_angle_spatial_acceleration_w_y
+        - ((link2_remaining_force
+            - ((t1 + base_angle_spatial_acceleration_v_z)
+                * link2_articulated_subspace_f_z
+                + base_angle_spatial_acceleration_w_y * link2_articulated_subspace_n_y
+                + (t2 + base_angle_spatial_acceleration_v_x)
+                    * link2_articulated_subspace_f_x)) * link2_inverse_pivot);
+    let t3 = qd[4] * link3_subspace_rate_v_z;
+    let link2_spatial_acceleration_v_z = link2_subspace_v_z
+        * ((link2_remaining_force
+            - ((t1 + base_angle_spatial_acceleration_v_z)
+                * link2_articulated_subspace_f_z
+                + base_angle_spatial_acceleration_w_y * link2_articulated_subspace_n_y
+                + (t2 + base_angle_spatial_acceleration_v_x)
+                    * link2_articulated_subspace_f_x)) * link2_inverse_pivot) + t1
+        + base_angle_spatial_acceleration_v_z;
+    let t4 = qd[4] * link3_subspace_rate_v_x;
+    let link2_spatial_acceleration_v_x = t2
+        + link2_position_z
+            * ((link2_remaining_force
+                - ((t1 + base_angle_spatial_acceleration_v_z)
+                    * link2_articulated_subspace_f_z
+                    + base_angle_spatial_acceleration_w_y
+                        * link2_articulated_subspace_n_y
+                    + (t2 + base_angle_spatial_acceleration_v_x)
+                        * link2_articulated_subspace_f_x)) * link2_inverse_pivot)
+        + base_angle_spatial_acceleration_v_x;
+    out[4] = (link3_remaining_force
+        - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+            + (t3 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+            + link3_articulated_subspace_f_x * (t4 + link2_spatial_acceleration_v_x)))
+        * link3_inverse_pivot;
+    let link3_spatial_acceleration_v_x = t4
+        + ((link3_remaining_force
+            - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                + (t3 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+                + link3_articulated_subspace_f_x
+                    * (t4 + link2_spatial_acceleration_v_x))) * link3_inverse_pivot)
+            * link3_position_z + link2_spatial_acceleration_v_x;
+    let t5 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_w_y = link2_spatial_acceleration_w_y
+        - ((link3_remaining_force
+            - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                + (t3 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+                + link3_articulated_subspace_f_x
+                    * (t4 + link2_spatial_acceleration_v_x))) * link3_inverse_pivot);
+    let link3_spatial_acceleration_v_z = t3
+        + ((link3_remaining_force
+            - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                + (t3 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+                + link3_articulated_subspace_f_x
+                    * (t4 + link2_spatial_acceleration_v_x))) * link3_inverse_pivot)
+            * link3_subspace_v_z + link2_spatial_acceleration_v_z;
+    let t6 = link4_subspace_rate_v_z * qd[5];
+    out[5] = link4_inverse_pivot
+        * (link4_remaining_force
+            - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t5)
+                + link4_articulated_subspace_n_y * link3_spatial_acceleration_w_y
+                + (link3_spatial_acceleration_v_z + t6)
+                    * link4_articulated_subspace_f_z));
+    let t7 = qd[6] * link5_subspace_rate_v_z;
+    let link4_spatial_acceleration_v_z = (link4_inverse_pivot
+        * (link4_remaining_force
+            - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t5)
+                + link4_articulated_subspace_n_y * link3_spatial_acceleration_w_y
+                + (link3_spatial_acceleration_v_z + t6)
+                    * link4_articulated_subspace_f_z))) * link4_subspace_v_z
+        + link3_spatial_acceleration_v_z + t6;
+    let link4_spatial_acceleration_w_y = link3_spatial_acceleration_w_y
+        - (link4_inverse_pivot
+            * (link4_remaining_force
+                - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t5)
+                    + link4_articulated_subspace_n_y * link3_spatial_acceleration_w_y
+                    + (link3_spatial_acceleration_v_z + t6)
+                        * link4_articulated_subspace_f_z)));
+    let link4_spatial_acceleration_v_x = link4_position_z
+        * (link4_inverse_pivot
+            * (link4_remaining_force
+                - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t5)
+                    + link4_articulated_subspace_n_y * link3_spatial_acceleration_w_y
+                    + (link3_spatial_acceleration_v_z + t6)
+                        * link4_articulated_subspace_f_z)))
+        + link3_spatial_acceleration_v_x + t5;
+    let t8 = qd[6] * link5_subspace_rate_v_x;
+    out[6] = (link5_remaining_force
+        - (link5_articulated_subspace_f_z * (t7 + link4_spatial_acceleration_v_z)
+            + link5_articulated_subspace_n_y * link4_spatial_acceleration_w_y
+            + link5_articulated_subspace_f_x * (link4_spatial_acceleration_v_x + t8)))
+        * link5_inverse_pivot;
+    let t9 = qd[7] * link6_subspace_rate_v_z;
+    let link5_spatial_acceleration_v_z = link5_subspace_v_z
+        * ((link5_remaining_force
+            - (link5_articulated_subspace_f_z * (t7 + link4_spatial_acceleration_v_z)
+                + link5_articulated_subspace_n_y * link4_spatial_acceleration_w_y
+                + link5_articulated_subspace_f_x
+                    * (link4_spatial_acceleration_v_x + t8))) * link5_inverse_pivot) + t7
+        + link4_spatial_acceleration_v_z;
+    let link5_spatial_acceleration_v_x = link4_spatial_acceleration_v_x + t8
+        + link5_position_z
+            * ((link5_remaining_force
+                - (link5_articulated_subspace_f_z * (t7 + link4_spatial_acceleration_v_z)
+                    + link5_articulated_subspace_n_y * link4_spatial_acceleration_w_y
+                    + link5_articulated_subspace_f_x
+                        * (link4_spatial_acceleration_v_x + t8))) * link5_inverse_pivot);
+    let t10 = qd[7] * link6_subspace_rate_v_x;
+    let link5_spatial_acceleration_w_y = link4_spatial_acceleration_w_y
+        - ((link5_remaining_force
+            - (link5_articulated_subspace_f_z * (t7 + link4_spatial_acceleration_v_z)
+                + link5_articulated_subspace_n_y * link4_spatial_acceleration_w_y
+                + link5_articulated_subspace_f_x
+                    * (link4_spatial_acceleration_v_x + t8))) * link5_inverse_pivot);
+    out[7] = link6_inverse_pivot
+        * (link6_remaining_force
+            - (link6_articulated_subspace_f_z * (t9 + link5_spatial_acceleration_v_z)
+                + link6_articulated_subspace_f_x * (link5_spatial_acceleration_v_x + t10)
+                + link5_spatial_acceleration_w_y * link6_articulated_subspace_n_y));
+    let link6_spatial_acceleration_v_x = (link6_inverse_pivot
+        * (link6_remaining_force
+            - (link6_articulated_subspace_f_z * (t9 + link5_spatial_acceleration_v_z)
+                + link6_articulated_subspace_f_x * (link5_spatial_acceleration_v_x + t10)
+                + link5_spatial_acceleration_w_y * link6_articulated_subspace_n_y)))
+        * link6_position_z + link5_spatial_acceleration_v_x + t10;
+    let t11 = link7_subspace_rate_v_x * qd[8];
+    let link6_spatial_acceleration_v_z = t9 + link5_spatial_acceleration_v_z
+        + (link6_inverse_pivot
+            * (link6_remaining_force
+                - (link6_articulated_subspace_f_z * (t9 + link5_spatial_acceleration_v_z)
+                    + link6_articulated_subspace_f_x
+                        * (link5_spatial_acceleration_v_x + t10)
+                    + link5_spatial_acceleration_w_y * link6_articulated_subspace_n_y)))
+            * link6_subspace_v_z;
+    let t12 = link7_subspace_rate_v_z * qd[8];
+    let link6_spatial_acceleration_w_y = link5_spatial_acceleration_w_y
+        - (link6_inverse_pivot
+            * (link6_remaining_force
+                - (link6_articulated_subspace_f_z * (t9 + link5_spatial_acceleration_v_z)
+                    + link6_articulated_subspace_f_x
+                        * (link5_spatial_acceleration_v_x + t10)
+                    + link5_spatial_acceleration_w_y * link6_articulated_subspace_n_y)));
+    out[8] = link7_inverse_pivot
+        * (link7_remaining_force
+            - ((link6_spatial_acceleration_v_x + t11) * link7_articulated_subspace_f_x
+                + link7_articulated_subspace_f_z * (link6_spatial_acceleration_v_z + t12)
+                + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y));
+    let t13 = link8_subspace_rate_v_x * qd[9];
+    let link7_spatial_acceleration_v_x = link7_position_z
+        * (link7_inverse_pivot
+            * (link7_remaining_force
+                - ((link6_spatial_acceleration_v_x + t11)
+                    * link7_articulated_subspace_f_x
+                    + link7_articulated_subspace_f_z
+                        * (link6_spatial_acceleration_v_z + t12)
+                    + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y)))
+        + link6_spatial_acceleration_v_x + t11;
+    let t14 = link8_subspace_rate_v_z * qd[9];
+    let link7_spatial_acceleration_v_z = link6_spatial_acceleration_v_z
+        + link7_subspace_v_z
+            * (link7_inverse_pivot
+                * (link7_remaining_force
+                    - ((link6_spatial_acceleration_v_x + t11)
+                        * link7_articulated_subspace_f_x
+                        + link7_articulated_subspace_f_z
+                            * (link6_spatial_acceleration_v_z + t12)
+                        + link7_articulated_subspace_n_y
+                            * link6_spatial_acceleration_w_y))) + t12;
+    let link7_spatial_acceleration_w_y = link6_spatial_acceleration_w_y
+        - (link7_inverse_pivot
+            * (link7_remaining_force
+                - ((link6_spatial_acceleration_v_x + t11)
+                    * link7_articulated_subspace_f_x
+                    + link7_articulated_subspace_f_z
+                        * (link6_spatial_acceleration_v_z + t12)
+                    + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y)));
+    out[9] = link8_inverse_pivot
+        * (link8_remaining_force
+            - ((t13 + link7_spatial_acceleration_v_x) * link8_articulated_subspace_f_x
+                + link8_articulated_subspace_f_z * (t14 + link7_spatial_acceleration_v_z)
+                + link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y));
+    let link8_spatial_acceleration_v_z = t14 + link7_spatial_acceleration_v_z
+        + (link8_inverse_pivot
+            * (link8_remaining_force
+                - ((t13 + link7_spatial_acceleration_v_x)
+                    * link8_articulated_subspace_f_x
+                    + link8_articulated_subspace_f_z
+                        * (t14 + link7_spatial_acceleration_v_z)
+                    + link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y)))
+            * link8_subspace_v_z;
+    let t15 = qd[10] * link9_subspace_rate_v_z;
+    let link8_spatial_acceleration_w_y = link7_spatial_acceleration_w_y
+        - (link8_inverse_pivot
+            * (link8_remaining_force
+                - ((t13 + link7_spatial_acceleration_v_x)
+                    * link8_articulated_subspace_f_x
+                    + link8_articulated_subspace_f_z
+                        * (t14 + link7_spatial_acceleration_v_z)
+                    + link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y)));
+    let link8_spatial_acceleration_v_x = t13 + link7_spatial_acceleration_v_x
+        + link8_position_z
+            * (link8_inverse_pivot
+                * (link8_remaining_force
+                    - ((t13 + link7_spatial_acceleration_v_x)
+                        * link8_articulated_subspace_f_x
+                        + link8_articulated_subspace_f_z
+                            * (t14 + link7_spatial_acceleration_v_z)
+                        + link7_spatial_acceleration_w_y
+                            * link8_articulated_subspace_n_y)));
+    let t16 = link9_subspace_rate_v_x * qd[10];
+    out[10] = (link9_remaining_force
+        - ((link8_spatial_acceleration_v_z + t15) * link9_articulated_subspace_f_z
+            + link9_articulated_subspace_n_y * link8_spatial_acceleration_w_y
+            + (link8_spatial_acceleration_v_x + t16) * link9_articulated_subspace_f_x))
+        * link9_inverse_pivot;
+    let link9_spatial_acceleration_w_y = link8_spatial_acceleration_w_y
+        - ((link9_remaining_force
+            - ((link8_spatial_acceleration_v_z + t15) * link9_articulated_subspace_f_z
+                + link9_articulated_subspace_n_y * link8_spatial_acceleration_w_y
+                + (link8_spatial_acceleration_v_x + t16)
+                    * link9_articulated_subspace_f_x)) * link9_inverse_pivot);
+    let link9_spatial_acceleration_v_z = link8_spatial_acceleration_v_z + t15
+        + link9_subspace_v_z
+            * ((link9_remaining_force
+                - ((link8_spatial_acceleration_v_z + t15)
+                    * link9_articulated_subspace_f_z
+                    + link9_articulated_subspace_n_y * link8_spatial_acceleration_w_y
+                    + (link8_spatial_acceleration_v_x + t16)
+                        * link9_articulated_subspace_f_x)) * link9_inverse_pivot);
+    let t17 = link10_subspace_rate_v_z * qd[11];
+    let link9_spatial_acceleration_v_x = link8_spatial_acceleration_v_x + t16
+        + link9_position_z
+            * ((link9_remaining_force
+                - ((link8_spatial_acceleration_v_z + t15)
+                    * link9_articulated_subspace_f_z
+                    + link9_articulated_subspace_n_y * link8_spatial_acceleration_w_y
+                    + (link8_spatial_acceleration_v_x + t16)
+                        * link9_articulated_subspace_f_x)) * link9_inverse_pivot);
+    let t18 = link10_subspace_rate_v_x * qd[11];
+    out[11] = (link10_remaining_force
+        - (link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+            + link10_articulated_subspace_f_z * (link9_spatial_acceleration_v_z + t17)
+            + (link9_spatial_acceleration_v_x + t18) * link10_articulated_subspace_f_x))
+        * link10_inverse_pivot;
+    let link10_spatial_acceleration_v_x = ((link10_remaining_force
+        - (link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+            + link10_articulated_subspace_f_z * (link9_spatial_acceleration_v_z + t17)
+            + (link9_spatial_acceleration_v_x + t18) * link10_articulated_subspace_f_x))
+        * link10_inverse_pivot) * link10_position_z + link9_spatial_acceleration_v_x
+        + t18;
+    let t19 = link11_subspace_rate_v_x * qd[12];
+    let link10_spatial_acceleration_v_z = link10_subspace_v_z
+        * ((link10_remaining_force
+            - (link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+                + link10_articulated_subspace_f_z
+                    * (link9_spatial_acceleration_v_z + t17)
+                + (link9_spatial_acceleration_v_x + t18)
+                    * link10_articulated_subspace_f_x)) * link10_inverse_pivot)
+        + link9_spatial_acceleration_v_z + t17;
+    let t20 = qd[12] * link11_subspace_rate_v_z;
+    let link10_spatial_acceleration_w_y = link9_spatial_acceleration_w_y
+        - ((link10_remaining_force
+            - (link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+                + link10_articulated_subspace_f_z
+                    * (link9_spatial_acceleration_v_z + t17)
+                + (link9_spatial_acceleration_v_x + t18)
+                    * link10_articulated_subspace_f_x)) * link10_inverse_pivot);
+    out[12] = (link11_remaining_force
+        - (link11_articulated_subspace_f_x * (link10_spatial_acceleration_v_x + t19)
+            + (link10_spatial_acceleration_v_z + t20) * link11_articulated_subspace_f_z
+            + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y))
+        * link11_inverse_pivot;
+    let link11_spatial_acceleration_v_x = link10_spatial_acceleration_v_x + t19
+        + ((link11_remaining_force
+            - (link11_articulated_subspace_f_x * (link10_spatial_acceleration_v_x + t19)
+                + (link10_spatial_acceleration_v_z + t20)
+                    * link11_articulated_subspace_f_z
+                + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y))
+            * link11_inverse_pivot) * link11_position_z;
+    let link11_spatial_acceleration_w_y = link10_spatial_acceleration_w_y
+        - ((link11_remaining_force
+            - (link11_articulated_subspace_f_x * (link10_spatial_acceleration_v_x + t19)
+                + (link10_spatial_acceleration_v_z + t20)
+                    * link11_articulated_subspace_f_z
+                + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y))
+            * link11_inverse_pivot);
+    let link11_spatial_acceleration_v_z = link11_subspace_v_z
+        * ((link11_remaining_force
+            - (link11_articulated_subspace_f_x * (link10_spatial_acceleration_v_x + t19)
+                + (link10_spatial_acceleration_v_z + t20)
+                    * link11_articulated_subspace_f_z
+                + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y))
+            * link11_inverse_pivot) + link10_spatial_acceleration_v_z + t20;
+    out[13] = link12_inverse_pivot
+        * (link12_remaining_force
+            - ((qd[13] * link12_subspace_rate_v_x + link11_spatial_acceleration_v_x)
+                * link12_projected_inertia_f_x
+                + link11_spatial_acceleration_w_y * link12_articulated_subspace_n_y
+                + (qd[13] * link12_subspace_rate_v_z + link11_spatial_acceleration_v_z)
+                    * link12_articulated_subspace_f_z));
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// [`forward_dynamics_into`] that also keeps the articulated-body
 /// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
 /// before children), with which the runtime applies M^-1 to many columns in
@@ -12339,6 +13700,15 @@ impl Model<DOF, CONTACTS> for SnakeLinks12 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn forward_dynamics_without_cache_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_without_cache_into(q, qd, tau, p, out)
     }
     const ARTICULATED_FACTOR: bool = true;
     fn articulated_factor_into(

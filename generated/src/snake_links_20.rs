@@ -6701,6 +6701,2291 @@ pub fn forward_dynamics_into(
     pivots[21] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] from the state alone, with no cache: the sines
+/// and cosines it reads are computed here and the poses and inertias inline,
+/// so nothing only other kernels read is computed or stored. For forward
+/// dynamics on its own (a rollout without contact); where contact kernels
+/// share the state's cache, [`cache`] and [`forward_dynamics_into`] are the
+/// faster pair. Same expressions, same results.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_without_cache_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 22];
+    let (sin_q2, cos_q2) = q[2].sin_cos();
+    let (sin_q3, cos_q3) = q[3].sin_cos();
+    let (sin_q4, cos_q4) = q[4].sin_cos();
+    let (sin_q5, cos_q5) = q[5].sin_cos();
+    let (sin_q6, cos_q6) = q[6].sin_cos();
+    let (sin_q7, cos_q7) = q[7].sin_cos();
+    let (sin_q8, cos_q8) = q[8].sin_cos();
+    let (sin_q9, cos_q9) = q[9].sin_cos();
+    let (sin_q10, cos_q10) = q[10].sin_cos();
+    let (sin_q11, cos_q11) = q[11].sin_cos();
+    let (sin_q12, cos_q12) = q[12].sin_cos();
+    let (sin_q13, cos_q13) = q[13].sin_cos();
+    let (sin_q14, cos_q14) = q[14].sin_cos();
+    let (sin_q15, cos_q15) = q[15].sin_cos();
+    let (sin_q16, cos_q16) = q[16].sin_cos();
+    let (sin_q17, cos_q17) = q[17].sin_cos();
+    let (sin_q18, cos_q18) = q[18].sin_cos();
+    let (sin_q19, cos_q19) = q[19].sin_cos();
+    let (sin_q20, cos_q20) = q[20].sin_cos();
+    let (sin_q21, cos_q21) = q[21].sin_cos();
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let link1_com_z = q[1] + 0.5 * sin_q2 * p.link_length;
+    let link1_inertia_h_z = link1_com_z * p.link_mass;
+    let link2_position_z = q[1] + sin_q2 * p.link_length;
+    let link2_rotation_20 = cos_q2 * sin_q3 + sin_q2 * cos_q3;
+    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
+    let link2_inertia_h_z = p.link_mass * link2_com_z;
+    let t0 = cos_q2 * cos_q3;
+    let base_angle_rotation_02 = -sin_q2;
+    let link2_rotation_00 = t0 + base_angle_rotation_02 * sin_q3;
+    let link2_position_x = p.link_length * cos_q2 + q[0];
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_rotation_02 = base_angle_rotation_02 * cos_q3 - cos_q2 * sin_q3;
+    let link3_rotation_00 = link2_rotation_02 * sin_q4 + cos_q4 * link2_rotation_00;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_rotation_02 = cos_q4 * link2_rotation_02 - sin_q4 * link2_rotation_00;
+    let link4_rotation_00 = cos_q5 * link3_rotation_00 + sin_q5 * link3_rotation_02;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link4_rotation_02 = cos_q5 * link3_rotation_02 - sin_q5 * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_02 * sin_q6 + link4_rotation_00 * cos_q6;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_rotation_02 = link4_rotation_02 * cos_q6 - link4_rotation_00 * sin_q6;
+    let link6_rotation_00 = link5_rotation_00 * cos_q7 + sin_q7 * link5_rotation_02;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link2_rotation_22 = t0 - sin_q2 * sin_q3;
+    let link3_rotation_20 = sin_q4 * link2_rotation_22 + cos_q4 * link2_rotation_20;
+    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
+    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
+    let link3_rotation_22 = cos_q4 * link2_rotation_22 - sin_q4 * link2_rotation_20;
+    let link4_rotation_20 = sin_q5 * link3_rotation_22 + cos_q5 * link3_rotation_20;
+    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
+    let link4_rotation_22 = cos_q5 * link3_rotation_22 - sin_q5 * link3_rotation_20;
+    let link5_rotation_20 = link4_rotation_22 * sin_q6 + link4_rotation_20 * cos_q6;
+    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
+    let link5_rotation_22 = link4_rotation_22 * cos_q6 - link4_rotation_20 * sin_q6;
+    let link6_rotation_20 = link5_rotation_20 * cos_q7 + sin_q7 * link5_rotation_22;
+    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
+    let link6_inertia_i_11 = (link6_com_x * link6_com_x + link6_com_z * link6_com_z)
+        * p.link_mass + p.link_inertia;
+    let link6_rotation_02 = link5_rotation_02 * cos_q7 - sin_q7 * link5_rotation_00;
+    let link7_rotation_00 = sin_q8 * link6_rotation_02 + link6_rotation_00 * cos_q8;
+    let link7_position_x = link6_position_x + p.link_length * link6_rotation_00;
+    let link7_com_x = 0.5 * p.link_length * link7_rotation_00 + link7_position_x;
+    let link6_rotation_22 = link5_rotation_22 * cos_q7 - sin_q7 * link5_rotation_20;
+    let link7_rotation_20 = sin_q8 * link6_rotation_22 + cos_q8 * link6_rotation_20;
+    let link7_position_z = link6_position_z + p.link_length * link6_rotation_20;
+    let link7_com_z = 0.5 * p.link_length * link7_rotation_20 + link7_position_z;
+    let link7_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link7_com_x * link7_com_x + link7_com_z * link7_com_z);
+    let link7_rotation_02 = cos_q8 * link6_rotation_02 - sin_q8 * link6_rotation_00;
+    let link8_rotation_00 = link7_rotation_00 * cos_q9 + sin_q9 * link7_rotation_02;
+    let link8_position_x = p.link_length * link7_rotation_00 + link7_position_x;
+    let link8_com_x = 0.5 * link8_rotation_00 * p.link_length + link8_position_x;
+    let link8_position_z = link7_position_z + p.link_length * link7_rotation_20;
+    let link7_rotation_22 = cos_q8 * link6_rotation_22 - sin_q8 * link6_rotation_20;
+    let link8_rotation_20 = link7_rotation_20 * cos_q9 + sin_q9 * link7_rotation_22;
+    let link8_com_z = link8_position_z + 0.5 * p.link_length * link8_rotation_20;
+    let link8_inertia_i_11 = p.link_inertia
+        + (link8_com_x * link8_com_x + link8_com_z * link8_com_z) * p.link_mass;
+    let link8_rotation_22 = link7_rotation_22 * cos_q9 - sin_q9 * link7_rotation_20;
+    let link9_rotation_22 = link8_rotation_22 * cos_q10 - sin_q10 * link8_rotation_20;
+    let link9_rotation_20 = link8_rotation_20 * cos_q10 + sin_q10 * link8_rotation_22;
+    let link10_rotation_20 = link9_rotation_22 * sin_q11 + link9_rotation_20 * cos_q11;
+    let link10_rotation_22 = cos_q11 * link9_rotation_22 - link9_rotation_20 * sin_q11;
+    let link11_rotation_20 = link10_rotation_20 * cos_q12 + link10_rotation_22 * sin_q12;
+    let link9_position_z = link8_position_z + p.link_length * link8_rotation_20;
+    let link10_position_z = link9_rotation_20 * p.link_length + link9_position_z;
+    let link11_position_z = link10_position_z + p.link_length * link10_rotation_20;
+    let link12_position_z = p.link_length * link11_rotation_20 + link11_position_z;
+    let link11_rotation_22 = link10_rotation_22 * cos_q12 - link10_rotation_20 * sin_q12;
+    let link12_rotation_20 = cos_q13 * link11_rotation_20 + sin_q13 * link11_rotation_22;
+    let link13_position_z = link12_position_z + link12_rotation_20 * p.link_length;
+    let link8_rotation_02 = cos_q9 * link7_rotation_02 - sin_q9 * link7_rotation_00;
+    let link9_rotation_00 = link8_rotation_00 * cos_q10 + sin_q10 * link8_rotation_02;
+    let link9_rotation_02 = link8_rotation_02 * cos_q10 - sin_q10 * link8_rotation_00;
+    let link10_rotation_00 = cos_q11 * link9_rotation_00 + link9_rotation_02 * sin_q11;
+    let link10_rotation_02 = cos_q11 * link9_rotation_02 - sin_q11 * link9_rotation_00;
+    let link11_rotation_02 = link10_rotation_02 * cos_q12 - sin_q12 * link10_rotation_00;
+    let link11_rotation_00 = cos_q12 * link10_rotation_00 + link10_rotation_02 * sin_q12;
+    let link12_rotation_00 = sin_q13 * link11_rotation_02 + cos_q13 * link11_rotation_00;
+    let link12_rotation_02 = cos_q13 * link11_rotation_02 - sin_q13 * link11_rotation_00;
+    let link13_rotation_00 = link12_rotation_00 * cos_q14 + link12_rotation_02 * sin_q14;
+    let link9_position_x = link8_position_x + link8_rotation_00 * p.link_length;
+    let link10_position_x = link9_position_x + p.link_length * link9_rotation_00;
+    let link11_position_x = p.link_length * link10_rotation_00 + link10_position_x;
+    let link12_position_x = link11_position_x + p.link_length * link11_rotation_00;
+    let link13_position_x = link12_position_x + link12_rotation_00 * p.link_length;
+    let link14_position_x = p.link_length * link13_rotation_00 + link13_position_x;
+    let link14_subspace_v_z = -link14_position_x;
+    let link13_rotation_02 = link12_rotation_02 * cos_q14 - link12_rotation_00 * sin_q14;
+    let link14_rotation_00 = sin_q15 * link13_rotation_02 + cos_q15 * link13_rotation_00;
+    let link14_com_x = 0.5 * p.link_length * link14_rotation_00 + link14_position_x;
+    let link14_inertia_h_x = link14_com_x * p.link_mass;
+    let link14_rotation_02 = cos_q15 * link13_rotation_02 - sin_q15 * link13_rotation_00;
+    let link15_rotation_00 = sin_q16 * link14_rotation_02 + cos_q16 * link14_rotation_00;
+    let link15_position_x = p.link_length * link14_rotation_00 + link14_position_x;
+    let link15_com_x = 0.5 * p.link_length * link15_rotation_00 + link15_position_x;
+    let link15_inertia_h_x = link15_com_x * p.link_mass;
+    let link16_position_x = p.link_length * link15_rotation_00 + link15_position_x;
+    let link16_subspace_v_z = -link16_position_x;
+    let link15_rotation_02 = cos_q16 * link14_rotation_02 - sin_q16 * link14_rotation_00;
+    let link16_rotation_00 = link15_rotation_02 * sin_q17 + cos_q17 * link15_rotation_00;
+    let link16_com_x = 0.5 * p.link_length * link16_rotation_00 + link16_position_x;
+    let link16_inertia_h_x = p.link_mass * link16_com_x;
+    let link16_rotation_02 = cos_q17 * link15_rotation_02 - link15_rotation_00 * sin_q17;
+    let link17_rotation_00 = cos_q18 * link16_rotation_00 + sin_q18 * link16_rotation_02;
+    let link17_position_x = p.link_length * link16_rotation_00 + link16_position_x;
+    let link17_com_x = 0.5 * p.link_length * link17_rotation_00 + link17_position_x;
+    let link12_rotation_22 = cos_q13 * link11_rotation_22 - sin_q13 * link11_rotation_20;
+    let link13_rotation_22 = cos_q14 * link12_rotation_22 - link12_rotation_20 * sin_q14;
+    let link13_rotation_20 = sin_q14 * link12_rotation_22 + link12_rotation_20 * cos_q14;
+    let link14_rotation_20 = sin_q15 * link13_rotation_22 + cos_q15 * link13_rotation_20;
+    let link14_rotation_22 = cos_q15 * link13_rotation_22 - sin_q15 * link13_rotation_20;
+    let link15_rotation_20 = cos_q16 * link14_rotation_20 + sin_q16 * link14_rotation_22;
+    let link15_rotation_22 = cos_q16 * link14_rotation_22 - sin_q16 * link14_rotation_20;
+    let link16_rotation_22 = cos_q17 * link15_rotation_22 - link15_rotation_20 * sin_q17;
+    let link16_rotation_20 = sin_q17 * link15_rotation_22 + cos_q17 * link15_rotation_20;
+    let link17_rotation_20 = sin_q18 * link16_rotation_22 + cos_q18 * link16_rotation_20;
+    let link14_position_z = link13_position_z + p.link_length * link13_rotation_20;
+    let link15_position_z = link14_position_z + p.link_length * link14_rotation_20;
+    let link16_position_z = link15_position_z + p.link_length * link15_rotation_20;
+    let link17_position_z = link16_position_z + p.link_length * link16_rotation_20;
+    let link17_com_z = 0.5 * p.link_length * link17_rotation_20 + link17_position_z;
+    let link17_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link17_com_x * link17_com_x + link17_com_z * link17_com_z);
+    let link18_position_z = p.link_length * link17_rotation_20 + link17_position_z;
+    let link17_rotation_22 = cos_q18 * link16_rotation_22 - sin_q18 * link16_rotation_20;
+    let link18_rotation_20 = sin_q19 * link17_rotation_22 + link17_rotation_20 * cos_q19;
+    let link18_com_z = link18_position_z + 0.5 * p.link_length * link18_rotation_20;
+    let link18_position_x = link17_position_x + p.link_length * link17_rotation_00;
+    let link17_rotation_02 = cos_q18 * link16_rotation_02 - sin_q18 * link16_rotation_00;
+    let link18_rotation_00 = cos_q19 * link17_rotation_00 + sin_q19 * link17_rotation_02;
+    let link18_com_x = link18_position_x + 0.5 * p.link_length * link18_rotation_00;
+    let link18_inertia_i_11 = p.link_mass
+        * (link18_com_z * link18_com_z + link18_com_x * link18_com_x) + p.link_inertia;
+    let link18_rotation_22 = link17_rotation_22 * cos_q19 - sin_q19 * link17_rotation_20;
+    let link19_rotation_20 = sin_q20 * link18_rotation_22 + cos_q20 * link18_rotation_20;
+    let link19_position_z = link18_position_z + p.link_length * link18_rotation_20;
+    let link19_com_z = 0.5 * p.link_length * link19_rotation_20 + link19_position_z;
+    let link18_rotation_02 = link17_rotation_02 * cos_q19 - sin_q19 * link17_rotation_00;
+    let link19_rotation_00 = link18_rotation_02 * sin_q20 + cos_q20 * link18_rotation_00;
+    let link19_position_x = link18_position_x + p.link_length * link18_rotation_00;
+    let link19_com_x = 0.5 * p.link_length * link19_rotation_00 + link19_position_x;
+    let link19_inertia_i_11 = (link19_com_z * link19_com_z + link19_com_x * link19_com_x)
+        * p.link_mass + p.link_inertia;
+    let link20_position_z = link19_position_z + p.link_length * link19_rotation_20;
+    let link19_rotation_22 = cos_q20 * link18_rotation_22 - sin_q20 * link18_rotation_20;
+    let link20_rotation_20 = link19_rotation_20 * cos_q21 + sin_q21 * link19_rotation_22;
+    let link20_com_z = 0.5 * p.link_length * link20_rotation_20 + link20_position_z;
+    let link20_inertia_h_z = p.link_mass * link20_com_z;
+    let link19_rotation_02 = link18_rotation_02 * cos_q20 - sin_q20 * link18_rotation_00;
+    let link20_rotation_00 = sin_q21 * link19_rotation_02 + cos_q21 * link19_rotation_00;
+    let link20_position_x = p.link_length * link19_rotation_00 + link19_position_x;
+    let link20_com_x = 0.5 * p.link_length * link20_rotation_00 + link20_position_x;
+    let link20_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link20_com_z * link20_com_z + link20_com_x * link20_com_x);
+    let link20_subspace_v_z = -link20_position_x;
+    let link20_inertia_h_x = p.link_mass * link20_com_x;
+    let link20_articulated_15 = -link20_inertia_h_x;
+    let link20_articulated_subspace_n_y = link20_position_z * link20_inertia_h_z
+        + link20_subspace_v_z * link20_articulated_15 - link20_inertia_i_11;
+    let link20_articulated_subspace_f_z = p.link_mass * link20_subspace_v_z
+        - link20_articulated_15;
+    let link20_articulated_04 = -link20_inertia_h_z;
+    let link20_projected_inertia_f_x = link20_position_z * p.link_mass
+        + link20_articulated_04;
+    pivots[0] = link20_articulated_subspace_f_z * link20_subspace_v_z
+        + link20_position_z * link20_projected_inertia_f_x
+        - link20_articulated_subspace_n_y;
+    let link20_inverse_pivot = 1.0
+        / (link20_articulated_subspace_f_z * link20_subspace_v_z
+            + link20_position_z * link20_projected_inertia_f_x
+            - link20_articulated_subspace_n_y);
+    let link20_articulated_passed_11 = link20_inertia_i_11
+        - link20_articulated_subspace_n_y * link20_articulated_subspace_n_y
+            * link20_inverse_pivot;
+    let link19_articulated_11 = link19_inertia_i_11 + link20_articulated_passed_11;
+    let link20_articulated_passed_33 = p.link_mass
+        - link20_inverse_pivot * link20_projected_inertia_f_x
+            * link20_projected_inertia_f_x;
+    let link19_articulated_33 = p.link_mass + link20_articulated_passed_33;
+    let link19_subspace_v_z = -link19_position_x;
+    let link20_articulated_passed_35 = -(link20_inverse_pivot
+        * link20_articulated_subspace_f_z * link20_projected_inertia_f_x);
+    let link20_articulated_passed_13 = link20_inertia_h_z
+        - link20_articulated_subspace_n_y * link20_inverse_pivot
+            * link20_projected_inertia_f_x;
+    let link19_inertia_h_z = link19_com_z * p.link_mass;
+    let link19_articulated_13 = link20_articulated_passed_13 + link19_inertia_h_z;
+    let link19_articulated_subspace_f_x = link19_articulated_33 * link19_position_z
+        + link19_subspace_v_z * link20_articulated_passed_35 - link19_articulated_13;
+    let link19_inertia_h_x = link19_com_x * p.link_mass;
+    let link20_articulated_passed_15 = link20_articulated_15
+        - link20_articulated_subspace_n_y * link20_inverse_pivot
+            * link20_articulated_subspace_f_z;
+    let link19_articulated_15 = link20_articulated_passed_15 - link19_inertia_h_x;
+    let link19_articulated_subspace_n_y = link19_articulated_13 * link19_position_z
+        + link19_subspace_v_z * link19_articulated_15 - link19_articulated_11;
+    let link20_articulated_passed_55 = p.link_mass
+        - link20_inverse_pivot * link20_articulated_subspace_f_z
+            * link20_articulated_subspace_f_z;
+    let link19_articulated_55 = link20_articulated_passed_55 + p.link_mass;
+    let link19_articulated_subspace_f_z = link19_position_z
+        * link20_articulated_passed_35 + link19_articulated_55 * link19_subspace_v_z
+        - link19_articulated_15;
+    pivots[1] = link19_position_z * link19_articulated_subspace_f_x
+        + link19_subspace_v_z * link19_articulated_subspace_f_z
+        - link19_articulated_subspace_n_y;
+    let link19_inverse_pivot = 1.0
+        / (link19_position_z * link19_articulated_subspace_f_x
+            + link19_subspace_v_z * link19_articulated_subspace_f_z
+            - link19_articulated_subspace_n_y);
+    let link19_articulated_passed_11 = link19_articulated_11
+        - link19_inverse_pivot * link19_articulated_subspace_n_y
+            * link19_articulated_subspace_n_y;
+    let link18_articulated_11 = link18_inertia_i_11 + link19_articulated_passed_11;
+    let link19_articulated_passed_33 = link19_articulated_33
+        - link19_inverse_pivot * link19_articulated_subspace_f_x
+            * link19_articulated_subspace_f_x;
+    let link18_articulated_33 = link19_articulated_passed_33 + p.link_mass;
+    let link19_articulated_passed_13 = link19_articulated_13
+        - link19_inverse_pivot * link19_articulated_subspace_n_y
+            * link19_articulated_subspace_f_x;
+    let link18_inertia_h_z = link18_com_z * p.link_mass;
+    let link18_articulated_13 = link19_articulated_passed_13 + link18_inertia_h_z;
+    let link18_subspace_v_z = -link18_position_x;
+    let link19_articulated_passed_35 = link20_articulated_passed_35
+        - link19_inverse_pivot * link19_articulated_subspace_f_x
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_subspace_f_x = link18_position_z * link18_articulated_33
+        + link18_subspace_v_z * link19_articulated_passed_35 - link18_articulated_13;
+    let link19_articulated_passed_15 = link19_articulated_15
+        - link19_inverse_pivot * link19_articulated_subspace_n_y
+            * link19_articulated_subspace_f_z;
+    let link18_inertia_h_x = link18_com_x * p.link_mass;
+    let link18_articulated_15 = link19_articulated_passed_15 - link18_inertia_h_x;
+    let link18_articulated_subspace_n_y = link18_articulated_15 * link18_subspace_v_z
+        + link18_articulated_13 * link18_position_z - link18_articulated_11;
+    let link19_articulated_passed_55 = link19_articulated_55
+        - link19_inverse_pivot * link19_articulated_subspace_f_z
+            * link19_articulated_subspace_f_z;
+    let link18_articulated_55 = link19_articulated_passed_55 + p.link_mass;
+    let link18_articulated_subspace_f_z = link18_subspace_v_z * link18_articulated_55
+        + link18_position_z * link19_articulated_passed_35 - link18_articulated_15;
+    pivots[2] = link18_position_z * link18_articulated_subspace_f_x
+        + link18_subspace_v_z * link18_articulated_subspace_f_z
+        - link18_articulated_subspace_n_y;
+    let link18_inverse_pivot = 1.0
+        / (link18_position_z * link18_articulated_subspace_f_x
+            + link18_subspace_v_z * link18_articulated_subspace_f_z
+            - link18_articulated_subspace_n_y);
+    let link18_articulated_passed_11 = link18_articulated_11
+        - link18_inverse_pivot * link18_articulated_subspace_n_y
+            * link18_articulated_subspace_n_y;
+    let link17_articulated_11 = link17_inertia_i_11 + link18_articulated_passed_11;
+    let link17_subspace_v_z = -link17_position_x;
+    let link18_articulated_passed_15 = link18_articulated_15
+        - link18_inverse_pivot * link18_articulated_subspace_f_z
+            * link18_articulated_subspace_n_y;
+    let link17_inertia_h_x = link17_com_x * p.link_mass;
+    let link17_articulated_15 = link18_articulated_passed_15 - link17_inertia_h_x;
+    let link18_articulated_passed_13 = link18_articulated_13
+        - link18_inverse_pivot * link18_articulated_subspace_n_y
+            * link18_articulated_subspace_f_x;
+    let link17_inertia_h_z = link17_com_z * p.link_mass;
+    let link17_articulated_13 = link18_articulated_passed_13 + link17_inertia_h_z;
+    let link17_articulated_subspace_n_y = link17_subspace_v_z * link17_articulated_15
+        + link17_articulated_13 * link17_position_z - link17_articulated_11;
+    let link18_articulated_passed_35 = link19_articulated_passed_35
+        - link18_inverse_pivot * link18_articulated_subspace_f_z
+            * link18_articulated_subspace_f_x;
+    let link18_articulated_passed_55 = link18_articulated_55
+        - link18_inverse_pivot * link18_articulated_subspace_f_z
+            * link18_articulated_subspace_f_z;
+    let link17_articulated_55 = link18_articulated_passed_55 + p.link_mass;
+    let link17_articulated_subspace_f_z = link18_articulated_passed_35
+        * link17_position_z + link17_articulated_55 * link17_subspace_v_z
+        - link17_articulated_15;
+    let link18_articulated_passed_33 = link18_articulated_33
+        - link18_inverse_pivot * link18_articulated_subspace_f_x
+            * link18_articulated_subspace_f_x;
+    let link17_articulated_33 = p.link_mass + link18_articulated_passed_33;
+    let link17_articulated_subspace_f_x = link17_articulated_33 * link17_position_z
+        + link17_subspace_v_z * link18_articulated_passed_35 - link17_articulated_13;
+    pivots[3] = link17_articulated_subspace_f_x * link17_position_z
+        + link17_subspace_v_z * link17_articulated_subspace_f_z
+        - link17_articulated_subspace_n_y;
+    let link17_inverse_pivot = 1.0
+        / (link17_articulated_subspace_f_x * link17_position_z
+            + link17_subspace_v_z * link17_articulated_subspace_f_z
+            - link17_articulated_subspace_n_y);
+    let link17_articulated_passed_15 = link17_articulated_15
+        - link17_articulated_subspace_n_y * link17_articulated_subspace_f_z
+            * link17_inverse_pivot;
+    let link16_articulated_15 = link17_articulated_passed_15 - link16_inertia_h_x;
+    let link16_com_z = link16_position_z + 0.5 * p.link_length * link16_rotation_20;
+    let link16_inertia_i_11 = (link16_com_z * link16_com_z + link16_com_x * link16_com_x)
+        * p.link_mass + p.link_inertia;
+    let link17_articulated_passed_11 = link17_articulated_11
+        - link17_articulated_subspace_n_y * link17_articulated_subspace_n_y
+            * link17_inverse_pivot;
+    let link16_articulated_11 = link16_inertia_i_11 + link17_articulated_passed_11;
+    let link16_inertia_h_z = p.link_mass * link16_com_z;
+    let link17_articulated_passed_13 = link17_articulated_13
+        - link17_articulated_subspace_n_y * link17_articulated_subspace_f_x
+            * link17_inverse_pivot;
+    let link16_articulated_13 = link16_inertia_h_z + link17_articulated_passed_13;
+    let link16_articulated_subspace_n_y = link16_subspace_v_z * link16_articulated_15
+        + link16_position_z * link16_articulated_13 - link16_articulated_11;
+    let link17_articulated_passed_33 = link17_articulated_33
+        - link17_articulated_subspace_f_x * link17_articulated_subspace_f_x
+            * link17_inverse_pivot;
+    let link16_articulated_33 = link17_articulated_passed_33 + p.link_mass;
+    let link17_articulated_passed_35 = link18_articulated_passed_35
+        - link17_articulated_subspace_f_x * link17_articulated_subspace_f_z
+            * link17_inverse_pivot;
+    let link16_articulated_subspace_f_x = link16_position_z * link16_articulated_33
+        + link16_subspace_v_z * link17_articulated_passed_35 - link16_articulated_13;
+    let link17_articulated_passed_55 = link17_articulated_55
+        - link17_articulated_subspace_f_z * link17_articulated_subspace_f_z
+            * link17_inverse_pivot;
+    let link16_articulated_55 = p.link_mass + link17_articulated_passed_55;
+    let link16_articulated_subspace_f_z = link16_subspace_v_z * link16_articulated_55
+        + link16_position_z * link17_articulated_passed_35 - link16_articulated_15;
+    pivots[4] = link16_position_z * link16_articulated_subspace_f_x
+        + link16_subspace_v_z * link16_articulated_subspace_f_z
+        - link16_articulated_subspace_n_y;
+    let link16_inverse_pivot = 1.0
+        / (link16_position_z * link16_articulated_subspace_f_x
+            + link16_subspace_v_z * link16_articulated_subspace_f_z
+            - link16_articulated_subspace_n_y);
+    let link16_articulated_passed_15 = link16_articulated_15
+        - link16_inverse_pivot * link16_articulated_subspace_n_y
+            * link16_articulated_subspace_f_z;
+    let link15_articulated_15 = link16_articulated_passed_15 - link15_inertia_h_x;
+    let link16_articulated_passed_35 = link17_articulated_passed_35
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_f_z;
+    let link16_articulated_passed_55 = link16_articulated_55
+        - link16_inverse_pivot * link16_articulated_subspace_f_z
+            * link16_articulated_subspace_f_z;
+    let link15_articulated_55 = p.link_mass + link16_articulated_passed_55;
+    let link15_subspace_v_z = -link15_position_x;
+    let link15_articulated_subspace_f_z = link16_articulated_passed_35
+        * link15_position_z + link15_articulated_55 * link15_subspace_v_z
+        - link15_articulated_15;
+    let link15_com_z = 0.5 * p.link_length * link15_rotation_20 + link15_position_z;
+    let link15_inertia_h_z = link15_com_z * p.link_mass;
+    let link16_articulated_passed_13 = link16_articulated_13
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_n_y;
+    let link15_articulated_13 = link15_inertia_h_z + link16_articulated_passed_13;
+    let link15_inertia_i_11 = p.link_inertia
+        + (link15_com_x * link15_com_x + link15_com_z * link15_com_z) * p.link_mass;
+    let link16_articulated_passed_11 = link16_articulated_11
+        - link16_inverse_pivot * link16_articulated_subspace_n_y
+            * link16_articulated_subspace_n_y;
+    let link15_articulated_11 = link15_inertia_i_11 + link16_articulated_passed_11;
+    let link15_articulated_subspace_n_y = link15_articulated_13 * link15_position_z
+        + link15_subspace_v_z * link15_articulated_15 - link15_articulated_11;
+    let link16_articulated_passed_33 = link16_articulated_33
+        - link16_inverse_pivot * link16_articulated_subspace_f_x
+            * link16_articulated_subspace_f_x;
+    let link15_articulated_33 = link16_articulated_passed_33 + p.link_mass;
+    let link15_articulated_subspace_f_x = link15_position_z * link15_articulated_33
+        + link16_articulated_passed_35 * link15_subspace_v_z - link15_articulated_13;
+    pivots[5] = link15_position_z * link15_articulated_subspace_f_x
+        + link15_articulated_subspace_f_z * link15_subspace_v_z
+        - link15_articulated_subspace_n_y;
+    let link15_inverse_pivot = 1.0
+        / (link15_position_z * link15_articulated_subspace_f_x
+            + link15_articulated_subspace_f_z * link15_subspace_v_z
+            - link15_articulated_subspace_n_y);
+    let link15_articulated_passed_15 = link15_articulated_15
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_n_y
+            * link15_inverse_pivot;
+    let link14_articulated_15 = link15_articulated_passed_15 - link14_inertia_h_x;
+    let link15_articulated_passed_35 = link16_articulated_passed_35
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link15_articulated_passed_55 = link15_articulated_55
+        - link15_articulated_subspace_f_z * link15_articulated_subspace_f_z
+            * link15_inverse_pivot;
+    let link14_articulated_55 = p.link_mass + link15_articulated_passed_55;
+    let link14_articulated_subspace_f_z = link14_position_z
+        * link15_articulated_passed_35 + link14_subspace_v_z * link14_articulated_55
+        - link14_articulated_15;
+    let link14_com_z = link14_position_z + 0.5 * p.link_length * link14_rotation_20;
+    let link14_inertia_h_z = p.link_mass * link14_com_z;
+    let link15_articulated_passed_13 = link15_articulated_13
+        - link15_articulated_subspace_n_y * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link14_articulated_13 = link14_inertia_h_z + link15_articulated_passed_13;
+    let link14_inertia_i_11 = p.link_inertia
+        + (link14_com_x * link14_com_x + link14_com_z * link14_com_z) * p.link_mass;
+    let link15_articulated_passed_11 = link15_articulated_11
+        - link15_articulated_subspace_n_y * link15_articulated_subspace_n_y
+            * link15_inverse_pivot;
+    let link14_articulated_11 = link14_inertia_i_11 + link15_articulated_passed_11;
+    let link14_articulated_subspace_n_y = link14_articulated_15 * link14_subspace_v_z
+        + link14_position_z * link14_articulated_13 - link14_articulated_11;
+    let link15_articulated_passed_33 = link15_articulated_33
+        - link15_articulated_subspace_f_x * link15_articulated_subspace_f_x
+            * link15_inverse_pivot;
+    let link14_articulated_33 = link15_articulated_passed_33 + p.link_mass;
+    let link14_articulated_subspace_f_x = link15_articulated_passed_35
+        * link14_subspace_v_z + link14_articulated_33 * link14_position_z
+        - link14_articulated_13;
+    pivots[6] = link14_subspace_v_z * link14_articulated_subspace_f_z
+        + link14_position_z * link14_articulated_subspace_f_x
+        - link14_articulated_subspace_n_y;
+    let link14_inverse_pivot = 1.0
+        / (link14_subspace_v_z * link14_articulated_subspace_f_z
+            + link14_position_z * link14_articulated_subspace_f_x
+            - link14_articulated_subspace_n_y);
+    let link14_articulated_passed_35 = link15_articulated_passed_35
+        - link14_inverse_pivot * link14_articulated_subspace_f_x
+            * link14_articulated_subspace_f_z;
+    let link14_articulated_passed_15 = link14_articulated_15
+        - link14_articulated_subspace_n_y * link14_inverse_pivot
+            * link14_articulated_subspace_f_z;
+    let link13_com_x = 0.5 * p.link_length * link13_rotation_00 + link13_position_x;
+    let link13_inertia_h_x = p.link_mass * link13_com_x;
+    let link13_articulated_15 = link14_articulated_passed_15 - link13_inertia_h_x;
+    let link13_subspace_v_z = -link13_position_x;
+    let link14_articulated_passed_55 = link14_articulated_55
+        - link14_inverse_pivot * link14_articulated_subspace_f_z
+            * link14_articulated_subspace_f_z;
+    let link13_articulated_55 = link14_articulated_passed_55 + p.link_mass;
+    let link13_articulated_subspace_f_z = link13_position_z
+        * link14_articulated_passed_35 + link13_subspace_v_z * link13_articulated_55
+        - link13_articulated_15;
+    let link13_com_z = link13_position_z + 0.5 * p.link_length * link13_rotation_20;
+    let link13_inertia_h_z = link13_com_z * p.link_mass;
+    let link14_articulated_passed_13 = link14_articulated_13
+        - link14_articulated_subspace_n_y * link14_inverse_pivot
+            * link14_articulated_subspace_f_x;
+    let link13_articulated_13 = link13_inertia_h_z + link14_articulated_passed_13;
+    let link13_inertia_i_11 = p.link_inertia
+        + (link13_com_x * link13_com_x + link13_com_z * link13_com_z) * p.link_mass;
+    let link14_articulated_passed_11 = link14_articulated_11
+        - link14_articulated_subspace_n_y * link14_articulated_subspace_n_y
+            * link14_inverse_pivot;
+    let link13_articulated_11 = link13_inertia_i_11 + link14_articulated_passed_11;
+    let link13_articulated_subspace_n_y = link13_position_z * link13_articulated_13
+        + link13_subspace_v_z * link13_articulated_15 - link13_articulated_11;
+    let link14_articulated_passed_33 = link14_articulated_33
+        - link14_inverse_pivot * link14_articulated_subspace_f_x
+            * link14_articulated_subspace_f_x;
+    let link13_articulated_33 = p.link_mass + link14_articulated_passed_33;
+    let link13_articulated_subspace_f_x = link13_subspace_v_z
+        * link14_articulated_passed_35 + link13_position_z * link13_articulated_33
+        - link13_articulated_13;
+    pivots[7] = link13_subspace_v_z * link13_articulated_subspace_f_z
+        + link13_position_z * link13_articulated_subspace_f_x
+        - link13_articulated_subspace_n_y;
+    let link13_inverse_pivot = 1.0
+        / (link13_subspace_v_z * link13_articulated_subspace_f_z
+            + link13_position_z * link13_articulated_subspace_f_x
+            - link13_articulated_subspace_n_y);
+    let link13_articulated_passed_35 = link14_articulated_passed_35
+        - link13_articulated_subspace_f_z * link13_inverse_pivot
+            * link13_articulated_subspace_f_x;
+    let link12_com_x = link12_position_x + 0.5 * link12_rotation_00 * p.link_length;
+    let link12_inertia_h_x = link12_com_x * p.link_mass;
+    let link13_articulated_passed_15 = link13_articulated_15
+        - link13_articulated_subspace_f_z * link13_articulated_subspace_n_y
+            * link13_inverse_pivot;
+    let link12_articulated_15 = link13_articulated_passed_15 - link12_inertia_h_x;
+    let link13_articulated_passed_55 = link13_articulated_55
+        - link13_articulated_subspace_f_z * link13_articulated_subspace_f_z
+            * link13_inverse_pivot;
+    let link12_articulated_55 = link13_articulated_passed_55 + p.link_mass;
+    let link12_subspace_v_z = -link12_position_x;
+    let link12_articulated_subspace_f_z = link13_articulated_passed_35
+        * link12_position_z + link12_articulated_55 * link12_subspace_v_z
+        - link12_articulated_15;
+    let link13_articulated_passed_13 = link13_articulated_13
+        - link13_articulated_subspace_n_y * link13_inverse_pivot
+            * link13_articulated_subspace_f_x;
+    let link12_com_z = 0.5 * link12_rotation_20 * p.link_length + link12_position_z;
+    let link12_inertia_h_z = p.link_mass * link12_com_z;
+    let link12_articulated_13 = link13_articulated_passed_13 + link12_inertia_h_z;
+    let link13_articulated_passed_11 = link13_articulated_11
+        - link13_articulated_subspace_n_y * link13_articulated_subspace_n_y
+            * link13_inverse_pivot;
+    let link12_inertia_i_11 = p.link_inertia
+        + (link12_com_x * link12_com_x + link12_com_z * link12_com_z) * p.link_mass;
+    let link12_articulated_11 = link13_articulated_passed_11 + link12_inertia_i_11;
+    let link12_articulated_subspace_n_y = link12_subspace_v_z * link12_articulated_15
+        + link12_articulated_13 * link12_position_z - link12_articulated_11;
+    let link13_articulated_passed_33 = link13_articulated_33
+        - link13_inverse_pivot * link13_articulated_subspace_f_x
+            * link13_articulated_subspace_f_x;
+    let link12_articulated_33 = link13_articulated_passed_33 + p.link_mass;
+    let link12_articulated_subspace_f_x = link13_articulated_passed_35
+        * link12_subspace_v_z + link12_articulated_33 * link12_position_z
+        - link12_articulated_13;
+    pivots[8] = link12_articulated_subspace_f_z * link12_subspace_v_z
+        + link12_articulated_subspace_f_x * link12_position_z
+        - link12_articulated_subspace_n_y;
+    let link12_inverse_pivot = 1.0
+        / (link12_articulated_subspace_f_z * link12_subspace_v_z
+            + link12_articulated_subspace_f_x * link12_position_z
+            - link12_articulated_subspace_n_y);
+    let link12_articulated_passed_13 = link12_articulated_13
+        - link12_inverse_pivot * link12_articulated_subspace_f_x
+            * link12_articulated_subspace_n_y;
+    let link11_com_z = 0.5 * p.link_length * link11_rotation_20 + link11_position_z;
+    let link11_inertia_h_z = link11_com_z * p.link_mass;
+    let link11_articulated_13 = link12_articulated_passed_13 + link11_inertia_h_z;
+    let link11_subspace_v_z = -link11_position_x;
+    let link12_articulated_passed_15 = link12_articulated_15
+        - link12_articulated_subspace_f_z * link12_inverse_pivot
+            * link12_articulated_subspace_n_y;
+    let link11_com_x = link11_position_x + 0.5 * p.link_length * link11_rotation_00;
+    let link11_inertia_h_x = link11_com_x * p.link_mass;
+    let link11_articulated_15 = link12_articulated_passed_15 - link11_inertia_h_x;
+    let link12_articulated_passed_11 = link12_articulated_11
+        - link12_inverse_pivot * link12_articulated_subspace_n_y
+            * link12_articulated_subspace_n_y;
+    let link11_inertia_i_11 = p.link_inertia
+        + (link11_com_x * link11_com_x + link11_com_z * link11_com_z) * p.link_mass;
+    let link11_articulated_11 = link12_articulated_passed_11 + link11_inertia_i_11;
+    let link11_articulated_subspace_n_y = link11_subspace_v_z * link11_articulated_15
+        + link11_articulated_13 * link11_position_z - link11_articulated_11;
+    let link12_articulated_passed_33 = link12_articulated_33
+        - link12_inverse_pivot * link12_articulated_subspace_f_x
+            * link12_articulated_subspace_f_x;
+    let link11_articulated_33 = link12_articulated_passed_33 + p.link_mass;
+    let link12_articulated_passed_35 = link13_articulated_passed_35
+        - link12_articulated_subspace_f_z * link12_inverse_pivot
+            * link12_articulated_subspace_f_x;
+    let link11_articulated_subspace_f_x = link11_articulated_33 * link11_position_z
+        + link11_subspace_v_z * link12_articulated_passed_35 - link11_articulated_13;
+    let link12_articulated_passed_55 = link12_articulated_55
+        - link12_articulated_subspace_f_z * link12_articulated_subspace_f_z
+            * link12_inverse_pivot;
+    let link11_articulated_55 = link12_articulated_passed_55 + p.link_mass;
+    let link11_articulated_subspace_f_z = link11_subspace_v_z * link11_articulated_55
+        + link12_articulated_passed_35 * link11_position_z - link11_articulated_15;
+    pivots[9] = link11_subspace_v_z * link11_articulated_subspace_f_z
+        + link11_articulated_subspace_f_x * link11_position_z
+        - link11_articulated_subspace_n_y;
+    let link11_inverse_pivot = 1.0
+        / (link11_subspace_v_z * link11_articulated_subspace_f_z
+            + link11_articulated_subspace_f_x * link11_position_z
+            - link11_articulated_subspace_n_y);
+    let link11_articulated_passed_13 = link11_articulated_13
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_com_z = 0.5 * p.link_length * link10_rotation_20 + link10_position_z;
+    let link10_inertia_h_z = link10_com_z * p.link_mass;
+    let link10_articulated_13 = link11_articulated_passed_13 + link10_inertia_h_z;
+    let link11_articulated_passed_11 = link11_articulated_11
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_n_y
+            * link11_inverse_pivot;
+    let link10_com_x = 0.5 * p.link_length * link10_rotation_00 + link10_position_x;
+    let link10_inertia_i_11 = (link10_com_x * link10_com_x + link10_com_z * link10_com_z)
+        * p.link_mass + p.link_inertia;
+    let link10_articulated_11 = link11_articulated_passed_11 + link10_inertia_i_11;
+    let link10_subspace_v_z = -link10_position_x;
+    let link11_articulated_passed_15 = link11_articulated_15
+        - link11_articulated_subspace_n_y * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_inertia_h_x = link10_com_x * p.link_mass;
+    let link10_articulated_15 = link11_articulated_passed_15 - link10_inertia_h_x;
+    let link10_articulated_subspace_n_y = link10_subspace_v_z * link10_articulated_15
+        + link10_articulated_13 * link10_position_z - link10_articulated_11;
+    let link11_articulated_passed_35 = link12_articulated_passed_35
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link11_articulated_passed_33 = link11_articulated_33
+        - link11_articulated_subspace_f_x * link11_articulated_subspace_f_x
+            * link11_inverse_pivot;
+    let link10_articulated_33 = link11_articulated_passed_33 + p.link_mass;
+    let link10_articulated_subspace_f_x = link10_subspace_v_z
+        * link11_articulated_passed_35 + link10_articulated_33 * link10_position_z
+        - link10_articulated_13;
+    let link11_articulated_passed_55 = link11_articulated_55
+        - link11_articulated_subspace_f_z * link11_articulated_subspace_f_z
+            * link11_inverse_pivot;
+    let link10_articulated_55 = p.link_mass + link11_articulated_passed_55;
+    let link10_articulated_subspace_f_z = link11_articulated_passed_35
+        * link10_position_z + link10_subspace_v_z * link10_articulated_55
+        - link10_articulated_15;
+    pivots[10] = link10_articulated_subspace_f_x * link10_position_z
+        + link10_articulated_subspace_f_z * link10_subspace_v_z
+        - link10_articulated_subspace_n_y;
+    let link10_inverse_pivot = 1.0
+        / (link10_articulated_subspace_f_x * link10_position_z
+            + link10_articulated_subspace_f_z * link10_subspace_v_z
+            - link10_articulated_subspace_n_y);
+    let link10_articulated_passed_13 = link10_articulated_13
+        - link10_articulated_subspace_n_y * link10_inverse_pivot
+            * link10_articulated_subspace_f_x;
+    let link9_com_z = link9_position_z + 0.5 * link9_rotation_20 * p.link_length;
+    let link9_inertia_h_z = p.link_mass * link9_com_z;
+    let link9_articulated_13 = link10_articulated_passed_13 + link9_inertia_h_z;
+    let link10_articulated_passed_11 = link10_articulated_11
+        - link10_articulated_subspace_n_y * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_com_x = 0.5 * p.link_length * link9_rotation_00 + link9_position_x;
+    let link9_inertia_i_11 = (link9_com_z * link9_com_z + link9_com_x * link9_com_x)
+        * p.link_mass + p.link_inertia;
+    let link9_articulated_11 = link10_articulated_passed_11 + link9_inertia_i_11;
+    let link9_subspace_v_z = -link9_position_x;
+    let link10_articulated_passed_15 = link10_articulated_15
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_n_y
+            * link10_inverse_pivot;
+    let link9_inertia_h_x = link9_com_x * p.link_mass;
+    let link9_articulated_15 = link10_articulated_passed_15 - link9_inertia_h_x;
+    let link9_articulated_subspace_n_y = link9_articulated_13 * link9_position_z
+        + link9_subspace_v_z * link9_articulated_15 - link9_articulated_11;
+    let link10_articulated_passed_55 = link10_articulated_55
+        - link10_articulated_subspace_f_z * link10_articulated_subspace_f_z
+            * link10_inverse_pivot;
+    let link9_articulated_55 = p.link_mass + link10_articulated_passed_55;
+    let link10_articulated_passed_35 = link11_articulated_passed_35
+        - link10_articulated_subspace_f_z * link10_inverse_pivot
+            * link10_articulated_subspace_f_x;
+    let link9_articulated_subspace_f_z = link9_subspace_v_z * link9_articulated_55
+        + link10_articulated_passed_35 * link9_position_z - link9_articulated_15;
+    let link10_articulated_passed_33 = link10_articulated_33
+        - link10_inverse_pivot * link10_articulated_subspace_f_x
+            * link10_articulated_subspace_f_x;
+    let link9_articulated_33 = p.link_mass + link10_articulated_passed_33;
+    let link9_articulated_subspace_f_x = link9_subspace_v_z
+        * link10_articulated_passed_35 + link9_position_z * link9_articulated_33
+        - link9_articulated_13;
+    pivots[11] = link9_subspace_v_z * link9_articulated_subspace_f_z
+        + link9_position_z * link9_articulated_subspace_f_x
+        - link9_articulated_subspace_n_y;
+    let link9_inverse_pivot = 1.0
+        / (link9_subspace_v_z * link9_articulated_subspace_f_z
+            + link9_position_z * link9_articulated_subspace_f_x
+            - link9_articulated_subspace_n_y);
+    let link9_articulated_passed_11 = link9_articulated_11
+        - link9_articulated_subspace_n_y * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_11 = link8_inertia_i_11 + link9_articulated_passed_11;
+    let link9_articulated_passed_15 = link9_articulated_15
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_inertia_h_x = p.link_mass * link8_com_x;
+    let link8_articulated_15 = link9_articulated_passed_15 - link8_inertia_h_x;
+    let link8_subspace_v_z = -link8_position_x;
+    let link8_inertia_h_z = p.link_mass * link8_com_z;
+    let link9_articulated_passed_13 = link9_articulated_13
+        - link9_articulated_subspace_f_x * link9_articulated_subspace_n_y
+            * link9_inverse_pivot;
+    let link8_articulated_13 = link8_inertia_h_z + link9_articulated_passed_13;
+    let link8_articulated_subspace_n_y = link8_articulated_15 * link8_subspace_v_z
+        + link8_position_z * link8_articulated_13 - link8_articulated_11;
+    let link9_articulated_passed_35 = link10_articulated_passed_35
+        - link9_articulated_subspace_f_x * link9_articulated_subspace_f_z
+            * link9_inverse_pivot;
+    let link9_articulated_passed_55 = link9_articulated_55
+        - link9_articulated_subspace_f_z * link9_articulated_subspace_f_z
+            * link9_inverse_pivot;
+    let link8_articulated_55 = link9_articulated_passed_55 + p.link_mass;
+    let link8_articulated_subspace_f_z = link8_position_z * link9_articulated_passed_35
+        + link8_articulated_55 * link8_subspace_v_z - link8_articulated_15;
+    let link9_articulated_passed_33 = link9_articulated_33
+        - link9_articulated_subspace_f_x * link9_articulated_subspace_f_x
+            * link9_inverse_pivot;
+    let link8_articulated_33 = p.link_mass + link9_articulated_passed_33;
+    let link8_articulated_subspace_f_x = link8_position_z * link8_articulated_33
+        + link9_articulated_passed_35 * link8_subspace_v_z - link8_articulated_13;
+    pivots[12] = link8_articulated_subspace_f_z * link8_subspace_v_z
+        + link8_position_z * link8_articulated_subspace_f_x
+        - link8_articulated_subspace_n_y;
+    let link8_inverse_pivot = 1.0
+        / (link8_articulated_subspace_f_z * link8_subspace_v_z
+            + link8_position_z * link8_articulated_subspace_f_x
+            - link8_articulated_subspace_n_y);
+    let link8_articulated_passed_11 = link8_articulated_11
+        - link8_inverse_pivot * link8_articulated_subspace_n_y
+            * link8_articulated_subspace_n_y;
+    let link7_articulated_11 = link7_inertia_i_11 + link8_articulated_passed_11;
+    let link8_articulated_passed_13 = link8_articulated_13
+        - link8_inverse_pivot * link8_articulated_subspace_n_y
+            * link8_articulated_subspace_f_x;
+    let link7_inertia_h_z = p.link_mass * link7_com_z;
+    let link7_articulated_13 = link8_articulated_passed_13 + link7_inertia_h_z;
+    let link7_subspace_v_z = -link7_position_x;
+    let link7_inertia_h_x = p.link_mass * link7_com_x;
+    let link8_articulated_passed_15 = link8_articulated_15
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_n_y;
+    let link7_articulated_15 = link8_articulated_passed_15 - link7_inertia_h_x;
+    let link7_articulated_subspace_n_y = link7_position_z * link7_articulated_13
+        + link7_subspace_v_z * link7_articulated_15 - link7_articulated_11;
+    let link8_articulated_passed_33 = link8_articulated_33
+        - link8_inverse_pivot * link8_articulated_subspace_f_x
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_33 = link8_articulated_passed_33 + p.link_mass;
+    let link8_articulated_passed_35 = link9_articulated_passed_35
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_f_x;
+    let link7_articulated_subspace_f_x = link7_position_z * link7_articulated_33
+        + link8_articulated_passed_35 * link7_subspace_v_z - link7_articulated_13;
+    let link8_articulated_passed_55 = link8_articulated_55
+        - link8_inverse_pivot * link8_articulated_subspace_f_z
+            * link8_articulated_subspace_f_z;
+    let link7_articulated_55 = link8_articulated_passed_55 + p.link_mass;
+    let link7_articulated_subspace_f_z = link7_position_z * link8_articulated_passed_35
+        + link7_articulated_55 * link7_subspace_v_z - link7_articulated_15;
+    pivots[13] = link7_position_z * link7_articulated_subspace_f_x
+        + link7_subspace_v_z * link7_articulated_subspace_f_z
+        - link7_articulated_subspace_n_y;
+    let link7_inverse_pivot = 1.0
+        / (link7_position_z * link7_articulated_subspace_f_x
+            + link7_subspace_v_z * link7_articulated_subspace_f_z
+            - link7_articulated_subspace_n_y);
+    let link7_articulated_passed_11 = link7_articulated_11
+        - link7_articulated_subspace_n_y * link7_articulated_subspace_n_y
+            * link7_inverse_pivot;
+    let link6_articulated_11 = link6_inertia_i_11 + link7_articulated_passed_11;
+    let link6_inertia_h_z = link6_com_z * p.link_mass;
+    let link7_articulated_passed_13 = link7_articulated_13
+        - link7_articulated_subspace_n_y * link7_inverse_pivot
+            * link7_articulated_subspace_f_x;
+    let link6_articulated_13 = link6_inertia_h_z + link7_articulated_passed_13;
+    let link6_subspace_v_z = -link6_position_x;
+    let link7_articulated_passed_15 = link7_articulated_15
+        - link7_articulated_subspace_n_y * link7_inverse_pivot
+            * link7_articulated_subspace_f_z;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link6_articulated_15 = link7_articulated_passed_15 - link6_inertia_h_x;
+    let link6_articulated_subspace_n_y = link6_articulated_13 * link6_position_z
+        + link6_subspace_v_z * link6_articulated_15 - link6_articulated_11;
+    let link7_articulated_passed_35 = link8_articulated_passed_35
+        - link7_inverse_pivot * link7_articulated_subspace_f_z
+            * link7_articulated_subspace_f_x;
+    let link7_articulated_passed_55 = link7_articulated_55
+        - link7_inverse_pivot * link7_articulated_subspace_f_z
+            * link7_articulated_subspace_f_z;
+    let link6_articulated_55 = p.link_mass + link7_articulated_passed_55;
+    let link6_articulated_subspace_f_z = link7_articulated_passed_35 * link6_position_z
+        + link6_subspace_v_z * link6_articulated_55 - link6_articulated_15;
+    let link7_articulated_passed_33 = link7_articulated_33
+        - link7_inverse_pivot * link7_articulated_subspace_f_x
+            * link7_articulated_subspace_f_x;
+    let link6_articulated_33 = p.link_mass + link7_articulated_passed_33;
+    let link6_articulated_subspace_f_x = link6_articulated_33 * link6_position_z
+        + link6_subspace_v_z * link7_articulated_passed_35 - link6_articulated_13;
+    pivots[14] = link6_position_z * link6_articulated_subspace_f_x
+        + link6_subspace_v_z * link6_articulated_subspace_f_z
+        - link6_articulated_subspace_n_y;
+    let link6_inverse_pivot = 1.0
+        / (link6_position_z * link6_articulated_subspace_f_x
+            + link6_subspace_v_z * link6_articulated_subspace_f_z
+            - link6_articulated_subspace_n_y);
+    let link6_articulated_passed_15 = link6_articulated_15
+        - link6_articulated_subspace_n_y * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_articulated_15 = link6_articulated_passed_15 - link5_inertia_h_x;
+    let link6_articulated_passed_35 = link7_articulated_passed_35
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link6_articulated_passed_55 = link6_articulated_55
+        - link6_articulated_subspace_f_z * link6_articulated_subspace_f_z
+            * link6_inverse_pivot;
+    let link5_articulated_55 = link6_articulated_passed_55 + p.link_mass;
+    let link5_subspace_v_z = -link5_position_x;
+    let link5_articulated_subspace_f_z = link5_position_z * link6_articulated_passed_35
+        + link5_articulated_55 * link5_subspace_v_z - link5_articulated_15;
+    let link6_articulated_passed_33 = link6_articulated_33
+        - link6_articulated_subspace_f_x * link6_articulated_subspace_f_x
+            * link6_inverse_pivot;
+    let link5_articulated_33 = link6_articulated_passed_33 + p.link_mass;
+    let link6_articulated_passed_13 = link6_articulated_13
+        - link6_articulated_subspace_n_y * link6_articulated_subspace_f_x
+            * link6_inverse_pivot;
+    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
+    let link5_inertia_h_z = link5_com_z * p.link_mass;
+    let link5_articulated_13 = link6_articulated_passed_13 + link5_inertia_h_z;
+    let link5_articulated_subspace_f_x = link5_subspace_v_z * link6_articulated_passed_35
+        + link5_position_z * link5_articulated_33 - link5_articulated_13;
+    let link5_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link5_com_z * link5_com_z + link5_com_x * link5_com_x);
+    let link6_articulated_passed_11 = link6_articulated_11
+        - link6_articulated_subspace_n_y * link6_articulated_subspace_n_y
+            * link6_inverse_pivot;
+    let link5_articulated_11 = link5_inertia_i_11 + link6_articulated_passed_11;
+    let link5_articulated_subspace_n_y = link5_articulated_15 * link5_subspace_v_z
+        + link5_position_z * link5_articulated_13 - link5_articulated_11;
+    pivots[15] = link5_articulated_subspace_f_z * link5_subspace_v_z
+        + link5_position_z * link5_articulated_subspace_f_x
+        - link5_articulated_subspace_n_y;
+    let link5_inverse_pivot = 1.0
+        / (link5_articulated_subspace_f_z * link5_subspace_v_z
+            + link5_position_z * link5_articulated_subspace_f_x
+            - link5_articulated_subspace_n_y);
+    let link5_articulated_passed_15 = link5_articulated_15
+        - link5_articulated_subspace_f_z * link5_inverse_pivot
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_15 = link5_articulated_passed_15 - link4_inertia_h_x;
+    let link5_articulated_passed_55 = link5_articulated_55
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_z
+            * link5_inverse_pivot;
+    let link4_articulated_55 = p.link_mass + link5_articulated_passed_55;
+    let link4_subspace_v_z = -link4_position_x;
+    let link5_articulated_passed_35 = link6_articulated_passed_35
+        - link5_articulated_subspace_f_z * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_subspace_f_z = link4_articulated_55 * link4_subspace_v_z
+        + link4_position_z * link5_articulated_passed_35 - link4_articulated_15;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_articulated_subspace_f_x * link5_articulated_subspace_f_x
+            * link5_inverse_pivot;
+    let link4_articulated_33 = p.link_mass + link5_articulated_passed_33;
+    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
+    let link4_inertia_h_z = link4_com_z * p.link_mass;
+    let link5_articulated_passed_13 = link5_articulated_13
+        - link5_articulated_subspace_f_x * link5_inverse_pivot
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_13 = link4_inertia_h_z + link5_articulated_passed_13;
+    let link4_articulated_subspace_f_x = link4_subspace_v_z * link5_articulated_passed_35
+        + link4_position_z * link4_articulated_33 - link4_articulated_13;
+    let link4_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link4_com_x * link4_com_x + link4_com_z * link4_com_z);
+    let link5_articulated_passed_11 = link5_articulated_11
+        - link5_inverse_pivot * link5_articulated_subspace_n_y
+            * link5_articulated_subspace_n_y;
+    let link4_articulated_11 = link4_inertia_i_11 + link5_articulated_passed_11;
+    let link4_articulated_subspace_n_y = link4_subspace_v_z * link4_articulated_15
+        + link4_position_z * link4_articulated_13 - link4_articulated_11;
+    pivots[16] = link4_articulated_subspace_f_z * link4_subspace_v_z
+        + link4_position_z * link4_articulated_subspace_f_x
+        - link4_articulated_subspace_n_y;
+    let link4_inverse_pivot = 1.0
+        / (link4_articulated_subspace_f_z * link4_subspace_v_z
+            + link4_position_z * link4_articulated_subspace_f_x
+            - link4_articulated_subspace_n_y);
+    let link4_articulated_passed_15 = link4_articulated_15
+        - link4_articulated_subspace_f_z * link4_inverse_pivot
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_15 = link4_articulated_passed_15 - link3_inertia_h_x;
+    let link3_subspace_v_z = -link3_position_x;
+    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
+    let link3_inertia_h_z = link3_com_z * p.link_mass;
+    let link4_articulated_passed_13 = link4_articulated_13
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_n_y;
+    let link3_articulated_13 = link3_inertia_h_z + link4_articulated_passed_13;
+    let link4_articulated_passed_11 = link4_articulated_11
+        - link4_inverse_pivot * link4_articulated_subspace_n_y
+            * link4_articulated_subspace_n_y;
+    let link3_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link3_com_z * link3_com_z + link3_com_x * link3_com_x);
+    let link3_articulated_11 = link4_articulated_passed_11 + link3_inertia_i_11;
+    let link3_articulated_subspace_n_y = link3_articulated_15 * link3_subspace_v_z
+        + link3_position_z * link3_articulated_13 - link3_articulated_11;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_inverse_pivot * link4_articulated_subspace_f_x
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_33 = p.link_mass + link4_articulated_passed_33;
+    let link4_articulated_passed_35 = link5_articulated_passed_35
+        - link4_articulated_subspace_f_z * link4_inverse_pivot
+            * link4_articulated_subspace_f_x;
+    let link3_articulated_subspace_f_x = link3_position_z * link3_articulated_33
+        + link4_articulated_passed_35 * link3_subspace_v_z - link3_articulated_13;
+    let link4_articulated_passed_55 = link4_articulated_55
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_f_z
+            * link4_inverse_pivot;
+    let link3_articulated_55 = p.link_mass + link4_articulated_passed_55;
+    let link3_articulated_subspace_f_z = link3_position_z * link4_articulated_passed_35
+        + link3_articulated_55 * link3_subspace_v_z - link3_articulated_15;
+    pivots[17] = link3_articulated_subspace_f_x * link3_position_z
+        + link3_articulated_subspace_f_z * link3_subspace_v_z
+        - link3_articulated_subspace_n_y;
+    let link3_inverse_pivot = 1.0
+        / (link3_articulated_subspace_f_x * link3_position_z
+            + link3_articulated_subspace_f_z * link3_subspace_v_z
+            - link3_articulated_subspace_n_y);
+    let link3_articulated_passed_13 = link3_articulated_13
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_f_x
+            * link3_inverse_pivot;
+    let link2_articulated_13 = link2_inertia_h_z + link3_articulated_passed_13;
+    let link3_articulated_passed_11 = link3_articulated_11
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_n_y
+            * link3_inverse_pivot;
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link2_com_x * link2_com_x + link2_com_z * link2_com_z);
+    let link2_articulated_11 = link3_articulated_passed_11 + link2_inertia_i_11;
+    let link2_subspace_v_z = -link2_position_x;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link3_articulated_passed_15 = link3_articulated_15
+        - link3_articulated_subspace_n_y * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link2_articulated_15 = link3_articulated_passed_15 - link2_inertia_h_x;
+    let link2_articulated_subspace_n_y = link2_articulated_13 * link2_position_z
+        + link2_subspace_v_z * link2_articulated_15 - link2_articulated_11;
+    let link3_articulated_passed_35 = link4_articulated_passed_35
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_articulated_subspace_f_x * link3_articulated_subspace_f_x
+            * link3_inverse_pivot;
+    let link2_articulated_33 = link3_articulated_passed_33 + p.link_mass;
+    let link2_articulated_subspace_f_x = link3_articulated_passed_35 * link2_subspace_v_z
+        + link2_articulated_33 * link2_position_z - link2_articulated_13;
+    let link3_articulated_passed_55 = link3_articulated_55
+        - link3_articulated_subspace_f_z * link3_articulated_subspace_f_z
+            * link3_inverse_pivot;
+    let link2_articulated_55 = link3_articulated_passed_55 + p.link_mass;
+    let link2_articulated_subspace_f_z = link2_subspace_v_z * link2_articulated_55
+        + link3_articulated_passed_35 * link2_position_z - link2_articulated_15;
+    pivots[18] = link2_position_z * link2_articulated_subspace_f_x
+        + link2_subspace_v_z * link2_articulated_subspace_f_z
+        - link2_articulated_subspace_n_y;
+    let link2_inverse_pivot = 1.0
+        / (link2_position_z * link2_articulated_subspace_f_x
+            + link2_subspace_v_z * link2_articulated_subspace_f_z
+            - link2_articulated_subspace_n_y);
+    let link2_articulated_passed_13 = link2_articulated_13
+        - link2_articulated_subspace_n_y * link2_inverse_pivot
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_13 = link1_inertia_h_z + link2_articulated_passed_13;
+    let link2_articulated_passed_35 = link3_articulated_passed_35
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_z;
+    let base_angle_subspace_v_z = -q[0];
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_33 = link2_articulated_passed_33 + p.link_mass;
+    let base_angle_articulated_subspace_f_x = link2_articulated_passed_35
+        * base_angle_subspace_v_z + q[1] * link1_articulated_33 - link1_articulated_13;
+    let link1_com_x = 0.5 * p.link_length * cos_q2 + q[0];
+    let link1_inertia_i_11 = (link1_com_x * link1_com_x + link1_com_z * link1_com_z)
+        * p.link_mass + p.link_inertia;
+    let link2_articulated_passed_11 = link2_articulated_11
+        - link2_articulated_subspace_n_y * link2_articulated_subspace_n_y
+            * link2_inverse_pivot;
+    let link1_articulated_11 = link1_inertia_i_11 + link2_articulated_passed_11;
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link2_articulated_passed_15 = link2_articulated_15
+        - link2_articulated_subspace_n_y * link2_inverse_pivot
+            * link2_articulated_subspace_f_z;
+    let link1_articulated_15 = link2_articulated_passed_15 - link1_inertia_h_x;
+    let base_angle_articulated_subspace_n_y = q[1] * link1_articulated_13
+        + base_angle_subspace_v_z * link1_articulated_15 - link1_articulated_11;
+    let link2_articulated_passed_55 = link2_articulated_55
+        - link2_inverse_pivot * link2_articulated_subspace_f_z
+            * link2_articulated_subspace_f_z;
+    let link1_articulated_55 = link2_articulated_passed_55 + p.link_mass;
+    let base_angle_articulated_subspace_f_z = link1_articulated_55
+        * base_angle_subspace_v_z + q[1] * link2_articulated_passed_35
+        - link1_articulated_15;
+    pivots[19] = q[1] * base_angle_articulated_subspace_f_x
+        + base_angle_articulated_subspace_f_z * base_angle_subspace_v_z
+        - base_angle_articulated_subspace_n_y;
+    let base_angle_inverse_pivot = 1.0
+        / (q[1] * base_angle_articulated_subspace_f_x
+            + base_angle_articulated_subspace_f_z * base_angle_subspace_v_z
+            - base_angle_articulated_subspace_n_y);
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_articulated_subspace_f_x * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    let base_angle_articulated_passed_35 = link2_articulated_passed_35
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_velocity_v_z = qd[2] * base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + link2_subspace_v_z * qd[3];
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * link3_subspace_v_z;
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * link3_subspace_v_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - link3_inertia_h_x * link3_velocity_w_y;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_z;
+    let link4_velocity_v_z = qd[5] * link4_subspace_v_z + link3_velocity_v_z;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * link5_subspace_v_z;
+    let link4_velocity_v_x = link3_velocity_v_x + link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * link6_position_z + link5_velocity_v_x;
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - link6_inertia_h_x * link6_velocity_w_y;
+    let link7_subspace_rate_v_x = link6_velocity_v_z
+        + link7_subspace_v_z * link6_velocity_w_y;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + link6_inertia_h_z * link6_velocity_w_y;
+    let link7_velocity_w_y = link6_velocity_w_y - qd[8];
+    let link8_velocity_w_y = link7_velocity_w_y - qd[9];
+    let link9_velocity_w_y = link8_velocity_w_y - qd[10];
+    let link10_velocity_w_y = link9_velocity_w_y - qd[11];
+    let link7_velocity_v_z = link7_subspace_v_z * qd[8] + link6_velocity_v_z;
+    let link8_velocity_v_z = link7_velocity_v_z + link8_subspace_v_z * qd[9];
+    let link9_velocity_v_z = link8_velocity_v_z + link9_subspace_v_z * qd[10];
+    let link10_velocity_v_z = link10_subspace_v_z * qd[11] + link9_velocity_v_z;
+    let link11_subspace_rate_v_x = link11_subspace_v_z * link10_velocity_w_y
+        + link10_velocity_v_z;
+    let link11_velocity_w_y = link10_velocity_w_y - qd[12];
+    let link7_velocity_v_x = link7_position_z * qd[8] + link6_velocity_v_x;
+    let link8_velocity_v_x = link7_velocity_v_x + link8_position_z * qd[9];
+    let link9_velocity_v_x = link9_position_z * qd[10] + link8_velocity_v_x;
+    let link10_velocity_v_x = qd[11] * link10_position_z + link9_velocity_v_x;
+    let link11_velocity_v_x = link10_velocity_v_x + qd[12] * link11_position_z;
+    let link11_momentum_f_x = link11_inertia_h_z * link11_velocity_w_y
+        + link11_velocity_v_x * p.link_mass;
+    let link12_velocity_w_y = link11_velocity_w_y - qd[13];
+    let link13_velocity_w_y = link12_velocity_w_y - qd[14];
+    let link14_velocity_w_y = link13_velocity_w_y - qd[15];
+    let link12_velocity_v_x = qd[13] * link12_position_z + link11_velocity_v_x;
+    let link13_velocity_v_x = qd[14] * link13_position_z + link12_velocity_v_x;
+    let link14_velocity_v_x = link14_position_z * qd[15] + link13_velocity_v_x;
+    let link15_subspace_rate_v_z = -link15_position_z * link14_velocity_w_y
+        - link14_velocity_v_x;
+    let link11_velocity_v_z = link10_velocity_v_z + link11_subspace_v_z * qd[12];
+    let link12_velocity_v_z = link11_velocity_v_z + link12_subspace_v_z * qd[13];
+    let link13_velocity_v_z = link12_velocity_v_z + qd[14] * link13_subspace_v_z;
+    let link14_velocity_v_z = qd[15] * link14_subspace_v_z + link13_velocity_v_z;
+    let link14_momentum_f_z = p.link_mass * link14_velocity_v_z
+        - link14_inertia_h_x * link14_velocity_w_y;
+    let link15_velocity_w_y = link14_velocity_w_y - qd[16];
+    let link15_velocity_v_z = link15_subspace_v_z * qd[16] + link14_velocity_v_z;
+    let link15_momentum_f_z = p.link_mass * link15_velocity_v_z
+        - link15_velocity_w_y * link15_inertia_h_x;
+    let link16_velocity_w_y = link15_velocity_w_y - qd[17];
+    let link15_velocity_v_x = link15_position_z * qd[16] + link14_velocity_v_x;
+    let link16_velocity_v_x = link15_velocity_v_x + link16_position_z * qd[17];
+    let link17_subspace_rate_v_z = -link16_velocity_w_y * link17_position_z
+        - link16_velocity_v_x;
+    let link17_velocity_v_x = link16_velocity_v_x + qd[18] * link17_position_z;
+    let link18_velocity_v_x = link18_position_z * qd[19] + link17_velocity_v_x;
+    let link19_velocity_v_x = qd[20] * link19_position_z + link18_velocity_v_x;
+    let link20_velocity_v_x = link19_velocity_v_x + qd[21] * link20_position_z;
+    let link17_velocity_w_y = link16_velocity_w_y - qd[18];
+    let link18_velocity_w_y = link17_velocity_w_y - qd[19];
+    let link19_velocity_w_y = link18_velocity_w_y - qd[20];
+    let link20_velocity_w_y = link19_velocity_w_y - qd[21];
+    let link20_momentum_f_x = p.link_mass * link20_velocity_v_x
+        + link20_velocity_w_y * link20_inertia_h_z;
+    let link20_articulated_bias_f_z = -(link20_momentum_f_x * link20_velocity_w_y);
+    let link20_subspace_rate_v_z = -link20_position_z * link19_velocity_w_y
+        - link19_velocity_v_x;
+    let link16_velocity_v_z = link16_subspace_v_z * qd[17] + link15_velocity_v_z;
+    let link17_velocity_v_z = link16_velocity_v_z + link17_subspace_v_z * qd[18];
+    let link18_velocity_v_z = link18_subspace_v_z * qd[19] + link17_velocity_v_z;
+    let link19_velocity_v_z = link19_subspace_v_z * qd[20] + link18_velocity_v_z;
+    let link20_velocity_v_z = link19_velocity_v_z + qd[21] * link20_subspace_v_z;
+    let link20_momentum_f_z = p.link_mass * link20_velocity_v_z
+        - link20_inertia_h_x * link20_velocity_w_y;
+    let link20_articulated_bias_n_y = link20_momentum_f_x * link20_velocity_v_z
+        - link20_momentum_f_z * link20_velocity_v_x;
+    let link20_articulated_bias_f_x = link20_velocity_w_y * link20_momentum_f_z;
+    let link20_remaining_force = tau[21]
+        - (link20_articulated_bias_f_z * link20_subspace_v_z
+            + link20_articulated_bias_f_x * link20_position_z
+            - link20_articulated_bias_n_y);
+    let link19_momentum_f_x = link19_velocity_v_x * p.link_mass
+        + link19_velocity_w_y * link19_inertia_h_z;
+    let link20_subspace_rate_v_x = link19_velocity_v_z
+        + link19_velocity_w_y * link20_subspace_v_z;
+    let link19_articulated_bias_f_z = link20_articulated_bias_f_z
+        + link20_subspace_rate_v_z * link20_articulated_passed_55 * qd[21]
+        + link20_remaining_force * link20_inverse_pivot * link20_articulated_subspace_f_z
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_35
+        - link19_momentum_f_x * link19_velocity_w_y;
+    let link19_momentum_f_z = link19_velocity_v_z * p.link_mass
+        - link19_inertia_h_x * link19_velocity_w_y;
+    let link19_articulated_bias_n_y = link20_subspace_rate_v_z * qd[21]
+        * link20_articulated_passed_15
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_13
+        + link20_articulated_bias_n_y + link19_momentum_f_x * link19_velocity_v_z
+        + link20_remaining_force * link20_articulated_subspace_n_y * link20_inverse_pivot
+        - link19_velocity_v_x * link19_momentum_f_z;
+    let link19_articulated_bias_f_x = link19_momentum_f_z * link19_velocity_w_y
+        + link20_articulated_bias_f_x
+        + link20_remaining_force * link20_inverse_pivot * link20_projected_inertia_f_x
+        + link20_subspace_rate_v_z * qd[21] * link20_articulated_passed_35
+        + link20_subspace_rate_v_x * qd[21] * link20_articulated_passed_33;
+    let link19_remaining_force = tau[20]
+        - (link19_articulated_bias_f_z * link19_subspace_v_z
+            + link19_position_z * link19_articulated_bias_f_x
+            - link19_articulated_bias_n_y);
+    let link19_subspace_rate_v_x = link18_velocity_v_z
+        + link19_subspace_v_z * link18_velocity_w_y;
+    let link19_subspace_rate_v_z = -link18_velocity_w_y * link19_position_z
+        - link18_velocity_v_x;
+    let link18_momentum_f_x = link18_velocity_w_y * link18_inertia_h_z
+        + p.link_mass * link18_velocity_v_x;
+    let link18_articulated_bias_f_z = link19_articulated_bias_f_z
+        + link19_inverse_pivot * link19_remaining_force * link19_articulated_subspace_f_z
+        + link19_subspace_rate_v_x * qd[20] * link19_articulated_passed_35
+        + link19_articulated_passed_55 * link19_subspace_rate_v_z * qd[20]
+        - link18_velocity_w_y * link18_momentum_f_x;
+    let link18_subspace_rate_v_z = -link17_velocity_v_x
+        - link18_position_z * link17_velocity_w_y;
+    let link17_momentum_f_x = link17_inertia_h_z * link17_velocity_w_y
+        + p.link_mass * link17_velocity_v_x;
+    let link18_momentum_f_z = link18_velocity_v_z * p.link_mass
+        - link18_inertia_h_x * link18_velocity_w_y;
+    let link18_articulated_bias_n_y = link18_velocity_v_z * link18_momentum_f_x
+        + link19_inverse_pivot * link19_remaining_force * link19_articulated_subspace_n_y
+        + link19_articulated_passed_13 * link19_subspace_rate_v_x * qd[20]
+        + link19_subspace_rate_v_z * qd[20] * link19_articulated_passed_15
+        + link19_articulated_bias_n_y - link18_velocity_v_x * link18_momentum_f_z;
+    let link18_articulated_bias_f_x = link19_subspace_rate_v_z * qd[20]
+        * link19_articulated_passed_35
+        + link19_inverse_pivot * link19_remaining_force * link19_articulated_subspace_f_x
+        + link19_articulated_passed_33 * link19_subspace_rate_v_x * qd[20]
+        + link19_articulated_bias_f_x + link18_velocity_w_y * link18_momentum_f_z;
+    let link18_remaining_force = tau[19]
+        - (link18_articulated_bias_f_z * link18_subspace_v_z
+            + link18_position_z * link18_articulated_bias_f_x
+            - link18_articulated_bias_n_y);
+    let link18_subspace_rate_v_x = link18_subspace_v_z * link17_velocity_w_y
+        + link17_velocity_v_z;
+    let link17_articulated_bias_f_z = link18_articulated_bias_f_z
+        + link18_articulated_passed_55 * link18_subspace_rate_v_z * qd[19]
+        + link18_inverse_pivot * link18_remaining_force * link18_articulated_subspace_f_z
+        + qd[19] * link18_subspace_rate_v_x * link18_articulated_passed_35
+        - link17_momentum_f_x * link17_velocity_w_y;
+    let link17_momentum_f_z = p.link_mass * link17_velocity_v_z
+        - link17_inertia_h_x * link17_velocity_w_y;
+    let link17_articulated_bias_n_y = link18_articulated_bias_n_y
+        + link17_momentum_f_x * link17_velocity_v_z
+        + link18_inverse_pivot * link18_remaining_force * link18_articulated_subspace_n_y
+        + qd[19] * link18_articulated_passed_13 * link18_subspace_rate_v_x
+        + link18_articulated_passed_15 * link18_subspace_rate_v_z * qd[19]
+        - link17_momentum_f_z * link17_velocity_v_x;
+    let link17_articulated_bias_f_x = link18_inverse_pivot * link18_remaining_force
+        * link18_articulated_subspace_f_x
+        + link18_articulated_passed_33 * qd[19] * link18_subspace_rate_v_x
+        + link18_subspace_rate_v_z * qd[19] * link18_articulated_passed_35
+        + link18_articulated_bias_f_x + link17_momentum_f_z * link17_velocity_w_y;
+    let link17_remaining_force = tau[18]
+        - (link17_subspace_v_z * link17_articulated_bias_f_z
+            + link17_articulated_bias_f_x * link17_position_z
+            - link17_articulated_bias_n_y);
+    let link17_subspace_rate_v_x = link16_velocity_v_z
+        + link17_subspace_v_z * link16_velocity_w_y;
+    let link16_momentum_f_x = link16_velocity_v_x * p.link_mass
+        + link16_inertia_h_z * link16_velocity_w_y;
+    let link16_articulated_bias_f_z = qd[18] * link17_subspace_rate_v_z
+        * link17_articulated_passed_55
+        + link17_remaining_force * link17_articulated_subspace_f_z * link17_inverse_pivot
+        + link17_articulated_bias_f_z
+        + qd[18] * link17_articulated_passed_35 * link17_subspace_rate_v_x
+        - link16_velocity_w_y * link16_momentum_f_x;
+    let link16_momentum_f_z = link16_velocity_v_z * p.link_mass
+        - link16_inertia_h_x * link16_velocity_w_y;
+    let link16_articulated_bias_n_y = link17_articulated_passed_13 * qd[18]
+        * link17_subspace_rate_v_x + link17_articulated_bias_n_y
+        + link16_velocity_v_z * link16_momentum_f_x
+        + qd[18] * link17_articulated_passed_15 * link17_subspace_rate_v_z
+        + link17_articulated_subspace_n_y * link17_remaining_force * link17_inverse_pivot
+        - link16_velocity_v_x * link16_momentum_f_z;
+    let link16_articulated_bias_f_x = link17_articulated_passed_33 * qd[18]
+        * link17_subspace_rate_v_x + link16_momentum_f_z * link16_velocity_w_y
+        + qd[18] * link17_articulated_passed_35 * link17_subspace_rate_v_z
+        + link17_articulated_subspace_f_x * link17_remaining_force * link17_inverse_pivot
+        + link17_articulated_bias_f_x;
+    let link16_remaining_force = tau[17]
+        - (link16_subspace_v_z * link16_articulated_bias_f_z
+            + link16_position_z * link16_articulated_bias_f_x
+            - link16_articulated_bias_n_y);
+    let link16_subspace_rate_v_x = link16_subspace_v_z * link15_velocity_w_y
+        + link15_velocity_v_z;
+    let link16_subspace_rate_v_z = -link15_velocity_v_x
+        - link16_position_z * link15_velocity_w_y;
+    let link15_articulated_bias_f_x = link15_velocity_w_y * link15_momentum_f_z
+        + link16_inverse_pivot * link16_articulated_subspace_f_x * link16_remaining_force
+        + link16_articulated_bias_f_x
+        + link16_subspace_rate_v_x * link16_articulated_passed_33 * qd[17]
+        + link16_articulated_passed_35 * link16_subspace_rate_v_z * qd[17];
+    let link15_momentum_f_x = link15_velocity_w_y * link15_inertia_h_z
+        + link15_velocity_v_x * p.link_mass;
+    let link15_articulated_bias_n_y = link15_momentum_f_x * link15_velocity_v_z
+        + link16_articulated_bias_n_y
+        + link16_inverse_pivot * link16_remaining_force * link16_articulated_subspace_n_y
+        + link16_subspace_rate_v_z * qd[17] * link16_articulated_passed_15
+        + link16_subspace_rate_v_x * link16_articulated_passed_13 * qd[17]
+        - link15_velocity_v_x * link15_momentum_f_z;
+    let link15_articulated_bias_f_z = link16_articulated_passed_35
+        * link16_subspace_rate_v_x * qd[17]
+        + link16_subspace_rate_v_z * link16_articulated_passed_55 * qd[17]
+        + link16_inverse_pivot * link16_remaining_force * link16_articulated_subspace_f_z
+        + link16_articulated_bias_f_z - link15_momentum_f_x * link15_velocity_w_y;
+    let link15_remaining_force = tau[16]
+        - (link15_articulated_bias_f_x * link15_position_z
+            + link15_articulated_bias_f_z * link15_subspace_v_z
+            - link15_articulated_bias_n_y);
+    let link15_subspace_rate_v_x = link14_velocity_v_z
+        + link15_subspace_v_z * link14_velocity_w_y;
+    let link14_articulated_bias_f_x = link15_articulated_passed_35 * qd[16]
+        * link15_subspace_rate_v_z + link14_momentum_f_z * link14_velocity_w_y
+        + link15_articulated_bias_f_x
+        + link15_remaining_force * link15_articulated_subspace_f_x * link15_inverse_pivot
+        + link15_subspace_rate_v_x * link15_articulated_passed_33 * qd[16];
+    let link14_momentum_f_x = link14_inertia_h_z * link14_velocity_w_y
+        + link14_velocity_v_x * p.link_mass;
+    let link14_articulated_bias_f_z = qd[16] * link15_subspace_rate_v_z
+        * link15_articulated_passed_55 + link15_articulated_bias_f_z
+        + link15_remaining_force * link15_articulated_subspace_f_z * link15_inverse_pivot
+        + link15_subspace_rate_v_x * link15_articulated_passed_35 * qd[16]
+        - link14_momentum_f_x * link14_velocity_w_y;
+    let link14_articulated_bias_n_y = link15_subspace_rate_v_x
+        * link15_articulated_passed_13 * qd[16]
+        + link14_momentum_f_x * link14_velocity_v_z
+        + link15_articulated_passed_15 * qd[16] * link15_subspace_rate_v_z
+        + link15_remaining_force * link15_articulated_subspace_n_y * link15_inverse_pivot
+        + link15_articulated_bias_n_y - link14_velocity_v_x * link14_momentum_f_z;
+    let link14_remaining_force = tau[15]
+        - (link14_articulated_bias_f_x * link14_position_z
+            + link14_subspace_v_z * link14_articulated_bias_f_z
+            - link14_articulated_bias_n_y);
+    let link14_subspace_rate_v_z = -link13_velocity_v_x
+        - link14_position_z * link13_velocity_w_y;
+    let link13_momentum_f_x = link13_inertia_h_z * link13_velocity_w_y
+        + link13_velocity_v_x * p.link_mass;
+    let link14_subspace_rate_v_x = link14_subspace_v_z * link13_velocity_w_y
+        + link13_velocity_v_z;
+    let link13_articulated_bias_f_z = link14_remaining_force * link14_inverse_pivot
+        * link14_articulated_subspace_f_z
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_55
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_35
+        + link14_articulated_bias_f_z - link13_momentum_f_x * link13_velocity_w_y;
+    let link13_momentum_f_z = p.link_mass * link13_velocity_v_z
+        - link13_inertia_h_x * link13_velocity_w_y;
+    let link13_articulated_bias_n_y = link14_remaining_force
+        * link14_articulated_subspace_n_y * link14_inverse_pivot
+        + link14_articulated_bias_n_y
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_13
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_15
+        + link13_momentum_f_x * link13_velocity_v_z
+        - link13_velocity_v_x * link13_momentum_f_z;
+    let link13_articulated_bias_f_x = link14_articulated_bias_f_x
+        + link14_subspace_rate_v_x * qd[15] * link14_articulated_passed_33
+        + link14_subspace_rate_v_z * qd[15] * link14_articulated_passed_35
+        + link14_remaining_force * link14_inverse_pivot * link14_articulated_subspace_f_x
+        + link13_velocity_w_y * link13_momentum_f_z;
+    let link13_remaining_force = tau[14]
+        - (link13_subspace_v_z * link13_articulated_bias_f_z
+            + link13_position_z * link13_articulated_bias_f_x
+            - link13_articulated_bias_n_y);
+    let link13_subspace_rate_v_z = -link13_position_z * link12_velocity_w_y
+        - link12_velocity_v_x;
+    let link13_subspace_rate_v_x = link13_subspace_v_z * link12_velocity_w_y
+        + link12_velocity_v_z;
+    let link12_momentum_f_x = link12_velocity_w_y * link12_inertia_h_z
+        + p.link_mass * link12_velocity_v_x;
+    let link12_articulated_bias_f_z = link13_remaining_force
+        * link13_articulated_subspace_f_z * link13_inverse_pivot
+        + qd[14] * link13_articulated_passed_55 * link13_subspace_rate_v_z
+        + qd[14] * link13_articulated_passed_35 * link13_subspace_rate_v_x
+        + link13_articulated_bias_f_z - link12_velocity_w_y * link12_momentum_f_x;
+    let link12_subspace_rate_v_z = -link11_velocity_v_x
+        - link12_position_z * link11_velocity_w_y;
+    let link12_subspace_rate_v_x = link11_velocity_v_z
+        + link12_subspace_v_z * link11_velocity_w_y;
+    let link12_momentum_f_z = p.link_mass * link12_velocity_v_z
+        - link12_inertia_h_x * link12_velocity_w_y;
+    let link12_articulated_bias_n_y = qd[14] * link13_subspace_rate_v_z
+        * link13_articulated_passed_15 + link13_articulated_bias_n_y
+        + qd[14] * link13_subspace_rate_v_x * link13_articulated_passed_13
+        + link12_velocity_v_z * link12_momentum_f_x
+        + link13_remaining_force * link13_articulated_subspace_n_y * link13_inverse_pivot
+        - link12_velocity_v_x * link12_momentum_f_z;
+    let link12_articulated_bias_f_x = link13_remaining_force * link13_inverse_pivot
+        * link13_articulated_subspace_f_x + link12_velocity_w_y * link12_momentum_f_z
+        + qd[14] * link13_subspace_rate_v_x * link13_articulated_passed_33
+        + link13_articulated_bias_f_x
+        + qd[14] * link13_articulated_passed_35 * link13_subspace_rate_v_z;
+    let link12_remaining_force = tau[13]
+        - (link12_subspace_v_z * link12_articulated_bias_f_z
+            + link12_articulated_bias_f_x * link12_position_z
+            - link12_articulated_bias_n_y);
+    let link11_articulated_bias_f_z = link12_articulated_bias_f_z
+        + qd[13] * link12_articulated_passed_55 * link12_subspace_rate_v_z
+        + link12_articulated_passed_35 * qd[13] * link12_subspace_rate_v_x
+        + link12_remaining_force * link12_articulated_subspace_f_z * link12_inverse_pivot
+        - link11_momentum_f_x * link11_velocity_w_y;
+    let link11_momentum_f_z = link11_velocity_v_z * p.link_mass
+        - link11_inertia_h_x * link11_velocity_w_y;
+    let link11_articulated_bias_f_x = link12_articulated_passed_33 * qd[13]
+        * link12_subspace_rate_v_x
+        + link12_articulated_passed_35 * qd[13] * link12_subspace_rate_v_z
+        + link12_articulated_bias_f_x + link11_momentum_f_z * link11_velocity_w_y
+        + link12_remaining_force * link12_inverse_pivot
+            * link12_articulated_subspace_f_x;
+    let link11_articulated_bias_n_y = qd[13] * link12_articulated_passed_15
+        * link12_subspace_rate_v_z
+        + link12_articulated_passed_13 * qd[13] * link12_subspace_rate_v_x
+        + link12_articulated_bias_n_y + link11_velocity_v_z * link11_momentum_f_x
+        + link12_remaining_force * link12_inverse_pivot * link12_articulated_subspace_n_y
+        - link11_velocity_v_x * link11_momentum_f_z;
+    let link11_remaining_force = tau[12]
+        - (link11_subspace_v_z * link11_articulated_bias_f_z
+            + link11_articulated_bias_f_x * link11_position_z
+            - link11_articulated_bias_n_y);
+    let link11_subspace_rate_v_z = -link10_velocity_w_y * link11_position_z
+        - link10_velocity_v_x;
+    let link10_momentum_f_z = link10_velocity_v_z * p.link_mass
+        - link10_velocity_w_y * link10_inertia_h_x;
+    let link10_articulated_bias_f_x = link11_articulated_passed_33
+        * link11_subspace_rate_v_x * qd[12]
+        + link11_remaining_force * link11_articulated_subspace_f_x * link11_inverse_pivot
+        + link11_articulated_bias_f_x
+        + qd[12] * link11_articulated_passed_35 * link11_subspace_rate_v_z
+        + link10_velocity_w_y * link10_momentum_f_z;
+    let link10_momentum_f_x = link10_inertia_h_z * link10_velocity_w_y
+        + link10_velocity_v_x * p.link_mass;
+    let link10_articulated_bias_n_y = qd[12] * link11_articulated_passed_15
+        * link11_subspace_rate_v_z
+        + link11_articulated_passed_13 * link11_subspace_rate_v_x * qd[12]
+        + link10_velocity_v_z * link10_momentum_f_x + link11_articulated_bias_n_y
+        + link11_articulated_subspace_n_y * link11_remaining_force * link11_inverse_pivot
+        - link10_velocity_v_x * link10_momentum_f_z;
+    let link10_articulated_bias_f_z = link11_articulated_bias_f_z
+        + link11_subspace_rate_v_x * qd[12] * link11_articulated_passed_35
+        + qd[12] * link11_articulated_passed_55 * link11_subspace_rate_v_z
+        + link11_remaining_force * link11_articulated_subspace_f_z * link11_inverse_pivot
+        - link10_velocity_w_y * link10_momentum_f_x;
+    let link10_remaining_force = tau[11]
+        - (link10_articulated_bias_f_x * link10_position_z
+            + link10_subspace_v_z * link10_articulated_bias_f_z
+            - link10_articulated_bias_n_y);
+    let link10_subspace_rate_v_x = link10_subspace_v_z * link9_velocity_w_y
+        + link9_velocity_v_z;
+    let link10_subspace_rate_v_z = -link9_velocity_v_x
+        - link9_velocity_w_y * link10_position_z;
+    let link9_momentum_f_x = p.link_mass * link9_velocity_v_x
+        + link9_velocity_w_y * link9_inertia_h_z;
+    let link9_articulated_bias_f_z = link10_articulated_subspace_f_z
+        * link10_inverse_pivot * link10_remaining_force
+        + link10_subspace_rate_v_x * link10_articulated_passed_35 * qd[11]
+        + link10_subspace_rate_v_z * qd[11] * link10_articulated_passed_55
+        + link10_articulated_bias_f_z - link9_velocity_w_y * link9_momentum_f_x;
+    let link9_momentum_f_z = link9_velocity_v_z * p.link_mass
+        - link9_inertia_h_x * link9_velocity_w_y;
+    let link9_articulated_bias_n_y = link10_subspace_rate_v_x
+        * link10_articulated_passed_13 * qd[11]
+        + link10_articulated_passed_15 * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_bias_n_y + link9_momentum_f_x * link9_velocity_v_z
+        + link10_articulated_subspace_n_y * link10_inverse_pivot * link10_remaining_force
+        - link9_momentum_f_z * link9_velocity_v_x;
+    let link9_articulated_bias_f_x = link10_subspace_rate_v_x * qd[11]
+        * link10_articulated_passed_33 + link9_velocity_w_y * link9_momentum_f_z
+        + link10_articulated_passed_35 * link10_subspace_rate_v_z * qd[11]
+        + link10_articulated_bias_f_x
+        + link10_inverse_pivot * link10_articulated_subspace_f_x
+            * link10_remaining_force;
+    let link9_remaining_force = tau[10]
+        - (link9_subspace_v_z * link9_articulated_bias_f_z
+            + link9_position_z * link9_articulated_bias_f_x
+            - link9_articulated_bias_n_y);
+    let link9_subspace_rate_v_z = -link8_velocity_v_x
+        - link9_position_z * link8_velocity_w_y;
+    let link8_momentum_f_x = p.link_mass * link8_velocity_v_x
+        + link8_inertia_h_z * link8_velocity_w_y;
+    let link9_subspace_rate_v_x = link8_velocity_v_z
+        + link9_subspace_v_z * link8_velocity_w_y;
+    let link8_articulated_bias_f_z = link9_remaining_force
+        * link9_articulated_subspace_f_z * link9_inverse_pivot
+        + link9_articulated_passed_55 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_f_z
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_35
+        - link8_momentum_f_x * link8_velocity_w_y;
+    let link8_momentum_f_z = link8_velocity_v_z * p.link_mass
+        - link8_inertia_h_x * link8_velocity_w_y;
+    let link8_articulated_bias_f_x = link8_momentum_f_z * link8_velocity_w_y
+        + qd[10] * link9_articulated_passed_35 * link9_subspace_rate_v_z
+        + link9_remaining_force * link9_articulated_subspace_f_x * link9_inverse_pivot
+        + link9_articulated_bias_f_x
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_33;
+    let link8_articulated_bias_n_y = link8_momentum_f_x * link8_velocity_v_z
+        + link9_remaining_force * link9_articulated_subspace_n_y * link9_inverse_pivot
+        + link9_subspace_rate_v_x * qd[10] * link9_articulated_passed_13
+        + link9_articulated_passed_15 * qd[10] * link9_subspace_rate_v_z
+        + link9_articulated_bias_n_y - link8_momentum_f_z * link8_velocity_v_x;
+    let link8_remaining_force = tau[9]
+        - (link8_articulated_bias_f_z * link8_subspace_v_z
+            + link8_position_z * link8_articulated_bias_f_x
+            - link8_articulated_bias_n_y);
+    let link8_subspace_rate_v_z = -link7_velocity_v_x
+        - link8_position_z * link7_velocity_w_y;
+    let link7_momentum_f_x = link7_velocity_v_x * p.link_mass
+        + link7_velocity_w_y * link7_inertia_h_z;
+    let link7_momentum_f_z = link7_velocity_v_z * p.link_mass
+        - link7_velocity_w_y * link7_inertia_h_x;
+    let link8_subspace_rate_v_x = link7_velocity_v_z
+        + link7_velocity_w_y * link8_subspace_v_z;
+    let link7_articulated_bias_n_y = link8_inverse_pivot * link8_articulated_subspace_n_y
+        * link8_remaining_force
+        + link8_subspace_rate_v_z * link8_articulated_passed_15 * qd[9]
+        + link8_articulated_bias_n_y + link7_velocity_v_z * link7_momentum_f_x
+        + link8_articulated_passed_13 * link8_subspace_rate_v_x * qd[9]
+        - link7_velocity_v_x * link7_momentum_f_z;
+    let link7_articulated_bias_f_x = link8_articulated_passed_33
+        * link8_subspace_rate_v_x * qd[9] + link8_articulated_bias_f_x
+        + link8_subspace_rate_v_z * link8_articulated_passed_35 * qd[9]
+        + link7_velocity_w_y * link7_momentum_f_z
+        + link8_inverse_pivot * link8_remaining_force * link8_articulated_subspace_f_x;
+    let link7_articulated_bias_f_z = link8_subspace_rate_v_z
+        * link8_articulated_passed_55 * qd[9] + link8_articulated_bias_f_z
+        + link8_inverse_pivot * link8_articulated_subspace_f_z * link8_remaining_force
+        + link8_articulated_passed_35 * link8_subspace_rate_v_x * qd[9]
+        - link7_velocity_w_y * link7_momentum_f_x;
+    let link7_remaining_force = tau[8]
+        - (link7_position_z * link7_articulated_bias_f_x
+            + link7_subspace_v_z * link7_articulated_bias_f_z
+            - link7_articulated_bias_n_y);
+    let link7_subspace_rate_v_z = -link6_velocity_v_x
+        - link7_position_z * link6_velocity_w_y;
+    let link6_articulated_bias_n_y = link7_subspace_rate_v_x
+        * link7_articulated_passed_13 * qd[8] + link6_momentum_f_x * link6_velocity_v_z
+        + link7_articulated_subspace_n_y * link7_remaining_force * link7_inverse_pivot
+        + link7_subspace_rate_v_z * link7_articulated_passed_15 * qd[8]
+        + link7_articulated_bias_n_y - link6_velocity_v_x * link6_momentum_f_z;
+    let link6_articulated_bias_f_z = link7_subspace_rate_v_z
+        * link7_articulated_passed_55 * qd[8]
+        + link7_remaining_force * link7_inverse_pivot * link7_articulated_subspace_f_z
+        + link7_articulated_passed_35 * link7_subspace_rate_v_x * qd[8]
+        + link7_articulated_bias_f_z - link6_momentum_f_x * link6_velocity_w_y;
+    let link6_articulated_bias_f_x = link7_remaining_force * link7_inverse_pivot
+        * link7_articulated_subspace_f_x
+        + link7_subspace_rate_v_z * link7_articulated_passed_35 * qd[8]
+        + link7_articulated_bias_f_x + link6_momentum_f_z * link6_velocity_w_y
+        + link7_subspace_rate_v_x * link7_articulated_passed_33 * qd[8];
+    let link6_remaining_force = tau[7]
+        - (link6_articulated_bias_f_z * link6_subspace_v_z
+            + link6_position_z * link6_articulated_bias_f_x
+            - link6_articulated_bias_n_y);
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * link6_position_z;
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + link6_subspace_v_z * link5_velocity_w_y;
+    let link5_momentum_f_x = link5_velocity_w_y * link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_articulated_bias_f_z = link6_remaining_force
+        * link6_articulated_subspace_f_z * link6_inverse_pivot
+        + link6_articulated_bias_f_z
+        + qd[7] * link6_articulated_passed_55 * link6_subspace_rate_v_z
+        + qd[7] * link6_subspace_rate_v_x * link6_articulated_passed_35
+        - link5_momentum_f_x * link5_velocity_w_y;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * link5_inertia_h_x;
+    let link5_articulated_bias_f_x = link6_articulated_bias_f_x
+        + link6_articulated_passed_33 * qd[7] * link6_subspace_rate_v_x
+        + link6_remaining_force * link6_articulated_subspace_f_x * link6_inverse_pivot
+        + link5_velocity_w_y * link5_momentum_f_z
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_35;
+    let link5_articulated_bias_n_y = qd[7] * link6_articulated_passed_13
+        * link6_subspace_rate_v_x + link5_velocity_v_z * link5_momentum_f_x
+        + link6_articulated_passed_15 * qd[7] * link6_subspace_rate_v_z
+        + link6_articulated_subspace_n_y * link6_remaining_force * link6_inverse_pivot
+        + link6_articulated_bias_n_y - link5_velocity_v_x * link5_momentum_f_z;
+    let link5_remaining_force = tau[6]
+        - (link5_articulated_bias_f_z * link5_subspace_v_z
+            + link5_position_z * link5_articulated_bias_f_x
+            - link5_articulated_bias_n_y);
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * link5_position_z
+        - link4_velocity_v_x;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * link4_inertia_h_z;
+    let link4_articulated_bias_f_z = qd[6] * link5_subspace_rate_v_x
+        * link5_articulated_passed_35 + link5_articulated_bias_f_z
+        + link5_articulated_subspace_f_z * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_articulated_passed_55 * link5_subspace_rate_v_z
+        - link4_velocity_w_y * link4_momentum_f_x;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * link4_inertia_h_x;
+    let link4_articulated_bias_n_y = qd[6] * link5_subspace_rate_v_x
+        * link5_articulated_passed_13 + link4_velocity_v_z * link4_momentum_f_x
+        + link5_articulated_bias_n_y
+        + qd[6] * link5_subspace_rate_v_z * link5_articulated_passed_15
+        + link5_inverse_pivot * link5_articulated_subspace_n_y * link5_remaining_force
+        - link4_momentum_f_z * link4_velocity_v_x;
+    let link4_articulated_bias_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + qd[6] * link5_subspace_rate_v_z * link5_articulated_passed_35
+        + link5_articulated_bias_f_x
+        + link5_articulated_subspace_f_x * link5_inverse_pivot * link5_remaining_force
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_33;
+    let link4_remaining_force = tau[5]
+        - (link4_articulated_bias_f_z * link4_subspace_v_z
+            + link4_position_z * link4_articulated_bias_f_x
+            - link4_articulated_bias_n_y);
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - link4_position_z * link3_velocity_w_y;
+    let link4_subspace_rate_v_x = link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + link3_inertia_h_z * link3_velocity_w_y;
+    let link3_articulated_bias_n_y = link4_inverse_pivot * link4_remaining_force
+        * link4_articulated_subspace_n_y
+        + link4_subspace_rate_v_z * link4_articulated_passed_15 * qd[5]
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_13
+        + link3_momentum_f_x * link3_velocity_v_z + link4_articulated_bias_n_y
+        - link3_momentum_f_z * link3_velocity_v_x;
+    let link3_articulated_bias_f_z = qd[5] * link4_subspace_rate_v_x
+        * link4_articulated_passed_35
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_55
+        + link4_articulated_bias_f_z
+        + link4_articulated_subspace_f_z * link4_inverse_pivot * link4_remaining_force
+        - link3_velocity_w_y * link3_momentum_f_x;
+    let link3_articulated_bias_f_x = link4_inverse_pivot * link4_articulated_subspace_f_x
+        * link4_remaining_force
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_33
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_35
+        + link4_articulated_bias_f_x + link3_momentum_f_z * link3_velocity_w_y;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_f_z * link3_subspace_v_z
+            + link3_position_z * link3_articulated_bias_f_x
+            - link3_articulated_bias_n_y);
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + link2_inertia_h_z * link2_velocity_w_y;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * link2_inertia_h_x;
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * link3_position_z;
+    let link2_articulated_bias_n_y = link3_articulated_passed_13 * qd[4]
+        * link3_subspace_rate_v_x + link3_articulated_bias_n_y
+        + link3_articulated_subspace_n_y * link3_remaining_force * link3_inverse_pivot
+        + link2_velocity_v_z * link2_momentum_f_x
+        + qd[4] * link3_articulated_passed_15 * link3_subspace_rate_v_z
+        - link2_velocity_v_x * link2_momentum_f_z;
+    let link2_articulated_bias_f_z = link3_articulated_bias_f_z
+        + link3_articulated_subspace_f_z * link3_remaining_force * link3_inverse_pivot
+        + link3_articulated_passed_35 * qd[4] * link3_subspace_rate_v_x
+        + qd[4] * link3_articulated_passed_55 * link3_subspace_rate_v_z
+        - link2_velocity_w_y * link2_momentum_f_x;
+    let link2_articulated_bias_f_x = link2_velocity_w_y * link2_momentum_f_z
+        + qd[4] * link3_articulated_passed_33 * link3_subspace_rate_v_x
+        + link3_articulated_passed_35 * qd[4] * link3_subspace_rate_v_z
+        + link3_articulated_subspace_f_x * link3_remaining_force * link3_inverse_pivot
+        + link3_articulated_bias_f_x;
+    let link2_remaining_force = tau[3]
+        - (link2_subspace_v_z * link2_articulated_bias_f_z
+            + link2_position_z * link2_articulated_bias_f_x
+            - link2_articulated_bias_n_y);
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * link1_inertia_h_x;
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + link2_subspace_v_z * base_angle_velocity_w_y;
+    let link2_subspace_rate_v_z = -link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link1_articulated_bias_f_x = link2_inverse_pivot * link2_articulated_subspace_f_x
+        * link2_remaining_force + base_angle_velocity_w_y * link1_momentum_f_z
+        + link2_subspace_rate_v_x * link2_articulated_passed_33 * qd[3]
+        + link2_articulated_bias_f_x
+        + link2_articulated_passed_35 * link2_subspace_rate_v_z * qd[3];
+    let link1_momentum_f_x = base_angle_velocity_w_y * link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_articulated_bias_f_z = link2_articulated_passed_55
+        * link2_subspace_rate_v_z * qd[3] + link2_articulated_bias_f_z
+        + link2_inverse_pivot * link2_articulated_subspace_f_z * link2_remaining_force
+        + link2_articulated_passed_35 * link2_subspace_rate_v_x * qd[3]
+        - base_angle_velocity_w_y * link1_momentum_f_x;
+    let link1_articulated_bias_n_y = link2_articulated_subspace_n_y * link2_inverse_pivot
+        * link2_remaining_force
+        + link2_subspace_rate_v_z * link2_articulated_passed_15 * qd[3]
+        + link1_momentum_f_x * base_angle_velocity_v_z
+        + link2_subspace_rate_v_x * link2_articulated_passed_13 * qd[3]
+        + link2_articulated_bias_n_y - link1_momentum_f_z * base_angle_velocity_v_x;
+    let base_angle_remaining_force = tau[2]
+        - (link1_articulated_bias_f_z * base_angle_subspace_v_z
+            + q[1] * link1_articulated_bias_f_x - link1_articulated_bias_n_y);
+    let base_z_articulated_bias_f_x = base_angle_bias_v_x
+        * base_angle_articulated_passed_33
+        + base_angle_articulated_passed_35 * base_angle_bias_v_z
+        + link1_articulated_bias_f_x
+        + base_angle_articulated_subspace_f_x * base_angle_inverse_pivot
+            * base_angle_remaining_force;
+    pivots[20] = link1_articulated_55
+        - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+            * base_angle_inverse_pivot;
+    let base_z_articulated_bias_f_z = link1_articulated_bias_f_z
+        + base_angle_articulated_passed_35 * base_angle_bias_v_x
+        + base_angle_articulated_subspace_f_z * base_angle_inverse_pivot
+            * base_angle_remaining_force
+        + (link1_articulated_55
+            - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+                * base_angle_inverse_pivot) * base_angle_bias_v_z;
+    let base_z_remaining_force = tau[1] - base_z_articulated_bias_f_z;
+    let base_z_inverse_pivot = 1.0
+        / (link1_articulated_55
+            - base_angle_articulated_subspace_f_z * base_angle_articulated_subspace_f_z
+                * base_angle_inverse_pivot);
+    let base_x_articulated_bias_f_x = base_z_articulated_bias_f_x
+        + base_angle_articulated_passed_35 * base_z_remaining_force
+            * base_z_inverse_pivot;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_z_articulated_passed_35 = base_angle_articulated_passed_35
+        - base_angle_articulated_passed_35 * base_z_inverse_pivot
+            * (link1_articulated_55
+                - base_angle_articulated_subspace_f_z
+                    * base_angle_articulated_subspace_f_z * base_angle_inverse_pivot);
+    pivots[21] = base_angle_articulated_passed_33
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_x_inverse_pivot = 1.0
+        / (base_angle_articulated_passed_33
+            - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+                * base_z_inverse_pivot);
+    out[0] = (base_x_remaining_force - base_z_articulated_passed_35 * p.gravity)
+        * base_x_inverse_pivot;
+    out[1] = (base_z_remaining_force
+        - (((base_x_remaining_force - base_z_articulated_passed_35 * p.gravity)
+            * base_x_inverse_pivot) * base_angle_articulated_passed_35
+            + p.gravity
+                * (link1_articulated_55
+                    - base_angle_articulated_subspace_f_z
+                        * base_angle_articulated_subspace_f_z
+                        * base_angle_inverse_pivot))) * base_z_inverse_pivot;
+    let base_z_spatial_acceleration_v_z = (base_z_remaining_force
+        - (((base_x_remaining_force - base_z_articulated_passed_35 * p.gravity)
+            * base_x_inverse_pivot) * base_angle_articulated_passed_35
+            + p.gravity
+                * (link1_articulated_55
+                    - base_angle_articulated_subspace_f_z
+                        * base_angle_articulated_subspace_f_z
+                        * base_angle_inverse_pivot))) * base_z_inverse_pivot + p.gravity;
+    out[2] = (base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_z
+            * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+            + ((base_x_remaining_force - base_z_articulated_passed_35 * p.gravity)
+                * base_x_inverse_pivot + base_angle_bias_v_x)
+                * base_angle_articulated_subspace_f_x)) * base_angle_inverse_pivot;
+    let t1 = link2_subspace_rate_v_x * qd[3];
+    let base_angle_spatial_acceleration_v_x = (base_x_remaining_force
+        - base_z_articulated_passed_35 * p.gravity) * base_x_inverse_pivot
+        + q[1]
+            * ((base_angle_remaining_force
+                - (base_angle_articulated_subspace_f_z
+                    * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+                    + ((base_x_remaining_force
+                        - base_z_articulated_passed_35 * p.gravity)
+                        * base_x_inverse_pivot + base_angle_bias_v_x)
+                        * base_angle_articulated_subspace_f_x))
+                * base_angle_inverse_pivot) + base_angle_bias_v_x;
+    let base_angle_spatial_acceleration_w_y = -((base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_z
+            * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+            + ((base_x_remaining_force - base_z_articulated_passed_35 * p.gravity)
+                * base_x_inverse_pivot + base_angle_bias_v_x)
+                * base_angle_articulated_subspace_f_x)) * base_angle_inverse_pivot);
+    let t2 = link2_subspace_rate_v_z * qd[3];
+    let base_angle_spatial_acceleration_v_z = ((base_angle_remaining_force
+        - (base_angle_articulated_subspace_f_z
+            * (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+            + ((base_x_remaining_force - base_z_articulated_passed_35 * p.gravity)
+                * base_x_inverse_pivot + base_angle_bias_v_x)
+                * base_angle_articulated_subspace_f_x)) * base_angle_inverse_pivot)
+        * base_angle_subspace_v_z + base_z_spatial_acceleration_v_z
+        + base_angle_bias_v_z;
+    out[3] = link2_inverse_pivot
+        * (link2_remaining_force
+            - ((t1 + base_angle_spatial_acceleration_v_x)
+                * link2_articulated_subspace_f_x
+                + link2_articulated_subspace_n_y * base_angle_spatial_acceleration_w_y
+                + (t2 + base_angle_spatial_acceleration_v_z)
+                    * link2_articulated_subspace_f_z));
+    let link2_spatial_acceleration_w_y = base_angle_spatial_acceleration_w_y
+        - (link2_inverse_pivot
+            * (link2_remaining_force
+                - ((t1 + base_angle_spatial_acceleration_v_x)
+                    * link2_articulated_subspace_f_x
+                    + link2_articulated_subspace_n_y
+                        * base_angle_spatial_acceleration_w_y
+                    + (t2 + base_angle_spatial_acceleration_v_z)
+                        * link2_articulated_subspace_f_z)));
+    let t3 = qd[4] * link3_subspace_rate_v_z;
+    let link2_spatial_acceleration_v_z = t2
+        + link2_subspace_v_z
+            * (link2_inverse_pivot
+                * (link2_remaining_force
+                    - ((t1 + base_angle_spatial_acceleration_v_x)
+                        * link2_articulated_subspace_f_x
+                        + link2_articulated_subspace_n_y
+                            * base_angle_spatial_acceleration_w_y
+                        + (t2 + base_angle_spatial_acceleration_v_z)
+                            * link2_articulated_subspace_f_z)))
+        + base_angle_spatial_acceleration_v_z;
+    let t4 = qd[4] * link3_subspace_rate_v_x;
+    let link2_spatial_acceleration_v_x = t1
+        + link2_position_z
+            * (link2_inverse_pivot
+                * (link2_remaining_force
+                    - ((t1 + base_angle_spatial_acceleration_v_x)
+                        * link2_articulated_subspace_f_x
+                        + link2_articulated_subspace_n_y
+                            * base_angle_spatial_acceleration_w_y
+                        + (t2 + base_angle_spatial_acceleration_v_z)
+                            * link2_articulated_subspace_f_z)))
+        + base_angle_spatial_acceleration_v_x;
+    out[4] = (link3_remaining_force
+        - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+            + (t3 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+            + link3_articulated_subspace_f_x * (t4 + link2_spatial_acceleration_v_x)))
+        * link3_inverse_pivot;
+    let link3_spatial_acceleration_v_x = t4 + link2_spatial_acceleration_v_x
+        + link3_position_z
+            * ((link3_remaining_force
+                - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                    + (t3 + link2_spatial_acceleration_v_z)
+                        * link3_articulated_subspace_f_z
+                    + link3_articulated_subspace_f_x
+                        * (t4 + link2_spatial_acceleration_v_x))) * link3_inverse_pivot);
+    let t5 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_w_y = link2_spatial_acceleration_w_y
+        - ((link3_remaining_force
+            - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                + (t3 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+                + link3_articulated_subspace_f_x
+                    * (t4 + link2_spatial_acceleration_v_x))) * link3_inverse_pivot);
+    let link3_spatial_acceleration_v_z = t3
+        + ((link3_remaining_force
+            - (link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                + (t3 + link2_spatial_acceleration_v_z) * link3_articulated_subspace_f_z
+                + link3_articulated_subspace_f_x
+                    * (t4 + link2_spatial_acceleration_v_x))) * link3_inverse_pivot)
+            * link3_subspace_v_z + link2_spatial_acceleration_v_z;
+    let t6 = link4_subspace_rate_v_z * qd[5];
+    out[5] = (link4_remaining_force
+        - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t5)
+            + link3_spatial_acceleration_w_y * link4_articulated_subspace_n_y
+            + link4_articulated_subspace_f_z * (link3_spatial_acceleration_v_z + t6)))
+        * link4_inverse_pivot;
+    let link4_spatial_acceleration_v_x = link4_position_z
+        * ((link4_remaining_force
+            - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t5)
+                + link3_spatial_acceleration_w_y * link4_articulated_subspace_n_y
+                + link4_articulated_subspace_f_z
+                    * (link3_spatial_acceleration_v_z + t6))) * link4_inverse_pivot)
+        + link3_spatial_acceleration_v_x + t5;
+    let t7 = qd[6] * link5_subspace_rate_v_x;
+    let link4_spatial_acceleration_w_y = link3_spatial_acceleration_w_y
+        - ((link4_remaining_force
+            - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t5)
+                + link3_spatial_acceleration_w_y * link4_articulated_subspace_n_y
+                + link4_articulated_subspace_f_z
+                    * (link3_spatial_acceleration_v_z + t6))) * link4_inverse_pivot);
+    let link4_spatial_acceleration_v_z = link4_subspace_v_z
+        * ((link4_remaining_force
+            - (link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t5)
+                + link3_spatial_acceleration_w_y * link4_articulated_subspace_n_y
+                + link4_articulated_subspace_f_z
+                    * (link3_spatial_acceleration_v_z + t6))) * link4_inverse_pivot)
+        + link3_spatial_acceleration_v_z + t6;
+    let t8 = qd[6] * link5_subspace_rate_v_z;
+    out[6] = (link5_remaining_force
+        - (link5_articulated_subspace_f_x * (link4_spatial_acceleration_v_x + t7)
+            + link4_spatial_acceleration_w_y * link5_articulated_subspace_n_y
+            + link5_articulated_subspace_f_z * (link4_spatial_acceleration_v_z + t8)))
+        * link5_inverse_pivot;
+    let link5_spatial_acceleration_w_y = link4_spatial_acceleration_w_y
+        - ((link5_remaining_force
+            - (link5_articulated_subspace_f_x * (link4_spatial_acceleration_v_x + t7)
+                + link4_spatial_acceleration_w_y * link5_articulated_subspace_n_y
+                + link5_articulated_subspace_f_z
+                    * (link4_spatial_acceleration_v_z + t8))) * link5_inverse_pivot);
+    let t9 = qd[7] * link6_subspace_rate_v_z;
+    let link5_spatial_acceleration_v_z = link4_spatial_acceleration_v_z + t8
+        + link5_subspace_v_z
+            * ((link5_remaining_force
+                - (link5_articulated_subspace_f_x * (link4_spatial_acceleration_v_x + t7)
+                    + link4_spatial_acceleration_w_y * link5_articulated_subspace_n_y
+                    + link5_articulated_subspace_f_z
+                        * (link4_spatial_acceleration_v_z + t8))) * link5_inverse_pivot);
+    let link5_spatial_acceleration_v_x = link4_spatial_acceleration_v_x
+        + link5_position_z
+            * ((link5_remaining_force
+                - (link5_articulated_subspace_f_x * (link4_spatial_acceleration_v_x + t7)
+                    + link4_spatial_acceleration_w_y * link5_articulated_subspace_n_y
+                    + link5_articulated_subspace_f_z
+                        * (link4_spatial_acceleration_v_z + t8))) * link5_inverse_pivot)
+        + t7;
+    let t10 = qd[7] * link6_subspace_rate_v_x;
+    out[7] = (link6_remaining_force
+        - (link6_articulated_subspace_n_y * link5_spatial_acceleration_w_y
+            + (t9 + link5_spatial_acceleration_v_z) * link6_articulated_subspace_f_z
+            + (link5_spatial_acceleration_v_x + t10) * link6_articulated_subspace_f_x))
+        * link6_inverse_pivot;
+    let link6_spatial_acceleration_v_z = t9
+        + link6_subspace_v_z
+            * ((link6_remaining_force
+                - (link6_articulated_subspace_n_y * link5_spatial_acceleration_w_y
+                    + (t9 + link5_spatial_acceleration_v_z)
+                        * link6_articulated_subspace_f_z
+                    + (link5_spatial_acceleration_v_x + t10)
+                        * link6_articulated_subspace_f_x)) * link6_inverse_pivot)
+        + link5_spatial_acceleration_v_z;
+    let t11 = link7_subspace_rate_v_z * qd[8];
+    let link6_spatial_acceleration_v_x = link5_spatial_acceleration_v_x
+        + link6_position_z
+            * ((link6_remaining_force
+                - (link6_articulated_subspace_n_y * link5_spatial_acceleration_w_y
+                    + (t9 + link5_spatial_acceleration_v_z)
+                        * link6_articulated_subspace_f_z
+                    + (link5_spatial_acceleration_v_x + t10)
+                        * link6_articulated_subspace_f_x)) * link6_inverse_pivot) + t10;
+    let t12 = link7_subspace_rate_v_x * qd[8];
+    let link6_spatial_acceleration_w_y = link5_spatial_acceleration_w_y
+        - ((link6_remaining_force
+            - (link6_articulated_subspace_n_y * link5_spatial_acceleration_w_y
+                + (t9 + link5_spatial_acceleration_v_z) * link6_articulated_subspace_f_z
+                + (link5_spatial_acceleration_v_x + t10)
+                    * link6_articulated_subspace_f_x)) * link6_inverse_pivot);
+    out[8] = link7_inverse_pivot
+        * (link7_remaining_force
+            - ((link6_spatial_acceleration_v_z + t11) * link7_articulated_subspace_f_z
+                + (link6_spatial_acceleration_v_x + t12) * link7_articulated_subspace_f_x
+                + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y));
+    let link7_spatial_acceleration_w_y = link6_spatial_acceleration_w_y
+        - (link7_inverse_pivot
+            * (link7_remaining_force
+                - ((link6_spatial_acceleration_v_z + t11)
+                    * link7_articulated_subspace_f_z
+                    + (link6_spatial_acceleration_v_x + t12)
+                        * link7_articulated_subspace_f_x
+                    + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y)));
+    let t13 = link8_subspace_rate_v_x * qd[9];
+    let link7_spatial_acceleration_v_x = link7_position_z
+        * (link7_inverse_pivot
+            * (link7_remaining_force
+                - ((link6_spatial_acceleration_v_z + t11)
+                    * link7_articulated_subspace_f_z
+                    + (link6_spatial_acceleration_v_x + t12)
+                        * link7_articulated_subspace_f_x
+                    + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y)))
+        + link6_spatial_acceleration_v_x + t12;
+    let t14 = link8_subspace_rate_v_z * qd[9];
+    let link7_spatial_acceleration_v_z = link6_spatial_acceleration_v_z
+        + (link7_inverse_pivot
+            * (link7_remaining_force
+                - ((link6_spatial_acceleration_v_z + t11)
+                    * link7_articulated_subspace_f_z
+                    + (link6_spatial_acceleration_v_x + t12)
+                        * link7_articulated_subspace_f_x
+                    + link7_articulated_subspace_n_y * link6_spatial_acceleration_w_y)))
+            * link7_subspace_v_z + t11;
+    out[9] = (link8_remaining_force
+        - (link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y
+            + (t13 + link7_spatial_acceleration_v_x) * link8_articulated_subspace_f_x
+            + link8_articulated_subspace_f_z * (t14 + link7_spatial_acceleration_v_z)))
+        * link8_inverse_pivot;
+    let link8_spatial_acceleration_v_x = link8_position_z
+        * ((link8_remaining_force
+            - (link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y
+                + (t13 + link7_spatial_acceleration_v_x) * link8_articulated_subspace_f_x
+                + link8_articulated_subspace_f_z
+                    * (t14 + link7_spatial_acceleration_v_z))) * link8_inverse_pivot)
+        + t13 + link7_spatial_acceleration_v_x;
+    let t15 = link9_subspace_rate_v_x * qd[10];
+    let link8_spatial_acceleration_w_y = link7_spatial_acceleration_w_y
+        - ((link8_remaining_force
+            - (link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y
+                + (t13 + link7_spatial_acceleration_v_x) * link8_articulated_subspace_f_x
+                + link8_articulated_subspace_f_z
+                    * (t14 + link7_spatial_acceleration_v_z))) * link8_inverse_pivot);
+    let link8_spatial_acceleration_v_z = t14
+        + ((link8_remaining_force
+            - (link7_spatial_acceleration_w_y * link8_articulated_subspace_n_y
+                + (t13 + link7_spatial_acceleration_v_x) * link8_articulated_subspace_f_x
+                + link8_articulated_subspace_f_z
+                    * (t14 + link7_spatial_acceleration_v_z))) * link8_inverse_pivot)
+            * link8_subspace_v_z + link7_spatial_acceleration_v_z;
+    let t16 = qd[10] * link9_subspace_rate_v_z;
+    out[10] = (link9_remaining_force
+        - (link9_articulated_subspace_f_x * (link8_spatial_acceleration_v_x + t15)
+            + link8_spatial_acceleration_w_y * link9_articulated_subspace_n_y
+            + (link8_spatial_acceleration_v_z + t16) * link9_articulated_subspace_f_z))
+        * link9_inverse_pivot;
+    let link9_spatial_acceleration_v_z = link9_subspace_v_z
+        * ((link9_remaining_force
+            - (link9_articulated_subspace_f_x * (link8_spatial_acceleration_v_x + t15)
+                + link8_spatial_acceleration_w_y * link9_articulated_subspace_n_y
+                + (link8_spatial_acceleration_v_z + t16)
+                    * link9_articulated_subspace_f_z)) * link9_inverse_pivot)
+        + link8_spatial_acceleration_v_z + t16;
+    let t17 = link10_subspace_rate_v_z * qd[11];
+    let link9_spatial_acceleration_w_y = link8_spatial_acceleration_w_y
+        - ((link9_remaining_force
+            - (link9_articulated_subspace_f_x * (link8_spatial_acceleration_v_x + t15)
+                + link8_spatial_acceleration_w_y * link9_articulated_subspace_n_y
+                + (link8_spatial_acceleration_v_z + t16)
+                    * link9_articulated_subspace_f_z)) * link9_inverse_pivot);
+    let link9_spatial_acceleration_v_x = link9_position_z
+        * ((link9_remaining_force
+            - (link9_articulated_subspace_f_x * (link8_spatial_acceleration_v_x + t15)
+                + link8_spatial_acceleration_w_y * link9_articulated_subspace_n_y
+                + (link8_spatial_acceleration_v_z + t16)
+                    * link9_articulated_subspace_f_z)) * link9_inverse_pivot)
+        + link8_spatial_acceleration_v_x + t15;
+    let t18 = link10_subspace_rate_v_x * qd[11];
+    out[11] = link10_inverse_pivot
+        * (link10_remaining_force
+            - (link10_articulated_subspace_f_z * (link9_spatial_acceleration_v_z + t17)
+                + link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+                + link10_articulated_subspace_f_x
+                    * (link9_spatial_acceleration_v_x + t18)));
+    let t19 = link11_subspace_rate_v_x * qd[12];
+    let link10_spatial_acceleration_v_x = (link10_inverse_pivot
+        * (link10_remaining_force
+            - (link10_articulated_subspace_f_z * (link9_spatial_acceleration_v_z + t17)
+                + link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+                + link10_articulated_subspace_f_x
+                    * (link9_spatial_acceleration_v_x + t18)))) * link10_position_z
+        + link9_spatial_acceleration_v_x + t18;
+    let link10_spatial_acceleration_w_y = link9_spatial_acceleration_w_y
+        - (link10_inverse_pivot
+            * (link10_remaining_force
+                - (link10_articulated_subspace_f_z
+                    * (link9_spatial_acceleration_v_z + t17)
+                    + link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+                    + link10_articulated_subspace_f_x
+                        * (link9_spatial_acceleration_v_x + t18))));
+    let link10_spatial_acceleration_v_z = link9_spatial_acceleration_v_z
+        + (link10_inverse_pivot
+            * (link10_remaining_force
+                - (link10_articulated_subspace_f_z
+                    * (link9_spatial_acceleration_v_z + t17)
+                    + link9_spatial_acceleration_w_y * link10_articulated_subspace_n_y
+                    + link10_articulated_subspace_f_x
+                        * (link9_spatial_acceleration_v_x + t18)))) * link10_subspace_v_z
+        + t17;
+    let t20 = qd[12] * link11_subspace_rate_v_z;
+    out[12] = link11_inverse_pivot
+        * (link11_remaining_force
+            - ((t19 + link10_spatial_acceleration_v_x) * link11_articulated_subspace_f_x
+                + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y
+                + (link10_spatial_acceleration_v_z + t20)
+                    * link11_articulated_subspace_f_z));
+    let t21 = qd[13] * link12_subspace_rate_v_z;
+    let link11_spatial_acceleration_v_z = link10_spatial_acceleration_v_z
+        + link11_subspace_v_z
+            * (link11_inverse_pivot
+                * (link11_remaining_force
+                    - ((t19 + link10_spatial_acceleration_v_x)
+                        * link11_articulated_subspace_f_x
+                        + link11_articulated_subspace_n_y
+                            * link10_spatial_acceleration_w_y
+                        + (link10_spatial_acceleration_v_z + t20)
+                            * link11_articulated_subspace_f_z))) + t20;
+    let link11_spatial_acceleration_w_y = link10_spatial_acceleration_w_y
+        - (link11_inverse_pivot
+            * (link11_remaining_force
+                - ((t19 + link10_spatial_acceleration_v_x)
+                    * link11_articulated_subspace_f_x
+                    + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y
+                    + (link10_spatial_acceleration_v_z + t20)
+                        * link11_articulated_subspace_f_z)));
+    let t22 = qd[13] * link12_subspace_rate_v_x;
+    let link11_spatial_acceleration_v_x = link11_position_z
+        * (link11_inverse_pivot
+            * (link11_remaining_force
+                - ((t19 + link10_spatial_acceleration_v_x)
+                    * link11_articulated_subspace_f_x
+                    + link11_articulated_subspace_n_y * link10_spatial_acceleration_w_y
+                    + (link10_spatial_acceleration_v_z + t20)
+                        * link11_articulated_subspace_f_z))) + t19
+        + link10_spatial_acceleration_v_x;
+    out[13] = (link12_remaining_force
+        - (link12_articulated_subspace_f_z * (t21 + link11_spatial_acceleration_v_z)
+            + link11_spatial_acceleration_w_y * link12_articulated_subspace_n_y
+            + (t22 + link11_spatial_acceleration_v_x) * link12_articulated_subspace_f_x))
+        * link12_inverse_pivot;
+    let t23 = qd[14] * link13_subspace_rate_v_z;
+    let link12_spatial_acceleration_v_z = link12_subspace_v_z
+        * ((link12_remaining_force
+            - (link12_articulated_subspace_f_z * (t21 + link11_spatial_acceleration_v_z)
+                + link11_spatial_acceleration_w_y * link12_articulated_subspace_n_y
+                + (t22 + link11_spatial_acceleration_v_x)
+                    * link12_articulated_subspace_f_x)) * link12_inverse_pivot) + t21
+        + link11_spatial_acceleration_v_z;
+    let link12_spatial_acceleration_w_y = link11_spatial_acceleration_w_y
+        - ((link12_remaining_force
+            - (link12_articulated_subspace_f_z * (t21 + link11_spatial_acceleration_v_z)
+                + link11_spatial_acceleration_w_y * link12_articulated_subspace_n_y
+                + (t22 + link11_spatial_acceleration_v_x)
+                    * link12_articulated_subspace_f_x)) * link12_inverse_pivot);
+    let t24 = qd[14] * link13_subspace_rate_v_x;
+    let link12_spatial_acceleration_v_x = t22
+        + ((link12_remaining_force
+            - (link12_articulated_subspace_f_z * (t21 + link11_spatial_acceleration_v_z)
+                + link11_spatial_acceleration_w_y * link12_articulated_subspace_n_y
+                + (t22 + link11_spatial_acceleration_v_x)
+                    * link12_articulated_subspace_f_x)) * link12_inverse_pivot)
+            * link12_position_z + link11_spatial_acceleration_v_x;
+    out[14] = link13_inverse_pivot
+        * (link13_remaining_force
+            - (link13_articulated_subspace_f_z * (t23 + link12_spatial_acceleration_v_z)
+                + link13_articulated_subspace_n_y * link12_spatial_acceleration_w_y
+                + (t24 + link12_spatial_acceleration_v_x)
+                    * link13_articulated_subspace_f_x));
+    let link13_spatial_acceleration_v_x = link13_position_z
+        * (link13_inverse_pivot
+            * (link13_remaining_force
+                - (link13_articulated_subspace_f_z
+                    * (t23 + link12_spatial_acceleration_v_z)
+                    + link13_articulated_subspace_n_y * link12_spatial_acceleration_w_y
+                    + (t24 + link12_spatial_acceleration_v_x)
+                        * link13_articulated_subspace_f_x))) + t24
+        + link12_spatial_acceleration_v_x;
+    let t25 = link14_subspace_rate_v_x * qd[15];
+    let link13_spatial_acceleration_w_y = link12_spatial_acceleration_w_y
+        - (link13_inverse_pivot
+            * (link13_remaining_force
+                - (link13_articulated_subspace_f_z
+                    * (t23 + link12_spatial_acceleration_v_z)
+                    + link13_articulated_subspace_n_y * link12_spatial_acceleration_w_y
+                    + (t24 + link12_spatial_acceleration_v_x)
+                        * link13_articulated_subspace_f_x)));
+    let link13_spatial_acceleration_v_z = t23
+        + link13_subspace_v_z
+            * (link13_inverse_pivot
+                * (link13_remaining_force
+                    - (link13_articulated_subspace_f_z
+                        * (t23 + link12_spatial_acceleration_v_z)
+                        + link13_articulated_subspace_n_y
+                            * link12_spatial_acceleration_w_y
+                        + (t24 + link12_spatial_acceleration_v_x)
+                            * link13_articulated_subspace_f_x)))
+        + link12_spatial_acceleration_v_z;
+    let t26 = link14_subspace_rate_v_z * qd[15];
+    out[15] = link14_inverse_pivot
+        * (link14_remaining_force
+            - ((link13_spatial_acceleration_v_x + t25) * link14_articulated_subspace_f_x
+                + link13_spatial_acceleration_w_y * link14_articulated_subspace_n_y
+                + (link13_spatial_acceleration_v_z + t26)
+                    * link14_articulated_subspace_f_z));
+    let t27 = link15_subspace_rate_v_x * qd[16];
+    let link14_spatial_acceleration_v_x = link13_spatial_acceleration_v_x
+        + link14_position_z
+            * (link14_inverse_pivot
+                * (link14_remaining_force
+                    - ((link13_spatial_acceleration_v_x + t25)
+                        * link14_articulated_subspace_f_x
+                        + link13_spatial_acceleration_w_y
+                            * link14_articulated_subspace_n_y
+                        + (link13_spatial_acceleration_v_z + t26)
+                            * link14_articulated_subspace_f_z))) + t25;
+    let link14_spatial_acceleration_w_y = link13_spatial_acceleration_w_y
+        - (link14_inverse_pivot
+            * (link14_remaining_force
+                - ((link13_spatial_acceleration_v_x + t25)
+                    * link14_articulated_subspace_f_x
+                    + link13_spatial_acceleration_w_y * link14_articulated_subspace_n_y
+                    + (link13_spatial_acceleration_v_z + t26)
+                        * link14_articulated_subspace_f_z)));
+    let link14_spatial_acceleration_v_z = link14_subspace_v_z
+        * (link14_inverse_pivot
+            * (link14_remaining_force
+                - ((link13_spatial_acceleration_v_x + t25)
+                    * link14_articulated_subspace_f_x
+                    + link13_spatial_acceleration_w_y * link14_articulated_subspace_n_y
+                    + (link13_spatial_acceleration_v_z + t26)
+                        * link14_articulated_subspace_f_z)))
+        + link13_spatial_acceleration_v_z + t26;
+    let t28 = qd[16] * link15_subspace_rate_v_z;
+    out[16] = (link15_remaining_force
+        - ((t27 + link14_spatial_acceleration_v_x) * link15_articulated_subspace_f_x
+            + link14_spatial_acceleration_w_y * link15_articulated_subspace_n_y
+            + (link14_spatial_acceleration_v_z + t28) * link15_articulated_subspace_f_z))
+        * link15_inverse_pivot;
+    let link15_spatial_acceleration_w_y = link14_spatial_acceleration_w_y
+        - ((link15_remaining_force
+            - ((t27 + link14_spatial_acceleration_v_x) * link15_articulated_subspace_f_x
+                + link14_spatial_acceleration_w_y * link15_articulated_subspace_n_y
+                + (link14_spatial_acceleration_v_z + t28)
+                    * link15_articulated_subspace_f_z)) * link15_inverse_pivot);
+    let t29 = link16_subspace_rate_v_z * qd[17];
+    let link15_spatial_acceleration_v_z = link14_spatial_acceleration_v_z
+        + link15_subspace_v_z
+            * ((link15_remaining_force
+                - ((t27 + link14_spatial_acceleration_v_x)
+                    * link15_articulated_subspace_f_x
+                    + link14_spatial_acceleration_w_y * link15_articulated_subspace_n_y
+                    + (link14_spatial_acceleration_v_z + t28)
+                        * link15_articulated_subspace_f_z)) * link15_inverse_pivot)
+        + t28;
+    let link15_spatial_acceleration_v_x = link15_position_z
+        * ((link15_remaining_force
+            - ((t27 + link14_spatial_acceleration_v_x) * link15_articulated_subspace_f_x
+                + link14_spatial_acceleration_w_y * link15_articulated_subspace_n_y
+                + (link14_spatial_acceleration_v_z + t28)
+                    * link15_articulated_subspace_f_z)) * link15_inverse_pivot) + t27
+        + link14_spatial_acceleration_v_x;
+    let t30 = link16_subspace_rate_v_x * qd[17];
+    out[17] = link16_inverse_pivot
+        * (link16_remaining_force
+            - (link15_spatial_acceleration_w_y * link16_articulated_subspace_n_y
+                + (t29 + link15_spatial_acceleration_v_z)
+                    * link16_articulated_subspace_f_z
+                + link16_articulated_subspace_f_x
+                    * (link15_spatial_acceleration_v_x + t30)));
+    let t31 = qd[18] * link17_subspace_rate_v_x;
+    let link16_spatial_acceleration_v_x = link15_spatial_acceleration_v_x
+        + link16_position_z
+            * (link16_inverse_pivot
+                * (link16_remaining_force
+                    - (link15_spatial_acceleration_w_y * link16_articulated_subspace_n_y
+                        + (t29 + link15_spatial_acceleration_v_z)
+                            * link16_articulated_subspace_f_z
+                        + link16_articulated_subspace_f_x
+                            * (link15_spatial_acceleration_v_x + t30)))) + t30;
+    let t32 = qd[18] * link17_subspace_rate_v_z;
+    let link16_spatial_acceleration_v_z = link16_subspace_v_z
+        * (link16_inverse_pivot
+            * (link16_remaining_force
+                - (link15_spatial_acceleration_w_y * link16_articulated_subspace_n_y
+                    + (t29 + link15_spatial_acceleration_v_z)
+                        * link16_articulated_subspace_f_z
+                    + link16_articulated_subspace_f_x
+                        * (link15_spatial_acceleration_v_x + t30)))) + t29
+        + link15_spatial_acceleration_v_z;
+    let link16_spatial_acceleration_w_y = link15_spatial_acceleration_w_y
+        - (link16_inverse_pivot
+            * (link16_remaining_force
+                - (link15_spatial_acceleration_w_y * link16_articulated_subspace_n_y
+                    + (t29 + link15_spatial_acceleration_v_z)
+                        * link16_articulated_subspace_f_z
+                    + link16_articulated_subspace_f_x
+                        * (link15_spatial_acceleration_v_x + t30))));
+    out[18] = (link17_remaining_force
+        - (link17_articulated_subspace_f_x * (t31 + link16_spatial_acceleration_v_x)
+            + (t32 + link16_spatial_acceleration_v_z) * link17_articulated_subspace_f_z
+            + link17_articulated_subspace_n_y * link16_spatial_acceleration_w_y))
+        * link17_inverse_pivot;
+    let t33 = qd[19] * link18_subspace_rate_v_x;
+    let link17_spatial_acceleration_v_x = t31 + link16_spatial_acceleration_v_x
+        + ((link17_remaining_force
+            - (link17_articulated_subspace_f_x * (t31 + link16_spatial_acceleration_v_x)
+                + (t32 + link16_spatial_acceleration_v_z)
+                    * link17_articulated_subspace_f_z
+                + link17_articulated_subspace_n_y * link16_spatial_acceleration_w_y))
+            * link17_inverse_pivot) * link17_position_z;
+    let t34 = link18_subspace_rate_v_z * qd[19];
+    let link17_spatial_acceleration_v_z = t32 + link16_spatial_acceleration_v_z
+        + link17_subspace_v_z
+            * ((link17_remaining_force
+                - (link17_articulated_subspace_f_x
+                    * (t31 + link16_spatial_acceleration_v_x)
+                    + (t32 + link16_spatial_acceleration_v_z)
+                        * link17_articulated_subspace_f_z
+                    + link17_articulated_subspace_n_y * link16_spatial_acceleration_w_y))
+                * link17_inverse_pivot);
+    let link17_spatial_acceleration_w_y = link16_spatial_acceleration_w_y
+        - ((link17_remaining_force
+            - (link17_articulated_subspace_f_x * (t31 + link16_spatial_acceleration_v_x)
+                + (t32 + link16_spatial_acceleration_v_z)
+                    * link17_articulated_subspace_f_z
+                + link17_articulated_subspace_n_y * link16_spatial_acceleration_w_y))
+            * link17_inverse_pivot);
+    out[19] = link18_inverse_pivot
+        * (link18_remaining_force
+            - ((t33 + link17_spatial_acceleration_v_x) * link18_articulated_subspace_f_x
+                + (t34 + link17_spatial_acceleration_v_z)
+                    * link18_articulated_subspace_f_z
+                + link18_articulated_subspace_n_y * link17_spatial_acceleration_w_y));
+    let link18_spatial_acceleration_v_x = t33 + link17_spatial_acceleration_v_x
+        + link18_position_z
+            * (link18_inverse_pivot
+                * (link18_remaining_force
+                    - ((t33 + link17_spatial_acceleration_v_x)
+                        * link18_articulated_subspace_f_x
+                        + (t34 + link17_spatial_acceleration_v_z)
+                            * link18_articulated_subspace_f_z
+                        + link18_articulated_subspace_n_y
+                            * link17_spatial_acceleration_w_y)));
+    let t35 = link19_subspace_rate_v_x * qd[20];
+    let t36 = link19_subspace_rate_v_z * qd[20];
+    let link18_spatial_acceleration_v_z = t34 + link17_spatial_acceleration_v_z
+        + link18_subspace_v_z
+            * (link18_inverse_pivot
+                * (link18_remaining_force
+                    - ((t33 + link17_spatial_acceleration_v_x)
+                        * link18_articulated_subspace_f_x
+                        + (t34 + link17_spatial_acceleration_v_z)
+                            * link18_articulated_subspace_f_z
+                        + link18_articulated_subspace_n_y
+                            * link17_spatial_acceleration_w_y)));
+    let link18_spatial_acceleration_w_y = link17_spatial_acceleration_w_y
+        - (link18_inverse_pivot
+            * (link18_remaining_force
+                - ((t33 + link17_spatial_acceleration_v_x)
+                    * link18_articulated_subspace_f_x
+                    + (t34 + link17_spatial_acceleration_v_z)
+                        * link18_articulated_subspace_f_z
+                    + link18_articulated_subspace_n_y
+                        * link17_spatial_acceleration_w_y)));
+    out[20] = link19_inverse_pivot
+        * (link19_remaining_force
+            - ((link18_spatial_acceleration_v_x + t35) * link19_articulated_subspace_f_x
+                + (t36 + link18_spatial_acceleration_v_z)
+                    * link19_articulated_subspace_f_z
+                + link18_spatial_acceleration_w_y * link19_articulated_subspace_n_y));
+    let link19_spatial_acceleration_w_y = link18_spatial_acceleration_w_y
+        - (link19_inverse_pivot
+            * (link19_remaining_force
+                - ((link18_spatial_acceleration_v_x + t35)
+                    * link19_articulated_subspace_f_x
+                    + (t36 + link18_spatial_acceleration_v_z)
+                        * link19_articulated_subspace_f_z
+                    + link18_spatial_acceleration_w_y
+                        * link19_articulated_subspace_n_y)));
+    let link19_spatial_acceleration_v_z = t36 + link18_spatial_acceleration_v_z
+        + link19_subspace_v_z
+            * (link19_inverse_pivot
+                * (link19_remaining_force
+                    - ((link18_spatial_acceleration_v_x + t35)
+                        * link19_articulated_subspace_f_x
+                        + (t36 + link18_spatial_acceleration_v_z)
+                            * link19_articulated_subspace_f_z
+                        + link18_spatial_acceleration_w_y
+                            * link19_articulated_subspace_n_y)));
+    let link19_spatial_acceleration_v_x = link19_position_z
+        * (link19_inverse_pivot
+            * (link19_remaining_force
+                - ((link18_spatial_acceleration_v_x + t35)
+                    * link19_articulated_subspace_f_x
+                    + (t36 + link18_spatial_acceleration_v_z)
+                        * link19_articulated_subspace_f_z
+                    + link18_spatial_acceleration_w_y
+                        * link19_articulated_subspace_n_y)))
+        + link18_spatial_acceleration_v_x + t35;
+    out[21] = (link20_remaining_force
+        - (link20_articulated_subspace_n_y * link19_spatial_acceleration_w_y
+            + (link20_subspace_rate_v_z * qd[21] + link19_spatial_acceleration_v_z)
+                * link20_articulated_subspace_f_z
+            + (link19_spatial_acceleration_v_x + link20_subspace_rate_v_x * qd[21])
+                * link20_projected_inertia_f_x)) * link20_inverse_pivot;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// [`forward_dynamics_into`] that also keeps the articulated-body
 /// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
 /// before children), with which the runtime applies M^-1 to many columns in
@@ -18154,6 +20439,15 @@ impl Model<DOF, CONTACTS> for SnakeLinks20 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn forward_dynamics_without_cache_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_without_cache_into(q, qd, tau, p, out)
     }
     const ARTICULATED_FACTOR: bool = true;
     fn articulated_factor_into(

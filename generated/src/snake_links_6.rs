@@ -1679,6 +1679,707 @@ pub fn forward_dynamics_into(
     pivots[7] = base_z_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] from the state alone, with no cache: the sines
+/// and cosines it reads are computed here and the poses and inertias inline,
+/// so nothing only other kernels read is computed or stored. For forward
+/// dynamics on its own (a rollout without contact); where contact kernels
+/// share the state's cache, [`cache`] and [`forward_dynamics_into`] are the
+/// faster pair. Same expressions, same results.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_without_cache_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 8];
+    let (sin_q2, cos_q2) = q[2].sin_cos();
+    let (sin_q3, cos_q3) = q[3].sin_cos();
+    let (sin_q4, cos_q4) = q[4].sin_cos();
+    let (sin_q5, cos_q5) = q[5].sin_cos();
+    let (sin_q6, cos_q6) = q[6].sin_cos();
+    let (sin_q7, cos_q7) = q[7].sin_cos();
+    let link2_position_x = p.link_length * cos_q2 + q[0];
+    let link2_subspace_v_z = -link2_position_x;
+    let t0 = cos_q2 * cos_q3;
+    let base_angle_rotation_02 = -sin_q2;
+    let link2_rotation_00 = t0 + base_angle_rotation_02 * sin_q3;
+    let link3_position_x = p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_rotation_02 = base_angle_rotation_02 * cos_q3 - cos_q2 * sin_q3;
+    let link3_rotation_00 = link2_rotation_02 * sin_q4 + cos_q4 * link2_rotation_00;
+    let link3_com_x = link3_position_x + 0.5 * p.link_length * link3_rotation_00;
+    let link3_inertia_h_x = link3_com_x * p.link_mass;
+    let link3_rotation_02 = cos_q4 * link2_rotation_02 - sin_q4 * link2_rotation_00;
+    let link4_rotation_00 = cos_q5 * link3_rotation_00 + sin_q5 * link3_rotation_02;
+    let link4_position_x = link3_position_x + p.link_length * link3_rotation_00;
+    let link4_com_x = 0.5 * p.link_length * link4_rotation_00 + link4_position_x;
+    let link4_inertia_h_x = p.link_mass * link4_com_x;
+    let link2_rotation_22 = t0 - sin_q2 * sin_q3;
+    let link2_rotation_20 = cos_q2 * sin_q3 + sin_q2 * cos_q3;
+    let link3_rotation_20 = sin_q4 * link2_rotation_22 + cos_q4 * link2_rotation_20;
+    let link2_position_z = q[1] + sin_q2 * p.link_length;
+    let link3_position_z = link2_position_z + p.link_length * link2_rotation_20;
+    let link4_position_z = p.link_length * link3_rotation_20 + link3_position_z;
+    let link3_rotation_22 = cos_q4 * link2_rotation_22 - sin_q4 * link2_rotation_20;
+    let link4_rotation_20 = sin_q5 * link3_rotation_22 + cos_q5 * link3_rotation_20;
+    let link5_position_z = link4_position_z + p.link_length * link4_rotation_20;
+    let link4_rotation_22 = cos_q5 * link3_rotation_22 - sin_q5 * link3_rotation_20;
+    let link5_rotation_20 = link4_rotation_22 * sin_q6 + link4_rotation_20 * cos_q6;
+    let link6_position_z = link5_position_z + p.link_length * link5_rotation_20;
+    let link5_rotation_22 = link4_rotation_22 * cos_q6 - link4_rotation_20 * sin_q6;
+    let link6_rotation_20 = link5_rotation_20 * cos_q7 + sin_q7 * link5_rotation_22;
+    let link6_com_z = link6_position_z + 0.5 * p.link_length * link6_rotation_20;
+    let link6_inertia_h_z = link6_com_z * p.link_mass;
+    let link6_articulated_04 = -link6_inertia_h_z;
+    let link6_projected_inertia_f_x = link6_articulated_04
+        + link6_position_z * p.link_mass;
+    let link4_rotation_02 = cos_q5 * link3_rotation_02 - sin_q5 * link3_rotation_00;
+    let link5_rotation_00 = link4_rotation_02 * sin_q6 + link4_rotation_00 * cos_q6;
+    let link5_position_x = p.link_length * link4_rotation_00 + link4_position_x;
+    let link6_position_x = p.link_length * link5_rotation_00 + link5_position_x;
+    let link6_subspace_v_z = -link6_position_x;
+    let link5_rotation_02 = link4_rotation_02 * cos_q6 - link4_rotation_00 * sin_q6;
+    let link6_rotation_00 = link5_rotation_00 * cos_q7 + sin_q7 * link5_rotation_02;
+    let link6_com_x = link6_position_x + 0.5 * p.link_length * link6_rotation_00;
+    let link6_inertia_h_x = p.link_mass * link6_com_x;
+    let link6_articulated_15 = -link6_inertia_h_x;
+    let link6_articulated_subspace_f_z = link6_subspace_v_z * p.link_mass
+        - link6_articulated_15;
+    let link6_inertia_i_11 = (link6_com_x * link6_com_x + link6_com_z * link6_com_z)
+        * p.link_mass + p.link_inertia;
+    let link6_articulated_subspace_n_y = link6_position_z * link6_inertia_h_z
+        + link6_subspace_v_z * link6_articulated_15 - link6_inertia_i_11;
+    pivots[0] = link6_position_z * link6_projected_inertia_f_x
+        + link6_subspace_v_z * link6_articulated_subspace_f_z
+        - link6_articulated_subspace_n_y;
+    let link6_inverse_pivot = 1.0
+        / (link6_position_z * link6_projected_inertia_f_x
+            + link6_subspace_v_z * link6_articulated_subspace_f_z
+            - link6_articulated_subspace_n_y);
+    let link6_articulated_passed_15 = link6_articulated_15
+        - link6_inverse_pivot * link6_articulated_subspace_f_z
+            * link6_articulated_subspace_n_y;
+    let link5_com_x = 0.5 * p.link_length * link5_rotation_00 + link5_position_x;
+    let link5_inertia_h_x = link5_com_x * p.link_mass;
+    let link5_articulated_15 = link6_articulated_passed_15 - link5_inertia_h_x;
+    let link5_com_z = link5_position_z + 0.5 * p.link_length * link5_rotation_20;
+    let link5_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link5_com_z * link5_com_z + link5_com_x * link5_com_x);
+    let link6_articulated_passed_11 = link6_inertia_i_11
+        - link6_inverse_pivot * link6_articulated_subspace_n_y
+            * link6_articulated_subspace_n_y;
+    let link5_articulated_11 = link5_inertia_i_11 + link6_articulated_passed_11;
+    let link6_articulated_passed_13 = link6_inertia_h_z
+        - link6_inverse_pivot * link6_projected_inertia_f_x
+            * link6_articulated_subspace_n_y;
+    let link5_inertia_h_z = link5_com_z * p.link_mass;
+    let link5_articulated_13 = link6_articulated_passed_13 + link5_inertia_h_z;
+    let link5_subspace_v_z = -link5_position_x;
+    let link5_articulated_subspace_n_y = link5_position_z * link5_articulated_13
+        + link5_articulated_15 * link5_subspace_v_z - link5_articulated_11;
+    let link6_articulated_passed_55 = p.link_mass
+        - link6_inverse_pivot * link6_articulated_subspace_f_z
+            * link6_articulated_subspace_f_z;
+    let link5_articulated_55 = p.link_mass + link6_articulated_passed_55;
+    let link6_articulated_passed_35 = -(link6_inverse_pivot * link6_projected_inertia_f_x
+        * link6_articulated_subspace_f_z);
+    let link5_articulated_subspace_f_z = link5_subspace_v_z * link5_articulated_55
+        + link5_position_z * link6_articulated_passed_35 - link5_articulated_15;
+    let link6_articulated_passed_33 = p.link_mass
+        - link6_inverse_pivot * link6_projected_inertia_f_x
+            * link6_projected_inertia_f_x;
+    let link5_articulated_33 = link6_articulated_passed_33 + p.link_mass;
+    let link5_articulated_subspace_f_x = link5_position_z * link5_articulated_33
+        + link6_articulated_passed_35 * link5_subspace_v_z - link5_articulated_13;
+    pivots[1] = link5_articulated_subspace_f_z * link5_subspace_v_z
+        + link5_position_z * link5_articulated_subspace_f_x
+        - link5_articulated_subspace_n_y;
+    let link5_inverse_pivot = 1.0
+        / (link5_articulated_subspace_f_z * link5_subspace_v_z
+            + link5_position_z * link5_articulated_subspace_f_x
+            - link5_articulated_subspace_n_y);
+    let link5_articulated_passed_15 = link5_articulated_15
+        - link5_articulated_subspace_n_y * link5_inverse_pivot
+            * link5_articulated_subspace_f_z;
+    let link4_articulated_15 = link5_articulated_passed_15 - link4_inertia_h_x;
+    let link5_articulated_passed_35 = link6_articulated_passed_35
+        - link5_inverse_pivot * link5_articulated_subspace_f_z
+            * link5_articulated_subspace_f_x;
+    let link5_articulated_passed_55 = link5_articulated_55
+        - link5_inverse_pivot * link5_articulated_subspace_f_z
+            * link5_articulated_subspace_f_z;
+    let link4_articulated_55 = link5_articulated_passed_55 + p.link_mass;
+    let link4_subspace_v_z = -link4_position_x;
+    let link4_articulated_subspace_f_z = link4_position_z * link5_articulated_passed_35
+        + link4_articulated_55 * link4_subspace_v_z - link4_articulated_15;
+    let link4_com_z = link4_position_z + 0.5 * p.link_length * link4_rotation_20;
+    let link4_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link4_com_x * link4_com_x + link4_com_z * link4_com_z);
+    let link5_articulated_passed_11 = link5_articulated_11
+        - link5_articulated_subspace_n_y * link5_articulated_subspace_n_y
+            * link5_inverse_pivot;
+    let link4_articulated_11 = link4_inertia_i_11 + link5_articulated_passed_11;
+    let link4_inertia_h_z = link4_com_z * p.link_mass;
+    let link5_articulated_passed_13 = link5_articulated_13
+        - link5_articulated_subspace_n_y * link5_inverse_pivot
+            * link5_articulated_subspace_f_x;
+    let link4_articulated_13 = link4_inertia_h_z + link5_articulated_passed_13;
+    let link4_articulated_subspace_n_y = link4_position_z * link4_articulated_13
+        + link4_articulated_15 * link4_subspace_v_z - link4_articulated_11;
+    let link5_articulated_passed_33 = link5_articulated_33
+        - link5_inverse_pivot * link5_articulated_subspace_f_x
+            * link5_articulated_subspace_f_x;
+    let link4_articulated_33 = p.link_mass + link5_articulated_passed_33;
+    let link4_articulated_subspace_f_x = link4_subspace_v_z * link5_articulated_passed_35
+        + link4_position_z * link4_articulated_33 - link4_articulated_13;
+    pivots[2] = link4_position_z * link4_articulated_subspace_f_x
+        + link4_articulated_subspace_f_z * link4_subspace_v_z
+        - link4_articulated_subspace_n_y;
+    let link4_inverse_pivot = 1.0
+        / (link4_position_z * link4_articulated_subspace_f_x
+            + link4_articulated_subspace_f_z * link4_subspace_v_z
+            - link4_articulated_subspace_n_y);
+    let link4_articulated_passed_15 = link4_articulated_15
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_n_y
+            * link4_inverse_pivot;
+    let link3_articulated_15 = link4_articulated_passed_15 - link3_inertia_h_x;
+    let link4_articulated_passed_55 = link4_articulated_55
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_f_z
+            * link4_inverse_pivot;
+    let link3_articulated_55 = p.link_mass + link4_articulated_passed_55;
+    let link3_subspace_v_z = -link3_position_x;
+    let link4_articulated_passed_35 = link5_articulated_passed_35
+        - link4_articulated_subspace_f_z * link4_articulated_subspace_f_x
+            * link4_inverse_pivot;
+    let link3_articulated_subspace_f_z = link3_articulated_55 * link3_subspace_v_z
+        + link4_articulated_passed_35 * link3_position_z - link3_articulated_15;
+    let link4_articulated_passed_33 = link4_articulated_33
+        - link4_articulated_subspace_f_x * link4_articulated_subspace_f_x
+            * link4_inverse_pivot;
+    let link3_articulated_33 = p.link_mass + link4_articulated_passed_33;
+    let link3_com_z = link3_position_z + 0.5 * p.link_length * link3_rotation_20;
+    let link3_inertia_h_z = link3_com_z * p.link_mass;
+    let link4_articulated_passed_13 = link4_articulated_13
+        - link4_articulated_subspace_n_y * link4_articulated_subspace_f_x
+            * link4_inverse_pivot;
+    let link3_articulated_13 = link3_inertia_h_z + link4_articulated_passed_13;
+    let link3_articulated_subspace_f_x = link3_articulated_33 * link3_position_z
+        + link4_articulated_passed_35 * link3_subspace_v_z - link3_articulated_13;
+    let link4_articulated_passed_11 = link4_articulated_11
+        - link4_articulated_subspace_n_y * link4_articulated_subspace_n_y
+            * link4_inverse_pivot;
+    let link3_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link3_com_z * link3_com_z + link3_com_x * link3_com_x);
+    let link3_articulated_11 = link4_articulated_passed_11 + link3_inertia_i_11;
+    let link3_articulated_subspace_n_y = link3_position_z * link3_articulated_13
+        + link3_articulated_15 * link3_subspace_v_z - link3_articulated_11;
+    pivots[3] = link3_articulated_subspace_f_z * link3_subspace_v_z
+        + link3_position_z * link3_articulated_subspace_f_x
+        - link3_articulated_subspace_n_y;
+    let link3_inverse_pivot = 1.0
+        / (link3_articulated_subspace_f_z * link3_subspace_v_z
+            + link3_position_z * link3_articulated_subspace_f_x
+            - link3_articulated_subspace_n_y);
+    let link3_articulated_passed_55 = link3_articulated_55
+        - link3_inverse_pivot * link3_articulated_subspace_f_z
+            * link3_articulated_subspace_f_z;
+    let link2_articulated_55 = link3_articulated_passed_55 + p.link_mass;
+    let link3_articulated_passed_15 = link3_articulated_15
+        - link3_inverse_pivot * link3_articulated_subspace_f_z
+            * link3_articulated_subspace_n_y;
+    let link2_com_x = 0.5 * p.link_length * link2_rotation_00 + link2_position_x;
+    let link2_inertia_h_x = link2_com_x * p.link_mass;
+    let link2_articulated_15 = link3_articulated_passed_15 - link2_inertia_h_x;
+    let link3_articulated_passed_35 = link4_articulated_passed_35
+        - link3_inverse_pivot * link3_articulated_subspace_f_z
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_subspace_f_z = link2_subspace_v_z * link2_articulated_55
+        + link2_position_z * link3_articulated_passed_35 - link2_articulated_15;
+    let link2_com_z = link2_position_z + 0.5 * p.link_length * link2_rotation_20;
+    let link2_inertia_h_z = p.link_mass * link2_com_z;
+    let link3_articulated_passed_13 = link3_articulated_13
+        - link3_inverse_pivot * link3_articulated_subspace_n_y
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_13 = link2_inertia_h_z + link3_articulated_passed_13;
+    let link3_articulated_passed_33 = link3_articulated_33
+        - link3_inverse_pivot * link3_articulated_subspace_f_x
+            * link3_articulated_subspace_f_x;
+    let link2_articulated_33 = p.link_mass + link3_articulated_passed_33;
+    let link2_articulated_subspace_f_x = link2_position_z * link2_articulated_33
+        + link2_subspace_v_z * link3_articulated_passed_35 - link2_articulated_13;
+    let link2_inertia_i_11 = p.link_inertia
+        + p.link_mass * (link2_com_x * link2_com_x + link2_com_z * link2_com_z);
+    let link3_articulated_passed_11 = link3_articulated_11
+        - link3_inverse_pivot * link3_articulated_subspace_n_y
+            * link3_articulated_subspace_n_y;
+    let link2_articulated_11 = link2_inertia_i_11 + link3_articulated_passed_11;
+    let link2_articulated_subspace_n_y = link2_articulated_13 * link2_position_z
+        + link2_subspace_v_z * link2_articulated_15 - link2_articulated_11;
+    pivots[4] = link2_position_z * link2_articulated_subspace_f_x
+        + link2_subspace_v_z * link2_articulated_subspace_f_z
+        - link2_articulated_subspace_n_y;
+    let link2_inverse_pivot = 1.0
+        / (link2_position_z * link2_articulated_subspace_f_x
+            + link2_subspace_v_z * link2_articulated_subspace_f_z
+            - link2_articulated_subspace_n_y);
+    let link2_articulated_passed_35 = link3_articulated_passed_35
+        - link2_articulated_subspace_f_z * link2_inverse_pivot
+            * link2_articulated_subspace_f_x;
+    let link2_articulated_passed_13 = link2_articulated_13
+        - link2_articulated_subspace_n_y * link2_inverse_pivot
+            * link2_articulated_subspace_f_x;
+    let link1_com_z = q[1] + 0.5 * sin_q2 * p.link_length;
+    let link1_inertia_h_z = link1_com_z * p.link_mass;
+    let link1_articulated_13 = link2_articulated_passed_13 + link1_inertia_h_z;
+    let base_angle_subspace_v_z = -q[0];
+    let link2_articulated_passed_33 = link2_articulated_33
+        - link2_inverse_pivot * link2_articulated_subspace_f_x
+            * link2_articulated_subspace_f_x;
+    let link1_articulated_33 = p.link_mass + link2_articulated_passed_33;
+    let base_angle_articulated_subspace_f_x = link2_articulated_passed_35
+        * base_angle_subspace_v_z + q[1] * link1_articulated_33 - link1_articulated_13;
+    let link2_articulated_passed_15 = link2_articulated_15
+        - link2_articulated_subspace_n_y * link2_articulated_subspace_f_z
+            * link2_inverse_pivot;
+    let link1_com_x = 0.5 * p.link_length * cos_q2 + q[0];
+    let link1_inertia_h_x = p.link_mass * link1_com_x;
+    let link1_articulated_15 = link2_articulated_passed_15 - link1_inertia_h_x;
+    let link2_articulated_passed_11 = link2_articulated_11
+        - link2_articulated_subspace_n_y * link2_articulated_subspace_n_y
+            * link2_inverse_pivot;
+    let link1_inertia_i_11 = (link1_com_x * link1_com_x + link1_com_z * link1_com_z)
+        * p.link_mass + p.link_inertia;
+    let link1_articulated_11 = link2_articulated_passed_11 + link1_inertia_i_11;
+    let base_angle_articulated_subspace_n_y = q[1] * link1_articulated_13
+        + link1_articulated_15 * base_angle_subspace_v_z - link1_articulated_11;
+    let link2_articulated_passed_55 = link2_articulated_55
+        - link2_articulated_subspace_f_z * link2_articulated_subspace_f_z
+            * link2_inverse_pivot;
+    let link1_articulated_55 = p.link_mass + link2_articulated_passed_55;
+    let base_angle_articulated_subspace_f_z = link1_articulated_55
+        * base_angle_subspace_v_z + q[1] * link2_articulated_passed_35
+        - link1_articulated_15;
+    pivots[5] = base_angle_subspace_v_z * base_angle_articulated_subspace_f_z
+        + q[1] * base_angle_articulated_subspace_f_x
+        - base_angle_articulated_subspace_n_y;
+    let base_angle_inverse_pivot = 1.0
+        / (base_angle_subspace_v_z * base_angle_articulated_subspace_f_z
+            + q[1] * base_angle_articulated_subspace_f_x
+            - base_angle_articulated_subspace_n_y);
+    let base_angle_articulated_passed_35 = link2_articulated_passed_35
+        - base_angle_articulated_subspace_f_x * base_angle_inverse_pivot
+            * base_angle_articulated_subspace_f_z;
+    pivots[6] = link1_articulated_55
+        - base_angle_inverse_pivot * base_angle_articulated_subspace_f_z
+            * base_angle_articulated_subspace_f_z;
+    let base_z_inverse_pivot = 1.0
+        / (link1_articulated_55
+            - base_angle_inverse_pivot * base_angle_articulated_subspace_f_z
+                * base_angle_articulated_subspace_f_z);
+    let base_angle_articulated_passed_33 = link1_articulated_33
+        - base_angle_articulated_subspace_f_x * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot;
+    pivots[7] = base_angle_articulated_passed_33
+        - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_x_inverse_pivot = 1.0
+        / (base_angle_articulated_passed_33
+            - base_angle_articulated_passed_35 * base_angle_articulated_passed_35
+                * base_z_inverse_pivot);
+    let base_z_articulated_passed_35 = base_angle_articulated_passed_35
+        - (link1_articulated_55
+            - base_angle_inverse_pivot * base_angle_articulated_subspace_f_z
+                * base_angle_articulated_subspace_f_z) * base_angle_articulated_passed_35
+            * base_z_inverse_pivot;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let link2_velocity_v_x = link2_position_z * qd[3] + base_angle_velocity_v_x;
+    let base_angle_velocity_w_y = -qd[2];
+    let link2_velocity_w_y = base_angle_velocity_w_y - qd[3];
+    let link3_subspace_rate_v_z = -link2_velocity_v_x
+        - link2_velocity_w_y * link3_position_z;
+    let link3_velocity_w_y = link2_velocity_w_y - qd[4];
+    let base_angle_velocity_v_z = qd[2] * base_angle_subspace_v_z + qd[1];
+    let link2_velocity_v_z = base_angle_velocity_v_z + link2_subspace_v_z * qd[3];
+    let link3_velocity_v_z = link2_velocity_v_z + qd[4] * link3_subspace_v_z;
+    let link4_subspace_rate_v_x = link4_subspace_v_z * link3_velocity_w_y
+        + link3_velocity_v_z;
+    let link4_velocity_w_y = link3_velocity_w_y - qd[5];
+    let link4_velocity_v_z = qd[5] * link4_subspace_v_z + link3_velocity_v_z;
+    let link4_momentum_f_z = link4_velocity_v_z * p.link_mass
+        - link4_velocity_w_y * link4_inertia_h_x;
+    let link3_velocity_v_x = link2_velocity_v_x + qd[4] * link3_position_z;
+    let link4_velocity_v_x = link3_velocity_v_x + link4_position_z * qd[5];
+    let link5_velocity_v_x = qd[6] * link5_position_z + link4_velocity_v_x;
+    let link6_velocity_v_x = qd[7] * link6_position_z + link5_velocity_v_x;
+    let link5_velocity_w_y = link4_velocity_w_y - qd[6];
+    let link6_velocity_w_y = link5_velocity_w_y - qd[7];
+    let link5_velocity_v_z = link4_velocity_v_z + qd[6] * link5_subspace_v_z;
+    let link6_velocity_v_z = link5_velocity_v_z + qd[7] * link6_subspace_v_z;
+    let link6_momentum_f_z = p.link_mass * link6_velocity_v_z
+        - link6_inertia_h_x * link6_velocity_w_y;
+    let link6_momentum_f_x = p.link_mass * link6_velocity_v_x
+        + link6_inertia_h_z * link6_velocity_w_y;
+    let link6_articulated_bias_n_y = link6_momentum_f_x * link6_velocity_v_z
+        - link6_velocity_v_x * link6_momentum_f_z;
+    let link6_articulated_bias_f_x = link6_momentum_f_z * link6_velocity_w_y;
+    let link6_articulated_bias_f_z = -(link6_momentum_f_x * link6_velocity_w_y);
+    let link6_remaining_force = tau[7]
+        - (link6_position_z * link6_articulated_bias_f_x
+            + link6_subspace_v_z * link6_articulated_bias_f_z
+            - link6_articulated_bias_n_y);
+    let link6_subspace_rate_v_x = link5_velocity_v_z
+        + link6_subspace_v_z * link5_velocity_w_y;
+    let link5_momentum_f_z = link5_velocity_v_z * p.link_mass
+        - link5_velocity_w_y * link5_inertia_h_x;
+    let link6_subspace_rate_v_z = -link5_velocity_v_x
+        - link5_velocity_w_y * link6_position_z;
+    let link5_articulated_bias_f_x = link6_inverse_pivot * link6_remaining_force
+        * link6_projected_inertia_f_x
+        + link6_articulated_passed_33 * qd[7] * link6_subspace_rate_v_x
+        + link6_articulated_bias_f_x + link5_velocity_w_y * link5_momentum_f_z
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_35;
+    let link5_momentum_f_x = link5_velocity_w_y * link5_inertia_h_z
+        + link5_velocity_v_x * p.link_mass;
+    let link5_articulated_bias_n_y = link6_inverse_pivot * link6_remaining_force
+        * link6_articulated_subspace_n_y + link5_velocity_v_z * link5_momentum_f_x
+        + link6_articulated_bias_n_y
+        + link6_articulated_passed_13 * qd[7] * link6_subspace_rate_v_x
+        + qd[7] * link6_subspace_rate_v_z * link6_articulated_passed_15
+        - link5_velocity_v_x * link5_momentum_f_z;
+    let link5_articulated_bias_f_z = qd[7] * link6_subspace_rate_v_z
+        * link6_articulated_passed_55
+        + qd[7] * link6_articulated_passed_35 * link6_subspace_rate_v_x
+        + link6_inverse_pivot * link6_remaining_force * link6_articulated_subspace_f_z
+        + link6_articulated_bias_f_z - link5_momentum_f_x * link5_velocity_w_y;
+    let link5_remaining_force = tau[6]
+        - (link5_position_z * link5_articulated_bias_f_x
+            + link5_articulated_bias_f_z * link5_subspace_v_z
+            - link5_articulated_bias_n_y);
+    let link5_subspace_rate_v_x = link4_velocity_v_z
+        + link4_velocity_w_y * link5_subspace_v_z;
+    let link5_subspace_rate_v_z = -link4_velocity_w_y * link5_position_z
+        - link4_velocity_v_x;
+    let link4_articulated_bias_f_x = link4_velocity_w_y * link4_momentum_f_z
+        + link5_inverse_pivot * link5_remaining_force * link5_articulated_subspace_f_x
+        + link5_articulated_bias_f_x
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_33
+        + qd[6] * link5_subspace_rate_v_z * link5_articulated_passed_35;
+    let link4_momentum_f_x = link4_velocity_v_x * p.link_mass
+        + link4_velocity_w_y * link4_inertia_h_z;
+    let link4_articulated_bias_f_z = qd[6] * link5_articulated_passed_55
+        * link5_subspace_rate_v_z
+        + qd[6] * link5_subspace_rate_v_x * link5_articulated_passed_35
+        + link5_inverse_pivot * link5_remaining_force * link5_articulated_subspace_f_z
+        + link5_articulated_bias_f_z - link4_velocity_w_y * link4_momentum_f_x;
+    let link4_articulated_bias_n_y = qd[6] * link5_articulated_passed_15
+        * link5_subspace_rate_v_z + link4_velocity_v_z * link4_momentum_f_x
+        + qd[6] * link5_articulated_passed_13 * link5_subspace_rate_v_x
+        + link5_articulated_bias_n_y
+        + link5_articulated_subspace_n_y * link5_inverse_pivot * link5_remaining_force
+        - link4_momentum_f_z * link4_velocity_v_x;
+    let link4_remaining_force = tau[5]
+        - (link4_position_z * link4_articulated_bias_f_x
+            + link4_subspace_v_z * link4_articulated_bias_f_z
+            - link4_articulated_bias_n_y);
+    let link4_subspace_rate_v_z = -link3_velocity_v_x
+        - link4_position_z * link3_velocity_w_y;
+    let link3_momentum_f_x = p.link_mass * link3_velocity_v_x
+        + link3_inertia_h_z * link3_velocity_w_y;
+    let link3_articulated_bias_f_z = link4_articulated_passed_35 * qd[5]
+        * link4_subspace_rate_v_x
+        + link4_articulated_subspace_f_z * link4_inverse_pivot * link4_remaining_force
+        + link4_subspace_rate_v_z * qd[5] * link4_articulated_passed_55
+        + link4_articulated_bias_f_z - link3_velocity_w_y * link3_momentum_f_x;
+    let link2_momentum_f_x = link2_velocity_v_x * p.link_mass
+        + link2_inertia_h_z * link2_velocity_w_y;
+    let link3_momentum_f_z = p.link_mass * link3_velocity_v_z
+        - link3_inertia_h_x * link3_velocity_w_y;
+    let link3_articulated_bias_f_x = link4_subspace_rate_v_z
+        * link4_articulated_passed_35 * qd[5]
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_33
+        + link4_articulated_subspace_f_x * link4_inverse_pivot * link4_remaining_force
+        + link4_articulated_bias_f_x + link3_momentum_f_z * link3_velocity_w_y;
+    let link3_articulated_bias_n_y = link4_articulated_bias_n_y
+        + qd[5] * link4_subspace_rate_v_x * link4_articulated_passed_13
+        + link3_momentum_f_x * link3_velocity_v_z
+        + link4_articulated_subspace_n_y * link4_inverse_pivot * link4_remaining_force
+        + link4_articulated_passed_15 * link4_subspace_rate_v_z * qd[5]
+        - link3_momentum_f_z * link3_velocity_v_x;
+    let link3_remaining_force = tau[4]
+        - (link3_articulated_bias_f_z * link3_subspace_v_z
+            + link3_articulated_bias_f_x * link3_position_z
+            - link3_articulated_bias_n_y);
+    let link3_subspace_rate_v_x = link2_velocity_v_z
+        + link2_velocity_w_y * link3_subspace_v_z;
+    let link2_articulated_bias_f_z = link3_articulated_passed_55 * qd[4]
+        * link3_subspace_rate_v_z + link3_articulated_bias_f_z
+        + link3_remaining_force * link3_inverse_pivot * link3_articulated_subspace_f_z
+        + qd[4] * link3_articulated_passed_35 * link3_subspace_rate_v_x
+        - link2_velocity_w_y * link2_momentum_f_x;
+    let link2_momentum_f_z = link2_velocity_v_z * p.link_mass
+        - link2_velocity_w_y * link2_inertia_h_x;
+    let link2_articulated_bias_n_y = link3_articulated_passed_13 * qd[4]
+        * link3_subspace_rate_v_x
+        + qd[4] * link3_articulated_passed_15 * link3_subspace_rate_v_z
+        + link3_articulated_bias_n_y
+        + link3_remaining_force * link3_inverse_pivot * link3_articulated_subspace_n_y
+        + link2_velocity_v_z * link2_momentum_f_x
+        - link2_velocity_v_x * link2_momentum_f_z;
+    let link2_articulated_bias_f_x = qd[4] * link3_subspace_rate_v_z
+        * link3_articulated_passed_35 + link3_articulated_bias_f_x
+        + link2_velocity_w_y * link2_momentum_f_z
+        + qd[4] * link3_articulated_passed_33 * link3_subspace_rate_v_x
+        + link3_remaining_force * link3_inverse_pivot * link3_articulated_subspace_f_x;
+    let link2_remaining_force = tau[3]
+        - (link2_subspace_v_z * link2_articulated_bias_f_z
+            + link2_position_z * link2_articulated_bias_f_x
+            - link2_articulated_bias_n_y);
+    let link2_subspace_rate_v_x = base_angle_velocity_v_z
+        + link2_subspace_v_z * base_angle_velocity_w_y;
+    let link2_subspace_rate_v_z = -link2_position_z * base_angle_velocity_w_y
+        - base_angle_velocity_v_x;
+    let link1_momentum_f_x = base_angle_velocity_w_y * link1_inertia_h_z
+        + p.link_mass * base_angle_velocity_v_x;
+    let link1_articulated_bias_f_z = link2_remaining_force
+        * link2_articulated_subspace_f_z * link2_inverse_pivot
+        + link2_articulated_passed_35 * link2_subspace_rate_v_x * qd[3]
+        + link2_subspace_rate_v_z * link2_articulated_passed_55 * qd[3]
+        + link2_articulated_bias_f_z - base_angle_velocity_w_y * link1_momentum_f_x;
+    let link1_momentum_f_z = p.link_mass * base_angle_velocity_v_z
+        - base_angle_velocity_w_y * link1_inertia_h_x;
+    let link1_articulated_bias_f_x = link2_articulated_bias_f_x
+        + link2_articulated_passed_35 * link2_subspace_rate_v_z * qd[3]
+        + base_angle_velocity_w_y * link1_momentum_f_z
+        + link2_remaining_force * link2_inverse_pivot * link2_articulated_subspace_f_x
+        + link2_subspace_rate_v_x * link2_articulated_passed_33 * qd[3];
+    let link1_articulated_bias_n_y = link2_subspace_rate_v_z
+        * link2_articulated_passed_15 * qd[3]
+        + link2_articulated_subspace_n_y * link2_remaining_force * link2_inverse_pivot
+        + link1_momentum_f_x * base_angle_velocity_v_z + link2_articulated_bias_n_y
+        + link2_articulated_passed_13 * link2_subspace_rate_v_x * qd[3]
+        - link1_momentum_f_z * base_angle_velocity_v_x;
+    let base_angle_remaining_force = tau[2]
+        - (base_angle_subspace_v_z * link1_articulated_bias_f_z
+            + q[1] * link1_articulated_bias_f_x - link1_articulated_bias_n_y);
+    let base_angle_subspace_rate_v_z = -qd[0];
+    let base_angle_bias_v_z = base_angle_subspace_rate_v_z * qd[2];
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_z_articulated_bias_f_z = base_angle_remaining_force
+        * base_angle_inverse_pivot * base_angle_articulated_subspace_f_z
+        + (link1_articulated_55
+            - base_angle_inverse_pivot * base_angle_articulated_subspace_f_z
+                * base_angle_articulated_subspace_f_z) * base_angle_bias_v_z
+        + base_angle_articulated_passed_35 * base_angle_bias_v_x
+        + link1_articulated_bias_f_z;
+    let base_z_remaining_force = tau[1] - base_z_articulated_bias_f_z;
+    let base_z_articulated_bias_f_x = base_angle_articulated_passed_35
+        * base_angle_bias_v_z
+        + base_angle_remaining_force * base_angle_articulated_subspace_f_x
+            * base_angle_inverse_pivot
+        + base_angle_articulated_passed_33 * base_angle_bias_v_x
+        + link1_articulated_bias_f_x;
+    let base_x_articulated_bias_f_x = base_angle_articulated_passed_35
+        * base_z_remaining_force * base_z_inverse_pivot + base_z_articulated_bias_f_x;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    out[0] = base_x_inverse_pivot
+        * (base_x_remaining_force - base_z_articulated_passed_35 * p.gravity);
+    out[1] = (base_z_remaining_force
+        - (p.gravity
+            * (link1_articulated_55
+                - base_angle_inverse_pivot * base_angle_articulated_subspace_f_z
+                    * base_angle_articulated_subspace_f_z)
+            + (base_x_inverse_pivot
+                * (base_x_remaining_force - base_z_articulated_passed_35 * p.gravity))
+                * base_angle_articulated_passed_35)) * base_z_inverse_pivot;
+    let base_z_spatial_acceleration_v_z = p.gravity
+        + (base_z_remaining_force
+            - (p.gravity
+                * (link1_articulated_55
+                    - base_angle_inverse_pivot * base_angle_articulated_subspace_f_z
+                        * base_angle_articulated_subspace_f_z)
+                + (base_x_inverse_pivot
+                    * (base_x_remaining_force
+                        - base_z_articulated_passed_35 * p.gravity))
+                    * base_angle_articulated_passed_35)) * base_z_inverse_pivot;
+    out[2] = base_angle_inverse_pivot
+        * (base_angle_remaining_force
+            - (base_angle_articulated_subspace_f_x
+                * (base_x_inverse_pivot
+                    * (base_x_remaining_force - base_z_articulated_passed_35 * p.gravity)
+                    + base_angle_bias_v_x)
+                + (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+                    * base_angle_articulated_subspace_f_z));
+    let base_angle_spatial_acceleration_w_y = -(base_angle_inverse_pivot
+        * (base_angle_remaining_force
+            - (base_angle_articulated_subspace_f_x
+                * (base_x_inverse_pivot
+                    * (base_x_remaining_force - base_z_articulated_passed_35 * p.gravity)
+                    + base_angle_bias_v_x)
+                + (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+                    * base_angle_articulated_subspace_f_z)));
+    let t1 = link2_subspace_rate_v_z * qd[3];
+    let base_angle_spatial_acceleration_v_z = base_z_spatial_acceleration_v_z
+        + (base_angle_inverse_pivot
+            * (base_angle_remaining_force
+                - (base_angle_articulated_subspace_f_x
+                    * (base_x_inverse_pivot
+                        * (base_x_remaining_force
+                            - base_z_articulated_passed_35 * p.gravity)
+                        + base_angle_bias_v_x)
+                    + (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+                        * base_angle_articulated_subspace_f_z)))
+            * base_angle_subspace_v_z + base_angle_bias_v_z;
+    let base_angle_spatial_acceleration_v_x = base_x_inverse_pivot
+        * (base_x_remaining_force - base_z_articulated_passed_35 * p.gravity)
+        + q[1]
+            * (base_angle_inverse_pivot
+                * (base_angle_remaining_force
+                    - (base_angle_articulated_subspace_f_x
+                        * (base_x_inverse_pivot
+                            * (base_x_remaining_force
+                                - base_z_articulated_passed_35 * p.gravity)
+                            + base_angle_bias_v_x)
+                        + (base_z_spatial_acceleration_v_z + base_angle_bias_v_z)
+                            * base_angle_articulated_subspace_f_z)))
+        + base_angle_bias_v_x;
+    let t2 = link2_subspace_rate_v_x * qd[3];
+    out[3] = (link2_remaining_force
+        - (link2_articulated_subspace_n_y * base_angle_spatial_acceleration_w_y
+            + (t1 + base_angle_spatial_acceleration_v_z) * link2_articulated_subspace_f_z
+            + (base_angle_spatial_acceleration_v_x + t2)
+                * link2_articulated_subspace_f_x)) * link2_inverse_pivot;
+    let t3 = qd[4] * link3_subspace_rate_v_x;
+    let link2_spatial_acceleration_v_x = base_angle_spatial_acceleration_v_x
+        + ((link2_remaining_force
+            - (link2_articulated_subspace_n_y * base_angle_spatial_acceleration_w_y
+                + (t1 + base_angle_spatial_acceleration_v_z)
+                    * link2_articulated_subspace_f_z
+                + (base_angle_spatial_acceleration_v_x + t2)
+                    * link2_articulated_subspace_f_x)) * link2_inverse_pivot)
+            * link2_position_z + t2;
+    let link2_spatial_acceleration_w_y = base_angle_spatial_acceleration_w_y
+        - ((link2_remaining_force
+            - (link2_articulated_subspace_n_y * base_angle_spatial_acceleration_w_y
+                + (t1 + base_angle_spatial_acceleration_v_z)
+                    * link2_articulated_subspace_f_z
+                + (base_angle_spatial_acceleration_v_x + t2)
+                    * link2_articulated_subspace_f_x)) * link2_inverse_pivot);
+    let link2_spatial_acceleration_v_z = t1
+        + link2_subspace_v_z
+            * ((link2_remaining_force
+                - (link2_articulated_subspace_n_y * base_angle_spatial_acceleration_w_y
+                    + (t1 + base_angle_spatial_acceleration_v_z)
+                        * link2_articulated_subspace_f_z
+                    + (base_angle_spatial_acceleration_v_x + t2)
+                        * link2_articulated_subspace_f_x)) * link2_inverse_pivot)
+        + base_angle_spatial_acceleration_v_z;
+    let t4 = qd[4] * link3_subspace_rate_v_z;
+    out[4] = link3_inverse_pivot
+        * (link3_remaining_force
+            - ((t3 + link2_spatial_acceleration_v_x) * link3_articulated_subspace_f_x
+                + link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                + (link2_spatial_acceleration_v_z + t4)
+                    * link3_articulated_subspace_f_z));
+    let link3_spatial_acceleration_v_z = link2_spatial_acceleration_v_z + t4
+        + (link3_inverse_pivot
+            * (link3_remaining_force
+                - ((t3 + link2_spatial_acceleration_v_x) * link3_articulated_subspace_f_x
+                    + link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                    + (link2_spatial_acceleration_v_z + t4)
+                        * link3_articulated_subspace_f_z))) * link3_subspace_v_z;
+    let t5 = link4_subspace_rate_v_z * qd[5];
+    let link3_spatial_acceleration_v_x = t3
+        + link3_position_z
+            * (link3_inverse_pivot
+                * (link3_remaining_force
+                    - ((t3 + link2_spatial_acceleration_v_x)
+                        * link3_articulated_subspace_f_x
+                        + link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                        + (link2_spatial_acceleration_v_z + t4)
+                            * link3_articulated_subspace_f_z)))
+        + link2_spatial_acceleration_v_x;
+    let t6 = qd[5] * link4_subspace_rate_v_x;
+    let link3_spatial_acceleration_w_y = link2_spatial_acceleration_w_y
+        - (link3_inverse_pivot
+            * (link3_remaining_force
+                - ((t3 + link2_spatial_acceleration_v_x) * link3_articulated_subspace_f_x
+                    + link3_articulated_subspace_n_y * link2_spatial_acceleration_w_y
+                    + (link2_spatial_acceleration_v_z + t4)
+                        * link3_articulated_subspace_f_z)));
+    out[5] = link4_inverse_pivot
+        * (link4_remaining_force
+            - (link4_articulated_subspace_f_z * (link3_spatial_acceleration_v_z + t5)
+                + link4_articulated_subspace_f_x * (link3_spatial_acceleration_v_x + t6)
+                + link4_articulated_subspace_n_y * link3_spatial_acceleration_w_y));
+    let link4_spatial_acceleration_v_x = link3_spatial_acceleration_v_x + t6
+        + link4_position_z
+            * (link4_inverse_pivot
+                * (link4_remaining_force
+                    - (link4_articulated_subspace_f_z
+                        * (link3_spatial_acceleration_v_z + t5)
+                        + link4_articulated_subspace_f_x
+                            * (link3_spatial_acceleration_v_x + t6)
+                        + link4_articulated_subspace_n_y
+                            * link3_spatial_acceleration_w_y)));
+    let t7 = qd[6] * link5_subspace_rate_v_x;
+    let link4_spatial_acceleration_v_z = link3_spatial_acceleration_v_z
+        + (link4_inverse_pivot
+            * (link4_remaining_force
+                - (link4_articulated_subspace_f_z * (link3_spatial_acceleration_v_z + t5)
+                    + link4_articulated_subspace_f_x
+                        * (link3_spatial_acceleration_v_x + t6)
+                    + link4_articulated_subspace_n_y * link3_spatial_acceleration_w_y)))
+            * link4_subspace_v_z + t5;
+    let t8 = qd[6] * link5_subspace_rate_v_z;
+    let link4_spatial_acceleration_w_y = link3_spatial_acceleration_w_y
+        - (link4_inverse_pivot
+            * (link4_remaining_force
+                - (link4_articulated_subspace_f_z * (link3_spatial_acceleration_v_z + t5)
+                    + link4_articulated_subspace_f_x
+                        * (link3_spatial_acceleration_v_x + t6)
+                    + link4_articulated_subspace_n_y * link3_spatial_acceleration_w_y)));
+    out[6] = link5_inverse_pivot
+        * (link5_remaining_force
+            - ((link4_spatial_acceleration_v_x + t7) * link5_articulated_subspace_f_x
+                + link5_articulated_subspace_f_z * (link4_spatial_acceleration_v_z + t8)
+                + link5_articulated_subspace_n_y * link4_spatial_acceleration_w_y));
+    let link5_spatial_acceleration_v_z = link4_spatial_acceleration_v_z
+        + link5_subspace_v_z
+            * (link5_inverse_pivot
+                * (link5_remaining_force
+                    - ((link4_spatial_acceleration_v_x + t7)
+                        * link5_articulated_subspace_f_x
+                        + link5_articulated_subspace_f_z
+                            * (link4_spatial_acceleration_v_z + t8)
+                        + link5_articulated_subspace_n_y
+                            * link4_spatial_acceleration_w_y))) + t8;
+    let link5_spatial_acceleration_v_x = link5_position_z
+        * (link5_inverse_pivot
+            * (link5_remaining_force
+                - ((link4_spatial_acceleration_v_x + t7) * link5_articulated_subspace_f_x
+                    + link5_articulated_subspace_f_z
+                        * (link4_spatial_acceleration_v_z + t8)
+                    + link5_articulated_subspace_n_y * link4_spatial_acceleration_w_y)))
+        + link4_spatial_acceleration_v_x + t7;
+    let link5_spatial_acceleration_w_y = link4_spatial_acceleration_w_y
+        - (link5_inverse_pivot
+            * (link5_remaining_force
+                - ((link4_spatial_acceleration_v_x + t7) * link5_articulated_subspace_f_x
+                    + link5_articulated_subspace_f_z
+                        * (link4_spatial_acceleration_v_z + t8)
+                    + link5_articulated_subspace_n_y * link4_spatial_acceleration_w_y)));
+    out[7] = link6_inverse_pivot
+        * (link6_remaining_force
+            - ((qd[7] * link6_subspace_rate_v_z + link5_spatial_acceleration_v_z)
+                * link6_articulated_subspace_f_z
+                + (link5_spatial_acceleration_v_x + qd[7] * link6_subspace_rate_v_x)
+                    * link6_projected_inertia_f_x
+                + link5_spatial_acceleration_w_y * link6_articulated_subspace_n_y));
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// [`forward_dynamics_into`] that also keeps the articulated-body
 /// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
 /// before children), with which the runtime applies M^-1 to many columns in
@@ -5843,6 +6544,15 @@ impl Model<DOF, CONTACTS> for SnakeLinks6 {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn forward_dynamics_without_cache_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_without_cache_into(q, qd, tau, p, out)
     }
     const ARTICULATED_FACTOR: bool = true;
     fn articulated_factor_into(

@@ -5404,6 +5404,2723 @@ pub fn forward_dynamics_into(
     pivots[9] = base_y_articulated_passed_33;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] from the state alone, with no cache: the sines
+/// and cosines it reads are computed here and the poses and inertias inline,
+/// so nothing only other kernels read is computed or stored. For forward
+/// dynamics on its own (a rollout without contact); where contact kernels
+/// share the state's cache, [`cache`] and [`forward_dynamics_into`] are the
+/// faster pair. Same expressions, same results.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_without_cache_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 10];
+    let (sin_q3, cos_q3) = q[3].sin_cos();
+    let (sin_q4, cos_q4) = q[4].sin_cos();
+    let (sin_q5, cos_q5) = q[5].sin_cos();
+    let (sin_q6, cos_q6) = q[6].sin_cos();
+    let (sin_q7, cos_q7) = q[7].sin_cos();
+    let (sin_q8, cos_q8) = q[8].sin_cos();
+    let base_pitch_rotation_00 = cos_q4 * cos_q3;
+    let base_pitch_rotation_20 = -sin_q4;
+    let base_roll_subspace_v_y = base_pitch_rotation_00 * q[2]
+        - q[0] * base_pitch_rotation_20;
+    let base_yaw_rotation_01 = -sin_q3;
+    let base_pitch_rotation_02 = sin_q4 * cos_q3;
+    let base_roll_rotation_02 = cos_q5 * base_pitch_rotation_02
+        - sin_q5 * base_yaw_rotation_01;
+    let base_roll_rotation_01 = cos_q5 * base_yaw_rotation_01
+        + base_pitch_rotation_02 * sin_q5;
+    let t0 = 0.47942553860420306 * cos_q6 + 0.8775825618903728 * sin_q6;
+    let t1 = 0.8775825618903728 * cos_q6 - 0.47942553860420306 * sin_q6;
+    let left_upper_rotation_00 = base_roll_rotation_01 * t0
+        + base_pitch_rotation_00 * t1;
+    let left_lower_rotation_00 = left_upper_rotation_00 * cos_q8
+        - sin_q8 * base_roll_rotation_02;
+    let t2 = -0.47942553860420306 * cos_q6 - 0.8775825618903728 * sin_q6;
+    let left_upper_rotation_01 = base_roll_rotation_01 * t1
+        + t2 * base_pitch_rotation_00;
+    let left_upper_position_x = q[0] + 0.1 * base_pitch_rotation_00
+        + 0.05 * base_roll_rotation_01;
+    let left_lower_position_x = left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let left_lower_com_x = 0.1 * left_lower_rotation_00 + 0.01 * left_upper_rotation_01
+        + left_lower_position_x;
+    let base_pitch_rotation_10 = cos_q4 * sin_q3;
+    let base_pitch_rotation_12 = sin_q4 * sin_q3;
+    let base_roll_rotation_11 = cos_q5 * cos_q3 + sin_q5 * base_pitch_rotation_12;
+    let left_upper_position_y = q[1] + 0.1 * base_pitch_rotation_10
+        + 0.05 * base_roll_rotation_11;
+    let left_upper_rotation_10 = base_pitch_rotation_10 * t1
+        + base_roll_rotation_11 * t0;
+    let left_lower_position_y = left_upper_position_y
+        + p.arm_length * left_upper_rotation_10;
+    let left_upper_rotation_11 = base_roll_rotation_11 * t1
+        + t2 * base_pitch_rotation_10;
+    let base_roll_rotation_12 = cos_q5 * base_pitch_rotation_12 - sin_q5 * cos_q3;
+    let left_lower_rotation_10 = left_upper_rotation_10 * cos_q8
+        - base_roll_rotation_12 * sin_q8;
+    let left_lower_com_y = left_lower_position_y + 0.01 * left_upper_rotation_11
+        + 0.1 * left_lower_rotation_10;
+    let left_lower_rotation_02 = left_upper_rotation_00 * sin_q8
+        + cos_q8 * base_roll_rotation_02;
+    let t3 = left_upper_rotation_01 * p.left_lower_inertia_yz
+        + left_lower_rotation_00 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_zz * left_lower_rotation_02;
+    let left_lower_rotation_12 = base_roll_rotation_12 * cos_q8
+        + sin_q8 * left_upper_rotation_10;
+    let t4 = p.left_lower_inertia_xy * left_lower_rotation_00
+        + left_upper_rotation_01 * p.left_lower_inertia_yy
+        + left_lower_rotation_02 * p.left_lower_inertia_yz;
+    let t5 = left_lower_rotation_02 * p.left_lower_inertia_xz
+        + p.left_lower_inertia_xy * left_upper_rotation_01
+        + left_lower_rotation_00 * p.left_lower_inertia_xx;
+    let left_lower_inertia_com_01 = t3 * left_lower_rotation_12
+        + t4 * left_upper_rotation_11 + t5 * left_lower_rotation_10;
+    let left_lower_inertia_i_01 = left_lower_inertia_com_01
+        - left_lower_com_x * p.left_lower_mass * left_lower_com_y;
+    let base_roll_rotation_21 = sin_q5 * cos_q4;
+    let left_upper_rotation_20 = t0 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t1;
+    let left_upper_position_z = 0.1 * base_pitch_rotation_20
+        + 0.05 * base_roll_rotation_21 + q[2];
+    let left_lower_position_z = p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let base_roll_rotation_22 = cos_q5 * cos_q4;
+    let left_lower_rotation_20 = cos_q8 * left_upper_rotation_20
+        - sin_q8 * base_roll_rotation_22;
+    let left_upper_rotation_21 = t1 * base_roll_rotation_21
+        + t2 * base_pitch_rotation_20;
+    let left_lower_com_z = left_lower_position_z + 0.1 * left_lower_rotation_20
+        + 0.01 * left_upper_rotation_21;
+    let left_lower_inertia_h_z = left_lower_com_z * p.left_lower_mass;
+    let left_lower_subspace_v_x = left_lower_position_y * left_upper_rotation_21
+        - left_lower_position_z * left_upper_rotation_11;
+    let t6 = left_lower_com_x * left_lower_com_x;
+    let t7 = left_lower_com_y * left_lower_com_y;
+    let t8 = left_lower_com_z * left_lower_com_z;
+    let t9 = left_lower_rotation_10 * p.left_lower_inertia_xx
+        + p.left_lower_inertia_xz * left_lower_rotation_12
+        + p.left_lower_inertia_xy * left_upper_rotation_11;
+    let t10 = p.left_lower_inertia_yz * left_upper_rotation_11
+        + p.left_lower_inertia_xz * left_lower_rotation_10
+        + p.left_lower_inertia_zz * left_lower_rotation_12;
+    let t11 = p.left_lower_inertia_yz * left_lower_rotation_12
+        + left_upper_rotation_11 * p.left_lower_inertia_yy
+        + p.left_lower_inertia_xy * left_lower_rotation_10;
+    let left_lower_inertia_com_11 = t9 * left_lower_rotation_10
+        + t10 * left_lower_rotation_12 + left_upper_rotation_11 * t11;
+    let left_lower_inertia_i_11 = p.left_lower_mass
+        * (t6 + t7 + t8 - left_lower_com_y * left_lower_com_y)
+        + left_lower_inertia_com_11;
+    let left_lower_rotation_22 = sin_q8 * left_upper_rotation_20
+        + cos_q8 * base_roll_rotation_22;
+    let left_lower_inertia_com_12 = t10 * left_lower_rotation_22
+        + t9 * left_lower_rotation_20 + left_upper_rotation_21 * t11;
+    let left_lower_inertia_i_12 = left_lower_inertia_com_12
+        - left_lower_com_z * p.left_lower_mass * left_lower_com_y;
+    let left_lower_subspace_v_z = left_upper_rotation_11 * left_lower_position_x
+        - left_lower_position_y * left_upper_rotation_01;
+    let left_lower_inertia_h_x = left_lower_com_x * p.left_lower_mass;
+    let left_lower_articulated_15 = -left_lower_inertia_h_x;
+    let left_lower_articulated_subspace_n_y = left_lower_inertia_h_z
+        * left_lower_subspace_v_x + left_upper_rotation_01 * left_lower_inertia_i_01
+        + left_lower_inertia_i_11 * left_upper_rotation_11
+        + left_upper_rotation_21 * left_lower_inertia_i_12
+        + left_lower_subspace_v_z * left_lower_articulated_15;
+    let left_lower_inertia_h_y = p.left_lower_mass * left_lower_com_y;
+    let left_lower_articulated_subspace_f_z = left_lower_subspace_v_z * p.left_lower_mass
+        + left_upper_rotation_01 * left_lower_inertia_h_y
+        + left_upper_rotation_11 * left_lower_articulated_15;
+    let left_lower_subspace_v_y = left_lower_position_z * left_upper_rotation_01
+        - left_upper_rotation_21 * left_lower_position_x;
+    let left_lower_articulated_04 = -left_lower_inertia_h_z;
+    let left_lower_articulated_subspace_f_y = left_lower_articulated_04
+        * left_upper_rotation_01 + left_lower_subspace_v_y * p.left_lower_mass
+        + left_lower_inertia_h_x * left_upper_rotation_21;
+    let left_lower_inertia_com_00 = t4 * left_upper_rotation_01
+        + left_lower_rotation_02 * t3 + left_lower_rotation_00 * t5;
+    let left_lower_inertia_i_00 = left_lower_inertia_com_00
+        + (t6 + t7 + t8 - left_lower_com_x * left_lower_com_x) * p.left_lower_mass;
+    let left_lower_inertia_com_02 = t3 * left_lower_rotation_22
+        + t4 * left_upper_rotation_21 + t5 * left_lower_rotation_20;
+    let left_lower_inertia_i_02 = left_lower_inertia_com_02
+        - left_lower_com_z * left_lower_com_x * p.left_lower_mass;
+    let left_lower_articulated_subspace_n_x = left_lower_inertia_i_00
+        * left_upper_rotation_01 + left_lower_inertia_i_02 * left_upper_rotation_21
+        + left_lower_articulated_04 * left_lower_subspace_v_y
+        + left_upper_rotation_11 * left_lower_inertia_i_01
+        + left_lower_subspace_v_z * left_lower_inertia_h_y;
+    let left_lower_articulated_23 = -left_lower_inertia_h_y;
+    let left_lower_inertia_com_22 = (p.left_lower_inertia_yz * left_lower_rotation_22
+        + p.left_lower_inertia_xy * left_lower_rotation_20
+        + left_upper_rotation_21 * p.left_lower_inertia_yy) * left_upper_rotation_21
+        + (left_lower_rotation_20 * p.left_lower_inertia_xx
+            + p.left_lower_inertia_xz * left_lower_rotation_22
+            + p.left_lower_inertia_xy * left_upper_rotation_21) * left_lower_rotation_20
+        + (p.left_lower_inertia_xz * left_lower_rotation_20
+            + p.left_lower_inertia_yz * left_upper_rotation_21
+            + p.left_lower_inertia_zz * left_lower_rotation_22) * left_lower_rotation_22;
+    let left_lower_inertia_i_22 = left_lower_inertia_com_22
+        + (t6 + t7 + t8 - left_lower_com_z * left_lower_com_z) * p.left_lower_mass;
+    let left_lower_articulated_subspace_n_z = left_upper_rotation_01
+        * left_lower_inertia_i_02 + left_lower_inertia_h_x * left_lower_subspace_v_y
+        + left_upper_rotation_11 * left_lower_inertia_i_12
+        + left_lower_subspace_v_x * left_lower_articulated_23
+        + left_lower_inertia_i_22 * left_upper_rotation_21;
+    let left_lower_articulated_subspace_f_x = left_upper_rotation_21
+        * left_lower_articulated_23 + left_lower_subspace_v_x * p.left_lower_mass
+        + left_lower_inertia_h_z * left_upper_rotation_11;
+    pivots[1] = left_lower_articulated_subspace_f_z * left_lower_subspace_v_z
+        + left_lower_subspace_v_y * left_lower_articulated_subspace_f_y
+        + left_upper_rotation_01 * left_lower_articulated_subspace_n_x
+        + left_upper_rotation_21 * left_lower_articulated_subspace_n_z
+        + left_lower_articulated_subspace_n_y * left_upper_rotation_11
+        + left_lower_subspace_v_x * left_lower_articulated_subspace_f_x;
+    let left_lower_inverse_pivot = 1.0
+        / (left_lower_articulated_subspace_f_z * left_lower_subspace_v_z
+            + left_lower_subspace_v_y * left_lower_articulated_subspace_f_y
+            + left_upper_rotation_01 * left_lower_articulated_subspace_n_x
+            + left_upper_rotation_21 * left_lower_articulated_subspace_n_z
+            + left_lower_articulated_subspace_n_y * left_upper_rotation_11
+            + left_lower_subspace_v_x * left_lower_articulated_subspace_f_x);
+    let left_lower_articulated_passed_01 = left_lower_inertia_i_01
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_com_y = 0.5 * p.arm_length * left_upper_rotation_10
+        + left_upper_position_y;
+    let left_upper_com_x = 0.5 * left_upper_rotation_00 * p.arm_length
+        + left_upper_position_x;
+    let t12 = p.arm_length * p.arm_length;
+    let t13 = p.left_upper_inertia_xx - 0.08333333333333333 * p.arm_mass * t12;
+    let left_upper_inertia_com_01 = left_upper_rotation_00 * left_upper_rotation_10
+        * t13;
+    let left_upper_inertia_i_01 = left_upper_inertia_com_01
+        - p.arm_mass * left_upper_com_y * left_upper_com_x;
+    let left_upper_articulated_01 = left_lower_articulated_passed_01
+        + left_upper_inertia_i_01;
+    let t14 = 0.08333333333333333 * p.arm_mass * t12;
+    let left_upper_inertia_com_11 = t14
+        + left_upper_rotation_10 * left_upper_rotation_10 * t13;
+    let t15 = left_upper_com_y * left_upper_com_y;
+    let left_upper_com_z = 0.5 * p.arm_length * left_upper_rotation_20
+        + left_upper_position_z;
+    let t16 = left_upper_com_z * left_upper_com_z;
+    let t17 = left_upper_com_x * left_upper_com_x;
+    let left_upper_inertia_i_11 = left_upper_inertia_com_11
+        + p.arm_mass * (t15 + t16 + t17 - left_upper_com_y * left_upper_com_y);
+    let left_lower_articulated_passed_11 = left_lower_inertia_i_11
+        - left_lower_articulated_subspace_n_y * left_lower_articulated_subspace_n_y
+            * left_lower_inverse_pivot;
+    let left_upper_articulated_11 = left_upper_inertia_i_11
+        + left_lower_articulated_passed_11;
+    let left_lower_articulated_passed_12 = left_lower_inertia_i_12
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_inertia_com_12 = left_upper_rotation_10 * left_upper_rotation_20
+        * t13;
+    let left_upper_inertia_i_12 = left_upper_inertia_com_12
+        - p.arm_mass * left_upper_com_y * left_upper_com_z;
+    let left_upper_articulated_12 = left_lower_articulated_passed_12
+        + left_upper_inertia_i_12;
+    let left_upper_subspace_v_z = base_roll_rotation_12 * left_upper_position_x
+        - left_upper_position_y * base_roll_rotation_02;
+    let left_lower_articulated_passed_15 = left_lower_articulated_15
+        - left_lower_articulated_subspace_n_y * left_lower_articulated_subspace_f_z
+            * left_lower_inverse_pivot;
+    let left_upper_inertia_h_x = p.arm_mass * left_upper_com_x;
+    let left_upper_articulated_15 = left_lower_articulated_passed_15
+        - left_upper_inertia_h_x;
+    let left_upper_subspace_v_x = left_upper_position_y * base_roll_rotation_22
+        - base_roll_rotation_12 * left_upper_position_z;
+    let left_lower_articulated_passed_13 = left_lower_inertia_h_z
+        - left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_f_x;
+    let left_upper_inertia_h_z = p.arm_mass * left_upper_com_z;
+    let left_upper_articulated_13 = left_lower_articulated_passed_13
+        + left_upper_inertia_h_z;
+    let left_upper_subspace_v_y = left_upper_position_z * base_roll_rotation_02
+        - left_upper_position_x * base_roll_rotation_22;
+    let left_lower_articulated_passed_14 = -(left_lower_articulated_subspace_n_y
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_y);
+    let left_upper_articulated_subspace_n_y = left_upper_articulated_01
+        * base_roll_rotation_02 + base_roll_rotation_12 * left_upper_articulated_11
+        + left_upper_articulated_12 * base_roll_rotation_22
+        + left_upper_subspace_v_z * left_upper_articulated_15
+        + left_upper_subspace_v_x * left_upper_articulated_13
+        + left_upper_subspace_v_y * left_lower_articulated_passed_14;
+    let left_lower_articulated_passed_45 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_y);
+    let left_lower_articulated_passed_04 = left_lower_articulated_04
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_articulated_04 = left_lower_articulated_passed_04
+        - left_upper_inertia_h_z;
+    let left_lower_articulated_passed_44 = p.left_lower_mass
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_f_y;
+    let left_upper_articulated_44 = p.arm_mass + left_lower_articulated_passed_44;
+    let left_lower_articulated_passed_24 = left_lower_inertia_h_x
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_24 = left_upper_inertia_h_x
+        + left_lower_articulated_passed_24;
+    let left_lower_articulated_passed_34 = -(left_lower_inverse_pivot
+        * left_lower_articulated_subspace_f_y * left_lower_articulated_subspace_f_x);
+    let left_upper_articulated_subspace_f_y = left_upper_subspace_v_z
+        * left_lower_articulated_passed_45
+        + left_upper_articulated_04 * base_roll_rotation_02
+        + left_upper_articulated_44 * left_upper_subspace_v_y
+        + left_upper_articulated_24 * base_roll_rotation_22
+        + base_roll_rotation_12 * left_lower_articulated_passed_14
+        + left_upper_subspace_v_x * left_lower_articulated_passed_34;
+    let left_lower_articulated_passed_05 = left_lower_inertia_h_y
+        - left_lower_articulated_subspace_f_z * left_lower_inverse_pivot
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_inertia_h_y = p.arm_mass * left_upper_com_y;
+    let left_upper_articulated_05 = left_lower_articulated_passed_05
+        + left_upper_inertia_h_y;
+    let left_lower_articulated_passed_55 = p.left_lower_mass
+        - left_lower_articulated_subspace_f_z * left_lower_articulated_subspace_f_z
+            * left_lower_inverse_pivot;
+    let left_upper_articulated_55 = p.arm_mass + left_lower_articulated_passed_55;
+    let left_lower_articulated_passed_25 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_n_z);
+    let left_lower_articulated_passed_35 = -(left_lower_articulated_subspace_f_z
+        * left_lower_inverse_pivot * left_lower_articulated_subspace_f_x);
+    let left_upper_articulated_subspace_f_z = left_upper_articulated_05
+        * base_roll_rotation_02 + left_upper_subspace_v_z * left_upper_articulated_55
+        + left_lower_articulated_passed_25 * base_roll_rotation_22
+        + base_roll_rotation_12 * left_upper_articulated_15
+        + left_lower_articulated_passed_45 * left_upper_subspace_v_y
+        + left_upper_subspace_v_x * left_lower_articulated_passed_35;
+    let left_lower_articulated_passed_03 = -(left_lower_inverse_pivot
+        * left_lower_articulated_subspace_n_x * left_lower_articulated_subspace_f_x);
+    let left_lower_articulated_passed_00 = left_lower_inertia_i_00
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_x
+            * left_lower_articulated_subspace_n_x;
+    let left_upper_inertia_com_00 = t14
+        + left_upper_rotation_00 * left_upper_rotation_00 * t13;
+    let left_upper_inertia_i_00 = left_upper_inertia_com_00
+        + p.arm_mass * (t15 + t16 + t17 - left_upper_com_x * left_upper_com_x);
+    let left_upper_articulated_00 = left_lower_articulated_passed_00
+        + left_upper_inertia_i_00;
+    let left_lower_articulated_passed_02 = left_lower_inertia_i_02
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_x
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_inertia_com_02 = left_upper_rotation_00 * left_upper_rotation_20
+        * t13;
+    let left_upper_inertia_i_02 = left_upper_inertia_com_02
+        - p.arm_mass * left_upper_com_z * left_upper_com_x;
+    let left_upper_articulated_02 = left_lower_articulated_passed_02
+        + left_upper_inertia_i_02;
+    let left_upper_articulated_subspace_n_x = left_upper_articulated_05
+        * left_upper_subspace_v_z + base_roll_rotation_12 * left_upper_articulated_01
+        + left_upper_subspace_v_x * left_lower_articulated_passed_03
+        + left_upper_articulated_00 * base_roll_rotation_02
+        + left_upper_articulated_02 * base_roll_rotation_22
+        + left_upper_articulated_04 * left_upper_subspace_v_y;
+    let left_lower_articulated_passed_23 = left_lower_articulated_23
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_articulated_23 = left_lower_articulated_passed_23
+        - left_upper_inertia_h_y;
+    let left_lower_articulated_passed_33 = p.left_lower_mass
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_articulated_subspace_f_x;
+    let left_upper_articulated_33 = left_lower_articulated_passed_33 + p.arm_mass;
+    let left_upper_articulated_subspace_f_x = base_roll_rotation_12
+        * left_upper_articulated_13
+        + left_lower_articulated_passed_35 * left_upper_subspace_v_z
+        + left_lower_articulated_passed_03 * base_roll_rotation_02
+        + left_upper_articulated_23 * base_roll_rotation_22
+        + left_lower_articulated_passed_34 * left_upper_subspace_v_y
+        + left_upper_articulated_33 * left_upper_subspace_v_x;
+    let left_lower_articulated_passed_22 = left_lower_inertia_i_22
+        - left_lower_inverse_pivot * left_lower_articulated_subspace_n_z
+            * left_lower_articulated_subspace_n_z;
+    let left_upper_inertia_com_22 = left_upper_rotation_20 * left_upper_rotation_20 * t13
+        + t14;
+    let left_upper_inertia_i_22 = p.arm_mass
+        * (t15 + t16 + t17 - left_upper_com_z * left_upper_com_z)
+        + left_upper_inertia_com_22;
+    let left_upper_articulated_22 = left_lower_articulated_passed_22
+        + left_upper_inertia_i_22;
+    let left_upper_articulated_subspace_n_z = left_upper_articulated_22
+        * base_roll_rotation_22 + left_upper_subspace_v_y * left_upper_articulated_24
+        + left_upper_subspace_v_x * left_upper_articulated_23
+        + left_upper_articulated_02 * base_roll_rotation_02
+        + base_roll_rotation_12 * left_upper_articulated_12
+        + left_upper_subspace_v_z * left_lower_articulated_passed_25;
+    pivots[3] = base_roll_rotation_12 * left_upper_articulated_subspace_n_y
+        + left_upper_articulated_subspace_f_z * left_upper_subspace_v_z
+        + base_roll_rotation_02 * left_upper_articulated_subspace_n_x
+        + left_upper_subspace_v_x * left_upper_articulated_subspace_f_x
+        + left_upper_articulated_subspace_f_y * left_upper_subspace_v_y
+        + left_upper_articulated_subspace_n_z * base_roll_rotation_22;
+    let left_upper_inverse_pivot = 1.0
+        / (base_roll_rotation_12 * left_upper_articulated_subspace_n_y
+            + left_upper_articulated_subspace_f_z * left_upper_subspace_v_z
+            + base_roll_rotation_02 * left_upper_articulated_subspace_n_x
+            + left_upper_subspace_v_x * left_upper_articulated_subspace_f_x
+            + left_upper_articulated_subspace_f_y * left_upper_subspace_v_y
+            + left_upper_articulated_subspace_n_z * base_roll_rotation_22);
+    let left_upper_articulated_passed_14 = left_lower_articulated_passed_14
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let t18 = 0.6677976363688324 + 0.20978492552154046 * cos_q7
+        + 0.1001828422641448 * sin_q7;
+    let t19 = 0.17948055249500028 + 0.18338346269077238 * sin_q7
+        - 0.6589060910992032 * cos_q7;
+    let t20 = 0.14776010333066975 - 0.14776010333066975 * cos_q7
+        - 0.6755249097756645 * sin_q7;
+    let right_upper_rotation_10 = base_pitch_rotation_10 * t18
+        + t19 * base_roll_rotation_11 + base_roll_rotation_12 * t20;
+    let right_slider_projected_inertia_f_y = right_upper_rotation_10
+        * p.right_slider_mass;
+    let right_upper_rotation_20 = base_pitch_rotation_20 * t18
+        + t20 * base_roll_rotation_22 + t19 * base_roll_rotation_21;
+    let right_slider_projected_inertia_f_z = right_upper_rotation_20
+        * p.right_slider_mass;
+    let right_upper_rotation_00 = t20 * base_roll_rotation_02
+        + base_pitch_rotation_00 * t18 + t19 * base_roll_rotation_01;
+    let right_slider_projected_inertia_f_x = right_upper_rotation_00
+        * p.right_slider_mass;
+    pivots[0] = right_upper_rotation_10 * right_slider_projected_inertia_f_y
+        + right_slider_projected_inertia_f_z * right_upper_rotation_20
+        + right_upper_rotation_00 * right_slider_projected_inertia_f_x;
+    let right_slider_inverse_pivot = 1.0
+        / (right_upper_rotation_10 * right_slider_projected_inertia_f_y
+            + right_slider_projected_inertia_f_z * right_upper_rotation_20
+            + right_upper_rotation_00 * right_slider_projected_inertia_f_x);
+    let t21 = p.arm_length + q[9];
+    let right_upper_position_x = q[0] + 0.02 * base_roll_rotation_02
+        - 0.05 * base_roll_rotation_01 - 0.1 * base_pitch_rotation_00;
+    let right_slider_position_x = right_upper_rotation_00 * t21 + right_upper_position_x;
+    let right_slider_inertia_h_x = right_slider_position_x * p.right_slider_mass;
+    let right_slider_articulated_15 = -right_slider_inertia_h_x;
+    let right_upper_position_z = 0.02 * base_roll_rotation_22 + q[2]
+        - 0.05 * base_roll_rotation_21 - 0.1 * base_pitch_rotation_20;
+    let right_slider_position_z = right_upper_rotation_20 * t21 + right_upper_position_z;
+    let right_slider_inertia_h_z = right_slider_position_z * p.right_slider_mass;
+    let right_slider_articulated_subspace_n_y = right_upper_rotation_20
+        * right_slider_articulated_15
+        + right_upper_rotation_00 * right_slider_inertia_h_z;
+    let right_slider_articulated_passed_14 = -(right_slider_inverse_pivot
+        * right_slider_projected_inertia_f_y * right_slider_articulated_subspace_n_y);
+    let right_upper_position_y = q[1] + 0.02 * base_roll_rotation_12
+        - 0.05 * base_roll_rotation_11 - 0.1 * base_pitch_rotation_10;
+    let right_upper_axis_x = 0.20896434210788312 * base_roll_rotation_02
+        + 0.944408474273499 * base_pitch_rotation_00
+        + 0.2538238315206457 * base_roll_rotation_01;
+    let right_upper_axis_y = 0.20896434210788312 * base_roll_rotation_12
+        + 0.2538238315206457 * base_roll_rotation_11
+        + 0.944408474273499 * base_pitch_rotation_10;
+    let right_upper_subspace_v_z = right_upper_axis_y * right_upper_position_x
+        - right_upper_position_y * right_upper_axis_x;
+    let right_slider_articulated_passed_45 = -(right_slider_projected_inertia_f_z
+        * right_slider_inverse_pivot * right_slider_projected_inertia_f_y);
+    let right_upper_com_x = 0.5 * right_upper_rotation_00 * p.arm_length
+        + right_upper_position_x;
+    let right_upper_inertia_h_x = p.arm_mass * right_upper_com_x;
+    let right_slider_position_y = right_upper_position_y + t21 * right_upper_rotation_10;
+    let right_slider_inertia_h_y = right_slider_position_y * p.right_slider_mass;
+    let right_slider_articulated_23 = -right_slider_inertia_h_y;
+    let right_slider_articulated_subspace_n_z = right_upper_rotation_00
+        * right_slider_articulated_23
+        + right_upper_rotation_10 * right_slider_inertia_h_x;
+    let right_slider_articulated_passed_24 = right_slider_inertia_h_x
+        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
+            * right_slider_projected_inertia_f_y;
+    let right_upper_articulated_24 = right_upper_inertia_h_x
+        + right_slider_articulated_passed_24;
+    let right_upper_axis_z = 0.20896434210788312 * base_roll_rotation_22
+        + 0.2538238315206457 * base_roll_rotation_21
+        + 0.944408474273499 * base_pitch_rotation_20;
+    let right_upper_subspace_v_y = right_upper_position_z * right_upper_axis_x
+        - right_upper_axis_z * right_upper_position_x;
+    let right_slider_articulated_passed_44 = p.right_slider_mass
+        - right_slider_inverse_pivot * right_slider_projected_inertia_f_y
+            * right_slider_projected_inertia_f_y;
+    let right_upper_articulated_44 = right_slider_articulated_passed_44 + p.arm_mass;
+    let right_slider_articulated_04 = -right_slider_inertia_h_z;
+    let right_slider_articulated_subspace_n_x = right_slider_articulated_04
+        * right_upper_rotation_10 + right_upper_rotation_20 * right_slider_inertia_h_y;
+    let right_slider_articulated_passed_04 = right_slider_articulated_04
+        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
+            * right_slider_projected_inertia_f_y;
+    let right_upper_com_z = right_upper_position_z
+        + 0.5 * right_upper_rotation_20 * p.arm_length;
+    let right_upper_inertia_h_z = p.arm_mass * right_upper_com_z;
+    let right_upper_articulated_04 = right_slider_articulated_passed_04
+        - right_upper_inertia_h_z;
+    let right_upper_subspace_v_x = right_upper_position_y * right_upper_axis_z
+        - right_upper_axis_y * right_upper_position_z;
+    let right_slider_articulated_passed_34 = -(right_slider_projected_inertia_f_x
+        * right_slider_inverse_pivot * right_slider_projected_inertia_f_y);
+    let right_upper_articulated_subspace_f_y = right_upper_subspace_v_z
+        * right_slider_articulated_passed_45
+        + right_upper_articulated_24 * right_upper_axis_z
+        + right_upper_axis_y * right_slider_articulated_passed_14
+        + right_upper_subspace_v_y * right_upper_articulated_44
+        + right_upper_articulated_04 * right_upper_axis_x
+        + right_upper_subspace_v_x * right_slider_articulated_passed_34;
+    let right_slider_articulated_passed_33 = p.right_slider_mass
+        - right_slider_projected_inertia_f_x * right_slider_projected_inertia_f_x
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_33 = p.arm_mass + right_slider_articulated_passed_33;
+    let right_slider_articulated_passed_13 = right_slider_inertia_h_z
+        - right_slider_projected_inertia_f_x * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_13 = right_slider_articulated_passed_13
+        + right_upper_inertia_h_z;
+    let right_upper_com_y = right_upper_position_y
+        + 0.5 * p.arm_length * right_upper_rotation_10;
+    let right_upper_inertia_h_y = p.arm_mass * right_upper_com_y;
+    let right_slider_articulated_passed_23 = right_slider_articulated_23
+        - right_slider_projected_inertia_f_x * right_slider_articulated_subspace_n_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_23 = right_slider_articulated_passed_23
+        - right_upper_inertia_h_y;
+    let right_slider_articulated_passed_03 = -(right_slider_projected_inertia_f_x
+        * right_slider_articulated_subspace_n_x * right_slider_inverse_pivot);
+    let right_slider_articulated_passed_35 = -(right_slider_projected_inertia_f_z
+        * right_slider_projected_inertia_f_x * right_slider_inverse_pivot);
+    let right_upper_articulated_subspace_f_x = right_upper_subspace_v_x
+        * right_upper_articulated_33 + right_upper_articulated_13 * right_upper_axis_y
+        + right_upper_axis_z * right_upper_articulated_23
+        + right_upper_axis_x * right_slider_articulated_passed_03
+        + right_upper_subspace_v_y * right_slider_articulated_passed_34
+        + right_slider_articulated_passed_35 * right_upper_subspace_v_z;
+    let right_slider_articulated_passed_05 = right_slider_inertia_h_y
+        - right_slider_projected_inertia_f_z * right_slider_articulated_subspace_n_x
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_05 = right_upper_inertia_h_y
+        + right_slider_articulated_passed_05;
+    let right_slider_articulated_passed_15 = right_slider_articulated_15
+        - right_slider_projected_inertia_f_z * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_15 = right_slider_articulated_passed_15
+        - right_upper_inertia_h_x;
+    let right_slider_articulated_passed_25 = -(right_slider_projected_inertia_f_z
+        * right_slider_articulated_subspace_n_z * right_slider_inverse_pivot);
+    let right_slider_articulated_passed_55 = p.right_slider_mass
+        - right_slider_projected_inertia_f_z * right_slider_projected_inertia_f_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_55 = p.arm_mass + right_slider_articulated_passed_55;
+    let right_upper_articulated_subspace_f_z = right_upper_articulated_05
+        * right_upper_axis_x
+        + right_slider_articulated_passed_35 * right_upper_subspace_v_x
+        + right_upper_subspace_v_y * right_slider_articulated_passed_45
+        + right_upper_axis_y * right_upper_articulated_15
+        + right_upper_axis_z * right_slider_articulated_passed_25
+        + right_upper_subspace_v_z * right_upper_articulated_55;
+    let t22 = right_upper_com_y * right_upper_com_y;
+    let t23 = right_upper_com_z * right_upper_com_z;
+    let t24 = right_upper_com_x * right_upper_com_x;
+    let t25 = -0.2593433800522308 * cos_q7 - 0.9318339303627353 * sin_q7;
+    let t26 = 0.29668068685399207 * sin_q7 - 0.1416799342470381 * cos_q7;
+    let t27 = 0.9553364891256061 * cos_q7 - 0.20896434210788312 * sin_q7;
+    let right_upper_rotation_22 = base_roll_rotation_21 * t25
+        + t26 * base_pitch_rotation_20 + t27 * base_roll_rotation_22;
+    let t28 = 0.14776010333066975 + 0.6755249097756645 * sin_q7
+        + 0.14776010333066977 * cos_q7;
+    let t29 = 0.17948055249500028 + 0.6589060910992033 * cos_q7
+        - 0.18338346269077238 * sin_q7;
+    let t30 = 0.6677976363688324 - 0.1001828422641448 * sin_q7
+        - 0.2097849255215404 * cos_q7;
+    let right_upper_rotation_21 = t28 * base_roll_rotation_22
+        + t29 * base_roll_rotation_21 + base_pitch_rotation_20 * t30;
+    let right_upper_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_upper_inertia_xx
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_22 = p.arm_mass
+        * (t22 + t23 + t24 - right_upper_com_z * right_upper_com_z)
+        + right_upper_inertia_com_22;
+    let right_slider_inertia_com_22 = right_upper_rotation_20 * right_upper_rotation_20
+        * p.right_slider_inertia_xx
+        + right_upper_rotation_21 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_22 * p.right_slider_inertia_zz;
+    let t31 = right_slider_position_x * right_slider_position_x;
+    let t32 = right_slider_position_z * right_slider_position_z;
+    let t33 = right_slider_position_y * right_slider_position_y;
+    let right_slider_inertia_i_22 = right_slider_inertia_com_22
+        + p.right_slider_mass
+            * (t31 + t32 + t33 - right_slider_position_z * right_slider_position_z);
+    let right_slider_articulated_passed_22 = right_slider_inertia_i_22
+        - right_slider_articulated_subspace_n_z * right_slider_articulated_subspace_n_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_22 = right_upper_inertia_i_22
+        + right_slider_articulated_passed_22;
+    let right_upper_rotation_12 = base_roll_rotation_11 * t25
+        + base_roll_rotation_12 * t27 + t26 * base_pitch_rotation_10;
+    let right_upper_rotation_11 = base_roll_rotation_12 * t28
+        + base_pitch_rotation_10 * t30 + t29 * base_roll_rotation_11;
+    let right_upper_inertia_com_12 = right_upper_rotation_22 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + right_upper_rotation_21 * p.right_upper_inertia_yy * right_upper_rotation_11
+        + right_upper_rotation_20 * p.right_upper_inertia_xx * right_upper_rotation_10;
+    let right_upper_inertia_i_12 = right_upper_inertia_com_12
+        - p.arm_mass * right_upper_com_z * right_upper_com_y;
+    let right_slider_inertia_com_12 = right_upper_rotation_21 * right_upper_rotation_11
+        * p.right_slider_inertia_yy
+        + right_upper_rotation_22 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_20 * p.right_slider_inertia_xx * right_upper_rotation_10;
+    let right_slider_inertia_i_12 = right_slider_inertia_com_12
+        - right_slider_position_y * right_slider_position_z * p.right_slider_mass;
+    let right_slider_articulated_passed_12 = right_slider_inertia_i_12
+        - right_slider_articulated_subspace_n_z * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_articulated_12 = right_upper_inertia_i_12
+        + right_slider_articulated_passed_12;
+    let right_upper_rotation_02 = base_roll_rotation_01 * t25
+        + base_roll_rotation_02 * t27 + t26 * base_pitch_rotation_00;
+    let right_upper_rotation_01 = t28 * base_roll_rotation_02
+        + t30 * base_pitch_rotation_00 + t29 * base_roll_rotation_01;
+    let right_upper_inertia_com_02 = right_upper_rotation_22 * p.right_upper_inertia_zz
+        * right_upper_rotation_02
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_upper_inertia_xx
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_upper_inertia_yy;
+    let right_upper_inertia_i_02 = right_upper_inertia_com_02
+        - p.arm_mass * right_upper_com_z * right_upper_com_x;
+    let right_slider_inertia_com_02 = right_upper_rotation_22 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_21 * p.right_slider_inertia_yy
+        + right_upper_rotation_20 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_02 = right_slider_inertia_com_02
+        - right_slider_position_x * right_slider_position_z * p.right_slider_mass;
+    let right_slider_articulated_passed_02 = right_slider_inertia_i_02
+        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_z
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_02 = right_upper_inertia_i_02
+        + right_slider_articulated_passed_02;
+    let right_upper_articulated_subspace_n_z = right_upper_axis_z
+        * right_upper_articulated_22
+        + right_upper_subspace_v_z * right_slider_articulated_passed_25
+        + right_upper_articulated_12 * right_upper_axis_y
+        + right_upper_articulated_24 * right_upper_subspace_v_y
+        + right_upper_subspace_v_x * right_upper_articulated_23
+        + right_upper_articulated_02 * right_upper_axis_x;
+    let right_slider_inertia_com_01 = right_upper_rotation_00 * p.right_slider_inertia_xx
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_02 * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_01 = right_slider_inertia_com_01
+        - right_slider_position_y * right_slider_position_x * p.right_slider_mass;
+    let right_slider_articulated_passed_01 = right_slider_inertia_i_01
+        - right_slider_articulated_subspace_n_x * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_inertia_com_01 = right_upper_rotation_01 * p.right_upper_inertia_yy
+        * right_upper_rotation_11
+        + right_upper_rotation_00 * p.right_upper_inertia_xx * right_upper_rotation_10
+        + right_upper_rotation_12 * p.right_upper_inertia_zz * right_upper_rotation_02;
+    let right_upper_inertia_i_01 = right_upper_inertia_com_01
+        - p.arm_mass * right_upper_com_x * right_upper_com_y;
+    let right_upper_articulated_01 = right_slider_articulated_passed_01
+        + right_upper_inertia_i_01;
+    let right_upper_inertia_com_00 = right_upper_rotation_01 * right_upper_rotation_01
+        * p.right_upper_inertia_yy
+        + p.right_upper_inertia_zz * right_upper_rotation_02 * right_upper_rotation_02
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_upper_inertia_xx;
+    let right_upper_inertia_i_00 = p.arm_mass
+        * (t22 + t23 + t24 - right_upper_com_x * right_upper_com_x)
+        + right_upper_inertia_com_00;
+    let right_slider_inertia_com_00 = right_upper_rotation_02 * right_upper_rotation_02
+        * p.right_slider_inertia_zz
+        + right_upper_rotation_01 * right_upper_rotation_01 * p.right_slider_inertia_yy
+        + right_upper_rotation_00 * right_upper_rotation_00 * p.right_slider_inertia_xx;
+    let right_slider_inertia_i_00 = (t31 + t32 + t33
+        - right_slider_position_x * right_slider_position_x) * p.right_slider_mass
+        + right_slider_inertia_com_00;
+    let right_slider_articulated_passed_00 = right_slider_inertia_i_00
+        - right_slider_articulated_subspace_n_x * right_slider_articulated_subspace_n_x
+            * right_slider_inverse_pivot;
+    let right_upper_articulated_00 = right_upper_inertia_i_00
+        + right_slider_articulated_passed_00;
+    let right_upper_articulated_subspace_n_x = right_upper_axis_y
+        * right_upper_articulated_01 + right_upper_axis_z * right_upper_articulated_02
+        + right_upper_subspace_v_y * right_upper_articulated_04
+        + right_upper_articulated_00 * right_upper_axis_x
+        + right_upper_subspace_v_x * right_slider_articulated_passed_03
+        + right_upper_articulated_05 * right_upper_subspace_v_z;
+    let right_slider_inertia_com_11 = p.right_slider_inertia_xx * right_upper_rotation_10
+        * right_upper_rotation_10
+        + right_upper_rotation_12 * right_upper_rotation_12 * p.right_slider_inertia_zz
+        + right_upper_rotation_11 * right_upper_rotation_11 * p.right_slider_inertia_yy;
+    let right_slider_inertia_i_11 = right_slider_inertia_com_11
+        + (t31 + t32 + t33 - right_slider_position_y * right_slider_position_y)
+            * p.right_slider_mass;
+    let right_slider_articulated_passed_11 = right_slider_inertia_i_11
+        - right_slider_inverse_pivot * right_slider_articulated_subspace_n_y
+            * right_slider_articulated_subspace_n_y;
+    let right_upper_inertia_com_11 = right_upper_rotation_12 * right_upper_rotation_12
+        * p.right_upper_inertia_zz
+        + p.right_upper_inertia_yy * right_upper_rotation_11 * right_upper_rotation_11
+        + p.right_upper_inertia_xx * right_upper_rotation_10 * right_upper_rotation_10;
+    let right_upper_inertia_i_11 = p.arm_mass
+        * (t22 + t23 + t24 - right_upper_com_y * right_upper_com_y)
+        + right_upper_inertia_com_11;
+    let right_upper_articulated_11 = right_slider_articulated_passed_11
+        + right_upper_inertia_i_11;
+    let right_upper_articulated_subspace_n_y = right_upper_axis_x
+        * right_upper_articulated_01
+        + right_upper_articulated_15 * right_upper_subspace_v_z
+        + right_upper_articulated_13 * right_upper_subspace_v_x
+        + right_upper_articulated_12 * right_upper_axis_z
+        + right_upper_axis_y * right_upper_articulated_11
+        + right_upper_subspace_v_y * right_slider_articulated_passed_14;
+    pivots[2] = right_upper_subspace_v_x * right_upper_articulated_subspace_f_x
+        + right_upper_articulated_subspace_f_z * right_upper_subspace_v_z
+        + right_upper_articulated_subspace_n_z * right_upper_axis_z
+        + right_upper_subspace_v_y * right_upper_articulated_subspace_f_y
+        + right_upper_articulated_subspace_n_x * right_upper_axis_x
+        + right_upper_axis_y * right_upper_articulated_subspace_n_y;
+    let right_upper_inverse_pivot = 1.0
+        / (right_upper_subspace_v_x * right_upper_articulated_subspace_f_x
+            + right_upper_articulated_subspace_f_z * right_upper_subspace_v_z
+            + right_upper_articulated_subspace_n_z * right_upper_axis_z
+            + right_upper_subspace_v_y * right_upper_articulated_subspace_f_y
+            + right_upper_articulated_subspace_n_x * right_upper_axis_x
+            + right_upper_axis_y * right_upper_articulated_subspace_n_y);
+    let right_upper_articulated_passed_14 = right_slider_articulated_passed_14
+        - right_upper_articulated_subspace_f_y * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_14 = left_upper_articulated_passed_14
+        + right_upper_articulated_passed_14;
+    let t34 = base_roll_rotation_02 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_01
+        + p.hub_inertia_xx * base_pitch_rotation_00;
+    let t35 = base_roll_rotation_01 * p.hub_inertia_yy
+        + p.hub_inertia_yz * base_roll_rotation_02
+        + p.hub_inertia_xy * base_pitch_rotation_00;
+    let t36 = p.hub_inertia_zz * base_roll_rotation_02
+        + p.hub_inertia_yz * base_roll_rotation_01
+        + base_pitch_rotation_00 * p.hub_inertia_xz;
+    let hub_inertia_com_01 = base_pitch_rotation_10 * t34 + base_roll_rotation_11 * t35
+        + base_roll_rotation_12 * t36;
+    let hub_inertia_i_01 = hub_inertia_com_01 - q[1] * q[0] * p.hub_mass;
+    let left_upper_articulated_passed_01 = left_upper_articulated_01
+        - left_upper_articulated_subspace_n_y * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let right_upper_articulated_passed_01 = right_upper_articulated_01
+        - right_upper_articulated_subspace_n_x * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_01 = hub_inertia_i_01 + left_upper_articulated_passed_01
+        + right_upper_articulated_passed_01;
+    let left_upper_articulated_passed_12 = left_upper_articulated_12
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_12 = right_upper_articulated_12
+        - right_upper_articulated_subspace_n_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let t37 = base_roll_rotation_12 * p.hub_inertia_zz
+        + p.hub_inertia_yz * base_roll_rotation_11
+        + base_pitch_rotation_10 * p.hub_inertia_xz;
+    let t38 = p.hub_inertia_xy * base_pitch_rotation_10
+        + base_roll_rotation_11 * p.hub_inertia_yy
+        + base_roll_rotation_12 * p.hub_inertia_yz;
+    let t39 = base_pitch_rotation_10 * p.hub_inertia_xx
+        + base_roll_rotation_12 * p.hub_inertia_xz
+        + p.hub_inertia_xy * base_roll_rotation_11;
+    let hub_inertia_com_12 = t37 * base_roll_rotation_22 + t38 * base_roll_rotation_21
+        + base_pitch_rotation_20 * t39;
+    let hub_inertia_i_12 = hub_inertia_com_12 - q[1] * p.hub_mass * q[2];
+    let hub_articulated_12 = left_upper_articulated_passed_12
+        + right_upper_articulated_passed_12 + hub_inertia_i_12;
+    let left_upper_articulated_passed_11 = left_upper_articulated_11
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_n_y
+            * left_upper_inverse_pivot;
+    let hub_inertia_com_11 = base_pitch_rotation_10 * t39 + base_roll_rotation_12 * t37
+        + t38 * base_roll_rotation_11;
+    let t40 = q[2] * q[2];
+    let t41 = q[1] * q[1];
+    let t42 = q[0] * q[0];
+    let hub_inertia_i_11 = hub_inertia_com_11
+        + (t40 + t41 + t42 - q[1] * q[1]) * p.hub_mass;
+    let right_upper_articulated_passed_11 = right_upper_articulated_11
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_n_y
+            * right_upper_articulated_subspace_n_y;
+    let hub_articulated_11 = left_upper_articulated_passed_11 + hub_inertia_i_11
+        + right_upper_articulated_passed_11;
+    let base_roll_subspace_v_x = q[1] * base_pitch_rotation_20
+        - base_pitch_rotation_10 * q[2];
+    let right_upper_articulated_passed_13 = right_upper_articulated_13
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_n_y
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_13 = left_upper_articulated_13
+        - left_upper_articulated_subspace_n_y * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_inertia_h_z = p.hub_mass * q[2];
+    let hub_articulated_13 = right_upper_articulated_passed_13
+        + left_upper_articulated_passed_13 + hub_inertia_h_z;
+    let right_upper_articulated_passed_15 = right_upper_articulated_15
+        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y;
+    let hub_inertia_h_x = q[0] * p.hub_mass;
+    let left_upper_articulated_passed_15 = left_upper_articulated_15
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_15 = right_upper_articulated_passed_15
+        + left_upper_articulated_passed_15 - hub_inertia_h_x;
+    let base_roll_subspace_v_z = q[0] * base_pitch_rotation_10
+        - q[1] * base_pitch_rotation_00;
+    let base_roll_articulated_subspace_n_y = base_roll_subspace_v_y * hub_articulated_14
+        + hub_articulated_01 * base_pitch_rotation_00
+        + base_pitch_rotation_20 * hub_articulated_12
+        + hub_articulated_11 * base_pitch_rotation_10
+        + base_roll_subspace_v_x * hub_articulated_13
+        + hub_articulated_15 * base_roll_subspace_v_z;
+    let right_upper_articulated_passed_34 = right_slider_articulated_passed_34
+        - right_upper_articulated_subspace_f_y * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_34 = left_lower_articulated_passed_34
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_34 = right_upper_articulated_passed_34
+        + left_upper_articulated_passed_34;
+    let right_upper_articulated_passed_44 = right_upper_articulated_44
+        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_44 = left_upper_articulated_44
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_44 = right_upper_articulated_passed_44 + p.hub_mass
+        + left_upper_articulated_passed_44;
+    let right_upper_articulated_passed_24 = right_upper_articulated_24
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_24 = left_upper_articulated_24
+        - left_upper_articulated_subspace_f_y * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_24 = right_upper_articulated_passed_24 + hub_inertia_h_x
+        + left_upper_articulated_passed_24;
+    let right_upper_articulated_passed_45 = right_slider_articulated_passed_45
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_45 = left_lower_articulated_passed_45
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_y
+            * left_upper_inverse_pivot;
+    let hub_articulated_45 = right_upper_articulated_passed_45
+        + left_upper_articulated_passed_45;
+    let left_upper_articulated_passed_04 = left_upper_articulated_04
+        - left_upper_articulated_subspace_f_y * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let right_upper_articulated_passed_04 = right_upper_articulated_04
+        - right_upper_articulated_subspace_f_y * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let hub_articulated_04 = left_upper_articulated_passed_04
+        + right_upper_articulated_passed_04 - hub_inertia_h_z;
+    let base_roll_articulated_subspace_f_y = hub_articulated_34 * base_roll_subspace_v_x
+        + base_roll_subspace_v_y * hub_articulated_44
+        + base_pitch_rotation_20 * hub_articulated_24
+        + base_roll_subspace_v_z * hub_articulated_45
+        + hub_articulated_04 * base_pitch_rotation_00
+        + base_pitch_rotation_10 * hub_articulated_14;
+    let right_upper_articulated_passed_33 = right_upper_articulated_33
+        - right_upper_inverse_pivot * right_upper_articulated_subspace_f_x
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_33 = left_upper_articulated_33
+        - left_upper_articulated_subspace_f_x * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_33 = right_upper_articulated_passed_33 + p.hub_mass
+        + left_upper_articulated_passed_33;
+    let hub_inertia_h_y = q[1] * p.hub_mass;
+    let right_upper_articulated_passed_23 = right_upper_articulated_23
+        - right_upper_articulated_subspace_n_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_23 = left_upper_articulated_23
+        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let hub_articulated_23 = right_upper_articulated_passed_23
+        + left_upper_articulated_passed_23 - hub_inertia_h_y;
+    let right_upper_articulated_passed_03 = right_slider_articulated_passed_03
+        - right_upper_articulated_subspace_n_x * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let left_upper_articulated_passed_03 = left_lower_articulated_passed_03
+        - left_upper_articulated_subspace_f_x * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let hub_articulated_03 = right_upper_articulated_passed_03
+        + left_upper_articulated_passed_03;
+    let left_upper_articulated_passed_35 = left_lower_articulated_passed_35
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_35 = right_slider_articulated_passed_35
+        - right_upper_articulated_subspace_f_z * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x;
+    let hub_articulated_35 = left_upper_articulated_passed_35
+        + right_upper_articulated_passed_35;
+    let base_roll_articulated_subspace_f_x = hub_articulated_33 * base_roll_subspace_v_x
+        + hub_articulated_23 * base_pitch_rotation_20
+        + base_roll_subspace_v_y * hub_articulated_34
+        + hub_articulated_03 * base_pitch_rotation_00
+        + base_pitch_rotation_10 * hub_articulated_13
+        + base_roll_subspace_v_z * hub_articulated_35;
+    let left_upper_articulated_passed_55 = left_upper_articulated_55
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_f_z
+            * left_upper_inverse_pivot;
+    let right_upper_articulated_passed_55 = right_upper_articulated_55
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_f_z
+            * right_upper_inverse_pivot;
+    let hub_articulated_55 = left_upper_articulated_passed_55 + p.hub_mass
+        + right_upper_articulated_passed_55;
+    let right_upper_articulated_passed_05 = right_upper_articulated_05
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_05 = left_upper_articulated_05
+        - left_upper_articulated_subspace_f_z * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let hub_articulated_05 = right_upper_articulated_passed_05 + hub_inertia_h_y
+        + left_upper_articulated_passed_05;
+    let right_upper_articulated_passed_25 = right_slider_articulated_passed_25
+        - right_upper_articulated_subspace_f_z * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_25 = left_lower_articulated_passed_25
+        - left_upper_articulated_subspace_f_z * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_articulated_25 = right_upper_articulated_passed_25
+        + left_upper_articulated_passed_25;
+    let base_roll_articulated_subspace_f_z = hub_articulated_55 * base_roll_subspace_v_z
+        + base_roll_subspace_v_y * hub_articulated_45
+        + base_pitch_rotation_00 * hub_articulated_05
+        + base_pitch_rotation_10 * hub_articulated_15
+        + hub_articulated_25 * base_pitch_rotation_20
+        + base_roll_subspace_v_x * hub_articulated_35;
+    let left_upper_articulated_passed_02 = left_upper_articulated_02
+        - left_upper_articulated_subspace_n_z * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x;
+    let right_upper_articulated_passed_02 = right_upper_articulated_02
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let hub_inertia_com_02 = t36 * base_roll_rotation_22 + base_pitch_rotation_20 * t34
+        + t35 * base_roll_rotation_21;
+    let hub_inertia_i_02 = hub_inertia_com_02 - q[0] * p.hub_mass * q[2];
+    let hub_articulated_02 = left_upper_articulated_passed_02
+        + right_upper_articulated_passed_02 + hub_inertia_i_02;
+    let left_upper_articulated_passed_22 = left_upper_articulated_22
+        - left_upper_articulated_subspace_n_z * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot;
+    let hub_inertia_com_22 = (p.hub_inertia_yz * base_roll_rotation_21
+        + p.hub_inertia_zz * base_roll_rotation_22
+        + base_pitch_rotation_20 * p.hub_inertia_xz) * base_roll_rotation_22
+        + base_pitch_rotation_20
+            * (p.hub_inertia_xy * base_roll_rotation_21
+                + base_pitch_rotation_20 * p.hub_inertia_xx
+                + p.hub_inertia_xz * base_roll_rotation_22)
+        + base_roll_rotation_21
+            * (base_roll_rotation_21 * p.hub_inertia_yy
+                + p.hub_inertia_yz * base_roll_rotation_22
+                + p.hub_inertia_xy * base_pitch_rotation_20);
+    let hub_inertia_i_22 = hub_inertia_com_22
+        + (t40 + t41 + t42 - q[2] * q[2]) * p.hub_mass;
+    let right_upper_articulated_passed_22 = right_upper_articulated_22
+        - right_upper_articulated_subspace_n_z * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot;
+    let hub_articulated_22 = left_upper_articulated_passed_22 + hub_inertia_i_22
+        + right_upper_articulated_passed_22;
+    let base_roll_articulated_subspace_n_z = base_pitch_rotation_10 * hub_articulated_12
+        + hub_articulated_02 * base_pitch_rotation_00
+        + hub_articulated_25 * base_roll_subspace_v_z
+        + hub_articulated_23 * base_roll_subspace_v_x
+        + base_pitch_rotation_20 * hub_articulated_22
+        + base_roll_subspace_v_y * hub_articulated_24;
+    let right_upper_articulated_passed_00 = right_upper_articulated_00
+        - right_upper_articulated_subspace_n_x * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot;
+    let left_upper_articulated_passed_00 = left_upper_articulated_00
+        - left_upper_inverse_pivot * left_upper_articulated_subspace_n_x
+            * left_upper_articulated_subspace_n_x;
+    let hub_inertia_com_00 = base_pitch_rotation_00 * t34 + t36 * base_roll_rotation_02
+        + base_roll_rotation_01 * t35;
+    let hub_inertia_i_00 = hub_inertia_com_00
+        + (t40 + t41 + t42 - q[0] * q[0]) * p.hub_mass;
+    let hub_articulated_00 = right_upper_articulated_passed_00
+        + left_upper_articulated_passed_00 + hub_inertia_i_00;
+    let base_roll_articulated_subspace_n_x = hub_articulated_02 * base_pitch_rotation_20
+        + base_roll_subspace_v_y * hub_articulated_04
+        + hub_articulated_03 * base_roll_subspace_v_x
+        + hub_articulated_00 * base_pitch_rotation_00
+        + base_pitch_rotation_10 * hub_articulated_01
+        + base_roll_subspace_v_z * hub_articulated_05;
+    pivots[4] = base_roll_articulated_subspace_f_x * base_roll_subspace_v_x
+        + base_roll_subspace_v_y * base_roll_articulated_subspace_f_y
+        + base_roll_articulated_subspace_f_z * base_roll_subspace_v_z
+        + base_roll_articulated_subspace_n_z * base_pitch_rotation_20
+        + base_roll_articulated_subspace_n_y * base_pitch_rotation_10
+        + base_roll_articulated_subspace_n_x * base_pitch_rotation_00;
+    let base_roll_inverse_pivot = 1.0
+        / (base_roll_articulated_subspace_f_x * base_roll_subspace_v_x
+            + base_roll_subspace_v_y * base_roll_articulated_subspace_f_y
+            + base_roll_articulated_subspace_f_z * base_roll_subspace_v_z
+            + base_roll_articulated_subspace_n_z * base_pitch_rotation_20
+            + base_roll_articulated_subspace_n_y * base_pitch_rotation_10
+            + base_roll_articulated_subspace_n_x * base_pitch_rotation_00);
+    let base_roll_articulated_passed_14 = hub_articulated_14
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_pitch_subspace_v_y = base_yaw_rotation_01 * q[2];
+    let base_roll_articulated_passed_11 = hub_articulated_11
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_n_y
+            * base_roll_inverse_pivot;
+    let base_pitch_subspace_v_z = q[0] * cos_q3 - q[1] * base_yaw_rotation_01;
+    let base_roll_articulated_passed_15 = hub_articulated_15
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_01 = hub_articulated_01
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_13 = hub_articulated_13
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_pitch_subspace_v_x = -(cos_q3 * q[2]);
+    let base_pitch_articulated_subspace_n_y = base_roll_articulated_passed_14
+        * base_pitch_subspace_v_y + base_roll_articulated_passed_11 * cos_q3
+        + base_pitch_subspace_v_z * base_roll_articulated_passed_15
+        + base_yaw_rotation_01 * base_roll_articulated_passed_01
+        + base_roll_articulated_passed_13 * base_pitch_subspace_v_x;
+    let base_roll_articulated_passed_34 = hub_articulated_34
+        - base_roll_articulated_subspace_f_x * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_04 = hub_articulated_04
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_44 = hub_articulated_44
+        - base_roll_articulated_subspace_f_y * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_45 = hub_articulated_45
+        - base_roll_articulated_subspace_f_z * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_y = base_roll_articulated_passed_34
+        * base_pitch_subspace_v_x
+        + base_roll_articulated_passed_04 * base_yaw_rotation_01
+        + base_roll_articulated_passed_44 * base_pitch_subspace_v_y
+        + base_roll_articulated_passed_45 * base_pitch_subspace_v_z
+        + base_roll_articulated_passed_14 * cos_q3;
+    let base_roll_articulated_passed_03 = hub_articulated_03
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_33 = hub_articulated_33
+        - base_roll_articulated_subspace_f_x * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_35 = hub_articulated_35
+        - base_roll_articulated_subspace_f_z * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_x = base_roll_articulated_passed_03
+        * base_yaw_rotation_01
+        + base_roll_articulated_passed_33 * base_pitch_subspace_v_x
+        + base_roll_articulated_passed_34 * base_pitch_subspace_v_y
+        + base_roll_articulated_passed_13 * cos_q3
+        + base_pitch_subspace_v_z * base_roll_articulated_passed_35;
+    let base_roll_articulated_passed_05 = hub_articulated_05
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_55 = hub_articulated_55
+        - base_roll_articulated_subspace_f_z * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_f_z = base_roll_articulated_passed_35
+        * base_pitch_subspace_v_x
+        + base_yaw_rotation_01 * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_45 * base_pitch_subspace_v_y
+        + base_roll_articulated_passed_55 * base_pitch_subspace_v_z
+        + base_roll_articulated_passed_15 * cos_q3;
+    let base_roll_articulated_passed_00 = hub_articulated_00
+        - base_roll_articulated_subspace_n_x * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_n_x = base_roll_articulated_passed_00
+        * base_yaw_rotation_01 + cos_q3 * base_roll_articulated_passed_01
+        + base_roll_articulated_passed_03 * base_pitch_subspace_v_x
+        + base_roll_articulated_passed_04 * base_pitch_subspace_v_y
+        + base_pitch_subspace_v_z * base_roll_articulated_passed_05;
+    pivots[5] = base_pitch_articulated_subspace_n_y * cos_q3
+        + base_pitch_articulated_subspace_f_y * base_pitch_subspace_v_y
+        + base_pitch_articulated_subspace_f_x * base_pitch_subspace_v_x
+        + base_pitch_subspace_v_z * base_pitch_articulated_subspace_f_z
+        + base_pitch_articulated_subspace_n_x * base_yaw_rotation_01;
+    let base_pitch_inverse_pivot = 1.0
+        / (base_pitch_articulated_subspace_n_y * cos_q3
+            + base_pitch_articulated_subspace_f_y * base_pitch_subspace_v_y
+            + base_pitch_articulated_subspace_f_x * base_pitch_subspace_v_x
+            + base_pitch_subspace_v_z * base_pitch_articulated_subspace_f_z
+            + base_pitch_articulated_subspace_n_x * base_yaw_rotation_01);
+    let base_roll_articulated_passed_23 = hub_articulated_23
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_25 = hub_articulated_25
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_02 = hub_articulated_02
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_12 = hub_articulated_12
+        - base_roll_articulated_subspace_n_y * base_roll_articulated_subspace_n_z
+            * base_roll_inverse_pivot;
+    let base_roll_articulated_passed_24 = hub_articulated_24
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_subspace_n_z = base_roll_articulated_passed_23
+        * base_pitch_subspace_v_x
+        + base_pitch_subspace_v_z * base_roll_articulated_passed_25
+        + base_roll_articulated_passed_02 * base_yaw_rotation_01
+        + base_roll_articulated_passed_12 * cos_q3
+        + base_roll_articulated_passed_24 * base_pitch_subspace_v_y;
+    let base_pitch_articulated_passed_23 = base_roll_articulated_passed_23
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_33 = base_roll_articulated_passed_33
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
+            * base_pitch_articulated_subspace_f_x;
+    let base_yaw_subspace_v_y = -q[0];
+    let base_pitch_articulated_passed_34 = base_roll_articulated_passed_34
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_x
+            * base_pitch_articulated_subspace_f_y;
+    let base_yaw_articulated_subspace_f_x = base_pitch_articulated_passed_23
+        + q[1] * base_pitch_articulated_passed_33
+        + base_yaw_subspace_v_y * base_pitch_articulated_passed_34;
+    let base_pitch_articulated_passed_44 = base_roll_articulated_passed_44
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_y
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_24 = base_roll_articulated_passed_24
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_y;
+    let base_yaw_articulated_subspace_f_y = q[1] * base_pitch_articulated_passed_34
+        + base_pitch_articulated_passed_44 * base_yaw_subspace_v_y
+        + base_pitch_articulated_passed_24;
+    let base_roll_articulated_passed_22 = hub_articulated_22
+        - base_roll_articulated_subspace_n_z * base_roll_articulated_subspace_n_z
+            * base_roll_inverse_pivot;
+    let base_pitch_articulated_passed_22 = base_roll_articulated_passed_22
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_n_z;
+    let base_yaw_articulated_subspace_n_z = base_pitch_articulated_passed_22
+        + base_pitch_articulated_passed_24 * base_yaw_subspace_v_y
+        + q[1] * base_pitch_articulated_passed_23;
+    pivots[6] = q[1] * base_yaw_articulated_subspace_f_x
+        + base_yaw_subspace_v_y * base_yaw_articulated_subspace_f_y
+        + base_yaw_articulated_subspace_n_z;
+    let base_yaw_inverse_pivot = 1.0
+        / (q[1] * base_yaw_articulated_subspace_f_x
+            + base_yaw_subspace_v_y * base_yaw_articulated_subspace_f_y
+            + base_yaw_articulated_subspace_n_z);
+    let base_yaw_articulated_passed_33 = base_pitch_articulated_passed_33
+        - base_yaw_articulated_subspace_f_x * base_yaw_articulated_subspace_f_x
+            * base_yaw_inverse_pivot;
+    let base_pitch_articulated_passed_55 = base_roll_articulated_passed_55
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_45 = base_roll_articulated_passed_45
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_25 = base_roll_articulated_passed_25
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_35 = base_roll_articulated_passed_35
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_articulated_subspace_f_x;
+    let base_yaw_articulated_subspace_f_z = base_pitch_articulated_passed_45
+        * base_yaw_subspace_v_y + base_pitch_articulated_passed_25
+        + q[1] * base_pitch_articulated_passed_35;
+    pivots[7] = base_pitch_articulated_passed_55
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_inverse_pivot = 1.0
+        / (base_pitch_articulated_passed_55
+            - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+                * base_yaw_articulated_subspace_f_z);
+    let base_yaw_articulated_passed_35 = base_pitch_articulated_passed_35
+        - base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_articulated_passed_33 = base_yaw_articulated_passed_33
+        - base_z_inverse_pivot * base_yaw_articulated_passed_35
+            * base_yaw_articulated_passed_35;
+    let base_yaw_articulated_passed_44 = base_pitch_articulated_passed_44
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_y
+            * base_yaw_articulated_subspace_f_y;
+    let base_yaw_articulated_passed_45 = base_pitch_articulated_passed_45
+        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+            * base_yaw_articulated_subspace_f_y;
+    pivots[8] = base_yaw_articulated_passed_44
+        - base_z_inverse_pivot * base_yaw_articulated_passed_45
+            * base_yaw_articulated_passed_45;
+    let base_y_inverse_pivot = 1.0
+        / (base_yaw_articulated_passed_44
+            - base_z_inverse_pivot * base_yaw_articulated_passed_45
+                * base_yaw_articulated_passed_45);
+    let base_yaw_articulated_passed_34 = base_pitch_articulated_passed_34
+        - base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_articulated_subspace_f_y;
+    let base_z_articulated_passed_34 = base_yaw_articulated_passed_34
+        - base_z_inverse_pivot * base_yaw_articulated_passed_45
+            * base_yaw_articulated_passed_35;
+    pivots[9] = base_z_articulated_passed_33
+        - base_y_inverse_pivot * base_z_articulated_passed_34
+            * base_z_articulated_passed_34;
+    let base_x_inverse_pivot = 1.0
+        / (base_z_articulated_passed_33
+            - base_y_inverse_pivot * base_z_articulated_passed_34
+                * base_z_articulated_passed_34);
+    let base_pitch_velocity_w_x = qd[4] * base_yaw_rotation_01;
+    let base_roll_subspace_rate_w_y = base_pitch_rotation_00 * qd[3]
+        - base_pitch_rotation_20 * base_pitch_velocity_w_x;
+    let base_pitch_velocity_v_z = qd[2] + base_pitch_subspace_v_z * qd[4];
+    let base_yaw_velocity_v_x = q[1] * qd[3] + qd[0];
+    let base_pitch_velocity_v_x = qd[4] * base_pitch_subspace_v_x
+        + base_yaw_velocity_v_x;
+    let base_roll_subspace_rate_v_y = base_pitch_rotation_00 * base_pitch_velocity_v_z
+        + base_roll_subspace_v_x * qd[3]
+        - base_roll_subspace_v_z * base_pitch_velocity_w_x
+        - base_pitch_velocity_v_x * base_pitch_rotation_20;
+    let base_pitch_velocity_w_y = qd[4] * cos_q3;
+    let base_roll_subspace_rate_w_x = base_pitch_rotation_20 * base_pitch_velocity_w_y
+        - base_pitch_rotation_10 * qd[3];
+    let base_roll_velocity_w_x = qd[5] * base_pitch_rotation_00
+        + base_pitch_velocity_w_x;
+    let right_upper_velocity_w_x = qd[7] * right_upper_axis_x + base_roll_velocity_w_x;
+    let base_roll_velocity_w_z = base_pitch_rotation_20 * qd[5] + qd[3];
+    let right_upper_velocity_w_z = base_roll_velocity_w_z + qd[7] * right_upper_axis_z;
+    let right_slider_subspace_rate_v_y = right_upper_rotation_00
+        * right_upper_velocity_w_z - right_upper_rotation_20 * right_upper_velocity_w_x;
+    let base_roll_velocity_w_y = base_pitch_velocity_w_y
+        + base_pitch_rotation_10 * qd[5];
+    let right_upper_velocity_w_y = base_roll_velocity_w_y + qd[7] * right_upper_axis_y;
+    let base_roll_velocity_v_x = base_pitch_velocity_v_x
+        + qd[5] * base_roll_subspace_v_x;
+    let right_upper_velocity_v_x = qd[7] * right_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let right_upper_momentum_f_x = p.arm_mass * right_upper_velocity_v_x
+        - (right_upper_inertia_h_y * right_upper_velocity_w_z
+            - right_upper_inertia_h_z * right_upper_velocity_w_y);
+    let base_roll_velocity_v_z = base_pitch_velocity_v_z
+        + base_roll_subspace_v_z * qd[5];
+    let right_upper_velocity_v_z = base_roll_velocity_v_z
+        + qd[7] * right_upper_subspace_v_z;
+    let right_slider_velocity_v_z = right_upper_velocity_v_z
+        + right_upper_rotation_20 * qd[9];
+    let right_slider_momentum_f_z = right_slider_velocity_v_z * p.right_slider_mass
+        - (right_slider_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_velocity_w_x * right_slider_inertia_h_y);
+    let right_slider_velocity_v_x = right_upper_velocity_v_x
+        + right_upper_rotation_00 * qd[9];
+    let right_slider_momentum_f_x = right_slider_velocity_v_x * p.right_slider_mass
+        - (right_upper_velocity_w_z * right_slider_inertia_h_y
+            - right_slider_inertia_h_z * right_upper_velocity_w_y);
+    let right_slider_articulated_bias_f_y = right_slider_momentum_f_x
+        * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_upper_velocity_w_x;
+    let right_slider_subspace_rate_v_x = right_upper_rotation_20
+        * right_upper_velocity_w_y - right_upper_velocity_w_z * right_upper_rotation_10;
+    let base_yaw_velocity_v_y = base_yaw_subspace_v_y * qd[3] + qd[1];
+    let base_pitch_velocity_v_y = base_yaw_velocity_v_y
+        + qd[4] * base_pitch_subspace_v_y;
+    let base_roll_velocity_v_y = base_roll_subspace_v_y * qd[5]
+        + base_pitch_velocity_v_y;
+    let right_upper_velocity_v_y = right_upper_subspace_v_y * qd[7]
+        + base_roll_velocity_v_y;
+    let right_slider_velocity_v_y = right_upper_rotation_10 * qd[9]
+        + right_upper_velocity_v_y;
+    let right_slider_momentum_f_y = p.right_slider_mass * right_slider_velocity_v_y
+        - (right_slider_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_velocity_w_z * right_slider_inertia_h_x);
+    let right_slider_articulated_bias_f_x = right_slider_momentum_f_z
+        * right_upper_velocity_w_y
+        - right_slider_momentum_f_y * right_upper_velocity_w_z;
+    let right_slider_articulated_bias_f_z = right_slider_momentum_f_y
+        * right_upper_velocity_w_x
+        - right_slider_momentum_f_x * right_upper_velocity_w_y;
+    let right_slider_remaining_force = tau[9]
+        - (right_slider_articulated_bias_f_y * right_upper_rotation_10
+            + right_upper_rotation_00 * right_slider_articulated_bias_f_x
+            + right_upper_rotation_20 * right_slider_articulated_bias_f_z);
+    let right_upper_momentum_f_z = p.arm_mass * right_upper_velocity_v_z
+        - (right_upper_inertia_h_x * right_upper_velocity_w_y
+            - right_upper_inertia_h_y * right_upper_velocity_w_x);
+    let right_slider_subspace_rate_v_z = right_upper_rotation_10
+        * right_upper_velocity_w_x - right_upper_rotation_00 * right_upper_velocity_w_y;
+    let right_upper_articulated_bias_f_y = right_slider_articulated_passed_44
+        * right_slider_subspace_rate_v_y * qd[9]
+        + right_upper_momentum_f_x * right_upper_velocity_w_z
+        + right_slider_articulated_bias_f_y
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_34 * qd[9]
+        + right_slider_remaining_force * right_slider_inverse_pivot
+            * right_slider_projected_inertia_f_y
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_45 * qd[9]
+        - right_upper_momentum_f_z * right_upper_velocity_w_x;
+    let left_upper_velocity_w_x = qd[6] * base_roll_rotation_02 + base_roll_velocity_w_x;
+    let left_upper_velocity_v_z = qd[6] * left_upper_subspace_v_z
+        + base_roll_velocity_v_z;
+    let left_upper_velocity_w_y = base_roll_rotation_12 * qd[6] + base_roll_velocity_w_y;
+    let left_upper_momentum_f_z = p.arm_mass * left_upper_velocity_v_z
+        - (left_upper_inertia_h_x * left_upper_velocity_w_y
+            - left_upper_inertia_h_y * left_upper_velocity_w_x);
+    let left_upper_velocity_w_z = qd[6] * base_roll_rotation_22 + base_roll_velocity_w_z;
+    let left_lower_subspace_rate_w_y = left_upper_rotation_01 * left_upper_velocity_w_z
+        - left_upper_velocity_w_x * left_upper_rotation_21;
+    let left_upper_velocity_v_x = qd[6] * left_upper_subspace_v_x
+        + base_roll_velocity_v_x;
+    let left_upper_momentum_f_x = p.arm_mass * left_upper_velocity_v_x
+        - (left_upper_inertia_h_y * left_upper_velocity_w_z
+            - left_upper_velocity_w_y * left_upper_inertia_h_z);
+    let left_lower_subspace_rate_v_y = left_upper_rotation_01 * left_upper_velocity_v_z
+        + left_lower_subspace_v_x * left_upper_velocity_w_z
+        - left_lower_subspace_v_z * left_upper_velocity_w_x
+        - left_upper_rotation_21 * left_upper_velocity_v_x;
+    let left_upper_velocity_v_y = base_roll_velocity_v_y
+        + qd[6] * left_upper_subspace_v_y;
+    let left_lower_subspace_rate_v_x = left_upper_velocity_v_y * left_upper_rotation_21
+        + left_upper_velocity_w_y * left_lower_subspace_v_z
+        - left_lower_subspace_v_y * left_upper_velocity_w_z
+        - left_upper_velocity_v_z * left_upper_rotation_11;
+    let left_lower_velocity_w_z = left_upper_velocity_w_z
+        + left_upper_rotation_21 * qd[8];
+    let left_lower_velocity_w_y = left_upper_velocity_w_y
+        + left_upper_rotation_11 * qd[8];
+    let left_lower_velocity_v_x = left_upper_velocity_v_x
+        + left_lower_subspace_v_x * qd[8];
+    let left_lower_momentum_f_x = p.left_lower_mass * left_lower_velocity_v_x
+        - (left_lower_inertia_h_y * left_lower_velocity_w_z
+            - left_lower_inertia_h_z * left_lower_velocity_w_y);
+    let left_lower_velocity_w_x = left_upper_velocity_w_x
+        + left_upper_rotation_01 * qd[8];
+    let left_lower_velocity_v_z = left_upper_velocity_v_z
+        + left_lower_subspace_v_z * qd[8];
+    let left_lower_momentum_f_z = p.left_lower_mass * left_lower_velocity_v_z
+        - (left_lower_inertia_h_x * left_lower_velocity_w_y
+            - left_lower_velocity_w_x * left_lower_inertia_h_y);
+    let left_lower_articulated_bias_f_y = left_lower_momentum_f_x
+        * left_lower_velocity_w_z - left_lower_velocity_w_x * left_lower_momentum_f_z;
+    let left_lower_subspace_rate_w_x = left_upper_velocity_w_y * left_upper_rotation_21
+        - left_upper_rotation_11 * left_upper_velocity_w_z;
+    let left_lower_subspace_rate_v_z = left_upper_rotation_11 * left_upper_velocity_v_x
+        + left_lower_subspace_v_y * left_upper_velocity_w_x
+        - left_upper_rotation_01 * left_upper_velocity_v_y
+        - left_upper_velocity_w_y * left_lower_subspace_v_x;
+    let left_lower_subspace_rate_w_z = left_upper_rotation_11 * left_upper_velocity_w_x
+        - left_upper_velocity_w_y * left_upper_rotation_01;
+    let left_lower_velocity_v_y = left_lower_subspace_v_y * qd[8]
+        + left_upper_velocity_v_y;
+    let left_lower_momentum_f_y = left_lower_velocity_v_y * p.left_lower_mass
+        - (left_lower_inertia_h_z * left_lower_velocity_w_x
+            - left_lower_inertia_h_x * left_lower_velocity_w_z);
+    let left_lower_articulated_bias_f_z = left_lower_velocity_w_x
+        * left_lower_momentum_f_y - left_lower_momentum_f_x * left_lower_velocity_w_y;
+    let left_lower_articulated_bias_f_x = left_lower_velocity_w_y
+        * left_lower_momentum_f_z - left_lower_momentum_f_y * left_lower_velocity_w_z;
+    let left_lower_momentum_n_y = left_lower_inertia_i_11 * left_lower_velocity_w_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_01
+        + left_lower_inertia_h_z * left_lower_velocity_v_x
+        + left_lower_inertia_i_12 * left_lower_velocity_w_z
+        - left_lower_inertia_h_x * left_lower_velocity_v_z;
+    let left_lower_momentum_n_z = left_lower_velocity_w_y * left_lower_inertia_i_12
+        + left_lower_inertia_i_22 * left_lower_velocity_w_z
+        + left_lower_inertia_h_x * left_lower_velocity_v_y
+        + left_lower_velocity_w_x * left_lower_inertia_i_02
+        - left_lower_inertia_h_y * left_lower_velocity_v_x;
+    let left_lower_articulated_bias_n_x = left_lower_velocity_w_y
+        * left_lower_momentum_n_z + left_lower_velocity_v_y * left_lower_momentum_f_z
+        - left_lower_momentum_n_y * left_lower_velocity_w_z
+        - left_lower_momentum_f_y * left_lower_velocity_v_z;
+    let left_lower_momentum_n_x = left_lower_inertia_i_00 * left_lower_velocity_w_x
+        + left_lower_velocity_w_y * left_lower_inertia_i_01
+        + left_lower_inertia_h_y * left_lower_velocity_v_z
+        + left_lower_inertia_i_02 * left_lower_velocity_w_z
+        - left_lower_inertia_h_z * left_lower_velocity_v_y;
+    let left_lower_articulated_bias_n_y = left_lower_momentum_n_x
+        * left_lower_velocity_w_z + left_lower_momentum_f_x * left_lower_velocity_v_z
+        - left_lower_momentum_f_z * left_lower_velocity_v_x
+        - left_lower_velocity_w_x * left_lower_momentum_n_z;
+    let left_lower_articulated_bias_n_z = left_lower_momentum_f_y
+        * left_lower_velocity_v_x + left_lower_momentum_n_y * left_lower_velocity_w_x
+        - left_lower_velocity_v_y * left_lower_momentum_f_x
+        - left_lower_momentum_n_x * left_lower_velocity_w_y;
+    let left_lower_remaining_force = tau[8]
+        - (left_lower_subspace_v_z * left_lower_articulated_bias_f_z
+            + left_lower_articulated_bias_f_x * left_lower_subspace_v_x
+            + left_lower_articulated_bias_n_x * left_upper_rotation_01
+            + left_lower_articulated_bias_f_y * left_lower_subspace_v_y
+            + left_lower_articulated_bias_n_y * left_upper_rotation_11
+            + left_upper_rotation_21 * left_lower_articulated_bias_n_z);
+    let left_upper_articulated_bias_f_y = left_lower_subspace_rate_w_y * qd[8]
+        * left_lower_articulated_passed_14
+        + left_upper_momentum_f_x * left_upper_velocity_w_z
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_44 * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_34 * qd[8]
+        + left_lower_articulated_bias_f_y
+        + left_lower_articulated_passed_04 * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_subspace_rate_v_z * left_lower_articulated_passed_45 * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_24 * qd[8]
+        + left_lower_inverse_pivot * left_lower_articulated_subspace_f_y
+            * left_lower_remaining_force
+        - left_upper_velocity_w_x * left_upper_momentum_f_z;
+    let left_upper_momentum_f_y = p.arm_mass * left_upper_velocity_v_y
+        - (left_upper_velocity_w_x * left_upper_inertia_h_z
+            - left_upper_inertia_h_x * left_upper_velocity_w_z);
+    let left_upper_momentum_n_y = left_upper_velocity_w_x * left_upper_inertia_i_01
+        + left_upper_velocity_v_x * left_upper_inertia_h_z
+        + left_upper_inertia_i_12 * left_upper_velocity_w_z
+        + left_upper_inertia_i_11 * left_upper_velocity_w_y
+        - left_upper_inertia_h_x * left_upper_velocity_v_z;
+    let left_upper_momentum_n_x = left_upper_velocity_w_z * left_upper_inertia_i_02
+        + left_upper_velocity_w_y * left_upper_inertia_i_01
+        + left_upper_velocity_v_z * left_upper_inertia_h_y
+        + left_upper_inertia_i_00 * left_upper_velocity_w_x
+        - left_upper_velocity_v_y * left_upper_inertia_h_z;
+    let left_upper_articulated_bias_n_z = left_lower_inverse_pivot
+        * left_lower_remaining_force * left_lower_articulated_subspace_n_z
+        + left_upper_velocity_v_x * left_upper_momentum_f_y
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_24 * qd[8]
+        + left_upper_velocity_w_x * left_upper_momentum_n_y
+        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_23 * qd[8]
+        + left_lower_subspace_rate_v_z * left_lower_articulated_passed_25 * qd[8]
+        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_22 * qd[8]
+        + left_lower_articulated_bias_n_z
+        - left_upper_velocity_w_y * left_upper_momentum_n_x
+        - left_upper_momentum_f_x * left_upper_velocity_v_y;
+    let left_upper_articulated_bias_f_x = left_lower_subspace_rate_w_x
+        * left_lower_articulated_passed_03 * qd[8]
+        + left_lower_articulated_passed_13 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_articulated_passed_33 * left_lower_subspace_rate_v_x * qd[8]
+        + left_lower_articulated_bias_f_x
+        + left_lower_inverse_pivot * left_lower_articulated_subspace_f_x
+            * left_lower_remaining_force
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_34 * qd[8]
+        + left_lower_articulated_passed_35 * left_lower_subspace_rate_v_z * qd[8]
+        + left_upper_velocity_w_y * left_upper_momentum_f_z
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_23 * qd[8]
+        - left_upper_momentum_f_y * left_upper_velocity_w_z;
+    let left_upper_articulated_bias_f_z = left_lower_articulated_passed_05
+        * left_lower_subspace_rate_w_x * qd[8]
+        + left_upper_velocity_w_x * left_upper_momentum_f_y
+        + left_lower_subspace_rate_v_z * qd[8] * left_lower_articulated_passed_55
+        + left_lower_articulated_passed_15 * left_lower_subspace_rate_w_y * qd[8]
+        + left_lower_subspace_rate_v_y * left_lower_articulated_passed_45 * qd[8]
+        + left_lower_subspace_rate_w_z * left_lower_articulated_passed_25 * qd[8]
+        + left_lower_articulated_passed_35 * left_lower_subspace_rate_v_x * qd[8]
+        + left_lower_articulated_subspace_f_z * left_lower_inverse_pivot
+            * left_lower_remaining_force + left_lower_articulated_bias_f_z
+        - left_upper_momentum_f_x * left_upper_velocity_w_y;
+    let left_upper_momentum_n_z = left_upper_velocity_w_y * left_upper_inertia_i_12
+        + left_upper_inertia_h_x * left_upper_velocity_v_y
+        + left_upper_velocity_w_x * left_upper_inertia_i_02
+        + left_upper_inertia_i_22 * left_upper_velocity_w_z
+        - left_upper_inertia_h_y * left_upper_velocity_v_x;
+    let left_upper_articulated_bias_n_x = left_lower_inverse_pivot
+        * left_lower_articulated_subspace_n_x * left_lower_remaining_force
+        + left_lower_articulated_bias_n_x
+        + left_lower_articulated_passed_01 * left_lower_subspace_rate_w_y * qd[8]
+        + left_upper_velocity_v_y * left_upper_momentum_f_z
+        + left_lower_articulated_passed_04 * left_lower_subspace_rate_v_y * qd[8]
+        + left_lower_articulated_passed_05 * left_lower_subspace_rate_v_z * qd[8]
+        + left_upper_velocity_w_y * left_upper_momentum_n_z
+        + left_lower_subspace_rate_w_x * left_lower_articulated_passed_00 * qd[8]
+        + left_lower_articulated_passed_02 * left_lower_subspace_rate_w_z * qd[8]
+        + left_lower_subspace_rate_v_x * left_lower_articulated_passed_03 * qd[8]
+        - left_upper_velocity_v_z * left_upper_momentum_f_y
+        - left_upper_momentum_n_y * left_upper_velocity_w_z;
+    let left_upper_articulated_bias_n_y = left_lower_articulated_passed_01
+        * left_lower_subspace_rate_w_x * qd[8]
+        + left_lower_articulated_passed_12 * left_lower_subspace_rate_w_z * qd[8]
+        + left_lower_articulated_subspace_n_y * left_lower_inverse_pivot
+            * left_lower_remaining_force + left_lower_articulated_bias_n_y
+        + left_lower_articulated_passed_11 * left_lower_subspace_rate_w_y * qd[8]
+        + left_upper_momentum_f_x * left_upper_velocity_v_z
+        + left_upper_momentum_n_x * left_upper_velocity_w_z
+        + left_lower_subspace_rate_v_y * qd[8] * left_lower_articulated_passed_14
+        + left_lower_articulated_passed_15 * left_lower_subspace_rate_v_z * qd[8]
+        + left_lower_articulated_passed_13 * left_lower_subspace_rate_v_x * qd[8]
+        - left_upper_momentum_f_z * left_upper_velocity_v_x
+        - left_upper_velocity_w_x * left_upper_momentum_n_z;
+    let left_upper_remaining_force = tau[6]
+        - (left_upper_subspace_v_y * left_upper_articulated_bias_f_y
+            + left_upper_articulated_bias_n_z * base_roll_rotation_22
+            + left_upper_subspace_v_x * left_upper_articulated_bias_f_x
+            + left_upper_articulated_bias_f_z * left_upper_subspace_v_z
+            + base_roll_rotation_02 * left_upper_articulated_bias_n_x
+            + base_roll_rotation_12 * left_upper_articulated_bias_n_y);
+    let hub_momentum_f_z = base_roll_velocity_v_z * p.hub_mass
+        - (hub_inertia_h_x * base_roll_velocity_w_y
+            - base_roll_velocity_w_x * hub_inertia_h_y);
+    let right_upper_subspace_rate_v_z = right_upper_axis_y * base_roll_velocity_v_x
+        + right_upper_subspace_v_y * base_roll_velocity_w_x
+        - right_upper_axis_x * base_roll_velocity_v_y
+        - right_upper_subspace_v_x * base_roll_velocity_w_y;
+    let right_upper_subspace_rate_v_x = right_upper_axis_z * base_roll_velocity_v_y
+        + right_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * right_upper_subspace_v_y
+        - right_upper_axis_y * base_roll_velocity_v_z;
+    let right_upper_subspace_rate_w_x = right_upper_axis_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * right_upper_axis_y;
+    let left_upper_subspace_rate_v_y = base_roll_velocity_w_z * left_upper_subspace_v_x
+        + base_roll_velocity_v_z * base_roll_rotation_02
+        - base_roll_velocity_v_x * base_roll_rotation_22
+        - base_roll_velocity_w_x * left_upper_subspace_v_z;
+    let left_upper_subspace_rate_w_z = base_roll_rotation_12 * base_roll_velocity_w_x
+        - base_roll_rotation_02 * base_roll_velocity_w_y;
+    let hub_momentum_f_x = p.hub_mass * base_roll_velocity_v_x
+        - (base_roll_velocity_w_z * hub_inertia_h_y
+            - hub_inertia_h_z * base_roll_velocity_w_y);
+    let right_slider_momentum_n_z = right_slider_inertia_i_02 * right_upper_velocity_w_x
+        + right_slider_inertia_h_x * right_slider_velocity_v_y
+        + right_upper_velocity_w_y * right_slider_inertia_i_12
+        + right_upper_velocity_w_z * right_slider_inertia_i_22
+        - right_slider_velocity_v_x * right_slider_inertia_h_y;
+    let right_slider_momentum_n_x = right_slider_inertia_i_02 * right_upper_velocity_w_z
+        + right_upper_velocity_w_x * right_slider_inertia_i_00
+        + right_upper_velocity_w_y * right_slider_inertia_i_01
+        + right_slider_velocity_v_z * right_slider_inertia_h_y
+        - right_slider_inertia_h_z * right_slider_velocity_v_y;
+    let right_slider_articulated_bias_n_y = right_slider_momentum_f_x
+        * right_slider_velocity_v_z
+        + right_slider_momentum_n_x * right_upper_velocity_w_z
+        - right_slider_momentum_f_z * right_slider_velocity_v_x
+        - right_slider_momentum_n_z * right_upper_velocity_w_x;
+    let right_upper_momentum_n_x = right_upper_inertia_i_00 * right_upper_velocity_w_x
+        + right_upper_inertia_i_01 * right_upper_velocity_w_y
+        + right_upper_inertia_h_y * right_upper_velocity_v_z
+        + right_upper_velocity_w_z * right_upper_inertia_i_02
+        - right_upper_inertia_h_z * right_upper_velocity_v_y;
+    let right_upper_momentum_n_z = right_upper_inertia_i_12 * right_upper_velocity_w_y
+        + right_upper_inertia_i_02 * right_upper_velocity_w_x
+        + right_upper_inertia_h_x * right_upper_velocity_v_y
+        + right_upper_velocity_w_z * right_upper_inertia_i_22
+        - right_upper_inertia_h_y * right_upper_velocity_v_x;
+    let right_upper_articulated_bias_n_y = right_slider_subspace_rate_v_x
+        * right_slider_articulated_passed_13 * qd[9]
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_15 * qd[9]
+        + right_slider_articulated_bias_n_y
+        + right_upper_momentum_n_x * right_upper_velocity_w_z
+        + right_slider_remaining_force * right_slider_inverse_pivot
+            * right_slider_articulated_subspace_n_y
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_14 * qd[9]
+        + right_upper_momentum_f_x * right_upper_velocity_v_z
+        - right_upper_velocity_w_x * right_upper_momentum_n_z
+        - right_upper_momentum_f_z * right_upper_velocity_v_x;
+    let right_slider_momentum_n_y = right_upper_velocity_w_y * right_slider_inertia_i_11
+        + right_slider_inertia_h_z * right_slider_velocity_v_x
+        + right_upper_velocity_w_z * right_slider_inertia_i_12
+        + right_upper_velocity_w_x * right_slider_inertia_i_01
+        - right_slider_velocity_v_z * right_slider_inertia_h_x;
+    let right_slider_articulated_bias_n_x = right_slider_momentum_f_z
+        * right_slider_velocity_v_y
+        + right_slider_momentum_n_z * right_upper_velocity_w_y
+        - right_upper_velocity_w_z * right_slider_momentum_n_y
+        - right_slider_momentum_f_y * right_slider_velocity_v_z;
+    let right_upper_momentum_n_y = right_upper_inertia_i_11 * right_upper_velocity_w_y
+        + right_upper_inertia_i_12 * right_upper_velocity_w_z
+        + right_upper_inertia_i_01 * right_upper_velocity_w_x
+        + right_upper_inertia_h_z * right_upper_velocity_v_x
+        - right_upper_inertia_h_x * right_upper_velocity_v_z;
+    let right_upper_momentum_f_y = p.arm_mass * right_upper_velocity_v_y
+        - (right_upper_inertia_h_z * right_upper_velocity_w_x
+            - right_upper_inertia_h_x * right_upper_velocity_w_z);
+    let right_upper_articulated_bias_n_x = right_slider_articulated_bias_n_x
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_05 * qd[9]
+        + right_upper_momentum_f_z * right_upper_velocity_v_y
+        + right_slider_articulated_subspace_n_x * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_03 * qd[9]
+        + right_slider_articulated_passed_04 * right_slider_subspace_rate_v_y * qd[9]
+        + right_upper_velocity_w_y * right_upper_momentum_n_z
+        - right_upper_velocity_w_z * right_upper_momentum_n_y
+        - right_upper_velocity_v_z * right_upper_momentum_f_y;
+    let right_upper_articulated_bias_f_x = right_upper_momentum_f_z
+        * right_upper_velocity_w_y + right_slider_articulated_bias_f_x
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_35 * qd[9]
+        + right_slider_subspace_rate_v_x * right_slider_articulated_passed_33 * qd[9]
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_34 * qd[9]
+        + right_slider_projected_inertia_f_x * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        - right_upper_velocity_w_z * right_upper_momentum_f_y;
+    let right_upper_articulated_bias_f_z = right_slider_projected_inertia_f_z
+        * right_slider_remaining_force * right_slider_inverse_pivot
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_55 * qd[9]
+        + right_upper_velocity_w_x * right_upper_momentum_f_y
+        + right_slider_articulated_bias_f_z
+        + right_slider_articulated_passed_35 * right_slider_subspace_rate_v_x * qd[9]
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_45 * qd[9]
+        - right_upper_momentum_f_x * right_upper_velocity_w_y;
+    let right_slider_articulated_bias_n_z = right_slider_momentum_n_y
+        * right_upper_velocity_w_x
+        + right_slider_momentum_f_y * right_slider_velocity_v_x
+        - right_slider_momentum_n_x * right_upper_velocity_w_y
+        - right_slider_momentum_f_x * right_slider_velocity_v_y;
+    let right_upper_articulated_bias_n_z = right_slider_subspace_rate_v_x
+        * right_slider_articulated_passed_23 * qd[9]
+        + right_upper_momentum_f_y * right_upper_velocity_v_x
+        + right_slider_articulated_bias_n_z
+        + right_slider_subspace_rate_v_z * right_slider_articulated_passed_25 * qd[9]
+        + right_upper_momentum_n_y * right_upper_velocity_w_x
+        + right_slider_subspace_rate_v_y * right_slider_articulated_passed_24 * qd[9]
+        + right_slider_articulated_subspace_n_z * right_slider_remaining_force
+            * right_slider_inverse_pivot
+        - right_upper_momentum_f_x * right_upper_velocity_v_y
+        - right_upper_momentum_n_x * right_upper_velocity_w_y;
+    let right_upper_remaining_force = tau[7]
+        - (right_upper_articulated_bias_n_y * right_upper_axis_y
+            + right_upper_articulated_bias_n_x * right_upper_axis_x
+            + right_upper_articulated_bias_f_x * right_upper_subspace_v_x
+            + right_upper_subspace_v_z * right_upper_articulated_bias_f_z
+            + right_upper_articulated_bias_f_y * right_upper_subspace_v_y
+            + right_upper_articulated_bias_n_z * right_upper_axis_z);
+    let right_upper_subspace_rate_w_z = base_roll_velocity_w_x * right_upper_axis_y
+        - right_upper_axis_x * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_w_x = base_roll_velocity_w_y * base_roll_rotation_22
+        - base_roll_rotation_12 * base_roll_velocity_w_z;
+    let right_upper_subspace_rate_w_y = base_roll_velocity_w_z * right_upper_axis_x
+        - right_upper_axis_z * base_roll_velocity_w_x;
+    let left_upper_subspace_rate_w_y = base_roll_velocity_w_z * base_roll_rotation_02
+        - base_roll_velocity_w_x * base_roll_rotation_22;
+    let left_upper_subspace_rate_v_z = base_roll_velocity_w_x * left_upper_subspace_v_y
+        + base_roll_rotation_12 * base_roll_velocity_v_x
+        - base_roll_velocity_v_y * base_roll_rotation_02
+        - left_upper_subspace_v_x * base_roll_velocity_w_y;
+    let left_upper_subspace_rate_v_x = base_roll_velocity_v_y * base_roll_rotation_22
+        + left_upper_subspace_v_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * left_upper_subspace_v_y
+        - base_roll_rotation_12 * base_roll_velocity_v_z;
+    let right_upper_subspace_rate_v_y = base_roll_velocity_v_z * right_upper_axis_x
+        + base_roll_velocity_w_z * right_upper_subspace_v_x
+        - right_upper_axis_z * base_roll_velocity_v_x
+        - base_roll_velocity_w_x * right_upper_subspace_v_z;
+    let hub_articulated_bias_f_y = right_upper_articulated_bias_f_y
+        + left_upper_articulated_subspace_f_y * left_upper_remaining_force
+            * left_upper_inverse_pivot
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_45
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_34 * qd[7]
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_04
+        + qd[6] * left_upper_subspace_rate_v_y * left_upper_articulated_passed_44
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_24
+        + hub_momentum_f_x * base_roll_velocity_w_z
+        + right_upper_remaining_force * right_upper_articulated_subspace_f_y
+            * right_upper_inverse_pivot
+        + right_upper_articulated_passed_24 * qd[7] * right_upper_subspace_rate_w_z
+        + qd[6] * left_upper_articulated_passed_04 * left_upper_subspace_rate_w_x
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_14
+        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_w_y
+        + left_upper_articulated_bias_f_y
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_45
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_34
+        + right_upper_articulated_passed_44 * right_upper_subspace_rate_v_y * qd[7]
+        - base_roll_velocity_w_x * hub_momentum_f_z;
+    let hub_momentum_f_y = p.hub_mass * base_roll_velocity_v_y
+        - (base_roll_velocity_w_x * hub_inertia_h_z
+            - base_roll_velocity_w_z * hub_inertia_h_x);
+    let hub_articulated_bias_f_z = right_upper_articulated_passed_05 * qd[7]
+        * right_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_35
+        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_15
+        + left_upper_articulated_bias_f_z
+        + right_upper_articulated_subspace_f_z * right_upper_remaining_force
+            * right_upper_inverse_pivot
+        + left_upper_articulated_passed_55 * qd[6] * left_upper_subspace_rate_v_z
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_45
+        + right_upper_articulated_passed_25 * qd[7] * right_upper_subspace_rate_w_z
+        + qd[6] * left_upper_articulated_passed_35 * left_upper_subspace_rate_v_x
+        + qd[6] * left_upper_articulated_passed_05 * left_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_55
+        + right_upper_articulated_bias_f_z
+        + left_upper_articulated_subspace_f_z * left_upper_remaining_force
+            * left_upper_inverse_pivot
+        + right_upper_articulated_passed_15 * qd[7] * right_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_45 * left_upper_subspace_rate_v_y
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_25
+        + hub_momentum_f_y * base_roll_velocity_w_x
+        - hub_momentum_f_x * base_roll_velocity_w_y;
+    let hub_momentum_n_y = base_roll_velocity_w_z * hub_inertia_i_12
+        + hub_inertia_h_z * base_roll_velocity_v_x
+        + hub_inertia_i_11 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_01
+        - base_roll_velocity_v_z * hub_inertia_h_x;
+    let hub_momentum_n_x = base_roll_velocity_v_z * hub_inertia_h_y
+        + base_roll_velocity_w_x * hub_inertia_i_00
+        + base_roll_velocity_w_z * hub_inertia_i_02
+        + hub_inertia_i_01 * base_roll_velocity_w_y
+        - hub_inertia_h_z * base_roll_velocity_v_y;
+    let hub_articulated_bias_n_z = qd[6] * left_upper_articulated_passed_22
+        * left_upper_subspace_rate_w_z
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_12
+        + right_upper_remaining_force * right_upper_articulated_subspace_n_z
+            * right_upper_inverse_pivot
+        + right_upper_articulated_passed_24 * right_upper_subspace_rate_v_y * qd[7]
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_02
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_23
+        + right_upper_articulated_bias_n_z
+        + right_upper_articulated_passed_25 * right_upper_subspace_rate_v_z * qd[7]
+        + left_upper_remaining_force * left_upper_articulated_subspace_n_z
+            * left_upper_inverse_pivot
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_22
+        + qd[6] * left_upper_articulated_passed_02 * left_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_23
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_25
+        + left_upper_articulated_bias_n_z
+        + qd[6] * left_upper_articulated_passed_24 * left_upper_subspace_rate_v_y
+        + base_roll_velocity_w_x * hub_momentum_n_y
+        + left_upper_articulated_passed_12 * qd[6] * left_upper_subspace_rate_w_y
+        + hub_momentum_f_y * base_roll_velocity_v_x
+        - hub_momentum_f_x * base_roll_velocity_v_y
+        - hub_momentum_n_x * base_roll_velocity_w_y;
+    let hub_momentum_n_z = hub_inertia_h_x * base_roll_velocity_v_y
+        + base_roll_velocity_w_z * hub_inertia_i_22
+        + hub_inertia_i_12 * base_roll_velocity_w_y
+        + base_roll_velocity_w_x * hub_inertia_i_02
+        - hub_inertia_h_y * base_roll_velocity_v_x;
+    let hub_articulated_bias_n_y = left_upper_articulated_subspace_n_y
+        * left_upper_remaining_force * left_upper_inverse_pivot
+        + qd[6] * left_upper_articulated_passed_11 * left_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_13 * left_upper_subspace_rate_v_x
+        + left_upper_articulated_passed_12 * qd[6] * left_upper_subspace_rate_w_z
+        + right_upper_articulated_bias_n_y
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_15
+        + base_roll_velocity_w_z * hub_momentum_n_x
+        + qd[6] * left_upper_articulated_passed_01 * left_upper_subspace_rate_w_x
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_14
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_11
+        + hub_momentum_f_x * base_roll_velocity_v_z
+        + right_upper_remaining_force * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_n_y
+        + right_upper_subspace_rate_v_x * qd[7] * right_upper_articulated_passed_13
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_12
+        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_15 * qd[7]
+        + left_upper_articulated_bias_n_y
+        + qd[7] * right_upper_subspace_rate_w_x * right_upper_articulated_passed_01
+        + qd[6] * left_upper_articulated_passed_14 * left_upper_subspace_rate_v_y
+        - base_roll_velocity_v_x * hub_momentum_f_z
+        - hub_momentum_n_z * base_roll_velocity_w_x;
+    let hub_articulated_bias_f_x = qd[6] * left_upper_articulated_passed_13
+        * left_upper_subspace_rate_w_y
+        + qd[6] * left_upper_articulated_passed_34 * left_upper_subspace_rate_v_y
+        + right_upper_articulated_bias_f_x
+        + right_upper_subspace_rate_v_z * qd[7] * right_upper_articulated_passed_35
+        + hub_momentum_f_z * base_roll_velocity_w_y
+        + qd[7] * right_upper_articulated_passed_13 * right_upper_subspace_rate_w_y
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_23
+        + right_upper_subspace_rate_v_y * right_upper_articulated_passed_34 * qd[7]
+        + qd[6] * left_upper_subspace_rate_v_x * left_upper_articulated_passed_33
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_23
+        + left_upper_articulated_bias_f_x
+        + right_upper_articulated_passed_03 * qd[7] * right_upper_subspace_rate_w_x
+        + qd[6] * left_upper_articulated_passed_03 * left_upper_subspace_rate_w_x
+        + left_upper_remaining_force * left_upper_articulated_subspace_f_x
+            * left_upper_inverse_pivot
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_35
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_33 * qd[7]
+        + right_upper_remaining_force * right_upper_inverse_pivot
+            * right_upper_articulated_subspace_f_x
+        - base_roll_velocity_w_z * hub_momentum_f_y;
+    let hub_articulated_bias_n_x = qd[7] * right_upper_subspace_rate_w_x
+        * right_upper_articulated_passed_00
+        + qd[6] * left_upper_subspace_rate_w_z * left_upper_articulated_passed_02
+        + qd[7] * right_upper_subspace_rate_w_z * right_upper_articulated_passed_02
+        + right_upper_subspace_rate_v_x * right_upper_articulated_passed_03 * qd[7]
+        + qd[6] * left_upper_subspace_rate_v_z * left_upper_articulated_passed_05
+        + right_upper_articulated_bias_n_x + base_roll_velocity_v_y * hub_momentum_f_z
+        + hub_momentum_n_z * base_roll_velocity_w_y
+        + qd[6] * left_upper_articulated_passed_00 * left_upper_subspace_rate_w_x
+        + qd[6] * left_upper_subspace_rate_w_y * left_upper_articulated_passed_01
+        + right_upper_subspace_rate_v_z * right_upper_articulated_passed_05 * qd[7]
+        + qd[6] * left_upper_articulated_passed_04 * left_upper_subspace_rate_v_y
+        + qd[6] * left_upper_articulated_passed_03 * left_upper_subspace_rate_v_x
+        + left_upper_remaining_force * left_upper_inverse_pivot
+            * left_upper_articulated_subspace_n_x
+        + right_upper_remaining_force * right_upper_articulated_subspace_n_x
+            * right_upper_inverse_pivot
+        + right_upper_subspace_rate_v_y * qd[7] * right_upper_articulated_passed_04
+        + left_upper_articulated_bias_n_x
+        + qd[7] * right_upper_subspace_rate_w_y * right_upper_articulated_passed_01
+        - hub_momentum_f_y * base_roll_velocity_v_z
+        - base_roll_velocity_w_z * hub_momentum_n_y;
+    let base_roll_remaining_force = tau[5]
+        - (base_roll_subspace_v_y * hub_articulated_bias_f_y
+            + hub_articulated_bias_f_z * base_roll_subspace_v_z
+            + base_pitch_rotation_20 * hub_articulated_bias_n_z
+            + base_pitch_rotation_10 * hub_articulated_bias_n_y
+            + base_roll_subspace_v_x * hub_articulated_bias_f_x
+            + hub_articulated_bias_n_x * base_pitch_rotation_00);
+    let base_roll_subspace_rate_w_z = base_pitch_rotation_10 * base_pitch_velocity_w_x
+        - base_pitch_velocity_w_y * base_pitch_rotation_00;
+    let base_roll_bias_w_z = qd[5] * base_roll_subspace_rate_w_z;
+    let base_roll_subspace_rate_v_x = base_pitch_rotation_20 * base_pitch_velocity_v_y
+        + base_pitch_velocity_w_y * base_roll_subspace_v_z
+        - base_roll_subspace_v_y * qd[3]
+        - base_pitch_rotation_10 * base_pitch_velocity_v_z;
+    let base_roll_subspace_rate_v_z = base_roll_subspace_v_y * base_pitch_velocity_w_x
+        + base_pitch_velocity_v_x * base_pitch_rotation_10
+        - base_pitch_velocity_w_y * base_roll_subspace_v_x
+        - base_pitch_rotation_00 * base_pitch_velocity_v_y;
+    let base_pitch_articulated_bias_f_x = base_roll_subspace_rate_w_y
+        * base_roll_articulated_passed_13 * qd[5]
+        + qd[5] * base_roll_subspace_rate_v_y * base_roll_articulated_passed_34
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_03
+        + base_roll_remaining_force * base_roll_articulated_subspace_f_x
+            * base_roll_inverse_pivot
+        + base_roll_bias_w_z * base_roll_articulated_passed_23
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_33
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_35
+        + hub_articulated_bias_f_x;
+    let base_pitch_articulated_bias_f_y = base_roll_articulated_passed_04
+        * base_roll_subspace_rate_w_x * qd[5]
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_34
+        + hub_articulated_bias_f_y + base_roll_articulated_passed_24 * base_roll_bias_w_z
+        + base_roll_articulated_passed_45 * qd[5] * base_roll_subspace_rate_v_z
+        + base_roll_remaining_force * base_roll_articulated_subspace_f_y
+            * base_roll_inverse_pivot
+        + base_roll_articulated_passed_14 * base_roll_subspace_rate_w_y * qd[5]
+        + base_roll_articulated_passed_44 * qd[5] * base_roll_subspace_rate_v_y;
+    let base_pitch_articulated_bias_n_y = base_roll_subspace_rate_w_x * qd[5]
+        * base_roll_articulated_passed_01
+        + qd[5] * base_roll_articulated_passed_15 * base_roll_subspace_rate_v_z
+        + base_roll_articulated_passed_13 * base_roll_subspace_rate_v_x * qd[5]
+        + base_roll_articulated_passed_14 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_articulated_subspace_n_y * base_roll_remaining_force
+            * base_roll_inverse_pivot
+        + base_roll_articulated_passed_11 * base_roll_subspace_rate_w_y * qd[5]
+        + hub_articulated_bias_n_y
+        + base_roll_bias_w_z * base_roll_articulated_passed_12;
+    let base_pitch_articulated_bias_n_x = base_roll_articulated_passed_04 * qd[5]
+        * base_roll_subspace_rate_v_y + hub_articulated_bias_n_x
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_03
+        + base_roll_remaining_force * base_roll_articulated_subspace_n_x
+            * base_roll_inverse_pivot
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_01
+        + qd[5] * base_roll_subspace_rate_v_z * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_02 * base_roll_bias_w_z
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_00;
+    let base_pitch_articulated_bias_f_z = base_roll_subspace_rate_w_y * qd[5]
+        * base_roll_articulated_passed_15 + hub_articulated_bias_f_z
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_35
+        + base_roll_remaining_force * base_roll_articulated_subspace_f_z
+            * base_roll_inverse_pivot
+        + base_roll_subspace_rate_w_x * qd[5] * base_roll_articulated_passed_05
+        + base_roll_articulated_passed_25 * base_roll_bias_w_z
+        + base_roll_articulated_passed_45 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_articulated_passed_55 * qd[5] * base_roll_subspace_rate_v_z;
+    let base_pitch_remaining_force = tau[4]
+        - (base_pitch_articulated_bias_f_x * base_pitch_subspace_v_x
+            + base_pitch_articulated_bias_f_y * base_pitch_subspace_v_y
+            + base_pitch_articulated_bias_n_y * cos_q3
+            + base_pitch_articulated_bias_n_x * base_yaw_rotation_01
+            + base_pitch_subspace_v_z * base_pitch_articulated_bias_f_z);
+    let base_pitch_subspace_rate_v_y = qd[2] * base_yaw_rotation_01
+        + qd[3] * base_pitch_subspace_v_x;
+    let base_pitch_subspace_rate_v_x = -qd[2] * cos_q3 - qd[3] * base_pitch_subspace_v_y;
+    let base_pitch_subspace_rate_v_z = base_yaw_velocity_v_x * cos_q3
+        - base_yaw_velocity_v_y * base_yaw_rotation_01;
+    let base_pitch_bias_v_z = base_pitch_subspace_rate_v_z * qd[4];
+    let base_pitch_subspace_rate_w_y = qd[3] * base_yaw_rotation_01;
+    let base_pitch_bias_w_y = qd[4] * base_pitch_subspace_rate_w_y;
+    let base_pitch_articulated_passed_14 = base_roll_articulated_passed_14
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_04 = base_roll_articulated_passed_04
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_f_y;
+    let base_pitch_subspace_rate_w_x = -(qd[3] * cos_q3);
+    let base_pitch_bias_w_x = qd[4] * base_pitch_subspace_rate_w_x;
+    let base_yaw_articulated_bias_f_y = base_pitch_inverse_pivot
+        * base_pitch_remaining_force * base_pitch_articulated_subspace_f_y
+        + base_pitch_articulated_bias_f_y
+        + qd[4] * base_pitch_articulated_passed_44 * base_pitch_subspace_rate_v_y
+        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_34
+        + base_pitch_articulated_passed_45 * base_pitch_bias_v_z
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_14
+        + base_pitch_articulated_passed_04 * base_pitch_bias_w_x;
+    let base_yaw_subspace_rate_v_y = -qd[0];
+    let base_yaw_bias_v_y = base_yaw_subspace_rate_v_y * qd[3];
+    let base_yaw_bias_v_x = qd[3] * qd[1];
+    let base_pitch_articulated_passed_02 = base_roll_articulated_passed_02
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_n_z;
+    let base_pitch_articulated_bias_n_z = base_roll_bias_w_z
+        * base_roll_articulated_passed_22
+        + base_roll_articulated_passed_25 * qd[5] * base_roll_subspace_rate_v_z
+        + base_roll_articulated_passed_24 * qd[5] * base_roll_subspace_rate_v_y
+        + base_roll_subspace_rate_w_x * base_roll_articulated_passed_02 * qd[5]
+        + hub_articulated_bias_n_z
+        + base_roll_articulated_subspace_n_z * base_roll_remaining_force
+            * base_roll_inverse_pivot
+        + base_roll_subspace_rate_w_y * qd[5] * base_roll_articulated_passed_12
+        + base_roll_subspace_rate_v_x * qd[5] * base_roll_articulated_passed_23;
+    let base_pitch_articulated_passed_12 = base_roll_articulated_passed_12
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_n_z;
+    let base_yaw_articulated_bias_n_z = base_pitch_articulated_passed_25
+        * base_pitch_bias_v_z + base_pitch_bias_w_x * base_pitch_articulated_passed_02
+        + qd[4] * base_pitch_articulated_passed_24 * base_pitch_subspace_rate_v_y
+        + base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_z
+            * base_pitch_remaining_force
+        + base_pitch_articulated_passed_23 * qd[4] * base_pitch_subspace_rate_v_x
+        + base_pitch_articulated_bias_n_z
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_12;
+    let base_pitch_articulated_passed_13 = base_roll_articulated_passed_13
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_x;
+    let base_pitch_articulated_passed_03 = base_roll_articulated_passed_03
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_f_x;
+    let base_yaw_articulated_bias_f_x = base_pitch_inverse_pivot
+        * base_pitch_remaining_force * base_pitch_articulated_subspace_f_x
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_13
+        + base_pitch_articulated_bias_f_x
+        + base_pitch_bias_w_x * base_pitch_articulated_passed_03
+        + qd[4] * base_pitch_articulated_passed_34 * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_35 * base_pitch_bias_v_z
+        + qd[4] * base_pitch_subspace_rate_v_x * base_pitch_articulated_passed_33;
+    let base_yaw_remaining_force = tau[3]
+        - (base_yaw_articulated_bias_f_y * base_yaw_subspace_v_y
+            + base_yaw_articulated_bias_n_z + q[1] * base_yaw_articulated_bias_f_x);
+    let base_z_articulated_bias_f_y = base_yaw_articulated_bias_f_y
+        + base_yaw_articulated_passed_44 * base_yaw_bias_v_y
+        + base_yaw_articulated_passed_34 * base_yaw_bias_v_x
+        + base_yaw_inverse_pivot * base_yaw_remaining_force
+            * base_yaw_articulated_subspace_f_y;
+    let base_pitch_articulated_passed_05 = base_roll_articulated_passed_05
+        - base_pitch_inverse_pivot * base_pitch_articulated_subspace_n_x
+            * base_pitch_articulated_subspace_f_z;
+    let base_pitch_articulated_passed_15 = base_roll_articulated_passed_15
+        - base_pitch_articulated_subspace_n_y * base_pitch_inverse_pivot
+            * base_pitch_articulated_subspace_f_z;
+    let base_yaw_articulated_bias_f_z = base_pitch_articulated_passed_45 * qd[4]
+        * base_pitch_subspace_rate_v_y
+        + base_pitch_articulated_passed_35 * qd[4] * base_pitch_subspace_rate_v_x
+        + base_pitch_articulated_passed_55 * base_pitch_bias_v_z
+        + base_pitch_articulated_passed_05 * base_pitch_bias_w_x
+        + base_pitch_articulated_bias_f_z
+        + base_pitch_inverse_pivot * base_pitch_articulated_subspace_f_z
+            * base_pitch_remaining_force
+        + base_pitch_bias_w_y * base_pitch_articulated_passed_15;
+    let base_z_articulated_bias_f_z = base_yaw_bias_v_x * base_yaw_articulated_passed_35
+        + base_yaw_articulated_bias_f_z
+        + base_yaw_articulated_passed_45 * base_yaw_bias_v_y
+        + base_yaw_inverse_pivot * base_yaw_remaining_force
+            * base_yaw_articulated_subspace_f_z;
+    let base_z_remaining_force = tau[2] - base_z_articulated_bias_f_z;
+    let base_y_articulated_bias_f_y = base_z_articulated_bias_f_y
+        + base_z_inverse_pivot * base_z_remaining_force * base_yaw_articulated_passed_45;
+    let base_y_remaining_force = tau[1] - base_y_articulated_bias_f_y;
+    let base_z_articulated_bias_f_x = base_yaw_bias_v_x * base_yaw_articulated_passed_33
+        + base_yaw_articulated_subspace_f_x * base_yaw_inverse_pivot
+            * base_yaw_remaining_force
+        + base_yaw_articulated_passed_34 * base_yaw_bias_v_y
+        + base_yaw_articulated_bias_f_x;
+    let base_y_articulated_bias_f_x = base_z_inverse_pivot * base_z_remaining_force
+        * base_yaw_articulated_passed_35 + base_z_articulated_bias_f_x;
+    let base_x_articulated_bias_f_x = base_y_inverse_pivot * base_z_articulated_passed_34
+        * base_y_remaining_force + base_y_articulated_bias_f_x;
+    let base_x_remaining_force = tau[0] - base_x_articulated_bias_f_x;
+    let base_z_articulated_passed_35 = base_yaw_articulated_passed_35
+        - base_z_inverse_pivot
+            * (base_pitch_articulated_passed_55
+                - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+                    * base_yaw_articulated_subspace_f_z)
+            * base_yaw_articulated_passed_35;
+    let base_z_articulated_passed_45 = base_yaw_articulated_passed_45
+        - base_z_inverse_pivot
+            * (base_pitch_articulated_passed_55
+                - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+                    * base_yaw_articulated_subspace_f_z)
+            * base_yaw_articulated_passed_45;
+    let base_y_articulated_passed_35 = base_z_articulated_passed_35
+        - base_y_inverse_pivot * base_z_articulated_passed_34
+            * base_z_articulated_passed_45;
+    out[0] = base_x_inverse_pivot
+        * (base_x_remaining_force - p.gravity * base_y_articulated_passed_35);
+    out[1] = base_y_inverse_pivot
+        * (base_y_remaining_force
+            - (p.gravity * base_z_articulated_passed_45
+                + base_z_articulated_passed_34
+                    * (base_x_inverse_pivot
+                        * (base_x_remaining_force
+                            - p.gravity * base_y_articulated_passed_35))));
+    out[2] = base_z_inverse_pivot
+        * (base_z_remaining_force
+            - ((base_y_inverse_pivot
+                * (base_y_remaining_force
+                    - (p.gravity * base_z_articulated_passed_45
+                        + base_z_articulated_passed_34
+                            * (base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - p.gravity * base_y_articulated_passed_35)))))
+                * base_yaw_articulated_passed_45
+                + p.gravity
+                    * (base_pitch_articulated_passed_55
+                        - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+                            * base_yaw_articulated_subspace_f_z)
+                + (base_x_inverse_pivot
+                    * (base_x_remaining_force
+                        - p.gravity * base_y_articulated_passed_35))
+                    * base_yaw_articulated_passed_35));
+    let base_z_spatial_acceleration_v_z = p.gravity
+        + base_z_inverse_pivot
+            * (base_z_remaining_force
+                - ((base_y_inverse_pivot
+                    * (base_y_remaining_force
+                        - (p.gravity * base_z_articulated_passed_45
+                            + base_z_articulated_passed_34
+                                * (base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - p.gravity * base_y_articulated_passed_35)))))
+                    * base_yaw_articulated_passed_45
+                    + p.gravity
+                        * (base_pitch_articulated_passed_55
+                            - base_yaw_inverse_pivot * base_yaw_articulated_subspace_f_z
+                                * base_yaw_articulated_subspace_f_z)
+                    + (base_x_inverse_pivot
+                        * (base_x_remaining_force
+                            - p.gravity * base_y_articulated_passed_35))
+                        * base_yaw_articulated_passed_35));
+    out[3] = base_yaw_inverse_pivot
+        * (base_yaw_remaining_force
+            - ((base_yaw_bias_v_x
+                + base_x_inverse_pivot
+                    * (base_x_remaining_force
+                        - p.gravity * base_y_articulated_passed_35))
+                * base_yaw_articulated_subspace_f_x
+                + (base_y_inverse_pivot
+                    * (base_y_remaining_force
+                        - (p.gravity * base_z_articulated_passed_45
+                            + base_z_articulated_passed_34
+                                * (base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - p.gravity * base_y_articulated_passed_35))))
+                    + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                + base_z_spatial_acceleration_v_z * base_yaw_articulated_subspace_f_z));
+    let t43 = qd[4] * base_pitch_subspace_rate_v_y;
+    let base_yaw_spatial_acceleration_v_y = base_y_inverse_pivot
+        * (base_y_remaining_force
+            - (p.gravity * base_z_articulated_passed_45
+                + base_z_articulated_passed_34
+                    * (base_x_inverse_pivot
+                        * (base_x_remaining_force
+                            - p.gravity * base_y_articulated_passed_35))))
+        + (base_yaw_inverse_pivot
+            * (base_yaw_remaining_force
+                - ((base_yaw_bias_v_x
+                    + base_x_inverse_pivot
+                        * (base_x_remaining_force
+                            - p.gravity * base_y_articulated_passed_35))
+                    * base_yaw_articulated_subspace_f_x
+                    + (base_y_inverse_pivot
+                        * (base_y_remaining_force
+                            - (p.gravity * base_z_articulated_passed_45
+                                + base_z_articulated_passed_34
+                                    * (base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - p.gravity * base_y_articulated_passed_35))))
+                        + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                    + base_z_spatial_acceleration_v_z
+                        * base_yaw_articulated_subspace_f_z))) * base_yaw_subspace_v_y
+        + base_yaw_bias_v_y;
+    let t44 = qd[4] * base_pitch_subspace_rate_v_x;
+    let base_yaw_spatial_acceleration_v_x = base_yaw_bias_v_x
+        + base_x_inverse_pivot
+            * (base_x_remaining_force - p.gravity * base_y_articulated_passed_35)
+        + q[1]
+            * (base_yaw_inverse_pivot
+                * (base_yaw_remaining_force
+                    - ((base_yaw_bias_v_x
+                        + base_x_inverse_pivot
+                            * (base_x_remaining_force
+                                - p.gravity * base_y_articulated_passed_35))
+                        * base_yaw_articulated_subspace_f_x
+                        + (base_y_inverse_pivot
+                            * (base_y_remaining_force
+                                - (p.gravity * base_z_articulated_passed_45
+                                    + base_z_articulated_passed_34
+                                        * (base_x_inverse_pivot
+                                            * (base_x_remaining_force
+                                                - p.gravity * base_y_articulated_passed_35))))
+                            + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                        + base_z_spatial_acceleration_v_z
+                            * base_yaw_articulated_subspace_f_z)));
+    out[4] = base_pitch_inverse_pivot
+        * (base_pitch_remaining_force
+            - ((t43 + base_yaw_spatial_acceleration_v_y)
+                * base_pitch_articulated_subspace_f_y
+                + (base_yaw_inverse_pivot
+                    * (base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - p.gravity * base_y_articulated_passed_35))
+                            * base_yaw_articulated_subspace_f_x
+                            + (base_y_inverse_pivot
+                                * (base_y_remaining_force
+                                    - (p.gravity * base_z_articulated_passed_45
+                                        + base_z_articulated_passed_34
+                                            * (base_x_inverse_pivot
+                                                * (base_x_remaining_force
+                                                    - p.gravity * base_y_articulated_passed_35))))
+                                + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                            + base_z_spatial_acceleration_v_z
+                                * base_yaw_articulated_subspace_f_z)))
+                    * base_pitch_articulated_subspace_n_z
+                + base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
+                + base_pitch_articulated_subspace_f_z
+                    * (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                + (t44 + base_yaw_spatial_acceleration_v_x)
+                    * base_pitch_articulated_subspace_f_x
+                + base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x));
+    let t45 = base_roll_subspace_rate_w_x * qd[5];
+    let base_pitch_spatial_acceleration_w_x = base_pitch_bias_w_x
+        + (base_pitch_inverse_pivot
+            * (base_pitch_remaining_force
+                - ((t43 + base_yaw_spatial_acceleration_v_y)
+                    * base_pitch_articulated_subspace_f_y
+                    + (base_yaw_inverse_pivot
+                        * (base_yaw_remaining_force
+                            - ((base_yaw_bias_v_x
+                                + base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - p.gravity * base_y_articulated_passed_35))
+                                * base_yaw_articulated_subspace_f_x
+                                + (base_y_inverse_pivot
+                                    * (base_y_remaining_force
+                                        - (p.gravity * base_z_articulated_passed_45
+                                            + base_z_articulated_passed_34
+                                                * (base_x_inverse_pivot
+                                                    * (base_x_remaining_force
+                                                        - p.gravity * base_y_articulated_passed_35))))
+                                    + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                                + base_z_spatial_acceleration_v_z
+                                    * base_yaw_articulated_subspace_f_z)))
+                        * base_pitch_articulated_subspace_n_z
+                    + base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
+                    + base_pitch_articulated_subspace_f_z
+                        * (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                    + (t44 + base_yaw_spatial_acceleration_v_x)
+                        * base_pitch_articulated_subspace_f_x
+                    + base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x)))
+            * base_yaw_rotation_01;
+    let base_pitch_spatial_acceleration_w_y = base_pitch_bias_w_y
+        + (base_pitch_inverse_pivot
+            * (base_pitch_remaining_force
+                - ((t43 + base_yaw_spatial_acceleration_v_y)
+                    * base_pitch_articulated_subspace_f_y
+                    + (base_yaw_inverse_pivot
+                        * (base_yaw_remaining_force
+                            - ((base_yaw_bias_v_x
+                                + base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - p.gravity * base_y_articulated_passed_35))
+                                * base_yaw_articulated_subspace_f_x
+                                + (base_y_inverse_pivot
+                                    * (base_y_remaining_force
+                                        - (p.gravity * base_z_articulated_passed_45
+                                            + base_z_articulated_passed_34
+                                                * (base_x_inverse_pivot
+                                                    * (base_x_remaining_force
+                                                        - p.gravity * base_y_articulated_passed_35))))
+                                    + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                                + base_z_spatial_acceleration_v_z
+                                    * base_yaw_articulated_subspace_f_z)))
+                        * base_pitch_articulated_subspace_n_z
+                    + base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
+                    + base_pitch_articulated_subspace_f_z
+                        * (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                    + (t44 + base_yaw_spatial_acceleration_v_x)
+                        * base_pitch_articulated_subspace_f_x
+                    + base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x)))
+            * cos_q3;
+    let t46 = base_roll_subspace_rate_w_y * qd[5];
+    let base_pitch_spatial_acceleration_v_x = (base_pitch_inverse_pivot
+        * (base_pitch_remaining_force
+            - ((t43 + base_yaw_spatial_acceleration_v_y)
+                * base_pitch_articulated_subspace_f_y
+                + (base_yaw_inverse_pivot
+                    * (base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - p.gravity * base_y_articulated_passed_35))
+                            * base_yaw_articulated_subspace_f_x
+                            + (base_y_inverse_pivot
+                                * (base_y_remaining_force
+                                    - (p.gravity * base_z_articulated_passed_45
+                                        + base_z_articulated_passed_34
+                                            * (base_x_inverse_pivot
+                                                * (base_x_remaining_force
+                                                    - p.gravity * base_y_articulated_passed_35))))
+                                + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                            + base_z_spatial_acceleration_v_z
+                                * base_yaw_articulated_subspace_f_z)))
+                    * base_pitch_articulated_subspace_n_z
+                + base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
+                + base_pitch_articulated_subspace_f_z
+                    * (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                + (t44 + base_yaw_spatial_acceleration_v_x)
+                    * base_pitch_articulated_subspace_f_x
+                + base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x)))
+        * base_pitch_subspace_v_x + t44 + base_yaw_spatial_acceleration_v_x;
+    let t47 = base_roll_subspace_rate_v_x * qd[5];
+    let t48 = qd[5] * base_roll_subspace_rate_v_z;
+    let base_pitch_spatial_acceleration_v_z = base_pitch_bias_v_z
+        + base_z_spatial_acceleration_v_z
+        + (base_pitch_inverse_pivot
+            * (base_pitch_remaining_force
+                - ((t43 + base_yaw_spatial_acceleration_v_y)
+                    * base_pitch_articulated_subspace_f_y
+                    + (base_yaw_inverse_pivot
+                        * (base_yaw_remaining_force
+                            - ((base_yaw_bias_v_x
+                                + base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - p.gravity * base_y_articulated_passed_35))
+                                * base_yaw_articulated_subspace_f_x
+                                + (base_y_inverse_pivot
+                                    * (base_y_remaining_force
+                                        - (p.gravity * base_z_articulated_passed_45
+                                            + base_z_articulated_passed_34
+                                                * (base_x_inverse_pivot
+                                                    * (base_x_remaining_force
+                                                        - p.gravity * base_y_articulated_passed_35))))
+                                    + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                                + base_z_spatial_acceleration_v_z
+                                    * base_yaw_articulated_subspace_f_z)))
+                        * base_pitch_articulated_subspace_n_z
+                    + base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
+                    + base_pitch_articulated_subspace_f_z
+                        * (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                    + (t44 + base_yaw_spatial_acceleration_v_x)
+                        * base_pitch_articulated_subspace_f_x
+                    + base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x)))
+            * base_pitch_subspace_v_z;
+    let base_pitch_spatial_acceleration_v_y = (base_pitch_inverse_pivot
+        * (base_pitch_remaining_force
+            - ((t43 + base_yaw_spatial_acceleration_v_y)
+                * base_pitch_articulated_subspace_f_y
+                + (base_yaw_inverse_pivot
+                    * (base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - p.gravity * base_y_articulated_passed_35))
+                            * base_yaw_articulated_subspace_f_x
+                            + (base_y_inverse_pivot
+                                * (base_y_remaining_force
+                                    - (p.gravity * base_z_articulated_passed_45
+                                        + base_z_articulated_passed_34
+                                            * (base_x_inverse_pivot
+                                                * (base_x_remaining_force
+                                                    - p.gravity * base_y_articulated_passed_35))))
+                                + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                            + base_z_spatial_acceleration_v_z
+                                * base_yaw_articulated_subspace_f_z)))
+                    * base_pitch_articulated_subspace_n_z
+                + base_pitch_articulated_subspace_n_y * base_pitch_bias_w_y
+                + base_pitch_articulated_subspace_f_z
+                    * (base_pitch_bias_v_z + base_z_spatial_acceleration_v_z)
+                + (t44 + base_yaw_spatial_acceleration_v_x)
+                    * base_pitch_articulated_subspace_f_x
+                + base_pitch_articulated_subspace_n_x * base_pitch_bias_w_x)))
+        * base_pitch_subspace_v_y + t43 + base_yaw_spatial_acceleration_v_y;
+    let t49 = qd[5] * base_roll_subspace_rate_v_y;
+    out[5] = base_roll_inverse_pivot
+        * (base_roll_remaining_force
+            - (base_roll_articulated_subspace_n_z
+                * (base_yaw_inverse_pivot
+                    * (base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - p.gravity * base_y_articulated_passed_35))
+                            * base_yaw_articulated_subspace_f_x
+                            + (base_y_inverse_pivot
+                                * (base_y_remaining_force
+                                    - (p.gravity * base_z_articulated_passed_45
+                                        + base_z_articulated_passed_34
+                                            * (base_x_inverse_pivot
+                                                * (base_x_remaining_force
+                                                    - p.gravity * base_y_articulated_passed_35))))
+                                + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                            + base_z_spatial_acceleration_v_z
+                                * base_yaw_articulated_subspace_f_z)) + base_roll_bias_w_z)
+                + base_roll_articulated_subspace_n_x
+                    * (t45 + base_pitch_spatial_acceleration_w_x)
+                + base_roll_articulated_subspace_n_y
+                    * (base_pitch_spatial_acceleration_w_y + t46)
+                + (base_pitch_spatial_acceleration_v_x + t47)
+                    * base_roll_articulated_subspace_f_x
+                + base_roll_articulated_subspace_f_z
+                    * (t48 + base_pitch_spatial_acceleration_v_z)
+                + (base_pitch_spatial_acceleration_v_y + t49)
+                    * base_roll_articulated_subspace_f_y));
+    let base_roll_spatial_acceleration_w_x = t45
+        + (base_roll_inverse_pivot
+            * (base_roll_remaining_force
+                - (base_roll_articulated_subspace_n_z
+                    * (base_yaw_inverse_pivot
+                        * (base_yaw_remaining_force
+                            - ((base_yaw_bias_v_x
+                                + base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - p.gravity * base_y_articulated_passed_35))
+                                * base_yaw_articulated_subspace_f_x
+                                + (base_y_inverse_pivot
+                                    * (base_y_remaining_force
+                                        - (p.gravity * base_z_articulated_passed_45
+                                            + base_z_articulated_passed_34
+                                                * (base_x_inverse_pivot
+                                                    * (base_x_remaining_force
+                                                        - p.gravity * base_y_articulated_passed_35))))
+                                    + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                                + base_z_spatial_acceleration_v_z
+                                    * base_yaw_articulated_subspace_f_z)) + base_roll_bias_w_z)
+                    + base_roll_articulated_subspace_n_x
+                        * (t45 + base_pitch_spatial_acceleration_w_x)
+                    + base_roll_articulated_subspace_n_y
+                        * (base_pitch_spatial_acceleration_w_y + t46)
+                    + (base_pitch_spatial_acceleration_v_x + t47)
+                        * base_roll_articulated_subspace_f_x
+                    + base_roll_articulated_subspace_f_z
+                        * (t48 + base_pitch_spatial_acceleration_v_z)
+                    + (base_pitch_spatial_acceleration_v_y + t49)
+                        * base_roll_articulated_subspace_f_y))) * base_pitch_rotation_00
+        + base_pitch_spatial_acceleration_w_x;
+    let t50 = qd[6] * left_upper_subspace_rate_w_x;
+    let base_roll_spatial_acceleration_v_y = base_roll_subspace_v_y
+        * (base_roll_inverse_pivot
+            * (base_roll_remaining_force
+                - (base_roll_articulated_subspace_n_z
+                    * (base_yaw_inverse_pivot
+                        * (base_yaw_remaining_force
+                            - ((base_yaw_bias_v_x
+                                + base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - p.gravity * base_y_articulated_passed_35))
+                                * base_yaw_articulated_subspace_f_x
+                                + (base_y_inverse_pivot
+                                    * (base_y_remaining_force
+                                        - (p.gravity * base_z_articulated_passed_45
+                                            + base_z_articulated_passed_34
+                                                * (base_x_inverse_pivot
+                                                    * (base_x_remaining_force
+                                                        - p.gravity * base_y_articulated_passed_35))))
+                                    + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                                + base_z_spatial_acceleration_v_z
+                                    * base_yaw_articulated_subspace_f_z)) + base_roll_bias_w_z)
+                    + base_roll_articulated_subspace_n_x
+                        * (t45 + base_pitch_spatial_acceleration_w_x)
+                    + base_roll_articulated_subspace_n_y
+                        * (base_pitch_spatial_acceleration_w_y + t46)
+                    + (base_pitch_spatial_acceleration_v_x + t47)
+                        * base_roll_articulated_subspace_f_x
+                    + base_roll_articulated_subspace_f_z
+                        * (t48 + base_pitch_spatial_acceleration_v_z)
+                    + (base_pitch_spatial_acceleration_v_y + t49)
+                        * base_roll_articulated_subspace_f_y)))
+        + base_pitch_spatial_acceleration_v_y + t49;
+    let t51 = qd[6] * left_upper_subspace_rate_v_y;
+    let t52 = qd[6] * left_upper_subspace_rate_w_y;
+    let base_roll_spatial_acceleration_w_y = base_pitch_spatial_acceleration_w_y
+        + base_pitch_rotation_10
+            * (base_roll_inverse_pivot
+                * (base_roll_remaining_force
+                    - (base_roll_articulated_subspace_n_z
+                        * (base_yaw_inverse_pivot
+                            * (base_yaw_remaining_force
+                                - ((base_yaw_bias_v_x
+                                    + base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - p.gravity * base_y_articulated_passed_35))
+                                    * base_yaw_articulated_subspace_f_x
+                                    + (base_y_inverse_pivot
+                                        * (base_y_remaining_force
+                                            - (p.gravity * base_z_articulated_passed_45
+                                                + base_z_articulated_passed_34
+                                                    * (base_x_inverse_pivot
+                                                        * (base_x_remaining_force
+                                                            - p.gravity * base_y_articulated_passed_35))))
+                                        + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                                    + base_z_spatial_acceleration_v_z
+                                        * base_yaw_articulated_subspace_f_z)) + base_roll_bias_w_z)
+                        + base_roll_articulated_subspace_n_x
+                            * (t45 + base_pitch_spatial_acceleration_w_x)
+                        + base_roll_articulated_subspace_n_y
+                            * (base_pitch_spatial_acceleration_w_y + t46)
+                        + (base_pitch_spatial_acceleration_v_x + t47)
+                            * base_roll_articulated_subspace_f_x
+                        + base_roll_articulated_subspace_f_z
+                            * (t48 + base_pitch_spatial_acceleration_v_z)
+                        + (base_pitch_spatial_acceleration_v_y + t49)
+                            * base_roll_articulated_subspace_f_y))) + t46;
+    let base_roll_spatial_acceleration_v_z = t48
+        + base_roll_subspace_v_z
+            * (base_roll_inverse_pivot
+                * (base_roll_remaining_force
+                    - (base_roll_articulated_subspace_n_z
+                        * (base_yaw_inverse_pivot
+                            * (base_yaw_remaining_force
+                                - ((base_yaw_bias_v_x
+                                    + base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - p.gravity * base_y_articulated_passed_35))
+                                    * base_yaw_articulated_subspace_f_x
+                                    + (base_y_inverse_pivot
+                                        * (base_y_remaining_force
+                                            - (p.gravity * base_z_articulated_passed_45
+                                                + base_z_articulated_passed_34
+                                                    * (base_x_inverse_pivot
+                                                        * (base_x_remaining_force
+                                                            - p.gravity * base_y_articulated_passed_35))))
+                                        + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                                    + base_z_spatial_acceleration_v_z
+                                        * base_yaw_articulated_subspace_f_z)) + base_roll_bias_w_z)
+                        + base_roll_articulated_subspace_n_x
+                            * (t45 + base_pitch_spatial_acceleration_w_x)
+                        + base_roll_articulated_subspace_n_y
+                            * (base_pitch_spatial_acceleration_w_y + t46)
+                        + (base_pitch_spatial_acceleration_v_x + t47)
+                            * base_roll_articulated_subspace_f_x
+                        + base_roll_articulated_subspace_f_z
+                            * (t48 + base_pitch_spatial_acceleration_v_z)
+                        + (base_pitch_spatial_acceleration_v_y + t49)
+                            * base_roll_articulated_subspace_f_y)))
+        + base_pitch_spatial_acceleration_v_z;
+    let t53 = qd[6] * left_upper_subspace_rate_v_z;
+    let t54 = qd[6] * left_upper_subspace_rate_w_z;
+    let base_roll_spatial_acceleration_w_z = base_yaw_inverse_pivot
+        * (base_yaw_remaining_force
+            - ((base_yaw_bias_v_x
+                + base_x_inverse_pivot
+                    * (base_x_remaining_force
+                        - p.gravity * base_y_articulated_passed_35))
+                * base_yaw_articulated_subspace_f_x
+                + (base_y_inverse_pivot
+                    * (base_y_remaining_force
+                        - (p.gravity * base_z_articulated_passed_45
+                            + base_z_articulated_passed_34
+                                * (base_x_inverse_pivot
+                                    * (base_x_remaining_force
+                                        - p.gravity * base_y_articulated_passed_35))))
+                    + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                + base_z_spatial_acceleration_v_z * base_yaw_articulated_subspace_f_z))
+        + base_pitch_rotation_20
+            * (base_roll_inverse_pivot
+                * (base_roll_remaining_force
+                    - (base_roll_articulated_subspace_n_z
+                        * (base_yaw_inverse_pivot
+                            * (base_yaw_remaining_force
+                                - ((base_yaw_bias_v_x
+                                    + base_x_inverse_pivot
+                                        * (base_x_remaining_force
+                                            - p.gravity * base_y_articulated_passed_35))
+                                    * base_yaw_articulated_subspace_f_x
+                                    + (base_y_inverse_pivot
+                                        * (base_y_remaining_force
+                                            - (p.gravity * base_z_articulated_passed_45
+                                                + base_z_articulated_passed_34
+                                                    * (base_x_inverse_pivot
+                                                        * (base_x_remaining_force
+                                                            - p.gravity * base_y_articulated_passed_35))))
+                                        + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                                    + base_z_spatial_acceleration_v_z
+                                        * base_yaw_articulated_subspace_f_z)) + base_roll_bias_w_z)
+                        + base_roll_articulated_subspace_n_x
+                            * (t45 + base_pitch_spatial_acceleration_w_x)
+                        + base_roll_articulated_subspace_n_y
+                            * (base_pitch_spatial_acceleration_w_y + t46)
+                        + (base_pitch_spatial_acceleration_v_x + t47)
+                            * base_roll_articulated_subspace_f_x
+                        + base_roll_articulated_subspace_f_z
+                            * (t48 + base_pitch_spatial_acceleration_v_z)
+                        + (base_pitch_spatial_acceleration_v_y + t49)
+                            * base_roll_articulated_subspace_f_y))) + base_roll_bias_w_z;
+    let t55 = qd[6] * left_upper_subspace_rate_v_x;
+    let base_roll_spatial_acceleration_v_x = (base_roll_inverse_pivot
+        * (base_roll_remaining_force
+            - (base_roll_articulated_subspace_n_z
+                * (base_yaw_inverse_pivot
+                    * (base_yaw_remaining_force
+                        - ((base_yaw_bias_v_x
+                            + base_x_inverse_pivot
+                                * (base_x_remaining_force
+                                    - p.gravity * base_y_articulated_passed_35))
+                            * base_yaw_articulated_subspace_f_x
+                            + (base_y_inverse_pivot
+                                * (base_y_remaining_force
+                                    - (p.gravity * base_z_articulated_passed_45
+                                        + base_z_articulated_passed_34
+                                            * (base_x_inverse_pivot
+                                                * (base_x_remaining_force
+                                                    - p.gravity * base_y_articulated_passed_35))))
+                                + base_yaw_bias_v_y) * base_yaw_articulated_subspace_f_y
+                            + base_z_spatial_acceleration_v_z
+                                * base_yaw_articulated_subspace_f_z)) + base_roll_bias_w_z)
+                + base_roll_articulated_subspace_n_x
+                    * (t45 + base_pitch_spatial_acceleration_w_x)
+                + base_roll_articulated_subspace_n_y
+                    * (base_pitch_spatial_acceleration_w_y + t46)
+                + (base_pitch_spatial_acceleration_v_x + t47)
+                    * base_roll_articulated_subspace_f_x
+                + base_roll_articulated_subspace_f_z
+                    * (t48 + base_pitch_spatial_acceleration_v_z)
+                + (base_pitch_spatial_acceleration_v_y + t49)
+                    * base_roll_articulated_subspace_f_y))) * base_roll_subspace_v_x
+        + base_pitch_spatial_acceleration_v_x + t47;
+    out[6] = (left_upper_remaining_force
+        - ((base_roll_spatial_acceleration_w_x + t50)
+            * left_upper_articulated_subspace_n_x
+            + left_upper_articulated_subspace_f_y
+                * (base_roll_spatial_acceleration_v_y + t51)
+            + left_upper_articulated_subspace_n_y
+                * (t52 + base_roll_spatial_acceleration_w_y)
+            + left_upper_articulated_subspace_f_z
+                * (base_roll_spatial_acceleration_v_z + t53)
+            + left_upper_articulated_subspace_n_z
+                * (t54 + base_roll_spatial_acceleration_w_z)
+            + (t55 + base_roll_spatial_acceleration_v_x)
+                * left_upper_articulated_subspace_f_x)) * left_upper_inverse_pivot;
+    let t56 = qd[7] * right_upper_subspace_rate_w_x;
+    let t57 = qd[7] * right_upper_subspace_rate_w_z;
+    let t58 = right_upper_subspace_rate_v_y * qd[7];
+    let t59 = right_upper_subspace_rate_v_z * qd[7];
+    let t60 = qd[7] * right_upper_subspace_rate_w_y;
+    let t61 = right_upper_subspace_rate_v_x * qd[7];
+    out[7] = right_upper_inverse_pivot
+        * (right_upper_remaining_force
+            - (right_upper_articulated_subspace_n_x
+                * (base_roll_spatial_acceleration_w_x + t56)
+                + right_upper_articulated_subspace_n_z
+                    * (base_roll_spatial_acceleration_w_z + t57)
+                + (t58 + base_roll_spatial_acceleration_v_y)
+                    * right_upper_articulated_subspace_f_y
+                + right_upper_articulated_subspace_f_z
+                    * (base_roll_spatial_acceleration_v_z + t59)
+                + (t60 + base_roll_spatial_acceleration_w_y)
+                    * right_upper_articulated_subspace_n_y
+                + (base_roll_spatial_acceleration_v_x + t61)
+                    * right_upper_articulated_subspace_f_x));
+    let left_upper_spatial_acceleration_v_x = left_upper_subspace_v_x
+        * ((left_upper_remaining_force
+            - ((base_roll_spatial_acceleration_w_x + t50)
+                * left_upper_articulated_subspace_n_x
+                + left_upper_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t51)
+                + left_upper_articulated_subspace_n_y
+                    * (t52 + base_roll_spatial_acceleration_w_y)
+                + left_upper_articulated_subspace_f_z
+                    * (base_roll_spatial_acceleration_v_z + t53)
+                + left_upper_articulated_subspace_n_z
+                    * (t54 + base_roll_spatial_acceleration_w_z)
+                + (t55 + base_roll_spatial_acceleration_v_x)
+                    * left_upper_articulated_subspace_f_x)) * left_upper_inverse_pivot)
+        + t55 + base_roll_spatial_acceleration_v_x;
+    let left_upper_spatial_acceleration_w_y = base_roll_rotation_12
+        * ((left_upper_remaining_force
+            - ((base_roll_spatial_acceleration_w_x + t50)
+                * left_upper_articulated_subspace_n_x
+                + left_upper_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t51)
+                + left_upper_articulated_subspace_n_y
+                    * (t52 + base_roll_spatial_acceleration_w_y)
+                + left_upper_articulated_subspace_f_z
+                    * (base_roll_spatial_acceleration_v_z + t53)
+                + left_upper_articulated_subspace_n_z
+                    * (t54 + base_roll_spatial_acceleration_w_z)
+                + (t55 + base_roll_spatial_acceleration_v_x)
+                    * left_upper_articulated_subspace_f_x)) * left_upper_inverse_pivot)
+        + t52 + base_roll_spatial_acceleration_w_y;
+    let left_upper_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x + t50
+        + ((left_upper_remaining_force
+            - ((base_roll_spatial_acceleration_w_x + t50)
+                * left_upper_articulated_subspace_n_x
+                + left_upper_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t51)
+                + left_upper_articulated_subspace_n_y
+                    * (t52 + base_roll_spatial_acceleration_w_y)
+                + left_upper_articulated_subspace_f_z
+                    * (base_roll_spatial_acceleration_v_z + t53)
+                + left_upper_articulated_subspace_n_z
+                    * (t54 + base_roll_spatial_acceleration_w_z)
+                + (t55 + base_roll_spatial_acceleration_v_x)
+                    * left_upper_articulated_subspace_f_x)) * left_upper_inverse_pivot)
+            * base_roll_rotation_02;
+    let left_upper_spatial_acceleration_v_y = ((left_upper_remaining_force
+        - ((base_roll_spatial_acceleration_w_x + t50)
+            * left_upper_articulated_subspace_n_x
+            + left_upper_articulated_subspace_f_y
+                * (base_roll_spatial_acceleration_v_y + t51)
+            + left_upper_articulated_subspace_n_y
+                * (t52 + base_roll_spatial_acceleration_w_y)
+            + left_upper_articulated_subspace_f_z
+                * (base_roll_spatial_acceleration_v_z + t53)
+            + left_upper_articulated_subspace_n_z
+                * (t54 + base_roll_spatial_acceleration_w_z)
+            + (t55 + base_roll_spatial_acceleration_v_x)
+                * left_upper_articulated_subspace_f_x)) * left_upper_inverse_pivot)
+        * left_upper_subspace_v_y + base_roll_spatial_acceleration_v_y + t51;
+    let left_upper_spatial_acceleration_w_z = t54 + base_roll_spatial_acceleration_w_z
+        + ((left_upper_remaining_force
+            - ((base_roll_spatial_acceleration_w_x + t50)
+                * left_upper_articulated_subspace_n_x
+                + left_upper_articulated_subspace_f_y
+                    * (base_roll_spatial_acceleration_v_y + t51)
+                + left_upper_articulated_subspace_n_y
+                    * (t52 + base_roll_spatial_acceleration_w_y)
+                + left_upper_articulated_subspace_f_z
+                    * (base_roll_spatial_acceleration_v_z + t53)
+                + left_upper_articulated_subspace_n_z
+                    * (t54 + base_roll_spatial_acceleration_w_z)
+                + (t55 + base_roll_spatial_acceleration_v_x)
+                    * left_upper_articulated_subspace_f_x)) * left_upper_inverse_pivot)
+            * base_roll_rotation_22;
+    let left_upper_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z + t53
+        + left_upper_subspace_v_z
+            * ((left_upper_remaining_force
+                - ((base_roll_spatial_acceleration_w_x + t50)
+                    * left_upper_articulated_subspace_n_x
+                    + left_upper_articulated_subspace_f_y
+                        * (base_roll_spatial_acceleration_v_y + t51)
+                    + left_upper_articulated_subspace_n_y
+                        * (t52 + base_roll_spatial_acceleration_w_y)
+                    + left_upper_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t53)
+                    + left_upper_articulated_subspace_n_z
+                        * (t54 + base_roll_spatial_acceleration_w_z)
+                    + (t55 + base_roll_spatial_acceleration_v_x)
+                        * left_upper_articulated_subspace_f_x))
+                * left_upper_inverse_pivot);
+    out[8] = left_lower_inverse_pivot
+        * (left_lower_remaining_force
+            - (left_lower_articulated_subspace_f_x
+                * (left_lower_subspace_rate_v_x * qd[8]
+                    + left_upper_spatial_acceleration_v_x)
+                + left_lower_articulated_subspace_n_y
+                    * (left_upper_spatial_acceleration_w_y
+                        + left_lower_subspace_rate_w_y * qd[8])
+                + left_lower_articulated_subspace_n_x
+                    * (left_lower_subspace_rate_w_x * qd[8]
+                        + left_upper_spatial_acceleration_w_x)
+                + left_lower_articulated_subspace_f_y
+                    * (left_upper_spatial_acceleration_v_y
+                        + left_lower_subspace_rate_v_y * qd[8])
+                + (left_lower_subspace_rate_w_z * qd[8]
+                    + left_upper_spatial_acceleration_w_z)
+                    * left_lower_articulated_subspace_n_z
+                + (left_upper_spatial_acceleration_v_z
+                    + left_lower_subspace_rate_v_z * qd[8])
+                    * left_lower_articulated_subspace_f_z));
+    let right_upper_spatial_acceleration_v_x = base_roll_spatial_acceleration_v_x + t61
+        + right_upper_subspace_v_x
+            * (right_upper_inverse_pivot
+                * (right_upper_remaining_force
+                    - (right_upper_articulated_subspace_n_x
+                        * (base_roll_spatial_acceleration_w_x + t56)
+                        + right_upper_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t57)
+                        + (t58 + base_roll_spatial_acceleration_v_y)
+                            * right_upper_articulated_subspace_f_y
+                        + right_upper_articulated_subspace_f_z
+                            * (base_roll_spatial_acceleration_v_z + t59)
+                        + (t60 + base_roll_spatial_acceleration_w_y)
+                            * right_upper_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_x + t61)
+                            * right_upper_articulated_subspace_f_x)));
+    let right_upper_spatial_acceleration_w_y = right_upper_axis_y
+        * (right_upper_inverse_pivot
+            * (right_upper_remaining_force
+                - (right_upper_articulated_subspace_n_x
+                    * (base_roll_spatial_acceleration_w_x + t56)
+                    + right_upper_articulated_subspace_n_z
+                        * (base_roll_spatial_acceleration_w_z + t57)
+                    + (t58 + base_roll_spatial_acceleration_v_y)
+                        * right_upper_articulated_subspace_f_y
+                    + right_upper_articulated_subspace_f_z
+                        * (base_roll_spatial_acceleration_v_z + t59)
+                    + (t60 + base_roll_spatial_acceleration_w_y)
+                        * right_upper_articulated_subspace_n_y
+                    + (base_roll_spatial_acceleration_v_x + t61)
+                        * right_upper_articulated_subspace_f_x))) + t60
+        + base_roll_spatial_acceleration_w_y;
+    let right_upper_spatial_acceleration_v_y = t58 + base_roll_spatial_acceleration_v_y
+        + right_upper_subspace_v_y
+            * (right_upper_inverse_pivot
+                * (right_upper_remaining_force
+                    - (right_upper_articulated_subspace_n_x
+                        * (base_roll_spatial_acceleration_w_x + t56)
+                        + right_upper_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t57)
+                        + (t58 + base_roll_spatial_acceleration_v_y)
+                            * right_upper_articulated_subspace_f_y
+                        + right_upper_articulated_subspace_f_z
+                            * (base_roll_spatial_acceleration_v_z + t59)
+                        + (t60 + base_roll_spatial_acceleration_w_y)
+                            * right_upper_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_x + t61)
+                            * right_upper_articulated_subspace_f_x)));
+    let right_upper_spatial_acceleration_w_z = base_roll_spatial_acceleration_w_z
+        + right_upper_axis_z
+            * (right_upper_inverse_pivot
+                * (right_upper_remaining_force
+                    - (right_upper_articulated_subspace_n_x
+                        * (base_roll_spatial_acceleration_w_x + t56)
+                        + right_upper_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t57)
+                        + (t58 + base_roll_spatial_acceleration_v_y)
+                            * right_upper_articulated_subspace_f_y
+                        + right_upper_articulated_subspace_f_z
+                            * (base_roll_spatial_acceleration_v_z + t59)
+                        + (t60 + base_roll_spatial_acceleration_w_y)
+                            * right_upper_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_x + t61)
+                            * right_upper_articulated_subspace_f_x))) + t57;
+    let right_upper_spatial_acceleration_v_z = base_roll_spatial_acceleration_v_z + t59
+        + right_upper_subspace_v_z
+            * (right_upper_inverse_pivot
+                * (right_upper_remaining_force
+                    - (right_upper_articulated_subspace_n_x
+                        * (base_roll_spatial_acceleration_w_x + t56)
+                        + right_upper_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t57)
+                        + (t58 + base_roll_spatial_acceleration_v_y)
+                            * right_upper_articulated_subspace_f_y
+                        + right_upper_articulated_subspace_f_z
+                            * (base_roll_spatial_acceleration_v_z + t59)
+                        + (t60 + base_roll_spatial_acceleration_w_y)
+                            * right_upper_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_x + t61)
+                            * right_upper_articulated_subspace_f_x)));
+    let right_upper_spatial_acceleration_w_x = base_roll_spatial_acceleration_w_x
+        + right_upper_axis_x
+            * (right_upper_inverse_pivot
+                * (right_upper_remaining_force
+                    - (right_upper_articulated_subspace_n_x
+                        * (base_roll_spatial_acceleration_w_x + t56)
+                        + right_upper_articulated_subspace_n_z
+                            * (base_roll_spatial_acceleration_w_z + t57)
+                        + (t58 + base_roll_spatial_acceleration_v_y)
+                            * right_upper_articulated_subspace_f_y
+                        + right_upper_articulated_subspace_f_z
+                            * (base_roll_spatial_acceleration_v_z + t59)
+                        + (t60 + base_roll_spatial_acceleration_w_y)
+                            * right_upper_articulated_subspace_n_y
+                        + (base_roll_spatial_acceleration_v_x + t61)
+                            * right_upper_articulated_subspace_f_x))) + t56;
+    out[9] = right_slider_inverse_pivot
+        * (right_slider_remaining_force
+            - (right_slider_projected_inertia_f_x
+                * (right_upper_spatial_acceleration_v_x
+                    + right_slider_subspace_rate_v_x * qd[9])
+                + right_upper_spatial_acceleration_w_y
+                    * right_slider_articulated_subspace_n_y
+                + (right_slider_subspace_rate_v_y * qd[9]
+                    + right_upper_spatial_acceleration_v_y)
+                    * right_slider_projected_inertia_f_y
+                + right_slider_articulated_subspace_n_z
+                    * right_upper_spatial_acceleration_w_z
+                + right_slider_projected_inertia_f_z
+                    * (right_upper_spatial_acceleration_v_z
+                        + right_slider_subspace_rate_v_z * qd[9])
+                + right_slider_articulated_subspace_n_x
+                    * right_upper_spatial_acceleration_w_x));
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// [`forward_dynamics_into`] that also keeps the articulated-body
 /// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
 /// before children), with which the runtime applies M^-1 to many columns in
@@ -17377,6 +20094,15 @@ impl Model<DOF, CONTACTS> for SpatialTree {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn forward_dynamics_without_cache_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_without_cache_into(q, qd, tau, p, out)
     }
     const ARTICULATED_FACTOR: bool = true;
     fn articulated_factor_into(

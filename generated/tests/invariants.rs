@@ -131,6 +131,19 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             R::NAME,
             residual.norm() / size
         );
+        // From the state alone (no cache): the same expressions, so the same numbers.
+        let mut alone = SVector::<f64, N>::zeros();
+        assert!(
+            R::forward_dynamics_without_cache_into(&q, &qd, &tau, &p, &mut alone),
+            "{}: forward dynamics from the state alone failed",
+            R::NAME
+        );
+        assert!(
+            (alone - qdd).norm() <= 1e-14 * (1.0 + qdd.norm()),
+            "{}: forward dynamics from the state alone differs by {:e}",
+            R::NAME,
+            (alone - qdd).norm()
+        );
 
         // Contact Jacobians against finite differences of positions; velocities = J qd.
         let mut positions = [Vector3::zeros(); C];

@@ -321,6 +321,48 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         (quote!(let y), angular_momentum[1]),
         (quote!(let z), angular_momentum[2]),
     ]);
+    // Statements computing `outputs` from the state alone: the sines and cosines they read
+    // computed here, every position-level intermediate inline, nothing of the cache that
+    // other kernels read. None where a function's argument is not a coordinate itself (a
+    // soft section's bends), which only the cache kernel knows how to compute.
+    let without_cache = |outputs: &[(TokenStream, NodeId)]| -> Option<TokenStream> {
+        let mut reached = HashSet::new();
+        for (_, root) in outputs {
+            collect_reachable(dag, *root, &mut reached);
+        }
+        let mut read: HashMap<NodeId, Ident> = HashMap::new();
+        let mut statements = TokenStream::new();
+        for (arg, uses) in &by_argument {
+            let uses: Vec<&(Function, NodeId)> = uses.iter().filter(|(_, id)| reached.contains(id)).collect();
+            if uses.is_empty() {
+                continue;
+            }
+            if !dag.is_leaf(*arg) {
+                return None;
+            }
+            let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(), bound: HashMap::new() };
+            let value = wrap(e.render(*arg), Precedence::Atom);
+            let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| cache[&u.1].clone());
+            let cos = uses.iter().find(|(f, _)| *f == Function::Cos).map(|u| cache[&u.1].clone());
+            if let (Some(s), Some(c)) = (&sin, &cos) {
+                statements.extend(quote!(let (#s, #c) = #value.sin_cos();));
+            }
+            for (f, id) in uses {
+                read.insert(*id, cache[id].clone());
+                if (*f == Function::Sin || *f == Function::Cos) && sin.is_some() && cos.is_some() {
+                    continue;
+                }
+                if matches!(f, Function::Stumpff(_)) {
+                    return None;
+                }
+                let m = function_method(*f);
+                let field = &cache[id];
+                statements.extend(quote!(let #field = #value.#m();));
+            }
+        }
+        statements.extend(body(dag, &params, &read, outputs, CacheUse::Define));
+        Some(statements)
+    };
     // Forward dynamics by the articulated-body algorithm, where the equations have it.
     let (forward_fn, forward_impl) = match &equations.articulated {
         None => (TokenStream::new(), TokenStream::new()),
@@ -332,6 +374,30 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             }
             let forward_body = kernel(&outputs);
             let pivot_count = idx(articulated.pivots.len());
+            let (alone_fn, alone_impl) = match without_cache(&outputs) {
+                None => (TokenStream::new(), TokenStream::new()),
+                Some(alone_body) => (
+                    quote! {
+                        /// [`forward_dynamics_into`] from the state alone, with no cache: the sines
+                        /// and cosines it reads are computed here and the poses and inertias inline,
+                        /// so nothing only other kernels read is computed or stored. For forward
+                        /// dynamics on its own (a rollout without contact); where contact kernels
+                        /// share the state's cache, [`cache`] and [`forward_dynamics_into`] are the
+                        /// faster pair. Same expressions, same results.
+                        #[inline]
+                        #[allow(unused_variables)]
+                        pub fn forward_dynamics_without_cache_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, tau: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) -> bool {
+                            *out = SVector::zeros();
+                            let mut pivots = [0.0f64; #pivot_count];
+                            #alone_body
+                            pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+                        }
+                    },
+                    quote! {
+                        fn forward_dynamics_without_cache_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, tau: &SVector<f64, DOF>, p: &Params, out: &mut SVector<f64, DOF>) -> bool { forward_dynamics_without_cache_into(q, qd, tau, p, out) }
+                    },
+                ),
+            };
             (
                 quote! {
                     /// Forward dynamics qdd = M^-1 (tau - C qd - G) by the articulated-body
@@ -346,9 +412,11 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                         #forward_body
                         pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
                     }
+                    #alone_fn
                 },
                 quote! {
                     fn forward_dynamics_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, tau: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) -> bool { forward_dynamics_into(q, qd, tau, p, k, out) }
+                    #alone_impl
                 },
             )
         }

@@ -565,6 +565,130 @@ pub fn forward_dynamics_into(
     pivots[1] = upper_pivot;
     pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
 }
+/// [`forward_dynamics_into`] from the state alone, with no cache: the sines
+/// and cosines it reads are computed here and the poses and inertias inline,
+/// so nothing only other kernels read is computed or stored. For forward
+/// dynamics on its own (a rollout without contact); where contact kernels
+/// share the state's cache, [`cache`] and [`forward_dynamics_into`] are the
+/// faster pair. Same expressions, same results.
+#[inline]
+#[allow(unused_variables)]
+pub fn forward_dynamics_without_cache_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    tau: &SVector<f64, DOF>,
+    p: &Params,
+    out: &mut SVector<f64, DOF>,
+) -> bool {
+    *out = SVector::zeros();
+    let mut pivots = [0.0f64; 2];
+    let (sin_q0, cos_q0) = q[0].sin_cos();
+    let (sin_q1, cos_q1) = q[1].sin_cos();
+    let upper_com_x = 0.5 * cos_q0 * p.upper_length;
+    let upper_inertia_h_x = p.upper_mass * upper_com_x;
+    let lower_inertia_com_11 = 0.08333333333333333 * p.lower_mass
+        * (p.lower_length * p.lower_length);
+    let lower_rotation_20 = cos_q1 * sin_q0 + cos_q0 * sin_q1;
+    let lower_position_z = p.upper_length * sin_q0;
+    let lower_com_z = 0.5 * p.lower_length * lower_rotation_20 + lower_position_z;
+    let upper_rotation_02 = -sin_q0;
+    let lower_rotation_00 = cos_q0 * cos_q1 + sin_q1 * upper_rotation_02;
+    let lower_position_x = cos_q0 * p.upper_length;
+    let lower_com_x = 0.5 * p.lower_length * lower_rotation_00 + lower_position_x;
+    let lower_inertia_i_11 = lower_inertia_com_11
+        + p.lower_mass * (lower_com_z * lower_com_z + lower_com_x * lower_com_x);
+    let payload_position_z = lower_position_z + p.lower_length * lower_rotation_20;
+    let payload_position_x = lower_position_x + p.lower_length * lower_rotation_00;
+    let payload_inertia_i_11 = (payload_position_z * payload_position_z
+        + payload_position_x * payload_position_x) * p.payload + p.payload_inertia;
+    let lower_composite_inertia_i_11 = lower_inertia_i_11 + payload_inertia_i_11;
+    let lower_inertia_h_z = p.lower_mass * lower_com_z;
+    let payload_inertia_h_z = payload_position_z * p.payload;
+    let lower_composite_inertia_h_z = lower_inertia_h_z + payload_inertia_h_z;
+    let lower_subspace_v_z = -lower_position_x;
+    let lower_inertia_h_x = lower_com_x * p.lower_mass;
+    let payload_inertia_h_x = payload_position_x * p.payload;
+    let payload_articulated_15 = -payload_inertia_h_x;
+    let lower_articulated_15 = payload_articulated_15 - lower_inertia_h_x;
+    let lower_articulated_subspace_n_y = lower_position_z * lower_composite_inertia_h_z
+        + lower_subspace_v_z * lower_articulated_15 - lower_composite_inertia_i_11;
+    let lower_composite_inertia_m = p.lower_mass + p.payload;
+    let lower_articulated_subspace_f_z = lower_subspace_v_z * lower_composite_inertia_m
+        - lower_articulated_15;
+    let lower_projected_inertia_f_x = lower_position_z * lower_composite_inertia_m
+        - lower_composite_inertia_h_z;
+    pivots[0] = lower_subspace_v_z * lower_articulated_subspace_f_z
+        + lower_projected_inertia_f_x * lower_position_z
+        - lower_articulated_subspace_n_y;
+    let lower_inverse_pivot = 1.0
+        / (lower_subspace_v_z * lower_articulated_subspace_f_z
+            + lower_projected_inertia_f_x * lower_position_z
+            - lower_articulated_subspace_n_y);
+    let lower_articulated_passed_15 = lower_articulated_15
+        - lower_articulated_subspace_n_y * lower_articulated_subspace_f_z
+            * lower_inverse_pivot;
+    let upper_articulated_15 = lower_articulated_passed_15 - upper_inertia_h_x;
+    let upper_articulated_subspace_f_z = -upper_articulated_15;
+    let lower_articulated_passed_13 = lower_composite_inertia_h_z
+        - lower_projected_inertia_f_x * lower_articulated_subspace_n_y
+            * lower_inverse_pivot;
+    let upper_velocity_w_y = -qd[0];
+    let lower_subspace_rate_v_x = lower_subspace_v_z * upper_velocity_w_y;
+    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
+    let lower_velocity_v_z = lower_subspace_v_z * qd[1];
+    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
+    let lower_velocity_v_x = lower_position_z * qd[1];
+    let lower_momentum_f_x = lower_velocity_w_y * lower_inertia_h_z
+        + p.lower_mass * lower_velocity_v_x;
+    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
+        - lower_velocity_w_y * lower_inertia_h_x;
+    let payload_momentum_f_z = lower_velocity_v_z * p.payload
+        - lower_velocity_w_y * payload_inertia_h_x;
+    let payload_momentum_f_x = lower_velocity_v_x * p.payload
+        + lower_velocity_w_y * payload_inertia_h_z;
+    let payload_articulated_bias_n_y = lower_velocity_v_z * payload_momentum_f_x
+        - lower_velocity_v_x * payload_momentum_f_z;
+    let lower_articulated_bias_n_y = lower_velocity_v_z * lower_momentum_f_x
+        + payload_articulated_bias_n_y - lower_velocity_v_x * lower_momentum_f_z;
+    let payload_articulated_bias_f_z = -(lower_velocity_w_y * payload_momentum_f_x);
+    let lower_articulated_bias_f_z = payload_articulated_bias_f_z
+        - lower_velocity_w_y * lower_momentum_f_x;
+    let payload_articulated_bias_f_x = lower_velocity_w_y * payload_momentum_f_z;
+    let lower_articulated_bias_f_x = payload_articulated_bias_f_x
+        + lower_velocity_w_y * lower_momentum_f_z;
+    let lower_remaining_force = tau[1]
+        - (lower_subspace_v_z * lower_articulated_bias_f_z
+            + lower_articulated_bias_f_x * lower_position_z
+            - lower_articulated_bias_n_y);
+    let lower_subspace_rate_v_z = -(upper_velocity_w_y * lower_position_z);
+    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
+    let upper_articulated_bias_n_y = lower_articulated_passed_13 * lower_bias_v_x
+        + lower_articulated_subspace_n_y * lower_inverse_pivot * lower_remaining_force
+        + lower_articulated_passed_15 * lower_bias_v_z + lower_articulated_bias_n_y;
+    let upper_remaining_force = upper_articulated_bias_n_y + tau[0];
+    let lower_articulated_passed_11 = lower_composite_inertia_i_11
+        - lower_articulated_subspace_n_y * lower_articulated_subspace_n_y
+            * lower_inverse_pivot;
+    let upper_com_z = 0.5 * p.upper_length * sin_q0;
+    let upper_inertia_com_11 = 0.08333333333333333 * (p.upper_length * p.upper_length)
+        * p.upper_mass;
+    let upper_inertia_i_11 = p.upper_mass
+        * (upper_com_x * upper_com_x + upper_com_z * upper_com_z) + upper_inertia_com_11;
+    let upper_articulated_11 = lower_articulated_passed_11 + upper_inertia_i_11;
+    let upper_articulated_subspace_n_y = -upper_articulated_11;
+    pivots[1] = -upper_articulated_subspace_n_y;
+    let upper_inverse_pivot = 1.0 / (-upper_articulated_subspace_n_y);
+    out[0] = (upper_remaining_force - upper_articulated_subspace_f_z * p.gravity)
+        * upper_inverse_pivot;
+    let upper_spatial_acceleration_w_y = -((upper_remaining_force
+        - upper_articulated_subspace_f_z * p.gravity) * upper_inverse_pivot);
+    out[1] = (lower_remaining_force
+        - (lower_articulated_subspace_f_z * (p.gravity + lower_bias_v_z)
+            + lower_projected_inertia_f_x * lower_bias_v_x
+            + lower_articulated_subspace_n_y * upper_spatial_acceleration_w_y))
+        * lower_inverse_pivot;
+    pivots.iter().all(|&d| d > 0.0 && d.is_finite()) && out.iter().all(|v| v.is_finite())
+}
 /// [`forward_dynamics_into`] that also keeps the articulated-body
 /// factorisation of M (each joint's S, U = I^A S and 1 / (S . U), parents
 /// before children), with which the runtime applies M^-1 to many columns in
@@ -1705,6 +1829,15 @@ impl Model<DOF, CONTACTS> for TwoLinkArm {
         out: &mut SVector<f64, DOF>,
     ) -> bool {
         forward_dynamics_into(q, qd, tau, p, k, out)
+    }
+    fn forward_dynamics_without_cache_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        tau: &SVector<f64, DOF>,
+        p: &Params,
+        out: &mut SVector<f64, DOF>,
+    ) -> bool {
+        forward_dynamics_without_cache_into(q, qd, tau, p, out)
     }
     const ARTICULATED_FACTOR: bool = true;
     fn articulated_factor_into(

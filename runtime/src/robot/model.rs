@@ -326,6 +326,20 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         *out = tau - coriolis - gravity;
         crate::robot::dynamics::solve_spd_in_place(&mut mass_matrix, out).is_ok()
     }
+    /// Forward dynamics from the state alone, with no cache given: what a rollout without
+    /// contact needs. The default computes the cache and calls
+    /// [`Model::forward_dynamics_into`]; generated rigid trees compute only the sines,
+    /// cosines, poses and inertias the articulated-body algorithm reads, and store nothing.
+    fn forward_dynamics_without_cache_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        tau: &SVector<f64, N>,
+        p: &Self::Params,
+        out: &mut SVector<f64, N>,
+    ) -> bool {
+        let k = Self::cache(q, p);
+        Self::forward_dynamics_into(q, qd, tau, p, &k, out)
+    }
     /// Whether [`Model::articulated_factor_into`] fills its factor: generated rigid trees
     /// (every coordinate a joint, no soft section, no water).
     const ARTICULATED_FACTOR: bool = false;
