@@ -134,6 +134,43 @@ pub struct Import {
     /// Initial base coordinates, as `[base] initial`.
     #[serde(default)]
     pub initial: Vec<Spanned<f64>>,
+    /// Contact points seeded from the URDF's collision primitives.
+    #[serde(default)]
+    pub collision_points: Option<Spanned<CollisionPoints>>,
+}
+
+/// `[import] collision_points`: which links' collision primitives seed contact points.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollisionPoints {
+    /// The links (default: every imported link).
+    #[serde(default)]
+    pub links: Vec<Spanned<String>>,
+    /// The shapes (default: box, sphere and cylinder).
+    #[serde(default)]
+    pub shapes: Vec<Spanned<CollisionShape>>,
+}
+
+/// A URDF collision primitive that seeds contact points.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CollisionShape {
+    /// Its eight corners.
+    Box,
+    /// 42 points on it.
+    Sphere,
+    /// Eight points around each rim.
+    Cylinder,
+}
+
+impl CollisionShape {
+    pub fn name(self) -> &'static str {
+        match self {
+            CollisionShape::Box => "box",
+            CollisionShape::Sphere => "sphere",
+            CollisionShape::Cylinder => "cylinder",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

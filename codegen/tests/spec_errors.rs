@@ -159,3 +159,40 @@ names = ["tip"]
         ["upper_joint", "lower_joint", "probe_joint"]
     );
 }
+
+#[test]
+fn collision_primitives_seed_contact_points_on_their_links_bodies() {
+    // ANYmal's base box: its eight corners, on the base.
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../model-specs");
+    let text = std::fs::read_to_string(folder.join("anymal_c.toml")).unwrap();
+    let robot = softgen_codegen::load_in("anymal_c.toml", &text, &folder).unwrap_or_else(|e| panic!("{e}"));
+    let corners: Vec<_> = robot.contact_points.iter().filter(|c| c.name.starts_with("base_collision0_")).collect();
+    assert_eq!(corners.len(), 8);
+    let none = Default::default();
+    for c in &corners {
+        assert_eq!(robot.bodies[c.body].name, "base");
+        let p: Vec<f64> = c.position.iter().map(|e| e.evaluate(&none).unwrap()).collect();
+        assert!(
+            (p[0].abs() - 0.29).abs() < 1e-15 && (p[1].abs() - 0.07).abs() < 1e-15 && (p[2].abs() - 0.09).abs() < 1e-15,
+            "{p:?}"
+        );
+    }
+    // A sphere on a merged frame: on the frame's body, about the sphere's centre there.
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let urdf = std::fs::read_to_string(folder.join("two_links.urdf")).unwrap().replace(
+        r#"<link name="tool"/>"#,
+        r#"<link name="tool"><collision><origin xyz="0 0 0.05"/><geometry><sphere radius="0.02"/></geometry></collision></link>"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("robot.urdf"), urdf).unwrap();
+    let spec = "description = \"seeded\"\n[import]\nurdf = \"robot.urdf\"\ncollision_points = { links = [\"tool\"] }\n";
+    let robot = softgen_codegen::load_in("seeded.toml", spec, dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(robot.contact_points.len(), 42);
+    for (k, c) in robot.contact_points.iter().enumerate() {
+        assert_eq!(c.name, format!("tool_collision0_{k}"));
+        assert_eq!(robot.bodies[c.body].name, "lower");
+        let p: Vec<f64> = c.position.iter().map(|e| e.evaluate(&none).unwrap()).collect();
+        let distance = (p[0] * p[0] + p[1] * p[1] + (p[2] - 0.45) * (p[2] - 0.45)).sqrt();
+        assert!((distance - 0.02).abs() < 1e-15, "{p:?}");
+    }
+}

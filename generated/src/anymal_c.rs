@@ -12,7 +12,7 @@ use softgen_runtime::{
 /// Number of generalized coordinates.
 pub const DOF: usize = 18;
 /// Number of contact points.
-pub const CONTACTS: usize = 8;
+pub const CONTACTS: usize = 12;
 /// Numeric parameters with the spec's defaults; change them at run time, no
 /// regeneration needed.
 #[derive(Clone, Debug, PartialEq)]
@@ -39609,33 +39609,48 @@ pub fn contact_positions_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CONTACTS],
 ) {
-    let t0 = -(0.09 * cache.base_roll_rotation_02);
+    let t0 = 0.09 * cache.base_roll_rotation_02;
     let t1 = 0.29 * cache.base_pitch_rotation_00;
     let t2 = 0.07 * cache.base_roll_rotation_01;
-    let base_front_left_position_x = q[0] + t0 + t1 + t2;
-    let t3 = -(0.09 * cache.base_roll_rotation_12);
+    let base_collision0_0_position_x = q[0] + t0 + t1 + t2;
+    let t3 = 0.09 * cache.base_roll_rotation_12;
     let t4 = 0.29 * cache.base_pitch_rotation_10;
     let t5 = 0.07 * cache.base_roll_rotation_11;
-    let base_front_left_position_y = q[1] + t3 + t4 + t5;
-    let t6 = -(0.09 * cache.base_roll_rotation_22);
+    let base_collision0_0_position_y = q[1] + t3 + t4 + t5;
+    let t6 = 0.09 * cache.base_roll_rotation_22;
     let t7 = 0.29 * cache.base_pitch_rotation_20;
     let t8 = 0.07 * cache.base_roll_rotation_21;
-    let base_front_left_position_z = t6 + t7 + t8 + q[2];
-    let t9 = -(0.07 * cache.base_roll_rotation_01);
-    let base_front_right_position_x = q[0] + t9 + t0 + t1;
-    let t10 = -(0.07 * cache.base_roll_rotation_11);
-    let base_front_right_position_y = q[1] + t3 + t4 + t10;
-    let t11 = -(0.07 * cache.base_roll_rotation_21);
-    let base_front_right_position_z = t6 + t7 + t11 + q[2];
-    let t12 = -(0.29 * cache.base_pitch_rotation_00);
-    let base_rear_left_position_x = q[0] + t12 + t0 + t2;
-    let t13 = -(0.29 * cache.base_pitch_rotation_10);
-    let base_rear_left_position_y = q[1] + t3 + t13 + t5;
-    let t14 = -(0.29 * cache.base_pitch_rotation_20);
-    let base_rear_left_position_z = t14 + t6 + t8 + q[2];
-    let base_rear_right_position_x = q[0] + t9 + t12 + t0;
-    let base_rear_right_position_y = q[1] + t3 + t10 + t13;
-    let base_rear_right_position_z = t14 + t6 + t11 + q[2];
+    let base_collision0_0_position_z = t6 + t7 + t8 + q[2];
+    let t9 = -(0.09 * cache.base_roll_rotation_02);
+    let base_collision0_1_position_x = q[0] + t9 + t1 + t2;
+    let t10 = -(0.09 * cache.base_roll_rotation_12);
+    let base_collision0_1_position_y = q[1] + t10 + t4 + t5;
+    let t11 = -(0.09 * cache.base_roll_rotation_22);
+    let base_collision0_1_position_z = t11 + t7 + t8 + q[2];
+    let t12 = -(0.07 * cache.base_roll_rotation_01);
+    let base_collision0_2_position_x = q[0] + t12 + t0 + t1;
+    let t13 = -(0.07 * cache.base_roll_rotation_11);
+    let base_collision0_2_position_y = q[1] + t3 + t4 + t13;
+    let t14 = -(0.07 * cache.base_roll_rotation_21);
+    let base_collision0_2_position_z = t6 + t7 + t14 + q[2];
+    let base_collision0_3_position_x = q[0] + t12 + t9 + t1;
+    let base_collision0_3_position_y = q[1] + t10 + t4 + t13;
+    let base_collision0_3_position_z = t11 + t7 + t14 + q[2];
+    let t15 = -(0.29 * cache.base_pitch_rotation_00);
+    let base_collision0_4_position_x = q[0] + t15 + t0 + t2;
+    let t16 = -(0.29 * cache.base_pitch_rotation_10);
+    let base_collision0_4_position_y = q[1] + t3 + t16 + t5;
+    let t17 = -(0.29 * cache.base_pitch_rotation_20);
+    let base_collision0_4_position_z = t17 + t6 + t8 + q[2];
+    let base_collision0_5_position_x = q[0] + t15 + t9 + t2;
+    let base_collision0_5_position_y = q[1] + t10 + t16 + t5;
+    let base_collision0_5_position_z = t17 + t11 + t8 + q[2];
+    let base_collision0_6_position_x = q[0] + t12 + t15 + t0;
+    let base_collision0_6_position_y = q[1] + t3 + t13 + t16;
+    let base_collision0_6_position_z = t17 + t6 + t14 + q[2];
+    let base_collision0_7_position_x = q[0] + t12 + t15 + t9;
+    let base_collision0_7_position_y = q[1] + t10 + t13 + t16;
+    let base_collision0_7_position_z = t17 + t11 + t14 + q[2];
     out[0][0] = cache.LF_sole_position_x;
     out[0][1] = cache.LF_sole_position_y;
     out[0][2] = cache.LF_sole_position_z;
@@ -39648,18 +39663,30 @@ pub fn contact_positions_into(
     out[3][0] = cache.RH_sole_position_x;
     out[3][1] = cache.RH_sole_position_y;
     out[3][2] = cache.RH_sole_position_z;
-    out[4][0] = base_front_left_position_x;
-    out[4][1] = base_front_left_position_y;
-    out[4][2] = base_front_left_position_z;
-    out[5][0] = base_front_right_position_x;
-    out[5][1] = base_front_right_position_y;
-    out[5][2] = base_front_right_position_z;
-    out[6][0] = base_rear_left_position_x;
-    out[6][1] = base_rear_left_position_y;
-    out[6][2] = base_rear_left_position_z;
-    out[7][0] = base_rear_right_position_x;
-    out[7][1] = base_rear_right_position_y;
-    out[7][2] = base_rear_right_position_z;
+    out[4][0] = base_collision0_0_position_x;
+    out[4][1] = base_collision0_0_position_y;
+    out[4][2] = base_collision0_0_position_z;
+    out[5][0] = base_collision0_1_position_x;
+    out[5][1] = base_collision0_1_position_y;
+    out[5][2] = base_collision0_1_position_z;
+    out[6][0] = base_collision0_2_position_x;
+    out[6][1] = base_collision0_2_position_y;
+    out[6][2] = base_collision0_2_position_z;
+    out[7][0] = base_collision0_3_position_x;
+    out[7][1] = base_collision0_3_position_y;
+    out[7][2] = base_collision0_3_position_z;
+    out[8][0] = base_collision0_4_position_x;
+    out[8][1] = base_collision0_4_position_y;
+    out[8][2] = base_collision0_4_position_z;
+    out[9][0] = base_collision0_5_position_x;
+    out[9][1] = base_collision0_5_position_y;
+    out[9][2] = base_collision0_5_position_z;
+    out[10][0] = base_collision0_6_position_x;
+    out[10][1] = base_collision0_6_position_y;
+    out[10][2] = base_collision0_6_position_z;
+    out[11][0] = base_collision0_7_position_x;
+    out[11][1] = base_collision0_7_position_y;
+    out[11][2] = base_collision0_7_position_z;
 }
 /// World velocities of the contact points.
 #[inline]
@@ -39799,33 +39826,48 @@ pub fn contact_velocities_into(
         + qd[13] * cache.RH_THIGH_subspace_v_z;
     let RH_SHANK_velocity_v_z = RH_THIGH_velocity_v_z
         + cache.RH_SHANK_subspace_v_z * qd[17];
-    let t0 = -(0.09 * cache.base_roll_rotation_12);
-    let t1 = 0.29 * cache.base_pitch_rotation_10;
-    let t2 = 0.07 * cache.base_roll_rotation_11;
-    let base_front_left_position_y = q[1] + t0 + t1 + t2;
-    let t3 = -(0.09 * cache.base_roll_rotation_22);
-    let t4 = 0.29 * cache.base_pitch_rotation_20;
-    let t5 = 0.07 * cache.base_roll_rotation_21;
-    let base_front_left_position_z = t3 + t4 + t5 + q[2];
-    let t6 = -(0.09 * cache.base_roll_rotation_02);
+    let t0 = 0.09 * cache.base_roll_rotation_22;
+    let t1 = 0.29 * cache.base_pitch_rotation_20;
+    let t2 = 0.07 * cache.base_roll_rotation_21;
+    let base_collision0_0_position_z = t0 + t1 + t2 + q[2];
+    let t3 = 0.09 * cache.base_roll_rotation_12;
+    let t4 = 0.29 * cache.base_pitch_rotation_10;
+    let t5 = 0.07 * cache.base_roll_rotation_11;
+    let base_collision0_0_position_y = q[1] + t3 + t4 + t5;
+    let t6 = 0.09 * cache.base_roll_rotation_02;
     let t7 = 0.29 * cache.base_pitch_rotation_00;
     let t8 = 0.07 * cache.base_roll_rotation_01;
-    let base_front_left_position_x = q[0] + t6 + t7 + t8;
-    let t9 = -(0.07 * cache.base_roll_rotation_11);
-    let base_front_right_position_y = q[1] + t0 + t1 + t9;
-    let t10 = -(0.07 * cache.base_roll_rotation_21);
-    let base_front_right_position_z = t3 + t4 + t10 + q[2];
-    let t11 = -(0.07 * cache.base_roll_rotation_01);
-    let base_front_right_position_x = q[0] + t11 + t6 + t7;
-    let t12 = -(0.29 * cache.base_pitch_rotation_20);
-    let base_rear_left_position_z = t12 + t3 + t5 + q[2];
-    let t13 = -(0.29 * cache.base_pitch_rotation_10);
-    let base_rear_left_position_y = q[1] + t0 + t13 + t2;
-    let t14 = -(0.29 * cache.base_pitch_rotation_00);
-    let base_rear_left_position_x = q[0] + t14 + t6 + t8;
-    let base_rear_right_position_y = q[1] + t0 + t9 + t13;
-    let base_rear_right_position_z = t12 + t3 + t10 + q[2];
-    let base_rear_right_position_x = q[0] + t11 + t14 + t6;
+    let base_collision0_0_position_x = q[0] + t6 + t7 + t8;
+    let t9 = -(0.09 * cache.base_roll_rotation_12);
+    let base_collision0_1_position_y = q[1] + t9 + t4 + t5;
+    let t10 = -(0.09 * cache.base_roll_rotation_22);
+    let base_collision0_1_position_z = t10 + t1 + t2 + q[2];
+    let t11 = -(0.09 * cache.base_roll_rotation_02);
+    let base_collision0_1_position_x = q[0] + t11 + t7 + t8;
+    let t12 = -(0.07 * cache.base_roll_rotation_11);
+    let base_collision0_2_position_y = q[1] + t3 + t4 + t12;
+    let t13 = -(0.07 * cache.base_roll_rotation_21);
+    let base_collision0_2_position_z = t0 + t1 + t13 + q[2];
+    let t14 = -(0.07 * cache.base_roll_rotation_01);
+    let base_collision0_2_position_x = q[0] + t14 + t6 + t7;
+    let base_collision0_3_position_y = q[1] + t9 + t4 + t12;
+    let base_collision0_3_position_z = t10 + t1 + t13 + q[2];
+    let base_collision0_3_position_x = q[0] + t14 + t11 + t7;
+    let t15 = -(0.29 * cache.base_pitch_rotation_10);
+    let base_collision0_4_position_y = q[1] + t3 + t15 + t5;
+    let t16 = -(0.29 * cache.base_pitch_rotation_20);
+    let base_collision0_4_position_z = t16 + t0 + t2 + q[2];
+    let t17 = -(0.29 * cache.base_pitch_rotation_00);
+    let base_collision0_4_position_x = q[0] + t17 + t6 + t8;
+    let base_collision0_5_position_z = t16 + t10 + t2 + q[2];
+    let base_collision0_5_position_y = q[1] + t9 + t15 + t5;
+    let base_collision0_5_position_x = q[0] + t17 + t11 + t8;
+    let base_collision0_6_position_y = q[1] + t3 + t12 + t15;
+    let base_collision0_6_position_z = t16 + t0 + t13 + q[2];
+    let base_collision0_6_position_x = q[0] + t14 + t17 + t6;
+    let base_collision0_7_position_y = q[1] + t9 + t12 + t15;
+    let base_collision0_7_position_z = t16 + t10 + t13 + q[2];
+    let base_collision0_7_position_x = q[0] + t14 + t17 + t11;
     out[0][0] = LF_SHANK_velocity_w_y * cache.LF_sole_position_z + LF_SHANK_velocity_v_x
         - LF_SHANK_velocity_w_z * cache.LF_sole_position_y;
     out[0][1] = LF_SHANK_velocity_v_y + LF_SHANK_velocity_w_z * cache.LF_sole_position_x
@@ -39850,36 +39892,64 @@ pub fn contact_velocities_into(
         - cache.RH_sole_position_z * RH_SHANK_velocity_w_x;
     out[3][2] = cache.RH_sole_position_y * RH_SHANK_velocity_w_x + RH_SHANK_velocity_v_z
         - cache.RH_sole_position_x * RH_SHANK_velocity_w_y;
-    out[4][0] = base_roll_velocity_v_x
-        + base_front_left_position_z * base_roll_velocity_w_y
-        - base_front_left_position_y * base_roll_velocity_w_z;
-    out[4][1] = base_roll_velocity_v_y
-        + base_roll_velocity_w_z * base_front_left_position_x
-        - base_front_left_position_z * base_roll_velocity_w_x;
-    out[4][2] = base_roll_velocity_v_z
-        + base_front_left_position_y * base_roll_velocity_w_x
-        - base_front_left_position_x * base_roll_velocity_w_y;
+    out[4][0] = base_collision0_0_position_z * base_roll_velocity_w_y
+        + base_roll_velocity_v_x - base_roll_velocity_w_z * base_collision0_0_position_y;
+    out[4][1] = base_roll_velocity_w_z * base_collision0_0_position_x
+        + base_roll_velocity_v_y - base_collision0_0_position_z * base_roll_velocity_w_x;
+    out[4][2] = base_collision0_0_position_y * base_roll_velocity_w_x
+        + base_roll_velocity_v_z - base_collision0_0_position_x * base_roll_velocity_w_y;
     out[5][0] = base_roll_velocity_v_x
-        + base_front_right_position_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * base_front_right_position_y;
-    out[5][1] = base_roll_velocity_w_z * base_front_right_position_x
-        + base_roll_velocity_v_y - base_roll_velocity_w_x * base_front_right_position_z;
-    out[5][2] = base_roll_velocity_w_x * base_front_right_position_y
-        + base_roll_velocity_v_z - base_front_right_position_x * base_roll_velocity_w_y;
-    out[6][0] = base_rear_left_position_z * base_roll_velocity_w_y
-        + base_roll_velocity_v_x - base_roll_velocity_w_z * base_rear_left_position_y;
-    out[6][1] = base_roll_velocity_w_z * base_rear_left_position_x
-        + base_roll_velocity_v_y - base_rear_left_position_z * base_roll_velocity_w_x;
-    out[6][2] = base_rear_left_position_y * base_roll_velocity_w_x
-        + base_roll_velocity_v_z - base_rear_left_position_x * base_roll_velocity_w_y;
+        + base_collision0_1_position_z * base_roll_velocity_w_y
+        - base_collision0_1_position_y * base_roll_velocity_w_z;
+    out[5][1] = base_roll_velocity_v_y
+        + base_roll_velocity_w_z * base_collision0_1_position_x
+        - base_collision0_1_position_z * base_roll_velocity_w_x;
+    out[5][2] = base_roll_velocity_v_z
+        + base_collision0_1_position_y * base_roll_velocity_w_x
+        - base_collision0_1_position_x * base_roll_velocity_w_y;
+    out[6][0] = base_roll_velocity_v_x
+        + base_collision0_2_position_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * base_collision0_2_position_y;
+    out[6][1] = base_roll_velocity_w_z * base_collision0_2_position_x
+        + base_roll_velocity_v_y - base_roll_velocity_w_x * base_collision0_2_position_z;
+    out[6][2] = base_roll_velocity_w_x * base_collision0_2_position_y
+        + base_roll_velocity_v_z - base_collision0_2_position_x * base_roll_velocity_w_y;
     out[7][0] = base_roll_velocity_v_x
-        + base_rear_right_position_z * base_roll_velocity_w_y
-        - base_roll_velocity_w_z * base_rear_right_position_y;
-    out[7][1] = base_roll_velocity_v_y
-        + base_roll_velocity_w_z * base_rear_right_position_x
-        - base_roll_velocity_w_x * base_rear_right_position_z;
-    out[7][2] = base_roll_velocity_w_x * base_rear_right_position_y
-        + base_roll_velocity_v_z - base_rear_right_position_x * base_roll_velocity_w_y;
+        + base_collision0_3_position_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * base_collision0_3_position_y;
+    out[7][1] = base_roll_velocity_w_z * base_collision0_3_position_x
+        + base_roll_velocity_v_y - base_roll_velocity_w_x * base_collision0_3_position_z;
+    out[7][2] = base_roll_velocity_w_x * base_collision0_3_position_y
+        + base_roll_velocity_v_z - base_collision0_3_position_x * base_roll_velocity_w_y;
+    out[8][0] = base_roll_velocity_v_x
+        + base_collision0_4_position_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * base_collision0_4_position_y;
+    out[8][1] = base_roll_velocity_w_z * base_collision0_4_position_x
+        + base_roll_velocity_v_y - base_roll_velocity_w_x * base_collision0_4_position_z;
+    out[8][2] = base_roll_velocity_w_x * base_collision0_4_position_y
+        + base_roll_velocity_v_z - base_collision0_4_position_x * base_roll_velocity_w_y;
+    out[9][0] = base_collision0_5_position_z * base_roll_velocity_w_y
+        + base_roll_velocity_v_x - base_roll_velocity_w_z * base_collision0_5_position_y;
+    out[9][1] = base_roll_velocity_w_z * base_collision0_5_position_x
+        + base_roll_velocity_v_y - base_collision0_5_position_z * base_roll_velocity_w_x;
+    out[9][2] = base_collision0_5_position_y * base_roll_velocity_w_x
+        + base_roll_velocity_v_z - base_collision0_5_position_x * base_roll_velocity_w_y;
+    out[10][0] = base_roll_velocity_v_x
+        + base_collision0_6_position_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * base_collision0_6_position_y;
+    out[10][1] = base_roll_velocity_v_y
+        + base_roll_velocity_w_z * base_collision0_6_position_x
+        - base_roll_velocity_w_x * base_collision0_6_position_z;
+    out[10][2] = base_collision0_6_position_y * base_roll_velocity_w_x
+        + base_roll_velocity_v_z - base_collision0_6_position_x * base_roll_velocity_w_y;
+    out[11][0] = base_roll_velocity_v_x
+        + base_collision0_7_position_z * base_roll_velocity_w_y
+        - base_roll_velocity_w_z * base_collision0_7_position_y;
+    out[11][1] = base_roll_velocity_v_y
+        + base_roll_velocity_w_z * base_collision0_7_position_x
+        - base_roll_velocity_w_x * base_collision0_7_position_z;
+    out[11][2] = base_roll_velocity_w_x * base_collision0_7_position_y
+        + base_roll_velocity_v_z - base_collision0_7_position_x * base_roll_velocity_w_y;
 }
 /// World x axis of the body carrying each contact point.
 #[inline]
@@ -39914,6 +39984,18 @@ pub fn contact_axes_into(
     out[7][0] = cache.base_pitch_rotation_00;
     out[7][1] = cache.base_pitch_rotation_10;
     out[7][2] = cache.base_pitch_rotation_20;
+    out[8][0] = cache.base_pitch_rotation_00;
+    out[8][1] = cache.base_pitch_rotation_10;
+    out[8][2] = cache.base_pitch_rotation_20;
+    out[9][0] = cache.base_pitch_rotation_00;
+    out[9][1] = cache.base_pitch_rotation_10;
+    out[9][2] = cache.base_pitch_rotation_20;
+    out[10][0] = cache.base_pitch_rotation_00;
+    out[10][1] = cache.base_pitch_rotation_10;
+    out[10][2] = cache.base_pitch_rotation_20;
+    out[11][0] = cache.base_pitch_rotation_00;
+    out[11][1] = cache.base_pitch_rotation_10;
+    out[11][2] = cache.base_pitch_rotation_20;
 }
 /// Jacobian of the point at world position `point` fixed to `base`.
 #[inline]
@@ -40155,7 +40237,7 @@ pub fn contact_jacobian_3(
         + cache.RH_sole_position_y * cache.RH_SHANK_axis_x
         - cache.RH_sole_position_x * cache.RH_SHANK_axis_y;
 }
-/// Jacobian of contact point `base_front_left` (on `base`).
+/// Jacobian of contact point `base_collision0_0` (on `base`).
 #[inline]
 #[allow(unused_variables)]
 pub fn contact_jacobian_4(
@@ -40164,18 +40246,19 @@ pub fn contact_jacobian_4(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let base_front_left_position_x = q[0] + 0.29 * cache.base_pitch_rotation_00
-        + 0.07 * cache.base_roll_rotation_01 - 0.09 * cache.base_roll_rotation_02;
-    let base_front_left_position_y = q[1] + 0.29 * cache.base_pitch_rotation_10
-        + 0.07 * cache.base_roll_rotation_11 - 0.09 * cache.base_roll_rotation_12;
-    let base_front_left_position_z = 0.29 * cache.base_pitch_rotation_20
-        + 0.07 * cache.base_roll_rotation_21 + q[2] - 0.09 * cache.base_roll_rotation_22;
-    let x = base_front_left_position_x;
-    let y = base_front_left_position_y;
-    let z = base_front_left_position_z;
+    let base_collision0_0_position_x = q[0] + 0.09 * cache.base_roll_rotation_02
+        + 0.29 * cache.base_pitch_rotation_00 + 0.07 * cache.base_roll_rotation_01;
+    let base_collision0_0_position_y = q[1] + 0.09 * cache.base_roll_rotation_12
+        + 0.29 * cache.base_pitch_rotation_10 + 0.07 * cache.base_roll_rotation_11;
+    let base_collision0_0_position_z = 0.09 * cache.base_roll_rotation_22
+        + 0.29 * cache.base_pitch_rotation_20 + 0.07 * cache.base_roll_rotation_21
+        + q[2];
+    let x = base_collision0_0_position_x;
+    let y = base_collision0_0_position_y;
+    let z = base_collision0_0_position_z;
     frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
-/// Jacobian of contact point `base_front_right` (on `base`).
+/// Jacobian of contact point `base_collision0_1` (on `base`).
 #[inline]
 #[allow(unused_variables)]
 pub fn contact_jacobian_5(
@@ -40184,18 +40267,18 @@ pub fn contact_jacobian_5(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let base_front_right_position_x = q[0] + 0.29 * cache.base_pitch_rotation_00
-        - 0.07 * cache.base_roll_rotation_01 - 0.09 * cache.base_roll_rotation_02;
-    let base_front_right_position_y = q[1] + 0.29 * cache.base_pitch_rotation_10
-        - 0.09 * cache.base_roll_rotation_12 - 0.07 * cache.base_roll_rotation_11;
-    let base_front_right_position_z = 0.29 * cache.base_pitch_rotation_20 + q[2]
-        - 0.09 * cache.base_roll_rotation_22 - 0.07 * cache.base_roll_rotation_21;
-    let x = base_front_right_position_x;
-    let y = base_front_right_position_y;
-    let z = base_front_right_position_z;
+    let base_collision0_1_position_x = q[0] + 0.29 * cache.base_pitch_rotation_00
+        + 0.07 * cache.base_roll_rotation_01 - 0.09 * cache.base_roll_rotation_02;
+    let base_collision0_1_position_y = q[1] + 0.29 * cache.base_pitch_rotation_10
+        + 0.07 * cache.base_roll_rotation_11 - 0.09 * cache.base_roll_rotation_12;
+    let base_collision0_1_position_z = 0.29 * cache.base_pitch_rotation_20
+        + 0.07 * cache.base_roll_rotation_21 + q[2] - 0.09 * cache.base_roll_rotation_22;
+    let x = base_collision0_1_position_x;
+    let y = base_collision0_1_position_y;
+    let z = base_collision0_1_position_z;
     frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
-/// Jacobian of contact point `base_rear_left` (on `base`).
+/// Jacobian of contact point `base_collision0_2` (on `base`).
 #[inline]
 #[allow(unused_variables)]
 pub fn contact_jacobian_6(
@@ -40204,18 +40287,19 @@ pub fn contact_jacobian_6(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let base_rear_left_position_x = q[0] + 0.07 * cache.base_roll_rotation_01
-        - 0.29 * cache.base_pitch_rotation_00 - 0.09 * cache.base_roll_rotation_02;
-    let base_rear_left_position_y = q[1] + 0.07 * cache.base_roll_rotation_11
-        - 0.09 * cache.base_roll_rotation_12 - 0.29 * cache.base_pitch_rotation_10;
-    let base_rear_left_position_z = 0.07 * cache.base_roll_rotation_21 + q[2]
-        - 0.29 * cache.base_pitch_rotation_20 - 0.09 * cache.base_roll_rotation_22;
-    let x = base_rear_left_position_x;
-    let y = base_rear_left_position_y;
-    let z = base_rear_left_position_z;
+    let base_collision0_2_position_x = q[0] + 0.09 * cache.base_roll_rotation_02
+        + 0.29 * cache.base_pitch_rotation_00 - 0.07 * cache.base_roll_rotation_01;
+    let base_collision0_2_position_y = q[1] + 0.09 * cache.base_roll_rotation_12
+        + 0.29 * cache.base_pitch_rotation_10 - 0.07 * cache.base_roll_rotation_11;
+    let base_collision0_2_position_z = 0.09 * cache.base_roll_rotation_22
+        + 0.29 * cache.base_pitch_rotation_20 + q[2]
+        - 0.07 * cache.base_roll_rotation_21;
+    let x = base_collision0_2_position_x;
+    let y = base_collision0_2_position_y;
+    let z = base_collision0_2_position_z;
     frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
-/// Jacobian of contact point `base_rear_right` (on `base`).
+/// Jacobian of contact point `base_collision0_3` (on `base`).
 #[inline]
 #[allow(unused_variables)]
 pub fn contact_jacobian_7(
@@ -40224,15 +40308,96 @@ pub fn contact_jacobian_7(
     cache: &Cache,
     out: &mut SMatrix<f64, 3, DOF>,
 ) {
-    let base_rear_right_position_x = q[0] - 0.07 * cache.base_roll_rotation_01
-        - 0.29 * cache.base_pitch_rotation_00 - 0.09 * cache.base_roll_rotation_02;
-    let base_rear_right_position_y = q[1] - 0.09 * cache.base_roll_rotation_12
-        - 0.07 * cache.base_roll_rotation_11 - 0.29 * cache.base_pitch_rotation_10;
-    let base_rear_right_position_z = q[2] - 0.29 * cache.base_pitch_rotation_20
+    let base_collision0_3_position_x = q[0] + 0.29 * cache.base_pitch_rotation_00
+        - 0.07 * cache.base_roll_rotation_01 - 0.09 * cache.base_roll_rotation_02;
+    let base_collision0_3_position_y = q[1] + 0.29 * cache.base_pitch_rotation_10
+        - 0.09 * cache.base_roll_rotation_12 - 0.07 * cache.base_roll_rotation_11;
+    let base_collision0_3_position_z = 0.29 * cache.base_pitch_rotation_20 + q[2]
         - 0.09 * cache.base_roll_rotation_22 - 0.07 * cache.base_roll_rotation_21;
-    let x = base_rear_right_position_x;
-    let y = base_rear_right_position_y;
-    let z = base_rear_right_position_z;
+    let x = base_collision0_3_position_x;
+    let y = base_collision0_3_position_y;
+    let z = base_collision0_3_position_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
+}
+/// Jacobian of contact point `base_collision0_4` (on `base`).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_jacobian_8(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    let base_collision0_4_position_x = q[0] + 0.09 * cache.base_roll_rotation_02
+        + 0.07 * cache.base_roll_rotation_01 - 0.29 * cache.base_pitch_rotation_00;
+    let base_collision0_4_position_y = q[1] + 0.09 * cache.base_roll_rotation_12
+        + 0.07 * cache.base_roll_rotation_11 - 0.29 * cache.base_pitch_rotation_10;
+    let base_collision0_4_position_z = 0.09 * cache.base_roll_rotation_22
+        + 0.07 * cache.base_roll_rotation_21 + q[2]
+        - 0.29 * cache.base_pitch_rotation_20;
+    let x = base_collision0_4_position_x;
+    let y = base_collision0_4_position_y;
+    let z = base_collision0_4_position_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
+}
+/// Jacobian of contact point `base_collision0_5` (on `base`).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_jacobian_9(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    let base_collision0_5_position_x = q[0] + 0.07 * cache.base_roll_rotation_01
+        - 0.29 * cache.base_pitch_rotation_00 - 0.09 * cache.base_roll_rotation_02;
+    let base_collision0_5_position_y = q[1] + 0.07 * cache.base_roll_rotation_11
+        - 0.09 * cache.base_roll_rotation_12 - 0.29 * cache.base_pitch_rotation_10;
+    let base_collision0_5_position_z = 0.07 * cache.base_roll_rotation_21 + q[2]
+        - 0.29 * cache.base_pitch_rotation_20 - 0.09 * cache.base_roll_rotation_22;
+    let x = base_collision0_5_position_x;
+    let y = base_collision0_5_position_y;
+    let z = base_collision0_5_position_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
+}
+/// Jacobian of contact point `base_collision0_6` (on `base`).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_jacobian_10(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    let base_collision0_6_position_x = q[0] + 0.09 * cache.base_roll_rotation_02
+        - 0.07 * cache.base_roll_rotation_01 - 0.29 * cache.base_pitch_rotation_00;
+    let base_collision0_6_position_y = q[1] + 0.09 * cache.base_roll_rotation_12
+        - 0.07 * cache.base_roll_rotation_11 - 0.29 * cache.base_pitch_rotation_10;
+    let base_collision0_6_position_z = 0.09 * cache.base_roll_rotation_22 + q[2]
+        - 0.29 * cache.base_pitch_rotation_20 - 0.07 * cache.base_roll_rotation_21;
+    let x = base_collision0_6_position_x;
+    let y = base_collision0_6_position_y;
+    let z = base_collision0_6_position_z;
+    frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
+}
+/// Jacobian of contact point `base_collision0_7` (on `base`).
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_jacobian_11(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    let base_collision0_7_position_x = q[0] - 0.07 * cache.base_roll_rotation_01
+        - 0.29 * cache.base_pitch_rotation_00 - 0.09 * cache.base_roll_rotation_02;
+    let base_collision0_7_position_y = q[1] - 0.09 * cache.base_roll_rotation_12
+        - 0.07 * cache.base_roll_rotation_11 - 0.29 * cache.base_pitch_rotation_10;
+    let base_collision0_7_position_z = q[2] - 0.29 * cache.base_pitch_rotation_20
+        - 0.09 * cache.base_roll_rotation_22 - 0.07 * cache.base_roll_rotation_21;
+    let x = base_collision0_7_position_x;
+    let y = base_collision0_7_position_y;
+    let z = base_collision0_7_position_z;
     frame_jacobian_4(&Vector3::new(x, y, z), q, p, cache, out);
 }
 /// Jacobian of contact point `index`; an index past the last point gives zeros.
@@ -40254,6 +40419,10 @@ pub fn contact_jacobian_into(
         5 => contact_jacobian_5(q, p, cache, out),
         6 => contact_jacobian_6(q, p, cache, out),
         7 => contact_jacobian_7(q, p, cache, out),
+        8 => contact_jacobian_8(q, p, cache, out),
+        9 => contact_jacobian_9(q, p, cache, out),
+        10 => contact_jacobian_10(q, p, cache, out),
+        11 => contact_jacobian_11(q, p, cache, out),
         _ => *out = SMatrix::zeros(),
     }
 }
@@ -40315,11 +40484,35 @@ pub fn contact_axis(
             let z = cache.base_pitch_rotation_20;
             Vector3::new(x, y, z)
         }
+        8 => {
+            let x = cache.base_pitch_rotation_00;
+            let y = cache.base_pitch_rotation_10;
+            let z = cache.base_pitch_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        9 => {
+            let x = cache.base_pitch_rotation_00;
+            let y = cache.base_pitch_rotation_10;
+            let z = cache.base_pitch_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        10 => {
+            let x = cache.base_pitch_rotation_00;
+            let y = cache.base_pitch_rotation_10;
+            let z = cache.base_pitch_rotation_20;
+            Vector3::new(x, y, z)
+        }
+        11 => {
+            let x = cache.base_pitch_rotation_00;
+            let y = cache.base_pitch_rotation_10;
+            let z = cache.base_pitch_rotation_20;
+            Vector3::new(x, y, z)
+        }
         _ => Vector3::zeros(),
     }
 }
 /// Per contact point, the frame carrying it (a rigid link, or a skin ring).
-pub const CONTACT_POINT_FRAME: &[u16] = &[0, 1, 2, 3, 4, 4, 4, 4];
+pub const CONTACT_POINT_FRAME: &[u16] = &[0, 1, 2, 3, 4, 4, 4, 4, 4, 4, 4, 4];
 /// Per contact frame, the coordinates that move it, ascending.
 pub const CONTACT_FRAME_PATH: &[&[u16]] = &[
     &[0, 1, 2, 3, 4, 5, 6, 10, 14],
@@ -42413,7 +42606,7 @@ pub fn drawing_geometry(p: &Params) -> [softgen_runtime::BodyGeometry; BODY_COUN
 }
 /// ANYmal C quadruped imported from its URDF: floating base, 12 revolute joints
 ///
-/// 18 generalized coordinates, 8 contact points.
+/// 18 generalized coordinates, 12 contact points.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AnymalC;
 impl Model<DOF, CONTACTS> for AnymalC {
@@ -42569,19 +42762,35 @@ impl Model<DOF, CONTACTS> for AnymalC {
             body: "RH_SHANK",
         },
         ContactPointInfo {
-            name: "base_front_left",
+            name: "base_collision0_0",
             body: "base",
         },
         ContactPointInfo {
-            name: "base_front_right",
+            name: "base_collision0_1",
             body: "base",
         },
         ContactPointInfo {
-            name: "base_rear_left",
+            name: "base_collision0_2",
             body: "base",
         },
         ContactPointInfo {
-            name: "base_rear_right",
+            name: "base_collision0_3",
+            body: "base",
+        },
+        ContactPointInfo {
+            name: "base_collision0_4",
+            body: "base",
+        },
+        ContactPointInfo {
+            name: "base_collision0_5",
+            body: "base",
+        },
+        ContactPointInfo {
+            name: "base_collision0_6",
+            body: "base",
+        },
+        ContactPointInfo {
+            name: "base_collision0_7",
             body: "base",
         },
     ];

@@ -134,7 +134,7 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
     // Repeated entries become entries written out, each labelled for errors.
     let mut repeat_errors = Vec::new();
     let (mut bodies, mut body_labels) = repeat::expand(&spec.bodies, "bodies", MAX_BODIES, &mut repeat_errors);
-    let (mut contact_points, contact_labels) =
+    let (mut contact_points, mut contact_labels) =
         repeat::expand(&spec.contact_points, "contact_points", MAX_CONTACT_POINTS as usize, &mut repeat_errors);
     let (actuators, actuator_labels) = repeat::expand(&spec.actuators, "actuators", MAX_BODIES, &mut repeat_errors);
     for e in repeat_errors {
@@ -158,8 +158,28 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
         let prefix = i.prefix.as_ref().map_or("", |p| p.get_ref().as_str());
         let exclude: Vec<&str> = i.exclude.iter().map(|e| e.get_ref().as_str()).collect();
         let root = i.root.as_ref().map(|r| r.get_ref().as_str());
-        let imported = match crate::urdf::import(path, folder, i.urdf.get_ref(), prefix, root, &exclude, import.span())
-        {
+        let seeds = i.collision_points.as_ref().map(|c| {
+            let c = c.get_ref();
+            let shapes: Vec<spec::CollisionShape> = c.shapes.iter().map(|s| *s.get_ref()).collect();
+            crate::urdf::CollisionSeeds {
+                links: c.links.iter().map(|l| l.get_ref().as_str()).collect(),
+                shapes: if shapes.is_empty() {
+                    vec![spec::CollisionShape::Box, spec::CollisionShape::Sphere, spec::CollisionShape::Cylinder]
+                } else {
+                    shapes
+                },
+            }
+        });
+        let imported = match crate::urdf::import(
+            path,
+            folder,
+            i.urdf.get_ref(),
+            prefix,
+            root,
+            &exclude,
+            seeds.as_ref(),
+            import.span(),
+        ) {
             Ok(imported) => imported,
             Err(errors) => return Err(SpecErrors(errors)),
         };
@@ -187,6 +207,24 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
             }
         }
         crate::urdf::apply_frames(&imported.frames, &mut bodies, &mut contact_points);
+        // Seeded points are already on their bodies; after the spec's own.
+        let seeded: usize = imported.contact_points.iter().map(|(_, c)| c.positions.len()).sum();
+        let spec_points: usize = contact_points.iter().map(|c| c.get_ref().positions.len()).sum();
+        if seeded + spec_points > MAX_CONTACT_POINTS as usize {
+            v.error(
+                i.collision_points.as_ref().map_or(import.span(), |c| c.span()),
+                "import.collision_points",
+                format!(
+                    "{seeded} contact points seeded from collision primitives, {} with the spec's own points, more than the limit of {MAX_CONTACT_POINTS}: name fewer links or shapes",
+                    seeded + spec_points
+                ),
+            );
+            return Err(SpecErrors(v.errors));
+        }
+        for (label, points) in imported.contact_points {
+            contact_points.push(Spanned::new(import.span(), points));
+            contact_labels.push(label);
+        }
         let span = import.span();
         base = Some(Spanned::new(
             span.clone(),
