@@ -365,3 +365,30 @@ fn the_pipe_experiment_finds_the_paper_inconsistent_and_the_stair_no_contrast() 
     let softgen::Verdict::Differs(why) = &stair.verdict else { panic!("003-stair: {}", stair.verdict_line()) };
     assert!(why.starts_with("no contrast: it stalls at the step face with the controller too (x = 0.64 m"), "{why}");
 }
+
+/// The MPC head to head (`mpc-003-goals`): the sampler's runs are those of tests/mpc.rs (the
+/// goal behind at 8.40 s), and box-DDP's plans keep the wave within the sampler's bounds
+/// without failing.
+#[test]
+fn the_mpc_head_to_head_runs_the_samplers_goals_and_keeps_ddp_in_bounds() {
+    use softgen::papers::modular_snake::mpc::{run_goal, GoalsTask, Planner};
+    let task = GoalsTask::new().unwrap();
+    let sampled = run_goal(&task, Planner::Mppi, "behind", 0.0).unwrap();
+    let at = sampled.reached_at.expect("MPPI reaches the goal behind, as in tests/mpc.rs");
+    assert!((at - 8.40).abs() < 1e-6, "reached at {at} s");
+    let short = GoalsTask { duration: 5.0, ..task.clone() };
+    let planned = run_goal(&short, Planner::Ddp, "behind", 0.0).unwrap();
+    assert_eq!(planned.plans, 100);
+    assert_eq!(planned.failed, 0);
+    for (t, _, wave) in &planned.samples[1..] {
+        for (i, v) in wave.iter().enumerate() {
+            assert!(
+                *v >= short.horizon.lower[i] && *v <= short.horizon.upper[i],
+                "t = {t}: decision {i} is {v}, outside [{}, {}]",
+                short.horizon.lower[i],
+                short.horizon.upper[i]
+            );
+        }
+    }
+    assert!(planned.compute_per_second() > 0.0);
+}

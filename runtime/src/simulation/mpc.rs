@@ -27,7 +27,8 @@ pub struct GaitParameters {
 }
 
 impl GaitParameters {
-    fn to_array(self) -> [f64; 3] {
+    /// (amplitude, temporal frequency, offset): the order of the DDP wave's decisions.
+    pub fn to_array(self) -> [f64; 3] {
         [self.amplitude, self.temporal_frequency, self.offset]
     }
 

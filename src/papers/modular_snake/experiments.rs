@@ -30,7 +30,134 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
         what: "rigid snake at a 10 cm stair with admittance control, 90 s (003, Fig 8)",
         run: stair_admittance,
     },
+    Experiment {
+        name: "mpc-003-goals",
+        what: "rigid snake on passive wheels, MPC: four goals 1 m away, box-DDP on the generated derivatives against the run configuration's MPPI (time to goal, compute)",
+        run: mpc_goals,
+    },
 ];
+
+/// `mpc-003-goals`: each goal of `mpc.rs` with each planner, one after the other (so each
+/// plan's compute is timed alone); their paths and a table.
+fn mpc_goals(out: &Path) -> Result<ExperimentReport, String> {
+    use crate::papers::experiment::write_csv;
+    use crate::papers::modular_snake::mpc::{run_goal, GoalsTask, Planner, GOALS, GOAL_DISTANCE};
+    use crate::support::plot::{plot_paths_in, Series};
+    let task = GoalsTask::new()?;
+    let mut runs = Vec::new();
+    for (name, direction) in GOALS {
+        for planner in [Planner::Ddp, Planner::Mppi] {
+            runs.push(run_goal(&task, planner, name, direction)?);
+        }
+    }
+    let mut rows = Vec::new();
+    for run in &runs {
+        for (t, com, wave) in &run.samples {
+            rows.push(format!(
+                "{},{},{t:.3},{:.5},{:.5},{:.5},{:.5},{:.5}",
+                run.goal_name,
+                run.planner.name(),
+                com.x,
+                com.y,
+                wave[0],
+                wave[1],
+                wave[2]
+            ));
+        }
+    }
+    write_csv(
+        &out.join("goals.csv"),
+        "goal,planner,t_s,com_x_m,com_y_m,amplitude_rad,temporal_frequency_rad_s,offset_rad",
+        &rows,
+    )?;
+    let colours = [[200, 40, 40], [40, 60, 200], [30, 150, 60], [230, 140, 20]];
+    let mut series = Vec::new();
+    for (k, run) in runs.iter().enumerate() {
+        let colour: [u8; 3] = colours[(k / 2) % 4];
+        let colour = if run.planner == Planner::Mppi { colour.map(|c| c / 2 + 100) } else { colour };
+        series.push(Series {
+            name: format!("{} ({})", run.goal_name, run.planner.name()),
+            colour,
+            points: run.samples.iter().map(|(_, c, _)| (c.x, c.y)).collect(),
+        });
+        if run.planner == Planner::Ddp {
+            series.push(Series {
+                name: format!("goal {}", run.goal_name),
+                colour,
+                points: vec![(run.goal.x, run.goal.y)],
+            });
+        }
+    }
+    plot_paths_in(
+        "rigid snake on wheels: paths to four goals, box-DDP and MPPI",
+        ("x (m)", "y (m)"),
+        &series,
+        &out.join("paths.png"),
+    )?;
+    let mut lines = vec![
+        format!(
+            "task: from rest, reach each goal {GOAL_DISTANCE} m from the start within {} m ({} s each); both planners re-plan at {} Hz over {} s; MPPI: {} rollouts of semi-implicit Euler at {} s; box-DDP: {} knots of {} s, {} semi-implicit Euler steps each, {} iteration a plan",
+            task.sampler.arrival_radius,
+            task.duration,
+            task.sampler.replan_hz,
+            task.sampler.horizon,
+            task.sampler.samples,
+            task.sampler.step,
+            task.horizon.knots,
+            task.horizon.interval,
+            task.horizon.substeps,
+            task.horizon.iterations
+        ),
+        "| goal | planner | reached at | plans | failed | compute per simulated second | longest plan |".into(),
+        "| --- | --- | --- | --- | --- | --- | --- |".into(),
+    ];
+    for run in &runs {
+        lines.push(format!(
+            "| {} | {} | {} | {} | {} | {:.3} s/s | {:.1} ms |",
+            run.goal_name,
+            run.planner.name(),
+            run.reached_at.map_or(format!("not reached ({:.3} m away)", run.final_distance), |t| format!("{t:.2} s")),
+            run.plans,
+            run.failed,
+            run.compute_per_second(),
+            run.longest.as_secs_f64() * 1e3
+        ));
+    }
+    let mut reasons = Vec::new();
+    for pair in runs.chunks(2) {
+        let [ddp, mppi] = pair else { continue };
+        match (ddp.reached_at, mppi.reached_at) {
+            (Some(a), Some(b)) => lines.push(format!(
+                "{}: box-DDP {:.2} s against MPPI {:.2} s, with {:.1}x less compute per second",
+                ddp.goal_name,
+                a,
+                b,
+                mppi.compute_per_second() / ddp.compute_per_second().max(f64::MIN_POSITIVE)
+            )),
+            (None, _) => {
+                reasons.push(format!("box-DDP did not reach `{}` ({:.3} m away)", ddp.goal_name, ddp.final_distance))
+            }
+            (Some(_), None) => lines.push(format!("{}: MPPI did not reach it, box-DDP did", ddp.goal_name)),
+        }
+        if ddp.failed > 0 {
+            reasons.push(format!("{} of {} box-DDP plans failed on `{}`", ddp.failed, ddp.plans, ddp.goal_name));
+        }
+    }
+    lines.push("outputs: goals.csv (every plan: centre of mass and the wave it set), paths (.png and .svg)".into());
+    let reached = |planner: Planner| runs.iter().filter(|r| r.planner == planner && r.reached_at.is_some()).count();
+    let verdict = if reasons.is_empty() {
+        Verdict::Reached
+    } else {
+        Verdict::Differs(format!(
+            "box-DDP over the wave reached {} of {} goals, MPPI {}: {}",
+            reached(Planner::Ddp),
+            GOALS.len(),
+            reached(Planner::Mppi),
+            reasons.join("; ")
+        ))
+    };
+    Ok(ExperimentReport { lines, views: Vec::new(), verdict })
+}
 
 /// Runs `scenario`, writing `<file>.csv` and its figure; returns its summary and the run as
 /// `--view` draws it (titled `title`).
