@@ -15,7 +15,7 @@ use std::time::Duration;
 /// of 7, and two legs of 6: 30 joints, 31 links, the sizes and masses of an adult.
 fn humanoid_urdf() -> String {
     let mut urdf = String::from("<?xml version=\"1.0\"?>\n<robot name=\"humanoid\">\n");
-    let mut link = |urdf: &mut String, name: &str, mass: f64, length: f64| {
+    let link = |urdf: &mut String, name: &str, mass: f64, length: f64| {
         // A rod along -z (limbs) of its mass and length, with a little width.
         let (i_long, i_short) = (mass * length * length / 12.0 + mass * 0.0025, mass * 0.0025);
         writeln!(
@@ -32,6 +32,17 @@ fn humanoid_urdf() -> String {
             xyz[0], xyz[1], xyz[2], axis[0], axis[1], axis[2]
         )
         .unwrap();
+    };
+    // A limb: its links one after another from `parent`, each on a joint about its axis.
+    type Part = (&'static str, f64, f64, [f64; 3], [f64; 3]);
+    let chain = |urdf: &mut String, side: &str, parent: &str, parts: &[Part]| {
+        let mut parent = parent.to_string();
+        for &(part, mass, length, xyz, axis) in parts {
+            let name = format!("{side}_{part}");
+            link(urdf, &name, mass, length);
+            joint(urdf, &format!("{name}_joint"), &parent, &name, xyz, axis);
+            parent = name;
+        }
     };
     let (x, y, z) = ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]);
     link(&mut urdf, "pelvis", 10.0, 0.2);
@@ -55,13 +66,7 @@ fn humanoid_urdf() -> String {
             ("wrist_2", 0.3, 0.03, [0.0, 0.0, -0.03], y),
             ("hand", 0.5, 0.1, [0.0, 0.0, -0.03], x),
         ];
-        let mut parent = "torso_2".to_string();
-        for (part, mass, length, xyz, axis) in parts {
-            let name = format!("{side}_{part}");
-            link(&mut urdf, &name, mass, length);
-            joint(&mut urdf, &format!("{name}_joint"), &parent, &name, xyz, axis);
-            parent = name;
-        }
+        chain(&mut urdf, side, "torso_2", &parts);
     }
     // Legs: hip (3), knee, ankle (2).
     for (side, s) in [("left", 1.0), ("right", -1.0)] {
@@ -73,13 +78,7 @@ fn humanoid_urdf() -> String {
             ("ankle", 0.5, 0.05, [0.0, 0.0, -0.4], y),
             ("foot", 1.2, 0.08, [0.0, 0.0, -0.05], x),
         ];
-        let mut parent = "pelvis".to_string();
-        for (part, mass, length, xyz, axis) in parts {
-            let name = format!("{side}_{part}");
-            link(&mut urdf, &name, mass, length);
-            joint(&mut urdf, &format!("{name}_joint"), &parent, &name, xyz, axis);
-            parent = name;
-        }
+        chain(&mut urdf, side, "pelvis", &parts);
     }
     urdf.push_str("</robot>\n");
     urdf
