@@ -351,10 +351,17 @@ fn experiments_are_listed_one_a_line_and_run_to_their_verdict() {
     let names: Vec<&str> = stdout.lines().collect();
     let expected: Vec<&str> = softgen::experiments().map(|e| e.name).collect();
     assert_eq!(names, expected);
-    for name in &names {
-        // A paper's experiments are `<seed>-<name>`, the control tasks `mpc-<seed>-<task>`.
-        let (seed, short) = name.strip_prefix("mpc-").unwrap_or(name).split_once('-').unwrap();
-        assert!(seed.len() == 3 && seed.chars().all(|c| c.is_ascii_digit()) && !short.is_empty(), "{name}");
+    for paper in softgen::PAPERS {
+        for name in paper.experiments.iter().map(|e| e.name) {
+            // A paper's experiments are `<seed>-<name>`, the control tasks `mpc-<seed>-<task>`.
+            let (seed, short) = name.strip_prefix("mpc-").unwrap_or(name).split_once('-').unwrap();
+            assert!(seed.len() == 3 && seed.chars().all(|c| c.is_ascii_digit()) && !short.is_empty(), "{name}");
+            assert!(paper.seed.starts_with(seed), "{name} is listed under {}", paper.seed);
+        }
+    }
+    // The tasks of robots from no paper: `<robot>-<task>`, lower case and hyphens, no seed.
+    for name in softgen::papers::TASKS.iter().flat_map(|t| t.iter()).map(|e| e.name) {
+        assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '-') && name.contains('-'), "{name}");
     }
     // One whole experiment: its files, its comparison and the verdict as the last line.
     let dir = tempfile::tempdir().unwrap();
