@@ -205,35 +205,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let argument_lets: HashMap<NodeId, Ident> = argument_lets.into_iter().collect();
     let mut cache_body = body(dag, &params, &argument_lets, &argument_outputs, CacheUse::Define);
     for (arg, value) in &arguments {
-        let uses = &by_argument[arg];
-        let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| &cache[&u.1]);
-        let cos = uses.iter().find(|(f, _)| *f == Function::Cos).map(|u| &cache[&u.1]);
-        if let (Some(s), Some(c)) = (sin, cos) {
-            cache_body.extend(quote!(let (#s, #c) = #value.sin_cos();));
-        }
-        // Every Stumpff function of one argument from one evaluation.
-        if uses.iter().any(|(f, _)| matches!(f, Function::Stumpff(_))) {
-            let all = format_ident!("stumpff_{}", cache[&uses[0].1]);
-            cache_body.extend(quote!(let #all = softgen_runtime::stumpff(#value);));
-            for (f, id) in uses {
-                if let Function::Stumpff(k) = f {
-                    let field = &cache[id];
-                    let k = Literal::usize_unsuffixed(*k as usize);
-                    cache_body.extend(quote!(let #field = #all[#k];));
-                }
-            }
-        }
-        for (f, id) in uses {
-            if (*f == Function::Sin || *f == Function::Cos) && sin.is_some() && cos.is_some() {
-                continue;
-            }
-            if matches!(f, Function::Stumpff(_)) {
-                continue;
-            }
-            let m = function_method(*f);
-            let field = &cache[id];
-            cache_body.extend(quote!(let #field = #value.#m();));
-        }
+        cache_body.extend(call_statements(value, &by_argument[arg], &cache));
     }
     let intermediate_outputs: Vec<(TokenStream, NodeId)> = intermediates
         .iter()
@@ -333,32 +305,16 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         let mut read: HashMap<NodeId, Ident> = HashMap::new();
         let mut statements = TokenStream::new();
         for (arg, uses) in &by_argument {
-            let uses: Vec<&(Function, NodeId)> = uses.iter().filter(|(_, id)| reached.contains(id)).collect();
+            let uses: Vec<(Function, NodeId)> = uses.iter().copied().filter(|(_, id)| reached.contains(id)).collect();
             if uses.is_empty() {
                 continue;
             }
-            if !dag.is_leaf(*arg) {
+            if !dag.is_leaf(*arg) || uses.iter().any(|(f, _)| matches!(f, Function::Stumpff(_))) {
                 return None;
             }
             let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(), bound: HashMap::new() };
-            let value = wrap(e.render(*arg), Precedence::Atom);
-            let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| cache[&u.1].clone());
-            let cos = uses.iter().find(|(f, _)| *f == Function::Cos).map(|u| cache[&u.1].clone());
-            if let (Some(s), Some(c)) = (&sin, &cos) {
-                statements.extend(quote!(let (#s, #c) = #value.sin_cos();));
-            }
-            for (f, id) in uses {
-                read.insert(*id, cache[id].clone());
-                if (*f == Function::Sin || *f == Function::Cos) && sin.is_some() && cos.is_some() {
-                    continue;
-                }
-                if matches!(f, Function::Stumpff(_)) {
-                    return None;
-                }
-                let m = function_method(*f);
-                let field = &cache[id];
-                statements.extend(quote!(let #field = #value.#m();));
-            }
+            statements.extend(call_statements(&wrap(e.render(*arg), Precedence::Atom), &uses, &cache));
+            read.extend(uses.iter().map(|(_, id)| (*id, cache[id].clone())));
         }
         statements.extend(body(dag, &params, &read, outputs, CacheUse::Define));
         Some(statements)
@@ -957,4 +913,39 @@ fn joint_order(joints: impl Iterator<Item = (usize, Option<usize>)>) -> (Vec<Lit
             (Literal::usize_unsuffixed(coordinate), parent)
         })
         .unzip()
+}
+
+/// The `let`s that evaluate the calls `uses` of one argument, `value`, into their cache
+/// names: sine and cosine together when both are used, every Stumpff function from one
+/// evaluation, any other function on its own.
+fn call_statements(value: &TokenStream, uses: &[(Function, NodeId)], cache: &HashMap<NodeId, Ident>) -> TokenStream {
+    let mut statements = TokenStream::new();
+    let sin = uses.iter().find(|(f, _)| *f == Function::Sin).map(|u| &cache[&u.1]);
+    let cos = uses.iter().find(|(f, _)| *f == Function::Cos).map(|u| &cache[&u.1]);
+    if let (Some(s), Some(c)) = (sin, cos) {
+        statements.extend(quote!(let (#s, #c) = #value.sin_cos();));
+    }
+    if uses.iter().any(|(f, _)| matches!(f, Function::Stumpff(_))) {
+        let all = format_ident!("stumpff_{}", cache[&uses[0].1]);
+        statements.extend(quote!(let #all = softgen_runtime::stumpff(#value);));
+        for (f, id) in uses {
+            if let Function::Stumpff(k) = f {
+                let field = &cache[id];
+                let k = Literal::usize_unsuffixed(*k as usize);
+                statements.extend(quote!(let #field = #all[#k];));
+            }
+        }
+    }
+    for (f, id) in uses {
+        if (*f == Function::Sin || *f == Function::Cos) && sin.is_some() && cos.is_some() {
+            continue;
+        }
+        if matches!(f, Function::Stumpff(_)) {
+            continue;
+        }
+        let m = function_method(*f);
+        let field = &cache[id];
+        statements.extend(quote!(let #field = #value.#m();));
+    }
+    statements
 }
