@@ -8,43 +8,21 @@ use softgen::RunConfig;
 use softgen_generated::SnakeLateralUndulation;
 use softgen_runtime::{
     ActuatorCommand, GaitParameters, GaitPlanner, GoalSteering, Integrator, Model, Plan, PlanningSnapshot, RungeKutta4,
-    SimulatedPlant, Simulation, SimulationConfig, State, SteeredGait, SteeringConfig, SteeringLink, SteeringPhase,
+    SimulatedPlant, Simulation, State, SteeredGait, SteeringConfig, SteeringLink, SteeringPhase,
 };
-
-/// The run configuration the robot comes with (its spec's sibling `.run.toml`).
-fn run_config_text(robot: &str) -> &'static str {
-    softgen::run_config_of(robot).unwrap_or_else(|| panic!("{robot} has no run configuration")).text
-}
 
 type R = SnakeLateralUndulation;
 const N: usize = 8;
 const C: usize = 13;
 
+/// The run configuration the robot comes with (its spec's sibling `.run.toml`).
 fn run_config() -> RunConfig {
-    let actuated = ["link2", "link3", "link4", "link5", "link6"]
-        .map(|b| (b, softgen::Drives::Coordinate(softgen_runtime::CoordinateKind::RevoluteJoint)));
-    RunConfig::parse(
-        "snake_lateral_undulation.run.toml",
-        run_config_text("snake_lateral_undulation"),
-        R::NAME,
-        &actuated,
-    )
-    .unwrap()
+    softgen::papers::modular_snake::mpc::run_config().unwrap()
 }
 
 /// The plant of the run configuration: the floor under the wheels, servos tracking set points.
 fn simulation() -> Simulation<R, N, C> {
-    let env = R::ENVIRONMENT;
-    let (contact, terrain) = run_config().environment.apply(env.contact_law(), env.terrain);
-    let config = SimulationConfig {
-        contact,
-        terrain,
-        gait: None,
-        servo: R::GAIT.unwrap().servo(),
-        admittance: None,
-        control_period: 0.001,
-    };
-    Simulation::new(Default::default(), config).unwrap()
+    softgen::papers::modular_snake::mpc::simulation().unwrap()
 }
 
 fn initial_gait() -> GaitParameters {

@@ -608,13 +608,12 @@ pub fn import(
     // Contact points on the collision primitives asked for, in each link's body frame.
     let mut contact_points = Vec::new();
     if let Some(seeds) = seeds {
-        let imported: Vec<usize> = order.clone();
         let mut chosen: Vec<(usize, bool)> = Vec::new();
         if seeds.links.is_empty() {
-            chosen.extend(imported.iter().map(|&l| (l, false)));
+            chosen.extend(order.iter().map(|&l| (l, false)));
         } else {
             for link in &seeds.links {
-                match index_of.get(*link).filter(|i| imported.contains(i)) {
+                match index_of.get(*link).filter(|i| order.contains(i)) {
                     Some(&i) => chosen.push((i, true)),
                     None => {
                         return Err(refuse(format!(

@@ -207,20 +207,8 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
             }
         }
         crate::urdf::apply_frames(&imported.frames, &mut bodies, &mut contact_points);
-        // Seeded points are already on their bodies; after the spec's own.
-        let seeded: usize = imported.contact_points.iter().map(|(_, c)| c.positions.len()).sum();
-        let spec_points: usize = contact_points.iter().map(|c| c.get_ref().positions.len()).sum();
-        if seeded + spec_points > MAX_CONTACT_POINTS as usize {
-            v.error(
-                i.collision_points.as_ref().map_or(import.span(), |c| c.span()),
-                "import.collision_points",
-                format!(
-                    "{seeded} contact points seeded from collision primitives, {} with the spec's own points, more than the limit of {MAX_CONTACT_POINTS}: name fewer links or shapes",
-                    seeded + spec_points
-                ),
-            );
-            return Err(SpecErrors(v.errors));
-        }
+        // Seeded points are already on their bodies; after the spec's own (the robot's limit
+        // on contact points counts them with the rest).
         for (label, points) in imported.contact_points {
             contact_points.push(Spanned::new(import.span(), points));
             contact_labels.push(label);

@@ -315,12 +315,9 @@ pub fn run_press(task: &PressTask) -> Result<PressRun, String> {
     let info: [MuscleInfo; 3] = PandaSoftFinger::MUSCLES
         .try_into()
         .map_err(|_| format!("robot `{}` has not the finger's three muscles", PandaSoftFinger::NAME))?;
-    let muscles = [0, 1, 2].map(|k| PandaSoftFinger::muscle(k, &p));
-    let muscles = [muscles[0], muscles[1], muscles[2]]
-        .iter()
-        .map(|m| m.ok_or_else(|| "the finger's muscles have no values".to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut drive = MuscleDrive::new(info, [muscles[0], muscles[1], muscles[2]], task.ceiling)?;
+    let muscle =
+        |k: usize| PandaSoftFinger::muscle(k, &p).ok_or_else(|| format!("the finger's muscle {} has no values", k + 1));
+    let mut drive = MuscleDrive::new(info, [muscle(0)?, muscle(1)?, muscle(2)?], task.ceiling)?;
     let mut integrator =
         Rosenbrock34::<DOF>::new(Tolerances { absolute: task.absolute_tolerance, relative: task.relative_tolerance })
             .map_err(|e| e.to_string())?;
