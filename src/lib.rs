@@ -15,9 +15,10 @@ mod support;
 mod sweep;
 
 pub use hardware::config::{Drives, EnvironmentOverride, MpcSettings, RunConfig};
+pub use hardware::estimation::EstimatorReport;
 pub use hardware::run::{
     run_with_drivers, Controller, ControllerChoice, HeldInputs, LimbController, LimbGaitRequest, MpcReport,
-    PlantSetting, RunDriver, RunOptions, RunReport,
+    PlantSetting, RunDriver, RunOptions, RunReport, StateSource,
 };
 pub use hardware::serial::SerialDevice;
 pub use papers::{

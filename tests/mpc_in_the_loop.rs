@@ -40,6 +40,7 @@ fn mpc_options(robot: &str, dir: &Path, config: std::path::PathBuf, duration: f6
         gait_frequency: None,
         swim: None,
         replay: None,
+        state: softgen::StateSource::True,
     }
 }
 

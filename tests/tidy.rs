@@ -122,6 +122,7 @@ const RUNTIME_LAYERS: &[&str] = &[
     "control",
     "simulation",
     "optimal_control",
+    "estimation",
     "hardware",
 ];
 

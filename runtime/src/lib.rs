@@ -9,13 +9,14 @@
 //! muscles), `robot` (the `Model` trait, which states its spec's defaults in the two
 //! layers before it, forward dynamics, parameters, state), `integration` (integrators),
 //! `control` (gaits, admittance), `simulation` (a robot in its environment under control as
-//! one system, and MPC), `optimal_control` (box-DDP over a horizon of the simulation) and
-//! `hardware` (actuation, safety, devices, protocol, the real-time loop, steering).
+//! one system, and MPC), `optimal_control` (box-DDP over a horizon of the simulation), `estimation` (sensors,
+//! emulated sensors and a Kalman filter on the generated model) and `hardware` (actuation, safety, devices, protocol, the real-time loop, steering).
 //! Everything public is re-exported here, flat.
 
 mod actuators;
 mod control;
 mod environment;
+mod estimation;
 mod hardware;
 mod integration;
 mod optimal_control;
@@ -95,6 +96,13 @@ pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};
 pub use simulation::system_jacobian::{ControlInput, SystemJacobian};
 
 // Hardware.
+// Sensing and state estimation.
+pub use estimation::emulated::EmulatedSensors;
+pub use estimation::kalman::{EstimatorFault, EstimatorSettings, EstimatorStats, StateEstimator};
+pub use estimation::sensors::{
+    Measurement, Reading, ReadingQueue, Sensor, SensorFault, SensorWatch, MAX_SENSORS, QUEUE_CAPACITY,
+};
+
 pub use hardware::actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};
 pub use hardware::device::{Device, DeviceError, Recorder, Recording, SimulatedPlant};
 pub use hardware::mailbox::Mailbox;

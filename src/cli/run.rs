@@ -91,6 +91,17 @@ pub(crate) struct RunArgs {
     /// two-propellers, yaw-0.3, yaw-0.1, pitch-1, pitch-2, spiral; default forward).
     #[arg(long)]
     swim: Option<String>,
+    /// The mpc controller's state on the simulated plant: the plant's own (true), or the
+    /// state estimator's from the run configuration's [[sensors]], emulated from the plant
+    /// with their noise, rate, latency and lost frames (estimated).
+    #[arg(long, value_enum, default_value = "true")]
+    state: StateName,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum StateName {
+    True,
+    Estimated,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -173,6 +184,10 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
         gait_frequency: args.gait_frequency,
         swim: args.swim,
         replay: args.replay,
+        state: match args.state {
+            StateName::True => softgen::StateSource::True,
+            StateName::Estimated => softgen::StateSource::Estimated,
+        },
     };
     let report = softgen::run_on_device(&options, stop)?;
     if let (true, Some(plant)) = (view, &report.plant) {

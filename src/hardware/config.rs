@@ -1,13 +1,13 @@
 //! Run configuration files (`model-specs/<robot>.run.toml`): the loop rate, safety limits,
 //! the channel map from each actuator to a device output, the environment of the simulated
-//! plant and the model-predictive controller's settings, validated with errors that name the
-//! file, line and field.
+//! plant, the model-predictive controller's settings, and the sensors and state estimator,
+//! validated with errors that name the file, line and field.
 
 use nalgebra::Vector2;
 use serde::Deserialize;
 use softgen_runtime::{
-    Channel, ContactLaw, CoordinateKind, FrictionAnisotropy, FrictionLaw, GaitParameters, LengthToPressure,
-    PressureMap, SafetyLimits, Terrain,
+    Channel, ContactLaw, CoordinateKind, EstimatorSettings, FrictionAnisotropy, FrictionLaw, GaitParameters,
+    LengthToPressure, Measurement, PressureMap, SafetyLimits, Sensor, Terrain, MAX_SENSORS,
 };
 use std::ops::Range;
 use std::path::Path;
@@ -27,6 +27,88 @@ struct File {
     /// and the controller's model).
     #[serde(default)]
     parameters: std::collections::BTreeMap<String, Spanned<f64>>,
+    /// What the loop reads (`--state estimated`), and the estimator that reads it.
+    #[serde(default)]
+    sensors: Vec<Spanned<SensorFile>>,
+    estimator: Option<Spanned<EstimatorFile>>,
+}
+
+/// What a sensor measures, by the robot's names.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum SensorKindFile {
+    Marker,
+    Coordinate,
+    Pressure,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SensorFile {
+    name: String,
+    kind: SensorKindFile,
+    /// A marker's named point, a coordinate sensor's coordinate, a pressure sensor's muscle.
+    point: Option<String>,
+    coordinate: Option<String>,
+    actuator: Option<String>,
+    /// A coordinate sensor's calibration: reading = scale * coordinate + offset.
+    scale: Option<f64>,
+    offset: Option<f64>,
+    rate_hz: f64,
+    noise: f64,
+    latency: Option<f64>,
+    lost: Option<f64>,
+    timeout: Option<f64>,
+    range: Option<[f64; 2]>,
+    silent_after: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EstimatorFile {
+    step: Option<f64>,
+    acceleration_noise: Option<f64>,
+    initial_position_std: Option<f64>,
+    initial_velocity_std: Option<f64>,
+    gate: Option<f64>,
+    outlier_streak: Option<usize>,
+    history: Option<f64>,
+    fault_hold: Option<f64>,
+    /// The emulated sensors' noise seed.
+    seed: Option<u64>,
+}
+
+/// A sensor of the run configuration whose target is still a name: resolved against the
+/// robot ([`SensorEntry::resolve`]) where its model is known.
+#[derive(Clone, Debug)]
+pub struct SensorEntry {
+    /// Its settings, the measurement a placeholder of the right kind.
+    pub sensor: Sensor,
+    /// The point, coordinate or muscle it names.
+    pub target: String,
+    /// Where it is in the file (`path:line:column: sensors[i]`), for errors.
+    pub at: String,
+}
+
+impl SensorEntry {
+    /// The sensor with its target found among the robot's `points`, `coordinates` and
+    /// `muscles`.
+    pub fn resolve(&self, points: &[&str], coordinates: &[&str], muscles: &[&str]) -> Result<Sensor, String> {
+        let find = |names: &[&str], what: &str| {
+            names.iter().position(|n| *n == self.target).ok_or_else(|| {
+                format!("{}: `{}` is not {what} of the robot ({})", self.at, self.target, names.join(", "))
+            })
+        };
+        let mut sensor = self.sensor.clone();
+        sensor.measures = match sensor.measures {
+            Measurement::Marker { .. } => Measurement::Marker { point: find(points, "a named point")? },
+            Measurement::Coordinate { scale, offset, .. } => {
+                Measurement::Coordinate { coordinate: find(coordinates, "a coordinate")?, scale, offset }
+            }
+            Measurement::Pressure { .. } => Measurement::Pressure { muscle: find(muscles, "a muscle")? },
+        };
+        Ok(sensor)
+    }
 }
 
 /// Where the run happens, in place of the spec's `[environment]` (same fields).
@@ -296,6 +378,12 @@ pub struct RunConfig {
     pub ddp_mpc: Option<DdpMpcSettings>,
     /// Parameter values by name, for the robot's `Params::set` (checked when applied).
     pub parameters: Vec<(String, f64)>,
+    /// The sensors the loop reads with `--state estimated`, in the file's order.
+    pub sensors: Vec<SensorEntry>,
+    /// The state estimator's settings (defaults without an `[estimator]` table).
+    pub estimator: EstimatorSettings,
+    /// The emulated sensors' noise seed.
+    pub sensor_seed: u64,
 }
 
 /// What an actuator drives, to match it with a channel kind.
@@ -510,8 +598,101 @@ impl RunConfig {
             }
             parameters.push((name.clone(), *value.get_ref()));
         }
-        Ok(RunConfig { robot: robot.to_string(), rate_hz, safety, channels, environment, mpc, ddp_mpc, parameters })
+        let mut sensors = Vec::with_capacity(file.sensors.len());
+        for (i, entry) in file.sensors.iter().enumerate() {
+            let at = locate(path, text, entry.span(), format!("sensors[{i}]"));
+            let sensor = parse_sensor(entry.get_ref()).map_err(|m| format!("{at}: {m}"))?;
+            if sensors.iter().any(|s: &SensorEntry| s.sensor.name == sensor.0.name) {
+                return Err(format!("{at}: a sensor named `{}` is listed twice", sensor.0.name));
+            }
+            sensors.push(SensorEntry { sensor: sensor.0, target: sensor.1, at });
+        }
+        if sensors.len() > MAX_SENSORS {
+            return Err(format!("{path}: {} sensors, more than the {MAX_SENSORS} a run reads", sensors.len()));
+        }
+        let (estimator, sensor_seed) = match &file.estimator {
+            Some(e) => {
+                parse_estimator(e.get_ref()).map_err(|m| locate(path, text, e.span(), format!("estimator: {m}")))?
+            }
+            None => (EstimatorSettings::default(), 1),
+        };
+        Ok(RunConfig {
+            robot: robot.to_string(),
+            rate_hz,
+            safety,
+            channels,
+            environment,
+            mpc,
+            ddp_mpc,
+            parameters,
+            sensors,
+            estimator,
+            sensor_seed,
+        })
     }
+}
+
+/// A sensor's settings and the name of what it measures.
+fn parse_sensor(s: &SensorFile) -> Result<(Sensor, String), String> {
+    let (measures, target, range) = match s.kind {
+        SensorKindFile::Marker => (Measurement::Marker { point: 0 }, &s.point, [-100.0, 100.0]),
+        SensorKindFile::Coordinate => (
+            Measurement::Coordinate { coordinate: 0, scale: s.scale.unwrap_or(1.0), offset: s.offset.unwrap_or(0.0) },
+            &s.coordinate,
+            [-1e3, 1e3],
+        ),
+        SensorKindFile::Pressure => (Measurement::Pressure { muscle: 0 }, &s.actuator, [-1.0, 100.0]),
+    };
+    let (key, others) = match s.kind {
+        SensorKindFile::Marker => {
+            ("point", [("coordinate", s.coordinate.is_some()), ("actuator", s.actuator.is_some())])
+        }
+        SensorKindFile::Coordinate => {
+            ("coordinate", [("point", s.point.is_some()), ("actuator", s.actuator.is_some())])
+        }
+        SensorKindFile::Pressure => {
+            ("actuator", [("point", s.point.is_some()), ("coordinate", s.coordinate.is_some())])
+        }
+    };
+    let kind = format!("{:?}", s.kind).to_lowercase();
+    if let Some((other, _)) = others.iter().find(|(_, set)| *set) {
+        return Err(format!("a {kind} sensor names its target with `{key}`, not `{other}`"));
+    }
+    if s.kind != SensorKindFile::Coordinate && (s.scale.is_some() || s.offset.is_some()) {
+        return Err(format!("`scale` and `offset` calibrate coordinate sensors, not a {kind} sensor"));
+    }
+    let target = target.clone().ok_or_else(|| format!("a {kind} sensor needs `{key}`"))?;
+    let rate = s.rate_hz;
+    let sensor = Sensor {
+        name: s.name.clone(),
+        measures,
+        rate_hz: rate,
+        noise: s.noise,
+        latency: s.latency.unwrap_or(0.0),
+        lost: s.lost.unwrap_or(0.0),
+        // Ten frames, and at least 0.1 s.
+        timeout: s.timeout.unwrap_or((10.0 / rate).max(0.1)),
+        range: s.range.unwrap_or(range),
+        silent_after: s.silent_after,
+    };
+    sensor.validate()?;
+    Ok((sensor, target))
+}
+
+fn parse_estimator(e: &EstimatorFile) -> Result<(EstimatorSettings, u64), String> {
+    let d = EstimatorSettings::default();
+    let settings = EstimatorSettings {
+        step: e.step.unwrap_or(d.step),
+        acceleration_noise: e.acceleration_noise.unwrap_or(d.acceleration_noise),
+        initial_position_std: e.initial_position_std.unwrap_or(d.initial_position_std),
+        initial_velocity_std: e.initial_velocity_std.unwrap_or(d.initial_velocity_std),
+        gate: e.gate.unwrap_or(d.gate),
+        outlier_streak: e.outlier_streak.unwrap_or(d.outlier_streak),
+        history: e.history.unwrap_or(d.history),
+        fault_hold: e.fault_hold.unwrap_or(d.fault_hold),
+    };
+    settings.validate()?;
+    Ok((settings, e.seed.unwrap_or(1)))
 }
 
 fn parse_environment(e: &EnvironmentFile) -> Result<EnvironmentOverride, String> {

@@ -2,5 +2,6 @@
 //! controller through the output chain to a device at a fixed rate.
 
 pub(crate) mod config;
+pub(crate) mod estimation;
 pub(crate) mod run;
 pub(crate) mod serial;

@@ -4,15 +4,16 @@
 //! and the first commands are printed and no device is touched).
 
 use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, RunConfig};
+use crate::hardware::estimation::{configured_sensors, EstimatorReport, InLoopEstimator};
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
 use nalgebra::{SVector, Vector2, Vector3};
 use softgen_runtime::{
     run_hardware, run_horizon_planner, run_planner, ActuatorCommand, ControlInput, CoordinateKind, DdpSettings, Device,
-    DeviceError, DeviceValue, GaitParameters, GaitPlanner, GoalSteering, GoalWeights, HorizonSettings, LoopConfig,
-    LoopStats, Model, OutputChain, PlanFollower, PlanLink, PlannerStats, RecedingHorizon, Recorder, Recording,
-    SafetyFault, Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State, SteeringConfig, SteeringLink,
-    SteeringPhase, STOP_FINISHED,
+    DeviceError, DeviceValue, EmulatedSensors, GaitParameters, GaitPlanner, GoalSteering, GoalWeights, HorizonSettings,
+    LoopConfig, LoopStats, Mailbox, Model, OutputChain, PlanFollower, PlanLink, PlannerStats, ReadingQueue,
+    RecedingHorizon, Recorder, Recording, SafetyFault, Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State,
+    StateEstimator, SteeringConfig, SteeringLink, SteeringPhase, STOP_FINISHED,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -71,6 +72,16 @@ pub enum ControllerChoice {
     Mpc,
 }
 
+/// Where the model-predictive controller's state comes from on the simulated plant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StateSource {
+    /// The plant's true state.
+    #[default]
+    True,
+    /// The state estimator, reading the run configuration's sensors emulated from the plant.
+    Estimated,
+}
+
 /// What `softgen run` was asked to do.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -113,6 +124,8 @@ pub struct RunOptions {
     /// simulated plant) to feed to the simulated plant in place of a controller: the plant's
     /// trajectory under the recorded values, with no loop, device or controller.
     pub replay: Option<PathBuf>,
+    /// The mpc controller's state: the plant's truth or the estimator's.
+    pub state: StateSource,
 }
 
 /// How a run ended.
@@ -122,6 +135,8 @@ pub struct RunReport {
     pub fault: Option<SafetyFault>,
     /// What the model-predictive controller did, on `ControllerChoice::Mpc` runs.
     pub mpc: Option<MpcReport>,
+    /// What the state estimator did, on `StateSource::Estimated` runs.
+    pub estimator: Option<EstimatorReport>,
     /// The run configuration's terrain and parameters (the plant's, on the simulated plant).
     pub plant: Option<PlantSetting>,
 }
@@ -437,7 +452,26 @@ impl Run<'_> {
         let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
         let start_com = R::center_of_mass(&start.q, &params, &R::cache(&start.q, &params));
         let goal = Vector3::new(settings.goal.x, settings.goal.y, settings.goal_height.unwrap_or(start_com.z));
-        let mut planner = horizon_planner::<R, N, C>(&config, &settings, goal, params.clone(), plant_config)
+        let estimated = o.state == StateSource::Estimated;
+        let sensors = if estimated { configured_sensors::<R, N, C>(&config, &path)? } else { Vec::new() };
+        let filter = match estimated {
+            true => {
+                let model = Simulation::<R, N, C>::new(params.clone(), plant_config.clone())?;
+                let filter = StateEstimator::new(
+                    model,
+                    &planned_inputs::<R, N, C>(),
+                    &sensors,
+                    config.estimator.clone(),
+                    &start,
+                    0.0,
+                    1.0 / loop_config.rate_hz,
+                )
+                .map_err(|e| format!("{path}: estimator: {e}"))?;
+                Some(filter)
+            }
+            false => None,
+        };
+        let mut planner = horizon_planner::<R, N, C>(&config, &settings, goal, params.clone(), plant_config.clone())
             .map_err(|e| format!("{path}: mpc: {e}"))?;
         let initial: Vec<f64> = planner.command_at(0.0).iter().copied().collect();
         let mut follower =
@@ -460,6 +494,14 @@ impl Run<'_> {
             settings.replan_hz
         );
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
+        if let Some(filter) = &filter {
+            println!(
+                "estimator   extended Kalman filter on the model, steps of {:.2} ms, {} sensors emulated from the plant: {}",
+                filter.step() * 1e3,
+                sensors.len(),
+                sensors.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+            );
+        }
         let to_commands = move |values: &[f64], commands: &mut [ActuatorCommand]| {
             for (j, (c, v)) in commands.iter_mut().zip(values).enumerate() {
                 *c = if j < muscles { ActuatorCommand::Pressure(*v) } else { ActuatorCommand::Thrust(*v) };
@@ -489,12 +531,42 @@ impl Run<'_> {
         plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
         let link = Arc::new(PlanLink::<N>::new());
         let measured = Arc::clone(&link);
+        let truth = Arc::new(Mailbox::<(f64, State<N>)>::new());
+        let queue = Arc::new(ReadingQueue::default());
+        let mut estimator = match filter {
+            Some(filter) => {
+                let emulated = EmulatedSensors::new(
+                    &sensors,
+                    plant.simulation.params.clone(),
+                    Arc::clone(&queue),
+                    0.0,
+                    config.sensor_seed,
+                )
+                .map_err(|e| format!("{path}: {e}"))?;
+                plant.attach_sensors(emulated);
+                Some(InLoopEstimator::new(
+                    filter,
+                    queue,
+                    Arc::clone(&truth),
+                    config.estimator.fault_hold,
+                    initial.len(),
+                    config.safety,
+                )?)
+            }
+            None => None,
+        };
+        let truth_post = Arc::clone(&truth);
         let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
-            measured.measured.try_post((t, *x));
+            if estimated {
+                truth_post.try_post((t, *x));
+            } else {
+                measured.measured.try_post((t, *x));
+            }
         })?;
         let stop = &*self.stop;
         let link = &*link;
         let count = initial.len();
+        let period = 1.0 / loop_config.rate_hz;
         let mut values = [0.0; softgen_runtime::MAX_PLANNED_COMMANDS];
         let (outcome, safe, planner_stats) = loop_with_planner(
             &loop_config,
@@ -504,8 +576,23 @@ impl Run<'_> {
             &link.stop,
             || run_horizon_planner(&mut planner, link, settings.replan_hz),
             |t, commands| {
+                if let Some(estimator) = &mut estimator {
+                    match estimator.estimate(t)? {
+                        Some(state) => {
+                            link.measured.try_post((t, state));
+                        }
+                        None => {
+                            // A fault: the last safe command, held.
+                            to_commands(estimator.held(), commands);
+                            return Ok(follower.phase);
+                        }
+                    }
+                }
                 let phase = follower.command(link, t, &mut values[..count])?;
                 to_commands(&values[..count], commands);
+                if let Some(estimator) = &mut estimator {
+                    estimator.sent(&values[..count], commands, period)?;
+                }
                 Ok(phase)
             },
         );
@@ -527,6 +614,11 @@ impl Run<'_> {
             println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m");
         }
         report.print();
+        if let Some(estimator) = &estimator {
+            let estimator_report = estimator.report();
+            println!("{}", estimator_report.line());
+            run.estimator = Some(estimator_report);
+        }
         run.mpc = Some(report);
         Ok(run)
     }
@@ -568,6 +660,18 @@ fn loop_with_planner<D: Device>(
 /// The receding-horizon planner of `settings` towards `goal`, over the model the plant
 /// simulates: every muscle's pressure within [0, ceiling] bar and every thrust within the
 /// thrust limit (and its channel's rating) either way.
+/// The commands box-DDP plans, in the actuators' order: muscle pressures, then thrusts.
+fn planned_inputs<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<ControlInput> {
+    let mut inputs = Vec::new();
+    if !R::MUSCLES.is_empty() {
+        inputs.push(ControlInput::MusclePressures);
+    }
+    if !R::THRUSTERS.is_empty() {
+        inputs.push(ControlInput::Thrusts);
+    }
+    inputs
+}
+
 fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     settings: &DdpMpcSettings,
@@ -576,13 +680,7 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
     plant_config: SimulationConfig,
 ) -> Result<RecedingHorizon<R, N, C>, String> {
     let (muscles, thrusters) = (R::MUSCLES.len(), R::THRUSTERS.len());
-    let mut inputs = Vec::new();
-    if muscles > 0 {
-        inputs.push(ControlInput::MusclePressures);
-    }
-    if thrusters > 0 {
-        inputs.push(ControlInput::Thrusts);
-    }
+    let inputs = planned_inputs::<R, N, C>();
     softgen_runtime::check_plan_fits(settings.knots, muscles + thrusters)?;
     let mut lower = vec![0.0; muscles];
     let mut upper = vec![config.safety.pressure_ceiling; muscles];
@@ -699,6 +797,22 @@ impl Run<'_> {
             terrain
                 .fits(R::PLANE)
                 .map_err(|e| format!("{path}: [environment] terrain for robot `{}`: {e}", R::NAME))?;
+        }
+        if o.state == StateSource::Estimated {
+            if !matches!(o.controller, ControllerChoice::Mpc) {
+                return Err("--state estimated feeds the mpc controller: add --controller mpc".into());
+            }
+            if o.replay.is_some() {
+                return Err(
+                    "--replay feeds recorded commands to the plant; --state estimated needs a controller".into()
+                );
+            }
+            if R::THRUSTERS.is_empty() && R::MUSCLES.is_empty() {
+                return Err(format!(
+                    "--state estimated runs with the box-DDP controller of robots driven by pressures and thrusts; `{}` follows a gait the sampler steers",
+                    R::NAME
+                ));
+            }
         }
         if let Some(record) = &o.replay {
             return replay::<R, N, C>(o, record, &config, &path);
@@ -955,7 +1069,7 @@ fn dry_run(
     }
     println!("safe state:");
     chain.safe_state(&mut printer, times.last().copied().unwrap_or(0.0) + dt).map_err(|e| e.to_string())?;
-    Ok(RunReport { stats: None, fault: None, mpc: None, plant: None })
+    Ok(RunReport { stats: None, fault: None, mpc: None, estimator: None, plant: None })
 }
 
 /// The simulated plant as hardware in the loop wires it for robot `R`: joints under the
@@ -1053,7 +1167,7 @@ fn replay<R: Model<N, C>, const N: usize, const C: usize>(
     let com = R::center_of_mass(&end, &params, &R::cache(&end, &params));
     println!("trajectory  {}", o.trajectory.display());
     println!("plant       centre of mass at ({:.3}, {:.3}, {:.3}) m at the end", com.x, com.y, com.z);
-    Ok(RunReport { stats: None, fault: None, mpc: None, plant: None })
+    Ok(RunReport { stats: None, fault: None, mpc: None, estimator: None, plant: None })
 }
 
 /// Hardware in the loop on `plant`: the loop runs `controller` through the chain to the
@@ -1273,5 +1387,5 @@ fn finish(
     if let Some(t) = trajectory {
         keep(t, "trajectory")?;
     }
-    Ok(RunReport { stats: Some(outcome.stats), fault, mpc: None, plant: None })
+    Ok(RunReport { stats: Some(outcome.stats), fault, mpc: None, estimator: None, plant: None })
 }

@@ -49,6 +49,7 @@ fn options(dir: &Path, duration: f64) -> RunOptions {
         gait_frequency: None,
         swim: None,
         replay: None,
+        state: softgen::StateSource::True,
     }
 }
 

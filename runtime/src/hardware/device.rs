@@ -3,6 +3,7 @@
 //! recording back to any device.
 
 use crate::actuators::muscle_drive::{Muscle, MuscleInfo};
+use crate::estimation::emulated::EmulatedSensors;
 use crate::hardware::actuation::{DeviceValue, PressureMap};
 use crate::integration::integrator::{IntegrationError, Integrator};
 use crate::integration::rk4::RungeKutta4;
@@ -44,6 +45,8 @@ struct RegulatedMuscle {
     map: PressureMap,
     muscle: Muscle,
     info: MuscleInfo,
+    /// Its index in `Model::MUSCLES`.
+    index: usize,
     /// Commanded and reached pressure (bar).
     commanded: f64,
     reached: f64,
@@ -74,6 +77,10 @@ pub struct SimulatedPlant<R: Model<N, C>, const N: usize, const C: usize> {
     thrusts: Vec<f64>,
     /// Called after each period with (t, state): where the plant's trajectory is recorded.
     observer: Option<Box<dyn FnMut(f64, &State<N>) + Send>>,
+    /// Sensors read from the true state at their own times within each period.
+    sensors: Option<EmulatedSensors<R, N, C>>,
+    /// The muscles' true pressures at a sensor's frame (bar, `Model::MUSCLES` order).
+    sampled_pressures: Vec<f64>,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
@@ -89,6 +96,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
             thruster_channels: Vec::new(),
             thrusts: Vec::new(),
             observer: None,
+            sensors: None,
+            sampled_pressures: vec![0.0; R::MUSCLES.len()],
         })
     }
 
@@ -111,6 +120,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
                 map: map.clone(),
                 muscle,
                 info: *info,
+                index: *index,
                 commanded: 0.0,
                 reached: 0.0,
             });
@@ -163,6 +173,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
     pub fn observe(&mut self, observer: Box<dyn FnMut(f64, &State<N>) + Send>) {
         self.observer = Some(observer);
     }
+
+    /// Reads `sensors` from the plant's true state: each frame at its own time within a
+    /// period (the integration stops there), delivered at the period's end once its latency
+    /// has passed.
+    pub fn attach_sensors(&mut self, sensors: EmulatedSensors<R, N, C>) {
+        self.sensors = Some(sensors);
+    }
+
+    /// The attached sensors (their frame and loss counts).
+    pub fn sensors(&self) -> Option<&EmulatedSensors<R, N, C>> {
+        self.sensors.as_ref()
+    }
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> Device for SimulatedPlant<R, N, C> {
@@ -180,9 +202,26 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Device for SimulatedPlant<R
                 let forces = self.muscle_forces(0.5 * elapsed);
                 self.simulation.set_actuator_forces(&forces);
             }
+            let start = self.time;
+            if let Some(sensors) = &mut self.sensors {
+                while let Some(frame) = sensors.next_sample(t) {
+                    if frame > self.time {
+                        self.integrator
+                            .integrate_to(&mut self.simulation, &mut self.time, &mut self.state, frame)
+                            .map_err(|e| DeviceError(format!("simulated plant: {e}")))?;
+                    }
+                    for m in &self.muscles {
+                        self.sampled_pressures[m.index] = m.after(frame - start);
+                    }
+                    sensors.sample(frame, &self.state, &self.sampled_pressures);
+                }
+            }
             self.integrator
                 .integrate_to(&mut self.simulation, &mut self.time, &mut self.state, t)
                 .map_err(|e| DeviceError(format!("simulated plant: {e}")))?;
+            if let Some(sensors) = &mut self.sensors {
+                sensors.deliver(t);
+            }
             for m in &mut self.muscles {
                 m.reached = m.after(elapsed);
             }

@@ -191,7 +191,7 @@ pub struct Plan {
 
 /// SplitMix64: a small, fast, seedable generator; the planner needs no more.
 #[derive(Clone, Copy, Debug)]
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
     fn next_u64(&mut self) -> u64 {
@@ -203,12 +203,12 @@ impl SplitMix64 {
     }
 
     /// Uniform in (0, 1].
-    fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         ((self.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
     }
 
     /// Standard normal (Box-Muller).
-    fn normal(&mut self) -> f64 {
+    pub(crate) fn normal(&mut self) -> f64 {
         let (u, v) = (self.uniform(), self.uniform());
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }

@@ -1,0 +1,552 @@
+//! An extended Kalman filter on the generated model: the state (q, qd), predicted by the
+//! robot's simulated dynamics (the planner's implicit Euler step with its exact Jacobian,
+//! `optimal_control::knots`) under the commands actually sent, with the muscles' measured
+//! pressures in place of the commanded ones where pressure sensors exist; corrected by
+//! markers (generated point positions and Jacobians) and coordinate sensors.
+//!
+//! Why the knots' step: it is the planner's own model, stable at any step for the stiff
+//! soft joints and contacts, and its Jacobian is exact, so the covariance follows the
+//! dynamics the planner plans with. Why a history: a marker frame arrives its latency after
+//! it was taken; the filter goes back to the state at the frame's time stamp (to the
+//! nearest step), corrects it there and re-predicts to now with the commands recorded, so
+//! late frames correct the past instead of being read as the present. Outliers (a reading
+//! farther than the gate in Mahalanobis distance) are dropped and counted; a streak of them
+//! from one sensor, a non-finite estimate or a failed prediction is divergence.
+
+use super::sensors::{Measurement, Reading, Sensor, SensorFault, SensorWatch};
+use crate::optimal_control::ddp::KnotDynamics;
+use crate::optimal_control::knots::RobotKnots;
+use crate::robot::model::{CoordinateKind, Model};
+use crate::robot::state::State;
+use crate::simulation::closed_loop::Simulation;
+use crate::simulation::system_jacobian::ControlInput;
+use nalgebra::{DMatrix, DVector, Matrix3, SMatrix, SVector, Vector3};
+use std::collections::VecDeque;
+
+/// The filter's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EstimatorSettings {
+    /// Longest step of the process model (s); the loop's period is cut into equal steps no
+    /// longer than this.
+    pub step: f64,
+    /// Standard deviation of the accelerations the model misses, per coordinate (its unit
+    /// per s^2): the process noise.
+    pub acceleration_noise: f64,
+    /// Standard deviations of the first estimate: coordinates (their units) and rates.
+    pub initial_position_std: f64,
+    pub initial_velocity_std: f64,
+    /// Mahalanobis distance past which a reading is an outlier, dropped.
+    pub gate: f64,
+    /// Outliers in a row from one sensor that mean the estimate has diverged.
+    pub outlier_streak: usize,
+    /// How far back (s) a late frame may correct the estimate: the history kept.
+    pub history: f64,
+    /// How long (s) the last safe command is held after a fault before the safe state.
+    pub fault_hold: f64,
+}
+
+impl Default for EstimatorSettings {
+    fn default() -> Self {
+        EstimatorSettings {
+            step: 0.01,
+            acceleration_noise: 0.5,
+            initial_position_std: 0.01,
+            initial_velocity_std: 0.05,
+            gate: 6.0,
+            outlier_streak: 12,
+            history: 0.1,
+            fault_hold: 0.2,
+        }
+    }
+}
+
+impl EstimatorSettings {
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, value) in [
+            ("step", self.step),
+            ("acceleration_noise", self.acceleration_noise),
+            ("initial_position_std", self.initial_position_std),
+            ("initial_velocity_std", self.initial_velocity_std),
+            ("gate", self.gate),
+            ("history", self.history),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(format!("estimator {name} must be finite and > 0, got {value}"));
+            }
+        }
+        if self.step > 0.05 {
+            return Err(format!("estimator step must be at most 0.05 s, got {}", self.step));
+        }
+        if self.history > 2.0 {
+            return Err(format!("estimator history must be at most 2 s, got {}", self.history));
+        }
+        if !(self.fault_hold.is_finite() && (0.0..=10.0).contains(&self.fault_hold)) {
+            return Err(format!("estimator fault_hold must be in [0, 10] s, got {}", self.fault_hold));
+        }
+        if self.outlier_streak == 0 {
+            return Err("estimator outlier_streak must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Why the estimate cannot be trusted.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EstimatorFault {
+    Sensor(SensorFault),
+    Diverged(String),
+}
+
+impl std::fmt::Display for EstimatorFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EstimatorFault::Sensor(fault) => fault.fmt(f),
+            EstimatorFault::Diverged(why) => write!(f, "the state estimate diverged: {why}"),
+        }
+    }
+}
+
+/// Counts of what the filter did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EstimatorStats {
+    pub predictions: u64,
+    /// Readings used, dropped as outliers, and too old for the history.
+    pub updates: u64,
+    pub outliers: u64,
+    pub late: u64,
+    /// Pressure readings taken as the process model's inputs.
+    pub pressures: u64,
+}
+
+/// The estimate at one step of the history, and the commands in effect from it to the next.
+#[derive(Clone, Debug)]
+struct Snapshot {
+    time: f64,
+    state: DVector<f64>,
+    covariance: DMatrix<f64>,
+    input: Vec<f64>,
+    /// d x_(i+1) / d x_i of the step from here, once predicted: how a correction here
+    /// carries to the next snapshot.
+    transition: DMatrix<f64>,
+}
+
+/// The extended Kalman filter of one robot.
+pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
+    knots: RobotKnots<R, N, C>,
+    params: R::Params,
+    settings: EstimatorSettings,
+    watch: SensorWatch,
+    step: f64,
+    /// Index of the first pressure command (the muscles' commands come first) and count.
+    muscles: usize,
+    /// The commands sent last, with measured pressures in place of commanded ones.
+    input: Vec<f64>,
+    commanded_pressure: Vec<bool>,
+    history: VecDeque<Snapshot>,
+    capacity: usize,
+    /// Work space, sized once.
+    augmented: DVector<f64>,
+    next: DVector<f64>,
+    by_state: DMatrix<f64>,
+    by_control: DMatrix<f64>,
+    transition_t: DMatrix<f64>,
+    product: DMatrix<f64>,
+    /// The correction carried along a replay: the new state minus the one first predicted.
+    correction: DVector<f64>,
+    carried: DVector<f64>,
+    control: DVector<f64>,
+    gain: DMatrix<f64>,
+    covariance_by_h: DMatrix<f64>,
+    sorted: Vec<Reading>,
+    outlier_run: Vec<usize>,
+    pub stats: EstimatorStats,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
+    /// A filter over `simulation` (the plant's model, no gait) driven by `inputs` (the
+    /// commands' kinds in the loop's order), reading `sensors`, starting at `start` at time
+    /// `t0` with a loop of `period` seconds.
+    pub fn new(
+        simulation: Simulation<R, N, C>,
+        inputs: &[ControlInput],
+        sensors: &[Sensor],
+        settings: EstimatorSettings,
+        start: &State<N>,
+        t0: f64,
+        period: f64,
+    ) -> Result<Self, String> {
+        settings.validate()?;
+        if !(period.is_finite() && period > 0.0) {
+            return Err(format!("loop period must be > 0 s, got {period}"));
+        }
+        if inputs.iter().any(|i| matches!(i, ControlInput::ActuatorForces | ControlInput::JointTargets)) {
+            return Err("the estimator takes muscle pressures and thrusts as its inputs".into());
+        }
+        let muscles = if inputs.first() == Some(&ControlInput::MusclePressures) { R::MUSCLES.len() } else { 0 };
+        let params = simulation.params.clone();
+        let watch = SensorWatch::new(sensors, t0)?;
+        if !sensors.iter().any(|s| !matches!(s.measures, Measurement::Pressure { .. })) {
+            return Err("the estimator needs at least one marker or coordinate sensor".into());
+        }
+        for s in sensors {
+            match s.measures {
+                Measurement::Marker { point } if point >= C => {
+                    return Err(format!("sensor `{}`: `{}` has {C} named points", s.name, R::NAME))
+                }
+                Measurement::Coordinate { coordinate, .. } if coordinate >= N => {
+                    return Err(format!("sensor `{}`: `{}` has {N} coordinates", s.name, R::NAME))
+                }
+                Measurement::Pressure { muscle } if muscle >= muscles => {
+                    return Err(format!("sensor `{}`: the estimator's inputs have {muscles} muscle pressures", s.name))
+                }
+                _ => {}
+            }
+        }
+        // Equal steps that divide the loop's period, so every period ends on a step.
+        let steps = (period / settings.step).ceil().max(1.0);
+        let step = period / steps;
+        let knots = RobotKnots::new(simulation, inputs, step, 1)?;
+        let commands = knots.control_size();
+        let motion = 2 * N;
+        let augmented = motion + commands;
+        let mut state = DVector::zeros(motion);
+        state.rows_mut(0, N).copy_from(&start.q);
+        state.rows_mut(N, N).copy_from(&start.qd);
+        let mut covariance = DMatrix::zeros(motion, motion);
+        for i in 0..N {
+            covariance[(i, i)] = settings.initial_position_std.powi(2);
+            covariance[(N + i, N + i)] = settings.initial_velocity_std.powi(2);
+        }
+        let capacity = (settings.history / step).ceil() as usize + 2;
+        let mut history = VecDeque::with_capacity(capacity);
+        history.push_back(Snapshot {
+            time: t0,
+            state,
+            covariance,
+            input: vec![0.0; commands],
+            transition: DMatrix::identity(motion, motion),
+        });
+        Ok(StateEstimator {
+            knots,
+            params,
+            watch,
+            step,
+            muscles,
+            input: vec![0.0; commands],
+            commanded_pressure: vec![true; muscles],
+            history,
+            capacity,
+            augmented: DVector::zeros(augmented),
+            next: DVector::zeros(augmented),
+            by_state: DMatrix::zeros(augmented, augmented),
+            by_control: DMatrix::zeros(augmented, commands),
+            transition_t: DMatrix::zeros(motion, motion),
+            correction: DVector::zeros(motion),
+            carried: DVector::zeros(motion),
+            control: DVector::zeros(commands),
+            product: DMatrix::zeros(motion, motion),
+            gain: DMatrix::zeros(motion, 3),
+            covariance_by_h: DMatrix::zeros(motion, 3),
+            sorted: Vec::with_capacity(super::sensors::QUEUE_CAPACITY),
+            outlier_run: vec![0; sensors.len()],
+            settings,
+            stats: EstimatorStats::default(),
+        })
+    }
+
+    /// The process model's step (s).
+    pub fn step(&self) -> f64 {
+        self.step
+    }
+
+    pub fn time(&self) -> f64 {
+        self.newest().time
+    }
+
+    fn newest(&self) -> &Snapshot {
+        self.history.back().expect("the history always holds the current estimate")
+    }
+
+    /// The current estimate.
+    pub fn estimate(&self) -> State<N> {
+        let x = &self.newest().state;
+        State::new(
+            SVector::from_iterator(x.rows(0, N).iter().copied()),
+            SVector::from_iterator(x.rows(N, N).iter().copied()),
+        )
+    }
+
+    /// Standard deviation of coordinate `i`'s estimate (its unit).
+    pub fn coordinate_std(&self, i: usize) -> f64 {
+        self.newest().covariance[(i, i)].max(0.0).sqrt()
+    }
+
+    pub fn sensor_readings(&self) -> &[u64] {
+        &self.watch.readings
+    }
+
+    pub fn sensors(&self) -> &[Sensor] {
+        self.watch.sensors()
+    }
+
+    /// The commands sent now, in effect until the next call (muscle pressures replaced by
+    /// their measurements once a pressure sensor has reported).
+    pub fn set_commands(&mut self, commands: &[f64]) {
+        for (k, (slot, value)) in self.input.iter_mut().zip(commands).enumerate() {
+            if k >= self.muscles || self.commanded_pressure[k] {
+                *slot = *value;
+            }
+        }
+        let input = std::mem::take(&mut self.input);
+        self.history.back_mut().expect("never empty").input.copy_from_slice(&input);
+        self.input = input;
+    }
+
+    /// Takes the readings that arrived by `now` (any order), checks every sensor, corrects
+    /// the history at their time stamps and carries the corrections to the current step.
+    pub fn take(&mut self, readings: &[Reading], now: f64) -> Result<(), EstimatorFault> {
+        self.sorted.clear();
+        for reading in readings {
+            self.watch.check(reading, now).map_err(EstimatorFault::Sensor)?;
+            let sensor = &self.watch.sensors()[reading.sensor as usize];
+            if let Measurement::Pressure { muscle } = sensor.measures {
+                self.input[muscle] = reading.values[0];
+                self.commanded_pressure[muscle] = false;
+                self.stats.pressures += 1;
+            } else {
+                self.sorted.push(*reading);
+            }
+        }
+        self.watch.check_silence(now).map_err(EstimatorFault::Sensor)?;
+        if self.sorted.is_empty() {
+            return Ok(());
+        }
+        self.sorted.sort_unstable_by(|a, b| a.stamp.total_cmp(&b.stamp));
+        let first_time = self.history[0].time;
+        let last = self.history.len() - 1;
+        let step = self.step;
+        // The step a stamp falls in; the reading is applied at its own time within it.
+        let index_of =
+            |stamp: f64| (((stamp - first_time) / step + 1e-9).floor().max(-1.0) as isize).min(last as isize);
+        let mut next = 0;
+        while next < self.sorted.len() && index_of(self.sorted[next].stamp) < 0 {
+            self.stats.late += 1;
+            next += 1;
+        }
+        if next == self.sorted.len() {
+            return Ok(());
+        }
+        let from = index_of(self.sorted[next].stamp) as usize;
+        self.correction.fill(0.0);
+        for i in from..=last {
+            if i > from {
+                // The correction so far, carried through the step by its Jacobian (the
+                // state first predicted plus the linearised change), and the covariance
+                // propagated again from the corrected one.
+                self.carried.gemv(1.0, &self.history[i - 1].transition, &self.correction, 0.0);
+                self.correction.copy_from(&self.carried);
+                self.history[i].state += &self.carried;
+                self.propagate_covariance(i - 1);
+            }
+            while next < self.sorted.len() && index_of(self.sorted[next].stamp) as usize == i {
+                let reading = self.sorted[next];
+                next += 1;
+                self.update(i, &reading)?;
+            }
+        }
+        let newest = self.newest();
+        if newest.state.iter().chain(newest.covariance.iter()).any(|v| !v.is_finite()) {
+            return Err(EstimatorFault::Diverged(format!("the estimate is not finite at t = {:.4} s", newest.time)));
+        }
+        Ok(())
+    }
+
+    /// Predicts from the current step to `now` (on the steps' grid), with the commands set.
+    pub fn advance_to(&mut self, now: f64) -> Result<(), EstimatorFault> {
+        while self.time() + 0.5 * self.step < now {
+            self.predict()?;
+        }
+        Ok(())
+    }
+
+    /// Snapshot `i + 1`'s covariance from snapshot `i`'s through its step's Jacobian, plus
+    /// white acceleration noise over the step ([h^3/3, h^2/2; h^2/2, h] per coordinate).
+    fn propagate_covariance(&mut self, i: usize) {
+        self.product.gemm(1.0, &self.history[i].transition, &self.history[i].covariance, 0.0);
+        self.history[i].transition.transpose_to(&mut self.transition_t);
+        let (h, noise) = (self.step, self.settings.acceleration_noise.powi(2));
+        let covariance = &mut self.history[i + 1].covariance;
+        covariance.gemm(1.0, &self.product, &self.transition_t, 0.0);
+        for j in 0..N {
+            covariance[(j, j)] += noise * h * h * h / 3.0;
+            covariance[(j, N + j)] += noise * h * h / 2.0;
+            covariance[(N + j, j)] += noise * h * h / 2.0;
+            covariance[(N + j, N + j)] += noise * h;
+        }
+    }
+
+    /// Predicts a new newest snapshot from the newest one, under the commands in effect.
+    fn predict(&mut self) -> Result<(), EstimatorFault> {
+        let motion = 2 * N;
+        let i = self.history.len() - 1;
+        let diverged = |e: String| EstimatorFault::Diverged(format!("the process model's step failed: {e}"));
+        {
+            let snapshot = &self.history[i];
+            self.augmented.rows_mut(0, motion).copy_from(&snapshot.state);
+            self.augmented.rows_mut(motion, snapshot.input.len()).copy_from_slice(&snapshot.input);
+            self.control.copy_from_slice(&snapshot.input);
+            self.knots
+                .step(
+                    0,
+                    &self.augmented,
+                    &self.control,
+                    &mut self.next,
+                    Some((&mut self.by_state, &mut self.by_control)),
+                )
+                .map_err(diverged)?;
+        }
+        let time = self.history[i].time + self.step;
+        self.history[i].transition.copy_from(&self.by_state.view((0, 0), (motion, motion)));
+        // Reuse the oldest snapshot's storage once the history is full.
+        let mut snapshot = if self.history.len() >= self.capacity {
+            self.history.pop_front().expect("full")
+        } else {
+            self.history[i].clone()
+        };
+        snapshot.time = time;
+        snapshot.state.copy_from(&self.next.rows(0, motion));
+        snapshot.input.copy_from_slice(&self.input);
+        snapshot.transition.fill_with_identity();
+        self.history.push_back(snapshot);
+        let newest = self.history.len() - 1;
+        self.propagate_covariance(newest - 1);
+        let snapshot = &self.history[newest];
+        if snapshot.state.iter().chain(snapshot.covariance.iter()).any(|v| !v.is_finite()) {
+            return Err(EstimatorFault::Diverged(format!("the estimate is not finite at t = {time:.4} s")));
+        }
+        self.stats.predictions += 1;
+        Ok(())
+    }
+
+    /// Corrects snapshot `i` with one reading taken `tau` seconds after it (the state at
+    /// the reading's time is q + tau qd to first order, so H has tau J on the rates), and
+    /// adds the change to the carried correction.
+    fn update(&mut self, i: usize, reading: &Reading) -> Result<(), EstimatorFault> {
+        let k = reading.sensor as usize;
+        let sensor = &self.watch.sensors()[k];
+        let motion = 2 * N;
+        let snapshot = &mut self.history[i];
+        let tau = (reading.stamp - snapshot.time).max(0.0);
+        let q = SVector::<f64, N>::from_iterator((0..N).map(|j| snapshot.state[j] + tau * snapshot.state[N + j]));
+        // The reading's prediction and its rows of H on q (tau times them on qd), padded to
+        // three rows so one and three values take the same path (padding: unit variance,
+        // zero innovation, zero gain).
+        let mut innovation = Vector3::zeros();
+        let mut rows = SMatrix::<f64, 3, N>::zeros();
+        let values = sensor.measures.values();
+        match sensor.measures {
+            Measurement::Marker { point } => {
+                let cache = R::cache(&q, &self.params);
+                let mut positions = [Vector3::zeros(); C];
+                R::contact_positions_into(&q, &self.params, &cache, &mut positions);
+                R::contact_jacobian_into(point, &q, &self.params, &cache, &mut rows);
+                for a in 0..3 {
+                    innovation[a] = reading.values[a] - positions[point][a];
+                }
+            }
+            Measurement::Coordinate { coordinate, scale, offset } => {
+                rows[(0, coordinate)] = scale;
+                let mut residual = reading.values[0] - (scale * q[coordinate] + offset);
+                if matches!(
+                    R::COORDINATES[coordinate].kind,
+                    CoordinateKind::BaseRotation | CoordinateKind::RevoluteJoint
+                ) {
+                    // An angle's residual is its shortest turn, in the sensor's unit.
+                    let turn = std::f64::consts::TAU * scale.abs();
+                    residual -= turn * (residual / turn).round();
+                }
+                innovation[0] = residual;
+            }
+            Measurement::Pressure { .. } => return Ok(()),
+        }
+        // P H^T, H = [rows, tau rows].
+        self.covariance_by_h.fill(0.0);
+        for r in 0..values {
+            for j in 0..N {
+                let h = rows[(r, j)];
+                if h != 0.0 {
+                    for a in 0..motion {
+                        self.covariance_by_h[(a, r)] +=
+                            (snapshot.covariance[(a, j)] + tau * snapshot.covariance[(a, N + j)]) * h;
+                    }
+                }
+            }
+        }
+        let variance = sensor.noise * sensor.noise;
+        let mut innovation_covariance = Matrix3::identity();
+        for r in 0..values {
+            for c in 0..values {
+                let mut sum = if r == c { variance } else { 0.0 };
+                for j in 0..N {
+                    sum += rows[(r, j)] * (self.covariance_by_h[(j, c)] + tau * self.covariance_by_h[(N + j, c)]);
+                }
+                innovation_covariance[(r, c)] = sum;
+            }
+        }
+        let Some(inverse) = innovation_covariance.try_inverse() else {
+            return Err(EstimatorFault::Diverged(format!(
+                "sensor `{}`'s innovation covariance is singular at t = {:.4} s",
+                sensor.name, reading.stamp
+            )));
+        };
+        let distance2 = (innovation.transpose() * inverse * innovation)[0];
+        if !(distance2.is_finite() && distance2 <= self.settings.gate * self.settings.gate) {
+            self.stats.outliers += 1;
+            self.outlier_run[k] += 1;
+            if self.outlier_run[k] >= self.settings.outlier_streak {
+                return Err(EstimatorFault::Diverged(format!(
+                    "{} readings in a row from sensor `{}` lie past the gate ({} standard deviations; the last {:.1} at t = {:.4} s)",
+                    self.outlier_run[k],
+                    sensor.name,
+                    self.settings.gate,
+                    distance2.max(0.0).sqrt(),
+                    reading.stamp
+                )));
+            }
+            return Ok(());
+        }
+        self.outlier_run[k] = 0;
+        self.stats.updates += 1;
+        // K = P H^T S^-1; x += K y; P -= K S K^T (= P H^T K^T, symmetric).
+        for a in 0..motion {
+            for c in 0..3 {
+                let mut sum = 0.0;
+                for r in 0..values {
+                    sum += self.covariance_by_h[(a, r)] * inverse[(r, c)];
+                }
+                self.gain[(a, c)] = sum;
+            }
+        }
+        for a in 0..motion {
+            let mut change = 0.0;
+            for r in 0..values {
+                change += self.gain[(a, r)] * innovation[r];
+            }
+            snapshot.state[a] += change;
+            self.correction[a] += change;
+        }
+        for a in 0..motion {
+            for b in 0..=a {
+                let mut sum = 0.0;
+                for r in 0..values {
+                    sum += self.covariance_by_h[(a, r)] * self.gain[(b, r)];
+                }
+                snapshot.covariance[(a, b)] -= sum;
+                if a != b {
+                    snapshot.covariance[(b, a)] = snapshot.covariance[(a, b)];
+                }
+            }
+        }
+        Ok(())
+    }
+}
