@@ -38,6 +38,8 @@ pub struct EstimatorReport {
     /// coordinate's unit; base translation as the 3D distance), over `scored` periods.
     pub rms: Vec<(CoordinateKind, f64)>,
     pub scored: u64,
+    /// RMS error of each coordinate against the truth (its unit), by name.
+    pub coordinate_rms: Vec<(&'static str, f64)>,
     /// Time the estimator took per period: mean and longest.
     pub mean_time: Duration,
     pub longest_time: Duration,
@@ -216,11 +218,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
     }
 
     pub(crate) fn report(&self) -> EstimatorReport {
-        if std::env::var("DEBUG_EST").is_ok() {
-            for (i, c) in R::COORDINATES.iter().enumerate() {
-                eprintln!("{} {:.3e}", c.name, (self.per_coordinate[i] / self.scored as f64).sqrt());
-            }
-        }
         let mut rms = Vec::new();
         for (k, kind) in KINDS.iter().enumerate() {
             let count = R::COORDINATES.iter().filter(|c| c.kind == *kind).count();
@@ -242,6 +239,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
                 .collect(),
             rms,
             scored: self.scored,
+            coordinate_rms: R::COORDINATES
+                .iter()
+                .zip(&self.per_coordinate)
+                .map(|(c, e)| (c.name, (e / self.scored.max(1) as f64).sqrt()))
+                .collect(),
             mean_time: Duration::from_secs_f64(self.time_total.as_secs_f64() / self.periods.max(1) as f64),
             longest_time: self.time_longest,
             fault: self.fault.as_ref().map(|f| f.1.clone()),

@@ -3,6 +3,7 @@
 //! Jacobian, and the likely cause named for a run that failed.
 
 mod contact_onsets;
+mod estimation;
 mod failure_diagnosis;
 mod soft_trees;
 mod system_jacobian;

@@ -23,6 +23,10 @@ use crate::simulation::system_jacobian::ControlInput;
 use nalgebra::{DMatrix, DVector, Matrix3, SMatrix, SVector, Vector3};
 use std::collections::VecDeque;
 
+/// Readings a step holds without growing its list (more are kept, at the cost of an
+/// allocation).
+const READINGS_PER_STEP: usize = 256;
+
 /// The filter's settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EstimatorSettings {
@@ -122,8 +126,15 @@ pub struct EstimatorStats {
 #[derive(Clone, Debug)]
 struct Snapshot {
     time: f64,
+    /// The prediction of this step, before any reading: kept, so readings that arrive late
+    /// are applied with those already taken, in the order they were taken.
+    prior_state: DVector<f64>,
+    prior_covariance: DMatrix<f64>,
+    /// The estimate after this step's readings.
     state: DVector<f64>,
     covariance: DMatrix<f64>,
+    /// The readings taken within this step (from its time to the next's).
+    readings: Vec<Reading>,
     input: Vec<f64>,
     /// d x_(i+1) / d x_i of the step from here, once predicted: how a correction here
     /// carries to the next snapshot.
@@ -151,13 +162,14 @@ pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
     by_control: DMatrix<f64>,
     transition_t: DMatrix<f64>,
     product: DMatrix<f64>,
-    /// The correction carried along a replay: the new state minus the one first predicted.
-    correction: DVector<f64>,
+    /// A replay's work space: a step's estimate before the replay, and how much the replay
+    /// moved it.
+    old_state: DVector<f64>,
+    change: DVector<f64>,
     carried: DVector<f64>,
     control: DVector<f64>,
     gain: DMatrix<f64>,
     covariance_by_h: DMatrix<f64>,
-    sorted: Vec<Reading>,
     outlier_run: Vec<usize>,
     pub stats: EstimatorStats,
 }
@@ -221,8 +233,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         let mut history = VecDeque::with_capacity(capacity);
         history.push_back(Snapshot {
             time: t0,
+            prior_state: state.clone(),
+            prior_covariance: covariance.clone(),
             state,
             covariance,
+            readings: Vec::with_capacity(READINGS_PER_STEP),
             input: vec![0.0; commands],
             transition: DMatrix::identity(motion, motion),
         });
@@ -241,13 +256,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             by_state: DMatrix::zeros(augmented, augmented),
             by_control: DMatrix::zeros(augmented, commands),
             transition_t: DMatrix::zeros(motion, motion),
-            correction: DVector::zeros(motion),
+            old_state: DVector::zeros(motion),
+            change: DVector::zeros(motion),
             carried: DVector::zeros(motion),
             control: DVector::zeros(commands),
             product: DMatrix::zeros(motion, motion),
             gain: DMatrix::zeros(motion, 3),
             covariance_by_h: DMatrix::zeros(motion, 3),
-            sorted: Vec::with_capacity(super::sensors::QUEUE_CAPACITY),
             outlier_run: vec![0; sensors.len()],
             settings,
             stats: EstimatorStats::default(),
@@ -302,10 +317,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         self.input = input;
     }
 
-    /// Takes the readings that arrived by `now` (any order), checks every sensor, corrects
-    /// the history at their time stamps and carries the corrections to the current step.
+    /// Takes the readings that arrived by `now` (any order), checks every sensor, files
+    /// each under the step of its time stamp, and filters again from the earliest step that
+    /// got one: each step's prediction moved by the change of the step before through the
+    /// step's Jacobian, its covariance propagated again, then all of its readings applied
+    /// in time order.
     pub fn take(&mut self, readings: &[Reading], now: f64) -> Result<(), EstimatorFault> {
-        self.sorted.clear();
+        let first_time = self.history[0].time;
+        let last = self.history.len() - 1;
+        let step = self.step;
+        // The step a stamp falls in; the reading is applied at its own time within it.
+        let index_of =
+            |stamp: f64| (((stamp - first_time) / step + 1e-9).floor().max(-1.0) as isize).min(last as isize);
+        let mut from = usize::MAX;
         for reading in readings {
             self.watch.check(reading, now).map_err(EstimatorFault::Sensor)?;
             let sensor = &self.watch.sensors()[reading.sensor as usize];
@@ -313,46 +337,43 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
                 self.input[muscle] = reading.values[0];
                 self.commanded_pressure[muscle] = false;
                 self.stats.pressures += 1;
-            } else {
-                self.sorted.push(*reading);
+                continue;
             }
+            let index = index_of(reading.stamp);
+            if index < 0 {
+                self.stats.late += 1;
+                continue;
+            }
+            let index = index as usize;
+            self.history[index].readings.push(*reading);
+            from = from.min(index);
         }
         self.watch.check_silence(now).map_err(EstimatorFault::Sensor)?;
-        if self.sorted.is_empty() {
+        if from == usize::MAX {
             return Ok(());
         }
-        self.sorted.sort_unstable_by(|a, b| a.stamp.total_cmp(&b.stamp));
-        let first_time = self.history[0].time;
-        let last = self.history.len() - 1;
-        let step = self.step;
-        // The step a stamp falls in; the reading is applied at its own time within it.
-        let index_of =
-            |stamp: f64| (((stamp - first_time) / step + 1e-9).floor().max(-1.0) as isize).min(last as isize);
-        let mut next = 0;
-        while next < self.sorted.len() && index_of(self.sorted[next].stamp) < 0 {
-            self.stats.late += 1;
-            next += 1;
-        }
-        if next == self.sorted.len() {
-            return Ok(());
-        }
-        let from = index_of(self.sorted[next].stamp) as usize;
-        self.correction.fill(0.0);
+        self.change.fill(0.0);
         for i in from..=last {
             if i > from {
-                // The correction so far, carried through the step by its Jacobian (the
-                // state first predicted plus the linearised change), and the covariance
-                // propagated again from the corrected one.
-                self.carried.gemv(1.0, &self.history[i - 1].transition, &self.correction, 0.0);
-                self.correction.copy_from(&self.carried);
-                self.history[i].state += &self.carried;
+                // The prediction moves with the step before, through the step's Jacobian,
+                // and its covariance is propagated again from the new one.
+                self.carried.gemv(1.0, &self.history[i - 1].transition, &self.change, 0.0);
+                self.history[i].prior_state += &self.carried;
                 self.propagate_covariance(i - 1);
             }
-            while next < self.sorted.len() && index_of(self.sorted[next].stamp) as usize == i {
-                let reading = self.sorted[next];
-                next += 1;
-                self.update(i, &reading)?;
+            self.old_state.copy_from(&self.history[i].state);
+            let snapshot = &mut self.history[i];
+            snapshot.state.copy_from(&snapshot.prior_state);
+            snapshot.covariance.copy_from(&snapshot.prior_covariance);
+            snapshot.readings.sort_unstable_by(|a, b| a.stamp.total_cmp(&b.stamp));
+            for r in 0..self.history[i].readings.len() {
+                let reading = self.history[i].readings[r];
+                // Only new readings count in the statistics and the outlier streaks.
+                let first = readings.iter().any(|n| n == &reading);
+                self.update(i, &reading, first)?;
             }
+            self.change.copy_from(&self.history[i].state);
+            self.change -= &self.old_state;
         }
         let newest = self.newest();
         if newest.state.iter().chain(newest.covariance.iter()).any(|v| !v.is_finite()) {
@@ -369,13 +390,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         Ok(())
     }
 
-    /// Snapshot `i + 1`'s covariance from snapshot `i`'s through its step's Jacobian, plus
+    /// Snapshot `i + 1`'s predicted covariance from snapshot `i`'s through its step's Jacobian, plus
     /// white acceleration noise over the step ([h^3/3, h^2/2; h^2/2, h] per coordinate).
     fn propagate_covariance(&mut self, i: usize) {
         self.product.gemm(1.0, &self.history[i].transition, &self.history[i].covariance, 0.0);
         self.history[i].transition.transpose_to(&mut self.transition_t);
         let (h, noise) = (self.step, self.settings.acceleration_noise.powi(2));
-        let covariance = &mut self.history[i + 1].covariance;
+        let covariance = &mut self.history[i + 1].prior_covariance;
         covariance.gemm(1.0, &self.product, &self.transition_t, 0.0);
         for j in 0..N {
             covariance[(j, j)] += noise * h * h * h / 3.0;
@@ -414,13 +435,16 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             self.history[i].clone()
         };
         snapshot.time = time;
-        snapshot.state.copy_from(&self.next.rows(0, motion));
+        snapshot.prior_state.copy_from(&self.next.rows(0, motion));
         snapshot.input.copy_from_slice(&self.input);
         snapshot.transition.fill_with_identity();
+        snapshot.readings.clear();
         self.history.push_back(snapshot);
         let newest = self.history.len() - 1;
         self.propagate_covariance(newest - 1);
-        let snapshot = &self.history[newest];
+        let snapshot = &mut self.history[newest];
+        snapshot.state.copy_from(&snapshot.prior_state);
+        snapshot.covariance.copy_from(&snapshot.prior_covariance);
         if snapshot.state.iter().chain(snapshot.covariance.iter()).any(|v| !v.is_finite()) {
             return Err(EstimatorFault::Diverged(format!("the estimate is not finite at t = {time:.4} s")));
         }
@@ -429,9 +453,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
     }
 
     /// Corrects snapshot `i` with one reading taken `tau` seconds after it (the state at
-    /// the reading's time is q + tau qd to first order, so H has tau J on the rates), and
-    /// adds the change to the carried correction.
-    fn update(&mut self, i: usize, reading: &Reading) -> Result<(), EstimatorFault> {
+    /// the reading's time is q + tau qd to first order, so H has tau J on the rates);
+    /// `first` when the reading is new (then it counts in the statistics).
+    fn update(&mut self, i: usize, reading: &Reading, first: bool) -> Result<(), EstimatorFault> {
         let k = reading.sensor as usize;
         let sensor = &self.watch.sensors()[k];
         let motion = 2 * N;
@@ -501,6 +525,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         };
         let distance2 = (innovation.transpose() * inverse * innovation)[0];
         if !(distance2.is_finite() && distance2 <= self.settings.gate * self.settings.gate) {
+            if !first {
+                return Ok(());
+            }
             self.stats.outliers += 1;
             self.outlier_run[k] += 1;
             if self.outlier_run[k] >= self.settings.outlier_streak {
@@ -515,8 +542,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             }
             return Ok(());
         }
-        self.outlier_run[k] = 0;
-        self.stats.updates += 1;
+        if first {
+            self.outlier_run[k] = 0;
+            self.stats.updates += 1;
+        }
         // K = P H^T S^-1; x += K y; P -= K S K^T (= P H^T K^T, symmetric).
         for a in 0..motion {
             for c in 0..3 {
@@ -533,7 +562,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
                 change += self.gain[(a, r)] * innovation[r];
             }
             snapshot.state[a] += change;
-            self.correction[a] += change;
         }
         for a in 0..motion {
             for b in 0..=a {
