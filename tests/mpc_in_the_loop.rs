@@ -2,8 +2,10 @@
 //! own thread re-planning from the simulated plant's state while the loop sends commands to
 //! the plant: the snake on wheels steered by the gait sampler to a goal 1 m away (20 Hz
 //! plans, 1 kHz loop), and the underwater snake's pressures and thrusts planned by box-DDP
-//! to its waypoint (100 Hz plans and loop). Their own test binary, one test at a time, so no
-//! other test competes for the cores while the loop keeps its deadlines.
+//! to its waypoint (100 Hz plans and loop), on the plant's state and on the state
+//! estimator's from emulated sensors, whose silence ends a run safely. Their own test
+//! binary, one test at a time, so no other test competes for the cores while the loop keeps
+//! its deadlines.
 
 use softgen::{run_on_device, ControllerChoice, RunOptions};
 use softgen_runtime::Recording;
@@ -146,4 +148,80 @@ fn box_ddp_in_the_loop_brings_the_underwater_snake_to_its_waypoint_and_holds_it(
             assert!(v.number().abs() <= bound + 1e-12, "t = {t}: {} {} = {}", v.kind(), v.channel(), v.number());
         }
     }
+}
+
+#[test]
+fn box_ddp_on_the_estimated_state_brings_the_underwater_snake_to_its_waypoint() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("underwater_snake.run.toml");
+    let text = run_config("underwater_snake").replace("command_timeout = 0.05", "command_timeout = 10.0");
+    std::fs::write(&config, &text).unwrap();
+    let options = RunOptions {
+        state: softgen::StateSource::Estimated,
+        ..mpc_options("underwater_snake", dir.path(), config, 40.0)
+    };
+    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    let mpc = report.mpc.unwrap();
+    let estimator = report.estimator.unwrap();
+    println!("{}", estimator.line());
+    // The planner saw only the estimate, and still reached the waypoint and held it.
+    let arrived =
+        mpc.arrived_at.unwrap_or_else(|| panic!("waypoint not reached: {:.3} m away after 40 s", mpc.final_distance));
+    assert!(mpc.held, "reached at {arrived} s but not held");
+    // Scored against the plant's truth every period: within a few millimetres and tenths
+    // of a degree (markers of 1 mm, an IMU of 0.3 degrees).
+    assert!(estimator.scored > 2000, "{}", estimator.scored);
+    let rms = |kind| estimator.rms.iter().find(|(k, _)| *k == kind).unwrap().1;
+    assert!(rms(softgen_runtime::CoordinateKind::BaseTranslation) < 3e-3, "{}", estimator.line());
+    assert!(rms(softgen_runtime::CoordinateKind::BaseRotation) < 0.5f64.to_radians(), "{}", estimator.line());
+    assert!(rms(softgen_runtime::CoordinateKind::ActuatorLength) < 0.5e-3, "{}", estimator.line());
+    // Every sensor reported, about one mocap frame in eight was lost, nothing was an outlier.
+    for (name, count) in &estimator.readings {
+        assert!(*count > 1000, "{name}: {count} readings");
+    }
+    let mocap = estimator.readings.iter().find(|(n, _)| n == "mocap_tail").unwrap().1 as f64;
+    let expected = 120.0 * (report.stats.unwrap().periods as f64 / 100.0) * 7.0 / 8.0;
+    assert!((mocap / expected - 1.0).abs() < 0.05, "{mocap} frames, expected about {expected}");
+    assert_eq!(estimator.stats.outliers, 0);
+    assert!(estimator.fault.is_none());
+}
+
+#[test]
+fn a_sensor_that_falls_silent_holds_the_last_command_then_ends_the_run_safely() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("underwater_snake.run.toml");
+    let text = run_config("underwater_snake")
+        .replace("command_timeout = 0.05", "command_timeout = 10.0")
+        .replace("name = \"mocap_nose\"", "name = \"mocap_nose\"\nsilent_after = 1.0");
+    std::fs::write(&config, &text).unwrap();
+    let options = RunOptions {
+        state: softgen::StateSource::Estimated,
+        ..mpc_options("underwater_snake", dir.path(), config, 10.0)
+    };
+    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    let fault = report.fault.expect("the run must end in a fault").to_string();
+    assert!(
+        fault.contains("sensor `mocap_nose` silent since t = 1.000 s, past its timeout of 0.1 s (at t = 1.110 s")
+            && fault.contains("held for 0.2 s"),
+        "{fault}"
+    );
+    // Its last frame at 1 s, past its 0.1 s timeout and 10 ms latency at 1.11 s, held 0.2 s:
+    // the safe state at 1.31 s.
+    let stats = report.stats.unwrap();
+    let end = stats.periods as f64 / 100.0;
+    assert!((end - 1.31).abs() < 0.021, "ended at {end} s");
+    // The commands in the hold are the last ones before the fault, then the safe state.
+    let recording =
+        Recording::parse("commands.csv", &std::fs::read_to_string(dir.path().join("commands.failed.csv")).unwrap())
+            .unwrap();
+    let periods = &recording.periods;
+    let (fault_at, _) = periods.iter().enumerate().find(|(_, (t, _))| *t >= 1.11 - 1e-9).unwrap();
+    let held = &periods[fault_at].1;
+    for (t, values) in &periods[fault_at..periods.len() - 1] {
+        assert_eq!(values, held, "t = {t}: the hold changed the commands");
+    }
+    assert!(periods.last().unwrap().1.iter().all(|v| v.number() == 0.0));
 }

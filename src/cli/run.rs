@@ -57,7 +57,7 @@ pub(crate) struct RunArgs {
     /// the plant's trajectory (and with --view its page), at the recording's rate.
     #[arg(long, conflicts_with_all = [
         "port", "dry_run", "realtime", "duration", "record", "amplitude", "temporal_frequency",
-        "spatial_frequency", "offset", "controller", "goal", "limb_gait", "stride", "gait_frequency", "swim",
+        "spatial_frequency", "offset", "controller", "goal", "limb_gait", "stride", "gait_frequency", "swim", "state",
     ])]
     replay: Option<PathBuf>,
     #[arg(long)]

@@ -177,17 +177,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
         Ok(Some(estimate))
     }
 
-    /// The commands of this period (held while a fault lasts), `dt` after the last: the
-    /// estimator takes them as the output chain's safety filter will pass them (a copy of
+    /// The commands of this period, `dt` after the last: the estimator takes them, and a
+    /// fault holds them, as the output chain's safety filter will pass them (a copy of
     /// the filter, fed the same commands, clamps and rate-limits them the same way).
-    pub(crate) fn sent(&mut self, values: &[f64], commands: &[ActuatorCommand], dt: f64) -> Result<(), String> {
-        self.held.copy_from_slice(values);
+    pub(crate) fn sent(&mut self, commands: &[ActuatorCommand], dt: f64) -> Result<(), String> {
         for (k, command) in commands.iter().enumerate() {
             self.passed[k] = match self.filter.apply(k, *command, dt).map_err(|e| e.to_string())? {
                 ActuatorCommand::Pressure(v) | ActuatorCommand::Thrust(v) => v,
                 other => return Err(format!("the estimator takes pressures and thrusts, got {other:?}")),
             };
         }
+        // What went out is what a fault holds.
+        self.held.copy_from_slice(&self.passed);
         self.estimator.set_commands(&self.passed);
         Ok(())
     }

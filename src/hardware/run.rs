@@ -425,8 +425,9 @@ impl Run<'_> {
             return Err("--swim holds inputs; the mpc controller plans them".into());
         }
         if o.serial_port.is_some() || o.comedi_device.is_some() {
-            return Err("the mpc controller needs the robot's measured state, which only the simulated plant \
-                        provides; run it with --device sim"
+            return Err("the mpc controller runs on the simulated plant (--device sim): its state is the plant's \
+                        (--state true) or estimated from sensors emulated from the plant (--state estimated); \
+                        this version reads no sensor from a board, a DAQ card or motion capture"
                 .into());
         }
         let mut settings = match (config.ddp_mpc.clone(), o.goal) {
@@ -591,7 +592,7 @@ impl Run<'_> {
                 let phase = follower.command(link, t, &mut values[..count])?;
                 to_commands(&values[..count], commands);
                 if let Some(estimator) = &mut estimator {
-                    estimator.sent(&values[..count], commands, period)?;
+                    estimator.sent(commands, period)?;
                 }
                 Ok(phase)
             },
