@@ -43,6 +43,8 @@ fn mpc_options(robot: &str, dir: &Path, config: std::path::PathBuf, duration: f6
         swim: None,
         replay: None,
         state: softgen::StateSource::True,
+        sensor_log: dir.join("sensors.csv"),
+        estimate_from: None,
     }
 }
 
@@ -186,6 +188,18 @@ fn box_ddp_on_the_estimated_state_brings_the_underwater_snake_to_its_waypoint() 
     assert!((mocap / expected - 1.0).abs() < 0.05, "{mocap} frames, expected about {expected}");
     assert_eq!(estimator.stats.outliers, 0);
     assert!(estimator.fault.is_none());
+    // The sensor log replays through the estimator offline to the same bytes: every
+    // reading, estimate and command, bit for bit.
+    let replayed = dir.path().join("replayed.csv");
+    let replay = RunOptions {
+        estimate_from: Some(options.sensor_log.clone()),
+        sensor_log: replayed.clone(),
+        ..mpc_options("underwater_snake", dir.path(), options.config.clone().unwrap(), 0.0)
+    };
+    run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
+    let logged = std::fs::read(&options.sensor_log).unwrap();
+    assert!(logged.len() > 1_000_000, "{} bytes", logged.len());
+    assert!(logged == std::fs::read(&replayed).unwrap(), "the replay differs from the run's sensor log");
 }
 
 #[test]
@@ -224,4 +238,14 @@ fn a_sensor_that_falls_silent_holds_the_last_command_then_ends_the_run_safely() 
         assert_eq!(values, held, "t = {t}: the hold changed the commands");
     }
     assert!(periods.last().unwrap().1.iter().all(|v| v.number() == 0.0));
+    // The failed run's sensor log is kept beside the old one and replays to the same fault.
+    let failed_log = dir.path().join("sensors.failed.csv");
+    let replayed = dir.path().join("replayed.csv");
+    let replay = RunOptions {
+        estimate_from: Some(failed_log.clone()),
+        sensor_log: replayed.clone(),
+        ..mpc_options("underwater_snake", dir.path(), options.config.clone().unwrap(), 0.0)
+    };
+    run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(std::fs::read(&failed_log).unwrap() == std::fs::read(&replayed).unwrap());
 }

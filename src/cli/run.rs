@@ -96,6 +96,18 @@ pub(crate) struct RunArgs {
     /// with their noise, rate, latency and lost frames (estimated).
     #[arg(long, value_enum, default_value = "true")]
     state: StateName,
+    /// Where --state estimated writes each period's sensor readings, estimate and the
+    /// commands sent (CSV); --estimate-from writes its replay there.
+    #[arg(long, default_value = "out/run_sensors.csv")]
+    sensor_log: PathBuf,
+    /// Replay a sensor log (a --sensor-log file) through the state estimator the run
+    /// configuration builds, period by period, with no loop or plant: the log is written
+    /// again to --sensor-log and the estimates compared with the logged ones.
+    #[arg(long, conflicts_with_all = [
+        "port", "dry_run", "realtime", "replay", "controller", "goal", "state", "amplitude", "temporal_frequency",
+        "spatial_frequency", "offset", "limb_gait", "stride", "gait_frequency", "swim", "view",
+    ])]
+    estimate_from: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -137,7 +149,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
         return Err("--replay feeds the recording to the simulated plant: leave out --device".into());
     }
     let stop = stop_flag()?;
-    for path in [&args.record, &args.trajectory] {
+    for path in [&args.record, &args.trajectory, &args.sensor_log] {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
@@ -184,6 +196,8 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
         gait_frequency: args.gait_frequency,
         swim: args.swim,
         replay: args.replay,
+        sensor_log: args.sensor_log,
+        estimate_from: args.estimate_from,
         state: match args.state {
             StateName::True => softgen::StateSource::True,
             StateName::Estimated => softgen::StateSource::Estimated,

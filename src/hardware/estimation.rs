@@ -9,6 +9,7 @@ use softgen_runtime::{
     ActuatorCommand, CoordinateKind, EstimatorFault, EstimatorStats, Mailbox, Model, Reading, ReadingQueue,
     SafetyFilter, SafetyLimits, Sensor, State, StateEstimator,
 };
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -99,6 +100,10 @@ pub(crate) struct InLoopEstimator<R: Model<N, C>, const N: usize, const C: usize
     time_total: Duration,
     time_longest: Duration,
     periods: u64,
+    /// The sensor log: each period's readings, estimate and the commands passed.
+    log: Option<std::io::BufWriter<std::fs::File>>,
+    /// The current period's time (the loop's clock).
+    period_time: f64,
 }
 
 const KINDS: [CoordinateKind; 6] = [
@@ -136,7 +141,25 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
             time_total: Duration::ZERO,
             time_longest: Duration::ZERO,
             periods: 0,
+            log: None,
+            period_time: 0.0,
         })
+    }
+
+    /// Writes the sensor log (`t,kind,name,stamp,values...`, see [`SensorLog`]) to `file`.
+    pub(crate) fn log_to(&mut self, file: std::fs::File) -> Result<(), String> {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        writeln!(out, "t,kind,name,stamp,values").map_err(|e| e.to_string())?;
+        self.log = Some(out);
+        Ok(())
+    }
+
+    /// Flushes the sensor log.
+    pub(crate) fn finish_log(&mut self) -> Result<(), String> {
+        match &mut self.log {
+            Some(out) => out.flush().map_err(|e| format!("sensor log: {e}")),
+            None => Ok(()),
+        }
     }
 
     /// The period at `t`: the estimate at `t`, or `Ok(None)` while a fault holds the last
@@ -152,8 +175,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
             return Ok(None);
         }
         let started = Instant::now();
+        self.period_time = t;
         self.readings.clear();
         self.queue.try_drain_into(&mut self.readings);
+        if let Some(out) = &mut self.log {
+            for r in &self.readings {
+                // Shortest round-trip formatting: a replay reproduces the estimates bit for bit.
+                let name = &self.estimator.sensors()[r.sensor as usize].name;
+                let _ = write!(out, "{t},reading,{name},{}", r.stamp);
+                let count = self.estimator.sensors()[r.sensor as usize].measures.values();
+                for v in &r.values[..count] {
+                    let _ = write!(out, ",{v}");
+                }
+                let _ = writeln!(out);
+            }
+        }
         let outcome = self.estimator.take(&self.readings, t).and_then(|()| self.estimator.advance_to(t));
         let elapsed = started.elapsed();
         self.time_total += elapsed;
@@ -173,6 +209,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
         }
         self.score();
         let estimate = self.estimator.estimate();
+        if let Some(out) = &mut self.log {
+            let _ = write!(out, "{t},estimate,,");
+            for v in estimate.q.iter().chain(estimate.qd.iter()) {
+                let _ = write!(out, ",{v}");
+            }
+            let _ = writeln!(out);
+        }
         self.last_estimate = Some((t, estimate));
         Ok(Some(estimate))
     }
@@ -190,6 +233,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
         // What went out is what a fault holds.
         self.held.copy_from_slice(&self.passed);
         self.estimator.set_commands(&self.passed);
+        if let Some(out) = &mut self.log {
+            let t = self.period_time;
+            let _ = write!(out, "{t},sent,,");
+            for v in &self.passed {
+                let _ = write!(out, ",{v}");
+            }
+            let _ = writeln!(out);
+        }
         Ok(())
     }
 
@@ -248,6 +299,193 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
             mean_time: Duration::from_secs_f64(self.time_total.as_secs_f64() / self.periods.max(1) as f64),
             longest_time: self.time_longest,
             fault: self.fault.as_ref().map(|f| f.1.clone()),
+        }
+    }
+}
+
+/// One period of a sensor log: the readings taken, the estimate posted (none while a fault
+/// held the commands) and the commands the safety filter passed (none in a fault's hold).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoggedPeriod {
+    pub t: f64,
+    pub readings: Vec<Reading>,
+    pub estimate: Option<Vec<f64>>,
+    pub sent: Option<Vec<f64>>,
+}
+
+/// A sensor log (`t,kind,name,stamp,values...`, rows of kind `reading`, `estimate` and
+/// `sent`), read back period by period.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SensorLog {
+    pub periods: Vec<LoggedPeriod>,
+}
+
+impl SensorLog {
+    /// Parses a log of `sensors` for a robot of `coordinates` coordinates and `commands`
+    /// commands; errors name the line.
+    pub fn parse(
+        path: &str,
+        text: &str,
+        sensors: &[Sensor],
+        coordinates: usize,
+        commands: usize,
+    ) -> Result<SensorLog, String> {
+        let mut lines = text.lines().enumerate();
+        match lines.next() {
+            Some((_, "t,kind,name,stamp,values")) => {}
+            _ => return Err(format!("{path}:1: not a sensor log: the header must be `t,kind,name,stamp,values`")),
+        }
+        let mut periods: Vec<LoggedPeriod> = Vec::new();
+        for (n, line) in lines {
+            let at = |why: String| format!("{path}:{}: {why}", n + 1);
+            let fields: Vec<&str> = line.split(',').collect();
+            if fields.len() < 5 {
+                return Err(at(format!("{} fields, at least 5 expected", fields.len())));
+            }
+            let number = |text: &str, what: &str| {
+                text.parse::<f64>().map_err(|_| at(format!("{what} `{text}` is not a number")))
+            };
+            let t = number(fields[0], "time")?;
+            if !t.is_finite() {
+                return Err(at(format!("time {t} is not finite")));
+            }
+            let values = fields[4..].iter().map(|v| number(v, "value")).collect::<Result<Vec<f64>, String>>()?;
+            if periods.last().map_or(true, |p| p.t != t) {
+                if let Some(last) = periods.last() {
+                    if t < last.t {
+                        return Err(at(format!("time {t} s goes back from {} s", last.t)));
+                    }
+                }
+                periods.push(LoggedPeriod { t, ..LoggedPeriod::default() });
+            }
+            let period = periods.last_mut().expect("pushed");
+            match fields[1] {
+                "reading" => {
+                    let k = sensors
+                        .iter()
+                        .position(|s| s.name == fields[2])
+                        .ok_or_else(|| at(format!("`{}` is not a sensor of the run configuration", fields[2])))?;
+                    let count = sensors[k].measures.values();
+                    if values.len() != count {
+                        return Err(at(format!(
+                            "sensor `{}` reads {count} values, the row has {}",
+                            fields[2],
+                            values.len()
+                        )));
+                    }
+                    let mut reading =
+                        Reading { sensor: k as u16, stamp: number(fields[3], "stamp")?, values: [0.0; 3] };
+                    reading.values[..count].copy_from_slice(&values);
+                    period.readings.push(reading);
+                }
+                "estimate" if values.len() == 2 * coordinates => period.estimate = Some(values),
+                "sent" if values.len() == commands => period.sent = Some(values),
+                "estimate" | "sent" => {
+                    return Err(at(format!("a `{}` row with {} values", fields[1], values.len())));
+                }
+                other => return Err(at(format!("unknown row kind `{other}` (reading, estimate, sent)"))),
+            }
+        }
+        Ok(SensorLog { periods })
+    }
+}
+
+/// Runs `log`'s readings and commands through `estimator` period by period, as the loop
+/// did, writing the same log again into `out`; returns the periods replayed and the
+/// largest difference from the logged estimates (zero when the replay is exact), or the
+/// fault that stopped it (with the time).
+pub(crate) fn replay_log<R: Model<N, C>, const N: usize, const C: usize>(
+    mut estimator: StateEstimator<R, N, C>,
+    log: &SensorLog,
+    out: &mut impl Write,
+) -> Result<(usize, f64, Option<String>), String> {
+    let io = |e: std::io::Error| e.to_string();
+    writeln!(out, "t,kind,name,stamp,values").map_err(io)?;
+    let mut largest = 0.0f64;
+    for (k, period) in log.periods.iter().enumerate() {
+        let t = period.t;
+        for r in &period.readings {
+            let sensor = &estimator.sensors()[r.sensor as usize];
+            write!(out, "{t},reading,{},{}", sensor.name, r.stamp).map_err(io)?;
+            for v in &r.values[..sensor.measures.values()] {
+                write!(out, ",{v}").map_err(io)?;
+            }
+            writeln!(out).map_err(io)?;
+        }
+        if let Err(fault) = estimator.take(&period.readings, t).and_then(|()| estimator.advance_to(t)) {
+            return Ok((k, largest, Some(format!("{fault} (at t = {t:.3} s)"))));
+        }
+        let estimate = estimator.estimate();
+        write!(out, "{t},estimate,,").map_err(io)?;
+        for (i, v) in estimate.q.iter().chain(estimate.qd.iter()).enumerate() {
+            write!(out, ",{v}").map_err(io)?;
+            if let Some(logged) = &period.estimate {
+                largest = largest.max((logged[i] - v).abs());
+            }
+        }
+        writeln!(out).map_err(io)?;
+        if let Some(sent) = &period.sent {
+            estimator.set_commands(sent);
+            write!(out, "{t},sent,,").map_err(io)?;
+            for v in sent {
+                write!(out, ",{v}").map_err(io)?;
+            }
+            writeln!(out).map_err(io)?;
+        }
+    }
+    Ok((log.periods.len(), largest, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use softgen_runtime::Measurement;
+
+    fn sensors() -> Vec<Sensor> {
+        let sensor = |name: &str, measures| Sensor {
+            name: name.into(),
+            measures,
+            rate_hz: 100.0,
+            noise: 1e-3,
+            latency: 0.0,
+            lost: 0.0,
+            timeout: 0.1,
+            range: [-1.0, 1.0],
+            silent_after: None,
+        };
+        vec![
+            sensor("mocap", Measurement::Marker { point: 0 }),
+            sensor("encoder", Measurement::Coordinate { coordinate: 1, scale: 1.0, offset: 0.0 }),
+        ]
+    }
+
+    #[test]
+    fn a_sensor_log_reads_back_period_by_period() {
+        let text = "t,kind,name,stamp,values\n0,estimate,,,1,2,3,4\n0,sent,,,0.5\n0.01,reading,mocap,0.005,1,2,3\n0.01,reading,encoder,0.01,0.25\n0.01,estimate,,,1,2,3,4\n";
+        let log = SensorLog::parse("log.csv", text, &sensors(), 2, 1).unwrap();
+        assert_eq!(log.periods.len(), 2);
+        assert_eq!(log.periods[0].sent, Some(vec![0.5]));
+        assert_eq!(log.periods[1].readings[0], Reading { sensor: 0, stamp: 0.005, values: [1.0, 2.0, 3.0] });
+        assert_eq!(log.periods[1].readings[1].values[0], 0.25);
+        assert!(log.periods[1].sent.is_none());
+    }
+
+    #[test]
+    fn bad_sensor_logs_name_the_line() {
+        let header = "t,kind,name,stamp,values\n";
+        for (body, expected) in [
+            ("0,estimate,,,1,2,3,4\n", "log.csv:1: not a sensor log"),
+            ("0,reading,sonar,0,1\n", "log.csv:2: `sonar` is not a sensor of the run configuration"),
+            ("0,reading,mocap,0,1\n", "log.csv:2: sensor `mocap` reads 3 values, the row has 1"),
+            ("0,estimate,,,1,2\n", "log.csv:2: a `estimate` row with 2 values"),
+            ("0,guess,,,1\n", "log.csv:2: unknown row kind `guess`"),
+            ("x,sent,,,1\n", "log.csv:2: time `x` is not a number"),
+            ("0.1,sent,,,1\n0.05,sent,,,1\n", "log.csv:3: time 0.05 s goes back from 0.1 s"),
+            ("0,sent\n", "log.csv:2: 2 fields, at least 5 expected"),
+        ] {
+            let text = if expected.contains(":1:") { body.to_string() } else { format!("{header}{body}") };
+            let e = SensorLog::parse("log.csv", &text, &sensors(), 2, 1).unwrap_err();
+            assert!(e.contains(expected), "expected `{expected}` in `{e}`");
         }
     }
 }

@@ -126,6 +126,10 @@ pub struct RunOptions {
     pub replay: Option<PathBuf>,
     /// The mpc controller's state: the plant's truth or the estimator's.
     pub state: StateSource,
+    /// Where `--state estimated` writes each period's readings, estimate and commands (CSV).
+    pub sensor_log: PathBuf,
+    /// A sensor log to replay through the estimator offline, with no loop or plant.
+    pub estimate_from: Option<PathBuf>,
 }
 
 /// How a run ended.
@@ -454,23 +458,12 @@ impl Run<'_> {
         let start_com = R::center_of_mass(&start.q, &params, &R::cache(&start.q, &params));
         let goal = Vector3::new(settings.goal.x, settings.goal.y, settings.goal_height.unwrap_or(start_com.z));
         let estimated = o.state == StateSource::Estimated;
-        let sensors = if estimated { configured_sensors::<R, N, C>(&config, &path)? } else { Vec::new() };
-        let filter = match estimated {
+        let (sensors, filter) = match estimated {
             true => {
-                let model = Simulation::<R, N, C>::new(params.clone(), plant_config.clone())?;
-                let filter = StateEstimator::new(
-                    model,
-                    &planned_inputs::<R, N, C>(),
-                    &sensors,
-                    config.estimator.clone(),
-                    &start,
-                    0.0,
-                    1.0 / loop_config.rate_hz,
-                )
-                .map_err(|e| format!("{path}: estimator: {e}"))?;
-                Some(filter)
+                let (sensors, filter) = state_estimator::<R, N, C>(&config, &path, &loop_config)?;
+                (sensors, Some(filter))
             }
-            false => None,
+            false => (Vec::new(), None),
         };
         let mut planner = horizon_planner::<R, N, C>(&config, &settings, goal, params.clone(), plant_config.clone())
             .map_err(|e| format!("{path}: mpc: {e}"))?;
@@ -534,6 +527,7 @@ impl Run<'_> {
         let measured = Arc::clone(&link);
         let truth = Arc::new(Mailbox::<(f64, State<N>)>::new());
         let queue = Arc::new(ReadingQueue::default());
+        let mut pending_log = None;
         let mut estimator = match filter {
             Some(filter) => {
                 let emulated = EmulatedSensors::new(
@@ -545,14 +539,18 @@ impl Run<'_> {
                 )
                 .map_err(|e| format!("{path}: {e}"))?;
                 plant.attach_sensors(emulated);
-                Some(InLoopEstimator::new(
+                let mut estimator = InLoopEstimator::new(
                     filter,
                     queue,
                     Arc::clone(&truth),
                     config.estimator.fault_hold,
                     initial.len(),
                     config.safety,
-                )?)
+                )?;
+                let (pending, file) = PendingFile::create(&o.sensor_log)?;
+                estimator.log_to(file)?;
+                pending_log = Some(pending);
+                Some(estimator)
             }
             None => None,
         };
@@ -600,7 +598,18 @@ impl Run<'_> {
         let planner_stats = planner_stats?;
         let plant = device.into_inner();
         let end = plant.as_ref().ok().map(|p| p.state.q);
+        let logged = estimator.as_mut().map_or(Ok(()), |e| e.finish_log());
         let mut run = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+        if let Some(pending) = pending_log {
+            logged?;
+            let failed = run.fault.as_ref().is_some_and(|f| !matches!(f, SafetyFault::Signal(_)));
+            if failed {
+                println!("sensor log  {} (earlier one kept)", pending.keep_as_failed()?.display());
+            } else {
+                println!("sensor log  {}", pending.target().display());
+                pending.commit()?;
+            }
+        }
         let report = MpcReport {
             goal: settings.goal,
             goal_height: Some(goal.z),
@@ -661,6 +670,72 @@ fn loop_with_planner<D: Device>(
 /// The receding-horizon planner of `settings` towards `goal`, over the model the plant
 /// simulates: every muscle's pressure within [0, ceiling] bar and every thrust within the
 /// thrust limit (and its channel's rating) either way.
+/// The run configuration's sensors and the state estimator on them, as a run builds it:
+/// the configured parameters, the plant's environment, the loop's period, the spec's
+/// initial state at t = 0.
+fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
+    config: &RunConfig,
+    path: &str,
+    loop_config: &LoopConfig,
+) -> Result<(Vec<softgen_runtime::Sensor>, StateEstimator<R, N, C>), String> {
+    let sensors = configured_sensors::<R, N, C>(config, path)?;
+    let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+    let plant_config = plant_simulation_config::<R, N, C>(config, loop_config, no_servo);
+    let model = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
+    let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let filter = StateEstimator::new(
+        model,
+        &planned_inputs::<R, N, C>(),
+        &sensors,
+        config.estimator.clone(),
+        &start,
+        0.0,
+        1.0 / loop_config.rate_hz,
+    )
+    .map_err(|e| format!("{path}: estimator: {e}"))?;
+    Ok((sensors, filter))
+}
+
+/// `--estimate-from LOG`: a sensor log's readings and commands through the estimator the
+/// run configuration builds, period by period as the loop did, the log written again to
+/// `--sensor-log`; reports whether the estimates equal the logged ones.
+fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
+    o: &RunOptions,
+    log_path: &std::path::Path,
+    config: &RunConfig,
+    path: &str,
+) -> Result<RunReport, String> {
+    if R::THRUSTERS.is_empty() && R::MUSCLES.is_empty() {
+        return Err(format!(
+            "--estimate-from replays the estimator of robots driven by pressures and thrusts; `{}` has neither",
+            R::NAME
+        ));
+    }
+    let loop_config = loop_config(o, config)?;
+    let (sensors, filter) = state_estimator::<R, N, C>(config, path, &loop_config)?;
+    let text = std::fs::read_to_string(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log = crate::hardware::estimation::SensorLog::parse(
+        &log_path.display().to_string(),
+        &text,
+        &sensors,
+        N,
+        R::MUSCLES.len() + R::THRUSTERS.len(),
+    )?;
+    let (pending, file) = PendingFile::create(&o.sensor_log)?;
+    let mut out = std::io::BufWriter::new(file);
+    let (periods, largest, fault) = crate::hardware::estimation::replay_log(filter, &log, &mut out)?;
+    out.flush().map_err(|e| format!("{}: {e}", o.sensor_log.display()))?;
+    drop(out);
+    println!("estimator   {periods} periods of {} replayed through the estimator", log_path.display());
+    println!("estimates   largest difference from the logged ones: {largest:e}");
+    if let Some(fault) = &fault {
+        println!("estimator   stopped as the run did: {fault}");
+    }
+    println!("sensor log  {}", pending.target().display());
+    pending.commit()?;
+    Ok(RunReport { stats: None, fault: None, mpc: None, estimator: None, plant: None })
+}
+
 /// The commands box-DDP plans, in the actuators' order: muscle pressures, then thrusts.
 fn planned_inputs<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<ControlInput> {
     let mut inputs = Vec::new();
@@ -817,6 +892,9 @@ impl Run<'_> {
         }
         if let Some(record) = &o.replay {
             return replay::<R, N, C>(o, record, &config, &path);
+        }
+        if let Some(log) = &o.estimate_from {
+            return estimate_from_log::<R, N, C>(o, log, &config, &path);
         }
         if !R::THRUSTERS.is_empty() {
             return self.run_swimmer::<R, N, C>(config, path);

@@ -50,6 +50,8 @@ fn options(dir: &Path, duration: f64) -> RunOptions {
         swim: None,
         replay: None,
         state: softgen::StateSource::True,
+        sensor_log: dir.join("sensors.csv"),
+        estimate_from: None,
     }
 }
 
