@@ -603,12 +603,7 @@ impl Run<'_> {
         if let Some(pending) = pending_log {
             logged?;
             let failed = run.fault.as_ref().is_some_and(|f| !matches!(f, SafetyFault::Signal(_)));
-            if failed {
-                println!("sensor log  {} (earlier one kept)", pending.keep_as_failed()?.display());
-            } else {
-                println!("sensor log  {}", pending.target().display());
-                pending.commit()?;
-            }
+            keep_output(pending, "sensor log", failed)?;
         }
         let report = MpcReport {
             goal: settings.goal,
@@ -1428,6 +1423,18 @@ fn resident_memory() -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// A run's output file: replaces the earlier one, or, after a fault, kept beside it as
+/// `<stem>.failed.csv`.
+fn keep_output(pending: PendingFile, what: &str, failed: bool) -> Result<(), String> {
+    if failed {
+        println!("{what:<11} {} (earlier one kept)", pending.keep_as_failed()?.display());
+    } else {
+        println!("{what:<11} {}", pending.target().display());
+        pending.commit()?;
+    }
+    Ok(())
+}
+
 fn finish(
     outcome: softgen_runtime::LoopOutcome,
     safe: Result<(), SafetyFault>,
@@ -1453,18 +1460,9 @@ fn finish(
     // a faulted one leaves them as they were, and its own, the one worth reading, is kept
     // beside them as `<stem>.failed.csv`.
     let failed = fault.as_ref().is_some_and(|f| !matches!(f, SafetyFault::Signal(_)));
-    let keep = |pending: PendingFile, what: &str| -> Result<(), String> {
-        if failed {
-            println!("{what:<11} {} (earlier one kept)", pending.keep_as_failed()?.display());
-        } else {
-            println!("{what:<11} {}", pending.target().display());
-            pending.commit()?;
-        }
-        Ok(())
-    };
-    keep(record, "recording")?;
+    keep_output(record, "recording", failed)?;
     if let Some(t) = trajectory {
-        keep(t, "trajectory")?;
+        keep_output(t, "trajectory", failed)?;
     }
     Ok(RunReport { stats: Some(outcome.stats), fault, mpc: None, estimator: None, plant: None })
 }
