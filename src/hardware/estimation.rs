@@ -350,7 +350,7 @@ impl SensorLog {
                 return Err(at(format!("time {t} is not finite")));
             }
             let values = fields[4..].iter().map(|v| number(v, "value")).collect::<Result<Vec<f64>, String>>()?;
-            if periods.last().map_or(true, |p| p.t != t) {
+            if periods.last().is_none_or(|p| p.t != t) {
                 if let Some(last) = periods.last() {
                     if t < last.t {
                         return Err(at(format!("time {t} s goes back from {} s", last.t)));
