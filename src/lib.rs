@@ -16,6 +16,7 @@ mod sweep;
 
 pub use hardware::config::{Drives, EnvironmentOverride, MpcSettings, RunConfig};
 pub use hardware::estimation::EstimatorReport;
+pub use hardware::robot_emulator::{emulated_robot, EmulatedRobot, RobotEmulatorOptions};
 pub use hardware::run::{
     run_with_drivers, Controller, ControllerChoice, HeldInputs, LimbController, LimbGaitRequest, MpcReport,
     PlantSetting, RunDriver, RunOptions, RunReport, StateSource,

@@ -99,6 +99,7 @@ pub use simulation::system_jacobian::{ControlInput, SystemJacobian};
 // Sensing and state estimation.
 pub use estimation::emulated::EmulatedSensors;
 pub use estimation::kalman::{EstimatorFault, EstimatorSettings, EstimatorStats, StateEstimator};
+pub use estimation::natnet;
 pub use estimation::sensors::{
     Measurement, Reading, ReadingQueue, Sensor, SensorFault, SensorWatch, MAX_SENSORS, QUEUE_CAPACITY,
 };

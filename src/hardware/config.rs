@@ -31,6 +31,28 @@ struct File {
     #[serde(default)]
     sensors: Vec<Spanned<SensorFile>>,
     estimator: Option<Spanned<EstimatorFile>>,
+    /// The motion-capture server that `source = "natnet"` sensors read.
+    natnet: Option<Spanned<NatNetFile>>,
+}
+
+/// Where a sensor's readings come from on the robot (the simulated plant emulates every
+/// sensor whatever its source).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum SourceFile {
+    Plant,
+    Natnet,
+    Board,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NatNetFile {
+    server: Option<String>,
+    local: Option<String>,
+    multicast: Option<String>,
+    up_axis: Option<String>,
+    origin: Option<[f64; 3]>,
 }
 
 /// What a sensor measures, by the robot's names.
@@ -61,6 +83,11 @@ struct SensorFile {
     timeout: Option<f64>,
     range: Option<[f64; 2]>,
     silent_after: Option<f64>,
+    /// Where its readings come from on the robot, and its id there: a NatNet rigid body's
+    /// id, a board sensor channel.
+    source: Option<SourceFile>,
+    rigid_body: Option<i32>,
+    channel: Option<u16>,
 }
 
 #[derive(Deserialize)]
@@ -88,6 +115,63 @@ pub struct SensorEntry {
     pub target: String,
     /// Where it is in the file (`path:line:column: sensors[i]`), for errors.
     pub at: String,
+    /// Where its readings come from on the robot.
+    pub source: SensorSource,
+}
+
+/// Where a sensor's readings come from when the loop drives the robot (on the simulated
+/// plant every sensor is emulated from the plant's true state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SensorSource {
+    /// None on the robot: emulated by the simulated plant only.
+    Plant,
+    /// The position of a rigid body streamed by a NatNet server (its id).
+    NatNet { rigid_body: i32 },
+    /// A sensor channel of the serial board (READINGS frames).
+    Board { channel: u16 },
+}
+
+/// The motion-capture server NatNet sensors read, and how its axes map to the robot's world.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NatNetSettings {
+    /// The server's command address (it answers the connect there).
+    pub server: std::net::SocketAddr,
+    /// The local address frames arrive at (the server's data port).
+    pub local: std::net::SocketAddr,
+    /// A multicast group to join, if the server streams multicast.
+    pub multicast: Option<std::net::Ipv4Addr>,
+    /// Whether the server's up axis is y (Motive's default), mapped to the robot's z.
+    pub y_up: bool,
+    /// The robot world's origin in the server's frame after the axis map (m).
+    pub origin: [f64; 3],
+}
+
+impl Default for NatNetSettings {
+    fn default() -> Self {
+        NatNetSettings {
+            server: std::net::SocketAddr::from(([127, 0, 0, 1], 1510)),
+            local: std::net::SocketAddr::from(([0, 0, 0, 0], 1511)),
+            multicast: None,
+            y_up: true,
+            origin: [0.0; 3],
+        }
+    }
+}
+
+impl NatNetSettings {
+    /// A position in the server's axes (m) in the robot's world.
+    pub fn to_world(&self, p: [f32; 3]) -> [f64; 3] {
+        let [x, y, z] = p.map(f64::from);
+        let w = if self.y_up { [x, -z, y] } else { [x, y, z] };
+        [w[0] - self.origin[0], w[1] - self.origin[1], w[2] - self.origin[2]]
+    }
+
+    /// A position in the robot's world in the server's axes: what a server would send.
+    pub fn from_world(&self, w: [f64; 3]) -> [f32; 3] {
+        let [x, y, z] = [w[0] + self.origin[0], w[1] + self.origin[1], w[2] + self.origin[2]];
+        let p = if self.y_up { [x, z, -y] } else { [x, y, z] };
+        p.map(|v| v as f32)
+    }
 }
 
 impl SensorEntry {
@@ -384,6 +468,8 @@ pub struct RunConfig {
     pub estimator: EstimatorSettings,
     /// The emulated sensors' noise seed.
     pub sensor_seed: u64,
+    /// The motion-capture server of the NatNet sensors.
+    pub natnet: NatNetSettings,
 }
 
 /// What an actuator drives, to match it with a channel kind.
@@ -602,11 +688,28 @@ impl RunConfig {
         for (i, entry) in file.sensors.iter().enumerate() {
             let at = locate(path, text, entry.span(), format!("sensors[{i}]"));
             let sensor = parse_sensor(entry.get_ref()).map_err(|m| format!("{at}: {m}"))?;
+            let source = parse_source(entry.get_ref()).map_err(|m| format!("{at}: {m}"))?;
             if sensors.iter().any(|s: &SensorEntry| s.sensor.name == sensor.0.name) {
                 return Err(format!("{at}: a sensor named `{}` is listed twice", sensor.0.name));
             }
-            sensors.push(SensorEntry { sensor: sensor.0, target: sensor.1, at });
+            if let Some(other) = sensors.iter().find(|s| s.source == source && source != SensorSource::Plant) {
+                return Err(format!(
+                    "{at}: sensor `{}` reads the same {} as `{}`",
+                    sensor.0.name,
+                    match source {
+                        SensorSource::NatNet { rigid_body } => format!("NatNet rigid body ({rigid_body})"),
+                        SensorSource::Board { channel } => format!("board channel ({channel})"),
+                        SensorSource::Plant => String::new(),
+                    },
+                    other.sensor.name
+                ));
+            }
+            sensors.push(SensorEntry { sensor: sensor.0, target: sensor.1, at, source });
         }
+        let natnet = match &file.natnet {
+            Some(n) => parse_natnet(n.get_ref()).map_err(|m| locate(path, text, n.span(), format!("natnet: {m}")))?,
+            None => NatNetSettings::default(),
+        };
         if sensors.len() > MAX_SENSORS {
             return Err(format!("{path}: {} sensors, more than the {MAX_SENSORS} a run reads", sensors.len()));
         }
@@ -628,8 +731,80 @@ impl RunConfig {
             sensors,
             estimator,
             sensor_seed,
+            natnet,
         })
     }
+}
+
+/// Where a sensor's readings come from: a NatNet rigid body for a marker, a board channel for
+/// a coordinate or a pressure, or the simulated plant only.
+fn parse_source(s: &SensorFile) -> Result<SensorSource, String> {
+    let source = s.source.unwrap_or(SourceFile::Plant);
+    if s.rigid_body.is_some() && source != SourceFile::Natnet {
+        return Err("`rigid_body` names a NatNet rigid body: only a sensor with source = \"natnet\" has one".into());
+    }
+    if s.channel.is_some() && source != SourceFile::Board {
+        return Err("`channel` names a board sensor channel: only a sensor with source = \"board\" has one".into());
+    }
+    match source {
+        SourceFile::Plant => Ok(SensorSource::Plant),
+        SourceFile::Natnet if s.kind != SensorKindFile::Marker => {
+            Err("NatNet streams positions: source = \"natnet\" is for marker sensors".into())
+        }
+        SourceFile::Natnet => s
+            .rigid_body
+            .map(|rigid_body| SensorSource::NatNet { rigid_body })
+            .ok_or_else(|| "a NatNet sensor needs `rigid_body` (the id the server streams)".into()),
+        SourceFile::Board if s.kind == SensorKindFile::Marker => {
+            Err("the board reads coordinates and pressures, not marker positions: a marker's source is \"natnet\""
+                .into())
+        }
+        SourceFile::Board => s
+            .channel
+            .map(|channel| SensorSource::Board { channel })
+            .ok_or_else(|| "a board sensor needs `channel` (its sensor channel on the board)".into()),
+    }
+}
+
+fn parse_natnet(n: &NatNetFile) -> Result<NatNetSettings, String> {
+    let d = NatNetSettings::default();
+    let address = |key: &str, value: &Option<String>, default| match value {
+        Some(v) => v
+            .parse::<std::net::SocketAddr>()
+            .map_err(|_| format!("{key} = \"{v}\" is not an address and port (like 192.168.1.10:1510)")),
+        None => Ok(default),
+    };
+    let multicast = match &n.multicast {
+        Some(m) => {
+            let group =
+                m.parse::<std::net::Ipv4Addr>().map_err(|_| format!("multicast = \"{m}\" is not an IPv4 address"))?;
+            if !group.is_multicast() {
+                return Err(format!(
+                    "multicast = \"{m}\" is not a multicast group (224.0.0.0/4; Motive's default is 239.255.42.99)"
+                ));
+            }
+            Some(group)
+        }
+        None => None,
+    };
+    let y_up = match n.up_axis.as_deref() {
+        None | Some("y") => true,
+        Some("z") => false,
+        Some(other) => {
+            return Err(format!("up_axis = \"{other}\": the server's up axis is \"y\" (Motive's default) or \"z\""))
+        }
+    };
+    let origin = n.origin.unwrap_or(d.origin);
+    if origin.iter().any(|v| !v.is_finite()) {
+        return Err(format!("origin {origin:?} must be finite (m)"));
+    }
+    Ok(NatNetSettings {
+        server: address("server", &n.server, d.server)?,
+        local: address("local", &n.local, d.local)?,
+        multicast,
+        y_up,
+        origin,
+    })
 }
 
 /// A sensor's settings and the name of what it measures.

@@ -4,7 +4,7 @@
 //! exists. A sensor or estimator fault holds the last safe command for the configured time,
 //! then ends the run in the safe state with the fault's message.
 
-use crate::hardware::config::RunConfig;
+use crate::hardware::config::{RunConfig, SensorSource};
 use softgen_runtime::{
     ActuatorCommand, CoordinateKind, EstimatorFault, EstimatorStats, Mailbox, Model, Reading, ReadingQueue,
     SafetyFilter, SafetyLimits, Sensor, State, StateEstimator,
@@ -13,11 +13,13 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The sensors a run configuration lists, resolved against robot `R`'s names.
+/// The sensors a run configuration lists, resolved against robot `R`'s names, with their
+/// sources; `on_robot`: only those with a source on the robot (NatNet or the board).
 pub(crate) fn configured_sensors<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     path: &str,
-) -> Result<Vec<Sensor>, String> {
+    on_robot: bool,
+) -> Result<(Vec<Sensor>, Vec<SensorSource>), String> {
     if config.sensors.is_empty() {
         return Err(format!(
             "{path} lists no [[sensors]]: --state estimated reads them (markers, coordinates, pressures)"
@@ -26,7 +28,14 @@ pub(crate) fn configured_sensors<R: Model<N, C>, const N: usize, const C: usize>
     let points: Vec<&str> = R::CONTACT_POINTS.iter().map(|p| p.name).collect();
     let coordinates: Vec<&str> = R::COORDINATES.iter().map(|c| c.name).collect();
     let muscles: Vec<&str> = R::MUSCLES.iter().map(|m| m.name).collect();
-    config.sensors.iter().map(|s| s.resolve(&points, &coordinates, &muscles)).collect()
+    let read = config.sensors.iter().filter(|s| !on_robot || s.source != SensorSource::Plant);
+    let sensors = read.clone().map(|s| s.resolve(&points, &coordinates, &muscles)).collect::<Result<Vec<_>, _>>()?;
+    if sensors.is_empty() {
+        return Err(format!(
+            "{path}: no sensor has a source on the robot (source = \"natnet\" with a rigid_body, or \"board\" with a channel), so the robot's state cannot be estimated"
+        ));
+    }
+    Ok((sensors, read.map(|s| s.source).collect()))
 }
 
 /// What the estimator did over a run, and how far it was from the plant's truth.

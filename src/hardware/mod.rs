@@ -3,5 +3,7 @@
 
 pub(crate) mod config;
 pub(crate) mod estimation;
+pub(crate) mod natnet;
+pub(crate) mod robot_emulator;
 pub(crate) mod run;
 pub(crate) mod serial;

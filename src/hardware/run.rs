@@ -3,7 +3,7 @@
 //! the loop), a serial board, a comedi card or, with `--dry-run`, nowhere (the channel map
 //! and the first commands are printed and no device is touched).
 
-use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, RunConfig};
+use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, RunConfig, SensorSource};
 use crate::hardware::estimation::{configured_sensors, EstimatorReport, InLoopEstimator};
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
@@ -428,12 +428,14 @@ impl Run<'_> {
         if o.swim.is_some() {
             return Err("--swim holds inputs; the mpc controller plans them".into());
         }
-        if o.serial_port.is_some() || o.comedi_device.is_some() {
-            return Err("the mpc controller runs on the simulated plant (--device sim): its state is the plant's \
-                        (--state true) or estimated from sensors emulated from the plant (--state estimated); \
-                        this version reads no sensor from a board, a DAQ card or motion capture"
+        if o.comedi_device.is_some() {
+            return Err("the mpc controller on a comedi card would read the robot's state from the card's analog \
+                        inputs, which this version does not read: run it on the serial board (--device serial), \
+                        whose sensors and motion capture it reads, or on the simulated plant (--device sim)"
                 .into());
         }
+        // On the robot the state can only be estimated.
+        let on_robot = o.serial_port.is_some();
         let mut settings = match (config.ddp_mpc.clone(), o.goal) {
             (Some(s), _) => s,
             (None, Some(_)) => DdpMpcSettings::default(),
@@ -457,13 +459,13 @@ impl Run<'_> {
         let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
         let start_com = R::center_of_mass(&start.q, &params, &R::cache(&start.q, &params));
         let goal = Vector3::new(settings.goal.x, settings.goal.y, settings.goal_height.unwrap_or(start_com.z));
-        let estimated = o.state == StateSource::Estimated;
-        let (sensors, filter) = match estimated {
+        let estimated = on_robot || o.state == StateSource::Estimated;
+        let (sensors, sources, filter) = match estimated {
             true => {
-                let (sensors, filter) = state_estimator::<R, N, C>(&config, &path, &loop_config)?;
-                (sensors, Some(filter))
+                let (sensors, sources, filter) = state_estimator::<R, N, C>(&config, &path, &loop_config, on_robot)?;
+                (sensors, sources, Some(filter))
             }
-            false => (Vec::new(), None),
+            false => (Vec::new(), Vec::new(), None),
         };
         let mut planner = horizon_planner::<R, N, C>(&config, &settings, goal, params.clone(), plant_config.clone())
             .map_err(|e| format!("{path}: mpc: {e}"))?;
@@ -490,9 +492,10 @@ impl Run<'_> {
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
         if let Some(filter) = &filter {
             println!(
-                "estimator   extended Kalman filter on the model, steps of {:.2} ms, {} sensors emulated from the plant: {}",
+                "estimator   extended Kalman filter on the model, steps of {:.2} ms, {} sensors {}: {}",
                 filter.step() * 1e3,
                 sensors.len(),
+                if on_robot { "read from the board and motion capture" } else { "emulated from the plant" },
                 sensors.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
             );
         }
@@ -516,29 +519,51 @@ impl Run<'_> {
         if o.realtime {
             try_realtime();
         }
-        // Hardware in the loop: regulators' voltages become the muscles' pressures, thruster
-        // channels' values the thrusts.
-        let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, &path)?;
-        debug_assert_eq!(regulators.len() + thruster_channels.len(), muscles + thrusters);
-        let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, plant_step)?;
-        plant.connect_muscles(&regulators).map_err(|e| e.0)?;
-        plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
         let link = Arc::new(PlanLink::<N>::new());
         let measured = Arc::clone(&link);
         let truth = Arc::new(Mailbox::<(f64, State<N>)>::new());
         let queue = Arc::new(ReadingQueue::default());
+        let mut natnet = None;
+        let (mut device, pending_record, pending_trajectory) = match &o.serial_port {
+            Some(port) => {
+                let (board, reader) = robot_sensors(port, o, &config, &sensors, &sources, &queue)?;
+                natnet = reader;
+                let (pending_record, record) = PendingFile::create(&o.record)?;
+                (Either::Robot(Recorder::new(board, record, 100).map_err(|e| e.0)?), pending_record, None)
+            }
+            None => {
+                // Hardware in the loop: regulators' voltages become the muscles' pressures,
+                // thruster channels' values the thrusts.
+                let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, &path)?;
+                debug_assert_eq!(regulators.len() + thruster_channels.len(), muscles + thrusters);
+                let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, plant_step)?;
+                plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+                plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
+                if estimated {
+                    let emulated = EmulatedSensors::new(
+                        &sensors,
+                        plant.simulation.params.clone(),
+                        Arc::clone(&queue),
+                        0.0,
+                        config.sensor_seed,
+                    )
+                    .map_err(|e| format!("{path}: {e}"))?;
+                    plant.attach_sensors(emulated);
+                }
+                let truth_post = Arc::clone(&truth);
+                let (device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
+                    if estimated {
+                        truth_post.try_post((t, *x));
+                    } else {
+                        measured.measured.try_post((t, *x));
+                    }
+                })?;
+                (Either::Plant(device), pending_record, Some(pending_trajectory))
+            }
+        };
         let mut pending_log = None;
         let mut estimator = match filter {
             Some(filter) => {
-                let emulated = EmulatedSensors::new(
-                    &sensors,
-                    plant.simulation.params.clone(),
-                    Arc::clone(&queue),
-                    0.0,
-                    config.sensor_seed,
-                )
-                .map_err(|e| format!("{path}: {e}"))?;
-                plant.attach_sensors(emulated);
                 let mut estimator = InLoopEstimator::new(
                     filter,
                     queue,
@@ -554,14 +579,6 @@ impl Run<'_> {
             }
             None => None,
         };
-        let truth_post = Arc::clone(&truth);
-        let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
-            if estimated {
-                truth_post.try_post((t, *x));
-            } else {
-                measured.measured.try_post((t, *x));
-            }
-        })?;
         let stop = &*self.stop;
         let link = &*link;
         let count = initial.len();
@@ -575,6 +592,12 @@ impl Run<'_> {
             &link.stop,
             || run_horizon_planner(&mut planner, link, settings.replan_hz),
             |t, commands| {
+                if let Some(reader) = &mut natnet {
+                    reader.align_clock(t);
+                    if let Some(e) = reader.failure() {
+                        return Err(e);
+                    }
+                }
                 if let Some(estimator) = &mut estimator {
                     match estimator.estimate(t)? {
                         Some(state) => {
@@ -596,10 +619,32 @@ impl Run<'_> {
             },
         );
         let planner_stats = planner_stats?;
-        let plant = device.into_inner();
-        let end = plant.as_ref().ok().map(|p| p.state.q);
+        let natnet_line = natnet.take().map(|reader| reader.line());
+        let (end, closed, board_line) = match device {
+            Either::Plant(device) => {
+                let plant = device.into_inner();
+                (plant.as_ref().ok().map(|p| p.state.q), plant.map(drop), None)
+            }
+            Either::Robot(device) => {
+                let board = device.into_inner();
+                let line = board.as_ref().ok().map(|b| {
+                    let c = b.counts;
+                    format!(
+                        "board: protocol version {}, {} readings taken, {} of channels no sensor reads, {} unstamped",
+                        b.version(),
+                        c.taken,
+                        c.unread,
+                        c.unstamped
+                    )
+                });
+                (None, board.map(drop), line)
+            }
+        };
         let logged = estimator.as_mut().map_or(Ok(()), |e| e.finish_log());
-        let mut run = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+        let mut run = finish(outcome, safe, &chain, closed, pending_record, pending_trajectory)?;
+        for line in natnet_line.iter().chain(board_line.iter()) {
+            println!("{line}");
+        }
         if let Some(pending) = pending_log {
             logged?;
             let failed = run.fault.as_ref().is_some_and(|f| !matches!(f, SafetyFault::Signal(_)));
@@ -672,8 +717,9 @@ fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     path: &str,
     loop_config: &LoopConfig,
-) -> Result<(Vec<softgen_runtime::Sensor>, StateEstimator<R, N, C>), String> {
-    let sensors = configured_sensors::<R, N, C>(config, path)?;
+    on_robot: bool,
+) -> Result<(Vec<softgen_runtime::Sensor>, Vec<SensorSource>, StateEstimator<R, N, C>), String> {
+    let (sensors, sources) = configured_sensors::<R, N, C>(config, path, on_robot)?;
     let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
     let plant_config = plant_simulation_config::<R, N, C>(config, loop_config, no_servo);
     let model = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
@@ -688,7 +734,7 @@ fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
         1.0 / loop_config.rate_hz,
     )
     .map_err(|e| format!("{path}: estimator: {e}"))?;
-    Ok((sensors, filter))
+    Ok((sensors, sources, filter))
 }
 
 /// `--estimate-from LOG`: a sensor log's readings and commands through the estimator the
@@ -707,7 +753,7 @@ fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
         ));
     }
     let loop_config = loop_config(o, config)?;
-    let (sensors, filter) = state_estimator::<R, N, C>(config, path, &loop_config)?;
+    let (sensors, _, filter) = state_estimator::<R, N, C>(config, path, &loop_config, o.serial_port.is_some())?;
     let text = std::fs::read_to_string(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let log = crate::hardware::estimation::SensorLog::parse(
         &log_path.display().to_string(),
@@ -814,37 +860,47 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
     RecedingHorizon::new(simulation, &inputs, horizon, weights, ddp)
 }
 
+/// The robot's actuators in channel order, with what each drives: joint actuators, then
+/// muscles (a muscle takes pressure, like an actuator length), then thrusters.
+fn actuators<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<(&'static str, Drives)> {
+    R::ACTUATED
+        .iter()
+        .map(|&i| {
+            (
+                R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name),
+                Drives::Coordinate(R::COORDINATES[i].kind),
+            )
+        })
+        .chain(R::MUSCLES.iter().map(|m| (m.name, Drives::Coordinate(CoordinateKind::ActuatorLength))))
+        .chain(R::THRUSTERS.iter().map(|t| (t.name, Drives::Thrust)))
+        .collect()
+}
+
+/// Robot `R`'s run configuration: the file given, else its own (its spec's sibling
+/// `<robot>.run.toml`, carried by the generated registry); with its path.
+pub(crate) fn configured<R: Model<N, C>, const N: usize, const C: usize>(
+    file: Option<&std::path::Path>,
+) -> Result<(RunConfig, String), String> {
+    let (path, text) = match file {
+        Some(p) => {
+            (p.to_string_lossy().to_string(), std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?)
+        }
+        None => match crate::simulate::robots::run_config_of(R::NAME) {
+            Some(file) => (file.path.to_string(), file.text.to_string()),
+            None => {
+                return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME))
+            }
+        },
+    };
+    Ok((RunConfig::parse(&path, &text, R::NAME, &actuators::<R, N, C>())?, path))
+}
+
 impl RobotVisitor for Run<'_> {
     type Output = Result<RunReport, String>;
 
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
-        let o = self.options;
-        // Joint actuators, then muscles (a muscle takes pressure, like an actuator length),
-        // then thrusters.
-        let actuated: Vec<(&str, Drives)> = R::ACTUATED
-            .iter()
-            .map(|&i| {
-                (
-                    R::COORDINATES[i].name.strip_suffix("_joint").unwrap_or(R::COORDINATES[i].name),
-                    Drives::Coordinate(R::COORDINATES[i].kind),
-                )
-            })
-            .chain(R::MUSCLES.iter().map(|m| (m.name, Drives::Coordinate(CoordinateKind::ActuatorLength))))
-            .chain(R::THRUSTERS.iter().map(|t| (t.name, Drives::Thrust)))
-            .collect();
-        let (path, text) = match &o.config {
-            Some(p) => (
-                p.to_string_lossy().to_string(),
-                std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
-            ),
-            None => match crate::simulate::robots::run_config_of(R::NAME) {
-                Some(file) => (file.path.to_string(), file.text.to_string()),
-                None => {
-                    return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME))
-                }
-            },
-        };
-        let config = RunConfig::parse(&path, &text, R::NAME, &actuated)?;
+        let (config, path) = configured::<R, N, C>(self.options.config.as_deref())?;
+        let actuated = actuators::<R, N, C>();
         // What a view of the plant's trajectory needs: the configuration's terrain and parameters.
         let setting = PlantSetting { terrain: config.environment.terrain, params: config.parameters.clone() };
         let mut report = self.run_configured::<R, N, C>(config, path, &actuated)?;
@@ -1151,7 +1207,7 @@ fn dry_run(
 /// voltages (1 ms: a limbed robot's contacts need it), or for a swimmer, muscles and
 /// thrusters reading their channels (0.25 ms: the joints' viscosity at rest, 2.5e4 N s/m
 /// per actuator, is stiff).
-fn wired_plant<R: Model<N, C>, const N: usize, const C: usize>(
+pub(crate) fn wired_plant<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     loop_config: &LoopConfig,
     path: &str,
@@ -1342,6 +1398,70 @@ fn trajectory_writer<R: Model<N, C>, const N: usize, const C: usize>(
     }))
 }
 
+/// Either device of a run: the simulated plant or the robot.
+enum Either<P, D> {
+    Plant(P),
+    Robot(D),
+}
+
+impl<P: Device, D: Device> Device for Either<P, D> {
+    fn name(&self) -> &str {
+        match self {
+            Either::Plant(p) => p.name(),
+            Either::Robot(d) => d.name(),
+        }
+    }
+    fn write(&mut self, t: f64, values: &[softgen_runtime::DeviceValue]) -> Result<(), softgen_runtime::DeviceError> {
+        match self {
+            Either::Plant(p) => p.write(t, values),
+            Either::Robot(d) => d.write(t, values),
+        }
+    }
+    fn flush(&mut self) -> Result<(), softgen_runtime::DeviceError> {
+        match self {
+            Either::Plant(p) => p.flush(),
+            Either::Robot(d) => d.flush(),
+        }
+    }
+}
+
+/// The robot's sensors: the serial board on `port`, reading the board's sensor channels, and
+/// the NatNet server of the configuration if any sensor is a rigid body it streams; both
+/// put their readings on `queue`.
+fn robot_sensors(
+    port: &str,
+    o: &RunOptions,
+    config: &RunConfig,
+    sensors: &[softgen_runtime::Sensor],
+    sources: &[SensorSource],
+    queue: &Arc<ReadingQueue>,
+) -> Result<(crate::hardware::serial::SerialDevice, Option<crate::hardware::natnet::NatNetReader>), String> {
+    let mut channels = Vec::new();
+    let mut names = Vec::new();
+    let mut bodies = Vec::new();
+    for (k, (sensor, source)) in sensors.iter().zip(sources).enumerate() {
+        match *source {
+            SensorSource::Board { channel } => {
+                channels.push((channel, k as u16));
+                names.push(sensor.name.clone());
+            }
+            SensorSource::NatNet { rigid_body } => bodies.push((rigid_body, k as u16)),
+            SensorSource::Plant => {}
+        }
+    }
+    let board_sensors = (!channels.is_empty()).then(|| crate::hardware::serial::BoardSensors {
+        channels,
+        names,
+        queue: Arc::clone(queue),
+    });
+    let board = crate::hardware::serial::SerialDevice::open(port, o.ack_timeout, board_sensors)?;
+    let reader = match bodies.is_empty() {
+        true => None,
+        false => Some(crate::hardware::natnet::NatNetReader::connect(&config.natnet, bodies, Arc::clone(queue))?),
+    };
+    Ok((board, reader))
+}
+
 /// Runs the loop on the comedi card or serial board the options name, recording every value
 /// sent; `None` when they name neither (the simulated plant's turn).
 fn run_real_device(
@@ -1360,7 +1480,7 @@ fn run_real_device(
         return finish(outcome, safe, chain, device.into_inner().map(drop), pending_record, None).map(Some);
     }
     if let Some(port) = &o.serial_port {
-        let board = crate::hardware::serial::SerialDevice::open(port, o.ack_timeout)?;
+        let board = crate::hardware::serial::SerialDevice::open(port, o.ack_timeout, None)?;
         let (pending_record, record) = PendingFile::create(&o.record)?;
         let mut device = Recorder::new(board, record, 100).map_err(|e| e.0)?;
         let (outcome, safe) = run_hardware(loop_config, chain, &mut device, stop, controller);

@@ -1,17 +1,47 @@
 //! The serial board device: SET frames of docs/serial-protocol.md, one per control period,
 //! each acknowledged by the board. A NAK, a corrupted answer or an acknowledgement overdue
-//! past the timeout is a device error, which sends the run to its safe state.
+//! past the timeout is a device error, which sends the run to its safe state. The line opens
+//! with a PING in the newest protocol version; a board that rejects the version is spoken to
+//! in version 1. Version-2 boards send their sensors' readings (READINGS frames), which go,
+//! stamped on the loop's clock, to the estimator's queue.
 
 use nix::sys::termios::{cfmakeraw, cfsetspeed, tcgetattr, tcsetattr, BaudRate, SetArg};
-use softgen_runtime::protocol::{self, Decoded, Decoder, MAX_FRAME};
-use softgen_runtime::{Device, DeviceError, DeviceValue};
+use softgen_runtime::protocol::{self, BoardReading, Decoded, Decoder, MAX_FRAME};
+use softgen_runtime::{Device, DeviceError, DeviceValue, Reading, ReadingQueue};
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Frames in flight before the oldest must have been acknowledged.
 const IN_FLIGHT: usize = 64;
+
+/// Host frames whose send time is kept, to stamp readings that answer them.
+const SENT_TIMES: usize = 256;
+
+/// How long the board may take to answer the opening PING: longer than a frame's
+/// acknowledgement, as a board (or its emulator) may still be starting.
+const OPENING_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The board's sensors the estimator reads: which sensor (index in the run's sensor list)
+/// each board channel is, and the queue their readings go to.
+pub struct BoardSensors {
+    pub channels: Vec<(u16, u16)>,
+    pub names: Vec<String>,
+    pub queue: Arc<ReadingQueue>,
+}
+
+/// Counts of the board's readings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BoardReadingCounts {
+    /// Readings put on the estimator's queue.
+    pub taken: u64,
+    /// Readings of channels no sensor of the run reads.
+    pub unread: u64,
+    /// Readings answering a frame too old to know when it was sent.
+    pub unstamped: u64,
+}
 
 pub struct SerialDevice {
     name: String,
@@ -24,11 +54,21 @@ pub struct SerialDevice {
     pending_len: usize,
     ack_timeout: Duration,
     read_buffer: [u8; 512],
+    /// The protocol version the board speaks.
+    version: u8,
+    /// (sequence, loop time) of the frames sent lately, by sequence modulo SENT_TIMES.
+    sent_times: [Option<(u16, f64)>; SENT_TIMES],
+    sensors: Option<BoardSensors>,
+    readings: Vec<BoardReading>,
+    pub counts: BoardReadingCounts,
+    /// The sequence of a frame the board rejected for its version.
+    rejected_version: Option<u16>,
 }
 
 impl SerialDevice {
-    /// Opens `path` raw (no echo, no line editing), non-blocking.
-    pub fn open(path: &str, ack_timeout: Duration) -> Result<SerialDevice, String> {
+    /// Opens `path` raw (no echo, no line editing), non-blocking, and agrees the protocol
+    /// version with the board; `sensors`, if any, need version 2.
+    pub fn open(path: &str, ack_timeout: Duration, sensors: Option<BoardSensors>) -> Result<SerialDevice, String> {
         let port = OpenOptions::new()
             .read(true)
             .write(true)
@@ -39,7 +79,7 @@ impl SerialDevice {
         cfmakeraw(&mut termios);
         cfsetspeed(&mut termios, BaudRate::B115200).map_err(|e| format!("{path}: {e}"))?;
         tcsetattr(&port, SetArg::TCSANOW, &termios).map_err(|e| format!("{path}: {e}"))?;
-        Ok(SerialDevice {
+        let mut board = SerialDevice {
             name: format!("serial board on {path}"),
             port,
             decoder: Decoder::default(),
@@ -49,10 +89,65 @@ impl SerialDevice {
             pending_len: 0,
             ack_timeout,
             read_buffer: [0; 512],
-        })
+            version: protocol::VERSION,
+            sent_times: [None; SENT_TIMES],
+            sensors: None,
+            readings: Vec::with_capacity(protocol::MAX_READINGS),
+            counts: BoardReadingCounts::default(),
+            rejected_version: None,
+        };
+        board.negotiate().map_err(|e| e.0)?;
+        if board.version < 2 {
+            if let Some(s) = &sensors {
+                return Err(format!(
+                    "{}: the board speaks protocol version {}; its sensors ({}) need version 2 (READINGS frames)",
+                    board.name,
+                    board.version,
+                    s.names.join(", ")
+                ));
+            }
+        }
+        board.sensors = sensors;
+        Ok(board)
     }
 
-    /// Reads whatever the board has sent and settles acknowledgements.
+    /// The protocol version agreed with the board.
+    pub fn version(&self) -> u8 {
+        self.version
+    }
+
+    /// Sends PING in the newest version and waits for the answer: an ACK keeps it, a NAK for
+    /// an unsupported version falls back to version 1 (and PINGs again), silence is an error.
+    fn negotiate(&mut self) -> Result<(), DeviceError> {
+        loop {
+            self.send(protocol::PING, &[])?;
+            let ping = self.pending[0].0;
+            let start = Instant::now();
+            loop {
+                match self.poll() {
+                    Ok(()) if self.pending_len == 0 => return Ok(()),
+                    Ok(()) => {}
+                    Err(_) if self.rejected_version == Some(ping) && self.version > protocol::OLDEST_VERSION => {
+                        self.version = protocol::OLDEST_VERSION;
+                        self.pending_len = 0;
+                        self.rejected_version = None;
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
+                if start.elapsed() > OPENING_TIMEOUT {
+                    return Err(DeviceError(format!(
+                        "{}: board silent: no answer to the opening PING within {} s",
+                        self.name,
+                        OPENING_TIMEOUT.as_secs()
+                    )));
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        }
+    }
+
+    /// Reads whatever the board has sent, settles acknowledgements and queues readings.
     fn poll(&mut self) -> Result<(), DeviceError> {
         loop {
             match self.port.read(&mut self.read_buffer) {
@@ -82,13 +177,17 @@ impl SerialDevice {
                         if p.len() == 3 { (u16::from_le_bytes([p[0], p[1]]), p[2]) } else { (0, 0) };
                     let why = match reason {
                         protocol::NAK_CRC => "corrupted frame (bad CRC)",
-                        protocol::NAK_VERSION => "unsupported protocol version",
+                        protocol::NAK_VERSION => {
+                            self.rejected_version = Some(sequence);
+                            "unsupported protocol version"
+                        }
                         protocol::NAK_MALFORMED => "malformed payload",
                         protocol::NAK_TYPE => "unknown frame type",
                         _ => "unknown reason",
                     };
                     return Err(DeviceError(format!("{}: board rejected frame {sequence}: {why}", self.name)));
                 }
+                Decoded::Frame { kind: protocol::READINGS, .. } => self.take_readings(decoded.payload())?,
                 Decoded::Frame { kind, .. } => {
                     return Err(DeviceError(format!(
                         "{}: unexpected frame type {kind:#04x} from the board",
@@ -123,11 +222,38 @@ impl SerialDevice {
         Ok(())
     }
 
+    /// A READINGS frame's readings onto the estimator's queue, each stamped at the loop time
+    /// its answered frame was sent plus the reading's offset.
+    fn take_readings(&mut self, payload: &[u8]) -> Result<(), DeviceError> {
+        let answers = protocol::decode_readings(payload, &mut self.readings)
+            .ok_or_else(|| DeviceError(format!("{}: malformed readings frame", self.name)))?;
+        let sent = self.sent_times[answers as usize % SENT_TIMES].filter(|(s, _)| *s == answers).map(|(_, t)| t);
+        for r in &self.readings {
+            let sensor = self.sensors.as_ref().and_then(|s| s.channels.iter().find(|(c, _)| *c == r.channel));
+            match (sensor, sent) {
+                (None, _) => self.counts.unread += 1,
+                (Some(_), None) => self.counts.unstamped += 1,
+                (Some((_, sensor)), Some(t)) => {
+                    let reading = Reading {
+                        sensor: *sensor,
+                        stamp: t + r.offset_us as f64 * 1e-6,
+                        values: [r.value as f64, 0.0, 0.0],
+                    };
+                    if let Some(s) = &self.sensors {
+                        s.queue.push(reading);
+                    }
+                    self.counts.taken += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn send(&mut self, kind: u8, values: &[DeviceValue]) -> Result<(), DeviceError> {
         let length = if kind == protocol::SET {
-            protocol::encode_set(self.sequence, values, &mut self.frame)
+            protocol::encode_set(self.version, self.sequence, values, &mut self.frame)
         } else {
-            protocol::encode(kind, self.sequence, &[], &mut self.frame)
+            protocol::encode_version(self.version, kind, self.sequence, &[], &mut self.frame)
         }
         .map_err(|e| DeviceError(format!("{}: {e}", self.name)))?;
         let mut written = 0;
@@ -159,8 +285,9 @@ impl Device for SerialDevice {
         &self.name
     }
 
-    fn write(&mut self, _t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
+    fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
         self.poll()?;
+        self.sent_times[self.sequence as usize % SENT_TIMES] = Some((self.sequence, t));
         self.send(protocol::SET, values)
     }
 

@@ -102,7 +102,8 @@ fn commands_arrive_in_order_with_correct_values() {
     for (period, (_, values)) in sent.periods.iter().enumerate() {
         for (k, v) in values.iter().enumerate() {
             let row = sets[5 * period + k];
-            assert_eq!(row.0 as usize, period, "frames arrive in order");
+            // Sequence 0 is the opening PING.
+            assert_eq!(row.0 as usize, period + 1, "frames arrive in order");
             assert_eq!(row.2, v.kind());
             assert_eq!(row.3, v.channel().to_string());
             let value: f64 = row.4.parse().unwrap();
@@ -135,8 +136,13 @@ fn a_corrupted_frame_is_detected_and_reported() {
     nix::sys::termios::cfmakeraw(&mut termios);
     nix::sys::termios::tcsetattr(&port, nix::sys::termios::SetArg::TCSANOW, &termios).unwrap();
     let mut frame = [0u8; MAX_FRAME];
-    let n = protocol::encode_set(7, &[softgen_runtime::DeviceValue::Analog { channel: 1, volts: 2.0 }], &mut frame)
-        .unwrap();
+    let n = protocol::encode_set(
+        protocol::VERSION,
+        7,
+        &[softgen_runtime::DeviceValue::Analog { channel: 1, volts: 2.0 }],
+        &mut frame,
+    )
+    .unwrap();
     frame[9] ^= 0x01;
     port.write_all(&frame[..n]).unwrap();
     let mut decoder = Decoder::default();
@@ -181,4 +187,124 @@ fn a_silent_board_trips_the_watchdog_and_the_safe_state() {
     // The run lasted about 300 periods plus the acknowledgement timeout, not 5 s.
     let sets = received.iter().filter(|r| r.1 == "set").count() / 5;
     assert!((300..1500).contains(&sets), "{sets} periods");
+}
+
+/// A free UDP port on the loopback interface (released for the emulator to bind).
+fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `t -> row of numbers` of a CSV whose first column is the time and whose rows with `kind`
+/// in the second column (or every row, for `None`) are kept, the values after `skip` columns.
+fn rows_by_time(path: &Path, kind: Option<&str>, skip: usize) -> Vec<(f64, Vec<f64>)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            if kind.is_some_and(|k| fields.get(1) != Some(&k)) {
+                return None;
+            }
+            let t = fields[0].parse().ok()?;
+            Some((t, fields[skip..].iter().filter_map(|v| v.parse().ok()).collect()))
+        })
+        .collect()
+}
+
+/// The mpc controller on the robot, as it would run on hardware, with two real processes:
+/// `softgen run --device serial` reads its state only from sensors (the board's strokes,
+/// pressures and IMU in READINGS frames, the two motion-capture rigid bodies as NatNet
+/// frames over UDP), while the board emulator hosts the underwater snake's simulated plant
+/// behind them. The planner, seeing only the estimate, brings the snake to its waypoint;
+/// the estimate follows the emulator's truth within millimetres.
+#[test]
+fn the_mpc_controller_on_the_board_reads_its_state_from_the_board_and_natnet() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("underwater_snake.run.toml");
+    let port = free_udp_port();
+    let text = run_config("underwater_snake")
+        .replace("command_timeout = 0.05", "command_timeout = 10.0")
+        .replace("server = \"127.0.0.1:1510\"", &format!("server = \"127.0.0.1:{port}\""))
+        .replace("local = \"0.0.0.0:1511\"", "local = \"127.0.0.1:0\"");
+    std::fs::write(&config, &text).unwrap();
+    let truth = dir.path().join("truth.csv");
+    let log = dir.path().join("board.csv");
+    let config_arg = config.to_string_lossy().to_string();
+    let truth_arg = truth.to_string_lossy().to_string();
+    let line = start_emulator(
+        &log,
+        &["--robot", "underwater_snake", "--config", &config_arg, "--truth", &truth_arg, "--natnet-version", "4.1"],
+    );
+    let sensor_log = dir.path().join("sensors.csv");
+    let out = Command::new(env!("CARGO_BIN_EXE_softgen"))
+        .args(["run", "--robot", "underwater_snake", "--controller", "mpc", "--device", "serial", "--port"])
+        .arg(&line.port)
+        .args(["--duration", "40", "--ack-timeout-ms", "500", "--config"])
+        .arg(&config)
+        .arg("--record")
+        .arg(dir.path().join("commands.csv"))
+        .arg("--sensor-log")
+        .arg(&sensor_log)
+        .output()
+        .unwrap();
+    line.close();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("goal: reached at t = "), "{stdout}");
+    assert!(stdout.contains("no truth to score against"), "{stdout}");
+    assert!(stdout.contains("board: protocol version 2"), "{stdout}");
+    assert!(stdout.contains("natnet: softgen robot emulator 1.0 (NatNet 4.1)"), "{stdout}");
+    // The host's estimate at each period against the emulator's plant at the same instant.
+    let truth = rows_by_time(&truth, None, 1);
+    let estimates = rows_by_time(&sensor_log, Some("estimate"), 4);
+    let mut squared = 0.0;
+    let mut matched = 0;
+    let mut k = 0;
+    for (t, estimate) in &estimates {
+        while k < truth.len() && truth[k].0 < t - 1e-9 {
+            k += 1;
+        }
+        if k < truth.len() && (truth[k].0 - t).abs() < 1e-9 {
+            squared += (0..3).map(|i| (estimate[i] - truth[k].1[i]).powi(2)).sum::<f64>();
+            matched += 1;
+        }
+    }
+    assert!(matched > 1500, "{matched} periods matched the emulator's truth");
+    let rms = (squared / matched as f64).sqrt();
+    println!("position RMS through the board and NatNet: {:.2} mm over {matched} periods", rms * 1e3);
+    assert!(rms < 3e-3, "position RMS {rms} m");
+}
+
+/// Version negotiation: a board of protocol version 1 rejects the host's opening PING as an
+/// unsupported version; the host then speaks version 1 to it, which carries a run without
+/// board sensors, and refuses a run whose sensors are on the board, naming them.
+#[test]
+fn a_version_one_board_is_spoken_to_in_version_one_unless_sensors_are_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("board.csv");
+    let line = start_emulator(&log, &["--version", "1"]);
+    let out = run_host(dir.path(), &line.port, "0.5");
+    line.close();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(board_log(&log).iter().filter(|r| r.1 == "set").count() > 100);
+
+    let line = start_emulator(&log, &["--version", "1"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_softgen"))
+        .args(["run", "--robot", "underwater_snake", "--controller", "mpc", "--device", "serial", "--port"])
+        .arg(&line.port)
+        .args(["--duration", "1", "--record"])
+        .arg(dir.path().join("commands.csv"))
+        .arg("--sensor-log")
+        .arg(dir.path().join("sensors.csv"))
+        .output()
+        .unwrap();
+    line.close();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("the board speaks protocol version 1; its sensors (imu_pitch, imu_roll, joint1_stroke1"),
+        "{stderr}"
+    );
 }

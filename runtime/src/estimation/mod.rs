@@ -1,7 +1,8 @@
 //! Sensing and state estimation: what sensors measure and how their readings are judged,
 //! sensors emulated from the simulated plant, and an extended Kalman filter on the
-//! generated model.
+//! generated model; the motion-capture protocol (NatNet) its readers and emulators speak.
 
 pub(crate) mod emulated;
 pub(crate) mod kalman;
+pub mod natnet;
 pub(crate) mod sensors;

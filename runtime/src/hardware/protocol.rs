@@ -1,20 +1,28 @@
 //! The board protocol of docs/serial-protocol.md: frame encoding into fixed buffers (no
 //! allocation per frame) and an incremental decoder that resynchronises after corruption.
+//! Version 2 adds the board's sensor readings; the decoder reads frames of both versions.
 
 use crate::hardware::actuation::DeviceValue;
 
 pub const SYNC: u8 = 0xA5;
-pub const VERSION: u8 = 1;
+/// The version the host speaks first; a board that NAKs it as unsupported is spoken to in
+/// the oldest version (no sensor readings).
+pub const VERSION: u8 = 2;
+pub const OLDEST_VERSION: u8 = 1;
 pub const SET: u8 = 0x01;
 pub const SAFE: u8 = 0x02;
 pub const PING: u8 = 0x03;
 pub const ACK: u8 = 0x81;
 pub const NAK: u8 = 0x82;
+/// Version 2: the board's sensor readings.
+pub const READINGS: u8 = 0x83;
 pub const MAX_PAYLOAD: usize = 250;
 /// Largest frame: sync, version, type, sequence (2), length, payload, crc (2).
 pub const MAX_FRAME: usize = 6 + MAX_PAYLOAD + 2;
 /// Values per SET frame: each takes 7 bytes after the count byte.
 pub const MAX_VALUES: usize = (MAX_PAYLOAD - 1) / 7;
+/// Readings per READINGS frame: each takes 10 bytes after the answered sequence and count.
+pub const MAX_READINGS: usize = (MAX_PAYLOAD - 3) / 10;
 
 pub const NAK_CRC: u8 = 1;
 pub const NAK_VERSION: u8 = 2;
@@ -33,13 +41,24 @@ pub fn crc16(bytes: &[u8]) -> u16 {
     crc
 }
 
-/// Writes a frame into `out`, returning its length.
+/// Writes a frame of the current version into `out`, returning its length.
 pub fn encode(kind: u8, sequence: u16, payload: &[u8], out: &mut [u8; MAX_FRAME]) -> Result<usize, String> {
+    encode_version(VERSION, kind, sequence, payload, out)
+}
+
+/// Writes a frame of protocol `version` into `out`, returning its length.
+pub fn encode_version(
+    version: u8,
+    kind: u8,
+    sequence: u16,
+    payload: &[u8],
+    out: &mut [u8; MAX_FRAME],
+) -> Result<usize, String> {
     if payload.len() > MAX_PAYLOAD {
         return Err(format!("payload of {} bytes exceeds {MAX_PAYLOAD}", payload.len()));
     }
     out[0] = SYNC;
-    out[1] = VERSION;
+    out[1] = version;
     out[2] = kind;
     out[3..5].copy_from_slice(&sequence.to_le_bytes());
     out[5] = payload.len() as u8;
@@ -50,8 +69,13 @@ pub fn encode(kind: u8, sequence: u16, payload: &[u8], out: &mut [u8; MAX_FRAME]
     Ok(end + 2)
 }
 
-/// A SET frame for `values`.
-pub fn encode_set(sequence: u16, values: &[DeviceValue], out: &mut [u8; MAX_FRAME]) -> Result<usize, String> {
+/// A SET frame for `values`, in protocol `version`.
+pub fn encode_set(
+    version: u8,
+    sequence: u16,
+    values: &[DeviceValue],
+    out: &mut [u8; MAX_FRAME],
+) -> Result<usize, String> {
     if values.len() > MAX_VALUES {
         return Err(format!("{} values exceed {MAX_VALUES} per frame", values.len()));
     }
@@ -68,7 +92,59 @@ pub fn encode_set(sequence: u16, values: &[DeviceValue], out: &mut [u8; MAX_FRAM
         payload[at + 1..at + 3].copy_from_slice(&v.channel().to_le_bytes());
         payload[at + 3..at + 7].copy_from_slice(&(v.number() as f32).to_le_bytes());
     }
-    encode(SET, sequence, &payload[..1 + 7 * values.len()], out)
+    encode_version(version, SET, sequence, &payload[..1 + 7 * values.len()], out)
+}
+
+/// One reading of a board sensor: its channel, when it was sampled relative to the board's
+/// receipt of the answered host frame (us; negative: before), and its value in the sensor's
+/// unit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoardReading {
+    pub channel: u16,
+    pub offset_us: i32,
+    pub value: f32,
+}
+
+/// A READINGS frame (version 2): `readings` sampled around the board's receipt of host frame
+/// `answers`.
+pub fn encode_readings(
+    sequence: u16,
+    answers: u16,
+    readings: &[BoardReading],
+    out: &mut [u8; MAX_FRAME],
+) -> Result<usize, String> {
+    if readings.len() > MAX_READINGS {
+        return Err(format!("{} readings exceed {MAX_READINGS} per frame", readings.len()));
+    }
+    let mut payload = [0u8; MAX_PAYLOAD];
+    payload[..2].copy_from_slice(&answers.to_le_bytes());
+    payload[2] = readings.len() as u8;
+    for (i, r) in readings.iter().enumerate() {
+        let at = 3 + 10 * i;
+        payload[at..at + 2].copy_from_slice(&r.channel.to_le_bytes());
+        payload[at + 2..at + 6].copy_from_slice(&r.offset_us.to_le_bytes());
+        payload[at + 6..at + 10].copy_from_slice(&r.value.to_le_bytes());
+    }
+    encode_version(2, READINGS, sequence, &payload[..3 + 10 * readings.len()], out)
+}
+
+/// The answered host frame of a READINGS payload, and its readings (into `out`, cleared).
+pub fn decode_readings(payload: &[u8], out: &mut Vec<BoardReading>) -> Option<u16> {
+    out.clear();
+    let answers = u16::from_le_bytes([*payload.first()?, *payload.get(1)?]);
+    let count = *payload.get(2)? as usize;
+    if payload.len() != 3 + 10 * count {
+        return None;
+    }
+    for i in 0..count {
+        let at = 3 + 10 * i;
+        out.push(BoardReading {
+            channel: u16::from_le_bytes([payload[at], payload[at + 1]]),
+            offset_us: i32::from_le_bytes(payload[at + 2..at + 6].try_into().ok()?),
+            value: f32::from_le_bytes(payload[at + 6..at + 10].try_into().ok()?),
+        });
+    }
+    Some(answers)
 }
 
 /// The values of a SET payload.
@@ -96,7 +172,7 @@ pub fn decode_set(payload: &[u8]) -> Option<Vec<DeviceValue>> {
 /// One decoded frame, or a damaged one whose sequence could still be read.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decoded {
-    Frame { kind: u8, sequence: u16, payload: [u8; MAX_PAYLOAD], length: usize },
+    Frame { version: u8, kind: u8, sequence: u16, payload: [u8; MAX_PAYLOAD], length: usize },
     BadCrc { sequence: u16 },
     BadVersion { sequence: u16, version: u8 },
 }
@@ -152,10 +228,10 @@ impl Decoder {
             let mut payload = [0u8; MAX_PAYLOAD];
             payload[..length].copy_from_slice(&self.buffer[6..6 + length]);
             self.buffer.drain(..total);
-            if version != VERSION {
+            if !(OLDEST_VERSION..=VERSION).contains(&version) {
                 return Some(Decoded::BadVersion { sequence, version });
             }
-            return Some(Decoded::Frame { kind, sequence, payload, length });
+            return Some(Decoded::Frame { version, kind, sequence, payload, length });
         }
     }
 }
@@ -177,7 +253,7 @@ mod tests {
             DeviceValue::Off { channel: 1 },
         ];
         let mut frame = [0u8; MAX_FRAME];
-        let n = encode_set(513, &values, &mut frame).unwrap();
+        let n = encode_set(VERSION, 513, &values, &mut frame).unwrap();
         let mut d = Decoder::default();
         d.push(&[0x00, 0x13, SYNC, 0x77]); // noise, including a false sync
         let mut corrupted = frame[..n].to_vec();
@@ -193,5 +269,31 @@ mod tests {
         let Decoded::Frame { kind, sequence, .. } = last else { panic!("{seen:?}") };
         assert_eq!((kind, sequence), (SET, 513));
         assert_eq!(decode_set(last.payload()).unwrap(), values.to_vec());
+    }
+
+    #[test]
+    fn readings_round_trip_and_old_frames_still_decode() {
+        let readings = [
+            BoardReading { channel: 12, offset_us: -850, value: 0.4125 },
+            BoardReading { channel: 3, offset_us: 20, value: -1.5 },
+        ];
+        let mut frame = [0u8; MAX_FRAME];
+        let n = encode_readings(9, 700, &readings, &mut frame).unwrap();
+        let mut d = Decoder::default();
+        d.push(&frame[..n]);
+        let old = encode_version(1, ACK, 4, &[4, 0], &mut frame).unwrap();
+        d.push(&frame[..old]);
+        let future = encode_version(3, ACK, 5, &[5, 0], &mut frame).unwrap();
+        d.push(&frame[..future]);
+        let got = d.next_frame().unwrap();
+        let Decoded::Frame { version: 2, kind: READINGS, sequence: 9, .. } = got else { panic!("{got:?}") };
+        let mut out = Vec::new();
+        assert_eq!(decode_readings(got.payload(), &mut out), Some(700));
+        assert_eq!(out, readings.to_vec());
+        assert!(matches!(d.next_frame(), Some(Decoded::Frame { version: 1, kind: ACK, sequence: 4, .. })));
+        assert_eq!(d.next_frame(), Some(Decoded::BadVersion { sequence: 5, version: 3 }));
+        assert_eq!(decode_readings(&got.payload()[..7], &mut out), None);
+        let too_many = [readings[0]; MAX_READINGS + 1];
+        assert!(encode_readings(0, 0, &too_many, &mut frame).is_err());
     }
 }
