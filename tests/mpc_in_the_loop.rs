@@ -2,7 +2,7 @@
 //! own thread re-planning from the simulated plant's state while the loop sends commands to
 //! the plant: the snake on wheels steered by the gait sampler to a goal 1 m away (20 Hz
 //! plans, 1 kHz loop), and the underwater snake's pressures and thrusts planned by box-DDP
-//! to its waypoint (100 Hz plans and loop), on the plant's state and on the state
+//! to its waypoint (100 Hz plans and loop), each on the plant's state and on the state
 //! estimator's from emulated sensors, whose silence ends a run safely. Their own test
 //! binary, one test at a time, so no other test competes for the cores while the loop keeps
 //! its deadlines.
@@ -248,4 +248,38 @@ fn a_sensor_that_falls_silent_holds_the_last_command_then_ends_the_run_safely() 
     };
     run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(std::fs::read(&failed_log).unwrap() == std::fs::read(&replayed).unwrap());
+}
+
+/// The gait sampler on the estimated state: the wheeled snake's tail and head in motion
+/// capture (120 Hz, 1 mm, 10 ms late, one frame in eight lost) and its servos' positions;
+/// the filter's process model is the plant's servo on the set points sent. The goal 1 m
+/// away is reached as on the plant's true state, and the estimate follows the truth within
+/// a few millimetres.
+#[test]
+fn the_gait_sampler_on_the_estimated_state_steers_the_wheeled_snake_to_its_goal() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("snake.run.toml");
+    let text = run_config("snake_lateral_undulation").replace("command_timeout = 0.05", "command_timeout = 10.0");
+    std::fs::write(&config, &text).unwrap();
+    let options = RunOptions {
+        state: softgen::StateSource::Estimated,
+        ..mpc_options("snake_lateral_undulation", dir.path(), config, 30.0)
+    };
+    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    let mpc = report.mpc.unwrap();
+    let estimator = report.estimator.unwrap();
+    println!("{}", estimator.line());
+    let arrived =
+        mpc.arrived_at.unwrap_or_else(|| panic!("goal not reached: {:.3} m away after 30 s", mpc.final_distance));
+    assert!(arrived < 20.0, "reached at {arrived} s");
+    assert!(estimator.scored > 5000, "{}", estimator.scored);
+    let rms = |kind| estimator.rms.iter().find(|(k, _)| *k == kind).unwrap().1;
+    assert!(rms(softgen_runtime::CoordinateKind::BaseTranslation) < 3e-3, "{}", estimator.line());
+    assert!(rms(softgen_runtime::CoordinateKind::RevoluteJoint) < 0.5f64.to_radians(), "{}", estimator.line());
+    for (name, count) in &estimator.readings {
+        assert!(*count > 1000, "{name}: {count} readings");
+    }
+    assert!(estimator.fault.is_none());
 }

@@ -235,8 +235,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
     pub(crate) fn sent(&mut self, commands: &[ActuatorCommand], dt: f64) -> Result<(), String> {
         for (k, command) in commands.iter().enumerate() {
             self.passed[k] = match self.filter.apply(k, *command, dt).map_err(|e| e.to_string())? {
-                ActuatorCommand::Pressure(v) | ActuatorCommand::Thrust(v) => v,
-                other => return Err(format!("the estimator takes pressures and thrusts, got {other:?}")),
+                ActuatorCommand::Pressure(v) | ActuatorCommand::Thrust(v) | ActuatorCommand::JointAngle(v) => v,
+                other => {
+                    return Err(format!("the estimator takes joint set points, pressures and thrusts, got {other:?}"))
+                }
             };
         }
         // What went out is what a fault holds.

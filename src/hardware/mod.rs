@@ -6,4 +6,5 @@ pub(crate) mod estimation;
 pub(crate) mod natnet;
 pub(crate) mod robot_emulator;
 pub(crate) mod run;
+pub(crate) mod sensing;
 pub(crate) mod serial;

@@ -4,16 +4,17 @@
 //! and the first commands are printed and no device is touched).
 
 use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, RunConfig, SensorSource};
-use crate::hardware::estimation::{configured_sensors, EstimatorReport, InLoopEstimator};
+use crate::hardware::estimation::{configured_sensors, EstimatorReport};
+use crate::hardware::sensing::{Sensed, Sensing};
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
 use nalgebra::{SVector, Vector2, Vector3};
 use softgen_runtime::{
     run_hardware, run_horizon_planner, run_planner, ActuatorCommand, ControlInput, CoordinateKind, DdpSettings, Device,
-    DeviceError, DeviceValue, EmulatedSensors, GaitParameters, GaitPlanner, GoalSteering, GoalWeights, HorizonSettings,
-    LoopConfig, LoopStats, Mailbox, Model, OutputChain, PlanFollower, PlanLink, PlannerStats, ReadingQueue,
-    RecedingHorizon, Recorder, Recording, SafetyFault, Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State,
-    StateEstimator, SteeringConfig, SteeringLink, SteeringPhase, STOP_FINISHED,
+    DeviceError, DeviceValue, GaitParameters, GaitPlanner, GoalSteering, GoalWeights, HorizonSettings, LoopConfig,
+    LoopStats, Model, OutputChain, PlanFollower, PlanLink, PlannerStats, RecedingHorizon, Recorder, Recording,
+    SafetyFault, Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State, StateEstimator, SteeringConfig,
+    SteeringLink, SteeringPhase, STOP_FINISHED,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -67,12 +68,14 @@ pub struct RunDriver {
 pub enum ControllerChoice {
     /// The robot's gait, open loop.
     Gait,
-    /// The model-predictive controller re-planning the gait towards a goal from the
-    /// measured state (needs a state source: the simulated plant).
+    /// The model-predictive controller re-planning towards a goal from the robot's state:
+    /// the simulated plant's (true or estimated) or, on the serial board, estimated from the
+    /// board's sensors and motion capture.
     Mpc,
 }
 
-/// Where the model-predictive controller's state comes from on the simulated plant.
+/// Where the model-predictive controller's state comes from on the simulated plant (on the
+/// robot it is always estimated).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StateSource {
     /// The plant's true state.
@@ -491,13 +494,7 @@ impl Run<'_> {
         );
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
         if let Some(filter) = &filter {
-            println!(
-                "estimator   extended Kalman filter on the model, steps of {:.2} ms, {} sensors {}: {}",
-                filter.step() * 1e3,
-                sensors.len(),
-                if on_robot { "read from the board and motion capture" } else { "emulated from the plant" },
-                sensors.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
-            );
+            print_estimator(&sensors, filter.step(), on_robot);
         }
         let to_commands = move |values: &[f64], commands: &mut [ActuatorCommand]| {
             for (j, (c, v)) in commands.iter_mut().zip(values).enumerate() {
@@ -521,64 +518,21 @@ impl Run<'_> {
         }
         let link = Arc::new(PlanLink::<N>::new());
         let measured = Arc::clone(&link);
-        let truth = Arc::new(Mailbox::<(f64, State<N>)>::new());
-        let queue = Arc::new(ReadingQueue::default());
-        let mut natnet = None;
-        let (mut device, pending_record, pending_trajectory) = match &o.serial_port {
-            Some(port) => {
-                let (board, reader) = robot_sensors(port, o, &config, &sensors, &sources, &queue)?;
-                natnet = reader;
-                let (pending_record, record) = PendingFile::create(&o.record)?;
-                (Either::Robot(Recorder::new(board, record, 100).map_err(|e| e.0)?), pending_record, None)
-            }
-            None => {
-                // Hardware in the loop: regulators' voltages become the muscles' pressures,
-                // thruster channels' values the thrusts.
-                let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, &path)?;
-                debug_assert_eq!(regulators.len() + thruster_channels.len(), muscles + thrusters);
-                let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, plant_step)?;
-                plant.connect_muscles(&regulators).map_err(|e| e.0)?;
-                plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
-                if estimated {
-                    let emulated = EmulatedSensors::new(
-                        &sensors,
-                        plant.simulation.params.clone(),
-                        Arc::clone(&queue),
-                        0.0,
-                        config.sensor_seed,
-                    )
-                    .map_err(|e| format!("{path}: {e}"))?;
-                    plant.attach_sensors(emulated);
-                }
-                let truth_post = Arc::clone(&truth);
-                let (device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
-                    if estimated {
-                        truth_post.try_post((t, *x));
-                    } else {
-                        measured.measured.try_post((t, *x));
-                    }
-                })?;
-                (Either::Plant(device), pending_record, Some(pending_trajectory))
-            }
+        let estimation = filter.map(|filter| (sensors, sources, filter));
+        let plant = || {
+            // Hardware in the loop: regulators' voltages become the muscles' pressures,
+            // thruster channels' values the thrusts.
+            let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, &path)?;
+            debug_assert_eq!(regulators.len() + thruster_channels.len(), muscles + thrusters);
+            let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, plant_step)?;
+            plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+            plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
+            Ok(plant)
         };
-        let mut pending_log = None;
-        let mut estimator = match filter {
-            Some(filter) => {
-                let mut estimator = InLoopEstimator::new(
-                    filter,
-                    queue,
-                    Arc::clone(&truth),
-                    config.estimator.fault_hold,
-                    initial.len(),
-                    config.safety,
-                )?;
-                let (pending, file) = PendingFile::create(&o.sensor_log)?;
-                estimator.log_to(file)?;
-                pending_log = Some(pending);
-                Some(estimator)
-            }
-            None => None,
-        };
+        let (mut device, mut sensing) =
+            Sensing::new(o, &config, &path, estimation, initial.len(), plant, move |t, x| {
+                measured.measured.try_post((t, *x));
+            })?;
         let stop = &*self.stop;
         let link = &*link;
         let count = initial.len();
@@ -592,64 +546,25 @@ impl Run<'_> {
             &link.stop,
             || run_horizon_planner(&mut planner, link, settings.replan_hz),
             |t, commands| {
-                if let Some(reader) = &mut natnet {
-                    reader.align_clock(t);
-                    if let Some(e) = reader.failure() {
-                        return Err(e);
+                match sensing.sense(t)? {
+                    Sensed::Measured => {}
+                    Sensed::Estimate(state) => {
+                        link.measured.try_post((t, state));
                     }
-                }
-                if let Some(estimator) = &mut estimator {
-                    match estimator.estimate(t)? {
-                        Some(state) => {
-                            link.measured.try_post((t, state));
-                        }
-                        None => {
-                            // A fault: the last safe command, held.
-                            to_commands(estimator.held(), commands);
-                            return Ok(follower.phase);
-                        }
+                    Sensed::Holding(held) => {
+                        // An estimator fault: the last safe command, held.
+                        to_commands(held, commands);
+                        return Ok(follower.phase);
                     }
                 }
                 let phase = follower.command(link, t, &mut values[..count])?;
                 to_commands(&values[..count], commands);
-                if let Some(estimator) = &mut estimator {
-                    estimator.sent(commands, period)?;
-                }
+                sensing.sent(commands, period)?;
                 Ok(phase)
             },
         );
         let planner_stats = planner_stats?;
-        let natnet_line = natnet.take().map(|reader| reader.line());
-        let (end, closed, board_line) = match device {
-            Either::Plant(device) => {
-                let plant = device.into_inner();
-                (plant.as_ref().ok().map(|p| p.state.q), plant.map(drop), None)
-            }
-            Either::Robot(device) => {
-                let board = device.into_inner();
-                let line = board.as_ref().ok().map(|b| {
-                    let c = b.counts;
-                    format!(
-                        "board: protocol version {}, {} readings taken, {} of channels no sensor reads, {} unstamped",
-                        b.version(),
-                        c.taken,
-                        c.unread,
-                        c.unstamped
-                    )
-                });
-                (None, board.map(drop), line)
-            }
-        };
-        let logged = estimator.as_mut().map_or(Ok(()), |e| e.finish_log());
-        let mut run = finish(outcome, safe, &chain, closed, pending_record, pending_trajectory)?;
-        for line in natnet_line.iter().chain(board_line.iter()) {
-            println!("{line}");
-        }
-        if let Some(pending) = pending_log {
-            logged?;
-            let failed = run.fault.as_ref().is_some_and(|f| !matches!(f, SafetyFault::Signal(_)));
-            keep_output(pending, "sensor log", failed)?;
-        }
+        let (mut run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
         let report = MpcReport {
             goal: settings.goal,
             goal_height: Some(goal.z),
@@ -664,8 +579,7 @@ impl Run<'_> {
             println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m");
         }
         report.print();
-        if let Some(estimator) = &estimator {
-            let estimator_report = estimator.report();
+        if let Some(estimator_report) = estimator_report {
             println!("{}", estimator_report.line());
             run.estimator = Some(estimator_report);
         }
@@ -720,20 +634,22 @@ fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
     on_robot: bool,
 ) -> Result<(Vec<softgen_runtime::Sensor>, Vec<SensorSource>, StateEstimator<R, N, C>), String> {
     let (sensors, sources) = configured_sensors::<R, N, C>(config, path, on_robot)?;
-    let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
-    let plant_config = plant_simulation_config::<R, N, C>(config, loop_config, no_servo);
+    // The commands in the loop's order: servo set points (through the gait's servo, as on
+    // the plant), then muscle pressures and thrusts.
+    let mut inputs = planned_inputs::<R, N, C>();
+    let mut servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
+    if !R::ACTUATED.is_empty() {
+        let gait =
+            R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait, whose servo its joints follow", R::NAME))?;
+        servo = gait.servo();
+        inputs.insert(0, ControlInput::JointTargets);
+    }
+    let plant_config = plant_simulation_config::<R, N, C>(config, loop_config, servo);
     let model = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
     let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
-    let filter = StateEstimator::new(
-        model,
-        &planned_inputs::<R, N, C>(),
-        &sensors,
-        config.estimator.clone(),
-        &start,
-        0.0,
-        1.0 / loop_config.rate_hz,
-    )
-    .map_err(|e| format!("{path}: estimator: {e}"))?;
+    let filter =
+        StateEstimator::new(model, &inputs, &sensors, config.estimator.clone(), &start, 0.0, 1.0 / loop_config.rate_hz)
+            .map_err(|e| format!("{path}: estimator: {e}"))?;
     Ok((sensors, sources, filter))
 }
 
@@ -934,12 +850,6 @@ impl Run<'_> {
                     "--replay feeds recorded commands to the plant; --state estimated needs a controller".into()
                 );
             }
-            if R::THRUSTERS.is_empty() && R::MUSCLES.is_empty() {
-                return Err(format!(
-                    "--state estimated runs with the box-DDP controller of robots driven by pressures and thrusts; `{}` follows a gait the sampler steers",
-                    R::NAME
-                ));
-            }
         }
         if let Some(record) = &o.replay {
             return replay::<R, N, C>(o, record, &config, &path);
@@ -975,9 +885,11 @@ impl Run<'_> {
         let mpc = match o.controller {
             ControllerChoice::Gait => None,
             ControllerChoice::Mpc => {
-                if o.serial_port.is_some() || o.comedi_device.is_some() {
-                    return Err("the mpc controller needs the robot's measured state, which only the simulated plant \
-                                provides; run it with --device sim"
+                if o.comedi_device.is_some() {
+                    return Err("the mpc controller on a comedi card would read the robot's state from the card's \
+                                analog inputs, which this version does not read: run it on the serial board \
+                                (--device serial), whose sensors and motion capture it reads, or on the simulated \
+                                plant (--device sim)"
                         .into());
                 }
                 let mut settings = match (config.mpc, o.goal) {
@@ -1019,7 +931,17 @@ impl Run<'_> {
             ),
         };
         let names: Vec<&str> = actuated.iter().map(|a| a.0).collect();
+        // The state the planner starts from: the plant's, or estimated from sensors (on the
+        // robot, always).
+        let on_robot = o.serial_port.is_some();
+        let estimation = match mpc.is_some() && (on_robot || o.state == StateSource::Estimated) {
+            true => Some(state_estimator::<R, N, C>(&config, &path, &loop_config, on_robot)?),
+            false => None,
+        };
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
+        if let Some((sensors, _, filter)) = &estimation {
+            print_estimator(sensors, filter.step(), on_robot);
+        }
         if o.dry_run {
             if mpc.is_some() {
                 println!("dry run: the mpc controller needs the plant's state, so these are the gait's commands");
@@ -1033,21 +955,15 @@ impl Run<'_> {
         if o.realtime {
             try_realtime();
         }
-        if let Some(report) =
-            run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
-        {
-            return Ok(report);
-        }
-
-        // Hardware in the loop: the generated model behind the same chain.
-        let (plant_config, plant) = simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
-        let start = plant.state;
-        let link = Arc::new(SteeringLink::<N>::new());
-        let measured = Arc::clone(&link);
-        let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
-            measured.measured.try_post((t, *x));
-        })?;
         let Some(settings) = mpc else {
+            if let Some(report) =
+                run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut controller)?
+            {
+                return Ok(report);
+            }
+            // Hardware in the loop: the generated model behind the same chain.
+            let (_, plant) = simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?;
+            let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, |_, _| {})?;
             let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, &self.stop, controller);
             return finish(
                 outcome,
@@ -1062,6 +978,8 @@ impl Run<'_> {
         // Model-predictive control: the planner rolls out the same model in the same
         // environment, in its own thread; the loop only swaps plans and measurements.
         let params = configured_params::<R, N, C>(&config)?;
+        let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, gait_defaults.servo());
+        let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
         let model = Simulation::<R, N, C>::new(params.clone(), plant_config)?;
         let initial = GaitParameters {
             amplitude: gait.amplitude,
@@ -1083,8 +1001,16 @@ impl Run<'_> {
             let com = R::center_of_mass(&start.q, &params, &cache);
             (Vector2::new(com.x, com.y) - settings.goal).norm()
         };
+        let link = Arc::new(SteeringLink::<N>::new());
+        let measured = Arc::clone(&link);
+        let joints = R::ACTUATED.len();
+        let plant = || Ok(simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?.1);
+        let (mut device, mut sensing) = Sensing::new(o, &config, &path, estimation, joints, plant, move |t, x| {
+            measured.measured.try_post((t, *x));
+        })?;
         let stop = &*self.stop;
         let link = &*link;
+        let period = 1.0 / loop_config.rate_hz;
         let (outcome, safe, planner_stats) = loop_with_planner(
             &loop_config,
             &mut chain,
@@ -1092,9 +1018,27 @@ impl Run<'_> {
             stop,
             &link.stop,
             || run_planner(&mut planner, link, settings.replan_hz),
-            |t, commands| steering.command(link, t, commands),
+            |t, commands| {
+                match sensing.sense(t)? {
+                    Sensed::Measured => {}
+                    Sensed::Estimate(state) => {
+                        link.measured.try_post((t, state));
+                    }
+                    Sensed::Holding(held) => {
+                        // An estimator fault: the last safe set points, held.
+                        for (c, v) in commands.iter_mut().zip(held) {
+                            *c = ActuatorCommand::JointAngle(*v);
+                        }
+                        return Ok(steering.phase);
+                    }
+                }
+                let phase = steering.command(link, t, commands)?;
+                sensing.sent(commands, period)?;
+                Ok(phase)
+            },
         );
         let planner_stats = planner_stats?;
+        let (mut run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
         let arrived_at = steering.phase.arrived_at();
         let report = MpcReport {
             goal: settings.goal,
@@ -1106,9 +1050,14 @@ impl Run<'_> {
             final_distance: steering.distance,
             start_distance,
         };
-        let mut run =
-            finish(outcome, safe, &chain, device.into_inner().map(drop), pending_record, Some(pending_trajectory))?;
+        if let Some((x, y)) = end.map(|q| (q[0], q[1])) {
+            println!("plant       base at ({x:.3}, {y:.3}) m");
+        }
         report.print();
+        if let Some(estimator_report) = estimator_report {
+            println!("{}", estimator_report.line());
+            run.estimator = Some(estimator_report);
+        }
         run.mpc = Some(report);
         Ok(run)
     }
@@ -1161,6 +1110,17 @@ fn loop_config(o: &RunOptions, config: &RunConfig) -> Result<LoopConfig, String>
     };
     loop_config.validate()?;
     Ok(loop_config)
+}
+
+/// The header's estimator line: its step and the sensors it reads, and from where.
+fn print_estimator(sensors: &[softgen_runtime::Sensor], step: f64, on_robot: bool) {
+    println!(
+        "estimator   extended Kalman filter on the model, steps of {:.2} ms, {} sensors {}: {}",
+        step * 1e3,
+        sensors.len(),
+        if on_robot { "read from the board and motion capture" } else { "emulated from the plant" },
+        sensors.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+    );
 }
 
 /// What a run is about to do: robot, configuration, rate, controller and each actuator's
@@ -1365,7 +1325,7 @@ fn plant_inputs(
 /// file and handed to `publish` (a planner's state source, which must never wait); with the
 /// two outputs still pending.
 #[allow(clippy::type_complexity)]
-fn recorded_plant<R: Model<N, C>, const N: usize, const C: usize>(
+pub(crate) fn recorded_plant<R: Model<N, C>, const N: usize, const C: usize>(
     mut plant: SimulatedPlant<R, N, C>,
     o: &RunOptions,
     mut publish: impl FnMut(f64, &State<N>) + Send + 'static,
@@ -1396,70 +1356,6 @@ fn trajectory_writer<R: Model<N, C>, const N: usize, const C: usize>(
         }
         let _ = writeln!(trajectory);
     }))
-}
-
-/// Either device of a run: the simulated plant or the robot.
-enum Either<P, D> {
-    Plant(P),
-    Robot(D),
-}
-
-impl<P: Device, D: Device> Device for Either<P, D> {
-    fn name(&self) -> &str {
-        match self {
-            Either::Plant(p) => p.name(),
-            Either::Robot(d) => d.name(),
-        }
-    }
-    fn write(&mut self, t: f64, values: &[softgen_runtime::DeviceValue]) -> Result<(), softgen_runtime::DeviceError> {
-        match self {
-            Either::Plant(p) => p.write(t, values),
-            Either::Robot(d) => d.write(t, values),
-        }
-    }
-    fn flush(&mut self) -> Result<(), softgen_runtime::DeviceError> {
-        match self {
-            Either::Plant(p) => p.flush(),
-            Either::Robot(d) => d.flush(),
-        }
-    }
-}
-
-/// The robot's sensors: the serial board on `port`, reading the board's sensor channels, and
-/// the NatNet server of the configuration if any sensor is a rigid body it streams; both
-/// put their readings on `queue`.
-fn robot_sensors(
-    port: &str,
-    o: &RunOptions,
-    config: &RunConfig,
-    sensors: &[softgen_runtime::Sensor],
-    sources: &[SensorSource],
-    queue: &Arc<ReadingQueue>,
-) -> Result<(crate::hardware::serial::SerialDevice, Option<crate::hardware::natnet::NatNetReader>), String> {
-    let mut channels = Vec::new();
-    let mut names = Vec::new();
-    let mut bodies = Vec::new();
-    for (k, (sensor, source)) in sensors.iter().zip(sources).enumerate() {
-        match *source {
-            SensorSource::Board { channel } => {
-                channels.push((channel, k as u16));
-                names.push(sensor.name.clone());
-            }
-            SensorSource::NatNet { rigid_body } => bodies.push((rigid_body, k as u16)),
-            SensorSource::Plant => {}
-        }
-    }
-    let board_sensors = (!channels.is_empty()).then(|| crate::hardware::serial::BoardSensors {
-        channels,
-        names,
-        queue: Arc::clone(queue),
-    });
-    let board = crate::hardware::serial::SerialDevice::open(port, o.ack_timeout, board_sensors)?;
-    let reader = match bodies.is_empty() {
-        true => None,
-        false => Some(crate::hardware::natnet::NatNetReader::connect(&config.natnet, bodies, Arc::clone(queue))?),
-    };
-    Ok((board, reader))
 }
 
 /// Runs the loop on the comedi card or serial board the options name, recording every value
@@ -1545,7 +1441,7 @@ fn resident_memory() -> Option<(u64, u64)> {
 
 /// A run's output file: replaces the earlier one, or, after a fault, kept beside it as
 /// `<stem>.failed.csv`.
-fn keep_output(pending: PendingFile, what: &str, failed: bool) -> Result<(), String> {
+pub(crate) fn keep_output(pending: PendingFile, what: &str, failed: bool) -> Result<(), String> {
     if failed {
         println!("{what:<11} {} (earlier one kept)", pending.keep_as_failed()?.display());
     } else {
@@ -1555,7 +1451,7 @@ fn keep_output(pending: PendingFile, what: &str, failed: bool) -> Result<(), Str
     Ok(())
 }
 
-fn finish(
+pub(crate) fn finish(
     outcome: softgen_runtime::LoopOutcome,
     safe: Result<(), SafetyFault>,
     chain: &OutputChain,

@@ -212,18 +212,17 @@ fn rows_by_time(path: &Path, kind: Option<&str>, skip: usize) -> Vec<(f64, Vec<f
         .collect()
 }
 
-/// The mpc controller on the robot, as it would run on hardware, with two real processes:
-/// `softgen run --device serial` reads its state only from sensors (the board's strokes,
-/// pressures and IMU in READINGS frames, the two motion-capture rigid bodies as NatNet
-/// frames over UDP), while the board emulator hosts the underwater snake's simulated plant
-/// behind them. The planner, seeing only the estimate, brings the snake to its waypoint;
-/// the estimate follows the emulator's truth within millimetres.
-#[test]
-fn the_mpc_controller_on_the_board_reads_its_state_from_the_board_and_natnet() {
+/// Runs `robot`'s mpc controller on the robot for up to `duration` s, as it would run on
+/// hardware, with two real processes: `softgen run --device serial` reads its state only from
+/// sensors (the board's channels in READINGS frames, motion-capture rigid bodies as NatNet
+/// frames over UDP), while the board emulator hosts the robot's simulated plant behind them.
+/// Returns the run's output and the RMS distance (m) of its estimated base position (the
+/// first `dimensions` coordinates) from the emulator's true one, over the periods matched.
+fn mpc_on_the_emulated_robot(robot: &str, duration: &str, dimensions: usize) -> (String, f64, usize) {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("underwater_snake.run.toml");
+    let config = dir.path().join("robot.run.toml");
     let port = free_udp_port();
-    let text = run_config("underwater_snake")
+    let text = run_config(robot)
         .replace("command_timeout = 0.05", "command_timeout = 10.0")
         .replace("server = \"127.0.0.1:1510\"", &format!("server = \"127.0.0.1:{port}\""))
         .replace("local = \"0.0.0.0:1511\"", "local = \"127.0.0.1:0\"");
@@ -234,13 +233,13 @@ fn the_mpc_controller_on_the_board_reads_its_state_from_the_board_and_natnet() {
     let truth_arg = truth.to_string_lossy().to_string();
     let line = start_emulator(
         &log,
-        &["--robot", "underwater_snake", "--config", &config_arg, "--truth", &truth_arg, "--natnet-version", "4.1"],
+        &["--robot", robot, "--config", &config_arg, "--truth", &truth_arg, "--natnet-version", "4.1"],
     );
     let sensor_log = dir.path().join("sensors.csv");
     let out = Command::new(env!("CARGO_BIN_EXE_softgen"))
-        .args(["run", "--robot", "underwater_snake", "--controller", "mpc", "--device", "serial", "--port"])
+        .args(["run", "--robot", robot, "--controller", "mpc", "--device", "serial", "--port"])
         .arg(&line.port)
-        .args(["--duration", "40", "--ack-timeout-ms", "500", "--config"])
+        .args(["--duration", duration, "--ack-timeout-ms", "500", "--config"])
         .arg(&config)
         .arg("--record")
         .arg(dir.path().join("commands.csv"))
@@ -249,13 +248,9 @@ fn the_mpc_controller_on_the_board_reads_its_state_from_the_board_and_natnet() {
         .output()
         .unwrap();
     line.close();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("goal: reached at t = "), "{stdout}");
-    assert!(stdout.contains("no truth to score against"), "{stdout}");
-    assert!(stdout.contains("board: protocol version 2"), "{stdout}");
-    assert!(stdout.contains("natnet: softgen robot emulator 1.0 (NatNet 4.1)"), "{stdout}");
     // The host's estimate at each period against the emulator's plant at the same instant.
     let truth = rows_by_time(&truth, None, 1);
     let estimates = rows_by_time(&sensor_log, Some("estimate"), 4);
@@ -267,12 +262,36 @@ fn the_mpc_controller_on_the_board_reads_its_state_from_the_board_and_natnet() {
             k += 1;
         }
         if k < truth.len() && (truth[k].0 - t).abs() < 1e-9 {
-            squared += (0..3).map(|i| (estimate[i] - truth[k].1[i]).powi(2)).sum::<f64>();
+            squared += (0..dimensions).map(|i| (estimate[i] - truth[k].1[i]).powi(2)).sum::<f64>();
             matched += 1;
         }
     }
+    (stdout, (squared / matched.max(1) as f64).sqrt(), matched)
+}
+
+/// The underwater snake's waypoint on the robot: its strokes, pressures and IMU on the
+/// board, both ends in motion capture. The planner, seeing only the estimate, brings the
+/// snake to its waypoint; the estimate follows the emulator's truth within millimetres.
+#[test]
+fn the_mpc_controller_on_the_board_reads_its_state_from_the_board_and_natnet() {
+    let (stdout, rms, matched) = mpc_on_the_emulated_robot("underwater_snake", "40", 3);
+    assert!(stdout.contains("goal: reached at t = "), "{stdout}");
+    assert!(stdout.contains("no truth to score against"), "{stdout}");
+    assert!(stdout.contains("board: protocol version 2"), "{stdout}");
+    assert!(stdout.contains("natnet: softgen robot emulator 1.0 (NatNet 4.1)"), "{stdout}");
     assert!(matched > 1500, "{matched} periods matched the emulator's truth");
-    let rms = (squared / matched as f64).sqrt();
+    println!("position RMS through the board and NatNet: {:.2} mm over {matched} periods", rms * 1e3);
+    assert!(rms < 3e-3, "position RMS {rms} m");
+}
+
+/// The wheeled snake's goal on the robot, steered by the gait sampler: its servos' positions
+/// on the board, tail and head in motion capture, 1 kHz frames both ways.
+#[test]
+fn the_gait_sampler_on_the_board_steers_the_wheeled_snake_from_its_estimated_state() {
+    let (stdout, rms, matched) = mpc_on_the_emulated_robot("snake_lateral_undulation", "25", 2);
+    assert!(stdout.contains("goal: reached at t = "), "{stdout}");
+    assert!(stdout.contains("board: protocol version 2"), "{stdout}");
+    assert!(matched > 5000, "{matched} periods matched the emulator's truth");
     println!("position RMS through the board and NatNet: {:.2} mm over {matched} periods", rms * 1e3);
     assert!(rms < 3e-3, "position RMS {rms} m");
 }

@@ -148,7 +148,8 @@ pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
     settings: EstimatorSettings,
     watch: SensorWatch,
     step: f64,
-    /// Index of the first pressure command (the muscles' commands come first) and count.
+    /// Index of the first pressure command (after any servo set points) and their count.
+    first_muscle: usize,
     muscles: usize,
     /// The commands sent last, with measured pressures in place of commanded ones.
     input: Vec<f64>,
@@ -191,10 +192,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         if !(period.is_finite() && period > 0.0) {
             return Err(format!("loop period must be > 0 s, got {period}"));
         }
-        if inputs.iter().any(|i| matches!(i, ControlInput::ActuatorForces | ControlInput::JointTargets)) {
-            return Err("the estimator takes muscle pressures and thrusts as its inputs".into());
+        if inputs.contains(&ControlInput::ActuatorForces) {
+            return Err(
+                "the estimator takes the commands a robot is sent (servo set points, muscle pressures, thrusts), not forces"
+                    .into(),
+            );
         }
-        let muscles = if inputs.first() == Some(&ControlInput::MusclePressures) { R::MUSCLES.len() } else { 0 };
+        // The muscles' pressures follow any servo set points in the commands.
+        let first_muscle = inputs
+            .iter()
+            .take_while(|i| **i != ControlInput::MusclePressures)
+            .map(|i| i.count::<R, N, C>())
+            .sum::<usize>();
+        let muscles = if inputs.contains(&ControlInput::MusclePressures) { R::MUSCLES.len() } else { 0 };
         let params = simulation.params.clone();
         let watch = SensorWatch::new(sensors, t0)?;
         if !sensors.iter().any(|s| !matches!(s.measures, Measurement::Pressure { .. })) {
@@ -246,6 +256,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             params,
             watch,
             step,
+            first_muscle,
             muscles,
             input: vec![0.0; commands],
             commanded_pressure: vec![true; muscles],
@@ -308,7 +319,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
     /// their measurements once a pressure sensor has reported).
     pub fn set_commands(&mut self, commands: &[f64]) {
         for (k, (slot, value)) in self.input.iter_mut().zip(commands).enumerate() {
-            if k >= self.muscles || self.commanded_pressure[k] {
+            let muscle = k.wrapping_sub(self.first_muscle);
+            if muscle >= self.muscles || self.commanded_pressure[muscle] {
                 *slot = *value;
             }
         }
@@ -334,7 +346,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             self.watch.check(reading, now).map_err(EstimatorFault::Sensor)?;
             let sensor = &self.watch.sensors()[reading.sensor as usize];
             if let Measurement::Pressure { muscle } = sensor.measures {
-                self.input[muscle] = reading.values[0];
+                self.input[self.first_muscle + muscle] = reading.values[0];
                 self.commanded_pressure[muscle] = false;
                 self.stats.pressures += 1;
                 continue;

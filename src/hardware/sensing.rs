@@ -1,0 +1,243 @@
+//! Where a model-predictive run gets its state and sends its commands: the simulated plant
+//! (its true state, or the estimator on sensors emulated from it) or the robot on the
+//! serial board (the estimator on the board's READINGS and NatNet motion capture), with the
+//! recording, trajectory and sensor log each keeps. Both MPC controllers (the gait sampler
+//! and box-DDP) run through it, so the state source is chosen in one place.
+
+use crate::hardware::config::{RunConfig, SensorSource};
+use crate::hardware::estimation::{EstimatorReport, InLoopEstimator};
+use crate::hardware::natnet::NatNetReader;
+use crate::hardware::run::{finish, keep_output, recorded_plant, RunOptions, RunReport};
+use crate::hardware::serial::{BoardSensors, SerialDevice};
+use crate::support::output::PendingFile;
+use nalgebra::SVector;
+use softgen_runtime::{
+    ActuatorCommand, Device, DeviceError, DeviceValue, EmulatedSensors, LoopOutcome, Mailbox, Model, OutputChain,
+    ReadingQueue, Recorder, SafetyFault, Sensor, SimulatedPlant, State, StateEstimator,
+};
+use std::sync::Arc;
+
+/// Either device of a run: the simulated plant or the robot.
+pub(crate) enum Either<P, D> {
+    Plant(P),
+    Robot(D),
+}
+
+impl<P: Device, D: Device> Device for Either<P, D> {
+    fn name(&self) -> &str {
+        match self {
+            Either::Plant(p) => p.name(),
+            Either::Robot(d) => d.name(),
+        }
+    }
+    fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
+        match self {
+            Either::Plant(p) => p.write(t, values),
+            Either::Robot(d) => d.write(t, values),
+        }
+    }
+    fn flush(&mut self) -> Result<(), DeviceError> {
+        match self {
+            Either::Plant(p) => p.flush(),
+            Either::Robot(d) => d.flush(),
+        }
+    }
+}
+
+/// The estimator a run reads its state from: its sensors, their sources and the filter.
+pub(crate) type Estimation<R, const N: usize, const C: usize> =
+    (Vec<Sensor>, Vec<SensorSource>, StateEstimator<R, N, C>);
+
+/// What the state source says about a period.
+pub(crate) enum Sensed<'a, const N: usize> {
+    /// The plant posts its true state itself.
+    Measured,
+    /// The estimate at this period, for the planner.
+    Estimate(State<N>),
+    /// An estimator fault: hold these commands (the last the safety filter passed).
+    Holding(&'a [f64]),
+}
+
+/// A run's device: the recorded plant or the recorded board.
+pub(crate) type RunDevice<R, const N: usize, const C: usize> =
+    Either<Recorder<SimulatedPlant<R, N, C>, std::fs::File>, Recorder<SerialDevice, std::fs::File>>;
+
+/// A run's state source and the files it keeps (its device apart, for the loop to own).
+pub(crate) struct Sensing<R: Model<N, C>, const N: usize, const C: usize> {
+    pending_record: PendingFile,
+    pending_trajectory: Option<PendingFile>,
+    estimator: Option<InLoopEstimator<R, N, C>>,
+    pending_log: Option<PendingFile>,
+    natnet: Option<NatNetReader>,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
+    /// The robot on the serial board of `o` (state estimated from its sensors), or the
+    /// plant `plant` builds: its true state goes to `post_measured`, or, with `estimation`,
+    /// its emulated sensors to the estimator (whose truth it then scores against).
+    /// `commands` is the number of actuator commands a period sends.
+    pub(crate) fn new(
+        o: &RunOptions,
+        config: &RunConfig,
+        path: &str,
+        estimation: Option<Estimation<R, N, C>>,
+        commands: usize,
+        plant: impl FnOnce() -> Result<SimulatedPlant<R, N, C>, String>,
+        mut post_measured: impl FnMut(f64, &State<N>) + Send + 'static,
+    ) -> Result<(RunDevice<R, N, C>, Self), String> {
+        let truth = Arc::new(Mailbox::<(f64, State<N>)>::new());
+        let queue = Arc::new(ReadingQueue::default());
+        let estimated = estimation.is_some();
+        let (filter, natnet, device, pending_record, pending_trajectory) = match (&o.serial_port, estimation) {
+            (Some(_), None) => {
+                return Err("on the robot the mpc controller's state is estimated: the run needs sensors".into())
+            }
+            (Some(port), Some((sensors, sources, filter))) => {
+                let (board, natnet) = robot_sensors(port, o, config, &sensors, &sources, &queue)?;
+                let (pending_record, record) = PendingFile::create(&o.record)?;
+                let device = Either::Robot(Recorder::new(board, record, 100).map_err(|e| e.0)?);
+                (Some(filter), natnet, device, pending_record, None)
+            }
+            (None, estimation) => {
+                let mut plant = plant()?;
+                let filter = match estimation {
+                    Some((sensors, _, filter)) => {
+                        let emulated = EmulatedSensors::new(
+                            &sensors,
+                            plant.simulation.params.clone(),
+                            Arc::clone(&queue),
+                            0.0,
+                            config.sensor_seed,
+                        )
+                        .map_err(|e| format!("{path}: {e}"))?;
+                        plant.attach_sensors(emulated);
+                        Some(filter)
+                    }
+                    None => None,
+                };
+                let truth_post = Arc::clone(&truth);
+                let (device, pending_record, pending_trajectory) = recorded_plant(plant, o, move |t, x| {
+                    if estimated {
+                        truth_post.try_post((t, *x));
+                    } else {
+                        post_measured(t, x);
+                    }
+                })?;
+                (filter, None, Either::Plant(device), pending_record, Some(pending_trajectory))
+            }
+        };
+        let mut pending_log = None;
+        let estimator = match filter {
+            Some(filter) => {
+                let mut estimator =
+                    InLoopEstimator::new(filter, queue, truth, config.estimator.fault_hold, commands, config.safety)?;
+                let (pending, file) = PendingFile::create(&o.sensor_log)?;
+                estimator.log_to(file)?;
+                pending_log = Some(pending);
+                Some(estimator)
+            }
+            None => None,
+        };
+        Ok((device, Sensing { pending_record, pending_trajectory, estimator, pending_log, natnet }))
+    }
+
+    /// The period at `t`: takes the readings that arrived and says what the planner gets.
+    pub(crate) fn sense(&mut self, t: f64) -> Result<Sensed<'_, N>, String> {
+        if let Some(reader) = &mut self.natnet {
+            reader.align_clock(t);
+            if let Some(e) = reader.failure() {
+                return Err(e);
+            }
+        }
+        let Some(estimator) = &mut self.estimator else { return Ok(Sensed::Measured) };
+        match estimator.estimate(t)? {
+            Some(state) => Ok(Sensed::Estimate(state)),
+            None => Ok(Sensed::Holding(estimator.held())),
+        }
+    }
+
+    /// The commands the period sends, `dt` after the last: the estimator's inputs.
+    pub(crate) fn sent(&mut self, commands: &[ActuatorCommand], dt: f64) -> Result<(), String> {
+        match &mut self.estimator {
+            Some(estimator) => estimator.sent(commands, dt),
+            None => Ok(()),
+        }
+    }
+
+    /// Ends the run: the devices closed, the files kept (as `.failed.csv` after a fault),
+    /// the readers' lines printed. Returns the run's report, the plant's last coordinates
+    /// (on the plant) and the estimator's report (when it estimated).
+    pub(crate) fn finish(
+        mut self,
+        device: RunDevice<R, N, C>,
+        outcome: LoopOutcome,
+        safe: Result<(), SafetyFault>,
+        chain: &OutputChain,
+    ) -> Result<(RunReport, Option<SVector<f64, N>>, Option<EstimatorReport>), String> {
+        let natnet_line = self.natnet.take().map(|reader| reader.line());
+        let (end, closed, board_line) = match device {
+            Either::Plant(device) => {
+                let plant = device.into_inner();
+                (plant.as_ref().ok().map(|p| p.state.q), plant.map(drop), None)
+            }
+            Either::Robot(device) => {
+                let board = device.into_inner();
+                let line = board.as_ref().ok().map(|b| {
+                    let c = b.counts;
+                    format!(
+                        "board: protocol version {}, {} readings taken, {} of channels no sensor reads, {} unstamped",
+                        b.version(),
+                        c.taken,
+                        c.unread,
+                        c.unstamped
+                    )
+                });
+                (None, board.map(drop), line)
+            }
+        };
+        let logged = self.estimator.as_mut().map_or(Ok(()), |e| e.finish_log());
+        let run = finish(outcome, safe, chain, closed, self.pending_record, self.pending_trajectory)?;
+        for line in natnet_line.iter().chain(board_line.iter()) {
+            println!("{line}");
+        }
+        if let Some(pending) = self.pending_log {
+            logged?;
+            let failed = run.fault.as_ref().is_some_and(|f| !matches!(f, SafetyFault::Signal(_)));
+            keep_output(pending, "sensor log", failed)?;
+        }
+        Ok((run, end, self.estimator.as_ref().map(|e| e.report())))
+    }
+}
+
+/// The robot's sensors: the serial board on `port`, reading the board's sensor channels, and
+/// the NatNet server of the configuration if any sensor is a rigid body it streams; both
+/// put their readings on `queue`.
+fn robot_sensors(
+    port: &str,
+    o: &RunOptions,
+    config: &RunConfig,
+    sensors: &[Sensor],
+    sources: &[SensorSource],
+    queue: &Arc<ReadingQueue>,
+) -> Result<(SerialDevice, Option<NatNetReader>), String> {
+    let mut channels = Vec::new();
+    let mut names = Vec::new();
+    let mut bodies = Vec::new();
+    for (k, (sensor, source)) in sensors.iter().zip(sources).enumerate() {
+        match *source {
+            SensorSource::Board { channel } => {
+                channels.push((channel, k as u16));
+                names.push(sensor.name.clone());
+            }
+            SensorSource::NatNet { rigid_body } => bodies.push((rigid_body, k as u16)),
+            SensorSource::Plant => {}
+        }
+    }
+    let board_sensors = (!channels.is_empty()).then(|| BoardSensors { channels, names, queue: Arc::clone(queue) });
+    let board = SerialDevice::open(port, o.ack_timeout, board_sensors)?;
+    let natnet = match bodies.is_empty() {
+        true => None,
+        false => Some(NatNetReader::connect(&config.natnet, bodies, Arc::clone(queue))?),
+    };
+    Ok((board, natnet))
+}
