@@ -279,7 +279,7 @@ fn bad_estimator_settings_are_refused() {
     assert!(e.contains("at least one marker or coordinate sensor"), "{e}");
     let e = StateEstimator::new(
         model(),
-        &[ControlInput::JointTargets],
+        &[ControlInput::ActuatorForces],
         &sensors,
         EstimatorSettings::default(),
         &start(),
@@ -288,5 +288,21 @@ fn bad_estimator_settings_are_refused() {
     )
     .err()
     .unwrap();
-    assert!(e.contains("muscle pressures and thrusts"), "{e}");
+    assert!(
+        e.contains("takes the commands a robot is sent (servo set points, muscle pressures, thrusts), not forces"),
+        "{e}"
+    );
+    // A pressure sensor needs the muscles' pressures among the inputs.
+    let e = StateEstimator::new(
+        model(),
+        &[ControlInput::Thrusts],
+        &sensors,
+        EstimatorSettings::default(),
+        &start(),
+        0.0,
+        PERIOD,
+    )
+    .err()
+    .unwrap();
+    assert!(e.contains("has 0 muscles (or muscle pressures among the inputs)"), "{e}");
 }

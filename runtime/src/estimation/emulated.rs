@@ -41,18 +41,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedSensors<R, N, C> {
     ) -> Result<Self, String> {
         for s in sensors {
             s.validate()?;
-            match s.measures {
-                Measurement::Marker { point } if point >= C => {
-                    return Err(format!("sensor `{}`: `{}` has {C} named points, not {}", s.name, R::NAME, point + 1))
-                }
-                Measurement::Coordinate { coordinate, .. } if coordinate >= N => {
-                    return Err(format!("sensor `{}`: `{}` has {N} coordinates", s.name, R::NAME))
-                }
-                Measurement::Pressure { muscle } if muscle >= R::MUSCLES.len() => {
-                    return Err(format!("sensor `{}`: `{}` has {} muscles", s.name, R::NAME, R::MUSCLES.len()))
-                }
-                _ => {}
-            }
+            s.check_target(R::NAME, C, N, R::MUSCLES.len())?;
         }
         Ok(EmulatedSensors {
             sensors: sensors.to_vec(),

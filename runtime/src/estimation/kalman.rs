@@ -211,18 +211,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             return Err("the estimator needs at least one marker or coordinate sensor".into());
         }
         for s in sensors {
-            match s.measures {
-                Measurement::Marker { point } if point >= C => {
-                    return Err(format!("sensor `{}`: `{}` has {C} named points", s.name, R::NAME))
-                }
-                Measurement::Coordinate { coordinate, .. } if coordinate >= N => {
-                    return Err(format!("sensor `{}`: `{}` has {N} coordinates", s.name, R::NAME))
-                }
-                Measurement::Pressure { muscle } if muscle >= muscles => {
-                    return Err(format!("sensor `{}`: the estimator's inputs have {muscles} muscle pressures", s.name))
-                }
-                _ => {}
-            }
+            s.check_target(R::NAME, C, N, muscles)?;
         }
         // Equal steps that divide the loop's period, so every period ends on a step.
         let steps = (period / settings.step).ceil().max(1.0);

@@ -56,6 +56,24 @@ pub struct Sensor {
 pub const MAX_SENSORS: usize = 64;
 
 impl Sensor {
+    /// Checks that what it measures exists on robot `robot`: a named point among `points`, a
+    /// coordinate among `coordinates`, a muscle among `muscles`.
+    pub fn check_target(&self, robot: &str, points: usize, coordinates: usize, muscles: usize) -> Result<(), String> {
+        match self.measures {
+            Measurement::Marker { point } if point >= points => {
+                Err(format!("sensor `{}`: `{robot}` has {points} named points, not {}", self.name, point + 1))
+            }
+            Measurement::Coordinate { coordinate, .. } if coordinate >= coordinates => {
+                Err(format!("sensor `{}`: `{robot}` has {coordinates} coordinates", self.name))
+            }
+            Measurement::Pressure { muscle } if muscle >= muscles => Err(format!(
+                "sensor `{}`: `{robot}` has {muscles} muscles (or muscle pressures among the inputs)",
+                self.name
+            )),
+            _ => Ok(()),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         let name = &self.name;
         if !(self.rate_hz.is_finite() && (0.1..=100_000.0).contains(&self.rate_hz)) {
