@@ -2,7 +2,7 @@
 //! passes a handle that `open` checked non-null and that lives until `Drop`.
 
 use crate::mapping::{sample, AnalogRange, Sample};
-use softgen_runtime::{Device, DeviceError, DeviceValue};
+use softgen_runtime::{AnalogSampler, Device, DeviceError, DeviceValue};
 use std::ffi::{c_char, c_int, c_uint, CStr, CString};
 
 #[repr(C)]
@@ -17,6 +17,7 @@ struct ComediRange {
     unit: c_uint,
 }
 
+const SUBD_AI: c_int = 1;
 const SUBD_AO: c_int = 2;
 const SUBD_DO: c_int = 4;
 const SUBD_DIO: c_int = 5;
@@ -50,6 +51,14 @@ unsafe extern "C" {
         aref: c_uint,
         data: c_uint,
     ) -> c_int;
+    fn comedi_data_read(
+        it: *mut ComediT,
+        subdevice: c_uint,
+        channel: c_uint,
+        range: c_uint,
+        aref: c_uint,
+        data: *mut c_uint,
+    ) -> c_int;
     fn comedi_dio_config(it: *mut ComediT, subdevice: c_uint, channel: c_uint, direction: c_uint) -> c_int;
     fn comedi_dio_write(it: *mut ComediT, subdevice: c_uint, channel: c_uint, bit: c_uint) -> c_int;
 }
@@ -66,7 +75,9 @@ fn last_error() -> String {
     }
 }
 
-/// A comedi card: analog outputs (for pressure regulators) and digital lines (for valves).
+/// A comedi card: analog outputs (for pressure regulators), digital lines (for valves) and,
+/// once attached, analog inputs (pressure transducers, bend sensors), read after each
+/// period's outputs.
 pub struct ComediDevice {
     name: String,
     handle: *mut ComediT,
@@ -74,6 +85,9 @@ pub struct ComediDevice {
     ranges: Vec<AnalogRange>,
     digital: Option<c_uint>,
     digital_lines: u32,
+    /// The analog input subdevice and each read channel's range, by channel.
+    inputs: Option<(c_uint, Vec<(u16, AnalogRange)>)>,
+    sampler: Option<AnalogSampler>,
 }
 
 impl ComediDevice {
@@ -93,6 +107,8 @@ impl ComediDevice {
             ranges: Vec::new(),
             digital: None,
             digital_lines: 0,
+            inputs: None,
+            sampler: None,
         };
         // SAFETY (this block): `handle` is non-null and open; arguments are plain integers
         // and floats; returned range pointers are owned by libcomedi and only read here.
@@ -137,6 +153,80 @@ impl ComediDevice {
         }
         Ok(device)
     }
+
+    /// Reads `sampler`'s analog inputs from now on, each through the range of the card's
+    /// analog input subdevice that covers its calibration's voltages (single-ended, against
+    /// ground).
+    pub fn attach_inputs(&mut self, sampler: AnalogSampler) -> Result<(), String> {
+        let mut ranges = Vec::with_capacity(sampler.inputs().len());
+        // SAFETY (this block): `handle` is open; arguments are plain integers and floats;
+        // returned range pointers are owned by libcomedi and only read here.
+        unsafe {
+            let ai = comedi_find_subdevice_by_type(self.handle, SUBD_AI, 0);
+            if ai < 0 {
+                return Err(format!("{}: the card has no analog inputs", self.name));
+            }
+            let ai = ai as c_uint;
+            let channels = comedi_get_n_channels(self.handle, ai).max(0) as u32;
+            for input in sampler.inputs() {
+                let channel = c_uint::from(input.channel);
+                if channel >= channels {
+                    return Err(format!(
+                        "{}: analog input {} does not exist (the card has {channels})",
+                        self.name, input.channel
+                    ));
+                }
+                let (low, high) = input.calibration.volts_span();
+                let index = comedi_find_range(self.handle, ai, channel, UNIT_VOLT, low, high);
+                if index < 0 {
+                    return Err(format!(
+                        "{}: analog input {} has no range covering {low}..{high} V",
+                        self.name, input.channel
+                    ));
+                }
+                let range = comedi_get_range(self.handle, ai, channel, index as c_uint);
+                if range.is_null() {
+                    return Err(format!("{}: {}", self.name, last_error()));
+                }
+                ranges.push((
+                    input.channel,
+                    AnalogRange {
+                        min: (*range).min,
+                        max: (*range).max,
+                        maxdata: comedi_get_maxdata(self.handle, ai, channel),
+                        index: index as u32,
+                    },
+                ));
+            }
+            self.inputs = Some((ai, ranges));
+        }
+        self.sampler = Some(sampler);
+        Ok(())
+    }
+
+    /// Readings taken from the analog inputs so far.
+    pub fn samples(&self) -> u64 {
+        self.sampler.as_ref().map_or(0, |s| s.samples)
+    }
+
+    /// One analog input's voltage now.
+    fn read_volts(&self, channel: u16) -> Result<f64, String> {
+        let (ai, ranges) = self.inputs.as_ref().ok_or("no analog inputs attached")?;
+        let range = ranges
+            .iter()
+            .find(|(c, _)| *c == channel)
+            .map(|(_, r)| *r)
+            .ok_or_else(|| format!("analog input {channel} is not attached"))?;
+        let mut raw: c_uint = 0;
+        // SAFETY: `handle` is open, the subdevice, channel and range were found by
+        // attach_inputs, and `raw` outlives the call.
+        let status =
+            unsafe { comedi_data_read(self.handle, *ai, c_uint::from(channel), range.index, AREF_GROUND, &mut raw) };
+        if status < 0 {
+            return Err(format!("{}: reading analog input {channel}: {}", self.name, last_error()));
+        }
+        Ok(range.volts(raw))
+    }
 }
 
 impl Device for ComediDevice {
@@ -144,7 +234,7 @@ impl Device for ComediDevice {
         &self.name
     }
 
-    fn write(&mut self, _t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
+    fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
         for value in values {
             let s = sample(value, &self.ranges, self.digital_lines)
                 .map_err(|e| DeviceError(format!("{}: {e}", self.name)))?;
@@ -164,6 +254,12 @@ impl Device for ComediDevice {
             if status < 0 {
                 return Err(DeviceError(format!("{}: writing {value:?}: {}", self.name, last_error())));
             }
+        }
+        // The period's inputs, once its outputs are out.
+        if let Some(mut sampler) = self.sampler.take() {
+            let sampled = sampler.sample(t, |channel| self.read_volts(channel));
+            self.sampler = Some(sampler);
+            sampled.map_err(DeviceError)?;
         }
         Ok(())
     }

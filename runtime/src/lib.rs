@@ -97,6 +97,7 @@ pub use simulation::system_jacobian::{ControlInput, SystemJacobian};
 
 // Hardware.
 // Sensing and state estimation.
+pub use estimation::analog::{AnalogInput, AnalogSampler, Calibration};
 pub use estimation::emulated::EmulatedSensors;
 pub use estimation::kalman::{EstimatorFault, EstimatorSettings, EstimatorStats, StateEstimator};
 pub use estimation::natnet;

@@ -6,8 +6,8 @@
 use nalgebra::Vector2;
 use serde::Deserialize;
 use softgen_runtime::{
-    Channel, ContactLaw, CoordinateKind, EstimatorSettings, FrictionAnisotropy, FrictionLaw, GaitParameters,
-    LengthToPressure, Measurement, PressureMap, SafetyLimits, Sensor, Terrain, MAX_SENSORS,
+    Calibration, Channel, ContactLaw, CoordinateKind, EstimatorSettings, FrictionAnisotropy, FrictionLaw,
+    GaitParameters, LengthToPressure, Measurement, PressureMap, SafetyLimits, Sensor, Terrain, MAX_SENSORS,
 };
 use std::ops::Range;
 use std::path::Path;
@@ -43,6 +43,7 @@ enum SourceFile {
     Plant,
     Natnet,
     Board,
+    Comedi,
 }
 
 #[derive(Deserialize)]
@@ -88,6 +89,11 @@ struct SensorFile {
     source: Option<SourceFile>,
     rigid_body: Option<i32>,
     channel: Option<u16>,
+    /// A comedi analog input's calibration: `values` at `volts` (linear), or a CSV table of
+    /// `volts,value` (its path relative to the run configuration's folder).
+    volts: Option<[f64; 2]>,
+    values: Option<[f64; 2]>,
+    calibration: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -117,6 +123,8 @@ pub struct SensorEntry {
     pub at: String,
     /// Where its readings come from on the robot.
     pub source: SensorSource,
+    /// Volts to its unit, for a sensor on a comedi analog input.
+    pub calibration: Option<Calibration>,
 }
 
 /// Where a sensor's readings come from when the loop drives the robot (on the simulated
@@ -129,6 +137,8 @@ pub enum SensorSource {
     NatNet { rigid_body: i32 },
     /// A sensor channel of the serial board (READINGS frames).
     Board { channel: u16 },
+    /// An analog input of the comedi card, through the sensor's calibration.
+    Comedi { channel: u16 },
 }
 
 /// The motion-capture server NatNet sensors read, and how its axes map to the robot's world.
@@ -689,6 +699,7 @@ impl RunConfig {
             let at = locate(path, text, entry.span(), format!("sensors[{i}]"));
             let sensor = parse_sensor(entry.get_ref()).map_err(|m| format!("{at}: {m}"))?;
             let source = parse_source(entry.get_ref()).map_err(|m| format!("{at}: {m}"))?;
+            let calibration = parse_calibration(entry.get_ref(), path).map_err(|m| format!("{at}: {m}"))?;
             if sensors.iter().any(|s: &SensorEntry| s.sensor.name == sensor.0.name) {
                 return Err(format!("{at}: a sensor named `{}` is listed twice", sensor.0.name));
             }
@@ -699,12 +710,13 @@ impl RunConfig {
                     match source {
                         SensorSource::NatNet { rigid_body } => format!("NatNet rigid body ({rigid_body})"),
                         SensorSource::Board { channel } => format!("board channel ({channel})"),
+                        SensorSource::Comedi { channel } => format!("analog input ({channel})"),
                         SensorSource::Plant => String::new(),
                     },
                     other.sensor.name
                 ));
             }
-            sensors.push(SensorEntry { sensor: sensor.0, target: sensor.1, at, source });
+            sensors.push(SensorEntry { sensor: sensor.0, target: sensor.1, at, source, calibration });
         }
         let natnet = match &file.natnet {
             Some(n) => parse_natnet(n.get_ref()).map_err(|m| locate(path, text, n.span(), format!("natnet: {m}")))?,
@@ -743,8 +755,11 @@ fn parse_source(s: &SensorFile) -> Result<SensorSource, String> {
     if s.rigid_body.is_some() && source != SourceFile::Natnet {
         return Err("`rigid_body` names a NatNet rigid body: only a sensor with source = \"natnet\" has one".into());
     }
-    if s.channel.is_some() && source != SourceFile::Board {
-        return Err("`channel` names a board sensor channel: only a sensor with source = \"board\" has one".into());
+    if s.channel.is_some() && !matches!(source, SourceFile::Board | SourceFile::Comedi) {
+        return Err(
+            "`channel` names a board sensor channel or a comedi analog input: only a sensor with source = \"board\" or \"comedi\" has one"
+                .into(),
+        );
     }
     match source {
         SourceFile::Plant => Ok(SensorSource::Plant),
@@ -763,6 +778,42 @@ fn parse_source(s: &SensorFile) -> Result<SensorSource, String> {
             .channel
             .map(|channel| SensorSource::Board { channel })
             .ok_or_else(|| "a board sensor needs `channel` (its sensor channel on the board)".into()),
+        SourceFile::Comedi if s.kind == SensorKindFile::Marker => {
+            Err("a comedi card reads voltages, not marker positions: a marker's source is \"natnet\"".into())
+        }
+        SourceFile::Comedi => s
+            .channel
+            .map(|channel| SensorSource::Comedi { channel })
+            .ok_or_else(|| "a comedi sensor needs `channel` (the card's analog input)".into()),
+    }
+}
+
+/// A comedi sensor's calibration: `volts` and `values` (linear) or a `calibration` table file
+/// (relative to the run configuration's folder); only comedi sensors have one.
+fn parse_calibration(s: &SensorFile, config_path: &str) -> Result<Option<Calibration>, String> {
+    let comedi = s.source == Some(SourceFile::Comedi);
+    let calibration = match (s.volts, s.values, &s.calibration) {
+        (None, None, None) => None,
+        (Some(volts), Some(values), None) => Some(Calibration::Linear { volts, values }),
+        (None, None, Some(file)) => {
+            let folder = std::path::Path::new(config_path).parent().unwrap_or(std::path::Path::new("."));
+            let table = folder.join(file);
+            let text = std::fs::read_to_string(&table).map_err(|e| format!("calibration {}: {e}", table.display()))?;
+            Some(Calibration::table_from_csv(&table.display().to_string(), &text)?)
+        }
+        (_, _, Some(_)) => return Err("give a calibration table or `volts` and `values`, not both".into()),
+        _ => return Err("a linear calibration needs both `volts` and `values` (two each)".into()),
+    };
+    match (comedi, calibration) {
+        (true, None) => Err("a comedi sensor needs its calibration: `volts` and `values`, or a `calibration` table".into()),
+        (false, Some(_)) => {
+            Err("`volts`, `values` and `calibration` turn an analog input's voltage into a reading: only comedi sensors have them".into())
+        }
+        (_, Some(c)) => {
+            c.validate()?;
+            Ok(Some(c))
+        }
+        (false, None) => Ok(None),
     }
 }
 

@@ -4,7 +4,7 @@
 //! exists. A sensor or estimator fault holds the last safe command for the configured time,
 //! then ends the run in the safe state with the fault's message.
 
-use crate::hardware::config::{RunConfig, SensorSource};
+use crate::hardware::config::{RunConfig, SensorEntry, SensorSource};
 use softgen_runtime::{
     ActuatorCommand, CoordinateKind, EstimatorFault, EstimatorStats, Mailbox, Model, Reading, ReadingQueue,
     SafetyFilter, SafetyLimits, Sensor, State, StateEstimator,
@@ -19,7 +19,7 @@ pub(crate) fn configured_sensors<R: Model<N, C>, const N: usize, const C: usize>
     config: &RunConfig,
     path: &str,
     on_robot: bool,
-) -> Result<(Vec<Sensor>, Vec<SensorSource>), String> {
+) -> Result<(Vec<Sensor>, Vec<SensorEntry>), String> {
     if config.sensors.is_empty() {
         return Err(format!(
             "{path} lists no [[sensors]]: --state estimated reads them (markers, coordinates, pressures)"
@@ -32,10 +32,10 @@ pub(crate) fn configured_sensors<R: Model<N, C>, const N: usize, const C: usize>
     let sensors = read.clone().map(|s| s.resolve(&points, &coordinates, &muscles)).collect::<Result<Vec<_>, _>>()?;
     if sensors.is_empty() {
         return Err(format!(
-            "{path}: no sensor has a source on the robot (source = \"natnet\" with a rigid_body, or \"board\" with a channel), so the robot's state cannot be estimated"
+            "{path}: no sensor has a source on the robot (source = \"natnet\" with a rigid_body, \"board\" or \"comedi\" with a channel), so the robot's state cannot be estimated"
         ));
     }
-    Ok((sensors, read.map(|s| s.source).collect()))
+    Ok((sensors, read.cloned().collect()))
 }
 
 /// What the estimator did over a run, and how far it was from the plant's truth.

@@ -121,7 +121,9 @@ fn robot_sensors<R: Model<N, C>, const N: usize, const C: usize>(
     let muscles: Vec<&str> = R::MUSCLES.iter().map(|m| m.name).collect();
     let mut sensors = Vec::new();
     let mut sources = Vec::new();
-    for entry in config.sensors.iter().filter(|s| s.source != SensorSource::Plant) {
+    // The board's and the motion capture's: a comedi card is not emulated here.
+    let emulated = |s: &SensorSource| matches!(s, SensorSource::NatNet { .. } | SensorSource::Board { .. });
+    for entry in config.sensors.iter().filter(|s| emulated(&s.source)) {
         sensors.push(entry.resolve(&points, &coordinates, &muscles)?);
         sources.push(entry.source);
     }
@@ -180,7 +182,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedRobot for PlantBehi
                         tracked: true,
                     });
                 }
-                SensorSource::Plant => {}
+                SensorSource::Plant | SensorSource::Comedi { .. } => {}
             }
         }
         arrived.clear();

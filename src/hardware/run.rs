@@ -3,7 +3,7 @@
 //! the loop), a serial board, a comedi card or, with `--dry-run`, nowhere (the channel map
 //! and the first commands are printed and no device is touched).
 
-use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, RunConfig, SensorSource};
+use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, RunConfig, SensorEntry};
 use crate::hardware::estimation::{configured_sensors, EstimatorReport};
 use crate::hardware::sensing::{Sensed, Sensing};
 use crate::simulate::robots::{with_robot, RobotVisitor};
@@ -431,14 +431,8 @@ impl Run<'_> {
         if o.swim.is_some() {
             return Err("--swim holds inputs; the mpc controller plans them".into());
         }
-        if o.comedi_device.is_some() {
-            return Err("the mpc controller on a comedi card would read the robot's state from the card's analog \
-                        inputs, which this version does not read: run it on the serial board (--device serial), \
-                        whose sensors and motion capture it reads, or on the simulated plant (--device sim)"
-                .into());
-        }
         // On the robot the state can only be estimated.
-        let on_robot = o.serial_port.is_some();
+        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
         let mut settings = match (config.ddp_mpc.clone(), o.goal) {
             (Some(s), _) => s,
             (None, Some(_)) => DdpMpcSettings::default(),
@@ -632,7 +626,7 @@ fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
     path: &str,
     loop_config: &LoopConfig,
     on_robot: bool,
-) -> Result<(Vec<softgen_runtime::Sensor>, Vec<SensorSource>, StateEstimator<R, N, C>), String> {
+) -> Result<(Vec<softgen_runtime::Sensor>, Vec<SensorEntry>, StateEstimator<R, N, C>), String> {
     let (sensors, sources) = configured_sensors::<R, N, C>(config, path, on_robot)?;
     // The commands in the loop's order: servo set points (through the gait's servo, as on
     // the plant), then muscle pressures and thrusts.
@@ -669,7 +663,8 @@ fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
         ));
     }
     let loop_config = loop_config(o, config)?;
-    let (sensors, _, filter) = state_estimator::<R, N, C>(config, path, &loop_config, o.serial_port.is_some())?;
+    let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+    let (sensors, _, filter) = state_estimator::<R, N, C>(config, path, &loop_config, on_robot)?;
     let text = std::fs::read_to_string(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let log = crate::hardware::estimation::SensorLog::parse(
         &log_path.display().to_string(),
@@ -885,13 +880,6 @@ impl Run<'_> {
         let mpc = match o.controller {
             ControllerChoice::Gait => None,
             ControllerChoice::Mpc => {
-                if o.comedi_device.is_some() {
-                    return Err("the mpc controller on a comedi card would read the robot's state from the card's \
-                                analog inputs, which this version does not read: run it on the serial board \
-                                (--device serial), whose sensors and motion capture it reads, or on the simulated \
-                                plant (--device sim)"
-                        .into());
-                }
                 let mut settings = match (config.mpc, o.goal) {
                     (Some(s), _) => s,
                     (None, Some(_)) => MpcSettings::default(),
@@ -933,7 +921,7 @@ impl Run<'_> {
         let names: Vec<&str> = actuated.iter().map(|a| a.0).collect();
         // The state the planner starts from: the plant's, or estimated from sensors (on the
         // robot, always).
-        let on_robot = o.serial_port.is_some();
+        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
         let estimation = match mpc.is_some() && (on_robot || o.state == StateSource::Estimated) {
             true => Some(state_estimator::<R, N, C>(&config, &path, &loop_config, on_robot)?),
             false => None,
@@ -1118,7 +1106,7 @@ fn print_estimator(sensors: &[softgen_runtime::Sensor], step: f64, on_robot: boo
         "estimator   extended Kalman filter on the model, steps of {:.2} ms, {} sensors {}: {}",
         step * 1e3,
         sensors.len(),
-        if on_robot { "read from the board and motion capture" } else { "emulated from the plant" },
+        if on_robot { "read from the robot" } else { "emulated from the plant" },
         sensors.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
     );
 }
@@ -1407,6 +1395,35 @@ fn open_comedi(path: &str, channels: &[softgen_runtime::Channel]) -> Result<soft
     softgen_comedi::ComediDevice::open(path, low, high)
 }
 
+/// The comedi card type of this build.
+#[cfg(feature = "comedi")]
+pub(crate) type ComediCard = softgen_comedi::ComediDevice;
+#[cfg(not(feature = "comedi"))]
+pub(crate) type ComediCard = NoDevice;
+
+/// Opens a comedi card for a run's outputs and, if any, the analog inputs `sampler` reads.
+#[cfg(feature = "comedi")]
+pub(crate) fn open_comedi_card(
+    path: &str,
+    channels: &[softgen_runtime::Channel],
+    sampler: Option<softgen_runtime::AnalogSampler>,
+) -> Result<ComediCard, String> {
+    let mut card = open_comedi(path, channels)?;
+    if let Some(sampler) = sampler {
+        card.attach_inputs(sampler)?;
+    }
+    Ok(card)
+}
+
+#[cfg(not(feature = "comedi"))]
+pub(crate) fn open_comedi_card(
+    path: &str,
+    channels: &[softgen_runtime::Channel],
+    _sampler: Option<softgen_runtime::AnalogSampler>,
+) -> Result<ComediCard, String> {
+    open_comedi(path, channels)
+}
+
 #[cfg(not(feature = "comedi"))]
 fn open_comedi(_path: &str, _channels: &[softgen_runtime::Channel]) -> Result<NoDevice, String> {
     Err("this softgen was built without comedi support: rebuild with `--features comedi` (needs libcomedi, Debian package libcomedi-dev)".into())
@@ -1414,7 +1431,14 @@ fn open_comedi(_path: &str, _channels: &[softgen_runtime::Channel]) -> Result<No
 
 /// Stands in for the comedi device in builds without it; never constructed.
 #[cfg(not(feature = "comedi"))]
-struct NoDevice;
+pub(crate) struct NoDevice;
+
+#[cfg(not(feature = "comedi"))]
+impl NoDevice {
+    pub(crate) fn samples(&self) -> u64 {
+        0
+    }
+}
 
 #[cfg(not(feature = "comedi"))]
 impl Device for NoDevice {

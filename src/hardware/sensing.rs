@@ -1,19 +1,20 @@
 //! Where a model-predictive run gets its state and sends its commands: the simulated plant
 //! (its true state, or the estimator on sensors emulated from it) or the robot on the
 //! serial board (the estimator on the board's READINGS and NatNet motion capture), with the
-//! recording, trajectory and sensor log each keeps. Both MPC controllers (the gait sampler
+//! recording, trajectory and sensor log each keeps; or the robot on a comedi card (the
+//! estimator on the card's analog inputs and NatNet). Both MPC controllers (the gait sampler
 //! and box-DDP) run through it, so the state source is chosen in one place.
 
-use crate::hardware::config::{RunConfig, SensorSource};
+use crate::hardware::config::{RunConfig, SensorEntry, SensorSource};
 use crate::hardware::estimation::{EstimatorReport, InLoopEstimator};
 use crate::hardware::natnet::NatNetReader;
-use crate::hardware::run::{finish, keep_output, recorded_plant, RunOptions, RunReport};
+use crate::hardware::run::{finish, keep_output, open_comedi_card, recorded_plant, ComediCard, RunOptions, RunReport};
 use crate::hardware::serial::{BoardSensors, SerialDevice};
 use crate::support::output::PendingFile;
 use nalgebra::SVector;
 use softgen_runtime::{
-    ActuatorCommand, Device, DeviceError, DeviceValue, EmulatedSensors, LoopOutcome, Mailbox, Model, OutputChain,
-    ReadingQueue, Recorder, SafetyFault, Sensor, SimulatedPlant, State, StateEstimator,
+    ActuatorCommand, AnalogInput, AnalogSampler, Device, DeviceError, DeviceValue, EmulatedSensors, LoopOutcome,
+    Mailbox, Model, OutputChain, ReadingQueue, Recorder, SafetyFault, Sensor, SimulatedPlant, State, StateEstimator,
 };
 use std::sync::Arc;
 
@@ -44,9 +45,37 @@ impl<P: Device, D: Device> Device for Either<P, D> {
     }
 }
 
-/// The estimator a run reads its state from: its sensors, their sources and the filter.
+/// The robot's device: the serial board or the comedi card.
+pub(crate) enum RobotDevice {
+    Board(SerialDevice),
+    Card(ComediCard),
+}
+
+impl Device for RobotDevice {
+    fn name(&self) -> &str {
+        match self {
+            RobotDevice::Board(b) => b.name(),
+            RobotDevice::Card(c) => c.name(),
+        }
+    }
+    fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError> {
+        match self {
+            RobotDevice::Board(b) => b.write(t, values),
+            RobotDevice::Card(c) => c.write(t, values),
+        }
+    }
+    fn flush(&mut self) -> Result<(), DeviceError> {
+        match self {
+            RobotDevice::Board(b) => b.flush(),
+            RobotDevice::Card(c) => c.flush(),
+        }
+    }
+}
+
+/// The estimator a run reads its state from: its sensors, their entries in the run
+/// configuration (sources, calibrations) and the filter.
 pub(crate) type Estimation<R, const N: usize, const C: usize> =
-    (Vec<Sensor>, Vec<SensorSource>, StateEstimator<R, N, C>);
+    (Vec<Sensor>, Vec<SensorEntry>, StateEstimator<R, N, C>);
 
 /// What the state source says about a period.
 pub(crate) enum Sensed<'a, const N: usize> {
@@ -60,7 +89,7 @@ pub(crate) enum Sensed<'a, const N: usize> {
 
 /// A run's device: the recorded plant or the recorded board.
 pub(crate) type RunDevice<R, const N: usize, const C: usize> =
-    Either<Recorder<SimulatedPlant<R, N, C>, std::fs::File>, Recorder<SerialDevice, std::fs::File>>;
+    Either<Recorder<SimulatedPlant<R, N, C>, std::fs::File>, Recorder<RobotDevice, std::fs::File>>;
 
 /// A run's state source and the files it keeps (its device apart, for the loop to own).
 pub(crate) struct Sensing<R: Model<N, C>, const N: usize, const C: usize> {
@@ -72,7 +101,8 @@ pub(crate) struct Sensing<R: Model<N, C>, const N: usize, const C: usize> {
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
-    /// The robot on the serial board of `o` (state estimated from its sensors), or the
+    /// The robot on the serial board or comedi card of `o` (state estimated from its
+    /// sensors), or the
     /// plant `plant` builds: its true state goes to `post_measured`, or, with `estimation`,
     /// its emulated sensors to the estimator (whose truth it then scores against).
     /// `commands` is the number of actuator commands a period sends.
@@ -88,17 +118,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
         let truth = Arc::new(Mailbox::<(f64, State<N>)>::new());
         let queue = Arc::new(ReadingQueue::default());
         let estimated = estimation.is_some();
-        let (filter, natnet, device, pending_record, pending_trajectory) = match (&o.serial_port, estimation) {
-            (Some(_), None) => {
+        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+        let (filter, natnet, device, pending_record, pending_trajectory) = match (on_robot, estimation) {
+            (true, None) => {
                 return Err("on the robot the mpc controller's state is estimated: the run needs sensors".into())
             }
-            (Some(port), Some((sensors, sources, filter))) => {
-                let (board, natnet) = robot_sensors(port, o, config, &sensors, &sources, &queue)?;
+            (true, Some((sensors, entries, filter))) => {
+                let (robot, natnet) = robot_sensors(o, config, &sensors, &entries, &queue)?;
                 let (pending_record, record) = PendingFile::create(&o.record)?;
-                let device = Either::Robot(Recorder::new(board, record, 100).map_err(|e| e.0)?);
+                let device = Either::Robot(Recorder::new(robot, record, 100).map_err(|e| e.0)?);
                 (Some(filter), natnet, device, pending_record, None)
             }
-            (None, estimation) => {
+            (false, estimation) => {
                 let mut plant = plant()?;
                 let filter = match estimation {
                     Some((sensors, _, filter)) => {
@@ -181,18 +212,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
                 (plant.as_ref().ok().map(|p| p.state.q), plant.map(drop), None)
             }
             Either::Robot(device) => {
-                let board = device.into_inner();
-                let line = board.as_ref().ok().map(|b| {
-                    let c = b.counts;
-                    format!(
-                        "board: protocol version {}, {} readings taken, {} of channels no sensor reads, {} unstamped",
-                        b.version(),
-                        c.taken,
-                        c.unread,
-                        c.unstamped
-                    )
+                let robot = device.into_inner();
+                let line = robot.as_ref().ok().map(|robot| match robot {
+                    RobotDevice::Board(b) => {
+                        let c = b.counts;
+                        format!(
+                            "board: protocol version {}, {} readings taken, {} of channels no sensor reads, {} unstamped",
+                            b.version(),
+                            c.taken,
+                            c.unread,
+                            c.unstamped
+                        )
+                    }
+                    RobotDevice::Card(card) => format!("comedi: {} analog input readings", card.samples()),
                 });
-                (None, board.map(drop), line)
+                (None, robot.map(drop), line)
             }
         };
         let logged = self.estimator.as_mut().map_or(Ok(()), |e| e.finish_log());
@@ -209,35 +243,64 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
     }
 }
 
-/// The robot's sensors: the serial board on `port`, reading the board's sensor channels, and
-/// the NatNet server of the configuration if any sensor is a rigid body it streams; both
-/// put their readings on `queue`.
+/// The robot and its sensors: the serial board of `o`, reading the board's sensor channels,
+/// or its comedi card, reading the card's analog inputs through their calibrations; and the
+/// NatNet server of the configuration if any sensor is a rigid body it streams. Every
+/// reading goes to `queue`.
 fn robot_sensors(
-    port: &str,
     o: &RunOptions,
     config: &RunConfig,
     sensors: &[Sensor],
-    sources: &[SensorSource],
+    entries: &[SensorEntry],
     queue: &Arc<ReadingQueue>,
-) -> Result<(SerialDevice, Option<NatNetReader>), String> {
+) -> Result<(RobotDevice, Option<NatNetReader>), String> {
     let mut channels = Vec::new();
     let mut names = Vec::new();
     let mut bodies = Vec::new();
-    for (k, (sensor, source)) in sensors.iter().zip(sources).enumerate() {
-        match *source {
-            SensorSource::Board { channel } => {
+    let mut inputs = Vec::new();
+    for (k, (sensor, entry)) in sensors.iter().zip(entries).enumerate() {
+        match (entry.source, &entry.calibration) {
+            (SensorSource::Board { channel }, _) => {
                 channels.push((channel, k as u16));
                 names.push(sensor.name.clone());
             }
-            SensorSource::NatNet { rigid_body } => bodies.push((rigid_body, k as u16)),
-            SensorSource::Plant => {}
+            (SensorSource::Comedi { channel }, Some(calibration)) => inputs.push(AnalogInput {
+                channel,
+                sensor: k as u16,
+                calibration: calibration.clone(),
+                rate_hz: sensor.rate_hz,
+            }),
+            (SensorSource::NatNet { rigid_body }, _) => bodies.push((rigid_body, k as u16)),
+            (SensorSource::Comedi { .. }, None) | (SensorSource::Plant, _) => {}
         }
     }
-    let board_sensors = (!channels.is_empty()).then(|| BoardSensors { channels, names, queue: Arc::clone(queue) });
-    let board = SerialDevice::open(port, o.ack_timeout, board_sensors)?;
+    let robot = match (&o.serial_port, &o.comedi_device) {
+        (Some(port), _) => {
+            if let Some(input) = inputs.first() {
+                return Err(format!(
+                    "sensor `{}` is on a comedi analog input, and the run drives the serial board",
+                    sensors[input.sensor as usize].name
+                ));
+            }
+            let board_sensors =
+                (!channels.is_empty()).then(|| BoardSensors { channels, names, queue: Arc::clone(queue) });
+            RobotDevice::Board(SerialDevice::open(port, o.ack_timeout, board_sensors)?)
+        }
+        (None, Some(path)) => {
+            if let Some(name) = names.first() {
+                return Err(format!("sensor `{name}` is on the serial board, and the run drives a comedi card"));
+            }
+            let sampler = match inputs.is_empty() {
+                true => None,
+                false => Some(AnalogSampler::new(inputs, Arc::clone(queue))?),
+            };
+            RobotDevice::Card(open_comedi_card(path, &config.channels, sampler)?)
+        }
+        (None, None) => return Err("the robot's sensors need a device: --device serial or comedi".into()),
+    };
     let natnet = match bodies.is_empty() {
         true => None,
         false => Some(NatNetReader::connect(&config.natnet, bodies, Arc::clone(queue))?),
     };
-    Ok((board, natnet))
+    Ok((robot, natnet))
 }
