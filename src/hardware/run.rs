@@ -5,7 +5,7 @@
 
 use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, RunConfig, SensorEntry};
 use crate::hardware::estimation::{configured_sensors, EstimatorReport};
-use crate::hardware::sensing::{Sensed, Sensing};
+use crate::hardware::sensing::Sensing;
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
 use nalgebra::{SVector, Vector2, Vector3};
@@ -540,16 +540,10 @@ impl Run<'_> {
             &link.stop,
             || run_horizon_planner(&mut planner, link, settings.replan_hz),
             |t, commands| {
-                match sensing.sense(t)? {
-                    Sensed::Measured => {}
-                    Sensed::Estimate(state) => {
-                        link.measured.try_post((t, state));
-                    }
-                    Sensed::Holding(held) => {
-                        // An estimator fault: the last safe command, held.
-                        to_commands(held, commands);
-                        return Ok(follower.phase);
-                    }
+                if let Some(held) = sensing.sense(t, &link.measured)? {
+                    // An estimator fault: the last safe command, held.
+                    to_commands(held, commands);
+                    return Ok(follower.phase);
                 }
                 let phase = follower.command(link, t, &mut values[..count])?;
                 to_commands(&values[..count], commands);
@@ -1007,18 +1001,12 @@ impl Run<'_> {
             &link.stop,
             || run_planner(&mut planner, link, settings.replan_hz),
             |t, commands| {
-                match sensing.sense(t)? {
-                    Sensed::Measured => {}
-                    Sensed::Estimate(state) => {
-                        link.measured.try_post((t, state));
+                if let Some(held) = sensing.sense(t, &link.measured)? {
+                    // An estimator fault: the last safe set points, held.
+                    for (c, v) in commands.iter_mut().zip(held) {
+                        *c = ActuatorCommand::JointAngle(*v);
                     }
-                    Sensed::Holding(held) => {
-                        // An estimator fault: the last safe set points, held.
-                        for (c, v) in commands.iter_mut().zip(held) {
-                            *c = ActuatorCommand::JointAngle(*v);
-                        }
-                        return Ok(steering.phase);
-                    }
+                    return Ok(steering.phase);
                 }
                 let phase = steering.command(link, t, commands)?;
                 sensing.sent(commands, period)?;

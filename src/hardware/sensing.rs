@@ -77,16 +77,6 @@ impl Device for RobotDevice {
 pub(crate) type Estimation<R, const N: usize, const C: usize> =
     (Vec<Sensor>, Vec<SensorEntry>, StateEstimator<R, N, C>);
 
-/// What the state source says about a period.
-pub(crate) enum Sensed<'a, const N: usize> {
-    /// The plant posts its true state itself.
-    Measured,
-    /// The estimate at this period, for the planner.
-    Estimate(State<N>),
-    /// An estimator fault: hold these commands (the last the safety filter passed).
-    Holding(&'a [f64]),
-}
-
 /// A run's device: the recorded plant or the recorded board.
 pub(crate) type RunDevice<R, const N: usize, const C: usize> =
     Either<Recorder<SimulatedPlant<R, N, C>, std::fs::File>, Recorder<RobotDevice, std::fs::File>>;
@@ -172,18 +162,23 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
         Ok((device, Sensing { pending_record, pending_trajectory, estimator, pending_log, natnet }))
     }
 
-    /// The period at `t`: takes the readings that arrived and says what the planner gets.
-    pub(crate) fn sense(&mut self, t: f64) -> Result<Sensed<'_, N>, String> {
+    /// The period at `t`: takes the readings that arrived and posts the estimate to
+    /// `measured`, the planner's state (on the plant's truth the plant posts it). After an
+    /// estimator fault, returns the commands to hold (the last the safety filter passed).
+    pub(crate) fn sense(&mut self, t: f64, measured: &Mailbox<(f64, State<N>)>) -> Result<Option<&[f64]>, String> {
         if let Some(reader) = &mut self.natnet {
             reader.align_clock(t);
             if let Some(e) = reader.failure() {
                 return Err(e);
             }
         }
-        let Some(estimator) = &mut self.estimator else { return Ok(Sensed::Measured) };
+        let Some(estimator) = &mut self.estimator else { return Ok(None) };
         match estimator.estimate(t)? {
-            Some(state) => Ok(Sensed::Estimate(state)),
-            None => Ok(Sensed::Holding(estimator.held())),
+            Some(state) => {
+                measured.try_post((t, state));
+                Ok(None)
+            }
+            None => Ok(Some(estimator.held())),
         }
     }
 

@@ -74,20 +74,7 @@ impl Calibration {
     /// Reads a calibration table: one `volts,value` pair a line; `#` comments and a header
     /// line of words are skipped. Errors name the file and line.
     pub fn table_from_csv(path: &str, text: &str) -> Result<Calibration, String> {
-        let mut points = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-            let parsed: Option<Vec<f64>> = fields.iter().map(|f| f.parse::<f64>().ok()).collect();
-            match parsed {
-                Some(v) if v.len() == 2 => points.push((v[0], v[1])),
-                None if points.is_empty() && fields.iter().all(|f| f.chars().any(char::is_alphabetic)) => {}
-                _ => return Err(format!("{path}:{}: expected `volts,value`, got `{line}`", n + 1)),
-            }
-        }
+        let points = crate::quantities::tables::read_pairs(path, text, "volts,value")?;
         let table = Calibration::Table(points);
         table.validate().map_err(|e| format!("{path}: {e}"))?;
         Ok(table)

@@ -170,20 +170,7 @@ impl PressureMap {
     /// Reads a calibration table: one `bar,volts` pair a line; `#` comments and a header
     /// line of words are skipped. Errors name the file and line.
     pub fn table_from_csv(path: &str, text: &str) -> Result<PressureMap, ChainError> {
-        let mut points = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-            let parsed: Option<Vec<f64>> = fields.iter().map(|f| f.parse::<f64>().ok()).collect();
-            match parsed {
-                Some(v) if v.len() == 2 => points.push((v[0], v[1])),
-                None if points.is_empty() && fields.iter().all(|f| f.chars().any(char::is_alphabetic)) => {}
-                _ => return Err(ChainError(format!("{path}:{}: expected `bar,volts`, got `{line}`", n + 1))),
-            }
-        }
+        let points = crate::quantities::tables::read_pairs(path, text, "bar,volts").map_err(ChainError)?;
         let map = PressureMap::Table(points);
         map.validate().map_err(|e| ChainError(format!("{path}: {e}")))?;
         Ok(map)

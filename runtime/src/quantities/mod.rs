@@ -1,4 +1,6 @@
 //! What the numbers a robot, its environment and a run take may be: the physical range of
-//! each kind. The first layer: every later one checks its inputs against it.
+//! each kind, and tables of measured pairs. The first layer: every later one checks its
+//! inputs against it.
 
 pub mod physical_ranges;
+pub mod tables;
