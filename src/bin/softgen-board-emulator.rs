@@ -193,7 +193,7 @@ fn run() -> Result<(), String> {
     if let Some(log) = &mut log {
         log.flush().map_err(|e| e.to_string())?;
     }
-    if let Some(robot) = &mut robot {
+    if let Some(robot) = robot {
         eprintln!("{}", robot.finish()?);
     }
     Ok(())

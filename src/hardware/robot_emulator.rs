@@ -7,11 +7,11 @@
 use crate::hardware::config::{NatNetSettings, RunConfig, SensorSource};
 use crate::hardware::natnet::NatNetServer;
 use crate::simulate::robots::{with_robot, RobotVisitor};
+use crate::support::output::PendingFile;
 use softgen_runtime::natnet::{Frame, RigidBodyPose};
 use softgen_runtime::protocol::BoardReading;
-use softgen_runtime::{Device, DeviceValue, EmulatedSensors, LoopConfig, Model, Reading, ReadingQueue, State};
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use softgen_runtime::{Device, DeviceValue, EmulatedSensors, LoopConfig, Model, Reading, ReadingQueue};
+use std::sync::Arc;
 
 /// Ticks a second of the emulated cameras' clock (Motive's is the host's performance counter).
 const CLOCK_FREQUENCY: u64 = 10_000_000;
@@ -35,8 +35,8 @@ pub trait EmulatedRobot {
     /// Applies a SET's values for the next control period and appends the board sensors'
     /// readings that arrived by then (offsets relative to this frame's receipt) to `readings`.
     fn set(&mut self, values: &[DeviceValue], readings: &mut Vec<BoardReading>) -> Result<(), String>;
-    /// One line on what was emulated, and the truth file flushed.
-    fn finish(&mut self) -> Result<String, String>;
+    /// One line on what was emulated; the truth file written and put in place.
+    fn finish(self: Box<Self>) -> Result<String, String>;
 }
 
 /// The robot of `options`, its plant wired as `softgen run --device sim` wires it.
@@ -73,24 +73,12 @@ impl RobotVisitor for Build<'_> {
             true => Some(NatNetServer::bind(config.natnet.server, o.natnet_version, CLOCK_FREQUENCY)?),
             false => None,
         };
+        // The plant's true state at every SET, as `softgen run` writes a plant's trajectory.
         let truth = match &o.truth {
             Some(file) => {
-                let mut out = std::io::BufWriter::new(
-                    std::fs::File::create(file).map_err(|e| format!("{}: {e}", file.display()))?,
-                );
-                let names: Vec<&str> = R::COORDINATES.iter().map(|c| c.name).collect();
-                writeln!(out, "t,{}", names.join(",")).map_err(|e| format!("{}: {e}", file.display()))?;
-                let out = Arc::new(Mutex::new(out));
-                let writer = Arc::clone(&out);
-                plant.observe(Box::new(move |t, x: &State<N>| {
-                    let mut w = writer.lock().unwrap_or_else(|e| e.into_inner());
-                    let _ = write!(w, "{t}");
-                    for v in x.q.iter() {
-                        let _ = write!(w, ",{v}");
-                    }
-                    let _ = writeln!(w);
-                }));
-                Some((out, file.display().to_string()))
+                let (pending, write_row) = crate::hardware::run::trajectory_writer::<R, N, C>(file)?;
+                plant.observe(Box::new(write_row));
+                Some(pending)
             }
             None => None,
         };
@@ -147,7 +135,7 @@ struct PlantBehindBoard<R: Model<N, C>, const N: usize, const C: usize> {
     natnet_settings: NatNetSettings,
     natnet_frames: i32,
     board_readings: u64,
-    truth: Option<(Arc<Mutex<std::io::BufWriter<std::fs::File>>>, String)>,
+    truth: Option<PendingFile>,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedRobot for PlantBehindBoard<R, N, C> {
@@ -190,18 +178,22 @@ impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedRobot for PlantBehi
         self.send_frame(frame, t)
     }
 
-    fn finish(&mut self) -> Result<String, String> {
-        if let Some((out, name)) = &self.truth {
-            out.lock().unwrap_or_else(|e| e.into_inner()).flush().map_err(|e| format!("{name}: {e}"))?;
-        }
-        Ok(format!(
+    fn finish(self: Box<Self>) -> Result<String, String> {
+        let line = format!(
             "robot emulator: {} periods of `{}` ({:.3} s), {} board readings, {} NatNet frames",
             self.frames,
             R::NAME,
             self.frames as f64 * self.period,
             self.board_readings,
             self.natnet_frames
-        ))
+        );
+        let PlantBehindBoard { plant, truth, .. } = *self;
+        // The plant owns the truth's writer: dropping it writes the last rows.
+        drop(plant);
+        if let Some(pending) = truth {
+            pending.commit()?;
+        }
+        Ok(line)
     }
 }
 

@@ -1318,7 +1318,7 @@ pub(crate) fn recorded_plant<R: Model<N, C>, const N: usize, const C: usize>(
 
 /// The plant's trajectory CSV (`t` and every coordinate by name) as a pending file and the
 /// function that writes one row.
-fn trajectory_writer<R: Model<N, C>, const N: usize, const C: usize>(
+pub(crate) fn trajectory_writer<R: Model<N, C>, const N: usize, const C: usize>(
     path: &std::path::Path,
 ) -> Result<(PendingFile, impl FnMut(f64, &State<N>) + Send + 'static), String> {
     let (pending, file) = PendingFile::create(path)?;
