@@ -54,6 +54,10 @@ pub struct Equations {
     pub contact_frames: Vec<ContactFrame>,
     /// Per contact point: its frame.
     pub contact_frame_of: Vec<usize>,
+    /// Per marker (`Robot::markers`): its world position, and per coordinate its Jacobian
+    /// column. Empty in the expanded oracle, which derives no markers.
+    pub marker_positions: Vec<[NodeId; 3]>,
+    pub marker_jacobians: Vec<Vec<[NodeId; 3]>>,
     /// Whether points sharing a frame are served by the frame's motion (its world columns and
     /// axis, once per frame in contact: soft robots, whose ring columns cost a station each)
     /// rather than by a Jacobian function of the point's position (rigid robots, whose
@@ -248,6 +252,8 @@ impl Equations {
             articulated: None,
             contact_frames: Vec::new(),
             contact_frame_of: Vec::new(),
+            marker_positions: Vec::new(),
+            marker_jacobians: Vec::new(),
             frame_motion: false,
             damping: Vec::new(),
             damping_slope: Vec::new(),

@@ -296,6 +296,8 @@ pub struct Robot {
     pub coordinates: Vec<Coordinate>,
     pub bodies: Vec<Body>,
     pub contact_points: Vec<ContactPoint>,
+    /// Tracked points that never touch (motion-capture markers), placed as contact points are.
+    pub markers: Vec<ContactPoint>,
     /// Coordinates driven by actuators, in actuator order.
     pub actuated: Vec<usize>,
     pub environment: EnvironmentDefaults,

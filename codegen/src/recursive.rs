@@ -22,7 +22,7 @@ use crate::equations::{
 };
 use crate::hydrodynamics::{self, WaterNodes, WaterRows};
 use crate::local::{contact_point_offset, Link, LinkJointKind};
-use crate::model::{Robot, Thruster};
+use crate::model::{ContactPoint, Robot, Thruster};
 use crate::section::section_kinematics;
 use crate::section_pass::{section_rows, section_state, Pieces, Rows, SectionState, Station};
 use crate::spatial::{Articulated, Force, Mat3, Motion, Vec3};
@@ -162,6 +162,7 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
     let thruster_columns = thruster_columns(&mut dag, &tree)?;
     let whole = whole_robot(&mut dag, &tree, &composites, rows.elastic_energy);
     let contacts = contact_points(&mut dag, &tree)?;
+    let (marker_positions, marker_jacobians) = markers(&mut dag, &tree)?;
     let (centre_line, drawing) = drawing(&mut dag, &tree)?;
 
     // The articulated-body algorithm needs every joint's motion to be a rigid body's; soft
@@ -216,6 +217,8 @@ pub fn equations(robot: &Robot, links: &[Link]) -> Result<Equations, String> {
         contact_jacobians: contacts.jacobians,
         contact_frames: contacts.frames,
         contact_frame_of: contacts.frame_of,
+        marker_positions,
+        marker_jacobians,
         frame_motion: states.iter().any(|s| s.section.is_some()),
         center_of_mass: whole.center_of_mass,
         total_mass: whole.total_mass,
@@ -705,56 +708,72 @@ fn whole_robot(
     WholeRobot { total_mass: total, center_of_mass, momentum, potential_energy }
 }
 
-/// Contact points: positions, velocities, axes and Jacobian columns from their link's pose,
-/// velocity and the motion subspaces on its path, and the frames they share.
-fn contact_points(dag: &mut Dag, tree: &Tree) -> Result<ContactOutputs, String> {
-    let n = tree.coordinates();
-    let (robot, links, states, reader, pieces) = (tree.robot, tree.links, tree.states, &tree.reader, tree.pieces);
-    let mut link_of_body = vec![0; robot.bodies.len()];
-    for (index, link) in links.iter().enumerate() {
-        if let Some(b) = link.body {
-            link_of_body[b] = index;
+/// Where points sit on their links: the skin rings of soft sections already laid out (one
+/// station per distinct xi) and their y and z axes scaled by a skin radius, shared by every
+/// point on them; `label` keeps the pinned names of two sets of points apart.
+struct Placements {
+    label: &'static str,
+    link_of_body: Vec<usize>,
+    rings: HashMap<(usize, u64), Station>,
+    scaled_axes: HashMap<(usize, u64, NodeId), (Vec3, Vec3)>,
+}
+
+/// A point placed on its link: the frame carrying it (rotation, origin, velocity), its offset
+/// from that origin in world axes, the frame's own columns (a ring's section coordinates) and
+/// the ring's radius (`None` on a rigid body).
+struct Placement {
+    link: usize,
+    rotation: Mat3,
+    origin: Vec3,
+    frame_velocity: Motion,
+    local: Vec3,
+    own: Vec<(usize, Motion)>,
+    bound: Option<NodeId>,
+}
+
+impl Placements {
+    fn new(tree: &Tree, label: &'static str) -> Self {
+        let mut link_of_body = vec![0; tree.robot.bodies.len()];
+        for (index, link) in tree.links.iter().enumerate() {
+            if let Some(b) = link.body {
+                link_of_body[b] = index;
+            }
         }
+        Placements { label, link_of_body, rings: HashMap::new(), scaled_axes: HashMap::new() }
     }
-    let mut contact_positions = Vec::new();
-    let mut contact_velocities = Vec::new();
-    let mut contact_axes = Vec::new();
-    let mut contact_jacobians = Vec::new();
-    // Skin points sit on rings: stations along their section, one per distinct xi.
-    let mut rings: HashMap<(usize, u64), Station> = HashMap::new();
-    // A ring's y and z axes scaled by its skin radius, pinned: each point around it is then
-    // origin + cos a_y + sin a_z, six products instead of the radius times every product.
-    let mut scaled_axes: HashMap<(usize, u64, NodeId), (Vec3, Vec3)> = HashMap::new();
-    let mut frame_keys: Vec<(usize, Option<u64>)> = Vec::new();
-    let mut contact_frames: Vec<ContactFrame> = Vec::new();
-    let mut contact_frame_of: Vec<usize> = Vec::new();
-    for point in &robot.contact_points {
-        let index = link_of_body[point.body];
+
+    fn place(&mut self, dag: &mut Dag, tree: &Tree, point: &ContactPoint) -> Result<Placement, String> {
+        let (links, states, reader, pieces) = (tree.links, tree.states, &tree.reader, tree.pieces);
+        let index = self.link_of_body[point.body];
         let state = &states[index];
-        let (rotation, origin, frame_velocity, local, own, bound) = match (&point.skin, &state.section) {
+        let tag = self.label;
+        match (&point.skin, &state.section) {
             (Some(skin), Some(section)) => {
                 let key = (index, skin.xi.to_bits());
-                if !rings.contains_key(&key) {
+                if !self.rings.contains_key(&key) {
                     let pieces = pieces.as_ref().ok_or("a soft section without its local pieces")?;
-                    let label =
-                        format!("{}_ring{}", links[index].name, rings.keys().filter(|(l, _)| *l == index).count());
+                    let label = format!(
+                        "{}_{tag}{}",
+                        links[index].name,
+                        self.rings.keys().filter(|(l, _)| *l == index).count()
+                    );
                     let station = section.frame.station(dag, pieces, skin.xi, &label, false)?;
-                    rings.insert(key, station);
+                    self.rings.insert(key, station);
                 }
-                let ring = &rings[&key];
+                let ring = &self.rings[&key];
                 let radius = reader.node(dag, &from_expr(&skin.radius))?;
-                let axes = match scaled_axes.get(&(key.0, key.1, radius)) {
+                let axes = match self.scaled_axes.get(&(key.0, key.1, radius)) {
                     Some(axes) => *axes,
                     None => {
                         let label = format!(
-                            "{}_ring{}",
+                            "{}_{tag}{}",
                             links[index].name,
-                            scaled_axes.keys().filter(|(l, _, _)| *l == index).count()
+                            self.scaled_axes.keys().filter(|(l, _, _)| *l == index).count()
                         );
                         let y = dag.scale3(&Dag::column3(&ring.rotation, 1), radius);
                         let z = dag.scale3(&Dag::column3(&ring.rotation, 2), radius);
                         let axes = (dag.pin3(y, &format!("{label}_skin_y")), dag.pin3(z, &format!("{label}_skin_z")));
-                        scaled_axes.insert((key.0, key.1, radius), axes);
+                        self.scaled_axes.insert((key.0, key.1, radius), axes);
                         axes
                     }
                 };
@@ -762,45 +781,101 @@ fn contact_points(dag: &mut Dag, tree: &Tree) -> Result<ContactOutputs, String> 
                 let (cos, sin) = (dag.number(snap_unit(cos)), dag.number(snap_unit(sin)));
                 let along_y = dag.scale3(&axes.0, cos);
                 let along_z = dag.scale3(&axes.1, sin);
-                let offset = dag.add3(&along_y, &along_z);
+                let local = dag.add3(&along_y, &along_z);
                 let own: Vec<(usize, Motion)> =
                     section.frame.coordinates.iter().copied().zip(ring.columns.iter().copied()).collect();
-                (ring.rotation, ring.position, ring.velocity, offset, own, Some(radius))
+                Ok(Placement {
+                    link: index,
+                    rotation: ring.rotation,
+                    origin: ring.position,
+                    frame_velocity: ring.velocity,
+                    local,
+                    own,
+                    bound: Some(radius),
+                })
             }
             _ => {
                 let local = reader.vec3(dag, &contact_point_offset(point))?;
-                (
-                    state.rotation,
-                    state.position,
-                    state.velocity,
-                    dag.mat_vec3(&state.rotation, &local),
-                    Vec::new(),
-                    None,
-                )
+                Ok(Placement {
+                    link: index,
+                    rotation: state.rotation,
+                    origin: state.position,
+                    frame_velocity: state.velocity,
+                    local: dag.mat_vec3(&state.rotation, &local),
+                    own: Vec::new(),
+                    bound: None,
+                })
             }
-        };
+        }
+    }
+
+    /// The motion subspace columns on the placed point's path: a ring's own where it has
+    /// them, the joints' elsewhere.
+    fn path_columns(tree: &Tree, placement: &Placement) -> Result<Vec<(usize, Motion)>, String> {
+        let state = &tree.states[placement.link];
+        let mut path_columns = Vec::with_capacity(state.path.len());
+        for &j in &state.path {
+            let s_j = match placement.own.iter().find(|(k, _)| *k == j) {
+                Some((_, column)) => *column,
+                None => tree.subspace(j)?.0,
+            };
+            path_columns.push((j, s_j));
+        }
+        Ok(path_columns)
+    }
+}
+
+/// The Jacobian columns S_j.v + S_j.w x p of a point at `at` moved by `path_columns`.
+fn point_columns(dag: &mut Dag, n: usize, path_columns: &[(usize, Motion)], at: &Vec3) -> Vec<Vec3> {
+    let mut columns = vec![dag.zero3(); n];
+    for &(j, s_j) in path_columns {
+        let turn = dag.cross3(&s_j.w, at);
+        columns[j] = dag.add3(&s_j.v, &turn);
+    }
+    columns
+}
+
+/// Markers: their world positions and Jacobian columns, placed as contact points are.
+fn markers(dag: &mut Dag, tree: &Tree) -> Result<(Vec<Vec3>, Vec<Vec<Vec3>>), String> {
+    let n = tree.coordinates();
+    let mut placements = Placements::new(tree, "marker_ring");
+    let (mut positions, mut jacobians) = (Vec::new(), Vec::new());
+    for marker in &tree.robot.markers {
+        let placement = placements.place(dag, tree, marker)?;
+        let position = dag.add3(&placement.origin, &placement.local);
+        let position = dag.pin3(position, &format!("{}_marker_position", marker.name));
+        let path_columns = Placements::path_columns(tree, &placement)?;
+        jacobians.push(point_columns(dag, n, &path_columns, &position));
+        positions.push(position);
+    }
+    Ok((positions, jacobians))
+}
+
+/// Contact points: positions, velocities, axes and Jacobian columns from their link's pose,
+/// velocity and the motion subspaces on its path, and the frames they share.
+fn contact_points(dag: &mut Dag, tree: &Tree) -> Result<ContactOutputs, String> {
+    let n = tree.coordinates();
+    let links = tree.links;
+    let mut placements = Placements::new(tree, "ring");
+    let mut contact_positions = Vec::new();
+    let mut contact_velocities = Vec::new();
+    let mut contact_axes = Vec::new();
+    let mut contact_jacobians = Vec::new();
+    let mut frame_keys: Vec<(usize, Option<u64>)> = Vec::new();
+    let mut contact_frames: Vec<ContactFrame> = Vec::new();
+    let mut contact_frame_of: Vec<usize> = Vec::new();
+    for point in &tree.robot.contact_points {
+        let placement = placements.place(dag, tree, point)?;
+        let index = placement.link;
+        let path_columns = Placements::path_columns(tree, &placement)?;
+        let Placement { rotation, origin, frame_velocity, local, own, bound, .. } = placement;
         let position = dag.add3(&origin, &local);
         let position = dag.pin3(position, &format!("{}_position", point.name));
         let spin = dag.cross3(&frame_velocity.w, &position);
         let velocity = dag.add3(&frame_velocity.v, &spin);
         // The Jacobian column of coordinate j at a point p is S_j.v + S_j.w x p: once for
         // this point (the oracle compares these), once for any point of its frame.
-        let mut path_columns = Vec::with_capacity(state.path.len());
-        for &j in &state.path {
-            let s_j = match own.iter().find(|(k, _)| *k == j) {
-                Some((_, column)) => *column,
-                None => tree.subspace(j)?.0,
-            };
-            path_columns.push((j, s_j));
-        }
-        let columns_at = |dag: &mut Dag, at: &Vec3| {
-            let mut columns = vec![dag.zero3(); n];
-            for &(j, s_j) in &path_columns {
-                let turn = dag.cross3(&s_j.w, at);
-                columns[j] = dag.add3(&s_j.v, &turn);
-            }
-            columns
-        };
+        let columns_at = |dag: &mut Dag, at: &Vec3| point_columns(dag, n, &path_columns, at);
         let frame_key = (index, point.skin.as_ref().map(|s| s.xi.to_bits()));
         // A point joins the frame of the point before it when both ride the same body (and
         // ring); otherwise it opens a frame. A frame's points are then consecutive, which the

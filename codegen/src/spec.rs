@@ -63,6 +63,9 @@ pub struct Spec {
     pub bodies: Vec<Spanned<Body>>,
     #[serde(default)]
     pub contact_points: Vec<Spanned<ContactPoints>>,
+    /// Named points that are tracked but never touch anything (motion-capture markers).
+    #[serde(default)]
+    pub markers: Vec<Spanned<Marker>>,
     #[serde(default)]
     pub environment: Option<Spanned<Environment>>,
     #[serde(default)]
@@ -425,6 +428,28 @@ pub struct ContactPoints {
     pub grid: Option<Spanned<SkinGridSpec>>,
     #[serde(default)]
     pub repeat: Option<Spanned<Repeat>>,
+}
+
+/// A named point of the robot that a sensor tracks (a motion-capture marker): generated
+/// positions and Jacobians like a contact point's, but no contact force and no cost in the
+/// contact kernels.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Marker {
+    pub name: Spanned<String>,
+    pub body: Spanned<String>,
+    /// On a rigid body: the point in the body frame (m).
+    #[serde(default)]
+    pub position: Option<Vector>,
+    /// On a soft section: where along it, 0 at its base to 1 at its tip.
+    #[serde(default)]
+    pub xi: Option<Spanned<f64>>,
+    /// On a soft section: about its x axis from +y (rad); default 0.
+    #[serde(default)]
+    pub angle: Option<Spanned<f64>>,
+    /// On a soft section: distance from the centre line (m); default 0.
+    #[serde(default)]
+    pub radius: Option<Spanned<Value>>,
 }
 
 fn points_kind() -> Spanned<ContactKind> {

@@ -849,13 +849,14 @@ fn combine(parts: &[Inertial]) -> Option<Inertial> {
     Some(Inertial { mass, center, tensor })
 }
 
-/// Spec bodies and contact points that name a merged link: moved onto the body it was merged
-/// into, their positions and rotations composed with the link's place in it. Expressions
-/// stay expressions (the sum is written out), so parameters still reach them.
+/// Spec bodies, contact points and markers that name a merged link: moved onto the body it
+/// was merged into, their positions and rotations composed with the link's place in it.
+/// Expressions stay expressions (the sum is written out), so parameters still reach them.
 pub fn apply_frames(
     frames: &BTreeMap<String, Frame>,
     bodies: &mut [Spanned<spec::Body>],
     contact_points: &mut [Spanned<spec::ContactPoints>],
+    markers: &mut [Spanned<spec::Marker>],
 ) {
     for body in bodies.iter_mut() {
         let span = body.span();
@@ -881,6 +882,15 @@ pub fn apply_frames(
         let Some(frame) = frames.get(c.body.get_ref()) else { continue };
         c.body = Spanned::new(c.body.span(), frame.body.clone());
         for position in c.positions.iter_mut() {
+            *position = moved(frame, position);
+        }
+    }
+    for marker in markers.iter_mut() {
+        let m = marker.get_mut();
+        let Some(frame) = frames.get(m.body.get_ref()) else { continue };
+        m.body = Spanned::new(m.body.span(), frame.body.clone());
+        // Only a rigid body's position moves; a merged link is never a soft section.
+        if let Some(position) = m.position.as_mut() {
             *position = moved(frame, position);
         }
     }

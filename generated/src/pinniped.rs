@@ -59064,6 +59064,1027 @@ pub fn drawing_geometry(p: &Params) -> [softgen_runtime::BodyGeometry; BODY_COUN
         },
     ]
 }
+/// Number of markers.
+pub const MARKER_COUNT: usize = 5;
+/// The markers in spec order: tracked points that never touch anything.
+pub const MARKERS: [ContactPointInfo; MARKER_COUNT] = [
+    ContactPointInfo {
+        name: "hub_left",
+        body: "hub",
+    },
+    ContactPointInfo {
+        name: "head_tip",
+        body: "head",
+    },
+    ContactPointInfo {
+        name: "back_tip",
+        body: "back",
+    },
+    ContactPointInfo {
+        name: "front_right_tip",
+        body: "front_right",
+    },
+    ContactPointInfo {
+        name: "front_left_tip",
+        body: "front_left",
+    },
+];
+/// World position of marker `index`; an index past the last marker gives zeros.
+#[inline]
+#[allow(unused_variables)]
+pub fn marker_position(
+    index: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+) -> Vector3<f64> {
+    match index {
+        0 => {
+            let hub_left_marker_position_x = q[0]
+                + p.hub_radius * cache.base_roll_rotation_01;
+            let hub_left_marker_position_y = q[1]
+                + p.hub_radius * cache.base_roll_rotation_11;
+            let hub_left_marker_position_z = p.hub_radius * cache.base_roll_rotation_21
+                + q[2];
+            let x = hub_left_marker_position_x;
+            let y = hub_left_marker_position_y;
+            let z = hub_left_marker_position_z;
+            Vector3::new(x, y, z)
+        }
+        1 => {
+            let t0 = softgen_runtime::stumpff(cache.head_bend_squared)[2];
+            let t1 = (cache.head_bend_z * p.limb_length) * t0;
+            let t2 = t0 * (cache.head_bend_y * p.limb_length);
+            let t3 = softgen_runtime::stumpff(cache.head_bend_squared)[1];
+            let t4 = t3 * p.limb_length;
+            let head_tip_position_x = cache.head_position_x + cache.head_rotation_02 * t1
+                + cache.base_roll_rotation_01 * t2 + cache.head_rotation_00 * t4;
+            let t5 = 1.0 - t0 * (cache.head_bend_y * cache.head_bend_y);
+            let t6 = -(cache.head_bend_y * t3);
+            let t7 = -(t0 * (cache.head_bend_z * cache.head_bend_y));
+            let head_tip_rotation_01 = t5 * cache.base_roll_rotation_01
+                + cache.head_rotation_00 * t6 + cache.head_rotation_02 * t7;
+            let head_marker_ring0_skin_y_x = head_tip_rotation_01 * p.limb_radius;
+            let head_tip_marker_position_x = head_tip_position_x
+                + head_marker_ring0_skin_y_x;
+            let head_tip_rotation_11 = cache.base_roll_rotation_11 * t5
+                + cache.head_rotation_10 * t6 + t7 * cache.head_rotation_12;
+            let head_marker_ring0_skin_y_y = head_tip_rotation_11 * p.limb_radius;
+            let head_tip_position_y = cache.head_rotation_12 * t1
+                + t4 * cache.head_rotation_10 + cache.head_position_y
+                + cache.base_roll_rotation_11 * t2;
+            let head_tip_marker_position_y = head_marker_ring0_skin_y_y
+                + head_tip_position_y;
+            let head_tip_rotation_21 = cache.head_rotation_20 * t6
+                + t5 * cache.base_roll_rotation_21 + cache.head_rotation_22 * t7;
+            let head_marker_ring0_skin_y_z = head_tip_rotation_21 * p.limb_radius;
+            let head_tip_position_z = cache.base_roll_rotation_21 * t2
+                + t4 * cache.head_rotation_20 + cache.head_rotation_22 * t1
+                + cache.head_position_z;
+            let head_tip_marker_position_z = head_marker_ring0_skin_y_z
+                + head_tip_position_z;
+            let x = head_tip_marker_position_x;
+            let y = head_tip_marker_position_y;
+            let z = head_tip_marker_position_z;
+            Vector3::new(x, y, z)
+        }
+        2 => {
+            let t0 = (p.limb_length * cache.back_bend_z) * cache.back_bend_squared_c2;
+            let t1 = cache.back_bend_squared_c1 * p.limb_length;
+            let t2 = cache.back_bend_squared_c2 * (cache.back_bend_y * p.limb_length);
+            let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t0
+                + t1 * cache.back_rotation_00 + t2 * cache.back_rotation_01;
+            let t3 = -(cache.back_bend_squared_c2
+                * (cache.back_bend_y * cache.back_bend_z));
+            let t4 = 1.0
+                - cache.back_bend_squared_c2 * (cache.back_bend_y * cache.back_bend_y);
+            let t5 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
+            let back_tip_rotation_01 = cache.back_rotation_02 * t3
+                + cache.back_rotation_01 * t4 + cache.back_rotation_00 * t5;
+            let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
+            let back_skin_2_0_position_x = back_tip_position_x + back_ring2_skin_y_x;
+            let back_tip_position_y = cache.back_rotation_12 * t0
+                + t1 * cache.back_rotation_10 + cache.back_position_y
+                + t2 * cache.back_rotation_11;
+            let back_tip_rotation_11 = cache.back_rotation_11 * t4
+                + t3 * cache.back_rotation_12 + cache.back_rotation_10 * t5;
+            let back_ring2_skin_y_y = back_tip_rotation_11 * p.limb_radius;
+            let back_skin_2_0_position_y = back_tip_position_y + back_ring2_skin_y_y;
+            let back_tip_position_z = t1 * cache.back_rotation_20
+                + cache.back_rotation_22 * t0 + t2 * cache.back_rotation_21
+                + cache.back_position_z;
+            let back_tip_rotation_21 = cache.back_rotation_22 * t3
+                + cache.back_rotation_21 * t4 + t5 * cache.back_rotation_20;
+            let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
+            let back_skin_2_0_position_z = back_tip_position_z + back_ring2_skin_y_z;
+            let x = back_skin_2_0_position_x;
+            let y = back_skin_2_0_position_y;
+            let z = back_skin_2_0_position_z;
+            Vector3::new(x, y, z)
+        }
+        3 => {
+            let t0 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
+            let t1 = -(cache.front_right_bend_squared_c2
+                * (cache.front_right_bend_y * cache.front_right_bend_z));
+            let t2 = 1.0
+                - (cache.front_right_bend_y * cache.front_right_bend_y)
+                    * cache.front_right_bend_squared_c2;
+            let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t0
+                + cache.front_right_rotation_02 * t1
+                + t2 * cache.front_right_rotation_01;
+            let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
+            let t3 = cache.front_right_bend_squared_c1 * p.limb_length;
+            let t4 = (cache.front_right_bend_y * p.limb_length)
+                * cache.front_right_bend_squared_c2;
+            let t5 = cache.front_right_bend_squared_c2
+                * (p.limb_length * cache.front_right_bend_z);
+            let front_right_tip_position_x = cache.front_right_rotation_00 * t3
+                + t4 * cache.front_right_rotation_01 + cache.front_right_position_x
+                + t5 * cache.front_right_rotation_02;
+            let front_right_skin_2_0_position_x = front_right_ring2_skin_y_x
+                + front_right_tip_position_x;
+            let front_right_tip_position_y = cache.front_right_rotation_10 * t3
+                + t4 * cache.front_right_rotation_11 + t5 * cache.front_right_rotation_12
+                + cache.front_right_position_y;
+            let front_right_tip_rotation_11 = t2 * cache.front_right_rotation_11
+                + t1 * cache.front_right_rotation_12
+                + cache.front_right_rotation_10 * t0;
+            let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
+            let front_right_skin_2_0_position_y = front_right_tip_position_y
+                + front_right_ring2_skin_y_y;
+            let front_right_tip_rotation_21 = cache.front_right_rotation_22 * t1
+                + cache.front_right_rotation_21 * t2
+                + cache.front_right_rotation_20 * t0;
+            let front_right_ring2_skin_y_z = front_right_tip_rotation_21 * p.limb_radius;
+            let front_right_tip_position_z = t5 * cache.front_right_rotation_22
+                + t3 * cache.front_right_rotation_20 + cache.front_right_position_z
+                + t4 * cache.front_right_rotation_21;
+            let front_right_skin_2_0_position_z = front_right_ring2_skin_y_z
+                + front_right_tip_position_z;
+            let x = front_right_skin_2_0_position_x;
+            let y = front_right_skin_2_0_position_y;
+            let z = front_right_skin_2_0_position_z;
+            Vector3::new(x, y, z)
+        }
+        4 => {
+            let t0 = -(cache.front_left_bend_squared_c2
+                * (cache.front_left_bend_y * cache.front_left_bend_z));
+            let t1 = 1.0
+                - (cache.front_left_bend_y * cache.front_left_bend_y)
+                    * cache.front_left_bend_squared_c2;
+            let t2 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
+            let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t0
+                + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t2;
+            let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
+            let t3 = (cache.front_left_bend_y * p.limb_length)
+                * cache.front_left_bend_squared_c2;
+            let t4 = p.limb_length * cache.front_left_bend_squared_c1;
+            let t5 = (p.limb_length * cache.front_left_bend_z)
+                * cache.front_left_bend_squared_c2;
+            let front_left_tip_position_x = cache.front_left_position_x
+                + t3 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t4
+                + cache.front_left_rotation_02 * t5;
+            let front_left_skin_2_0_position_x = front_left_ring2_skin_y_x
+                + front_left_tip_position_x;
+            let front_left_tip_rotation_11 = cache.front_left_rotation_11 * t1
+                + t2 * cache.front_left_rotation_10 + cache.front_left_rotation_12 * t0;
+            let front_left_ring2_skin_y_y = front_left_tip_rotation_11 * p.limb_radius;
+            let front_left_tip_position_y = t4 * cache.front_left_rotation_10
+                + cache.front_left_position_y + cache.front_left_rotation_12 * t5
+                + cache.front_left_rotation_11 * t3;
+            let front_left_skin_2_0_position_y = front_left_ring2_skin_y_y
+                + front_left_tip_position_y;
+            let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t1
+                + cache.front_left_rotation_22 * t0 + cache.front_left_rotation_20 * t2;
+            let front_left_ring2_skin_y_z = front_left_tip_rotation_21 * p.limb_radius;
+            let front_left_tip_position_z = cache.front_left_rotation_22 * t5
+                + cache.front_left_position_z + cache.front_left_rotation_20 * t4
+                + cache.front_left_rotation_21 * t3;
+            let front_left_skin_2_0_position_z = front_left_ring2_skin_y_z
+                + front_left_tip_position_z;
+            let x = front_left_skin_2_0_position_x;
+            let y = front_left_skin_2_0_position_y;
+            let z = front_left_skin_2_0_position_z;
+            Vector3::new(x, y, z)
+        }
+        _ => Vector3::zeros(),
+    }
+}
+/// Jacobian of marker `hub_left` (on `hub`).
+#[inline]
+#[allow(unused_variables)]
+pub fn marker_jacobian_0(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let hub_left_marker_position_y = q[1] + p.hub_radius * cache.base_roll_rotation_11;
+    let hub_left_marker_position_x = q[0] + p.hub_radius * cache.base_roll_rotation_01;
+    let hub_left_marker_position_z = p.hub_radius * cache.base_roll_rotation_21 + q[2];
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(2, 2)] = 1.0;
+    out[(0, 3)] = q[1] - hub_left_marker_position_y;
+    out[(1, 3)] = hub_left_marker_position_x + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = hub_left_marker_position_z * cache.cos_q3
+        + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y
+        - hub_left_marker_position_z * cache.base_yaw_rotation_01;
+    out[(2, 4)] = cache.base_pitch_subspace_v_z
+        + hub_left_marker_position_y * cache.base_yaw_rotation_01
+        - hub_left_marker_position_x * cache.cos_q3;
+    out[(0, 5)] = hub_left_marker_position_z * cache.base_pitch_rotation_10
+        + cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_20 * hub_left_marker_position_y;
+    out[(1, 5)] = cache.base_roll_subspace_v_y
+        + cache.base_pitch_rotation_20 * hub_left_marker_position_x
+        - hub_left_marker_position_z * cache.base_pitch_rotation_00;
+    out[(2, 5)] = cache.base_pitch_rotation_00 * hub_left_marker_position_y
+        + cache.base_roll_subspace_v_z
+        - cache.base_pitch_rotation_10 * hub_left_marker_position_x;
+}
+/// Jacobian of marker `head_tip` (on `head`).
+#[inline]
+#[allow(unused_variables)]
+pub fn marker_jacobian_1(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = softgen_runtime::stumpff(cache.head_bend_squared)[2];
+    let t1 = cache.head_bend_y * cache.head_bend_y;
+    let t2 = 1.0 - t0 * t1;
+    let t3 = softgen_runtime::stumpff(cache.head_bend_squared)[1];
+    let t4 = -(cache.head_bend_y * t3);
+    let t5 = cache.head_bend_z * cache.head_bend_y;
+    let t6 = -(t0 * t5);
+    let head_tip_rotation_11 = cache.base_roll_rotation_11 * t2
+        + cache.head_rotation_10 * t4 + t6 * cache.head_rotation_12;
+    let head_marker_ring0_skin_y_y = head_tip_rotation_11 * p.limb_radius;
+    let t7 = cache.head_bend_z * p.limb_length;
+    let t8 = t7 * t0;
+    let t9 = t3 * p.limb_length;
+    let t10 = cache.head_bend_y * p.limb_length;
+    let t11 = t0 * t10;
+    let head_tip_position_y = cache.head_rotation_12 * t8 + t9 * cache.head_rotation_10
+        + cache.head_position_y + cache.base_roll_rotation_11 * t11;
+    let head_tip_marker_position_y = head_marker_ring0_skin_y_y + head_tip_position_y;
+    let head_tip_position_x = cache.head_position_x + cache.head_rotation_02 * t8
+        + cache.base_roll_rotation_01 * t11 + cache.head_rotation_00 * t9;
+    let head_tip_rotation_01 = t2 * cache.base_roll_rotation_01
+        + cache.head_rotation_00 * t4 + cache.head_rotation_02 * t6;
+    let head_marker_ring0_skin_y_x = head_tip_rotation_01 * p.limb_radius;
+    let head_tip_marker_position_x = head_tip_position_x + head_marker_ring0_skin_y_x;
+    let head_tip_rotation_21 = cache.head_rotation_20 * t4
+        + t2 * cache.base_roll_rotation_21 + cache.head_rotation_22 * t6;
+    let head_marker_ring0_skin_y_z = head_tip_rotation_21 * p.limb_radius;
+    let head_tip_position_z = cache.base_roll_rotation_21 * t11
+        + t9 * cache.head_rotation_20 + cache.head_rotation_22 * t8
+        + cache.head_position_z;
+    let head_tip_marker_position_z = head_marker_ring0_skin_y_z + head_tip_position_z;
+    let head_tip_local_bend_y_column_w_x = -(t0 * cache.head_bend_z);
+    let head_tip_local_subspace0_w_x = head_tip_local_bend_y_column_w_x * p.limb_length;
+    let t12 = cache.head_bend_z * cache.head_bend_z;
+    let t13 = softgen_runtime::stumpff(cache.head_bend_squared)[3];
+    let head_tip_local_bend_y_column_w_z = 1.0 - t12 * t13;
+    let head_tip_local_subspace0_w_z = head_tip_local_bend_y_column_w_z * p.limb_length;
+    let head_tip_local_bend_y_column_w_y = -(t5 * t13);
+    let head_tip_local_subspace0_w_y = head_tip_local_bend_y_column_w_y * p.limb_length;
+    let head_tip_subspace0_w_y = head_tip_local_subspace0_w_x * cache.head_rotation_10
+        + head_tip_local_subspace0_w_z * cache.head_rotation_12
+        + cache.base_roll_rotation_11 * head_tip_local_subspace0_w_y;
+    let head_tip_subspace0_w_z = head_tip_local_subspace0_w_x * cache.head_rotation_20
+        + cache.head_rotation_22 * head_tip_local_subspace0_w_z
+        + head_tip_local_subspace0_w_y * cache.base_roll_rotation_21;
+    let head_tip_local_bend_y_column_v_x = (t10 * t13 - t0 * t10)
+        - (head_tip_local_bend_y_column_w_y * t8
+            - head_tip_local_bend_y_column_w_z * t11);
+    let head_tip_local_subspace0_v_x = p.limb_length * head_tip_local_bend_y_column_v_x;
+    let t14 = p.limb_length * t1;
+    let t15 = softgen_runtime::stumpff(cache.head_bend_squared)[4];
+    let t16 = t0 * p.limb_length;
+    let head_tip_local_bend_y_column_v_y = (2.0 * t15 * t14 + t16 - t14 * t13)
+        - (head_tip_local_bend_y_column_w_z * t9
+            - head_tip_local_bend_y_column_w_x * t8);
+    let head_tip_local_subspace0_v_y = head_tip_local_bend_y_column_v_y * p.limb_length;
+    let t17 = cache.head_bend_z * cache.head_bend_y * p.limb_length;
+    let t18 = 2.0 * t15 * t17 - t13 * t17;
+    let head_tip_local_bend_y_column_v_z = t18
+        - (head_tip_local_bend_y_column_w_x * t11
+            - t9 * head_tip_local_bend_y_column_w_y);
+    let head_tip_local_subspace0_v_z = p.limb_length * head_tip_local_bend_y_column_v_z;
+    let head_tip_subspace0_v_x = head_tip_local_subspace0_v_x * cache.head_rotation_00
+        + cache.base_roll_rotation_01 * head_tip_local_subspace0_v_y
+        + cache.head_rotation_02 * head_tip_local_subspace0_v_z
+        + cache.head_position_y * head_tip_subspace0_w_z
+        - head_tip_subspace0_w_y * cache.head_position_z;
+    let head_tip_subspace0_w_x = cache.head_rotation_00 * head_tip_local_subspace0_w_x
+        + cache.head_rotation_02 * head_tip_local_subspace0_w_z
+        + head_tip_local_subspace0_w_y * cache.base_roll_rotation_01;
+    let head_tip_subspace0_v_y = head_tip_local_subspace0_v_x * cache.head_rotation_10
+        + head_tip_local_subspace0_v_z * cache.head_rotation_12
+        + cache.base_roll_rotation_11 * head_tip_local_subspace0_v_y
+        + head_tip_subspace0_w_x * cache.head_position_z
+        - cache.head_position_x * head_tip_subspace0_w_z;
+    let head_tip_subspace0_v_z = cache.base_roll_rotation_21
+        * head_tip_local_subspace0_v_y
+        + head_tip_local_subspace0_v_z * cache.head_rotation_22
+        + head_tip_local_subspace0_v_x * cache.head_rotation_20
+        + cache.head_position_x * head_tip_subspace0_w_y
+        - head_tip_subspace0_w_x * cache.head_position_y;
+    let head_tip_local_bend_z_column_w_y = t13 * t1 - 1.0;
+    let head_tip_local_subspace1_w_y = head_tip_local_bend_z_column_w_y * p.limb_length;
+    let head_tip_local_bend_z_column_w_z = t5 * t13;
+    let head_tip_local_subspace1_w_z = head_tip_local_bend_z_column_w_z * p.limb_length;
+    let head_tip_local_bend_z_column_w_x = t0 * cache.head_bend_y;
+    let head_tip_local_subspace1_w_x = p.limb_length * head_tip_local_bend_z_column_w_x;
+    let head_tip_subspace1_w_z = head_tip_local_subspace1_w_y
+        * cache.base_roll_rotation_21
+        + head_tip_local_subspace1_w_z * cache.head_rotation_22
+        + cache.head_rotation_20 * head_tip_local_subspace1_w_x;
+    let head_tip_local_bend_z_column_v_x = (t7 * t13 - t7 * t0)
+        - (head_tip_local_bend_z_column_w_y * t8
+            - head_tip_local_bend_z_column_w_z * t11);
+    let head_tip_local_subspace1_v_x = p.limb_length * head_tip_local_bend_z_column_v_x;
+    let t19 = t12 * p.limb_length;
+    let head_tip_local_bend_z_column_v_z = (2.0 * t19 * t15 + t16 - t19 * t13)
+        - (head_tip_local_bend_z_column_w_x * t11
+            - head_tip_local_bend_z_column_w_y * t9);
+    let head_tip_local_subspace1_v_z = head_tip_local_bend_z_column_v_z * p.limb_length;
+    let head_tip_local_bend_z_column_v_y = t18
+        - (t9 * head_tip_local_bend_z_column_w_z
+            - head_tip_local_bend_z_column_w_x * t8);
+    let head_tip_local_subspace1_v_y = head_tip_local_bend_z_column_v_y * p.limb_length;
+    let head_tip_subspace1_w_y = cache.head_rotation_10 * head_tip_local_subspace1_w_x
+        + cache.base_roll_rotation_11 * head_tip_local_subspace1_w_y
+        + head_tip_local_subspace1_w_z * cache.head_rotation_12;
+    let head_tip_subspace1_v_x = cache.head_rotation_00 * head_tip_local_subspace1_v_x
+        + cache.head_rotation_02 * head_tip_local_subspace1_v_z
+        + cache.base_roll_rotation_01 * head_tip_local_subspace1_v_y
+        + cache.head_position_y * head_tip_subspace1_w_z
+        - head_tip_subspace1_w_y * cache.head_position_z;
+    let head_tip_subspace1_w_x = head_tip_local_subspace1_w_y
+        * cache.base_roll_rotation_01
+        + cache.head_rotation_02 * head_tip_local_subspace1_w_z
+        + cache.head_rotation_00 * head_tip_local_subspace1_w_x;
+    let head_tip_subspace1_v_y = head_tip_subspace1_w_x * cache.head_position_z
+        + head_tip_local_subspace1_v_x * cache.head_rotation_10
+        + cache.base_roll_rotation_11 * head_tip_local_subspace1_v_y
+        + head_tip_local_subspace1_v_z * cache.head_rotation_12
+        - cache.head_position_x * head_tip_subspace1_w_z;
+    let head_tip_subspace1_v_z = cache.head_rotation_22 * head_tip_local_subspace1_v_z
+        + head_tip_local_subspace1_v_x * cache.head_rotation_20
+        + head_tip_local_subspace1_v_y * cache.base_roll_rotation_21
+        + cache.head_position_x * head_tip_subspace1_w_y
+        - head_tip_subspace1_w_x * cache.head_position_y;
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(2, 2)] = 1.0;
+    out[(0, 3)] = q[1] - head_tip_marker_position_y;
+    out[(1, 3)] = head_tip_marker_position_x + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = head_tip_marker_position_z * cache.cos_q3
+        + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y
+        - head_tip_marker_position_z * cache.base_yaw_rotation_01;
+    out[(2, 4)] = cache.base_pitch_subspace_v_z
+        + cache.base_yaw_rotation_01 * head_tip_marker_position_y
+        - head_tip_marker_position_x * cache.cos_q3;
+    out[(0, 5)] = cache.base_roll_subspace_v_x
+        + cache.base_pitch_rotation_10 * head_tip_marker_position_z
+        - cache.base_pitch_rotation_20 * head_tip_marker_position_y;
+    out[(1, 5)] = cache.base_roll_subspace_v_y
+        + head_tip_marker_position_x * cache.base_pitch_rotation_20
+        - head_tip_marker_position_z * cache.base_pitch_rotation_00;
+    out[(2, 5)] = cache.base_roll_subspace_v_z
+        + cache.base_pitch_rotation_00 * head_tip_marker_position_y
+        - cache.base_pitch_rotation_10 * head_tip_marker_position_x;
+    out[(0, 6)] = head_tip_marker_position_z * head_tip_subspace0_w_y
+        + head_tip_subspace0_v_x - head_tip_marker_position_y * head_tip_subspace0_w_z;
+    out[(1, 6)] = head_tip_subspace0_v_y
+        + head_tip_marker_position_x * head_tip_subspace0_w_z
+        - head_tip_subspace0_w_x * head_tip_marker_position_z;
+    out[(2, 6)] = head_tip_subspace0_w_x * head_tip_marker_position_y
+        + head_tip_subspace0_v_z - head_tip_marker_position_x * head_tip_subspace0_w_y;
+    out[(0, 7)] = head_tip_subspace1_v_x
+        + head_tip_marker_position_z * head_tip_subspace1_w_y
+        - head_tip_subspace1_w_z * head_tip_marker_position_y;
+    out[(1, 7)] = head_tip_marker_position_x * head_tip_subspace1_w_z
+        + head_tip_subspace1_v_y - head_tip_subspace1_w_x * head_tip_marker_position_z;
+    out[(2, 7)] = head_tip_subspace1_w_x * head_tip_marker_position_y
+        + head_tip_subspace1_v_z - head_tip_marker_position_x * head_tip_subspace1_w_y;
+}
+/// Jacobian of marker `back_tip` (on `back`).
+#[inline]
+#[allow(unused_variables)]
+pub fn marker_jacobian_2(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = p.limb_length * cache.back_bend_z;
+    let t1 = t0 * cache.back_bend_squared_c2;
+    let t2 = cache.back_bend_squared_c1 * p.limb_length;
+    let t3 = cache.back_bend_y * p.limb_length;
+    let t4 = cache.back_bend_squared_c2 * t3;
+    let back_tip_position_y = cache.back_rotation_12 * t1 + t2 * cache.back_rotation_10
+        + cache.back_position_y + t4 * cache.back_rotation_11;
+    let t5 = cache.back_bend_y * cache.back_bend_y;
+    let t6 = 1.0 - cache.back_bend_squared_c2 * t5;
+    let t7 = cache.back_bend_y * cache.back_bend_z;
+    let t8 = -(cache.back_bend_squared_c2 * t7);
+    let t9 = -(cache.back_bend_squared_c1 * cache.back_bend_y);
+    let back_tip_rotation_11 = cache.back_rotation_11 * t6 + t8 * cache.back_rotation_12
+        + cache.back_rotation_10 * t9;
+    let back_ring2_skin_y_y = back_tip_rotation_11 * p.limb_radius;
+    let back_skin_2_0_position_y = back_tip_position_y + back_ring2_skin_y_y;
+    let back_tip_position_x = cache.back_position_x + cache.back_rotation_02 * t1
+        + t2 * cache.back_rotation_00 + t4 * cache.back_rotation_01;
+    let back_tip_rotation_01 = cache.back_rotation_02 * t8 + cache.back_rotation_01 * t6
+        + cache.back_rotation_00 * t9;
+    let back_ring2_skin_y_x = back_tip_rotation_01 * p.limb_radius;
+    let back_skin_2_0_position_x = back_tip_position_x + back_ring2_skin_y_x;
+    let back_tip_position_z = t2 * cache.back_rotation_20 + cache.back_rotation_22 * t1
+        + t4 * cache.back_rotation_21 + cache.back_position_z;
+    let back_tip_rotation_21 = cache.back_rotation_22 * t8 + cache.back_rotation_21 * t6
+        + t9 * cache.back_rotation_20;
+    let back_ring2_skin_y_z = back_tip_rotation_21 * p.limb_radius;
+    let back_skin_2_0_position_z = back_tip_position_z + back_ring2_skin_y_z;
+    let t10 = cache.back_bend_z * cache.back_bend_z;
+    let back_tip_local_bend_y_column_w_z = 1.0 - cache.back_bend_squared_c3 * t10;
+    let back_tip_local_bend_y_column_w_y = -(cache.back_bend_squared_c3 * t7);
+    let back_tip_local_bend_y_column_v_x = (cache.back_bend_squared_c3 * t3
+        - cache.back_bend_squared_c2 * t3)
+        - (back_tip_local_bend_y_column_w_y * t1
+            - back_tip_local_bend_y_column_w_z * t4);
+    let back_tip_local_subspace0_v_x = p.limb_length * back_tip_local_bend_y_column_v_x;
+    let back_tip_local_subspace0_w_z = back_tip_local_bend_y_column_w_z * p.limb_length;
+    let back_tip_local_bend_y_column_w_x = -(cache.back_bend_squared_c2
+        * cache.back_bend_z);
+    let back_tip_local_subspace0_w_x = p.limb_length * back_tip_local_bend_y_column_w_x;
+    let back_tip_local_subspace0_w_y = back_tip_local_bend_y_column_w_y * p.limb_length;
+    let back_tip_subspace0_w_y = back_tip_local_subspace0_w_z * cache.back_rotation_12
+        + back_tip_local_subspace0_w_x * cache.back_rotation_10
+        + cache.back_rotation_11 * back_tip_local_subspace0_w_y;
+    let t11 = cache.back_bend_y * p.limb_length * cache.back_bend_z;
+    let t12 = 2.0 * cache.back_bend_squared_c4 * t11 - cache.back_bend_squared_c3 * t11;
+    let back_tip_local_bend_y_column_v_z = t12
+        - (t4 * back_tip_local_bend_y_column_w_x
+            - t2 * back_tip_local_bend_y_column_w_y);
+    let back_tip_local_subspace0_v_z = back_tip_local_bend_y_column_v_z * p.limb_length;
+    let t13 = t5 * p.limb_length;
+    let t14 = cache.back_bend_squared_c2 * p.limb_length;
+    let back_tip_local_bend_y_column_v_y = (2.0 * t13 * cache.back_bend_squared_c4 + t14
+        - cache.back_bend_squared_c3 * t13)
+        - (t2 * back_tip_local_bend_y_column_w_z
+            - t1 * back_tip_local_bend_y_column_w_x);
+    let back_tip_local_subspace0_v_y = p.limb_length * back_tip_local_bend_y_column_v_y;
+    let back_tip_subspace0_w_z = back_tip_local_subspace0_w_x * cache.back_rotation_20
+        + back_tip_local_subspace0_w_z * cache.back_rotation_22
+        + back_tip_local_subspace0_w_y * cache.back_rotation_21;
+    let back_tip_subspace0_v_x = back_tip_local_subspace0_v_x * cache.back_rotation_00
+        + cache.back_rotation_02 * back_tip_local_subspace0_v_z
+        + back_tip_local_subspace0_v_y * cache.back_rotation_01
+        + cache.back_position_y * back_tip_subspace0_w_z
+        - back_tip_subspace0_w_y * cache.back_position_z;
+    let back_tip_subspace0_w_x = back_tip_local_subspace0_w_x * cache.back_rotation_00
+        + cache.back_rotation_01 * back_tip_local_subspace0_w_y
+        + back_tip_local_subspace0_w_z * cache.back_rotation_02;
+    let back_tip_subspace0_v_y = cache.back_rotation_11 * back_tip_local_subspace0_v_y
+        + back_tip_subspace0_w_x * cache.back_position_z
+        + back_tip_local_subspace0_v_x * cache.back_rotation_10
+        + back_tip_local_subspace0_v_z * cache.back_rotation_12
+        - cache.back_position_x * back_tip_subspace0_w_z;
+    let back_tip_subspace0_v_z = cache.back_rotation_22 * back_tip_local_subspace0_v_z
+        + back_tip_local_subspace0_v_y * cache.back_rotation_21
+        + back_tip_subspace0_w_y * cache.back_position_x
+        + back_tip_local_subspace0_v_x * cache.back_rotation_20
+        - back_tip_subspace0_w_x * cache.back_position_y;
+    let back_tip_local_bend_z_column_w_z = cache.back_bend_squared_c3 * t7;
+    let back_tip_local_subspace1_w_z = back_tip_local_bend_z_column_w_z * p.limb_length;
+    let back_tip_local_bend_z_column_w_y = cache.back_bend_squared_c3 * t5 - 1.0;
+    let back_tip_local_subspace1_w_y = back_tip_local_bend_z_column_w_y * p.limb_length;
+    let back_tip_local_bend_z_column_w_x = cache.back_bend_squared_c2
+        * cache.back_bend_y;
+    let back_tip_local_subspace1_w_x = back_tip_local_bend_z_column_w_x * p.limb_length;
+    let back_tip_subspace1_w_z = cache.back_rotation_22 * back_tip_local_subspace1_w_z
+        + back_tip_local_subspace1_w_y * cache.back_rotation_21
+        + back_tip_local_subspace1_w_x * cache.back_rotation_20;
+    let back_tip_subspace1_w_y = back_tip_local_subspace1_w_z * cache.back_rotation_12
+        + cache.back_rotation_11 * back_tip_local_subspace1_w_y
+        + cache.back_rotation_10 * back_tip_local_subspace1_w_x;
+    let t15 = t10 * p.limb_length;
+    let back_tip_local_bend_z_column_v_z = (t14 + 2.0 * t15 * cache.back_bend_squared_c4
+        - cache.back_bend_squared_c3 * t15)
+        - (back_tip_local_bend_z_column_w_x * t4
+            - back_tip_local_bend_z_column_w_y * t2);
+    let back_tip_local_subspace1_v_z = p.limb_length * back_tip_local_bend_z_column_v_z;
+    let back_tip_local_bend_z_column_v_x = (t0 * cache.back_bend_squared_c3
+        - t0 * cache.back_bend_squared_c2)
+        - (back_tip_local_bend_z_column_w_y * t1
+            - t4 * back_tip_local_bend_z_column_w_z);
+    let back_tip_local_subspace1_v_x = back_tip_local_bend_z_column_v_x * p.limb_length;
+    let back_tip_local_bend_z_column_v_y = t12
+        - (t2 * back_tip_local_bend_z_column_w_z
+            - back_tip_local_bend_z_column_w_x * t1);
+    let back_tip_local_subspace1_v_y = p.limb_length * back_tip_local_bend_z_column_v_y;
+    let back_tip_subspace1_v_x = cache.back_rotation_02 * back_tip_local_subspace1_v_z
+        + cache.back_rotation_00 * back_tip_local_subspace1_v_x
+        + cache.back_position_y * back_tip_subspace1_w_z
+        + back_tip_local_subspace1_v_y * cache.back_rotation_01
+        - back_tip_subspace1_w_y * cache.back_position_z;
+    let back_tip_subspace1_w_x = cache.back_rotation_02 * back_tip_local_subspace1_w_z
+        + back_tip_local_subspace1_w_x * cache.back_rotation_00
+        + cache.back_rotation_01 * back_tip_local_subspace1_w_y;
+    let back_tip_subspace1_v_y = cache.back_rotation_10 * back_tip_local_subspace1_v_x
+        + back_tip_subspace1_w_x * cache.back_position_z
+        + cache.back_rotation_11 * back_tip_local_subspace1_v_y
+        + back_tip_local_subspace1_v_z * cache.back_rotation_12
+        - cache.back_position_x * back_tip_subspace1_w_z;
+    let back_tip_subspace1_v_z = cache.back_position_x * back_tip_subspace1_w_y
+        + back_tip_local_subspace1_v_x * cache.back_rotation_20
+        + cache.back_rotation_22 * back_tip_local_subspace1_v_z
+        + back_tip_local_subspace1_v_y * cache.back_rotation_21
+        - back_tip_subspace1_w_x * cache.back_position_y;
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(2, 2)] = 1.0;
+    out[(0, 3)] = q[1] - back_skin_2_0_position_y;
+    out[(1, 3)] = back_skin_2_0_position_x + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = back_skin_2_0_position_z * cache.cos_q3
+        + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y
+        - back_skin_2_0_position_z * cache.base_yaw_rotation_01;
+    out[(2, 4)] = cache.base_pitch_subspace_v_z
+        + cache.base_yaw_rotation_01 * back_skin_2_0_position_y
+        - back_skin_2_0_position_x * cache.cos_q3;
+    out[(0, 5)] = back_skin_2_0_position_z * cache.base_pitch_rotation_10
+        + cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_20 * back_skin_2_0_position_y;
+    out[(1, 5)] = cache.base_roll_subspace_v_y
+        + cache.base_pitch_rotation_20 * back_skin_2_0_position_x
+        - back_skin_2_0_position_z * cache.base_pitch_rotation_00;
+    out[(2, 5)] = cache.base_pitch_rotation_00 * back_skin_2_0_position_y
+        + cache.base_roll_subspace_v_z
+        - cache.base_pitch_rotation_10 * back_skin_2_0_position_x;
+    out[(0, 8)] = back_tip_subspace0_v_x
+        + back_skin_2_0_position_z * back_tip_subspace0_w_y
+        - back_tip_subspace0_w_z * back_skin_2_0_position_y;
+    out[(1, 8)] = back_tip_subspace0_v_y
+        + back_skin_2_0_position_x * back_tip_subspace0_w_z
+        - back_skin_2_0_position_z * back_tip_subspace0_w_x;
+    out[(2, 8)] = back_tip_subspace0_w_x * back_skin_2_0_position_y
+        + back_tip_subspace0_v_z - back_tip_subspace0_w_y * back_skin_2_0_position_x;
+    out[(0, 9)] = back_skin_2_0_position_z * back_tip_subspace1_w_y
+        + back_tip_subspace1_v_x - back_tip_subspace1_w_z * back_skin_2_0_position_y;
+    out[(1, 9)] = back_tip_subspace1_v_y
+        + back_skin_2_0_position_x * back_tip_subspace1_w_z
+        - back_tip_subspace1_w_x * back_skin_2_0_position_z;
+    out[(2, 9)] = back_tip_subspace1_w_x * back_skin_2_0_position_y
+        + back_tip_subspace1_v_z - back_skin_2_0_position_x * back_tip_subspace1_w_y;
+}
+/// Jacobian of marker `front_right_tip` (on `front_right`).
+#[inline]
+#[allow(unused_variables)]
+pub fn marker_jacobian_3(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = cache.front_right_bend_squared_c1 * p.limb_length;
+    let t1 = cache.front_right_bend_y * p.limb_length;
+    let t2 = t1 * cache.front_right_bend_squared_c2;
+    let t3 = p.limb_length * cache.front_right_bend_z;
+    let t4 = cache.front_right_bend_squared_c2 * t3;
+    let front_right_tip_position_y = cache.front_right_rotation_10 * t0
+        + t2 * cache.front_right_rotation_11 + t4 * cache.front_right_rotation_12
+        + cache.front_right_position_y;
+    let t5 = cache.front_right_bend_y * cache.front_right_bend_y;
+    let t6 = 1.0 - t5 * cache.front_right_bend_squared_c2;
+    let t7 = cache.front_right_bend_y * cache.front_right_bend_z;
+    let t8 = -(cache.front_right_bend_squared_c2 * t7);
+    let t9 = -(cache.front_right_bend_squared_c1 * cache.front_right_bend_y);
+    let front_right_tip_rotation_11 = t6 * cache.front_right_rotation_11
+        + t8 * cache.front_right_rotation_12 + cache.front_right_rotation_10 * t9;
+    let front_right_ring2_skin_y_y = p.limb_radius * front_right_tip_rotation_11;
+    let front_right_skin_2_0_position_y = front_right_tip_position_y
+        + front_right_ring2_skin_y_y;
+    let front_right_tip_rotation_01 = cache.front_right_rotation_00 * t9
+        + cache.front_right_rotation_02 * t8 + t6 * cache.front_right_rotation_01;
+    let front_right_ring2_skin_y_x = front_right_tip_rotation_01 * p.limb_radius;
+    let front_right_tip_position_x = cache.front_right_rotation_00 * t0
+        + t2 * cache.front_right_rotation_01 + cache.front_right_position_x
+        + t4 * cache.front_right_rotation_02;
+    let front_right_skin_2_0_position_x = front_right_ring2_skin_y_x
+        + front_right_tip_position_x;
+    let front_right_tip_rotation_21 = cache.front_right_rotation_22 * t8
+        + cache.front_right_rotation_21 * t6 + cache.front_right_rotation_20 * t9;
+    let front_right_ring2_skin_y_z = front_right_tip_rotation_21 * p.limb_radius;
+    let front_right_tip_position_z = t4 * cache.front_right_rotation_22
+        + t0 * cache.front_right_rotation_20 + cache.front_right_position_z
+        + t2 * cache.front_right_rotation_21;
+    let front_right_skin_2_0_position_z = front_right_ring2_skin_y_z
+        + front_right_tip_position_z;
+    let front_right_tip_local_bend_y_column_w_x = -(cache.front_right_bend_z
+        * cache.front_right_bend_squared_c2);
+    let front_right_tip_local_subspace0_w_x = p.limb_length
+        * front_right_tip_local_bend_y_column_w_x;
+    let t10 = cache.front_right_bend_z * cache.front_right_bend_z;
+    let front_right_tip_local_bend_y_column_w_z = 1.0
+        - cache.front_right_bend_squared_c3 * t10;
+    let front_right_tip_local_subspace0_w_z = front_right_tip_local_bend_y_column_w_z
+        * p.limb_length;
+    let front_right_tip_local_bend_y_column_w_y = -(cache.front_right_bend_squared_c3
+        * t7);
+    let front_right_tip_local_subspace0_w_y = front_right_tip_local_bend_y_column_w_y
+        * p.limb_length;
+    let front_right_tip_subspace0_w_y = cache.front_right_rotation_10
+        * front_right_tip_local_subspace0_w_x
+        + front_right_tip_local_subspace0_w_z * cache.front_right_rotation_12
+        + cache.front_right_rotation_11 * front_right_tip_local_subspace0_w_y;
+    let front_right_tip_subspace0_w_z = cache.front_right_rotation_22
+        * front_right_tip_local_subspace0_w_z
+        + cache.front_right_rotation_21 * front_right_tip_local_subspace0_w_y
+        + cache.front_right_rotation_20 * front_right_tip_local_subspace0_w_x;
+    let t11 = cache.front_right_bend_y * p.limb_length * cache.front_right_bend_z;
+    let t12 = 2.0 * t11 * cache.front_right_bend_squared_c4
+        - cache.front_right_bend_squared_c3 * t11;
+    let front_right_tip_local_bend_y_column_v_z = t12
+        - (t2 * front_right_tip_local_bend_y_column_w_x
+            - front_right_tip_local_bend_y_column_w_y * t0);
+    let front_right_tip_local_subspace0_v_z = front_right_tip_local_bend_y_column_v_z
+        * p.limb_length;
+    let front_right_tip_local_bend_y_column_v_x = (t1 * cache.front_right_bend_squared_c3
+        - t1 * cache.front_right_bend_squared_c2)
+        - (t4 * front_right_tip_local_bend_y_column_w_y
+            - t2 * front_right_tip_local_bend_y_column_w_z);
+    let front_right_tip_local_subspace0_v_x = front_right_tip_local_bend_y_column_v_x
+        * p.limb_length;
+    let t13 = p.limb_length * cache.front_right_bend_squared_c2;
+    let t14 = t5 * p.limb_length;
+    let front_right_tip_local_bend_y_column_v_y = (t13
+        + 2.0 * t14 * cache.front_right_bend_squared_c4
+        - cache.front_right_bend_squared_c3 * t14)
+        - (front_right_tip_local_bend_y_column_w_z * t0
+            - t4 * front_right_tip_local_bend_y_column_w_x);
+    let front_right_tip_local_subspace0_v_y = front_right_tip_local_bend_y_column_v_y
+        * p.limb_length;
+    let front_right_tip_subspace0_v_x = front_right_tip_subspace0_w_z
+        * cache.front_right_position_y
+        + cache.front_right_rotation_02 * front_right_tip_local_subspace0_v_z
+        + cache.front_right_rotation_00 * front_right_tip_local_subspace0_v_x
+        + cache.front_right_rotation_01 * front_right_tip_local_subspace0_v_y
+        - front_right_tip_subspace0_w_y * cache.front_right_position_z;
+    let front_right_tip_subspace0_w_x = cache.front_right_rotation_01
+        * front_right_tip_local_subspace0_w_y
+        + cache.front_right_rotation_00 * front_right_tip_local_subspace0_w_x
+        + cache.front_right_rotation_02 * front_right_tip_local_subspace0_w_z;
+    let front_right_tip_subspace0_v_y = cache.front_right_rotation_11
+        * front_right_tip_local_subspace0_v_y
+        + front_right_tip_subspace0_w_x * cache.front_right_position_z
+        + front_right_tip_local_subspace0_v_x * cache.front_right_rotation_10
+        + front_right_tip_local_subspace0_v_z * cache.front_right_rotation_12
+        - front_right_tip_subspace0_w_z * cache.front_right_position_x;
+    let front_right_tip_subspace0_v_z = front_right_tip_subspace0_w_y
+        * cache.front_right_position_x
+        + cache.front_right_rotation_21 * front_right_tip_local_subspace0_v_y
+        + front_right_tip_local_subspace0_v_x * cache.front_right_rotation_20
+        + cache.front_right_rotation_22 * front_right_tip_local_subspace0_v_z
+        - cache.front_right_position_y * front_right_tip_subspace0_w_x;
+    let front_right_tip_local_bend_z_column_w_x = cache.front_right_bend_y
+        * cache.front_right_bend_squared_c2;
+    let front_right_tip_local_subspace1_w_x = p.limb_length
+        * front_right_tip_local_bend_z_column_w_x;
+    let front_right_tip_local_bend_z_column_w_y = cache.front_right_bend_squared_c3 * t5
+        - 1.0;
+    let front_right_tip_local_subspace1_w_y = front_right_tip_local_bend_z_column_w_y
+        * p.limb_length;
+    let front_right_tip_local_bend_z_column_w_z = cache.front_right_bend_squared_c3 * t7;
+    let front_right_tip_local_subspace1_w_z = p.limb_length
+        * front_right_tip_local_bend_z_column_w_z;
+    let front_right_tip_subspace1_w_z = front_right_tip_local_subspace1_w_x
+        * cache.front_right_rotation_20
+        + cache.front_right_rotation_21 * front_right_tip_local_subspace1_w_y
+        + front_right_tip_local_subspace1_w_z * cache.front_right_rotation_22;
+    let front_right_tip_subspace1_w_y = front_right_tip_local_subspace1_w_z
+        * cache.front_right_rotation_12
+        + cache.front_right_rotation_10 * front_right_tip_local_subspace1_w_x
+        + cache.front_right_rotation_11 * front_right_tip_local_subspace1_w_y;
+    let front_right_tip_local_bend_z_column_v_x = (cache.front_right_bend_squared_c3 * t3
+        - cache.front_right_bend_squared_c2 * t3)
+        - (t4 * front_right_tip_local_bend_z_column_w_y
+            - t2 * front_right_tip_local_bend_z_column_w_z);
+    let front_right_tip_local_subspace1_v_x = front_right_tip_local_bend_z_column_v_x
+        * p.limb_length;
+    let t15 = t10 * p.limb_length;
+    let front_right_tip_local_bend_z_column_v_z = (t13
+        + 2.0 * t15 * cache.front_right_bend_squared_c4
+        - cache.front_right_bend_squared_c3 * t15)
+        - (t2 * front_right_tip_local_bend_z_column_w_x
+            - front_right_tip_local_bend_z_column_w_y * t0);
+    let front_right_tip_local_subspace1_v_z = p.limb_length
+        * front_right_tip_local_bend_z_column_v_z;
+    let front_right_tip_local_bend_z_column_v_y = t12
+        - (t0 * front_right_tip_local_bend_z_column_w_z
+            - t4 * front_right_tip_local_bend_z_column_w_x);
+    let front_right_tip_local_subspace1_v_y = front_right_tip_local_bend_z_column_v_y
+        * p.limb_length;
+    let front_right_tip_subspace1_v_x = cache.front_right_position_y
+        * front_right_tip_subspace1_w_z
+        + cache.front_right_rotation_00 * front_right_tip_local_subspace1_v_x
+        + cache.front_right_rotation_02 * front_right_tip_local_subspace1_v_z
+        + front_right_tip_local_subspace1_v_y * cache.front_right_rotation_01
+        - front_right_tip_subspace1_w_y * cache.front_right_position_z;
+    let front_right_tip_subspace1_w_x = cache.front_right_rotation_01
+        * front_right_tip_local_subspace1_w_y
+        + cache.front_right_rotation_00 * front_right_tip_local_subspace1_w_x
+        + front_right_tip_local_subspace1_w_z * cache.front_right_rotation_02;
+    let front_right_tip_subspace1_v_y = front_right_tip_local_subspace1_v_z
+        * cache.front_right_rotation_12
+        + front_right_tip_local_subspace1_v_y * cache.front_right_rotation_11
+        + cache.front_right_rotation_10 * front_right_tip_local_subspace1_v_x
+        + front_right_tip_subspace1_w_x * cache.front_right_position_z
+        - front_right_tip_subspace1_w_z * cache.front_right_position_x;
+    let front_right_tip_subspace1_v_z = front_right_tip_subspace1_w_y
+        * cache.front_right_position_x
+        + cache.front_right_rotation_21 * front_right_tip_local_subspace1_v_y
+        + cache.front_right_rotation_20 * front_right_tip_local_subspace1_v_x
+        + cache.front_right_rotation_22 * front_right_tip_local_subspace1_v_z
+        - cache.front_right_position_y * front_right_tip_subspace1_w_x;
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(2, 2)] = 1.0;
+    out[(0, 3)] = q[1] - front_right_skin_2_0_position_y;
+    out[(1, 3)] = front_right_skin_2_0_position_x + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = front_right_skin_2_0_position_z * cache.cos_q3
+        + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y
+        - front_right_skin_2_0_position_z * cache.base_yaw_rotation_01;
+    out[(2, 4)] = front_right_skin_2_0_position_y * cache.base_yaw_rotation_01
+        + cache.base_pitch_subspace_v_z - front_right_skin_2_0_position_x * cache.cos_q3;
+    out[(0, 5)] = front_right_skin_2_0_position_z * cache.base_pitch_rotation_10
+        + cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_20 * front_right_skin_2_0_position_y;
+    out[(1, 5)] = cache.base_roll_subspace_v_y
+        + front_right_skin_2_0_position_x * cache.base_pitch_rotation_20
+        - front_right_skin_2_0_position_z * cache.base_pitch_rotation_00;
+    out[(2, 5)] = cache.base_roll_subspace_v_z
+        + front_right_skin_2_0_position_y * cache.base_pitch_rotation_00
+        - cache.base_pitch_rotation_10 * front_right_skin_2_0_position_x;
+    out[(0, 10)] = front_right_skin_2_0_position_z * front_right_tip_subspace0_w_y
+        + front_right_tip_subspace0_v_x
+        - front_right_tip_subspace0_w_z * front_right_skin_2_0_position_y;
+    out[(1, 10)] = front_right_tip_subspace0_v_y
+        + front_right_skin_2_0_position_x * front_right_tip_subspace0_w_z
+        - front_right_skin_2_0_position_z * front_right_tip_subspace0_w_x;
+    out[(2, 10)] = front_right_skin_2_0_position_y * front_right_tip_subspace0_w_x
+        + front_right_tip_subspace0_v_z
+        - front_right_tip_subspace0_w_y * front_right_skin_2_0_position_x;
+    out[(0, 11)] = front_right_tip_subspace1_w_y * front_right_skin_2_0_position_z
+        + front_right_tip_subspace1_v_x
+        - front_right_skin_2_0_position_y * front_right_tip_subspace1_w_z;
+    out[(1, 11)] = front_right_tip_subspace1_v_y
+        + front_right_skin_2_0_position_x * front_right_tip_subspace1_w_z
+        - front_right_skin_2_0_position_z * front_right_tip_subspace1_w_x;
+    out[(2, 11)] = front_right_skin_2_0_position_y * front_right_tip_subspace1_w_x
+        + front_right_tip_subspace1_v_z
+        - front_right_tip_subspace1_w_y * front_right_skin_2_0_position_x;
+}
+/// Jacobian of marker `front_left_tip` (on `front_left`).
+#[inline]
+#[allow(unused_variables)]
+pub fn marker_jacobian_4(
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    *out = SMatrix::zeros();
+    let t0 = cache.front_left_bend_y * cache.front_left_bend_y;
+    let t1 = 1.0 - t0 * cache.front_left_bend_squared_c2;
+    let t2 = -(cache.front_left_bend_y * cache.front_left_bend_squared_c1);
+    let t3 = cache.front_left_bend_y * cache.front_left_bend_z;
+    let t4 = -(cache.front_left_bend_squared_c2 * t3);
+    let front_left_tip_rotation_11 = cache.front_left_rotation_11 * t1
+        + t2 * cache.front_left_rotation_10 + cache.front_left_rotation_12 * t4;
+    let front_left_ring2_skin_y_y = front_left_tip_rotation_11 * p.limb_radius;
+    let t5 = p.limb_length * cache.front_left_bend_squared_c1;
+    let t6 = p.limb_length * cache.front_left_bend_z;
+    let t7 = t6 * cache.front_left_bend_squared_c2;
+    let t8 = cache.front_left_bend_y * p.limb_length;
+    let t9 = t8 * cache.front_left_bend_squared_c2;
+    let front_left_tip_position_y = t5 * cache.front_left_rotation_10
+        + cache.front_left_position_y + cache.front_left_rotation_12 * t7
+        + cache.front_left_rotation_11 * t9;
+    let front_left_skin_2_0_position_y = front_left_ring2_skin_y_y
+        + front_left_tip_position_y;
+    let front_left_tip_rotation_01 = cache.front_left_rotation_02 * t4
+        + t1 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t2;
+    let front_left_ring2_skin_y_x = front_left_tip_rotation_01 * p.limb_radius;
+    let front_left_tip_position_x = cache.front_left_position_x
+        + t9 * cache.front_left_rotation_01 + cache.front_left_rotation_00 * t5
+        + cache.front_left_rotation_02 * t7;
+    let front_left_skin_2_0_position_x = front_left_ring2_skin_y_x
+        + front_left_tip_position_x;
+    let front_left_tip_rotation_21 = cache.front_left_rotation_21 * t1
+        + cache.front_left_rotation_22 * t4 + cache.front_left_rotation_20 * t2;
+    let front_left_ring2_skin_y_z = front_left_tip_rotation_21 * p.limb_radius;
+    let front_left_tip_position_z = cache.front_left_rotation_22 * t7
+        + cache.front_left_position_z + cache.front_left_rotation_20 * t5
+        + cache.front_left_rotation_21 * t9;
+    let front_left_skin_2_0_position_z = front_left_ring2_skin_y_z
+        + front_left_tip_position_z;
+    let t10 = cache.front_left_bend_z * cache.front_left_bend_z;
+    let front_left_tip_local_bend_y_column_w_z = 1.0
+        - t10 * cache.front_left_bend_squared_c3;
+    let front_left_tip_local_subspace0_w_z = p.limb_length
+        * front_left_tip_local_bend_y_column_w_z;
+    let front_left_tip_local_bend_y_column_w_x = -(cache.front_left_bend_z
+        * cache.front_left_bend_squared_c2);
+    let front_left_tip_local_subspace0_w_x = front_left_tip_local_bend_y_column_w_x
+        * p.limb_length;
+    let front_left_tip_local_bend_y_column_w_y = -(t3
+        * cache.front_left_bend_squared_c3);
+    let front_left_tip_local_subspace0_w_y = p.limb_length
+        * front_left_tip_local_bend_y_column_w_y;
+    let front_left_tip_subspace0_w_z = front_left_tip_local_subspace0_w_z
+        * cache.front_left_rotation_22
+        + cache.front_left_rotation_20 * front_left_tip_local_subspace0_w_x
+        + cache.front_left_rotation_21 * front_left_tip_local_subspace0_w_y;
+    let front_left_tip_subspace0_w_y = front_left_tip_local_subspace0_w_z
+        * cache.front_left_rotation_12
+        + front_left_tip_local_subspace0_w_x * cache.front_left_rotation_10
+        + front_left_tip_local_subspace0_w_y * cache.front_left_rotation_11;
+    let front_left_tip_local_bend_y_column_v_x = (t8 * cache.front_left_bend_squared_c3
+        - t8 * cache.front_left_bend_squared_c2)
+        - (t7 * front_left_tip_local_bend_y_column_w_y
+            - t9 * front_left_tip_local_bend_y_column_w_z);
+    let front_left_tip_local_subspace0_v_x = front_left_tip_local_bend_y_column_v_x
+        * p.limb_length;
+    let t11 = cache.front_left_bend_y * p.limb_length * cache.front_left_bend_z;
+    let t12 = 2.0 * cache.front_left_bend_squared_c4 * t11
+        - t11 * cache.front_left_bend_squared_c3;
+    let front_left_tip_local_bend_y_column_v_z = t12
+        - (front_left_tip_local_bend_y_column_w_x * t9
+            - t5 * front_left_tip_local_bend_y_column_w_y);
+    let front_left_tip_local_subspace0_v_z = front_left_tip_local_bend_y_column_v_z
+        * p.limb_length;
+    let t13 = t0 * p.limb_length;
+    let t14 = p.limb_length * cache.front_left_bend_squared_c2;
+    let front_left_tip_local_bend_y_column_v_y = (2.0 * t13
+        * cache.front_left_bend_squared_c4 + t14
+        - t13 * cache.front_left_bend_squared_c3)
+        - (t5 * front_left_tip_local_bend_y_column_w_z
+            - front_left_tip_local_bend_y_column_w_x * t7);
+    let front_left_tip_local_subspace0_v_y = front_left_tip_local_bend_y_column_v_y
+        * p.limb_length;
+    let front_left_tip_subspace0_v_x = cache.front_left_rotation_00
+        * front_left_tip_local_subspace0_v_x
+        + cache.front_left_rotation_02 * front_left_tip_local_subspace0_v_z
+        + front_left_tip_subspace0_w_z * cache.front_left_position_y
+        + front_left_tip_local_subspace0_v_y * cache.front_left_rotation_01
+        - cache.front_left_position_z * front_left_tip_subspace0_w_y;
+    let front_left_tip_subspace0_w_x = cache.front_left_rotation_00
+        * front_left_tip_local_subspace0_w_x
+        + cache.front_left_rotation_02 * front_left_tip_local_subspace0_w_z
+        + front_left_tip_local_subspace0_w_y * cache.front_left_rotation_01;
+    let front_left_tip_subspace0_v_y = front_left_tip_local_subspace0_v_x
+        * cache.front_left_rotation_10
+        + front_left_tip_local_subspace0_v_y * cache.front_left_rotation_11
+        + front_left_tip_subspace0_w_x * cache.front_left_position_z
+        + cache.front_left_rotation_12 * front_left_tip_local_subspace0_v_z
+        - cache.front_left_position_x * front_left_tip_subspace0_w_z;
+    let front_left_tip_subspace0_v_z = cache.front_left_rotation_20
+        * front_left_tip_local_subspace0_v_x
+        + cache.front_left_position_x * front_left_tip_subspace0_w_y
+        + cache.front_left_rotation_21 * front_left_tip_local_subspace0_v_y
+        + cache.front_left_rotation_22 * front_left_tip_local_subspace0_v_z
+        - front_left_tip_subspace0_w_x * cache.front_left_position_y;
+    let front_left_tip_local_bend_z_column_w_z = t3 * cache.front_left_bend_squared_c3;
+    let front_left_tip_local_subspace1_w_z = front_left_tip_local_bend_z_column_w_z
+        * p.limb_length;
+    let front_left_tip_local_bend_z_column_w_x = cache.front_left_bend_y
+        * cache.front_left_bend_squared_c2;
+    let front_left_tip_local_subspace1_w_x = p.limb_length
+        * front_left_tip_local_bend_z_column_w_x;
+    let front_left_tip_local_bend_z_column_w_y = t0 * cache.front_left_bend_squared_c3
+        - 1.0;
+    let front_left_tip_local_subspace1_w_y = front_left_tip_local_bend_z_column_w_y
+        * p.limb_length;
+    let front_left_tip_subspace1_w_y = front_left_tip_local_subspace1_w_z
+        * cache.front_left_rotation_12
+        + cache.front_left_rotation_10 * front_left_tip_local_subspace1_w_x
+        + cache.front_left_rotation_11 * front_left_tip_local_subspace1_w_y;
+    let t15 = p.limb_length * t10;
+    let front_left_tip_local_bend_z_column_v_z = (2.0 * cache.front_left_bend_squared_c4
+        * t15 + t14 - cache.front_left_bend_squared_c3 * t15)
+        - (t9 * front_left_tip_local_bend_z_column_w_x
+            - front_left_tip_local_bend_z_column_w_y * t5);
+    let front_left_tip_local_subspace1_v_z = front_left_tip_local_bend_z_column_v_z
+        * p.limb_length;
+    let front_left_tip_subspace1_w_z = cache.front_left_rotation_20
+        * front_left_tip_local_subspace1_w_x
+        + front_left_tip_local_subspace1_w_z * cache.front_left_rotation_22
+        + cache.front_left_rotation_21 * front_left_tip_local_subspace1_w_y;
+    let front_left_tip_local_bend_z_column_v_y = t12
+        - (front_left_tip_local_bend_z_column_w_z * t5
+            - t7 * front_left_tip_local_bend_z_column_w_x);
+    let front_left_tip_local_subspace1_v_y = front_left_tip_local_bend_z_column_v_y
+        * p.limb_length;
+    let front_left_tip_local_bend_z_column_v_x = (t6 * cache.front_left_bend_squared_c3
+        - t6 * cache.front_left_bend_squared_c2)
+        - (front_left_tip_local_bend_z_column_w_y * t7
+            - front_left_tip_local_bend_z_column_w_z * t9);
+    let front_left_tip_local_subspace1_v_x = front_left_tip_local_bend_z_column_v_x
+        * p.limb_length;
+    let front_left_tip_subspace1_v_x = cache.front_left_rotation_02
+        * front_left_tip_local_subspace1_v_z
+        + cache.front_left_position_y * front_left_tip_subspace1_w_z
+        + front_left_tip_local_subspace1_v_y * cache.front_left_rotation_01
+        + cache.front_left_rotation_00 * front_left_tip_local_subspace1_v_x
+        - cache.front_left_position_z * front_left_tip_subspace1_w_y;
+    let front_left_tip_subspace1_w_x = front_left_tip_local_subspace1_w_y
+        * cache.front_left_rotation_01
+        + cache.front_left_rotation_00 * front_left_tip_local_subspace1_w_x
+        + front_left_tip_local_subspace1_w_z * cache.front_left_rotation_02;
+    let front_left_tip_subspace1_v_y = cache.front_left_position_z
+        * front_left_tip_subspace1_w_x
+        + front_left_tip_local_subspace1_v_y * cache.front_left_rotation_11
+        + cache.front_left_rotation_12 * front_left_tip_local_subspace1_v_z
+        + cache.front_left_rotation_10 * front_left_tip_local_subspace1_v_x
+        - cache.front_left_position_x * front_left_tip_subspace1_w_z;
+    let front_left_tip_subspace1_v_z = cache.front_left_rotation_21
+        * front_left_tip_local_subspace1_v_y
+        + cache.front_left_rotation_20 * front_left_tip_local_subspace1_v_x
+        + cache.front_left_position_x * front_left_tip_subspace1_w_y
+        + cache.front_left_rotation_22 * front_left_tip_local_subspace1_v_z
+        - front_left_tip_subspace1_w_x * cache.front_left_position_y;
+    out[(0, 0)] = 1.0;
+    out[(1, 1)] = 1.0;
+    out[(2, 2)] = 1.0;
+    out[(0, 3)] = q[1] - front_left_skin_2_0_position_y;
+    out[(1, 3)] = front_left_skin_2_0_position_x + cache.base_yaw_subspace_v_y;
+    out[(0, 4)] = cache.cos_q3 * front_left_skin_2_0_position_z
+        + cache.base_pitch_subspace_v_x;
+    out[(1, 4)] = cache.base_pitch_subspace_v_y
+        - cache.base_yaw_rotation_01 * front_left_skin_2_0_position_z;
+    out[(2, 4)] = cache.base_pitch_subspace_v_z
+        + front_left_skin_2_0_position_y * cache.base_yaw_rotation_01
+        - front_left_skin_2_0_position_x * cache.cos_q3;
+    out[(0, 5)] = cache.base_pitch_rotation_10 * front_left_skin_2_0_position_z
+        + cache.base_roll_subspace_v_x
+        - cache.base_pitch_rotation_20 * front_left_skin_2_0_position_y;
+    out[(1, 5)] = cache.base_roll_subspace_v_y
+        + cache.base_pitch_rotation_20 * front_left_skin_2_0_position_x
+        - cache.base_pitch_rotation_00 * front_left_skin_2_0_position_z;
+    out[(2, 5)] = cache.base_roll_subspace_v_z
+        + cache.base_pitch_rotation_00 * front_left_skin_2_0_position_y
+        - cache.base_pitch_rotation_10 * front_left_skin_2_0_position_x;
+    out[(0, 12)] = front_left_tip_subspace0_w_y * front_left_skin_2_0_position_z
+        + front_left_tip_subspace0_v_x
+        - front_left_tip_subspace0_w_z * front_left_skin_2_0_position_y;
+    out[(1, 12)] = front_left_tip_subspace0_w_z * front_left_skin_2_0_position_x
+        + front_left_tip_subspace0_v_y
+        - front_left_tip_subspace0_w_x * front_left_skin_2_0_position_z;
+    out[(2, 12)] = front_left_tip_subspace0_w_x * front_left_skin_2_0_position_y
+        + front_left_tip_subspace0_v_z
+        - front_left_skin_2_0_position_x * front_left_tip_subspace0_w_y;
+    out[(0, 13)] = front_left_tip_subspace1_w_y * front_left_skin_2_0_position_z
+        + front_left_tip_subspace1_v_x
+        - front_left_skin_2_0_position_y * front_left_tip_subspace1_w_z;
+    out[(1, 13)] = front_left_tip_subspace1_v_y
+        + front_left_skin_2_0_position_x * front_left_tip_subspace1_w_z
+        - front_left_tip_subspace1_w_x * front_left_skin_2_0_position_z;
+    out[(2, 13)] = front_left_tip_subspace1_v_z
+        + front_left_tip_subspace1_w_x * front_left_skin_2_0_position_y
+        - front_left_skin_2_0_position_x * front_left_tip_subspace1_w_y;
+}
+/// Jacobian of marker `index`; an index past the last marker gives zeros.
+#[inline]
+#[allow(unused_variables)]
+pub fn marker_jacobian_into(
+    index: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    out: &mut SMatrix<f64, 3, DOF>,
+) {
+    match index {
+        0 => marker_jacobian_0(q, p, cache, out),
+        1 => marker_jacobian_1(q, p, cache, out),
+        2 => marker_jacobian_2(q, p, cache, out),
+        3 => marker_jacobian_3(q, p, cache, out),
+        4 => marker_jacobian_4(q, p, cache, out),
+        _ => *out = SMatrix::zeros(),
+    }
+}
 /// Soft-limbed pinniped of 002: four three-muscle limbs on a tetrahedral hub, floating
 ///
 /// 14 generalized coordinates, 55 contact points.
@@ -59787,6 +60808,24 @@ impl Model<DOF, CONTACTS> for Pinniped {
         for (out, geometry) in out.iter_mut().zip(drawing_geometry(p)) {
             *out = geometry;
         }
+    }
+    const MARKERS: &'static [ContactPointInfo] = &MARKERS;
+    fn marker_position(
+        index: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+    ) -> Vector3<f64> {
+        marker_position(index, q, p, k)
+    }
+    fn marker_jacobian_into(
+        index: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        out: &mut SMatrix<f64, 3, DOF>,
+    ) {
+        marker_jacobian_into(index, q, p, k, out)
     }
     fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 {
         potential_energy(q, p, k)

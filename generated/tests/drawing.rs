@@ -3,7 +3,8 @@
 //! thruster points stay fixed in its frame, a soft section's frames along its centre line
 //! are equally spaced chords of one arc (constant curvature), a body hangs from its parent's
 //! last frame at a fixed point (joints that turn, section mounts), and every spec body is
-//! drawn once. Every robot of the registry runs through them (`every_robot::<name>`).
+//! drawn once. Every robot of the registry runs through them (`every_robot::<name>`); the
+//! pinniped's markers are checked against its frames.
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_runtime::nalgebra::{Matrix3, SVector, Vector3};
@@ -180,4 +181,34 @@ fn the_double_pendulum_hangs_its_lower_link_from_the_upper() {
     let lower = names.iter().position(|n| *n == "lower").expect("a lower link");
     let distance = (frames[lower].position - frames[upper].position).norm();
     assert!((distance - p.upper_length).abs() < 1e-12, "the lower link hangs {distance} m from the upper's joint");
+}
+
+/// The pinniped's markers where its spec puts them, against the drawn frames: `hub_left`
+/// one hub radius along the hub's y axis from its origin, and each limb's tip marker one
+/// limb radius along the y axis of the limb's last frame (its tip, xi = 1).
+#[test]
+fn the_pinnipeds_markers_sit_where_its_spec_places_them() {
+    use softgen_generated::pinniped::{Params, CONTACTS, DOF};
+    use softgen_generated::Pinniped;
+    let p = Params::default();
+    let mut rng = StdRng::seed_from_u64(seed("pinniped markers"));
+    let names: Vec<&str> = Pinniped::MARKERS.iter().map(|m| m.name).collect();
+    assert_eq!(names, ["hub_left", "head_tip", "back_tip", "front_right_tip", "front_left_tip"]);
+    for k in 0..STATES {
+        let q = random_position::<Pinniped, DOF, CONTACTS>(&mut rng, k);
+        let frames = frames::<Pinniped, DOF, CONTACTS>(&q, &p);
+        let cache = Pinniped::cache(&q, &p);
+        for (marker, info) in Pinniped::MARKERS.iter().enumerate() {
+            let body = Pinniped::BODIES.iter().find(|b| b.name == info.body).expect("the marker's body is drawn");
+            let tip = &frames[body.first_frame + body.frames - 1];
+            let radius = if info.body == "hub" { p.hub_radius } else { p.limb_radius };
+            let expected = tip.position + radius * tip.rotation.column(1);
+            let position = Pinniped::marker_position(marker, &q, &p, &cache);
+            assert!(
+                (position - expected).norm() < 1e-12,
+                "state {k}: marker {} at {position:?}, not {expected:?}",
+                info.name
+            );
+        }
+    }
 }

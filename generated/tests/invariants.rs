@@ -1,6 +1,7 @@
 //! Physics invariants of every generated model at random states: M symmetric positive
 //! definite, Mdot - 2C skew-symmetric, C qd and G against finite differences of the energies,
-//! contact Jacobians and velocities against finite differences of positions, momenta against
+//! contact Jacobians and velocities against finite differences of positions, markers'
+//! Jacobians likewise, momenta against
 //! the mass matrix, forward dynamics against M, C qd and G. The checks are generic, and every
 //! robot of the generated registry runs through them (`every_robot::<name>`), as do the
 //! scaling fixtures.
@@ -168,6 +169,36 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             }
             assert!((jacobian * qd - velocities[point]).norm() < 1e-9, "{}: velocity of point {point}", R::NAME);
         }
+
+        // Markers: Jacobians against central differences of their positions; as tracked
+        // points they come after the contact points.
+        for marker in 0..R::MARKERS.len() {
+            let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+            R::marker_jacobian_into(marker, &q, &p, &k, &mut jacobian);
+            for i in 0..N {
+                let mut e = SVector::<f64, N>::zeros();
+                e[i] = h;
+                let plus = R::marker_position(marker, &(q + e), &p, &R::cache(&(q + e), &p));
+                let minus = R::marker_position(marker, &(q - e), &p, &R::cache(&(q - e), &p));
+                let column = (plus - minus) / (2.0 * h);
+                assert!(
+                    (column - jacobian.column(i)).norm() < 1e-6,
+                    "{}: Jacobian of marker {marker}, column {i}",
+                    R::NAME
+                );
+            }
+            let position = R::marker_position(marker, &q, &p, &k);
+            assert_eq!(R::tracked_point_position(C + marker, &q, &p, &k), position, "{}: marker {marker}", R::NAME);
+            let mut tracked = SMatrix::<f64, 3, N>::zeros();
+            R::tracked_point_jacobian_into(C + marker, &q, &p, &k, &mut tracked);
+            assert_eq!(tracked, jacobian, "{}: tracked Jacobian of marker {marker}", R::NAME);
+        }
+        assert_eq!(
+            R::marker_position(R::MARKERS.len(), &q, &p, &k),
+            Vector3::zeros(),
+            "{}: past the last marker",
+            R::NAME
+        );
 
         // The broad phase: each frame's points, placed alone, are where all are placed, and
         // lie in the frame's ball; frames cover the points in order.

@@ -41,8 +41,8 @@ pub use robot::dynamics::{
 };
 pub use robot::force_coordinates::ForceCoordinates;
 pub use robot::model::{
-    BodyDrawing, BodyGeometry, ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults, FramePose,
-    GaitDefaults, Model, ParamSet, SoftSectionInfo, ThrusterInfo, UnknownParameter,
+    tracked_point_names, BodyDrawing, BodyGeometry, ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults,
+    FramePose, GaitDefaults, Model, ParamSet, SoftSectionInfo, ThrusterInfo, UnknownParameter,
 };
 pub use robot::parameter_rules::{check_rule, physical_inertia, RuleKind};
 pub use robot::registry::{RobotInfo, RobotVisitor, RunConfigFile};

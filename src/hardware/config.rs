@@ -70,7 +70,8 @@ enum SensorKindFile {
 struct SensorFile {
     name: String,
     kind: SensorKindFile,
-    /// A marker's named point, a coordinate sensor's coordinate, a pressure sensor's muscle.
+    /// A marker's tracked point (a contact point or a spec marker), a coordinate sensor's
+    /// coordinate, a pressure sensor's muscle.
     point: Option<String>,
     coordinate: Option<String>,
     actuator: Option<String>,
@@ -85,9 +86,12 @@ struct SensorFile {
     range: Option<[f64; 2]>,
     silent_after: Option<f64>,
     /// Where its readings come from on the robot, and its id there: a NatNet rigid body's
-    /// id, a board sensor channel.
+    /// id or a labelled marker's (its id, and its model's: 0 for markers of no asset), a
+    /// board sensor channel.
     source: Option<SourceFile>,
     rigid_body: Option<i32>,
+    marker: Option<i64>,
+    marker_model: Option<i64>,
     channel: Option<u16>,
     /// A comedi analog input's calibration: `values` at `volts` (linear), or a CSV table of
     /// `volts,value` (its path relative to the run configuration's folder).
@@ -133,12 +137,40 @@ pub struct SensorEntry {
 pub enum SensorSource {
     /// None on the robot: emulated by the simulated plant only.
     Plant,
-    /// The position of a rigid body streamed by a NatNet server (its id).
-    NatNet { rigid_body: i32 },
+    /// A position streamed by a NatNet server: a rigid body's pivot or a labelled marker.
+    NatNet { target: NatNetTarget },
     /// A sensor channel of the serial board (READINGS frames).
     Board { channel: u16 },
     /// An analog input of the comedi card, through the sensor's calibration.
     Comedi { channel: u16 },
+}
+
+/// What a NatNet sensor follows in the server's frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NatNetTarget {
+    /// A rigid body's pivot, by its id: three or more markers on one rigid part.
+    RigidBody(i32),
+    /// A labelled marker, by the id NatNet streams: its model's id in the high 16 bits and
+    /// its own in the low 16 (one marker alone, as on a soft section).
+    Marker(i32),
+}
+
+impl NatNetTarget {
+    /// The labelled marker id NatNet streams for marker `marker` of model `model`.
+    pub fn marker(model: u16, marker: u16) -> NatNetTarget {
+        NatNetTarget::Marker(((u32::from(model) << 16) | u32::from(marker)) as i32)
+    }
+}
+
+impl std::fmt::Display for NatNetTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            NatNetTarget::RigidBody(id) => write!(f, "NatNet rigid body ({id})"),
+            NatNetTarget::Marker(id) => {
+                write!(f, "NatNet labelled marker ({} of model {})", id as u32 & 0xffff, id as u32 >> 16)
+            }
+        }
+    }
 }
 
 /// The motion-capture server NatNet sensors read, and how its axes map to the robot's world.
@@ -195,7 +227,9 @@ impl SensorEntry {
         };
         let mut sensor = self.sensor.clone();
         sensor.measures = match sensor.measures {
-            Measurement::Marker { .. } => Measurement::Marker { point: find(points, "a named point")? },
+            Measurement::Marker { .. } => {
+                Measurement::Marker { point: find(points, "a tracked point (contact point or marker)")? }
+            }
             Measurement::Coordinate { scale, offset, .. } => {
                 Measurement::Coordinate { coordinate: find(coordinates, "a coordinate")?, scale, offset }
             }
@@ -708,7 +742,7 @@ impl RunConfig {
                     "{at}: sensor `{}` reads the same {} as `{}`",
                     sensor.0.name,
                     match source {
-                        SensorSource::NatNet { rigid_body } => format!("NatNet rigid body ({rigid_body})"),
+                        SensorSource::NatNet { target } => target.to_string(),
                         SensorSource::Board { channel } => format!("board channel ({channel})"),
                         SensorSource::Comedi { channel } => format!("analog input ({channel})"),
                         SensorSource::Plant => String::new(),
@@ -755,6 +789,15 @@ fn parse_source(s: &SensorFile) -> Result<SensorSource, String> {
     if s.rigid_body.is_some() && source != SourceFile::Natnet {
         return Err("`rigid_body` names a NatNet rigid body: only a sensor with source = \"natnet\" has one".into());
     }
+    if (s.marker.is_some() || s.marker_model.is_some()) && source != SourceFile::Natnet {
+        return Err(
+            "`marker` and `marker_model` name a NatNet labelled marker: only a sensor with source = \"natnet\" has them"
+                .into(),
+        );
+    }
+    if s.marker_model.is_some() && s.marker.is_none() {
+        return Err("`marker_model` goes with `marker` (the labelled marker's own id)".into());
+    }
     if s.channel.is_some() && !matches!(source, SourceFile::Board | SourceFile::Comedi) {
         return Err(
             "`channel` names a board sensor channel or a comedi analog input: only a sensor with source = \"board\" or \"comedi\" has one"
@@ -766,10 +809,24 @@ fn parse_source(s: &SensorFile) -> Result<SensorSource, String> {
         SourceFile::Natnet if s.kind != SensorKindFile::Marker => {
             Err("NatNet streams positions: source = \"natnet\" is for marker sensors".into())
         }
-        SourceFile::Natnet => s
-            .rigid_body
-            .map(|rigid_body| SensorSource::NatNet { rigid_body })
-            .ok_or_else(|| "a NatNet sensor needs `rigid_body` (the id the server streams)".into()),
+        SourceFile::Natnet => match (s.rigid_body, s.marker) {
+            (Some(rigid_body), None) => Ok(SensorSource::NatNet { target: NatNetTarget::RigidBody(rigid_body) }),
+            (None, Some(marker)) => {
+                let id = |value: i64, key: &str| {
+                    u16::try_from(value).map_err(|_| format!("`{key}` must be a NatNet id in 0..=65535, got {value}"))
+                };
+                let (model, marker) = (id(s.marker_model.unwrap_or(0), "marker_model")?, id(marker, "marker")?);
+                Ok(SensorSource::NatNet { target: NatNetTarget::marker(model, marker) })
+            }
+            (Some(_), Some(_)) => Err(
+                "a NatNet sensor follows a rigid body or a labelled marker: give `rigid_body` or `marker`, not both"
+                    .into(),
+            ),
+            (None, None) => Err(
+                "a NatNet sensor needs `rigid_body` (a rigid body's id) or `marker` (a labelled marker's id, with `marker_model` if it belongs to an asset)"
+                    .into(),
+            ),
+        },
         SourceFile::Board if s.kind == SensorKindFile::Marker => {
             Err("the board reads coordinates and pressures, not marker positions: a marker's source is \"natnet\""
                 .into())

@@ -25,14 +25,14 @@ pub(crate) fn configured_sensors<R: Model<N, C>, const N: usize, const C: usize>
             "{path} lists no [[sensors]]: --state estimated reads them (markers, coordinates, pressures)"
         ));
     }
-    let points: Vec<&str> = R::CONTACT_POINTS.iter().map(|p| p.name).collect();
+    let points = softgen_runtime::tracked_point_names::<R, N, C>();
     let coordinates: Vec<&str> = R::COORDINATES.iter().map(|c| c.name).collect();
     let muscles: Vec<&str> = R::MUSCLES.iter().map(|m| m.name).collect();
     let read = config.sensors.iter().filter(|s| !on_robot || s.source != SensorSource::Plant);
     let sensors = read.clone().map(|s| s.resolve(&points, &coordinates, &muscles)).collect::<Result<Vec<_>, _>>()?;
     if sensors.is_empty() {
         return Err(format!(
-            "{path}: no sensor has a source on the robot (source = \"natnet\" with a rigid_body, \"board\" or \"comedi\" with a channel), so the robot's state cannot be estimated"
+            "{path}: no sensor has a source on the robot (source = \"natnet\" with a rigid_body or marker, \"board\" or \"comedi\" with a channel), so the robot's state cannot be estimated"
         ));
     }
     Ok((sensors, read.cloned().collect()))

@@ -1,4 +1,5 @@
-//! NatNet over UDP: the reader that brings a motion-capture server's rigid bodies into the
+//! NatNet over UDP: the reader that brings a motion-capture server's rigid bodies and
+//! labelled markers into the
 //! estimator's queue (connect, keep-alives, frames decoded in a thread of their own, each
 //! reading stamped on the loop's clock at its arrival less the latency the frame reports),
 //! and the server side the robot emulator streams its markers with.
@@ -6,7 +7,7 @@
 //! One socket, bound to the local data address, sends the connect: the server answers to
 //! it, and a unicast server streams its frames to it as well.
 
-use crate::hardware::config::NatNetSettings;
+use crate::hardware::config::{NatNetSettings, NatNetTarget};
 use softgen_runtime::natnet::{self, Frame, Layout, Message, ServerInfo};
 use softgen_runtime::{Reading, ReadingQueue};
 use std::net::{SocketAddr, UdpSocket};
@@ -30,7 +31,8 @@ pub struct NatNetCounts {
     pub frames: AtomicU64,
     /// Readings put on the queue.
     pub readings: AtomicU64,
-    /// Rigid bodies the server marked untracked (occluded) in a frame.
+    /// Rigid bodies the server marked untracked, and labelled markers it marked occluded, in
+    /// a frame.
     pub untracked: AtomicU64,
     /// Datagrams that did not decode.
     pub malformed: AtomicU64,
@@ -53,10 +55,11 @@ pub struct NatNetReader {
 
 impl NatNetReader {
     /// Connects to the server of `settings` and starts reading: each frame's tracked rigid
-    /// body `id` of `bodies` (rigid body id, sensor index) becomes a reading of that sensor.
+    /// body or labelled marker of `targets` (what it is, sensor index) becomes a reading of
+    /// that sensor.
     pub fn connect(
         settings: &NatNetSettings,
-        bodies: Vec<(i32, u16)>,
+        targets: Vec<(NatNetTarget, u16)>,
         queue: Arc<ReadingQueue>,
     ) -> Result<NatNetReader, String> {
         let socket = UdpSocket::bind(settings.local)
@@ -172,7 +175,7 @@ impl NatNetReader {
                         };
                         let arrived = (arrival - base).as_nanos() as i64 - start;
                         let stamp = arrived as f64 * 1e-9 - latency;
-                        take_frame(&frame, &bodies, &settings, stamp, &queue, &counts);
+                        take_frame(&frame, &targets, &settings, stamp, &queue, &counts);
                     }
                     Ok(())
                 })
@@ -229,23 +232,34 @@ impl NatNetReader {
     }
 }
 
-/// A frame's configured, tracked rigid bodies onto the queue, in the robot's world.
+/// A frame's configured, tracked rigid bodies and labelled markers onto the queue, in the
+/// robot's world.
 fn take_frame(
     frame: &Frame,
-    bodies: &[(i32, u16)],
+    targets: &[(NatNetTarget, u16)],
     settings: &NatNetSettings,
     stamp: f64,
     queue: &ReadingQueue,
     counts: &NatNetCounts,
 ) {
-    for body in &frame.rigid_bodies {
-        let Some(&(_, sensor)) = bodies.iter().find(|(id, _)| *id == body.id) else { continue };
-        if !body.tracked {
+    let sensor_of = |target: NatNetTarget| targets.iter().find(|(t, _)| *t == target).map(|(_, sensor)| *sensor);
+    let take = |sensor: u16, seen: bool, position: [f32; 3]| {
+        if !seen {
             counts.untracked.fetch_add(1, Ordering::Relaxed);
-            continue;
+            return;
         }
-        queue.push(Reading { sensor, stamp, values: settings.to_world(body.position) });
+        queue.push(Reading { sensor, stamp, values: settings.to_world(position) });
         counts.readings.fetch_add(1, Ordering::Relaxed);
+    };
+    for body in &frame.rigid_bodies {
+        if let Some(sensor) = sensor_of(NatNetTarget::RigidBody(body.id)) {
+            take(sensor, body.tracked, body.position);
+        }
+    }
+    for marker in &frame.labelled_markers {
+        if let Some(sensor) = sensor_of(NatNetTarget::Marker(marker.id)) {
+            take(sensor, !marker.occluded, marker.position);
+        }
     }
 }
 
@@ -347,7 +361,7 @@ impl Drop for NatNetServer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use softgen_runtime::natnet::RigidBodyPose;
+    use softgen_runtime::natnet::{LabelledMarker, RigidBodyPose};
 
     /// A reader and a server on the loopback interface, in both frame layouts: the reader
     /// connects, learns the layout and clock from the answer, and stamps each reading at its
@@ -362,7 +376,13 @@ mod tests {
                 ..NatNetSettings::default()
             };
             let queue = Arc::new(ReadingQueue::default());
-            let reader = NatNetReader::connect(&settings, vec![(3, 1), (5, 0)], Arc::clone(&queue)).unwrap();
+            let targets = vec![
+                (NatNetTarget::RigidBody(3), 1),
+                (NatNetTarget::RigidBody(5), 0),
+                (NatNetTarget::marker(0, 7), 2),
+                (NatNetTarget::marker(2, 1), 3),
+            ];
+            let reader = NatNetReader::connect(&settings, targets, Arc::clone(&queue)).unwrap();
             assert_eq!(reader.server.natnet_version, version);
             reader.align_clock(0.0);
             let body = |id, position, tracked| RigidBodyPose {
@@ -372,11 +392,18 @@ mod tests {
                 error: 0.0,
                 tracked,
             };
+            let marker = |id, position, occluded| LabelledMarker { id, position, size: 0.01, occluded, residual: 0.0 };
             let frame = Frame {
                 number: 1,
                 // Motive's y-up axes: the robot's (1, 2, 3) is (1, 3, -2) there.
                 rigid_bodies: vec![body(5, [1.0, 3.0, -2.0], true), body(3, [0.0; 3], false), body(8, [0.0; 3], true)],
-                labelled_markers: vec![],
+                // Marker 7 of no asset seen, marker 1 of asset 2 occluded, marker 7 of asset 1
+                // not configured.
+                labelled_markers: vec![
+                    marker(7, [0.5, 0.25, -1.0], false),
+                    marker((2 << 16) | 1, [0.0; 3], true),
+                    marker((1 << 16) | 7, [0.0; 3], false),
+                ],
                 timestamp: 0.0,
                 mid_exposure: 0,
                 data_received: 0,
@@ -386,12 +413,14 @@ mod tests {
             assert!(server.send(&frame).unwrap());
             let mut got = Vec::new();
             let start = Instant::now();
-            while got.is_empty() && start.elapsed() < Duration::from_secs(2) {
+            while got.len() < 2 && start.elapsed() < Duration::from_secs(2) {
                 queue.try_drain_into(&mut got);
                 std::thread::sleep(Duration::from_millis(1));
             }
-            assert_eq!(got.len(), 1, "{version:?}: one tracked, configured body");
+            assert_eq!(got.len(), 2, "{version:?}: one tracked, configured body and one seen, configured marker");
             assert_eq!((got[0].sensor, got[0].values), (0, [1.0, 2.0, 3.0]));
+            assert_eq!((got[1].sensor, got[1].values), (2, [0.5, 1.0, 0.25]));
+            assert_eq!(got[0].stamp, got[1].stamp, "one frame, one stamp");
             // Sent at `sent` less 40 ms of latency, received a moment later.
             let sent_at = (sent - reader.base).as_secs_f64() - reader.loop_start.load(Ordering::Relaxed) as f64 * 1e-9;
             assert!(
@@ -400,7 +429,11 @@ mod tests {
                 got[0].stamp,
                 sent_at - 0.04
             );
-            assert_eq!(reader.counts.untracked.load(Ordering::Relaxed), 1);
+            assert_eq!(
+                reader.counts.untracked.load(Ordering::Relaxed),
+                2,
+                "the untracked body and the occluded marker"
+            );
         }
     }
 

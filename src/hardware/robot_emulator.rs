@@ -4,11 +4,11 @@
 //! READINGS frames, the motion-capture markers go out as NatNet frames over UDP. With it a
 //! host run reads its state only from sensors, as on the robot, through real processes.
 
-use crate::hardware::config::{NatNetSettings, RunConfig, SensorSource};
+use crate::hardware::config::{NatNetSettings, NatNetTarget, RunConfig, SensorSource};
 use crate::hardware::natnet::NatNetServer;
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
-use softgen_runtime::natnet::{Frame, RigidBodyPose};
+use softgen_runtime::natnet::{Frame, LabelledMarker, RigidBodyPose};
 use softgen_runtime::protocol::BoardReading;
 use softgen_runtime::{Device, DeviceValue, EmulatedSensors, LoopConfig, Model, Reading, ReadingQueue};
 use std::sync::Arc;
@@ -104,7 +104,7 @@ fn robot_sensors<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     path: &str,
 ) -> Result<(Vec<softgen_runtime::Sensor>, Vec<SensorSource>), String> {
-    let points: Vec<&str> = R::CONTACT_POINTS.iter().map(|p| p.name).collect();
+    let points = softgen_runtime::tracked_point_names::<R, N, C>();
     let coordinates: Vec<&str> = R::COORDINATES.iter().map(|c| c.name).collect();
     let muscles: Vec<&str> = R::MUSCLES.iter().map(|m| m.name).collect();
     let mut sensors = Vec::new();
@@ -157,18 +157,28 @@ impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedRobot for PlantBehi
                     });
                     self.board_readings += 1;
                 }
-                SensorSource::NatNet { rigid_body } => {
+                SensorSource::NatNet { target } => {
                     if frame.as_ref().is_some_and(|f| f.timestamp != r.stamp) {
                         self.send_frame(frame.take(), t)?;
                     }
                     let f = frame.get_or_insert_with(|| Frame { timestamp: r.stamp, ..Frame::default() });
-                    f.rigid_bodies.push(RigidBodyPose {
-                        id: rigid_body,
-                        position: self.natnet_settings.from_world([r.values[0], r.values[1], r.values[2]]),
-                        orientation: [0.0, 0.0, 0.0, 1.0],
-                        error: 0.0,
-                        tracked: true,
-                    });
+                    let position = self.natnet_settings.from_world([r.values[0], r.values[1], r.values[2]]);
+                    match target {
+                        NatNetTarget::RigidBody(id) => f.rigid_bodies.push(RigidBodyPose {
+                            id,
+                            position,
+                            orientation: [0.0, 0.0, 0.0, 1.0],
+                            error: 0.0,
+                            tracked: true,
+                        }),
+                        NatNetTarget::Marker(id) => f.labelled_markers.push(LabelledMarker {
+                            id,
+                            position,
+                            size: 0.014,
+                            occluded: false,
+                            residual: 0.0,
+                        }),
+                    }
                 }
                 SensorSource::Plant | SensorSource::Comedi { .. } => {}
             }

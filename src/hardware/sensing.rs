@@ -240,7 +240,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
 
 /// The robot and its sensors: the serial board of `o`, reading the board's sensor channels,
 /// or its comedi card, reading the card's analog inputs through their calibrations; and the
-/// NatNet server of the configuration if any sensor is a rigid body it streams. Every
+/// NatNet server of the configuration if any sensor is a rigid body or labelled marker it
+/// streams. Every
 /// reading goes to `queue`.
 fn robot_sensors(
     o: &RunOptions,
@@ -251,7 +252,7 @@ fn robot_sensors(
 ) -> Result<(RobotDevice, Option<NatNetReader>), String> {
     let mut channels = Vec::new();
     let mut names = Vec::new();
-    let mut bodies = Vec::new();
+    let mut targets = Vec::new();
     let mut inputs = Vec::new();
     for (k, (sensor, entry)) in sensors.iter().zip(entries).enumerate() {
         match (entry.source, &entry.calibration) {
@@ -265,7 +266,7 @@ fn robot_sensors(
                 calibration: calibration.clone(),
                 rate_hz: sensor.rate_hz,
             }),
-            (SensorSource::NatNet { rigid_body }, _) => bodies.push((rigid_body, k as u16)),
+            (SensorSource::NatNet { target }, _) => targets.push((target, k as u16)),
             (SensorSource::Comedi { .. }, None) | (SensorSource::Plant, _) => {}
         }
     }
@@ -293,9 +294,9 @@ fn robot_sensors(
         }
         (None, None) => return Err("the robot's sensors need a device: --device serial or comedi".into()),
     };
-    let natnet = match bodies.is_empty() {
+    let natnet = match targets.is_empty() {
         true => None,
-        false => Some(NatNetReader::connect(&config.natnet, bodies, Arc::clone(queue))?),
+        false => Some(NatNetReader::connect(&config.natnet, targets, Arc::clone(queue))?),
     };
     Ok((robot, natnet))
 }

@@ -5,6 +5,7 @@
 mod contact;
 mod drawing;
 mod expression;
+mod markers;
 mod names;
 mod sections;
 mod shared;
@@ -22,6 +23,7 @@ use crate::spec::Anisotropy;
 use contact::{contact_frame_tangents, contact_frames};
 use drawing::drawing;
 use expression::*;
+use markers::markers;
 use names::identifier;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -668,6 +670,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let (water_items, water_impl) = water(equations, &params, &kernel);
     let (thruster_items, thruster_impl) = thrusters(robot, equations, &kernel);
     let (drawing_items, drawing_impl) = drawing(robot, equations, &kernel);
+    let (marker_items, marker_impl) = markers(robot, equations, &kernel)?;
     let Shared { params: params_items, constants } = shared(robot);
     let description = &robot.description;
     let cache_doc = doc(&format!(
@@ -841,6 +844,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
 
         #drawing_items
 
+        #marker_items
+
         #model_doc
         #[derive(Clone, Copy, Debug, Default)]
         pub struct #robot_type;
@@ -863,6 +868,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             #water_impl
             #thruster_impl
             #drawing_impl
+            #marker_impl
             fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { potential_energy(q, p, k) }
             fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_positions_into(q, p, k, out) }
             fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }

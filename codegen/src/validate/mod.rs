@@ -4,9 +4,10 @@
 //! One `Validator` whose methods are spread over files by concern, as one impl: `values.rs`
 //! (numbers, expressions and parameters, and the rules `Params::check` applies),
 //! `soft.rs` (soft sections, their materials and muscles), `water.rs` (hulls, thrusters and
-//! the water's coefficients) and `robot.rs` (the whole spec in order: parameters,
+//! the water's coefficients), `markers.rs` (tracked points) and `robot.rs` (the whole spec in order: parameters,
 //! environment, base, bodies, coordinates, contact points, actuators).
 
+mod markers;
 mod robot;
 mod soft;
 mod values;
@@ -137,6 +138,7 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
     let (mut contact_points, mut contact_labels) =
         repeat::expand(&spec.contact_points, "contact_points", MAX_CONTACT_POINTS as usize, &mut repeat_errors);
     let (actuators, actuator_labels) = repeat::expand(&spec.actuators, "actuators", MAX_BODIES, &mut repeat_errors);
+    let mut markers = spec.markers.clone();
     for e in repeat_errors {
         v.error(e.span, &e.field, e.message);
     }
@@ -206,7 +208,7 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
                 );
             }
         }
-        crate::urdf::apply_frames(&imported.frames, &mut bodies, &mut contact_points);
+        crate::urdf::apply_frames(&imported.frames, &mut bodies, &mut contact_points, &mut markers);
         // Seeded points are already on their bodies; after the spec's own (the robot's limit
         // on contact points counts them with the rest).
         for (label, points) in imported.contact_points {
@@ -235,7 +237,7 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
         return Err(SpecErrors(v.errors));
     }
     v.labels = Labels { bodies: body_labels, contact_points: contact_labels, actuators: actuator_labels };
-    let spec = Spec { bodies, contact_points, actuators, base, ..spec };
+    let spec = Spec { bodies, contact_points, markers, actuators, base, ..spec };
     let robot = v.robot(&spec);
     if v.errors.is_empty() {
         robot.ok_or_else(|| SpecErrors(vec![]))

@@ -718,6 +718,8 @@ impl Validator {
             }
         }
 
+        let markers = self.markers(spec, &index_of, &new_index, &contact_names, normal, &parameters);
+
         // Environment.
         let mut env = EnvironmentDefaults {
             terrain: TerrainDefault::None,
@@ -1249,6 +1251,7 @@ impl Validator {
             coordinates,
             bodies,
             contact_points,
+            markers,
             actuated,
             environment: env,
             gait,

@@ -41,7 +41,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedSensors<R, N, C> {
     ) -> Result<Self, String> {
         for s in sensors {
             s.validate()?;
-            s.check_target(R::NAME, C, N, R::MUSCLES.len())?;
+            s.check_target(R::NAME, C + R::MARKERS.len(), N, R::MUSCLES.len())?;
         }
         Ok(EmulatedSensors {
             sensors: sensors.to_vec(),
@@ -84,7 +84,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedSensors<R, N, C> {
             }
             let mut values = [0.0; 3];
             match sensor.measures {
-                Measurement::Marker { point } => {
+                Measurement::Marker { point } if point < C => {
                     let positions = positions.get_or_insert_with(|| {
                         let cache = R::cache(&state.q, &self.params);
                         let mut out = [Vector3::zeros(); C];
@@ -92,6 +92,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedSensors<R, N, C> {
                         out
                     });
                     values.copy_from_slice(positions[point].as_slice());
+                }
+                Measurement::Marker { point } => {
+                    let cache = R::cache(&state.q, &self.params);
+                    let position = R::tracked_point_position(point, &state.q, &self.params, &cache);
+                    values.copy_from_slice(position.as_slice());
                 }
                 Measurement::Coordinate { coordinate, scale, offset } => {
                     values[0] = scale * state.q[coordinate] + offset;

@@ -211,7 +211,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             return Err("the estimator needs at least one marker or coordinate sensor".into());
         }
         for s in sensors {
-            s.check_target(R::NAME, C, N, muscles)?;
+            s.check_target(R::NAME, C + R::MARKERS.len(), N, muscles)?;
         }
         // Equal steps that divide the loop's period, so every period ends on a step.
         let steps = (period / settings.step).ceil().max(1.0);
@@ -472,11 +472,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         match sensor.measures {
             Measurement::Marker { point } => {
                 let cache = R::cache(&q, &self.params);
-                let mut positions = [Vector3::zeros(); C];
-                R::contact_positions_into(&q, &self.params, &cache, &mut positions);
-                R::contact_jacobian_into(point, &q, &self.params, &cache, &mut rows);
+                let position = R::tracked_point_position(point, &q, &self.params, &cache);
+                R::tracked_point_jacobian_into(point, &q, &self.params, &cache, &mut rows);
                 for a in 0..3 {
-                    innovation[a] = reading.values[a] - positions[point][a];
+                    innovation[a] = reading.values[a] - position[a];
                 }
             }
             Measurement::Coordinate { coordinate, scale, offset } => {

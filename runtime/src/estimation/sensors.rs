@@ -11,8 +11,8 @@ use std::sync::Mutex;
 /// What a sensor measures.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Measurement {
-    /// The world position (m) of the robot's named point `point` (an index in
-    /// `Model::CONTACT_POINTS`): a motion-capture marker.
+    /// The world position (m) of the robot's tracked point `point` (an index among its
+    /// contact points, then its markers: `Model::tracked_point_position`): motion capture.
     Marker { point: usize },
     /// `scale * q[coordinate] + offset`, in the sensor's own unit.
     Coordinate { coordinate: usize, scale: f64, offset: f64 },
@@ -56,13 +56,15 @@ pub struct Sensor {
 pub const MAX_SENSORS: usize = 64;
 
 impl Sensor {
-    /// Checks that what it measures exists on robot `robot`: a named point among `points`, a
+    /// Checks that what it measures exists on robot `robot`: a tracked point among `points`, a
     /// coordinate among `coordinates`, a muscle among `muscles`.
     pub fn check_target(&self, robot: &str, points: usize, coordinates: usize, muscles: usize) -> Result<(), String> {
         match self.measures {
-            Measurement::Marker { point } if point >= points => {
-                Err(format!("sensor `{}`: `{robot}` has {points} named points, not {}", self.name, point + 1))
-            }
+            Measurement::Marker { point } if point >= points => Err(format!(
+                "sensor `{}`: `{robot}` has {points} tracked points (contact points and markers), not {}",
+                self.name,
+                point + 1
+            )),
             Measurement::Coordinate { coordinate, .. } if coordinate >= coordinates => {
                 Err(format!("sensor `{}`: `{robot}` has {coordinates} coordinates", self.name))
             }

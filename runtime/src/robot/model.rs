@@ -589,6 +589,53 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     /// Total angular momentum about the world origin.
     fn angular_momentum(q: &SVector<f64, N>, qd: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64>;
 
+    /// The robot's markers in spec order: named points a sensor tracks (motion capture) that
+    /// never touch anything, so they cost nothing in the contact kernels. A robot whose
+    /// spec declares none has none.
+    const MARKERS: &'static [ContactPointInfo] = &[];
+    /// World position of marker `index` (zeros past the last).
+    fn marker_position(index: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64> {
+        let _ = (index, q, p, k);
+        Vector3::zeros()
+    }
+    /// Jacobian d(position)/dq of marker `index` (zeros past the last).
+    fn marker_jacobian_into(
+        index: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SMatrix<f64, 3, N>,
+    ) {
+        let _ = (index, q, p, k);
+        *out = SMatrix::zeros();
+    }
+
+    /// World position of tracked point `index`: a contact point (index below C), then a
+    /// marker (index C + its place in `MARKERS`); what a motion-capture sensor names.
+    fn tracked_point_position(index: usize, q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> Vector3<f64> {
+        if index < C {
+            let mut positions = [Vector3::zeros(); C];
+            Self::contact_positions_into(q, p, k, &mut positions);
+            positions[index]
+        } else {
+            Self::marker_position(index - C, q, p, k)
+        }
+    }
+    /// Jacobian of tracked point `index` (see `tracked_point_position`).
+    fn tracked_point_jacobian_into(
+        index: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut SMatrix<f64, 3, N>,
+    ) {
+        if index < C {
+            Self::contact_jacobian_into(index, q, p, k, out);
+        } else {
+            Self::marker_jacobian_into(index - C, q, p, k, out);
+        }
+    }
+
     /// The robot's bodies, parents first, as a viewer draws them. Generated robots list
     /// every spec body; a model that lists none is drawn by its contact points alone.
     const BODIES: &'static [BodyDrawing] = &[];
@@ -724,4 +771,10 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         Self::mass_matrix_into(q, p, &k, &mut m);
         0.5 * qd.dot(&(m * qd))
     }
+}
+
+/// The names of robot `R`'s tracked points in index order: its contact points, then its
+/// markers (the indices `Model::tracked_point_position` takes).
+pub fn tracked_point_names<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<&'static str> {
+    R::CONTACT_POINTS.iter().chain(R::MARKERS).map(|p| p.name).collect()
 }
