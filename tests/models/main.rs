@@ -1,9 +1,11 @@
 //! Generated models in simulation beyond the per-robot invariants, one test binary: located
 //! contact onsets, soft sections in trees with rigid bodies, the simulated system's exact
-//! Jacobian, and the likely cause named for a run that failed.
+//! Jacobian, the likely cause named for a run that failed, and a soft robot estimated from
+//! markers on its sections.
 
 mod contact_onsets;
 mod estimation;
 mod failure_diagnosis;
+mod marker_estimation;
 mod soft_trees;
 mod system_jacobian;
