@@ -113,6 +113,10 @@ struct EstimatorFile {
     fault_hold: Option<f64>,
     /// The emulated sensors' noise seed.
     seed: Option<u64>,
+    /// The filter model's contact damping and Hunt-Crossley dissipation, where they differ
+    /// from the plant's.
+    contact_damping: Option<f64>,
+    contact_dissipation: Option<f64>,
 }
 
 /// A sensor of the run configuration whose target is still a name: resolved against the
@@ -512,8 +516,31 @@ pub struct RunConfig {
     pub estimator: EstimatorSettings,
     /// The emulated sensors' noise seed.
     pub sensor_seed: u64,
+    /// The filter model's contact law where it differs from the plant's (`[estimator]`
+    /// `contact_damping`, `contact_dissipation`).
+    pub estimator_contact: EstimatorContact,
     /// The motion-capture server of the NatNet sensors.
     pub natnet: NatNetSettings,
+}
+
+/// The filter model's contact damping (N s/m) and Hunt-Crossley dissipation (s/m) in place
+/// of the plant's. Why: an implicit step that crosses a touchdown has no solution when the
+/// damper switches on there (the papers' law), and the filter's steps cross touchdowns
+/// whenever the robot lands; a damper that grows with the depth keeps them solvable.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EstimatorContact {
+    pub damping: Option<f64>,
+    pub dissipation: Option<f64>,
+}
+
+impl EstimatorContact {
+    /// `law` with these in place.
+    pub fn applied(&self, law: &softgen_runtime::ContactLaw) -> softgen_runtime::ContactLaw {
+        let mut law = law.clone();
+        law.damping = self.damping.unwrap_or(law.damping);
+        law.dissipation = self.dissipation.unwrap_or(law.dissipation);
+        law
+    }
 }
 
 /// What an actuator drives, to match it with a channel kind.
@@ -759,11 +786,11 @@ impl RunConfig {
         if sensors.len() > MAX_SENSORS {
             return Err(format!("{path}: {} sensors, more than the {MAX_SENSORS} a run reads", sensors.len()));
         }
-        let (estimator, sensor_seed) = match &file.estimator {
+        let (estimator, sensor_seed, estimator_contact) = match &file.estimator {
             Some(e) => {
                 parse_estimator(e.get_ref()).map_err(|m| locate(path, text, e.span(), format!("estimator: {m}")))?
             }
-            None => (EstimatorSettings::default(), 1),
+            None => (EstimatorSettings::default(), 1, EstimatorContact::default()),
         };
         Ok(RunConfig {
             robot: robot.to_string(),
@@ -777,6 +804,7 @@ impl RunConfig {
             sensors,
             estimator,
             sensor_seed,
+            estimator_contact,
             natnet,
         })
     }
@@ -962,7 +990,7 @@ fn parse_sensor(s: &SensorFile) -> Result<(Sensor, String), String> {
     Ok((sensor, target))
 }
 
-fn parse_estimator(e: &EstimatorFile) -> Result<(EstimatorSettings, u64), String> {
+fn parse_estimator(e: &EstimatorFile) -> Result<(EstimatorSettings, u64, EstimatorContact), String> {
     let d = EstimatorSettings::default();
     let settings = EstimatorSettings {
         step: e.step.unwrap_or(d.step),
@@ -975,7 +1003,20 @@ fn parse_estimator(e: &EstimatorFile) -> Result<(EstimatorSettings, u64), String
         fault_hold: e.fault_hold.unwrap_or(d.fault_hold),
     };
     settings.validate()?;
-    Ok((settings, e.seed.unwrap_or(1)))
+    let contact = EstimatorContact { damping: e.contact_damping, dissipation: e.contact_dissipation };
+    // The ranges of the spec's and the command line's values (`physical_ranges`).
+    for (key, value, name) in [
+        ("contact_damping", contact.damping, "contact_damping"),
+        ("contact_dissipation", contact.dissipation, "contact_dissipation"),
+    ] {
+        if let Some(v) = value {
+            softgen_runtime::physical_ranges::check_field_magnitude(name, v).map_err(|m| format!("{key}: {m}"))?;
+            if !(v >= 0.0) {
+                return Err(format!("{key} must be >= 0, got {v}"));
+            }
+        }
+    }
+    Ok((settings, e.seed.unwrap_or(1), contact))
 }
 
 fn parse_environment(e: &EnvironmentFile) -> Result<EnvironmentOverride, String> {

@@ -613,8 +613,8 @@ fn loop_with_planner<D: Device>(
 /// simulates: every muscle's pressure within [0, ceiling] bar and every thrust within the
 /// thrust limit (and its channel's rating) either way.
 /// The run configuration's sensors and the state estimator on them, as a run builds it:
-/// the configured parameters, the plant's environment, the loop's period, the spec's
-/// initial state at t = 0.
+/// the configured parameters, the plant's environment (with `[estimator]`'s contact law in
+/// place of its own), the loop's period, the spec's initial state at t = 0.
 fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     path: &str,
@@ -632,8 +632,9 @@ fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
         servo = gait.servo();
         inputs.insert(0, ControlInput::JointTargets);
     }
-    let plant_config = plant_simulation_config::<R, N, C>(config, loop_config, servo);
-    let model = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
+    let mut model_config = plant_simulation_config::<R, N, C>(config, loop_config, servo);
+    model_config.contact = config.estimator_contact.applied(&model_config.contact);
+    let model = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, model_config)?;
     let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
     let filter =
         StateEstimator::new(model, &inputs, &sensors, config.estimator.clone(), &start, 0.0, 1.0 / loop_config.rate_hz)

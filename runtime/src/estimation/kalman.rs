@@ -1,7 +1,8 @@
 //! An extended Kalman filter on the generated model: the state (q, qd), predicted by the
 //! robot's simulated dynamics (the planner's implicit Euler step with its exact Jacobian,
 //! `optimal_control::knots`) under the commands actually sent, with the muscles' measured
-//! pressures in place of the commanded ones where pressure sensors exist; corrected by
+//! pressures in place of the commanded ones where pressure sensors exist (elsewhere the
+//! commanded pressures through each muscle's regulator lag, as the plant applies them); corrected by
 //! markers (generated point positions and Jacobians) and coordinate sensors.
 //!
 //! Why the knots' step: it is the planner's own model, stable at any step for the stiff
@@ -14,6 +15,7 @@
 //! from one sensor, a non-finite estimate or a failed prediction is divergence.
 
 use super::sensors::{Measurement, Reading, Sensor, SensorFault, SensorWatch};
+use crate::actuators::muscle_drive::Muscle;
 use crate::optimal_control::ddp::KnotDynamics;
 use crate::optimal_control::knots::RobotKnots;
 use crate::robot::model::{CoordinateKind, Model};
@@ -154,6 +156,13 @@ pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
     /// The commands sent last, with measured pressures in place of commanded ones.
     input: Vec<f64>,
     commanded_pressure: Vec<bool>,
+    /// Each muscle (its regulator's lag) and the pressure it has reached at the newest step
+    /// (bar): a muscle with no pressure sensor gets its commanded pressure through the lag,
+    /// as the plant's and the robot's regulators give it.
+    lags: Vec<Muscle>,
+    reached: Vec<f64>,
+    /// What the step from the newest snapshot applies: `input`, with lagged pressures.
+    applied: Vec<f64>,
     history: VecDeque<Snapshot>,
     capacity: usize,
     /// Work space, sized once.
@@ -206,6 +215,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             .sum::<usize>();
         let muscles = if inputs.contains(&ControlInput::MusclePressures) { R::MUSCLES.len() } else { 0 };
         let params = simulation.params.clone();
+        let lags = (0..muscles)
+            .map(|m| R::muscle(m, &params).ok_or_else(|| format!("muscle `{}` has no values", R::MUSCLES[m].name)))
+            .collect::<Result<Vec<Muscle>, String>>()?;
         let watch = SensorWatch::new(sensors, t0)?;
         if !sensors.iter().any(|s| !matches!(s.measures, Measurement::Pressure { .. })) {
             return Err("the estimator needs at least one marker or coordinate sensor".into());
@@ -249,6 +261,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             muscles,
             input: vec![0.0; commands],
             commanded_pressure: vec![true; muscles],
+            lags,
+            reached: vec![0.0; muscles],
+            applied: vec![0.0; commands],
             history,
             capacity,
             augmented: DVector::zeros(augmented),
@@ -305,7 +320,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
     }
 
     /// The commands sent now, in effect until the next call (muscle pressures replaced by
-    /// their measurements once a pressure sensor has reported).
+    /// their measurements once a pressure sensor has reported; until then reached through
+    /// each muscle's lag).
     pub fn set_commands(&mut self, commands: &[f64]) {
         for (k, (slot, value)) in self.input.iter_mut().zip(commands).enumerate() {
             let muscle = k.wrapping_sub(self.first_muscle);
@@ -313,9 +329,24 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
                 *slot = *value;
             }
         }
-        let input = std::mem::take(&mut self.input);
-        self.history.back_mut().expect("never empty").input.copy_from_slice(&input);
-        self.input = input;
+        self.update_applied();
+        let applied = std::mem::take(&mut self.applied);
+        self.history.back_mut().expect("never empty").input.copy_from_slice(&applied);
+        self.applied = applied;
+    }
+
+    /// `applied` from `input`: a commanded pressure as its lag gives it at the middle of the
+    /// step from the newest snapshot (the plant's own rule for a period), a measured one as
+    /// it was measured.
+    fn update_applied(&mut self) {
+        self.applied.copy_from_slice(&self.input);
+        for muscle in 0..self.muscles {
+            if self.commanded_pressure[muscle] {
+                let k = self.first_muscle + muscle;
+                self.applied[k] =
+                    self.lags[muscle].pressure_after(self.input[k], self.reached[muscle], 0.5 * self.step);
+            }
+        }
     }
 
     /// Takes the readings that arrived by `now` (any order), checks every sensor, files
@@ -437,7 +468,15 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         };
         snapshot.time = time;
         snapshot.prior_state.copy_from(&self.next.rows(0, motion));
-        snapshot.input.copy_from_slice(&self.input);
+        // The commanded pressures reached over the step, then what the next step applies.
+        for muscle in 0..self.muscles {
+            if self.commanded_pressure[muscle] {
+                let command = self.input[self.first_muscle + muscle];
+                self.reached[muscle] = self.lags[muscle].pressure_after(command, self.reached[muscle], self.step);
+            }
+        }
+        self.update_applied();
+        snapshot.input.copy_from_slice(&self.applied);
         snapshot.transition.fill_with_identity();
         snapshot.readings.clear();
         self.history.push_back(snapshot);
