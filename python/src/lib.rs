@@ -132,6 +132,12 @@ impl Robot {
     fn contact_points(&self) -> Vec<&'static str> {
         self.inner.contact_point_names()
     }
+    /// The spec's markers' names (tracked points that touch nothing), in the order of the
+    /// marker arrays.
+    #[getter]
+    fn markers(&self) -> Vec<&'static str> {
+        self.inner.marker_names()
+    }
     /// The spec's initial pose.
     #[getter]
     fn initial_position<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
@@ -269,6 +275,20 @@ impl Robot {
         let q = self.q(q)?;
         let mut out = Array3::zeros((self.inner.contacts(), 3, self.inner.dof()));
         self.inner.contact_jacobians(&q, out.as_slice_mut().expect("standard layout"));
+        Ok(out.into_pyarray(py))
+    }
+    /// The markers' world positions, markers x 3.
+    fn marker_positions<'py>(&self, py: Python<'py>, q: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let q = self.q(q)?;
+        let mut out = Array2::zeros((self.inner.marker_names().len(), 3));
+        self.inner.marker_positions(&q, out.as_slice_mut().expect("standard layout"));
+        Ok(out.into_pyarray(py))
+    }
+    /// Every marker's Jacobian d(position)/dq, markers x 3 x N.
+    fn marker_jacobians<'py>(&self, py: Python<'py>, q: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let q = self.q(q)?;
+        let mut out = Array3::zeros((self.inner.marker_names().len(), 3, self.inner.dof()));
+        self.inner.marker_jacobians(&q, out.as_slice_mut().expect("standard layout"));
         Ok(out.into_pyarray(py))
     }
     /// V(q): gravity and elastic energy.

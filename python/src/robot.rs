@@ -25,6 +25,8 @@ pub trait DynamicRobot: Send + Sync {
     fn contacts(&self) -> usize;
     fn coordinates(&self) -> Vec<CoordinateInfo>;
     fn contact_point_names(&self) -> Vec<&'static str>;
+    /// The spec's markers' names (tracked points that touch nothing).
+    fn marker_names(&self) -> Vec<&'static str>;
     fn initial_position(&self) -> Vec<f64>;
     fn param_names(&self) -> &'static [&'static str];
     fn param(&self, index: usize) -> f64;
@@ -53,6 +55,9 @@ pub trait DynamicRobot: Send + Sync {
     fn contact_velocities(&self, q: &[f64], qd: &[f64], out: &mut [f64]);
     /// Every contact point's Jacobian, `contacts x 3 x dof`.
     fn contact_jacobians(&self, q: &[f64], out: &mut [f64]);
+    /// Markers' world positions, `markers x 3`, and Jacobians, `markers x 3 x dof`.
+    fn marker_positions(&self, q: &[f64], out: &mut [f64]);
+    fn marker_jacobians(&self, q: &[f64], out: &mut [f64]);
     fn potential_energy(&self, q: &[f64]) -> f64;
     fn kinetic_energy(&self, q: &[f64], qd: &[f64]) -> f64;
     fn center_of_mass(&self, q: &[f64]) -> [f64; 3];
@@ -105,6 +110,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> DynamicRobot for Robot<R, N
     }
     fn contact_point_names(&self) -> Vec<&'static str> {
         R::CONTACT_POINTS.iter().map(|p| p.name).collect()
+    }
+    fn marker_names(&self) -> Vec<&'static str> {
+        R::MARKERS.iter().map(|p| p.name).collect()
     }
     fn initial_position(&self) -> Vec<f64> {
         R::INITIAL_POSITION.to_vec()
@@ -207,6 +215,22 @@ impl<R: Model<N, C>, const N: usize, const C: usize> DynamicRobot for Robot<R, N
         let mut jacobian = SMatrix::<f64, 3, N>::zeros();
         for (i, block) in out.chunks_exact_mut(3 * N).enumerate() {
             R::contact_jacobian_into(i, &q, &self.params, &k, &mut jacobian);
+            row_major(&jacobian, block);
+        }
+    }
+    fn marker_positions(&self, q: &[f64], out: &mut [f64]) {
+        let q = vector::<N>(q);
+        let k = R::cache(&q, &self.params);
+        for (i, row) in out.chunks_exact_mut(3).enumerate() {
+            row.copy_from_slice(R::marker_position(i, &q, &self.params, &k).as_slice());
+        }
+    }
+    fn marker_jacobians(&self, q: &[f64], out: &mut [f64]) {
+        let q = vector::<N>(q);
+        let k = R::cache(&q, &self.params);
+        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+        for (i, block) in out.chunks_exact_mut(3 * N).enumerate() {
+            R::marker_jacobian_into(i, &q, &self.params, &k, &mut jacobian);
             row_major(&jacobian, block);
         }
     }

@@ -55,6 +55,11 @@ def test_binding_agrees_with_cli_eval(cli, name):
         close(robot.contact_positions(q), [c["position"] for c in contacts], "contact positions")
         close(robot.contact_velocities(q, qd), [c["velocity"] for c in contacts], "contact velocities")
         close(robot.contact_jacobians(q), [c["jacobian"] for c in contacts], "contact Jacobians")
+    markers = reference["markers"]
+    assert robot.markers == [m["name"] for m in markers]
+    if markers:
+        close(robot.marker_positions(q), [m["position"] for m in markers], "marker positions")
+        close(robot.marker_jacobians(q), [m["jacobian"] for m in markers], "marker Jacobians")
     assert [c["name"] for c in robot.coordinates] == [c["name"] for c in reference["coordinates"]]
     # The binding's own eval document is the CLI's.
     assert robot.eval(q, qd)["mass_matrix"] == reference["mass_matrix"]

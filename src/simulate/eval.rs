@@ -152,6 +152,19 @@ impl RobotVisitor for Eval<'_> {
                 "jacobian": matrix(&jacobian),
             }));
         }
+        // Markers: tracked points that touch nothing; their velocity is J qd.
+        let mut markers = Vec::new();
+        for (i, info) in R::MARKERS.iter().enumerate() {
+            let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+            R::marker_jacobian_into(i, &q, &p, &k, &mut jacobian);
+            markers.push(json!({
+                "name": info.name,
+                "body": info.body,
+                "position": vec3(&R::marker_position(i, &q, &p, &k)),
+                "velocity": vec3(&(jacobian * qd)),
+                "jacobian": matrix(&jacobian),
+            }));
+        }
         let coordinates: Vec<Value> = R::COORDINATES
             .iter()
             .enumerate()
@@ -180,6 +193,7 @@ impl RobotVisitor for Eval<'_> {
             "linear_momentum": vec3(&R::linear_momentum(&q, &qd, &p, &k)),
             "angular_momentum": vec3(&R::angular_momentum(&q, &qd, &p, &k)),
             "contact_points": contacts,
+            "markers": markers,
         });
         if self.input.derivatives {
             let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
