@@ -27,7 +27,8 @@ fn coordinate(name: &str) -> usize {
     Robot::COORDINATES.iter().position(|c| c.name == name).unwrap()
 }
 
-fn sensor(name: &str, measures: Measurement, rate_hz: f64, noise: f64, latency: f64, lost: f64) -> Sensor {
+/// A sensor with a 0.1 s timeout and a +-100 range.
+pub(super) fn sensor(name: &str, measures: Measurement, rate_hz: f64, noise: f64, latency: f64, lost: f64) -> Sensor {
     Sensor {
         name: name.into(),
         measures,
@@ -73,17 +74,22 @@ fn params() -> <Robot as Model<N, C>>::Params {
     p
 }
 
-/// The spec's environment (water, no terrain), no servos, the loop's period.
-fn config() -> SimulationConfig {
-    let env = <Robot as Model<N, C>>::ENVIRONMENT;
+/// Robot `R`'s spec environment, no servos, the loop's period.
+pub(super) fn spec_config<R: Model<N, C>, const N: usize, const C: usize>(period: f64) -> SimulationConfig {
+    let env = R::ENVIRONMENT;
     SimulationConfig {
         contact: env.contact_law(),
         terrain: env.terrain,
         gait: None,
         servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
         admittance: None,
-        control_period: PERIOD,
+        control_period: period,
     }
+}
+
+/// The spec's environment (water, no terrain), no servos, the loop's period.
+fn config() -> SimulationConfig {
+    spec_config::<Robot, N, C>(PERIOD)
 }
 
 fn start() -> State<N> {

@@ -5,11 +5,12 @@
 //! the hub, and an IMU's tilt. Started 2 cm and 0.05 rad off, the filter must find the hub
 //! through the limbs' bend; with the IMU alone the offset is never seen and stays.
 
+use super::estimation::{sensor, spec_config};
 use nalgebra::SVector;
 use softgen_generated::Pinniped;
 use softgen_runtime::{
-    ControlInput, CoordinateKind, DeviceValue, EmulatedSensors, EstimatorSettings, JointPd, Measurement, Model,
-    PressureMap, ReadingQueue, Sensor, SimulatedPlant, Simulation, SimulationConfig, State, StateEstimator,
+    ControlInput, CoordinateKind, DeviceValue, EmulatedSensors, EstimatorSettings, Measurement, Model, PressureMap,
+    ReadingQueue, Sensor, SimulatedPlant, Simulation, SimulationConfig, State, StateEstimator,
 };
 use std::sync::Arc;
 
@@ -20,20 +21,6 @@ type Robot = Pinniped;
 const PERIOD: f64 = 0.01;
 /// The filter's start is this far off in x and y (m), and 2.5 times it in yaw (rad).
 const OFFSET: f64 = 0.02;
-
-fn sensor(name: &str, measures: Measurement, rate_hz: f64, noise: f64, latency: f64, lost: f64) -> Sensor {
-    Sensor {
-        name: name.into(),
-        measures,
-        rate_hz,
-        noise,
-        latency,
-        lost,
-        timeout: 0.1,
-        range: [-100.0, 100.0],
-        silent_after: None,
-    }
-}
 
 /// The tracked point `name` among the pinniped's contact points and markers.
 fn point(name: &str) -> usize {
@@ -64,15 +51,7 @@ fn params() -> <Robot as Model<N, C>>::Params {
 
 /// The spec's carpet, no servos, the loop's period.
 fn config() -> SimulationConfig {
-    let env = <Robot as Model<N, C>>::ENVIRONMENT;
-    SimulationConfig {
-        contact: env.contact_law(),
-        terrain: env.terrain,
-        gait: None,
-        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
-        admittance: None,
-        control_period: PERIOD,
-    }
+    spec_config::<Robot, N, C>(PERIOD)
 }
 
 fn start() -> State<N> {
