@@ -750,6 +750,7 @@ impl Placements {
         match (&point.skin, &state.section) {
             (Some(skin), Some(section)) => {
                 let key = (index, skin.xi.to_bits());
+                // Skin points sit on rings: stations along their section, one per distinct xi.
                 if !self.rings.contains_key(&key) {
                     let pieces = pieces.as_ref().ok_or("a soft section without its local pieces")?;
                     let label = format!(
@@ -762,6 +763,9 @@ impl Placements {
                 }
                 let ring = &self.rings[&key];
                 let radius = reader.node(dag, &from_expr(&skin.radius))?;
+                // The ring's y and z axes scaled by the skin radius, pinned: each point around
+                // it is then origin + cos a y + sin a z, six products instead of the radius
+                // times every product.
                 let axes = match self.scaled_axes.get(&(key.0, key.1, radius)) {
                     Some(axes) => *axes,
                     None => {

@@ -1005,12 +1005,9 @@ fn parse_estimator(e: &EstimatorFile) -> Result<(EstimatorSettings, u64, Estimat
     settings.validate()?;
     let contact = EstimatorContact { damping: e.contact_damping, dissipation: e.contact_dissipation };
     // The ranges of the spec's and the command line's values (`physical_ranges`).
-    for (key, value, name) in [
-        ("contact_damping", contact.damping, "contact_damping"),
-        ("contact_dissipation", contact.dissipation, "contact_dissipation"),
-    ] {
+    for (key, value) in [("contact_damping", contact.damping), ("contact_dissipation", contact.dissipation)] {
         if let Some(v) = value {
-            softgen_runtime::physical_ranges::check_field_magnitude(name, v).map_err(|m| format!("{key}: {m}"))?;
+            softgen_runtime::physical_ranges::check_field_magnitude(key, v).map_err(|m| format!("{key}: {m}"))?;
             if !(v >= 0.0) {
                 return Err(format!("{key} must be >= 0, got {v}"));
             }
