@@ -1,14 +1,15 @@
 //! NatNet over UDP: the reader that brings a motion-capture server's rigid bodies and
 //! labelled markers into the
 //! estimator's queue (connect, keep-alives, frames decoded in a thread of their own, each
-//! reading stamped on the loop's clock at its arrival less the latency the frame reports),
+//! reading stamped on the loop's clock at its cameras' mid-exposure, the camera clock put on
+//! the loop's by the least delivery seen: `natnet::CameraClock`),
 //! and the server side the robot emulator streams its markers with.
 //!
 //! One socket, bound to the local data address, sends the connect: the server answers to
 //! it, and a unicast server streams its frames to it as well.
 
 use crate::hardware::config::{NatNetSettings, NatNetTarget};
-use softgen_runtime::natnet::{self, Frame, Layout, Message, ServerInfo};
+use softgen_runtime::natnet::{self, CameraClock, Frame, Layout, Message, ServerInfo};
 use softgen_runtime::{Reading, ReadingQueue};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -21,6 +22,11 @@ pub const CLIENT_VERSION: [u8; 4] = [4, 1, 0, 0];
 
 /// How long the server has to answer the connect.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long (s) the camera clock's offset is taken the least over (one to two of these):
+/// long enough that some frame in it came promptly, short against the clocks' drift
+/// (100 ppm is 0.2 ms over two).
+const CLOCK_WINDOW: f64 = 1.0;
 
 /// How often a unicast subscription is kept alive.
 const KEEP_ALIVE: Duration = Duration::from_secs(1);
@@ -133,6 +139,7 @@ impl NatNetReader {
                     let mut keep_alive = Vec::with_capacity(8);
                     natnet::encode_request(natnet::NAT_KEEPALIVE, CLIENT_VERSION, &mut keep_alive)?;
                     let mut last_keep_alive = Instant::now();
+                    let mut clock = CameraClock::new(frequency, CLOCK_WINDOW);
                     while !stop.load(Ordering::Relaxed) {
                         if settings.multicast.is_none() && last_keep_alive.elapsed() > KEEP_ALIVE {
                             // A lost keep-alive is retried next second; the stream going quiet
@@ -169,12 +176,11 @@ impl NatNetReader {
                             counts.early.fetch_add(1, Ordering::Relaxed);
                             continue;
                         }
-                        let Some(latency) = frame.latency(frequency) else {
+                        let arrived = ((arrival - base).as_nanos() as i64 - start) as f64 * 1e-9;
+                        let Some(stamp) = clock.stamp(&frame, arrived) else {
                             counts.malformed.fetch_add(1, Ordering::Relaxed);
                             continue;
                         };
-                        let arrived = (arrival - base).as_nanos() as i64 - start;
-                        let stamp = arrived as f64 * 1e-9 - latency;
                         take_frame(&frame, &targets, &settings, stamp, &queue, &counts);
                     }
                     Ok(())
@@ -365,7 +371,8 @@ mod tests {
 
     /// A reader and a server on the loopback interface, in both frame layouts: the reader
     /// connects, learns the layout and clock from the answer, and stamps each reading at its
-    /// arrival less the frame's latency, in the robot's world axes.
+    /// cameras' mid-exposure on the loop's clock (for a first frame, its arrival less its
+    /// latency), in the robot's world axes.
     #[test]
     fn a_reader_reads_a_server_on_loopback() {
         for version in [[3, 1, 0, 0], [4, 1, 0, 0]] {

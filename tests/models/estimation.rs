@@ -232,7 +232,8 @@ fn faulty_readings_are_named() {
         (tail(0.03, 0.0), 0.06, "went backwards: t = 0.0300 s after t = 0.0400 s"),
         (Reading { sensor: 0, stamp: 0.05, values: [f64::NAN, 0.0, 0.0] }, 0.06, "non-finite"),
         (tail(0.05, 500.0), 0.06, "outside its range [-100, 100]"),
-        (tail(0.09, 0.0), 0.06, "ahead of the loop's clock"),
+        // Further ahead than the sensor may stay silent (0.1 s): a clock out of step.
+        (tail(0.17, 0.0), 0.06, "stamped t = 0.1700 s, ahead of the loop's clock at 0.0600 s"),
     ];
     for (reading, now, expected) in cases {
         let e = estimator.take(&[reading], now).unwrap_err();
@@ -245,6 +246,29 @@ fn faulty_readings_are_named() {
         e,
         EstimatorFault::Sensor(SensorFault::Silent { sensor: "mocap_tail".into(), since: 0.04, timeout: 0.1 })
     );
+}
+
+/// A loop running late is behind its sensors' clock: a reading stamped after the loop's
+/// time waits until the loop passes it, then counts as it would have on time, bit for bit.
+#[test]
+fn a_reading_ahead_of_a_late_loop_waits_for_it() {
+    let (_, mut late) = one_marker(EstimatorSettings::default());
+    let (_, mut prompt) = one_marker(EstimatorSettings::default());
+    for estimator in [&mut late, &mut prompt] {
+        estimator.take(&[tail(0.0, 0.0)], 0.0).unwrap();
+        estimator.advance_to(0.01).unwrap();
+    }
+    late.take(&[tail(0.015, 0.002)], 0.01).unwrap();
+    assert_eq!(late.stats.updates, 1, "{:?}", late.stats);
+    prompt.take(&[], 0.01).unwrap();
+    for estimator in [&mut late, &mut prompt] {
+        estimator.advance_to(0.02).unwrap();
+    }
+    late.take(&[], 0.02).unwrap();
+    prompt.take(&[tail(0.015, 0.002)], 0.02).unwrap();
+    assert_eq!((late.stats.updates, prompt.stats.updates), (2, 2));
+    assert_eq!(late.estimate().q, prompt.estimate().q);
+    assert!(late.estimate().q[0] > start().q[0] + 1e-4, "the reading moved the estimate");
 }
 
 #[test]

@@ -165,6 +165,10 @@ pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
     applied: Vec<f64>,
     history: VecDeque<Snapshot>,
     capacity: usize,
+    /// Readings stamped after the loop's time when they arrived, and those a call applies
+    /// (new, or waiting until then).
+    waiting: Vec<Reading>,
+    due: Vec<Reading>,
     /// Work space, sized once.
     augmented: DVector<f64>,
     next: DVector<f64>,
@@ -266,6 +270,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             applied: vec![0.0; commands],
             history,
             capacity,
+            waiting: Vec::with_capacity(READINGS_PER_STEP),
+            due: Vec::with_capacity(READINGS_PER_STEP),
             augmented: DVector::zeros(augmented),
             next: DVector::zeros(augmented),
             by_state: DMatrix::zeros(augmented, augmented),
@@ -349,7 +355,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         }
     }
 
-    /// Takes the readings that arrived by `now` (any order), checks every sensor, files
+    /// Takes the readings that arrived by `now` (any order), checks every sensor, keeps
+    /// those stamped after `now` for a later call, files
     /// each under the step of its time stamp, and filters again from the earliest step that
     /// got one: each step's prediction moved by the change of the step before through the
     /// step's Jacobian, its covariance propagated again, then all of its readings applied
@@ -361,9 +368,27 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         // The step a stamp falls in; the reading is applied at its own time within it.
         let index_of =
             |stamp: f64| (((stamp - first_time) / step + 1e-9).floor().max(-1.0) as isize).min(last as isize);
-        let mut from = usize::MAX;
+        // Readings stamped after `now` (the loop running late behind its sensors' clock)
+        // wait until it has passed them; they were checked as they arrived.
+        self.due.clear();
+        let due = &mut self.due;
+        self.waiting.retain(|r| {
+            let waits = r.stamp > now + 1e-9;
+            if !waits {
+                due.push(*r);
+            }
+            waits
+        });
         for reading in readings {
             self.watch.check(reading, now).map_err(EstimatorFault::Sensor)?;
+            if reading.stamp > now + 1e-9 {
+                self.waiting.push(*reading);
+            } else {
+                self.due.push(*reading);
+            }
+        }
+        let mut from = usize::MAX;
+        for reading in &self.due {
             let sensor = &self.watch.sensors()[reading.sensor as usize];
             if let Measurement::Pressure { muscle } = sensor.measures {
                 self.input[self.first_muscle + muscle] = reading.values[0];
@@ -401,7 +426,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             for r in 0..self.history[i].readings.len() {
                 let reading = self.history[i].readings[r];
                 // Only new readings count in the statistics and the outlier streaks.
-                let first = readings.iter().any(|n| n == &reading);
+                let first = self.due.iter().any(|n| n == &reading);
                 self.update(i, &reading, first)?;
             }
             self.change.copy_from(&self.history[i].state);

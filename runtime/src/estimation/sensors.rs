@@ -235,7 +235,8 @@ impl SensorWatch {
         &self.sensors
     }
 
-    /// Checks one reading that arrived by `now`.
+    /// Checks one reading that arrived by the loop's time `now` (its stamp may be ahead of
+    /// `now` by up to the sensor's timeout).
     pub fn check(&mut self, reading: &Reading, now: f64) -> Result<(), SensorFault> {
         let k = reading.sensor as usize;
         let Some(sensor) = self.sensors.get(k) else {
@@ -249,7 +250,10 @@ impl SensorWatch {
         if reading.stamp < self.last_stamp[k] && self.readings[k] > 0 {
             return Err(SensorFault::Backwards { sensor: name(), stamp: reading.stamp, last: self.last_stamp[k] });
         }
-        if reading.stamp > now + 1e-9 {
+        // A loop running late is behind its sensors' clock, and the reading waits for it
+        // (`StateEstimator::take`); one further ahead than the sensor may stay silent is a
+        // clock out of step, not lateness.
+        if reading.stamp > now + sensor.timeout {
             return Err(SensorFault::Ahead { sensor: name(), stamp: reading.stamp, now });
         }
         let [low, high] = sensor.range;
@@ -309,11 +313,13 @@ mod tests {
         assert!(e.to_string().contains("`nose` sent a non-finite value"), "{e}");
         let e = watch.check(&reading(0.06, [0.0, 0.0, 250.0]), 0.07).unwrap_err();
         assert!(e.to_string().contains("read 250 at t = 0.0600 s, outside its range [-100, 100]"), "{e}");
-        let e = watch.check(&reading(0.09, [0.0; 3]), 0.07).unwrap_err();
-        assert!(e.to_string().contains("ahead of the loop's clock"), "{e}");
         watch.check_silence(0.159).unwrap();
         let e = watch.check_silence(0.05 + 0.1 + 0.011).unwrap_err();
         assert!(e.to_string().contains("`nose` silent since t = 0.050 s, past its timeout of 0.1 s"), "{e}");
+        // Ahead of a late loop by up to the timeout waits; further is a fault.
+        let e = watch.check(&reading(0.171 + 0.1001, [0.0; 3]), 0.171).unwrap_err();
+        assert!(e.to_string().contains("stamped t = 0.2711 s, ahead of the loop's clock at 0.1710 s"), "{e}");
+        watch.check(&reading(0.171 + 0.0999, [0.0; 3]), 0.171).unwrap();
     }
 
     #[test]
