@@ -6891,6 +6891,4869 @@ pub fn dynamics_into(
     coriolis_into(q, qd, p, cache, coriolis);
     gravity_into(q, p, cache, gravity);
 }
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations, row i being ID_i: `position` = dID/dq, column j the
+/// tangent of the Newton-Euler pass along q_j (differentiated in the
+/// expression DAG, in one loop per group of coordinates that move
+/// the same bodies), and `velocity` = dID/dqd = 2 C(q, qd) with C
+/// the Christoffel C.
+#[inline]
+#[allow(unused_variables)]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    *position = SMatrix::zeros();
+    let arm_bend_z_rate = p.section_length * qd[1];
+    let t0 = cache.arm_bend_z * cache.arm_bend_z;
+    let arm_bend_y_rate = p.section_length * qd[0];
+    let t1 = arm_bend_z_rate * arm_bend_z_rate;
+    let t2 = cache.arm_bend_y * cache.arm_bend_y;
+    let t3 = cache.arm_bend_y.powi(3);
+    let t4 = arm_bend_y_rate * arm_bend_y_rate;
+    let t5 = cache.arm_bend_y * arm_bend_z_rate * t0 * arm_bend_y_rate
+        + cache.arm_bend_z * t2 * t4 - cache.arm_bend_z * t1 * t2
+        - arm_bend_z_rate * t3 * arm_bend_y_rate;
+    let t6 = cache.arm_bend_z * t4
+        - cache.arm_bend_y * arm_bend_z_rate * arm_bend_y_rate;
+    let t7 = t5 * cache.arm_bend_squared_c4 - 3.0 * t5 * cache.arm_bend_squared_c5
+        - t6 * cache.arm_bend_squared_c3;
+    let t8 = cache.arm_tip_local_subspace1_w_y * qdd[1]
+        + qdd[0] * cache.arm_tip_local_subspace0_w_y + t7;
+    let t9 = cache.arm_bend_z.powi(3);
+    let t10 = arm_bend_z_rate * t9 * arm_bend_y_rate + cache.arm_bend_y * t0 * t4
+        - cache.arm_bend_z * arm_bend_z_rate * t2 * arm_bend_y_rate
+        - cache.arm_bend_y * t1 * t0;
+    let t11 = cache.arm_bend_y * t1
+        - cache.arm_bend_z * arm_bend_z_rate * arm_bend_y_rate;
+    let t12 = t10 * cache.arm_bend_squared_c4 + cache.arm_bend_squared_c3 * t11
+        - 3.0 * cache.arm_bend_squared_c5 * t10;
+    let t13 = t12 + qdd[1] * cache.arm_tip_local_subspace1_w_z
+        + cache.arm_tip_local_subspace0_w_z * qdd[0];
+    let t14 = cache.arm_bend_z * cache.arm_bend_y * t4
+        + arm_bend_z_rate * t0 * arm_bend_y_rate - arm_bend_z_rate * t2 * arm_bend_y_rate
+        - cache.arm_bend_z * cache.arm_bend_y * t1;
+    let t15 = cache.arm_bend_squared_c3 * t14 - 2.0 * t14 * cache.arm_bend_squared_c4;
+    let t16 = cache.arm_tip_local_subspace1_w_x * qdd[1]
+        + cache.arm_tip_local_subspace0_w_x * qdd[0] + t15;
+    let arm_tip_bias_w_x = 0.9164595255079896 * t16 - 0.1748223713144484 * t8
+        - 0.35991537421130565 * t13;
+    let arm_tip_velocity_v_y = cache.arm_tip_subspace1_v_y * qd[1]
+        + cache.arm_tip_subspace0_v_y * qd[0];
+    let arm_tip_velocity_w_y = cache.arm_tip_subspace1_w_y * qd[1]
+        + cache.arm_tip_subspace0_w_y * qd[0];
+    let arm_tip_velocity_w_x = cache.arm_tip_subspace0_w_x * qd[0]
+        + cache.arm_tip_subspace1_w_x * qd[1];
+    let arm_tip_velocity_v_z = cache.arm_tip_subspace1_v_z * qd[1]
+        + cache.arm_tip_subspace0_v_z * qd[0];
+    let wrist_momentum_f_z = p.wrist_mass * arm_tip_velocity_v_z
+        - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y
+            - cache.wrist_inertia_h_y * arm_tip_velocity_w_x);
+    let t17 = p.section_length * cache.arm_bend_squared_c1;
+    let t18 = cache.arm_bend_y * p.section_length;
+    let t19 = cache.arm_bend_squared_c2 * t18;
+    let t20 = 3.0 * cache.arm_bend_z * p.section_length * t1
+        + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * arm_bend_y_rate
+        + cache.arm_bend_z * p.section_length * t4;
+    let t21 = cache.arm_bend_z * p.section_length * t2 * t4 + p.section_length * t1 * t9
+        + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * t0
+            * arm_bend_y_rate;
+    let t22 = cache.arm_bend_z * p.section_length;
+    let t23 = (t18 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t18)
+        * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t22 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t22);
+    let t24 = cache.arm_tip_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_y;
+    let t25 = cache.arm_bend_squared_c2 * p.section_length;
+    let t26 = p.section_length * t2;
+    let t27 = cache.arm_bend_z * cache.arm_bend_y * p.section_length;
+    let t28 = 2.0 * t27 * cache.arm_bend_squared_c4 - t27 * cache.arm_bend_squared_c3;
+    let t29 = (t25 + 2.0 * t26 * cache.arm_bend_squared_c4
+        - t26 * cache.arm_bend_squared_c3) * arm_bend_y_rate + arm_bend_z_rate * t28;
+    let t30 = arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_x
+        + cache.arm_tip_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t31 = cache.arm_tip_local_subspace0_v_z * qdd[0]
+        + cache.arm_tip_local_subspace1_v_z * qdd[1]
+        + (2.0 * t20 * cache.arm_bend_squared_c4 + t21 * cache.arm_bend_squared_c4
+            + 8.0 * t21 * cache.arm_bend_squared_c6 - t20 * cache.arm_bend_squared_c3
+            - 5.0 * t21 * cache.arm_bend_squared_c5) - (t19 * t15 - t17 * t7)
+        - (t29 * t30 - t23 * t24);
+    let arm_tip_bias_w_z = 0.3894183423086505 * t16 + 0.1829865712999871 * t8
+        + 0.90270109637546 * t13;
+    let t32 = cache.arm_bend_squared_c2 * t22;
+    let t33 = p.section_length * t1 + p.section_length * t4;
+    let t34 = 2.0 * cache.arm_bend_z * cache.arm_bend_y * arm_bend_z_rate
+        * p.section_length * arm_bend_y_rate + p.section_length * t1 * t0
+        + p.section_length * t2 * t4;
+    let t35 = p.section_length * t0;
+    let t36 = t28 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t25 + 2.0 * t35 * cache.arm_bend_squared_c4
+                - t35 * cache.arm_bend_squared_c3);
+    let t37 = cache.arm_tip_local_bend_y_column_w_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_tip_local_bend_z_column_w_z;
+    let t38 = qdd[0] * cache.arm_tip_local_subspace0_v_x
+        + (t33 * cache.arm_bend_squared_c3 + 3.0 * t34 * cache.arm_bend_squared_c5
+            + t34 * cache.arm_bend_squared_c3 - cache.arm_bend_squared_c2 * t33
+            - 3.0 * t34 * cache.arm_bend_squared_c4)
+        + cache.arm_tip_local_subspace1_v_x * qdd[1] - (t32 * t7 - t19 * t12)
+        - (t36 * t24 - t29 * t37);
+    let t39 = p.section_length * t3 * t4
+        + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length * t2
+            * arm_bend_y_rate + cache.arm_bend_y * p.section_length * t1 * t0;
+    let t40 = cache.arm_bend_y * p.section_length * t4
+        + 0.6666666666666666 * cache.arm_bend_z * arm_bend_z_rate * p.section_length
+            * arm_bend_y_rate
+        + 0.3333333333333333 * cache.arm_bend_y * p.section_length * t1;
+    let t41 = cache.arm_tip_local_subspace0_v_y * qdd[0]
+        + cache.arm_tip_local_subspace1_v_y * qdd[1]
+        + (t39 * cache.arm_bend_squared_c4 + 8.0 * cache.arm_bend_squared_c6 * t39
+            + 6.0 * t40 * cache.arm_bend_squared_c4
+            - 3.0 * t40 * cache.arm_bend_squared_c3
+            - 5.0 * cache.arm_bend_squared_c5 * t39) - (t17 * t12 - t32 * t15)
+        - (t23 * t37 - t30 * t36);
+    let arm_tip_bias_v_y = 0.01 * arm_tip_bias_w_x + 0.09195266597143173 * t38
+        + 0.96744666685656 * t41 - 0.2357788243436599 * t31 - 0.02 * arm_tip_bias_w_z;
+    let arm_tip_bias_w_y = 0.09195266597143173 * t16 + 0.96744666685656 * t8
+        - 0.2357788243436599 * t13;
+    let arm_tip_velocity_w_z = cache.arm_tip_subspace1_w_z * qd[1]
+        + cache.arm_tip_subspace0_w_z * qd[0];
+    let wrist_momentum_f_y = arm_tip_velocity_v_y * p.wrist_mass
+        - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.wrist_inertia_h_x);
+    let arm_tip_velocity_v_x = cache.arm_tip_subspace0_v_x * qd[0]
+        + cache.arm_tip_subspace1_v_x * qd[1];
+    let wrist_momentum_n_y = cache.wrist_inertia_i_01 * arm_tip_velocity_w_x
+        + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_h_z * arm_tip_velocity_v_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_12
+        - arm_tip_velocity_v_z * cache.wrist_inertia_h_x;
+    let arm_tip_bias_v_z = 0.02 * arm_tip_bias_w_y + 0.3894183423086505 * t38
+        + 0.1829865712999871 * t41 + 0.90270109637546 * t31;
+    let wrist_momentum_n_z = arm_tip_velocity_v_y * cache.wrist_inertia_h_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_22
+        + arm_tip_velocity_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x
+        - cache.wrist_inertia_h_y * arm_tip_velocity_v_x;
+    let t42 = arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_velocity_w_y);
+    let t43 = arm_tip_velocity_v_z
+        - (cache.flap_position_x * arm_tip_velocity_w_y
+            - cache.flap_position_y * arm_tip_velocity_w_x);
+    let t44 = arm_tip_velocity_v_y
+        - (cache.flap_position_z * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_z * cache.flap_position_x);
+    let flap_base_velocity_v_x = cache.flap_rotation_00 * t42
+        + t43 * cache.flap_rotation_20 + t44 * cache.flap_rotation_10;
+    let flap_bend_y_rate = p.flap_length * qd[2];
+    let t45 = flap_bend_y_rate * flap_bend_y_rate;
+    let t46 = cache.flap_bend_y.powi(3) * p.flap_length * t45;
+    let t47 = p.flap_length * t45 * cache.flap_bend_y;
+    let t48 = p.flap_length * cache.flap_bend_y;
+    let flap_base_velocity_w_z = arm_tip_velocity_w_z * cache.flap_rotation_22
+        + cache.flap_rotation_02 * arm_tip_velocity_w_x
+        + cache.flap_rotation_12 * arm_tip_velocity_w_y;
+    let t49 = arm_tip_bias_v_y
+        - (cache.flap_position_z * arm_tip_bias_w_x
+            - cache.flap_position_x * arm_tip_bias_w_z);
+    let arm_tip_bias_v_x = 0.9164595255079896 * t38 - 0.35991537421130565 * t31
+        - 0.1748223713144484 * t41 - 0.01 * arm_tip_bias_w_y;
+    let t50 = arm_tip_bias_v_x
+        - (arm_tip_bias_w_z * cache.flap_position_y
+            - cache.flap_position_z * arm_tip_bias_w_y);
+    let t51 = arm_tip_bias_v_z
+        - (cache.flap_position_x * arm_tip_bias_w_y
+            - cache.flap_position_y * arm_tip_bias_w_x);
+    let flap_base_bias_v_y = t49 * cache.flap_rotation_11 + t50 * cache.flap_rotation_01
+        + cache.flap_rotation_21 * t51;
+    let flap_slice2_local_subspace0_v_y = cache.flap_slice2_local_bend_y_column_v_y
+        * p.flap_length;
+    let t52 = (0.4879979508110674 * t46 * cache.flap_slice2_bend_c4
+        + 3.7190320061795608 * t47 * cache.flap_slice2_bend_c4
+        + 3.903983606488539 * cache.flap_slice2_bend_c6 * t46
+        - 2.439989754055337 * cache.flap_slice2_bend_c5 * t46
+        - 1.8595160030897804 * t47 * cache.flap_slice2_bend_c3)
+        + flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x
+            * flap_base_velocity_w_z + flap_base_bias_v_y
+        + qdd[2] * flap_slice2_local_subspace0_v_y
+        - 0.8872983346207417 * flap_base_velocity_v_x * flap_bend_y_rate
+        - 0.8872983346207417
+            * (0.6985685011586675 * cache.flap_slice2_bend_c3 * t48
+                - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t48)
+            * flap_bend_y_rate * flap_bend_y_rate;
+    let t53 = t52 * cache.flap_slice0_mass;
+    let flap_slice0_local_subspace0_w_z = 0.1127016653792583 * p.flap_length;
+    let flap_base_bias_w_z = cache.flap_rotation_12 * arm_tip_bias_w_y
+        + arm_tip_bias_w_z * cache.flap_rotation_22
+        + arm_tip_bias_w_x * cache.flap_rotation_02;
+    let t54 = qdd[2] * flap_slice0_local_subspace0_w_z + flap_base_bias_w_z;
+    let t55 = cache.flap_slice0_local_inertia_h_x * t54;
+    let flap_slice0_local_subspace0_v_y = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_y;
+    let t56 = qdd[2] * flap_slice0_local_subspace0_v_y + flap_base_bias_v_y
+        + (0.0009679938204398945 * cache.flap_slice0_bend_c4 * t47
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t46
+            + 0.000016393511461889856 * t46 * cache.flap_slice0_bend_c6
+            - 0.00001024594466368116 * t46 * cache.flap_slice0_bend_c5
+            - 0.00048399691021994726 * t47 * cache.flap_slice0_bend_c3)
+        + flap_bend_y_rate * flap_base_velocity_w_z
+            * cache.flap_slice0_local_bend_y_column_v_x
+        - 0.1127016653792583
+            * (0.0014314988413324798 * cache.flap_slice0_bend_c3 * t48
+                - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t48)
+            * flap_bend_y_rate * flap_bend_y_rate
+        - 0.1127016653792583 * flap_base_velocity_v_x * flap_bend_y_rate;
+    let t57 = t56 * cache.flap_slice0_mass;
+    let t58 = flap_base_velocity_w_z + 0.8872983346207417 * flap_bend_y_rate;
+    let t59 = flap_base_velocity_v_x
+        + flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x;
+    let flap_slice2_local_momentum_f_x = t59 * cache.flap_slice0_mass
+        - cache.flap_slice2_local_inertia_h_y * t58;
+    let t60 = flap_slice2_local_momentum_f_x * t58;
+    let t61 = 0.5 * flap_bend_y_rate + flap_base_velocity_w_z;
+    let t62 = cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+        + flap_base_velocity_v_x;
+    let flap_slice1_local_momentum_f_x = cache.flap_slice1_mass * t62
+        - t61 * cache.flap_slice1_local_inertia_h_y;
+    let t63 = t61 * flap_slice1_local_momentum_f_x;
+    let flap_base_velocity_w_x = cache.flap_rotation_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.flap_rotation_20
+        + cache.flap_rotation_10 * arm_tip_velocity_w_y;
+    let flap_base_velocity_w_y = cache.flap_rotation_01 * arm_tip_velocity_w_x
+        + cache.flap_rotation_11 * arm_tip_velocity_w_y
+        + arm_tip_velocity_w_z * cache.flap_rotation_21;
+    let flap_base_velocity_v_z = t44 * cache.flap_rotation_12
+        + t43 * cache.flap_rotation_22 + cache.flap_rotation_02 * t42;
+    let flap_slice1_local_momentum_f_z = cache.flap_slice1_mass * flap_base_velocity_v_z
+        - (flap_base_velocity_w_y * cache.flap_slice1_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice1_local_inertia_h_y);
+    let t64 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z);
+    let flap_slice2_local_subspace0_w_z = 0.8872983346207417 * p.flap_length;
+    let t65 = qdd[2] * flap_slice2_local_subspace0_w_z + flap_base_bias_w_z;
+    let t66 = t65 * cache.flap_slice2_local_inertia_h_x;
+    let t67 = qdd[2] * cache.flap_slice1_local_subspace0_v_y + flap_base_bias_v_y
+        + (0.375 * t47 * cache.flap_slice1_bend_c4
+            + 0.125 * t46 * cache.flap_slice1_bend_c6
+            + 0.015625 * cache.flap_slice1_bend_c4 * t46
+            - 0.078125 * t46 * cache.flap_slice1_bend_c5
+            - 0.1875 * t47 * cache.flap_slice1_bend_c3)
+        + cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+            * flap_base_velocity_w_z
+        - 0.5 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.125 * cache.flap_slice1_bend_c3 * t48
+                - 0.125 * cache.flap_slice1_bend_c2 * t48)
+        - 0.5 * flap_base_velocity_v_x * flap_bend_y_rate;
+    let t68 = cache.flap_slice1_mass * t67;
+    let t69 = flap_base_velocity_v_z * cache.flap_slice0_mass;
+    let flap_slice2_local_momentum_f_z = t69
+        - (flap_base_velocity_w_y * cache.flap_slice2_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice2_local_inertia_h_y);
+    let t70 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z);
+    let t71 = 0.1127016653792583 * flap_bend_y_rate + flap_base_velocity_w_z;
+    let t72 = flap_base_velocity_v_x
+        + flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_x;
+    let flap_slice0_local_momentum_f_x = t72 * cache.flap_slice0_mass
+        - cache.flap_slice0_local_inertia_h_y * t71;
+    let t73 = flap_slice0_local_momentum_f_x * t71;
+    let flap_slice0_local_momentum_f_z = t69
+        - (flap_base_velocity_w_y * cache.flap_slice0_local_inertia_h_x
+            - flap_base_velocity_w_x * cache.flap_slice0_local_inertia_h_y);
+    let t74 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z);
+    let t75 = flap_base_bias_w_z + qdd[2] * cache.flap_slice1_local_subspace0_w_z;
+    let t76 = t75 * cache.flap_slice1_local_inertia_h_x;
+    let t77 = t53 + t55 + t57 + t60 + t63 + t64 + t66 + t68 + t70 + t73 + t74 + t76;
+    let flap_base_bias_w_y = cache.flap_rotation_11 * arm_tip_bias_w_y
+        + arm_tip_bias_w_x * cache.flap_rotation_01
+        + cache.flap_rotation_21 * arm_tip_bias_w_z;
+    let t78 = flap_base_bias_w_y
+        - 0.8872983346207417 * flap_base_velocity_w_x * flap_bend_y_rate;
+    let flap_base_bias_w_x = cache.flap_rotation_10 * arm_tip_bias_w_y
+        + arm_tip_bias_w_x * cache.flap_rotation_00
+        + arm_tip_bias_w_z * cache.flap_rotation_20;
+    let t79 = 0.8872983346207417 * flap_base_velocity_w_y * flap_bend_y_rate
+        + flap_base_bias_w_x;
+    let flap_base_velocity_v_y = t43 * cache.flap_rotation_21
+        + cache.flap_rotation_01 * t42 + t44 * cache.flap_rotation_11;
+    let t80 = flap_base_velocity_v_y
+        + flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_y;
+    let flap_slice0_local_momentum_f_y = t80 * cache.flap_slice0_mass
+        + cache.flap_slice0_local_inertia_h_x * t71;
+    let t81 = flap_base_velocity_v_y
+        + cache.flap_slice2_local_bend_y_column_v_y * flap_bend_y_rate;
+    let flap_slice2_local_momentum_f_y = t58 * cache.flap_slice2_local_inertia_h_x
+        + t81 * cache.flap_slice0_mass;
+    let t82 = flap_base_bias_w_y
+        - 0.1127016653792583 * flap_base_velocity_w_x * flap_bend_y_rate;
+    let t83 = 0.1127016653792583 * flap_base_velocity_w_y * flap_bend_y_rate
+        + flap_base_bias_w_x;
+    let flap_base_bias_v_z = t50 * cache.flap_rotation_02 + t49 * cache.flap_rotation_12
+        + t51 * cache.flap_rotation_22;
+    let t84 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_y
+        - flap_base_velocity_w_y * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_x;
+    let t85 = flap_base_velocity_v_y
+        + flap_bend_y_rate * cache.flap_slice1_local_bend_y_column_v_y;
+    let flap_slice1_local_momentum_f_y = t61 * cache.flap_slice1_local_inertia_h_x
+        + cache.flap_slice1_mass * t85;
+    let t86 = 0.5 * flap_base_velocity_w_y * flap_bend_y_rate + flap_base_bias_w_x;
+    let t87 = flap_base_bias_w_y - 0.5 * flap_base_velocity_w_x * flap_bend_y_rate;
+    let t88 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * cache.flap_slice2_local_bend_y_column_v_y
+            * flap_bend_y_rate
+        - flap_base_velocity_w_y * flap_bend_y_rate
+            * cache.flap_slice2_local_bend_y_column_v_x;
+    let t89 = flap_base_bias_v_z
+        + flap_base_velocity_w_x * flap_bend_y_rate
+            * cache.flap_slice1_local_bend_y_column_v_y
+        - flap_base_velocity_w_y * cache.flap_slice1_local_bend_y_column_v_x
+            * flap_bend_y_rate;
+    let t90 = flap_base_velocity_w_x * flap_slice0_local_momentum_f_y
+        + flap_slice2_local_momentum_f_y * flap_base_velocity_w_x
+        + t84 * cache.flap_slice0_mass
+        + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y
+        + t88 * cache.flap_slice0_mass + cache.flap_slice1_mass * t89
+        - (cache.flap_slice2_local_inertia_h_x * t78
+            - cache.flap_slice2_local_inertia_h_y * t79)
+        - flap_slice2_local_momentum_f_x * flap_base_velocity_w_y
+        - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x
+        - (cache.flap_slice0_local_inertia_h_x * t82
+            - t83 * cache.flap_slice0_local_inertia_h_y)
+        - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x
+        - (cache.flap_slice1_local_inertia_h_x * t87
+            - t86 * cache.flap_slice1_local_inertia_h_y);
+    let flap_base_bias_v_x = t51 * cache.flap_rotation_20 + cache.flap_rotation_10 * t49
+        + t50 * cache.flap_rotation_00;
+    let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
+    let t91 = flap_bend_squared * p.flap_length * t45;
+    let t92 = p.flap_length * t45;
+    let t93 = flap_bend_squared * p.flap_length;
+    let flap_slice2_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice2_local_bend_y_column_v_x;
+    let t94 = flap_base_bias_v_x
+        + (0.5499818175807267 * cache.flap_slice2_bend_c3 * t91
+            + 0.6985685011586675 * cache.flap_slice2_bend_c3 * t92
+            + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t91
+            - 1.6499454527421802 * t91 * cache.flap_slice2_bend_c4
+            - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t92)
+        + 0.8872983346207417 * flap_base_velocity_v_y * flap_bend_y_rate
+        + 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate
+            * (1.239677335393187 * cache.flap_slice2_bend_c4 * t93
+                + 0.7872983346207417 * cache.flap_slice2_bend_c2 * p.flap_length
+                - 0.6198386676965935 * cache.flap_slice2_bend_c3 * t93)
+        + qdd[2] * flap_slice2_local_subspace0_v_x
+        - cache.flap_slice2_local_bend_y_column_v_y * flap_bend_y_rate
+            * flap_base_velocity_w_z;
+    let t95 = t94 * cache.flap_slice0_mass;
+    let t96 = -(cache.flap_slice2_local_inertia_h_y * t65);
+    let t97 = -(cache.flap_slice0_local_inertia_h_y * t54);
+    let t98 = 0.5
+        * (0.25 * p.flap_length * cache.flap_slice1_bend_c2
+            + 0.125 * cache.flap_slice1_bend_c4 * t93
+            - 0.0625 * cache.flap_slice1_bend_c3 * t93) * flap_bend_y_rate
+        * flap_bend_y_rate + 0.5 * flap_base_velocity_v_y * flap_bend_y_rate
+        + (0.09375 * t91 * cache.flap_slice1_bend_c5
+            + 0.125 * cache.flap_slice1_bend_c3 * t92
+            + 0.03125 * t91 * cache.flap_slice1_bend_c3
+            - 0.125 * t92 * cache.flap_slice1_bend_c2
+            - 0.09375 * cache.flap_slice1_bend_c4 * t91)
+        + qdd[2] * cache.flap_slice1_local_subspace0_v_x + flap_base_bias_v_x
+        - flap_bend_y_rate * flap_base_velocity_w_z
+            * cache.flap_slice1_local_bend_y_column_v_y;
+    let t99 = cache.flap_slice1_mass * t98;
+    let t100 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z;
+    let t101 = -(t75 * cache.flap_slice1_local_inertia_h_y);
+    let t102 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z;
+    let t103 = -(flap_slice2_local_momentum_f_y * t58);
+    let flap_slice0_local_subspace0_v_x = p.flap_length
+        * cache.flap_slice0_local_bend_y_column_v_x;
+    let t104 = (0.00001818241927340114 * t91 * cache.flap_slice0_bend_c3
+        + 0.000054547257820203424 * t91 * cache.flap_slice0_bend_c5
+        + 0.0014314988413324798 * t92 * cache.flap_slice0_bend_c3
+        - 0.0014314988413324798 * cache.flap_slice0_bend_c2 * t92
+        - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t91)
+        + 0.1127016653792583 * flap_base_velocity_v_y * flap_bend_y_rate
+        + flap_base_bias_v_x + qdd[2] * flap_slice0_local_subspace0_v_x
+        + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate
+            * (0.012701665379258308 * p.flap_length * cache.flap_slice0_bend_c2
+                + 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t93
+                - 0.0001613323034066491 * cache.flap_slice0_bend_c3 * t93)
+        - flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_y
+            * flap_base_velocity_w_z;
+    let t105 = t104 * cache.flap_slice0_mass;
+    let t106 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z;
+    let t107 = -(flap_slice0_local_momentum_f_y * t71);
+    let t108 = -(t61 * flap_slice1_local_momentum_f_y);
+    let t109 = t95 + t96 + t97 + t99 + t100 + t101 + t102 + t103 + t105 + t106 + t107
+        + t108;
+    let flap_composite_force_f_z = cache.flap_rotation_21 * t77
+        + t90 * cache.flap_rotation_22 + cache.flap_rotation_20 * t109;
+    let flap_composite_force_f_y = t90 * cache.flap_rotation_12
+        + cache.flap_rotation_10 * t109 + cache.flap_rotation_11 * t77;
+    let t110 = 1.0
+        - 0.012701665379258308 * flap_bend_squared * cache.flap_slice0_bend_c2;
+    let t111 = p.flap_disc_radius * p.flap_disc_radius;
+    let t112 = 0.5 * t111 * cache.flap_slice0_mass
+        - cache.flap_slice0_local_inertia_com_22;
+    let t113 = 0.1127016653792583 * cache.flap_bend_y * cache.flap_slice0_bend_c1;
+    let flap_slice0_local_inertia_com_01 = t110 * t112 * t113;
+    let flap_slice0_local_inertia_i_01 = flap_slice0_local_inertia_com_01
+        - cache.flap_slice0_local_com_y * cache.flap_slice0_local_com_x
+            * cache.flap_slice0_mass;
+    let flap_slice0_local_inertia_com_11 = t112 * t113 * t113
+        + cache.flap_slice0_local_inertia_com_22;
+    let t114 = cache.flap_slice0_local_com_y * cache.flap_slice0_local_com_y;
+    let t115 = cache.flap_slice0_local_com_x * cache.flap_slice0_local_com_x;
+    let flap_slice0_local_inertia_i_11 = flap_slice0_local_inertia_com_11
+        + (t114 + t115 - cache.flap_slice0_local_com_y * cache.flap_slice0_local_com_y)
+            * cache.flap_slice0_mass;
+    let flap_slice0_local_momentum_n_y = flap_base_velocity_w_x
+        * flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_y * flap_slice0_local_inertia_i_11
+        - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z;
+    let flap_slice1_local_momentum_n_z = cache.flap_slice1_local_inertia_h_x * t85
+        + t61 * cache.flap_slice1_local_inertia_i_22
+        - t62 * cache.flap_slice1_local_inertia_h_y;
+    let flap_slice0_local_inertia_com_00 = t110 * t110 * t112
+        + cache.flap_slice0_local_inertia_com_22;
+    let flap_slice0_local_inertia_i_00 = (t114 + t115
+        - cache.flap_slice0_local_com_x * cache.flap_slice0_local_com_x)
+        * cache.flap_slice0_mass + flap_slice0_local_inertia_com_00;
+    let flap_slice2_local_momentum_n_z = t81 * cache.flap_slice2_local_inertia_h_x
+        + cache.flap_slice2_local_inertia_i_22 * t58
+        - t59 * cache.flap_slice2_local_inertia_h_y;
+    let flap_slice2_local_momentum_n_y = flap_base_velocity_w_y
+        * cache.flap_slice2_local_inertia_i_11
+        + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_x
+        - flap_base_velocity_v_z * cache.flap_slice2_local_inertia_h_x;
+    let t116 = cache.flap_slice1_local_com_y * cache.flap_slice1_local_com_y;
+    let t117 = cache.flap_slice1_local_com_x * cache.flap_slice1_local_com_x;
+    let t118 = 0.5 * cache.flap_slice1_mass * t111
+        - cache.flap_slice1_local_inertia_com_22;
+    let t119 = 1.0 - 0.25 * flap_bend_squared * cache.flap_slice1_bend_c2;
+    let flap_slice1_local_inertia_com_00 = cache.flap_slice1_local_inertia_com_22
+        + t118 * t119 * t119;
+    let flap_slice1_local_inertia_i_00 = cache.flap_slice1_mass
+        * (t116 + t117 - cache.flap_slice1_local_com_x * cache.flap_slice1_local_com_x)
+        + flap_slice1_local_inertia_com_00;
+    let t120 = 0.5 * cache.flap_slice1_bend_c1 * cache.flap_bend_y;
+    let flap_slice1_local_inertia_com_01 = t118 * t120 * t119;
+    let flap_slice1_local_inertia_i_01 = flap_slice1_local_inertia_com_01
+        - cache.flap_slice1_mass * cache.flap_slice1_local_com_x
+            * cache.flap_slice1_local_com_y;
+    let flap_slice1_local_inertia_com_11 = cache.flap_slice1_local_inertia_com_22
+        + t118 * t120 * t120;
+    let flap_slice1_local_inertia_i_11 = cache.flap_slice1_mass
+        * (t116 + t117 - cache.flap_slice1_local_com_y * cache.flap_slice1_local_com_y)
+        + flap_slice1_local_inertia_com_11;
+    let flap_slice1_local_momentum_n_y = flap_base_velocity_w_x
+        * flap_slice1_local_inertia_i_01
+        + flap_base_velocity_w_y * flap_slice1_local_inertia_i_11
+        - cache.flap_slice1_local_inertia_h_x * flap_base_velocity_v_z;
+    let flap_slice0_local_momentum_n_z = cache.flap_slice0_local_inertia_i_22 * t71
+        + cache.flap_slice0_local_inertia_h_x * t80
+        - t72 * cache.flap_slice0_local_inertia_h_y;
+    let t121 = cache.flap_slice1_local_inertia_h_y * t89
+        + flap_slice0_local_momentum_f_z * t80 + flap_slice1_local_momentum_f_z * t85
+        + t88 * cache.flap_slice2_local_inertia_h_y
+        + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z
+        + cache.flap_slice2_local_inertia_i_01 * t78
+        + flap_slice0_local_inertia_i_00 * t83
+        + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z
+        + flap_slice0_local_inertia_i_01 * t82
+        + t84 * cache.flap_slice0_local_inertia_h_y
+        + t86 * flap_slice1_local_inertia_i_00 + flap_slice1_local_inertia_i_01 * t87
+        + t81 * flap_slice2_local_momentum_f_z
+        + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z
+        + cache.flap_slice2_local_inertia_i_00 * t79
+        - flap_slice0_local_momentum_n_y * t71
+        - flap_slice2_local_momentum_f_y * flap_base_velocity_v_z
+        - flap_slice2_local_momentum_n_y * t58
+        - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y
+        - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z
+        - flap_slice1_local_momentum_n_y * t61;
+    let flap_slice2_local_momentum_n_x = cache.flap_slice2_local_inertia_i_01
+        * flap_base_velocity_w_y
+        + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x
+        + cache.flap_slice2_local_inertia_h_y * flap_base_velocity_v_z;
+    let flap_slice1_local_momentum_n_x = flap_base_velocity_w_x
+        * flap_slice1_local_inertia_i_00
+        + flap_base_velocity_v_z * cache.flap_slice1_local_inertia_h_y
+        + flap_base_velocity_w_y * flap_slice1_local_inertia_i_01;
+    let flap_slice0_local_momentum_n_x = cache.flap_slice0_local_inertia_h_y
+        * flap_base_velocity_v_z
+        + flap_base_velocity_w_y * flap_slice0_local_inertia_i_01
+        + flap_base_velocity_w_x * flap_slice0_local_inertia_i_00;
+    let t122 = cache.flap_slice0_local_inertia_h_x * t56
+        + cache.flap_slice0_local_inertia_i_22 * t54
+        + t75 * cache.flap_slice1_local_inertia_i_22
+        + flap_base_velocity_w_x * flap_slice2_local_momentum_n_y
+        + t67 * cache.flap_slice1_local_inertia_h_x
+        + t52 * cache.flap_slice2_local_inertia_h_x
+        + t62 * flap_slice1_local_momentum_f_y
+        + flap_slice0_local_momentum_n_y * flap_base_velocity_w_x
+        + flap_slice2_local_momentum_f_y * t59
+        + t65 * cache.flap_slice2_local_inertia_i_22
+        + t72 * flap_slice0_local_momentum_f_y
+        + flap_slice1_local_momentum_n_y * flap_base_velocity_w_x
+        - flap_base_velocity_w_y * flap_slice2_local_momentum_n_x
+        - cache.flap_slice1_local_inertia_h_y * t98
+        - flap_base_velocity_w_y * flap_slice1_local_momentum_n_x
+        - flap_base_velocity_w_y * flap_slice0_local_momentum_n_x
+        - t85 * flap_slice1_local_momentum_f_x
+        - cache.flap_slice2_local_inertia_h_y * t94
+        - flap_slice2_local_momentum_f_x * t81 - t80 * flap_slice0_local_momentum_f_x
+        - cache.flap_slice0_local_inertia_h_y * t104;
+    let t123 = flap_slice2_local_momentum_f_x * flap_base_velocity_v_z
+        + flap_slice0_local_inertia_i_01 * t83 + flap_slice1_local_momentum_n_x * t61
+        + t71 * flap_slice0_local_momentum_n_x + t86 * flap_slice1_local_inertia_i_01
+        + cache.flap_slice2_local_inertia_i_11 * t78
+        + flap_slice1_local_inertia_i_11 * t87 + flap_slice0_local_inertia_i_11 * t82
+        + flap_base_velocity_v_z * flap_slice1_local_momentum_f_x
+        + cache.flap_slice2_local_inertia_i_01 * t79
+        + t58 * flap_slice2_local_momentum_n_x
+        + flap_base_velocity_v_z * flap_slice0_local_momentum_f_x
+        - flap_slice0_local_momentum_f_z * t72
+        - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z
+        - t84 * cache.flap_slice0_local_inertia_h_x
+        - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z
+        - t59 * flap_slice2_local_momentum_f_z - t62 * flap_slice1_local_momentum_f_z
+        - t88 * cache.flap_slice2_local_inertia_h_x
+        - flap_base_velocity_w_x * flap_slice1_local_momentum_n_z
+        - cache.flap_slice1_local_inertia_h_x * t89;
+    let flap_composite_force_n_x = cache.flap_position_y * flap_composite_force_f_z
+        + cache.flap_rotation_00 * t121 + t122 * cache.flap_rotation_02
+        + cache.flap_rotation_01 * t123
+        - cache.flap_position_z * flap_composite_force_f_y;
+    let wrist_composite_force_n_x = arm_tip_bias_w_x * cache.wrist_inertia_i_00
+        + arm_tip_velocity_v_y * wrist_momentum_f_z
+        + cache.wrist_inertia_i_01 * arm_tip_bias_w_y
+        + arm_tip_bias_v_z * cache.wrist_inertia_h_y
+        + wrist_momentum_n_z * arm_tip_velocity_w_y
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_02 + flap_composite_force_n_x
+        - cache.wrist_inertia_h_z * arm_tip_bias_v_y
+        - arm_tip_velocity_v_z * wrist_momentum_f_y
+        - arm_tip_velocity_w_z * wrist_momentum_n_y;
+    let t124 = 1.5 * cache.arm_bend_squared_c5 - 0.5 * cache.arm_bend_squared_c4;
+    let t125 = cache.arm_bend_squared_c4 - 0.5 * cache.arm_bend_squared_c3;
+    let t126 = cache.arm_bend_z * cache.arm_bend_y;
+    let t127 = 0.5 * cache.arm_bend_squared_c3 - 0.5 * cache.arm_bend_squared_c2;
+    let t128 = 2.0 * cache.arm_bend_squared_c6 - 0.5 * cache.arm_bend_squared_c5;
+    let wrist_momentum_f_x = p.wrist_mass * arm_tip_velocity_v_x
+        - (arm_tip_velocity_w_z * cache.wrist_inertia_h_y
+            - cache.wrist_inertia_h_z * arm_tip_velocity_w_y);
+    let wrist_composite_force_f_z = arm_tip_bias_v_z * p.wrist_mass
+        + flap_composite_force_f_z + wrist_momentum_f_y * arm_tip_velocity_w_x
+        - wrist_momentum_f_x * arm_tip_velocity_w_y
+        - (cache.wrist_inertia_h_x * arm_tip_bias_w_y
+            - arm_tip_bias_w_x * cache.wrist_inertia_h_y);
+    let arm_bend_squared = t0 + t2;
+    let t129 = softgen_runtime::stumpff(arm_bend_squared)[7];
+    let t130 = 2.5 * t129 - 0.5 * cache.arm_bend_squared_c6;
+    let t131 = 3.0 * softgen_runtime::stumpff(arm_bend_squared)[8] - 0.5 * t129;
+    let t132 = cache.arm_tip_rotation_02 * p.wrist_inertia_xz
+        + p.wrist_inertia_xx * cache.arm_tip_rotation_00
+        + p.wrist_inertia_xy * cache.arm_tip_rotation_01;
+    let t133 = cache.arm_tip_rotation_00 * p.wrist_inertia_xy
+        + cache.arm_tip_rotation_02 * p.wrist_inertia_yz
+        + p.wrist_inertia_yy * cache.arm_tip_rotation_01;
+    let t134 = cache.arm_tip_rotation_00 * p.wrist_inertia_xz
+        + cache.arm_tip_rotation_02 * p.wrist_inertia_zz
+        + cache.arm_tip_rotation_01 * p.wrist_inertia_yz;
+    let flap_composite_force_f_x = t90 * cache.flap_rotation_02
+        + cache.flap_rotation_01 * t77 + cache.flap_rotation_00 * t109;
+    let t135 = p.wrist_inertia_xy * cache.arm_tip_rotation_11
+        + cache.arm_tip_rotation_12 * p.wrist_inertia_xz
+        + cache.arm_tip_rotation_10 * p.wrist_inertia_xx;
+    let t136 = cache.arm_tip_rotation_11 * p.wrist_inertia_yz
+        + cache.arm_tip_rotation_10 * p.wrist_inertia_xz
+        + cache.arm_tip_rotation_12 * p.wrist_inertia_zz;
+    let t137 = cache.arm_tip_rotation_10 * p.wrist_inertia_xy
+        + p.wrist_inertia_yy * cache.arm_tip_rotation_11
+        + cache.arm_tip_rotation_12 * p.wrist_inertia_yz;
+    let t138 = cache.arm_tip_rotation_22 * p.wrist_inertia_yz
+        + cache.arm_tip_rotation_21 * p.wrist_inertia_yy
+        + cache.arm_tip_rotation_20 * p.wrist_inertia_xy;
+    let t139 = cache.arm_tip_rotation_22 * p.wrist_inertia_zz
+        + cache.arm_tip_rotation_21 * p.wrist_inertia_yz
+        + cache.arm_tip_rotation_20 * p.wrist_inertia_xz;
+    let t140 = cache.arm_tip_rotation_20 * p.wrist_inertia_xx
+        + cache.arm_tip_rotation_22 * p.wrist_inertia_xz
+        + cache.arm_tip_rotation_21 * p.wrist_inertia_xy;
+    let wrist_momentum_n_x = cache.wrist_inertia_i_01 * arm_tip_velocity_w_y
+        + cache.wrist_inertia_i_00 * arm_tip_velocity_w_x
+        + arm_tip_velocity_w_z * cache.wrist_inertia_i_02
+        + arm_tip_velocity_v_z * cache.wrist_inertia_h_y
+        - arm_tip_velocity_v_y * cache.wrist_inertia_h_z;
+    let wrist_composite_force_f_x = arm_tip_velocity_w_y * wrist_momentum_f_z
+        + p.wrist_mass * arm_tip_bias_v_x + flap_composite_force_f_x
+        - arm_tip_velocity_w_z * wrist_momentum_f_y
+        - (arm_tip_bias_w_z * cache.wrist_inertia_h_y
+            - cache.wrist_inertia_h_z * arm_tip_bias_w_y);
+    let wrist_composite_force_f_y = p.wrist_mass * arm_tip_bias_v_y
+        + flap_composite_force_f_y + arm_tip_velocity_w_z * wrist_momentum_f_x
+        - (arm_tip_bias_w_x * cache.wrist_inertia_h_z
+            - arm_tip_bias_w_z * cache.wrist_inertia_h_x)
+        - arm_tip_velocity_w_x * wrist_momentum_f_z;
+    let t141 = 0.9305681557970262 * cache.arm_bend_z * cache.arm_slice3_bend_c1;
+    let t142 = cache.arm_slice3_bend_c4 - 0.5 * cache.arm_slice3_bend_c3;
+    let t143 = 1.0 / p.section_mass;
+    let t144 = 0.000002 * t143 * cache.arm_slice0_mass
+        - 0.000001 * t143 * cache.arm_slice0_mass;
+    let t145 = 1.0 - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared;
+    let t146 = 0.5 * cache.arm_slice3_bend_c3 - 0.5 * cache.arm_slice3_bend_c2;
+    let arm_slice3_local_subspace1_w_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_x;
+    let t147 = 0.7498816861956312 * cache.arm_slice3_bend_c3 * t14
+        - 1.4997633723912625 * cache.arm_slice3_bend_c4 * t14;
+    let arm_slice3_local_subspace0_w_x = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_x;
+    let t148 = arm_slice3_local_subspace1_w_x * qdd[1] + t147
+        + arm_slice3_local_subspace0_w_x * qdd[0];
+    let t149 = 2.0 * cache.arm_slice3_bend_c6 - 0.5 * cache.arm_slice3_bend_c5;
+    let t150 = 1.5 * cache.arm_slice3_bend_c5 - 0.5 * cache.arm_slice3_bend_c4;
+    let arm_slice3_local_subspace0_v_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_y;
+    let arm_slice3_local_subspace1_v_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_y;
+    let t151 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_z
+        + arm_bend_y_rate * cache.arm_slice3_local_bend_y_column_w_z;
+    let t152 = arm_bend_y_rate
+        * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t18
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t18)
+        + arm_bend_z_rate
+            * (0.8058320946447624 * cache.arm_slice3_bend_c3 * t22
+                - 0.8058320946447624 * t22 * cache.arm_slice3_bend_c2);
+    let t153 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t27
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t27;
+    let t154 = 0.8659570925834785 * p.section_length * cache.arm_slice3_bend_c2;
+    let t155 = t153 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t154 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t35
+                - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t35);
+    let t156 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_x
+        + cache.arm_slice3_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t157 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t11
+        + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t10
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t10;
+    let t158 = arm_slice3_local_subspace0_v_y * qdd[0]
+        + arm_slice3_local_subspace1_v_y * qdd[1]
+        + (4.499290117173787 * cache.arm_slice3_bend_c4 * t40
+            + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t39
+            + 5.1949229180765215 * cache.arm_slice3_bend_c6 * t39
+            - 3.246826823797826 * cache.arm_slice3_bend_c5 * t39
+            - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t40)
+        - (t151 * t152 - t155 * t156)
+        - (cache.arm_slice3_local_com_x * t157 - cache.arm_slice3_local_com_z * t147);
+    let arm_slice3_local_subspace1_w_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_z;
+    let arm_slice3_local_subspace0_w_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_z;
+    let t159 = qdd[1] * arm_slice3_local_subspace1_w_z + t157
+        + qdd[0] * arm_slice3_local_subspace0_w_z;
+    let arm_slice3_bend = 0.8659570925834785 * arm_bend_squared;
+    let t160 = softgen_runtime::stumpff(arm_slice3_bend)[7];
+    let t161 = 2.5 * t160 - 0.5 * cache.arm_slice3_bend_c6;
+    let t162 = cache.arm_slice3_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_x;
+    let t163 = cache.arm_slice3_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_w_y;
+    let arm_slice3_local_momentum_f_x = cache.arm_slice0_mass * t162
+        - (t151 * cache.arm_slice3_local_inertia_h_y
+            - cache.arm_slice3_local_inertia_h_z * t163);
+    let t164 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_y
+        + cache.arm_slice3_local_bend_y_column_v_y * arm_bend_y_rate;
+    let arm_slice3_local_momentum_f_y = t164 * cache.arm_slice0_mass
+        - (cache.arm_slice3_local_inertia_h_z * t156
+            - cache.arm_slice3_local_inertia_h_x * t151);
+    let t165 = 0.9305681557970262 * cache.arm_bend_y * cache.arm_slice3_bend_c1;
+    let t166 = arm_bend_z_rate * cache.arm_slice3_local_bend_z_column_v_z
+        + cache.arm_slice3_local_bend_y_column_v_z * arm_bend_y_rate;
+    let arm_slice3_local_momentum_n_x = cache.arm_slice3_local_inertia_i_01 * t163
+        + cache.arm_slice3_local_inertia_i_00 * t156
+        + t166 * cache.arm_slice3_local_inertia_h_y
+        + cache.arm_slice3_local_inertia_i_02 * t151
+        - t164 * cache.arm_slice3_local_inertia_h_z;
+    let arm_slice3_local_momentum_n_y = t163 * cache.arm_slice3_local_inertia_i_11
+        + cache.arm_slice3_local_inertia_i_01 * t156
+        + cache.arm_slice3_local_inertia_h_z * t162
+        + cache.arm_slice3_local_inertia_i_12 * t151
+        - cache.arm_slice3_local_inertia_h_x * t166;
+    let arm_slice3_local_subspace1_w_y = p.section_length
+        * cache.arm_slice3_local_bend_z_column_w_y;
+    let t167 = 0.6978160177890329 * cache.arm_slice3_bend_c4 * t5
+        - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t5
+        - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t6;
+    let arm_slice3_local_subspace0_w_y = p.section_length
+        * cache.arm_slice3_local_bend_y_column_w_y;
+    let t168 = qdd[1] * arm_slice3_local_subspace1_w_y + t167
+        + arm_slice3_local_subspace0_w_y * qdd[0];
+    let t169 = 3.0 * softgen_runtime::stumpff(arm_slice3_bend)[8] - 0.5 * t160;
+    let t170 = (t154 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t26
+        - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t26) * arm_bend_y_rate
+        + arm_bend_z_rate * t153;
+    let arm_slice3_local_subspace0_v_x = cache.arm_slice3_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice3_local_subspace1_v_x = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_x;
+    let t171 = arm_slice3_local_subspace0_v_x * qdd[0]
+        + (0.8058320946447624 * cache.arm_slice3_bend_c3 * t33
+            + 2.0934480533670987 * t34 * cache.arm_slice3_bend_c5
+            + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t34
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t33
+            - 2.0934480533670987 * t34 * cache.arm_slice3_bend_c4)
+        + arm_slice3_local_subspace1_v_x * qdd[1]
+        - (t167 * cache.arm_slice3_local_com_z - t157 * cache.arm_slice3_local_com_y)
+        - (t155 * t163 - t170 * t151);
+    let t172 = 1.5 * cache.arm_slice1_bend_c5 - 0.5 * cache.arm_slice1_bend_c4;
+    let t173 = cache.arm_slice1_local_bend_y_column_v_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_z;
+    let t174 = arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_x
+        + cache.arm_slice1_local_bend_y_column_v_x * arm_bend_y_rate;
+    let t175 = arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_y
+        + cache.arm_slice1_local_bend_y_column_w_y * arm_bend_y_rate;
+    let t176 = cache.arm_slice1_local_bend_y_column_w_z * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_z;
+    let arm_slice1_local_momentum_f_x = cache.arm_slice1_mass * t174
+        - (cache.arm_slice1_local_inertia_h_y * t176
+            - cache.arm_slice1_local_inertia_h_z * t175);
+    let t177 = cache.arm_slice1_local_bend_y_column_w_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_w_x;
+    let arm_slice1_local_momentum_f_z = cache.arm_slice1_mass * t173
+        - (t175 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t177);
+    let t178 = cache.arm_slice1_local_bend_y_column_v_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice1_local_bend_z_column_v_y;
+    let arm_slice1_local_momentum_n_z = cache.arm_slice1_local_inertia_i_22 * t176
+        + t175 * cache.arm_slice1_local_inertia_i_12
+        + t178 * cache.arm_slice1_local_inertia_h_x
+        + t177 * cache.arm_slice1_local_inertia_i_02
+        - cache.arm_slice1_local_inertia_h_y * t174;
+    let t179 = 0.035940096619352636 * cache.arm_slice1_bend_c3 * t11
+        + 0.003914101352555533 * cache.arm_slice1_bend_c4 * t10
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t10;
+    let arm_slice1_local_subspace0_w_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_z;
+    let arm_slice1_local_subspace1_w_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_z;
+    let t180 = t179 + arm_slice1_local_subspace0_w_z * qdd[0]
+        + qdd[1] * arm_slice1_local_subspace1_w_z;
+    let t181 = 0.003914101352555533 * t5 * cache.arm_slice1_bend_c4
+        - 0.035940096619352636 * t6 * cache.arm_slice1_bend_c3
+        - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t5;
+    let arm_slice1_local_subspace1_w_y = cache.arm_slice1_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice1_local_subspace0_w_y = cache.arm_slice1_local_bend_y_column_w_y
+        * p.section_length;
+    let t182 = t181 + arm_slice1_local_subspace1_w_y * qdd[1]
+        + arm_slice1_local_subspace0_w_y * qdd[0];
+    let arm_slice1_local_subspace0_v_z = p.section_length
+        * cache.arm_slice1_local_bend_y_column_v_z;
+    let arm_slice1_local_subspace1_v_z = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_z;
+    let t183 = 0.10890625570683385 * p.section_length * cache.arm_slice1_bend_c2;
+    let t184 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t27
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t27;
+    let t185 = (t183 + 0.02372114506416456 * t26 * cache.arm_slice1_bend_c4
+        - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t26) * arm_bend_y_rate
+        + arm_bend_z_rate * t184;
+    let t186 = arm_bend_z_rate
+        * (0.035940096619352636 * t22 * cache.arm_slice1_bend_c3
+            - 0.035940096619352636 * t22 * cache.arm_slice1_bend_c2)
+        + (0.035940096619352636 * cache.arm_slice1_bend_c3 * t18
+            - 0.035940096619352636 * cache.arm_slice1_bend_c2 * t18) * arm_bend_y_rate;
+    let t187 = 0.01186057253208228 * cache.arm_slice1_bend_c3 * t14
+        - 0.02372114506416456 * cache.arm_slice1_bend_c4 * t14;
+    let t188 = arm_slice1_local_subspace0_v_z * qdd[0]
+        + arm_slice1_local_subspace1_v_z * qdd[1]
+        + (0.02372114506416456 * cache.arm_slice1_bend_c4 * t20
+            + 0.0012916905450084026 * t21 * cache.arm_slice1_bend_c4
+            + 0.010333524360067221 * t21 * cache.arm_slice1_bend_c6
+            - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t20
+            - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t21)
+        - (t185 * t177 - t186 * t175)
+        - (cache.arm_slice1_local_com_y * t187 - t181 * cache.arm_slice1_local_com_x);
+    let arm_slice1_local_momentum_n_x = cache.arm_slice1_local_inertia_h_y * t173
+        + t176 * cache.arm_slice1_local_inertia_i_02
+        + t175 * cache.arm_slice1_local_inertia_i_01
+        + cache.arm_slice1_local_inertia_i_00 * t177
+        - cache.arm_slice1_local_inertia_h_z * t178;
+    let arm_slice1_local_subspace1_v_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_v_x;
+    let arm_slice1_local_subspace0_v_x = cache.arm_slice1_local_bend_y_column_v_x
+        * p.section_length;
+    let t189 = t184 * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (t183 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t35
+                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t35);
+    let t190 = (0.003914101352555533 * t34 * cache.arm_slice1_bend_c3
+        + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t33
+        + 0.0117423040576666 * t34 * cache.arm_slice1_bend_c5
+        - 0.0117423040576666 * t34 * cache.arm_slice1_bend_c4
+        - 0.035940096619352636 * t33 * cache.arm_slice1_bend_c2)
+        + arm_slice1_local_subspace1_v_x * qdd[1]
+        + arm_slice1_local_subspace0_v_x * qdd[0]
+        - (cache.arm_slice1_local_com_z * t181 - t179 * cache.arm_slice1_local_com_y)
+        - (t175 * t189 - t185 * t176);
+    let arm_slice1_local_subspace0_w_x = p.section_length
+        * cache.arm_slice1_local_bend_y_column_w_x;
+    let arm_slice1_local_subspace1_w_x = p.section_length
+        * cache.arm_slice1_local_bend_z_column_w_x;
+    let t191 = arm_slice1_local_subspace0_w_x * qdd[0] + t187
+        + arm_slice1_local_subspace1_w_x * qdd[1];
+    let t192 = t173 * arm_slice1_local_momentum_f_x
+        + cache.arm_slice1_local_inertia_i_12 * t180
+        + t182 * cache.arm_slice1_local_inertia_i_11
+        + arm_slice1_local_momentum_n_x * t176
+        + cache.arm_slice1_local_inertia_h_z * t190
+        + t191 * cache.arm_slice1_local_inertia_i_01
+        - arm_slice1_local_momentum_f_z * t174 - t177 * arm_slice1_local_momentum_n_z
+        - t188 * cache.arm_slice1_local_inertia_h_x;
+    let t193 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_v_z
+        + arm_bend_y_rate * cache.arm_slice2_local_bend_y_column_v_z;
+    let t194 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_x
+        + cache.arm_slice2_local_bend_y_column_w_x * arm_bend_y_rate;
+    let t195 = cache.arm_slice2_local_bend_y_column_w_y * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_y;
+    let arm_slice2_local_momentum_f_z = cache.arm_slice1_mass * t193
+        - (t195 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t194);
+    let t196 = arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_w_z
+        + cache.arm_slice2_local_bend_y_column_w_z * arm_bend_y_rate;
+    let t197 = cache.arm_slice2_local_bend_z_column_v_y * arm_bend_z_rate
+        + arm_bend_y_rate * cache.arm_slice2_local_bend_y_column_v_y;
+    let arm_slice2_local_momentum_f_y = cache.arm_slice1_mass * t197
+        - (t194 * cache.arm_slice2_local_inertia_h_z
+            - t196 * cache.arm_slice2_local_inertia_h_x);
+    let arm_slice2_local_subspace0_w_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_y;
+    let t198 = 0.1350029611448087 * t5 * cache.arm_slice2_bend_c4
+        - 0.4050088834344261 * t5 * cache.arm_slice2_bend_c5
+        - 0.3007502358784333 * t6 * cache.arm_slice2_bend_c3;
+    let arm_slice2_local_subspace1_w_y = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_y;
+    let t199 = arm_slice2_local_subspace0_w_y * qdd[0] + t198
+        + arm_slice2_local_subspace1_w_y * qdd[1];
+    let arm_slice2_local_subspace0_w_z = cache.arm_slice2_local_bend_y_column_w_z
+        * p.section_length;
+    let arm_slice2_local_subspace1_w_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_z;
+    let t200 = 0.3007502358784333 * cache.arm_slice2_bend_c3 * t11
+        + 0.1350029611448087 * cache.arm_slice2_bend_c4 * t10
+        - 0.4050088834344261 * cache.arm_slice2_bend_c5 * t10;
+    let t201 = arm_slice2_local_subspace0_w_z * qdd[0]
+        + arm_slice2_local_subspace1_w_z * qdd[1] + t200;
+    let arm_slice2_local_subspace0_v_x = cache.arm_slice2_local_bend_y_column_v_x
+        * p.section_length;
+    let arm_slice2_local_subspace1_v_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_x;
+    let t202 = 0.44888729929169013 * p.section_length * cache.arm_slice2_bend_c2;
+    let t203 = 0.4029996149307748 * t27 * cache.arm_slice2_bend_c4
+        - 0.2014998074653874 * t27 * cache.arm_slice2_bend_c3;
+    let t204 = arm_bend_z_rate
+        * (t202 + 0.4029996149307748 * t35 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t35)
+        + t203 * arm_bend_y_rate;
+    let t205 = arm_bend_z_rate * t203
+        + (t202 + 0.4029996149307748 * t26 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * t26 * cache.arm_slice2_bend_c3) * arm_bend_y_rate;
+    let t206 = (0.1350029611448087 * t34 * cache.arm_slice2_bend_c3
+        + 0.4050088834344261 * t34 * cache.arm_slice2_bend_c5
+        + 0.3007502358784333 * t33 * cache.arm_slice2_bend_c3
+        - 0.4050088834344261 * t34 * cache.arm_slice2_bend_c4
+        - 0.3007502358784333 * t33 * cache.arm_slice2_bend_c2)
+        + arm_slice2_local_subspace0_v_x * qdd[0]
+        + arm_slice2_local_subspace1_v_x * qdd[1] - (t195 * t204 - t196 * t205)
+        - (t198 * cache.arm_slice2_local_com_z - cache.arm_slice2_local_com_y * t200);
+    let t207 = arm_slice2_local_momentum_f_z * t195 + cache.arm_slice1_mass * t206
+        - t196 * arm_slice2_local_momentum_f_y
+        - (cache.arm_slice2_local_inertia_h_y * t201
+            - t199 * cache.arm_slice2_local_inertia_h_z);
+    let t208 = 1.5 * cache.arm_slice2_bend_c5 - 0.5 * cache.arm_slice2_bend_c4;
+    let t209 = cache.arm_slice2_bend_c4 - 0.5 * cache.arm_slice2_bend_c3;
+    let t210 = 2.0 * cache.arm_slice1_bend_c6 - 0.5 * cache.arm_slice1_bend_c5;
+    let t211 = cache.arm_slice1_bend_c4 - 0.5 * cache.arm_slice1_bend_c3;
+    let t212 = 0.5 * cache.arm_slice1_bend_c3 - 0.5 * cache.arm_slice1_bend_c2;
+    let arm_slice1_local_momentum_f_y = cache.arm_slice1_mass * t178
+        - (cache.arm_slice1_local_inertia_h_z * t177
+            - t176 * cache.arm_slice1_local_inertia_h_x);
+    let t213 = cache.arm_slice1_mass * t188 + arm_slice1_local_momentum_f_y * t177
+        - (t182 * cache.arm_slice1_local_inertia_h_x
+            - cache.arm_slice1_local_inertia_h_y * t191)
+        - t175 * arm_slice1_local_momentum_f_x;
+    let t214 = 0.5 * cache.arm_slice2_bend_c3 - 0.5 * cache.arm_slice2_bend_c2;
+    let t215 = 0.000002 * cache.arm_slice1_mass * t143
+        - 0.000001 * cache.arm_slice1_mass * t143;
+    let t216 = 0.6699905217924281 * cache.arm_bend_z * cache.arm_slice2_bend_c1;
+    let t217 = 1.0 - 0.44888729929169013 * arm_bend_squared * cache.arm_slice2_bend_c2;
+    let t218 = 0.6699905217924281 * cache.arm_bend_y * cache.arm_slice2_bend_c1;
+    let t219 = 2.0 * cache.arm_slice2_bend_c6 - 0.5 * cache.arm_slice2_bend_c5;
+    let t220 = cache.arm_slice2_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice2_local_bend_z_column_v_x;
+    let arm_slice2_local_momentum_n_z = t197 * cache.arm_slice2_local_inertia_h_x
+        + cache.arm_slice2_local_inertia_i_22 * t196
+        + cache.arm_slice2_local_inertia_i_12 * t195
+        + t194 * cache.arm_slice2_local_inertia_i_02
+        - t220 * cache.arm_slice2_local_inertia_h_y;
+    let arm_slice2_local_momentum_n_x = cache.arm_slice2_local_inertia_i_01 * t195
+        + cache.arm_slice2_local_inertia_h_y * t193
+        + cache.arm_slice2_local_inertia_i_00 * t194
+        + t196 * cache.arm_slice2_local_inertia_i_02
+        - t197 * cache.arm_slice2_local_inertia_h_z;
+    let t221 = 0.2014998074653874 * cache.arm_slice2_bend_c3 * t14
+        - 0.4029996149307748 * cache.arm_slice2_bend_c4 * t14;
+    let arm_slice2_local_subspace0_v_z = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_z;
+    let arm_slice2_local_subspace1_v_z = p.section_length
+        * cache.arm_slice2_local_bend_z_column_v_z;
+    let t222 = (0.3007502358784333 * cache.arm_slice2_bend_c3 * t18
+        - 0.3007502358784333 * cache.arm_slice2_bend_c2 * t18) * arm_bend_y_rate
+        + arm_bend_z_rate
+            * (0.3007502358784333 * t22 * cache.arm_slice2_bend_c3
+                - 0.3007502358784333 * t22 * cache.arm_slice2_bend_c2);
+    let t223 = arm_slice2_local_subspace0_v_z * qdd[0]
+        + arm_slice2_local_subspace1_v_z * qdd[1]
+        + (0.4029996149307748 * t20 * cache.arm_slice2_bend_c4
+            + 0.7236056350474663 * t21 * cache.arm_slice2_bend_c6
+            + 0.09045070438093329 * t21 * cache.arm_slice2_bend_c4
+            - 0.2014998074653874 * t20 * cache.arm_slice2_bend_c3
+            - 0.45225352190466644 * t21 * cache.arm_slice2_bend_c5)
+        - (cache.arm_slice2_local_com_y * t221 - t198 * cache.arm_slice2_local_com_x)
+        - (t194 * t205 - t222 * t195);
+    let arm_slice2_bend = 0.44888729929169013 * arm_bend_squared;
+    let t224 = softgen_runtime::stumpff(arm_slice2_bend)[7];
+    let t225 = 2.5 * t224 - 0.5 * cache.arm_slice2_bend_c6;
+    let arm_slice2_local_momentum_f_x = cache.arm_slice1_mass * t220
+        - (cache.arm_slice2_local_inertia_h_y * t196
+            - cache.arm_slice2_local_inertia_h_z * t195);
+    let t226 = 3.0 * softgen_runtime::stumpff(arm_slice2_bend)[8] - 0.5 * t224;
+    let arm_slice2_local_subspace1_w_x = p.section_length
+        * cache.arm_slice2_local_bend_z_column_w_x;
+    let arm_slice2_local_subspace0_w_x = p.section_length
+        * cache.arm_slice2_local_bend_y_column_w_x;
+    let t227 = arm_slice2_local_subspace1_w_x * qdd[1] + t221
+        + arm_slice2_local_subspace0_w_x * qdd[0];
+    let arm_slice3_local_subspace1_v_z = p.section_length
+        * cache.arm_slice3_local_bend_z_column_v_z;
+    let arm_slice3_local_subspace0_v_z = p.section_length
+        * cache.arm_slice3_local_bend_y_column_v_z;
+    let t228 = arm_slice3_local_subspace1_v_z * qdd[1]
+        + arm_slice3_local_subspace0_v_z * qdd[0]
+        + (1.4997633723912625 * cache.arm_slice3_bend_c4 * t20
+            + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t21
+            + 5.1949229180765215 * t21 * cache.arm_slice3_bend_c6
+            - 3.246826823797826 * cache.arm_slice3_bend_c5 * t21
+            - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t20)
+        - (t170 * t156 - t152 * t163)
+        - (t147 * cache.arm_slice3_local_com_y - cache.arm_slice3_local_com_x * t167);
+    let t229 = arm_slice3_local_momentum_f_y * t156 + t228 * cache.arm_slice0_mass
+        - (t168 * cache.arm_slice3_local_inertia_h_x
+            - t148 * cache.arm_slice3_local_inertia_h_y)
+        - arm_slice3_local_momentum_f_x * t163;
+    let arm_slice1_bend = 0.10890625570683385 * arm_bend_squared;
+    let t230 = softgen_runtime::stumpff(arm_slice1_bend)[7];
+    let t231 = 2.5 * t230 - 0.5 * cache.arm_slice1_bend_c6;
+    let t232 = 3.0 * softgen_runtime::stumpff(arm_slice1_bend)[8] - 0.5 * t230;
+    let arm_slice1_local_subspace1_v_y = cache.arm_slice1_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice1_local_subspace0_v_y = cache.arm_slice1_local_bend_y_column_v_y
+        * p.section_length;
+    let t233 = (0.07116343519249368 * t40 * cache.arm_slice1_bend_c4
+        + 0.0012916905450084026 * cache.arm_slice1_bend_c4 * t39
+        + 0.010333524360067221 * cache.arm_slice1_bend_c6 * t39
+        - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t39
+        - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t40)
+        + qdd[1] * arm_slice1_local_subspace1_v_y
+        + arm_slice1_local_subspace0_v_y * qdd[0] - (t186 * t176 - t189 * t177)
+        - (t179 * cache.arm_slice1_local_com_x - cache.arm_slice1_local_com_z * t187);
+    let t234 = t233 * cache.arm_slice1_mass + t176 * arm_slice1_local_momentum_f_x
+        - arm_slice1_local_momentum_f_z * t177
+        - (cache.arm_slice1_local_inertia_h_z * t191
+            - t180 * cache.arm_slice1_local_inertia_h_x);
+    let arm_slice3_local_momentum_n_z = cache.arm_slice3_local_inertia_i_22 * t151
+        + cache.arm_slice3_local_inertia_h_x * t164
+        + cache.arm_slice3_local_inertia_i_12 * t163
+        + cache.arm_slice3_local_inertia_i_02 * t156
+        - cache.arm_slice3_local_inertia_h_y * t162;
+    let arm_slice3_local_momentum_f_z = cache.arm_slice0_mass * t166
+        - (cache.arm_slice3_local_inertia_h_x * t163
+            - cache.arm_slice3_local_inertia_h_y * t156);
+    let t235 = cache.arm_slice3_local_inertia_i_00 * t148
+        + arm_slice3_local_momentum_n_z * t163
+        + t228 * cache.arm_slice3_local_inertia_h_y
+        + t164 * arm_slice3_local_momentum_f_z
+        + t168 * cache.arm_slice3_local_inertia_i_01
+        + t159 * cache.arm_slice3_local_inertia_i_02
+        - t158 * cache.arm_slice3_local_inertia_h_z
+        - t151 * arm_slice3_local_momentum_n_y - arm_slice3_local_momentum_f_y * t166;
+    let arm_slice0_local_subspace0_w_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_z;
+    let arm_slice0_local_subspace1_w_z = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_z;
+    let t236 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t11
+        + 0.0000016135911537792344 * cache.arm_slice0_bend_c4 * t10
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t10;
+    let t237 = arm_slice0_local_subspace0_w_z * qdd[0]
+        + qdd[1] * arm_slice0_local_subspace1_w_z + t236;
+    let t238 = arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_v_y
+        + cache.arm_slice0_local_bend_y_column_v_y * arm_bend_y_rate;
+    let t239 = cache.arm_slice0_local_bend_y_column_w_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_w_x;
+    let t240 = arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_w_z
+        + cache.arm_slice0_local_bend_y_column_w_z * arm_bend_y_rate;
+    let arm_slice0_local_momentum_f_y = cache.arm_slice0_mass * t238
+        - (t239 * cache.arm_slice0_local_inertia_h_z
+            - cache.arm_slice0_local_inertia_h_x * t240);
+    let t241 = cache.arm_slice0_local_bend_y_column_v_z * arm_bend_y_rate
+        + cache.arm_slice0_local_bend_z_column_v_z * arm_bend_z_rate;
+    let t242 = arm_bend_y_rate * cache.arm_slice0_local_bend_y_column_w_y
+        + cache.arm_slice0_local_bend_z_column_w_y * arm_bend_z_rate;
+    let t243 = cache.arm_slice0_local_bend_y_column_v_x * arm_bend_y_rate
+        + arm_bend_z_rate * cache.arm_slice0_local_bend_z_column_v_x;
+    let arm_slice0_local_momentum_n_y = cache.arm_slice0_local_inertia_i_12 * t240
+        + cache.arm_slice0_local_inertia_i_01 * t239
+        + t242 * cache.arm_slice0_local_inertia_i_11
+        + t243 * cache.arm_slice0_local_inertia_h_z
+        - t241 * cache.arm_slice0_local_inertia_h_x;
+    let arm_slice0_local_momentum_n_z = cache.arm_slice0_local_inertia_h_x * t238
+        + t239 * cache.arm_slice0_local_inertia_i_02
+        + t242 * cache.arm_slice0_local_inertia_i_12
+        + cache.arm_slice0_local_inertia_i_22 * t240
+        - t243 * cache.arm_slice0_local_inertia_h_y;
+    let arm_slice0_local_subspace0_v_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_y;
+    let t244 = (0.0003347157145944845 * t22 * cache.arm_slice0_bend_c3
+        - 0.0003347157145944845 * t22 * cache.arm_slice0_bend_c2) * arm_bend_z_rate
+        + (0.0003347157145944845 * cache.arm_slice0_bend_c3 * t18
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t18) * arm_bend_y_rate;
+    let t245 = 0.004820780989426014 * p.section_length * cache.arm_slice0_bend_c2;
+    let t246 = 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t27
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t27;
+    let t247 = arm_bend_z_rate
+        * (t245 + 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t35
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t35)
+        + t246 * arm_bend_y_rate;
+    let t248 = 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t14
+        - 0.000046479858696022525 * cache.arm_slice0_bend_c4 * t14;
+    let arm_slice0_local_subspace1_v_y = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_y;
+    let t249 = arm_slice0_local_subspace0_v_y * qdd[0]
+        + arm_slice0_local_subspace1_v_y * qdd[1]
+        + (0.00013943957608806757 * t40 * cache.arm_slice0_bend_c4
+            + 0.0000008962768767719712 * cache.arm_slice0_bend_c6 * t39
+            + 0.0000001120346095964964 * cache.arm_slice0_bend_c4 * t39
+            - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t39
+            - 0.00006971978804403378 * t40 * cache.arm_slice0_bend_c3)
+        - (t244 * t240 - t247 * t239)
+        - (cache.arm_slice0_local_com_x * t236 - cache.arm_slice0_local_com_z * t248);
+    let t250 = 0.0000016135911537792344 * t5 * cache.arm_slice0_bend_c4
+        - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t5
+        - 0.0003347157145944845 * t6 * cache.arm_slice0_bend_c3;
+    let arm_slice0_local_subspace1_w_y = cache.arm_slice0_local_bend_z_column_w_y
+        * p.section_length;
+    let arm_slice0_local_subspace0_w_y = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_y;
+    let t251 = t250 + arm_slice0_local_subspace1_w_y * qdd[1]
+        + arm_slice0_local_subspace0_w_y * qdd[0];
+    let arm_slice0_local_subspace0_w_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_w_x;
+    let arm_slice0_local_subspace1_w_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_w_x;
+    let t252 = t248 + arm_slice0_local_subspace0_w_x * qdd[0]
+        + arm_slice0_local_subspace1_w_x * qdd[1];
+    let arm_slice0_local_momentum_f_z = t241 * cache.arm_slice0_mass
+        - (t242 * cache.arm_slice0_local_inertia_h_x
+            - t239 * cache.arm_slice0_local_inertia_h_y);
+    let t253 = (0.000046479858696022525 * t26 * cache.arm_slice0_bend_c4 + t245
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t26) * arm_bend_y_rate
+        + arm_bend_z_rate * t246;
+    let arm_slice0_local_subspace0_v_z = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_z;
+    let arm_slice0_local_subspace1_v_z = cache.arm_slice0_local_bend_z_column_v_z
+        * p.section_length;
+    let t254 = (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t20
+        + 0.0000008962768767719712 * t21 * cache.arm_slice0_bend_c6
+        + 0.0000001120346095964964 * t21 * cache.arm_slice0_bend_c4
+        - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t20
+        - 0.000000560173047982482 * cache.arm_slice0_bend_c5 * t21)
+        + arm_slice0_local_subspace0_v_z * qdd[0]
+        + arm_slice0_local_subspace1_v_z * qdd[1] - (t253 * t239 - t242 * t244)
+        - (t248 * cache.arm_slice0_local_com_y - t250 * cache.arm_slice0_local_com_x);
+    let t255 = t237 * cache.arm_slice0_local_inertia_i_02
+        + arm_slice0_local_momentum_n_z * t242
+        + cache.arm_slice0_local_inertia_i_01 * t251
+        + t252 * cache.arm_slice0_local_inertia_i_00
+        + arm_slice0_local_momentum_f_z * t238
+        + t254 * cache.arm_slice0_local_inertia_h_y
+        - arm_slice0_local_momentum_f_y * t241 - arm_slice0_local_momentum_n_y * t240
+        - t249 * cache.arm_slice0_local_inertia_h_z;
+    let t256 = cache.arm_slice0_bend_c4 - 0.5 * cache.arm_slice0_bend_c3;
+    let t257 = cache.arm_slice3_local_inertia_h_z * t171
+        + t168 * cache.arm_slice3_local_inertia_i_11
+        + t151 * arm_slice3_local_momentum_n_x + t166 * arm_slice3_local_momentum_f_x
+        + t159 * cache.arm_slice3_local_inertia_i_12
+        + cache.arm_slice3_local_inertia_i_01 * t148
+        - cache.arm_slice3_local_inertia_h_x * t228
+        - arm_slice3_local_momentum_n_z * t156 - arm_slice3_local_momentum_f_z * t162;
+    let arm_slice0_local_momentum_f_x = cache.arm_slice0_mass * t243
+        - (t240 * cache.arm_slice0_local_inertia_h_y
+            - t242 * cache.arm_slice0_local_inertia_h_z);
+    let t258 = 1.5 * cache.arm_slice0_bend_c5 - 0.5 * cache.arm_slice0_bend_c4;
+    let t259 = 0.5 * cache.arm_slice0_bend_c3 - 0.5 * cache.arm_slice0_bend_c2;
+    let t260 = 2.0 * cache.arm_slice0_bend_c6 - 0.5 * cache.arm_slice0_bend_c5;
+    let arm_slice0_bend = 0.004820780989426014 * arm_bend_squared;
+    let t261 = softgen_runtime::stumpff(arm_slice0_bend)[7];
+    let t262 = 2.5 * t261 - 0.5 * cache.arm_slice0_bend_c6;
+    let t263 = 3.0 * softgen_runtime::stumpff(arm_slice0_bend)[8] - 0.5 * t261;
+    let arm_slice0_local_momentum_n_x = t241 * cache.arm_slice0_local_inertia_h_y
+        + t239 * cache.arm_slice0_local_inertia_i_00
+        + cache.arm_slice0_local_inertia_i_02 * t240
+        + cache.arm_slice0_local_inertia_i_01 * t242
+        - t238 * cache.arm_slice0_local_inertia_h_z;
+    let arm_slice0_local_subspace0_v_x = p.section_length
+        * cache.arm_slice0_local_bend_y_column_v_x;
+    let arm_slice0_local_subspace1_v_x = p.section_length
+        * cache.arm_slice0_local_bend_z_column_v_x;
+    let t264 = arm_slice0_local_subspace0_v_x * qdd[0]
+        + (0.0003347157145944845 * t33 * cache.arm_slice0_bend_c3
+            + 0.0000016135911537792344 * t34 * cache.arm_slice0_bend_c3
+            + 0.000004840773461337703 * t34 * cache.arm_slice0_bend_c5
+            - 0.000004840773461337703 * t34 * cache.arm_slice0_bend_c4
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t33)
+        + arm_slice0_local_subspace1_v_x * qdd[1] - (t247 * t242 - t253 * t240)
+        - (cache.arm_slice0_local_com_z * t250 - t236 * cache.arm_slice0_local_com_y);
+    let t265 = arm_slice0_local_momentum_n_x * t240
+        + cache.arm_slice0_local_inertia_i_01 * t252
+        + t251 * cache.arm_slice0_local_inertia_i_11
+        + arm_slice0_local_momentum_f_x * t241
+        + t237 * cache.arm_slice0_local_inertia_i_12
+        + t264 * cache.arm_slice0_local_inertia_h_z
+        - arm_slice0_local_momentum_f_z * t243
+        - cache.arm_slice0_local_inertia_h_x * t254
+        - arm_slice0_local_momentum_n_z * t239;
+    let t266 = 0.06943184420297371 * cache.arm_bend_y * cache.arm_slice0_bend_c1;
+    let t267 = 0.06943184420297371 * cache.arm_bend_z * cache.arm_slice0_bend_c1;
+    let t268 = 1.0 - 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_squared;
+    let arm_slice2_local_subspace1_v_y = cache.arm_slice2_local_bend_z_column_v_y
+        * p.section_length;
+    let arm_slice2_local_subspace0_v_y = p.section_length
+        * cache.arm_slice2_local_bend_y_column_v_y;
+    let t269 = (1.2089988447923243 * t40 * cache.arm_slice2_bend_c4
+        + 0.7236056350474663 * cache.arm_slice2_bend_c6 * t39
+        + 0.09045070438093329 * cache.arm_slice2_bend_c4 * t39
+        - 0.45225352190466644 * cache.arm_slice2_bend_c5 * t39
+        - 0.6044994223961622 * t40 * cache.arm_slice2_bend_c3)
+        + arm_slice2_local_subspace1_v_y * qdd[1]
+        + qdd[0] * arm_slice2_local_subspace0_v_y - (t222 * t196 - t194 * t204)
+        - (cache.arm_slice2_local_com_x * t200 - t221 * cache.arm_slice2_local_com_z);
+    let arm_slice2_local_momentum_n_y = cache.arm_slice2_local_inertia_i_12 * t196
+        + t195 * cache.arm_slice2_local_inertia_i_11
+        + t220 * cache.arm_slice2_local_inertia_h_z
+        + t194 * cache.arm_slice2_local_inertia_i_01
+        - t193 * cache.arm_slice2_local_inertia_h_x;
+    let t270 = t239 * arm_slice0_local_momentum_n_y
+        + arm_slice0_local_momentum_f_y * t243
+        + t237 * cache.arm_slice0_local_inertia_i_22
+        + t249 * cache.arm_slice0_local_inertia_h_x
+        + cache.arm_slice0_local_inertia_i_12 * t251
+        + t252 * cache.arm_slice0_local_inertia_i_02
+        - t264 * cache.arm_slice0_local_inertia_h_y
+        - arm_slice0_local_momentum_f_x * t238 - arm_slice0_local_momentum_n_x * t242;
+    let t271 = t175 * arm_slice1_local_momentum_f_z + cache.arm_slice1_mass * t190
+        - arm_slice1_local_momentum_f_y * t176
+        - (cache.arm_slice1_local_inertia_h_y * t180
+            - cache.arm_slice1_local_inertia_h_z * t182);
+    let t272 = 1.0 - 0.10890625570683385 * arm_bend_squared * cache.arm_slice1_bend_c2;
+    let t273 = 0.33000947820757187 * cache.arm_bend_y * cache.arm_slice1_bend_c1;
+    let t274 = 0.33000947820757187 * cache.arm_bend_z * cache.arm_slice1_bend_c1;
+    let arm_slice1_local_momentum_n_y = cache.arm_slice1_local_inertia_i_12 * t176
+        + cache.arm_slice1_local_inertia_h_z * t174
+        + cache.arm_slice1_local_inertia_i_01 * t177
+        + t175 * cache.arm_slice1_local_inertia_i_11
+        - t173 * cache.arm_slice1_local_inertia_h_x;
+    let t275 = cache.arm_slice2_local_inertia_i_02 * t227
+        + arm_slice2_local_momentum_n_y * t194
+        + t269 * cache.arm_slice2_local_inertia_h_x
+        + t199 * cache.arm_slice2_local_inertia_i_12
+        + t220 * arm_slice2_local_momentum_f_y
+        + cache.arm_slice2_local_inertia_i_22 * t201
+        - arm_slice2_local_momentum_n_x * t195
+        - cache.arm_slice2_local_inertia_h_y * t206
+        - t197 * arm_slice2_local_momentum_f_x;
+    let t276 = cache.arm_slice0_mass * t171 + arm_slice3_local_momentum_f_z * t163
+        - (t159 * cache.arm_slice3_local_inertia_h_y
+            - t168 * cache.arm_slice3_local_inertia_h_z)
+        - arm_slice3_local_momentum_f_y * t151;
+    let t277 = cache.arm_slice1_local_inertia_h_y * t188
+        + arm_slice1_local_momentum_f_z * t178
+        + t180 * cache.arm_slice1_local_inertia_i_02
+        + t182 * cache.arm_slice1_local_inertia_i_01
+        + t175 * arm_slice1_local_momentum_n_z
+        + t191 * cache.arm_slice1_local_inertia_i_00
+        - t176 * arm_slice1_local_momentum_n_y
+        - cache.arm_slice1_local_inertia_h_z * t233
+        - arm_slice1_local_momentum_f_y * t173;
+    let t278 = t223 * cache.arm_slice1_mass + t194 * arm_slice2_local_momentum_f_y
+        - t195 * arm_slice2_local_momentum_f_x
+        - (t199 * cache.arm_slice2_local_inertia_h_x
+            - cache.arm_slice2_local_inertia_h_y * t227);
+    let t279 = t156 * arm_slice3_local_momentum_n_y
+        + cache.arm_slice3_local_inertia_i_02 * t148
+        + cache.arm_slice3_local_inertia_h_x * t158
+        + cache.arm_slice3_local_inertia_i_22 * t159
+        + arm_slice3_local_momentum_f_y * t162
+        + t168 * cache.arm_slice3_local_inertia_i_12
+        - arm_slice3_local_momentum_n_x * t163 - t164 * arm_slice3_local_momentum_f_x
+        - cache.arm_slice3_local_inertia_h_y * t171;
+    let t280 = cache.arm_slice1_local_inertia_i_22 * t180
+        + t233 * cache.arm_slice1_local_inertia_h_x
+        + t191 * cache.arm_slice1_local_inertia_i_02
+        + arm_slice1_local_momentum_f_y * t174
+        + cache.arm_slice1_local_inertia_i_12 * t182
+        + t177 * arm_slice1_local_momentum_n_y - t178 * arm_slice1_local_momentum_f_x
+        - cache.arm_slice1_local_inertia_h_y * t190
+        - t175 * arm_slice1_local_momentum_n_x;
+    let t281 = t151 * arm_slice3_local_momentum_f_x + t158 * cache.arm_slice0_mass
+        - t156 * arm_slice3_local_momentum_f_z
+        - (cache.arm_slice3_local_inertia_h_z * t148
+            - cache.arm_slice3_local_inertia_h_x * t159);
+    let t282 = arm_slice2_local_momentum_n_x * t196
+        + cache.arm_slice2_local_inertia_i_01 * t227
+        + t199 * cache.arm_slice2_local_inertia_i_11
+        + cache.arm_slice2_local_inertia_i_12 * t201
+        + t193 * arm_slice2_local_momentum_f_x
+        + cache.arm_slice2_local_inertia_h_z * t206
+        - t223 * cache.arm_slice2_local_inertia_h_x
+        - t220 * arm_slice2_local_momentum_f_z - arm_slice2_local_momentum_n_z * t194;
+    let t283 = t196 * arm_slice2_local_momentum_f_x + cache.arm_slice1_mass * t269
+        - (cache.arm_slice2_local_inertia_h_z * t227
+            - cache.arm_slice2_local_inertia_h_x * t201)
+        - t194 * arm_slice2_local_momentum_f_z;
+    let t284 = t249 * cache.arm_slice0_mass + arm_slice0_local_momentum_f_x * t240
+        - (t252 * cache.arm_slice0_local_inertia_h_z
+            - t237 * cache.arm_slice0_local_inertia_h_x)
+        - arm_slice0_local_momentum_f_z * t239;
+    let t285 = cache.arm_slice0_mass * t264 + arm_slice0_local_momentum_f_z * t242
+        - arm_slice0_local_momentum_f_y * t240
+        - (t237 * cache.arm_slice0_local_inertia_h_y
+            - t251 * cache.arm_slice0_local_inertia_h_z);
+    let t286 = t197 * arm_slice2_local_momentum_f_z
+        + arm_slice2_local_momentum_n_z * t195
+        + cache.arm_slice2_local_inertia_i_00 * t227
+        + t223 * cache.arm_slice2_local_inertia_h_y
+        + cache.arm_slice2_local_inertia_i_02 * t201
+        + t199 * cache.arm_slice2_local_inertia_i_01
+        - t193 * arm_slice2_local_momentum_f_y - arm_slice2_local_momentum_n_y * t196
+        - t269 * cache.arm_slice2_local_inertia_h_z;
+    let t287 = t239 * arm_slice0_local_momentum_f_y + cache.arm_slice0_mass * t254
+        - arm_slice0_local_momentum_f_x * t242
+        - (cache.arm_slice0_local_inertia_h_x * t251
+            - t252 * cache.arm_slice0_local_inertia_h_y);
+    let flap_composite_force_n_y = cache.flap_position_z * flap_composite_force_f_x
+        + t122 * cache.flap_rotation_12 + cache.flap_rotation_11 * t123
+        + cache.flap_rotation_10 * t121
+        - cache.flap_position_x * flap_composite_force_f_z;
+    let wrist_composite_force_n_y = cache.wrist_inertia_i_11 * arm_tip_bias_w_y
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_h_z * arm_tip_bias_v_x
+        + arm_tip_velocity_w_z * wrist_momentum_n_x + flap_composite_force_n_y
+        + arm_tip_velocity_v_z * wrist_momentum_f_x
+        + arm_tip_bias_w_x * cache.wrist_inertia_i_01
+        - wrist_momentum_n_z * arm_tip_velocity_w_x
+        - arm_tip_bias_v_z * cache.wrist_inertia_h_x
+        - arm_tip_velocity_v_x * wrist_momentum_f_z;
+    let flap_composite_force_n_z = t122 * cache.flap_rotation_22
+        + cache.flap_position_x * flap_composite_force_f_y
+        + cache.flap_rotation_20 * t121 + cache.flap_rotation_21 * t123
+        - cache.flap_position_y * flap_composite_force_f_x;
+    let wrist_composite_force_n_z = wrist_momentum_f_y * arm_tip_velocity_v_x
+        + arm_tip_bias_w_z * cache.wrist_inertia_i_22
+        + arm_tip_bias_w_y * cache.wrist_inertia_i_12
+        + cache.wrist_inertia_i_02 * arm_tip_bias_w_x
+        + cache.wrist_inertia_h_x * arm_tip_bias_v_y + flap_composite_force_n_z
+        + wrist_momentum_n_y * arm_tip_velocity_w_x
+        - cache.wrist_inertia_h_y * arm_tip_bias_v_x
+        - arm_tip_velocity_v_y * wrist_momentum_f_x
+        - wrist_momentum_n_x * arm_tip_velocity_w_y;
+    let t288 = cache.flap_slice1_local_bend_y_projected_inertia_f_x
+        + cache.flap_slice0_local_bend_y_projected_inertia_f_x
+        + cache.flap_slice2_local_bend_y_projected_inertia_f_x;
+    let t289 = cache.flap_slice1_local_bend_y_projected_inertia_f_y
+        + cache.flap_slice0_local_bend_y_projected_inertia_f_y
+        + cache.flap_slice2_local_bend_y_projected_inertia_f_y;
+    let t290 = 0.5 * cache.flap_slice1_bend_c3 - 0.5 * cache.flap_slice1_bend_c2;
+    let t291 = 1.5 * cache.flap_slice1_bend_c5 - 0.5 * cache.flap_slice1_bend_c4;
+    let t292 = 2.0 * cache.flap_slice1_bend_c6 - 0.5 * cache.flap_slice1_bend_c5;
+    let t293 = cache.flap_slice1_bend_c4 - 0.5 * cache.flap_slice1_bend_c3;
+    let t294 = cache.flap_slice2_bend_c4 - 0.5 * cache.flap_slice2_bend_c3;
+    let t295 = 1.5 * cache.flap_slice2_bend_c5 - 0.5 * cache.flap_slice2_bend_c4;
+    let flap_slice2_bend = 0.7872983346207417 * flap_bend_squared;
+    let t296 = softgen_runtime::stumpff(flap_slice2_bend)[7];
+    let t297 = 2.5 * t296 - 0.5 * cache.flap_slice2_bend_c6;
+    let t298 = 2.0 * cache.flap_slice2_bend_c6 - 0.5 * cache.flap_slice2_bend_c5;
+    let t299 = 0.5 * cache.flap_slice2_bend_c3 - 0.5 * cache.flap_slice2_bend_c2;
+    let t300 = cache.flap_slice0_bend_c4 - 0.5 * cache.flap_slice0_bend_c3;
+    let t301 = 0.5 * cache.flap_slice0_bend_c3 - 0.5 * cache.flap_slice0_bend_c2;
+    let flap_slice1_bend = 0.25 * flap_bend_squared;
+    let t302 = softgen_runtime::stumpff(flap_slice1_bend)[7];
+    let t303 = 2.5 * t302 - 0.5 * cache.flap_slice1_bend_c6;
+    let t304 = 1.5 * cache.flap_slice0_bend_c5 - 0.5 * cache.flap_slice0_bend_c4;
+    let flap_slice0_bend = 0.012701665379258308 * flap_bend_squared;
+    let t305 = softgen_runtime::stumpff(flap_slice0_bend)[7];
+    let t306 = 2.5 * t305 - 0.5 * cache.flap_slice0_bend_c6;
+    let t307 = 2.0 * cache.flap_slice0_bend_c6 - 0.5 * cache.flap_slice0_bend_c5;
+    let t308 = 3.0 * softgen_runtime::stumpff(flap_slice1_bend)[8] - 0.5 * t302;
+    let t309 = 3.0 * softgen_runtime::stumpff(flap_slice0_bend)[8] - 0.5 * t305;
+    let t310 = 3.0 * softgen_runtime::stumpff(flap_slice2_bend)[8] - 0.5 * t296;
+    let t311 = 1.0 - 0.7872983346207417 * flap_bend_squared * cache.flap_slice2_bend_c2;
+    let t312 = 0.8872983346207417 * cache.flap_bend_y * cache.flap_slice2_bend_c1;
+    let t313 = t95 + t96 + t103 + t106;
+    let t314 = t97 + t102 + t105 + t107;
+    let t315 = t55 + t57 + t73 + t74;
+    let t316 = t99 + t100 + t101 + t108;
+    let t317 = t63 + t64 + t68 + t76;
+    let t318 = t53 + t60 + t66 + t70;
+    for j in [0, 1] {
+        let mut dq = SVector::<f64, DOF>::zeros();
+        dq[j] = 1.0;
+        let arm_bend_z_along_dq = p.section_length * dq[1];
+        let t319 = 2.0 * cache.arm_bend_z * arm_bend_z_along_dq;
+        let arm_bend_y_along_dq = p.section_length * dq[0];
+        let t320 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
+        let arm_bend_squared_along_dq = t320 + t319;
+        let arm_tip_local_bend_y_column_w_z_along_dq = -t319 * cache.arm_bend_squared_c3
+            - arm_bend_squared_along_dq * t124 * t0;
+        let arm_tip_local_subspace0_w_z_along_dq = p.section_length
+            * arm_tip_local_bend_y_column_w_z_along_dq;
+        let arm_tip_local_bend_y_column_w_x_along_dq = -cache.arm_bend_squared_c2
+            * arm_bend_z_along_dq - cache.arm_bend_z * arm_bend_squared_along_dq * t125;
+        let arm_tip_local_subspace0_w_x_along_dq = p.section_length
+            * arm_tip_local_bend_y_column_w_x_along_dq;
+        let t321 = cache.arm_bend_y * arm_bend_z_along_dq
+            + cache.arm_bend_z * arm_bend_y_along_dq;
+        let arm_tip_local_bend_y_column_w_y_along_dq = -t321 * cache.arm_bend_squared_c3
+            - t126 * arm_bend_squared_along_dq * t124;
+        let arm_tip_local_subspace0_w_y_along_dq = p.section_length
+            * arm_tip_local_bend_y_column_w_y_along_dq;
+        let arm_tip_subspace0_w_x_along_dq = 0.9164595255079896
+            * arm_tip_local_subspace0_w_x_along_dq
+            - 0.35991537421130565 * arm_tip_local_subspace0_w_z_along_dq
+            - 0.1748223713144484 * arm_tip_local_subspace0_w_y_along_dq;
+        let arm_tip_subspace0_w_y_along_dq = 0.96744666685656
+            * arm_tip_local_subspace0_w_y_along_dq
+            + 0.09195266597143173 * arm_tip_local_subspace0_w_x_along_dq
+            - 0.2357788243436599 * arm_tip_local_subspace0_w_z_along_dq;
+        let t322 = p.section_length * arm_bend_y_along_dq;
+        let t323 = arm_bend_squared_along_dq * t124 * t18
+            + t322 * cache.arm_bend_squared_c3 - arm_bend_squared_along_dq * t125 * t18
+            - cache.arm_bend_squared_c2 * t322;
+        let t324 = arm_bend_squared_along_dq * t125 * t18
+            + cache.arm_bend_squared_c2 * t322;
+        let t325 = p.section_length * arm_bend_z_along_dq;
+        let t326 = t22 * arm_bend_squared_along_dq * t125
+            + cache.arm_bend_squared_c2 * t325;
+        let arm_tip_local_bend_y_column_v_x_along_dq = t323
+            - (t32 * arm_tip_local_bend_y_column_w_y_along_dq
+                + cache.arm_tip_local_bend_y_column_w_y * t326
+                - t324 * cache.arm_tip_local_bend_y_column_w_z
+                - t19 * arm_tip_local_bend_y_column_w_z_along_dq);
+        let arm_tip_local_subspace0_v_x_along_dq = p.section_length
+            * arm_tip_local_bend_y_column_v_x_along_dq;
+        let t327 = arm_bend_squared_along_dq * t127;
+        let t328 = p.section_length * t327;
+        let t329 = cache.arm_bend_y * p.section_length * arm_bend_z_along_dq
+            + cache.arm_bend_z * p.section_length * arm_bend_y_along_dq;
+        let t330 = 2.0 * t329 * cache.arm_bend_squared_c4
+            + 2.0 * t128 * arm_bend_squared_along_dq * t27
+            - arm_bend_squared_along_dq * t124 * t27 - t329 * cache.arm_bend_squared_c3;
+        let arm_tip_local_bend_y_column_v_z_along_dq = t330
+            - (t19 * arm_tip_local_bend_y_column_w_x_along_dq
+                + t324 * cache.arm_tip_local_bend_y_column_w_x
+                - t17 * arm_tip_local_bend_y_column_w_y_along_dq
+                - cache.arm_tip_local_bend_y_column_w_y * t328);
+        let arm_tip_local_subspace0_v_z_along_dq = p.section_length
+            * arm_tip_local_bend_y_column_v_z_along_dq;
+        let t331 = p.section_length * arm_bend_squared_along_dq * t125;
+        let t332 = p.section_length * t320;
+        let t333 = t331 + 2.0 * t332 * cache.arm_bend_squared_c4
+            + 2.0 * t128 * arm_bend_squared_along_dq * t26
+            - arm_bend_squared_along_dq * t124 * t26 - t332 * cache.arm_bend_squared_c3;
+        let arm_tip_local_bend_y_column_v_y_along_dq = t333
+            - (t17 * arm_tip_local_bend_y_column_w_z_along_dq
+                + t328 * cache.arm_tip_local_bend_y_column_w_z
+                - t32 * arm_tip_local_bend_y_column_w_x_along_dq
+                - t326 * cache.arm_tip_local_bend_y_column_w_x);
+        let arm_tip_local_subspace0_v_y_along_dq = p.section_length
+            * arm_tip_local_bend_y_column_v_y_along_dq;
+        let arm_tip_subspace0_v_z_along_dq = 0.02 * arm_tip_subspace0_w_y_along_dq
+            + 0.3894183423086505 * arm_tip_local_subspace0_v_x_along_dq
+            + 0.90270109637546 * arm_tip_local_subspace0_v_z_along_dq
+            + 0.1829865712999871 * arm_tip_local_subspace0_v_y_along_dq;
+        let arm_tip_local_bend_z_column_w_y_along_dq = arm_bend_squared_along_dq * t124
+            * t2 + t320 * cache.arm_bend_squared_c3;
+        let arm_tip_local_subspace1_w_y_along_dq = p.section_length
+            * arm_tip_local_bend_z_column_w_y_along_dq;
+        let t334 = 3.0 * arm_bend_y_along_dq * t2;
+        let t335 = arm_bend_z_rate * arm_bend_y_along_dq * t0 * arm_bend_y_rate
+            + cache.arm_bend_y * arm_bend_z_rate * t319 * arm_bend_y_rate
+            + cache.arm_bend_z * t320 * t4 + arm_bend_z_along_dq * t2 * t4
+            - arm_bend_z_along_dq * t1 * t2 - cache.arm_bend_z * t320 * t1
+            - arm_bend_z_rate * t334 * arm_bend_y_rate;
+        let t336 = arm_bend_z_along_dq * t4
+            - arm_bend_z_rate * arm_bend_y_along_dq * arm_bend_y_rate;
+        let t337 = t335 * cache.arm_bend_squared_c4
+            + t128 * arm_bend_squared_along_dq * t5
+            - 3.0 * t335 * cache.arm_bend_squared_c5
+            - 3.0 * arm_bend_squared_along_dq * t130 * t5
+            - arm_bend_squared_along_dq * t6 * t124 - t336 * cache.arm_bend_squared_c3;
+        let t338 = arm_tip_local_subspace0_w_y_along_dq * qdd[0]
+            + qdd[1] * arm_tip_local_subspace1_w_y_along_dq + t337;
+        let arm_tip_local_bend_z_column_w_z_along_dq = t126 * arm_bend_squared_along_dq
+            * t124 + t321 * cache.arm_bend_squared_c3;
+        let arm_tip_local_subspace1_w_z_along_dq = p.section_length
+            * arm_tip_local_bend_z_column_w_z_along_dq;
+        let t339 = 3.0 * arm_bend_z_along_dq * t0;
+        let t340 = arm_bend_z_rate * t339 * arm_bend_y_rate
+            + cache.arm_bend_y * t319 * t4 + arm_bend_y_along_dq * t0 * t4
+            - cache.arm_bend_z * arm_bend_z_rate * t320 * arm_bend_y_rate
+            - cache.arm_bend_y * t1 * t319
+            - arm_bend_z_rate * arm_bend_z_along_dq * t2 * arm_bend_y_rate
+            - arm_bend_y_along_dq * t1 * t0;
+        let t341 = arm_bend_y_along_dq * t1
+            - arm_bend_z_rate * arm_bend_z_along_dq * arm_bend_y_rate;
+        let t342 = t340 * cache.arm_bend_squared_c4
+            + t128 * arm_bend_squared_along_dq * t10
+            + arm_bend_squared_along_dq * t124 * t11 + t341 * cache.arm_bend_squared_c3
+            - 3.0 * arm_bend_squared_along_dq * t130 * t10
+            - 3.0 * t340 * cache.arm_bend_squared_c5;
+        let t343 = qdd[1] * arm_tip_local_subspace1_w_z_along_dq
+            + arm_tip_local_subspace0_w_z_along_dq * qdd[0] + t342;
+        let t344 = arm_bend_z_rate * t319 * arm_bend_y_rate
+            + cache.arm_bend_z * arm_bend_y_along_dq * t4
+            + cache.arm_bend_y * arm_bend_z_along_dq * t4
+            - cache.arm_bend_z * arm_bend_y_along_dq * t1
+            - cache.arm_bend_y * arm_bend_z_along_dq * t1
+            - arm_bend_z_rate * t320 * arm_bend_y_rate;
+        let t345 = arm_bend_squared_along_dq * t124 * t14
+            + t344 * cache.arm_bend_squared_c3 - 2.0 * t344 * cache.arm_bend_squared_c4
+            - 2.0 * t128 * arm_bend_squared_along_dq * t14;
+        let arm_tip_local_bend_z_column_w_x_along_dq = cache.arm_bend_y
+            * arm_bend_squared_along_dq * t125
+            + cache.arm_bend_squared_c2 * arm_bend_y_along_dq;
+        let arm_tip_local_subspace1_w_x_along_dq = arm_tip_local_bend_z_column_w_x_along_dq
+            * p.section_length;
+        let t346 = t345 + arm_tip_local_subspace0_w_x_along_dq * qdd[0]
+            + qdd[1] * arm_tip_local_subspace1_w_x_along_dq;
+        let arm_tip_bias_w_z_along_dq = 0.1829865712999871 * t338
+            + 0.90270109637546 * t343 + 0.3894183423086505 * t346;
+        let arm_tip_subspace1_w_x_along_dq = 0.9164595255079896
+            * arm_tip_local_subspace1_w_x_along_dq
+            - 0.1748223713144484 * arm_tip_local_subspace1_w_y_along_dq
+            - 0.35991537421130565 * arm_tip_local_subspace1_w_z_along_dq;
+        let arm_tip_velocity_w_x_along_dq = arm_tip_subspace1_w_x_along_dq * qd[1]
+            + qd[0] * arm_tip_subspace0_w_x_along_dq;
+        let t347 = t333 * arm_bend_y_rate + arm_bend_z_rate * t330;
+        let t348 = t325 * cache.arm_bend_squared_c3
+            + t22 * arm_bend_squared_along_dq * t124
+            - t22 * arm_bend_squared_along_dq * t125 - cache.arm_bend_squared_c2 * t325;
+        let t349 = t323 * arm_bend_y_rate + arm_bend_z_rate * t348;
+        let t350 = arm_tip_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_tip_local_bend_z_column_w_y_along_dq;
+        let t351 = arm_tip_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+            + arm_tip_local_bend_z_column_w_x_along_dq * arm_bend_z_rate;
+        let t352 = 2.0 * arm_bend_z_rate * p.section_length * arm_bend_y_along_dq * t0
+            * arm_bend_y_rate + p.section_length * arm_bend_z_along_dq * t2 * t4
+            + p.section_length * t339 * t1
+            + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * t319
+                * arm_bend_y_rate + cache.arm_bend_z * p.section_length * t320 * t4;
+        let t353 = p.section_length * arm_bend_z_along_dq * t4
+            + 2.0 * arm_bend_z_rate * p.section_length * arm_bend_y_along_dq
+                * arm_bend_y_rate + 3.0 * p.section_length * arm_bend_z_along_dq * t1;
+        let t354 = p.section_length * t319;
+        let t355 = 2.0 * t354 * cache.arm_bend_squared_c4 + t331
+            + 2.0 * t128 * arm_bend_squared_along_dq * t35
+            - arm_bend_squared_along_dq * t124 * t35 - t354 * cache.arm_bend_squared_c3;
+        let arm_tip_local_bend_z_column_v_z_along_dq = t355
+            - (t19 * arm_tip_local_bend_z_column_w_x_along_dq
+                + t324 * cache.arm_tip_local_bend_z_column_w_x
+                - t328 * cache.arm_tip_local_bend_z_column_w_y
+                - t17 * arm_tip_local_bend_z_column_w_y_along_dq);
+        let arm_tip_local_subspace1_v_z_along_dq = p.section_length
+            * arm_tip_local_bend_z_column_v_z_along_dq;
+        let t356 = qdd[0] * arm_tip_local_subspace0_v_z_along_dq
+            + (8.0 * arm_bend_squared_along_dq * t21 * t131
+                + 2.0 * t128 * arm_bend_squared_along_dq * t20
+                + t128 * arm_bend_squared_along_dq * t21
+                + 8.0 * t352 * cache.arm_bend_squared_c6
+                + t352 * cache.arm_bend_squared_c4
+                + 2.0 * cache.arm_bend_squared_c4 * t353
+                - arm_bend_squared_along_dq * t124 * t20
+                - 5.0 * t352 * cache.arm_bend_squared_c5
+                - 5.0 * arm_bend_squared_along_dq * t130 * t21
+                - cache.arm_bend_squared_c3 * t353)
+            + qdd[1] * arm_tip_local_subspace1_v_z_along_dq
+            - (t30 * t347 + t29 * t351 - t349 * t24 - t350 * t23)
+            - (t15 * t324 + t19 * t345 - t328 * t7 - t17 * t337);
+        let arm_tip_bias_w_y_along_dq = 0.09195266597143173 * t346
+            + 0.96744666685656 * t338 - 0.2357788243436599 * t343;
+        let t357 = p.section_length * arm_bend_y_along_dq * t4
+            + 0.6666666666666666 * arm_bend_z_rate * p.section_length
+                * arm_bend_z_along_dq * arm_bend_y_rate
+            + 0.3333333333333333 * p.section_length * arm_bend_y_along_dq * t1;
+        let t358 = p.section_length * t334 * t4
+            + p.section_length * arm_bend_y_along_dq * t1 * t0
+            + 2.0 * arm_bend_z_rate * p.section_length * arm_bend_z_along_dq * t2
+                * arm_bend_y_rate
+            + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length * t320
+                * arm_bend_y_rate + cache.arm_bend_y * p.section_length * t1 * t319;
+        let t359 = arm_tip_local_bend_y_column_w_z_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_tip_local_bend_z_column_w_z_along_dq;
+        let t360 = arm_bend_z_rate * t355 + t330 * arm_bend_y_rate;
+        let arm_tip_local_bend_z_column_v_y_along_dq = t330
+            - (t328 * cache.arm_tip_local_bend_z_column_w_z
+                + t17 * arm_tip_local_bend_z_column_w_z_along_dq
+                - t326 * cache.arm_tip_local_bend_z_column_w_x
+                - t32 * arm_tip_local_bend_z_column_w_x_along_dq);
+        let arm_tip_local_subspace1_v_y_along_dq = p.section_length
+            * arm_tip_local_bend_z_column_v_y_along_dq;
+        let t361 = (8.0 * t358 * cache.arm_bend_squared_c6
+            + t128 * arm_bend_squared_along_dq * t39
+            + 8.0 * arm_bend_squared_along_dq * t131 * t39
+            + t358 * cache.arm_bend_squared_c4
+            + 6.0 * t128 * arm_bend_squared_along_dq * t40
+            + 6.0 * cache.arm_bend_squared_c4 * t357
+            - 3.0 * arm_bend_squared_along_dq * t40 * t124
+            - 5.0 * arm_bend_squared_along_dq * t130 * t39
+            - 3.0 * cache.arm_bend_squared_c3 * t357
+            - 5.0 * t358 * cache.arm_bend_squared_c5)
+            + qdd[0] * arm_tip_local_subspace0_v_y_along_dq
+            + arm_tip_local_subspace1_v_y_along_dq * qdd[1]
+            - (t17 * t342 + t328 * t12 - t15 * t326 - t32 * t345)
+            - (t23 * t359 + t349 * t37 - t36 * t351 - t360 * t30);
+        let t362 = p.section_length * t320 * t4 + p.section_length * t1 * t319
+            + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length
+                * arm_bend_y_along_dq * arm_bend_y_rate
+            + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length
+                * arm_bend_z_along_dq * arm_bend_y_rate;
+        let arm_tip_local_bend_z_column_v_x_along_dq = t348
+            - (cache.arm_tip_local_bend_z_column_w_y * t326
+                + t32 * arm_tip_local_bend_z_column_w_y_along_dq
+                - t324 * cache.arm_tip_local_bend_z_column_w_z
+                - t19 * arm_tip_local_bend_z_column_w_z_along_dq);
+        let arm_tip_local_subspace1_v_x_along_dq = p.section_length
+            * arm_tip_local_bend_z_column_v_x_along_dq;
+        let t363 = arm_tip_local_subspace0_v_x_along_dq * qdd[0]
+            + (arm_bend_squared_along_dq * t33 * t124
+                + t34 * arm_bend_squared_along_dq * t124
+                + 3.0 * t34 * arm_bend_squared_along_dq * t130
+                + 3.0 * t362 * cache.arm_bend_squared_c5
+                + t362 * cache.arm_bend_squared_c3
+                - 3.0 * t128 * t34 * arm_bend_squared_along_dq
+                - 3.0 * t362 * cache.arm_bend_squared_c4
+                - arm_bend_squared_along_dq * t125 * t33)
+            + qdd[1] * arm_tip_local_subspace1_v_x_along_dq
+            - (t326 * t7 + t32 * t337 - t19 * t342 - t12 * t324)
+            - (t350 * t36 + t360 * t24 - t29 * t359 - t347 * t37);
+        let arm_tip_bias_v_x_along_dq = 0.9164595255079896 * t363
+            - 0.35991537421130565 * t356 - 0.01 * arm_tip_bias_w_y_along_dq
+            - 0.1748223713144484 * t361;
+        let t364 = cache.arm_bend_y * t327
+            + cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+        let t365 = -cache.arm_bend_squared_c2 * arm_bend_squared_along_dq
+            - arm_bend_squared_along_dq * t125 * arm_bend_squared;
+        let t366 = arm_bend_z_along_dq * cache.arm_bend_squared_c1
+            + cache.arm_bend_z * t327;
+        let arm_tip_rotation_10_along_dq = 0.96744666685656 * t364
+            + 0.09195266597143173 * t365 - 0.2357788243436599 * t366;
+        let arm_tip_rotation_00_along_dq = 0.9164595255079896 * t365
+            - 0.1748223713144484 * t364 - 0.35991537421130565 * t366;
+        let t367 = -cache.arm_bend_y * t327
+            - cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+        let t368 = -cache.arm_bend_squared_c2 * t320
+            - arm_bend_squared_along_dq * t125 * t2;
+        let t369 = -t126 * arm_bend_squared_along_dq * t125
+            - cache.arm_bend_squared_c2 * t321;
+        let arm_tip_rotation_01_along_dq = 0.9164595255079896 * t367
+            - 0.1748223713144484 * t368 - 0.35991537421130565 * t369;
+        let t370 = -cache.arm_bend_z * t327
+            - arm_bend_z_along_dq * cache.arm_bend_squared_c1;
+        let t371 = -arm_bend_squared_along_dq * t125 * t0
+            - cache.arm_bend_squared_c2 * t319;
+        let arm_tip_rotation_02_along_dq = 0.9164595255079896 * t370
+            - 0.1748223713144484 * t369 - 0.35991537421130565 * t371;
+        let t372 = p.wrist_inertia_xx * arm_tip_rotation_00_along_dq
+            + p.wrist_inertia_xy * arm_tip_rotation_01_along_dq
+            + arm_tip_rotation_02_along_dq * p.wrist_inertia_xz;
+        let arm_tip_rotation_11_along_dq = 0.09195266597143173 * t367
+            + 0.96744666685656 * t368 - 0.2357788243436599 * t369;
+        let arm_tip_rotation_12_along_dq = 0.09195266597143173 * t370
+            + 0.96744666685656 * t369 - 0.2357788243436599 * t371;
+        let t373 = arm_tip_rotation_02_along_dq * p.wrist_inertia_yz
+            + p.wrist_inertia_xy * arm_tip_rotation_00_along_dq
+            + p.wrist_inertia_yy * arm_tip_rotation_01_along_dq;
+        let t374 = arm_tip_rotation_02_along_dq * p.wrist_inertia_zz
+            + p.wrist_inertia_yz * arm_tip_rotation_01_along_dq
+            + arm_tip_rotation_00_along_dq * p.wrist_inertia_xz;
+        let wrist_inertia_com_01_along_dq = t132 * arm_tip_rotation_10_along_dq
+            + cache.arm_tip_rotation_10 * t372 + t133 * arm_tip_rotation_11_along_dq
+            + t134 * arm_tip_rotation_12_along_dq + t373 * cache.arm_tip_rotation_11
+            + cache.arm_tip_rotation_12 * t374;
+        let t375 = 0.01 * arm_tip_rotation_00_along_dq;
+        let arm_tip_position_x_along_dq = 0.9164595255079896 * t328
+            - 0.35991537421130565 * t326 - 0.1748223713144484 * t324;
+        let wrist_position_x_along_dq = t375 + arm_tip_position_x_along_dq;
+        let wrist_com_x_along_dq = wrist_position_x_along_dq
+            + 0.002 * arm_tip_rotation_01_along_dq + t375;
+        let t376 = 0.01 * arm_tip_rotation_10_along_dq;
+        let arm_tip_position_y_along_dq = 0.09195266597143173 * t328
+            + 0.96744666685656 * t324 - 0.2357788243436599 * t326;
+        let wrist_position_y_along_dq = arm_tip_position_y_along_dq + t376;
+        let wrist_com_y_along_dq = 0.002 * arm_tip_rotation_11_along_dq + t376
+            + wrist_position_y_along_dq;
+        let wrist_inertia_i_01_along_dq = wrist_inertia_com_01_along_dq
+            - p.wrist_mass * wrist_com_x_along_dq * cache.wrist_com_y
+            - p.wrist_mass * wrist_com_y_along_dq * cache.wrist_com_x;
+        let flap_rotation_11_along_dq = 0.644217687237691 * arm_tip_rotation_12_along_dq
+            + 0.7306816499355124 * arm_tip_rotation_11_along_dq
+            - 0.22602632124962305 * arm_tip_rotation_10_along_dq;
+        let arm_tip_subspace1_w_y_along_dq = 0.96744666685656
+            * arm_tip_local_subspace1_w_y_along_dq
+            + 0.09195266597143173 * arm_tip_local_subspace1_w_x_along_dq
+            - 0.2357788243436599 * arm_tip_local_subspace1_w_z_along_dq;
+        let arm_tip_velocity_w_y_along_dq = arm_tip_subspace0_w_y_along_dq * qd[0]
+            + qd[1] * arm_tip_subspace1_w_y_along_dq;
+        let flap_rotation_10_along_dq = 0.29552020666133955
+            * arm_tip_rotation_11_along_dq
+            + 0.9553364891256061 * arm_tip_rotation_10_along_dq;
+        let flap_rotation_00_along_dq = 0.29552020666133955
+            * arm_tip_rotation_01_along_dq
+            + 0.9553364891256061 * arm_tip_rotation_00_along_dq;
+        let arm_tip_rotation_21_along_dq = 0.90270109637546 * t369
+            + 0.1829865712999871 * t368 + 0.3894183423086505 * t367;
+        let arm_tip_rotation_20_along_dq = 0.1829865712999871 * t364
+            + 0.90270109637546 * t366 + 0.3894183423086505 * t365;
+        let flap_rotation_20_along_dq = 0.29552020666133955
+            * arm_tip_rotation_21_along_dq
+            + 0.9553364891256061 * arm_tip_rotation_20_along_dq;
+        let arm_tip_subspace1_w_z_along_dq = 0.3894183423086505
+            * arm_tip_local_subspace1_w_x_along_dq
+            + 0.1829865712999871 * arm_tip_local_subspace1_w_y_along_dq
+            + 0.90270109637546 * arm_tip_local_subspace1_w_z_along_dq;
+        let arm_tip_subspace0_w_z_along_dq = 0.3894183423086505
+            * arm_tip_local_subspace0_w_x_along_dq
+            + 0.1829865712999871 * arm_tip_local_subspace0_w_y_along_dq
+            + 0.90270109637546 * arm_tip_local_subspace0_w_z_along_dq;
+        let arm_tip_velocity_w_z_along_dq = arm_tip_subspace1_w_z_along_dq * qd[1]
+            + arm_tip_subspace0_w_z_along_dq * qd[0];
+        let flap_base_velocity_w_x_along_dq = cache.flap_rotation_10
+            * arm_tip_velocity_w_y_along_dq
+            + flap_rotation_10_along_dq * arm_tip_velocity_w_y
+            + arm_tip_velocity_w_x_along_dq * cache.flap_rotation_00
+            + flap_rotation_00_along_dq * arm_tip_velocity_w_x
+            + arm_tip_velocity_w_z * flap_rotation_20_along_dq
+            + arm_tip_velocity_w_z_along_dq * cache.flap_rotation_20;
+        let arm_tip_bias_w_x_along_dq = 0.9164595255079896 * t346
+            - 0.35991537421130565 * t343 - 0.1748223713144484 * t338;
+        let arm_tip_bias_v_y_along_dq = 0.09195266597143173 * t363
+            + 0.01 * arm_tip_bias_w_x_along_dq + 0.96744666685656 * t361
+            - 0.02 * arm_tip_bias_w_z_along_dq - 0.2357788243436599 * t356;
+        let flap_position_x_along_dq = wrist_position_x_along_dq
+            + 0.02 * arm_tip_rotation_00_along_dq;
+        let arm_tip_position_z_along_dq = 0.3894183423086505 * t328
+            + 0.1829865712999871 * t324 + 0.90270109637546 * t326;
+        let t377 = 0.01 * arm_tip_rotation_20_along_dq;
+        let wrist_position_z_along_dq = arm_tip_position_z_along_dq + t377;
+        let flap_position_z_along_dq = 0.02 * arm_tip_rotation_20_along_dq
+            + wrist_position_z_along_dq;
+        let t378 = arm_tip_bias_v_y_along_dq
+            - (arm_tip_bias_w_x * flap_position_z_along_dq
+                + cache.flap_position_z * arm_tip_bias_w_x_along_dq
+                - cache.flap_position_x * arm_tip_bias_w_z_along_dq
+                - arm_tip_bias_w_z * flap_position_x_along_dq);
+        let flap_rotation_02_along_dq = 0.7648421872844886 * arm_tip_rotation_02_along_dq
+            + 0.19037934406737264 * arm_tip_rotation_00_along_dq
+            - 0.6154446635582734 * arm_tip_rotation_01_along_dq;
+        let flap_position_y_along_dq = 0.02 * arm_tip_rotation_10_along_dq
+            + wrist_position_y_along_dq;
+        let t379 = arm_tip_bias_v_x_along_dq
+            - (arm_tip_bias_w_z_along_dq * cache.flap_position_y
+                + flap_position_y_along_dq * arm_tip_bias_w_z
+                - flap_position_z_along_dq * arm_tip_bias_w_y
+                - cache.flap_position_z * arm_tip_bias_w_y_along_dq);
+        let flap_rotation_12_along_dq = 0.7648421872844886 * arm_tip_rotation_12_along_dq
+            + 0.19037934406737264 * arm_tip_rotation_10_along_dq
+            - 0.6154446635582734 * arm_tip_rotation_11_along_dq;
+        let arm_tip_bias_v_z_along_dq = 0.1829865712999871 * t361
+            + 0.90270109637546 * t356 + 0.3894183423086505 * t363
+            + 0.02 * arm_tip_bias_w_y_along_dq;
+        let t380 = arm_tip_bias_v_z_along_dq
+            - (cache.flap_position_x * arm_tip_bias_w_y_along_dq
+                + arm_tip_bias_w_y * flap_position_x_along_dq
+                - flap_position_y_along_dq * arm_tip_bias_w_x
+                - cache.flap_position_y * arm_tip_bias_w_x_along_dq);
+        let arm_tip_rotation_22_along_dq = 0.90270109637546 * t371
+            + 0.3894183423086505 * t370 + 0.1829865712999871 * t369;
+        let flap_rotation_22_along_dq = 0.7648421872844886 * arm_tip_rotation_22_along_dq
+            + 0.19037934406737264 * arm_tip_rotation_20_along_dq
+            - 0.6154446635582734 * arm_tip_rotation_21_along_dq;
+        let flap_base_bias_v_z_along_dq = t378 * cache.flap_rotation_12
+            + flap_rotation_02_along_dq * t50 + cache.flap_rotation_02 * t379
+            + t49 * flap_rotation_12_along_dq + t380 * cache.flap_rotation_22
+            + t51 * flap_rotation_22_along_dq;
+        let flap_rotation_21_along_dq = 0.644217687237691 * arm_tip_rotation_22_along_dq
+            + 0.7306816499355124 * arm_tip_rotation_21_along_dq
+            - 0.22602632124962305 * arm_tip_rotation_20_along_dq;
+        let flap_rotation_01_along_dq = 0.7306816499355124 * arm_tip_rotation_01_along_dq
+            + 0.644217687237691 * arm_tip_rotation_02_along_dq
+            - 0.22602632124962305 * arm_tip_rotation_00_along_dq;
+        let flap_base_velocity_w_y_along_dq = cache.flap_rotation_01
+            * arm_tip_velocity_w_x_along_dq
+            + arm_tip_velocity_w_z * flap_rotation_21_along_dq
+            + cache.flap_rotation_11 * arm_tip_velocity_w_y_along_dq
+            + cache.flap_rotation_21 * arm_tip_velocity_w_z_along_dq
+            + flap_rotation_11_along_dq * arm_tip_velocity_w_y
+            + flap_rotation_01_along_dq * arm_tip_velocity_w_x;
+        let t381 = flap_base_bias_v_z_along_dq
+            + flap_base_velocity_w_x_along_dq * cache.flap_slice2_local_bend_y_column_v_y
+                * flap_bend_y_rate
+            - flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x
+                * flap_base_velocity_w_y_along_dq;
+        let arm_tip_subspace1_v_x_along_dq = 0.9164595255079896
+            * arm_tip_local_subspace1_v_x_along_dq
+            - 0.1748223713144484 * arm_tip_local_subspace1_v_y_along_dq
+            - 0.01 * arm_tip_subspace1_w_y_along_dq
+            - 0.35991537421130565 * arm_tip_local_subspace1_v_z_along_dq;
+        let arm_tip_subspace0_v_x_along_dq = 0.9164595255079896
+            * arm_tip_local_subspace0_v_x_along_dq
+            - 0.01 * arm_tip_subspace0_w_y_along_dq
+            - 0.1748223713144484 * arm_tip_local_subspace0_v_y_along_dq
+            - 0.35991537421130565 * arm_tip_local_subspace0_v_z_along_dq;
+        let arm_tip_velocity_v_x_along_dq = arm_tip_subspace1_v_x_along_dq * qd[1]
+            + arm_tip_subspace0_v_x_along_dq * qd[0];
+        let t382 = arm_tip_velocity_v_x_along_dq
+            - (arm_tip_velocity_w_z_along_dq * cache.flap_position_y
+                + arm_tip_velocity_w_z * flap_position_y_along_dq
+                - cache.flap_position_z * arm_tip_velocity_w_y_along_dq
+                - flap_position_z_along_dq * arm_tip_velocity_w_y);
+        let arm_tip_subspace0_v_y_along_dq = 0.01 * arm_tip_subspace0_w_x_along_dq
+            + 0.96744666685656 * arm_tip_local_subspace0_v_y_along_dq
+            + 0.09195266597143173 * arm_tip_local_subspace0_v_x_along_dq
+            - 0.02 * arm_tip_subspace0_w_z_along_dq
+            - 0.2357788243436599 * arm_tip_local_subspace0_v_z_along_dq;
+        let arm_tip_subspace1_v_y_along_dq = 0.96744666685656
+            * arm_tip_local_subspace1_v_y_along_dq
+            + 0.01 * arm_tip_subspace1_w_x_along_dq
+            + 0.09195266597143173 * arm_tip_local_subspace1_v_x_along_dq
+            - 0.2357788243436599 * arm_tip_local_subspace1_v_z_along_dq
+            - 0.02 * arm_tip_subspace1_w_z_along_dq;
+        let arm_tip_velocity_v_y_along_dq = arm_tip_subspace0_v_y_along_dq * qd[0]
+            + arm_tip_subspace1_v_y_along_dq * qd[1];
+        let t383 = arm_tip_velocity_v_y_along_dq
+            - (cache.flap_position_z * arm_tip_velocity_w_x_along_dq
+                + flap_position_z_along_dq * arm_tip_velocity_w_x
+                - cache.flap_position_x * arm_tip_velocity_w_z_along_dq
+                - arm_tip_velocity_w_z * flap_position_x_along_dq);
+        let arm_tip_subspace1_v_z_along_dq = 0.90270109637546
+            * arm_tip_local_subspace1_v_z_along_dq
+            + 0.3894183423086505 * arm_tip_local_subspace1_v_x_along_dq
+            + 0.1829865712999871 * arm_tip_local_subspace1_v_y_along_dq
+            + 0.02 * arm_tip_subspace1_w_y_along_dq;
+        let arm_tip_velocity_v_z_along_dq = arm_tip_subspace0_v_z_along_dq * qd[0]
+            + arm_tip_subspace1_v_z_along_dq * qd[1];
+        let t384 = arm_tip_velocity_v_z_along_dq
+            - (arm_tip_velocity_w_y * flap_position_x_along_dq
+                + cache.flap_position_x * arm_tip_velocity_w_y_along_dq
+                - cache.flap_position_y * arm_tip_velocity_w_x_along_dq
+                - flap_position_y_along_dq * arm_tip_velocity_w_x);
+        let flap_base_velocity_v_y_along_dq = t43 * flap_rotation_21_along_dq
+            + flap_rotation_01_along_dq * t42 + t382 * cache.flap_rotation_01
+            + cache.flap_rotation_11 * t383 + cache.flap_rotation_21 * t384
+            + t44 * flap_rotation_11_along_dq;
+        let t385 = flap_base_velocity_v_y_along_dq * cache.flap_slice0_mass;
+        let flap_base_velocity_w_z_along_dq = arm_tip_velocity_w_x_along_dq
+            * cache.flap_rotation_02 + arm_tip_velocity_w_y * flap_rotation_12_along_dq
+            + flap_rotation_02_along_dq * arm_tip_velocity_w_x
+            + cache.flap_rotation_12 * arm_tip_velocity_w_y_along_dq
+            + arm_tip_velocity_w_z_along_dq * cache.flap_rotation_22
+            + arm_tip_velocity_w_z * flap_rotation_22_along_dq;
+        let flap_slice0_local_momentum_f_y_along_dq = t385
+            + flap_base_velocity_w_z_along_dq * cache.flap_slice0_local_inertia_h_x;
+        let t386 = flap_base_velocity_w_x_along_dq * flap_bend_y_rate
+            * cache.flap_slice1_local_bend_y_column_v_y + flap_base_bias_v_z_along_dq
+            - cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
+                * flap_base_velocity_w_y_along_dq;
+        let t387 = flap_base_velocity_w_x_along_dq * flap_bend_y_rate
+            * cache.flap_slice0_local_bend_y_column_v_y + flap_base_bias_v_z_along_dq
+            - flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_x
+                * flap_base_velocity_w_y_along_dq;
+        let flap_base_velocity_v_x_along_dq = t43 * flap_rotation_20_along_dq
+            + cache.flap_rotation_10 * t383 + cache.flap_rotation_20 * t384
+            + t44 * flap_rotation_10_along_dq + t382 * cache.flap_rotation_00
+            + flap_rotation_00_along_dq * t42;
+        let flap_slice1_local_momentum_f_x_along_dq = cache.flap_slice1_mass
+            * flap_base_velocity_v_x_along_dq
+            - flap_base_velocity_w_z_along_dq * cache.flap_slice1_local_inertia_h_y;
+        let flap_slice2_local_momentum_f_y_along_dq = t385
+            + flap_base_velocity_w_z_along_dq * cache.flap_slice2_local_inertia_h_x;
+        let flap_slice1_local_momentum_f_y_along_dq = flap_base_velocity_w_z_along_dq
+            * cache.flap_slice1_local_inertia_h_x
+            + cache.flap_slice1_mass * flap_base_velocity_v_y_along_dq;
+        let flap_base_bias_w_y_along_dq = cache.flap_rotation_11
+            * arm_tip_bias_w_y_along_dq + flap_rotation_11_along_dq * arm_tip_bias_w_y
+            + cache.flap_rotation_21 * arm_tip_bias_w_z_along_dq
+            + flap_rotation_01_along_dq * arm_tip_bias_w_x
+            + cache.flap_rotation_01 * arm_tip_bias_w_x_along_dq
+            + arm_tip_bias_w_z * flap_rotation_21_along_dq;
+        let t388 = flap_base_bias_w_y_along_dq
+            - 0.8872983346207417 * flap_base_velocity_w_x_along_dq * flap_bend_y_rate;
+        let flap_base_bias_w_x_along_dq = flap_rotation_10_along_dq * arm_tip_bias_w_y
+            + arm_tip_bias_w_z_along_dq * cache.flap_rotation_20
+            + arm_tip_bias_w_z * flap_rotation_20_along_dq
+            + cache.flap_rotation_10 * arm_tip_bias_w_y_along_dq
+            + flap_rotation_00_along_dq * arm_tip_bias_w_x
+            + arm_tip_bias_w_x_along_dq * cache.flap_rotation_00;
+        let t389 = 0.8872983346207417 * flap_bend_y_rate
+            * flap_base_velocity_w_y_along_dq + flap_base_bias_w_x_along_dq;
+        let t390 = flap_base_velocity_v_x_along_dq * cache.flap_slice0_mass;
+        let flap_slice0_local_momentum_f_x_along_dq = t390
+            - flap_base_velocity_w_z_along_dq * cache.flap_slice0_local_inertia_h_y;
+        let t391 = flap_base_bias_w_y_along_dq
+            - 0.1127016653792583 * flap_base_velocity_w_x_along_dq * flap_bend_y_rate;
+        let t392 = flap_base_bias_w_x_along_dq
+            + 0.1127016653792583 * flap_bend_y_rate * flap_base_velocity_w_y_along_dq;
+        let flap_slice2_local_momentum_f_x_along_dq = t390
+            - cache.flap_slice2_local_inertia_h_y * flap_base_velocity_w_z_along_dq;
+        let t393 = flap_base_bias_w_y_along_dq
+            - 0.5 * flap_base_velocity_w_x_along_dq * flap_bend_y_rate;
+        let t394 = flap_base_bias_w_x_along_dq
+            + 0.5 * flap_bend_y_rate * flap_base_velocity_w_y_along_dq;
+        let t395 = flap_base_velocity_w_x_along_dq * flap_slice1_local_momentum_f_y
+            + flap_base_velocity_w_x_along_dq * flap_slice0_local_momentum_f_y
+            + t381 * cache.flap_slice0_mass
+            + flap_base_velocity_w_x * flap_slice0_local_momentum_f_y_along_dq
+            + cache.flap_slice1_mass * t386 + t387 * cache.flap_slice0_mass
+            + flap_base_velocity_w_x * flap_slice2_local_momentum_f_y_along_dq
+            + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y_along_dq
+            + flap_slice2_local_momentum_f_y * flap_base_velocity_w_x_along_dq
+            - flap_slice2_local_momentum_f_x * flap_base_velocity_w_y_along_dq
+            - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x_along_dq
+            - flap_base_velocity_w_y_along_dq * flap_slice1_local_momentum_f_x
+            - (t388 * cache.flap_slice2_local_inertia_h_x
+                - cache.flap_slice2_local_inertia_h_y * t389)
+            - flap_base_velocity_w_y_along_dq * flap_slice0_local_momentum_f_x
+            - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x_along_dq
+            - (t391 * cache.flap_slice0_local_inertia_h_x
+                - cache.flap_slice0_local_inertia_h_y * t392)
+            - flap_base_velocity_w_y * flap_slice2_local_momentum_f_x_along_dq
+            - (cache.flap_slice1_local_inertia_h_x * t393
+                - cache.flap_slice1_local_inertia_h_y * t394);
+        let flap_base_bias_w_z_along_dq = arm_tip_bias_w_z * flap_rotation_22_along_dq
+            + cache.flap_rotation_02 * arm_tip_bias_w_x_along_dq
+            + arm_tip_bias_w_z_along_dq * cache.flap_rotation_22
+            + flap_rotation_02_along_dq * arm_tip_bias_w_x
+            + arm_tip_bias_w_y * flap_rotation_12_along_dq
+            + cache.flap_rotation_12 * arm_tip_bias_w_y_along_dq;
+        let t396 = -(flap_base_bias_w_z_along_dq * cache.flap_slice1_local_inertia_h_y);
+        let t397 = -(cache.flap_slice2_local_inertia_h_y * flap_base_bias_w_z_along_dq);
+        let flap_base_bias_v_x_along_dq = t51 * flap_rotation_20_along_dq
+            + flap_rotation_00_along_dq * t50 + flap_rotation_10_along_dq * t49
+            + t379 * cache.flap_rotation_00 + t380 * cache.flap_rotation_20
+            + t378 * cache.flap_rotation_10;
+        let t398 = 0.1127016653792583 * flap_bend_y_rate
+            * flap_base_velocity_v_y_along_dq + flap_base_bias_v_x_along_dq
+            - flap_base_velocity_w_z_along_dq * flap_bend_y_rate
+                * cache.flap_slice0_local_bend_y_column_v_y;
+        let t399 = t398 * cache.flap_slice0_mass;
+        let t400 = 0.8872983346207417 * flap_bend_y_rate
+            * flap_base_velocity_v_y_along_dq + flap_base_bias_v_x_along_dq
+            - cache.flap_slice2_local_bend_y_column_v_y * flap_base_velocity_w_z_along_dq
+                * flap_bend_y_rate;
+        let t401 = t400 * cache.flap_slice0_mass;
+        let t402 = flap_slice0_local_momentum_f_z * flap_base_velocity_w_y_along_dq;
+        let t403 = -(flap_slice0_local_momentum_f_y_along_dq * t71);
+        let t404 = flap_base_velocity_w_y_along_dq * flap_slice2_local_momentum_f_z;
+        let t405 = -(flap_slice2_local_momentum_f_y_along_dq * t58);
+        let flap_base_velocity_v_z_along_dq = t43 * flap_rotation_22_along_dq
+            + t383 * cache.flap_rotation_12 + t382 * cache.flap_rotation_02
+            + cache.flap_rotation_22 * t384 + t44 * flap_rotation_12_along_dq
+            + flap_rotation_02_along_dq * t42;
+        let t406 = flap_base_velocity_v_z_along_dq * cache.flap_slice0_mass;
+        let flap_slice0_local_momentum_f_z_along_dq = t406
+            - (cache.flap_slice0_local_inertia_h_x * flap_base_velocity_w_y_along_dq
+                - flap_base_velocity_w_x_along_dq * cache.flap_slice0_local_inertia_h_y);
+        let t407 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z_along_dq;
+        let flap_slice2_local_momentum_f_z_along_dq = t406
+            - (cache.flap_slice2_local_inertia_h_x * flap_base_velocity_w_y_along_dq
+                - flap_base_velocity_w_x_along_dq * cache.flap_slice2_local_inertia_h_y);
+        let t408 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z_along_dq;
+        let t409 = -(flap_base_bias_w_z_along_dq * cache.flap_slice0_local_inertia_h_y);
+        let t410 = -(flap_slice2_local_momentum_f_y * flap_base_velocity_w_z_along_dq);
+        let t411 = -(flap_base_velocity_w_z_along_dq * flap_slice1_local_momentum_f_y);
+        let t412 = 0.5 * flap_bend_y_rate * flap_base_velocity_v_y_along_dq
+            + flap_base_bias_v_x_along_dq
+            - flap_base_velocity_w_z_along_dq * flap_bend_y_rate
+                * cache.flap_slice1_local_bend_y_column_v_y;
+        let t413 = cache.flap_slice1_mass * t412;
+        let t414 = -(flap_base_velocity_w_z_along_dq * flap_slice0_local_momentum_f_y);
+        let flap_slice1_local_momentum_f_z_along_dq = cache.flap_slice1_mass
+            * flap_base_velocity_v_z_along_dq
+            - (cache.flap_slice1_local_inertia_h_x * flap_base_velocity_w_y_along_dq
+                - flap_base_velocity_w_x_along_dq * cache.flap_slice1_local_inertia_h_y);
+        let t415 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z_along_dq;
+        let t416 = -(t61 * flap_slice1_local_momentum_f_y_along_dq);
+        let t417 = flap_base_velocity_w_y_along_dq * flap_slice1_local_momentum_f_z;
+        let t418 = t396 + t397 + t399 + t401 + t402 + t403 + t404 + t405 + t407 + t408
+            + t409 + t410 + t411 + t413 + t414 + t415 + t416 + t417;
+        let t419 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z_along_dq);
+        let t420 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z_along_dq);
+        let t421 = flap_base_bias_w_z_along_dq * cache.flap_slice2_local_inertia_h_x;
+        let t422 = -(flap_base_velocity_w_x_along_dq * flap_slice0_local_momentum_f_z);
+        let t423 = flap_slice0_local_momentum_f_x_along_dq * t71;
+        let flap_base_bias_v_y_along_dq = t49 * flap_rotation_11_along_dq
+            + t378 * cache.flap_rotation_11 + t51 * flap_rotation_21_along_dq
+            + cache.flap_rotation_01 * t379 + flap_rotation_01_along_dq * t50
+            + cache.flap_rotation_21 * t380;
+        let t424 = flap_base_bias_v_y_along_dq
+            + flap_base_velocity_w_z_along_dq * flap_bend_y_rate
+                * cache.flap_slice0_local_bend_y_column_v_x
+            - 0.1127016653792583 * flap_base_velocity_v_x_along_dq * flap_bend_y_rate;
+        let t425 = t424 * cache.flap_slice0_mass;
+        let t426 = t61 * flap_slice1_local_momentum_f_x_along_dq;
+        let t427 = -(flap_base_velocity_w_x_along_dq * flap_slice1_local_momentum_f_z);
+        let t428 = flap_slice2_local_momentum_f_x * flap_base_velocity_w_z_along_dq;
+        let t429 = cache.flap_slice0_local_inertia_h_x * flap_base_bias_w_z_along_dq;
+        let t430 = -(flap_base_velocity_w_x_along_dq * flap_slice2_local_momentum_f_z);
+        let t431 = flap_base_bias_v_y_along_dq
+            + cache.flap_slice1_local_bend_y_column_v_x * flap_base_velocity_w_z_along_dq
+                * flap_bend_y_rate
+            - 0.5 * flap_base_velocity_v_x_along_dq * flap_bend_y_rate;
+        let t432 = cache.flap_slice1_mass * t431;
+        let t433 = flap_base_bias_w_z_along_dq * cache.flap_slice1_local_inertia_h_x;
+        let t434 = flap_base_bias_v_y_along_dq
+            + flap_base_velocity_w_z_along_dq * flap_bend_y_rate
+                * cache.flap_slice2_local_bend_y_column_v_x
+            - 0.8872983346207417 * flap_base_velocity_v_x_along_dq * flap_bend_y_rate;
+        let t435 = t434 * cache.flap_slice0_mass;
+        let t436 = flap_base_velocity_w_z_along_dq * flap_slice1_local_momentum_f_x;
+        let t437 = flap_base_velocity_w_z_along_dq * flap_slice0_local_momentum_f_x;
+        let t438 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z_along_dq);
+        let t439 = flap_slice2_local_momentum_f_x_along_dq * t58;
+        let t440 = t419 + t420 + t421 + t422 + t423 + t425 + t426 + t427 + t428 + t429
+            + t430 + t432 + t433 + t435 + t436 + t437 + t438 + t439;
+        let flap_composite_force_f_z_along_dq = cache.flap_rotation_22 * t395
+            + t77 * flap_rotation_21_along_dq + flap_rotation_22_along_dq * t90
+            + flap_rotation_20_along_dq * t109 + cache.flap_rotation_20 * t418
+            + cache.flap_rotation_21 * t440;
+        let t441 = flap_slice0_local_momentum_n_y * flap_base_velocity_w_x_along_dq;
+        let t442 = -(flap_slice1_local_momentum_f_x_along_dq * t85);
+        let t443 = -(flap_base_velocity_v_y_along_dq * flap_slice1_local_momentum_f_x);
+        let flap_slice2_local_momentum_n_x_along_dq = cache.flap_slice2_local_inertia_h_y
+            * flap_base_velocity_v_z_along_dq
+            + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x_along_dq
+            + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_y_along_dq;
+        let t444 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x_along_dq);
+        let t445 = -(flap_slice2_local_momentum_f_x * flap_base_velocity_v_y_along_dq);
+        let t446 = flap_slice1_local_momentum_n_y * flap_base_velocity_w_x_along_dq;
+        let t447 = t62 * flap_slice1_local_momentum_f_y_along_dq;
+        let t448 = flap_base_bias_w_z_along_dq * cache.flap_slice1_local_inertia_i_22;
+        let t449 = t431 * cache.flap_slice1_local_inertia_h_x;
+        let t450 = cache.flap_slice2_local_inertia_i_22 * flap_base_bias_w_z_along_dq;
+        let t451 = -(flap_base_velocity_w_y_along_dq * flap_slice0_local_momentum_n_x);
+        let flap_slice0_local_momentum_n_x_along_dq = flap_slice0_local_inertia_i_01
+            * flap_base_velocity_w_y_along_dq
+            + cache.flap_slice0_local_inertia_h_y * flap_base_velocity_v_z_along_dq
+            + flap_base_velocity_w_x_along_dq * flap_slice0_local_inertia_i_00;
+        let t452 = -(flap_slice0_local_momentum_n_x_along_dq * flap_base_velocity_w_y);
+        let t453 = -(flap_slice0_local_momentum_f_x_along_dq * t80);
+        let t454 = -(flap_base_velocity_v_y_along_dq * flap_slice0_local_momentum_f_x);
+        let t455 = -(t398 * cache.flap_slice0_local_inertia_h_y);
+        let t456 = cache.flap_slice0_local_inertia_h_x * t424;
+        let t457 = flap_base_velocity_v_x_along_dq * flap_slice1_local_momentum_f_y;
+        let t458 = t59 * flap_slice2_local_momentum_f_y_along_dq;
+        let t459 = t434 * cache.flap_slice2_local_inertia_h_x;
+        let t460 = -(flap_slice1_local_momentum_n_x * flap_base_velocity_w_y_along_dq);
+        let t461 = flap_base_velocity_w_x_along_dq * flap_slice2_local_momentum_n_y;
+        let t462 = -(cache.flap_slice2_local_inertia_h_y * t400);
+        let flap_slice2_local_momentum_n_y_along_dq = cache
+            .flap_slice2_local_inertia_i_11 * flap_base_velocity_w_y_along_dq
+            + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_x_along_dq
+            - flap_base_velocity_v_z_along_dq * cache.flap_slice2_local_inertia_h_x;
+        let t463 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y_along_dq;
+        let flap_slice1_local_momentum_n_y_along_dq = flap_base_velocity_w_x_along_dq
+            * flap_slice1_local_inertia_i_01
+            + flap_slice1_local_inertia_i_11 * flap_base_velocity_w_y_along_dq
+            - flap_base_velocity_v_z_along_dq * cache.flap_slice1_local_inertia_h_x;
+        let t464 = flap_base_velocity_w_x * flap_slice1_local_momentum_n_y_along_dq;
+        let t465 = flap_slice0_local_momentum_f_y_along_dq * t72;
+        let flap_slice1_local_momentum_n_x_along_dq = flap_slice1_local_inertia_i_01
+            * flap_base_velocity_w_y_along_dq
+            + flap_base_velocity_v_z_along_dq * cache.flap_slice1_local_inertia_h_y
+            + flap_base_velocity_w_x_along_dq * flap_slice1_local_inertia_i_00;
+        let t466 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x_along_dq);
+        let t467 = cache.flap_slice0_local_inertia_i_22 * flap_base_bias_w_z_along_dq;
+        let flap_slice0_local_momentum_n_y_along_dq = flap_slice0_local_inertia_i_01
+            * flap_base_velocity_w_x_along_dq
+            + flap_slice0_local_inertia_i_11 * flap_base_velocity_w_y_along_dq
+            - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z_along_dq;
+        let t468 = flap_base_velocity_w_x * flap_slice0_local_momentum_n_y_along_dq;
+        let t469 = flap_slice2_local_momentum_f_y * flap_base_velocity_v_x_along_dq;
+        let t470 = flap_base_velocity_v_x_along_dq * flap_slice0_local_momentum_f_y;
+        let t471 = -(flap_slice2_local_momentum_n_x * flap_base_velocity_w_y_along_dq);
+        let t472 = -(t81 * flap_slice2_local_momentum_f_x_along_dq);
+        let t473 = -(cache.flap_slice1_local_inertia_h_y * t412);
+        let t474 = t441 + t442 + t443 + t444 + t445 + t446 + t447 + t448 + t449 + t450
+            + t451 + t452 + t453 + t454 + t455 + t456 + t457 + t458 + t459 + t460 + t461
+            + t462 + t463 + t464 + t465 + t466 + t467 + t468 + t469 + t470 + t471 + t472
+            + t473;
+        let flap_composite_force_f_x_along_dq = cache.flap_rotation_01 * t440
+            + t418 * cache.flap_rotation_00 + flap_rotation_00_along_dq * t109
+            + cache.flap_rotation_02 * t395 + flap_rotation_02_along_dq * t90
+            + flap_rotation_01_along_dq * t77;
+        let flap_slice2_local_momentum_n_z_along_dq = flap_base_velocity_w_z_along_dq
+            * cache.flap_slice2_local_inertia_i_22
+            + cache.flap_slice2_local_inertia_h_x * flap_base_velocity_v_y_along_dq
+            - cache.flap_slice2_local_inertia_h_y * flap_base_velocity_v_x_along_dq;
+        let flap_slice1_local_momentum_n_z_along_dq = cache.flap_slice1_local_inertia_h_x
+            * flap_base_velocity_v_y_along_dq
+            + flap_base_velocity_w_z_along_dq * cache.flap_slice1_local_inertia_i_22
+            - flap_base_velocity_v_x_along_dq * cache.flap_slice1_local_inertia_h_y;
+        let flap_slice0_local_momentum_n_z_along_dq = flap_base_velocity_w_z_along_dq
+            * cache.flap_slice0_local_inertia_i_22
+            + cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_y_along_dq
+            - flap_base_velocity_v_x_along_dq * cache.flap_slice0_local_inertia_h_y;
+        let t475 = flap_base_velocity_v_y_along_dq * flap_slice2_local_momentum_f_z
+            + flap_slice1_local_momentum_n_z * flap_base_velocity_w_y_along_dq
+            + flap_slice0_local_inertia_i_01 * t391
+            + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z_along_dq
+            + flap_slice2_local_momentum_n_z * flap_base_velocity_w_y_along_dq
+            + t386 * cache.flap_slice1_local_inertia_h_y
+            + t387 * cache.flap_slice0_local_inertia_h_y
+            + cache.flap_slice2_local_inertia_i_00 * t389
+            + flap_slice0_local_momentum_f_z * flap_base_velocity_v_y_along_dq
+            + flap_slice1_local_momentum_n_z_along_dq * flap_base_velocity_w_y
+            + flap_base_velocity_v_y_along_dq * flap_slice1_local_momentum_f_z
+            + flap_base_velocity_w_y_along_dq * flap_slice0_local_momentum_n_z
+            + flap_slice1_local_momentum_f_z_along_dq * t85
+            + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z_along_dq
+            + t394 * flap_slice1_local_inertia_i_00
+            + t81 * flap_slice2_local_momentum_f_z_along_dq
+            + flap_slice0_local_momentum_f_z_along_dq * t80
+            + flap_slice0_local_inertia_i_00 * t392
+            + cache.flap_slice2_local_inertia_i_01 * t388
+            + flap_slice1_local_inertia_i_01 * t393
+            + cache.flap_slice2_local_inertia_h_y * t381
+            - t61 * flap_slice1_local_momentum_n_y_along_dq
+            - flap_slice0_local_momentum_f_y_along_dq * flap_base_velocity_v_z
+            - flap_base_velocity_v_z * flap_slice1_local_momentum_f_y_along_dq
+            - flap_slice2_local_momentum_n_y_along_dq * t58
+            - flap_slice0_local_momentum_n_y * flap_base_velocity_w_z_along_dq
+            - flap_base_velocity_v_z_along_dq * flap_slice0_local_momentum_f_y
+            - flap_slice2_local_momentum_f_y_along_dq * flap_base_velocity_v_z
+            - flap_slice2_local_momentum_f_y * flap_base_velocity_v_z_along_dq
+            - flap_slice2_local_momentum_n_y * flap_base_velocity_w_z_along_dq
+            - t71 * flap_slice0_local_momentum_n_y_along_dq
+            - flap_slice1_local_momentum_n_y * flap_base_velocity_w_z_along_dq
+            - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z_along_dq;
+        let t476 = t391 * flap_slice0_local_inertia_i_11
+            + flap_slice2_local_momentum_n_x_along_dq * t58
+            + flap_base_velocity_v_z_along_dq * flap_slice0_local_momentum_f_x
+            + flap_slice0_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + flap_slice1_local_inertia_i_11 * t393
+            + flap_base_velocity_w_z_along_dq * flap_slice2_local_momentum_n_x
+            + flap_slice1_local_inertia_i_01 * t394
+            + flap_slice0_local_momentum_n_x_along_dq * t71
+            + flap_slice2_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + t61 * flap_slice1_local_momentum_n_x_along_dq
+            + flap_base_velocity_v_z_along_dq * flap_slice1_local_momentum_f_x
+            + t388 * cache.flap_slice2_local_inertia_i_11
+            + flap_slice1_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + flap_base_velocity_w_z_along_dq * flap_slice0_local_momentum_n_x
+            + flap_slice0_local_inertia_i_01 * t392
+            + cache.flap_slice2_local_inertia_i_01 * t389
+            + flap_slice1_local_momentum_n_x * flap_base_velocity_w_z_along_dq
+            + flap_slice2_local_momentum_f_x * flap_base_velocity_v_z_along_dq
+            - flap_base_velocity_v_x_along_dq * flap_slice1_local_momentum_f_z
+            - t386 * cache.flap_slice1_local_inertia_h_x
+            - flap_base_velocity_v_x_along_dq * flap_slice0_local_momentum_f_z
+            - flap_base_velocity_w_x_along_dq * flap_slice0_local_momentum_n_z
+            - flap_base_velocity_v_x_along_dq * flap_slice2_local_momentum_f_z
+            - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z_along_dq
+            - t387 * cache.flap_slice0_local_inertia_h_x
+            - t72 * flap_slice0_local_momentum_f_z_along_dq
+            - flap_slice1_local_momentum_n_z_along_dq * flap_base_velocity_w_x
+            - t62 * flap_slice1_local_momentum_f_z_along_dq
+            - t381 * cache.flap_slice2_local_inertia_h_x
+            - flap_base_velocity_w_x_along_dq * flap_slice1_local_momentum_n_z
+            - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z_along_dq
+            - t59 * flap_slice2_local_momentum_f_z_along_dq
+            - flap_base_velocity_w_x_along_dq * flap_slice2_local_momentum_n_z;
+        let flap_composite_force_n_y_along_dq = flap_rotation_11_along_dq * t123
+            + t122 * flap_rotation_12_along_dq
+            + flap_composite_force_f_x * flap_position_z_along_dq
+            + cache.flap_rotation_12 * t474 + flap_rotation_10_along_dq * t121
+            + cache.flap_position_z * flap_composite_force_f_x_along_dq
+            + cache.flap_rotation_10 * t475 + cache.flap_rotation_11 * t476
+            - cache.flap_position_x * flap_composite_force_f_z_along_dq
+            - flap_composite_force_f_z * flap_position_x_along_dq;
+        let wrist_inertia_h_x_along_dq = p.wrist_mass * wrist_com_x_along_dq;
+        let t477 = 2.0 * wrist_com_x_along_dq * cache.wrist_com_x;
+        let wrist_com_z_along_dq = t377 + wrist_position_z_along_dq
+            + 0.002 * arm_tip_rotation_21_along_dq;
+        let t478 = 2.0 * cache.wrist_com_z * wrist_com_z_along_dq;
+        let t479 = p.wrist_inertia_zz * arm_tip_rotation_12_along_dq
+            + arm_tip_rotation_10_along_dq * p.wrist_inertia_xz
+            + p.wrist_inertia_yz * arm_tip_rotation_11_along_dq;
+        let t480 = p.wrist_inertia_yy * arm_tip_rotation_11_along_dq
+            + p.wrist_inertia_yz * arm_tip_rotation_12_along_dq
+            + p.wrist_inertia_xy * arm_tip_rotation_10_along_dq;
+        let t481 = p.wrist_inertia_xx * arm_tip_rotation_10_along_dq
+            + arm_tip_rotation_12_along_dq * p.wrist_inertia_xz
+            + p.wrist_inertia_xy * arm_tip_rotation_11_along_dq;
+        let wrist_inertia_com_11_along_dq = t135 * arm_tip_rotation_10_along_dq
+            + cache.arm_tip_rotation_12 * t479 + cache.arm_tip_rotation_11 * t480
+            + t136 * arm_tip_rotation_12_along_dq + t137 * arm_tip_rotation_11_along_dq
+            + cache.arm_tip_rotation_10 * t481;
+        let wrist_inertia_i_11_along_dq = p.wrist_mass * (t477 + t478)
+            + wrist_inertia_com_11_along_dq;
+        let wrist_inertia_h_z_along_dq = p.wrist_mass * wrist_com_z_along_dq;
+        let wrist_inertia_h_y_along_dq = p.wrist_mass * wrist_com_y_along_dq;
+        let wrist_momentum_f_z_along_dq = p.wrist_mass * arm_tip_velocity_v_z_along_dq
+            - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y_along_dq
+                + wrist_inertia_h_x_along_dq * arm_tip_velocity_w_y
+                - wrist_inertia_h_y_along_dq * arm_tip_velocity_w_x
+                - cache.wrist_inertia_h_y * arm_tip_velocity_w_x_along_dq);
+        let wrist_inertia_com_02_along_dq = t374 * cache.arm_tip_rotation_22
+            + t134 * arm_tip_rotation_22_along_dq + cache.arm_tip_rotation_20 * t372
+            + cache.arm_tip_rotation_21 * t373 + t133 * arm_tip_rotation_21_along_dq
+            + t132 * arm_tip_rotation_20_along_dq;
+        let wrist_inertia_i_02_along_dq = wrist_inertia_com_02_along_dq
+            - cache.wrist_com_z * p.wrist_mass * wrist_com_x_along_dq
+            - p.wrist_mass * wrist_com_z_along_dq * cache.wrist_com_x;
+        let wrist_inertia_com_12_along_dq = cache.arm_tip_rotation_20 * t481
+            + t136 * arm_tip_rotation_22_along_dq + cache.arm_tip_rotation_21 * t480
+            + t135 * arm_tip_rotation_20_along_dq + t137 * arm_tip_rotation_21_along_dq
+            + t479 * cache.arm_tip_rotation_22;
+        let wrist_inertia_i_12_along_dq = wrist_inertia_com_12_along_dq
+            - p.wrist_mass * wrist_com_z_along_dq * cache.wrist_com_y
+            - cache.wrist_com_z * p.wrist_mass * wrist_com_y_along_dq;
+        let wrist_inertia_com_22_along_dq = (p.wrist_inertia_xx
+            * arm_tip_rotation_20_along_dq
+            + p.wrist_inertia_xy * arm_tip_rotation_21_along_dq
+            + arm_tip_rotation_22_along_dq * p.wrist_inertia_xz)
+            * cache.arm_tip_rotation_20
+            + cache.arm_tip_rotation_22
+                * (p.wrist_inertia_yz * arm_tip_rotation_21_along_dq
+                    + arm_tip_rotation_20_along_dq * p.wrist_inertia_xz
+                    + arm_tip_rotation_22_along_dq * p.wrist_inertia_zz)
+            + t138 * arm_tip_rotation_21_along_dq + t139 * arm_tip_rotation_22_along_dq
+            + cache.arm_tip_rotation_21
+                * (p.wrist_inertia_xy * arm_tip_rotation_20_along_dq
+                    + arm_tip_rotation_22_along_dq * p.wrist_inertia_yz
+                    + p.wrist_inertia_yy * arm_tip_rotation_21_along_dq)
+            + t140 * arm_tip_rotation_20_along_dq;
+        let t482 = 2.0 * wrist_com_y_along_dq * cache.wrist_com_y;
+        let wrist_inertia_i_22_along_dq = wrist_inertia_com_22_along_dq
+            + p.wrist_mass * (t482 + t477);
+        let wrist_momentum_n_z_along_dq = wrist_inertia_h_x_along_dq
+            * arm_tip_velocity_v_y + wrist_inertia_i_02_along_dq * arm_tip_velocity_w_x
+            + cache.wrist_inertia_h_x * arm_tip_velocity_v_y_along_dq
+            + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x_along_dq
+            + arm_tip_velocity_w_y * wrist_inertia_i_12_along_dq
+            + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_i_22
+            + arm_tip_velocity_w_z * wrist_inertia_i_22_along_dq
+            + cache.wrist_inertia_i_12 * arm_tip_velocity_w_y_along_dq
+            - cache.wrist_inertia_h_y * arm_tip_velocity_v_x_along_dq
+            - wrist_inertia_h_y_along_dq * arm_tip_velocity_v_x;
+        let wrist_momentum_f_x_along_dq = p.wrist_mass * arm_tip_velocity_v_x_along_dq
+            - (arm_tip_velocity_w_z * wrist_inertia_h_y_along_dq
+                + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_h_y
+                - cache.wrist_inertia_h_z * arm_tip_velocity_w_y_along_dq
+                - arm_tip_velocity_w_y * wrist_inertia_h_z_along_dq);
+        let wrist_inertia_com_00_along_dq = t133 * arm_tip_rotation_01_along_dq
+            + t132 * arm_tip_rotation_00_along_dq + t134 * arm_tip_rotation_02_along_dq
+            + t374 * cache.arm_tip_rotation_02 + t372 * cache.arm_tip_rotation_00
+            + t373 * cache.arm_tip_rotation_01;
+        let wrist_inertia_i_00_along_dq = p.wrist_mass * (t482 + t478)
+            + wrist_inertia_com_00_along_dq;
+        let wrist_momentum_n_x_along_dq = arm_tip_velocity_w_x_along_dq
+            * cache.wrist_inertia_i_00
+            + wrist_inertia_i_00_along_dq * arm_tip_velocity_w_x
+            + cache.wrist_inertia_h_y * arm_tip_velocity_v_z_along_dq
+            + arm_tip_velocity_v_z * wrist_inertia_h_y_along_dq
+            + arm_tip_velocity_w_z * wrist_inertia_i_02_along_dq
+            + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_i_02
+            + wrist_inertia_i_01_along_dq * arm_tip_velocity_w_y
+            + cache.wrist_inertia_i_01 * arm_tip_velocity_w_y_along_dq
+            - cache.wrist_inertia_h_z * arm_tip_velocity_v_y_along_dq
+            - arm_tip_velocity_v_y * wrist_inertia_h_z_along_dq;
+        let wrist_composite_force_n_y_along_dq = arm_tip_bias_w_z_along_dq
+            * cache.wrist_inertia_i_12
+            + cache.wrist_inertia_h_z * arm_tip_bias_v_x_along_dq
+            + wrist_inertia_i_01_along_dq * arm_tip_bias_w_x
+            + flap_composite_force_n_y_along_dq
+            + wrist_inertia_i_11_along_dq * arm_tip_bias_w_y
+            + wrist_inertia_h_z_along_dq * arm_tip_bias_v_x
+            + wrist_momentum_f_x * arm_tip_velocity_v_z_along_dq
+            + cache.wrist_inertia_i_11 * arm_tip_bias_w_y_along_dq
+            + cache.wrist_inertia_i_01 * arm_tip_bias_w_x_along_dq
+            + arm_tip_bias_w_z * wrist_inertia_i_12_along_dq
+            + arm_tip_velocity_v_z * wrist_momentum_f_x_along_dq
+            + arm_tip_velocity_w_z_along_dq * wrist_momentum_n_x
+            + arm_tip_velocity_w_z * wrist_momentum_n_x_along_dq
+            - wrist_momentum_n_z * arm_tip_velocity_w_x_along_dq
+            - wrist_inertia_h_x_along_dq * arm_tip_bias_v_z
+            - wrist_momentum_f_z_along_dq * arm_tip_velocity_v_x
+            - cache.wrist_inertia_h_x * arm_tip_bias_v_z_along_dq
+            - wrist_momentum_n_z_along_dq * arm_tip_velocity_w_x
+            - arm_tip_velocity_v_x_along_dq * wrist_momentum_f_z;
+        let wrist_momentum_f_y_along_dq = p.wrist_mass * arm_tip_velocity_v_y_along_dq
+            - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x_along_dq
+                + wrist_inertia_h_z_along_dq * arm_tip_velocity_w_x
+                - arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_h_x
+                - arm_tip_velocity_w_z * wrist_inertia_h_x_along_dq);
+        let wrist_composite_force_f_z_along_dq = arm_tip_velocity_w_x_along_dq
+            * wrist_momentum_f_y + wrist_momentum_f_y_along_dq * arm_tip_velocity_w_x
+            + p.wrist_mass * arm_tip_bias_v_z_along_dq
+            + flap_composite_force_f_z_along_dq
+            - (cache.wrist_inertia_h_x * arm_tip_bias_w_y_along_dq
+                + wrist_inertia_h_x_along_dq * arm_tip_bias_w_y
+                - cache.wrist_inertia_h_y * arm_tip_bias_w_x_along_dq
+                - arm_tip_bias_w_x * wrist_inertia_h_y_along_dq)
+            - arm_tip_velocity_w_y * wrist_momentum_f_x_along_dq
+            - wrist_momentum_f_x * arm_tip_velocity_w_y_along_dq;
+        let wrist_momentum_n_y_along_dq = cache.wrist_inertia_h_z
+            * arm_tip_velocity_v_x_along_dq
+            + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y_along_dq
+            + wrist_inertia_i_11_along_dq * arm_tip_velocity_w_y
+            + arm_tip_velocity_w_z * wrist_inertia_i_12_along_dq
+            + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x_along_dq
+            + wrist_inertia_h_z_along_dq * arm_tip_velocity_v_x
+            + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_i_12
+            + wrist_inertia_i_01_along_dq * arm_tip_velocity_w_x
+            - wrist_inertia_h_x_along_dq * arm_tip_velocity_v_z
+            - cache.wrist_inertia_h_x * arm_tip_velocity_v_z_along_dq;
+        let flap_composite_force_f_y_along_dq = cache.flap_rotation_12 * t395
+            + flap_rotation_10_along_dq * t109 + t77 * flap_rotation_11_along_dq
+            + t90 * flap_rotation_12_along_dq + cache.flap_rotation_11 * t440
+            + cache.flap_rotation_10 * t418;
+        let flap_composite_force_n_z_along_dq = flap_composite_force_f_y
+            * flap_position_x_along_dq + t474 * cache.flap_rotation_22
+            + cache.flap_position_x * flap_composite_force_f_y_along_dq
+            + cache.flap_rotation_21 * t476 + t122 * flap_rotation_22_along_dq
+            + cache.flap_rotation_20 * t475 + flap_rotation_21_along_dq * t123
+            + flap_rotation_20_along_dq * t121
+            - flap_composite_force_f_x_along_dq * cache.flap_position_y
+            - flap_position_y_along_dq * flap_composite_force_f_x;
+        let wrist_composite_force_n_z_along_dq = cache.wrist_inertia_i_02
+            * arm_tip_bias_w_x_along_dq + wrist_inertia_h_x_along_dq * arm_tip_bias_v_y
+            + wrist_momentum_n_y_along_dq * arm_tip_velocity_w_x
+            + arm_tip_bias_w_z_along_dq * cache.wrist_inertia_i_22
+            + flap_composite_force_n_z_along_dq
+            + arm_tip_bias_w_y * wrist_inertia_i_12_along_dq
+            + arm_tip_bias_v_y_along_dq * cache.wrist_inertia_h_x
+            + wrist_momentum_n_y * arm_tip_velocity_w_x_along_dq
+            + arm_tip_bias_w_y_along_dq * cache.wrist_inertia_i_12
+            + arm_tip_bias_w_x * wrist_inertia_i_02_along_dq
+            + arm_tip_velocity_v_x * wrist_momentum_f_y_along_dq
+            + arm_tip_velocity_v_x_along_dq * wrist_momentum_f_y
+            + arm_tip_bias_w_z * wrist_inertia_i_22_along_dq
+            - wrist_momentum_n_x_along_dq * arm_tip_velocity_w_y
+            - wrist_inertia_h_y_along_dq * arm_tip_bias_v_x
+            - wrist_momentum_n_x * arm_tip_velocity_w_y_along_dq
+            - wrist_momentum_f_x * arm_tip_velocity_v_y_along_dq
+            - arm_tip_velocity_v_y * wrist_momentum_f_x_along_dq
+            - cache.wrist_inertia_h_y * arm_tip_bias_v_x_along_dq;
+        let arm_slice3_bend_along_dq = 0.8659570925834785 * arm_bend_squared_along_dq;
+        let t483 = -0.8659570925834785 * arm_bend_squared * t142
+            * arm_slice3_bend_along_dq
+            - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared_along_dq;
+        let t484 = 0.9305681557970262 * cache.arm_bend_z * t146
+            * arm_slice3_bend_along_dq
+            + 0.9305681557970262 * arm_bend_z_along_dq * cache.arm_slice3_bend_c1;
+        let arm_slice3_local_inertia_com_02_along_dq = t141 * t483 * t144
+            + t144 * t145 * t484;
+        let arm_slice3_local_com_x_along_dq = 0.9305681557970262 * p.section_length
+            * t146 * arm_slice3_bend_along_dq;
+        let arm_slice3_local_com_z_along_dq = 0.8659570925834785
+            * cache.arm_slice3_bend_c2 * t325
+            + 0.8659570925834785 * t22 * t142 * arm_slice3_bend_along_dq;
+        let arm_slice3_local_inertia_i_02_along_dq = arm_slice3_local_inertia_com_02_along_dq
+            - cache.arm_slice3_local_com_z * cache.arm_slice0_mass
+                * arm_slice3_local_com_x_along_dq
+            - cache.arm_slice3_local_com_x * cache.arm_slice0_mass
+                * arm_slice3_local_com_z_along_dq;
+        let arm_slice3_local_bend_z_column_w_x_along_dq = 0.8659570925834785
+            * cache.arm_bend_y * t142 * arm_slice3_bend_along_dq
+            + 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_y_along_dq;
+        let arm_slice3_local_subspace1_w_x_along_dq = p.section_length
+            * arm_slice3_local_bend_z_column_w_x_along_dq;
+        let t485 = 0.7498816861956312 * t344 * cache.arm_slice3_bend_c3
+            + 0.7498816861956312 * arm_slice3_bend_along_dq * t14 * t150
+            - 1.4997633723912625 * t344 * cache.arm_slice3_bend_c4
+            - 1.4997633723912625 * arm_slice3_bend_along_dq * t149 * t14;
+        let arm_slice3_local_bend_y_column_w_x_along_dq = -0.8659570925834785
+            * cache.arm_bend_z * t142 * arm_slice3_bend_along_dq
+            - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_z_along_dq;
+        let arm_slice3_local_subspace0_w_x_along_dq = arm_slice3_local_bend_y_column_w_x_along_dq
+            * p.section_length;
+        let t486 = qdd[1] * arm_slice3_local_subspace1_w_x_along_dq + t485
+            + arm_slice3_local_subspace0_w_x_along_dq * qdd[0];
+        let arm_slice3_local_inertia_h_x_along_dq = cache.arm_slice0_mass
+            * arm_slice3_local_com_x_along_dq;
+        let arm_slice3_local_inertia_com_22_along_dq = 2.0 * t141 * t144 * t484;
+        let t487 = 2.0 * cache.arm_slice3_local_com_x * arm_slice3_local_com_x_along_dq;
+        let arm_slice3_local_com_y_along_dq = 0.8659570925834785
+            * cache.arm_slice3_bend_c2 * t322
+            + 0.8659570925834785 * t142 * arm_slice3_bend_along_dq * t18;
+        let t488 = 2.0 * arm_slice3_local_com_y_along_dq * cache.arm_slice3_local_com_y;
+        let arm_slice3_local_inertia_i_22_along_dq = arm_slice3_local_inertia_com_22_along_dq
+            + (t487 + t488) * cache.arm_slice0_mass;
+        let arm_slice3_local_bend_y_column_w_z_along_dq = -0.8058320946447624
+            * cache.arm_slice3_bend_c3 * t319
+            - 0.8058320946447624 * arm_slice3_bend_along_dq * t0 * t150;
+        let arm_slice3_local_subspace0_w_z_along_dq = p.section_length
+            * arm_slice3_local_bend_y_column_w_z_along_dq;
+        let arm_slice3_local_bend_z_column_w_z_along_dq = 0.8058320946447624 * t126
+            * arm_slice3_bend_along_dq * t150
+            + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t321;
+        let arm_slice3_local_subspace1_w_z_along_dq = p.section_length
+            * arm_slice3_local_bend_z_column_w_z_along_dq;
+        let t489 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t341
+            + 0.8058320946447624 * arm_slice3_bend_along_dq * t150 * t11
+            + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t340
+            + 0.6978160177890329 * arm_slice3_bend_along_dq * t149 * t10
+            - 2.0934480533670987 * arm_slice3_bend_along_dq * t161 * t10
+            - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t340;
+        let t490 = arm_slice3_local_subspace0_w_z_along_dq * qdd[0]
+            + arm_slice3_local_subspace1_w_z_along_dq * qdd[1] + t489;
+        let t491 = 0.8659570925834785 * p.section_length * t142
+            * arm_slice3_bend_along_dq;
+        let t492 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t332 + t491
+            + 1.4997633723912625 * t26 * arm_slice3_bend_along_dq * t149
+            - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t332
+            - 0.7498816861956312 * t26 * arm_slice3_bend_along_dq * t150;
+        let arm_slice3_local_bend_y_column_v_y_along_dq = t492
+            - (arm_slice3_local_com_x_along_dq * cache.arm_slice3_local_bend_y_column_w_z
+                + cache.arm_slice3_local_com_x
+                    * arm_slice3_local_bend_y_column_w_z_along_dq
+                - cache.arm_slice3_local_bend_y_column_w_x
+                    * arm_slice3_local_com_z_along_dq
+                - arm_slice3_local_bend_y_column_w_x_along_dq
+                    * cache.arm_slice3_local_com_z);
+        let t493 = 1.4997633723912625 * arm_slice3_bend_along_dq * t27 * t149
+            + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t329
+            - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t329
+            - 0.7498816861956312 * arm_slice3_bend_along_dq * t27 * t150;
+        let arm_slice3_local_bend_z_column_v_y_along_dq = t493
+            - (cache.arm_slice3_local_com_x * arm_slice3_local_bend_z_column_w_z_along_dq
+                + arm_slice3_local_com_x_along_dq
+                    * cache.arm_slice3_local_bend_z_column_w_z
+                - cache.arm_slice3_local_bend_z_column_w_x
+                    * arm_slice3_local_com_z_along_dq
+                - cache.arm_slice3_local_com_z
+                    * arm_slice3_local_bend_z_column_w_x_along_dq);
+        let t494 = arm_slice3_local_bend_y_column_v_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_v_y_along_dq;
+        let arm_slice3_local_bend_z_column_w_y_along_dq = 0.8058320946447624
+            * arm_slice3_bend_along_dq * t2 * t150
+            + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t320;
+        let t495 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t325
+            + 0.8058320946447624 * t22 * arm_slice3_bend_along_dq * t150
+            - 0.8058320946447624 * t22 * t142 * arm_slice3_bend_along_dq
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t325;
+        let arm_slice3_local_bend_z_column_v_x_along_dq = t495
+            - (cache.arm_slice3_local_com_z * arm_slice3_local_bend_z_column_w_y_along_dq
+                + cache.arm_slice3_local_bend_z_column_w_y
+                    * arm_slice3_local_com_z_along_dq
+                - arm_slice3_local_bend_z_column_w_z_along_dq
+                    * cache.arm_slice3_local_com_y
+                - arm_slice3_local_com_y_along_dq
+                    * cache.arm_slice3_local_bend_z_column_w_z);
+        let arm_slice3_local_bend_y_column_w_y_along_dq = -0.8058320946447624 * t126
+            * arm_slice3_bend_along_dq * t150
+            - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t321;
+        let t496 = 0.8058320946447624 * arm_slice3_bend_along_dq * t18 * t150
+            + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t322
+            - 0.8058320946447624 * t142 * arm_slice3_bend_along_dq * t18
+            - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t322;
+        let arm_slice3_local_bend_y_column_v_x_along_dq = t496
+            - (cache.arm_slice3_local_bend_y_column_w_y * arm_slice3_local_com_z_along_dq
+                + cache.arm_slice3_local_com_z
+                    * arm_slice3_local_bend_y_column_w_y_along_dq
+                - arm_slice3_local_com_y_along_dq
+                    * cache.arm_slice3_local_bend_y_column_w_z
+                - cache.arm_slice3_local_com_y
+                    * arm_slice3_local_bend_y_column_w_z_along_dq);
+        let t497 = arm_bend_z_rate * arm_slice3_local_bend_z_column_v_x_along_dq
+            + arm_slice3_local_bend_y_column_v_x_along_dq * arm_bend_y_rate;
+        let arm_slice3_local_bend_y_column_v_z_along_dq = t493
+            - (arm_slice3_local_bend_y_column_w_x_along_dq * cache.arm_slice3_local_com_y
+                + arm_slice3_local_com_y_along_dq
+                    * cache.arm_slice3_local_bend_y_column_w_x
+                - cache.arm_slice3_local_bend_y_column_w_y
+                    * arm_slice3_local_com_x_along_dq
+                - cache.arm_slice3_local_com_x
+                    * arm_slice3_local_bend_y_column_w_y_along_dq);
+        let t498 = 1.4997633723912625 * arm_slice3_bend_along_dq * t149 * t35 + t491
+            + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t354
+            - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t354
+            - 0.7498816861956312 * arm_slice3_bend_along_dq * t35 * t150;
+        let arm_slice3_local_bend_z_column_v_z_along_dq = t498
+            - (cache.arm_slice3_local_com_y * arm_slice3_local_bend_z_column_w_x_along_dq
+                + cache.arm_slice3_local_bend_z_column_w_x
+                    * arm_slice3_local_com_y_along_dq
+                - cache.arm_slice3_local_com_x
+                    * arm_slice3_local_bend_z_column_w_y_along_dq
+                - cache.arm_slice3_local_bend_z_column_w_y
+                    * arm_slice3_local_com_x_along_dq);
+        let t499 = arm_slice3_local_bend_y_column_v_z_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_v_z_along_dq;
+        let t500 = 0.9305681557970262 * cache.arm_bend_y * t146
+            * arm_slice3_bend_along_dq
+            + 0.9305681557970262 * arm_bend_y_along_dq * cache.arm_slice3_bend_c1;
+        let arm_slice3_local_inertia_com_12_along_dq = t165 * t144 * t484
+            + t141 * t500 * t144;
+        let arm_slice3_local_inertia_i_12_along_dq = arm_slice3_local_inertia_com_12_along_dq
+            - cache.arm_slice3_local_com_z * cache.arm_slice0_mass
+                * arm_slice3_local_com_y_along_dq
+            - cache.arm_slice0_mass * cache.arm_slice3_local_com_y
+                * arm_slice3_local_com_z_along_dq;
+        let t501 = arm_bend_y_rate * arm_slice3_local_bend_y_column_w_z_along_dq
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_w_z_along_dq;
+        let arm_slice3_local_inertia_h_z_along_dq = cache.arm_slice0_mass
+            * arm_slice3_local_com_z_along_dq;
+        let t502 = arm_slice3_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_w_x_along_dq;
+        let arm_slice3_local_inertia_com_11_along_dq = 2.0 * t500 * t165 * t144;
+        let t503 = 2.0 * cache.arm_slice3_local_com_z * arm_slice3_local_com_z_along_dq;
+        let arm_slice3_local_inertia_i_11_along_dq = arm_slice3_local_inertia_com_11_along_dq
+            + cache.arm_slice0_mass * (t503 + t487);
+        let arm_slice3_local_inertia_com_01_along_dq = t165 * t483 * t144
+            + t500 * t144 * t145;
+        let arm_slice3_local_inertia_i_01_along_dq = arm_slice3_local_inertia_com_01_along_dq
+            - cache.arm_slice3_local_com_x * cache.arm_slice0_mass
+                * arm_slice3_local_com_y_along_dq
+            - cache.arm_slice0_mass * arm_slice3_local_com_x_along_dq
+                * cache.arm_slice3_local_com_y;
+        let t504 = arm_slice3_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_w_y_along_dq;
+        let arm_slice3_local_momentum_n_y_along_dq = arm_slice3_local_inertia_i_12_along_dq
+            * t151 + t501 * cache.arm_slice3_local_inertia_i_12
+            + arm_slice3_local_inertia_h_z_along_dq * t162
+            + cache.arm_slice3_local_inertia_i_01 * t502
+            + arm_slice3_local_inertia_i_11_along_dq * t163
+            + t156 * arm_slice3_local_inertia_i_01_along_dq
+            + t497 * cache.arm_slice3_local_inertia_h_z
+            + t504 * cache.arm_slice3_local_inertia_i_11
+            - cache.arm_slice3_local_inertia_h_x * t499
+            - arm_slice3_local_inertia_h_x_along_dq * t166;
+        let arm_slice3_local_inertia_h_y_along_dq = cache.arm_slice0_mass
+            * arm_slice3_local_com_y_along_dq;
+        let arm_slice3_local_momentum_f_x_along_dq = t497 * cache.arm_slice0_mass
+            - (arm_slice3_local_inertia_h_y_along_dq * t151
+                + t501 * cache.arm_slice3_local_inertia_h_y
+                - arm_slice3_local_inertia_h_z_along_dq * t163
+                - t504 * cache.arm_slice3_local_inertia_h_z);
+        let arm_slice3_local_subspace1_w_y_along_dq = p.section_length
+            * arm_slice3_local_bend_z_column_w_y_along_dq;
+        let t505 = 0.6978160177890329 * t335 * cache.arm_slice3_bend_c4
+            + 0.6978160177890329 * t5 * arm_slice3_bend_along_dq * t149
+            - 2.0934480533670987 * t5 * arm_slice3_bend_along_dq * t161
+            - 2.0934480533670987 * t335 * cache.arm_slice3_bend_c5
+            - 0.8058320946447624 * t6 * arm_slice3_bend_along_dq * t150
+            - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t336;
+        let arm_slice3_local_subspace0_w_y_along_dq = p.section_length
+            * arm_slice3_local_bend_y_column_w_y_along_dq;
+        let t506 = arm_slice3_local_subspace1_w_y_along_dq * qdd[1] + t505
+            + arm_slice3_local_subspace0_w_y_along_dq * qdd[0];
+        let arm_slice3_local_subspace0_v_y_along_dq = p.section_length
+            * arm_slice3_local_bend_y_column_v_y_along_dq;
+        let arm_slice3_local_subspace1_v_y_along_dq = p.section_length
+            * arm_slice3_local_bend_z_column_v_y_along_dq;
+        let t507 = t493 * arm_bend_y_rate + arm_bend_z_rate * t498;
+        let t508 = t496 * arm_bend_y_rate + arm_bend_z_rate * t495;
+        let t509 = arm_slice3_local_subspace0_v_y_along_dq * qdd[0]
+            + arm_slice3_local_subspace1_v_y_along_dq * qdd[1]
+            + (5.1949229180765215 * t358 * cache.arm_slice3_bend_c6
+                + 4.499290117173787 * t40 * arm_slice3_bend_along_dq * t149
+                + 0.6493653647595652 * t358 * cache.arm_slice3_bend_c4
+                + 4.499290117173787 * cache.arm_slice3_bend_c4 * t357
+                + 0.6493653647595652 * arm_slice3_bend_along_dq * t149 * t39
+                + 5.1949229180765215 * arm_slice3_bend_along_dq * t169 * t39
+                - 3.246826823797826 * t358 * cache.arm_slice3_bend_c5
+                - 3.246826823797826 * arm_slice3_bend_along_dq * t161 * t39
+                - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t357
+                - 2.2496450585868937 * t40 * arm_slice3_bend_along_dq * t150)
+            - (arm_slice3_local_com_x_along_dq * t157
+                + cache.arm_slice3_local_com_x * t489
+                - t485 * cache.arm_slice3_local_com_z
+                - t147 * arm_slice3_local_com_z_along_dq)
+            - (t501 * t152 + t508 * t151 - t155 * t502 - t507 * t156);
+        let arm_slice3_local_inertia_com_00_along_dq = 2.0 * t483 * t144 * t145;
+        let arm_slice3_local_inertia_i_00_along_dq = arm_slice3_local_inertia_com_00_along_dq
+            + (t503 + t488) * cache.arm_slice0_mass;
+        let arm_slice3_local_momentum_n_x_along_dq = cache.arm_slice3_local_inertia_i_01
+            * t504 + arm_slice3_local_inertia_i_02_along_dq * t151
+            + arm_slice3_local_inertia_h_y_along_dq * t166
+            + t501 * cache.arm_slice3_local_inertia_i_02
+            + t499 * cache.arm_slice3_local_inertia_h_y
+            + arm_slice3_local_inertia_i_00_along_dq * t156
+            + arm_slice3_local_inertia_i_01_along_dq * t163
+            + cache.arm_slice3_local_inertia_i_00 * t502
+            - t164 * arm_slice3_local_inertia_h_z_along_dq
+            - t494 * cache.arm_slice3_local_inertia_h_z;
+        let arm_slice3_local_momentum_f_y_along_dq = t494 * cache.arm_slice0_mass
+            - (cache.arm_slice3_local_inertia_h_z * t502
+                + arm_slice3_local_inertia_h_z_along_dq * t156
+                - arm_slice3_local_inertia_h_x_along_dq * t151
+                - cache.arm_slice3_local_inertia_h_x * t501);
+        let t510 = arm_bend_z_rate * t493 + t492 * arm_bend_y_rate;
+        let arm_slice3_local_subspace1_v_x_along_dq = p.section_length
+            * arm_slice3_local_bend_z_column_v_x_along_dq;
+        let arm_slice3_local_subspace0_v_x_along_dq = arm_slice3_local_bend_y_column_v_x_along_dq
+            * p.section_length;
+        let t511 = arm_slice3_local_subspace1_v_x_along_dq * qdd[1]
+            + arm_slice3_local_subspace0_v_x_along_dq * qdd[0]
+            + (0.8058320946447624 * t33 * arm_slice3_bend_along_dq * t150
+                + 2.0934480533670987 * t34 * arm_slice3_bend_along_dq * t161
+                + 2.0934480533670987 * t362 * cache.arm_slice3_bend_c5
+                + 0.6978160177890329 * t34 * arm_slice3_bend_along_dq * t150
+                + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t362
+                - 2.0934480533670987 * t34 * arm_slice3_bend_along_dq * t149
+                - 2.0934480533670987 * t362 * cache.arm_slice3_bend_c4
+                - 0.8058320946447624 * t33 * t142 * arm_slice3_bend_along_dq)
+            - (t507 * t163 + t155 * t504 - t510 * t151 - t170 * t501)
+            - (t167 * arm_slice3_local_com_z_along_dq
+                + cache.arm_slice3_local_com_z * t505
+                - arm_slice3_local_com_y_along_dq * t157
+                - cache.arm_slice3_local_com_y * t489);
+        let t512 = arm_slice3_local_inertia_i_02_along_dq * t148
+            + t486 * cache.arm_slice3_local_inertia_i_02
+            + t158 * arm_slice3_local_inertia_h_x_along_dq
+            + arm_slice3_local_inertia_i_22_along_dq * t159
+            + cache.arm_slice3_local_inertia_i_22 * t490
+            + t497 * arm_slice3_local_momentum_f_y
+            + arm_slice3_local_momentum_n_y_along_dq * t156
+            + t502 * arm_slice3_local_momentum_n_y
+            + cache.arm_slice3_local_inertia_i_12 * t506
+            + t168 * arm_slice3_local_inertia_i_12_along_dq
+            + cache.arm_slice3_local_inertia_h_x * t509
+            + arm_slice3_local_momentum_f_y_along_dq * t162
+            - t494 * arm_slice3_local_momentum_f_x - t504 * arm_slice3_local_momentum_n_x
+            - t164 * arm_slice3_local_momentum_f_x_along_dq
+            - arm_slice3_local_momentum_n_x_along_dq * t163
+            - t511 * cache.arm_slice3_local_inertia_h_y
+            - arm_slice3_local_inertia_h_y_along_dq * t171;
+        let arm_slice1_bend_along_dq = 0.10890625570683385 * arm_bend_squared_along_dq;
+        let arm_slice1_local_bend_y_column_w_y_along_dq = -0.035940096619352636
+            * cache.arm_slice1_bend_c3 * t321
+            - 0.035940096619352636 * t126 * t172 * arm_slice1_bend_along_dq;
+        let arm_slice2_bend_along_dq = 0.44888729929169013 * arm_bend_squared_along_dq;
+        let t513 = 0.3007502358784333 * t208 * arm_slice2_bend_along_dq * t18
+            + 0.3007502358784333 * t322 * cache.arm_slice2_bend_c3
+            - 0.3007502358784333 * t209 * arm_slice2_bend_along_dq * t18
+            - 0.3007502358784333 * t322 * cache.arm_slice2_bend_c2;
+        let arm_slice2_local_com_y_along_dq = 0.44888729929169013 * t209
+            * arm_slice2_bend_along_dq * t18
+            + 0.44888729929169013 * t322 * cache.arm_slice2_bend_c2;
+        let arm_slice2_local_com_z_along_dq = 0.44888729929169013 * t209 * t22
+            * arm_slice2_bend_along_dq
+            + 0.44888729929169013 * t325 * cache.arm_slice2_bend_c2;
+        let arm_slice2_local_bend_y_column_w_y_along_dq = -0.3007502358784333 * t126
+            * t208 * arm_slice2_bend_along_dq
+            - 0.3007502358784333 * cache.arm_slice2_bend_c3 * t321;
+        let arm_slice2_local_bend_y_column_w_z_along_dq = -0.3007502358784333 * t319
+            * cache.arm_slice2_bend_c3
+            - 0.3007502358784333 * t208 * arm_slice2_bend_along_dq * t0;
+        let arm_slice2_local_bend_y_column_v_x_along_dq = t513
+            - (arm_slice2_local_com_z_along_dq * cache.arm_slice2_local_bend_y_column_w_y
+                + arm_slice2_local_bend_y_column_w_y_along_dq
+                    * cache.arm_slice2_local_com_z
+                - cache.arm_slice2_local_bend_y_column_w_z
+                    * arm_slice2_local_com_y_along_dq
+                - arm_slice2_local_bend_y_column_w_z_along_dq
+                    * cache.arm_slice2_local_com_y);
+        let t514 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t329
+            + 0.02372114506416456 * arm_slice1_bend_along_dq * t27 * t210
+            - 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t27
+            - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t329;
+        let arm_slice1_local_bend_y_column_w_x_along_dq = -0.10890625570683385
+            * cache.arm_bend_z * arm_slice1_bend_along_dq * t211
+            - 0.10890625570683385 * arm_bend_z_along_dq * cache.arm_slice1_bend_c2;
+        let arm_slice1_local_com_y_along_dq = 0.10890625570683385
+            * arm_slice1_bend_along_dq * t211 * t18
+            + 0.10890625570683385 * t322 * cache.arm_slice1_bend_c2;
+        let arm_slice1_local_com_x_along_dq = 0.33000947820757187 * p.section_length
+            * t212 * arm_slice1_bend_along_dq;
+        let arm_slice1_local_bend_y_column_v_z_along_dq = t514
+            - (arm_slice1_local_bend_y_column_w_x_along_dq * cache.arm_slice1_local_com_y
+                + arm_slice1_local_com_y_along_dq
+                    * cache.arm_slice1_local_bend_y_column_w_x
+                - arm_slice1_local_bend_y_column_w_y_along_dq
+                    * cache.arm_slice1_local_com_x
+                - cache.arm_slice1_local_bend_y_column_w_y
+                    * arm_slice1_local_com_x_along_dq);
+        let arm_slice2_local_bend_z_column_w_y_along_dq = 0.3007502358784333 * t208
+            * arm_slice2_bend_along_dq * t2
+            + 0.3007502358784333 * t320 * cache.arm_slice2_bend_c3;
+        let t515 = arm_slice2_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_w_y_along_dq;
+        let arm_slice2_local_com_x_along_dq = 0.6699905217924281 * t214
+            * p.section_length * arm_slice2_bend_along_dq;
+        let arm_slice2_local_inertia_h_x_along_dq = cache.arm_slice1_mass
+            * arm_slice2_local_com_x_along_dq;
+        let t516 = -0.44888729929169013 * t209 * arm_bend_squared
+            * arm_slice2_bend_along_dq
+            - 0.44888729929169013 * arm_bend_squared_along_dq * cache.arm_slice2_bend_c2;
+        let t517 = 0.6699905217924281 * cache.arm_bend_z * t214
+            * arm_slice2_bend_along_dq
+            + 0.6699905217924281 * arm_bend_z_along_dq * cache.arm_slice2_bend_c1;
+        let arm_slice2_local_inertia_com_02_along_dq = t215 * t216 * t516
+            + t215 * t217 * t517;
+        let arm_slice2_local_inertia_i_02_along_dq = arm_slice2_local_inertia_com_02_along_dq
+            - cache.arm_slice1_mass * arm_slice2_local_com_z_along_dq
+                * cache.arm_slice2_local_com_x
+            - cache.arm_slice1_mass * arm_slice2_local_com_x_along_dq
+                * cache.arm_slice2_local_com_z;
+        let arm_slice2_local_bend_z_column_w_z_along_dq = 0.3007502358784333
+            * cache.arm_slice2_bend_c3 * t321
+            + 0.3007502358784333 * t126 * t208 * arm_slice2_bend_along_dq;
+        let t518 = arm_slice2_local_bend_y_column_w_z_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_w_z_along_dq;
+        let t519 = 0.6699905217924281 * cache.arm_bend_y * t214
+            * arm_slice2_bend_along_dq
+            + 0.6699905217924281 * arm_bend_y_along_dq * cache.arm_slice2_bend_c1;
+        let arm_slice2_local_inertia_com_12_along_dq = t218 * t215 * t517
+            + t215 * t216 * t519;
+        let arm_slice2_local_inertia_i_12_along_dq = arm_slice2_local_inertia_com_12_along_dq
+            - cache.arm_slice1_mass * cache.arm_slice2_local_com_y
+                * arm_slice2_local_com_z_along_dq
+            - cache.arm_slice1_mass * cache.arm_slice2_local_com_z
+                * arm_slice2_local_com_y_along_dq;
+        let arm_slice2_local_bend_y_column_w_x_along_dq = -0.44888729929169013
+            * cache.arm_bend_z * t209 * arm_slice2_bend_along_dq
+            - 0.44888729929169013 * arm_bend_z_along_dq * cache.arm_slice2_bend_c2;
+        let t520 = 0.44888729929169013 * t209 * p.section_length
+            * arm_slice2_bend_along_dq;
+        let t521 = 0.4029996149307748 * t332 * cache.arm_slice2_bend_c4
+            + 0.4029996149307748 * arm_slice2_bend_along_dq * t26 * t219 + t520
+            - 0.2014998074653874 * t332 * cache.arm_slice2_bend_c3
+            - 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t26;
+        let arm_slice2_local_bend_y_column_v_y_along_dq = t521
+            - (arm_slice2_local_bend_y_column_w_z_along_dq * cache.arm_slice2_local_com_x
+                + cache.arm_slice2_local_bend_y_column_w_z
+                    * arm_slice2_local_com_x_along_dq
+                - arm_slice2_local_com_z_along_dq
+                    * cache.arm_slice2_local_bend_y_column_w_x
+                - arm_slice2_local_bend_y_column_w_x_along_dq
+                    * cache.arm_slice2_local_com_z);
+        let arm_slice2_local_bend_z_column_w_x_along_dq = 0.44888729929169013
+            * cache.arm_bend_y * t209 * arm_slice2_bend_along_dq
+            + 0.44888729929169013 * arm_bend_y_along_dq * cache.arm_slice2_bend_c2;
+        let t522 = 0.4029996149307748 * t329 * cache.arm_slice2_bend_c4
+            + 0.4029996149307748 * arm_slice2_bend_along_dq * t27 * t219
+            - 0.2014998074653874 * t329 * cache.arm_slice2_bend_c3
+            - 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t27;
+        let arm_slice2_local_bend_z_column_v_y_along_dq = t522
+            - (arm_slice2_local_com_x_along_dq * cache.arm_slice2_local_bend_z_column_w_z
+                + arm_slice2_local_bend_z_column_w_z_along_dq
+                    * cache.arm_slice2_local_com_x
+                - arm_slice2_local_bend_z_column_w_x_along_dq
+                    * cache.arm_slice2_local_com_z
+                - arm_slice2_local_com_z_along_dq
+                    * cache.arm_slice2_local_bend_z_column_w_x);
+        let t523 = arm_bend_y_rate * arm_slice2_local_bend_y_column_v_y_along_dq
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_v_y_along_dq;
+        let t524 = arm_slice2_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_w_x_along_dq;
+        let t525 = 0.3007502358784333 * t22 * t208 * arm_slice2_bend_along_dq
+            + 0.3007502358784333 * t325 * cache.arm_slice2_bend_c3
+            - 0.3007502358784333 * t209 * t22 * arm_slice2_bend_along_dq
+            - 0.3007502358784333 * t325 * cache.arm_slice2_bend_c2;
+        let arm_slice2_local_bend_z_column_v_x_along_dq = t525
+            - (cache.arm_slice2_local_com_z * arm_slice2_local_bend_z_column_w_y_along_dq
+                + arm_slice2_local_com_z_along_dq
+                    * cache.arm_slice2_local_bend_z_column_w_y
+                - cache.arm_slice2_local_com_y
+                    * arm_slice2_local_bend_z_column_w_z_along_dq
+                - cache.arm_slice2_local_bend_z_column_w_z
+                    * arm_slice2_local_com_y_along_dq);
+        let t526 = arm_slice2_local_bend_y_column_v_x_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_v_x_along_dq;
+        let arm_slice2_local_inertia_com_22_along_dq = 2.0 * t215 * t216 * t517;
+        let t527 = 2.0 * arm_slice2_local_com_x_along_dq * cache.arm_slice2_local_com_x;
+        let t528 = 2.0 * cache.arm_slice2_local_com_y * arm_slice2_local_com_y_along_dq;
+        let arm_slice2_local_inertia_i_22_along_dq = arm_slice2_local_inertia_com_22_along_dq
+            + cache.arm_slice1_mass * (t527 + t528);
+        let arm_slice2_local_inertia_h_y_along_dq = cache.arm_slice1_mass
+            * arm_slice2_local_com_y_along_dq;
+        let arm_slice2_local_momentum_n_z_along_dq = cache.arm_slice2_local_inertia_i_12
+            * t515 + t197 * arm_slice2_local_inertia_h_x_along_dq
+            + t194 * arm_slice2_local_inertia_i_02_along_dq
+            + cache.arm_slice2_local_inertia_i_22 * t518
+            + arm_slice2_local_inertia_i_12_along_dq * t195
+            + cache.arm_slice2_local_inertia_h_x * t523
+            + t524 * cache.arm_slice2_local_inertia_i_02
+            + t196 * arm_slice2_local_inertia_i_22_along_dq
+            - cache.arm_slice2_local_inertia_h_y * t526
+            - t220 * arm_slice2_local_inertia_h_y_along_dq;
+        let t529 = 0.4029996149307748 * t354 * cache.arm_slice2_bend_c4
+            + 0.4029996149307748 * arm_slice2_bend_along_dq * t219 * t35 + t520
+            - 0.2014998074653874 * t354 * cache.arm_slice2_bend_c3
+            - 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t35;
+        let arm_slice2_local_bend_z_column_v_z_along_dq = t529
+            - (cache.arm_slice2_local_com_y * arm_slice2_local_bend_z_column_w_x_along_dq
+                + arm_slice2_local_com_y_along_dq
+                    * cache.arm_slice2_local_bend_z_column_w_x
+                - arm_slice2_local_com_x_along_dq
+                    * cache.arm_slice2_local_bend_z_column_w_y
+                - cache.arm_slice2_local_com_x
+                    * arm_slice2_local_bend_z_column_w_y_along_dq);
+        let arm_slice2_local_bend_y_column_v_z_along_dq = t522
+            - (cache.arm_slice2_local_bend_y_column_w_x * arm_slice2_local_com_y_along_dq
+                + arm_slice2_local_bend_y_column_w_x_along_dq
+                    * cache.arm_slice2_local_com_y
+                - arm_slice2_local_bend_y_column_w_y_along_dq
+                    * cache.arm_slice2_local_com_x
+                - arm_slice2_local_com_x_along_dq
+                    * cache.arm_slice2_local_bend_y_column_w_y);
+        let t530 = arm_bend_z_rate * arm_slice2_local_bend_z_column_v_z_along_dq
+            + arm_slice2_local_bend_y_column_v_z_along_dq * arm_bend_y_rate;
+        let arm_slice2_local_momentum_f_z_along_dq = cache.arm_slice1_mass * t530
+            - (cache.arm_slice2_local_inertia_h_x * t515
+                + t195 * arm_slice2_local_inertia_h_x_along_dq
+                - t194 * arm_slice2_local_inertia_h_y_along_dq
+                - cache.arm_slice2_local_inertia_h_y * t524);
+        let arm_slice2_local_inertia_h_z_along_dq = cache.arm_slice1_mass
+            * arm_slice2_local_com_z_along_dq;
+        let arm_slice2_local_inertia_com_00_along_dq = 2.0 * t215 * t217 * t516;
+        let t531 = 2.0 * arm_slice2_local_com_z_along_dq * cache.arm_slice2_local_com_z;
+        let arm_slice2_local_inertia_i_00_along_dq = arm_slice2_local_inertia_com_00_along_dq
+            + cache.arm_slice1_mass * (t531 + t528);
+        let arm_slice2_local_inertia_com_01_along_dq = t215 * t519 * t217
+            + t218 * t215 * t516;
+        let arm_slice2_local_inertia_i_01_along_dq = arm_slice2_local_inertia_com_01_along_dq
+            - cache.arm_slice1_mass * arm_slice2_local_com_y_along_dq
+                * cache.arm_slice2_local_com_x
+            - cache.arm_slice1_mass * cache.arm_slice2_local_com_y
+                * arm_slice2_local_com_x_along_dq;
+        let arm_slice2_local_momentum_n_x_along_dq = t518
+            * cache.arm_slice2_local_inertia_i_02
+            + cache.arm_slice2_local_inertia_i_01 * t515
+            + t196 * arm_slice2_local_inertia_i_02_along_dq
+            + cache.arm_slice2_local_inertia_h_y * t530
+            + t194 * arm_slice2_local_inertia_i_00_along_dq
+            + cache.arm_slice2_local_inertia_i_00 * t524
+            + t193 * arm_slice2_local_inertia_h_y_along_dq
+            + arm_slice2_local_inertia_i_01_along_dq * t195
+            - cache.arm_slice2_local_inertia_h_z * t523
+            - t197 * arm_slice2_local_inertia_h_z_along_dq;
+        let arm_slice2_local_subspace1_w_z_along_dq = p.section_length
+            * arm_slice2_local_bend_z_column_w_z_along_dq;
+        let t532 = 0.3007502358784333 * t341 * cache.arm_slice2_bend_c3
+            + 0.1350029611448087 * t340 * cache.arm_slice2_bend_c4
+            + 0.3007502358784333 * t208 * arm_slice2_bend_along_dq * t11
+            + 0.1350029611448087 * arm_slice2_bend_along_dq * t219 * t10
+            - 0.4050088834344261 * t340 * cache.arm_slice2_bend_c5
+            - 0.4050088834344261 * t225 * arm_slice2_bend_along_dq * t10;
+        let arm_slice2_local_subspace0_w_z_along_dq = arm_slice2_local_bend_y_column_w_z_along_dq
+            * p.section_length;
+        let t533 = arm_slice2_local_subspace1_w_z_along_dq * qdd[1] + t532
+            + arm_slice2_local_subspace0_w_z_along_dq * qdd[0];
+        let t534 = 0.1350029611448087 * t5 * arm_slice2_bend_along_dq * t219
+            + 0.1350029611448087 * t335 * cache.arm_slice2_bend_c4
+            - 0.4050088834344261 * t225 * t5 * arm_slice2_bend_along_dq
+            - 0.4050088834344261 * t335 * cache.arm_slice2_bend_c5
+            - 0.3007502358784333 * t336 * cache.arm_slice2_bend_c3
+            - 0.3007502358784333 * t6 * t208 * arm_slice2_bend_along_dq;
+        let t535 = t521 * arm_bend_y_rate + arm_bend_z_rate * t522;
+        let t536 = t522 * arm_bend_y_rate + arm_bend_z_rate * t529;
+        let arm_slice2_local_subspace1_v_x_along_dq = p.section_length
+            * arm_slice2_local_bend_z_column_v_x_along_dq;
+        let arm_slice2_local_subspace0_v_x_along_dq = p.section_length
+            * arm_slice2_local_bend_y_column_v_x_along_dq;
+        let t537 = (0.3007502358784333 * t208 * t33 * arm_slice2_bend_along_dq
+            + 0.4050088834344261 * t362 * cache.arm_slice2_bend_c5
+            + 0.1350029611448087 * t34 * t208 * arm_slice2_bend_along_dq
+            + 0.1350029611448087 * t362 * cache.arm_slice2_bend_c3
+            + 0.4050088834344261 * t225 * t34 * arm_slice2_bend_along_dq
+            - 0.4050088834344261 * t34 * arm_slice2_bend_along_dq * t219
+            - 0.4050088834344261 * t362 * cache.arm_slice2_bend_c4
+            - 0.3007502358784333 * t209 * t33 * arm_slice2_bend_along_dq)
+            + qdd[1] * arm_slice2_local_subspace1_v_x_along_dq
+            + arm_slice2_local_subspace0_v_x_along_dq * qdd[0]
+            - (t534 * cache.arm_slice2_local_com_z
+                + arm_slice2_local_com_z_along_dq * t198
+                - arm_slice2_local_com_y_along_dq * t200
+                - t532 * cache.arm_slice2_local_com_y)
+            - (t204 * t515 + t195 * t536 - t518 * t205 - t535 * t196);
+        let arm_slice2_local_inertia_com_11_along_dq = 2.0 * t218 * t215 * t519;
+        let arm_slice2_local_inertia_i_11_along_dq = cache.arm_slice1_mass
+            * (t531 + t527) + arm_slice2_local_inertia_com_11_along_dq;
+        let arm_slice2_local_subspace0_w_y_along_dq = arm_slice2_local_bend_y_column_w_y_along_dq
+            * p.section_length;
+        let arm_slice2_local_subspace1_w_y_along_dq = p.section_length
+            * arm_slice2_local_bend_z_column_w_y_along_dq;
+        let t538 = arm_slice2_local_subspace0_w_y_along_dq * qdd[0]
+            + arm_slice2_local_subspace1_w_y_along_dq * qdd[1] + t534;
+        let t539 = 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t14
+            + 0.2014998074653874 * t344 * cache.arm_slice2_bend_c3
+            - 0.4029996149307748 * arm_slice2_bend_along_dq * t219 * t14
+            - 0.4029996149307748 * t344 * cache.arm_slice2_bend_c4;
+        let arm_slice2_local_subspace1_v_z_along_dq = p.section_length
+            * arm_slice2_local_bend_z_column_v_z_along_dq;
+        let t540 = t513 * arm_bend_y_rate + t525 * arm_bend_z_rate;
+        let arm_slice2_local_subspace0_v_z_along_dq = p.section_length
+            * arm_slice2_local_bend_y_column_v_z_along_dq;
+        let t541 = (0.4029996149307748 * arm_slice2_bend_along_dq * t20 * t219
+            + 0.7236056350474663 * t352 * cache.arm_slice2_bend_c6
+            + 0.7236056350474663 * t21 * arm_slice2_bend_along_dq * t226
+            + 0.09045070438093329 * t352 * cache.arm_slice2_bend_c4
+            + 0.4029996149307748 * cache.arm_slice2_bend_c4 * t353
+            + 0.09045070438093329 * t21 * arm_slice2_bend_along_dq * t219
+            - 0.45225352190466644 * t225 * t21 * arm_slice2_bend_along_dq
+            - 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t20
+            - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t353
+            - 0.45225352190466644 * t352 * cache.arm_slice2_bend_c5)
+            + qdd[1] * arm_slice2_local_subspace1_v_z_along_dq
+            + arm_slice2_local_subspace0_v_z_along_dq * qdd[0]
+            - (cache.arm_slice2_local_com_y * t539
+                + t221 * arm_slice2_local_com_y_along_dq
+                - t198 * arm_slice2_local_com_x_along_dq
+                - t534 * cache.arm_slice2_local_com_x)
+            - (t524 * t205 + t535 * t194 - t540 * t195 - t222 * t515);
+        let arm_slice2_local_momentum_f_x_along_dq = cache.arm_slice1_mass * t526
+            - (t196 * arm_slice2_local_inertia_h_y_along_dq
+                + t518 * cache.arm_slice2_local_inertia_h_y
+                - t195 * arm_slice2_local_inertia_h_z_along_dq
+                - cache.arm_slice2_local_inertia_h_z * t515);
+        let arm_slice2_local_subspace1_w_x_along_dq = p.section_length
+            * arm_slice2_local_bend_z_column_w_x_along_dq;
+        let arm_slice2_local_subspace0_w_x_along_dq = p.section_length
+            * arm_slice2_local_bend_y_column_w_x_along_dq;
+        let t542 = arm_slice2_local_subspace1_w_x_along_dq * qdd[1] + t539
+            + qdd[0] * arm_slice2_local_subspace0_w_x_along_dq;
+        let t543 = arm_slice2_local_momentum_n_x * t518
+            + arm_slice2_local_inertia_h_z_along_dq * t206
+            + t196 * arm_slice2_local_momentum_n_x_along_dq
+            + cache.arm_slice2_local_inertia_i_12 * t533
+            + cache.arm_slice2_local_inertia_h_z * t537
+            + t199 * arm_slice2_local_inertia_i_11_along_dq
+            + t530 * arm_slice2_local_momentum_f_x
+            + t538 * cache.arm_slice2_local_inertia_i_11
+            + arm_slice2_local_inertia_i_01_along_dq * t227
+            + t193 * arm_slice2_local_momentum_f_x_along_dq
+            + arm_slice2_local_inertia_i_12_along_dq * t201
+            + cache.arm_slice2_local_inertia_i_01 * t542
+            - t194 * arm_slice2_local_momentum_n_z_along_dq
+            - arm_slice2_local_momentum_n_z * t524
+            - t220 * arm_slice2_local_momentum_f_z_along_dq
+            - t223 * arm_slice2_local_inertia_h_x_along_dq
+            - arm_slice2_local_momentum_f_z * t526
+            - t541 * cache.arm_slice2_local_inertia_h_x;
+        let arm_slice3_local_subspace1_v_z_along_dq = p.section_length
+            * arm_slice3_local_bend_z_column_v_z_along_dq;
+        let arm_slice3_local_subspace0_v_z_along_dq = p.section_length
+            * arm_slice3_local_bend_y_column_v_z_along_dq;
+        let t544 = (5.1949229180765215 * t21 * arm_slice3_bend_along_dq * t169
+            + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t352
+            + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t353
+            + 1.4997633723912625 * arm_slice3_bend_along_dq * t20 * t149
+            + 5.1949229180765215 * t352 * cache.arm_slice3_bend_c6
+            + 0.6493653647595652 * t21 * arm_slice3_bend_along_dq * t149
+            - 3.246826823797826 * t21 * arm_slice3_bend_along_dq * t161
+            - 0.7498816861956312 * arm_slice3_bend_along_dq * t20 * t150
+            - 3.246826823797826 * t352 * cache.arm_slice3_bend_c5
+            - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t353)
+            + arm_slice3_local_subspace1_v_z_along_dq * qdd[1]
+            + arm_slice3_local_subspace0_v_z_along_dq * qdd[0]
+            - (t510 * t156 + t170 * t502 - t508 * t163 - t504 * t152)
+            - (t147 * arm_slice3_local_com_y_along_dq
+                + t485 * cache.arm_slice3_local_com_y
+                - t167 * arm_slice3_local_com_x_along_dq
+                - cache.arm_slice3_local_com_x * t505);
+        let t545 = t544 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_y * t502
+            + arm_slice3_local_momentum_f_y_along_dq * t156
+            - (cache.arm_slice3_local_inertia_h_x * t506
+                + t168 * arm_slice3_local_inertia_h_x_along_dq
+                - t486 * cache.arm_slice3_local_inertia_h_y
+                - arm_slice3_local_inertia_h_y_along_dq * t148)
+            - t504 * arm_slice3_local_momentum_f_x
+            - arm_slice3_local_momentum_f_x_along_dq * t163;
+        let t546 = 0.035940096619352636 * t172 * arm_slice1_bend_along_dq * t11
+            + 0.003914101352555533 * t340 * cache.arm_slice1_bend_c4
+            + 0.003914101352555533 * arm_slice1_bend_along_dq * t210 * t10
+            + 0.035940096619352636 * t341 * cache.arm_slice1_bend_c3
+            - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t340
+            - 0.0117423040576666 * arm_slice1_bend_along_dq * t231 * t10;
+        let arm_slice1_local_com_z_along_dq = 0.10890625570683385 * t22
+            * arm_slice1_bend_along_dq * t211
+            + 0.10890625570683385 * t325 * cache.arm_slice1_bend_c2;
+        let t547 = 0.01186057253208228 * t344 * cache.arm_slice1_bend_c3
+            + 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t14
+            - 0.02372114506416456 * arm_slice1_bend_along_dq * t210 * t14
+            - 0.02372114506416456 * t344 * cache.arm_slice1_bend_c4;
+        let arm_slice1_local_bend_z_column_w_x_along_dq = 0.10890625570683385
+            * arm_bend_y_along_dq * cache.arm_slice1_bend_c2
+            + 0.10890625570683385 * cache.arm_bend_y * arm_slice1_bend_along_dq * t211;
+        let arm_slice1_local_bend_z_column_w_z_along_dq = 0.035940096619352636 * t126
+            * t172 * arm_slice1_bend_along_dq
+            + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t321;
+        let arm_slice1_local_bend_z_column_v_y_along_dq = t514
+            - (arm_slice1_local_com_x_along_dq * cache.arm_slice1_local_bend_z_column_w_z
+                + arm_slice1_local_bend_z_column_w_z_along_dq
+                    * cache.arm_slice1_local_com_x
+                - cache.arm_slice1_local_bend_z_column_w_x
+                    * arm_slice1_local_com_z_along_dq
+                - cache.arm_slice1_local_com_z
+                    * arm_slice1_local_bend_z_column_w_x_along_dq);
+        let arm_slice1_local_subspace1_v_y_along_dq = arm_slice1_local_bend_z_column_v_y_along_dq
+            * p.section_length;
+        let t548 = 0.10890625570683385 * p.section_length * arm_slice1_bend_along_dq
+            * t211;
+        let t549 = t548 + 0.02372114506416456 * t332 * cache.arm_slice1_bend_c4
+            + 0.02372114506416456 * arm_slice1_bend_along_dq * t26 * t210
+            - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t332
+            - 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t26;
+        let arm_slice1_local_bend_y_column_w_z_along_dq = -0.035940096619352636
+            * cache.arm_slice1_bend_c3 * t319
+            - 0.035940096619352636 * t172 * arm_slice1_bend_along_dq * t0;
+        let arm_slice1_local_bend_y_column_v_y_along_dq = t549
+            - (cache.arm_slice1_local_com_x * arm_slice1_local_bend_y_column_w_z_along_dq
+                + arm_slice1_local_com_x_along_dq
+                    * cache.arm_slice1_local_bend_y_column_w_z
+                - arm_slice1_local_bend_y_column_w_x_along_dq
+                    * cache.arm_slice1_local_com_z
+                - cache.arm_slice1_local_bend_y_column_w_x
+                    * arm_slice1_local_com_z_along_dq);
+        let arm_slice1_local_subspace0_v_y_along_dq = arm_slice1_local_bend_y_column_v_y_along_dq
+            * p.section_length;
+        let t550 = 0.035940096619352636 * t172 * arm_slice1_bend_along_dq * t18
+            + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t322
+            - 0.035940096619352636 * arm_slice1_bend_along_dq * t211 * t18
+            - 0.035940096619352636 * t322 * cache.arm_slice1_bend_c2;
+        let t551 = 0.035940096619352636 * t22 * t172 * arm_slice1_bend_along_dq
+            + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t325
+            - 0.035940096619352636 * t22 * arm_slice1_bend_along_dq * t211
+            - 0.035940096619352636 * t325 * cache.arm_slice1_bend_c2;
+        let t552 = t550 * arm_bend_y_rate + arm_bend_z_rate * t551;
+        let t553 = arm_slice1_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice1_local_bend_z_column_w_x_along_dq;
+        let t554 = t548 + 0.02372114506416456 * arm_slice1_bend_along_dq * t35 * t210
+            + 0.02372114506416456 * t354 * cache.arm_slice1_bend_c4
+            - 0.01186057253208228 * t354 * cache.arm_slice1_bend_c3
+            - 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t35;
+        let t555 = t514 * arm_bend_y_rate + arm_bend_z_rate * t554;
+        let t556 = arm_slice1_local_bend_y_column_w_z_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice1_local_bend_z_column_w_z_along_dq;
+        let t557 = arm_slice1_local_subspace1_v_y_along_dq * qdd[1]
+            + qdd[0] * arm_slice1_local_subspace0_v_y_along_dq
+            + (0.07116343519249368 * t40 * arm_slice1_bend_along_dq * t210
+                + 0.07116343519249368 * cache.arm_slice1_bend_c4 * t357
+                + 0.0012916905450084026 * t358 * cache.arm_slice1_bend_c4
+                + 0.010333524360067221 * t358 * cache.arm_slice1_bend_c6
+                + 0.010333524360067221 * arm_slice1_bend_along_dq * t232 * t39
+                + 0.0012916905450084026 * arm_slice1_bend_along_dq * t210 * t39
+                - 0.006458452725042013 * arm_slice1_bend_along_dq * t231 * t39
+                - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t357
+                - 0.006458452725042013 * t358 * cache.arm_slice1_bend_c5
+                - 0.03558171759624684 * t172 * t40 * arm_slice1_bend_along_dq)
+            - (t546 * cache.arm_slice1_local_com_x
+                + t179 * arm_slice1_local_com_x_along_dq
+                - t187 * arm_slice1_local_com_z_along_dq
+                - cache.arm_slice1_local_com_z * t547)
+            - (t176 * t552 + t186 * t556 - t189 * t553 - t555 * t177);
+        let arm_slice1_local_inertia_h_z_along_dq = cache.arm_slice1_mass
+            * arm_slice1_local_com_z_along_dq;
+        let arm_slice1_local_inertia_h_x_along_dq = arm_slice1_local_com_x_along_dq
+            * cache.arm_slice1_mass;
+        let arm_slice1_local_subspace1_w_x_along_dq = p.section_length
+            * arm_slice1_local_bend_z_column_w_x_along_dq;
+        let arm_slice1_local_subspace0_w_x_along_dq = p.section_length
+            * arm_slice1_local_bend_y_column_w_x_along_dq;
+        let t558 = arm_slice1_local_subspace1_w_x_along_dq * qdd[1] + t547
+            + arm_slice1_local_subspace0_w_x_along_dq * qdd[0];
+        let arm_slice1_local_subspace1_w_z_along_dq = p.section_length
+            * arm_slice1_local_bend_z_column_w_z_along_dq;
+        let arm_slice1_local_subspace0_w_z_along_dq = p.section_length
+            * arm_slice1_local_bend_y_column_w_z_along_dq;
+        let t559 = t546 + arm_slice1_local_subspace1_w_z_along_dq * qdd[1]
+            + arm_slice1_local_subspace0_w_z_along_dq * qdd[0];
+        let arm_slice1_local_bend_z_column_w_y_along_dq = 0.035940096619352636 * t172
+            * arm_slice1_bend_along_dq * t2
+            + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t320;
+        let t560 = arm_slice1_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice1_local_bend_z_column_w_y_along_dq;
+        let arm_slice1_local_inertia_h_y_along_dq = cache.arm_slice1_mass
+            * arm_slice1_local_com_y_along_dq;
+        let arm_slice1_local_bend_z_column_v_x_along_dq = t551
+            - (cache.arm_slice1_local_com_z * arm_slice1_local_bend_z_column_w_y_along_dq
+                + cache.arm_slice1_local_bend_z_column_w_y
+                    * arm_slice1_local_com_z_along_dq
+                - arm_slice1_local_bend_z_column_w_z_along_dq
+                    * cache.arm_slice1_local_com_y
+                - arm_slice1_local_com_y_along_dq
+                    * cache.arm_slice1_local_bend_z_column_w_z);
+        let arm_slice1_local_bend_y_column_v_x_along_dq = t550
+            - (arm_slice1_local_bend_y_column_w_y_along_dq * cache.arm_slice1_local_com_z
+                + cache.arm_slice1_local_bend_y_column_w_y
+                    * arm_slice1_local_com_z_along_dq
+                - arm_slice1_local_com_y_along_dq
+                    * cache.arm_slice1_local_bend_y_column_w_z
+                - cache.arm_slice1_local_com_y
+                    * arm_slice1_local_bend_y_column_w_z_along_dq);
+        let t561 = arm_bend_z_rate * arm_slice1_local_bend_z_column_v_x_along_dq
+            + arm_slice1_local_bend_y_column_v_x_along_dq * arm_bend_y_rate;
+        let arm_slice1_local_momentum_f_x_along_dq = cache.arm_slice1_mass * t561
+            - (cache.arm_slice1_local_inertia_h_y * t556
+                + t176 * arm_slice1_local_inertia_h_y_along_dq
+                - cache.arm_slice1_local_inertia_h_z * t560
+                - t175 * arm_slice1_local_inertia_h_z_along_dq);
+        let arm_slice1_local_bend_z_column_v_z_along_dq = t554
+            - (arm_slice1_local_com_y_along_dq * cache.arm_slice1_local_bend_z_column_w_x
+                + cache.arm_slice1_local_com_y
+                    * arm_slice1_local_bend_z_column_w_x_along_dq
+                - arm_slice1_local_com_x_along_dq
+                    * cache.arm_slice1_local_bend_z_column_w_y
+                - arm_slice1_local_bend_z_column_w_y_along_dq
+                    * cache.arm_slice1_local_com_x);
+        let t562 = arm_slice1_local_bend_z_column_v_z_along_dq * arm_bend_z_rate
+            + arm_slice1_local_bend_y_column_v_z_along_dq * arm_bend_y_rate;
+        let arm_slice1_local_momentum_f_z_along_dq = cache.arm_slice1_mass * t562
+            - (t560 * cache.arm_slice1_local_inertia_h_x
+                + t175 * arm_slice1_local_inertia_h_x_along_dq
+                - t177 * arm_slice1_local_inertia_h_y_along_dq
+                - cache.arm_slice1_local_inertia_h_y * t553);
+        let t563 = cache.arm_slice1_mass * t557 + t556 * arm_slice1_local_momentum_f_x
+            + t176 * arm_slice1_local_momentum_f_x_along_dq
+            - (t191 * arm_slice1_local_inertia_h_z_along_dq
+                + cache.arm_slice1_local_inertia_h_z * t558
+                - t180 * arm_slice1_local_inertia_h_x_along_dq
+                - t559 * cache.arm_slice1_local_inertia_h_x)
+            - t553 * arm_slice1_local_momentum_f_z
+            - t177 * arm_slice1_local_momentum_f_z_along_dq;
+        let arm_slice2_local_momentum_f_y_along_dq = cache.arm_slice1_mass * t523
+            - (t194 * arm_slice2_local_inertia_h_z_along_dq
+                + t524 * cache.arm_slice2_local_inertia_h_z
+                - t518 * cache.arm_slice2_local_inertia_h_x
+                - t196 * arm_slice2_local_inertia_h_x_along_dq);
+        let t564 = t195 * arm_slice2_local_momentum_f_z_along_dq
+            + cache.arm_slice1_mass * t537 + arm_slice2_local_momentum_f_z * t515
+            - (t201 * arm_slice2_local_inertia_h_y_along_dq
+                + cache.arm_slice2_local_inertia_h_y * t533
+                - t199 * arm_slice2_local_inertia_h_z_along_dq
+                - t538 * cache.arm_slice2_local_inertia_h_z)
+            - t518 * arm_slice2_local_momentum_f_y
+            - arm_slice2_local_momentum_f_y_along_dq * t196;
+        let arm_slice1_local_subspace0_v_z_along_dq = p.section_length
+            * arm_slice1_local_bend_y_column_v_z_along_dq;
+        let t565 = t549 * arm_bend_y_rate + t514 * arm_bend_z_rate;
+        let arm_slice1_local_subspace1_v_z_along_dq = arm_slice1_local_bend_z_column_v_z_along_dq
+            * p.section_length;
+        let t566 = 0.003914101352555533 * t335 * cache.arm_slice1_bend_c4
+            + 0.003914101352555533 * t5 * arm_slice1_bend_along_dq * t210
+            - 0.035940096619352636 * t172 * t6 * arm_slice1_bend_along_dq
+            - 0.0117423040576666 * t5 * arm_slice1_bend_along_dq * t231
+            - 0.035940096619352636 * cache.arm_slice1_bend_c3 * t336
+            - 0.0117423040576666 * t335 * cache.arm_slice1_bend_c5;
+        let t567 = arm_slice1_local_subspace0_v_z_along_dq * qdd[0]
+            + (0.02372114506416456 * arm_slice1_bend_along_dq * t20 * t210
+                + 0.0012916905450084026 * t21 * arm_slice1_bend_along_dq * t210
+                + 0.010333524360067221 * t352 * cache.arm_slice1_bend_c6
+                + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t353
+                + 0.0012916905450084026 * t352 * cache.arm_slice1_bend_c4
+                + 0.010333524360067221 * t21 * arm_slice1_bend_along_dq * t232
+                - 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t20
+                - 0.006458452725042013 * t21 * arm_slice1_bend_along_dq * t231
+                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t353
+                - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t352)
+            + arm_slice1_local_subspace1_v_z_along_dq * qdd[1]
+            - (t553 * t185 + t177 * t565 - t175 * t552 - t186 * t560)
+            - (arm_slice1_local_com_y_along_dq * t187
+                + cache.arm_slice1_local_com_y * t547
+                - t566 * cache.arm_slice1_local_com_x
+                - arm_slice1_local_com_x_along_dq * t181);
+        let arm_slice1_local_subspace1_w_y_along_dq = p.section_length
+            * arm_slice1_local_bend_z_column_w_y_along_dq;
+        let arm_slice1_local_subspace0_w_y_along_dq = p.section_length
+            * arm_slice1_local_bend_y_column_w_y_along_dq;
+        let t568 = arm_slice1_local_subspace1_w_y_along_dq * qdd[1] + t566
+            + arm_slice1_local_subspace0_w_y_along_dq * qdd[0];
+        let t569 = arm_slice1_local_bend_y_column_v_y_along_dq * arm_bend_y_rate
+            + arm_slice1_local_bend_z_column_v_y_along_dq * arm_bend_z_rate;
+        let arm_slice1_local_momentum_f_y_along_dq = cache.arm_slice1_mass * t569
+            - (cache.arm_slice1_local_inertia_h_z * t553
+                + t177 * arm_slice1_local_inertia_h_z_along_dq
+                - t556 * cache.arm_slice1_local_inertia_h_x
+                - t176 * arm_slice1_local_inertia_h_x_along_dq);
+        let t570 = arm_slice1_local_momentum_f_y * t553 + cache.arm_slice1_mass * t567
+            + arm_slice1_local_momentum_f_y_along_dq * t177
+            - (t182 * arm_slice1_local_inertia_h_x_along_dq
+                + t568 * cache.arm_slice1_local_inertia_h_x
+                - cache.arm_slice1_local_inertia_h_y * t558
+                - t191 * arm_slice1_local_inertia_h_y_along_dq)
+            - t175 * arm_slice1_local_momentum_f_x_along_dq
+            - t560 * arm_slice1_local_momentum_f_x;
+        let arm_slice0_bend_along_dq = 0.004820780989426014 * arm_bend_squared_along_dq;
+        let arm_slice0_local_bend_y_column_w_x_along_dq = -0.004820780989426014
+            * cache.arm_slice0_bend_c2 * arm_bend_z_along_dq
+            - 0.004820780989426014 * cache.arm_bend_z * t256 * arm_slice0_bend_along_dq;
+        let arm_slice0_local_bend_z_column_w_z_along_dq = 0.0003347157145944845
+            * cache.arm_slice0_bend_c3 * t321
+            + 0.0003347157145944845 * t126 * t258 * arm_slice0_bend_along_dq;
+        let arm_slice0_local_bend_y_column_w_z_along_dq = -0.0003347157145944845 * t0
+            * t258 * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t319;
+        let t571 = arm_bend_z_rate * arm_slice0_local_bend_z_column_w_z_along_dq
+            + arm_slice0_local_bend_y_column_w_z_along_dq * arm_bend_y_rate;
+        let arm_slice0_local_bend_z_column_w_x_along_dq = 0.004820780989426014
+            * cache.arm_bend_y * t256 * arm_slice0_bend_along_dq
+            + 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_y_along_dq;
+        let t572 = arm_bend_z_rate * arm_slice0_local_bend_z_column_w_x_along_dq
+            + arm_bend_y_rate * arm_slice0_local_bend_y_column_w_x_along_dq;
+        let arm_slice0_local_bend_y_column_w_y_along_dq = -0.0003347157145944845 * t126
+            * t258 * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t321;
+        let arm_slice0_local_bend_z_column_w_y_along_dq = 0.0003347157145944845 * t320
+            * cache.arm_slice0_bend_c3
+            + 0.0003347157145944845 * t2 * t258 * arm_slice0_bend_along_dq;
+        let t573 = arm_slice0_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice0_local_bend_z_column_w_y_along_dq;
+        let arm_slice0_local_com_x_along_dq = 0.06943184420297371 * p.section_length
+            * arm_slice0_bend_along_dq * t259;
+        let arm_slice0_local_inertia_h_x_along_dq = arm_slice0_local_com_x_along_dq
+            * cache.arm_slice0_mass;
+        let arm_slice0_local_com_y_along_dq = 0.004820780989426014 * t256 * t18
+            * arm_slice0_bend_along_dq
+            + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t322;
+        let arm_slice0_local_inertia_h_y_along_dq = cache.arm_slice0_mass
+            * arm_slice0_local_com_y_along_dq;
+        let t574 = 0.004820780989426014 * p.section_length * t256
+            * arm_slice0_bend_along_dq;
+        let t575 = 0.000046479858696022525 * t260 * t35 * arm_slice0_bend_along_dq
+            + 0.000046479858696022525 * t354 * cache.arm_slice0_bend_c4 + t574
+            - 0.000023239929348011262 * t354 * cache.arm_slice0_bend_c3
+            - 0.000023239929348011262 * t35 * t258 * arm_slice0_bend_along_dq;
+        let arm_slice0_local_bend_z_column_v_z_along_dq = t575
+            - (arm_slice0_local_bend_z_column_w_x_along_dq * cache.arm_slice0_local_com_y
+                + cache.arm_slice0_local_bend_z_column_w_x
+                    * arm_slice0_local_com_y_along_dq
+                - cache.arm_slice0_local_com_x
+                    * arm_slice0_local_bend_z_column_w_y_along_dq
+                - cache.arm_slice0_local_bend_z_column_w_y
+                    * arm_slice0_local_com_x_along_dq);
+        let t576 = 0.000046479858696022525 * t260 * t27 * arm_slice0_bend_along_dq
+            + 0.000046479858696022525 * t329 * cache.arm_slice0_bend_c4
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t329
+            - 0.000023239929348011262 * t27 * t258 * arm_slice0_bend_along_dq;
+        let arm_slice0_local_bend_y_column_v_z_along_dq = t576
+            - (cache.arm_slice0_local_bend_y_column_w_x * arm_slice0_local_com_y_along_dq
+                + cache.arm_slice0_local_com_y
+                    * arm_slice0_local_bend_y_column_w_x_along_dq
+                - cache.arm_slice0_local_com_x
+                    * arm_slice0_local_bend_y_column_w_y_along_dq
+                - arm_slice0_local_com_x_along_dq
+                    * cache.arm_slice0_local_bend_y_column_w_y);
+        let t577 = arm_bend_z_rate * arm_slice0_local_bend_z_column_v_z_along_dq
+            + arm_slice0_local_bend_y_column_v_z_along_dq * arm_bend_y_rate;
+        let arm_slice0_local_momentum_f_z_along_dq = cache.arm_slice0_mass * t577
+            - (cache.arm_slice0_local_inertia_h_x * t573
+                + t242 * arm_slice0_local_inertia_h_x_along_dq
+                - t572 * cache.arm_slice0_local_inertia_h_y
+                - arm_slice0_local_inertia_h_y_along_dq * t239);
+        let arm_slice0_local_com_z_along_dq = 0.004820780989426014
+            * cache.arm_slice0_bend_c2 * t325
+            + 0.004820780989426014 * t22 * t256 * arm_slice0_bend_along_dq;
+        let arm_slice0_local_bend_z_column_v_y_along_dq = t576
+            - (arm_slice0_local_bend_z_column_w_z_along_dq * cache.arm_slice0_local_com_x
+                + arm_slice0_local_com_x_along_dq
+                    * cache.arm_slice0_local_bend_z_column_w_z
+                - arm_slice0_local_com_z_along_dq
+                    * cache.arm_slice0_local_bend_z_column_w_x
+                - cache.arm_slice0_local_com_z
+                    * arm_slice0_local_bend_z_column_w_x_along_dq);
+        let arm_slice0_local_subspace1_v_y_along_dq = arm_slice0_local_bend_z_column_v_y_along_dq
+            * p.section_length;
+        let t578 = t574 + 0.000046479858696022525 * t260 * t26 * arm_slice0_bend_along_dq
+            + 0.000046479858696022525 * t332 * cache.arm_slice0_bend_c4
+            - 0.000023239929348011262 * t332 * cache.arm_slice0_bend_c3
+            - 0.000023239929348011262 * t26 * t258 * arm_slice0_bend_along_dq;
+        let arm_slice0_local_bend_y_column_v_y_along_dq = t578
+            - (cache.arm_slice0_local_bend_y_column_w_z * arm_slice0_local_com_x_along_dq
+                + cache.arm_slice0_local_com_x
+                    * arm_slice0_local_bend_y_column_w_z_along_dq
+                - arm_slice0_local_com_z_along_dq
+                    * cache.arm_slice0_local_bend_y_column_w_x
+                - cache.arm_slice0_local_com_z
+                    * arm_slice0_local_bend_y_column_w_x_along_dq);
+        let arm_slice0_local_subspace0_v_y_along_dq = p.section_length
+            * arm_slice0_local_bend_y_column_v_y_along_dq;
+        let t579 = 0.0003347157145944845 * t258 * arm_slice0_bend_along_dq * t11
+            + 0.0000016135911537792344 * t340 * cache.arm_slice0_bend_c4
+            + 0.0003347157145944845 * t341 * cache.arm_slice0_bend_c3
+            + 0.0000016135911537792344 * t260 * t10 * arm_slice0_bend_along_dq
+            - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t340
+            - 0.000004840773461337703 * t262 * t10 * arm_slice0_bend_along_dq;
+        let t580 = 0.000023239929348011262 * t344 * cache.arm_slice0_bend_c3
+            + 0.000023239929348011262 * t258 * t14 * arm_slice0_bend_along_dq
+            - 0.000046479858696022525 * t344 * cache.arm_slice0_bend_c4
+            - 0.000046479858696022525 * t260 * t14 * arm_slice0_bend_along_dq;
+        let t581 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t322
+            + 0.0003347157145944845 * t18 * t258 * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * t256 * t18 * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t322;
+        let t582 = 0.0003347157145944845 * t325 * cache.arm_slice0_bend_c3
+            + 0.0003347157145944845 * t22 * t258 * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * t22 * t256 * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t325;
+        let t583 = t581 * arm_bend_y_rate + arm_bend_z_rate * t582;
+        let t584 = arm_bend_z_rate * t575 + t576 * arm_bend_y_rate;
+        let t585 = arm_slice0_local_subspace1_v_y_along_dq * qdd[1]
+            + arm_slice0_local_subspace0_v_y_along_dq * qdd[0]
+            + (0.0000001120346095964964 * t358 * cache.arm_slice0_bend_c4
+                + 0.0000008962768767719712 * t358 * cache.arm_slice0_bend_c6
+                + 0.00013943957608806757 * cache.arm_slice0_bend_c4 * t357
+                + 0.0000001120346095964964 * t260 * t39 * arm_slice0_bend_along_dq
+                + 0.0000008962768767719712 * t263 * t39 * arm_slice0_bend_along_dq
+                + 0.00013943957608806757 * t260 * t40 * arm_slice0_bend_along_dq
+                - 0.00006971978804403378 * t40 * t258 * arm_slice0_bend_along_dq
+                - 0.000000560173047982482 * t358 * cache.arm_slice0_bend_c5
+                - 0.00006971978804403378 * cache.arm_slice0_bend_c3 * t357
+                - 0.000000560173047982482 * t262 * t39 * arm_slice0_bend_along_dq)
+            - (cache.arm_slice0_local_com_x * t579
+                + arm_slice0_local_com_x_along_dq * t236
+                - cache.arm_slice0_local_com_z * t580
+                - arm_slice0_local_com_z_along_dq * t248)
+            - (t583 * t240 + t244 * t571 - t247 * t572 - t239 * t584);
+        let arm_slice0_local_inertia_h_z_along_dq = arm_slice0_local_com_z_along_dq
+            * cache.arm_slice0_mass;
+        let arm_slice0_local_bend_z_column_v_x_along_dq = t582
+            - (cache.arm_slice0_local_bend_z_column_w_y * arm_slice0_local_com_z_along_dq
+                + cache.arm_slice0_local_com_z
+                    * arm_slice0_local_bend_z_column_w_y_along_dq
+                - cache.arm_slice0_local_bend_z_column_w_z
+                    * arm_slice0_local_com_y_along_dq
+                - arm_slice0_local_bend_z_column_w_z_along_dq
+                    * cache.arm_slice0_local_com_y);
+        let arm_slice0_local_bend_y_column_v_x_along_dq = t581
+            - (cache.arm_slice0_local_com_z * arm_slice0_local_bend_y_column_w_y_along_dq
+                + arm_slice0_local_com_z_along_dq
+                    * cache.arm_slice0_local_bend_y_column_w_y
+                - arm_slice0_local_bend_y_column_w_z_along_dq
+                    * cache.arm_slice0_local_com_y
+                - cache.arm_slice0_local_bend_y_column_w_z
+                    * arm_slice0_local_com_y_along_dq);
+        let t586 = arm_bend_z_rate * arm_slice0_local_bend_z_column_v_x_along_dq
+            + arm_slice0_local_bend_y_column_v_x_along_dq * arm_bend_y_rate;
+        let arm_slice0_local_momentum_f_x_along_dq = cache.arm_slice0_mass * t586
+            - (t571 * cache.arm_slice0_local_inertia_h_y
+                + arm_slice0_local_inertia_h_y_along_dq * t240
+                - t242 * arm_slice0_local_inertia_h_z_along_dq
+                - t573 * cache.arm_slice0_local_inertia_h_z);
+        let arm_slice0_local_subspace1_w_x_along_dq = p.section_length
+            * arm_slice0_local_bend_z_column_w_x_along_dq;
+        let arm_slice0_local_subspace0_w_x_along_dq = p.section_length
+            * arm_slice0_local_bend_y_column_w_x_along_dq;
+        let t587 = qdd[1] * arm_slice0_local_subspace1_w_x_along_dq + t580
+            + qdd[0] * arm_slice0_local_subspace0_w_x_along_dq;
+        let arm_slice0_local_subspace1_w_z_along_dq = p.section_length
+            * arm_slice0_local_bend_z_column_w_z_along_dq;
+        let arm_slice0_local_subspace0_w_z_along_dq = p.section_length
+            * arm_slice0_local_bend_y_column_w_z_along_dq;
+        let t588 = qdd[1] * arm_slice0_local_subspace1_w_z_along_dq + t579
+            + arm_slice0_local_subspace0_w_z_along_dq * qdd[0];
+        let t589 = arm_slice0_local_momentum_f_x * t571 + t585 * cache.arm_slice0_mass
+            + arm_slice0_local_momentum_f_x_along_dq * t240
+            - t239 * arm_slice0_local_momentum_f_z_along_dq
+            - arm_slice0_local_momentum_f_z * t572
+            - (cache.arm_slice0_local_inertia_h_z * t587
+                + t252 * arm_slice0_local_inertia_h_z_along_dq
+                - t237 * arm_slice0_local_inertia_h_x_along_dq
+                - cache.arm_slice0_local_inertia_h_x * t588);
+        let arm_slice1_local_subspace1_v_x_along_dq = p.section_length
+            * arm_slice1_local_bend_z_column_v_x_along_dq;
+        let arm_slice1_local_subspace0_v_x_along_dq = arm_slice1_local_bend_y_column_v_x_along_dq
+            * p.section_length;
+        let t590 = arm_slice1_local_subspace1_v_x_along_dq * qdd[1]
+            + arm_slice1_local_subspace0_v_x_along_dq * qdd[0]
+            + (0.0117423040576666 * t362 * cache.arm_slice1_bend_c5
+                + 0.003914101352555533 * t362 * cache.arm_slice1_bend_c3
+                + 0.003914101352555533 * t34 * t172 * arm_slice1_bend_along_dq
+                + 0.035940096619352636 * t172 * t33 * arm_slice1_bend_along_dq
+                + 0.0117423040576666 * t34 * arm_slice1_bend_along_dq * t231
+                - 0.0117423040576666 * t362 * cache.arm_slice1_bend_c4
+                - 0.035940096619352636 * t33 * arm_slice1_bend_along_dq * t211
+                - 0.0117423040576666 * t34 * arm_slice1_bend_along_dq * t210)
+            - (t189 * t560 + t175 * t555 - t176 * t565 - t185 * t556)
+            - (cache.arm_slice1_local_com_z * t566
+                + t181 * arm_slice1_local_com_z_along_dq
+                - t179 * arm_slice1_local_com_y_along_dq
+                - t546 * cache.arm_slice1_local_com_y);
+        let t591 = t175 * arm_slice1_local_momentum_f_z_along_dq
+            + cache.arm_slice1_mass * t590 + arm_slice1_local_momentum_f_z * t560
+            - t176 * arm_slice1_local_momentum_f_y_along_dq
+            - (cache.arm_slice1_local_inertia_h_y * t559
+                + t180 * arm_slice1_local_inertia_h_y_along_dq
+                - cache.arm_slice1_local_inertia_h_z * t568
+                - t182 * arm_slice1_local_inertia_h_z_along_dq)
+            - arm_slice1_local_momentum_f_y * t556;
+        let t592 = 0.06943184420297371 * cache.arm_bend_z * arm_slice0_bend_along_dq
+            * t259
+            + 0.06943184420297371 * arm_bend_z_along_dq * cache.arm_slice0_bend_c1;
+        let t593 = 0.06943184420297371 * cache.arm_bend_y * arm_slice0_bend_along_dq
+            * t259
+            + 0.06943184420297371 * arm_bend_y_along_dq * cache.arm_slice0_bend_c1;
+        let arm_slice0_local_inertia_com_12_along_dq = t592 * t144 * t266
+            + t267 * t593 * t144;
+        let arm_slice0_local_inertia_i_12_along_dq = arm_slice0_local_inertia_com_12_along_dq
+            - cache.arm_slice0_local_com_z * cache.arm_slice0_mass
+                * arm_slice0_local_com_y_along_dq
+            - arm_slice0_local_com_z_along_dq * cache.arm_slice0_mass
+                * cache.arm_slice0_local_com_y;
+        let t594 = arm_slice0_local_bend_z_column_v_y_along_dq * arm_bend_z_rate
+            + arm_slice0_local_bend_y_column_v_y_along_dq * arm_bend_y_rate;
+        let t595 = -0.004820780989426014 * arm_bend_squared * t256
+            * arm_slice0_bend_along_dq
+            - 0.004820780989426014 * arm_bend_squared_along_dq
+                * cache.arm_slice0_bend_c2;
+        let arm_slice0_local_inertia_com_01_along_dq = t595 * t144 * t266
+            + t593 * t144 * t268;
+        let arm_slice0_local_inertia_i_01_along_dq = arm_slice0_local_inertia_com_01_along_dq
+            - cache.arm_slice0_local_com_x * cache.arm_slice0_mass
+                * arm_slice0_local_com_y_along_dq
+            - arm_slice0_local_com_x_along_dq * cache.arm_slice0_mass
+                * cache.arm_slice0_local_com_y;
+        let arm_slice0_local_inertia_com_11_along_dq = 2.0 * t593 * t144 * t266;
+        let t596 = 2.0 * cache.arm_slice0_local_com_z * arm_slice0_local_com_z_along_dq;
+        let t597 = 2.0 * cache.arm_slice0_local_com_x * arm_slice0_local_com_x_along_dq;
+        let arm_slice0_local_inertia_i_11_along_dq = arm_slice0_local_inertia_com_11_along_dq
+            + (t596 + t597) * cache.arm_slice0_mass;
+        let arm_slice0_local_momentum_n_y_along_dq = arm_slice0_local_inertia_i_12_along_dq
+            * t240 + arm_slice0_local_inertia_i_01_along_dq * t239
+            + t573 * cache.arm_slice0_local_inertia_i_11
+            + arm_slice0_local_inertia_h_z_along_dq * t243
+            + cache.arm_slice0_local_inertia_i_01 * t572
+            + cache.arm_slice0_local_inertia_i_12 * t571
+            + t586 * cache.arm_slice0_local_inertia_h_z
+            + arm_slice0_local_inertia_i_11_along_dq * t242
+            - cache.arm_slice0_local_inertia_h_x * t577
+            - t241 * arm_slice0_local_inertia_h_x_along_dq;
+        let arm_slice0_local_momentum_f_y_along_dq = t594 * cache.arm_slice0_mass
+            - (t572 * cache.arm_slice0_local_inertia_h_z
+                + t239 * arm_slice0_local_inertia_h_z_along_dq
+                - cache.arm_slice0_local_inertia_h_x * t571
+                - t240 * arm_slice0_local_inertia_h_x_along_dq);
+        let arm_slice0_local_inertia_com_22_along_dq = 2.0 * t267 * t592 * t144;
+        let t598 = 2.0 * cache.arm_slice0_local_com_y * arm_slice0_local_com_y_along_dq;
+        let arm_slice0_local_inertia_i_22_along_dq = arm_slice0_local_inertia_com_22_along_dq
+            + cache.arm_slice0_mass * (t598 + t597);
+        let arm_slice0_local_inertia_com_02_along_dq = t267 * t595 * t144
+            + t592 * t144 * t268;
+        let arm_slice0_local_inertia_i_02_along_dq = arm_slice0_local_inertia_com_02_along_dq
+            - cache.arm_slice0_local_com_z * arm_slice0_local_com_x_along_dq
+                * cache.arm_slice0_mass
+            - arm_slice0_local_com_z_along_dq * cache.arm_slice0_local_com_x
+                * cache.arm_slice0_mass;
+        let arm_slice0_local_inertia_com_00_along_dq = 2.0 * t595 * t144 * t268;
+        let arm_slice0_local_inertia_i_00_along_dq = (t598 + t596)
+            * cache.arm_slice0_mass + arm_slice0_local_inertia_com_00_along_dq;
+        let arm_slice0_local_momentum_n_x_along_dq = t577
+            * cache.arm_slice0_local_inertia_h_y
+            + arm_slice0_local_inertia_i_02_along_dq * t240
+            + arm_slice0_local_inertia_h_y_along_dq * t241
+            + arm_slice0_local_inertia_i_01_along_dq * t242
+            + t572 * cache.arm_slice0_local_inertia_i_00
+            + cache.arm_slice0_local_inertia_i_02 * t571
+            + cache.arm_slice0_local_inertia_i_01 * t573
+            + t239 * arm_slice0_local_inertia_i_00_along_dq
+            - arm_slice0_local_inertia_h_z_along_dq * t238
+            - t594 * cache.arm_slice0_local_inertia_h_z;
+        let t599 = 0.0000016135911537792344 * t335 * cache.arm_slice0_bend_c4
+            + 0.0000016135911537792344 * t260 * t5 * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t336
+            - 0.000004840773461337703 * t335 * cache.arm_slice0_bend_c5
+            - 0.0003347157145944845 * t6 * t258 * arm_slice0_bend_along_dq
+            - 0.000004840773461337703 * t262 * t5 * arm_slice0_bend_along_dq;
+        let arm_slice0_local_subspace1_w_y_along_dq = p.section_length
+            * arm_slice0_local_bend_z_column_w_y_along_dq;
+        let arm_slice0_local_subspace0_w_y_along_dq = p.section_length
+            * arm_slice0_local_bend_y_column_w_y_along_dq;
+        let t600 = t599 + arm_slice0_local_subspace1_w_y_along_dq * qdd[1]
+            + arm_slice0_local_subspace0_w_y_along_dq * qdd[0];
+        let arm_slice0_local_subspace1_v_x_along_dq = p.section_length
+            * arm_slice0_local_bend_z_column_v_x_along_dq;
+        let arm_slice0_local_subspace0_v_x_along_dq = p.section_length
+            * arm_slice0_local_bend_y_column_v_x_along_dq;
+        let t601 = arm_bend_z_rate * t576 + t578 * arm_bend_y_rate;
+        let t602 = (0.000004840773461337703 * t362 * cache.arm_slice0_bend_c5
+            + 0.000004840773461337703 * t34 * t262 * arm_slice0_bend_along_dq
+            + 0.0003347157145944845 * t33 * t258 * arm_slice0_bend_along_dq
+            + 0.0000016135911537792344 * t34 * t258 * arm_slice0_bend_along_dq
+            + 0.0000016135911537792344 * t362 * cache.arm_slice0_bend_c3
+            - 0.0003347157145944845 * t256 * t33 * arm_slice0_bend_along_dq
+            - 0.000004840773461337703 * t362 * cache.arm_slice0_bend_c4
+            - 0.000004840773461337703 * t34 * t260 * arm_slice0_bend_along_dq)
+            + arm_slice0_local_subspace1_v_x_along_dq * qdd[1]
+            + arm_slice0_local_subspace0_v_x_along_dq * qdd[0]
+            - (cache.arm_slice0_local_com_z * t599
+                + t250 * arm_slice0_local_com_z_along_dq
+                - t579 * cache.arm_slice0_local_com_y
+                - t236 * arm_slice0_local_com_y_along_dq)
+            - (t242 * t584 + t247 * t573 - t253 * t571 - t601 * t240);
+        let t603 = cache.arm_slice0_local_inertia_i_02 * t587
+            + arm_slice0_local_inertia_i_12_along_dq * t251
+            + arm_slice0_local_momentum_f_y * t586 + arm_slice0_local_momentum_n_y * t572
+            + t249 * arm_slice0_local_inertia_h_x_along_dq
+            + t239 * arm_slice0_local_momentum_n_y_along_dq
+            + t243 * arm_slice0_local_momentum_f_y_along_dq
+            + t585 * cache.arm_slice0_local_inertia_h_x
+            + t237 * arm_slice0_local_inertia_i_22_along_dq
+            + arm_slice0_local_inertia_i_02_along_dq * t252
+            + t600 * cache.arm_slice0_local_inertia_i_12
+            + cache.arm_slice0_local_inertia_i_22 * t588
+            - t594 * arm_slice0_local_momentum_f_x
+            - arm_slice0_local_inertia_h_y_along_dq * t264
+            - arm_slice0_local_momentum_f_x_along_dq * t238
+            - arm_slice0_local_momentum_n_x * t573
+            - t242 * arm_slice0_local_momentum_n_x_along_dq
+            - t602 * cache.arm_slice0_local_inertia_h_y;
+        let arm_slice2_local_subspace1_v_y_along_dq = p.section_length
+            * arm_slice2_local_bend_z_column_v_y_along_dq;
+        let arm_slice2_local_subspace0_v_y_along_dq = p.section_length
+            * arm_slice2_local_bend_y_column_v_y_along_dq;
+        let t604 = arm_slice2_local_subspace1_v_y_along_dq * qdd[1]
+            + (1.2089988447923243 * cache.arm_slice2_bend_c4 * t357
+                + 1.2089988447923243 * t40 * arm_slice2_bend_along_dq * t219
+                + 0.09045070438093329 * arm_slice2_bend_along_dq * t219 * t39
+                + 0.09045070438093329 * t358 * cache.arm_slice2_bend_c4
+                + 0.7236056350474663 * arm_slice2_bend_along_dq * t226 * t39
+                + 0.7236056350474663 * t358 * cache.arm_slice2_bend_c6
+                - 0.6044994223961622 * cache.arm_slice2_bend_c3 * t357
+                - 0.45225352190466644 * t225 * arm_slice2_bend_along_dq * t39
+                - 0.6044994223961622 * t208 * t40 * arm_slice2_bend_along_dq
+                - 0.45225352190466644 * t358 * cache.arm_slice2_bend_c5)
+            + arm_slice2_local_subspace0_v_y_along_dq * qdd[0]
+            - (t532 * cache.arm_slice2_local_com_x
+                + arm_slice2_local_com_x_along_dq * t200
+                - arm_slice2_local_com_z_along_dq * t221
+                - cache.arm_slice2_local_com_z * t539)
+            - (t518 * t222 + t540 * t196 - t524 * t204 - t194 * t536);
+        let arm_slice2_local_momentum_n_y_along_dq = t518
+            * cache.arm_slice2_local_inertia_i_12
+            + t526 * cache.arm_slice2_local_inertia_h_z
+            + arm_slice2_local_inertia_i_11_along_dq * t195
+            + t220 * arm_slice2_local_inertia_h_z_along_dq
+            + t515 * cache.arm_slice2_local_inertia_i_11
+            + arm_slice2_local_inertia_i_01_along_dq * t194
+            + arm_slice2_local_inertia_i_12_along_dq * t196
+            + t524 * cache.arm_slice2_local_inertia_i_01
+            - t530 * cache.arm_slice2_local_inertia_h_x
+            - t193 * arm_slice2_local_inertia_h_x_along_dq;
+        let t605 = arm_slice2_local_inertia_i_12_along_dq * t199
+            + cache.arm_slice2_local_inertia_i_22 * t533
+            + t269 * arm_slice2_local_inertia_h_x_along_dq
+            + cache.arm_slice2_local_inertia_i_02 * t542
+            + t604 * cache.arm_slice2_local_inertia_h_x
+            + arm_slice2_local_momentum_n_y * t524
+            + arm_slice2_local_inertia_i_22_along_dq * t201
+            + t220 * arm_slice2_local_momentum_f_y_along_dq
+            + t526 * arm_slice2_local_momentum_f_y
+            + t194 * arm_slice2_local_momentum_n_y_along_dq
+            + arm_slice2_local_inertia_i_02_along_dq * t227
+            + cache.arm_slice2_local_inertia_i_12 * t538
+            - t206 * arm_slice2_local_inertia_h_y_along_dq
+            - arm_slice2_local_momentum_n_x_along_dq * t195
+            - t197 * arm_slice2_local_momentum_f_x_along_dq
+            - arm_slice2_local_momentum_n_x * t515 - t523 * arm_slice2_local_momentum_f_x
+            - cache.arm_slice2_local_inertia_h_y * t537;
+        let t606 = arm_slice2_local_momentum_f_x_along_dq * t196
+            + t518 * arm_slice2_local_momentum_f_x + cache.arm_slice1_mass * t604
+            - (arm_slice2_local_inertia_h_z_along_dq * t227
+                + cache.arm_slice2_local_inertia_h_z * t542
+                - arm_slice2_local_inertia_h_x_along_dq * t201
+                - t533 * cache.arm_slice2_local_inertia_h_x)
+            - arm_slice2_local_momentum_f_z * t524
+            - t194 * arm_slice2_local_momentum_f_z_along_dq;
+        let t607 = -0.10890625570683385 * arm_bend_squared_along_dq
+            * cache.arm_slice1_bend_c2
+            - 0.10890625570683385 * arm_bend_squared * arm_slice1_bend_along_dq * t211;
+        let arm_slice1_local_inertia_com_00_along_dq = 2.0 * t272 * t607 * t215;
+        let t608 = 2.0 * cache.arm_slice1_local_com_z * arm_slice1_local_com_z_along_dq;
+        let t609 = 2.0 * arm_slice1_local_com_y_along_dq * cache.arm_slice1_local_com_y;
+        let arm_slice1_local_inertia_i_00_along_dq = arm_slice1_local_inertia_com_00_along_dq
+            + cache.arm_slice1_mass * (t608 + t609);
+        let t610 = 0.33000947820757187 * arm_bend_y_along_dq * cache.arm_slice1_bend_c1
+            + 0.33000947820757187 * cache.arm_bend_y * t212 * arm_slice1_bend_along_dq;
+        let arm_slice1_local_inertia_com_11_along_dq = 2.0 * t273 * t610 * t215;
+        let t611 = 2.0 * arm_slice1_local_com_x_along_dq * cache.arm_slice1_local_com_x;
+        let arm_slice1_local_inertia_i_11_along_dq = arm_slice1_local_inertia_com_11_along_dq
+            + cache.arm_slice1_mass * (t611 + t608);
+        let arm_slice1_local_inertia_com_01_along_dq = t273 * t607 * t215
+            + t272 * t610 * t215;
+        let arm_slice1_local_inertia_i_01_along_dq = arm_slice1_local_inertia_com_01_along_dq
+            - arm_slice1_local_com_x_along_dq * cache.arm_slice1_mass
+                * cache.arm_slice1_local_com_y
+            - cache.arm_slice1_mass * arm_slice1_local_com_y_along_dq
+                * cache.arm_slice1_local_com_x;
+        let t612 = 0.33000947820757187 * arm_bend_z_along_dq * cache.arm_slice1_bend_c1
+            + 0.33000947820757187 * cache.arm_bend_z * t212 * arm_slice1_bend_along_dq;
+        let arm_slice1_local_inertia_com_12_along_dq = t273 * t215 * t612
+            + t610 * t215 * t274;
+        let arm_slice1_local_inertia_i_12_along_dq = arm_slice1_local_inertia_com_12_along_dq
+            - cache.arm_slice1_mass * arm_slice1_local_com_y_along_dq
+                * cache.arm_slice1_local_com_z
+            - cache.arm_slice1_mass * cache.arm_slice1_local_com_y
+                * arm_slice1_local_com_z_along_dq;
+        let arm_slice1_local_momentum_n_y_along_dq = cache.arm_slice1_local_inertia_i_11
+            * t560 + cache.arm_slice1_local_inertia_i_01 * t553
+            + arm_slice1_local_inertia_i_11_along_dq * t175
+            + arm_slice1_local_inertia_i_01_along_dq * t177
+            + cache.arm_slice1_local_inertia_i_12 * t556
+            + cache.arm_slice1_local_inertia_h_z * t561
+            + t174 * arm_slice1_local_inertia_h_z_along_dq
+            + t176 * arm_slice1_local_inertia_i_12_along_dq
+            - t562 * cache.arm_slice1_local_inertia_h_x
+            - t173 * arm_slice1_local_inertia_h_x_along_dq;
+        let arm_slice1_local_inertia_com_22_along_dq = 2.0 * t215 * t612 * t274;
+        let arm_slice1_local_inertia_i_22_along_dq = cache.arm_slice1_mass
+            * (t611 + t609) + arm_slice1_local_inertia_com_22_along_dq;
+        let arm_slice1_local_inertia_com_02_along_dq = t272 * t215 * t612
+            + t607 * t215 * t274;
+        let arm_slice1_local_inertia_i_02_along_dq = arm_slice1_local_inertia_com_02_along_dq
+            - cache.arm_slice1_mass * cache.arm_slice1_local_com_x
+                * arm_slice1_local_com_z_along_dq
+            - arm_slice1_local_com_x_along_dq * cache.arm_slice1_mass
+                * cache.arm_slice1_local_com_z;
+        let arm_slice1_local_momentum_n_z_along_dq = cache.arm_slice1_local_inertia_i_22
+            * t556 + cache.arm_slice1_local_inertia_i_12 * t560
+            + t178 * arm_slice1_local_inertia_h_x_along_dq
+            + t175 * arm_slice1_local_inertia_i_12_along_dq
+            + t569 * cache.arm_slice1_local_inertia_h_x
+            + arm_slice1_local_inertia_i_22_along_dq * t176
+            + arm_slice1_local_inertia_i_02_along_dq * t177
+            + t553 * cache.arm_slice1_local_inertia_i_02
+            - cache.arm_slice1_local_inertia_h_y * t561
+            - t174 * arm_slice1_local_inertia_h_y_along_dq;
+        let t613 = t178 * arm_slice1_local_momentum_f_z_along_dq
+            + t191 * arm_slice1_local_inertia_i_00_along_dq
+            + cache.arm_slice1_local_inertia_i_01 * t568
+            + t560 * arm_slice1_local_momentum_n_z
+            + t175 * arm_slice1_local_momentum_n_z_along_dq
+            + cache.arm_slice1_local_inertia_h_y * t567
+            + t569 * arm_slice1_local_momentum_f_z
+            + t188 * arm_slice1_local_inertia_h_y_along_dq
+            + t558 * cache.arm_slice1_local_inertia_i_00
+            + t559 * cache.arm_slice1_local_inertia_i_02
+            + t182 * arm_slice1_local_inertia_i_01_along_dq
+            + arm_slice1_local_inertia_i_02_along_dq * t180
+            - t173 * arm_slice1_local_momentum_f_y_along_dq
+            - arm_slice1_local_momentum_f_y * t562
+            - arm_slice1_local_momentum_n_y_along_dq * t176
+            - t233 * arm_slice1_local_inertia_h_z_along_dq
+            - t556 * arm_slice1_local_momentum_n_y
+            - cache.arm_slice1_local_inertia_h_z * t557;
+        let arm_slice3_local_momentum_f_z_along_dq = t499 * cache.arm_slice0_mass
+            - (cache.arm_slice3_local_inertia_h_x * t504
+                + arm_slice3_local_inertia_h_x_along_dq * t163
+                - cache.arm_slice3_local_inertia_h_y * t502
+                - arm_slice3_local_inertia_h_y_along_dq * t156);
+        let arm_slice3_local_momentum_n_z_along_dq = arm_slice3_local_inertia_i_12_along_dq
+            * t163 + arm_slice3_local_inertia_i_22_along_dq * t151
+            + t504 * cache.arm_slice3_local_inertia_i_12
+            + t501 * cache.arm_slice3_local_inertia_i_22
+            + cache.arm_slice3_local_inertia_i_02 * t502
+            + t164 * arm_slice3_local_inertia_h_x_along_dq
+            + arm_slice3_local_inertia_i_02_along_dq * t156
+            + cache.arm_slice3_local_inertia_h_x * t494
+            - t497 * cache.arm_slice3_local_inertia_h_y
+            - arm_slice3_local_inertia_h_y_along_dq * t162;
+        let t614 = cache.arm_slice3_local_inertia_i_01 * t486
+            + t501 * arm_slice3_local_momentum_n_x + t499 * arm_slice3_local_momentum_f_x
+            + cache.arm_slice3_local_inertia_h_z * t511
+            + arm_slice3_local_momentum_n_x_along_dq * t151
+            + t148 * arm_slice3_local_inertia_i_01_along_dq
+            + arm_slice3_local_inertia_h_z_along_dq * t171
+            + arm_slice3_local_inertia_i_12_along_dq * t159
+            + cache.arm_slice3_local_inertia_i_11 * t506
+            + arm_slice3_local_momentum_f_x_along_dq * t166
+            + cache.arm_slice3_local_inertia_i_12 * t490
+            + t168 * arm_slice3_local_inertia_i_11_along_dq
+            - t497 * arm_slice3_local_momentum_f_z
+            - arm_slice3_local_momentum_f_z_along_dq * t162
+            - arm_slice3_local_momentum_n_z * t502
+            - t156 * arm_slice3_local_momentum_n_z_along_dq
+            - cache.arm_slice3_local_inertia_h_x * t544
+            - arm_slice3_local_inertia_h_x_along_dq * t228;
+        let arm_slice1_local_momentum_n_x_along_dq = arm_slice1_local_inertia_i_00_along_dq
+            * t177 + t556 * cache.arm_slice1_local_inertia_i_02
+            + t173 * arm_slice1_local_inertia_h_y_along_dq
+            + arm_slice1_local_inertia_i_02_along_dq * t176
+            + t175 * arm_slice1_local_inertia_i_01_along_dq
+            + cache.arm_slice1_local_inertia_i_01 * t560
+            + cache.arm_slice1_local_inertia_h_y * t562
+            + t553 * cache.arm_slice1_local_inertia_i_00
+            - cache.arm_slice1_local_inertia_h_z * t569
+            - t178 * arm_slice1_local_inertia_h_z_along_dq;
+        let t615 = t562 * arm_slice1_local_momentum_f_x
+            + t173 * arm_slice1_local_momentum_f_x_along_dq
+            + t191 * arm_slice1_local_inertia_i_01_along_dq
+            + t568 * cache.arm_slice1_local_inertia_i_11
+            + cache.arm_slice1_local_inertia_i_01 * t558
+            + cache.arm_slice1_local_inertia_i_12 * t559
+            + arm_slice1_local_momentum_n_x * t556
+            + cache.arm_slice1_local_inertia_h_z * t590
+            + arm_slice1_local_momentum_n_x_along_dq * t176
+            + t180 * arm_slice1_local_inertia_i_12_along_dq
+            + t190 * arm_slice1_local_inertia_h_z_along_dq
+            + arm_slice1_local_inertia_i_11_along_dq * t182
+            - t553 * arm_slice1_local_momentum_n_z
+            - t174 * arm_slice1_local_momentum_f_z_along_dq
+            - arm_slice1_local_momentum_n_z_along_dq * t177
+            - t567 * cache.arm_slice1_local_inertia_h_x
+            - arm_slice1_local_momentum_f_z * t561
+            - t188 * arm_slice1_local_inertia_h_x_along_dq;
+        let arm_slice0_local_momentum_n_z_along_dq = arm_slice0_local_inertia_i_22_along_dq
+            * t240 + t239 * arm_slice0_local_inertia_i_02_along_dq
+            + t571 * cache.arm_slice0_local_inertia_i_22
+            + t573 * cache.arm_slice0_local_inertia_i_12
+            + arm_slice0_local_inertia_i_12_along_dq * t242
+            + t238 * arm_slice0_local_inertia_h_x_along_dq
+            + t572 * cache.arm_slice0_local_inertia_i_02
+            + t594 * cache.arm_slice0_local_inertia_h_x
+            - t586 * cache.arm_slice0_local_inertia_h_y
+            - arm_slice0_local_inertia_h_y_along_dq * t243;
+        let arm_slice0_local_subspace1_v_z_along_dq = p.section_length
+            * arm_slice0_local_bend_z_column_v_z_along_dq;
+        let arm_slice0_local_subspace0_v_z_along_dq = arm_slice0_local_bend_y_column_v_z_along_dq
+            * p.section_length;
+        let t616 = (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t353
+            + 0.0000008962768767719712 * t263 * t21 * arm_slice0_bend_along_dq
+            + 0.000046479858696022525 * t260 * t20 * arm_slice0_bend_along_dq
+            + 0.0000008962768767719712 * t352 * cache.arm_slice0_bend_c6
+            + 0.0000001120346095964964 * t260 * t21 * arm_slice0_bend_along_dq
+            + 0.0000001120346095964964 * t352 * cache.arm_slice0_bend_c4
+            - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t353
+            - 0.000023239929348011262 * t20 * t258 * arm_slice0_bend_along_dq
+            - 0.000000560173047982482 * t262 * t21 * arm_slice0_bend_along_dq
+            - 0.000000560173047982482 * t352 * cache.arm_slice0_bend_c5)
+            + arm_slice0_local_subspace1_v_z_along_dq * qdd[1]
+            + qdd[0] * arm_slice0_local_subspace0_v_z_along_dq
+            - (t248 * arm_slice0_local_com_y_along_dq
+                + cache.arm_slice0_local_com_y * t580
+                - cache.arm_slice0_local_com_x * t599
+                - t250 * arm_slice0_local_com_x_along_dq)
+            - (t601 * t239 + t253 * t572 - t242 * t583 - t573 * t244);
+        let t617 = arm_slice0_local_inertia_h_y_along_dq * t254
+            + t242 * arm_slice0_local_momentum_n_z_along_dq
+            + t252 * arm_slice0_local_inertia_i_00_along_dq
+            + arm_slice0_local_momentum_n_z * t573
+            + arm_slice0_local_inertia_i_01_along_dq * t251
+            + t616 * cache.arm_slice0_local_inertia_h_y
+            + t238 * arm_slice0_local_momentum_f_z_along_dq
+            + cache.arm_slice0_local_inertia_i_02 * t588
+            + t594 * arm_slice0_local_momentum_f_z
+            + cache.arm_slice0_local_inertia_i_01 * t600
+            + t237 * arm_slice0_local_inertia_i_02_along_dq
+            + cache.arm_slice0_local_inertia_i_00 * t587
+            - arm_slice0_local_momentum_n_y_along_dq * t240
+            - arm_slice0_local_momentum_n_y * t571 - arm_slice0_local_momentum_f_y * t577
+            - t249 * arm_slice0_local_inertia_h_z_along_dq
+            - t241 * arm_slice0_local_momentum_f_y_along_dq
+            - t585 * cache.arm_slice0_local_inertia_h_z;
+        let t618 = t199 * arm_slice2_local_inertia_i_01_along_dq
+            + arm_slice2_local_momentum_f_z * t523
+            + t223 * arm_slice2_local_inertia_h_y_along_dq
+            + t538 * cache.arm_slice2_local_inertia_i_01
+            + cache.arm_slice2_local_inertia_h_y * t541
+            + arm_slice2_local_inertia_i_02_along_dq * t201
+            + arm_slice2_local_inertia_i_00_along_dq * t227
+            + arm_slice2_local_momentum_n_z * t515
+            + t197 * arm_slice2_local_momentum_f_z_along_dq
+            + t533 * cache.arm_slice2_local_inertia_i_02
+            + cache.arm_slice2_local_inertia_i_00 * t542
+            + arm_slice2_local_momentum_n_z_along_dq * t195
+            - t518 * arm_slice2_local_momentum_n_y
+            - t269 * arm_slice2_local_inertia_h_z_along_dq
+            - t196 * arm_slice2_local_momentum_n_y_along_dq
+            - arm_slice2_local_momentum_f_y_along_dq * t193
+            - t530 * arm_slice2_local_momentum_f_y
+            - t604 * cache.arm_slice2_local_inertia_h_z;
+        let t619 = t553 * arm_slice1_local_momentum_n_y
+            + t558 * cache.arm_slice1_local_inertia_i_02
+            + arm_slice1_local_momentum_f_y * t561
+            + arm_slice1_local_inertia_i_02_along_dq * t191
+            + t233 * arm_slice1_local_inertia_h_x_along_dq
+            + arm_slice1_local_inertia_i_22_along_dq * t180
+            + arm_slice1_local_momentum_f_y_along_dq * t174
+            + t182 * arm_slice1_local_inertia_i_12_along_dq
+            + t559 * cache.arm_slice1_local_inertia_i_22
+            + cache.arm_slice1_local_inertia_i_12 * t568
+            + arm_slice1_local_momentum_n_y_along_dq * t177
+            + t557 * cache.arm_slice1_local_inertia_h_x
+            - t190 * arm_slice1_local_inertia_h_y_along_dq
+            - t569 * arm_slice1_local_momentum_f_x
+            - cache.arm_slice1_local_inertia_h_y * t590
+            - t178 * arm_slice1_local_momentum_f_x_along_dq
+            - t175 * arm_slice1_local_momentum_n_x_along_dq
+            - arm_slice1_local_momentum_n_x * t560;
+        let t620 = arm_slice3_local_momentum_f_z_along_dq * t163
+            + cache.arm_slice0_mass * t511 + t504 * arm_slice3_local_momentum_f_z
+            - (cache.arm_slice3_local_inertia_h_y * t490
+                + arm_slice3_local_inertia_h_y_along_dq * t159
+                - cache.arm_slice3_local_inertia_h_z * t506
+                - t168 * arm_slice3_local_inertia_h_z_along_dq)
+            - t501 * arm_slice3_local_momentum_f_y
+            - t151 * arm_slice3_local_momentum_f_y_along_dq;
+        let t621 = arm_slice0_local_momentum_f_y * t572
+            + t239 * arm_slice0_local_momentum_f_y_along_dq
+            + cache.arm_slice0_mass * t616 - arm_slice0_local_momentum_f_x * t573
+            - arm_slice0_local_momentum_f_x_along_dq * t242
+            - (t251 * arm_slice0_local_inertia_h_x_along_dq
+                + t600 * cache.arm_slice0_local_inertia_h_x
+                - arm_slice0_local_inertia_h_y_along_dq * t252
+                - cache.arm_slice0_local_inertia_h_y * t587);
+        let t622 = cache.arm_slice1_mass * t541 + t524 * arm_slice2_local_momentum_f_y
+            + arm_slice2_local_momentum_f_y_along_dq * t194
+            - (t199 * arm_slice2_local_inertia_h_x_along_dq
+                + t538 * cache.arm_slice2_local_inertia_h_x
+                - t227 * arm_slice2_local_inertia_h_y_along_dq
+                - cache.arm_slice2_local_inertia_h_y * t542)
+            - t515 * arm_slice2_local_momentum_f_x
+            - arm_slice2_local_momentum_f_x_along_dq * t195;
+        let t623 = t237 * arm_slice0_local_inertia_i_12_along_dq
+            + arm_slice0_local_inertia_h_z_along_dq * t264
+            + arm_slice0_local_momentum_f_x * t577
+            + cache.arm_slice0_local_inertia_i_12 * t588
+            + arm_slice0_local_momentum_n_x * t571
+            + cache.arm_slice0_local_inertia_i_01 * t587
+            + t602 * cache.arm_slice0_local_inertia_h_z
+            + arm_slice0_local_inertia_i_01_along_dq * t252
+            + arm_slice0_local_inertia_i_11_along_dq * t251
+            + arm_slice0_local_momentum_n_x_along_dq * t240
+            + arm_slice0_local_momentum_f_x_along_dq * t241
+            + t600 * cache.arm_slice0_local_inertia_i_11
+            - t243 * arm_slice0_local_momentum_f_z_along_dq
+            - t254 * arm_slice0_local_inertia_h_x_along_dq
+            - cache.arm_slice0_local_inertia_h_x * t616
+            - arm_slice0_local_momentum_f_z * t586 - arm_slice0_local_momentum_n_z * t572
+            - t239 * arm_slice0_local_momentum_n_z_along_dq;
+        let t624 = t544 * cache.arm_slice3_local_inertia_h_y
+            + cache.arm_slice3_local_inertia_i_01 * t506
+            + t168 * arm_slice3_local_inertia_i_01_along_dq
+            + arm_slice3_local_inertia_h_y_along_dq * t228
+            + cache.arm_slice3_local_inertia_i_00 * t486
+            + t494 * arm_slice3_local_momentum_f_z
+            + cache.arm_slice3_local_inertia_i_02 * t490
+            + t164 * arm_slice3_local_momentum_f_z_along_dq
+            + t504 * arm_slice3_local_momentum_n_z
+            + arm_slice3_local_momentum_n_z_along_dq * t163
+            + arm_slice3_local_inertia_i_00_along_dq * t148
+            + arm_slice3_local_inertia_i_02_along_dq * t159
+            - t158 * arm_slice3_local_inertia_h_z_along_dq
+            - t501 * arm_slice3_local_momentum_n_y
+            - cache.arm_slice3_local_inertia_h_z * t509
+            - arm_slice3_local_momentum_n_y_along_dq * t151
+            - t499 * arm_slice3_local_momentum_f_y
+            - arm_slice3_local_momentum_f_y_along_dq * t166;
+        let t625 = t509 * cache.arm_slice0_mass + t501 * arm_slice3_local_momentum_f_x
+            + arm_slice3_local_momentum_f_x_along_dq * t151
+            - arm_slice3_local_momentum_f_z_along_dq * t156
+            - t502 * arm_slice3_local_momentum_f_z
+            - (t486 * cache.arm_slice3_local_inertia_h_z
+                + t148 * arm_slice3_local_inertia_h_z_along_dq
+                - arm_slice3_local_inertia_h_x_along_dq * t159
+                - cache.arm_slice3_local_inertia_h_x * t490);
+        let t626 = arm_slice0_local_momentum_f_z * t573 + cache.arm_slice0_mass * t602
+            + t242 * arm_slice0_local_momentum_f_z_along_dq
+            - t240 * arm_slice0_local_momentum_f_y_along_dq
+            - (t588 * cache.arm_slice0_local_inertia_h_y
+                + arm_slice0_local_inertia_h_y_along_dq * t237
+                - t600 * cache.arm_slice0_local_inertia_h_z
+                - arm_slice0_local_inertia_h_z_along_dq * t251)
+            - arm_slice0_local_momentum_f_y * t571;
+        let flap_slices_inertia_h_y_along_dq = flap_rotation_11_along_dq
+            * cache.flap_slices_local_inertia_h_y
+            + flap_position_y_along_dq * cache.flap_slices_local_inertia_m
+            + flap_rotation_10_along_dq * cache.flap_slices_local_inertia_h_x;
+        let wrist_composite_inertia_h_y_along_dq = flap_slices_inertia_h_y_along_dq
+            + wrist_inertia_h_y_along_dq;
+        let flap_slices_inertia_h_x_along_dq = flap_rotation_01_along_dq
+            * cache.flap_slices_local_inertia_h_y
+            + flap_rotation_00_along_dq * cache.flap_slices_local_inertia_h_x
+            + cache.flap_slices_local_inertia_m * flap_position_x_along_dq;
+        let wrist_composite_inertia_h_x_along_dq = flap_slices_inertia_h_x_along_dq
+            + wrist_inertia_h_x_along_dq;
+        let arm_slice1_local_bend_y_projected_inertia_f_x_along_dq = cache
+            .arm_slice1_mass * arm_slice1_local_bend_y_column_v_x_along_dq
+            - (cache.arm_slice1_local_bend_y_column_w_z
+                * arm_slice1_local_inertia_h_y_along_dq
+                + cache.arm_slice1_local_inertia_h_y
+                    * arm_slice1_local_bend_y_column_w_z_along_dq
+                - cache.arm_slice1_local_inertia_h_z
+                    * arm_slice1_local_bend_y_column_w_y_along_dq
+                - cache.arm_slice1_local_bend_y_column_w_y
+                    * arm_slice1_local_inertia_h_z_along_dq);
+        let arm_slice0_local_bend_y_projected_inertia_f_x_along_dq = arm_slice0_local_bend_y_column_v_x_along_dq
+            * cache.arm_slice0_mass
+            - (arm_slice0_local_inertia_h_y_along_dq
+                * cache.arm_slice0_local_bend_y_column_w_z
+                + arm_slice0_local_bend_y_column_w_z_along_dq
+                    * cache.arm_slice0_local_inertia_h_y
+                - arm_slice0_local_bend_y_column_w_y_along_dq
+                    * cache.arm_slice0_local_inertia_h_z
+                - arm_slice0_local_inertia_h_z_along_dq
+                    * cache.arm_slice0_local_bend_y_column_w_y);
+        let arm_slice3_local_bend_y_projected_inertia_f_x_along_dq = arm_slice3_local_bend_y_column_v_x_along_dq
+            * cache.arm_slice0_mass
+            - (cache.arm_slice3_local_inertia_h_y
+                * arm_slice3_local_bend_y_column_w_z_along_dq
+                + arm_slice3_local_inertia_h_y_along_dq
+                    * cache.arm_slice3_local_bend_y_column_w_z
+                - cache.arm_slice3_local_inertia_h_z
+                    * arm_slice3_local_bend_y_column_w_y_along_dq
+                - cache.arm_slice3_local_bend_y_column_w_y
+                    * arm_slice3_local_inertia_h_z_along_dq);
+        let arm_slice2_local_bend_y_projected_inertia_f_x_along_dq = cache
+            .arm_slice1_mass * arm_slice2_local_bend_y_column_v_x_along_dq
+            - (arm_slice2_local_bend_y_column_w_z_along_dq
+                * cache.arm_slice2_local_inertia_h_y
+                + cache.arm_slice2_local_bend_y_column_w_z
+                    * arm_slice2_local_inertia_h_y_along_dq
+                - arm_slice2_local_bend_y_column_w_y_along_dq
+                    * cache.arm_slice2_local_inertia_h_z
+                - arm_slice2_local_inertia_h_z_along_dq
+                    * cache.arm_slice2_local_bend_y_column_w_y);
+        let arm_slice0_local_bend_y_projected_inertia_f_z_along_dq = arm_slice0_local_bend_y_column_v_z_along_dq
+            * cache.arm_slice0_mass
+            - (cache.arm_slice0_local_inertia_h_x
+                * arm_slice0_local_bend_y_column_w_y_along_dq
+                + arm_slice0_local_inertia_h_x_along_dq
+                    * cache.arm_slice0_local_bend_y_column_w_y
+                - arm_slice0_local_inertia_h_y_along_dq
+                    * cache.arm_slice0_local_bend_y_column_w_x
+                - cache.arm_slice0_local_inertia_h_y
+                    * arm_slice0_local_bend_y_column_w_x_along_dq);
+        let arm_slice3_local_bend_y_projected_inertia_f_z_along_dq = arm_slice3_local_bend_y_column_v_z_along_dq
+            * cache.arm_slice0_mass
+            - (arm_slice3_local_inertia_h_x_along_dq
+                * cache.arm_slice3_local_bend_y_column_w_y
+                + cache.arm_slice3_local_inertia_h_x
+                    * arm_slice3_local_bend_y_column_w_y_along_dq
+                - arm_slice3_local_inertia_h_y_along_dq
+                    * cache.arm_slice3_local_bend_y_column_w_x
+                - arm_slice3_local_bend_y_column_w_x_along_dq
+                    * cache.arm_slice3_local_inertia_h_y);
+        let arm_slice1_local_bend_y_projected_inertia_f_z_along_dq = cache
+            .arm_slice1_mass * arm_slice1_local_bend_y_column_v_z_along_dq
+            - (cache.arm_slice1_local_bend_y_column_w_y
+                * arm_slice1_local_inertia_h_x_along_dq
+                + arm_slice1_local_bend_y_column_w_y_along_dq
+                    * cache.arm_slice1_local_inertia_h_x
+                - cache.arm_slice1_local_bend_y_column_w_x
+                    * arm_slice1_local_inertia_h_y_along_dq
+                - cache.arm_slice1_local_inertia_h_y
+                    * arm_slice1_local_bend_y_column_w_x_along_dq);
+        let arm_slice2_local_bend_y_projected_inertia_f_z_along_dq = cache
+            .arm_slice1_mass * arm_slice2_local_bend_y_column_v_z_along_dq
+            - (cache.arm_slice2_local_bend_y_column_w_y
+                * arm_slice2_local_inertia_h_x_along_dq
+                + arm_slice2_local_bend_y_column_w_y_along_dq
+                    * cache.arm_slice2_local_inertia_h_x
+                - arm_slice2_local_bend_y_column_w_x_along_dq
+                    * cache.arm_slice2_local_inertia_h_y
+                - cache.arm_slice2_local_bend_y_column_w_x
+                    * arm_slice2_local_inertia_h_y_along_dq);
+        let arm_slice1_local_bend_y_projected_inertia_f_y_along_dq = cache
+            .arm_slice1_mass * arm_slice1_local_bend_y_column_v_y_along_dq
+            - (cache.arm_slice1_local_bend_y_column_w_x
+                * arm_slice1_local_inertia_h_z_along_dq
+                + cache.arm_slice1_local_inertia_h_z
+                    * arm_slice1_local_bend_y_column_w_x_along_dq
+                - cache.arm_slice1_local_inertia_h_x
+                    * arm_slice1_local_bend_y_column_w_z_along_dq
+                - cache.arm_slice1_local_bend_y_column_w_z
+                    * arm_slice1_local_inertia_h_x_along_dq);
+        let arm_slice3_local_bend_y_projected_inertia_f_y_along_dq = cache
+            .arm_slice0_mass * arm_slice3_local_bend_y_column_v_y_along_dq
+            - (arm_slice3_local_inertia_h_z_along_dq
+                * cache.arm_slice3_local_bend_y_column_w_x
+                + arm_slice3_local_bend_y_column_w_x_along_dq
+                    * cache.arm_slice3_local_inertia_h_z
+                - arm_slice3_local_inertia_h_x_along_dq
+                    * cache.arm_slice3_local_bend_y_column_w_z
+                - cache.arm_slice3_local_inertia_h_x
+                    * arm_slice3_local_bend_y_column_w_z_along_dq);
+        let arm_slice2_local_bend_y_projected_inertia_f_y_along_dq = cache
+            .arm_slice1_mass * arm_slice2_local_bend_y_column_v_y_along_dq
+            - (arm_slice2_local_bend_y_column_w_x_along_dq
+                * cache.arm_slice2_local_inertia_h_z
+                + cache.arm_slice2_local_bend_y_column_w_x
+                    * arm_slice2_local_inertia_h_z_along_dq
+                - arm_slice2_local_bend_y_column_w_z_along_dq
+                    * cache.arm_slice2_local_inertia_h_x
+                - cache.arm_slice2_local_bend_y_column_w_z
+                    * arm_slice2_local_inertia_h_x_along_dq);
+        let arm_slice0_local_bend_y_projected_inertia_f_y_along_dq = arm_slice0_local_bend_y_column_v_y_along_dq
+            * cache.arm_slice0_mass
+            - (arm_slice0_local_inertia_h_z_along_dq
+                * cache.arm_slice0_local_bend_y_column_w_x
+                + arm_slice0_local_bend_y_column_w_x_along_dq
+                    * cache.arm_slice0_local_inertia_h_z
+                - cache.arm_slice0_local_bend_y_column_w_z
+                    * arm_slice0_local_inertia_h_x_along_dq
+                - arm_slice0_local_bend_y_column_w_z_along_dq
+                    * cache.arm_slice0_local_inertia_h_x);
+        let arm_subspace0_projected_inertia_f_z_along_dq = arm_tip_subspace0_v_z_along_dq
+            * cache.wrist_composite_inertia_m
+            + p.section_length
+                * (0.3894183423086505
+                    * (arm_slice1_local_bend_y_projected_inertia_f_x_along_dq
+                        + arm_slice0_local_bend_y_projected_inertia_f_x_along_dq
+                        + arm_slice3_local_bend_y_projected_inertia_f_x_along_dq
+                        + arm_slice2_local_bend_y_projected_inertia_f_x_along_dq)
+                    + 0.90270109637546
+                        * (arm_slice0_local_bend_y_projected_inertia_f_z_along_dq
+                            + arm_slice3_local_bend_y_projected_inertia_f_z_along_dq
+                            + arm_slice1_local_bend_y_projected_inertia_f_z_along_dq
+                            + arm_slice2_local_bend_y_projected_inertia_f_z_along_dq)
+                    + 0.1829865712999871
+                        * (arm_slice1_local_bend_y_projected_inertia_f_y_along_dq
+                            + arm_slice3_local_bend_y_projected_inertia_f_y_along_dq
+                            + arm_slice2_local_bend_y_projected_inertia_f_y_along_dq
+                            + arm_slice0_local_bend_y_projected_inertia_f_y_along_dq))
+            - (cache.wrist_composite_inertia_h_x * arm_tip_subspace0_w_y_along_dq
+                + wrist_composite_inertia_h_x_along_dq * cache.arm_tip_subspace0_w_y
+                - wrist_composite_inertia_h_y_along_dq * cache.arm_tip_subspace0_w_x
+                - cache.wrist_composite_inertia_h_y * arm_tip_subspace0_w_x_along_dq);
+        let wrist_composite_force_f_x_along_dq = p.wrist_mass * arm_tip_bias_v_x_along_dq
+            + wrist_momentum_f_z_along_dq * arm_tip_velocity_w_y
+            + flap_composite_force_f_x_along_dq
+            + arm_tip_velocity_w_y_along_dq * wrist_momentum_f_z
+            - arm_tip_velocity_w_z * wrist_momentum_f_y_along_dq
+            - arm_tip_velocity_w_z_along_dq * wrist_momentum_f_y
+            - (arm_tip_bias_w_z * wrist_inertia_h_y_along_dq
+                + arm_tip_bias_w_z_along_dq * cache.wrist_inertia_h_y
+                - wrist_inertia_h_z_along_dq * arm_tip_bias_w_y
+                - cache.wrist_inertia_h_z * arm_tip_bias_w_y_along_dq);
+        let wrist_composite_force_f_y_along_dq = p.wrist_mass * arm_tip_bias_v_y_along_dq
+            + arm_tip_velocity_w_z_along_dq * wrist_momentum_f_x
+            + flap_composite_force_f_y_along_dq
+            + arm_tip_velocity_w_z * wrist_momentum_f_x_along_dq
+            - wrist_momentum_f_z_along_dq * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_x_along_dq * wrist_momentum_f_z
+            - (arm_tip_bias_w_x * wrist_inertia_h_z_along_dq
+                + cache.wrist_inertia_h_z * arm_tip_bias_w_x_along_dq
+                - arm_tip_bias_w_z_along_dq * cache.wrist_inertia_h_x
+                - wrist_inertia_h_x_along_dq * arm_tip_bias_w_z);
+        let flap_composite_force_n_x_along_dq = cache.flap_rotation_02 * t474
+            + flap_rotation_01_along_dq * t123
+            + cache.flap_position_y * flap_composite_force_f_z_along_dq
+            + flap_position_y_along_dq * flap_composite_force_f_z
+            + t475 * cache.flap_rotation_00 + flap_rotation_00_along_dq * t121
+            + flap_rotation_02_along_dq * t122 + cache.flap_rotation_01 * t476
+            - flap_position_z_along_dq * flap_composite_force_f_y
+            - cache.flap_position_z * flap_composite_force_f_y_along_dq;
+        let wrist_composite_force_n_x_along_dq = arm_tip_bias_w_x_along_dq
+            * cache.wrist_inertia_i_00 + arm_tip_bias_v_z * wrist_inertia_h_y_along_dq
+            + arm_tip_bias_w_x * wrist_inertia_i_00_along_dq
+            + arm_tip_velocity_v_y_along_dq * wrist_momentum_f_z
+            + wrist_inertia_i_01_along_dq * arm_tip_bias_w_y
+            + arm_tip_bias_w_z * wrist_inertia_i_02_along_dq
+            + wrist_momentum_n_z * arm_tip_velocity_w_y_along_dq
+            + wrist_momentum_f_z_along_dq * arm_tip_velocity_v_y
+            + cache.wrist_inertia_h_y * arm_tip_bias_v_z_along_dq
+            + flap_composite_force_n_x_along_dq
+            + cache.wrist_inertia_i_01 * arm_tip_bias_w_y_along_dq
+            + arm_tip_bias_w_z_along_dq * cache.wrist_inertia_i_02
+            + wrist_momentum_n_z_along_dq * arm_tip_velocity_w_y
+            - arm_tip_bias_v_y_along_dq * cache.wrist_inertia_h_z
+            - wrist_momentum_n_y * arm_tip_velocity_w_z_along_dq
+            - arm_tip_velocity_w_z * wrist_momentum_n_y_along_dq
+            - arm_tip_velocity_v_z * wrist_momentum_f_y_along_dq
+            - arm_tip_velocity_v_z_along_dq * wrist_momentum_f_y
+            - arm_tip_bias_v_y * wrist_inertia_h_z_along_dq;
+        let arm_slice2_local_bend_z_projected_inertia_f_z_along_dq = cache
+            .arm_slice1_mass * arm_slice2_local_bend_z_column_v_z_along_dq
+            - (arm_slice2_local_inertia_h_x_along_dq
+                * cache.arm_slice2_local_bend_z_column_w_y
+                + cache.arm_slice2_local_inertia_h_x
+                    * arm_slice2_local_bend_z_column_w_y_along_dq
+                - cache.arm_slice2_local_inertia_h_y
+                    * arm_slice2_local_bend_z_column_w_x_along_dq
+                - cache.arm_slice2_local_bend_z_column_w_x
+                    * arm_slice2_local_inertia_h_y_along_dq);
+        let arm_slice0_local_bend_z_projected_inertia_f_z_along_dq = arm_slice0_local_bend_z_column_v_z_along_dq
+            * cache.arm_slice0_mass
+            - (arm_slice0_local_bend_z_column_w_y_along_dq
+                * cache.arm_slice0_local_inertia_h_x
+                + cache.arm_slice0_local_bend_z_column_w_y
+                    * arm_slice0_local_inertia_h_x_along_dq
+                - arm_slice0_local_bend_z_column_w_x_along_dq
+                    * cache.arm_slice0_local_inertia_h_y
+                - arm_slice0_local_inertia_h_y_along_dq
+                    * cache.arm_slice0_local_bend_z_column_w_x);
+        let arm_slice3_local_bend_z_projected_inertia_f_z_along_dq = cache
+            .arm_slice0_mass * arm_slice3_local_bend_z_column_v_z_along_dq
+            - (arm_slice3_local_inertia_h_x_along_dq
+                * cache.arm_slice3_local_bend_z_column_w_y
+                + cache.arm_slice3_local_inertia_h_x
+                    * arm_slice3_local_bend_z_column_w_y_along_dq
+                - cache.arm_slice3_local_inertia_h_y
+                    * arm_slice3_local_bend_z_column_w_x_along_dq
+                - arm_slice3_local_inertia_h_y_along_dq
+                    * cache.arm_slice3_local_bend_z_column_w_x);
+        let arm_slice1_local_bend_z_projected_inertia_f_z_along_dq = arm_slice1_local_bend_z_column_v_z_along_dq
+            * cache.arm_slice1_mass
+            - (arm_slice1_local_bend_z_column_w_y_along_dq
+                * cache.arm_slice1_local_inertia_h_x
+                + cache.arm_slice1_local_bend_z_column_w_y
+                    * arm_slice1_local_inertia_h_x_along_dq
+                - cache.arm_slice1_local_inertia_h_y
+                    * arm_slice1_local_bend_z_column_w_x_along_dq
+                - cache.arm_slice1_local_bend_z_column_w_x
+                    * arm_slice1_local_inertia_h_y_along_dq);
+        let arm_slice2_local_bend_z_projected_inertia_f_x_along_dq = cache
+            .arm_slice1_mass * arm_slice2_local_bend_z_column_v_x_along_dq
+            - (cache.arm_slice2_local_bend_z_column_w_z
+                * arm_slice2_local_inertia_h_y_along_dq
+                + cache.arm_slice2_local_inertia_h_y
+                    * arm_slice2_local_bend_z_column_w_z_along_dq
+                - arm_slice2_local_inertia_h_z_along_dq
+                    * cache.arm_slice2_local_bend_z_column_w_y
+                - cache.arm_slice2_local_inertia_h_z
+                    * arm_slice2_local_bend_z_column_w_y_along_dq);
+        let arm_slice1_local_bend_z_projected_inertia_f_x_along_dq = cache
+            .arm_slice1_mass * arm_slice1_local_bend_z_column_v_x_along_dq
+            - (arm_slice1_local_inertia_h_y_along_dq
+                * cache.arm_slice1_local_bend_z_column_w_z
+                + cache.arm_slice1_local_inertia_h_y
+                    * arm_slice1_local_bend_z_column_w_z_along_dq
+                - cache.arm_slice1_local_inertia_h_z
+                    * arm_slice1_local_bend_z_column_w_y_along_dq
+                - cache.arm_slice1_local_bend_z_column_w_y
+                    * arm_slice1_local_inertia_h_z_along_dq);
+        let arm_slice3_local_bend_z_projected_inertia_f_x_along_dq = cache
+            .arm_slice0_mass * arm_slice3_local_bend_z_column_v_x_along_dq
+            - (arm_slice3_local_bend_z_column_w_z_along_dq
+                * cache.arm_slice3_local_inertia_h_y
+                + arm_slice3_local_inertia_h_y_along_dq
+                    * cache.arm_slice3_local_bend_z_column_w_z
+                - cache.arm_slice3_local_bend_z_column_w_y
+                    * arm_slice3_local_inertia_h_z_along_dq
+                - cache.arm_slice3_local_inertia_h_z
+                    * arm_slice3_local_bend_z_column_w_y_along_dq);
+        let arm_slice0_local_bend_z_projected_inertia_f_x_along_dq = cache
+            .arm_slice0_mass * arm_slice0_local_bend_z_column_v_x_along_dq
+            - (arm_slice0_local_inertia_h_y_along_dq
+                * cache.arm_slice0_local_bend_z_column_w_z
+                + arm_slice0_local_bend_z_column_w_z_along_dq
+                    * cache.arm_slice0_local_inertia_h_y
+                - cache.arm_slice0_local_bend_z_column_w_y
+                    * arm_slice0_local_inertia_h_z_along_dq
+                - arm_slice0_local_bend_z_column_w_y_along_dq
+                    * cache.arm_slice0_local_inertia_h_z);
+        let arm_slice0_local_bend_z_projected_inertia_f_y_along_dq = arm_slice0_local_bend_z_column_v_y_along_dq
+            * cache.arm_slice0_mass
+            - (arm_slice0_local_bend_z_column_w_x_along_dq
+                * cache.arm_slice0_local_inertia_h_z
+                + arm_slice0_local_inertia_h_z_along_dq
+                    * cache.arm_slice0_local_bend_z_column_w_x
+                - cache.arm_slice0_local_bend_z_column_w_z
+                    * arm_slice0_local_inertia_h_x_along_dq
+                - arm_slice0_local_bend_z_column_w_z_along_dq
+                    * cache.arm_slice0_local_inertia_h_x);
+        let arm_slice3_local_bend_z_projected_inertia_f_y_along_dq = arm_slice3_local_bend_z_column_v_y_along_dq
+            * cache.arm_slice0_mass
+            - (cache.arm_slice3_local_inertia_h_z
+                * arm_slice3_local_bend_z_column_w_x_along_dq
+                + cache.arm_slice3_local_bend_z_column_w_x
+                    * arm_slice3_local_inertia_h_z_along_dq
+                - cache.arm_slice3_local_inertia_h_x
+                    * arm_slice3_local_bend_z_column_w_z_along_dq
+                - arm_slice3_local_inertia_h_x_along_dq
+                    * cache.arm_slice3_local_bend_z_column_w_z);
+        let arm_slice1_local_bend_z_projected_inertia_f_y_along_dq = cache
+            .arm_slice1_mass * arm_slice1_local_bend_z_column_v_y_along_dq
+            - (cache.arm_slice1_local_inertia_h_z
+                * arm_slice1_local_bend_z_column_w_x_along_dq
+                + cache.arm_slice1_local_bend_z_column_w_x
+                    * arm_slice1_local_inertia_h_z_along_dq
+                - arm_slice1_local_inertia_h_x_along_dq
+                    * cache.arm_slice1_local_bend_z_column_w_z
+                - arm_slice1_local_bend_z_column_w_z_along_dq
+                    * cache.arm_slice1_local_inertia_h_x);
+        let arm_slice2_local_bend_z_projected_inertia_f_y_along_dq = cache
+            .arm_slice1_mass * arm_slice2_local_bend_z_column_v_y_along_dq
+            - (arm_slice2_local_bend_z_column_w_x_along_dq
+                * cache.arm_slice2_local_inertia_h_z
+                + arm_slice2_local_inertia_h_z_along_dq
+                    * cache.arm_slice2_local_bend_z_column_w_x
+                - cache.arm_slice2_local_bend_z_column_w_z
+                    * arm_slice2_local_inertia_h_x_along_dq
+                - arm_slice2_local_bend_z_column_w_z_along_dq
+                    * cache.arm_slice2_local_inertia_h_x);
+        let arm_subspace1_projected_inertia_f_z_along_dq = arm_tip_subspace1_v_z_along_dq
+            * cache.wrist_composite_inertia_m
+            + p.section_length
+                * (0.90270109637546
+                    * (arm_slice2_local_bend_z_projected_inertia_f_z_along_dq
+                        + arm_slice0_local_bend_z_projected_inertia_f_z_along_dq
+                        + arm_slice3_local_bend_z_projected_inertia_f_z_along_dq
+                        + arm_slice1_local_bend_z_projected_inertia_f_z_along_dq)
+                    + 0.3894183423086505
+                        * (arm_slice2_local_bend_z_projected_inertia_f_x_along_dq
+                            + arm_slice1_local_bend_z_projected_inertia_f_x_along_dq
+                            + arm_slice3_local_bend_z_projected_inertia_f_x_along_dq
+                            + arm_slice0_local_bend_z_projected_inertia_f_x_along_dq)
+                    + 0.1829865712999871
+                        * (arm_slice0_local_bend_z_projected_inertia_f_y_along_dq
+                            + arm_slice3_local_bend_z_projected_inertia_f_y_along_dq
+                            + arm_slice1_local_bend_z_projected_inertia_f_y_along_dq
+                            + arm_slice2_local_bend_z_projected_inertia_f_y_along_dq))
+            - (cache.wrist_composite_inertia_h_x * arm_tip_subspace1_w_y_along_dq
+                + wrist_composite_inertia_h_x_along_dq * cache.arm_tip_subspace1_w_y
+                - wrist_composite_inertia_h_y_along_dq * cache.arm_tip_subspace1_w_x
+                - cache.wrist_composite_inertia_h_y * arm_tip_subspace1_w_x_along_dq);
+        let flap_subspace0_projected_inertia_f_z_along_dq = p.flap_length
+            * (flap_rotation_20_along_dq * t288 + t289 * flap_rotation_21_along_dq);
+        position[(0, j)] = wrist_composite_force_n_x * arm_tip_subspace0_w_x_along_dq
+            + arm_tip_subspace0_v_z_along_dq * wrist_composite_force_f_z
+            + wrist_composite_force_n_y_along_dq * cache.arm_tip_subspace0_w_y
+            + wrist_composite_force_f_x * arm_tip_subspace0_v_x_along_dq
+            + cache.arm_tip_subspace0_v_z * wrist_composite_force_f_z_along_dq
+            + arm_tip_subspace0_v_y_along_dq * wrist_composite_force_f_y
+            + wrist_composite_force_n_z_along_dq * cache.arm_tip_subspace0_w_z
+            + p.section_length
+                * (t512 * cache.arm_slice3_local_bend_y_column_w_z
+                    + arm_slice1_local_bend_y_column_w_y_along_dq * t192
+                    + t207 * arm_slice2_local_bend_y_column_v_x_along_dq
+                    + arm_slice1_local_bend_y_column_v_z_along_dq * t213
+                    + t543 * cache.arm_slice2_local_bend_y_column_w_y
+                    + t545 * cache.arm_slice3_local_bend_y_column_v_z
+                    + arm_slice3_local_bend_y_column_v_z_along_dq * t229
+                    + cache.arm_slice1_local_bend_y_column_v_y * t563
+                    + cache.arm_slice2_local_bend_y_column_v_x * t564
+                    + cache.arm_slice1_local_bend_y_column_v_z * t570
+                    + arm_slice1_local_bend_y_column_v_y_along_dq * t234
+                    + arm_slice3_local_bend_y_column_w_x_along_dq * t235
+                    + t255 * arm_slice0_local_bend_y_column_w_x_along_dq
+                    + t257 * arm_slice3_local_bend_y_column_w_y_along_dq
+                    + t589 * cache.arm_slice0_local_bend_y_column_v_y
+                    + arm_slice0_local_bend_y_column_w_y_along_dq * t265
+                    + cache.arm_slice1_local_bend_y_column_v_x * t591
+                    + cache.arm_slice0_local_bend_y_column_w_z * t603
+                    + cache.arm_slice2_local_bend_y_column_w_z * t605
+                    + arm_slice0_local_bend_y_column_w_z_along_dq * t270
+                    + t606 * cache.arm_slice2_local_bend_y_column_v_y
+                    + arm_slice1_local_bend_y_column_v_x_along_dq * t271
+                    + t613 * cache.arm_slice1_local_bend_y_column_w_x
+                    + cache.arm_slice3_local_bend_y_column_w_y * t614
+                    + cache.arm_slice1_local_bend_y_column_w_y * t615
+                    + cache.arm_slice0_local_bend_y_column_w_x * t617
+                    + t618 * cache.arm_slice2_local_bend_y_column_w_x
+                    + arm_slice2_local_bend_y_column_w_z_along_dq * t275
+                    + arm_slice3_local_bend_y_column_v_x_along_dq * t276
+                    + arm_slice1_local_bend_y_column_w_x_along_dq * t277
+                    + cache.arm_slice1_local_bend_y_column_w_z * t619
+                    + cache.arm_slice3_local_bend_y_column_v_x * t620
+                    + t278 * arm_slice2_local_bend_y_column_v_z_along_dq
+                    + cache.arm_slice0_local_bend_y_column_v_z * t621
+                    + t279 * arm_slice3_local_bend_y_column_w_z_along_dq
+                    + arm_slice1_local_bend_y_column_w_z_along_dq * t280
+                    + t622 * cache.arm_slice2_local_bend_y_column_v_z
+                    + t281 * arm_slice3_local_bend_y_column_v_y_along_dq
+                    + arm_slice2_local_bend_y_column_w_y_along_dq * t282
+                    + t623 * cache.arm_slice0_local_bend_y_column_w_y
+                    + t624 * cache.arm_slice3_local_bend_y_column_w_x
+                    + t283 * arm_slice2_local_bend_y_column_v_y_along_dq
+                    + t625 * cache.arm_slice3_local_bend_y_column_v_y
+                    + t626 * cache.arm_slice0_local_bend_y_column_v_x
+                    + arm_slice0_local_bend_y_column_v_y_along_dq * t284
+                    + t285 * arm_slice0_local_bend_y_column_v_x_along_dq
+                    + t286 * arm_slice2_local_bend_y_column_w_x_along_dq
+                    + arm_slice0_local_bend_y_column_v_z_along_dq * t287)
+            + p.gravity * arm_subspace0_projected_inertia_f_z_along_dq
+            + wrist_composite_force_f_x_along_dq * cache.arm_tip_subspace0_v_x
+            + wrist_composite_force_f_y_along_dq * cache.arm_tip_subspace0_v_y
+            + arm_tip_subspace0_w_y_along_dq * wrist_composite_force_n_y
+            + wrist_composite_force_n_x_along_dq * cache.arm_tip_subspace0_w_x
+            + arm_tip_subspace0_w_z_along_dq * wrist_composite_force_n_z
+            + dq[0] * p.arm_stiffness;
+        position[(1, j)] = p.section_length
+            * (t620 * cache.arm_slice3_local_bend_z_column_v_x
+                + t282 * arm_slice2_local_bend_z_column_w_y_along_dq
+                + arm_slice0_local_bend_z_column_w_x_along_dq * t255
+                + t235 * arm_slice3_local_bend_z_column_w_x_along_dq
+                + t543 * cache.arm_slice2_local_bend_z_column_w_y
+                + t564 * cache.arm_slice2_local_bend_z_column_v_x
+                + arm_slice3_local_bend_z_column_v_x_along_dq * t276
+                + cache.arm_slice0_local_bend_z_column_v_z * t621
+                + cache.arm_slice1_local_bend_z_column_v_y * t563
+                + t283 * arm_slice2_local_bend_z_column_v_y_along_dq
+                + t545 * cache.arm_slice3_local_bend_z_column_v_z
+                + arm_slice1_local_bend_z_column_w_z_along_dq * t280
+                + t618 * cache.arm_slice2_local_bend_z_column_w_x
+                + t619 * cache.arm_slice1_local_bend_z_column_w_z
+                + t626 * cache.arm_slice0_local_bend_z_column_v_x
+                + arm_slice0_local_bend_z_column_v_y_along_dq * t284
+                + t591 * cache.arm_slice1_local_bend_z_column_v_x
+                + cache.arm_slice3_local_bend_z_column_v_y * t625
+                + t275 * arm_slice2_local_bend_z_column_w_z_along_dq
+                + cache.arm_slice1_local_bend_z_column_w_y * t615
+                + t229 * arm_slice3_local_bend_z_column_v_z_along_dq
+                + cache.arm_slice1_local_bend_z_column_v_z * t570
+                + t285 * arm_slice0_local_bend_z_column_v_x_along_dq
+                + cache.arm_slice2_local_bend_z_column_v_z * t622
+                + t271 * arm_slice1_local_bend_z_column_v_x_along_dq
+                + t287 * arm_slice0_local_bend_z_column_v_z_along_dq
+                + t278 * arm_slice2_local_bend_z_column_v_z_along_dq
+                + arm_slice0_local_bend_z_column_w_y_along_dq * t265
+                + t286 * arm_slice2_local_bend_z_column_w_x_along_dq
+                + cache.arm_slice3_local_bend_z_column_w_y * t614
+                + t277 * arm_slice1_local_bend_z_column_w_x_along_dq
+                + arm_slice1_local_bend_z_column_v_z_along_dq * t213
+                + arm_slice1_local_bend_z_column_w_y_along_dq * t192
+                + t613 * cache.arm_slice1_local_bend_z_column_w_x
+                + t603 * cache.arm_slice0_local_bend_z_column_w_z
+                + t605 * cache.arm_slice2_local_bend_z_column_w_z
+                + cache.arm_slice2_local_bend_z_column_v_y * t606
+                + arm_slice3_local_bend_z_column_v_y_along_dq * t281
+                + arm_slice1_local_bend_z_column_v_y_along_dq * t234
+                + t257 * arm_slice3_local_bend_z_column_w_y_along_dq
+                + cache.arm_slice3_local_bend_z_column_w_x * t624
+                + t512 * cache.arm_slice3_local_bend_z_column_w_z
+                + cache.arm_slice0_local_bend_z_column_w_y * t623
+                + arm_slice3_local_bend_z_column_w_z_along_dq * t279
+                + arm_slice0_local_bend_z_column_w_z_along_dq * t270
+                + t207 * arm_slice2_local_bend_z_column_v_x_along_dq
+                + cache.arm_slice0_local_bend_z_column_v_y * t589
+                + cache.arm_slice0_local_bend_z_column_w_x * t617)
+            + wrist_composite_force_n_z * arm_tip_subspace1_w_z_along_dq
+            + arm_tip_subspace1_v_y_along_dq * wrist_composite_force_f_y
+            + cache.arm_tip_subspace1_v_y * wrist_composite_force_f_y_along_dq
+            + wrist_composite_force_n_x * arm_tip_subspace1_w_x_along_dq
+            + wrist_composite_force_f_x * arm_tip_subspace1_v_x_along_dq
+            + wrist_composite_force_f_x_along_dq * cache.arm_tip_subspace1_v_x
+            + wrist_composite_force_f_z_along_dq * cache.arm_tip_subspace1_v_z
+            + arm_tip_subspace1_v_z_along_dq * wrist_composite_force_f_z
+            + wrist_composite_force_n_y * arm_tip_subspace1_w_y_along_dq
+            + cache.arm_tip_subspace1_w_x * wrist_composite_force_n_x_along_dq
+            + arm_subspace1_projected_inertia_f_z_along_dq * p.gravity
+            + dq[1] * p.arm_stiffness
+            + wrist_composite_force_n_y_along_dq * cache.arm_tip_subspace1_w_y
+            + wrist_composite_force_n_z_along_dq * cache.arm_tip_subspace1_w_z;
+        position[(2, j)] = p.flap_length
+            * (0.8872983346207417
+                * (t444 + t445 + t450 + t458 + t459 + t461 + t462 + t463 + t469 + t471
+                    + t472)
+                + cache.flap_slice0_local_bend_y_column_v_x
+                    * (t399 + t402 + t403 + t407 + t409 + t414)
+                + 0.1127016653792583
+                    * (t441 + t451 + t452 + t453 + t454 + t455 + t456 + t465 + t467
+                        + t468 + t470)
+                + cache.flap_slice2_local_bend_y_column_v_y
+                    * (t421 + t428 + t430 + t435 + t438 + t439)
+                + 0.5
+                    * (t442 + t443 + t446 + t447 + t448 + t449 + t457 + t460 + t464
+                        + t466 + t473)
+                + (t396 + t411 + t413 + t415 + t416 + t417)
+                    * cache.flap_slice1_local_bend_y_column_v_x
+                + (t419 + t422 + t423 + t425 + t429 + t437)
+                    * cache.flap_slice0_local_bend_y_column_v_y
+                + cache.flap_slice1_local_bend_y_column_v_y
+                    * (t420 + t426 + t427 + t432 + t433 + t436)
+                + (t397 + t401 + t404 + t405 + t408 + t410)
+                    * cache.flap_slice2_local_bend_y_column_v_x)
+            + flap_subspace0_projected_inertia_f_z_along_dq * p.gravity;
+    }
+    for j in [2] {
+        let mut dq = SVector::<f64, DOF>::zeros();
+        dq[j] = 1.0;
+        let flap_bend_y_along_dq = p.flap_length * dq[2];
+        let flap_bend_squared_along_dq = 2.0 * flap_bend_y_along_dq * cache.flap_bend_y;
+        let flap_slice1_bend_along_dq = 0.25 * flap_bend_squared_along_dq;
+        let flap_slice1_local_com_x_along_dq = 0.5 * t290 * p.flap_length
+            * flap_slice1_bend_along_dq;
+        let flap_slice1_local_inertia_h_x_along_dq = cache.flap_slice1_mass
+            * flap_slice1_local_com_x_along_dq;
+        let t627 = flap_bend_squared_along_dq * p.flap_length;
+        let t628 = 0.125 * cache.flap_slice1_bend_c4 * t627
+            + 0.125 * flap_slice1_bend_along_dq * t292 * t93
+            + 0.25 * p.flap_length * t293 * flap_slice1_bend_along_dq
+            - 0.0625 * t291 * flap_slice1_bend_along_dq * t93
+            - 0.0625 * t627 * cache.flap_slice1_bend_c3;
+        let flap_slice1_local_bend_y_column_v_y_along_dq = t628
+            - 0.5 * flap_slice1_local_com_x_along_dq;
+        let flap_slice1_local_momentum_f_y_along_dq = flap_slice1_local_inertia_h_x_along_dq
+            * t61
+            + cache.flap_slice1_mass * flap_bend_y_rate
+                * flap_slice1_local_bend_y_column_v_y_along_dq;
+        let t629 = -(t61 * flap_slice1_local_momentum_f_y_along_dq);
+        let t630 = p.flap_length * flap_bend_y_along_dq;
+        let flap_slice2_bend_along_dq = 0.7872983346207417 * flap_bend_squared_along_dq;
+        let flap_slice2_local_com_y_along_dq = 0.7872983346207417
+            * cache.flap_slice2_bend_c2 * t630
+            + 0.7872983346207417 * t294 * flap_slice2_bend_along_dq * t48;
+        let t631 = 0.6985685011586675 * cache.flap_slice2_bend_c3 * t630
+            + 0.6985685011586675 * t295 * flap_slice2_bend_along_dq * t48
+            - 0.6985685011586675 * t294 * flap_slice2_bend_along_dq * t48
+            - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t630;
+        let flap_slice2_local_bend_y_column_v_x_along_dq = 0.8872983346207417
+            * flap_slice2_local_com_y_along_dq + t631;
+        let flap_slice2_local_subspace0_v_x_along_dq = p.flap_length
+            * flap_slice2_local_bend_y_column_v_x_along_dq;
+        let t632 = flap_bend_squared_along_dq * p.flap_length * t45;
+        let flap_slice2_local_com_x_along_dq = 0.8872983346207417 * p.flap_length * t299
+            * flap_slice2_bend_along_dq;
+        let t633 = 1.239677335393187 * t627 * cache.flap_slice2_bend_c4
+            + 0.7872983346207417 * t294 * p.flap_length * flap_slice2_bend_along_dq
+            + 1.239677335393187 * t298 * flap_slice2_bend_along_dq * t93
+            - 0.6198386676965935 * t627 * cache.flap_slice2_bend_c3
+            - 0.6198386676965935 * t295 * flap_slice2_bend_along_dq * t93;
+        let flap_slice2_local_bend_y_column_v_y_along_dq = t633
+            - 0.8872983346207417 * flap_slice2_local_com_x_along_dq;
+        let t634 = qdd[2] * flap_slice2_local_subspace0_v_x_along_dq
+            + (0.5499818175807267 * cache.flap_slice2_bend_c3 * t632
+                + 1.6499454527421802 * t297 * t91 * flap_slice2_bend_along_dq
+                + 0.5499818175807267 * t91 * t295 * flap_slice2_bend_along_dq
+                + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t632
+                + 0.6985685011586675 * t92 * t295 * flap_slice2_bend_along_dq
+                - 1.6499454527421802 * cache.flap_slice2_bend_c4 * t632
+                - 0.6985685011586675 * t294 * t92 * flap_slice2_bend_along_dq
+                - 1.6499454527421802 * t91 * t298 * flap_slice2_bend_along_dq)
+            + 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate * t633
+            - flap_bend_y_rate * flap_slice2_local_bend_y_column_v_y_along_dq
+                * flap_base_velocity_w_z;
+        let t635 = t634 * cache.flap_slice0_mass;
+        let flap_slice1_local_com_y_along_dq = 0.25 * t293 * flap_slice1_bend_along_dq
+            * t48 + 0.25 * t630 * cache.flap_slice1_bend_c2;
+        let flap_slice1_local_inertia_h_y_along_dq = cache.flap_slice1_mass
+            * flap_slice1_local_com_y_along_dq;
+        let t636 = -(t75 * flap_slice1_local_inertia_h_y_along_dq);
+        let flap_slice2_local_inertia_h_y_along_dq = flap_slice2_local_com_y_along_dq
+            * cache.flap_slice0_mass;
+        let t637 = -(t65 * flap_slice2_local_inertia_h_y_along_dq);
+        let flap_slice0_bend_along_dq = 0.012701665379258308
+            * flap_bend_squared_along_dq;
+        let flap_slice0_local_com_y_along_dq = 0.012701665379258308
+            * flap_slice0_bend_along_dq * t300 * t48
+            + 0.012701665379258308 * t630 * cache.flap_slice0_bend_c2;
+        let flap_slice0_local_inertia_h_y_along_dq = flap_slice0_local_com_y_along_dq
+            * cache.flap_slice0_mass;
+        let flap_slice0_local_com_x_along_dq = 0.1127016653792583 * t301 * p.flap_length
+            * flap_slice0_bend_along_dq;
+        let flap_slice0_local_inertia_h_x_along_dq = flap_slice0_local_com_x_along_dq
+            * cache.flap_slice0_mass;
+        let flap_slice0_local_momentum_f_z_along_dq = -(flap_base_velocity_w_y
+            * flap_slice0_local_inertia_h_x_along_dq
+            - flap_base_velocity_w_x * flap_slice0_local_inertia_h_y_along_dq);
+        let t638 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z_along_dq;
+        let t639 = 0.125 * t630 * cache.flap_slice1_bend_c3
+            + 0.125 * t291 * flap_slice1_bend_along_dq * t48
+            - 0.125 * t293 * flap_slice1_bend_along_dq * t48
+            - 0.125 * t630 * cache.flap_slice1_bend_c2;
+        let flap_slice1_local_bend_y_column_v_x_along_dq = t639
+            + 0.5 * flap_slice1_local_com_y_along_dq;
+        let flap_slice1_local_subspace0_v_x_along_dq = p.flap_length
+            * flap_slice1_local_bend_y_column_v_x_along_dq;
+        let t640 = 0.5 * flap_bend_y_rate * flap_bend_y_rate * t628
+            + (0.09375 * cache.flap_slice1_bend_c5 * t632
+                + 0.03125 * cache.flap_slice1_bend_c3 * t632
+                + 0.125 * t291 * t92 * flap_slice1_bend_along_dq
+                + 0.03125 * t291 * t91 * flap_slice1_bend_along_dq
+                + 0.09375 * t303 * t91 * flap_slice1_bend_along_dq
+                - 0.125 * t92 * t293 * flap_slice1_bend_along_dq
+                - 0.09375 * cache.flap_slice1_bend_c4 * t632
+                - 0.09375 * t91 * flap_slice1_bend_along_dq * t292)
+            + qdd[2] * flap_slice1_local_subspace0_v_x_along_dq
+            - flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice1_local_bend_y_column_v_y_along_dq;
+        let t641 = cache.flap_slice1_mass * t640;
+        let t642 = 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t627
+            + 0.012701665379258308 * p.flap_length * flap_slice0_bend_along_dq * t300
+            + 0.0003226646068132982 * t307 * flap_slice0_bend_along_dq * t93
+            - 0.0001613323034066491 * t304 * flap_slice0_bend_along_dq * t93
+            - 0.0001613323034066491 * t627 * cache.flap_slice0_bend_c3;
+        let t643 = 0.0014314988413324798 * t304 * flap_slice0_bend_along_dq * t48
+            + 0.0014314988413324798 * t630 * cache.flap_slice0_bend_c3
+            - 0.0014314988413324798 * t630 * cache.flap_slice0_bend_c2
+            - 0.0014314988413324798 * flap_slice0_bend_along_dq * t300 * t48;
+        let flap_slice0_local_bend_y_column_v_x_along_dq = 0.1127016653792583
+            * flap_slice0_local_com_y_along_dq + t643;
+        let flap_slice0_local_subspace0_v_x_along_dq = p.flap_length
+            * flap_slice0_local_bend_y_column_v_x_along_dq;
+        let flap_slice0_local_bend_y_column_v_y_along_dq = t642
+            - 0.1127016653792583 * flap_slice0_local_com_x_along_dq;
+        let t644 = (0.00001818241927340114 * t304 * t91 * flap_slice0_bend_along_dq
+            + 0.000054547257820203424 * t91 * flap_slice0_bend_along_dq * t306
+            + 0.000054547257820203424 * cache.flap_slice0_bend_c5 * t632
+            + 0.00001818241927340114 * cache.flap_slice0_bend_c3 * t632
+            + 0.0014314988413324798 * t304 * t92 * flap_slice0_bend_along_dq
+            - 0.0014314988413324798 * t92 * flap_slice0_bend_along_dq * t300
+            - 0.000054547257820203424 * t307 * t91 * flap_slice0_bend_along_dq
+            - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t632)
+            + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate * t642
+            + qdd[2] * flap_slice0_local_subspace0_v_x_along_dq
+            - flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice0_local_bend_y_column_v_y_along_dq;
+        let t645 = t644 * cache.flap_slice0_mass;
+        let flap_slice2_local_inertia_h_x_along_dq = flap_slice2_local_com_x_along_dq
+            * cache.flap_slice0_mass;
+        let flap_slice2_local_momentum_f_y_along_dq = flap_bend_y_rate
+            * flap_slice2_local_bend_y_column_v_y_along_dq * cache.flap_slice0_mass
+            + flap_slice2_local_inertia_h_x_along_dq * t58;
+        let t646 = -(t58 * flap_slice2_local_momentum_f_y_along_dq);
+        let flap_slice1_local_momentum_f_z_along_dq = -(flap_slice1_local_inertia_h_x_along_dq
+            * flap_base_velocity_w_y
+            - flap_base_velocity_w_x * flap_slice1_local_inertia_h_y_along_dq);
+        let t647 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z_along_dq;
+        let flap_slice2_local_momentum_f_z_along_dq = -(flap_base_velocity_w_y
+            * flap_slice2_local_inertia_h_x_along_dq
+            - flap_base_velocity_w_x * flap_slice2_local_inertia_h_y_along_dq);
+        let t648 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z_along_dq;
+        let t649 = -(flap_slice0_local_inertia_h_y_along_dq * t54);
+        let flap_slice0_local_momentum_f_y_along_dq = t71
+            * flap_slice0_local_inertia_h_x_along_dq
+            + flap_bend_y_rate * flap_slice0_local_bend_y_column_v_y_along_dq
+                * cache.flap_slice0_mass;
+        let t650 = -(flap_slice0_local_momentum_f_y_along_dq * t71);
+        let t651 = t629 + t635 + t636 + t637 + t638 + t641 + t645 + t646 + t647 + t648
+            + t649 + t650;
+        let t652 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z_along_dq);
+        let flap_slice1_local_momentum_f_x_along_dq = cache.flap_slice1_mass
+            * flap_bend_y_rate * flap_slice1_local_bend_y_column_v_x_along_dq
+            - t61 * flap_slice1_local_inertia_h_y_along_dq;
+        let t653 = t61 * flap_slice1_local_momentum_f_x_along_dq;
+        let flap_slice1_local_subspace0_v_y_along_dq = p.flap_length
+            * flap_slice1_local_bend_y_column_v_y_along_dq;
+        let t654 = (3.0 * flap_bend_squared * flap_bend_y_along_dq) * p.flap_length
+            * t45;
+        let t655 = p.flap_length * t45 * flap_bend_y_along_dq;
+        let t656 = qdd[2] * flap_slice1_local_subspace0_v_y_along_dq
+            + flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice1_local_bend_y_column_v_x_along_dq
+            + (0.015625 * cache.flap_slice1_bend_c4 * t654
+                + 0.015625 * t46 * flap_slice1_bend_along_dq * t292
+                + 0.125 * t308 * t46 * flap_slice1_bend_along_dq
+                + 0.375 * t47 * flap_slice1_bend_along_dq * t292
+                + 0.375 * cache.flap_slice1_bend_c4 * t655
+                + 0.125 * t654 * cache.flap_slice1_bend_c6
+                - 0.078125 * cache.flap_slice1_bend_c5 * t654
+                - 0.078125 * t303 * t46 * flap_slice1_bend_along_dq
+                - 0.1875 * t291 * t47 * flap_slice1_bend_along_dq
+                - 0.1875 * cache.flap_slice1_bend_c3 * t655)
+            - 0.5 * flap_bend_y_rate * flap_bend_y_rate * t639;
+        let t657 = cache.flap_slice1_mass * t656;
+        let t658 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z_along_dq);
+        let t659 = t75 * flap_slice1_local_inertia_h_x_along_dq;
+        let flap_slice0_local_subspace0_v_y_along_dq = p.flap_length
+            * flap_slice0_local_bend_y_column_v_y_along_dq;
+        let t660 = (0.000002049188932736232 * t307 * t46 * flap_slice0_bend_along_dq
+            + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t654
+            + 0.000016393511461889856 * t654 * cache.flap_slice0_bend_c6
+            + 0.0009679938204398945 * cache.flap_slice0_bend_c4 * t655
+            + 0.0009679938204398945 * t47 * t307 * flap_slice0_bend_along_dq
+            + 0.000016393511461889856 * t309 * t46 * flap_slice0_bend_along_dq
+            - 0.00001024594466368116 * cache.flap_slice0_bend_c5 * t654
+            - 0.00001024594466368116 * t46 * flap_slice0_bend_along_dq * t306
+            - 0.00048399691021994726 * cache.flap_slice0_bend_c3 * t655
+            - 0.00048399691021994726 * t47 * t304 * flap_slice0_bend_along_dq)
+            + qdd[2] * flap_slice0_local_subspace0_v_y_along_dq
+            + flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice0_local_bend_y_column_v_x_along_dq
+            - 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate * t643;
+        let t661 = t660 * cache.flap_slice0_mass;
+        let t662 = t65 * flap_slice2_local_inertia_h_x_along_dq;
+        let flap_slice2_local_subspace0_v_y_along_dq = p.flap_length
+            * flap_slice2_local_bend_y_column_v_y_along_dq;
+        let t663 = qdd[2] * flap_slice2_local_subspace0_v_y_along_dq
+            + flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice2_local_bend_y_column_v_x_along_dq
+            + (3.903983606488539 * t46 * t310 * flap_slice2_bend_along_dq
+                + 3.903983606488539 * cache.flap_slice2_bend_c6 * t654
+                + 0.4879979508110674 * cache.flap_slice2_bend_c4 * t654
+                + 3.7190320061795608 * t47 * t298 * flap_slice2_bend_along_dq
+                + 3.7190320061795608 * t655 * cache.flap_slice2_bend_c4
+                + 0.4879979508110674 * t46 * t298 * flap_slice2_bend_along_dq
+                - 2.439989754055337 * cache.flap_slice2_bend_c5 * t654
+                - 2.439989754055337 * t297 * t46 * flap_slice2_bend_along_dq
+                - 1.8595160030897804 * cache.flap_slice2_bend_c3 * t655
+                - 1.8595160030897804 * t47 * t295 * flap_slice2_bend_along_dq)
+            - 0.8872983346207417 * t631 * flap_bend_y_rate * flap_bend_y_rate;
+        let t664 = t663 * cache.flap_slice0_mass;
+        let t665 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z_along_dq);
+        let flap_slice0_local_momentum_f_x_along_dq = flap_bend_y_rate
+            * flap_slice0_local_bend_y_column_v_x_along_dq * cache.flap_slice0_mass
+            - flap_slice0_local_inertia_h_y_along_dq * t71;
+        let t666 = flap_slice0_local_momentum_f_x_along_dq * t71;
+        let flap_slice2_local_momentum_f_x_along_dq = flap_bend_y_rate
+            * flap_slice2_local_bend_y_column_v_x_along_dq * cache.flap_slice0_mass
+            - t58 * flap_slice2_local_inertia_h_y_along_dq;
+        let t667 = flap_slice2_local_momentum_f_x_along_dq * t58;
+        let t668 = t54 * flap_slice0_local_inertia_h_x_along_dq;
+        let t669 = t652 + t653 + t657 + t658 + t659 + t661 + t662 + t664 + t665 + t666
+            + t667 + t668;
+        let t670 = flap_base_velocity_w_x * flap_bend_y_rate
+            * flap_slice0_local_bend_y_column_v_y_along_dq
+            - flap_base_velocity_w_y * flap_bend_y_rate
+                * flap_slice0_local_bend_y_column_v_x_along_dq;
+        let t671 = flap_base_velocity_w_x * flap_bend_y_rate
+            * flap_slice2_local_bend_y_column_v_y_along_dq
+            - flap_base_velocity_w_y * flap_bend_y_rate
+                * flap_slice2_local_bend_y_column_v_x_along_dq;
+        let t672 = flap_base_velocity_w_x * flap_bend_y_rate
+            * flap_slice1_local_bend_y_column_v_y_along_dq
+            - flap_base_velocity_w_y * flap_bend_y_rate
+                * flap_slice1_local_bend_y_column_v_x_along_dq;
+        let t673 = t670 * cache.flap_slice0_mass + t671 * cache.flap_slice0_mass
+            + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y_along_dq
+            + flap_base_velocity_w_x * flap_slice2_local_momentum_f_y_along_dq
+            + flap_base_velocity_w_x * flap_slice0_local_momentum_f_y_along_dq
+            + cache.flap_slice1_mass * t672
+            - (flap_slice1_local_inertia_h_x_along_dq * t87
+                - t86 * flap_slice1_local_inertia_h_y_along_dq)
+            - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x_along_dq
+            - flap_base_velocity_w_y * flap_slice2_local_momentum_f_x_along_dq
+            - (t82 * flap_slice0_local_inertia_h_x_along_dq
+                - flap_slice0_local_inertia_h_y_along_dq * t83)
+            - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x_along_dq
+            - (flap_slice2_local_inertia_h_x_along_dq * t78
+                - flap_slice2_local_inertia_h_y_along_dq * t79);
+        let flap_composite_force_f_z_along_dq = t651 * cache.flap_rotation_20
+            + cache.flap_rotation_21 * t669 + t673 * cache.flap_rotation_22;
+        let t674 = flap_slice2_local_inertia_h_x_along_dq * t52;
+        let flap_slice2_local_inertia_i_22_along_dq = (2.0
+            * cache.flap_slice2_local_com_x * flap_slice2_local_com_x_along_dq
+            + 2.0 * cache.flap_slice2_local_com_y * flap_slice2_local_com_y_along_dq)
+            * cache.flap_slice0_mass;
+        let t675 = flap_slice2_local_inertia_i_22_along_dq * t65;
+        let t676 = t56 * flap_slice0_local_inertia_h_x_along_dq;
+        let t677 = -(t640 * cache.flap_slice1_local_inertia_h_y);
+        let t678 = t72 * flap_slice0_local_momentum_f_y_along_dq;
+        let t679 = cache.flap_slice0_local_inertia_h_x * t660;
+        let t680 = -(flap_slice0_local_momentum_f_x_along_dq * t80);
+        let t681 = 0.5 * cache.flap_slice1_bend_c1 * flap_bend_y_along_dq
+            + 0.5 * t290 * cache.flap_bend_y * flap_slice1_bend_along_dq;
+        let flap_slice1_local_inertia_com_11_along_dq = 2.0 * t118 * t120 * t681;
+        let flap_slice1_local_inertia_i_11_along_dq = flap_slice1_local_inertia_com_11_along_dq
+            + 2.0 * cache.flap_slice1_mass * cache.flap_slice1_local_com_x
+                * flap_slice1_local_com_x_along_dq;
+        let t682 = -0.25 * flap_bend_squared_along_dq * cache.flap_slice1_bend_c2
+            - 0.25 * flap_bend_squared * t293 * flap_slice1_bend_along_dq;
+        let flap_slice1_local_inertia_com_01_along_dq = t118 * t119 * t681
+            + t682 * t118 * t120;
+        let flap_slice1_local_inertia_i_01_along_dq = flap_slice1_local_inertia_com_01_along_dq
+            - cache.flap_slice1_mass * flap_slice1_local_com_x_along_dq
+                * cache.flap_slice1_local_com_y
+            - cache.flap_slice1_mass * cache.flap_slice1_local_com_x
+                * flap_slice1_local_com_y_along_dq;
+        let flap_slice1_local_momentum_n_y_along_dq = flap_base_velocity_w_y
+            * flap_slice1_local_inertia_i_11_along_dq
+            + flap_base_velocity_w_x * flap_slice1_local_inertia_i_01_along_dq
+            - flap_slice1_local_inertia_h_x_along_dq * flap_base_velocity_v_z;
+        let t683 = flap_base_velocity_w_x * flap_slice1_local_momentum_n_y_along_dq;
+        let t684 = flap_slice2_local_momentum_f_y * flap_bend_y_rate
+            * flap_slice2_local_bend_y_column_v_x_along_dq;
+        let t685 = -(flap_slice0_local_inertia_h_y_along_dq * t104);
+        let t686 = flap_slice1_local_momentum_f_y_along_dq * t62;
+        let t687 = -(flap_bend_y_rate * flap_slice0_local_bend_y_column_v_y_along_dq
+            * flap_slice0_local_momentum_f_x);
+        let flap_slice0_local_inertia_i_22_along_dq = (2.0
+            * cache.flap_slice0_local_com_y * flap_slice0_local_com_y_along_dq
+            + 2.0 * cache.flap_slice0_local_com_x * flap_slice0_local_com_x_along_dq)
+            * cache.flap_slice0_mass;
+        let t688 = flap_slice0_local_inertia_i_22_along_dq * t54;
+        let t689 = -(flap_slice2_local_momentum_f_x * flap_bend_y_rate
+            * flap_slice2_local_bend_y_column_v_y_along_dq);
+        let t690 = cache.flap_slice1_local_inertia_h_x * t656;
+        let t691 = -(flap_bend_y_rate * flap_slice1_local_momentum_f_x
+            * flap_slice1_local_bend_y_column_v_y_along_dq);
+        let t692 = -0.7872983346207417 * flap_bend_squared_along_dq
+            * cache.flap_slice2_bend_c2
+            - 0.7872983346207417 * t294 * flap_bend_squared * flap_slice2_bend_along_dq;
+        let flap_slice2_local_inertia_com_00_along_dq = 2.0 * t311 * t112 * t692;
+        let flap_slice2_local_inertia_i_00_along_dq = 2.0 * cache.flap_slice2_local_com_y
+            * flap_slice2_local_com_y_along_dq * cache.flap_slice0_mass
+            + flap_slice2_local_inertia_com_00_along_dq;
+        let t693 = 0.8872983346207417 * cache.flap_bend_y * t299
+            * flap_slice2_bend_along_dq
+            + 0.8872983346207417 * flap_bend_y_along_dq * cache.flap_slice2_bend_c1;
+        let flap_slice2_local_inertia_com_01_along_dq = t312 * t112 * t692
+            + t311 * t693 * t112;
+        let flap_slice2_local_inertia_i_01_along_dq = flap_slice2_local_inertia_com_01_along_dq
+            - cache.flap_slice2_local_com_x * flap_slice2_local_com_y_along_dq
+                * cache.flap_slice0_mass
+            - cache.flap_slice2_local_com_y * flap_slice2_local_com_x_along_dq
+                * cache.flap_slice0_mass;
+        let flap_slice2_local_momentum_n_x_along_dq = flap_base_velocity_w_x
+            * flap_slice2_local_inertia_i_00_along_dq
+            + flap_base_velocity_w_y * flap_slice2_local_inertia_i_01_along_dq
+            + flap_base_velocity_v_z * flap_slice2_local_inertia_h_y_along_dq;
+        let t694 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x_along_dq);
+        let t695 = -(t634 * cache.flap_slice2_local_inertia_h_y);
+        let t696 = flap_slice1_local_inertia_h_x_along_dq * t67;
+        let t697 = -(t644 * cache.flap_slice0_local_inertia_h_y);
+        let flap_slice1_local_inertia_i_22_along_dq = cache.flap_slice1_mass
+            * (2.0 * cache.flap_slice1_local_com_x * flap_slice1_local_com_x_along_dq
+                + 2.0 * cache.flap_slice1_local_com_y
+                    * flap_slice1_local_com_y_along_dq);
+        let t698 = t75 * flap_slice1_local_inertia_i_22_along_dq;
+        let t699 = flap_bend_y_rate * flap_slice0_local_bend_y_column_v_x_along_dq
+            * flap_slice0_local_momentum_f_y;
+        let flap_slice1_local_inertia_com_00_along_dq = 2.0 * t682 * t118 * t119;
+        let flap_slice1_local_inertia_i_00_along_dq = 2.0 * cache.flap_slice1_mass
+            * cache.flap_slice1_local_com_y * flap_slice1_local_com_y_along_dq
+            + flap_slice1_local_inertia_com_00_along_dq;
+        let flap_slice1_local_momentum_n_x_along_dq = flap_base_velocity_w_x
+            * flap_slice1_local_inertia_i_00_along_dq
+            + flap_base_velocity_w_y * flap_slice1_local_inertia_i_01_along_dq
+            + flap_slice1_local_inertia_h_y_along_dq * flap_base_velocity_v_z;
+        let t700 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x_along_dq);
+        let t701 = t59 * flap_slice2_local_momentum_f_y_along_dq;
+        let flap_slice2_local_inertia_com_11_along_dq = 2.0 * t693 * t312 * t112;
+        let flap_slice2_local_inertia_i_11_along_dq = 2.0 * cache.flap_slice2_local_com_x
+            * flap_slice2_local_com_x_along_dq * cache.flap_slice0_mass
+            + flap_slice2_local_inertia_com_11_along_dq;
+        let flap_slice2_local_momentum_n_y_along_dq = flap_base_velocity_w_x
+            * flap_slice2_local_inertia_i_01_along_dq
+            + flap_base_velocity_w_y * flap_slice2_local_inertia_i_11_along_dq
+            - flap_slice2_local_inertia_h_x_along_dq * flap_base_velocity_v_z;
+        let t702 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y_along_dq;
+        let t703 = -0.012701665379258308 * flap_bend_squared * flap_slice0_bend_along_dq
+            * t300
+            - 0.012701665379258308 * flap_bend_squared_along_dq
+                * cache.flap_slice0_bend_c2;
+        let t704 = 0.1127016653792583 * flap_bend_y_along_dq * cache.flap_slice0_bend_c1
+            + 0.1127016653792583 * t301 * flap_slice0_bend_along_dq * cache.flap_bend_y;
+        let flap_slice0_local_inertia_com_01_along_dq = t703 * t112 * t113
+            + t110 * t112 * t704;
+        let flap_slice0_local_inertia_i_01_along_dq = flap_slice0_local_inertia_com_01_along_dq
+            - cache.flap_slice0_local_com_x * flap_slice0_local_com_y_along_dq
+                * cache.flap_slice0_mass
+            - cache.flap_slice0_local_com_y * flap_slice0_local_com_x_along_dq
+                * cache.flap_slice0_mass;
+        let flap_slice0_local_inertia_com_11_along_dq = 2.0 * t112 * t113 * t704;
+        let flap_slice0_local_inertia_i_11_along_dq = 2.0 * cache.flap_slice0_local_com_x
+            * flap_slice0_local_com_x_along_dq * cache.flap_slice0_mass
+            + flap_slice0_local_inertia_com_11_along_dq;
+        let flap_slice0_local_momentum_n_y_along_dq = flap_base_velocity_w_x
+            * flap_slice0_local_inertia_i_01_along_dq
+            + flap_base_velocity_w_y * flap_slice0_local_inertia_i_11_along_dq
+            - flap_base_velocity_v_z * flap_slice0_local_inertia_h_x_along_dq;
+        let t705 = flap_base_velocity_w_x * flap_slice0_local_momentum_n_y_along_dq;
+        let t706 = cache.flap_slice2_local_inertia_h_x * t663;
+        let t707 = -(t81 * flap_slice2_local_momentum_f_x_along_dq);
+        let t708 = flap_bend_y_rate * flap_slice1_local_momentum_f_y
+            * flap_slice1_local_bend_y_column_v_x_along_dq;
+        let t709 = -(t94 * flap_slice2_local_inertia_h_y_along_dq);
+        let t710 = -(flap_slice1_local_inertia_h_y_along_dq * t98);
+        let flap_slice0_local_inertia_com_00_along_dq = 2.0 * t703 * t110 * t112;
+        let flap_slice0_local_inertia_i_00_along_dq = flap_slice0_local_inertia_com_00_along_dq
+            + 2.0 * cache.flap_slice0_local_com_y * flap_slice0_local_com_y_along_dq
+                * cache.flap_slice0_mass;
+        let flap_slice0_local_momentum_n_x_along_dq = flap_slice0_local_inertia_h_y_along_dq
+            * flap_base_velocity_v_z
+            + flap_base_velocity_w_y * flap_slice0_local_inertia_i_01_along_dq
+            + flap_base_velocity_w_x * flap_slice0_local_inertia_i_00_along_dq;
+        let t711 = -(flap_base_velocity_w_y * flap_slice0_local_momentum_n_x_along_dq);
+        let t712 = -(flap_slice1_local_momentum_f_x_along_dq * t85);
+        let t713 = t674 + t675 + t676 + t677 + t678 + t679 + t680 + t683 + t684 + t685
+            + t686 + t687 + t688 + t689 + t690 + t691 + t694 + t695 + t696 + t697 + t698
+            + t699 + t700 + t701 + t702 + t705 + t706 + t707 + t708 + t709 + t710 + t711
+            + t712;
+        let flap_composite_force_f_x_along_dq = cache.flap_rotation_01 * t669
+            + t673 * cache.flap_rotation_02 + t651 * cache.flap_rotation_00;
+        let flap_slice1_local_momentum_n_z_along_dq = t61
+            * flap_slice1_local_inertia_i_22_along_dq
+            + flap_bend_y_rate * cache.flap_slice1_local_inertia_h_x
+                * flap_slice1_local_bend_y_column_v_y_along_dq
+            + flap_slice1_local_inertia_h_x_along_dq * t85
+            - t62 * flap_slice1_local_inertia_h_y_along_dq
+            - flap_bend_y_rate * cache.flap_slice1_local_inertia_h_y
+                * flap_slice1_local_bend_y_column_v_x_along_dq;
+        let flap_slice2_local_momentum_n_z_along_dq = flap_bend_y_rate
+            * flap_slice2_local_bend_y_column_v_y_along_dq
+            * cache.flap_slice2_local_inertia_h_x
+            + flap_slice2_local_inertia_i_22_along_dq * t58
+            + t81 * flap_slice2_local_inertia_h_x_along_dq
+            - t59 * flap_slice2_local_inertia_h_y_along_dq
+            - cache.flap_slice2_local_inertia_h_y * flap_bend_y_rate
+                * flap_slice2_local_bend_y_column_v_x_along_dq;
+        let flap_slice0_local_momentum_n_z_along_dq = flap_slice0_local_inertia_i_22_along_dq
+            * t71 + t80 * flap_slice0_local_inertia_h_x_along_dq
+            + flap_bend_y_rate * cache.flap_slice0_local_inertia_h_x
+                * flap_slice0_local_bend_y_column_v_y_along_dq
+            - flap_bend_y_rate * cache.flap_slice0_local_inertia_h_y
+                * flap_slice0_local_bend_y_column_v_x_along_dq
+            - flap_slice0_local_inertia_h_y_along_dq * t72;
+        let t714 = cache.flap_slice2_local_inertia_h_y * t671
+            + flap_bend_y_rate * flap_slice0_local_momentum_f_z
+                * flap_slice0_local_bend_y_column_v_y_along_dq
+            + flap_slice0_local_inertia_h_y_along_dq * t84
+            + flap_slice2_local_inertia_i_00_along_dq * t79
+            + flap_slice0_local_inertia_i_01_along_dq * t82
+            + flap_slice1_local_momentum_f_z_along_dq * t85
+            + flap_slice1_local_inertia_h_y_along_dq * t89
+            + t86 * flap_slice1_local_inertia_i_00_along_dq
+            + flap_slice0_local_inertia_i_00_along_dq * t83
+            + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z_along_dq
+            + flap_bend_y_rate * flap_slice2_local_bend_y_column_v_y_along_dq
+                * flap_slice2_local_momentum_f_z
+            + t81 * flap_slice2_local_momentum_f_z_along_dq
+            + flap_slice2_local_inertia_i_01_along_dq * t78
+            + flap_bend_y_rate * flap_slice1_local_momentum_f_z
+                * flap_slice1_local_bend_y_column_v_y_along_dq
+            + t87 * flap_slice1_local_inertia_i_01_along_dq
+            + flap_slice0_local_momentum_f_z_along_dq * t80
+            + t670 * cache.flap_slice0_local_inertia_h_y
+            + t672 * cache.flap_slice1_local_inertia_h_y
+            + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z_along_dq
+            + t88 * flap_slice2_local_inertia_h_y_along_dq
+            + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z_along_dq
+            - flap_slice1_local_momentum_f_y_along_dq * flap_base_velocity_v_z
+            - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y_along_dq
+            - flap_base_velocity_v_z * flap_slice2_local_momentum_f_y_along_dq
+            - flap_slice0_local_momentum_n_y_along_dq * t71
+            - t58 * flap_slice2_local_momentum_n_y_along_dq
+            - flap_slice1_local_momentum_n_y_along_dq * t61;
+        let t715 = flap_base_velocity_v_z * flap_slice1_local_momentum_f_x_along_dq
+            + flap_slice0_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + flap_slice0_local_inertia_i_11_along_dq * t82
+            + flap_slice2_local_momentum_n_x_along_dq * t58
+            + t86 * flap_slice1_local_inertia_i_01_along_dq
+            + t61 * flap_slice1_local_momentum_n_x_along_dq
+            + flap_slice2_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + t87 * flap_slice1_local_inertia_i_11_along_dq
+            + t78 * flap_slice2_local_inertia_i_11_along_dq
+            + flap_slice0_local_momentum_n_x_along_dq * t71
+            + flap_slice2_local_inertia_i_01_along_dq * t79
+            + flap_slice0_local_inertia_i_01_along_dq * t83
+            - flap_bend_y_rate * flap_slice2_local_bend_y_column_v_x_along_dq
+                * flap_slice2_local_momentum_f_z
+            - t72 * flap_slice0_local_momentum_f_z_along_dq
+            - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z_along_dq
+            - t84 * flap_slice0_local_inertia_h_x_along_dq
+            - flap_bend_y_rate * flap_slice0_local_momentum_f_z
+                * flap_slice0_local_bend_y_column_v_x_along_dq
+            - t88 * flap_slice2_local_inertia_h_x_along_dq
+            - flap_bend_y_rate * flap_slice1_local_momentum_f_z
+                * flap_slice1_local_bend_y_column_v_x_along_dq
+            - t62 * flap_slice1_local_momentum_f_z_along_dq
+            - t671 * cache.flap_slice2_local_inertia_h_x
+            - t672 * cache.flap_slice1_local_inertia_h_x
+            - flap_base_velocity_w_x * flap_slice1_local_momentum_n_z_along_dq
+            - t59 * flap_slice2_local_momentum_f_z_along_dq
+            - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z_along_dq
+            - flap_slice1_local_inertia_h_x_along_dq * t89
+            - t670 * cache.flap_slice0_local_inertia_h_x;
+        let flap_composite_force_n_y_along_dq = cache.flap_rotation_12 * t713
+            + flap_composite_force_f_x_along_dq * cache.flap_position_z
+            + t714 * cache.flap_rotation_10 + t715 * cache.flap_rotation_11
+            - cache.flap_position_x * flap_composite_force_f_z_along_dq;
+        let flap_composite_force_f_y_along_dq = cache.flap_rotation_10 * t651
+            + cache.flap_rotation_11 * t669 + t673 * cache.flap_rotation_12;
+        let flap_composite_force_n_x_along_dq = cache.flap_rotation_02 * t713
+            + cache.flap_position_y * flap_composite_force_f_z_along_dq
+            + t715 * cache.flap_rotation_01 + t714 * cache.flap_rotation_00
+            - flap_composite_force_f_y_along_dq * cache.flap_position_z;
+        let flap_slices_local_inertia_h_x_along_dq = flap_slice1_local_inertia_h_x_along_dq
+            + flap_slice2_local_inertia_h_x_along_dq
+            + flap_slice0_local_inertia_h_x_along_dq;
+        let flap_slices_local_inertia_h_y_along_dq = flap_slice0_local_inertia_h_y_along_dq
+            + flap_slice1_local_inertia_h_y_along_dq
+            + flap_slice2_local_inertia_h_y_along_dq;
+        let flap_slices_inertia_h_y_along_dq = cache.flap_rotation_10
+            * flap_slices_local_inertia_h_x_along_dq
+            + cache.flap_rotation_11 * flap_slices_local_inertia_h_y_along_dq;
+        let flap_slices_inertia_h_x_along_dq = cache.flap_rotation_01
+            * flap_slices_local_inertia_h_y_along_dq
+            + flap_slices_local_inertia_h_x_along_dq * cache.flap_rotation_00;
+        let arm_subspace0_projected_inertia_f_z_along_dq = -(flap_slices_inertia_h_x_along_dq
+            * cache.arm_tip_subspace0_w_y
+            - flap_slices_inertia_h_y_along_dq * cache.arm_tip_subspace0_w_x);
+        let flap_composite_force_n_z_along_dq = t713 * cache.flap_rotation_22
+            + flap_composite_force_f_y_along_dq * cache.flap_position_x
+            + t714 * cache.flap_rotation_20 + cache.flap_rotation_21 * t715
+            - flap_composite_force_f_x_along_dq * cache.flap_position_y;
+        let arm_subspace1_projected_inertia_f_z_along_dq = -(flap_slices_inertia_h_x_along_dq
+            * cache.arm_tip_subspace1_w_y
+            - cache.arm_tip_subspace1_w_x * flap_slices_inertia_h_y_along_dq);
+        let flap_slice1_local_bend_y_projected_inertia_f_y_along_dq = 0.5
+            * flap_slice1_local_inertia_h_x_along_dq
+            + cache.flap_slice1_mass * flap_slice1_local_bend_y_column_v_y_along_dq;
+        let flap_slice2_local_bend_y_projected_inertia_f_y_along_dq = 0.8872983346207417
+            * flap_slice2_local_inertia_h_x_along_dq
+            + flap_slice2_local_bend_y_column_v_y_along_dq * cache.flap_slice0_mass;
+        let flap_slice0_local_bend_y_projected_inertia_f_y_along_dq = flap_slice0_local_bend_y_column_v_y_along_dq
+            * cache.flap_slice0_mass
+            + 0.1127016653792583 * flap_slice0_local_inertia_h_x_along_dq;
+        let flap_slice0_local_bend_y_projected_inertia_f_x_along_dq = flap_slice0_local_bend_y_column_v_x_along_dq
+            * cache.flap_slice0_mass
+            - 0.1127016653792583 * flap_slice0_local_inertia_h_y_along_dq;
+        let flap_slice1_local_bend_y_projected_inertia_f_x_along_dq = cache
+            .flap_slice1_mass * flap_slice1_local_bend_y_column_v_x_along_dq
+            - 0.5 * flap_slice1_local_inertia_h_y_along_dq;
+        let flap_slice2_local_bend_y_projected_inertia_f_x_along_dq = flap_slice2_local_bend_y_column_v_x_along_dq
+            * cache.flap_slice0_mass
+            - 0.8872983346207417 * flap_slice2_local_inertia_h_y_along_dq;
+        let flap_subspace0_projected_inertia_f_z_along_dq = p.flap_length
+            * (cache.flap_rotation_21
+                * (flap_slice1_local_bend_y_projected_inertia_f_y_along_dq
+                    + flap_slice2_local_bend_y_projected_inertia_f_y_along_dq
+                    + flap_slice0_local_bend_y_projected_inertia_f_y_along_dq)
+                + (flap_slice0_local_bend_y_projected_inertia_f_x_along_dq
+                    + flap_slice1_local_bend_y_projected_inertia_f_x_along_dq
+                    + flap_slice2_local_bend_y_projected_inertia_f_x_along_dq)
+                    * cache.flap_rotation_20);
+        position[(0, j)] = cache.arm_tip_subspace0_v_z
+            * flap_composite_force_f_z_along_dq
+            + flap_composite_force_n_y_along_dq * cache.arm_tip_subspace0_w_y
+            + flap_composite_force_f_y_along_dq * cache.arm_tip_subspace0_v_y
+            + cache.arm_tip_subspace0_w_x * flap_composite_force_n_x_along_dq
+            + arm_subspace0_projected_inertia_f_z_along_dq * p.gravity
+            + flap_composite_force_f_x_along_dq * cache.arm_tip_subspace0_v_x
+            + flap_composite_force_n_z_along_dq * cache.arm_tip_subspace0_w_z;
+        position[(1, j)] = flap_composite_force_n_y_along_dq
+            * cache.arm_tip_subspace1_w_y
+            + p.gravity * arm_subspace1_projected_inertia_f_z_along_dq
+            + cache.arm_tip_subspace1_w_x * flap_composite_force_n_x_along_dq
+            + flap_composite_force_f_x_along_dq * cache.arm_tip_subspace1_v_x
+            + cache.arm_tip_subspace1_v_z * flap_composite_force_f_z_along_dq
+            + flap_composite_force_f_y_along_dq * cache.arm_tip_subspace1_v_y
+            + flap_composite_force_n_z_along_dq * cache.arm_tip_subspace1_w_z;
+        position[(2, j)] = (t313 * flap_slice2_local_bend_y_column_v_x_along_dq
+            + cache.flap_slice0_local_bend_y_column_v_x * (t638 + t645 + t649 + t650)
+            + t314 * flap_slice0_local_bend_y_column_v_x_along_dq
+            + (t653 + t657 + t658 + t659) * cache.flap_slice1_local_bend_y_column_v_y
+            + (t635 + t637 + t646 + t648) * cache.flap_slice2_local_bend_y_column_v_x
+            + 0.8872983346207417
+                * (t674 + t675 + t684 + t689 + t694 + t695 + t701 + t702 + t706 + t707
+                    + t709)
+            + 0.1127016653792583
+                * (t676 + t678 + t679 + t680 + t685 + t687 + t688 + t697 + t699 + t705
+                    + t711) + t315 * flap_slice0_local_bend_y_column_v_y_along_dq
+            + t316 * flap_slice1_local_bend_y_column_v_x_along_dq
+            + (t652 + t661 + t666 + t668) * cache.flap_slice0_local_bend_y_column_v_y
+            + t317 * flap_slice1_local_bend_y_column_v_y_along_dq
+            + 0.5
+                * (t677 + t683 + t686 + t690 + t691 + t696 + t698 + t700 + t708 + t710
+                    + t712) + flap_slice2_local_bend_y_column_v_y_along_dq * t318
+            + (t662 + t664 + t665 + t667) * cache.flap_slice2_local_bend_y_column_v_y
+            + (t629 + t636 + t641 + t647) * cache.flap_slice1_local_bend_y_column_v_x)
+            * p.flap_length + flap_subspace0_projected_inertia_f_z_along_dq * p.gravity
+            + p.flap_stiffness * dq[2];
+    }
+    coriolis_matrix_into(q, qd, p, cache, velocity);
+    *velocity *= 2.0;
+}
 /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
 /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
 /// in the expression DAG of the recursive algorithms (a forward-mode tangent of
@@ -17450,6 +22313,17 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn inverse_dynamics_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+        velocity: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity)
     }
     fn inverse_dynamics_position_tangent_into(
         q: &SVector<f64, DOF>,

@@ -380,6 +380,131 @@ pub(super) fn body(
     statements
 }
 
+/// Columns of a matrix computed in loops over the coordinates of each group: one group's
+/// columns are the tangents along a direction `dq` restricted to its coordinates, so its
+/// statements are emitted once inside `for j in [...]` with `dq` the unit direction j. What
+/// every column reads but no direction moves is computed once before the loops. `target`
+/// names the matrix; each group is (its coordinates, its (row, node) outputs).
+pub(super) fn body_in_loops(
+    dag: &Dag,
+    params: &[Ident],
+    cache: &HashMap<NodeId, Ident>,
+    target: &TokenStream,
+    groups: &[(Vec<usize>, Vec<(usize, NodeId)>)],
+) -> TokenStream {
+    // Which nodes move with the direction: children precede parents, so one pass in order.
+    let mut moves = vec![false; dag.nodes.len()];
+    for id in 0..dag.nodes.len() {
+        moves[id] = match &dag.nodes[id] {
+            Node::Input(Input::PositionDirection(_)) => true,
+            _ => dag.children(id).into_iter().any(|c| moves[c]),
+        };
+    }
+    let stops = |id: NodeId| cache.contains_key(&id) || dag.is_leaf(id);
+    // Post-order over everything the outputs read, stopping at cache reads and leaves.
+    let post_order = |roots: &mut dyn Iterator<Item = NodeId>, skip: &dyn Fn(NodeId) -> bool| {
+        let mut order = Vec::new();
+        let mut uses: HashMap<NodeId, usize> = HashMap::new();
+        let mut moving_parent: HashSet<NodeId> = HashSet::new();
+        let mut visited = HashSet::new();
+        for root in roots {
+            *uses.entry(root).or_default() += 1;
+            if visited.contains(&root) || skip(root) {
+                continue;
+            }
+            let mut stack = vec![(root, false)];
+            while let Some((id, expanded)) = stack.pop() {
+                if expanded {
+                    order.push(id);
+                    continue;
+                }
+                if !visited.insert(id) {
+                    continue;
+                }
+                stack.push((id, true));
+                if stops(id) {
+                    continue;
+                }
+                for c in dag.children(id).into_iter().rev() {
+                    *uses.entry(c).or_default() += 1;
+                    if moves[id] && !moves[c] {
+                        moving_parent.insert(c);
+                    }
+                    if !visited.contains(&c) && !skip(c) {
+                        stack.push((c, false));
+                    }
+                }
+            }
+        }
+        (order, uses, moving_parent)
+    };
+    let mut emitter = Emitter { dag, params, cache, reads: quote!(cache.), bound: HashMap::new() };
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut counter = 0usize;
+    let mut bind = |emitter: &mut Emitter, taken: &mut HashSet<String>, id: NodeId| {
+        let name = match dag.names.get(&id) {
+            Some(text) => {
+                let mut text = identifier(text);
+                while !taken.insert(text.clone()) {
+                    text.push('_');
+                }
+                format_ident!("{}", text)
+            }
+            None => {
+                counter += 1;
+                format_ident!("t{}", counter - 1)
+            }
+        };
+        let value = emitter.render(id).tokens;
+        emitter.bound.insert(id, name.clone());
+        quote!(let #name = #value;)
+    };
+    let mut statements = TokenStream::new();
+    // The values no direction moves: bound where shared, named, or read by a moving node
+    // (so that no loop recomputes them).
+    let mut all = groups.iter().flat_map(|(_, outputs)| outputs.iter().map(|&(_, id)| id));
+    let (order, uses, moving_parent) = post_order(&mut all, &|_| false);
+    for &id in &order {
+        if moves[id] || stops(id) {
+            continue;
+        }
+        if dag.names.contains_key(&id) || uses.get(&id).copied().unwrap_or(0) >= 2 || moving_parent.contains(&id) {
+            statements.extend(bind(&mut emitter, &mut taken, id));
+        }
+    }
+    let fixed = emitter.bound.clone();
+    for (coordinates, outputs) in groups {
+        let fixed_names = taken.clone();
+        let mut roots = outputs.iter().map(|&(_, id)| id);
+        let (order, uses, _) = post_order(&mut roots, &|id| fixed.contains_key(&id));
+        let mut inner = TokenStream::new();
+        for &id in &order {
+            if !moves[id] || stops(id) || fixed.contains_key(&id) {
+                continue;
+            }
+            if dag.names.contains_key(&id) || uses.get(&id).copied().unwrap_or(0) >= 2 {
+                inner.extend(bind(&mut emitter, &mut taken, id));
+            }
+        }
+        for &(row, id) in outputs {
+            let value = emitter.render(id).tokens;
+            let row = Literal::usize_unsuffixed(row);
+            inner.extend(quote!(#target[(#row, j)] = #value;));
+        }
+        let coordinates = coordinates.iter().map(|&c| Literal::usize_unsuffixed(c));
+        statements.extend(quote! {
+            for j in [#(#coordinates),*] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                #inner
+            }
+        });
+        emitter.bound = fixed.clone();
+        taken = fixed_names;
+    }
+    statements
+}
+
 /// The non-zero entries of a per-coordinate output as targets `out[i]`, or as the diagonal
 /// `out[(i, i)]` of a matrix.
 pub(super) fn per_coordinate(dag: &Dag, nodes: &[NodeId], diagonal: bool) -> Vec<(TokenStream, NodeId)> {

@@ -434,7 +434,48 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             // Trees of rigid links: both matrices in closed form, in one kernel that shares
             // the composites between them.
             let (matrices_fn, matrices_impl) = match &equations.inverse_dynamics_derivatives {
-                None => (TokenStream::new(), TokenStream::new()),
+                None => match &derivatives.position_groups {
+                    None => (TokenStream::new(), TokenStream::new()),
+                    // Soft robots: dID/dq in one kernel, a loop over each group's coordinates
+                    // (zeros of the other coordinates folded away), the values no direction
+                    // moves computed once, where a tangent per direction recomputes them n times.
+                    Some(groups) => {
+                        let groups: Vec<(Vec<usize>, Vec<(usize, NodeId)>)> = groups
+                            .iter()
+                            .map(|(coordinates, rows)| {
+                                let outputs = rows
+                                    .iter()
+                                    .copied()
+                                    .enumerate()
+                                    .filter(|&(_, id)| dag.constant(id) != Some(0.0))
+                                    .collect();
+                                (coordinates.clone(), outputs)
+                            })
+                            .collect();
+                        let body = body_in_loops(dag, &params, &cache, &quote!(position), &groups);
+                        (
+                            quote! {
+                                /// The partial derivatives of the inverse dynamics at the given
+                                /// accelerations, row i being ID_i: `position` = dID/dq, column j the
+                                /// tangent of the Newton-Euler pass along q_j (differentiated in the
+                                /// expression DAG, in one loop per group of coordinates that move
+                                /// the same bodies), and `velocity` = dID/dqd = 2 C(q, qd) with C
+                                /// the Christoffel C.
+                                #[inline]
+                                #[allow(unused_variables)]
+                                pub fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) {
+                                    *position = SMatrix::zeros();
+                                    #body
+                                    coriolis_matrix_into(q, qd, p, cache, velocity);
+                                    *velocity *= 2.0;
+                                }
+                            },
+                            quote! {
+                                fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) { inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity) }
+                            },
+                        )
+                    }
+                },
                 Some(factored) => {
                     let mut outputs = Vec::new();
                     for (t, joint) in factored.joints.iter().enumerate() {
