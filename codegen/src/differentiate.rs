@@ -45,6 +45,10 @@ pub struct Derivatives {
     /// Per contact frame, per coordinate of its own (a skin ring's section's, as
     /// `ContactFrame::own`): its own column's tangent along dq.
     pub contact_frames_own: Vec<Vec<(usize, [NodeId; 6])>>,
+    /// Per contact frame, its own columns' tangents in the groups of [`loop_groups`] (over the
+    /// coordinates that move them): (the group's coordinates, per own column in the order of
+    /// `contact_frames_own`, its tangent along a direction of the group's coordinates).
+    pub contact_frames_own_groups: Vec<Vec<(Vec<usize>, Vec<[NodeId; 6]>)>>,
     /// The water's drag force along dq, per coordinate (empty in air).
     pub hydrodynamic_position: Vec<NodeId>,
     /// The water's drag force along dqd, per coordinate (empty in air).
@@ -204,7 +208,8 @@ const LOOP_SHARE_TOLERANCE: f64 = 0.15;
 /// zeros but emit n copies of the pass, whose code no longer stays in the cache (the soft
 /// snake: 1.8 MB of machine code, its dID/dq 1.5 times faster than one tangent per direction
 /// against 2.9 times in loops); one loop for all would fold none, and coordinates of
-/// different limbs in one loop would each run the others' zeros.
+/// different limbs in one loop would each run the others' zeros. Coordinates that move none
+/// of the roots are in no group.
 pub fn loop_groups(dag: &Dag, roots: &[NodeId], n: usize) -> Vec<Vec<usize>> {
     let words = n.div_ceil(64);
     let mut reached = vec![false; dag.nodes.len()];
@@ -215,7 +220,8 @@ pub fn loop_groups(dag: &Dag, roots: &[NodeId], n: usize) -> Vec<Vec<usize>> {
             stack.extend(dag.children(id));
         }
     }
-    let mut depends = vec![vec![0u64; words]; dag.nodes.len()];
+    // Which coordinates each node depends on, `words` bits a node.
+    let mut depends = vec![0u64; dag.nodes.len() * words];
     // How many nodes each coordinate moves.
     let mut share = vec![0usize; n];
     for id in 0..dag.nodes.len() {
@@ -227,7 +233,7 @@ pub fn loop_groups(dag: &Dag, roots: &[NodeId], n: usize) -> Vec<Vec<usize>> {
             Node::Input(Input::Q(j)) => bits[j / 64] |= 1 << (j % 64),
             _ => {
                 for c in dag.children(id) {
-                    for (b, d) in bits.iter_mut().zip(&depends[c]) {
+                    for (b, d) in bits.iter_mut().zip(&depends[c * words..(c + 1) * words]) {
                         *b |= d;
                     }
                 }
@@ -238,11 +244,12 @@ pub fn loop_groups(dag: &Dag, roots: &[NodeId], n: usize) -> Vec<Vec<usize>> {
                 *count += 1;
             }
         }
-        depends[id] = bits;
+        depends[id * words..(id + 1) * words].copy_from_slice(&bits);
     }
-    let moved_by = |id: NodeId, j: usize| depends[id][j / 64] >> (j % 64) & 1 == 1;
+    let moved_by = |id: NodeId, j: usize| depends[id * words + j / 64] >> (j % 64) & 1 == 1;
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    for j in 0..n {
+    // A coordinate that moves none of the roots has zero columns: no loop.
+    for j in (0..n).filter(|&j| share[j] > 0) {
         if let Some(run) = groups.last_mut() {
             let first = run[0];
             let both = (0..dag.nodes.len()).filter(|&id| reached[id] && moved_by(id, first) && moved_by(id, j)).count();
@@ -307,6 +314,7 @@ pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
         .map(|c| c.map(|_| std::array::from_fn(|_| tangents.next().expect("one tangent per column entry"))))
         .collect();
     let mut contact_frames_own = Vec::with_capacity(equations.contact_frames.len());
+    let mut contact_frames_own_groups = Vec::with_capacity(equations.contact_frames.len());
     for frame in &equations.contact_frames {
         let own: Vec<(usize, [NodeId; 6])> = frame
             .motion
@@ -315,6 +323,17 @@ pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
             .map(|(j, m)| (*j, [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]]))
             .collect();
         let roots: Vec<NodeId> = own.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+        let mut groups = Vec::new();
+        if !roots.is_empty() {
+            for coordinates in loop_groups(dag, &roots, n) {
+                let along: HashMap<Input, NodeId> =
+                    coordinates.iter().map(|&j| (Input::Q(j), dag.input(Input::PositionDirection(j)))).collect();
+                let tangents = dag.tangents(&roots, &along, "along_dq")?;
+                let columns = tangents.chunks(6).map(|c| std::array::from_fn(|r| c[r])).collect();
+                groups.push((coordinates, columns));
+            }
+        }
+        contact_frames_own_groups.push(groups);
         let mut tangents = dag.tangents(&roots, &along_q, "along_dq")?.into_iter();
         contact_frames_own.push(
             own.iter()
@@ -334,6 +353,7 @@ pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
         velocity,
         coordinate_columns,
         contact_frames_own,
+        contact_frames_own_groups,
         hydrodynamic_position,
         hydrodynamic_velocity,
         thruster_columns,

@@ -7916,6 +7916,120 @@ pub fn contact_frame_own_tangent_into(
         _ => {}
     }
 }
+/// The tangents of contact frame `frame`'s own columns along every unit direction:
+/// `own[j]` = d(own columns)/dq_j, in one loop per group of the coordinates that
+/// move them (zero for the others), what the directions share computed once.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangents_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut [SMatrix<f64, 6, 3>; DOF],
+) {
+    *own = [SMatrix::zeros(); DOF];
+    match frame {
+        3 => {}
+        4 => {
+            let t0 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
+            let t1 = p.segment_length * cache.segment1_bend_y;
+            let t2 = 1.5 * cache.segment1_slice1_bend_c5
+                - 0.5 * cache.segment1_slice1_bend_c4;
+            let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+            let t3 = p.segment_length * segment1_bend_squared;
+            let t4 = 2.0 * cache.segment1_slice1_bend_c6
+                - 0.5 * cache.segment1_slice1_bend_c5;
+            let t5 = 0.5 * cache.segment1_slice1_bend_c3
+                - 0.5 * cache.segment1_slice1_bend_c2;
+            for j in [0] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                let segment1_slice1_subspace0_v_y_along_dq = -(dq[0]
+                    * cache.segment1_slice1_local_subspace0_w_z);
+                own[j][(4, 0)] = segment1_slice1_subspace0_v_y_along_dq;
+            }
+            for j in [1] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                let segment1_slice1_subspace0_v_x_along_dq = dq[1]
+                    * cache.segment1_slice1_local_subspace0_w_z;
+                own[j][(3, 0)] = segment1_slice1_subspace0_v_x_along_dq;
+            }
+            for j in [2] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
+                let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+                let segment1_position_y_along_dq = p.link_length
+                    * base_angle_rotation_10_along_dq;
+                let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01
+                    * dq[2];
+                let segment1_slice1_subspace0_v_x_along_dq = cache
+                    .segment1_slice1_local_subspace0_v_y
+                    * base_angle_rotation_01_along_dq
+                    + segment1_position_y_along_dq
+                        * cache.segment1_slice1_local_subspace0_w_z
+                    + cache.segment1_slice1_local_subspace0_v_x
+                        * base_angle_rotation_00_along_dq;
+                let segment1_position_x_along_dq = p.link_length
+                    * base_angle_rotation_00_along_dq;
+                let segment1_slice1_subspace0_v_y_along_dq = cache
+                    .segment1_slice1_local_subspace0_v_y
+                    * base_angle_rotation_00_along_dq
+                    + base_angle_rotation_10_along_dq
+                        * cache.segment1_slice1_local_subspace0_v_x
+                    - cache.segment1_slice1_local_subspace0_w_z
+                        * segment1_position_x_along_dq;
+                own[j][(3, 0)] = segment1_slice1_subspace0_v_x_along_dq;
+                own[j][(4, 0)] = segment1_slice1_subspace0_v_y_along_dq;
+            }
+            for j in [3] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                let segment1_bend_y_along_dq = p.segment_length * dq[3];
+                let t6 = p.segment_length * segment1_bend_y_along_dq;
+                let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
+                    * segment1_bend_y_along_dq;
+                let segment1_slice1_bend_along_dq = 0.25
+                    * segment1_bend_squared_along_dq;
+                let segment1_slice1_local_com_y_along_dq = 0.25
+                    * segment1_slice1_bend_along_dq * t0 * t1
+                    + 0.25 * cache.segment1_slice1_bend_c2 * t6;
+                let segment1_slice1_local_bend_y_column_v_x_along_dq = (0.125
+                    * cache.segment1_slice1_bend_c3 * t6
+                    + 0.125 * segment1_slice1_bend_along_dq * t1 * t2
+                    - 0.125 * cache.segment1_slice1_bend_c2 * t6
+                    - 0.125 * segment1_slice1_bend_along_dq * t0 * t1)
+                    + 0.5 * segment1_slice1_local_com_y_along_dq;
+                let segment1_slice1_local_subspace0_v_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
+                    * p.segment_length;
+                let t7 = segment1_bend_squared_along_dq * p.segment_length;
+                let segment1_slice1_local_com_x_along_dq = 0.5
+                    * segment1_slice1_bend_along_dq * p.segment_length * t5;
+                let segment1_slice1_local_bend_y_column_v_y_along_dq = (0.125 * t7
+                    * cache.segment1_slice1_bend_c4
+                    + 0.25 * segment1_slice1_bend_along_dq * t0 * p.segment_length
+                    + 0.125 * segment1_slice1_bend_along_dq * t3 * t4
+                    - 0.0625 * t7 * cache.segment1_slice1_bend_c3
+                    - 0.0625 * segment1_slice1_bend_along_dq * t3 * t2)
+                    - 0.5 * segment1_slice1_local_com_x_along_dq;
+                let segment1_slice1_local_subspace0_v_y_along_dq = p.segment_length
+                    * segment1_slice1_local_bend_y_column_v_y_along_dq;
+                let segment1_slice1_subspace0_v_x_along_dq = cache.cos_q2
+                    * segment1_slice1_local_subspace0_v_x_along_dq
+                    + cache.base_angle_rotation_01
+                        * segment1_slice1_local_subspace0_v_y_along_dq;
+                let segment1_slice1_subspace0_v_y_along_dq = cache.cos_q2
+                    * segment1_slice1_local_subspace0_v_y_along_dq
+                    + cache.sin_q2 * segment1_slice1_local_subspace0_v_x_along_dq;
+                own[j][(3, 0)] = segment1_slice1_subspace0_v_x_along_dq;
+                own[j][(4, 0)] = segment1_slice1_subspace0_v_y_along_dq;
+            }
+        }
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -9428,6 +9542,15 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
         own: &mut SMatrix<f64, 6, 3>,
     ) {
         contact_frame_own_tangent_into(frame, q, dq, p, k, own)
+    }
+    fn contact_frame_own_tangents_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut [SMatrix<f64, 6, 3>; DOF],
+    ) {
+        contact_frame_own_tangents_into(frame, q, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -19712,6 +19712,426 @@ pub fn contact_frame_own_tangent_into(
         _ => {}
     }
 }
+/// The tangents of contact frame `frame`'s own columns along every unit direction:
+/// `own[j]` = d(own columns)/dq_j, in one loop per group of the coordinates that
+/// move them (zero for the others), what the directions share computed once.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangents_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut [SMatrix<f64, 6, 3>; DOF],
+) {
+    *own = [SMatrix::zeros(); DOF];
+    match frame {
+        0 => {}
+        1 => {
+            let t0 = cache.arm_bend_z * cache.arm_bend_y;
+            let t1 = cache.arm_bend_squared_c4 - 0.5 * cache.arm_bend_squared_c3;
+            let t2 = 0.5 * cache.arm_bend_squared_c3 - 0.5 * cache.arm_bend_squared_c2;
+            let t3 = cache.arm_bend_z * cache.arm_bend_z;
+            let t4 = cache.arm_bend_y * cache.arm_bend_y;
+            let arm_bend_squared = t3 + t4;
+            let t5 = cache.arm_bend_y * p.section_length;
+            let t6 = cache.arm_bend_z * p.section_length;
+            let t7 = 0.5 * cache.flap_slice1_bend_c3 - 0.5 * cache.flap_slice1_bend_c2;
+            let t8 = 1.5 * cache.flap_slice1_bend_c5 - 0.5 * cache.flap_slice1_bend_c4;
+            let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
+            let t9 = flap_bend_squared * p.flap_length;
+            let t10 = 2.0 * cache.flap_slice1_bend_c6 - 0.5 * cache.flap_slice1_bend_c5;
+            let t11 = cache.flap_slice1_bend_c4 - 0.5 * cache.flap_slice1_bend_c3;
+            let t12 = p.flap_length * cache.flap_bend_y;
+            for j in [0, 1] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                let arm_bend_y_along_dq = p.section_length * dq[0];
+                let t13 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
+                let arm_bend_z_along_dq = p.section_length * dq[1];
+                let t14 = 2.0 * cache.arm_bend_z * arm_bend_z_along_dq;
+                let arm_bend_squared_along_dq = t13 + t14;
+                let t15 = -t0 * arm_bend_squared_along_dq * t1
+                    - cache.arm_bend_squared_c2
+                        * (cache.arm_bend_y * arm_bend_z_along_dq
+                            + cache.arm_bend_z * arm_bend_y_along_dq);
+                let t16 = arm_bend_squared_along_dq * t2;
+                let t17 = -cache.arm_bend_z * t16
+                    - arm_bend_z_along_dq * cache.arm_bend_squared_c1;
+                let t18 = -arm_bend_squared_along_dq * t1 * t3
+                    - cache.arm_bend_squared_c2 * t14;
+                let arm_tip_rotation_02_along_dq = 0.9164595255079896 * t17
+                    - 0.1748223713144484 * t15 - 0.35991537421130565 * t18;
+                let t19 = -cache.arm_bend_y * t16
+                    - cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+                let t20 = -cache.arm_bend_squared_c2 * t13
+                    - arm_bend_squared_along_dq * t1 * t4;
+                let arm_tip_rotation_01_along_dq = 0.9164595255079896 * t19
+                    - 0.1748223713144484 * t20 - 0.35991537421130565 * t15;
+                let t21 = cache.arm_bend_y * t16
+                    + cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+                let t22 = arm_bend_z_along_dq * cache.arm_bend_squared_c1
+                    + cache.arm_bend_z * t16;
+                let t23 = -cache.arm_bend_squared_c2 * arm_bend_squared_along_dq
+                    - arm_bend_squared_along_dq * t1 * arm_bend_squared;
+                let arm_tip_rotation_00_along_dq = 0.9164595255079896 * t23
+                    - 0.1748223713144484 * t21 - 0.35991537421130565 * t22;
+                let flap_rotation_02_along_dq = 0.7648421872844886
+                    * arm_tip_rotation_02_along_dq
+                    + 0.19037934406737264 * arm_tip_rotation_00_along_dq
+                    - 0.6154446635582734 * arm_tip_rotation_01_along_dq;
+                let flap_slice1_subspace0_w_x_along_dq = flap_rotation_02_along_dq
+                    * cache.flap_slice1_local_subspace0_w_z;
+                let arm_tip_rotation_12_along_dq = 0.09195266597143173 * t17
+                    + 0.96744666685656 * t15 - 0.2357788243436599 * t18;
+                let arm_tip_rotation_11_along_dq = 0.09195266597143173 * t19
+                    + 0.96744666685656 * t20 - 0.2357788243436599 * t15;
+                let arm_tip_rotation_10_along_dq = 0.96744666685656 * t21
+                    + 0.09195266597143173 * t23 - 0.2357788243436599 * t22;
+                let flap_rotation_12_along_dq = 0.7648421872844886
+                    * arm_tip_rotation_12_along_dq
+                    + 0.19037934406737264 * arm_tip_rotation_10_along_dq
+                    - 0.6154446635582734 * arm_tip_rotation_11_along_dq;
+                let flap_slice1_subspace0_w_y_along_dq = cache
+                    .flap_slice1_local_subspace0_w_z * flap_rotation_12_along_dq;
+                let arm_tip_rotation_21_along_dq = 0.90270109637546 * t15
+                    + 0.1829865712999871 * t20 + 0.3894183423086505 * t19;
+                let arm_tip_rotation_22_along_dq = 0.90270109637546 * t18
+                    + 0.3894183423086505 * t17 + 0.1829865712999871 * t15;
+                let arm_tip_rotation_20_along_dq = 0.1829865712999871 * t21
+                    + 0.90270109637546 * t22 + 0.3894183423086505 * t23;
+                let flap_rotation_22_along_dq = 0.7648421872844886
+                    * arm_tip_rotation_22_along_dq
+                    + 0.19037934406737264 * arm_tip_rotation_20_along_dq
+                    - 0.6154446635582734 * arm_tip_rotation_21_along_dq;
+                let flap_slice1_subspace0_w_z_along_dq = flap_rotation_22_along_dq
+                    * cache.flap_slice1_local_subspace0_w_z;
+                let flap_rotation_00_along_dq = 0.29552020666133955
+                    * arm_tip_rotation_01_along_dq
+                    + 0.9553364891256061 * arm_tip_rotation_00_along_dq;
+                let t24 = p.section_length * t16;
+                let t25 = arm_bend_squared_along_dq * t1 * t5
+                    + cache.arm_bend_squared_c2
+                        * (p.section_length * arm_bend_y_along_dq);
+                let t26 = t6 * arm_bend_squared_along_dq * t1
+                    + cache.arm_bend_squared_c2
+                        * (p.section_length * arm_bend_z_along_dq);
+                let arm_tip_position_z_along_dq = 0.3894183423086505 * t24
+                    + 0.1829865712999871 * t25 + 0.90270109637546 * t26;
+                let wrist_position_z_along_dq = arm_tip_position_z_along_dq
+                    + 0.01 * arm_tip_rotation_20_along_dq;
+                let flap_position_z_along_dq = 0.02 * arm_tip_rotation_20_along_dq
+                    + wrist_position_z_along_dq;
+                let flap_rotation_01_along_dq = 0.7306816499355124
+                    * arm_tip_rotation_01_along_dq
+                    + 0.644217687237691 * arm_tip_rotation_02_along_dq
+                    - 0.22602632124962305 * arm_tip_rotation_00_along_dq;
+                let arm_tip_position_y_along_dq = 0.09195266597143173 * t24
+                    + 0.96744666685656 * t25 - 0.2357788243436599 * t26;
+                let wrist_position_y_along_dq = arm_tip_position_y_along_dq
+                    + 0.01 * arm_tip_rotation_10_along_dq;
+                let flap_position_y_along_dq = 0.02 * arm_tip_rotation_10_along_dq
+                    + wrist_position_y_along_dq;
+                let flap_ring1_subspace0_v_x_along_dq = cache
+                    .flap_slice1_local_subspace0_v_x * flap_rotation_00_along_dq
+                    + flap_slice1_subspace0_w_z_along_dq * cache.flap_position_y
+                    + flap_rotation_01_along_dq * cache.flap_slice1_local_subspace0_v_y
+                    + flap_position_y_along_dq * cache.flap_slice1_subspace0_w_z
+                    - flap_position_z_along_dq * cache.flap_slice1_subspace0_w_y
+                    - cache.flap_position_z * flap_slice1_subspace0_w_y_along_dq;
+                let flap_rotation_11_along_dq = 0.644217687237691
+                    * arm_tip_rotation_12_along_dq
+                    + 0.7306816499355124 * arm_tip_rotation_11_along_dq
+                    - 0.22602632124962305 * arm_tip_rotation_10_along_dq;
+                let arm_tip_position_x_along_dq = 0.9164595255079896 * t24
+                    - 0.35991537421130565 * t26 - 0.1748223713144484 * t25;
+                let wrist_position_x_along_dq = 0.01 * arm_tip_rotation_00_along_dq
+                    + arm_tip_position_x_along_dq;
+                let flap_position_x_along_dq = wrist_position_x_along_dq
+                    + 0.02 * arm_tip_rotation_00_along_dq;
+                let flap_rotation_10_along_dq = 0.29552020666133955
+                    * arm_tip_rotation_11_along_dq
+                    + 0.9553364891256061 * arm_tip_rotation_10_along_dq;
+                let flap_ring1_subspace0_v_y_along_dq = flap_rotation_11_along_dq
+                    * cache.flap_slice1_local_subspace0_v_y
+                    + flap_slice1_subspace0_w_x_along_dq * cache.flap_position_z
+                    + cache.flap_slice1_subspace0_w_x * flap_position_z_along_dq
+                    + cache.flap_slice1_local_subspace0_v_x * flap_rotation_10_along_dq
+                    - cache.flap_slice1_subspace0_w_z * flap_position_x_along_dq
+                    - cache.flap_position_x * flap_slice1_subspace0_w_z_along_dq;
+                let flap_rotation_20_along_dq = 0.29552020666133955
+                    * arm_tip_rotation_21_along_dq
+                    + 0.9553364891256061 * arm_tip_rotation_20_along_dq;
+                let flap_rotation_21_along_dq = 0.644217687237691
+                    * arm_tip_rotation_22_along_dq
+                    + 0.7306816499355124 * arm_tip_rotation_21_along_dq
+                    - 0.22602632124962305 * arm_tip_rotation_20_along_dq;
+                let flap_ring1_subspace0_v_z_along_dq = cache.flap_slice1_subspace0_w_y
+                    * flap_position_x_along_dq
+                    + cache.flap_slice1_local_subspace0_v_x * flap_rotation_20_along_dq
+                    + cache.flap_position_x * flap_slice1_subspace0_w_y_along_dq
+                    + cache.flap_slice1_local_subspace0_v_y * flap_rotation_21_along_dq
+                    - flap_slice1_subspace0_w_x_along_dq * cache.flap_position_y
+                    - cache.flap_slice1_subspace0_w_x * flap_position_y_along_dq;
+                own[j][(0, 0)] = flap_slice1_subspace0_w_x_along_dq;
+                own[j][(1, 0)] = flap_slice1_subspace0_w_y_along_dq;
+                own[j][(2, 0)] = flap_slice1_subspace0_w_z_along_dq;
+                own[j][(3, 0)] = flap_ring1_subspace0_v_x_along_dq;
+                own[j][(4, 0)] = flap_ring1_subspace0_v_y_along_dq;
+                own[j][(5, 0)] = flap_ring1_subspace0_v_z_along_dq;
+            }
+            for j in [2] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                let flap_bend_y_along_dq = p.flap_length * dq[2];
+                let flap_bend_squared_along_dq = 2.0 * flap_bend_y_along_dq
+                    * cache.flap_bend_y;
+                let flap_slice1_bend_along_dq = 0.25 * flap_bend_squared_along_dq;
+                let flap_slice1_local_com_x_along_dq = 0.5 * t7 * p.flap_length
+                    * flap_slice1_bend_along_dq;
+                let t27 = flap_bend_squared_along_dq * p.flap_length;
+                let flap_slice1_local_bend_y_column_v_y_along_dq = (0.125
+                    * cache.flap_slice1_bend_c4 * t27
+                    + 0.125 * flap_slice1_bend_along_dq * t10 * t9
+                    + 0.25 * p.flap_length * t11 * flap_slice1_bend_along_dq
+                    - 0.0625 * t8 * flap_slice1_bend_along_dq * t9
+                    - 0.0625 * t27 * cache.flap_slice1_bend_c3)
+                    - 0.5 * flap_slice1_local_com_x_along_dq;
+                let flap_slice1_local_subspace0_v_y_along_dq = p.flap_length
+                    * flap_slice1_local_bend_y_column_v_y_along_dq;
+                let t28 = p.flap_length * flap_bend_y_along_dq;
+                let flap_slice1_local_com_y_along_dq = 0.25 * t11
+                    * flap_slice1_bend_along_dq * t12
+                    + 0.25 * t28 * cache.flap_slice1_bend_c2;
+                let flap_slice1_local_bend_y_column_v_x_along_dq = (0.125 * t28
+                    * cache.flap_slice1_bend_c3
+                    + 0.125 * t8 * flap_slice1_bend_along_dq * t12
+                    - 0.125 * t11 * flap_slice1_bend_along_dq * t12
+                    - 0.125 * t28 * cache.flap_slice1_bend_c2)
+                    + 0.5 * flap_slice1_local_com_y_along_dq;
+                let flap_slice1_local_subspace0_v_x_along_dq = p.flap_length
+                    * flap_slice1_local_bend_y_column_v_x_along_dq;
+                let flap_ring1_subspace0_v_x_along_dq = cache.flap_rotation_01
+                    * flap_slice1_local_subspace0_v_y_along_dq
+                    + flap_slice1_local_subspace0_v_x_along_dq * cache.flap_rotation_00;
+                let flap_ring1_subspace0_v_y_along_dq = cache.flap_rotation_11
+                    * flap_slice1_local_subspace0_v_y_along_dq
+                    + cache.flap_rotation_10 * flap_slice1_local_subspace0_v_x_along_dq;
+                let flap_ring1_subspace0_v_z_along_dq = cache.flap_rotation_21
+                    * flap_slice1_local_subspace0_v_y_along_dq
+                    + cache.flap_rotation_20 * flap_slice1_local_subspace0_v_x_along_dq;
+                own[j][(3, 0)] = flap_ring1_subspace0_v_x_along_dq;
+                own[j][(4, 0)] = flap_ring1_subspace0_v_y_along_dq;
+                own[j][(5, 0)] = flap_ring1_subspace0_v_z_along_dq;
+            }
+        }
+        2 => {
+            let t0 = cache.arm_bend_z * cache.arm_bend_y;
+            let t1 = cache.arm_bend_squared_c4 - 0.5 * cache.arm_bend_squared_c3;
+            let t2 = 0.5 * cache.arm_bend_squared_c3 - 0.5 * cache.arm_bend_squared_c2;
+            let t3 = cache.arm_bend_z * cache.arm_bend_z;
+            let t4 = cache.arm_bend_y * cache.arm_bend_y;
+            let arm_bend_squared = t3 + t4;
+            let t5 = p.flap_length * cache.flap_bend_y;
+            let flap_tip_local_bend_y_column_v_x = cache.flap_bend_squared_c2 * t5
+                + (cache.flap_bend_squared_c3 * t5 - cache.flap_bend_squared_c2 * t5);
+            let flap_tip_local_subspace0_v_x = p.flap_length
+                * flap_tip_local_bend_y_column_v_x;
+            let flap_bend_squared = cache.flap_bend_y * cache.flap_bend_y;
+            let t6 = flap_bend_squared * p.flap_length;
+            let flap_tip_local_bend_y_column_v_y = (2.0 * cache.flap_bend_squared_c4 * t6
+                + p.flap_length * cache.flap_bend_squared_c2
+                - cache.flap_bend_squared_c3 * t6)
+                - (p.flap_length * cache.flap_bend_squared_c1);
+            let flap_tip_local_subspace0_v_y = p.flap_length
+                * flap_tip_local_bend_y_column_v_y;
+            let flap_tip_subspace0_w_y = p.flap_length * cache.flap_rotation_12;
+            let t7 = cache.arm_bend_y * p.section_length;
+            let t8 = cache.arm_bend_z * p.section_length;
+            let flap_tip_subspace0_w_z = p.flap_length * cache.flap_rotation_22;
+            let flap_tip_subspace0_w_x = p.flap_length * cache.flap_rotation_02;
+            let t9 = 0.5 * cache.flap_bend_squared_c3 - 0.5 * cache.flap_bend_squared_c2;
+            let t10 = cache.flap_bend_squared_c4 - 0.5 * cache.flap_bend_squared_c3;
+            let t11 = softgen_runtime::stumpff(flap_bend_squared)[5];
+            let t12 = 2.0 * softgen_runtime::stumpff(flap_bend_squared)[6] - 0.5 * t11;
+            let t13 = 1.5 * t11 - 0.5 * cache.flap_bend_squared_c4;
+            for j in [0, 1] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                let arm_bend_y_along_dq = p.section_length * dq[0];
+                let t14 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
+                let arm_bend_z_along_dq = p.section_length * dq[1];
+                let t15 = 2.0 * cache.arm_bend_z * arm_bend_z_along_dq;
+                let arm_bend_squared_along_dq = t14 + t15;
+                let t16 = -t0 * arm_bend_squared_along_dq * t1
+                    - cache.arm_bend_squared_c2
+                        * (cache.arm_bend_y * arm_bend_z_along_dq
+                            + cache.arm_bend_z * arm_bend_y_along_dq);
+                let t17 = arm_bend_squared_along_dq * t2;
+                let t18 = -cache.arm_bend_z * t17
+                    - arm_bend_z_along_dq * cache.arm_bend_squared_c1;
+                let t19 = -arm_bend_squared_along_dq * t1 * t3
+                    - cache.arm_bend_squared_c2 * t15;
+                let arm_tip_rotation_02_along_dq = 0.9164595255079896 * t18
+                    - 0.1748223713144484 * t16 - 0.35991537421130565 * t19;
+                let t20 = -cache.arm_bend_y * t17
+                    - cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+                let t21 = -cache.arm_bend_squared_c2 * t14
+                    - arm_bend_squared_along_dq * t1 * t4;
+                let arm_tip_rotation_01_along_dq = 0.9164595255079896 * t20
+                    - 0.1748223713144484 * t21 - 0.35991537421130565 * t16;
+                let t22 = cache.arm_bend_y * t17
+                    + cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
+                let t23 = arm_bend_z_along_dq * cache.arm_bend_squared_c1
+                    + cache.arm_bend_z * t17;
+                let t24 = -cache.arm_bend_squared_c2 * arm_bend_squared_along_dq
+                    - arm_bend_squared_along_dq * t1 * arm_bend_squared;
+                let arm_tip_rotation_00_along_dq = 0.9164595255079896 * t24
+                    - 0.1748223713144484 * t22 - 0.35991537421130565 * t23;
+                let flap_rotation_02_along_dq = 0.7648421872844886
+                    * arm_tip_rotation_02_along_dq
+                    + 0.19037934406737264 * arm_tip_rotation_00_along_dq
+                    - 0.6154446635582734 * arm_tip_rotation_01_along_dq;
+                let flap_tip_subspace0_w_x_along_dq = flap_rotation_02_along_dq
+                    * p.flap_length;
+                let arm_tip_rotation_12_along_dq = 0.09195266597143173 * t18
+                    + 0.96744666685656 * t16 - 0.2357788243436599 * t19;
+                let arm_tip_rotation_11_along_dq = 0.09195266597143173 * t20
+                    + 0.96744666685656 * t21 - 0.2357788243436599 * t16;
+                let arm_tip_rotation_10_along_dq = 0.96744666685656 * t22
+                    + 0.09195266597143173 * t24 - 0.2357788243436599 * t23;
+                let flap_rotation_12_along_dq = 0.7648421872844886
+                    * arm_tip_rotation_12_along_dq
+                    + 0.19037934406737264 * arm_tip_rotation_10_along_dq
+                    - 0.6154446635582734 * arm_tip_rotation_11_along_dq;
+                let flap_tip_subspace0_w_y_along_dq = p.flap_length
+                    * flap_rotation_12_along_dq;
+                let arm_tip_rotation_21_along_dq = 0.90270109637546 * t16
+                    + 0.1829865712999871 * t21 + 0.3894183423086505 * t20;
+                let arm_tip_rotation_22_along_dq = 0.90270109637546 * t19
+                    + 0.3894183423086505 * t18 + 0.1829865712999871 * t16;
+                let arm_tip_rotation_20_along_dq = 0.1829865712999871 * t22
+                    + 0.90270109637546 * t23 + 0.3894183423086505 * t24;
+                let flap_rotation_22_along_dq = 0.7648421872844886
+                    * arm_tip_rotation_22_along_dq
+                    + 0.19037934406737264 * arm_tip_rotation_20_along_dq
+                    - 0.6154446635582734 * arm_tip_rotation_21_along_dq;
+                let flap_tip_subspace0_w_z_along_dq = p.flap_length
+                    * flap_rotation_22_along_dq;
+                let flap_rotation_00_along_dq = 0.29552020666133955
+                    * arm_tip_rotation_01_along_dq
+                    + 0.9553364891256061 * arm_tip_rotation_00_along_dq;
+                let flap_rotation_01_along_dq = 0.7306816499355124
+                    * arm_tip_rotation_01_along_dq
+                    + 0.644217687237691 * arm_tip_rotation_02_along_dq
+                    - 0.22602632124962305 * arm_tip_rotation_00_along_dq;
+                let t25 = p.section_length * t17;
+                let t26 = arm_bend_squared_along_dq * t1 * t7
+                    + cache.arm_bend_squared_c2
+                        * (p.section_length * arm_bend_y_along_dq);
+                let t27 = t8 * arm_bend_squared_along_dq * t1
+                    + cache.arm_bend_squared_c2
+                        * (p.section_length * arm_bend_z_along_dq);
+                let arm_tip_position_z_along_dq = 0.3894183423086505 * t25
+                    + 0.1829865712999871 * t26 + 0.90270109637546 * t27;
+                let wrist_position_z_along_dq = arm_tip_position_z_along_dq
+                    + 0.01 * arm_tip_rotation_20_along_dq;
+                let flap_position_z_along_dq = 0.02 * arm_tip_rotation_20_along_dq
+                    + wrist_position_z_along_dq;
+                let arm_tip_position_y_along_dq = 0.09195266597143173 * t25
+                    + 0.96744666685656 * t26 - 0.2357788243436599 * t27;
+                let wrist_position_y_along_dq = arm_tip_position_y_along_dq
+                    + 0.01 * arm_tip_rotation_10_along_dq;
+                let flap_position_y_along_dq = 0.02 * arm_tip_rotation_10_along_dq
+                    + wrist_position_y_along_dq;
+                let flap_ring2_subspace0_v_x_along_dq = cache.flap_position_y
+                    * flap_tip_subspace0_w_z_along_dq
+                    + flap_rotation_00_along_dq * flap_tip_local_subspace0_v_x
+                    + flap_rotation_01_along_dq * flap_tip_local_subspace0_v_y
+                    + flap_position_y_along_dq * flap_tip_subspace0_w_z
+                    - cache.flap_position_z * flap_tip_subspace0_w_y_along_dq
+                    - flap_tip_subspace0_w_y * flap_position_z_along_dq;
+                let flap_rotation_11_along_dq = 0.644217687237691
+                    * arm_tip_rotation_12_along_dq
+                    + 0.7306816499355124 * arm_tip_rotation_11_along_dq
+                    - 0.22602632124962305 * arm_tip_rotation_10_along_dq;
+                let arm_tip_position_x_along_dq = 0.9164595255079896 * t25
+                    - 0.35991537421130565 * t27 - 0.1748223713144484 * t26;
+                let wrist_position_x_along_dq = 0.01 * arm_tip_rotation_00_along_dq
+                    + arm_tip_position_x_along_dq;
+                let flap_position_x_along_dq = wrist_position_x_along_dq
+                    + 0.02 * arm_tip_rotation_00_along_dq;
+                let flap_rotation_10_along_dq = 0.29552020666133955
+                    * arm_tip_rotation_11_along_dq
+                    + 0.9553364891256061 * arm_tip_rotation_10_along_dq;
+                let flap_ring2_subspace0_v_y_along_dq = flap_tip_subspace0_w_x_along_dq
+                    * cache.flap_position_z
+                    + flap_position_z_along_dq * flap_tip_subspace0_w_x
+                    + flap_tip_local_subspace0_v_y * flap_rotation_11_along_dq
+                    + flap_rotation_10_along_dq * flap_tip_local_subspace0_v_x
+                    - cache.flap_position_x * flap_tip_subspace0_w_z_along_dq
+                    - flap_position_x_along_dq * flap_tip_subspace0_w_z;
+                let flap_rotation_21_along_dq = 0.644217687237691
+                    * arm_tip_rotation_22_along_dq
+                    + 0.7306816499355124 * arm_tip_rotation_21_along_dq
+                    - 0.22602632124962305 * arm_tip_rotation_20_along_dq;
+                let flap_rotation_20_along_dq = 0.29552020666133955
+                    * arm_tip_rotation_21_along_dq
+                    + 0.9553364891256061 * arm_tip_rotation_20_along_dq;
+                let flap_ring2_subspace0_v_z_along_dq = cache.flap_position_x
+                    * flap_tip_subspace0_w_y_along_dq
+                    + flap_tip_subspace0_w_y * flap_position_x_along_dq
+                    + flap_tip_local_subspace0_v_y * flap_rotation_21_along_dq
+                    + flap_rotation_20_along_dq * flap_tip_local_subspace0_v_x
+                    - flap_tip_subspace0_w_x_along_dq * cache.flap_position_y
+                    - flap_position_y_along_dq * flap_tip_subspace0_w_x;
+                own[j][(0, 0)] = flap_tip_subspace0_w_x_along_dq;
+                own[j][(1, 0)] = flap_tip_subspace0_w_y_along_dq;
+                own[j][(2, 0)] = flap_tip_subspace0_w_z_along_dq;
+                own[j][(3, 0)] = flap_ring2_subspace0_v_x_along_dq;
+                own[j][(4, 0)] = flap_ring2_subspace0_v_y_along_dq;
+                own[j][(5, 0)] = flap_ring2_subspace0_v_z_along_dq;
+            }
+            for j in [2] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                let flap_bend_y_along_dq = p.flap_length * dq[2];
+                let flap_bend_squared_along_dq = 2.0 * flap_bend_y_along_dq
+                    * cache.flap_bend_y;
+                let t28 = flap_bend_squared_along_dq * p.flap_length;
+                let t29 = flap_bend_squared_along_dq * t10;
+                let flap_tip_local_bend_y_column_v_y_along_dq = (2.0
+                    * cache.flap_bend_squared_c4 * t28 + t29 * p.flap_length
+                    + 2.0 * flap_bend_squared_along_dq * t12 * t6
+                    - t28 * cache.flap_bend_squared_c3
+                    - flap_bend_squared_along_dq * t13 * t6)
+                    - (p.flap_length * (flap_bend_squared_along_dq * t9));
+                let flap_tip_local_subspace0_v_y_along_dq = p.flap_length
+                    * flap_tip_local_bend_y_column_v_y_along_dq;
+                let t30 = p.flap_length * flap_bend_y_along_dq;
+                let flap_tip_local_bend_y_column_v_x_along_dq = (t30
+                    * cache.flap_bend_squared_c3 + flap_bend_squared_along_dq * t13 * t5
+                    - t29 * t5 - t30 * cache.flap_bend_squared_c2)
+                    + (t29 * t5 + t30 * cache.flap_bend_squared_c2);
+                let flap_tip_local_subspace0_v_x_along_dq = flap_tip_local_bend_y_column_v_x_along_dq
+                    * p.flap_length;
+                let flap_ring2_subspace0_v_x_along_dq = cache.flap_rotation_01
+                    * flap_tip_local_subspace0_v_y_along_dq
+                    + flap_tip_local_subspace0_v_x_along_dq * cache.flap_rotation_00;
+                let flap_ring2_subspace0_v_y_along_dq = cache.flap_rotation_10
+                    * flap_tip_local_subspace0_v_x_along_dq
+                    + cache.flap_rotation_11 * flap_tip_local_subspace0_v_y_along_dq;
+                let flap_ring2_subspace0_v_z_along_dq = cache.flap_rotation_20
+                    * flap_tip_local_subspace0_v_x_along_dq
+                    + cache.flap_rotation_21 * flap_tip_local_subspace0_v_y_along_dq;
+                own[j][(3, 0)] = flap_ring2_subspace0_v_x_along_dq;
+                own[j][(4, 0)] = flap_ring2_subspace0_v_y_along_dq;
+                own[j][(5, 0)] = flap_ring2_subspace0_v_z_along_dq;
+            }
+        }
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -22481,6 +22901,15 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         own: &mut SMatrix<f64, 6, 3>,
     ) {
         contact_frame_own_tangent_into(frame, q, dq, p, k, own)
+    }
+    fn contact_frame_own_tangents_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut [SMatrix<f64, 6, 3>; DOF],
+    ) {
+        contact_frame_own_tangents_into(frame, q, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)

@@ -168,6 +168,26 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             tangents.set_column(j, &column);
         }
         check_columns(R::NAME, "q (tangents)", state, &scaled(&tangents), &scaled(&numeric_position), floor);
+        // Each contact frame's own columns' tangents along every direction at once (loops
+        // per group of coordinates, what they share computed once) are the tangents along
+        // each unit direction, up to the order of the sums: compared to 1e-12 of the
+        // largest entry. (The system Jacobian's tests check these against differences.)
+        for frame in 0..R::CONTACT_FRAME_OWN.len() {
+            let mut all = [SMatrix::<f64, 6, 3>::zeros(); N];
+            R::contact_frame_own_tangents_into(frame, &q, &p, &k, &mut all);
+            let size = all.iter().map(|m| m.amax()).fold(1e-300, f64::max);
+            for (j, at_once) in all.iter().enumerate() {
+                let direction = SVector::<f64, N>::from_fn(|i, _| if i == j { 1.0 } else { 0.0 });
+                let mut one = SMatrix::<f64, 6, 3>::zeros();
+                R::contact_frame_own_tangent_into(frame, &q, &direction, &p, &k, &mut one);
+                assert!(
+                    (at_once - one).amax() <= 1e-12 * size,
+                    "{}, state {state}: frame {frame}'s own columns' tangents along q{j} differ by {:e} (largest {size:e})",
+                    R::NAME,
+                    (at_once - one).amax()
+                );
+            }
+        }
 
         // The runtime's part: the forward dynamics' derivatives are the implicit function
         // theorem's, M dq = -dID/dq and M dqd = -dID/dqd at qdd = FD(q, qd, tau), M dtau = 1.

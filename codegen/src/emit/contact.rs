@@ -216,6 +216,7 @@ pub(super) fn contact_frames(
 pub(super) fn contact_frame_tangents(
     equations: &Equations,
     kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+    loops: &dyn Fn(&[(Vec<usize>, Vec<(TokenStream, NodeId)>)]) -> TokenStream,
 ) -> Result<(TokenStream, TokenStream), String> {
     let dag = &equations.dag;
     let Some(derivatives) = &equations.derivatives else { return Ok((TokenStream::new(), TokenStream::new())) };
@@ -237,6 +238,7 @@ pub(super) fn contact_frame_tangents(
         &mut derivatives.coordinate_columns.iter().enumerate().filter_map(|(j, c)| c.map(|c| (j, c))),
     ));
     let mut own_arms = TokenStream::new();
+    let mut all_arms = TokenStream::new();
     for (f, own) in derivatives.contact_frames_own.iter().enumerate() {
         if own.is_empty() {
             continue;
@@ -247,6 +249,25 @@ pub(super) fn contact_frame_tangents(
         let body = kernel(&entries(quote!(own), &mut own.iter().map(|&(j, c)| (j - first, c))));
         let lf = idx(f);
         own_arms.extend(quote!(#lf => { #body }));
+        // Every direction at once: a loop per group of the coordinates that move the ring.
+        let groups: Vec<(Vec<usize>, Vec<(TokenStream, NodeId)>)> = derivatives.contact_frames_own_groups[f]
+            .iter()
+            .map(|(coordinates, columns)| {
+                let mut outputs = Vec::new();
+                for ((j, _), column) in own.iter().zip(columns) {
+                    let lc = idx(j - first);
+                    for (row, &id) in column.iter().enumerate() {
+                        if dag.constant(id) != Some(0.0) {
+                            let lr = idx(row);
+                            outputs.push((quote!(own[j][(#lr, #lc)]), id));
+                        }
+                    }
+                }
+                (coordinates.clone(), outputs)
+            })
+            .collect();
+        let body = loops(&groups);
+        all_arms.extend(quote!(#lf => { #body }));
     }
     let point_frame = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
     let paths = equations.contact_frames.iter().map(|frame| {
@@ -325,6 +346,19 @@ pub(super) fn contact_frame_tangents(
                     _ => {}
                 }
             }
+
+            /// The tangents of contact frame `frame`'s own columns along every unit direction:
+            /// `own[j]` = d(own columns)/dq_j, in one loop per group of the coordinates that
+            /// move them (zero for the others), what the directions share computed once.
+            #[inline]
+            #[allow(unused_variables)]
+            pub fn contact_frame_own_tangents_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF]) {
+                *own = [SMatrix::zeros(); DOF];
+                match frame {
+                    #all_arms
+                    _ => {}
+                }
+            }
         },
         quote! {
             const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;
@@ -335,6 +369,9 @@ pub(super) fn contact_frame_tangents(
             }
             fn contact_frame_own_tangent_into(frame: usize, q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut SMatrix<f64, 6, 3>) {
                 contact_frame_own_tangent_into(frame, q, dq, p, k, own)
+            }
+            fn contact_frame_own_tangents_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF]) {
+                contact_frame_own_tangents_into(frame, q, p, k, own)
             }
         },
     ))

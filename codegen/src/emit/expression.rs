@@ -380,19 +380,9 @@ pub(super) fn body(
     statements
 }
 
-/// Columns of a matrix computed in loops over the coordinates of each group: one group's
-/// columns are the tangents along a direction `dq` restricted to its coordinates, so its
-/// statements are emitted once inside `for j in [...]` with `dq` the unit direction j. What
-/// every column reads but no direction moves is computed once before the loops. `target`
-/// names the matrix; each group is (its coordinates, its (row, node) outputs).
-pub(super) fn body_in_loops(
-    dag: &Dag,
-    params: &[Ident],
-    cache: &HashMap<NodeId, Ident>,
-    target: &TokenStream,
-    groups: &[(Vec<usize>, Vec<(usize, NodeId)>)],
-) -> TokenStream {
-    // Which nodes move with the direction: children precede parents, so one pass in order.
+/// For every node, whether it moves with a direction `dq` (depends on an
+/// `Input::PositionDirection`): children precede parents, so one pass in order.
+pub(super) fn direction_dependence(dag: &Dag) -> Vec<bool> {
     let mut moves = vec![false; dag.nodes.len()];
     for id in 0..dag.nodes.len() {
         moves[id] = match &dag.nodes[id] {
@@ -400,6 +390,22 @@ pub(super) fn body_in_loops(
             _ => dag.children(id).into_iter().any(|c| moves[c]),
         };
     }
+    moves
+}
+
+/// Columns of derivatives computed in loops over the coordinates of each group: one group's
+/// outputs are the tangents along a direction `dq` restricted to its coordinates, so its
+/// statements are emitted once inside `for j in [...]` with `dq` the unit direction j (the
+/// targets name the column by `j`). What every column reads but no direction moves is
+/// computed once before the loops. `moves` is [`direction_dependence`]; each group is (its
+/// coordinates, its (target, node) outputs).
+pub(super) fn body_in_loops(
+    dag: &Dag,
+    params: &[Ident],
+    cache: &HashMap<NodeId, Ident>,
+    moves: &[bool],
+    groups: &[(Vec<usize>, Vec<(TokenStream, NodeId)>)],
+) -> TokenStream {
     let stops = |id: NodeId| cache.contains_key(&id) || dag.is_leaf(id);
     // Post-order over everything the outputs read, stopping at cache reads and leaves.
     let post_order = |roots: &mut dyn Iterator<Item = NodeId>, skip: &dyn Fn(NodeId) -> bool| {
@@ -462,7 +468,7 @@ pub(super) fn body_in_loops(
     let mut statements = TokenStream::new();
     // The values no direction moves: bound where shared, named, or read by a moving node
     // (so that no loop recomputes them).
-    let mut all = groups.iter().flat_map(|(_, outputs)| outputs.iter().map(|&(_, id)| id));
+    let mut all = groups.iter().flat_map(|(_, outputs)| outputs.iter().map(|(_, id)| *id));
     let (order, uses, moving_parent) = post_order(&mut all, &|_| false);
     for &id in &order {
         if moves[id] || stops(id) {
@@ -475,7 +481,7 @@ pub(super) fn body_in_loops(
     let fixed = emitter.bound.clone();
     for (coordinates, outputs) in groups {
         let fixed_names = taken.clone();
-        let mut roots = outputs.iter().map(|&(_, id)| id);
+        let mut roots = outputs.iter().map(|(_, id)| *id);
         let (order, uses, _) = post_order(&mut roots, &|id| fixed.contains_key(&id));
         let mut inner = TokenStream::new();
         for &id in &order {
@@ -486,10 +492,9 @@ pub(super) fn body_in_loops(
                 inner.extend(bind(&mut emitter, &mut taken, id));
             }
         }
-        for &(row, id) in outputs {
-            let value = emitter.render(id).tokens;
-            let row = Literal::usize_unsuffixed(row);
-            inner.extend(quote!(#target[(#row, j)] = #value;));
+        for (target, id) in outputs {
+            let value = emitter.render(*id).tokens;
+            inner.extend(quote!(#target = #value;));
         }
         let coordinates = coordinates.iter().map(|&c| Literal::usize_unsuffixed(c));
         statements.extend(quote! {

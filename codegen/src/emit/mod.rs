@@ -263,6 +263,9 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             .collect()
     };
     let kernel = |outputs: &[(TokenStream, NodeId)]| body(dag, &params, &cache, outputs, CacheUse::Read);
+    // Which nodes move with a derivative's direction, for the kernels that loop over
+    // directions.
+    let moves = direction_dependence(dag);
 
     let mass_body = kernel(&matrix_outputs(quote!(out), mass_matrix, true));
     let coriolis_body = kernel(&vector_outputs(quote!(out), coriolis));
@@ -440,19 +443,22 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                     // (zeros of the other coordinates folded away), the values no direction
                     // moves computed once, where a tangent per direction recomputes them n times.
                     Some(groups) => {
-                        let groups: Vec<(Vec<usize>, Vec<(usize, NodeId)>)> = groups
+                        let groups: Vec<(Vec<usize>, Vec<(TokenStream, NodeId)>)> = groups
                             .iter()
                             .map(|(coordinates, rows)| {
                                 let outputs = rows
                                     .iter()
-                                    .copied()
                                     .enumerate()
-                                    .filter(|&(_, id)| dag.constant(id) != Some(0.0))
+                                    .filter(|&(_, &id)| dag.constant(id) != Some(0.0))
+                                    .map(|(i, &id)| {
+                                        let li = idx(i);
+                                        (quote!(position[(#li, j)]), id)
+                                    })
                                     .collect();
                                 (coordinates.clone(), outputs)
                             })
                             .collect();
-                        let body = body_in_loops(dag, &params, &cache, &quote!(position), &groups);
+                        let body = body_in_loops(dag, &params, &cache, &moves, &groups);
                         (
                             quote! {
                                 /// The partial derivatives of the inverse dynamics at the given
@@ -602,7 +608,9 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let points_on_frame = equations.points_on_frame();
     // Soft robots serve points from their frame's motion instead (see `Equations::frame_motion`).
     let (frame_fn, frame_impl) = contact_frames(equations, &kernel)?;
-    let (frame_tangent_fn, frame_tangent_impl) = contact_frame_tangents(equations, &kernel)?;
+    let loops =
+        |groups: &[(Vec<usize>, Vec<(TokenStream, NodeId)>)]| body_in_loops(dag, &params, &cache, &moves, groups);
+    let (frame_tangent_fn, frame_tangent_impl) = contact_frame_tangents(equations, &kernel, &loops)?;
     let robot_type = format_ident!("{}", camel(&robot.name));
     for (f, frame) in equations.contact_frames.iter().enumerate() {
         if points_on_frame[f] < 2 || equations.frame_motion {

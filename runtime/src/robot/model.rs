@@ -562,6 +562,24 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         k: &Self::Cache,
         own: &mut SMatrix<f64, 6, 3>,
     );
+    /// The tangents of contact frame `frame`'s own columns along every unit direction:
+    /// `own[j]` = d(own columns)/dq_j. Generated code computes what the directions share
+    /// once; the default asks [`Model::contact_frame_own_tangent_into`] direction by
+    /// direction.
+    fn contact_frame_own_tangents_into(
+        frame: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        own: &mut [SMatrix<f64, 6, 3>; N],
+    ) {
+        let mut direction = SVector::<f64, N>::zeros();
+        for (j, tangent) in own.iter_mut().enumerate() {
+            direction[j] = 1.0;
+            Self::contact_frame_own_tangent_into(frame, q, &direction, p, k, tangent);
+            direction[j] = 0.0;
+        }
+    }
     /// Jacobians and carrying-body x axes of the contact points `indices` (ascending), the
     /// points in contact. The default asks point by point; models whose neighbouring points
     /// share kinematics (a soft section's skin rings) override it.

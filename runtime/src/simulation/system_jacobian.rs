@@ -97,6 +97,8 @@ pub(crate) struct TouchingFrame<const N: usize> {
 pub(crate) struct JacobianWorkspace<const N: usize> {
     frames: Vec<TouchingFrame<N>>,
     points: Vec<TouchingPoint>,
+    /// Per touching frame, its own columns' tangents along every unit direction.
+    own_tangents: Vec<[SMatrix<f64, 6, 3>; N]>,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
@@ -347,10 +349,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 *velocity_force += jacobian.transpose() * (by_velocity * jacobian);
             }
         }
-        // By the coordinates, one direction at a time: dS' W + S' dW.
+        // By the coordinates, one direction at a time: dS' W + S' dW. A frame's own columns'
+        // tangents along every direction come at once (one generated kernel per frame shares
+        // what the directions have in common).
+        let own_count =
+            |frame: usize| R::CONTACT_FRAME_OWN.get(frame).map_or((0, 0), |&(f, c)| (f as usize, c as usize));
+        workspace.own_tangents.resize(workspace.frames.len(), [SMatrix::zeros(); N]);
+        for (frame, tangents) in workspace.frames.iter().zip(workspace.own_tangents.iter_mut()) {
+            if own_count(frame.frame).1 > 0 {
+                R::contact_frame_own_tangents_into(frame.frame, q, &self.params, cache, tangents);
+            }
+        }
         let mut direction = SVector::<f64, N>::zeros();
         let mut shared = SMatrix::<f64, 6, N>::zeros();
-        let mut own = SMatrix::<f64, 6, 3>::zeros();
         for j in 0..N {
             if !workspace.frames.iter().any(|f| R::CONTACT_FRAME_PATH[f.frame].contains(&(j as u16))) {
                 continue;
@@ -358,16 +369,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             direction[j] = 1.0;
             R::contact_columns_tangent_into(q, &direction, &self.params, cache, &mut shared);
             let mut generalized = SVector::<f64, N>::zeros();
-            for frame in &workspace.frames {
+            for (frame, own_tangents) in workspace.frames.iter().zip(&workspace.own_tangents) {
                 let path = R::CONTACT_FRAME_PATH[frame.frame];
                 if !path.contains(&(j as u16)) {
                     continue;
                 }
-                let (own_first, own_count) =
-                    R::CONTACT_FRAME_OWN.get(frame.frame).map_or((0, 0), |&(f, c)| (f as usize, c as usize));
-                if own_count > 0 {
-                    R::contact_frame_own_tangent_into(frame.frame, q, &direction, &self.params, cache, &mut own);
-                }
+                let (own_first, own_count) = own_count(frame.frame);
+                let own = &own_tangents[j];
                 // The frame's columns' tangent, column by column along its path.
                 let tangent_column = |c: usize| -> Vector6<f64> {
                     if c >= own_first && c < own_first + own_count {
