@@ -280,6 +280,24 @@ pub(super) enum CacheUse {
     Define,
 }
 
+/// The name of a `let`: a named intermediate's own name (made unique against `taken`), or
+/// the next numbered one.
+fn binding_name(named: Option<&String>, taken: &mut HashSet<String>, counter: &mut usize) -> Ident {
+    match named {
+        Some(text) => {
+            let mut text = identifier(text);
+            while !taken.insert(text.clone()) {
+                text.push('_');
+            }
+            format_ident!("{}", text)
+        }
+        None => {
+            *counter += 1;
+            format_ident!("t{}", *counter - 1)
+        }
+    }
+}
+
 /// Statements that compute `outputs` (target, node): shared subexpressions become `let`s,
 /// named intermediates keep their names, and cached nodes are read from the cache (or, in
 /// the cache kernel, defined into it).
@@ -353,19 +371,7 @@ pub(super) fn body(
         if !bind {
             continue;
         }
-        let name = match named {
-            Some(text) => {
-                let mut text = identifier(text);
-                while !taken.insert(text.clone()) {
-                    text.push('_');
-                }
-                format_ident!("{}", text)
-            }
-            None => {
-                counter += 1;
-                format_ident!("t{}", counter - 1)
-            }
-        };
+        let name = binding_name(named, &mut taken, &mut counter);
         let value = emitter.render(id).tokens;
         statements.extend(quote!(let #name = #value;));
         emitter.bound.insert(id, name);
@@ -448,19 +454,7 @@ pub(super) fn body_in_loops(
     let mut taken: HashSet<String> = HashSet::new();
     let mut counter = 0usize;
     let mut bind = |emitter: &mut Emitter, taken: &mut HashSet<String>, id: NodeId| {
-        let name = match dag.names.get(&id) {
-            Some(text) => {
-                let mut text = identifier(text);
-                while !taken.insert(text.clone()) {
-                    text.push('_');
-                }
-                format_ident!("{}", text)
-            }
-            None => {
-                counter += 1;
-                format_ident!("t{}", counter - 1)
-            }
-        };
+        let name = binding_name(dag.names.get(&id), taken, &mut counter);
         let value = emitter.render(id).tokens;
         emitter.bound.insert(id, name.clone());
         quote!(let #name = #value;)
