@@ -21,6 +21,10 @@ use std::collections::HashMap;
 /// The highest Stumpff function the runtime evaluates (`softgen_runtime::stumpff`).
 const HIGHEST_STUMPFF: u8 = softgen_runtime::STUMPFF_FUNCTIONS as u8 - 1;
 
+/// A group of coordinates (see [`loop_groups`]) and, per own column of a contact frame, its
+/// tangent along a direction of the group's coordinates.
+pub type OwnColumnsGroup = (Vec<usize>, Vec<[NodeId; 6]>);
+
 /// The directional derivatives of a robot's equations along a direction dq of the
 /// coordinates (`Input::PositionDirection`) and dqd of the rates (`Input::VelocityDirection`):
 /// those of the inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G (qdd the inputs
@@ -48,7 +52,7 @@ pub struct Derivatives {
     /// Per contact frame, its own columns' tangents in the groups of [`loop_groups`] (over the
     /// coordinates that move them): (the group's coordinates, per own column in the order of
     /// `contact_frames_own`, its tangent along a direction of the group's coordinates).
-    pub contact_frames_own_groups: Vec<Vec<(Vec<usize>, Vec<[NodeId; 6]>)>>,
+    pub contact_frames_own_groups: Vec<Vec<OwnColumnsGroup>>,
     /// The water's drag force along dq, per coordinate (empty in air).
     pub hydrodynamic_position: Vec<NodeId>,
     /// The water's drag force along dqd, per coordinate (empty in air).

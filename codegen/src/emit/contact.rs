@@ -216,7 +216,7 @@ pub(super) fn contact_frames(
 pub(super) fn contact_frame_tangents(
     equations: &Equations,
     kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
-    loops: &dyn Fn(&[(Vec<usize>, Vec<(TokenStream, NodeId)>)]) -> TokenStream,
+    loops: &dyn Fn(&[DirectionGroup]) -> TokenStream,
 ) -> Result<(TokenStream, TokenStream), String> {
     let dag = &equations.dag;
     let Some(derivatives) = &equations.derivatives else { return Ok((TokenStream::new(), TokenStream::new())) };
@@ -250,7 +250,7 @@ pub(super) fn contact_frame_tangents(
         let lf = idx(f);
         own_arms.extend(quote!(#lf => { #body }));
         // Every direction at once: a loop per group of the coordinates that move the ring.
-        let groups: Vec<(Vec<usize>, Vec<(TokenStream, NodeId)>)> = derivatives.contact_frames_own_groups[f]
+        let groups: Vec<DirectionGroup> = derivatives.contact_frames_own_groups[f]
             .iter()
             .map(|(coordinates, columns)| {
                 let mut outputs = Vec::new();

@@ -386,6 +386,10 @@ pub(super) fn body(
     statements
 }
 
+/// A group of coordinates whose derivatives one loop computes, and its (target, node)
+/// outputs (the targets name the column by the loop's `j`).
+pub(super) type DirectionGroup = (Vec<usize>, Vec<(TokenStream, NodeId)>);
+
 /// For every node, whether it moves with a direction `dq` (depends on an
 /// `Input::PositionDirection`): children precede parents, so one pass in order.
 pub(super) fn direction_dependence(dag: &Dag) -> Vec<bool> {
@@ -410,7 +414,7 @@ pub(super) fn body_in_loops(
     params: &[Ident],
     cache: &HashMap<NodeId, Ident>,
     moves: &[bool],
-    groups: &[(Vec<usize>, Vec<(TokenStream, NodeId)>)],
+    groups: &[DirectionGroup],
 ) -> TokenStream {
     let stops = |id: NodeId| cache.contains_key(&id) || dag.is_leaf(id);
     // Post-order over everything the outputs read, stopping at cache reads and leaves.

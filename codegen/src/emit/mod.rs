@@ -443,7 +443,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                     // (zeros of the other coordinates folded away), the values no direction
                     // moves computed once, where a tangent per direction recomputes them n times.
                     Some(groups) => {
-                        let groups: Vec<(Vec<usize>, Vec<(TokenStream, NodeId)>)> = groups
+                        let groups: Vec<DirectionGroup> = groups
                             .iter()
                             .map(|(coordinates, rows)| {
                                 let outputs = rows
@@ -608,8 +608,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let points_on_frame = equations.points_on_frame();
     // Soft robots serve points from their frame's motion instead (see `Equations::frame_motion`).
     let (frame_fn, frame_impl) = contact_frames(equations, &kernel)?;
-    let loops =
-        |groups: &[(Vec<usize>, Vec<(TokenStream, NodeId)>)]| body_in_loops(dag, &params, &cache, &moves, groups);
+    let loops = |groups: &[DirectionGroup]| body_in_loops(dag, &params, &cache, &moves, groups);
     let (frame_tangent_fn, frame_tangent_impl) = contact_frame_tangents(equations, &kernel, &loops)?;
     let robot_type = format_ident!("{}", camel(&robot.name));
     for (f, frame) in equations.contact_frames.iter().enumerate() {
