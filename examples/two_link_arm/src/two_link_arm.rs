@@ -1518,6 +1518,23 @@ pub fn contact_frame_own_tangent_into(
         _ => {}
     }
 }
+/// The tangents of contact frame `frame`'s own columns along every unit direction:
+/// `own[j]` = d(own columns)/dq_j, in one loop per group of the coordinates that
+/// move them (zero for the others), what the directions share computed once.
+#[inline]
+#[allow(unused_variables)]
+pub fn contact_frame_own_tangents_into(
+    frame: usize,
+    q: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    own: &mut [SMatrix<f64, 6, 3>; DOF],
+) {
+    *own = [SMatrix::zeros(); DOF];
+    match frame {
+        _ => {}
+    }
+}
 /// Whole-robot centre of mass.
 #[inline]
 #[allow(unused_variables)]
@@ -1981,6 +1998,15 @@ impl Model<DOF, CONTACTS> for TwoLinkArm {
         own: &mut SMatrix<f64, 6, 3>,
     ) {
         contact_frame_own_tangent_into(frame, q, dq, p, k, own)
+    }
+    fn contact_frame_own_tangents_into(
+        frame: usize,
+        q: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        own: &mut [SMatrix<f64, 6, 3>; DOF],
+    ) {
+        contact_frame_own_tangents_into(frame, q, p, k, own)
     }
     fn center_of_mass(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> Vector3<f64> {
         center_of_mass(q, p, k)
