@@ -268,6 +268,19 @@ pub fn loop_groups(dag: &Dag, roots: &[NodeId], n: usize) -> Vec<Vec<usize>> {
     groups
 }
 
+/// The tangents of `roots` in the groups of [`loop_groups`]: per group, its coordinates and
+/// the roots' tangent along a direction of those coordinates alone.
+fn grouped_tangents(dag: &mut Dag, roots: &[NodeId], n: usize) -> Result<Vec<(Vec<usize>, Vec<NodeId>)>, String> {
+    let mut groups = Vec::new();
+    for coordinates in loop_groups(dag, roots, n) {
+        let along: HashMap<Input, NodeId> =
+            coordinates.iter().map(|&j| (Input::Q(j), dag.input(Input::PositionDirection(j)))).collect();
+        let tangents = dag.tangents(roots, &along, "along_dq")?;
+        groups.push((coordinates, tangents));
+    }
+    Ok(groups)
+}
+
 /// The directional derivatives of a robot's equations (see [`Derivatives`]), added to its DAG.
 pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
     let n = equations.gravity.len();
@@ -282,16 +295,7 @@ pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
     let position = dag.tangents(&equations.inverse_dynamics, &along_q, "along_dq")?;
     let position_groups = match equations.inverse_dynamics_derivatives {
         Some(_) => None,
-        None => {
-            let mut groups = Vec::new();
-            for coordinates in loop_groups(dag, &equations.inverse_dynamics, n) {
-                let along: HashMap<Input, NodeId> =
-                    coordinates.iter().map(|&j| (Input::Q(j), dag.input(Input::PositionDirection(j)))).collect();
-                let rows = dag.tangents(&equations.inverse_dynamics, &along, "along_dq")?;
-                groups.push((coordinates, rows));
-            }
-            Some(groups)
-        }
+        None => Some(grouped_tangents(dag, &equations.inverse_dynamics, n)?),
     };
     let along_qd = seeds(dag, Input::Qd, Input::VelocityDirection);
     let velocity = dag.tangents(&equations.inverse_dynamics, &along_qd, "along_dqd")?;
@@ -327,17 +331,14 @@ pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
             .map(|(j, m)| (*j, [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]]))
             .collect();
         let roots: Vec<NodeId> = own.iter().flat_map(|(_, c)| c.iter().copied()).collect();
-        let mut groups = Vec::new();
-        if !roots.is_empty() {
-            for coordinates in loop_groups(dag, &roots, n) {
-                let along: HashMap<Input, NodeId> =
-                    coordinates.iter().map(|&j| (Input::Q(j), dag.input(Input::PositionDirection(j)))).collect();
-                let tangents = dag.tangents(&roots, &along, "along_dq")?;
-                let columns = tangents.chunks(6).map(|c| std::array::from_fn(|r| c[r])).collect();
-                groups.push((coordinates, columns));
-            }
-        }
-        contact_frames_own_groups.push(groups);
+        contact_frames_own_groups.push(
+            grouped_tangents(dag, &roots, n)?
+                .into_iter()
+                .map(|(coordinates, tangents)| {
+                    (coordinates, tangents.chunks(6).map(|c| std::array::from_fn(|r| c[r])).collect())
+                })
+                .collect(),
+        );
         let mut tangents = dag.tangents(&roots, &along_q, "along_dq")?.into_iter();
         contact_frames_own.push(
             own.iter()
