@@ -94,6 +94,10 @@ pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, Plan
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
 pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};
 pub use simulation::system_jacobian::{ControlInput, SystemJacobian};
+pub use simulation::valve_steering::{
+    integrate_through_switches, next_valve_switch, SteeredValveWave, ValveDecisions, ValveDriven, ValveGains,
+    ValvePlan, ValvePlanner, ValvePlannerConfig, ValveSnapshot, MAX_VALVES, VALVE_DECISIONS,
+};
 
 // Hardware.
 // Sensing and state estimation.

@@ -233,3 +233,63 @@ fn the_complex_model_turns_tighter_whatever_the_unprinted_time_constants_and_seg
         }
     }
 }
+
+/// The valve planner's model, held at one setting, is the paper's complex-model run: the
+/// supply pressure through the valves' gain ratio (built at the spec's pressure) against the
+/// spec's parameter set to it, the steered wave against eq 13, the same steps and switches.
+#[test]
+fn a_steered_valve_wave_held_constant_is_the_papers_complex_run() {
+    use nalgebra::SVector;
+    use softgen::papers::wpi_snake::mpc::{simulation, PRESSURE_PARAMETER};
+    use softgen_runtime::{State, SteeredValveWave, ValveDecisions, ValveDriven};
+    let (frequency, pressure, offset) = (1.5, 44.0, 0.4);
+    let mut run = SnakeRun::new(SnakeModel::Complex, frequency, pressure, offset);
+    run.duration = 4.0;
+    let paper = run_snake(&run, 1, |_| {}).unwrap();
+    // The paper's run's step: the longest up to 3.5 ms that divides the valve period.
+    let per_cycle = (1.0 / frequency / run.step * (1.0 - 1e-12)).ceil();
+    let step = 1.0 / frequency / per_cycle;
+    let decisions = ValveDecisions { pressure, frequency, offset };
+    assert_ne!(Params::default().supply_pressure, pressure, "the gain ratio must be exercised");
+    let mut x = State::new(SVector::from_iterator(WpiSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let system = ValveDriven::prescribed(simulation(step).unwrap(), 0.0, &x).unwrap();
+    let delay = WpiSnake::VALVE_GAIT.unwrap().delay;
+    let mut steered =
+        ValveDriven::new(system, SteeredValveWave::new(delay, 0.0, decisions), PRESSURE_PARAMETER, step).unwrap();
+    steered.apply(0.0, decisions, &mut x).unwrap();
+    let mut t = 0.0;
+    let mut largest: f64 = 0.0;
+    for (k, sample) in paper.samples.iter().enumerate().skip(1) {
+        steered.advance(&mut t, &mut x, (k as f64 * step).min(run.duration)).unwrap();
+        let com = steered.ground_center_of_mass(&steered.exact_state(t, &x));
+        assert!((t - sample.t).abs() < 1e-12, "{t} against {}", sample.t);
+        largest = largest.max((com - sample.center_of_mass).norm());
+    }
+    println!("largest centre-of-mass difference over {} s: {largest:e} m", run.duration);
+    assert!(largest < 1e-10, "{largest}");
+}
+
+/// The MPC task (`mpc-001-goal`): the plans bring the snake to the goal 1 m away at 45
+/// degrees and keep it there, every plan within the decisions' bounds and none failing
+/// (the plans' timing is the experiment's and the bench's to report, not a test's).
+#[test]
+fn mpc_brings_the_wpi_snake_to_the_goal_at_45_degrees_within_its_bounds() {
+    use softgen::papers::wpi_snake::mpc::{run_goal, GoalTask};
+    let task = GoalTask::new();
+    let run = run_goal(&task).unwrap();
+    let at = run.reached_at.unwrap_or_else(|| panic!("not reached: {:.3} m from the goal", run.final_distance));
+    println!("reached at {at:.2} s, {}", run.statistics.line(task.period));
+    assert!(run.final_distance <= task.arrival_radius);
+    assert!(((run.goal - run.start).norm() - 1.0).abs() < 1e-12);
+    assert!(((run.goal - run.start).y - (run.goal - run.start).x).abs() < 1e-12, "45 degrees");
+    let (min, max) = (task.planner.min.to_array(), task.planner.max.to_array());
+    for s in &run.samples {
+        let d = s.decisions.to_array();
+        assert!((0..3).all(|i| (min[i]..=max[i]).contains(&d[i])), "t = {}: {:?}", s.t, s.decisions);
+        assert_eq!(s.failed, 0, "t = {}", s.t);
+    }
+    assert_eq!(run.statistics.failures, 0);
+    // The snake slows to hold: the last plans lower the supply pressure from the start's.
+    let last = run.samples.last().unwrap();
+    assert!(last.decisions.pressure < task.initial.pressure, "{:?}", last.decisions);
+}

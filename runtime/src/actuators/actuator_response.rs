@@ -123,6 +123,16 @@ impl HeldResponses {
         HeldResponses { responses: responses.to_vec(), starts, commands: vec![0.0; responses.len()], command_time: t }
     }
 
+    /// Starts every response afresh at time `t` from `starts` (one each, in order), holding
+    /// zero commands; in place, so a planner's rollouts allocate nothing.
+    pub fn restart(&mut self, t: f64, starts: impl Iterator<Item = ResponseState>) {
+        for (slot, start) in self.starts.iter_mut().zip(starts) {
+            *slot = start;
+        }
+        self.commands.fill(0.0);
+        self.command_time = t;
+    }
+
     /// Holds `commands` from time `t` on: one finite value per response, which the caller
     /// has checked (it knows what to call each).
     pub fn command(&mut self, t: f64, commands: &[f64]) {

@@ -165,11 +165,6 @@ impl PlannerConfig {
         }
         Ok(())
     }
-
-    fn clamp(&self, p: [f64; 3]) -> [f64; 3] {
-        let (min, max) = (self.min.to_array(), self.max.to_array());
-        std::array::from_fn(|i| p[i].clamp(min[i], max[i]))
-    }
 }
 
 /// One plan and what it cost to make.
@@ -214,66 +209,74 @@ impl SplitMix64 {
     }
 }
 
-/// MPPI over the gait parameters with rollouts of `model` (its gait must be unset: the
-/// planner drives the joint servos' set points itself, as the controller on the robot does).
-pub struct GaitPlanner<R: Model<N, C>, const N: usize, const C: usize> {
-    model: Simulation<R, N, C>,
-    config: PlannerConfig,
-    mean: GaitParameters,
+/// MPPI over three bounded parameters, shared by the planners that sample: each plan rolls
+/// out the current mean and perturbations of it (normal, clamped to the bounds) and moves the
+/// mean to their cost-weighted average, the weights exp(-(cost - best) / lambda) with lambda
+/// the temperature times the costs' spread.
+#[derive(Clone, Debug)]
+pub(crate) struct ParameterSampler {
+    pub(crate) noise: [f64; 3],
+    pub(crate) min: [f64; 3],
+    pub(crate) max: [f64; 3],
+    pub(crate) temperature: f64,
+    /// The parameters the last plan chose.
+    pub(crate) mean: [f64; 3],
     rng: SplitMix64,
     candidates: Vec<[f64; 3]>,
     costs: Vec<f64>,
 }
 
-impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
-    /// A planner whose first mean is `initial`.
-    pub fn new(model: Simulation<R, N, C>, config: PlannerConfig, initial: GaitParameters) -> Result<Self, String> {
-        config.validate()?;
-        if model.config.gait.is_some() {
-            return Err("the planner's model must have no gait: the planner sets the joint targets".into());
-        }
-        if !initial.is_finite() {
-            return Err(format!("initial gait parameters must be finite, got {initial:?}"));
-        }
-        let mean = GaitParameters::from_array(config.clamp(initial.to_array()));
-        Ok(GaitPlanner {
-            model,
-            config,
-            mean,
-            rng: SplitMix64(config.seed),
-            candidates: vec![[0.0; 3]; config.samples],
-            costs: vec![0.0; config.samples],
-        })
+/// What one sampled plan found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SampledPlan {
+    /// Cost of the best rollout.
+    pub(crate) best_cost: f64,
+    /// Cost of the rollout of the previous mean.
+    pub(crate) nominal_cost: f64,
+    /// Rollouts that failed or cost a non-finite amount; they get no weight.
+    pub(crate) failed: usize,
+}
+
+impl ParameterSampler {
+    /// A sampler of `samples` rollouts a plan whose first mean is `initial`, clamped.
+    pub(crate) fn new(
+        samples: usize,
+        (noise, min, max): ([f64; 3], [f64; 3], [f64; 3]),
+        temperature: f64,
+        seed: u64,
+        initial: [f64; 3],
+    ) -> Self {
+        let mut sampler = ParameterSampler {
+            noise,
+            min,
+            max,
+            temperature,
+            mean: initial,
+            rng: SplitMix64(seed),
+            candidates: vec![[0.0; 3]; samples],
+            costs: vec![0.0; samples],
+        };
+        sampler.mean = sampler.clamp(initial);
+        sampler
     }
 
-    pub fn config(&self) -> &PlannerConfig {
-        &self.config
+    pub(crate) fn clamp(&self, p: [f64; 3]) -> [f64; 3] {
+        std::array::from_fn(|i| p[i].clamp(self.min[i], self.max[i]))
     }
 
-    /// Moves the goal; the plan's mean is kept.
-    pub fn set_goal(&mut self, goal: Vector2<f64>) {
-        self.config.goal = goal;
-    }
-
-    /// The current mean, the gait the last plan chose.
-    pub fn mean(&self) -> GaitParameters {
-        self.mean
-    }
-
-    /// Plans from `snapshot`: rolls out the current mean and `samples - 1` perturbations of
-    /// it, and moves the mean to their cost-weighted average.
-    pub fn plan(&mut self, snapshot: &PlanningSnapshot<N>) -> Plan {
-        let mean = self.mean.to_array();
-        let noise = self.config.noise.to_array();
+    /// One plan: the mean and its perturbations rolled out by `rollout`, the mean moved to
+    /// their cost-weighted average (kept where every rollout failed).
+    pub(crate) fn plan<E>(&mut self, mut rollout: impl FnMut([f64; 3]) -> Result<f64, E>) -> SampledPlan {
+        let mean = self.mean;
+        let samples = self.candidates.len();
         self.candidates[0] = mean;
-        for k in 1..self.config.samples {
-            let perturbed: [f64; 3] = std::array::from_fn(|i| mean[i] + noise[i] * self.rng.normal());
-            self.candidates[k] = self.config.clamp(perturbed);
+        for k in 1..samples {
+            let perturbed: [f64; 3] = std::array::from_fn(|i| mean[i] + self.noise[i] * self.rng.normal());
+            self.candidates[k] = self.clamp(perturbed);
         }
         let mut failed = 0;
-        for k in 0..self.config.samples {
-            let parameters = GaitParameters::from_array(self.candidates[k]);
-            self.costs[k] = match self.rollout(snapshot, parameters) {
+        for k in 0..samples {
+            self.costs[k] = match rollout(self.candidates[k]) {
                 Ok(cost) if cost.is_finite() => cost,
                 _ => {
                     failed += 1;
@@ -289,7 +292,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
             let average = finite.sum::<f64>() / count as f64;
             // Temperature scaled by the spread, so the weighting does not depend on the
             // cost's units or on how far the goal still is.
-            let lambda = self.config.temperature * (average - best).max(1e-12);
+            let lambda = self.temperature * (average - best).max(1e-12);
             let mut total = 0.0;
             let mut weighted = [0.0; 3];
             for (candidate, cost) in self.candidates.iter().zip(&self.costs) {
@@ -302,14 +305,66 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
                     weighted[i] += w * candidate[i];
                 }
             }
-            self.mean = GaitParameters::from_array(self.config.clamp(std::array::from_fn(|i| weighted[i] / total)));
+            self.mean = self.clamp(std::array::from_fn(|i| weighted[i] / total));
         }
+        SampledPlan { best_cost: best, nominal_cost, failed }
+    }
+}
+
+/// MPPI over the gait parameters with rollouts of `model` (its gait must be unset: the
+/// planner drives the joint servos' set points itself, as the controller on the robot does).
+pub struct GaitPlanner<R: Model<N, C>, const N: usize, const C: usize> {
+    rollouts: GaitRollouts<R, N, C>,
+    sampler: ParameterSampler,
+}
+
+/// The gait planner's model and settings: what a rollout needs.
+struct GaitRollouts<R: Model<N, C>, const N: usize, const C: usize> {
+    model: Simulation<R, N, C>,
+    config: PlannerConfig,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
+    /// A planner whose first mean is `initial`.
+    pub fn new(model: Simulation<R, N, C>, config: PlannerConfig, initial: GaitParameters) -> Result<Self, String> {
+        config.validate()?;
+        if model.config.gait.is_some() {
+            return Err("the planner's model must have no gait: the planner sets the joint targets".into());
+        }
+        if !initial.is_finite() {
+            return Err(format!("initial gait parameters must be finite, got {initial:?}"));
+        }
+        let bounds = (config.noise.to_array(), config.min.to_array(), config.max.to_array());
+        let sampler =
+            ParameterSampler::new(config.samples, bounds, config.temperature, config.seed, initial.to_array());
+        Ok(GaitPlanner { rollouts: GaitRollouts { model, config }, sampler })
+    }
+
+    pub fn config(&self) -> &PlannerConfig {
+        &self.rollouts.config
+    }
+
+    /// Moves the goal; the plan's mean is kept.
+    pub fn set_goal(&mut self, goal: Vector2<f64>) {
+        self.rollouts.config.goal = goal;
+    }
+
+    /// The current mean, the gait the last plan chose.
+    pub fn mean(&self) -> GaitParameters {
+        GaitParameters::from_array(self.sampler.mean)
+    }
+
+    /// Plans from `snapshot`: rolls out the current mean and `samples - 1` perturbations of
+    /// it, and moves the mean to their cost-weighted average.
+    pub fn plan(&mut self, snapshot: &PlanningSnapshot<N>) -> Plan {
+        let rollouts = &mut self.rollouts;
+        let sampled = self.sampler.plan(|candidate| rollouts.rollout(snapshot, GaitParameters::from_array(candidate)));
         Plan {
-            parameters: self.mean,
-            best_cost: best,
-            nominal_cost,
-            rollouts: self.config.samples,
-            failed,
+            parameters: self.mean(),
+            best_cost: sampled.best_cost,
+            nominal_cost: sampled.nominal_cost,
+            rollouts: self.rollouts.config.samples,
+            failed: sampled.failed,
             time: snapshot.time,
         }
     }
@@ -322,15 +377,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
         snapshot: &PlanningSnapshot<N>,
         parameters: GaitParameters,
     ) -> Result<f64, IntegrationError> {
-        let mut running = 0.0;
-        let mut previous = (snapshot.time, self.distance(&snapshot.state));
-        let (end, gait) = self.simulate(snapshot, parameters, |planner, t, x| {
-            let distance = planner.distance(x);
-            running += 0.5 * (previous.1 + distance) * (t - previous.0);
-            previous = (t, distance);
-        })?;
-        let heading = self.heading_error(&end, &gait);
-        Ok(running / self.config.horizon + previous.1 * (1.0 + self.config.heading_weight * heading))
+        self.rollouts.rollout(snapshot, parameters)
     }
 
     /// The state one horizon after `snapshot` when following `parameters`: what a rollout
@@ -340,7 +387,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
         snapshot: &PlanningSnapshot<N>,
         parameters: GaitParameters,
     ) -> Result<State<N>, IntegrationError> {
-        self.simulate(snapshot, parameters, |_, _, _| {}).map(|(x, _)| x)
+        self.rollouts.simulate(snapshot, parameters, |_, _, _| {}).map(|(x, _)| x)
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> GaitRollouts<R, N, C> {
+    fn rollout(&mut self, snapshot: &PlanningSnapshot<N>, parameters: GaitParameters) -> Result<f64, IntegrationError> {
+        let mut running = 0.0;
+        let mut previous = (snapshot.time, self.distance(&snapshot.state));
+        let (end, gait) = self.simulate(snapshot, parameters, |rollouts, t, x| {
+            let distance = rollouts.distance(x);
+            running += 0.5 * (previous.1 + distance) * (t - previous.0);
+            previous = (t, distance);
+        })?;
+        let heading = self.heading_error(&end, &gait);
+        Ok(running / self.config.horizon + previous.1 * (1.0 + self.config.heading_weight * heading))
     }
 
     /// Integrates the model from `snapshot` for one horizon with the gait heading for

@@ -75,6 +75,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
         Ok(PrescribedSimulation { simulation, driven: driven.to_vec(), responses })
     }
 
+    /// Starts the driven coordinates' responses afresh from `x` at time `t`, holding zero
+    /// commands until the next [`PrescribedSimulation::command`]: a rollout from a measured
+    /// state, whatever this simulation ran before.
+    pub fn restart(&mut self, t: f64, x: &State<N>) {
+        let starts = self.driven.iter().map(|d| ResponseState {
+            value: x.q[d.coordinate],
+            rate: x.qd[d.coordinate],
+            acceleration: 0.0,
+        });
+        self.responses.restart(t, starts);
+    }
+
     /// The driven coordinates.
     pub fn driven(&self) -> &[DrivenCoordinate] {
         &self.driven

@@ -2,7 +2,9 @@
 //! CSV and figures and ends with a computed verdict.
 
 use super::model::{fit_circle, run_grid, run_snake, SnakeModel, SnakeOutcome, SnakeRun};
-use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun};
+use crate::papers::experiment::{
+    control_task_verdict, differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun,
+};
 use std::path::Path;
 use std::time::Instant;
 
@@ -32,6 +34,11 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
         name: "001-cost",
         what: "WPI snake: 500 s with each model, wall time (001, section 4.2)",
         run: wpi_cost,
+    },
+    Experiment {
+        name: "mpc-001-goal",
+        what: "WPI snake, MPC: reach a goal 1 m away at 45 degrees and stay (valve supply pressure, frequency and offset, sampled at 20 Hz)",
+        run: mpc_goal,
     },
 ];
 
@@ -583,4 +590,132 @@ fn wpi_cost(out: &Path) -> Result<ExperimentReport, String> {
         Verdict::Differs("the simplified model is not faster".into())
     };
     Ok(ExperimentReport { lines, views: vec![], verdict })
+}
+
+/// `mpc-001-goal`: the task of `mpc.rs`, its path, decisions and planner timing.
+fn mpc_goal(out: &Path) -> Result<ExperimentReport, String> {
+    use super::mpc::{run_goal, GoalTask, GOAL_ANGLE_DEGREES, GOAL_DISTANCE};
+    use crate::support::plot::{plot_paths_in, plot_time_series, Series};
+    use softgen_runtime::Model;
+    let task = GoalTask::new();
+    let run = run_goal(&task)?;
+    let rows: Vec<String> = run
+        .samples
+        .iter()
+        .map(|s| {
+            format!(
+                "{:.3},{:.6},{:.6},{:.6},{:.4},{:.5},{:.5},{:.3},{:.6e},{}",
+                s.t,
+                s.center_of_mass.x,
+                s.center_of_mass.y,
+                s.distance,
+                s.decisions.pressure,
+                s.decisions.frequency,
+                s.decisions.offset,
+                s.plan_ms,
+                s.best_cost,
+                s.failed
+            )
+        })
+        .collect();
+    write_csv(
+        &out.join("goal.csv"),
+        "t_s,com_x_m,com_y_m,distance_m,supply_pressure_kpa,frequency_hz,offset,plan_ms,plan_cost,failed_rollouts",
+        &rows,
+    )?;
+    // The plant's coordinates at every plan, for `--view`.
+    let header: Vec<&str> =
+        std::iter::once("t").chain(softgen_generated::WpiSnake::COORDINATES.iter().map(|c| c.name)).collect();
+    let trajectory: Vec<String> = run
+        .samples
+        .iter()
+        .map(|s| {
+            let q: Vec<String> = s.state.q.iter().map(|v| v.to_string()).collect();
+            format!("{},{}", s.t, q.join(","))
+        })
+        .collect();
+    write_csv(&out.join("trajectory.csv"), &header.join(","), &trajectory)?;
+    let view = ViewedRun::new("trajectory.csv", softgen_generated::WpiSnake::NAME, "WPI snake, MPC: to the goal");
+    let path = vec![
+        Series {
+            name: "centre of mass".into(),
+            colour: [40, 60, 200],
+            points: run.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect(),
+        },
+        Series { name: "goal".into(), colour: [200, 40, 40], points: vec![(run.goal.x, run.goal.y)] },
+    ];
+    plot_paths_in("WPI snake, MPC: path (top view)", ("x (m)", "y (m)"), &path, &out.join("path_xy.png"))?;
+    let decisions = vec![
+        Series {
+            name: "supply pressure / 50 kPa".into(),
+            colour: [200, 40, 40],
+            points: run.samples.iter().map(|s| (s.t, s.decisions.pressure / 50.0)).collect(),
+        },
+        Series {
+            name: "frequency (Hz)".into(),
+            colour: [40, 60, 200],
+            points: run.samples.iter().map(|s| (s.t, s.decisions.frequency)).collect(),
+        },
+        Series {
+            name: "offset".into(),
+            colour: [120, 60, 160],
+            points: run.samples.iter().map(|s| (s.t, s.decisions.offset)).collect(),
+        },
+        Series {
+            name: "distance to goal (m)".into(),
+            colour: [30, 150, 60],
+            points: run.samples.iter().map(|s| (s.t, s.distance)).collect(),
+        },
+    ];
+    plot_time_series("WPI snake, MPC: the plan's decisions", "value", &decisions, &out.join("decisions.png"))?;
+    let timing = vec![Series {
+        name: "plan".into(),
+        colour: [30, 150, 60],
+        points: run.samples.iter().map(|s| (s.t, s.plan_ms)).collect(),
+    }];
+    plot_time_series("WPI snake, MPC: planner time per plan", "ms", &timing, &out.join("planner.png"))?;
+    let simulated = run.samples.last().map_or(0.0, |s| s.t);
+    let (planner, min, max) = (&task.planner, &task.planner.min, &task.planner.max);
+    let mut lines = vec![
+        format!(
+            "task: from rest, bring the centre of mass to a goal {GOAL_DISTANCE} m away at {GOAL_ANGLE_DEGREES} degrees off the heading, ({:.3}, {:.3}) m, and keep it within {} m for {} s",
+            run.goal.x, run.goal.y, task.arrival_radius, task.hold
+        ),
+        format!(
+            "plans: MPPI, {} rollouts of {} s of the complex model (RK4 at {} ms, steps ending on every valve switch) every {} ms; supply pressure in [{}, {}] kPa, frequency in [{}, {}] Hz, offset in [{}, {}]",
+            planner.samples,
+            planner.horizon,
+            planner.step * 1e3,
+            task.period * 1e3,
+            min.pressure,
+            max.pressure,
+            min.frequency,
+            max.frequency,
+            min.offset,
+            max.offset
+        ),
+        format!(
+            "{simulated:.2} s simulated in {:.2} s wall ({} plant right-hand sides); outputs: goal.csv, trajectory.csv, path_xy, decisions, planner (.png and .svg)",
+            run.wall_seconds, run.evaluations
+        ),
+        run.statistics.line(task.period),
+    ];
+    let outside = run.samples.iter().filter(|s| {
+        let (d, lo, hi) = (s.decisions.to_array(), min.to_array(), max.to_array());
+        (0..3).any(|i| d[i] < lo[i] || d[i] > hi[i])
+    });
+    let outside = outside.count();
+    let mut verdict = control_task_verdict(
+        &mut lines,
+        run.reached_at,
+        run.final_distance,
+        &run.statistics,
+        task.period,
+        simulated,
+        "goal",
+    );
+    if outside > 0 {
+        verdict = Verdict::Differs(format!("{outside} plans left the decisions' bounds"));
+    }
+    Ok(ExperimentReport { lines, views: vec![view], verdict })
 }

@@ -12,8 +12,8 @@ use nalgebra::{SVector, Vector2};
 use softgen_generated::wpi_snake::{Params, CONTACTS, DOF};
 use softgen_generated::WpiSnake;
 use softgen_runtime::{
-    ActuatorResponse, ContactLaw, DrivenCoordinate, FrictionLaw, JointPd, Model, ParamSet, PrescribedSimulation,
-    RungeKutta4, SecondOrderSystem, SimplifiedChain, Simulation, SimulationConfig, State, ValveWave,
+    integrate_through_switches, ActuatorResponse, ContactLaw, DrivenCoordinate, FrictionLaw, JointPd, Model, ParamSet,
+    PrescribedSimulation, RungeKutta4, SimplifiedChain, Simulation, SimulationConfig, State, ValveWave,
 };
 
 /// Links of the snake.
@@ -246,7 +246,7 @@ pub fn run_snake(
                     &mut system,
                     (&mut t, &mut x),
                     next,
-                    (&wave, &mut held),
+                    (|t, i| wave.state(t, i), &mut held),
                     |system, t, held, x| system.command(t, held, x),
                 )?;
             }
@@ -301,7 +301,7 @@ pub fn run_snake(
                     &mut chain,
                     (&mut t, &mut x),
                     next,
-                    (&wave, &mut states),
+                    (|t, i| wave.state(t, i), &mut states),
                     |chain, t, states, _| chain.command(t, states),
                 )?;
                 if !x.is_finite() {
@@ -320,55 +320,6 @@ pub fn run_snake(
         f64::NAN
     };
     Ok(SnakeOutcome { circle: fit_circle(settled), samples, cycle_centres, speed, evaluations })
-}
-
-/// The earliest time in (from, to] at which a valve leaves the state `held` gives it, to
-/// rounding (bisection on the wave's sign); None if every valve still holds at `to`. A
-/// valve that switches twice within (from, to] is missed: steps are far shorter than the
-/// wave's shortest half-period.
-fn valve_switch(wave: &ValveWave, held: &[f64; LINKS - 1], from: f64, to: f64) -> Option<f64> {
-    let differs = |t: f64| (0..LINKS - 1).any(|i| wave.state(t, i) != held[i]);
-    if !differs(to) {
-        return None;
-    }
-    let (mut low, mut high) = (from, to);
-    while high - low > 4.0 * f64::EPSILON * high.abs().max(1.0) {
-        let middle = 0.5 * (low + high);
-        if middle <= low || middle >= high {
-            break;
-        }
-        if differs(middle) {
-            high = middle;
-        } else {
-            low = middle;
-        }
-    }
-    Some(high)
-}
-
-/// Integrates `system` from (t, x) to `to`, ending a step on every valve switch, where
-/// `command` gives the system the valves' new states (`held`). Returns the right-hand
-/// sides used.
-fn integrate_through_switches<const N: usize, S: SecondOrderSystem<N>>(
-    integrator: &mut RungeKutta4,
-    system: &mut S,
-    (t, x): (&mut f64, &mut State<N>),
-    to: f64,
-    (wave, held): (&ValveWave, &mut [f64; LINKS - 1]),
-    mut command: impl FnMut(&mut S, f64, &[f64], &mut State<N>) -> Result<(), String>,
-) -> Result<usize, String> {
-    let mut used = 0;
-    while *t < to {
-        let end = valve_switch(wave, held, *t, to).unwrap_or(to);
-        used += softgen_runtime::Integrator::integrate_to(integrator, system, t, x, end).map_err(|e| e.to_string())?;
-        *t = end;
-        let now: [f64; LINKS - 1] = std::array::from_fn(|i| wave.state(*t, i));
-        if now != *held {
-            *held = now;
-            command(system, *t, held, x)?;
-        }
-    }
-    Ok(used)
 }
 
 /// A complex-model sample: the state with the joint constraint forces, from the links'

@@ -1,0 +1,584 @@
+//! Model-predictive steering of a valve-driven robot (the WPI snake of 001): MPPI over its
+//! valve wave's supply pressure, frequency and offset, every candidate scored by a rollout
+//! of the generated model with its valves' closed-form response; and the integration that
+//! ends a step on every valve switch, which the rollouts, a plant and the paper's runs share.
+//!
+//! Why sampling and not box-DDP: a valve is open or shut (eq 13's sign), so a plan over the
+//! valve states has no gradient to follow, and over the wave's parameters only the switching
+//! times move with them. Three decisions are few enough that tens of rollouts cover them,
+//! as the gait sampler covers the rigid snake's three.
+//!
+//! Why the supply pressure is a decision: it sets every valve's curvature amplitude (C0 =
+//! k (P - P0) in 001's spec), and at the threshold pressure P0 the segments stop bending, so
+//! the plan can stop the robot at its goal. It reaches the model through the spec's
+//! parameter (named by the caller) and the valves' generated responses: the command sent to
+//! a response is the valve state times the ratio of its gain at that pressure to its gain at
+//! the model's own parameters, exact because each response is linear in its command.
+
+use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
+use crate::integration::rk4::RungeKutta4;
+use crate::robot::model::{Model, ParamSet};
+use crate::robot::state::State;
+use crate::simulation::mpc::ParameterSampler;
+use crate::simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
+use nalgebra::Vector2;
+use std::f64::consts::TAU;
+
+/// The valve planner's decisions, in order.
+pub const VALVE_DECISIONS: [&str; 3] = ["supply pressure", "frequency", "offset"];
+/// Most valve pairs a steered wave drives.
+pub const MAX_VALVES: usize = 16;
+
+/// The earliest time in (from, to] at which a valve leaves the state `held` gives it, to
+/// rounding (bisection on the valves' states, `states(t, i)` for valve i); None if every
+/// valve still holds at `to`. A valve that switches twice within (from, to] is missed: steps
+/// are far shorter than a wave's shortest half-period.
+pub fn next_valve_switch(states: impl Fn(f64, usize) -> f64, held: &[f64], from: f64, to: f64) -> Option<f64> {
+    let differs = |t: f64| held.iter().enumerate().any(|(i, h)| states(t, i) != *h);
+    if !differs(to) {
+        return None;
+    }
+    let (mut low, mut high) = (from, to);
+    while high - low > 4.0 * f64::EPSILON * high.abs().max(1.0) {
+        let middle = 0.5 * (low + high);
+        if middle <= low || middle >= high {
+            break;
+        }
+        if differs(middle) {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    Some(high)
+}
+
+/// Integrates `system` from (t, x) to `to`, ending a step on every valve switch, where
+/// `command` gives the system the valves' new states (`held`, updated from `states`).
+/// Returns the right-hand sides used.
+pub fn integrate_through_switches<const N: usize, S: SecondOrderSystem<N>, I: Integrator<N>>(
+    integrator: &mut I,
+    system: &mut S,
+    (t, x): (&mut f64, &mut State<N>),
+    to: f64,
+    (states, held): (impl Fn(f64, usize) -> f64, &mut [f64]),
+    mut command: impl FnMut(&mut S, f64, &[f64], &mut State<N>) -> Result<(), String>,
+) -> Result<usize, String> {
+    let mut used = 0;
+    while *t < to {
+        let end = next_valve_switch(&states, held, *t, to).unwrap_or(to);
+        used += integrator.integrate_to(system, t, x, end).map_err(|e| e.to_string())?;
+        *t = end;
+        let mut switched = false;
+        for (i, h) in held.iter_mut().enumerate() {
+            let now = states(*t, i);
+            switched |= now != *h;
+            *h = now;
+        }
+        if switched {
+            command(system, *t, held, x)?;
+        }
+    }
+    Ok(used)
+}
+
+/// A valve wave's three decisions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValveDecisions {
+    /// Supply pressure (the unit of the spec's parameter; kPa for 001's snake).
+    pub pressure: f64,
+    /// Valve frequency f (Hz); eq 13's omega is 2 pi f.
+    pub frequency: f64,
+    /// Eq 13's offset phi: 0 goes straight, its sign picks the way the robot turns.
+    pub offset: f64,
+}
+
+impl ValveDecisions {
+    pub fn to_array(self) -> [f64; 3] {
+        [self.pressure, self.frequency, self.offset]
+    }
+
+    pub fn from_array([pressure, frequency, offset]: [f64; 3]) -> Self {
+        ValveDecisions { pressure, frequency, offset }
+    }
+}
+
+/// Eq 13's wave S_i = sign(sin(psi + beta_i) + phi) with its phase psi accumulated, so a
+/// new frequency never makes the valves jump, and its decisions changed by a plan at once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteeredValveWave {
+    /// beta_i = delay * i for valve pair i = 1, 2, ... (the spec's wave).
+    pub delay: f64,
+    /// The decisions in effect.
+    pub decisions: ValveDecisions,
+    /// The phase at `phase_time` (rad, in [0, 2 pi)).
+    phase: f64,
+    phase_time: f64,
+}
+
+impl SteeredValveWave {
+    /// A wave with phase 0 at time `t`: from t = 0 it is the spec's `ValveWave` at the same
+    /// frequency and offset.
+    pub fn new(delay: f64, t: f64, decisions: ValveDecisions) -> Self {
+        SteeredValveWave { delay, decisions, phase: 0.0, phase_time: t }
+    }
+
+    /// Valve pair `i`'s state (0-based, +1 or -1) at time `t` (at or after the last change).
+    #[inline]
+    pub fn state(&self, t: f64, i: usize) -> f64 {
+        let phase = self.phase + TAU * self.decisions.frequency * (t - self.phase_time);
+        if (phase + self.delay * (i + 1) as f64).sin() + self.decisions.offset >= 0.0 {
+            1.0
+        } else {
+            -1.0
+        }
+    }
+
+    /// New decisions from time `t` on, the phase carried through.
+    pub fn retarget(&mut self, t: f64, decisions: ValveDecisions) {
+        self.phase = (self.phase + TAU * self.decisions.frequency * (t - self.phase_time)).rem_euclid(TAU);
+        self.phase_time = t;
+        self.decisions = decisions;
+    }
+}
+
+/// The valves' commands at a supply pressure: each valve's gain there over its gain at the
+/// model's own parameters (the responses a `PrescribedSimulation` was built with).
+#[derive(Clone, Debug)]
+pub struct ValveGains<R: Model<N, C>, const N: usize, const C: usize> {
+    params: R::Params,
+    parameter: String,
+    reference: [f64; MAX_VALVES],
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> ValveGains<R, N, C> {
+    /// The gains of `R`'s valves as `parameter` (the supply pressure) varies from `params`.
+    pub fn new(params: &R::Params, parameter: &str) -> Result<Self, String> {
+        let valves = R::VALVES.len();
+        if valves == 0 || valves > MAX_VALVES {
+            return Err(format!("robot `{}` has {valves} valves; valve steering drives 1 to {MAX_VALVES}", R::NAME));
+        }
+        let mut reference = [0.0; MAX_VALVES];
+        for (k, gain) in reference.iter_mut().take(valves).enumerate() {
+            let response = R::valve_response(k, params)
+                .ok_or_else(|| format!("robot `{}`: valve {k} has no response", R::NAME))?;
+            *gain = response.steady_state(1.0);
+            if !(gain.is_finite() && *gain != 0.0) {
+                return Err(format!(
+                    "robot `{}`: valve {k}'s gain at the model's parameters is {gain}; it must be finite and non-zero to scale the others by",
+                    R::NAME
+                ));
+            }
+        }
+        let mut params = params.clone();
+        let current = reference[0];
+        params.set(parameter, 1.0).map_err(|e| format!("the supply pressure parameter: {e}"))?;
+        let mut gains = ValveGains { params, parameter: parameter.to_string(), reference };
+        // The parameter must move the gains: otherwise the pressure decides nothing.
+        let at_one = gains.scale(1.0, 0)?;
+        let at_two = gains.scale(2.0, 0)?;
+        if at_one == at_two {
+            return Err(format!(
+                "parameter `{parameter}` does not change `{}`'s valve responses (gain {current} either way)",
+                R::NAME
+            ));
+        }
+        Ok(gains)
+    }
+
+    /// Valve `k`'s command per unit valve state at supply pressure `pressure`.
+    pub fn scale(&mut self, pressure: f64, k: usize) -> Result<f64, String> {
+        self.params.set(&self.parameter, pressure).map_err(|e| e.to_string())?;
+        let response = R::valve_response(k, &self.params)
+            .ok_or_else(|| format!("robot `{}`: valve {k} has no response", R::NAME))?;
+        Ok(response.steady_state(1.0) / self.reference[k])
+    }
+
+    /// Every valve's command per unit state at `pressure`, into `scales`.
+    pub fn scales_into(&mut self, pressure: f64, scales: &mut [f64]) -> Result<(), String> {
+        for (k, s) in scales.iter_mut().enumerate() {
+            *s = self.scale(pressure, k)?;
+        }
+        Ok(())
+    }
+}
+
+/// A valve-driven robot stepped through its wave's switches: the prescribed simulation, the
+/// wave, and the commands each switch sends (state times gain scale). The plant of a steered
+/// run and each of the planner's rollouts are one of these.
+pub struct ValveDriven<R: Model<N, C>, const N: usize, const C: usize> {
+    pub system: PrescribedSimulation<R, N, C>,
+    pub wave: SteeredValveWave,
+    gains: ValveGains<R, N, C>,
+    integrator: RungeKutta4,
+    held: [f64; MAX_VALVES],
+    scales: [f64; MAX_VALVES],
+    commands: [f64; MAX_VALVES],
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> ValveDriven<R, N, C> {
+    /// `system` (its driven coordinates `R::VALVES`, in order) under `wave`, integrated by RK4
+    /// with steps of at most `step` s ending on every switch.
+    pub fn new(
+        system: PrescribedSimulation<R, N, C>,
+        wave: SteeredValveWave,
+        pressure_parameter: &str,
+        step: f64,
+    ) -> Result<Self, String> {
+        let valves: Vec<usize> = system.driven().iter().map(|d| d.coordinate).collect();
+        if valves != R::VALVES {
+            return Err(format!("the simulation of `{}` must drive its valves' coordinates, in order", R::NAME));
+        }
+        let gains = ValveGains::new(&system.simulation.params, pressure_parameter)?;
+        let integrator = RungeKutta4::new(step).map_err(|e| e.to_string())?;
+        Ok(ValveDriven {
+            system,
+            wave,
+            gains,
+            integrator,
+            held: [0.0; MAX_VALVES],
+            scales: [0.0; MAX_VALVES],
+            commands: [0.0; MAX_VALVES],
+        })
+    }
+
+    /// The prescribed simulation for `R`'s valves from `simulation`, at state `x` at time `t`.
+    pub fn prescribed(
+        simulation: crate::simulation::closed_loop::Simulation<R, N, C>,
+        t: f64,
+        x: &State<N>,
+    ) -> Result<PrescribedSimulation<R, N, C>, String> {
+        let mut driven = Vec::with_capacity(R::VALVES.len());
+        for (k, &coordinate) in R::VALVES.iter().enumerate() {
+            let response = R::valve_response(k, &simulation.params)
+                .ok_or_else(|| format!("robot `{}`: valve {k} has no response", R::NAME))?;
+            driven.push(DrivenCoordinate { coordinate, response });
+        }
+        PrescribedSimulation::new(simulation, &driven, t, x)
+    }
+
+    /// Applies `decisions` from time `t` (the wave retargeted, the valves' commands sent for
+    /// the states at `t`); `x`'s driven coordinates are set to their exact values.
+    pub fn apply(&mut self, t: f64, decisions: ValveDecisions, x: &mut State<N>) -> Result<(), String> {
+        let valves = R::VALVES.len();
+        self.wave.retarget(t, decisions);
+        self.gains.scales_into(decisions.pressure, &mut self.scales[..valves])?;
+        for i in 0..valves {
+            self.held[i] = self.wave.state(t, i);
+            self.commands[i] = self.held[i] * self.scales[i];
+        }
+        self.system.command(t, &self.commands[..valves], x)
+    }
+
+    /// Integrates from (t, x) to `to` through the valves' switches. Returns the right-hand
+    /// sides used.
+    pub fn advance(&mut self, t: &mut f64, x: &mut State<N>, to: f64) -> Result<usize, String> {
+        let valves = R::VALVES.len();
+        let wave = self.wave;
+        let scales = self.scales;
+        let commands = &mut self.commands;
+        integrate_through_switches(
+            &mut self.integrator,
+            &mut self.system,
+            (t, x),
+            to,
+            (|t, i| wave.state(t, i), &mut self.held[..valves]),
+            |system, t, held, x| {
+                for i in 0..held.len() {
+                    commands[i] = held[i] * scales[i];
+                }
+                system.command(t, &commands[..held.len()], x)
+            },
+        )
+    }
+
+    /// The state with the driven coordinates at their exact values at time `t`.
+    pub fn exact_state(&self, t: f64, x: &State<N>) -> State<N> {
+        self.system.exact_state(t, x)
+    }
+
+    /// The centre of mass in the ground plane at (the exact) state `x`.
+    pub fn ground_center_of_mass(&self, x: &State<N>) -> Vector2<f64> {
+        let p = &self.system.simulation.params;
+        let com = R::center_of_mass(&x.q, p, &R::cache(&x.q, p));
+        Vector2::new(com.x, com.y)
+    }
+}
+
+/// The valve planner's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValvePlannerConfig {
+    /// Rollouts per plan, the current mean included.
+    pub samples: usize,
+    /// Rollout length (s).
+    pub horizon: f64,
+    /// RK4's longest step in a rollout (s); steps also end on every valve switch.
+    pub step: f64,
+    /// Standard deviation of the perturbations of pressure, frequency and offset.
+    pub noise: ValveDecisions,
+    pub min: ValveDecisions,
+    pub max: ValveDecisions,
+    /// MPPI temperature relative to the costs' spread.
+    pub temperature: f64,
+    /// Where the centre of mass should go, in the ground plane (m).
+    pub goal: Vector2<f64>,
+    /// Weight of the terminal heading error (see [`ValvePlanner::rollout`]); 0 plans on
+    /// distances alone.
+    pub heading_weight: f64,
+    /// Seed of the perturbations.
+    pub seed: u64,
+    /// The spec's parameter the supply pressure is (`supply_pressure` for 001's snake).
+    pub pressure_parameter: String,
+}
+
+impl ValvePlannerConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(2..=crate::simulation::mpc::MAX_SAMPLES).contains(&self.samples) {
+            return Err(format!(
+                "planner samples must be in 2..={}, got {}",
+                crate::simulation::mpc::MAX_SAMPLES,
+                self.samples
+            ));
+        }
+        if !(self.horizon.is_finite() && self.horizon > 0.0) {
+            return Err(format!("planner horizon must be > 0 s, got {}", self.horizon));
+        }
+        if !(self.step.is_finite() && self.step > 0.0 && self.step <= self.horizon) {
+            return Err(format!("planner step must be in (0, horizon], got {}", self.step));
+        }
+        if self.horizon / self.step * self.samples as f64 > crate::simulation::mpc::MAX_PLAN_STEPS {
+            return Err(format!(
+                "a plan of {} rollouts of {} s in steps of {} s is more than {:.0e} model steps",
+                self.samples,
+                self.horizon,
+                self.step,
+                crate::simulation::mpc::MAX_PLAN_STEPS
+            ));
+        }
+        if !(self.temperature.is_finite() && self.temperature > 0.0) {
+            return Err(format!("planner temperature must be > 0, got {}", self.temperature));
+        }
+        if !(self.heading_weight.is_finite() && self.heading_weight >= 0.0) {
+            return Err(format!("planner heading weight must be finite and >= 0, got {}", self.heading_weight));
+        }
+        if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
+            return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
+        }
+        let (noise, min, max) = (self.noise.to_array(), self.min.to_array(), self.max.to_array());
+        for i in 0..3 {
+            let name = VALVE_DECISIONS[i];
+            if !(noise[i].is_finite() && noise[i] >= 0.0) {
+                return Err(format!("planner noise of the {name} must be finite and >= 0, got {}", noise[i]));
+            }
+            if !(min[i].is_finite() && max[i].is_finite() && min[i] <= max[i]) {
+                return Err(format!("planner bounds of the {name}: [{}, {}] is not an interval", min[i], max[i]));
+            }
+        }
+        if self.min.frequency <= 0.0 {
+            return Err(format!(
+                "planner bounds of the frequency must be above 0 Hz (a wave that stops holds its valves), got {}",
+                self.min.frequency
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What the valve planner starts from: the measured state and the wave as it is then.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValveSnapshot<const N: usize> {
+    pub time: f64,
+    pub state: State<N>,
+    pub wave: SteeredValveWave,
+}
+
+/// One valve plan.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValvePlan {
+    pub decisions: ValveDecisions,
+    pub best_cost: f64,
+    pub nominal_cost: f64,
+    pub rollouts: usize,
+    pub failed: usize,
+}
+
+/// MPPI over a valve wave's decisions with rollouts of the robot it drives.
+pub struct ValvePlanner<R: Model<N, C>, const N: usize, const C: usize> {
+    model: ValveDriven<R, N, C>,
+    config: ValvePlannerConfig,
+    sampler: ParameterSampler,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> ValvePlanner<R, N, C> {
+    /// A planner over `simulation` (the robot in its environment; its valves are driven by
+    /// their responses) whose first mean is `initial`.
+    pub fn new(
+        simulation: crate::simulation::closed_loop::Simulation<R, N, C>,
+        config: ValvePlannerConfig,
+        initial: ValveDecisions,
+    ) -> Result<Self, String> {
+        config.validate()?;
+        if !initial.to_array().iter().all(|v| v.is_finite()) {
+            return Err(format!("initial valve decisions must be finite, got {initial:?}"));
+        }
+        let delay = R::VALVE_GAIT
+            .ok_or_else(|| {
+                format!("robot `{}` declares no valve wave ([gait] kind = \"travelling_wave_valves\")", R::NAME)
+            })?
+            .delay;
+        let start = State::new(
+            nalgebra::SVector::from_iterator(R::INITIAL_POSITION.iter().copied()),
+            nalgebra::SVector::zeros(),
+        );
+        let system = ValveDriven::prescribed(simulation, 0.0, &start)?;
+        let model = ValveDriven::new(
+            system,
+            SteeredValveWave::new(delay, 0.0, initial),
+            &config.pressure_parameter,
+            config.step,
+        )?;
+        let bounds = (config.noise.to_array(), config.min.to_array(), config.max.to_array());
+        let sampler =
+            ParameterSampler::new(config.samples, bounds, config.temperature, config.seed, initial.to_array());
+        Ok(ValvePlanner { model, config, sampler })
+    }
+
+    pub fn config(&self) -> &ValvePlannerConfig {
+        &self.config
+    }
+
+    /// The decisions the last plan chose.
+    pub fn mean(&self) -> ValveDecisions {
+        ValveDecisions::from_array(self.sampler.mean)
+    }
+
+    /// Plans from `snapshot`.
+    pub fn plan(&mut self, snapshot: &ValveSnapshot<N>) -> ValvePlan {
+        let (model, config) = (&mut self.model, &self.config);
+        let sampled =
+            self.sampler.plan(|candidate| rollout(model, config, snapshot, ValveDecisions::from_array(candidate)));
+        ValvePlan {
+            decisions: self.mean(),
+            best_cost: sampled.best_cost,
+            nominal_cost: sampled.nominal_cost,
+            rollouts: self.config.samples,
+            failed: sampled.failed,
+        }
+    }
+
+    /// Cost of `decisions` from `snapshot` over one horizon: the mean distance of the centre
+    /// of mass from the goal over the horizon, plus its distance at the end counted (1 + w a)
+    /// times, a the angle (over pi) between the way the centre of mass moved over the
+    /// horizon's second half and the way to the goal: the turning still to come.
+    pub fn rollout(&mut self, snapshot: &ValveSnapshot<N>, decisions: ValveDecisions) -> Result<f64, String> {
+        rollout(&mut self.model, &self.config, snapshot, decisions)
+    }
+}
+
+fn rollout<R: Model<N, C>, const N: usize, const C: usize>(
+    model: &mut ValveDriven<R, N, C>,
+    config: &ValvePlannerConfig,
+    snapshot: &ValveSnapshot<N>,
+    decisions: ValveDecisions,
+) -> Result<f64, String> {
+    let (mut t, mut x) = (snapshot.time, snapshot.state);
+    model.system.restart(t, &x);
+    model.wave = snapshot.wave;
+    model.apply(t, decisions, &mut x)?;
+    let distance = |com: Vector2<f64>| (com - config.goal).norm();
+    let mut com = model.ground_center_of_mass(&x);
+    let (mut running, mut previous) = (0.0, distance(com));
+    let end = snapshot.time + config.horizon;
+    let steps = (config.horizon / config.step).ceil().max(1.0) as usize;
+    let mut halfway = com;
+    for k in 1..=steps {
+        let to = if k == steps { end } else { snapshot.time + k as f64 * config.step };
+        let before = t;
+        model.advance(&mut t, &mut x, to)?;
+        if !x.is_finite() {
+            return Err(IntegrationError::NonFinite { time: t }.to_string());
+        }
+        com = model.ground_center_of_mass(&model.exact_state(t, &x));
+        let now = distance(com);
+        running += 0.5 * (previous + now) * (t - before);
+        previous = now;
+        if k == steps / 2 {
+            halfway = com;
+        }
+    }
+    let heading = match ((com - halfway).try_normalize(1e-9), (config.goal - com).try_normalize(1e-9)) {
+        (Some(travel), Some(to_goal)) => travel.dot(&to_goal).clamp(-1.0, 1.0).acos() / std::f64::consts::PI,
+        _ => 0.0,
+    };
+    Ok(running / config.horizon + previous * (1.0 + config.heading_weight * heading))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_steered_wave_from_zero_is_eq_13_and_keeps_its_phase_through_a_change() {
+        let spec =
+            crate::actuators::valve_wave::ValveWave { temporal_frequency: TAU * 1.5, delay: TAU / 4.0, offset: 0.4 };
+        let decisions = ValveDecisions { pressure: 50.0, frequency: 1.5, offset: 0.4 };
+        let mut steered = SteeredValveWave::new(spec.delay, 0.0, decisions);
+        for k in 0..1000 {
+            let t = k as f64 * 1.37e-3;
+            for i in 0..4 {
+                assert_eq!(steered.state(t, i), spec.state(t, i), "t = {t}, valve {i}");
+            }
+        }
+        // At 1 s the frequency doubles: the phase there is kept, then runs twice as fast.
+        steered.retarget(1.0, ValveDecisions { frequency: 3.0, ..decisions });
+        let phase_at_one = (TAU * 1.5_f64).rem_euclid(TAU);
+        for k in 0..500 {
+            let t = 1.0 + k as f64 * 0.9e-3;
+            let expected =
+                if (phase_at_one + TAU * 3.0 * (t - 1.0) + spec.delay * 2.0).sin() + 0.4 >= 0.0 { 1.0 } else { -1.0 };
+            assert_eq!(steered.state(t, 1), expected, "t = {t}");
+        }
+    }
+
+    #[test]
+    fn a_switch_is_found_to_rounding_and_none_where_nothing_switches() {
+        let wave = SteeredValveWave::new(TAU / 4.0, 0.0, ValveDecisions { pressure: 1.0, frequency: 2.0, offset: 0.0 });
+        let held: Vec<f64> = (0..4).map(|i| wave.state(0.01, i)).collect();
+        let switch = next_valve_switch(|t, i| wave.state(t, i), &held, 0.01, 0.3).unwrap();
+        // Valve i switches where 4 pi t + (i + 1) pi / 2 crosses a multiple of pi.
+        let exact = (1..=4)
+            .flat_map(|i| (0..4).map(move |m| (m as f64 * std::f64::consts::PI - (i as f64) * TAU / 4.0) / (2.0 * TAU)))
+            .filter(|t| *t > 0.01)
+            .fold(f64::INFINITY, f64::min);
+        assert!((switch - exact).abs() < 1e-14, "{switch} against {exact}");
+        assert_eq!(next_valve_switch(|t, i| wave.state(t, i), &held, 0.01, 0.011), None);
+    }
+
+    #[test]
+    fn config_errors_name_the_setting() {
+        let good = ValvePlannerConfig {
+            samples: 8,
+            horizon: 1.0,
+            step: 0.005,
+            noise: ValveDecisions { pressure: 3.0, frequency: 0.2, offset: 0.2 },
+            min: ValveDecisions { pressure: 20.0, frequency: 1.0, offset: -0.8 },
+            max: ValveDecisions { pressure: 55.0, frequency: 2.0, offset: 0.8 },
+            temperature: 0.3,
+            goal: Vector2::new(1.0, 0.0),
+            heading_weight: 1.0,
+            seed: 1,
+            pressure_parameter: "supply_pressure".into(),
+        };
+        assert!(good.validate().is_ok());
+        let e = ValvePlannerConfig { min: ValveDecisions { frequency: 0.0, ..good.min }, ..good.clone() }
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("frequency"), "{e}");
+        let e = ValvePlannerConfig { max: ValveDecisions { offset: -1.0, ..good.max }, ..good.clone() }
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("offset"), "{e}");
+        let e = ValvePlannerConfig { step: 2.0, ..good }.validate().unwrap_err();
+        assert!(e.contains("step"), "{e}");
+    }
+}
