@@ -3,6 +3,8 @@
 //! system's exact Jacobian (what a knot's Newton matrix and derivative cost), one knot (an
 //! implicit step with its Jacobians) and one plan (a real-time iteration over the horizon,
 //! warm, from a state of the task's run); the planner rate a plan's time allows is 1 / plan.
+//! For the valve planner of `mpc-001-goal`: one rollout and one plan (MPPI), from a state of
+//! its run.
 //!
 //! Run with `cargo bench --bench optimal_control`; README.md lists the figures.
 
@@ -130,5 +132,21 @@ fn soft_snake_roll_aside(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, underwater_waypoint, soft_snake_roll_aside);
+fn wpi_goal(c: &mut Criterion) {
+    use softgen::papers::wpi_snake::mpc::{run_goal, simulation, GoalTask};
+    use softgen_runtime::{ValvePlanner, ValveSnapshot};
+    let task = GoalTask::new();
+    // The state 2 s into the task, heading for the goal.
+    let run = run_goal(&GoalTask { duration: 2.0, ..task.clone() }).unwrap();
+    let last = run.samples.last().unwrap();
+    let snapshot = ValveSnapshot { time: last.t, state: last.state, wave: last.wave };
+    let config = softgen_runtime::ValvePlannerConfig { goal: run.goal, ..task.planner.clone() };
+    let mut planner = ValvePlanner::new(simulation(config.step).unwrap(), config, last.decisions).unwrap();
+    c.bench_function("mpc-001-goal: one rollout (1 s of the complex model through the valves' switches)", |b| {
+        b.iter(|| planner.rollout(black_box(&snapshot), last.decisions).unwrap())
+    });
+    c.bench_function("mpc-001-goal: one plan (MPPI, 16 rollouts)", |b| b.iter(|| planner.plan(black_box(&snapshot))));
+}
+
+criterion_group!(benches, underwater_waypoint, soft_snake_roll_aside, wpi_goal);
 criterion_main!(benches);

@@ -91,7 +91,8 @@ pub struct GoalSample {
     pub state: State<DOF>,
     pub center_of_mass: Vector2<f64>,
     pub distance: f64,
-    /// The decisions applied from this sample on.
+    /// The wave as the plan found it (its phase) and the decisions applied from this sample on.
+    pub wave: SteeredValveWave,
     pub decisions: ValveDecisions,
     pub plan_ms: f64,
     pub best_cost: f64,
@@ -182,6 +183,7 @@ pub fn run_goal(task: &GoalTask) -> Result<GoalRun, String> {
             state: exact,
             center_of_mass: com,
             distance: final_distance,
+            wave: snapshot.wave,
             decisions: plan.decisions,
             plan_ms: spent.as_secs_f64() * 1e3,
             best_cost: plan.best_cost,
