@@ -6,6 +6,12 @@
 //! readings recorded once from the simulated plant under held commands. A period's cost is
 //! the second's over 100.
 //!
+//! The soft snake rolling on its carpet (the state of `mpc-000-roll-aside` 3 s in, its nine
+//! muscles at that instant's pressures), at the estimation issue's 1 kHz: one prediction of
+//! 1 ms, and a tenth of a second of the loop's periods with motion capture on its three
+//! markers (120 Hz, 1 mm, 10 ms late, one frame in eight lost), an IMU's pitch and roll
+//! (200 Hz) and the nine pressures (1 kHz), a period's cost being that over 100.
+//!
 //! Run with `cargo bench --bench estimation`; README.md lists the figures.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
@@ -95,5 +101,113 @@ fn estimation(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, estimation);
+fn soft_snake_estimation(c: &mut Criterion) {
+    use softgen::papers::soft_snake::mpc::{planning_simulation, run_roll_aside, RollAsideTask};
+    use softgen_generated::SoftSnake as R;
+    use softgen_runtime::{EstimatorSettings, Measurement};
+    const N: usize = softgen_generated::soft_snake::DOF;
+    const C: usize = softgen_generated::soft_snake::CONTACTS;
+    const PERIOD: f64 = 0.001;
+    let task = RollAsideTask::new();
+    let run = run_roll_aside(&RollAsideTask { duration: 3.0, ..task.clone() }).unwrap();
+    let last = run.samples.last().unwrap();
+    let start = last.state;
+    let pressures = last.pressures;
+    let sensor = |name: &str, measures, rate_hz, noise, latency, lost| Sensor {
+        name: name.to_string(),
+        measures,
+        rate_hz,
+        noise,
+        latency,
+        lost,
+        timeout: 0.1,
+        range: [-100.0, 100.0],
+        silent_after: None,
+    };
+    let tracked = softgen_runtime::tracked_point_names::<R, N, C>();
+    let mut sensors: Vec<Sensor> = ["section1_tip", "section2_tip", "head"]
+        .iter()
+        .map(|m| {
+            let point = tracked.iter().position(|n| n == m).expect("the spec's markers");
+            sensor(m, Measurement::Marker { point }, 120.0, 1e-3, 0.01, 0.125)
+        })
+        .collect();
+    for name in ["base_pitch", "base_roll"] {
+        let coordinate = R::COORDINATES.iter().position(|c| c.name == name).unwrap();
+        sensors.push(sensor(
+            name,
+            Measurement::Coordinate { coordinate, scale: 1.0, offset: 0.0 },
+            200.0,
+            0.005,
+            0.0,
+            0.0,
+        ));
+    }
+    for m in 0..R::MUSCLES.len() {
+        let mut pressure = sensor(R::MUSCLES[m].name, Measurement::Pressure { muscle: m }, 1000.0, 0.01, 0.0, 0.0);
+        pressure.range = [-1.0, 100.0];
+        sensors.push(pressure);
+    }
+    // A tenth of a second of readings, period by period, from the plant under the held
+    // pressures (RK4 at 0.1 ms on the planner's model).
+    let queue = Arc::new(ReadingQueue::default());
+    let mut plant = SimulatedPlant::new(planning_simulation(&task).unwrap(), start, 1e-4).unwrap();
+    let map = PressureMap::Linear { full_scale_bar: 10.0, volts_min: 0.0, volts_max: 10.0 };
+    plant.connect_muscles(&(0..9).map(|m| (m as u16, m, map.clone())).collect::<Vec<_>>()).unwrap();
+    let params = plant.simulation.params.clone();
+    plant.attach_sensors(EmulatedSensors::new(&sensors, params, Arc::clone(&queue), 0.0, 1).unwrap());
+    let values: Vec<DeviceValue> =
+        (0..9).map(|k| DeviceValue::Analog { channel: k as u16, volts: pressures[k] }).collect();
+    let mut periods: Vec<Vec<Reading>> = Vec::new();
+    for k in 0..=100 {
+        let mut readings = Vec::new();
+        queue.try_drain_into(&mut readings);
+        periods.push(readings);
+        plant.write(k as f64 * PERIOD, &values).unwrap();
+    }
+    let settings = EstimatorSettings { step: PERIOD, ..EstimatorSettings::default() };
+    let filter = || {
+        let mut filter = StateEstimator::<R, N, C>::new(
+            planning_simulation(&task).unwrap(),
+            &[ControlInput::MusclePressures],
+            &sensors,
+            settings.clone(),
+            &start,
+            0.0,
+            PERIOD,
+        )
+        .unwrap();
+        filter.set_commands(&pressures);
+        filter
+    };
+    let mut predicting = filter();
+    let mut t = 0.0;
+    c.bench_function("estimator (soft snake, 1 kHz): one prediction of 1 ms", |b| {
+        b.iter(|| {
+            t += PERIOD;
+            predicting.advance_to(t).unwrap();
+        })
+    });
+    c.bench_function("estimator (soft snake, 1 kHz): 0.1 s of sensors, 100 periods", |b| {
+        b.iter_batched(
+            filter,
+            |mut filter| {
+                for (k, readings) in periods.iter().enumerate() {
+                    let t = k as f64 * PERIOD;
+                    filter.take(readings, t).unwrap();
+                    filter.advance_to(t).unwrap();
+                    filter.set_commands(&pressures);
+                }
+                filter
+            },
+            BatchSize::LargeInput,
+        )
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = estimation, soft_snake_estimation
+}
 criterion_main!(benches);

@@ -463,3 +463,32 @@ fn mpc_rolls_the_soft_snake_to_the_goal_aside_within_its_bounds() {
     }
     assert!(run.highest_pressure > 0.1, "the muscles were used: {} bar", run.highest_pressure);
 }
+
+/// The spec's muscles (what a run configuration's regulators drive) are the paper's PMAs:
+/// a pressure on each of the nine gives the same accelerations as the force the rolling runs
+/// put on its length coordinate (`PneumaticMuscles::force`, p A), bent and touching.
+#[test]
+fn the_specs_muscles_are_the_papers_pressure_to_force_map() {
+    use softgen::papers::soft_snake::{rolling_muscles, Rolling, RollingRun};
+    assert_eq!(R::MUSCLES.len(), 9);
+    let muscles = rolling_muscles(&RollingRun::new(Rolling::Planar)).unwrap();
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut q = bent_state(&mut rng);
+    q[2] = 0.018;
+    let qd = SVector::<f64, N>::from_fn(|i, _| 0.02 * (i as f64 - 7.0));
+    let pressures: Vec<f64> = (0..9).map(|k| 0.3 * k as f64).collect();
+    let mut by_pressure = Simulation::<R, N, C>::new(Params::default(), carpet(1e-3)).unwrap();
+    by_pressure.set_muscle_pressures(&pressures).unwrap();
+    let mut forces = SVector::<f64, N>::zeros();
+    for (k, info) in R::MUSCLES.iter().enumerate() {
+        forces[info.first_coordinate + k % 3] = muscles.force(pressures[k]);
+    }
+    let mut by_force = Simulation::<R, N, C>::new(Params::default(), carpet(1e-3)).unwrap();
+    by_force.set_actuator_forces(&forces);
+    let (mut a, mut b) = (SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+    use softgen_runtime::SecondOrderSystem;
+    by_pressure.acceleration(0.0, &q, &qd, &mut a).unwrap();
+    by_force.acceleration(0.0, &q, &qd, &mut b).unwrap();
+    assert!(forces.norm() > 100.0, "{forces}");
+    assert!((a - b).norm() <= 1e-12 * a.norm(), "{a} against {b}");
+}
