@@ -293,3 +293,28 @@ fn mpc_brings_the_wpi_snake_to_the_goal_at_45_degrees_within_its_bounds() {
     let last = run.samples.last().unwrap();
     assert!(last.decisions.pressure < task.initial.pressure, "{:?}", last.decisions);
 }
+
+/// A plan whose every rollout fails (here a state gone non-finite) keeps the last plan's
+/// decisions and says so, and bad planner settings are refused by name.
+#[test]
+fn a_valve_plan_that_fails_keeps_the_last_decisions() {
+    use nalgebra::SVector;
+    use softgen::papers::wpi_snake::mpc::{simulation, GoalTask};
+    use softgen_runtime::{State, SteeredValveWave, ValvePlanner, ValvePlannerConfig, ValveSnapshot};
+    let task = GoalTask::new();
+    let config = ValvePlannerConfig { goal: nalgebra::Vector2::new(1.0, 0.5), ..task.planner.clone() };
+    let mut planner = ValvePlanner::new(simulation(config.step).unwrap(), config.clone(), task.initial).unwrap();
+    let mut state = State::new(SVector::from_iterator(WpiSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    state.qd[0] = f64::NAN;
+    let wave = SteeredValveWave::new(WpiSnake::VALVE_GAIT.unwrap().delay, 0.0, task.initial);
+    let plan = planner.plan(&ValveSnapshot { time: 0.0, state, wave });
+    assert_eq!(plan.failed, plan.rollouts);
+    assert_eq!(plan.decisions, task.initial);
+    assert!(!plan.best_cost.is_finite());
+    let wrong = ValvePlannerConfig { pressure_parameter: "supply".into(), ..config.clone() };
+    let e = ValvePlanner::new(simulation(config.step).unwrap(), wrong, task.initial).err().unwrap();
+    assert!(e.contains("supply pressure parameter"), "{e}");
+    let unmoved = ValvePlannerConfig { pressure_parameter: "link_mass".into(), ..config };
+    let e = ValvePlanner::new(simulation(0.005).unwrap(), unmoved, task.initial).err().unwrap();
+    assert!(e.contains("does not change"), "{e}");
+}
