@@ -76,23 +76,40 @@ fn estimation(c: &mut Criterion) {
         filter.set_commands(&COMMANDS);
         filter
     };
+    let names = (
+        "estimator (underwater snake): one prediction",
+        "estimator (underwater snake): one second of sensors, 100 periods",
+    );
+    bench_filter(c, names, filter, &periods, &COMMANDS, PERIOD);
+}
+
+/// One prediction of `period` (`names.0`), and `periods`' readings taken period by period
+/// under the held `commands` (`names.1`), each run from a fresh `filter`.
+fn bench_filter<R: Model<N, C>, const N: usize, const C: usize>(
+    c: &mut Criterion,
+    names: (&str, &str),
+    filter: impl Fn() -> StateEstimator<R, N, C>,
+    periods: &[Vec<Reading>],
+    commands: &[f64],
+    period: f64,
+) {
     let mut predicting = filter();
     let mut t = 0.0;
-    c.bench_function("estimator (underwater snake): one prediction", |b| {
+    c.bench_function(names.0, |b| {
         b.iter(|| {
-            t += PERIOD;
+            t += period;
             predicting.advance_to(t).unwrap();
         })
     });
-    c.bench_function("estimator (underwater snake): one second of sensors, 100 periods", |b| {
+    c.bench_function(names.1, |b| {
         b.iter_batched(
-            filter,
+            &filter,
             |mut filter| {
                 for (k, readings) in periods.iter().enumerate() {
-                    let t = k as f64 * PERIOD;
+                    let t = k as f64 * period;
                     filter.take(readings, t).unwrap();
                     filter.advance_to(t).unwrap();
-                    filter.set_commands(&COMMANDS);
+                    filter.set_commands(commands);
                 }
                 filter
             },
@@ -180,29 +197,11 @@ fn soft_snake_estimation(c: &mut Criterion) {
         filter.set_commands(&pressures);
         filter
     };
-    let mut predicting = filter();
-    let mut t = 0.0;
-    c.bench_function("estimator (soft snake, 1 kHz): one prediction of 1 ms", |b| {
-        b.iter(|| {
-            t += PERIOD;
-            predicting.advance_to(t).unwrap();
-        })
-    });
-    c.bench_function("estimator (soft snake, 1 kHz): 0.1 s of sensors, 100 periods", |b| {
-        b.iter_batched(
-            filter,
-            |mut filter| {
-                for (k, readings) in periods.iter().enumerate() {
-                    let t = k as f64 * PERIOD;
-                    filter.take(readings, t).unwrap();
-                    filter.advance_to(t).unwrap();
-                    filter.set_commands(&pressures);
-                }
-                filter
-            },
-            BatchSize::LargeInput,
-        )
-    });
+    let names = (
+        "estimator (soft snake, 1 kHz): one prediction of 1 ms",
+        "estimator (soft snake, 1 kHz): 0.1 s of sensors, 100 periods",
+    );
+    bench_filter(c, names, filter, &periods, &pressures, PERIOD);
 }
 
 criterion_group! {

@@ -254,6 +254,29 @@ mod tests {
     }
 }
 
+/// A control task's path seen from above, `path_xy.png` (and .svg) in `out`: the centre of
+/// mass at each plan and the goal.
+pub(crate) fn plot_path_to_goal(
+    title: &str,
+    path: Vec<(f64, f64)>,
+    goal: (f64, f64),
+    out: &std::path::Path,
+) -> Result<(), String> {
+    use crate::support::plot::{plot_paths_in, Series};
+    let series = vec![
+        Series { name: "centre of mass".into(), colour: [40, 60, 200], points: path },
+        Series { name: "goal".into(), colour: [200, 40, 40], points: vec![goal] },
+    ];
+    plot_paths_in(title, ("x (m)", "y (m)"), &series, &out.join("path_xy.png"))
+}
+
+/// A control task's planner time per plan (ms) against time, `planner.png` (and .svg) in `out`.
+pub(crate) fn plot_plan_times(title: &str, times: Vec<(f64, f64)>, out: &std::path::Path) -> Result<(), String> {
+    use crate::support::plot::{plot_time_series, Series};
+    let series = vec![Series { name: "plan".into(), colour: [30, 150, 60], points: times }];
+    plot_time_series(title, "ms", &series, &out.join("planner.png"))
+}
+
 /// A control task's closing lines and verdict: `goal: reached at t = T s (distance D m)` or
 /// `goal: not reached (distance D m)`; `reached` only with no plan past its period.
 pub(crate) fn control_task_verdict(

@@ -128,43 +128,65 @@ pub const MAX_PLAN_STEPS: f64 = 1e7;
 
 impl PlannerConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if !(2..=MAX_SAMPLES).contains(&self.samples) {
-            return Err(format!("planner samples must be in 2..={MAX_SAMPLES}, got {}", self.samples));
-        }
-        if !(self.horizon.is_finite() && self.horizon > 0.0) {
-            return Err(format!("planner horizon must be > 0 s, got {}", self.horizon));
-        }
-        if !(self.step.is_finite() && self.step > 0.0 && self.step <= self.horizon) {
-            return Err(format!("planner step must be in (0, horizon], got {}", self.step));
-        }
-        let steps = self.horizon / self.step;
-        if steps * self.samples as f64 > MAX_PLAN_STEPS {
-            return Err(format!(
-                "a plan of {} rollouts x {steps:.3e} steps (horizon / step) is more than {MAX_PLAN_STEPS:.0e} model steps: it could not re-plan in time",
-                self.samples
-            ));
-        }
-        if !(self.temperature.is_finite() && self.temperature > 0.0) {
-            return Err(format!("planner temperature must be > 0, got {}", self.temperature));
-        }
-        if !(self.heading_weight.is_finite() && self.heading_weight >= 0.0) {
-            return Err(format!("planner heading weight must be finite and >= 0, got {}", self.heading_weight));
-        }
-        if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
-            return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
-        }
+        let bounds = (self.noise.to_array(), self.min.to_array(), self.max.to_array());
         let names = ["amplitude", "temporal frequency", "offset"];
-        let (noise, min, max) = (self.noise.to_array(), self.min.to_array(), self.max.to_array());
-        for i in 0..3 {
-            if !(noise[i].is_finite() && noise[i] >= 0.0) {
-                return Err(format!("planner noise of the {} must be finite and >= 0, got {}", names[i], noise[i]));
-            }
-            if !(min[i].is_finite() && max[i].is_finite() && min[i] <= max[i]) {
-                return Err(format!("planner bounds of the {}: [{}, {}] is not an interval", names[i], min[i], max[i]));
-            }
-        }
-        Ok(())
+        validate_sampling(self.samples, (self.horizon, self.step), self.temperature, self.heading_weight, self.goal)?;
+        validate_parameters(names, bounds)
     }
+}
+
+/// The settings every sampling planner shares, checked: rollouts per plan, rollout length
+/// and step (and the plan's model steps within [`MAX_PLAN_STEPS`]), temperature, terminal
+/// heading weight, goal.
+pub(crate) fn validate_sampling(
+    samples: usize,
+    (horizon, step): (f64, f64),
+    temperature: f64,
+    heading_weight: f64,
+    goal: Vector2<f64>,
+) -> Result<(), String> {
+    if !(2..=MAX_SAMPLES).contains(&samples) {
+        return Err(format!("planner samples must be in 2..={MAX_SAMPLES}, got {samples}"));
+    }
+    if !(horizon.is_finite() && horizon > 0.0) {
+        return Err(format!("planner horizon must be > 0 s, got {horizon}"));
+    }
+    if !(step.is_finite() && step > 0.0 && step <= horizon) {
+        return Err(format!("planner step must be in (0, horizon], got {step}"));
+    }
+    let steps = horizon / step;
+    if steps * samples as f64 > MAX_PLAN_STEPS {
+        return Err(format!(
+            "a plan of {samples} rollouts x {steps:.3e} steps (horizon / step) is more than {MAX_PLAN_STEPS:.0e} model steps: it could not re-plan in time"
+        ));
+    }
+    if !(temperature.is_finite() && temperature > 0.0) {
+        return Err(format!("planner temperature must be > 0, got {temperature}"));
+    }
+    if !(heading_weight.is_finite() && heading_weight >= 0.0) {
+        return Err(format!("planner heading weight must be finite and >= 0, got {heading_weight}"));
+    }
+    if !(goal.x.is_finite() && goal.y.is_finite()) {
+        return Err(format!("goal must be finite, got ({}, {})", goal.x, goal.y));
+    }
+    Ok(())
+}
+
+/// A sampled planner's three parameters, checked: each perturbation's standard deviation
+/// finite and >= 0, each bound finite and min <= max.
+pub(crate) fn validate_parameters(
+    names: [&str; 3],
+    (noise, min, max): ([f64; 3], [f64; 3], [f64; 3]),
+) -> Result<(), String> {
+    for i in 0..3 {
+        if !(noise[i].is_finite() && noise[i] >= 0.0) {
+            return Err(format!("planner noise of the {} must be finite and >= 0, got {}", names[i], noise[i]));
+        }
+        if !(min[i].is_finite() && max[i].is_finite() && min[i] <= max[i]) {
+            return Err(format!("planner bounds of the {}: [{}, {}] is not an interval", names[i], min[i], max[i]));
+        }
+    }
+    Ok(())
 }
 
 /// One plan and what it cost to make.

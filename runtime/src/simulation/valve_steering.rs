@@ -19,7 +19,7 @@ use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSy
 use crate::integration::rk4::RungeKutta4;
 use crate::robot::model::{Model, ParamSet};
 use crate::robot::state::State;
-use crate::simulation::mpc::ParameterSampler;
+use crate::simulation::mpc::{validate_parameters, validate_sampling, ParameterSampler};
 use crate::simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
 use nalgebra::Vector2;
 use std::f64::consts::TAU;
@@ -333,47 +333,8 @@ pub struct ValvePlannerConfig {
 
 impl ValvePlannerConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if !(2..=crate::simulation::mpc::MAX_SAMPLES).contains(&self.samples) {
-            return Err(format!(
-                "planner samples must be in 2..={}, got {}",
-                crate::simulation::mpc::MAX_SAMPLES,
-                self.samples
-            ));
-        }
-        if !(self.horizon.is_finite() && self.horizon > 0.0) {
-            return Err(format!("planner horizon must be > 0 s, got {}", self.horizon));
-        }
-        if !(self.step.is_finite() && self.step > 0.0 && self.step <= self.horizon) {
-            return Err(format!("planner step must be in (0, horizon], got {}", self.step));
-        }
-        if self.horizon / self.step * self.samples as f64 > crate::simulation::mpc::MAX_PLAN_STEPS {
-            return Err(format!(
-                "a plan of {} rollouts of {} s in steps of {} s is more than {:.0e} model steps",
-                self.samples,
-                self.horizon,
-                self.step,
-                crate::simulation::mpc::MAX_PLAN_STEPS
-            ));
-        }
-        if !(self.temperature.is_finite() && self.temperature > 0.0) {
-            return Err(format!("planner temperature must be > 0, got {}", self.temperature));
-        }
-        if !(self.heading_weight.is_finite() && self.heading_weight >= 0.0) {
-            return Err(format!("planner heading weight must be finite and >= 0, got {}", self.heading_weight));
-        }
-        if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
-            return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
-        }
-        let (noise, min, max) = (self.noise.to_array(), self.min.to_array(), self.max.to_array());
-        for i in 0..3 {
-            let name = VALVE_DECISIONS[i];
-            if !(noise[i].is_finite() && noise[i] >= 0.0) {
-                return Err(format!("planner noise of the {name} must be finite and >= 0, got {}", noise[i]));
-            }
-            if !(min[i].is_finite() && max[i].is_finite() && min[i] <= max[i]) {
-                return Err(format!("planner bounds of the {name}: [{}, {}] is not an interval", min[i], max[i]));
-            }
-        }
+        validate_sampling(self.samples, (self.horizon, self.step), self.temperature, self.heading_weight, self.goal)?;
+        validate_parameters(VALVE_DECISIONS, (self.noise.to_array(), self.min.to_array(), self.max.to_array()))?;
         if self.min.frequency <= 0.0 {
             return Err(format!(
                 "planner bounds of the frequency must be above 0 Hz (a wave that stops holds its valves), got {}",

@@ -3,7 +3,8 @@
 
 use super::rolling::{run_rolling, write_rolling_outputs, Rolling, RollingRun};
 use crate::papers::experiment::{
-    control_task_verdict, differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun,
+    control_task_verdict, differs_if, plot_path_to_goal, plot_plan_times, write_csv, Experiment, ExperimentReport,
+    Verdict, ViewedRun,
 };
 use softgen_runtime::Model;
 use std::path::Path;
@@ -147,7 +148,7 @@ fn rolling_spatial(out: &Path) -> Result<ExperimentReport, String> {
 /// timing.
 fn mpc_roll_aside(out: &Path) -> Result<ExperimentReport, String> {
     use super::mpc::{run_roll_aside, RollAsideTask, ARRIVAL_RADIUS, GOAL_ASIDE};
-    use crate::support::plot::{plot_paths_in, plot_time_series, Series};
+    use crate::support::plot::{plot_time_series, Series};
     let task = RollAsideTask::new();
     let run = run_roll_aside(&task)?;
     let rows: Vec<String> = run
@@ -197,15 +198,8 @@ fn mpc_roll_aside(out: &Path) -> Result<ExperimentReport, String> {
         .collect();
     write_csv(&out.join("trajectory.csv"), &header.join(","), &trajectory)?;
     let view = viewed("soft snake, MPC: roll 0.3 m aside", &out.join("trajectory.csv"));
-    let path = vec![
-        Series {
-            name: "centre of mass".into(),
-            colour: [40, 60, 200],
-            points: run.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect(),
-        },
-        Series { name: "goal".into(), colour: [200, 40, 40], points: vec![(run.goal.x, run.goal.y)] },
-    ];
-    plot_paths_in("soft snake, MPC: path (top view)", ("x (m)", "y (m)"), &path, &out.join("path_xy.png"))?;
+    let path = run.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect();
+    plot_path_to_goal("soft snake, MPC: path (top view)", path, (run.goal.x, run.goal.y), out)?;
     let decisions = vec![
         Series {
             name: "bend (rad)".into(),
@@ -233,12 +227,8 @@ fn mpc_roll_aside(out: &Path) -> Result<ExperimentReport, String> {
         })
         .collect();
     plot_time_series("soft snake, MPC: muscle pressures", "pressure (bar)", &pressures, &out.join("pressures.png"))?;
-    let timing = vec![Series {
-        name: "plan".into(),
-        colour: [30, 150, 60],
-        points: run.samples.iter().map(|s| (s.t, s.plan_ms)).collect(),
-    }];
-    plot_time_series("soft snake, MPC: planner time per plan", "ms", &timing, &out.join("planner.png"))?;
+    let times = run.samples.iter().map(|s| (s.t, s.plan_ms)).collect();
+    plot_plan_times("soft snake, MPC: planner time per plan", times, out)?;
     let simulated = run.samples.last().map_or(0.0, |s| s.t);
     let mut lines = vec![
         format!(

@@ -3,7 +3,8 @@
 
 use super::model::{fit_circle, run_grid, run_snake, SnakeModel, SnakeOutcome, SnakeRun};
 use crate::papers::experiment::{
-    control_task_verdict, differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun,
+    control_task_verdict, differs_if, plot_path_to_goal, plot_plan_times, write_csv, Experiment, ExperimentReport,
+    Verdict, ViewedRun,
 };
 use std::path::Path;
 use std::time::Instant;
@@ -595,7 +596,7 @@ fn wpi_cost(out: &Path) -> Result<ExperimentReport, String> {
 /// `mpc-001-goal`: the task of `mpc.rs`, its path, decisions and planner timing.
 fn mpc_goal(out: &Path) -> Result<ExperimentReport, String> {
     use super::mpc::{run_goal, GoalTask, GOAL_ANGLE_DEGREES, GOAL_DISTANCE};
-    use crate::support::plot::{plot_paths_in, plot_time_series, Series};
+    use crate::support::plot::{plot_time_series, Series};
     use softgen_runtime::Model;
     let task = GoalTask::new();
     let run = run_goal(&task)?;
@@ -636,15 +637,8 @@ fn mpc_goal(out: &Path) -> Result<ExperimentReport, String> {
         .collect();
     write_csv(&out.join("trajectory.csv"), &header.join(","), &trajectory)?;
     let view = ViewedRun::new("trajectory.csv", softgen_generated::WpiSnake::NAME, "WPI snake, MPC: to the goal");
-    let path = vec![
-        Series {
-            name: "centre of mass".into(),
-            colour: [40, 60, 200],
-            points: run.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect(),
-        },
-        Series { name: "goal".into(), colour: [200, 40, 40], points: vec![(run.goal.x, run.goal.y)] },
-    ];
-    plot_paths_in("WPI snake, MPC: path (top view)", ("x (m)", "y (m)"), &path, &out.join("path_xy.png"))?;
+    let path = run.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect();
+    plot_path_to_goal("WPI snake, MPC: path (top view)", path, (run.goal.x, run.goal.y), out)?;
     let decisions = vec![
         Series {
             name: "supply pressure / 50 kPa".into(),
@@ -668,12 +662,8 @@ fn mpc_goal(out: &Path) -> Result<ExperimentReport, String> {
         },
     ];
     plot_time_series("WPI snake, MPC: the plan's decisions", "value", &decisions, &out.join("decisions.png"))?;
-    let timing = vec![Series {
-        name: "plan".into(),
-        colour: [30, 150, 60],
-        points: run.samples.iter().map(|s| (s.t, s.plan_ms)).collect(),
-    }];
-    plot_time_series("WPI snake, MPC: planner time per plan", "ms", &timing, &out.join("planner.png"))?;
+    let times = run.samples.iter().map(|s| (s.t, s.plan_ms)).collect();
+    plot_plan_times("WPI snake, MPC: planner time per plan", times, out)?;
     let simulated = run.samples.last().map_or(0.0, |s| s.t);
     let (planner, min, max) = (&task.planner, &task.planner.min, &task.planner.max);
     let mut lines = vec![
