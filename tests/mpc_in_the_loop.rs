@@ -283,3 +283,107 @@ fn the_gait_sampler_on_the_estimated_state_steers_the_wheeled_snake_to_its_goal(
     }
     assert!(estimator.fault.is_none());
 }
+
+/// The centre of mass in the ground plane at time `t` of a plant trajectory CSV (the row
+/// at `t`; the safe state's period comes after it).
+fn center_of_mass_at<R: softgen_runtime::Model<N, C>, const N: usize, const C: usize>(
+    trajectory: &Path,
+    t: f64,
+) -> nalgebra::Vector2<f64> {
+    let text = std::fs::read_to_string(trajectory).unwrap();
+    let row: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .map(|line| line.split(',').map(|v| v.parse().unwrap()).collect::<Vec<f64>>())
+        .find(|row| (row[0] - t).abs() < 1e-9)
+        .unwrap_or_else(|| panic!("no row at t = {t} s"));
+    let q = nalgebra::SVector::<f64, N>::from_column_slice(&row[1..]);
+    let p = R::Params::default();
+    R::center_of_mass(&q, &p, &R::cache(&q, &p)).xy()
+}
+
+/// `softgen run --robot wpi_snake` drives the paper's wave through the output chain: valve
+/// states on digital lines, the supply on a regulator, the simulated plant reading them back.
+/// It moves the snake as the paper's complex-model run at the same settings does; what
+/// differs is only that the loop switches valves on its 1 ms periods, not at the wave's
+/// own instants, and that its RK4 steps are 1 ms.
+#[test]
+fn the_wpi_snakes_valve_wave_through_the_loop_moves_it_as_the_papers_run() {
+    use softgen::papers::wpi_snake::{run_snake, SnakeModel, SnakeRun};
+    use softgen_generated::wpi_snake::{CONTACTS, DOF};
+    use softgen_generated::WpiSnake;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wpi_snake.run.toml");
+    std::fs::write(&config, run_config("wpi_snake").replace("command_timeout = 0.05", "command_timeout = 10.0"))
+        .unwrap();
+    // The paper's runs need six cycles at least.
+    let duration = 4.0;
+    let mut options = mpc_options("wpi_snake", dir.path(), config, duration);
+    options.controller = ControllerChoice::Gait;
+    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    let looped = center_of_mass_at::<WpiSnake, DOF, CONTACTS>(&options.trajectory, duration);
+    let mut run = SnakeRun::new(SnakeModel::Complex, 1.5, 54.0, 0.0);
+    run.duration = duration;
+    let paper = run_snake(&run, 1, |_| {}).unwrap();
+    let last = paper.samples.last().unwrap();
+    assert!((last.t - duration).abs() < 1e-9);
+    let start = paper.samples[0].center_of_mass;
+    let (travelled, difference) = ((last.center_of_mass - start).norm(), (looped - last.center_of_mass).norm());
+    println!("travelled {travelled:.4} m in {duration} s; the loop's plant ends {difference:e} m from the paper's run");
+    assert!(travelled > 0.2, "{travelled}");
+    assert!(difference < 0.01 * travelled, "{difference} m of {travelled} m");
+    // Every period: four valve lines and the supply's volts (0.54 bar of a 1 bar, 10 V
+    // regulator), the safe state last (the supply vented).
+    let text = std::fs::read_to_string(&options.record).unwrap();
+    let recording = Recording::parse("commands.csv", &text).unwrap();
+    let (_, first) = &recording.periods[0];
+    assert_eq!(first.iter().filter(|v| v.kind() == "digital").count(), 4);
+    assert!(first.iter().any(|v| v.kind() == "analog" && (v.number() - 5.4).abs() < 1e-9), "{first:?}");
+    let (_, safe) = recording.periods.last().unwrap();
+    assert!(safe.iter().any(|v| v.kind() == "analog" && v.number() == 0.0), "{safe:?}");
+}
+
+/// The valve sampler in its own thread steers the WPI snake's wave (supply pressure,
+/// frequency, offset) to mpc-001-goal's goal, 1 m away at 45 degrees, on the simulated
+/// plant reading its valve lines, and holds it there for 2 s.
+#[test]
+fn the_valve_sampler_in_the_loop_brings_the_wpi_snake_to_its_goal_and_holds_it() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wpi_snake.run.toml");
+    std::fs::write(&config, run_config("wpi_snake").replace("command_timeout = 0.05", "command_timeout = 10.0"))
+        .unwrap();
+    let options = mpc_options("wpi_snake", dir.path(), config, 30.0);
+    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    let mpc = report.mpc.unwrap();
+    let stats = report.stats.unwrap();
+    println!("loop: {stats}");
+    println!("planner: {}", mpc.planner);
+    assert!((mpc.start_distance - 1.0).abs() < 1e-3, "the goal is 1 m away: {}", mpc.start_distance);
+    let arrived =
+        mpc.arrived_at.unwrap_or_else(|| panic!("goal not reached: {:.3} m away after 30 s", mpc.final_distance));
+    assert!(mpc.held, "reached at {arrived} s but not held");
+    println!("reached at t = {arrived:.2} s, {:.3} m away at the end", mpc.final_distance);
+    assert!(mpc.final_distance <= 0.05, "{}", mpc.final_distance);
+    // The run ends once the goal has been held for 2 s.
+    let end = stats.periods as f64 / 1000.0;
+    assert!((end - arrived - 2.0).abs() < 0.1, "ended at {end} s, reached at {arrived} s");
+    assert!(mpc.planner.rate_hz() >= 19.0, "re-planning rate {:.1} Hz", mpc.planner.rate_hz());
+    assert!(mpc.planner.overruns * 10 <= mpc.planner.plans, "{}", mpc.planner);
+    assert_eq!(mpc.planner.failed_plans, 0, "{}", mpc.planner);
+    assert!(mpc.plans_applied + 2 >= mpc.planner.plans, "{} of {} plans applied", mpc.plans_applied, mpc.planner.plans);
+    // The supply stayed within the planner's bounds (20-55 kPa: 2-5.5 V) until the safe
+    // state vented it.
+    let text = std::fs::read_to_string(&options.record).unwrap();
+    let recording = Recording::parse("commands.csv", &text).unwrap();
+    let (last, periods) = recording.periods.split_last().unwrap();
+    for (t, values) in periods {
+        for v in values.iter().filter(|v| v.kind() == "analog") {
+            assert!((2.0 - 1e-9..=5.5 + 1e-9).contains(&v.number()), "t = {t}: supply {} V", v.number());
+        }
+    }
+    assert!(last.1.iter().any(|v| v.kind() == "analog" && v.number() == 0.0));
+}

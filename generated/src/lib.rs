@@ -194,7 +194,10 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/wpi_snake.toml",
         dof: wpi_snake::DOF,
         contacts: wpi_snake::CONTACTS,
-        run_config: None,
+        run_config: Some(RunConfigFile {
+            path: "model-specs/wpi_snake.run.toml",
+            text: include_str!("../../model-specs/wpi_snake.run.toml"),
+        }),
     },
 ];
 

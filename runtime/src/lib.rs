@@ -123,3 +123,6 @@ pub use hardware::steering::{
     run_planner, run_planning_thread, GoalSteering, PlannerStats, PlanningStep, SteeringConfig, SteeringLink,
     SteeringPhase,
 };
+pub use hardware::valve_loop::{
+    run_valve_planner, write_valve_commands, ValveLink, ValvePlant, ValveSteering, ValveSteeringConfig, ValveWiring,
+};

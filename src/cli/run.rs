@@ -62,10 +62,12 @@ pub(crate) struct RunArgs {
     replay: Option<PathBuf>,
     #[arg(long)]
     amplitude: Option<f64>,
+    /// The gait's temporal frequency (rad/s); for a valve robot, its valve wave's omega.
     #[arg(long)]
     temporal_frequency: Option<f64>,
     #[arg(long)]
     spatial_frequency: Option<f64>,
+    /// The gait's offset; for a valve robot, its valve wave's offset (phi).
     #[arg(long)]
     offset: Option<f64>,
     /// What drives the actuators: the robot's gait, or the model-predictive controller
@@ -121,7 +123,8 @@ pub(crate) enum ControllerName {
     /// The robot's gait, open loop.
     Gait,
     /// Model-predictive control towards --goal: a serpenoid robot's gait re-planned by
-    /// sampling, a robot driven by pressures and thrusts planned by box-DDP.
+    /// sampling, a valve robot's wave (supply pressure, frequency, offset) by sampling, a
+    /// robot driven by pressures and thrusts planned by box-DDP.
     Mpc,
 }
 

@@ -7,7 +7,8 @@ use nalgebra::Vector2;
 use serde::Deserialize;
 use softgen_runtime::{
     Calibration, Channel, ContactLaw, CoordinateKind, EstimatorSettings, FrictionAnisotropy, FrictionLaw,
-    GaitParameters, LengthToPressure, Measurement, PressureMap, SafetyLimits, Sensor, Terrain, MAX_SENSORS,
+    GaitParameters, LengthToPressure, Measurement, PressureMap, SafetyLimits, Sensor, Terrain, ValveDecisions,
+    ValvePlannerConfig, MAX_SENSORS,
 };
 use std::ops::Range;
 use std::path::Path;
@@ -33,6 +34,23 @@ struct File {
     estimator: Option<Spanned<EstimatorFile>>,
     /// The motion-capture server that `source = "natnet"` sensors read.
     natnet: Option<Spanned<NatNetFile>>,
+    /// A valve-driven robot's supply: which spec parameter its regulator sets.
+    valves: Option<Spanned<ValvesFile>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ValvesFile {
+    supply_parameter: String,
+    units_per_bar: f64,
+}
+
+/// A valve-driven robot's supply regulator (the `supply` actuator): the spec's parameter
+/// its pressure is, and that parameter's units per bar (100 for kPa).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValveSupply {
+    pub parameter: String,
+    pub units_per_bar: f64,
 }
 
 /// Where a sensor's readings come from on the robot (the simulated plant emulates every
@@ -508,6 +526,10 @@ pub struct RunConfig {
     /// Box-DDP model-predictive control, if the file configures it (`solver = "ddp"`, the
     /// default for robots driven by pressures and thrusts).
     pub ddp_mpc: Option<DdpMpcSettings>,
+    /// The valve sampler's model-predictive control, for valve-driven robots.
+    pub valve_mpc: Option<ValveMpcSettings>,
+    /// A valve-driven robot's supply (required for one).
+    pub valve_supply: Option<ValveSupply>,
     /// Parameter values by name, for the robot's `Params::set` (checked when applied).
     pub parameters: Vec<(String, f64)>,
     /// The sensors the loop reads with `--state estimated`, in the file's order.
@@ -550,6 +572,10 @@ pub enum Drives {
     Coordinate(CoordinateKind),
     /// A thruster's force.
     Thrust,
+    /// A solenoid valve pair driving a coordinate through its response (state +1 or -1).
+    Valve,
+    /// The supply pressure of a valve-driven robot's valves.
+    Supply,
 }
 
 fn locate(path: &str, text: &str, span: Range<usize>, message: impl std::fmt::Display) -> String {
@@ -701,7 +727,29 @@ impl RunConfig {
         let continuous = actuators
             .iter()
             .any(|(_, d)| matches!(d, Drives::Thrust | Drives::Coordinate(CoordinateKind::ActuatorLength)));
-        let (mut mpc, mut ddp_mpc) = (None, None);
+        let valved = actuators.iter().any(|(_, d)| *d == Drives::Valve);
+        let valve_supply = match (&file.valves, valved) {
+            (Some(v), true) => {
+                let table = v.get_ref();
+                if !(table.units_per_bar.is_finite() && table.units_per_bar > 0.0) {
+                    return Err(locate(
+                        path,
+                        text,
+                        v.span(),
+                        format!("valves.units_per_bar: must be > 0 (100 for a parameter in kPa), got {}", table.units_per_bar),
+                    ));
+                }
+                Some(ValveSupply { parameter: table.supply_parameter.clone(), units_per_bar: table.units_per_bar })
+            }
+            (Some(v), false) => {
+                return Err(locate(path, text, v.span(), format!("valves: `{robot}` has no valves to supply")))
+            }
+            (None, true) => return Err(format!(
+                "{path}: `{robot}` is driven by valves: add a [valves] table naming the spec parameter its supply regulator sets (supply_parameter) and that parameter's units per bar (units_per_bar)"
+            )),
+            (None, false) => None,
+        };
+        let (mut mpc, mut ddp_mpc, mut valve_mpc) = (None, None, None);
         if let Some(m) = &file.mpc {
             let at = |message: String| locate(path, text, m.span(), format!("mpc: {message}"));
             let table = m.get_ref();
@@ -716,6 +764,20 @@ impl RunConfig {
             let (sampling_keys, ddp_keys) = table.solver_keys();
             let solver = table.solver.unwrap_or(if continuous { MpcSolver::Ddp } else { MpcSolver::Sampling });
             match solver {
+                MpcSolver::Sampling if valved => {
+                    // The gait's lag and settling do not apply; of box-DDP's, only the hold.
+                    let foreign = sampling_keys.iter().filter(|k| ["lag", "settle"].contains(*k));
+                    if let Some(key) = foreign.chain(ddp_keys.iter().filter(|k| **k != "hold")).next() {
+                        return Err(at(format!("`{key}` is not a setting of the valve sampler")));
+                    }
+                    if goal.len() == 3 {
+                        return Err(goal_at(format!("`{robot}` moves in the plane: give [x, y]")));
+                    }
+                    valve_mpc = Some(parse_valve_mpc(table, Vector2::new(goal[0], goal[1]), rate_hz).map_err(at)?);
+                }
+                MpcSolver::Ddp if valved => {
+                    return Err(at(format!("solver = \"ddp\" plans pressures and thrusts; `{robot}`'s valves only open and shut, which solver = \"sampling\" steers")));
+                }
                 MpcSolver::Sampling => {
                     if continuous {
                         return Err(at(format!("solver = \"sampling\" steers a serpenoid gait; `{robot}` is driven by pressures or thrusts, which solver = \"ddp\" plans")));
@@ -800,6 +862,8 @@ impl RunConfig {
             environment,
             mpc,
             ddp_mpc,
+            valve_mpc,
+            valve_supply,
             parameters,
             sensors,
             estimator,
@@ -1077,6 +1141,83 @@ fn parse_mpc(m: &MpcFile, goal: Vector2<f64>, rate_hz: f64) -> Result<MpcSetting
     Ok(settings)
 }
 
+/// Settings of the valve sampler's model-predictive control (see
+/// `softgen_runtime::ValvePlanner`): triples are (supply pressure in the supply parameter's
+/// unit, frequency in Hz, offset).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValveMpcSettings {
+    pub goal: Vector2<f64>,
+    /// Re-planning rate (Hz).
+    pub replan_hz: f64,
+    pub horizon: f64,
+    pub step: f64,
+    pub samples: usize,
+    pub temperature: f64,
+    pub heading_weight: f64,
+    pub noise: ValveDecisions,
+    pub min: ValveDecisions,
+    pub max: ValveDecisions,
+    /// Arrival: the centre of mass within this distance (m), held for `hold` s.
+    pub arrival_radius: f64,
+    pub hold: f64,
+    pub seed: u64,
+}
+
+impl ValveMpcSettings {
+    /// The planner's configuration for a goal, the supply being `supply_parameter`.
+    pub fn planner(&self, goal: Vector2<f64>, supply_parameter: &str) -> ValvePlannerConfig {
+        ValvePlannerConfig {
+            samples: self.samples,
+            horizon: self.horizon,
+            step: self.step,
+            noise: self.noise,
+            min: self.min,
+            max: self.max,
+            temperature: self.temperature,
+            goal,
+            heading_weight: self.heading_weight,
+            seed: self.seed,
+            pressure_parameter: supply_parameter.to_string(),
+        }
+    }
+}
+
+/// The valve sampler's settings: `noise`, `min` and `max` are the robot's own (its supply's
+/// range has no default); the rest default to the settings the WPI snake's task measured
+/// best (16 rollouts of 1 s at 5 ms steps, 20 Hz).
+fn parse_valve_mpc(m: &MpcFile, goal: Vector2<f64>, rate_hz: f64) -> Result<ValveMpcSettings, String> {
+    let decisions = |key: &str, triple: Option<[f64; 3]>| {
+        triple
+            .map(ValveDecisions::from_array)
+            .ok_or_else(|| format!("`{key}` is required for a valve robot: [supply pressure, frequency (Hz), offset]"))
+    };
+    let settings = ValveMpcSettings {
+        goal,
+        replan_hz: m.replan_hz.unwrap_or(20.0),
+        horizon: m.horizon.unwrap_or(1.0),
+        step: m.step.unwrap_or(5e-3),
+        samples: m.samples.unwrap_or(16),
+        temperature: m.temperature.unwrap_or(0.3),
+        heading_weight: m.heading_weight.unwrap_or(1.0),
+        noise: decisions("noise", m.noise)?,
+        min: decisions("min", m.min)?,
+        max: decisions("max", m.max)?,
+        arrival_radius: m.arrival_radius.unwrap_or(0.05),
+        hold: m.hold.unwrap_or(2.0),
+        seed: m.seed.unwrap_or(1),
+    };
+    if !(settings.replan_hz.is_finite() && settings.replan_hz > 0.0 && settings.replan_hz <= rate_hz) {
+        return Err(format!("replan_hz must be in (0, rate_hz = {rate_hz}], got {}", settings.replan_hz));
+    }
+    for (name, value) in [("arrival_radius", settings.arrival_radius), ("hold", settings.hold)] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(format!("{name} must be finite and >= 0, got {value}"));
+        }
+    }
+    settings.planner(goal, "supply").validate()?;
+    Ok(settings)
+}
+
 /// Settings of box-DDP model-predictive control (see `softgen_runtime::RecedingHorizon`):
 /// the commands' bounds are the safety limits' (thrusts within the thrust limit either way,
 /// pressures from 0 to the ceiling).
@@ -1258,14 +1399,20 @@ fn channel_fit(channel: &Channel, drives: Drives) -> Option<String> {
     let muscle = drives == Drives::Coordinate(CoordinateKind::ActuatorLength);
     let fits = match channel {
         Channel::ServoBoard { .. } => joint,
-        Channel::PressureRegulator { .. } | Channel::Valve { .. } => muscle,
+        Channel::PressureRegulator { .. } => muscle || drives == Drives::Supply,
+        Channel::Valve { .. } => muscle || drives == Drives::Valve,
         Channel::Thruster { .. } => drives == Drives::Thrust,
     };
     if fits {
         return None;
     }
-    let Drives::Coordinate(kind) = drives else {
-        return Some("is a thruster, commanded in newtons: it needs kind = \"thruster\"".to_string());
+    let kind = match drives {
+        Drives::Coordinate(kind) => kind,
+        Drives::Thrust => return Some("is a thruster, commanded in newtons: it needs kind = \"thruster\"".to_string()),
+        Drives::Valve => return Some("is a valve pair, open or shut: it needs kind = \"valve\"".to_string()),
+        Drives::Supply => {
+            return Some("is the valves' supply pressure: it needs kind = \"pressure_regulator\"".to_string())
+        }
     };
     let what = match kind {
         CoordinateKind::RevoluteJoint => "is a revolute joint, commanded by angle: it needs kind = \"servo_board\"",

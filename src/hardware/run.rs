@@ -10,11 +10,13 @@ use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
 use nalgebra::{SVector, Vector2, Vector3};
 use softgen_runtime::{
-    run_hardware, run_horizon_planner, run_planner, ActuatorCommand, ControlInput, CoordinateKind, DdpSettings, Device,
-    DeviceError, DeviceValue, GaitParameters, GaitPlanner, GoalSteering, GoalWeights, HorizonSettings, LoopConfig,
-    LoopStats, Model, OutputChain, PlanFollower, PlanLink, PlannerStats, RecedingHorizon, Recorder, Recording,
-    SafetyFault, Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State, StateEstimator, SteeringConfig,
-    SteeringLink, SteeringPhase, STOP_FINISHED,
+    run_hardware, run_horizon_planner, run_planner, run_valve_planner, write_valve_commands, ActuatorCommand,
+    ControlInput, CoordinateKind, DdpSettings, Device, DeviceError, DeviceValue, GaitParameters, GaitPlanner,
+    GoalSteering, GoalWeights, HorizonSettings, LoopConfig, LoopStats, Model, OutputChain, PlanFollower, PlanLink,
+    PlannerStats, RecedingHorizon, Recorder, Recording, SafetyFault, Serpenoid, SimulatedPlant, Simulation,
+    SimulationConfig, State, StateEstimator, SteeredValveWave, SteeringConfig, SteeringLink, SteeringPhase,
+    ValveDecisions, ValveLink, ValvePlanner, ValvePlant, ValveSteering, ValveSteeringConfig, ValveWiring,
+    STOP_FINISHED,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -416,6 +418,251 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// A valve-driven robot: its valve wave (the spec's `[gait]`, `--temporal-frequency`
+    /// and `--offset` in its place) or the valve sampler steering the wave to a goal, each
+    /// valve pair's state to its digital line and the supply pressure to its regulator,
+    /// through the output chain to a device. On the simulated plant the valves' coordinates
+    /// follow their responses to the lines and the supply.
+    fn run_valves<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+    ) -> Result<RunReport, String> {
+        use softgen_runtime::ParamSet;
+        let o = self.options;
+        if o.amplitude.is_some()
+            || o.spatial_frequency.is_some()
+            || o.limb_gait.is_some()
+            || o.stride.is_some()
+            || o.gait_frequency.is_some()
+        {
+            return Err(format!(
+                "`{}` is driven by a valve wave: --temporal-frequency (rad/s) and --offset set it; the other gait options do not apply",
+                R::NAME
+            ));
+        }
+        let mpc = matches!(o.controller, ControllerChoice::Mpc);
+        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+        if mpc && (on_robot || o.state == StateSource::Estimated) {
+            return Err(format!(
+                "the valve planner of `{}` needs its measured state, and the state estimator does not model valve-driven coordinates: run --controller mpc on the simulated plant with --state true",
+                R::NAME
+            ));
+        }
+        if !mpc && o.goal.is_some() {
+            return Err("--goal is the mpc controller's: add --controller mpc".into());
+        }
+        if mpc && (o.temporal_frequency.is_some() || o.offset.is_some()) {
+            return Err(
+                "--temporal-frequency and --offset set the open-loop wave; the mpc controller plans them".into()
+            );
+        }
+        let supply =
+            config.valve_supply.clone().ok_or_else(|| format!("{path}: `{}` needs a [valves] table", R::NAME))?;
+        let wave = R::VALVE_GAIT.ok_or_else(|| {
+            format!("robot `{}` declares no valve wave ([gait] kind = \"travelling_wave_valves\")", R::NAME)
+        })?;
+        let params = configured_params::<R, N, C>(&config)?;
+        let index = <R::Params as ParamSet>::names().iter().position(|n| *n == supply.parameter).ok_or_else(|| {
+            format!("{path}: valves.supply_parameter: `{}` is not a parameter of `{}`", supply.parameter, R::NAME)
+        })?;
+        // A supply that moves no valve's response would decide nothing.
+        softgen_runtime::ValveGains::<R, N, C>::new(&params, &supply.parameter)
+            .map_err(|e| format!("{path}: valves.supply_parameter: {e}"))?;
+        let initial = ValveDecisions {
+            pressure: params.get(index),
+            frequency: o.temporal_frequency.unwrap_or(wave.temporal_frequency) / std::f64::consts::TAU,
+            offset: o.offset.unwrap_or(wave.offset),
+        };
+        if !(initial.frequency.is_finite() && initial.frequency > 0.0 && initial.offset.is_finite()) {
+            return Err(format!(
+                "the valve wave needs a temporal frequency above 0 rad/s and a finite offset, got {} rad/s and {}",
+                initial.frequency * std::f64::consts::TAU,
+                initial.offset
+            ));
+        }
+        let valves = R::VALVES.len();
+        let wiring = valve_wiring(&config.channels, valves, supply.units_per_bar, &path)?;
+        let settings = match (mpc, config.valve_mpc.clone(), o.goal) {
+            (false, _, _) => None,
+            (true, Some(mut s), goal) => {
+                s.goal = goal.unwrap_or(s.goal);
+                Some(s)
+            }
+            (true, None, _) => {
+                return Err(format!(
+                    "{path} has no [mpc] table: the valve sampler needs its bounds there (noise, min, max)"
+                ))
+            }
+        };
+        let loop_config = loop_config(o, &config)?;
+        let period = 1.0 / loop_config.rate_hz;
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let actuated = actuators::<R, N, C>();
+        let names: Vec<&str> = actuated.iter().map(|(name, _)| *name).collect();
+        let wave_line = format!(
+            "{:.3} Hz, offset {:.3}, supply {} = {} ({:.3} bar)",
+            initial.frequency,
+            initial.offset,
+            supply.parameter,
+            initial.pressure,
+            initial.pressure / supply.units_per_bar
+        );
+        let controller_line = match &settings {
+            None => format!("valve wave: {wave_line}"),
+            Some(s) => format!(
+                "mpc: valve sampling to ({}, {}) m (centre of mass), {} rollouts of {} s every {} ms ({} Hz); starting wave {wave_line}",
+                s.goal.x,
+                s.goal.y,
+                s.samples,
+                s.horizon,
+                1e3 / s.replan_hz,
+                s.replan_hz
+            ),
+        };
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
+        let steered = SteeredValveWave::new(wave.delay, 0.0, initial);
+        let units_per_bar = supply.units_per_bar;
+        let mut open_loop = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+            write_valve_commands(&steered, t, units_per_bar, commands);
+            Ok(())
+        };
+        if o.dry_run {
+            if settings.is_some() {
+                println!(
+                    "dry run: the mpc controller needs the plant's state, so these are the starting wave's commands"
+                );
+            }
+            return dry_run(&mut chain, &mut open_loop, &[0.0, period], period, ActuatorCommand::Valve(false));
+        }
+        if o.realtime {
+            try_realtime();
+        }
+        if settings.is_none() {
+            if let Some(report) =
+                run_real_device(o, &config.channels, &loop_config, &mut chain, &self.stop, &mut open_loop)?
+            {
+                return Ok(report);
+            }
+        }
+        let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, no_servo());
+        let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+        // RK4 at 3.5 ms at most: the WPI snake's model agrees with 0.5 ms steps within 0.032 %
+        // of its speeds and radii there (its paper's experiments).
+        let step = period.min(3.5e-3);
+        let mut plant = ValvePlant::<R, N, C>::new(
+            Simulation::new(params.clone(), plant_config.clone())?,
+            start,
+            step,
+            &supply.parameter,
+            wiring,
+        )
+        .map_err(|e| format!("{path}: {e}"))?;
+        let link = Arc::new(ValveLink::<N>::new());
+        let measured = Arc::clone(&link);
+        let (pending_record, record) = PendingFile::create(&o.record)?;
+        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
+        plant.observe(Box::new(move |t, x| {
+            measured.measured.try_post((t, *x));
+            write_row(t, x);
+        }));
+        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
+        let stop = &*self.stop;
+        let Some(settings) = settings else {
+            let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, stop, open_loop);
+            let plant = device.into_inner();
+            let end = plant.as_ref().ok().map(|p| p.state.q);
+            let report = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+            print_valve_plant_end::<R, N, C>(end.as_ref(), &params);
+            return Ok(report);
+        };
+        let start_com = R::center_of_mass(&start.q, &params, &R::cache(&start.q, &params)).xy();
+        let mut planner = ValvePlanner::<R, N, C>::new(
+            Simulation::new(params.clone(), plant_config)?,
+            settings.planner(settings.goal, &supply.parameter),
+            initial,
+        )
+        .map_err(|e| format!("{path}: mpc: {e}"))?;
+        let steering_config = ValveSteeringConfig {
+            goal: settings.goal,
+            arrival_radius: settings.arrival_radius,
+            hold: settings.hold,
+            initial,
+            units_per_bar,
+        };
+        let mut steering = ValveSteering::<R, N, C>::new(params.clone(), steering_config, period)?;
+        let link = &*link;
+        let (outcome, safe, planner_stats) = loop_with_planner(
+            &loop_config,
+            &mut chain,
+            &mut device,
+            stop,
+            &link.stop,
+            || run_valve_planner(&mut planner, link, settings.replan_hz),
+            |t, commands| steering.command(link, t, commands),
+        );
+        let planner_stats = planner_stats?;
+        let plant = device.into_inner();
+        let end = plant.as_ref().ok().map(|p| p.state.q);
+        let mut run = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+        print_valve_plant_end::<R, N, C>(end.as_ref(), &params);
+        let report = MpcReport {
+            goal: settings.goal,
+            goal_height: None,
+            planner: planner_stats,
+            plans_applied: steering.plans_applied,
+            arrived_at: steering.phase.arrived_at(),
+            held: matches!(steering.phase, SteeringPhase::Finished { .. }),
+            final_distance: steering.distance,
+            start_distance: (start_com - settings.goal).norm(),
+        };
+        report.print();
+        run.mpc = Some(report);
+        Ok(run)
+    }
+}
+
+/// The simulated plant's wiring of a valve robot's channels: a valve channel per valve pair,
+/// then the supply's pressure regulator (the actuators' order).
+fn valve_wiring(
+    channels: &[softgen_runtime::Channel],
+    valves: usize,
+    units_per_bar: f64,
+    path: &str,
+) -> Result<ValveWiring, String> {
+    use softgen_runtime::Channel;
+    let lines = channels[..valves]
+        .iter()
+        .map(|c| match c {
+            Channel::Valve { line, active_high } => Ok((*line, *active_high)),
+            other => {
+                Err(format!("{path}: the simulated plant reads each valve pair from a valve channel, not {other:?}"))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some(Channel::PressureRegulator { channel, map, .. }) = channels.get(valves) else {
+        return Err(format!("{path}: the simulated plant reads the valves' supply from a pressure regulator channel"));
+    };
+    Ok(ValveWiring { lines, supply_channel: *channel, supply_map: map.clone(), units_per_bar })
+}
+
+/// The plant's last line for a robot on the ground plane: its centre of mass.
+fn print_valve_plant_end<R: Model<N, C>, const N: usize, const C: usize>(
+    end: Option<&SVector<f64, N>>,
+    params: &R::Params,
+) {
+    if let Some(q) = end {
+        let com = R::center_of_mass(q, params, &R::cache(q, params));
+        println!("plant       centre of mass at ({:.3}, {:.3}) m", com.x, com.y);
+    }
+}
+
+/// Joints left free (no servo): robots driven otherwise.
+fn no_servo() -> softgen_runtime::JointPd {
+    softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }
+}
+
+impl Run<'_> {
     /// Box-DDP model-predictive control of a robot driven by pressures and thrusts (muscles,
     /// then thrusters, the actuators' order): the planner re-plans every command over the
     /// same model in its own thread, the loop follows the newest plan on the simulated plant.
@@ -766,8 +1013,12 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
     RecedingHorizon::new(simulation, &inputs, horizon, weights, ddp)
 }
 
+/// The actuator name of a valve-driven robot's supply regulator.
+const VALVE_SUPPLY: &str = "supply";
+
 /// The robot's actuators in channel order, with what each drives: joint actuators, then
-/// muscles (a muscle takes pressure, like an actuator length), then thrusters.
+/// muscles (a muscle takes pressure, like an actuator length), then thrusters, then valve
+/// pairs (by the coordinate each drives) and their supply.
 fn actuators<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<(&'static str, Drives)> {
     R::ACTUATED
         .iter()
@@ -779,6 +1030,11 @@ fn actuators<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<(&'static 
         })
         .chain(R::MUSCLES.iter().map(|m| (m.name, Drives::Coordinate(CoordinateKind::ActuatorLength))))
         .chain(R::THRUSTERS.iter().map(|t| (t.name, Drives::Thrust)))
+        .chain(R::VALVES.iter().map(|&i| {
+            let name = R::COORDINATES[i].name;
+            (name.strip_suffix("_curvature").unwrap_or(name), Drives::Valve)
+        }))
+        .chain((!R::VALVES.is_empty()).then_some((VALVE_SUPPLY, Drives::Supply)))
         .collect()
 }
 
@@ -849,6 +1105,9 @@ impl Run<'_> {
         }
         if !R::THRUSTERS.is_empty() {
             return self.run_swimmer::<R, N, C>(config, path);
+        }
+        if !R::VALVES.is_empty() {
+            return self.run_valves::<R, N, C>(config, path);
         }
         if o.swim.is_some() {
             return Err(format!("--swim holds a swimming robot's thrusts; `{}` has no thrusters", R::NAME));

@@ -318,3 +318,66 @@ fn a_valve_plan_that_fails_keeps_the_last_decisions() {
     let e = ValvePlanner::new(simulation(0.005).unwrap(), unmoved, task.initial).err().unwrap();
     assert!(e.contains("does not change"), "{e}");
 }
+
+/// The loop's simulated plant reads a valve robot as its pneumatics would: a line high or
+/// low is the pair's state +1 or -1, the regulator's volts the supply, whose spec gain sets
+/// the curvature's steady state; a supply at or below the threshold bends nothing (the safe
+/// state's vented supply lets the segments relax); a value on an unwired output is refused
+/// by name.
+#[test]
+fn the_valve_plant_reads_lines_and_supply_into_the_specs_responses() {
+    use nalgebra::SVector;
+    use softgen::papers::wpi_snake::mpc::{simulation, PRESSURE_PARAMETER};
+    use softgen_runtime::{Device, DeviceValue, PressureMap, State, ValvePlant, ValveWiring};
+    let p = Params::default();
+    let wiring = ValveWiring {
+        lines: vec![(0, true), (1, true), (2, false), (3, true)],
+        supply_channel: 5,
+        supply_map: PressureMap::Linear { full_scale_bar: 1.0, volts_min: 0.0, volts_max: 10.0 },
+        units_per_bar: 100.0,
+    };
+    let start = State::new(SVector::from_iterator(WpiSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let mut plant =
+        ValvePlant::<WpiSnake, _, _>::new(simulation(1e-3).unwrap(), start, 1e-3, PRESSURE_PARAMETER, wiring).unwrap();
+    let digital = |line, high| DeviceValue::Digital { line, high };
+    // 44 kPa: lines 0 and 2 say +1 (line 2 is active low), 1 and 3 say -1.
+    let values = [
+        digital(0, true),
+        digital(1, false),
+        digital(2, false),
+        digital(3, false),
+        DeviceValue::Analog { channel: 5, volts: 4.4 },
+    ];
+    plant.write(0.0, &values).unwrap();
+    assert_eq!(plant.valve_states(), &[1.0, -1.0, 1.0, -1.0]);
+    assert!((plant.supply_pressure() - 44.0).abs() < 1e-12);
+    // Ten seconds on: each curvature at its steady state, +-C0 at 44 kPa.
+    plant.write(10.0, &values).unwrap();
+    let steady = p.curvature_per_kpa * (44.0 - p.threshold_pressure);
+    for (k, sign) in [1.0, -1.0, 1.0, -1.0].iter().enumerate() {
+        let curvature = plant.state.q[WpiSnake::VALVES[k]];
+        assert!(
+            (curvature - sign * steady).abs() < 1e-9 * steady,
+            "segment {k}: {curvature} against {}",
+            sign * steady
+        );
+    }
+    // The supply vented (0 V, below the 20 kPa threshold): the segments relax to straight.
+    let vented = [
+        digital(0, true),
+        digital(1, false),
+        digital(2, false),
+        digital(3, false),
+        DeviceValue::Analog { channel: 5, volts: 0.0 },
+    ];
+    plant.write(10.0, &vented).unwrap();
+    plant.write(20.0, &vented).unwrap();
+    for k in 0..4 {
+        let curvature = plant.state.q[WpiSnake::VALVES[k]];
+        assert!(curvature.abs() < 1e-9 * steady, "segment {k} at {curvature} with the supply vented");
+    }
+    let unwired = plant.write(20.001, &[digital(9, true)]).unwrap_err();
+    assert!(unwired.0.contains("no valve on digital line 9"), "{unwired}");
+    let other = plant.write(20.002, &[DeviceValue::Analog { channel: 1, volts: 1.0 }]).unwrap_err();
+    assert!(other.0.contains("analog channel 1"), "{other}");
+}
