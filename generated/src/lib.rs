@@ -167,7 +167,10 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/soft_snake.toml",
         dof: soft_snake::DOF,
         contacts: soft_snake::CONTACTS,
-        run_config: None,
+        run_config: Some(RunConfigFile {
+            path: "model-specs/soft_snake.run.toml",
+            text: include_str!("../../model-specs/soft_snake.run.toml"),
+        }),
     },
     RobotInfo {
         name: "spatial_tree",

@@ -36,6 +36,86 @@ struct File {
     natnet: Option<Spanned<NatNetFile>>,
     /// A valve-driven robot's supply: which spec parameter its regulator sets.
     valves: Option<Spanned<ValvesFile>>,
+    /// How the simulated plant integrates.
+    plant: Option<Spanned<PlantFile>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlantFile {
+    integrator: PlantIntegratorName,
+    tolerance: Option<f64>,
+    jacobian_every: Option<usize>,
+    contact_onset_tolerance: Option<f64>,
+}
+
+/// The simulated plant's integrator.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PlantIntegratorName {
+    /// RK4 at the loop's period or the robot kind's longest step, whichever is shorter.
+    Rk4,
+    /// ROS34PW2, adaptive and linearly implicit: for stiff robots (soft sections on a
+    /// carpet), whose stable RK4 steps would be microseconds.
+    Ros34,
+}
+
+/// How the simulated plant integrates (`[plant]`; RK4 without the table).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlantSettings {
+    pub integrator: PlantIntegratorName,
+    /// ROS34PW2's relative tolerance (the absolute one a tenth of it).
+    pub tolerance: f64,
+    /// ROS34PW2's accepted steps between Jacobians.
+    pub jacobian_every: usize,
+    /// Touchdowns located to this depth (m), a step ending at each; None meets them inside
+    /// steps.
+    pub contact_onset_tolerance: Option<f64>,
+}
+
+impl Default for PlantSettings {
+    fn default() -> Self {
+        PlantSettings {
+            integrator: PlantIntegratorName::Rk4,
+            tolerance: 1e-3,
+            jacobian_every: 20,
+            contact_onset_tolerance: None,
+        }
+    }
+}
+
+fn parse_plant(p: &PlantFile) -> Result<PlantSettings, String> {
+    let d = PlantSettings::default();
+    let settings = PlantSettings {
+        integrator: p.integrator,
+        tolerance: p.tolerance.unwrap_or(d.tolerance),
+        jacobian_every: p.jacobian_every.unwrap_or(d.jacobian_every),
+        contact_onset_tolerance: p.contact_onset_tolerance,
+    };
+    if settings.integrator == PlantIntegratorName::Rk4 {
+        if let Some(key) = [
+            ("tolerance", p.tolerance.is_some()),
+            ("jacobian_every", p.jacobian_every.is_some()),
+            ("contact_onset_tolerance", p.contact_onset_tolerance.is_some()),
+        ]
+        .iter()
+        .find_map(|(k, given)| given.then_some(*k))
+        {
+            return Err(format!("`{key}` is a setting of integrator = \"ros34\", not of rk4"));
+        }
+    }
+    if !(settings.tolerance.is_finite() && settings.tolerance > 0.0 && settings.tolerance <= 0.1) {
+        return Err(format!("tolerance must be in (0, 0.1], got {}", settings.tolerance));
+    }
+    if !(1..=1000).contains(&settings.jacobian_every) {
+        return Err(format!("jacobian_every must be in 1..=1000, got {}", settings.jacobian_every));
+    }
+    if let Some(depth) = settings.contact_onset_tolerance {
+        if !(depth.is_finite() && depth > 0.0 && depth <= 0.01) {
+            return Err(format!("contact_onset_tolerance must be in (0, 0.01] m, got {depth}"));
+        }
+    }
+    Ok(settings)
 }
 
 #[derive(Deserialize)]
@@ -530,6 +610,8 @@ pub struct RunConfig {
     pub valve_mpc: Option<ValveMpcSettings>,
     /// A valve-driven robot's supply (required for one).
     pub valve_supply: Option<ValveSupply>,
+    /// How the simulated plant integrates.
+    pub plant: PlantSettings,
     /// Parameter values by name, for the robot's `Params::set` (checked when applied).
     pub parameters: Vec<(String, f64)>,
     /// The sensors the loop reads with `--state estimated`, in the file's order.
@@ -854,6 +936,10 @@ impl RunConfig {
             }
             None => (EstimatorSettings::default(), 1, EstimatorContact::default()),
         };
+        let plant = match &file.plant {
+            Some(p) => parse_plant(p.get_ref()).map_err(|m| locate(path, text, p.span(), format!("plant: {m}")))?,
+            None => PlantSettings::default(),
+        };
         Ok(RunConfig {
             robot: robot.to_string(),
             rate_hz,
@@ -864,6 +950,7 @@ impl RunConfig {
             ddp_mpc,
             valve_mpc,
             valve_supply,
+            plant,
             parameters,
             sensors,
             estimator,

@@ -3,12 +3,13 @@
 //! the loop), a serial board, a comedi card or, with `--dry-run`, nowhere (the channel map
 //! and the first commands are printed and no device is touched).
 
-use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, RunConfig, SensorEntry};
+use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, PlantIntegratorName, RunConfig, SensorEntry};
 use crate::hardware::estimation::{configured_sensors, EstimatorReport};
 use crate::hardware::sensing::Sensing;
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
 use nalgebra::{SVector, Vector2, Vector3};
+use softgen_runtime::Tolerances;
 use softgen_runtime::{
     run_hardware, run_horizon_planner, run_planner, run_valve_planner, write_valve_commands, ActuatorCommand,
     ControlInput, CoordinateKind, DdpSettings, Device, DeviceError, DeviceValue, GaitParameters, GaitPlanner,
@@ -314,9 +315,7 @@ impl Run<'_> {
         }
         let plant = wired_plant::<R, N, C>(&config, &loop_config, &path)?;
         let (report, end) = run_on_plant(plant, o, &loop_config, &mut chain, &self.stop, controller)?;
-        if let Some((x, y, heading)) = end.map(|q| (q[0], q[1], q[3])) {
-            println!("plant       hub at ({x:.3}, {y:.3}) m, heading {heading:.3} rad");
-        }
+        print_plant_center_of_mass::<R, N, C>(end.as_ref(), &configured_params::<R, N, C>(&config)?);
         Ok(report)
     }
 }
@@ -482,7 +481,8 @@ impl Run<'_> {
             ));
         }
         let valves = R::VALVES.len();
-        let wiring = valve_wiring(&config.channels, valves, supply.units_per_bar, &path)?;
+        // The plant's wiring, checked before a dry run too.
+        valve_wiring(&config.channels, valves, supply.units_per_bar, &path)?;
         let settings = match (mpc, config.valve_mpc.clone(), o.goal) {
             (false, _, _) => None,
             (true, Some(mut s), goal) => {
@@ -547,17 +547,7 @@ impl Run<'_> {
         }
         let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, no_servo());
         let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
-        // RK4 at 3.5 ms at most: the WPI snake's model agrees with 0.5 ms steps within 0.032 %
-        // of its speeds and radii there (its paper's experiments).
-        let step = period.min(3.5e-3);
-        let mut plant = ValvePlant::<R, N, C>::new(
-            Simulation::new(params.clone(), plant_config.clone())?,
-            start,
-            step,
-            &supply.parameter,
-            wiring,
-        )
-        .map_err(|e| format!("{path}: {e}"))?;
+        let mut plant = valve_plant::<R, N, C>(&config, &loop_config, &path)?;
         let link = Arc::new(ValveLink::<N>::new());
         let measured = Arc::clone(&link);
         let (pending_record, record) = PendingFile::create(&o.record)?;
@@ -573,7 +563,7 @@ impl Run<'_> {
             let plant = device.into_inner();
             let end = plant.as_ref().ok().map(|p| p.state.q);
             let report = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
-            print_valve_plant_end::<R, N, C>(end.as_ref(), &params);
+            print_plant_center_of_mass::<R, N, C>(end.as_ref(), &params);
             return Ok(report);
         };
         let start_com = R::center_of_mass(&start.q, &params, &R::cache(&start.q, &params)).xy();
@@ -605,7 +595,7 @@ impl Run<'_> {
         let plant = device.into_inner();
         let end = plant.as_ref().ok().map(|p| p.state.q);
         let mut run = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
-        print_valve_plant_end::<R, N, C>(end.as_ref(), &params);
+        print_plant_center_of_mass::<R, N, C>(end.as_ref(), &params);
         let report = MpcReport {
             goal: settings.goal,
             goal_height: None,
@@ -620,6 +610,24 @@ impl Run<'_> {
         run.mpc = Some(report);
         Ok(run)
     }
+}
+
+/// The simulated plant of a valve robot as its run configuration wires it, from the spec's
+/// initial state: RK4 at the loop's period or 3.5 ms, whichever is shorter (the WPI snake's
+/// model agrees with 0.5 ms steps within 0.032 % of its speeds and radii at 3.5 ms, its
+/// paper's experiments).
+fn valve_plant<R: Model<N, C>, const N: usize, const C: usize>(
+    config: &RunConfig,
+    loop_config: &LoopConfig,
+    path: &str,
+) -> Result<ValvePlant<R, N, C>, String> {
+    let supply = config.valve_supply.as_ref().ok_or_else(|| format!("{path}: `{}` needs a [valves] table", R::NAME))?;
+    let wiring = valve_wiring(&config.channels, R::VALVES.len(), supply.units_per_bar, path)?;
+    let plant_config = plant_simulation_config::<R, N, C>(config, loop_config, no_servo());
+    let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let step = (1.0 / loop_config.rate_hz).min(3.5e-3);
+    let simulation = Simulation::new(configured_params::<R, N, C>(config)?, plant_config)?;
+    ValvePlant::<R, N, C>::new(simulation, start, step, &supply.parameter, wiring).map_err(|e| format!("{path}: {e}"))
 }
 
 /// The simulated plant's wiring of a valve robot's channels: a valve channel per valve pair,
@@ -646,8 +654,9 @@ fn valve_wiring(
     Ok(ValveWiring { lines, supply_channel: *channel, supply_map: map.clone(), units_per_bar })
 }
 
-/// The plant's last line for a robot on the ground plane: its centre of mass.
-fn print_valve_plant_end<R: Model<N, C>, const N: usize, const C: usize>(
+/// The plant's last line for a robot on the ground: where its centre of mass ended, in the
+/// ground plane.
+fn print_plant_center_of_mass<R: Model<N, C>, const N: usize, const C: usize>(
     end: Option<&SVector<f64, N>>,
     params: &R::Params,
 ) {
@@ -1310,10 +1319,18 @@ fn simulated_plant<R: Model<N, C>, const N: usize, const C: usize>(
     max_step: f64,
 ) -> Result<(SimulationConfig, SimulatedPlant<R, N, C>), String> {
     let plant_config = plant_simulation_config::<R, N, C>(config, loop_config, servo);
-    let simulation = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config)?;
+    let mut simulation = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, plant_config.clone())?;
+    let settings = config.plant;
+    if let Some(depth) = settings.contact_onset_tolerance {
+        simulation.locate_contact_onsets(depth)?;
+    }
     let start = State::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
     let step = (1.0 / loop_config.rate_hz).min(max_step);
-    let plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
+    let mut plant = SimulatedPlant::new(simulation, start, step).map_err(|e| e.to_string())?;
+    if settings.integrator == PlantIntegratorName::Ros34 {
+        let tolerances = Tolerances { relative: settings.tolerance, absolute: 0.1 * settings.tolerance };
+        plant.use_rosenbrock(tolerances, settings.jacobian_every).map_err(|e| e.to_string())?;
+    }
     Ok((plant_config, plant))
 }
 
@@ -1475,7 +1492,6 @@ fn replay<R: Model<N, C>, const N: usize, const C: usize>(
             w[0].0, w[1].0, loop_config.rate_hz
         ));
     }
-    let mut plant = wired_plant::<R, N, C>(config, &loop_config, path)?;
     println!("robot       {}", R::NAME);
     println!("config      {path}");
     println!(
@@ -1484,10 +1500,17 @@ fn replay<R: Model<N, C>, const N: usize, const C: usize>(
         loop_config.rate_hz
     );
     let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
-    plant.observe(Box::new(move |t, x| write_row(t, x)));
-    recording.replay(&mut plant).map_err(|e| format!("{name}: {}", e.0))?;
-    let end = plant.state.q;
-    drop(plant);
+    let end = if R::VALVES.is_empty() {
+        let mut plant = wired_plant::<R, N, C>(config, &loop_config, path)?;
+        plant.observe(Box::new(move |t, x| write_row(t, x)));
+        recording.replay(&mut plant).map_err(|e| format!("{name}: {}", e.0))?;
+        plant.state.q
+    } else {
+        let mut plant = valve_plant::<R, N, C>(config, &loop_config, path)?;
+        plant.observe(Box::new(move |t, x| write_row(t, x)));
+        recording.replay(&mut plant).map_err(|e| format!("{name}: {}", e.0))?;
+        plant.state.q
+    };
     pending_trajectory.commit()?;
     let params = configured_params::<R, N, C>(config)?;
     let com = R::center_of_mass(&end, &params, &R::cache(&end, &params));

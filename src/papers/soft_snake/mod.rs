@@ -1,8 +1,9 @@
 //! 000_a2f8bdeafcf4372f, the soft snake: its drop and rolling runs on the carpet, their
-//! experiments, and the rolling planner's task.
+//! experiments, the rolling planner's task, and its rolling gaits in `softgen run`.
 
 pub mod experiments;
 pub mod mpc;
 pub mod rolling;
+pub(crate) mod run;
 
 pub use rolling::*;
