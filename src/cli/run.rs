@@ -79,14 +79,16 @@ pub(crate) struct RunArgs {
     /// height); default: the run configuration's [mpc] goal.
     #[arg(long, value_parser = parse_goal, allow_hyphen_values = true)]
     goal: Option<Goal>,
-    /// Muscle-driven robots: the limb gait, by the name its paper gives it (002: forward,
-    /// backward, turn-left, turn-right, in-place-cw, in-place-ccw; default backward).
+    /// Muscle-driven robots: the gait, by the name its paper gives it (002: forward,
+    /// backward, turn-left, turn-right, in-place-cw, in-place-ccw; default backward. 000:
+    /// planar or spatial rolling; default planar).
     #[arg(long)]
     limb_gait: Option<String>,
     /// Limbed robots: stride radius of the circling limbs (m); default 0.10.
     #[arg(long, allow_hyphen_values = true)]
     stride: Option<f64>,
-    /// Limbed robots: gait cycles per second (Hz); default 1.00.
+    /// Muscle-driven robots: gait cycles per second (Hz); default 1.00 for a limbed robot, 0.5
+    /// turns of the bending plane for a rolling one.
     #[arg(long, allow_hyphen_values = true)]
     gait_frequency: Option<f64>,
     /// Swimming robots: which of its paper's inputs to hold (004: forward, backward,
