@@ -113,8 +113,8 @@ pub use hardware::actuation::{ActuatorCommand, ChainError, Channel, DeviceValue,
 pub use hardware::device::{Device, DeviceError, Recorder, Recording, SimulatedPlant};
 pub use hardware::mailbox::Mailbox;
 pub use hardware::plan_following::{
-    check_plan_fits, run_horizon_planner, CommandPlan, CommandSnapshot, PlanFollower, PlanLink, MAX_PLANNED_COMMANDS,
-    PLAN_CAPACITY,
+    check_plan_fits, run_horizon_planner, run_scheduled_planner, CommandPlan, CommandSnapshot, PlanFollower, PlanLink,
+    MAX_PLANNED_COMMANDS, MAX_SCHEDULE_STATES, PLAN_CAPACITY,
 };
 pub use hardware::realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
 pub use hardware::run::{run_hardware, OutputChain};

@@ -433,6 +433,7 @@ struct MpcFile {
     heading: Option<[String; 2]>,
     posture: Option<std::collections::BTreeMap<String, f64>>,
     hold: Option<f64>,
+    contact_damping: Option<f64>,
 }
 
 impl MpcFile {
@@ -466,6 +467,7 @@ impl MpcFile {
             ("heading", self.heading.is_some()),
             ("posture", self.posture.is_some()),
             ("hold", self.hold.is_some()),
+            ("contact_damping", self.contact_damping.is_some()),
         ];
         let given = |keys: &[(&'static str, bool)]| keys.iter().filter(|k| k.1).map(|k| k.0).collect();
         (given(&sampling), given(&ddp))
@@ -1339,6 +1341,10 @@ pub struct DdpMpcSettings {
     /// Arrival: the centre of mass within this distance (m), held for `hold` s.
     pub arrival_radius: f64,
     pub hold: f64,
+    /// The contact damping of the planner's model (N s/m) in place of the plant's: a damper
+    /// that switches on at touchdown leaves an implicit knot step across it with no
+    /// solution.
+    pub contact_damping: Option<f64>,
 }
 
 impl Default for DdpMpcSettings {
@@ -1366,6 +1372,7 @@ impl Default for DdpMpcSettings {
             posture: Vec::new(),
             arrival_radius: 0.1,
             hold: 2.0,
+            contact_damping: None,
         }
     }
 }
@@ -1408,7 +1415,13 @@ fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64) -> Result<DdpMpcSettin
         posture: m.posture.clone().map_or(d.posture, |p| p.into_iter().collect()),
         arrival_radius: m.arrival_radius.unwrap_or(d.arrival_radius),
         hold: m.hold.unwrap_or(d.hold),
+        contact_damping: m.contact_damping,
     };
+    if let Some(damping) = settings.contact_damping {
+        if !(damping.is_finite() && damping >= 0.0) {
+            return Err(format!("contact_damping must be finite and >= 0 N s/m, got {damping}"));
+        }
+    }
     settings.validate()?;
     Ok(settings)
 }

@@ -9,16 +9,16 @@ use crate::hardware::sensing::Sensing;
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
 use nalgebra::{SVector, Vector2, Vector3};
-use softgen_runtime::Tolerances;
 use softgen_runtime::{
-    run_hardware, run_horizon_planner, run_planner, run_valve_planner, write_valve_commands, ActuatorCommand,
-    ControlInput, CoordinateKind, DdpSettings, Device, DeviceError, DeviceValue, GaitParameters, GaitPlanner,
-    GoalSteering, GoalWeights, HorizonSettings, LoopConfig, LoopStats, Model, OutputChain, PlanFollower, PlanLink,
-    PlannerStats, RecedingHorizon, Recorder, Recording, SafetyFault, Serpenoid, SimulatedPlant, Simulation,
+    run_hardware, run_horizon_planner, run_planner, run_scheduled_planner, run_valve_planner, write_valve_commands,
+    ActuatorCommand, ControlInput, CoordinateKind, DdpSettings, Device, DeviceError, DeviceValue, GaitParameters,
+    GaitPlanner, GoalSteering, GoalWeights, HorizonSettings, LoopConfig, LoopStats, Model, OutputChain, PlanFollower,
+    PlanLink, PlannerStats, RecedingHorizon, Recorder, Recording, SafetyFault, Serpenoid, SimulatedPlant, Simulation,
     SimulationConfig, State, StateEstimator, SteeredValveWave, SteeringConfig, SteeringLink, SteeringPhase,
     ValveDecisions, ValveLink, ValvePlanner, ValvePlant, ValveSteering, ValveSteeringConfig, ValveWiring,
     STOP_FINISHED,
 };
+use softgen_runtime::{Tolerances, MAX_SCHEDULE_STATES};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -64,6 +64,28 @@ pub struct RunDriver {
     pub limb_gait: Option<fn(&LimbGaitRequest) -> Result<LimbController, String>>,
     /// A swimming robot's named held inputs (`--swim NAME`; None: the default).
     pub held_inputs: Option<fn(Option<&str>) -> Result<HeldInputs, String>>,
+    /// What the model-predictive controller decides for a robot whose actuators' own
+    /// commands would not move it towards a goal at first order (None: the commands).
+    pub scheduled_mpc: Option<fn() -> Result<ScheduledMpc, String>>,
+}
+
+/// A model-predictive controller that decides a command schedule's parameters (a rolling
+/// gait's bend and bending-plane rate) instead of each muscle's pressure: the schedule turns
+/// decisions and its state (the plane's phase) into forces on the muscles' coordinates,
+/// which the loop sends as each muscle's pressure.
+#[derive(Clone, Debug)]
+pub struct ScheduledMpc {
+    pub schedule: softgen_runtime::CommandSchedule,
+    /// Bounds of the decisions, and their resting values (the first plan's, and what the
+    /// effort cost pulls to).
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+    pub rest: Vec<f64>,
+    /// Time at zero pressure before the planner starts (s): the robot's drop onto the
+    /// ground.
+    pub settle: f64,
+    /// What the decisions are, for the run's header.
+    pub description: String,
 }
 
 /// Which controller drives the actuators.
@@ -705,6 +727,16 @@ impl Run<'_> {
                 R::NAME
             ));
         }
+        let scheduled = match self.driver.and_then(|d| d.scheduled_mpc) {
+            Some(make) => Some(make()?),
+            None => None,
+        };
+        if scheduled.is_some() && (on_robot || o.state == StateSource::Estimated) {
+            return Err(format!(
+                "`{}`'s model-predictive controller plans its rolling gait, whose commands the state estimator does not take yet: run it on the simulated plant with --state true",
+                R::NAME
+            ));
+        }
         let loop_config = loop_config(o, &config)?;
         let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
         let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, no_servo);
@@ -720,16 +752,33 @@ impl Run<'_> {
             }
             false => (Vec::new(), Vec::new(), None),
         };
-        let mut planner = horizon_planner::<R, N, C>(&config, &settings, goal, params.clone(), plant_config.clone())
-            .map_err(|e| format!("{path}: mpc: {e}"))?;
+        let mut planner = horizon_planner::<R, N, C>(
+            &config,
+            &settings,
+            goal,
+            params.clone(),
+            plant_config.clone(),
+            scheduled.as_ref(),
+        )
+        .map_err(|e| format!("{path}: mpc: {e}"))?;
+        // A scheduled plan's decisions become each muscle's pressure through the schedule's
+        // forces on the muscles' own coordinates.
+        let muscle_forces = match &scheduled {
+            Some(_) => Some(muscle_force_map::<R, N, C>(&params)?),
+            None => None,
+        };
         let initial: Vec<f64> = planner.command_at(0.0).iter().copied().collect();
         let mut follower =
             PlanFollower::<R, N, C>::new(params, goal, settings.arrival_radius, settings.hold, &initial)?;
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let actuators: Vec<&str> =
             R::MUSCLES.iter().map(|m| m.name).chain(R::THRUSTERS.iter().map(|t| t.name)).collect();
+        let decided = match &scheduled {
+            Some(s) => format!("; deciding {}, after {} s at 0 bar", s.description, s.settle),
+            None => String::new(),
+        };
         let controller_line = format!(
-            "mpc: box-DDP from ({:.3}, {:.3}, {:.3}) to ({:.3}, {:.3}, {:.3}) m (centre of mass), {} knots of {} s, {} iteration(s) a plan every {} ms ({} Hz)",
+            "mpc: box-DDP from ({:.3}, {:.3}, {:.3}) to ({:.3}, {:.3}, {:.3}) m (centre of mass), {} knots of {} s, {} iteration(s) a plan every {} ms ({} Hz){decided}",
             start_com.x,
             start_com.y,
             start_com.z,
@@ -751,6 +800,28 @@ impl Run<'_> {
                 *c = if j < muscles { ActuatorCommand::Pressure(*v) } else { ActuatorCommand::Thrust(*v) };
             }
         };
+        let period = 1.0 / loop_config.rate_hz;
+        // The schedule's commands (pressures) for its decisions and state.
+        let mut forces = SVector::<f64, N>::zeros();
+        let mut scheduled_commands = |state: &[f64], decisions: &[f64], commands: &mut [ActuatorCommand]| {
+            if let (Some(s), Some(map)) = (&scheduled, &muscle_forces) {
+                s.schedule.commands_into(state, decisions, forces.as_mut_slice());
+                for (command, (coordinate, newtons_per_bar)) in commands.iter_mut().zip(map) {
+                    *command = ActuatorCommand::Pressure(forces[*coordinate] / newtons_per_bar);
+                }
+            }
+        };
+        if o.dry_run && scheduled.is_some() {
+            println!(
+                "dry run: the mpc controller needs the plant's state, so these are the commands of the resting decisions"
+            );
+            let held = initial.clone();
+            let mut controller = move |_t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+                scheduled_commands(&[0.0], &held, commands);
+                Ok(())
+            };
+            return dry_run(&mut chain, &mut controller, &[0.0, period], period, ActuatorCommand::Pressure(0.0));
+        }
         if o.dry_run {
             println!(
                 "dry run: the mpc controller needs the plant's state, so these are the commands before the first plan"
@@ -780,30 +851,50 @@ impl Run<'_> {
             Ok(plant)
         };
         let (mut device, mut sensing) =
-            Sensing::new(o, &config, &path, estimation, initial.len(), plant, move |t, x| {
+            Sensing::new(o, &config, &path, estimation, muscles + thrusters, plant, move |t, x| {
                 measured.measured.try_post((t, *x));
             })?;
         let stop = &*self.stop;
         let link = &*link;
         let count = initial.len();
-        let period = 1.0 / loop_config.rate_hz;
         let mut values = [0.0; softgen_runtime::MAX_PLANNED_COMMANDS];
+        // A scheduled plan's state (the bending plane's phase) at this period and at the
+        // last one, whose measurement the follower hands to the planner.
+        let states = scheduled.as_ref().map_or(0, |s| s.schedule.states());
+        let settle = scheduled.as_ref().map_or(0.0, |s| s.settle);
+        let (mut schedule_state, mut sent_state) = ([0.0; MAX_SCHEDULE_STATES], [0.0; MAX_SCHEDULE_STATES]);
         let (outcome, safe, planner_stats) = loop_with_planner(
             &loop_config,
             &mut chain,
             &mut device,
             stop,
             &link.stop,
-            || run_horizon_planner(&mut planner, link, settings.replan_hz),
+            || match scheduled.is_some() {
+                true => run_scheduled_planner(&mut planner, link, settings.replan_hz),
+                false => run_horizon_planner(&mut planner, link, settings.replan_hz),
+            },
             |t, commands| {
                 if let Some(held) = sensing.sense(t, &link.measured)? {
                     // An estimator fault: the last safe command, held.
                     to_commands(held, commands);
                     return Ok(follower.phase);
                 }
+                let Some(schedule) = scheduled.as_ref().map(|s| s.schedule) else {
+                    let phase = follower.command(link, t, &mut values[..count])?;
+                    to_commands(&values[..count], commands);
+                    sensing.sent(commands, period)?;
+                    return Ok(phase);
+                };
+                if t < settle - 1e-9 {
+                    // The drop: every muscle vented, nothing for the planner yet.
+                    commands.iter_mut().for_each(|c| *c = ActuatorCommand::Pressure(0.0));
+                    return Ok(follower.phase);
+                }
+                follower.set_schedule_state(&sent_state[..states])?;
                 let phase = follower.command(link, t, &mut values[..count])?;
-                to_commands(&values[..count], commands);
-                sensing.sent(commands, period)?;
+                scheduled_commands(&schedule_state[..states], &values[..count], commands);
+                sent_state = schedule_state;
+                schedule.advance(&mut schedule_state[..states], &values[..count], period);
                 Ok(phase)
             },
         );
@@ -956,7 +1047,8 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
     settings: &DdpMpcSettings,
     goal: Vector3<f64>,
     params: R::Params,
-    plant_config: SimulationConfig,
+    mut plant_config: SimulationConfig,
+    scheduled: Option<&ScheduledMpc>,
 ) -> Result<RecedingHorizon<R, N, C>, String> {
     let (muscles, thrusters) = (R::MUSCLES.len(), R::THRUSTERS.len());
     let inputs = planned_inputs::<R, N, C>();
@@ -1016,10 +1108,42 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
         lower,
         upper,
     };
+    if let Some(damping) = settings.contact_damping {
+        plant_config.contact.damping = damping;
+    }
     let simulation = Simulation::<R, N, C>::new(params, plant_config)?;
     // A real-time iteration tries few steps: a plan that finds none keeps the last one.
     let ddp = DdpSettings { line_search_steps: 4, ..DdpSettings::default() };
-    RecedingHorizon::new(simulation, &inputs, horizon, weights, ddp)
+    match scheduled {
+        None => RecedingHorizon::new(simulation, &inputs, horizon, weights, ddp),
+        Some(s) => {
+            let horizon = HorizonSettings { lower: s.lower.clone(), upper: s.upper.clone(), ..horizon };
+            let weights = GoalWeights { rest: s.rest.clone(), ..weights };
+            RecedingHorizon::scheduled(simulation, &[ControlInput::ActuatorForces], s.schedule, horizon, weights, ddp)
+        }
+    }
+}
+
+/// Each muscle's coordinate and its force per bar (N): the coordinate its length is (its
+/// gradient a unit vector), where a schedule's forces on the muscles are read back as
+/// pressures.
+fn muscle_force_map<R: Model<N, C>, const N: usize, const C: usize>(
+    params: &R::Params,
+) -> Result<Vec<(usize, f64)>, String> {
+    (0..R::MUSCLES.len())
+        .map(|m| {
+            let info = &R::MUSCLES[m];
+            let muscle = R::muscle(m, params).ok_or_else(|| format!("muscle `{}` has no values", info.name))?;
+            let own = (0..info.coordinates).filter(|&k| muscle.gradient[k] != 0.0).collect::<Vec<_>>();
+            match own.as_slice() {
+                [k] if muscle.gradient[*k] == 1.0 => Ok((info.first_coordinate + k, muscle.area * 1e5)),
+                _ => Err(format!(
+                    "muscle `{}` is not one length coordinate of its section (gradient {:?}): a schedule's forces cannot be read back as its pressure",
+                    info.name, muscle.gradient
+                )),
+            }
+        })
+        .collect()
 }
 
 /// The actuator name of a valve-driven robot's supply regulator.

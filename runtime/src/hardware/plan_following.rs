@@ -102,7 +102,14 @@ pub struct PlanFollower<R: Model<N, C>, const N: usize, const C: usize> {
     pub distance: f64,
     /// Plans taken over.
     pub plans_applied: u64,
+    /// A scheduled plan's state (a bending plane's phase) when the newest measurement was
+    /// taken, handed to the planner with it (see [`PlanFollower::set_schedule_state`]).
+    schedule_state: [f64; MAX_SCHEDULE_STATES],
+    states: usize,
 }
+
+/// The most schedule states a follower hands over.
+pub const MAX_SCHEDULE_STATES: usize = 4;
 
 impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
     /// Follows plans of `initial.len()` commands (sent until the first plan arrives) towards
@@ -139,7 +146,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
             phase: SteeringPhase::Travelling,
             distance: f64::NAN,
             plans_applied: 0,
+            schedule_state: [0.0; MAX_SCHEDULE_STATES],
+            states: 0,
         })
+    }
+
+    /// For plans of a schedule's decisions: the schedule's state at the time of the
+    /// measurement the next [`PlanFollower::command`] may read (the state the loop's commands
+    /// had then), appended to the snapshot's commands for the planner.
+    pub fn set_schedule_state(&mut self, state: &[f64]) -> Result<(), String> {
+        if state.len() > MAX_SCHEDULE_STATES || self.count + state.len() > MAX_PLANNED_COMMANDS {
+            return Err(format!("{} schedule states do not fit a snapshot of {} commands", state.len(), self.count));
+        }
+        self.schedule_state[..state.len()].copy_from_slice(state);
+        self.states = state.len();
+        Ok(())
     }
 
     /// The commands to send at `t`.
@@ -189,7 +210,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
                 // follows.
                 let mut values = [0.0; MAX_PLANNED_COMMANDS];
                 values[..self.count].copy_from_slice(self.commands_at(time));
-                link.snapshots.try_post(CommandSnapshot { time, state, count: self.count, values });
+                values[self.count..self.count + self.states].copy_from_slice(&self.schedule_state[..self.states]);
+                link.snapshots.try_post(CommandSnapshot { time, state, count: self.count + self.states, values });
             }
         }
         commands.copy_from_slice(self.commands_at(t));
@@ -208,6 +230,30 @@ pub fn run_horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
     let interval = planner.settings.interval;
     run_planning_thread(link, rate_hz, |snapshot| {
         let outcome = planner.plan(snapshot.time, &snapshot.state.q, &snapshot.state.qd, snapshot.commands());
+        let plan = match (&outcome.failure, planner.kept_plan()) {
+            (None, Some((start, knots))) => CommandPlan::new(start, interval, knots).ok(),
+            _ => None,
+        };
+        PlanningStep { plan, rollouts: outcome.forward_passes as u64, failed_rollouts: 0 }
+    })
+}
+
+/// The planner thread's body for plans of a schedule's decisions (see
+/// [`run_horizon_planner`]): each snapshot carries the decisions in effect, then the
+/// schedule's state at the measurement ([`PlanFollower::set_schedule_state`]).
+pub fn run_scheduled_planner<R: Model<N, C>, const N: usize, const C: usize>(
+    planner: &mut RecedingHorizon<R, N, C>,
+    link: &PlanLink<N>,
+    rate_hz: f64,
+) -> PlannerStats {
+    let (interval, decisions, states) = (planner.settings.interval, planner.commands(), planner.schedule().states());
+    run_planning_thread(link, rate_hz, |snapshot| {
+        let values = snapshot.commands();
+        if values.len() != decisions + states {
+            return PlanningStep { plan: None, rollouts: 0, failed_rollouts: 0 };
+        }
+        let (current, schedule_state) = values.split_at(decisions);
+        let outcome = planner.plan_from(snapshot.time, &snapshot.state.q, &snapshot.state.qd, schedule_state, current);
         let plan = match (&outcome.failure, planner.kept_plan()) {
             (None, Some((start, knots))) => CommandPlan::new(start, interval, knots).ok(),
             _ => None,

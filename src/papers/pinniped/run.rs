@@ -5,7 +5,8 @@ use super::model::{pressure_controller, Gait};
 use crate::hardware::run::{LimbController, LimbGaitRequest, RunDriver};
 
 /// The driver the papers' registry lists for the pinniped.
-pub(crate) const DRIVER: RunDriver = RunDriver { robot: "pinniped", limb_gait: Some(limb_gait), held_inputs: None };
+pub(crate) const DRIVER: RunDriver =
+    RunDriver { robot: "pinniped", limb_gait: Some(limb_gait), held_inputs: None, scheduled_mpc: None };
 
 /// The gaits of section III by their command-line names.
 const GAITS: [(&str, Gait); 6] = [

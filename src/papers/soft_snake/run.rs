@@ -1,14 +1,20 @@
 //! `softgen run` for the soft snake: its rolling gaits by name, each muscle's pressure from
-//! the rotating bend through the paper's length-to-pressure map, to the output chain.
+//! the rotating bend through the paper's length-to-pressure map, to the output chain; and
+//! what its model-predictive controller decides there (mpc-000's rotating bend).
 
+use super::mpc::{rolling_schedule, RollAsideTask};
 use super::rolling::{geometries, mount_rolls, rolling_muscles, Rolling, RollingRun};
-use crate::hardware::run::{LimbController, LimbGaitRequest, RunDriver};
+use crate::hardware::run::{LimbController, LimbGaitRequest, RunDriver, ScheduledMpc};
 use softgen_generated::soft_snake::SECTIONS;
 use softgen_runtime::{ActuatorCommand, RollingGait};
 
 /// The driver the papers' registry lists for the soft snake.
-pub(crate) const DRIVER: RunDriver =
-    RunDriver { robot: "soft_snake", limb_gait: Some(rolling_gait), held_inputs: None };
+pub(crate) const DRIVER: RunDriver = RunDriver {
+    robot: "soft_snake",
+    limb_gait: Some(rolling_gait),
+    held_inputs: None,
+    scheduled_mpc: Some(roll_aside),
+};
 
 /// The rolling gaits of section II-C by their command-line names.
 const GAITS: [(&str, Rolling); 2] = [("planar", Rolling::Planar), ("spatial", Rolling::Spatial)];
@@ -62,5 +68,23 @@ fn rolling_gait(request: &LimbGaitRequest) -> Result<LimbController, String> {
             muscles.pressure(2.0 * geometry[0].actuator_radius * bend)
         ),
         dry_run_at: settle + 1.0 + 0.25 / frequency.abs().max(1e-3),
+    })
+}
+
+/// What the loop's model-predictive controller decides for the soft snake: mpc-000's
+/// rotating bend (each section's bend and the bending plane's rate), since its nine pressures
+/// held over a knot bend the body but do not roll it; after the runs' 2 s drop.
+fn roll_aside() -> Result<ScheduledMpc, String> {
+    let task = RollAsideTask::new();
+    Ok(ScheduledMpc {
+        schedule: rolling_schedule(&task)?,
+        lower: task.horizon.lower.clone(),
+        upper: task.horizon.upper.clone(),
+        rest: task.weights.rest.clone(),
+        settle: task.rolling.settle,
+        description: format!(
+            "the rolling gait's bend (0 to {} rad a section) and bending-plane rate (within {:.2} rad/s)",
+            task.horizon.upper[0], task.horizon.upper[1]
+        ),
     })
 }
