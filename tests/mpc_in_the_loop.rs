@@ -53,17 +53,19 @@ fn run_config(robot: &str) -> &'static str {
     softgen::run_config_of(robot).unwrap_or_else(|| panic!("{robot} has no run configuration")).text
 }
 
+/// The robot's own run configuration in `dir`, with a watchdog that tolerates a shared,
+/// loaded test machine (every miss is still counted).
+fn tolerant_config(robot: &str, dir: &Path) -> std::path::PathBuf {
+    let config = dir.join(format!("{robot}.run.toml"));
+    std::fs::write(&config, run_config(robot).replace("command_timeout = 0.05", "command_timeout = 10.0")).unwrap();
+    config
+}
+
 #[test]
 fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    // A watchdog that tolerates a shared, loaded test machine (every miss is still counted).
-    let config = dir.path().join("snake_lateral_undulation.run.toml");
-    std::fs::write(
-        &config,
-        run_config("snake_lateral_undulation").replace("command_timeout = 0.05", "command_timeout = 10.0"),
-    )
-    .unwrap();
+    let config = tolerant_config("snake_lateral_undulation", dir.path());
     let options = mpc_options("snake_lateral_undulation", dir.path(), config, 40.0);
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);
@@ -110,9 +112,7 @@ fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
 fn box_ddp_in_the_loop_brings_the_underwater_snake_to_its_waypoint_and_holds_it() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("underwater_snake.run.toml");
-    let text = run_config("underwater_snake").replace("command_timeout = 0.05", "command_timeout = 10.0");
-    std::fs::write(&config, &text).unwrap();
+    let config = tolerant_config("underwater_snake", dir.path());
     let options = mpc_options("underwater_snake", dir.path(), config, 40.0);
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);
@@ -156,9 +156,7 @@ fn box_ddp_in_the_loop_brings_the_underwater_snake_to_its_waypoint_and_holds_it(
 fn box_ddp_on_the_estimated_state_brings_the_underwater_snake_to_its_waypoint() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("underwater_snake.run.toml");
-    let text = run_config("underwater_snake").replace("command_timeout = 0.05", "command_timeout = 10.0");
-    std::fs::write(&config, &text).unwrap();
+    let config = tolerant_config("underwater_snake", dir.path());
     let options = RunOptions {
         state: softgen::StateSource::Estimated,
         ..mpc_options("underwater_snake", dir.path(), config, 40.0)
@@ -314,9 +312,7 @@ fn the_wpi_snakes_valve_wave_through_the_loop_moves_it_as_the_papers_run() {
     use softgen_generated::WpiSnake;
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("wpi_snake.run.toml");
-    std::fs::write(&config, run_config("wpi_snake").replace("command_timeout = 0.05", "command_timeout = 10.0"))
-        .unwrap();
+    let config = tolerant_config("wpi_snake", dir.path());
     // The paper's runs need six cycles at least.
     let duration = 4.0;
     let mut options = mpc_options("wpi_snake", dir.path(), config, duration);
@@ -352,9 +348,7 @@ fn the_wpi_snakes_valve_wave_through_the_loop_moves_it_as_the_papers_run() {
 fn the_valve_sampler_in_the_loop_brings_the_wpi_snake_to_its_goal_and_holds_it() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("wpi_snake.run.toml");
-    std::fs::write(&config, run_config("wpi_snake").replace("command_timeout = 0.05", "command_timeout = 10.0"))
-        .unwrap();
+    let config = tolerant_config("wpi_snake", dir.path());
     let options = mpc_options("wpi_snake", dir.path(), config, 30.0);
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);
@@ -399,9 +393,7 @@ fn the_valve_sampler_in_the_loop_brings_the_wpi_snake_to_its_goal_and_holds_it()
 fn box_ddp_in_the_loop_rolls_the_soft_snake_to_its_goal_and_holds_it() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("soft_snake.run.toml");
-    std::fs::write(&config, run_config("soft_snake").replace("command_timeout = 0.05", "command_timeout = 10.0"))
-        .unwrap();
+    let config = tolerant_config("soft_snake", dir.path());
     let options = mpc_options("soft_snake", dir.path(), config, 45.0);
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);

@@ -55,6 +55,7 @@ pub use environment::plane::PlaneOfMotion;
 pub use environment::terrain::{SurfaceContact, Terrain};
 
 // Integration.
+pub use integration::chosen::ChosenIntegrator;
 pub use integration::dopri5::{DormandPrince5, Tolerances};
 pub use integration::integrator::{IntegrationError, Integrator, SecondOrderSystem, StepReport};
 pub use integration::rk4::RungeKutta4;

@@ -5,10 +5,9 @@ use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::plot::{plot_run, RunView};
 use nalgebra::{SVector, Vector3};
 use softgen_runtime::{
-    likely_cause, Admittance, AdmittanceGains, ContactLaw, DormandPrince5, ForceCoordinates, FrictionLaw,
-    IntegrationError, Integrator, JointPd, Model, ParamSet, PlaneOfMotion, Rosenbrock34, RungeKutta4,
-    SecondOrderSystem, SemiImplicitEuler, Serpenoid, Simulation, SimulationConfig, State, StepReport, SystemJacobian,
-    Terrain, Tolerances, ValveWave,
+    likely_cause, Admittance, AdmittanceGains, ChosenIntegrator, ContactLaw, DormandPrince5, ForceCoordinates,
+    FrictionLaw, IntegrationError, JointPd, Model, ParamSet, PlaneOfMotion, Rosenbrock34, RungeKutta4,
+    SemiImplicitEuler, Serpenoid, Simulation, SimulationConfig, State, SystemJacobian, Terrain, Tolerances, ValveWave,
 };
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
@@ -35,15 +34,6 @@ pub enum IntegratorChoice {
         /// Its Jacobian: the stiff part or the exact one.
         jacobian: SystemJacobian,
     },
-}
-
-/// The chosen integrator, built, as one type that steps as the one it holds does: a run is
-/// written once whichever was chosen.
-pub(crate) enum ChosenIntegrator<const N: usize> {
-    RungeKutta4(RungeKutta4),
-    SemiImplicitEuler(SemiImplicitEuler),
-    DormandPrince5(DormandPrince5),
-    Rosenbrock34(Rosenbrock34<N>),
 }
 
 impl IntegratorChoice {
@@ -77,23 +67,6 @@ impl IntegratorChoice {
                 ChosenIntegrator::Rosenbrock34(i)
             }
         })
-    }
-}
-
-impl<const N: usize> Integrator<N> for ChosenIntegrator<N> {
-    fn step<S: SecondOrderSystem<N>>(
-        &mut self,
-        system: &mut S,
-        t: &mut f64,
-        x: &mut State<N>,
-        t_end: f64,
-    ) -> Result<StepReport, IntegrationError> {
-        match self {
-            ChosenIntegrator::RungeKutta4(i) => i.step(system, t, x, t_end),
-            ChosenIntegrator::SemiImplicitEuler(i) => i.step(system, t, x, t_end),
-            ChosenIntegrator::DormandPrince5(i) => i.step(system, t, x, t_end),
-            ChosenIntegrator::Rosenbrock34(i) => i.step(system, t, x, t_end),
-        }
     }
 }
 

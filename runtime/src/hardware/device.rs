@@ -5,8 +5,9 @@
 use crate::actuators::muscle_drive::{Muscle, MuscleInfo};
 use crate::estimation::emulated::EmulatedSensors;
 use crate::hardware::actuation::{DeviceValue, PressureMap};
+use crate::integration::chosen::ChosenIntegrator;
 use crate::integration::dopri5::Tolerances;
-use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem, StepReport};
+use crate::integration::integrator::{IntegrationError, Integrator};
 use crate::integration::rk4::RungeKutta4;
 use crate::integration::rosenbrock::Rosenbrock34;
 use crate::robot::model::Model;
@@ -61,30 +62,6 @@ impl RegulatedMuscle {
     }
 }
 
-/// How the simulated plant integrates: RK4 at a fixed step, or ROS34PW2 (adaptive, linearly
-/// implicit) for a stiff robot, such as soft sections on a carpet, whose stable RK4 steps
-/// would be microseconds.
-#[derive(Clone, Debug)]
-enum PlantIntegrator<const N: usize> {
-    RungeKutta4(RungeKutta4),
-    Rosenbrock34(Box<Rosenbrock34<N>>),
-}
-
-impl<const N: usize> Integrator<N> for PlantIntegrator<N> {
-    fn step<S: SecondOrderSystem<N>>(
-        &mut self,
-        system: &mut S,
-        t: &mut f64,
-        x: &mut State<N>,
-        t_end: f64,
-    ) -> Result<StepReport, IntegrationError> {
-        match self {
-            PlantIntegrator::RungeKutta4(i) => i.step(system, t, x, t_end),
-            PlantIntegrator::Rosenbrock34(i) => i.step(system, t, x, t_end),
-        }
-    }
-}
-
 /// Hardware in the loop: the generated model integrated in step with the commands it is
 /// sent, so the controller cannot tell it from the robot. Servo board values (channel j =
 /// actuated joint j) become the set points of the model's joint servos; analog values on
@@ -95,7 +72,9 @@ pub struct SimulatedPlant<R: Model<N, C>, const N: usize, const C: usize> {
     pub simulation: Simulation<R, N, C>,
     pub state: State<N>,
     pub time: f64,
-    integrator: PlantIntegrator<N>,
+    /// RK4 at a fixed step, or ROS34PW2 for a stiff robot (soft sections on a carpet), whose
+    /// stable RK4 steps would be microseconds.
+    integrator: ChosenIntegrator<N>,
     targets: SVector<f64, N>,
     muscles: Vec<RegulatedMuscle>,
     /// Board channel of each thruster (in R::THRUSTERS order) and the thrusts it was sent.
@@ -116,7 +95,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
             simulation,
             state,
             time: 0.0,
-            integrator: PlantIntegrator::RungeKutta4(RungeKutta4::new(step)?),
+            integrator: ChosenIntegrator::RungeKutta4(RungeKutta4::new(step)?),
             targets: SVector::zeros(),
             muscles: Vec::new(),
             thruster_channels: Vec::new(),
@@ -133,7 +112,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
     pub fn use_rosenbrock(&mut self, tolerances: Tolerances, jacobian_every: usize) -> Result<(), IntegrationError> {
         let mut integrator = Rosenbrock34::new(tolerances)?;
         integrator.jacobian_every = jacobian_every.max(1);
-        self.integrator = PlantIntegrator::Rosenbrock34(Box::new(integrator));
+        self.integrator = ChosenIntegrator::Rosenbrock34(integrator);
         Ok(())
     }
 

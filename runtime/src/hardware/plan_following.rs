@@ -3,7 +3,9 @@
 //! commands in effect to the planner without ever waiting; the planner thread's body re-plans
 //! from it and posts plans that fit a fixed-size mailbox slot.
 
-use crate::hardware::steering::{run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase};
+use crate::hardware::steering::{
+    new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
+};
 use crate::optimal_control::receding::RecedingHorizon;
 use crate::robot::model::Model;
 use crate::robot::state::State;
@@ -191,28 +193,22 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
                 self.plans_applied += 1;
             }
         }
-        if let Some((sequence, (time, state))) = link.measured.try_latest() {
-            if sequence != self.last_measurement {
-                self.last_measurement = sequence;
-                if !state.is_finite() {
-                    return Err(format!("the measured state is not finite at t = {time} s"));
-                }
-                let cache = R::cache(&state.q, &self.params);
-                let com = R::center_of_mass(&state.q, &self.params, &cache);
-                self.distance = (com - self.goal).norm();
-                self.phase = match self.phase {
-                    _ if self.distance > self.arrival_radius => SteeringPhase::Travelling,
-                    SteeringPhase::Travelling => SteeringPhase::Arrived { at: time },
-                    SteeringPhase::Arrived { at } if time - at >= self.hold => SteeringPhase::Finished { at },
-                    held => held,
-                };
-                // The commands in effect at the measurement's time, from the plan the loop
-                // follows.
-                let mut values = [0.0; MAX_PLANNED_COMMANDS];
-                values[..self.count].copy_from_slice(self.commands_at(time));
-                values[self.count..self.count + self.states].copy_from_slice(&self.schedule_state[..self.states]);
-                link.snapshots.try_post(CommandSnapshot { time, state, count: self.count + self.states, values });
-            }
+        if let Some((time, state, com)) =
+            new_measurement::<R, N, C>(&link.measured, &mut self.last_measurement, &self.params)?
+        {
+            self.distance = (com - self.goal).norm();
+            self.phase = match self.phase {
+                _ if self.distance > self.arrival_radius => SteeringPhase::Travelling,
+                SteeringPhase::Travelling => SteeringPhase::Arrived { at: time },
+                SteeringPhase::Arrived { at } if time - at >= self.hold => SteeringPhase::Finished { at },
+                held => held,
+            };
+            // The commands in effect at the measurement's time, from the plan the loop
+            // follows.
+            let mut values = [0.0; MAX_PLANNED_COMMANDS];
+            values[..self.count].copy_from_slice(self.commands_at(time));
+            values[self.count..self.count + self.states].copy_from_slice(&self.schedule_state[..self.states]);
+            link.snapshots.try_post(CommandSnapshot { time, state, count: self.count + self.states, values });
         }
         commands.copy_from_slice(self.commands_at(t));
         Ok(self.phase)

@@ -8,7 +8,7 @@ use crate::hardware::mailbox::Mailbox;
 use crate::robot::model::Model;
 use crate::robot::state::State;
 use crate::simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlanningSnapshot, SteeredGait};
-use nalgebra::Vector2;
+use nalgebra::{Vector2, Vector3};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -64,6 +64,26 @@ impl SteeringPhase {
             SteeringPhase::Arrived { at } | SteeringPhase::Finished { at } => Some(at),
         }
     }
+}
+
+/// The newest measurement, if it is new since `last` (which it updates): its time, the
+/// state and the centre of mass there. A measured state that is not finite is an error.
+/// Shared by every planner's in-loop half.
+pub(crate) fn new_measurement<R: Model<N, C>, const N: usize, const C: usize>(
+    measured: &Mailbox<(f64, State<N>)>,
+    last: &mut u64,
+    params: &R::Params,
+) -> Result<Option<(f64, State<N>, Vector3<f64>)>, String> {
+    let Some((sequence, (time, state))) = measured.try_latest() else { return Ok(None) };
+    if sequence == *last {
+        return Ok(None);
+    }
+    *last = sequence;
+    if !state.is_finite() {
+        return Err(format!("the measured state is not finite at t = {time} s"));
+    }
+    let com = R::center_of_mass(&state.q, params, &R::cache(&state.q, params));
+    Ok(Some((time, state, com)))
 }
 
 /// The in-loop controller's settings.
@@ -184,25 +204,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalSteering<R, N, C> {
             }
             self.last_plan = sequence;
         }
-        if let Some((sequence, (time, state))) = link.measured.try_latest() {
-            if sequence != self.last_measurement {
-                self.last_measurement = sequence;
-                if !state.is_finite() {
-                    return Err(format!("the measured state is not finite at t = {time} s"));
-                }
-                let cache = R::cache(&state.q, &self.params);
-                let com = R::center_of_mass(&state.q, &self.params, &cache);
-                self.distance = (Vector2::new(com.x, com.y) - self.goal).norm();
-                if self.phase == SteeringPhase::Travelling && self.distance <= self.arrival_radius {
-                    self.phase = SteeringPhase::Arrived { at: time };
-                    // Fade the wave and the turn out; the frequency keeps the phase moving.
-                    self.gait.target.amplitude = 0.0;
-                    self.gait.target.offset = 0.0;
-                }
-                // The measurement belongs to the command sent at its time, when it is that one.
-                let gait = if (time - self.sent_time).abs() < 0.5 * self.period { self.sent } else { self.gait };
-                link.snapshots.try_post(PlanningSnapshot { time, state, gait });
+        if let Some((time, state, com)) =
+            new_measurement::<R, N, C>(&link.measured, &mut self.last_measurement, &self.params)?
+        {
+            self.distance = (Vector2::new(com.x, com.y) - self.goal).norm();
+            if self.phase == SteeringPhase::Travelling && self.distance <= self.arrival_radius {
+                self.phase = SteeringPhase::Arrived { at: time };
+                // Fade the wave and the turn out; the frequency keeps the phase moving.
+                self.gait.target.amplitude = 0.0;
+                self.gait.target.offset = 0.0;
             }
+            // The measurement belongs to the command sent at its time, when it is that one.
+            let gait = if (time - self.sent_time).abs() < 0.5 * self.period { self.sent } else { self.gait };
+            link.snapshots.try_post(PlanningSnapshot { time, state, gait });
         }
         if let SteeringPhase::Arrived { at } = self.phase {
             if t - at >= self.settle {

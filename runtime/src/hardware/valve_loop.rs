@@ -5,7 +5,9 @@
 
 use crate::hardware::actuation::{ActuatorCommand, DeviceValue, PressureMap};
 use crate::hardware::device::{Device, DeviceError};
-use crate::hardware::steering::{run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase};
+use crate::hardware::steering::{
+    new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
+};
 use crate::robot::model::Model;
 use crate::robot::state::State;
 use crate::simulation::closed_loop::Simulation;
@@ -255,28 +257,23 @@ impl<R: Model<N, C>, const N: usize, const C: usize> ValveSteering<R, N, C> {
             }
             self.last_plan = sequence;
         }
-        if let Some((sequence, (time, state))) = link.measured.try_latest() {
-            if sequence != self.last_measurement {
-                self.last_measurement = sequence;
-                if !state.is_finite() {
-                    return Err(format!("the measured state is not finite at t = {time} s"));
-                }
-                let com = R::center_of_mass(&state.q, &self.params, &R::cache(&state.q, &self.params));
-                self.distance = (Vector2::new(com.x, com.y) - self.config.goal).norm();
-                if self.distance <= self.config.arrival_radius {
-                    let since = *self.within_since.get_or_insert(time);
-                    self.phase = if time - since >= self.config.hold - 1e-9 {
-                        SteeringPhase::Finished { at: since }
-                    } else {
-                        SteeringPhase::Arrived { at: since }
-                    };
+        if let Some((time, state, com)) =
+            new_measurement::<R, N, C>(&link.measured, &mut self.last_measurement, &self.params)?
+        {
+            self.distance = (Vector2::new(com.x, com.y) - self.config.goal).norm();
+            if self.distance <= self.config.arrival_radius {
+                let since = *self.within_since.get_or_insert(time);
+                self.phase = if time - since >= self.config.hold - 1e-9 {
+                    SteeringPhase::Finished { at: since }
                 } else {
-                    self.within_since = None;
-                    self.phase = SteeringPhase::Travelling;
-                }
-                let wave = if (time - self.sent_time).abs() < 0.5 * self.period { self.sent } else { self.wave };
-                link.snapshots.try_post(ValveSnapshot { time, state, wave });
+                    SteeringPhase::Arrived { at: since }
+                };
+            } else {
+                self.within_since = None;
+                self.phase = SteeringPhase::Travelling;
             }
+            let wave = if (time - self.sent_time).abs() < 0.5 * self.period { self.sent } else { self.wave };
+            link.snapshots.try_post(ValveSnapshot { time, state, wave });
         }
         write_valve_commands(&self.wave, t, self.config.units_per_bar, commands);
         self.sent = self.wave;
