@@ -3,7 +3,9 @@
 //! the plant: the snake on wheels steered by the gait sampler to a goal 1 m away (20 Hz
 //! plans, 1 kHz loop), and the underwater snake's pressures and thrusts planned by box-DDP
 //! to its waypoint (100 Hz plans and loop), each on the plant's state and on the state
-//! estimator's from emulated sensors, whose silence ends a run safely. Their own test
+//! estimator's from emulated sensors, whose silence ends a run safely; the WPI snake's
+//! valve sampler; the soft snake's rolling box-DDP on the plant's state and on the
+//! estimate. Their own test
 //! binary, one test at a time, so no other test competes for the cores while the loop keeps
 //! its deadlines.
 
@@ -424,4 +426,53 @@ fn box_ddp_in_the_loop_rolls_the_soft_snake_to_its_goal_and_holds_it() {
         }
     }
     assert!(last.1.iter().all(|v| v.number() == 0.0));
+}
+
+#[test]
+fn box_ddp_on_the_estimated_state_rolls_the_soft_snake_toward_its_goal() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let config = tolerant_config("soft_snake", dir.path());
+    let options =
+        RunOptions { state: softgen::StateSource::Estimated, ..mpc_options("soft_snake", dir.path(), config, 30.0) };
+    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    let estimator = report.estimator.unwrap();
+    println!("{}", estimator.line());
+    // The filter follows the snake from the drop through the roll with no fault.
+    assert!(report.fault.is_none(), "{:?}", report.fault);
+    let mpc = report.mpc.unwrap();
+    println!("planner: {}", mpc.planner);
+    // The planner sees only the estimate. Five of six runs here reached the goal 0.3 m
+    // aside 13-24 s after the drop and held it; the sixth rolled away (0.795 m off after 43
+    // s), as the planner does on the plant's state when its plans come late (README, "State
+    // estimation"). So what is held here is the estimate the plans get, not the arrival; an
+    // arrival must be held.
+    match mpc.arrived_at {
+        Some(arrived) => assert!(mpc.held || arrived > 28.0, "reached at {arrived} s but not held"),
+        None => println!("not reached in 30 s: {:.3} m away", mpc.final_distance),
+    }
+    // Scored against the plant's truth every period. Measured in those runs: the marked
+    // points (the three section tips) 3.3-4.6 mm RMS, the largest 4.7-6.5 mm; the tail
+    // 5.3-6.8 mm and 1.9-2.5 degrees (its yaw trades against the first section's bend, which the tip markers see
+    // only through its muscles' length differences).
+    assert!(estimator.scored > 2500, "{}", estimator.scored);
+    let marked = estimator.marker_rms.iter().map(|m| m.1).fold(0.0, f64::max);
+    assert!(marked < 8e-3, "{}", estimator.line());
+    let rms = |kind| estimator.rms.iter().find(|(k, _)| *k == kind).unwrap().1;
+    assert!(rms(softgen_runtime::CoordinateKind::BaseTranslation) < 12e-3, "{}", estimator.line());
+    assert!(rms(softgen_runtime::CoordinateKind::BaseRotation) < 4f64.to_radians(), "{}", estimator.line());
+    assert!(rms(softgen_runtime::CoordinateKind::ActuatorLength) < 1.2e-3, "{}", estimator.line());
+    for (name, count) in &estimator.readings {
+        assert!(*count > 1000, "{name}: {count} readings");
+    }
+    assert!(estimator.stats.outliers * 100 <= estimator.stats.updates, "{}", estimator.line());
+    // The run's sensor log replays through the estimator offline to the same bytes.
+    let replayed = dir.path().join("replayed.csv");
+    let replay = RunOptions {
+        estimate_from: Some(options.sensor_log.clone()),
+        sensor_log: replayed.clone(),
+        ..mpc_options("soft_snake", dir.path(), options.config.clone().unwrap(), 0.0)
+    };
+    run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(std::fs::read(&options.sensor_log).unwrap() == std::fs::read(&replayed).unwrap());
 }

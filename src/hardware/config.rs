@@ -318,14 +318,25 @@ impl NatNetSettings {
     }
 }
 
+/// Names for an error message: all of a short list; of a long one (a skin's hundreds of
+/// contact points) the first four and the last eight (where the spec's markers are), and
+/// the count.
+pub(crate) fn listed(names: &[&str]) -> String {
+    match names.len() {
+        0..=16 => names.join(", "),
+        n => format!("{}, ..., {}; {n} in all", names[..4].join(", "), names[n - 8..].join(", ")),
+    }
+}
+
 impl SensorEntry {
     /// The sensor with its target found among the robot's `points`, `coordinates` and
     /// `muscles`.
     pub fn resolve(&self, points: &[&str], coordinates: &[&str], muscles: &[&str]) -> Result<Sensor, String> {
         let find = |names: &[&str], what: &str| {
-            names.iter().position(|n| *n == self.target).ok_or_else(|| {
-                format!("{}: `{}` is not {what} of the robot ({})", self.at, self.target, names.join(", "))
-            })
+            names
+                .iter()
+                .position(|n| *n == self.target)
+                .ok_or_else(|| format!("{}: `{}` is not {what} of the robot ({})", self.at, self.target, listed(names)))
         };
         let mut sensor = self.sensor.clone();
         sensor.measures = match sensor.measures {

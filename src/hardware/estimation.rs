@@ -50,6 +50,9 @@ pub struct EstimatorReport {
     pub scored: u64,
     /// RMS error of each coordinate against the truth (its unit), by name.
     pub coordinate_rms: Vec<(&'static str, f64)>,
+    /// RMS distance (m) between the estimated and the true world position of each point a
+    /// marker sensor tracks (rigid bodies' points and soft sections' tips), by sensor name.
+    pub marker_rms: Vec<(String, f64)>,
     /// Time the estimator took per period: mean and longest.
     pub mean_time: Duration,
     pub longest_time: Duration,
@@ -72,6 +75,15 @@ impl EstimatorReport {
                 CoordinateKind::Curvature => format!("curvatures RMS {:.4} 1/m", rms),
             })
             .collect();
+        if !self.marker_rms.is_empty() {
+            let largest = self.marker_rms.iter().map(|m| m.1).fold(0.0, f64::max);
+            let mean_square = self.marker_rms.iter().map(|m| m.1 * m.1).sum::<f64>() / self.marker_rms.len() as f64;
+            parts.push(format!(
+                "marked points RMS {:.2} mm (largest {:.2} mm)",
+                mean_square.sqrt() * 1e3,
+                largest * 1e3
+            ));
+        }
         if self.scored == 0 {
             parts.push("no truth to score against".into());
         }
@@ -113,6 +125,11 @@ pub(crate) struct InLoopEstimator<R: Model<N, C>, const N: usize, const C: usize
     log: Option<std::io::BufWriter<std::fs::File>>,
     /// The current period's time (the loop's clock).
     period_time: f64,
+    /// The model's values, to score the marked points' positions against the truth (set
+    /// where a truth exists), and each marker sensor's tracked point and summed squared
+    /// distance.
+    params: Option<R::Params>,
+    marker_errors: Vec<(usize, usize, f64)>,
 }
 
 const KINDS: [CoordinateKind; 6] = [
@@ -152,7 +169,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
             periods: 0,
             log: None,
             period_time: 0.0,
+            params: None,
+            marker_errors: Vec::new(),
         })
+    }
+
+    /// Scores the points the marker sensors track as well as the coordinates, on the
+    /// model's values `params` (a run with a truth: the simulated plant).
+    pub(crate) fn score_markers(&mut self, params: R::Params) {
+        self.marker_errors = (self.estimator.sensors().iter().enumerate())
+            .filter_map(|(k, s)| match s.measures {
+                softgen_runtime::Measurement::Marker { point } => Some((k, point, 0.0)),
+                _ => None,
+            })
+            .collect();
+        self.params = Some(params);
     }
 
     /// Writes the sensor log (`t,kind,name,stamp,values...`, see [`SensorLog`]) to `file`.
@@ -277,6 +308,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
             self.squared_errors[k] += error * error;
             self.per_coordinate[i] += error * error;
         }
+        if let (Some(params), false) = (&self.params, self.marker_errors.is_empty()) {
+            let (estimated_cache, true_cache) = (R::cache(&estimate.q, params), R::cache(&truth.q, params));
+            for (_, point, sum) in &mut self.marker_errors {
+                let estimated = R::tracked_point_position(*point, &estimate.q, params, &estimated_cache);
+                let actual = R::tracked_point_position(*point, &truth.q, params, &true_cache);
+                *sum += (estimated - actual).norm_squared();
+            }
+        }
         self.scored += 1;
     }
 
@@ -307,6 +346,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
                 .zip(&self.per_coordinate)
                 .map(|(c, e)| (c.name, (e / self.scored.max(1) as f64).sqrt()))
                 .collect(),
+            marker_rms: match self.scored {
+                0 => Vec::new(),
+                scored => (self.marker_errors.iter())
+                    .map(|(k, _, sum)| (self.estimator.sensors()[*k].name.clone(), (sum / scored as f64).sqrt()))
+                    .collect(),
+            },
             mean_time: Duration::from_secs_f64(self.time_total.as_secs_f64() / self.periods.max(1) as f64),
             longest_time: self.time_longest,
             fault: self.fault.as_ref().map(|f| f.1.clone()),

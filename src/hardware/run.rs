@@ -731,12 +731,6 @@ impl Run<'_> {
             Some(make) => Some(make()?),
             None => None,
         };
-        if scheduled.is_some() && (on_robot || o.state == StateSource::Estimated) {
-            return Err(format!(
-                "`{}`'s model-predictive controller plans its rolling gait, whose commands the state estimator does not take yet: run it on the simulated plant with --state true",
-                R::NAME
-            ));
-        }
         let loop_config = loop_config(o, &config)?;
         let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
         let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, no_servo);
@@ -888,11 +882,13 @@ impl Run<'_> {
                 if t < settle - 1e-9 {
                     // The drop: every muscle vented, nothing for the planner yet.
                     commands.iter_mut().for_each(|c| *c = ActuatorCommand::Pressure(0.0));
+                    sensing.sent(commands, period)?;
                     return Ok(follower.phase);
                 }
                 follower.set_schedule_state(&sent_state[..states])?;
                 let phase = follower.command(link, t, &mut values[..count])?;
                 scheduled_commands(&schedule_state[..states], &values[..count], commands);
+                sensing.sent(commands, period)?;
                 sent_state = schedule_state;
                 schedule.advance(&mut schedule_state[..states], &values[..count], period);
                 Ok(phase)
@@ -1070,7 +1066,11 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
             let index = |name: &str| {
                 R::CONTACT_POINTS.iter().position(|p| p.name == name).ok_or_else(|| {
                     let names: Vec<&str> = R::CONTACT_POINTS.iter().map(|p| p.name).collect();
-                    format!("heading: `{name}` is not a tracked point of `{}` (points: {})", R::NAME, names.join(", "))
+                    format!(
+                        "heading: `{name}` is not a tracked point of `{}` (points: {})",
+                        R::NAME,
+                        crate::hardware::config::listed(&names)
+                    )
                 })
             };
             Some((index(from)?, index(to)?))

@@ -108,6 +108,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
         let truth = Arc::new(Mailbox::<(f64, State<N>)>::new());
         let queue = Arc::new(ReadingQueue::default());
         let estimated = estimation.is_some();
+        let mut truth_params = None;
         let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
         let (filter, natnet, device, pending_record, pending_trajectory) = match (on_robot, estimation) {
             (true, None) => {
@@ -132,6 +133,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
                         )
                         .map_err(|e| format!("{path}: {e}"))?;
                         plant.attach_sensors(emulated);
+                        truth_params = Some(plant.simulation.params.clone());
                         Some(filter)
                     }
                     None => None,
@@ -152,6 +154,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
             Some(filter) => {
                 let mut estimator =
                     InLoopEstimator::new(filter, queue, truth, config.estimator.fault_hold, commands, config.safety)?;
+                if let Some(params) = truth_params {
+                    estimator.score_markers(params);
+                }
                 let (pending, file) = PendingFile::create(&o.sensor_log)?;
                 estimator.log_to(file)?;
                 pending_log = Some(pending);
