@@ -442,26 +442,26 @@ fn box_ddp_on_the_estimated_state_rolls_the_soft_snake_toward_its_goal() {
     assert!(report.fault.is_none(), "{:?}", report.fault);
     let mpc = report.mpc.unwrap();
     println!("planner: {}", mpc.planner);
-    // The planner sees only the estimate. Five of six runs here reached the goal 0.3 m
-    // aside 13-24 s after the drop and held it; the sixth rolled away (0.795 m off after 43
-    // s), as the planner does on the plant's state when its plans come late (README, "State
-    // estimation"). So what is held here is the estimate the plans get, not the arrival; an
-    // arrival must be held.
+    // The planner sees only the estimate. Most runs here reach the goal 0.3 m aside 13-24 s
+    // after the drop and hold it, but not all (README, "State estimation"): of nine, one
+    // rolled away and one was still 0.176 m off after 43 s, as the planner does on the
+    // plant's state when its plans come late. So what is held here is the estimate the
+    // plans get, not the arrival; an arrival must be held.
     match mpc.arrived_at {
         Some(arrived) => assert!(mpc.held || arrived > 28.0, "reached at {arrived} s but not held"),
         None => println!("not reached in 30 s: {:.3} m away", mpc.final_distance),
     }
-    // Scored against the plant's truth every period. Measured in those runs: the marked
-    // points (the three section tips) 3.3-4.6 mm RMS, the largest 4.7-6.5 mm; the tail
-    // 5.3-6.8 mm and 1.9-2.5 degrees (its yaw trades against the first section's bend, which the tip markers see
-    // only through its muscles' length differences).
-    assert!(estimator.scored > 2500, "{}", estimator.scored);
+    // Scored against the plant's truth every period. Measured (three runs): the tail 2.0-2.3
+    // mm and 0.85-0.92 degrees, the muscles' lengths 0.13-0.14 mm, the marked points (the
+    // three section tips) 2.7-3.0 mm RMS, the largest 4.0-4.4 mm. A run that arrives ends
+    // after its 2 s hold: at least 15 s of periods.
+    assert!(estimator.scored > 1500, "{}", estimator.scored);
     let marked = estimator.marker_rms.iter().map(|m| m.1).fold(0.0, f64::max);
-    assert!(marked < 8e-3, "{}", estimator.line());
+    assert!(marked < 6.5e-3, "{}", estimator.line());
     let rms = |kind| estimator.rms.iter().find(|(k, _)| *k == kind).unwrap().1;
-    assert!(rms(softgen_runtime::CoordinateKind::BaseTranslation) < 12e-3, "{}", estimator.line());
-    assert!(rms(softgen_runtime::CoordinateKind::BaseRotation) < 4f64.to_radians(), "{}", estimator.line());
-    assert!(rms(softgen_runtime::CoordinateKind::ActuatorLength) < 1.2e-3, "{}", estimator.line());
+    assert!(rms(softgen_runtime::CoordinateKind::BaseTranslation) < 4e-3, "{}", estimator.line());
+    assert!(rms(softgen_runtime::CoordinateKind::BaseRotation) < 1.8f64.to_radians(), "{}", estimator.line());
+    assert!(rms(softgen_runtime::CoordinateKind::ActuatorLength) < 0.3e-3, "{}", estimator.line());
     for (name, count) in &estimator.readings {
         assert!(*count > 1000, "{name}: {count} readings");
     }

@@ -1575,6 +1575,16 @@ mod tests {
     const GOOD: &str = "robot = \"snake\"\n[[channels]]\nkind = \"servo_board\"\nactuator = \"link2\"\nchannel = 0\nmin_angle = -1\nmax_angle = 1\n[[channels]]\nkind = \"servo_board\"\nactuator = \"link3\"\nchannel = 1\nmin_angle = -1\nmax_angle = 1\n";
 
     #[test]
+    fn long_name_lists_in_errors_show_both_ends_and_the_count() {
+        let short = ["a", "b", "c"];
+        assert_eq!(listed(&short), "a, b, c");
+        let names: Vec<String> = (0..20).map(|k| format!("p{k}")).collect();
+        let names: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
+        assert_eq!(listed(&names[..16]), names[..16].join(", "));
+        assert_eq!(listed(&names), "p0, p1, p2, p3, ..., p12, p13, p14, p15, p16, p17, p18, p19; 20 in all");
+    }
+
+    #[test]
     fn good_config_maps_channels_in_actuator_order() {
         let c = RunConfig::parse("run.toml", GOOD, "snake", BODIES).unwrap();
         assert_eq!(c.channels.len(), 2);

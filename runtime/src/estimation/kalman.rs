@@ -163,14 +163,15 @@ pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
     /// Index of the first pressure command (after any servo set points) and their count.
     first_muscle: usize,
     muscles: usize,
-    /// The commands sent last, with measured pressures in place of commanded ones.
+    /// The commands sent last.
     input: Vec<f64>,
-    commanded_pressure: Vec<bool>,
     /// Each muscle (its regulator's lag) and the pressure it has reached at the newest step
-    /// (bar): a muscle with no pressure sensor gets its commanded pressure through the lag,
-    /// as the plant's and the robot's regulators give it.
+    /// (bar): every muscle gets its commanded pressure through the lag, as the plant's and
+    /// the robot's regulators give it; a pressure sensor's reading resets the lag's state
+    /// at the reading's time (the newest reading of each muscle, by its stamp).
     lags: Vec<Muscle>,
     reached: Vec<f64>,
+    pressure_stamps: Vec<f64>,
     /// What the step from the newest snapshot applies: `input`, with lagged pressures.
     applied: Vec<f64>,
     history: VecDeque<Snapshot>,
@@ -275,7 +276,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             first_muscle,
             muscles,
             input: vec![0.0; commands],
-            commanded_pressure: vec![true; muscles],
+            pressure_stamps: vec![f64::NEG_INFINITY; muscles],
             lags,
             reached: vec![0.0; muscles],
             applied: vec![0.0; commands],
@@ -336,16 +337,17 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         self.watch.sensors()
     }
 
-    /// The commands sent now, in effect until the next call (muscle pressures replaced by
-    /// their measurements once a pressure sensor has reported; until then reached through
-    /// each muscle's lag).
+    /// The commands sent now, in effect until the next call (muscle pressures reached
+    /// through each muscle's lag, from its measured pressure where a sensor reads it).
     pub fn set_commands(&mut self, commands: &[f64]) {
-        for (k, (slot, value)) in self.input.iter_mut().zip(commands).enumerate() {
-            let muscle = k.wrapping_sub(self.first_muscle);
-            if muscle >= self.muscles || self.commanded_pressure[muscle] {
-                *slot = *value;
-            }
+        for (slot, value) in self.input.iter_mut().zip(commands) {
+            *slot = *value;
         }
+        self.apply_to_newest();
+    }
+
+    /// The newest snapshot's step applies the commands and the lags' pressures as they are.
+    fn apply_to_newest(&mut self) {
         self.update_applied();
         let applied = std::mem::take(&mut self.applied);
         self.history.back_mut().expect("never empty").input.copy_from_slice(&applied);
@@ -353,16 +355,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
     }
 
     /// `applied` from `input`: a commanded pressure as its lag gives it at the middle of the
-    /// step from the newest snapshot (the plant's own rule for a period), a measured one as
-    /// it was measured.
+    /// step from the newest snapshot (the plant's own rule for a period).
     fn update_applied(&mut self) {
         self.applied.copy_from_slice(&self.input);
         for muscle in 0..self.muscles {
-            if self.commanded_pressure[muscle] {
-                let k = self.first_muscle + muscle;
-                self.applied[k] =
-                    self.lags[muscle].pressure_after(self.input[k], self.reached[muscle], 0.5 * self.step);
-            }
+            let k = self.first_muscle + muscle;
+            self.applied[k] = self.lags[muscle].pressure_after(self.input[k], self.reached[muscle], 0.5 * self.step);
         }
     }
 
@@ -399,12 +397,26 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             }
         }
         let mut from = usize::MAX;
+        let mut pressure_read = false;
+        let newest_time = self.newest().time;
         for reading in &self.due {
             let sensor = &self.watch.sensors()[reading.sensor as usize];
             if let Measurement::Pressure { muscle } = sensor.measures {
-                self.input[self.first_muscle + muscle] = reading.values[0];
-                self.commanded_pressure[muscle] = false;
                 self.stats.pressures += 1;
+                // The muscle's pressure at the newest step: the measured one, carried to
+                // the step's time through the lag under the newest command. Held as the
+                // process model's input instead, a reading is one to two periods old by the
+                // step it drives, and the model's bend lags the robot's: on the soft snake's
+                // rolling gait (pressures at 100 Hz in a 100 Hz loop) the estimate matched
+                // the plant's state 30 ms earlier best, 7 mm RMS at the tail against 2.2 mm
+                // with the commands alone through the lag.
+                if reading.stamp > self.pressure_stamps[muscle] {
+                    self.pressure_stamps[muscle] = reading.stamp;
+                    let command = self.input[self.first_muscle + muscle];
+                    let since = (newest_time - reading.stamp).max(0.0);
+                    self.reached[muscle] = self.lags[muscle].pressure_after(command, reading.values[0], since);
+                    pressure_read = true;
+                }
                 continue;
             }
             let index = index_of(reading.stamp);
@@ -417,6 +429,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             from = from.min(index);
         }
         self.watch.check_silence(now).map_err(EstimatorFault::Sensor)?;
+        if pressure_read {
+            self.apply_to_newest();
+        }
         if from == usize::MAX {
             return Ok(());
         }
@@ -506,10 +521,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         snapshot.prior_state.copy_from(&self.next.rows(0, motion));
         // The commanded pressures reached over the step, then what the next step applies.
         for muscle in 0..self.muscles {
-            if self.commanded_pressure[muscle] {
-                let command = self.input[self.first_muscle + muscle];
-                self.reached[muscle] = self.lags[muscle].pressure_after(command, self.reached[muscle], self.step);
-            }
+            let command = self.input[self.first_muscle + muscle];
+            self.reached[muscle] = self.lags[muscle].pressure_after(command, self.reached[muscle], self.step);
         }
         self.update_applied();
         snapshot.input.copy_from_slice(&self.applied);
