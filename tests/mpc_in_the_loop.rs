@@ -190,16 +190,24 @@ fn box_ddp_on_the_estimated_state_brings_the_underwater_snake_to_its_waypoint() 
     assert!(estimator.fault.is_none());
     // The sensor log replays through the estimator offline to the same bytes: every
     // reading, estimate and command, bit for bit.
-    let replayed = dir.path().join("replayed.csv");
+    let logged = replayed_log_is_the_runs(&options, dir.path());
+    assert!(logged > 1_000_000, "{logged} bytes");
+}
+
+/// Replays the sensor log of the run `options` made through the estimator its run
+/// configuration builds (`--estimate-from`) and checks the replay writes the same bytes;
+/// returns the log's size.
+fn replayed_log_is_the_runs(options: &RunOptions, dir: &Path) -> usize {
+    let replayed = dir.join("replayed.csv");
     let replay = RunOptions {
         estimate_from: Some(options.sensor_log.clone()),
         sensor_log: replayed.clone(),
-        ..mpc_options("underwater_snake", dir.path(), options.config.clone().unwrap(), 0.0)
+        ..mpc_options(&options.robot, dir, options.config.clone().unwrap(), 0.0)
     };
     run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
     let logged = std::fs::read(&options.sensor_log).unwrap();
-    assert!(logged.len() > 1_000_000, "{} bytes", logged.len());
     assert!(logged == std::fs::read(&replayed).unwrap(), "the replay differs from the run's sensor log");
+    logged.len()
 }
 
 #[test]
@@ -467,12 +475,5 @@ fn box_ddp_on_the_estimated_state_rolls_the_soft_snake_toward_its_goal() {
     }
     assert!(estimator.stats.outliers * 100 <= estimator.stats.updates, "{}", estimator.line());
     // The run's sensor log replays through the estimator offline to the same bytes.
-    let replayed = dir.path().join("replayed.csv");
-    let replay = RunOptions {
-        estimate_from: Some(options.sensor_log.clone()),
-        sensor_log: replayed.clone(),
-        ..mpc_options("soft_snake", dir.path(), options.config.clone().unwrap(), 0.0)
-    };
-    run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
-    assert!(std::fs::read(&options.sensor_log).unwrap() == std::fs::read(&replayed).unwrap());
+    replayed_log_is_the_runs(&options, dir.path());
 }
