@@ -209,6 +209,9 @@ struct EstimatorFile {
     outlier_streak: Option<usize>,
     history: Option<f64>,
     fault_hold: Option<f64>,
+    jacobian_every: Option<usize>,
+    newton_tolerance: Option<f64>,
+    newton_contraction: Option<f64>,
     /// The emulated sensors' noise seed.
     seed: Option<u64>,
     /// The filter model's contact damping and Hunt-Crossley dissipation, where they differ
@@ -1165,6 +1168,9 @@ fn parse_estimator(e: &EstimatorFile) -> Result<(EstimatorSettings, u64, Estimat
         outlier_streak: e.outlier_streak.unwrap_or(d.outlier_streak),
         history: e.history.unwrap_or(d.history),
         fault_hold: e.fault_hold.unwrap_or(d.fault_hold),
+        jacobian_every: e.jacobian_every.unwrap_or(d.jacobian_every),
+        newton_tolerance: e.newton_tolerance.unwrap_or(d.newton_tolerance),
+        newton_contraction: e.newton_contraction.unwrap_or(d.newton_contraction),
     };
     settings.validate()?;
     let contact = EstimatorContact { damping: e.contact_damping, dissipation: e.contact_dissipation };

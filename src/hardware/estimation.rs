@@ -89,13 +89,14 @@ impl EstimatorReport {
         }
         let readings: u64 = self.readings.iter().map(|r| r.1).sum();
         format!(
-            "estimator: {}; {readings} readings ({} corrections, {} outliers, {} too late, {} pressures), {} predictions, {:.0} us a period (longest {:.0} us)",
+            "estimator: {}; {readings} readings ({} corrections, {} outliers, {} too late, {} pressures), {} predictions ({} system Jacobians), {:.0} us a period (longest {:.0} us)",
             parts.join(", "),
             self.stats.updates,
             self.stats.outliers,
             self.stats.late,
             self.stats.pressures,
             self.stats.predictions,
+            self.stats.system_jacobians,
             self.mean_time.as_secs_f64() * 1e6,
             self.longest_time.as_secs_f64() * 1e6
         )

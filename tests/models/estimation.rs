@@ -211,6 +211,42 @@ fn late_frames_correct_the_past() {
     assert!(worst < 5.0, "an error of {worst:.2} standard deviations");
 }
 
+/// The filter's cheaper process steps: the step's Jacobian kept for five steps (50 ms) and
+/// Newton's iterations stopped at 1e-6 of the rates, a kept Newton matrix kept while it
+/// lowers the residual at all. The state is still each implicit step's solution (to the
+/// looser tolerance), only the covariance goes through an older Jacobian.
+#[test]
+fn kept_jacobians_estimate_as_well_for_fewer_system_jacobians() {
+    let (exact, _, every_step) = run(0.01, 3.0);
+    let kept = EstimatorSettings {
+        acceleration_noise: 0.1,
+        jacobian_every: 5,
+        newton_tolerance: 1e-6,
+        newton_contraction: 0.9,
+        ..EstimatorSettings::default()
+    };
+    let (rms, worst, estimator) = run_with(0.01, 3.0, kept);
+    println!(
+        "position RMS: every step {:.3} mm {:?}, kept {:.3} mm {:?}",
+        exact * 1e3,
+        every_step.stats,
+        rms * 1e3,
+        estimator.stats
+    );
+    assert_eq!(estimator.stats.predictions, every_step.stats.predictions);
+    assert_eq!(every_step.stats.linearisations, every_step.stats.predictions);
+    assert_eq!(estimator.stats.linearisations, estimator.stats.predictions.div_ceil(5));
+    assert!(
+        2 * estimator.stats.system_jacobians < every_step.stats.system_jacobians,
+        "{} system Jacobians kept, {} every step",
+        estimator.stats.system_jacobians,
+        every_step.stats.system_jacobians
+    );
+    // As good as the exact filter to a tenth, and as honest about its covariance.
+    assert!(rms < 1.1 * exact, "kept {rms}, every step {exact}");
+    assert!(worst < 5.0, "an error of {worst:.2} standard deviations");
+}
+
 fn one_marker(settings: EstimatorSettings) -> (Vec<Sensor>, StateEstimator<Robot, N, C>) {
     let sensors = vec![sensor("mocap_tail", Measurement::Marker { point: 0 }, 120.0, 1e-3, 0.0, 0.0)];
     let estimator = filter(&sensors, settings, &start());
@@ -298,6 +334,12 @@ fn bad_estimator_settings_are_refused() {
         (EstimatorSettings { gate: f64::NAN, ..EstimatorSettings::default() }, "estimator gate"),
         (EstimatorSettings { outlier_streak: 0, ..EstimatorSettings::default() }, "outlier_streak"),
         (EstimatorSettings { fault_hold: -1.0, ..EstimatorSettings::default() }, "fault_hold"),
+        (EstimatorSettings { jacobian_every: 0, ..EstimatorSettings::default() }, "jacobian_every must be in 1..=1000"),
+        (EstimatorSettings { newton_tolerance: 0.0, ..EstimatorSettings::default() }, "newton_tolerance must be in"),
+        (
+            EstimatorSettings { newton_contraction: 1.0, ..EstimatorSettings::default() },
+            "newton_contraction must be in",
+        ),
     ] {
         let e = StateEstimator::new(model(), &INPUTS, &sensors, settings, &start(), 0.0, PERIOD).err().unwrap();
         assert!(e.contains(expected), "{e}");

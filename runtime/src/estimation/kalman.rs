@@ -49,6 +49,14 @@ pub struct EstimatorSettings {
     pub history: f64,
     /// How long (s) the last safe command is held after a fault before the safe state.
     pub fault_hold: f64,
+    /// The process model's step Jacobian (the covariance's transition) is evaluated every
+    /// this many steps and kept in between; 1 evaluates it at every step.
+    pub jacobian_every: usize,
+    /// The process step's Newton iterations: the update (relative to the rates) below which
+    /// they have converged, and how far an iteration with the kept Newton matrix must lower
+    /// the residual for the matrix to be kept (a fresh one costs a system Jacobian).
+    pub newton_tolerance: f64,
+    pub newton_contraction: f64,
 }
 
 impl Default for EstimatorSettings {
@@ -62,6 +70,9 @@ impl Default for EstimatorSettings {
             outlier_streak: 12,
             history: 0.1,
             fault_hold: 0.2,
+            jacobian_every: 1,
+            newton_tolerance: 1e-10,
+            newton_contraction: 0.3,
         }
     }
 }
@@ -92,6 +103,15 @@ impl EstimatorSettings {
         if self.outlier_streak == 0 {
             return Err("estimator outlier_streak must be at least 1".into());
         }
+        if !(self.newton_tolerance.is_finite() && self.newton_tolerance > 0.0 && self.newton_tolerance <= 1e-2) {
+            return Err(format!("estimator newton_tolerance must be in (0, 0.01], got {}", self.newton_tolerance));
+        }
+        if !(self.newton_contraction.is_finite() && self.newton_contraction > 0.0 && self.newton_contraction < 1.0) {
+            return Err(format!("estimator newton_contraction must be in (0, 1), got {}", self.newton_contraction));
+        }
+        if !(1..=1000).contains(&self.jacobian_every) {
+            return Err(format!("estimator jacobian_every must be in 1..=1000, got {}", self.jacobian_every));
+        }
         Ok(())
     }
 }
@@ -116,6 +136,10 @@ impl std::fmt::Display for EstimatorFault {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EstimatorStats {
     pub predictions: u64,
+    /// Predictions that evaluated the step's Jacobian (the others kept the last one), and
+    /// the system Jacobians evaluated in all (with Newton's fresh matrices).
+    pub linearisations: u64,
+    pub system_jacobians: u64,
     /// Readings used, dropped as outliers, and too old for the history.
     pub updates: u64,
     pub outliers: u64,
@@ -176,6 +200,10 @@ pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
     applied: Vec<f64>,
     history: VecDeque<Snapshot>,
     capacity: usize,
+    /// The step's Jacobian d x_(i+1) / d x_i evaluated last, and the steps predicted since:
+    /// it is evaluated again every `jacobian_every` steps.
+    kept_transition: DMatrix<f64>,
+    since_linearised: usize,
     /// Readings stamped after the loop's time when they arrived, and those a call applies
     /// (new, or waiting until then).
     waiting: Vec<Reading>,
@@ -245,6 +273,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         let step = period / steps;
         let mut knots = RobotKnots::new(simulation, inputs, step, 1)?;
         knots.newton_iterations = NEWTON_ITERATIONS;
+        knots.newton_tolerance = settings.newton_tolerance;
+        knots.stale_contraction = settings.newton_contraction;
         let commands = knots.control_size();
         let motion = 2 * N;
         let augmented = motion + commands;
@@ -282,6 +312,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             applied: vec![0.0; commands],
             history,
             capacity,
+            kept_transition: DMatrix::identity(motion, motion),
+            since_linearised: 0,
             waiting: Vec::with_capacity(READINGS_PER_STEP),
             due: Vec::with_capacity(READINGS_PER_STEP),
             augmented: DVector::zeros(augmented),
@@ -494,23 +526,26 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         let motion = 2 * N;
         let i = self.history.len() - 1;
         let diverged = |e: String| EstimatorFault::Diverged(format!("the process model's step failed: {e}"));
+        // The step's Jacobian is most of a prediction's cost (on the soft snake rolling on
+        // its carpet, 70 % of one): with `jacobian_every` above 1 the covariance is carried
+        // through the one evaluated last, while the state itself is always the implicit
+        // step's solution.
+        let linearise = self.since_linearised == 0;
         {
             let snapshot = &self.history[i];
             self.augmented.rows_mut(0, motion).copy_from(&snapshot.state);
             self.augmented.rows_mut(motion, snapshot.input.len()).copy_from_slice(&snapshot.input);
             self.control.copy_from_slice(&snapshot.input);
-            self.knots
-                .step(
-                    0,
-                    &self.augmented,
-                    &self.control,
-                    &mut self.next,
-                    Some((&mut self.by_state, &mut self.by_control)),
-                )
-                .map_err(diverged)?;
+            let derivatives = if linearise { Some((&mut self.by_state, &mut self.by_control)) } else { None };
+            self.knots.step(0, &self.augmented, &self.control, &mut self.next, derivatives).map_err(diverged)?;
         }
+        if linearise {
+            self.kept_transition.copy_from(&self.by_state.view((0, 0), (motion, motion)));
+            self.stats.linearisations += 1;
+        }
+        self.since_linearised = (self.since_linearised + 1) % self.settings.jacobian_every;
         let time = self.history[i].time + self.step;
-        self.history[i].transition.copy_from(&self.by_state.view((0, 0), (motion, motion)));
+        self.history[i].transition.copy_from(&self.kept_transition);
         // Reuse the oldest snapshot's storage once the history is full.
         let mut snapshot = if self.history.len() >= self.capacity {
             self.history.pop_front().expect("full")
@@ -538,6 +573,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             return Err(EstimatorFault::Diverged(format!("the estimate is not finite at t = {time:.4} s")));
         }
         self.stats.predictions += 1;
+        self.stats.system_jacobians = self.knots.jacobians as u64;
         Ok(())
     }
 

@@ -47,6 +47,9 @@ pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     /// to the rates) below which it has converged.
     pub newton_iterations: usize,
     pub newton_tolerance: f64,
+    /// How far an iteration with a kept Newton matrix must lower the residual for the
+    /// matrix to be kept (`STALE_CONTRACTION` unless set).
+    pub stale_contraction: f64,
     /// System Jacobians evaluated so far (the knots' main cost).
     pub jacobians: usize,
     /// Each knot's last Newton matrix and the step it was made for: the next plan's same
@@ -175,6 +178,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             substeps,
             newton_iterations: 20,
             newton_tolerance: 1e-10,
+            stale_contraction: STALE_CONTRACTION,
             jacobians: 0,
             newton_matrices: Vec::new(),
             input_columns: vec![SVector::zeros(); commands],
@@ -304,7 +308,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         let mut by_velocity = SMatrix::<f64, N, N>::zeros();
         // Newton on r(v') = v' - v - h a(q + h v', v'), whose Jacobian is S, from v' = v (so
         // the first update is the linearly implicit step). The system's Jacobian is the
-        // expensive part, so S is kept while the residual falls by STALE_CONTRACTION per
+        // expensive part, so S is kept while the residual falls by `stale_contraction` per
         // iteration and refreshed only when it does not; a step that fails even with a fresh S is halved
         // until the residual falls, because the materials' power-law viscosity (a rate to a
         // power below 1, regularised at rest) makes undamped Newton overshoot from rates
@@ -336,7 +340,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
                 let trial_residual = trial - *v - acceleration * h;
                 let trial_norm = trial_residual.norm();
                 // A kept S must contract fast; a fresh one only has to lower the residual.
-                let enough = if fresh { (1.0 - 1e-4 * fraction) * norm } else { STALE_CONTRACTION * norm };
+                let enough = if fresh { (1.0 - 1e-4 * fraction) * norm } else { self.stale_contraction * norm };
                 if trial_norm <= enough {
                     rate = trial;
                     residual = trial_residual;
