@@ -388,6 +388,47 @@ fn a_failed_plan_falls_back_to_the_last_good_one() {
     assert!(statistics.overruns >= 1);
 }
 
+/// With a lead, a plan starts `lead_knots` knots after its measurement, from the state the
+/// knots predict there under the commands in effect (those the loop keeps sending until
+/// the plan starts).
+#[test]
+fn a_plan_with_a_lead_starts_from_the_state_predicted_under_the_commands_in_effect() {
+    let inputs = [ControlInput::Thrusts, ControlInput::MusclePressures];
+    let settings = swimmer_horizon();
+    let mut planner = RecedingHorizon::new(
+        swimmer_simulation(),
+        &inputs,
+        settings.clone(),
+        swimmer_weights(Vector3::new(2.0, 1.0, 0.5)),
+        DdpSettings::default(),
+    )
+    .unwrap();
+    planner.lead_knots = 1;
+    let q = SVector::<f64, SWIMMER_N>::from_column_slice(Swimmer::INITIAL_POSITION);
+    let rest = SVector::zeros();
+    let current = [vec![1.0, 1.0, 0.0, 0.0, 0.5, 0.5], vec![2.0, 0.0, 0.0, 0.0, 0.0, 0.0]].concat();
+    let outcome = planner.plan(0.3, &q, &rest, &current);
+    assert!(outcome.failure.is_none(), "{outcome:?}");
+    let (start, _) = planner.kept_plan().unwrap();
+    assert!((start - (0.3 + settings.interval)).abs() < 1e-12, "the plan starts at {start} s");
+    // The knot the lead predicted, stepped separately.
+    let mut knots = RobotKnots::new(swimmer_simulation(), &inputs, settings.interval, settings.substeps).unwrap();
+    let measured = RobotKnots::<Swimmer, SWIMMER_N, SWIMMER_C>::state_vector(&q, &rest, &current);
+    let mut predicted = DVector::zeros(measured.len());
+    knots.step(0, &measured, &DVector::from_column_slice(&current), &mut predicted, None).unwrap();
+    let from = &planner.predicted_states()[0];
+    let moved = (predicted.rows(0, SWIMMER_N) - measured.rows(0, SWIMMER_N)).amax();
+    assert!(moved > 1e-4, "the thrusts moved the snake ({moved} over the knot)");
+    let error = (from - &predicted).amax();
+    assert!(error <= 1e-9 * (1.0 + predicted.amax()), "the plan starts {error} from the predicted state");
+    // A prediction that cannot be made is a failed plan: the last good one stands.
+    let mut broken = q;
+    broken[2] = 1e300;
+    let outcome = planner.plan(0.4, &broken, &rest, &current);
+    assert!(outcome.failure.is_some(), "{outcome:?}");
+    assert_eq!(planner.kept_plan().unwrap().0, start);
+}
+
 /// Bad settings are refused, naming the setting.
 #[test]
 fn bad_horizon_settings_name_what_is_wrong() {
@@ -434,6 +475,45 @@ fn bad_horizon_settings_name_what_is_wrong() {
 /// The loop's side: commands before the first plan, then the newest plan's at each time; the
 /// measured state goes to the planner with the commands in effect; arrival, hold and
 /// leaving the goal; bad plans and measurements are errors, never panics.
+/// A plan that starts after it arrives (a planner with a lead) leaves the plan the loop
+/// follows in effect until its start; a plan that is superseded before it starts never
+/// takes over.
+#[test]
+fn a_plan_that_starts_after_it_arrives_takes_over_at_its_start() {
+    let p: softgen_generated::underwater_snake::Params = Default::default();
+    let link = PlanLink::<SWIMMER_N>::new();
+    let mut follower =
+        PlanFollower::<Swimmer, SWIMMER_N, SWIMMER_C>::new(p, Vector3::zeros(), 0.1, 1.0, &[0.0]).unwrap();
+    let plan = |start: f64, values: &[f64]| {
+        let knots: Vec<DVector<f64>> = values.iter().map(|v| DVector::from_vec(vec![*v])).collect();
+        softgen_runtime::CommandPlan::new(start, 0.1, &knots).unwrap()
+    };
+    let mut commands = [0.0];
+    let mut at = |follower: &mut PlanFollower<Swimmer, SWIMMER_N, SWIMMER_C>, t: f64| {
+        follower.command(&link, t, &mut commands).unwrap();
+        commands[0]
+    };
+    link.plans.post(plan(0.0, &[1.0, 2.0, 3.0]));
+    assert_eq!(at(&mut follower, 0.05), 1.0);
+    link.plans.post(plan(0.2, &[10.0, 20.0]));
+    assert_eq!(at(&mut follower, 0.12), 2.0, "the plan before, until the new one starts");
+    assert_eq!(at(&mut follower, 0.2), 10.0);
+    assert_eq!(at(&mut follower, 0.31), 20.0);
+    link.plans.post(plan(0.5, &[7.0]));
+    assert_eq!(at(&mut follower, 0.35), 20.0);
+    link.plans.post(plan(0.6, &[8.0]));
+    assert_eq!(at(&mut follower, 0.45), 20.0);
+    assert_eq!(at(&mut follower, 0.55), 20.0, "the plan of 0.5 s was superseded before it started");
+    assert_eq!(at(&mut follower, 0.6), 8.0);
+    assert_eq!(follower.plans_applied, 4);
+    // A plan that arrives once the one before has started: that one stays until it starts.
+    link.plans.post(plan(0.9, &[5.0]));
+    assert_eq!(at(&mut follower, 0.8), 8.0);
+    link.plans.post(plan(1.0, &[6.0]));
+    assert_eq!(at(&mut follower, 0.95), 5.0);
+    assert_eq!(at(&mut follower, 1.0), 6.0);
+}
+
 #[test]
 fn the_loop_follows_the_newest_plan_and_tracks_arrival_and_hold() {
     let p: softgen_generated::underwater_snake::Params = Default::default();

@@ -448,6 +448,7 @@ struct MpcFile {
     posture: Option<std::collections::BTreeMap<String, f64>>,
     hold: Option<f64>,
     contact_damping: Option<f64>,
+    lead_knots: Option<usize>,
 }
 
 impl MpcFile {
@@ -482,6 +483,7 @@ impl MpcFile {
             ("posture", self.posture.is_some()),
             ("hold", self.hold.is_some()),
             ("contact_damping", self.contact_damping.is_some()),
+            ("lead_knots", self.lead_knots.is_some()),
         ];
         let given = |keys: &[(&'static str, bool)]| keys.iter().filter(|k| k.1).map(|k| k.0).collect();
         (given(&sampling), given(&ddp))
@@ -1362,6 +1364,9 @@ pub struct DdpMpcSettings {
     /// that switches on at touchdown leaves an implicit knot step across it with no
     /// solution.
     pub contact_damping: Option<f64>,
+    /// Knots a plan starts after its measurement: the planner predicts the state there
+    /// under the commands in effect, and the loop follows the plan before until then.
+    pub lead_knots: usize,
 }
 
 impl Default for DdpMpcSettings {
@@ -1390,6 +1395,7 @@ impl Default for DdpMpcSettings {
             arrival_radius: 0.1,
             hold: 2.0,
             contact_damping: None,
+            lead_knots: 0,
         }
     }
 }
@@ -1433,6 +1439,7 @@ fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64) -> Result<DdpMpcSettin
         arrival_radius: m.arrival_radius.unwrap_or(d.arrival_radius),
         hold: m.hold.unwrap_or(d.hold),
         contact_damping: m.contact_damping,
+        lead_knots: m.lead_knots.unwrap_or(d.lead_knots),
     };
     if let Some(damping) = settings.contact_damping {
         if !(damping.is_finite() && damping >= 0.0) {
@@ -1463,6 +1470,9 @@ impl DdpMpcSettings {
         }
         if !(1..=100).contains(&self.iterations) {
             return Err(format!("iterations must be in 1..=100, got {}", self.iterations));
+        }
+        if self.lead_knots >= self.knots {
+            return Err(format!("lead_knots must be fewer than the {} knots, got {}", self.knots, self.lead_knots));
         }
         if !(self.interval.is_finite() && self.interval > 0.0) {
             return Err(format!("interval must be finite and > 0 s, got {}", self.interval));

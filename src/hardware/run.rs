@@ -1114,14 +1114,16 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
     let simulation = Simulation::<R, N, C>::new(params, plant_config)?;
     // A real-time iteration tries few steps: a plan that finds none keeps the last one.
     let ddp = DdpSettings { line_search_steps: 4, ..DdpSettings::default() };
-    match scheduled {
-        None => RecedingHorizon::new(simulation, &inputs, horizon, weights, ddp),
+    let mut planner = match scheduled {
+        None => RecedingHorizon::new(simulation, &inputs, horizon, weights, ddp)?,
         Some(s) => {
             let horizon = HorizonSettings { lower: s.lower.clone(), upper: s.upper.clone(), ..horizon };
             let weights = GoalWeights { rest: s.rest.clone(), ..weights };
-            RecedingHorizon::scheduled(simulation, &[ControlInput::ActuatorForces], s.schedule, horizon, weights, ddp)
+            RecedingHorizon::scheduled(simulation, &[ControlInput::ActuatorForces], s.schedule, horizon, weights, ddp)?
         }
-    }
+    };
+    planner.lead_knots = settings.lead_knots;
+    Ok(planner)
 }
 
 /// Each muscle's coordinate and its force per bar (N): the coordinate its length is (its

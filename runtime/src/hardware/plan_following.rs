@@ -96,6 +96,9 @@ pub struct PlanFollower<R: Model<N, C>, const N: usize, const C: usize> {
     initial: [f64; MAX_PLANNED_COMMANDS],
     count: usize,
     plan: Option<CommandPlan>,
+    /// The plan followed before the newest, until the newest starts (a planner with a
+    /// lead posts plans that start after they arrive).
+    previous: Option<CommandPlan>,
     last_plan: u64,
     last_measurement: u64,
     pub phase: SteeringPhase,
@@ -143,6 +146,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
             initial: values,
             count: initial.len(),
             plan: None,
+            previous: None,
             last_plan: 0,
             last_measurement: 0,
             phase: SteeringPhase::Travelling,
@@ -165,11 +169,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
         Ok(())
     }
 
-    /// The commands to send at `t`.
+    /// The commands to send at `t`: the newest plan's from its start, before it the plan
+    /// before's (or the newest's first knot, or the initial commands, where there is none).
     fn commands_at(&self, t: f64) -> &[f64] {
-        match &self.plan {
-            Some(plan) => plan.command_at(t),
-            None => &self.initial[..self.count],
+        match (&self.plan, &self.previous) {
+            (Some(plan), Some(previous)) if t < plan.start => previous.command_at(t),
+            (Some(plan), _) => plan.command_at(t),
+            (None, _) => &self.initial[..self.count],
         }
     }
 
@@ -189,6 +195,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
                 if plan.values[..plan.knots * plan.commands].iter().any(|v| !v.is_finite()) {
                     return Err(format!("the planner sent non-finite commands in its plan from t = {} s", plan.start));
                 }
+                // The plan before stays until the new one starts (if the newest has not
+                // started yet either, the one the loop follows now).
+                let now_following = match (self.plan, self.previous) {
+                    (Some(newest), Some(previous)) if t < newest.start => Some(previous),
+                    (newest, _) => newest,
+                };
+                self.previous = now_following;
                 self.plan = Some(plan);
                 self.plans_applied += 1;
             }

@@ -149,6 +149,16 @@ pub struct RecedingHorizon<R: Model<N, C>, const N: usize, const C: usize> {
     /// When the solver's plan starts.
     plan_time: Option<f64>,
     statistics: PlannerStatistics,
+    /// Knots a plan starts after the measured state's time (0: at it). A plan in the
+    /// real-time loop is ready tens of milliseconds after its measurement, and its first
+    /// knot, optimised from the measured state, would be applied from a state the robot has
+    /// left; with a lead the planner first steps the model that many knots under the
+    /// commands in effect (those the loop keeps sending until the plan starts) and plans
+    /// from the state there.
+    pub lead_knots: usize,
+    /// The decisions held over the lead and the state predicted (work space).
+    lead_decisions: DVector<f64>,
+    lead_state: DVector<f64>,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
@@ -196,6 +206,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
             kept_time: None,
             plan_time: None,
             statistics: PlannerStatistics::default(),
+            lead_knots: 0,
+            lead_decisions: DVector::zeros(0),
+            lead_state: DVector::zeros(0),
         })
     }
 
@@ -266,35 +279,49 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         } else if q.iter().chain(qd.iter()).chain(current).chain(schedule_state).any(|v| !v.is_finite()) {
             outcome.failure = Some("the measured state or the current commands are not finite".into());
         } else {
-            // Warm start: the solver's plan, shifted by the knots that have passed since it
-            // started (rounded: with a planning period shorter than a knot, none, and the
-            // plan starts again at the measured state's time with its first knot a period
-            // longer, an error of one period that does not accumulate).
-            if let Some(start) = self.plan_time {
-                let passed = ((time - start) / self.settings.interval).round().max(0.0) as usize;
-                self.ddp.shift(passed);
+            let mut x0 = RobotKnots::<R, N, C>::scheduled_state_vector(q, qd, schedule_state, current);
+            let start = time + self.lead_knots as f64 * self.settings.interval;
+            if self.lead_knots > 0 {
+                self.lead_decisions = DVector::from_column_slice(current);
+                self.lead_state = DVector::zeros(x0.len());
             }
-            self.plan_time = Some(time);
-            let x0 = RobotKnots::<R, N, C>::scheduled_state_vector(q, qd, schedule_state, current);
-            // One real-time iteration (one rollout), then full iterations if asked for.
-            let mut result = self.ddp.real_time_iteration(&mut self.knots, &mut self.cost, &x0);
-            if self.settings.iterations > 1 {
-                if let Ok(first) = result {
-                    self.ddp.settings.max_iterations = self.settings.iterations - 1;
-                    result = self.ddp.solve(&mut self.knots, &mut self.cost, &x0).map(|more| DdpReport {
-                        iterations: first.iterations + more.iterations,
-                        forward_passes: first.forward_passes + more.forward_passes,
-                        ..more
-                    });
+            for knot in 0..self.lead_knots {
+                if let Err(e) = self.knots.step(knot, &x0, &self.lead_decisions, &mut self.lead_state, None) {
+                    outcome.failure = Some(format!("the state {} knots ahead could not be predicted: {e}", knot + 1));
+                    break;
                 }
+                std::mem::swap(&mut x0, &mut self.lead_state);
             }
-            match result {
-                Ok(report) => {
-                    outcome.cost = report.cost;
-                    outcome.iterations = report.iterations;
-                    outcome.forward_passes = report.forward_passes;
+            if outcome.failure.is_none() {
+                // Warm start: the solver's plan, shifted by the knots that have passed since
+                // it started (rounded: with a planning period shorter than a knot, none, and
+                // the plan starts again at its new start with its first knot a period longer,
+                // an error of one period that does not accumulate).
+                if let Some(previous) = self.plan_time {
+                    let passed = ((start - previous) / self.settings.interval).round().max(0.0) as usize;
+                    self.ddp.shift(passed);
                 }
-                Err(e) => outcome.failure = Some(e.to_string()),
+                self.plan_time = Some(start);
+                // One real-time iteration (one rollout), then full iterations if asked for.
+                let mut result = self.ddp.real_time_iteration(&mut self.knots, &mut self.cost, &x0);
+                if self.settings.iterations > 1 {
+                    if let Ok(first) = result {
+                        self.ddp.settings.max_iterations = self.settings.iterations - 1;
+                        result = self.ddp.solve(&mut self.knots, &mut self.cost, &x0).map(|more| DdpReport {
+                            iterations: first.iterations + more.iterations,
+                            forward_passes: first.forward_passes + more.forward_passes,
+                            ..more
+                        });
+                    }
+                }
+                match result {
+                    Ok(report) => {
+                        outcome.cost = report.cost;
+                        outcome.iterations = report.iterations;
+                        outcome.forward_passes = report.forward_passes;
+                    }
+                    Err(e) => outcome.failure = Some(e.to_string()),
+                }
             }
         }
         outcome.compute = started.elapsed();
