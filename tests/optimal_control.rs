@@ -339,20 +339,27 @@ fn swimmer_simulation() -> Simulation<Swimmer, SWIMMER_N, SWIMMER_C> {
     Simulation::new(Default::default(), config).unwrap()
 }
 
+/// The swimmer's thrusts and pressures, planned toward a waypoint 2 m ahead, 1 m aside and
+/// 0.5 m up.
+const SWIMMER_INPUTS: [ControlInput; 2] = [ControlInput::Thrusts, ControlInput::MusclePressures];
+
+fn swimmer_planner() -> RecedingHorizon<Swimmer, SWIMMER_N, SWIMMER_C> {
+    RecedingHorizon::new(
+        swimmer_simulation(),
+        &SWIMMER_INPUTS,
+        swimmer_horizon(),
+        swimmer_weights(Vector3::new(2.0, 1.0, 0.5)),
+        DdpSettings::default(),
+    )
+    .unwrap()
+}
+
 /// A plan that cannot be made (a measured state that is not finite, the wrong number of
 /// current commands) is reported and the last good plan is followed: finite, inside the box.
 #[test]
 fn a_failed_plan_falls_back_to_the_last_good_one() {
-    let inputs = [ControlInput::Thrusts, ControlInput::MusclePressures];
     let settings = swimmer_horizon();
-    let mut planner = RecedingHorizon::new(
-        swimmer_simulation(),
-        &inputs,
-        settings.clone(),
-        swimmer_weights(Vector3::new(2.0, 1.0, 0.5)),
-        DdpSettings::default(),
-    )
-    .unwrap();
+    let mut planner = swimmer_planner();
     let q = SVector::<f64, SWIMMER_N>::from_column_slice(Swimmer::INITIAL_POSITION);
     let rest = SVector::zeros();
     let mut current = vec![0.0; 12];
@@ -393,16 +400,8 @@ fn a_failed_plan_falls_back_to_the_last_good_one() {
 /// the plan starts).
 #[test]
 fn a_plan_with_a_lead_starts_from_the_state_predicted_under_the_commands_in_effect() {
-    let inputs = [ControlInput::Thrusts, ControlInput::MusclePressures];
-    let settings = swimmer_horizon();
-    let mut planner = RecedingHorizon::new(
-        swimmer_simulation(),
-        &inputs,
-        settings.clone(),
-        swimmer_weights(Vector3::new(2.0, 1.0, 0.5)),
-        DdpSettings::default(),
-    )
-    .unwrap();
+    let (inputs, settings) = (SWIMMER_INPUTS, swimmer_horizon());
+    let mut planner = swimmer_planner();
     planner.lead_knots = 1;
     let q = SVector::<f64, SWIMMER_N>::from_column_slice(Swimmer::INITIAL_POSITION);
     let rest = SVector::zeros();
