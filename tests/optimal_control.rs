@@ -339,10 +339,10 @@ fn swimmer_simulation() -> Simulation<Swimmer, SWIMMER_N, SWIMMER_C> {
     Simulation::new(Default::default(), config).unwrap()
 }
 
-/// The swimmer's thrusts and pressures, planned toward a waypoint 2 m ahead, 1 m aside and
-/// 0.5 m up.
+/// The swimmer's commands: thrusts, then pressures.
 const SWIMMER_INPUTS: [ControlInput; 2] = [ControlInput::Thrusts, ControlInput::MusclePressures];
 
+/// The swimmer's planner toward a waypoint 2 m ahead, 1 m aside and 0.5 m up.
 fn swimmer_planner() -> RecedingHorizon<Swimmer, SWIMMER_N, SWIMMER_C> {
     RecedingHorizon::new(
         swimmer_simulation(),
