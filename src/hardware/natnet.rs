@@ -321,10 +321,14 @@ impl NatNetServer {
                     let Ok((n, from)) = socket.recv_from(&mut buffer) else { continue };
                     match natnet::decode_request(&buffer[..n]) {
                         Ok((natnet::NAT_CONNECT, _)) => {
+                            // The client is recorded before it is answered: a client that
+                            // has its answer may be sent frames at once (the first frame
+                            // after a connect was dropped when this thread was slower than
+                            // the caller, as under a loaded test run).
+                            *client.lock().unwrap_or_else(|e| e.into_inner()) = Some(from);
                             if natnet::encode_server_info(&info, &mut answer).is_ok() {
                                 let _ = socket.send_to(&answer, from);
                             }
-                            *client.lock().unwrap_or_else(|e| e.into_inner()) = Some(from);
                         }
                         Ok((natnet::NAT_DISCONNECT, _)) => {
                             let mut c = client.lock().unwrap_or_else(|e| e.into_inner());
