@@ -169,13 +169,20 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
         Ok(())
     }
 
-    /// The commands to send at `t`: the newest plan's from its start, before it the plan
-    /// before's (or the newest's first knot, or the initial commands, where there is none).
-    fn commands_at(&self, t: f64) -> &[f64] {
+    /// The plan in effect at `t`: the newest from its start, before it the plan before (or
+    /// the newest, read at its first knot, where there is none).
+    fn plan_at(&self, t: f64) -> Option<&CommandPlan> {
         match (&self.plan, &self.previous) {
-            (Some(plan), Some(previous)) if t < plan.start => previous.command_at(t),
-            (Some(plan), _) => plan.command_at(t),
-            (None, _) => &self.initial[..self.count],
+            (Some(plan), Some(previous)) if t < plan.start => Some(previous),
+            (plan, _) => plan.as_ref(),
+        }
+    }
+
+    /// The commands to send at `t`: the plan in effect's, or the initial ones before any.
+    fn commands_at(&self, t: f64) -> &[f64] {
+        match self.plan_at(t) {
+            Some(plan) => plan.command_at(t),
+            None => &self.initial[..self.count],
         }
     }
 
@@ -195,13 +202,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
                 if plan.values[..plan.knots * plan.commands].iter().any(|v| !v.is_finite()) {
                     return Err(format!("the planner sent non-finite commands in its plan from t = {} s", plan.start));
                 }
-                // The plan before stays until the new one starts (if the newest has not
-                // started yet either, the one the loop follows now).
-                let now_following = match (self.plan, self.previous) {
-                    (Some(newest), Some(previous)) if t < newest.start => Some(previous),
-                    (newest, _) => newest,
-                };
-                self.previous = now_following;
+                // The plan in effect now stays until the new one starts.
+                self.previous = self.plan_at(t).copied();
                 self.plan = Some(plan);
                 self.plans_applied += 1;
             }

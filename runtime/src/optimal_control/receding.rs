@@ -156,9 +156,6 @@ pub struct RecedingHorizon<R: Model<N, C>, const N: usize, const C: usize> {
     /// commands in effect (those the loop keeps sending until the plan starts) and plans
     /// from the state there.
     pub lead_knots: usize,
-    /// The decisions held over the lead and the state predicted (work space).
-    lead_decisions: DVector<f64>,
-    lead_state: DVector<f64>,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
@@ -207,8 +204,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
             plan_time: None,
             statistics: PlannerStatistics::default(),
             lead_knots: 0,
-            lead_decisions: DVector::zeros(0),
-            lead_state: DVector::zeros(0),
         })
     }
 
@@ -281,16 +276,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         } else {
             let mut x0 = RobotKnots::<R, N, C>::scheduled_state_vector(q, qd, schedule_state, current);
             let start = time + self.lead_knots as f64 * self.settings.interval;
-            if self.lead_knots > 0 {
-                self.lead_decisions = DVector::from_column_slice(current);
-                self.lead_state = DVector::zeros(x0.len());
-            }
+            let decisions = DVector::from_column_slice(current);
+            let mut predicted = DVector::zeros(x0.len());
             for knot in 0..self.lead_knots {
-                if let Err(e) = self.knots.step(knot, &x0, &self.lead_decisions, &mut self.lead_state, None) {
+                if let Err(e) = self.knots.step(knot, &x0, &decisions, &mut predicted, None) {
                     outcome.failure = Some(format!("the state {} knots ahead could not be predicted: {e}", knot + 1));
                     break;
                 }
-                std::mem::swap(&mut x0, &mut self.lead_state);
+                std::mem::swap(&mut x0, &mut predicted);
             }
             if outcome.failure.is_none() {
                 // Warm start: the solver's plan, shifted by the knots that have passed since
