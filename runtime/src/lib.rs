@@ -111,7 +111,7 @@ pub use estimation::sensors::{
 };
 
 pub use hardware::actuation::{ActuatorCommand, ChainError, Channel, DeviceValue, LengthToPressure, PressureMap};
-pub use hardware::device::{Device, DeviceError, Recorder, Recording, SimulatedPlant};
+pub use hardware::device::{Device, DeviceError, EmulatingPlant, Recorder, Recording, SimulatedPlant};
 pub use hardware::mailbox::Mailbox;
 pub use hardware::plan_following::{
     check_plan_fits, run_horizon_planner, run_scheduled_planner, CommandPlan, CommandSnapshot, PlanFollower, PlanLink,

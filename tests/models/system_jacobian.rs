@@ -316,3 +316,69 @@ fn snakes_on_the_floor() {
         0.0,
     );
 }
+
+/// The valve-driven snake with its valves' coordinates prescribed
+/// (`PrescribedSimulation::free_jacobian`): the free coordinates' accelerations against
+/// central differences along the free directions, at moving states in mid-response, with
+/// the driven coordinates' rows and columns zero (functions of time, not of the state).
+#[test]
+fn valve_snake_with_prescribed_valve_coordinates() {
+    use softgen_runtime::{State, ValveDriven};
+    const N: usize = softgen_generated::wpi_snake::DOF;
+    const C: usize = softgen_generated::wpi_snake::CONTACTS;
+    let p = <WpiSnake as Model<N, C>>::Params::default();
+    let mut rng = StdRng::seed_from_u64(11);
+    let driven: Vec<usize> = <WpiSnake as Model<N, C>>::VALVES.to_vec();
+    for state in 0..3 {
+        let q = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-0.3..0.3));
+        let qd = SVector::<f64, N>::from_fn(|_, _| if state == 0 { 0.0 } else { rng.gen_range(-0.05..0.05) });
+        let config = SimulationConfig {
+            contact: WpiSnake::ENVIRONMENT.contact_law(),
+            terrain: Terrain::Floor,
+            gait: None,
+            servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+            admittance: None,
+            control_period: 0.01,
+        };
+        let simulation = Simulation::<WpiSnake, N, C>::new(p.clone(), config).unwrap();
+        let mut system = ValveDriven::prescribed(simulation, 0.0, &State::new(q, qd)).unwrap();
+        let commands: Vec<f64> = driven.iter().map(|_| rng.gen_range(-20.0..20.0)).collect();
+        let mut x = State::new(q, qd);
+        system.command(0.0, &commands, &mut x).unwrap();
+        // Some way into the responses, where the driven rates and accelerations are not zero.
+        let t = 0.05;
+        let (mut by_position, mut by_velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+        system.free_jacobian(t, &x.q, &x.qd, &mut by_position, &mut by_velocity).unwrap();
+        let mut accelerations = |q: &SVector<f64, N>, qd: &SVector<f64, N>| {
+            let mut qdd = SVector::zeros();
+            system.acceleration(t, q, qd, &mut qdd).unwrap();
+            qdd
+        };
+        let free_only = |f: &mut dyn FnMut(usize, f64) -> SVector<f64, N>, h: f64| {
+            central_differences::<N, N>(h, |j, s| if driven.contains(&j) { SVector::zeros() } else { f(j, s) })
+        };
+        let mut by_coordinate =
+            |j: usize, s: f64| accelerations(&SVector::from_fn(|i, _| if i == j { x.q[i] + s } else { x.q[i] }), &x.qd);
+        let (mut central, mut coarser) = (free_only(&mut by_coordinate, 1e-6), free_only(&mut by_coordinate, 2e-6));
+        for d in &driven {
+            for m in [&mut central, &mut coarser] {
+                m.row_mut(*d).fill(0.0);
+            }
+            assert!(by_position.row(*d).amax() == 0.0 && by_position.column(*d).amax() == 0.0);
+            assert!(by_velocity.row(*d).amax() == 0.0 && by_velocity.column(*d).amax() == 0.0);
+        }
+        assert_close("wpi_snake prescribed: d qdd_free/dq_free", &by_position, &central, &coarser);
+        let mut by_rate = |j: usize, s: f64| {
+            accelerations(&x.q, &SVector::from_fn(|i, _| if i == j { x.qd[i] + s } else { x.qd[i] }))
+        };
+        let (mut central, mut coarser) = (free_only(&mut by_rate, 1e-6), free_only(&mut by_rate, 2e-6));
+        for d in &driven {
+            for m in [&mut central, &mut coarser] {
+                m.row_mut(*d).fill(0.0);
+            }
+        }
+        assert_close("wpi_snake prescribed: d qdd_free/dqd_free", &by_velocity, &central, &coarser);
+        // Not a zero matrix: the free block carries the wheels' friction and the coupling.
+        assert!(by_velocity.amax() > 1.0, "{by_velocity}");
+    }
+}

@@ -3,7 +3,9 @@
 //! `optimal_control::knots`) under the commands actually sent, with the muscles' measured
 //! pressures in place of the commanded ones where pressure sensors exist (elsewhere the
 //! commanded pressures through each muscle's regulator lag, as the plant applies them); corrected by
-//! markers (generated point positions and Jacobians) and coordinate sensors.
+//! markers (generated point positions and Jacobians) and coordinate sensors. A valve-driven
+//! robot's process model is its own (`valve_process`): its valves' coordinates prescribed by
+//! their responses, known from the commands and never estimated.
 //!
 //! Why the knots' step: it is the planner's own model, stable at any step for the stiff
 //! soft joints and contacts, and its Jacobian is exact, so the covariance follows the
@@ -15,6 +17,7 @@
 //! from one sensor, a non-finite estimate or a failed prediction is divergence.
 
 use super::sensors::{Measurement, Reading, Sensor, SensorFault, SensorWatch};
+use super::valve_process::ValveProcess;
 use crate::actuators::muscle_drive::Muscle;
 use crate::optimal_control::ddp::KnotDynamics;
 use crate::optimal_control::knots::RobotKnots;
@@ -177,9 +180,55 @@ struct Snapshot {
 /// reached.
 const NEWTON_ITERATIONS: usize = 60;
 
+/// What predicts the state from one step to the next.
+enum Process<R: Model<N, C>, const N: usize, const C: usize> {
+    /// The planner's implicit step with its exact Jacobian.
+    Knots(RobotKnots<R, N, C>),
+    /// A valve robot: its valves' coordinates prescribed, the rest stepped by RK4.
+    Valves(ValveProcess<R, N, C>),
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> Process<R, N, C> {
+    fn control_size(&self) -> usize {
+        match self {
+            Process::Knots(knots) => knots.control_size(),
+            Process::Valves(valves) => valves.control_size(),
+        }
+    }
+
+    fn jacobians(&self) -> u64 {
+        match self {
+            Process::Knots(knots) => knots.jacobians as u64,
+            Process::Valves(valves) => valves.jacobians as u64,
+        }
+    }
+}
+
+/// What every filter is built from besides its process model.
+struct Filter<'a, R: Model<N, C>, const N: usize, const C: usize> {
+    params: R::Params,
+    sensors: &'a [Sensor],
+    settings: EstimatorSettings,
+    start: &'a State<N>,
+    t0: f64,
+    step: f64,
+    first_muscle: usize,
+    muscles: usize,
+    lags: Vec<Muscle>,
+}
+
+/// Equal steps that divide the loop's `period`, so every period ends on a step.
+fn filter_step(settings: &EstimatorSettings, period: f64) -> f64 {
+    let steps = (period / settings.step).ceil().max(1.0);
+    period / steps
+}
+
 /// The extended Kalman filter of one robot.
 pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
-    knots: RobotKnots<R, N, C>,
+    process: Process<R, N, C>,
+    /// Coordinates the process model knows exactly (a valve's, prescribed by its
+    /// response): no variance, no process noise, never corrected.
+    known: [bool; N],
     params: R::Params,
     settings: EstimatorSettings,
     watch: SensorWatch,
@@ -261,6 +310,60 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         let lags = (0..muscles)
             .map(|m| R::muscle(m, &params).ok_or_else(|| format!("muscle `{}` has no values", R::MUSCLES[m].name)))
             .collect::<Result<Vec<Muscle>, String>>()?;
+        let step = filter_step(&settings, period);
+        let mut knots = RobotKnots::new(simulation, inputs, step, 1)?;
+        knots.newton_iterations = NEWTON_ITERATIONS;
+        knots.newton_tolerance = settings.newton_tolerance;
+        knots.stale_contraction = settings.newton_contraction;
+        let filter = Filter { params, sensors, settings, start, t0, step, first_muscle, muscles, lags };
+        Self::assemble(Process::Knots(knots), [false; N], filter)
+    }
+
+    /// A filter over a valve-driven robot's `simulation` (the plant's model), whose process
+    /// model prescribes the valves' coordinates by their responses to the commands (one
+    /// state, +1 or -1, per valve pair, then the supply in bar; the supply is the spec's
+    /// parameter `supply_parameter`, in `units_per_bar` per bar) and steps the rest by RK4
+    /// at `plant_step` at most, as the simulated plant does. Sensors on the valves'
+    /// coordinates are refused: the model knows them from the commands.
+    #[allow(clippy::too_many_arguments)]
+    pub fn for_valves(
+        simulation: Simulation<R, N, C>,
+        supply_parameter: &str,
+        units_per_bar: f64,
+        plant_step: f64,
+        sensors: &[Sensor],
+        settings: EstimatorSettings,
+        start: &State<N>,
+        t0: f64,
+        period: f64,
+    ) -> Result<Self, String> {
+        settings.validate()?;
+        if !(period.is_finite() && period > 0.0) {
+            return Err(format!("loop period must be > 0 s, got {period}"));
+        }
+        let step = filter_step(&settings, period);
+        let params = simulation.params.clone();
+        let process = ValveProcess::new(simulation, supply_parameter, units_per_bar, step, plant_step, start, t0)?;
+        let known = *process.driven();
+        for s in sensors {
+            if let Measurement::Coordinate { coordinate, .. } = s.measures {
+                if coordinate < N && known[coordinate] {
+                    return Err(format!(
+                        "sensor `{}` reads `{}`, which its valve's response prescribes: the estimator knows it from the commands sent, so the reading would inform nothing",
+                        s.name,
+                        R::COORDINATES[coordinate].name
+                    ));
+                }
+            }
+        }
+        let filter =
+            Filter { params, sensors, settings, start, t0, step, first_muscle: 0, muscles: 0, lags: Vec::new() };
+        Self::assemble(Process::Valves(process), known, filter)
+    }
+
+    /// The filter around `process`, `known` coordinates exact.
+    fn assemble(process: Process<R, N, C>, known: [bool; N], filter: Filter<'_, R, N, C>) -> Result<Self, String> {
+        let Filter { params, sensors, settings, start, t0, step, first_muscle, muscles, lags } = filter;
         let watch = SensorWatch::new(sensors, t0)?;
         if !sensors.iter().any(|s| !matches!(s.measures, Measurement::Pressure { .. })) {
             return Err("the estimator needs at least one marker or coordinate sensor".into());
@@ -268,21 +371,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         for s in sensors {
             s.check_target(R::NAME, C + R::MARKERS.len(), N, muscles)?;
         }
-        // Equal steps that divide the loop's period, so every period ends on a step.
-        let steps = (period / settings.step).ceil().max(1.0);
-        let step = period / steps;
-        let mut knots = RobotKnots::new(simulation, inputs, step, 1)?;
-        knots.newton_iterations = NEWTON_ITERATIONS;
-        knots.newton_tolerance = settings.newton_tolerance;
-        knots.stale_contraction = settings.newton_contraction;
-        let commands = knots.control_size();
+        let commands = process.control_size();
         let motion = 2 * N;
         let augmented = motion + commands;
         let mut state = DVector::zeros(motion);
         state.rows_mut(0, N).copy_from(&start.q);
         state.rows_mut(N, N).copy_from(&start.qd);
         let mut covariance = DMatrix::zeros(motion, motion);
-        for i in 0..N {
+        for i in (0..N).filter(|i| !known[*i]) {
             covariance[(i, i)] = settings.initial_position_std.powi(2);
             covariance[(N + i, N + i)] = settings.initial_velocity_std.powi(2);
         }
@@ -299,7 +395,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             transition: DMatrix::identity(motion, motion),
         });
         Ok(StateEstimator {
-            knots,
+            process,
+            known,
             params,
             watch,
             step,
@@ -513,7 +610,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         let (h, noise) = (self.step, self.settings.acceleration_noise.powi(2));
         let covariance = &mut self.history[i + 1].prior_covariance;
         covariance.gemm(1.0, &self.product, &self.transition_t, 0.0);
-        for j in 0..N {
+        for j in (0..N).filter(|j| !self.known[*j]) {
             covariance[(j, j)] += noise * h * h * h / 3.0;
             covariance[(j, N + j)] += noise * h * h / 2.0;
             covariance[(N + j, j)] += noise * h * h / 2.0;
@@ -531,16 +628,26 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         // through the one evaluated last, while the state itself is always the implicit
         // step's solution.
         let linearise = self.since_linearised == 0;
-        {
-            let snapshot = &self.history[i];
-            self.augmented.rows_mut(0, motion).copy_from(&snapshot.state);
-            self.augmented.rows_mut(motion, snapshot.input.len()).copy_from_slice(&snapshot.input);
-            self.control.copy_from_slice(&snapshot.input);
-            let derivatives = if linearise { Some((&mut self.by_state, &mut self.by_control)) } else { None };
-            self.knots.step(0, &self.augmented, &self.control, &mut self.next, derivatives).map_err(diverged)?;
+        let snapshot = &self.history[i];
+        match &mut self.process {
+            Process::Knots(knots) => {
+                self.augmented.rows_mut(0, motion).copy_from(&snapshot.state);
+                self.augmented.rows_mut(motion, snapshot.input.len()).copy_from_slice(&snapshot.input);
+                self.control.copy_from_slice(&snapshot.input);
+                let derivatives = if linearise { Some((&mut self.by_state, &mut self.by_control)) } else { None };
+                knots.step(0, &self.augmented, &self.control, &mut self.next, derivatives).map_err(diverged)?;
+                if linearise {
+                    self.kept_transition.copy_from(&self.by_state.view((0, 0), (motion, motion)));
+                }
+            }
+            Process::Valves(valves) => {
+                let transition = if linearise { Some(&mut self.kept_transition) } else { None };
+                valves
+                    .step(snapshot.time, self.step, &snapshot.state, &snapshot.input, &mut self.next, transition)
+                    .map_err(diverged)?;
+            }
         }
         if linearise {
-            self.kept_transition.copy_from(&self.by_state.view((0, 0), (motion, motion)));
             self.stats.linearisations += 1;
         }
         self.since_linearised = (self.since_linearised + 1) % self.settings.jacobian_every;
@@ -573,7 +680,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
             return Err(EstimatorFault::Diverged(format!("the estimate is not finite at t = {time:.4} s")));
         }
         self.stats.predictions += 1;
-        self.stats.system_jacobians = self.knots.jacobians as u64;
+        self.stats.system_jacobians = self.process.jacobians();
         Ok(())
     }
 

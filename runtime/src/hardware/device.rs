@@ -40,6 +40,35 @@ pub trait Device {
     }
 }
 
+/// A simulated plant as a run drives it in the robot's place: a device that reports its
+/// true state after every period and can emulate the robot's sensors from it.
+/// [`SimulatedPlant`] and the valve robots' [`crate::ValvePlant`] are both.
+pub trait EmulatingPlant<R: Model<N, C>, const N: usize, const C: usize>: Device + Send {
+    /// Calls `observer` with (t, state) after every period.
+    fn observe(&mut self, observer: Box<dyn FnMut(f64, &State<N>) + Send>);
+    /// Reads `sensors` from the true state, each frame at its own time within a period.
+    fn attach_sensors(&mut self, sensors: EmulatedSensors<R, N, C>);
+    /// The model's values the plant runs on.
+    fn params(&self) -> &R::Params;
+    /// The plant's coordinates now.
+    fn coordinates(&self) -> SVector<f64, N>;
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> EmulatingPlant<R, N, C> for SimulatedPlant<R, N, C> {
+    fn observe(&mut self, observer: Box<dyn FnMut(f64, &State<N>) + Send>) {
+        SimulatedPlant::observe(self, observer)
+    }
+    fn attach_sensors(&mut self, sensors: EmulatedSensors<R, N, C>) {
+        SimulatedPlant::attach_sensors(self, sensors)
+    }
+    fn params(&self) -> &R::Params {
+        &self.simulation.params
+    }
+    fn coordinates(&self) -> SVector<f64, N> {
+        self.state.q
+    }
+}
+
 /// A pressure regulator of the plant: the analog channel it listens on, the map that turns
 /// its voltage back into pressure, and the muscle it feeds with its lag.
 #[derive(Clone, Debug)]

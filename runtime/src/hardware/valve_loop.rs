@@ -3,8 +3,9 @@
 //! valve steering (the newest valve plan into valve states and a supply pressure, the
 //! measured state handed to the planner without ever waiting).
 
+use crate::estimation::emulated::EmulatedSensors;
 use crate::hardware::actuation::{ActuatorCommand, DeviceValue, PressureMap};
-use crate::hardware::device::{Device, DeviceError};
+use crate::hardware::device::{Device, DeviceError, EmulatingPlant};
 use crate::hardware::steering::{
     new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
 };
@@ -52,6 +53,8 @@ pub struct ValvePlant<R: Model<N, C>, const N: usize, const C: usize> {
     pressure: f64,
     commands: [f64; MAX_VALVES],
     observer: Option<Box<dyn FnMut(f64, &State<N>) + Send>>,
+    /// Sensors read from the true state at their own times within each period.
+    sensors: Option<EmulatedSensors<R, N, C>>,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> ValvePlant<R, N, C> {
@@ -85,6 +88,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> ValvePlant<R, N, C> {
             pressure: 0.0,
             commands: [0.0; MAX_VALVES],
             observer: None,
+            sensors: None,
         })
     }
 
@@ -114,12 +118,27 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Device for ValvePlant<R, N,
         // The commands of period k act from t_k on: first bring the plant up to t_k under
         // the previous ones (held), then apply the new ones.
         if t > self.time {
+            if let Some(sensors) = &mut self.sensors {
+                while let Some(frame) = sensors.next_sample(t) {
+                    if frame > self.time {
+                        self.integrator
+                            .integrate_to(&mut self.system, &mut self.time, &mut self.state, frame)
+                            .map_err(|e| DeviceError(format!("simulated plant: {e}")))?;
+                    }
+                    // The driven coordinates as they are at the frame (the integrated copies
+                    // are only approximate); a valve robot has no muscles to read.
+                    sensors.sample(frame, &self.system.exact_state(self.time, &self.state), &[]);
+                }
+            }
             self.integrator
                 .integrate_to(&mut self.system, &mut self.time, &mut self.state, t)
                 .map_err(|e| DeviceError(format!("simulated plant: {e}")))?;
             self.state = self.system.exact_state(self.time, &self.state);
             if !self.state.is_finite() {
                 return Err(DeviceError(format!("simulated plant: the state became non-finite at t = {t} s")));
+            }
+            if let Some(sensors) = &mut self.sensors {
+                sensors.deliver(t);
             }
         }
         for v in values {
@@ -157,6 +176,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Device for ValvePlant<R, N,
             observer(self.time, &self.state);
         }
         Ok(())
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> EmulatingPlant<R, N, C> for ValvePlant<R, N, C> {
+    fn observe(&mut self, observer: Box<dyn FnMut(f64, &State<N>) + Send>) {
+        ValvePlant::observe(self, observer)
+    }
+    fn attach_sensors(&mut self, sensors: EmulatedSensors<R, N, C>) {
+        self.sensors = Some(sensors);
+    }
+    fn params(&self) -> &R::Params {
+        &self.system.simulation.params
+    }
+    fn coordinates(&self) -> nalgebra::SVector<f64, N> {
+        self.state.q
     }
 }
 

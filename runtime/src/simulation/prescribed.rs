@@ -14,7 +14,7 @@
 
 use crate::actuators::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
 use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
-use crate::robot::dynamics::solve_spd_in_place;
+use crate::robot::dynamics::{cholesky_in_place, solve_cholesky_columns, solve_spd_in_place};
 use crate::robot::model::Model;
 use crate::robot::state::State;
 use crate::simulation::closed_loop::{ContactReport, Simulation};
@@ -196,6 +196,49 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
             actuation[d.coordinate] = all[d.coordinate];
         }
         Ok((acceleration, actuation))
+    }
+
+    /// The exact Jacobian of the free coordinates' accelerations at (t, q, qd), the driven
+    /// coordinates at their exact values there: d(qdd)/dq into `by_position` and d(qdd)/d(qd)
+    /// into `by_velocity`. The driven coordinates are functions of time, not of the state,
+    /// so their rows and columns are zero. With the driven accelerations held, the free rows
+    /// of M qdd + C qd + G = F give d qdd_f = M_ff^-1 (dF - dID)_f along the free
+    /// directions, dID at the full accelerations (as [`Simulation::exact_jacobian`], on the
+    /// free block).
+    pub fn free_jacobian(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        by_position: &mut SMatrix<f64, N, N>,
+        by_velocity: &mut SMatrix<f64, N, N>,
+    ) -> Result<(), IntegrationError> {
+        let (acceleration, mut reduced, _) = self.accelerations(t, q, qd)?;
+        let (q, qd, _) = self.exact(t, q, qd);
+        let cache = R::cache(&q, &self.simulation.params);
+        self.simulation.force_jacobian_less_inverse_dynamics(
+            t,
+            &q,
+            &qd,
+            &cache,
+            &acceleration,
+            by_position,
+            by_velocity,
+        );
+        for d in &self.driven {
+            let i = d.coordinate;
+            for matrix in [&mut *by_position, &mut *by_velocity] {
+                matrix.row_mut(i).fill(0.0);
+                matrix.column_mut(i).fill(0.0);
+            }
+            reduced.row_mut(i).fill(0.0);
+            reduced.column_mut(i).fill(0.0);
+            reduced[(i, i)] = 1.0;
+        }
+        cholesky_in_place(&mut reduced).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+        solve_cholesky_columns(&reduced, by_position);
+        solve_cholesky_columns(&reduced, by_velocity);
+        Ok(())
     }
 
     /// Contact report at (t, x) with the driven coordinates at their exact values.

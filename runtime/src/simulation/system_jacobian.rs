@@ -123,6 +123,30 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let mut acceleration = SVector::<f64, N>::zeros();
         forward_dynamics::<R, N, C>(q, qd, params, &cache, &force, &mut acceleration)
             .map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+        self.force_jacobian_less_inverse_dynamics(t, q, qd, &cache, &acceleration, by_position, by_velocity);
+        let mut factor = SMatrix::<f64, N, N>::zeros();
+        R::mass_matrix_into(q, &self.params, &cache, &mut factor);
+        cholesky_in_place(&mut factor).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+        solve_cholesky_columns(&factor, by_position);
+        solve_cholesky_columns(&factor, by_velocity);
+        Ok(())
+    }
+
+    /// dF - dID at (t, q, qd) with the accelerations `acceleration`: the right-hand side's
+    /// Jacobian before M^-1, d(F - M qdd - C qd - G) at fixed qdd, by q into `by_position`
+    /// and by qd into `by_velocity`. [`Simulation::exact_jacobian`] solves it with M; a
+    /// simulation with prescribed coordinates solves its free rows with the free block.
+    pub(crate) fn force_jacobian_less_inverse_dynamics(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        cache: &R::Cache,
+        acceleration: &SVector<f64, N>,
+        by_position: &mut SMatrix<f64, N, N>,
+        by_velocity: &mut SMatrix<f64, N, N>,
+    ) {
+        let params = &self.params;
         // dF: damping, servos, thrusters, water, contact.
         let mut position_force = SMatrix::<f64, N, N>::zeros();
         let mut velocity_force = SMatrix::<f64, N, N>::zeros();
@@ -134,31 +158,25 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         for j in 0..N {
             direction[j] = 1.0;
             if !R::THRUSTERS.is_empty() {
-                R::thruster_force_position_tangent_into(q, &direction, params, &cache, self.thrusts(), &mut column);
+                R::thruster_force_position_tangent_into(q, &direction, params, cache, self.thrusts(), &mut column);
                 position_force.set_column(j, &(position_force.column(j) + column));
             }
             if R::IN_WATER {
-                R::hydrodynamic_force_position_tangent_into(q, qd, &direction, params, &cache, &mut column);
+                R::hydrodynamic_force_position_tangent_into(q, qd, &direction, params, cache, &mut column);
                 position_force.set_column(j, &(position_force.column(j) + column));
-                R::hydrodynamic_force_velocity_tangent_into(q, qd, &direction, params, &cache, &mut column);
+                R::hydrodynamic_force_velocity_tangent_into(q, qd, &direction, params, cache, &mut column);
                 velocity_force.set_column(j, &(velocity_force.column(j) + column));
             }
             direction[j] = 0.0;
         }
-        self.contact_jacobian(q, qd, &cache, &mut position_force, &mut velocity_force);
+        self.contact_jacobian(q, qd, cache, &mut position_force, &mut velocity_force);
         let params = &self.params;
-        // dID at the current accelerations, then M^-1 (dF - dID).
+        // dID at the given accelerations.
         let mut position_id = SMatrix::<f64, N, N>::zeros();
         let mut velocity_id = SMatrix::<f64, N, N>::zeros();
-        R::inverse_dynamics_derivatives_into(q, qd, &acceleration, params, &cache, &mut position_id, &mut velocity_id);
+        R::inverse_dynamics_derivatives_into(q, qd, acceleration, params, cache, &mut position_id, &mut velocity_id);
         *by_position = position_force - position_id;
         *by_velocity = velocity_force - velocity_id;
-        let mut factor = SMatrix::<f64, N, N>::zeros();
-        R::mass_matrix_into(q, params, &cache, &mut factor);
-        cholesky_in_place(&mut factor).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
-        solve_cholesky_columns(&factor, by_position);
-        solve_cholesky_columns(&factor, by_velocity);
-        Ok(())
     }
 
     /// d(qdd)/du at (q, qd) for the commands `input`: column k is the change of the
