@@ -268,8 +268,15 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
         for (k, command) in commands.iter().enumerate() {
             self.passed[k] = match self.filter.apply(k, *command, dt).map_err(|e| e.to_string())? {
                 ActuatorCommand::Pressure(v) | ActuatorCommand::Thrust(v) | ActuatorCommand::JointAngle(v) => v,
+                // A valve pair's state, as its response takes it.
+                ActuatorCommand::Valve(open) => match open {
+                    true => 1.0,
+                    false => -1.0,
+                },
                 other => {
-                    return Err(format!("the estimator takes joint set points, pressures and thrusts, got {other:?}"))
+                    return Err(format!(
+                        "the estimator takes joint set points, pressures, thrusts and valve states, got {other:?}"
+                    ))
                 }
             };
         }

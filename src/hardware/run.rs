@@ -464,12 +464,8 @@ impl Run<'_> {
         }
         let mpc = matches!(o.controller, ControllerChoice::Mpc);
         let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
-        if mpc && (on_robot || o.state == StateSource::Estimated) {
-            return Err(format!(
-                "the valve planner of `{}` needs its measured state, and the state estimator does not model valve-driven coordinates: run --controller mpc on the simulated plant with --state true",
-                R::NAME
-            ));
-        }
+        // On the robot the planner's state can only be estimated.
+        let estimated = mpc && (on_robot || o.state == StateSource::Estimated);
         if !mpc && o.goal.is_some() {
             return Err("--goal is the mpc controller's: add --controller mpc".into());
         }
@@ -519,6 +515,11 @@ impl Run<'_> {
         };
         let loop_config = loop_config(o, &config)?;
         let period = 1.0 / loop_config.rate_hz;
+        // The estimator (its settings and sensors checked before a dry run too).
+        let estimation = match estimated {
+            true => Some(state_estimator::<R, N, C>(&config, &path, &loop_config, on_robot)?),
+            false => None,
+        };
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let actuated = actuators::<R, N, C>();
         let names: Vec<&str> = actuated.iter().map(|(name, _)| *name).collect();
@@ -543,6 +544,9 @@ impl Run<'_> {
             ),
         };
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
+        if let Some((sensors, _, filter)) = &estimation {
+            print_estimator(sensors, filter.step(), on_robot);
+        }
         let steered = SteeredValveWave::new(wave.delay, 0.0, initial);
         let units_per_bar = supply.units_per_bar;
         let mut open_loop = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
@@ -569,18 +573,10 @@ impl Run<'_> {
         }
         let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, no_servo());
         let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
-        let mut plant = valve_plant::<R, N, C>(&config, &loop_config, &path)?;
-        let link = Arc::new(ValveLink::<N>::new());
-        let measured = Arc::clone(&link);
-        let (pending_record, record) = PendingFile::create(&o.record)?;
-        let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
-        plant.observe(Box::new(move |t, x| {
-            measured.measured.try_post((t, *x));
-            write_row(t, x);
-        }));
-        let mut device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
         let stop = &*self.stop;
         let Some(settings) = settings else {
+            let plant = valve_plant::<R, N, C>(&config, &loop_config, &path)?;
+            let (mut device, pending_record, pending_trajectory) = recorded_plant(plant, o, |_, _| {})?;
             let (outcome, safe) = run_hardware(&loop_config, &mut chain, &mut device, stop, open_loop);
             let plant = device.into_inner();
             let end = plant.as_ref().ok().map(|p| p.state.q);
@@ -603,6 +599,12 @@ impl Run<'_> {
             units_per_bar,
         };
         let mut steering = ValveSteering::<R, N, C>::new(params.clone(), steering_config, period)?;
+        let link = Arc::new(ValveLink::<N>::new());
+        let measured = Arc::clone(&link);
+        let plant = || valve_plant::<R, N, C>(&config, &loop_config, &path);
+        let (mut device, mut sensing) = Sensing::new(o, &config, &path, estimation, valves + 1, plant, move |t, x| {
+            measured.measured.try_post((t, *x));
+        })?;
         let link = &*link;
         let (outcome, safe, planner_stats) = loop_with_planner(
             &loop_config,
@@ -611,12 +613,24 @@ impl Run<'_> {
             stop,
             &link.stop,
             || run_valve_planner(&mut planner, link, settings.replan_hz),
-            |t, commands| steering.command(link, t, commands),
+            |t, commands| {
+                if let Some(held) = sensing.sense(t, &link.measured)? {
+                    // An estimator fault: the last safe commands (valve states, then the
+                    // supply in bar), held.
+                    let (supply, states) = commands.split_last_mut().expect("valve commands end with the supply");
+                    for (command, state) in states.iter_mut().zip(held) {
+                        *command = ActuatorCommand::Valve(*state > 0.0);
+                    }
+                    *supply = ActuatorCommand::Pressure(held[valves]);
+                    return Ok(steering.phase);
+                }
+                let phase = steering.command(link, t, commands)?;
+                sensing.sent(commands, period)?;
+                Ok(phase)
+            },
         );
         let planner_stats = planner_stats?;
-        let plant = device.into_inner();
-        let end = plant.as_ref().ok().map(|p| p.state.q);
-        let mut run = finish(outcome, safe, &chain, plant.map(drop), pending_record, Some(pending_trajectory))?;
+        let (mut run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
         print_plant_center_of_mass::<R, N, C>(end.as_ref(), &params);
         let report = MpcReport {
             goal: settings.goal,
@@ -629,6 +643,10 @@ impl Run<'_> {
             start_distance: (start_com - settings.goal).norm(),
         };
         report.print();
+        if let Some(estimator_report) = estimator_report {
+            println!("{}", estimator_report.line());
+            run.estimator = Some(estimator_report);
+        }
         run.mpc = Some(report);
         Ok(run)
     }
@@ -647,9 +665,15 @@ fn valve_plant<R: Model<N, C>, const N: usize, const C: usize>(
     let wiring = valve_wiring(&config.channels, R::VALVES.len(), supply.units_per_bar, path)?;
     let plant_config = plant_simulation_config::<R, N, C>(config, loop_config, no_servo());
     let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
-    let step = (1.0 / loop_config.rate_hz).min(3.5e-3);
     let simulation = Simulation::new(configured_params::<R, N, C>(config)?, plant_config)?;
-    ValvePlant::<R, N, C>::new(simulation, start, step, &supply.parameter, wiring).map_err(|e| format!("{path}: {e}"))
+    ValvePlant::<R, N, C>::new(simulation, start, valve_plant_step(loop_config), &supply.parameter, wiring)
+        .map_err(|e| format!("{path}: {e}"))
+}
+
+/// The valve plant's RK4 step, which the estimator's process model takes too: the loop's
+/// period or 3.5 ms, whichever is shorter.
+fn valve_plant_step(loop_config: &LoopConfig) -> f64 {
+    (1.0 / loop_config.rate_hz).min(3.5e-3)
 }
 
 /// The simulated plant's wiring of a valve robot's channels: a valve channel per valve pair,
@@ -979,9 +1003,20 @@ fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
     model_config.contact = config.estimator_contact.applied(&model_config.contact);
     let model = Simulation::<R, N, C>::new(configured_params::<R, N, C>(config)?, model_config)?;
     let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
-    let filter =
-        StateEstimator::new(model, &inputs, &sensors, config.estimator.clone(), &start, 0.0, 1.0 / loop_config.rate_hz)
-            .map_err(|e| format!("{path}: estimator: {e}"))?;
+    let period = 1.0 / loop_config.rate_hz;
+    let settings = config.estimator.clone();
+    let filter = match R::VALVES.is_empty() {
+        true => StateEstimator::new(model, &inputs, &sensors, settings, &start, 0.0, period),
+        // A valve robot's commands are its valve states and supply (the actuators' order).
+        false => {
+            let supply =
+                config.valve_supply.as_ref().ok_or_else(|| format!("{path}: `{}` needs a [valves] table", R::NAME))?;
+            let plant_step = valve_plant_step(loop_config);
+            let (parameter, units) = (&supply.parameter, supply.units_per_bar);
+            StateEstimator::for_valves(model, parameter, units, plant_step, &sensors, settings, &start, 0.0, period)
+        }
+    }
+    .map_err(|e| format!("{path}: estimator: {e}"))?;
     Ok((sensors, sources, filter))
 }
 
@@ -994,23 +1029,24 @@ fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     path: &str,
 ) -> Result<RunReport, String> {
-    if R::THRUSTERS.is_empty() && R::MUSCLES.is_empty() {
+    if R::THRUSTERS.is_empty() && R::MUSCLES.is_empty() && R::VALVES.is_empty() {
         return Err(format!(
-            "--estimate-from replays the estimator of robots driven by pressures and thrusts; `{}` has neither",
+            "--estimate-from replays the estimator of robots driven by pressures, thrusts or valves; `{}` has none",
             R::NAME
         ));
     }
+    // The commands a period sends: each valve pair's state and the supply, or the muscles'
+    // pressures and the thrusts.
+    let commands = match R::VALVES.len() {
+        0 => R::MUSCLES.len() + R::THRUSTERS.len(),
+        valves => valves + 1,
+    };
     let loop_config = loop_config(o, config)?;
     let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
     let (sensors, _, filter) = state_estimator::<R, N, C>(config, path, &loop_config, on_robot)?;
     let text = std::fs::read_to_string(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let log = crate::hardware::estimation::SensorLog::parse(
-        &log_path.display().to_string(),
-        &text,
-        &sensors,
-        N,
-        R::MUSCLES.len() + R::THRUSTERS.len(),
-    )?;
+    let log =
+        crate::hardware::estimation::SensorLog::parse(&log_path.display().to_string(), &text, &sensors, N, commands)?;
     let (pending, file) = PendingFile::create(&o.sensor_log)?;
     let mut out = std::io::BufWriter::new(file);
     let (periods, largest, fault) = crate::hardware::estimation::replay_log(filter, &log, &mut out)?;
@@ -1710,11 +1746,16 @@ fn plant_inputs(
 /// file and handed to `publish` (a planner's state source, which must never wait); with the
 /// two outputs still pending.
 #[allow(clippy::type_complexity)]
-pub(crate) fn recorded_plant<R: Model<N, C>, const N: usize, const C: usize>(
-    mut plant: SimulatedPlant<R, N, C>,
+pub(crate) fn recorded_plant<
+    R: Model<N, C>,
+    P: softgen_runtime::EmulatingPlant<R, N, C>,
+    const N: usize,
+    const C: usize,
+>(
+    mut plant: P,
     o: &RunOptions,
     mut publish: impl FnMut(f64, &State<N>) + Send + 'static,
-) -> Result<(Recorder<SimulatedPlant<R, N, C>, std::fs::File>, PendingFile, PendingFile), String> {
+) -> Result<(Recorder<P, std::fs::File>, PendingFile, PendingFile), String> {
     let (pending_record, record) = PendingFile::create(&o.record)?;
     let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
     plant.observe(Box::new(move |t, x| {

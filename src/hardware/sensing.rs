@@ -13,8 +13,8 @@ use crate::hardware::serial::{BoardSensors, SerialDevice};
 use crate::support::output::PendingFile;
 use nalgebra::SVector;
 use softgen_runtime::{
-    ActuatorCommand, AnalogInput, AnalogSampler, Device, DeviceError, DeviceValue, EmulatedSensors, LoopOutcome,
-    Mailbox, Model, OutputChain, ReadingQueue, Recorder, SafetyFault, Sensor, SimulatedPlant, State, StateEstimator,
+    ActuatorCommand, AnalogInput, AnalogSampler, Device, DeviceError, DeviceValue, EmulatedSensors, EmulatingPlant,
+    LoopOutcome, Mailbox, Model, OutputChain, ReadingQueue, Recorder, SafetyFault, Sensor, State, StateEstimator,
 };
 use std::sync::Arc;
 
@@ -77,9 +77,9 @@ impl Device for RobotDevice {
 pub(crate) type Estimation<R, const N: usize, const C: usize> =
     (Vec<Sensor>, Vec<SensorEntry>, StateEstimator<R, N, C>);
 
-/// A run's device: the recorded plant or the recorded board.
-pub(crate) type RunDevice<R, const N: usize, const C: usize> =
-    Either<Recorder<SimulatedPlant<R, N, C>, std::fs::File>, Recorder<RobotDevice, std::fs::File>>;
+/// A run's device: the recorded plant `P` (the simulated plant, or a valve robot's) or the
+/// recorded board or card.
+pub(crate) type RunDevice<P> = Either<Recorder<P, std::fs::File>, Recorder<RobotDevice, std::fs::File>>;
 
 /// A run's state source and the files it keeps (its device apart, for the loop to own).
 pub(crate) struct Sensing<R: Model<N, C>, const N: usize, const C: usize> {
@@ -96,15 +96,15 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
     /// plant `plant` builds: its true state goes to `post_measured`, or, with `estimation`,
     /// its emulated sensors to the estimator (whose truth it then scores against).
     /// `commands` is the number of actuator commands a period sends.
-    pub(crate) fn new(
+    pub(crate) fn new<P: EmulatingPlant<R, N, C>>(
         o: &RunOptions,
         config: &RunConfig,
         path: &str,
         estimation: Option<Estimation<R, N, C>>,
         commands: usize,
-        plant: impl FnOnce() -> Result<SimulatedPlant<R, N, C>, String>,
+        plant: impl FnOnce() -> Result<P, String>,
         mut post_measured: impl FnMut(f64, &State<N>) + Send + 'static,
-    ) -> Result<(RunDevice<R, N, C>, Self), String> {
+    ) -> Result<(RunDevice<P>, Self), String> {
         let truth = Arc::new(Mailbox::<(f64, State<N>)>::new());
         let queue = Arc::new(ReadingQueue::default());
         let estimated = estimation.is_some();
@@ -126,14 +126,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
                     Some((sensors, _, filter)) => {
                         let emulated = EmulatedSensors::new(
                             &sensors,
-                            plant.simulation.params.clone(),
+                            plant.params().clone(),
                             Arc::clone(&queue),
                             0.0,
                             config.sensor_seed,
                         )
                         .map_err(|e| format!("{path}: {e}"))?;
                         plant.attach_sensors(emulated);
-                        truth_params = Some(plant.simulation.params.clone());
+                        truth_params = Some(plant.params().clone());
                         Some(filter)
                     }
                     None => None,
@@ -198,9 +198,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
     /// Ends the run: the devices closed, the files kept (as `.failed.csv` after a fault),
     /// the readers' lines printed. Returns the run's report, the plant's last coordinates
     /// (on the plant) and the estimator's report (when it estimated).
-    pub(crate) fn finish(
+    pub(crate) fn finish<P: EmulatingPlant<R, N, C>>(
         mut self,
-        device: RunDevice<R, N, C>,
+        device: RunDevice<P>,
         outcome: LoopOutcome,
         safe: Result<(), SafetyFault>,
         chain: &OutputChain,
@@ -209,7 +209,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
         let (end, closed, board_line) = match device {
             Either::Plant(device) => {
                 let plant = device.into_inner();
-                (plant.as_ref().ok().map(|p| p.state.q), plant.map(drop), None)
+                (plant.as_ref().ok().map(|p| p.coordinates()), plant.map(drop), None)
             }
             Either::Robot(device) => {
                 let robot = device.into_inner();
