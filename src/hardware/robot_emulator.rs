@@ -10,7 +10,7 @@ use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
 use softgen_runtime::natnet::{Frame, LabelledMarker, RigidBodyPose};
 use softgen_runtime::protocol::BoardReading;
-use softgen_runtime::{Device, DeviceValue, EmulatedSensors, LoopConfig, Model, Reading, ReadingQueue};
+use softgen_runtime::{DeviceValue, EmulatedSensors, EmulatingPlant, LoopConfig, Model, Reading, ReadingQueue};
 use std::sync::Arc;
 
 /// Ticks a second of the emulated cameras' clock (Motive's is the host's performance counter).
@@ -57,17 +57,36 @@ impl RobotVisitor for Build<'_> {
         let rate_hz = o.rate_hz.unwrap_or(config.rate_hz);
         let loop_config = LoopConfig { rate_hz, duration: 1.0, command_timeout: config.safety.command_timeout };
         loop_config.validate()?;
-        let mut plant = crate::hardware::run::wired_plant::<R, N, C>(&config, &loop_config, &path)?;
-        let (sensors, sources) = robot_sensors::<R, N, C>(&config, &path)?;
+        // A valve robot's plant reads its valve lines and supply; every other robot's, its
+        // servos, regulators and thrusters.
+        match R::VALVES.is_empty() {
+            true => {
+                let plant = crate::hardware::run::wired_plant::<R, N, C>(&config, &loop_config, &path)?;
+                behind_board(plant, &config, &path, o, rate_hz)
+            }
+            false => {
+                let plant = crate::hardware::run::valve_plant::<R, N, C>(&config, &loop_config, &path)?;
+                behind_board(plant, &config, &path, o, rate_hz)
+            }
+        }
+    }
+}
+
+/// `plant` behind the board: its sensors emulated, the NatNet server bound if any is a
+/// marker or rigid body, its truth written where `o` says.
+fn behind_board<R: Model<N, C>, P: EmulatingPlant<R, N, C> + 'static, const N: usize, const C: usize>(
+    mut plant: P,
+    config: &RunConfig,
+    path: &str,
+    o: &RobotEmulatorOptions,
+    rate_hz: f64,
+) -> Result<Box<dyn EmulatedRobot>, String> {
+    {
+        let (sensors, sources) = robot_sensors::<R, N, C>(config, path)?;
         let queue = Arc::new(ReadingQueue::default());
-        let emulated = EmulatedSensors::new(
-            &sensors,
-            plant.simulation.params.clone(),
-            Arc::clone(&queue),
-            0.0,
-            config.sensor_seed,
-        )
-        .map_err(|e| format!("{path}: {e}"))?;
+        let emulated =
+            EmulatedSensors::new(&sensors, plant.params().clone(), Arc::clone(&queue), 0.0, config.sensor_seed)
+                .map_err(|e| format!("{path}: {e}"))?;
         plant.attach_sensors(emulated);
         let natnet = match sources.iter().any(|s| matches!(s, SensorSource::NatNet { .. })) {
             true => Some(NatNetServer::bind(config.natnet.server, o.natnet_version, CLOCK_FREQUENCY)?),
@@ -82,7 +101,7 @@ impl RobotVisitor for Build<'_> {
             }
             None => None,
         };
-        Ok(Box::new(PlantBehindBoard::<R, N, C> {
+        Ok(Box::new(PlantBehindBoard::<P, R, N, C> {
             plant,
             period: 1.0 / rate_hz,
             frames: 0,
@@ -94,6 +113,7 @@ impl RobotVisitor for Build<'_> {
             natnet_frames: 0,
             board_readings: 0,
             truth,
+            robot: std::marker::PhantomData,
         }))
     }
 }
@@ -123,8 +143,8 @@ fn robot_sensors<R: Model<N, C>, const N: usize, const C: usize>(
     Ok((sensors, sources))
 }
 
-struct PlantBehindBoard<R: Model<N, C>, const N: usize, const C: usize> {
-    plant: softgen_runtime::SimulatedPlant<R, N, C>,
+struct PlantBehindBoard<P, R, const N: usize, const C: usize> {
+    plant: P,
     period: f64,
     /// SET frames taken: the plant's clock is frames * period.
     frames: u64,
@@ -136,9 +156,12 @@ struct PlantBehindBoard<R: Model<N, C>, const N: usize, const C: usize> {
     natnet_frames: i32,
     board_readings: u64,
     truth: Option<PendingFile>,
+    robot: std::marker::PhantomData<R>,
 }
 
-impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedRobot for PlantBehindBoard<R, N, C> {
+impl<R: Model<N, C>, P: EmulatingPlant<R, N, C>, const N: usize, const C: usize> EmulatedRobot
+    for PlantBehindBoard<P, R, N, C>
+{
     fn set(&mut self, values: &[DeviceValue], readings: &mut Vec<BoardReading>) -> Result<(), String> {
         let t = self.frames as f64 * self.period;
         self.frames += 1;
@@ -207,7 +230,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> EmulatedRobot for PlantBehi
     }
 }
 
-impl<R: Model<N, C>, const N: usize, const C: usize> PlantBehindBoard<R, N, C> {
+impl<R: Model<N, C>, P: EmulatingPlant<R, N, C>, const N: usize, const C: usize> PlantBehindBoard<P, R, N, C> {
     /// A camera frame sampled at its time stamp, sent at plant time `now`: its latency is
     /// the time between.
     fn send_frame(&mut self, frame: Option<Frame>, now: f64) -> Result<(), String> {

@@ -656,7 +656,7 @@ impl Run<'_> {
 /// initial state: RK4 at the loop's period or 3.5 ms, whichever is shorter (the WPI snake's
 /// model agrees with 0.5 ms steps within 0.032 % of its speeds and radii at 3.5 ms, its
 /// paper's experiments).
-fn valve_plant<R: Model<N, C>, const N: usize, const C: usize>(
+pub(crate) fn valve_plant<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     loop_config: &LoopConfig,
     path: &str,

@@ -342,6 +342,21 @@ fn the_soft_snake_is_estimated_from_the_board_and_natnet_markers_on_its_section_
     assert!(rms < 5e-3, "position RMS {rms} m");
 }
 
+/// The WPI snake's valve sampler on the robot: its valve pairs on the board's digital lines
+/// and its supply on an analog channel, three of its wheels in motion capture (labelled
+/// NatNet markers); the emulator's plant reads the lines and the supply as the valves would.
+/// The planner, seeing only the estimate, brings the snake to its goal and holds it.
+#[test]
+fn the_wpi_snakes_valve_sampler_on_the_board_steers_from_natnet_markers_on_its_wheels() {
+    let (stdout, rms, matched) = mpc_on_the_emulated_robot("wpi_snake", "12", 2, &[]);
+    assert!(stdout.contains("goal: reached at t = "), "{stdout}");
+    assert!(stdout.contains("board: protocol version 2"), "{stdout}");
+    assert!(stdout.contains("natnet: softgen robot emulator 1.0 (NatNet 4.1)"), "{stdout}");
+    assert!(matched > 5000, "{matched} periods matched the emulator's truth");
+    println!("base position RMS through the board and NatNet: {:.2} mm over {matched} periods", rms * 1e3);
+    assert!(rms < 2e-3, "position RMS {rms} m");
+}
+
 /// Version negotiation: a board of protocol version 1 rejects the host's opening PING as an
 /// unsupported version; the host then speaks version 1 to it, which carries a run without
 /// board sensors, and refuses a run whose sensors are on the board, naming them.
