@@ -203,6 +203,7 @@ struct SensorFile {
 struct EstimatorFile {
     step: Option<f64>,
     acceleration_noise: Option<f64>,
+    acceleration_noise_by_kind: Option<NoiseByKindFile>,
     initial_position_std: Option<f64>,
     initial_velocity_std: Option<f64>,
     gate: Option<f64>,
@@ -218,6 +219,19 @@ struct EstimatorFile {
     /// from the plant's.
     contact_damping: Option<f64>,
     contact_dissipation: Option<f64>,
+}
+
+/// `[estimator] acceleration_noise_by_kind`: the process noise of the coordinates of a kind,
+/// in their unit per s^2.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoiseByKindFile {
+    base_translation: Option<f64>,
+    base_rotation: Option<f64>,
+    revolute_joint: Option<f64>,
+    prismatic_joint: Option<f64>,
+    actuator_length: Option<f64>,
+    curvature: Option<f64>,
 }
 
 /// A sensor of the run configuration whose target is still a name: resolved against the
@@ -1164,6 +1178,20 @@ fn parse_estimator(e: &EstimatorFile) -> Result<(EstimatorSettings, u64, Estimat
     let settings = EstimatorSettings {
         step: e.step.unwrap_or(d.step),
         acceleration_noise: e.acceleration_noise.unwrap_or(d.acceleration_noise),
+        acceleration_noise_by_kind: match &e.acceleration_noise_by_kind {
+            Some(k) => [
+                (CoordinateKind::BaseTranslation, k.base_translation),
+                (CoordinateKind::BaseRotation, k.base_rotation),
+                (CoordinateKind::RevoluteJoint, k.revolute_joint),
+                (CoordinateKind::PrismaticJoint, k.prismatic_joint),
+                (CoordinateKind::ActuatorLength, k.actuator_length),
+                (CoordinateKind::Curvature, k.curvature),
+            ]
+            .into_iter()
+            .filter_map(|(kind, noise)| noise.map(|n| (kind, n)))
+            .collect(),
+            None => Vec::new(),
+        },
         initial_position_std: e.initial_position_std.unwrap_or(d.initial_position_std),
         initial_velocity_std: e.initial_velocity_std.unwrap_or(d.initial_velocity_std),
         gate: e.gate.unwrap_or(d.gate),

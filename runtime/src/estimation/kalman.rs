@@ -41,6 +41,10 @@ pub struct EstimatorSettings {
     /// Standard deviation of the accelerations the model misses, per coordinate (its unit
     /// per s^2): the process noise.
     pub acceleration_noise: f64,
+    /// In its place for the coordinates of these kinds: a coordinate's unit sets what a
+    /// missed acceleration means (a metre per s^2 is a base's jolt and a soft section's
+    /// actuator torn), so the kinds may differ.
+    pub acceleration_noise_by_kind: Vec<(CoordinateKind, f64)>,
     /// Standard deviations of the first estimate: coordinates (their units) and rates.
     pub initial_position_std: f64,
     pub initial_velocity_std: f64,
@@ -67,6 +71,7 @@ impl Default for EstimatorSettings {
         EstimatorSettings {
             step: 0.01,
             acceleration_noise: 0.5,
+            acceleration_noise_by_kind: Vec::new(),
             initial_position_std: 0.01,
             initial_velocity_std: 0.05,
             gate: 6.0,
@@ -92,6 +97,17 @@ impl EstimatorSettings {
         ] {
             if !(value.is_finite() && value > 0.0) {
                 return Err(format!("estimator {name} must be finite and > 0, got {value}"));
+            }
+        }
+        for (k, (kind, noise)) in self.acceleration_noise_by_kind.iter().enumerate() {
+            if !(noise.is_finite() && *noise > 0.0) {
+                return Err(format!(
+                    "estimator acceleration_noise_by_kind.{} must be finite and > 0, got {noise}",
+                    kind.key()
+                ));
+            }
+            if self.acceleration_noise_by_kind[..k].iter().any(|(other, _)| other == kind) {
+                return Err(format!("estimator acceleration_noise_by_kind.{} is given twice", kind.key()));
             }
         }
         if self.step > 0.05 {
@@ -229,6 +245,8 @@ pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
     /// Coordinates the process model knows exactly (a valve's, prescribed by its
     /// response): no variance, no process noise, never corrected.
     known: [bool; N],
+    /// Each coordinate's process noise, a variance (its unit per s^2, squared).
+    noise_variance: [f64; N],
     params: R::Params,
     settings: EstimatorSettings,
     watch: SensorWatch,
@@ -371,6 +389,24 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         for s in sensors {
             s.check_target(R::NAME, C + R::MARKERS.len(), N, muscles)?;
         }
+        let mut noise_variance = [settings.acceleration_noise.powi(2); N];
+        for (kind, noise) in &settings.acceleration_noise_by_kind {
+            let mut any = false;
+            for (j, coordinate) in R::COORDINATES.iter().enumerate() {
+                if coordinate.kind == *kind && !known[j] {
+                    noise_variance[j] = noise * noise;
+                    any = true;
+                }
+            }
+            if !any {
+                return Err(format!(
+                    "estimator acceleration_noise_by_kind.{}: `{}` has no {} coordinate to estimate",
+                    kind.key(),
+                    R::NAME,
+                    kind.key()
+                ));
+            }
+        }
         let commands = process.control_size();
         let motion = 2 * N;
         let augmented = motion + commands;
@@ -397,6 +433,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         Ok(StateEstimator {
             process,
             known,
+            noise_variance,
             params,
             watch,
             step,
@@ -603,14 +640,16 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
     }
 
     /// Snapshot `i + 1`'s predicted covariance from snapshot `i`'s through its step's Jacobian, plus
-    /// white acceleration noise over the step ([h^3/3, h^2/2; h^2/2, h] per coordinate).
+    /// white acceleration noise over the step ([h^3/3, h^2/2; h^2/2, h] times the
+    /// coordinate's variance).
     fn propagate_covariance(&mut self, i: usize) {
         self.product.gemm(1.0, &self.history[i].transition, &self.history[i].covariance, 0.0);
         self.history[i].transition.transpose_to(&mut self.transition_t);
-        let (h, noise) = (self.step, self.settings.acceleration_noise.powi(2));
+        let h = self.step;
         let covariance = &mut self.history[i + 1].prior_covariance;
         covariance.gemm(1.0, &self.product, &self.transition_t, 0.0);
         for j in (0..N).filter(|j| !self.known[*j]) {
+            let noise = self.noise_variance[j];
             covariance[(j, j)] += noise * h * h * h / 3.0;
             covariance[(j, N + j)] += noise * h * h / 2.0;
             covariance[(N + j, j)] += noise * h * h / 2.0;

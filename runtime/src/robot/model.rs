@@ -36,6 +36,18 @@ impl CoordinateKind {
             CoordinateKind::Curvature => "1/m",
         }
     }
+
+    /// Its name in files (a run configuration's keys): `base_translation`, ...
+    pub fn key(self) -> &'static str {
+        match self {
+            CoordinateKind::BaseTranslation => "base_translation",
+            CoordinateKind::BaseRotation => "base_rotation",
+            CoordinateKind::RevoluteJoint => "revolute_joint",
+            CoordinateKind::PrismaticJoint => "prismatic_joint",
+            CoordinateKind::ActuatorLength => "actuator_length",
+            CoordinateKind::Curvature => "curvature",
+        }
+    }
 }
 
 /// One generalized coordinate: its name, kind and what it means physically.
