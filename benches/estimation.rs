@@ -15,7 +15,11 @@
 //! (200 Hz) and the nine pressures (1 kHz), a period's cost being that over 100; the plant
 //! with the paper's contact damping, the filter's model with Hunt and Crossley's; once with
 //! the step's Jacobian and Newton's iterations as in a 100 Hz loop, once with the Jacobian
-//! kept for ten steps and Newton stopped at 1e-4.
+//! kept for ten steps and Newton stopped at 1e-4, and with that and the configuration's
+//! process noise per kind of coordinate.
+//!
+//! The valve-driven WPI snake at its 1 kHz on the paper's valve wave, its curvatures
+//! prescribed by the valves (`StateEstimator::for_valves`), motion capture on three wheels.
 //!
 //! Run with `cargo bench --bench estimation`; README.md lists the figures.
 
@@ -260,9 +264,127 @@ fn soft_snake_estimation(c: &mut Criterion) {
     bench_filter(c, names, || filter(configured.clone()), &periods, &pressures, PERIOD);
 }
 
+/// The valve-driven WPI snake at its 1 kHz on the paper's valve wave (1.5 Hz, 54 kPa): its
+/// filter's process model prescribes the curvatures by the valves' responses and steps the
+/// base by RK4 (`StateEstimator::for_valves`), with the committed configuration's motion
+/// capture on three wheels; one prediction of 1 ms, and a tenth of a second of periods with
+/// each period's valve states as the loop sends them.
+fn wpi_snake_estimation(c: &mut Criterion) {
+    use softgen::{Drives, RunConfig};
+    use softgen_generated::WpiSnake as R;
+    use softgen_runtime::{Simulation, SimulationConfig, SteeredValveWave, ValveDecisions, ValvePlant, ValveWiring};
+    const N: usize = softgen_generated::wpi_snake::DOF;
+    const C: usize = softgen_generated::wpi_snake::CONTACTS;
+    const PERIOD: f64 = 0.001;
+    // Each valve pair by the segment it bends, then the supply: the channels' order.
+    let actuated: Vec<(&str, Drives)> = R::VALVES
+        .iter()
+        .map(|&i| (R::COORDINATES[i].name.strip_suffix("_curvature").unwrap(), Drives::Valve))
+        .chain(std::iter::once(("supply", Drives::Supply)))
+        .collect();
+    let file = softgen::run_config_of(R::NAME).expect("the WPI snake has a run configuration");
+    let config = RunConfig::parse(file.path, file.text, R::NAME, &actuated).unwrap();
+    let points = softgen_runtime::tracked_point_names::<R, N, C>();
+    let coordinates: Vec<&str> = R::COORDINATES.iter().map(|c| c.name).collect();
+    let sensors: Vec<Sensor> = config.sensors.iter().map(|s| s.resolve(&points, &coordinates, &[]).unwrap()).collect();
+    let env = R::ENVIRONMENT;
+    let simulation = || {
+        let config = SimulationConfig {
+            contact: env.contact_law(),
+            terrain: env.terrain,
+            gait: None,
+            servo: softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+            admittance: None,
+            control_period: PERIOD,
+        };
+        Simulation::<R, N, C>::new(Default::default(), config).unwrap()
+    };
+    let start = State::<N>::new(SVector::zeros(), SVector::zeros());
+    let wiring = ValveWiring {
+        lines: (0..4).map(|l| (l, true)).collect(),
+        supply_channel: 0,
+        supply_map: PressureMap::Linear { full_scale_bar: 1.0, volts_min: 0.0, volts_max: 10.0 },
+        units_per_bar: 100.0,
+    };
+    let queue = Arc::new(ReadingQueue::default());
+    let mut plant = ValvePlant::<R, N, C>::new(simulation(), start, PERIOD, "supply_pressure", wiring).unwrap();
+    softgen_runtime::EmulatingPlant::attach_sensors(
+        &mut plant,
+        EmulatedSensors::new(&sensors, Default::default(), Arc::clone(&queue), 0.0, 1).unwrap(),
+    );
+    let decisions = ValveDecisions { pressure: 54.0, frequency: 1.5, offset: 0.0 };
+    let wave = SteeredValveWave::new(R::VALVE_GAIT.unwrap().delay, 0.0, decisions);
+    // A second of the wave first, so the tenth benched is one of walking, then its periods.
+    let mut periods: Vec<(Vec<Reading>, [f64; 5])> = Vec::new();
+    let mut warm = StateEstimator::<R, N, C>::for_valves(
+        simulation(),
+        "supply_pressure",
+        100.0,
+        PERIOD,
+        &sensors,
+        config.estimator.clone(),
+        &start,
+        0.0,
+        PERIOD,
+    )
+    .unwrap();
+    for k in 0..=1100 {
+        let t = k as f64 * PERIOD;
+        let mut readings = Vec::new();
+        queue.try_drain_into(&mut readings);
+        let mut commands = [0.0; 5];
+        let mut values = Vec::new();
+        for v in 0..4 {
+            let high = wave.state(t, v) > 0.0;
+            commands[v] = if high { 1.0 } else { -1.0 };
+            values.push(DeviceValue::Digital { line: v as u16, high });
+        }
+        commands[4] = 0.54;
+        values.push(DeviceValue::Analog { channel: 0, volts: 5.4 });
+        plant.write(t, &values).unwrap();
+        if k < 1000 {
+            warm.take(&readings, t).unwrap();
+            warm.advance_to(t).unwrap();
+            warm.set_commands(&commands);
+        } else {
+            periods.push((readings, commands));
+        }
+    }
+    c.bench_function("estimator (wpi snake, 1 kHz): 0.1 s of sensors, 100 periods", |b| {
+        b.iter_batched(
+            || {
+                let mut filter = StateEstimator::<R, N, C>::for_valves(
+                    simulation(),
+                    "supply_pressure",
+                    100.0,
+                    PERIOD,
+                    &sensors,
+                    config.estimator.clone(),
+                    &warm.estimate(),
+                    1.0,
+                    PERIOD,
+                )
+                .unwrap();
+                filter.set_commands(&periods[0].1);
+                filter
+            },
+            |mut filter| {
+                for (k, (readings, commands)) in periods.iter().enumerate() {
+                    let t = 1.0 + k as f64 * PERIOD;
+                    filter.take(readings, t).unwrap();
+                    filter.advance_to(t).unwrap();
+                    filter.set_commands(commands);
+                }
+                filter
+            },
+            BatchSize::LargeInput,
+        )
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = estimation, soft_snake_estimation
+    targets = estimation, soft_snake_estimation, wpi_snake_estimation
 }
 criterion_main!(benches);
