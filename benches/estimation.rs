@@ -316,18 +316,23 @@ fn wpi_snake_estimation(c: &mut Criterion) {
     let wave = SteeredValveWave::new(R::VALVE_GAIT.unwrap().delay, 0.0, decisions);
     // A second of the wave first, so the tenth benched is one of walking, then its periods.
     let mut periods: Vec<(Vec<Reading>, [f64; 5])> = Vec::new();
-    let mut warm = StateEstimator::<R, N, C>::for_valves(
-        simulation(),
-        "supply_pressure",
-        100.0,
-        PERIOD,
-        &sensors,
-        config.estimator.clone(),
-        &start,
-        0.0,
-        PERIOD,
-    )
-    .unwrap();
+    // The configuration's filter from `from` at `t0`: the supply in kPa, RK4 at the period.
+    let filter = |from: &State<N>, t0: f64| {
+        let settings = config.estimator.clone();
+        StateEstimator::<R, N, C>::for_valves(
+            simulation(),
+            "supply_pressure",
+            100.0,
+            PERIOD,
+            &sensors,
+            settings,
+            from,
+            t0,
+            PERIOD,
+        )
+        .unwrap()
+    };
+    let mut warm = filter(&start, 0.0);
     for k in 0..=1100 {
         let t = k as f64 * PERIOD;
         let mut readings = Vec::new();
@@ -353,18 +358,7 @@ fn wpi_snake_estimation(c: &mut Criterion) {
     c.bench_function("estimator (wpi snake, 1 kHz): 0.1 s of sensors, 100 periods", |b| {
         b.iter_batched(
             || {
-                let mut filter = StateEstimator::<R, N, C>::for_valves(
-                    simulation(),
-                    "supply_pressure",
-                    100.0,
-                    PERIOD,
-                    &sensors,
-                    config.estimator.clone(),
-                    &warm.estimate(),
-                    1.0,
-                    PERIOD,
-                )
-                .unwrap();
+                let mut filter = filter(&warm.estimate(), 1.0);
                 filter.set_commands(&periods[0].1);
                 filter
             },

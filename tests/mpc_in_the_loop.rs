@@ -63,6 +63,13 @@ fn tolerant_config(robot: &str, dir: &Path) -> std::path::PathBuf {
     config
 }
 
+/// The robot's MPC run for `duration` s on the state estimated from its configuration's
+/// emulated sensors, with the tolerant watchdog.
+fn estimated_options(robot: &str, dir: &Path, duration: f64) -> RunOptions {
+    let config = tolerant_config(robot, dir);
+    RunOptions { state: softgen::StateSource::Estimated, ..mpc_options(robot, dir, config, duration) }
+}
+
 #[test]
 fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -158,11 +165,7 @@ fn box_ddp_in_the_loop_brings_the_underwater_snake_to_its_waypoint_and_holds_it(
 fn box_ddp_on_the_estimated_state_brings_the_underwater_snake_to_its_waypoint() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = tolerant_config("underwater_snake", dir.path());
-    let options = RunOptions {
-        state: softgen::StateSource::Estimated,
-        ..mpc_options("underwater_snake", dir.path(), config, 40.0)
-    };
+    let options = estimated_options("underwater_snake", dir.path(), 40.0);
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);
     let mpc = report.mpc.unwrap();
@@ -406,9 +409,7 @@ fn the_valve_sampler_in_the_loop_brings_the_wpi_snake_to_its_goal_and_holds_it()
 fn the_valve_sampler_on_the_estimated_state_brings_the_wpi_snake_to_its_goal() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = tolerant_config("wpi_snake", dir.path());
-    let options =
-        RunOptions { state: softgen::StateSource::Estimated, ..mpc_options("wpi_snake", dir.path(), config, 30.0) };
+    let options = estimated_options("wpi_snake", dir.path(), 30.0);
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);
     let mpc = report.mpc.unwrap();
@@ -487,9 +488,7 @@ fn box_ddp_in_the_loop_rolls_the_soft_snake_to_its_goal_and_holds_it() {
 fn box_ddp_on_the_estimated_state_rolls_the_soft_snake_toward_its_goal() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = tolerant_config("soft_snake", dir.path());
-    let options =
-        RunOptions { state: softgen::StateSource::Estimated, ..mpc_options("soft_snake", dir.path(), config, 30.0) };
+    let options = estimated_options("soft_snake", dir.path(), 30.0);
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     let estimator = report.estimator.unwrap();
     println!("{}", estimator.line());

@@ -233,10 +233,15 @@ struct Filter<'a, R: Model<N, C>, const N: usize, const C: usize> {
     lags: Vec<Muscle>,
 }
 
-/// Equal steps that divide the loop's `period`, so every period ends on a step.
-fn filter_step(settings: &EstimatorSettings, period: f64) -> f64 {
+/// The filter's step: equal steps that divide the loop's `period`, so every period ends on
+/// a step; the settings and the period checked.
+fn filter_step(settings: &EstimatorSettings, period: f64) -> Result<f64, String> {
+    settings.validate()?;
+    if !(period.is_finite() && period > 0.0) {
+        return Err(format!("loop period must be > 0 s, got {period}"));
+    }
     let steps = (period / settings.step).ceil().max(1.0);
-    period / steps
+    Ok(period / steps)
 }
 
 /// The extended Kalman filter of one robot.
@@ -307,10 +312,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         t0: f64,
         period: f64,
     ) -> Result<Self, String> {
-        settings.validate()?;
-        if !(period.is_finite() && period > 0.0) {
-            return Err(format!("loop period must be > 0 s, got {period}"));
-        }
+        let step = filter_step(&settings, period)?;
         if inputs.contains(&ControlInput::ActuatorForces) {
             return Err(
                 "the estimator takes the commands a robot is sent (servo set points, muscle pressures, thrusts), not forces"
@@ -328,7 +330,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         let lags = (0..muscles)
             .map(|m| R::muscle(m, &params).ok_or_else(|| format!("muscle `{}` has no values", R::MUSCLES[m].name)))
             .collect::<Result<Vec<Muscle>, String>>()?;
-        let step = filter_step(&settings, period);
         let mut knots = RobotKnots::new(simulation, inputs, step, 1)?;
         knots.newton_iterations = NEWTON_ITERATIONS;
         knots.newton_tolerance = settings.newton_tolerance;
@@ -355,11 +356,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         t0: f64,
         period: f64,
     ) -> Result<Self, String> {
-        settings.validate()?;
-        if !(period.is_finite() && period > 0.0) {
-            return Err(format!("loop period must be > 0 s, got {period}"));
-        }
-        let step = filter_step(&settings, period);
+        let step = filter_step(&settings, period)?;
         let params = simulation.params.clone();
         let process = ValveProcess::new(simulation, supply_parameter, units_per_bar, step, plant_step, start, t0)?;
         let known = *process.driven();
