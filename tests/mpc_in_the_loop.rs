@@ -437,6 +437,57 @@ fn the_valve_sampler_on_the_estimated_state_brings_the_wpi_snake_to_its_goal() {
     assert!(logged > 100_000, "{logged} bytes");
 }
 
+/// A valve robot's fault: the WPI snake's middle wheel's motion capture falls silent at 1 s.
+/// Past its 0.1 s timeout and 10 ms latency the loop holds the last valve states and supply
+/// it sent for the configured 0.2 s, then sends the safe state (valves to their safe lines,
+/// the supply vented); the failed run's sensor log replays to the same fault.
+#[test]
+fn a_valve_robots_silent_sensor_holds_its_valves_then_ends_the_run_safely() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wpi_snake.run.toml");
+    let text = run_config("wpi_snake")
+        .replace("command_timeout = 0.05", "command_timeout = 10.0")
+        .replace("name = \"mocap_middle\"", "name = \"mocap_middle\"\nsilent_after = 1.0");
+    std::fs::write(&config, &text).unwrap();
+    let options =
+        RunOptions { state: softgen::StateSource::Estimated, ..mpc_options("wpi_snake", dir.path(), config, 10.0) };
+    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    let fault = report.fault.expect("the run must end in a fault").to_string();
+    assert!(
+        fault.contains("sensor `mocap_middle` silent since t = 1.000 s") && fault.contains("held for 0.2 s"),
+        "{fault}"
+    );
+    // Its last frame at 1 s, silent past 0.1 s and 10 ms: the hold from about 1.11 s, the
+    // safe state 0.2 s later.
+    let end = report.stats.unwrap().periods as f64 / 1000.0;
+    assert!((end - 1.31).abs() < 0.02, "ended at {end} s");
+    let recording =
+        Recording::parse("commands.csv", &std::fs::read_to_string(dir.path().join("commands.failed.csv")).unwrap())
+            .unwrap();
+    let periods = &recording.periods;
+    let (fault_at, _) = periods.iter().enumerate().find(|(_, (t, _))| *t >= 1.11 - 1e-9).unwrap();
+    // The valve lines and the supply were those of the period before the fault throughout
+    // the hold, while the wave would have switched them.
+    let held = &periods[fault_at - 1].1;
+    let hold = &periods[fault_at..periods.len() - 1];
+    assert!(hold.len() >= 150, "{} periods held", hold.len());
+    for (t, values) in hold {
+        assert_eq!(values, held, "t = {t}: the hold changed the commands");
+    }
+    let (last_t, last) = periods.last().unwrap();
+    assert!(last.iter().any(|v| v.kind() == "analog" && v.number() == 0.0), "t = {last_t}: {last:?}");
+    let failed_log = dir.path().join("sensors.failed.csv");
+    let replayed = dir.path().join("replayed.csv");
+    let replay = RunOptions {
+        estimate_from: Some(failed_log.clone()),
+        sensor_log: replayed.clone(),
+        ..mpc_options("wpi_snake", dir.path(), options.config.clone().unwrap(), 0.0)
+    };
+    run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
+    assert!(std::fs::read(&failed_log).unwrap() == std::fs::read(&replayed).unwrap());
+}
+
 /// The soft snake's model-predictive controller in the loop: after its 2 s drop at 0 bar,
 /// box-DDP decides mpc-000's rotating bend (each section's bend and the bending plane's
 /// rate) from the simulated plant's state (ROS34PW2, touchdowns located), the loop turns
