@@ -81,41 +81,38 @@ fn behind_board<R: Model<N, C>, P: EmulatingPlant<R, N, C> + 'static, const N: u
     o: &RobotEmulatorOptions,
     rate_hz: f64,
 ) -> Result<Box<dyn EmulatedRobot>, String> {
-    {
-        let (sensors, sources) = robot_sensors::<R, N, C>(config, path)?;
-        let queue = Arc::new(ReadingQueue::default());
-        let emulated =
-            EmulatedSensors::new(&sensors, plant.params().clone(), Arc::clone(&queue), 0.0, config.sensor_seed)
-                .map_err(|e| format!("{path}: {e}"))?;
-        plant.attach_sensors(emulated);
-        let natnet = match sources.iter().any(|s| matches!(s, SensorSource::NatNet { .. })) {
-            true => Some(NatNetServer::bind(config.natnet.server, o.natnet_version, CLOCK_FREQUENCY)?),
-            false => None,
-        };
-        // The plant's true state at every SET, as `softgen run` writes a plant's trajectory.
-        let truth = match &o.truth {
-            Some(file) => {
-                let (pending, write_row) = crate::hardware::run::trajectory_writer::<R, N, C>(file)?;
-                plant.observe(Box::new(write_row));
-                Some(pending)
-            }
-            None => None,
-        };
-        Ok(Box::new(PlantBehindBoard::<P, R, N, C> {
-            plant,
-            period: 1.0 / rate_hz,
-            frames: 0,
-            queue,
-            arrived: Vec::with_capacity(softgen_runtime::QUEUE_CAPACITY),
-            sources,
-            natnet,
-            natnet_settings: config.natnet.clone(),
-            natnet_frames: 0,
-            board_readings: 0,
-            truth,
-            robot: std::marker::PhantomData,
-        }))
-    }
+    let (sensors, sources) = robot_sensors::<R, N, C>(config, path)?;
+    let queue = Arc::new(ReadingQueue::default());
+    let emulated = EmulatedSensors::new(&sensors, plant.params().clone(), Arc::clone(&queue), 0.0, config.sensor_seed)
+        .map_err(|e| format!("{path}: {e}"))?;
+    plant.attach_sensors(emulated);
+    let natnet = match sources.iter().any(|s| matches!(s, SensorSource::NatNet { .. })) {
+        true => Some(NatNetServer::bind(config.natnet.server, o.natnet_version, CLOCK_FREQUENCY)?),
+        false => None,
+    };
+    // The plant's true state at every SET, as `softgen run` writes a plant's trajectory.
+    let truth = match &o.truth {
+        Some(file) => {
+            let (pending, write_row) = crate::hardware::run::trajectory_writer::<R, N, C>(file)?;
+            plant.observe(Box::new(write_row));
+            Some(pending)
+        }
+        None => None,
+    };
+    Ok(Box::new(PlantBehindBoard::<P, R, N, C> {
+        plant,
+        period: 1.0 / rate_hz,
+        frames: 0,
+        queue,
+        arrived: Vec::with_capacity(softgen_runtime::QUEUE_CAPACITY),
+        sources,
+        natnet,
+        natnet_settings: config.natnet.clone(),
+        natnet_frames: 0,
+        board_readings: 0,
+        truth,
+        robot: std::marker::PhantomData,
+    }))
 }
 
 /// The run configuration's sensors that exist on the robot (a NatNet or board source), and
