@@ -155,16 +155,30 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
         qd: &SVector<f64, N>,
     ) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>, SVector<f64, N>), IntegrationError> {
         let (q, qd, driven_acceleration) = self.exact(t, q, qd);
+        let cache = R::cache(&q, &self.simulation.params);
+        self.exact_accelerations(t, &q, &qd, &driven_acceleration, &cache)
+    }
+
+    /// [`Self::accelerations`] at a state whose driven coordinates are already exact, with
+    /// their accelerations and the model's cache there.
+    #[inline]
+    fn exact_accelerations(
+        &self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        driven_acceleration: &SVector<f64, N>,
+        cache: &R::Cache,
+    ) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>, SVector<f64, N>), IntegrationError> {
         let p = &self.simulation.params;
-        let cache = R::cache(&q, p);
-        let mut force = self.simulation.generalized_force(t, &q, &qd, &cache, None);
+        let mut force = self.simulation.generalized_force(t, q, qd, cache, None);
         let mut damping = SVector::<f64, N>::zeros();
-        R::damping_into(&qd, p, &mut damping);
+        R::damping_into(qd, p, &mut damping);
         force -= damping;
         let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
         let mut coriolis = SVector::<f64, N>::zeros();
         let mut gravity = SVector::<f64, N>::zeros();
-        R::dynamics_into(&q, &qd, p, &cache, &mut mass_matrix, &mut coriolis, &mut gravity);
+        R::dynamics_into(q, qd, p, cache, &mut mass_matrix, &mut coriolis, &mut gravity);
         let net = force - coriolis - gravity;
         // The free block with the driven rows and columns replaced by the identity: still
         // symmetric positive definite, and its driven rows return the prescribed values.
@@ -213,9 +227,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
         by_position: &mut SMatrix<f64, N, N>,
         by_velocity: &mut SMatrix<f64, N, N>,
     ) -> Result<(), IntegrationError> {
-        let (acceleration, mut reduced, _) = self.accelerations(t, q, qd)?;
-        let (q, qd, _) = self.exact(t, q, qd);
+        let (q, qd, driven_acceleration) = self.exact(t, q, qd);
         let cache = R::cache(&q, &self.simulation.params);
+        let (acceleration, mut reduced, _) = self.exact_accelerations(t, &q, &qd, &driven_acceleration, &cache)?;
         self.simulation.force_jacobian_less_inverse_dynamics(
             t,
             &q,
