@@ -9,7 +9,7 @@
 //! binary, one test at a time, so no other test competes for the cores while the loop keeps
 //! its deadlines.
 
-use softgen::{run_on_device, ControllerChoice, RunOptions};
+use softgen::{run_on_device, ControllerChoice, RunOptions, RunReport};
 use softgen_runtime::Recording;
 use std::path::Path;
 use std::sync::atomic::AtomicUsize;
@@ -205,32 +205,52 @@ fn box_ddp_on_the_estimated_state_brings_the_underwater_snake_to_its_waypoint() 
 /// configuration builds (`--estimate-from`) and checks the replay writes the same bytes;
 /// returns the log's size.
 fn replayed_log_is_the_runs(options: &RunOptions, dir: &Path) -> usize {
+    replayed_log_is(&options.sensor_log, options, dir)
+}
+
+/// Replays sensor log `log` of the run `options` made (`--estimate-from`, its run
+/// configuration's estimator) and checks the replay writes the same bytes; returns the
+/// log's size.
+fn replayed_log_is(log: &Path, options: &RunOptions, dir: &Path) -> usize {
     let replayed = dir.join("replayed.csv");
     let replay = RunOptions {
-        estimate_from: Some(options.sensor_log.clone()),
+        estimate_from: Some(log.to_path_buf()),
         sensor_log: replayed.clone(),
         ..mpc_options(&options.robot, dir, options.config.clone().unwrap(), 0.0)
     };
     run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
-    let logged = std::fs::read(&options.sensor_log).unwrap();
+    let logged = std::fs::read(log).unwrap();
     assert!(logged == std::fs::read(&replayed).unwrap(), "the replay differs from the run's sensor log");
     logged.len()
+}
+
+/// `robot`'s MPC run of `duration` s on the estimated state with sensor `sensor` silent
+/// from 1 s on, in `dir`: its options and report.
+fn run_with_a_silent_sensor(robot: &str, sensor: &str, duration: f64, dir: &Path) -> (RunOptions, RunReport) {
+    let config = dir.join(format!("{robot}.run.toml"));
+    let name = format!("name = \"{sensor}\"");
+    let text = run_config(robot)
+        .replace("command_timeout = 0.05", "command_timeout = 10.0")
+        .replace(&name, &format!("{name}\nsilent_after = 1.0"));
+    std::fs::write(&config, &text).unwrap();
+    let options = RunOptions { state: softgen::StateSource::Estimated, ..mpc_options(robot, dir, config, duration) };
+    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    (options, report)
+}
+
+/// The failed run's recorded periods in `dir` and the index of the first at or after `t`.
+fn failed_recording_from(dir: &Path, t: f64) -> (Vec<(f64, Vec<softgen_runtime::DeviceValue>)>, usize) {
+    let text = std::fs::read_to_string(dir.join("commands.failed.csv")).unwrap();
+    let periods = Recording::parse("commands.csv", &text).unwrap().periods;
+    let index = periods.iter().position(|(at, _)| *at >= t - 1e-9).unwrap();
+    (periods, index)
 }
 
 #[test]
 fn a_sensor_that_falls_silent_holds_the_last_command_then_ends_the_run_safely() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("underwater_snake.run.toml");
-    let text = run_config("underwater_snake")
-        .replace("command_timeout = 0.05", "command_timeout = 10.0")
-        .replace("name = \"mocap_nose\"", "name = \"mocap_nose\"\nsilent_after = 1.0");
-    std::fs::write(&config, &text).unwrap();
-    let options = RunOptions {
-        state: softgen::StateSource::Estimated,
-        ..mpc_options("underwater_snake", dir.path(), config, 10.0)
-    };
-    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    let (options, report) = run_with_a_silent_sensor("underwater_snake", "mocap_nose", 10.0, dir.path());
     let fault = report.fault.expect("the run must end in a fault").to_string();
     assert!(
         fault.contains("sensor `mocap_nose` silent since t = 1.000 s, past its timeout of 0.1 s (at t = 1.110 s")
@@ -243,26 +263,14 @@ fn a_sensor_that_falls_silent_holds_the_last_command_then_ends_the_run_safely() 
     let end = stats.periods as f64 / 100.0;
     assert!((end - 1.31).abs() < 0.021, "ended at {end} s");
     // The commands in the hold are the last ones before the fault, then the safe state.
-    let recording =
-        Recording::parse("commands.csv", &std::fs::read_to_string(dir.path().join("commands.failed.csv")).unwrap())
-            .unwrap();
-    let periods = &recording.periods;
-    let (fault_at, _) = periods.iter().enumerate().find(|(_, (t, _))| *t >= 1.11 - 1e-9).unwrap();
+    let (periods, fault_at) = failed_recording_from(dir.path(), 1.11);
     let held = &periods[fault_at].1;
     for (t, values) in &periods[fault_at..periods.len() - 1] {
         assert_eq!(values, held, "t = {t}: the hold changed the commands");
     }
     assert!(periods.last().unwrap().1.iter().all(|v| v.number() == 0.0));
     // The failed run's sensor log is kept beside the old one and replays to the same fault.
-    let failed_log = dir.path().join("sensors.failed.csv");
-    let replayed = dir.path().join("replayed.csv");
-    let replay = RunOptions {
-        estimate_from: Some(failed_log.clone()),
-        sensor_log: replayed.clone(),
-        ..mpc_options("underwater_snake", dir.path(), options.config.clone().unwrap(), 0.0)
-    };
-    run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
-    assert!(std::fs::read(&failed_log).unwrap() == std::fs::read(&replayed).unwrap());
+    replayed_log_is(&dir.path().join("sensors.failed.csv"), &options, dir.path());
 }
 
 /// The gait sampler on the estimated state: the wheeled snake's tail and head in motion
@@ -445,14 +453,7 @@ fn the_valve_sampler_on_the_estimated_state_brings_the_wpi_snake_to_its_goal() {
 fn a_valve_robots_silent_sensor_holds_its_valves_then_ends_the_run_safely() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("wpi_snake.run.toml");
-    let text = run_config("wpi_snake")
-        .replace("command_timeout = 0.05", "command_timeout = 10.0")
-        .replace("name = \"mocap_middle\"", "name = \"mocap_middle\"\nsilent_after = 1.0");
-    std::fs::write(&config, &text).unwrap();
-    let options =
-        RunOptions { state: softgen::StateSource::Estimated, ..mpc_options("wpi_snake", dir.path(), config, 10.0) };
-    let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
+    let (options, report) = run_with_a_silent_sensor("wpi_snake", "mocap_middle", 10.0, dir.path());
     let fault = report.fault.expect("the run must end in a fault").to_string();
     assert!(
         fault.contains("sensor `mocap_middle` silent since t = 1.000 s") && fault.contains("held for 0.2 s"),
@@ -462,11 +463,7 @@ fn a_valve_robots_silent_sensor_holds_its_valves_then_ends_the_run_safely() {
     // safe state 0.2 s later.
     let end = report.stats.unwrap().periods as f64 / 1000.0;
     assert!((end - 1.31).abs() < 0.02, "ended at {end} s");
-    let recording =
-        Recording::parse("commands.csv", &std::fs::read_to_string(dir.path().join("commands.failed.csv")).unwrap())
-            .unwrap();
-    let periods = &recording.periods;
-    let (fault_at, _) = periods.iter().enumerate().find(|(_, (t, _))| *t >= 1.11 - 1e-9).unwrap();
+    let (periods, fault_at) = failed_recording_from(dir.path(), 1.11);
     // The valve lines and the supply were those of the period before the fault throughout
     // the hold, while the wave would have switched them.
     let held = &periods[fault_at - 1].1;
@@ -477,15 +474,7 @@ fn a_valve_robots_silent_sensor_holds_its_valves_then_ends_the_run_safely() {
     }
     let (last_t, last) = periods.last().unwrap();
     assert!(last.iter().any(|v| v.kind() == "analog" && v.number() == 0.0), "t = {last_t}: {last:?}");
-    let failed_log = dir.path().join("sensors.failed.csv");
-    let replayed = dir.path().join("replayed.csv");
-    let replay = RunOptions {
-        estimate_from: Some(failed_log.clone()),
-        sensor_log: replayed.clone(),
-        ..mpc_options("wpi_snake", dir.path(), options.config.clone().unwrap(), 0.0)
-    };
-    run_on_device(&replay, Arc::new(AtomicUsize::new(0))).unwrap();
-    assert!(std::fs::read(&failed_log).unwrap() == std::fs::read(&replayed).unwrap());
+    replayed_log_is(&dir.path().join("sensors.failed.csv"), &options, dir.path());
 }
 
 /// The soft snake's model-predictive controller in the loop: after its 2 s drop at 0 bar,
