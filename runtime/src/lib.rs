@@ -124,6 +124,9 @@ pub use hardware::steering::{
     run_planner, run_planning_thread, GoalSteering, PlannerStats, PlanningStep, SteeringConfig, SteeringLink,
     SteeringPhase,
 };
+pub use hardware::stride_loop::{
+    run_stride_planner, StrideChoice, StrideLink, StrideSnapshot, StrideSteering, StrideSteeringConfig,
+};
 pub use hardware::valve_loop::{
     run_valve_planner, write_valve_commands, ValveLink, ValvePlant, ValveSteering, ValveSteeringConfig, ValveWiring,
 };

@@ -424,6 +424,9 @@ pub enum MpcSolver {
     Sampling,
     /// Box-DDP over the actuators' own commands (robots driven by pressures and thrusts).
     Ddp,
+    /// A whole gait cycle at a time, chosen from the robot's gaits by rolling each out
+    /// (limbed robots driven by muscles whose paper registers its strides).
+    Strides,
 }
 
 /// Model-predictive control settings: shared, then the gait sampler's (parameter triples
@@ -640,6 +643,8 @@ pub struct RunConfig {
     pub ddp_mpc: Option<DdpMpcSettings>,
     /// The valve sampler's model-predictive control, for valve-driven robots.
     pub valve_mpc: Option<ValveMpcSettings>,
+    /// The stride planner's (`solver = "strides"`), for limbed robots driven by muscles.
+    pub stride_mpc: Option<StrideMpcSettings>,
     /// A valve-driven robot's supply (required for one).
     pub valve_supply: Option<ValveSupply>,
     /// How the simulated plant integrates.
@@ -863,7 +868,7 @@ impl RunConfig {
             )),
             (None, false) => None,
         };
-        let (mut mpc, mut ddp_mpc, mut valve_mpc) = (None, None, None);
+        let (mut mpc, mut ddp_mpc, mut valve_mpc, mut stride_mpc) = (None, None, None, None);
         if let Some(m) = &file.mpc {
             let at = |message: String| locate(path, text, m.span(), format!("mpc: {message}"));
             let table = m.get_ref();
@@ -878,6 +883,21 @@ impl RunConfig {
             let (sampling_keys, ddp_keys) = table.solver_keys();
             let solver = table.solver.unwrap_or(if continuous { MpcSolver::Ddp } else { MpcSolver::Sampling });
             match solver {
+                MpcSolver::Strides => {
+                    let muscled = actuators.iter().any(|(_, d)| *d == Drives::Coordinate(CoordinateKind::ActuatorLength));
+                    if !muscled || valved || actuators.iter().any(|(_, d)| *d == Drives::Thrust) {
+                        return Err(at(format!("solver = \"strides\" chooses a limbed robot's gait cycles; `{robot}` is not driven by muscles alone")));
+                    }
+                    let allowed = ["hold"];
+                    let key = sampling_keys.iter().chain(ddp_keys.iter()).find(|k| !allowed.contains(*k));
+                    if let Some(key) = key.or(table.replan_hz.map(|_| &"replan_hz")).or(table.heading_weight.map(|_| &"heading_weight")) {
+                        return Err(at(format!("`{key}` is not a setting of the stride planner (goal, arrival_radius, hold)")));
+                    }
+                    if goal.len() == 3 {
+                        return Err(goal_at(format!("`{robot}` walks on the ground: give [x, y]")));
+                    }
+                    stride_mpc = Some(parse_stride_mpc(table, Vector2::new(goal[0], goal[1])).map_err(at)?);
+                }
                 MpcSolver::Sampling if valved => {
                     // The gait's lag and settling do not apply; of box-DDP's, only the hold.
                     let foreign = sampling_keys.iter().filter(|k| ["lag", "settle"].contains(*k));
@@ -981,6 +1001,7 @@ impl RunConfig {
             mpc,
             ddp_mpc,
             valve_mpc,
+            stride_mpc,
             valve_supply,
             plant,
             parameters,
@@ -1351,6 +1372,31 @@ fn parse_valve_mpc(m: &MpcFile, goal: Vector2<f64>, rate_hz: f64) -> Result<Valv
         }
     }
     settings.planner(goal, "supply").validate()?;
+    Ok(settings)
+}
+
+/// Settings of the stride planner (`solver = "strides"`): where the centre of mass should
+/// go and when it counts as there. What the strides are, and how far ahead of a cycle its
+/// plan starts, are the robot's (its paper's run driver).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrideMpcSettings {
+    pub goal: Vector2<f64>,
+    /// Arrival: the centre of mass within this distance (m), held for `hold` s.
+    pub arrival_radius: f64,
+    pub hold: f64,
+}
+
+fn parse_stride_mpc(m: &MpcFile, goal: Vector2<f64>) -> Result<StrideMpcSettings, String> {
+    let settings =
+        StrideMpcSettings { goal, arrival_radius: m.arrival_radius.unwrap_or(0.05), hold: m.hold.unwrap_or(2.0) };
+    for (name, value) in [("arrival_radius", settings.arrival_radius), ("hold", settings.hold)] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(format!("{name} must be finite and >= 0, got {value}"));
+        }
+    }
+    if settings.arrival_radius == 0.0 {
+        return Err("arrival_radius must be > 0 m: a robot that walks never stops exactly on a point".into());
+    }
     Ok(settings)
 }
 

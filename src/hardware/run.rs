@@ -67,6 +67,54 @@ pub struct RunDriver {
     /// What the model-predictive controller decides for a robot whose actuators' own
     /// commands would not move it towards a goal at first order (None: the commands).
     pub scheduled_mpc: Option<fn() -> Result<ScheduledMpc, String>>,
+    /// A limbed robot's strides, for the stride planner (`solver = "strides"`).
+    pub stride_mpc: Option<fn(&StrideMpcRequest) -> Result<StrideMpc, String>>,
+}
+
+/// What `softgen run` asks of a stride planner: its goal for the centre of mass (m), the
+/// run configuration's parameter values (by name, over the spec's), and the pressure
+/// ceiling (bar).
+#[derive(Clone, Debug)]
+pub struct StrideMpcRequest<'a> {
+    pub goal: Vector2<f64>,
+    pub parameters: &'a [(String, f64)],
+    pub ceiling: f64,
+}
+
+/// The state a stride plan starts from, as slices of the robot's own (see
+/// `softgen_runtime::StrideSnapshot`): measured at `time`, with the muscles' reached
+/// pressures (bar), the stride in force and its cycle's start, and the start of the
+/// cycle the plan is for.
+pub struct StrideRequest<'a> {
+    pub time: f64,
+    pub q: &'a [f64],
+    pub qd: &'a [f64],
+    pub reached: &'a [f64],
+    pub current: usize,
+    pub current_start: f64,
+    pub boundary: f64,
+}
+
+/// Commanded pressures (bar, muscle order) of a stride `since` seconds into its cycle.
+pub type StridePressures = Box<dyn Fn(usize, f64, &mut [f64]) -> Result<(), String> + Send>;
+/// A stride planner: the stride for a request's cycle.
+pub type StridePlanning = Box<dyn FnMut(&StrideRequest) -> Result<softgen_runtime::StrideChoice, String> + Send>;
+
+/// A model-predictive controller that chooses a limbed robot's strides (whole cycles of its
+/// gaits): the loop plays them, the planner thread chooses each a lead before it starts.
+pub struct StrideMpc {
+    /// The strides' names, in the planner's order.
+    pub strides: Vec<String>,
+    /// The stride played while the robot settles and wherever no plan came in time.
+    pub initial: usize,
+    /// One gait cycle (s), the time before the first (settling), and the lead of a plan (s).
+    pub cycle: f64,
+    pub settle: f64,
+    pub lead: f64,
+    pub pressures: StridePressures,
+    pub planner: StridePlanning,
+    /// What the planner does, for the run's header.
+    pub description: String,
 }
 
 /// A model-predictive controller that decides a command schedule's parameters (a rolling
@@ -292,6 +340,9 @@ impl Run<'_> {
         if matches!(o.controller, ControllerChoice::Mpc) {
             if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
                 return Err("--limb-gait, --stride and --gait-frequency set the open-loop gait; the mpc controller plans the pressures".into());
+            }
+            if config.stride_mpc.is_some() {
+                return self.run_stride_mpc::<R, N, C>(config, path);
             }
             // The muscles' 1 ms step: a limbed robot's contacts need it.
             return self.run_horizon_mpc::<R, N, C>(config, path, 0.001);
@@ -933,6 +984,154 @@ impl Run<'_> {
         if let Some((x, y, z)) = end.map(|q| (q[0], q[1], q[2])) {
             println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m");
         }
+        report.print();
+        if let Some(estimator_report) = estimator_report {
+            println!("{}", estimator_report.line());
+            run.estimator = Some(estimator_report);
+        }
+        run.mpc = Some(report);
+        Ok(run)
+    }
+}
+
+impl Run<'_> {
+    /// The stride planner steering a limbed robot to a goal: its paper's strides (whole
+    /// cycles of its gaits), each chosen in the planner thread a lead before its cycle from
+    /// the measured state (the simulated plant's, true or estimated, or the robot's
+    /// estimate), played by the loop through the output chain.
+    fn run_stride_mpc<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+    ) -> Result<RunReport, String> {
+        let o = self.options;
+        let mut settings = config.stride_mpc.clone().ok_or_else(|| format!("{path} has no stride planner"))?;
+        if let Some(goal) = o.goal {
+            settings.goal = goal;
+        }
+        if o.goal_height.is_some() {
+            return Err(format!("`{}` walks on the ground: give --goal X,Y", R::NAME));
+        }
+        let make = self.driver.and_then(|d| d.stride_mpc).ok_or_else(|| {
+            format!("{path}: solver = \"strides\", but no paper registers strides for `{}`", R::NAME)
+        })?;
+        let muscles = R::MUSCLES.len();
+        if !R::ACTUATED.is_empty() || !R::THRUSTERS.is_empty() {
+            return Err(format!("`{}` has actuators besides its muscles, which no stride drives", R::NAME));
+        }
+        let request = StrideMpcRequest {
+            goal: settings.goal,
+            parameters: &config.parameters,
+            ceiling: config.safety.pressure_ceiling,
+        };
+        let StrideMpc { strides, initial, cycle, settle, lead, pressures, mut planner, description } = make(&request)?;
+        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+        let loop_config = loop_config(o, &config)?;
+        let period = 1.0 / loop_config.rate_hz;
+        let params = configured_params::<R, N, C>(&config)?;
+        let steering_config = softgen_runtime::StrideSteeringConfig {
+            goal: settings.goal,
+            arrival_radius: settings.arrival_radius,
+            hold: settings.hold,
+            cycle,
+            first_cycle: settle,
+            lead,
+            initial,
+            strides: strides.len(),
+        };
+        let mut steering = softgen_runtime::StrideSteering::<R, N, C>::new(params.clone(), steering_config, period)
+            .map_err(|e| format!("{path}: mpc: {e}"))?;
+        let estimated = on_robot || o.state == StateSource::Estimated;
+        let estimation = match estimated {
+            true => Some(state_estimator::<R, N, C>(&config, &path, &loop_config, on_robot)?),
+            false => None,
+        };
+        let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+        let start_com = R::center_of_mass(&start.q, &params, &R::cache(&start.q, &params)).xy();
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let actuators: Vec<&str> = R::MUSCLES.iter().map(|m| m.name).collect();
+        let controller_line = format!(
+            "mpc: stride planner from ({:.3}, {:.3}) to ({:.3}, {:.3}) m (centre of mass); {description}; {} s cycles, each planned {} s ahead, after {} s of {}",
+            start_com.x, start_com.y, settings.goal.x, settings.goal.y, cycle, lead, settle, strides[initial]
+        );
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
+        if let Some((sensors, _, filter)) = &estimation {
+            print_estimator(sensors, filter.step(), on_robot);
+        }
+        let mut buffer = vec![0.0; muscles];
+        if o.dry_run {
+            println!("dry run: the mpc controller needs the robot's state, so these are the commands while it settles");
+            let mut controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+                pressures(initial, t, &mut buffer)?;
+                for (c, p) in commands.iter_mut().zip(&buffer) {
+                    *c = ActuatorCommand::Pressure(*p);
+                }
+                Ok(())
+            };
+            return dry_run(&mut chain, &mut controller, &[0.0, period], period, ActuatorCommand::Pressure(0.0));
+        }
+        if o.realtime {
+            try_realtime();
+        }
+        let link = Arc::new(softgen_runtime::StrideLink::<N>::new());
+        let measured = Arc::clone(&link);
+        let plant = || wired_plant::<R, N, C>(&config, &loop_config, &path);
+        let (mut device, mut sensing) = Sensing::new(o, &config, &path, estimation, muscles, plant, move |t, x| {
+            measured.measured.try_post((t, *x));
+        })?;
+        let link = &*link;
+        let plan = |snapshot: &softgen_runtime::StrideSnapshot<N>| {
+            planner(&StrideRequest {
+                time: snapshot.time,
+                q: snapshot.state.q.as_slice(),
+                qd: snapshot.state.qd.as_slice(),
+                reached: &snapshot.reached[..muscles],
+                current: snapshot.current,
+                current_start: snapshot.current_start,
+                boundary: snapshot.boundary,
+            })
+        };
+        let (outcome, safe, planner_stats) = loop_with_planner(
+            &loop_config,
+            &mut chain,
+            &mut device,
+            &self.stop,
+            &link.stop,
+            // A plan slower than the lead is late for its cycle: that is the overrun.
+            || softgen_runtime::run_stride_planner(link, 1.0 / lead, plan),
+            |t, commands| {
+                if let Some(held) = sensing.sense(t, &link.measured)? {
+                    // An estimator fault: the last safe commands, held.
+                    for (c, p) in commands.iter_mut().zip(held) {
+                        *c = ActuatorCommand::Pressure(*p);
+                    }
+                    return Ok(steering.phase);
+                }
+                let phase = steering.command(link, t, commands, &*pressures)?;
+                sensing.sent(commands, period)?;
+                Ok(phase)
+            },
+        );
+        let planner_stats = planner_stats?;
+        let (mut run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
+        print_plant_center_of_mass::<R, N, C>(end.as_ref(), &params);
+        let played: Vec<String> = strides
+            .iter()
+            .zip(&steering.cycles_played)
+            .filter(|(_, k)| **k > 0)
+            .map(|(name, k)| format!("{name} {k}"))
+            .collect();
+        println!("strides     {} (cycles played); {} plans came too late for their cycle", played.join(", "), steering.late_plans);
+        let report = MpcReport {
+            goal: settings.goal,
+            goal_height: None,
+            planner: planner_stats,
+            plans_applied: steering.plans_applied,
+            arrived_at: steering.phase.arrived_at(),
+            held: matches!(steering.phase, SteeringPhase::Finished { .. }),
+            final_distance: steering.distance,
+            start_distance: (start_com - settings.goal).norm(),
+        };
         report.print();
         if let Some(estimator_report) = estimator_report {
             println!("{}", estimator_report.line());

@@ -9,6 +9,7 @@ use std::time::Instant;
 pub(crate) const EXPERIMENTS: &[Experiment] = &[
     Experiment { name: "002-kinematics", what: "pinniped: limb inverse kinematics, reach, rest pose and centre of gravity (002, eqs 1-16)", run: pinniped_kinematics },
     Experiment { name: "002-protocol", what: "pinniped: the 54 trials (18 gaits x 0.75/1.00/1.25 Hz, 15 s each) run dynamically, Tables I-III (002, section IV)", run: pinniped_protocol },
+    Experiment { name: "mpc-002-goal", what: "pinniped: walk to a goal 0.5 m away at 60 degrees off the heading, a plan a stride over the paper's gaits (MPC task)", run: mpc_goal },
 ];
 
 fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
@@ -401,4 +402,103 @@ fn trial_trajectory(
         params: crate::papers::experiment::changed_params(&trial.params),
         ..ViewedRun::new(file, Pinniped::NAME, title)
     })
+}
+
+/// `mpc-002-goal`: the task of `mpc.rs`, its path, strides and planner timing.
+fn mpc_goal(out: &Path) -> Result<ExperimentReport, String> {
+    use super::mpc::{run_goal, GoalTask, GOAL_ANGLE_DEGREES, GOAL_DISTANCE};
+    use crate::papers::experiment::{control_task_verdict, plot_path_to_goal, plot_plan_times};
+    use softgen_generated::Pinniped;
+    use softgen_runtime::Model;
+    let task = GoalTask::new();
+    let run = run_goal(&task)?;
+    let rows: Vec<String> = run
+        .samples
+        .iter()
+        .map(|s| {
+            format!(
+                "{:.3},{:.6},{:.6},{:.5},{:.6},{},{},{:.3},{:.4},{}",
+                s.t,
+                s.center_of_mass.x,
+                s.center_of_mass.y,
+                s.heading,
+                s.distance,
+                s.stride.gait.map_or("standing", |g| g.slug()),
+                s.stride.radius,
+                s.plan_ms,
+                s.time_to_go,
+                s.failed
+            )
+        })
+        .collect();
+    write_csv(
+        &out.join("goal.csv"),
+        "t_s,com_x_m,com_y_m,heading_rad,distance_m,gait,stride_radius_m,plan_ms,time_to_go_s,failed_rollouts",
+        &rows,
+    )?;
+    // The plant's coordinates at every plan, for `--view`.
+    let header: Vec<&str> = std::iter::once("t").chain(Pinniped::COORDINATES.iter().map(|c| c.name)).collect();
+    let trajectory: Vec<String> = run
+        .samples
+        .iter()
+        .map(|s| {
+            let q: Vec<String> = s.state.q.iter().map(|v| v.to_string()).collect();
+            format!("{},{}", s.t, q.join(","))
+        })
+        .collect();
+    write_csv(&out.join("trajectory.csv"), &header.join(","), &trajectory)?;
+    let view = ViewedRun::new("trajectory.csv", Pinniped::NAME, "pinniped, MPC: to the goal a stride at a time");
+    let path = run.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect();
+    plot_path_to_goal("pinniped, MPC: path (top view)", path, (run.goal.x, run.goal.y), out)?;
+    let times = run.samples.iter().map(|s| (s.t, s.plan_ms)).collect();
+    plot_plan_times("pinniped, MPC: planner time per plan", times, out)?;
+    let simulated = run.samples.last().map_or(0.0, |s| s.t);
+    let cycle = 1.0 / task.planner.frequency;
+    let planner = &task.planner;
+    let rates = &run.rates;
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for s in &run.samples {
+        match counts.iter_mut().find(|(n, _)| *n == s.stride.name()) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((s.stride.name(), 1)),
+        }
+    }
+    let mut lines = vec![
+        format!(
+            "task: from rest, after {} s settling, bring the centre of mass to a goal {GOAL_DISTANCE} m away at {GOAL_ANGLE_DEGREES} degrees off the heading, ({:.3}, {:.3}) m, and keep it within {} m for {} s",
+            task.settle, run.goal.x, run.goal.y, task.arrival_radius, task.hold
+        ),
+        format!(
+            "plans: {} s before each {cycle} s gait cycle, from the plant's state, the stride in force to the cycle's start, then one cycle of each of {} (semi-implicit Euler at {} ms); the least time to go at its end",
+            task.lead,
+            planner.strides.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
+            planner.step * 1e3
+        ),
+        format!(
+            "time to go: the planner's model measured over {} cycles: forward {:.2} cm/s, backward {:.2} cm/s, in-place turn {:.3} rad/s",
+            planner.calibration_cycles,
+            100.0 * rates.forward_speed,
+            100.0 * rates.backward_speed,
+            rates.turn_rate
+        ),
+        format!(
+            "strides chosen: {}",
+            counts.iter().map(|(n, k)| format!("{n} {k}")).collect::<Vec<_>>().join(", ")
+        ),
+        format!(
+            "{simulated:.2} s simulated in {:.2} s wall ({} plant right-hand sides); outputs: goal.csv, trajectory.csv, path_xy, planner (.png and .svg)",
+            run.wall_seconds, run.evaluations
+        ),
+        run.statistics.line(cycle).replace(" overruns", &format!(" past the {} s lead", task.lead)),
+    ];
+    let verdict = control_task_verdict(
+        &mut lines,
+        run.reached_at,
+        run.final_distance,
+        &run.statistics,
+        task.lead,
+        simulated,
+        "goal",
+    );
+    Ok(ExperimentReport { lines, views: vec![view], verdict })
 }

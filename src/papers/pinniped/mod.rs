@@ -3,6 +3,7 @@
 
 pub mod experiments;
 pub mod model;
+pub mod mpc;
 pub mod run;
 pub mod sweep;
 

@@ -14,6 +14,7 @@ pub(crate) const DRIVER: RunDriver = RunDriver {
     limb_gait: Some(rolling_gait),
     held_inputs: None,
     scheduled_mpc: Some(roll_aside),
+    stride_mpc: None,
 };
 
 /// The rolling gaits of section II-C by their command-line names.

@@ -1,0 +1,262 @@
+//! Robots that walk a stride at a time, through the fixed-rate loop: the in-loop half of a
+//! stride planner (each gait cycle's stride taken from the newest plan made for it, the
+//! measured state handed to the planner a lead before the cycle starts, the muscles'
+//! reached pressures followed through their lag) and the planner thread's body.
+//!
+//! A stride is a whole gait cycle of one of the robot's gaits: a limbed robot's tips circle
+//! through a cycle, and what a gait does to the body shows only over the cycle (the robot
+//! rocks and heaves within it), so a plan chooses the next stride, not the next command.
+//! The robot's own code says what its strides are (their commands, and how a plan chooses
+//! one); this module only times them.
+
+use crate::hardware::actuation::ActuatorCommand;
+use crate::hardware::plan_following::MAX_PLANNED_COMMANDS;
+use crate::hardware::steering::{
+    new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
+};
+use crate::robot::model::Model;
+use crate::robot::state::State;
+use nalgebra::Vector2;
+
+/// What the loop hands the stride planner: the measured state, the muscles' reached
+/// pressures then (bar, muscle order; entries past the robot's muscles are zero), the stride
+/// in force and when its cycle started, and when the cycle the plan is for starts.
+#[derive(Clone, Copy, Debug)]
+pub struct StrideSnapshot<const N: usize> {
+    pub time: f64,
+    pub state: State<N>,
+    pub reached: [f64; MAX_PLANNED_COMMANDS],
+    pub current: usize,
+    pub current_start: f64,
+    pub boundary: f64,
+}
+
+/// A stride planner's answer: the stride for the cycle starting at `boundary`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StrideChoice {
+    pub boundary: f64,
+    pub stride: usize,
+    /// Rollouts the plan ran, and how many of them failed.
+    pub rollouts: usize,
+    pub failed: usize,
+}
+
+/// What the loop and the stride planner exchange.
+pub type StrideLink<const N: usize> = SteeringLink<N, StrideSnapshot<N>, StrideChoice>;
+
+/// The in-loop controller's settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StrideSteeringConfig {
+    /// The centre of mass's goal in the ground plane (m).
+    pub goal: Vector2<f64>,
+    /// Reached: within this distance (m) of the goal for `hold` seconds.
+    pub arrival_radius: f64,
+    pub hold: f64,
+    /// One gait cycle (s).
+    pub cycle: f64,
+    /// The first cycle's start (s): before it the robot does `initial` (standing, say, to
+    /// settle on the ground).
+    pub first_cycle: f64,
+    /// How long before a cycle starts the planner gets its state (s): the plan must be
+    /// back by then.
+    pub lead: f64,
+    /// The stride in force until the first plan, and wherever no plan came in time.
+    pub initial: usize,
+    /// How many strides there are.
+    pub strides: usize,
+}
+
+impl StrideSteeringConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
+            return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
+        }
+        for (name, value) in [("arrival radius", self.arrival_radius), ("hold", self.hold), ("first cycle", self.first_cycle)]
+        {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(format!("{name} must be finite and >= 0, got {value}"));
+            }
+        }
+        if !(self.cycle.is_finite() && self.cycle > 0.0) {
+            return Err(format!("the gait cycle must be finite and > 0 s, got {}", self.cycle));
+        }
+        if !(self.lead.is_finite() && self.lead > 0.0 && self.lead < self.cycle) {
+            return Err(format!("the planner's lead must be in (0, cycle = {} s), got {}", self.cycle, self.lead));
+        }
+        if self.initial >= self.strides {
+            return Err(format!("initial stride {} of {} strides", self.initial, self.strides));
+        }
+        Ok(())
+    }
+}
+
+/// The loop's half of stride planning. Each period it plays the stride in force, hands the
+/// planner the newest measurement once per cycle, `lead` seconds before the next cycle, and
+/// at the cycle's start takes the plan made for it; a plan that is not back by then leaves
+/// the stride in force for another cycle (counted in `late_plans`).
+pub struct StrideSteering<R: Model<N, C>, const N: usize, const C: usize> {
+    params: R::Params,
+    config: StrideSteeringConfig,
+    /// Each muscle's lag (s).
+    lags: Vec<f64>,
+    reached: [f64; MAX_PLANNED_COMMANDS],
+    pressures: [f64; MAX_PLANNED_COMMANDS],
+    period: f64,
+    /// The stride in force and when its cycle started.
+    pub current: usize,
+    current_start: f64,
+    next_cycle: f64,
+    /// Whether the next cycle's state went to the planner.
+    requested: bool,
+    last_plan: u64,
+    last_measurement: u64,
+    within_since: Option<f64>,
+    pub phase: SteeringPhase,
+    /// Distance of the measured centre of mass from the goal (m), NaN before the first
+    /// measurement.
+    pub distance: f64,
+    pub plans_applied: u64,
+    pub late_plans: u64,
+    /// Cycles each stride was played, in stride order (the initial one's wait included).
+    pub cycles_played: Vec<u64>,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
+    /// Steers as `config` says, one call every `period` s, with the robot's muscles'
+    /// lags at `params`.
+    pub fn new(params: R::Params, config: StrideSteeringConfig, period: f64) -> Result<Self, String> {
+        config.validate()?;
+        let muscles = R::MUSCLES.len();
+        if muscles == 0 || muscles > MAX_PLANNED_COMMANDS {
+            return Err(format!("stride steering drives 1 to {MAX_PLANNED_COMMANDS} muscles; `{}` has {muscles}", R::NAME));
+        }
+        let lags = (0..muscles)
+            .map(|i| {
+                R::muscle(i, &params)
+                    .map(|m| m.pressure_lag)
+                    .ok_or_else(|| format!("muscle {i} of `{}` has no generated values", R::NAME))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if !(period.is_finite() && period > 0.0) {
+            return Err(format!("the loop's period must be finite and > 0 s, got {period}"));
+        }
+        Ok(StrideSteering {
+            params,
+            lags,
+            reached: [0.0; MAX_PLANNED_COMMANDS],
+            pressures: [0.0; MAX_PLANNED_COMMANDS],
+            period,
+            current: config.initial,
+            current_start: 0.0,
+            next_cycle: config.first_cycle,
+            requested: false,
+            last_plan: 0,
+            last_measurement: 0,
+            within_since: None,
+            phase: SteeringPhase::Travelling,
+            distance: f64::NAN,
+            plans_applied: 0,
+            late_plans: 0,
+            cycles_played: vec![0; config.strides],
+            config,
+        })
+    }
+
+    /// This period's commands (each muscle's pressure, bar) from `stride_pressures(stride,
+    /// since, out)`, the stride's commanded pressures `since` seconds into its cycle. Takes
+    /// the plan for a cycle that starts now, hands the planner the state it needs and tracks
+    /// arrival. Never blocks and never allocates.
+    pub fn command(
+        &mut self,
+        link: &StrideLink<N>,
+        t: f64,
+        commands: &mut [ActuatorCommand],
+        stride_pressures: &dyn Fn(usize, f64, &mut [f64]) -> Result<(), String>,
+    ) -> Result<SteeringPhase, String> {
+        let muscles = self.lags.len();
+        if commands.len() != muscles {
+            return Err(format!("{} commands for {muscles} muscles", commands.len()));
+        }
+        if t >= self.next_cycle - 1e-9 {
+            let planned = link.plans.try_latest().filter(|(sequence, plan)| {
+                *sequence != self.last_plan && (plan.boundary - self.next_cycle).abs() < 1e-6
+            });
+            match planned {
+                Some((sequence, plan)) => {
+                    if plan.stride >= self.config.strides {
+                        return Err(format!("the planner chose stride {} of {}", plan.stride, self.config.strides));
+                    }
+                    self.last_plan = sequence;
+                    self.current = plan.stride;
+                    self.plans_applied += 1;
+                }
+                // Not back in time, or never asked for (the measurement came too late):
+                // the stride in force goes on.
+                None => self.late_plans += u64::from(t >= self.config.first_cycle + self.config.cycle - 1e-9),
+            }
+            self.cycles_played[self.current] += 1;
+            self.current_start = self.next_cycle;
+            self.next_cycle += self.config.cycle;
+            self.requested = false;
+        }
+        if let Some((time, state, com)) =
+            new_measurement::<R, N, C>(&link.measured, &mut self.last_measurement, &self.params)?
+        {
+            self.distance = (Vector2::new(com.x, com.y) - self.config.goal).norm();
+            if self.distance <= self.config.arrival_radius {
+                let since = *self.within_since.get_or_insert(time);
+                self.phase = if time - since >= self.config.hold - 1e-9 {
+                    SteeringPhase::Finished { at: since }
+                } else {
+                    SteeringPhase::Arrived { at: since }
+                };
+            } else {
+                self.within_since = None;
+                self.phase = SteeringPhase::Travelling;
+            }
+            if !self.requested && time >= self.next_cycle - self.config.lead - 1e-9 {
+                self.requested = true;
+                link.snapshots.try_post(StrideSnapshot {
+                    time,
+                    state,
+                    reached: self.reached,
+                    current: self.current,
+                    current_start: self.current_start,
+                    boundary: self.next_cycle,
+                });
+            }
+        }
+        stride_pressures(self.current, t - self.current_start, &mut self.pressures[..muscles])?;
+        for (i, command) in commands.iter_mut().enumerate() {
+            let p = self.pressures[i];
+            if !p.is_finite() {
+                return Err(format!("stride {} commanded a non-finite pressure to muscle {i}", self.current));
+            }
+            *command = ActuatorCommand::Pressure(p);
+            // The muscle's lag over the period, as the plant's and the filter's.
+            self.reached[i] = match self.lags[i] > 0.0 {
+                true => p + (self.reached[i] - p) * (-self.period / self.lags[i]).exp(),
+                false => p,
+            };
+        }
+        Ok(self.phase)
+    }
+}
+
+/// The stride planner's thread (see [`run_planning_thread`]): `plan` chooses the stride for a
+/// snapshot's cycle; a plan that fails is not posted, and the loop keeps the stride in force.
+/// `rate_hz` is the gait's frequency, the snapshots' rate.
+pub fn run_stride_planner<const N: usize>(
+    link: &StrideLink<N>,
+    rate_hz: f64,
+    mut plan: impl FnMut(&StrideSnapshot<N>) -> Result<StrideChoice, String>,
+) -> PlannerStats {
+    run_planning_thread(link, rate_hz, |snapshot| match plan(snapshot) {
+        Ok(choice) => PlanningStep {
+            plan: (choice.failed < choice.rollouts).then_some(choice),
+            rollouts: choice.rollouts as u64,
+            failed_rollouts: choice.failed as u64,
+        },
+        Err(_) => PlanningStep { plan: None, rollouts: 0, failed_rollouts: 0 },
+    })
+}

@@ -1,0 +1,534 @@
+//! Model-predictive control of the soft-limbed pinniped of 002: from rest on its carpet,
+//! walk the centre of mass to a goal 0.5 m away at 60 degrees off the heading and stay
+//! there. Not in the paper, which drives the robot open loop, one gait a trial.
+//!
+//! What the plan decides: which of the paper's gaits (section III) the robot walks for its
+//! next stride, one gait cycle. Box-DDP over the twelve pressures, held over knots of 50 to
+//! 125 ms, rolled the robot over within 5 to 20 s (the centre of mass's shortest way, with a
+//! posture weight on base roll and pitch as well): the carpet's stick and slip at the
+//! knots' lengths gives the pressures no gradient towards walking. The gaits are what
+//! walks it. A stride's outcome depends on the whole cycle (the robot rocks and heaves
+//! through several centimetres within one), so the planner compares strides, not instants:
+//! at each cycle's start it rolls the generated model out, from the plant's state and the
+//! muscles' reached pressures, over one cycle of every candidate gait (predictive sampling
+//! over a finite set), and keeps the one whose end state has the least time to go.
+//!
+//! The time to go is the planner's terminal cost: the robot turns in place at a rate
+//! `turn_rate` and crawls forward or backward at `forward_speed` and `backward_speed`, each
+//! measured on the planner's own model when it is built, so the least time to go is
+//! min over the two crawls of |angle off the crawl's direction| / turn rate + distance /
+//! speed. Inside the arrival radius it is zero, and standing (every muscle vented) costs
+//! nothing, so the robot stops on the goal.
+
+use super::model::{limb_gait, limbs, muscle_drive, pressure_map, Gait, MUSCLES};
+use nalgebra::{SVector, Vector2};
+use softgen_generated::pinniped::{Params, CONTACTS, DOF, SECTIONS};
+use softgen_generated::Pinniped;
+use softgen_runtime::{
+    Integrator, JointPd, JointspaceToPressure, Limb, LimbGait, Model, MuscleDrive, ParamSet, PlannerStatistics,
+    SemiImplicitEuler, Simulation, SimulationConfig, State,
+};
+use std::time::{Duration, Instant};
+
+/// The goal's distance from the start's centre of mass (m) and its angle off the heading
+/// (+x, the direction of forward crawling), anticlockwise seen from above.
+pub const GOAL_DISTANCE: f64 = 0.5;
+pub const GOAL_ANGLE_DEGREES: f64 = 60.0;
+
+/// What the robot does for one gait cycle: one of the paper's gaits at a stride radius, or
+/// standing with every muscle vented.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stride {
+    /// `None`: standing.
+    pub gait: Option<Gait>,
+    /// Stride radius (m) of the circling limbs.
+    pub radius: f64,
+}
+
+impl Stride {
+    pub const STAND: Stride = Stride { gait: None, radius: 0.0 };
+
+    pub fn name(&self) -> String {
+        match self.gait {
+            Some(gait) => format!("{} at {} m", gait.name(), self.radius),
+            None => "standing".into(),
+        }
+    }
+}
+
+/// The pinniped on its carpet as the trials step it (semi-implicit Euler, pressures through
+/// the muscles' lag over each control period), playing one stride after another.
+pub struct Crawler {
+    simulation: Simulation<Pinniped, DOF, CONTACTS>,
+    integrator: SemiImplicitEuler,
+    pub drive: MuscleDrive<MUSCLES>,
+    limbs: [Limb; SECTIONS],
+    map: JointspaceToPressure,
+    control_period: f64,
+    pub t: f64,
+    pub x: State<DOF>,
+    /// The gait being played and the time its cycle started.
+    playing: Option<(LimbGait<SECTIONS>, f64)>,
+    /// The trajectory point last commanded (time since the gait's start).
+    last_sample: f64,
+    forces: SVector<f64, DOF>,
+    /// Right-hand sides evaluated.
+    pub evaluations: usize,
+}
+
+impl Crawler {
+    /// At rest at the spec's initial position, every muscle vented, stepping by `step` (s).
+    pub fn new(params: Params, step: f64, control_period: f64, ceiling: f64) -> Result<Self, String> {
+        params.check().map_err(|e| format!("parameters: {e}"))?;
+        if !(step.is_finite() && step > 0.0 && control_period.is_finite() && control_period > 0.0) {
+            return Err(format!("step and control period must be finite and > 0 s, got {step} and {control_period}"));
+        }
+        let config = SimulationConfig {
+            contact: Pinniped::ENVIRONMENT.contact_law(),
+            terrain: Pinniped::ENVIRONMENT.terrain,
+            gait: None,
+            servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+            admittance: None,
+            control_period,
+        };
+        Ok(Crawler {
+            drive: muscle_drive(&params, ceiling)?,
+            limbs: limbs(&params),
+            map: pressure_map(&params)?,
+            simulation: Simulation::new(params, config)?,
+            integrator: SemiImplicitEuler::new(step.min(control_period)).map_err(|e| e.to_string())?,
+            control_period,
+            t: 0.0,
+            x: State::new(SVector::from_iterator(Pinniped::INITIAL_POSITION.iter().copied()), SVector::zeros()),
+            playing: None,
+            last_sample: f64::NAN,
+            forces: SVector::zeros(),
+            evaluations: 0,
+        })
+    }
+
+    pub fn params(&self) -> &Params {
+        &self.simulation.params
+    }
+
+    /// Starts from a time, state and the muscles' reached pressures (bar), standing until
+    /// told otherwise.
+    pub fn start_from(&mut self, t: f64, x: &State<DOF>, reached: &[f64; MUSCLES]) {
+        self.t = t;
+        self.x = *x;
+        self.drive.pressures = *reached;
+        self.drive.commands = [0.0; MUSCLES];
+        self.playing = None;
+        self.last_sample = f64::NAN;
+    }
+
+    /// Plays `stride` at `frequency` (Hz) from now, its cycle starting now (circles at the
+    /// top of their circles).
+    pub fn play(&mut self, stride: Stride, frequency: f64) -> Result<(), String> {
+        self.play_from(stride, frequency, self.t)
+    }
+
+    /// Plays `stride` at `frequency` (Hz) as from its cycle's start at `start` (s).
+    pub fn play_from(&mut self, stride: Stride, frequency: f64, start: f64) -> Result<(), String> {
+        self.playing = match stride.gait {
+            Some(gait) => Some((limb_gait(self.params(), gait, stride.radius, frequency)?, start)),
+            None => {
+                self.drive.command(&[0.0; MUSCLES])?;
+                None
+            }
+        };
+        self.last_sample = f64::NAN;
+        Ok(())
+    }
+
+    /// Stride `stride`'s commanded pressures (bar, muscle order) `since` s into its cycle
+    /// at `frequency`, before any ceiling.
+    pub fn stride_pressures(&self, stride: Stride, frequency: f64, since: f64) -> Result<[f64; MUSCLES], String> {
+        let Some(gait) = stride.gait else { return Ok([0.0; MUSCLES]) };
+        let gait = limb_gait(self.params(), gait, stride.radius, frequency)?;
+        let commands = gait.pressures(since, &self.limbs, &self.map).map_err(|e| e.to_string())?;
+        Ok(std::array::from_fn(|i| commands[i / 3][i % 3]))
+    }
+
+    /// Steps to `end` (s) period by period: a new trajectory point only every 1 / (100 f) s,
+    /// the reached pressures over each period from the lag's closed form at its middle.
+    pub fn advance_to(&mut self, end: f64) -> Result<(), String> {
+        while self.t < end - 1e-12 {
+            let next = (((self.t / self.control_period).round() + 1.0) * self.control_period).min(end);
+            if let Some((gait, start)) = &self.playing {
+                let since = self.t - start;
+                let sample = gait.sample_time(since);
+                if sample != self.last_sample {
+                    self.last_sample = sample;
+                    let commands = gait.pressures(since, &self.limbs, &self.map).map_err(|e| e.to_string())?;
+                    self.drive.command(&std::array::from_fn(|i| commands[i / 3][i % 3]))?;
+                }
+            }
+            self.drive.generalized_force_after_into(0.5 * (next - self.t), &mut self.forces);
+            self.simulation.set_actuator_forces(&self.forces);
+            self.drive.advance(next - self.t);
+            self.evaluations += self
+                .integrator
+                .integrate_to(&mut self.simulation, &mut self.t, &mut self.x, next)
+                .map_err(|e| e.to_string())?;
+            if !self.x.is_finite() {
+                return Err(format!("the state became non-finite at t = {:.3} s", self.t));
+            }
+        }
+        Ok(())
+    }
+
+    /// The centre of mass in the ground plane (m).
+    pub fn center_of_mass(&self) -> Vector2<f64> {
+        let p = self.params();
+        Pinniped::center_of_mass(&self.x.q, p, &Pinniped::cache(&self.x.q, p)).xy()
+    }
+
+    /// The hub's heading: the yaw of its x axis seen from above (rad).
+    pub fn heading(&self) -> f64 {
+        self.x.q[3]
+    }
+}
+
+/// The planner's settings.
+#[derive(Clone, Debug)]
+pub struct StridePlannerConfig {
+    /// What a plan may choose for the next cycle.
+    pub strides: Vec<Stride>,
+    /// The gait frequency (Hz): one cycle is the horizon and the planning period.
+    pub frequency: f64,
+    /// The planner model's semi-implicit Euler step (s).
+    pub step: f64,
+    /// Inside this distance of the goal (m) the time to go is zero.
+    pub stop_radius: f64,
+    /// Cycles each crawl and turn runs when the planner measures it.
+    pub calibration_cycles: usize,
+}
+
+/// What the planner measured of its own model's gaits: the speeds the time to go assumes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GaitRates {
+    /// m/s along +x and -x of the heading.
+    pub forward_speed: f64,
+    pub backward_speed: f64,
+    /// rad/s, the slower of the two senses.
+    pub turn_rate: f64,
+    /// The strides measured.
+    pub forward: Stride,
+    pub backward: Stride,
+    pub turns: [Stride; 2],
+}
+
+/// Predictive sampling over strides: at each cycle's start, one cycle of each candidate from
+/// the plant's state, the candidate with the least time to go at its end.
+pub struct StridePlanner {
+    pub config: StridePlannerConfig,
+    pub rates: GaitRates,
+    crawler: Crawler,
+    goal: Vector2<f64>,
+}
+
+/// One plan.
+#[derive(Clone, Debug)]
+pub struct StridePlan {
+    pub stride: Stride,
+    /// Time to go (s) at the end of each candidate's cycle, in the candidates' order
+    /// (infinite where its rollout failed).
+    pub costs: Vec<f64>,
+    pub failed: usize,
+}
+
+impl StridePlanner {
+    /// The planner over `params`' model, measuring its gaits first: from rest, `settle` s
+    /// standing, then `calibration_cycles` cycles of each crawl and turn of `strides`.
+    pub fn new(
+        params: Params,
+        config: StridePlannerConfig,
+        settle: f64,
+        ceiling: f64,
+        goal: Vector2<f64>,
+    ) -> Result<Self, String> {
+        if !(config.frequency.is_finite() && config.frequency > 0.0) {
+            return Err(format!("gait frequency must be finite and > 0 Hz, got {}", config.frequency));
+        }
+        if config.calibration_cycles == 0 {
+            return Err("the planner measures its gaits over at least one cycle".into());
+        }
+        let mut crawler = Crawler::new(params, config.step, 1e-3, ceiling)?;
+        crawler.advance_to(settle)?;
+        let (t0, x0, reached0) = (crawler.t, crawler.x, crawler.drive.pressures);
+        let find = |wanted: &dyn Fn(Gait) -> bool, what: &str| {
+            config
+                .strides
+                .iter()
+                .find(|s| s.gait.is_some_and(wanted))
+                .copied()
+                .ok_or_else(|| format!("the planner's strides include no {what}"))
+        };
+        let forward = find(&|g| g == Gait::Forward, "forward crawling")?;
+        let backward = find(&|g| g == Gait::Backward, "backward crawling")?;
+        let turns = [
+            find(&|g| g == Gait::InPlace { counterclockwise: true }, "counterclockwise in-place turn")?,
+            find(&|g| g == Gait::InPlace { counterclockwise: false }, "clockwise in-place turn")?,
+        ];
+        let duration = config.calibration_cycles as f64 / config.frequency;
+        let mut measure = |stride: Stride| -> Result<(Vector2<f64>, f64), String> {
+            crawler.start_from(t0, &x0, &reached0);
+            let (com, heading) = (crawler.center_of_mass(), crawler.heading());
+            crawler.play(stride, config.frequency)?;
+            crawler.advance_to(t0 + duration)?;
+            let d = crawler.center_of_mass() - com;
+            let along = Vector2::new(heading.cos(), heading.sin()).dot(&d);
+            Ok((Vector2::new(along, d.norm()), crawler.heading() - heading))
+        };
+        let forward_speed = measure(forward)?.0.x / duration;
+        let backward_speed = -measure(backward)?.0.x / duration;
+        let turn_rate = (measure(turns[0])?.1).min(-measure(turns[1])?.1) / duration;
+        for (what, value) in
+            [("forward crawling", forward_speed), ("backward crawling", backward_speed), ("in-place turning", turn_rate)]
+        {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(format!("{what} does not move the planner's model the gait's way ({value:.4})"));
+            }
+        }
+        let rates = GaitRates { forward_speed, backward_speed, turn_rate, forward, backward, turns };
+        Ok(StridePlanner { config, rates, crawler, goal })
+    }
+
+    /// The least time (s) from a centre of mass and heading to the goal: turn in place
+    /// until one crawl faces it, then crawl; zero inside the stop radius.
+    pub fn time_to_go(&self, com: Vector2<f64>, heading: f64) -> f64 {
+        let to_goal = self.goal - com;
+        let distance = to_goal.norm();
+        if distance <= self.config.stop_radius {
+            return 0.0;
+        }
+        let bearing = to_goal.y.atan2(to_goal.x);
+        let off = |direction: f64| {
+            let a = (bearing - direction).rem_euclid(std::f64::consts::TAU);
+            a.min(std::f64::consts::TAU - a)
+        };
+        let r = &self.rates;
+        let forward = off(heading) / r.turn_rate + distance / r.forward_speed;
+        let backward = off(heading + std::f64::consts::PI) / r.turn_rate + distance / r.backward_speed;
+        forward.min(backward)
+    }
+
+    /// One plan for the cycle starting at `boundary` (s), from the state measured at `t`
+    /// (not after it) and the muscles' reached pressures then: the stride in force
+    /// (`current`, its cycle started at `current_start`) carries the model to the
+    /// boundary, then one cycle of each candidate from there.
+    pub fn plan(
+        &mut self,
+        t: f64,
+        x: &State<DOF>,
+        reached: &[f64; MUSCLES],
+        current: Stride,
+        current_start: f64,
+        boundary: f64,
+    ) -> StridePlan {
+        let cycle = 1.0 / self.config.frequency;
+        let candidates = self.config.strides.len();
+        let mut costs = vec![f64::INFINITY; candidates];
+        self.crawler.start_from(t, x, reached);
+        let ahead = self
+            .crawler
+            .play_from(current, self.config.frequency, current_start)
+            .and_then(|_| self.crawler.advance_to(boundary));
+        if ahead.is_err() {
+            return StridePlan { stride: current, costs, failed: candidates };
+        }
+        let (t0, x0, reached0) = (self.crawler.t, self.crawler.x, self.crawler.drive.pressures);
+        let (mut best, mut best_cost, mut failed) = (current, f64::INFINITY, 0);
+        for (k, cost) in costs.iter_mut().enumerate() {
+            let stride = self.config.strides[k];
+            self.crawler.start_from(t0, &x0, &reached0);
+            let outcome =
+                self.crawler.play(stride, self.config.frequency).and_then(|_| self.crawler.advance_to(t0 + cycle));
+            *cost = match outcome {
+                Ok(()) => self.time_to_go(self.crawler.center_of_mass(), self.crawler.heading()),
+                Err(_) => f64::INFINITY,
+            };
+            if !cost.is_finite() {
+                failed += 1;
+            }
+            // Ties keep the earlier candidate: standing comes first.
+            if *cost < best_cost {
+                (best, best_cost) = (stride, *cost);
+            }
+        }
+        StridePlan { stride: best, costs, failed }
+    }
+}
+
+/// The task's settings.
+#[derive(Clone, Debug)]
+pub struct GoalTask {
+    /// Simulated time before giving up (s), from the start.
+    pub duration: f64,
+    /// Standing on the carpet before the first plan (s): the trials' settling.
+    pub settle: f64,
+    /// Reached: the centre of mass within this distance of the goal (m) for `hold` seconds.
+    pub arrival_radius: f64,
+    pub hold: f64,
+    /// The plant's semi-implicit Euler step (s): the trials'.
+    pub plant_step: f64,
+    /// The paper's 3 bar ceiling.
+    pub ceiling: f64,
+    /// How long before a cycle starts its plan begins (s): the plan's deadline.
+    pub lead: f64,
+    pub planner: StridePlannerConfig,
+}
+
+impl GoalTask {
+    /// The paper's gaits at 1.00 Hz and a 0.10 m stride (backward crawling's fastest cell),
+    /// and standing; the planner's model steps as the plant does.
+    pub fn new() -> Self {
+        let at = |gait| Stride { gait: Some(gait), radius: 0.10 };
+        GoalTask {
+            duration: 60.0,
+            settle: 1.0,
+            arrival_radius: 0.05,
+            hold: 2.0,
+            plant_step: 5e-4,
+            ceiling: 3.0,
+            lead: 0.25,
+            planner: StridePlannerConfig {
+                strides: vec![
+                    Stride::STAND,
+                    at(Gait::Forward),
+                    at(Gait::Backward),
+                    at(Gait::InPlace { counterclockwise: true }),
+                    at(Gait::InPlace { counterclockwise: false }),
+                ],
+                frequency: 1.0,
+                step: 5e-4,
+                stop_radius: 0.025,
+                calibration_cycles: 3,
+            },
+        }
+    }
+}
+
+impl Default for GoalTask {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One sample per plan.
+#[derive(Clone, Debug)]
+pub struct GoalSample {
+    pub t: f64,
+    /// The plant's state the plan started from.
+    pub state: State<DOF>,
+    pub center_of_mass: Vector2<f64>,
+    pub heading: f64,
+    pub distance: f64,
+    /// The stride chosen for the cycle from this sample on.
+    pub stride: Stride,
+    pub plan_ms: f64,
+    pub time_to_go: f64,
+    pub failed: usize,
+}
+
+/// A run of the task.
+#[derive(Clone, Debug)]
+pub struct GoalRun {
+    pub start: Vector2<f64>,
+    pub goal: Vector2<f64>,
+    pub rates: GaitRates,
+    pub samples: Vec<GoalSample>,
+    pub statistics: PlannerStatistics,
+    /// When the centre of mass came within the arrival radius to stay for the hold.
+    pub reached_at: Option<f64>,
+    pub final_distance: f64,
+    pub wall_seconds: f64,
+    /// The plant's right-hand sides.
+    pub evaluations: usize,
+}
+
+/// Runs the task offline in simulated time, as the loop times it: the robot settles
+/// standing, then `lead` s before each cycle the planner takes the plant's state and
+/// chooses that cycle's stride, which starts with the cycle (its compute time is measured
+/// against the lead).
+pub fn run_goal(task: &GoalTask) -> Result<GoalRun, String> {
+    let wall = Instant::now();
+    let params = Params::default();
+    let mut plant = Crawler::new(params.clone(), task.plant_step, 1e-3, task.ceiling)?;
+    let start = plant.center_of_mass();
+    let angle = GOAL_ANGLE_DEGREES.to_radians() + plant.heading();
+    let goal = start + GOAL_DISTANCE * Vector2::new(angle.cos(), angle.sin());
+    let mut planner = StridePlanner::new(params, task.planner.clone(), task.settle, task.ceiling, goal)?;
+    let cycle = 1.0 / task.planner.frequency;
+    if !(task.lead > 0.0 && task.lead < cycle) {
+        return Err(format!("the planner's lead must be in (0, {cycle}) s, got {}", task.lead));
+    }
+    let (mut samples, mut statistics) = (Vec::new(), PlannerStatistics::default());
+    let (mut within_since, mut reached_at) = (None::<f64>, None);
+    let (mut current, mut current_start, mut boundary) = (Stride::STAND, 0.0, task.settle);
+    let mut chosen = None;
+    let mut final_distance;
+    let check_every = 0.05;
+    loop {
+        let com = plant.center_of_mass();
+        final_distance = (com - goal).norm();
+        if plant.t >= task.settle - 1e-9 && final_distance <= task.arrival_radius {
+            let since = *within_since.get_or_insert(plant.t);
+            if plant.t - since >= task.hold - 1e-9 {
+                reached_at = Some(since);
+                break;
+            }
+        } else {
+            within_since = None;
+        }
+        if plant.t >= task.duration - 1e-9 {
+            break;
+        }
+        if chosen.is_none() && plant.t >= boundary - task.lead - 1e-9 {
+            let began = Instant::now();
+            let plan = planner.plan(plant.t, &plant.x, &plant.drive.pressures, current, current_start, boundary);
+            let spent = began.elapsed();
+            statistics.plans += 1;
+            statistics.total += spent;
+            statistics.longest = statistics.longest.max(spent);
+            if spent > Duration::from_secs_f64(task.lead) {
+                statistics.overruns += 1;
+            }
+            if plan.failed == plan.costs.len() {
+                statistics.failures += 1;
+            }
+            samples.push(GoalSample {
+                t: plant.t,
+                state: plant.x,
+                center_of_mass: com,
+                heading: plant.heading(),
+                distance: final_distance,
+                stride: plan.stride,
+                plan_ms: spent.as_secs_f64() * 1e3,
+                time_to_go: plan.costs.iter().copied().fold(f64::INFINITY, f64::min),
+                failed: plan.failed,
+            });
+            chosen = Some(plan.stride);
+        }
+        if plant.t >= boundary - 1e-9 {
+            current = chosen.take().unwrap_or(current);
+            current_start = boundary;
+            plant.play(current, task.planner.frequency)?;
+            boundary += cycle;
+        }
+        let next_event = if chosen.is_none() { boundary - task.lead } else { boundary };
+        plant.advance_to((plant.t + check_every).min(next_event).min(task.duration))?;
+    }
+    Ok(GoalRun {
+        start,
+        goal,
+        rates: planner.rates,
+        samples,
+        statistics,
+        reached_at,
+        final_distance,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+        evaluations: plant.evaluations,
+    })
+}
