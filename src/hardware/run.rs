@@ -339,7 +339,7 @@ impl Run<'_> {
         }
         if matches!(o.controller, ControllerChoice::Mpc) {
             if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
-                return Err("--limb-gait, --stride and --gait-frequency set the open-loop gait; the mpc controller plans the pressures".into());
+                return Err("--limb-gait, --stride and --gait-frequency set the open-loop gait; the mpc controller plans the pressures (with solver = \"strides\", the gait cycles)".into());
             }
             if config.stride_mpc.is_some() {
                 return self.run_stride_mpc::<R, N, C>(config, path);

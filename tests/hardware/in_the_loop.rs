@@ -407,3 +407,78 @@ fn the_soft_snake_rolls_in_the_loop_through_nine_regulators_as_its_rolling_run_d
     let end = values.last().unwrap().0;
     assert!(values.iter().filter(|v| v.0 == end).all(|v| v.2 == 0.0));
 }
+
+/// The loop's half of stride planning, period by period at 1 kHz: the initial stride until
+/// the first cycle; the state handed to the planner once a cycle, a lead before it, with
+/// the muscles' reached pressures after their lag; a plan taken at the start of the cycle
+/// it is for and not before; a cycle with no plan back in time keeps the stride in force
+/// and counts as late; a plan for another cycle is not taken; a stride that does not exist
+/// is an error.
+#[test]
+fn stride_steering_takes_each_cycles_plan_at_its_start_and_keeps_the_stride_when_none_came() {
+    use softgen_generated::pinniped::{Params, CONTACTS, DOF};
+    use softgen_generated::Pinniped;
+    use softgen_runtime::{ActuatorCommand, StrideChoice, StrideLink, StrideSteering, StrideSteeringConfig};
+    let config = StrideSteeringConfig {
+        goal: nalgebra::Vector2::new(5.0, 0.0),
+        arrival_radius: 0.05,
+        hold: 2.0,
+        cycle: 1.0,
+        first_cycle: 1.0,
+        lead: 0.25,
+        initial: 0,
+        strides: 3,
+    };
+    let period = 1e-3;
+    let mut steering = StrideSteering::<Pinniped, DOF, CONTACTS>::new(Params::default(), config, period).unwrap();
+    let link = StrideLink::<DOF>::new();
+    // Stride k commands k bar to every muscle.
+    let pressures = |k: usize, _since: f64, out: &mut [f64]| -> Result<(), String> {
+        out.fill(k as f64);
+        Ok(())
+    };
+    let x = State::new(SVector::from_iterator(Pinniped::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let mut commands = vec![ActuatorCommand::Pressure(-1.0); Pinniped::MUSCLES.len()];
+    let mut snapshots = Vec::new();
+    let mut last_snapshot = 0;
+    let mut sent = Vec::new();
+    for k in 0..=3500 {
+        let t = k as f64 * period;
+        link.measured.post((t, x));
+        match k {
+            // The plan for the cycle at 1 s arrives at 0.9 s; none for 2 s; at 2.9 s one
+            // made for the cycle at 2 s (stale), then at 2.95 s one for 3 s.
+            900 => link.plans.post(StrideChoice { boundary: 1.0, stride: 2, rollouts: 3, failed: 0 }),
+            2900 => link.plans.post(StrideChoice { boundary: 2.0, stride: 1, rollouts: 3, failed: 0 }),
+            2950 => link.plans.post(StrideChoice { boundary: 3.0, stride: 1, rollouts: 3, failed: 0 }),
+            _ => {}
+        }
+        steering.command(&link, t, &mut commands, &pressures).unwrap();
+        if let Some((sequence, snapshot)) = link.snapshots.latest().filter(|(s, _)| *s != last_snapshot) {
+            last_snapshot = sequence;
+            snapshots.push(snapshot);
+        }
+        let ActuatorCommand::Pressure(p) = commands[0] else { panic!("{:?}", commands[0]) };
+        assert!(commands.iter().all(|c| *c == ActuatorCommand::Pressure(p)));
+        sent.push(p);
+    }
+    // Stride 0 to 1 s, stride 2 from 1 s (its plan taken at the cycle's start, not at 0.9
+    // s) through the cycle at 2 s (no plan), stride 1 from 3 s.
+    assert!(sent[..1000].iter().all(|p| *p == 0.0));
+    assert!(sent[1000..3000].iter().all(|p| *p == 2.0));
+    assert!(sent[3000..].iter().all(|p| *p == 1.0));
+    assert_eq!((steering.plans_applied, steering.late_plans), (2, 1));
+    assert_eq!(steering.cycles_played, vec![0, 1, 2]);
+    // One snapshot a cycle, the lead before it, with what was in force then.
+    let times: Vec<(f64, f64, usize)> = snapshots.iter().map(|s| (s.time, s.boundary, s.current)).collect();
+    assert_eq!(times, vec![(0.75, 1.0, 0), (1.75, 2.0, 2), (2.75, 3.0, 2)], "{times:?}");
+    // The muscles' reached pressures at 1.75 s: 2 bar commanded since 1 s through the lag
+    // (held 750 periods of 1 ms).
+    let lag = Pinniped::muscle(0, &Params::default()).unwrap().pressure_lag;
+    let expected = 2.0 * (1.0 - (-0.75f64 / lag).exp());
+    assert!((snapshots[1].reached[0] - expected).abs() < 1e-9, "{} {expected}", snapshots[1].reached[0]);
+    // A stride the robot does not have.
+    link.plans.post(StrideChoice { boundary: 4.0, stride: 7, rollouts: 3, failed: 0 });
+    let e = steering.command(&link, 4.0, &mut commands, &pressures).unwrap_err();
+    assert!(e.contains("the planner chose stride 7 of 3"), "{e}");
+}

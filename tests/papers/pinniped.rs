@@ -230,3 +230,78 @@ fn eq_16_and_the_generated_centre_of_mass_agree_to_1e_9_m_up_to_90_degrees_of_be
     assert!(quarter < 1e-9, "{quarter:e} m up to pi/2");
     assert!(reach < 3e-8 && three < 1e-7, "{reach:e} m to the reach bend, {three:e} m to 3 rad");
 }
+
+/// The MPC task (`mpc-002-goal`): choosing a stride a cycle, the planner turns the robot in
+/// place until its backward crawl faces the goal 0.5 m away at 60 degrees, crawls there
+/// and stays, no rollout failing (the plans' timing is the experiment's to report).
+#[test]
+fn the_stride_planner_walks_the_pinniped_to_the_goal_at_60_degrees() {
+    use softgen::papers::pinniped::mpc::{run_goal, GoalTask};
+    let task = GoalTask::new();
+    let run = run_goal(&task).unwrap();
+    let at = run.reached_at.unwrap_or_else(|| panic!("not reached: {:.3} m from the goal", run.final_distance));
+    println!("reached at {at:.2} s, {}", run.statistics.line(1.0));
+    // Measured: 16.50 s.
+    assert!(at < 30.0, "{at}");
+    assert!(run.final_distance <= task.arrival_radius);
+    let offset = run.goal - run.start;
+    assert!((offset.norm() - 0.5).abs() < 1e-12 && (offset.y.atan2(offset.x) - 60f64.to_radians()).abs() < 1e-4);
+    let chosen = |wanted: Gait| run.samples.iter().filter(|s| s.stride.gait == Some(wanted)).count();
+    assert!(chosen(Gait::Backward) >= 5, "{:?}", run.samples.iter().map(|s| s.stride).collect::<Vec<_>>());
+    assert!(chosen(Gait::InPlace { counterclockwise: false }) + chosen(Gait::InPlace { counterclockwise: true }) >= 3);
+    for s in &run.samples {
+        assert!(task.planner.strides.contains(&s.stride), "t = {}: {:?}", s.t, s.stride);
+        assert_eq!(s.failed, 0, "t = {}", s.t);
+    }
+    assert_eq!(run.statistics.failures, 0);
+    // The model's gaits as the planner measured them: backward crawling the fastest way.
+    let rates = run.rates;
+    assert!(rates.backward_speed > rates.forward_speed && rates.turn_rate > 0.2, "{rates:?}");
+}
+
+/// The planner's model is the plant's: a plan made a lead before its cycle expects, at the
+/// cycle's start, the state the plant reaches there to the last digit, and the time to go
+/// it gives its stride is the plant's after playing that stride for the cycle.
+#[test]
+fn a_stride_plan_predicts_the_plant_to_the_last_digit() {
+    use softgen::papers::pinniped::mpc::{Crawler, GoalTask, Stride, StridePlanner};
+    let task = GoalTask::new();
+    let goal = nalgebra::Vector2::new(-0.3, 0.2);
+    let mut planner = StridePlanner::new(Params::default(), task.planner.clone(), 1.0, 3.0, goal).unwrap();
+    let mut plant = Crawler::new(Params::default(), task.plant_step, 1e-3, 3.0).unwrap();
+    plant.advance_to(1.0).unwrap();
+    let current = Stride { gait: Some(Gait::Forward), radius: 0.10 };
+    plant.play(current, 1.0).unwrap();
+    plant.advance_to(2.6).unwrap();
+    let plan = planner.plan(plant.t, &plant.x, &plant.drive.pressures, current, 1.0, 3.0);
+    plant.advance_to(3.0).unwrap();
+    assert_eq!(plan.start.q, plant.x.q);
+    assert_eq!(plan.start.qd, plant.x.qd);
+    let k = task.planner.strides.iter().position(|s| *s == plan.stride).unwrap();
+    plant.play(plan.stride, 1.0).unwrap();
+    plant.advance_to(4.0).unwrap();
+    assert_eq!(plan.costs[k], planner.time_to_go(plant.center_of_mass(), plant.heading()));
+    assert_eq!(plan.failed, 0);
+    println!("chose {} with costs {:?}", plan.stride.name(), plan.costs);
+}
+
+/// The time to go: zero inside the stop radius; straight behind the robot, the distance
+/// at the backward crawl's speed; off both crawls' directions, the turn to the nearer one
+/// first.
+#[test]
+fn the_time_to_go_turns_to_the_nearer_crawl_then_crawls() {
+    use softgen::papers::pinniped::mpc::{GoalTask, StridePlanner};
+    use std::f64::consts::FRAC_PI_2;
+    let task = GoalTask::new();
+    let goal = nalgebra::Vector2::new(1.0, 0.0);
+    let planner = StridePlanner::new(Params::default(), task.planner.clone(), 1.0, 3.0, goal).unwrap();
+    let r = planner.rates;
+    let at = nalgebra::Vector2::new(0.0, 0.0);
+    assert_eq!(planner.time_to_go(goal + nalgebra::Vector2::new(0.01, 0.0), 0.3), 0.0);
+    // Facing away: the goal is straight behind, where backward crawling goes.
+    assert!((planner.time_to_go(at, std::f64::consts::PI) - 1.0 / r.backward_speed).abs() < 1e-12);
+    assert!((planner.time_to_go(at, 0.0) - (1.0 / r.forward_speed).min(std::f64::consts::PI / r.turn_rate + 1.0 / r.backward_speed)).abs() < 1e-12);
+    let sideways = planner.time_to_go(at, FRAC_PI_2);
+    let expected = FRAC_PI_2 / r.turn_rate + 1.0 / r.forward_speed.max(r.backward_speed);
+    assert!((sideways - expected).abs() < 1e-9, "{sideways} {expected}");
+}

@@ -117,7 +117,8 @@ pub struct StrideSteering<R: Model<N, C>, const N: usize, const C: usize> {
     pub distance: f64,
     pub plans_applied: u64,
     pub late_plans: u64,
-    /// Cycles each stride was played, in stride order (the initial one's wait included).
+    /// Cycles each stride was played, in stride order (the wait before the first cycle not
+    /// counted).
     pub cycles_played: Vec<u64>,
 }
 

@@ -232,6 +232,9 @@ pub struct StridePlanner {
 #[derive(Clone, Debug)]
 pub struct StridePlan {
     pub stride: Stride,
+    /// The state the plan expects at its cycle's start (the measured one where the model
+    /// failed on the way there).
+    pub start: State<DOF>,
     /// Time to go (s) at the end of each candidate's cycle, in the candidates' order
     /// (infinite where its rollout failed).
     pub costs: Vec<f64>,
@@ -336,7 +339,7 @@ impl StridePlanner {
             .play_from(current, self.config.frequency, current_start)
             .and_then(|_| self.crawler.advance_to(boundary));
         if ahead.is_err() {
-            return StridePlan { stride: current, costs, failed: candidates };
+            return StridePlan { stride: current, start: *x, costs, failed: candidates };
         }
         let (t0, x0, reached0) = (self.crawler.t, self.crawler.x, self.crawler.drive.pressures);
         let (mut best, mut best_cost, mut failed) = (current, f64::INFINITY, 0);
@@ -357,7 +360,7 @@ impl StridePlanner {
                 (best, best_cost) = (stride, *cost);
             }
         }
-        StridePlan { stride: best, costs, failed }
+        StridePlan { stride: best, start: x0, costs, failed }
     }
 }
 
