@@ -4,7 +4,9 @@
 //! implicit step with its Jacobians) and one plan (a real-time iteration over the horizon,
 //! warm, from a state of the task's run); the planner rate a plan's time allows is 1 / plan.
 //! For the valve planner of `mpc-001-goal`: one rollout and one plan (MPPI), from a state of
-//! its run.
+//! its run. For the stride planner of `mpc-002-goal`: one stride (a gait cycle of the
+//! planner's model) and one plan (the stride in force to the cycle's start, then a cycle of
+//! each candidate).
 //!
 //! Run with `cargo bench --bench optimal_control`; README.md lists the figures.
 
@@ -148,5 +150,36 @@ fn wpi_goal(c: &mut Criterion) {
     c.bench_function("mpc-001-goal: one plan (MPPI, 16 rollouts)", |b| b.iter(|| planner.plan(black_box(&snapshot))));
 }
 
-criterion_group!(benches, underwater_waypoint, soft_snake_roll_aside, wpi_goal);
+fn pinniped_goal(c: &mut Criterion) {
+    use softgen::papers::pinniped::mpc::{Crawler, GoalTask, Stride, StridePlanner};
+    use softgen::papers::pinniped::Gait;
+    use softgen_generated::pinniped::Params;
+    let task = GoalTask::new();
+    let goal = nalgebra::Vector2::new(0.25, 0.433);
+    let mut planner = StridePlanner::new(Params::default(), task.planner.clone(), task.settle, 3.0, goal).unwrap();
+    // The task's state a lead before its sixth cycle: turning in place since the first.
+    let turning = Stride { gait: Some(Gait::InPlace { counterclockwise: false }), radius: 0.10 };
+    let mut plant = Crawler::new(Params::default(), task.plant_step, 1e-3, 3.0).unwrap();
+    plant.advance_to(1.0).unwrap();
+    plant.play(turning, 1.0).unwrap();
+    plant.advance_to(6.0 - task.lead).unwrap();
+    let (t, x, reached) = (plant.t, plant.x, plant.drive.pressures);
+    let backward = Stride { gait: Some(Gait::Backward), radius: 0.10 };
+    let mut model = Crawler::new(Params::default(), task.planner.step, 1e-3, 3.0).unwrap();
+    c.bench_function(
+        "mpc-002-goal: one stride (a 1 s cycle of backward crawling, semi-implicit Euler at 0.5 ms)",
+        |b| {
+            b.iter(|| {
+                model.start_from(t, black_box(&x), &reached);
+                model.play(backward, 1.0).unwrap();
+                model.advance_to(t + 1.0).unwrap();
+            })
+        },
+    );
+    c.bench_function("mpc-002-goal: one plan (0.25 s ahead, then a cycle of each of 5 strides)", |b| {
+        b.iter(|| planner.plan(t, black_box(&x), &reached, turning, 5.0, 6.0))
+    });
+}
+
+criterion_group!(benches, underwater_waypoint, soft_snake_roll_aside, wpi_goal, pinniped_goal);
 criterion_main!(benches);

@@ -884,14 +884,20 @@ impl RunConfig {
             let solver = table.solver.unwrap_or(if continuous { MpcSolver::Ddp } else { MpcSolver::Sampling });
             match solver {
                 MpcSolver::Strides => {
-                    let muscled = actuators.iter().any(|(_, d)| *d == Drives::Coordinate(CoordinateKind::ActuatorLength));
+                    let muscled =
+                        actuators.iter().any(|(_, d)| *d == Drives::Coordinate(CoordinateKind::ActuatorLength));
                     if !muscled || valved || actuators.iter().any(|(_, d)| *d == Drives::Thrust) {
                         return Err(at(format!("solver = \"strides\" chooses a limbed robot's gait cycles; `{robot}` is not driven by muscles alone")));
                     }
                     let allowed = ["hold"];
                     let key = sampling_keys.iter().chain(ddp_keys.iter()).find(|k| !allowed.contains(*k));
-                    if let Some(key) = key.or(table.replan_hz.map(|_| &"replan_hz")).or(table.heading_weight.map(|_| &"heading_weight")) {
-                        return Err(at(format!("`{key}` is not a setting of the stride planner (goal, arrival_radius, hold)")));
+                    if let Some(key) = key
+                        .or(table.replan_hz.map(|_| &"replan_hz"))
+                        .or(table.heading_weight.map(|_| &"heading_weight"))
+                    {
+                        return Err(at(format!(
+                            "`{key}` is not a setting of the stride planner (goal, arrival_radius, hold)"
+                        )));
                     }
                     if goal.len() == 3 {
                         return Err(goal_at(format!("`{robot}` walks on the ground: give [x, y]")));

@@ -1012,9 +1012,10 @@ impl Run<'_> {
         if o.goal_height.is_some() {
             return Err(format!("`{}` walks on the ground: give --goal X,Y", R::NAME));
         }
-        let make = self.driver.and_then(|d| d.stride_mpc).ok_or_else(|| {
-            format!("{path}: solver = \"strides\", but no paper registers strides for `{}`", R::NAME)
-        })?;
+        let make = self
+            .driver
+            .and_then(|d| d.stride_mpc)
+            .ok_or_else(|| format!("{path}: solver = \"strides\", but no paper registers strides for `{}`", R::NAME))?;
         let muscles = R::MUSCLES.len();
         if !R::ACTUATED.is_empty() || !R::THRUSTERS.is_empty() {
             return Err(format!("`{}` has actuators besides its muscles, which no stride drives", R::NAME));
@@ -1121,7 +1122,11 @@ impl Run<'_> {
             .filter(|(_, k)| **k > 0)
             .map(|(name, k)| format!("{name} {k}"))
             .collect();
-        println!("strides     {} (cycles played); {} plans came too late for their cycle", played.join(", "), steering.late_plans);
+        println!(
+            "strides     {} (cycles played); {} plans came too late for their cycle",
+            played.join(", "),
+            steering.late_plans
+        );
         let report = MpcReport {
             goal: settings.goal,
             goal_height: None,

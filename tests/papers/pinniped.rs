@@ -300,7 +300,12 @@ fn the_time_to_go_turns_to_the_nearer_crawl_then_crawls() {
     assert_eq!(planner.time_to_go(goal + nalgebra::Vector2::new(0.01, 0.0), 0.3), 0.0);
     // Facing away: the goal is straight behind, where backward crawling goes.
     assert!((planner.time_to_go(at, std::f64::consts::PI) - 1.0 / r.backward_speed).abs() < 1e-12);
-    assert!((planner.time_to_go(at, 0.0) - (1.0 / r.forward_speed).min(std::f64::consts::PI / r.turn_rate + 1.0 / r.backward_speed)).abs() < 1e-12);
+    assert!(
+        (planner.time_to_go(at, 0.0)
+            - (1.0 / r.forward_speed).min(std::f64::consts::PI / r.turn_rate + 1.0 / r.backward_speed))
+        .abs()
+            < 1e-12
+    );
     let sideways = planner.time_to_go(at, FRAC_PI_2);
     let expected = FRAC_PI_2 / r.turn_rate + 1.0 / r.forward_speed.max(r.backward_speed);
     assert!((sideways - expected).abs() < 1e-9, "{sideways} {expected}");

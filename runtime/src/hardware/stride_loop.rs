@@ -71,7 +71,8 @@ impl StrideSteeringConfig {
         if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
             return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
         }
-        for (name, value) in [("arrival radius", self.arrival_radius), ("hold", self.hold), ("first cycle", self.first_cycle)]
+        for (name, value) in
+            [("arrival radius", self.arrival_radius), ("hold", self.hold), ("first cycle", self.first_cycle)]
         {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(format!("{name} must be finite and >= 0, got {value}"));
@@ -129,7 +130,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
         config.validate()?;
         let muscles = R::MUSCLES.len();
         if muscles == 0 || muscles > MAX_PLANNED_COMMANDS {
-            return Err(format!("stride steering drives 1 to {MAX_PLANNED_COMMANDS} muscles; `{}` has {muscles}", R::NAME));
+            return Err(format!(
+                "stride steering drives 1 to {MAX_PLANNED_COMMANDS} muscles; `{}` has {muscles}",
+                R::NAME
+            ));
         }
         let lags = (0..muscles)
             .map(|i| {

@@ -287,9 +287,11 @@ impl StridePlanner {
         let forward_speed = measure(forward)?.0.x / duration;
         let backward_speed = -measure(backward)?.0.x / duration;
         let turn_rate = (measure(turns[0])?.1).min(-measure(turns[1])?.1) / duration;
-        for (what, value) in
-            [("forward crawling", forward_speed), ("backward crawling", backward_speed), ("in-place turning", turn_rate)]
-        {
+        for (what, value) in [
+            ("forward crawling", forward_speed),
+            ("backward crawling", backward_speed),
+            ("in-place turning", turn_rate),
+        ] {
             if !(value.is_finite() && value > 0.0) {
                 return Err(format!("{what} does not move the planner's model the gait's way ({value:.4})"));
             }

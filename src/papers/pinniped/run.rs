@@ -2,11 +2,9 @@
 //! map, to the output chain; and the strides its model-predictive controller chooses from
 //! (mpc-002's).
 
-use super::model::{limb_gait as paper_gait, limbs, pressure_map, pressure_controller, Gait, MUSCLES};
+use super::model::{limb_gait as paper_gait, limbs, pressure_controller, pressure_map, Gait, MUSCLES};
 use super::mpc::{GoalTask, StridePlanner};
-use crate::hardware::run::{
-    LimbController, LimbGaitRequest, RunDriver, StrideMpc, StrideMpcRequest, StrideRequest,
-};
+use crate::hardware::run::{LimbController, LimbGaitRequest, RunDriver, StrideMpc, StrideMpcRequest, StrideRequest};
 use nalgebra::SVector;
 use softgen_generated::pinniped::{Params, DOF};
 use softgen_runtime::{ParamSet, State, StrideChoice};
@@ -67,7 +65,8 @@ fn strides(request: &StrideMpcRequest) -> Result<StrideMpc, String> {
         .map(|s| s.gait.map(|g| paper_gait(&params, g, s.radius, frequency)).transpose())
         .collect::<Result<Vec<_>, _>>()?;
     let names: Vec<String> = config.strides.iter().map(|s| s.name()).collect();
-    let initial = config.strides.iter().position(|s| s.gait.is_none()).ok_or("mpc-002's strides include no standing")?;
+    let initial =
+        config.strides.iter().position(|s| s.gait.is_none()).ok_or("mpc-002's strides include no standing")?;
     let (limbs, map) = (limbs(&params), pressure_map(&params)?);
     let pressures = move |stride: usize, since: f64, out: &mut [f64]| -> Result<(), String> {
         let gait = gaits.get(stride).ok_or_else(|| format!("stride {stride} of {}", gaits.len()))?;
@@ -88,7 +87,12 @@ fn strides(request: &StrideMpcRequest) -> Result<StrideMpc, String> {
     let choices = config.strides.clone();
     let plan = move |r: &StrideRequest| -> Result<StrideChoice, String> {
         if r.q.len() != DOF || r.qd.len() != DOF || r.reached.len() != MUSCLES {
-            return Err(format!("a state of {} and {} values and {} pressures", r.q.len(), r.qd.len(), r.reached.len()));
+            return Err(format!(
+                "a state of {} and {} values and {} pressures",
+                r.q.len(),
+                r.qd.len(),
+                r.reached.len()
+            ));
         }
         let current = *choices.get(r.current).ok_or_else(|| format!("stride {} of {}", r.current, choices.len()))?;
         let x = State::new(SVector::from_column_slice(r.q), SVector::from_column_slice(r.qd));

@@ -5,8 +5,13 @@ use super::model::{pitch_conditions, spiral_conditions, straight_conditions, yaw
 use crate::hardware::run::{HeldInputs, RunDriver};
 
 /// The driver the papers' registry lists for the underwater snake.
-pub(crate) const DRIVER: RunDriver =
-    RunDriver { robot: "underwater_snake", limb_gait: None, held_inputs: Some(held_inputs), scheduled_mpc: None, stride_mpc: None };
+pub(crate) const DRIVER: RunDriver = RunDriver {
+    robot: "underwater_snake",
+    limb_gait: None,
+    held_inputs: Some(held_inputs),
+    scheduled_mpc: None,
+    stride_mpc: None,
+};
 
 /// The command-line names of the inputs, in the paper's order.
 pub const INPUT_NAMES: [&str; 8] =
