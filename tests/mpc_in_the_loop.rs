@@ -226,13 +226,19 @@ fn replayed_log_is(log: &Path, options: &RunOptions, dir: &Path) -> usize {
 }
 
 /// `robot`'s MPC run of `duration` s on the estimated state with sensor `sensor` silent
-/// from 1 s on, in `dir`: its options and report.
-fn run_with_a_silent_sensor(robot: &str, sensor: &str, duration: f64, dir: &Path) -> (RunOptions, RunReport) {
+/// from `silent_after` s on, in `dir`: its options and report.
+fn run_with_a_silent_sensor(
+    robot: &str,
+    sensor: &str,
+    silent_after: f64,
+    duration: f64,
+    dir: &Path,
+) -> (RunOptions, RunReport) {
     let config = dir.join(format!("{robot}.run.toml"));
     let name = format!("name = \"{sensor}\"");
     let text = run_config(robot)
         .replace("command_timeout = 0.05", "command_timeout = 10.0")
-        .replace(&name, &format!("{name}\nsilent_after = 1.0"));
+        .replace(&name, &format!("{name}\nsilent_after = {silent_after:?}"));
     std::fs::write(&config, &text).unwrap();
     let options = RunOptions { state: softgen::StateSource::Estimated, ..mpc_options(robot, dir, config, duration) };
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
@@ -251,7 +257,7 @@ fn failed_recording_from(dir: &Path, t: f64) -> (Vec<(f64, Vec<softgen_runtime::
 fn a_sensor_that_falls_silent_holds_the_last_command_then_ends_the_run_safely() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let (options, report) = run_with_a_silent_sensor("underwater_snake", "mocap_nose", 10.0, dir.path());
+    let (options, report) = run_with_a_silent_sensor("underwater_snake", "mocap_nose", 1.0, 10.0, dir.path());
     let fault = report.fault.expect("the run must end in a fault").to_string();
     assert!(
         fault.contains("sensor `mocap_nose` silent since t = 1.000 s, past its timeout of 0.1 s (at t = 1.110 s")
@@ -454,7 +460,7 @@ fn the_valve_sampler_on_the_estimated_state_brings_the_wpi_snake_to_its_goal() {
 fn a_valve_robots_silent_sensor_holds_its_valves_then_ends_the_run_safely() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let (options, report) = run_with_a_silent_sensor("wpi_snake", "mocap_middle", 10.0, dir.path());
+    let (options, report) = run_with_a_silent_sensor("wpi_snake", "mocap_middle", 1.0, 10.0, dir.path());
     let fault = report.fault.expect("the run must end in a fault").to_string();
     assert!(
         fault.contains("sensor `mocap_middle` silent since t = 1.000 s") && fault.contains("held for 0.2 s"),
@@ -611,4 +617,34 @@ fn the_stride_planner_on_the_estimated_state_walks_the_pinniped_to_its_goal() {
     assert!(last.1.iter().all(|v| v.number() == 0.0));
     let logged = replayed_log_is_the_runs(&options, dir.path());
     assert!(logged > 100_000, "{logged} bytes");
+}
+
+/// A limbed robot's fault mid-stride: the pinniped's head marker falls silent at 3.5 s,
+/// half way through its third gait cycle. Past its 0.1 s timeout and 10 ms latency the loop
+/// holds the twelve pressures it last sent for 0.2 s, while the stride would have moved
+/// them, then vents every regulator; the failed run's sensor log replays to the same fault.
+#[test]
+fn a_limbed_robots_silent_sensor_holds_its_pressures_mid_stride_then_vents_them() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (options, report) = run_with_a_silent_sensor("pinniped", "mocap_head", 3.5, 10.0, dir.path());
+    let fault = report.fault.expect("the run must end in a fault").to_string();
+    assert!(
+        fault.contains("sensor `mocap_head` silent since t = 3.500 s") && fault.contains("held for 0.2 s"),
+        "{fault}"
+    );
+    let end = report.stats.unwrap().periods as f64 / 1000.0;
+    assert!((end - 3.81).abs() < 0.02, "ended at {end} s");
+    let (periods, fault_at) = failed_recording_from(dir.path(), 3.61);
+    let held = &periods[fault_at - 1].1;
+    let hold = &periods[fault_at..periods.len() - 1];
+    assert!(hold.len() >= 150, "{} periods held", hold.len());
+    for (t, values) in hold {
+        assert_eq!(values, held, "t = {t}: the hold changed the pressures");
+    }
+    // The stride was moving the pressures when the hold began.
+    assert!(periods[fault_at - 20].1 != *held, "the pressures were not changing before the fault");
+    assert!(held.iter().any(|v| v.number() > 0.0), "{held:?}");
+    assert!(periods.last().unwrap().1.iter().all(|v| v.number() == 0.0));
+    replayed_log_is(&dir.path().join("sensors.failed.csv"), &options, dir.path());
 }

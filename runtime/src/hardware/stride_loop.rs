@@ -265,3 +265,54 @@ pub fn run_stride_planner<const N: usize>(
         Err(_) => PlanningStep { plan: None, rollouts: 0, failed_rollouts: 0 },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    fn snapshot(boundary: f64) -> StrideSnapshot<1> {
+        StrideSnapshot {
+            time: boundary - 0.25,
+            state: State::new(nalgebra::SVector::zeros(), nalgebra::SVector::zeros()),
+            reached: [0.0; MAX_PLANNED_COMMANDS],
+            current: 0,
+            current_start: boundary - 1.0,
+            boundary,
+        }
+    }
+
+    /// A plan whose every rollout failed, or that returned an error, is not posted (the loop
+    /// keeps the stride in force) and counts as not used; a good plan is posted.
+    #[test]
+    fn failed_stride_plans_are_not_posted() {
+        let link = StrideLink::<1>::new();
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let stats = std::thread::scope(|scope| {
+            let planner = scope.spawn(|| {
+                run_stride_planner(&link, 1000.0, |s| {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    match s.boundary as u32 {
+                        1 => Ok(StrideChoice { boundary: 1.0, stride: 1, rollouts: 3, failed: 3 }),
+                        2 => Err("the model failed".into()),
+                        _ => Ok(StrideChoice { boundary: s.boundary, stride: 2, rollouts: 3, failed: 1 }),
+                    }
+                })
+            });
+            for (k, boundary) in [1.0, 2.0, 3.0].into_iter().enumerate() {
+                link.snapshots.post(snapshot(boundary));
+                // Each snapshot planned before the next is posted.
+                let deadline = std::time::Instant::now() + Duration::from_secs(10);
+                while calls.load(Ordering::SeqCst) <= k && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            link.stop.store(true, Ordering::Relaxed);
+            planner.join().unwrap()
+        });
+        assert_eq!((stats.plans, stats.failed_plans), (3, 2), "{stats}");
+        let (_, plan) = link.plans.latest().unwrap();
+        assert_eq!(plan, StrideChoice { boundary: 3.0, stride: 2, rollouts: 3, failed: 1 });
+    }
+}
