@@ -681,7 +681,7 @@ impl Run<'_> {
             },
         );
         let planner_stats = planner_stats?;
-        let (mut run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
+        let (run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
         print_plant_center_of_mass::<R, N, C>(end.as_ref(), &params);
         let report = MpcReport {
             goal: settings.goal,
@@ -693,13 +693,7 @@ impl Run<'_> {
             final_distance: steering.distance,
             start_distance: (start_com - settings.goal).norm(),
         };
-        report.print();
-        if let Some(estimator_report) = estimator_report {
-            println!("{}", estimator_report.line());
-            run.estimator = Some(estimator_report);
-        }
-        run.mpc = Some(report);
-        Ok(run)
+        Ok(mpc_run_report(run, report, estimator_report))
     }
 }
 
@@ -970,7 +964,7 @@ impl Run<'_> {
             },
         );
         let planner_stats = planner_stats?;
-        let (mut run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
+        let (run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
         let report = MpcReport {
             goal: settings.goal,
             goal_height: Some(goal.z),
@@ -984,13 +978,7 @@ impl Run<'_> {
         if let Some((x, y, z)) = end.map(|q| (q[0], q[1], q[2])) {
             println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m");
         }
-        report.print();
-        if let Some(estimator_report) = estimator_report {
-            println!("{}", estimator_report.line());
-            run.estimator = Some(estimator_report);
-        }
-        run.mpc = Some(report);
-        Ok(run)
+        Ok(mpc_run_report(run, report, estimator_report))
     }
 }
 
@@ -1114,7 +1102,7 @@ impl Run<'_> {
             },
         );
         let planner_stats = planner_stats?;
-        let (mut run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
+        let (run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
         print_plant_center_of_mass::<R, N, C>(end.as_ref(), &params);
         let played: Vec<String> = strides
             .iter()
@@ -1137,14 +1125,20 @@ impl Run<'_> {
             final_distance: steering.distance,
             start_distance: (start_com - settings.goal).norm(),
         };
-        report.print();
-        if let Some(estimator_report) = estimator_report {
-            println!("{}", estimator_report.line());
-            run.estimator = Some(estimator_report);
-        }
-        run.mpc = Some(report);
-        Ok(run)
+        Ok(mpc_run_report(run, report, estimator_report))
     }
+}
+
+/// An MPC run's report with its closing lines printed: the planner's and the goal's, then
+/// the estimator's where the state was estimated.
+fn mpc_run_report(mut run: RunReport, report: MpcReport, estimator_report: Option<EstimatorReport>) -> RunReport {
+    report.print();
+    if let Some(estimator_report) = estimator_report {
+        println!("{}", estimator_report.line());
+        run.estimator = Some(estimator_report);
+    }
+    run.mpc = Some(report);
+    run
 }
 
 /// The loop with a model-predictive planner beside it: `plan` is the planner thread's body
@@ -1649,7 +1643,7 @@ impl Run<'_> {
             },
         );
         let planner_stats = planner_stats?;
-        let (mut run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
+        let (run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
         let arrived_at = steering.phase.arrived_at();
         let report = MpcReport {
             goal: settings.goal,
@@ -1664,13 +1658,7 @@ impl Run<'_> {
         if let Some((x, y)) = end.map(|q| (q[0], q[1])) {
             println!("plant       base at ({x:.3}, {y:.3}) m");
         }
-        report.print();
-        if let Some(estimator_report) = estimator_report {
-            println!("{}", estimator_report.line());
-            run.estimator = Some(estimator_report);
-        }
-        run.mpc = Some(report);
-        Ok(run)
+        Ok(mpc_run_report(run, report, estimator_report))
     }
 }
 

@@ -66,6 +66,30 @@ impl SteeringPhase {
     }
 }
 
+/// Arrival and hold, measurement by measurement: within `radius` of the goal since
+/// `within_since` (kept here) is `Arrived`, and `Finished` once that has lasted `hold`
+/// seconds; farther away is `Travelling` again. Shared by the planners' in-loop halves that
+/// hold a goal.
+pub(crate) fn arrival_phase(
+    within_since: &mut Option<f64>,
+    time: f64,
+    distance: f64,
+    radius: f64,
+    hold: f64,
+) -> SteeringPhase {
+    if distance <= radius {
+        let since = *within_since.get_or_insert(time);
+        if time - since >= hold - 1e-9 {
+            SteeringPhase::Finished { at: since }
+        } else {
+            SteeringPhase::Arrived { at: since }
+        }
+    } else {
+        *within_since = None;
+        SteeringPhase::Travelling
+    }
+}
+
 /// The newest measurement, if it is new since `last` (which it updates): its time, the
 /// state and the centre of mass there. A measured state that is not finite is an error.
 /// Shared by every planner's in-loop half.

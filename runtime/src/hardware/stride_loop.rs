@@ -12,7 +12,7 @@
 use crate::hardware::actuation::ActuatorCommand;
 use crate::hardware::plan_following::MAX_PLANNED_COMMANDS;
 use crate::hardware::steering::{
-    new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
+    arrival_phase, new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
 };
 use crate::robot::model::Model;
 use crate::robot::state::State;
@@ -208,17 +208,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
             new_measurement::<R, N, C>(&link.measured, &mut self.last_measurement, &self.params)?
         {
             self.distance = (Vector2::new(com.x, com.y) - self.config.goal).norm();
-            if self.distance <= self.config.arrival_radius {
-                let since = *self.within_since.get_or_insert(time);
-                self.phase = if time - since >= self.config.hold - 1e-9 {
-                    SteeringPhase::Finished { at: since }
-                } else {
-                    SteeringPhase::Arrived { at: since }
-                };
-            } else {
-                self.within_since = None;
-                self.phase = SteeringPhase::Travelling;
-            }
+            self.phase = arrival_phase(
+                &mut self.within_since,
+                time,
+                self.distance,
+                self.config.arrival_radius,
+                self.config.hold,
+            );
             if !self.requested && time >= self.next_cycle - self.config.lead - 1e-9 {
                 self.requested = true;
                 link.snapshots.try_post(StrideSnapshot {

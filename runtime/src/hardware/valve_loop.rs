@@ -7,7 +7,7 @@ use crate::estimation::emulated::EmulatedSensors;
 use crate::hardware::actuation::{ActuatorCommand, DeviceValue, PressureMap};
 use crate::hardware::device::{Device, DeviceError, EmulatingPlant};
 use crate::hardware::steering::{
-    new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
+    arrival_phase, new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
 };
 use crate::robot::model::Model;
 use crate::robot::state::State;
@@ -295,17 +295,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> ValveSteering<R, N, C> {
             new_measurement::<R, N, C>(&link.measured, &mut self.last_measurement, &self.params)?
         {
             self.distance = (Vector2::new(com.x, com.y) - self.config.goal).norm();
-            if self.distance <= self.config.arrival_radius {
-                let since = *self.within_since.get_or_insert(time);
-                self.phase = if time - since >= self.config.hold - 1e-9 {
-                    SteeringPhase::Finished { at: since }
-                } else {
-                    SteeringPhase::Arrived { at: since }
-                };
-            } else {
-                self.within_since = None;
-                self.phase = SteeringPhase::Travelling;
-            }
+            self.phase = arrival_phase(
+                &mut self.within_since,
+                time,
+                self.distance,
+                self.config.arrival_radius,
+                self.config.hold,
+            );
             let wave = if (time - self.sent_time).abs() < 0.5 * self.period { self.sent } else { self.wave };
             link.snapshots.try_post(ValveSnapshot { time, state, wave });
         }
