@@ -263,9 +263,17 @@ pub(crate) fn plot_path_to_goal(
     out: &std::path::Path,
 ) -> Result<(), String> {
     use crate::support::plot::{plot_paths_in, Series};
+    // The goal as a cross (a series of one point draws no line), 2 % of the path's extent.
+    let extent = path
+        .iter()
+        .chain(std::iter::once(&goal))
+        .fold(0.0_f64, |e, p| e.max((p.0 - goal.0).abs()).max((p.1 - goal.1).abs()));
+    let d = (0.02 * extent).max(1e-3);
+    let (x, y) = goal;
+    let cross = vec![(x - d, y), (x + d, y), (x, y), (x, y - d), (x, y + d)];
     let series = vec![
         Series { name: "centre of mass".into(), colour: [40, 60, 200], points: path },
-        Series { name: "goal".into(), colour: [200, 40, 40], points: vec![goal] },
+        Series { name: "goal".into(), colour: [200, 40, 40], points: cross },
     ];
     plot_paths_in(title, ("x (m)", "y (m)"), &series, &out.join("path_xy.png"))
 }
