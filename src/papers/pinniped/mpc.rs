@@ -9,16 +9,17 @@
 //! knots' lengths gives the pressures no gradient towards walking. The gaits are what
 //! walks it. A stride's outcome depends on the whole cycle (the robot rocks and heaves
 //! through several centimetres within one), so the planner compares strides, not instants:
-//! at each cycle's start it rolls the generated model out, from the plant's state and the
-//! muscles' reached pressures, over one cycle of every candidate gait (predictive sampling
-//! over a finite set), and keeps the one whose end state has the least time to go.
+//! a lead before each cycle starts it carries the generated model, from the robot's state
+//! and the muscles' reached pressures, to the cycle's start with the stride in force, rolls
+//! one cycle of every candidate gait out from there (predictive sampling over a finite
+//! set), and keeps the one whose end state has the least time to go.
 //!
 //! The time to go is the planner's terminal cost: the robot turns in place at a rate
 //! `turn_rate` and crawls forward or backward at `forward_speed` and `backward_speed`, each
 //! measured on the planner's own model when it is built, so the least time to go is
 //! min over the two crawls of |angle off the crawl's direction| / turn rate + distance /
-//! speed. Inside the arrival radius it is zero, and standing (every muscle vented) costs
-//! nothing, so the robot stops on the goal.
+//! speed. Inside a stop radius (half the task's arrival radius) it is zero, and standing
+//! (every muscle vented) comes first among equals, so the robot stops on the goal.
 
 use super::model::{limb_gait, limbs, muscle_drive, pressure_map, Gait, MUSCLES};
 use nalgebra::{SVector, Vector2};
@@ -256,6 +257,15 @@ impl StridePlanner {
         }
         if config.calibration_cycles == 0 {
             return Err("the planner measures its gaits over at least one cycle".into());
+        }
+        if config.strides.is_empty() {
+            return Err("the planner needs at least one stride to choose from".into());
+        }
+        if !(config.stop_radius.is_finite() && config.stop_radius >= 0.0) {
+            return Err(format!("stop radius must be finite and >= 0 m, got {}", config.stop_radius));
+        }
+        if !(goal.x.is_finite() && goal.y.is_finite()) {
+            return Err(format!("goal must be finite, got ({}, {})", goal.x, goal.y));
         }
         let mut crawler = Crawler::new(params, config.step, 1e-3, ceiling)?;
         crawler.advance_to(settle)?;
