@@ -176,7 +176,7 @@ fn pinniped_goal(c: &mut Criterion) {
             })
         },
     );
-    c.bench_function("mpc-002-goal: one plan (0.25 s ahead, then a cycle of each of 5 strides)", |b| {
+    c.bench_function("mpc-002-goal: one plan (0.25 s ahead, then a cycle of each of 7 strides)", |b| {
         b.iter(|| planner.plan(t, black_box(&x), &reached, turning, 5.0, 6.0))
     });
 }

@@ -577,7 +577,7 @@ fn box_ddp_on_the_estimated_state_rolls_the_soft_snake_toward_its_goal() {
 /// the pressures commanded through the regulators' lag. A quarter second before each 1 s
 /// gait cycle the planner takes the estimate and chooses the cycle's stride; the robot
 /// turns, crawls to the goal 0.5 m away at 60 degrees and holds it, as mpc-002 offline
-/// (16.50 s; in the loop 16.44 s on the plant's state, 16.45 s on the estimate). Every
+/// (14.65 s; in the loop 14.60 s on the plant's state and on the estimate). Every
 /// pressure within the 3 bar ceiling, every regulator vented at the end, the sensor log
 /// replays bit for bit.
 #[test]

@@ -241,7 +241,7 @@ fn the_stride_planner_walks_the_pinniped_to_the_goal_at_60_degrees() {
     let run = run_goal(&task).unwrap();
     let at = run.reached_at.unwrap_or_else(|| panic!("not reached: {:.3} m from the goal", run.final_distance));
     println!("reached at {at:.2} s, {}", run.statistics.line(1.0));
-    // Measured: 16.50 s.
+    // Measured: 14.65 s (16.50 s without crawl-and-turn).
     assert!(at < 30.0, "{at}");
     assert!(run.final_distance <= task.arrival_radius);
     let offset = run.goal - run.start;

@@ -396,8 +396,10 @@ pub struct GoalTask {
 }
 
 impl GoalTask {
-    /// The paper's gaits at 1.00 Hz and a 0.10 m stride (backward crawling's fastest cell),
-    /// and standing; the planner's model steps as the plant does.
+    /// The paper's gaits at 1.00 Hz, and standing: the crawls and in-place turns at a 0.10
+    /// m stride (backward crawling's fastest cell), crawl-and-turn with the back limb at
+    /// 0.08 m (Table II's middle); the planner's model steps as the plant does. Without
+    /// crawl-and-turn (five strides) the goal was reached at 16.50 s, with it at 14.65 s.
     pub fn new() -> Self {
         let at = |gait| Stride { gait: Some(gait), radius: 0.10 };
         GoalTask {
@@ -415,6 +417,8 @@ impl GoalTask {
                     at(Gait::Backward),
                     at(Gait::InPlace { counterclockwise: true }),
                     at(Gait::InPlace { counterclockwise: false }),
+                    Stride { gait: Some(Gait::CrawlTurn { left: true }), radius: 0.08 },
+                    Stride { gait: Some(Gait::CrawlTurn { left: false }), radius: 0.08 },
                 ],
                 frequency: 1.0,
                 step: 5e-4,
