@@ -9,6 +9,7 @@
 //! The robot's own code says what its strides are (their commands, and how a plan chooses
 //! one); this module only times them.
 
+use crate::actuators::muscle_drive::Muscle;
 use crate::hardware::actuation::ActuatorCommand;
 use crate::hardware::plan_following::MAX_PLANNED_COMMANDS;
 use crate::hardware::steering::{
@@ -98,8 +99,8 @@ impl StrideSteeringConfig {
 pub struct StrideSteering<R: Model<N, C>, const N: usize, const C: usize> {
     params: R::Params,
     config: StrideSteeringConfig,
-    /// Each muscle's lag (s).
-    lags: Vec<f64>,
+    /// The robot's muscles, whose lag the reached pressures follow.
+    muscles: Vec<Muscle>,
     reached: [f64; MAX_PLANNED_COMMANDS],
     pressures: [f64; MAX_PLANNED_COMMANDS],
     period: f64,
@@ -135,11 +136,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
                 R::NAME
             ));
         }
-        let lags = (0..muscles)
+        let muscles = (0..muscles)
             .map(|i| {
-                R::muscle(i, &params)
-                    .map(|m| m.pressure_lag)
-                    .ok_or_else(|| format!("muscle {i} of `{}` has no generated values", R::NAME))
+                R::muscle(i, &params).ok_or_else(|| format!("muscle {i} of `{}` has no generated values", R::NAME))
             })
             .collect::<Result<Vec<_>, _>>()?;
         if !(period.is_finite() && period > 0.0) {
@@ -147,7 +146,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
         }
         Ok(StrideSteering {
             params,
-            lags,
+            muscles,
             reached: [0.0; MAX_PLANNED_COMMANDS],
             pressures: [0.0; MAX_PLANNED_COMMANDS],
             period,
@@ -178,7 +177,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
         commands: &mut [ActuatorCommand],
         stride_pressures: &dyn Fn(usize, f64, &mut [f64]) -> Result<(), String>,
     ) -> Result<SteeringPhase, String> {
-        let muscles = self.lags.len();
+        let muscles = self.muscles.len();
         if commands.len() != muscles {
             return Err(format!("{} commands for {muscles} muscles", commands.len()));
         }
@@ -235,10 +234,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
             }
             *command = ActuatorCommand::Pressure(p);
             // The muscle's lag over the period, as the plant's and the filter's.
-            self.reached[i] = match self.lags[i] > 0.0 {
-                true => p + (self.reached[i] - p) * (-self.period / self.lags[i]).exp(),
-                false => p,
-            };
+            self.reached[i] = self.muscles[i].pressure_after(p, self.reached[i], self.period);
         }
         Ok(self.phase)
     }
