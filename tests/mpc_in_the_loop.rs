@@ -532,10 +532,10 @@ fn box_ddp_in_the_loop_rolls_the_soft_snake_to_its_goal_and_holds_it() {
 }
 
 #[test]
-fn box_ddp_on_the_estimated_state_rolls_the_soft_snake_toward_its_goal() {
+fn box_ddp_on_the_estimated_state_rolls_the_soft_snake_to_its_goal() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let options = estimated_options("soft_snake", dir.path(), 30.0);
+    let options = estimated_options("soft_snake", dir.path(), 60.0);
     let report = run_on_device(&options, Arc::new(AtomicUsize::new(0))).unwrap();
     let estimator = report.estimator.unwrap();
     println!("{}", estimator.line());
@@ -543,23 +543,27 @@ fn box_ddp_on_the_estimated_state_rolls_the_soft_snake_toward_its_goal() {
     assert!(report.fault.is_none(), "{:?}", report.fault);
     let mpc = report.mpc.unwrap();
     println!("planner: {}", mpc.planner);
-    // The planner sees only the estimate. Most runs here reach the goal 0.3 m aside 13-24 s
-    // after the drop and hold it, but not all (README, "State estimation"): of nine, one
-    // rolled away and one was still 0.176 m off after 43 s, as the planner does on the
-    // plant's state when its plans come late. So what is held here is the estimate the
-    // plans get, not the arrival; an arrival must be held.
-    match mpc.arrived_at {
-        Some(arrived) => assert!(mpc.held || arrived > 28.0, "reached at {arrived} s but not held"),
-        None => println!("not reached in 30 s: {:.3} m away", mpc.final_distance),
-    }
+    // The planner sees only the estimate and rolls the snake to the goal 0.3 m aside and
+    // holds it. Measured (2026-11-29, one run at a time): 10 of 11 runs reached it at t =
+    // 13.3-29.2 s; the eleventh ran while the machine was slow (plans 73 ms on average
+    // against 31-48, 74 past the 100 ms period) and was still off at 45 s. README, "State
+    // estimation", has the runs under load.
+    let arrived =
+        mpc.arrived_at.unwrap_or_else(|| panic!("goal not reached: {:.3} m away after 60 s", mpc.final_distance));
+    assert!(mpc.held, "reached at {arrived} s but not held");
+    assert!(mpc.final_distance <= 0.03, "{}", mpc.final_distance);
+    assert!(mpc.planner.plans > 0 && mpc.planner.failed_plans * 10 <= mpc.planner.plans, "{}", mpc.planner);
     // Scored against the plant's truth every period. Measured (two runs with the committed
     // process noise, 2026-11-29): the tail 1.74-1.92 mm and 0.56-0.69 degrees, the muscles'
     // lengths 0.09-0.10 mm, the marked points (the three section tips) 0.95-1.10 mm RMS, the
     // largest 1.22-1.38 mm (with one noise for every coordinate: 2.7-3.0 mm, the largest
-    // 4.0-4.4 mm). A run that arrives ends after its 2 s hold: at least 15 s of periods.
+    // 4.0-4.4 mm); three whole runs to the goal and its hold: the tail 2.25-2.55 mm (it
+    // carries no marker), the section tips 1.08-1.15 mm, the largest 1.36-1.43 mm. The
+    // section tips are held to the issue's 2 mm. A run that arrives ends after its 2 s
+    // hold: at least 15 s of periods.
     assert!(estimator.scored > 1500, "{}", estimator.scored);
     let marked = estimator.marker_rms.iter().map(|m| m.1).fold(0.0, f64::max);
-    assert!(marked < 2.5e-3, "{}", estimator.line());
+    assert!(marked < 2e-3, "{}", estimator.line());
     let rms = |kind| estimator.rms.iter().find(|(k, _)| *k == kind).unwrap().1;
     assert!(rms(softgen_runtime::CoordinateKind::BaseTranslation) < 4e-3, "{}", estimator.line());
     assert!(rms(softgen_runtime::CoordinateKind::BaseRotation) < 1.8f64.to_radians(), "{}", estimator.line());
