@@ -151,7 +151,8 @@ fn wpi_goal(c: &mut Criterion) {
 }
 
 fn pinniped_goal(c: &mut Criterion) {
-    use softgen::papers::pinniped::mpc::{Crawler, GoalTask, Stride, StridePlanner};
+    use softgen::papers::pinniped::model::Crawler;
+    use softgen::papers::pinniped::mpc::{GoalTask, Stride, StridePlanner};
     use softgen::papers::pinniped::Gait;
     use softgen_generated::pinniped::Params;
     let task = GoalTask::new();

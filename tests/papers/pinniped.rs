@@ -264,7 +264,8 @@ fn the_stride_planner_walks_the_pinniped_to_the_goal_at_60_degrees() {
 /// it gives its stride is the plant's after playing that stride for the cycle.
 #[test]
 fn a_stride_plan_predicts_the_plant_to_the_last_digit() {
-    use softgen::papers::pinniped::mpc::{Crawler, GoalTask, Stride, StridePlanner};
+    use softgen::papers::pinniped::model::Crawler;
+    use softgen::papers::pinniped::mpc::{GoalTask, Stride, StridePlanner};
     let task = GoalTask::new();
     let goal = nalgebra::Vector2::new(-0.3, 0.2);
     let mut planner = StridePlanner::new(Params::default(), task.planner.clone(), 1.0, 3.0, goal).unwrap();

@@ -14,8 +14,9 @@ use softgen_generated::pinniped::{
 };
 use softgen_generated::Pinniped;
 use softgen_runtime::{
-    CurveParameters, IntegrationError, Integrator, JointPd, JointspaceToPressure, Limb, LimbGait, LimbMotion, Model,
-    MountedLimb, MuscleDrive, MuscleInfo, ParamSet, SemiImplicitEuler, Simulation, SimulationConfig, State,
+    ContactLaw, CurveParameters, IntegrationError, Integrator, JointPd, JointspaceToPressure, Limb, LimbGait,
+    LimbMotion, Model, MountedLimb, MuscleDrive, MuscleInfo, ParamSet, SemiImplicitEuler, Simulation, SimulationConfig,
+    State,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -333,6 +334,164 @@ fn heading(q: &SVector<f64, DOF>) -> f64 {
     q[3]
 }
 
+/// The pinniped on its carpet as the trials step it: semi-implicit Euler, the playing gait's
+/// pressures commanded at its trajectory points (100 a cycle), each control period's force
+/// from the muscles' lag at the period's middle. A trial plays one gait after settling; the
+/// stride planner (`mpc.rs`) plays one stride after another.
+pub struct Crawler {
+    simulation: Simulation<Pinniped, DOF, CONTACTS>,
+    integrator: SemiImplicitEuler,
+    pub drive: MuscleDrive<MUSCLES>,
+    pub(super) limbs: [Limb; SECTIONS],
+    pub(super) map: JointspaceToPressure,
+    control_period: f64,
+    pub t: f64,
+    pub x: State<DOF>,
+    /// The gait being played and the time its cycle started.
+    playing: Option<(LimbGait<SECTIONS>, f64)>,
+    /// The trajectory point last commanded (time since the gait's start).
+    last_sample: f64,
+    forces: SVector<f64, DOF>,
+    /// Right-hand sides evaluated.
+    pub evaluations: usize,
+}
+
+/// Why a crawl stopped: a command the gait or the muscles refused, or the integration (which
+/// a trial records in its outcome).
+#[derive(Clone, Debug)]
+pub enum CrawlError {
+    Command(String),
+    Integration(IntegrationError),
+}
+
+impl From<CrawlError> for String {
+    fn from(error: CrawlError) -> String {
+        match error {
+            CrawlError::Command(message) => message,
+            CrawlError::Integration(error) => error.to_string(),
+        }
+    }
+}
+
+impl Crawler {
+    /// At rest at the spec's initial position on the spec's carpet, every muscle vented,
+    /// stepping by `step` (s).
+    pub fn new(params: Params, step: f64, control_period: f64, ceiling: f64) -> Result<Self, String> {
+        Self::on(params, Pinniped::ENVIRONMENT.contact_law(), step, control_period, ceiling)
+    }
+
+    /// As [`Crawler::new`], on the carpet `contact`.
+    pub fn on(
+        params: Params,
+        contact: ContactLaw,
+        step: f64,
+        control_period: f64,
+        ceiling: f64,
+    ) -> Result<Self, String> {
+        params.check().map_err(|e| format!("parameters: {e}"))?;
+        if !(step.is_finite() && step > 0.0 && control_period.is_finite() && control_period > 0.0) {
+            return Err(format!("step and control period must be finite and > 0 s, got {step} and {control_period}"));
+        }
+        let config = SimulationConfig {
+            contact,
+            terrain: Pinniped::ENVIRONMENT.terrain,
+            gait: None,
+            servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
+            admittance: None,
+            control_period,
+        };
+        Ok(Crawler {
+            drive: muscle_drive(&params, ceiling)?,
+            limbs: limbs(&params),
+            map: pressure_map(&params)?,
+            simulation: Simulation::new(params, config)?,
+            integrator: SemiImplicitEuler::new(step.min(control_period)).map_err(|e| e.to_string())?,
+            control_period,
+            t: 0.0,
+            x: State::new(SVector::from_iterator(Pinniped::INITIAL_POSITION.iter().copied()), SVector::zeros()),
+            playing: None,
+            last_sample: f64::NAN,
+            forces: SVector::zeros(),
+            evaluations: 0,
+        })
+    }
+
+    pub fn params(&self) -> &Params {
+        &self.simulation.params
+    }
+
+    /// Starts from a time, state and the muscles' reached pressures (bar), standing until
+    /// told otherwise.
+    pub fn start_from(&mut self, t: f64, x: &State<DOF>, reached: &[f64; MUSCLES]) {
+        self.t = t;
+        self.x = *x;
+        self.drive.pressures = *reached;
+        self.drive.commands = [0.0; MUSCLES];
+        self.playing = None;
+        self.last_sample = f64::NAN;
+    }
+
+    /// Plays `gait` as from its cycle's start at `start` (s): its first trajectory point is
+    /// commanded at the next period.
+    pub fn play_gait(&mut self, gait: LimbGait<SECTIONS>, start: f64) {
+        self.playing = Some((gait, start));
+        self.last_sample = f64::NAN;
+    }
+
+    /// Stands from now: every muscle vented.
+    pub fn stand(&mut self) -> Result<(), String> {
+        self.drive.command(&[0.0; MUSCLES])?;
+        self.playing = None;
+        self.last_sample = f64::NAN;
+        Ok(())
+    }
+
+    /// Steps to `end` (s) period by period: a new trajectory point only every 1 / (100 f) s,
+    /// the reached pressures over each period from the lag's closed form at its middle.
+    pub fn advance_to(&mut self, end: f64) -> Result<(), CrawlError> {
+        while self.t < end - 1e-12 {
+            let next = (((self.t / self.control_period).round() + 1.0) * self.control_period).min(end);
+            if let Some((gait, start)) = &self.playing {
+                let since = self.t - start;
+                let sample = gait.sample_time(since);
+                if sample != self.last_sample {
+                    self.last_sample = sample;
+                    let commands = gait
+                        .pressures(since, &self.limbs, &self.map)
+                        .map_err(|e| CrawlError::Command(e.to_string()))?;
+                    self.drive
+                        .command(&std::array::from_fn(|i| commands[i / 3][i % 3]))
+                        .map_err(CrawlError::Command)?;
+                }
+            }
+            self.drive.generalized_force_after_into(0.5 * (next - self.t), &mut self.forces);
+            self.simulation.set_actuator_forces(&self.forces);
+            self.drive.advance(next - self.t);
+            self.evaluations += self
+                .integrator
+                .integrate_to(&mut self.simulation, &mut self.t, &mut self.x, next)
+                .map_err(CrawlError::Integration)?;
+        }
+        Ok(())
+    }
+
+    /// The points touching the carpet now.
+    pub fn contacts(&self) -> usize {
+        self.simulation.report(self.t, &self.x).active
+    }
+
+    /// The centre of mass in the ground plane (m).
+    pub fn center_of_mass(&self) -> nalgebra::Vector2<f64> {
+        let p = self.params();
+        Pinniped::center_of_mass(&self.x.q, p, &Pinniped::cache(&self.x.q, p)).xy()
+    }
+
+    /// The hub's heading: the yaw of its x axis seen from above (rad).
+    pub fn heading(&self) -> f64 {
+        heading(&self.x.q)
+    }
+}
+
 /// Runs one trial; `on_sample` sees every recorded sample (30 a second).
 pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Result<TrialOutcome, String> {
     let p = trial.params.clone();
@@ -351,10 +510,7 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
         return Err("step and control period must be > 0".into());
     }
     crate::simulate::scenario::check_periods(trial.settle + trial.duration, trial.control_period)?;
-    let limbs = limbs(&p);
-    let map = pressure_map(&p)?;
     let gait = limb_gait(&p, trial.gait, trial.stride, trial.frequency)?;
-    let mut drive = muscle_drive(&p, trial.ceiling)?;
     let mut contact = Pinniped::ENVIRONMENT.contact_law();
     if let Some(friction) = trial.friction {
         contact.friction.along = friction;
@@ -362,19 +518,7 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
     }
     contact.damping = trial.contact_damping.unwrap_or(contact.damping);
     contact.dissipation = trial.contact_dissipation.unwrap_or(contact.dissipation);
-    let config = SimulationConfig {
-        contact,
-        terrain: Pinniped::ENVIRONMENT.terrain,
-        gait: None,
-        servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
-        admittance: None,
-        control_period: trial.control_period,
-    };
-    let mut sim = Simulation::<Pinniped, DOF, CONTACTS>::new(p.clone(), config)?;
-    let mut integrator = SemiImplicitEuler::new(trial.step.min(trial.control_period)).map_err(|e| e.to_string())?;
-    let mut evaluations = 0usize;
-    let mut x = State::new(SVector::from_iterator(Pinniped::INITIAL_POSITION.iter().copied()), SVector::zeros());
-    let mut t = 0.0;
+    let mut crawler = Crawler::on(p.clone(), contact, trial.step, trial.control_period, trial.ceiling)?;
     let end = trial.settle + trial.duration;
     let steps = (end / trial.control_period).round() as usize;
     let sample_every = ((1.0 / 30.0) / trial.control_period).round().max(1.0) as usize;
@@ -384,34 +528,24 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
     let mut per_cycle = Vec::new();
     let mut next_cycle = trial.settle;
     let mut start_pose = None;
-    let mut forces = SVector::<f64, DOF>::zeros();
-    let mut last_sample = f64::NAN;
     for k in 0..=steps {
-        if t >= trial.settle - 1e-12 {
-            if start_pose.is_none() {
-                start_pose = Some(x.q);
-            }
-            // A new trajectory point only every 1 / (100 f) s.
-            let sample = gait.sample_time(t - trial.settle);
-            if sample != last_sample {
-                last_sample = sample;
-                let commands = gait.pressures(t - trial.settle, &limbs, &map).map_err(|e| e.to_string())?;
-                let flat: [f64; MUSCLES] = std::array::from_fn(|i| commands[i / 3][i % 3]);
-                drive.command(&flat)?;
-            }
+        let (t, q) = (crawler.t, crawler.x.q);
+        if t >= trial.settle - 1e-12 && start_pose.is_none() {
+            start_pose = Some(q);
+            crawler.play_gait(gait, trial.settle);
         }
         if t >= next_cycle - 1e-9 {
-            per_cycle.push((x.q[0], x.q[1]));
+            per_cycle.push((q[0], q[1]));
             next_cycle += 1.0 / trial.frequency;
         }
         if k % sample_every == 0 || k == steps {
-            let cache = Pinniped::cache(&x.q, &p);
+            let cache = Pinniped::cache(&q, &p);
             let sample = TrialSample {
                 t,
-                q: x.q,
-                center_of_mass: Pinniped::center_of_mass(&x.q, &p, &cache),
-                pressures: drive.pressures,
-                contacts: sim.report(t, &x).active,
+                q,
+                center_of_mass: Pinniped::center_of_mass(&q, &p, &cache),
+                pressures: crawler.drive.pressures,
+                contacts: crawler.contacts(),
             };
             on_sample(&sample);
             samples.push(sample);
@@ -423,19 +557,16 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
             error = Some(IntegrationError::Stopped { time: t, signal });
             break;
         }
-        let next = ((k + 1) as f64 * trial.control_period).min(end);
-        // The reached pressures over this period, from the lag's closed form at its middle.
-        drive.generalized_force_after_into(0.5 * (next - t), &mut forces);
-        sim.set_actuator_forces(&forces);
-        drive.advance(next - t);
-        match integrator.integrate_to(&mut sim, &mut t, &mut x, next) {
-            Ok(n) => evaluations += n,
-            Err(e) => {
+        match crawler.advance_to(((k + 1) as f64 * trial.control_period).min(end)) {
+            Ok(()) => {}
+            Err(CrawlError::Integration(e)) => {
                 error = Some(e);
                 break;
             }
+            Err(CrawlError::Command(message)) => return Err(message),
         }
     }
+    let (x, evaluations) = (crawler.x, crawler.evaluations);
     let first = start_pose.unwrap_or(x.q);
     let distance = per_cycle.windows(2).map(|w| (w[1].0 - w[0].0).hypot(w[1].1 - w[0].1)).sum();
     let senses = std::array::from_fn(|i| match gait.limbs[i] {

@@ -21,14 +21,10 @@
 //! speed. Inside a stop radius (half the task's arrival radius) it is zero, and standing
 //! (every muscle vented) comes first among equals, so the robot stops on the goal.
 
-use super::model::{limb_gait, limbs, muscle_drive, pressure_map, Gait, MUSCLES};
-use nalgebra::{SVector, Vector2};
-use softgen_generated::pinniped::{Params, CONTACTS, DOF, SECTIONS};
-use softgen_generated::Pinniped;
-use softgen_runtime::{
-    Integrator, JointPd, JointspaceToPressure, Limb, LimbGait, Model, MuscleDrive, ParamSet, PlannerStatistics,
-    SemiImplicitEuler, Simulation, SimulationConfig, State,
-};
+use super::model::{limb_gait, Crawler, Gait, MUSCLES};
+use nalgebra::Vector2;
+use softgen_generated::pinniped::{Params, DOF};
+use softgen_runtime::{PlannerStatistics, State};
 use std::time::{Duration, Instant};
 
 /// The goal's distance from the start's centre of mass (m) and its angle off the heading
@@ -57,72 +53,8 @@ impl Stride {
     }
 }
 
-/// The pinniped on its carpet as the trials step it (semi-implicit Euler, pressures through
-/// the muscles' lag over each control period), playing one stride after another.
-pub struct Crawler {
-    simulation: Simulation<Pinniped, DOF, CONTACTS>,
-    integrator: SemiImplicitEuler,
-    pub drive: MuscleDrive<MUSCLES>,
-    limbs: [Limb; SECTIONS],
-    map: JointspaceToPressure,
-    control_period: f64,
-    pub t: f64,
-    pub x: State<DOF>,
-    /// The gait being played and the time its cycle started.
-    playing: Option<(LimbGait<SECTIONS>, f64)>,
-    /// The trajectory point last commanded (time since the gait's start).
-    last_sample: f64,
-    forces: SVector<f64, DOF>,
-    /// Right-hand sides evaluated.
-    pub evaluations: usize,
-}
-
+/// The stride planner's strides on the trials' crawler.
 impl Crawler {
-    /// At rest at the spec's initial position, every muscle vented, stepping by `step` (s).
-    pub fn new(params: Params, step: f64, control_period: f64, ceiling: f64) -> Result<Self, String> {
-        params.check().map_err(|e| format!("parameters: {e}"))?;
-        if !(step.is_finite() && step > 0.0 && control_period.is_finite() && control_period > 0.0) {
-            return Err(format!("step and control period must be finite and > 0 s, got {step} and {control_period}"));
-        }
-        let config = SimulationConfig {
-            contact: Pinniped::ENVIRONMENT.contact_law(),
-            terrain: Pinniped::ENVIRONMENT.terrain,
-            gait: None,
-            servo: JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 },
-            admittance: None,
-            control_period,
-        };
-        Ok(Crawler {
-            drive: muscle_drive(&params, ceiling)?,
-            limbs: limbs(&params),
-            map: pressure_map(&params)?,
-            simulation: Simulation::new(params, config)?,
-            integrator: SemiImplicitEuler::new(step.min(control_period)).map_err(|e| e.to_string())?,
-            control_period,
-            t: 0.0,
-            x: State::new(SVector::from_iterator(Pinniped::INITIAL_POSITION.iter().copied()), SVector::zeros()),
-            playing: None,
-            last_sample: f64::NAN,
-            forces: SVector::zeros(),
-            evaluations: 0,
-        })
-    }
-
-    pub fn params(&self) -> &Params {
-        &self.simulation.params
-    }
-
-    /// Starts from a time, state and the muscles' reached pressures (bar), standing until
-    /// told otherwise.
-    pub fn start_from(&mut self, t: f64, x: &State<DOF>, reached: &[f64; MUSCLES]) {
-        self.t = t;
-        self.x = *x;
-        self.drive.pressures = *reached;
-        self.drive.commands = [0.0; MUSCLES];
-        self.playing = None;
-        self.last_sample = f64::NAN;
-    }
-
     /// Plays `stride` at `frequency` (Hz) from now, its cycle starting now (circles at the
     /// top of their circles).
     pub fn play(&mut self, stride: Stride, frequency: f64) -> Result<(), String> {
@@ -131,14 +63,10 @@ impl Crawler {
 
     /// Plays `stride` at `frequency` (Hz) as from its cycle's start at `start` (s).
     pub fn play_from(&mut self, stride: Stride, frequency: f64, start: f64) -> Result<(), String> {
-        self.playing = match stride.gait {
-            Some(gait) => Some((limb_gait(self.params(), gait, stride.radius, frequency)?, start)),
-            None => {
-                self.drive.command(&[0.0; MUSCLES])?;
-                None
-            }
-        };
-        self.last_sample = f64::NAN;
+        match stride.gait {
+            Some(gait) => self.play_gait(limb_gait(self.params(), gait, stride.radius, frequency)?, start),
+            None => self.stand()?,
+        }
         Ok(())
     }
 
@@ -149,45 +77,6 @@ impl Crawler {
         let gait = limb_gait(self.params(), gait, stride.radius, frequency)?;
         let commands = gait.pressures(since, &self.limbs, &self.map).map_err(|e| e.to_string())?;
         Ok(std::array::from_fn(|i| commands[i / 3][i % 3]))
-    }
-
-    /// Steps to `end` (s) period by period: a new trajectory point only every 1 / (100 f) s,
-    /// the reached pressures over each period from the lag's closed form at its middle.
-    pub fn advance_to(&mut self, end: f64) -> Result<(), String> {
-        while self.t < end - 1e-12 {
-            let next = (((self.t / self.control_period).round() + 1.0) * self.control_period).min(end);
-            if let Some((gait, start)) = &self.playing {
-                let since = self.t - start;
-                let sample = gait.sample_time(since);
-                if sample != self.last_sample {
-                    self.last_sample = sample;
-                    let commands = gait.pressures(since, &self.limbs, &self.map).map_err(|e| e.to_string())?;
-                    self.drive.command(&std::array::from_fn(|i| commands[i / 3][i % 3]))?;
-                }
-            }
-            self.drive.generalized_force_after_into(0.5 * (next - self.t), &mut self.forces);
-            self.simulation.set_actuator_forces(&self.forces);
-            self.drive.advance(next - self.t);
-            self.evaluations += self
-                .integrator
-                .integrate_to(&mut self.simulation, &mut self.t, &mut self.x, next)
-                .map_err(|e| e.to_string())?;
-            if !self.x.is_finite() {
-                return Err(format!("the state became non-finite at t = {:.3} s", self.t));
-            }
-        }
-        Ok(())
-    }
-
-    /// The centre of mass in the ground plane (m).
-    pub fn center_of_mass(&self) -> Vector2<f64> {
-        let p = self.params();
-        Pinniped::center_of_mass(&self.x.q, p, &Pinniped::cache(&self.x.q, p)).xy()
-    }
-
-    /// The hub's heading: the yaw of its x axis seen from above (rad).
-    pub fn heading(&self) -> f64 {
-        self.x.q[3]
     }
 }
 
@@ -349,7 +238,7 @@ impl StridePlanner {
         let ahead = self
             .crawler
             .play_from(current, self.config.frequency, current_start)
-            .and_then(|_| self.crawler.advance_to(boundary));
+            .and_then(|_| self.crawler.advance_to(boundary).map_err(String::from));
         if ahead.is_err() {
             return StridePlan { stride: current, start: *x, costs, failed: candidates };
         }
@@ -358,8 +247,10 @@ impl StridePlanner {
         for (k, cost) in costs.iter_mut().enumerate() {
             let stride = self.config.strides[k];
             self.crawler.start_from(t0, &x0, &reached0);
-            let outcome =
-                self.crawler.play(stride, self.config.frequency).and_then(|_| self.crawler.advance_to(t0 + cycle));
+            let outcome = self
+                .crawler
+                .play(stride, self.config.frequency)
+                .and_then(|_| self.crawler.advance_to(t0 + cycle).map_err(String::from));
             *cost = match outcome {
                 Ok(()) => self.time_to_go(self.crawler.center_of_mass(), self.crawler.heading()),
                 Err(_) => f64::INFINITY,
