@@ -245,7 +245,12 @@ pub fn run_horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
             (None, Some((start, knots))) => CommandPlan::new(start, interval, knots).ok(),
             _ => None,
         };
-        PlanningStep { plan, rollouts: outcome.forward_passes as u64, failed_rollouts: 0 }
+        PlanningStep {
+            plan,
+            rollouts: outcome.forward_passes as u64,
+            failed_rollouts: 0,
+            jacobians: outcome.jacobians as u64,
+        }
     })
 }
 
@@ -261,7 +266,7 @@ pub fn run_scheduled_planner<R: Model<N, C>, const N: usize, const C: usize>(
     run_planning_thread(link, rate_hz, |snapshot| {
         let values = snapshot.commands();
         if values.len() != decisions + states {
-            return PlanningStep { plan: None, rollouts: 0, failed_rollouts: 0 };
+            return PlanningStep { plan: None, rollouts: 0, failed_rollouts: 0, jacobians: 0 };
         }
         let (current, schedule_state) = values.split_at(decisions);
         let outcome = planner.plan_from(snapshot.time, &snapshot.state.q, &snapshot.state.qd, schedule_state, current);
@@ -269,6 +274,11 @@ pub fn run_scheduled_planner<R: Model<N, C>, const N: usize, const C: usize>(
             (None, Some((start, knots))) => CommandPlan::new(start, interval, knots).ok(),
             _ => None,
         };
-        PlanningStep { plan, rollouts: outcome.forward_passes as u64, failed_rollouts: 0 }
+        PlanningStep {
+            plan,
+            rollouts: outcome.forward_passes as u64,
+            failed_rollouts: 0,
+            jacobians: outcome.jacobians as u64,
+        }
     })
 }

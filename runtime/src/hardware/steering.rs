@@ -265,6 +265,8 @@ pub struct PlannerStats {
     pub failed_plans: u64,
     pub rollouts: u64,
     pub failed_rollouts: u64,
+    /// System Jacobians the plans evaluated (box-DDP's knots; none for the samplers).
+    pub jacobians: u64,
     /// Time spent planning.
     pub busy: Duration,
     /// Longest single plan.
@@ -311,7 +313,16 @@ impl fmt::Display for PlannerStats {
             self.rollouts,
             self.rollouts_per_second(),
             self.failed_rollouts,
-        )
+        )?;
+        if self.jacobians > 0 {
+            write!(
+                f,
+                "; {} system Jacobians, {:.1} a plan",
+                self.jacobians,
+                self.jacobians as f64 / self.plans.max(1) as f64
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -322,6 +333,8 @@ pub struct PlanningStep<P> {
     pub plan: Option<P>,
     pub rollouts: u64,
     pub failed_rollouts: u64,
+    /// System Jacobians the call evaluated.
+    pub jacobians: u64,
 }
 
 /// The gait sampler's planner thread (see [`run_planning_thread`]).
@@ -332,7 +345,12 @@ pub fn run_planner<R: Model<N, C>, const N: usize, const C: usize>(
 ) -> PlannerStats {
     run_planning_thread(link, rate_hz, |snapshot| {
         let plan = planner.plan(snapshot);
-        PlanningStep { plan: Some(plan), rollouts: plan.rollouts as u64, failed_rollouts: plan.failed as u64 }
+        PlanningStep {
+            plan: Some(plan),
+            rollouts: plan.rollouts as u64,
+            failed_rollouts: plan.failed as u64,
+            jacobians: 0,
+        }
     })
 }
 
@@ -372,6 +390,7 @@ pub fn run_planning_thread<const N: usize, S: Copy, P: Copy>(
         stats.plans += 1;
         stats.rollouts += step.rollouts;
         stats.failed_rollouts += step.failed_rollouts;
+        stats.jacobians += step.jacobians;
         stats.busy += took;
         stats.longest = stats.longest.max(took);
         if took > period {
@@ -384,4 +403,20 @@ pub fn run_planning_thread<const N: usize, S: Copy, P: Copy>(
     }
     stats.elapsed = start.elapsed();
     stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PlannerStats;
+    use std::time::Duration;
+
+    #[test]
+    fn the_planner_line_counts_system_jacobians_only_where_plans_evaluated_some() {
+        let sampler = PlannerStats { plans: 4, rollouts: 128, elapsed: Duration::from_secs(1), ..Default::default() };
+        let line = sampler.to_string();
+        assert!(line.starts_with("4 plans at 4.0 Hz, longest 0.0 ms, overruns 0"), "{line}");
+        assert!(!line.contains("Jacobians"), "{line}");
+        let ddp = PlannerStats { jacobians: 100, ..sampler };
+        assert!(ddp.to_string().ends_with("; 100 system Jacobians, 25.0 a plan"), "{ddp}");
+    }
 }

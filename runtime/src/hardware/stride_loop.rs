@@ -253,8 +253,9 @@ pub fn run_stride_planner<const N: usize>(
             plan: (choice.failed < choice.rollouts).then_some(choice),
             rollouts: choice.rollouts as u64,
             failed_rollouts: choice.failed as u64,
+            jacobians: 0,
         },
-        Err(_) => PlanningStep { plan: None, rollouts: 0, failed_rollouts: 0 },
+        Err(_) => PlanningStep { plan: None, rollouts: 0, failed_rollouts: 0, jacobians: 0 },
     })
 }
 

@@ -335,6 +335,7 @@ pub fn run_valve_planner<R: Model<N, C>, const N: usize, const C: usize>(
             plan: (plan.failed < plan.rollouts).then_some(plan),
             rollouts: plan.rollouts as u64,
             failed_rollouts: plan.failed as u64,
+            jacobians: 0,
         }
     })
 }
