@@ -513,6 +513,31 @@ fn a_plan_that_starts_after_it_arrives_takes_over_at_its_start() {
     assert_eq!(at(&mut follower, 1.0), 6.0);
 }
 
+/// A goal that binds some axes only: the distance and the arrival ignore the others (the
+/// soft snake's goal binds the side, which rolling moves, not the body's axis).
+#[test]
+fn a_goal_on_some_axes_is_reached_whatever_the_others() {
+    let p: softgen_generated::underwater_snake::Params = Default::default();
+    let q = SVector::<f64, SWIMMER_N>::from_column_slice(Swimmer::INITIAL_POSITION);
+    let com = Swimmer::center_of_mass(&q, &p, &Swimmer::cache(&q, &p));
+    let goal = com + Vector3::new(0.5, 0.02, -0.3);
+    let link = PlanLink::<SWIMMER_N>::new();
+    let make = |axes| {
+        PlanFollower::<Swimmer, SWIMMER_N, SWIMMER_C>::new(p.clone(), goal, 0.1, 1.0, &[0.0])
+            .unwrap()
+            .with_goal_axes(axes)
+    };
+    let mut all = make([true; 3]);
+    let mut side = make([false, true, false]);
+    assert!((all.distance_of(&com) - (0.25f64 + 0.0004 + 0.09).sqrt()).abs() < 1e-12);
+    assert!((side.distance_of(&com) - 0.02).abs() < 1e-12);
+    link.measured.post((0.5, State::new(q, SVector::zeros())));
+    let mut commands = [0.0];
+    assert_eq!(all.command(&link, 0.5, &mut commands).unwrap(), SteeringPhase::Travelling);
+    assert_eq!(side.command(&link, 0.5, &mut commands).unwrap(), SteeringPhase::Arrived { at: 0.5 });
+    assert!((side.distance - 0.02).abs() < 1e-12);
+}
+
 #[test]
 fn the_loop_follows_the_newest_plan_and_tracks_arrival_and_hold() {
     let p: softgen_generated::underwater_snake::Params = Default::default();

@@ -3,7 +3,7 @@
 //! plant, the model-predictive controller's settings, and the sensors and state estimator,
 //! validated with errors that name the file, line and field.
 
-use nalgebra::Vector2;
+use nalgebra::{Vector2, Vector3};
 use serde::Deserialize;
 use softgen_runtime::{
     Calibration, Channel, ContactLaw, CoordinateKind, EstimatorSettings, FrictionAnisotropy, FrictionLaw,
@@ -466,6 +466,7 @@ struct MpcFile {
     hold: Option<f64>,
     contact_damping: Option<f64>,
     lead_knots: Option<usize>,
+    goal_axes: Option<Vec<String>>,
 }
 
 impl MpcFile {
@@ -501,6 +502,7 @@ impl MpcFile {
             ("hold", self.hold.is_some()),
             ("contact_damping", self.contact_damping.is_some()),
             ("lead_knots", self.lead_knots.is_some()),
+            ("goal_axes", self.goal_axes.is_some()),
         ];
         let given = |keys: &[(&'static str, bool)]| keys.iter().filter(|k| k.1).map(|k| k.0).collect();
         (given(&sampling), given(&ddp))
@@ -1447,6 +1449,11 @@ pub struct DdpMpcSettings {
     /// Knots a plan starts after its measurement: the planner predicts the state there
     /// under the commands in effect, and the loop follows the plan before until then.
     pub lead_knots: usize,
+    /// The world axes (x, y, z) the goal binds: the cost's position terms and the arrival
+    /// distance count only these. A robot that cannot move along an axis (the soft snake
+    /// rolls across its body only) leaves it out, or the plan spends its effort against
+    /// a drift it cannot undo and the arrival waits for it.
+    pub goal_axes: [bool; 3],
 }
 
 impl Default for DdpMpcSettings {
@@ -1476,6 +1483,7 @@ impl Default for DdpMpcSettings {
             hold: 2.0,
             contact_damping: None,
             lead_knots: 0,
+            goal_axes: [true; 3],
         }
     }
 }
@@ -1520,6 +1528,10 @@ fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64) -> Result<DdpMpcSettin
         hold: m.hold.unwrap_or(d.hold),
         contact_damping: m.contact_damping,
         lead_knots: m.lead_knots.unwrap_or(d.lead_knots),
+        goal_axes: match &m.goal_axes {
+            None => d.goal_axes,
+            Some(names) => goal_axes(names)?,
+        },
     };
     if let Some(damping) = settings.contact_damping {
         if !(damping.is_finite() && damping >= 0.0) {
@@ -1530,7 +1542,33 @@ fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64) -> Result<DdpMpcSettin
     Ok(settings)
 }
 
+/// `goal_axes = ["x", "y", "z"]`: which world axes the goal binds (at least one, each once).
+fn goal_axes(names: &[String]) -> Result<[bool; 3], String> {
+    let mut axes = [false; 3];
+    for name in names {
+        let axis = match name.as_str() {
+            "x" => 0,
+            "y" => 1,
+            "z" => 2,
+            other => return Err(format!("goal_axes: `{other}` is not an axis: expected \"x\", \"y\" or \"z\"")),
+        };
+        if axes[axis] {
+            return Err(format!("goal_axes: `{name}` is given twice"));
+        }
+        axes[axis] = true;
+    }
+    if axes == [false; 3] {
+        return Err("goal_axes: give at least one of \"x\", \"y\" and \"z\"".into());
+    }
+    Ok(axes)
+}
+
 impl DdpMpcSettings {
+    /// The goal's axes as weights: 1 on an axis the goal binds, 0 elsewhere.
+    pub fn goal_axis_weights(&self) -> Vector3<f64> {
+        Vector3::from_fn(|i, _| if self.goal_axes[i] { 1.0 } else { 0.0 })
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if !(self.replan_hz.is_finite() && self.replan_hz > 0.0) {
             return Err(format!("replan_hz must be finite and > 0, got {}", self.replan_hz));

@@ -832,7 +832,8 @@ impl Run<'_> {
         };
         let initial: Vec<f64> = planner.command_at(0.0).iter().copied().collect();
         let mut follower =
-            PlanFollower::<R, N, C>::new(params, goal, settings.arrival_radius, settings.hold, &initial)?;
+            PlanFollower::<R, N, C>::new(params, goal, settings.arrival_radius, settings.hold, &initial)?
+                .with_goal_axes(settings.goal_axes);
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let actuators: Vec<&str> =
             R::MUSCLES.iter().map(|m| m.name).chain(R::THRUSTERS.iter().map(|t| t.name)).collect();
@@ -840,8 +841,10 @@ impl Run<'_> {
             Some(s) => format!("; deciding {}, after {} s at 0 bar", s.description, s.settle),
             None => String::new(),
         };
+        let bound: String = ["x", "y", "z"].iter().zip(settings.goal_axes).filter(|a| a.1).map(|a| *a.0).collect();
+        let along = if bound.len() < 3 { format!(" along {bound} only") } else { String::new() };
         let controller_line = format!(
-            "mpc: box-DDP from ({:.3}, {:.3}, {:.3}) to ({:.3}, {:.3}, {:.3}) m (centre of mass), {} knots of {} s, {} iteration(s) a plan every {} ms ({} Hz){decided}",
+            "mpc: box-DDP from ({:.3}, {:.3}, {:.3}) to ({:.3}, {:.3}, {:.3}) m (centre of mass){along}, {} knots of {} s, {} iteration(s) a plan every {} ms ({} Hz){decided}",
             start_com.x,
             start_com.y,
             start_com.z,
@@ -973,7 +976,7 @@ impl Run<'_> {
             arrived_at: follower.phase.arrived_at(),
             held: matches!(follower.phase, SteeringPhase::Finished { .. }),
             final_distance: follower.distance,
-            start_distance: (start_com - goal).norm(),
+            start_distance: follower.distance_of(&start_com),
         };
         if let Some((x, y, z)) = end.map(|q| (q[0], q[1], q[2])) {
             println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m");
@@ -1321,8 +1324,8 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
     let weights = GoalWeights {
         goal,
         posture,
-        position: Vector3::from_element(settings.position_weight),
-        terminal_position: Vector3::from_element(settings.terminal_position_weight),
+        position: settings.goal_axis_weights() * settings.position_weight,
+        terminal_position: settings.goal_axis_weights() * settings.terminal_position_weight,
         rate: settings.velocity_weight,
         terminal_rate: settings.terminal_velocity_weight,
         effort: settings.effort_weight,

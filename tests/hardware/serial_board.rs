@@ -333,7 +333,7 @@ fn the_soft_snake_rolls_to_its_goal_from_the_board_and_natnet_markers_on_its_sec
         ("volts = [1.0, 5.0]\nvalues = [0.0, 10.0]\n", ""),
         ("volts = [0.0, 10.0]\nvalues = [-3.141592653589793, 3.141592653589793]\n", ""),
     ];
-    let (stdout, rms, matched) = mpc_on_the_emulated_robot("soft_snake", "60", 3, &on_the_board);
+    let (stdout, rms, matched) = mpc_on_the_emulated_robot("soft_snake", "120", 3, &on_the_board);
     assert!(stdout.contains("goal: reached at t = "), "{stdout}");
     assert!(stdout.contains("board: protocol version 2"), "{stdout}");
     assert!(stdout.contains("natnet: softgen robot emulator 1.0 (NatNet 4.1)"), "{stdout}");

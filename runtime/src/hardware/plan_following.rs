@@ -90,6 +90,9 @@ pub type PlanLink<const N: usize> = SteeringLink<N, CommandSnapshot<N>, CommandP
 pub struct PlanFollower<R: Model<N, C>, const N: usize, const C: usize> {
     params: R::Params,
     goal: Vector3<f64>,
+    /// 1 on the world axes the goal binds, 0 on those it leaves free (see
+    /// [`PlanFollower::with_goal_axes`]).
+    goal_axes: Vector3<f64>,
     arrival_radius: f64,
     hold: f64,
     /// The commands before the first plan arrives.
@@ -141,6 +144,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
         Ok(PlanFollower {
             params,
             goal,
+            goal_axes: Vector3::repeat(1.0),
             arrival_radius,
             hold,
             initial: values,
@@ -155,6 +159,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
             schedule_state: [0.0; MAX_SCHEDULE_STATES],
             states: 0,
         })
+    }
+
+    /// Measures the distance to the goal along the world axes marked `true` only (x, y, z;
+    /// all three unless set): a robot that cannot move along an axis is not held to the
+    /// goal's value on it.
+    pub fn with_goal_axes(mut self, axes: [bool; 3]) -> Self {
+        self.goal_axes = Vector3::from_fn(|i, _| if axes[i] { 1.0 } else { 0.0 });
+        self
+    }
+
+    /// The distance of `com` from the goal along the goal's axes.
+    pub fn distance_of(&self, com: &Vector3<f64>) -> f64 {
+        (com - self.goal).component_mul(&self.goal_axes).norm()
     }
 
     /// For plans of a schedule's decisions: the schedule's state at the time of the
@@ -211,7 +228,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PlanFollower<R, N, C> {
         if let Some((time, state, com)) =
             new_measurement::<R, N, C>(&link.measured, &mut self.last_measurement, &self.params)?
         {
-            self.distance = (com - self.goal).norm();
+            self.distance = self.distance_of(&com);
             self.phase = match self.phase {
                 _ if self.distance > self.arrival_radius => SteeringPhase::Travelling,
                 SteeringPhase::Travelling => SteeringPhase::Arrived { at: time },
