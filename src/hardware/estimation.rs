@@ -90,8 +90,12 @@ impl EstimatorReport {
             parts.push("no truth to score against".into());
         }
         let readings: u64 = self.readings.iter().map(|r| r.1).sum();
+        let fallbacks = match self.stats.explicit_fallbacks {
+            0 => String::new(),
+            n => format!(", {n} by semi-implicit Euler where the implicit step failed"),
+        };
         format!(
-            "estimator: {}; {readings} readings ({} corrections, {} outliers, {} too late, {} pressures), {} predictions ({} system Jacobians), {:.0} us a period (longest {:.0} us)",
+            "estimator: {}; {readings} readings ({} corrections, {} outliers, {} too late, {} pressures), {} predictions ({} system Jacobians{fallbacks}), {:.0} us a period (longest {:.0} us)",
             parts.join(", "),
             self.stats.updates,
             self.stats.outliers,

@@ -521,6 +521,30 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         Ok(())
     }
 
+    /// [`KnotDynamics::step`] with semi-implicit Euler in `substeps` steps, whatever the knots'
+    /// own integrator and steps: what a state estimator falls back on where Newton's method
+    /// cannot solve an implicit step (short explicit steps need no solve; too long for the
+    /// robot's stiffness, they diverge and say so).
+    pub fn step_semi_implicit(
+        &mut self,
+        knot: usize,
+        state: &DVector<f64>,
+        control: &DVector<f64>,
+        next: &mut DVector<f64>,
+        jacobians: Option<(&mut DMatrix<f64>, &mut DMatrix<f64>)>,
+        substeps: usize,
+    ) -> Result<(), String> {
+        if !(1..=MAX_SUBSTEPS).contains(&substeps) {
+            return Err(format!("substeps must be in 1..={MAX_SUBSTEPS}, got {substeps}"));
+        }
+        let kept = (self.integrator, self.substeps);
+        self.integrator = KnotIntegrator::SemiImplicitEuler;
+        self.substeps = substeps;
+        let result = self.step(knot, state, control, next, jacobians);
+        (self.integrator, self.substeps) = kept;
+        result
+    }
+
     /// Chains one held-command step into the knot's Jacobians through the schedule, at the
     /// schedule's state of the step's start: with B the step's Jacobian by the commands,
     /// C_z, C_u the commands' by (z, u) and G_z, G_u the schedule's advance, the step maps
