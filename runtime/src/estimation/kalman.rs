@@ -171,7 +171,7 @@ pub struct EstimatorStats {
 }
 
 /// The longest semi-implicit Euler step (s) a prediction takes where its implicit step
-/// fails (short explicit steps need no solve). Measured on the pinniped's filter with every
+/// fails (short explicit steps need no solve). Measured on a limbed robot's filter with every
 /// step forced to fall back (tests/models/marker_estimation.rs, 10 ms steps): in 16 pieces
 /// of 0.625 ms the estimate left its gate after 1.74 s; in 100 of 0.1 ms the hub was 0.54
 /// mm RMS, as with the implicit steps. In a 1 kHz loop: ten steps, ten system Jacobians.
@@ -685,7 +685,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
                     // A state a correction has just moved (a limb tip pressed into the
                     // carpet) can leave the implicit step with no Newton step that lowers its
                     // residual at any of its halvings; the explicit pieces still step it.
-                    // Seen once in CI on the pinniped through the board and NatNet, 14.4 s in.
+                    // Seen once in CI on a limbed robot through the board and NatNet, 14.4 s in.
                     if knots.integrator != KnotIntegrator::ImplicitEuler {
                         return Err(diverged(implicit));
                     }
