@@ -337,9 +337,11 @@ fn the_soft_snake_rolls_to_its_goal_from_the_board_and_natnet_markers_on_its_sec
     assert!(stdout.contains("goal: reached at t = "), "{stdout}");
     assert!(stdout.contains("board: protocol version 2"), "{stdout}");
     assert!(stdout.contains("natnet: softgen robot emulator 1.0 (NatNet 4.1)"), "{stdout}");
-    assert!(matched > 15000, "{matched} periods matched the emulator's truth");
+    // A run that arrives ends 2 s after: about 11 s of the loop since the plan's box was cut
+    // to where its model rolls the way the plant does (21 s before).
+    assert!(matched > 10000, "{matched} periods matched the emulator's truth");
     // Measured: 0.85 mm RMS over a whole run to the goal at the committed 1 kHz (21,112
-    // periods, 2026-11-29), held to the 2 mm; at 100 Hz, with the transducers read
+    // periods, 2026-11-29, before the box was cut), held to the 2 mm; at 100 Hz, with the transducers read
     // once a 10 ms period, 2.16-2.31 mm (in-process, 2.0-2.6 mm). Before the filter carried
     // each measured pressure through the regulator's lag it held the readings as inputs,
     // and the estimate lagged the plant: 11.0-11.4 mm here.

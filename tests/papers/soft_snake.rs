@@ -464,6 +464,31 @@ fn mpc_rolls_the_soft_snake_to_the_goal_aside_within_its_bounds() {
     assert!(run.highest_pressure > 0.1, "the muscles were used: {} bar", run.highest_pressure);
 }
 
+/// The MPC task's decision box is where the plan's model (one implicit Euler step of
+/// 62.5 ms a knot) rolls the snake the way the plant does: 3 s at fixed settings from the
+/// settled snake, at the box's two bends, the plane turning at the box's top rate and half
+/// of it either way, the model's sideways travel has the plant's sign and is
+/// within half of it. Outside the box it is not (bend 0.6 at 2 pi rad/s rolls the model
+/// the other way; see `MAX_BEND`), and a plan allowed there rolled the snake away from its
+/// goal.
+#[test]
+fn the_plans_model_rolls_the_way_the_plant_does_within_the_box() {
+    use softgen::papers::soft_snake::mpc::{fixed_gait_travel, settled_start, RollAsideTask};
+    let task = RollAsideTask::new();
+    let start = settled_start(&task).unwrap();
+    let top_rate = task.horizon.upper[1];
+    assert_eq!(task.horizon.lower[1], -top_rate);
+    for bend in [task.horizon.lower[0], task.horizon.upper[0]] {
+        for rate in [top_rate, top_rate / 2.0, -top_rate / 2.0, -top_rate] {
+            let (plant, model) = fixed_gait_travel(&task, &start, bend, rate, 3.0).unwrap();
+            let case = format!("bend {bend:.2} rad, plane rate {rate:+.2} rad/s: plant {plant:.4}, model {model:.4}");
+            assert!(plant.y * rate.signum() > 0.03, "the plant rolls with the plane: {case}");
+            assert!(model.y * plant.y > 0.0, "the model rolls the plant's way: {case}");
+            assert!((model.y - plant.y).abs() <= 0.5 * plant.y.abs(), "within half: {case}");
+        }
+    }
+}
+
 /// The spec's muscles (what a run configuration's regulators drive) are the paper's PMAs:
 /// a pressure on each of the nine gives the same accelerations as the force the rolling runs
 /// put on its length coordinate (`PneumaticMuscles::force`, p A), bent and touching.

@@ -236,12 +236,13 @@ fn mpc_roll_aside(out: &Path) -> Result<ExperimentReport, String> {
             task.rolling.settle, task.hold
         ),
         format!(
-            "plans: {} knots of {} s ({} s horizon, implicit steps a knot: {}), {} DDP iteration per plan, bend in [0, {}] rad, plane rate within {:.2} rad/s; pressures under the {} bar ceiling",
+            "plans: {} knots of {} s ({} s horizon, implicit steps a knot: {}), {} DDP iteration per plan, bend in [{}, {}] rad, plane rate within {:.2} rad/s; pressures under the {} bar ceiling",
             task.horizon.knots,
             task.horizon.interval,
             task.horizon.horizon(),
             task.horizon.substeps,
             task.horizon.iterations,
+            task.horizon.lower[0],
             task.horizon.upper[0],
             task.horizon.upper[1],
             task.rolling.ceiling

@@ -84,8 +84,8 @@ fn roll_aside() -> Result<ScheduledMpc, String> {
         rest: task.weights.rest.clone(),
         settle: task.rolling.settle,
         description: format!(
-            "the rolling gait's bend (0 to {} rad a section) and bending-plane rate (within {:.2} rad/s)",
-            task.horizon.upper[0], task.horizon.upper[1]
+            "the rolling gait's bend ({} to {} rad a section) and bending-plane rate (within {:.2} rad/s)",
+            task.horizon.lower[0], task.horizon.upper[0], task.horizon.upper[1]
         ),
     })
 }
