@@ -45,9 +45,18 @@ pub struct EstimatorReport {
     /// Readings taken per sensor, by name.
     pub readings: Vec<(String, u64)>,
     /// RMS error against the truth per kind of coordinate present (kind, RMS in the
-    /// coordinate's unit; base translation as the 3D distance), over `scored` periods.
+    /// coordinate's unit; base translation as the 3D distance), over `scored` periods from
+    /// `scored_from`.
     pub rms: Vec<(CoordinateKind, f64)>,
     pub scored: u64,
+    /// When the scoring starts (s, the loop's clock): the controller's task start (a
+    /// scheduled plan's settling time, the drop of a body landing), 0 otherwise. Why: the
+    /// figures are the task's, as the targets are stated; a body falling onto its contact is
+    /// the filter's hardest moment and not part of the task.
+    pub scored_from: f64,
+    /// With a later `scored_from`: the same figures over the whole run (kinds' RMS, marked
+    /// points' RMS, periods).
+    pub whole_run: Option<(Vec<(CoordinateKind, f64)>, Vec<(String, f64)>, u64)>,
     /// RMS error of each coordinate against the truth (its unit), by name.
     pub coordinate_rms: Vec<(&'static str, f64)>,
     /// RMS distance (m) between the estimated and the true world position of each point a
@@ -86,8 +95,26 @@ impl EstimatorReport {
                 largest * 1e3
             ));
         }
-        if self.scored == 0 {
+        if self.scored == 0 && self.whole_run.is_some() {
+            parts.push(format!("nothing scored from t = {:.2} s, the task's start", self.scored_from));
+        } else if self.scored == 0 {
             parts.push("no truth to score against".into());
+        } else if self.scored_from > 0.0 {
+            let last = parts.pop().unwrap_or_default();
+            let mut whole = Vec::new();
+            if let Some((rms, markers, _)) = &self.whole_run {
+                if let Some((_, position)) = rms.iter().find(|(k, _)| *k == CoordinateKind::BaseTranslation) {
+                    whole.push(format!("position RMS {:.2} mm", position * 1e3));
+                }
+                if let Some(largest) = markers.iter().map(|m| m.1).reduce(f64::max) {
+                    whole.push(format!("marked points largest {:.2} mm", largest * 1e3));
+                }
+            }
+            let whole = match whole.is_empty() {
+                true => String::new(),
+                false => format!("; the whole run: {}", whole.join(", ")),
+            };
+            parts.push(format!("{last} (from t = {:.2} s, the task's start{whole})", self.scored_from));
         }
         let readings: u64 = self.readings.iter().map(|r| r.1).sum();
         let fallbacks = match self.stats.explicit_fallbacks {
@@ -137,6 +164,13 @@ pub(crate) struct InLoopEstimator<R: Model<N, C>, const N: usize, const C: usize
     /// distance.
     params: Option<R::Params>,
     marker_errors: Vec<(usize, usize, f64)>,
+    /// Scoring window: from when, and the sums as they stood when it opened (marker sums
+    /// sized with `marker_errors`, so opening it does not allocate in the loop).
+    score_from: f64,
+    window: Option<u64>,
+    squared_at_window: [f64; 6],
+    per_coordinate_at_window: [f64; N],
+    markers_at_window: Vec<f64>,
 }
 
 const KINDS: [CoordinateKind; 6] = [
@@ -178,6 +212,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
             period_time: 0.0,
             params: None,
             marker_errors: Vec::new(),
+            score_from: 0.0,
+            window: None,
+            squared_at_window: [0.0; 6],
+            per_coordinate_at_window: [0.0; N],
+            markers_at_window: Vec::new(),
         })
     }
 
@@ -190,7 +229,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
                 _ => None,
             })
             .collect();
+        self.markers_at_window = vec![0.0; self.marker_errors.len()];
         self.params = Some(params);
+    }
+
+    /// Reports the errors from `t` (s) on, where the controller's task starts, and those
+    /// of the whole run beside them.
+    pub(crate) fn score_from(&mut self, t: f64) {
+        self.score_from = t.max(0.0);
     }
 
     /// Writes the sensor log (`t,kind,name,stamp,values...`, see [`SensorLog`]) to `file`.
@@ -313,6 +359,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
         if (time - truth_time).abs() > 1e-9 {
             return;
         }
+        if self.window.is_none() && time >= self.score_from - 1e-9 {
+            self.window = Some(self.scored);
+            self.squared_at_window = self.squared_errors;
+            self.per_coordinate_at_window = self.per_coordinate;
+            for (at, (_, _, sum)) in self.markers_at_window.iter_mut().zip(&self.marker_errors) {
+                *at = *sum;
+            }
+        }
         for (i, coordinate) in R::COORDINATES.iter().enumerate() {
             let k = KINDS.iter().position(|k| *k == coordinate.kind).unwrap_or(0);
             let mut error = estimate.q[i] - truth.q[i];
@@ -333,17 +387,58 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
         self.scored += 1;
     }
 
-    pub(crate) fn report(&self) -> EstimatorReport {
+    /// RMS figures from running sums: each kind's, each coordinate's, each marker's.
+    #[allow(clippy::type_complexity)]
+    fn figures(
+        &self,
+        squared: &[f64; 6],
+        per_coordinate: &[f64; N],
+        markers: &[f64],
+        scored: u64,
+    ) -> (Vec<(CoordinateKind, f64)>, Vec<(&'static str, f64)>, Vec<(String, f64)>) {
         let mut rms = Vec::new();
         for (k, kind) in KINDS.iter().enumerate() {
             let count = R::COORDINATES.iter().filter(|c| c.kind == *kind).count();
-            if count == 0 || self.scored == 0 {
+            if count == 0 || scored == 0 {
                 continue;
             }
             // Base translation: the RMS distance; other kinds: per coordinate.
             let per = if *kind == CoordinateKind::BaseTranslation { 1 } else { count };
-            rms.push((*kind, (self.squared_errors[k] / (self.scored * per as u64) as f64).sqrt()));
+            rms.push((*kind, (squared[k] / (scored * per as u64) as f64).sqrt()));
         }
+        let coordinate_rms = R::COORDINATES
+            .iter()
+            .zip(per_coordinate)
+            .map(|(c, e)| (c.name, (e / scored.max(1) as f64).sqrt()))
+            .collect();
+        let marker_rms = match scored {
+            0 => Vec::new(),
+            scored => (self.marker_errors.iter().zip(markers))
+                .map(|((k, _, _), sum)| (self.estimator.sensors()[*k].name.clone(), (sum / scored as f64).sqrt()))
+                .collect(),
+        };
+        (rms, coordinate_rms, marker_rms)
+    }
+
+    pub(crate) fn report(&self) -> EstimatorReport {
+        let totals: Vec<f64> = self.marker_errors.iter().map(|m| m.2).collect();
+        let (whole_rms, whole_coordinates, whole_markers) =
+            self.figures(&self.squared_errors, &self.per_coordinate, &totals, self.scored);
+        let opened = self.window.unwrap_or(if self.score_from > 0.0 { self.scored } else { 0 });
+        let ((rms, coordinate_rms, marker_rms), whole_run) = match (self.score_from > 0.0, self.window) {
+            (true, Some(at)) => {
+                let squared: [f64; 6] = std::array::from_fn(|k| self.squared_errors[k] - self.squared_at_window[k]);
+                let per: [f64; N] = std::array::from_fn(|i| self.per_coordinate[i] - self.per_coordinate_at_window[i]);
+                let markers: Vec<f64> = totals.iter().zip(&self.markers_at_window).map(|(t, a)| t - a).collect();
+                (
+                    self.figures(&squared, &per, &markers, self.scored - at),
+                    Some((whole_rms, whole_markers, self.scored)),
+                )
+            }
+            // The run ended before the task started: nothing of the task to score.
+            (true, None) => ((Vec::new(), Vec::new(), Vec::new()), Some((whole_rms, whole_markers, self.scored))),
+            (false, _) => ((whole_rms, whole_coordinates, whole_markers), None),
+        };
         EstimatorReport {
             stats: self.estimator.stats.clone(),
             readings: self
@@ -354,18 +449,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
                 .map(|(s, n)| (s.name.clone(), *n))
                 .collect(),
             rms,
-            scored: self.scored,
-            coordinate_rms: R::COORDINATES
-                .iter()
-                .zip(&self.per_coordinate)
-                .map(|(c, e)| (c.name, (e / self.scored.max(1) as f64).sqrt()))
-                .collect(),
-            marker_rms: match self.scored {
-                0 => Vec::new(),
-                scored => (self.marker_errors.iter())
-                    .map(|(k, _, sum)| (self.estimator.sensors()[*k].name.clone(), (sum / scored as f64).sqrt()))
-                    .collect(),
-            },
+            scored: self.scored - opened,
+            scored_from: self.score_from,
+            whole_run,
+            coordinate_rms,
+            marker_rms,
             mean_time: Duration::from_secs_f64(self.time_total.as_secs_f64() / self.periods.max(1) as f64),
             longest_time: self.time_longest,
             fault: self.fault.as_ref().map(|f| f.1.clone()),

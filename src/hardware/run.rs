@@ -928,6 +928,8 @@ impl Run<'_> {
         // last one, whose measurement the follower hands to the planner.
         let states = scheduled.as_ref().map_or(0, |s| s.schedule.states());
         let settle = scheduled.as_ref().map_or(0.0, |s| s.settle);
+        // The estimate is scored over the task, from the plan's start.
+        sensing.score_from(settle);
         let (mut schedule_state, mut sent_state) = ([0.0; MAX_SCHEDULE_STATES], [0.0; MAX_SCHEDULE_STATES]);
         let (outcome, safe, planner_stats) = loop_with_planner(
             &loop_config,

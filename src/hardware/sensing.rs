@@ -187,6 +187,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
         }
     }
 
+    /// Scores the estimate from `t` on (the controller's task start), the whole run beside.
+    pub(crate) fn score_from(&mut self, t: f64) {
+        if let Some(estimator) = &mut self.estimator {
+            estimator.score_from(t);
+        }
+    }
+
     /// The commands the period sends, `dt` after the last: the estimator's inputs.
     pub(crate) fn sent(&mut self, commands: &[ActuatorCommand], dt: f64) -> Result<(), String> {
         match &mut self.estimator {
