@@ -59,6 +59,7 @@ type R = SnakePedalWave;
 
 #[test]
 fn hardware_in_the_loop_matches_an_offline_replay_of_its_commands() {
+    let _turn = crate::one_real_time_run();
     let dir = tempfile::tempdir().unwrap();
     let o = options(dir.path(), 10.0);
     let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
@@ -106,6 +107,7 @@ fn hardware_in_the_loop_matches_an_offline_replay_of_its_commands() {
 
 #[test]
 fn dry_run_touches_no_device() {
+    let _turn = crate::one_real_time_run();
     let dir = tempfile::tempdir().unwrap();
     let mut o = options(dir.path(), 10.0);
     o.dry_run = true;
@@ -116,6 +118,7 @@ fn dry_run_touches_no_device() {
 
 #[test]
 fn a_signal_mid_run_leaves_the_safe_state_and_complete_logs() {
+    let _turn = crate::one_real_time_run();
     let dir = tempfile::tempdir().unwrap();
     let o = options(dir.path(), 60.0);
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_softgen"))
@@ -190,6 +193,7 @@ fn analog_values(path: &Path) -> Vec<(f64, u16, f64)> {
 
 #[test]
 fn pinniped_crawls_backwards_in_the_loop_through_twelve_regulators_under_the_ceiling() {
+    let _turn = crate::one_real_time_run();
     let dir = tempfile::tempdir().unwrap();
     let o = pinniped_options(dir.path(), 3.0, 3.0);
     let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
@@ -213,6 +217,7 @@ fn pinniped_crawls_backwards_in_the_loop_through_twelve_regulators_under_the_cei
 
 #[test]
 fn pinniped_ceiling_caps_every_regulator() {
+    let _turn = crate::one_real_time_run();
     let dir = tempfile::tempdir().unwrap();
     let o = pinniped_options(dir.path(), 2.0, 1.0);
     let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
@@ -238,6 +243,7 @@ fn swimmer_options(dir: &Path, duration: f64, swim: &str) -> RunOptions {
 
 #[test]
 fn underwater_snake_swims_in_the_loop_through_its_thrusters_and_stops_them() {
+    let _turn = crate::one_real_time_run();
     // Yaw turn, condition 1: thrusters 1, 3, 4, 6 at 1 N and joint actuators 1 and 4 at
     // 3 bar, 5 s at 100 Hz on the simulated plant (the neutral set of the run
     // configuration).
@@ -301,6 +307,7 @@ fn a_swimming_robot_refuses_the_gait_options_and_a_robot_without_thrusters_refus
 
 #[test]
 fn a_recorded_run_replayed_into_the_plant_gives_the_same_trajectory_for_every_kind_of_robot() {
+    let _turn = crate::one_real_time_run();
     // Servo joints, pressure-regulated muscles (on RK4 and, for the soft snake, ROS34PW2),
     // muscles with thrusters, and valve lines with their supply: `run --replay` wires the
     // plant as the run did, so the recording reproduces the trajectory bit for bit.
@@ -366,6 +373,7 @@ fn soft_snake_options(dir: &Path, duration: f64) -> RunOptions {
 /// their regulators' voltages.
 #[test]
 fn the_soft_snake_rolls_in_the_loop_through_nine_regulators_as_its_rolling_run_does() {
+    let _turn = crate::one_real_time_run();
     use softgen::papers::soft_snake::{run_rolling, Rolling, RollingRun};
     use softgen_generated::soft_snake::{CONTACTS, DOF};
     use softgen_generated::SoftSnake;

@@ -87,6 +87,7 @@ fn board_log(path: &Path) -> Vec<(u16, String, String, String, String)> {
 
 #[test]
 fn commands_arrive_in_order_with_correct_values() {
+    let _turn = crate::one_real_time_run();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("board.csv");
     let line = start_emulator(&log, &[]);
@@ -115,6 +116,7 @@ fn commands_arrive_in_order_with_correct_values() {
 
 #[test]
 fn a_corrupted_frame_is_detected_and_reported() {
+    let _turn = crate::one_real_time_run();
     // Board -> host: a damaged acknowledgement stops the run in the safe state.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("board.csv");
@@ -164,6 +166,7 @@ fn a_corrupted_frame_is_detected_and_reported() {
 
 #[test]
 fn a_silent_board_trips_the_watchdog_and_the_safe_state() {
+    let _turn = crate::one_real_time_run();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("board.csv");
     // An earlier run's record: a faulted run must leave it byte for byte and keep its own
@@ -226,9 +229,9 @@ fn mpc_on_the_emulated_robot(
 ) -> (String, f64, usize) {
     // Each run keeps a 1 kHz loop, its planner, a NatNet reader and the emulator's plant
     // busy: two at once on a two-core machine miss a quarter of their deadlines, which is
-    // the machine's lateness, not the host's. One at a time, as on a robot's computer.
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    // the machine's lateness, not the host's. One real-time run at a time, as on a robot's
+    // computer (`one_real_time_run`).
+    let _turn = crate::one_real_time_run();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("robot.run.toml");
     let port = free_udp_port();
@@ -369,6 +372,7 @@ fn the_wpi_snakes_valve_sampler_on_the_board_steers_from_natnet_markers_on_its_w
 /// board sensors, and refuses a run whose sensors are on the board, naming them.
 #[test]
 fn a_version_one_board_is_spoken_to_in_version_one_unless_sensors_are_on_it() {
+    let _turn = crate::one_real_time_run();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("board.csv");
     let line = start_emulator(&log, &["--version", "1"]);
