@@ -422,23 +422,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
 
     pub(crate) fn report(&self) -> EstimatorReport {
         let totals: Vec<f64> = self.marker_errors.iter().map(|m| m.2).collect();
-        let (whole_rms, whole_coordinates, whole_markers) =
-            self.figures(&self.squared_errors, &self.per_coordinate, &totals, self.scored);
-        let opened = self.window.unwrap_or(if self.score_from > 0.0 { self.scored } else { 0 });
-        let ((rms, coordinate_rms, marker_rms), whole_run) = match (self.score_from > 0.0, self.window) {
-            (true, Some(at)) => {
-                let squared: [f64; 6] = std::array::from_fn(|k| self.squared_errors[k] - self.squared_at_window[k]);
-                let per: [f64; N] = std::array::from_fn(|i| self.per_coordinate[i] - self.per_coordinate_at_window[i]);
-                let markers: Vec<f64> = totals.iter().zip(&self.markers_at_window).map(|(t, a)| t - a).collect();
-                (
-                    self.figures(&squared, &per, &markers, self.scored - at),
-                    Some((whole_rms, whole_markers, self.scored)),
-                )
-            }
-            // The run ended before the task started: nothing of the task to score.
-            (true, None) => ((Vec::new(), Vec::new(), Vec::new()), Some((whole_rms, whole_markers, self.scored))),
-            (false, _) => ((whole_rms, whole_coordinates, whole_markers), None),
-        };
+        // The task's sums are the totals less those when the window opened; a window that
+        // never opened (the run ended first, or nothing was scored) holds nothing.
+        let opened = self.window.is_some();
+        let at = |total: f64, at_window: f64| if opened { total - at_window } else { 0.0 };
+        let squared: [f64; 6] = std::array::from_fn(|k| at(self.squared_errors[k], self.squared_at_window[k]));
+        let per: [f64; N] = std::array::from_fn(|i| at(self.per_coordinate[i], self.per_coordinate_at_window[i]));
+        let markers: Vec<f64> = totals.iter().zip(&self.markers_at_window).map(|(t, a)| at(*t, *a)).collect();
+        let scored = self.scored - self.window.unwrap_or(self.scored);
+        let (rms, coordinate_rms, marker_rms) = self.figures(&squared, &per, &markers, scored);
+        let whole_run = (self.score_from > 0.0).then(|| {
+            let (rms, _, markers) = self.figures(&self.squared_errors, &self.per_coordinate, &totals, self.scored);
+            (rms, markers, self.scored)
+        });
         EstimatorReport {
             stats: self.estimator.stats.clone(),
             readings: self
@@ -449,7 +445,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
                 .map(|(s, n)| (s.name.clone(), *n))
                 .collect(),
             rms,
-            scored: self.scored - opened,
+            scored,
             scored_from: self.score_from,
             whole_run,
             coordinate_rms,

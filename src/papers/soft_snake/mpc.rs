@@ -186,6 +186,48 @@ pub fn settled_start(task: &RollAsideTask) -> Result<State<DOF>, String> {
     Ok(x)
 }
 
+/// The task's plant as the plans drive it: the rotating bend's forces ramped between the
+/// control periods' ends (a first-order hold, as in the rolling runs), the plane's phase
+/// advancing under the rate in effect, ROS34PW2 between.
+struct RollingPlant {
+    plant: Simulation<SoftSnake, DOF, CONTACTS>,
+    integrator: softgen_runtime::Rosenbrock34<DOF>,
+    x: State<DOF>,
+    t: f64,
+    phase: f64,
+    forces_now: SVector<f64, DOF>,
+    forces_next: SVector<f64, DOF>,
+}
+
+impl RollingPlant {
+    /// From `x` at `t`, the plane at phase 0 under `decisions`.
+    fn new(
+        run: &RollingRun,
+        schedule: &CommandSchedule,
+        x: State<DOF>,
+        t: f64,
+        decisions: &[f64],
+    ) -> Result<Self, String> {
+        let (plant, integrator) = rolling_plant(run)?;
+        let mut forces_now = SVector::<f64, DOF>::zeros();
+        schedule.commands_into(&[0.0], decisions, forces_now.as_mut_slice());
+        Ok(RollingPlant { plant, integrator, x, t, phase: 0.0, forces_now, forces_next: SVector::zeros() })
+    }
+
+    /// One control period of `h` seconds under `decisions`, ending at `next`.
+    fn period(&mut self, schedule: &CommandSchedule, decisions: &[f64], h: f64, next: f64) -> Result<(), String> {
+        schedule.advance(std::slice::from_mut(&mut self.phase), decisions, h);
+        schedule.commands_into(&[self.phase], decisions, self.forces_next.as_mut_slice());
+        self.plant.set_actuator_force_ramp(self.t, &self.forces_now, next, &self.forces_next)?;
+        let t = &mut self.t;
+        self.integrator
+            .integrate_to(&mut self.plant, t, &mut self.x, next)
+            .map_err(|e| format!("the plant failed at t = {t:.3} s: {e}"))?;
+        self.forces_now = self.forces_next;
+        Ok(())
+    }
+}
+
 /// How far the centre of mass travels in `duration` seconds from `start` (a settled state)
 /// at a fixed bend and plane rate, in the plant (as the task drives it: first-order hold of
 /// the forces over each control period, ROS34PW2) and in the plan's model (the planner's
@@ -204,22 +246,11 @@ pub fn fixed_gait_travel(
     let center_of_mass = |q: &SVector<f64, DOF>| SoftSnake::center_of_mass(q, p, &SoftSnake::cache(q, p));
     let schedule = rolling_schedule(task)?;
     let decisions = [bend, plane_rate];
-    let (mut plant, mut integrator) = rolling_plant(run)?;
-    let (mut x, mut t, mut phase) = (*start, 0.0, 0.0);
-    let mut forces_now = SVector::<f64, DOF>::zeros();
-    let mut forces_next = SVector::<f64, DOF>::zeros();
-    schedule.commands_into(&[phase], &decisions, forces_now.as_mut_slice());
+    let mut rolling = RollingPlant::new(run, &schedule, *start, 0.0, &decisions)?;
     for k in 0..(duration / run.control_period).round() as usize {
-        schedule.advance(std::slice::from_mut(&mut phase), &decisions, run.control_period);
-        schedule.commands_into(&[phase], &decisions, forces_next.as_mut_slice());
-        let next = (k + 1) as f64 * run.control_period;
-        plant.set_actuator_force_ramp(t, &forces_now, next, &forces_next)?;
-        integrator
-            .integrate_to(&mut plant, &mut t, &mut x, next)
-            .map_err(|e| format!("the plant failed at t = {t:.3} s: {e}"))?;
-        forces_now = forces_next;
+        rolling.period(&schedule, &decisions, run.control_period, (k + 1) as f64 * run.control_period)?;
     }
-    let plant_travel = center_of_mass(&x.q) - center_of_mass(&start.q);
+    let plant_travel = center_of_mass(&rolling.x.q) - center_of_mass(&start.q);
     let horizon = &task.horizon;
     let mut knots = RobotKnots::scheduled(
         planning_simulation(task)?,
@@ -299,11 +330,10 @@ pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
             "the planning period {period} s must be a multiple of the control period {control_period} s"
         ));
     }
-    let (mut plant, mut integrator) = rolling_plant(run)?;
-    let mut x = settled_start(task)?;
-    let mut t = run.settle;
+    let mut decisions = task.weights.rest.clone();
+    let mut rolling = RollingPlant::new(run, &schedule, settled_start(task)?, run.settle, &decisions)?;
     let center_of_mass = |q: &SVector<f64, DOF>| SoftSnake::center_of_mass(q, &p, &SoftSnake::cache(q, &p));
-    let start = center_of_mass(&x.q);
+    let start = center_of_mass(&rolling.x.q);
     let goal = start + Vector3::new(0.0, GOAL_ASIDE, 0.0);
     let weights = GoalWeights { goal, ..task.weights.clone() };
     let mut planner = RecedingHorizon::scheduled(
@@ -314,11 +344,6 @@ pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
         weights,
         DdpSettings { line_search_steps: 4, ..DdpSettings::default() },
     )?;
-    let mut decisions = task.weights.rest.clone();
-    let mut phase = 0.0;
-    let mut forces_now = SVector::<f64, DOF>::zeros();
-    let mut forces_next = SVector::<f64, DOF>::zeros();
-    schedule.commands_into(&[phase], &decisions, forces_now.as_mut_slice());
     let plans = (task.duration / period).round() as usize;
     let mut samples = Vec::with_capacity(plans);
     let mut failures = Vec::new();
@@ -326,7 +351,8 @@ pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
     let mut highest_pressure: f64 = 0.0;
     let pressure_per_newton = 1.0 / rolling_muscles(run)?.force(1.0);
     for k in 0..plans {
-        let since = t - run.settle;
+        let since = rolling.t - run.settle;
+        let (x, phase) = (rolling.x, rolling.phase);
         let outcome = planner.plan_from(since, &x.q, &x.qd, &[phase], &decisions);
         if let Some(reason) = &outcome.failure {
             if failures.len() < 5 {
@@ -336,8 +362,9 @@ pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
         let com = center_of_mass(&x.q);
         let distance = (com - goal).xy().norm();
         inside_since = if distance <= ARRIVAL_RADIUS { inside_since.or(Some(since)) } else { None };
-        let pressures: [f64; 9] =
-            std::array::from_fn(|m| forces_now[SOFT_SECTIONS[m / 3].first_coordinate + m % 3] * pressure_per_newton);
+        let pressures: [f64; 9] = std::array::from_fn(|m| {
+            rolling.forces_now[SOFT_SECTIONS[m / 3].first_coordinate + m % 3] * pressure_per_newton
+        });
         highest_pressure = pressures.iter().fold(highest_pressure, |a, b| a.max(*b));
         decisions.copy_from_slice(planner.command_at(since).as_slice());
         samples.push(RollAsideSample {
@@ -361,16 +388,9 @@ pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
         // phase advances under the planned rate, the forces ramp between the periods'
         // ends (a first-order hold, as in the rolling runs).
         for c in 0..per_plan {
-            let at = t - run.settle;
-            decisions.copy_from_slice(planner.command_at(at).as_slice());
-            schedule.advance(std::slice::from_mut(&mut phase), &decisions, control_period);
-            schedule.commands_into(&[phase], &decisions, forces_next.as_mut_slice());
+            decisions.copy_from_slice(planner.command_at(rolling.t - run.settle).as_slice());
             let next = run.settle + (k * per_plan + c + 1) as f64 * control_period;
-            plant.set_actuator_force_ramp(t, &forces_now, next, &forces_next)?;
-            integrator
-                .integrate_to(&mut plant, &mut t, &mut x, next)
-                .map_err(|e| format!("the plant failed at t = {t:.3} s: {e}"))?;
-            forces_now = forces_next;
+            rolling.period(&schedule, &decisions, control_period, next)?;
         }
     }
     let final_distance = samples.last().map_or(f64::NAN, |s| s.distance);
