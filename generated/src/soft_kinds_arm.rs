@@ -6891,6 +6891,58 @@ pub fn dynamics_into(
     coriolis_into(q, qd, p, cache, coriolis);
     gravity_into(q, p, cache, gravity);
 }
+/// Solves M x = `rhs` in place by the L'L factorisation of M from the last coordinate
+/// back, unrolled for this robot: the factor holds 100 % of the lower triangle's
+/// entries and takes 4 multiply-adds. Reads only M's lower triangle; false (and
+/// `rhs` meaningless) where M is not positive definite.
+#[inline]
+#[allow(unused_mut)]
+pub fn mass_matrix_solve_into(
+    mass_matrix: &SMatrix<f64, DOF, DOF>,
+    rhs: &mut SVector<f64, DOF>,
+) -> bool {
+    let mut l_0_0 = mass_matrix[(0, 0)];
+    let mut l_1_0 = mass_matrix[(1, 0)];
+    let mut l_1_1 = mass_matrix[(1, 1)];
+    let mut l_2_0 = mass_matrix[(2, 0)];
+    let mut l_2_1 = mass_matrix[(2, 1)];
+    let mut l_2_2 = mass_matrix[(2, 2)];
+    if !(l_2_2 > 0.0 && l_2_2.is_finite()) {
+        return false;
+    }
+    l_2_2 = l_2_2.sqrt();
+    let r_2 = 1.0 / l_2_2;
+    l_2_0 *= r_2;
+    l_2_1 *= r_2;
+    l_0_0 -= l_2_0 * l_2_0;
+    l_1_0 -= l_2_1 * l_2_0;
+    l_1_1 -= l_2_1 * l_2_1;
+    if !(l_1_1 > 0.0 && l_1_1.is_finite()) {
+        return false;
+    }
+    l_1_1 = l_1_1.sqrt();
+    let r_1 = 1.0 / l_1_1;
+    l_1_0 *= r_1;
+    l_0_0 -= l_1_0 * l_1_0;
+    if !(l_0_0 > 0.0 && l_0_0.is_finite()) {
+        return false;
+    }
+    l_0_0 = l_0_0.sqrt();
+    let r_0 = 1.0 / l_0_0;
+    rhs[2] *= r_2;
+    rhs[0] -= l_2_0 * rhs[2];
+    rhs[1] -= l_2_1 * rhs[2];
+    rhs[1] *= r_1;
+    rhs[0] -= l_1_0 * rhs[1];
+    rhs[0] *= r_0;
+    rhs[0] *= r_0;
+    rhs[1] -= l_1_0 * rhs[0];
+    rhs[1] *= r_1;
+    rhs[2] -= l_2_0 * rhs[0];
+    rhs[2] -= l_2_1 * rhs[1];
+    rhs[2] *= r_2;
+    true
+}
 /// The partial derivatives of the inverse dynamics at the given
 /// accelerations, row i being ID_i: `position` = dID/dq, column j the
 /// tangent of the Newton-Euler pass along q_j (differentiated in the
@@ -22733,6 +22785,12 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn mass_matrix_solve_into(
+        mass_matrix: &SMatrix<f64, DOF, DOF>,
+        rhs: &mut SVector<f64, DOF>,
+    ) -> bool {
+        mass_matrix_solve_into(mass_matrix, rhs)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

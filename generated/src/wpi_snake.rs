@@ -3848,6 +3848,214 @@ pub fn dynamics_into(
     coriolis_into(q, qd, p, cache, coriolis);
     gravity_into(q, p, cache, gravity);
 }
+/// Solves M x = `rhs` in place by the L'L factorisation of M from the last coordinate
+/// back, unrolled for this robot: the factor holds 100 % of the lower triangle's
+/// entries and takes 56 multiply-adds. Reads only M's lower triangle; false (and
+/// `rhs` meaningless) where M is not positive definite.
+#[inline]
+#[allow(unused_mut)]
+pub fn mass_matrix_solve_into(
+    mass_matrix: &SMatrix<f64, DOF, DOF>,
+    rhs: &mut SVector<f64, DOF>,
+) -> bool {
+    let mut l_0_0 = mass_matrix[(0, 0)];
+    let mut l_1_0 = 0.0f64;
+    let mut l_1_1 = mass_matrix[(1, 1)];
+    let mut l_2_0 = mass_matrix[(2, 0)];
+    let mut l_2_1 = mass_matrix[(2, 1)];
+    let mut l_2_2 = mass_matrix[(2, 2)];
+    let mut l_3_0 = mass_matrix[(3, 0)];
+    let mut l_3_1 = mass_matrix[(3, 1)];
+    let mut l_3_2 = mass_matrix[(3, 2)];
+    let mut l_3_3 = mass_matrix[(3, 3)];
+    let mut l_4_0 = mass_matrix[(4, 0)];
+    let mut l_4_1 = mass_matrix[(4, 1)];
+    let mut l_4_2 = mass_matrix[(4, 2)];
+    let mut l_4_3 = mass_matrix[(4, 3)];
+    let mut l_4_4 = mass_matrix[(4, 4)];
+    let mut l_5_0 = mass_matrix[(5, 0)];
+    let mut l_5_1 = mass_matrix[(5, 1)];
+    let mut l_5_2 = mass_matrix[(5, 2)];
+    let mut l_5_3 = mass_matrix[(5, 3)];
+    let mut l_5_4 = mass_matrix[(5, 4)];
+    let mut l_5_5 = mass_matrix[(5, 5)];
+    let mut l_6_0 = mass_matrix[(6, 0)];
+    let mut l_6_1 = mass_matrix[(6, 1)];
+    let mut l_6_2 = mass_matrix[(6, 2)];
+    let mut l_6_3 = mass_matrix[(6, 3)];
+    let mut l_6_4 = mass_matrix[(6, 4)];
+    let mut l_6_5 = mass_matrix[(6, 5)];
+    let mut l_6_6 = mass_matrix[(6, 6)];
+    if !(l_6_6 > 0.0 && l_6_6.is_finite()) {
+        return false;
+    }
+    l_6_6 = l_6_6.sqrt();
+    let r_6 = 1.0 / l_6_6;
+    l_6_0 *= r_6;
+    l_6_1 *= r_6;
+    l_6_2 *= r_6;
+    l_6_3 *= r_6;
+    l_6_4 *= r_6;
+    l_6_5 *= r_6;
+    l_0_0 -= l_6_0 * l_6_0;
+    l_1_0 -= l_6_1 * l_6_0;
+    l_1_1 -= l_6_1 * l_6_1;
+    l_2_0 -= l_6_2 * l_6_0;
+    l_2_1 -= l_6_2 * l_6_1;
+    l_2_2 -= l_6_2 * l_6_2;
+    l_3_0 -= l_6_3 * l_6_0;
+    l_3_1 -= l_6_3 * l_6_1;
+    l_3_2 -= l_6_3 * l_6_2;
+    l_3_3 -= l_6_3 * l_6_3;
+    l_4_0 -= l_6_4 * l_6_0;
+    l_4_1 -= l_6_4 * l_6_1;
+    l_4_2 -= l_6_4 * l_6_2;
+    l_4_3 -= l_6_4 * l_6_3;
+    l_4_4 -= l_6_4 * l_6_4;
+    l_5_0 -= l_6_5 * l_6_0;
+    l_5_1 -= l_6_5 * l_6_1;
+    l_5_2 -= l_6_5 * l_6_2;
+    l_5_3 -= l_6_5 * l_6_3;
+    l_5_4 -= l_6_5 * l_6_4;
+    l_5_5 -= l_6_5 * l_6_5;
+    if !(l_5_5 > 0.0 && l_5_5.is_finite()) {
+        return false;
+    }
+    l_5_5 = l_5_5.sqrt();
+    let r_5 = 1.0 / l_5_5;
+    l_5_0 *= r_5;
+    l_5_1 *= r_5;
+    l_5_2 *= r_5;
+    l_5_3 *= r_5;
+    l_5_4 *= r_5;
+    l_0_0 -= l_5_0 * l_5_0;
+    l_1_0 -= l_5_1 * l_5_0;
+    l_1_1 -= l_5_1 * l_5_1;
+    l_2_0 -= l_5_2 * l_5_0;
+    l_2_1 -= l_5_2 * l_5_1;
+    l_2_2 -= l_5_2 * l_5_2;
+    l_3_0 -= l_5_3 * l_5_0;
+    l_3_1 -= l_5_3 * l_5_1;
+    l_3_2 -= l_5_3 * l_5_2;
+    l_3_3 -= l_5_3 * l_5_3;
+    l_4_0 -= l_5_4 * l_5_0;
+    l_4_1 -= l_5_4 * l_5_1;
+    l_4_2 -= l_5_4 * l_5_2;
+    l_4_3 -= l_5_4 * l_5_3;
+    l_4_4 -= l_5_4 * l_5_4;
+    if !(l_4_4 > 0.0 && l_4_4.is_finite()) {
+        return false;
+    }
+    l_4_4 = l_4_4.sqrt();
+    let r_4 = 1.0 / l_4_4;
+    l_4_0 *= r_4;
+    l_4_1 *= r_4;
+    l_4_2 *= r_4;
+    l_4_3 *= r_4;
+    l_0_0 -= l_4_0 * l_4_0;
+    l_1_0 -= l_4_1 * l_4_0;
+    l_1_1 -= l_4_1 * l_4_1;
+    l_2_0 -= l_4_2 * l_4_0;
+    l_2_1 -= l_4_2 * l_4_1;
+    l_2_2 -= l_4_2 * l_4_2;
+    l_3_0 -= l_4_3 * l_4_0;
+    l_3_1 -= l_4_3 * l_4_1;
+    l_3_2 -= l_4_3 * l_4_2;
+    l_3_3 -= l_4_3 * l_4_3;
+    if !(l_3_3 > 0.0 && l_3_3.is_finite()) {
+        return false;
+    }
+    l_3_3 = l_3_3.sqrt();
+    let r_3 = 1.0 / l_3_3;
+    l_3_0 *= r_3;
+    l_3_1 *= r_3;
+    l_3_2 *= r_3;
+    l_0_0 -= l_3_0 * l_3_0;
+    l_1_0 -= l_3_1 * l_3_0;
+    l_1_1 -= l_3_1 * l_3_1;
+    l_2_0 -= l_3_2 * l_3_0;
+    l_2_1 -= l_3_2 * l_3_1;
+    l_2_2 -= l_3_2 * l_3_2;
+    if !(l_2_2 > 0.0 && l_2_2.is_finite()) {
+        return false;
+    }
+    l_2_2 = l_2_2.sqrt();
+    let r_2 = 1.0 / l_2_2;
+    l_2_0 *= r_2;
+    l_2_1 *= r_2;
+    l_0_0 -= l_2_0 * l_2_0;
+    l_1_0 -= l_2_1 * l_2_0;
+    l_1_1 -= l_2_1 * l_2_1;
+    if !(l_1_1 > 0.0 && l_1_1.is_finite()) {
+        return false;
+    }
+    l_1_1 = l_1_1.sqrt();
+    let r_1 = 1.0 / l_1_1;
+    l_1_0 *= r_1;
+    l_0_0 -= l_1_0 * l_1_0;
+    if !(l_0_0 > 0.0 && l_0_0.is_finite()) {
+        return false;
+    }
+    l_0_0 = l_0_0.sqrt();
+    let r_0 = 1.0 / l_0_0;
+    rhs[6] *= r_6;
+    rhs[0] -= l_6_0 * rhs[6];
+    rhs[1] -= l_6_1 * rhs[6];
+    rhs[2] -= l_6_2 * rhs[6];
+    rhs[3] -= l_6_3 * rhs[6];
+    rhs[4] -= l_6_4 * rhs[6];
+    rhs[5] -= l_6_5 * rhs[6];
+    rhs[5] *= r_5;
+    rhs[0] -= l_5_0 * rhs[5];
+    rhs[1] -= l_5_1 * rhs[5];
+    rhs[2] -= l_5_2 * rhs[5];
+    rhs[3] -= l_5_3 * rhs[5];
+    rhs[4] -= l_5_4 * rhs[5];
+    rhs[4] *= r_4;
+    rhs[0] -= l_4_0 * rhs[4];
+    rhs[1] -= l_4_1 * rhs[4];
+    rhs[2] -= l_4_2 * rhs[4];
+    rhs[3] -= l_4_3 * rhs[4];
+    rhs[3] *= r_3;
+    rhs[0] -= l_3_0 * rhs[3];
+    rhs[1] -= l_3_1 * rhs[3];
+    rhs[2] -= l_3_2 * rhs[3];
+    rhs[2] *= r_2;
+    rhs[0] -= l_2_0 * rhs[2];
+    rhs[1] -= l_2_1 * rhs[2];
+    rhs[1] *= r_1;
+    rhs[0] -= l_1_0 * rhs[1];
+    rhs[0] *= r_0;
+    rhs[0] *= r_0;
+    rhs[1] -= l_1_0 * rhs[0];
+    rhs[1] *= r_1;
+    rhs[2] -= l_2_0 * rhs[0];
+    rhs[2] -= l_2_1 * rhs[1];
+    rhs[2] *= r_2;
+    rhs[3] -= l_3_0 * rhs[0];
+    rhs[3] -= l_3_1 * rhs[1];
+    rhs[3] -= l_3_2 * rhs[2];
+    rhs[3] *= r_3;
+    rhs[4] -= l_4_0 * rhs[0];
+    rhs[4] -= l_4_1 * rhs[1];
+    rhs[4] -= l_4_2 * rhs[2];
+    rhs[4] -= l_4_3 * rhs[3];
+    rhs[4] *= r_4;
+    rhs[5] -= l_5_0 * rhs[0];
+    rhs[5] -= l_5_1 * rhs[1];
+    rhs[5] -= l_5_2 * rhs[2];
+    rhs[5] -= l_5_3 * rhs[3];
+    rhs[5] -= l_5_4 * rhs[4];
+    rhs[5] *= r_5;
+    rhs[6] -= l_6_0 * rhs[0];
+    rhs[6] -= l_6_1 * rhs[1];
+    rhs[6] -= l_6_2 * rhs[2];
+    rhs[6] -= l_6_3 * rhs[3];
+    rhs[6] -= l_6_4 * rhs[4];
+    rhs[6] -= l_6_5 * rhs[5];
+    rhs[6] *= r_6;
+    true
+}
 /// The partial derivatives of the inverse dynamics at the given
 /// accelerations, row i being ID_i: `position` = dID/dq, column j the
 /// tangent of the Newton-Euler pass along q_j (differentiated in the
@@ -14834,6 +15042,12 @@ impl Model<DOF, CONTACTS> for WpiSnake {
         g: &mut SVector<f64, DOF>,
     ) {
         dynamics_into(q, qd, p, k, m, c, g)
+    }
+    fn mass_matrix_solve_into(
+        mass_matrix: &SMatrix<f64, DOF, DOF>,
+        rhs: &mut SVector<f64, DOF>,
+    ) -> bool {
+        mass_matrix_solve_into(mass_matrix, rhs)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

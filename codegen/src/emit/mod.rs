@@ -6,6 +6,7 @@ mod contact;
 mod drawing;
 mod expression;
 mod markers;
+mod mass_solve;
 mod names;
 mod sections;
 mod shared;
@@ -24,6 +25,7 @@ use contact::{contact_frame_tangents, contact_frames};
 use drawing::drawing;
 use expression::*;
 use markers::markers;
+use mass_solve::mass_matrix_solve;
 use names::identifier;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -326,7 +328,11 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     };
     // Forward dynamics by the articulated-body algorithm, where the equations have it.
     let (forward_fn, forward_impl) = match &equations.articulated {
-        None => (TokenStream::new(), TokenStream::new()),
+        // Without the articulated-body algorithm, forward dynamics solves with M: by its
+        // factorisation unrolled for the robot's zeros, where that is not too long.
+        None => mass_matrix_solve(n, |i, j| {
+            dag.constant(mass_matrix[i][j]) != Some(0.0) || dag.constant(mass_matrix[j][i]) != Some(0.0)
+        }),
         Some(articulated) => {
             let mut outputs = vector_outputs(quote!(out), &articulated.accelerations);
             for (k, &pivot) in articulated.pivots.iter().enumerate() {

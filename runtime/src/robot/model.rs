@@ -321,8 +321,9 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         gravity: &mut SVector<f64, N>,
     );
     /// Forward dynamics qdd = M^-1 (tau - C qd - G) for generalized force `tau`; false where M
-    /// is not positive definite. The default solves with M, C qd and G and a Cholesky
-    /// factorisation; generated rigid robots override it with the articulated-body algorithm.
+    /// is not positive definite. The default solves with M, C qd and G through
+    /// [`Model::mass_matrix_solve_into`]; generated rigid robots override it with the
+    /// articulated-body algorithm.
     fn forward_dynamics_into(
         q: &SVector<f64, N>,
         qd: &SVector<f64, N>,
@@ -336,7 +337,16 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         let mut gravity = SVector::<f64, N>::zeros();
         Self::dynamics_into(q, qd, p, k, &mut mass_matrix, &mut coriolis, &mut gravity);
         *out = tau - coriolis - gravity;
-        crate::robot::dynamics::solve_spd_in_place(&mut mass_matrix, out).is_ok()
+        Self::mass_matrix_solve_into(&mass_matrix, out)
+    }
+    /// Solves M x = `rhs` in place for a mass matrix of this robot (its lower triangle read);
+    /// false (and `rhs` meaningless) where M is not positive definite. The default is a dense
+    /// Cholesky factorisation; generated robots without the articulated-body algorithm
+    /// override it with the factorisation unrolled for their own pattern of zeros (a limb's
+    /// coordinates never couple another limb's).
+    fn mass_matrix_solve_into(mass_matrix: &SMatrix<f64, N, N>, rhs: &mut SVector<f64, N>) -> bool {
+        let mut factor = *mass_matrix;
+        crate::robot::dynamics::solve_spd_in_place(&mut factor, rhs).is_ok()
     }
     /// Forward dynamics from the state alone, with no cache given: what a rollout without
     /// contact needs. The default computes the cache and calls
