@@ -153,6 +153,29 @@ fn model_predictive_control(c: &mut Criterion) {
     group.finish();
 }
 
+/// M x = b two ways in one group: the model's own solve (generated: M's L'L factorisation
+/// unrolled for the robot's zeros) and the dense Cholesky of the trait's default.
+fn solve_with_mass_matrix<R: Model<N, C>, const N: usize, const C: usize>(
+    group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
+    mass_matrix: &SMatrix<f64, N, N>,
+) {
+    let rhs = SVector::<f64, N>::from_fn(|i, _| (i as f64).sin());
+    group.bench_function("solve with M (the model's, unrolled for its zeros)", |b| {
+        b.iter(|| {
+            let mut x = rhs;
+            assert!(R::mass_matrix_solve_into(black_box(mass_matrix), &mut x));
+            x
+        })
+    });
+    group.bench_function("solve with M (dense Cholesky)", |b| {
+        b.iter(|| {
+            let (mut factor, mut x) = (*black_box(mass_matrix), rhs);
+            solve_spd_in_place(&mut factor, &mut x).unwrap();
+            x
+        })
+    });
+}
+
 /// The soft snake of 000_a2f8bdeafcf4372f (15 coordinates, 310 skin points) on the carpet
 /// where the drop test settles (30 points in contact), moving.
 fn soft_snake(c: &mut Criterion) {
@@ -186,6 +209,8 @@ fn soft_snake(c: &mut Criterion) {
         b.iter(|| S::mass_matrix_into(black_box(&q), &p, &k, &mut m))
     });
     group.bench_function("coriolis (C qd)", |b| b.iter(|| S::coriolis_into(black_box(&q), &qd, &p, &k, &mut v)));
+    S::mass_matrix_into(&q, &p, &k, &mut m);
+    solve_with_mass_matrix::<S, SN, SC>(&mut group, &m);
     group.bench_function("gravity and elasticity", |b| b.iter(|| S::gravity_into(black_box(&q), &p, &k, &mut v)));
     group.bench_function("contact positions (all 310)", |b| {
         let mut out = [Vector3::zeros(); SC];
@@ -301,6 +326,8 @@ fn pinniped(c: &mut Criterion) {
         b.iter(|| P::mass_matrix_into(black_box(&q), &p, &k, &mut m))
     });
     group.bench_function("coriolis (C qd)", |b| b.iter(|| P::coriolis_into(black_box(&q), &qd, &p, &k, &mut v)));
+    P::mass_matrix_into(&q, &p, &k, &mut m);
+    solve_with_mass_matrix::<P, PN, PC>(&mut group, &m);
     group.bench_function(format!("full right-hand side with contact ({active} of 55 points touching)"), |b| {
         let mut qdd = SVector::<f64, PN>::zeros();
         b.iter(|| sim.acceleration(0.0, black_box(&q), &qd, &mut qdd).unwrap())
