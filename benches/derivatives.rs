@@ -9,7 +9,7 @@
 //! Run with `cargo bench --bench derivatives`; README.md lists the figures.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use nalgebra::{SMatrix, SVector};
+use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
 use softgen_runtime::{
@@ -218,9 +218,53 @@ fn soft_snake_system(c: &mut Criterion) {
     group.finish();
 }
 
+/// The contact law's tangent at one touching point of the soft snake's carpet (friction along
+/// its body axis, so every input moves the force) along 15 directions: the law's tangent per
+/// direction, against its ten slopes found once (`ContactTangents::each_input`) and a product
+/// per direction, as the system Jacobian now does.
+fn contact_law_tangents(c: &mut Criterion) {
+    use softgen_runtime::{ContactTangent, ContactTangents, SurfaceContact};
+    let law = softgen_generated::SoftSnake::ENVIRONMENT.contact_law();
+    let contact = SurfaceContact { depth: 2e-4, normal: Vector3::z() };
+    let (velocity, axis) = (Vector3::new(0.01, -0.02, -0.001), Vector3::new(0.8, 0.6, 0.01));
+    let directions: Vec<ContactTangent> = (0..15)
+        .map(|j| {
+            let x = j as f64;
+            ContactTangent {
+                depth: -0.1 * x.sin(),
+                normal: Vector3::zeros(),
+                velocity: Vector3::new(x.cos(), x.sin(), 0.3 * x),
+                axis: Vector3::new(0.1, -0.2 * x, 0.05),
+            }
+        })
+        .collect();
+    let mut group = c.benchmark_group("contact law tangent at a point (15 directions)");
+    group.bench_function("the law's tangent per direction", |b| {
+        b.iter(|| {
+            directions.iter().map(|t| law.force_tangent(black_box(&contact), &velocity, &axis, t)).sum::<Vector3<f64>>()
+        })
+    });
+    let each_input = ContactTangents::each_input();
+    group.bench_function("its slopes once, a product per direction", |b| {
+        b.iter(|| {
+            let slopes = law.force_tangents(black_box(&contact), &velocity, &axis, &each_input);
+            directions
+                .iter()
+                .map(|t| {
+                    slopes.column(0) * t.depth
+                        + slopes.fixed_columns::<3>(1) * t.normal
+                        + slopes.fixed_columns::<3>(4) * t.velocity
+                        + slopes.fixed_columns::<3>(7) * t.axis
+                })
+                .sum::<Vector3<f64>>()
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).warm_up_time(std::time::Duration::from_millis(300)).measurement_time(std::time::Duration::from_secs(1));
-    targets = scaling, registry, soft_snake_system
+    targets = scaling, registry, soft_snake_system, contact_law_tangents
 }
 criterion_main!(benches);

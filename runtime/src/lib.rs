@@ -49,7 +49,9 @@ pub use robot::registry::{RobotInfo, RobotVisitor, RunConfigFile};
 pub use robot::state::State;
 
 // Terrain and contact.
-pub use environment::contact::{ContactLaw, ContactSample, ContactTangent, FrictionAnisotropy, FrictionLaw};
+pub use environment::contact::{
+    ContactLaw, ContactSample, ContactTangent, ContactTangents, FrictionAnisotropy, FrictionLaw,
+};
 pub use environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
 pub use environment::plane::PlaneOfMotion;
 pub use environment::terrain::{SurfaceContact, Terrain};

@@ -6,7 +6,7 @@ use crate::environment::terrain::SurfaceContact;
 use crate::quantities::physical_ranges::{
     CONTACT_DAMPING, CONTACT_DISSIPATION, CONTACT_STIFFNESS, FRICTION, FRICTION_REGULARISATION,
 };
-use nalgebra::Vector3;
+use nalgebra::{SMatrix, Vector3};
 
 /// In which directions the two friction coefficients act.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,6 +184,56 @@ pub struct ContactTangent {
     pub axis: Vector3<f64>,
 }
 
+/// The inputs' tangents along K directions at once, one column per direction: what a
+/// Jacobian needs of a point, with the law's shared work (normal force, friction direction,
+/// signs) done once for all K.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactTangents<const K: usize> {
+    pub depth: SMatrix<f64, 1, K>,
+    pub normal: SMatrix<f64, 3, K>,
+    pub velocity: SMatrix<f64, 3, K>,
+    pub axis: SMatrix<f64, 3, K>,
+}
+
+impl<const K: usize> ContactTangents<K> {
+    /// No input moves.
+    pub fn zeros() -> Self {
+        ContactTangents {
+            depth: SMatrix::zeros(),
+            normal: SMatrix::zeros(),
+            velocity: SMatrix::zeros(),
+            axis: SMatrix::zeros(),
+        }
+    }
+}
+
+impl ContactTangents<10> {
+    /// Each input alone moving at unit rate, one column each: the depth, the normal's three
+    /// components, the velocity's and the axis'. The force's tangents along these are its
+    /// slopes by its inputs, from which its tangent along any direction is a product.
+    pub fn each_input() -> Self {
+        let mut units = ContactTangents::zeros();
+        units.depth[0] = 1.0;
+        for k in 0..3 {
+            units.normal[(k, 1 + k)] = 1.0;
+            units.velocity[(k, 4 + k)] = 1.0;
+            units.axis[(k, 7 + k)] = 1.0;
+        }
+        units
+    }
+}
+
+impl From<&ContactTangent> for ContactTangents<1> {
+    fn from(tangent: &ContactTangent) -> Self {
+        ContactTangents {
+            depth: SMatrix::<f64, 1, 1>::new(tangent.depth),
+            normal: tangent.normal,
+            velocity: tangent.velocity,
+            axis: tangent.axis,
+        }
+    }
+}
+
 impl ContactLaw {
     /// The directional derivative of the total contact force ([`ContactLaw::force`]) when its
     /// inputs move along `tangent`: the spring-damper normal force, the direction of the
@@ -196,16 +246,27 @@ impl ContactLaw {
         body_axis: &Vector3<f64>,
         tangent: &ContactTangent,
     ) -> Vector3<f64> {
+        self.force_tangents(contact, velocity, body_axis, &tangent.into())
+    }
+
+    /// [`ContactLaw::force_tangent`] along K directions at once, column by column.
+    pub fn force_tangents<const K: usize>(
+        &self,
+        contact: &SurfaceContact,
+        velocity: &Vector3<f64>,
+        body_axis: &Vector3<f64>,
+        tangents: &ContactTangents<K>,
+    ) -> SMatrix<f64, 3, K> {
         let n = contact.normal;
         let normal_velocity = velocity.dot(&n);
         let normal_force = self.spring_damper(contact.depth, normal_velocity);
         if normal_force <= 0.0 {
-            return Vector3::zeros();
+            return SMatrix::zeros();
         }
         let (by_depth, by_normal_velocity) = self.spring_damper_rates(contact.depth, normal_velocity);
-        let d_normal_force =
-            by_depth * tangent.depth + by_normal_velocity * (tangent.velocity.dot(&n) + velocity.dot(&tangent.normal));
-        self.with_normal_force_tangent(normal_force, d_normal_force, &n, velocity, body_axis, tangent)
+        let d_normal_velocity = n.transpose() * tangents.velocity + velocity.transpose() * tangents.normal;
+        let d_normal_force = tangents.depth * by_depth + d_normal_velocity * by_normal_velocity;
+        self.with_normal_force_tangents(normal_force, &d_normal_force, &n, velocity, body_axis, tangents)
     }
 
     /// The directional derivative of [`ContactLaw::with_normal_force`]'s total force, the
@@ -220,44 +281,62 @@ impl ContactLaw {
         body_axis: &Vector3<f64>,
         tangent: &ContactTangent,
     ) -> Vector3<f64> {
+        let d_normal_force = SMatrix::<f64, 1, 1>::new(d_normal_force);
+        self.with_normal_force_tangents(normal_force, &d_normal_force, n, velocity, body_axis, &tangent.into())
+    }
+
+    /// [`ContactLaw::with_normal_force_tangent`] along K directions at once, column by
+    /// column: the friction's direction and signs are the same for every column, and each
+    /// column's derivative is linear in its tangents.
+    pub fn with_normal_force_tangents<const K: usize>(
+        &self,
+        normal_force: f64,
+        d_normal_force: &SMatrix<f64, 1, K>,
+        n: &Vector3<f64>,
+        velocity: &Vector3<f64>,
+        body_axis: &Vector3<f64>,
+        tangents: &ContactTangents<K>,
+    ) -> SMatrix<f64, 3, K> {
         if normal_force == 0.0 {
-            return Vector3::zeros();
+            return SMatrix::zeros();
         }
-        let (n, dn, v, dv) = (*n, tangent.normal, *velocity, tangent.velocity);
+        let (n, v) = (*n, *velocity);
+        let (dn, dv) = (&tangents.normal, &tangents.velocity);
         let normal_velocity = v.dot(&n);
         let tangential = v - n * normal_velocity;
-        let d_tangential = dv - dn * normal_velocity - n * (dv.dot(&n) + v.dot(&dn));
+        let d_tangential = dv - dn * normal_velocity - n * (n.transpose() * dv + v.transpose() * dn);
         let law = &self.friction;
         let eps = law.regularisation;
         let reference = match law.anisotropy {
             FrictionAnisotropy::Isotropic => None,
-            FrictionAnisotropy::BodyAxis => Some((*body_axis, tangent.axis)),
-            FrictionAnisotropy::WorldAxis => Some((Vector3::x(), Vector3::zeros())),
+            FrictionAnisotropy::BodyAxis => Some((*body_axis, tangents.axis)),
+            FrictionAnisotropy::WorldAxis => Some((Vector3::x(), SMatrix::zeros())),
         };
         // The same reference `with_normal_force` uses, with its derivative.
         let along_direction = reference.and_then(|(axis, d_axis)| {
             let projected = axis - n * axis.dot(&n);
             let length = projected.norm();
             (length > 1e-9).then(|| {
-                let d_projected = d_axis - dn * axis.dot(&n) - n * (d_axis.dot(&n) + axis.dot(&dn));
+                let d_projected = d_axis - dn * axis.dot(&n) - n * (n.transpose() * d_axis + axis.transpose() * dn);
                 let along = projected / length;
-                (along, (d_projected - along * along.dot(&d_projected)) / length)
+                (along, (d_projected - along * (along.transpose() * d_projected)) / length)
             })
         });
         // Friction is -F_N g(v_t): its direction g and g's derivative.
         let (g, dg) = match along_direction {
             Some((a, da)) => {
                 let c = n.cross(&a);
-                let dc = dn.cross(&a) + n.cross(&da);
+                // dn x a + n x da.
+                let dc = n.cross_matrix() * da - a.cross_matrix() * dn;
                 let (va, vc) = (tangential.dot(&a), tangential.dot(&c));
-                let dva = d_tangential.dot(&a) + tangential.dot(&da);
-                let dvc = d_tangential.dot(&c) + tangential.dot(&dc);
+                let dva = a.transpose() * d_tangential + tangential.transpose() * da;
+                let dvc = c.transpose() * d_tangential + tangential.transpose() * dc;
                 let (sa, sc) = (signum(va, eps), signum(vc, eps));
                 let g = a * (law.along * sa) + c * (law.across * sc);
                 let dg = da * (law.along * sa)
-                    + a * (law.along * signum_rate(va, eps) * dva)
+                    + a * (dva * (law.along * signum_rate(va, eps)))
                     + dc * (law.across * sc)
-                    + c * (law.across * signum_rate(vc, eps) * dvc);
+                    + c * (dvc * (law.across * signum_rate(vc, eps)));
                 (g, dg)
             }
             None => {
@@ -266,9 +345,9 @@ impl ContactLaw {
                     (Vector3::zeros(), d_tangential * (law.along * signum_rate(0.0, eps)))
                 } else {
                     let d = tangential / speed;
-                    let d_speed = d.dot(&d_tangential);
+                    let d_speed = d.transpose() * d_tangential;
                     let s = signum(speed, eps);
-                    let dg = d * (law.along * signum_rate(speed, eps) * d_speed)
+                    let dg = d * (d_speed * (law.along * signum_rate(speed, eps)))
                         + (d_tangential - d * d_speed) * (law.along * s / speed);
                     (d * (law.along * s), dg)
                 }
@@ -530,6 +609,22 @@ mod tests {
                         (exact - central).norm() < 1e-6 * (1.0 + central.norm()),
                         "{anisotropy:?} {terrain:?}: {exact} vs {central}"
                     );
+                    // Along two directions at once (this one, and another made of the same
+                    // parts), each column is its direction's tangent alone.
+                    let other = ContactTangent { depth: 0.5 * depth, normal: -normal, velocity: d_axis, axis: dv };
+                    let mut both = ContactTangents::<2>::zeros();
+                    for (k, t) in [tangent, other].iter().enumerate() {
+                        both.depth[k] = t.depth;
+                        both.normal.set_column(k, &t.normal);
+                        both.velocity.set_column(k, &t.velocity);
+                        both.axis.set_column(k, &t.axis);
+                    }
+                    let batch = l.force_tangents(&contact, &v, &axis, &both);
+                    let alone = l.force_tangent(&contact, &v, &axis, &other);
+                    for (column, single) in [(0, exact), (1, alone)] {
+                        // Only the summation order may differ between the two.
+                        assert!((batch.column(column) - single).norm() < 1e-12 * (1.0 + single.norm()));
+                    }
                 }
             }
         }

@@ -9,10 +9,12 @@
 //! of dF follows every touching point: its frame's columns S and their tangent dS (generated),
 //! the point's position, velocity and body axis moving with them, the terrain's depth and
 //! normal moving with the point, and the contact law's force with them
-//! (`ContactLaw::force_tangent`); then d(S' W) = dS' W + S' dW over the frame's wrench W.
+//! (`ContactLaw::force_tangents`: the force is linear in its inputs' tangents, so its ten
+//! slopes are found once per point and serve every direction); then d(S' W) = dS' W + S' dW
+//! over the frame's wrench W.
 
 use super::closed_loop::Simulation;
-use crate::environment::contact::ContactTangent;
+use crate::environment::contact::{ContactTangent, ContactTangents};
 use crate::environment::contact_frame::{point_jacobian, point_velocity, point_wrench};
 use crate::environment::terrain::{SurfaceContact, Terrain};
 use crate::integration::integrator::IntegrationError;
@@ -71,11 +73,24 @@ impl ControlInput {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TouchingPoint {
     position: Vector3<f64>,
-    velocity: Vector3<f64>,
     /// `None` on the floor, whose load is fixed.
     contact: Option<SurfaceContact>,
     /// The force the point carries (friction only on the floor).
     force: Vector3<f64>,
+    /// The force's slopes by its inputs, in the order of [`ContactTangents`]' fields:
+    /// depth, normal (3), velocity (3), body axis (3). The force is linear in its inputs'
+    /// tangents, so one evaluation of the law's tangent per point serves every direction.
+    slopes: SMatrix<f64, 3, 10>,
+}
+
+impl TouchingPoint {
+    /// The force's tangent when its inputs move along `tangent`.
+    fn force_tangent(&self, tangent: &ContactTangent) -> Vector3<f64> {
+        self.slopes.column(0) * tangent.depth
+            + self.slopes.fixed_columns::<3>(1) * tangent.normal
+            + self.slopes.fixed_columns::<3>(4) * tangent.velocity
+            + self.slopes.fixed_columns::<3>(7) * tangent.axis
+    }
 }
 
 /// A contact frame with touching points: its columns and axis, and where its points are in
@@ -298,6 +313,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let mut workspace = self.take_jacobian_workspace();
         workspace.frames.clear();
         workspace.points.clear();
+        let unit_inputs = ContactTangents::each_input();
         // The touching points, frame by frame, with their forces as the right-hand side has them.
         let frames = R::CONTACT_FRAME_PATH.len();
         let mut first = 0;
@@ -334,7 +350,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
                 let force = if floor_load.is_some() { force.friction } else { force.total() };
                 wrench += point_wrench(&force, &position);
-                workspace.points.push(TouchingPoint { position, velocity, contact, force });
+                let slopes = match contact {
+                    Some(contact) => law.force_tangents(&contact, &velocity, &axis, &unit_inputs),
+                    None => law.with_normal_force_tangents(
+                        floor_load.unwrap_or(0.0),
+                        &SMatrix::zeros(),
+                        &Vector3::z(),
+                        &velocity,
+                        &axis,
+                        &unit_inputs,
+                    ),
+                };
+                workspace.points.push(TouchingPoint { position, contact, force, slopes });
             }
             if workspace.points.len() > start {
                 let points = (start, workspace.points.len());
@@ -345,25 +372,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         for frame in &workspace.frames {
             for point in &workspace.points[frame.points.0..frame.points.1] {
                 let jacobian = point_jacobian(&frame.columns, &point.position);
-                let by_velocity = match point.contact {
-                    Some(contact) => law.force_derivatives(&contact, &point.velocity, &frame.axis).0,
-                    None => {
-                        let mut m = nalgebra::Matrix3::zeros();
-                        for a in 0..3 {
-                            let tangent = ContactTangent { velocity: Vector3::ith(a, 1.0), ..Default::default() };
-                            let d = law.with_normal_force_tangent(
-                                floor_load.unwrap_or(0.0),
-                                0.0,
-                                &Vector3::z(),
-                                &point.velocity,
-                                &frame.axis,
-                                &tangent,
-                            );
-                            m.set_column(a, &d);
-                        }
-                        m
-                    }
-                };
+                let by_velocity = point.slopes.fixed_columns::<3>(4);
                 *velocity_force += jacobian.transpose() * (by_velocity * jacobian);
             }
         }
@@ -413,25 +422,16 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 for point in &workspace.points[frame.points.0..frame.points.1] {
                     let dp = point_velocity(&moved, &point.position);
                     let dv = point_velocity(&twist_tangent, &point.position) + angular.cross(&dp);
-                    let tangent = match point.contact {
-                        Some(contact) => {
-                            let (depth, normal) = terrain.contact_tangent(&point.position, &dp);
-                            let t = ContactTangent { depth, normal, velocity: dv, axis: spin.cross(&frame.axis) };
-                            law.force_tangent(&contact, &point.velocity, &frame.axis, &t)
-                        }
-                        None => {
-                            let t =
-                                ContactTangent { velocity: dv, axis: spin.cross(&frame.axis), ..Default::default() };
-                            law.with_normal_force_tangent(
-                                floor_load.unwrap_or(0.0),
-                                0.0,
-                                &Vector3::z(),
-                                &point.velocity,
-                                &frame.axis,
-                                &t,
-                            )
-                        }
+                    let (depth, normal) = match point.contact {
+                        Some(_) => terrain.contact_tangent(&point.position, &dp),
+                        None => (0.0, Vector3::zeros()),
                     };
+                    let tangent = point.force_tangent(&ContactTangent {
+                        depth,
+                        normal,
+                        velocity: dv,
+                        axis: spin.cross(&frame.axis),
+                    });
                     // d(p x f, f) = (dp x f + p x df, df).
                     wrench_tangent += point_wrench(&tangent, &point.position);
                     let moment = dp.cross(&point.force);
