@@ -220,10 +220,10 @@ fn soft_snake_system(c: &mut Criterion) {
 
 /// The contact law's tangent at one touching point of the soft snake's carpet (friction along
 /// its body axis, so every input moves the force) along 15 directions: the law's tangent per
-/// direction, against its ten slopes found once (`ContactTangents::each_input`) and a product
+/// direction, against its ten slopes found once (`ContactLaw::force_slopes`) and a product
 /// per direction, as the system Jacobian now does.
 fn contact_law_tangents(c: &mut Criterion) {
-    use softgen_runtime::{ContactTangent, ContactTangents, SurfaceContact};
+    use softgen_runtime::{ContactTangent, SurfaceContact};
     let law = softgen_generated::SoftSnake::ENVIRONMENT.contact_law();
     let contact = SurfaceContact { depth: 2e-4, normal: Vector3::z() };
     let (velocity, axis) = (Vector3::new(0.01, -0.02, -0.001), Vector3::new(0.8, 0.6, 0.01));
@@ -244,19 +244,10 @@ fn contact_law_tangents(c: &mut Criterion) {
             directions.iter().map(|t| law.force_tangent(black_box(&contact), &velocity, &axis, t)).sum::<Vector3<f64>>()
         })
     });
-    let each_input = ContactTangents::each_input();
     group.bench_function("its slopes once, a product per direction", |b| {
         b.iter(|| {
-            let slopes = law.force_tangents(black_box(&contact), &velocity, &axis, &each_input);
-            directions
-                .iter()
-                .map(|t| {
-                    slopes.column(0) * t.depth
-                        + slopes.fixed_columns::<3>(1) * t.normal
-                        + slopes.fixed_columns::<3>(4) * t.velocity
-                        + slopes.fixed_columns::<3>(7) * t.axis
-                })
-                .sum::<Vector3<f64>>()
+            let slopes = law.force_slopes(black_box(&contact), &velocity, &axis);
+            directions.iter().map(|t| slopes.tangent(t)).sum::<Vector3<f64>>()
         })
     });
     group.finish();

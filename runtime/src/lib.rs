@@ -50,7 +50,7 @@ pub use robot::state::State;
 
 // Terrain and contact.
 pub use environment::contact::{
-    ContactLaw, ContactSample, ContactTangent, ContactTangents, FrictionAnisotropy, FrictionLaw,
+    ContactLaw, ContactSample, ContactSlopes, ContactTangent, ContactTangents, FrictionAnisotropy, FrictionLaw,
 };
 pub use environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
 pub use environment::plane::PlaneOfMotion;

@@ -6,7 +6,7 @@ use crate::environment::terrain::SurfaceContact;
 use crate::quantities::physical_ranges::{
     CONTACT_DAMPING, CONTACT_DISSIPATION, CONTACT_STIFFNESS, FRICTION, FRICTION_REGULARISATION,
 };
-use nalgebra::{SMatrix, Vector3};
+use nalgebra::{Matrix3, SMatrix, Vector3};
 
 /// In which directions the two friction coefficients act.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,9 +209,8 @@ impl<const K: usize> ContactTangents<K> {
 
 impl ContactTangents<10> {
     /// Each input alone moving at unit rate, one column each: the depth, the normal's three
-    /// components, the velocity's and the axis'. The force's tangents along these are its
-    /// slopes by its inputs, from which its tangent along any direction is a product.
-    pub fn each_input() -> Self {
+    /// components, the velocity's and the axis'.
+    fn each_input() -> Self {
         let mut units = ContactTangents::zeros();
         units.depth[0] = 1.0;
         for k in 0..3 {
@@ -220,6 +219,30 @@ impl ContactTangents<10> {
             units.axis[(k, 7 + k)] = 1.0;
         }
         units
+    }
+}
+
+/// A contact force's slopes by its ten inputs at one state (columns: the depth, the normal's
+/// three components, the velocity's, the body axis'): the force is linear in its inputs'
+/// tangents, so these give its tangent along any direction as one product, where the law's
+/// tangent redoes the normal force, the friction's direction and its signs each time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactSlopes(SMatrix<f64, 3, 10>);
+
+impl ContactSlopes {
+    /// The force's tangent when its inputs move along `tangent`.
+    #[inline]
+    pub fn tangent(&self, tangent: &ContactTangent) -> Vector3<f64> {
+        self.0.column(0) * tangent.depth
+            + self.0.fixed_columns::<3>(1) * tangent.normal
+            + self.0.fixed_columns::<3>(4) * tangent.velocity
+            + self.0.fixed_columns::<3>(7) * tangent.axis
+    }
+
+    /// d(force)/d(velocity).
+    #[inline]
+    pub fn by_velocity(&self) -> Matrix3<f64> {
+        self.0.fixed_columns::<3>(4).into_owned()
     }
 }
 
@@ -247,6 +270,36 @@ impl ContactLaw {
         tangent: &ContactTangent,
     ) -> Vector3<f64> {
         self.force_tangents(contact, velocity, body_axis, &tangent.into())
+    }
+
+    /// [`ContactLaw::force_tangent`]'s slopes by the force's inputs at this state.
+    pub fn force_slopes(
+        &self,
+        contact: &SurfaceContact,
+        velocity: &Vector3<f64>,
+        body_axis: &Vector3<f64>,
+    ) -> ContactSlopes {
+        ContactSlopes(self.force_tangents(contact, velocity, body_axis, &ContactTangents::each_input()))
+    }
+
+    /// [`ContactLaw::with_normal_force_tangent`]'s slopes by the force's inputs under a fixed
+    /// normal force (its depth's column is zero).
+    pub fn with_normal_force_slopes(
+        &self,
+        normal_force: f64,
+        n: &Vector3<f64>,
+        velocity: &Vector3<f64>,
+        body_axis: &Vector3<f64>,
+    ) -> ContactSlopes {
+        let each_input = ContactTangents::each_input();
+        ContactSlopes(self.with_normal_force_tangents(
+            normal_force,
+            &SMatrix::zeros(),
+            n,
+            velocity,
+            body_axis,
+            &each_input,
+        ))
     }
 
     /// [`ContactLaw::force_tangent`] along K directions at once, column by column.

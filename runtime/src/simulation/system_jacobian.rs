@@ -9,12 +9,12 @@
 //! of dF follows every touching point: its frame's columns S and their tangent dS (generated),
 //! the point's position, velocity and body axis moving with them, the terrain's depth and
 //! normal moving with the point, and the contact law's force with them
-//! (`ContactLaw::force_tangents`: the force is linear in its inputs' tangents, so its ten
+//! (`ContactLaw::force_slopes`: the force is linear in its inputs' tangents, so its ten
 //! slopes are found once per point and serve every direction); then d(S' W) = dS' W + S' dW
 //! over the frame's wrench W.
 
 use super::closed_loop::Simulation;
-use crate::environment::contact::{ContactTangent, ContactTangents};
+use crate::environment::contact::{ContactSlopes, ContactTangent};
 use crate::environment::contact_frame::{point_jacobian, point_velocity, point_wrench};
 use crate::environment::terrain::{SurfaceContact, Terrain};
 use crate::integration::integrator::IntegrationError;
@@ -77,20 +77,9 @@ pub(crate) struct TouchingPoint {
     contact: Option<SurfaceContact>,
     /// The force the point carries (friction only on the floor).
     force: Vector3<f64>,
-    /// The force's slopes by its inputs, in the order of [`ContactTangents`]' fields:
-    /// depth, normal (3), velocity (3), body axis (3). The force is linear in its inputs'
-    /// tangents, so one evaluation of the law's tangent per point serves every direction.
-    slopes: SMatrix<f64, 3, 10>,
-}
-
-impl TouchingPoint {
-    /// The force's tangent when its inputs move along `tangent`.
-    fn force_tangent(&self, tangent: &ContactTangent) -> Vector3<f64> {
-        self.slopes.column(0) * tangent.depth
-            + self.slopes.fixed_columns::<3>(1) * tangent.normal
-            + self.slopes.fixed_columns::<3>(4) * tangent.velocity
-            + self.slopes.fixed_columns::<3>(7) * tangent.axis
-    }
+    /// The force's slopes by its inputs: one evaluation of the law's tangent per point
+    /// serves every direction.
+    slopes: ContactSlopes,
 }
 
 /// A contact frame with touching points: its columns and axis, and where its points are in
@@ -313,7 +302,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let mut workspace = self.take_jacobian_workspace();
         workspace.frames.clear();
         workspace.points.clear();
-        let unit_inputs = ContactTangents::each_input();
         // The touching points, frame by frame, with their forces as the right-hand side has them.
         let frames = R::CONTACT_FRAME_PATH.len();
         let mut first = 0;
@@ -351,15 +339,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 let force = if floor_load.is_some() { force.friction } else { force.total() };
                 wrench += point_wrench(&force, &position);
                 let slopes = match contact {
-                    Some(contact) => law.force_tangents(&contact, &velocity, &axis, &unit_inputs),
-                    None => law.with_normal_force_tangents(
-                        floor_load.unwrap_or(0.0),
-                        &SMatrix::zeros(),
-                        &Vector3::z(),
-                        &velocity,
-                        &axis,
-                        &unit_inputs,
-                    ),
+                    Some(contact) => law.force_slopes(&contact, &velocity, &axis),
+                    None => law.with_normal_force_slopes(floor_load.unwrap_or(0.0), &Vector3::z(), &velocity, &axis),
                 };
                 workspace.points.push(TouchingPoint { position, contact, force, slopes });
             }
@@ -372,7 +353,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         for frame in &workspace.frames {
             for point in &workspace.points[frame.points.0..frame.points.1] {
                 let jacobian = point_jacobian(&frame.columns, &point.position);
-                let by_velocity = point.slopes.fixed_columns::<3>(4);
+                let by_velocity = point.slopes.by_velocity();
                 *velocity_force += jacobian.transpose() * (by_velocity * jacobian);
             }
         }
@@ -426,7 +407,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                         Some(_) => terrain.contact_tangent(&point.position, &dp),
                         None => (0.0, Vector3::zeros()),
                     };
-                    let tangent = point.force_tangent(&ContactTangent {
+                    let tangent = point.slopes.tangent(&ContactTangent {
                         depth,
                         normal,
                         velocity: dv,
