@@ -8273,9 +8273,8 @@ pub fn inverse_dynamics_derivatives_into(
     let t316 = t99 + t100 + t101 + t108;
     let t317 = t63 + t64 + t68 + t76;
     let t318 = t53 + t60 + t66 + t70;
-    for j in [0, 1] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
+    for columns in [[0, 1]] {
+        let dq = softgen_runtime::Lanes2::unit_directions::<DOF>(columns);
         let arm_bend_z_along_dq = p.section_length * dq[1];
         let t319 = 2.0 * cache.arm_bend_z * arm_bend_z_along_dq;
         let arm_bend_y_along_dq = p.section_length * dq[0];
@@ -11076,7 +11075,7 @@ pub fn inverse_dynamics_derivatives_into(
                 - cache.wrist_composite_inertia_h_y * arm_tip_subspace1_w_x_along_dq);
         let flap_subspace0_projected_inertia_f_z_along_dq = p.flap_length
             * (flap_rotation_20_along_dq * t288 + t289 * flap_rotation_21_along_dq);
-        position[(0, j)] = wrist_composite_force_n_x * arm_tip_subspace0_w_x_along_dq
+        let lanes_out0 = wrist_composite_force_n_x * arm_tip_subspace0_w_x_along_dq
             + arm_tip_subspace0_v_z_along_dq * wrist_composite_force_f_z
             + wrist_composite_force_n_y_along_dq * cache.arm_tip_subspace0_w_y
             + wrist_composite_force_f_x * arm_tip_subspace0_v_x_along_dq
@@ -11139,7 +11138,7 @@ pub fn inverse_dynamics_derivatives_into(
             + wrist_composite_force_n_x_along_dq * cache.arm_tip_subspace0_w_x
             + arm_tip_subspace0_w_z_along_dq * wrist_composite_force_n_z
             + dq[0] * p.arm_stiffness;
-        position[(1, j)] = p.section_length
+        let lanes_out1 = p.section_length
             * (t620 * cache.arm_slice3_local_bend_z_column_v_x
                 + t282 * arm_slice2_local_bend_z_column_w_y_along_dq
                 + arm_slice0_local_bend_z_column_w_x_along_dq * t255
@@ -11202,7 +11201,7 @@ pub fn inverse_dynamics_derivatives_into(
             + dq[1] * p.arm_stiffness
             + wrist_composite_force_n_y_along_dq * cache.arm_tip_subspace1_w_y
             + wrist_composite_force_n_z_along_dq * cache.arm_tip_subspace1_w_z;
-        position[(2, j)] = p.flap_length
+        let lanes_out2 = p.flap_length
             * (0.8872983346207417
                 * (t444 + t445 + t450 + t458 + t459 + t461 + t462 + t463 + t469 + t471
                     + t472)
@@ -11225,6 +11224,14 @@ pub fn inverse_dynamics_derivatives_into(
                 + (t397 + t401 + t404 + t405 + t408 + t410)
                     * cache.flap_slice2_local_bend_y_column_v_x)
             + flap_subspace0_projected_inertia_f_z_along_dq * p.gravity;
+        for (lane, j) in columns.into_iter().enumerate() {
+            if j == softgen_runtime::NO_COLUMN {
+                break;
+            }
+            position[(0, j)] = softgen_runtime::LaneValue::lane(lanes_out0, lane);
+            position[(1, j)] = softgen_runtime::LaneValue::lane(lanes_out1, lane);
+            position[(2, j)] = softgen_runtime::LaneValue::lane(lanes_out2, lane);
+        }
     }
     for j in [2] {
         let mut dq = SVector::<f64, DOF>::zeros();
@@ -19795,9 +19802,8 @@ pub fn contact_frame_own_tangents_into(
             let t10 = 2.0 * cache.flap_slice1_bend_c6 - 0.5 * cache.flap_slice1_bend_c5;
             let t11 = cache.flap_slice1_bend_c4 - 0.5 * cache.flap_slice1_bend_c3;
             let t12 = p.flap_length * cache.flap_bend_y;
-            for j in [0, 1] {
-                let mut dq = SVector::<f64, DOF>::zeros();
-                dq[j] = 1.0;
+            for columns in [[0, 1]] {
+                let dq = softgen_runtime::Lanes2::unit_directions::<DOF>(columns);
                 let arm_bend_y_along_dq = p.section_length * dq[0];
                 let t13 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
                 let arm_bend_z_along_dq = p.section_length * dq[1];
@@ -19925,12 +19931,23 @@ pub fn contact_frame_own_tangents_into(
                     + cache.flap_slice1_local_subspace0_v_y * flap_rotation_21_along_dq
                     - flap_slice1_subspace0_w_x_along_dq * cache.flap_position_y
                     - cache.flap_slice1_subspace0_w_x * flap_position_y_along_dq;
-                own[j][(0, 0)] = flap_slice1_subspace0_w_x_along_dq;
-                own[j][(1, 0)] = flap_slice1_subspace0_w_y_along_dq;
-                own[j][(2, 0)] = flap_slice1_subspace0_w_z_along_dq;
-                own[j][(3, 0)] = flap_ring1_subspace0_v_x_along_dq;
-                own[j][(4, 0)] = flap_ring1_subspace0_v_y_along_dq;
-                own[j][(5, 0)] = flap_ring1_subspace0_v_z_along_dq;
+                let lanes_out0 = flap_slice1_subspace0_w_x_along_dq;
+                let lanes_out1 = flap_slice1_subspace0_w_y_along_dq;
+                let lanes_out2 = flap_slice1_subspace0_w_z_along_dq;
+                let lanes_out3 = flap_ring1_subspace0_v_x_along_dq;
+                let lanes_out4 = flap_ring1_subspace0_v_y_along_dq;
+                let lanes_out5 = flap_ring1_subspace0_v_z_along_dq;
+                for (lane, j) in columns.into_iter().enumerate() {
+                    if j == softgen_runtime::NO_COLUMN {
+                        break;
+                    }
+                    own[j][(0, 0)] = softgen_runtime::LaneValue::lane(lanes_out0, lane);
+                    own[j][(1, 0)] = softgen_runtime::LaneValue::lane(lanes_out1, lane);
+                    own[j][(2, 0)] = softgen_runtime::LaneValue::lane(lanes_out2, lane);
+                    own[j][(3, 0)] = softgen_runtime::LaneValue::lane(lanes_out3, lane);
+                    own[j][(4, 0)] = softgen_runtime::LaneValue::lane(lanes_out4, lane);
+                    own[j][(5, 0)] = softgen_runtime::LaneValue::lane(lanes_out5, lane);
+                }
             }
             for j in [2] {
                 let mut dq = SVector::<f64, DOF>::zeros();
@@ -20007,9 +20024,8 @@ pub fn contact_frame_own_tangents_into(
             let t11 = softgen_runtime::stumpff(flap_bend_squared)[5];
             let t12 = 2.0 * softgen_runtime::stumpff(flap_bend_squared)[6] - 0.5 * t11;
             let t13 = 1.5 * t11 - 0.5 * cache.flap_bend_squared_c4;
-            for j in [0, 1] {
-                let mut dq = SVector::<f64, DOF>::zeros();
-                dq[j] = 1.0;
+            for columns in [[0, 1]] {
+                let dq = softgen_runtime::Lanes2::unit_directions::<DOF>(columns);
                 let arm_bend_y_along_dq = p.section_length * dq[0];
                 let t14 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
                 let arm_bend_z_along_dq = p.section_length * dq[1];
@@ -20137,12 +20153,23 @@ pub fn contact_frame_own_tangents_into(
                     + flap_rotation_20_along_dq * flap_tip_local_subspace0_v_x
                     - flap_tip_subspace0_w_x_along_dq * cache.flap_position_y
                     - flap_position_y_along_dq * flap_tip_subspace0_w_x;
-                own[j][(0, 0)] = flap_tip_subspace0_w_x_along_dq;
-                own[j][(1, 0)] = flap_tip_subspace0_w_y_along_dq;
-                own[j][(2, 0)] = flap_tip_subspace0_w_z_along_dq;
-                own[j][(3, 0)] = flap_ring2_subspace0_v_x_along_dq;
-                own[j][(4, 0)] = flap_ring2_subspace0_v_y_along_dq;
-                own[j][(5, 0)] = flap_ring2_subspace0_v_z_along_dq;
+                let lanes_out0 = flap_tip_subspace0_w_x_along_dq;
+                let lanes_out1 = flap_tip_subspace0_w_y_along_dq;
+                let lanes_out2 = flap_tip_subspace0_w_z_along_dq;
+                let lanes_out3 = flap_ring2_subspace0_v_x_along_dq;
+                let lanes_out4 = flap_ring2_subspace0_v_y_along_dq;
+                let lanes_out5 = flap_ring2_subspace0_v_z_along_dq;
+                for (lane, j) in columns.into_iter().enumerate() {
+                    if j == softgen_runtime::NO_COLUMN {
+                        break;
+                    }
+                    own[j][(0, 0)] = softgen_runtime::LaneValue::lane(lanes_out0, lane);
+                    own[j][(1, 0)] = softgen_runtime::LaneValue::lane(lanes_out1, lane);
+                    own[j][(2, 0)] = softgen_runtime::LaneValue::lane(lanes_out2, lane);
+                    own[j][(3, 0)] = softgen_runtime::LaneValue::lane(lanes_out3, lane);
+                    own[j][(4, 0)] = softgen_runtime::LaneValue::lane(lanes_out4, lane);
+                    own[j][(5, 0)] = softgen_runtime::LaneValue::lane(lanes_out5, lane);
+                }
             }
             for j in [2] {
                 let mut dq = SVector::<f64, DOF>::zeros();

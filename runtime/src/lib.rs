@@ -40,6 +40,7 @@ pub use robot::dynamics::{
     spd_inverse_in_place, ForwardDynamicsDerivatives, ForwardDynamicsError, ARTICULATED_SOLVE_FROM,
 };
 pub use robot::force_coordinates::ForceCoordinates;
+pub use robot::lanes::{LaneValue, Lanes2, Lanes4, NO_COLUMN};
 pub use robot::model::{
     tracked_point_names, BodyDrawing, BodyGeometry, ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults,
     FramePose, GaitDefaults, Model, ParamSet, SoftSectionInfo, ThrusterInfo, UnknownParameter,

@@ -403,11 +403,13 @@ pub(super) fn direction_dependence(dag: &Dag) -> Vec<bool> {
     moves
 }
 
-/// Columns of derivatives computed in loops over the coordinates of each group: one group's
-/// outputs are the tangents along a direction `dq` restricted to its coordinates, so its
-/// statements are emitted once inside `for j in [...]` with `dq` the unit direction j (the
-/// targets name the column by `j`). What every column reads but no direction moves is
-/// computed once before the loops. `moves` is [`direction_dependence`]; each group is (its
+/// Columns of derivatives computed per group of coordinates: one group's outputs are the
+/// tangents along a direction `dq` restricted to its coordinates. A group of one coordinate
+/// is emitted inside `for j in [c]` with `dq` its unit direction; a larger group's
+/// statements run once over every direction of the group in SIMD lanes (`dq` the unit
+/// directions as `softgen_runtime::Lanes2`/`Lanes4`, four coordinates a pass), and the lanes
+/// are then stored column by column (the targets name the column by `j`). What every column
+/// reads but no direction moves is computed once before the groups. `moves` is [`direction_dependence`]; each group is (its
 /// coordinates, its (target, node) outputs).
 pub(super) fn body_in_loops(
     dag: &Dag,
@@ -490,22 +492,71 @@ pub(super) fn body_in_loops(
                 inner.extend(bind(&mut emitter, &mut taken, id));
             }
         }
-        for (target, id) in outputs {
-            let value = emitter.render(*id).tokens;
-            inner.extend(quote!(#target = #value;));
-        }
-        let coordinates = coordinates.iter().map(|&c| Literal::usize_unsuffixed(c));
-        statements.extend(quote! {
-            for j in [#(#coordinates),*] {
-                let mut dq = SVector::<f64, DOF>::zeros();
-                dq[j] = 1.0;
-                #inner
+        if coordinates.len() == 1 {
+            for (target, id) in outputs {
+                let value = emitter.render(*id).tokens;
+                inner.extend(quote!(#target = #value;));
             }
-        });
+            let coordinate = Literal::usize_unsuffixed(coordinates[0]);
+            statements.extend(quote! {
+                for j in [#coordinate] {
+                    let mut dq = SVector::<f64, DOF>::zeros();
+                    dq[j] = 1.0;
+                    #inner
+                }
+            });
+        } else {
+            // Groups of two or more: every direction of the group at once, one lane each
+            // (`softgen_runtime::Lanes2` and `Lanes4`), the values then stored column by
+            // column. The unit directions are constants in each lane, so the compiler folds
+            // the zeros and ones a loop per direction had to multiply by.
+            let width = lane_width(coordinates.len());
+            let chunks = coordinates.chunks(width).map(|chunk| {
+                let mut lanes: Vec<TokenStream> = chunk
+                    .iter()
+                    .map(|&c| {
+                        let c = Literal::usize_unsuffixed(c);
+                        quote!(#c)
+                    })
+                    .collect();
+                lanes.resize(width, quote!(softgen_runtime::NO_COLUMN));
+                quote!([#(#lanes),*])
+            });
+            let mut stores = TokenStream::new();
+            for (k, (target, id)) in outputs.iter().enumerate() {
+                let value = emitter.render(*id).tokens;
+                let name = format_ident!("lanes_out{}", k);
+                inner.extend(quote!(let #name = #value;));
+                stores.extend(quote!(#target = softgen_runtime::LaneValue::lane(#name, lane);));
+            }
+            let lanes = format_ident!("Lanes{}", width);
+            statements.extend(quote! {
+                for columns in [#(#chunks),*] {
+                    let dq = softgen_runtime::#lanes::unit_directions::<DOF>(columns);
+                    #inner
+                    for (lane, j) in columns.into_iter().enumerate() {
+                        if j == softgen_runtime::NO_COLUMN {
+                            break;
+                        }
+                        #stores
+                    }
+                }
+            });
+        }
         emitter.bound = fixed.clone();
         taken = fixed_names;
     }
     statements
+}
+
+/// Lanes for a group of `coordinates` directions: two for two, four otherwise (three pad
+/// one lane; larger groups take several passes of four).
+fn lane_width(coordinates: usize) -> usize {
+    if coordinates <= 2 {
+        2
+    } else {
+        4
+    }
 }
 
 /// The non-zero entries of a per-coordinate output as targets `out[i]`, or as the diagonal

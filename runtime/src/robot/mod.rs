@@ -6,6 +6,7 @@
 pub(crate) mod articulated;
 pub(crate) mod dynamics;
 pub(crate) mod force_coordinates;
+pub(crate) mod lanes;
 pub(crate) mod model;
 pub(crate) mod parameter_rules;
 pub(crate) mod registry;
