@@ -508,8 +508,7 @@ pub(super) fn body_in_loops(
         } else {
             // Groups of two or more: every direction of the group at once, one lane each
             // (`softgen_runtime::Lanes2` and `Lanes4`), the values then stored column by
-            // column. The unit directions are constants in each lane, so the compiler folds
-            // the zeros and ones a loop per direction had to multiply by.
+            // column.
             let width = lane_width(coordinates.len());
             let chunks = coordinates.chunks(width).map(|chunk| {
                 let mut lanes: Vec<TokenStream> = chunk

@@ -6,16 +6,16 @@
 //! Why lanes and not a loop: the tangent along one coordinate of a group does the same
 //! arithmetic as along the others, on different numbers. In a loop each direction repeats
 //! every instruction; in lanes one vector instruction does the group (two or four lanes of
-//! f64, padded with an unused zero lane where a group has three coordinates), and the unit
-//! directions are constants in each lane, so the compiler folds the multiplications by zero
-//! and one that a loop over the directions had to carry out.
+//! f64, padded with an unused zero lane where a group has three coordinates).
 //!
-//! Why plain arrays, each operator written out lane by lane: rustc inlines them before
-//! LLVM sees the kernel. Tried first and not kept: operators as loops over the lanes (the
-//! compiler ran out of memory, over 24 GB, on the soft snake's kernels), and SIMD types
-//! whose operators are target-feature intrinsics (rustc leaves those calls to LLVM, whose
-//! inliner then spliced each of the kernels' thousands of call sites into one huge block,
-//! about ten times the compile time).
+//! Why the `wide` crate's f64x2 and f64x4 (already in the tree through nalgebra): its
+//! operators are one SIMD instruction each, and its unsafe intrinsics stay in its crate (this
+//! one forbids unsafe code). Tried and not kept: plain arrays with each operator written out
+//! lane by lane (not vectorised: the soft snake's exact Jacobian took 204-210 us against the
+//! loops' 129-138 us), and operators as loops over the lanes (the compiler ran out of memory,
+//! over 24 GB). rustc inlines `wide`'s target-feature calls itself only in builds that are
+//! not incremental; LLVM's inliner, left with the kernels' thousands of call sites, took 35
+//! minutes for the generated crate, hence the dev profile's `incremental = false`.
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use wide::{f64x2, f64x4};
