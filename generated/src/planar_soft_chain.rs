@@ -2623,22 +2623,19 @@ pub fn mass_matrix_solve_into(
     rhs[4] *= r_4;
     true
 }
-/// The partial derivatives of the inverse dynamics at the given
-/// accelerations, row i being ID_i: `position` = dID/dq, column j the
-/// tangent of the Newton-Euler pass along q_j (differentiated in the
-/// expression DAG, in one loop per group of coordinates that move
-/// the same bodies), and `velocity` = dID/dqd = 2 C(q, qd) with C
-/// the Christoffel C.
+/// dID/dq at the given accelerations, row i being ID_i: column j
+/// the tangent of the Newton-Euler pass along q_j (differentiated in
+/// the expression DAG, in one loop per group of coordinates that
+/// move the same bodies).
 #[inline]
 #[allow(unused_variables)]
-pub fn inverse_dynamics_derivatives_into(
+pub fn inverse_dynamics_position_derivatives_into(
     q: &SVector<f64, DOF>,
     qd: &SVector<f64, DOF>,
     qdd: &SVector<f64, DOF>,
     p: &Params,
     cache: &Cache,
     position: &mut SMatrix<f64, DOF, DOF>,
-    velocity: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *position = SMatrix::zeros();
     let segment1_bend_y_rate = p.segment_length * qd[3];
@@ -5045,6 +5042,22 @@ pub fn inverse_dynamics_derivatives_into(
                 * p.segment_length + p.segment_length * head_composite_force_n_z_along_dq
             + head_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq;
     }
+}
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations: `position` = dID/dq
+/// ([`inverse_dynamics_position_derivatives_into`]) and `velocity` =
+/// dID/dqd = 2 C(q, qd) with C the Christoffel C.
+#[inline]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    inverse_dynamics_position_derivatives_into(q, qd, qdd, p, cache, position);
     coriolis_matrix_into(q, qd, p, cache, velocity);
     *velocity *= 2.0;
 }
@@ -9492,6 +9505,16 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
         rhs: &mut SVector<f64, DOF>,
     ) -> bool {
         mass_matrix_solve_into(mass_matrix, rhs)
+    }
+    fn inverse_dynamics_position_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        inverse_dynamics_position_derivatives_into(q, qd, qdd, p, k, position)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

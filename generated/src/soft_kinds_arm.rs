@@ -6943,22 +6943,19 @@ pub fn mass_matrix_solve_into(
     rhs[2] *= r_2;
     true
 }
-/// The partial derivatives of the inverse dynamics at the given
-/// accelerations, row i being ID_i: `position` = dID/dq, column j the
-/// tangent of the Newton-Euler pass along q_j (differentiated in the
-/// expression DAG, in one loop per group of coordinates that move
-/// the same bodies), and `velocity` = dID/dqd = 2 C(q, qd) with C
-/// the Christoffel C.
+/// dID/dq at the given accelerations, row i being ID_i: column j
+/// the tangent of the Newton-Euler pass along q_j (differentiated in
+/// the expression DAG, in one loop per group of coordinates that
+/// move the same bodies).
 #[inline]
 #[allow(unused_variables)]
-pub fn inverse_dynamics_derivatives_into(
+pub fn inverse_dynamics_position_derivatives_into(
     q: &SVector<f64, DOF>,
     qd: &SVector<f64, DOF>,
     qdd: &SVector<f64, DOF>,
     p: &Params,
     cache: &Cache,
     position: &mut SMatrix<f64, DOF, DOF>,
-    velocity: &mut SMatrix<f64, DOF, DOF>,
 ) {
     *position = SMatrix::zeros();
     let arm_bend_z_rate = p.section_length * qd[1];
@@ -11810,6 +11807,22 @@ pub fn inverse_dynamics_derivatives_into(
             * p.flap_length + flap_subspace0_projected_inertia_f_z_along_dq * p.gravity
             + p.flap_stiffness * dq[2];
     }
+}
+/// The partial derivatives of the inverse dynamics at the given
+/// accelerations: `position` = dID/dq
+/// ([`inverse_dynamics_position_derivatives_into`]) and `velocity` =
+/// dID/dqd = 2 C(q, qd) with C the Christoffel C.
+#[inline]
+pub fn inverse_dynamics_derivatives_into(
+    q: &SVector<f64, DOF>,
+    qd: &SVector<f64, DOF>,
+    qdd: &SVector<f64, DOF>,
+    p: &Params,
+    cache: &Cache,
+    position: &mut SMatrix<f64, DOF, DOF>,
+    velocity: &mut SMatrix<f64, DOF, DOF>,
+) {
+    inverse_dynamics_position_derivatives_into(q, qd, qdd, p, cache, position);
     coriolis_matrix_into(q, qd, p, cache, velocity);
     *velocity *= 2.0;
 }
@@ -22818,6 +22831,16 @@ impl Model<DOF, CONTACTS> for SoftKindsArm {
         rhs: &mut SVector<f64, DOF>,
     ) -> bool {
         mass_matrix_solve_into(mass_matrix, rhs)
+    }
+    fn inverse_dynamics_position_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        inverse_dynamics_position_derivatives_into(q, qd, qdd, p, k, position)
     }
     fn inverse_dynamics_derivatives_into(
         q: &SVector<f64, DOF>,

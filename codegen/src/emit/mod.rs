@@ -467,22 +467,30 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                         let body = body_in_loops(dag, &params, &cache, &moves, &groups);
                         (
                             quote! {
-                                /// The partial derivatives of the inverse dynamics at the given
-                                /// accelerations, row i being ID_i: `position` = dID/dq, column j the
-                                /// tangent of the Newton-Euler pass along q_j (differentiated in the
-                                /// expression DAG, in one loop per group of coordinates that move
-                                /// the same bodies), and `velocity` = dID/dqd = 2 C(q, qd) with C
-                                /// the Christoffel C.
+                                /// dID/dq at the given accelerations, row i being ID_i: column j
+                                /// the tangent of the Newton-Euler pass along q_j (differentiated in
+                                /// the expression DAG, in one loop per group of coordinates that
+                                /// move the same bodies).
                                 #[inline]
                                 #[allow(unused_variables)]
-                                pub fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) {
+                                pub fn inverse_dynamics_position_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>) {
                                     *position = SMatrix::zeros();
                                     #body
+                                }
+
+                                /// The partial derivatives of the inverse dynamics at the given
+                                /// accelerations: `position` = dID/dq
+                                /// ([`inverse_dynamics_position_derivatives_into`]) and `velocity` =
+                                /// dID/dqd = 2 C(q, qd) with C the Christoffel C.
+                                #[inline]
+                                pub fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) {
+                                    inverse_dynamics_position_derivatives_into(q, qd, qdd, p, cache, position);
                                     coriolis_matrix_into(q, qd, p, cache, velocity);
                                     *velocity *= 2.0;
                                 }
                             },
                             quote! {
+                                fn inverse_dynamics_position_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, position: &mut SMatrix<f64, DOF, DOF>) { inverse_dynamics_position_derivatives_into(q, qd, qdd, p, k, position) }
                                 fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) { inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity) }
                             },
                         )

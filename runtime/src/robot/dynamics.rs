@@ -155,9 +155,10 @@ pub const ARTICULATED_SOLVE_FROM: usize = 16;
 /// ([`Model::ARTICULATED_FACTOR`]) past [`ARTICULATED_SOLVE_FROM`] coordinates take qdd and
 /// the articulated-body factorisation of M from one generated kernel and apply M^-1 to the
 /// 3 n columns through it ([`ArticulatedFactor::solve_into`], O(n^2) in all). Otherwise M,
-/// C qd and G come from one kernel, M^-1 from [`spd_inverse_in_place`], qdd = M^-1 (tau -
-/// C qd - G) with it (the model's own forward dynamics to rounding, without a second pass
-/// over the tree) and the two products from register tiles ([`multiply_into`]): measured at
+/// C qd and G come from one kernel (closed-form rigid trees) or C qd from the C that dID/dqd
+/// = 2 C needs anyway, M^-1 from [`spd_inverse_in_place`], qdd = M^-1 (tau - C qd - G) with
+/// it (the model's own forward dynamics to rounding, without a second pass over the tree)
+/// and the two products from register tiles ([`multiply_into`]): measured at
 /// 22 and 62 coordinates, 3 to 5 times faster than solving the 3 n columns with a Cholesky
 /// factor, whose substitutions are bound by loads and stores. Does not allocate.
 pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usize>(
@@ -196,16 +197,38 @@ pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usi
         ]);
         return Ok(());
     }
-    let mut coriolis = SVector::<f64, N>::zeros();
     let mut gravity = SVector::<f64, N>::zeros();
-    R::dynamics_into(q, qd, params, cache, &mut out.force, &mut coriolis, &mut gravity);
-    spd_inverse_in_place(&mut out.force)?;
-    out.acceleration = out.force * (tau - coriolis - gravity);
+    let (mut by_position, mut by_velocity) = (SMatrix::zeros(), SMatrix::zeros());
+    if R::INVERSE_DYNAMICS_FACTORS {
+        let mut coriolis = SVector::<f64, N>::zeros();
+        R::dynamics_into(q, qd, params, cache, &mut out.force, &mut coriolis, &mut gravity);
+        spd_inverse_in_place(&mut out.force)?;
+        out.acceleration = out.force * (tau - coriolis - gravity);
+    } else {
+        // dID/dqd is 2 C: C qd is C's product with the rates, not a kernel of its own.
+        R::mass_matrix_into(q, params, cache, &mut out.force);
+        R::coriolis_matrix_into(q, qd, params, cache, &mut by_velocity);
+        R::gravity_into(q, params, cache, &mut gravity);
+        spd_inverse_in_place(&mut out.force)?;
+        out.acceleration = out.force * (tau - by_velocity * qd - gravity);
+    }
     if !out.acceleration.iter().all(|a| a.is_finite()) {
         return Err(ForwardDynamicsError);
     }
-    let (mut by_position, mut by_velocity) = (SMatrix::zeros(), SMatrix::zeros());
-    R::inverse_dynamics_derivatives_into(q, qd, &out.acceleration, params, cache, &mut by_position, &mut by_velocity);
+    if R::INVERSE_DYNAMICS_FACTORS {
+        R::inverse_dynamics_derivatives_into(
+            q,
+            qd,
+            &out.acceleration,
+            params,
+            cache,
+            &mut by_position,
+            &mut by_velocity,
+        );
+    } else {
+        R::inverse_dynamics_position_derivatives_into(q, qd, &out.acceleration, params, cache, &mut by_position);
+        by_velocity *= 2.0;
+    }
     multiply_into(-1.0, &out.force, &by_position, &mut out.position, false);
     multiply_into(-1.0, &out.force, &by_velocity, &mut out.velocity, false);
     Ok(())

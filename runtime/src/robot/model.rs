@@ -437,6 +437,23 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         position: &mut SMatrix<f64, N, N>,
         velocity: &mut SMatrix<f64, N, N>,
     ) {
+        Self::inverse_dynamics_position_derivatives_into(q, qd, qdd, p, k, position);
+        Self::coriolis_matrix_into(q, qd, p, k, velocity);
+        *velocity *= 2.0;
+    }
+    /// dID/dq alone at the given accelerations, column by column from the tangents along the
+    /// unit directions (generated soft robots: one kernel with a loop per group of
+    /// coordinates). Where [`Model::INVERSE_DYNAMICS_FACTORS`] is false, dID/dqd is 2 C
+    /// ([`Model::inverse_dynamics_derivatives_into`]), so a caller that needs C anyway (its
+    /// C qd for the accelerations) computes C once and takes dID/dq from here.
+    fn inverse_dynamics_position_derivatives_into(
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        qdd: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        position: &mut SMatrix<f64, N, N>,
+    ) {
         let mut direction = SVector::<f64, N>::zeros();
         let mut column = SVector::<f64, N>::zeros();
         for j in 0..N {
@@ -445,8 +462,6 @@ pub trait Model<const N: usize, const C: usize>: 'static {
             position.set_column(j, &column);
             direction[j] = 0.0;
         }
-        Self::coriolis_matrix_into(q, qd, p, k, velocity);
-        *velocity *= 2.0;
     }
     /// Gravitational potential energy V(q).
     fn potential_energy(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> f64;

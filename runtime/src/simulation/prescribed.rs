@@ -236,6 +236,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> PrescribedSimulation<R, N, 
             &qd,
             &cache,
             &acceleration,
+            None,
             by_position,
             by_velocity,
         );

@@ -18,7 +18,7 @@ use crate::environment::contact::{ContactSlopes, ContactTangent};
 use crate::environment::contact_frame::{point_jacobian, point_velocity, point_wrench};
 use crate::environment::terrain::{SurfaceContact, Terrain};
 use crate::integration::integrator::IntegrationError;
-use crate::robot::dynamics::{cholesky_in_place, forward_dynamics, solve_cholesky_columns};
+use crate::robot::dynamics::{cholesky_in_place, forward_dynamics, solve_cholesky, solve_cholesky_columns};
 use crate::robot::model::{Model, ParamSet};
 use nalgebra::{SMatrix, SVector, Vector3, Vector6};
 
@@ -118,19 +118,47 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         by_position: &mut SMatrix<f64, N, N>,
         by_velocity: &mut SMatrix<f64, N, N>,
     ) -> Result<(), IntegrationError> {
+        let singular = || IntegrationError::SingularMassMatrix { time: t };
         let cache = R::cache(q, &self.params);
         let params = &self.params;
         let mut force = self.generalized_force(t, q, qd, &cache, None);
         let mut damping = SVector::<f64, N>::zeros();
         R::damping_into(qd, params, &mut damping);
         force -= damping;
-        let mut acceleration = SVector::<f64, N>::zeros();
-        forward_dynamics::<R, N, C>(q, qd, params, &cache, &force, &mut acceleration)
-            .map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
-        self.force_jacobian_less_inverse_dynamics(t, q, qd, &cache, &acceleration, by_position, by_velocity);
+        // M's Cholesky factor serves the accelerations and the 2 N columns alike.
         let mut factor = SMatrix::<f64, N, N>::zeros();
-        R::mass_matrix_into(q, &self.params, &cache, &mut factor);
-        cholesky_in_place(&mut factor).map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
+        R::mass_matrix_into(q, params, &cache, &mut factor);
+        cholesky_in_place(&mut factor).map_err(|_| singular())?;
+        let mut acceleration = SVector::<f64, N>::zeros();
+        if R::INVERSE_DYNAMICS_FACTORS {
+            // Closed-form rigid trees: dID/dqd comes with dID/dq from one kernel.
+            forward_dynamics::<R, N, C>(q, qd, params, &cache, &force, &mut acceleration).map_err(|_| singular())?;
+            self.force_jacobian_less_inverse_dynamics(t, q, qd, &cache, &acceleration, None, by_position, by_velocity);
+        } else {
+            // dID/dqd is 2 C, so C qd for the accelerations is C's product with the rates
+            // rather than a kernel of its own (measured on the soft snake: C qd's kernel was 5 %
+            // of the Jacobian).
+            let mut coriolis = SMatrix::<f64, N, N>::zeros();
+            R::coriolis_matrix_into(q, qd, params, &cache, &mut coriolis);
+            let mut gravity = SVector::<f64, N>::zeros();
+            R::gravity_into(q, params, &cache, &mut gravity);
+            acceleration = force - coriolis * qd - gravity;
+            solve_cholesky(&factor, &mut acceleration);
+            if !acceleration.iter().all(|a| a.is_finite()) {
+                return Err(singular());
+            }
+            coriolis *= 2.0;
+            self.force_jacobian_less_inverse_dynamics(
+                t,
+                q,
+                qd,
+                &cache,
+                &acceleration,
+                Some(&coriolis),
+                by_position,
+                by_velocity,
+            );
+        }
         solve_cholesky_columns(&factor, by_position);
         solve_cholesky_columns(&factor, by_velocity);
         Ok(())
@@ -140,6 +168,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     /// Jacobian before M^-1, d(F - M qdd - C qd - G) at fixed qdd, by q into `by_position`
     /// and by qd into `by_velocity`. [`Simulation::exact_jacobian`] solves it with M; a
     /// simulation with prescribed coordinates solves its free rows with the free block.
+    /// `velocity_id`, where the caller has it, is dID/dqd = 2 C (models without closed-form
+    /// factors), and only dID/dq is computed here.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn force_jacobian_less_inverse_dynamics(
         &mut self,
         t: f64,
@@ -147,6 +178,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         qd: &SVector<f64, N>,
         cache: &R::Cache,
         acceleration: &SVector<f64, N>,
+        velocity_id: Option<&SMatrix<f64, N, N>>,
         by_position: &mut SMatrix<f64, N, N>,
         by_velocity: &mut SMatrix<f64, N, N>,
     ) {
@@ -177,10 +209,26 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let params = &self.params;
         // dID at the given accelerations.
         let mut position_id = SMatrix::<f64, N, N>::zeros();
-        let mut velocity_id = SMatrix::<f64, N, N>::zeros();
-        R::inverse_dynamics_derivatives_into(q, qd, acceleration, params, cache, &mut position_id, &mut velocity_id);
+        match velocity_id {
+            Some(velocity_id) => {
+                R::inverse_dynamics_position_derivatives_into(q, qd, acceleration, params, cache, &mut position_id);
+                *by_velocity = velocity_force - velocity_id;
+            }
+            None => {
+                let mut velocity_id = SMatrix::<f64, N, N>::zeros();
+                R::inverse_dynamics_derivatives_into(
+                    q,
+                    qd,
+                    acceleration,
+                    params,
+                    cache,
+                    &mut position_id,
+                    &mut velocity_id,
+                );
+                *by_velocity = velocity_force - velocity_id;
+            }
+        }
         *by_position = position_force - position_id;
-        *by_velocity = velocity_force - velocity_id;
     }
 
     /// d(qdd)/du at (q, qd) for the commands `input`: column k is the change of the
