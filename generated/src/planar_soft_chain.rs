@@ -5043,24 +5043,6 @@ pub fn inverse_dynamics_position_derivatives_into(
             + head_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq;
     }
 }
-/// The partial derivatives of the inverse dynamics at the given
-/// accelerations: `position` = dID/dq
-/// ([`inverse_dynamics_position_derivatives_into`]) and `velocity` =
-/// dID/dqd = 2 C(q, qd) with C the Christoffel C.
-#[inline]
-pub fn inverse_dynamics_derivatives_into(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    velocity: &mut SMatrix<f64, DOF, DOF>,
-) {
-    inverse_dynamics_position_derivatives_into(q, qd, qdd, p, cache, position);
-    coriolis_matrix_into(q, qd, p, cache, velocity);
-    *velocity *= 2.0;
-}
 /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
 /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
 /// in the expression DAG of the recursive algorithms (a forward-mode tangent of
@@ -9515,17 +9497,6 @@ impl Model<DOF, CONTACTS> for PlanarSoftChain {
         position: &mut SMatrix<f64, DOF, DOF>,
     ) {
         inverse_dynamics_position_derivatives_into(q, qd, qdd, p, k, position)
-    }
-    fn inverse_dynamics_derivatives_into(
-        q: &SVector<f64, DOF>,
-        qd: &SVector<f64, DOF>,
-        qdd: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        position: &mut SMatrix<f64, DOF, DOF>,
-        velocity: &mut SMatrix<f64, DOF, DOF>,
-    ) {
-        inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity)
     }
     fn inverse_dynamics_position_tangent_into(
         q: &SVector<f64, DOF>,

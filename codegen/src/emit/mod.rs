@@ -477,21 +477,11 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                                     *position = SMatrix::zeros();
                                     #body
                                 }
-
-                                /// The partial derivatives of the inverse dynamics at the given
-                                /// accelerations: `position` = dID/dq
-                                /// ([`inverse_dynamics_position_derivatives_into`]) and `velocity` =
-                                /// dID/dqd = 2 C(q, qd) with C the Christoffel C.
-                                #[inline]
-                                pub fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) {
-                                    inverse_dynamics_position_derivatives_into(q, qd, qdd, p, cache, position);
-                                    coriolis_matrix_into(q, qd, p, cache, velocity);
-                                    *velocity *= 2.0;
-                                }
                             },
+                            // dID/dqd = 2 C and the pair come from the trait's default
+                            // `inverse_dynamics_derivatives_into` around this kernel.
                             quote! {
                                 fn inverse_dynamics_position_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, position: &mut SMatrix<f64, DOF, DOF>) { inverse_dynamics_position_derivatives_into(q, qd, qdd, p, k, position) }
-                                fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) { inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity) }
                             },
                         )
                     }

@@ -209,13 +209,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let params = &self.params;
         // dID at the given accelerations.
         let mut position_id = SMatrix::<f64, N, N>::zeros();
-        match velocity_id {
-            Some(velocity_id) => {
+        let mut computed = SMatrix::<f64, N, N>::zeros();
+        let velocity_id = match velocity_id {
+            Some(given) => {
                 R::inverse_dynamics_position_derivatives_into(q, qd, acceleration, params, cache, &mut position_id);
-                *by_velocity = velocity_force - velocity_id;
+                given
             }
             None => {
-                let mut velocity_id = SMatrix::<f64, N, N>::zeros();
                 R::inverse_dynamics_derivatives_into(
                     q,
                     qd,
@@ -223,11 +223,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                     params,
                     cache,
                     &mut position_id,
-                    &mut velocity_id,
+                    &mut computed,
                 );
-                *by_velocity = velocity_force - velocity_id;
+                &computed
             }
-        }
+        };
+        *by_velocity = velocity_force - velocity_id;
         *by_position = position_force - position_id;
     }
 
