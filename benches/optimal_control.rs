@@ -72,7 +72,9 @@ fn underwater_waypoint(c: &mut Criterion) {
 }
 
 fn soft_snake_roll_aside(c: &mut Criterion) {
-    use softgen::papers::soft_snake::mpc::{planning_simulation, rolling_schedule, run_roll_aside, RollAsideTask};
+    use softgen::papers::soft_snake::mpc::{
+        planning_simulation, roll_aside_knots, roll_aside_planner, rolling_schedule, run_roll_aside, RollAsideTask,
+    };
     const N: usize = softgen_generated::soft_snake::DOF;
     const C: usize = softgen_generated::soft_snake::CONTACTS;
     let task = RollAsideTask::new();
@@ -90,14 +92,7 @@ fn soft_snake_roll_aside(c: &mut Criterion) {
     c.bench_function("mpc-000-roll-aside: system exact Jacobian", |b| {
         b.iter(|| simulation.exact_jacobian(0.0, black_box(&q), black_box(&qd), &mut by_position, &mut by_velocity))
     });
-    let mut knots = RobotKnots::scheduled(
-        planning_simulation(&task).unwrap(),
-        &[ControlInput::ActuatorForces],
-        schedule,
-        task.horizon.interval,
-        task.horizon.substeps,
-    )
-    .unwrap();
+    let mut knots = roll_aside_knots(&task).unwrap();
     let x =
         RobotKnots::<softgen_generated::SoftSnake, N, C>::scheduled_state_vector(&q, &qd, &[last.phase], &decisions);
     let u = DVector::from_column_slice(&decisions);
@@ -107,16 +102,7 @@ fn soft_snake_roll_aside(c: &mut Criterion) {
     c.bench_function("mpc-000-roll-aside: one knot (implicit step and its Jacobians)", |b| {
         b.iter(|| knots.step(0, black_box(&x), black_box(&u), &mut next, Some((&mut a, &mut b_matrix))).unwrap())
     });
-    let weights = softgen_runtime::GoalWeights { goal: run.goal, ..task.weights.clone() };
-    let mut planner = RecedingHorizon::scheduled(
-        planning_simulation(&task).unwrap(),
-        &[ControlInput::ActuatorForces],
-        schedule,
-        task.horizon.clone(),
-        weights,
-        DdpSettings { line_search_steps: 4, ..DdpSettings::default() },
-    )
-    .unwrap();
+    let mut planner = roll_aside_planner(&task, run.goal).unwrap();
     // Warm: a few plans first, as in the run.
     let mut current = decisions.to_vec();
     let mut time = last.t;

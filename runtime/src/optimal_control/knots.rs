@@ -50,6 +50,12 @@ pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     /// How far an iteration with a kept Newton matrix must lower the residual for the
     /// matrix to be kept (`STALE_CONTRACTION` unless set).
     pub stale_contraction: f64,
+    /// Whether a step that fails from the knot's kept Newton matrix is tried once more from a
+    /// fresh one before it is halved (true unless set). Where the step's iterations refresh
+    /// the matrix anyway, as on the soft snake's skin, whose contact and power-law
+    /// viscosity take 10 to 19 damped iterations a step, the retry differs from the first
+    /// attempt in its first iterate only and most often fails the same way.
+    pub retry_from_fresh: bool,
     /// System Jacobians evaluated so far (the knots' main cost).
     pub jacobians: usize,
     /// Each knot's last Newton matrix and the step it was made for: the next plan's same
@@ -179,6 +185,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             newton_iterations: 20,
             newton_tolerance: 1e-10,
             stale_contraction: STALE_CONTRACTION,
+            retry_from_fresh: true,
             jacobians: 0,
             newton_matrices: Vec::new(),
             input_columns: vec![SVector::zeros(); commands],
@@ -484,12 +491,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
     ) -> Result<(), String> {
         // A step that fails from the knot's kept Newton matrix is tried once more from fresh
         // ones (the kept matrix can lead the iterates onto a kink of the friction law that
-        // the fresh start avoids), then halved.
+        // the fresh start avoids) unless `retry_from_fresh` is off, then halved.
         if self.integrator == KnotIntegrator::SemiImplicitEuler {
             self.explicit_substep(t, h, q, v, derivatives)?;
         } else {
             let mut result = self.substep(slot, t, h, q, v, derivatives);
-            if result.is_err() && self.newton_matrices.get(slot).is_some_and(|m| m.is_some()) {
+            if result.is_err() && self.retry_from_fresh && self.newton_matrices.get(slot).is_some_and(|m| m.is_some()) {
                 self.newton_matrices[slot] = None;
                 result = self.substep(slot, t, h, q, v, derivatives);
             }

@@ -20,7 +20,7 @@ use softgen_generated::soft_snake::{Params, CONTACTS, DOF, SECTIONS, SOFT_SECTIO
 use softgen_generated::SoftSnake;
 use softgen_runtime::{
     BendingMuscle, CommandSchedule, ControlInput, DdpSettings, GoalWeights, HorizonSettings, Integrator, Model,
-    PlannerStatistics, PneumaticMuscles, RecedingHorizon, Simulation, State,
+    PlannerStatistics, PneumaticMuscles, RecedingHorizon, RobotKnots, Simulation, State,
 };
 use std::time::Instant;
 
@@ -71,6 +71,18 @@ pub struct RollAsideTask {
     /// and the snake stopped 0.074 m short; without it, none failed in 169 plans. Rolling is
     /// slow enough that the damping changes little of the motion the plan predicts.
     pub planner_contact_damping: f64,
+    /// The plan's implicit steps: Newton converged once an update is below this relative to
+    /// the rates, and a step failing from the knot's kept matrix halved at once rather than
+    /// first retried from a fresh one (`RecedingHorizon::set_newton`). Why: the skin's
+    /// contact and the sections' power-law viscosity take 10 to 19 damped Newton iterations
+    /// a step at 62.5 ms, nearly each with a fresh system Jacobian, so the retry repeats the
+    /// failed attempt but for its first iterate, and fails the same way; a plan needs its
+    /// rates to a millionth, not to 1e-10. Measured on this task (2026-11-30, one binary,
+    /// alternately, three runs each): the defaults (1e-10, retry) 146.8 system Jacobians a
+    /// plan, 17 to 26 of 181 plans over the 50 ms period, reached at 7.00 s; these, 104.3 a
+    /// plan, 0 to 1 of 179, 6.85 s. 1e-6 with the retry: 135 a plan, 6.30 s.
+    pub newton_tolerance: f64,
+    pub retry_from_fresh: bool,
 }
 
 impl RollAsideTask {
@@ -116,6 +128,8 @@ impl RollAsideTask {
                 posture: Vec::new(),
             },
             planner_contact_damping: 0.0,
+            newton_tolerance: 1e-6,
+            retry_from_fresh: false,
         }
     }
 }
@@ -240,7 +254,7 @@ pub fn fixed_gait_travel(
     plane_rate: f64,
     duration: f64,
 ) -> Result<(Vector3<f64>, Vector3<f64>), String> {
-    use softgen_runtime::{KnotDynamics, RobotKnots};
+    use softgen_runtime::KnotDynamics;
     let run = &task.rolling;
     let p = &run.params;
     let center_of_mass = |q: &SVector<f64, DOF>| SoftSnake::center_of_mass(q, p, &SoftSnake::cache(q, p));
@@ -252,13 +266,7 @@ pub fn fixed_gait_travel(
     }
     let plant_travel = center_of_mass(&rolling.x.q) - center_of_mass(&start.q);
     let horizon = &task.horizon;
-    let mut knots = RobotKnots::scheduled(
-        planning_simulation(task)?,
-        &[ControlInput::ActuatorForces],
-        schedule,
-        horizon.interval,
-        horizon.substeps,
-    )?;
+    let mut knots = roll_aside_knots(task)?;
     let mut state =
         RobotKnots::<SoftSnake, DOF, CONTACTS>::scheduled_state_vector(&start.q, &start.qd, &[0.0], &decisions);
     let mut next = state.clone();
@@ -312,6 +320,39 @@ pub struct RollAsideRun {
 }
 
 /// Settles the dropped snake, then rolls it to the goal under the planner.
+/// The task's planner, its centre of mass pulled to `goal`: box-DDP over the planner's
+/// model with the task's horizon, weights and Newton settings.
+pub fn roll_aside_planner(
+    task: &RollAsideTask,
+    goal: Vector3<f64>,
+) -> Result<RecedingHorizon<SoftSnake, DOF, CONTACTS>, String> {
+    let mut planner = RecedingHorizon::scheduled(
+        planning_simulation(task)?,
+        &[ControlInput::ActuatorForces],
+        rolling_schedule(task)?,
+        task.horizon.clone(),
+        GoalWeights { goal, ..task.weights.clone() },
+        DdpSettings { line_search_steps: 4, ..DdpSettings::default() },
+    )?;
+    planner.set_newton(task.newton_tolerance, task.retry_from_fresh)?;
+    Ok(planner)
+}
+
+/// The planner's knots alone (the task's horizon and Newton settings), for rolling its
+/// model out at fixed decisions.
+pub fn roll_aside_knots(task: &RollAsideTask) -> Result<RobotKnots<SoftSnake, DOF, CONTACTS>, String> {
+    let mut knots = RobotKnots::scheduled(
+        planning_simulation(task)?,
+        &[ControlInput::ActuatorForces],
+        rolling_schedule(task)?,
+        task.horizon.interval,
+        task.horizon.substeps,
+    )?;
+    knots.newton_tolerance = task.newton_tolerance;
+    knots.retry_from_fresh = task.retry_from_fresh;
+    Ok(knots)
+}
+
 pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
     let started = Instant::now();
     let run = &task.rolling;
@@ -335,15 +376,7 @@ pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
     let center_of_mass = |q: &SVector<f64, DOF>| SoftSnake::center_of_mass(q, &p, &SoftSnake::cache(q, &p));
     let start = center_of_mass(&rolling.x.q);
     let goal = start + Vector3::new(0.0, GOAL_ASIDE, 0.0);
-    let weights = GoalWeights { goal, ..task.weights.clone() };
-    let mut planner = RecedingHorizon::scheduled(
-        planning_simulation(task)?,
-        &[ControlInput::ActuatorForces],
-        schedule,
-        task.horizon.clone(),
-        weights,
-        DdpSettings { line_search_steps: 4, ..DdpSettings::default() },
-    )?;
+    let mut planner = roll_aside_planner(task, goal)?;
     let plans = (task.duration / period).round() as usize;
     let mut samples = Vec::with_capacity(plans);
     let mut failures = Vec::new();
