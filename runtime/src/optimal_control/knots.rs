@@ -52,9 +52,10 @@ pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     pub stale_contraction: f64,
     /// Whether a step that fails from the knot's kept Newton matrix is tried once more from a
     /// fresh one before it is halved (true unless set). Where the step's iterations refresh
-    /// the matrix anyway, as on the soft snake's skin, whose contact and power-law
-    /// viscosity take 10 to 19 damped iterations a step, the retry differs from the first
-    /// attempt in its first iterate only and most often fails the same way.
+    /// the matrix anyway, as on the soft snake's skin (310 points, a penalty with a kink at
+    /// touchdown, friction regularised over 1 cm/s: 10 to 19 damped iterations a step),
+    /// the retry differs from the first attempt in its first iterate only and most often
+    /// fails the same way.
     pub retry_from_fresh: bool,
     /// System Jacobians evaluated so far (the knots' main cost).
     pub jacobians: usize,
@@ -208,6 +209,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             product_by_state: DMatrix::zeros(augmented, augmented),
             product_by_control: DMatrix::zeros(augmented, decisions),
         })
+    }
+
+    /// Newton's settings: converged once an update is below `tolerance` relative to the
+    /// rates (1 + their largest), and whether a step failing from a kept matrix is retried
+    /// from a fresh one before it is halved (`retry_from_fresh`). Defaults: 1e-10, a retry.
+    pub fn set_newton(&mut self, tolerance: f64, retry_from_fresh: bool) -> Result<(), String> {
+        if !(tolerance.is_finite() && tolerance > 0.0 && tolerance <= 1e-2) {
+            return Err(format!("the planner's Newton tolerance must be in (0, 0.01], got {tolerance}"));
+        }
+        self.newton_tolerance = tolerance;
+        self.retry_from_fresh = retry_from_fresh;
+        Ok(())
     }
 
     pub fn interval(&self) -> f64 {

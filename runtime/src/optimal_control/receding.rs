@@ -234,17 +234,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         self.knots.integrator = integrator;
     }
 
-    /// The implicit steps' Newton iterations: converged once an update is below `tolerance`
-    /// relative to the rates (1 + their largest), and whether a step that fails from a
-    /// kept matrix is retried from a fresh one before it is halved
-    /// (`RobotKnots::retry_from_fresh`). Defaults: 1e-10 and a retry.
+    /// The knots' Newton settings ([`RobotKnots::set_newton`]).
     pub fn set_newton(&mut self, tolerance: f64, retry_from_fresh: bool) -> Result<(), String> {
-        if !(tolerance.is_finite() && tolerance > 0.0 && tolerance <= 1e-2) {
-            return Err(format!("the planner's Newton tolerance must be in (0, 0.01], got {tolerance}"));
-        }
-        self.knots.newton_tolerance = tolerance;
-        self.knots.retry_from_fresh = retry_from_fresh;
-        Ok(())
+        self.knots.set_newton(tolerance, retry_from_fresh)
     }
 
     pub fn schedule(&self) -> CommandSchedule {

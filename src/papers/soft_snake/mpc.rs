@@ -74,8 +74,9 @@ pub struct RollAsideTask {
     /// The plan's implicit steps: Newton converged once an update is below this relative to
     /// the rates, and a step failing from the knot's kept matrix halved at once rather than
     /// first retried from a fresh one (`RecedingHorizon::set_newton`). Why: the skin's
-    /// contact and the sections' power-law viscosity take 10 to 19 damped Newton iterations
-    /// a step at 62.5 ms, nearly each with a fresh system Jacobian, so the retry repeats the
+    /// contact (a penalty with a kink at touchdown, friction regularised over 1 cm/s) takes
+    /// 10 to 19 damped Newton iterations a step at 62.5 ms, nearly each with a fresh system
+    /// Jacobian, so the retry repeats the
     /// failed attempt but for its first iterate, and fails the same way; a plan needs its
     /// rates to a millionth, not to 1e-10. Measured on this task (2026-11-30, one binary,
     /// alternately, three runs each): the defaults (1e-10, retry) 146.8 system Jacobians a
@@ -319,7 +320,6 @@ pub struct RollAsideRun {
     pub wall_seconds: f64,
 }
 
-/// Settles the dropped snake, then rolls it to the goal under the planner.
 /// The task's planner, its centre of mass pulled to `goal`: box-DDP over the planner's
 /// model with the task's horizon, weights and Newton settings.
 pub fn roll_aside_planner(
@@ -348,11 +348,11 @@ pub fn roll_aside_knots(task: &RollAsideTask) -> Result<RobotKnots<SoftSnake, DO
         task.horizon.interval,
         task.horizon.substeps,
     )?;
-    knots.newton_tolerance = task.newton_tolerance;
-    knots.retry_from_fresh = task.retry_from_fresh;
+    knots.set_newton(task.newton_tolerance, task.retry_from_fresh)?;
     Ok(knots)
 }
 
+/// Settles the dropped snake, then rolls it to the goal under the planner.
 pub fn run_roll_aside(task: &RollAsideTask) -> Result<RollAsideRun, String> {
     let started = Instant::now();
     let run = &task.rolling;
