@@ -207,6 +207,7 @@ fn ddp_plans_the_thrusts_toward_a_waypoint_within_their_bounds() {
         command_rate: 1e-4,
         rest: vec![0.0; commands],
         heading_points: Some((0, 1)),
+        travel_command: None,
         heading: 0.5,
         terminal_heading: 2.0,
         posture: Vec::new(),
@@ -243,9 +244,16 @@ fn ddp_plans_the_thrusts_toward_a_waypoint_within_their_bounds() {
 
 /// The cost's gradients are exact: central differences of the running and terminal costs
 /// (every term on: position, heading, rates, effort, command rate) at a state off every
-/// symmetry, to 1e-6 of the largest entry (their truncation at steps of 1e-6 is 1e-12).
+/// symmetry, to 1e-6 of the largest entry (their truncation at steps of 1e-6 is 1e-12);
+/// with the heading's direction as tracked and signed by a travel command.
 #[test]
 fn goal_cost_gradients_match_central_differences() {
+    for travel_command in [None, Some((2, 0.5))] {
+        goal_cost_gradients_at(travel_command);
+    }
+}
+
+fn goal_cost_gradients_at(travel_command: Option<(usize, f64)>) {
     let params = Default::default();
     let commands = 12;
     let weights = GoalWeights {
@@ -260,6 +268,7 @@ fn goal_cost_gradients_match_central_differences() {
         heading_points: Some((0, 1)),
         heading: 0.7,
         terminal_heading: 3.0,
+        travel_command,
         posture: vec![(4, 0.1, 2.0), (5, -0.2, 1.5)],
     };
     let mut cost = GoalCost::<Swimmer, SWIMMER_N, SWIMMER_C>::new(params, weights, 0.05, commands).unwrap();
@@ -293,6 +302,10 @@ fn goal_cost_gradients_match_central_differences() {
     let mut final_cost = |point: &DVector<f64>| cost.terminal(point, None);
     check("terminal cost by state", &terminal.x, &mut final_cost, &x);
     assert!(derivatives.x.rows(0, 6).amax() > 0.0 && terminal.x.rows(0, 6).amax() > 0.0);
+    if let Some((command, _)) = travel_command {
+        let index = x.len() - commands + command;
+        assert!(terminal.x[index].abs() > 1e-3 * terminal.x.amax(), "the travel command moves the heading term");
+    }
 }
 
 fn swimmer_horizon() -> HorizonSettings {
@@ -320,6 +333,7 @@ fn swimmer_weights(goal: Vector3<f64>) -> GoalWeights {
         command_rate: 1e-4,
         rest: vec![0.0; 12],
         heading_points: Some((0, 1)),
+        travel_command: None,
         heading: 1.0,
         terminal_heading: 10.0,
         posture: Vec::new(),
@@ -459,6 +473,21 @@ fn bad_horizon_settings_name_what_is_wrong() {
     assert!(error.contains("weight -1 finite and >= 0"), "{error}");
     let error = make(good.clone(), GoalWeights { effort: -1.0, ..weights.clone() });
     assert!(error.contains("effort"), "{error}");
+    let error = make(good.clone(), GoalWeights { travel_command: Some((20, 1.0)), ..weights.clone() });
+    assert!(error.contains("travel command 20 is not one of the"), "{error}");
+    let error = make(good.clone(), GoalWeights { travel_command: Some((0, 0.0)), ..weights.clone() });
+    assert!(error.contains("scale must be finite and > 0, got 0"), "{error}");
+    let error = make(
+        good.clone(),
+        GoalWeights {
+            heading_points: None,
+            heading: 0.0,
+            terminal_heading: 0.0,
+            travel_command: Some((0, 1.0)),
+            ..weights.clone()
+        },
+    );
+    assert!(error.contains("travel command needs the heading's points"), "{error}");
     let error = make(good, GoalWeights { rest: vec![0.0; 2], ..weights });
     assert!(error.contains("resting commands"), "{error}");
     let error =

@@ -1334,6 +1334,7 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
         command_rate: settings.command_rate_weight,
         rest: vec![0.0; muscles + thrusters],
         heading_points,
+        travel_command: None,
         heading: if heading_points.is_some() { settings.heading_weight } else { 0.0 },
         terminal_heading: if heading_points.is_some() { settings.terminal_heading_weight } else { 0.0 },
     };

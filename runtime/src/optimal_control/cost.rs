@@ -42,6 +42,16 @@ pub struct GoalWeights {
     pub heading_points: Option<(usize, usize)>,
     pub heading: f64,
     pub terminal_heading: f64,
+    /// For robots whose direction of travel flips with the sign of one command (a snake's
+    /// wave travels toward its head or its tail with the sign of its temporal frequency):
+    /// `(command, scale)` makes the heading h tanh(u / scale) times the tracked points'
+    /// direction, u the command last applied (the state's u_prev), so the heading residual
+    /// also says which sign takes the body to the goal, and has a gradient through zero.
+    /// A second residual |g| sech(u / scale) = |g| sqrt(1 - tanh^2) makes the two together
+    /// 2 |g|^2 (1 - tanh(u / scale) cos angle): standing still costs what travelling across
+    /// the way to the goal does, so a body at right angles to it is not drawn to stop
+    /// (which would leave it no way to turn) but to turn while it travels.
+    pub travel_command: Option<(usize, f64)>,
     /// Coordinates held near a value: `(coordinate, value, weight)`, the weight on the
     /// squared difference running (per s) and at the horizon's end. For a limbed robot's
     /// base roll and pitch, without which the shortest way for its centre of mass to the
@@ -60,6 +70,17 @@ impl GoalWeights {
         }
         if self.heading_points.is_none() && (self.heading > 0.0 || self.terminal_heading > 0.0) {
             return Err("MPC heading weights need the heading's points".into());
+        }
+        if let Some((command, scale)) = self.travel_command {
+            if self.heading_points.is_none() {
+                return Err("MPC travel command needs the heading's points".into());
+            }
+            if command >= commands {
+                return Err(format!("MPC travel command {command} is not one of the {commands} commands"));
+            }
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(format!("MPC travel command's scale must be finite and > 0, got {scale}"));
+            }
         }
         for (name, v) in [
             ("goal", self.goal),
@@ -173,8 +194,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalCost<R, N, C> {
         residual.dot(&weighted)
     }
 
-    /// Adds w |r|^2 for the heading residual r = |g| h - g (see [`GoalWeights`]) and its
-    /// Gauss-Newton derivatives.
+    /// Adds w |r|^2 for the heading residual r = |g| s h - g (see [`GoalWeights`]; s is
+    /// tanh(u / scale) of the travel command, or 1), with the travel command w (|g|
+    /// sech(u / scale))^2 as well, and their Gauss-Newton derivatives.
     fn heading_term(&self, state: &DVector<f64>, weight: f64, derivatives: Option<&mut CostDerivatives>) -> f64 {
         let Some((from, to)) = self.weights.heading_points else { return 0.0 };
         if weight == 0.0 {
@@ -190,30 +212,56 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalCost<R, N, C> {
             return 0.0;
         }
         let heading = axis / length;
+        // The travel command sits in u_prev, which ends the state.
+        let travel = self.weights.travel_command.map(|(command, scale)| {
+            let index = state.len() - self.commands + command;
+            let sign = (state[index] / scale).tanh();
+            (index, sign, scale)
+        });
+        let sign = travel.map_or(1.0, |(_, sign, _)| sign);
+        // sech(u / scale) = sqrt(1 - sign^2): standing still costs as much as travelling
+        // across the way to the goal (see `GoalWeights::travel_command`).
+        let still = (1.0 - sign * sign).max(0.0).sqrt();
         let (com, com_jacobian) = self.center_of_mass_jacobian(&q);
         let way = Vector2::new(self.weights.goal.x - com.x, self.weights.goal.y - com.y);
         let distance = way.norm();
-        let residual = heading * distance - way;
-        let cost = weight * residual.norm_squared();
+        let residual = heading * (sign * distance) - way;
+        let standstill = if travel.is_some() { distance * still } else { 0.0 };
+        let cost = weight * (residual.norm_squared() + standstill * standstill);
         let Some(d) = derivatives else { return cost };
         let mut from_jacobian = SMatrix::<f64, 3, N>::zeros();
         let mut to_jacobian = SMatrix::<f64, 3, N>::zeros();
         R::contact_jacobian_into(from, &q, &self.params, &cache, &mut from_jacobian);
         R::contact_jacobian_into(to, &q, &self.params, &cache, &mut to_jacobian);
         let direction = if distance > 1e-12 { way / distance } else { Vector2::zeros() };
-        let mut jacobian = SMatrix::<f64, 2, N>::zeros();
+        // Rows: the residual's two components, then the standstill residual's.
+        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
         for j in 0..N {
             let axis_rate =
                 Vector2::new(to_jacobian[(0, j)] - from_jacobian[(0, j)], to_jacobian[(1, j)] - from_jacobian[(1, j)]);
             let heading_rate = (axis_rate - heading * heading.dot(&axis_rate)) / length;
             let way_rate = -Vector2::new(com_jacobian[(0, j)], com_jacobian[(1, j)]);
-            let column = heading * direction.dot(&way_rate) + heading_rate * distance - way_rate;
-            jacobian.set_column(j, &column);
+            let column = (heading * direction.dot(&way_rate) + heading_rate * distance) * sign - way_rate;
+            let standstill_rate = if travel.is_some() { still * direction.dot(&way_rate) } else { 0.0 };
+            jacobian.set_column(j, &Vector3::new(column.x, column.y, standstill_rate));
         }
+        let residuals = Vector3::new(residual.x, residual.y, standstill);
         for j in 0..N {
-            d.x[j] += 2.0 * weight * jacobian.column(j).dot(&residual);
+            d.x[j] += 2.0 * weight * jacobian.column(j).dot(&residuals);
             for i in 0..N {
                 d.xx[(i, j)] += 2.0 * weight * jacobian.column(i).dot(&jacobian.column(j));
+            }
+        }
+        if let Some((index, _, scale)) = travel {
+            // d tanh / du = sech^2 / scale, d sech / du = -sech tanh / scale.
+            let column = Vector3::new(heading.x, heading.y, 0.0) * (distance * still * still / scale)
+                - Vector3::new(0.0, 0.0, distance * still * sign / scale);
+            d.x[index] += 2.0 * weight * column.dot(&residuals);
+            d.xx[(index, index)] += 2.0 * weight * column.norm_squared();
+            for j in 0..N {
+                let cross = 2.0 * weight * column.dot(&jacobian.column(j));
+                d.xx[(index, j)] += cross;
+                d.xx[(j, index)] += cross;
             }
         }
         cost

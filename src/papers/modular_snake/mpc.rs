@@ -78,8 +78,31 @@ impl GoalsTask {
     /// semi-implicit 2 ms steps, 1.17 m with no plan failing at 0.13 s/s, and with weight 1,
     /// 10, 30, 100: 0.54 m, reached at 18.0 s, 0.62 m, 0.15 m; horizons of 2 and 3 s, 0.88
     /// and 0.61 m; a heading term along the body, 0.63 and 0.58 m. Over all four goals the
-    /// chosen setting (weight 10) reached the goal ahead at 36.6 s and none of the others.
+    /// chosen setting (weight 10) reached the goal ahead at 36.6 s and none of the others
+    /// (0 of 4 in a later build: the runs are sensitive to rounding).
+    ///
+    /// Then the heading term signed by the wave's direction of travel (`travel_command`,
+    /// 2026-11-30): the body travels toward link 1's end (away from the head tip) while the
+    /// temporal frequency is positive and the other way while it is negative, so without
+    /// the sign the plans could not tell
+    /// which way of turning or reversing takes the body to the goal. Signed alone (the
+    /// residual |g| tanh(omega / s) h - g), it made the plans reverse and turn, but which
+    /// goals a setting reached depended on small changes (running, terminal heading weight;
+    /// scale s in rad/s; goals of 4): 5, 50, 0.5: 3; 10, 100, 0.5: 0; 5, 50, 0.2: 1; 5, 50,
+    /// 1.0: 3; 5, 50, 2.0: 2; 5, 50, 0.8: 2; 5, 50, 1.2: 2; 6, 60, 1.0: 1; 4, 40, 1.0: 3;
+    /// 3, 30, 1.0: 1; 0, 50, 1.0: 0. It failed most on the goal to the side: across the
+    /// way, the residual is smallest with omega at zero, so the plans stopped the wave and
+    /// with it any turning. With the standstill residual |g| sech(omega / s) beside it
+    /// (stopping costs what travelling across does): 5, 50, 1.0: 3 (the side goal 0.110 m
+    /// short); 5, 50, 0.5: 4; 3, 30, 1.0: 3 (0.139 m short); 8, 80, 1.0: 4 (kept); 10,
+    /// 100, 1.0: 4; 6, 60, 1.0: 4; 8, 80, 0.7: 4; 8, 80, 1.5: 4; 15, 150, 1.0: 3.
     pub fn new() -> Result<GoalsTask, String> {
+        let point = |name: &str| {
+            R::CONTACT_POINTS
+                .iter()
+                .position(|p| p.name == name)
+                .ok_or_else(|| format!("snake_lateral_undulation has no tracked point `{name}`"))
+        };
         let sampler = run_config()?.mpc.ok_or("snake_lateral_undulation.run.toml has no [mpc] table")?;
         let (min, max) = (sampler.min.to_array(), sampler.max.to_array());
         let gait = R::GAIT.ok_or("snake_lateral_undulation has no gait")?;
@@ -104,9 +127,13 @@ impl GoalsTask {
                 effort: 1e-3,
                 command_rate: 10.0,
                 rest: vec![gait.amplitude, gait.temporal_frequency, gait.offset],
-                heading_points: None,
-                heading: 0.0,
-                terminal_heading: 0.0,
+                // The chord from the head tip to link 1's rear end: the way the body
+                // travels while the wave's temporal frequency is positive (measured: the
+                // sampler's runs), the reverse while it is negative.
+                heading_points: Some((point("head_tip")?, point("link1_rear")?)),
+                travel_command: Some((1, 1.0)),
+                heading: 8.0,
+                terminal_heading: 80.0,
                 posture: Vec::new(),
             },
             knot_integrator: KnotIntegrator::SemiImplicitEuler,

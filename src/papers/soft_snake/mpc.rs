@@ -124,6 +124,7 @@ impl RollAsideTask {
                 // The box's top bend, the plane still.
                 rest: vec![MAX_BEND, 0.0],
                 heading_points: None,
+                travel_command: None,
                 heading: 0.0,
                 terminal_heading: 0.0,
                 posture: Vec::new(),

@@ -75,6 +75,7 @@ impl WaypointTask {
                 // Tail end to nose: the propellers push along the body, so it must face the
                 // waypoint to reach it.
                 heading_points: Some((TAIL_END, NOSE)),
+                travel_command: None,
                 heading: 1.0,
                 terminal_heading: 10.0,
                 posture: Vec::new(),
