@@ -6,7 +6,8 @@
 //! For the valve planner of `mpc-001-goal`: one rollout and one plan (MPPI), from a state of
 //! its run. For the stride planner of `mpc-002-goal`: one stride (a gait cycle of the
 //! planner's model) and one plan (the stride in force to the cycle's start, then a cycle of
-//! each candidate).
+//! each candidate). For `mpc-003-goals`, one plan of each planner from the same state:
+//! box-DDP's real-time iteration and MPPI's 32 rollouts.
 //!
 //! Run with `cargo bench --bench optimal_control`; README.md lists the figures.
 
@@ -168,5 +169,44 @@ fn pinniped_goal(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, underwater_waypoint, soft_snake_roll_aside, wpi_goal, pinniped_goal);
+fn rigid_snake_goals(c: &mut Criterion) {
+    use softgen::papers::modular_snake::mpc::{ddp_planner, goal_of, run_goal, simulation, GoalsTask, Planner};
+    use softgen_generated::SnakeLateralUndulation;
+    use softgen_runtime::{GaitParameters, GaitPlanner, Model, PlanningSnapshot, SteeredGait};
+    let task = GoalsTask::new().unwrap();
+    // The state 3 s into box-DDP's run to the configured goal (45 degrees off), turning
+    // toward it; both planners plan from it.
+    let goal = goal_of(-45.0);
+    let run = run_goal(&GoalsTask { duration: 3.0, ..task.clone() }, Planner::Ddp, "configured", -45.0).unwrap();
+    let (t, x, phase, decisions) = run.end;
+    let mut planner = ddp_planner(&task, goal).unwrap();
+    let mut current = decisions.to_vec();
+    let mut time = t;
+    // Warm: a few plans first, as in the run.
+    for _ in 0..10 {
+        planner.plan_from(time, &x.q, &x.qd, &[phase], &current);
+        current.copy_from_slice(planner.command_at(time).as_slice());
+        time += task.horizon.period;
+    }
+    c.bench_function("mpc-003-goals: one plan, box-DDP (real-time iteration, 10 knots of 50 steps)", |b| {
+        b.iter(|| {
+            time += task.horizon.period;
+            let outcome = planner.plan_from(time, black_box(&x.q), black_box(&x.qd), &[phase], &current);
+            assert!(outcome.failure.is_none() || outcome.failure.as_deref().is_some_and(|f| f.contains("period")));
+        })
+    });
+    let parameters = GaitParameters { amplitude: decisions[0], temporal_frequency: decisions[1], offset: decisions[2] };
+    let gait = <SnakeLateralUndulation as Model<8, 13>>::GAIT.unwrap();
+    let snapshot = PlanningSnapshot {
+        time: t,
+        state: x,
+        gait: SteeredGait::new(gait.spatial_frequency, task.sampler.lag, parameters),
+    };
+    let mut sampler = GaitPlanner::new(simulation().unwrap(), task.sampler.planner(goal), parameters).unwrap();
+    c.bench_function("mpc-003-goals: one plan, MPPI (32 rollouts of 1 s)", |b| {
+        b.iter(|| sampler.plan(black_box(&snapshot)))
+    });
+}
+
+criterion_group!(benches, underwater_waypoint, soft_snake_roll_aside, wpi_goal, pinniped_goal, rigid_snake_goals);
 criterion_main!(benches);

@@ -160,6 +160,9 @@ pub struct GoalRun {
     pub longest: Duration,
     /// Per plan: time, centre of mass and the wave's parameters it set.
     pub samples: Vec<(f64, Vector2<f64>, [f64; 3])>,
+    /// Where the run ended: the time, the plant's state, and for box-DDP the wave's phase
+    /// and the parameters in force (what a plan from there starts from).
+    pub end: (f64, State<N>, f64, [f64; 3]),
 }
 
 impl GoalRun {
@@ -245,6 +248,7 @@ pub fn run_goal(
         compute: Duration::ZERO,
         longest: Duration::ZERO,
         samples: Vec::new(),
+        end: (0.0, x, 0.0, [0.0; 3]),
     };
     let periods = (task.duration / PLANT_STEP).round() as usize;
     let mut targets = SVector::<f64, N>::zeros();
@@ -255,21 +259,11 @@ pub fn run_goal(
         Planner::Ddp => None,
     };
     let mut steered = SteeredGait::new(gait.spatial_frequency, settings.lag, initial);
-    let schedule = CommandSchedule::Wave { joints: JOINTS, spatial_frequency: gait.spatial_frequency };
+    let schedule = wave_schedule()?;
     let mut horizon = match planner {
-        Planner::Ddp => Some(RecedingHorizon::scheduled(
-            simulation()?,
-            &[ControlInput::JointTargets],
-            schedule,
-            task.horizon.clone(),
-            GoalWeights { goal: Vector3::new(goal.x, goal.y, 0.0), ..task.weights.clone() },
-            DdpSettings { line_search_steps: 4, ..DdpSettings::default() },
-        )?),
+        Planner::Ddp => Some(ddp_planner(task, goal)?),
         Planner::Mppi => None,
     };
-    if let Some(horizon) = &mut horizon {
-        horizon.set_knot_integrator(task.knot_integrator);
-    }
     let mut decisions = vec![0.0, initial.temporal_frequency, 0.0];
     let mut phase = 0.0;
     let mut set_points = [0.0; JOINTS];
@@ -327,5 +321,26 @@ pub fn run_goal(
     if run.reached_at.is_none() {
         run.final_distance = (com_xy(&x) - goal).norm();
     }
+    run.end = (t, x, phase, [decisions[0], decisions[1], decisions[2]]);
     Ok(run)
+}
+
+/// The wave the DDP plans decide: the gait's spatial frequency over the five joints.
+pub fn wave_schedule() -> Result<CommandSchedule, String> {
+    let gait = R::GAIT.ok_or("snake_lateral_undulation has no gait")?;
+    Ok(CommandSchedule::Wave { joints: JOINTS, spatial_frequency: gait.spatial_frequency })
+}
+
+/// The task's box-DDP planner toward `goal` (what the run and the bench plan with).
+pub fn ddp_planner(task: &GoalsTask, goal: Vector2<f64>) -> Result<RecedingHorizon<R, N, C>, String> {
+    let mut horizon = RecedingHorizon::scheduled(
+        simulation()?,
+        &[ControlInput::JointTargets],
+        wave_schedule()?,
+        task.horizon.clone(),
+        GoalWeights { goal: Vector3::new(goal.x, goal.y, 0.0), ..task.weights.clone() },
+        DdpSettings { line_search_steps: 4, ..DdpSettings::default() },
+    )?;
+    horizon.set_knot_integrator(task.knot_integrator);
+    Ok(horizon)
 }
