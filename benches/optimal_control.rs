@@ -178,7 +178,7 @@ fn rigid_snake_goals(c: &mut Criterion) {
     // toward it; both planners plan from it.
     let goal = goal_of(-45.0);
     let run = run_goal(&GoalsTask { duration: 3.0, ..task.clone() }, Planner::Ddp, "configured", -45.0).unwrap();
-    let (t, x, phase, decisions) = run.end;
+    let softgen::papers::modular_snake::mpc::RunEnd { t, state: x, phase, decisions } = run.end;
     let mut planner = ddp_planner(&task, goal).unwrap();
     let mut current = decisions.to_vec();
     let mut time = t;
@@ -196,7 +196,8 @@ fn rigid_snake_goals(c: &mut Criterion) {
         })
     });
     let parameters = GaitParameters { amplitude: decisions[0], temporal_frequency: decisions[1], offset: decisions[2] };
-    let gait = <SnakeLateralUndulation as Model<8, 13>>::GAIT.unwrap();
+    use softgen_generated::snake_lateral_undulation::{CONTACTS, DOF};
+    let gait = <SnakeLateralUndulation as Model<DOF, CONTACTS>>::GAIT.unwrap();
     let snapshot = PlanningSnapshot {
         time: t,
         state: x,

@@ -160,9 +160,20 @@ pub struct GoalRun {
     pub longest: Duration,
     /// Per plan: time, centre of mass and the wave's parameters it set.
     pub samples: Vec<(f64, Vector2<f64>, [f64; 3])>,
-    /// Where the run ended: the time, the plant's state, and for box-DDP the wave's phase
-    /// and the parameters in force (what a plan from there starts from).
-    pub end: (f64, State<N>, f64, [f64; 3]),
+    /// Where the run ended (what a plan from there starts from).
+    pub end: RunEnd,
+}
+
+/// Where a [`GoalRun`] ended.
+#[derive(Clone, Debug)]
+pub struct RunEnd {
+    pub t: f64,
+    /// The plant's state.
+    pub state: State<N>,
+    /// For box-DDP, the wave's phase and the parameters in force (amplitude, temporal
+    /// frequency, offset); for MPPI, which steers its own gait, the initial values.
+    pub phase: f64,
+    pub decisions: [f64; 3],
 }
 
 impl GoalRun {
@@ -248,7 +259,7 @@ pub fn run_goal(
         compute: Duration::ZERO,
         longest: Duration::ZERO,
         samples: Vec::new(),
-        end: (0.0, x, 0.0, [0.0; 3]),
+        end: RunEnd { t: 0.0, state: x, phase: 0.0, decisions: [0.0; 3] },
     };
     let periods = (task.duration / PLANT_STEP).round() as usize;
     let mut targets = SVector::<f64, N>::zeros();
@@ -321,7 +332,7 @@ pub fn run_goal(
     if run.reached_at.is_none() {
         run.final_distance = (com_xy(&x) - goal).norm();
     }
-    run.end = (t, x, phase, [decisions[0], decisions[1], decisions[2]]);
+    run.end = RunEnd { t, state: x, phase, decisions: [decisions[0], decisions[1], decisions[2]] };
     Ok(run)
 }
 
