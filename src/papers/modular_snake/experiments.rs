@@ -96,13 +96,14 @@ fn mpc_goals(out: &Path) -> Result<ExperimentReport, String> {
     )?;
     let mut lines = vec![
         format!(
-            "task: from rest, reach each goal {GOAL_DISTANCE} m from the start within {} m ({} s each); both planners re-plan at {} Hz over {} s; MPPI: {} rollouts of semi-implicit Euler at {} s; box-DDP: {} knots of {} s, {} semi-implicit Euler steps each, {} iteration a plan",
+            "task: from rest, reach each goal {GOAL_DISTANCE} m from the start within {} m ({} s each); MPPI: {} rollouts of {} s of semi-implicit Euler at {} s, re-planning at {} Hz; box-DDP: re-planning at {} Hz, {} knots of {} s, {} semi-implicit Euler steps each, {} iteration a plan",
             task.sampler.arrival_radius,
             task.duration,
-            task.sampler.replan_hz,
-            task.sampler.horizon,
             task.sampler.samples,
+            task.sampler.horizon,
             task.sampler.step,
+            task.sampler.replan_hz,
+            1.0 / task.horizon.period,
             task.horizon.knots,
             task.horizon.interval,
             task.horizon.substeps,
