@@ -105,7 +105,7 @@ impl GoalsTask {
     /// reached, but later than MPPI on three with 1.4 to 1.7x less compute, short of the
     /// bar, so the task stays at 20 Hz. The system's Jacobian is 70 % of a plan (perf);
     /// held over 2, 5 or 10 of a knot's steps (a W-method's frozen matrix) it cut the plan
-    /// to 2 to 4 ms, but 10 to 30 % of the plans failed their line search and no goal was
+    /// to 2 to 4 ms, but 4 to 49 % of the plans failed their line search and no goal was
     /// reached: the wheels' regularised friction changes the Jacobian within one 2 ms step.
     pub fn new() -> Result<GoalsTask, String> {
         let point = |name: &str| {
