@@ -102,8 +102,8 @@ impl GoalsTask {
     /// per simulated second against MPPI's 0.29 s): 10 knots (1 s), 15.82, 11.66, 12.54,
     /// 12.20 s at 0.35 s/s; 6 knots (0.6 s), 11.76, 11.56, 10.44, 15.98 s at 0.21 s/s; 5
     /// knots (0.5 s), 14.30, 11.44, 12.58, 14.36 s at 0.175 s/s (plans 4 to 5 ms). Every goal
-    /// reached, but later than MPPI on three with 1.4 to 1.7x less compute, short of the
-    /// bar, so the task stays at 20 Hz. The system's Jacobian is 70 % of a plan (perf);
+    /// reached, but later than MPPI on three, with more compute (1 s) or 1.4 to 1.7x less,
+    /// short of the bar, so the task stays at 20 Hz. The system's Jacobian is 70 % of a plan (perf);
     /// held over 2, 5 or 10 of a knot's steps (a W-method's frozen matrix) it cut the plan
     /// to 2 to 4 ms, but 4 to 49 % of the plans failed their line search and no goal was
     /// reached: the wheels' regularised friction changes the Jacobian within one 2 ms step.
@@ -239,7 +239,8 @@ pub fn goal_of(direction: f64) -> Vector2<f64> {
 }
 
 /// Runs one goal with one planner: plans every `horizon.period` (box-DDP) or `1 / replan_hz`
-/// (MPPI) s of simulated time from the plant's state, until the centre of mass is within the arrival radius or the time is up.
+/// (MPPI) s of simulated time from the plant's state, until the centre of mass is within the
+/// arrival radius or the time is up.
 pub fn run_goal(
     task: &GoalsTask,
     planner: Planner,
