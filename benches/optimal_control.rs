@@ -188,7 +188,11 @@ fn rigid_snake_goals(c: &mut Criterion) {
         current.copy_from_slice(planner.command_at(time).as_slice());
         time += task.horizon.period;
     }
-    c.bench_function("mpc-003-goals: one plan, box-DDP (real-time iteration, 10 knots of 50 steps)", |b| {
+    let name = format!(
+        "mpc-003-goals: one plan, box-DDP (real-time iteration, {} knots of {} steps)",
+        task.horizon.knots, task.horizon.substeps
+    );
+    c.bench_function(&name, |b| {
         b.iter(|| {
             time += task.horizon.period;
             let outcome = planner.plan_from(time, black_box(&x.q), black_box(&x.qd), &[phase], &current);

@@ -97,7 +97,7 @@ pub use simulation::failure_diagnosis::{likely_cause, LargestContactForce};
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
 pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};
-pub use simulation::system_jacobian::{ControlInput, SystemJacobian};
+pub use simulation::system_jacobian::{ControlInput, FactoredState, SystemJacobian};
 pub use simulation::valve_steering::{
     integrate_through_switches, next_valve_switch, SteeredValveWave, ValveDecisions, ValveDriven, ValveGains,
     ValvePlan, ValvePlanner, ValvePlannerConfig, ValveSnapshot, MAX_VALVES, VALVE_DECISIONS,

@@ -283,7 +283,9 @@ impl ContactLaw {
     }
 
     /// [`ContactLaw::with_normal_force_tangent`]'s slopes by the force's inputs under a fixed
-    /// normal force (its depth's column is zero).
+    /// normal force and a fixed normal (a floor's: the depth's and the normal's columns are
+    /// zero). Only the six moving inputs' columns are computed: each column of the tangents
+    /// is computed alone, so these are the ten-column ones' to the last bit.
     pub fn with_normal_force_slopes(
         &self,
         normal_force: f64,
@@ -291,15 +293,16 @@ impl ContactLaw {
         velocity: &Vector3<f64>,
         body_axis: &Vector3<f64>,
     ) -> ContactSlopes {
-        let each_input = ContactTangents::each_input();
-        ContactSlopes(self.with_normal_force_tangents(
-            normal_force,
-            &SMatrix::zeros(),
-            n,
-            velocity,
-            body_axis,
-            &each_input,
-        ))
+        let mut moving = ContactTangents::<6>::zeros();
+        for k in 0..3 {
+            moving.velocity[(k, k)] = 1.0;
+            moving.axis[(k, 3 + k)] = 1.0;
+        }
+        let by_moving =
+            self.with_normal_force_tangents(normal_force, &SMatrix::zeros(), n, velocity, body_axis, &moving);
+        let mut slopes = SMatrix::<f64, 3, 10>::zeros();
+        slopes.fixed_columns_mut::<6>(4).copy_from(&by_moving);
+        ContactSlopes(slopes)
     }
 
     /// [`ContactLaw::force_tangent`] along K directions at once, column by column.
@@ -678,6 +681,30 @@ mod tests {
                         // Only the summation order may differ between the two.
                         assert!((batch.column(column) - single).norm() < 1e-12 * (1.0 + single.norm()));
                     }
+                }
+            }
+        }
+    }
+
+    /// Under a fixed load and normal the slopes are the moving inputs' columns of the
+    /// ten-column tangents, bit for bit, so a floor's Jacobian does not move with them.
+    #[test]
+    fn fixed_load_slopes_are_the_moving_inputs_columns() {
+        for anisotropy in [FrictionAnisotropy::Isotropic, FrictionAnisotropy::BodyAxis, FrictionAnisotropy::WorldAxis] {
+            for l in laws(anisotropy, 1e-3) {
+                for v in [Vector3::new(0.03, -0.02, 0.01), Vector3::new(1e-4, 2e-4, 0.0), Vector3::zeros()] {
+                    let axis = Vector3::new(0.6, 0.7, 0.3);
+                    let slopes = l.with_normal_force_slopes(2.5, &Vector3::z(), &v, &axis);
+                    let all = l.with_normal_force_tangents(
+                        2.5,
+                        &SMatrix::zeros(),
+                        &Vector3::z(),
+                        &v,
+                        &axis,
+                        &ContactTangents::each_input(),
+                    );
+                    assert_eq!(slopes.0.fixed_columns::<6>(4), all.fixed_columns::<6>(4), "{anisotropy:?} {v}");
+                    assert_eq!(slopes.0.fixed_columns::<4>(0), SMatrix::<f64, 3, 4>::zeros());
                 }
             }
         }

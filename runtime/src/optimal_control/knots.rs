@@ -402,7 +402,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             // side (r_q, r_v), S v' = r_v + h A_q r_q and q' = r_q + h v'. So d v'/dq =
             // h S^-1 A_q, d q'/dq = I + h d v'/dq, d v'/dv = S^-1, d q'/dv = h S^-1, and the
             // commands enter as r_v = h d a/du.
-            self.fill_input_columns(&(*q + rate * h), &rate)?;
+            self.fill_input_columns(&(*q + rate * h), &rate, None)?;
             let a = &mut self.substep_by_state;
             for c in 0..N {
                 let mut unit = SVector::<f64, N>::zeros();
@@ -432,11 +432,20 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
-    /// d qdd/du at (q, v), one column per command, into `input_columns`.
-    fn fill_input_columns(&mut self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> Result<(), String> {
+    /// d qdd/du at (q, v), one column per command, into `input_columns`; `factor` is M's
+    /// Cholesky factor at q where the caller has it.
+    fn fill_input_columns(
+        &mut self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        factor: Option<&SMatrix<f64, N, N>>,
+    ) -> Result<(), String> {
         for &(input, start) in &self.inputs {
             let columns = &mut self.input_columns[start..start + input.count::<R, N, C>()];
-            self.simulation.input_jacobian(q, v, input, columns)?;
+            match factor {
+                Some(factor) => self.simulation.factored_input_jacobian(q, v, input, factor, columns)?,
+                None => self.simulation.input_jacobian(q, v, input, columns)?,
+            }
         }
         Ok(())
     }
@@ -453,13 +462,25 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         derivatives: bool,
     ) -> Result<(), String> {
         let mut acceleration = SVector::<f64, N>::zeros();
-        self.simulation.acceleration(t, q, v, &mut acceleration).map_err(|e| e.to_string())?;
+        // The Jacobian computes the accelerations and M's factor on its way: for models whose
+        // accelerations it gives to the last bit (closed-form factors) the step takes them
+        // from it, and the commands' columns are solved with its factor either way.
+        let from_jacobian = derivatives && R::INVERSE_DYNAMICS_FACTORS;
+        if !from_jacobian {
+            self.simulation.acceleration(t, q, v, &mut acceleration).map_err(|e| e.to_string())?;
+        }
         if derivatives {
             let mut by_position = SMatrix::<f64, N, N>::zeros();
             let mut by_velocity = SMatrix::<f64, N, N>::zeros();
             self.jacobians += 1;
-            self.simulation.exact_jacobian(t, q, v, &mut by_position, &mut by_velocity).map_err(|e| e.to_string())?;
-            self.fill_input_columns(q, v)?;
+            let factored = self
+                .simulation
+                .factored_exact_jacobian(t, q, v, &mut by_position, &mut by_velocity)
+                .map_err(|e| e.to_string())?;
+            if from_jacobian {
+                acceleration = factored.acceleration;
+            }
+            self.fill_input_columns(q, v, Some(&factored.factor))?;
             let a = &mut self.substep_by_state;
             for c in 0..N {
                 for r in 0..N {

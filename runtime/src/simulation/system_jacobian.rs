@@ -69,6 +69,15 @@ impl ControlInput {
     }
 }
 
+/// What [`Simulation::factored_exact_jacobian`] computed on the way to the Jacobian.
+#[derive(Clone, Copy, Debug)]
+pub struct FactoredState<const N: usize> {
+    /// M's Cholesky factor at q (lower triangle; [`crate::robot::dynamics::solve_cholesky`]).
+    pub factor: SMatrix<f64, N, N>,
+    /// The accelerations at (t, q, qd).
+    pub acceleration: SVector<f64, N>,
+}
+
 /// A touching contact point, as the Jacobian needs it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TouchingPoint {
@@ -118,6 +127,24 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         by_position: &mut SMatrix<f64, N, N>,
         by_velocity: &mut SMatrix<f64, N, N>,
     ) -> Result<(), IntegrationError> {
+        self.factored_exact_jacobian(t, q, qd, by_position, by_velocity).map(|_| ())
+    }
+
+    /// [`Simulation::exact_jacobian`], also giving what it computed on the way: M's Cholesky
+    /// factor and the accelerations at (t, q, qd). A caller that needs them as well (a
+    /// planner's step, which advances with the accelerations and solves the commands'
+    /// columns with M) then computes neither a second time. For models with closed-form
+    /// factors ([`Model::INVERSE_DYNAMICS_FACTORS`]) the accelerations are the right-hand
+    /// side's to the last bit (the same forward dynamics); for the others they are F - C qd
+    /// - G solved with the factor, equal to rounding.
+    pub fn factored_exact_jacobian(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        by_position: &mut SMatrix<f64, N, N>,
+        by_velocity: &mut SMatrix<f64, N, N>,
+    ) -> Result<FactoredState<N>, IntegrationError> {
         let singular = || IntegrationError::SingularMassMatrix { time: t };
         let cache = R::cache(q, &self.params);
         let params = &self.params;
@@ -161,7 +188,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
         solve_cholesky_columns(&factor, by_position);
         solve_cholesky_columns(&factor, by_velocity);
-        Ok(())
+        Ok(FactoredState { factor, acceleration })
     }
 
     /// dF - dID at (t, q, qd) with the accelerations `acceleration`: the right-hand side's
@@ -246,6 +273,45 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         input: ControlInput,
         out: &mut [SVector<f64, N>],
     ) -> Result<(), String> {
+        let cache = R::cache(q, &self.params);
+        let mut factor = SMatrix::<f64, N, N>::zeros();
+        R::mass_matrix_into(q, &self.params, &cache, &mut factor);
+        cholesky_in_place(&mut factor)
+            .map_err(|_| format!("robot `{}`: mass matrix not positive definite", R::NAME))?;
+        self.input_forces(q, qd, input, Some(&cache), out)?;
+        for column in out.iter_mut() {
+            solve_cholesky(&factor, column);
+        }
+        Ok(())
+    }
+
+    /// [`Simulation::input_jacobian`] with M's Cholesky factor at q given (as
+    /// [`Simulation::factored_exact_jacobian`] leaves it).
+    pub fn factored_input_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        input: ControlInput,
+        factor: &SMatrix<f64, N, N>,
+        out: &mut [SVector<f64, N>],
+    ) -> Result<(), String> {
+        self.input_forces(q, qd, input, None, out)?;
+        for column in out.iter_mut() {
+            solve_cholesky(factor, column);
+        }
+        Ok(())
+    }
+
+    /// The commands' generalized forces per unit, one column each, before M^-1; `cache` is
+    /// the model's at q where the caller has it (only thrusters need it).
+    fn input_forces(
+        &self,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        input: ControlInput,
+        cache: Option<&R::Cache>,
+        out: &mut [SVector<f64, N>],
+    ) -> Result<(), String> {
         let expected = input.count::<R, N, C>();
         if out.len() != expected {
             return Err(format!(
@@ -254,7 +320,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 out.len()
             ));
         }
-        let cache = R::cache(q, &self.params);
         match input {
             ControlInput::ActuatorForces => {
                 for (i, column) in out.iter_mut().enumerate() {
@@ -273,10 +338,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
             }
             ControlInput::Thrusts => {
+                let computed;
+                let cache = match cache {
+                    Some(cache) => cache,
+                    None => {
+                        computed = R::cache(q, &self.params);
+                        &computed
+                    }
+                };
                 let mut unit = vec![0.0; R::THRUSTERS.len()];
                 for (k, column) in out.iter_mut().enumerate() {
                     unit[k] = 1.0;
-                    R::thruster_force_into(q, &self.params, &cache, &unit, column);
+                    R::thruster_force_into(q, &self.params, cache, &unit, column);
                     unit[k] = 0.0;
                 }
             }
@@ -288,13 +361,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                     muscle.add_force(info, 1.0, column);
                 }
             }
-        }
-        let mut factor = SMatrix::<f64, N, N>::zeros();
-        R::mass_matrix_into(q, &self.params, &cache, &mut factor);
-        cholesky_in_place(&mut factor)
-            .map_err(|_| format!("robot `{}`: mass matrix not positive definite", R::NAME))?;
-        for column in out.iter_mut() {
-            crate::robot::dynamics::solve_cholesky(&factor, column);
         }
         Ok(())
     }

@@ -109,19 +109,20 @@ fn mpc_goals(out: &Path) -> Result<ExperimentReport, String> {
             task.horizon.substeps,
             task.horizon.iterations
         ),
-        "| goal | planner | reached at | plans | failed | compute per simulated second | longest plan |".into(),
-        "| --- | --- | --- | --- | --- | --- | --- |".into(),
+        "| goal | planner | reached at | plans | failed | compute per simulated second | longest plan | overruns |".into(),
+        "| --- | --- | --- | --- | --- | --- | --- | --- |".into(),
     ];
     for run in &runs {
         lines.push(format!(
-            "| {} | {} | {} | {} | {} | {:.3} s/s | {:.1} ms |",
+            "| {} | {} | {} | {} | {} | {:.3} s/s | {:.1} ms | {} |",
             run.goal_name,
             run.planner.name(),
             run.reached_at.map_or(format!("not reached ({:.3} m away)", run.final_distance), |t| format!("{t:.2} s")),
             run.plans,
             run.failed,
             run.compute_per_second(),
-            run.longest.as_secs_f64() * 1e3
+            run.longest.as_secs_f64() * 1e3,
+            run.overruns
         ));
     }
     let mut reasons = Vec::new();

@@ -33,6 +33,13 @@ const PLANT_STEP: f64 = 0.001;
 pub const GOALS: [(&str, f64); 4] = [("left", 90.0), ("behind", 0.0), ("ahead", 180.0), ("configured", -45.0)];
 /// Each goal this far from the start (m).
 pub const GOAL_DISTANCE: f64 = 1.0;
+/// How often box-DDP re-plans (Hz): the MPC issue's rate for this robot. MPPI keeps the run
+/// configuration's rate.
+pub const DDP_RATE_HZ: f64 = 50.0;
+/// Box-DDP's knots, each a tenth of the sampler's horizon (0.1 s): a 0.5 s horizon, the
+/// shortest the MPC issue allows and the cheapest of those measured to reach every goal
+/// (see [`GoalsTask::new`]).
+pub const DDP_KNOTS: usize = 5;
 
 /// Which planner steers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +65,8 @@ pub struct GoalsTask {
     /// The sampler's settings, from the robot's run configuration; its rate, arrival radius
     /// and bounds are the DDP plans' too.
     pub sampler: MpcSettings,
-    /// The DDP plans: knots over the same 1 s horizon.
+    /// The DDP plans: [`DDP_KNOTS`] knots of a tenth of the sampler's horizon, re-planned at
+    /// [`DDP_RATE_HZ`].
     pub horizon: HorizonSettings,
     /// How the knots step: semi-implicit Euler at the sampler's 2 ms, as its rollouts do.
     pub knot_integrator: KnotIntegrator,
@@ -68,8 +76,10 @@ pub struct GoalsTask {
 }
 
 impl GoalsTask {
-    /// The robot's run configuration, and DDP over 10 knots of 0.1 s, each 50 semi-implicit
-    /// steps of 2 ms following the wave's phase, one iteration per plan.
+    /// The robot's run configuration, and DDP over 5 knots of 0.1 s (0.5 s), each 50
+    /// semi-implicit steps of 2 ms following the wave's phase, one iteration per plan,
+    /// re-planned at 50 Hz. Until 2026-12-01 it planned 10 knots (1 s) at the sampler's 20
+    /// Hz; what follows was measured with those.
     ///
     /// The best of what was measured on the goal ahead (20 s; reached at, or the distance
     /// left; failed plans; compute per simulated second): 3 implicit steps a knot and a
@@ -102,11 +112,17 @@ impl GoalsTask {
     /// per simulated second against MPPI's 0.29 s): 10 knots (1 s), 15.82, 11.66, 12.54,
     /// 12.20 s at 0.35 s/s; 6 knots (0.6 s), 11.76, 11.56, 10.44, 15.98 s at 0.21 s/s; 5
     /// knots (0.5 s), 14.30, 11.44, 12.58, 14.36 s at 0.175 s/s (plans 4 to 5 ms). Every goal
-    /// reached, but later than MPPI on three, with more compute (1 s) or 1.4 to 1.7x less,
-    /// short of the bar, so the task stays at 20 Hz. The system's Jacobian is 70 % of a plan (perf);
-    /// held over 2, 5 or 10 of a knot's steps (a W-method's frozen matrix) it cut the plan
-    /// to 2 to 4 ms, but 4 to 49 % of the plans failed their line search and no goal was
-    /// reached: the wheels' regularised friction changes the Jacobian within one 2 ms step.
+    /// reached, but later than MPPI on three, with 1.4 to 1.7x less compute, short of the bar.
+    /// The system's Jacobian is 70 % of a plan (perf); held over 2, 5 or 10 of a knot's steps
+    /// (a W-method's frozen matrix) it cut the plan to 2 to 4 ms, but 4 to 49 % of the plans
+    /// failed their line search and no goal was reached: the wheels' regularised friction
+    /// changes the Jacobian within one 2 ms step. Steps of 4 ms (25 a knot) failed 6 to 8 %
+    /// of the plans and reached no goal either. What made the bar: each step's accelerations
+    /// and the commands' columns taken from the Jacobian's own factor and forward dynamics
+    /// rather than computed again, and the floor's friction slopes for its six moving inputs
+    /// only (both bit for bit, so the paths did not move): 17 to 27 % less compute a plan,
+    /// 2.35 to 2.83x less than MPPI's in two runs on a loaded machine (2.05 to 2.28x
+    /// before), so 5 knots at 50 Hz became the task's setting.
     pub fn new() -> Result<GoalsTask, String> {
         let point = |name: &str| {
             R::CONTACT_POINTS
@@ -117,13 +133,14 @@ impl GoalsTask {
         let sampler = run_config()?.mpc.ok_or("snake_lateral_undulation.run.toml has no [mpc] table")?;
         let (min, max) = (sampler.min.to_array(), sampler.max.to_array());
         let gait = R::GAIT.ok_or("snake_lateral_undulation has no gait")?;
+        let interval = sampler.horizon / 10.0;
         Ok(GoalsTask {
             horizon: HorizonSettings {
-                knots: 10,
-                interval: sampler.horizon / 10.0,
-                substeps: (sampler.horizon / 10.0 / sampler.step).round().max(1.0) as usize,
+                knots: DDP_KNOTS,
+                interval,
+                substeps: (interval / sampler.step).round().max(1.0) as usize,
                 iterations: 1,
-                period: 1.0 / sampler.replan_hz,
+                period: 1.0 / DDP_RATE_HZ,
                 deadline: None,
                 lower: min.to_vec(),
                 upper: max.to_vec(),
@@ -169,6 +186,9 @@ pub struct GoalRun {
     /// The planner's compute over the run, and its longest plan.
     pub compute: Duration,
     pub longest: Duration,
+    /// Plans whose compute took longer than the planner's period (in the loop, a plan
+    /// that late would come after the one due next).
+    pub overruns: usize,
     /// Per plan: time, centre of mass and the wave's parameters it set.
     pub samples: Vec<(f64, Vector2<f64>, [f64; 3])>,
     /// Where the run ended (what a plan from there starts from).
@@ -274,6 +294,7 @@ pub fn run_goal(
         failed: 0,
         compute: Duration::ZERO,
         longest: Duration::ZERO,
+        overruns: 0,
         samples: Vec::new(),
         end: RunEnd { t: 0.0, state: x, phase: 0.0, decisions: [0.0; 3] },
     };
@@ -316,6 +337,7 @@ pub fn run_goal(
             run.plans += 1;
             run.compute += spent;
             run.longest = run.longest.max(spent);
+            run.overruns += (spent.as_secs_f64() > period) as usize;
             let com = com_xy(&x);
             run.samples.push((t, com, parameters));
             run.final_distance = (com - goal).norm();
