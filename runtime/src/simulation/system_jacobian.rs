@@ -274,14 +274,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         out: &mut [SVector<f64, N>],
     ) -> Result<(), String> {
         let cache = R::cache(q, &self.params);
+        self.input_forces(q, qd, input, Some(&cache), out)?;
         let mut factor = SMatrix::<f64, N, N>::zeros();
         R::mass_matrix_into(q, &self.params, &cache, &mut factor);
         cholesky_in_place(&mut factor)
             .map_err(|_| format!("robot `{}`: mass matrix not positive definite", R::NAME))?;
-        self.input_forces(q, qd, input, Some(&cache), out)?;
-        for column in out.iter_mut() {
-            solve_cholesky(&factor, column);
-        }
+        out.iter_mut().for_each(|column| solve_cholesky(&factor, column));
         Ok(())
     }
 
@@ -296,9 +294,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         out: &mut [SVector<f64, N>],
     ) -> Result<(), String> {
         self.input_forces(q, qd, input, None, out)?;
-        for column in out.iter_mut() {
-            solve_cholesky(factor, column);
-        }
+        out.iter_mut().for_each(|column| solve_cholesky(factor, column));
         Ok(())
     }
 

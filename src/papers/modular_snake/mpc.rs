@@ -62,8 +62,8 @@ impl Planner {
 /// The task's settings.
 #[derive(Clone, Debug)]
 pub struct GoalsTask {
-    /// The sampler's settings, from the robot's run configuration; its rate, arrival radius
-    /// and bounds are the DDP plans' too.
+    /// The sampler's settings, from the robot's run configuration; its arrival radius,
+    /// bounds and step are the DDP plans' too (its rate is not: [`DDP_RATE_HZ`]).
     pub sampler: MpcSettings,
     /// The DDP plans: [`DDP_KNOTS`] knots of a tenth of the sampler's horizon, re-planned at
     /// [`DDP_RATE_HZ`].
