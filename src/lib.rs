@@ -14,7 +14,7 @@ mod simulate;
 mod support;
 mod sweep;
 
-pub use hardware::config::{Drives, EnvironmentOverride, MpcSettings, RunConfig};
+pub use hardware::config::{DdpMpcSettings, Drives, EnvironmentOverride, MpcSettings, RunConfig, WaveDecisions};
 pub use hardware::estimation::EstimatorReport;
 pub use hardware::robot_emulator::{emulated_robot, EmulatedRobot, RobotEmulatorOptions};
 pub use hardware::run::{

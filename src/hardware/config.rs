@@ -422,7 +422,8 @@ pub enum MpcSolver {
     /// Sampling of a serpenoid gait's amplitude, frequency and offset (robots whose joints
     /// follow a gait).
     Sampling,
-    /// Box-DDP over the actuators' own commands (robots driven by pressures and thrusts).
+    /// Box-DDP over the actuators' own commands (robots driven by pressures and thrusts), or
+    /// over the travelling wave of a robot whose joints follow a gait.
     Ddp,
     /// A whole gait cycle at a time, chosen from the robot's gaits by rolling each out
     /// (limbed robots driven by muscles whose paper registers its strides).
@@ -467,6 +468,7 @@ struct MpcFile {
     contact_damping: Option<f64>,
     lead_knots: Option<usize>,
     goal_axes: Option<Vec<String>>,
+    travel_scale: Option<f64>,
 }
 
 impl MpcFile {
@@ -503,6 +505,7 @@ impl MpcFile {
             ("contact_damping", self.contact_damping.is_some()),
             ("lead_knots", self.lead_knots.is_some()),
             ("goal_axes", self.goal_axes.is_some()),
+            ("travel_scale", self.travel_scale.is_some()),
         ];
         let given = |keys: &[(&'static str, bool)]| keys.iter().filter(|k| k.1).map(|k| k.0).collect();
         (given(&sampling), given(&ddp))
@@ -935,15 +938,22 @@ impl RunConfig {
                     mpc = Some(parse_mpc(table, Vector2::new(goal[0], goal[1]), rate_hz).map_err(at)?);
                 }
                 MpcSolver::Ddp => {
-                    if !continuous {
-                        return Err(at(format!("solver = \"ddp\" plans pressures and thrusts; `{robot}`'s joints follow a gait, which solver = \"sampling\" steers")));
-                    }
-                    if let Some(key) = sampling_keys.first() {
+                    // A robot whose joints follow a gait: box-DDP decides the gait's wave,
+                    // whose bounds are `min` and `max` as the sampler's.
+                    let wave_keys = ["min", "max"];
+                    let foreign = sampling_keys.iter().find(|k| continuous || !wave_keys.contains(*k));
+                    if let Some(key) = foreign {
                         return Err(at(format!(
                             "`{key}` is a setting of the gait sampler (solver = \"sampling\"), not of box-DDP"
                         )));
                     }
-                    ddp_mpc = Some(parse_ddp_mpc(table, goal, rate_hz).map_err(at)?);
+                    if continuous && table.travel_scale.is_some() {
+                        return Err(at(format!("`travel_scale` signs the heading of a gait's wave; `{robot}` is driven by pressures or thrusts, which have none")));
+                    }
+                    if !continuous && goal.len() == 3 {
+                        return Err(goal_at(format!("`{robot}` moves in the plane: give [x, y]")));
+                    }
+                    ddp_mpc = Some(parse_ddp_mpc(table, goal, rate_hz, !continuous).map_err(at)?);
                 }
             }
         }
@@ -1454,6 +1464,23 @@ pub struct DdpMpcSettings {
     /// rolls across its body only) leaves it out, or the plan spends its effort against
     /// a drift it cannot undo and the arrival waits for it.
     pub goal_axes: [bool; 3],
+    /// For a robot whose joints follow a gait: the plans decide its wave (amplitude,
+    /// temporal frequency, offset) within these bounds; None for the actuators' own
+    /// commands.
+    pub wave: Option<WaveDecisions>,
+}
+
+/// Box-DDP's decisions for a robot whose joints follow its spec's gait: the travelling wave's
+/// amplitude (rad), temporal frequency (rad/s) and offset (rad), each knot stepped by
+/// semi-implicit Euler at `interval / substeps` with the joints' servos tracking the wave.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WaveDecisions {
+    pub min: [f64; 3],
+    pub max: [f64; 3],
+    /// The heading's sign follows the wave's direction of travel, tanh(omega / scale), with
+    /// this scale (rad/s), and standing still costs what travelling across the way does (see
+    /// `softgen_runtime::GoalWeights::travel_command`). None: the heading is unsigned.
+    pub travel_scale: Option<f64>,
 }
 
 impl Default for DdpMpcSettings {
@@ -1484,12 +1511,41 @@ impl Default for DdpMpcSettings {
             contact_damping: None,
             lead_knots: 0,
             goal_axes: [true; 3],
+            wave: None,
         }
     }
 }
 
-fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64) -> Result<DdpMpcSettings, String> {
-    let d = DdpMpcSettings::default();
+impl DdpMpcSettings {
+    /// For a robot whose joints follow a gait, tuned on the rigid snake on passive wheels
+    /// (`mpc-003-goals`): 50 Hz plans of five 0.1 s knots, each 50 semi-implicit steps of
+    /// 2 ms, one iteration; the goal in the floor's plane; the sampler's default bounds.
+    pub fn wave_default() -> Self {
+        let sampler = MpcSettings::default();
+        DdpMpcSettings {
+            replan_hz: 50.0,
+            deadline: 0.04,
+            knots: 5,
+            interval: 0.1,
+            substeps: 50,
+            position_weight: 1.0,
+            terminal_position_weight: 20.0,
+            velocity_weight: 0.0,
+            terminal_velocity_weight: 0.0,
+            effort_weight: 1e-3,
+            command_rate_weight: 10.0,
+            heading_weight: 8.0,
+            terminal_heading_weight: 80.0,
+            hold: 0.0,
+            goal_axes: [true, true, false],
+            wave: Some(WaveDecisions { min: sampler.min.to_array(), max: sampler.max.to_array(), travel_scale: None }),
+            ..DdpMpcSettings::default()
+        }
+    }
+}
+
+fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64, wave: bool) -> Result<DdpMpcSettings, String> {
+    let d = if wave { DdpMpcSettings::wave_default() } else { DdpMpcSettings::default() };
     let replan_hz = m.replan_hz.unwrap_or(d.replan_hz);
     if !(replan_hz.is_finite() && replan_hz > 0.0 && replan_hz <= rate_hz) {
         return Err(format!("replan_hz must be in (0, rate_hz = {rate_hz}], got {replan_hz}"));
@@ -1532,6 +1588,11 @@ fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64) -> Result<DdpMpcSettin
             None => d.goal_axes,
             Some(names) => goal_axes(names)?,
         },
+        wave: d.wave.map(|w| WaveDecisions {
+            min: m.min.unwrap_or(w.min),
+            max: m.max.unwrap_or(w.max),
+            travel_scale: m.travel_scale.or(w.travel_scale),
+        }),
     };
     if let Some(damping) = settings.contact_damping {
         if !(damping.is_finite() && damping >= 0.0) {
@@ -1613,6 +1674,22 @@ impl DdpMpcSettings {
         }
         if let Some((name, weight)) = self.posture.iter().find(|(_, w)| !(w.is_finite() && *w >= 0.0)) {
             return Err(format!("posture.{name} must be finite and >= 0, got {weight}"));
+        }
+        if let Some(wave) = &self.wave {
+            let names = ["amplitude", "temporal frequency", "offset"];
+            for (i, name) in names.iter().enumerate() {
+                let (min, max) = (wave.min[i], wave.max[i]);
+                if !(min.is_finite() && max.is_finite() && min <= max) {
+                    return Err(format!(
+                        "min and max: the {name}'s bounds must be finite with min <= max, got [{min}, {max}]"
+                    ));
+                }
+            }
+            if let Some(scale) = wave.travel_scale {
+                if !(scale.is_finite() && scale > 0.0) {
+                    return Err(format!("travel_scale must be finite and > 0 rad/s, got {scale}"));
+                }
+            }
         }
         Ok(())
     }

@@ -239,6 +239,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
         self.score_from = t.max(0.0);
     }
 
+    /// Starts command `actuator`'s rate limit from `value`, as the output chain's (see
+    /// `SafetyFilter::start_from`): the estimator's inputs are what the chain passes.
+    pub(crate) fn start_command_from(&mut self, actuator: usize, value: f64) {
+        self.filter.start_from(actuator, value);
+    }
+
     /// Writes the sensor log (`t,kind,name,stamp,values...`, see [`SensorLog`]) to `file`.
     pub(crate) fn log_to(&mut self, file: std::fs::File) -> Result<(), String> {
         let mut out = std::io::BufWriter::with_capacity(1 << 16, file);

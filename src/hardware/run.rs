@@ -18,7 +18,7 @@ use softgen_runtime::{
     ValveDecisions, ValveLink, ValvePlanner, ValvePlant, ValveSteering, ValveSteeringConfig, ValveWiring,
     STOP_FINISHED,
 };
-use softgen_runtime::{Tolerances, MAX_SCHEDULE_STATES};
+use softgen_runtime::{CommandSchedule, KnotIntegrator, PlaneOfMotion, Tolerances, MAX_SCHEDULE_STATES};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -345,7 +345,7 @@ impl Run<'_> {
                 return self.run_stride_mpc::<R, N, C>(config, path);
             }
             // The muscles' 1 ms step: a limbed robot's contacts need it.
-            return self.run_horizon_mpc::<R, N, C>(config, path, 0.001);
+            return self.run_horizon_mpc::<R, N, C>(config, path, 0.001, None);
         }
         if o.goal.is_some() {
             return Err("--goal is the mpc controller's: add --controller mpc".into());
@@ -415,7 +415,7 @@ impl Run<'_> {
         }
         if matches!(o.controller, ControllerChoice::Mpc) {
             // RK4 at 0.25 ms: the joints' viscosity at rest is stiff.
-            return self.run_horizon_mpc::<R, N, C>(config, path, 0.00025);
+            return self.run_horizon_mpc::<R, N, C>(config, path, 0.00025, None);
         }
         if o.goal.is_some() {
             return Err("--goal is the mpc controller's: add --controller mpc".into());
@@ -764,15 +764,17 @@ fn no_servo() -> softgen_runtime::JointPd {
 
 impl Run<'_> {
     /// Box-DDP model-predictive control of a robot driven by pressures and thrusts (muscles,
-    /// then thrusters, the actuators' order): the planner re-plans every command over the
-    /// same model in its own thread, the loop follows the newest plan on the simulated plant.
-    /// The plant is stepped by RK4 at the loop's period or `plant_step`, whichever is
-    /// shorter.
+    /// then thrusters, the actuators' order), or with `wave`, of a robot whose servo joints
+    /// follow its gait's travelling wave, whose parameters the plans decide: the planner
+    /// re-plans over the same model in its own thread, the loop follows the newest plan on
+    /// the simulated plant. The plant is stepped by RK4 at the loop's period or
+    /// `plant_step`, whichever is shorter.
     fn run_horizon_mpc<R: Model<N, C>, const N: usize, const C: usize>(
         self,
         config: RunConfig,
         path: String,
         plant_step: f64,
+        wave: Option<ScheduledMpc>,
     ) -> Result<RunReport, String> {
         let o = self.options;
         if o.swim.is_some() {
@@ -790,19 +792,28 @@ impl Run<'_> {
             settings.goal_height = o.goal_height;
         }
         let (muscles, thrusters) = (R::MUSCLES.len(), R::THRUSTERS.len());
-        if R::ACTUATED.len() > 0 {
-            return Err(format!(
-                "`{}` has servo joints besides its muscles and thrusters, which box-DDP does not plan",
-                R::NAME
-            ));
-        }
-        let scheduled = match self.driver.and_then(|d| d.scheduled_mpc) {
-            Some(make) => Some(make()?),
-            None => None,
+        // Servo joints follow a planned wave, or nothing box-DDP plans.
+        let joints = match &wave {
+            Some(_) => R::ACTUATED.len(),
+            None if R::ACTUATED.is_empty() => 0,
+            None => {
+                return Err(format!(
+                    "`{}` has servo joints besides its muscles and thrusters, which box-DDP does not plan",
+                    R::NAME
+                ))
+            }
+        };
+        let servo = match wave.is_some() {
+            true => R::GAIT.ok_or_else(|| format!("`{}` declares no gait to plan", R::NAME))?.servo(),
+            false => no_servo(),
+        };
+        let scheduled = match (wave, self.driver.and_then(|d| d.scheduled_mpc)) {
+            (Some(wave), _) => Some(wave),
+            (None, Some(make)) => Some(make()?),
+            (None, None) => None,
         };
         let loop_config = loop_config(o, &config)?;
-        let no_servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
-        let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, no_servo);
+        let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, servo);
         let params = configured_params::<R, N, C>(&config)?;
         let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
         let start_com = R::center_of_mass(&start.q, &params, &R::cache(&start.q, &params));
@@ -825,20 +836,20 @@ impl Run<'_> {
         )
         .map_err(|e| format!("{path}: mpc: {e}"))?;
         // A scheduled plan's decisions become each muscle's pressure through the schedule's
-        // forces on the muscles' own coordinates.
+        // forces on the muscles' own coordinates (a wave's, the joints' set points).
         let muscle_forces = match &scheduled {
-            Some(_) => Some(muscle_force_map::<R, N, C>(&params)?),
-            None => None,
+            Some(_) if joints == 0 => Some(muscle_force_map::<R, N, C>(&params)?),
+            _ => None,
         };
         let initial: Vec<f64> = planner.command_at(0.0).iter().copied().collect();
         let mut follower =
             PlanFollower::<R, N, C>::new(params, goal, settings.arrival_radius, settings.hold, &initial)?
                 .with_goal_axes(settings.goal_axes);
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
-        let actuators: Vec<&str> =
-            R::MUSCLES.iter().map(|m| m.name).chain(R::THRUSTERS.iter().map(|t| t.name)).collect();
+        let actuators: Vec<&str> = actuators::<R, N, C>().iter().map(|a| a.0).collect();
         let decided = match &scheduled {
-            Some(s) => format!("; deciding {}, after {} s at 0 bar", s.description, s.settle),
+            Some(s) if s.settle > 0.0 => format!("; deciding {}, after {} s at 0 bar", s.description, s.settle),
+            Some(s) => format!("; deciding {}", s.description),
             None => String::new(),
         };
         let bound: String = ["x", "y", "z"].iter().zip(settings.goal_axes).filter(|a| a.1).map(|a| *a.0).collect();
@@ -863,20 +874,34 @@ impl Run<'_> {
         }
         let to_commands = move |values: &[f64], commands: &mut [ActuatorCommand]| {
             for (j, (c, v)) in commands.iter_mut().zip(values).enumerate() {
-                *c = if j < muscles { ActuatorCommand::Pressure(*v) } else { ActuatorCommand::Thrust(*v) };
+                *c = match j {
+                    _ if joints > 0 => ActuatorCommand::JointAngle(*v),
+                    _ if j < muscles => ActuatorCommand::Pressure(*v),
+                    _ => ActuatorCommand::Thrust(*v),
+                };
             }
         };
         let period = 1.0 / loop_config.rate_hz;
-        // The schedule's commands (pressures) for its decisions and state.
+        // The schedule's commands for its decisions and state: the muscles' pressures, or a
+        // wave's joint set points.
         let mut forces = SVector::<f64, N>::zeros();
-        let mut scheduled_commands = |state: &[f64], decisions: &[f64], commands: &mut [ActuatorCommand]| {
-            if let (Some(s), Some(map)) = (&scheduled, &muscle_forces) {
-                s.schedule.commands_into(state, decisions, forces.as_mut_slice());
-                for (command, (coordinate, newtons_per_bar)) in commands.iter_mut().zip(map) {
-                    *command = ActuatorCommand::Pressure(forces[*coordinate] / newtons_per_bar);
+        let mut scheduled_commands =
+            |state: &[f64], decisions: &[f64], commands: &mut [ActuatorCommand]| match (&scheduled, &muscle_forces) {
+                (Some(s), Some(map)) => {
+                    s.schedule.commands_into(state, decisions, forces.as_mut_slice());
+                    for (command, (coordinate, newtons_per_bar)) in commands.iter_mut().zip(map) {
+                        *command = ActuatorCommand::Pressure(forces[*coordinate] / newtons_per_bar);
+                    }
                 }
-            }
-        };
+                (Some(s), None) => {
+                    let angles = &mut forces.as_mut_slice()[..joints];
+                    s.schedule.commands_into(state, decisions, angles);
+                    for (command, angle) in commands.iter_mut().zip(angles.iter()) {
+                        *command = ActuatorCommand::JointAngle(*angle);
+                    }
+                }
+                (None, _) => {}
+            };
         if o.dry_run && scheduled.is_some() {
             println!(
                 "dry run: the mpc controller needs the plant's state, so these are the commands of the resting decisions"
@@ -907,19 +932,29 @@ impl Run<'_> {
         let measured = Arc::clone(&link);
         let estimation = filter.map(|filter| (sensors, sources, filter));
         let plant = || {
-            // Hardware in the loop: regulators' voltages become the muscles' pressures,
-            // thruster channels' values the thrusts.
-            let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, &path)?;
-            debug_assert_eq!(regulators.len() + thruster_channels.len(), muscles + thrusters);
-            let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, no_servo, plant_step)?;
-            plant.connect_muscles(&regulators).map_err(|e| e.0)?;
-            plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
+            // Hardware in the loop: servo channels' angles become the joints' set points,
+            // regulators' voltages the muscles' pressures, thruster channels' values the
+            // thrusts.
+            let (_, mut plant) = simulated_plant::<R, N, C>(&config, &loop_config, servo, plant_step)?;
+            if joints == 0 {
+                let (regulators, thruster_channels) = plant_inputs(&config.channels, 0, muscles, &actuators, &path)?;
+                debug_assert_eq!(regulators.len() + thruster_channels.len(), muscles + thrusters);
+                plant.connect_muscles(&regulators).map_err(|e| e.0)?;
+                plant.connect_thrusters(&thruster_channels).map_err(|e| e.0)?;
+            }
             Ok(plant)
         };
         let (mut device, mut sensing) =
-            Sensing::new(o, &config, &path, estimation, muscles + thrusters, plant, move |t, x| {
+            Sensing::new(o, &config, &path, estimation, joints + muscles + thrusters, plant, move |t, x| {
                 measured.measured.try_post((t, *x));
             })?;
+        if joints > 0 {
+            // A wave's first set points lie anywhere on it; moved to from the starting pose
+            // at the joints' rate limit, they do not slam the servos (a step of 1.1 rad rang
+            // through the joint, 0.5 rad past its set point, faster than the estimator's
+            // implicit steps follow).
+            sensing.start_servos_from_rest(&mut chain);
+        }
         let stop = &*self.stop;
         let link = &*link;
         let count = initial.len();
@@ -954,7 +989,8 @@ impl Run<'_> {
                     return Ok(phase);
                 };
                 if t < settle - 1e-9 {
-                    // The drop: every muscle vented, nothing for the planner yet.
+                    // The drop: every muscle vented, nothing for the planner yet (a wave
+                    // settles for no time).
                     commands.iter_mut().for_each(|c| *c = ActuatorCommand::Pressure(0.0));
                     sensing.sent(commands, period)?;
                     return Ok(follower.phase);
@@ -980,8 +1016,11 @@ impl Run<'_> {
             final_distance: follower.distance,
             start_distance: follower.distance_of(&start_com),
         };
-        if let Some((x, y, z)) = end.map(|q| (q[0], q[1], q[2])) {
-            println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m");
+        // A robot in the horizontal plane has its heading third.
+        match end.map(|q| (q[0], q[1], q[2])) {
+            Some((x, y, _)) if R::PLANE == PlaneOfMotion::Xy => println!("plant       base at ({x:.3}, {y:.3}) m"),
+            Some((x, y, z)) => println!("plant       base at ({x:.3}, {y:.3}, {z:.3}) m"),
+            None => {}
         }
         Ok(mpc_run_report(run, report, estimator_report))
     }
@@ -1334,7 +1373,9 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
         command_rate: settings.command_rate_weight,
         rest: vec![0.0; muscles + thrusters],
         heading_points,
-        travel_command: None,
+        // A wave's heading is signed by its direction of travel, its temporal frequency
+        // being the second decision.
+        travel_command: settings.wave.and_then(|w| w.travel_scale).map(|scale| (1, scale)),
         heading: if heading_points.is_some() { settings.heading_weight } else { 0.0 },
         terminal_heading: if heading_points.is_some() { settings.terminal_heading_weight } else { 0.0 },
     };
@@ -1359,7 +1400,18 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
         Some(s) => {
             let horizon = HorizonSettings { lower: s.lower.clone(), upper: s.upper.clone(), ..horizon };
             let weights = GoalWeights { rest: s.rest.clone(), ..weights };
-            RecedingHorizon::scheduled(simulation, &[ControlInput::ActuatorForces], s.schedule, horizon, weights, ddp)?
+            // A wave sets the servos' targets, and its knots step as the sampler's rollouts
+            // do: the wheels' regularised friction needs steps of a few milliseconds anyway,
+            // and an explicit step takes one Jacobian where Newton's takes several.
+            let input = match settings.wave {
+                Some(_) => ControlInput::JointTargets,
+                None => ControlInput::ActuatorForces,
+            };
+            let mut planner = RecedingHorizon::scheduled(simulation, &[input], s.schedule, horizon, weights, ddp)?;
+            if settings.wave.is_some() {
+                planner.set_knot_integrator(KnotIntegrator::SemiImplicitEuler);
+            }
+            planner
         }
     };
     planner.lead_knots = settings.lead_knots;
@@ -1505,6 +1557,26 @@ impl Run<'_> {
             ramp: 2.0,
         };
         gait.validate()?;
+        if let (ControllerChoice::Mpc, Some(settings)) = (o.controller, &config.ddp_mpc) {
+            // Box-DDP deciding the gait's wave (`solver = "ddp"`), from the gait given.
+            let bounds =
+                settings.wave.ok_or_else(|| format!("{path}: mpc: box-DDP plans `{}`'s gait's wave", R::NAME))?;
+            if o.goal_height.is_some() {
+                return Err(format!("`{}` moves in the plane: give --goal X,Y", R::NAME));
+            }
+            let wave = ScheduledMpc {
+                schedule: CommandSchedule::Wave {
+                    joints: R::ACTUATED.len(),
+                    spatial_frequency: gait.spatial_frequency,
+                },
+                lower: bounds.min.to_vec(),
+                upper: bounds.max.to_vec(),
+                rest: vec![gait.amplitude, gait.temporal_frequency, gait.offset],
+                settle: 0.0,
+                description: "the gait's amplitude, temporal frequency and offset".into(),
+            };
+            return self.run_horizon_mpc::<R, N, C>(config, path, 0.001, Some(wave));
+        }
         let loop_config = loop_config(o, &config)?;
         let mpc = match o.controller {
             ControllerChoice::Gait => None,

@@ -13,8 +13,9 @@ use crate::hardware::serial::{BoardSensors, SerialDevice};
 use crate::support::output::PendingFile;
 use nalgebra::SVector;
 use softgen_runtime::{
-    ActuatorCommand, AnalogInput, AnalogSampler, Device, DeviceError, DeviceValue, EmulatedSensors, EmulatingPlant,
-    LoopOutcome, Mailbox, Model, OutputChain, ReadingQueue, Recorder, SafetyFault, Sensor, State, StateEstimator,
+    ActuatorCommand, AnalogInput, AnalogSampler, Channel, Device, DeviceError, DeviceValue, EmulatedSensors,
+    EmulatingPlant, LoopOutcome, Mailbox, Model, OutputChain, ReadingQueue, Recorder, SafetyFault, Sensor, State,
+    StateEstimator,
 };
 use std::sync::Arc;
 
@@ -191,6 +192,20 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
     pub(crate) fn score_from(&mut self, t: f64) {
         if let Some(estimator) = &mut self.estimator {
             estimator.score_from(t);
+        }
+    }
+
+    /// Starts the servo set points' rate limit from the robot's starting pose, in the output
+    /// chain's safety filter and in the estimator's copy of it, which must pass the same
+    /// commands.
+    pub(crate) fn start_servos_from_rest(&mut self, chain: &mut OutputChain) {
+        for (k, channel) in chain.channels.iter().enumerate() {
+            let (Channel::ServoBoard { .. }, Some(&coordinate)) = (channel, R::ACTUATED.get(k)) else { continue };
+            let angle = R::INITIAL_POSITION[coordinate];
+            chain.filter.start_from(k, angle);
+            if let Some(estimator) = &mut self.estimator {
+                estimator.start_command_from(k, angle);
+            }
         }
     }
 

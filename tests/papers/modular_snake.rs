@@ -403,3 +403,58 @@ fn the_mpc_head_to_head_runs_the_samplers_goals_and_keeps_ddp_in_bounds() {
     let closer = (start - goal).norm() - (end - goal).norm();
     assert!(closer > 0.1, "5 s of plans brought the body only {closer} m closer to the goal behind");
 }
+
+/// The box-DDP run configuration (`model-specs/snake_lateral_undulation.ddp.run.toml`, for
+/// `softgen run --controller mpc --config ...`) is the robot's own but for its [mpc] table,
+/// and that table sets up the loop's planner as mpc-003-goals plans offline: the same
+/// knots, steps, rate, bounds, weights, heading and arrival.
+#[test]
+fn the_ddp_run_configuration_plans_as_the_goals_task_does() {
+    use softgen::papers::modular_snake::mpc::{parse_run_config, GoalsTask};
+    type R = SnakeLateralUndulation;
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("model-specs");
+    let read = |name: &str| std::fs::read_to_string(folder.join(name)).unwrap();
+    let (own, ddp) = (read("snake_lateral_undulation.run.toml"), read("snake_lateral_undulation.ddp.run.toml"));
+    let without_mpc = |text: &str| {
+        let mut table: toml::Table = text.parse().unwrap();
+        assert!(table.remove("mpc").is_some());
+        table
+    };
+    assert_eq!(without_mpc(&own), without_mpc(&ddp), "the two differ outside their [mpc] tables");
+    let config = parse_run_config("snake_lateral_undulation.ddp.run.toml", &ddp).unwrap();
+    assert!(config.mpc.is_none());
+    let settings = config.ddp_mpc.expect("solver = \"ddp\"");
+    let wave = settings.wave.expect("the wave's bounds");
+    let task = GoalsTask::new().unwrap();
+    let (horizon, weights) = (&task.horizon, &task.weights);
+    assert_eq!(
+        (settings.knots, settings.interval, settings.substeps, settings.iterations),
+        (horizon.knots, horizon.interval, horizon.substeps, horizon.iterations)
+    );
+    assert_eq!(1.0 / settings.replan_hz, horizon.period);
+    assert_eq!((wave.min.to_vec(), wave.max.to_vec()), (horizon.lower.clone(), horizon.upper.clone()));
+    let axes = settings.goal_axis_weights();
+    assert_eq!(axes * settings.position_weight, weights.position);
+    assert_eq!(axes * settings.terminal_position_weight, weights.terminal_position);
+    assert_eq!(
+        (
+            settings.velocity_weight,
+            settings.terminal_velocity_weight,
+            settings.effort_weight,
+            settings.command_rate_weight
+        ),
+        (weights.rate, weights.terminal_rate, weights.effort, weights.command_rate)
+    );
+    assert_eq!(
+        (settings.heading_weight, settings.terminal_heading_weight),
+        (weights.heading, weights.terminal_heading)
+    );
+    let (from, to) = weights.heading_points.unwrap();
+    let names = (R::CONTACT_POINTS[from].name.to_string(), R::CONTACT_POINTS[to].name.to_string());
+    assert_eq!(settings.heading, Some(names));
+    assert_eq!(wave.travel_scale.map(|scale| (1, scale)), weights.travel_command);
+    assert!(settings.posture.is_empty() && weights.posture.is_empty());
+    assert_eq!(settings.arrival_radius, task.sampler.arrival_radius);
+    let gait = R::GAIT.unwrap();
+    assert_eq!(weights.rest, vec![gait.amplitude, gait.temporal_frequency, gait.offset]);
+}

@@ -124,6 +124,13 @@ impl SafetyFilter {
         Ok(SafetyFilter { limits, last: vec![None; actuators], limited: 0 })
     }
 
+    /// Takes `value` as actuator `actuator`'s last passed command, so that its rate limit
+    /// holds from it: a servo's first set point then moves from the pose the robot starts
+    /// in instead of jumping to wherever a controller's first command is.
+    pub fn start_from(&mut self, actuator: usize, value: f64) {
+        self.last[actuator] = Some(value);
+    }
+
     fn limit(&mut self, actuator: usize, value: f64, low: f64, high: f64, rate: f64, dt: f64) -> f64 {
         let mut v = value.clamp(low, high);
         if let Some(previous) = self.last[actuator] {
@@ -192,6 +199,18 @@ impl Watchdog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_started_joint_is_rate_limited_from_its_first_command() {
+        let limits = SafetyLimits { joint_rate: 10.0, ..SafetyLimits::default() };
+        let (mut started, mut fresh) = (SafetyFilter::new(limits, 1).unwrap(), SafetyFilter::new(limits, 1).unwrap());
+        started.start_from(0, 0.2);
+        let first = |f: &mut SafetyFilter| f.apply(0, ActuatorCommand::JointAngle(-1.1), 0.001).unwrap();
+        assert_eq!(first(&mut started), ActuatorCommand::JointAngle(0.2 - 10.0 * 0.001));
+        assert_eq!(started.limited, 1);
+        assert_eq!(first(&mut fresh), ActuatorCommand::JointAngle(-1.1));
+        assert_eq!(fresh.limited, 0);
+    }
 
     #[test]
     fn pressure_is_clamped_and_rate_limited() {

@@ -219,6 +219,11 @@ impl GoalRun {
 pub fn run_config() -> Result<RunConfig, String> {
     let file = crate::simulate::robots::run_config_of(R::NAME)
         .ok_or_else(|| format!("robot `{}` has no run configuration", R::NAME))?;
+    parse_run_config(file.path, file.text)
+}
+
+/// A run configuration of this robot, `text` read from `path`.
+pub fn parse_run_config(path: &str, text: &str) -> Result<RunConfig, String> {
     let actuated: Vec<(&str, Drives)> = R::ACTUATED
         .iter()
         .map(|&i| {
@@ -226,7 +231,7 @@ pub fn run_config() -> Result<RunConfig, String> {
             (name.strip_suffix("_joint").unwrap_or(name), Drives::Coordinate(CoordinateKind::RevoluteJoint))
         })
         .collect();
-    RunConfig::parse(file.path, file.text, R::NAME, &actuated)
+    RunConfig::parse(path, text, R::NAME, &actuated)
 }
 
 /// The plant of the run configuration: its floor under the wheels, servos tracking set
