@@ -1326,7 +1326,9 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
 ) -> Result<RecedingHorizon<R, N, C>, String> {
     let (muscles, thrusters) = (R::MUSCLES.len(), R::THRUSTERS.len());
     let inputs = planned_inputs::<R, N, C>();
-    softgen_runtime::check_plan_fits(settings.knots, muscles + thrusters)?;
+    // A plan carries its decisions: a schedule's, or each muscle's and thruster's command.
+    let decided = scheduled.map_or(muscles + thrusters, |s| s.schedule.decisions());
+    softgen_runtime::check_plan_fits(settings.knots, decided)?;
     let mut lower = vec![0.0; muscles];
     let mut upper = vec![config.safety.pressure_ceiling; muscles];
     for channel in &config.channels[muscles..] {
