@@ -128,8 +128,10 @@ fn a_new_spec_needs_no_other_edit() {
     );
     assert!(removed.is_empty(), "files removed: {removed:?}");
 
-    // Unoptimised throughout (the workspace's dev profile optimises the generated crate for
-    // the physics tests; here that would only cost compile time).
+    // Unoptimised and without debug info throughout (the workspace's dev profile optimises
+    // the generated crate for the physics tests and the rest at level 1 with full debug
+    // info; here that would only cost compile time: every dependency is built afresh in this
+    // target directory on a clean machine).
     let mut build = Command::new(env!("CARGO"));
     build.current_dir(workspace).env("CARGO_TARGET_DIR", &target).args([
         "build",
@@ -140,6 +142,7 @@ fn a_new_spec_needs_no_other_edit() {
         "--bin",
         "softgen",
     ]);
+    build.args(["--config", "profile.dev.opt-level=0", "--config", "profile.dev.debug=0"]);
     for package in ["softgen", "softgen-runtime", "softgen-generated"] {
         build.args(["--config", &format!("profile.dev.package.{package}.opt-level=0")]);
     }
