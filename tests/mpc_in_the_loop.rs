@@ -71,6 +71,15 @@ fn estimated_options(robot: &str, dir: &Path, duration: f64) -> RunOptions {
     RunOptions { state: softgen::StateSource::Estimated, ..mpc_options(robot, dir, config, duration) }
 }
 
+/// The snake on wheels' box-DDP run configuration, with the tolerant watchdog, in `dir`.
+fn wave_ddp_config(dir: &Path) -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("model-specs");
+    let text = std::fs::read_to_string(root.join("snake_lateral_undulation.ddp.run.toml")).unwrap();
+    let config = dir.join("snake.ddp.run.toml");
+    std::fs::write(&config, text.replace("command_timeout = 0.05", "command_timeout = 10.0")).unwrap();
+    config
+}
+
 /// Runs `options` on the simulated plant to the end, which must come without a fault;
 /// prints the loop's and the planner's lines and checks the goal was 1 m from the start.
 fn run_to_a_goal_one_metre_away(options: &RunOptions) -> (softgen::MpcReport, softgen_runtime::LoopStats) {
@@ -135,17 +144,14 @@ fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
 }
 
 /// The snake on wheels steered by box-DDP deciding its wave at 50 Hz over 0.5 s
-/// (model-specs/snake_lateral_undulation.ddp.run.toml, the settings of mpc-003-goals): it
-/// reaches the goal 1 m away, 45 degrees off its axis, with its plans within the wave's
-/// bounds and no set point past the servo channels' range.
+/// (model-specs/snake_lateral_undulation.ddp.run.toml, the settings of mpc-003-goals with
+/// the wave's 0.1 s lag): it reaches the goal 1 m away, 45 degrees off its axis, with its
+/// plans within the wave's bounds and no set point past the servo channels' range.
 #[test]
 fn box_ddp_in_the_loop_steers_the_wheeled_snakes_wave_to_its_goal() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("model-specs");
-    let text = std::fs::read_to_string(root.join("snake_lateral_undulation.ddp.run.toml")).unwrap();
-    let config = dir.path().join("snake.ddp.run.toml");
-    std::fs::write(&config, text.replace("command_timeout = 0.05", "command_timeout = 10.0")).unwrap();
+    let config = wave_ddp_config(dir.path());
     let options = mpc_options("snake_lateral_undulation", dir.path(), config, 40.0);
     let (mpc, stats) = run_to_a_goal_one_metre_away(&options);
     let arrived =
@@ -167,6 +173,30 @@ fn box_ddp_in_the_loop_steers_the_wheeled_snakes_wave_to_its_goal() {
         }
     }
     assert!(recording.periods.last().unwrap().1.iter().all(|v| v.kind() == "off"));
+}
+
+/// The same run from the state the filter estimates from the configuration's motion capture
+/// and servo readings, for 12 s: the filter keeps the robot (no fault) while the plans take
+/// it toward the goal. Without the wave's lag the set points jumped at every plan, the
+/// servos rang, and the filter called its estimate diverged (at 0.17 and 0.90 s in two runs
+/// on this goal). Not held to arrival: on the estimate the plans reached it at 12.8 and
+/// 14.7 s in two runs and circled it 0.15 m away in a third (as they do on the truth on
+/// some goals).
+#[test]
+fn box_ddp_in_the_loop_keeps_the_wheeled_snakes_estimate_through_its_plans() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let config = wave_ddp_config(dir.path());
+    let options = RunOptions {
+        state: softgen::StateSource::Estimated,
+        ..mpc_options("snake_lateral_undulation", dir.path(), config, 12.0)
+    };
+    let (mpc, _) = run_to_a_goal_one_metre_away(&options);
+    println!("{:.3} m from the goal at the end", mpc.final_distance);
+    assert_plans_followed(&mpc, 45.0);
+    // Closer than at the start. Not more: how far the plans get in 12 s depends on how
+    // they first turn the body (0.20 and 0.70 m left in two runs).
+    assert!(mpc.final_distance < 0.9, "{:.3} m from the goal after 12 s", mpc.final_distance);
 }
 
 #[test]

@@ -26,7 +26,8 @@ fn swimmer(interval: f64) -> RobotKnots<Swimmer, SWIMMER_N, SWIMMER_C> {
 /// The snake on passive wheels on its floor, with its servos.
 /// The wave again, the knots' steps semi-implicit Euler of at most 2 ms.
 fn undulating_crawler_semi_implicit(interval: f64) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
-    let schedule = CommandSchedule::Wave { joints: 5, spatial_frequency: Crawler::GAIT.unwrap().spatial_frequency };
+    let schedule =
+        CommandSchedule::Wave { joints: 5, spatial_frequency: Crawler::GAIT.unwrap().spatial_frequency, lag: 0.0 };
     let substeps = (interval / 0.002).ceil() as usize;
     let mut knots =
         RobotKnots::scheduled(crawler_simulation(), &[ControlInput::JointTargets], schedule, interval, substeps)
@@ -56,7 +57,8 @@ fn crawler(interval: f64) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
 /// The same snake, the plan deciding its gait's wave (amplitude, frequency, offset), each
 /// knot cut into three implicit steps whose set points follow the wave's phase.
 fn undulating_crawler(interval: f64) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
-    let schedule = CommandSchedule::Wave { joints: 5, spatial_frequency: Crawler::GAIT.unwrap().spatial_frequency };
+    let schedule =
+        CommandSchedule::Wave { joints: 5, spatial_frequency: Crawler::GAIT.unwrap().spatial_frequency, lag: 0.0 };
     RobotKnots::scheduled(crawler_simulation(), &[ControlInput::JointTargets], schedule, interval, 3).unwrap()
 }
 

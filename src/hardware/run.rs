@@ -1570,12 +1570,16 @@ impl Run<'_> {
                 schedule: CommandSchedule::Wave {
                     joints: R::ACTUATED.len(),
                     spatial_frequency: gait.spatial_frequency,
+                    lag: bounds.lag,
                 },
                 lower: bounds.min.to_vec(),
                 upper: bounds.max.to_vec(),
                 rest: vec![gait.amplitude, gait.temporal_frequency, gait.offset],
                 settle: 0.0,
-                description: "the gait's amplitude, temporal frequency and offset".into(),
+                description: match bounds.lag {
+                    0.0 => "the gait's amplitude, temporal frequency and offset".into(),
+                    lag => format!("the gait's amplitude, temporal frequency and offset, sent through a {lag} s lag"),
+                },
             };
             return self.run_horizon_mpc::<R, N, C>(config, path, 0.001, Some(wave));
         }

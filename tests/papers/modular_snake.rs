@@ -457,4 +457,15 @@ fn the_ddp_run_configuration_plans_as_the_goals_task_does() {
     assert_eq!(settings.arrival_radius, task.sampler.arrival_radius);
     let gait = R::GAIT.unwrap();
     assert_eq!(weights.rest, vec![gait.amplitude, gait.temporal_frequency, gait.offset]);
+    // The one setting the experiment does without: the lag through which the loop's wave
+    // follows the plans (the experiment plans on the plant's state, not an estimate).
+    assert_eq!(task_schedule_lag(), 0.0);
+    assert_eq!(wave.lag, softgen::DdpMpcSettings::wave_default().wave.unwrap().lag);
+}
+
+fn task_schedule_lag() -> f64 {
+    match softgen::papers::modular_snake::mpc::wave_schedule().unwrap() {
+        softgen_runtime::CommandSchedule::Wave { lag, .. } => lag,
+        other => panic!("the task's schedule is not a wave: {other:?}"),
+    }
 }

@@ -382,7 +382,7 @@ pub fn run_goal(
 /// The wave the DDP plans decide: the gait's spatial frequency over the five joints.
 pub fn wave_schedule() -> Result<CommandSchedule, String> {
     let gait = R::GAIT.ok_or("snake_lateral_undulation has no gait")?;
-    Ok(CommandSchedule::Wave { joints: JOINTS, spatial_frequency: gait.spatial_frequency })
+    Ok(CommandSchedule::Wave { joints: JOINTS, spatial_frequency: gait.spatial_frequency, lag: 0.0 })
 }
 
 /// The task's box-DDP planner toward `goal` (what the run and the bench plan with).
