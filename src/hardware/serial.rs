@@ -14,8 +14,12 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Frames in flight before the oldest must have been acknowledged.
-const IN_FLIGHT: usize = 64;
+/// Frames in flight before the oldest must have been acknowledged: a second of frames at
+/// the loop's 1 kHz, so that the acknowledgement timeout (`--ack-timeout-ms`, checked on the
+/// oldest frame), not the window, decides when a board is silent. With 64, a board that
+/// stalled for 64 ms at 1 kHz was called silent whatever the timeout (a CI run's emulator,
+/// on a loaded machine, with the timeout at 500 ms).
+const IN_FLIGHT: usize = 1024;
 
 /// Host frames whose send time is kept, to stamp readings that answer them.
 const SENT_TIMES: usize = 256;
@@ -212,6 +216,10 @@ impl SerialDevice {
         if self.pending_len > 0 {
             let (sequence, sent) = self.pending[0];
             if sent.elapsed() > self.ack_timeout {
+                // Reported once: the frames in flight are given up on, so the safe state's
+                // frames that follow still go out (a board that stopped answering may still
+                // listen), each watched afresh.
+                self.pending_len = 0;
                 return Err(DeviceError(format!(
                     "{}: board silent: frame {sequence} not acknowledged within {} ms",
                     self.name,
