@@ -115,7 +115,7 @@ impl CommandSchedule {
     /// without a lag.
     fn blend(&self, h: f64) -> f64 {
         match *self {
-            CommandSchedule::Wave { lag, .. } if lag > 0.0 => 1.0 - (-h / lag).exp(),
+            CommandSchedule::Wave { lag, .. } => crate::simulation::mpc::lag_blend(lag, h),
             _ => 1.0,
         }
     }

@@ -75,12 +75,23 @@ impl SteeredGait {
     /// Advances time by `dt`.
     #[inline]
     pub fn advance(&mut self, dt: f64) {
-        let blend = if self.lag > 0.0 { 1.0 - (-dt / self.lag).exp() } else { 1.0 };
+        let blend = lag_blend(self.lag, dt);
         let applied = self.applied.to_array();
         let target = self.target.to_array();
         self.applied =
             GaitParameters::from_array(std::array::from_fn(|i| applied[i] + blend * (target[i] - applied[i])));
         self.phase = (self.phase + self.applied.temporal_frequency * dt).rem_euclid(std::f64::consts::TAU);
+    }
+}
+
+/// The fraction of the way to its target a first-order lag of time constant `lag` (s) moves
+/// in `dt` (exact for a target held over the step); 1 for no lag. Shared by the sampler's
+/// gait and box-DDP's lagged wave (`CommandSchedule::Wave`), so the two step alike.
+pub(crate) fn lag_blend(lag: f64, dt: f64) -> f64 {
+    if lag > 0.0 {
+        1.0 - (-dt / lag).exp()
+    } else {
+        1.0
     }
 }
 
