@@ -18,8 +18,8 @@ pub use hardware::config::{DdpMpcSettings, Drives, EnvironmentOverride, MpcSetti
 pub use hardware::estimation::EstimatorReport;
 pub use hardware::robot_emulator::{emulated_robot, EmulatedRobot, RobotEmulatorOptions};
 pub use hardware::run::{
-    run_with_drivers, Controller, ControllerChoice, HeldInputs, LimbController, LimbGaitRequest, MpcReport,
-    PlantSetting, RunDriver, RunOptions, RunReport, StateSource,
+    parse_robot_run_config, run_with_drivers, Controller, ControllerChoice, HeldInputs, LimbController,
+    LimbGaitRequest, MpcReport, PlantSetting, RunDriver, RunOptions, RunReport, StateSource,
 };
 pub use hardware::serial::SerialDevice;
 pub use papers::{

@@ -469,6 +469,8 @@ struct MpcFile {
     lead_knots: Option<usize>,
     goal_axes: Option<Vec<String>>,
     travel_scale: Option<f64>,
+    newton_tolerance: Option<f64>,
+    retry_from_fresh: Option<bool>,
 }
 
 impl MpcFile {
@@ -506,6 +508,8 @@ impl MpcFile {
             ("lead_knots", self.lead_knots.is_some()),
             ("goal_axes", self.goal_axes.is_some()),
             ("travel_scale", self.travel_scale.is_some()),
+            ("newton_tolerance", self.newton_tolerance.is_some()),
+            ("retry_from_fresh", self.retry_from_fresh.is_some()),
         ];
         let given = |keys: &[(&'static str, bool)]| keys.iter().filter(|k| k.1).map(|k| k.0).collect();
         (given(&sampling), given(&ddp))
@@ -949,6 +953,17 @@ impl RunConfig {
                     }
                     if continuous && table.travel_scale.is_some() {
                         return Err(at(format!("`travel_scale` signs the heading of a gait's wave; `{robot}` is driven by pressures or thrusts, which have none")));
+                    }
+                    if let (false, Some(key)) = (
+                        continuous,
+                        [
+                            ("newton_tolerance", table.newton_tolerance.is_some()),
+                            ("retry_from_fresh", table.retry_from_fresh.is_some()),
+                        ]
+                        .iter()
+                        .find_map(|(k, given)| given.then_some(*k)),
+                    ) {
+                        return Err(at(format!("`{key}` sets Newton's iterations in implicit knot steps; the knots of `{robot}`'s wave step by semi-implicit Euler, without them")));
                     }
                     if !continuous && goal.len() == 3 {
                         return Err(goal_at(format!("`{robot}` moves in the plane: give [x, y]")));
@@ -1468,6 +1483,13 @@ pub struct DdpMpcSettings {
     /// temporal frequency, offset) within these bounds; None for the actuators' own
     /// commands.
     pub wave: Option<WaveDecisions>,
+    /// Newton's iterations in the knots' implicit steps (`RecedingHorizon::set_newton`):
+    /// converged once an update is below this tolerance relative to the rates, and whether a
+    /// step failing from the Newton matrix an earlier plan left is retried from a fresh one
+    /// before it is halved. The runtime's defaults (1e-10, a retry) unless the run
+    /// configuration says otherwise; a wave's knots step explicitly and have no Newton.
+    pub newton_tolerance: f64,
+    pub retry_from_fresh: bool,
 }
 
 /// Box-DDP's decisions for a robot whose joints follow its spec's gait: the travelling wave's
@@ -1516,6 +1538,8 @@ impl Default for DdpMpcSettings {
             lead_knots: 0,
             goal_axes: [true; 3],
             wave: None,
+            newton_tolerance: softgen_runtime::DEFAULT_NEWTON_TOLERANCE,
+            retry_from_fresh: true,
         }
     }
 }
@@ -1609,6 +1633,8 @@ fn parse_ddp_mpc(m: &MpcFile, goal: &[f64], rate_hz: f64, wave: bool) -> Result<
             travel_scale: m.travel_scale.or(w.travel_scale),
             lag: m.lag.unwrap_or(w.lag),
         }),
+        newton_tolerance: m.newton_tolerance.unwrap_or(d.newton_tolerance),
+        retry_from_fresh: m.retry_from_fresh.unwrap_or(d.retry_from_fresh),
     };
     if let Some(damping) = settings.contact_damping {
         if !(damping.is_finite() && damping >= 0.0) {
@@ -1668,6 +1694,9 @@ impl DdpMpcSettings {
         }
         if self.lead_knots >= self.knots {
             return Err(format!("lead_knots must be fewer than the {} knots, got {}", self.knots, self.lead_knots));
+        }
+        if !(self.newton_tolerance.is_finite() && self.newton_tolerance > 0.0 && self.newton_tolerance <= 1e-2) {
+            return Err(format!("newton_tolerance must be in (0, 0.01], got {}", self.newton_tolerance));
         }
         if !(self.interval.is_finite() && self.interval > 0.0) {
             return Err(format!("interval must be finite and > 0 s, got {}", self.interval));

@@ -1417,6 +1417,7 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
         }
     };
     planner.lead_knots = settings.lead_knots;
+    planner.set_newton(settings.newton_tolerance, settings.retry_from_fresh)?;
     Ok(planner)
 }
 
@@ -1483,7 +1484,16 @@ pub(crate) fn configured<R: Model<N, C>, const N: usize, const C: usize>(
             }
         },
     };
-    Ok((RunConfig::parse(&path, &text, R::NAME, &actuators::<R, N, C>())?, path))
+    Ok((parse_robot_run_config::<R, N, C>(&path, &text)?, path))
+}
+
+/// A run configuration of robot `R`, `text` read from `path`, its channels checked against
+/// the robot's actuators (joint actuators, muscles, thrusters, valve pairs and their supply).
+pub fn parse_robot_run_config<R: Model<N, C>, const N: usize, const C: usize>(
+    path: &str,
+    text: &str,
+) -> Result<RunConfig, String> {
+    RunConfig::parse(path, text, R::NAME, &actuators::<R, N, C>())
 }
 
 impl RobotVisitor for Run<'_> {

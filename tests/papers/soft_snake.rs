@@ -464,6 +464,39 @@ fn mpc_rolls_the_soft_snake_to_the_goal_aside_within_its_bounds() {
     assert!(run.highest_pressure > 0.1, "the muscles were used: {} bar", run.highest_pressure);
 }
 
+/// The robot's run configuration (`softgen run --robot soft_snake --controller mpc`) plans
+/// with mpc-000's planner: the same knots, rates' and effort's weights, the planner's
+/// contact damping and Newton's settings in the knots' implicit steps (the goal binds the
+/// side alone there, and the rate is the loop's own; the README's in-loop paragraph says why).
+#[test]
+fn the_run_configuration_plans_as_the_roll_aside_task_does() {
+    use softgen::papers::soft_snake::mpc::RollAsideTask;
+    let file = softgen::run_config_of("soft_snake").expect("the soft snake's run configuration");
+    let config = softgen::parse_robot_run_config::<R, N, C>(file.path, file.text).unwrap();
+    let settings = config.ddp_mpc.expect("solver = \"ddp\"");
+    let task = RollAsideTask::new();
+    let (horizon, weights) = (&task.horizon, &task.weights);
+    assert_eq!(
+        (settings.knots, settings.interval, settings.substeps, settings.iterations),
+        (horizon.knots, horizon.interval, horizon.substeps, horizon.iterations)
+    );
+    assert_eq!(
+        (
+            settings.velocity_weight,
+            settings.terminal_velocity_weight,
+            settings.effort_weight,
+            settings.command_rate_weight
+        ),
+        (weights.rate, weights.terminal_rate, weights.effort, weights.command_rate)
+    );
+    assert_eq!(settings.contact_damping, Some(task.planner_contact_damping));
+    assert_eq!(
+        (settings.newton_tolerance, settings.retry_from_fresh),
+        (task.newton_tolerance, task.retry_from_fresh),
+        "Newton's settings differ from mpc-000's"
+    );
+}
+
 /// The MPC task's decision box is where the plan's model (one implicit Euler step of
 /// 62.5 ms a knot) rolls the snake the way the plant does: 3 s at fixed settings from the
 /// settled snake, at the box's two bends, the plane turning at the box's top rate and half

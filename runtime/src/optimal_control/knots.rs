@@ -103,6 +103,11 @@ pub enum KnotIntegrator {
 
 /// Most substeps per knot.
 pub const MAX_SUBSTEPS: usize = 1000;
+
+/// Newton's default tolerance in the knots' implicit steps, relative to the rates
+/// ([`RobotKnots::set_newton`]).
+pub const DEFAULT_NEWTON_TOLERANCE: f64 = 1e-10;
+
 /// How far an iteration with a kept Newton matrix must lower the residual to keep it (a
 /// refresh costs less than the further iterations a slower contraction would take). On the
 /// underwater snake's waypoint task: 5.5 Jacobians a plan at 0.1, 4.95 at 0.3, the same
@@ -184,7 +189,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
             interval,
             substeps,
             newton_iterations: 20,
-            newton_tolerance: 1e-10,
+            newton_tolerance: DEFAULT_NEWTON_TOLERANCE,
             stale_contraction: STALE_CONTRACTION,
             retry_from_fresh: true,
             jacobians: 0,
@@ -213,7 +218,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
 
     /// Newton's settings: converged once an update is below `tolerance` relative to the
     /// rates (1 + their largest), and whether a step failing from a kept matrix is retried
-    /// from a fresh one before it is halved (`retry_from_fresh`). Defaults: 1e-10, a retry.
+    /// from a fresh one before it is halved (`retry_from_fresh`). Defaults: [`DEFAULT_NEWTON_TOLERANCE`], a retry.
     pub fn set_newton(&mut self, tolerance: f64, retry_from_fresh: bool) -> Result<(), String> {
         if !(tolerance.is_finite() && tolerance > 0.0 && tolerance <= 1e-2) {
             return Err(format!("the planner's Newton tolerance must be in (0, 0.01], got {tolerance}"));

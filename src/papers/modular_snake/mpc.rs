@@ -11,13 +11,13 @@
 //! the wave's parameters as the sampler does, differentiating through the wave's phase
 //! (`CommandSchedule::Wave`).
 
-use crate::hardware::config::{Drives, MpcSettings, RunConfig};
+use crate::hardware::config::{MpcSettings, RunConfig};
 use nalgebra::{SVector, Vector2, Vector3};
 use softgen_generated::SnakeLateralUndulation;
 use softgen_runtime::{
-    CommandSchedule, ControlInput, CoordinateKind, DdpSettings, GaitParameters, GaitPlanner, GoalWeights,
-    HorizonSettings, Integrator, KnotIntegrator, Model, PlanningSnapshot, RecedingHorizon, RungeKutta4, Simulation,
-    SimulationConfig, State, SteeredGait,
+    CommandSchedule, ControlInput, DdpSettings, GaitParameters, GaitPlanner, GoalWeights, HorizonSettings, Integrator,
+    KnotIntegrator, Model, PlanningSnapshot, RecedingHorizon, RungeKutta4, Simulation, SimulationConfig, State,
+    SteeredGait,
 };
 use std::time::{Duration, Instant};
 
@@ -224,14 +224,7 @@ pub fn run_config() -> Result<RunConfig, String> {
 
 /// A run configuration of this robot, `text` read from `path`.
 pub fn parse_run_config(path: &str, text: &str) -> Result<RunConfig, String> {
-    let actuated: Vec<(&str, Drives)> = R::ACTUATED
-        .iter()
-        .map(|&i| {
-            let name = R::COORDINATES[i].name;
-            (name.strip_suffix("_joint").unwrap_or(name), Drives::Coordinate(CoordinateKind::RevoluteJoint))
-        })
-        .collect();
-    RunConfig::parse(path, text, R::NAME, &actuated)
+    crate::hardware::run::parse_robot_run_config::<R, N, C>(path, text)
 }
 
 /// The plant of the run configuration: its floor under the wheels, servos tracking set
