@@ -954,15 +954,8 @@ impl RunConfig {
                     if continuous && table.travel_scale.is_some() {
                         return Err(at(format!("`travel_scale` signs the heading of a gait's wave; `{robot}` is driven by pressures or thrusts, which have none")));
                     }
-                    if let (false, Some(key)) = (
-                        continuous,
-                        [
-                            ("newton_tolerance", table.newton_tolerance.is_some()),
-                            ("retry_from_fresh", table.retry_from_fresh.is_some()),
-                        ]
-                        .iter()
-                        .find_map(|(k, given)| given.then_some(*k)),
-                    ) {
+                    let newton = ddp_keys.iter().find(|k| ["newton_tolerance", "retry_from_fresh"].contains(*k));
+                    if let (false, Some(key)) = (continuous, newton) {
                         return Err(at(format!("`{key}` sets Newton's iterations in implicit knot steps; the knots of `{robot}`'s wave step by semi-implicit Euler, without them")));
                     }
                     if !continuous && goal.len() == 3 {

@@ -8,3 +8,25 @@ mod pinniped;
 mod soft_snake;
 mod underwater_snake;
 mod wpi_snake;
+
+/// A run configuration's box-DDP against an experiment's planner: the same knots (count,
+/// interval, substeps, iterations) and the same rate, effort and command-rate weights.
+fn assert_ddp_knots_and_weights_are_the_tasks(
+    settings: &softgen::DdpMpcSettings,
+    horizon: &softgen_runtime::HorizonSettings,
+    weights: &softgen_runtime::GoalWeights,
+) {
+    assert_eq!(
+        (settings.knots, settings.interval, settings.substeps, settings.iterations),
+        (horizon.knots, horizon.interval, horizon.substeps, horizon.iterations)
+    );
+    assert_eq!(
+        (
+            settings.velocity_weight,
+            settings.terminal_velocity_weight,
+            settings.effort_weight,
+            settings.command_rate_weight
+        ),
+        (weights.rate, weights.terminal_rate, weights.effort, weights.command_rate)
+    );
+}

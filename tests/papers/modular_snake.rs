@@ -427,24 +427,12 @@ fn the_ddp_run_configuration_plans_as_the_goals_task_does() {
     let wave = settings.wave.expect("the wave's bounds");
     let task = GoalsTask::new().unwrap();
     let (horizon, weights) = (&task.horizon, &task.weights);
-    assert_eq!(
-        (settings.knots, settings.interval, settings.substeps, settings.iterations),
-        (horizon.knots, horizon.interval, horizon.substeps, horizon.iterations)
-    );
+    crate::assert_ddp_knots_and_weights_are_the_tasks(&settings, horizon, weights);
     assert_eq!(1.0 / settings.replan_hz, horizon.period);
     assert_eq!((wave.min.to_vec(), wave.max.to_vec()), (horizon.lower.clone(), horizon.upper.clone()));
     let axes = settings.goal_axis_weights();
     assert_eq!(axes * settings.position_weight, weights.position);
     assert_eq!(axes * settings.terminal_position_weight, weights.terminal_position);
-    assert_eq!(
-        (
-            settings.velocity_weight,
-            settings.terminal_velocity_weight,
-            settings.effort_weight,
-            settings.command_rate_weight
-        ),
-        (weights.rate, weights.terminal_rate, weights.effort, weights.command_rate)
-    );
     assert_eq!(
         (settings.heading_weight, settings.terminal_heading_weight),
         (weights.heading, weights.terminal_heading)

@@ -475,20 +475,7 @@ fn the_run_configuration_plans_as_the_roll_aside_task_does() {
     let config = softgen::parse_robot_run_config::<R, N, C>(file.path, file.text).unwrap();
     let settings = config.ddp_mpc.expect("solver = \"ddp\"");
     let task = RollAsideTask::new();
-    let (horizon, weights) = (&task.horizon, &task.weights);
-    assert_eq!(
-        (settings.knots, settings.interval, settings.substeps, settings.iterations),
-        (horizon.knots, horizon.interval, horizon.substeps, horizon.iterations)
-    );
-    assert_eq!(
-        (
-            settings.velocity_weight,
-            settings.terminal_velocity_weight,
-            settings.effort_weight,
-            settings.command_rate_weight
-        ),
-        (weights.rate, weights.terminal_rate, weights.effort, weights.command_rate)
-    );
+    crate::assert_ddp_knots_and_weights_are_the_tasks(&settings, &task.horizon, &task.weights);
     assert_eq!(settings.contact_damping, Some(task.planner_contact_damping));
     assert_eq!(
         (settings.newton_tolerance, settings.retry_from_fresh),
