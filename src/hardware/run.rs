@@ -1271,18 +1271,18 @@ fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     path: &str,
 ) -> Result<RunReport, String> {
-    if R::THRUSTERS.is_empty() && R::MUSCLES.is_empty() && R::VALVES.is_empty() {
+    // The commands a period sends: each valve pair's state and the supply, or the servos'
+    // set points, the muscles' pressures and the thrusts.
+    let commands = match R::VALVES.len() {
+        0 => R::ACTUATED.len() + R::MUSCLES.len() + R::THRUSTERS.len(),
+        valves => valves + 1,
+    };
+    if commands == 0 {
         return Err(format!(
-            "--estimate-from replays the estimator of robots driven by pressures, thrusts or valves; `{}` has none",
+            "--estimate-from replays the estimator of a robot driven by servos, pressures, thrusts or valves; `{}` has none",
             R::NAME
         ));
     }
-    // The commands a period sends: each valve pair's state and the supply, or the muscles'
-    // pressures and the thrusts.
-    let commands = match R::VALVES.len() {
-        0 => R::MUSCLES.len() + R::THRUSTERS.len(),
-        valves => valves + 1,
-    };
     let loop_config = loop_config(o, config)?;
     let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
     let (sensors, _, filter) = state_estimator::<R, N, C>(config, path, &loop_config, on_robot)?;
