@@ -191,6 +191,15 @@ impl<R: Model<N, C>, const N: usize, const C: usize> InLoopEstimator<R, N, C> {
         commands: usize,
         limits: SafetyLimits,
     ) -> Result<Self, String> {
+        // The loop's count and the filter's come from two places (the loop's actuators, the
+        // process model's inputs); a replay of the log trusts the filter's, so they must agree.
+        if commands != estimator.command_count() {
+            return Err(format!(
+                "robot `{}`: the loop sends {commands} commands a period, its estimator takes {}",
+                R::NAME,
+                estimator.command_count()
+            ));
+        }
         Ok(InLoopEstimator {
             estimator,
             queue,

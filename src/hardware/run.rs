@@ -1271,21 +1271,17 @@ fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
     config: &RunConfig,
     path: &str,
 ) -> Result<RunReport, String> {
-    // The commands a period sends: each valve pair's state and the supply, or the servos'
-    // set points, the muscles' pressures and the thrusts.
-    let commands = match R::VALVES.len() {
-        0 => R::ACTUATED.len() + R::MUSCLES.len() + R::THRUSTERS.len(),
-        valves => valves + 1,
-    };
+    let loop_config = loop_config(o, config)?;
+    let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+    let (sensors, _, filter) = state_estimator::<R, N, C>(config, path, &loop_config, on_robot)?;
+    // The commands a period sent, as the filter takes them (the loop checks the two agree).
+    let commands = filter.command_count();
     if commands == 0 {
         return Err(format!(
             "--estimate-from replays the estimator of a robot driven by servos, pressures, thrusts or valves; `{}` has none",
             R::NAME
         ));
     }
-    let loop_config = loop_config(o, config)?;
-    let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
-    let (sensors, _, filter) = state_estimator::<R, N, C>(config, path, &loop_config, on_robot)?;
     let text = std::fs::read_to_string(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let log =
         crate::hardware::estimation::SensorLog::parse(&log_path.display().to_string(), &text, &sensors, N, commands)?;

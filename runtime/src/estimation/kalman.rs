@@ -510,6 +510,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         self.watch.sensors()
     }
 
+    /// How many commands [`StateEstimator::set_commands`] takes: the process's inputs
+    /// (servo set points, then muscle pressures and thrusts; or each valve pair's state,
+    /// then the supply).
+    pub fn command_count(&self) -> usize {
+        self.input.len()
+    }
+
     /// The commands sent now, in effect until the next call (muscle pressures reached
     /// through each muscle's lag, from its measured pressure where a sensor reads it).
     pub fn set_commands(&mut self, commands: &[f64]) {
