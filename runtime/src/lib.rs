@@ -87,7 +87,9 @@ pub use control::rolling::{PneumaticMuscles, RollingGait};
 pub use optimal_control::box_qp::{BoxQp, BoxQpError, BoxQpSettings, BoxQpStatus};
 pub use optimal_control::cost::{GoalCost, GoalWeights};
 pub use optimal_control::ddp::{BoxDdp, CostDerivatives, DdpError, DdpReport, DdpSettings, KnotCost, KnotDynamics};
-pub use optimal_control::knots::{KnotIntegrator, RobotKnots, DEFAULT_NEWTON_TOLERANCE, MAX_SUBSTEPS};
+pub use optimal_control::knots::{
+    check_newton_tolerance, KnotIntegrator, RobotKnots, DEFAULT_NEWTON_TOLERANCE, MAX_NEWTON_TOLERANCE, MAX_SUBSTEPS,
+};
 pub use optimal_control::receding::{HorizonSettings, PlanOutcome, PlannerStatistics, RecedingHorizon, MAX_KNOTS};
 pub use optimal_control::schedule::{
     BendingMuscle, CommandSchedule, BEND_DECISIONS, MAX_BENDING_MUSCLES, WAVE_DECISIONS,

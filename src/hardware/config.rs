@@ -1688,9 +1688,7 @@ impl DdpMpcSettings {
         if self.lead_knots >= self.knots {
             return Err(format!("lead_knots must be fewer than the {} knots, got {}", self.knots, self.lead_knots));
         }
-        if !(self.newton_tolerance.is_finite() && self.newton_tolerance > 0.0 && self.newton_tolerance <= 1e-2) {
-            return Err(format!("newton_tolerance must be in (0, 0.01], got {}", self.newton_tolerance));
-        }
+        softgen_runtime::check_newton_tolerance("newton_tolerance", self.newton_tolerance)?;
         if !(self.interval.is_finite() && self.interval > 0.0) {
             return Err(format!("interval must be finite and > 0 s, got {}", self.interval));
         }

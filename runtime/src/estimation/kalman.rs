@@ -20,7 +20,7 @@ use super::sensors::{Measurement, Reading, Sensor, SensorFault, SensorWatch};
 use super::valve_process::ValveProcess;
 use crate::actuators::muscle_drive::Muscle;
 use crate::optimal_control::ddp::KnotDynamics;
-use crate::optimal_control::knots::{KnotIntegrator, RobotKnots, MAX_SUBSTEPS};
+use crate::optimal_control::knots::{check_newton_tolerance, KnotIntegrator, RobotKnots, MAX_SUBSTEPS};
 use crate::robot::model::{CoordinateKind, Model};
 use crate::robot::state::State;
 use crate::simulation::closed_loop::Simulation;
@@ -122,9 +122,7 @@ impl EstimatorSettings {
         if self.outlier_streak == 0 {
             return Err("estimator outlier_streak must be at least 1".into());
         }
-        if !(self.newton_tolerance.is_finite() && self.newton_tolerance > 0.0 && self.newton_tolerance <= 1e-2) {
-            return Err(format!("estimator newton_tolerance must be in (0, 0.01], got {}", self.newton_tolerance));
-        }
+        check_newton_tolerance("estimator newton_tolerance", self.newton_tolerance)?;
         if !(self.newton_contraction.is_finite() && self.newton_contraction > 0.0 && self.newton_contraction < 1.0) {
             return Err(format!("estimator newton_contraction must be in (0, 1), got {}", self.newton_contraction));
         }

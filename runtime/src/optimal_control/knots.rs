@@ -108,6 +108,21 @@ pub const MAX_SUBSTEPS: usize = 1000;
 /// ([`RobotKnots::set_newton`]).
 pub const DEFAULT_NEWTON_TOLERANCE: f64 = 1e-10;
 
+/// The loosest Newton tolerance the knots' implicit steps take (relative to the rates): a
+/// step converged only to a per cent of them no longer follows the plant.
+pub const MAX_NEWTON_TOLERANCE: f64 = 1e-2;
+
+/// `Err` naming `what` unless `tolerance` is one the knots' Newton takes, in (0,
+/// [`MAX_NEWTON_TOLERANCE`]]: the one check of the planner, the run configuration and the
+/// estimator.
+pub fn check_newton_tolerance(what: &str, tolerance: f64) -> Result<(), String> {
+    if tolerance.is_finite() && tolerance > 0.0 && tolerance <= MAX_NEWTON_TOLERANCE {
+        Ok(())
+    } else {
+        Err(format!("{what} must be in (0, {MAX_NEWTON_TOLERANCE}], got {tolerance}"))
+    }
+}
+
 /// How far an iteration with a kept Newton matrix must lower the residual to keep it (a
 /// refresh costs less than the further iterations a slower contraction would take). On the
 /// underwater snake's waypoint task: 5.5 Jacobians a plan at 0.1, 4.95 at 0.3, the same
@@ -220,9 +235,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
     /// rates (1 + their largest), and whether a step failing from a kept matrix is retried
     /// from a fresh one before it is halved (`retry_from_fresh`). Defaults: [`DEFAULT_NEWTON_TOLERANCE`], a retry.
     pub fn set_newton(&mut self, tolerance: f64, retry_from_fresh: bool) -> Result<(), String> {
-        if !(tolerance.is_finite() && tolerance > 0.0 && tolerance <= 1e-2) {
-            return Err(format!("the planner's Newton tolerance must be in (0, 0.01], got {tolerance}"));
-        }
+        check_newton_tolerance("the planner's Newton tolerance", tolerance)?;
         self.newton_tolerance = tolerance;
         self.retry_from_fresh = retry_from_fresh;
         Ok(())
