@@ -11,7 +11,9 @@
 //! normal moving with the point, and the contact law's force with them
 //! (`ContactLaw::force_slopes`: the force is linear in its inputs' tangents, so its ten
 //! slopes are found once per point and serve every direction); then d(S' W) = dS' W + S' dW
-//! over the frame's wrench W.
+//! over the frame's wrench W. The frames of one segment (a soft section's skin rings) share
+//! every column but their own, so those columns' terms are taken once per segment, over the
+//! sum of its frames' wrenches and of their tangents, as the right-hand side takes them.
 
 use super::closed_loop::Simulation;
 use crate::environment::contact::{ContactSlopes, ContactTangent};
@@ -104,11 +106,36 @@ pub(crate) struct TouchingFrame<const N: usize> {
     points: (usize, usize),
 }
 
+/// The touching frames of one segment ([`Model::CONTACT_FRAME_SEGMENT`]; each frame is a
+/// segment of its own for models without segments): the columns they share (every column
+/// of their paths but their own), the sum of their wrenches, and where its frames are in the
+/// workspace's frame list (consecutive, as frames are visited in order).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TouchingSegment<const N: usize> {
+    /// The segment's index, or the frame's for models without segments.
+    index: usize,
+    columns: SMatrix<f64, 6, N>,
+    /// The first frame's path and own coordinates: the shared columns are the path's others.
+    path: &'static [u16],
+    own: (usize, usize),
+    wrench: Vector6<f64>,
+    frames: (usize, usize),
+}
+
+impl<const N: usize> TouchingSegment<N> {
+    /// The coordinates whose columns the segment's frames share, ascending.
+    fn shared_path(&self) -> impl Iterator<Item = usize> + '_ {
+        let (first, count) = self.own;
+        self.path.iter().map(|&c| c as usize).filter(move |&c| c < first || c >= first + count)
+    }
+}
+
 /// Buffers the exact Jacobian reuses from call to call, so that it does not allocate once
 /// they have grown to the most frames in touch.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct JacobianWorkspace<const N: usize> {
     frames: Vec<TouchingFrame<N>>,
+    segments: Vec<TouchingSegment<N>>,
     points: Vec<TouchingPoint>,
     /// Per touching frame, its own columns' tangents along every unit direction.
     own_tangents: Vec<[SMatrix<f64, 6, 3>; N]>,
@@ -412,7 +439,16 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         R::contact_positions_into(q, &self.params, cache, &mut positions);
         let mut workspace = self.take_jacobian_workspace();
         workspace.frames.clear();
+        workspace.segments.clear();
         workspace.points.clear();
+        let own_count =
+            |frame: usize| R::CONTACT_FRAME_OWN.get(frame).map_or((0, 0), |&(f, c)| (f as usize, c as usize));
+        // A frame's columns are its segment's with its own put in (as `Model::contact_frame_into`
+        // gives them by default), the segment's computed once.
+        let segmented = !R::CONTACT_FRAME_SEGMENT.is_empty();
+        let mut segment_columns = SMatrix::<f64, 6, N>::zeros();
+        let mut segment_index = usize::MAX;
+        let mut own = SMatrix::<f64, 6, 3>::zeros();
         // The touching points, frame by frame, with their forces as the right-hand side has them.
         let frames = R::CONTACT_FRAME_PATH.len();
         let mut first = 0;
@@ -435,7 +471,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                     },
                 };
                 if workspace.points.len() == start {
-                    R::contact_frame_into(frame, q, &self.params, cache, &mut columns, &mut axis);
+                    if segmented {
+                        let index = R::CONTACT_FRAME_SEGMENT[frame] as usize;
+                        if index != segment_index {
+                            R::contact_segment_into(index, q, &self.params, cache, &mut segment_columns);
+                            segment_index = index;
+                        }
+                        columns = segment_columns;
+                        R::contact_frame_own_into(frame, q, &self.params, cache, &mut own, &mut axis);
+                        let (own_first, own_count) = own_count(frame);
+                        for c in 0..own_count {
+                            columns.set_column(own_first + c, &own.column(c));
+                        }
+                    } else {
+                        R::contact_frame_into(frame, q, &self.params, cache, &mut columns, &mut axis);
+                    }
                     twist = columns * qd;
                 }
                 let velocity = point_velocity(&twist, &position);
@@ -457,6 +507,27 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             }
             if workspace.points.len() > start {
                 let points = (start, workspace.points.len());
+                let index = if segmented { R::CONTACT_FRAME_SEGMENT[frame] as usize } else { frame };
+                let at = workspace.frames.len();
+                match workspace.segments.last_mut() {
+                    Some(segment) if segment.index == index => {
+                        debug_assert!(R::CONTACT_FRAME_PATH[frame]
+                            .iter()
+                            .map(|&c| c as usize)
+                            .filter(|&c| c < own_count(frame).0 || c >= own_count(frame).0 + own_count(frame).1)
+                            .eq(segment.shared_path()));
+                        segment.wrench += wrench;
+                        segment.frames.1 = at + 1;
+                    }
+                    _ => workspace.segments.push(TouchingSegment {
+                        index,
+                        columns,
+                        path: R::CONTACT_FRAME_PATH[frame],
+                        own: own_count(frame),
+                        wrench,
+                        frames: (at, at + 1),
+                    }),
+                }
                 workspace.frames.push(TouchingFrame { frame, columns, twist, axis, wrench, points });
             }
         }
@@ -476,8 +547,6 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         // By the coordinates, one direction at a time: dS' W + S' dW. A frame's own columns'
         // tangents along every direction come at once (one generated kernel per frame shares
         // what the directions have in common).
-        let own_count =
-            |frame: usize| R::CONTACT_FRAME_OWN.get(frame).map_or((0, 0), |&(f, c)| (f as usize, c as usize));
         workspace.own_tangents.resize(workspace.frames.len(), [SMatrix::zeros(); N]);
         for (frame, tangents) in workspace.frames.iter().zip(workspace.own_tangents.iter_mut()) {
             if own_count(frame.frame).1 > 0 {
@@ -487,77 +556,89 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let mut direction = SVector::<f64, N>::zeros();
         let mut shared = SMatrix::<f64, 6, N>::zeros();
         for j in 0..N {
-            if !workspace.frames.iter().any(|f| R::CONTACT_FRAME_PATH[f.frame].contains(&(j as u16))) {
+            let moves_frame = |frame: &TouchingFrame<N>| R::CONTACT_FRAME_PATH[frame.frame].contains(&(j as u16));
+            if !workspace.frames.iter().any(moves_frame) {
                 continue;
             }
             direction[j] = 1.0;
             R::contact_columns_tangent_into(q, &direction, &self.params, cache, &mut shared);
             // Columns this direction does not turn (a joint's column does not move with the
-            // joints after it) have zero tangents, and their terms below add nothing: skipped,
-            // the sums are the same to the bit (checked on 200 states of the soft snake on its
-            // carpet against the full sums, 17,069 touching points in all).
+            // joints after it) have zero tangents, and their terms below add nothing: skipped.
             let mut shared_moves = [false; N];
             for (c, moves) in shared_moves.iter_mut().enumerate() {
                 *moves = shared.column(c).iter().any(|&x| x != 0.0);
             }
             let mut generalized = SVector::<f64, N>::zeros();
-            for (frame, own_tangents) in workspace.frames.iter().zip(&workspace.own_tangents) {
-                let path = R::CONTACT_FRAME_PATH[frame.frame];
-                if !path.contains(&(j as u16)) {
+            for segment in &workspace.segments {
+                let frames = segment.frames.0..segment.frames.1;
+                if !workspace.frames[frames.clone()].iter().any(moves_frame) {
                     continue;
                 }
-                let (own_first, own_count) = own_count(frame.frame);
-                let own = &own_tangents[j];
-                // The frame's columns' tangent, column by column along its path.
-                let tangent_column = |c: usize| -> Vector6<f64> {
-                    if c >= own_first && c < own_first + own_count {
-                        own.column(c - own_first).into_owned()
-                    } else {
-                        shared.column(c).into_owned()
-                    }
-                };
-                let moves = |c: usize| -> bool {
-                    if c >= own_first && c < own_first + own_count {
-                        own.column(c - own_first).iter().any(|&x| x != 0.0)
-                    } else {
-                        shared_moves[c]
-                    }
-                };
-                let mut twist_tangent = Vector6::zeros();
-                for &c in path {
-                    if moves(c as usize) {
-                        twist_tangent += tangent_column(c as usize) * qd[c as usize];
+                // The shared columns' part of every frame's twist tangent.
+                let mut shared_twist_tangent = Vector6::zeros();
+                for c in segment.shared_path() {
+                    if shared_moves[c] {
+                        shared_twist_tangent += shared.column(c) * qd[c];
                     }
                 }
-                let moved: Vector6<f64> = frame.columns.column(j).into_owned();
-                let spin = Vector3::new(frame.columns[(0, j)], frame.columns[(1, j)], frame.columns[(2, j)]);
-                let angular = Vector3::new(frame.twist[0], frame.twist[1], frame.twist[2]);
-                let mut wrench_tangent = Vector6::zeros();
-                for point in &workspace.points[frame.points.0..frame.points.1] {
-                    let dp = point_velocity(&moved, &point.position);
-                    let dv = point_velocity(&twist_tangent, &point.position) + angular.cross(&dp);
-                    let (depth, normal) = match point.contact {
-                        Some(_) => terrain.contact_tangent(&point.position, &dp),
-                        None => (0.0, Vector3::zeros()),
+                let mut segment_wrench_tangent = Vector6::zeros();
+                for (frame, own_tangents) in
+                    workspace.frames[frames.clone()].iter().zip(&workspace.own_tangents[frames])
+                {
+                    if !moves_frame(frame) {
+                        continue;
+                    }
+                    let (own_first, own_count) = own_count(frame.frame);
+                    let own = &own_tangents[j];
+                    let mut own_moves = [false; 3];
+                    let mut twist_tangent = shared_twist_tangent;
+                    for (o, moves) in own_moves.iter_mut().enumerate().take(own_count) {
+                        *moves = own.column(o).iter().any(|&x| x != 0.0);
+                        if *moves {
+                            twist_tangent += own.column(o) * qd[own_first + o];
+                        }
+                    }
+                    let moved: Vector6<f64> = frame.columns.column(j).into_owned();
+                    let spin = Vector3::new(frame.columns[(0, j)], frame.columns[(1, j)], frame.columns[(2, j)]);
+                    let angular = Vector3::new(frame.twist[0], frame.twist[1], frame.twist[2]);
+                    let mut wrench_tangent = Vector6::zeros();
+                    for point in &workspace.points[frame.points.0..frame.points.1] {
+                        let dp = point_velocity(&moved, &point.position);
+                        let dv = point_velocity(&twist_tangent, &point.position) + angular.cross(&dp);
+                        let (depth, normal) = match point.contact {
+                            Some(_) => terrain.contact_tangent(&point.position, &dp),
+                            None => (0.0, Vector3::zeros()),
+                        };
+                        let tangent = point.slopes.tangent(&ContactTangent {
+                            depth,
+                            normal,
+                            velocity: dv,
+                            axis: spin.cross(&frame.axis),
+                        });
+                        // d(p x f, f) = (dp x f + p x df, df).
+                        wrench_tangent += point_wrench(&tangent, &point.position);
+                        let moment = dp.cross(&point.force);
+                        wrench_tangent[0] += moment[0];
+                        wrench_tangent[1] += moment[1];
+                        wrench_tangent[2] += moment[2];
+                    }
+                    // The frame's own columns: d(S_own' W) over the frame's own wrench.
+                    for (o, &moves) in own_moves.iter().enumerate().take(own_count) {
+                        let c = own_first + o;
+                        let through_wrench = frame.columns.column(c).dot(&wrench_tangent);
+                        generalized[c] +=
+                            if moves { own.column(o).dot(&frame.wrench) + through_wrench } else { through_wrench };
+                    }
+                    segment_wrench_tangent += wrench_tangent;
+                }
+                // The shared columns, once over the segment's wrench and its tangent.
+                for c in segment.shared_path() {
+                    let through_wrench = segment.columns.column(c).dot(&segment_wrench_tangent);
+                    generalized[c] += if shared_moves[c] {
+                        shared.column(c).dot(&segment.wrench) + through_wrench
+                    } else {
+                        through_wrench
                     };
-                    let tangent = point.slopes.tangent(&ContactTangent {
-                        depth,
-                        normal,
-                        velocity: dv,
-                        axis: spin.cross(&frame.axis),
-                    });
-                    // d(p x f, f) = (dp x f + p x df, df).
-                    wrench_tangent += point_wrench(&tangent, &point.position);
-                    let moment = dp.cross(&point.force);
-                    wrench_tangent[0] += moment[0];
-                    wrench_tangent[1] += moment[1];
-                    wrench_tangent[2] += moment[2];
-                }
-                for &c in path {
-                    let c = c as usize;
-                    let through_wrench = frame.columns.column(c).dot(&wrench_tangent);
-                    generalized[c] +=
-                        if moves(c) { tangent_column(c).dot(&frame.wrench) + through_wrench } else { through_wrench };
                 }
             }
             position_force.set_column(j, &(position_force.column(j) + generalized));
