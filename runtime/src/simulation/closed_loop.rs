@@ -419,10 +419,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
     }
 
-    /// Generalized force from actuators, thrusters, the water's drag (robots in water) and contacts at
-    /// (t, q, qd); fills `report` if given.
+    /// Generalized force from actuators, thrusters and the water's drag (robots in water) at
+    /// (t, q, qd): [`Self::generalized_force`] but for the contacts (the exact Jacobian
+    /// finds the contact force with its derivatives); fills the actuators' part of `report`.
     #[inline]
-    pub fn generalized_force(
+    pub(crate) fn generalized_force_apart_from_contact(
         &self,
         t: f64,
         q: &SVector<f64, N>,
@@ -454,6 +455,21 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             R::hydrodynamic_force_into(q, qd, &self.params, cache, &mut drag);
             force += drag;
         }
+        force
+    }
+
+    /// Generalized force from actuators, thrusters, the water's drag (robots in water) and contacts at
+    /// (t, q, qd); fills `report` if given.
+    #[inline]
+    pub fn generalized_force(
+        &self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        cache: &R::Cache,
+        mut report: Option<&mut ContactReport<N, C>>,
+    ) -> SVector<f64, N> {
+        let mut force = self.generalized_force_apart_from_contact(t, q, qd, cache, report.as_deref_mut());
         if matches!(self.config.terrain, Terrain::None) || C == 0 {
             return force;
         }

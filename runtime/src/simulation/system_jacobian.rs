@@ -174,24 +174,31 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     ) -> Result<FactoredState<N>, IntegrationError> {
         let singular = || IntegrationError::SingularMassMatrix { time: t };
         let cache = R::cache(q, &self.params);
-        let params = &self.params;
-        let mut force = self.generalized_force(t, q, qd, &cache, None);
         let mut damping = SVector::<f64, N>::zeros();
-        R::damping_into(qd, params, &mut damping);
-        force -= damping;
+        R::damping_into(qd, &self.params, &mut damping);
         // M's Cholesky factor serves the accelerations and the 2 N columns alike.
         let mut factor = SMatrix::<f64, N, N>::zeros();
-        R::mass_matrix_into(q, params, &cache, &mut factor);
+        R::mass_matrix_into(q, &self.params, &cache, &mut factor);
         cholesky_in_place(&mut factor).map_err(|_| singular())?;
         let mut acceleration = SVector::<f64, N>::zeros();
         if R::INVERSE_DYNAMICS_FACTORS {
-            // Closed-form rigid trees: dID/dqd comes with dID/dq from one kernel.
-            forward_dynamics::<R, N, C>(q, qd, params, &cache, &force, &mut acceleration).map_err(|_| singular())?;
+            // Closed-form rigid trees: dID/dqd comes with dID/dq from one kernel, and the
+            // accelerations are the right-hand side's to the last bit.
+            let force = self.generalized_force(t, q, qd, &cache, None) - damping;
+            forward_dynamics::<R, N, C>(q, qd, &self.params, &cache, &force, &mut acceleration)
+                .map_err(|_| singular())?;
             self.force_jacobian_less_inverse_dynamics(t, q, qd, &cache, &acceleration, None, by_position, by_velocity);
         } else {
+            // The contact force comes with its Jacobian: the touching points' forces and
+            // wrenches the Jacobian needs are the force's, so they are not found twice
+            // (measured on the soft snake: the right-hand side's contact pass was about 8 % of
+            // the Jacobian).
+            let mut force = self.generalized_force_apart_from_contact(t, q, qd, &cache, None) - damping;
+            self.force_jacobian(t, q, qd, &cache, Some(&mut force), by_position, by_velocity);
             // dID/dqd is 2 C, so C qd for the accelerations is C's product with the rates
             // rather than a kernel of its own (measured on the soft snake: C qd's kernel was 5 %
             // of the Jacobian).
+            let params = &self.params;
             let mut coriolis = SMatrix::<f64, N, N>::zeros();
             R::coriolis_matrix_into(q, qd, params, &cache, &mut coriolis);
             let mut gravity = SVector::<f64, N>::zeros();
@@ -201,17 +208,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             if !acceleration.iter().all(|a| a.is_finite()) {
                 return Err(singular());
             }
-            coriolis *= 2.0;
-            self.force_jacobian_less_inverse_dynamics(
-                t,
-                q,
-                qd,
-                &cache,
-                &acceleration,
-                Some(&coriolis),
-                by_position,
-                by_velocity,
-            );
+            let mut position_id = SMatrix::<f64, N, N>::zeros();
+            R::inverse_dynamics_position_derivatives_into(q, qd, &acceleration, params, &cache, &mut position_id);
+            *by_position -= position_id;
+            *by_velocity -= coriolis * 2.0;
         }
         solve_cholesky_columns(&factor, by_position);
         solve_cholesky_columns(&factor, by_velocity);
@@ -236,30 +236,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         by_position: &mut SMatrix<f64, N, N>,
         by_velocity: &mut SMatrix<f64, N, N>,
     ) {
-        let params = &self.params;
-        // dF: damping, servos, thrusters, water, contact.
-        let mut position_force = SMatrix::<f64, N, N>::zeros();
-        let mut velocity_force = SMatrix::<f64, N, N>::zeros();
-        R::damping_jacobian_into(qd, params, &mut velocity_force);
-        velocity_force.neg_mut();
-        self.servo_slopes(t, q, qd, &mut position_force, &mut velocity_force);
-        let mut direction = SVector::<f64, N>::zeros();
-        let mut column = SVector::<f64, N>::zeros();
-        for j in 0..N {
-            direction[j] = 1.0;
-            if !R::THRUSTERS.is_empty() {
-                R::thruster_force_position_tangent_into(q, &direction, params, cache, self.thrusts(), &mut column);
-                position_force.set_column(j, &(position_force.column(j) + column));
-            }
-            if R::IN_WATER {
-                R::hydrodynamic_force_position_tangent_into(q, qd, &direction, params, cache, &mut column);
-                position_force.set_column(j, &(position_force.column(j) + column));
-                R::hydrodynamic_force_velocity_tangent_into(q, qd, &direction, params, cache, &mut column);
-                velocity_force.set_column(j, &(velocity_force.column(j) + column));
-            }
-            direction[j] = 0.0;
-        }
-        self.contact_jacobian(q, qd, cache, &mut position_force, &mut velocity_force);
+        self.force_jacobian(t, q, qd, cache, None, by_position, by_velocity);
         let params = &self.params;
         // dID at the given accelerations.
         let mut position_id = SMatrix::<f64, N, N>::zeros();
@@ -282,8 +259,50 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 &computed
             }
         };
-        *by_velocity = velocity_force - velocity_id;
-        *by_position = position_force - position_id;
+        *by_velocity -= velocity_id;
+        *by_position -= position_id;
+    }
+
+    /// dF at (t, q, qd), the generalized force's Jacobian (damping, servos, thrusters, water,
+    /// contact), by q into `position_force` and by qd into `velocity_force`. With
+    /// `contact_force`, the contact's generalized force is added to it as well (the touching
+    /// points' forces are found here anyway): what [`Simulation::generalized_force`] adds to
+    /// [`Simulation::generalized_force_apart_from_contact`], equal to rounding.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn force_jacobian(
+        &mut self,
+        t: f64,
+        q: &SVector<f64, N>,
+        qd: &SVector<f64, N>,
+        cache: &R::Cache,
+        contact_force: Option<&mut SVector<f64, N>>,
+        position_force: &mut SMatrix<f64, N, N>,
+        velocity_force: &mut SMatrix<f64, N, N>,
+    ) {
+        let params = &self.params;
+        // dF: damping, servos, thrusters, water, contact.
+        *position_force = SMatrix::<f64, N, N>::zeros();
+        *velocity_force = SMatrix::<f64, N, N>::zeros();
+        R::damping_jacobian_into(qd, params, velocity_force);
+        velocity_force.neg_mut();
+        self.servo_slopes(t, q, qd, position_force, velocity_force);
+        let mut direction = SVector::<f64, N>::zeros();
+        let mut column = SVector::<f64, N>::zeros();
+        for j in 0..N {
+            direction[j] = 1.0;
+            if !R::THRUSTERS.is_empty() {
+                R::thruster_force_position_tangent_into(q, &direction, params, cache, self.thrusts(), &mut column);
+                position_force.set_column(j, &(position_force.column(j) + column));
+            }
+            if R::IN_WATER {
+                R::hydrodynamic_force_position_tangent_into(q, qd, &direction, params, cache, &mut column);
+                position_force.set_column(j, &(position_force.column(j) + column));
+                R::hydrodynamic_force_velocity_tangent_into(q, qd, &direction, params, cache, &mut column);
+                velocity_force.set_column(j, &(velocity_force.column(j) + column));
+            }
+            direction[j] = 0.0;
+        }
+        self.contact_jacobian(q, qd, cache, position_force, velocity_force, contact_force);
     }
 
     /// d(qdd)/du at (q, qd) for the commands `input`: column k is the change of the
@@ -414,7 +433,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
     }
 
-    /// The contact forces' part of dF/dq and dF/dqd, added to the two matrices.
+    /// The contact forces' part of dF/dq and dF/dqd, added to the two matrices, and with
+    /// `contact_force` their generalized force, added to it: S' W per segment over its shared
+    /// columns and per frame over its own, as the right-hand side sums it.
     fn contact_jacobian(
         &mut self,
         q: &SVector<f64, N>,
@@ -422,6 +443,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         cache: &R::Cache,
         position_force: &mut SMatrix<f64, N, N>,
         velocity_force: &mut SMatrix<f64, N, N>,
+        contact_force: Option<&mut SVector<f64, N>>,
     ) {
         let terrain = self.config.terrain;
         if matches!(terrain, Terrain::None) || C == 0 {
@@ -435,8 +457,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             }
             _ => None,
         };
+        // Models served through frames place a frame's points only where the terrain can
+        // reach the ball that holds them, as the right-hand side does; the others all at once.
+        let by_frame = R::CONTACT_FRAME_OF.len() == C && floor_load.is_none();
         let mut positions = [Vector3::zeros(); C];
-        R::contact_positions_into(q, &self.params, cache, &mut positions);
+        if !by_frame {
+            R::contact_positions_into(q, &self.params, cache, &mut positions);
+        }
+        let mut centre = Vector3::zeros();
         let mut workspace = self.take_jacobian_workspace();
         workspace.frames.clear();
         workspace.segments.clear();
@@ -456,6 +484,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             let end = first + R::CONTACT_POINT_FRAME[first..].iter().take_while(|&&f| f as usize == frame).count();
             let points = first..end;
             first = end;
+            if by_frame {
+                let radius = R::contact_frame_sphere(frame, q, &self.params, cache, &mut centre);
+                if points.is_empty() || !terrain.may_touch(&centre, radius) {
+                    continue;
+                }
+                R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
+            }
             let start = workspace.points.len();
             let mut columns = SMatrix::<f64, 6, N>::zeros();
             let mut axis = Vector3::zeros();
@@ -529,6 +564,19 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                     }),
                 }
                 workspace.frames.push(TouchingFrame { frame, columns, twist, axis, wrench, points });
+            }
+        }
+        if let Some(force) = contact_force {
+            for segment in &workspace.segments {
+                for c in segment.shared_path() {
+                    force[c] += segment.columns.column(c).dot(&segment.wrench);
+                }
+            }
+            for frame in &workspace.frames {
+                let (own_first, own_count) = own_count(frame.frame);
+                for c in own_first..own_first + own_count {
+                    force[c] += frame.columns.column(c).dot(&frame.wrench);
+                }
             }
         }
         // By the rates: J' (df/dv) J per point (the points do not move), over the frame's path.
