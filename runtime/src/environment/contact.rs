@@ -273,13 +273,98 @@ impl ContactLaw {
     }
 
     /// [`ContactLaw::force_tangent`]'s slopes by the force's inputs at this state.
+    ///
+    /// Written out block by block (the depth's column, then 3 x 3 blocks by the normal, the
+    /// velocity and the axis): the same derivatives as [`ContactLaw::force_tangents`] along
+    /// each input alone, equal to rounding (a test holds them so), without its products with
+    /// the unit tangents' zeros (measured on the soft snake's system Jacobian: the ten-column
+    /// form was 6 % of it).
     pub fn force_slopes(
         &self,
         contact: &SurfaceContact,
         velocity: &Vector3<f64>,
         body_axis: &Vector3<f64>,
     ) -> ContactSlopes {
-        ContactSlopes(self.force_tangents(contact, velocity, body_axis, &ContactTangents::each_input()))
+        let (n, v) = (contact.normal, *velocity);
+        let normal_velocity = v.dot(&n);
+        let normal_force = self.spring_damper(contact.depth, normal_velocity);
+        if normal_force <= 0.0 {
+            return ContactSlopes(SMatrix::zeros());
+        }
+        let (by_depth, by_normal_velocity) = self.spring_damper_rates(contact.depth, normal_velocity);
+        let identity = Matrix3::identity();
+        // The tangential velocity t = v - n (v . n) by the normal and by the velocity.
+        let tangential = v - n * normal_velocity;
+        let tangential_by_normal = -identity * normal_velocity - n * v.transpose();
+        let tangential_by_velocity = identity - n * n.transpose();
+        let law = &self.friction;
+        let eps = law.regularisation;
+        // The friction reference (the projected axis, normalised) by the normal and the axis.
+        let reference = match law.anisotropy {
+            FrictionAnisotropy::Isotropic => None,
+            FrictionAnisotropy::BodyAxis => Some((*body_axis, true)),
+            FrictionAnisotropy::WorldAxis => Some((Vector3::x(), false)),
+        };
+        let along_direction = reference.and_then(|(axis, moves)| {
+            let projected = axis - n * axis.dot(&n);
+            let length = projected.norm();
+            (length > 1e-9).then(|| {
+                let along = projected / length;
+                let normalised = (identity - along * along.transpose()) / length;
+                let projected_by_normal = -identity * axis.dot(&n) - n * axis.transpose();
+                let projected_by_axis = if moves { tangential_by_velocity } else { Matrix3::zeros() };
+                (along, normalised * projected_by_normal, normalised * projected_by_axis)
+            })
+        });
+        // Friction is -F_N g(t): g's blocks by the normal, the velocity and the axis.
+        let (g, g_by_normal, g_by_velocity, g_by_axis) = match along_direction {
+            Some((a, a_by_normal, a_by_axis)) => {
+                let c = n.cross(&a);
+                // dc = dn x a + n x da.
+                let c_by_normal = n.cross_matrix() * a_by_normal - a.cross_matrix();
+                let c_by_axis = n.cross_matrix() * a_by_axis;
+                let (va, vc) = (tangential.dot(&a), tangential.dot(&c));
+                let va_by_normal = a.transpose() * tangential_by_normal + tangential.transpose() * a_by_normal;
+                let va_by_velocity = a.transpose() * tangential_by_velocity;
+                let va_by_axis = tangential.transpose() * a_by_axis;
+                let vc_by_normal = c.transpose() * tangential_by_normal + tangential.transpose() * c_by_normal;
+                let vc_by_velocity = c.transpose() * tangential_by_velocity;
+                let vc_by_axis = tangential.transpose() * c_by_axis;
+                let (sa, sc) = (law.along * signum(va, eps), law.across * signum(vc, eps));
+                let (ra, rc) = (law.along * signum_rate(va, eps), law.across * signum_rate(vc, eps));
+                let g = a * sa + c * sc;
+                let g_by_normal =
+                    a_by_normal * sa + a * (va_by_normal * ra) + c_by_normal * sc + c * (vc_by_normal * rc);
+                let g_by_velocity = a * (va_by_velocity * ra) + c * (vc_by_velocity * rc);
+                let g_by_axis = a_by_axis * sa + a * (va_by_axis * ra) + c_by_axis * sc + c * (vc_by_axis * rc);
+                (g, g_by_normal, g_by_velocity, g_by_axis)
+            }
+            None => {
+                let speed = tangential.norm();
+                let (g, to_g) = if speed == 0.0 {
+                    (Vector3::zeros(), identity * (law.along * signum_rate(0.0, eps)))
+                } else {
+                    let d = tangential / speed;
+                    let s = signum(speed, eps);
+                    // dg = d (d . dt) rate + (dt - d (d . dt)) s / speed, linear in dt.
+                    let across = (identity - d * d.transpose()) * (law.along * s / speed);
+                    (d * (law.along * s), d * d.transpose() * (law.along * signum_rate(speed, eps)) + across)
+                };
+                (g, to_g * tangential_by_normal, to_g * tangential_by_velocity, Matrix3::zeros())
+            }
+        };
+        // f = (n - g) F_N: df = (n - g) dF_N + (dn - dg) F_N.
+        let lever = n - g;
+        let mut slopes = SMatrix::<f64, 3, 10>::zeros();
+        slopes.set_column(0, &(lever * by_depth));
+        slopes
+            .fixed_columns_mut::<3>(1)
+            .copy_from(&(lever * (v.transpose() * by_normal_velocity) + (identity - g_by_normal) * normal_force));
+        slopes
+            .fixed_columns_mut::<3>(4)
+            .copy_from(&(lever * (n.transpose() * by_normal_velocity) - g_by_velocity * normal_force));
+        slopes.fixed_columns_mut::<3>(7).copy_from(&(-g_by_axis * normal_force));
+        ContactSlopes(slopes)
     }
 
     /// [`ContactLaw::with_normal_force_tangent`]'s slopes by the force's inputs under a fixed
@@ -684,6 +769,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The slopes written out block by block are the ten-column tangents along each input
+    /// alone, to rounding, for every friction law, on ground and in a pipe, at rest, sliding
+    /// and slipping slowly (within the regularisation), and where the reference axis is along
+    /// the normal (no direction: isotropic).
+    #[test]
+    fn force_slopes_are_the_tangents_along_each_input() {
+        use crate::environment::terrain::Terrain;
+        let terrains = [
+            (Terrain::Pipe { diameter: 0.2 }, Vector3::new(0.3, 0.06, -0.085)),
+            (Terrain::Flat { height: 0.0 }, Vector3::new(0.1, 0.2, -0.01)),
+        ];
+        let velocities =
+            [Vector3::new(0.03, -0.02, -0.01), Vector3::new(1e-4, -3e-4, 2e-4), Vector3::new(0.0, 0.0, -0.02)];
+        let axes = [Vector3::new(0.6, 0.7, 0.3), Vector3::new(0.0, 0.0, 1.0)];
+        let mut compared = 0;
+        for anisotropy in [FrictionAnisotropy::Isotropic, FrictionAnisotropy::BodyAxis, FrictionAnisotropy::WorldAxis] {
+            for regularisation in [0.0, 1e-3, 0.05] {
+                for l in laws(anisotropy, regularisation) {
+                    for (terrain, p) in terrains {
+                        let contact = terrain.contact(&p).expect("the point penetrates");
+                        for v in velocities {
+                            for axis in axes {
+                                let slopes = l.force_slopes(&contact, &v, &axis).0;
+                                let tangents = l.force_tangents(&contact, &v, &axis, &ContactTangents::each_input());
+                                let scale = 1.0 + tangents.amax();
+                                assert!(
+                                    (slopes - tangents).amax() < 1e-13 * scale,
+                                    "{anisotropy:?} eps {regularisation} {terrain:?} v {v} axis {axis}: {slopes} vs {tangents}"
+                                );
+                                compared += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, 216);
     }
 
     /// Under a fixed load and normal the slopes are the moving inputs' columns of the
