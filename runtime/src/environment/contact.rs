@@ -207,6 +207,7 @@ impl<const K: usize> ContactTangents<K> {
     }
 }
 
+#[cfg(test)]
 impl ContactTangents<10> {
     /// Each input alone moving at unit rate, one column each: the depth, the normal's three
     /// components, the velocity's and the axis'.

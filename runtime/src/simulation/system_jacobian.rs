@@ -496,6 +496,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             let mut axis = Vector3::zeros();
             let mut twist = Vector6::zeros();
             let mut wrench = Vector6::zeros();
+            // The frame's columns, once, at its first point in contact (which may carry no
+            // force, a point leaving the ground faster than its spring pushes).
+            let mut placed = false;
             for index in points {
                 let position = positions[index];
                 let contact = match floor_load {
@@ -505,7 +508,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                         None => continue,
                     },
                 };
-                if workspace.points.len() == start {
+                if !placed {
+                    placed = true;
                     if segmented {
                         let index = R::CONTACT_FRAME_SEGMENT[frame] as usize;
                         if index != segment_index {
