@@ -273,12 +273,14 @@ pub struct PlannerStats {
     pub longest: Duration,
     /// Plans that took longer than the re-planning period.
     pub overruns: u64,
-    /// Time from the thread's start to its end.
+    /// Time from the first plan's start to the thread's end: the span the planner planned
+    /// over. A loop may post no snapshot for a while after the thread starts (the soft
+    /// snake's 2 s drop before its controller takes over), and that wait is not planning.
     pub elapsed: Duration,
 }
 
 impl PlannerStats {
-    /// Plans per second of wall time.
+    /// Plans per second of wall time, over the span the planner planned.
     pub fn rate_hz(&self) -> f64 {
         self.plans as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
@@ -364,9 +366,9 @@ pub fn run_planning_thread<const N: usize, S: Copy, P: Copy>(
     mut plan: impl FnMut(&S) -> PlanningStep<P>,
 ) -> PlannerStats {
     let period = Duration::from_secs_f64(1.0 / rate_hz);
-    let start = Instant::now();
+    let mut first_plan = None;
     let mut stats = PlannerStats::default();
-    let mut next = start;
+    let mut next = Instant::now();
     let mut last_snapshot = 0;
     while !link.stop.load(Ordering::Relaxed) {
         let now = Instant::now();
@@ -381,6 +383,7 @@ pub fn run_planning_thread<const N: usize, S: Copy, P: Copy>(
         };
         last_snapshot = sequence;
         let began = Instant::now();
+        first_plan.get_or_insert(began);
         let step = plan(&snapshot);
         let took = began.elapsed();
         match step.plan {
@@ -401,14 +404,43 @@ pub fn run_planning_thread<const N: usize, S: Copy, P: Copy>(
             next = Instant::now();
         }
     }
-    stats.elapsed = start.elapsed();
+    stats.elapsed = first_plan.map_or(Duration::ZERO, |first| first.elapsed());
     stats
 }
 
 #[cfg(test)]
 mod tests {
-    use super::PlannerStats;
-    use std::time::Duration;
+    use super::{run_planning_thread, PlannerStats, PlanningStep, SteeringLink};
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+
+    /// The planner's span starts at its first plan: a wait for the loop's first snapshot (a
+    /// drop before the controller takes over) is not planning, and the rate does not count
+    /// it. Deterministic: the first plan begins after the first snapshot is posted.
+    #[test]
+    fn the_planning_span_starts_at_the_first_plan() {
+        let link = SteeringLink::<1, u32, u32>::new();
+        let (stats, posted) = std::thread::scope(|scope| {
+            let planner = scope.spawn(|| {
+                run_planning_thread(&link, 200.0, |&snapshot| PlanningStep {
+                    plan: Some(snapshot),
+                    rollouts: 0,
+                    failed_rollouts: 0,
+                    jacobians: 0,
+                })
+            });
+            std::thread::sleep(Duration::from_millis(300));
+            let posted = Instant::now();
+            for k in 0..20 {
+                link.snapshots.post(k);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            link.stop.store(true, Ordering::Relaxed);
+            (planner.join().unwrap(), posted)
+        });
+        assert!(stats.plans > 0, "{stats}");
+        assert!(stats.elapsed <= posted.elapsed(), "{stats}: the 300 ms before the first snapshot counted");
+    }
 
     #[test]
     fn the_planner_line_counts_system_jacobians_only_where_plans_evaluated_some() {
