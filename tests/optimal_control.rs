@@ -213,6 +213,7 @@ fn ddp_plans_the_thrusts_toward_a_waypoint_within_their_bounds() {
         heading: 0.5,
         terminal_heading: 2.0,
         posture: Vec::new(),
+        distance_scaled: None,
     };
     let mut cost = GoalCost::<Swimmer, SWIMMER_N, SWIMMER_C>::new(params, weights, interval, commands).unwrap();
     // Thrusts within 2 N either way, pressures from 0 to each muscle's rating.
@@ -247,18 +248,19 @@ fn ddp_plans_the_thrusts_toward_a_waypoint_within_their_bounds() {
 /// The cost's gradients are exact: central differences of the running and terminal costs
 /// (every term on: position, heading, rates, effort, command rate) at a state off every
 /// symmetry, to 1e-6 of the largest entry (their truncation at steps of 1e-6 is 1e-12);
-/// with the heading's direction as tracked and signed by a travel command.
+/// with the heading's direction as tracked and signed by a travel command, and with the
+/// goal's terms scaled by the distance where the plan starts.
 #[test]
 fn goal_cost_gradients_match_central_differences() {
     for travel_command in [None, Some((2, 0.5))] {
-        goal_cost_gradients_at(travel_command);
+        goal_cost_gradients_at(travel_command, None);
     }
+    goal_cost_gradients_at(Some((2, 0.5)), Some(0.1));
 }
 
-fn goal_cost_gradients_at(travel_command: Option<(usize, f64)>) {
-    let params = Default::default();
-    let commands = 12;
-    let weights = GoalWeights {
+/// The goal weights of the cost tests, on the swimmer's 12 commands.
+fn test_goal_weights(travel_command: Option<(usize, f64)>, distance_scaled: Option<f64>) -> GoalWeights {
+    GoalWeights {
         goal: Vector3::new(1.5, -0.7, 0.4),
         position: Vector3::new(1.0, 2.0, 0.5),
         terminal_position: Vector3::from_element(10.0),
@@ -266,17 +268,30 @@ fn goal_cost_gradients_at(travel_command: Option<(usize, f64)>) {
         terminal_rate: 2.0,
         effort: 0.01,
         command_rate: 0.02,
-        rest: vec![0.1; commands],
+        rest: vec![0.1; 12],
         heading_points: Some((0, 1)),
         heading: 0.7,
         terminal_heading: 3.0,
         travel_command,
         posture: vec![(4, 0.1, 2.0), (5, -0.2, 1.5)],
-    };
+        distance_scaled,
+    }
+}
+
+fn goal_cost_gradients_at(travel_command: Option<(usize, f64)>, distance_scaled: Option<f64>) {
+    let params = Default::default();
+    let commands = 12;
+    let weights = test_goal_weights(travel_command, distance_scaled);
     let mut cost = GoalCost::<Swimmer, SWIMMER_N, SWIMMER_C>::new(params, weights, 0.05, commands).unwrap();
     let previous: Vec<f64> = (0..commands).map(|k| 0.3 * (k as f64).sin()).collect();
     let mut x = state::<SWIMMER_N>(Swimmer::INITIAL_POSITION, 6, 0.01, &previous);
     x[3] = 0.4; // yawed, so the heading term is far from zero
+                // The plan's scale is fixed where it starts (the swimmer's initial pose, 1.7 m away), not
+                // at the state differentiated.
+    cost.scale_for_start(&SVector::from_column_slice(Swimmer::INITIAL_POSITION));
+    if distance_scaled.is_some() {
+        assert!(cost.goal_scale() != 1.0, "the scale moved: {}", cost.goal_scale());
+    }
     let u = DVector::from_fn(commands, |k, _| 0.5 * (1.3 * k as f64).cos());
     let mut derivatives = CostDerivatives::zeros(x.len(), commands);
     cost.running(0, &x, &u, Some(&mut derivatives));
@@ -310,6 +325,65 @@ fn goal_cost_gradients_at(travel_command: Option<(usize, f64)>) {
     }
 }
 
+/// Distance-scaled goal terms are the goal's terms divided by the squared distance (over
+/// the position's weighted axes) from where the plan starts, never by less than the floor;
+/// every other term is as it was.
+#[test]
+fn distance_scaled_goal_terms_are_the_goal_terms_over_the_distance_squared() {
+    let commands = 12;
+    let interval = 0.05;
+    let plain = test_goal_weights(Some((2, 0.5)), None);
+    let new_cost = |weights: GoalWeights| {
+        GoalCost::<Swimmer, SWIMMER_N, SWIMMER_C>::new(Default::default(), weights, interval, commands).unwrap()
+    };
+    let previous: Vec<f64> = (0..commands).map(|k| 0.3 * (k as f64).sin()).collect();
+    let mut x = state::<SWIMMER_N>(Swimmer::INITIAL_POSITION, 6, 0.01, &previous);
+    x[3] = 0.4;
+    let u = DVector::from_fn(commands, |k, _| 0.5 * (1.3 * k as f64).cos());
+    let start = SVector::<f64, SWIMMER_N>::from_column_slice(Swimmer::INITIAL_POSITION);
+    // Only x and y weighted: z's distance must not count.
+    let planar = GoalWeights {
+        position: Vector3::new(1.0, 2.0, 0.0),
+        terminal_position: Vector3::new(10.0, 10.0, 0.0),
+        ..plain.clone()
+    };
+    let away = new_cost(planar.clone()).center_of_mass(&start) - planar.goal;
+    let distance = (away.x * away.x + away.y * away.y).sqrt();
+    assert!(distance > 0.5 && away.z.abs() > 0.1, "{away}");
+    for (floor, expected) in [(0.1, distance), (10.0, 10.0)] {
+        let mut scaled = new_cost(GoalWeights { distance_scaled: Some(floor), ..planar.clone() });
+        scaled.scale_for_start(&start);
+        let factor = 1.0 / (expected * expected);
+        assert!((scaled.goal_scale() - factor).abs() < 1e-15 * factor, "{} vs {factor}", scaled.goal_scale());
+        // The same cost with the goal's four weights divided by hand.
+        let mut by_hand = new_cost(GoalWeights {
+            position: planar.position * factor,
+            terminal_position: planar.terminal_position * factor,
+            heading: planar.heading * factor,
+            terminal_heading: planar.terminal_heading * factor,
+            ..planar.clone()
+        });
+        by_hand.scale_for_start(&start);
+        assert_eq!(by_hand.goal_scale(), 1.0);
+        let (a, b) = (scaled.running(0, &x, &u, None), by_hand.running(0, &x, &u, None));
+        assert!((a - b).abs() < 1e-12 * a.abs(), "running: {a} vs {b}");
+        let (a, b) = (scaled.terminal(&x, None), by_hand.terminal(&x, None));
+        assert!((a - b).abs() < 1e-12 * a.abs(), "terminal: {a} vs {b}");
+    }
+    // A floor that is not a distance is refused.
+    for floor in [0.0, -1.0, f64::NAN] {
+        let error = GoalCost::<Swimmer, SWIMMER_N, SWIMMER_C>::new(
+            Default::default(),
+            GoalWeights { distance_scaled: Some(floor), ..plain.clone() },
+            interval,
+            commands,
+        )
+        .err()
+        .unwrap();
+        assert!(error.contains("distance-scaled goal terms need a floor"), "{error}");
+    }
+}
+
 fn swimmer_horizon() -> HorizonSettings {
     let rated: Vec<f64> = (0..6).map(|k| Swimmer::muscle(k, &Default::default()).unwrap().rated_pressure).collect();
     HorizonSettings {
@@ -339,6 +413,7 @@ fn swimmer_weights(goal: Vector3<f64>) -> GoalWeights {
         heading: 1.0,
         terminal_heading: 10.0,
         posture: Vec::new(),
+        distance_scaled: None,
     }
 }
 

@@ -1376,6 +1376,7 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
         travel_command: settings.wave.and_then(|w| w.travel_scale).map(|scale| (1, scale)),
         heading: if heading_points.is_some() { settings.heading_weight } else { 0.0 },
         terminal_heading: if heading_points.is_some() { settings.terminal_heading_weight } else { 0.0 },
+        distance_scaled: settings.scale_by_distance.then_some(settings.arrival_radius),
     };
     let horizon = HorizonSettings {
         knots: settings.knots,

@@ -445,10 +445,14 @@ fn the_ddp_run_configuration_plans_as_the_goals_task_does() {
     assert_eq!(settings.arrival_radius, task.sampler.arrival_radius);
     let gait = R::GAIT.unwrap();
     assert_eq!(weights.rest, vec![gait.amplitude, gait.temporal_frequency, gait.offset]);
-    // The one setting the experiment does without: the lag through which the loop's wave
-    // follows the plans (the experiment plans on the plant's state, not an estimate).
+    // The two settings the experiment does without: the lag through which the loop's wave
+    // follows the plans (the experiment plans on the plant's state, not an estimate), and
+    // the goal's terms scaled by the distance left (without the lag they reached every
+    // goal of a sweep, but later; README, "The snake on wheels' plans near the goal").
     assert_eq!(task_schedule_lag(), 0.0);
     assert_eq!(wave.lag, softgen::DdpMpcSettings::wave_default().wave.unwrap().lag);
+    assert_eq!(weights.distance_scaled, None);
+    assert!(settings.scale_by_distance);
 }
 
 fn task_schedule_lag() -> f64 {

@@ -291,6 +291,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
                 std::mem::swap(&mut x0, &mut predicted);
             }
             if outcome.failure.is_none() {
+                // The goal terms' scale for this plan, from where it starts.
+                self.cost.scale_for_start(&SVector::from_iterator(x0.rows(0, N).iter().copied()));
                 // Warm start: the solver's plan, shifted by the knots that have passed since
                 // it started (rounded: with a planning period shorter than a knot, none, and
                 // the plan starts again at its new start with its first knot a period longer,

@@ -163,6 +163,7 @@ impl GoalsTask {
                 heading: 8.0,
                 terminal_heading: 80.0,
                 posture: Vec::new(),
+                distance_scaled: None,
             },
             knot_integrator: KnotIntegrator::SemiImplicitEuler,
             sampler,

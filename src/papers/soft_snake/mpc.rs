@@ -128,6 +128,7 @@ impl RollAsideTask {
                 heading: 0.0,
                 terminal_heading: 0.0,
                 posture: Vec::new(),
+                distance_scaled: None,
             },
             planner_contact_damping: 0.0,
             newton_tolerance: 1e-6,

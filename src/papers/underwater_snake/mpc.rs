@@ -79,6 +79,7 @@ impl WaypointTask {
                 heading: 1.0,
                 terminal_heading: 10.0,
                 posture: Vec::new(),
+                distance_scaled: None,
             },
         })
     }
