@@ -1,7 +1,8 @@
 //! The house kept by test, as rust-analyzer's tidy does: the layer order of the runtime and
 //! of the CLI's library, robot names only where robots live, every source file in
-//! ARCHITECTURE.md's code map and saying what it is for, and rustfmt's layout. Each check
-//! reads the tree as it is on disk and names every place that breaks its rule.
+//! ARCHITECTURE.md's code map and saying what it is for, every crate written by hand naming
+//! its own profiles, and rustfmt's layout. Each check reads the tree as it is on disk and
+//! names every place that breaks its rule.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -311,9 +312,44 @@ fn every_source_file_says_what_it_is_for() {
 }
 
 #[test]
+fn every_hand_written_crate_names_its_profiles() {
+    // The profiles' defaults are the generated robots' crates' (so a robot added by its spec
+    // alone gets them): every crate written by hand names its own, in dev and in release.
+    let manifest: toml::Value = toml::from_str(&read(Path::new("Cargo.toml"))).unwrap();
+    let mut packages = vec!["softgen".to_string()];
+    for member in manifest["workspace"]["members"].as_array().unwrap() {
+        let member = member.as_str().unwrap();
+        if member == "generated" || member.starts_with("generated/") {
+            continue;
+        }
+        let own: toml::Value = toml::from_str(&read(&Path::new(member).join("Cargo.toml"))).unwrap();
+        packages.push(own["package"]["name"].as_str().unwrap().to_string());
+    }
+    let mut problems = Vec::new();
+    for profile in ["dev", "release"] {
+        let named = manifest["profile"][profile].get("package").and_then(|p| p.as_table());
+        for package in &packages {
+            if !named.is_some_and(|n| n.contains_key(package)) {
+                problems.push(format!("[profile.{profile}.package.{package}]"));
+            }
+        }
+        if !named.is_some_and(|n| n.contains_key("*")) {
+            problems.push(format!("[profile.{profile}.package.\"*\"] (the dependencies)"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "Cargo.toml's profiles set what the generated crates need by default; these crates \
+         written by hand are missing their own settings:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
 fn rustfmt_finds_nothing_to_change() {
-    // rustfmt.toml at the root holds the layout; generated/src/rustfmt.toml turns formatting off
-    // for codegen's output, which prettyplease lays out.
+    // rustfmt.toml at the root holds the layout; generated/src/rustfmt.toml and
+    // generated/robots/rustfmt.toml turn formatting off for codegen's output, which
+    // prettyplease lays out.
     let output = Command::new(env!("CARGO"))
         .args(["fmt", "--all", "--", "--check", "-l"])
         .current_dir(root())

@@ -8,7 +8,7 @@ use crate::equations::Equations;
 use crate::local::{links, local_report};
 use crate::model::Robot;
 use crate::recursive::equations;
-use crate::registry::RegistryEntry;
+use crate::registry::{generated_manifest, library_source, robot_manifest, robot_manifest_path, RegistryEntry};
 use crate::scaling::{planar_snake_spec, scaling_name, scaling_origin, SCALING_LINKS};
 use crate::validate::{load, SpecErrors};
 use std::fmt;
@@ -115,17 +115,29 @@ pub fn fixture_robot(links: usize) -> Result<Robot, GenerateError> {
     Ok(robot)
 }
 
-/// generated/src/lib.rs for these robots of model-specs/ and the scaling fixtures: every
-/// module, and the registry of the robots (see [`crate::registry`]); `root` is the workspace
-/// the robots' spec paths are relative to.
-pub fn library_source(robots: &[Robot], fixtures: &[Robot], root: &Path) -> Result<String, GenerateError> {
+/// What codegen writes into a softgen workspace besides the robots' modules, as (path
+/// relative to the workspace, contents): each robot's crate's manifest, generated/Cargo.toml
+/// and generated/src/lib.rs (see [`crate::registry`]), for these robots of model-specs/ and
+/// the scaling fixtures; `root` is the workspace the robots' spec paths are relative to.
+pub fn workspace_files(
+    robots: &[Robot],
+    fixtures: &[Robot],
+    root: &Path,
+) -> Result<Vec<(String, String)>, GenerateError> {
     let entries: Vec<RegistryEntry> = robots
         .iter()
         .map(|robot| RegistryEntry::robot(robot, root))
         .chain(fixtures.iter().map(RegistryEntry::fixture))
         .collect();
-    crate::registry::library_source(&entries)
-        .map_err(|message| GenerateError::Emit { path: "generated/src/lib.rs".into(), message })
+    let emit_error = |path: &'static str| move |message| GenerateError::Emit { path: path.into(), message };
+    let mut files: Vec<(String, String)> =
+        entries.iter().map(|entry| (robot_manifest_path(&entry.name), robot_manifest(entry))).collect();
+    files.push((
+        "generated/Cargo.toml".into(),
+        generated_manifest(&entries).map_err(emit_error("generated/Cargo.toml"))?,
+    ));
+    files.push(("generated/src/lib.rs".into(), library_source(&entries).map_err(emit_error("generated/src/lib.rs"))?));
+    Ok(files)
 }
 
 fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateError> {

@@ -34,10 +34,11 @@ pub use equations::Equations;
 pub use expr::{parse as parse_expression, Expr, Number, ParseError};
 pub use generate::{
     expanded_equations, fixture_robot, generate_file, generate_fixture, generate_out_of_tree, generate_source,
-    is_spec_file, library_source, load_file, recursive_equations, symbolic_report, GenerateError, Generated,
+    is_spec_file, load_file, recursive_equations, symbolic_report, workspace_files, GenerateError, Generated,
     StageTimes,
 };
 pub use model::Robot;
+pub use registry::{robot_crate_dir, robot_module_path, robot_package, ROBOT_CRATES};
 pub use scaling::{planar_snake_spec, scaling_name, SCALING_LINKS};
 pub use section::{kinematics_report, section_kinematics, SectionKinematics};
 pub use validate::{load, load_in, SpecError, SpecErrors};

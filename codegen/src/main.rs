@@ -1,8 +1,10 @@
-//! `softgen-codegen`: regenerates generated/src/<robot>.rs from every model-specs/<robot>.toml
-//! and the scaling fixtures (generated/src/snake_links_<N>.rs), and generated/src/lib.rs (the
-//! module list and the registry of robots), or checks that the committed files are up to
-//! date (`--check`), or only validates specs (`--validate`: no symbolica, nothing written),
-//! or writes the modules of given specs into a crate of the user's own (`--out DIR`).
+//! `softgen-codegen`: regenerates each robot's crate generated/robots/<robot>/ (its module
+//! <robot>.rs and its Cargo.toml) from every model-specs/<robot>.toml and the scaling fixtures
+//! (generated/robots/snake_links_<N>/), and the generated crate around them
+//! (generated/Cargo.toml, and generated/src/lib.rs: the robots re-exported and the registry),
+//! or checks that the committed files are up to date (`--check`), or only validates specs
+//! (`--validate`: no symbolica, nothing written), or writes the modules of given specs into a
+//! crate of the user's own (`--out DIR`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,8 +13,9 @@ const USAGE: &str = "\
 usage: softgen-codegen [--check | --validate] [--root DIR] [SPEC.toml ...]
        softgen-codegen [--check] --out DIR SPEC.toml ...
 
-Regenerates generated/src/<robot>.rs for each spec (default: every model-specs/*.toml and the
-scaling fixtures) and generated/src/lib.rs, the module list and registry of every robot.
+Regenerates the crate generated/robots/<robot>/ for each spec (default: every model-specs/*.toml
+and the scaling fixtures) and the generated crate around them: generated/Cargo.toml and
+generated/src/lib.rs, the registry of every robot.
 
 --check      compare instead of writing; exit 1 if anything differs.
 --validate   only parse and validate the specs (every error with file, line and field); write nothing.
@@ -125,7 +128,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let target = root.join("generated/src").join(format!("{}.rs", generated.robot.name));
+        let target = root.join(softgen_codegen::robot_module_path(&generated.robot.name));
         if matches!(job, Job::Spec(_)) {
             generated_robots.push(generated.robot.clone());
         }
@@ -142,11 +145,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    // The crate's lib.rs: its module list and the registry of every robot.
-    let library = registry(&root, generated_robots);
-    if let Err(e) = library.and_then(|(source, modules)| {
-        update(&root.join("generated/src/lib.rs"), &source, check, &mut stale)?;
-        remove_orphans(&root.join("generated/src"), &modules, check, &mut stale)
+    // The robots' manifests and the generated crate around them: its manifest, and its
+    // lib.rs with the registry of every robot.
+    let files = registry(&root, generated_robots);
+    if let Err(e) = files.and_then(|(files, modules)| {
+        for (path, source) in files {
+            update(&root.join(path), &source, check, &mut stale)?;
+        }
+        remove_orphans(&root, &modules, check, &mut stale)
     }) {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
@@ -204,7 +210,8 @@ fn out_of_tree(out: &Path, specs: &[PathBuf], check: bool) -> ExitCode {
     finish(&stale, None)
 }
 
-/// Writes `source` to `target` when it differs, or (`check`) records `target` as stale.
+/// Writes `source` to `target` (and the folders it needs) when it differs, or (`check`)
+/// records `target` as stale.
 fn update(target: &Path, source: &str, check: bool, stale: &mut Vec<PathBuf>) -> Result<(), String> {
     let current = std::fs::read_to_string(target).unwrap_or_default();
     if current == source {
@@ -212,36 +219,57 @@ fn update(target: &Path, source: &str, check: bool, stale: &mut Vec<PathBuf>) ->
     }
     if check {
         stale.push(target.to_path_buf());
-        Ok(())
-    } else {
-        std::fs::write(target, source).map_err(|e| format!("{}: {e}", target.display()))
+        return Ok(());
     }
+    if let Some(folder) = target.parent() {
+        std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    }
+    std::fs::write(target, source).map_err(|e| format!("{}: {e}", target.display()))
 }
 
-/// Removes the modules of generated/src whose spec is gone (lib.rs no longer lists them), or
+/// Removes the robot crates of generated/robots/ whose spec is gone, and any module left in
+/// generated/src/ beside lib.rs (where modules lived before each robot had a crate), or
 /// (`check`) records them as stale.
-fn remove_orphans(dir: &Path, modules: &[String], check: bool, stale: &mut Vec<PathBuf>) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { continue };
-        let is_module = path.extension().is_some_and(|e| e == "rs") && stem != "lib";
-        if !is_module || modules.iter().any(|m| m == stem) {
-            continue;
+fn remove_orphans(root: &Path, modules: &[String], check: bool, stale: &mut Vec<PathBuf>) -> Result<(), String> {
+    let listing = |dir: &Path| -> Result<Vec<PathBuf>, String> {
+        match std::fs::read_dir(dir) {
+            Ok(entries) => Ok(entries.filter_map(|e| e.ok().map(|e| e.path())).collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(format!("{}: {e}", dir.display())),
         }
+    };
+    let mut orphans = Vec::new();
+    for path in listing(&root.join(softgen_codegen::ROBOT_CRATES))? {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        if path.is_dir() && !modules.contains(&name) {
+            orphans.push((path, "no spec generates it any more"));
+        }
+    }
+    for path in listing(&root.join("generated/src"))? {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" {
+            orphans.push((path, "each robot's module is in its crate under generated/robots/"));
+        }
+    }
+    for (path, why) in orphans {
         if check {
             stale.push(path);
-        } else {
-            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            println!("removed {} (no spec generates it any more)", path.display());
+            continue;
         }
+        let removed = if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+        removed.map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("removed {} ({why})", path.display());
     }
     Ok(())
 }
 
-/// generated/src/lib.rs for every spec of model-specs/ (the ones just generated as they were
-/// generated, which includes any named on the command line) and the scaling fixtures, and
-/// the names of the modules it lists.
-fn registry(root: &Path, generated: Vec<softgen_codegen::Robot>) -> Result<(String, Vec<String>), String> {
+/// The robots' manifests, generated/Cargo.toml and generated/src/lib.rs for every spec of
+/// model-specs/ (the ones just generated as they were generated, which includes any named on
+/// the command line) and the scaling fixtures, and the names of the robots' crates.
+fn registry(
+    root: &Path,
+    generated: Vec<softgen_codegen::Robot>,
+) -> Result<(Vec<(String, String)>, Vec<String>), String> {
     let mut robots = generated;
     for spec in softgen_codegen_specs(root)? {
         // A spec's robot is named by its file stem: the ones just generated are not loaded again.
@@ -256,8 +284,8 @@ fn registry(root: &Path, generated: Vec<softgen_codegen::Robot>) -> Result<(Stri
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     let modules = robots.iter().chain(&fixtures).map(|r| r.name.clone()).collect();
-    let source = softgen_codegen::library_source(&robots, &fixtures, root).map_err(|e| e.to_string())?;
-    Ok((source, modules))
+    let files = softgen_codegen::workspace_files(&robots, &fixtures, root).map_err(|e| e.to_string())?;
+    Ok((files, modules))
 }
 
 /// A spec's path relative to the workspace when it lies inside it, with forward slashes (the

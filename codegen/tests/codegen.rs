@@ -9,9 +9,10 @@
 //!    to 1e-12 relative to the largest entry of its group, and the articulated-body forward
 //!    dynamics solves the oracle's M qdd = tau - C qd - G.
 //! 3. Freshness of generated/: every spec in model-specs/ and every scaling fixture is
-//!    regenerated and compared with the committed file, and so is lib.rs, the module list and
-//!    registry of robots (fix with `cargo run -p softgen-codegen`), and every example crate's
-//!    module generated with `--out` (fix with the command its header names).
+//!    regenerated and compared with the committed module, and so are the robots' crates'
+//!    manifests, generated/Cargo.toml and generated/src/lib.rs, the registry of robots (fix
+//!    with `cargo run -p softgen-codegen`), and every example crate's module generated with
+//!    `--out` (fix with the command its header names).
 //! 4. A constant-curvature section's local pieces: a snapshot, and their values against the
 //!    exact trigonometric arc and finite differences, straight, nearly straight and bent to
 //!    3 rad.
@@ -89,7 +90,8 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             g.source.len(),
             g.times
         );
-        let committed = std::fs::read_to_string(root.join(format!("generated/src/{name}.rs"))).unwrap_or_default();
+        let committed =
+            std::fs::read_to_string(root.join(softgen_codegen::robot_module_path(&name))).unwrap_or_default();
         if committed != g.source {
             stale.push(name.clone());
         }
@@ -99,9 +101,12 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             fixtures.push(g.robot);
         }
     }
-    let library = softgen_codegen::library_source(&robots, &fixtures, &root).unwrap_or_else(|e| panic!("{e}"));
-    if std::fs::read_to_string(root.join("generated/src/lib.rs")).unwrap_or_default() != library {
-        stale.push("lib".into());
+    // The robots' manifests, generated/Cargo.toml and generated/src/lib.rs.
+    for (path, source) in softgen_codegen::workspace_files(&robots, &fixtures, &root).unwrap_or_else(|e| panic!("{e}"))
+    {
+        if std::fs::read_to_string(root.join(&path)).unwrap_or_default() != source {
+            stale.push(path);
+        }
     }
     // The example crates' modules, generated with `--out` into their own src/.
     for example in std::fs::read_dir(root.join("examples")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
@@ -121,13 +126,28 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             }
         }
     }
-    // A module no spec generates any more (codegen removes it).
-    // Only Rust files are modules (src/rustfmt.toml sits beside them).
+    // A robot's crate no spec generates any more, or a file in one that codegen does not
+    // write (codegen removes the crate; robots/rustfmt.toml sits beside them), or a module
+    // beside generated/src/lib.rs.
+    for path in std::fs::read_dir(root.join(softgen_codegen::ROBOT_CRATES)).unwrap().map(|e| e.unwrap().path()) {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !path.is_dir() {
+            continue;
+        }
+        if !robots.iter().chain(&fixtures).any(|r| r.name == name) {
+            stale.push(format!("{} (no spec generates it)", path.display()));
+            continue;
+        }
+        for file in std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()) {
+            if file != "Cargo.toml" && file != format!("{name}.rs") {
+                stale.push(format!("{}/{file} (codegen does not write it)", path.display()));
+            }
+        }
+    }
     for path in std::fs::read_dir(root.join("generated/src")).unwrap().map(|e| e.unwrap().path()) {
         let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-        let module = path.extension().is_some_and(|e| e == "rs");
-        if module && stem != "lib" && !robots.iter().chain(&fixtures).any(|r| r.name == stem) {
-            stale.push(stem);
+        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" {
+            stale.push(format!("{} (modules live in generated/robots/)", path.display()));
         }
     }
     // 5. Repetition in specs: the 20-link snake written with `repeat` generates the same

@@ -1,7 +1,8 @@
 //! A robot is one spec file: a scratch copy of the workspace gets a new spec (a 3-link
 //! planar chain), codegen runs on that copy, and then `softgen list`, `softgen eval` and a 1 s
 //! `softgen simulate` work on the new robot, with no file edited but the spec and what codegen
-//! writes (its module and generated/src/lib.rs).
+//! writes (the robot's crate, generated/Cargo.toml and generated/src/lib.rs), and Cargo.lock,
+//! which cargo brings up to date with the new crate.
 //!
 //! The copy is built with its own target directory under this one (target/scratch-workspace,
 //! kept between runs), as cargo cannot be nested in the directory the tests were built in,
@@ -115,12 +116,19 @@ fn a_new_spec_needs_no_other_edit() {
 
     run(Command::new(codegen).arg("--root").arg(workspace).env("SYMBOLICA_HIDE_BANNER", "1"));
 
-    // Only the spec, its module and lib.rs differ from the workspace.
+    // Only the spec, its crate, and the generated crate's manifest and lib.rs differ from the
+    // workspace.
     let after = snapshot(workspace);
     let changed: Vec<&PathBuf> =
         after.iter().filter(|(path, contents)| original.get(*path) != Some(*contents)).map(|(path, _)| path).collect();
     let removed: Vec<&PathBuf> = original.keys().filter(|path| !after.contains_key(*path)).collect();
-    let expected = ["generated/src/lib.rs", "generated/src/three_link_chain.rs", "model-specs/three_link_chain.toml"];
+    let expected = [
+        "generated/Cargo.toml",
+        "generated/robots/three_link_chain/Cargo.toml",
+        "generated/robots/three_link_chain/three_link_chain.rs",
+        "generated/src/lib.rs",
+        "model-specs/three_link_chain.toml",
+    ];
     assert_eq!(
         changed.iter().map(|p| p.to_string_lossy().replace('\\', "/")).collect::<Vec<_>>(),
         expected,
@@ -129,13 +137,13 @@ fn a_new_spec_needs_no_other_edit() {
     assert!(removed.is_empty(), "files removed: {removed:?}");
 
     // Unoptimised and without debug info throughout (the workspace's dev profile optimises
-    // the generated crate for the physics tests and the rest at level 1 with full debug
+    // the generated crates for the physics tests and the rest at level 1 with full debug
     // info; here that would only cost compile time: every dependency is built afresh in this
-    // target directory on a clean machine).
+    // target directory on a clean machine). Not `--locked`: cargo adds the new robot's crate
+    // to Cargo.lock, as it does for a user (offline: no dependency is new).
     let mut build = Command::new(env!("CARGO"));
     build.current_dir(workspace).env("CARGO_TARGET_DIR", &target).args([
         "build",
-        "--locked",
         "--offline",
         "-p",
         "softgen",
@@ -143,8 +151,9 @@ fn a_new_spec_needs_no_other_edit() {
         "softgen",
     ]);
     build.args(["--config", "profile.dev.opt-level=0", "--config", "profile.dev.debug=0"]);
-    for package in ["softgen", "softgen-runtime", "softgen-generated"] {
+    for package in ["softgen", "softgen-runtime", "\"*\""] {
         build.args(["--config", &format!("profile.dev.package.{package}.opt-level=0")]);
+        build.args(["--config", &format!("profile.dev.package.{package}.debug=0")]);
     }
     run(&mut build);
     let softgen = || {
