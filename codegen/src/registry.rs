@@ -97,8 +97,8 @@ pub fn robot_manifest_path(name: &str) -> String {
     format!("{ROBOT_CRATES}/{name}/Cargo.toml")
 }
 
-/// The package name of a robot's crate (`soft_snake`: `softgen-robot-soft-snake`, whose
-/// library is `softgen_robot_soft_snake`).
+/// The package name of a robot's crate (`soft_arm`: `softgen-robot-soft-arm`, whose
+/// library is `softgen_robot_soft_arm`).
 pub fn robot_package(name: &str) -> String {
     format!("softgen-robot-{}", name.replace('_', "-"))
 }
