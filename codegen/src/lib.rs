@@ -38,7 +38,7 @@ pub use generate::{
     StageTimes,
 };
 pub use model::Robot;
-pub use registry::{robot_crate_dir, robot_module_path, robot_package, ROBOT_CRATES};
+pub use registry::{robot_module_path, robot_package, ROBOT_CRATES};
 pub use scaling::{planar_snake_spec, scaling_name, SCALING_LINKS};
 pub use section::{kinematics_report, section_kinematics, SectionKinematics};
 pub use validate::{load, load_in, SpecError, SpecErrors};

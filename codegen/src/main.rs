@@ -1,6 +1,6 @@
-//! `softgen-codegen`: regenerates each robot's crate generated/robots/<robot>/ (its module
-//! <robot>.rs and its Cargo.toml) from every model-specs/<robot>.toml and the scaling fixtures
-//! (generated/robots/snake_links_<N>/), and the generated crate around them
+//! `softgen-codegen`: regenerates each robot's module generated/src/<robot>.rs and its crate's
+//! manifest generated/robots/<robot>/Cargo.toml from every model-specs/<robot>.toml and the
+//! scaling fixtures (snake_links_<N>), and the generated crate around them
 //! (generated/Cargo.toml, and generated/src/lib.rs: the robots re-exported and the registry),
 //! or checks that the committed files are up to date (`--check`), or only validates specs
 //! (`--validate`: no symbolica, nothing written), or writes the modules of given specs into a
@@ -13,9 +13,9 @@ const USAGE: &str = "\
 usage: softgen-codegen [--check | --validate] [--root DIR] [SPEC.toml ...]
        softgen-codegen [--check] --out DIR SPEC.toml ...
 
-Regenerates the crate generated/robots/<robot>/ for each spec (default: every model-specs/*.toml
-and the scaling fixtures) and the generated crate around them: generated/Cargo.toml and
-generated/src/lib.rs, the registry of every robot.
+Regenerates generated/src/<robot>.rs and its crate's manifest generated/robots/<robot>/Cargo.toml
+for each spec (default: every model-specs/*.toml and the scaling fixtures) and the generated
+crate around them: generated/Cargo.toml and generated/src/lib.rs, the registry of every robot.
 
 --check      compare instead of writing; exit 1 if anything differs.
 --validate   only parse and validate the specs (every error with file, line and field); write nothing.
@@ -227,9 +227,9 @@ fn update(target: &Path, source: &str, check: bool, stale: &mut Vec<PathBuf>) ->
     std::fs::write(target, source).map_err(|e| format!("{}: {e}", target.display()))
 }
 
-/// Removes the robot crates of generated/robots/ whose spec is gone, and any module left in
-/// generated/src/ beside lib.rs (where modules lived before each robot had a crate), or
-/// (`check`) records them as stale.
+/// Removes what no spec generates any more: a robot's crate folder in generated/robots/ and
+/// its module in generated/src/ (lib.rs and rustfmt.toml stay), or (`check`) records them as
+/// stale.
 fn remove_orphans(root: &Path, modules: &[String], check: bool, stale: &mut Vec<PathBuf>) -> Result<(), String> {
     let listing = |dir: &Path| -> Result<Vec<PathBuf>, String> {
         match std::fs::read_dir(dir) {
@@ -247,8 +247,8 @@ fn remove_orphans(root: &Path, modules: &[String], check: bool, stale: &mut Vec<
     }
     for path in listing(&root.join("generated/src"))? {
         let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" {
-            orphans.push((path, "each robot's module is in its crate under generated/robots/"));
+        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" && !modules.contains(&stem) {
+            orphans.push((path, "no spec generates it any more"));
         }
     }
     for (path, why) in orphans {

@@ -1,7 +1,7 @@
 //! The scaling fixture: planar snakes of any number of links, with the link data of the
 //! modular snake's pedal-wave spec of 003 (0.1 kg, 0.1 m, a thin-rod inertia, a servoed revolute
 //! joint between links, contact at every link's rear and centre and at the head tip). Codegen
-//! writes the crate `generated/robots/snake_links_<N>/` for each of [`SCALING_LINKS`], so
+//! writes `generated/src/snake_links_<N>.rs` (with its crate) for each of [`SCALING_LINKS`], so
 //! codegen time, generated size, compile time and kernel time can be measured against the
 //! number of coordinates (README, "Scaling").
 

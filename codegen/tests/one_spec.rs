@@ -1,8 +1,8 @@
 //! A robot is one spec file: a scratch copy of the workspace gets a new spec (a 3-link
 //! planar chain), codegen runs on that copy, and then `softgen list`, `softgen eval` and a 1 s
 //! `softgen simulate` work on the new robot, with no file edited but the spec and what codegen
-//! writes (the robot's crate, generated/Cargo.toml and generated/src/lib.rs), and Cargo.lock,
-//! which cargo brings up to date with the new crate.
+//! writes (its module, its crate's manifest, generated/Cargo.toml and generated/src/lib.rs),
+//! and Cargo.lock, which cargo brings up to date with the new crate.
 //!
 //! The copy is built with its own target directory under this one (target/scratch-workspace,
 //! kept between runs), as cargo cannot be nested in the directory the tests were built in,
@@ -125,8 +125,8 @@ fn a_new_spec_needs_no_other_edit() {
     let expected = [
         "generated/Cargo.toml",
         "generated/robots/three_link_chain/Cargo.toml",
-        "generated/robots/three_link_chain/three_link_chain.rs",
         "generated/src/lib.rs",
+        "generated/src/three_link_chain.rs",
         "model-specs/three_link_chain.toml",
     ];
     assert_eq!(
