@@ -106,6 +106,21 @@ fn assert_plans_followed(mpc: &softgen::MpcReport) {
     assert!(mpc.plans_applied > 0, "no plan applied: {}", mpc.planner);
 }
 
+/// The estimate was scored against the plant's truth every period of the task until the
+/// goal was reached: at least `(arrived - scored_from) * rate_hz` periods. The bound follows
+/// the run, not a fixed count: a run whose plans come sooner arrives sooner and ends its
+/// fixed hold after, so a fixed count tests the machine's speed (CI's hardware run of the
+/// soft snake arrived 0.7 s sooner than here and scored 18 periods under its fixed 10,000).
+fn assert_scored_to_arrival(estimator: &softgen::EstimatorReport, arrived: f64, rate_hz: f64) {
+    let approach = ((arrived - estimator.scored_from) * rate_hz).floor().max(1.0) as u64;
+    assert!(
+        estimator.scored >= approach,
+        "{} periods scored from t = {} s; the goal was reached at t = {arrived} s, {approach} periods in",
+        estimator.scored,
+        estimator.scored_from
+    );
+}
+
 #[test]
 fn model_predictive_control_in_the_loop_reaches_a_goal_one_metre_away() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -252,7 +267,7 @@ fn box_ddp_on_the_estimated_state_brings_the_underwater_snake_to_its_waypoint() 
     assert!(mpc.held, "reached at {arrived} s but not held");
     // Scored against the plant's truth every period: within a few millimetres and tenths
     // of a degree (markers of 1 mm, an IMU of 0.3 degrees).
-    assert!(estimator.scored > 2000, "{}", estimator.scored);
+    assert_scored_to_arrival(&estimator, arrived, 100.0);
     let rms = |kind| estimator.rms.iter().find(|(k, _)| *k == kind).unwrap().1;
     assert!(rms(softgen_runtime::CoordinateKind::BaseTranslation) < 3e-3, "{}", estimator.line());
     assert!(rms(softgen_runtime::CoordinateKind::BaseRotation) < 0.5f64.to_radians(), "{}", estimator.line());
@@ -378,7 +393,7 @@ fn the_gait_sampler_on_the_estimated_state_steers_the_wheeled_snake_to_its_goal(
     let arrived =
         mpc.arrived_at.unwrap_or_else(|| panic!("goal not reached: {:.3} m away after 30 s", mpc.final_distance));
     assert!(arrived < 20.0, "reached at {arrived} s");
-    assert!(estimator.scored > 5000, "{}", estimator.scored);
+    assert_scored_to_arrival(&estimator, arrived, 1000.0);
     let rms = |kind| estimator.rms.iter().find(|(k, _)| *k == kind).unwrap().1;
     assert!(rms(softgen_runtime::CoordinateKind::BaseTranslation) < 3e-3, "{}", estimator.line());
     assert!(rms(softgen_runtime::CoordinateKind::RevoluteJoint) < 0.5f64.to_radians(), "{}", estimator.line());
@@ -507,7 +522,7 @@ fn the_valve_sampler_on_the_estimated_state_brings_the_wpi_snake_to_its_goal() {
     assert!(mpc.held, "reached at {arrived} s but not held");
     // On the plant's state: 5.6 s.
     assert!(arrived < 8.0, "reached at {arrived} s");
-    assert!(estimator.scored > 5000, "{}", estimator.scored);
+    assert_scored_to_arrival(&estimator, arrived, 1000.0);
     let rms = |kind| estimator.rms.iter().find(|(k, _)| *k == kind).unwrap().1;
     assert!(rms(softgen_runtime::CoordinateKind::BaseTranslation) < 2e-3, "{}", estimator.line());
     assert!(rms(softgen_runtime::CoordinateKind::BaseRotation) < 0.5f64.to_radians(), "{}", estimator.line());
@@ -638,10 +653,9 @@ fn box_ddp_on_the_estimated_state_rolls_the_soft_snake_to_its_goal() {
     // mm; over the whole run, the drop's landing included, the tail 0.90-0.94 mm, the
     // section tips' largest 2.05-2.08 mm (1.63-1.75 mm in runs of 20-27 s, which dilute the
     // landing more). At 100 Hz the tail, which carries no marker, was 2.28-2.55 mm; at 1 kHz
-    // it and the section tips are held to the 2 mm. A run that arrives ends after
-    // its 2 s hold: at least 8 s of the task.
+    // it and the section tips are held to the 2 mm.
     assert_eq!(estimator.scored_from, 2.0, "scored from the plan's start");
-    assert!(estimator.scored > 8_000, "{}", estimator.scored);
+    assert_scored_to_arrival(&estimator, arrived, 1000.0);
     let (whole, _, whole_scored) = estimator.whole_run.clone().expect("the whole run's figures beside the task's");
     assert!(whole_scored > estimator.scored + 1_900, "{whole_scored} against {}", estimator.scored);
     let whole_position = whole.iter().find(|(k, _)| *k == softgen_runtime::CoordinateKind::BaseTranslation).unwrap().1;
