@@ -306,23 +306,21 @@ fn mpc_on_the_emulated_robot(
 /// The bound follows the run, not a fixed count: a machine that plans faster or slower
 /// reaches the goal sooner or later, and the run ends a fixed hold after it.
 fn assert_scored_to_arrival(stdout: &str, matched: usize) {
-    let rate_hz: f64 = stdout
-        .lines()
-        .find_map(|line| line.strip_prefix("rate "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|hz| hz.parse().ok())
-        .unwrap_or_else(|| panic!("no `rate` line in the run's output\n{stdout}"));
-    let arrival: f64 = stdout
-        .lines()
-        .find_map(|line| line.strip_prefix("goal: reached at t = "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|seconds| seconds.parse().ok())
-        .unwrap_or_else(|| panic!("the goal was not reached\n{stdout}"));
+    let rate_hz =
+        number_after(stdout, "rate ").unwrap_or_else(|| panic!("no `rate` line in the run's output\n{stdout}"));
+    let arrival =
+        number_after(stdout, "goal: reached at t = ").unwrap_or_else(|| panic!("the goal was not reached\n{stdout}"));
     let approach = (arrival * rate_hz).floor() as usize;
     assert!(
         matched >= approach,
         "{matched} periods scored against the emulator's truth; the goal was reached after {approach}"
     );
+}
+
+/// The number that follows `prefix` at the start of the first line of `stdout` that has it.
+fn number_after(stdout: &str, prefix: &str) -> Option<f64> {
+    let rest = stdout.lines().find_map(|line| line.strip_prefix(prefix))?;
+    rest.split_whitespace().next()?.parse().ok()
 }
 
 /// The underwater snake's waypoint on the robot: its strokes, pressures and IMU on the
