@@ -95,12 +95,13 @@ fn run_to_a_goal_one_metre_away(options: &RunOptions) -> (softgen::MpcReport, so
 /// The plans reached the loop: some were posted and the loop took plans over.
 ///
 /// What these tests hold is what the controller does: goal reached and held, no fault (and,
-/// for the samplers and the stride planner, no failed rollout). The planner's rate, its overruns and its plans past their deadline
-/// (counted among those not used) are the machine's: they are measured by the optimal-control
-/// bench (`cargo bench --bench optimal_control`) and printed by every run, not asserted here,
-/// as the project measures performance with benches, not timed tests. A fresh-clone test
-/// run on a loaded day (2026-12-03) planned at 13-16 Hz where 20 were asked (plans of 59-72
-/// ms, 14 of 25 of the pinniped's strides over their lead) and every goal was still reached.
+/// for the samplers and the stride planner, no failed rollout). The planner's rate, its
+/// overruns and its plans past their deadline (counted among those not used) are the
+/// machine's: they are measured by the optimal-control bench (`cargo bench --bench
+/// optimal_control`) and printed by every run, not asserted here, as the project measures
+/// performance with benches, not timed tests. A fresh-clone test run on a loaded day
+/// (2026-12-03) planned at 13-16 Hz where 20 were asked (plans of 59-72 ms, 14 of 25 of the
+/// pinniped's strides over their lead) and every goal was still reached.
 fn assert_plans_followed(mpc: &softgen::MpcReport) {
     assert!(mpc.planner.plans > mpc.planner.failed_plans, "{}", mpc.planner);
     assert!(mpc.plans_applied > 0, "no plan applied: {}", mpc.planner);

@@ -298,7 +298,7 @@ fn mpc_on_the_emulated_robot(
     assert!(!estimates.is_empty(), "no estimate recorded\n{stdout}");
     assert_eq!(matched, estimates.len(), "estimated periods without the emulator's truth at their instant");
     assert_scored_to_arrival(&stdout, matched);
-    (stdout, (squared / matched.max(1) as f64).sqrt(), matched)
+    (stdout, (squared / matched as f64).sqrt(), matched)
 }
 
 /// The estimate was scored over the whole approach: at least as many periods as the loop
