@@ -161,10 +161,11 @@ impl<'a, const N: usize> ChainColumns<'a, N> {
 
     /// rows[i][j] = scale sum over the active components c (r their motion component) of,
     /// with (a, b, s) = `row_factors(i, r)` and (x, y, z) = `column_vectors(c)`: j <= i,
-    /// a x_j + b y_j; j > i, s z_j. Four columns at a time in one register each (the
-    /// compiler left a whole-row loop's sums in scalar registers, and split loops' lengths
-    /// change with every row), each block computing only the sides of the diagonal it
-    /// meets; the columns past the last whole block one at a time.
+    /// a x_j + b y_j; j > i, s z_j. The component count a constant of the loops (so they
+    /// unroll), four columns at a time in one register each (the compiler left a whole-row
+    /// loop's sums in scalar registers, and split loops' lengths change with every row): a
+    /// block below the diagonal computes the lower form, one above it the upper, the one
+    /// across it both; the columns past the last whole block one at a time.
     fn rows<'c>(
         &'c self,
         rows: &mut [[f64; N]; N],
@@ -172,36 +173,61 @@ impl<'a, const N: usize> ChainColumns<'a, N> {
         row_factors: impl Fn(usize, usize) -> (f64, f64, f64),
         column_vectors: impl Fn(usize) -> (&'c [f64; N], &'c [f64; N], &'c [f64; N]),
     ) {
+        match self.count {
+            0 => *rows = [[0.0; N]; N],
+            1 => self.rows_of::<1>(rows, scale, row_factors, column_vectors),
+            2 => self.rows_of::<2>(rows, scale, row_factors, column_vectors),
+            3 => self.rows_of::<3>(rows, scale, row_factors, column_vectors),
+            4 => self.rows_of::<4>(rows, scale, row_factors, column_vectors),
+            5 => self.rows_of::<5>(rows, scale, row_factors, column_vectors),
+            _ => self.rows_of::<6>(rows, scale, row_factors, column_vectors),
+        }
+    }
+
+    fn rows_of<'c, const R: usize>(
+        &'c self,
+        rows: &mut [[f64; N]; N],
+        scale: f64,
+        row_factors: impl Fn(usize, usize) -> (f64, f64, f64),
+        column_vectors: impl Fn(usize) -> (&'c [f64; N], &'c [f64; N], &'c [f64; N]),
+    ) {
         let whole = N / 4 * 4;
-        let active = &self.active[..self.count];
+        let vectors: [_; R] = std::array::from_fn(&column_vectors);
+        let factor = f64x4::splat(scale);
         for (i, row) in rows.iter_mut().enumerate() {
+            let factors: [_; R] = std::array::from_fn(|c| row_factors(i, self.active[c]));
+            let lower = |j: usize| {
+                let mut sum = f64x4::splat(0.0);
+                for ((a, b, _), (x, y, _)) in factors.iter().zip(&vectors) {
+                    sum = f64x4::splat(*a).mul_add(block(x, j), f64x4::splat(*b).mul_add(block(y, j), sum));
+                }
+                sum * factor
+            };
+            let upper = |j: usize| {
+                let mut sum = f64x4::splat(0.0);
+                for ((_, _, s), (_, _, z)) in factors.iter().zip(&vectors) {
+                    sum = f64x4::splat(*s).mul_add(block(z, j), sum);
+                }
+                sum * factor
+            };
             for j in (0..whole).step_by(4) {
-                let (on_or_below, above) = (j <= i, j + 3 > i);
-                let (mut lower, mut upper) = (f64x4::splat(0.0), f64x4::splat(0.0));
-                for (c, &r) in active.iter().enumerate() {
-                    let (a, b, s) = row_factors(i, r);
-                    let (x, y, z) = column_vectors(c);
-                    if on_or_below {
-                        lower = f64x4::splat(a).mul_add(block(x, j), f64x4::splat(b).mul_add(block(y, j), lower));
-                    }
-                    if above {
-                        upper = f64x4::splat(s).mul_add(block(z, j), upper);
-                    }
-                }
-                let (lower, upper) = (lower.to_array(), upper.to_array());
-                for d in 0..4 {
-                    row[j + d] = scale * if j + d <= i { lower[d] } else { upper[d] };
-                }
+                let values = if j + 3 <= i {
+                    lower(j).to_array()
+                } else if j > i {
+                    upper(j).to_array()
+                } else {
+                    let (below, above) = (lower(j).to_array(), upper(j).to_array());
+                    std::array::from_fn(|d| if j + d <= i { below[d] } else { above[d] })
+                };
+                row[j..j + 4].copy_from_slice(&values);
             }
             for (j, x) in row.iter_mut().enumerate().skip(whole) {
                 let mut sum = 0.0;
-                for (c, &r) in active.iter().enumerate() {
-                    let (a, b, s) = row_factors(i, r);
-                    let (x, y, z) = column_vectors(c);
+                for ((a, b, s), (x, y, z)) in factors.iter().zip(&vectors) {
                     sum = if j <= i {
-                        multiply_add(a, x[j], multiply_add(b, y[j], sum))
+                        multiply_add(*a, x[j], multiply_add(*b, y[j], sum))
                     } else {
-                        multiply_add(s, z[j], sum)
+                        multiply_add(*s, z[j], sum)
                     };
                 }
                 *x = scale * sum;
