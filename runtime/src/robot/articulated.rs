@@ -184,6 +184,7 @@ impl<'a, const N: usize> ChainColumns<'a, N> {
         }
     }
 
+    /// [`Self::rows`] with `R` active components.
     fn rows_of<'c, const R: usize>(
         &'c self,
         rows: &mut [[f64; N]; N],
@@ -221,7 +222,7 @@ impl<'a, const N: usize> ChainColumns<'a, N> {
                 };
                 row[j..j + 4].copy_from_slice(&values);
             }
-            for (j, x) in row.iter_mut().enumerate().skip(whole) {
+            for (j, entry) in row.iter_mut().enumerate().skip(whole) {
                 let mut sum = 0.0;
                 for ((a, b, s), (x, y, z)) in factors.iter().zip(&vectors) {
                     sum = if j <= i {
@@ -230,7 +231,7 @@ impl<'a, const N: usize> ChainColumns<'a, N> {
                         multiply_add(*s, z[j], sum)
                     };
                 }
-                *x = scale * sum;
+                *entry = scale * sum;
             }
         }
     }
