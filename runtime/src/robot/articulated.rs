@@ -254,9 +254,8 @@ fn store_transposed<const N: usize>(rows: &[[f64; N]; N], scale: f64, out: &mut 
     let factor = f64x4::splat(scale);
     for k in (0..whole).step_by(4) {
         for j in (0..whole).step_by(4) {
-            let block = [0, 1, 2, 3]
-                .map(|d| f64x4::from([rows[k + d][j], rows[k + d][j + 1], rows[k + d][j + 2], rows[k + d][j + 3]]));
-            for (d, column) in f64x4::transpose(block).into_iter().enumerate() {
+            let rows_block = [0, 1, 2, 3].map(|d| block(&rows[k + d], j));
+            for (d, column) in f64x4::transpose(rows_block).into_iter().enumerate() {
                 columns[(j + d) * N + k..(j + d) * N + k + 4].copy_from_slice(&(column * factor).to_array());
             }
         }
