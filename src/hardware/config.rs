@@ -437,6 +437,8 @@ pub enum MpcSolver {
 struct MpcFile {
     solver: Option<MpcSolver>,
     goal: Spanned<Vec<f64>>,
+    /// The stride planner's only: how long before each cycle its plan starts (s).
+    lead: Option<f64>,
     replan_hz: Option<f64>,
     heading_weight: Option<f64>,
     arrival_radius: Option<f64>,
@@ -893,6 +895,9 @@ impl RunConfig {
             }
             let (sampling_keys, ddp_keys) = table.solver_keys();
             let solver = table.solver.unwrap_or(if continuous { MpcSolver::Ddp } else { MpcSolver::Sampling });
+            if table.lead.is_some() && solver != MpcSolver::Strides {
+                return Err(at("`lead` is a setting of the stride planner (solver = \"strides\") only".into()));
+            }
             match solver {
                 MpcSolver::Strides => {
                     let muscled =
@@ -907,7 +912,7 @@ impl RunConfig {
                         .or(table.heading_weight.map(|_| &"heading_weight"))
                     {
                         return Err(at(format!(
-                            "`{key}` is not a setting of the stride planner (goal, arrival_radius, hold)"
+                            "`{key}` is not a setting of the stride planner (goal, arrival_radius, hold, lead)"
                         )));
                     }
                     if goal.len() == 3 {
@@ -1404,22 +1409,35 @@ fn parse_valve_mpc(m: &MpcFile, goal: Vector2<f64>, rate_hz: f64) -> Result<Valv
 }
 
 /// Settings of the stride planner (`solver = "strides"`): where the centre of mass should
-/// go and when it counts as there. What the strides are, and how far ahead of a cycle its
-/// plan starts, are the robot's (its paper's run driver).
+/// go and when it counts as there, and optionally how far ahead of a cycle its plan starts.
+/// What the strides are, and that lead by default, are the robot's (its paper's run driver).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StrideMpcSettings {
     pub goal: Vector2<f64>,
     /// Arrival: the centre of mass within this distance (m), held for `hold` s.
     pub arrival_radius: f64,
     pub hold: f64,
+    /// How long before each cycle its plan starts (s), when not the robot's: a slower
+    /// computer gives its plans more time (a plan not back by its cycle leaves the stride in
+    /// force for another cycle). Checked against the cycle when the run starts.
+    pub lead: Option<f64>,
 }
 
 fn parse_stride_mpc(m: &MpcFile, goal: Vector2<f64>) -> Result<StrideMpcSettings, String> {
-    let settings =
-        StrideMpcSettings { goal, arrival_radius: m.arrival_radius.unwrap_or(0.05), hold: m.hold.unwrap_or(2.0) };
+    let settings = StrideMpcSettings {
+        goal,
+        arrival_radius: m.arrival_radius.unwrap_or(0.05),
+        hold: m.hold.unwrap_or(2.0),
+        lead: m.lead,
+    };
     for (name, value) in [("arrival_radius", settings.arrival_radius), ("hold", settings.hold)] {
         if !(value.is_finite() && value >= 0.0) {
             return Err(format!("{name} must be finite and >= 0, got {value}"));
+        }
+    }
+    if let Some(lead) = settings.lead {
+        if !(lead.is_finite() && lead > 0.0) {
+            return Err(format!("lead must be finite and > 0 s, got {lead}"));
         }
     }
     if settings.arrival_radius == 0.0 {

@@ -1058,6 +1058,16 @@ impl Run<'_> {
             ceiling: config.safety.pressure_ceiling,
         };
         let StrideMpc { strides, initial, cycle, settle, lead, pressures, mut planner, description } = make(&request)?;
+        let lead = match settings.lead {
+            Some(lead) if lead >= cycle => {
+                return Err(format!(
+                    "{path}: mpc: lead must be shorter than `{}`'s {cycle} s gait cycle, got {lead} s",
+                    R::NAME
+                ))
+            }
+            Some(lead) => lead,
+            None => lead,
+        };
         let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
         let loop_config = loop_config(o, &config)?;
         let period = 1.0 / loop_config.rate_hz;
