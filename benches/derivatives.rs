@@ -13,8 +13,8 @@ use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
 use softgen_runtime::{
-    forward_dynamics_derivatives, multiply_into, spd_inverse_in_place, ArticulatedFactor, ForwardDynamicsDerivatives,
-    InverseDynamicsFactors, Model,
+    forward_dynamics_derivatives, forward_dynamics_derivatives_by, multiply_into, spd_inverse_in_place,
+    ArticulatedFactor, DerivativesRoute, ForwardDynamicsDerivatives, InverseDynamicsFactors, Model,
 };
 
 /// A state within each coordinate's range (angles 0.5 rad, soft coordinates small).
@@ -106,6 +106,20 @@ fn bench_robot<R: Model<N, C>, const N: usize, const C: usize>(c: &mut Criterion
             forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &p, &k, &mut derivatives)
         })
     });
+    // Both routes at every size of a rigid tree, so ARTICULATED_SOLVE_FROM is read off one run.
+    if R::ARTICULATED_FACTOR {
+        for (route, name) in [
+            (DerivativesRoute::ArticulatedFactor, "through the articulated factor"),
+            (DerivativesRoute::InverseMatrix, "through M^-1 formed"),
+        ] {
+            group.bench_function(format!("route: forward dynamics derivatives {name} (cache included)"), |b| {
+                b.iter(|| {
+                    let k = R::cache(black_box(&q), &p);
+                    forward_dynamics_derivatives_by::<R, N, C>(route, &q, &qd, &tau, &p, &k, &mut derivatives)
+                })
+            });
+        }
+    }
     group.bench_function("central differences of dq and dqd (4N + 1 forward dynamics)", |b| {
         b.iter(|| {
             let mut out = SMatrix::<f64, N, N>::zeros();

@@ -24,8 +24,8 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{SnakeLinks12, SnakeLinks20, SnakeLinks6, SnakeLinks60};
 use softgen_runtime::nalgebra::{SMatrix, SVector};
 use softgen_runtime::{
-    forward_dynamics_derivatives, ArticulatedFactor, CoordinateKind, ForwardDynamicsDerivatives,
-    InverseDynamicsFactors, Model, Solve,
+    forward_dynamics_derivatives, forward_dynamics_derivatives_by, ArticulatedFactor, CoordinateKind, DerivativesRoute,
+    ForwardDynamicsDerivatives, InverseDynamicsFactors, Model, Solve,
 };
 
 const STATES: usize = 10;
@@ -191,24 +191,28 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
 
         // The runtime's part: the forward dynamics' derivatives are the implicit function
         // theorem's, M dq = -dID/dq and M dqd = -dID/dqd at qdd = FD(q, qd, tau), M dtau = 1.
-        let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
-        forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &p, &k, &mut derivatives).expect("M positive definite");
+        // By the route the size picks, and for rigid trees by both routes (the threshold
+        // between them is a measured speed, so either may serve any size); a model without
+        // the articulated factor gets an error for it, not a wrong answer. The size's own
+        // route goes last, so dID below is at its qdd, as the factors' check after the loop
+        // expects.
+        let mut routes = vec![];
+        if R::ARTICULATED_FACTOR {
+            routes.extend([Some(DerivativesRoute::ArticulatedFactor), Some(DerivativesRoute::InverseMatrix)]);
+        } else {
+            let mut unused = ForwardDynamicsDerivatives::<N>::default();
+            let route = DerivativesRoute::ArticulatedFactor;
+            assert!(
+                forward_dynamics_derivatives_by::<R, N, C>(route, &q, &qd, &tau, &p, &k, &mut unused).is_err(),
+                "{}: the articulated route answered for a model without the factor",
+                R::NAME
+            );
+        }
+        routes.push(None);
         let mut accelerations = SVector::zeros();
         assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut accelerations));
         let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
         R::mass_matrix_into(&q, &p, &k, &mut mass_matrix);
-        // Rigid trees take qdd from the articulated-body pass that also factorises M (the
-        // model's forward dynamics itself); the others from M^-1 (tau - C qd - G), which
-        // agrees with their forward dynamics to rounding: within the same backward-error bound
-        // as the solved derivatives below.
-        let bound = 1e-10 * (mass_matrix.abs() * accelerations.abs()).amax().max(tau.amax());
-        assert!(
-            (mass_matrix * (derivatives.acceleration - accelerations)).amax() <= bound,
-            "{}, state {state}: qdd differs from the forward dynamics by {:e}",
-            R::NAME,
-            (derivatives.acceleration - accelerations).amax()
-        );
-        R::inverse_dynamics_derivatives_into(&q, &qd, &derivatives.acceleration, &p, &k, &mut position, &mut velocity);
         // Either factorisation's backward error (articulated-body passes or Gauss-Jordan and
         // Cholesky) is a few eps times |M| |x|, relative to which the residuals are compared.
         let residual = |product: SMatrix<f64, N, N>, target: SMatrix<f64, N, N>, solved: &SMatrix<f64, N, N>| {
@@ -220,9 +224,39 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
                 (product - target).amax()
             );
         };
-        residual(mass_matrix * derivatives.position, -position, &derivatives.position);
-        residual(mass_matrix * derivatives.velocity, -velocity, &derivatives.velocity);
-        residual(mass_matrix * derivatives.force, SMatrix::identity(), &derivatives.force);
+        for route in routes {
+            let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
+            match route {
+                None => forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &p, &k, &mut derivatives),
+                Some(route) => {
+                    forward_dynamics_derivatives_by::<R, N, C>(route, &q, &qd, &tau, &p, &k, &mut derivatives)
+                }
+            }
+            .expect("M positive definite");
+            // The articulated route takes qdd from the pass that also factorises M (a rigid
+            // tree's forward dynamics itself); the other from M^-1 (tau - C qd - G), which
+            // agrees with the forward dynamics to rounding: within the same backward-error
+            // bound as the solved derivatives below.
+            let bound = 1e-10 * (mass_matrix.abs() * accelerations.abs()).amax().max(tau.amax());
+            assert!(
+                (mass_matrix * (derivatives.acceleration - accelerations)).amax() <= bound,
+                "{}, state {state}: qdd differs from the forward dynamics by {:e}",
+                R::NAME,
+                (derivatives.acceleration - accelerations).amax()
+            );
+            R::inverse_dynamics_derivatives_into(
+                &q,
+                &qd,
+                &derivatives.acceleration,
+                &p,
+                &k,
+                &mut position,
+                &mut velocity,
+            );
+            residual(mass_matrix * derivatives.position, -position, &derivatives.position);
+            residual(mass_matrix * derivatives.velocity, -velocity, &derivatives.velocity);
+            residual(mass_matrix * derivatives.force, SMatrix::identity(), &derivatives.force);
+        }
 
         // Rigid trees' articulated-body factor, whichever route the size above took: the same
         // accelerations as the forward dynamics (one pass computes both), and solves that M

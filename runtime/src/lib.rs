@@ -36,8 +36,9 @@ pub use nalgebra;
 pub use quantities::physical_ranges;
 pub use robot::articulated::{ArticulatedFactor, InverseDynamicsFactors, Solve};
 pub use robot::dynamics::{
-    forward_dynamics, forward_dynamics_derivatives, multiply_into, reciprocal_or_zero, solve_spd_in_place,
-    spd_inverse_in_place, ForwardDynamicsDerivatives, ForwardDynamicsError, ARTICULATED_SOLVE_FROM,
+    forward_dynamics, forward_dynamics_derivatives, forward_dynamics_derivatives_by, multiply_into, reciprocal_or_zero,
+    solve_spd_in_place, spd_inverse_in_place, DerivativesRoute, ForwardDynamicsDerivatives, ForwardDynamicsError,
+    ARTICULATED_SOLVE_FROM,
 };
 pub use robot::force_coordinates::ForceCoordinates;
 pub use robot::lanes::{LaneValue, Lanes2, Lanes4, NO_COLUMN};

@@ -144,10 +144,13 @@ impl<const N: usize> Default for ForwardDynamicsDerivatives<N> {
 
 /// Coordinates past which rigid trees apply M^-1 through their articulated-body factor (with
 /// dID's rows formed from its factors inside the solve on the snakes' chains) rather than
-/// forming M^-1 and multiplying. Measured on the scaling snakes, the whole derivatives: 2.3
-/// against 0.77 us at 8 coordinates and 3.8 against 3.6 at 14, but 9.5 against 10.4 at 22
-/// and 39 against 170 at 62.
-pub const ARTICULATED_SOLVE_FROM: usize = 16;
+/// forming M^-1 and multiplying. Both routes of the whole derivatives in one run of the
+/// derivatives bench (`-- route`, 2026-12-03), the factor's against M^-1's: 2.71 against
+/// 1.14 us at 8 coordinates, 4.65 against 6.50 at 14, 8.76 against 19.1 at 22 (the snakes'
+/// chains); the Panda arm (7) 7.3 against 6.4, ANYmal (18, a branched tree) 22.2 against
+/// 20.5. The line between 8 and 14 crosses at about 11. (It was 16 before the chain solve's
+/// blocked rows: 3.8 against 3.6 us at 14 then.)
+pub const ARTICULATED_SOLVE_FROM: usize = 10;
 
 /// The forward dynamics' partial derivatives from the model's generated inverse-dynamics
 /// derivatives, differentiating M qdd + C qd + G = tau at fixed tau: d qdd/dtau = M^-1,
@@ -169,7 +172,38 @@ pub fn forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usi
     cache: &R::Cache,
     out: &mut ForwardDynamicsDerivatives<N>,
 ) -> Result<(), ForwardDynamicsError> {
-    if R::ARTICULATED_FACTOR && N > ARTICULATED_SOLVE_FROM {
+    let route = if R::ARTICULATED_FACTOR && N > ARTICULATED_SOLVE_FROM {
+        DerivativesRoute::ArticulatedFactor
+    } else {
+        DerivativesRoute::InverseMatrix
+    };
+    forward_dynamics_derivatives_by::<R, N, C>(route, q, qd, tau, params, cache, out)
+}
+
+/// How the forward dynamics' derivatives apply M^-1 (see [`forward_dynamics_derivatives`],
+/// which picks by [`ARTICULATED_SOLVE_FROM`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DerivativesRoute {
+    /// Through the articulated-body factor, O(n^2); only rigid trees
+    /// ([`Model::ARTICULATED_FACTOR`]) have it, others get an error.
+    ArticulatedFactor,
+    /// M^-1 formed and multiplied, O(n^3); every model.
+    InverseMatrix,
+}
+
+/// [`forward_dynamics_derivatives`] by the given route, so the routes can be timed against
+/// each other at every size (the derivatives bench does) and the threshold kept true.
+#[allow(clippy::too_many_arguments)]
+pub fn forward_dynamics_derivatives_by<R: Model<N, C>, const N: usize, const C: usize>(
+    route: DerivativesRoute,
+    q: &SVector<f64, N>,
+    qd: &SVector<f64, N>,
+    tau: &SVector<f64, N>,
+    params: &R::Params,
+    cache: &R::Cache,
+    out: &mut ForwardDynamicsDerivatives<N>,
+) -> Result<(), ForwardDynamicsError> {
+    if route == DerivativesRoute::ArticulatedFactor {
         let mut factor = ArticulatedFactor::<N>::default();
         if !R::articulated_factor_into(q, qd, tau, params, cache, &mut factor, &mut out.acceleration) {
             return Err(ForwardDynamicsError);
