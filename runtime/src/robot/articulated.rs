@@ -79,15 +79,64 @@ impl<const N: usize> Work<'_, '_, N> {
     }
 }
 
-/// Where a chain solve's right-hand sides come from.
-enum Source<'a, const N: usize> {
-    Identity,
-    Matrix(&'a SMatrix<f64, N, N>),
-    /// dID/dq, formed row by row from the factors.
-    Position(&'a ChainColumns<'a, N>),
-    /// dID/dqd = 2 C, likewise.
-    Velocity(&'a ChainColumns<'a, N>),
+/// One row of a chain solve's right-hand sides (then of its solutions): N columns, or two
+/// sets of N side by side. The passes run over a row's values as one flat vector, so two
+/// solves sharing a factor share each joint's loads, and at 22 coordinates their 44 columns
+/// fill eleven 256-bit registers where 22 leave two columns to scalar instructions.
+trait ChainRow<const N: usize>: Copy {
+    const ZERO: Self;
+    /// Every column, side by side.
+    fn values(&self) -> &[f64];
+    fn values_mut(&mut self) -> &mut [f64];
+    /// One set of N columns.
+    fn slot(&self, slot: usize) -> &[f64; N];
+    fn slot_mut(&mut self, slot: usize) -> &mut [f64; N];
 }
+
+impl<const N: usize> ChainRow<N> for [f64; N] {
+    const ZERO: Self = [0.0; N];
+    #[inline(always)]
+    fn values(&self) -> &[f64] {
+        self
+    }
+    #[inline(always)]
+    fn values_mut(&mut self) -> &mut [f64] {
+        self
+    }
+    #[inline(always)]
+    fn slot(&self, _: usize) -> &[f64; N] {
+        self
+    }
+    #[inline(always)]
+    fn slot_mut(&mut self, _: usize) -> &mut [f64; N] {
+        self
+    }
+}
+
+impl<const N: usize> ChainRow<N> for [[f64; N]; 2] {
+    const ZERO: Self = [[0.0; N]; 2];
+    #[inline(always)]
+    fn values(&self) -> &[f64] {
+        self.as_flattened()
+    }
+    #[inline(always)]
+    fn values_mut(&mut self) -> &mut [f64] {
+        self.as_flattened_mut()
+    }
+    #[inline(always)]
+    fn slot(&self, slot: usize) -> &[f64; N] {
+        &self[slot]
+    }
+    #[inline(always)]
+    fn slot_mut(&mut self, slot: usize) -> &mut [f64; N] {
+        &mut self[slot]
+    }
+}
+
+/// Chains up to this many coordinates solve dID/dq and dID/dqd as one set of 2N columns
+/// ([`ChainRow`]); at 62 the pair took 1.35 times as long as the two solves apart (measured
+/// on the passes alone, with the running sums spilling out of the registers).
+const PAIRED_UP_TO: usize = 32;
 
 /// A chain's inverse-dynamics factors with the vectors a row reads across its columns laid
 /// out component by component (row i reads joint j's S, d, c and columns for every j), so
@@ -135,59 +184,64 @@ impl<'a, const N: usize> ChainColumns<'a, N> {
         columns
     }
 
-    /// rows = dID/dq: row i, j <= i: I^c_i S_i . c_j + position_row_i . d_j; j > i:
-    /// S_i . position_column_j.
-    fn position_rows(&self, rows: &mut [[f64; N]; N]) {
+    /// Slot `slot` of `rows` = dID/dq: row i, j <= i: I^c_i S_i . c_j + position_row_i . d_j;
+    /// j > i: S_i . position_column_j.
+    fn position_rows<T: ChainRow<N>>(&self, rows: &mut [T; N], slot: usize) {
         let f = self.factors;
         self.rows(
             rows,
+            slot,
             1.0,
             |i, r| (f.projected[i][r], f.position_row[i][r], f.subspace[i][r]),
             |c| (&self.shift[c], &self.rate[c], &self.position_column[c]),
         );
     }
 
-    /// rows = dID/dqd = 2 C: row i, j <= i: 2 (I^c_i S_i . d_j + coriolis_row_i . S_j);
-    /// j > i: 2 S_i . coriolis_column_j.
-    fn velocity_rows(&self, rows: &mut [[f64; N]; N]) {
+    /// Slot `slot` of `rows` = dID/dqd = 2 C: row i, j <= i: 2 (I^c_i S_i . d_j +
+    /// coriolis_row_i . S_j); j > i: 2 S_i . coriolis_column_j.
+    fn velocity_rows<T: ChainRow<N>>(&self, rows: &mut [T; N], slot: usize) {
         let f = self.factors;
         self.rows(
             rows,
+            slot,
             2.0,
             |i, r| (f.projected[i][r], f.coriolis_row[i][r], f.subspace[i][r]),
             |c| (&self.rate[c], &self.subspace[c], &self.coriolis_column[c]),
         );
     }
 
-    /// rows[i][j] = scale sum over the active components c (r their motion component) of,
-    /// with (a, b, s) = `row_factors(i, r)` and (x, y, z) = `column_vectors(c)`: j <= i,
-    /// a x_j + b y_j; j > i, s z_j. The component count a constant of the loops (so they
-    /// unroll), four columns at a time in one register each (the compiler left a whole-row
-    /// loop's sums in scalar registers, and split loops' lengths change with every row): a
-    /// block below the diagonal computes the lower form, one above it the upper, the one
-    /// across it both; the columns past the last whole block one at a time.
-    fn rows<'c>(
+    /// Entry j of slot `slot` of rows[i] (every entry is written) = scale sum over the
+    /// active components c (r their motion component) of, with (a, b, s) =
+    /// `row_factors(i, r)` and (x, y, z) = `column_vectors(c)`: j <= i, a x_j + b y_j; j > i,
+    /// s z_j. The component count a constant of the loops (so they unroll), four columns at
+    /// a time in one register each (the compiler left a whole-row loop's sums in scalar
+    /// registers, and split loops' lengths change with every row): a block below the
+    /// diagonal computes the lower form, one above it the upper, the one across it both; the
+    /// columns past the last whole block one at a time.
+    fn rows<'c, T: ChainRow<N>>(
         &'c self,
-        rows: &mut [[f64; N]; N],
+        rows: &mut [T; N],
+        slot: usize,
         scale: f64,
         row_factors: impl Fn(usize, usize) -> (f64, f64, f64),
         column_vectors: impl Fn(usize) -> (&'c [f64; N], &'c [f64; N], &'c [f64; N]),
     ) {
         match self.count {
-            0 => *rows = [[0.0; N]; N],
-            1 => self.rows_of::<1>(rows, scale, row_factors, column_vectors),
-            2 => self.rows_of::<2>(rows, scale, row_factors, column_vectors),
-            3 => self.rows_of::<3>(rows, scale, row_factors, column_vectors),
-            4 => self.rows_of::<4>(rows, scale, row_factors, column_vectors),
-            5 => self.rows_of::<5>(rows, scale, row_factors, column_vectors),
-            _ => self.rows_of::<6>(rows, scale, row_factors, column_vectors),
+            0 => rows.iter_mut().for_each(|row| *row.slot_mut(slot) = [0.0; N]),
+            1 => self.rows_of::<1, T>(rows, slot, scale, row_factors, column_vectors),
+            2 => self.rows_of::<2, T>(rows, slot, scale, row_factors, column_vectors),
+            3 => self.rows_of::<3, T>(rows, slot, scale, row_factors, column_vectors),
+            4 => self.rows_of::<4, T>(rows, slot, scale, row_factors, column_vectors),
+            5 => self.rows_of::<5, T>(rows, slot, scale, row_factors, column_vectors),
+            _ => self.rows_of::<6, T>(rows, slot, scale, row_factors, column_vectors),
         }
     }
 
     /// [`Self::rows`] with `R` active components.
-    fn rows_of<'c, const R: usize>(
+    fn rows_of<'c, const R: usize, T: ChainRow<N>>(
         &'c self,
-        rows: &mut [[f64; N]; N],
+        rows: &mut [T; N],
+        slot: usize,
         scale: f64,
         row_factors: impl Fn(usize, usize) -> (f64, f64, f64),
         column_vectors: impl Fn(usize) -> (&'c [f64; N], &'c [f64; N], &'c [f64; N]),
@@ -196,6 +250,7 @@ impl<'a, const N: usize> ChainColumns<'a, N> {
         let vectors: [_; R] = std::array::from_fn(&column_vectors);
         let factor = f64x4::splat(scale);
         for (i, row) in rows.iter_mut().enumerate() {
+            let row = row.slot_mut(slot);
             let factors: [_; R] = std::array::from_fn(|c| row_factors(i, self.active[c]));
             let lower = |j: usize| {
                 let mut sum = f64x4::splat(0.0);
@@ -243,18 +298,24 @@ fn block<const N: usize>(values: &[f64; N], j: usize) -> f64x4 {
     f64x4::from([values[j], values[j + 1], values[j + 2], values[j + 3]])
 }
 
-/// `out` = `scale` `rows`, `rows[k][j]` being entry (k, j): the row-major solution into
-/// the column-major matrix, by 4 x 4 blocks transposed in registers and the rows and
-/// columns past the last whole block one entry at a time. A loop over the entries compiles
+/// `out` = `scale` times slot `slot` of `rows`, entry j of its row k being entry (k, j): the
+/// row-major solution into the column-major matrix, by 4 x 4 blocks transposed in registers
+/// and the rows and columns past the last whole block one entry at a time. A loop over the entries compiles
 /// to scatters (or gathers) of one entry per lane, which took two fifths of a chain solve
 /// at 22 coordinates.
-fn store_transposed<const N: usize>(rows: &[[f64; N]; N], scale: f64, out: &mut SMatrix<f64, N, N>) {
+fn store_transposed<const N: usize, T: ChainRow<N>>(
+    rows: &[T; N],
+    slot: usize,
+    scale: f64,
+    out: &mut SMatrix<f64, N, N>,
+) {
+    let rows: [&[f64; N]; N] = std::array::from_fn(|k| rows[k].slot(slot));
     let columns = out.as_mut_slice();
     let whole = N / 4 * 4;
     let factor = f64x4::splat(scale);
     for k in (0..whole).step_by(4) {
         for j in (0..whole).step_by(4) {
-            let rows_block = [0, 1, 2, 3].map(|d| block(&rows[k + d], j));
+            let rows_block = [block(rows[k], j), block(rows[k + 1], j), block(rows[k + 2], j), block(rows[k + 3], j)];
             for (d, column) in f64x4::transpose(rows_block).into_iter().enumerate() {
                 columns[(j + d) * N + k..(j + d) * N + k + 4].copy_from_slice(&(column * factor).to_array());
             }
@@ -355,9 +416,24 @@ impl<const N: usize> ArticulatedFactor<N> {
         inverse: &mut SMatrix<f64, N, N>,
     ) {
         let (subspace, weighted) = self.compact::<R>(active);
-        self.chain_solve(&subspace, &weighted, Source::Position(columns), -1.0, position);
-        self.chain_solve(&subspace, &weighted, Source::Velocity(columns), -1.0, velocity);
-        self.chain_solve(&subspace, &weighted, Source::Identity, 1.0, inverse);
+        if N <= PAIRED_UP_TO {
+            let mut rows = [[[0.0f64; N]; 2]; N];
+            columns.position_rows(&mut rows, 0);
+            columns.velocity_rows(&mut rows, 1);
+            self.chain_passes(&subspace, &weighted, &mut rows);
+            store_transposed(&rows, 0, -1.0, position);
+            store_transposed(&rows, 1, -1.0, velocity);
+        } else {
+            // Every entry of the rows is written before each solve, so one buffer serves both.
+            let mut rows = [[0.0f64; N]; N];
+            columns.position_rows(&mut rows, 0);
+            self.chain_passes(&subspace, &weighted, &mut rows);
+            store_transposed(&rows, 0, -1.0, position);
+            columns.velocity_rows(&mut rows, 0);
+            self.chain_passes(&subspace, &weighted, &mut rows);
+            store_transposed(&rows, 0, -1.0, velocity);
+        }
+        self.chain_inverse(&subspace, &weighted, inverse);
     }
 
     /// Each joint's S and U / D on the `R` components in `active`.
@@ -383,11 +459,25 @@ impl<const N: usize> ArticulatedFactor<N> {
         let mut acceleration = [[[0.0f64; LANES]; R]; N];
         if is_chain(&self.parent) {
             for solve in solves.iter_mut() {
-                let source = match solve.b {
-                    Some(b) => Source::Matrix(b),
-                    None => Source::Identity,
-                };
-                self.chain_solve(&subspace, &weighted, source, solve.scale, solve.out);
+                match solve.b {
+                    Some(b) => {
+                        // rows[k][j]: entry (k, j) of the right-hand sides, then of the solution.
+                        let mut rows = [[0.0f64; N]; N];
+                        for (j, column) in b.as_slice().chunks_exact(N).enumerate() {
+                            for (row, &value) in rows.iter_mut().zip(column) {
+                                row[j] = value;
+                            }
+                        }
+                        self.chain_passes(&subspace, &weighted, &mut rows);
+                        store_transposed(&rows, 0, solve.scale, solve.out);
+                    }
+                    None => {
+                        self.chain_inverse(&subspace, &weighted, solve.out);
+                        if solve.scale != 1.0 {
+                            *solve.out *= solve.scale;
+                        }
+                    }
+                }
             }
             return;
         }
@@ -418,68 +508,68 @@ impl<const N: usize> ArticulatedFactor<N> {
         }
     }
 
-    /// One [`Solve`] on a chain (each joint's parent the one before it), all N columns at
-    /// once: the force from below and the acceleration are running sums over the chain, one
-    /// row of N per component, so each joint is a few long vector loops (the columns' chains
-    /// of dependent multiply-adds overlap) instead of a short block waiting on the latency of
-    /// the one before (measured 3 to 4 times slower at 22 and 62 coordinates).
-    fn chain_solve<const R: usize>(
+    /// M^-1 into `inverse` on a chain: the identity's columns through [`Self::chain_passes`].
+    /// M^-1 is symmetric, so the solution's rows are its columns, and the passes run on the
+    /// matrix's own column-major storage, with no transpose after them.
+    fn chain_inverse<const R: usize>(
         &self,
         subspace: &[[f64; R]; N],
         weighted: &[[f64; R]; N],
-        source: Source<'_, N>,
-        scale: f64,
-        out: &mut SMatrix<f64, N, N>,
+        inverse: &mut SMatrix<f64, N, N>,
     ) {
-        // rows[k][j]: entry (k, j) of the right-hand sides, then of the solution.
-        let mut rows = [[0.0f64; N]; N];
-        match source {
-            Source::Matrix(b) => {
-                for (j, column) in b.as_slice().chunks_exact(N).enumerate() {
-                    for (row, &value) in rows.iter_mut().zip(column) {
-                        row[j] = value;
-                    }
-                }
-            }
-            Source::Identity => {
-                for (k, row) in rows.iter_mut().enumerate() {
-                    row[k] = 1.0;
-                }
-            }
-            Source::Position(columns) => columns.position_rows(&mut rows),
-            Source::Velocity(columns) => columns.velocity_rows(&mut rows),
+        let rows = &mut inverse.data.0;
+        *rows = [[0.0; N]; N];
+        for (k, row) in rows.iter_mut().enumerate() {
+            row[k] = 1.0;
         }
-        let mut force = [[0.0f64; N]; R];
+        self.chain_passes(subspace, weighted, rows);
+    }
+
+    /// The two passes of a solve on a chain (each joint's parent the one before it), `rows`
+    /// (one per coordinate, entry j of a row being column j of the right-hand sides) from
+    /// right-hand sides to solutions, all columns at once: the force from below and the
+    /// acceleration are running sums over the chain, one row per component, so each joint is
+    /// a few long vector loops (the columns' chains of dependent multiply-adds overlap)
+    /// instead of a short block waiting on the latency of the one before (measured 3 to 4
+    /// times slower at 22 and 62 coordinates).
+    fn chain_passes<const R: usize, T: ChainRow<N>>(
+        &self,
+        subspace: &[[f64; R]; N],
+        weighted: &[[f64; R]; N],
+        rows: &mut [T; N],
+    ) {
+        let mut force = [T::ZERO; R];
         for t in (0..N).rev() {
-            let u = &mut rows[self.coordinate[t]];
+            let u = rows[self.coordinate[t]].values_mut();
             let (s, weight, inverse_pivot) = (subspace[t], weighted[t], self.inverse_pivot[t]);
-            for j in 0..N {
+            for j in 0..u.len() {
                 let mut x = u[j];
                 for c in 0..R {
-                    x = multiply_add(-s[c], force[c][j], x);
+                    x = multiply_add(-s[c], force[c].values()[j], x);
                 }
                 for c in 0..R {
-                    force[c][j] = multiply_add(weight[c], x, force[c][j]);
+                    let sum = &mut force[c].values_mut()[j];
+                    *sum = multiply_add(weight[c], x, *sum);
                 }
                 u[j] = x * inverse_pivot;
             }
         }
-        let mut acceleration = [[0.0f64; N]; R];
+        let mut acceleration = [T::ZERO; R];
         for t in 0..N {
-            let x = &mut rows[self.coordinate[t]];
+            let x = rows[self.coordinate[t]].values_mut();
             let (s, weight) = (subspace[t], weighted[t]);
-            for j in 0..N {
+            for j in 0..x.len() {
                 let mut value = x[j];
                 for c in 0..R {
-                    value = multiply_add(-weight[c], acceleration[c][j], value);
+                    value = multiply_add(-weight[c], acceleration[c].values()[j], value);
                 }
                 for c in 0..R {
-                    acceleration[c][j] = multiply_add(s[c], value, acceleration[c][j]);
+                    let sum = &mut acceleration[c].values_mut()[j];
+                    *sum = multiply_add(s[c], value, *sum);
                 }
                 x[j] = value;
             }
         }
-        store_transposed(&rows, scale, out);
     }
 
     /// The two passes over one block of columns, `rows` from right-hand sides to solutions;
@@ -616,10 +706,9 @@ impl<const N: usize> InverseDynamicsFactors<N> {
             // Row by row in vector loops over the columns, then into column-major storage.
             let columns = ChainColumns::new(self);
             let mut rows = [[0.0f64; N]; N];
-            columns.position_rows(&mut rows);
+            columns.position_rows(&mut rows, 0);
             *position = SMatrix::from_fn(|i, j| rows[i][j]);
-            rows = [[0.0f64; N]; N];
-            columns.velocity_rows(&mut rows);
+            columns.velocity_rows(&mut rows, 0);
             *velocity = SMatrix::from_fn(|i, j| rows[i][j]);
             return;
         }
@@ -662,15 +751,81 @@ mod tests {
                 }
             }
             let mut out = SMatrix::<f64, N, N>::zeros();
-            store_transposed(&rows, -2.0, &mut out);
+            store_transposed(&rows, 0, -2.0, &mut out);
             for k in 0..N {
                 for j in 0..N {
                     assert_eq!(out[(k, j)], -2.0 * rows[k][j], "entry ({k}, {j}) at N = {N}");
                 }
             }
+            // The second of two sets side by side.
+            let pairs: [[[f64; N]; 2]; N] = std::array::from_fn(|k| [[0.0; N], rows[k]]);
+            let mut second = SMatrix::<f64, N, N>::zeros();
+            store_transposed(&pairs, 1, -2.0, &mut second);
+            assert_eq!(second, out, "the second set at N = {N}");
         }
         check::<3>();
         check::<4>();
+        check::<8>();
+        check::<22>();
+    }
+
+    /// A chain's factor with made-up entries (the passes are linear whatever they are) on
+    /// the planar robots' three motion components.
+    fn made_up_chain<const N: usize>() -> ArticulatedFactor<N> {
+        let mut factor = ArticulatedFactor::<N>::default();
+        let value = |t: usize, r: usize| ((t * 7 + r * 3) % 11) as f64 / 11.0 - 0.4;
+        for t in 0..N {
+            factor.coordinate[t] = t;
+            factor.parent[t] = t.checked_sub(1);
+            for r in [2, 3, 4] {
+                factor.subspace[t][r] = value(t, r);
+                factor.projected[t][r] = value(t + 5, r) * 0.1;
+            }
+            factor.inverse_pivot[t] = 1.0 + value(t, 1);
+        }
+        factor
+    }
+
+    /// The passes over two sets of columns side by side give each set what it gets alone,
+    /// bit for bit, and the inverse solved in place is the identity's solution read by
+    /// columns.
+    #[test]
+    fn paired_and_in_place_solves_match_the_plain_one() {
+        fn check<const N: usize>() {
+            let factor = made_up_chain::<N>();
+            let (subspace, weighted) = factor.compact::<3>(&[2, 3, 4, 0, 0, 0]);
+            let entry = |k: usize, j: usize, set: usize| ((k * 13 + j * 5 + set * 3) % 17) as f64 - 8.0;
+            let mut pair = [[[0.0f64; N]; 2]; N];
+            let mut apart = [[[0.0f64; N]; N]; 2];
+            for k in 0..N {
+                for j in 0..N {
+                    for set in 0..2 {
+                        pair[k][set][j] = entry(k, j, set);
+                        apart[set][k][j] = entry(k, j, set);
+                    }
+                }
+            }
+            factor.chain_passes(&subspace, &weighted, &mut pair);
+            for (set, rows) in apart.iter_mut().enumerate() {
+                factor.chain_passes(&subspace, &weighted, rows);
+                for k in 0..N {
+                    assert_eq!(pair[k][set], rows[k], "set {set}, row {k} at N = {N}");
+                }
+            }
+            let mut identity = [[0.0f64; N]; N];
+            for (k, row) in identity.iter_mut().enumerate() {
+                row[k] = 1.0;
+            }
+            factor.chain_passes(&subspace, &weighted, &mut identity);
+            let mut inverse = SMatrix::<f64, N, N>::zeros();
+            factor.chain_inverse(&subspace, &weighted, &mut inverse);
+            for k in 0..N {
+                for j in 0..N {
+                    assert_eq!(inverse[(j, k)], identity[k][j], "entry ({k}, {j}) at N = {N}");
+                }
+            }
+        }
+        check::<3>();
         check::<8>();
         check::<22>();
     }
