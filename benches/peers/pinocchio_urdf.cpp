@@ -9,8 +9,9 @@
 //
 // Usage: pinocchio_urdf NAME MODEL.txt [NAME MODEL.txt ...]
 // MODEL.txt: one line per joint, "PARENT TYPE ax ay az  R (9, row-major) p (3)  mass
-// c (3) Ixx Ixy Ixz Iyy Iyz Izz". Prints, per robot, "pinocchio NAME nv seconds": the mean
-// time of aba at one random state, best of five repeats. Built by
+// c (3) Ixx Ixy Ixz Iyy Iyz Izz". Prints, per robot, "pinocchio NAME nv seconds": the
+// time of a call of aba at one random state, estimated as criterion estimates softgen's
+// (timing.hpp). Built by
 // benches/peers/pinocchio_urdf.sh with -O3 -march=native.
 
 #include <cstdio>
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
     const Eigen::VectorXd q = integrate(model, neutral(model), 0.5 * Eigen::VectorXd::Random(model.nv));
     const Eigen::VectorXd v = 0.5 * Eigen::VectorXd::Random(model.nv);
     const Eigen::VectorXd tau = Eigen::VectorXd::Random(model.nv);
-    const double forward = best_mean_seconds([&] { aba(model, data, q, v, tau); });
+    const double forward = criterion_slope_seconds([&] { aba(model, data, q, v, tau); });
     std::printf("pinocchio %s %d %.4e\n", name.c_str(), model.nv, forward);
   }
   return 0;
