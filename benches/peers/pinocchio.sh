@@ -60,10 +60,11 @@ for round in $(seq 1 "$rounds"); do
             echo "$(basename "$0"): softgen's bench printed no figure for the snake of $links links" >&2
             exit 1
         fi
-        awk -v n="$coordinates" -v oa="$ours_alone" -v of="$ours_forward" -v od="$ours" -v pf="$forward" -v pd="$derivatives" 'BEGIN {
-            printf "| %d | %.2f us | %.2f us | %.2f us | %.2f | %.2f us | %.2f us | %.2f |\n", n, oa / 1000, of / 1000, pf * 1e6, pf * 1e9 / oa, od / 1000, pd * 1e6, pd * 1e9 / od
+        ratio=$(awk -v od="$ours" -v pd="$derivatives" 'BEGIN { printf "%.2f", pd * 1e9 / od }')
+        ratios[$coordinates]+=" $ratio"
+        awk -v n="$coordinates" -v oa="$ours_alone" -v of="$ours_forward" -v od="$ours" -v pf="$forward" -v pd="$derivatives" -v ratio="$ratio" 'BEGIN {
+            printf "| %d | %.2f us | %.2f us | %.2f us | %.2f | %.2f us | %.2f us | %s |\n", n, oa / 1000, of / 1000, pf * 1e6, pf * 1e9 / oa, od / 1000, pd * 1e6, ratio
         }'
-        ratios[$coordinates]+=" $(awk -v od="$ours" -v pd="$derivatives" 'BEGIN { printf "%.2f", pd * 1e9 / od }')"
     done
 done
 

@@ -300,9 +300,9 @@ fn block<const N: usize>(values: &[f64; N], j: usize) -> f64x4 {
 
 /// `out` = `scale` times slot `slot` of `rows`, entry j of its row k being entry (k, j): the
 /// row-major solution into the column-major matrix, by 4 x 4 blocks transposed in registers
-/// and the rows and columns past the last whole block one entry at a time. A loop over the entries compiles
-/// to scatters (or gathers) of one entry per lane, which took two fifths of a chain solve
-/// at 22 coordinates.
+/// and the rows and columns past the last whole block one entry at a time. A loop over the
+/// entries compiles to scatters (or gathers) of one entry per lane, which took two fifths
+/// of a chain solve at 22 coordinates.
 fn store_transposed<const N: usize, T: ChainRow<N>>(
     rows: &[T; N],
     slot: usize,
