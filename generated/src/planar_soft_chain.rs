@@ -496,33 +496,118 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let tail_inertia_h_y = p.link_mass * tail_com_y;
     let segment1_position_x = q[0] + p.link_length * cos_q2;
     let segment1_position_y = q[1] + sin_q2 * p.link_length;
-    let segment1_slice0_local_com_x = 0.1127016653792583 * segment1_slice0_bend_c1
-        * p.segment_length;
-    let t0 = p.segment_length * segment1_bend_y;
-    let segment1_slice0_local_com_y = 0.012701665379258308 * t0
-        * segment1_slice0_bend_c2;
-    let segment1_slice0_local_bend_y_column_v_x = (0.0014314988413324798 * t0
-        * segment1_slice0_bend_c3 - 0.0014314988413324798 * t0 * segment1_slice0_bend_c2)
-        + 0.1127016653792583 * segment1_slice0_local_com_y;
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t1 = p.segment_length * segment1_bend_squared;
-    let segment1_slice0_local_bend_y_column_v_y = (0.0003226646068132982
-        * segment1_slice0_bend_c4 * t1
-        + 0.012701665379258308 * p.segment_length * segment1_slice0_bend_c2
-        - 0.0001613323034066491 * t1 * segment1_slice0_bend_c3)
-        - 0.1127016653792583 * segment1_slice0_local_com_x;
+    let t0 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_bend_c1,
+        segment2_slice0_bend_c1,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_com_x = 0.1127016653792583 * t0 * p.segment_length;
+    let [segment1_slice0_local_com_x, segment2_slice0_local_com_x, _, _] = lanes_segment1_slice0_local_com_x
+        .to_array();
+    let t1 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_y,
+        segment2_bend_y,
+        0.0,
+        0.0,
+    ]);
+    let t2 = p.segment_length * t1;
+    let t3 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_bend_c2,
+        segment2_slice0_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_com_y = 0.012701665379258308 * t2 * t3;
+    let [segment1_slice0_local_com_y, segment2_slice0_local_com_y, _, _] = lanes_segment1_slice0_local_com_y
+        .to_array();
+    let t4 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_bend_c3,
+        segment2_slice0_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t5 = 0.0014314988413324798 * t2 * t4;
+    let t6 = -(0.0014314988413324798 * t2 * t3);
+    let t7 = t5 + t6;
+    let t8 = 0.1127016653792583 * lanes_segment1_slice0_local_com_y;
+    let lanes_segment1_slice0_local_bend_y_column_v_x = t7 + t8;
+    let [segment1_slice0_local_bend_y_column_v_x,
+    segment2_slice0_local_bend_y_column_v_x, _, _] = lanes_segment1_slice0_local_bend_y_column_v_x
+        .to_array();
+    let lanes_segment1_bend_squared = t1 * t1;
+    let t9 = p.segment_length * lanes_segment1_bend_squared;
+    let t10 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_bend_c4,
+        segment2_slice0_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t11 = 0.0003226646068132982 * t10 * t9;
+    let t12 = 0.012701665379258308 * p.segment_length * t3;
+    let t13 = -(0.0001613323034066491 * t9 * t4);
+    let t14 = t11 + t12 + t13;
+    let t15 = -(0.1127016653792583 * lanes_segment1_slice0_local_com_x);
+    let lanes_segment1_slice0_local_bend_y_column_v_y = t14 + t15;
+    let [segment1_slice0_local_bend_y_column_v_y,
+    segment2_slice0_local_bend_y_column_v_y, _, _] = lanes_segment1_slice0_local_bend_y_column_v_y
+        .to_array();
     let segment1_slice0_mass = 0.2777777777777776 * p.segment_mass;
-    let segment1_slice0_local_inertia_h_x = segment1_slice0_local_com_x
+    let lanes_segment1_slice0_local_inertia_h_x = lanes_segment1_slice0_local_com_x
         * segment1_slice0_mass;
-    let segment1_slice0_local_inertia_h_y = segment1_slice0_local_com_y
+    let [segment1_slice0_local_inertia_h_x, segment2_slice0_local_inertia_h_x, _, _] = lanes_segment1_slice0_local_inertia_h_x
+        .to_array();
+    let lanes_segment1_slice0_local_inertia_h_y = lanes_segment1_slice0_local_com_y
         * segment1_slice0_mass;
-    let segment1_slice1_local_com_x = 0.5 * p.segment_length * segment1_slice1_bend_c1;
-    let segment1_slice1_local_com_y = 0.25 * t0 * segment1_slice1_bend_c2;
-    let segment1_slice1_local_bend_y_column_v_x = 0.5 * segment1_slice1_local_com_y
-        + (0.125 * segment1_slice1_bend_c3 * t0 - 0.125 * t0 * segment1_slice1_bend_c2);
-    let segment1_slice1_local_bend_y_column_v_y = (0.125 * t1 * segment1_slice1_bend_c4
-        + 0.25 * p.segment_length * segment1_slice1_bend_c2
-        - 0.0625 * segment1_slice1_bend_c3 * t1) - 0.5 * segment1_slice1_local_com_x;
+    let [segment1_slice0_local_inertia_h_y, segment2_slice0_local_inertia_h_y, _, _] = lanes_segment1_slice0_local_inertia_h_y
+        .to_array();
+    let t16 = softgen_runtime::Lanes4::from_array([
+        segment1_slice1_bend_c1,
+        segment2_slice1_bend_c1,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice1_local_com_x = 0.5 * p.segment_length * t16;
+    let [segment1_slice1_local_com_x, segment2_slice1_local_com_x, _, _] = lanes_segment1_slice1_local_com_x
+        .to_array();
+    let t17 = softgen_runtime::Lanes4::from_array([
+        segment1_slice1_bend_c2,
+        segment2_slice1_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice1_local_com_y = 0.25 * t2 * t17;
+    let [segment1_slice1_local_com_y, segment2_slice1_local_com_y, _, _] = lanes_segment1_slice1_local_com_y
+        .to_array();
+    let t18 = 0.5 * lanes_segment1_slice1_local_com_y;
+    let t19 = softgen_runtime::Lanes4::from_array([
+        segment1_slice1_bend_c3,
+        segment2_slice1_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t20 = 0.125 * t19 * t2;
+    let t21 = -(0.125 * t2 * t17);
+    let t22 = t20 + t21;
+    let lanes_segment1_slice1_local_bend_y_column_v_x = t18 + t22;
+    let [segment1_slice1_local_bend_y_column_v_x,
+    segment2_slice1_local_bend_y_column_v_x, _, _] = lanes_segment1_slice1_local_bend_y_column_v_x
+        .to_array();
+    let t23 = -(0.5 * lanes_segment1_slice1_local_com_x);
+    let t24 = softgen_runtime::Lanes4::from_array([
+        segment1_slice1_bend_c4,
+        segment2_slice1_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t25 = 0.125 * t9 * t24;
+    let t26 = 0.25 * p.segment_length * t17;
+    let t27 = -(0.0625 * t19 * t9);
+    let t28 = t25 + t26 + t27;
+    let lanes_segment1_slice1_local_bend_y_column_v_y = t23 + t28;
+    let [segment1_slice1_local_bend_y_column_v_y,
+    segment2_slice1_local_bend_y_column_v_y, _, _] = lanes_segment1_slice1_local_bend_y_column_v_y
+        .to_array();
     let segment1_slice1_local_subspace0_w_z = 0.5 * p.segment_length;
     let segment1_slice1_local_subspace0_v_x = segment1_slice1_local_bend_y_column_v_x
         * p.segment_length;
@@ -540,30 +625,81 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + cos_q2 * segment1_slice1_local_subspace0_v_y
         - segment1_position_x * segment1_slice1_local_subspace0_w_z;
     let segment1_slice1_mass = 0.4444444444444444 * p.segment_mass;
-    let segment1_slice1_local_inertia_h_x = segment1_slice1_local_com_x
+    let lanes_segment1_slice1_local_inertia_h_x = lanes_segment1_slice1_local_com_x
         * segment1_slice1_mass;
-    let segment1_slice1_local_inertia_h_y = segment1_slice1_local_com_y
+    let [segment1_slice1_local_inertia_h_x, segment2_slice1_local_inertia_h_x, _, _] = lanes_segment1_slice1_local_inertia_h_x
+        .to_array();
+    let lanes_segment1_slice1_local_inertia_h_y = lanes_segment1_slice1_local_com_y
         * segment1_slice1_mass;
-    let segment1_slice2_local_com_x = 0.8872983346207417 * p.segment_length
-        * segment1_slice2_bend_c1;
-    let segment1_slice2_local_com_y = 0.7872983346207417 * t0 * segment1_slice2_bend_c2;
-    let segment1_slice2_local_bend_y_column_v_x = (0.6985685011586675 * t0
-        * segment1_slice2_bend_c3 - 0.6985685011586675 * t0 * segment1_slice2_bend_c2)
-        + 0.8872983346207417 * segment1_slice2_local_com_y;
-    let segment1_slice2_local_bend_y_column_v_y = (0.7872983346207417 * p.segment_length
-        * segment1_slice2_bend_c2 + 1.239677335393187 * t1 * segment1_slice2_bend_c4
-        - 0.6198386676965935 * t1 * segment1_slice2_bend_c3)
-        - 0.8872983346207417 * segment1_slice2_local_com_x;
-    let segment1_slice2_local_inertia_h_x = segment1_slice2_local_com_x
+    let [segment1_slice1_local_inertia_h_y, segment2_slice1_local_inertia_h_y, _, _] = lanes_segment1_slice1_local_inertia_h_y
+        .to_array();
+    let t29 = softgen_runtime::Lanes4::from_array([
+        segment1_slice2_bend_c1,
+        segment2_slice2_bend_c1,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice2_local_com_x = 0.8872983346207417 * p.segment_length * t29;
+    let [segment1_slice2_local_com_x, segment2_slice2_local_com_x, _, _] = lanes_segment1_slice2_local_com_x
+        .to_array();
+    let t30 = softgen_runtime::Lanes4::from_array([
+        segment1_slice2_bend_c2,
+        segment2_slice2_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice2_local_com_y = 0.7872983346207417 * t2 * t30;
+    let [segment1_slice2_local_com_y, segment2_slice2_local_com_y, _, _] = lanes_segment1_slice2_local_com_y
+        .to_array();
+    let t31 = -(0.6985685011586675 * t2 * t30);
+    let t32 = softgen_runtime::Lanes4::from_array([
+        segment1_slice2_bend_c3,
+        segment2_slice2_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t33 = 0.6985685011586675 * t2 * t32;
+    let t34 = t31 + t33;
+    let t35 = 0.8872983346207417 * lanes_segment1_slice2_local_com_y;
+    let lanes_segment1_slice2_local_bend_y_column_v_x = t34 + t35;
+    let [segment1_slice2_local_bend_y_column_v_x,
+    segment2_slice2_local_bend_y_column_v_x, _, _] = lanes_segment1_slice2_local_bend_y_column_v_x
+        .to_array();
+    let t36 = -(0.8872983346207417 * lanes_segment1_slice2_local_com_x);
+    let t37 = 0.7872983346207417 * p.segment_length * t30;
+    let t38 = -(0.6198386676965935 * t9 * t32);
+    let t39 = softgen_runtime::Lanes4::from_array([
+        segment1_slice2_bend_c4,
+        segment2_slice2_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t40 = 1.239677335393187 * t9 * t39;
+    let t41 = t37 + t38 + t40;
+    let lanes_segment1_slice2_local_bend_y_column_v_y = t36 + t41;
+    let [segment1_slice2_local_bend_y_column_v_y,
+    segment2_slice2_local_bend_y_column_v_y, _, _] = lanes_segment1_slice2_local_bend_y_column_v_y
+        .to_array();
+    let lanes_segment1_slice2_local_inertia_h_x = lanes_segment1_slice2_local_com_x
         * segment1_slice0_mass;
-    let segment1_slice2_local_inertia_h_y = segment1_slice2_local_com_y
+    let [segment1_slice2_local_inertia_h_x, segment2_slice2_local_inertia_h_x, _, _] = lanes_segment1_slice2_local_inertia_h_x
+        .to_array();
+    let lanes_segment1_slice2_local_inertia_h_y = lanes_segment1_slice2_local_com_y
         * segment1_slice0_mass;
+    let [segment1_slice2_local_inertia_h_y, segment2_slice2_local_inertia_h_y, _, _] = lanes_segment1_slice2_local_inertia_h_y
+        .to_array();
     let segment1_slices_local_inertia_m = segment1_slice0_mass + segment1_slice0_mass
         + segment1_slice1_mass;
-    let segment1_slices_local_inertia_h_x = segment1_slice1_local_inertia_h_x
-        + segment1_slice2_local_inertia_h_x + segment1_slice0_local_inertia_h_x;
-    let segment1_slices_local_inertia_h_y = segment1_slice0_local_inertia_h_y
-        + segment1_slice1_local_inertia_h_y + segment1_slice2_local_inertia_h_y;
+    let lanes_segment1_slices_local_inertia_h_x = lanes_segment1_slice1_local_inertia_h_x
+        + lanes_segment1_slice2_local_inertia_h_x
+        + lanes_segment1_slice0_local_inertia_h_x;
+    let [segment1_slices_local_inertia_h_x, segment2_slices_local_inertia_h_x, _, _] = lanes_segment1_slices_local_inertia_h_x
+        .to_array();
+    let lanes_segment1_slices_local_inertia_h_y = lanes_segment1_slice0_local_inertia_h_y
+        + lanes_segment1_slice1_local_inertia_h_y
+        + lanes_segment1_slice2_local_inertia_h_y;
+    let [segment1_slices_local_inertia_h_y, segment2_slices_local_inertia_h_y, _, _] = lanes_segment1_slices_local_inertia_h_y
+        .to_array();
     let segment1_slices_inertia_h_x = base_angle_rotation_01
         * segment1_slices_local_inertia_h_y
         + segment1_position_x * segment1_slices_local_inertia_m
@@ -571,28 +707,70 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let segment1_slices_inertia_h_y = segment1_position_y
         * segment1_slices_local_inertia_m + sin_q2 * segment1_slices_local_inertia_h_x
         + cos_q2 * segment1_slices_local_inertia_h_y;
-    let t2 = t0 * segment1_bend_squared_c2;
-    let segment1_tip_local_bend_y_column_v_x = t2
-        + (segment1_bend_squared_c3 * t0 - t0 * segment1_bend_squared_c2);
-    let t3 = segment1_bend_squared_c1 * p.segment_length;
-    let segment1_tip_local_bend_y_column_v_y = (p.segment_length
-        * segment1_bend_squared_c2 + 2.0 * segment1_bend_squared_c4 * t1
-        - segment1_bend_squared_c3 * t1) - t3;
-    let segment1_tip_local_subspace0_v_x = p.segment_length
-        * segment1_tip_local_bend_y_column_v_x;
-    let segment1_tip_local_subspace0_v_y = p.segment_length
-        * segment1_tip_local_bend_y_column_v_y;
-    let t4 = segment1_bend_squared_c1 * segment1_bend_y;
-    let t5 = 1.0 - segment1_bend_squared * segment1_bend_squared_c2;
-    let t6 = cos_q2 * t5;
-    let segment1_tip_rotation_00 = t4 * base_angle_rotation_01 + t6;
-    let t7 = -(segment1_bend_squared_c1 * segment1_bend_y);
-    let segment1_tip_rotation_01 = cos_q2 * t7 + t5 * base_angle_rotation_01;
-    let segment1_tip_rotation_10 = t4 * cos_q2 + sin_q2 * t5;
-    let segment1_tip_rotation_11 = sin_q2 * t7 + t6;
-    let segment1_tip_position_x = t3 * cos_q2 + t2 * base_angle_rotation_01
+    let t42 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c2,
+        segment2_bend_squared_c2,
+        0.0,
+        0.0,
+    ]);
+    let t43 = t2 * t42;
+    let [t44, t45, _, _] = t43.to_array();
+    let t46 = -(t2 * t42);
+    let t47 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c3,
+        segment2_bend_squared_c3,
+        0.0,
+        0.0,
+    ]);
+    let t48 = t47 * t2;
+    let t49 = t46 + t48;
+    let lanes_segment1_tip_local_bend_y_column_v_x = t43 + t49;
+    let [segment1_tip_local_bend_y_column_v_x, segment2_tip_local_bend_y_column_v_x, _, _,
+    ] = lanes_segment1_tip_local_bend_y_column_v_x.to_array();
+    let t50 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c1,
+        segment2_bend_squared_c1,
+        0.0,
+        0.0,
+    ]);
+    let t51 = t50 * p.segment_length;
+    let [t52, t53, _, _] = t51.to_array();
+    let t54 = -t51;
+    let t55 = p.segment_length * t42;
+    let t56 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c4,
+        segment2_bend_squared_c4,
+        0.0,
+        0.0,
+    ]);
+    let t57 = 2.0 * t56 * t9;
+    let t58 = -(t47 * t9);
+    let t59 = t55 + t57 + t58;
+    let lanes_segment1_tip_local_bend_y_column_v_y = t54 + t59;
+    let [segment1_tip_local_bend_y_column_v_y, segment2_tip_local_bend_y_column_v_y, _, _,
+    ] = lanes_segment1_tip_local_bend_y_column_v_y.to_array();
+    let lanes_segment1_tip_local_subspace0_v_x = p.segment_length
+        * lanes_segment1_tip_local_bend_y_column_v_x;
+    let [segment1_tip_local_subspace0_v_x, segment2_tip_local_subspace0_v_x, _, _] = lanes_segment1_tip_local_subspace0_v_x
+        .to_array();
+    let lanes_segment1_tip_local_subspace0_v_y = p.segment_length
+        * lanes_segment1_tip_local_bend_y_column_v_y;
+    let [segment1_tip_local_subspace0_v_y, segment2_tip_local_subspace0_v_y, _, _] = lanes_segment1_tip_local_subspace0_v_y
+        .to_array();
+    let t60 = t50 * t1;
+    let [t61, t62, _, _] = t60.to_array();
+    let t63 = -(lanes_segment1_bend_squared * t42);
+    let t64 = 1.0 + t63;
+    let [t65, t66, _, _] = t64.to_array();
+    let t67 = cos_q2 * t65;
+    let segment1_tip_rotation_00 = t61 * base_angle_rotation_01 + t67;
+    let t68 = -(segment1_bend_squared_c1 * segment1_bend_y);
+    let segment1_tip_rotation_01 = cos_q2 * t68 + t65 * base_angle_rotation_01;
+    let segment1_tip_rotation_10 = t61 * cos_q2 + sin_q2 * t65;
+    let segment1_tip_rotation_11 = sin_q2 * t68 + t67;
+    let segment1_tip_position_x = t52 * cos_q2 + t44 * base_angle_rotation_01
         + segment1_position_x;
-    let segment1_tip_position_y = sin_q2 * t3 + segment1_position_y + t2 * cos_q2;
+    let segment1_tip_position_y = sin_q2 * t52 + segment1_position_y + t44 * cos_q2;
     let segment1_tip_subspace0_v_x = base_angle_rotation_01
         * segment1_tip_local_subspace0_v_y + p.segment_length * segment1_position_y
         + segment1_tip_local_subspace0_v_x * cos_q2;
@@ -609,57 +787,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + p.link_length * segment1_tip_rotation_00;
     let segment2_position_y = segment1_tip_rotation_10 * p.link_length
         + segment1_tip_position_y;
-    let segment2_slice0_local_com_x = 0.1127016653792583 * p.segment_length
-        * segment2_slice0_bend_c1;
-    let t8 = segment2_bend_y * p.segment_length;
-    let segment2_slice0_local_com_y = 0.012701665379258308 * t8
-        * segment2_slice0_bend_c2;
-    let segment2_slice0_local_bend_y_column_v_x = (0.0014314988413324798
-        * segment2_slice0_bend_c3 * t8
-        - 0.0014314988413324798 * t8 * segment2_slice0_bend_c2)
-        + 0.1127016653792583 * segment2_slice0_local_com_y;
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t9 = p.segment_length * segment2_bend_squared;
-    let segment2_slice0_local_bend_y_column_v_y = (0.0003226646068132982
-        * segment2_slice0_bend_c4 * t9
-        + 0.012701665379258308 * p.segment_length * segment2_slice0_bend_c2
-        - 0.0001613323034066491 * segment2_slice0_bend_c3 * t9)
-        - 0.1127016653792583 * segment2_slice0_local_com_x;
-    let segment2_slice0_local_inertia_h_x = segment2_slice0_local_com_x
-        * segment1_slice0_mass;
-    let segment2_slice0_local_inertia_h_y = segment2_slice0_local_com_y
-        * segment1_slice0_mass;
-    let segment2_slice1_local_com_x = 0.5 * segment2_slice1_bend_c1 * p.segment_length;
-    let segment2_slice1_local_com_y = 0.25 * segment2_slice1_bend_c2 * t8;
-    let segment2_slice1_local_bend_y_column_v_x = (0.125 * segment2_slice1_bend_c3 * t8
-        - 0.125 * segment2_slice1_bend_c2 * t8) + 0.5 * segment2_slice1_local_com_y;
-    let segment2_slice1_local_bend_y_column_v_y = (0.25 * p.segment_length
-        * segment2_slice1_bend_c2 + 0.125 * t9 * segment2_slice1_bend_c4
-        - 0.0625 * t9 * segment2_slice1_bend_c3) - 0.5 * segment2_slice1_local_com_x;
-    let segment2_slice1_local_inertia_h_x = segment1_slice1_mass
-        * segment2_slice1_local_com_x;
-    let segment2_slice1_local_inertia_h_y = segment2_slice1_local_com_y
-        * segment1_slice1_mass;
-    let segment2_slice2_local_com_x = 0.8872983346207417 * segment2_slice2_bend_c1
-        * p.segment_length;
-    let segment2_slice2_local_com_y = 0.7872983346207417 * segment2_slice2_bend_c2 * t8;
-    let segment2_slice2_local_bend_y_column_v_x = (0.6985685011586675
-        * segment2_slice2_bend_c3 * t8
-        - 0.6985685011586675 * segment2_slice2_bend_c2 * t8)
-        + 0.8872983346207417 * segment2_slice2_local_com_y;
-    let segment2_slice2_local_bend_y_column_v_y = (1.239677335393187 * t9
-        * segment2_slice2_bend_c4
-        + 0.7872983346207417 * segment2_slice2_bend_c2 * p.segment_length
-        - 0.6198386676965935 * t9 * segment2_slice2_bend_c3)
-        - 0.8872983346207417 * segment2_slice2_local_com_x;
-    let segment2_slice2_local_inertia_h_x = segment1_slice0_mass
-        * segment2_slice2_local_com_x;
-    let segment2_slice2_local_inertia_h_y = segment1_slice0_mass
-        * segment2_slice2_local_com_y;
-    let segment2_slices_local_inertia_h_x = segment2_slice1_local_inertia_h_x
-        + segment2_slice0_local_inertia_h_x + segment2_slice2_local_inertia_h_x;
-    let segment2_slices_local_inertia_h_y = segment2_slice1_local_inertia_h_y
-        + segment2_slice0_local_inertia_h_y + segment2_slice2_local_inertia_h_y;
     let segment2_slices_inertia_h_x = segment2_slices_local_inertia_h_x
         * segment1_tip_rotation_00
         + segment2_slices_local_inertia_h_y * segment1_tip_rotation_01
@@ -668,27 +795,14 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment1_tip_rotation_11
         + segment1_tip_rotation_10 * segment2_slices_local_inertia_h_x
         + segment2_position_y * segment1_slices_local_inertia_m;
-    let t10 = segment2_bend_squared_c2 * t8;
-    let segment2_tip_local_bend_y_column_v_x = (segment2_bend_squared_c3 * t8
-        - segment2_bend_squared_c2 * t8) + t10;
-    let t11 = p.segment_length * segment2_bend_squared_c1;
-    let segment2_tip_local_bend_y_column_v_y = (2.0 * t9 * segment2_bend_squared_c4
-        + segment2_bend_squared_c2 * p.segment_length - segment2_bend_squared_c3 * t9)
-        - t11;
-    let segment2_tip_local_subspace0_v_x = p.segment_length
-        * segment2_tip_local_bend_y_column_v_x;
-    let segment2_tip_local_subspace0_v_y = p.segment_length
-        * segment2_tip_local_bend_y_column_v_y;
-    let t12 = 1.0 - segment2_bend_squared_c2 * segment2_bend_squared;
-    let t13 = segment2_bend_y * segment2_bend_squared_c1;
-    let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t12
-        + segment1_tip_rotation_01 * t13;
-    let segment2_tip_rotation_10 = segment1_tip_rotation_11 * t13
-        + segment1_tip_rotation_10 * t12;
-    let segment2_tip_position_x = segment1_tip_rotation_00 * t11
-        + t10 * segment1_tip_rotation_01 + segment2_position_x;
-    let segment2_tip_position_y = segment2_position_y + segment1_tip_rotation_10 * t11
-        + t10 * segment1_tip_rotation_11;
+    let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t66
+        + segment1_tip_rotation_01 * t62;
+    let segment2_tip_rotation_10 = segment1_tip_rotation_11 * t62
+        + segment1_tip_rotation_10 * t66;
+    let segment2_tip_position_x = segment1_tip_rotation_00 * t53
+        + t45 * segment1_tip_rotation_01 + segment2_position_x;
+    let segment2_tip_position_y = segment2_position_y + segment1_tip_rotation_10 * t53
+        + t45 * segment1_tip_rotation_11;
     let segment2_tip_subspace0_v_x = segment2_tip_local_subspace0_v_y
         * segment1_tip_rotation_01
         + segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00
@@ -725,62 +839,63 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + q[1] * tail_composite_inertia_m;
     let base_angle_projected_inertia_f_y = tail_composite_inertia_h_x
         + base_angle_subspace_v_y * tail_composite_inertia_m;
-    let segment1_slice0_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
-        * segment1_slice0_local_bend_y_column_v_x
-        - 0.1127016653792583 * segment1_slice0_local_inertia_h_y;
-    let segment1_slice0_local_bend_y_projected_inertia_f_y = segment1_slice0_mass
-        * segment1_slice0_local_bend_y_column_v_y
-        + 0.1127016653792583 * segment1_slice0_local_inertia_h_x;
-    let segment1_slice1_local_bend_y_projected_inertia_f_x = segment1_slice1_local_bend_y_column_v_x
-        * segment1_slice1_mass - 0.5 * segment1_slice1_local_inertia_h_y;
-    let segment1_slice1_local_bend_y_projected_inertia_f_y = 0.5
-        * segment1_slice1_local_inertia_h_x
-        + segment1_slice1_local_bend_y_column_v_y * segment1_slice1_mass;
-    let segment1_slice2_local_bend_y_projected_inertia_f_x = segment1_slice2_local_bend_y_column_v_x
-        * segment1_slice0_mass - 0.8872983346207417 * segment1_slice2_local_inertia_h_y;
-    let segment1_slice2_local_bend_y_projected_inertia_f_y = 0.8872983346207417
-        * segment1_slice2_local_inertia_h_x
-        + segment1_slice2_local_bend_y_column_v_y * segment1_slice0_mass;
-    let t14 = segment1_slice2_local_bend_y_projected_inertia_f_x
-        + segment1_slice0_local_bend_y_projected_inertia_f_x
-        + segment1_slice1_local_bend_y_projected_inertia_f_x;
-    let t15 = segment1_slice2_local_bend_y_projected_inertia_f_y
-        + segment1_slice0_local_bend_y_projected_inertia_f_y
-        + segment1_slice1_local_bend_y_projected_inertia_f_y;
-    let segment1_subspace0_projected_inertia_f_x = (cos_q2 * t14
-        + base_angle_rotation_01 * t15) * p.segment_length
+    let t69 = -(0.1127016653792583 * lanes_segment1_slice0_local_inertia_h_y);
+    let t70 = segment1_slice0_mass * lanes_segment1_slice0_local_bend_y_column_v_x;
+    let lanes_segment1_slice0_local_bend_y_projected_inertia_f_x = t69 + t70;
+    let [segment1_slice0_local_bend_y_projected_inertia_f_x,
+    segment2_slice0_local_bend_y_projected_inertia_f_x, _, _] = lanes_segment1_slice0_local_bend_y_projected_inertia_f_x
+        .to_array();
+    let t71 = segment1_slice0_mass * lanes_segment1_slice0_local_bend_y_column_v_y;
+    let t72 = 0.1127016653792583 * lanes_segment1_slice0_local_inertia_h_x;
+    let lanes_segment1_slice0_local_bend_y_projected_inertia_f_y = t71 + t72;
+    let [segment1_slice0_local_bend_y_projected_inertia_f_y,
+    segment2_slice0_local_bend_y_projected_inertia_f_y, _, _] = lanes_segment1_slice0_local_bend_y_projected_inertia_f_y
+        .to_array();
+    let t73 = lanes_segment1_slice1_local_bend_y_column_v_x * segment1_slice1_mass;
+    let t74 = -(0.5 * lanes_segment1_slice1_local_inertia_h_y);
+    let lanes_segment1_slice1_local_bend_y_projected_inertia_f_x = t73 + t74;
+    let [segment1_slice1_local_bend_y_projected_inertia_f_x,
+    segment2_slice1_local_bend_y_projected_inertia_f_x, _, _] = lanes_segment1_slice1_local_bend_y_projected_inertia_f_x
+        .to_array();
+    let t75 = 0.5 * lanes_segment1_slice1_local_inertia_h_x;
+    let t76 = lanes_segment1_slice1_local_bend_y_column_v_y * segment1_slice1_mass;
+    let lanes_segment1_slice1_local_bend_y_projected_inertia_f_y = t75 + t76;
+    let [segment1_slice1_local_bend_y_projected_inertia_f_y,
+    segment2_slice1_local_bend_y_projected_inertia_f_y, _, _] = lanes_segment1_slice1_local_bend_y_projected_inertia_f_y
+        .to_array();
+    let t77 = -(0.8872983346207417 * lanes_segment1_slice2_local_inertia_h_y);
+    let t78 = lanes_segment1_slice2_local_bend_y_column_v_x * segment1_slice0_mass;
+    let lanes_segment1_slice2_local_bend_y_projected_inertia_f_x = t77 + t78;
+    let [segment1_slice2_local_bend_y_projected_inertia_f_x,
+    segment2_slice2_local_bend_y_projected_inertia_f_x, _, _] = lanes_segment1_slice2_local_bend_y_projected_inertia_f_x
+        .to_array();
+    let t79 = 0.8872983346207417 * lanes_segment1_slice2_local_inertia_h_x;
+    let t80 = lanes_segment1_slice2_local_bend_y_column_v_y * segment1_slice0_mass;
+    let lanes_segment1_slice2_local_bend_y_projected_inertia_f_y = t79 + t80;
+    let [segment1_slice2_local_bend_y_projected_inertia_f_y,
+    segment2_slice2_local_bend_y_projected_inertia_f_y, _, _] = lanes_segment1_slice2_local_bend_y_projected_inertia_f_y
+        .to_array();
+    let t81 = lanes_segment1_slice2_local_bend_y_projected_inertia_f_x
+        + lanes_segment1_slice0_local_bend_y_projected_inertia_f_x
+        + lanes_segment1_slice1_local_bend_y_projected_inertia_f_x;
+    let [t82, t83, _, _] = t81.to_array();
+    let t84 = lanes_segment1_slice2_local_bend_y_projected_inertia_f_y
+        + lanes_segment1_slice0_local_bend_y_projected_inertia_f_y
+        + lanes_segment1_slice1_local_bend_y_projected_inertia_f_y;
+    let [t85, t86, _, _] = t84.to_array();
+    let segment1_subspace0_projected_inertia_f_x = (cos_q2 * t82
+        + base_angle_rotation_01 * t85) * p.segment_length
         + segment1_tip_subspace0_v_x * middle_composite_inertia_m
         - p.segment_length * middle_composite_inertia_h_y;
     let segment1_subspace0_projected_inertia_f_y = segment1_tip_subspace0_v_y
         * middle_composite_inertia_m + middle_composite_inertia_h_x * p.segment_length
-        + (sin_q2 * t14 + cos_q2 * t15) * p.segment_length;
-    let segment2_slice0_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
-        * segment2_slice0_local_bend_y_column_v_x
-        - 0.1127016653792583 * segment2_slice0_local_inertia_h_y;
-    let segment2_slice0_local_bend_y_projected_inertia_f_y = 0.1127016653792583
-        * segment2_slice0_local_inertia_h_x
-        + segment2_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
-    let segment2_slice1_local_bend_y_projected_inertia_f_x = segment2_slice1_local_bend_y_column_v_x
-        * segment1_slice1_mass - 0.5 * segment2_slice1_local_inertia_h_y;
-    let segment2_slice1_local_bend_y_projected_inertia_f_y = 0.5
-        * segment2_slice1_local_inertia_h_x
-        + segment2_slice1_local_bend_y_column_v_y * segment1_slice1_mass;
-    let segment2_slice2_local_bend_y_projected_inertia_f_x = segment2_slice2_local_bend_y_column_v_x
-        * segment1_slice0_mass - 0.8872983346207417 * segment2_slice2_local_inertia_h_y;
-    let segment2_slice2_local_bend_y_projected_inertia_f_y = segment2_slice2_local_bend_y_column_v_y
-        * segment1_slice0_mass + 0.8872983346207417 * segment2_slice2_local_inertia_h_x;
-    let t16 = segment2_slice0_local_bend_y_projected_inertia_f_y
-        + segment2_slice2_local_bend_y_projected_inertia_f_y
-        + segment2_slice1_local_bend_y_projected_inertia_f_y;
-    let t17 = segment2_slice2_local_bend_y_projected_inertia_f_x
-        + segment2_slice1_local_bend_y_projected_inertia_f_x
-        + segment2_slice0_local_bend_y_projected_inertia_f_x;
+        + (sin_q2 * t82 + cos_q2 * t85) * p.segment_length;
     let segment2_subspace0_projected_inertia_f_x = p.link_mass
         * segment2_tip_subspace0_v_x
-        + (t16 * segment1_tip_rotation_01 + segment1_tip_rotation_00 * t17)
+        + (t86 * segment1_tip_rotation_01 + segment1_tip_rotation_00 * t83)
             * p.segment_length - p.segment_length * head_inertia_h_y;
     let segment2_subspace0_projected_inertia_f_y = p.segment_length
-        * (t16 * segment1_tip_rotation_11 + segment1_tip_rotation_10 * t17)
+        * (t86 * segment1_tip_rotation_11 + segment1_tip_rotation_10 * t83)
         + p.segment_length * head_inertia_h_x + p.link_mass * segment2_tip_subspace0_v_y;
     Cache {
         segment1_bend_squared_c1,
@@ -974,21 +1089,78 @@ pub fn mass_matrix_into(
     *out = SMatrix::zeros();
     let t0 = p.segment1_disc_radius * p.segment1_disc_radius;
     let segment1_slice0_inertia_com_22 = 0.25 * t0 * cache.segment1_slice0_mass;
-    let segment1_slice0_local_inertia_i_22 = segment1_slice0_inertia_com_22
-        + (cache.segment1_slice0_local_com_x * cache.segment1_slice0_local_com_x
-            + cache.segment1_slice0_local_com_y * cache.segment1_slice0_local_com_y)
-            * cache.segment1_slice0_mass;
+    let t1 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_com_x,
+        cache.segment2_slice0_local_com_x,
+        0.0,
+        0.0,
+    ]);
+    let t2 = t1 * t1;
+    let t3 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_com_y,
+        cache.segment2_slice0_local_com_y,
+        0.0,
+        0.0,
+    ]);
+    let t4 = t3 * t3;
+    let t5 = t2 + t4;
+    let t6 = t5 * cache.segment1_slice0_mass;
+    let t7 = p.segment2_disc_radius * p.segment2_disc_radius;
+    let segment2_slice0_inertia_com_22 = 0.25 * t7 * cache.segment1_slice0_mass;
+    let t8 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_inertia_com_22,
+        segment2_slice0_inertia_com_22,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_inertia_i_22 = t8 + t6;
     let segment1_slice1_inertia_com_22 = 0.25 * t0 * cache.segment1_slice1_mass;
-    let segment1_slice1_local_inertia_i_22 = segment1_slice1_inertia_com_22
-        + cache.segment1_slice1_mass
-            * (cache.segment1_slice1_local_com_y * cache.segment1_slice1_local_com_y
-                + cache.segment1_slice1_local_com_x * cache.segment1_slice1_local_com_x);
-    let segment1_slice2_local_inertia_i_22 = segment1_slice0_inertia_com_22
-        + (cache.segment1_slice2_local_com_x * cache.segment1_slice2_local_com_x
-            + cache.segment1_slice2_local_com_y * cache.segment1_slice2_local_com_y)
-            * cache.segment1_slice0_mass;
-    let segment1_slices_local_inertia_i_22 = segment1_slice0_local_inertia_i_22
-        + segment1_slice1_local_inertia_i_22 + segment1_slice2_local_inertia_i_22;
+    let t9 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_com_y,
+        cache.segment2_slice1_local_com_y,
+        0.0,
+        0.0,
+    ]);
+    let t10 = t9 * t9;
+    let t11 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_com_x,
+        cache.segment2_slice1_local_com_x,
+        0.0,
+        0.0,
+    ]);
+    let t12 = t11 * t11;
+    let t13 = t10 + t12;
+    let t14 = cache.segment1_slice1_mass * t13;
+    let segment2_slice1_inertia_com_22 = 0.25 * t7 * cache.segment1_slice1_mass;
+    let t15 = softgen_runtime::Lanes4::from_array([
+        segment1_slice1_inertia_com_22,
+        segment2_slice1_inertia_com_22,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice1_local_inertia_i_22 = t15 + t14;
+    let t16 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_com_x,
+        cache.segment2_slice2_local_com_x,
+        0.0,
+        0.0,
+    ]);
+    let t17 = t16 * t16;
+    let t18 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_com_y,
+        cache.segment2_slice2_local_com_y,
+        0.0,
+        0.0,
+    ]);
+    let t19 = t18 * t18;
+    let t20 = t17 + t19;
+    let t21 = t20 * cache.segment1_slice0_mass;
+    let lanes_segment1_slice2_local_inertia_i_22 = t8 + t21;
+    let lanes_segment1_slices_local_inertia_i_22 = lanes_segment1_slice0_local_inertia_i_22
+        + lanes_segment1_slice1_local_inertia_i_22
+        + lanes_segment1_slice2_local_inertia_i_22;
+    let [segment1_slices_local_inertia_i_22, segment2_slices_local_inertia_i_22, _, _] = lanes_segment1_slices_local_inertia_i_22
+        .to_array();
     let segment1_slices_inertia_i_22 = cache.segment1_slices_local_inertia_m
         * (cache.segment1_position_y * cache.segment1_position_y
             + cache.segment1_position_x * cache.segment1_position_x)
@@ -1008,23 +1180,6 @@ pub fn mass_matrix_into(
     let head_inertia_i_22 = tail_inertia_com_22
         + (cache.head_com_x * cache.head_com_x + cache.head_com_y * cache.head_com_y)
             * p.link_mass;
-    let t1 = p.segment2_disc_radius * p.segment2_disc_radius;
-    let segment2_slice0_inertia_com_22 = 0.25 * t1 * cache.segment1_slice0_mass;
-    let segment2_slice2_local_inertia_i_22 = segment2_slice0_inertia_com_22
-        + (cache.segment2_slice2_local_com_x * cache.segment2_slice2_local_com_x
-            + cache.segment2_slice2_local_com_y * cache.segment2_slice2_local_com_y)
-            * cache.segment1_slice0_mass;
-    let segment2_slice0_local_inertia_i_22 = segment2_slice0_inertia_com_22
-        + (cache.segment2_slice0_local_com_y * cache.segment2_slice0_local_com_y
-            + cache.segment2_slice0_local_com_x * cache.segment2_slice0_local_com_x)
-            * cache.segment1_slice0_mass;
-    let segment2_slice1_inertia_com_22 = 0.25 * t1 * cache.segment1_slice1_mass;
-    let segment2_slice1_local_inertia_i_22 = segment2_slice1_inertia_com_22
-        + (cache.segment2_slice1_local_com_y * cache.segment2_slice1_local_com_y
-            + cache.segment2_slice1_local_com_x * cache.segment2_slice1_local_com_x)
-            * cache.segment1_slice1_mass;
-    let segment2_slices_local_inertia_i_22 = segment2_slice2_local_inertia_i_22
-        + segment2_slice0_local_inertia_i_22 + segment2_slice1_local_inertia_i_22;
     let segment2_slices_inertia_i_22 = segment2_slices_local_inertia_i_22
         + 2.0
             * (cache.segment2_position_y
@@ -1053,87 +1208,186 @@ pub fn mass_matrix_into(
     let base_angle_projected_inertia_n_z = tail_composite_inertia_i_22
         + cache.tail_composite_inertia_h_x * cache.base_angle_subspace_v_y
         - q[1] * cache.tail_composite_inertia_h_y;
-    let t2 = -(cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_h_y);
-    let t3 = p.segment_length * middle_composite_inertia_i_22;
-    let t4 = cache.middle_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
-    let segment1_slice2_local_bend_y_projected_inertia_n_z = 0.8872983346207417
-        * segment1_slice2_local_inertia_i_22
-        + cache.segment1_slice2_local_bend_y_column_v_y
-            * cache.segment1_slice2_local_inertia_h_x
-        - cache.segment1_slice2_local_bend_y_column_v_x
-            * cache.segment1_slice2_local_inertia_h_y;
-    let t5 = cache.segment1_slice2_local_bend_y_projected_inertia_f_x
-        + cache.segment1_slice0_local_bend_y_projected_inertia_f_x
-        + cache.segment1_slice1_local_bend_y_projected_inertia_f_x;
-    let t6 = cache.segment1_slice2_local_bend_y_projected_inertia_f_y
-        + cache.segment1_slice0_local_bend_y_projected_inertia_f_y
-        + cache.segment1_slice1_local_bend_y_projected_inertia_f_y;
-    let segment1_slice0_local_bend_y_projected_inertia_n_z = cache
-        .segment1_slice0_local_bend_y_column_v_y
-        * cache.segment1_slice0_local_inertia_h_x
-        + 0.1127016653792583 * segment1_slice0_local_inertia_i_22
-        - cache.segment1_slice0_local_inertia_h_y
-            * cache.segment1_slice0_local_bend_y_column_v_x;
-    let segment1_slice1_local_bend_y_projected_inertia_n_z = 0.5
-        * segment1_slice1_local_inertia_i_22
-        + cache.segment1_slice1_local_inertia_h_x
-            * cache.segment1_slice1_local_bend_y_column_v_y
-        - cache.segment1_slice1_local_bend_y_column_v_x
-            * cache.segment1_slice1_local_inertia_h_y;
-    let segment1_subspace0_projected_inertia_n_z = t2 + t3 + t4
+    let t22 = -(cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_h_y);
+    let t23 = p.segment_length * middle_composite_inertia_i_22;
+    let t24 = cache.middle_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
+    let t25 = 0.8872983346207417 * lanes_segment1_slice2_local_inertia_i_22;
+    let t26 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_y,
+        cache.segment2_slice2_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t27 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_inertia_h_x,
+        cache.segment2_slice2_local_inertia_h_x,
+        0.0,
+        0.0,
+    ]);
+    let t28 = t26 * t27;
+    let t29 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_x,
+        cache.segment2_slice2_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t30 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_inertia_h_y,
+        cache.segment2_slice2_local_inertia_h_y,
+        0.0,
+        0.0,
+    ]);
+    let t31 = -(t29 * t30);
+    let lanes_segment1_slice2_local_bend_y_projected_inertia_n_z = t25 + t28 + t31;
+    let [segment1_slice2_local_bend_y_projected_inertia_n_z,
+    segment2_slice2_local_bend_y_projected_inertia_n_z, _, _] = lanes_segment1_slice2_local_bend_y_projected_inertia_n_z
+        .to_array();
+    let t32 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_projected_inertia_f_x,
+        cache.segment2_slice2_local_bend_y_projected_inertia_f_x,
+        0.0,
+        0.0,
+    ]);
+    let t33 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_projected_inertia_f_x,
+        cache.segment2_slice0_local_bend_y_projected_inertia_f_x,
+        0.0,
+        0.0,
+    ]);
+    let t34 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_projected_inertia_f_x,
+        cache.segment2_slice1_local_bend_y_projected_inertia_f_x,
+        0.0,
+        0.0,
+    ]);
+    let t35 = t32 + t33 + t34;
+    let [t36, t37, _, _] = t35.to_array();
+    let t38 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_projected_inertia_f_y,
+        cache.segment2_slice2_local_bend_y_projected_inertia_f_y,
+        0.0,
+        0.0,
+    ]);
+    let t39 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_projected_inertia_f_y,
+        cache.segment2_slice0_local_bend_y_projected_inertia_f_y,
+        0.0,
+        0.0,
+    ]);
+    let t40 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_projected_inertia_f_y,
+        cache.segment2_slice1_local_bend_y_projected_inertia_f_y,
+        0.0,
+        0.0,
+    ]);
+    let t41 = t38 + t39 + t40;
+    let [t42, t43, _, _] = t41.to_array();
+    let t44 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t45 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_inertia_h_x,
+        cache.segment2_slice0_local_inertia_h_x,
+        0.0,
+        0.0,
+    ]);
+    let t46 = t44 * t45;
+    let t47 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_inertia_h_y,
+        cache.segment2_slice0_local_inertia_h_y,
+        0.0,
+        0.0,
+    ]);
+    let t48 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t49 = -(t47 * t48);
+    let t50 = 0.1127016653792583 * lanes_segment1_slice0_local_inertia_i_22;
+    let lanes_segment1_slice0_local_bend_y_projected_inertia_n_z = t46 + t49 + t50;
+    let [segment1_slice0_local_bend_y_projected_inertia_n_z,
+    segment2_slice0_local_bend_y_projected_inertia_n_z, _, _] = lanes_segment1_slice0_local_bend_y_projected_inertia_n_z
+        .to_array();
+    let t51 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t52 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_inertia_h_y,
+        cache.segment2_slice1_local_inertia_h_y,
+        0.0,
+        0.0,
+    ]);
+    let t53 = -(t51 * t52);
+    let t54 = 0.5 * lanes_segment1_slice1_local_inertia_i_22;
+    let t55 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_inertia_h_x,
+        cache.segment2_slice1_local_inertia_h_x,
+        0.0,
+        0.0,
+    ]);
+    let t56 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t57 = t55 * t56;
+    let lanes_segment1_slice1_local_bend_y_projected_inertia_n_z = t53 + t54 + t57;
+    let [segment1_slice1_local_bend_y_projected_inertia_n_z,
+    segment2_slice1_local_bend_y_projected_inertia_n_z, _, _] = lanes_segment1_slice1_local_bend_y_projected_inertia_n_z
+        .to_array();
+    let segment1_subspace0_projected_inertia_n_z = t22 + t23 + t24
         + p.segment_length
             * (segment1_slice2_local_bend_y_projected_inertia_n_z
                 + segment1_slice0_local_bend_y_projected_inertia_n_z
                 + segment1_slice1_local_bend_y_projected_inertia_n_z
-                + (cache.sin_q2 * t5 + cache.cos_q2 * t6) * cache.segment1_position_x
-                - (cache.cos_q2 * t5 + cache.base_angle_rotation_01 * t6)
+                + (cache.sin_q2 * t36 + cache.cos_q2 * t42) * cache.segment1_position_x
+                - (cache.cos_q2 * t36 + cache.base_angle_rotation_01 * t42)
                     * cache.segment1_position_y);
-    let t7 = segment1_subspace0_projected_inertia_n_z
+    let t58 = segment1_subspace0_projected_inertia_n_z
         + q[1] * cache.segment1_subspace0_projected_inertia_f_x
         + cache.segment1_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
-    let t8 = -(cache.head_inertia_h_y * cache.segment2_tip_subspace0_v_x);
-    let t9 = cache.segment2_slice0_local_bend_y_projected_inertia_f_y
-        + cache.segment2_slice2_local_bend_y_projected_inertia_f_y
-        + cache.segment2_slice1_local_bend_y_projected_inertia_f_y;
-    let t10 = cache.segment2_slice2_local_bend_y_projected_inertia_f_x
-        + cache.segment2_slice1_local_bend_y_projected_inertia_f_x
-        + cache.segment2_slice0_local_bend_y_projected_inertia_f_x;
-    let segment2_slice2_local_bend_y_projected_inertia_n_z = 0.8872983346207417
-        * segment2_slice2_local_inertia_i_22
-        + cache.segment2_slice2_local_bend_y_column_v_y
-            * cache.segment2_slice2_local_inertia_h_x
-        - cache.segment2_slice2_local_bend_y_column_v_x
-            * cache.segment2_slice2_local_inertia_h_y;
-    let segment2_slice0_local_bend_y_projected_inertia_n_z = 0.1127016653792583
-        * segment2_slice0_local_inertia_i_22
-        + cache.segment2_slice0_local_bend_y_column_v_y
-            * cache.segment2_slice0_local_inertia_h_x
-        - cache.segment2_slice0_local_inertia_h_y
-            * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment2_slice1_local_bend_y_projected_inertia_n_z = cache
-        .segment2_slice1_local_inertia_h_x
-        * cache.segment2_slice1_local_bend_y_column_v_y
-        + 0.5 * segment2_slice1_local_inertia_i_22
-        - cache.segment2_slice1_local_inertia_h_y
-            * cache.segment2_slice1_local_bend_y_column_v_x;
-    let t11 = cache.segment2_tip_subspace0_v_y * cache.head_inertia_h_x;
-    let t12 = p.segment_length * head_inertia_i_22;
-    let segment2_subspace0_projected_inertia_n_z = t8
+    let t59 = -(cache.head_inertia_h_y * cache.segment2_tip_subspace0_v_x);
+    let t60 = cache.segment2_tip_subspace0_v_y * cache.head_inertia_h_x;
+    let t61 = p.segment_length * head_inertia_i_22;
+    let segment2_subspace0_projected_inertia_n_z = t59
         + (segment2_slice2_local_bend_y_projected_inertia_n_z
             + cache.segment2_position_x
-                * (t9 * cache.segment1_tip_rotation_11
-                    + cache.segment1_tip_rotation_10 * t10)
+                * (t43 * cache.segment1_tip_rotation_11
+                    + cache.segment1_tip_rotation_10 * t37)
             + segment2_slice0_local_bend_y_projected_inertia_n_z
             + segment2_slice1_local_bend_y_projected_inertia_n_z
             - cache.segment2_position_y
-                * (t9 * cache.segment1_tip_rotation_01
-                    + cache.segment1_tip_rotation_00 * t10)) * p.segment_length + t11
-        + t12;
-    let t13 = cache.base_angle_subspace_v_y
+                * (t43 * cache.segment1_tip_rotation_01
+                    + cache.segment1_tip_rotation_00 * t37)) * p.segment_length + t60
+        + t61;
+    let t62 = cache.base_angle_subspace_v_y
         * cache.segment2_subspace0_projected_inertia_f_y
         + q[1] * cache.segment2_subspace0_projected_inertia_f_x
         + segment2_subspace0_projected_inertia_n_z;
-    let t14 = p.segment_length * segment2_subspace0_projected_inertia_n_z
+    let t63 = t33 * t48;
+    let t64 = t56 * t40;
+    let t65 = t32 * t29;
+    let t66 = 0.8872983346207417
+        * lanes_segment1_slice2_local_bend_y_projected_inertia_n_z;
+    let t67 = t38 * t26;
+    let t68 = t51 * t34;
+    let t69 = t39 * t44;
+    let t70 = 0.5 * lanes_segment1_slice1_local_bend_y_projected_inertia_n_z;
+    let t71 = 0.1127016653792583
+        * lanes_segment1_slice0_local_bend_y_projected_inertia_n_z;
+    let t72 = t63 + t64 + t65 + t66 + t67 + t68 + t69 + t70 + t71;
+    let t73 = t72 * p.segment_length * p.segment_length;
+    let [t74, t75, _, _] = t73.to_array();
+    let t76 = p.segment_length * segment2_subspace0_projected_inertia_n_z
         + cache.segment1_tip_subspace0_v_x
             * cache.segment2_subspace0_projected_inertia_f_x
         + cache.segment1_tip_subspace0_v_y
@@ -1155,57 +1409,26 @@ pub fn mass_matrix_into(
     out[(2, 2)] = cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + base_angle_projected_inertia_n_z
         + q[1] * cache.base_angle_projected_inertia_f_x;
-    out[(2, 3)] = t7;
-    out[(3, 2)] = t7;
-    out[(2, 4)] = t13;
-    out[(4, 2)] = t13;
-    out[(3, 3)] = (cache.segment1_slice0_local_bend_y_projected_inertia_f_x
-        * cache.segment1_slice0_local_bend_y_column_v_x
-        + cache.segment1_slice1_local_bend_y_column_v_y
-            * cache.segment1_slice1_local_bend_y_projected_inertia_f_y
-        + cache.segment1_slice2_local_bend_y_projected_inertia_f_x
-            * cache.segment1_slice2_local_bend_y_column_v_x
-        + 0.8872983346207417 * segment1_slice2_local_bend_y_projected_inertia_n_z
-        + cache.segment1_slice2_local_bend_y_projected_inertia_f_y
-            * cache.segment1_slice2_local_bend_y_column_v_y
-        + cache.segment1_slice1_local_bend_y_column_v_x
-            * cache.segment1_slice1_local_bend_y_projected_inertia_f_x
-        + cache.segment1_slice0_local_bend_y_projected_inertia_f_y
-            * cache.segment1_slice0_local_bend_y_column_v_y
-        + 0.5 * segment1_slice1_local_bend_y_projected_inertia_n_z
-        + 0.1127016653792583 * segment1_slice0_local_bend_y_projected_inertia_n_z)
-        * p.segment_length * p.segment_length + p.segment_length * (t2 + t3 + t4)
+    out[(2, 3)] = t58;
+    out[(3, 2)] = t58;
+    out[(2, 4)] = t62;
+    out[(4, 2)] = t62;
+    out[(3, 3)] = t74 + p.segment_length * (t22 + t23 + t24)
         + cache.segment1_tip_subspace0_v_y
             * (cache.segment1_tip_subspace0_v_y * cache.middle_composite_inertia_m
                 + cache.middle_composite_inertia_h_x * p.segment_length)
         + (cache.segment1_tip_subspace0_v_x * cache.middle_composite_inertia_m
             - p.segment_length * cache.middle_composite_inertia_h_y)
             * cache.segment1_tip_subspace0_v_x;
-    out[(3, 4)] = t14;
-    out[(4, 3)] = t14;
-    out[(4, 4)] = (t8 + t11 + t12) * p.segment_length
+    out[(3, 4)] = t76;
+    out[(4, 3)] = t76;
+    out[(4, 4)] = (t59 + t60 + t61) * p.segment_length
         + cache.segment2_tip_subspace0_v_y
             * (p.segment_length * cache.head_inertia_h_x
                 + p.link_mass * cache.segment2_tip_subspace0_v_y)
         + (p.link_mass * cache.segment2_tip_subspace0_v_x
             - p.segment_length * cache.head_inertia_h_y)
-            * cache.segment2_tip_subspace0_v_x
-        + (0.1127016653792583 * segment2_slice0_local_bend_y_projected_inertia_n_z
-            + cache.segment2_slice0_local_bend_y_projected_inertia_f_x
-                * cache.segment2_slice0_local_bend_y_column_v_x
-            + 0.5 * segment2_slice1_local_bend_y_projected_inertia_n_z
-            + cache.segment2_slice2_local_bend_y_projected_inertia_f_x
-                * cache.segment2_slice2_local_bend_y_column_v_x
-            + cache.segment2_slice1_local_bend_y_column_v_x
-                * cache.segment2_slice1_local_bend_y_projected_inertia_f_x
-            + 0.8872983346207417 * segment2_slice2_local_bend_y_projected_inertia_n_z
-            + cache.segment2_slice0_local_bend_y_column_v_y
-                * cache.segment2_slice0_local_bend_y_projected_inertia_f_y
-            + cache.segment2_slice1_local_bend_y_column_v_y
-                * cache.segment2_slice1_local_bend_y_projected_inertia_f_y
-            + cache.segment2_slice2_local_bend_y_column_v_y
-                * cache.segment2_slice2_local_bend_y_projected_inertia_f_y)
-            * p.segment_length * p.segment_length;
+            * cache.segment2_tip_subspace0_v_x + t75;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -1219,166 +1442,376 @@ pub fn coriolis_into(
 ) {
     *out = SVector::zeros();
     let base_angle_bias_v_x = qd[2] * qd[1];
-    let segment1_bend_y_rate = p.segment_length * qd[3];
-    let t0 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t1 = t0 * p.segment_length * segment1_bend_squared;
-    let t2 = t0 * p.segment_length;
-    let t3 = p.segment_length * segment1_bend_squared;
+    let t0 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], 0.0, 0.0]);
+    let lanes_segment1_bend_y_rate = p.segment_length * t0;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, _, _] = lanes_segment1_bend_y_rate
+        .to_array();
+    let t1 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate;
+    let t2 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_bend_squared = t2 * t2;
+    let t3 = t1 * p.segment_length * lanes_segment1_bend_squared;
+    let t4 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c5,
+        cache.segment2_slice1_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t5 = 0.09375 * t4 * t3;
+    let t6 = t1 * p.segment_length;
+    let t7 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c3,
+        cache.segment2_slice1_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t8 = 0.125 * t7 * t6;
+    let t9 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c2,
+        cache.segment2_slice1_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t10 = -(0.125 * t6 * t9);
+    let t11 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c4,
+        cache.segment2_slice1_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t12 = -(0.09375 * t3 * t11);
+    let t13 = 0.03125 * t7 * t3;
+    let t14 = t5 + t8 + t10 + t12 + t13;
+    let [t15, t16, _, _] = t14.to_array();
+    let t17 = p.segment_length * lanes_segment1_bend_squared;
+    let t18 = 0.125 * t17 * t11;
+    let t19 = 0.25 * p.segment_length * t9;
+    let t20 = -(0.0625 * t7 * t17);
+    let t21 = t18 + t19 + t20;
+    let t22 = 0.5 * lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t21;
+    let [t23, t24, _, _] = t22.to_array();
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
     let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
         + cache.cos_q2 * base_angle_bias_v_x;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t4 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
+    let t25 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let t5 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
-    let segment1_base_velocity_v_y = t4 * cache.base_angle_rotation_01
-        + t5 * cache.cos_q2;
-    let t6 = (0.09375 * cache.segment1_slice1_bend_c5 * t1
-        + 0.125 * cache.segment1_slice1_bend_c3 * t2
-        + 0.03125 * cache.segment1_slice1_bend_c3 * t1
-        - 0.125 * t2 * cache.segment1_slice1_bend_c2
-        - 0.09375 * t1 * cache.segment1_slice1_bend_c4)
-        + 0.5 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.125 * t3 * cache.segment1_slice1_bend_c4
-                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-                - 0.0625 * cache.segment1_slice1_bend_c3 * t3) + segment1_base_bias_v_x
+    let t26 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
+    let segment1_base_velocity_v_y = t25 * cache.base_angle_rotation_01
+        + t26 * cache.cos_q2;
+    let t27 = t15 + t23 + segment1_base_bias_v_x
         + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y
         - cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
-    let t7 = t6 * cache.segment1_slice1_mass;
-    let t8 = segment1_base_bias_v_x
-        + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-                + 1.239677335393187 * t3 * cache.segment1_slice2_bend_c4
-                - 0.6198386676965935 * t3 * cache.segment1_slice2_bend_c3)
-        + (0.5499818175807267 * t1 * cache.segment1_slice2_bend_c3
-            + 1.6499454527421802 * t1 * cache.segment1_slice2_bend_c5
-            + 0.6985685011586675 * t2 * cache.segment1_slice2_bend_c3
-            - 1.6499454527421802 * t1 * cache.segment1_slice2_bend_c4
-            - 0.6985685011586675 * t2 * cache.segment1_slice2_bend_c2)
+    let t28 = t27 * cache.segment1_slice1_mass;
+    let t29 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c2,
+        cache.segment2_slice2_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t30 = 0.7872983346207417 * p.segment_length * t29;
+    let t31 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c3,
+        cache.segment2_slice2_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t32 = -(0.6198386676965935 * t17 * t31);
+    let t33 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c4,
+        cache.segment2_slice2_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t34 = 1.239677335393187 * t17 * t33;
+    let t35 = t30 + t32 + t34;
+    let t36 = 0.8872983346207417 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t35;
+    let [t37, t38, _, _] = t36.to_array();
+    let t39 = 0.5499818175807267 * t3 * t31;
+    let t40 = -(1.6499454527421802 * t3 * t33);
+    let t41 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c5,
+        cache.segment2_slice2_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t42 = 1.6499454527421802 * t3 * t41;
+    let t43 = -(0.6985685011586675 * t6 * t29);
+    let t44 = 0.6985685011586675 * t6 * t31;
+    let t45 = t39 + t40 + t42 + t43 + t44;
+    let [t46, t47, _, _] = t45.to_array();
+    let t48 = segment1_base_bias_v_x + t37 + t46
         + 0.8872983346207417 * segment1_bend_y_rate * segment1_base_velocity_v_y
         - cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
-    let t9 = t8 * cache.segment1_slice0_mass;
-    let t10 = 0.1127016653792583 * segment1_bend_y_rate + qd[2];
-    let t11 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice0_local_momentum_f_y = t10
-        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t11;
-    let t12 = -(segment1_slice0_local_momentum_f_y * t10);
-    let t13 = 0.5 * segment1_bend_y_rate + qd[2];
-    let t14 = cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate
-        + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = t14 * cache.segment1_slice1_mass
-        + cache.segment1_slice1_local_inertia_h_x * t13;
-    let t15 = -(t13 * segment1_slice1_local_momentum_f_y);
-    let t16 = (0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c3
-        + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t1
-        + 0.00001818241927340114 * t1 * cache.segment1_slice0_bend_c3
-        - 0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c2
-        - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t1)
-        + segment1_base_bias_v_x
-        + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t3
-                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
-                - 0.0001613323034066491 * t3 * cache.segment1_slice0_bend_c3)
+    let t49 = t48 * cache.segment1_slice0_mass;
+    let t50 = 0.1127016653792583 * lanes_segment1_bend_y_rate;
+    let [t51, t52, _, _] = t50.to_array();
+    let t53 = t51 + qd[2];
+    let t54 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t55 = lanes_segment1_bend_y_rate * t54;
+    let [t56, t57, _, _] = t55.to_array();
+    let t58 = t56 + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t53
+        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t58;
+    let t59 = -(segment1_slice0_local_momentum_f_y * t53);
+    let t60 = 0.5 * lanes_segment1_bend_y_rate;
+    let [t61, t62, _, _] = t60.to_array();
+    let t63 = t61 + qd[2];
+    let t64 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t65 = t64 * lanes_segment1_bend_y_rate;
+    let [t66, t67, _, _] = t65.to_array();
+    let t68 = t66 + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t68 * cache.segment1_slice1_mass
+        + cache.segment1_slice1_local_inertia_h_x * t63;
+    let t69 = -(t63 * segment1_slice1_local_momentum_f_y);
+    let t70 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c2,
+        cache.segment2_slice0_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t71 = -(0.0014314988413324798 * t6 * t70);
+    let t72 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c4,
+        cache.segment2_slice0_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t73 = -(0.000054547257820203424 * t72 * t3);
+    let t74 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c3,
+        cache.segment2_slice0_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t75 = 0.0014314988413324798 * t6 * t74;
+    let t76 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c5,
+        cache.segment2_slice0_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t77 = 0.000054547257820203424 * t76 * t3;
+    let t78 = 0.00001818241927340114 * t3 * t74;
+    let t79 = t71 + t73 + t75 + t77 + t78;
+    let [t80, t81, _, _] = t79.to_array();
+    let t82 = 0.0003226646068132982 * t72 * t17;
+    let t83 = 0.012701665379258308 * p.segment_length * t70;
+    let t84 = -(0.0001613323034066491 * t17 * t74);
+    let t85 = t82 + t83 + t84;
+    let t86 = 0.1127016653792583 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t85;
+    let [t87, t88, _, _] = t86.to_array();
+    let t89 = t80 + segment1_base_bias_v_x + t87
         + 0.1127016653792583 * segment1_bend_y_rate * segment1_base_velocity_v_y
         - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t17 = t16 * cache.segment1_slice0_mass;
-    let t18 = 0.8872983346207417 * segment1_bend_y_rate + qd[2];
-    let t19 = cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
-        + segment1_base_velocity_v_y;
+    let t90 = t89 * cache.segment1_slice0_mass;
+    let t91 = 0.8872983346207417 * lanes_segment1_bend_y_rate;
+    let [t92, t93, _, _] = t91.to_array();
+    let t94 = t92 + qd[2];
+    let t95 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_y,
+        cache.segment2_slice2_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t96 = t95 * lanes_segment1_bend_y_rate;
+    let [t97, t98, _, _] = t96.to_array();
+    let t99 = t97 + segment1_base_velocity_v_y;
     let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
-        * t18 + cache.segment1_slice0_mass * t19;
-    let t20 = -(segment1_slice2_local_momentum_f_y * t18);
-    let t21 = t7 + t9 + t12 + t15 + t17 + t20;
-    let t22 = t21 * cache.cos_q2;
+        * t94 + cache.segment1_slice0_mass * t99;
+    let t100 = -(segment1_slice2_local_momentum_f_y * t94);
+    let t101 = t28 + t49 + t59 + t69 + t90 + t100;
+    let t102 = t101 * cache.cos_q2;
     let segment1_base_bias_v_y = cache.base_angle_rotation_01 * base_angle_bias_v_x
         + cache.cos_q2 * base_angle_bias_v_y;
-    let t23 = p.segment_length * cache.segment1_bend_y;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t5 + t4 * cache.cos_q2;
-    let t24 = t0 * p.segment_length * cache.segment1_bend_y;
-    let t25 = t0 * p.segment_length * cache.segment1_bend_y.powi(3);
-    let t26 = segment1_base_bias_v_y
+    let t103 = p.segment_length * t2;
+    let t104 = -(0.6985685011586675 * t103 * t29);
+    let t105 = 0.6985685011586675 * t103 * t31;
+    let t106 = t104 + t105;
+    let t107 = -(0.8872983346207417 * t106 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate);
+    let [t108, t109, _, _] = t107.to_array();
+    let segment1_base_velocity_v_x = cache.sin_q2 * t26 + t25 * cache.cos_q2;
+    let t110 = t1 * p.segment_length * t2;
+    let t111 = 3.7190320061795608 * t110 * t33;
+    let t112 = t2.powi(3);
+    let t113 = t1 * p.segment_length * t112;
+    let t114 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c6,
+        cache.segment2_slice2_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t115 = 3.903983606488539 * t114 * t113;
+    let t116 = -(1.8595160030897804 * t110 * t31);
+    let t117 = -(2.439989754055337 * t113 * t41);
+    let t118 = 0.4879979508110674 * t113 * t33;
+    let t119 = t111 + t115 + t116 + t117 + t118;
+    let [t120, t121, _, _] = t119.to_array();
+    let t122 = segment1_base_bias_v_y
         + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
-        + (3.7190320061795608 * t24 * cache.segment1_slice2_bend_c4
-            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * t25
-            + 0.4879979508110674 * t25 * cache.segment1_slice2_bend_c4
-            - 1.8595160030897804 * t24 * cache.segment1_slice2_bend_c3
-            - 2.439989754055337 * t25 * cache.segment1_slice2_bend_c5)
-        - 0.8872983346207417
-            * (0.6985685011586675 * t23 * cache.segment1_slice2_bend_c3
-                - 0.6985685011586675 * t23 * cache.segment1_slice2_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate
+        + t108 + t120
         - 0.8872983346207417 * segment1_base_velocity_v_x * segment1_bend_y_rate;
-    let t27 = cache.segment1_slice0_mass * t26;
-    let t28 = segment1_base_bias_v_y
-        + (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t25
-            + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t24
-            + 0.000016393511461889856 * cache.segment1_slice0_bend_c6 * t25
-            - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t25
-            - 0.00048399691021994726 * t24 * cache.segment1_slice0_bend_c3)
+    let t123 = cache.segment1_slice0_mass * t122;
+    let t124 = 0.0014314988413324798 * t103 * t74;
+    let t125 = -(0.0014314988413324798 * t103 * t70);
+    let t126 = t124 + t125;
+    let t127 = -(0.1127016653792583 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t126);
+    let [t128, t129, _, _] = t127.to_array();
+    let t130 = 0.000002049188932736232 * t72 * t113;
+    let t131 = 0.0009679938204398945 * t72 * t110;
+    let t132 = -(0.00001024594466368116 * t76 * t113);
+    let t133 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c6,
+        cache.segment2_slice0_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t134 = 0.000016393511461889856 * t133 * t113;
+    let t135 = -(0.00048399691021994726 * t110 * t74);
+    let t136 = t130 + t131 + t132 + t134 + t135;
+    let [t137, t138, _, _] = t136.to_array();
+    let t139 = t128 + segment1_base_bias_v_y + t137
         + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
-        - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.0014314988413324798 * t23 * cache.segment1_slice0_bend_c3
-                - 0.0014314988413324798 * t23 * cache.segment1_slice0_bend_c2)
         - 0.1127016653792583 * segment1_base_velocity_v_x * segment1_bend_y_rate;
-    let t29 = cache.segment1_slice0_mass * t28;
-    let t30 = cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate
-        + segment1_base_velocity_v_x;
-    let segment1_slice1_local_momentum_f_x = t30 * cache.segment1_slice1_mass
-        - t13 * cache.segment1_slice1_local_inertia_h_y;
-    let t31 = t13 * segment1_slice1_local_momentum_f_x;
-    let t32 = segment1_base_velocity_v_x
-        + segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x;
-    let segment1_slice0_local_momentum_f_x = t32 * cache.segment1_slice0_mass
-        - cache.segment1_slice0_local_inertia_h_y * t10;
-    let t33 = t10 * segment1_slice0_local_momentum_f_x;
-    let t34 = segment1_base_bias_v_y
+    let t140 = cache.segment1_slice0_mass * t139;
+    let t141 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t142 = t141 * lanes_segment1_bend_y_rate;
+    let [t143, t144, _, _] = t142.to_array();
+    let t145 = t143 + segment1_base_velocity_v_x;
+    let segment1_slice1_local_momentum_f_x = t145 * cache.segment1_slice1_mass
+        - t63 * cache.segment1_slice1_local_inertia_h_y;
+    let t146 = t63 * segment1_slice1_local_momentum_f_x;
+    let t147 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t148 = lanes_segment1_bend_y_rate * t147;
+    let [t149, t150, _, _] = t148.to_array();
+    let t151 = segment1_base_velocity_v_x + t149;
+    let segment1_slice0_local_momentum_f_x = t151 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * t53;
+    let t152 = t53 * segment1_slice0_local_momentum_f_x;
+    let t153 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c6,
+        cache.segment2_slice1_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t154 = 0.125 * t153 * t113;
+    let t155 = 0.375 * t110 * t11;
+    let t156 = 0.015625 * t113 * t11;
+    let t157 = -(0.078125 * t4 * t113);
+    let t158 = -(0.1875 * t110 * t7);
+    let t159 = t154 + t155 + t156 + t157 + t158;
+    let [t160, t161, _, _] = t159.to_array();
+    let t162 = 0.125 * t7 * t103;
+    let t163 = -(0.125 * t103 * t9);
+    let t164 = t162 + t163;
+    let t165 = -(0.5 * t164 * lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate);
+    let [t166, t167, _, _] = t165.to_array();
+    let t168 = segment1_base_bias_v_y
         + cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
-        + (0.125 * cache.segment1_slice1_bend_c6 * t25
-            + 0.375 * t24 * cache.segment1_slice1_bend_c4
-            + 0.015625 * t25 * cache.segment1_slice1_bend_c4
-            - 0.078125 * cache.segment1_slice1_bend_c5 * t25
-            - 0.1875 * t24 * cache.segment1_slice1_bend_c3)
-        - 0.5 * segment1_base_velocity_v_x * segment1_bend_y_rate
-        - 0.5
-            * (0.125 * cache.segment1_slice1_bend_c3 * t23
-                - 0.125 * t23 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
-            * segment1_bend_y_rate;
-    let t35 = t34 * cache.segment1_slice1_mass;
-    let t36 = segment1_base_velocity_v_x
-        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate;
-    let segment1_slice2_local_momentum_f_x = t36 * cache.segment1_slice0_mass
-        - cache.segment1_slice2_local_inertia_h_y * t18;
-    let t37 = segment1_slice2_local_momentum_f_x * t18;
-    let t38 = t27 + t29 + t31 + t33 + t35 + t37;
-    let t39 = cache.base_angle_rotation_01 * t38;
-    let t40 = cache.segment2_bend_y * p.segment_length;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
-    let t41 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t42 = cache.segment2_bend_y * p.segment_length * t41;
-    let t43 = p.segment_length * cache.segment2_bend_y.powi(3) * t41;
-    let t44 = (8.0 * cache.segment1_bend_squared_c6 * t25
-        + 6.0 * t24 * cache.segment1_bend_squared_c4
-        + cache.segment1_bend_squared_c4 * t25
-        - 5.0 * cache.segment1_bend_squared_c5 * t25
-        - 3.0 * t24 * cache.segment1_bend_squared_c3)
-        - segment1_bend_y_rate * segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c3 * t23
-                - t23 * cache.segment1_bend_squared_c2);
-    let t45 = (cache.segment1_bend_squared_c3 * t2
-        + 3.0 * cache.segment1_bend_squared_c5 * t1 + cache.segment1_bend_squared_c3 * t1
-        - 3.0 * cache.segment1_bend_squared_c4 * t1
-        - t2 * cache.segment1_bend_squared_c2)
-        + segment1_bend_y_rate * segment1_bend_y_rate
-            * (p.segment_length * cache.segment1_bend_squared_c2
-                + 2.0 * cache.segment1_bend_squared_c4 * t3
-                - cache.segment1_bend_squared_c3 * t3);
-    let segment1_tip_bias_v_x = t44 * cache.base_angle_rotation_01
-        + segment1_bend_y_rate * base_angle_velocity_v_y + cache.cos_q2 * t45
+        + t160 + t166 - 0.5 * segment1_base_velocity_v_x * segment1_bend_y_rate;
+    let t169 = t168 * cache.segment1_slice1_mass;
+    let t170 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_x,
+        cache.segment2_slice2_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t171 = t170 * lanes_segment1_bend_y_rate;
+    let [t172, t173, _, _] = t171.to_array();
+    let t174 = segment1_base_velocity_v_x + t172;
+    let segment1_slice2_local_momentum_f_x = t174 * cache.segment1_slice0_mass
+        - cache.segment1_slice2_local_inertia_h_y * t94;
+    let t175 = segment1_slice2_local_momentum_f_x * t94;
+    let t176 = t123 + t140 + t146 + t152 + t169 + t175;
+    let t177 = cache.base_angle_rotation_01 * t176;
+    let t178 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        0.0,
+        0.0,
+    ]);
+    let t179 = -(t103 * t178);
+    let t180 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        0.0,
+        0.0,
+    ]);
+    let t181 = t180 * t103;
+    let t182 = t179 + t181;
+    let t183 = -(lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t182);
+    let t184 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        0.0,
+        0.0,
+    ]);
+    let t185 = 8.0 * t184 * t113;
+    let t186 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        0.0,
+        0.0,
+    ]);
+    let t187 = -(5.0 * t186 * t113);
+    let t188 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        0.0,
+        0.0,
+    ]);
+    let t189 = 6.0 * t110 * t188;
+    let t190 = -(3.0 * t110 * t180);
+    let t191 = t188 * t113;
+    let t192 = t185 + t187 + t189 + t190 + t191;
+    let t193 = t183 + t192;
+    let [t194, t195, _, _] = t193.to_array();
+    let t196 = -(3.0 * t188 * t3);
+    let t197 = -(t6 * t178);
+    let t198 = t180 * t6;
+    let t199 = 3.0 * t186 * t3;
+    let t200 = t180 * t3;
+    let t201 = t196 + t197 + t198 + t199 + t200;
+    let t202 = p.segment_length * t178;
+    let t203 = 2.0 * t188 * t17;
+    let t204 = -(t180 * t17);
+    let t205 = t202 + t203 + t204;
+    let t206 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t205;
+    let t207 = t201 + t206;
+    let [t208, t209, _, _] = t207.to_array();
+    let segment1_tip_bias_v_x = t194 * cache.base_angle_rotation_01
+        + segment1_bend_y_rate * base_angle_velocity_v_y + cache.cos_q2 * t208
         + base_angle_bias_v_x - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
-    let segment1_tip_bias_v_y = t44 * cache.cos_q2 + cache.sin_q2 * t45
+    let segment1_tip_bias_v_y = t194 * cache.cos_q2 + cache.sin_q2 * t208
         + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + base_angle_bias_v_y
         - segment1_bend_y_rate * base_angle_velocity_v_x;
     let segment2_base_bias_v_y = cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x
@@ -1386,245 +1819,166 @@ pub fn coriolis_into(
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let t46 = segment1_tip_velocity_v_y
+    let t210 = segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.segment2_position_x;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t47 = segment1_tip_velocity_v_x
+    let t211 = segment1_tip_velocity_v_x
         - cache.segment2_position_y * segment1_tip_velocity_w_z;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t46
-        + t47 * cache.segment1_tip_rotation_00;
-    let t48 = (3.7190320061795608 * t42 * cache.segment2_slice2_bend_c4
-        + 3.903983606488539 * t43 * cache.segment2_slice2_bend_c6
-        + 0.4879979508110674 * t43 * cache.segment2_slice2_bend_c4
-        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t42
-        - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t43)
-        + segment2_base_bias_v_y
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t210
+        + t211 * cache.segment1_tip_rotation_00;
+    let t212 = t109 + t121 + segment2_base_bias_v_y
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
             * cache.segment2_slice2_local_bend_y_column_v_x
-        - 0.8872983346207417
-            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t40
-                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t40)
-            * segment2_bend_y_rate * segment2_bend_y_rate
         - 0.8872983346207417 * segment2_bend_y_rate * segment2_base_velocity_v_x;
-    let t49 = cache.segment1_slice0_mass * t48;
-    let t50 = 0.1127016653792583 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let t51 = segment2_base_velocity_v_x
-        + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment2_slice0_local_momentum_f_x = t51 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * t50;
-    let t52 = t50 * segment2_slice0_local_momentum_f_x;
-    let t53 = segment1_tip_velocity_w_z + 0.5 * segment2_bend_y_rate;
-    let t54 = segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x;
-    let segment2_slice1_local_momentum_f_x = t54 * cache.segment1_slice1_mass
-        - cache.segment2_slice1_local_inertia_h_y * t53;
-    let t55 = t53 * segment2_slice1_local_momentum_f_x;
-    let t56 = segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x;
-    let t57 = segment1_tip_velocity_w_z + 0.8872983346207417 * segment2_bend_y_rate;
-    let segment2_slice2_local_momentum_f_x = t56 * cache.segment1_slice0_mass
-        - t57 * cache.segment2_slice2_local_inertia_h_y;
-    let t58 = segment2_slice2_local_momentum_f_x * t57;
-    let t59 = segment2_base_bias_v_y
+    let t213 = cache.segment1_slice0_mass * t212;
+    let t214 = t52 + segment1_tip_velocity_w_z;
+    let t215 = segment2_base_velocity_v_x + t150;
+    let segment2_slice0_local_momentum_f_x = t215 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t214;
+    let t216 = t214 * segment2_slice0_local_momentum_f_x;
+    let t217 = segment1_tip_velocity_w_z + t62;
+    let t218 = t144 + segment2_base_velocity_v_x;
+    let segment2_slice1_local_momentum_f_x = t218 * cache.segment1_slice1_mass
+        - cache.segment2_slice1_local_inertia_h_y * t217;
+    let t219 = t217 * segment2_slice1_local_momentum_f_x;
+    let t220 = t173 + segment2_base_velocity_v_x;
+    let t221 = segment1_tip_velocity_w_z + t93;
+    let segment2_slice2_local_momentum_f_x = t220 * cache.segment1_slice0_mass
+        - t221 * cache.segment2_slice2_local_inertia_h_y;
+    let t222 = segment2_slice2_local_momentum_f_x * t221;
+    let t223 = t129 + segment2_base_bias_v_y
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
-            * cache.segment2_slice0_local_bend_y_column_v_x
-        + (0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t43
-            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t43
-            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t42
-            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t42
-            - 0.00001024594466368116 * t43 * cache.segment2_slice0_bend_c5)
-        - 0.1127016653792583 * segment2_bend_y_rate * segment2_base_velocity_v_x
-        - 0.1127016653792583
-            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t40
-                - 0.0014314988413324798 * t40 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t60 = t59 * cache.segment1_slice0_mass;
-    let t61 = segment2_base_bias_v_y
+            * cache.segment2_slice0_local_bend_y_column_v_x + t138
+        - 0.1127016653792583 * segment2_bend_y_rate * segment2_base_velocity_v_x;
+    let t224 = t223 * cache.segment1_slice0_mass;
+    let t225 = segment2_base_bias_v_y
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
-            * cache.segment2_slice1_local_bend_y_column_v_x
-        + (0.125 * cache.segment2_slice1_bend_c6 * t43
-            + 0.375 * cache.segment2_slice1_bend_c4 * t42
-            + 0.015625 * cache.segment2_slice1_bend_c4 * t43
-            - 0.078125 * cache.segment2_slice1_bend_c5 * t43
-            - 0.1875 * cache.segment2_slice1_bend_c3 * t42)
-        - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x
-        - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.125 * cache.segment2_slice1_bend_c3 * t40
-                - 0.125 * cache.segment2_slice1_bend_c2 * t40);
-    let t62 = t61 * cache.segment1_slice1_mass;
-    let t63 = t49 + t52 + t55 + t58 + t60 + t62;
-    let t64 = cache.segment1_tip_rotation_01 * t63;
-    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t46
-        + cache.segment1_tip_rotation_01 * t47;
-    let t65 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
-    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t65
-        + t50 * cache.segment2_slice0_local_inertia_h_x;
-    let t66 = -(segment2_slice0_local_momentum_f_y * t50);
+            * cache.segment2_slice1_local_bend_y_column_v_x + t161 + t167
+        - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x;
+    let t226 = t225 * cache.segment1_slice1_mass;
+    let t227 = t213 + t216 + t219 + t222 + t224 + t226;
+    let t228 = cache.segment1_tip_rotation_01 * t227;
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t210
+        + cache.segment1_tip_rotation_01 * t211;
+    let t229 = t57 + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t229
+        + t214 * cache.segment2_slice0_local_inertia_h_x;
+    let t230 = -(segment2_slice0_local_momentum_f_y * t214);
     let segment2_base_bias_v_x = cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x
         + cache.segment1_tip_rotation_10 * segment1_tip_bias_v_y;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t67 = p.segment_length * segment2_bend_squared;
-    let t68 = p.segment_length * segment2_bend_squared * t41;
-    let t69 = p.segment_length * t41;
-    let t70 = 0.1127016653792583 * segment2_base_velocity_v_y * segment2_bend_y_rate
-        + segment2_base_bias_v_x
-        + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t67
-                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t67)
-        + (0.000054547257820203424 * t68 * cache.segment2_slice0_bend_c5
-            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t69
-            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t68
-            - 0.000054547257820203424 * t68 * cache.segment2_slice0_bend_c4
-            - 0.0014314988413324798 * cache.segment2_slice0_bend_c2 * t69)
+    let t231 = 0.1127016653792583 * segment2_base_velocity_v_y * segment2_bend_y_rate
+        + segment2_base_bias_v_x + t88 + t81
         - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t71 = t70 * cache.segment1_slice0_mass;
-    let t72 = 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
-        * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-            + 0.125 * t67 * cache.segment2_slice1_bend_c4
-            - 0.0625 * t67 * cache.segment2_slice1_bend_c3)
-        + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate
-        + segment2_base_bias_v_x
-        + (0.03125 * t68 * cache.segment2_slice1_bend_c3
-            + 0.125 * cache.segment2_slice1_bend_c3 * t69
-            + 0.09375 * t68 * cache.segment2_slice1_bend_c5
-            - 0.125 * cache.segment2_slice1_bend_c2 * t69
-            - 0.09375 * t68 * cache.segment2_slice1_bend_c4)
+    let t232 = t231 * cache.segment1_slice0_mass;
+    let t233 = t24 + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate
+        + segment2_base_bias_v_x + t16
         - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
             * segment2_bend_y_rate;
-    let t73 = cache.segment1_slice1_mass * t72;
-    let t74 = segment2_base_velocity_v_y
-        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate;
-    let segment2_slice2_local_momentum_f_y = t74 * cache.segment1_slice0_mass
-        + cache.segment2_slice2_local_inertia_h_x * t57;
-    let t75 = -(segment2_slice2_local_momentum_f_y * t57);
-    let t76 = 0.8872983346207417 * segment2_base_velocity_v_y * segment2_bend_y_rate
-        + 0.8872983346207417
-            * (1.239677335393187 * t67 * cache.segment2_slice2_bend_c4
-                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-                - 0.6198386676965935 * t67 * cache.segment2_slice2_bend_c3)
-            * segment2_bend_y_rate * segment2_bend_y_rate
-        + (1.6499454527421802 * t68 * cache.segment2_slice2_bend_c5
-            + 0.5499818175807267 * t68 * cache.segment2_slice2_bend_c3
-            + 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t69
-            - 1.6499454527421802 * t68 * cache.segment2_slice2_bend_c4
-            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t69)
-        + segment2_base_bias_v_x
+    let t234 = cache.segment1_slice1_mass * t233;
+    let t235 = segment2_base_velocity_v_y + t98;
+    let segment2_slice2_local_momentum_f_y = t235 * cache.segment1_slice0_mass
+        + cache.segment2_slice2_local_inertia_h_x * t221;
+    let t236 = -(segment2_slice2_local_momentum_f_y * t221);
+    let t237 = 0.8872983346207417 * segment2_base_velocity_v_y * segment2_bend_y_rate
+        + t38 + t47 + segment2_base_bias_v_x
         - cache.segment2_slice2_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t77 = cache.segment1_slice0_mass * t76;
-    let t78 = segment2_base_velocity_v_y
-        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate;
-    let segment2_slice1_local_momentum_f_y = t78 * cache.segment1_slice1_mass
-        + cache.segment2_slice1_local_inertia_h_x * t53;
-    let t79 = -(t53 * segment2_slice1_local_momentum_f_y);
-    let t80 = t66 + t71 + t73 + t75 + t77 + t79;
-    let t81 = cache.segment1_tip_rotation_00 * t80;
+    let t238 = cache.segment1_slice0_mass * t237;
+    let t239 = segment2_base_velocity_v_y + t67;
+    let segment2_slice1_local_momentum_f_y = t239 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * t217;
+    let t240 = -(t217 * segment2_slice1_local_momentum_f_y);
+    let t241 = t230 + t232 + t234 + t236 + t238 + t240;
+    let t242 = cache.segment1_tip_rotation_00 * t241;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
         + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
-    let t82 = segment2_bend_y_rate * segment2_bend_y_rate
-        * (2.0 * t67 * cache.segment2_bend_squared_c4
-            + cache.segment2_bend_squared_c2 * p.segment_length
-            - cache.segment2_bend_squared_c3 * t67)
-        + (cache.segment2_bend_squared_c3 * t68
-            + 3.0 * cache.segment2_bend_squared_c5 * t68
-            + cache.segment2_bend_squared_c3 * t69 - cache.segment2_bend_squared_c2 * t69
-            - 3.0 * t68 * cache.segment2_bend_squared_c4);
-    let t83 = (8.0 * cache.segment2_bend_squared_c6 * t43
-        + 6.0 * cache.segment2_bend_squared_c4 * t42
-        + cache.segment2_bend_squared_c4 * t43
-        - 5.0 * cache.segment2_bend_squared_c5 * t43
-        - 3.0 * cache.segment2_bend_squared_c3 * t42)
-        - (cache.segment2_bend_squared_c3 * t40 - cache.segment2_bend_squared_c2 * t40)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
-    let segment2_tip_bias_v_x = cache.segment1_tip_rotation_00 * t82
-        + t83 * cache.segment1_tip_rotation_01
+    let segment2_tip_bias_v_x = cache.segment1_tip_rotation_00 * t209
+        + t195 * cache.segment1_tip_rotation_01
         + segment1_tip_velocity_v_y * segment2_bend_y_rate + segment1_tip_bias_v_x
         - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y * qd[4];
     let head_composite_force_f_x = p.link_mass * segment2_tip_bias_v_x
         - head_momentum_f_y * segment2_tip_velocity_w_z;
-    let segment2_composite_force_f_x = t64 + t81 + head_composite_force_f_x;
+    let segment2_composite_force_f_x = t228 + t242 + head_composite_force_f_x;
     let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
     let middle_composite_force_f_x = segment2_composite_force_f_x
         + p.link_mass * segment1_tip_bias_v_x
         - segment1_tip_velocity_w_z * middle_momentum_f_y;
-    let segment1_composite_force_f_x = t22 + t39 + middle_composite_force_f_x;
+    let segment1_composite_force_f_x = t102 + t177 + middle_composite_force_f_x;
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
     let tail_composite_force_f_x = p.link_mass * base_angle_bias_v_x
         + segment1_composite_force_f_x - tail_momentum_f_y * qd[2];
     let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.tail_inertia_h_y * qd[2];
-    let t84 = cache.cos_q2 * t38;
+    let t243 = cache.cos_q2 * t176;
     let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
-    let t85 = cache.segment1_tip_rotation_10 * t80;
+    let t244 = cache.segment1_tip_rotation_10 * t241;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + qd[4] * cache.segment2_tip_subspace0_v_x;
     let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
     let segment2_tip_bias_v_y = segment1_tip_velocity_w_z * qd[4]
-        * cache.segment2_tip_subspace0_v_x + cache.segment1_tip_rotation_10 * t82
-        + segment1_tip_bias_v_y + t83 * cache.segment1_tip_rotation_11
+        * cache.segment2_tip_subspace0_v_x + cache.segment1_tip_rotation_10 * t209
+        + segment1_tip_bias_v_y + t195 * cache.segment1_tip_rotation_11
         - segment2_bend_y_rate * segment1_tip_velocity_v_x;
     let head_composite_force_f_y = head_momentum_f_x * segment2_tip_velocity_w_z
         + p.link_mass * segment2_tip_bias_v_y;
-    let t86 = cache.segment1_tip_rotation_11 * t63;
-    let segment2_composite_force_f_y = t85 + head_composite_force_f_y + t86;
+    let t245 = cache.segment1_tip_rotation_11 * t227;
+    let segment2_composite_force_f_y = t244 + head_composite_force_f_y + t245;
     let middle_composite_force_f_y = segment1_tip_velocity_w_z * middle_momentum_f_x
         + segment2_composite_force_f_y + p.link_mass * segment1_tip_bias_v_y;
-    let t87 = cache.sin_q2 * t21;
-    let segment1_composite_force_f_y = t84 + middle_composite_force_f_y + t87;
+    let t246 = cache.sin_q2 * t101;
+    let segment1_composite_force_f_y = t243 + middle_composite_force_f_y + t246;
     let tail_composite_force_f_y = p.link_mass * base_angle_bias_v_y
         + qd[2] * tail_momentum_f_x + segment1_composite_force_f_y;
-    let t88 = t30 * segment1_slice1_local_momentum_f_y;
-    let t89 = -(segment1_slice0_local_momentum_f_x * t11);
-    let t90 = t54 * segment2_slice1_local_momentum_f_y;
-    let t91 = -(t70 * cache.segment2_slice0_local_inertia_h_y);
-    let t92 = t59 * cache.segment2_slice0_local_inertia_h_x;
-    let t93 = -(t76 * cache.segment2_slice2_local_inertia_h_y);
-    let t94 = t56 * segment2_slice2_local_momentum_f_y;
+    let t247 = t145 * segment1_slice1_local_momentum_f_y;
+    let t248 = -(segment1_slice0_local_momentum_f_x * t58);
+    let t249 = t218 * segment2_slice1_local_momentum_f_y;
+    let t250 = -(t231 * cache.segment2_slice0_local_inertia_h_y);
+    let t251 = t223 * cache.segment2_slice0_local_inertia_h_x;
+    let t252 = -(t237 * cache.segment2_slice2_local_inertia_h_y);
+    let t253 = t220 * segment2_slice2_local_momentum_f_y;
     let head_composite_force_n_z = cache.head_inertia_h_x * segment2_tip_bias_v_y
         + segment2_tip_velocity_v_x * head_momentum_f_y
         - segment2_tip_bias_v_x * cache.head_inertia_h_y
         - segment2_tip_velocity_v_y * head_momentum_f_x;
-    let t95 = t51 * segment2_slice0_local_momentum_f_y;
-    let t96 = -(segment2_slice2_local_momentum_f_x * t74);
-    let t97 = cache.segment2_slice2_local_inertia_h_x * t48;
-    let t98 = cache.segment2_slice1_local_inertia_h_x * t61;
-    let t99 = -(t78 * segment2_slice1_local_momentum_f_x);
-    let t100 = -(segment2_slice0_local_momentum_f_x * t65);
-    let t101 = -(cache.segment2_slice1_local_inertia_h_y * t72);
-    let segment2_composite_force_n_z = t90 + t91 + t92
-        + (t85 + t86) * cache.segment2_position_x + t93 + t94 + head_composite_force_n_z
-        + t95 + t96 + t97 + t98 + t99 + t100 + t101
-        - (t64 + t81) * cache.segment2_position_y;
+    let t254 = t215 * segment2_slice0_local_momentum_f_y;
+    let t255 = -(segment2_slice2_local_momentum_f_x * t235);
+    let t256 = cache.segment2_slice2_local_inertia_h_x * t212;
+    let t257 = cache.segment2_slice1_local_inertia_h_x * t225;
+    let t258 = -(t239 * segment2_slice1_local_momentum_f_x);
+    let t259 = -(segment2_slice0_local_momentum_f_x * t229);
+    let t260 = -(cache.segment2_slice1_local_inertia_h_y * t233);
+    let segment2_composite_force_n_z = t249 + t250 + t251
+        + (t244 + t245) * cache.segment2_position_x + t252 + t253
+        + head_composite_force_n_z + t254 + t255 + t256 + t257 + t258 + t259 + t260
+        - (t228 + t242) * cache.segment2_position_y;
     let middle_composite_force_n_z = segment2_composite_force_n_z
         + middle_momentum_f_y * segment1_tip_velocity_v_x
         + cache.middle_inertia_h_x * segment1_tip_bias_v_y
         - segment1_tip_velocity_v_y * middle_momentum_f_x
         - cache.middle_inertia_h_y * segment1_tip_bias_v_x;
-    let t102 = cache.segment1_slice2_local_inertia_h_x * t26;
-    let t103 = -(cache.segment1_slice0_local_inertia_h_y * t16);
-    let t104 = cache.segment1_slice0_local_inertia_h_x * t28;
-    let t105 = -(segment1_slice1_local_momentum_f_x * t14);
-    let t106 = -(t8 * cache.segment1_slice2_local_inertia_h_y);
-    let t107 = -(cache.segment1_slice1_local_inertia_h_y * t6);
-    let t108 = cache.segment1_slice1_local_inertia_h_x * t34;
-    let t109 = t36 * segment1_slice2_local_momentum_f_y;
-    let t110 = t32 * segment1_slice0_local_momentum_f_y;
-    let t111 = -(segment1_slice2_local_momentum_f_x * t19);
-    let segment1_composite_force_n_z = t88 + t89 + middle_composite_force_n_z + t102
-        + t103 + t104 + t105 + t106 + t107 + t108 + t109 + t110 + t111
-        + cache.segment1_position_x * (t84 + t87)
-        - cache.segment1_position_y * (t22 + t39);
+    let t261 = cache.segment1_slice2_local_inertia_h_x * t122;
+    let t262 = -(cache.segment1_slice0_local_inertia_h_y * t89);
+    let t263 = cache.segment1_slice0_local_inertia_h_x * t139;
+    let t264 = -(segment1_slice1_local_momentum_f_x * t68);
+    let t265 = -(t48 * cache.segment1_slice2_local_inertia_h_y);
+    let t266 = -(cache.segment1_slice1_local_inertia_h_y * t27);
+    let t267 = cache.segment1_slice1_local_inertia_h_x * t168;
+    let t268 = t174 * segment1_slice2_local_momentum_f_y;
+    let t269 = t151 * segment1_slice0_local_momentum_f_y;
+    let t270 = -(segment1_slice2_local_momentum_f_x * t99);
+    let segment1_composite_force_n_z = t247 + t248 + middle_composite_force_n_z + t261
+        + t262 + t263 + t264 + t265 + t266 + t267 + t268 + t269 + t270
+        + cache.segment1_position_x * (t243 + t246)
+        - cache.segment1_position_y * (t102 + t177);
     let tail_composite_force_n_z = cache.tail_inertia_h_x * base_angle_bias_v_y
         + segment1_composite_force_n_z + tail_momentum_f_y * base_angle_velocity_v_x
         - base_angle_velocity_v_y * tail_momentum_f_x
@@ -1634,29 +1988,29 @@ pub fn coriolis_into(
     out[2] = q[1] * tail_composite_force_f_x + tail_composite_force_n_z
         + tail_composite_force_f_y * cache.base_angle_subspace_v_y;
     out[3] = middle_composite_force_n_z * p.segment_length
-        + ((t29 + t33) * cache.segment1_slice0_local_bend_y_column_v_y
-            + (t31 + t35) * cache.segment1_slice1_local_bend_y_column_v_y
-            + 0.5 * (t88 + t105 + t107 + t108)
-            + (t12 + t17) * cache.segment1_slice0_local_bend_y_column_v_x
-            + cache.segment1_slice2_local_bend_y_column_v_x * (t9 + t20)
-            + cache.segment1_slice2_local_bend_y_column_v_y * (t27 + t37)
-            + 0.1127016653792583 * (t89 + t103 + t104 + t110)
-            + cache.segment1_slice1_local_bend_y_column_v_x * (t7 + t15)
-            + 0.8872983346207417 * (t102 + t106 + t109 + t111)) * p.segment_length
+        + ((t140 + t152) * cache.segment1_slice0_local_bend_y_column_v_y
+            + (t146 + t169) * cache.segment1_slice1_local_bend_y_column_v_y
+            + 0.5 * (t247 + t264 + t266 + t267)
+            + (t59 + t90) * cache.segment1_slice0_local_bend_y_column_v_x
+            + cache.segment1_slice2_local_bend_y_column_v_x * (t49 + t100)
+            + cache.segment1_slice2_local_bend_y_column_v_y * (t123 + t175)
+            + 0.1127016653792583 * (t248 + t262 + t263 + t269)
+            + cache.segment1_slice1_local_bend_y_column_v_x * (t28 + t69)
+            + 0.8872983346207417 * (t261 + t265 + t268 + t270)) * p.segment_length
         + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y
         + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x;
     out[4] = head_composite_force_f_x * cache.segment2_tip_subspace0_v_x
         + cache.segment2_tip_subspace0_v_y * head_composite_force_f_y
         + p.segment_length
-            * (0.5 * (t90 + t98 + t99 + t101)
-                + 0.1127016653792583 * (t91 + t92 + t95 + t100)
-                + 0.8872983346207417 * (t93 + t94 + t96 + t97)
-                + cache.segment2_slice0_local_bend_y_column_v_y * (t52 + t60)
-                + cache.segment2_slice2_local_bend_y_column_v_y * (t49 + t58)
-                + cache.segment2_slice1_local_bend_y_column_v_x * (t73 + t79)
-                + (t55 + t62) * cache.segment2_slice1_local_bend_y_column_v_y
-                + (t66 + t71) * cache.segment2_slice0_local_bend_y_column_v_x
-                + cache.segment2_slice2_local_bend_y_column_v_x * (t75 + t77))
+            * (0.5 * (t249 + t257 + t258 + t260)
+                + 0.1127016653792583 * (t250 + t251 + t254 + t259)
+                + 0.8872983346207417 * (t252 + t253 + t255 + t256)
+                + cache.segment2_slice0_local_bend_y_column_v_y * (t216 + t224)
+                + cache.segment2_slice2_local_bend_y_column_v_y * (t213 + t222)
+                + cache.segment2_slice1_local_bend_y_column_v_x * (t234 + t240)
+                + (t219 + t226) * cache.segment2_slice1_local_bend_y_column_v_y
+                + (t230 + t232) * cache.segment2_slice0_local_bend_y_column_v_x
+                + cache.segment2_slice2_local_bend_y_column_v_x * (t236 + t238))
         + p.segment_length * head_composite_force_n_z;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
@@ -1674,44 +2028,76 @@ pub fn coriolis_matrix_into(
     let t0 = cache.tail_com_x * qd[2] + base_angle_velocity_v_y;
     let segment1_slice1_velocity_v_y = base_angle_velocity_v_y
         + cache.segment1_slice1_subspace0_v_y * qd[3];
-    let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
-        + qd[2];
-    let t1 = segment1_slice1_velocity_v_y
+    let t1 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], 0.0, 0.0]);
+    let t2 = t1 * cache.segment1_slice1_local_subspace0_w_z;
+    let [t3, t4, _, _] = t2.to_array();
+    let segment1_slice1_velocity_w_z = t3 + qd[2];
+    let t5 = segment1_slice1_velocity_v_y
         + cache.segment1_slice1_position_x * segment1_slice1_velocity_w_z;
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let lanes_segment1_bend_y_rate = p.segment_length * t1;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, _, _] = lanes_segment1_bend_y_rate
+        .to_array();
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let t2 = segment1_tip_velocity_v_y + segment1_tip_velocity_w_z * cache.middle_com_x;
+    let t6 = segment1_tip_velocity_v_y + segment1_tip_velocity_w_z * cache.middle_com_x;
     let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
         * cache.segment1_tip_rotation_00
         + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
         + cache.segment2_position_x;
     let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
-    let segment2_slice0_velocity_w_z = qd[4] * segment1_slice0_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let segment2_slice0_local_subspace0_v_x = p.segment_length
-        * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
+    let t7 = segment1_slice0_local_subspace0_w_z * t1;
+    let [t8, t9, _, _] = t7.to_array();
+    let segment2_slice0_velocity_w_z = t9 + segment1_tip_velocity_w_z;
+    let t10 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_x = p.segment_length * t10;
+    let [segment1_slice0_local_subspace0_v_x, segment2_slice0_local_subspace0_v_x, _, _,
+    ] = lanes_segment1_slice0_local_subspace0_v_x.to_array();
+    let t11 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_y = p.segment_length * t11;
+    let [segment1_slice0_local_subspace0_v_y, segment2_slice0_local_subspace0_v_y, _, _,
+    ] = lanes_segment1_slice0_local_subspace0_v_y.to_array();
     let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_10
         * segment2_slice0_local_subspace0_v_x
         + segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
         - segment1_slice0_local_subspace0_w_z * cache.segment2_position_x;
     let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
         + qd[4] * segment2_slice0_subspace0_v_y;
-    let t3 = segment2_slice0_position_x * segment2_slice0_velocity_w_z
+    let t12 = segment2_slice0_position_x * segment2_slice0_velocity_w_z
         + segment2_slice0_velocity_v_y;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let t4 = segment2_tip_velocity_v_y + cache.head_com_x * segment2_tip_velocity_w_z;
-    let head_composite_rate_hd_y = p.link_mass * t4;
-    let segment2_slice2_local_subspace0_v_y = cache
-        .segment2_slice2_local_bend_y_column_v_y * p.segment_length;
-    let segment2_slice2_local_subspace0_v_x = p.segment_length
-        * cache.segment2_slice2_local_bend_y_column_v_x;
+    let t13 = segment2_tip_velocity_v_y + cache.head_com_x * segment2_tip_velocity_w_z;
+    let head_composite_rate_hd_y = p.link_mass * t13;
+    let t14 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_y,
+        cache.segment2_slice2_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice2_local_subspace0_v_y = t14 * p.segment_length;
+    let [segment1_slice2_local_subspace0_v_y, segment2_slice2_local_subspace0_v_y, _, _,
+    ] = lanes_segment1_slice2_local_subspace0_v_y.to_array();
+    let t15 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_x,
+        cache.segment2_slice2_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice2_local_subspace0_v_x = t15 * p.segment_length;
+    let [segment1_slice2_local_subspace0_v_x, segment2_slice2_local_subspace0_v_x, _, _,
+    ] = lanes_segment1_slice2_local_subspace0_v_x.to_array();
     let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
     let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_11
         * segment2_slice2_local_subspace0_v_y
@@ -1722,12 +2108,12 @@ pub fn coriolis_matrix_into(
     let segment2_slice2_position_x = cache.segment2_position_x
         + cache.segment1_tip_rotation_01 * cache.segment2_slice2_local_com_y
         + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
-    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * segment1_slice2_local_subspace0_w_z;
-    let t5 = segment2_slice2_velocity_v_y
+    let t16 = t1 * segment1_slice2_local_subspace0_w_z;
+    let [t17, t18, _, _] = t16.to_array();
+    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z + t18;
+    let t19 = segment2_slice2_velocity_v_y
         + segment2_slice2_position_x * segment2_slice2_velocity_w_z;
-    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z + t4;
     let segment2_slice1_position_x = cache.segment1_tip_rotation_01
         * cache.segment2_slice1_local_com_y
         + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
@@ -1742,33 +2128,24 @@ pub fn coriolis_matrix_into(
         - cache.segment2_position_x * cache.segment1_slice1_local_subspace0_w_z;
     let segment2_slice1_velocity_v_y = qd[4] * segment2_slice1_subspace0_v_y
         + segment1_tip_velocity_v_y;
-    let t6 = segment2_slice1_velocity_w_z * segment2_slice1_position_x
+    let t20 = segment2_slice1_velocity_w_z * segment2_slice1_position_x
         + segment2_slice1_velocity_v_y;
-    let segment2_composite_rate_hd_y = cache.segment1_slice0_mass * t3
-        + head_composite_rate_hd_y + t5 * cache.segment1_slice0_mass
-        + t6 * cache.segment1_slice1_mass;
-    let middle_composite_rate_hd_y = t2 * p.link_mass + segment2_composite_rate_hd_y;
+    let segment2_composite_rate_hd_y = cache.segment1_slice0_mass * t12
+        + head_composite_rate_hd_y + t19 * cache.segment1_slice0_mass
+        + t20 * cache.segment1_slice1_mass;
+    let middle_composite_rate_hd_y = t6 * p.link_mass + segment2_composite_rate_hd_y;
     let segment1_slice0_position_x = cache.segment1_slice0_local_com_y
         * cache.base_angle_rotation_01 + cache.cos_q2 * cache.segment1_slice0_local_com_x
         + cache.segment1_position_x;
-    let segment1_slice0_velocity_w_z = qd[2]
-        + segment1_slice0_local_subspace0_w_z * qd[3];
-    let segment1_slice0_local_subspace0_v_x = p.segment_length
-        * cache.segment1_slice0_local_bend_y_column_v_x;
-    let segment1_slice0_local_subspace0_v_y = p.segment_length
-        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let segment1_slice0_velocity_w_z = qd[2] + t8;
     let segment1_slice0_subspace0_v_y = cache.sin_q2
         * segment1_slice0_local_subspace0_v_x
         + segment1_slice0_local_subspace0_v_y * cache.cos_q2
         - cache.segment1_position_x * segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = qd[3] * segment1_slice0_subspace0_v_y
         + base_angle_velocity_v_y;
-    let t7 = segment1_slice0_position_x * segment1_slice0_velocity_w_z
+    let t21 = segment1_slice0_position_x * segment1_slice0_velocity_w_z
         + segment1_slice0_velocity_v_y;
-    let segment1_slice2_local_subspace0_v_x = cache
-        .segment1_slice2_local_bend_y_column_v_x * p.segment_length;
-    let segment1_slice2_local_subspace0_v_y = cache
-        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
     let segment1_slice2_subspace0_v_y = cache.sin_q2
         * segment1_slice2_local_subspace0_v_x
         + cache.cos_q2 * segment1_slice2_local_subspace0_v_y
@@ -1778,15 +2155,14 @@ pub fn coriolis_matrix_into(
     let segment1_slice2_position_x = cache.segment1_slice2_local_com_y
         * cache.base_angle_rotation_01 + cache.segment1_position_x
         + cache.segment1_slice2_local_com_x * cache.cos_q2;
-    let segment1_slice2_velocity_w_z = qd[3] * segment1_slice2_local_subspace0_w_z
-        + qd[2];
-    let t8 = segment1_slice2_velocity_v_y
+    let segment1_slice2_velocity_w_z = t17 + qd[2];
+    let t22 = segment1_slice2_velocity_v_y
         + segment1_slice2_position_x * segment1_slice2_velocity_w_z;
-    let segment1_composite_rate_hd_y = t1 * cache.segment1_slice1_mass
-        + middle_composite_rate_hd_y + t7 * cache.segment1_slice0_mass
-        + t8 * cache.segment1_slice0_mass;
+    let segment1_composite_rate_hd_y = t5 * cache.segment1_slice1_mass
+        + middle_composite_rate_hd_y + t21 * cache.segment1_slice0_mass
+        + t22 * cache.segment1_slice0_mass;
     let tail_composite_rate_hd_y = p.link_mass * t0 + segment1_composite_rate_hd_y;
-    let t9 = -tail_composite_rate_hd_y;
+    let t23 = -tail_composite_rate_hd_y;
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
     let segment1_slice0_inertia_h_x = segment1_slice0_position_x
@@ -1833,246 +2209,322 @@ pub fn coriolis_matrix_into(
         + segment1_slice2_momentum_f_y;
     let tail_composite_momentum_f_y = tail_momentum_f_y
         + segment1_composite_momentum_f_y;
-    let base_x_coriolis_row_n_z = 0.5 * (t9 - tail_composite_momentum_f_y);
+    let base_x_coriolis_row_n_z = 0.5 * (t23 - tail_composite_momentum_f_y);
     let base_angle_coriolis_column_f_x = cache.tail_composite_inertia_m * qd[1]
         + base_x_coriolis_row_n_z;
-    let t10 = -(t1 * cache.segment1_slice1_local_subspace0_w_z
+    let t24 = -(t5 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass);
-    let t11 = 0.5
-        * (t10
+    let t25 = 0.5
+        * (t24
             - segment1_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t12 = p.segment_length * segment1_bend_squared;
-    let t13 = segment1_bend_y_rate
-        * (cache.segment1_bend_squared_c3 * p.segment_length
-            + 3.0 * cache.segment1_bend_squared_c5 * t12
-            + cache.segment1_bend_squared_c3 * t12
-            - 3.0 * cache.segment1_bend_squared_c4 * t12
-            - p.segment_length * cache.segment1_bend_squared_c2)
-        + segment1_bend_y_rate
-            * (p.segment_length * cache.segment1_bend_squared_c2
-                + 2.0 * cache.segment1_bend_squared_c4 * t12
-                - cache.segment1_bend_squared_c3 * t12);
-    let t14 = p.segment_length * cache.segment1_bend_y;
-    let t15 = p.segment_length * cache.segment1_bend_y.powi(3);
-    let t16 = segment1_bend_y_rate
-        * (8.0 * t15 * cache.segment1_bend_squared_c6
-            + 6.0 * cache.segment1_bend_squared_c4 * t14
-            + t15 * cache.segment1_bend_squared_c4
-            - 5.0 * t15 * cache.segment1_bend_squared_c5
-            - 3.0 * cache.segment1_bend_squared_c3 * t14)
-        - segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c3 * t14
-                - t14 * cache.segment1_bend_squared_c2);
-    let segment1_tip_subspace0_rate_v_x = t13 * cache.cos_q2 * p.segment_length
+    let t26 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_bend_squared = t26 * t26;
+    let t27 = p.segment_length * lanes_segment1_bend_squared;
+    let t28 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        0.0,
+        0.0,
+    ]);
+    let t29 = -(3.0 * t28 * t27);
+    let t30 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        0.0,
+        0.0,
+    ]);
+    let t31 = t30 * p.segment_length;
+    let t32 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        0.0,
+        0.0,
+    ]);
+    let t33 = -(p.segment_length * t32);
+    let t34 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        0.0,
+        0.0,
+    ]);
+    let t35 = 3.0 * t34 * t27;
+    let t36 = t30 * t27;
+    let t37 = t29 + t31 + t33 + t35 + t36;
+    let t38 = lanes_segment1_bend_y_rate * t37;
+    let t39 = p.segment_length * t32;
+    let t40 = 2.0 * t28 * t27;
+    let t41 = -(t30 * t27);
+    let t42 = t39 + t40 + t41;
+    let t43 = lanes_segment1_bend_y_rate * t42;
+    let t44 = t38 + t43;
+    let [t45, t46, _, _] = t44.to_array();
+    let t47 = p.segment_length * t26;
+    let t48 = -(t47 * t32);
+    let t49 = t30 * t47;
+    let t50 = t48 + t49;
+    let t51 = -(lanes_segment1_bend_y_rate * t50);
+    let t52 = t26.powi(3);
+    let t53 = p.segment_length * t52;
+    let t54 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        0.0,
+        0.0,
+    ]);
+    let t55 = 8.0 * t53 * t54;
+    let t56 = -(5.0 * t53 * t34);
+    let t57 = 6.0 * t28 * t47;
+    let t58 = -(3.0 * t30 * t47);
+    let t59 = t53 * t28;
+    let t60 = t55 + t56 + t57 + t58 + t59;
+    let t61 = lanes_segment1_bend_y_rate * t60;
+    let t62 = t51 + t61;
+    let [t63, t64, _, _] = t62.to_array();
+    let segment1_tip_subspace0_rate_v_x = t45 * cache.cos_q2 * p.segment_length
         + p.segment_length * base_angle_velocity_v_y
-        + p.segment_length * cache.base_angle_rotation_01 * t16
+        + p.segment_length * cache.base_angle_rotation_01 * t63
         - cache.segment1_tip_subspace0_v_y * qd[2];
-    let t17 = segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_m;
-    let t18 = segment1_bend_y_rate
-        * (0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c3
-            + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t12
-            + 0.00001818241927340114 * t12 * cache.segment1_slice0_bend_c3
-            - 0.0014314988413324798 * p.segment_length * cache.segment1_slice0_bend_c2
-            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t12)
-        + 0.1127016653792583 * segment1_bend_y_rate
-            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t12
-                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
-                - 0.0001613323034066491 * t12 * cache.segment1_slice0_bend_c3);
-    let t19 = (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t15
-        + 0.000016393511461889856 * t15 * cache.segment1_slice0_bend_c6
-        + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t14
-        - 0.00048399691021994726 * t14 * cache.segment1_slice0_bend_c3
-        - 0.00001024594466368116 * t15 * cache.segment1_slice0_bend_c5)
-        * segment1_bend_y_rate
-        - 0.1127016653792583 * segment1_bend_y_rate
-            * (0.0014314988413324798 * t14 * cache.segment1_slice0_bend_c3
-                - 0.0014314988413324798 * t14 * cache.segment1_slice0_bend_c2);
-    let segment1_slice0_subspace0_rate_v_x = cache.cos_q2 * p.segment_length * t18
+    let t65 = segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_m;
+    let t66 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c2,
+        cache.segment2_slice0_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t67 = -(0.0014314988413324798 * p.segment_length * t66);
+    let t68 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c3,
+        cache.segment2_slice0_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t69 = 0.0014314988413324798 * p.segment_length * t68;
+    let t70 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c5,
+        cache.segment2_slice0_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t71 = 0.000054547257820203424 * t70 * t27;
+    let t72 = 0.00001818241927340114 * t27 * t68;
+    let t73 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c4,
+        cache.segment2_slice0_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t74 = -(0.000054547257820203424 * t73 * t27);
+    let t75 = t67 + t69 + t71 + t72 + t74;
+    let t76 = lanes_segment1_bend_y_rate * t75;
+    let t77 = 0.0003226646068132982 * t73 * t27;
+    let t78 = 0.012701665379258308 * p.segment_length * t66;
+    let t79 = -(0.0001613323034066491 * t27 * t68);
+    let t80 = t77 + t78 + t79;
+    let t81 = 0.1127016653792583 * lanes_segment1_bend_y_rate * t80;
+    let t82 = t76 + t81;
+    let [t83, t84, _, _] = t82.to_array();
+    let t85 = 0.000002049188932736232 * t73 * t53;
+    let t86 = -(0.00048399691021994726 * t47 * t68);
+    let t87 = -(0.00001024594466368116 * t53 * t70);
+    let t88 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c6,
+        cache.segment2_slice0_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t89 = 0.000016393511461889856 * t53 * t88;
+    let t90 = 0.0009679938204398945 * t73 * t47;
+    let t91 = t85 + t86 + t87 + t89 + t90;
+    let t92 = t91 * lanes_segment1_bend_y_rate;
+    let t93 = 0.0014314988413324798 * t47 * t68;
+    let t94 = -(0.0014314988413324798 * t47 * t66);
+    let t95 = t93 + t94;
+    let t96 = -(0.1127016653792583 * lanes_segment1_bend_y_rate * t95);
+    let t97 = t92 + t96;
+    let [t98, t99, _, _] = t97.to_array();
+    let segment1_slice0_subspace0_rate_v_x = cache.cos_q2 * p.segment_length * t83
         + segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_y
-        + p.segment_length * cache.base_angle_rotation_01 * t19
+        + p.segment_length * cache.base_angle_rotation_01 * t98
         - qd[2] * segment1_slice0_subspace0_v_y;
-    let t20 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_x;
-    let t21 = -(t8 * cache.segment1_slice0_mass * segment1_slice2_local_subspace0_w_z);
-    let t22 = 0.5
-        * (t21 - segment1_slice2_momentum_f_y * segment1_slice2_local_subspace0_w_z);
-    let t23 = -(t7 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass);
-    let t24 = 0.5
-        * (t23 - segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y);
-    let t25 = segment1_bend_y_rate
-        * (3.903983606488539 * t15 * cache.segment1_slice2_bend_c6
-            + 0.4879979508110674 * t15 * cache.segment1_slice2_bend_c4
-            + 3.7190320061795608 * t14 * cache.segment1_slice2_bend_c4
-            - 1.8595160030897804 * t14 * cache.segment1_slice2_bend_c3
-            - 2.439989754055337 * t15 * cache.segment1_slice2_bend_c5)
-        - 0.8872983346207417
-            * (0.6985685011586675 * t14 * cache.segment1_slice2_bend_c3
-                - 0.6985685011586675 * t14 * cache.segment1_slice2_bend_c2)
-            * segment1_bend_y_rate;
-    let t26 = (1.6499454527421802 * t12 * cache.segment1_slice2_bend_c5
-        + 0.5499818175807267 * t12 * cache.segment1_slice2_bend_c3
-        + 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c3
-        - 0.6985685011586675 * p.segment_length * cache.segment1_slice2_bend_c2
-        - 1.6499454527421802 * t12 * cache.segment1_slice2_bend_c4)
-        * segment1_bend_y_rate
-        + 0.8872983346207417 * segment1_bend_y_rate
-            * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-                + 1.239677335393187 * t12 * cache.segment1_slice2_bend_c4
-                - 0.6198386676965935 * t12 * cache.segment1_slice2_bend_c3);
+    let t100 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_x;
+    let t101 = -(t22 * cache.segment1_slice0_mass * segment1_slice2_local_subspace0_w_z);
+    let t102 = 0.5
+        * (t101 - segment1_slice2_momentum_f_y * segment1_slice2_local_subspace0_w_z);
+    let t103 = -(t21 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass);
+    let t104 = 0.5
+        * (t103 - segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y);
+    let t105 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c3,
+        cache.segment2_slice2_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t106 = -(1.8595160030897804 * t47 * t105);
+    let t107 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c6,
+        cache.segment2_slice2_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t108 = 3.903983606488539 * t53 * t107;
+    let t109 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c4,
+        cache.segment2_slice2_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t110 = 0.4879979508110674 * t53 * t109;
+    let t111 = 3.7190320061795608 * t47 * t109;
+    let t112 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c5,
+        cache.segment2_slice2_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t113 = -(2.439989754055337 * t53 * t112);
+    let t114 = t106 + t108 + t110 + t111 + t113;
+    let t115 = lanes_segment1_bend_y_rate * t114;
+    let t116 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c2,
+        cache.segment2_slice2_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t117 = -(0.6985685011586675 * t47 * t116);
+    let t118 = 0.6985685011586675 * t47 * t105;
+    let t119 = t117 + t118;
+    let t120 = -(0.8872983346207417 * t119 * lanes_segment1_bend_y_rate);
+    let t121 = t115 + t120;
+    let [t122, t123, _, _] = t121.to_array();
+    let t124 = -(0.6985685011586675 * p.segment_length * t116);
+    let t125 = 1.6499454527421802 * t27 * t112;
+    let t126 = 0.5499818175807267 * t27 * t105;
+    let t127 = -(1.6499454527421802 * t27 * t109);
+    let t128 = 0.6985685011586675 * p.segment_length * t105;
+    let t129 = t124 + t125 + t126 + t127 + t128;
+    let t130 = t129 * lanes_segment1_bend_y_rate;
+    let t131 = 0.7872983346207417 * p.segment_length * t116;
+    let t132 = -(0.6198386676965935 * t27 * t105);
+    let t133 = 1.239677335393187 * t27 * t109;
+    let t134 = t131 + t132 + t133;
+    let t135 = 0.8872983346207417 * lanes_segment1_bend_y_rate * t134;
+    let t136 = t130 + t135;
+    let [t137, t138, _, _] = t136.to_array();
     let segment1_slice2_subspace0_rate_v_x = base_angle_velocity_v_y
         * segment1_slice2_local_subspace0_w_z
-        + p.segment_length * cache.base_angle_rotation_01 * t25
-        + cache.cos_q2 * p.segment_length * t26 - qd[2] * segment1_slice2_subspace0_v_y;
-    let t27 = segment1_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t28 = -(middle_composite_rate_hd_y * p.segment_length);
-    let t29 = 0.5 * (t28 - p.segment_length * middle_composite_momentum_f_y);
-    let t30 = segment1_bend_y_rate
-        * (0.015625 * t15 * cache.segment1_slice1_bend_c4
-            + 0.125 * t15 * cache.segment1_slice1_bend_c6
-            + 0.375 * t14 * cache.segment1_slice1_bend_c4
-            - 0.078125 * t15 * cache.segment1_slice1_bend_c5
-            - 0.1875 * cache.segment1_slice1_bend_c3 * t14)
-        - 0.5
-            * (0.125 * cache.segment1_slice1_bend_c3 * t14
-                - 0.125 * t14 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate;
-    let t31 = segment1_bend_y_rate
-        * (0.125 * cache.segment1_slice1_bend_c3 * p.segment_length
-            + 0.09375 * cache.segment1_slice1_bend_c5 * t12
-            + 0.03125 * cache.segment1_slice1_bend_c3 * t12
-            - 0.09375 * t12 * cache.segment1_slice1_bend_c4
-            - 0.125 * p.segment_length * cache.segment1_slice1_bend_c2)
-        + 0.5 * segment1_bend_y_rate
-            * (0.125 * t12 * cache.segment1_slice1_bend_c4
-                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-                - 0.0625 * cache.segment1_slice1_bend_c3 * t12);
+        + p.segment_length * cache.base_angle_rotation_01 * t122
+        + cache.cos_q2 * p.segment_length * t137 - qd[2] * segment1_slice2_subspace0_v_y;
+    let t139 = segment1_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t140 = -(middle_composite_rate_hd_y * p.segment_length);
+    let t141 = 0.5 * (t140 - p.segment_length * middle_composite_momentum_f_y);
+    let t142 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c3,
+        cache.segment2_slice1_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t143 = 0.125 * t142 * t47;
+    let t144 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c2,
+        cache.segment2_slice1_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t145 = -(0.125 * t47 * t144);
+    let t146 = t143 + t145;
+    let t147 = -(0.5 * t146 * lanes_segment1_bend_y_rate);
+    let t148 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c4,
+        cache.segment2_slice1_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t149 = 0.015625 * t53 * t148;
+    let t150 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c6,
+        cache.segment2_slice1_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t151 = 0.125 * t53 * t150;
+    let t152 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c5,
+        cache.segment2_slice1_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t153 = -(0.078125 * t53 * t152);
+    let t154 = 0.375 * t47 * t148;
+    let t155 = -(0.1875 * t142 * t47);
+    let t156 = t149 + t151 + t153 + t154 + t155;
+    let t157 = lanes_segment1_bend_y_rate * t156;
+    let t158 = t147 + t157;
+    let [t159, t160, _, _] = t158.to_array();
+    let t161 = -(0.09375 * t27 * t148);
+    let t162 = 0.125 * t142 * p.segment_length;
+    let t163 = -(0.125 * p.segment_length * t144);
+    let t164 = 0.09375 * t152 * t27;
+    let t165 = 0.03125 * t142 * t27;
+    let t166 = t161 + t162 + t163 + t164 + t165;
+    let t167 = lanes_segment1_bend_y_rate * t166;
+    let t168 = 0.125 * t27 * t148;
+    let t169 = 0.25 * p.segment_length * t144;
+    let t170 = -(0.0625 * t142 * t27);
+    let t171 = t168 + t169 + t170;
+    let t172 = 0.5 * lanes_segment1_bend_y_rate * t171;
+    let t173 = t167 + t172;
+    let [t174, t175, _, _] = t173.to_array();
     let segment1_slice1_subspace0_rate_v_x = base_angle_velocity_v_y
         * cache.segment1_slice1_local_subspace0_w_z
-        + t30 * p.segment_length * cache.base_angle_rotation_01
-        + t31 * cache.cos_q2 * p.segment_length
+        + t159 * p.segment_length * cache.base_angle_rotation_01
+        + t174 * cache.cos_q2 * p.segment_length
         - cache.segment1_slice1_subspace0_v_y * qd[2];
-    let t32 = cache.segment1_slice1_mass * segment1_slice1_subspace0_rate_v_x;
-    let segment1_subspace0_coriolis_column_f_x = t11 + t17 + t20 + t22 + t24 + t27 + t29
-        + t32;
-    let t33 = cache.segment2_bend_y * p.segment_length;
-    let t34 = p.segment_length * cache.segment2_bend_y.powi(3);
-    let t35 = segment2_bend_y_rate
-        * (cache.segment2_bend_squared_c4 * t34
-            + 6.0 * cache.segment2_bend_squared_c4 * t33
-            + 8.0 * cache.segment2_bend_squared_c6 * t34
-            - 3.0 * cache.segment2_bend_squared_c3 * t33
-            - 5.0 * cache.segment2_bend_squared_c5 * t34)
-        - (cache.segment2_bend_squared_c3 * t33 - cache.segment2_bend_squared_c2 * t33)
-            * segment2_bend_y_rate;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t36 = p.segment_length * segment2_bend_squared;
-    let t37 = segment2_bend_y_rate
-        * (2.0 * t36 * cache.segment2_bend_squared_c4
-            + cache.segment2_bend_squared_c2 * p.segment_length
-            - cache.segment2_bend_squared_c3 * t36)
-        + segment2_bend_y_rate
-            * (3.0 * cache.segment2_bend_squared_c5 * t36
-                + cache.segment2_bend_squared_c3 * p.segment_length
-                + cache.segment2_bend_squared_c3 * t36
-                - cache.segment2_bend_squared_c2 * p.segment_length
-                - 3.0 * t36 * cache.segment2_bend_squared_c4);
+    let t176 = cache.segment1_slice1_mass * segment1_slice1_subspace0_rate_v_x;
+    let segment1_subspace0_coriolis_column_f_x = t25 + t65 + t100 + t102 + t104 + t139
+        + t141 + t176;
     let segment2_tip_subspace0_rate_v_x = segment1_tip_velocity_v_y * p.segment_length
-        + t35 * cache.segment1_tip_rotation_01 * p.segment_length
-        + p.segment_length * cache.segment1_tip_rotation_00 * t37
+        + t64 * cache.segment1_tip_rotation_01 * p.segment_length
+        + p.segment_length * cache.segment1_tip_rotation_00 * t46
         - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y;
-    let t38 = p.link_mass * segment2_tip_subspace0_rate_v_x;
-    let t39 = segment2_bend_y_rate
-        * (0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t34
-            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t33
-            + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t34
-            - 0.00001024594466368116 * t34 * cache.segment2_slice0_bend_c5
-            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t33)
-        - 0.1127016653792583
-            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t33
-                - 0.0014314988413324798 * t33 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate;
-    let t40 = segment2_bend_y_rate
-        * (0.000054547257820203424 * t36 * cache.segment2_slice0_bend_c5
-            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t36
-            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * p.segment_length
-            - 0.000054547257820203424 * cache.segment2_slice0_bend_c4 * t36
-            - 0.0014314988413324798 * p.segment_length * cache.segment2_slice0_bend_c2)
-        + 0.1127016653792583 * segment2_bend_y_rate
-            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t36
-                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t36);
+    let t177 = p.link_mass * segment2_tip_subspace0_rate_v_x;
     let segment2_slice0_subspace0_rate_v_x = cache.segment1_tip_rotation_01
-        * p.segment_length * t39
+        * p.segment_length * t99
         + segment1_tip_velocity_v_y * segment1_slice0_local_subspace0_w_z
-        + p.segment_length * t40 * cache.segment1_tip_rotation_00
+        + p.segment_length * t84 * cache.segment1_tip_rotation_00
         - segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_y;
-    let t41 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t42 = -(p.segment_length * head_composite_rate_hd_y);
-    let t43 = 0.5 * (t42 - p.segment_length * head_momentum_f_y);
-    let t44 = -(t6 * cache.segment1_slice1_local_subspace0_w_z
+    let t178 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t179 = -(p.segment_length * head_composite_rate_hd_y);
+    let t180 = 0.5 * (t179 - p.segment_length * head_momentum_f_y);
+    let t181 = -(t20 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass);
-    let t45 = 0.5
-        * (t44
+    let t182 = 0.5
+        * (t181
             - segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z);
-    let t46 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t3);
-    let t47 = 0.5
-        * (t46 - segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
-    let t48 = segment2_bend_y_rate
-        * (0.125 * cache.segment2_slice1_bend_c6 * t34
-            + 0.015625 * cache.segment2_slice1_bend_c4 * t34
-            + 0.375 * t33 * cache.segment2_slice1_bend_c4
-            - 0.1875 * cache.segment2_slice1_bend_c3 * t33
-            - 0.078125 * cache.segment2_slice1_bend_c5 * t34)
-        - 0.5 * segment2_bend_y_rate
-            * (0.125 * cache.segment2_slice1_bend_c3 * t33
-                - 0.125 * cache.segment2_slice1_bend_c2 * t33);
-    let t49 = segment2_bend_y_rate
-        * (0.03125 * t36 * cache.segment2_slice1_bend_c3
-            + 0.125 * p.segment_length * cache.segment2_slice1_bend_c3
-            + 0.09375 * cache.segment2_slice1_bend_c5 * t36
-            - 0.125 * p.segment_length * cache.segment2_slice1_bend_c2
-            - 0.09375 * t36 * cache.segment2_slice1_bend_c4)
-        + 0.5 * segment2_bend_y_rate
-            * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-                + 0.125 * t36 * cache.segment2_slice1_bend_c4
-                - 0.0625 * t36 * cache.segment2_slice1_bend_c3);
+    let t183 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t12);
+    let t184 = 0.5
+        * (t183 - segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let segment2_slice1_subspace0_rate_v_x = segment1_tip_velocity_v_y
         * cache.segment1_slice1_local_subspace0_w_z
-        + cache.segment1_tip_rotation_01 * p.segment_length * t48
-        + p.segment_length * cache.segment1_tip_rotation_00 * t49
+        + cache.segment1_tip_rotation_01 * p.segment_length * t160
+        + p.segment_length * cache.segment1_tip_rotation_00 * t175
         - segment1_tip_velocity_w_z * segment2_slice1_subspace0_v_y;
-    let t50 = cache.segment1_slice1_mass * segment2_slice1_subspace0_rate_v_x;
-    let t51 = -(t5 * cache.segment1_slice0_mass * segment1_slice2_local_subspace0_w_z);
-    let t52 = 0.5
-        * (t51 - segment1_slice2_local_subspace0_w_z * segment2_slice2_momentum_f_y);
-    let t53 = segment2_bend_y_rate
-        * (0.4879979508110674 * t34 * cache.segment2_slice2_bend_c4
-            + 3.7190320061795608 * t33 * cache.segment2_slice2_bend_c4
-            + 3.903983606488539 * t34 * cache.segment2_slice2_bend_c6
-            - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t34
-            - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t33)
-        - 0.8872983346207417
-            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t33
-                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t33)
-            * segment2_bend_y_rate;
-    let t54 = (0.5499818175807267 * t36 * cache.segment2_slice2_bend_c3
-        + 0.6985685011586675 * p.segment_length * cache.segment2_slice2_bend_c3
-        + 1.6499454527421802 * t36 * cache.segment2_slice2_bend_c5
-        - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * p.segment_length
-        - 1.6499454527421802 * t36 * cache.segment2_slice2_bend_c4)
-        * segment2_bend_y_rate
-        + 0.8872983346207417
-            * (1.239677335393187 * t36 * cache.segment2_slice2_bend_c4
-                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-                - 0.6198386676965935 * t36 * cache.segment2_slice2_bend_c3)
-            * segment2_bend_y_rate;
+    let t185 = cache.segment1_slice1_mass * segment2_slice1_subspace0_rate_v_x;
+    let t186 = -(t19 * cache.segment1_slice0_mass * segment1_slice2_local_subspace0_w_z);
+    let t187 = 0.5
+        * (t186 - segment1_slice2_local_subspace0_w_z * segment2_slice2_momentum_f_y);
     let segment2_slice2_subspace0_rate_v_x = segment1_tip_velocity_v_y
         * segment1_slice2_local_subspace0_w_z
-        + cache.segment1_tip_rotation_01 * t53 * p.segment_length
-        + p.segment_length * cache.segment1_tip_rotation_00 * t54
+        + cache.segment1_tip_rotation_01 * t123 * p.segment_length
+        + p.segment_length * cache.segment1_tip_rotation_00 * t138
         - segment1_tip_velocity_w_z * segment2_slice2_subspace0_v_y;
-    let t55 = segment2_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let segment2_subspace0_coriolis_column_f_x = t38 + t41 + t43 + t45 + t47 + t50 + t52
-        + t55;
+    let t188 = segment2_slice2_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let segment2_subspace0_coriolis_column_f_x = t177 + t178 + t180 + t182 + t184 + t185
+        + t187 + t188;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
@@ -2171,248 +2623,253 @@ pub fn coriolis_matrix_into(
         + middle_composite_momentum_f_x;
     let tail_composite_momentum_f_x = tail_momentum_f_x
         + segment1_composite_momentum_f_x;
-    let t56 = base_angle_velocity_v_x - qd[2] * cache.tail_com_y;
-    let t57 = segment1_tip_velocity_v_x - segment1_tip_velocity_w_z * cache.middle_com_y;
-    let t58 = segment2_slice2_velocity_v_x
+    let t189 = base_angle_velocity_v_x - qd[2] * cache.tail_com_y;
+    let t190 = segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.middle_com_y;
+    let t191 = segment2_slice2_velocity_v_x
         - segment2_slice2_position_y * segment2_slice2_velocity_w_z;
-    let t59 = segment2_slice0_velocity_v_x
+    let t192 = segment2_slice0_velocity_v_x
         - segment2_slice0_velocity_w_z * segment2_slice0_position_y;
-    let t60 = segment2_slice1_velocity_v_x
+    let t193 = segment2_slice1_velocity_v_x
         - segment2_slice1_position_y * segment2_slice1_velocity_w_z;
-    let t61 = segment2_tip_velocity_v_x - cache.head_com_y * segment2_tip_velocity_w_z;
-    let head_composite_rate_hd_x = p.link_mass * t61;
-    let segment2_composite_rate_hd_x = cache.segment1_slice0_mass * t58
-        + t59 * cache.segment1_slice0_mass + t60 * cache.segment1_slice1_mass
+    let t194 = segment2_tip_velocity_v_x - cache.head_com_y * segment2_tip_velocity_w_z;
+    let head_composite_rate_hd_x = p.link_mass * t194;
+    let segment2_composite_rate_hd_x = cache.segment1_slice0_mass * t191
+        + t192 * cache.segment1_slice0_mass + t193 * cache.segment1_slice1_mass
         + head_composite_rate_hd_x;
-    let middle_composite_rate_hd_x = p.link_mass * t57 + segment2_composite_rate_hd_x;
-    let t62 = segment1_slice0_velocity_v_x
+    let middle_composite_rate_hd_x = p.link_mass * t190 + segment2_composite_rate_hd_x;
+    let t195 = segment1_slice0_velocity_v_x
         - segment1_slice0_velocity_w_z * segment1_slice0_position_y;
-    let t63 = segment1_slice2_velocity_v_x
+    let t196 = segment1_slice2_velocity_v_x
         - segment1_slice2_velocity_w_z * segment1_slice2_position_y;
-    let t64 = segment1_slice1_velocity_v_x
+    let t197 = segment1_slice1_velocity_v_x
         - cache.segment1_slice1_position_y * segment1_slice1_velocity_w_z;
     let segment1_composite_rate_hd_x = middle_composite_rate_hd_x
-        + cache.segment1_slice0_mass * t62 + cache.segment1_slice0_mass * t63
-        + t64 * cache.segment1_slice1_mass;
-    let tail_composite_rate_hd_x = p.link_mass * t56 + segment1_composite_rate_hd_x;
+        + cache.segment1_slice0_mass * t195 + cache.segment1_slice0_mass * t196
+        + t197 * cache.segment1_slice1_mass;
+    let tail_composite_rate_hd_x = p.link_mass * t189 + segment1_composite_rate_hd_x;
     let base_y_coriolis_row_n_z = 0.5
         * (tail_composite_momentum_f_x + tail_composite_rate_hd_x);
     let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
         * cache.tail_composite_inertia_m + base_y_coriolis_row_n_z;
-    let t65 = segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t62;
-    let t66 = 0.5
-        * (t65 + segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x);
+    let t198 = segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t195;
+    let t199 = 0.5
+        * (t198 + segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x);
     let segment1_slice2_subspace0_rate_v_y = qd[2] * segment1_slice2_subspace0_v_x
-        + cache.cos_q2 * p.segment_length * t25 + cache.sin_q2 * p.segment_length * t26
+        + cache.cos_q2 * p.segment_length * t122 + cache.sin_q2 * p.segment_length * t137
         - base_angle_velocity_v_x * segment1_slice2_local_subspace0_w_z;
-    let t67 = cache.segment1_slice0_mass * segment1_slice2_subspace0_rate_v_y;
-    let segment1_slice0_subspace0_rate_v_y = cache.sin_q2 * p.segment_length * t18
-        + segment1_slice0_subspace0_v_x * qd[2] + cache.cos_q2 * p.segment_length * t19
+    let t200 = cache.segment1_slice0_mass * segment1_slice2_subspace0_rate_v_y;
+    let segment1_slice0_subspace0_rate_v_y = cache.sin_q2 * p.segment_length * t83
+        + segment1_slice0_subspace0_v_x * qd[2] + cache.cos_q2 * p.segment_length * t98
         - segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
-    let t68 = segment1_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t69 = cache.segment1_slice0_mass * t63 * segment1_slice2_local_subspace0_w_z;
-    let t70 = 0.5
-        * (segment1_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z + t69);
-    let t71 = middle_composite_rate_hd_x * p.segment_length;
-    let t72 = 0.5 * (t71 + p.segment_length * middle_composite_momentum_f_x);
+    let t201 = segment1_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t202 = cache.segment1_slice0_mass * t196 * segment1_slice2_local_subspace0_w_z;
+    let t203 = 0.5
+        * (segment1_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z + t202);
+    let t204 = middle_composite_rate_hd_x * p.segment_length;
+    let t205 = 0.5 * (t204 + p.segment_length * middle_composite_momentum_f_x);
     let segment1_slice1_subspace0_rate_v_y = cache.segment1_slice1_subspace0_v_x * qd[2]
-        + t30 * cache.cos_q2 * p.segment_length + cache.sin_q2 * t31 * p.segment_length
+        + t159 * cache.cos_q2 * p.segment_length + cache.sin_q2 * t174 * p.segment_length
         - cache.segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_x;
-    let t73 = segment1_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
-    let t74 = t64 * cache.segment1_slice1_local_subspace0_w_z
+    let t206 = segment1_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
+    let t207 = t197 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass;
-    let t75 = 0.5
-        * (t74
+    let t208 = 0.5
+        * (t207
             + segment1_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z);
     let segment1_tip_subspace0_rate_v_y = cache.segment1_tip_subspace0_v_x * qd[2]
-        + cache.sin_q2 * t13 * p.segment_length + cache.cos_q2 * p.segment_length * t16
+        + cache.sin_q2 * t45 * p.segment_length + cache.cos_q2 * p.segment_length * t63
         - p.segment_length * base_angle_velocity_v_x;
-    let t76 = cache.middle_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
-    let segment1_subspace0_coriolis_column_f_y = t66 + t67 + t68 + t70 + t72 + t73 + t75
-        + t76;
+    let t209 = cache.middle_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
+    let segment1_subspace0_coriolis_column_f_y = t199 + t200 + t201 + t203 + t205 + t206
+        + t208 + t209;
     let segment2_slice0_subspace0_rate_v_y = cache.segment1_tip_rotation_10
-        * p.segment_length * t40
-        + cache.segment1_tip_rotation_11 * p.segment_length * t39
+        * p.segment_length * t84
+        + cache.segment1_tip_rotation_11 * p.segment_length * t99
         + segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_x
         - segment1_tip_velocity_v_x * segment1_slice0_local_subspace0_w_z;
-    let t77 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t78 = t60 * cache.segment1_slice1_local_subspace0_w_z
+    let t210 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t211 = t193 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass;
-    let t79 = 0.5
-        * (t78
+    let t212 = 0.5
+        * (t211
             + segment2_slice1_momentum_f_x * cache.segment1_slice1_local_subspace0_w_z);
-    let t80 = p.segment_length * head_composite_rate_hd_x;
-    let t81 = 0.5 * (t80 + head_momentum_f_x * p.segment_length);
-    let t82 = t59 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass;
-    let t83 = 0.5
-        * (t82 + segment2_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z);
+    let t213 = p.segment_length * head_composite_rate_hd_x;
+    let t214 = 0.5 * (t213 + head_momentum_f_x * p.segment_length);
+    let t215 = t192 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass;
+    let t216 = 0.5
+        * (t215 + segment2_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z);
     let segment2_tip_subspace0_rate_v_y = cache.segment1_tip_rotation_10
-        * p.segment_length * t37
+        * p.segment_length * t46
         + segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_x
-        + t35 * cache.segment1_tip_rotation_11 * p.segment_length
+        + t64 * cache.segment1_tip_rotation_11 * p.segment_length
         - segment1_tip_velocity_v_x * p.segment_length;
-    let t84 = p.link_mass * segment2_tip_subspace0_rate_v_y;
+    let t217 = p.link_mass * segment2_tip_subspace0_rate_v_y;
     let segment2_slice2_subspace0_rate_v_y = segment1_tip_velocity_w_z
         * segment2_slice2_subspace0_v_x
-        + cache.segment1_tip_rotation_11 * t53 * p.segment_length
-        + cache.segment1_tip_rotation_10 * p.segment_length * t54
+        + cache.segment1_tip_rotation_11 * t123 * p.segment_length
+        + cache.segment1_tip_rotation_10 * p.segment_length * t138
         - segment1_tip_velocity_v_x * segment1_slice2_local_subspace0_w_z;
-    let t85 = cache.segment1_slice0_mass * segment2_slice2_subspace0_rate_v_y;
-    let t86 = cache.segment1_slice0_mass * t58 * segment1_slice2_local_subspace0_w_z;
-    let t87 = 0.5
-        * (t86 + segment2_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z);
+    let t218 = cache.segment1_slice0_mass * segment2_slice2_subspace0_rate_v_y;
+    let t219 = cache.segment1_slice0_mass * t191 * segment1_slice2_local_subspace0_w_z;
+    let t220 = 0.5
+        * (t219 + segment2_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z);
     let segment2_slice1_subspace0_rate_v_y = segment1_tip_velocity_w_z
         * segment2_slice1_subspace0_v_x
-        + cache.segment1_tip_rotation_11 * p.segment_length * t48
-        + cache.segment1_tip_rotation_10 * p.segment_length * t49
+        + cache.segment1_tip_rotation_11 * p.segment_length * t160
+        + cache.segment1_tip_rotation_10 * p.segment_length * t175
         - segment1_tip_velocity_v_x * cache.segment1_slice1_local_subspace0_w_z;
-    let t88 = segment2_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
-    let segment2_subspace0_coriolis_column_f_y = t77 + t79 + t81 + t83 + t84 + t85 + t87
-        + t88;
-    let base_x_coriolis_column_n_z = 0.5 * (t9 + tail_composite_momentum_f_y);
+    let t221 = segment2_slice1_subspace0_rate_v_y * cache.segment1_slice1_mass;
+    let segment2_subspace0_coriolis_column_f_y = t210 + t212 + t214 + t216 + t217 + t218
+        + t220 + t221;
+    let base_x_coriolis_column_n_z = 0.5 * (t23 + tail_composite_momentum_f_y);
     let base_y_coriolis_column_n_z = 0.5
         * (tail_composite_rate_hd_x - tail_composite_momentum_f_x);
-    let t89 = t1 * cache.segment1_slice1_position_y
-        + cache.segment1_slice1_position_x * t64;
-    let t90 = t8 * segment1_slice2_position_y + segment1_slice2_position_x * t63;
-    let t91 = t3 * segment2_slice0_position_y + t59 * segment2_slice0_position_x;
-    let t92 = segment2_slice2_position_y * t5 + segment2_slice2_position_x * t58;
+    let t222 = t5 * cache.segment1_slice1_position_y
+        + cache.segment1_slice1_position_x * t197;
+    let t223 = t22 * segment1_slice2_position_y + segment1_slice2_position_x * t196;
+    let t224 = t12 * segment2_slice0_position_y + t192 * segment2_slice0_position_x;
+    let t225 = segment2_slice2_position_y * t19 + segment2_slice2_position_x * t191;
     let head_composite_rate_id_22 = 2.0 * p.link_mass
-        * (cache.head_com_y * t4 + cache.head_com_x * t61);
-    let t93 = t60 * segment2_slice1_position_x + t6 * segment2_slice1_position_y;
-    let segment2_composite_rate_id_22 = 2.0 * t91 * cache.segment1_slice0_mass
-        + 2.0 * t92 * cache.segment1_slice0_mass + head_composite_rate_id_22
-        + 2.0 * t93 * cache.segment1_slice1_mass;
+        * (cache.head_com_y * t13 + cache.head_com_x * t194);
+    let t226 = t193 * segment2_slice1_position_x + t20 * segment2_slice1_position_y;
+    let segment2_composite_rate_id_22 = 2.0 * t224 * cache.segment1_slice0_mass
+        + 2.0 * t225 * cache.segment1_slice0_mass + head_composite_rate_id_22
+        + 2.0 * t226 * cache.segment1_slice1_mass;
     let middle_composite_rate_id_22 = 2.0 * p.link_mass
-        * (t2 * cache.middle_com_y + t57 * cache.middle_com_x)
+        * (t6 * cache.middle_com_y + t190 * cache.middle_com_x)
         + segment2_composite_rate_id_22;
-    let t94 = t7 * segment1_slice0_position_y + segment1_slice0_position_x * t62;
-    let segment1_composite_rate_id_22 = 2.0 * t89 * cache.segment1_slice1_mass
-        + 2.0 * t90 * cache.segment1_slice0_mass + middle_composite_rate_id_22
-        + 2.0 * t94 * cache.segment1_slice0_mass;
+    let t227 = t21 * segment1_slice0_position_y + segment1_slice0_position_x * t195;
+    let segment1_composite_rate_id_22 = 2.0 * t222 * cache.segment1_slice1_mass
+        + 2.0 * t223 * cache.segment1_slice0_mass + middle_composite_rate_id_22
+        + 2.0 * t227 * cache.segment1_slice0_mass;
     let tail_composite_rate_id_22 = segment1_composite_rate_id_22
-        + 2.0 * (cache.tail_com_x * t56 + t0 * cache.tail_com_y) * p.link_mass;
+        + 2.0 * (cache.tail_com_x * t189 + t0 * cache.tail_com_y) * p.link_mass;
     let base_angle_coriolis_row_n_z = 0.5
         * (tail_composite_rate_id_22
             + cache.base_angle_subspace_v_y * tail_composite_rate_hd_x
             - (q[1] * tail_composite_momentum_f_y
                 - tail_composite_momentum_f_x * cache.base_angle_subspace_v_y)
             - q[1] * tail_composite_rate_hd_y);
-    let t95 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
-    let t96 = cache.segment1_tip_subspace0_v_x * middle_composite_momentum_f_y;
-    let t97 = p.segment_length * middle_composite_rate_id_22;
-    let t98 = middle_composite_rate_hd_x * cache.segment1_tip_subspace0_v_y;
-    let t99 = -(middle_composite_rate_hd_y * cache.segment1_tip_subspace0_v_x);
-    let t100 = -(cache.segment1_tip_subspace0_v_y * middle_composite_momentum_f_x);
-    let t101 = 0.5 * (t96 + t97 + t98 + t99 + t100);
-    let t102 = -(segment1_slice2_inertia_h_y * segment1_slice2_subspace0_rate_v_x);
-    let t103 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
-    let t104 = segment1_slice1_inertia_h_x * segment1_slice1_subspace0_rate_v_y;
-    let t105 = 2.0 * t90 * cache.segment1_slice0_mass
+    let t228 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
+    let t229 = cache.segment1_tip_subspace0_v_x * middle_composite_momentum_f_y;
+    let t230 = p.segment_length * middle_composite_rate_id_22;
+    let t231 = middle_composite_rate_hd_x * cache.segment1_tip_subspace0_v_y;
+    let t232 = -(middle_composite_rate_hd_y * cache.segment1_tip_subspace0_v_x);
+    let t233 = -(cache.segment1_tip_subspace0_v_y * middle_composite_momentum_f_x);
+    let t234 = 0.5 * (t229 + t230 + t231 + t232 + t233);
+    let t235 = -(segment1_slice2_inertia_h_y * segment1_slice2_subspace0_rate_v_x);
+    let t236 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
+    let t237 = segment1_slice1_inertia_h_x * segment1_slice1_subspace0_rate_v_y;
+    let t238 = 2.0 * t223 * cache.segment1_slice0_mass
         * segment1_slice2_local_subspace0_w_z;
-    let t106 = segment1_slice2_momentum_f_y * segment1_slice2_subspace0_v_x;
-    let t107 = segment1_slice2_subspace0_v_y * cache.segment1_slice0_mass * t63;
-    let t108 = -(segment1_slice2_momentum_f_x * segment1_slice2_subspace0_v_y);
-    let t109 = -(t8 * cache.segment1_slice0_mass * segment1_slice2_subspace0_v_x);
-    let t110 = 0.5 * (t105 + t106 + t107 + t108 + t109);
-    let t111 = -(segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_h_y);
-    let t112 = segment1_slice2_inertia_h_x * segment1_slice2_subspace0_rate_v_y;
-    let t113 = 2.0 * t94 * segment1_slice0_local_subspace0_w_z
+    let t239 = segment1_slice2_momentum_f_y * segment1_slice2_subspace0_v_x;
+    let t240 = segment1_slice2_subspace0_v_y * cache.segment1_slice0_mass * t196;
+    let t241 = -(segment1_slice2_momentum_f_x * segment1_slice2_subspace0_v_y);
+    let t242 = -(t22 * cache.segment1_slice0_mass * segment1_slice2_subspace0_v_x);
+    let t243 = 0.5 * (t238 + t239 + t240 + t241 + t242);
+    let t244 = -(segment1_tip_subspace0_rate_v_x * cache.middle_composite_inertia_h_y);
+    let t245 = segment1_slice2_inertia_h_x * segment1_slice2_subspace0_rate_v_y;
+    let t246 = 2.0 * t227 * segment1_slice0_local_subspace0_w_z
         * cache.segment1_slice0_mass;
-    let t114 = segment1_slice0_subspace0_v_x * segment1_slice0_momentum_f_y;
-    let t115 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
-    let t116 = cache.segment1_slice0_mass * t62 * segment1_slice0_subspace0_v_y;
-    let t117 = -(segment1_slice0_subspace0_v_x * t7 * cache.segment1_slice0_mass);
-    let t118 = 0.5 * (t113 + t114 + t115 + t116 + t117);
-    let t119 = segment1_slice0_subspace0_rate_v_y * segment1_slice0_inertia_h_x;
-    let t120 = -(t1 * cache.segment1_slice1_subspace0_v_x * cache.segment1_slice1_mass);
-    let t121 = 2.0 * t89 * cache.segment1_slice1_local_subspace0_w_z
+    let t247 = segment1_slice0_subspace0_v_x * segment1_slice0_momentum_f_y;
+    let t248 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
+    let t249 = cache.segment1_slice0_mass * t195 * segment1_slice0_subspace0_v_y;
+    let t250 = -(segment1_slice0_subspace0_v_x * t21 * cache.segment1_slice0_mass);
+    let t251 = 0.5 * (t246 + t247 + t248 + t249 + t250);
+    let t252 = segment1_slice0_subspace0_rate_v_y * segment1_slice0_inertia_h_x;
+    let t253 = -(t5 * cache.segment1_slice1_subspace0_v_x * cache.segment1_slice1_mass);
+    let t254 = 2.0 * t222 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass;
-    let t122 = cache.segment1_slice1_subspace0_v_y * t64 * cache.segment1_slice1_mass;
-    let t123 = -(segment1_slice1_momentum_f_x * cache.segment1_slice1_subspace0_v_y);
-    let t124 = cache.segment1_slice1_subspace0_v_x * segment1_slice1_momentum_f_y;
-    let t125 = 0.5 * (t120 + t121 + t122 + t123 + t124);
-    let t126 = cache.middle_composite_inertia_h_x * segment1_tip_subspace0_rate_v_y;
-    let segment1_subspace0_coriolis_column_n_z = t95 + t101 + t102 + t103 + t104 + t110
-        + t111 + t112 + t118 + t119 + t125 + t126;
-    let t127 = segment2_slice2_inertia_h_x * segment2_slice2_subspace0_rate_v_y;
-    let t128 = cache.head_inertia_h_x * segment2_tip_subspace0_rate_v_y;
-    let t129 = -(segment2_tip_subspace0_rate_v_x * cache.head_inertia_h_y);
-    let t130 = -(segment2_slice0_inertia_h_y * segment2_slice0_subspace0_rate_v_x);
-    let t131 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
-    let t132 = segment2_slice1_inertia_h_x * segment2_slice1_subspace0_rate_v_y;
-    let t133 = 2.0 * t91 * segment1_slice0_local_subspace0_w_z
+    let t255 = cache.segment1_slice1_subspace0_v_y * t197 * cache.segment1_slice1_mass;
+    let t256 = -(segment1_slice1_momentum_f_x * cache.segment1_slice1_subspace0_v_y);
+    let t257 = cache.segment1_slice1_subspace0_v_x * segment1_slice1_momentum_f_y;
+    let t258 = 0.5 * (t253 + t254 + t255 + t256 + t257);
+    let t259 = cache.middle_composite_inertia_h_x * segment1_tip_subspace0_rate_v_y;
+    let segment1_subspace0_coriolis_column_n_z = t228 + t234 + t235 + t236 + t237 + t243
+        + t244 + t245 + t251 + t252 + t258 + t259;
+    let t260 = segment2_slice2_inertia_h_x * segment2_slice2_subspace0_rate_v_y;
+    let t261 = cache.head_inertia_h_x * segment2_tip_subspace0_rate_v_y;
+    let t262 = -(segment2_tip_subspace0_rate_v_x * cache.head_inertia_h_y);
+    let t263 = -(segment2_slice0_inertia_h_y * segment2_slice0_subspace0_rate_v_x);
+    let t264 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
+    let t265 = segment2_slice1_inertia_h_x * segment2_slice1_subspace0_rate_v_y;
+    let t266 = 2.0 * t224 * segment1_slice0_local_subspace0_w_z
         * cache.segment1_slice0_mass;
-    let t134 = -(segment2_slice0_momentum_f_x * segment2_slice0_subspace0_v_y);
-    let t135 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
-    let t136 = t59 * cache.segment1_slice0_mass * segment2_slice0_subspace0_v_y;
-    let t137 = -(cache.segment1_slice0_mass * t3 * segment2_slice0_subspace0_v_x);
-    let t138 = 0.5 * (t133 + t134 + t135 + t136 + t137);
-    let t139 = head_momentum_f_y * cache.segment2_tip_subspace0_v_x;
-    let t140 = -(cache.segment2_tip_subspace0_v_y * head_momentum_f_x);
-    let t141 = -(head_composite_rate_hd_y * cache.segment2_tip_subspace0_v_x);
-    let t142 = cache.segment2_tip_subspace0_v_y * head_composite_rate_hd_x;
-    let t143 = head_composite_rate_id_22 * p.segment_length;
-    let t144 = 0.5 * (t139 + t140 + t141 + t142 + t143);
-    let t145 = -(t5 * cache.segment1_slice0_mass * segment2_slice2_subspace0_v_x);
-    let t146 = segment2_slice2_subspace0_v_x * segment2_slice2_momentum_f_y;
-    let t147 = -(segment2_slice2_subspace0_v_y * segment2_slice2_momentum_f_x);
-    let t148 = 2.0 * t92 * cache.segment1_slice0_mass
+    let t267 = -(segment2_slice0_momentum_f_x * segment2_slice0_subspace0_v_y);
+    let t268 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
+    let t269 = t192 * cache.segment1_slice0_mass * segment2_slice0_subspace0_v_y;
+    let t270 = -(cache.segment1_slice0_mass * t12 * segment2_slice0_subspace0_v_x);
+    let t271 = 0.5 * (t266 + t267 + t268 + t269 + t270);
+    let t272 = head_momentum_f_y * cache.segment2_tip_subspace0_v_x;
+    let t273 = -(cache.segment2_tip_subspace0_v_y * head_momentum_f_x);
+    let t274 = -(head_composite_rate_hd_y * cache.segment2_tip_subspace0_v_x);
+    let t275 = cache.segment2_tip_subspace0_v_y * head_composite_rate_hd_x;
+    let t276 = head_composite_rate_id_22 * p.segment_length;
+    let t277 = 0.5 * (t272 + t273 + t274 + t275 + t276);
+    let t278 = -(t19 * cache.segment1_slice0_mass * segment2_slice2_subspace0_v_x);
+    let t279 = segment2_slice2_subspace0_v_x * segment2_slice2_momentum_f_y;
+    let t280 = -(segment2_slice2_subspace0_v_y * segment2_slice2_momentum_f_x);
+    let t281 = 2.0 * t225 * cache.segment1_slice0_mass
         * segment1_slice2_local_subspace0_w_z;
-    let t149 = segment2_slice2_subspace0_v_y * cache.segment1_slice0_mass * t58;
-    let t150 = 0.5 * (t145 + t146 + t147 + t148 + t149);
-    let t151 = segment2_slice1_subspace0_v_x * segment2_slice1_momentum_f_y;
-    let t152 = -(segment2_slice1_subspace0_v_x * t6 * cache.segment1_slice1_mass);
-    let t153 = t60 * cache.segment1_slice1_mass * segment2_slice1_subspace0_v_y;
-    let t154 = -(segment2_slice1_momentum_f_x * segment2_slice1_subspace0_v_y);
-    let t155 = 2.0 * t93 * cache.segment1_slice1_local_subspace0_w_z
+    let t282 = segment2_slice2_subspace0_v_y * cache.segment1_slice0_mass * t191;
+    let t283 = 0.5 * (t278 + t279 + t280 + t281 + t282);
+    let t284 = segment2_slice1_subspace0_v_x * segment2_slice1_momentum_f_y;
+    let t285 = -(segment2_slice1_subspace0_v_x * t20 * cache.segment1_slice1_mass);
+    let t286 = t193 * cache.segment1_slice1_mass * segment2_slice1_subspace0_v_y;
+    let t287 = -(segment2_slice1_momentum_f_x * segment2_slice1_subspace0_v_y);
+    let t288 = 2.0 * t226 * cache.segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice1_mass;
-    let t156 = 0.5 * (t151 + t152 + t153 + t154 + t155);
-    let t157 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
-    let t158 = -(segment2_slice2_subspace0_rate_v_x * segment2_slice2_inertia_h_y);
-    let segment2_subspace0_coriolis_column_n_z = t127 + t128 + t129 + t130 + t131 + t132
-        + t138 + t144 + t150 + t156 + t157 + t158;
+    let t289 = 0.5 * (t284 + t285 + t286 + t287 + t288);
+    let t290 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
+    let t291 = -(segment2_slice2_subspace0_rate_v_x * segment2_slice2_inertia_h_y);
+    let segment2_subspace0_coriolis_column_n_z = t260 + t261 + t262 + t263 + t264 + t265
+        + t271 + t277 + t283 + t289 + t290 + t291;
     let segment1_subspace0_coriolis_row_f_x = 0.5
-        * (segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y + t23)
+        * (segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_y + t103)
         + 0.5
             * (segment1_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z
-                + t10) + 0.5 * (p.segment_length * middle_composite_momentum_f_y + t28)
+                + t24) + 0.5 * (p.segment_length * middle_composite_momentum_f_y + t140)
         + 0.5
-            * (segment1_slice2_momentum_f_y * segment1_slice2_local_subspace0_w_z + t21);
+            * (segment1_slice2_momentum_f_y * segment1_slice2_local_subspace0_w_z
+                + t101);
     let segment1_subspace0_coriolis_row_f_y = 0.5
-        * (t65 - segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x)
+        * (t198 - segment1_slice0_local_subspace0_w_z * segment1_slice0_momentum_f_x)
         + 0.5
-            * (t74
+            * (t207
                 - segment1_slice1_momentum_f_x
                     * cache.segment1_slice1_local_subspace0_w_z)
-        + 0.5 * (t71 - p.segment_length * middle_composite_momentum_f_x)
+        + 0.5 * (t204 - p.segment_length * middle_composite_momentum_f_x)
         + 0.5
-            * (t69 - segment1_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z);
-    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t97 + t98 + t99 - (t96 + t100))
-        + 0.5 * (t105 + t107 + t109 - (t106 + t108))
-        + 0.5 * (t120 + t121 + t122 - (t123 + t124))
-        + 0.5 * (t113 + t116 + t117 - (t114 + t115));
+            * (t202
+                - segment1_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z);
+    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t230 + t231 + t232 - (t229 + t233))
+        + 0.5 * (t238 + t240 + t242 - (t239 + t241))
+        + 0.5 * (t253 + t254 + t255 - (t256 + t257))
+        + 0.5 * (t246 + t249 + t250 - (t247 + t248));
     let segment2_subspace0_coriolis_row_f_x = 0.5
-        * (t44
+        * (t181
             + segment2_slice1_momentum_f_y * cache.segment1_slice1_local_subspace0_w_z)
         + 0.5
-            * (t51 + segment1_slice2_local_subspace0_w_z * segment2_slice2_momentum_f_y)
-        + 0.5 * (p.segment_length * head_momentum_f_y + t42)
+            * (t186 + segment1_slice2_local_subspace0_w_z * segment2_slice2_momentum_f_y)
+        + 0.5 * (p.segment_length * head_momentum_f_y + t179)
         + 0.5
-            * (t46 + segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
+            * (t183
+                + segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let segment2_subspace0_coriolis_row_f_y = 0.5
-        * (t82 - segment2_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z)
-        + 0.5 * (t80 - head_momentum_f_x * p.segment_length)
+        * (t215 - segment2_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z)
+        + 0.5 * (t213 - head_momentum_f_x * p.segment_length)
         + 0.5
-            * (t78
+            * (t211
                 - segment2_slice1_momentum_f_x
                     * cache.segment1_slice1_local_subspace0_w_z)
         + 0.5
-            * (t86 - segment2_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z);
-    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t152 + t153 + t155 - (t151 + t154))
-        + 0.5 * (t145 + t148 + t149 - (t146 + t147))
-        + 0.5 * (t133 + t136 + t137 - (t134 + t135))
-        + 0.5 * (t141 + t142 + t143 - (t139 + t140));
+            * (t219
+                - segment2_slice2_momentum_f_x * segment1_slice2_local_subspace0_w_z);
+    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t285 + t286 + t288 - (t284 + t287))
+        + 0.5 * (t278 + t281 + t282 - (t279 + t280))
+        + 0.5 * (t266 + t269 + t270 - (t267 + t268))
+        + 0.5 * (t274 + t275 + t276 - (t272 + t273));
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = segment1_subspace0_coriolis_column_f_x;
     out[(0, 4)] = segment2_subspace0_coriolis_column_f_x;
@@ -2439,18 +2896,18 @@ pub fn coriolis_matrix_into(
         + cache.segment1_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
         + q[1] * segment1_subspace0_coriolis_row_f_x
         + segment1_subspace0_coriolis_row_f_y * cache.base_angle_subspace_v_y;
-    out[(3, 3)] = (t22 + t27) * segment1_slice2_subspace0_v_x
-        + (t102 + t110 + t112) * segment1_slice2_local_subspace0_w_z
-        + segment1_slice0_subspace0_v_x * (t20 + t24)
-        + (t11 + t32) * cache.segment1_slice1_subspace0_v_x
-        + (t66 + t68) * segment1_slice0_subspace0_v_y
-        + cache.segment1_slice1_subspace0_v_y * (t73 + t75)
-        + (t17 + t29) * cache.segment1_tip_subspace0_v_x
-        + (t67 + t70) * segment1_slice2_subspace0_v_y
-        + p.segment_length * (t101 + t111 + t126)
-        + (t103 + t118 + t119) * segment1_slice0_local_subspace0_w_z
-        + cache.segment1_slice1_local_subspace0_w_z * (t95 + t104 + t125)
-        + (t72 + t76) * cache.segment1_tip_subspace0_v_y;
+    out[(3, 3)] = (t102 + t139) * segment1_slice2_subspace0_v_x
+        + (t235 + t243 + t245) * segment1_slice2_local_subspace0_w_z
+        + segment1_slice0_subspace0_v_x * (t100 + t104)
+        + (t25 + t176) * cache.segment1_slice1_subspace0_v_x
+        + (t199 + t201) * segment1_slice0_subspace0_v_y
+        + cache.segment1_slice1_subspace0_v_y * (t206 + t208)
+        + (t65 + t141) * cache.segment1_tip_subspace0_v_x
+        + (t200 + t203) * segment1_slice2_subspace0_v_y
+        + p.segment_length * (t234 + t244 + t259)
+        + (t236 + t251 + t252) * segment1_slice0_local_subspace0_w_z
+        + cache.segment1_slice1_local_subspace0_w_z * (t228 + t237 + t258)
+        + (t205 + t209) * cache.segment1_tip_subspace0_v_y;
     out[(3, 4)] = cache.segment1_tip_subspace0_v_y
         * segment2_subspace0_coriolis_column_f_y
         + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_column_f_x
@@ -2469,18 +2926,18 @@ pub fn coriolis_matrix_into(
         + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_row_f_x
         + segment1_tip_subspace0_rate_v_x
             * cache.segment2_subspace0_projected_inertia_f_x;
-    out[(4, 4)] = (t41 + t47) * segment2_slice0_subspace0_v_x
-        + (t52 + t55) * segment2_slice2_subspace0_v_x
-        + (t130 + t138 + t157) * segment1_slice0_local_subspace0_w_z
-        + (t127 + t150 + t158) * segment1_slice2_local_subspace0_w_z
-        + segment2_slice1_subspace0_v_x * (t45 + t50)
-        + (t77 + t83) * segment2_slice0_subspace0_v_y
-        + (t81 + t84) * cache.segment2_tip_subspace0_v_y
-        + (t79 + t88) * segment2_slice1_subspace0_v_y
-        + p.segment_length * (t128 + t129 + t144)
-        + (t38 + t43) * cache.segment2_tip_subspace0_v_x
-        + (t131 + t132 + t156) * cache.segment1_slice1_local_subspace0_w_z
-        + (t85 + t87) * segment2_slice2_subspace0_v_y;
+    out[(4, 4)] = (t178 + t184) * segment2_slice0_subspace0_v_x
+        + (t187 + t188) * segment2_slice2_subspace0_v_x
+        + (t263 + t271 + t290) * segment1_slice0_local_subspace0_w_z
+        + (t260 + t283 + t291) * segment1_slice2_local_subspace0_w_z
+        + segment2_slice1_subspace0_v_x * (t182 + t185)
+        + (t210 + t216) * segment2_slice0_subspace0_v_y
+        + (t214 + t217) * cache.segment2_tip_subspace0_v_y
+        + (t212 + t221) * segment2_slice1_subspace0_v_y
+        + p.segment_length * (t261 + t262 + t277)
+        + (t177 + t180) * cache.segment2_tip_subspace0_v_x
+        + (t264 + t265 + t289) * cache.segment1_slice1_local_subspace0_w_z
+        + (t218 + t220) * segment2_slice2_subspace0_v_y;
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -2492,8 +2949,11 @@ pub fn gravity_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    out[3] = p.segment_stiffness * q[3];
-    out[4] = p.segment_stiffness * q[4];
+    let t0 = softgen_runtime::Lanes4::from_array([q[3], q[4], 0.0, 0.0]);
+    let t1 = p.segment_stiffness * t0;
+    let [t2, t3, _, _] = t1.to_array();
+    out[3] = t2;
+    out[4] = t3;
 }
 /// M, C qd and G together, all three from the one cache.
 #[inline]
@@ -5067,91 +5527,198 @@ pub fn inverse_dynamics_position_tangent_into(
     let base_angle_velocity_v_y_along_dq = qd[2] * base_angle_subspace_v_y_along_dq;
     let tail_momentum_f_y_along_dq = tail_inertia_h_x_along_dq * qd[2]
         + p.link_mass * base_angle_velocity_v_y_along_dq;
-    let segment1_bend_y_rate = p.segment_length * qd[3];
-    let segment1_bend_y_along_dq = p.segment_length * dq[3];
-    let t0 = p.segment_length * segment1_bend_y_along_dq;
-    let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
-        * segment1_bend_y_along_dq;
-    let t1 = segment1_bend_squared_along_dq
-        * (cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3);
-    let t2 = p.segment_length * cache.segment1_bend_y;
-    let t3 = 1.5 * cache.segment1_bend_squared_c5 - 0.5 * cache.segment1_bend_squared_c4;
-    let t4 = cache.segment1_bend_squared_c3 * t0
-        + t3 * segment1_bend_squared_along_dq * t2 - t1 * t2
-        - cache.segment1_bend_squared_c2 * t0;
-    let t5 = segment1_bend_squared_along_dq
-        * (0.5 * cache.segment1_bend_squared_c3 - 0.5 * cache.segment1_bend_squared_c2);
-    let t6 = p.segment_length * t5;
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t7 = p.segment_length * segment1_bend_squared;
-    let t8 = 2.0 * cache.segment1_bend_squared_c6 - 0.5 * cache.segment1_bend_squared_c5;
-    let t9 = segment1_bend_squared_along_dq * p.segment_length;
-    let t10 = 2.0 * segment1_bend_squared_along_dq * t7 * t8
-        + 2.0 * t9 * cache.segment1_bend_squared_c4 + t1 * p.segment_length
-        - t9 * cache.segment1_bend_squared_c3 - t3 * segment1_bend_squared_along_dq * t7;
-    let segment1_tip_local_bend_y_column_v_y_along_dq = t10 - t6;
-    let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
+    let t0 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], 0.0, 0.0]);
+    let lanes_segment1_bend_y_rate = p.segment_length * t0;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, _, _] = lanes_segment1_bend_y_rate
+        .to_array();
+    let t1 = softgen_runtime::Lanes4::from_array([dq[3], dq[4], 0.0, 0.0]);
+    let lanes_segment1_bend_y_along_dq = p.segment_length * t1;
+    let [segment1_bend_y_along_dq, _, _, _] = lanes_segment1_bend_y_along_dq.to_array();
+    let t2 = p.segment_length * lanes_segment1_bend_y_along_dq;
+    let t3 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        0.0,
+        0.0,
+    ]);
+    let t4 = t3 * t2;
+    let t5 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_bend_squared_along_dq = 2.0 * t5 * lanes_segment1_bend_y_along_dq;
+    let t6 = -(0.5 * t3);
+    let t7 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        0.0,
+        0.0,
+    ]);
+    let t8 = t7 + t6;
+    let t9 = lanes_segment1_bend_squared_along_dq * t8;
+    let t10 = p.segment_length * t5;
+    let t11 = -(t9 * t10);
+    let t12 = -(0.5 * t7);
+    let t13 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        0.0,
+        0.0,
+    ]);
+    let t14 = 1.5 * t13;
+    let t15 = t12 + t14;
+    let t16 = t15 * lanes_segment1_bend_squared_along_dq * t10;
+    let t17 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        0.0,
+        0.0,
+    ]);
+    let t18 = -(t17 * t2);
+    let t19 = t4 + t11 + t16 + t18;
+    let t20 = -(lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t19);
+    let t21 = 0.5 * t3;
+    let t22 = -(0.5 * t17);
+    let t23 = t21 + t22;
+    let t24 = lanes_segment1_bend_squared_along_dq * t23;
+    let [t25, _, _, _] = t24.to_array();
+    let t26 = p.segment_length * t24;
+    let [t27, t28, _, _] = t26.to_array();
+    let t29 = -t26;
+    let lanes_segment1_bend_squared = t5 * t5;
+    let [segment1_bend_squared, segment2_bend_squared, _, _] = lanes_segment1_bend_squared
+        .to_array();
+    let t30 = p.segment_length * lanes_segment1_bend_squared;
+    let t31 = -(0.5 * t13);
+    let t32 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        0.0,
+        0.0,
+    ]);
+    let t33 = 2.0 * t32;
+    let t34 = t31 + t33;
+    let t35 = 2.0 * lanes_segment1_bend_squared_along_dq * t30 * t34;
+    let t36 = lanes_segment1_bend_squared_along_dq * p.segment_length;
+    let t37 = -(t36 * t3);
+    let t38 = -(t15 * lanes_segment1_bend_squared_along_dq * t30);
+    let t39 = 2.0 * t36 * t7;
+    let t40 = t9 * p.segment_length;
+    let t41 = t35 + t37 + t38 + t39 + t40;
+    let lanes_segment1_tip_local_bend_y_column_v_y_along_dq = t29 + t41;
+    let lanes_segment1_tip_local_subspace0_v_y_along_dq = lanes_segment1_tip_local_bend_y_column_v_y_along_dq
         * p.segment_length;
-    let t11 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let t12 = t11 * p.segment_length * cache.segment1_bend_y;
-    let t13 = t11 * p.segment_length * segment1_bend_y_along_dq;
-    let t14 = t11 * (3.0 * segment1_bend_squared * segment1_bend_y_along_dq)
+    let [segment1_tip_local_subspace0_v_y_along_dq,
+    segment2_tip_local_subspace0_v_y_along_dq, _, _] = lanes_segment1_tip_local_subspace0_v_y_along_dq
+        .to_array();
+    let t42 = softgen_runtime::Lanes4::from_array([qdd[3], qdd[4], 0.0, 0.0]);
+    let t43 = lanes_segment1_tip_local_subspace0_v_y_along_dq * t42;
+    let t44 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate;
+    let t45 = t44 * p.segment_length * t5;
+    let t46 = 6.0 * t45 * lanes_segment1_bend_squared_along_dq * t34;
+    let t47 = t44 * p.segment_length * lanes_segment1_bend_y_along_dq;
+    let t48 = 6.0 * t7 * t47;
+    let t49 = 3.0 * lanes_segment1_bend_squared * lanes_segment1_bend_y_along_dq;
+    let t50 = t44 * t49 * p.segment_length;
+    let t51 = -(5.0 * t13 * t50);
+    let t52 = t50 * t7;
+    let t53 = -(3.0 * t45 * t15 * lanes_segment1_bend_squared_along_dq);
+    let t54 = -(0.5 * t32);
+    let t55 = softgen_runtime::stumpff(segment1_bend_squared)[7];
+    let t56 = softgen_runtime::stumpff(segment2_bend_squared)[7];
+    let t57 = softgen_runtime::Lanes4::from_array([t55, t56, 0.0, 0.0]);
+    let t58 = 2.5 * t57;
+    let t59 = t54 + t58;
+    let t60 = t5.powi(3);
+    let t61 = t44 * p.segment_length * t60;
+    let t62 = -(5.0 * lanes_segment1_bend_squared_along_dq * t59 * t61);
+    let t63 = -(0.5 * t57);
+    let t64 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_bend_squared)[8],
+        softgen_runtime::stumpff(segment2_bend_squared)[8],
+        0.0,
+        0.0,
+    ]);
+    let t65 = 3.0 * t64;
+    let t66 = t63 + t65;
+    let t67 = 8.0 * lanes_segment1_bend_squared_along_dq * t66 * t61;
+    let t68 = -(3.0 * t3 * t47);
+    let t69 = lanes_segment1_bend_squared_along_dq * t34 * t61;
+    let t70 = 8.0 * t50 * t32;
+    let t71 = t46 + t48 + t51 + t52 + t53 + t62 + t67 + t68 + t69 + t70;
+    let t72 = t20 + t43 + t71;
+    let [t73, t74, _, _] = t72.to_array();
+    let t75 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t41;
+    let t76 = t9 * t10;
+    let t77 = t17 * t2;
+    let t78 = t76 + t77;
+    let [t79, t80, _, _] = t78.to_array();
+    let lanes_segment1_tip_local_bend_y_column_v_x_along_dq = t78 + t19;
+    let lanes_segment1_tip_local_subspace0_v_x_along_dq = lanes_segment1_tip_local_bend_y_column_v_x_along_dq
         * p.segment_length;
-    let t15 = softgen_runtime::stumpff(segment1_bend_squared)[7];
-    let t16 = 2.5 * t15 - 0.5 * cache.segment1_bend_squared_c6;
-    let t17 = t11 * p.segment_length * cache.segment1_bend_y.powi(3);
-    let t18 = segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
-        + (6.0 * t12 * segment1_bend_squared_along_dq * t8
-            + 6.0 * cache.segment1_bend_squared_c4 * t13
-            + t14 * cache.segment1_bend_squared_c4
-            + 8.0 * segment1_bend_squared_along_dq
-                * (3.0 * softgen_runtime::stumpff(segment1_bend_squared)[8] - 0.5 * t15)
-                * t17 + segment1_bend_squared_along_dq * t8 * t17
-            + 8.0 * t14 * cache.segment1_bend_squared_c6
-            - 5.0 * cache.segment1_bend_squared_c5 * t14
-            - 3.0 * t12 * t3 * segment1_bend_squared_along_dq
-            - 5.0 * segment1_bend_squared_along_dq * t16 * t17
-            - 3.0 * cache.segment1_bend_squared_c3 * t13)
-        - segment1_bend_y_rate * segment1_bend_y_rate * t4;
-    let t19 = t1 * t2 + cache.segment1_bend_squared_c2 * t0;
-    let segment1_tip_local_bend_y_column_v_x_along_dq = t19 + t4;
-    let segment1_tip_local_subspace0_v_x_along_dq = segment1_tip_local_bend_y_column_v_x_along_dq
-        * p.segment_length;
-    let t20 = t11 * segment1_bend_squared_along_dq * p.segment_length;
-    let t21 = t11 * p.segment_length * segment1_bend_squared;
-    let t22 = t11 * p.segment_length;
-    let t23 = segment1_bend_y_rate * segment1_bend_y_rate * t10
-        + segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
-        + (cache.segment1_bend_squared_c3 * t20
-            + t3 * segment1_bend_squared_along_dq * t21
-            + t3 * segment1_bend_squared_along_dq * t22
-            + 3.0 * segment1_bend_squared_along_dq * t21 * t16
-            + 3.0 * cache.segment1_bend_squared_c5 * t20 - t1 * t22
-            - 3.0 * segment1_bend_squared_along_dq * t21 * t8
-            - 3.0 * cache.segment1_bend_squared_c4 * t20);
-    let t24 = (8.0 * cache.segment1_bend_squared_c6 * t17
-        + 6.0 * t12 * cache.segment1_bend_squared_c4
-        + cache.segment1_bend_squared_c4 * t17
-        - 5.0 * cache.segment1_bend_squared_c5 * t17
-        - 3.0 * t12 * cache.segment1_bend_squared_c3)
-        + cache.segment1_tip_local_subspace0_v_y * qdd[3]
-        - segment1_bend_y_rate * segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c3 * t2
-                - t2 * cache.segment1_bend_squared_c2);
+    let [segment1_tip_local_subspace0_v_x_along_dq,
+    segment2_tip_local_subspace0_v_x_along_dq, _, _] = lanes_segment1_tip_local_subspace0_v_x_along_dq
+        .to_array();
+    let t81 = lanes_segment1_tip_local_subspace0_v_x_along_dq * t42;
+    let t82 = t44 * lanes_segment1_bend_squared_along_dq * p.segment_length;
+    let t83 = t3 * t82;
+    let t84 = t44 * p.segment_length * lanes_segment1_bend_squared;
+    let t85 = t15 * lanes_segment1_bend_squared_along_dq * t84;
+    let t86 = t44 * p.segment_length;
+    let t87 = -(t9 * t86);
+    let t88 = -(3.0 * lanes_segment1_bend_squared_along_dq * t84 * t34);
+    let t89 = t15 * lanes_segment1_bend_squared_along_dq * t86;
+    let t90 = -(3.0 * t7 * t82);
+    let t91 = 3.0 * lanes_segment1_bend_squared_along_dq * t84 * t59;
+    let t92 = 3.0 * t13 * t82;
+    let t93 = t83 + t85 + t87 + t88 + t89 + t90 + t91 + t92;
+    let t94 = t75 + t81 + t93;
+    let [t95, t96, _, _] = t94.to_array();
+    let t97 = -(t10 * t17);
+    let t98 = t3 * t10;
+    let t99 = t97 + t98;
+    let t100 = -(lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t99);
+    let t101 = 8.0 * t32 * t61;
+    let t102 = -(5.0 * t13 * t61);
+    let t103 = 6.0 * t45 * t7;
+    let t104 = -(3.0 * t45 * t3);
+    let t105 = t7 * t61;
+    let t106 = t101 + t102 + t103 + t104 + t105;
+    let t107 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_tip_local_subspace0_v_y,
+        cache.segment2_tip_local_subspace0_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t108 = t107 * t42;
+    let t109 = t100 + t106 + t108;
+    let [t110, t111, _, _] = t109.to_array();
     let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
     let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
     let segment1_position_y_along_dq = p.link_length * base_angle_rotation_10_along_dq;
     let segment1_position_y_along_dq_ = segment1_position_y_along_dq + dq[1];
-    let t25 = (cache.segment1_bend_squared_c3 * t22
-        + 3.0 * cache.segment1_bend_squared_c5 * t21
-        + cache.segment1_bend_squared_c3 * t21
-        - 3.0 * cache.segment1_bend_squared_c4 * t21
-        - t22 * cache.segment1_bend_squared_c2)
-        + cache.segment1_tip_local_subspace0_v_x * qdd[3]
-        + segment1_bend_y_rate * segment1_bend_y_rate
-            * (p.segment_length * cache.segment1_bend_squared_c2
-                + 2.0 * cache.segment1_bend_squared_c4 * t7
-                - cache.segment1_bend_squared_c3 * t7);
+    let t112 = -(3.0 * t7 * t84);
+    let t113 = -(t86 * t17);
+    let t114 = t3 * t86;
+    let t115 = 3.0 * t13 * t84;
+    let t116 = t3 * t84;
+    let t117 = t112 + t113 + t114 + t115 + t116;
+    let t118 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_tip_local_subspace0_v_x,
+        cache.segment2_tip_local_subspace0_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t119 = t118 * t42;
+    let t120 = p.segment_length * t17;
+    let t121 = 2.0 * t7 * t30;
+    let t122 = -(t3 * t30);
+    let t123 = t120 + t121 + t122;
+    let t124 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t123;
+    let t125 = t117 + t119 + t124;
+    let [t126, t127, _, _] = t125.to_array();
     let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
     let segment1_position_x_along_dq = p.link_length * base_angle_rotation_00_along_dq;
     let segment1_position_x_along_dq_ = dq[0] + segment1_position_x_along_dq;
@@ -5161,255 +5728,449 @@ pub fn inverse_dynamics_position_tangent_into(
         + segment1_tip_local_subspace0_v_y_along_dq * cache.cos_q2
         + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
         - segment1_position_x_along_dq_ * p.segment_length;
-    let segment1_tip_bias_v_x_along_dq = t18 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t23 + t24 * base_angle_rotation_01_along_dq
+    let segment1_tip_bias_v_x_along_dq = t73 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t95 + t110 * base_angle_rotation_01_along_dq
         + p.segment_length * segment1_position_y_along_dq_ * qdd[3]
-        + t25 * base_angle_rotation_00_along_dq + base_angle_acceleration_v_x_along_dq
+        + t126 * base_angle_rotation_00_along_dq + base_angle_acceleration_v_x_along_dq
         + segment1_bend_y_rate * base_angle_velocity_v_y_along_dq
         - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
-    let t26 = cache.segment1_bend_squared_c1 * p.segment_length;
-    let t27 = t2 * cache.segment1_bend_squared_c2;
-    let segment1_tip_position_y_along_dq = cache.cos_q2 * t19
-        + t26 * base_angle_rotation_10_along_dq + t27 * base_angle_rotation_00_along_dq
-        + cache.sin_q2 * t6 + segment1_position_y_along_dq_;
-    let t28 = 1.0 - segment1_bend_squared * cache.segment1_bend_squared_c2;
-    let t29 = cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
-        + cache.segment1_bend_y * t5;
-    let t30 = -segment1_bend_squared_along_dq * cache.segment1_bend_squared_c2
-        - t1 * segment1_bend_squared;
-    let t31 = cache.segment1_bend_squared_c1 * cache.segment1_bend_y;
-    let segment1_tip_rotation_10_along_dq = t28 * base_angle_rotation_10_along_dq
-        + t29 * cache.cos_q2 + cache.sin_q2 * t30
-        + t31 * base_angle_rotation_00_along_dq;
+    let t128 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c1,
+        cache.segment2_bend_squared_c1,
+        0.0,
+        0.0,
+    ]);
+    let t129 = t128 * p.segment_length;
+    let [t130, t131, _, _] = t129.to_array();
+    let t132 = t10 * t17;
+    let [t133, t134, _, _] = t132.to_array();
+    let segment1_tip_position_y_along_dq = cache.cos_q2 * t79
+        + t130 * base_angle_rotation_10_along_dq + t133 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t27 + segment1_position_y_along_dq_;
+    let t135 = -(lanes_segment1_bend_squared * t17);
+    let t136 = 1.0 + t135;
+    let [t137, t138, _, _] = t136.to_array();
+    let t139 = t128 * lanes_segment1_bend_y_along_dq;
+    let t140 = t5 * t24;
+    let t141 = t139 + t140;
+    let [t142, t143, _, _] = t141.to_array();
+    let t144 = -(lanes_segment1_bend_squared_along_dq * t17);
+    let t145 = -(t9 * lanes_segment1_bend_squared);
+    let t146 = t144 + t145;
+    let [t147, t148, _, _] = t146.to_array();
+    let t149 = t128 * t5;
+    let [t150, t151, _, _] = t149.to_array();
+    let segment1_tip_rotation_10_along_dq = t137 * base_angle_rotation_10_along_dq
+        + t142 * cache.cos_q2 + cache.sin_q2 * t147
+        + t150 * base_angle_rotation_00_along_dq;
     let middle_com_y_along_dq = segment1_tip_position_y_along_dq
         + 0.5 * segment1_tip_rotation_10_along_dq * p.link_length;
     let middle_inertia_h_y_along_dq = p.link_mass * middle_com_y_along_dq;
-    let segment1_tip_bias_w_z = qdd[2] + p.segment_length * qdd[3];
-    let t32 = -(cache.segment1_bend_squared_c1 * cache.segment1_bend_y);
-    let t33 = -cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
-        - cache.segment1_bend_y * t5;
-    let segment1_tip_rotation_01_along_dq = t28 * base_angle_rotation_01_along_dq
-        + t32 * base_angle_rotation_00_along_dq + t33 * cache.cos_q2
-        + t30 * cache.base_angle_rotation_01;
+    let t152 = p.segment_length * t42;
+    let [t153, t154, _, _] = t152.to_array();
+    let segment1_tip_bias_w_z = qdd[2] + t153;
+    let t155 = -(cache.segment1_bend_squared_c1 * cache.segment1_bend_y);
+    let t156 = -cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
+        - cache.segment1_bend_y * t25;
+    let segment1_tip_rotation_01_along_dq = t137 * base_angle_rotation_01_along_dq
+        + t155 * base_angle_rotation_00_along_dq + t156 * cache.cos_q2
+        + t147 * cache.base_angle_rotation_01;
     let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
-    let segment2_slice2_bias_w_z = qdd[4] * segment1_slice2_local_subspace0_w_z
-        + segment1_tip_bias_w_z;
-    let t34 = segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_x;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
+    let t157 = t42 * segment1_slice2_local_subspace0_w_z;
+    let [t158, t159, _, _] = t157.to_array();
+    let segment2_slice2_bias_w_z = t159 + segment1_tip_bias_w_z;
+    let t160 = segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_x;
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let t35 = segment1_tip_velocity_v_y
+    let t161 = segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.segment2_position_x;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t36 = segment1_tip_velocity_v_x
+    let t162 = segment1_tip_velocity_v_x
         - cache.segment2_position_y * segment1_tip_velocity_w_z;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t35
-        + t36 * cache.segment1_tip_rotation_00;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
-    let t37 = cache.segment2_bend_y * p.segment_length;
-    let t38 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t39 = p.segment_length * cache.segment2_bend_y.powi(3) * t38;
-    let t40 = cache.segment2_bend_y * p.segment_length * t38;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t161
+        + t162 * cache.segment1_tip_rotation_00;
+    let t163 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_y = p.segment_length * t163;
+    let t164 = lanes_segment1_slice0_local_subspace0_v_y * t42;
+    let [t165, t166, _, _] = t164.to_array();
+    let t167 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c3,
+        cache.segment2_slice0_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t168 = 0.0014314988413324798 * t10 * t167;
+    let t169 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c2,
+        cache.segment2_slice0_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t170 = -(0.0014314988413324798 * t10 * t169);
+    let t171 = t168 + t170;
+    let t172 = -(0.1127016653792583 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t171);
+    let [t173, t174, _, _] = t172.to_array();
+    let t175 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c4,
+        cache.segment2_slice0_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t176 = 0.000002049188932736232 * t175 * t61;
+    let t177 = 0.0009679938204398945 * t175 * t45;
+    let t178 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c5,
+        cache.segment2_slice0_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t179 = -(0.00001024594466368116 * t178 * t61);
+    let t180 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c6,
+        cache.segment2_slice0_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t181 = 0.000016393511461889856 * t180 * t61;
+    let t182 = -(0.00048399691021994726 * t45 * t167);
+    let t183 = t176 + t177 + t179 + t181 + t182;
+    let [t184, t185, _, _] = t183.to_array();
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
     let base_angle_acceleration_v_y = qdd[2] * cache.base_angle_subspace_v_y + qdd[1]
         + base_angle_bias_v_y;
-    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + t24 * cache.cos_q2
-        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + cache.sin_q2 * t25
+    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + t110 * cache.cos_q2
+        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + cache.sin_q2 * t126
         - p.segment_length * cache.segment1_position_x * qdd[3]
         - segment1_bend_y_rate * base_angle_velocity_v_x;
-    let t41 = segment1_tip_bias_v_y + cache.segment2_position_x * segment1_tip_bias_w_z;
+    let t186 = segment1_tip_bias_v_y + cache.segment2_position_x * segment1_tip_bias_w_z;
     let base_angle_bias_v_x = qd[2] * qd[1];
     let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
-    let segment1_tip_bias_v_x = cache.cos_q2 * t25
+    let segment1_tip_bias_v_x = cache.cos_q2 * t126
         + p.segment_length * cache.segment1_position_y * qdd[3]
-        + t24 * cache.base_angle_rotation_01 + base_angle_acceleration_v_x
+        + t110 * cache.base_angle_rotation_01 + base_angle_acceleration_v_x
         + segment1_bend_y_rate * base_angle_velocity_v_y
         - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
-    let t42 = segment1_tip_bias_v_x - cache.segment2_position_y * segment1_tip_bias_w_z;
-    let segment2_base_bias_v_y = cache.segment1_tip_rotation_11 * t41
-        + t42 * cache.segment1_tip_rotation_01;
-    let t43 = segment2_slice0_local_subspace0_v_y * qdd[4]
+    let t187 = segment1_tip_bias_v_x - cache.segment2_position_y * segment1_tip_bias_w_z;
+    let segment2_base_bias_v_y = cache.segment1_tip_rotation_11 * t186
+        + t187 * cache.segment1_tip_rotation_01;
+    let t188 = t166 + t174
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
-            * cache.segment2_slice0_local_bend_y_column_v_x
-        + (0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t39
-            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t39
-            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t40
-            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t40
-            - 0.00001024594466368116 * t39 * cache.segment2_slice0_bend_c5)
+            * cache.segment2_slice0_local_bend_y_column_v_x + t185
         + segment2_base_bias_v_y
-        - 0.1127016653792583 * segment2_bend_y_rate * segment2_base_velocity_v_x
-        - 0.1127016653792583
-            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t37
-                - 0.0014314988413324798 * t37 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t44 = t43 * cache.segment1_slice0_mass;
+        - 0.1127016653792583 * segment2_bend_y_rate * segment2_base_velocity_v_x;
+    let t189 = t188 * cache.segment1_slice0_mass;
     let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
-    let segment2_slice0_bias_w_z = qdd[4] * segment1_slice0_local_subspace0_w_z
-        + segment1_tip_bias_w_z;
-    let t45 = cache.segment2_slice0_local_inertia_h_x * segment2_slice0_bias_w_z;
-    let segment2_slice1_bias_w_z = qdd[4] * cache.segment1_slice1_local_subspace0_w_z
-        + segment1_tip_bias_w_z;
-    let t46 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
-    let t47 = 0.1127016653792583 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let t48 = segment2_base_velocity_v_x
-        + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment2_slice0_local_momentum_f_x = t48 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * t47;
-    let t49 = t47 * segment2_slice0_local_momentum_f_x;
-    let t50 = segment1_tip_velocity_w_z + 0.5 * segment2_bend_y_rate;
-    let t51 = segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x;
-    let segment2_slice1_local_momentum_f_x = t51 * cache.segment1_slice1_mass
-        - cache.segment2_slice1_local_inertia_h_y * t50;
-    let t52 = t50 * segment2_slice1_local_momentum_f_x;
-    let t53 = segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x;
-    let t54 = segment1_tip_velocity_w_z + 0.8872983346207417 * segment2_bend_y_rate;
-    let segment2_slice2_local_momentum_f_x = t53 * cache.segment1_slice0_mass
-        - t54 * cache.segment2_slice2_local_inertia_h_y;
-    let t55 = segment2_slice2_local_momentum_f_x * t54;
+    let t190 = segment1_slice0_local_subspace0_w_z * t42;
+    let [t191, t192, _, _] = t190.to_array();
+    let segment2_slice0_bias_w_z = t192 + segment1_tip_bias_w_z;
+    let t193 = cache.segment2_slice0_local_inertia_h_x * segment2_slice0_bias_w_z;
+    let t194 = cache.segment1_slice1_local_subspace0_w_z * t42;
+    let [t195, t196, _, _] = t194.to_array();
+    let segment2_slice1_bias_w_z = t196 + segment1_tip_bias_w_z;
+    let t197 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
+    let t198 = 0.1127016653792583 * lanes_segment1_bend_y_rate;
+    let [t199, t200, _, _] = t198.to_array();
+    let t201 = t200 + segment1_tip_velocity_w_z;
+    let t202 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t203 = lanes_segment1_bend_y_rate * t202;
+    let [t204, t205, _, _] = t203.to_array();
+    let t206 = segment2_base_velocity_v_x + t205;
+    let segment2_slice0_local_momentum_f_x = t206 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t201;
+    let t207 = t201 * segment2_slice0_local_momentum_f_x;
+    let t208 = 0.5 * lanes_segment1_bend_y_rate;
+    let [t209, t210, _, _] = t208.to_array();
+    let t211 = segment1_tip_velocity_w_z + t210;
+    let t212 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t213 = t212 * lanes_segment1_bend_y_rate;
+    let [t214, t215, _, _] = t213.to_array();
+    let t216 = t215 + segment2_base_velocity_v_x;
+    let segment2_slice1_local_momentum_f_x = t216 * cache.segment1_slice1_mass
+        - cache.segment2_slice1_local_inertia_h_y * t211;
+    let t217 = t211 * segment2_slice1_local_momentum_f_x;
+    let t218 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_x,
+        cache.segment2_slice2_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t219 = t218 * lanes_segment1_bend_y_rate;
+    let [t220, t221, _, _] = t219.to_array();
+    let t222 = t221 + segment2_base_velocity_v_x;
+    let t223 = 0.8872983346207417 * lanes_segment1_bend_y_rate;
+    let [t224, t225, _, _] = t223.to_array();
+    let t226 = segment1_tip_velocity_w_z + t225;
+    let segment2_slice2_local_momentum_f_x = t222 * cache.segment1_slice0_mass
+        - t226 * cache.segment2_slice2_local_inertia_h_y;
+    let t227 = segment2_slice2_local_momentum_f_x * t226;
+    let t228 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c6,
+        cache.segment2_slice1_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t229 = 0.125 * t228 * t61;
+    let t230 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c4,
+        cache.segment2_slice1_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t231 = 0.375 * t45 * t230;
+    let t232 = 0.015625 * t61 * t230;
+    let t233 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c5,
+        cache.segment2_slice1_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t234 = -(0.078125 * t233 * t61);
+    let t235 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c3,
+        cache.segment2_slice1_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t236 = -(0.1875 * t45 * t235);
+    let t237 = t229 + t231 + t232 + t234 + t236;
+    let [t238, t239, _, _] = t237.to_array();
+    let t240 = 0.125 * t235 * t10;
+    let t241 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c2,
+        cache.segment2_slice1_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t242 = -(0.125 * t10 * t241);
+    let t243 = t240 + t242;
+    let t244 = -(0.5 * t243 * lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate);
+    let [t245, t246, _, _] = t244.to_array();
     let segment2_slice1_local_subspace0_v_y = cache
         .segment2_slice1_local_bend_y_column_v_y * p.segment_length;
-    let t56 = segment1_tip_velocity_w_z * segment2_bend_y_rate
-        * cache.segment2_slice1_local_bend_y_column_v_x
-        + (0.125 * cache.segment2_slice1_bend_c6 * t39
-            + 0.375 * cache.segment2_slice1_bend_c4 * t40
-            + 0.015625 * cache.segment2_slice1_bend_c4 * t39
-            - 0.078125 * cache.segment2_slice1_bend_c5 * t39
-            - 0.1875 * cache.segment2_slice1_bend_c3 * t40)
-        + qdd[4] * segment2_slice1_local_subspace0_v_y + segment2_base_bias_v_y
-        - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x
-        - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.125 * cache.segment2_slice1_bend_c3 * t37
-                - 0.125 * cache.segment2_slice1_bend_c2 * t37);
-    let t57 = t56 * cache.segment1_slice1_mass;
-    let segment2_slice2_local_subspace0_v_y = cache
-        .segment2_slice2_local_bend_y_column_v_y * p.segment_length;
-    let t58 = (3.7190320061795608 * t40 * cache.segment2_slice2_bend_c4
-        + 3.903983606488539 * t39 * cache.segment2_slice2_bend_c6
-        + 0.4879979508110674 * t39 * cache.segment2_slice2_bend_c4
-        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t40
-        - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t39)
+    let t247 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_subspace0_v_y,
+        segment2_slice1_local_subspace0_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t248 = t247 * t42;
+    let [t249, t250, _, _] = t248.to_array();
+    let t251 = segment1_tip_velocity_w_z * segment2_bend_y_rate
+        * cache.segment2_slice1_local_bend_y_column_v_x + t239 + t246 + t250
+        + segment2_base_bias_v_y
+        - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x;
+    let t252 = t251 * cache.segment1_slice1_mass;
+    let t253 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c2,
+        cache.segment2_slice2_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t254 = -(0.6985685011586675 * t10 * t253);
+    let t255 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c3,
+        cache.segment2_slice2_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t256 = 0.6985685011586675 * t10 * t255;
+    let t257 = t254 + t256;
+    let t258 = -(0.8872983346207417 * t257 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate);
+    let [t259, t260, _, _] = t258.to_array();
+    let t261 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c4,
+        cache.segment2_slice2_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t262 = 3.7190320061795608 * t45 * t261;
+    let t263 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c6,
+        cache.segment2_slice2_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t264 = 3.903983606488539 * t263 * t61;
+    let t265 = -(1.8595160030897804 * t45 * t255);
+    let t266 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c5,
+        cache.segment2_slice2_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t267 = -(2.439989754055337 * t61 * t266);
+    let t268 = 0.4879979508110674 * t61 * t261;
+    let t269 = t262 + t264 + t265 + t267 + t268;
+    let [t270, t271, _, _] = t269.to_array();
+    let t272 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_y,
+        cache.segment2_slice2_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice2_local_subspace0_v_y = t272 * p.segment_length;
+    let t273 = lanes_segment1_slice2_local_subspace0_v_y * t42;
+    let [t274, t275, _, _] = t273.to_array();
+    let t276 = t260 + t271
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
-            * cache.segment2_slice2_local_bend_y_column_v_x
-        + qdd[4] * segment2_slice2_local_subspace0_v_y + segment2_base_bias_v_y
-        - 0.8872983346207417
-            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t37
-                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t37)
-            * segment2_bend_y_rate * segment2_bend_y_rate
+            * cache.segment2_slice2_local_bend_y_column_v_x + t275
+        + segment2_base_bias_v_y
         - 0.8872983346207417 * segment2_bend_y_rate * segment2_base_velocity_v_x;
-    let t59 = t58 * cache.segment1_slice0_mass;
-    let t60 = t34 + t44 + t45 + t46 + t49 + t52 + t55 + t57 + t59;
-    let t61 = segment1_tip_rotation_01_along_dq * t60;
-    let t62 = t28 * base_angle_rotation_00_along_dq;
-    let t63 = t30 * cache.cos_q2;
-    let segment1_tip_rotation_00_along_dq = t31 * base_angle_rotation_01_along_dq + t62
-        + t63 + t29 * cache.base_angle_rotation_01;
-    let t64 = -(segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_y);
-    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t35
-        + cache.segment1_tip_rotation_01 * t36;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t65 = p.segment_length * segment2_bend_squared;
-    let segment2_base_bias_v_x = t42 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_10 * t41;
-    let t66 = p.segment_length * segment2_bend_squared * t38;
-    let t67 = p.segment_length * t38;
-    let segment2_slice2_local_subspace0_v_x = p.segment_length
-        * cache.segment2_slice2_local_bend_y_column_v_x;
-    let t68 = 0.8872983346207417 * segment2_base_velocity_v_y * segment2_bend_y_rate
-        + 0.8872983346207417
-            * (1.239677335393187 * t65 * cache.segment2_slice2_bend_c4
-                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-                - 0.6198386676965935 * t65 * cache.segment2_slice2_bend_c3)
-            * segment2_bend_y_rate * segment2_bend_y_rate + segment2_base_bias_v_x
-        + (1.6499454527421802 * t66 * cache.segment2_slice2_bend_c5
-            + 0.5499818175807267 * t66 * cache.segment2_slice2_bend_c3
-            + 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t67
-            - 1.6499454527421802 * t66 * cache.segment2_slice2_bend_c4
-            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t67)
-        + segment2_slice2_local_subspace0_v_x * qdd[4]
+    let t277 = t276 * cache.segment1_slice0_mass;
+    let t278 = t160 + t189 + t193 + t197 + t207 + t217 + t227 + t252 + t277;
+    let t279 = segment1_tip_rotation_01_along_dq * t278;
+    let t280 = t137 * base_angle_rotation_00_along_dq;
+    let t281 = t147 * cache.cos_q2;
+    let segment1_tip_rotation_00_along_dq = t150 * base_angle_rotation_01_along_dq + t280
+        + t281 + t142 * cache.base_angle_rotation_01;
+    let t282 = -(segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_y);
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t161
+        + cache.segment1_tip_rotation_01 * t162;
+    let t283 = 0.7872983346207417 * p.segment_length * t253;
+    let t284 = -(0.6198386676965935 * t30 * t255);
+    let t285 = 1.239677335393187 * t30 * t261;
+    let t286 = t283 + t284 + t285;
+    let t287 = 0.8872983346207417 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t286;
+    let [t288, t289, _, _] = t287.to_array();
+    let segment2_base_bias_v_x = t187 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_10 * t186;
+    let t290 = 0.5499818175807267 * t84 * t255;
+    let t291 = -(1.6499454527421802 * t84 * t261);
+    let t292 = 1.6499454527421802 * t84 * t266;
+    let t293 = -(0.6985685011586675 * t86 * t253);
+    let t294 = 0.6985685011586675 * t86 * t255;
+    let t295 = t290 + t291 + t292 + t293 + t294;
+    let [t296, t297, _, _] = t295.to_array();
+    let lanes_segment1_slice2_local_subspace0_v_x = t218 * p.segment_length;
+    let t298 = lanes_segment1_slice2_local_subspace0_v_x * t42;
+    let [t299, t300, _, _] = t298.to_array();
+    let t301 = 0.8872983346207417 * segment2_base_velocity_v_y * segment2_bend_y_rate
+        + t289 + segment2_base_bias_v_x + t297 + t300
         - cache.segment2_slice2_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t69 = t68 * cache.segment1_slice0_mass;
-    let t70 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
-    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t70
-        + t47 * cache.segment2_slice0_local_inertia_h_x;
-    let t71 = -(segment2_slice0_local_momentum_f_y * t47);
-    let t72 = -(cache.segment2_slice1_local_inertia_h_y * segment2_slice1_bias_w_z);
-    let t73 = segment2_base_velocity_v_y
-        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate;
-    let segment2_slice2_local_momentum_f_y = t73 * cache.segment1_slice0_mass
-        + cache.segment2_slice2_local_inertia_h_x * t54;
-    let t74 = -(segment2_slice2_local_momentum_f_y * t54);
+    let t302 = t301 * cache.segment1_slice0_mass;
+    let t303 = lanes_segment1_bend_y_rate * t163;
+    let [t304, t305, _, _] = t303.to_array();
+    let t306 = t305 + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t306
+        + t201 * cache.segment2_slice0_local_inertia_h_x;
+    let t307 = -(segment2_slice0_local_momentum_f_y * t201);
+    let t308 = -(cache.segment2_slice1_local_inertia_h_y * segment2_slice1_bias_w_z);
+    let t309 = t272 * lanes_segment1_bend_y_rate;
+    let [t310, t311, _, _] = t309.to_array();
+    let t312 = segment2_base_velocity_v_y + t311;
+    let segment2_slice2_local_momentum_f_y = t312 * cache.segment1_slice0_mass
+        + cache.segment2_slice2_local_inertia_h_x * t226;
+    let t313 = -(segment2_slice2_local_momentum_f_y * t226);
+    let t314 = 0.125 * t30 * t230;
+    let t315 = 0.25 * p.segment_length * t241;
+    let t316 = -(0.0625 * t235 * t30);
+    let t317 = t314 + t315 + t316;
+    let t318 = 0.5 * lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t317;
+    let [t319, t320, _, _] = t318.to_array();
     let segment2_slice1_local_subspace0_v_x = cache
         .segment2_slice1_local_bend_y_column_v_x * p.segment_length;
-    let t75 = segment2_base_bias_v_x
-        + 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-                + 0.125 * t65 * cache.segment2_slice1_bend_c4
-                - 0.0625 * t65 * cache.segment2_slice1_bend_c3)
-        + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate
-        + qdd[4] * segment2_slice1_local_subspace0_v_x
-        + (0.03125 * t66 * cache.segment2_slice1_bend_c3
-            + 0.125 * cache.segment2_slice1_bend_c3 * t67
-            + 0.09375 * t66 * cache.segment2_slice1_bend_c5
-            - 0.125 * cache.segment2_slice1_bend_c2 * t67
-            - 0.09375 * t66 * cache.segment2_slice1_bend_c4)
+    let t321 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_subspace0_v_x,
+        segment2_slice1_local_subspace0_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t322 = t321 * t42;
+    let [t323, t324, _, _] = t322.to_array();
+    let t325 = 0.09375 * t233 * t84;
+    let t326 = 0.125 * t235 * t86;
+    let t327 = -(0.125 * t86 * t241);
+    let t328 = -(0.09375 * t84 * t230);
+    let t329 = 0.03125 * t235 * t84;
+    let t330 = t325 + t326 + t327 + t328 + t329;
+    let [t331, t332, _, _] = t330.to_array();
+    let t333 = segment2_base_bias_v_x + t320
+        + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate + t324 + t332
         - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
             * segment2_bend_y_rate;
-    let t76 = t75 * cache.segment1_slice1_mass;
-    let segment2_slice0_local_subspace0_v_x = p.segment_length
-        * cache.segment2_slice0_local_bend_y_column_v_x;
-    let t77 = segment2_base_bias_v_x
-        + 0.1127016653792583 * segment2_base_velocity_v_y * segment2_bend_y_rate
-        + qdd[4] * segment2_slice0_local_subspace0_v_x
-        + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t65
-                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t65)
-        + (0.000054547257820203424 * t66 * cache.segment2_slice0_bend_c5
-            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t67
-            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t66
-            - 0.000054547257820203424 * t66 * cache.segment2_slice0_bend_c4
-            - 0.0014314988413324798 * cache.segment2_slice0_bend_c2 * t67)
+    let t334 = t333 * cache.segment1_slice1_mass;
+    let lanes_segment1_slice0_local_subspace0_v_x = p.segment_length * t202;
+    let t335 = t42 * lanes_segment1_slice0_local_subspace0_v_x;
+    let [t336, t337, _, _] = t335.to_array();
+    let t338 = 0.0003226646068132982 * t175 * t30;
+    let t339 = 0.012701665379258308 * p.segment_length * t169;
+    let t340 = -(0.0001613323034066491 * t30 * t167);
+    let t341 = t338 + t339 + t340;
+    let t342 = 0.1127016653792583 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t341;
+    let [t343, t344, _, _] = t342.to_array();
+    let t345 = -(0.0014314988413324798 * t86 * t169);
+    let t346 = -(0.000054547257820203424 * t175 * t84);
+    let t347 = 0.0014314988413324798 * t86 * t167;
+    let t348 = 0.000054547257820203424 * t178 * t84;
+    let t349 = 0.00001818241927340114 * t84 * t167;
+    let t350 = t345 + t346 + t347 + t348 + t349;
+    let [t351, t352, _, _] = t350.to_array();
+    let t353 = segment2_base_bias_v_x
+        + 0.1127016653792583 * segment2_base_velocity_v_y * segment2_bend_y_rate + t337
+        + t344 + t352
         - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t78 = cache.segment1_slice0_mass * t77;
-    let t79 = segment2_base_velocity_v_y
-        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate;
-    let segment2_slice1_local_momentum_f_y = t79 * cache.segment1_slice1_mass
-        + cache.segment2_slice1_local_inertia_h_x * t50;
-    let t80 = -(t50 * segment2_slice1_local_momentum_f_y);
-    let t81 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
-    let t82 = t64 + t69 + t71 + t72 + t74 + t76 + t78 + t80 + t81;
-    let t83 = segment1_tip_rotation_00_along_dq * t82;
-    let t84 = cache.segment2_slice2_bend_c4 - 0.5 * cache.segment2_slice2_bend_c3;
-    let segment2_bend_y_along_dq = p.segment_length * dq[4];
-    let segment2_bend_squared_along_dq = 2.0 * cache.segment2_bend_y
-        * segment2_bend_y_along_dq;
-    let segment2_slice2_bend_along_dq = 0.7872983346207417
-        * segment2_bend_squared_along_dq;
-    let t85 = p.segment_length * segment2_bend_y_along_dq;
-    let segment2_slice2_local_com_y_along_dq = 0.7872983346207417 * t84 * t37
-        * segment2_slice2_bend_along_dq
-        + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * t85;
-    let segment2_slice2_local_inertia_h_y_along_dq = segment2_slice2_local_com_y_along_dq
-        * cache.segment1_slice0_mass;
+    let t354 = cache.segment1_slice0_mass * t353;
+    let t355 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t356 = t355 * lanes_segment1_bend_y_rate;
+    let [t357, t358, _, _] = t356.to_array();
+    let t359 = segment2_base_velocity_v_y + t358;
+    let segment2_slice1_local_momentum_f_y = t359 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * t211;
+    let t360 = -(t211 * segment2_slice1_local_momentum_f_y);
+    let t361 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
+    let t362 = t282 + t302 + t307 + t308 + t313 + t334 + t354 + t360 + t361;
+    let t363 = segment1_tip_rotation_00_along_dq * t362;
+    let t364 = 0.7872983346207417 * t253 * t2;
+    let t365 = -(0.5 * t255);
+    let t366 = t365 + t261;
+    let lanes_segment1_slice2_bend_along_dq = 0.7872983346207417
+        * lanes_segment1_bend_squared_along_dq;
+    let t367 = 0.7872983346207417 * t366 * lanes_segment1_slice2_bend_along_dq * t10;
+    let lanes_segment1_slice2_local_com_y_along_dq = t364 + t367;
+    let lanes_segment1_slice2_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+        * lanes_segment1_slice2_local_com_y_along_dq;
+    let [segment1_slice2_local_inertia_h_y_along_dq,
+    segment2_slice2_local_inertia_h_y_along_dq, _, _] = lanes_segment1_slice2_local_inertia_h_y_along_dq
+        .to_array();
     let segment1_tip_velocity_v_y_along_dq = base_angle_velocity_v_y_along_dq
         + segment1_tip_subspace0_v_y_along_dq * qd[3];
-    let segment1_tip_position_x_along_dq = t26 * base_angle_rotation_00_along_dq
-        + t6 * cache.cos_q2 + segment1_position_x_along_dq_
-        + cache.base_angle_rotation_01 * t19 + t27 * base_angle_rotation_01_along_dq;
+    let segment1_tip_position_x_along_dq = t130 * base_angle_rotation_00_along_dq
+        + t27 * cache.cos_q2 + segment1_position_x_along_dq_
+        + cache.base_angle_rotation_01 * t79 + t133 * base_angle_rotation_01_along_dq;
     let segment2_position_x_along_dq = p.link_length * segment1_tip_rotation_00_along_dq
         + segment1_tip_position_x_along_dq;
-    let t86 = segment1_tip_velocity_v_y_along_dq
+    let t368 = segment1_tip_velocity_v_y_along_dq
         + segment2_position_x_along_dq * segment1_tip_velocity_w_z;
     let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
     let segment1_tip_subspace0_v_x_along_dq = segment1_tip_local_subspace0_v_y_along_dq
@@ -5421,394 +6182,471 @@ pub fn inverse_dynamics_position_tangent_into(
         + segment1_tip_subspace0_v_x_along_dq * qd[3];
     let segment2_position_y_along_dq = segment1_tip_position_y_along_dq
         + segment1_tip_rotation_10_along_dq * p.link_length;
-    let t87 = segment1_tip_velocity_v_x_along_dq
+    let t369 = segment1_tip_velocity_v_x_along_dq
         - segment1_tip_velocity_w_z * segment2_position_y_along_dq;
-    let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t86
-        + cache.segment1_tip_rotation_00 * t87 + segment1_tip_rotation_00_along_dq * t36
-        + segment1_tip_rotation_10_along_dq * t35;
-    let t88 = 1.5 * cache.segment2_slice2_bend_c5 - 0.5 * cache.segment2_slice2_bend_c4;
-    let t89 = 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t85
-        + 0.6985685011586675 * t88 * t37 * segment2_slice2_bend_along_dq
-        - 0.6985685011586675 * t84 * t37 * segment2_slice2_bend_along_dq
-        - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t85;
-    let segment2_slice2_local_bend_y_column_v_x_along_dq = t89
-        + 0.8872983346207417 * segment2_slice2_local_com_y_along_dq;
-    let t90 = segment2_base_velocity_v_x_along_dq
-        + segment2_bend_y_rate * segment2_slice2_local_bend_y_column_v_x_along_dq;
-    let segment2_slice2_local_momentum_f_x_along_dq = t90 * cache.segment1_slice0_mass
-        - segment2_slice2_local_inertia_h_y_along_dq * t54;
-    let t91 = segment2_slice2_local_momentum_f_x_along_dq * t54;
-    let t92 = 1.5 * cache.segment2_slice0_bend_c5 - 0.5 * cache.segment2_slice0_bend_c4;
-    let segment2_slice0_bend_along_dq = 0.012701665379258308
-        * segment2_bend_squared_along_dq;
-    let t93 = cache.segment2_slice0_bend_c4 - 0.5 * cache.segment2_slice0_bend_c3;
-    let t94 = 0.0014314988413324798 * t92 * segment2_slice0_bend_along_dq * t37
-        + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t85
-        - 0.0014314988413324798 * t85 * cache.segment2_slice0_bend_c2
-        - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t93 * t37;
-    let segment2_slice0_local_com_y_along_dq = 0.012701665379258308 * t85
-        * cache.segment2_slice0_bend_c2
-        + 0.012701665379258308 * segment2_slice0_bend_along_dq * t93 * t37;
-    let segment2_slice0_local_bend_y_column_v_x_along_dq = t94
-        + 0.1127016653792583 * segment2_slice0_local_com_y_along_dq;
-    let t95 = segment2_base_velocity_v_x_along_dq
-        + segment2_bend_y_rate * segment2_slice0_local_bend_y_column_v_x_along_dq;
-    let segment2_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
-        * segment2_slice0_local_com_y_along_dq;
-    let segment2_slice0_local_momentum_f_x_along_dq = t95 * cache.segment1_slice0_mass
-        - t47 * segment2_slice0_local_inertia_h_y_along_dq;
-    let t96 = t47 * segment2_slice0_local_momentum_f_x_along_dq;
-    let segment2_slice1_bend_along_dq = 0.25 * segment2_bend_squared_along_dq;
-    let t97 = cache.segment2_slice1_bend_c4 - 0.5 * cache.segment2_slice1_bend_c3;
-    let segment2_slice1_local_com_y_along_dq = 0.25 * cache.segment2_slice1_bend_c2 * t85
-        + 0.25 * segment2_slice1_bend_along_dq * t97 * t37;
-    let t98 = 1.5 * cache.segment2_slice1_bend_c5 - 0.5 * cache.segment2_slice1_bend_c4;
-    let t99 = 0.125 * t98 * segment2_slice1_bend_along_dq * t37
-        + 0.125 * t85 * cache.segment2_slice1_bend_c3
-        - 0.125 * segment2_slice1_bend_along_dq * t97 * t37
-        - 0.125 * cache.segment2_slice1_bend_c2 * t85;
-    let segment2_slice1_local_bend_y_column_v_x_along_dq = 0.5
-        * segment2_slice1_local_com_y_along_dq + t99;
-    let t100 = segment2_base_velocity_v_x_along_dq
-        + segment2_bend_y_rate * segment2_slice1_local_bend_y_column_v_x_along_dq;
-    let segment2_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
-        * segment2_slice1_local_com_y_along_dq;
-    let segment2_slice1_local_momentum_f_x_along_dq = t100 * cache.segment1_slice1_mass
-        - segment2_slice1_local_inertia_h_y_along_dq * t50;
-    let t101 = segment2_slice1_local_momentum_f_x_along_dq * t50;
-    let segment2_slice1_local_com_x_along_dq = 0.5 * p.segment_length
-        * segment2_slice1_bend_along_dq
-        * (0.5 * cache.segment2_slice1_bend_c3 - 0.5 * cache.segment2_slice1_bend_c2);
-    let segment2_slice1_local_inertia_h_x_along_dq = segment2_slice1_local_com_x_along_dq
+    let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t368
+        + cache.segment1_tip_rotation_00 * t369
+        + segment1_tip_rotation_00_along_dq * t162
+        + segment1_tip_rotation_10_along_dq * t161;
+    let t370 = 0.8872983346207417 * lanes_segment1_slice2_local_com_y_along_dq;
+    let t371 = -(0.6985685011586675 * t366 * lanes_segment1_slice2_bend_along_dq * t10);
+    let t372 = -(0.5 * t261);
+    let t373 = 1.5 * t266;
+    let t374 = t372 + t373;
+    let t375 = 0.6985685011586675 * t374 * lanes_segment1_slice2_bend_along_dq * t10;
+    let t376 = -(0.6985685011586675 * t253 * t2);
+    let t377 = 0.6985685011586675 * t2 * t255;
+    let t378 = t371 + t375 + t376 + t377;
+    let lanes_segment1_slice2_local_bend_y_column_v_x_along_dq = t370 + t378;
+    let [segment1_slice2_local_bend_y_column_v_x_along_dq,
+    segment2_slice2_local_bend_y_column_v_x_along_dq, _, _] = lanes_segment1_slice2_local_bend_y_column_v_x_along_dq
+        .to_array();
+    let t379 = lanes_segment1_bend_y_rate
+        * lanes_segment1_slice2_local_bend_y_column_v_x_along_dq;
+    let [t380, t381, _, _] = t379.to_array();
+    let t382 = segment2_base_velocity_v_x_along_dq + t381;
+    let segment2_slice2_local_momentum_f_x_along_dq = t382 * cache.segment1_slice0_mass
+        - segment2_slice2_local_inertia_h_y_along_dq * t226;
+    let t383 = segment2_slice2_local_momentum_f_x_along_dq * t226;
+    let t384 = -(0.5 * t167);
+    let t385 = t175 + t384;
+    let lanes_segment1_slice0_bend_along_dq = 0.012701665379258308
+        * lanes_segment1_bend_squared_along_dq;
+    let t386 = -(0.0014314988413324798 * t385 * t10
+        * lanes_segment1_slice0_bend_along_dq);
+    let t387 = -(0.0014314988413324798 * t169 * t2);
+    let t388 = 0.0014314988413324798 * t167 * t2;
+    let t389 = 1.5 * t178;
+    let t390 = -(0.5 * t175);
+    let t391 = t389 + t390;
+    let t392 = 0.0014314988413324798 * t391 * t10 * lanes_segment1_slice0_bend_along_dq;
+    let t393 = t386 + t387 + t388 + t392;
+    let t394 = 0.012701665379258308 * t385 * t10 * lanes_segment1_slice0_bend_along_dq;
+    let t395 = 0.012701665379258308 * t169 * t2;
+    let lanes_segment1_slice0_local_com_y_along_dq = t394 + t395;
+    let t396 = 0.1127016653792583 * lanes_segment1_slice0_local_com_y_along_dq;
+    let lanes_segment1_slice0_local_bend_y_column_v_x_along_dq = t393 + t396;
+    let [segment1_slice0_local_bend_y_column_v_x_along_dq,
+    segment2_slice0_local_bend_y_column_v_x_along_dq, _, _] = lanes_segment1_slice0_local_bend_y_column_v_x_along_dq
+        .to_array();
+    let t397 = lanes_segment1_bend_y_rate
+        * lanes_segment1_slice0_local_bend_y_column_v_x_along_dq;
+    let [t398, t399, _, _] = t397.to_array();
+    let t400 = segment2_base_velocity_v_x_along_dq + t399;
+    let lanes_segment1_slice0_local_inertia_h_y_along_dq = lanes_segment1_slice0_local_com_y_along_dq
+        * cache.segment1_slice0_mass;
+    let [segment1_slice0_local_inertia_h_y_along_dq,
+    segment2_slice0_local_inertia_h_y_along_dq, _, _] = lanes_segment1_slice0_local_inertia_h_y_along_dq
+        .to_array();
+    let segment2_slice0_local_momentum_f_x_along_dq = t400 * cache.segment1_slice0_mass
+        - t201 * segment2_slice0_local_inertia_h_y_along_dq;
+    let t401 = t201 * segment2_slice0_local_momentum_f_x_along_dq;
+    let t402 = -(0.125 * t241 * t2);
+    let lanes_segment1_slice1_bend_along_dq = 0.25
+        * lanes_segment1_bend_squared_along_dq;
+    let t403 = -(0.5 * t235);
+    let t404 = t403 + t230;
+    let t405 = -(0.125 * lanes_segment1_slice1_bend_along_dq * t404 * t10);
+    let t406 = 0.125 * t235 * t2;
+    let t407 = -(0.5 * t230);
+    let t408 = 1.5 * t233;
+    let t409 = t407 + t408;
+    let t410 = 0.125 * lanes_segment1_slice1_bend_along_dq * t10 * t409;
+    let t411 = t402 + t405 + t406 + t410;
+    let t412 = 0.25 * lanes_segment1_slice1_bend_along_dq * t404 * t10;
+    let t413 = 0.25 * t241 * t2;
+    let lanes_segment1_slice1_local_com_y_along_dq = t412 + t413;
+    let t414 = 0.5 * lanes_segment1_slice1_local_com_y_along_dq;
+    let lanes_segment1_slice1_local_bend_y_column_v_x_along_dq = t411 + t414;
+    let [segment1_slice1_local_bend_y_column_v_x_along_dq,
+    segment2_slice1_local_bend_y_column_v_x_along_dq, _, _] = lanes_segment1_slice1_local_bend_y_column_v_x_along_dq
+        .to_array();
+    let t415 = lanes_segment1_slice1_local_bend_y_column_v_x_along_dq
+        * lanes_segment1_bend_y_rate;
+    let [t416, t417, _, _] = t415.to_array();
+    let t418 = segment2_base_velocity_v_x_along_dq + t417;
+    let lanes_segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
+        * lanes_segment1_slice1_local_com_y_along_dq;
+    let [segment1_slice1_local_inertia_h_y_along_dq,
+    segment2_slice1_local_inertia_h_y_along_dq, _, _] = lanes_segment1_slice1_local_inertia_h_y_along_dq
+        .to_array();
+    let segment2_slice1_local_momentum_f_x_along_dq = t418 * cache.segment1_slice1_mass
+        - segment2_slice1_local_inertia_h_y_along_dq * t211;
+    let t419 = segment2_slice1_local_momentum_f_x_along_dq * t211;
+    let t420 = -(0.5 * t241);
+    let t421 = 0.5 * t235;
+    let t422 = t420 + t421;
+    let lanes_segment1_slice1_local_com_x_along_dq = 0.5
+        * lanes_segment1_slice1_bend_along_dq * p.segment_length * t422;
+    let lanes_segment1_slice1_local_inertia_h_x_along_dq = lanes_segment1_slice1_local_com_x_along_dq
         * cache.segment1_slice1_mass;
-    let t102 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
-    let t103 = 2.0 * cache.segment2_slice1_bend_c6 - 0.5 * cache.segment2_slice1_bend_c5;
-    let t104 = p.segment_length * segment2_bend_squared_along_dq;
-    let t105 = 0.125 * t103 * t65 * segment2_slice1_bend_along_dq
-        + 0.125 * t104 * cache.segment2_slice1_bend_c4
-        + 0.25 * p.segment_length * segment2_slice1_bend_along_dq * t97
-        - 0.0625 * t98 * t65 * segment2_slice1_bend_along_dq
-        - 0.0625 * t104 * cache.segment2_slice1_bend_c3;
-    let segment2_slice1_local_bend_y_column_v_y_along_dq = t105
-        - 0.5 * segment2_slice1_local_com_x_along_dq;
-    let segment2_slice1_local_subspace0_v_y_along_dq = p.segment_length
-        * segment2_slice1_local_bend_y_column_v_y_along_dq;
-    let t106 = segment1_tip_bias_v_x_along_dq
+    let [segment1_slice1_local_inertia_h_x_along_dq,
+    segment2_slice1_local_inertia_h_x_along_dq, _, _] = lanes_segment1_slice1_local_inertia_h_x_along_dq
+        .to_array();
+    let t423 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
+    let t424 = 0.125 * t36 * t230;
+    let t425 = -(0.0625 * t36 * t235);
+    let t426 = 0.25 * lanes_segment1_slice1_bend_along_dq * t404 * p.segment_length;
+    let t427 = -(0.0625 * lanes_segment1_slice1_bend_along_dq * t30 * t409);
+    let t428 = 2.0 * t228;
+    let t429 = -(0.5 * t233);
+    let t430 = t428 + t429;
+    let t431 = 0.125 * lanes_segment1_slice1_bend_along_dq * t30 * t430;
+    let t432 = t424 + t425 + t426 + t427 + t431;
+    let t433 = -(0.5 * lanes_segment1_slice1_local_com_x_along_dq);
+    let lanes_segment1_slice1_local_bend_y_column_v_y_along_dq = t432 + t433;
+    let [segment1_slice1_local_bend_y_column_v_y_along_dq,
+    segment2_slice1_local_bend_y_column_v_y_along_dq, _, _] = lanes_segment1_slice1_local_bend_y_column_v_y_along_dq
+        .to_array();
+    let lanes_segment1_slice1_local_subspace0_v_y_along_dq = p.segment_length
+        * lanes_segment1_slice1_local_bend_y_column_v_y_along_dq;
+    let t434 = t42 * lanes_segment1_slice1_local_subspace0_v_y_along_dq;
+    let [t435, t436, _, _] = t434.to_array();
+    let t437 = -(0.5 * lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t411);
+    let [t438, t439, _, _] = t437.to_array();
+    let t440 = segment1_tip_bias_v_x_along_dq
         - segment2_position_y_along_dq * segment1_tip_bias_w_z;
     let base_angle_acceleration_v_y_along_dq = qdd[2] * base_angle_subspace_v_y_along_dq;
-    let segment1_tip_bias_v_y_along_dq = t24 * base_angle_rotation_00_along_dq
-        + cache.sin_q2 * t23 + base_angle_rotation_10_along_dq * t25
-        + base_angle_acceleration_v_y_along_dq + cache.cos_q2 * t18
+    let segment1_tip_bias_v_y_along_dq = t110 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t95 + base_angle_rotation_10_along_dq * t126
+        + base_angle_acceleration_v_y_along_dq + cache.cos_q2 * t73
         + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3]
         - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate
         - segment1_position_x_along_dq_ * p.segment_length * qdd[3];
-    let t107 = segment2_position_x_along_dq * segment1_tip_bias_w_z
+    let t441 = segment2_position_x_along_dq * segment1_tip_bias_w_z
         + segment1_tip_bias_v_y_along_dq;
-    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t32 + t62
-        + cache.sin_q2 * t33 + t63;
-    let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01 * t106
-        + t42 * segment1_tip_rotation_01_along_dq + cache.segment1_tip_rotation_11 * t107
-        + segment1_tip_rotation_11_along_dq * t41;
-    let t108 = p.segment_length * t38 * segment2_bend_y_along_dq;
-    let segment2_slice1_bend = 0.25 * segment2_bend_squared;
-    let t109 = softgen_runtime::stumpff(segment2_slice1_bend)[7];
-    let t110 = 2.5 * t109 - 0.5 * cache.segment2_slice1_bend_c6;
-    let t111 = p.segment_length
-        * (3.0 * segment2_bend_squared * segment2_bend_y_along_dq) * t38;
-    let t112 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
-        + segment2_base_bias_v_y_along_dq
-        + (0.375 * cache.segment2_slice1_bend_c4 * t108
-            + 0.375 * t103 * segment2_slice1_bend_along_dq * t40
-            + 0.125 * cache.segment2_slice1_bend_c6 * t111
-            + 0.125 * segment2_slice1_bend_along_dq * t39
-                * (3.0 * softgen_runtime::stumpff(segment2_slice1_bend)[8] - 0.5 * t109)
-            + 0.015625 * t103 * segment2_slice1_bend_along_dq * t39
-            + 0.015625 * cache.segment2_slice1_bend_c4 * t111
-            - 0.1875 * cache.segment2_slice1_bend_c3 * t108
-            - 0.078125 * t110 * segment2_slice1_bend_along_dq * t39
-            - 0.1875 * t98 * segment2_slice1_bend_along_dq * t40
-            - 0.078125 * cache.segment2_slice1_bend_c5 * t111)
+    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t155 + t280
+        + cache.sin_q2 * t156 + t281;
+    let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01 * t440
+        + t187 * segment1_tip_rotation_01_along_dq
+        + cache.segment1_tip_rotation_11 * t441
+        + segment1_tip_rotation_11_along_dq * t186;
+    let t442 = 0.125 * t50 * t228;
+    let t443 = 0.375 * lanes_segment1_slice1_bend_along_dq * t45 * t430;
+    let t444 = -(0.078125 * t233 * t50);
+    let lanes_segment1_slice1_bend = 0.25 * lanes_segment1_bend_squared;
+    let [segment1_slice1_bend, segment2_slice1_bend, _, _] = lanes_segment1_slice1_bend
+        .to_array();
+    let t445 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
+    let t446 = softgen_runtime::stumpff(segment2_slice1_bend)[7];
+    let t447 = softgen_runtime::Lanes4::from_array([t445, t446, 0.0, 0.0]);
+    let t448 = 2.5 * t447;
+    let t449 = -(0.5 * t228);
+    let t450 = t448 + t449;
+    let t451 = -(0.078125 * lanes_segment1_slice1_bend_along_dq * t450 * t61);
+    let t452 = -(0.5 * t447);
+    let t453 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_slice1_bend)[8],
+        softgen_runtime::stumpff(segment2_slice1_bend)[8],
+        0.0,
+        0.0,
+    ]);
+    let t454 = 3.0 * t453;
+    let t455 = t452 + t454;
+    let t456 = 0.125 * lanes_segment1_slice1_bend_along_dq * t455 * t61;
+    let t457 = 0.015625 * t50 * t230;
+    let t458 = -(0.1875 * lanes_segment1_slice1_bend_along_dq * t45 * t409);
+    let t459 = 0.375 * t47 * t230;
+    let t460 = 0.015625 * lanes_segment1_slice1_bend_along_dq * t61 * t430;
+    let t461 = -(0.1875 * t235 * t47);
+    let t462 = t442 + t443 + t444 + t451 + t456 + t457 + t458 + t459 + t460 + t461;
+    let [t463, t464, _, _] = t462.to_array();
+    let t465 = t436 + t439 + segment2_base_bias_v_y_along_dq + t464
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_x_along_dq
-        - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate * t99
         - 0.5 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate;
-    let t113 = t112 * cache.segment1_slice1_mass;
-    let segment2_slice2_local_com_x_along_dq = 0.8872983346207417
-        * (0.5 * cache.segment2_slice2_bend_c3 - 0.5 * cache.segment2_slice2_bend_c2)
-        * p.segment_length * segment2_slice2_bend_along_dq;
-    let segment2_slice2_local_inertia_h_x_along_dq = segment2_slice2_local_com_x_along_dq
+    let t466 = t465 * cache.segment1_slice1_mass;
+    let t467 = -(0.5 * t253);
+    let t468 = 0.5 * t255;
+    let t469 = t467 + t468;
+    let lanes_segment1_slice2_local_com_x_along_dq = 0.8872983346207417 * t469
+        * lanes_segment1_slice2_bend_along_dq * p.segment_length;
+    let lanes_segment1_slice2_local_inertia_h_x_along_dq = lanes_segment1_slice2_local_com_x_along_dq
         * cache.segment1_slice0_mass;
-    let t114 = segment2_slice2_local_inertia_h_x_along_dq * segment2_slice2_bias_w_z;
-    let segment2_slice0_local_com_x_along_dq = 0.1127016653792583 * p.segment_length
-        * segment2_slice0_bend_along_dq
-        * (0.5 * cache.segment2_slice0_bend_c3 - 0.5 * cache.segment2_slice0_bend_c2);
-    let t115 = 2.0 * cache.segment2_slice0_bend_c6 - 0.5 * cache.segment2_slice0_bend_c5;
-    let t116 = 0.012701665379258308 * p.segment_length * segment2_slice0_bend_along_dq
-        * t93 + 0.0003226646068132982 * t115 * segment2_slice0_bend_along_dq * t65
-        + 0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t104
-        - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t104
-        - 0.0001613323034066491 * t92 * segment2_slice0_bend_along_dq * t65;
-    let segment2_slice0_local_bend_y_column_v_y_along_dq = t116
-        - 0.1127016653792583 * segment2_slice0_local_com_x_along_dq;
-    let segment2_slice0_local_subspace0_v_y_along_dq = p.segment_length
-        * segment2_slice0_local_bend_y_column_v_y_along_dq;
-    let segment2_slice0_bend = 0.012701665379258308 * segment2_bend_squared;
-    let t117 = softgen_runtime::stumpff(segment2_slice0_bend)[7];
-    let t118 = 2.5 * t117 - 0.5 * cache.segment2_slice0_bend_c6;
-    let t119 = qdd[4] * segment2_slice0_local_subspace0_v_y_along_dq
-        + segment2_base_bias_v_y_along_dq
+    let [segment1_slice2_local_inertia_h_x_along_dq,
+    segment2_slice2_local_inertia_h_x_along_dq, _, _] = lanes_segment1_slice2_local_inertia_h_x_along_dq
+        .to_array();
+    let t470 = segment2_slice2_local_inertia_h_x_along_dq * segment2_slice2_bias_w_z;
+    let t471 = -(0.5 * t178);
+    let t472 = 2.0 * t180;
+    let t473 = t471 + t472;
+    let t474 = 0.0003226646068132982 * t30 * t473 * lanes_segment1_slice0_bend_along_dq;
+    let t475 = 0.012701665379258308 * t385 * p.segment_length
+        * lanes_segment1_slice0_bend_along_dq;
+    let t476 = -(0.0001613323034066491 * t36 * t167);
+    let t477 = -(0.0001613323034066491 * t391 * t30
+        * lanes_segment1_slice0_bend_along_dq);
+    let t478 = 0.0003226646068132982 * t175 * t36;
+    let t479 = t474 + t475 + t476 + t477 + t478;
+    let t480 = -(0.5 * t169);
+    let t481 = 0.5 * t167;
+    let t482 = t480 + t481;
+    let lanes_segment1_slice0_local_com_x_along_dq = 0.1127016653792583 * t482
+        * p.segment_length * lanes_segment1_slice0_bend_along_dq;
+    let t483 = -(0.1127016653792583 * lanes_segment1_slice0_local_com_x_along_dq);
+    let lanes_segment1_slice0_local_bend_y_column_v_y_along_dq = t479 + t483;
+    let [segment1_slice0_local_bend_y_column_v_y_along_dq,
+    segment2_slice0_local_bend_y_column_v_y_along_dq, _, _] = lanes_segment1_slice0_local_bend_y_column_v_y_along_dq
+        .to_array();
+    let lanes_segment1_slice0_local_subspace0_v_y_along_dq = lanes_segment1_slice0_local_bend_y_column_v_y_along_dq
+        * p.segment_length;
+    let t484 = lanes_segment1_slice0_local_subspace0_v_y_along_dq * t42;
+    let [t485, t486, _, _] = t484.to_array();
+    let t487 = -(0.1127016653792583 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t393);
+    let [t488, t489, _, _] = t487.to_array();
+    let t490 = 0.0009679938204398945 * t175 * t47;
+    let t491 = -(0.00048399691021994726 * t47 * t167);
+    let t492 = 0.000002049188932736232 * t175 * t50;
+    let t493 = 0.000016393511461889856 * t50 * t180;
+    let t494 = -(0.00048399691021994726 * t45 * t391
+        * lanes_segment1_slice0_bend_along_dq);
+    let lanes_segment1_slice0_bend = 0.012701665379258308 * lanes_segment1_bend_squared;
+    let [segment1_slice0_bend, segment2_slice0_bend, _, _] = lanes_segment1_slice0_bend
+        .to_array();
+    let t495 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_slice0_bend)[8],
+        softgen_runtime::stumpff(segment2_slice0_bend)[8],
+        0.0,
+        0.0,
+    ]);
+    let t496 = 3.0 * t495;
+    let t497 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
+    let t498 = softgen_runtime::stumpff(segment2_slice0_bend)[7];
+    let t499 = softgen_runtime::Lanes4::from_array([t497, t498, 0.0, 0.0]);
+    let t500 = -(0.5 * t499);
+    let t501 = t496 + t500;
+    let t502 = 0.000016393511461889856 * t501 * t61
+        * lanes_segment1_slice0_bend_along_dq;
+    let t503 = 0.0009679938204398945 * t45 * t473 * lanes_segment1_slice0_bend_along_dq;
+    let t504 = -(0.00001024594466368116 * t50 * t178);
+    let t505 = 0.000002049188932736232 * t473 * t61
+        * lanes_segment1_slice0_bend_along_dq;
+    let t506 = -(0.5 * t180);
+    let t507 = 2.5 * t499;
+    let t508 = t506 + t507;
+    let t509 = -(0.00001024594466368116 * t508 * t61
+        * lanes_segment1_slice0_bend_along_dq);
+    let t510 = t490 + t491 + t492 + t493 + t494 + t502 + t503 + t504 + t505 + t509;
+    let [t511, t512, _, _] = t510.to_array();
+    let t513 = t486 + segment2_base_bias_v_y_along_dq
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
-            * segment2_slice0_local_bend_y_column_v_x_along_dq
-        + (0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t108
-            + 0.000016393511461889856 * segment2_slice0_bend_along_dq
-                * (3.0 * softgen_runtime::stumpff(segment2_slice0_bend)[8] - 0.5 * t117)
-                * t39 + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t111
-            + 0.0009679938204398945 * t115 * segment2_slice0_bend_along_dq * t40
-            + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t111
-            + 0.000002049188932736232 * t115 * segment2_slice0_bend_along_dq * t39
-            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t108
-            - 0.00048399691021994726 * t92 * segment2_slice0_bend_along_dq * t40
-            - 0.00001024594466368116 * t111 * cache.segment2_slice0_bend_c5
-            - 0.00001024594466368116 * segment2_slice0_bend_along_dq * t39 * t118)
-        - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate
-        - 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t94;
-    let t120 = t119 * cache.segment1_slice0_mass;
-    let segment2_slice0_local_inertia_h_x_along_dq = segment2_slice0_local_com_x_along_dq
+            * segment2_slice0_local_bend_y_column_v_x_along_dq + t489 + t512
+        - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq
+            * segment2_bend_y_rate;
+    let t514 = t513 * cache.segment1_slice0_mass;
+    let lanes_segment1_slice0_local_inertia_h_x_along_dq = lanes_segment1_slice0_local_com_x_along_dq
         * cache.segment1_slice0_mass;
-    let t121 = segment2_slice0_local_inertia_h_x_along_dq * segment2_slice0_bias_w_z;
-    let t122 = 2.0 * cache.segment2_slice2_bend_c6 - 0.5 * cache.segment2_slice2_bend_c5;
-    let t123 = 0.7872983346207417 * t84 * p.segment_length
-        * segment2_slice2_bend_along_dq
-        + 1.239677335393187 * t65 * t122 * segment2_slice2_bend_along_dq
-        + 1.239677335393187 * t104 * cache.segment2_slice2_bend_c4
-        - 0.6198386676965935 * cache.segment2_slice2_bend_c3 * t104
-        - 0.6198386676965935 * t88 * t65 * segment2_slice2_bend_along_dq;
-    let segment2_slice2_local_bend_y_column_v_y_along_dq = t123
-        - 0.8872983346207417 * segment2_slice2_local_com_x_along_dq;
-    let segment2_slice2_local_subspace0_v_y_along_dq = segment2_slice2_local_bend_y_column_v_y_along_dq
+    let [segment1_slice0_local_inertia_h_x_along_dq,
+    segment2_slice0_local_inertia_h_x_along_dq, _, _] = lanes_segment1_slice0_local_inertia_h_x_along_dq
+        .to_array();
+    let t515 = segment2_slice0_local_inertia_h_x_along_dq * segment2_slice0_bias_w_z;
+    let t516 = 0.7872983346207417 * t366 * lanes_segment1_slice2_bend_along_dq
         * p.segment_length;
-    let segment2_slice2_bend = 0.7872983346207417 * segment2_bend_squared;
-    let t124 = softgen_runtime::stumpff(segment2_slice2_bend)[7];
-    let t125 = 2.5 * t124 - 0.5 * cache.segment2_slice2_bend_c6;
-    let t126 = segment2_slice2_local_subspace0_v_y_along_dq * qdd[4]
+    let t517 = -(0.6198386676965935 * t36 * t255);
+    let t518 = 2.0 * t263;
+    let t519 = -(0.5 * t266);
+    let t520 = t518 + t519;
+    let t521 = 1.239677335393187 * t520 * lanes_segment1_slice2_bend_along_dq * t30;
+    let t522 = 1.239677335393187 * t36 * t261;
+    let t523 = -(0.6198386676965935 * t374 * lanes_segment1_slice2_bend_along_dq * t30);
+    let t524 = t516 + t517 + t521 + t522 + t523;
+    let t525 = -(0.8872983346207417 * lanes_segment1_slice2_local_com_x_along_dq);
+    let lanes_segment1_slice2_local_bend_y_column_v_y_along_dq = t524 + t525;
+    let [segment1_slice2_local_bend_y_column_v_y_along_dq,
+    segment2_slice2_local_bend_y_column_v_y_along_dq, _, _] = lanes_segment1_slice2_local_bend_y_column_v_y_along_dq
+        .to_array();
+    let lanes_segment1_slice2_local_subspace0_v_y_along_dq = lanes_segment1_slice2_local_bend_y_column_v_y_along_dq
+        * p.segment_length;
+    let t526 = lanes_segment1_slice2_local_subspace0_v_y_along_dq * t42;
+    let [t527, t528, _, _] = t526.to_array();
+    let t529 = -(0.8872983346207417 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t378);
+    let [t530, t531, _, _] = t529.to_array();
+    let t532 = 3.7190320061795608 * t45 * t520 * lanes_segment1_slice2_bend_along_dq;
+    let t533 = 3.7190320061795608 * t47 * t261;
+    let t534 = 3.903983606488539 * t50 * t263;
+    let t535 = -(1.8595160030897804 * t47 * t255);
+    let t536 = 0.4879979508110674 * t50 * t261;
+    let t537 = -(0.5 * t263);
+    let lanes_segment1_slice2_bend = 0.7872983346207417 * lanes_segment1_bend_squared;
+    let [segment1_slice2_bend, segment2_slice2_bend, _, _] = lanes_segment1_slice2_bend
+        .to_array();
+    let t538 = softgen_runtime::stumpff(segment1_slice2_bend)[7];
+    let t539 = softgen_runtime::stumpff(segment2_slice2_bend)[7];
+    let t540 = softgen_runtime::Lanes4::from_array([t538, t539, 0.0, 0.0]);
+    let t541 = 2.5 * t540;
+    let t542 = t537 + t541;
+    let t543 = -(2.439989754055337 * lanes_segment1_slice2_bend_along_dq * t542 * t61);
+    let t544 = -(2.439989754055337 * t50 * t266);
+    let t545 = -(0.5 * t540);
+    let t546 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_slice2_bend)[8],
+        softgen_runtime::stumpff(segment2_slice2_bend)[8],
+        0.0,
+        0.0,
+    ]);
+    let t547 = 3.0 * t546;
+    let t548 = t545 + t547;
+    let t549 = 3.903983606488539 * lanes_segment1_slice2_bend_along_dq * t548 * t61;
+    let t550 = 0.4879979508110674 * t520 * lanes_segment1_slice2_bend_along_dq * t61;
+    let t551 = -(1.8595160030897804 * t45 * t374 * lanes_segment1_slice2_bend_along_dq);
+    let t552 = t532 + t533 + t534 + t535 + t536 + t543 + t544 + t549 + t550 + t551;
+    let [t553, t554, _, _] = t552.to_array();
+    let t555 = t528 + t531
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
-            * segment2_slice2_local_bend_y_column_v_x_along_dq
-        + (3.7190320061795608 * t108 * cache.segment2_slice2_bend_c4
-            + 3.903983606488539 * t111 * cache.segment2_slice2_bend_c6
-            + 3.903983606488539
-                * (3.0 * softgen_runtime::stumpff(segment2_slice2_bend)[8] - 0.5 * t124)
-                * t39 * segment2_slice2_bend_along_dq
-            + 0.4879979508110674 * t122 * t39 * segment2_slice2_bend_along_dq
-            + 0.4879979508110674 * t111 * cache.segment2_slice2_bend_c4
-            + 3.7190320061795608 * t122 * t40 * segment2_slice2_bend_along_dq
-            - 1.8595160030897804 * t88 * t40 * segment2_slice2_bend_along_dq
-            - 2.439989754055337 * t125 * t39 * segment2_slice2_bend_along_dq
-            - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t111
-            - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t108)
+            * segment2_slice2_local_bend_y_column_v_x_along_dq + t554
         + segment2_base_bias_v_y_along_dq
-        - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate
-        - 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate * t89;
-    let t127 = t126 * cache.segment1_slice0_mass;
-    let t128 = t91 + t96 + t101 + t102 + t113 + t114 + t120 + t121 + t127;
-    let t129 = cache.segment1_tip_rotation_01 * t128;
-    let t130 = 1.5 * cache.segment2_bend_squared_c5
-        - 0.5 * cache.segment2_bend_squared_c4;
-    let t131 = p.segment_length * t38 * segment2_bend_squared_along_dq;
-    let t132 = softgen_runtime::stumpff(segment2_bend_squared)[7];
-    let t133 = 2.5 * t132 - 0.5 * cache.segment2_bend_squared_c6;
-    let t134 = 2.0 * cache.segment2_bend_squared_c6
-        - 0.5 * cache.segment2_bend_squared_c5;
-    let t135 = (cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3)
-        * segment2_bend_squared_along_dq;
-    let t136 = cache.segment2_bend_squared_c2 * t85 + t135 * t37;
-    let t137 = cache.segment2_bend_squared_c3 * t85
-        + t130 * t37 * segment2_bend_squared_along_dq
-        - cache.segment2_bend_squared_c2 * t85 - t135 * t37;
-    let segment2_tip_local_bend_y_column_v_x_along_dq = t136 + t137;
-    let segment2_tip_local_subspace0_v_x_along_dq = segment2_tip_local_bend_y_column_v_x_along_dq
-        * p.segment_length;
-    let t138 = p.segment_length * t135
-        + 2.0 * t65 * segment2_bend_squared_along_dq * t134
-        + 2.0 * t104 * cache.segment2_bend_squared_c4
-        - t130 * t65 * segment2_bend_squared_along_dq
-        - cache.segment2_bend_squared_c3 * t104;
-    let t139 = (t66 * t130 * segment2_bend_squared_along_dq
-        + t131 * cache.segment2_bend_squared_c3
-        + 3.0 * t133 * t66 * segment2_bend_squared_along_dq
-        + t130 * segment2_bend_squared_along_dq * t67
-        + 3.0 * t131 * cache.segment2_bend_squared_c5
-        - 3.0 * t131 * cache.segment2_bend_squared_c4
-        - 3.0 * t66 * segment2_bend_squared_along_dq * t134 - t135 * t67)
-        + qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
-        + t138 * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t140 = (0.5 * cache.segment2_bend_squared_c3
-        - 0.5 * cache.segment2_bend_squared_c2) * segment2_bend_squared_along_dq;
-    let t141 = t140 * p.segment_length;
-    let segment2_tip_local_bend_y_column_v_y_along_dq = t138 - t141;
-    let segment2_tip_local_subspace0_v_y_along_dq = p.segment_length
-        * segment2_tip_local_bend_y_column_v_y_along_dq;
-    let t142 = (6.0 * segment2_bend_squared_along_dq * t134 * t40
-        + 8.0 * cache.segment2_bend_squared_c6 * t111
-        + 6.0 * cache.segment2_bend_squared_c4 * t108
-        + cache.segment2_bend_squared_c4 * t111
-        + 8.0 * (3.0 * softgen_runtime::stumpff(segment2_bend_squared)[8] - 0.5 * t132)
-            * t39 * segment2_bend_squared_along_dq
-        + t39 * segment2_bend_squared_along_dq * t134
-        - 3.0 * cache.segment2_bend_squared_c3 * t108
-        - 3.0 * t130 * segment2_bend_squared_along_dq * t40
-        - 5.0 * t133 * t39 * segment2_bend_squared_along_dq
-        - 5.0 * cache.segment2_bend_squared_c5 * t111)
-        + qdd[4] * segment2_tip_local_subspace0_v_y_along_dq
-        - segment2_bend_y_rate * segment2_bend_y_rate * t137;
-    let t143 = cache.segment2_tip_local_subspace0_v_x * qdd[4]
-        + segment2_bend_y_rate * segment2_bend_y_rate
-            * (2.0 * t65 * cache.segment2_bend_squared_c4
-                + cache.segment2_bend_squared_c2 * p.segment_length
-                - cache.segment2_bend_squared_c3 * t65)
-        + (cache.segment2_bend_squared_c3 * t66
-            + 3.0 * cache.segment2_bend_squared_c5 * t66
-            + cache.segment2_bend_squared_c3 * t67 - cache.segment2_bend_squared_c2 * t67
-            - 3.0 * t66 * cache.segment2_bend_squared_c4);
-    let t144 = (8.0 * cache.segment2_bend_squared_c6 * t39
-        + 6.0 * cache.segment2_bend_squared_c4 * t40
-        + cache.segment2_bend_squared_c4 * t39
-        - 5.0 * cache.segment2_bend_squared_c5 * t39
-        - 3.0 * cache.segment2_bend_squared_c3 * t40)
-        + qdd[4] * cache.segment2_tip_local_subspace0_v_y
-        - (cache.segment2_bend_squared_c3 * t37 - cache.segment2_bend_squared_c2 * t37)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
+        - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq
+            * segment2_bend_y_rate;
+    let t556 = t555 * cache.segment1_slice0_mass;
+    let t557 = t383 + t401 + t419 + t423 + t466 + t470 + t514 + t515 + t556;
+    let t558 = cache.segment1_tip_rotation_01 * t557;
     let segment2_tip_subspace0_v_y_along_dq = cache.segment2_tip_local_subspace0_v_y
         * segment1_tip_rotation_11_along_dq
         + cache.segment1_tip_rotation_10 * segment2_tip_local_subspace0_v_x_along_dq
         + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
         + cache.segment1_tip_rotation_11 * segment2_tip_local_subspace0_v_y_along_dq
         - segment2_position_x_along_dq * p.segment_length;
-    let segment2_tip_bias_v_x_along_dq = t139 * cache.segment1_tip_rotation_00
+    let segment2_tip_bias_v_x_along_dq = t96 * cache.segment1_tip_rotation_00
         + segment2_bend_y_rate * segment1_tip_velocity_v_y_along_dq
-        + t142 * cache.segment1_tip_rotation_01
+        + t74 * cache.segment1_tip_rotation_01
         + qdd[4] * p.segment_length * segment2_position_y_along_dq
-        + t143 * segment1_tip_rotation_00_along_dq
-        + segment1_tip_rotation_01_along_dq * t144 + segment1_tip_bias_v_x_along_dq
+        + t127 * segment1_tip_rotation_00_along_dq
+        + segment1_tip_rotation_01_along_dq * t111 + segment1_tip_bias_v_x_along_dq
         - segment2_tip_subspace0_v_y_along_dq * segment1_tip_velocity_w_z * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
         + segment2_tip_subspace0_v_y_along_dq * qd[4];
-    let t145 = p.segment_length * cache.segment2_bend_squared_c1;
-    let t146 = cache.segment2_bend_squared_c2 * t37;
     let segment2_tip_position_x_along_dq = segment2_position_x_along_dq
-        + segment1_tip_rotation_00_along_dq * t145
-        + t136 * cache.segment1_tip_rotation_01
-        + segment1_tip_rotation_01_along_dq * t146
-        + t141 * cache.segment1_tip_rotation_00;
-    let t147 = cache.segment2_bend_squared_c1 * segment2_bend_y_along_dq
-        + t140 * cache.segment2_bend_y;
-    let t148 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
-    let t149 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
-    let t150 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
-        - t135 * segment2_bend_squared;
-    let segment2_tip_rotation_00_along_dq = t147 * cache.segment1_tip_rotation_01
-        + segment1_tip_rotation_00_along_dq * t148
-        + segment1_tip_rotation_01_along_dq * t149
-        + t150 * cache.segment1_tip_rotation_00;
+        + segment1_tip_rotation_00_along_dq * t131 + t80 * cache.segment1_tip_rotation_01
+        + segment1_tip_rotation_01_along_dq * t134
+        + t28 * cache.segment1_tip_rotation_00;
+    let segment2_tip_rotation_00_along_dq = t143 * cache.segment1_tip_rotation_01
+        + segment1_tip_rotation_00_along_dq * t138
+        + segment1_tip_rotation_01_along_dq * t151
+        + t148 * cache.segment1_tip_rotation_00;
     let head_com_x_along_dq = segment2_tip_position_x_along_dq
         + 0.5 * segment2_tip_rotation_00_along_dq * p.link_length;
     let head_inertia_h_x_along_dq = p.link_mass * head_com_x_along_dq;
     let head_momentum_f_y_along_dq = segment2_tip_velocity_v_y_along_dq * p.link_mass
         + segment2_tip_velocity_w_z * head_inertia_h_x_along_dq;
-    let segment2_tip_bias_w_z = segment1_tip_bias_w_z + qdd[4] * p.segment_length;
-    let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_10_along_dq * t148
-        + t147 * cache.segment1_tip_rotation_11 + cache.segment1_tip_rotation_10 * t150
-        + segment1_tip_rotation_11_along_dq * t149;
-    let segment2_tip_position_y_along_dq = t146 * segment1_tip_rotation_11_along_dq
-        + segment1_tip_rotation_10_along_dq * t145
-        + cache.segment1_tip_rotation_10 * t141 + segment2_position_y_along_dq
-        + t136 * cache.segment1_tip_rotation_11;
+    let segment2_tip_bias_w_z = segment1_tip_bias_w_z + t154;
+    let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_10_along_dq * t138
+        + t143 * cache.segment1_tip_rotation_11 + cache.segment1_tip_rotation_10 * t148
+        + segment1_tip_rotation_11_along_dq * t151;
+    let segment2_tip_position_y_along_dq = t134 * segment1_tip_rotation_11_along_dq
+        + segment1_tip_rotation_10_along_dq * t131 + cache.segment1_tip_rotation_10 * t28
+        + segment2_position_y_along_dq + t80 * cache.segment1_tip_rotation_11;
     let head_com_y_along_dq = 0.5 * segment2_tip_rotation_10_along_dq * p.link_length
         + segment2_tip_position_y_along_dq;
     let head_inertia_h_y_along_dq = p.link_mass * head_com_y_along_dq;
     let head_composite_force_f_x_along_dq = p.link_mass * segment2_tip_bias_v_x_along_dq
         - segment2_tip_velocity_w_z * head_momentum_f_y_along_dq
         - segment2_tip_bias_w_z * head_inertia_h_y_along_dq;
-    let t151 = -(segment2_slice2_bias_w_z * segment2_slice2_local_inertia_h_y_along_dq);
-    let segment2_base_velocity_v_y_along_dq = segment1_tip_rotation_01_along_dq * t36
-        + segment1_tip_rotation_11_along_dq * t35 + cache.segment1_tip_rotation_11 * t86
-        + cache.segment1_tip_rotation_01 * t87;
-    let t152 = segment2_base_velocity_v_y_along_dq
-        + segment2_bend_y_rate * segment2_slice1_local_bend_y_column_v_y_along_dq;
-    let segment2_slice1_local_momentum_f_y_along_dq = t152 * cache.segment1_slice1_mass
-        + t50 * segment2_slice1_local_inertia_h_x_along_dq;
-    let t153 = -(segment2_slice1_local_momentum_f_y_along_dq * t50);
-    let segment2_slice0_local_subspace0_v_x_along_dq = p.segment_length
-        * segment2_slice0_local_bend_y_column_v_x_along_dq;
-    let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_10_along_dq * t41
-        + t42 * segment1_tip_rotation_00_along_dq + cache.segment1_tip_rotation_10 * t107
-        + cache.segment1_tip_rotation_00 * t106;
-    let t154 = qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
-        + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t116
-        + segment2_base_bias_v_x_along_dq
-        + (0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t131
-            + 0.000054547257820203424 * t131 * cache.segment2_slice0_bend_c5
-            + 0.0014314988413324798 * t92 * segment2_slice0_bend_along_dq * t67
-            + 0.00001818241927340114 * t92 * segment2_slice0_bend_along_dq * t66
-            + 0.000054547257820203424 * segment2_slice0_bend_along_dq * t66 * t118
-            - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t93 * t67
-            - 0.000054547257820203424 * t131 * cache.segment2_slice0_bend_c4
-            - 0.000054547257820203424 * t115 * segment2_slice0_bend_along_dq * t66)
+    let t559 = -(segment2_slice2_bias_w_z * segment2_slice2_local_inertia_h_y_along_dq);
+    let segment2_base_velocity_v_y_along_dq = segment1_tip_rotation_01_along_dq * t162
+        + segment1_tip_rotation_11_along_dq * t161
+        + cache.segment1_tip_rotation_11 * t368 + cache.segment1_tip_rotation_01 * t369;
+    let t560 = lanes_segment1_bend_y_rate
+        * lanes_segment1_slice1_local_bend_y_column_v_y_along_dq;
+    let [t561, t562, _, _] = t560.to_array();
+    let t563 = segment2_base_velocity_v_y_along_dq + t562;
+    let segment2_slice1_local_momentum_f_y_along_dq = t563 * cache.segment1_slice1_mass
+        + t211 * segment2_slice1_local_inertia_h_x_along_dq;
+    let t564 = -(segment2_slice1_local_momentum_f_y_along_dq * t211);
+    let lanes_segment1_slice0_local_subspace0_v_x_along_dq = lanes_segment1_slice0_local_bend_y_column_v_x_along_dq
+        * p.segment_length;
+    let t565 = lanes_segment1_slice0_local_subspace0_v_x_along_dq * t42;
+    let [t566, t567, _, _] = t565.to_array();
+    let t568 = 0.1127016653792583 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t479;
+    let [t569, t570, _, _] = t568.to_array();
+    let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_10_along_dq * t186
+        + t187 * segment1_tip_rotation_00_along_dq
+        + cache.segment1_tip_rotation_10 * t441 + cache.segment1_tip_rotation_00 * t440;
+    let t571 = -(0.000054547257820203424 * t84 * t473
+        * lanes_segment1_slice0_bend_along_dq);
+    let t572 = 0.00001818241927340114 * t391 * t84 * lanes_segment1_slice0_bend_along_dq;
+    let t573 = 0.000054547257820203424 * t178 * t82;
+    let t574 = 0.0014314988413324798 * t391 * t86 * lanes_segment1_slice0_bend_along_dq;
+    let t575 = 0.000054547257820203424 * t84 * t508
+        * lanes_segment1_slice0_bend_along_dq;
+    let t576 = 0.00001818241927340114 * t82 * t167;
+    let t577 = -(0.0014314988413324798 * t385 * t86
+        * lanes_segment1_slice0_bend_along_dq);
+    let t578 = -(0.000054547257820203424 * t175 * t82);
+    let t579 = t571 + t572 + t573 + t574 + t575 + t576 + t577 + t578;
+    let [t580, t581, _, _] = t579.to_array();
+    let t582 = t567 + t570 + segment2_base_bias_v_x_along_dq + t581
         + 0.1127016653792583 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dq
         - segment1_tip_velocity_w_z * segment2_bend_y_rate
             * segment2_slice0_local_bend_y_column_v_y_along_dq;
-    let t155 = t154 * cache.segment1_slice0_mass;
-    let segment2_slice2_local_subspace0_v_x_along_dq = p.segment_length
-        * segment2_slice2_local_bend_y_column_v_x_along_dq;
-    let t156 = 0.8872983346207417 * segment2_bend_y_rate
-        * segment2_base_velocity_v_y_along_dq
-        + (0.5499818175807267 * t88 * t66 * segment2_slice2_bend_along_dq
-            + 0.5499818175807267 * t131 * cache.segment2_slice2_bend_c3
-            + 1.6499454527421802 * t66 * t125 * segment2_slice2_bend_along_dq
-            + 1.6499454527421802 * t131 * cache.segment2_slice2_bend_c5
-            + 0.6985685011586675 * t88 * segment2_slice2_bend_along_dq * t67
-            - 1.6499454527421802 * t66 * t122 * segment2_slice2_bend_along_dq
-            - 1.6499454527421802 * t131 * cache.segment2_slice2_bend_c4
-            - 0.6985685011586675 * t84 * segment2_slice2_bend_along_dq * t67)
-        + segment2_base_bias_v_x_along_dq
-        + 0.8872983346207417 * t123 * segment2_bend_y_rate * segment2_bend_y_rate
-        + qdd[4] * segment2_slice2_local_subspace0_v_x_along_dq
+    let t583 = t582 * cache.segment1_slice0_mass;
+    let t584 = -(1.6499454527421802 * t82 * t261);
+    let t585 = -(0.6985685011586675 * t366 * lanes_segment1_slice2_bend_along_dq * t86);
+    let t586 = -(1.6499454527421802 * t520 * lanes_segment1_slice2_bend_along_dq * t84);
+    let t587 = 0.5499818175807267 * t82 * t255;
+    let t588 = 0.6985685011586675 * t374 * lanes_segment1_slice2_bend_along_dq * t86;
+    let t589 = 0.5499818175807267 * t374 * lanes_segment1_slice2_bend_along_dq * t84;
+    let t590 = 1.6499454527421802 * t82 * t266;
+    let t591 = 1.6499454527421802 * lanes_segment1_slice2_bend_along_dq * t84 * t542;
+    let t592 = t584 + t585 + t586 + t587 + t588 + t589 + t590 + t591;
+    let [t593, t594, _, _] = t592.to_array();
+    let t595 = 0.8872983346207417 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t524;
+    let [t596, t597, _, _] = t595.to_array();
+    let lanes_segment1_slice2_local_subspace0_v_x_along_dq = p.segment_length
+        * lanes_segment1_slice2_local_bend_y_column_v_x_along_dq;
+    let t598 = lanes_segment1_slice2_local_subspace0_v_x_along_dq * t42;
+    let [t599, t600, _, _] = t598.to_array();
+    let t601 = 0.8872983346207417 * segment2_bend_y_rate
+        * segment2_base_velocity_v_y_along_dq + t594 + segment2_base_bias_v_x_along_dq
+        + t597 + t600
         - segment2_slice2_local_bend_y_column_v_y_along_dq * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t157 = t156 * cache.segment1_slice0_mass;
-    let t158 = segment2_slice2_local_bend_y_column_v_y_along_dq * segment2_bend_y_rate
-        + segment2_base_velocity_v_y_along_dq;
+    let t602 = t601 * cache.segment1_slice0_mass;
+    let t603 = lanes_segment1_bend_y_rate
+        * lanes_segment1_slice2_local_bend_y_column_v_y_along_dq;
+    let [t604, t605, _, _] = t603.to_array();
+    let t606 = t605 + segment2_base_velocity_v_y_along_dq;
     let segment2_slice2_local_momentum_f_y_along_dq = segment2_slice2_local_inertia_h_x_along_dq
-        * t54 + cache.segment1_slice0_mass * t158;
-    let t159 = -(segment2_slice2_local_momentum_f_y_along_dq * t54);
-    let t160 = -(segment2_slice0_local_inertia_h_y_along_dq * segment2_slice0_bias_w_z);
-    let segment2_slice1_local_subspace0_v_x_along_dq = p.segment_length
-        * segment2_slice1_local_bend_y_column_v_x_along_dq;
-    let t161 = (0.09375 * t66 * t110 * segment2_slice1_bend_along_dq
-        + 0.09375 * t131 * cache.segment2_slice1_bend_c5
-        + 0.125 * t98 * segment2_slice1_bend_along_dq * t67
-        + 0.03125 * t98 * t66 * segment2_slice1_bend_along_dq
-        + 0.03125 * t131 * cache.segment2_slice1_bend_c3
-        - 0.09375 * t131 * cache.segment2_slice1_bend_c4
-        - 0.09375 * t103 * t66 * segment2_slice1_bend_along_dq
-        - 0.125 * segment2_slice1_bend_along_dq * t97 * t67)
-        + 0.5 * t105 * segment2_bend_y_rate * segment2_bend_y_rate
-        + segment2_base_bias_v_x_along_dq
-        + qdd[4] * segment2_slice1_local_subspace0_v_x_along_dq
+        * t226 + cache.segment1_slice0_mass * t606;
+    let t607 = -(segment2_slice2_local_momentum_f_y_along_dq * t226);
+    let t608 = -(segment2_slice0_local_inertia_h_y_along_dq * segment2_slice0_bias_w_z);
+    let t609 = -(0.09375 * t82 * t230);
+    let t610 = 0.09375 * t233 * t82;
+    let t611 = 0.09375 * lanes_segment1_slice1_bend_along_dq * t450 * t84;
+    let t612 = 0.125 * lanes_segment1_slice1_bend_along_dq * t86 * t409;
+    let t613 = -(0.09375 * lanes_segment1_slice1_bend_along_dq * t84 * t430);
+    let t614 = 0.03125 * t235 * t82;
+    let t615 = -(0.125 * lanes_segment1_slice1_bend_along_dq * t404 * t86);
+    let t616 = 0.03125 * lanes_segment1_slice1_bend_along_dq * t84 * t409;
+    let t617 = t609 + t610 + t611 + t612 + t613 + t614 + t615 + t616;
+    let [t618, t619, _, _] = t617.to_array();
+    let t620 = 0.5 * t432 * lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate;
+    let [t621, t622, _, _] = t620.to_array();
+    let lanes_segment1_slice1_local_subspace0_v_x_along_dq = lanes_segment1_slice1_local_bend_y_column_v_x_along_dq
+        * p.segment_length;
+    let t623 = lanes_segment1_slice1_local_subspace0_v_x_along_dq * t42;
+    let [t624, t625, _, _] = t623.to_array();
+    let t626 = t619 + t622 + segment2_base_bias_v_x_along_dq + t625
         + 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dq
         - segment1_tip_velocity_w_z * segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_y_along_dq;
-    let t162 = t161 * cache.segment1_slice1_mass;
-    let t163 = segment2_bend_y_rate * segment2_slice0_local_bend_y_column_v_y_along_dq
-        + segment2_base_velocity_v_y_along_dq;
-    let segment2_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass * t163
-        + t47 * segment2_slice0_local_inertia_h_x_along_dq;
-    let t164 = -(segment2_slice0_local_momentum_f_y_along_dq * t47);
-    let t165 = -(segment2_slice1_local_inertia_h_y_along_dq * segment2_slice1_bias_w_z);
-    let t166 = t151 + t153 + t155 + t157 + t159 + t160 + t162 + t164 + t165;
-    let t167 = cache.segment1_tip_rotation_00 * t166;
-    let segment2_composite_force_f_x_along_dq = t61 + t83 + t129
-        + head_composite_force_f_x_along_dq + t167;
+    let t627 = t626 * cache.segment1_slice1_mass;
+    let t628 = lanes_segment1_slice0_local_bend_y_column_v_y_along_dq
+        * lanes_segment1_bend_y_rate;
+    let [t629, t630, _, _] = t628.to_array();
+    let t631 = t630 + segment2_base_velocity_v_y_along_dq;
+    let segment2_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass * t631
+        + t201 * segment2_slice0_local_inertia_h_x_along_dq;
+    let t632 = -(segment2_slice0_local_momentum_f_y_along_dq * t201);
+    let t633 = -(segment2_slice1_local_inertia_h_y_along_dq * segment2_slice1_bias_w_z);
+    let t634 = t559 + t564 + t583 + t602 + t607 + t608 + t627 + t632 + t633;
+    let t635 = cache.segment1_tip_rotation_00 * t634;
+    let segment2_composite_force_f_x_along_dq = t279 + t363 + t558
+        + head_composite_force_f_x_along_dq + t635;
     let middle_com_x_along_dq = segment1_tip_position_x_along_dq
         + 0.5 * p.link_length * segment1_tip_rotation_00_along_dq;
     let middle_inertia_h_x_along_dq = p.link_mass * middle_com_x_along_dq;
@@ -5818,419 +6656,175 @@ pub fn inverse_dynamics_position_tangent_into(
         * segment1_tip_bias_v_x_along_dq + segment2_composite_force_f_x_along_dq
         - middle_inertia_h_y_along_dq * segment1_tip_bias_w_z
         - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dq;
-    let t168 = 0.1127016653792583 * segment1_bend_y_rate + qd[2];
-    let t169 = cache.segment1_slice0_bend_c4 - 0.5 * cache.segment1_slice0_bend_c3;
-    let segment1_slice0_bend_along_dq = 0.012701665379258308
-        * segment1_bend_squared_along_dq;
-    let t170 = 1.5 * cache.segment1_slice0_bend_c5 - 0.5 * cache.segment1_slice0_bend_c4;
-    let t171 = 0.0014314988413324798 * cache.segment1_slice0_bend_c3 * t0
-        + 0.0014314988413324798 * t170 * t2 * segment1_slice0_bend_along_dq
-        - 0.0014314988413324798 * t169 * t2 * segment1_slice0_bend_along_dq
-        - 0.0014314988413324798 * cache.segment1_slice0_bend_c2 * t0;
-    let segment1_slice0_local_com_y_along_dq = 0.012701665379258308 * t169 * t2
-        * segment1_slice0_bend_along_dq
-        + 0.012701665379258308 * cache.segment1_slice0_bend_c2 * t0;
-    let segment1_slice0_local_bend_y_column_v_x_along_dq = t171
-        + 0.1127016653792583 * segment1_slice0_local_com_y_along_dq;
-    let t172 = segment1_position_x_along_dq_ * qd[2] + base_angle_velocity_v_y_along_dq;
-    let t173 = base_angle_velocity_v_x_along_dq - qd[2] * segment1_position_y_along_dq_;
-    let t174 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
-    let t175 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
-    let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t172 + cache.cos_q2 * t173
-        + t174 * base_angle_rotation_00_along_dq
-        + t175 * base_angle_rotation_10_along_dq;
-    let t176 = segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_x_along_dq
-        + segment1_base_velocity_v_x_along_dq;
-    let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
-        * cache.segment1_slice0_mass;
-    let segment1_slice0_local_momentum_f_x_along_dq = t176 * cache.segment1_slice0_mass
-        - segment1_slice0_local_inertia_h_y_along_dq * t168;
-    let t177 = t168 * segment1_slice0_local_momentum_f_x_along_dq;
-    let t178 = base_angle_acceleration_v_x_along_dq
+    let t636 = t199 + qd[2];
+    let t637 = segment1_position_x_along_dq_ * qd[2] + base_angle_velocity_v_y_along_dq;
+    let t638 = base_angle_velocity_v_x_along_dq - qd[2] * segment1_position_y_along_dq_;
+    let t639 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
+    let t640 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
+    let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t637 + cache.cos_q2 * t638
+        + t639 * base_angle_rotation_00_along_dq
+        + t640 * base_angle_rotation_10_along_dq;
+    let t641 = t398 + segment1_base_velocity_v_x_along_dq;
+    let segment1_slice0_local_momentum_f_x_along_dq = t641 * cache.segment1_slice0_mass
+        - segment1_slice0_local_inertia_h_y_along_dq * t636;
+    let t642 = t636 * segment1_slice0_local_momentum_f_x_along_dq;
+    let t643 = base_angle_acceleration_v_x_along_dq
         - qdd[2] * segment1_position_y_along_dq_;
-    let t179 = base_angle_acceleration_v_x - qdd[2] * cache.segment1_position_y;
-    let t180 = base_angle_acceleration_v_y + qdd[2] * cache.segment1_position_x;
-    let t181 = qdd[2] * segment1_position_x_along_dq_
+    let t644 = base_angle_acceleration_v_x - qdd[2] * cache.segment1_position_y;
+    let t645 = base_angle_acceleration_v_y + qdd[2] * cache.segment1_position_x;
+    let t646 = qdd[2] * segment1_position_x_along_dq_
         + base_angle_acceleration_v_y_along_dq;
-    let segment1_base_bias_v_y_along_dq = t178 * cache.base_angle_rotation_01
-        + t179 * base_angle_rotation_01_along_dq + t180 * base_angle_rotation_00_along_dq
-        + t181 * cache.cos_q2;
-    let segment1_slice1_bend_along_dq = 0.25 * segment1_bend_squared_along_dq;
-    let t182 = 2.0 * cache.segment1_slice1_bend_c6 - 0.5 * cache.segment1_slice1_bend_c5;
-    let segment1_slice1_bend = 0.25 * segment1_bend_squared;
-    let t183 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
-    let t184 = 2.5 * t183 - 0.5 * cache.segment1_slice1_bend_c6;
-    let t185 = 1.5 * cache.segment1_slice1_bend_c5 - 0.5 * cache.segment1_slice1_bend_c4;
-    let t186 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
-    let t187 = 0.125 * cache.segment1_slice1_bend_c3 * t0
-        + 0.125 * segment1_slice1_bend_along_dq * t2 * t185
-        - 0.125 * cache.segment1_slice1_bend_c2 * t0
-        - 0.125 * segment1_slice1_bend_along_dq * t186 * t2;
-    let segment1_slice1_local_com_y_along_dq = 0.25 * segment1_slice1_bend_along_dq
-        * t186 * t2 + 0.25 * cache.segment1_slice1_bend_c2 * t0;
-    let segment1_slice1_local_bend_y_column_v_x_along_dq = t187
-        + 0.5 * segment1_slice1_local_com_y_along_dq;
-    let t188 = 0.125 * t9 * cache.segment1_slice1_bend_c4
-        + 0.25 * segment1_slice1_bend_along_dq * t186 * p.segment_length
-        + 0.125 * segment1_slice1_bend_along_dq * t7 * t182
-        - 0.0625 * t9 * cache.segment1_slice1_bend_c3
-        - 0.0625 * segment1_slice1_bend_along_dq * t7 * t185;
-    let segment1_slice1_local_com_x_along_dq = 0.5 * segment1_slice1_bend_along_dq
-        * p.segment_length
-        * (0.5 * cache.segment1_slice1_bend_c3 - 0.5 * cache.segment1_slice1_bend_c2);
-    let segment1_slice1_local_bend_y_column_v_y_along_dq = t188
-        - 0.5 * segment1_slice1_local_com_x_along_dq;
-    let segment1_slice1_local_subspace0_v_y_along_dq = p.segment_length
-        * segment1_slice1_local_bend_y_column_v_y_along_dq;
-    let t189 = segment1_base_bias_v_y_along_dq
-        + (0.125 * t14 * cache.segment1_slice1_bend_c6
-            + 0.375 * segment1_slice1_bend_along_dq * t12 * t182
-            + 0.125 * segment1_slice1_bend_along_dq
-                * (3.0 * softgen_runtime::stumpff(segment1_slice1_bend)[8] - 0.5 * t183)
-                * t17 + 0.015625 * t14 * cache.segment1_slice1_bend_c4
-            + 0.375 * t13 * cache.segment1_slice1_bend_c4
-            + 0.015625 * segment1_slice1_bend_along_dq * t17 * t182
-            - 0.078125 * cache.segment1_slice1_bend_c5 * t14
-            - 0.078125 * segment1_slice1_bend_along_dq * t184 * t17
-            - 0.1875 * segment1_slice1_bend_along_dq * t12 * t185
-            - 0.1875 * cache.segment1_slice1_bend_c3 * t13)
+    let segment1_base_bias_v_y_along_dq = t643 * cache.base_angle_rotation_01
+        + t644 * base_angle_rotation_01_along_dq + t645 * base_angle_rotation_00_along_dq
+        + t646 * cache.cos_q2;
+    let t647 = segment1_base_bias_v_y_along_dq + t463 + t438
         + segment1_slice1_local_bend_y_column_v_x_along_dq * segment1_bend_y_rate * qd[2]
-        + qdd[3] * segment1_slice1_local_subspace0_v_y_along_dq
-        - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq
-        - 0.5 * segment1_bend_y_rate * segment1_bend_y_rate * t187;
-    let t190 = t189 * cache.segment1_slice1_mass;
-    let t191 = 0.8872983346207417 * segment1_bend_y_rate + qd[2];
-    let t192 = cache.segment1_slice2_bend_c4 - 0.5 * cache.segment1_slice2_bend_c3;
-    let segment1_slice2_bend_along_dq = 0.7872983346207417
-        * segment1_bend_squared_along_dq;
-    let segment1_slice2_local_com_y_along_dq = 0.7872983346207417
-        * cache.segment1_slice2_bend_c2 * t0
-        + 0.7872983346207417 * t192 * segment1_slice2_bend_along_dq * t2;
-    let segment1_slice2_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
-        * segment1_slice2_local_com_y_along_dq;
-    let t193 = 1.5 * cache.segment1_slice2_bend_c5 - 0.5 * cache.segment1_slice2_bend_c4;
-    let t194 = 0.6985685011586675 * t193 * segment1_slice2_bend_along_dq * t2
-        + 0.6985685011586675 * t0 * cache.segment1_slice2_bend_c3
-        - 0.6985685011586675 * t192 * segment1_slice2_bend_along_dq * t2
-        - 0.6985685011586675 * cache.segment1_slice2_bend_c2 * t0;
-    let segment1_slice2_local_bend_y_column_v_x_along_dq = 0.8872983346207417
-        * segment1_slice2_local_com_y_along_dq + t194;
-    let t195 = segment1_base_velocity_v_x_along_dq
-        + segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_x_along_dq;
-    let segment1_slice2_local_momentum_f_x_along_dq = t195 * cache.segment1_slice0_mass
-        - t191 * segment1_slice2_local_inertia_h_y_along_dq;
-    let t196 = segment1_slice2_local_momentum_f_x_along_dq * t191;
-    let segment1_slice0_bend = 0.012701665379258308 * segment1_bend_squared;
-    let t197 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
-    let t198 = 2.0 * cache.segment1_slice0_bend_c6 - 0.5 * cache.segment1_slice0_bend_c5;
-    let t199 = 2.5 * t197 - 0.5 * cache.segment1_slice0_bend_c6;
-    let t200 = 0.0003226646068132982 * t7 * t198 * segment1_slice0_bend_along_dq
-        + 0.012701665379258308 * t169 * p.segment_length * segment1_slice0_bend_along_dq
-        + 0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t9
-        - 0.0001613323034066491 * t9 * cache.segment1_slice0_bend_c3
-        - 0.0001613323034066491 * t170 * t7 * segment1_slice0_bend_along_dq;
-    let segment1_slice0_local_com_x_along_dq = 0.1127016653792583
-        * (0.5 * cache.segment1_slice0_bend_c3 - 0.5 * cache.segment1_slice0_bend_c2)
-        * p.segment_length * segment1_slice0_bend_along_dq;
-    let segment1_slice0_local_bend_y_column_v_y_along_dq = t200
-        - 0.1127016653792583 * segment1_slice0_local_com_x_along_dq;
-    let segment1_slice0_local_subspace0_v_y_along_dq = segment1_slice0_local_bend_y_column_v_y_along_dq
-        * p.segment_length;
-    let t201 = segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_x_along_dq
-        * qd[2] + segment1_base_bias_v_y_along_dq
-        + (0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t13
-            + 0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t14
-            + 0.000016393511461889856 * t14 * cache.segment1_slice0_bend_c6
-            + 0.000016393511461889856
-                * (3.0 * softgen_runtime::stumpff(segment1_slice0_bend)[8] - 0.5 * t197)
-                * t17 * segment1_slice0_bend_along_dq
-            + 0.0009679938204398945 * t12 * t198 * segment1_slice0_bend_along_dq
-            + 0.000002049188932736232 * t198 * t17 * segment1_slice0_bend_along_dq
-            - 0.00048399691021994726 * t13 * cache.segment1_slice0_bend_c3
-            - 0.00048399691021994726 * t12 * t170 * segment1_slice0_bend_along_dq
-            - 0.00001024594466368116 * t14 * cache.segment1_slice0_bend_c5
-            - 0.00001024594466368116 * t199 * t17 * segment1_slice0_bend_along_dq)
-        + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
-        - 0.1127016653792583 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq
-        - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t171;
-    let t202 = t201 * cache.segment1_slice0_mass;
-    let segment1_slice2_local_com_x_along_dq = 0.8872983346207417
-        * (0.5 * cache.segment1_slice2_bend_c3 - 0.5 * cache.segment1_slice2_bend_c2)
-        * segment1_slice2_bend_along_dq * p.segment_length;
-    let segment1_slice2_local_inertia_h_x_along_dq = segment1_slice2_local_com_x_along_dq
-        * cache.segment1_slice0_mass;
-    let segment1_slice2_bias_w_z = qdd[2] + qdd[3] * segment1_slice2_local_subspace0_w_z;
-    let t203 = segment1_slice2_local_inertia_h_x_along_dq * segment1_slice2_bias_w_z;
-    let segment1_slice0_bias_w_z = qdd[2] + segment1_slice0_local_subspace0_w_z * qdd[3];
-    let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
-        * cache.segment1_slice0_mass;
-    let t204 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_h_x_along_dq;
-    let t205 = 0.5 * segment1_bend_y_rate + qd[2];
-    let t206 = segment1_base_velocity_v_x_along_dq
-        + segment1_slice1_local_bend_y_column_v_x_along_dq * segment1_bend_y_rate;
-    let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
-        * segment1_slice1_local_com_y_along_dq;
-    let segment1_slice1_local_momentum_f_x_along_dq = t206 * cache.segment1_slice1_mass
-        - t205 * segment1_slice1_local_inertia_h_y_along_dq;
-    let t207 = t205 * segment1_slice1_local_momentum_f_x_along_dq;
-    let segment1_slice1_bias_w_z = qdd[2]
-        + cache.segment1_slice1_local_subspace0_w_z * qdd[3];
-    let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
-        * cache.segment1_slice1_mass;
-    let t208 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
-    let t209 = 2.0 * cache.segment1_slice2_bend_c6 - 0.5 * cache.segment1_slice2_bend_c5;
-    let t210 = 0.7872983346207417 * t192 * segment1_slice2_bend_along_dq
-        * p.segment_length
-        + 1.239677335393187 * t209 * segment1_slice2_bend_along_dq * t7
-        + 1.239677335393187 * t9 * cache.segment1_slice2_bend_c4
-        - 0.6198386676965935 * t9 * cache.segment1_slice2_bend_c3
-        - 0.6198386676965935 * t193 * segment1_slice2_bend_along_dq * t7;
-    let segment1_slice2_local_bend_y_column_v_y_along_dq = t210
-        - 0.8872983346207417 * segment1_slice2_local_com_x_along_dq;
-    let segment1_slice2_local_subspace0_v_y_along_dq = segment1_slice2_local_bend_y_column_v_y_along_dq
-        * p.segment_length;
-    let segment1_slice2_bend = 0.7872983346207417 * segment1_bend_squared;
-    let t211 = softgen_runtime::stumpff(segment1_slice2_bend)[7];
-    let t212 = 2.5 * t211 - 0.5 * cache.segment1_slice2_bend_c6;
-    let t213 = segment1_slice2_local_subspace0_v_y_along_dq * qdd[3]
-        + segment1_base_bias_v_y_along_dq
+        + t435 - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq;
+    let t648 = t647 * cache.segment1_slice1_mass;
+    let t649 = t224 + qd[2];
+    let t650 = segment1_base_velocity_v_x_along_dq + t380;
+    let segment1_slice2_local_momentum_f_x_along_dq = t650 * cache.segment1_slice0_mass
+        - t649 * segment1_slice2_local_inertia_h_y_along_dq;
+    let t651 = segment1_slice2_local_momentum_f_x_along_dq * t649;
+    let t652 = segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_x_along_dq
+        * qd[2] + segment1_base_bias_v_y_along_dq + t488 + t511 + t485
+        - 0.1127016653792583 * segment1_bend_y_rate
+            * segment1_base_velocity_v_x_along_dq;
+    let t653 = t652 * cache.segment1_slice0_mass;
+    let segment1_slice2_bias_w_z = qdd[2] + t158;
+    let t654 = segment1_slice2_local_inertia_h_x_along_dq * segment1_slice2_bias_w_z;
+    let segment1_slice0_bias_w_z = qdd[2] + t191;
+    let t655 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_h_x_along_dq;
+    let t656 = t209 + qd[2];
+    let t657 = segment1_base_velocity_v_x_along_dq + t416;
+    let segment1_slice1_local_momentum_f_x_along_dq = t657 * cache.segment1_slice1_mass
+        - t656 * segment1_slice1_local_inertia_h_y_along_dq;
+    let t658 = t656 * segment1_slice1_local_momentum_f_x_along_dq;
+    let segment1_slice1_bias_w_z = qdd[2] + t195;
+    let t659 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
+    let t660 = t527 + segment1_base_bias_v_y_along_dq
         + segment1_bend_y_rate * qd[2] * segment1_slice2_local_bend_y_column_v_x_along_dq
-        + (3.7190320061795608 * t12 * t209 * segment1_slice2_bend_along_dq
-            + 3.7190320061795608 * t13 * cache.segment1_slice2_bend_c4
-            + 3.903983606488539 * t14 * cache.segment1_slice2_bend_c6
-            + 0.4879979508110674 * t14 * cache.segment1_slice2_bend_c4
-            + 3.903983606488539 * segment1_slice2_bend_along_dq
-                * (3.0 * softgen_runtime::stumpff(segment1_slice2_bend)[8] - 0.5 * t211)
-                * t17 + 0.4879979508110674 * t209 * segment1_slice2_bend_along_dq * t17
-            - 1.8595160030897804 * t13 * cache.segment1_slice2_bend_c3
-            - 2.439989754055337 * segment1_slice2_bend_along_dq * t212 * t17
-            - 2.439989754055337 * t14 * cache.segment1_slice2_bend_c5
-            - 1.8595160030897804 * t12 * t193 * segment1_slice2_bend_along_dq)
-        - 0.8872983346207417 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq
-        - 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t194;
-    let t214 = t213 * cache.segment1_slice0_mass;
-    let t215 = t177 + t190 + t196 + t202 + t203 + t204 + t207 + t208 + t214;
-    let t216 = cache.base_angle_rotation_01 * t215;
-    let t217 = -(segment1_slice2_bias_w_z * segment1_slice2_local_inertia_h_y_along_dq);
-    let segment1_slice2_local_subspace0_v_x_along_dq = p.segment_length
-        * segment1_slice2_local_bend_y_column_v_x_along_dq;
-    let segment1_base_velocity_v_y_along_dq = t175 * base_angle_rotation_00_along_dq
-        + t174 * base_angle_rotation_01_along_dq + cache.base_angle_rotation_01 * t173
-        + cache.cos_q2 * t172;
-    let segment1_base_bias_v_x_along_dq = t178 * cache.cos_q2
-        + t180 * base_angle_rotation_10_along_dq + t179 * base_angle_rotation_00_along_dq
-        + cache.sin_q2 * t181;
-    let t218 = segment1_slice2_local_subspace0_v_x_along_dq * qdd[3]
-        + (0.5499818175807267 * t20 * cache.segment1_slice2_bend_c3
-            + 0.6985685011586675 * t193 * segment1_slice2_bend_along_dq * t22
-            + 0.5499818175807267 * t193 * segment1_slice2_bend_along_dq * t21
-            + 1.6499454527421802 * t20 * cache.segment1_slice2_bend_c5
-            + 1.6499454527421802 * segment1_slice2_bend_along_dq * t21 * t212
-            - 1.6499454527421802 * t20 * cache.segment1_slice2_bend_c4
-            - 0.6985685011586675 * t192 * segment1_slice2_bend_along_dq * t22
-            - 1.6499454527421802 * t209 * segment1_slice2_bend_along_dq * t21)
-        + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t210
+        + t553 + t530
+        - 0.8872983346207417 * segment1_bend_y_rate
+            * segment1_base_velocity_v_x_along_dq;
+    let t661 = t660 * cache.segment1_slice0_mass;
+    let t662 = t642 + t648 + t651 + t653 + t654 + t655 + t658 + t659 + t661;
+    let t663 = cache.base_angle_rotation_01 * t662;
+    let t664 = -(segment1_slice2_bias_w_z * segment1_slice2_local_inertia_h_y_along_dq);
+    let segment1_base_velocity_v_y_along_dq = t640 * base_angle_rotation_00_along_dq
+        + t639 * base_angle_rotation_01_along_dq + cache.base_angle_rotation_01 * t638
+        + cache.cos_q2 * t637;
+    let segment1_base_bias_v_x_along_dq = t643 * cache.cos_q2
+        + t645 * base_angle_rotation_10_along_dq + t644 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t646;
+    let t665 = t599 + t593 + t596
         + 0.8872983346207417 * segment1_base_velocity_v_y_along_dq * segment1_bend_y_rate
         + segment1_base_bias_v_x_along_dq
         - segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq
             * qd[2];
-    let t219 = cache.segment1_slice0_mass * t218;
-    let t220 = segment1_base_velocity_v_y_along_dq
-        + segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate;
+    let t666 = cache.segment1_slice0_mass * t665;
+    let t667 = segment1_base_velocity_v_y_along_dq + t629;
     let segment1_slice0_local_momentum_f_y_along_dq = segment1_slice0_local_inertia_h_x_along_dq
-        * t168 + t220 * cache.segment1_slice0_mass;
-    let t221 = -(segment1_slice0_local_momentum_f_y_along_dq * t168);
-    let segment1_slice1_local_subspace0_v_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
-        * p.segment_length;
-    let t222 = segment1_slice1_local_subspace0_v_x_along_dq * qdd[3]
-        + 0.5 * segment1_base_velocity_v_y_along_dq * segment1_bend_y_rate
-        + (0.09375 * cache.segment1_slice1_bend_c5 * t20
-            + 0.09375 * segment1_slice1_bend_along_dq * t184 * t21
-            + 0.125 * segment1_slice1_bend_along_dq * t22 * t185
-            + 0.03125 * cache.segment1_slice1_bend_c3 * t20
-            + 0.03125 * segment1_slice1_bend_along_dq * t21 * t185
-            - 0.09375 * t20 * cache.segment1_slice1_bend_c4
-            - 0.09375 * segment1_slice1_bend_along_dq * t21 * t182
-            - 0.125 * segment1_slice1_bend_along_dq * t186 * t22)
-        + segment1_base_bias_v_x_along_dq
-        + 0.5 * t188 * segment1_bend_y_rate * segment1_bend_y_rate
+        * t636 + t667 * cache.segment1_slice0_mass;
+    let t668 = -(segment1_slice0_local_momentum_f_y_along_dq * t636);
+    let t669 = t624 + 0.5 * segment1_base_velocity_v_y_along_dq * segment1_bend_y_rate
+        + t618 + segment1_base_bias_v_x_along_dq + t621
         - segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq
             * qd[2];
-    let t223 = t222 * cache.segment1_slice1_mass;
-    let t224 = segment1_base_velocity_v_y_along_dq
-        + segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq;
+    let t670 = t669 * cache.segment1_slice1_mass;
+    let t671 = segment1_base_velocity_v_y_along_dq + t604;
     let segment1_slice2_local_momentum_f_y_along_dq = segment1_slice2_local_inertia_h_x_along_dq
-        * t191 + t224 * cache.segment1_slice0_mass;
-    let t225 = -(segment1_slice2_local_momentum_f_y_along_dq * t191);
-    let t226 = -(segment1_slice1_local_inertia_h_y_along_dq * segment1_slice1_bias_w_z);
-    let t227 = -(segment1_slice0_local_inertia_h_y_along_dq * segment1_slice0_bias_w_z);
-    let segment1_slice0_local_subspace0_v_x_along_dq = segment1_slice0_local_bend_y_column_v_x_along_dq
-        * p.segment_length;
-    let t228 = 0.1127016653792583 * segment1_base_velocity_v_y_along_dq
-        * segment1_bend_y_rate + segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
-        + (0.00001818241927340114 * t170 * t21 * segment1_slice0_bend_along_dq
-            + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t20
-            + 0.0014314988413324798 * t170 * t22 * segment1_slice0_bend_along_dq
-            + 0.000054547257820203424 * t21 * t199 * segment1_slice0_bend_along_dq
-            + 0.00001818241927340114 * t20 * cache.segment1_slice0_bend_c3
-            - 0.000054547257820203424 * t21 * t198 * segment1_slice0_bend_along_dq
-            - 0.0014314988413324798 * t169 * t22 * segment1_slice0_bend_along_dq
-            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t20)
-        + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t200
-        + segment1_base_bias_v_x_along_dq
+        * t649 + t671 * cache.segment1_slice0_mass;
+    let t672 = -(segment1_slice2_local_momentum_f_y_along_dq * t649);
+    let t673 = -(segment1_slice1_local_inertia_h_y_along_dq * segment1_slice1_bias_w_z);
+    let t674 = -(segment1_slice0_local_inertia_h_y_along_dq * segment1_slice0_bias_w_z);
+    let t675 = 0.1127016653792583 * segment1_base_velocity_v_y_along_dq
+        * segment1_bend_y_rate + t566 + t580 + t569 + segment1_base_bias_v_x_along_dq
         - segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate
             * qd[2];
-    let t229 = t228 * cache.segment1_slice0_mass;
-    let t230 = segment1_base_velocity_v_y_along_dq
-        + segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq;
-    let segment1_slice1_local_momentum_f_y_along_dq = t205
-        * segment1_slice1_local_inertia_h_x_along_dq + t230 * cache.segment1_slice1_mass;
-    let t231 = -(t205 * segment1_slice1_local_momentum_f_y_along_dq);
-    let t232 = t217 + t219 + t221 + t223 + t225 + t226 + t227 + t229 + t231;
-    let t233 = cache.cos_q2 * t232;
-    let t234 = cache.segment1_slice2_local_inertia_h_x * segment1_slice2_bias_w_z;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t175 + t174 * cache.cos_q2;
-    let t235 = cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate
-        + segment1_base_velocity_v_x;
-    let segment1_slice1_local_momentum_f_x = t235 * cache.segment1_slice1_mass
-        - t205 * cache.segment1_slice1_local_inertia_h_y;
-    let t236 = t205 * segment1_slice1_local_momentum_f_x;
-    let t237 = segment1_base_velocity_v_x
-        + segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x;
-    let segment1_slice0_local_momentum_f_x = t237 * cache.segment1_slice0_mass
-        - cache.segment1_slice0_local_inertia_h_y * t168;
-    let t238 = t168 * segment1_slice0_local_momentum_f_x;
-    let t239 = segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_x;
-    let segment1_base_bias_v_y = t180 * cache.cos_q2
-        + t179 * cache.base_angle_rotation_01;
-    let t240 = cache.segment1_slice1_local_subspace0_v_y * qdd[3]
+    let t676 = t675 * cache.segment1_slice0_mass;
+    let t677 = segment1_base_velocity_v_y_along_dq + t561;
+    let segment1_slice1_local_momentum_f_y_along_dq = t656
+        * segment1_slice1_local_inertia_h_x_along_dq + t677 * cache.segment1_slice1_mass;
+    let t678 = -(t656 * segment1_slice1_local_momentum_f_y_along_dq);
+    let t679 = t664 + t666 + t668 + t670 + t672 + t673 + t674 + t676 + t678;
+    let t680 = cache.cos_q2 * t679;
+    let t681 = cache.segment1_slice2_local_inertia_h_x * segment1_slice2_bias_w_z;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t640 + t639 * cache.cos_q2;
+    let t682 = t214 + segment1_base_velocity_v_x;
+    let segment1_slice1_local_momentum_f_x = t682 * cache.segment1_slice1_mass
+        - t656 * cache.segment1_slice1_local_inertia_h_y;
+    let t683 = t656 * segment1_slice1_local_momentum_f_x;
+    let t684 = segment1_base_velocity_v_x + t204;
+    let segment1_slice0_local_momentum_f_x = t684 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * t636;
+    let t685 = t636 * segment1_slice0_local_momentum_f_x;
+    let t686 = segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_x;
+    let segment1_base_bias_v_y = t645 * cache.cos_q2
+        + t644 * cache.base_angle_rotation_01;
+    let t687 = t249
         + cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
-        + (0.125 * cache.segment1_slice1_bend_c6 * t17
-            + 0.375 * t12 * cache.segment1_slice1_bend_c4
-            + 0.015625 * t17 * cache.segment1_slice1_bend_c4
-            - 0.078125 * cache.segment1_slice1_bend_c5 * t17
-            - 0.1875 * t12 * cache.segment1_slice1_bend_c3) + segment1_base_bias_v_y
-        - 0.5 * segment1_base_velocity_v_x * segment1_bend_y_rate
-        - 0.5
-            * (0.125 * cache.segment1_slice1_bend_c3 * t2
-                - 0.125 * t2 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
-            * segment1_bend_y_rate;
-    let t241 = t240 * cache.segment1_slice1_mass;
-    let segment1_slice2_local_subspace0_v_y = cache
-        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
-    let t242 = segment1_slice2_local_subspace0_v_y * qdd[3]
+        + t238 + t245 + segment1_base_bias_v_y
+        - 0.5 * segment1_base_velocity_v_x * segment1_bend_y_rate;
+    let t688 = t687 * cache.segment1_slice1_mass;
+    let t689 = t274
         + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
-        + segment1_base_bias_v_y
-        + (3.7190320061795608 * t12 * cache.segment1_slice2_bend_c4
-            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * t17
-            + 0.4879979508110674 * t17 * cache.segment1_slice2_bend_c4
-            - 1.8595160030897804 * t12 * cache.segment1_slice2_bend_c3
-            - 2.439989754055337 * t17 * cache.segment1_slice2_bend_c5)
-        - 0.8872983346207417
-            * (0.6985685011586675 * t2 * cache.segment1_slice2_bend_c3
-                - 0.6985685011586675 * t2 * cache.segment1_slice2_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate
+        + t259 + segment1_base_bias_v_y + t270
         - 0.8872983346207417 * segment1_base_velocity_v_x * segment1_bend_y_rate;
-    let t243 = t242 * cache.segment1_slice0_mass;
-    let t244 = cache.segment1_slice1_local_inertia_h_x * segment1_slice1_bias_w_z;
-    let segment1_slice0_local_subspace0_v_y = p.segment_length
-        * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t245 = (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t17
-        + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t12
-        + 0.000016393511461889856 * cache.segment1_slice0_bend_c6 * t17
-        - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t17
-        - 0.00048399691021994726 * t12 * cache.segment1_slice0_bend_c3)
-        + segment1_base_bias_v_y + segment1_slice0_local_subspace0_v_y * qdd[3]
+    let t690 = t689 * cache.segment1_slice0_mass;
+    let t691 = cache.segment1_slice1_local_inertia_h_x * segment1_slice1_bias_w_z;
+    let t692 = t173 + t184 + segment1_base_bias_v_y + t165
         + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
-        - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c3
-                - 0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c2)
         - 0.1127016653792583 * segment1_base_velocity_v_x * segment1_bend_y_rate;
-    let t246 = cache.segment1_slice0_mass * t245;
-    let t247 = segment1_base_velocity_v_x
-        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate;
-    let segment1_slice2_local_momentum_f_x = t247 * cache.segment1_slice0_mass
-        - cache.segment1_slice2_local_inertia_h_y * t191;
-    let t248 = segment1_slice2_local_momentum_f_x * t191;
-    let t249 = t234 + t236 + t238 + t239 + t241 + t243 + t244 + t246 + t248;
-    let t250 = t249 * base_angle_rotation_01_along_dq;
-    let t251 = -(segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_y);
-    let t252 = -(cache.segment1_slice1_local_inertia_h_y * segment1_slice1_bias_w_z);
-    let t253 = -(segment1_slice2_bias_w_z * cache.segment1_slice2_local_inertia_h_y);
-    let segment1_base_bias_v_x = cache.sin_q2 * t180 + t179 * cache.cos_q2;
-    let segment1_base_velocity_v_y = t174 * cache.base_angle_rotation_01
-        + t175 * cache.cos_q2;
-    let t254 = (0.09375 * cache.segment1_slice1_bend_c5 * t21
-        + 0.125 * cache.segment1_slice1_bend_c3 * t22
-        + 0.03125 * cache.segment1_slice1_bend_c3 * t21
-        - 0.125 * t22 * cache.segment1_slice1_bend_c2
-        - 0.09375 * t21 * cache.segment1_slice1_bend_c4)
-        + 0.5 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.125 * t7 * cache.segment1_slice1_bend_c4
-                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-                - 0.0625 * cache.segment1_slice1_bend_c3 * t7)
-        + cache.segment1_slice1_local_subspace0_v_x * qdd[3] + segment1_base_bias_v_x
+    let t693 = cache.segment1_slice0_mass * t692;
+    let t694 = segment1_base_velocity_v_x + t220;
+    let segment1_slice2_local_momentum_f_x = t694 * cache.segment1_slice0_mass
+        - cache.segment1_slice2_local_inertia_h_y * t649;
+    let t695 = segment1_slice2_local_momentum_f_x * t649;
+    let t696 = t681 + t683 + t685 + t686 + t688 + t690 + t691 + t693 + t695;
+    let t697 = t696 * base_angle_rotation_01_along_dq;
+    let t698 = -(segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_y);
+    let t699 = -(cache.segment1_slice1_local_inertia_h_y * segment1_slice1_bias_w_z);
+    let t700 = -(segment1_slice2_bias_w_z * cache.segment1_slice2_local_inertia_h_y);
+    let segment1_base_bias_v_x = cache.sin_q2 * t645 + t644 * cache.cos_q2;
+    let segment1_base_velocity_v_y = t639 * cache.base_angle_rotation_01
+        + t640 * cache.cos_q2;
+    let t701 = t331 + t319 + t323 + segment1_base_bias_v_x
         + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y
         - cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
-    let t255 = t254 * cache.segment1_slice1_mass;
-    let t256 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice0_local_momentum_f_y = t168
-        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t256;
-    let t257 = -(segment1_slice0_local_momentum_f_y * t168);
-    let segment1_slice2_local_subspace0_v_x = cache
-        .segment1_slice2_local_bend_y_column_v_x * p.segment_length;
-    let t258 = segment1_slice2_local_subspace0_v_x * qdd[3]
-        + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-                + 1.239677335393187 * t7 * cache.segment1_slice2_bend_c4
-                - 0.6198386676965935 * t7 * cache.segment1_slice2_bend_c3)
-        + (0.5499818175807267 * t21 * cache.segment1_slice2_bend_c3
-            + 1.6499454527421802 * t21 * cache.segment1_slice2_bend_c5
-            + 0.6985685011586675 * t22 * cache.segment1_slice2_bend_c3
-            - 1.6499454527421802 * t21 * cache.segment1_slice2_bend_c4
-            - 0.6985685011586675 * t22 * cache.segment1_slice2_bend_c2)
+    let t702 = t701 * cache.segment1_slice1_mass;
+    let t703 = t304 + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t636
+        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t703;
+    let t704 = -(segment1_slice0_local_momentum_f_y * t636);
+    let t705 = t299 + t288 + t296
         + 0.8872983346207417 * segment1_bend_y_rate * segment1_base_velocity_v_y
         + segment1_base_bias_v_x
         - cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
-    let t259 = t258 * cache.segment1_slice0_mass;
-    let t260 = cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate
-        + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = t260 * cache.segment1_slice1_mass
-        + cache.segment1_slice1_local_inertia_h_x * t205;
-    let t261 = -(t205 * segment1_slice1_local_momentum_f_y);
-    let segment1_slice0_local_subspace0_v_x = p.segment_length
-        * cache.segment1_slice0_local_bend_y_column_v_x;
-    let t262 = qdd[3] * segment1_slice0_local_subspace0_v_x
-        + (0.0014314988413324798 * t22 * cache.segment1_slice0_bend_c3
-            + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t21
-            + 0.00001818241927340114 * t21 * cache.segment1_slice0_bend_c3
-            - 0.0014314988413324798 * t22 * cache.segment1_slice0_bend_c2
-            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t21)
-        + segment1_base_bias_v_x
-        + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t7
-                + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
-                - 0.0001613323034066491 * t7 * cache.segment1_slice0_bend_c3)
+    let t706 = t705 * cache.segment1_slice0_mass;
+    let t707 = t357 + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t707 * cache.segment1_slice1_mass
+        + cache.segment1_slice1_local_inertia_h_x * t656;
+    let t708 = -(t656 * segment1_slice1_local_momentum_f_y);
+    let t709 = t336 + t351 + segment1_base_bias_v_x + t343
         + 0.1127016653792583 * segment1_bend_y_rate * segment1_base_velocity_v_y
         - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t263 = t262 * cache.segment1_slice0_mass;
-    let t264 = cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
-        + segment1_base_velocity_v_y;
+    let t710 = t709 * cache.segment1_slice0_mass;
+    let t711 = t310 + segment1_base_velocity_v_y;
     let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
-        * t191 + cache.segment1_slice0_mass * t264;
-    let t265 = -(segment1_slice2_local_momentum_f_y * t191);
-    let t266 = t251 + t252 + t253 + t255 + t257 + t259 + t261 + t263 + t265;
-    let t267 = t266 * base_angle_rotation_00_along_dq;
+        * t649 + cache.segment1_slice0_mass * t711;
+    let t712 = -(segment1_slice2_local_momentum_f_y * t649);
+    let t713 = t698 + t699 + t700 + t702 + t704 + t706 + t708 + t710 + t712;
+    let t714 = t713 * base_angle_rotation_00_along_dq;
     let segment1_composite_force_f_x_along_dq = middle_composite_force_f_x_along_dq
-        + t216 + t233 + t250 + t267;
+        + t663 + t680 + t697 + t714;
     let tail_com_y_along_dq = 0.5 * p.link_length * base_angle_rotation_10_along_dq;
     let tail_com_y_along_dq_ = tail_com_y_along_dq + dq[1];
     let tail_inertia_h_y_along_dq = p.link_mass * tail_com_y_along_dq_;
     let tail_composite_force_f_x_along_dq = segment1_composite_force_f_x_along_dq
         + p.link_mass * base_angle_acceleration_v_x_along_dq
         - qd[2] * tail_momentum_f_y_along_dq - qdd[2] * tail_inertia_h_y_along_dq;
-    let t268 = t249 * base_angle_rotation_00_along_dq;
+    let t715 = t696 * base_angle_rotation_00_along_dq;
     let segment2_tip_subspace0_v_x_along_dq = cache.segment1_tip_rotation_00
         * segment2_tip_local_subspace0_v_x_along_dq
         + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00_along_dq
@@ -6241,9 +6835,9 @@ pub fn inverse_dynamics_position_tangent_into(
         + segment1_tip_velocity_v_x_along_dq;
     let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
         - head_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
-    let segment2_tip_bias_v_y_along_dq = t144 * segment1_tip_rotation_11_along_dq
-        + cache.segment1_tip_rotation_10 * t139 + t142 * cache.segment1_tip_rotation_11
-        + t143 * segment1_tip_rotation_10_along_dq
+    let segment2_tip_bias_v_y_along_dq = t111 * segment1_tip_rotation_11_along_dq
+        + cache.segment1_tip_rotation_10 * t96 + t74 * cache.segment1_tip_rotation_11
+        + t127 * segment1_tip_rotation_10_along_dq
         + segment1_tip_velocity_w_z * segment2_tip_subspace0_v_x_along_dq * qd[4]
         + segment1_tip_bias_v_y_along_dq
         - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dq
@@ -6251,23 +6845,23 @@ pub fn inverse_dynamics_position_tangent_into(
     let head_composite_force_f_y_along_dq = head_momentum_f_x_along_dq
         * segment2_tip_velocity_w_z + segment2_tip_bias_w_z * head_inertia_h_x_along_dq
         + p.link_mass * segment2_tip_bias_v_y_along_dq;
-    let t269 = cache.segment1_tip_rotation_11 * t128;
-    let t270 = t60 * segment1_tip_rotation_11_along_dq;
-    let t271 = segment1_tip_rotation_10_along_dq * t82;
-    let t272 = cache.segment1_tip_rotation_10 * t166;
-    let segment2_composite_force_f_y_along_dq = head_composite_force_f_y_along_dq + t269
-        + t270 + t271 + t272;
+    let t716 = cache.segment1_tip_rotation_11 * t557;
+    let t717 = t278 * segment1_tip_rotation_11_along_dq;
+    let t718 = segment1_tip_rotation_10_along_dq * t362;
+    let t719 = cache.segment1_tip_rotation_10 * t634;
+    let segment2_composite_force_f_y_along_dq = head_composite_force_f_y_along_dq + t716
+        + t717 + t718 + t719;
     let middle_momentum_f_x_along_dq = p.link_mass * segment1_tip_velocity_v_x_along_dq
         - middle_inertia_h_y_along_dq * segment1_tip_velocity_w_z;
     let middle_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
         + segment1_tip_velocity_w_z * middle_momentum_f_x_along_dq
         + middle_inertia_h_x_along_dq * segment1_tip_bias_w_z
         + p.link_mass * segment1_tip_bias_v_y_along_dq;
-    let t273 = cache.cos_q2 * t215;
-    let t274 = t266 * base_angle_rotation_10_along_dq;
-    let t275 = cache.sin_q2 * t232;
-    let segment1_composite_force_f_y_along_dq = t268
-        + middle_composite_force_f_y_along_dq + t273 + t274 + t275;
+    let t720 = cache.cos_q2 * t662;
+    let t721 = t713 * base_angle_rotation_10_along_dq;
+    let t722 = cache.sin_q2 * t679;
+    let segment1_composite_force_f_y_along_dq = t715
+        + middle_composite_force_f_y_along_dq + t720 + t721 + t722;
     let tail_momentum_f_x_along_dq = p.link_mass * base_angle_velocity_v_x_along_dq
         - qd[2] * tail_inertia_h_y_along_dq;
     let tail_composite_force_f_y_along_dq = segment1_composite_force_f_y_along_dq
@@ -6276,30 +6870,30 @@ pub fn inverse_dynamics_position_tangent_into(
         + qdd[2] * tail_inertia_h_x_along_dq;
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
-    let t276 = t249 * cache.base_angle_rotation_01;
-    let t277 = t60 * cache.segment1_tip_rotation_01;
-    let t278 = cache.segment1_tip_rotation_00 * t82;
+    let t723 = t696 * cache.base_angle_rotation_01;
+    let t724 = t278 * cache.segment1_tip_rotation_01;
+    let t725 = cache.segment1_tip_rotation_00 * t362;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
     let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
         + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
     let segment2_tip_bias_v_x = segment1_tip_bias_v_x
-        + cache.segment1_tip_rotation_01 * t144 + t143 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t111 + t127 * cache.segment1_tip_rotation_00
         + cache.segment2_position_y * qdd[4] * p.segment_length
         + segment1_tip_velocity_v_y * segment2_bend_y_rate
         - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y * qd[4];
     let head_composite_force_f_x = segment2_tip_bias_v_x * p.link_mass
         - head_momentum_f_y * segment2_tip_velocity_w_z
         - segment2_tip_bias_w_z * cache.head_inertia_h_y;
-    let segment2_composite_force_f_x = t277 + t278 + head_composite_force_f_x;
+    let segment2_composite_force_f_x = t724 + t725 + head_composite_force_f_x;
     let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
     let middle_composite_force_f_x = segment2_composite_force_f_x
         + segment1_tip_bias_v_x * p.link_mass
         - cache.middle_inertia_h_y * segment1_tip_bias_w_z
         - segment1_tip_velocity_w_z * middle_momentum_f_y;
-    let t279 = t266 * cache.cos_q2;
-    let segment1_composite_force_f_x = t276 + middle_composite_force_f_x + t279;
+    let t726 = t713 * cache.cos_q2;
+    let segment1_composite_force_f_x = t723 + middle_composite_force_f_x + t726;
     let tail_composite_force_f_x = p.link_mass * base_angle_acceleration_v_x
         + segment1_composite_force_f_x - qdd[2] * cache.tail_inertia_h_y
         - tail_momentum_f_y * qd[2];
@@ -6308,58 +6902,106 @@ pub fn inverse_dynamics_position_tangent_into(
     let tail_inertia_i_22_along_dq = p.link_mass
         * (2.0 * cache.tail_com_y * tail_com_y_along_dq_
             + 2.0 * cache.tail_com_x * tail_com_x_along_dq_);
-    let t280 = cache.sin_q2 * t266;
-    let t281 = cache.cos_q2 * t249;
-    let t282 = -(segment1_slice0_local_inertia_h_y_along_dq * t262);
-    let t283 = segment1_slice2_local_momentum_f_y_along_dq * t247;
-    let t284 = segment1_slice0_local_inertia_h_x_along_dq * t245;
-    let segment1_slice2_local_inertia_i_22_along_dq = (2.0
-        * segment1_slice2_local_com_x_along_dq * cache.segment1_slice2_local_com_x
-        + 2.0 * cache.segment1_slice2_local_com_y * segment1_slice2_local_com_y_along_dq)
+    let t727 = cache.sin_q2 * t713;
+    let t728 = cache.cos_q2 * t696;
+    let t729 = -(segment1_slice0_local_inertia_h_y_along_dq * t709);
+    let t730 = segment1_slice2_local_momentum_f_y_along_dq * t694;
+    let t731 = segment1_slice0_local_inertia_h_x_along_dq * t692;
+    let t732 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_com_x,
+        cache.segment2_slice2_local_com_x,
+        0.0,
+        0.0,
+    ]);
+    let t733 = 2.0 * lanes_segment1_slice2_local_com_x_along_dq * t732;
+    let t734 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_com_y,
+        cache.segment2_slice2_local_com_y,
+        0.0,
+        0.0,
+    ]);
+    let t735 = 2.0 * t734 * lanes_segment1_slice2_local_com_y_along_dq;
+    let t736 = t733 + t735;
+    let lanes_segment1_slice2_local_inertia_i_22_along_dq = t736
         * cache.segment1_slice0_mass;
-    let t285 = segment1_slice2_local_inertia_i_22_along_dq * segment1_slice2_bias_w_z;
-    let t286 = t206 * segment1_slice1_local_momentum_f_y;
-    let t287 = segment1_slice0_local_momentum_f_y_along_dq * t237;
-    let segment1_slice1_local_inertia_i_22_along_dq = (2.0
-        * segment1_slice1_local_com_x_along_dq * cache.segment1_slice1_local_com_x
-        + 2.0 * cache.segment1_slice1_local_com_y * segment1_slice1_local_com_y_along_dq)
+    let [segment1_slice2_local_inertia_i_22_along_dq,
+    segment2_slice2_local_inertia_i_22_along_dq, _, _] = lanes_segment1_slice2_local_inertia_i_22_along_dq
+        .to_array();
+    let t737 = segment1_slice2_local_inertia_i_22_along_dq * segment1_slice2_bias_w_z;
+    let t738 = t657 * segment1_slice1_local_momentum_f_y;
+    let t739 = segment1_slice0_local_momentum_f_y_along_dq * t684;
+    let t740 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_com_x,
+        cache.segment2_slice1_local_com_x,
+        0.0,
+        0.0,
+    ]);
+    let t741 = 2.0 * lanes_segment1_slice1_local_com_x_along_dq * t740;
+    let t742 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_com_y,
+        cache.segment2_slice1_local_com_y,
+        0.0,
+        0.0,
+    ]);
+    let t743 = 2.0 * t742 * lanes_segment1_slice1_local_com_y_along_dq;
+    let t744 = t741 + t743;
+    let lanes_segment1_slice1_local_inertia_i_22_along_dq = t744
         * cache.segment1_slice1_mass;
-    let t288 = segment1_slice1_local_inertia_i_22_along_dq * segment1_slice1_bias_w_z;
-    let t289 = -(t258 * segment1_slice2_local_inertia_h_y_along_dq);
-    let segment1_slice0_local_inertia_i_22_along_dq = (2.0
-        * segment1_slice0_local_com_x_along_dq * cache.segment1_slice0_local_com_x
-        + 2.0 * cache.segment1_slice0_local_com_y * segment1_slice0_local_com_y_along_dq)
+    let [segment1_slice1_local_inertia_i_22_along_dq,
+    segment2_slice1_local_inertia_i_22_along_dq, _, _] = lanes_segment1_slice1_local_inertia_i_22_along_dq
+        .to_array();
+    let t745 = segment1_slice1_local_inertia_i_22_along_dq * segment1_slice1_bias_w_z;
+    let t746 = -(t705 * segment1_slice2_local_inertia_h_y_along_dq);
+    let t747 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_com_x,
+        cache.segment2_slice0_local_com_x,
+        0.0,
+        0.0,
+    ]);
+    let t748 = 2.0 * lanes_segment1_slice0_local_com_x_along_dq * t747;
+    let t749 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_com_y,
+        cache.segment2_slice0_local_com_y,
+        0.0,
+        0.0,
+    ]);
+    let t750 = 2.0 * t749 * lanes_segment1_slice0_local_com_y_along_dq;
+    let t751 = t748 + t750;
+    let lanes_segment1_slice0_local_inertia_i_22_along_dq = t751
         * cache.segment1_slice0_mass;
-    let t290 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_i_22_along_dq;
-    let t291 = cache.segment1_slice1_local_inertia_h_x * t189;
-    let t292 = t201 * cache.segment1_slice0_local_inertia_h_x;
-    let t293 = t235 * segment1_slice1_local_momentum_f_y_along_dq;
-    let t294 = segment1_slice0_local_momentum_f_y * t176;
-    let t295 = -(cache.segment1_slice1_local_inertia_h_y * t222);
-    let t296 = -(cache.segment1_slice2_local_inertia_h_y * t218);
-    let t297 = -(segment1_slice1_local_inertia_h_y_along_dq * t254);
-    let t298 = t195 * segment1_slice2_local_momentum_f_y;
-    let t299 = -(t228 * cache.segment1_slice0_local_inertia_h_y);
-    let t300 = -(segment1_slice1_local_momentum_f_x_along_dq * t260);
-    let t301 = segment1_slice2_local_inertia_h_x_along_dq * t242;
-    let t302 = -(segment1_slice0_local_momentum_f_x_along_dq * t256);
-    let t303 = -(t220 * segment1_slice0_local_momentum_f_x);
-    let t304 = -(t224 * segment1_slice2_local_momentum_f_x);
-    let t305 = t240 * segment1_slice1_local_inertia_h_x_along_dq;
-    let t306 = -(segment1_slice1_local_momentum_f_x * t230);
-    let t307 = cache.segment1_slice2_local_inertia_h_x * t213;
-    let t308 = -(segment1_slice2_local_momentum_f_x_along_dq * t264);
+    let [segment1_slice0_local_inertia_i_22_along_dq,
+    segment2_slice0_local_inertia_i_22_along_dq, _, _] = lanes_segment1_slice0_local_inertia_i_22_along_dq
+        .to_array();
+    let t752 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_i_22_along_dq;
+    let t753 = cache.segment1_slice1_local_inertia_h_x * t647;
+    let t754 = t652 * cache.segment1_slice0_local_inertia_h_x;
+    let t755 = t682 * segment1_slice1_local_momentum_f_y_along_dq;
+    let t756 = segment1_slice0_local_momentum_f_y * t641;
+    let t757 = -(cache.segment1_slice1_local_inertia_h_y * t669);
+    let t758 = -(cache.segment1_slice2_local_inertia_h_y * t665);
+    let t759 = -(segment1_slice1_local_inertia_h_y_along_dq * t701);
+    let t760 = t650 * segment1_slice2_local_momentum_f_y;
+    let t761 = -(t675 * cache.segment1_slice0_local_inertia_h_y);
+    let t762 = -(segment1_slice1_local_momentum_f_x_along_dq * t707);
+    let t763 = segment1_slice2_local_inertia_h_x_along_dq * t689;
+    let t764 = -(segment1_slice0_local_momentum_f_x_along_dq * t703);
+    let t765 = -(t667 * segment1_slice0_local_momentum_f_x);
+    let t766 = -(t671 * segment1_slice2_local_momentum_f_x);
+    let t767 = t687 * segment1_slice1_local_inertia_h_x_along_dq;
+    let t768 = -(segment1_slice1_local_momentum_f_x * t677);
+    let t769 = cache.segment1_slice2_local_inertia_h_x * t660;
+    let t770 = -(segment1_slice2_local_momentum_f_x_along_dq * t711);
     let middle_inertia_i_22_along_dq = p.link_mass
         * (2.0 * middle_com_x_along_dq * cache.middle_com_x
             + 2.0 * middle_com_y_along_dq * cache.middle_com_y);
-    let t309 = segment2_slice2_local_inertia_h_x_along_dq * t58;
-    let t310 = segment2_slice2_local_momentum_f_y_along_dq * t53;
-    let t311 = -(t75 * segment2_slice1_local_inertia_h_y_along_dq);
-    let t312 = -(segment2_slice0_local_momentum_f_x_along_dq * t70);
-    let t313 = -(t152 * segment2_slice1_local_momentum_f_x);
+    let t771 = segment2_slice2_local_inertia_h_x_along_dq * t276;
+    let t772 = segment2_slice2_local_momentum_f_y_along_dq * t222;
+    let t773 = -(t333 * segment2_slice1_local_inertia_h_y_along_dq);
+    let t774 = -(segment2_slice0_local_momentum_f_x_along_dq * t306);
+    let t775 = -(t563 * segment2_slice1_local_momentum_f_x);
     let segment2_tip_bias_v_y = segment1_tip_bias_v_y
         + segment1_tip_velocity_w_z * qd[4] * cache.segment2_tip_subspace0_v_x
-        + cache.segment1_tip_rotation_10 * t143 + cache.segment1_tip_rotation_11 * t144
+        + cache.segment1_tip_rotation_10 * t127 + cache.segment1_tip_rotation_11 * t111
         - segment2_bend_y_rate * segment1_tip_velocity_v_x
         - qdd[4] * p.segment_length * cache.segment2_position_x;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
@@ -6378,49 +7020,37 @@ pub fn inverse_dynamics_position_tangent_into(
         - segment2_tip_velocity_v_y_along_dq * head_momentum_f_x
         - head_momentum_f_x_along_dq * segment2_tip_velocity_v_y
         - segment2_tip_bias_v_x * head_inertia_h_y_along_dq;
-    let t314 = t100 * segment2_slice1_local_momentum_f_y;
-    let t315 = t126 * cache.segment2_slice2_local_inertia_h_x;
-    let t316 = -(segment2_slice0_local_inertia_h_y_along_dq * t77);
-    let t317 = -(segment2_slice1_local_momentum_f_x_along_dq * t79);
-    let t318 = segment2_slice0_local_momentum_f_y_along_dq * t48;
-    let t319 = -(segment2_slice0_local_momentum_f_x * t163);
-    let t320 = t90 * segment2_slice2_local_momentum_f_y;
-    let t321 = segment2_slice0_local_inertia_h_x_along_dq * t43;
-    let t322 = -(cache.segment2_slice0_local_inertia_h_y * t154);
-    let t323 = cache.segment2_slice0_local_inertia_h_x * t119;
-    let t324 = -(t156 * cache.segment2_slice2_local_inertia_h_y);
-    let t325 = t56 * segment2_slice1_local_inertia_h_x_along_dq;
-    let t326 = -(t73 * segment2_slice2_local_momentum_f_x_along_dq);
-    let segment2_slice1_local_inertia_i_22_along_dq = (2.0
-        * cache.segment2_slice1_local_com_y * segment2_slice1_local_com_y_along_dq
-        + 2.0 * segment2_slice1_local_com_x_along_dq * cache.segment2_slice1_local_com_x)
-        * cache.segment1_slice1_mass;
-    let t327 = segment2_slice1_local_inertia_i_22_along_dq * segment2_slice1_bias_w_z;
-    let t328 = t60 * cache.segment1_tip_rotation_11;
-    let t329 = cache.segment1_tip_rotation_10 * t82;
-    let t330 = -(t68 * segment2_slice2_local_inertia_h_y_along_dq);
-    let segment2_slice0_local_inertia_i_22_along_dq = (2.0
-        * cache.segment2_slice0_local_com_y * segment2_slice0_local_com_y_along_dq
-        + 2.0 * cache.segment2_slice0_local_com_x * segment2_slice0_local_com_x_along_dq)
-        * cache.segment1_slice0_mass;
-    let t331 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_i_22_along_dq;
-    let t332 = t95 * segment2_slice0_local_momentum_f_y;
-    let t333 = -(segment2_slice2_local_momentum_f_x * t158);
-    let t334 = segment2_slice1_local_momentum_f_y_along_dq * t51;
-    let t335 = cache.segment2_slice1_local_inertia_h_x * t112;
-    let t336 = -(cache.segment2_slice1_local_inertia_h_y * t161);
-    let segment2_slice2_local_inertia_i_22_along_dq = (2.0
-        * segment2_slice2_local_com_y_along_dq * cache.segment2_slice2_local_com_y
-        + 2.0 * segment2_slice2_local_com_x_along_dq * cache.segment2_slice2_local_com_x)
-        * cache.segment1_slice0_mass;
-    let t337 = segment2_slice2_bias_w_z * segment2_slice2_local_inertia_i_22_along_dq;
-    let segment2_composite_force_n_z_along_dq = t309 + t310 + t311 + t312 + t313
-        + head_composite_force_n_z_along_dq + t314 + t315 + t316 + t317 + t318 + t319
-        + t320 + t321 + t322 + t323 + t324 + t325 + t326 + t327
-        + segment2_position_x_along_dq * (t328 + t329) + t330 + t331 + t332 + t333 + t334
-        + (t269 + t270 + t271 + t272) * cache.segment2_position_x + t335 + t336 + t337
-        - (t277 + t278) * segment2_position_y_along_dq
-        - cache.segment2_position_y * (t61 + t83 + t129 + t167);
+    let t776 = t418 * segment2_slice1_local_momentum_f_y;
+    let t777 = t555 * cache.segment2_slice2_local_inertia_h_x;
+    let t778 = -(segment2_slice0_local_inertia_h_y_along_dq * t353);
+    let t779 = -(segment2_slice1_local_momentum_f_x_along_dq * t359);
+    let t780 = segment2_slice0_local_momentum_f_y_along_dq * t206;
+    let t781 = -(segment2_slice0_local_momentum_f_x * t631);
+    let t782 = t382 * segment2_slice2_local_momentum_f_y;
+    let t783 = segment2_slice0_local_inertia_h_x_along_dq * t188;
+    let t784 = -(cache.segment2_slice0_local_inertia_h_y * t582);
+    let t785 = cache.segment2_slice0_local_inertia_h_x * t513;
+    let t786 = -(t601 * cache.segment2_slice2_local_inertia_h_y);
+    let t787 = t251 * segment2_slice1_local_inertia_h_x_along_dq;
+    let t788 = -(t312 * segment2_slice2_local_momentum_f_x_along_dq);
+    let t789 = segment2_slice1_local_inertia_i_22_along_dq * segment2_slice1_bias_w_z;
+    let t790 = t278 * cache.segment1_tip_rotation_11;
+    let t791 = cache.segment1_tip_rotation_10 * t362;
+    let t792 = -(t301 * segment2_slice2_local_inertia_h_y_along_dq);
+    let t793 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_i_22_along_dq;
+    let t794 = t400 * segment2_slice0_local_momentum_f_y;
+    let t795 = -(segment2_slice2_local_momentum_f_x * t606);
+    let t796 = segment2_slice1_local_momentum_f_y_along_dq * t216;
+    let t797 = cache.segment2_slice1_local_inertia_h_x * t465;
+    let t798 = -(cache.segment2_slice1_local_inertia_h_y * t626);
+    let t799 = segment2_slice2_bias_w_z * segment2_slice2_local_inertia_i_22_along_dq;
+    let segment2_composite_force_n_z_along_dq = t771 + t772 + t773 + t774 + t775
+        + head_composite_force_n_z_along_dq + t776 + t777 + t778 + t779 + t780 + t781
+        + t782 + t783 + t784 + t785 + t786 + t787 + t788 + t789
+        + segment2_position_x_along_dq * (t790 + t791) + t792 + t793 + t794 + t795 + t796
+        + (t716 + t717 + t718 + t719) * cache.segment2_position_x + t797 + t798 + t799
+        - (t724 + t725) * segment2_position_y_along_dq
+        - cache.segment2_position_y * (t279 + t363 + t558 + t635);
     let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
     let middle_composite_force_n_z_along_dq = middle_inertia_i_22_along_dq
@@ -6433,14 +7063,14 @@ pub fn inverse_dynamics_position_tangent_into(
         - segment1_tip_velocity_v_y * middle_momentum_f_x_along_dq
         - cache.middle_inertia_h_y * segment1_tip_bias_v_x_along_dq
         - segment1_tip_velocity_v_y_along_dq * middle_momentum_f_x;
-    let segment1_composite_force_n_z_along_dq = (t280 + t281)
+    let segment1_composite_force_n_z_along_dq = (t727 + t728)
         * segment1_position_x_along_dq_
-        + cache.segment1_position_x * (t268 + t273 + t274 + t275) + t282 + t283 + t284
-        + t285 + t286 + t287 + t288 + t289 + t290 + t291 + t292 + t293 + t294 + t295
-        + t296 + t297 + t298 + t299 + t300 + t301 + t302 + t303 + t304 + t305 + t306
-        + t307 + t308 + middle_composite_force_n_z_along_dq
-        - (t276 + t279) * segment1_position_y_along_dq_
-        - (t216 + t233 + t250 + t267) * cache.segment1_position_y;
+        + cache.segment1_position_x * (t715 + t720 + t721 + t722) + t729 + t730 + t731
+        + t737 + t738 + t739 + t745 + t746 + t752 + t753 + t754 + t755 + t756 + t757
+        + t758 + t759 + t760 + t761 + t762 + t763 + t764 + t765 + t766 + t767 + t768
+        + t769 + t770 + middle_composite_force_n_z_along_dq
+        - (t723 + t726) * segment1_position_y_along_dq_
+        - (t663 + t680 + t697 + t714) * cache.segment1_position_y;
     let tail_composite_force_n_z_along_dq = base_angle_velocity_v_x_along_dq
         * tail_momentum_f_y + qdd[2] * tail_inertia_i_22_along_dq
         + segment1_composite_force_n_z_along_dq
@@ -6454,14 +7084,16 @@ pub fn inverse_dynamics_position_tangent_into(
     let head_composite_force_f_y = p.link_mass * segment2_tip_bias_v_y
         + head_momentum_f_x * segment2_tip_velocity_w_z
         + segment2_tip_bias_w_z * cache.head_inertia_h_x;
-    let segment2_composite_force_f_y = head_composite_force_f_y + t328 + t329;
+    let segment2_composite_force_f_y = head_composite_force_f_y + t790 + t791;
     let middle_composite_force_f_y = segment1_tip_velocity_w_z * middle_momentum_f_x
         + segment2_composite_force_f_y + cache.middle_inertia_h_x * segment1_tip_bias_w_z
         + segment1_tip_bias_v_y * p.link_mass;
-    let segment1_composite_force_f_y = t280 + middle_composite_force_f_y + t281;
+    let segment1_composite_force_f_y = t727 + middle_composite_force_f_y + t728;
     let tail_composite_force_f_y = qdd[2] * cache.tail_inertia_h_x
         + qd[2] * tail_momentum_f_x + base_angle_acceleration_v_y * p.link_mass
         + segment1_composite_force_f_y;
+    let t800 = p.segment_stiffness * t1;
+    let [t801, t802, _, _] = t800.to_array();
     out[0] = tail_composite_force_f_x_along_dq;
     out[1] = tail_composite_force_f_y_along_dq;
     out[2] = q[1] * tail_composite_force_f_x_along_dq + tail_composite_force_f_x * dq[1]
@@ -6473,45 +7105,43 @@ pub fn inverse_dynamics_position_tangent_into(
         + segment1_tip_subspace0_v_x_along_dq * middle_composite_force_f_x
         + middle_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y
         + p.segment_length
-            * ((t252 + t255 + t261) * segment1_slice1_local_bend_y_column_v_x_along_dq
+            * ((t699 + t702 + t708) * segment1_slice1_local_bend_y_column_v_x_along_dq
                 + 0.8872983346207417
-                    * (t283 + t285 + t289 + t296 + t298 + t301 + t304 + t307 + t308)
-                + cache.segment1_slice2_local_bend_y_column_v_x * (t217 + t219 + t225)
-                + 0.5 * (t286 + t288 + t291 + t293 + t295 + t297 + t300 + t305 + t306)
+                    * (t730 + t737 + t746 + t758 + t760 + t763 + t766 + t769 + t770)
+                + cache.segment1_slice2_local_bend_y_column_v_x * (t664 + t666 + t672)
+                + 0.5 * (t738 + t745 + t753 + t755 + t757 + t759 + t762 + t767 + t768)
                 + 0.1127016653792583
-                    * (t282 + t284 + t287 + t290 + t292 + t294 + t299 + t302 + t303)
-                + (t253 + t259 + t265) * segment1_slice2_local_bend_y_column_v_x_along_dq
-                + (t236 + t241 + t244) * segment1_slice1_local_bend_y_column_v_y_along_dq
-                + (t196 + t203 + t214) * cache.segment1_slice2_local_bend_y_column_v_y
-                + (t221 + t227 + t229) * cache.segment1_slice0_local_bend_y_column_v_x
-                + segment1_slice0_local_bend_y_column_v_y_along_dq * (t238 + t239 + t246)
-                + segment1_slice0_local_bend_y_column_v_x_along_dq * (t251 + t257 + t263)
-                + (t234 + t243 + t248) * segment1_slice2_local_bend_y_column_v_y_along_dq
-                + cache.segment1_slice1_local_bend_y_column_v_y * (t190 + t207 + t208)
-                + cache.segment1_slice1_local_bend_y_column_v_x * (t223 + t226 + t231)
-                + cache.segment1_slice0_local_bend_y_column_v_y * (t177 + t202 + t204))
-        + middle_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x
-        + p.segment_stiffness * dq[3];
-    out[4] = head_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y
-        + p.segment_stiffness * dq[4]
+                    * (t729 + t731 + t739 + t752 + t754 + t756 + t761 + t764 + t765)
+                + (t700 + t706 + t712) * segment1_slice2_local_bend_y_column_v_x_along_dq
+                + (t683 + t688 + t691) * segment1_slice1_local_bend_y_column_v_y_along_dq
+                + (t651 + t654 + t661) * cache.segment1_slice2_local_bend_y_column_v_y
+                + (t668 + t674 + t676) * cache.segment1_slice0_local_bend_y_column_v_x
+                + segment1_slice0_local_bend_y_column_v_y_along_dq * (t685 + t686 + t693)
+                + segment1_slice0_local_bend_y_column_v_x_along_dq * (t698 + t704 + t710)
+                + (t681 + t690 + t695) * segment1_slice2_local_bend_y_column_v_y_along_dq
+                + cache.segment1_slice1_local_bend_y_column_v_y * (t648 + t658 + t659)
+                + cache.segment1_slice1_local_bend_y_column_v_x * (t670 + t673 + t678)
+                + cache.segment1_slice0_local_bend_y_column_v_y * (t642 + t653 + t655))
+        + middle_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x + t801;
+    out[4] = head_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y + t802
         + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
-        + ((t34 + t55 + t59) * segment2_slice2_local_bend_y_column_v_y_along_dq
-            + cache.segment2_slice2_local_bend_y_column_v_y * (t91 + t114 + t127)
-            + 0.5 * (t311 + t313 + t314 + t317 + t325 + t327 + t334 + t335 + t336)
-            + cache.segment2_slice1_local_bend_y_column_v_y * (t101 + t102 + t113)
-            + (t71 + t78 + t81) * segment2_slice0_local_bend_y_column_v_x_along_dq
-            + (t44 + t45 + t49) * segment2_slice0_local_bend_y_column_v_y_along_dq
-            + (t72 + t76 + t80) * segment2_slice1_local_bend_y_column_v_x_along_dq
+        + ((t160 + t227 + t277) * segment2_slice2_local_bend_y_column_v_y_along_dq
+            + cache.segment2_slice2_local_bend_y_column_v_y * (t383 + t470 + t556)
+            + 0.5 * (t773 + t775 + t776 + t779 + t787 + t789 + t796 + t797 + t798)
+            + cache.segment2_slice1_local_bend_y_column_v_y * (t419 + t423 + t466)
+            + (t307 + t354 + t361) * segment2_slice0_local_bend_y_column_v_x_along_dq
+            + (t189 + t193 + t207) * segment2_slice0_local_bend_y_column_v_y_along_dq
+            + (t308 + t334 + t360) * segment2_slice1_local_bend_y_column_v_x_along_dq
             + 0.1127016653792583
-                * (t312 + t316 + t318 + t319 + t321 + t322 + t323 + t331 + t332)
-            + (t46 + t52 + t57) * segment2_slice1_local_bend_y_column_v_y_along_dq
-            + (t153 + t162 + t165) * cache.segment2_slice1_local_bend_y_column_v_x
-            + cache.segment2_slice0_local_bend_y_column_v_y * (t96 + t120 + t121)
-            + (t155 + t160 + t164) * cache.segment2_slice0_local_bend_y_column_v_x
-            + (t64 + t69 + t74) * segment2_slice2_local_bend_y_column_v_x_along_dq
-            + cache.segment2_slice2_local_bend_y_column_v_x * (t151 + t157 + t159)
+                * (t774 + t778 + t780 + t781 + t783 + t784 + t785 + t793 + t794)
+            + (t197 + t217 + t252) * segment2_slice1_local_bend_y_column_v_y_along_dq
+            + (t564 + t627 + t633) * cache.segment2_slice1_local_bend_y_column_v_x
+            + cache.segment2_slice0_local_bend_y_column_v_y * (t401 + t514 + t515)
+            + (t583 + t608 + t632) * cache.segment2_slice0_local_bend_y_column_v_x
+            + (t282 + t302 + t313) * segment2_slice2_local_bend_y_column_v_x_along_dq
+            + cache.segment2_slice2_local_bend_y_column_v_x * (t559 + t602 + t607)
             + 0.8872983346207417
-                * (t309 + t310 + t315 + t320 + t324 + t326 + t330 + t333 + t337))
+                * (t771 + t772 + t777 + t782 + t786 + t788 + t792 + t795 + t799))
             * p.segment_length
         + head_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
         + head_composite_force_n_z_along_dq * p.segment_length
@@ -6534,41 +7164,95 @@ pub fn inverse_dynamics_velocity_tangent_into(
         + dqd[2] * cache.base_angle_subspace_v_y;
     let tail_momentum_f_y_along_dqd = p.link_mass * base_angle_velocity_v_y_along_dqd
         + dqd[2] * cache.tail_inertia_h_x;
-    let segment1_bend_y_rate_along_dqd = dqd[3] * p.segment_length;
+    let t0 = softgen_runtime::Lanes4::from_array([dqd[3], dqd[4], 0.0, 0.0]);
+    let lanes_segment1_bend_y_rate_along_dqd = t0 * p.segment_length;
+    let [segment1_bend_y_rate_along_dqd, segment2_bend_y_rate_along_dqd, _, _] = lanes_segment1_bend_y_rate_along_dqd
+        .to_array();
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let base_angle_bias_v_x_along_dqd = dqd[2] * qd[1] + dqd[1] * qd[2];
-    let segment1_bend_y_rate = p.segment_length * qd[3];
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t0 = 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
-        * p.segment_length * segment1_bend_squared;
-    let t1 = 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
+    let t1 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], 0.0, 0.0]);
+    let lanes_segment1_bend_y_rate = p.segment_length * t1;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, _, _] = lanes_segment1_bend_y_rate
+        .to_array();
+    let t2 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_bend_squared = t2 * t2;
+    let t3 = 2.0 * lanes_segment1_bend_y_rate_along_dqd * lanes_segment1_bend_y_rate
+        * p.segment_length * lanes_segment1_bend_squared;
+    let t4 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        0.0,
+        0.0,
+    ]);
+    let t5 = 3.0 * t4 * t3;
+    let t6 = 2.0 * lanes_segment1_bend_y_rate_along_dqd * lanes_segment1_bend_y_rate
         * p.segment_length;
-    let t2 = p.segment_length * segment1_bend_squared;
-    let t3 = (3.0 * cache.segment1_bend_squared_c5 * t0
-        + cache.segment1_bend_squared_c3 * t0 + cache.segment1_bend_squared_c3 * t1
-        - t1 * cache.segment1_bend_squared_c2
-        - 3.0 * cache.segment1_bend_squared_c4 * t0)
-        + 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
-            * (p.segment_length * cache.segment1_bend_squared_c2
-                + 2.0 * cache.segment1_bend_squared_c4 * t2
-                - cache.segment1_bend_squared_c3 * t2);
-    let t4 = p.segment_length * cache.segment1_bend_y;
-    let t5 = 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
-        * p.segment_length * cache.segment1_bend_y.powi(3);
-    let t6 = 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
-        * p.segment_length * cache.segment1_bend_y;
-    let t7 = (cache.segment1_bend_squared_c4 * t5
-        + 8.0 * t5 * cache.segment1_bend_squared_c6
-        + 6.0 * cache.segment1_bend_squared_c4 * t6
-        - 5.0 * cache.segment1_bend_squared_c5 * t5
-        - 3.0 * cache.segment1_bend_squared_c3 * t6)
-        - 2.0 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c3 * t4
-                - t4 * cache.segment1_bend_squared_c2);
+    let t7 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        0.0,
+        0.0,
+    ]);
+    let t8 = -(t6 * t7);
+    let t9 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        0.0,
+        0.0,
+    ]);
+    let t10 = t9 * t3;
+    let t11 = t9 * t6;
+    let t12 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        0.0,
+        0.0,
+    ]);
+    let t13 = -(3.0 * t12 * t3);
+    let t14 = t5 + t8 + t10 + t11 + t13;
+    let t15 = p.segment_length * t7;
+    let t16 = p.segment_length * lanes_segment1_bend_squared;
+    let t17 = 2.0 * t12 * t16;
+    let t18 = -(t9 * t16);
+    let t19 = t15 + t17 + t18;
+    let t20 = 2.0 * lanes_segment1_bend_y_rate_along_dqd * lanes_segment1_bend_y_rate
+        * t19;
+    let t21 = t14 + t20;
+    let [t22, t23, _, _] = t21.to_array();
+    let t24 = p.segment_length * t2;
+    let t25 = -(t24 * t7);
+    let t26 = t9 * t24;
+    let t27 = t25 + t26;
+    let t28 = -(2.0 * lanes_segment1_bend_y_rate_along_dqd * lanes_segment1_bend_y_rate
+        * t27);
+    let t29 = t2.powi(3);
+    let t30 = 2.0 * lanes_segment1_bend_y_rate_along_dqd * lanes_segment1_bend_y_rate
+        * p.segment_length * t29;
+    let t31 = t12 * t30;
+    let t32 = -(5.0 * t4 * t30);
+    let t33 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        0.0,
+        0.0,
+    ]);
+    let t34 = 8.0 * t30 * t33;
+    let t35 = 2.0 * lanes_segment1_bend_y_rate_along_dqd * lanes_segment1_bend_y_rate
+        * p.segment_length * t2;
+    let t36 = -(3.0 * t9 * t35);
+    let t37 = 6.0 * t12 * t35;
+    let t38 = t31 + t32 + t34 + t36 + t37;
+    let t39 = t28 + t38;
+    let [t40, t41, _, _] = t39.to_array();
     let segment1_tip_bias_v_x_along_dqd = segment1_bend_y_rate_along_dqd
         * base_angle_velocity_v_y + base_angle_bias_v_x_along_dqd
-        + segment1_bend_y_rate * base_angle_velocity_v_y_along_dqd + t3 * cache.cos_q2
-        + cache.base_angle_rotation_01 * t7
+        + segment1_bend_y_rate * base_angle_velocity_v_y_along_dqd + t22 * cache.cos_q2
+        + cache.base_angle_rotation_01 * t40
         - dqd[3] * cache.segment1_tip_subspace0_v_y * qd[2]
         - dqd[2] * cache.segment1_tip_subspace0_v_y * qd[3];
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
@@ -6582,38 +7266,9 @@ pub fn inverse_dynamics_velocity_tangent_into(
     let middle_momentum_f_y_along_dqd = cache.middle_inertia_h_x
         * segment1_tip_velocity_w_z_along_dqd
         + p.link_mass * segment1_tip_velocity_v_y_along_dqd;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
-    let segment2_bend_y_rate_along_dqd = p.segment_length * dqd[4];
-    let t8 = 2.0 * segment2_bend_y_rate * p.segment_length
-        * segment2_bend_y_rate_along_dqd;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t9 = 2.0 * segment2_bend_y_rate * p.segment_length
-        * segment2_bend_y_rate_along_dqd * segment2_bend_squared;
-    let t10 = p.segment_length * segment2_bend_squared;
-    let t11 = (t8 * cache.segment2_bend_squared_c3 + t9 * cache.segment2_bend_squared_c3
-        + 3.0 * t9 * cache.segment2_bend_squared_c5 - t8 * cache.segment2_bend_squared_c2
-        - 3.0 * t9 * cache.segment2_bend_squared_c4)
-        + 2.0 * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
-            * (2.0 * t10 * cache.segment2_bend_squared_c4
-                + cache.segment2_bend_squared_c2 * p.segment_length
-                - cache.segment2_bend_squared_c3 * t10);
-    let t12 = cache.segment2_bend_y * p.segment_length;
-    let t13 = 2.0 * segment2_bend_y_rate * p.segment_length
-        * segment2_bend_y_rate_along_dqd * cache.segment2_bend_y.powi(3);
-    let t14 = 2.0 * segment2_bend_y_rate * cache.segment2_bend_y * p.segment_length
-        * segment2_bend_y_rate_along_dqd;
-    let t15 = (8.0 * t13 * cache.segment2_bend_squared_c6
-        + 6.0 * cache.segment2_bend_squared_c4 * t14
-        + t13 * cache.segment2_bend_squared_c4
-        - 3.0 * cache.segment2_bend_squared_c3 * t14
-        - 5.0 * cache.segment2_bend_squared_c5 * t13)
-        - 2.0
-            * (cache.segment2_bend_squared_c3 * t12
-                - cache.segment2_bend_squared_c2 * t12) * segment2_bend_y_rate
-            * segment2_bend_y_rate_along_dqd;
     let segment2_tip_bias_v_x_along_dqd = segment2_bend_y_rate
         * segment1_tip_velocity_v_y_along_dqd + segment1_tip_bias_v_x_along_dqd
-        + t11 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_01 * t15
+        + t23 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_01 * t41
         + segment1_tip_velocity_v_y * segment2_bend_y_rate_along_dqd
         - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y * dqd[4]
         - cache.segment2_tip_subspace0_v_y * qd[4] * segment1_tip_velocity_w_z_along_dqd;
@@ -6632,6 +7287,37 @@ pub fn inverse_dynamics_velocity_tangent_into(
         * segment2_tip_bias_v_x_along_dqd
         - head_momentum_f_y_along_dqd * segment2_tip_velocity_w_z
         - segment2_tip_velocity_w_z_along_dqd * head_momentum_f_y;
+    let t42 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c3,
+        cache.segment2_slice1_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t43 = 0.125 * t6 * t42;
+    let t44 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c2,
+        cache.segment2_slice1_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t45 = -(0.125 * t6 * t44);
+    let t46 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c5,
+        cache.segment2_slice1_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t47 = 0.09375 * t46 * t3;
+    let t48 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c4,
+        cache.segment2_slice1_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t49 = -(0.09375 * t3 * t48);
+    let t50 = 0.03125 * t42 * t3;
+    let t51 = t43 + t45 + t47 + t49 + t50;
+    let [t52, t53, _, _] = t51.to_array();
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let base_angle_subspace_rate_v_y_along_dqd = -dqd[0];
     let base_angle_subspace_rate_v_y = -qd[0];
@@ -6639,7 +7325,7 @@ pub fn inverse_dynamics_velocity_tangent_into(
         + dqd[2] * base_angle_subspace_rate_v_y;
     let base_angle_velocity_v_x_along_dqd = dqd[0] + q[1] * dqd[2];
     let segment1_tip_bias_v_y_along_dqd = base_angle_bias_v_y_along_dqd
-        + cache.cos_q2 * t7 + cache.sin_q2 * t3
+        + cache.cos_q2 * t40 + cache.sin_q2 * t22
         + dqd[2] * cache.segment1_tip_subspace0_v_x * qd[3]
         + dqd[3] * cache.segment1_tip_subspace0_v_x * qd[2]
         - segment1_bend_y_rate_along_dqd * base_angle_velocity_v_x
@@ -6647,278 +7333,398 @@ pub fn inverse_dynamics_velocity_tangent_into(
     let segment2_base_bias_v_x_along_dqd = segment1_tip_bias_v_y_along_dqd
         * cache.segment1_tip_rotation_10
         + segment1_tip_bias_v_x_along_dqd * cache.segment1_tip_rotation_00;
-    let t16 = segment1_tip_velocity_v_y
+    let t54 = segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.segment2_position_x;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t17 = segment1_tip_velocity_v_x
+    let t55 = segment1_tip_velocity_v_x
         - cache.segment2_position_y * segment1_tip_velocity_w_z;
-    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t16
-        + cache.segment1_tip_rotation_01 * t17;
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t54
+        + cache.segment1_tip_rotation_01 * t55;
+    let t56 = 0.125 * t16 * t48;
+    let t57 = 0.25 * p.segment_length * t44;
+    let t58 = -(0.0625 * t42 * t16);
+    let t59 = t56 + t57 + t58;
+    let t60 = lanes_segment1_bend_y_rate_along_dqd * lanes_segment1_bend_y_rate * t59;
+    let [t61, t62, _, _] = t60.to_array();
     let segment1_tip_velocity_v_x_along_dqd = dqd[3] * cache.segment1_tip_subspace0_v_x
         + base_angle_velocity_v_x_along_dqd;
-    let t18 = segment1_tip_velocity_v_x_along_dqd
+    let t63 = segment1_tip_velocity_v_x_along_dqd
         - cache.segment2_position_y * segment1_tip_velocity_w_z_along_dqd;
-    let t19 = cache.segment2_position_x * segment1_tip_velocity_w_z_along_dqd
+    let t64 = cache.segment2_position_x * segment1_tip_velocity_w_z_along_dqd
         + segment1_tip_velocity_v_y_along_dqd;
-    let segment2_base_velocity_v_y_along_dqd = t18 * cache.segment1_tip_rotation_01
-        + t19 * cache.segment1_tip_rotation_11;
-    let t20 = (0.09375 * t9 * cache.segment2_slice1_bend_c5
-        + 0.03125 * t9 * cache.segment2_slice1_bend_c3
-        + 0.125 * t8 * cache.segment2_slice1_bend_c3
-        - 0.125 * t8 * cache.segment2_slice1_bend_c2
-        - 0.09375 * t9 * cache.segment2_slice1_bend_c4)
-        + segment2_base_bias_v_x_along_dqd
-        + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate_along_dqd
-        + segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
-            * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-                + 0.125 * t10 * cache.segment2_slice1_bend_c4
-                - 0.0625 * t10 * cache.segment2_slice1_bend_c3)
+    let segment2_base_velocity_v_y_along_dqd = t63 * cache.segment1_tip_rotation_01
+        + t64 * cache.segment1_tip_rotation_11;
+    let t65 = t53 + segment2_base_bias_v_x_along_dqd
+        + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate_along_dqd + t62
         + 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dqd
         - cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
             * segment1_tip_velocity_w_z_along_dqd
         - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
             * segment2_bend_y_rate_along_dqd;
-    let t21 = t20 * cache.segment1_slice1_mass;
-    let t22 = 0.5 * segment2_bend_y_rate_along_dqd + segment1_tip_velocity_w_z_along_dqd;
-    let t23 = segment2_base_velocity_v_y
-        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate;
-    let t24 = segment1_tip_velocity_w_z + 0.5 * segment2_bend_y_rate;
-    let segment2_slice1_local_momentum_f_y = t23 * cache.segment1_slice1_mass
-        + cache.segment2_slice1_local_inertia_h_x * t24;
-    let t25 = -(t22 * segment2_slice1_local_momentum_f_y);
-    let t26 = segment2_base_bias_v_x_along_dqd
+    let t66 = t65 * cache.segment1_slice1_mass;
+    let t67 = 0.5 * lanes_segment1_bend_y_rate_along_dqd;
+    let [t68, t69, _, _] = t67.to_array();
+    let t70 = t69 + segment1_tip_velocity_w_z_along_dqd;
+    let t71 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t72 = t71 * lanes_segment1_bend_y_rate;
+    let [t73, t74, _, _] = t72.to_array();
+    let t75 = segment2_base_velocity_v_y + t74;
+    let t76 = 0.5 * lanes_segment1_bend_y_rate;
+    let [t77, t78, _, _] = t76.to_array();
+    let t79 = segment1_tip_velocity_w_z + t78;
+    let segment2_slice1_local_momentum_f_y = t75 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * t79;
+    let t80 = -(t70 * segment2_slice1_local_momentum_f_y);
+    let t81 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c4,
+        cache.segment2_slice0_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t82 = 0.0003226646068132982 * t81 * t16;
+    let t83 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c2,
+        cache.segment2_slice0_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t84 = 0.012701665379258308 * p.segment_length * t83;
+    let t85 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c3,
+        cache.segment2_slice0_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t86 = -(0.0001613323034066491 * t16 * t85);
+    let t87 = t82 + t84 + t86;
+    let t88 = 0.2254033307585166 * lanes_segment1_bend_y_rate_along_dqd
+        * lanes_segment1_bend_y_rate * t87;
+    let [t89, t90, _, _] = t88.to_array();
+    let t91 = -(0.0014314988413324798 * t6 * t83);
+    let t92 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c5,
+        cache.segment2_slice0_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t93 = 0.000054547257820203424 * t92 * t3;
+    let t94 = 0.0014314988413324798 * t6 * t85;
+    let t95 = -(0.000054547257820203424 * t81 * t3);
+    let t96 = 0.00001818241927340114 * t85 * t3;
+    let t97 = t91 + t93 + t94 + t95 + t96;
+    let [t98, t99, _, _] = t97.to_array();
+    let t100 = segment2_base_bias_v_x_along_dqd
         + 0.1127016653792583 * segment2_base_velocity_v_y
-            * segment2_bend_y_rate_along_dqd
-        + 0.2254033307585166 * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
-            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t10
-                + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t10)
-        + (0.00001818241927340114 * t9 * cache.segment2_slice0_bend_c3
-            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t8
-            + 0.000054547257820203424 * t9 * cache.segment2_slice0_bend_c5
-            - 0.0014314988413324798 * t8 * cache.segment2_slice0_bend_c2
-            - 0.000054547257820203424 * t9 * cache.segment2_slice0_bend_c4)
+            * segment2_bend_y_rate_along_dqd + t90 + t99
         + 0.1127016653792583 * segment2_bend_y_rate
             * segment2_base_velocity_v_y_along_dqd
         - cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
             * segment1_tip_velocity_w_z_along_dqd
         - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate_along_dqd;
-    let t27 = cache.segment1_slice0_mass * t26;
-    let t28 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
-    let t29 = 0.1127016653792583 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t28
-        + t29 * cache.segment2_slice0_local_inertia_h_x;
-    let t30 = 0.1127016653792583 * segment2_bend_y_rate_along_dqd
-        + segment1_tip_velocity_w_z_along_dqd;
-    let t31 = -(segment2_slice0_local_momentum_f_y * t30);
-    let t32 = segment2_base_velocity_v_y_along_dqd
-        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate_along_dqd;
-    let segment2_slice1_local_momentum_f_y_along_dqd = t32 * cache.segment1_slice1_mass
-        + cache.segment2_slice1_local_inertia_h_x * t22;
-    let t33 = -(segment2_slice1_local_momentum_f_y_along_dqd * t24);
-    let t34 = 0.8872983346207417 * segment2_bend_y_rate_along_dqd
-        + segment1_tip_velocity_w_z_along_dqd;
-    let t35 = segment2_base_velocity_v_y
-        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate;
-    let t36 = segment1_tip_velocity_w_z + 0.8872983346207417 * segment2_bend_y_rate;
-    let segment2_slice2_local_momentum_f_y = t35 * cache.segment1_slice0_mass
-        + cache.segment2_slice2_local_inertia_h_x * t36;
-    let t37 = -(t34 * segment2_slice2_local_momentum_f_y);
-    let t38 = segment2_base_velocity_v_y_along_dqd
-        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate_along_dqd;
-    let segment2_slice2_local_momentum_f_y_along_dqd = t34
-        * cache.segment2_slice2_local_inertia_h_x + cache.segment1_slice0_mass * t38;
-    let t39 = -(segment2_slice2_local_momentum_f_y_along_dqd * t36);
-    let t40 = segment2_base_bias_v_x_along_dqd
+    let t101 = cache.segment1_slice0_mass * t100;
+    let t102 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t103 = lanes_segment1_bend_y_rate * t102;
+    let [t104, t105, _, _] = t103.to_array();
+    let t106 = t105 + segment2_base_velocity_v_y;
+    let t107 = 0.1127016653792583 * lanes_segment1_bend_y_rate;
+    let [t108, t109, _, _] = t107.to_array();
+    let t110 = t109 + segment1_tip_velocity_w_z;
+    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t106
+        + t110 * cache.segment2_slice0_local_inertia_h_x;
+    let t111 = 0.1127016653792583 * lanes_segment1_bend_y_rate_along_dqd;
+    let [t112, t113, _, _] = t111.to_array();
+    let t114 = t113 + segment1_tip_velocity_w_z_along_dqd;
+    let t115 = -(segment2_slice0_local_momentum_f_y * t114);
+    let t116 = lanes_segment1_bend_y_rate_along_dqd * t71;
+    let [t117, t118, _, _] = t116.to_array();
+    let t119 = segment2_base_velocity_v_y_along_dqd + t118;
+    let segment2_slice1_local_momentum_f_y_along_dqd = t119 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * t70;
+    let t120 = -(segment2_slice1_local_momentum_f_y_along_dqd * t79);
+    let t121 = 0.8872983346207417 * lanes_segment1_bend_y_rate_along_dqd;
+    let [t122, t123, _, _] = t121.to_array();
+    let t124 = t123 + segment1_tip_velocity_w_z_along_dqd;
+    let t125 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_y,
+        cache.segment2_slice2_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let t126 = t125 * lanes_segment1_bend_y_rate;
+    let [t127, t128, _, _] = t126.to_array();
+    let t129 = segment2_base_velocity_v_y + t128;
+    let t130 = 0.8872983346207417 * lanes_segment1_bend_y_rate;
+    let [t131, t132, _, _] = t130.to_array();
+    let t133 = segment1_tip_velocity_w_z + t132;
+    let segment2_slice2_local_momentum_f_y = t129 * cache.segment1_slice0_mass
+        + cache.segment2_slice2_local_inertia_h_x * t133;
+    let t134 = -(t124 * segment2_slice2_local_momentum_f_y);
+    let t135 = lanes_segment1_bend_y_rate_along_dqd * t125;
+    let [t136, t137, _, _] = t135.to_array();
+    let t138 = segment2_base_velocity_v_y_along_dqd + t137;
+    let segment2_slice2_local_momentum_f_y_along_dqd = t124
+        * cache.segment2_slice2_local_inertia_h_x + cache.segment1_slice0_mass * t138;
+    let t139 = -(segment2_slice2_local_momentum_f_y_along_dqd * t133);
+    let t140 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c4,
+        cache.segment2_slice2_bend_c4,
+        0.0,
+        0.0,
+    ]);
+    let t141 = -(1.6499454527421802 * t3 * t140);
+    let t142 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c5,
+        cache.segment2_slice2_bend_c5,
+        0.0,
+        0.0,
+    ]);
+    let t143 = 1.6499454527421802 * t3 * t142;
+    let t144 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c3,
+        cache.segment2_slice2_bend_c3,
+        0.0,
+        0.0,
+    ]);
+    let t145 = 0.6985685011586675 * t6 * t144;
+    let t146 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c2,
+        cache.segment2_slice2_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t147 = -(0.6985685011586675 * t6 * t146);
+    let t148 = 0.5499818175807267 * t3 * t144;
+    let t149 = t141 + t143 + t145 + t147 + t148;
+    let [t150, t151, _, _] = t149.to_array();
+    let t152 = 0.7872983346207417 * p.segment_length * t146;
+    let t153 = -(0.6198386676965935 * t16 * t144);
+    let t154 = 1.239677335393187 * t16 * t140;
+    let t155 = t152 + t153 + t154;
+    let t156 = 1.7745966692414834 * lanes_segment1_bend_y_rate_along_dqd
+        * lanes_segment1_bend_y_rate * t155;
+    let [t157, t158, _, _] = t156.to_array();
+    let t159 = segment2_base_bias_v_x_along_dqd
         + 0.8872983346207417 * segment2_bend_y_rate
-            * segment2_base_velocity_v_y_along_dqd
-        + (0.5499818175807267 * t9 * cache.segment2_slice2_bend_c3
-            + 1.6499454527421802 * t9 * cache.segment2_slice2_bend_c5
-            + 0.6985685011586675 * t8 * cache.segment2_slice2_bend_c3
-            - 1.6499454527421802 * t9 * cache.segment2_slice2_bend_c4
-            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t8)
-        + 1.7745966692414834
-            * (1.239677335393187 * t10 * cache.segment2_slice2_bend_c4
-                + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-                - 0.6198386676965935 * t10 * cache.segment2_slice2_bend_c3)
-            * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
+            * segment2_base_velocity_v_y_along_dqd + t151 + t158
         + 0.8872983346207417 * segment2_base_velocity_v_y
             * segment2_bend_y_rate_along_dqd
         - cache.segment2_slice2_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate_along_dqd
         - cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate
             * segment1_tip_velocity_w_z_along_dqd;
-    let t41 = t40 * cache.segment1_slice0_mass;
-    let t42 = cache.segment2_slice0_local_bend_y_column_v_y
-        * segment2_bend_y_rate_along_dqd + segment2_base_velocity_v_y_along_dqd;
+    let t160 = t159 * cache.segment1_slice0_mass;
+    let t161 = lanes_segment1_bend_y_rate_along_dqd * t102;
+    let [t162, t163, _, _] = t161.to_array();
+    let t164 = t163 + segment2_base_velocity_v_y_along_dqd;
     let segment2_slice0_local_momentum_f_y_along_dqd = cache
-        .segment2_slice0_local_inertia_h_x * t30 + cache.segment1_slice0_mass * t42;
-    let t43 = -(t29 * segment2_slice0_local_momentum_f_y_along_dqd);
-    let t44 = t21 + t25 + t27 + t31 + t33 + t37 + t39 + t41 + t43;
-    let t45 = cache.segment1_tip_rotation_00 * t44;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t16
-        + t17 * cache.segment1_tip_rotation_00;
-    let t46 = segment2_base_velocity_v_x
-        + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment2_slice0_local_momentum_f_x = t46 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * t29;
-    let t47 = segment2_slice0_local_momentum_f_x * t30;
-    let segment2_base_velocity_v_x_along_dqd = cache.segment1_tip_rotation_10 * t19
-        + t18 * cache.segment1_tip_rotation_00;
-    let t48 = segment2_base_velocity_v_x_along_dqd
-        + segment2_bend_y_rate_along_dqd * cache.segment2_slice2_local_bend_y_column_v_x;
-    let segment2_slice2_local_momentum_f_x_along_dqd = t48 * cache.segment1_slice0_mass
-        - t34 * cache.segment2_slice2_local_inertia_h_y;
-    let t49 = segment2_slice2_local_momentum_f_x_along_dqd * t36;
-    let t50 = cache.segment2_slice1_local_bend_y_column_v_x
-        * segment2_bend_y_rate_along_dqd + segment2_base_velocity_v_x_along_dqd;
-    let segment2_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice1_mass * t50
-        - cache.segment2_slice1_local_inertia_h_y * t22;
-    let t51 = t24 * segment2_slice1_local_momentum_f_x_along_dqd;
-    let t52 = segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x;
-    let segment2_slice1_local_momentum_f_x = t52 * cache.segment1_slice1_mass
-        - cache.segment2_slice1_local_inertia_h_y * t24;
-    let t53 = t22 * segment2_slice1_local_momentum_f_x;
+        .segment2_slice0_local_inertia_h_x * t114 + cache.segment1_slice0_mass * t164;
+    let t165 = -(t110 * segment2_slice0_local_momentum_f_y_along_dqd);
+    let t166 = t66 + t80 + t101 + t115 + t120 + t134 + t139 + t160 + t165;
+    let t167 = cache.segment1_tip_rotation_00 * t166;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t54
+        + t55 * cache.segment1_tip_rotation_00;
+    let t168 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t169 = lanes_segment1_bend_y_rate * t168;
+    let [t170, t171, _, _] = t169.to_array();
+    let t172 = segment2_base_velocity_v_x + t171;
+    let segment2_slice0_local_momentum_f_x = t172 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t110;
+    let t173 = segment2_slice0_local_momentum_f_x * t114;
+    let segment2_base_velocity_v_x_along_dqd = cache.segment1_tip_rotation_10 * t64
+        + t63 * cache.segment1_tip_rotation_00;
+    let t174 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_x,
+        cache.segment2_slice2_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t175 = lanes_segment1_bend_y_rate_along_dqd * t174;
+    let [t176, t177, _, _] = t175.to_array();
+    let t178 = segment2_base_velocity_v_x_along_dqd + t177;
+    let segment2_slice2_local_momentum_f_x_along_dqd = t178 * cache.segment1_slice0_mass
+        - t124 * cache.segment2_slice2_local_inertia_h_y;
+    let t179 = segment2_slice2_local_momentum_f_x_along_dqd * t133;
+    let t180 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let t181 = t180 * lanes_segment1_bend_y_rate_along_dqd;
+    let [t182, t183, _, _] = t181.to_array();
+    let t184 = t183 + segment2_base_velocity_v_x_along_dqd;
+    let segment2_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice1_mass * t184
+        - cache.segment2_slice1_local_inertia_h_y * t70;
+    let t185 = t79 * segment2_slice1_local_momentum_f_x_along_dqd;
+    let t186 = t180 * lanes_segment1_bend_y_rate;
+    let [t187, t188, _, _] = t186.to_array();
+    let t189 = t188 + segment2_base_velocity_v_x;
+    let segment2_slice1_local_momentum_f_x = t189 * cache.segment1_slice1_mass
+        - cache.segment2_slice1_local_inertia_h_y * t79;
+    let t190 = t70 * segment2_slice1_local_momentum_f_x;
+    let t191 = 0.0014314988413324798 * t24 * t85;
+    let t192 = -(0.0014314988413324798 * t24 * t83);
+    let t193 = t191 + t192;
+    let t194 = -(0.2254033307585166 * lanes_segment1_bend_y_rate_along_dqd
+        * lanes_segment1_bend_y_rate * t193);
+    let [t195, t196, _, _] = t194.to_array();
+    let t197 = -(0.00001024594466368116 * t92 * t30);
+    let t198 = -(0.00048399691021994726 * t85 * t35);
+    let t199 = 0.000002049188932736232 * t81 * t30;
+    let t200 = 0.0009679938204398945 * t81 * t35;
+    let t201 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c6,
+        cache.segment2_slice0_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t202 = 0.000016393511461889856 * t30 * t201;
+    let t203 = t197 + t198 + t199 + t200 + t202;
+    let [t204, t205, _, _] = t203.to_array();
     let segment2_base_bias_v_y_along_dqd = segment1_tip_bias_v_x_along_dqd
         * cache.segment1_tip_rotation_01
         + segment1_tip_bias_v_y_along_dqd * cache.segment1_tip_rotation_11;
-    let t54 = segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
-        * cache.segment2_slice0_local_bend_y_column_v_x
-        + (0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t14
-            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t13
-            + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t13
-            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t14
-            - 0.00001024594466368116 * t13 * cache.segment2_slice0_bend_c5)
+    let t206 = segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
+        * cache.segment2_slice0_local_bend_y_column_v_x + t196 + t205
         + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x
             * segment1_tip_velocity_w_z_along_dqd + segment2_base_bias_v_y_along_dqd
         - 0.1127016653792583 * segment2_bend_y_rate
             * segment2_base_velocity_v_x_along_dqd
-        - 0.2254033307585166
-            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t12
-                - 0.0014314988413324798 * t12 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
         - 0.1127016653792583 * segment2_bend_y_rate_along_dqd
             * segment2_base_velocity_v_x;
-    let t55 = cache.segment1_slice0_mass * t54;
-    let t56 = segment2_base_velocity_v_x_along_dqd
-        + segment2_bend_y_rate_along_dqd * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment2_slice0_local_momentum_f_x_along_dqd = t56 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * t30;
-    let t57 = t29 * segment2_slice0_local_momentum_f_x_along_dqd;
-    let t58 = (0.4879979508110674 * t13 * cache.segment2_slice2_bend_c4
-        + 3.7190320061795608 * t14 * cache.segment2_slice2_bend_c4
-        + 3.903983606488539 * t13 * cache.segment2_slice2_bend_c6
-        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t14
-        - 2.439989754055337 * t13 * cache.segment2_slice2_bend_c5)
-        + segment2_base_bias_v_y_along_dqd
+    let t207 = cache.segment1_slice0_mass * t206;
+    let t208 = lanes_segment1_bend_y_rate_along_dqd * t168;
+    let [t209, t210, _, _] = t208.to_array();
+    let t211 = segment2_base_velocity_v_x_along_dqd + t210;
+    let segment2_slice0_local_momentum_f_x_along_dqd = t211 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t114;
+    let t212 = t110 * segment2_slice0_local_momentum_f_x_along_dqd;
+    let t213 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_bend_c6,
+        cache.segment2_slice2_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t214 = 3.903983606488539 * t213 * t30;
+    let t215 = -(2.439989754055337 * t30 * t142);
+    let t216 = 3.7190320061795608 * t35 * t140;
+    let t217 = 0.4879979508110674 * t30 * t140;
+    let t218 = -(1.8595160030897804 * t35 * t144);
+    let t219 = t214 + t215 + t216 + t217 + t218;
+    let [t220, t221, _, _] = t219.to_array();
+    let t222 = -(0.6985685011586675 * t24 * t146);
+    let t223 = 0.6985685011586675 * t24 * t144;
+    let t224 = t222 + t223;
+    let t225 = -(1.7745966692414834 * lanes_segment1_bend_y_rate_along_dqd * t224
+        * lanes_segment1_bend_y_rate);
+    let [t226, t227, _, _] = t225.to_array();
+    let t228 = t221 + t227 + segment2_base_bias_v_y_along_dqd
         + segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
             * cache.segment2_slice2_local_bend_y_column_v_x
         + segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
             * segment1_tip_velocity_w_z_along_dqd
         - 0.8872983346207417 * segment2_bend_y_rate_along_dqd
             * segment2_base_velocity_v_x
-        - 1.7745966692414834
-            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t12
-                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t12)
-            * segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
         - 0.8872983346207417 * segment2_bend_y_rate
             * segment2_base_velocity_v_x_along_dqd;
-    let t59 = cache.segment1_slice0_mass * t58;
-    let t60 = segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
-        * segment2_bend_y_rate_along_dqd
+    let t229 = cache.segment1_slice0_mass * t228;
+    let t230 = 0.125 * t42 * t24;
+    let t231 = -(0.125 * t24 * t44);
+    let t232 = t230 + t231;
+    let t233 = -(lanes_segment1_bend_y_rate_along_dqd * t232
+        * lanes_segment1_bend_y_rate);
+    let [t234, t235, _, _] = t233.to_array();
+    let t236 = -(0.1875 * t42 * t35);
+    let t237 = -(0.078125 * t46 * t30);
+    let t238 = 0.375 * t35 * t48;
+    let t239 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c6,
+        cache.segment2_slice1_bend_c6,
+        0.0,
+        0.0,
+    ]);
+    let t240 = 0.125 * t30 * t239;
+    let t241 = 0.015625 * t30 * t48;
+    let t242 = t236 + t237 + t238 + t240 + t241;
+    let [t243, t244, _, _] = t242.to_array();
+    let t245 = segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
+        * segment2_bend_y_rate_along_dqd + t235
         + segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
             * segment1_tip_velocity_w_z_along_dqd + segment2_base_bias_v_y_along_dqd
-        + (0.375 * cache.segment2_slice1_bend_c4 * t14
-            + 0.125 * t13 * cache.segment2_slice1_bend_c6
-            + 0.015625 * t13 * cache.segment2_slice1_bend_c4
-            - 0.078125 * t13 * cache.segment2_slice1_bend_c5
-            - 0.1875 * cache.segment2_slice1_bend_c3 * t14)
-        - segment2_bend_y_rate * segment2_bend_y_rate_along_dqd
-            * (0.125 * cache.segment2_slice1_bend_c3 * t12
-                - 0.125 * cache.segment2_slice1_bend_c2 * t12)
-        - 0.5 * segment2_bend_y_rate_along_dqd * segment2_base_velocity_v_x
+        + t244 - 0.5 * segment2_bend_y_rate_along_dqd * segment2_base_velocity_v_x
         - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x_along_dqd;
-    let t61 = t60 * cache.segment1_slice1_mass;
-    let t62 = segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x;
-    let segment2_slice2_local_momentum_f_x = t62 * cache.segment1_slice0_mass
-        - t36 * cache.segment2_slice2_local_inertia_h_y;
-    let t63 = t34 * segment2_slice2_local_momentum_f_x;
-    let t64 = t47 + t49 + t51 + t53 + t55 + t57 + t59 + t61 + t63;
-    let t65 = cache.segment1_tip_rotation_01 * t64;
-    let segment2_composite_force_f_x_along_dqd = head_composite_force_f_x_along_dqd + t45
-        + t65;
+    let t246 = t245 * cache.segment1_slice1_mass;
+    let t247 = t174 * lanes_segment1_bend_y_rate;
+    let [t248, t249, _, _] = t247.to_array();
+    let t250 = t249 + segment2_base_velocity_v_x;
+    let segment2_slice2_local_momentum_f_x = t250 * cache.segment1_slice0_mass
+        - t133 * cache.segment2_slice2_local_inertia_h_y;
+    let t251 = t124 * segment2_slice2_local_momentum_f_x;
+    let t252 = t173 + t179 + t185 + t190 + t207 + t212 + t229 + t246 + t251;
+    let t253 = cache.segment1_tip_rotation_01 * t252;
+    let segment2_composite_force_f_x_along_dqd = head_composite_force_f_x_along_dqd
+        + t167 + t253;
     let middle_composite_force_f_x_along_dqd = p.link_mass
         * segment1_tip_bias_v_x_along_dqd + segment2_composite_force_f_x_along_dqd
         - middle_momentum_f_y * segment1_tip_velocity_w_z_along_dqd
         - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dqd;
-    let t66 = 0.5 * segment1_bend_y_rate + qd[2];
-    let t67 = dqd[2] * cache.segment1_position_x + base_angle_velocity_v_y_along_dqd;
-    let t68 = base_angle_velocity_v_x_along_dqd - dqd[2] * cache.segment1_position_y;
-    let segment1_base_velocity_v_y_along_dqd = t67 * cache.cos_q2
-        + cache.base_angle_rotation_01 * t68;
-    let t69 = segment1_base_velocity_v_y_along_dqd
-        + segment1_bend_y_rate_along_dqd * cache.segment1_slice1_local_bend_y_column_v_y;
-    let t70 = dqd[2] + 0.5 * segment1_bend_y_rate_along_dqd;
-    let segment1_slice1_local_momentum_f_y_along_dqd = t69 * cache.segment1_slice1_mass
-        + t70 * cache.segment1_slice1_local_inertia_h_x;
-    let t71 = -(t66 * segment1_slice1_local_momentum_f_y_along_dqd);
-    let t72 = dqd[2] + 0.8872983346207417 * segment1_bend_y_rate_along_dqd;
-    let t73 = segment1_base_velocity_v_y_along_dqd
-        + segment1_bend_y_rate_along_dqd * cache.segment1_slice2_local_bend_y_column_v_y;
-    let segment1_slice2_local_momentum_f_y_along_dqd = t72
-        * cache.segment1_slice2_local_inertia_h_x + t73 * cache.segment1_slice0_mass;
-    let t74 = 0.8872983346207417 * segment1_bend_y_rate + qd[2];
-    let t75 = -(segment1_slice2_local_momentum_f_y_along_dqd * t74);
-    let t76 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
-    let t77 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
-    let segment1_base_velocity_v_y = t76 * cache.base_angle_rotation_01
-        + t77 * cache.cos_q2;
-    let t78 = cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate
-        + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = t78 * cache.segment1_slice1_mass
-        + cache.segment1_slice1_local_inertia_h_x * t66;
-    let t79 = -(t70 * segment1_slice1_local_momentum_f_y);
-    let t80 = 0.1127016653792583 * segment1_bend_y_rate + qd[2];
-    let t81 = 0.1127016653792583 * segment1_bend_y_rate_along_dqd + dqd[2];
-    let t82 = segment1_bend_y_rate_along_dqd
-        * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y_along_dqd;
-    let segment1_slice0_local_momentum_f_y_along_dqd = t81
-        * cache.segment1_slice0_local_inertia_h_x + t82 * cache.segment1_slice0_mass;
-    let t83 = -(t80 * segment1_slice0_local_momentum_f_y_along_dqd);
+    let t254 = t77 + qd[2];
+    let t255 = dqd[2] * cache.segment1_position_x + base_angle_velocity_v_y_along_dqd;
+    let t256 = base_angle_velocity_v_x_along_dqd - dqd[2] * cache.segment1_position_y;
+    let segment1_base_velocity_v_y_along_dqd = t255 * cache.cos_q2
+        + cache.base_angle_rotation_01 * t256;
+    let t257 = segment1_base_velocity_v_y_along_dqd + t117;
+    let t258 = dqd[2] + t68;
+    let segment1_slice1_local_momentum_f_y_along_dqd = t257 * cache.segment1_slice1_mass
+        + t258 * cache.segment1_slice1_local_inertia_h_x;
+    let t259 = -(t254 * segment1_slice1_local_momentum_f_y_along_dqd);
+    let t260 = dqd[2] + t122;
+    let t261 = segment1_base_velocity_v_y_along_dqd + t136;
+    let segment1_slice2_local_momentum_f_y_along_dqd = t260
+        * cache.segment1_slice2_local_inertia_h_x + t261 * cache.segment1_slice0_mass;
+    let t262 = t131 + qd[2];
+    let t263 = -(segment1_slice2_local_momentum_f_y_along_dqd * t262);
+    let t264 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
+    let t265 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
+    let segment1_base_velocity_v_y = t264 * cache.base_angle_rotation_01
+        + t265 * cache.cos_q2;
+    let t266 = t73 + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t266 * cache.segment1_slice1_mass
+        + cache.segment1_slice1_local_inertia_h_x * t254;
+    let t267 = -(t258 * segment1_slice1_local_momentum_f_y);
+    let t268 = t108 + qd[2];
+    let t269 = t112 + dqd[2];
+    let t270 = t162 + segment1_base_velocity_v_y_along_dqd;
+    let segment1_slice0_local_momentum_f_y_along_dqd = t269
+        * cache.segment1_slice0_local_inertia_h_x + t270 * cache.segment1_slice0_mass;
+    let t271 = -(t268 * segment1_slice0_local_momentum_f_y_along_dqd);
     let segment1_base_bias_v_x_along_dqd = cache.cos_q2 * base_angle_bias_v_x_along_dqd
         + cache.sin_q2 * base_angle_bias_v_y_along_dqd;
-    let t84 = segment1_base_bias_v_x_along_dqd
-        + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y_along_dqd
-        + (0.125 * t1 * cache.segment1_slice1_bend_c3
-            + 0.09375 * cache.segment1_slice1_bend_c5 * t0
-            + 0.03125 * cache.segment1_slice1_bend_c3 * t0
-            - 0.125 * t1 * cache.segment1_slice1_bend_c2
-            - 0.09375 * t0 * cache.segment1_slice1_bend_c4)
-        + segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
-            * (0.125 * t2 * cache.segment1_slice1_bend_c4
-                + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-                - 0.0625 * cache.segment1_slice1_bend_c3 * t2)
+    let t272 = segment1_base_bias_v_x_along_dqd
+        + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y_along_dqd + t52 + t61
         + 0.5 * segment1_bend_y_rate_along_dqd * segment1_base_velocity_v_y
         - segment1_bend_y_rate_along_dqd * cache.segment1_slice1_local_bend_y_column_v_y
             * qd[2]
         - dqd[2] * cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate;
-    let t85 = t84 * cache.segment1_slice1_mass;
-    let t86 = 0.2254033307585166 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
-        * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t2
-            + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
-            - 0.0001613323034066491 * t2 * cache.segment1_slice0_bend_c3)
-        + (0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t0
-            + 0.0014314988413324798 * t1 * cache.segment1_slice0_bend_c3
-            + 0.00001818241927340114 * cache.segment1_slice0_bend_c3 * t0
-            - 0.0014314988413324798 * t1 * cache.segment1_slice0_bend_c2
-            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t0)
-        + segment1_base_bias_v_x_along_dqd
+    let t273 = t272 * cache.segment1_slice1_mass;
+    let t274 = t89 + t98 + segment1_base_bias_v_x_along_dqd
         + 0.1127016653792583 * segment1_bend_y_rate
             * segment1_base_velocity_v_y_along_dqd
         + 0.1127016653792583 * segment1_bend_y_rate_along_dqd
@@ -6926,126 +7732,84 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - segment1_bend_y_rate_along_dqd * qd[2]
             * cache.segment1_slice0_local_bend_y_column_v_y
         - dqd[2] * segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t87 = t86 * cache.segment1_slice0_mass;
-    let t88 = 1.7745966692414834 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
-        * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-            + 1.239677335393187 * t2 * cache.segment1_slice2_bend_c4
-            - 0.6198386676965935 * t2 * cache.segment1_slice2_bend_c3)
+    let t275 = t274 * cache.segment1_slice0_mass;
+    let t276 = t157
         + 0.8872983346207417 * segment1_bend_y_rate
             * segment1_base_velocity_v_y_along_dqd + segment1_base_bias_v_x_along_dqd
         + 0.8872983346207417 * segment1_bend_y_rate_along_dqd
-            * segment1_base_velocity_v_y
-        + (1.6499454527421802 * t0 * cache.segment1_slice2_bend_c5
-            + 0.6985685011586675 * t1 * cache.segment1_slice2_bend_c3
-            + 0.5499818175807267 * t0 * cache.segment1_slice2_bend_c3
-            - 1.6499454527421802 * t0 * cache.segment1_slice2_bend_c4
-            - 0.6985685011586675 * t1 * cache.segment1_slice2_bend_c2)
+            * segment1_base_velocity_v_y + t150
         - dqd[2] * cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
         - segment1_bend_y_rate_along_dqd * cache.segment1_slice2_local_bend_y_column_v_y
             * qd[2];
-    let t89 = cache.segment1_slice0_mass * t88;
-    let t90 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice0_local_momentum_f_y = t80
-        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t90;
-    let t91 = -(t81 * segment1_slice0_local_momentum_f_y);
-    let t92 = cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
-        + segment1_base_velocity_v_y;
+    let t277 = cache.segment1_slice0_mass * t276;
+    let t278 = t104 + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t268
+        * cache.segment1_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t278;
+    let t279 = -(t269 * segment1_slice0_local_momentum_f_y);
+    let t280 = t127 + segment1_base_velocity_v_y;
     let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
-        * t74 + cache.segment1_slice0_mass * t92;
-    let t93 = -(t72 * segment1_slice2_local_momentum_f_y);
-    let t94 = t71 + t75 + t79 + t83 + t85 + t87 + t89 + t91 + t93;
-    let t95 = cache.cos_q2 * t94;
-    let segment1_base_velocity_v_x_along_dqd = cache.sin_q2 * t67 + cache.cos_q2 * t68;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t77 + t76 * cache.cos_q2;
+        * t262 + cache.segment1_slice0_mass * t280;
+    let t281 = -(t260 * segment1_slice2_local_momentum_f_y);
+    let t282 = t259 + t263 + t267 + t271 + t273 + t275 + t277 + t279 + t281;
+    let t283 = cache.cos_q2 * t282;
+    let segment1_base_velocity_v_x_along_dqd = cache.sin_q2 * t255 + cache.cos_q2 * t256;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t265 + t264 * cache.cos_q2;
     let segment1_base_bias_v_y_along_dqd = base_angle_bias_v_y_along_dqd * cache.cos_q2
         + cache.base_angle_rotation_01 * base_angle_bias_v_x_along_dqd;
-    let t96 = segment1_bend_y_rate_along_dqd * qd[2]
-        * cache.segment1_slice0_local_bend_y_column_v_x
+    let t284 = t195
+        + segment1_bend_y_rate_along_dqd * qd[2]
+            * cache.segment1_slice0_local_bend_y_column_v_x
         + dqd[2] * segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
-        + (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t5
-            + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t6
-            + 0.000016393511461889856 * t5 * cache.segment1_slice0_bend_c6
-            - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t5
-            - 0.00048399691021994726 * cache.segment1_slice0_bend_c3 * t6)
-        + segment1_base_bias_v_y_along_dqd
+        + t204 + segment1_base_bias_v_y_along_dqd
         - 0.1127016653792583 * segment1_bend_y_rate
             * segment1_base_velocity_v_x_along_dqd
-        - 0.2254033307585166 * segment1_bend_y_rate_along_dqd * segment1_bend_y_rate
-            * (0.0014314988413324798 * t4 * cache.segment1_slice0_bend_c3
-                - 0.0014314988413324798 * t4 * cache.segment1_slice0_bend_c2)
         - 0.1127016653792583 * segment1_bend_y_rate_along_dqd
             * segment1_base_velocity_v_x;
-    let t97 = cache.segment1_slice0_mass * t96;
-    let t98 = cache.segment1_slice1_local_bend_y_column_v_x
+    let t285 = cache.segment1_slice0_mass * t284;
+    let t286 = cache.segment1_slice1_local_bend_y_column_v_x
         * segment1_bend_y_rate_along_dqd * qd[2]
         + cache.segment1_slice1_local_bend_y_column_v_x * dqd[2] * segment1_bend_y_rate
-        + segment1_base_bias_v_y_along_dqd
-        + (0.375 * t6 * cache.segment1_slice1_bend_c4
-            + 0.125 * t5 * cache.segment1_slice1_bend_c6
-            + 0.015625 * t5 * cache.segment1_slice1_bend_c4
-            - 0.1875 * cache.segment1_slice1_bend_c3 * t6
-            - 0.078125 * cache.segment1_slice1_bend_c5 * t5)
+        + t234 + segment1_base_bias_v_y_along_dqd + t243
         - 0.5 * segment1_bend_y_rate_along_dqd * segment1_base_velocity_v_x
-        - segment1_bend_y_rate_along_dqd
-            * (0.125 * cache.segment1_slice1_bend_c3 * t4
-                - 0.125 * t4 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
         - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dqd;
-    let t99 = t98 * cache.segment1_slice1_mass;
-    let t100 = cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate
-        + segment1_base_velocity_v_x;
-    let segment1_slice1_local_momentum_f_x = t100 * cache.segment1_slice1_mass
-        - t66 * cache.segment1_slice1_local_inertia_h_y;
-    let t101 = t70 * segment1_slice1_local_momentum_f_x;
-    let t102 = segment1_base_velocity_v_x_along_dqd
-        + cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate_along_dqd;
-    let segment1_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice1_mass * t102
-        - t70 * cache.segment1_slice1_local_inertia_h_y;
-    let t103 = t66 * segment1_slice1_local_momentum_f_x_along_dqd;
-    let t104 = segment1_base_velocity_v_x
-        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate;
-    let segment1_slice2_local_momentum_f_x = t104 * cache.segment1_slice0_mass
-        - cache.segment1_slice2_local_inertia_h_y * t74;
-    let t105 = t72 * segment1_slice2_local_momentum_f_x;
-    let t106 = segment1_base_velocity_v_x
-        + segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x;
-    let segment1_slice0_local_momentum_f_x = t106 * cache.segment1_slice0_mass
-        - cache.segment1_slice0_local_inertia_h_y * t80;
-    let t107 = t81 * segment1_slice0_local_momentum_f_x;
-    let t108 = segment1_bend_y_rate_along_dqd
-        * cache.segment1_slice2_local_bend_y_column_v_x
-        + segment1_base_velocity_v_x_along_dqd;
-    let segment1_slice2_local_momentum_f_x_along_dqd = t108 * cache.segment1_slice0_mass
-        - t72 * cache.segment1_slice2_local_inertia_h_y;
-    let t109 = segment1_slice2_local_momentum_f_x_along_dqd * t74;
-    let t110 = segment1_bend_y_rate_along_dqd
-        * cache.segment1_slice0_local_bend_y_column_v_x
-        + segment1_base_velocity_v_x_along_dqd;
-    let segment1_slice0_local_momentum_f_x_along_dqd = t110 * cache.segment1_slice0_mass
-        - cache.segment1_slice0_local_inertia_h_y * t81;
-    let t111 = segment1_slice0_local_momentum_f_x_along_dqd * t80;
-    let t112 = segment1_bend_y_rate_along_dqd
-        * cache.segment1_slice2_local_bend_y_column_v_x * qd[2]
-        + (3.903983606488539 * cache.segment1_slice2_bend_c6 * t5
-            + 3.7190320061795608 * t6 * cache.segment1_slice2_bend_c4
-            + 0.4879979508110674 * t5 * cache.segment1_slice2_bend_c4
-            - 2.439989754055337 * t5 * cache.segment1_slice2_bend_c5
-            - 1.8595160030897804 * t6 * cache.segment1_slice2_bend_c3)
+    let t287 = t286 * cache.segment1_slice1_mass;
+    let t288 = t187 + segment1_base_velocity_v_x;
+    let segment1_slice1_local_momentum_f_x = t288 * cache.segment1_slice1_mass
+        - t254 * cache.segment1_slice1_local_inertia_h_y;
+    let t289 = t258 * segment1_slice1_local_momentum_f_x;
+    let t290 = segment1_base_velocity_v_x_along_dqd + t182;
+    let segment1_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice1_mass * t290
+        - t258 * cache.segment1_slice1_local_inertia_h_y;
+    let t291 = t254 * segment1_slice1_local_momentum_f_x_along_dqd;
+    let t292 = segment1_base_velocity_v_x + t248;
+    let segment1_slice2_local_momentum_f_x = t292 * cache.segment1_slice0_mass
+        - cache.segment1_slice2_local_inertia_h_y * t262;
+    let t293 = t260 * segment1_slice2_local_momentum_f_x;
+    let t294 = segment1_base_velocity_v_x + t170;
+    let segment1_slice0_local_momentum_f_x = t294 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * t268;
+    let t295 = t269 * segment1_slice0_local_momentum_f_x;
+    let t296 = t176 + segment1_base_velocity_v_x_along_dqd;
+    let segment1_slice2_local_momentum_f_x_along_dqd = t296 * cache.segment1_slice0_mass
+        - t260 * cache.segment1_slice2_local_inertia_h_y;
+    let t297 = segment1_slice2_local_momentum_f_x_along_dqd * t262;
+    let t298 = t209 + segment1_base_velocity_v_x_along_dqd;
+    let segment1_slice0_local_momentum_f_x_along_dqd = t298 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * t269;
+    let t299 = segment1_slice0_local_momentum_f_x_along_dqd * t268;
+    let t300 = segment1_bend_y_rate_along_dqd
+        * cache.segment1_slice2_local_bend_y_column_v_x * qd[2] + t226 + t220
         + segment1_base_bias_v_y_along_dqd
         + dqd[2] * cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate
         - 0.8872983346207417 * segment1_bend_y_rate
             * segment1_base_velocity_v_x_along_dqd
         - 0.8872983346207417 * segment1_bend_y_rate_along_dqd
-            * segment1_base_velocity_v_x
-        - 1.7745966692414834 * segment1_bend_y_rate_along_dqd
-            * (0.6985685011586675 * t4 * cache.segment1_slice2_bend_c3
-                - 0.6985685011586675 * t4 * cache.segment1_slice2_bend_c2)
-            * segment1_bend_y_rate;
-    let t113 = cache.segment1_slice0_mass * t112;
-    let t114 = t97 + t99 + t101 + t103 + t105 + t107 + t109 + t111 + t113;
-    let t115 = cache.base_angle_rotation_01 * t114;
+            * segment1_base_velocity_v_x;
+    let t301 = cache.segment1_slice0_mass * t300;
+    let t302 = t285 + t287 + t289 + t291 + t293 + t295 + t297 + t299 + t301;
+    let t303 = cache.base_angle_rotation_01 * t302;
     let segment1_composite_force_f_x_along_dqd = middle_composite_force_f_x_along_dqd
-        + t95 + t115;
+        + t283 + t303;
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
     let tail_composite_force_f_x_along_dqd = segment1_composite_force_f_x_along_dqd
@@ -7053,10 +7817,10 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - tail_momentum_f_y_along_dqd * qd[2] - dqd[2] * tail_momentum_f_y;
     let tail_momentum_f_x_along_dqd = p.link_mass * base_angle_velocity_v_x_along_dqd
         - cache.tail_inertia_h_y * dqd[2];
-    let t116 = cache.segment1_tip_rotation_11 * t64;
+    let t304 = cache.segment1_tip_rotation_11 * t252;
     let segment2_tip_bias_v_y_along_dqd = segment1_tip_bias_v_y_along_dqd
         + qd[4] * segment1_tip_velocity_w_z_along_dqd * cache.segment2_tip_subspace0_v_x
-        + cache.segment1_tip_rotation_11 * t15 + cache.segment1_tip_rotation_10 * t11
+        + cache.segment1_tip_rotation_11 * t41 + cache.segment1_tip_rotation_10 * t23
         + segment1_tip_velocity_w_z * dqd[4] * cache.segment2_tip_subspace0_v_x
         - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dqd
         - segment1_tip_velocity_v_x * segment2_bend_y_rate_along_dqd;
@@ -7072,9 +7836,9 @@ pub fn inverse_dynamics_velocity_tangent_into(
         * segment2_tip_bias_v_y_along_dqd
         + head_momentum_f_x_along_dqd * segment2_tip_velocity_w_z
         + segment2_tip_velocity_w_z_along_dqd * head_momentum_f_x;
-    let t117 = cache.segment1_tip_rotation_10 * t44;
-    let segment2_composite_force_f_y_along_dqd = t116
-        + head_composite_force_f_y_along_dqd + t117;
+    let t305 = cache.segment1_tip_rotation_10 * t166;
+    let segment2_composite_force_f_y_along_dqd = t304
+        + head_composite_force_f_y_along_dqd + t305;
     let middle_momentum_f_x_along_dqd = p.link_mass * segment1_tip_velocity_v_x_along_dqd
         - cache.middle_inertia_h_y * segment1_tip_velocity_w_z_along_dqd;
     let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
@@ -7083,40 +7847,40 @@ pub fn inverse_dynamics_velocity_tangent_into(
         + segment1_tip_bias_v_y_along_dqd * p.link_mass
         + segment1_tip_velocity_w_z * middle_momentum_f_x_along_dqd
         + middle_momentum_f_x * segment1_tip_velocity_w_z_along_dqd;
-    let t118 = cache.sin_q2 * t94;
-    let t119 = cache.cos_q2 * t114;
+    let t306 = cache.sin_q2 * t282;
+    let t307 = cache.cos_q2 * t302;
     let segment1_composite_force_f_y_along_dqd = middle_composite_force_f_y_along_dqd
-        + t118 + t119;
+        + t306 + t307;
     let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.tail_inertia_h_y * qd[2];
     let tail_composite_force_f_y_along_dqd = qd[2] * tail_momentum_f_x_along_dqd
         + segment1_composite_force_f_y_along_dqd
         + p.link_mass * base_angle_bias_v_y_along_dqd + dqd[2] * tail_momentum_f_x;
-    let t120 = segment1_slice0_local_momentum_f_y * t110;
-    let t121 = -(segment1_slice2_local_momentum_f_x * t73);
-    let t122 = -(cache.segment1_slice2_local_inertia_h_y * t88);
-    let t123 = -(t92 * segment1_slice2_local_momentum_f_x_along_dqd);
-    let t124 = -(segment1_slice1_local_momentum_f_x_along_dqd * t78);
-    let t125 = -(cache.segment1_slice0_local_inertia_h_y * t86);
-    let t126 = cache.segment1_slice1_local_inertia_h_x * t98;
-    let t127 = segment1_slice2_local_momentum_f_y_along_dqd * t104;
-    let t128 = t108 * segment1_slice2_local_momentum_f_y;
-    let t129 = cache.segment1_slice0_local_inertia_h_x * t96;
-    let t130 = segment1_slice1_local_momentum_f_y * t102;
-    let t131 = cache.segment2_slice2_local_inertia_h_x * t58;
-    let t132 = cache.segment2_slice0_local_inertia_h_x * t54;
-    let t133 = -(segment2_slice0_local_momentum_f_x_along_dqd * t28);
-    let t134 = -(segment2_slice2_local_momentum_f_x * t38);
-    let t135 = -(t32 * segment2_slice1_local_momentum_f_x);
-    let t136 = -(segment2_slice0_local_momentum_f_x * t42);
-    let t137 = t56 * segment2_slice0_local_momentum_f_y;
-    let t138 = t52 * segment2_slice1_local_momentum_f_y_along_dqd;
-    let t139 = segment2_slice1_local_momentum_f_y * t50;
-    let t140 = -(cache.segment2_slice0_local_inertia_h_y * t26);
-    let t141 = t46 * segment2_slice0_local_momentum_f_y_along_dqd;
-    let t142 = -(t23 * segment2_slice1_local_momentum_f_x_along_dqd);
-    let t143 = -(t20 * cache.segment2_slice1_local_inertia_h_y);
-    let t144 = cache.segment2_slice1_local_inertia_h_x * t60;
+    let t308 = segment1_slice0_local_momentum_f_y * t298;
+    let t309 = -(segment1_slice2_local_momentum_f_x * t261);
+    let t310 = -(cache.segment1_slice2_local_inertia_h_y * t276);
+    let t311 = -(t280 * segment1_slice2_local_momentum_f_x_along_dqd);
+    let t312 = -(segment1_slice1_local_momentum_f_x_along_dqd * t266);
+    let t313 = -(cache.segment1_slice0_local_inertia_h_y * t274);
+    let t314 = cache.segment1_slice1_local_inertia_h_x * t286;
+    let t315 = segment1_slice2_local_momentum_f_y_along_dqd * t292;
+    let t316 = t296 * segment1_slice2_local_momentum_f_y;
+    let t317 = cache.segment1_slice0_local_inertia_h_x * t284;
+    let t318 = segment1_slice1_local_momentum_f_y * t290;
+    let t319 = cache.segment2_slice2_local_inertia_h_x * t228;
+    let t320 = cache.segment2_slice0_local_inertia_h_x * t206;
+    let t321 = -(segment2_slice0_local_momentum_f_x_along_dqd * t106);
+    let t322 = -(segment2_slice2_local_momentum_f_x * t138);
+    let t323 = -(t119 * segment2_slice1_local_momentum_f_x);
+    let t324 = -(segment2_slice0_local_momentum_f_x * t164);
+    let t325 = t211 * segment2_slice0_local_momentum_f_y;
+    let t326 = t189 * segment2_slice1_local_momentum_f_y_along_dqd;
+    let t327 = segment2_slice1_local_momentum_f_y * t184;
+    let t328 = -(cache.segment2_slice0_local_inertia_h_y * t100);
+    let t329 = t172 * segment2_slice0_local_momentum_f_y_along_dqd;
+    let t330 = -(t75 * segment2_slice1_local_momentum_f_x_along_dqd);
+    let t331 = -(t65 * cache.segment2_slice1_local_inertia_h_y);
+    let t332 = cache.segment2_slice1_local_inertia_h_x * t245;
     let head_composite_force_n_z_along_dqd = cache.head_inertia_h_x
         * segment2_tip_bias_v_y_along_dqd
         + segment2_tip_velocity_v_x * head_momentum_f_y_along_dqd
@@ -7124,15 +7888,15 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - segment2_tip_velocity_v_y * head_momentum_f_x_along_dqd
         - segment2_tip_bias_v_x_along_dqd * cache.head_inertia_h_y
         - segment2_tip_velocity_v_y_along_dqd * head_momentum_f_x;
-    let t145 = t62 * segment2_slice2_local_momentum_f_y_along_dqd;
-    let t146 = -(t40 * cache.segment2_slice2_local_inertia_h_y);
-    let t147 = t48 * segment2_slice2_local_momentum_f_y;
-    let t148 = -(t35 * segment2_slice2_local_momentum_f_x_along_dqd);
-    let segment2_composite_force_n_z_along_dqd = t131 + t132
-        + (t116 + t117) * cache.segment2_position_x + t133 + t134 + t135 + t136 + t137
-        + t138 + t139 + t140 + t141 + t142 + t143 + t144
-        + head_composite_force_n_z_along_dqd + t145 + t146 + t147 + t148
-        - cache.segment2_position_y * (t45 + t65);
+    let t333 = t250 * segment2_slice2_local_momentum_f_y_along_dqd;
+    let t334 = -(t159 * cache.segment2_slice2_local_inertia_h_y);
+    let t335 = t178 * segment2_slice2_local_momentum_f_y;
+    let t336 = -(t129 * segment2_slice2_local_momentum_f_x_along_dqd);
+    let segment2_composite_force_n_z_along_dqd = t319 + t320
+        + (t304 + t305) * cache.segment2_position_x + t321 + t322 + t323 + t324 + t325
+        + t326 + t327 + t328 + t329 + t330 + t331 + t332
+        + head_composite_force_n_z_along_dqd + t333 + t334 + t335 + t336
+        - cache.segment2_position_y * (t167 + t253);
     let middle_composite_force_n_z_along_dqd = middle_momentum_f_y
         * segment1_tip_velocity_v_x_along_dqd + segment2_composite_force_n_z_along_dqd
         + segment1_tip_bias_v_y_along_dqd * cache.middle_inertia_h_x
@@ -7140,17 +7904,17 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - segment1_tip_bias_v_x_along_dqd * cache.middle_inertia_h_y
         - middle_momentum_f_x * segment1_tip_velocity_v_y_along_dqd
         - segment1_tip_velocity_v_y * middle_momentum_f_x_along_dqd;
-    let t149 = -(t82 * segment1_slice0_local_momentum_f_x);
-    let t150 = t100 * segment1_slice1_local_momentum_f_y_along_dqd;
-    let t151 = t106 * segment1_slice0_local_momentum_f_y_along_dqd;
-    let t152 = cache.segment1_slice2_local_inertia_h_x * t112;
-    let t153 = -(cache.segment1_slice1_local_inertia_h_y * t84);
-    let t154 = -(segment1_slice1_local_momentum_f_x * t69);
-    let t155 = -(segment1_slice0_local_momentum_f_x_along_dqd * t90);
-    let segment1_composite_force_n_z_along_dqd = t120 + t121 + t122 + t123 + t124 + t125
-        + t126 + t127 + t128 + t129 + t130 + (t118 + t119) * cache.segment1_position_x
-        + middle_composite_force_n_z_along_dqd + t149 + t150 + t151 + t152 + t153 + t154
-        + t155 - (t95 + t115) * cache.segment1_position_y;
+    let t337 = -(t270 * segment1_slice0_local_momentum_f_x);
+    let t338 = t288 * segment1_slice1_local_momentum_f_y_along_dqd;
+    let t339 = t294 * segment1_slice0_local_momentum_f_y_along_dqd;
+    let t340 = cache.segment1_slice2_local_inertia_h_x * t300;
+    let t341 = -(cache.segment1_slice1_local_inertia_h_y * t272);
+    let t342 = -(segment1_slice1_local_momentum_f_x * t257);
+    let t343 = -(segment1_slice0_local_momentum_f_x_along_dqd * t278);
+    let segment1_composite_force_n_z_along_dqd = t308 + t309 + t310 + t311 + t312 + t313
+        + t314 + t315 + t316 + t317 + t318 + (t306 + t307) * cache.segment1_position_x
+        + middle_composite_force_n_z_along_dqd + t337 + t338 + t339 + t340 + t341 + t342
+        + t343 - (t283 + t303) * cache.segment1_position_y;
     let tail_composite_force_n_z_along_dqd = base_angle_bias_v_y_along_dqd
         * cache.tail_inertia_h_x + tail_momentum_f_y * base_angle_velocity_v_x_along_dqd
         + segment1_composite_force_n_z_along_dqd
@@ -7166,36 +7930,39 @@ pub fn inverse_dynamics_velocity_tangent_into(
     out[3] = p.segment_length * middle_composite_force_n_z_along_dqd
         + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y_along_dqd
         + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x_along_dqd
-        + ((t71 + t79 + t85) * cache.segment1_slice1_local_bend_y_column_v_x
-            + cache.segment1_slice2_local_bend_y_column_v_y * (t105 + t109 + t113)
-            + 0.1127016653792583 * (t120 + t125 + t129 + t149 + t151 + t155)
-            + (t83 + t87 + t91) * cache.segment1_slice0_local_bend_y_column_v_x
-            + 0.8872983346207417 * (t121 + t122 + t123 + t127 + t128 + t152)
-            + (t75 + t89 + t93) * cache.segment1_slice2_local_bend_y_column_v_x
-            + 0.5 * (t124 + t126 + t130 + t150 + t153 + t154)
-            + (t99 + t101 + t103) * cache.segment1_slice1_local_bend_y_column_v_y
-            + cache.segment1_slice0_local_bend_y_column_v_y * (t97 + t107 + t111))
+        + ((t259 + t267 + t273) * cache.segment1_slice1_local_bend_y_column_v_x
+            + cache.segment1_slice2_local_bend_y_column_v_y * (t293 + t297 + t301)
+            + 0.1127016653792583 * (t308 + t313 + t317 + t337 + t339 + t343)
+            + (t271 + t275 + t279) * cache.segment1_slice0_local_bend_y_column_v_x
+            + 0.8872983346207417 * (t309 + t310 + t311 + t315 + t316 + t340)
+            + (t263 + t277 + t281) * cache.segment1_slice2_local_bend_y_column_v_x
+            + 0.5 * (t312 + t314 + t318 + t338 + t341 + t342)
+            + (t287 + t289 + t291) * cache.segment1_slice1_local_bend_y_column_v_y
+            + cache.segment1_slice0_local_bend_y_column_v_y * (t285 + t295 + t299))
             * p.segment_length;
     out[4] = cache.segment2_tip_subspace0_v_y * head_composite_force_f_y_along_dqd
         + head_composite_force_f_x_along_dqd * cache.segment2_tip_subspace0_v_x
         + p.segment_length
-            * ((t37 + t39 + t41) * cache.segment2_slice2_local_bend_y_column_v_x
-                + cache.segment2_slice0_local_bend_y_column_v_y * (t47 + t55 + t57)
-                + cache.segment2_slice2_local_bend_y_column_v_y * (t49 + t59 + t63)
-                + 0.1127016653792583 * (t132 + t133 + t136 + t137 + t140 + t141)
-                + (t21 + t25 + t33) * cache.segment2_slice1_local_bend_y_column_v_x
-                + 0.5 * (t135 + t138 + t139 + t142 + t143 + t144)
-                + (t27 + t31 + t43) * cache.segment2_slice0_local_bend_y_column_v_x
-                + cache.segment2_slice1_local_bend_y_column_v_y * (t51 + t53 + t61)
-                + 0.8872983346207417 * (t131 + t134 + t145 + t146 + t147 + t148))
+            * ((t134 + t139 + t160) * cache.segment2_slice2_local_bend_y_column_v_x
+                + cache.segment2_slice0_local_bend_y_column_v_y * (t173 + t207 + t212)
+                + cache.segment2_slice2_local_bend_y_column_v_y * (t179 + t229 + t251)
+                + 0.1127016653792583 * (t320 + t321 + t324 + t325 + t328 + t329)
+                + (t66 + t80 + t120) * cache.segment2_slice1_local_bend_y_column_v_x
+                + 0.5 * (t323 + t326 + t327 + t330 + t331 + t332)
+                + (t101 + t115 + t165) * cache.segment2_slice0_local_bend_y_column_v_x
+                + cache.segment2_slice1_local_bend_y_column_v_y * (t185 + t190 + t246)
+                + 0.8872983346207417 * (t319 + t322 + t333 + t334 + t335 + t336))
         + p.segment_length * head_composite_force_n_z_along_dqd;
 }
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let energy = 0.5 * (q[3] * q[3]) * p.segment_stiffness
-        + 0.5 * (q[4] * q[4]) * p.segment_stiffness;
+    let t0 = softgen_runtime::Lanes4::from_array([q[3], q[4], 0.0, 0.0]);
+    let t1 = t0 * t0;
+    let t2 = 0.5 * t1 * p.segment_stiffness;
+    let [t3, t4, _, _] = t2.to_array();
+    let energy = t3 + t4;
     energy
 }
 /// World positions of the contact points.
@@ -7269,11 +8036,13 @@ pub fn contact_velocities_into(
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let t0 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], 0.0, 0.0]);
+    let lanes_segment1_bend_y_rate = p.segment_length * t0;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, _, _] = lanes_segment1_bend_y_rate
+        .to_array();
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + qd[4] * cache.segment2_tip_subspace0_v_x;
@@ -7291,17 +8060,17 @@ pub fn contact_velocities_into(
         - segment1_ring0_skin_y_x;
     let segment1_slice1_velocity_v_x = cache.segment1_slice1_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t0 = -(0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1);
+    let t1 = -(0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1);
     let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t1 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
-    let segment1_slice1_rotation_11 = cache.sin_q2 * t0 + t1 * cache.cos_q2;
+    let t2 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
+    let segment1_slice1_rotation_11 = cache.sin_q2 * t1 + t2 * cache.cos_q2;
     let segment1_ring1_skin_y_y = p.segment1_skin_radius * segment1_slice1_rotation_11;
     let segment1_skin_1_0_position_y = segment1_ring1_skin_y_y
         + cache.segment1_slice1_position_y;
     let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
         + qd[2];
-    let segment1_slice1_rotation_01 = cache.cos_q2 * t0
-        + t1 * cache.base_angle_rotation_01;
+    let segment1_slice1_rotation_01 = cache.cos_q2 * t1
+        + t2 * cache.base_angle_rotation_01;
     let segment1_ring1_skin_y_x = p.segment1_skin_radius * segment1_slice1_rotation_01;
     let segment1_skin_1_0_position_x = cache.segment1_slice1_position_x
         + segment1_ring1_skin_y_x;
@@ -7809,39 +8578,105 @@ pub fn contact_columns_tangent_into(
 ) {
     *out = SMatrix::zeros();
     let base_angle_subspace_v_y_along_dq = -dq[0];
-    let segment1_bend_y_along_dq = p.segment_length * dq[3];
-    let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
-        * segment1_bend_y_along_dq;
-    let t0 = segment1_bend_squared_along_dq
-        * (0.5 * cache.segment1_bend_squared_c3 - 0.5 * cache.segment1_bend_squared_c2);
-    let t1 = p.segment_length * t0;
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t2 = p.segment_length * segment1_bend_squared;
-    let t3 = segment1_bend_squared_along_dq * p.segment_length;
-    let t4 = 1.5 * cache.segment1_bend_squared_c5 - 0.5 * cache.segment1_bend_squared_c4;
-    let t5 = segment1_bend_squared_along_dq
-        * (cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3);
-    let segment1_tip_local_bend_y_column_v_y_along_dq = (2.0
-        * segment1_bend_squared_along_dq * t2
-        * (2.0 * cache.segment1_bend_squared_c6 - 0.5 * cache.segment1_bend_squared_c5)
-        + 2.0 * t3 * cache.segment1_bend_squared_c4 + t5 * p.segment_length
-        - t3 * cache.segment1_bend_squared_c3 - t4 * segment1_bend_squared_along_dq * t2)
-        - t1;
-    let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
+    let t0 = softgen_runtime::Lanes4::from_array([dq[3], dq[4], 0.0, 0.0]);
+    let lanes_segment1_bend_y_along_dq = p.segment_length * t0;
+    let [segment1_bend_y_along_dq, _, _, _] = lanes_segment1_bend_y_along_dq.to_array();
+    let t1 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_bend_squared_along_dq = 2.0 * t1 * lanes_segment1_bend_y_along_dq;
+    let [segment1_bend_squared_along_dq, _, _, _] = lanes_segment1_bend_squared_along_dq
+        .to_array();
+    let t2 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        0.0,
+        0.0,
+    ]);
+    let t3 = 0.5 * t2;
+    let t4 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        0.0,
+        0.0,
+    ]);
+    let t5 = -(0.5 * t4);
+    let t6 = t3 + t5;
+    let t7 = lanes_segment1_bend_squared_along_dq * t6;
+    let [t8, _, _, _] = t7.to_array();
+    let t9 = p.segment_length * t7;
+    let [t10, _, _, _] = t9.to_array();
+    let t11 = -t9;
+    let lanes_segment1_bend_squared = t1 * t1;
+    let [segment1_bend_squared, _, _, _] = lanes_segment1_bend_squared.to_array();
+    let t12 = p.segment_length * lanes_segment1_bend_squared;
+    let t13 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        0.0,
+        0.0,
+    ]);
+    let t14 = -(0.5 * t13);
+    let t15 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        0.0,
+        0.0,
+    ]);
+    let t16 = 2.0 * t15;
+    let t17 = t14 + t16;
+    let t18 = 2.0 * lanes_segment1_bend_squared_along_dq * t12 * t17;
+    let t19 = lanes_segment1_bend_squared_along_dq * p.segment_length;
+    let t20 = -(t19 * t2);
+    let t21 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        0.0,
+        0.0,
+    ]);
+    let t22 = -(0.5 * t21);
+    let t23 = 1.5 * t13;
+    let t24 = t22 + t23;
+    let t25 = -(t24 * lanes_segment1_bend_squared_along_dq * t12);
+    let t26 = 2.0 * t19 * t21;
+    let t27 = -(0.5 * t2);
+    let t28 = t21 + t27;
+    let t29 = lanes_segment1_bend_squared_along_dq * t28;
+    let [t30, _, _, _] = t29.to_array();
+    let t31 = t29 * p.segment_length;
+    let t32 = t18 + t20 + t25 + t26 + t31;
+    let lanes_segment1_tip_local_bend_y_column_v_y_along_dq = t11 + t32;
+    let lanes_segment1_tip_local_subspace0_v_y_along_dq = lanes_segment1_tip_local_bend_y_column_v_y_along_dq
         * p.segment_length;
+    let [segment1_tip_local_subspace0_v_y_along_dq,
+    segment2_tip_local_subspace0_v_y_along_dq, _, _] = lanes_segment1_tip_local_subspace0_v_y_along_dq
+        .to_array();
     let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
     let segment1_position_y_along_dq = p.link_length * base_angle_rotation_10_along_dq;
     let segment1_position_y_along_dq_ = segment1_position_y_along_dq + dq[1];
     let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
     let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
-    let t6 = p.segment_length * cache.segment1_bend_y;
-    let t7 = p.segment_length * segment1_bend_y_along_dq;
-    let t8 = t5 * t6 + cache.segment1_bend_squared_c2 * t7;
-    let segment1_tip_local_bend_y_column_v_x_along_dq = t8
-        + (cache.segment1_bend_squared_c3 * t7 + t4 * segment1_bend_squared_along_dq * t6
-            - t5 * t6 - cache.segment1_bend_squared_c2 * t7);
-    let segment1_tip_local_subspace0_v_x_along_dq = segment1_tip_local_bend_y_column_v_x_along_dq
+    let t33 = p.segment_length * t1;
+    let [t34, _, _, _] = t33.to_array();
+    let t35 = t29 * t33;
+    let t36 = p.segment_length * lanes_segment1_bend_y_along_dq;
+    let t37 = t4 * t36;
+    let t38 = t35 + t37;
+    let [t39, _, _, _] = t38.to_array();
+    let t40 = t2 * t36;
+    let t41 = -(t29 * t33);
+    let t42 = t24 * lanes_segment1_bend_squared_along_dq * t33;
+    let t43 = -(t4 * t36);
+    let t44 = t40 + t41 + t42 + t43;
+    let lanes_segment1_tip_local_bend_y_column_v_x_along_dq = t38 + t44;
+    let lanes_segment1_tip_local_subspace0_v_x_along_dq = lanes_segment1_tip_local_bend_y_column_v_x_along_dq
         * p.segment_length;
+    let [segment1_tip_local_subspace0_v_x_along_dq,
+    segment2_tip_local_subspace0_v_x_along_dq, _, _] = lanes_segment1_tip_local_subspace0_v_x_along_dq
+        .to_array();
     let segment1_tip_subspace0_v_x_along_dq = segment1_tip_local_subspace0_v_y_along_dq
         * cache.base_angle_rotation_01 + p.segment_length * segment1_position_y_along_dq_
         + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq
@@ -7855,73 +8690,43 @@ pub fn contact_columns_tangent_into(
         + segment1_tip_local_subspace0_v_y_along_dq * cache.cos_q2
         + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
         - segment1_position_x_along_dq_ * p.segment_length;
-    let segment2_bend_y_along_dq = p.segment_length * dq[4];
-    let t9 = p.segment_length * segment2_bend_y_along_dq;
-    let segment2_bend_squared_along_dq = 2.0 * cache.segment2_bend_y
-        * segment2_bend_y_along_dq;
-    let t10 = (cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3)
-        * segment2_bend_squared_along_dq;
-    let t11 = cache.segment2_bend_y * p.segment_length;
-    let t12 = 1.5 * cache.segment2_bend_squared_c5
-        - 0.5 * cache.segment2_bend_squared_c4;
-    let segment2_tip_local_bend_y_column_v_x_along_dq = (cache.segment2_bend_squared_c2
-        * t9 + t10 * t11)
-        + (cache.segment2_bend_squared_c3 * t9
-            + t12 * t11 * segment2_bend_squared_along_dq
-            - cache.segment2_bend_squared_c2 * t9 - t10 * t11);
-    let segment2_tip_local_subspace0_v_x_along_dq = segment2_tip_local_bend_y_column_v_x_along_dq
-        * p.segment_length;
-    let t13 = cache.segment1_bend_squared_c1 * cache.segment1_bend_y;
-    let t14 = 1.0 - segment1_bend_squared * cache.segment1_bend_squared_c2;
-    let t15 = t14 * base_angle_rotation_00_along_dq;
-    let t16 = -segment1_bend_squared_along_dq * cache.segment1_bend_squared_c2
-        - t5 * segment1_bend_squared;
-    let t17 = t16 * cache.cos_q2;
-    let t18 = cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
-        + cache.segment1_bend_y * t0;
-    let segment1_tip_rotation_00_along_dq = t13 * base_angle_rotation_01_along_dq + t15
-        + t17 + t18 * cache.base_angle_rotation_01;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t19 = p.segment_length * segment2_bend_squared;
-    let t20 = p.segment_length * segment2_bend_squared_along_dq;
-    let segment2_tip_local_bend_y_column_v_y_along_dq = (p.segment_length * t10
-        + 2.0 * t19 * segment2_bend_squared_along_dq
-            * (2.0 * cache.segment2_bend_squared_c6
-                - 0.5 * cache.segment2_bend_squared_c5)
-        + 2.0 * t20 * cache.segment2_bend_squared_c4
-        - t12 * t19 * segment2_bend_squared_along_dq
-        - cache.segment2_bend_squared_c3 * t20)
-        - (((0.5 * cache.segment2_bend_squared_c3 - 0.5 * cache.segment2_bend_squared_c2)
-            * segment2_bend_squared_along_dq) * p.segment_length);
-    let segment2_tip_local_subspace0_v_y_along_dq = p.segment_length
-        * segment2_tip_local_bend_y_column_v_y_along_dq;
-    let t21 = cache.segment1_bend_squared_c1 * p.segment_length;
-    let t22 = t6 * cache.segment1_bend_squared_c2;
-    let segment1_tip_position_y_along_dq = cache.cos_q2 * t8
-        + t21 * base_angle_rotation_10_along_dq + t22 * base_angle_rotation_00_along_dq
-        + cache.sin_q2 * t1 + segment1_position_y_along_dq_;
-    let segment1_tip_rotation_10_along_dq = t14 * base_angle_rotation_10_along_dq
-        + t18 * cache.cos_q2 + cache.sin_q2 * t16
-        + t13 * base_angle_rotation_00_along_dq;
+    let t45 = cache.segment1_bend_squared_c1 * cache.segment1_bend_y;
+    let t46 = 1.0 - segment1_bend_squared * cache.segment1_bend_squared_c2;
+    let t47 = t46 * base_angle_rotation_00_along_dq;
+    let t48 = -segment1_bend_squared_along_dq * cache.segment1_bend_squared_c2
+        - t30 * segment1_bend_squared;
+    let t49 = t48 * cache.cos_q2;
+    let t50 = cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
+        + cache.segment1_bend_y * t8;
+    let segment1_tip_rotation_00_along_dq = t45 * base_angle_rotation_01_along_dq + t47
+        + t49 + t50 * cache.base_angle_rotation_01;
+    let t51 = cache.segment1_bend_squared_c1 * p.segment_length;
+    let t52 = t34 * cache.segment1_bend_squared_c2;
+    let segment1_tip_position_y_along_dq = cache.cos_q2 * t39
+        + t51 * base_angle_rotation_10_along_dq + t52 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t10 + segment1_position_y_along_dq_;
+    let segment1_tip_rotation_10_along_dq = t46 * base_angle_rotation_10_along_dq
+        + t50 * cache.cos_q2 + cache.sin_q2 * t48
+        + t45 * base_angle_rotation_00_along_dq;
     let segment2_position_y_along_dq = segment1_tip_position_y_along_dq
         + segment1_tip_rotation_10_along_dq * p.link_length;
-    let t23 = -(cache.segment1_bend_squared_c1 * cache.segment1_bend_y);
-    let t24 = -cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
-        - cache.segment1_bend_y * t0;
-    let segment1_tip_rotation_01_along_dq = t14 * base_angle_rotation_01_along_dq
-        + t23 * base_angle_rotation_00_along_dq + t24 * cache.cos_q2
-        + t16 * cache.base_angle_rotation_01;
+    let t53 = -(cache.segment1_bend_squared_c1 * cache.segment1_bend_y);
+    let t54 = -cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
+        - cache.segment1_bend_y * t8;
+    let segment1_tip_rotation_01_along_dq = t46 * base_angle_rotation_01_along_dq
+        + t53 * base_angle_rotation_00_along_dq + t54 * cache.cos_q2
+        + t48 * cache.base_angle_rotation_01;
     let segment2_tip_subspace0_v_x_along_dq = cache.segment1_tip_rotation_00
         * segment2_tip_local_subspace0_v_x_along_dq
         + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00_along_dq
         + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq
         + p.segment_length * segment2_position_y_along_dq
         + segment1_tip_rotation_01_along_dq * cache.segment2_tip_local_subspace0_v_y;
-    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t23 + t15
-        + cache.sin_q2 * t24 + t17;
-    let segment1_tip_position_x_along_dq = t21 * base_angle_rotation_00_along_dq
-        + t1 * cache.cos_q2 + segment1_position_x_along_dq_
-        + cache.base_angle_rotation_01 * t8 + t22 * base_angle_rotation_01_along_dq;
+    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t53 + t47
+        + cache.sin_q2 * t54 + t49;
+    let segment1_tip_position_x_along_dq = t51 * base_angle_rotation_00_along_dq
+        + t10 * cache.cos_q2 + segment1_position_x_along_dq_
+        + cache.base_angle_rotation_01 * t39 + t52 * base_angle_rotation_01_along_dq;
     let segment2_position_x_along_dq = p.link_length * segment1_tip_rotation_00_along_dq
         + segment1_tip_position_x_along_dq;
     let segment2_tip_subspace0_v_y_along_dq = cache.segment2_tip_local_subspace0_v_y
@@ -8175,10 +8980,24 @@ pub fn linear_momentum(
     let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.tail_inertia_h_y * qd[2];
     let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
-    let segment1_slice2_local_subspace0_v_y = cache
-        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
-    let segment1_slice2_local_subspace0_v_x = cache
-        .segment1_slice2_local_bend_y_column_v_x * p.segment_length;
+    let t0 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_y,
+        cache.segment2_slice2_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice2_local_subspace0_v_y = t0 * p.segment_length;
+    let [segment1_slice2_local_subspace0_v_y, segment2_slice2_local_subspace0_v_y, _, _,
+    ] = lanes_segment1_slice2_local_subspace0_v_y.to_array();
+    let t1 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_x,
+        cache.segment2_slice2_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice2_local_subspace0_v_x = t1 * p.segment_length;
+    let [segment1_slice2_local_subspace0_v_x, segment2_slice2_local_subspace0_v_x, _, _,
+    ] = lanes_segment1_slice2_local_subspace0_v_x.to_array();
     let segment1_slice2_subspace0_v_x = cache.segment1_position_y
         * segment1_slice2_local_subspace0_w_z
         + cache.base_angle_rotation_01 * segment1_slice2_local_subspace0_v_y
@@ -8189,8 +9008,10 @@ pub fn linear_momentum(
         + cache.segment1_position_y + cache.segment1_slice2_local_com_y * cache.cos_q2;
     let segment1_slice2_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice2_position_y;
-    let segment1_slice2_velocity_w_z = qd[3] * segment1_slice2_local_subspace0_w_z
-        + qd[2];
+    let t2 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], 0.0, 0.0]);
+    let t3 = t2 * segment1_slice2_local_subspace0_w_z;
+    let [t4, t5, _, _] = t3.to_array();
+    let segment1_slice2_velocity_w_z = t4 + qd[2];
     let segment1_slice2_momentum_f_x = cache.segment1_slice0_mass
         * segment1_slice2_velocity_v_x
         - segment1_slice2_inertia_h_y * segment1_slice2_velocity_w_z;
@@ -8198,8 +9019,9 @@ pub fn linear_momentum(
         + base_angle_velocity_v_x;
     let segment1_slice1_inertia_h_y = cache.segment1_slice1_mass
         * cache.segment1_slice1_position_y;
-    let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
-        + qd[2];
+    let t6 = t2 * cache.segment1_slice1_local_subspace0_w_z;
+    let [t7, t8, _, _] = t6.to_array();
+    let segment1_slice1_velocity_w_z = t7 + qd[2];
     let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
         * cache.segment1_slice1_mass
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
@@ -8209,12 +9031,27 @@ pub fn linear_momentum(
     let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice0_position_y;
     let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
-    let segment1_slice0_velocity_w_z = qd[2]
-        + segment1_slice0_local_subspace0_w_z * qd[3];
-    let segment1_slice0_local_subspace0_v_y = p.segment_length
-        * cache.segment1_slice0_local_bend_y_column_v_y;
-    let segment1_slice0_local_subspace0_v_x = p.segment_length
-        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t9 = segment1_slice0_local_subspace0_w_z * t2;
+    let [t10, t11, _, _] = t9.to_array();
+    let segment1_slice0_velocity_w_z = qd[2] + t10;
+    let t12 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_y = p.segment_length * t12;
+    let [segment1_slice0_local_subspace0_v_y, segment2_slice0_local_subspace0_v_y, _, _,
+    ] = lanes_segment1_slice0_local_subspace0_v_y.to_array();
+    let t13 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_x = p.segment_length * t13;
+    let [segment1_slice0_local_subspace0_v_x, segment2_slice0_local_subspace0_v_x, _, _,
+    ] = lanes_segment1_slice0_local_subspace0_v_x.to_array();
     let segment1_slice0_subspace0_v_x = segment1_slice0_local_subspace0_v_y
         * cache.base_angle_rotation_01
         + cache.segment1_position_y * segment1_slice0_local_subspace0_w_z
@@ -8241,23 +9078,19 @@ pub fn linear_momentum(
         + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
     let segment2_slice1_inertia_h_y = segment2_slice1_position_y
         * cache.segment1_slice1_mass;
-    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let lanes_segment1_bend_y_rate = p.segment_length * t2;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, _, _] = lanes_segment1_bend_y_rate
+        .to_array();
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
+    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z + t8;
     let segment2_slice1_momentum_f_x = segment2_slice1_velocity_v_x
         * cache.segment1_slice1_mass
         - segment2_slice1_inertia_h_y * segment2_slice1_velocity_w_z;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + qd[4] * cache.segment2_tip_subspace0_v_x;
     let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
-    let segment2_slice0_local_subspace0_v_x = p.segment_length
-        * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
     let segment2_slice0_subspace0_v_x = segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
         + segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_01
@@ -8269,23 +9102,17 @@ pub fn linear_momentum(
         + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
     let segment2_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment2_slice0_position_y;
-    let segment2_slice0_velocity_w_z = qd[4] * segment1_slice0_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
+    let segment2_slice0_velocity_w_z = t11 + segment1_tip_velocity_w_z;
     let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
-    let segment2_slice2_local_subspace0_v_x = p.segment_length
-        * cache.segment2_slice2_local_bend_y_column_v_x;
-    let segment2_slice2_local_subspace0_v_y = cache
-        .segment2_slice2_local_bend_y_column_v_y * p.segment_length;
     let segment2_slice2_subspace0_v_x = segment2_slice2_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
         + cache.segment2_position_y * segment1_slice2_local_subspace0_w_z
         + cache.segment1_tip_rotation_01 * segment2_slice2_local_subspace0_v_y;
     let segment2_slice2_velocity_v_x = qd[4] * segment2_slice2_subspace0_v_x
         + segment1_tip_velocity_v_x;
-    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * segment1_slice2_local_subspace0_w_z;
+    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z + t5;
     let segment2_slice2_position_y = cache.segment2_position_y
         + cache.segment1_tip_rotation_11 * cache.segment2_slice2_local_com_y
         + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x;
@@ -8430,10 +9257,24 @@ pub fn angular_momentum(
     let tail_momentum_n_z = base_angle_velocity_v_y * cache.tail_inertia_h_x
         + qd[2] * tail_inertia_i_22 - cache.tail_inertia_h_y * base_angle_velocity_v_x;
     let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
-    let segment1_slice2_local_subspace0_v_x = cache
-        .segment1_slice2_local_bend_y_column_v_x * p.segment_length;
-    let segment1_slice2_local_subspace0_v_y = cache
-        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
+    let t0 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_x,
+        cache.segment2_slice2_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice2_local_subspace0_v_x = t0 * p.segment_length;
+    let [segment1_slice2_local_subspace0_v_x, segment2_slice2_local_subspace0_v_x, _, _,
+    ] = lanes_segment1_slice2_local_subspace0_v_x.to_array();
+    let t1 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice2_local_bend_y_column_v_y,
+        cache.segment2_slice2_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice2_local_subspace0_v_y = t1 * p.segment_length;
+    let [segment1_slice2_local_subspace0_v_y, segment2_slice2_local_subspace0_v_y, _, _,
+    ] = lanes_segment1_slice2_local_subspace0_v_y.to_array();
     let segment1_slice2_subspace0_v_y = cache.sin_q2
         * segment1_slice2_local_subspace0_v_x
         + cache.cos_q2 * segment1_slice2_local_subspace0_v_y
@@ -8455,14 +9296,16 @@ pub fn angular_momentum(
         + cache.cos_q2 * segment1_slice2_local_subspace0_v_x;
     let segment1_slice2_velocity_v_x = qd[3] * segment1_slice2_subspace0_v_x
         + base_angle_velocity_v_x;
-    let t0 = p.segment1_disc_radius * p.segment1_disc_radius;
-    let segment1_slice0_inertia_com_22 = 0.25 * t0 * cache.segment1_slice0_mass;
+    let t2 = p.segment1_disc_radius * p.segment1_disc_radius;
+    let segment1_slice0_inertia_com_22 = 0.25 * t2 * cache.segment1_slice0_mass;
     let segment1_slice2_inertia_i_22 = segment1_slice0_inertia_com_22
         + (segment1_slice2_position_y * segment1_slice2_position_y
             + segment1_slice2_position_x * segment1_slice2_position_x)
             * cache.segment1_slice0_mass;
-    let segment1_slice2_velocity_w_z = qd[3] * segment1_slice2_local_subspace0_w_z
-        + qd[2];
+    let t3 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], 0.0, 0.0]);
+    let t4 = t3 * segment1_slice2_local_subspace0_w_z;
+    let [t5, t6, _, _] = t4.to_array();
+    let segment1_slice2_velocity_w_z = t5 + qd[2];
     let segment1_slice2_momentum_n_z = segment1_slice2_velocity_v_y
         * segment1_slice2_inertia_h_x
         + segment1_slice2_inertia_i_22 * segment1_slice2_velocity_w_z
@@ -8474,15 +9317,18 @@ pub fn angular_momentum(
     let middle_inertia_i_22 = p.link_mass
         * (cache.middle_com_y * cache.middle_com_y
             + cache.middle_com_x * cache.middle_com_x) + tail_inertia_com_22;
-    let segment1_bend_y_rate = p.segment_length * qd[3];
+    let lanes_segment1_bend_y_rate = p.segment_length * t3;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, _, _] = lanes_segment1_bend_y_rate
+        .to_array();
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let middle_momentum_n_z = segment1_tip_velocity_v_y * cache.middle_inertia_h_x
         + middle_inertia_i_22 * segment1_tip_velocity_w_z
         - segment1_tip_velocity_v_x * cache.middle_inertia_h_y;
-    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * cache.segment1_slice1_local_subspace0_w_z;
-    let t1 = p.segment2_disc_radius * p.segment2_disc_radius;
-    let segment2_slice1_inertia_com_22 = 0.25 * t1 * cache.segment1_slice1_mass;
+    let t7 = t3 * cache.segment1_slice1_local_subspace0_w_z;
+    let [t8, t9, _, _] = t7.to_array();
+    let segment2_slice1_velocity_w_z = segment1_tip_velocity_w_z + t9;
+    let t10 = p.segment2_disc_radius * p.segment2_disc_radius;
+    let segment2_slice1_inertia_com_22 = 0.25 * t10 * cache.segment1_slice1_mass;
     let segment2_slice1_position_x = cache.segment1_tip_rotation_01
         * cache.segment2_slice1_local_com_y
         + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
@@ -8523,10 +9369,6 @@ pub fn angular_momentum(
         + cache.segment1_tip_rotation_00 * cache.segment2_slice2_local_com_x;
     let segment2_slice2_inertia_h_x = segment2_slice2_position_x
         * cache.segment1_slice0_mass;
-    let segment2_slice2_local_subspace0_v_y = cache
-        .segment2_slice2_local_bend_y_column_v_y * p.segment_length;
-    let segment2_slice2_local_subspace0_v_x = p.segment_length
-        * cache.segment2_slice2_local_bend_y_column_v_x;
     let segment2_slice2_subspace0_v_y = cache.segment1_tip_rotation_11
         * segment2_slice2_local_subspace0_v_y
         + segment2_slice2_local_subspace0_v_x * cache.segment1_tip_rotation_10
@@ -8536,13 +9378,12 @@ pub fn angular_momentum(
     let segment2_slice2_position_y = cache.segment2_position_y
         + cache.segment1_tip_rotation_11 * cache.segment2_slice2_local_com_y
         + cache.segment1_tip_rotation_10 * cache.segment2_slice2_local_com_x;
-    let segment2_slice0_inertia_com_22 = 0.25 * t1 * cache.segment1_slice0_mass;
+    let segment2_slice0_inertia_com_22 = 0.25 * t10 * cache.segment1_slice0_mass;
     let segment2_slice2_inertia_i_22 = cache.segment1_slice0_mass
         * (segment2_slice2_position_x * segment2_slice2_position_x
             + segment2_slice2_position_y * segment2_slice2_position_y)
         + segment2_slice0_inertia_com_22;
-    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * segment1_slice2_local_subspace0_w_z;
+    let segment2_slice2_velocity_w_z = segment1_tip_velocity_w_z + t6;
     let segment2_slice2_subspace0_v_x = segment2_slice2_local_subspace0_v_x
         * cache.segment1_tip_rotation_00
         + cache.segment2_position_y * segment1_slice2_local_subspace0_w_z
@@ -8558,7 +9399,6 @@ pub fn angular_momentum(
     let head_inertia_i_22 = tail_inertia_com_22
         + (cache.head_com_x * cache.head_com_x + cache.head_com_y * cache.head_com_y)
             * p.link_mass;
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
@@ -8568,8 +9408,9 @@ pub fn angular_momentum(
         + segment2_tip_velocity_v_y * cache.head_inertia_h_x
         - segment2_tip_velocity_v_x * cache.head_inertia_h_y;
     let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
-    let segment2_slice0_velocity_w_z = qd[4] * segment1_slice0_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
+    let t11 = segment1_slice0_local_subspace0_w_z * t3;
+    let [t12, t13, _, _] = t11.to_array();
+    let segment2_slice0_velocity_w_z = t13 + segment1_tip_velocity_w_z;
     let segment2_slice0_position_x = cache.segment2_slice0_local_com_x
         * cache.segment1_tip_rotation_00
         + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
@@ -8583,10 +9424,24 @@ pub fn angular_momentum(
                 + segment2_slice0_position_y * segment2_slice0_position_y);
     let segment2_slice0_inertia_h_x = segment2_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment2_slice0_local_subspace0_v_x = p.segment_length
-        * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
+    let t14 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_x = p.segment_length * t14;
+    let [segment1_slice0_local_subspace0_v_x, segment2_slice0_local_subspace0_v_x, _, _,
+    ] = lanes_segment1_slice0_local_subspace0_v_x.to_array();
+    let t15 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_y = p.segment_length * t15;
+    let [segment1_slice0_local_subspace0_v_y, segment2_slice0_local_subspace0_v_y, _, _,
+    ] = lanes_segment1_slice0_local_subspace0_v_y.to_array();
     let segment2_slice0_subspace0_v_y = cache.segment1_tip_rotation_10
         * segment2_slice0_local_subspace0_v_x
         + segment2_slice0_local_subspace0_v_y * cache.segment1_tip_rotation_11
@@ -8615,18 +9470,13 @@ pub fn angular_momentum(
         + cache.sin_q2 * cache.segment1_slice0_local_com_x;
     let segment1_slice0_inertia_h_y = cache.segment1_slice0_mass
         * segment1_slice0_position_y;
-    let segment1_slice0_local_subspace0_v_y = p.segment_length
-        * cache.segment1_slice0_local_bend_y_column_v_y;
-    let segment1_slice0_local_subspace0_v_x = p.segment_length
-        * cache.segment1_slice0_local_bend_y_column_v_x;
     let segment1_slice0_subspace0_v_x = segment1_slice0_local_subspace0_v_y
         * cache.base_angle_rotation_01
         + cache.segment1_position_y * segment1_slice0_local_subspace0_w_z
         + cache.cos_q2 * segment1_slice0_local_subspace0_v_x;
     let segment1_slice0_velocity_v_x = segment1_slice0_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let segment1_slice0_velocity_w_z = qd[2]
-        + segment1_slice0_local_subspace0_w_z * qd[3];
+    let segment1_slice0_velocity_w_z = qd[2] + t12;
     let segment1_slice0_position_x = cache.segment1_slice0_local_com_y
         * cache.base_angle_rotation_01 + cache.cos_q2 * cache.segment1_slice0_local_com_x
         + cache.segment1_position_x;
@@ -8650,13 +9500,12 @@ pub fn angular_momentum(
         * cache.segment1_slice1_mass;
     let segment1_slice1_velocity_v_y = base_angle_velocity_v_y
         + cache.segment1_slice1_subspace0_v_y * qd[3];
-    let segment1_slice1_inertia_com_22 = 0.25 * t0 * cache.segment1_slice1_mass;
+    let segment1_slice1_inertia_com_22 = 0.25 * t2 * cache.segment1_slice1_mass;
     let segment1_slice1_inertia_i_22 = segment1_slice1_inertia_com_22
         + (cache.segment1_slice1_position_x * cache.segment1_slice1_position_x
             + cache.segment1_slice1_position_y * cache.segment1_slice1_position_y)
             * cache.segment1_slice1_mass;
-    let segment1_slice1_velocity_w_z = qd[3] * cache.segment1_slice1_local_subspace0_w_z
-        + qd[2];
+    let segment1_slice1_velocity_w_z = t8 + qd[2];
     let segment1_slice1_inertia_h_y = cache.segment1_slice1_mass
         * cache.segment1_slice1_position_y;
     let segment1_slice1_velocity_v_x = cache.segment1_slice1_subspace0_v_x * qd[3]
@@ -8710,64 +9559,114 @@ pub fn centre_line_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CENTRE_LINE_POINTS],
 ) {
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let segment1_centre1_bend = 0.027777777777777776 * segment1_bend_squared;
-    let t0 = 0.16666666666666666 * p.segment_length
-        * softgen_runtime::stumpff(segment1_centre1_bend)[1];
-    let t1 = p.segment_length * cache.segment1_bend_y;
-    let t2 = 0.027777777777777776 * t1
-        * softgen_runtime::stumpff(segment1_centre1_bend)[2];
-    let segment1_centre1_position_x = cache.segment1_position_x + t0 * cache.cos_q2
-        + cache.base_angle_rotation_01 * t2;
-    let segment1_centre1_position_y = cache.sin_q2 * t0 + cache.segment1_position_y
-        + cache.cos_q2 * t2;
-    let segment1_centre2_bend = 0.1111111111111111 * segment1_bend_squared;
-    let t3 = 0.3333333333333333 * softgen_runtime::stumpff(segment1_centre2_bend)[1]
-        * p.segment_length;
-    let t4 = 0.1111111111111111 * softgen_runtime::stumpff(segment1_centre2_bend)[2]
-        * t1;
-    let segment1_centre2_position_x = t3 * cache.cos_q2 + cache.segment1_position_x
-        + cache.base_angle_rotation_01 * t4;
-    let segment1_centre2_position_y = cache.cos_q2 * t4 + cache.sin_q2 * t3
+    let t0 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_bend_squared = t0 * t0;
+    let lanes_segment1_centre1_bend = 0.027777777777777776 * lanes_segment1_bend_squared;
+    let [segment1_centre1_bend, segment2_centre1_bend, _, _] = lanes_segment1_centre1_bend
+        .to_array();
+    let t1 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre1_bend)[1],
+        softgen_runtime::stumpff(segment2_centre1_bend)[1],
+        0.0,
+        0.0,
+    ]);
+    let t2 = 0.16666666666666666 * p.segment_length * t1;
+    let [t3, t4, _, _] = t2.to_array();
+    let t5 = p.segment_length * t0;
+    let t6 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre1_bend)[2],
+        softgen_runtime::stumpff(segment2_centre1_bend)[2],
+        0.0,
+        0.0,
+    ]);
+    let t7 = 0.027777777777777776 * t5 * t6;
+    let [t8, t9, _, _] = t7.to_array();
+    let segment1_centre1_position_x = cache.segment1_position_x + t3 * cache.cos_q2
+        + cache.base_angle_rotation_01 * t8;
+    let segment1_centre1_position_y = cache.sin_q2 * t3 + cache.segment1_position_y
+        + cache.cos_q2 * t8;
+    let lanes_segment1_centre2_bend = 0.1111111111111111 * lanes_segment1_bend_squared;
+    let [segment1_centre2_bend, segment2_centre2_bend, _, _] = lanes_segment1_centre2_bend
+        .to_array();
+    let t10 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre2_bend)[1],
+        softgen_runtime::stumpff(segment2_centre2_bend)[1],
+        0.0,
+        0.0,
+    ]);
+    let t11 = 0.3333333333333333 * t10 * p.segment_length;
+    let [t12, t13, _, _] = t11.to_array();
+    let t14 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre2_bend)[2],
+        softgen_runtime::stumpff(segment2_centre2_bend)[2],
+        0.0,
+        0.0,
+    ]);
+    let t15 = 0.1111111111111111 * t14 * t5;
+    let [t16, t17, _, _] = t15.to_array();
+    let segment1_centre2_position_x = t12 * cache.cos_q2 + cache.segment1_position_x
+        + cache.base_angle_rotation_01 * t16;
+    let segment1_centre2_position_y = cache.cos_q2 * t16 + cache.sin_q2 * t12
         + cache.segment1_position_y;
-    let segment1_centre4_bend = 0.4444444444444444 * segment1_bend_squared;
-    let t5 = 0.4444444444444444 * softgen_runtime::stumpff(segment1_centre4_bend)[2]
-        * t1;
-    let t6 = 0.6666666666666666 * softgen_runtime::stumpff(segment1_centre4_bend)[1]
-        * p.segment_length;
-    let segment1_centre4_position_x = cache.base_angle_rotation_01 * t5
-        + cache.segment1_position_x + cache.cos_q2 * t6;
-    let segment1_centre4_position_y = cache.segment1_position_y + cache.sin_q2 * t6
-        + cache.cos_q2 * t5;
-    let segment1_centre5_bend = 0.6944444444444445 * segment1_bend_squared;
-    let t7 = 0.8333333333333334 * p.segment_length
-        * softgen_runtime::stumpff(segment1_centre5_bend)[1];
-    let t8 = 0.6944444444444445 * t1
-        * softgen_runtime::stumpff(segment1_centre5_bend)[2];
-    let segment1_centre5_position_x = cache.cos_q2 * t7 + cache.segment1_position_x
-        + t8 * cache.base_angle_rotation_01;
-    let segment1_centre5_position_y = cache.sin_q2 * t7 + cache.segment1_position_y
-        + t8 * cache.cos_q2;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
-    let t9 = 0.16666666666666666 * p.segment_length
-        * softgen_runtime::stumpff(segment2_centre1_bend)[1];
-    let t10 = cache.segment2_bend_y * p.segment_length;
-    let t11 = 0.027777777777777776 * softgen_runtime::stumpff(segment2_centre1_bend)[2]
-        * t10;
-    let segment2_centre1_position_x = t9 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t11 + cache.segment2_position_x;
+    let lanes_segment1_centre4_bend = 0.4444444444444444 * lanes_segment1_bend_squared;
+    let [segment1_centre4_bend, segment2_centre4_bend, _, _] = lanes_segment1_centre4_bend
+        .to_array();
+    let t18 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre4_bend)[2],
+        softgen_runtime::stumpff(segment2_centre4_bend)[2],
+        0.0,
+        0.0,
+    ]);
+    let t19 = 0.4444444444444444 * t18 * t5;
+    let [t20, t21, _, _] = t19.to_array();
+    let t22 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre4_bend)[1],
+        softgen_runtime::stumpff(segment2_centre4_bend)[1],
+        0.0,
+        0.0,
+    ]);
+    let t23 = 0.6666666666666666 * t22 * p.segment_length;
+    let [t24, t25, _, _] = t23.to_array();
+    let segment1_centre4_position_x = cache.base_angle_rotation_01 * t20
+        + cache.segment1_position_x + cache.cos_q2 * t24;
+    let segment1_centre4_position_y = cache.segment1_position_y + cache.sin_q2 * t24
+        + cache.cos_q2 * t20;
+    let lanes_segment1_centre5_bend = 0.6944444444444445 * lanes_segment1_bend_squared;
+    let [segment1_centre5_bend, segment2_centre5_bend, _, _] = lanes_segment1_centre5_bend
+        .to_array();
+    let t26 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre5_bend)[1],
+        softgen_runtime::stumpff(segment2_centre5_bend)[1],
+        0.0,
+        0.0,
+    ]);
+    let t27 = 0.8333333333333334 * p.segment_length * t26;
+    let [t28, t29, _, _] = t27.to_array();
+    let t30 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre5_bend)[2],
+        softgen_runtime::stumpff(segment2_centre5_bend)[2],
+        0.0,
+        0.0,
+    ]);
+    let t31 = 0.6944444444444445 * t5 * t30;
+    let [t32, t33, _, _] = t31.to_array();
+    let segment1_centre5_position_x = cache.cos_q2 * t28 + cache.segment1_position_x
+        + t32 * cache.base_angle_rotation_01;
+    let segment1_centre5_position_y = cache.sin_q2 * t28 + cache.segment1_position_y
+        + t32 * cache.cos_q2;
+    let segment2_centre1_position_x = t4 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t9 + cache.segment2_position_x;
     let segment2_centre1_position_y = cache.segment2_position_y
-        + cache.segment1_tip_rotation_11 * t11 + cache.segment1_tip_rotation_10 * t9;
-    let segment2_centre2_bend = 0.1111111111111111 * segment2_bend_squared;
-    let t12 = 0.3333333333333333 * softgen_runtime::stumpff(segment2_centre2_bend)[1]
-        * p.segment_length;
-    let t13 = 0.1111111111111111 * softgen_runtime::stumpff(segment2_centre2_bend)[2]
-        * t10;
-    let segment2_centre2_position_x = t12 * cache.segment1_tip_rotation_00
-        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t13;
+        + cache.segment1_tip_rotation_11 * t9 + cache.segment1_tip_rotation_10 * t4;
+    let segment2_centre2_position_x = t13 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t17;
     let segment2_centre2_position_y = cache.segment2_position_y
-        + cache.segment1_tip_rotation_11 * t13 + cache.segment1_tip_rotation_10 * t12;
+        + cache.segment1_tip_rotation_11 * t17 + cache.segment1_tip_rotation_10 * t13;
     let segment2_slice1_position_x = cache.segment1_tip_rotation_01
         * cache.segment2_slice1_local_com_y
         + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
@@ -8775,24 +9674,14 @@ pub fn centre_line_into(
     let segment2_slice1_position_y = cache.segment1_tip_rotation_10
         * cache.segment2_slice1_local_com_x + cache.segment2_position_y
         + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
-    let segment2_centre4_bend = 0.4444444444444444 * segment2_bend_squared;
-    let t14 = 0.6666666666666666 * softgen_runtime::stumpff(segment2_centre4_bend)[1]
-        * p.segment_length;
-    let t15 = 0.4444444444444444 * softgen_runtime::stumpff(segment2_centre4_bend)[2]
-        * t10;
-    let segment2_centre4_position_x = t14 * cache.segment1_tip_rotation_00
-        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t15;
+    let segment2_centre4_position_x = t25 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t21;
     let segment2_centre4_position_y = cache.segment2_position_y
-        + cache.segment1_tip_rotation_11 * t15 + cache.segment1_tip_rotation_10 * t14;
-    let segment2_centre5_bend = 0.6944444444444445 * segment2_bend_squared;
-    let t16 = 0.8333333333333334 * softgen_runtime::stumpff(segment2_centre5_bend)[1]
-        * p.segment_length;
-    let t17 = 0.6944444444444445 * softgen_runtime::stumpff(segment2_centre5_bend)[2]
-        * t10;
-    let segment2_centre5_position_x = t16 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t17 + cache.segment2_position_x;
+        + cache.segment1_tip_rotation_11 * t21 + cache.segment1_tip_rotation_10 * t25;
+    let segment2_centre5_position_x = t29 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t33 + cache.segment2_position_x;
     let segment2_centre5_position_y = cache.segment2_position_y
-        + cache.segment1_tip_rotation_11 * t17 + cache.segment1_tip_rotation_10 * t16;
+        + cache.segment1_tip_rotation_11 * t33 + cache.segment1_tip_rotation_10 * t29;
     out[0][0] = cache.segment1_position_x;
     out[0][1] = cache.segment1_position_y;
     out[0][2] = 0.0;
@@ -8923,142 +9812,192 @@ pub fn drawing_frames_into(
     cache: &Cache,
     out: &mut [softgen_runtime::FramePose; DRAWING_FRAMES],
 ) {
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let segment1_centre1_bend = 0.027777777777777776 * segment1_bend_squared;
-    let t0 = softgen_runtime::stumpff(segment1_centre1_bend)[2];
-    let t1 = 1.0 - 0.027777777777777776 * segment1_bend_squared * t0;
-    let t2 = cache.cos_q2 * t1;
-    let t3 = softgen_runtime::stumpff(segment1_centre1_bend)[1];
-    let t4 = 0.16666666666666666 * cache.segment1_bend_y * t3;
-    let segment1_centre1_rotation_00 = t2 + cache.base_angle_rotation_01 * t4;
-    let t5 = -(0.16666666666666666 * cache.segment1_bend_y * t3);
-    let segment1_centre1_rotation_01 = cache.cos_q2 * t5
-        + cache.base_angle_rotation_01 * t1;
-    let segment1_centre1_rotation_10 = cache.sin_q2 * t1 + cache.cos_q2 * t4;
-    let segment1_centre1_rotation_11 = t2 + cache.sin_q2 * t5;
-    let t6 = 0.16666666666666666 * p.segment_length * t3;
-    let t7 = p.segment_length * cache.segment1_bend_y;
-    let t8 = 0.027777777777777776 * t7 * t0;
-    let segment1_centre1_position_x = cache.segment1_position_x + t6 * cache.cos_q2
-        + cache.base_angle_rotation_01 * t8;
-    let segment1_centre1_position_y = cache.sin_q2 * t6 + cache.segment1_position_y
-        + cache.cos_q2 * t8;
-    let segment1_centre2_bend = 0.1111111111111111 * segment1_bend_squared;
-    let t9 = softgen_runtime::stumpff(segment1_centre2_bend)[1];
-    let t10 = 0.3333333333333333 * t9 * cache.segment1_bend_y;
-    let t11 = softgen_runtime::stumpff(segment1_centre2_bend)[2];
-    let t12 = 1.0 - 0.1111111111111111 * t11 * segment1_bend_squared;
-    let t13 = t12 * cache.cos_q2;
-    let segment1_centre2_rotation_00 = t10 * cache.base_angle_rotation_01 + t13;
-    let t14 = -(0.3333333333333333 * t9 * cache.segment1_bend_y);
-    let segment1_centre2_rotation_01 = t12 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t14;
-    let segment1_centre2_rotation_10 = cache.sin_q2 * t12 + t10 * cache.cos_q2;
-    let segment1_centre2_rotation_11 = t13 + cache.sin_q2 * t14;
-    let t15 = 0.3333333333333333 * t9 * p.segment_length;
-    let t16 = 0.1111111111111111 * t11 * t7;
-    let segment1_centre2_position_x = t15 * cache.cos_q2 + cache.segment1_position_x
-        + cache.base_angle_rotation_01 * t16;
-    let segment1_centre2_position_y = cache.cos_q2 * t16 + cache.sin_q2 * t15
+    let t0 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        0.0,
+        0.0,
+    ]);
+    let lanes_segment1_bend_squared = t0 * t0;
+    let [_, segment2_bend_squared, _, _] = lanes_segment1_bend_squared.to_array();
+    let lanes_segment1_centre1_bend = 0.027777777777777776 * lanes_segment1_bend_squared;
+    let [segment1_centre1_bend, segment2_centre1_bend, _, _] = lanes_segment1_centre1_bend
+        .to_array();
+    let t1 = softgen_runtime::stumpff(segment1_centre1_bend)[2];
+    let t2 = softgen_runtime::stumpff(segment2_centre1_bend)[2];
+    let t3 = softgen_runtime::Lanes4::from_array([t1, t2, 0.0, 0.0]);
+    let t4 = -(0.027777777777777776 * lanes_segment1_bend_squared * t3);
+    let t5 = 1.0 + t4;
+    let [t6, t7, _, _] = t5.to_array();
+    let t8 = cache.cos_q2 * t6;
+    let t9 = softgen_runtime::stumpff(segment1_centre1_bend)[1];
+    let t10 = softgen_runtime::stumpff(segment2_centre1_bend)[1];
+    let t11 = softgen_runtime::Lanes4::from_array([t9, t10, 0.0, 0.0]);
+    let t12 = 0.16666666666666666 * t0 * t11;
+    let [t13, t14, _, _] = t12.to_array();
+    let segment1_centre1_rotation_00 = t8 + cache.base_angle_rotation_01 * t13;
+    let t15 = -(0.16666666666666666 * t0 * t11);
+    let [t16, t17, _, _] = t15.to_array();
+    let segment1_centre1_rotation_01 = cache.cos_q2 * t16
+        + cache.base_angle_rotation_01 * t6;
+    let segment1_centre1_rotation_10 = cache.sin_q2 * t6 + cache.cos_q2 * t13;
+    let segment1_centre1_rotation_11 = t8 + cache.sin_q2 * t16;
+    let t18 = 0.16666666666666666 * p.segment_length * t11;
+    let [t19, t20, _, _] = t18.to_array();
+    let t21 = p.segment_length * t0;
+    let t22 = 0.027777777777777776 * t21 * t3;
+    let [t23, t24, _, _] = t22.to_array();
+    let segment1_centre1_position_x = cache.segment1_position_x + t19 * cache.cos_q2
+        + cache.base_angle_rotation_01 * t23;
+    let segment1_centre1_position_y = cache.sin_q2 * t19 + cache.segment1_position_y
+        + cache.cos_q2 * t23;
+    let lanes_segment1_centre2_bend = 0.1111111111111111 * lanes_segment1_bend_squared;
+    let [segment1_centre2_bend, segment2_centre2_bend, _, _] = lanes_segment1_centre2_bend
+        .to_array();
+    let t25 = softgen_runtime::stumpff(segment1_centre2_bend)[1];
+    let t26 = softgen_runtime::stumpff(segment2_centre2_bend)[1];
+    let t27 = softgen_runtime::Lanes4::from_array([t25, t26, 0.0, 0.0]);
+    let t28 = 0.3333333333333333 * t27 * t0;
+    let [t29, t30, _, _] = t28.to_array();
+    let t31 = softgen_runtime::stumpff(segment1_centre2_bend)[2];
+    let t32 = softgen_runtime::stumpff(segment2_centre2_bend)[2];
+    let t33 = softgen_runtime::Lanes4::from_array([t31, t32, 0.0, 0.0]);
+    let t34 = -(0.1111111111111111 * t33 * lanes_segment1_bend_squared);
+    let t35 = 1.0 + t34;
+    let [t36, t37, _, _] = t35.to_array();
+    let t38 = t36 * cache.cos_q2;
+    let segment1_centre2_rotation_00 = t29 * cache.base_angle_rotation_01 + t38;
+    let t39 = -(0.3333333333333333 * t27 * t0);
+    let [t40, t41, _, _] = t39.to_array();
+    let segment1_centre2_rotation_01 = t36 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t40;
+    let segment1_centre2_rotation_10 = cache.sin_q2 * t36 + t29 * cache.cos_q2;
+    let segment1_centre2_rotation_11 = t38 + cache.sin_q2 * t40;
+    let t42 = 0.3333333333333333 * t27 * p.segment_length;
+    let [t43, t44, _, _] = t42.to_array();
+    let t45 = 0.1111111111111111 * t33 * t21;
+    let [t46, t47, _, _] = t45.to_array();
+    let segment1_centre2_position_x = t43 * cache.cos_q2 + cache.segment1_position_x
+        + cache.base_angle_rotation_01 * t46;
+    let segment1_centre2_position_y = cache.cos_q2 * t46 + cache.sin_q2 * t43
         + cache.segment1_position_y;
-    let t17 = 0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1;
-    let t18 = 1.0 - 0.25 * cache.segment1_slice1_bend_c2 * segment1_bend_squared;
-    let t19 = t18 * cache.cos_q2;
-    let segment1_slice1_rotation_00 = cache.base_angle_rotation_01 * t17 + t19;
-    let t20 = -(0.5 * cache.segment1_bend_y * cache.segment1_slice1_bend_c1);
-    let segment1_slice1_rotation_01 = cache.cos_q2 * t20
-        + t18 * cache.base_angle_rotation_01;
-    let segment1_slice1_rotation_10 = cache.cos_q2 * t17 + cache.sin_q2 * t18;
-    let segment1_slice1_rotation_11 = cache.sin_q2 * t20 + t19;
-    let segment1_centre4_bend = 0.4444444444444444 * segment1_bend_squared;
-    let t21 = softgen_runtime::stumpff(segment1_centre4_bend)[1];
-    let t22 = 0.6666666666666666 * t21 * cache.segment1_bend_y;
-    let t23 = softgen_runtime::stumpff(segment1_centre4_bend)[2];
-    let t24 = 1.0 - 0.4444444444444444 * t23 * segment1_bend_squared;
-    let t25 = t24 * cache.cos_q2;
-    let segment1_centre4_rotation_00 = cache.base_angle_rotation_01 * t22 + t25;
-    let t26 = -(0.6666666666666666 * t21 * cache.segment1_bend_y);
-    let segment1_centre4_rotation_01 = t26 * cache.cos_q2
-        + t24 * cache.base_angle_rotation_01;
-    let segment1_centre4_rotation_10 = cache.cos_q2 * t22 + cache.sin_q2 * t24;
-    let segment1_centre4_rotation_11 = t25 + cache.sin_q2 * t26;
-    let t27 = 0.4444444444444444 * t23 * t7;
-    let t28 = 0.6666666666666666 * t21 * p.segment_length;
-    let segment1_centre4_position_x = cache.base_angle_rotation_01 * t27
-        + cache.segment1_position_x + cache.cos_q2 * t28;
-    let segment1_centre4_position_y = cache.segment1_position_y + cache.sin_q2 * t28
-        + cache.cos_q2 * t27;
-    let segment1_centre5_bend = 0.6944444444444445 * segment1_bend_squared;
-    let t29 = softgen_runtime::stumpff(segment1_centre5_bend)[2];
-    let t30 = 1.0 - 0.6944444444444445 * segment1_bend_squared * t29;
-    let t31 = cache.cos_q2 * t30;
-    let t32 = softgen_runtime::stumpff(segment1_centre5_bend)[1];
-    let t33 = 0.8333333333333334 * cache.segment1_bend_y * t32;
-    let segment1_centre5_rotation_00 = t31 + t33 * cache.base_angle_rotation_01;
-    let t34 = -(0.8333333333333334 * cache.segment1_bend_y * t32);
-    let segment1_centre5_rotation_01 = t30 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t34;
-    let segment1_centre5_rotation_10 = t33 * cache.cos_q2 + cache.sin_q2 * t30;
-    let segment1_centre5_rotation_11 = t31 + cache.sin_q2 * t34;
-    let t35 = 0.8333333333333334 * p.segment_length * t32;
-    let t36 = 0.6944444444444445 * t7 * t29;
-    let segment1_centre5_position_x = cache.cos_q2 * t35 + cache.segment1_position_x
-        + t36 * cache.base_angle_rotation_01;
-    let segment1_centre5_position_y = cache.sin_q2 * t35 + cache.segment1_position_y
-        + t36 * cache.cos_q2;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
-    let t37 = softgen_runtime::stumpff(segment2_centre1_bend)[2];
-    let t38 = 1.0 - 0.027777777777777776 * t37 * segment2_bend_squared;
-    let t39 = softgen_runtime::stumpff(segment2_centre1_bend)[1];
-    let t40 = 0.16666666666666666 * cache.segment2_bend_y * t39;
-    let segment2_centre1_rotation_00 = t38 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t40;
-    let t41 = -(0.16666666666666666 * cache.segment2_bend_y * t39);
-    let segment2_centre1_rotation_01 = t41 * cache.segment1_tip_rotation_00
-        + t38 * cache.segment1_tip_rotation_01;
-    let segment2_centre1_rotation_10 = cache.segment1_tip_rotation_10 * t38
-        + cache.segment1_tip_rotation_11 * t40;
-    let segment2_centre1_rotation_11 = cache.segment1_tip_rotation_10 * t41
-        + t38 * cache.segment1_tip_rotation_11;
-    let t42 = 0.16666666666666666 * p.segment_length * t39;
-    let t43 = cache.segment2_bend_y * p.segment_length;
-    let t44 = 0.027777777777777776 * t37 * t43;
-    let segment2_centre1_position_x = t42 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t44 + cache.segment2_position_x;
+    let t48 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c1,
+        cache.segment2_slice1_bend_c1,
+        0.0,
+        0.0,
+    ]);
+    let t49 = 0.5 * t0 * t48;
+    let [t50, t51, _, _] = t49.to_array();
+    let t52 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c2,
+        cache.segment2_slice1_bend_c2,
+        0.0,
+        0.0,
+    ]);
+    let t53 = -(0.25 * t52 * lanes_segment1_bend_squared);
+    let t54 = 1.0 + t53;
+    let [t55, t56, _, _] = t54.to_array();
+    let t57 = t55 * cache.cos_q2;
+    let segment1_slice1_rotation_00 = cache.base_angle_rotation_01 * t50 + t57;
+    let t58 = -(0.5 * t0 * t48);
+    let [t59, t60, _, _] = t58.to_array();
+    let segment1_slice1_rotation_01 = cache.cos_q2 * t59
+        + t55 * cache.base_angle_rotation_01;
+    let segment1_slice1_rotation_10 = cache.cos_q2 * t50 + cache.sin_q2 * t55;
+    let segment1_slice1_rotation_11 = cache.sin_q2 * t59 + t57;
+    let lanes_segment1_centre4_bend = 0.4444444444444444 * lanes_segment1_bend_squared;
+    let [segment1_centre4_bend, segment2_centre4_bend, _, _] = lanes_segment1_centre4_bend
+        .to_array();
+    let t61 = softgen_runtime::stumpff(segment1_centre4_bend)[1];
+    let t62 = softgen_runtime::stumpff(segment2_centre4_bend)[1];
+    let t63 = softgen_runtime::Lanes4::from_array([t61, t62, 0.0, 0.0]);
+    let t64 = 0.6666666666666666 * t63 * t0;
+    let [t65, t66, _, _] = t64.to_array();
+    let t67 = softgen_runtime::stumpff(segment1_centre4_bend)[2];
+    let t68 = softgen_runtime::stumpff(segment2_centre4_bend)[2];
+    let t69 = softgen_runtime::Lanes4::from_array([t67, t68, 0.0, 0.0]);
+    let t70 = -(0.4444444444444444 * t69 * lanes_segment1_bend_squared);
+    let t71 = 1.0 + t70;
+    let [t72, t73, _, _] = t71.to_array();
+    let t74 = t72 * cache.cos_q2;
+    let segment1_centre4_rotation_00 = cache.base_angle_rotation_01 * t65 + t74;
+    let t75 = -(0.6666666666666666 * t63 * t0);
+    let [t76, t77, _, _] = t75.to_array();
+    let segment1_centre4_rotation_01 = t76 * cache.cos_q2
+        + t72 * cache.base_angle_rotation_01;
+    let segment1_centre4_rotation_10 = cache.cos_q2 * t65 + cache.sin_q2 * t72;
+    let segment1_centre4_rotation_11 = t74 + cache.sin_q2 * t76;
+    let t78 = 0.4444444444444444 * t69 * t21;
+    let [t79, t80, _, _] = t78.to_array();
+    let t81 = 0.6666666666666666 * t63 * p.segment_length;
+    let [t82, t83, _, _] = t81.to_array();
+    let segment1_centre4_position_x = cache.base_angle_rotation_01 * t79
+        + cache.segment1_position_x + cache.cos_q2 * t82;
+    let segment1_centre4_position_y = cache.segment1_position_y + cache.sin_q2 * t82
+        + cache.cos_q2 * t79;
+    let lanes_segment1_centre5_bend = 0.6944444444444445 * lanes_segment1_bend_squared;
+    let [segment1_centre5_bend, segment2_centre5_bend, _, _] = lanes_segment1_centre5_bend
+        .to_array();
+    let t84 = softgen_runtime::stumpff(segment1_centre5_bend)[2];
+    let t85 = softgen_runtime::stumpff(segment2_centre5_bend)[2];
+    let t86 = softgen_runtime::Lanes4::from_array([t84, t85, 0.0, 0.0]);
+    let t87 = -(0.6944444444444445 * lanes_segment1_bend_squared * t86);
+    let t88 = 1.0 + t87;
+    let [t89, t90, _, _] = t88.to_array();
+    let t91 = cache.cos_q2 * t89;
+    let t92 = softgen_runtime::stumpff(segment1_centre5_bend)[1];
+    let t93 = softgen_runtime::stumpff(segment2_centre5_bend)[1];
+    let t94 = softgen_runtime::Lanes4::from_array([t92, t93, 0.0, 0.0]);
+    let t95 = 0.8333333333333334 * t0 * t94;
+    let [t96, t97, _, _] = t95.to_array();
+    let segment1_centre5_rotation_00 = t91 + t96 * cache.base_angle_rotation_01;
+    let t98 = -(0.8333333333333334 * t0 * t94);
+    let [t99, t100, _, _] = t98.to_array();
+    let segment1_centre5_rotation_01 = t89 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t99;
+    let segment1_centre5_rotation_10 = t96 * cache.cos_q2 + cache.sin_q2 * t89;
+    let segment1_centre5_rotation_11 = t91 + cache.sin_q2 * t99;
+    let t101 = 0.8333333333333334 * p.segment_length * t94;
+    let [t102, t103, _, _] = t101.to_array();
+    let t104 = 0.6944444444444445 * t21 * t86;
+    let [t105, t106, _, _] = t104.to_array();
+    let segment1_centre5_position_x = cache.cos_q2 * t102 + cache.segment1_position_x
+        + t105 * cache.base_angle_rotation_01;
+    let segment1_centre5_position_y = cache.sin_q2 * t102 + cache.segment1_position_y
+        + t105 * cache.cos_q2;
+    let segment2_centre1_rotation_00 = t7 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t14;
+    let segment2_centre1_rotation_01 = t17 * cache.segment1_tip_rotation_00
+        + t7 * cache.segment1_tip_rotation_01;
+    let segment2_centre1_rotation_10 = cache.segment1_tip_rotation_10 * t7
+        + cache.segment1_tip_rotation_11 * t14;
+    let segment2_centre1_rotation_11 = cache.segment1_tip_rotation_10 * t17
+        + t7 * cache.segment1_tip_rotation_11;
+    let segment2_centre1_position_x = t20 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t24 + cache.segment2_position_x;
     let segment2_centre1_position_y = cache.segment2_position_y
-        + cache.segment1_tip_rotation_11 * t44 + cache.segment1_tip_rotation_10 * t42;
-    let segment2_centre2_bend = 0.1111111111111111 * segment2_bend_squared;
-    let t45 = softgen_runtime::stumpff(segment2_centre2_bend)[1];
-    let t46 = 0.3333333333333333 * t45 * cache.segment2_bend_y;
-    let t47 = softgen_runtime::stumpff(segment2_centre2_bend)[2];
-    let t48 = 1.0 - 0.1111111111111111 * t47 * segment2_bend_squared;
-    let segment2_centre2_rotation_00 = cache.segment1_tip_rotation_01 * t46
-        + t48 * cache.segment1_tip_rotation_00;
-    let t49 = -(0.3333333333333333 * t45 * cache.segment2_bend_y);
-    let segment2_centre2_rotation_01 = t48 * cache.segment1_tip_rotation_01
-        + t49 * cache.segment1_tip_rotation_00;
-    let segment2_centre2_rotation_10 = cache.segment1_tip_rotation_11 * t46
-        + cache.segment1_tip_rotation_10 * t48;
-    let segment2_centre2_rotation_11 = t48 * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_rotation_10 * t49;
-    let t50 = 0.3333333333333333 * t45 * p.segment_length;
-    let t51 = 0.1111111111111111 * t47 * t43;
-    let segment2_centre2_position_x = t50 * cache.segment1_tip_rotation_00
-        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t51;
+        + cache.segment1_tip_rotation_11 * t24 + cache.segment1_tip_rotation_10 * t20;
+    let segment2_centre2_rotation_00 = cache.segment1_tip_rotation_01 * t30
+        + t37 * cache.segment1_tip_rotation_00;
+    let segment2_centre2_rotation_01 = t37 * cache.segment1_tip_rotation_01
+        + t41 * cache.segment1_tip_rotation_00;
+    let segment2_centre2_rotation_10 = cache.segment1_tip_rotation_11 * t30
+        + cache.segment1_tip_rotation_10 * t37;
+    let segment2_centre2_rotation_11 = t37 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_rotation_10 * t41;
+    let segment2_centre2_position_x = t44 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t47;
     let segment2_centre2_position_y = cache.segment2_position_y
-        + cache.segment1_tip_rotation_11 * t51 + cache.segment1_tip_rotation_10 * t50;
-    let t52 = 0.5 * cache.segment2_slice1_bend_c1 * cache.segment2_bend_y;
-    let t53 = 1.0 - 0.25 * cache.segment2_slice1_bend_c2 * segment2_bend_squared;
-    let segment2_slice1_rotation_00 = cache.segment1_tip_rotation_01 * t52
-        + t53 * cache.segment1_tip_rotation_00;
-    let t54 = -(0.5 * cache.segment2_slice1_bend_c1 * cache.segment2_bend_y);
-    let segment2_slice1_rotation_01 = t54 * cache.segment1_tip_rotation_00
-        + t53 * cache.segment1_tip_rotation_01;
-    let segment2_slice1_rotation_10 = cache.segment1_tip_rotation_11 * t52
-        + cache.segment1_tip_rotation_10 * t53;
-    let segment2_slice1_rotation_11 = cache.segment1_tip_rotation_10 * t54
-        + t53 * cache.segment1_tip_rotation_11;
+        + cache.segment1_tip_rotation_11 * t47 + cache.segment1_tip_rotation_10 * t44;
+    let segment2_slice1_rotation_00 = cache.segment1_tip_rotation_01 * t51
+        + t56 * cache.segment1_tip_rotation_00;
+    let segment2_slice1_rotation_01 = t60 * cache.segment1_tip_rotation_00
+        + t56 * cache.segment1_tip_rotation_01;
+    let segment2_slice1_rotation_10 = cache.segment1_tip_rotation_11 * t51
+        + cache.segment1_tip_rotation_10 * t56;
+    let segment2_slice1_rotation_11 = cache.segment1_tip_rotation_10 * t60
+        + t56 * cache.segment1_tip_rotation_11;
     let segment2_slice1_position_x = cache.segment1_tip_rotation_01
         * cache.segment2_slice1_local_com_y
         + cache.segment1_tip_rotation_00 * cache.segment2_slice1_local_com_x
@@ -9066,52 +10005,36 @@ pub fn drawing_frames_into(
     let segment2_slice1_position_y = cache.segment1_tip_rotation_10
         * cache.segment2_slice1_local_com_x + cache.segment2_position_y
         + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
-    let segment2_centre4_bend = 0.4444444444444444 * segment2_bend_squared;
-    let t55 = softgen_runtime::stumpff(segment2_centre4_bend)[2];
-    let t56 = 1.0 - 0.4444444444444444 * t55 * segment2_bend_squared;
-    let t57 = softgen_runtime::stumpff(segment2_centre4_bend)[1];
-    let t58 = 0.6666666666666666 * t57 * cache.segment2_bend_y;
-    let segment2_centre4_rotation_00 = t56 * cache.segment1_tip_rotation_00
-        + t58 * cache.segment1_tip_rotation_01;
-    let t59 = -(0.6666666666666666 * t57 * cache.segment2_bend_y);
-    let segment2_centre4_rotation_01 = t59 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t56;
-    let segment2_centre4_rotation_10 = cache.segment1_tip_rotation_10 * t56
-        + t58 * cache.segment1_tip_rotation_11;
-    let segment2_centre4_rotation_11 = cache.segment1_tip_rotation_11 * t56
-        + cache.segment1_tip_rotation_10 * t59;
-    let t60 = 0.6666666666666666 * t57 * p.segment_length;
-    let t61 = 0.4444444444444444 * t55 * t43;
-    let segment2_centre4_position_x = t60 * cache.segment1_tip_rotation_00
-        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t61;
+    let segment2_centre4_rotation_00 = t73 * cache.segment1_tip_rotation_00
+        + t66 * cache.segment1_tip_rotation_01;
+    let segment2_centre4_rotation_01 = t77 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t73;
+    let segment2_centre4_rotation_10 = cache.segment1_tip_rotation_10 * t73
+        + t66 * cache.segment1_tip_rotation_11;
+    let segment2_centre4_rotation_11 = cache.segment1_tip_rotation_11 * t73
+        + cache.segment1_tip_rotation_10 * t77;
+    let segment2_centre4_position_x = t83 * cache.segment1_tip_rotation_00
+        + cache.segment2_position_x + cache.segment1_tip_rotation_01 * t80;
     let segment2_centre4_position_y = cache.segment2_position_y
-        + cache.segment1_tip_rotation_11 * t61 + cache.segment1_tip_rotation_10 * t60;
-    let segment2_centre5_bend = 0.6944444444444445 * segment2_bend_squared;
-    let t62 = softgen_runtime::stumpff(segment2_centre5_bend)[1];
-    let t63 = 0.8333333333333334 * t62 * cache.segment2_bend_y;
-    let t64 = softgen_runtime::stumpff(segment2_centre5_bend)[2];
-    let t65 = 1.0 - 0.6944444444444445 * t64 * segment2_bend_squared;
-    let segment2_centre5_rotation_00 = cache.segment1_tip_rotation_01 * t63
-        + cache.segment1_tip_rotation_00 * t65;
-    let t66 = -(0.8333333333333334 * t62 * cache.segment2_bend_y);
-    let segment2_centre5_rotation_01 = t66 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t65;
-    let segment2_centre5_rotation_10 = cache.segment1_tip_rotation_10 * t65
-        + cache.segment1_tip_rotation_11 * t63;
-    let segment2_centre5_rotation_11 = cache.segment1_tip_rotation_10 * t66
-        + cache.segment1_tip_rotation_11 * t65;
-    let t67 = 0.8333333333333334 * t62 * p.segment_length;
-    let t68 = 0.6944444444444445 * t64 * t43;
-    let segment2_centre5_position_x = t67 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t68 + cache.segment2_position_x;
+        + cache.segment1_tip_rotation_11 * t80 + cache.segment1_tip_rotation_10 * t83;
+    let segment2_centre5_rotation_00 = cache.segment1_tip_rotation_01 * t97
+        + cache.segment1_tip_rotation_00 * t90;
+    let segment2_centre5_rotation_01 = t100 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t90;
+    let segment2_centre5_rotation_10 = cache.segment1_tip_rotation_10 * t90
+        + cache.segment1_tip_rotation_11 * t97;
+    let segment2_centre5_rotation_11 = cache.segment1_tip_rotation_10 * t100
+        + cache.segment1_tip_rotation_11 * t90;
+    let segment2_centre5_position_x = t103 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t106 + cache.segment2_position_x;
     let segment2_centre5_position_y = cache.segment2_position_y
-        + cache.segment1_tip_rotation_11 * t68 + cache.segment1_tip_rotation_10 * t67;
-    let t69 = -(cache.segment2_bend_y * cache.segment2_bend_squared_c1);
-    let t70 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
-    let segment2_tip_rotation_01 = cache.segment1_tip_rotation_00 * t69
-        + cache.segment1_tip_rotation_01 * t70;
-    let segment2_tip_rotation_11 = cache.segment1_tip_rotation_10 * t69
-        + cache.segment1_tip_rotation_11 * t70;
+        + cache.segment1_tip_rotation_11 * t106 + cache.segment1_tip_rotation_10 * t103;
+    let t107 = -(cache.segment2_bend_y * cache.segment2_bend_squared_c1);
+    let t108 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
+    let segment2_tip_rotation_01 = cache.segment1_tip_rotation_00 * t107
+        + cache.segment1_tip_rotation_01 * t108;
+    let segment2_tip_rotation_11 = cache.segment1_tip_rotation_10 * t107
+        + cache.segment1_tip_rotation_11 * t108;
     out[0].rotation[(0, 0)] = cache.cos_q2;
     out[0].rotation[(0, 1)] = cache.base_angle_rotation_01;
     out[0].rotation[(0, 2)] = 0.0;

@@ -745,75 +745,241 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
     let base_angle_subspace_v_y = -q[0];
     let link1_inertia_h_x = q[0] * p.link_mass;
     let link1_inertia_h_y = q[1] * p.link_mass;
-    let segment1_slice0_local_com_x = 0.21132486540518713 * p.channel_length
-        * segment1_slice0_bend_c1;
-    let t0 = segment1_bend_y * p.channel_length;
-    let segment1_slice0_local_com_y = 0.044658198738520456 * t0
-        * segment1_slice0_bend_c2;
-    let segment1_slice0_local_bend_y_column_v_x = (0.009437387837655933
-        * segment1_slice0_bend_c3 * t0
-        - 0.009437387837655933 * t0 * segment1_slice0_bend_c2)
-        + 0.21132486540518713 * segment1_slice0_local_com_y;
-    let segment1_bend_squared = segment1_bend_y * segment1_bend_y;
-    let t1 = segment1_bend_squared * p.channel_length;
-    let segment1_slice0_local_bend_y_column_v_y = (0.044658198738520456
-        * p.channel_length * segment1_slice0_bend_c2
-        + 0.00398870942913838 * segment1_slice0_bend_c4 * t1
-        - 0.00199435471456919 * segment1_slice0_bend_c3 * t1)
-        - 0.21132486540518713 * segment1_slice0_local_com_x;
+    let t0 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_bend_c1,
+        segment2_slice0_bend_c1,
+        segment3_slice0_bend_c1,
+        segment4_slice0_bend_c1,
+    ]);
+    let lanes_segment1_slice0_local_com_x = 0.21132486540518713 * p.channel_length * t0;
+    let [segment1_slice0_local_com_x, segment2_slice0_local_com_x,
+    segment3_slice0_local_com_x, segment4_slice0_local_com_x] = lanes_segment1_slice0_local_com_x
+        .to_array();
+    let t1 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_y,
+        segment2_bend_y,
+        segment3_bend_y,
+        segment4_bend_y,
+    ]);
+    let t2 = t1 * p.channel_length;
+    let t3 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_bend_c2,
+        segment2_slice0_bend_c2,
+        segment3_slice0_bend_c2,
+        segment4_slice0_bend_c2,
+    ]);
+    let lanes_segment1_slice0_local_com_y = 0.044658198738520456 * t2 * t3;
+    let [segment1_slice0_local_com_y, segment2_slice0_local_com_y,
+    segment3_slice0_local_com_y, segment4_slice0_local_com_y] = lanes_segment1_slice0_local_com_y
+        .to_array();
+    let t4 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_bend_c3,
+        segment2_slice0_bend_c3,
+        segment3_slice0_bend_c3,
+        segment4_slice0_bend_c3,
+    ]);
+    let t5 = 0.009437387837655933 * t4 * t2;
+    let t6 = -(0.009437387837655933 * t2 * t3);
+    let t7 = t5 + t6;
+    let t8 = 0.21132486540518713 * lanes_segment1_slice0_local_com_y;
+    let lanes_segment1_slice0_local_bend_y_column_v_x = t7 + t8;
+    let [segment1_slice0_local_bend_y_column_v_x,
+    segment2_slice0_local_bend_y_column_v_x, segment3_slice0_local_bend_y_column_v_x,
+    segment4_slice0_local_bend_y_column_v_x] = lanes_segment1_slice0_local_bend_y_column_v_x
+        .to_array();
+    let t9 = -(0.21132486540518713 * lanes_segment1_slice0_local_com_x);
+    let t10 = 0.044658198738520456 * p.channel_length * t3;
+    let lanes_segment1_bend_squared = t1 * t1;
+    let t11 = lanes_segment1_bend_squared * p.channel_length;
+    let t12 = -(0.00199435471456919 * t4 * t11);
+    let t13 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_bend_c4,
+        segment2_slice0_bend_c4,
+        segment3_slice0_bend_c4,
+        segment4_slice0_bend_c4,
+    ]);
+    let t14 = 0.00398870942913838 * t13 * t11;
+    let t15 = t10 + t12 + t14;
+    let lanes_segment1_slice0_local_bend_y_column_v_y = t9 + t15;
+    let [segment1_slice0_local_bend_y_column_v_y,
+    segment2_slice0_local_bend_y_column_v_y, segment3_slice0_local_bend_y_column_v_y,
+    segment4_slice0_local_bend_y_column_v_y] = lanes_segment1_slice0_local_bend_y_column_v_y
+        .to_array();
     let segment1_slice0_mass = 0.5000000000000001 * p.segment_mass;
-    let segment1_slice0_local_inertia_h_x = segment1_slice0_mass
-        * segment1_slice0_local_com_x;
-    let segment1_slice0_local_inertia_h_y = segment1_slice0_local_com_y
+    let lanes_segment1_slice0_local_inertia_h_x = segment1_slice0_mass
+        * lanes_segment1_slice0_local_com_x;
+    let [segment1_slice0_local_inertia_h_x, segment2_slice0_local_inertia_h_x,
+    segment3_slice0_local_inertia_h_x, segment4_slice0_local_inertia_h_x] = lanes_segment1_slice0_local_inertia_h_x
+        .to_array();
+    let lanes_segment1_slice0_local_inertia_h_y = lanes_segment1_slice0_local_com_y
         * segment1_slice0_mass;
-    let segment1_slice1_local_com_x = 0.7886751345948129 * p.channel_length
-        * segment1_slice1_bend_c1;
-    let segment1_slice1_local_com_y = 0.6220084679281462 * t0 * segment1_slice1_bend_c2;
-    let segment1_slice1_local_bend_y_column_v_x = 0.7886751345948129
-        * segment1_slice1_local_com_y
-        + (0.4905626121623441 * segment1_slice1_bend_c3 * t0
-            - 0.4905626121623441 * t0 * segment1_slice1_bend_c2);
-    let segment1_slice1_local_bend_y_column_v_y = (0.7737890683486395
-        * segment1_slice1_bend_c4 * t1
-        + 0.6220084679281462 * p.channel_length * segment1_slice1_bend_c2
-        - 0.38689453417431974 * segment1_slice1_bend_c3 * t1)
-        - 0.7886751345948129 * segment1_slice1_local_com_x;
-    let segment1_slice1_local_inertia_h_x = segment1_slice0_mass
-        * segment1_slice1_local_com_x;
-    let segment1_slice1_local_inertia_h_y = segment1_slice1_local_com_y
+    let [segment1_slice0_local_inertia_h_y, segment2_slice0_local_inertia_h_y,
+    segment3_slice0_local_inertia_h_y, segment4_slice0_local_inertia_h_y] = lanes_segment1_slice0_local_inertia_h_y
+        .to_array();
+    let t16 = softgen_runtime::Lanes4::from_array([
+        segment1_slice1_bend_c1,
+        segment2_slice1_bend_c1,
+        segment3_slice1_bend_c1,
+        segment4_slice1_bend_c1,
+    ]);
+    let lanes_segment1_slice1_local_com_x = 0.7886751345948129 * p.channel_length * t16;
+    let [segment1_slice1_local_com_x, segment2_slice1_local_com_x,
+    segment3_slice1_local_com_x, segment4_slice1_local_com_x] = lanes_segment1_slice1_local_com_x
+        .to_array();
+    let t17 = softgen_runtime::Lanes4::from_array([
+        segment1_slice1_bend_c2,
+        segment2_slice1_bend_c2,
+        segment3_slice1_bend_c2,
+        segment4_slice1_bend_c2,
+    ]);
+    let lanes_segment1_slice1_local_com_y = 0.6220084679281462 * t2 * t17;
+    let [segment1_slice1_local_com_y, segment2_slice1_local_com_y,
+    segment3_slice1_local_com_y, segment4_slice1_local_com_y] = lanes_segment1_slice1_local_com_y
+        .to_array();
+    let t18 = 0.7886751345948129 * lanes_segment1_slice1_local_com_y;
+    let t19 = softgen_runtime::Lanes4::from_array([
+        segment1_slice1_bend_c3,
+        segment2_slice1_bend_c3,
+        segment3_slice1_bend_c3,
+        segment4_slice1_bend_c3,
+    ]);
+    let t20 = 0.4905626121623441 * t19 * t2;
+    let t21 = -(0.4905626121623441 * t2 * t17);
+    let t22 = t20 + t21;
+    let lanes_segment1_slice1_local_bend_y_column_v_x = t18 + t22;
+    let [segment1_slice1_local_bend_y_column_v_x,
+    segment2_slice1_local_bend_y_column_v_x, segment3_slice1_local_bend_y_column_v_x,
+    segment4_slice1_local_bend_y_column_v_x] = lanes_segment1_slice1_local_bend_y_column_v_x
+        .to_array();
+    let t23 = softgen_runtime::Lanes4::from_array([
+        segment1_slice1_bend_c4,
+        segment2_slice1_bend_c4,
+        segment3_slice1_bend_c4,
+        segment4_slice1_bend_c4,
+    ]);
+    let t24 = 0.7737890683486395 * t23 * t11;
+    let t25 = 0.6220084679281462 * p.channel_length * t17;
+    let t26 = -(0.38689453417431974 * t19 * t11);
+    let t27 = t24 + t25 + t26;
+    let t28 = -(0.7886751345948129 * lanes_segment1_slice1_local_com_x);
+    let lanes_segment1_slice1_local_bend_y_column_v_y = t27 + t28;
+    let [segment1_slice1_local_bend_y_column_v_y,
+    segment2_slice1_local_bend_y_column_v_y, segment3_slice1_local_bend_y_column_v_y,
+    segment4_slice1_local_bend_y_column_v_y] = lanes_segment1_slice1_local_bend_y_column_v_y
+        .to_array();
+    let lanes_segment1_slice1_local_inertia_h_x = segment1_slice0_mass
+        * lanes_segment1_slice1_local_com_x;
+    let [segment1_slice1_local_inertia_h_x, segment2_slice1_local_inertia_h_x,
+    segment3_slice1_local_inertia_h_x, segment4_slice1_local_inertia_h_x] = lanes_segment1_slice1_local_inertia_h_x
+        .to_array();
+    let lanes_segment1_slice1_local_inertia_h_y = lanes_segment1_slice1_local_com_y
         * segment1_slice0_mass;
+    let [segment1_slice1_local_inertia_h_y, segment2_slice1_local_inertia_h_y,
+    segment3_slice1_local_inertia_h_y, segment4_slice1_local_inertia_h_y] = lanes_segment1_slice1_local_inertia_h_y
+        .to_array();
     let segment1_slices_local_inertia_m = segment1_slice0_mass + segment1_slice0_mass;
-    let segment1_slices_local_inertia_h_x = segment1_slice0_local_inertia_h_x
-        + segment1_slice1_local_inertia_h_x;
-    let segment1_slices_local_inertia_h_y = segment1_slice0_local_inertia_h_y
-        + segment1_slice1_local_inertia_h_y;
+    let lanes_segment1_slices_local_inertia_h_x = lanes_segment1_slice0_local_inertia_h_x
+        + lanes_segment1_slice1_local_inertia_h_x;
+    let [segment1_slices_local_inertia_h_x, segment2_slices_local_inertia_h_x,
+    segment3_slices_local_inertia_h_x, segment4_slices_local_inertia_h_x] = lanes_segment1_slices_local_inertia_h_x
+        .to_array();
+    let lanes_segment1_slices_local_inertia_h_y = lanes_segment1_slice0_local_inertia_h_y
+        + lanes_segment1_slice1_local_inertia_h_y;
+    let [segment1_slices_local_inertia_h_y, segment2_slices_local_inertia_h_y,
+    segment3_slices_local_inertia_h_y, segment4_slices_local_inertia_h_y] = lanes_segment1_slices_local_inertia_h_y
+        .to_array();
     let segment1_slices_inertia_h_x = base_angle_rotation_01
         * segment1_slices_local_inertia_h_y + q[0] * segment1_slices_local_inertia_m
         + cos_q2 * segment1_slices_local_inertia_h_x;
     let segment1_slices_inertia_h_y = cos_q2 * segment1_slices_local_inertia_h_y
         + sin_q2 * segment1_slices_local_inertia_h_x
         + q[1] * segment1_slices_local_inertia_m;
-    let t2 = segment1_bend_squared_c2 * t0;
-    let segment1_tip_local_bend_y_column_v_x = t2
-        + (t0 * segment1_bend_squared_c3 - segment1_bend_squared_c2 * t0);
-    let t3 = p.channel_length * segment1_bend_squared_c1;
-    let segment1_tip_local_bend_y_column_v_y = (segment1_bend_squared_c2
-        * p.channel_length + 2.0 * segment1_bend_squared_c4 * t1
-        - t1 * segment1_bend_squared_c3) - t3;
-    let segment1_tip_local_subspace0_v_x = segment1_tip_local_bend_y_column_v_x
+    let t29 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c2,
+        segment2_bend_squared_c2,
+        segment3_bend_squared_c2,
+        segment4_bend_squared_c2,
+    ]);
+    let t30 = t29 * t2;
+    let [t31, t32, t33, t34] = t30.to_array();
+    let t35 = -(t29 * t2);
+    let t36 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c3,
+        segment2_bend_squared_c3,
+        segment3_bend_squared_c3,
+        segment4_bend_squared_c3,
+    ]);
+    let t37 = t2 * t36;
+    let t38 = t35 + t37;
+    let lanes_segment1_tip_local_bend_y_column_v_x = t30 + t38;
+    let [segment1_tip_local_bend_y_column_v_x, segment2_tip_local_bend_y_column_v_x,
+    segment3_tip_local_bend_y_column_v_x, segment4_tip_local_bend_y_column_v_x] = lanes_segment1_tip_local_bend_y_column_v_x
+        .to_array();
+    let t39 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c1,
+        segment2_bend_squared_c1,
+        segment3_bend_squared_c1,
+        segment4_bend_squared_c1,
+    ]);
+    let t40 = p.channel_length * t39;
+    let [t41, t42, t43, t44] = t40.to_array();
+    let t45 = -t40;
+    let t46 = t29 * p.channel_length;
+    let t47 = -(t11 * t36);
+    let t48 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c4,
+        segment2_bend_squared_c4,
+        segment3_bend_squared_c4,
+        segment4_bend_squared_c4,
+    ]);
+    let t49 = 2.0 * t48 * t11;
+    let t50 = t46 + t47 + t49;
+    let lanes_segment1_tip_local_bend_y_column_v_y = t45 + t50;
+    let [segment1_tip_local_bend_y_column_v_y, segment2_tip_local_bend_y_column_v_y,
+    segment3_tip_local_bend_y_column_v_y, segment4_tip_local_bend_y_column_v_y] = lanes_segment1_tip_local_bend_y_column_v_y
+        .to_array();
+    let lanes_segment1_tip_local_subspace0_v_x = lanes_segment1_tip_local_bend_y_column_v_x
         * p.channel_length;
-    let segment1_tip_local_subspace0_v_y = segment1_tip_local_bend_y_column_v_y
+    let [segment1_tip_local_subspace0_v_x, segment2_tip_local_subspace0_v_x,
+    segment3_tip_local_subspace0_v_x, segment4_tip_local_subspace0_v_x] = lanes_segment1_tip_local_subspace0_v_x
+        .to_array();
+    let lanes_segment1_tip_local_subspace0_v_y = lanes_segment1_tip_local_bend_y_column_v_y
         * p.channel_length;
-    let t4 = segment1_bend_y * segment1_bend_squared_c1;
-    let t5 = 1.0 - segment1_bend_squared_c2 * segment1_bend_squared;
-    let t6 = t5 * cos_q2;
-    let segment1_tip_rotation_00 = base_angle_rotation_01 * t4 + t6;
-    let t7 = -(segment1_bend_y * segment1_bend_squared_c1);
-    let segment1_tip_rotation_01 = cos_q2 * t7 + t5 * base_angle_rotation_01;
-    let segment1_tip_rotation_10 = sin_q2 * t5 + cos_q2 * t4;
-    let segment1_tip_rotation_11 = t6 + sin_q2 * t7;
-    let segment1_tip_position_x = t2 * base_angle_rotation_01 + t3 * cos_q2 + q[0];
-    let segment1_tip_position_y = q[1] + t2 * cos_q2 + sin_q2 * t3;
+    let [segment1_tip_local_subspace0_v_y, segment2_tip_local_subspace0_v_y,
+    segment3_tip_local_subspace0_v_y, segment4_tip_local_subspace0_v_y] = lanes_segment1_tip_local_subspace0_v_y
+        .to_array();
+    let t51 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_y,
+        segment2_bend_y,
+        segment3_bend_y,
+        0.0,
+    ]);
+    let t52 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c1,
+        segment2_bend_squared_c1,
+        segment3_bend_squared_c1,
+        0.0,
+    ]);
+    let t53 = t51 * t52;
+    let [t54, t55, t56, _] = t53.to_array();
+    let t57 = softgen_runtime::Lanes4::from_array([
+        segment1_bend_squared_c2,
+        segment2_bend_squared_c2,
+        segment3_bend_squared_c2,
+        0.0,
+    ]);
+    let t58 = -(t57 * lanes_segment1_bend_squared);
+    let t59 = 1.0 + t58;
+    let [t60, t61, t62, _] = t59.to_array();
+    let t63 = t60 * cos_q2;
+    let segment1_tip_rotation_00 = base_angle_rotation_01 * t54 + t63;
+    let t64 = -(t51 * t52);
+    let [t65, t66, t67, _] = t64.to_array();
+    let segment1_tip_rotation_01 = cos_q2 * t65 + t60 * base_angle_rotation_01;
+    let segment1_tip_rotation_10 = sin_q2 * t60 + cos_q2 * t54;
+    let segment1_tip_rotation_11 = t63 + sin_q2 * t65;
+    let segment1_tip_position_x = t31 * base_angle_rotation_01 + t41 * cos_q2 + q[0];
+    let segment1_tip_position_y = q[1] + t31 * cos_q2 + sin_q2 * t41;
     let segment1_tip_subspace0_v_x = q[1] * p.channel_length
         + segment1_tip_local_subspace0_v_y * base_angle_rotation_01
         + cos_q2 * segment1_tip_local_subspace0_v_x;
@@ -821,46 +987,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + segment1_tip_local_subspace0_v_y * cos_q2 - q[0] * p.channel_length;
     let link2_inertia_h_x = p.link_mass * segment1_tip_position_x;
     let link2_inertia_h_y = segment1_tip_position_y * p.link_mass;
-    let segment2_slice0_local_com_x = 0.21132486540518713 * segment2_slice0_bend_c1
-        * p.channel_length;
-    let t8 = p.channel_length * segment2_bend_y;
-    let segment2_slice0_local_com_y = 0.044658198738520456 * t8
-        * segment2_slice0_bend_c2;
-    let segment2_slice0_local_bend_y_column_v_x = 0.21132486540518713
-        * segment2_slice0_local_com_y
-        + (0.009437387837655933 * segment2_slice0_bend_c3 * t8
-            - 0.009437387837655933 * t8 * segment2_slice0_bend_c2);
-    let segment2_bend_squared = segment2_bend_y * segment2_bend_y;
-    let t9 = p.channel_length * segment2_bend_squared;
-    let segment2_slice0_local_bend_y_column_v_y = (0.00398870942913838
-        * segment2_slice0_bend_c4 * t9
-        + 0.044658198738520456 * p.channel_length * segment2_slice0_bend_c2
-        - 0.00199435471456919 * segment2_slice0_bend_c3 * t9)
-        - 0.21132486540518713 * segment2_slice0_local_com_x;
-    let segment2_slice0_local_inertia_h_x = segment2_slice0_local_com_x
-        * segment1_slice0_mass;
-    let segment2_slice0_local_inertia_h_y = segment2_slice0_local_com_y
-        * segment1_slice0_mass;
-    let segment2_slice1_local_com_x = 0.7886751345948129 * segment2_slice1_bend_c1
-        * p.channel_length;
-    let segment2_slice1_local_com_y = 0.6220084679281462 * t8 * segment2_slice1_bend_c2;
-    let segment2_slice1_local_bend_y_column_v_x = 0.7886751345948129
-        * segment2_slice1_local_com_y
-        + (0.4905626121623441 * t8 * segment2_slice1_bend_c3
-            - 0.4905626121623441 * t8 * segment2_slice1_bend_c2);
-    let segment2_slice1_local_bend_y_column_v_y = (0.7737890683486395 * t9
-        * segment2_slice1_bend_c4
-        + 0.6220084679281462 * p.channel_length * segment2_slice1_bend_c2
-        - 0.38689453417431974 * segment2_slice1_bend_c3 * t9)
-        - 0.7886751345948129 * segment2_slice1_local_com_x;
-    let segment2_slice1_local_inertia_h_x = segment2_slice1_local_com_x
-        * segment1_slice0_mass;
-    let segment2_slice1_local_inertia_h_y = segment1_slice0_mass
-        * segment2_slice1_local_com_y;
-    let segment2_slices_local_inertia_h_x = segment2_slice1_local_inertia_h_x
-        + segment2_slice0_local_inertia_h_x;
-    let segment2_slices_local_inertia_h_y = segment2_slice0_local_inertia_h_y
-        + segment2_slice1_local_inertia_h_y;
     let segment2_slices_inertia_h_x = segment1_tip_rotation_01
         * segment2_slices_local_inertia_h_y
         + segment1_slices_local_inertia_m * segment1_tip_position_x
@@ -869,32 +995,18 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment2_slices_local_inertia_h_y
         + segment1_slices_local_inertia_m * segment1_tip_position_y
         + segment1_tip_rotation_10 * segment2_slices_local_inertia_h_x;
-    let t10 = segment2_bend_squared_c2 * t8;
-    let segment2_tip_local_bend_y_column_v_x = t10
-        + (segment2_bend_squared_c3 * t8 - segment2_bend_squared_c2 * t8);
-    let t11 = p.channel_length * segment2_bend_squared_c1;
-    let segment2_tip_local_bend_y_column_v_y = (2.0 * segment2_bend_squared_c4 * t9
-        + segment2_bend_squared_c2 * p.channel_length - segment2_bend_squared_c3 * t9)
-        - t11;
-    let segment2_tip_local_subspace0_v_x = segment2_tip_local_bend_y_column_v_x
-        * p.channel_length;
-    let segment2_tip_local_subspace0_v_y = p.channel_length
-        * segment2_tip_local_bend_y_column_v_y;
-    let t12 = 1.0 - segment2_bend_squared_c2 * segment2_bend_squared;
-    let t13 = segment2_bend_y * segment2_bend_squared_c1;
-    let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t12
-        + t13 * segment1_tip_rotation_01;
-    let t14 = -(segment2_bend_y * segment2_bend_squared_c1);
-    let segment2_tip_rotation_01 = segment1_tip_rotation_00 * t14
-        + t12 * segment1_tip_rotation_01;
-    let segment2_tip_rotation_10 = t12 * segment1_tip_rotation_10
-        + t13 * segment1_tip_rotation_11;
-    let segment2_tip_rotation_11 = t14 * segment1_tip_rotation_10
-        + t12 * segment1_tip_rotation_11;
-    let segment2_tip_position_x = segment1_tip_rotation_00 * t11
-        + t10 * segment1_tip_rotation_01 + segment1_tip_position_x;
-    let segment2_tip_position_y = segment1_tip_rotation_10 * t11
-        + segment1_tip_position_y + t10 * segment1_tip_rotation_11;
+    let segment2_tip_rotation_00 = segment1_tip_rotation_00 * t61
+        + t55 * segment1_tip_rotation_01;
+    let segment2_tip_rotation_01 = segment1_tip_rotation_00 * t66
+        + t61 * segment1_tip_rotation_01;
+    let segment2_tip_rotation_10 = t61 * segment1_tip_rotation_10
+        + t55 * segment1_tip_rotation_11;
+    let segment2_tip_rotation_11 = t66 * segment1_tip_rotation_10
+        + t61 * segment1_tip_rotation_11;
+    let segment2_tip_position_x = segment1_tip_rotation_00 * t42
+        + t32 * segment1_tip_rotation_01 + segment1_tip_position_x;
+    let segment2_tip_position_y = segment1_tip_rotation_10 * t42
+        + segment1_tip_position_y + t32 * segment1_tip_rotation_11;
     let segment2_tip_subspace0_v_x = p.channel_length * segment1_tip_position_y
         + segment1_tip_rotation_00 * segment2_tip_local_subspace0_v_x
         + segment2_tip_local_subspace0_v_y * segment1_tip_rotation_01;
@@ -904,44 +1016,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - p.channel_length * segment1_tip_position_x;
     let link3_inertia_h_x = segment2_tip_position_x * p.link_mass;
     let link3_inertia_h_y = p.link_mass * segment2_tip_position_y;
-    let segment3_slice0_local_com_x = 0.21132486540518713 * p.channel_length
-        * segment3_slice0_bend_c1;
-    let t15 = segment3_bend_y * p.channel_length;
-    let segment3_slice0_local_com_y = 0.044658198738520456 * t15
-        * segment3_slice0_bend_c2;
-    let segment3_slice0_local_bend_y_column_v_x = (0.009437387837655933 * t15
-        * segment3_slice0_bend_c3 - 0.009437387837655933 * t15 * segment3_slice0_bend_c2)
-        + 0.21132486540518713 * segment3_slice0_local_com_y;
-    let segment3_bend_squared = segment3_bend_y * segment3_bend_y;
-    let t16 = p.channel_length * segment3_bend_squared;
-    let segment3_slice0_local_bend_y_column_v_y = (0.044658198738520456
-        * p.channel_length * segment3_slice0_bend_c2
-        + 0.00398870942913838 * t16 * segment3_slice0_bend_c4
-        - 0.00199435471456919 * t16 * segment3_slice0_bend_c3)
-        - 0.21132486540518713 * segment3_slice0_local_com_x;
-    let segment3_slice0_local_inertia_h_x = segment3_slice0_local_com_x
-        * segment1_slice0_mass;
-    let segment3_slice0_local_inertia_h_y = segment3_slice0_local_com_y
-        * segment1_slice0_mass;
-    let segment3_slice1_local_com_x = 0.7886751345948129 * segment3_slice1_bend_c1
-        * p.channel_length;
-    let segment3_slice1_local_com_y = 0.6220084679281462 * t15 * segment3_slice1_bend_c2;
-    let segment3_slice1_local_bend_y_column_v_x = 0.7886751345948129
-        * segment3_slice1_local_com_y
-        + (0.4905626121623441 * t15 * segment3_slice1_bend_c3
-            - 0.4905626121623441 * t15 * segment3_slice1_bend_c2);
-    let segment3_slice1_local_bend_y_column_v_y = (0.6220084679281462 * p.channel_length
-        * segment3_slice1_bend_c2 + 0.7737890683486395 * segment3_slice1_bend_c4 * t16
-        - 0.38689453417431974 * t16 * segment3_slice1_bend_c3)
-        - 0.7886751345948129 * segment3_slice1_local_com_x;
-    let segment3_slice1_local_inertia_h_x = segment1_slice0_mass
-        * segment3_slice1_local_com_x;
-    let segment3_slice1_local_inertia_h_y = segment3_slice1_local_com_y
-        * segment1_slice0_mass;
-    let segment3_slices_local_inertia_h_x = segment3_slice0_local_inertia_h_x
-        + segment3_slice1_local_inertia_h_x;
-    let segment3_slices_local_inertia_h_y = segment3_slice1_local_inertia_h_y
-        + segment3_slice0_local_inertia_h_y;
     let segment3_slices_inertia_h_x = segment2_tip_position_x
         * segment1_slices_local_inertia_m
         + segment3_slices_local_inertia_h_x * segment2_tip_rotation_00
@@ -950,32 +1024,18 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment3_slices_local_inertia_h_x
         + segment1_slices_local_inertia_m * segment2_tip_position_y
         + segment3_slices_local_inertia_h_y * segment2_tip_rotation_11;
-    let t17 = t15 * segment3_bend_squared_c2;
-    let segment3_tip_local_bend_y_column_v_x = (t15 * segment3_bend_squared_c3
-        - t15 * segment3_bend_squared_c2) + t17;
-    let t18 = p.channel_length * segment3_bend_squared_c1;
-    let segment3_tip_local_bend_y_column_v_y = (p.channel_length
-        * segment3_bend_squared_c2 + 2.0 * t16 * segment3_bend_squared_c4
-        - t16 * segment3_bend_squared_c3) - t18;
-    let segment3_tip_local_subspace0_v_x = p.channel_length
-        * segment3_tip_local_bend_y_column_v_x;
-    let segment3_tip_local_subspace0_v_y = p.channel_length
-        * segment3_tip_local_bend_y_column_v_y;
-    let t19 = 1.0 - segment3_bend_squared_c2 * segment3_bend_squared;
-    let t20 = segment3_bend_y * segment3_bend_squared_c1;
-    let segment3_tip_rotation_00 = t19 * segment2_tip_rotation_00
-        + segment2_tip_rotation_01 * t20;
-    let t21 = -(segment3_bend_y * segment3_bend_squared_c1);
-    let segment3_tip_rotation_01 = segment2_tip_rotation_01 * t19
-        + t21 * segment2_tip_rotation_00;
-    let segment3_tip_rotation_10 = segment2_tip_rotation_10 * t19
-        + t20 * segment2_tip_rotation_11;
-    let segment3_tip_rotation_11 = segment2_tip_rotation_10 * t21
-        + t19 * segment2_tip_rotation_11;
-    let segment3_tip_position_x = segment2_tip_rotation_01 * t17
-        + segment2_tip_position_x + t18 * segment2_tip_rotation_00;
-    let segment3_tip_position_y = t18 * segment2_tip_rotation_10
-        + segment2_tip_rotation_11 * t17 + segment2_tip_position_y;
+    let segment3_tip_rotation_00 = t62 * segment2_tip_rotation_00
+        + segment2_tip_rotation_01 * t56;
+    let segment3_tip_rotation_01 = segment2_tip_rotation_01 * t62
+        + t67 * segment2_tip_rotation_00;
+    let segment3_tip_rotation_10 = segment2_tip_rotation_10 * t62
+        + t56 * segment2_tip_rotation_11;
+    let segment3_tip_rotation_11 = segment2_tip_rotation_10 * t67
+        + t62 * segment2_tip_rotation_11;
+    let segment3_tip_position_x = segment2_tip_rotation_01 * t33
+        + segment2_tip_position_x + t43 * segment2_tip_rotation_00;
+    let segment3_tip_position_y = t43 * segment2_tip_rotation_10
+        + segment2_tip_rotation_11 * t33 + segment2_tip_position_y;
     let segment3_tip_subspace0_v_x = segment2_tip_rotation_01
         * segment3_tip_local_subspace0_v_y
         + segment3_tip_local_subspace0_v_x * segment2_tip_rotation_00
@@ -986,44 +1046,6 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         - segment2_tip_position_x * p.channel_length;
     let link4_inertia_h_x = p.link_mass * segment3_tip_position_x;
     let link4_inertia_h_y = segment3_tip_position_y * p.link_mass;
-    let segment4_slice0_local_com_x = 0.21132486540518713 * p.channel_length
-        * segment4_slice0_bend_c1;
-    let t22 = p.channel_length * segment4_bend_y;
-    let segment4_slice0_local_com_y = 0.044658198738520456 * t22
-        * segment4_slice0_bend_c2;
-    let segment4_slice0_local_bend_y_column_v_x = (0.009437387837655933 * t22
-        * segment4_slice0_bend_c3 - 0.009437387837655933 * t22 * segment4_slice0_bend_c2)
-        + 0.21132486540518713 * segment4_slice0_local_com_y;
-    let segment4_bend_squared = segment4_bend_y * segment4_bend_y;
-    let t23 = p.channel_length * segment4_bend_squared;
-    let segment4_slice0_local_bend_y_column_v_y = (0.044658198738520456
-        * segment4_slice0_bend_c2 * p.channel_length
-        + 0.00398870942913838 * t23 * segment4_slice0_bend_c4
-        - 0.00199435471456919 * t23 * segment4_slice0_bend_c3)
-        - 0.21132486540518713 * segment4_slice0_local_com_x;
-    let segment4_slice0_local_inertia_h_x = segment4_slice0_local_com_x
-        * segment1_slice0_mass;
-    let segment4_slice0_local_inertia_h_y = segment4_slice0_local_com_y
-        * segment1_slice0_mass;
-    let segment4_slice1_local_com_x = 0.7886751345948129 * p.channel_length
-        * segment4_slice1_bend_c1;
-    let segment4_slice1_local_com_y = 0.6220084679281462 * t22 * segment4_slice1_bend_c2;
-    let segment4_slice1_local_bend_y_column_v_x = (0.4905626121623441 * t22
-        * segment4_slice1_bend_c3 - 0.4905626121623441 * t22 * segment4_slice1_bend_c2)
-        + 0.7886751345948129 * segment4_slice1_local_com_y;
-    let segment4_slice1_local_bend_y_column_v_y = (0.7737890683486395 * t23
-        * segment4_slice1_bend_c4
-        + 0.6220084679281462 * p.channel_length * segment4_slice1_bend_c2
-        - 0.38689453417431974 * t23 * segment4_slice1_bend_c3)
-        - 0.7886751345948129 * segment4_slice1_local_com_x;
-    let segment4_slice1_local_inertia_h_x = segment4_slice1_local_com_x
-        * segment1_slice0_mass;
-    let segment4_slice1_local_inertia_h_y = segment4_slice1_local_com_y
-        * segment1_slice0_mass;
-    let segment4_slices_local_inertia_h_x = segment4_slice0_local_inertia_h_x
-        + segment4_slice1_local_inertia_h_x;
-    let segment4_slices_local_inertia_h_y = segment4_slice0_local_inertia_h_y
-        + segment4_slice1_local_inertia_h_y;
     let segment4_slices_inertia_h_x = segment3_tip_rotation_00
         * segment4_slices_local_inertia_h_x
         + segment4_slices_local_inertia_h_y * segment3_tip_rotation_01
@@ -1032,21 +1054,10 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         * segment4_slices_local_inertia_h_x
         + segment3_tip_position_y * segment1_slices_local_inertia_m
         + segment4_slices_local_inertia_h_y * segment3_tip_rotation_11;
-    let t24 = t22 * segment4_bend_squared_c2;
-    let segment4_tip_local_bend_y_column_v_x = (t22 * segment4_bend_squared_c3
-        - t22 * segment4_bend_squared_c2) + t24;
-    let t25 = segment4_bend_squared_c1 * p.channel_length;
-    let segment4_tip_local_bend_y_column_v_y = (p.channel_length
-        * segment4_bend_squared_c2 + 2.0 * segment4_bend_squared_c4 * t23
-        - t23 * segment4_bend_squared_c3) - t25;
-    let segment4_tip_local_subspace0_v_x = p.channel_length
-        * segment4_tip_local_bend_y_column_v_x;
-    let segment4_tip_local_subspace0_v_y = p.channel_length
-        * segment4_tip_local_bend_y_column_v_y;
-    let segment4_tip_position_x = segment3_tip_rotation_00 * t25
-        + segment3_tip_position_x + t24 * segment3_tip_rotation_01;
+    let segment4_tip_position_x = segment3_tip_rotation_00 * t44
+        + segment3_tip_position_x + t34 * segment3_tip_rotation_01;
     let segment4_tip_position_y = segment3_tip_position_y
-        + t25 * segment3_tip_rotation_10 + t24 * segment3_tip_rotation_11;
+        + t44 * segment3_tip_rotation_10 + t34 * segment3_tip_rotation_11;
     let segment4_tip_subspace0_v_x = segment3_tip_position_y * p.channel_length
         + segment3_tip_rotation_01 * segment4_tip_local_subspace0_v_y
         + segment3_tip_rotation_00 * segment4_tip_local_subspace0_v_x;
@@ -1094,94 +1105,74 @@ pub fn cache(q: &SVector<f64, DOF>, p: &Params) -> Cache {
         + q[1] * link1_composite_inertia_m;
     let base_angle_projected_inertia_f_y = link1_composite_inertia_h_x
         + base_angle_subspace_v_y * link1_composite_inertia_m;
-    let segment1_slice0_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
-        * segment1_slice0_local_bend_y_column_v_x
-        - 0.21132486540518713 * segment1_slice0_local_inertia_h_y;
-    let segment1_slice0_local_bend_y_projected_inertia_f_y = 0.21132486540518713
-        * segment1_slice0_local_inertia_h_x
-        + segment1_slice0_mass * segment1_slice0_local_bend_y_column_v_y;
-    let segment1_slice1_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
-        * segment1_slice1_local_bend_y_column_v_x
-        - 0.7886751345948129 * segment1_slice1_local_inertia_h_y;
-    let segment1_slice1_local_bend_y_projected_inertia_f_y = 0.7886751345948129
-        * segment1_slice1_local_inertia_h_x
-        + segment1_slice1_local_bend_y_column_v_y * segment1_slice0_mass;
-    let t26 = segment1_slice0_local_bend_y_projected_inertia_f_y
-        + segment1_slice1_local_bend_y_projected_inertia_f_y;
-    let t27 = segment1_slice0_local_bend_y_projected_inertia_f_x
-        + segment1_slice1_local_bend_y_projected_inertia_f_x;
+    let t68 = -(0.21132486540518713 * lanes_segment1_slice0_local_inertia_h_y);
+    let t69 = segment1_slice0_mass * lanes_segment1_slice0_local_bend_y_column_v_x;
+    let lanes_segment1_slice0_local_bend_y_projected_inertia_f_x = t68 + t69;
+    let [segment1_slice0_local_bend_y_projected_inertia_f_x,
+    segment2_slice0_local_bend_y_projected_inertia_f_x,
+    segment3_slice0_local_bend_y_projected_inertia_f_x,
+    segment4_slice0_local_bend_y_projected_inertia_f_x] = lanes_segment1_slice0_local_bend_y_projected_inertia_f_x
+        .to_array();
+    let t70 = 0.21132486540518713 * lanes_segment1_slice0_local_inertia_h_x;
+    let t71 = segment1_slice0_mass * lanes_segment1_slice0_local_bend_y_column_v_y;
+    let lanes_segment1_slice0_local_bend_y_projected_inertia_f_y = t70 + t71;
+    let [segment1_slice0_local_bend_y_projected_inertia_f_y,
+    segment2_slice0_local_bend_y_projected_inertia_f_y,
+    segment3_slice0_local_bend_y_projected_inertia_f_y,
+    segment4_slice0_local_bend_y_projected_inertia_f_y] = lanes_segment1_slice0_local_bend_y_projected_inertia_f_y
+        .to_array();
+    let t72 = -(0.7886751345948129 * lanes_segment1_slice1_local_inertia_h_y);
+    let t73 = segment1_slice0_mass * lanes_segment1_slice1_local_bend_y_column_v_x;
+    let lanes_segment1_slice1_local_bend_y_projected_inertia_f_x = t72 + t73;
+    let [segment1_slice1_local_bend_y_projected_inertia_f_x,
+    segment2_slice1_local_bend_y_projected_inertia_f_x,
+    segment3_slice1_local_bend_y_projected_inertia_f_x,
+    segment4_slice1_local_bend_y_projected_inertia_f_x] = lanes_segment1_slice1_local_bend_y_projected_inertia_f_x
+        .to_array();
+    let t74 = 0.7886751345948129 * lanes_segment1_slice1_local_inertia_h_x;
+    let t75 = lanes_segment1_slice1_local_bend_y_column_v_y * segment1_slice0_mass;
+    let lanes_segment1_slice1_local_bend_y_projected_inertia_f_y = t74 + t75;
+    let [segment1_slice1_local_bend_y_projected_inertia_f_y,
+    segment2_slice1_local_bend_y_projected_inertia_f_y,
+    segment3_slice1_local_bend_y_projected_inertia_f_y,
+    segment4_slice1_local_bend_y_projected_inertia_f_y] = lanes_segment1_slice1_local_bend_y_projected_inertia_f_y
+        .to_array();
+    let t76 = lanes_segment1_slice0_local_bend_y_projected_inertia_f_y
+        + lanes_segment1_slice1_local_bend_y_projected_inertia_f_y;
+    let [t77, t78, t79, t80] = t76.to_array();
+    let t81 = lanes_segment1_slice0_local_bend_y_projected_inertia_f_x
+        + lanes_segment1_slice1_local_bend_y_projected_inertia_f_x;
+    let [t82, t83, t84, t85] = t81.to_array();
     let segment1_subspace0_projected_inertia_f_x = segment1_tip_subspace0_v_x
         * link2_composite_inertia_m
-        + p.channel_length * (base_angle_rotation_01 * t26 + cos_q2 * t27)
+        + p.channel_length * (base_angle_rotation_01 * t77 + cos_q2 * t82)
         - p.channel_length * link2_composite_inertia_h_y;
     let segment1_subspace0_projected_inertia_f_y = link2_composite_inertia_m
-        * segment1_tip_subspace0_v_y + p.channel_length * (sin_q2 * t27 + cos_q2 * t26)
+        * segment1_tip_subspace0_v_y + p.channel_length * (sin_q2 * t82 + cos_q2 * t77)
         + p.channel_length * link2_composite_inertia_h_x;
-    let segment2_slice0_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
-        * segment2_slice0_local_bend_y_column_v_x
-        - 0.21132486540518713 * segment2_slice0_local_inertia_h_y;
-    let segment2_slice0_local_bend_y_projected_inertia_f_y = 0.21132486540518713
-        * segment2_slice0_local_inertia_h_x
-        + segment2_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
-    let segment2_slice1_local_bend_y_projected_inertia_f_x = segment1_slice0_mass
-        * segment2_slice1_local_bend_y_column_v_x
-        - 0.7886751345948129 * segment2_slice1_local_inertia_h_y;
-    let segment2_slice1_local_bend_y_projected_inertia_f_y = 0.7886751345948129
-        * segment2_slice1_local_inertia_h_x
-        + segment2_slice1_local_bend_y_column_v_y * segment1_slice0_mass;
-    let t28 = segment2_slice0_local_bend_y_projected_inertia_f_y
-        + segment2_slice1_local_bend_y_projected_inertia_f_y;
-    let t29 = segment2_slice1_local_bend_y_projected_inertia_f_x
-        + segment2_slice0_local_bend_y_projected_inertia_f_x;
     let segment2_subspace0_projected_inertia_f_x = segment2_tip_subspace0_v_x
         * link3_composite_inertia_m
         + p.channel_length
-            * (t28 * segment1_tip_rotation_01 + segment1_tip_rotation_00 * t29)
+            * (t78 * segment1_tip_rotation_01 + segment1_tip_rotation_00 * t83)
         - p.channel_length * link3_composite_inertia_h_y;
     let segment2_subspace0_projected_inertia_f_y = segment2_tip_subspace0_v_y
         * link3_composite_inertia_m + p.channel_length * link3_composite_inertia_h_x
         + p.channel_length
-            * (segment1_tip_rotation_10 * t29 + t28 * segment1_tip_rotation_11);
-    let segment3_slice0_local_bend_y_projected_inertia_f_x = segment3_slice0_local_bend_y_column_v_x
-        * segment1_slice0_mass - 0.21132486540518713 * segment3_slice0_local_inertia_h_y;
-    let segment3_slice0_local_bend_y_projected_inertia_f_y = 0.21132486540518713
-        * segment3_slice0_local_inertia_h_x
-        + segment3_slice0_local_bend_y_column_v_y * segment1_slice0_mass;
-    let segment3_slice1_local_bend_y_projected_inertia_f_x = segment3_slice1_local_bend_y_column_v_x
-        * segment1_slice0_mass - 0.7886751345948129 * segment3_slice1_local_inertia_h_y;
-    let segment3_slice1_local_bend_y_projected_inertia_f_y = segment3_slice1_local_bend_y_column_v_y
-        * segment1_slice0_mass + 0.7886751345948129 * segment3_slice1_local_inertia_h_x;
-    let t30 = segment3_slice0_local_bend_y_projected_inertia_f_y
-        + segment3_slice1_local_bend_y_projected_inertia_f_y;
-    let t31 = segment3_slice0_local_bend_y_projected_inertia_f_x
-        + segment3_slice1_local_bend_y_projected_inertia_f_x;
-    let segment3_subspace0_projected_inertia_f_x = (t30 * segment2_tip_rotation_01
-        + segment2_tip_rotation_00 * t31) * p.channel_length
+            * (segment1_tip_rotation_10 * t83 + t78 * segment1_tip_rotation_11);
+    let segment3_subspace0_projected_inertia_f_x = (t79 * segment2_tip_rotation_01
+        + segment2_tip_rotation_00 * t84) * p.channel_length
         + segment3_tip_subspace0_v_x * link4_composite_inertia_m
         - p.channel_length * link4_composite_inertia_h_y;
     let segment3_subspace0_projected_inertia_f_y = link4_composite_inertia_m
         * segment3_tip_subspace0_v_y + link4_composite_inertia_h_x * p.channel_length
         + p.channel_length
-            * (segment2_tip_rotation_10 * t31 + t30 * segment2_tip_rotation_11);
-    let segment4_slice0_local_bend_y_projected_inertia_f_x = segment4_slice0_local_bend_y_column_v_x
-        * segment1_slice0_mass - 0.21132486540518713 * segment4_slice0_local_inertia_h_y;
-    let segment4_slice0_local_bend_y_projected_inertia_f_y = segment4_slice0_local_bend_y_column_v_y
-        * segment1_slice0_mass + 0.21132486540518713 * segment4_slice0_local_inertia_h_x;
-    let segment4_slice1_local_bend_y_projected_inertia_f_x = segment4_slice1_local_bend_y_column_v_x
-        * segment1_slice0_mass - 0.7886751345948129 * segment4_slice1_local_inertia_h_y;
-    let segment4_slice1_local_bend_y_projected_inertia_f_y = 0.7886751345948129
-        * segment4_slice1_local_inertia_h_x
-        + segment4_slice1_local_bend_y_column_v_y * segment1_slice0_mass;
-    let t32 = segment4_slice1_local_bend_y_projected_inertia_f_y
-        + segment4_slice0_local_bend_y_projected_inertia_f_y;
-    let t33 = segment4_slice0_local_bend_y_projected_inertia_f_x
-        + segment4_slice1_local_bend_y_projected_inertia_f_x;
+            * (segment2_tip_rotation_10 * t84 + t79 * segment2_tip_rotation_11);
     let segment4_subspace0_projected_inertia_f_x = p.channel_length
-        * (t32 * segment3_tip_rotation_01 + segment3_tip_rotation_00 * t33)
+        * (t80 * segment3_tip_rotation_01 + segment3_tip_rotation_00 * t85)
         + segment4_tip_subspace0_v_x * p.link_mass
         - link5_inertia_h_y * p.channel_length;
     let segment4_subspace0_projected_inertia_f_y = p.channel_length * link5_inertia_h_x
-        + (t33 * segment3_tip_rotation_10 + t32 * segment3_tip_rotation_11)
+        + (t85 * segment3_tip_rotation_10 + t80 * segment3_tip_rotation_11)
             * p.channel_length + segment4_tip_subspace0_v_y * p.link_mass;
     Cache {
         segment1_bend_squared_c1,
@@ -1453,16 +1444,57 @@ pub fn mass_matrix_into(
     let link1_inertia_i_22 = link1_inertia_com_22 + t1 * p.link_mass;
     let segment1_slice0_inertia_com_22 = 0.25
         * (p.segment1_disc_radius * p.segment1_disc_radius) * cache.segment1_slice0_mass;
-    let segment1_slice1_local_inertia_i_22 = segment1_slice0_inertia_com_22
-        + cache.segment1_slice0_mass
-            * (cache.segment1_slice1_local_com_x * cache.segment1_slice1_local_com_x
-                + cache.segment1_slice1_local_com_y * cache.segment1_slice1_local_com_y);
-    let segment1_slice0_local_inertia_i_22 = segment1_slice0_inertia_com_22
-        + cache.segment1_slice0_mass
-            * (cache.segment1_slice0_local_com_y * cache.segment1_slice0_local_com_y
-                + cache.segment1_slice0_local_com_x * cache.segment1_slice0_local_com_x);
-    let segment1_slices_local_inertia_i_22 = segment1_slice1_local_inertia_i_22
-        + segment1_slice0_local_inertia_i_22;
+    let t2 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_com_x,
+        cache.segment2_slice1_local_com_x,
+        cache.segment3_slice1_local_com_x,
+        cache.segment4_slice1_local_com_x,
+    ]);
+    let t3 = t2 * t2;
+    let t4 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_com_y,
+        cache.segment2_slice1_local_com_y,
+        cache.segment3_slice1_local_com_y,
+        cache.segment4_slice1_local_com_y,
+    ]);
+    let t5 = t4 * t4;
+    let t6 = t3 + t5;
+    let t7 = cache.segment1_slice0_mass * t6;
+    let segment2_slice0_inertia_com_22 = 0.25 * cache.segment1_slice0_mass
+        * (p.segment2_disc_radius * p.segment2_disc_radius);
+    let segment3_slice0_inertia_com_22 = 0.25
+        * (p.segment3_disc_radius * p.segment3_disc_radius) * cache.segment1_slice0_mass;
+    let segment4_slice0_inertia_com_22 = 0.25
+        * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
+    let t8 = softgen_runtime::Lanes4::from_array([
+        segment1_slice0_inertia_com_22,
+        segment2_slice0_inertia_com_22,
+        segment3_slice0_inertia_com_22,
+        segment4_slice0_inertia_com_22,
+    ]);
+    let lanes_segment1_slice1_local_inertia_i_22 = t8 + t7;
+    let t9 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_com_y,
+        cache.segment2_slice0_local_com_y,
+        cache.segment3_slice0_local_com_y,
+        cache.segment4_slice0_local_com_y,
+    ]);
+    let t10 = t9 * t9;
+    let t11 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_com_x,
+        cache.segment2_slice0_local_com_x,
+        cache.segment3_slice0_local_com_x,
+        cache.segment4_slice0_local_com_x,
+    ]);
+    let t12 = t11 * t11;
+    let t13 = t10 + t12;
+    let t14 = cache.segment1_slice0_mass * t13;
+    let lanes_segment1_slice0_local_inertia_i_22 = t8 + t14;
+    let lanes_segment1_slices_local_inertia_i_22 = lanes_segment1_slice1_local_inertia_i_22
+        + lanes_segment1_slice0_local_inertia_i_22;
+    let [segment1_slices_local_inertia_i_22, segment2_slices_local_inertia_i_22,
+    segment3_slices_local_inertia_i_22, segment4_slices_local_inertia_i_22] = lanes_segment1_slices_local_inertia_i_22
+        .to_array();
     let segment1_slices_inertia_i_22 = 2.0
         * (q[1]
             * (cache.cos_q2 * cache.segment1_slices_local_inertia_h_y
@@ -1473,25 +1505,13 @@ pub fn mass_matrix_into(
         + segment1_slices_local_inertia_i_22
         + cache.segment1_slices_local_inertia_m * t1;
     let link2_inertia_com_22 = 0.6666666666666666 * p.link_mass * t0;
-    let t2 = cache.segment1_tip_position_x * cache.segment1_tip_position_x
+    let t15 = cache.segment1_tip_position_x * cache.segment1_tip_position_x
         + cache.segment1_tip_position_y * cache.segment1_tip_position_y;
-    let link2_inertia_i_22 = link2_inertia_com_22 + p.link_mass * t2;
-    let t3 = cache.segment3_tip_position_x * cache.segment3_tip_position_x
+    let link2_inertia_i_22 = link2_inertia_com_22 + p.link_mass * t15;
+    let t16 = cache.segment3_tip_position_x * cache.segment3_tip_position_x
         + cache.segment3_tip_position_y * cache.segment3_tip_position_y;
-    let link4_inertia_i_22 = link2_inertia_com_22 + t3 * p.link_mass;
-    let segment4_slice0_inertia_com_22 = 0.25
-        * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
-    let segment4_slice1_local_inertia_i_22 = segment4_slice0_inertia_com_22
-        + (cache.segment4_slice1_local_com_y * cache.segment4_slice1_local_com_y
-            + cache.segment4_slice1_local_com_x * cache.segment4_slice1_local_com_x)
-            * cache.segment1_slice0_mass;
-    let segment4_slice0_local_inertia_i_22 = (cache.segment4_slice0_local_com_y
-        * cache.segment4_slice0_local_com_y
-        + cache.segment4_slice0_local_com_x * cache.segment4_slice0_local_com_x)
-        * cache.segment1_slice0_mass + segment4_slice0_inertia_com_22;
-    let segment4_slices_local_inertia_i_22 = segment4_slice1_local_inertia_i_22
-        + segment4_slice0_local_inertia_i_22;
-    let segment4_slices_inertia_i_22 = t3 * cache.segment1_slices_local_inertia_m
+    let link4_inertia_i_22 = link2_inertia_com_22 + t16 * p.link_mass;
+    let segment4_slices_inertia_i_22 = t16 * cache.segment1_slices_local_inertia_m
         + segment4_slices_local_inertia_i_22
         + 2.0
             * ((cache.segment3_tip_rotation_00 * cache.segment4_slices_local_inertia_h_x
@@ -1510,19 +1530,7 @@ pub fn mass_matrix_into(
         + link5_inertia_i_22;
     let link4_composite_inertia_i_22 = link4_inertia_i_22
         + segment4_composite_inertia_i_22;
-    let segment3_slice0_inertia_com_22 = 0.25
-        * (p.segment3_disc_radius * p.segment3_disc_radius) * cache.segment1_slice0_mass;
-    let segment3_slice1_local_inertia_i_22 = segment3_slice0_inertia_com_22
-        + (cache.segment3_slice1_local_com_y * cache.segment3_slice1_local_com_y
-            + cache.segment3_slice1_local_com_x * cache.segment3_slice1_local_com_x)
-            * cache.segment1_slice0_mass;
-    let segment3_slice0_local_inertia_i_22 = (cache.segment3_slice0_local_com_x
-        * cache.segment3_slice0_local_com_x
-        + cache.segment3_slice0_local_com_y * cache.segment3_slice0_local_com_y)
-        * cache.segment1_slice0_mass + segment3_slice0_inertia_com_22;
-    let segment3_slices_local_inertia_i_22 = segment3_slice1_local_inertia_i_22
-        + segment3_slice0_local_inertia_i_22;
-    let t4 = cache.segment2_tip_position_y * cache.segment2_tip_position_y
+    let t17 = cache.segment2_tip_position_y * cache.segment2_tip_position_y
         + cache.segment2_tip_position_x * cache.segment2_tip_position_x;
     let segment3_slices_inertia_i_22 = segment3_slices_local_inertia_i_22
         + 2.0
@@ -1536,24 +1544,12 @@ pub fn mass_matrix_into(
                     + cache.segment3_slices_local_inertia_h_y
                         * cache.segment2_tip_rotation_11)
                     * cache.segment2_tip_position_y)
-        + cache.segment1_slices_local_inertia_m * t4;
+        + cache.segment1_slices_local_inertia_m * t17;
     let segment3_composite_inertia_i_22 = link4_composite_inertia_i_22
         + segment3_slices_inertia_i_22;
-    let link3_inertia_i_22 = link2_inertia_com_22 + p.link_mass * t4;
+    let link3_inertia_i_22 = link2_inertia_com_22 + p.link_mass * t17;
     let link3_composite_inertia_i_22 = segment3_composite_inertia_i_22
         + link3_inertia_i_22;
-    let segment2_slice0_inertia_com_22 = 0.25 * cache.segment1_slice0_mass
-        * (p.segment2_disc_radius * p.segment2_disc_radius);
-    let segment2_slice0_local_inertia_i_22 = segment2_slice0_inertia_com_22
-        + (cache.segment2_slice0_local_com_y * cache.segment2_slice0_local_com_y
-            + cache.segment2_slice0_local_com_x * cache.segment2_slice0_local_com_x)
-            * cache.segment1_slice0_mass;
-    let segment2_slice1_local_inertia_i_22 = (cache.segment2_slice1_local_com_y
-        * cache.segment2_slice1_local_com_y
-        + cache.segment2_slice1_local_com_x * cache.segment2_slice1_local_com_x)
-        * cache.segment1_slice0_mass + segment2_slice0_inertia_com_22;
-    let segment2_slices_local_inertia_i_22 = segment2_slice0_local_inertia_i_22
-        + segment2_slice1_local_inertia_i_22;
     let segment2_slices_inertia_i_22 = 2.0
         * ((cache.segment1_tip_rotation_11 * cache.segment2_slices_local_inertia_h_y
             + cache.segment1_tip_rotation_10 * cache.segment2_slices_local_inertia_h_x)
@@ -1563,7 +1559,7 @@ pub fn mass_matrix_into(
                     * cache.segment2_slices_local_inertia_h_y
                     + cache.segment1_tip_rotation_00
                         * cache.segment2_slices_local_inertia_h_x))
-        + cache.segment1_slices_local_inertia_m * t2
+        + cache.segment1_slices_local_inertia_m * t15
         + segment2_slices_local_inertia_i_22;
     let segment2_composite_inertia_i_22 = link3_composite_inertia_i_22
         + segment2_slices_inertia_i_22;
@@ -1576,157 +1572,198 @@ pub fn mass_matrix_into(
     let base_angle_projected_inertia_n_z = link1_composite_inertia_i_22
         + cache.link1_composite_inertia_h_x * cache.base_angle_subspace_v_y
         - q[1] * cache.link1_composite_inertia_h_y;
-    let t5 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
-    let t6 = cache.segment1_slice0_local_bend_y_projected_inertia_f_x
-        + cache.segment1_slice1_local_bend_y_projected_inertia_f_x;
-    let t7 = cache.segment1_slice0_local_bend_y_projected_inertia_f_y
-        + cache.segment1_slice1_local_bend_y_projected_inertia_f_y;
-    let segment1_slice1_local_bend_y_projected_inertia_n_z = cache
-        .segment1_slice1_local_bend_y_column_v_y
-        * cache.segment1_slice1_local_inertia_h_x
-        + 0.7886751345948129 * segment1_slice1_local_inertia_i_22
-        - cache.segment1_slice1_local_bend_y_column_v_x
-            * cache.segment1_slice1_local_inertia_h_y;
-    let segment1_slice0_local_bend_y_projected_inertia_n_z = cache
-        .segment1_slice0_local_inertia_h_x
-        * cache.segment1_slice0_local_bend_y_column_v_y
-        + 0.21132486540518713 * segment1_slice0_local_inertia_i_22
-        - cache.segment1_slice0_local_inertia_h_y
-            * cache.segment1_slice0_local_bend_y_column_v_x;
-    let t8 = cache.link2_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
-    let t9 = p.channel_length * link2_composite_inertia_i_22;
-    let segment1_subspace0_projected_inertia_n_z = t5
+    let t18 = -(cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_h_y);
+    let t19 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_projected_inertia_f_x,
+        cache.segment2_slice0_local_bend_y_projected_inertia_f_x,
+        cache.segment3_slice0_local_bend_y_projected_inertia_f_x,
+        cache.segment4_slice0_local_bend_y_projected_inertia_f_x,
+    ]);
+    let t20 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_projected_inertia_f_x,
+        cache.segment2_slice1_local_bend_y_projected_inertia_f_x,
+        cache.segment3_slice1_local_bend_y_projected_inertia_f_x,
+        cache.segment4_slice1_local_bend_y_projected_inertia_f_x,
+    ]);
+    let t21 = t19 + t20;
+    let [t22, t23, t24, t25] = t21.to_array();
+    let t26 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_projected_inertia_f_y,
+        cache.segment2_slice0_local_bend_y_projected_inertia_f_y,
+        cache.segment3_slice0_local_bend_y_projected_inertia_f_y,
+        cache.segment4_slice0_local_bend_y_projected_inertia_f_y,
+    ]);
+    let t27 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_projected_inertia_f_y,
+        cache.segment2_slice1_local_bend_y_projected_inertia_f_y,
+        cache.segment3_slice1_local_bend_y_projected_inertia_f_y,
+        cache.segment4_slice1_local_bend_y_projected_inertia_f_y,
+    ]);
+    let t28 = t26 + t27;
+    let [t29, t30, t31, t32] = t28.to_array();
+    let t33 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        cache.segment3_slice1_local_bend_y_column_v_y,
+        cache.segment4_slice1_local_bend_y_column_v_y,
+    ]);
+    let t34 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_inertia_h_x,
+        cache.segment2_slice1_local_inertia_h_x,
+        cache.segment3_slice1_local_inertia_h_x,
+        cache.segment4_slice1_local_inertia_h_x,
+    ]);
+    let t35 = t33 * t34;
+    let t36 = 0.7886751345948129 * lanes_segment1_slice1_local_inertia_i_22;
+    let t37 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        cache.segment3_slice1_local_bend_y_column_v_x,
+        cache.segment4_slice1_local_bend_y_column_v_x,
+    ]);
+    let t38 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_inertia_h_y,
+        cache.segment2_slice1_local_inertia_h_y,
+        cache.segment3_slice1_local_inertia_h_y,
+        cache.segment4_slice1_local_inertia_h_y,
+    ]);
+    let t39 = -(t37 * t38);
+    let lanes_segment1_slice1_local_bend_y_projected_inertia_n_z = t35 + t36 + t39;
+    let [segment1_slice1_local_bend_y_projected_inertia_n_z,
+    segment2_slice1_local_bend_y_projected_inertia_n_z,
+    segment3_slice1_local_bend_y_projected_inertia_n_z,
+    segment4_slice1_local_bend_y_projected_inertia_n_z] = lanes_segment1_slice1_local_bend_y_projected_inertia_n_z
+        .to_array();
+    let t40 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_inertia_h_x,
+        cache.segment2_slice0_local_inertia_h_x,
+        cache.segment3_slice0_local_inertia_h_x,
+        cache.segment4_slice0_local_inertia_h_x,
+    ]);
+    let t41 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        cache.segment3_slice0_local_bend_y_column_v_y,
+        cache.segment4_slice0_local_bend_y_column_v_y,
+    ]);
+    let t42 = t40 * t41;
+    let t43 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_inertia_h_y,
+        cache.segment2_slice0_local_inertia_h_y,
+        cache.segment3_slice0_local_inertia_h_y,
+        cache.segment4_slice0_local_inertia_h_y,
+    ]);
+    let t44 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        cache.segment3_slice0_local_bend_y_column_v_x,
+        cache.segment4_slice0_local_bend_y_column_v_x,
+    ]);
+    let t45 = -(t43 * t44);
+    let t46 = 0.21132486540518713 * lanes_segment1_slice0_local_inertia_i_22;
+    let lanes_segment1_slice0_local_bend_y_projected_inertia_n_z = t42 + t45 + t46;
+    let [segment1_slice0_local_bend_y_projected_inertia_n_z,
+    segment2_slice0_local_bend_y_projected_inertia_n_z,
+    segment3_slice0_local_bend_y_projected_inertia_n_z,
+    segment4_slice0_local_bend_y_projected_inertia_n_z] = lanes_segment1_slice0_local_bend_y_projected_inertia_n_z
+        .to_array();
+    let t47 = cache.link2_composite_inertia_h_x * cache.segment1_tip_subspace0_v_y;
+    let t48 = p.channel_length * link2_composite_inertia_i_22;
+    let segment1_subspace0_projected_inertia_n_z = t18
         + p.channel_length
-            * (q[0] * (cache.sin_q2 * t6 + cache.cos_q2 * t7)
+            * (q[0] * (cache.sin_q2 * t22 + cache.cos_q2 * t29)
                 + segment1_slice1_local_bend_y_projected_inertia_n_z
                 + segment1_slice0_local_bend_y_projected_inertia_n_z
-                - q[1] * (cache.base_angle_rotation_01 * t7 + cache.cos_q2 * t6)) + t8
-        + t9;
-    let t10 = segment1_subspace0_projected_inertia_n_z
+                - q[1] * (cache.base_angle_rotation_01 * t29 + cache.cos_q2 * t22)) + t47
+        + t48;
+    let t49 = segment1_subspace0_projected_inertia_n_z
         + q[1] * cache.segment1_subspace0_projected_inertia_f_x
         + cache.segment1_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
-    let t11 = -(cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_h_y);
-    let t12 = cache.segment2_slice1_local_bend_y_projected_inertia_f_x
-        + cache.segment2_slice0_local_bend_y_projected_inertia_f_x;
-    let t13 = cache.segment2_slice0_local_bend_y_projected_inertia_f_y
-        + cache.segment2_slice1_local_bend_y_projected_inertia_f_y;
-    let segment2_slice1_local_bend_y_projected_inertia_n_z = cache
-        .segment2_slice1_local_inertia_h_x
-        * cache.segment2_slice1_local_bend_y_column_v_y
-        + 0.7886751345948129 * segment2_slice1_local_inertia_i_22
-        - cache.segment2_slice1_local_bend_y_column_v_x
-            * cache.segment2_slice1_local_inertia_h_y;
-    let segment2_slice0_local_bend_y_projected_inertia_n_z = cache
-        .segment2_slice0_local_bend_y_column_v_y
-        * cache.segment2_slice0_local_inertia_h_x
-        + 0.21132486540518713 * segment2_slice0_local_inertia_i_22
-        - cache.segment2_slice0_local_inertia_h_y
-            * cache.segment2_slice0_local_bend_y_column_v_x;
-    let t14 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
-    let t15 = link3_composite_inertia_i_22 * p.channel_length;
-    let segment2_subspace0_projected_inertia_n_z = t11
+    let t50 = -(cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_h_y);
+    let t51 = cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_h_x;
+    let t52 = link3_composite_inertia_i_22 * p.channel_length;
+    let segment2_subspace0_projected_inertia_n_z = t50
         + p.channel_length
             * (cache.segment1_tip_position_x
-                * (cache.segment1_tip_rotation_10 * t12
-                    + t13 * cache.segment1_tip_rotation_11)
+                * (cache.segment1_tip_rotation_10 * t23
+                    + t30 * cache.segment1_tip_rotation_11)
                 + segment2_slice1_local_bend_y_projected_inertia_n_z
                 + segment2_slice0_local_bend_y_projected_inertia_n_z
                 - cache.segment1_tip_position_y
-                    * (t13 * cache.segment1_tip_rotation_01
-                        + cache.segment1_tip_rotation_00 * t12)) + t14 + t15;
-    let t16 = q[1] * cache.segment2_subspace0_projected_inertia_f_x
+                    * (t30 * cache.segment1_tip_rotation_01
+                        + cache.segment1_tip_rotation_00 * t23)) + t51 + t52;
+    let t53 = q[1] * cache.segment2_subspace0_projected_inertia_f_x
         + segment2_subspace0_projected_inertia_n_z
         + cache.segment2_subspace0_projected_inertia_f_y * cache.base_angle_subspace_v_y;
-    let t17 = cache.link4_composite_inertia_h_x * cache.segment3_tip_subspace0_v_y;
-    let t18 = p.channel_length * link4_composite_inertia_i_22;
-    let t19 = cache.segment3_slice0_local_bend_y_projected_inertia_f_x
-        + cache.segment3_slice1_local_bend_y_projected_inertia_f_x;
-    let t20 = cache.segment3_slice0_local_bend_y_projected_inertia_f_y
-        + cache.segment3_slice1_local_bend_y_projected_inertia_f_y;
-    let segment3_slice1_local_bend_y_projected_inertia_n_z = 0.7886751345948129
-        * segment3_slice1_local_inertia_i_22
-        + cache.segment3_slice1_local_bend_y_column_v_y
-            * cache.segment3_slice1_local_inertia_h_x
-        - cache.segment3_slice1_local_bend_y_column_v_x
-            * cache.segment3_slice1_local_inertia_h_y;
-    let segment3_slice0_local_bend_y_projected_inertia_n_z = cache
-        .segment3_slice0_local_bend_y_column_v_y
-        * cache.segment3_slice0_local_inertia_h_x
-        + 0.21132486540518713 * segment3_slice0_local_inertia_i_22
-        - cache.segment3_slice0_local_bend_y_column_v_x
-            * cache.segment3_slice0_local_inertia_h_y;
-    let t21 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
-    let segment3_subspace0_projected_inertia_n_z = t17 + t18
+    let t54 = cache.link4_composite_inertia_h_x * cache.segment3_tip_subspace0_v_y;
+    let t55 = p.channel_length * link4_composite_inertia_i_22;
+    let t56 = -(cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_h_y);
+    let segment3_subspace0_projected_inertia_n_z = t54 + t55
         + p.channel_length
             * (cache.segment2_tip_position_x
-                * (cache.segment2_tip_rotation_10 * t19
-                    + t20 * cache.segment2_tip_rotation_11)
+                * (cache.segment2_tip_rotation_10 * t24
+                    + t31 * cache.segment2_tip_rotation_11)
                 + segment3_slice1_local_bend_y_projected_inertia_n_z
                 + segment3_slice0_local_bend_y_projected_inertia_n_z
-                - (t20 * cache.segment2_tip_rotation_01
-                    + cache.segment2_tip_rotation_00 * t19)
-                    * cache.segment2_tip_position_y) + t21;
-    let t22 = q[1] * cache.segment3_subspace0_projected_inertia_f_x
+                - (t31 * cache.segment2_tip_rotation_01
+                    + cache.segment2_tip_rotation_00 * t24)
+                    * cache.segment2_tip_position_y) + t56;
+    let t57 = q[1] * cache.segment3_subspace0_projected_inertia_f_x
         + segment3_subspace0_projected_inertia_n_z
         + cache.base_angle_subspace_v_y * cache.segment3_subspace0_projected_inertia_f_y;
-    let t23 = cache.segment4_tip_subspace0_v_y * cache.link5_inertia_h_x;
-    let segment4_slice1_local_bend_y_projected_inertia_n_z = cache
-        .segment4_slice1_local_inertia_h_x
-        * cache.segment4_slice1_local_bend_y_column_v_y
-        + 0.7886751345948129 * segment4_slice1_local_inertia_i_22
-        - cache.segment4_slice1_local_inertia_h_y
-            * cache.segment4_slice1_local_bend_y_column_v_x;
-    let segment4_slice0_local_bend_y_projected_inertia_n_z = cache
-        .segment4_slice0_local_inertia_h_x
-        * cache.segment4_slice0_local_bend_y_column_v_y
-        + 0.21132486540518713 * segment4_slice0_local_inertia_i_22
-        - cache.segment4_slice0_local_inertia_h_y
-            * cache.segment4_slice0_local_bend_y_column_v_x;
-    let t24 = cache.segment4_slice0_local_bend_y_projected_inertia_f_x
-        + cache.segment4_slice1_local_bend_y_projected_inertia_f_x;
-    let t25 = cache.segment4_slice1_local_bend_y_projected_inertia_f_y
-        + cache.segment4_slice0_local_bend_y_projected_inertia_f_y;
-    let t26 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
-    let t27 = p.channel_length * link5_inertia_i_22;
-    let segment4_subspace0_projected_inertia_n_z = t23
+    let t58 = cache.segment4_tip_subspace0_v_y * cache.link5_inertia_h_x;
+    let t59 = -(cache.segment4_tip_subspace0_v_x * cache.link5_inertia_h_y);
+    let t60 = p.channel_length * link5_inertia_i_22;
+    let segment4_subspace0_projected_inertia_n_z = t58
         + p.channel_length
             * (segment4_slice1_local_bend_y_projected_inertia_n_z
                 + segment4_slice0_local_bend_y_projected_inertia_n_z
-                + (t24 * cache.segment3_tip_rotation_10
-                    + t25 * cache.segment3_tip_rotation_11)
+                + (t25 * cache.segment3_tip_rotation_10
+                    + t32 * cache.segment3_tip_rotation_11)
                     * cache.segment3_tip_position_x
                 - cache.segment3_tip_position_y
-                    * (t25 * cache.segment3_tip_rotation_01
-                        + cache.segment3_tip_rotation_00 * t24)) + t26 + t27;
-    let t28 = cache.base_angle_subspace_v_y
+                    * (t32 * cache.segment3_tip_rotation_01
+                        + cache.segment3_tip_rotation_00 * t25)) + t59 + t60;
+    let t61 = cache.base_angle_subspace_v_y
         * cache.segment4_subspace0_projected_inertia_f_y
         + q[1] * cache.segment4_subspace0_projected_inertia_f_x
         + segment4_subspace0_projected_inertia_n_z;
-    let t29 = cache.segment2_subspace0_projected_inertia_f_y
+    let t62 = 0.7886751345948129
+        * lanes_segment1_slice1_local_bend_y_projected_inertia_n_z;
+    let t63 = t19 * t44;
+    let t64 = t26 * t41;
+    let t65 = 0.21132486540518713
+        * lanes_segment1_slice0_local_bend_y_projected_inertia_n_z;
+    let t66 = t20 * t37;
+    let t67 = t33 * t27;
+    let t68 = t62 + t63 + t64 + t65 + t66 + t67;
+    let t69 = p.channel_length * p.channel_length * t68;
+    let [t70, t71, t72, t73] = t69.to_array();
+    let t74 = cache.segment2_subspace0_projected_inertia_f_y
         * cache.segment1_tip_subspace0_v_y
         + p.channel_length * segment2_subspace0_projected_inertia_n_z
         + cache.segment1_tip_subspace0_v_x
             * cache.segment2_subspace0_projected_inertia_f_x;
-    let t30 = p.channel_length * segment3_subspace0_projected_inertia_n_z;
-    let t31 = cache.segment1_tip_subspace0_v_y
+    let t75 = p.channel_length * segment3_subspace0_projected_inertia_n_z;
+    let t76 = cache.segment1_tip_subspace0_v_y
         * cache.segment3_subspace0_projected_inertia_f_y
         + cache.segment3_subspace0_projected_inertia_f_x
-            * cache.segment1_tip_subspace0_v_x + t30;
-    let t32 = p.channel_length * segment4_subspace0_projected_inertia_n_z;
-    let t33 = cache.segment1_tip_subspace0_v_x
-        * cache.segment4_subspace0_projected_inertia_f_x + t32
+            * cache.segment1_tip_subspace0_v_x + t75;
+    let t77 = p.channel_length * segment4_subspace0_projected_inertia_n_z;
+    let t78 = cache.segment1_tip_subspace0_v_x
+        * cache.segment4_subspace0_projected_inertia_f_x + t77
         + cache.segment1_tip_subspace0_v_y
             * cache.segment4_subspace0_projected_inertia_f_y;
-    let t34 = cache.segment2_tip_subspace0_v_y
+    let t79 = cache.segment2_tip_subspace0_v_y
         * cache.segment3_subspace0_projected_inertia_f_y
         + cache.segment3_subspace0_projected_inertia_f_x
-            * cache.segment2_tip_subspace0_v_x + t30;
-    let t35 = cache.segment2_tip_subspace0_v_x
-        * cache.segment4_subspace0_projected_inertia_f_x + t32
+            * cache.segment2_tip_subspace0_v_x + t75;
+    let t80 = cache.segment2_tip_subspace0_v_x
+        * cache.segment4_subspace0_projected_inertia_f_x + t77
         + cache.segment2_tip_subspace0_v_y
             * cache.segment4_subspace0_projected_inertia_f_y;
-    let t36 = cache.segment3_tip_subspace0_v_y
-        * cache.segment4_subspace0_projected_inertia_f_y + t32
+    let t81 = cache.segment3_tip_subspace0_v_y
+        * cache.segment4_subspace0_projected_inertia_f_y + t77
         + cache.segment3_tip_subspace0_v_x
             * cache.segment4_subspace0_projected_inertia_f_x;
     out[(0, 0)] = cache.link1_composite_inertia_m;
@@ -1754,98 +1791,54 @@ pub fn mass_matrix_into(
     out[(2, 2)] = cache.base_angle_projected_inertia_f_y * cache.base_angle_subspace_v_y
         + q[1] * cache.base_angle_projected_inertia_f_x
         + base_angle_projected_inertia_n_z;
-    out[(2, 3)] = t10;
-    out[(3, 2)] = t10;
-    out[(2, 4)] = t16;
-    out[(4, 2)] = t16;
-    out[(2, 5)] = t22;
-    out[(5, 2)] = t22;
-    out[(2, 6)] = t28;
-    out[(6, 2)] = t28;
+    out[(2, 3)] = t49;
+    out[(3, 2)] = t49;
+    out[(2, 4)] = t53;
+    out[(4, 2)] = t53;
+    out[(2, 5)] = t57;
+    out[(5, 2)] = t57;
+    out[(2, 6)] = t61;
+    out[(6, 2)] = t61;
     out[(3, 3)] = (cache.link2_composite_inertia_m * cache.segment1_tip_subspace0_v_y
         + p.channel_length * cache.link2_composite_inertia_h_x)
         * cache.segment1_tip_subspace0_v_y
         + cache.segment1_tip_subspace0_v_x
             * (cache.segment1_tip_subspace0_v_x * cache.link2_composite_inertia_m
                 - p.channel_length * cache.link2_composite_inertia_h_y)
-        + p.channel_length * (t5 + t8 + t9)
-        + p.channel_length * p.channel_length
-            * (0.7886751345948129 * segment1_slice1_local_bend_y_projected_inertia_n_z
-                + cache.segment1_slice0_local_bend_y_projected_inertia_f_x
-                    * cache.segment1_slice0_local_bend_y_column_v_x
-                + cache.segment1_slice0_local_bend_y_projected_inertia_f_y
-                    * cache.segment1_slice0_local_bend_y_column_v_y
-                + 0.21132486540518713
-                    * segment1_slice0_local_bend_y_projected_inertia_n_z
-                + cache.segment1_slice1_local_bend_y_projected_inertia_f_x
-                    * cache.segment1_slice1_local_bend_y_column_v_x
-                + cache.segment1_slice1_local_bend_y_column_v_y
-                    * cache.segment1_slice1_local_bend_y_projected_inertia_f_y);
-    out[(3, 4)] = t29;
-    out[(4, 3)] = t29;
-    out[(3, 5)] = t31;
-    out[(5, 3)] = t31;
-    out[(3, 6)] = t33;
-    out[(6, 3)] = t33;
+        + p.channel_length * (t18 + t47 + t48) + t70;
+    out[(3, 4)] = t74;
+    out[(4, 3)] = t74;
+    out[(3, 5)] = t76;
+    out[(5, 3)] = t76;
+    out[(3, 6)] = t78;
+    out[(6, 3)] = t78;
     out[(4, 4)] = (cache.segment2_tip_subspace0_v_x * cache.link3_composite_inertia_m
         - p.channel_length * cache.link3_composite_inertia_h_y)
         * cache.segment2_tip_subspace0_v_x
         + cache.segment2_tip_subspace0_v_y
             * (cache.segment2_tip_subspace0_v_y * cache.link3_composite_inertia_m
                 + p.channel_length * cache.link3_composite_inertia_h_x)
-        + p.channel_length * (t11 + t14 + t15)
-        + (0.7886751345948129 * segment2_slice1_local_bend_y_projected_inertia_n_z
-            + 0.21132486540518713 * segment2_slice0_local_bend_y_projected_inertia_n_z
-            + cache.segment2_slice1_local_bend_y_projected_inertia_f_x
-                * cache.segment2_slice1_local_bend_y_column_v_x
-            + cache.segment2_slice1_local_bend_y_column_v_y
-                * cache.segment2_slice1_local_bend_y_projected_inertia_f_y
-            + cache.segment2_slice0_local_bend_y_column_v_y
-                * cache.segment2_slice0_local_bend_y_projected_inertia_f_y
-            + cache.segment2_slice0_local_bend_y_column_v_x
-                * cache.segment2_slice0_local_bend_y_projected_inertia_f_x)
-            * p.channel_length * p.channel_length;
-    out[(4, 5)] = t34;
-    out[(5, 4)] = t34;
-    out[(4, 6)] = t35;
-    out[(6, 4)] = t35;
-    out[(5, 5)] = (cache.segment3_slice0_local_bend_y_projected_inertia_f_y
-        * cache.segment3_slice0_local_bend_y_column_v_y
-        + cache.segment3_slice1_local_bend_y_column_v_y
-            * cache.segment3_slice1_local_bend_y_projected_inertia_f_y
-        + 0.7886751345948129 * segment3_slice1_local_bend_y_projected_inertia_n_z
-        + 0.21132486540518713 * segment3_slice0_local_bend_y_projected_inertia_n_z
-        + cache.segment3_slice1_local_bend_y_column_v_x
-            * cache.segment3_slice1_local_bend_y_projected_inertia_f_x
-        + cache.segment3_slice0_local_bend_y_projected_inertia_f_x
-            * cache.segment3_slice0_local_bend_y_column_v_x) * p.channel_length
-        * p.channel_length
+        + p.channel_length * (t50 + t51 + t52) + t71;
+    out[(4, 5)] = t79;
+    out[(5, 4)] = t79;
+    out[(4, 6)] = t80;
+    out[(6, 4)] = t80;
+    out[(5, 5)] = t72
         + (cache.link4_composite_inertia_m * cache.segment3_tip_subspace0_v_y
             + cache.link4_composite_inertia_h_x * p.channel_length)
-            * cache.segment3_tip_subspace0_v_y + p.channel_length * (t17 + t18 + t21)
+            * cache.segment3_tip_subspace0_v_y + p.channel_length * (t54 + t55 + t56)
         + cache.segment3_tip_subspace0_v_x
             * (cache.segment3_tip_subspace0_v_x * cache.link4_composite_inertia_m
                 - p.channel_length * cache.link4_composite_inertia_h_y);
-    out[(5, 6)] = t36;
-    out[(6, 5)] = t36;
+    out[(5, 6)] = t81;
+    out[(6, 5)] = t81;
     out[(6, 6)] = cache.segment4_tip_subspace0_v_y
         * (p.channel_length * cache.link5_inertia_h_x
             + cache.segment4_tip_subspace0_v_y * p.link_mass)
         + cache.segment4_tip_subspace0_v_x
             * (cache.segment4_tip_subspace0_v_x * p.link_mass
                 - cache.link5_inertia_h_y * p.channel_length)
-        + (t23 + t26 + t27) * p.channel_length
-        + (0.7886751345948129 * segment4_slice1_local_bend_y_projected_inertia_n_z
-            + cache.segment4_slice0_local_bend_y_column_v_y
-                * cache.segment4_slice0_local_bend_y_projected_inertia_f_y
-            + cache.segment4_slice1_local_bend_y_column_v_x
-                * cache.segment4_slice1_local_bend_y_projected_inertia_f_x
-            + cache.segment4_slice1_local_bend_y_projected_inertia_f_y
-                * cache.segment4_slice1_local_bend_y_column_v_y
-            + cache.segment4_slice0_local_bend_y_projected_inertia_f_x
-                * cache.segment4_slice0_local_bend_y_column_v_x
-            + 0.21132486540518713 * segment4_slice0_local_bend_y_projected_inertia_n_z)
-            * p.channel_length * p.channel_length;
+        + (t58 + t59 + t60) * p.channel_length + t73;
 }
 /// Coriolis and centrifugal force C(q, qd) qd.
 #[inline]
@@ -1858,499 +1851,482 @@ pub fn coriolis_into(
     out: &mut SVector<f64, DOF>,
 ) {
     *out = SVector::zeros();
-    let segment1_bend_y_rate = p.channel_length * qd[3];
-    let t0 = 0.7886751345948129 * segment1_bend_y_rate + qd[2];
+    let t0 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], qd[5], qd[6]]);
+    let lanes_segment1_bend_y_rate = p.channel_length * t0;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, segment3_bend_y_rate,
+    segment4_bend_y_rate] = lanes_segment1_bend_y_rate.to_array();
+    let t1 = 0.7886751345948129 * lanes_segment1_bend_y_rate;
+    let [t2, t3, t4, t5] = t1.to_array();
+    let t6 = t2 + qd[2];
+    let t7 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        cache.segment3_slice1_local_bend_y_column_v_y,
+        cache.segment4_slice1_local_bend_y_column_v_y,
+    ]);
+    let t8 = lanes_segment1_bend_y_rate * t7;
+    let [t9, t10, t11, t12] = t8.to_array();
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t1 = base_angle_velocity_v_x - q[1] * qd[2];
+    let t13 = base_angle_velocity_v_x - q[1] * qd[2];
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let t2 = q[0] * qd[2] + base_angle_velocity_v_y;
-    let segment1_base_velocity_v_y = t1 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t2;
-    let t3 = segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = t0 * cache.segment1_slice1_local_inertia_h_x
-        + cache.segment1_slice0_mass * t3;
-    let t4 = -(t0 * segment1_slice1_local_momentum_f_y);
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t5 = segment1_bend_squared * p.channel_length;
+    let t14 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let segment1_base_velocity_v_y = t13 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t14;
+    let t15 = t9 + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t6 * cache.segment1_slice1_local_inertia_h_x
+        + cache.segment1_slice0_mass * t15;
+    let t16 = -(t6 * segment1_slice1_local_momentum_f_y);
+    let t17 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        cache.segment3_bend_y,
+        cache.segment4_bend_y,
+    ]);
+    let lanes_segment1_bend_squared = t17 * t17;
+    let t18 = lanes_segment1_bend_squared * p.channel_length;
+    let t19 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c4,
+        cache.segment2_slice1_bend_c4,
+        cache.segment3_slice1_bend_c4,
+        cache.segment4_slice1_bend_c4,
+    ]);
+    let t20 = 0.7737890683486395 * t19 * t18;
+    let t21 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c2,
+        cache.segment2_slice1_bend_c2,
+        cache.segment3_slice1_bend_c2,
+        cache.segment4_slice1_bend_c2,
+    ]);
+    let t22 = 0.6220084679281462 * p.channel_length * t21;
+    let t23 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c3,
+        cache.segment2_slice1_bend_c3,
+        cache.segment3_slice1_bend_c3,
+        cache.segment4_slice1_bend_c3,
+    ]);
+    let t24 = -(0.38689453417431974 * t23 * t18);
+    let t25 = t20 + t22 + t24;
+    let t26 = 0.7886751345948129 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t25;
+    let [t27, t28, t29, t30] = t26.to_array();
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
     let base_angle_bias_v_x = qd[2] * qd[1];
     let segment1_base_bias_v_x = cache.sin_q2 * base_angle_bias_v_y
         + cache.cos_q2 * base_angle_bias_v_x;
-    let t6 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let t7 = p.channel_length * t6;
-    let t8 = segment1_bend_squared * p.channel_length * t6;
-    let t9 = 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_y
-        + 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t5
-                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t5)
-        + segment1_base_bias_v_x
-        + (0.9154022964417872 * cache.segment1_slice1_bend_c5 * t8
-            + 0.4905626121623441 * t7 * cache.segment1_slice1_bend_c3
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t8
-            - 0.4905626121623441 * t7 * cache.segment1_slice1_bend_c2
-            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t8)
+    let t31 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate;
+    let t32 = p.channel_length * t31;
+    let t33 = -(0.4905626121623441 * t32 * t21);
+    let t34 = lanes_segment1_bend_squared * p.channel_length * t31;
+    let t35 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c5,
+        cache.segment2_slice1_bend_c5,
+        cache.segment3_slice1_bend_c5,
+        cache.segment4_slice1_bend_c5,
+    ]);
+    let t36 = 0.9154022964417872 * t35 * t34;
+    let t37 = 0.4905626121623441 * t32 * t23;
+    let t38 = 0.30513409881392906 * t23 * t34;
+    let t39 = -(0.9154022964417872 * t19 * t34);
+    let t40 = t33 + t36 + t37 + t38 + t39;
+    let [t41, t42, t43, t44] = t40.to_array();
+    let t45 = 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        + t27 + segment1_base_bias_v_x + t41
         - segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y * qd[2];
-    let t10 = t9 * cache.segment1_slice0_mass;
-    let t11 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
-        * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
-            + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t5
-            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t5)
-        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t8
-            + 0.009437387837655933 * t7 * cache.segment1_slice0_bend_c3
-            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t8
-            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t8
-            - 0.009437387837655933 * t7 * cache.segment1_slice0_bend_c2)
-        + segment1_base_bias_v_x
+    let t46 = t45 * cache.segment1_slice0_mass;
+    let t47 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c2,
+        cache.segment2_slice0_bend_c2,
+        cache.segment3_slice0_bend_c2,
+        cache.segment4_slice0_bend_c2,
+    ]);
+    let t48 = 0.044658198738520456 * p.channel_length * t47;
+    let t49 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c3,
+        cache.segment2_slice0_bend_c3,
+        cache.segment3_slice0_bend_c3,
+        cache.segment4_slice0_bend_c3,
+    ]);
+    let t50 = -(0.00199435471456919 * t49 * t18);
+    let t51 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c4,
+        cache.segment2_slice0_bend_c4,
+        cache.segment3_slice0_bend_c4,
+        cache.segment4_slice0_bend_c4,
+    ]);
+    let t52 = 0.00398870942913838 * t51 * t18;
+    let t53 = t48 + t50 + t52;
+    let t54 = 0.21132486540518713 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t53;
+    let [t55, t56, t57, t58] = t54.to_array();
+    let t59 = -(0.0012643702248796036 * t51 * t34);
+    let t60 = -(0.009437387837655933 * t32 * t47);
+    let t61 = 0.0004214567416265345 * t49 * t34;
+    let t62 = 0.009437387837655933 * t32 * t49;
+    let t63 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c5,
+        cache.segment2_slice0_bend_c5,
+        cache.segment3_slice0_bend_c5,
+        cache.segment4_slice0_bend_c5,
+    ]);
+    let t64 = 0.0012643702248796036 * t63 * t34;
+    let t65 = t59 + t60 + t61 + t62 + t64;
+    let [t66, t67, t68, t69] = t65.to_array();
+    let t70 = t55 + t66 + segment1_base_bias_v_x
         + 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_y
         - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t12 = t11 * cache.segment1_slice0_mass;
-    let t13 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let t14 = qd[2] + 0.21132486540518713 * segment1_bend_y_rate;
-    let segment1_slice0_local_momentum_f_y = t13 * cache.segment1_slice0_mass
-        + cache.segment1_slice0_local_inertia_h_x * t14;
-    let t15 = -(segment1_slice0_local_momentum_f_y * t14);
-    let t16 = t4 + t10 + t12 + t15;
-    let t17 = cache.cos_q2 * t16;
+    let t71 = t70 * cache.segment1_slice0_mass;
+    let t72 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        cache.segment3_slice0_local_bend_y_column_v_y,
+        cache.segment4_slice0_local_bend_y_column_v_y,
+    ]);
+    let t73 = lanes_segment1_bend_y_rate * t72;
+    let [t74, t75, t76, t77] = t73.to_array();
+    let t78 = t74 + segment1_base_velocity_v_y;
+    let t79 = 0.21132486540518713 * lanes_segment1_bend_y_rate;
+    let [t80, t81, t82, t83] = t79.to_array();
+    let t84 = qd[2] + t80;
+    let segment1_slice0_local_momentum_f_y = t78 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_local_inertia_h_x * t84;
+    let t85 = -(segment1_slice0_local_momentum_f_y * t84);
+    let t86 = t16 + t46 + t71 + t85;
+    let t87 = cache.cos_q2 * t86;
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let t18 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+    let t88 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
         + segment1_tip_velocity_v_y;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t19 = segment1_tip_velocity_v_x
+    let t89 = segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t18
-        + cache.segment1_tip_rotation_00 * t19;
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let t20 = segment2_base_velocity_v_x
-        + cache.segment2_slice1_local_bend_y_column_v_x * segment2_bend_y_rate;
-    let t21 = 0.7886751345948129 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let segment2_slice1_local_momentum_f_x = t20 * cache.segment1_slice0_mass
-        - cache.segment2_slice1_local_inertia_h_y * t21;
-    let t22 = segment2_slice1_local_momentum_f_x * t21;
-    let t23 = p.channel_length * cache.segment2_bend_y;
-    let t24 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t25 = t24 * p.channel_length * cache.segment2_bend_y.powi(3);
-    let t26 = t24 * p.channel_length * cache.segment2_bend_y;
-    let t27 = cache.segment1_bend_y * p.channel_length;
-    let t28 = cache.segment1_bend_y.powi(3) * p.channel_length * t6;
-    let t29 = cache.segment1_bend_y * p.channel_length * t6;
-    let t30 = (cache.segment1_bend_squared_c4 * t28
-        + 8.0 * cache.segment1_bend_squared_c6 * t28
-        + 6.0 * cache.segment1_bend_squared_c4 * t29
-        - 3.0 * t29 * cache.segment1_bend_squared_c3
-        - 5.0 * t28 * cache.segment1_bend_squared_c5)
-        - segment1_bend_y_rate * segment1_bend_y_rate
-            * (t27 * cache.segment1_bend_squared_c3
-                - cache.segment1_bend_squared_c2 * t27);
-    let t31 = (cache.segment1_bend_squared_c3 * t8
-        + 3.0 * cache.segment1_bend_squared_c5 * t8 + t7 * cache.segment1_bend_squared_c3
-        - 3.0 * cache.segment1_bend_squared_c4 * t8
-        - t7 * cache.segment1_bend_squared_c2)
-        + segment1_bend_y_rate * segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c2 * p.channel_length
-                + 2.0 * cache.segment1_bend_squared_c4 * t5
-                - t5 * cache.segment1_bend_squared_c3);
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t88
+        + cache.segment1_tip_rotation_00 * t89;
+    let t90 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        cache.segment3_slice1_local_bend_y_column_v_x,
+        cache.segment4_slice1_local_bend_y_column_v_x,
+    ]);
+    let t91 = lanes_segment1_bend_y_rate * t90;
+    let [t92, t93, t94, t95] = t91.to_array();
+    let t96 = segment2_base_velocity_v_x + t93;
+    let t97 = t3 + segment1_tip_velocity_w_z;
+    let segment2_slice1_local_momentum_f_x = t96 * cache.segment1_slice0_mass
+        - cache.segment2_slice1_local_inertia_h_y * t97;
+    let t98 = segment2_slice1_local_momentum_f_x * t97;
+    let t99 = t17 * p.channel_length;
+    let t100 = 0.009437387837655933 * t49 * t99;
+    let t101 = -(0.009437387837655933 * t99 * t47);
+    let t102 = t100 + t101;
+    let t103 = -(0.21132486540518713 * t102 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate);
+    let [t104, t105, t106, t107] = t103.to_array();
+    let t108 = t17.powi(3);
+    let t109 = t108 * p.channel_length * t31;
+    let t110 = 0.00008906428919833614 * t109 * t51;
+    let t111 = -(0.0004453214459916807 * t109 * t63);
+    let t112 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c6,
+        cache.segment2_slice0_bend_c6,
+        cache.segment3_slice0_bend_c6,
+        cache.segment4_slice0_bend_c6,
+    ]);
+    let t113 = 0.0007125143135866891 * t109 * t112;
+    let t114 = t17 * p.channel_length * t31;
+    let t115 = -(0.00598306414370757 * t49 * t114);
+    let t116 = 0.01196612828741514 * t51 * t114;
+    let t117 = t110 + t111 + t113 + t115 + t116;
+    let [t118, t119, t120, t121] = t117.to_array();
+    let t122 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        cache.segment3_bend_squared_c2,
+        cache.segment4_bend_squared_c2,
+    ]);
+    let t123 = -(t122 * t99);
+    let t124 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        cache.segment3_bend_squared_c3,
+        cache.segment4_bend_squared_c3,
+    ]);
+    let t125 = t99 * t124;
+    let t126 = t123 + t125;
+    let t127 = -(lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t126);
+    let t128 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        cache.segment3_bend_squared_c4,
+        cache.segment4_bend_squared_c4,
+    ]);
+    let t129 = t128 * t109;
+    let t130 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        cache.segment3_bend_squared_c6,
+        cache.segment4_bend_squared_c6,
+    ]);
+    let t131 = 8.0 * t130 * t109;
+    let t132 = -(3.0 * t114 * t124);
+    let t133 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        cache.segment3_bend_squared_c5,
+        cache.segment4_bend_squared_c5,
+    ]);
+    let t134 = -(5.0 * t109 * t133);
+    let t135 = 6.0 * t128 * t114;
+    let t136 = t129 + t131 + t132 + t134 + t135;
+    let t137 = t127 + t136;
+    let [t138, t139, t140, t141] = t137.to_array();
+    let t142 = t124 * t34;
+    let t143 = 3.0 * t133 * t34;
+    let t144 = -(3.0 * t128 * t34);
+    let t145 = t32 * t124;
+    let t146 = -(t32 * t122);
+    let t147 = t142 + t143 + t144 + t145 + t146;
+    let t148 = t122 * p.channel_length;
+    let t149 = -(t18 * t124);
+    let t150 = 2.0 * t128 * t18;
+    let t151 = t148 + t149 + t150;
+    let t152 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t151;
+    let t153 = t147 + t152;
+    let [t154, t155, t156, t157] = t153.to_array();
     let segment1_tip_bias_v_x = segment1_bend_y_rate * base_angle_velocity_v_y
-        + cache.base_angle_rotation_01 * t30 + t31 * cache.cos_q2 + base_angle_bias_v_x
+        + cache.base_angle_rotation_01 * t138 + t154 * cache.cos_q2 + base_angle_bias_v_x
         - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
-    let segment1_tip_bias_v_y = t31 * cache.sin_q2 + cache.cos_q2 * t30
+    let segment1_tip_bias_v_y = t154 * cache.sin_q2 + cache.cos_q2 * t138
         + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + base_angle_bias_v_y
         - segment1_bend_y_rate * base_angle_velocity_v_x;
     let segment2_base_bias_v_y = cache.segment1_tip_rotation_01 * segment1_tip_bias_v_x
         + segment1_tip_bias_v_y * cache.segment1_tip_rotation_11;
-    let t32 = segment1_tip_velocity_w_z * cache.segment2_slice0_local_bend_y_column_v_x
-        * segment2_bend_y_rate
-        + (0.00008906428919833614 * t25 * cache.segment2_slice0_bend_c4
-            + 0.0007125143135866891 * t25 * cache.segment2_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t26
-            - 0.0004453214459916807 * t25 * cache.segment2_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t26)
-        + segment2_base_bias_v_y
-        - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t23
-                - 0.009437387837655933 * t23 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate
+    let t158 = segment1_tip_velocity_w_z * cache.segment2_slice0_local_bend_y_column_v_x
+        * segment2_bend_y_rate + t105 + t119 + segment2_base_bias_v_y
         - 0.21132486540518713 * segment2_base_velocity_v_x * segment2_bend_y_rate;
-    let t33 = t32 * cache.segment1_slice0_mass;
-    let t34 = segment2_base_velocity_v_x
-        + cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate;
-    let t35 = 0.21132486540518713 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let segment2_slice0_local_momentum_f_x = t34 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * t35;
-    let t36 = segment2_slice0_local_momentum_f_x * t35;
-    let t37 = segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
-        * segment2_bend_y_rate
-        + (1.9252134116123394 * t25 * cache.segment2_slice1_bend_c6
-            + 0.24065167645154242 * t25 * cache.segment2_slice1_bend_c4
-            + 2.3213672050459184 * cache.segment2_slice1_bend_c4 * t26
-            - 1.1606836025229592 * cache.segment2_slice1_bend_c3 * t26
-            - 1.203258382257712 * t25 * cache.segment2_slice1_bend_c5)
-        + segment2_base_bias_v_y
-        - 0.7886751345948129 * segment2_base_velocity_v_x * segment2_bend_y_rate
-        - 0.7886751345948129
-            * (0.4905626121623441 * t23 * cache.segment2_slice1_bend_c3
-                - 0.4905626121623441 * t23 * cache.segment2_slice1_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t38 = t37 * cache.segment1_slice0_mass;
-    let t39 = t22 + t33 + t36 + t38;
-    let t40 = t39 * cache.segment1_tip_rotation_01;
+    let t159 = t158 * cache.segment1_slice0_mass;
+    let t160 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        cache.segment3_slice0_local_bend_y_column_v_x,
+        cache.segment4_slice0_local_bend_y_column_v_x,
+    ]);
+    let t161 = lanes_segment1_bend_y_rate * t160;
+    let [t162, t163, t164, t165] = t161.to_array();
+    let t166 = segment2_base_velocity_v_x + t163;
+    let t167 = t81 + segment1_tip_velocity_w_z;
+    let segment2_slice0_local_momentum_f_x = t166 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t167;
+    let t168 = segment2_slice0_local_momentum_f_x * t167;
+    let t169 = 0.4905626121623441 * t23 * t99;
+    let t170 = -(0.4905626121623441 * t99 * t21);
+    let t171 = t169 + t170;
+    let t172 = -(0.7886751345948129 * t171 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate);
+    let [t173, t174, t175, t176] = t172.to_array();
+    let t177 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c6,
+        cache.segment2_slice1_bend_c6,
+        cache.segment3_slice1_bend_c6,
+        cache.segment4_slice1_bend_c6,
+    ]);
+    let t178 = 1.9252134116123394 * t109 * t177;
+    let t179 = 2.3213672050459184 * t19 * t114;
+    let t180 = 0.24065167645154242 * t109 * t19;
+    let t181 = -(1.203258382257712 * t35 * t109);
+    let t182 = -(1.1606836025229592 * t23 * t114);
+    let t183 = t178 + t179 + t180 + t181 + t182;
+    let [t184, t185, t186, t187] = t183.to_array();
+    let t188 = segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
+        * segment2_bend_y_rate + t174 + t185 + segment2_base_bias_v_y
+        - 0.7886751345948129 * segment2_base_velocity_v_x * segment2_bend_y_rate;
+    let t189 = t188 * cache.segment1_slice0_mass;
+    let t190 = t98 + t159 + t168 + t189;
+    let t191 = t190 * cache.segment1_tip_rotation_01;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
     let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
         + segment2_tip_velocity_v_y * p.link_mass;
-    let t41 = (8.0 * cache.segment2_bend_squared_c6 * t25
-        + t25 * cache.segment2_bend_squared_c4
-        + 6.0 * cache.segment2_bend_squared_c4 * t26
-        - 3.0 * cache.segment2_bend_squared_c3 * t26
-        - 5.0 * t25 * cache.segment2_bend_squared_c5)
-        - (cache.segment2_bend_squared_c3 * t23 - cache.segment2_bend_squared_c2 * t23)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t42 = p.channel_length * segment2_bend_squared;
-    let t43 = t24 * p.channel_length;
-    let t44 = t24 * p.channel_length * segment2_bend_squared;
-    let t45 = segment2_bend_y_rate * segment2_bend_y_rate
-        * (2.0 * cache.segment2_bend_squared_c4 * t42
-            + cache.segment2_bend_squared_c2 * p.channel_length
-            - cache.segment2_bend_squared_c3 * t42)
-        + (cache.segment2_bend_squared_c3 * t43
-            + 3.0 * t44 * cache.segment2_bend_squared_c5
-            + t44 * cache.segment2_bend_squared_c3 - cache.segment2_bend_squared_c2 * t43
-            - 3.0 * cache.segment2_bend_squared_c4 * t44);
     let segment2_tip_bias_v_x = segment1_tip_velocity_v_y * segment2_bend_y_rate
-        + cache.segment1_tip_rotation_01 * t41 + segment1_tip_bias_v_x
-        + cache.segment1_tip_rotation_00 * t45
+        + cache.segment1_tip_rotation_01 * t139 + segment1_tip_bias_v_x
+        + cache.segment1_tip_rotation_00 * t155
         - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let t46 = segment2_tip_velocity_w_z + 0.21132486540518713 * segment3_bend_y_rate;
-    let t47 = segment2_tip_velocity_v_y
+    let t192 = segment2_tip_velocity_w_z + t82;
+    let t193 = segment2_tip_velocity_v_y
         + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + cache.segment2_tip_subspace0_v_x * qd[4];
-    let t48 = segment2_tip_velocity_v_x
+    let t194 = segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t47
-        + cache.segment2_tip_rotation_01 * t48;
-    let t49 = segment3_base_velocity_v_y
-        + cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate;
-    let segment3_slice0_local_momentum_f_y = t46
-        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t49;
-    let t50 = -(t46 * segment3_slice0_local_momentum_f_y);
-    let t51 = segment3_bend_y_rate * segment3_bend_y_rate;
-    let t52 = p.channel_length * t51;
-    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
-    let t53 = p.channel_length * t51 * segment3_bend_squared;
-    let t54 = p.channel_length * segment3_bend_squared;
+    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t193
+        + cache.segment2_tip_rotation_01 * t194;
+    let t195 = segment3_base_velocity_v_y + t76;
+    let segment3_slice0_local_momentum_f_y = t192
+        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t195;
+    let t196 = -(t192 * segment3_slice0_local_momentum_f_y);
     let segment2_tip_bias_v_y = segment1_tip_bias_v_y
-        + cache.segment1_tip_rotation_11 * t41
+        + cache.segment1_tip_rotation_11 * t139
         + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
-        + cache.segment1_tip_rotation_10 * t45
+        + cache.segment1_tip_rotation_10 * t155
         - segment1_tip_velocity_v_x * segment2_bend_y_rate;
     let segment3_base_bias_v_x = segment2_tip_bias_v_x * cache.segment2_tip_rotation_00
         + segment2_tip_bias_v_y * cache.segment2_tip_rotation_10;
-    let t55 = 0.7886751345948129 * segment3_base_velocity_v_y * segment3_bend_y_rate
-        + (0.30513409881392906 * t53 * cache.segment3_slice1_bend_c3
-            + 0.9154022964417872 * t53 * cache.segment3_slice1_bend_c5
-            + 0.4905626121623441 * t52 * cache.segment3_slice1_bend_c3
-            - 0.4905626121623441 * t52 * cache.segment3_slice1_bend_c2
-            - 0.9154022964417872 * t53 * cache.segment3_slice1_bend_c4)
-        + 0.7886751345948129
-            * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-                + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t54
-                - 0.38689453417431974 * t54 * cache.segment3_slice1_bend_c3)
-            * segment3_bend_y_rate * segment3_bend_y_rate + segment3_base_bias_v_x
+    let t197 = 0.7886751345948129 * segment3_base_velocity_v_y * segment3_bend_y_rate
+        + t43 + t29 + segment3_base_bias_v_x
         - segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_y
             * segment3_bend_y_rate;
-    let t56 = t55 * cache.segment1_slice0_mass;
-    let t57 = segment2_tip_velocity_w_z + 0.7886751345948129 * segment3_bend_y_rate;
-    let t58 = segment3_base_velocity_v_y
-        + cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate;
-    let segment3_slice1_local_momentum_f_y = t57
-        * cache.segment3_slice1_local_inertia_h_x + t58 * cache.segment1_slice0_mass;
-    let t59 = -(segment3_slice1_local_momentum_f_y * t57);
-    let t60 = 0.21132486540518713 * segment3_base_velocity_v_y * segment3_bend_y_rate
-        + 0.21132486540518713
-            * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-                + 0.00398870942913838 * t54 * cache.segment3_slice0_bend_c4
-                - 0.00199435471456919 * t54 * cache.segment3_slice0_bend_c3)
-            * segment3_bend_y_rate * segment3_bend_y_rate
-        + (0.0004214567416265345 * t53 * cache.segment3_slice0_bend_c3
-            + 0.009437387837655933 * t52 * cache.segment3_slice0_bend_c3
-            + 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c5
-            - 0.009437387837655933 * t52 * cache.segment3_slice0_bend_c2
-            - 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c4)
-        + segment3_base_bias_v_x
+    let t198 = t197 * cache.segment1_slice0_mass;
+    let t199 = segment2_tip_velocity_w_z + t4;
+    let t200 = segment3_base_velocity_v_y + t11;
+    let segment3_slice1_local_momentum_f_y = t199
+        * cache.segment3_slice1_local_inertia_h_x + t200 * cache.segment1_slice0_mass;
+    let t201 = -(segment3_slice1_local_momentum_f_y * t199);
+    let t202 = 0.21132486540518713 * segment3_base_velocity_v_y * segment3_bend_y_rate
+        + t57 + t68 + segment3_base_bias_v_x
         - segment2_tip_velocity_w_z * cache.segment3_slice0_local_bend_y_column_v_y
             * segment3_bend_y_rate;
-    let t61 = cache.segment1_slice0_mass * t60;
-    let t62 = t50 + t56 + t59 + t61;
-    let t63 = t62 * cache.segment2_tip_rotation_00;
-    let t64 = cache.segment3_bend_y * p.channel_length;
-    let t65 = cache.segment3_bend_y * p.channel_length * t51;
-    let t66 = p.channel_length * t51 * cache.segment3_bend_y.powi(3);
-    let t67 = (6.0 * t65 * cache.segment3_bend_squared_c4
-        + 8.0 * cache.segment3_bend_squared_c6 * t66
-        + t66 * cache.segment3_bend_squared_c4
-        - 5.0 * cache.segment3_bend_squared_c5 * t66
-        - 3.0 * t65 * cache.segment3_bend_squared_c3)
-        - (t64 * cache.segment3_bend_squared_c3 - t64 * cache.segment3_bend_squared_c2)
-            * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t68 = (p.channel_length * cache.segment3_bend_squared_c2
-        + 2.0 * t54 * cache.segment3_bend_squared_c4
-        - t54 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
-        * segment3_bend_y_rate
-        + (t53 * cache.segment3_bend_squared_c3
-            + 3.0 * t53 * cache.segment3_bend_squared_c5
-            + t52 * cache.segment3_bend_squared_c3
-            - 3.0 * t53 * cache.segment3_bend_squared_c4
-            - t52 * cache.segment3_bend_squared_c2);
+    let t203 = cache.segment1_slice0_mass * t202;
+    let t204 = t196 + t198 + t201 + t203;
+    let t205 = t204 * cache.segment2_tip_rotation_00;
     let segment3_tip_bias_v_x = segment2_tip_velocity_v_y * segment3_bend_y_rate
-        + cache.segment2_tip_rotation_01 * t67 + segment2_tip_bias_v_x
-        + t68 * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * t140 + segment2_tip_bias_v_x
+        + t156 * cache.segment2_tip_rotation_00
         - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y * qd[5];
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
     let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
         + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
         + cache.segment4_tip_subspace0_v_y * qd[6];
     let link5_momentum_f_y = segment4_tip_velocity_w_z * cache.link5_inertia_h_x
         + segment4_tip_velocity_v_y * p.link_mass;
-    let t69 = segment4_bend_y_rate * segment4_bend_y_rate;
-    let t70 = p.channel_length * t69 * cache.segment4_bend_y;
-    let t71 = p.channel_length * t69 * cache.segment4_bend_y.powi(3);
-    let t72 = p.channel_length * cache.segment4_bend_y;
-    let t73 = (6.0 * t70 * cache.segment4_bend_squared_c4
-        + cache.segment4_bend_squared_c4 * t71
-        + 8.0 * cache.segment4_bend_squared_c6 * t71
-        - 3.0 * t70 * cache.segment4_bend_squared_c3
-        - 5.0 * cache.segment4_bend_squared_c5 * t71)
-        - (t72 * cache.segment4_bend_squared_c3 - t72 * cache.segment4_bend_squared_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate;
-    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
-    let t74 = p.channel_length * t69 * segment4_bend_squared;
-    let t75 = p.channel_length * t69;
-    let t76 = p.channel_length * segment4_bend_squared;
-    let t77 = (3.0 * cache.segment4_bend_squared_c5 * t74
-        + t74 * cache.segment4_bend_squared_c3 + t75 * cache.segment4_bend_squared_c3
-        - 3.0 * cache.segment4_bend_squared_c4 * t74
-        - t75 * cache.segment4_bend_squared_c2)
-        + segment4_bend_y_rate * segment4_bend_y_rate
-            * (p.channel_length * cache.segment4_bend_squared_c2
-                + 2.0 * cache.segment4_bend_squared_c4 * t76
-                - t76 * cache.segment4_bend_squared_c3);
-    let segment4_tip_bias_v_x = cache.segment3_tip_rotation_01 * t73
+    let segment4_tip_bias_v_x = cache.segment3_tip_rotation_01 * t141
         + segment3_tip_velocity_v_y * segment4_bend_y_rate
-        + cache.segment3_tip_rotation_00 * t77 + segment3_tip_bias_v_x
+        + cache.segment3_tip_rotation_00 * t157 + segment3_tip_bias_v_x
         - cache.segment4_tip_subspace0_v_y * qd[6] * segment3_tip_velocity_w_z;
     let link5_composite_force_f_x = p.link_mass * segment4_tip_bias_v_x
         - segment4_tip_velocity_w_z * link5_momentum_f_y;
     let segment3_tip_bias_v_y = segment2_tip_bias_v_y
-        + t67 * cache.segment2_tip_rotation_11
+        + t140 * cache.segment2_tip_rotation_11
         + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
-        + cache.segment2_tip_rotation_10 * t68
+        + cache.segment2_tip_rotation_10 * t156
         - segment3_bend_y_rate * segment2_tip_velocity_v_x;
     let segment4_base_bias_v_y = segment3_tip_bias_v_y * cache.segment3_tip_rotation_11
         + cache.segment3_tip_rotation_01 * segment3_tip_bias_v_x;
     let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
         + segment2_tip_velocity_v_x;
-    let t78 = segment3_tip_velocity_v_x
+    let t206 = segment3_tip_velocity_v_x
         - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
-    let t79 = segment3_tip_velocity_v_y
+    let t207 = segment3_tip_velocity_v_y
         + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
-    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t78
-        + t79 * cache.segment3_tip_rotation_10;
-    let t80 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
-        * segment3_tip_velocity_w_z + segment4_base_bias_v_y
-        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t71
-            + 2.3213672050459184 * t70 * cache.segment4_slice1_bend_c4
-            + 0.24065167645154242 * t71 * cache.segment4_slice1_bend_c4
-            - 1.1606836025229592 * t70 * cache.segment4_slice1_bend_c3
-            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t71)
-        - 0.7886751345948129
-            * (0.4905626121623441 * t72 * cache.segment4_slice1_bend_c3
-                - 0.4905626121623441 * t72 * cache.segment4_slice1_bend_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate
+    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t206
+        + t207 * cache.segment3_tip_rotation_10;
+    let t208 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
+        * segment3_tip_velocity_w_z + segment4_base_bias_v_y + t176 + t187
         - 0.7886751345948129 * segment4_base_velocity_v_x * segment4_bend_y_rate;
-    let t81 = t80 * cache.segment1_slice0_mass;
-    let t82 = 0.7886751345948129 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let t83 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
-        + segment4_base_velocity_v_x;
-    let segment4_slice1_local_momentum_f_x = t83 * cache.segment1_slice0_mass
-        - t82 * cache.segment4_slice1_local_inertia_h_y;
-    let t84 = t82 * segment4_slice1_local_momentum_f_x;
-    let t85 = segment4_base_bias_v_y
-        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t71
-            + 0.0007125143135866891 * t71 * cache.segment4_slice0_bend_c6
-            + 0.01196612828741514 * t70 * cache.segment4_slice0_bend_c4
-            - 0.00598306414370757 * t70 * cache.segment4_slice0_bend_c3
-            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t71)
+    let t209 = t208 * cache.segment1_slice0_mass;
+    let t210 = t5 + segment3_tip_velocity_w_z;
+    let t211 = t95 + segment4_base_velocity_v_x;
+    let segment4_slice1_local_momentum_f_x = t211 * cache.segment1_slice0_mass
+        - t210 * cache.segment4_slice1_local_inertia_h_y;
+    let t212 = t210 * segment4_slice1_local_momentum_f_x;
+    let t213 = segment4_base_bias_v_y + t121 + t107
         + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate
             * segment3_tip_velocity_w_z
-        - 0.21132486540518713 * segment4_base_velocity_v_x * segment4_bend_y_rate
-        - 0.21132486540518713
-            * (0.009437387837655933 * t72 * cache.segment4_slice0_bend_c3
-                - 0.009437387837655933 * t72 * cache.segment4_slice0_bend_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate;
-    let t86 = t85 * cache.segment1_slice0_mass;
-    let t87 = segment4_base_velocity_v_x
-        + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate;
-    let t88 = 0.21132486540518713 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let segment4_slice0_local_momentum_f_x = t87 * cache.segment1_slice0_mass
-        - cache.segment4_slice0_local_inertia_h_y * t88;
-    let t89 = segment4_slice0_local_momentum_f_x * t88;
-    let t90 = t81 + t84 + t86 + t89;
-    let t91 = cache.segment3_tip_rotation_01 * t90;
-    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t78
-        + t79 * cache.segment3_tip_rotation_11;
+        - 0.21132486540518713 * segment4_base_velocity_v_x * segment4_bend_y_rate;
+    let t214 = t213 * cache.segment1_slice0_mass;
+    let t215 = segment4_base_velocity_v_x + t165;
+    let t216 = t83 + segment3_tip_velocity_w_z;
+    let segment4_slice0_local_momentum_f_x = t215 * cache.segment1_slice0_mass
+        - cache.segment4_slice0_local_inertia_h_y * t216;
+    let t217 = segment4_slice0_local_momentum_f_x * t216;
+    let t218 = t209 + t212 + t214 + t217;
+    let t219 = cache.segment3_tip_rotation_01 * t218;
+    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t206
+        + t207 * cache.segment3_tip_rotation_11;
     let segment4_base_bias_v_x = cache.segment3_tip_rotation_10 * segment3_tip_bias_v_y
         + cache.segment3_tip_rotation_00 * segment3_tip_bias_v_x;
-    let t92 = 0.21132486540518713 * segment4_bend_y_rate * segment4_base_velocity_v_y
-        + (0.0004214567416265345 * t74 * cache.segment4_slice0_bend_c3
-            + 0.009437387837655933 * t75 * cache.segment4_slice0_bend_c3
-            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t74
-            - 0.009437387837655933 * t75 * cache.segment4_slice0_bend_c2
-            - 0.0012643702248796036 * t74 * cache.segment4_slice0_bend_c4)
-        + segment4_base_bias_v_x
-        + 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate
-            * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-                + 0.00398870942913838 * t76 * cache.segment4_slice0_bend_c4
-                - 0.00199435471456919 * t76 * cache.segment4_slice0_bend_c3)
+    let t220 = 0.21132486540518713 * segment4_bend_y_rate * segment4_base_velocity_v_y
+        + t69 + segment4_base_bias_v_x + t58
         - cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
             * segment3_tip_velocity_w_z;
-    let t93 = t92 * cache.segment1_slice0_mass;
-    let t94 = segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
-        + segment4_base_velocity_v_y;
-    let segment4_slice1_local_momentum_f_y = t94 * cache.segment1_slice0_mass
-        + t82 * cache.segment4_slice1_local_inertia_h_x;
-    let t95 = -(t82 * segment4_slice1_local_momentum_f_y);
-    let t96 = cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
-        + segment4_base_velocity_v_y;
-    let segment4_slice0_local_momentum_f_y = t96 * cache.segment1_slice0_mass
-        + cache.segment4_slice0_local_inertia_h_x * t88;
-    let t97 = -(segment4_slice0_local_momentum_f_y * t88);
-    let t98 = (0.30513409881392906 * t74 * cache.segment4_slice1_bend_c3
-        + 0.9154022964417872 * t74 * cache.segment4_slice1_bend_c5
-        + 0.4905626121623441 * t75 * cache.segment4_slice1_bend_c3
-        - 0.4905626121623441 * t75 * cache.segment4_slice1_bend_c2
-        - 0.9154022964417872 * t74 * cache.segment4_slice1_bend_c4)
-        + segment4_base_bias_v_x
-        + 0.7886751345948129 * segment4_bend_y_rate * segment4_base_velocity_v_y
-        + 0.7886751345948129
-            * (0.7737890683486395 * t76 * cache.segment4_slice1_bend_c4
-                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-                - 0.38689453417431974 * t76 * cache.segment4_slice1_bend_c3)
-            * segment4_bend_y_rate * segment4_bend_y_rate
+    let t221 = t220 * cache.segment1_slice0_mass;
+    let t222 = t12 + segment4_base_velocity_v_y;
+    let segment4_slice1_local_momentum_f_y = t222 * cache.segment1_slice0_mass
+        + t210 * cache.segment4_slice1_local_inertia_h_x;
+    let t223 = -(t210 * segment4_slice1_local_momentum_f_y);
+    let t224 = t77 + segment4_base_velocity_v_y;
+    let segment4_slice0_local_momentum_f_y = t224 * cache.segment1_slice0_mass
+        + cache.segment4_slice0_local_inertia_h_x * t216;
+    let t225 = -(segment4_slice0_local_momentum_f_y * t216);
+    let t226 = t44 + segment4_base_bias_v_x
+        + 0.7886751345948129 * segment4_bend_y_rate * segment4_base_velocity_v_y + t30
         - segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
             * segment3_tip_velocity_w_z;
-    let t99 = t98 * cache.segment1_slice0_mass;
-    let t100 = t93 + t95 + t97 + t99;
-    let t101 = cache.segment3_tip_rotation_00 * t100;
-    let segment4_composite_force_f_x = link5_composite_force_f_x + t91 + t101;
+    let t227 = t226 * cache.segment1_slice0_mass;
+    let t228 = t221 + t223 + t225 + t227;
+    let t229 = cache.segment3_tip_rotation_00 * t228;
+    let segment4_composite_force_f_x = link5_composite_force_f_x + t219 + t229;
     let link4_composite_force_f_x = p.link_mass * segment3_tip_bias_v_x
         + segment4_composite_force_f_x - link4_momentum_f_y * segment3_tip_velocity_w_z;
     let segment3_base_bias_v_y = segment2_tip_bias_v_y * cache.segment2_tip_rotation_11
         + cache.segment2_tip_rotation_01 * segment2_tip_bias_v_x;
-    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t47
-        + t48 * cache.segment2_tip_rotation_00;
-    let t102 = segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
-        * segment3_bend_y_rate + segment3_base_bias_v_y
-        + (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t65
-            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t66
-            + 1.9252134116123394 * cache.segment3_slice1_bend_c6 * t66
-            - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t66
-            - 1.1606836025229592 * t65 * cache.segment3_slice1_bend_c3)
-        - 0.7886751345948129 * segment3_bend_y_rate * segment3_bend_y_rate
-            * (0.4905626121623441 * t64 * cache.segment3_slice1_bend_c3
-                - 0.4905626121623441 * t64 * cache.segment3_slice1_bend_c2)
+    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t193
+        + t194 * cache.segment2_tip_rotation_00;
+    let t230 = t175
+        + segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
+            * segment3_bend_y_rate + segment3_base_bias_v_y + t186
         - 0.7886751345948129 * segment3_base_velocity_v_x * segment3_bend_y_rate;
-    let t103 = t102 * cache.segment1_slice0_mass;
-    let t104 = segment3_base_velocity_v_x
-        + cache.segment3_slice1_local_bend_y_column_v_x * segment3_bend_y_rate;
-    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t104
-        - t57 * cache.segment3_slice1_local_inertia_h_y;
-    let t105 = t57 * segment3_slice1_local_momentum_f_x;
-    let t106 = segment3_base_bias_v_y
+    let t231 = t230 * cache.segment1_slice0_mass;
+    let t232 = segment3_base_velocity_v_x + t94;
+    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t232
+        - t199 * cache.segment3_slice1_local_inertia_h_y;
+    let t233 = t199 * segment3_slice1_local_momentum_f_x;
+    let t234 = segment3_base_bias_v_y
         + cache.segment3_slice0_local_bend_y_column_v_x * segment2_tip_velocity_w_z
-            * segment3_bend_y_rate
-        + (0.0007125143135866891 * cache.segment3_slice0_bend_c6 * t66
-            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t66
-            + 0.01196612828741514 * t65 * cache.segment3_slice0_bend_c4
-            - 0.0004453214459916807 * cache.segment3_slice0_bend_c5 * t66
-            - 0.00598306414370757 * t65 * cache.segment3_slice0_bend_c3)
-        - 0.21132486540518713 * segment3_base_velocity_v_x * segment3_bend_y_rate
-        - 0.21132486540518713
-            * (0.009437387837655933 * t64 * cache.segment3_slice0_bend_c3
-                - 0.009437387837655933 * t64 * cache.segment3_slice0_bend_c2)
-            * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t107 = t106 * cache.segment1_slice0_mass;
-    let t108 = cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
-        + segment3_base_velocity_v_x;
-    let segment3_slice0_local_momentum_f_x = t108 * cache.segment1_slice0_mass
-        - t46 * cache.segment3_slice0_local_inertia_h_y;
-    let t109 = segment3_slice0_local_momentum_f_x * t46;
-    let t110 = t103 + t105 + t107 + t109;
-    let t111 = t110 * cache.segment2_tip_rotation_01;
-    let segment3_composite_force_f_x = t63 + link4_composite_force_f_x + t111;
+            * segment3_bend_y_rate + t106 + t120
+        - 0.21132486540518713 * segment3_base_velocity_v_x * segment3_bend_y_rate;
+    let t235 = t234 * cache.segment1_slice0_mass;
+    let t236 = t164 + segment3_base_velocity_v_x;
+    let segment3_slice0_local_momentum_f_x = t236 * cache.segment1_slice0_mass
+        - t192 * cache.segment3_slice0_local_inertia_h_y;
+    let t237 = segment3_slice0_local_momentum_f_x * t192;
+    let t238 = t231 + t233 + t235 + t237;
+    let t239 = t238 * cache.segment2_tip_rotation_01;
+    let segment3_composite_force_f_x = t205 + link4_composite_force_f_x + t239;
     let link3_composite_force_f_x = segment2_tip_bias_v_x * p.link_mass
         + segment3_composite_force_f_x - segment2_tip_velocity_w_z * link3_momentum_f_y;
-    let segment2_base_velocity_v_y = t19 * cache.segment1_tip_rotation_01
-        + t18 * cache.segment1_tip_rotation_11;
-    let t112 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
-    let segment2_slice0_local_momentum_f_y = t35
-        * cache.segment2_slice0_local_inertia_h_x + t112 * cache.segment1_slice0_mass;
-    let t113 = -(t35 * segment2_slice0_local_momentum_f_y);
+    let segment2_base_velocity_v_y = t89 * cache.segment1_tip_rotation_01
+        + t88 * cache.segment1_tip_rotation_11;
+    let t240 = t75 + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = t167
+        * cache.segment2_slice0_local_inertia_h_x + t240 * cache.segment1_slice0_mass;
+    let t241 = -(t167 * segment2_slice0_local_momentum_f_y);
     let segment2_base_bias_v_x = cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x
         + segment1_tip_bias_v_y * cache.segment1_tip_rotation_10;
-    let t114 = segment2_base_bias_v_x
-        + (0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t44
-            + 0.0004214567416265345 * t44 * cache.segment2_slice0_bend_c3
-            + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t43
-            - 0.009437387837655933 * t43 * cache.segment2_slice0_bend_c2
-            - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t44)
-        + 0.21132486540518713
-            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t42
-                + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
-                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t42)
-            * segment2_bend_y_rate * segment2_bend_y_rate
+    let t242 = segment2_base_bias_v_x + t67 + t56
         + 0.21132486540518713 * segment2_bend_y_rate * segment2_base_velocity_v_y
         - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t115 = t114 * cache.segment1_slice0_mass;
-    let t116 = 0.7886751345948129
-        * (0.7737890683486395 * t42 * cache.segment2_slice1_bend_c4
-            + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
-            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t42)
-        * segment2_bend_y_rate * segment2_bend_y_rate
-        + (0.30513409881392906 * t44 * cache.segment2_slice1_bend_c3
-            + 0.4905626121623441 * t43 * cache.segment2_slice1_bend_c3
-            + 0.9154022964417872 * t44 * cache.segment2_slice1_bend_c5
-            - 0.9154022964417872 * t44 * cache.segment2_slice1_bend_c4
-            - 0.4905626121623441 * t43 * cache.segment2_slice1_bend_c2)
+    let t243 = t242 * cache.segment1_slice0_mass;
+    let t244 = t28 + t42
         + 0.7886751345948129 * segment2_bend_y_rate * segment2_base_velocity_v_y
         + segment2_base_bias_v_x
         - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
             * segment2_bend_y_rate;
-    let t117 = cache.segment1_slice0_mass * t116;
-    let t118 = cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
+    let t245 = cache.segment1_slice0_mass * t244;
+    let t246 = t10 + segment2_base_velocity_v_y;
     let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
-        * t21 + t118 * cache.segment1_slice0_mass;
-    let t119 = -(segment2_slice1_local_momentum_f_y * t21);
-    let t120 = t113 + t115 + t117 + t119;
-    let t121 = cache.segment1_tip_rotation_00 * t120;
-    let segment2_composite_force_f_x = t40 + link3_composite_force_f_x + t121;
+        * t97 + t246 * cache.segment1_slice0_mass;
+    let t247 = -(segment2_slice1_local_momentum_f_y * t97);
+    let t248 = t241 + t243 + t245 + t247;
+    let t249 = cache.segment1_tip_rotation_00 * t248;
+    let segment2_composite_force_f_x = t191 + link3_composite_force_f_x + t249;
     let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
         + segment1_tip_velocity_v_y * p.link_mass;
     let link2_composite_force_f_x = segment2_composite_force_f_x
@@ -2358,60 +2334,41 @@ pub fn coriolis_into(
         - segment1_tip_velocity_w_z * link2_momentum_f_y;
     let segment1_base_bias_v_y = cache.base_angle_rotation_01 * base_angle_bias_v_x
         + cache.cos_q2 * base_angle_bias_v_y;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t2 + t1 * cache.cos_q2;
-    let t122 = segment1_base_bias_v_y
+    let segment1_base_velocity_v_x = cache.sin_q2 * t14 + t13 * cache.cos_q2;
+    let t250 = segment1_base_bias_v_y
         + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
-        + (0.00008906428919833614 * t28 * cache.segment1_slice0_bend_c4
-            + 0.0007125143135866891 * t28 * cache.segment1_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment1_slice0_bend_c4 * t29
-            - 0.0004453214459916807 * t28 * cache.segment1_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t29)
-        - 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_x
-        - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t27
-                - 0.009437387837655933 * t27 * cache.segment1_slice0_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate;
-    let t123 = t122 * cache.segment1_slice0_mass;
-    let t124 = segment1_base_bias_v_y
-        + (1.9252134116123394 * t28 * cache.segment1_slice1_bend_c6
-            + 2.3213672050459184 * cache.segment1_slice1_bend_c4 * t29
-            + 0.24065167645154242 * t28 * cache.segment1_slice1_bend_c4
-            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t28
-            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t29)
+        + t118 + t104
+        - 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_x;
+    let t251 = t250 * cache.segment1_slice0_mass;
+    let t252 = segment1_base_bias_v_y + t173 + t184
         + segment1_bend_y_rate * qd[2] * cache.segment1_slice1_local_bend_y_column_v_x
-        - 0.7886751345948129
-            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t27
-                - 0.4905626121623441 * t27 * cache.segment1_slice1_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate
         - 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_x;
-    let t125 = t124 * cache.segment1_slice0_mass;
-    let t126 = segment1_base_velocity_v_x
-        + segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_x;
-    let segment1_slice1_local_momentum_f_x = t126 * cache.segment1_slice0_mass
-        - t0 * cache.segment1_slice1_local_inertia_h_y;
-    let t127 = t0 * segment1_slice1_local_momentum_f_x;
-    let t128 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
-        + segment1_base_velocity_v_x;
-    let segment1_slice0_local_momentum_f_x = t128 * cache.segment1_slice0_mass
-        - t14 * cache.segment1_slice0_local_inertia_h_y;
-    let t129 = t14 * segment1_slice0_local_momentum_f_x;
-    let t130 = t123 + t125 + t127 + t129;
-    let t131 = t130 * cache.base_angle_rotation_01;
-    let segment1_composite_force_f_x = t17 + link2_composite_force_f_x + t131;
+    let t253 = t252 * cache.segment1_slice0_mass;
+    let t254 = segment1_base_velocity_v_x + t92;
+    let segment1_slice1_local_momentum_f_x = t254 * cache.segment1_slice0_mass
+        - t6 * cache.segment1_slice1_local_inertia_h_y;
+    let t255 = t6 * segment1_slice1_local_momentum_f_x;
+    let t256 = t162 + segment1_base_velocity_v_x;
+    let segment1_slice0_local_momentum_f_x = t256 * cache.segment1_slice0_mass
+        - t84 * cache.segment1_slice0_local_inertia_h_y;
+    let t257 = t84 * segment1_slice0_local_momentum_f_x;
+    let t258 = t251 + t253 + t255 + t257;
+    let t259 = t258 * cache.base_angle_rotation_01;
+    let segment1_composite_force_f_x = t87 + link2_composite_force_f_x + t259;
     let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
         + cache.link1_inertia_h_x * qd[2];
     let link1_composite_force_f_x = segment1_composite_force_f_x
         + p.link_mass * base_angle_bias_v_x - link1_momentum_f_y * qd[2];
     let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
-    let t132 = t62 * cache.segment2_tip_rotation_10;
-    let t133 = t110 * cache.segment2_tip_rotation_11;
+    let t260 = t204 * cache.segment2_tip_rotation_10;
+    let t261 = t238 * cache.segment2_tip_rotation_11;
     let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
         - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
-    let t134 = cache.segment3_tip_rotation_11 * t90;
+    let t262 = cache.segment3_tip_rotation_11 * t218;
     let segment4_tip_bias_v_y = qd[6] * cache.segment4_tip_subspace0_v_x
-        * segment3_tip_velocity_w_z + t73 * cache.segment3_tip_rotation_11
-        + cache.segment3_tip_rotation_10 * t77 + segment3_tip_bias_v_y
+        * segment3_tip_velocity_w_z + t141 * cache.segment3_tip_rotation_11
+        + cache.segment3_tip_rotation_10 * t157 + segment3_tip_bias_v_y
         - segment3_tip_velocity_v_x * segment4_bend_y_rate;
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * cache.segment4_tip_subspace0_v_x;
@@ -2419,90 +2376,90 @@ pub fn coriolis_into(
         - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
     let link5_composite_force_f_y = p.link_mass * segment4_tip_bias_v_y
         + segment4_tip_velocity_w_z * link5_momentum_f_x;
-    let t135 = cache.segment3_tip_rotation_10 * t100;
-    let segment4_composite_force_f_y = t134 + link5_composite_force_f_y + t135;
+    let t263 = cache.segment3_tip_rotation_10 * t228;
+    let segment4_composite_force_f_y = t262 + link5_composite_force_f_y + t263;
     let link4_composite_force_f_y = p.link_mass * segment3_tip_bias_v_y
         + link4_momentum_f_x * segment3_tip_velocity_w_z + segment4_composite_force_f_y;
-    let segment3_composite_force_f_y = t132 + t133 + link4_composite_force_f_y;
+    let segment3_composite_force_f_y = t260 + t261 + link4_composite_force_f_y;
     let link3_composite_force_f_y = link3_momentum_f_x * segment2_tip_velocity_w_z
         + segment3_composite_force_f_y + segment2_tip_bias_v_y * p.link_mass;
-    let t136 = cache.segment1_tip_rotation_10 * t120;
-    let t137 = t39 * cache.segment1_tip_rotation_11;
-    let segment2_composite_force_f_y = link3_composite_force_f_y + t136 + t137;
+    let t264 = cache.segment1_tip_rotation_10 * t248;
+    let t265 = t190 * cache.segment1_tip_rotation_11;
+    let segment2_composite_force_f_y = link3_composite_force_f_y + t264 + t265;
     let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
     let link2_composite_force_f_y = segment2_composite_force_f_y
         + segment1_tip_velocity_w_z * link2_momentum_f_x
         + segment1_tip_bias_v_y * p.link_mass;
-    let t138 = t130 * cache.cos_q2;
-    let t139 = cache.sin_q2 * t16;
-    let segment1_composite_force_f_y = link2_composite_force_f_y + t138 + t139;
+    let t266 = t258 * cache.cos_q2;
+    let t267 = cache.sin_q2 * t86;
+    let segment1_composite_force_f_y = link2_composite_force_f_y + t266 + t267;
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.link1_inertia_h_y * qd[2];
     let link1_composite_force_f_y = segment1_composite_force_f_y
         + link1_momentum_f_x * qd[2] + p.link_mass * base_angle_bias_v_y;
-    let t140 = cache.segment2_slice1_local_inertia_h_x * t37;
-    let t141 = t20 * segment2_slice1_local_momentum_f_y;
-    let t142 = t34 * segment2_slice0_local_momentum_f_y;
-    let t143 = segment3_slice1_local_momentum_f_y * t104;
-    let t144 = -(segment3_slice0_local_momentum_f_x * t49);
-    let t145 = cache.segment4_slice0_local_inertia_h_x * t85;
-    let t146 = t83 * segment4_slice1_local_momentum_f_y;
-    let t147 = -(segment4_slice1_local_momentum_f_x * t94);
-    let t148 = -(t96 * segment4_slice0_local_momentum_f_x);
-    let t149 = -(cache.segment4_slice0_local_inertia_h_y * t92);
+    let t268 = cache.segment2_slice1_local_inertia_h_x * t188;
+    let t269 = t96 * segment2_slice1_local_momentum_f_y;
+    let t270 = t166 * segment2_slice0_local_momentum_f_y;
+    let t271 = segment3_slice1_local_momentum_f_y * t232;
+    let t272 = -(segment3_slice0_local_momentum_f_x * t195);
+    let t273 = cache.segment4_slice0_local_inertia_h_x * t213;
+    let t274 = t211 * segment4_slice1_local_momentum_f_y;
+    let t275 = -(segment4_slice1_local_momentum_f_x * t222);
+    let t276 = -(t224 * segment4_slice0_local_momentum_f_x);
+    let t277 = -(cache.segment4_slice0_local_inertia_h_y * t220);
     let link5_composite_force_n_z = segment4_tip_bias_v_y * cache.link5_inertia_h_x
         + link5_momentum_f_y * segment4_tip_velocity_v_x
         - segment4_tip_velocity_v_y * link5_momentum_f_x
         - cache.link5_inertia_h_y * segment4_tip_bias_v_x;
-    let t150 = segment4_slice0_local_momentum_f_y * t87;
-    let t151 = -(cache.segment4_slice1_local_inertia_h_y * t98);
-    let t152 = cache.segment4_slice1_local_inertia_h_x * t80;
-    let segment4_composite_force_n_z = t145 + t146 + t147 + t148 + t149
-        + link5_composite_force_n_z + t150 + t151
-        + cache.segment3_tip_position_x * (t134 + t135) + t152
-        - cache.segment3_tip_position_y * (t91 + t101);
+    let t278 = segment4_slice0_local_momentum_f_y * t215;
+    let t279 = -(cache.segment4_slice1_local_inertia_h_y * t226);
+    let t280 = cache.segment4_slice1_local_inertia_h_x * t208;
+    let segment4_composite_force_n_z = t273 + t274 + t275 + t276 + t277
+        + link5_composite_force_n_z + t278 + t279
+        + cache.segment3_tip_position_x * (t262 + t263) + t280
+        - cache.segment3_tip_position_y * (t219 + t229);
     let link4_composite_force_n_z = segment4_composite_force_n_z
         + cache.link4_inertia_h_x * segment3_tip_bias_v_y
         + segment3_tip_velocity_v_x * link4_momentum_f_y
         - segment3_tip_velocity_v_y * link4_momentum_f_x
         - cache.link4_inertia_h_y * segment3_tip_bias_v_x;
-    let t153 = t108 * segment3_slice0_local_momentum_f_y;
-    let t154 = t102 * cache.segment3_slice1_local_inertia_h_x;
-    let t155 = -(t58 * segment3_slice1_local_momentum_f_x);
-    let t156 = -(t55 * cache.segment3_slice1_local_inertia_h_y);
-    let t157 = -(cache.segment3_slice0_local_inertia_h_y * t60);
-    let t158 = t106 * cache.segment3_slice0_local_inertia_h_x;
-    let segment3_composite_force_n_z = t143 + t144 + link4_composite_force_n_z + t153
-        + t154 + t155 + t156 + cache.segment2_tip_position_x * (t132 + t133) + t157
-        + t158 - (t63 + t111) * cache.segment2_tip_position_y;
+    let t281 = t236 * segment3_slice0_local_momentum_f_y;
+    let t282 = t230 * cache.segment3_slice1_local_inertia_h_x;
+    let t283 = -(t200 * segment3_slice1_local_momentum_f_x);
+    let t284 = -(t197 * cache.segment3_slice1_local_inertia_h_y);
+    let t285 = -(cache.segment3_slice0_local_inertia_h_y * t202);
+    let t286 = t234 * cache.segment3_slice0_local_inertia_h_x;
+    let segment3_composite_force_n_z = t271 + t272 + link4_composite_force_n_z + t281
+        + t282 + t283 + t284 + cache.segment2_tip_position_x * (t260 + t261) + t285
+        + t286 - (t205 + t239) * cache.segment2_tip_position_y;
     let link3_composite_force_n_z = link3_momentum_f_y * segment2_tip_velocity_v_x
         + segment2_tip_bias_v_y * cache.link3_inertia_h_x + segment3_composite_force_n_z
         - link3_momentum_f_x * segment2_tip_velocity_v_y
         - segment2_tip_bias_v_x * cache.link3_inertia_h_y;
-    let t159 = -(segment2_slice0_local_momentum_f_x * t112);
-    let t160 = -(cache.segment2_slice1_local_inertia_h_y * t116);
-    let t161 = -(cache.segment2_slice0_local_inertia_h_y * t114);
-    let t162 = t32 * cache.segment2_slice0_local_inertia_h_x;
-    let t163 = -(t118 * segment2_slice1_local_momentum_f_x);
-    let segment2_composite_force_n_z = t140 + t141 + t142 + link3_composite_force_n_z
-        + (t136 + t137) * cache.segment1_tip_position_x + t159 + t160 + t161 + t162
-        + t163 - (t40 + t121) * cache.segment1_tip_position_y;
+    let t287 = -(segment2_slice0_local_momentum_f_x * t240);
+    let t288 = -(cache.segment2_slice1_local_inertia_h_y * t244);
+    let t289 = -(cache.segment2_slice0_local_inertia_h_y * t242);
+    let t290 = t158 * cache.segment2_slice0_local_inertia_h_x;
+    let t291 = -(t246 * segment2_slice1_local_momentum_f_x);
+    let segment2_composite_force_n_z = t268 + t269 + t270 + link3_composite_force_n_z
+        + (t264 + t265) * cache.segment1_tip_position_x + t287 + t288 + t289 + t290
+        + t291 - (t191 + t249) * cache.segment1_tip_position_y;
     let link2_composite_force_n_z = segment1_tip_velocity_v_x * link2_momentum_f_y
         + segment2_composite_force_n_z + segment1_tip_bias_v_y * cache.link2_inertia_h_x
         - segment1_tip_bias_v_x * cache.link2_inertia_h_y
         - segment1_tip_velocity_v_y * link2_momentum_f_x;
-    let t164 = -(t11 * cache.segment1_slice0_local_inertia_h_y);
-    let t165 = segment1_slice0_local_momentum_f_y * t128;
-    let t166 = t126 * segment1_slice1_local_momentum_f_y;
-    let t167 = -(t9 * cache.segment1_slice1_local_inertia_h_y);
-    let t168 = cache.segment1_slice0_local_inertia_h_x * t122;
-    let t169 = -(t3 * segment1_slice1_local_momentum_f_x);
-    let t170 = -(t13 * segment1_slice0_local_momentum_f_x);
-    let t171 = t124 * cache.segment1_slice1_local_inertia_h_x;
-    let segment1_composite_force_n_z = link2_composite_force_n_z + t164
-        + q[0] * (t138 + t139) + t165 + t166 + t167 + t168 + t169 + t170 + t171
-        - q[1] * (t17 + t131);
+    let t292 = -(t70 * cache.segment1_slice0_local_inertia_h_y);
+    let t293 = segment1_slice0_local_momentum_f_y * t256;
+    let t294 = t254 * segment1_slice1_local_momentum_f_y;
+    let t295 = -(t45 * cache.segment1_slice1_local_inertia_h_y);
+    let t296 = cache.segment1_slice0_local_inertia_h_x * t250;
+    let t297 = -(t15 * segment1_slice1_local_momentum_f_x);
+    let t298 = -(t78 * segment1_slice0_local_momentum_f_x);
+    let t299 = t252 * cache.segment1_slice1_local_inertia_h_x;
+    let segment1_composite_force_n_z = link2_composite_force_n_z + t292
+        + q[0] * (t266 + t267) + t293 + t294 + t295 + t296 + t297 + t298 + t299
+        - q[1] * (t87 + t259);
     let link1_composite_force_n_z = cache.link1_inertia_h_x * base_angle_bias_v_y
         + link1_momentum_f_y * base_angle_velocity_v_x + segment1_composite_force_n_z
         - link1_momentum_f_x * base_angle_velocity_v_y
@@ -2514,42 +2471,42 @@ pub fn coriolis_into(
         + q[1] * link1_composite_force_f_x;
     out[3] = link2_composite_force_n_z * p.channel_length
         + link2_composite_force_f_y * cache.segment1_tip_subspace0_v_y
-        + ((t4 + t10) * cache.segment1_slice1_local_bend_y_column_v_x
-            + 0.21132486540518713 * (t164 + t165 + t168 + t170)
-            + (t12 + t15) * cache.segment1_slice0_local_bend_y_column_v_x
-            + cache.segment1_slice1_local_bend_y_column_v_y * (t125 + t127)
-            + 0.7886751345948129 * (t166 + t167 + t169 + t171)
-            + (t123 + t129) * cache.segment1_slice0_local_bend_y_column_v_y)
+        + ((t16 + t46) * cache.segment1_slice1_local_bend_y_column_v_x
+            + 0.21132486540518713 * (t292 + t293 + t296 + t298)
+            + (t71 + t85) * cache.segment1_slice0_local_bend_y_column_v_x
+            + cache.segment1_slice1_local_bend_y_column_v_y * (t253 + t255)
+            + 0.7886751345948129 * (t294 + t295 + t297 + t299)
+            + (t251 + t257) * cache.segment1_slice0_local_bend_y_column_v_y)
             * p.channel_length
         + cache.segment1_tip_subspace0_v_x * link2_composite_force_f_x;
     out[4] = p.channel_length * link3_composite_force_n_z
         + p.channel_length
-            * ((t113 + t115) * cache.segment2_slice0_local_bend_y_column_v_x
-                + (t22 + t38) * cache.segment2_slice1_local_bend_y_column_v_y
-                + 0.21132486540518713 * (t142 + t159 + t161 + t162)
-                + 0.7886751345948129 * (t140 + t141 + t160 + t163)
-                + (t117 + t119) * cache.segment2_slice1_local_bend_y_column_v_x
-                + (t33 + t36) * cache.segment2_slice0_local_bend_y_column_v_y)
+            * ((t241 + t243) * cache.segment2_slice0_local_bend_y_column_v_x
+                + (t98 + t189) * cache.segment2_slice1_local_bend_y_column_v_y
+                + 0.21132486540518713 * (t270 + t287 + t289 + t290)
+                + 0.7886751345948129 * (t268 + t269 + t288 + t291)
+                + (t245 + t247) * cache.segment2_slice1_local_bend_y_column_v_x
+                + (t159 + t168) * cache.segment2_slice0_local_bend_y_column_v_y)
         + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x
         + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y;
     out[5] = cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y
         + link4_composite_force_n_z * p.channel_length
         + p.channel_length
-            * (cache.segment3_slice0_local_bend_y_column_v_x * (t50 + t61)
-                + (t103 + t105) * cache.segment3_slice1_local_bend_y_column_v_y
-                + (t107 + t109) * cache.segment3_slice0_local_bend_y_column_v_y
-                + 0.21132486540518713 * (t144 + t153 + t157 + t158)
-                + 0.7886751345948129 * (t143 + t154 + t155 + t156)
-                + cache.segment3_slice1_local_bend_y_column_v_x * (t56 + t59))
+            * (cache.segment3_slice0_local_bend_y_column_v_x * (t196 + t203)
+                + (t231 + t233) * cache.segment3_slice1_local_bend_y_column_v_y
+                + (t235 + t237) * cache.segment3_slice0_local_bend_y_column_v_y
+                + 0.21132486540518713 * (t272 + t281 + t285 + t286)
+                + 0.7886751345948129 * (t271 + t282 + t283 + t284)
+                + cache.segment3_slice1_local_bend_y_column_v_x * (t198 + t201))
         + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x;
     out[6] = link5_composite_force_f_x * cache.segment4_tip_subspace0_v_x
         + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y
-        + (cache.segment4_slice0_local_bend_y_column_v_x * (t93 + t97)
-            + cache.segment4_slice1_local_bend_y_column_v_y * (t81 + t84)
-            + 0.7886751345948129 * (t146 + t147 + t151 + t152)
-            + cache.segment4_slice1_local_bend_y_column_v_x * (t95 + t99)
-            + 0.21132486540518713 * (t145 + t148 + t149 + t150)
-            + (t86 + t89) * cache.segment4_slice0_local_bend_y_column_v_y)
+        + (cache.segment4_slice0_local_bend_y_column_v_x * (t221 + t225)
+            + cache.segment4_slice1_local_bend_y_column_v_y * (t209 + t212)
+            + 0.7886751345948129 * (t274 + t275 + t279 + t280)
+            + cache.segment4_slice1_local_bend_y_column_v_x * (t223 + t227)
+            + 0.21132486540518713 * (t273 + t276 + t277 + t278)
+            + (t214 + t217) * cache.segment4_slice0_local_bend_y_column_v_y)
             * p.channel_length + p.channel_length * link5_composite_force_n_z;
 }
 /// Coriolis matrix C(q, qd) from the Christoffel symbols of M.
@@ -2564,19 +2521,37 @@ pub fn coriolis_matrix_into(
 ) {
     *out = SMatrix::zeros();
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let segment1_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t0 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        cache.segment3_slice0_local_bend_y_column_v_x,
+        cache.segment4_slice0_local_bend_y_column_v_x,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_x = p.channel_length * t0;
+    let [segment1_slice0_local_subspace0_v_x, segment2_slice0_local_subspace0_v_x,
+    segment3_slice0_local_subspace0_v_x, segment4_slice0_local_subspace0_v_x] = lanes_segment1_slice0_local_subspace0_v_x
+        .to_array();
     let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
-    let segment1_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t1 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        cache.segment3_slice0_local_bend_y_column_v_y,
+        cache.segment4_slice0_local_bend_y_column_v_y,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_y = p.channel_length * t1;
+    let [segment1_slice0_local_subspace0_v_y, segment2_slice0_local_subspace0_v_y,
+    segment3_slice0_local_subspace0_v_y, segment4_slice0_local_subspace0_v_y] = lanes_segment1_slice0_local_subspace0_v_y
+        .to_array();
     let segment1_slice0_subspace0_v_y = cache.sin_q2
         * segment1_slice0_local_subspace0_v_x
         + cache.cos_q2 * segment1_slice0_local_subspace0_v_y
         - q[0] * segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice0_subspace0_v_y * qd[3];
-    let segment1_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[3]
-        + qd[2];
+    let t2 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], qd[5], qd[6]]);
+    let t3 = segment1_slice0_local_subspace0_w_z * t2;
+    let [t4, t5, t6, t7] = t3.to_array();
+    let segment1_slice0_velocity_w_z = t4 + qd[2];
     let segment1_slice0_position_x = q[0]
         + cache.segment1_slice0_local_com_y * cache.base_angle_rotation_01
         + cache.cos_q2 * cache.segment1_slice0_local_com_x;
@@ -2586,17 +2561,34 @@ pub fn coriolis_matrix_into(
         * segment1_slice0_velocity_v_y
         + segment1_slice0_velocity_w_z * segment1_slice0_inertia_h_x;
     let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
-    let segment1_slice1_velocity_w_z = segment1_slice1_local_subspace0_w_z * qd[3]
-        + qd[2];
+    let t8 = segment1_slice1_local_subspace0_w_z * t2;
+    let [t9, t10, t11, t12] = t8.to_array();
+    let segment1_slice1_velocity_w_z = t9 + qd[2];
     let segment1_slice1_position_x = cache.segment1_slice1_local_com_y
         * cache.base_angle_rotation_01 + q[0]
         + cache.cos_q2 * cache.segment1_slice1_local_com_x;
     let segment1_slice1_inertia_h_x = segment1_slice1_position_x
         * cache.segment1_slice0_mass;
-    let segment1_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice1_local_bend_y_column_v_x;
-    let segment1_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment1_slice1_local_bend_y_column_v_y;
+    let t13 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        cache.segment3_slice1_local_bend_y_column_v_x,
+        cache.segment4_slice1_local_bend_y_column_v_x,
+    ]);
+    let lanes_segment1_slice1_local_subspace0_v_x = p.channel_length * t13;
+    let [segment1_slice1_local_subspace0_v_x, segment2_slice1_local_subspace0_v_x,
+    segment3_slice1_local_subspace0_v_x, segment4_slice1_local_subspace0_v_x] = lanes_segment1_slice1_local_subspace0_v_x
+        .to_array();
+    let t14 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        cache.segment3_slice1_local_bend_y_column_v_y,
+        cache.segment4_slice1_local_bend_y_column_v_y,
+    ]);
+    let lanes_segment1_slice1_local_subspace0_v_y = p.channel_length * t14;
+    let [segment1_slice1_local_subspace0_v_y, segment2_slice1_local_subspace0_v_y,
+    segment3_slice1_local_subspace0_v_y, segment4_slice1_local_subspace0_v_y] = lanes_segment1_slice1_local_subspace0_v_y
+        .to_array();
     let segment1_slice1_subspace0_v_y = cache.sin_q2
         * segment1_slice1_local_subspace0_v_x
         + cache.cos_q2 * segment1_slice1_local_subspace0_v_y
@@ -2608,20 +2600,17 @@ pub fn coriolis_matrix_into(
         + segment1_slice1_velocity_v_y * cache.segment1_slice0_mass;
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment2_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
     let segment2_slice0_subspace0_v_y = segment2_slice0_local_subspace0_v_x
         * cache.segment1_tip_rotation_10
         + cache.segment1_tip_rotation_11 * segment2_slice0_local_subspace0_v_y
         - segment1_slice0_local_subspace0_w_z * cache.segment1_tip_position_x;
     let segment2_slice0_velocity_v_y = segment1_tip_velocity_v_y
         + segment2_slice0_subspace0_v_y * qd[4];
-    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let lanes_segment1_bend_y_rate = p.channel_length * t2;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, segment3_bend_y_rate,
+    segment4_bend_y_rate] = lanes_segment1_bend_y_rate.to_array();
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * segment1_slice0_local_subspace0_w_z;
+    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z + t5;
     let segment2_slice0_position_x = cache.segment1_tip_rotation_00
         * cache.segment2_slice0_local_com_x
         + cache.segment2_slice0_local_com_y * cache.segment1_tip_rotation_01
@@ -2631,10 +2620,6 @@ pub fn coriolis_matrix_into(
     let segment2_slice0_momentum_f_y = segment2_slice0_velocity_v_y
         * cache.segment1_slice0_mass
         + segment2_slice0_velocity_w_z * segment2_slice0_inertia_h_x;
-    let segment2_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_x;
-    let segment2_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_y;
     let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
         * segment2_slice1_local_subspace0_v_x
         + cache.segment1_tip_rotation_11 * segment2_slice1_local_subspace0_v_y
@@ -2647,8 +2632,7 @@ pub fn coriolis_matrix_into(
         + cache.segment1_tip_position_x;
     let segment2_slice1_inertia_h_x = segment2_slice1_position_x
         * cache.segment1_slice0_mass;
-    let segment2_slice1_velocity_w_z = qd[4] * segment1_slice1_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
+    let segment2_slice1_velocity_w_z = t10 + segment1_tip_velocity_w_z;
     let segment2_slice1_momentum_f_y = segment2_slice1_velocity_v_y
         * cache.segment1_slice0_mass
         + segment2_slice1_inertia_h_x * segment2_slice1_velocity_w_z;
@@ -2657,16 +2641,10 @@ pub fn coriolis_matrix_into(
         + cache.segment3_slice0_local_com_x * cache.segment2_tip_rotation_00;
     let segment3_slice0_inertia_h_x = segment3_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[5]
-        + segment2_tip_velocity_w_z;
+    let segment3_slice0_velocity_w_z = t6 + segment2_tip_velocity_w_z;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
-    let segment3_slice0_local_subspace0_v_x = cache
-        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
-    let segment3_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment3_slice0_local_bend_y_column_v_y;
     let segment3_slice0_subspace0_v_y = cache.segment2_tip_rotation_10
         * segment3_slice0_local_subspace0_v_x
         + segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
@@ -2676,10 +2654,8 @@ pub fn coriolis_matrix_into(
     let segment3_slice0_momentum_f_y = segment3_slice0_inertia_h_x
         * segment3_slice0_velocity_w_z
         + segment3_slice0_velocity_v_y * cache.segment1_slice0_mass;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_slice1_velocity_w_z = qd[6] * segment1_slice1_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
+    let segment4_slice1_velocity_w_z = t12 + segment3_tip_velocity_w_z;
     let segment4_slice1_position_x = cache.segment4_slice1_local_com_y
         * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x
         + cache.segment3_tip_rotation_00 * cache.segment4_slice1_local_com_x;
@@ -2687,10 +2663,6 @@ pub fn coriolis_matrix_into(
         * cache.segment1_slice0_mass;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
-    let segment4_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment4_slice1_local_bend_y_column_v_y;
-    let segment4_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice1_local_bend_y_column_v_x;
     let segment4_slice1_subspace0_v_y = segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_11
         + segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
@@ -2700,10 +2672,6 @@ pub fn coriolis_matrix_into(
     let segment4_slice1_momentum_f_y = segment4_slice1_velocity_w_z
         * segment4_slice1_inertia_h_x
         + segment4_slice1_velocity_v_y * cache.segment1_slice0_mass;
-    let segment4_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice0_local_bend_y_column_v_x;
-    let segment4_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment4_slice0_local_bend_y_column_v_y;
     let segment4_slice0_subspace0_v_y = segment4_slice0_local_subspace0_v_x
         * cache.segment3_tip_rotation_10
         + segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
@@ -2715,12 +2683,10 @@ pub fn coriolis_matrix_into(
         + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_inertia_h_x = segment4_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment4_slice0_velocity_w_z = qd[6] * segment1_slice0_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
+    let segment4_slice0_velocity_w_z = t7 + segment3_tip_velocity_w_z;
     let segment4_slice0_momentum_f_y = segment4_slice0_velocity_v_y
         * cache.segment1_slice0_mass
         + segment4_slice0_inertia_h_x * segment4_slice0_velocity_w_z;
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
         + cache.segment4_tip_subspace0_v_y * qd[6];
@@ -2732,18 +2698,13 @@ pub fn coriolis_matrix_into(
         + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
     let link4_composite_momentum_f_y = segment4_composite_momentum_f_y
         + link4_momentum_f_y;
-    let segment3_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment3_slice1_local_bend_y_column_v_x;
-    let segment3_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment3_slice1_local_bend_y_column_v_y;
     let segment3_slice1_subspace0_v_y = segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_10
         + segment3_slice1_local_subspace0_v_y * cache.segment2_tip_rotation_11
         - cache.segment2_tip_position_x * segment1_slice1_local_subspace0_w_z;
     let segment3_slice1_velocity_v_y = segment2_tip_velocity_v_y
         + qd[5] * segment3_slice1_subspace0_v_y;
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + segment1_slice1_local_subspace0_w_z * qd[5];
+    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z + t11;
     let segment3_slice1_position_x = cache.segment2_tip_position_x
         + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x
         + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_com_y;
@@ -2770,396 +2731,333 @@ pub fn coriolis_matrix_into(
         + cache.link1_inertia_h_x * qd[2];
     let link1_composite_momentum_f_y = segment1_composite_momentum_f_y
         + link1_momentum_f_y;
-    let t0 = q[0] * qd[2] + base_angle_velocity_v_y;
-    let t1 = segment1_slice1_velocity_v_y
+    let t15 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let t16 = segment1_slice1_velocity_v_y
         + segment1_slice1_position_x * segment1_slice1_velocity_w_z;
-    let t2 = segment2_slice1_velocity_v_y
+    let t17 = segment2_slice1_velocity_v_y
         + segment2_slice1_position_x * segment2_slice1_velocity_w_z;
-    let t3 = segment2_slice0_velocity_v_y
+    let t18 = segment2_slice0_velocity_v_y
         + segment2_slice0_velocity_w_z * segment2_slice0_position_x;
-    let t4 = segment3_slice1_velocity_w_z * segment3_slice1_position_x
+    let t19 = segment3_slice1_velocity_w_z * segment3_slice1_position_x
         + segment3_slice1_velocity_v_y;
-    let t5 = segment3_slice0_position_x * segment3_slice0_velocity_w_z
+    let t20 = segment3_slice0_position_x * segment3_slice0_velocity_w_z
         + segment3_slice0_velocity_v_y;
-    let t6 = segment4_slice1_velocity_w_z * segment4_slice1_position_x
+    let t21 = segment4_slice1_velocity_w_z * segment4_slice1_position_x
         + segment4_slice1_velocity_v_y;
-    let t7 = segment4_tip_velocity_v_y
+    let t22 = segment4_tip_velocity_v_y
         + segment4_tip_velocity_w_z * cache.segment4_tip_position_x;
-    let link5_composite_rate_hd_y = p.link_mass * t7;
-    let t8 = segment4_slice0_velocity_w_z * segment4_slice0_position_x
+    let link5_composite_rate_hd_y = p.link_mass * t22;
+    let t23 = segment4_slice0_velocity_w_z * segment4_slice0_position_x
         + segment4_slice0_velocity_v_y;
-    let segment4_composite_rate_hd_y = t6 * cache.segment1_slice0_mass
-        + link5_composite_rate_hd_y + cache.segment1_slice0_mass * t8;
-    let t9 = segment3_tip_velocity_v_y
+    let segment4_composite_rate_hd_y = t21 * cache.segment1_slice0_mass
+        + link5_composite_rate_hd_y + cache.segment1_slice0_mass * t23;
+    let t24 = segment3_tip_velocity_v_y
         + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
-    let link4_composite_rate_hd_y = segment4_composite_rate_hd_y + t9 * p.link_mass;
-    let segment3_composite_rate_hd_y = cache.segment1_slice0_mass * t4
-        + cache.segment1_slice0_mass * t5 + link4_composite_rate_hd_y;
-    let t10 = segment2_tip_velocity_v_y
+    let link4_composite_rate_hd_y = segment4_composite_rate_hd_y + t24 * p.link_mass;
+    let segment3_composite_rate_hd_y = cache.segment1_slice0_mass * t19
+        + cache.segment1_slice0_mass * t20 + link4_composite_rate_hd_y;
+    let t25 = segment2_tip_velocity_v_y
         + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
-    let link3_composite_rate_hd_y = segment3_composite_rate_hd_y + p.link_mass * t10;
-    let segment2_composite_rate_hd_y = t2 * cache.segment1_slice0_mass
-        + cache.segment1_slice0_mass * t3 + link3_composite_rate_hd_y;
-    let t11 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+    let link3_composite_rate_hd_y = segment3_composite_rate_hd_y + p.link_mass * t25;
+    let segment2_composite_rate_hd_y = t17 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_mass * t18 + link3_composite_rate_hd_y;
+    let t26 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
         + segment1_tip_velocity_v_y;
-    let link2_composite_rate_hd_y = segment2_composite_rate_hd_y + t11 * p.link_mass;
-    let t12 = segment1_slice0_velocity_v_y
+    let link2_composite_rate_hd_y = segment2_composite_rate_hd_y + t26 * p.link_mass;
+    let t27 = segment1_slice0_velocity_v_y
         + segment1_slice0_velocity_w_z * segment1_slice0_position_x;
-    let segment1_composite_rate_hd_y = cache.segment1_slice0_mass * t1
-        + link2_composite_rate_hd_y + t12 * cache.segment1_slice0_mass;
-    let link1_composite_rate_hd_y = p.link_mass * t0 + segment1_composite_rate_hd_y;
-    let t13 = -link1_composite_rate_hd_y;
-    let base_x_coriolis_row_n_z = 0.5 * (t13 - link1_composite_momentum_f_y);
+    let segment1_composite_rate_hd_y = cache.segment1_slice0_mass * t16
+        + link2_composite_rate_hd_y + t27 * cache.segment1_slice0_mass;
+    let link1_composite_rate_hd_y = p.link_mass * t15 + segment1_composite_rate_hd_y;
+    let t28 = -link1_composite_rate_hd_y;
+    let base_x_coriolis_row_n_z = 0.5 * (t28 - link1_composite_momentum_f_y);
     let base_angle_coriolis_column_f_x = base_x_coriolis_row_n_z
         + cache.link1_composite_inertia_m * qd[1];
-    let t14 = -(segment1_slice0_local_subspace0_w_z * t12 * cache.segment1_slice0_mass);
-    let t15 = 0.5
-        * (t14 - segment1_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t16 = segment1_bend_squared * p.channel_length;
-    let t17 = segment1_bend_y_rate
-        * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * p.channel_length
-            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t16
-            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t16
-            - 0.009437387837655933 * p.channel_length * cache.segment1_slice0_bend_c2
-            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t16)
-        + 0.21132486540518713 * segment1_bend_y_rate
-            * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
-                + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t16
-                - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t16);
-    let t18 = cache.segment1_bend_y * p.channel_length;
-    let t19 = cache.segment1_bend_y.powi(3) * p.channel_length;
-    let t20 = segment1_bend_y_rate
-        * (0.0007125143135866891 * cache.segment1_slice0_bend_c6 * t19
-            + 0.01196612828741514 * t18 * cache.segment1_slice0_bend_c4
-            + 0.00008906428919833614 * cache.segment1_slice0_bend_c4 * t19
-            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t18
-            - 0.0004453214459916807 * cache.segment1_slice0_bend_c5 * t19)
-        - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t18
-                - 0.009437387837655933 * t18 * cache.segment1_slice0_bend_c2)
-            * segment1_bend_y_rate;
+    let t29 = -(segment1_slice0_local_subspace0_w_z * t27 * cache.segment1_slice0_mass);
+    let t30 = 0.5
+        * (t29 - segment1_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
+    let t31 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c2,
+        cache.segment2_slice0_bend_c2,
+        cache.segment3_slice0_bend_c2,
+        cache.segment4_slice0_bend_c2,
+    ]);
+    let t32 = -(0.009437387837655933 * p.channel_length * t31);
+    let t33 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c3,
+        cache.segment2_slice0_bend_c3,
+        cache.segment3_slice0_bend_c3,
+        cache.segment4_slice0_bend_c3,
+    ]);
+    let t34 = 0.009437387837655933 * t33 * p.channel_length;
+    let t35 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        cache.segment3_bend_y,
+        cache.segment4_bend_y,
+    ]);
+    let lanes_segment1_bend_squared = t35 * t35;
+    let t36 = lanes_segment1_bend_squared * p.channel_length;
+    let t37 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c4,
+        cache.segment2_slice0_bend_c4,
+        cache.segment3_slice0_bend_c4,
+        cache.segment4_slice0_bend_c4,
+    ]);
+    let t38 = -(0.0012643702248796036 * t37 * t36);
+    let t39 = 0.0004214567416265345 * t33 * t36;
+    let t40 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c5,
+        cache.segment2_slice0_bend_c5,
+        cache.segment3_slice0_bend_c5,
+        cache.segment4_slice0_bend_c5,
+    ]);
+    let t41 = 0.0012643702248796036 * t40 * t36;
+    let t42 = t32 + t34 + t38 + t39 + t41;
+    let t43 = lanes_segment1_bend_y_rate * t42;
+    let t44 = 0.044658198738520456 * p.channel_length * t31;
+    let t45 = -(0.00199435471456919 * t33 * t36);
+    let t46 = 0.00398870942913838 * t37 * t36;
+    let t47 = t44 + t45 + t46;
+    let t48 = 0.21132486540518713 * lanes_segment1_bend_y_rate * t47;
+    let t49 = t43 + t48;
+    let [t50, t51, t52, t53] = t49.to_array();
+    let t54 = t35 * p.channel_length;
+    let t55 = 0.009437387837655933 * t33 * t54;
+    let t56 = -(0.009437387837655933 * t54 * t31);
+    let t57 = t55 + t56;
+    let t58 = -(0.21132486540518713 * t57 * lanes_segment1_bend_y_rate);
+    let t59 = t35.powi(3);
+    let t60 = t59 * p.channel_length;
+    let t61 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c6,
+        cache.segment2_slice0_bend_c6,
+        cache.segment3_slice0_bend_c6,
+        cache.segment4_slice0_bend_c6,
+    ]);
+    let t62 = 0.0007125143135866891 * t61 * t60;
+    let t63 = -(0.00598306414370757 * t33 * t54);
+    let t64 = 0.01196612828741514 * t54 * t37;
+    let t65 = -(0.0004453214459916807 * t40 * t60);
+    let t66 = 0.00008906428919833614 * t37 * t60;
+    let t67 = t62 + t63 + t64 + t65 + t66;
+    let t68 = lanes_segment1_bend_y_rate * t67;
+    let t69 = t58 + t68;
+    let [t70, t71, t72, t73] = t69.to_array();
     let segment1_slice0_subspace0_rate_v_x = segment1_slice0_local_subspace0_w_z
-        * base_angle_velocity_v_y + p.channel_length * cache.cos_q2 * t17
-        + p.channel_length * t20 * cache.base_angle_rotation_01
+        * base_angle_velocity_v_y + p.channel_length * cache.cos_q2 * t50
+        + p.channel_length * t70 * cache.base_angle_rotation_01
         - segment1_slice0_subspace0_v_y * qd[2];
-    let t21 = segment1_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t22 = segment1_bend_y_rate
-        * (t16 * cache.segment1_bend_squared_c3
-            + 3.0 * cache.segment1_bend_squared_c5 * t16
-            + p.channel_length * cache.segment1_bend_squared_c3
-            - 3.0 * cache.segment1_bend_squared_c4 * t16
-            - cache.segment1_bend_squared_c2 * p.channel_length)
-        + segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c2 * p.channel_length
-                + 2.0 * cache.segment1_bend_squared_c4 * t16
-                - t16 * cache.segment1_bend_squared_c3);
-    let t23 = (8.0 * cache.segment1_bend_squared_c6 * t19
-        + 6.0 * cache.segment1_bend_squared_c4 * t18
-        + cache.segment1_bend_squared_c4 * t19
-        - 5.0 * cache.segment1_bend_squared_c5 * t19
-        - 3.0 * t18 * cache.segment1_bend_squared_c3) * segment1_bend_y_rate
-        - segment1_bend_y_rate
-            * (t18 * cache.segment1_bend_squared_c3
-                - cache.segment1_bend_squared_c2 * t18);
-    let segment1_tip_subspace0_rate_v_x = t22 * p.channel_length * cache.cos_q2
+    let t74 = segment1_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t75 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        cache.segment3_bend_squared_c3,
+        cache.segment4_bend_squared_c3,
+    ]);
+    let t76 = t36 * t75;
+    let t77 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        cache.segment3_bend_squared_c4,
+        cache.segment4_bend_squared_c4,
+    ]);
+    let t78 = -(3.0 * t77 * t36);
+    let t79 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        cache.segment3_bend_squared_c5,
+        cache.segment4_bend_squared_c5,
+    ]);
+    let t80 = 3.0 * t79 * t36;
+    let t81 = p.channel_length * t75;
+    let t82 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        cache.segment3_bend_squared_c2,
+        cache.segment4_bend_squared_c2,
+    ]);
+    let t83 = -(t82 * p.channel_length);
+    let t84 = t76 + t78 + t80 + t81 + t83;
+    let t85 = lanes_segment1_bend_y_rate * t84;
+    let t86 = t82 * p.channel_length;
+    let t87 = -(t36 * t75);
+    let t88 = 2.0 * t77 * t36;
+    let t89 = t86 + t87 + t88;
+    let t90 = lanes_segment1_bend_y_rate * t89;
+    let t91 = t85 + t90;
+    let [t92, t93, t94, t95] = t91.to_array();
+    let t96 = -(5.0 * t79 * t60);
+    let t97 = -(3.0 * t54 * t75);
+    let t98 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        cache.segment3_bend_squared_c6,
+        cache.segment4_bend_squared_c6,
+    ]);
+    let t99 = 8.0 * t98 * t60;
+    let t100 = 6.0 * t77 * t54;
+    let t101 = t77 * t60;
+    let t102 = t96 + t97 + t99 + t100 + t101;
+    let t103 = t102 * lanes_segment1_bend_y_rate;
+    let t104 = -(t82 * t54);
+    let t105 = t54 * t75;
+    let t106 = t104 + t105;
+    let t107 = -(lanes_segment1_bend_y_rate * t106);
+    let t108 = t103 + t107;
+    let [t109, t110, t111, t112] = t108.to_array();
+    let segment1_tip_subspace0_rate_v_x = t92 * p.channel_length * cache.cos_q2
         + p.channel_length * base_angle_velocity_v_y
-        + p.channel_length * cache.base_angle_rotation_01 * t23
+        + p.channel_length * cache.base_angle_rotation_01 * t109
         - cache.segment1_tip_subspace0_v_y * qd[2];
-    let t24 = segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_m;
-    let t25 = -(p.channel_length * link2_composite_rate_hd_y);
-    let t26 = 0.5 * (t25 - p.channel_length * link2_composite_momentum_f_y);
-    let t27 = -(segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass * t1);
-    let t28 = 0.5
-        * (t27 - segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y);
-    let t29 = (2.3213672050459184 * t18 * cache.segment1_slice1_bend_c4
-        + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t19
-        + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t19
-        - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t18
-        - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t19) * segment1_bend_y_rate
-        - 0.7886751345948129
-            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t18
-                - 0.4905626121623441 * t18 * cache.segment1_slice1_bend_c2)
-            * segment1_bend_y_rate;
-    let t30 = 0.7886751345948129 * segment1_bend_y_rate
-        * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t16
-            + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-            - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t16)
-        + segment1_bend_y_rate
-            * (0.30513409881392906 * cache.segment1_slice1_bend_c3 * t16
-                + 0.9154022964417872 * cache.segment1_slice1_bend_c5 * t16
-                + 0.4905626121623441 * cache.segment1_slice1_bend_c3 * p.channel_length
-                - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t16
-                - 0.4905626121623441 * p.channel_length * cache.segment1_slice1_bend_c2);
+    let t113 = segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_m;
+    let t114 = -(p.channel_length * link2_composite_rate_hd_y);
+    let t115 = 0.5 * (t114 - p.channel_length * link2_composite_momentum_f_y);
+    let t116 = -(segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass * t16);
+    let t117 = 0.5
+        * (t116 - segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y);
+    let t118 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c4,
+        cache.segment2_slice1_bend_c4,
+        cache.segment3_slice1_bend_c4,
+        cache.segment4_slice1_bend_c4,
+    ]);
+    let t119 = 2.3213672050459184 * t54 * t118;
+    let t120 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c3,
+        cache.segment2_slice1_bend_c3,
+        cache.segment3_slice1_bend_c3,
+        cache.segment4_slice1_bend_c3,
+    ]);
+    let t121 = -(1.1606836025229592 * t120 * t54);
+    let t122 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c6,
+        cache.segment2_slice1_bend_c6,
+        cache.segment3_slice1_bend_c6,
+        cache.segment4_slice1_bend_c6,
+    ]);
+    let t123 = 1.9252134116123394 * t122 * t60;
+    let t124 = 0.24065167645154242 * t118 * t60;
+    let t125 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c5,
+        cache.segment2_slice1_bend_c5,
+        cache.segment3_slice1_bend_c5,
+        cache.segment4_slice1_bend_c5,
+    ]);
+    let t126 = -(1.203258382257712 * t125 * t60);
+    let t127 = t119 + t121 + t123 + t124 + t126;
+    let t128 = t127 * lanes_segment1_bend_y_rate;
+    let t129 = 0.4905626121623441 * t120 * t54;
+    let t130 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c2,
+        cache.segment2_slice1_bend_c2,
+        cache.segment3_slice1_bend_c2,
+        cache.segment4_slice1_bend_c2,
+    ]);
+    let t131 = -(0.4905626121623441 * t54 * t130);
+    let t132 = t129 + t131;
+    let t133 = -(0.7886751345948129 * t132 * lanes_segment1_bend_y_rate);
+    let t134 = t128 + t133;
+    let [t135, t136, t137, t138] = t134.to_array();
+    let t139 = 0.7737890683486395 * t118 * t36;
+    let t140 = 0.6220084679281462 * p.channel_length * t130;
+    let t141 = -(0.38689453417431974 * t120 * t36);
+    let t142 = t139 + t140 + t141;
+    let t143 = 0.7886751345948129 * lanes_segment1_bend_y_rate * t142;
+    let t144 = 0.30513409881392906 * t120 * t36;
+    let t145 = 0.9154022964417872 * t125 * t36;
+    let t146 = -(0.9154022964417872 * t118 * t36);
+    let t147 = -(0.4905626121623441 * p.channel_length * t130);
+    let t148 = 0.4905626121623441 * t120 * p.channel_length;
+    let t149 = t144 + t145 + t146 + t147 + t148;
+    let t150 = lanes_segment1_bend_y_rate * t149;
+    let t151 = t143 + t150;
+    let [t152, t153, t154, t155] = t151.to_array();
     let segment1_slice1_subspace0_rate_v_x = segment1_slice1_local_subspace0_w_z
-        * base_angle_velocity_v_y + t29 * p.channel_length * cache.base_angle_rotation_01
-        + t30 * p.channel_length * cache.cos_q2 - segment1_slice1_subspace0_v_y * qd[2];
-    let t31 = segment1_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let segment1_subspace0_coriolis_column_f_x = t15 + t21 + t24 + t26 + t28 + t31;
-    let t32 = -(segment1_slice1_local_subspace0_w_z * t2 * cache.segment1_slice0_mass);
-    let t33 = 0.5
-        * (t32 - segment2_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z);
-    let t34 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t3);
-    let t35 = 0.5
-        * (t34 - segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
-    let t36 = p.channel_length * cache.segment2_bend_y;
-    let t37 = p.channel_length * cache.segment2_bend_y.powi(3);
-    let t38 = (0.00008906428919833614 * cache.segment2_slice0_bend_c4 * t37
-        + 0.0007125143135866891 * cache.segment2_slice0_bend_c6 * t37
-        + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t36
-        - 0.0004453214459916807 * cache.segment2_slice0_bend_c5 * t37
-        - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t36)
-        * segment2_bend_y_rate
-        - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t36
-                - 0.009437387837655933 * t36 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t39 = p.channel_length * segment2_bend_squared;
-    let t40 = 0.21132486540518713
-        * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t39
-            + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
-            - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t39)
-        * segment2_bend_y_rate
-        + (0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t39
-            + 0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t39
-            + 0.009437387837655933 * p.channel_length * cache.segment2_slice0_bend_c3
-            - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t39
-            - 0.009437387837655933 * p.channel_length * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate;
+        * base_angle_velocity_v_y
+        + t135 * p.channel_length * cache.base_angle_rotation_01
+        + t152 * p.channel_length * cache.cos_q2 - segment1_slice1_subspace0_v_y * qd[2];
+    let t156 = segment1_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let segment1_subspace0_coriolis_column_f_x = t30 + t74 + t113 + t115 + t117 + t156;
+    let t157 = -(segment1_slice1_local_subspace0_w_z * t17 * cache.segment1_slice0_mass);
+    let t158 = 0.5
+        * (t157 - segment2_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z);
+    let t159 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t18);
+    let t160 = 0.5
+        * (t159 - segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let segment2_slice0_subspace0_rate_v_x = segment1_tip_velocity_v_y
         * segment1_slice0_local_subspace0_w_z
-        + t38 * p.channel_length * cache.segment1_tip_rotation_01
-        + cache.segment1_tip_rotation_00 * p.channel_length * t40
+        + t71 * p.channel_length * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_00 * p.channel_length * t51
         - segment1_tip_velocity_w_z * segment2_slice0_subspace0_v_y;
-    let t41 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t42 = 0.7886751345948129
-        * (0.7737890683486395 * t39 * cache.segment2_slice1_bend_c4
-            + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
-            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t39)
-        * segment2_bend_y_rate
-        + (0.9154022964417872 * t39 * cache.segment2_slice1_bend_c5
-            + 0.30513409881392906 * cache.segment2_slice1_bend_c3 * t39
-            + 0.4905626121623441 * p.channel_length * cache.segment2_slice1_bend_c3
-            - 0.4905626121623441 * p.channel_length * cache.segment2_slice1_bend_c2
-            - 0.9154022964417872 * t39 * cache.segment2_slice1_bend_c4)
-            * segment2_bend_y_rate;
-    let t43 = segment2_bend_y_rate
-        * (1.9252134116123394 * cache.segment2_slice1_bend_c6 * t37
-            + 0.24065167645154242 * cache.segment2_slice1_bend_c4 * t37
-            + 2.3213672050459184 * t36 * cache.segment2_slice1_bend_c4
-            - 1.1606836025229592 * t36 * cache.segment2_slice1_bend_c3
-            - 1.203258382257712 * t37 * cache.segment2_slice1_bend_c5)
-        - 0.7886751345948129
-            * (0.4905626121623441 * t36 * cache.segment2_slice1_bend_c3
-                - 0.4905626121623441 * t36 * cache.segment2_slice1_bend_c2)
-            * segment2_bend_y_rate;
+    let t161 = segment2_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
     let segment2_slice1_subspace0_rate_v_x = segment1_tip_velocity_v_y
         * segment1_slice1_local_subspace0_w_z
-        + cache.segment1_tip_rotation_00 * p.channel_length * t42
-        + t43 * p.channel_length * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_00 * p.channel_length * t153
+        + t136 * p.channel_length * cache.segment1_tip_rotation_01
         - segment2_slice1_subspace0_v_y * segment1_tip_velocity_w_z;
-    let t44 = segment2_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t45 = -(p.channel_length * link3_composite_rate_hd_y);
-    let t46 = 0.5 * (t45 - p.channel_length * link3_composite_momentum_f_y);
-    let t47 = segment2_bend_y_rate
-        * (2.0 * cache.segment2_bend_squared_c4 * t39
-            + cache.segment2_bend_squared_c2 * p.channel_length
-            - cache.segment2_bend_squared_c3 * t39)
-        + segment2_bend_y_rate
-            * (3.0 * t39 * cache.segment2_bend_squared_c5
-                + cache.segment2_bend_squared_c3 * t39
-                + p.channel_length * cache.segment2_bend_squared_c3
-                - cache.segment2_bend_squared_c2 * p.channel_length
-                - 3.0 * cache.segment2_bend_squared_c4 * t39);
-    let t48 = (cache.segment2_bend_squared_c4 * t37
-        + 8.0 * cache.segment2_bend_squared_c6 * t37
-        + 6.0 * cache.segment2_bend_squared_c4 * t36
-        - 3.0 * cache.segment2_bend_squared_c3 * t36
-        - 5.0 * t37 * cache.segment2_bend_squared_c5) * segment2_bend_y_rate
-        - (cache.segment2_bend_squared_c3 * t36 - cache.segment2_bend_squared_c2 * t36)
-            * segment2_bend_y_rate;
-    let segment2_tip_subspace0_rate_v_x = cache.segment1_tip_rotation_00 * t47
-        * p.channel_length + p.channel_length * t48 * cache.segment1_tip_rotation_01
+    let t162 = segment2_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t163 = -(p.channel_length * link3_composite_rate_hd_y);
+    let t164 = 0.5 * (t163 - p.channel_length * link3_composite_momentum_f_y);
+    let segment2_tip_subspace0_rate_v_x = cache.segment1_tip_rotation_00 * t93
+        * p.channel_length + p.channel_length * t110 * cache.segment1_tip_rotation_01
         + p.channel_length * segment1_tip_velocity_v_y
         - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z;
-    let t49 = segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_m;
-    let segment2_subspace0_coriolis_column_f_x = t33 + t35 + t41 + t44 + t46 + t49;
-    let t50 = cache.segment3_bend_y * p.channel_length;
-    let t51 = p.channel_length * cache.segment3_bend_y.powi(3);
-    let t52 = (8.0 * cache.segment3_bend_squared_c6 * t51
-        + 6.0 * t50 * cache.segment3_bend_squared_c4
-        + t51 * cache.segment3_bend_squared_c4
-        - 3.0 * t50 * cache.segment3_bend_squared_c3
-        - 5.0 * cache.segment3_bend_squared_c5 * t51) * segment3_bend_y_rate
-        - (t50 * cache.segment3_bend_squared_c3 - t50 * cache.segment3_bend_squared_c2)
-            * segment3_bend_y_rate;
-    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
-    let t53 = p.channel_length * segment3_bend_squared;
-    let t54 = (p.channel_length * cache.segment3_bend_squared_c3
-        + t53 * cache.segment3_bend_squared_c3
-        + 3.0 * t53 * cache.segment3_bend_squared_c5
-        - p.channel_length * cache.segment3_bend_squared_c2
-        - 3.0 * t53 * cache.segment3_bend_squared_c4) * segment3_bend_y_rate
-        + (p.channel_length * cache.segment3_bend_squared_c2
-            + 2.0 * t53 * cache.segment3_bend_squared_c4
-            - t53 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate;
+    let t165 = segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_m;
+    let segment2_subspace0_coriolis_column_f_x = t158 + t160 + t161 + t162 + t164 + t165;
     let segment3_tip_subspace0_rate_v_x = segment2_tip_velocity_v_y * p.channel_length
-        + p.channel_length * t52 * cache.segment2_tip_rotation_01
-        + p.channel_length * cache.segment2_tip_rotation_00 * t54
+        + p.channel_length * t111 * cache.segment2_tip_rotation_01
+        + p.channel_length * cache.segment2_tip_rotation_00 * t94
         - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y;
-    let t55 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_x;
-    let t56 = (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t50
-        + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t51
-        + 1.9252134116123394 * t51 * cache.segment3_slice1_bend_c6
-        - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t51
-        - 1.1606836025229592 * t50 * cache.segment3_slice1_bend_c3)
-        * segment3_bend_y_rate
-        - 0.7886751345948129 * segment3_bend_y_rate
-            * (0.4905626121623441 * t50 * cache.segment3_slice1_bend_c3
-                - 0.4905626121623441 * t50 * cache.segment3_slice1_bend_c2);
-    let t57 = 0.7886751345948129
-        * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-            + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t53
-            - 0.38689453417431974 * t53 * cache.segment3_slice1_bend_c3)
-        * segment3_bend_y_rate
-        + (0.4905626121623441 * p.channel_length * cache.segment3_slice1_bend_c3
-            + 0.30513409881392906 * t53 * cache.segment3_slice1_bend_c3
-            + 0.9154022964417872 * t53 * cache.segment3_slice1_bend_c5
-            - 0.4905626121623441 * p.channel_length * cache.segment3_slice1_bend_c2
-            - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t53)
-            * segment3_bend_y_rate;
+    let t166 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_x;
     let segment3_slice1_subspace0_rate_v_x = segment2_tip_velocity_v_y
         * segment1_slice1_local_subspace0_w_z
-        + t56 * p.channel_length * cache.segment2_tip_rotation_01
-        + p.channel_length * cache.segment2_tip_rotation_00 * t57
+        + t137 * p.channel_length * cache.segment2_tip_rotation_01
+        + p.channel_length * cache.segment2_tip_rotation_00 * t154
         - segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_y;
-    let t58 = segment3_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t59 = segment3_bend_y_rate
-        * (0.009437387837655933 * p.channel_length * cache.segment3_slice0_bend_c3
-            + 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c5
-            + 0.0004214567416265345 * t53 * cache.segment3_slice0_bend_c3
-            - 0.009437387837655933 * p.channel_length * cache.segment3_slice0_bend_c2
-            - 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c4)
-        + 0.21132486540518713
-            * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-                + 0.00398870942913838 * t53 * cache.segment3_slice0_bend_c4
-                - 0.00199435471456919 * t53 * cache.segment3_slice0_bend_c3)
-            * segment3_bend_y_rate;
-    let t60 = (0.01196612828741514 * t50 * cache.segment3_slice0_bend_c4
-        + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t51
-        + 0.0007125143135866891 * t51 * cache.segment3_slice0_bend_c6
-        - 0.00598306414370757 * t50 * cache.segment3_slice0_bend_c3
-        - 0.0004453214459916807 * t51 * cache.segment3_slice0_bend_c5)
-        * segment3_bend_y_rate
-        - 0.21132486540518713
-            * (0.009437387837655933 * t50 * cache.segment3_slice0_bend_c3
-                - 0.009437387837655933 * t50 * cache.segment3_slice0_bend_c2)
-            * segment3_bend_y_rate;
-    let segment3_slice0_subspace0_rate_v_x = t59 * p.channel_length
+    let t167 = segment3_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let segment3_slice0_subspace0_rate_v_x = t52 * p.channel_length
         * cache.segment2_tip_rotation_00
         + segment2_tip_velocity_v_y * segment1_slice0_local_subspace0_w_z
-        + p.channel_length * cache.segment2_tip_rotation_01 * t60
+        + p.channel_length * cache.segment2_tip_rotation_01 * t72
         - segment2_tip_velocity_w_z * segment3_slice0_subspace0_v_y;
-    let t61 = segment3_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t62 = -(p.channel_length * link4_composite_rate_hd_y);
-    let t63 = 0.5 * (t62 - p.channel_length * link4_composite_momentum_f_y);
-    let t64 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t5);
-    let t65 = 0.5
-        * (t64 - segment3_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
-    let t66 = -(segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass * t4);
-    let t67 = 0.5
-        * (t66 - segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y);
-    let segment3_subspace0_coriolis_column_f_x = t55 + t58 + t61 + t63 + t65 + t67;
-    let t68 = p.channel_length * cache.segment4_bend_y.powi(3);
-    let t69 = p.channel_length * cache.segment4_bend_y;
-    let t70 = (0.0007125143135866891 * cache.segment4_slice0_bend_c6 * t68
-        + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t68
-        + 0.01196612828741514 * t69 * cache.segment4_slice0_bend_c4
-        - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t68
-        - 0.00598306414370757 * t69 * cache.segment4_slice0_bend_c3)
-        * segment4_bend_y_rate
-        - 0.21132486540518713
-            * (0.009437387837655933 * t69 * cache.segment4_slice0_bend_c3
-                - 0.009437387837655933 * t69 * cache.segment4_slice0_bend_c2)
-            * segment4_bend_y_rate;
-    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
-    let t71 = p.channel_length * segment4_bend_squared;
-    let t72 = 0.21132486540518713 * segment4_bend_y_rate
-        * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-            + 0.00398870942913838 * t71 * cache.segment4_slice0_bend_c4
-            - 0.00199435471456919 * t71 * cache.segment4_slice0_bend_c3)
-        + (0.0004214567416265345 * t71 * cache.segment4_slice0_bend_c3
-            + 0.009437387837655933 * p.channel_length * cache.segment4_slice0_bend_c3
-            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t71
-            - 0.0012643702248796036 * t71 * cache.segment4_slice0_bend_c4
-            - 0.009437387837655933 * cache.segment4_slice0_bend_c2 * p.channel_length)
-            * segment4_bend_y_rate;
+    let t168 = segment3_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t169 = -(p.channel_length * link4_composite_rate_hd_y);
+    let t170 = 0.5 * (t169 - p.channel_length * link4_composite_momentum_f_y);
+    let t171 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t20);
+    let t172 = 0.5
+        * (t171 - segment3_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
+    let t173 = -(segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass * t19);
+    let t174 = 0.5
+        * (t173 - segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y);
+    let segment3_subspace0_coriolis_column_f_x = t166 + t167 + t168 + t170 + t172 + t174;
     let segment4_slice0_subspace0_rate_v_x = p.channel_length
-        * cache.segment3_tip_rotation_01 * t70
+        * cache.segment3_tip_rotation_01 * t73
         + segment3_tip_velocity_v_y * segment1_slice0_local_subspace0_w_z
-        + cache.segment3_tip_rotation_00 * p.channel_length * t72
+        + cache.segment3_tip_rotation_00 * p.channel_length * t53
         - segment4_slice0_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t73 = segment4_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t74 = -(segment1_slice1_local_subspace0_w_z * t6 * cache.segment1_slice0_mass);
-    let t75 = 0.5
-        * (t74 - segment4_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z);
-    let t76 = segment4_bend_y_rate
-        * (p.channel_length * cache.segment4_bend_squared_c2
-            + 2.0 * cache.segment4_bend_squared_c4 * t71
-            - t71 * cache.segment4_bend_squared_c3)
-        + segment4_bend_y_rate
-            * (p.channel_length * cache.segment4_bend_squared_c3
-                + 3.0 * t71 * cache.segment4_bend_squared_c5
-                + t71 * cache.segment4_bend_squared_c3
-                - 3.0 * cache.segment4_bend_squared_c4 * t71
-                - p.channel_length * cache.segment4_bend_squared_c2);
-    let t77 = (6.0 * t69 * cache.segment4_bend_squared_c4
-        + 8.0 * cache.segment4_bend_squared_c6 * t68
-        + cache.segment4_bend_squared_c4 * t68
-        - 3.0 * t69 * cache.segment4_bend_squared_c3
-        - 5.0 * cache.segment4_bend_squared_c5 * t68) * segment4_bend_y_rate
-        - (t69 * cache.segment4_bend_squared_c3 - t69 * cache.segment4_bend_squared_c2)
-            * segment4_bend_y_rate;
+    let t175 = segment4_slice0_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t176 = -(segment1_slice1_local_subspace0_w_z * t21 * cache.segment1_slice0_mass);
+    let t177 = 0.5
+        * (t176 - segment4_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z);
     let segment4_tip_subspace0_rate_v_x = cache.segment3_tip_rotation_00
-        * p.channel_length * t76
-        + t77 * p.channel_length * cache.segment3_tip_rotation_01
+        * p.channel_length * t95
+        + t112 * p.channel_length * cache.segment3_tip_rotation_01
         + segment3_tip_velocity_v_y * p.channel_length
         - cache.segment4_tip_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t78 = segment4_tip_subspace0_rate_v_x * p.link_mass;
-    let t79 = segment4_bend_y_rate
-        * (0.4905626121623441 * p.channel_length * cache.segment4_slice1_bend_c3
-            + 0.9154022964417872 * t71 * cache.segment4_slice1_bend_c5
-            + 0.30513409881392906 * t71 * cache.segment4_slice1_bend_c3
-            - 0.4905626121623441 * p.channel_length * cache.segment4_slice1_bend_c2
-            - 0.9154022964417872 * t71 * cache.segment4_slice1_bend_c4)
-        + 0.7886751345948129
-            * (0.7737890683486395 * t71 * cache.segment4_slice1_bend_c4
-                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-                - 0.38689453417431974 * t71 * cache.segment4_slice1_bend_c3)
-            * segment4_bend_y_rate;
-    let t80 = (0.24065167645154242 * cache.segment4_slice1_bend_c4 * t68
-        + 2.3213672050459184 * t69 * cache.segment4_slice1_bend_c4
-        + 1.9252134116123394 * cache.segment4_slice1_bend_c6 * t68
-        - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t68
-        - 1.1606836025229592 * t69 * cache.segment4_slice1_bend_c3)
-        * segment4_bend_y_rate
-        - 0.7886751345948129
-            * (0.4905626121623441 * t69 * cache.segment4_slice1_bend_c3
-                - 0.4905626121623441 * t69 * cache.segment4_slice1_bend_c2)
-            * segment4_bend_y_rate;
+    let t178 = segment4_tip_subspace0_rate_v_x * p.link_mass;
     let segment4_slice1_subspace0_rate_v_x = segment3_tip_velocity_v_y
         * segment1_slice1_local_subspace0_w_z
-        + cache.segment3_tip_rotation_00 * p.channel_length * t79
-        + p.channel_length * cache.segment3_tip_rotation_01 * t80
+        + cache.segment3_tip_rotation_00 * p.channel_length * t155
+        + p.channel_length * cache.segment3_tip_rotation_01 * t138
         - segment4_slice1_subspace0_v_y * segment3_tip_velocity_w_z;
-    let t81 = segment4_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
-    let t82 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t8);
-    let t83 = 0.5
-        * (t82 - segment4_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
-    let t84 = -(p.channel_length * link5_composite_rate_hd_y);
-    let t85 = 0.5 * (t84 - p.channel_length * link5_momentum_f_y);
-    let segment4_subspace0_coriolis_column_f_x = t73 + t75 + t78 + t81 + t83 + t85;
+    let t179 = segment4_slice1_subspace0_rate_v_x * cache.segment1_slice0_mass;
+    let t180 = -(segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t23);
+    let t181 = 0.5
+        * (t180 - segment4_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
+    let t182 = -(p.channel_length * link5_composite_rate_hd_y);
+    let t183 = 0.5 * (t182 - p.channel_length * link5_momentum_f_y);
+    let segment4_subspace0_coriolis_column_f_x = t175 + t177 + t178 + t179 + t181 + t183;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
@@ -3308,184 +3206,184 @@ pub fn coriolis_matrix_into(
         + segment1_slice0_momentum_f_x + link2_composite_momentum_f_x;
     let link1_composite_momentum_f_x = link1_momentum_f_x
         + segment1_composite_momentum_f_x;
-    let t86 = base_angle_velocity_v_x - q[1] * qd[2];
-    let t87 = segment1_slice0_velocity_v_x
+    let t184 = base_angle_velocity_v_x - q[1] * qd[2];
+    let t185 = segment1_slice0_velocity_v_x
         - segment1_slice0_velocity_w_z * segment1_slice0_position_y;
-    let t88 = segment1_slice1_velocity_v_x
+    let t186 = segment1_slice1_velocity_v_x
         - segment1_slice1_position_y * segment1_slice1_velocity_w_z;
-    let t89 = segment1_tip_velocity_v_x
+    let t187 = segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
-    let t90 = segment2_slice0_velocity_v_x
+    let t188 = segment2_slice0_velocity_v_x
         - segment2_slice0_position_y * segment2_slice0_velocity_w_z;
-    let t91 = segment2_slice1_velocity_v_x
+    let t189 = segment2_slice1_velocity_v_x
         - segment2_slice1_position_y * segment2_slice1_velocity_w_z;
-    let t92 = segment4_tip_velocity_v_x
+    let t190 = segment4_tip_velocity_v_x
         - cache.segment4_tip_position_y * segment4_tip_velocity_w_z;
-    let link5_composite_rate_hd_x = t92 * p.link_mass;
-    let t93 = segment4_slice1_velocity_v_x
+    let link5_composite_rate_hd_x = t190 * p.link_mass;
+    let t191 = segment4_slice1_velocity_v_x
         - segment4_slice1_velocity_w_z * segment4_slice1_position_y;
-    let t94 = segment4_slice0_velocity_v_x
+    let t192 = segment4_slice0_velocity_v_x
         - segment4_slice0_position_y * segment4_slice0_velocity_w_z;
     let segment4_composite_rate_hd_x = link5_composite_rate_hd_x
-        + t93 * cache.segment1_slice0_mass + t94 * cache.segment1_slice0_mass;
-    let t95 = segment3_tip_velocity_v_x
+        + t191 * cache.segment1_slice0_mass + t192 * cache.segment1_slice0_mass;
+    let t193 = segment3_tip_velocity_v_x
         - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
-    let link4_composite_rate_hd_x = segment4_composite_rate_hd_x + p.link_mass * t95;
-    let t96 = segment3_slice0_velocity_v_x
+    let link4_composite_rate_hd_x = segment4_composite_rate_hd_x + p.link_mass * t193;
+    let t194 = segment3_slice0_velocity_v_x
         - segment3_slice0_position_y * segment3_slice0_velocity_w_z;
-    let t97 = segment3_slice1_velocity_v_x
+    let t195 = segment3_slice1_velocity_v_x
         - segment3_slice1_position_y * segment3_slice1_velocity_w_z;
     let segment3_composite_rate_hd_x = link4_composite_rate_hd_x
-        + cache.segment1_slice0_mass * t96 + cache.segment1_slice0_mass * t97;
-    let t98 = segment2_tip_velocity_v_x
+        + cache.segment1_slice0_mass * t194 + cache.segment1_slice0_mass * t195;
+    let t196 = segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let link3_composite_rate_hd_x = segment3_composite_rate_hd_x + t98 * p.link_mass;
-    let segment2_composite_rate_hd_x = cache.segment1_slice0_mass * t90
-        + t91 * cache.segment1_slice0_mass + link3_composite_rate_hd_x;
-    let link2_composite_rate_hd_x = t89 * p.link_mass + segment2_composite_rate_hd_x;
-    let segment1_composite_rate_hd_x = t87 * cache.segment1_slice0_mass
-        + t88 * cache.segment1_slice0_mass + link2_composite_rate_hd_x;
-    let link1_composite_rate_hd_x = t86 * p.link_mass + segment1_composite_rate_hd_x;
+    let link3_composite_rate_hd_x = segment3_composite_rate_hd_x + t196 * p.link_mass;
+    let segment2_composite_rate_hd_x = cache.segment1_slice0_mass * t188
+        + t189 * cache.segment1_slice0_mass + link3_composite_rate_hd_x;
+    let link2_composite_rate_hd_x = t187 * p.link_mass + segment2_composite_rate_hd_x;
+    let segment1_composite_rate_hd_x = t185 * cache.segment1_slice0_mass
+        + t186 * cache.segment1_slice0_mass + link2_composite_rate_hd_x;
+    let link1_composite_rate_hd_x = t184 * p.link_mass + segment1_composite_rate_hd_x;
     let base_y_coriolis_row_n_z = 0.5
         * (link1_composite_momentum_f_x + link1_composite_rate_hd_x);
     let base_angle_coriolis_column_f_y = base_angle_subspace_rate_v_y
         * cache.link1_composite_inertia_m + base_y_coriolis_row_n_z;
-    let t99 = p.channel_length * link2_composite_rate_hd_x;
-    let t100 = 0.5 * (p.channel_length * link2_composite_momentum_f_x + t99);
-    let segment1_tip_subspace0_rate_v_y = p.channel_length * cache.cos_q2 * t23
+    let t197 = p.channel_length * link2_composite_rate_hd_x;
+    let t198 = 0.5 * (p.channel_length * link2_composite_momentum_f_x + t197);
+    let segment1_tip_subspace0_rate_v_y = p.channel_length * cache.cos_q2 * t109
         + cache.segment1_tip_subspace0_v_x * qd[2]
-        + cache.sin_q2 * t22 * p.channel_length
+        + cache.sin_q2 * t92 * p.channel_length
         - p.channel_length * base_angle_velocity_v_x;
-    let t101 = cache.link2_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
-    let t102 = segment1_slice1_local_subspace0_w_z * t88 * cache.segment1_slice0_mass;
-    let t103 = 0.5
-        * (segment1_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z + t102);
-    let t104 = segment1_slice0_local_subspace0_w_z * t87 * cache.segment1_slice0_mass;
-    let t105 = 0.5
-        * (segment1_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z + t104);
-    let segment1_slice1_subspace0_rate_v_y = cache.sin_q2 * t30 * p.channel_length
-        + t29 * p.channel_length * cache.cos_q2 + segment1_slice1_subspace0_v_x * qd[2]
+    let t199 = cache.link2_composite_inertia_m * segment1_tip_subspace0_rate_v_y;
+    let t200 = segment1_slice1_local_subspace0_w_z * t186 * cache.segment1_slice0_mass;
+    let t201 = 0.5
+        * (segment1_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z + t200);
+    let t202 = segment1_slice0_local_subspace0_w_z * t185 * cache.segment1_slice0_mass;
+    let t203 = 0.5
+        * (segment1_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z + t202);
+    let segment1_slice1_subspace0_rate_v_y = cache.sin_q2 * t152 * p.channel_length
+        + t135 * p.channel_length * cache.cos_q2 + segment1_slice1_subspace0_v_x * qd[2]
         - segment1_slice1_local_subspace0_w_z * base_angle_velocity_v_x;
-    let t106 = cache.segment1_slice0_mass * segment1_slice1_subspace0_rate_v_y;
+    let t204 = cache.segment1_slice0_mass * segment1_slice1_subspace0_rate_v_y;
     let segment1_slice0_subspace0_rate_v_y = segment1_slice0_subspace0_v_x * qd[2]
-        + cache.sin_q2 * p.channel_length * t17 + p.channel_length * t20 * cache.cos_q2
+        + cache.sin_q2 * p.channel_length * t50 + p.channel_length * t70 * cache.cos_q2
         - segment1_slice0_local_subspace0_w_z * base_angle_velocity_v_x;
-    let t107 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_y;
-    let segment1_subspace0_coriolis_column_f_y = t100 + t101 + t103 + t105 + t106 + t107;
+    let t205 = cache.segment1_slice0_mass * segment1_slice0_subspace0_rate_v_y;
+    let segment1_subspace0_coriolis_column_f_y = t198 + t199 + t201 + t203 + t204 + t205;
     let segment2_tip_subspace0_rate_v_y = cache.segment2_tip_subspace0_v_x
         * segment1_tip_velocity_w_z
-        + p.channel_length * t48 * cache.segment1_tip_rotation_11
-        + t47 * p.channel_length * cache.segment1_tip_rotation_10
+        + p.channel_length * t110 * cache.segment1_tip_rotation_11
+        + t93 * p.channel_length * cache.segment1_tip_rotation_10
         - p.channel_length * segment1_tip_velocity_v_x;
-    let t108 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_m;
-    let t109 = segment1_slice1_local_subspace0_w_z * t91 * cache.segment1_slice0_mass;
-    let t110 = 0.5
-        * (t109 + segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x);
+    let t206 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_m;
+    let t207 = segment1_slice1_local_subspace0_w_z * t189 * cache.segment1_slice0_mass;
+    let t208 = 0.5
+        * (t207 + segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x);
     let segment2_slice1_subspace0_rate_v_y = p.channel_length
-        * cache.segment1_tip_rotation_10 * t42
-        + t43 * p.channel_length * cache.segment1_tip_rotation_11
+        * cache.segment1_tip_rotation_10 * t153
+        + t136 * p.channel_length * cache.segment1_tip_rotation_11
         + segment1_tip_velocity_w_z * segment2_slice1_subspace0_v_x
         - segment1_slice1_local_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t111 = cache.segment1_slice0_mass * segment2_slice1_subspace0_rate_v_y;
+    let t209 = cache.segment1_slice0_mass * segment2_slice1_subspace0_rate_v_y;
     let segment2_slice0_subspace0_rate_v_y = segment2_slice0_subspace0_v_x
         * segment1_tip_velocity_w_z
-        + t38 * p.channel_length * cache.segment1_tip_rotation_11
-        + p.channel_length * cache.segment1_tip_rotation_10 * t40
+        + t71 * p.channel_length * cache.segment1_tip_rotation_11
+        + p.channel_length * cache.segment1_tip_rotation_10 * t51
         - segment1_slice0_local_subspace0_w_z * segment1_tip_velocity_v_x;
-    let t112 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t113 = segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t90;
-    let t114 = 0.5
-        * (t113 + segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x);
-    let t115 = p.channel_length * link3_composite_rate_hd_x;
-    let t116 = 0.5 * (p.channel_length * link3_composite_momentum_f_x + t115);
-    let segment2_subspace0_coriolis_column_f_y = t108 + t110 + t111 + t112 + t114 + t116;
-    let t117 = p.channel_length * link4_composite_rate_hd_x;
-    let t118 = 0.5 * (link4_composite_momentum_f_x * p.channel_length + t117);
-    let segment3_slice1_subspace0_rate_v_y = t56 * p.channel_length
+    let t210 = segment2_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t211 = segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t188;
+    let t212 = 0.5
+        * (t211 + segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x);
+    let t213 = p.channel_length * link3_composite_rate_hd_x;
+    let t214 = 0.5 * (p.channel_length * link3_composite_momentum_f_x + t213);
+    let segment2_subspace0_coriolis_column_f_y = t206 + t208 + t209 + t210 + t212 + t214;
+    let t215 = p.channel_length * link4_composite_rate_hd_x;
+    let t216 = 0.5 * (link4_composite_momentum_f_x * p.channel_length + t215);
+    let segment3_slice1_subspace0_rate_v_y = t137 * p.channel_length
         * cache.segment2_tip_rotation_11
         + segment2_tip_velocity_w_z * segment3_slice1_subspace0_v_x
-        + p.channel_length * cache.segment2_tip_rotation_10 * t57
+        + p.channel_length * cache.segment2_tip_rotation_10 * t154
         - segment1_slice1_local_subspace0_w_z * segment2_tip_velocity_v_x;
-    let t119 = segment3_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t120 = segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t96;
-    let t121 = 0.5
-        * (segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x + t120);
-    let segment3_tip_subspace0_rate_v_y = p.channel_length * t52
+    let t217 = segment3_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t218 = segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass * t194;
+    let t219 = 0.5
+        * (segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x + t218);
+    let segment3_tip_subspace0_rate_v_y = p.channel_length * t111
         * cache.segment2_tip_rotation_11
         + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z
-        + p.channel_length * cache.segment2_tip_rotation_10 * t54
+        + p.channel_length * cache.segment2_tip_rotation_10 * t94
         - p.channel_length * segment2_tip_velocity_v_x;
-    let t122 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_y;
-    let t123 = segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass * t97;
-    let t124 = 0.5
-        * (segment3_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z + t123);
-    let segment3_slice0_subspace0_rate_v_y = t59 * p.channel_length
+    let t220 = cache.link4_composite_inertia_m * segment3_tip_subspace0_rate_v_y;
+    let t221 = segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass * t195;
+    let t222 = 0.5
+        * (segment3_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z + t221);
+    let segment3_slice0_subspace0_rate_v_y = t52 * p.channel_length
         * cache.segment2_tip_rotation_10
-        + p.channel_length * cache.segment2_tip_rotation_11 * t60
+        + p.channel_length * cache.segment2_tip_rotation_11 * t72
         + segment2_tip_velocity_w_z * segment3_slice0_subspace0_v_x
         - segment1_slice0_local_subspace0_w_z * segment2_tip_velocity_v_x;
-    let t125 = segment3_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let segment3_subspace0_coriolis_column_f_y = t118 + t119 + t121 + t122 + t124 + t125;
-    let segment4_tip_subspace0_rate_v_y = p.channel_length * t76
+    let t223 = segment3_slice0_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let segment3_subspace0_coriolis_column_f_y = t216 + t217 + t219 + t220 + t222 + t223;
+    let segment4_tip_subspace0_rate_v_y = p.channel_length * t95
         * cache.segment3_tip_rotation_10
         + cache.segment4_tip_subspace0_v_x * segment3_tip_velocity_w_z
-        + t77 * p.channel_length * cache.segment3_tip_rotation_11
+        + t112 * p.channel_length * cache.segment3_tip_rotation_11
         - segment3_tip_velocity_v_x * p.channel_length;
-    let t126 = p.link_mass * segment4_tip_subspace0_rate_v_y;
-    let segment4_slice1_subspace0_rate_v_y = p.channel_length * t79
+    let t224 = p.link_mass * segment4_tip_subspace0_rate_v_y;
+    let segment4_slice1_subspace0_rate_v_y = p.channel_length * t155
         * cache.segment3_tip_rotation_10
-        + p.channel_length * t80 * cache.segment3_tip_rotation_11
+        + p.channel_length * t138 * cache.segment3_tip_rotation_11
         + segment4_slice1_subspace0_v_x * segment3_tip_velocity_w_z
         - segment3_tip_velocity_v_x * segment1_slice1_local_subspace0_w_z;
-    let t127 = segment4_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
-    let t128 = link5_composite_rate_hd_x * p.channel_length;
-    let t129 = 0.5 * (t128 + p.channel_length * link5_momentum_f_x);
-    let t130 = t94 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass;
-    let t131 = 0.5
-        * (segment4_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z + t130);
+    let t225 = segment4_slice1_subspace0_rate_v_y * cache.segment1_slice0_mass;
+    let t226 = link5_composite_rate_hd_x * p.channel_length;
+    let t227 = 0.5 * (t226 + p.channel_length * link5_momentum_f_x);
+    let t228 = t192 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass;
+    let t229 = 0.5
+        * (segment4_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z + t228);
     let segment4_slice0_subspace0_rate_v_y = segment4_slice0_subspace0_v_x
         * segment3_tip_velocity_w_z
-        + p.channel_length * cache.segment3_tip_rotation_10 * t72
-        + p.channel_length * t70 * cache.segment3_tip_rotation_11
+        + p.channel_length * cache.segment3_tip_rotation_10 * t53
+        + p.channel_length * t73 * cache.segment3_tip_rotation_11
         - segment3_tip_velocity_v_x * segment1_slice0_local_subspace0_w_z;
-    let t132 = cache.segment1_slice0_mass * segment4_slice0_subspace0_rate_v_y;
-    let t133 = t93 * segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass;
-    let t134 = 0.5
-        * (t133 + segment1_slice1_local_subspace0_w_z * segment4_slice1_momentum_f_x);
-    let segment4_subspace0_coriolis_column_f_y = t126 + t127 + t129 + t131 + t132 + t134;
-    let base_x_coriolis_column_n_z = 0.5 * (link1_composite_momentum_f_y + t13);
+    let t230 = cache.segment1_slice0_mass * segment4_slice0_subspace0_rate_v_y;
+    let t231 = t191 * segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass;
+    let t232 = 0.5
+        * (t231 + segment1_slice1_local_subspace0_w_z * segment4_slice1_momentum_f_x);
+    let segment4_subspace0_coriolis_column_f_y = t224 + t225 + t227 + t229 + t230 + t232;
+    let base_x_coriolis_column_n_z = 0.5 * (link1_composite_momentum_f_y + t28);
     let base_y_coriolis_column_n_z = 0.5
         * (link1_composite_rate_hd_x - link1_composite_momentum_f_x);
-    let t135 = segment1_slice1_position_x * t88 + segment1_slice1_position_y * t1;
-    let t136 = segment2_slice1_position_x * t91 + segment2_slice1_position_y * t2;
-    let t137 = segment3_slice0_position_x * t96 + segment3_slice0_position_y * t5;
-    let t138 = segment3_slice1_position_y * t4 + t97 * segment3_slice1_position_x;
-    let t139 = segment4_slice1_position_y * t6 + t93 * segment4_slice1_position_x;
-    let t140 = t94 * segment4_slice0_position_x + segment4_slice0_position_y * t8;
+    let t233 = segment1_slice1_position_x * t186 + segment1_slice1_position_y * t16;
+    let t234 = segment2_slice1_position_x * t189 + segment2_slice1_position_y * t17;
+    let t235 = segment3_slice0_position_x * t194 + segment3_slice0_position_y * t20;
+    let t236 = segment3_slice1_position_y * t19 + t195 * segment3_slice1_position_x;
+    let t237 = segment4_slice1_position_y * t21 + t191 * segment4_slice1_position_x;
+    let t238 = t192 * segment4_slice0_position_x + segment4_slice0_position_y * t23;
     let link5_composite_rate_id_22 = 2.0
-        * (cache.segment4_tip_position_y * t7 + cache.segment4_tip_position_x * t92)
+        * (cache.segment4_tip_position_y * t22 + cache.segment4_tip_position_x * t190)
         * p.link_mass;
-    let segment4_composite_rate_id_22 = 2.0 * t139 * cache.segment1_slice0_mass
-        + 2.0 * t140 * cache.segment1_slice0_mass + link5_composite_rate_id_22;
+    let segment4_composite_rate_id_22 = 2.0 * t237 * cache.segment1_slice0_mass
+        + 2.0 * t238 * cache.segment1_slice0_mass + link5_composite_rate_id_22;
     let link4_composite_rate_id_22 = 2.0 * p.link_mass
-        * (t95 * cache.segment3_tip_position_x + t9 * cache.segment3_tip_position_y)
+        * (t193 * cache.segment3_tip_position_x + t24 * cache.segment3_tip_position_y)
         + segment4_composite_rate_id_22;
-    let segment3_composite_rate_id_22 = 2.0 * t137 * cache.segment1_slice0_mass
-        + 2.0 * cache.segment1_slice0_mass * t138 + link4_composite_rate_id_22;
+    let segment3_composite_rate_id_22 = 2.0 * t235 * cache.segment1_slice0_mass
+        + 2.0 * cache.segment1_slice0_mass * t236 + link4_composite_rate_id_22;
     let link3_composite_rate_id_22 = segment3_composite_rate_id_22
         + 2.0 * p.link_mass
-            * (t10 * cache.segment2_tip_position_y
-                + cache.segment2_tip_position_x * t98);
-    let t141 = segment2_slice0_position_y * t3 + segment2_slice0_position_x * t90;
-    let segment2_composite_rate_id_22 = 2.0 * t136 * cache.segment1_slice0_mass
-        + link3_composite_rate_id_22 + 2.0 * cache.segment1_slice0_mass * t141;
+            * (t25 * cache.segment2_tip_position_y
+                + cache.segment2_tip_position_x * t196);
+    let t239 = segment2_slice0_position_y * t18 + segment2_slice0_position_x * t188;
+    let segment2_composite_rate_id_22 = 2.0 * t234 * cache.segment1_slice0_mass
+        + link3_composite_rate_id_22 + 2.0 * cache.segment1_slice0_mass * t239;
     let link2_composite_rate_id_22 = 2.0
-        * (t89 * cache.segment1_tip_position_x + cache.segment1_tip_position_y * t11)
+        * (t187 * cache.segment1_tip_position_x + cache.segment1_tip_position_y * t26)
         * p.link_mass + segment2_composite_rate_id_22;
-    let t142 = t87 * segment1_slice0_position_x + segment1_slice0_position_y * t12;
-    let segment1_composite_rate_id_22 = 2.0 * t135 * cache.segment1_slice0_mass
-        + link2_composite_rate_id_22 + 2.0 * cache.segment1_slice0_mass * t142;
-    let link1_composite_rate_id_22 = 2.0 * p.link_mass * (q[0] * t86 + q[1] * t0)
+    let t240 = t185 * segment1_slice0_position_x + segment1_slice0_position_y * t27;
+    let segment1_composite_rate_id_22 = 2.0 * t233 * cache.segment1_slice0_mass
+        + link2_composite_rate_id_22 + 2.0 * cache.segment1_slice0_mass * t240;
+    let link1_composite_rate_id_22 = 2.0 * p.link_mass * (q[0] * t184 + q[1] * t15)
         + segment1_composite_rate_id_22;
     let base_angle_coriolis_row_n_z = 0.5
         * (link1_composite_rate_id_22
@@ -3493,178 +3391,180 @@ pub fn coriolis_matrix_into(
             - (q[1] * link1_composite_momentum_f_y
                 - link1_composite_momentum_f_x * cache.base_angle_subspace_v_y)
             - q[1] * link1_composite_rate_hd_y);
-    let t143 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
-    let t144 = -(segment1_slice0_subspace0_v_x * t12 * cache.segment1_slice0_mass);
-    let t145 = 2.0 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t142;
-    let t146 = segment1_slice0_momentum_f_y * segment1_slice0_subspace0_v_x;
-    let t147 = t87 * segment1_slice0_subspace0_v_y * cache.segment1_slice0_mass;
-    let t148 = 0.5 * (t143 + t144 + t145 + t146 + t147);
-    let t149 = segment1_slice0_inertia_h_x * segment1_slice0_subspace0_rate_v_y;
-    let t150 = segment1_slice1_subspace0_rate_v_y * segment1_slice1_inertia_h_x;
-    let t151 = -(segment1_slice1_subspace0_v_y * segment1_slice1_momentum_f_x);
-    let t152 = -(segment1_slice1_subspace0_v_x * cache.segment1_slice0_mass * t1);
-    let t153 = segment1_slice1_subspace0_v_x * segment1_slice1_momentum_f_y;
-    let t154 = 2.0 * t135 * segment1_slice1_local_subspace0_w_z
+    let t241 = -(segment1_slice0_momentum_f_x * segment1_slice0_subspace0_v_y);
+    let t242 = -(segment1_slice0_subspace0_v_x * t27 * cache.segment1_slice0_mass);
+    let t243 = 2.0 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t240;
+    let t244 = segment1_slice0_momentum_f_y * segment1_slice0_subspace0_v_x;
+    let t245 = t185 * segment1_slice0_subspace0_v_y * cache.segment1_slice0_mass;
+    let t246 = 0.5 * (t241 + t242 + t243 + t244 + t245);
+    let t247 = segment1_slice0_inertia_h_x * segment1_slice0_subspace0_rate_v_y;
+    let t248 = segment1_slice1_subspace0_rate_v_y * segment1_slice1_inertia_h_x;
+    let t249 = -(segment1_slice1_subspace0_v_y * segment1_slice1_momentum_f_x);
+    let t250 = -(segment1_slice1_subspace0_v_x * cache.segment1_slice0_mass * t16);
+    let t251 = segment1_slice1_subspace0_v_x * segment1_slice1_momentum_f_y;
+    let t252 = 2.0 * t233 * segment1_slice1_local_subspace0_w_z
         * cache.segment1_slice0_mass;
-    let t155 = segment1_slice1_subspace0_v_y * t88 * cache.segment1_slice0_mass;
-    let t156 = 0.5 * (t151 + t152 + t153 + t154 + t155);
-    let t157 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
-    let t158 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
-    let t159 = -(segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_h_y);
-    let t160 = cache.link2_composite_inertia_h_x * segment1_tip_subspace0_rate_v_y;
-    let t161 = -(cache.segment1_tip_subspace0_v_x * link2_composite_rate_hd_y);
-    let t162 = link2_composite_rate_id_22 * p.channel_length;
-    let t163 = cache.segment1_tip_subspace0_v_x * link2_composite_momentum_f_y;
-    let t164 = cache.segment1_tip_subspace0_v_y * link2_composite_rate_hd_x;
-    let t165 = -(cache.segment1_tip_subspace0_v_y * link2_composite_momentum_f_x);
-    let t166 = 0.5 * (t161 + t162 + t163 + t164 + t165);
-    let segment1_subspace0_coriolis_column_n_z = t148 + t149 + t150 + t156 + t157 + t158
-        + t159 + t160 + t166;
-    let t167 = -(segment2_slice0_inertia_h_y * segment2_slice0_subspace0_rate_v_x);
-    let t168 = -(cache.segment2_tip_subspace0_v_x * link3_composite_rate_hd_y);
-    let t169 = cache.segment2_tip_subspace0_v_x * link3_composite_momentum_f_y;
-    let t170 = p.channel_length * link3_composite_rate_id_22;
-    let t171 = -(cache.segment2_tip_subspace0_v_y * link3_composite_momentum_f_x);
-    let t172 = cache.segment2_tip_subspace0_v_y * link3_composite_rate_hd_x;
-    let t173 = 0.5 * (t168 + t169 + t170 + t171 + t172);
-    let t174 = -(segment2_slice0_subspace0_v_x * cache.segment1_slice0_mass * t3);
-    let t175 = -(segment2_slice0_subspace0_v_y * segment2_slice0_momentum_f_x);
-    let t176 = 2.0 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t141;
-    let t177 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
-    let t178 = segment2_slice0_subspace0_v_y * cache.segment1_slice0_mass * t90;
-    let t179 = 0.5 * (t174 + t175 + t176 + t177 + t178);
-    let t180 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_h_x;
-    let t181 = -(segment2_slice1_subspace0_v_x * t2 * cache.segment1_slice0_mass);
-    let t182 = segment2_slice1_momentum_f_y * segment2_slice1_subspace0_v_x;
-    let t183 = -(segment2_slice1_subspace0_v_y * segment2_slice1_momentum_f_x);
-    let t184 = 2.0 * segment1_slice1_local_subspace0_w_z * t136
+    let t253 = segment1_slice1_subspace0_v_y * t186 * cache.segment1_slice0_mass;
+    let t254 = 0.5 * (t249 + t250 + t251 + t252 + t253);
+    let t255 = -(segment1_slice1_inertia_h_y * segment1_slice1_subspace0_rate_v_x);
+    let t256 = -(segment1_slice0_inertia_h_y * segment1_slice0_subspace0_rate_v_x);
+    let t257 = -(segment1_tip_subspace0_rate_v_x * cache.link2_composite_inertia_h_y);
+    let t258 = cache.link2_composite_inertia_h_x * segment1_tip_subspace0_rate_v_y;
+    let t259 = -(cache.segment1_tip_subspace0_v_x * link2_composite_rate_hd_y);
+    let t260 = link2_composite_rate_id_22 * p.channel_length;
+    let t261 = cache.segment1_tip_subspace0_v_x * link2_composite_momentum_f_y;
+    let t262 = cache.segment1_tip_subspace0_v_y * link2_composite_rate_hd_x;
+    let t263 = -(cache.segment1_tip_subspace0_v_y * link2_composite_momentum_f_x);
+    let t264 = 0.5 * (t259 + t260 + t261 + t262 + t263);
+    let segment1_subspace0_coriolis_column_n_z = t246 + t247 + t248 + t254 + t255 + t256
+        + t257 + t258 + t264;
+    let t265 = -(segment2_slice0_inertia_h_y * segment2_slice0_subspace0_rate_v_x);
+    let t266 = -(cache.segment2_tip_subspace0_v_x * link3_composite_rate_hd_y);
+    let t267 = cache.segment2_tip_subspace0_v_x * link3_composite_momentum_f_y;
+    let t268 = p.channel_length * link3_composite_rate_id_22;
+    let t269 = -(cache.segment2_tip_subspace0_v_y * link3_composite_momentum_f_x);
+    let t270 = cache.segment2_tip_subspace0_v_y * link3_composite_rate_hd_x;
+    let t271 = 0.5 * (t266 + t267 + t268 + t269 + t270);
+    let t272 = -(segment2_slice0_subspace0_v_x * cache.segment1_slice0_mass * t18);
+    let t273 = -(segment2_slice0_subspace0_v_y * segment2_slice0_momentum_f_x);
+    let t274 = 2.0 * segment1_slice0_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t239;
+    let t275 = segment2_slice0_momentum_f_y * segment2_slice0_subspace0_v_x;
+    let t276 = segment2_slice0_subspace0_v_y * cache.segment1_slice0_mass * t188;
+    let t277 = 0.5 * (t272 + t273 + t274 + t275 + t276);
+    let t278 = segment2_tip_subspace0_rate_v_y * cache.link3_composite_inertia_h_x;
+    let t279 = -(segment2_slice1_subspace0_v_x * t17 * cache.segment1_slice0_mass);
+    let t280 = segment2_slice1_momentum_f_y * segment2_slice1_subspace0_v_x;
+    let t281 = -(segment2_slice1_subspace0_v_y * segment2_slice1_momentum_f_x);
+    let t282 = 2.0 * segment1_slice1_local_subspace0_w_z * t234
         * cache.segment1_slice0_mass;
-    let t185 = segment2_slice1_subspace0_v_y * t91 * cache.segment1_slice0_mass;
-    let t186 = 0.5 * (t181 + t182 + t183 + t184 + t185);
-    let t187 = segment2_slice1_inertia_h_x * segment2_slice1_subspace0_rate_v_y;
-    let t188 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
-    let t189 = -(segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_h_y);
-    let t190 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
-    let segment2_subspace0_coriolis_column_n_z = t167 + t173 + t179 + t180 + t186 + t187
-        + t188 + t189 + t190;
-    let t191 = -(cache.segment1_slice0_mass * segment3_slice1_subspace0_v_x * t4);
-    let t192 = segment3_slice1_subspace0_v_x * segment3_slice1_momentum_f_y;
-    let t193 = -(segment3_slice1_momentum_f_x * segment3_slice1_subspace0_v_y);
-    let t194 = 2.0 * segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
-        * t138;
-    let t195 = segment3_slice1_subspace0_v_y * cache.segment1_slice0_mass * t97;
-    let t196 = 0.5 * (t191 + t192 + t193 + t194 + t195);
-    let t197 = segment3_slice1_subspace0_rate_v_y * segment3_slice1_inertia_h_x;
-    let t198 = -(segment3_slice0_subspace0_rate_v_x * segment3_slice0_inertia_h_y);
-    let t199 = segment3_slice0_subspace0_rate_v_y * segment3_slice0_inertia_h_x;
-    let t200 = cache.segment3_tip_subspace0_v_x * link4_composite_momentum_f_y;
-    let t201 = -(cache.segment3_tip_subspace0_v_x * link4_composite_rate_hd_y);
-    let t202 = cache.segment3_tip_subspace0_v_y * link4_composite_rate_hd_x;
-    let t203 = -(link4_composite_momentum_f_x * cache.segment3_tip_subspace0_v_y);
-    let t204 = p.channel_length * link4_composite_rate_id_22;
-    let t205 = 0.5 * (t200 + t201 + t202 + t203 + t204);
-    let t206 = 2.0 * segment1_slice0_local_subspace0_w_z * t137
+    let t283 = segment2_slice1_subspace0_v_y * t189 * cache.segment1_slice0_mass;
+    let t284 = 0.5 * (t279 + t280 + t281 + t282 + t283);
+    let t285 = segment2_slice1_inertia_h_x * segment2_slice1_subspace0_rate_v_y;
+    let t286 = -(segment2_slice1_inertia_h_y * segment2_slice1_subspace0_rate_v_x);
+    let t287 = -(segment2_tip_subspace0_rate_v_x * cache.link3_composite_inertia_h_y);
+    let t288 = segment2_slice0_subspace0_rate_v_y * segment2_slice0_inertia_h_x;
+    let segment2_subspace0_coriolis_column_n_z = t265 + t271 + t277 + t278 + t284 + t285
+        + t286 + t287 + t288;
+    let t289 = -(cache.segment1_slice0_mass * segment3_slice1_subspace0_v_x * t19);
+    let t290 = segment3_slice1_subspace0_v_x * segment3_slice1_momentum_f_y;
+    let t291 = -(segment3_slice1_momentum_f_x * segment3_slice1_subspace0_v_y);
+    let t292 = 2.0 * segment1_slice1_local_subspace0_w_z * cache.segment1_slice0_mass
+        * t236;
+    let t293 = segment3_slice1_subspace0_v_y * cache.segment1_slice0_mass * t195;
+    let t294 = 0.5 * (t289 + t290 + t291 + t292 + t293);
+    let t295 = segment3_slice1_subspace0_rate_v_y * segment3_slice1_inertia_h_x;
+    let t296 = -(segment3_slice0_subspace0_rate_v_x * segment3_slice0_inertia_h_y);
+    let t297 = segment3_slice0_subspace0_rate_v_y * segment3_slice0_inertia_h_x;
+    let t298 = cache.segment3_tip_subspace0_v_x * link4_composite_momentum_f_y;
+    let t299 = -(cache.segment3_tip_subspace0_v_x * link4_composite_rate_hd_y);
+    let t300 = cache.segment3_tip_subspace0_v_y * link4_composite_rate_hd_x;
+    let t301 = -(link4_composite_momentum_f_x * cache.segment3_tip_subspace0_v_y);
+    let t302 = p.channel_length * link4_composite_rate_id_22;
+    let t303 = 0.5 * (t298 + t299 + t300 + t301 + t302);
+    let t304 = 2.0 * segment1_slice0_local_subspace0_w_z * t235
         * cache.segment1_slice0_mass;
-    let t207 = -(segment3_slice0_subspace0_v_y * segment3_slice0_momentum_f_x);
-    let t208 = segment3_slice0_subspace0_v_y * cache.segment1_slice0_mass * t96;
-    let t209 = segment3_slice0_momentum_f_y * segment3_slice0_subspace0_v_x;
-    let t210 = -(segment3_slice0_subspace0_v_x * cache.segment1_slice0_mass * t5);
-    let t211 = 0.5 * (t206 + t207 + t208 + t209 + t210);
-    let t212 = -(segment3_slice1_inertia_h_y * segment3_slice1_subspace0_rate_v_x);
-    let t213 = -(segment3_tip_subspace0_rate_v_x * cache.link4_composite_inertia_h_y);
-    let t214 = cache.link4_composite_inertia_h_x * segment3_tip_subspace0_rate_v_y;
-    let segment3_subspace0_coriolis_column_n_z = t196 + t197 + t198 + t199 + t205 + t211
-        + t212 + t213 + t214;
-    let t215 = segment4_tip_subspace0_rate_v_y * cache.link5_inertia_h_x;
-    let t216 = -(segment4_slice0_subspace0_rate_v_x * segment4_slice0_inertia_h_y);
-    let t217 = -(cache.link5_inertia_h_y * segment4_tip_subspace0_rate_v_x);
-    let t218 = segment4_slice1_subspace0_rate_v_y * segment4_slice1_inertia_h_x;
-    let t219 = -(cache.segment4_tip_subspace0_v_x * link5_composite_rate_hd_y);
-    let t220 = cache.segment4_tip_subspace0_v_y * link5_composite_rate_hd_x;
-    let t221 = -(cache.segment4_tip_subspace0_v_y * link5_momentum_f_x);
-    let t222 = cache.segment4_tip_subspace0_v_x * link5_momentum_f_y;
-    let t223 = p.channel_length * link5_composite_rate_id_22;
-    let t224 = 0.5 * (t219 + t220 + t221 + t222 + t223);
-    let t225 = segment4_slice0_momentum_f_y * segment4_slice0_subspace0_v_x;
-    let t226 = 2.0 * t140 * segment1_slice0_local_subspace0_w_z
+    let t305 = -(segment3_slice0_subspace0_v_y * segment3_slice0_momentum_f_x);
+    let t306 = segment3_slice0_subspace0_v_y * cache.segment1_slice0_mass * t194;
+    let t307 = segment3_slice0_momentum_f_y * segment3_slice0_subspace0_v_x;
+    let t308 = -(segment3_slice0_subspace0_v_x * cache.segment1_slice0_mass * t20);
+    let t309 = 0.5 * (t304 + t305 + t306 + t307 + t308);
+    let t310 = -(segment3_slice1_inertia_h_y * segment3_slice1_subspace0_rate_v_x);
+    let t311 = -(segment3_tip_subspace0_rate_v_x * cache.link4_composite_inertia_h_y);
+    let t312 = cache.link4_composite_inertia_h_x * segment3_tip_subspace0_rate_v_y;
+    let segment3_subspace0_coriolis_column_n_z = t294 + t295 + t296 + t297 + t303 + t309
+        + t310 + t311 + t312;
+    let t313 = segment4_tip_subspace0_rate_v_y * cache.link5_inertia_h_x;
+    let t314 = -(segment4_slice0_subspace0_rate_v_x * segment4_slice0_inertia_h_y);
+    let t315 = -(cache.link5_inertia_h_y * segment4_tip_subspace0_rate_v_x);
+    let t316 = segment4_slice1_subspace0_rate_v_y * segment4_slice1_inertia_h_x;
+    let t317 = -(cache.segment4_tip_subspace0_v_x * link5_composite_rate_hd_y);
+    let t318 = cache.segment4_tip_subspace0_v_y * link5_composite_rate_hd_x;
+    let t319 = -(cache.segment4_tip_subspace0_v_y * link5_momentum_f_x);
+    let t320 = cache.segment4_tip_subspace0_v_x * link5_momentum_f_y;
+    let t321 = p.channel_length * link5_composite_rate_id_22;
+    let t322 = 0.5 * (t317 + t318 + t319 + t320 + t321);
+    let t323 = segment4_slice0_momentum_f_y * segment4_slice0_subspace0_v_x;
+    let t324 = 2.0 * t238 * segment1_slice0_local_subspace0_w_z
         * cache.segment1_slice0_mass;
-    let t227 = -(segment4_slice0_momentum_f_x * segment4_slice0_subspace0_v_y);
-    let t228 = -(segment4_slice0_subspace0_v_x * cache.segment1_slice0_mass * t8);
-    let t229 = t94 * segment4_slice0_subspace0_v_y * cache.segment1_slice0_mass;
-    let t230 = 0.5 * (t225 + t226 + t227 + t228 + t229);
-    let t231 = segment4_slice0_inertia_h_x * segment4_slice0_subspace0_rate_v_y;
-    let t232 = -(t6 * cache.segment1_slice0_mass * segment4_slice1_subspace0_v_x);
-    let t233 = 2.0 * segment1_slice1_local_subspace0_w_z * t139
+    let t325 = -(segment4_slice0_momentum_f_x * segment4_slice0_subspace0_v_y);
+    let t326 = -(segment4_slice0_subspace0_v_x * cache.segment1_slice0_mass * t23);
+    let t327 = t192 * segment4_slice0_subspace0_v_y * cache.segment1_slice0_mass;
+    let t328 = 0.5 * (t323 + t324 + t325 + t326 + t327);
+    let t329 = segment4_slice0_inertia_h_x * segment4_slice0_subspace0_rate_v_y;
+    let t330 = -(t21 * cache.segment1_slice0_mass * segment4_slice1_subspace0_v_x);
+    let t331 = 2.0 * segment1_slice1_local_subspace0_w_z * t237
         * cache.segment1_slice0_mass;
-    let t234 = segment4_slice1_momentum_f_y * segment4_slice1_subspace0_v_x;
-    let t235 = -(segment4_slice1_subspace0_v_y * segment4_slice1_momentum_f_x);
-    let t236 = t93 * segment4_slice1_subspace0_v_y * cache.segment1_slice0_mass;
-    let t237 = 0.5 * (t232 + t233 + t234 + t235 + t236);
-    let t238 = -(segment4_slice1_subspace0_rate_v_x * segment4_slice1_inertia_h_y);
-    let segment4_subspace0_coriolis_column_n_z = t215 + t216 + t217 + t218 + t224 + t230
-        + t231 + t237 + t238;
+    let t332 = segment4_slice1_momentum_f_y * segment4_slice1_subspace0_v_x;
+    let t333 = -(segment4_slice1_subspace0_v_y * segment4_slice1_momentum_f_x);
+    let t334 = t191 * segment4_slice1_subspace0_v_y * cache.segment1_slice0_mass;
+    let t335 = 0.5 * (t330 + t331 + t332 + t333 + t334);
+    let t336 = -(segment4_slice1_subspace0_rate_v_x * segment4_slice1_inertia_h_y);
+    let segment4_subspace0_coriolis_column_n_z = t313 + t314 + t315 + t316 + t322 + t328
+        + t329 + t335 + t336;
     let segment1_subspace0_coriolis_row_f_x = 0.5
-        * (segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y + t27)
-        + 0.5 * (t25 + p.channel_length * link2_composite_momentum_f_y)
+        * (segment1_slice1_local_subspace0_w_z * segment1_slice1_momentum_f_y + t116)
+        + 0.5 * (t114 + p.channel_length * link2_composite_momentum_f_y)
         + 0.5
-            * (segment1_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z + t14);
+            * (segment1_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z + t29);
     let segment1_subspace0_coriolis_row_f_y = 0.5
-        * (t99 - p.channel_length * link2_composite_momentum_f_x)
+        * (t197 - p.channel_length * link2_composite_momentum_f_x)
         + 0.5
-            * (t104 - segment1_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z)
+            * (t202 - segment1_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z)
         + 0.5
-            * (t102
+            * (t200
                 - segment1_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z);
-    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t152 + t154 + t155 - (t151 + t153))
-        + 0.5 * (t161 + t162 + t164 - (t163 + t165))
-        + 0.5 * (t144 + t145 + t147 - (t143 + t146));
-    let t239 = p.channel_length * segment3_subspace0_coriolis_column_n_z;
-    let t240 = p.channel_length * segment4_subspace0_coriolis_column_n_z;
+    let segment1_subspace0_coriolis_row_n_z = 0.5 * (t250 + t252 + t253 - (t249 + t251))
+        + 0.5 * (t259 + t260 + t262 - (t261 + t263))
+        + 0.5 * (t242 + t243 + t245 - (t241 + t244));
+    let t337 = p.channel_length * segment3_subspace0_coriolis_column_n_z;
+    let t338 = p.channel_length * segment4_subspace0_coriolis_column_n_z;
     let segment2_subspace0_coriolis_row_f_x = 0.5
-        * (segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z + t34)
-        + 0.5 * (t45 + p.channel_length * link3_composite_momentum_f_y)
+        * (segment2_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z + t159)
+        + 0.5 * (t163 + p.channel_length * link3_composite_momentum_f_y)
         + 0.5
-            * (t32 + segment2_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z);
+            * (t157
+                + segment2_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z);
     let segment2_subspace0_coriolis_row_f_y = 0.5
-        * (t113 - segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x)
-        + 0.5 * (t115 - p.channel_length * link3_composite_momentum_f_x)
+        * (t211 - segment1_slice0_local_subspace0_w_z * segment2_slice0_momentum_f_x)
+        + 0.5 * (t213 - p.channel_length * link3_composite_momentum_f_x)
         + 0.5
-            * (t109
+            * (t207
                 - segment1_slice1_local_subspace0_w_z * segment2_slice1_momentum_f_x);
-    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t174 + t176 + t178 - (t175 + t177))
-        + 0.5 * (t168 + t170 + t172 - (t169 + t171))
-        + 0.5 * (t181 + t184 + t185 - (t182 + t183));
+    let segment2_subspace0_coriolis_row_n_z = 0.5 * (t272 + t274 + t276 - (t273 + t275))
+        + 0.5 * (t266 + t268 + t270 - (t267 + t269))
+        + 0.5 * (t279 + t282 + t283 - (t280 + t281));
     let segment3_subspace0_coriolis_row_f_x = 0.5
-        * (segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y + t66)
-        + 0.5 * (t62 + p.channel_length * link4_composite_momentum_f_y)
+        * (segment1_slice1_local_subspace0_w_z * segment3_slice1_momentum_f_y + t173)
+        + 0.5 * (t169 + p.channel_length * link4_composite_momentum_f_y)
         + 0.5
-            * (t64 + segment3_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
+            * (t171
+                + segment3_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z);
     let segment3_subspace0_coriolis_row_f_y = 0.5
-        * (t120 - segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x)
+        * (t218 - segment1_slice0_local_subspace0_w_z * segment3_slice0_momentum_f_x)
         + 0.5
-            * (t123 - segment3_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z)
-        + 0.5 * (t117 - link4_composite_momentum_f_x * p.channel_length);
-    let segment3_subspace0_coriolis_row_n_z = 0.5 * (t201 + t202 + t204 - (t200 + t203))
-        + 0.5 * (t206 + t208 + t210 - (t207 + t209))
-        + 0.5 * (t191 + t194 + t195 - (t192 + t193));
-    let t241 = p.channel_length * segment3_subspace0_coriolis_row_n_z;
+            * (t221 - segment3_slice1_momentum_f_x * segment1_slice1_local_subspace0_w_z)
+        + 0.5 * (t215 - link4_composite_momentum_f_x * p.channel_length);
+    let segment3_subspace0_coriolis_row_n_z = 0.5 * (t299 + t300 + t302 - (t298 + t301))
+        + 0.5 * (t304 + t306 + t308 - (t305 + t307))
+        + 0.5 * (t289 + t292 + t293 - (t290 + t291));
+    let t339 = p.channel_length * segment3_subspace0_coriolis_row_n_z;
     let segment4_subspace0_coriolis_row_f_x = 0.5
-        * (segment4_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z + t82)
+        * (segment4_slice0_momentum_f_y * segment1_slice0_local_subspace0_w_z + t180)
         + 0.5
-            * (segment4_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z + t74)
-        + 0.5 * (p.channel_length * link5_momentum_f_y + t84);
+            * (segment4_slice1_momentum_f_y * segment1_slice1_local_subspace0_w_z + t176)
+        + 0.5 * (p.channel_length * link5_momentum_f_y + t182);
     let segment4_subspace0_coriolis_row_f_y = 0.5
-        * (t130 - segment4_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z)
-        + 0.5 * (t128 - p.channel_length * link5_momentum_f_x)
+        * (t228 - segment4_slice0_momentum_f_x * segment1_slice0_local_subspace0_w_z)
+        + 0.5 * (t226 - p.channel_length * link5_momentum_f_x)
         + 0.5
-            * (t133
+            * (t231
                 - segment1_slice1_local_subspace0_w_z * segment4_slice1_momentum_f_x);
-    let segment4_subspace0_coriolis_row_n_z = 0.5 * (t226 + t228 + t229 - (t225 + t227))
-        + 0.5 * (t232 + t233 + t236 - (t234 + t235))
-        + 0.5 * (t219 + t220 + t223 - (t221 + t222));
-    let t242 = p.channel_length * segment4_subspace0_coriolis_row_n_z;
+    let segment4_subspace0_coriolis_row_n_z = 0.5 * (t324 + t326 + t327 - (t323 + t325))
+        + 0.5 * (t330 + t331 + t334 - (t332 + t333))
+        + 0.5 * (t317 + t318 + t321 - (t319 + t320));
+    let t340 = p.channel_length * segment4_subspace0_coriolis_row_n_z;
     out[(0, 2)] = base_angle_coriolis_column_f_x;
     out[(0, 3)] = segment1_subspace0_coriolis_column_f_x;
     out[(0, 4)] = segment2_subspace0_coriolis_column_f_x;
@@ -3700,24 +3600,24 @@ pub fn coriolis_matrix_into(
         + cache.segment1_subspace0_projected_inertia_f_x * qd[1]
         + cache.segment1_subspace0_projected_inertia_f_y * base_angle_subspace_rate_v_y
         + segment1_subspace0_coriolis_row_f_x * q[1];
-    out[(3, 3)] = p.channel_length * (t159 + t160 + t166)
-        + cache.segment1_tip_subspace0_v_x * (t24 + t26)
-        + (t150 + t156 + t157) * segment1_slice1_local_subspace0_w_z
-        + cache.segment1_tip_subspace0_v_y * (t100 + t101)
-        + (t28 + t31) * segment1_slice1_subspace0_v_x
-        + segment1_slice1_subspace0_v_y * (t103 + t106)
-        + segment1_slice0_subspace0_v_x * (t15 + t21)
-        + segment1_slice0_subspace0_v_y * (t105 + t107)
-        + segment1_slice0_local_subspace0_w_z * (t148 + t149 + t158);
+    out[(3, 3)] = p.channel_length * (t257 + t258 + t264)
+        + cache.segment1_tip_subspace0_v_x * (t113 + t115)
+        + (t248 + t254 + t255) * segment1_slice1_local_subspace0_w_z
+        + cache.segment1_tip_subspace0_v_y * (t198 + t199)
+        + (t117 + t156) * segment1_slice1_subspace0_v_x
+        + segment1_slice1_subspace0_v_y * (t201 + t204)
+        + segment1_slice0_subspace0_v_x * (t30 + t74)
+        + segment1_slice0_subspace0_v_y * (t203 + t205)
+        + segment1_slice0_local_subspace0_w_z * (t246 + t247 + t256);
     out[(3, 4)] = p.channel_length * segment2_subspace0_coriolis_column_n_z
         + segment2_subspace0_coriolis_column_f_y * cache.segment1_tip_subspace0_v_y
         + cache.segment1_tip_subspace0_v_x * segment2_subspace0_coriolis_column_f_x;
     out[(3, 5)] = segment3_subspace0_coriolis_column_f_y
         * cache.segment1_tip_subspace0_v_y
         + cache.segment1_tip_subspace0_v_x * segment3_subspace0_coriolis_column_f_x
-        + t239;
+        + t337;
     out[(3, 6)] = cache.segment1_tip_subspace0_v_x
-        * segment4_subspace0_coriolis_column_f_x + t240
+        * segment4_subspace0_coriolis_column_f_x + t338
         + cache.segment1_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y;
     out[(4, 0)] = segment2_subspace0_coriolis_row_f_x;
     out[(4, 1)] = segment2_subspace0_coriolis_row_f_y;
@@ -3733,23 +3633,23 @@ pub fn coriolis_matrix_into(
         + segment1_tip_subspace0_rate_v_x
             * cache.segment2_subspace0_projected_inertia_f_x
         + segment2_subspace0_coriolis_row_f_y * cache.segment1_tip_subspace0_v_y;
-    out[(4, 4)] = cache.segment2_tip_subspace0_v_x * (t46 + t49)
-        + segment1_slice0_local_subspace0_w_z * (t167 + t179 + t190)
-        + segment2_slice0_subspace0_v_y * (t112 + t114)
-        + segment2_slice1_subspace0_v_y * (t110 + t111)
-        + (t186 + t187 + t188) * segment1_slice1_local_subspace0_w_z
-        + (t33 + t44) * segment2_slice1_subspace0_v_x
-        + p.channel_length * (t173 + t180 + t189)
-        + segment2_slice0_subspace0_v_x * (t35 + t41)
-        + cache.segment2_tip_subspace0_v_y * (t108 + t116);
+    out[(4, 4)] = cache.segment2_tip_subspace0_v_x * (t164 + t165)
+        + segment1_slice0_local_subspace0_w_z * (t265 + t277 + t288)
+        + segment2_slice0_subspace0_v_y * (t210 + t212)
+        + segment2_slice1_subspace0_v_y * (t208 + t209)
+        + (t284 + t285 + t286) * segment1_slice1_local_subspace0_w_z
+        + (t158 + t162) * segment2_slice1_subspace0_v_x
+        + p.channel_length * (t271 + t278 + t287)
+        + segment2_slice0_subspace0_v_x * (t160 + t161)
+        + cache.segment2_tip_subspace0_v_y * (t206 + t214);
     out[(4, 5)] = cache.segment2_tip_subspace0_v_x
         * segment3_subspace0_coriolis_column_f_x
         + segment3_subspace0_coriolis_column_f_y * cache.segment2_tip_subspace0_v_y
-        + t239;
+        + t337;
     out[(4, 6)] = cache.segment2_tip_subspace0_v_x
         * segment4_subspace0_coriolis_column_f_x
         + cache.segment2_tip_subspace0_v_y * segment4_subspace0_coriolis_column_f_y
-        + t240;
+        + t338;
     out[(5, 0)] = segment3_subspace0_coriolis_row_f_x;
     out[(5, 1)] = segment3_subspace0_coriolis_row_f_y;
     out[(5, 2)] = q[1] * segment3_subspace0_coriolis_row_f_x
@@ -3762,26 +3662,26 @@ pub fn coriolis_matrix_into(
         + cache.segment1_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
         + cache.segment1_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y
         + cache.segment3_subspace0_projected_inertia_f_x
-            * segment1_tip_subspace0_rate_v_x + t241;
+            * segment1_tip_subspace0_rate_v_x + t339;
     out[(5, 4)] = cache.segment3_subspace0_projected_inertia_f_x
         * segment2_tip_subspace0_rate_v_x
         + cache.segment2_tip_subspace0_v_x * segment3_subspace0_coriolis_row_f_x
         + segment2_tip_subspace0_rate_v_y
-            * cache.segment3_subspace0_projected_inertia_f_y + t241
+            * cache.segment3_subspace0_projected_inertia_f_y + t339
         + cache.segment2_tip_subspace0_v_y * segment3_subspace0_coriolis_row_f_y;
-    out[(5, 5)] = segment1_slice0_local_subspace0_w_z * (t198 + t199 + t211)
-        + p.channel_length * (t205 + t213 + t214)
-        + (t196 + t197 + t212) * segment1_slice1_local_subspace0_w_z
-        + cache.segment3_tip_subspace0_v_x * (t55 + t63)
-        + (t58 + t67) * segment3_slice1_subspace0_v_x
-        + (t118 + t122) * cache.segment3_tip_subspace0_v_y
-        + segment3_slice0_subspace0_v_y * (t121 + t125)
-        + (t61 + t65) * segment3_slice0_subspace0_v_x
-        + segment3_slice1_subspace0_v_y * (t119 + t124);
+    out[(5, 5)] = segment1_slice0_local_subspace0_w_z * (t296 + t297 + t309)
+        + p.channel_length * (t303 + t311 + t312)
+        + (t294 + t295 + t310) * segment1_slice1_local_subspace0_w_z
+        + cache.segment3_tip_subspace0_v_x * (t166 + t170)
+        + (t167 + t174) * segment3_slice1_subspace0_v_x
+        + (t216 + t220) * cache.segment3_tip_subspace0_v_y
+        + segment3_slice0_subspace0_v_y * (t219 + t223)
+        + (t168 + t172) * segment3_slice0_subspace0_v_x
+        + segment3_slice1_subspace0_v_y * (t217 + t222);
     out[(5, 6)] = cache.segment3_tip_subspace0_v_y
         * segment4_subspace0_coriolis_column_f_y
         + cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_column_f_x
-        + t240;
+        + t338;
     out[(6, 0)] = segment4_subspace0_coriolis_row_f_x;
     out[(6, 1)] = segment4_subspace0_coriolis_row_f_y;
     out[(6, 2)] = cache.segment4_subspace0_projected_inertia_f_x * qd[1]
@@ -3793,29 +3693,29 @@ pub fn coriolis_matrix_into(
         * cache.segment4_subspace0_projected_inertia_f_x
         + segment1_tip_subspace0_rate_v_y
             * cache.segment4_subspace0_projected_inertia_f_y
-        + cache.segment1_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x + t242
+        + cache.segment1_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x + t340
         + cache.segment1_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y;
     out[(6, 4)] = cache.segment2_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y
         + segment2_tip_subspace0_rate_v_x
             * cache.segment4_subspace0_projected_inertia_f_x
         + segment2_tip_subspace0_rate_v_y
-            * cache.segment4_subspace0_projected_inertia_f_y + t242
+            * cache.segment4_subspace0_projected_inertia_f_y + t340
         + cache.segment2_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x;
     out[(6, 5)] = cache.segment3_tip_subspace0_v_x * segment4_subspace0_coriolis_row_f_x
         + segment3_tip_subspace0_rate_v_x
-            * cache.segment4_subspace0_projected_inertia_f_x + t242
+            * cache.segment4_subspace0_projected_inertia_f_x + t340
         + cache.segment3_tip_subspace0_v_y * segment4_subspace0_coriolis_row_f_y
         + segment3_tip_subspace0_rate_v_y
             * cache.segment4_subspace0_projected_inertia_f_y;
-    out[(6, 6)] = segment4_slice1_subspace0_v_x * (t75 + t81)
-        + segment4_slice1_subspace0_v_y * (t127 + t134)
-        + cache.segment4_tip_subspace0_v_y * (t126 + t129)
-        + p.channel_length * (t215 + t217 + t224)
-        + segment4_slice0_subspace0_v_x * (t73 + t83)
-        + (t216 + t230 + t231) * segment1_slice0_local_subspace0_w_z
-        + (t131 + t132) * segment4_slice0_subspace0_v_y
-        + (t78 + t85) * cache.segment4_tip_subspace0_v_x
-        + segment1_slice1_local_subspace0_w_z * (t218 + t237 + t238);
+    out[(6, 6)] = segment4_slice1_subspace0_v_x * (t177 + t179)
+        + segment4_slice1_subspace0_v_y * (t225 + t232)
+        + cache.segment4_tip_subspace0_v_y * (t224 + t227)
+        + p.channel_length * (t313 + t315 + t322)
+        + segment4_slice0_subspace0_v_x * (t175 + t181)
+        + (t314 + t328 + t329) * segment1_slice0_local_subspace0_w_z
+        + (t229 + t230) * segment4_slice0_subspace0_v_y
+        + (t178 + t183) * cache.segment4_tip_subspace0_v_x
+        + segment1_slice1_local_subspace0_w_z * (t316 + t335 + t336);
 }
 /// Generalized gravity force G(q) = dV/dq.
 #[inline]
@@ -8619,197 +8519,447 @@ pub fn inverse_dynamics_position_tangent_into(
     let base_angle_velocity_v_y_along_dq = qd[2] * base_angle_subspace_v_y_along_dq;
     let link1_momentum_f_y_along_dq = link1_inertia_h_x_along_dq * qd[2]
         + p.link_mass * base_angle_velocity_v_y_along_dq;
-    let segment1_bend_y_rate = p.channel_length * qd[3];
-    let t0 = qd[2] + 0.21132486540518713 * segment1_bend_y_rate;
-    let t1 = cache.segment1_slice0_bend_c4 - 0.5 * cache.segment1_slice0_bend_c3;
-    let t2 = cache.segment1_bend_y * p.channel_length;
-    let segment1_bend_y_along_dq = p.channel_length * dq[3];
-    let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
-        * segment1_bend_y_along_dq;
-    let segment1_slice0_bend_along_dq = 0.044658198738520456
-        * segment1_bend_squared_along_dq;
-    let t3 = p.channel_length * segment1_bend_y_along_dq;
-    let segment1_slice0_local_com_y_along_dq = 0.044658198738520456 * t1 * t2
-        * segment1_slice0_bend_along_dq
-        + 0.044658198738520456 * cache.segment1_slice0_bend_c2 * t3;
-    let t4 = 1.5 * cache.segment1_slice0_bend_c5 - 0.5 * cache.segment1_slice0_bend_c4;
-    let t5 = 0.009437387837655933 * t2 * t4 * segment1_slice0_bend_along_dq
-        + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t3
-        - 0.009437387837655933 * t1 * t2 * segment1_slice0_bend_along_dq
-        - 0.009437387837655933 * cache.segment1_slice0_bend_c2 * t3;
-    let segment1_slice0_local_bend_y_column_v_x_along_dq = 0.21132486540518713
-        * segment1_slice0_local_com_y_along_dq + t5;
+    let t0 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], qd[5], qd[6]]);
+    let lanes_segment1_bend_y_rate = p.channel_length * t0;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, segment3_bend_y_rate,
+    segment4_bend_y_rate] = lanes_segment1_bend_y_rate.to_array();
+    let t1 = 0.21132486540518713 * lanes_segment1_bend_y_rate;
+    let [t2, t3, t4, t5] = t1.to_array();
+    let t6 = qd[2] + t2;
+    let t7 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c3,
+        cache.segment2_slice0_bend_c3,
+        cache.segment3_slice0_bend_c3,
+        cache.segment4_slice0_bend_c3,
+    ]);
+    let t8 = -(0.5 * t7);
+    let t9 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c4,
+        cache.segment2_slice0_bend_c4,
+        cache.segment3_slice0_bend_c4,
+        cache.segment4_slice0_bend_c4,
+    ]);
+    let t10 = t8 + t9;
+    let t11 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        cache.segment3_bend_y,
+        cache.segment4_bend_y,
+    ]);
+    let t12 = t11 * p.channel_length;
+    let t13 = softgen_runtime::Lanes4::from_array([dq[3], dq[4], dq[5], dq[6]]);
+    let lanes_segment1_bend_y_along_dq = p.channel_length * t13;
+    let lanes_segment1_bend_squared_along_dq = 2.0 * t11
+        * lanes_segment1_bend_y_along_dq;
+    let lanes_segment1_slice0_bend_along_dq = 0.044658198738520456
+        * lanes_segment1_bend_squared_along_dq;
+    let t14 = 0.044658198738520456 * t10 * t12 * lanes_segment1_slice0_bend_along_dq;
+    let t15 = p.channel_length * lanes_segment1_bend_y_along_dq;
+    let t16 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c2,
+        cache.segment2_slice0_bend_c2,
+        cache.segment3_slice0_bend_c2,
+        cache.segment4_slice0_bend_c2,
+    ]);
+    let t17 = 0.044658198738520456 * t16 * t15;
+    let lanes_segment1_slice0_local_com_y_along_dq = t14 + t17;
+    let t18 = 0.21132486540518713 * lanes_segment1_slice0_local_com_y_along_dq;
+    let t19 = -(0.009437387837655933 * t10 * t12 * lanes_segment1_slice0_bend_along_dq);
+    let t20 = -(0.009437387837655933 * t16 * t15);
+    let t21 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c5,
+        cache.segment2_slice0_bend_c5,
+        cache.segment3_slice0_bend_c5,
+        cache.segment4_slice0_bend_c5,
+    ]);
+    let t22 = 1.5 * t21;
+    let t23 = -(0.5 * t9);
+    let t24 = t22 + t23;
+    let t25 = 0.009437387837655933 * t12 * t24 * lanes_segment1_slice0_bend_along_dq;
+    let t26 = 0.009437387837655933 * t7 * t15;
+    let t27 = t19 + t20 + t25 + t26;
+    let lanes_segment1_slice0_local_bend_y_column_v_x_along_dq = t18 + t27;
+    let [segment1_slice0_local_bend_y_column_v_x_along_dq,
+    segment2_slice0_local_bend_y_column_v_x_along_dq,
+    segment3_slice0_local_bend_y_column_v_x_along_dq,
+    segment4_slice0_local_bend_y_column_v_x_along_dq] = lanes_segment1_slice0_local_bend_y_column_v_x_along_dq
+        .to_array();
+    let t28 = lanes_segment1_bend_y_rate
+        * lanes_segment1_slice0_local_bend_y_column_v_x_along_dq;
+    let [t29, t30, t31, t32] = t28.to_array();
     let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let t6 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let t33 = q[0] * qd[2] + base_angle_velocity_v_y;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t7 = base_angle_velocity_v_x - q[1] * qd[2];
+    let t34 = base_angle_velocity_v_x - q[1] * qd[2];
     let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
-    let t8 = base_angle_velocity_v_y_along_dq + dq[0] * qd[2];
-    let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t8;
-    let segment1_base_velocity_v_x_along_dq_ = base_angle_rotation_10_along_dq * t6
-        + t7 * base_angle_rotation_00_along_dq + segment1_base_velocity_v_x_along_dq;
-    let t9 = segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_x_along_dq
-        + segment1_base_velocity_v_x_along_dq_;
-    let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
+    let t35 = base_angle_velocity_v_y_along_dq + dq[0] * qd[2];
+    let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t35;
+    let segment1_base_velocity_v_x_along_dq_ = base_angle_rotation_10_along_dq * t33
+        + t34 * base_angle_rotation_00_along_dq + segment1_base_velocity_v_x_along_dq;
+    let t36 = t29 + segment1_base_velocity_v_x_along_dq_;
+    let lanes_segment1_slice0_local_inertia_h_y_along_dq = lanes_segment1_slice0_local_com_y_along_dq
         * cache.segment1_slice0_mass;
-    let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass * t9
-        - segment1_slice0_local_inertia_h_y_along_dq * t0;
-    let t10 = t0 * segment1_slice0_local_momentum_f_x_along_dq;
+    let [segment1_slice0_local_inertia_h_y_along_dq,
+    segment2_slice0_local_inertia_h_y_along_dq,
+    segment3_slice0_local_inertia_h_y_along_dq,
+    segment4_slice0_local_inertia_h_y_along_dq] = lanes_segment1_slice0_local_inertia_h_y_along_dq
+        .to_array();
+    let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass * t36
+        - segment1_slice0_local_inertia_h_y_along_dq * t6;
+    let t37 = t6 * segment1_slice0_local_momentum_f_x_along_dq;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
     let base_angle_acceleration_v_y = qdd[2] * cache.base_angle_subspace_v_y + qdd[1]
         + base_angle_bias_v_y;
-    let t11 = base_angle_acceleration_v_y + qdd[2] * q[0];
+    let t38 = base_angle_acceleration_v_y + qdd[2] * q[0];
     let base_angle_acceleration_v_y_along_dq = qdd[2] * base_angle_subspace_v_y_along_dq;
-    let t12 = qdd[2] * dq[0] + base_angle_acceleration_v_y_along_dq;
-    let segment1_base_bias_v_y_along_dq = cache.cos_q2 * t12;
+    let t39 = qdd[2] * dq[0] + base_angle_acceleration_v_y_along_dq;
+    let segment1_base_bias_v_y_along_dq = cache.cos_q2 * t39;
     let base_angle_bias_v_x = qd[2] * qd[1];
     let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
-    let t13 = base_angle_acceleration_v_x - qdd[2] * q[1];
+    let t40 = base_angle_acceleration_v_x - qdd[2] * q[1];
     let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
-    let segment1_base_bias_v_y_along_dq_ = t11 * base_angle_rotation_00_along_dq
-        + segment1_base_bias_v_y_along_dq + t13 * base_angle_rotation_01_along_dq;
-    let t14 = 2.0 * cache.segment1_slice0_bend_c6 - 0.5 * cache.segment1_slice0_bend_c5;
-    let t15 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let t16 = cache.segment1_bend_y * p.channel_length * t15;
-    let t17 = cache.segment1_bend_y.powi(3) * p.channel_length * t15;
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let segment1_slice0_bend = 0.044658198738520456 * segment1_bend_squared;
-    let t18 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
-    let t19 = 2.5 * t18 - 0.5 * cache.segment1_slice0_bend_c6;
-    let t20 = (3.0 * segment1_bend_squared * segment1_bend_y_along_dq) * p.channel_length
-        * t15;
-    let t21 = p.channel_length * segment1_bend_y_along_dq * t15;
-    let segment1_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
-        * (0.5 * cache.segment1_slice0_bend_c3 - 0.5 * cache.segment1_slice0_bend_c2)
-        * segment1_slice0_bend_along_dq;
-    let t22 = segment1_bend_squared * p.channel_length;
-    let t23 = p.channel_length * segment1_bend_squared_along_dq;
-    let t24 = 0.00398870942913838 * t14 * segment1_slice0_bend_along_dq * t22
-        + 0.044658198738520456 * t1 * p.channel_length * segment1_slice0_bend_along_dq
-        + 0.00398870942913838 * t23 * cache.segment1_slice0_bend_c4
-        - 0.00199435471456919 * t4 * segment1_slice0_bend_along_dq * t22
-        - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t23;
-    let segment1_slice0_local_bend_y_column_v_y_along_dq = t24
-        - 0.21132486540518713 * segment1_slice0_local_com_x_along_dq;
-    let segment1_slice0_local_subspace0_v_y_along_dq = p.channel_length
-        * segment1_slice0_local_bend_y_column_v_y_along_dq;
-    let t25 = segment1_base_bias_v_y_along_dq_
+    let segment1_base_bias_v_y_along_dq_ = t38 * base_angle_rotation_00_along_dq
+        + segment1_base_bias_v_y_along_dq + t40 * base_angle_rotation_01_along_dq;
+    let t41 = -(0.21132486540518713 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t27);
+    let [t42, t43, t44, t45] = t41.to_array();
+    let t46 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c6,
+        cache.segment2_slice0_bend_c6,
+        cache.segment3_slice0_bend_c6,
+        cache.segment4_slice0_bend_c6,
+    ]);
+    let t47 = 2.0 * t46;
+    let t48 = -(0.5 * t21);
+    let t49 = t47 + t48;
+    let t50 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate;
+    let t51 = t11 * p.channel_length * t50;
+    let t52 = 0.01196612828741514 * t49 * lanes_segment1_slice0_bend_along_dq * t51;
+    let t53 = t11.powi(3);
+    let t54 = t53 * p.channel_length * t50;
+    let t55 = -(0.5 * t46);
+    let lanes_segment1_bend_squared = t11 * t11;
+    let [segment1_bend_squared, segment2_bend_squared, segment3_bend_squared,
+    segment4_bend_squared] = lanes_segment1_bend_squared.to_array();
+    let lanes_segment1_slice0_bend = 0.044658198738520456 * lanes_segment1_bend_squared;
+    let [segment1_slice0_bend, segment2_slice0_bend, segment3_slice0_bend,
+    segment4_slice0_bend] = lanes_segment1_slice0_bend.to_array();
+    let t56 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
+    let t57 = softgen_runtime::stumpff(segment2_slice0_bend)[7];
+    let t58 = softgen_runtime::stumpff(segment3_slice0_bend)[7];
+    let t59 = softgen_runtime::stumpff(segment4_slice0_bend)[7];
+    let t60 = softgen_runtime::Lanes4::from_array([t56, t57, t58, t59]);
+    let t61 = 2.5 * t60;
+    let t62 = t55 + t61;
+    let t63 = -(0.0004453214459916807 * t54 * t62 * lanes_segment1_slice0_bend_along_dq);
+    let t64 = 3.0 * lanes_segment1_bend_squared * lanes_segment1_bend_y_along_dq;
+    let t65 = t64 * p.channel_length * t50;
+    let t66 = 0.0007125143135866891 * t65 * t46;
+    let t67 = -(0.0004453214459916807 * t21 * t65);
+    let t68 = p.channel_length * lanes_segment1_bend_y_along_dq * t50;
+    let t69 = -(0.00598306414370757 * t7 * t68);
+    let t70 = 0.01196612828741514 * t68 * t9;
+    let t71 = -(0.00598306414370757 * t24 * lanes_segment1_slice0_bend_along_dq * t51);
+    let t72 = -(0.5 * t60);
+    let t73 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_slice0_bend)[8],
+        softgen_runtime::stumpff(segment2_slice0_bend)[8],
+        softgen_runtime::stumpff(segment3_slice0_bend)[8],
+        softgen_runtime::stumpff(segment4_slice0_bend)[8],
+    ]);
+    let t74 = 3.0 * t73;
+    let t75 = t72 + t74;
+    let t76 = 0.0007125143135866891 * t54 * lanes_segment1_slice0_bend_along_dq * t75;
+    let t77 = 0.00008906428919833614 * t54 * t49 * lanes_segment1_slice0_bend_along_dq;
+    let t78 = 0.00008906428919833614 * t65 * t9;
+    let t79 = t52 + t63 + t66 + t67 + t69 + t70 + t71 + t76 + t77 + t78;
+    let [t80, t81, t82, t83] = t79.to_array();
+    let t84 = -(0.5 * t16);
+    let t85 = 0.5 * t7;
+    let t86 = t84 + t85;
+    let lanes_segment1_slice0_local_com_x_along_dq = 0.21132486540518713
+        * p.channel_length * t86 * lanes_segment1_slice0_bend_along_dq;
+    let t87 = -(0.21132486540518713 * lanes_segment1_slice0_local_com_x_along_dq);
+    let t88 = lanes_segment1_bend_squared * p.channel_length;
+    let t89 = -(0.00199435471456919 * t24 * lanes_segment1_slice0_bend_along_dq * t88);
+    let t90 = 0.00398870942913838 * t49 * lanes_segment1_slice0_bend_along_dq * t88;
+    let t91 = 0.044658198738520456 * t10 * p.channel_length
+        * lanes_segment1_slice0_bend_along_dq;
+    let t92 = p.channel_length * lanes_segment1_bend_squared_along_dq;
+    let t93 = 0.00398870942913838 * t92 * t9;
+    let t94 = -(0.00199435471456919 * t7 * t92);
+    let t95 = t89 + t90 + t91 + t93 + t94;
+    let lanes_segment1_slice0_local_bend_y_column_v_y_along_dq = t87 + t95;
+    let [segment1_slice0_local_bend_y_column_v_y_along_dq,
+    segment2_slice0_local_bend_y_column_v_y_along_dq,
+    segment3_slice0_local_bend_y_column_v_y_along_dq,
+    segment4_slice0_local_bend_y_column_v_y_along_dq] = lanes_segment1_slice0_local_bend_y_column_v_y_along_dq
+        .to_array();
+    let lanes_segment1_slice0_local_subspace0_v_y_along_dq = p.channel_length
+        * lanes_segment1_slice0_local_bend_y_column_v_y_along_dq;
+    let t96 = softgen_runtime::Lanes4::from_array([qdd[3], qdd[4], qdd[5], qdd[6]]);
+    let t97 = lanes_segment1_slice0_local_subspace0_v_y_along_dq * t96;
+    let [t98, t99, t100, t101] = t97.to_array();
+    let t102 = segment1_base_bias_v_y_along_dq_ + t42
         + segment1_bend_y_rate * qd[2] * segment1_slice0_local_bend_y_column_v_x_along_dq
-        + (0.01196612828741514 * t14 * segment1_slice0_bend_along_dq * t16
-            + 0.0007125143135866891 * t20 * cache.segment1_slice0_bend_c6
-            + 0.01196612828741514 * t21 * cache.segment1_slice0_bend_c4
-            + 0.0007125143135866891 * t17 * segment1_slice0_bend_along_dq
-                * (3.0 * softgen_runtime::stumpff(segment1_slice0_bend)[8] - 0.5 * t18)
-            + 0.00008906428919833614 * t17 * t14 * segment1_slice0_bend_along_dq
-            + 0.00008906428919833614 * t20 * cache.segment1_slice0_bend_c4
-            - 0.0004453214459916807 * t17 * t19 * segment1_slice0_bend_along_dq
-            - 0.0004453214459916807 * cache.segment1_slice0_bend_c5 * t20
-            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t21
-            - 0.00598306414370757 * t4 * segment1_slice0_bend_along_dq * t16)
-        + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
+        + t80 + t98
         - 0.21132486540518713 * segment1_bend_y_rate
-            * segment1_base_velocity_v_x_along_dq_
-        - 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate * t5;
-    let t26 = t25 * cache.segment1_slice0_mass;
-    let t27 = 0.7886751345948129 * segment1_bend_y_rate + qd[2];
-    let segment1_slice1_bend_along_dq = 0.6220084679281462
-        * segment1_bend_squared_along_dq;
-    let t28 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
-    let t29 = 1.5 * cache.segment1_slice1_bend_c5 - 0.5 * cache.segment1_slice1_bend_c4;
-    let t30 = 0.4905626121623441 * cache.segment1_slice1_bend_c3 * t3
-        + 0.4905626121623441 * t2 * t29 * segment1_slice1_bend_along_dq
-        - 0.4905626121623441 * t2 * segment1_slice1_bend_along_dq * t28
-        - 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t3;
-    let segment1_slice1_local_com_y_along_dq = 0.6220084679281462 * t2
-        * segment1_slice1_bend_along_dq * t28
-        + 0.6220084679281462 * cache.segment1_slice1_bend_c2 * t3;
-    let segment1_slice1_local_bend_y_column_v_x_along_dq = t30
-        + 0.7886751345948129 * segment1_slice1_local_com_y_along_dq;
-    let t31 = segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_x_along_dq
-        + segment1_base_velocity_v_x_along_dq_;
-    let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
-        * segment1_slice1_local_com_y_along_dq;
-    let segment1_slice1_local_momentum_f_x_along_dq = t31 * cache.segment1_slice0_mass
-        - t27 * segment1_slice1_local_inertia_h_y_along_dq;
-    let t32 = t27 * segment1_slice1_local_momentum_f_x_along_dq;
+            * segment1_base_velocity_v_x_along_dq_;
+    let t103 = t102 * cache.segment1_slice0_mass;
+    let t104 = 0.7886751345948129 * lanes_segment1_bend_y_rate;
+    let [t105, t106, t107, t108] = t104.to_array();
+    let t109 = t105 + qd[2];
+    let lanes_segment1_slice1_bend_along_dq = 0.6220084679281462
+        * lanes_segment1_bend_squared_along_dq;
+    let t110 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c3,
+        cache.segment2_slice1_bend_c3,
+        cache.segment3_slice1_bend_c3,
+        cache.segment4_slice1_bend_c3,
+    ]);
+    let t111 = -(0.5 * t110);
+    let t112 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c4,
+        cache.segment2_slice1_bend_c4,
+        cache.segment3_slice1_bend_c4,
+        cache.segment4_slice1_bend_c4,
+    ]);
+    let t113 = t111 + t112;
+    let t114 = -(0.4905626121623441 * t12 * lanes_segment1_slice1_bend_along_dq * t113);
+    let t115 = 0.4905626121623441 * t110 * t15;
+    let t116 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c2,
+        cache.segment2_slice1_bend_c2,
+        cache.segment3_slice1_bend_c2,
+        cache.segment4_slice1_bend_c2,
+    ]);
+    let t117 = -(0.4905626121623441 * t116 * t15);
+    let t118 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c5,
+        cache.segment2_slice1_bend_c5,
+        cache.segment3_slice1_bend_c5,
+        cache.segment4_slice1_bend_c5,
+    ]);
+    let t119 = 1.5 * t118;
+    let t120 = -(0.5 * t112);
+    let t121 = t119 + t120;
+    let t122 = 0.4905626121623441 * t12 * t121 * lanes_segment1_slice1_bend_along_dq;
+    let t123 = t114 + t115 + t117 + t122;
+    let t124 = 0.6220084679281462 * t12 * lanes_segment1_slice1_bend_along_dq * t113;
+    let t125 = 0.6220084679281462 * t116 * t15;
+    let lanes_segment1_slice1_local_com_y_along_dq = t124 + t125;
+    let t126 = 0.7886751345948129 * lanes_segment1_slice1_local_com_y_along_dq;
+    let lanes_segment1_slice1_local_bend_y_column_v_x_along_dq = t123 + t126;
+    let [segment1_slice1_local_bend_y_column_v_x_along_dq,
+    segment2_slice1_local_bend_y_column_v_x_along_dq,
+    segment3_slice1_local_bend_y_column_v_x_along_dq,
+    segment4_slice1_local_bend_y_column_v_x_along_dq] = lanes_segment1_slice1_local_bend_y_column_v_x_along_dq
+        .to_array();
+    let t127 = lanes_segment1_bend_y_rate
+        * lanes_segment1_slice1_local_bend_y_column_v_x_along_dq;
+    let [t128, t129, t130, t131] = t127.to_array();
+    let t132 = t128 + segment1_base_velocity_v_x_along_dq_;
+    let lanes_segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+        * lanes_segment1_slice1_local_com_y_along_dq;
+    let [segment1_slice1_local_inertia_h_y_along_dq,
+    segment2_slice1_local_inertia_h_y_along_dq,
+    segment3_slice1_local_inertia_h_y_along_dq,
+    segment4_slice1_local_inertia_h_y_along_dq] = lanes_segment1_slice1_local_inertia_h_y_along_dq
+        .to_array();
+    let segment1_slice1_local_momentum_f_x_along_dq = t132 * cache.segment1_slice0_mass
+        - t109 * segment1_slice1_local_inertia_h_y_along_dq;
+    let t133 = t109 * segment1_slice1_local_momentum_f_x_along_dq;
     let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
-    let segment1_slice1_bias_w_z = qdd[2] + segment1_slice1_local_subspace0_w_z * qdd[3];
-    let segment1_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
-        * (0.5 * cache.segment1_slice1_bend_c3 - 0.5 * cache.segment1_slice1_bend_c2)
-        * segment1_slice1_bend_along_dq;
-    let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
+    let t134 = segment1_slice1_local_subspace0_w_z * t96;
+    let [t135, t136, t137, t138] = t134.to_array();
+    let segment1_slice1_bias_w_z = qdd[2] + t135;
+    let t139 = 0.5 * t110;
+    let t140 = -(0.5 * t116);
+    let t141 = t139 + t140;
+    let lanes_segment1_slice1_local_com_x_along_dq = 0.7886751345948129
+        * p.channel_length * t141 * lanes_segment1_slice1_bend_along_dq;
+    let lanes_segment1_slice1_local_inertia_h_x_along_dq = lanes_segment1_slice1_local_com_x_along_dq
         * cache.segment1_slice0_mass;
-    let t33 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
-    let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
+    let [segment1_slice1_local_inertia_h_x_along_dq,
+    segment2_slice1_local_inertia_h_x_along_dq,
+    segment3_slice1_local_inertia_h_x_along_dq,
+    segment4_slice1_local_inertia_h_x_along_dq] = lanes_segment1_slice1_local_inertia_h_x_along_dq
+        .to_array();
+    let t142 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
+    let lanes_segment1_slice0_local_inertia_h_x_along_dq = lanes_segment1_slice0_local_com_x_along_dq
         * cache.segment1_slice0_mass;
+    let [segment1_slice0_local_inertia_h_x_along_dq,
+    segment2_slice0_local_inertia_h_x_along_dq,
+    segment3_slice0_local_inertia_h_x_along_dq,
+    segment4_slice0_local_inertia_h_x_along_dq] = lanes_segment1_slice0_local_inertia_h_x_along_dq
+        .to_array();
     let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
-    let segment1_slice0_bias_w_z = qdd[2] + segment1_slice0_local_subspace0_w_z * qdd[3];
-    let t34 = segment1_slice0_local_inertia_h_x_along_dq * segment1_slice0_bias_w_z;
-    let segment1_slice1_bend = 0.6220084679281462 * segment1_bend_squared;
-    let t35 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
-    let t36 = 2.5 * t35 - 0.5 * cache.segment1_slice1_bend_c6;
-    let t37 = 2.0 * cache.segment1_slice1_bend_c6 - 0.5 * cache.segment1_slice1_bend_c5;
-    let t38 = 0.7737890683486395 * t23 * cache.segment1_slice1_bend_c4
-        + 0.7737890683486395 * t37 * segment1_slice1_bend_along_dq * t22
-        + 0.6220084679281462 * p.channel_length * segment1_slice1_bend_along_dq * t28
-        - 0.38689453417431974 * t29 * segment1_slice1_bend_along_dq * t22
-        - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t23;
-    let segment1_slice1_local_bend_y_column_v_y_along_dq = t38
-        - 0.7886751345948129 * segment1_slice1_local_com_x_along_dq;
-    let segment1_slice1_local_subspace0_v_y_along_dq = p.channel_length
-        * segment1_slice1_local_bend_y_column_v_y_along_dq;
-    let t39 = segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_x_along_dq
-        * qd[2] + segment1_base_bias_v_y_along_dq_
-        + (2.3213672050459184 * t21 * cache.segment1_slice1_bend_c4
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t20
-            + 0.24065167645154242 * t37 * t17 * segment1_slice1_bend_along_dq
-            + 1.9252134116123394 * t17 * segment1_slice1_bend_along_dq
-                * (3.0 * softgen_runtime::stumpff(segment1_slice1_bend)[8] - 0.5 * t35)
-            + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t20
-            + 2.3213672050459184 * t37 * segment1_slice1_bend_along_dq * t16
-            - 1.203258382257712 * t17 * segment1_slice1_bend_along_dq * t36
-            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t20
-            - 1.1606836025229592 * t29 * segment1_slice1_bend_along_dq * t16
-            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t21)
-        + segment1_slice1_local_subspace0_v_y_along_dq * qdd[3]
-        - 0.7886751345948129 * t30 * segment1_bend_y_rate * segment1_bend_y_rate
+    let t143 = segment1_slice0_local_subspace0_w_z * t96;
+    let [t144, t145, t146, t147] = t143.to_array();
+    let segment1_slice0_bias_w_z = qdd[2] + t144;
+    let t148 = segment1_slice0_local_inertia_h_x_along_dq * segment1_slice0_bias_w_z;
+    let t149 = -(0.7886751345948129 * t123 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate);
+    let [t150, t151, t152, t153] = t149.to_array();
+    let t154 = 2.3213672050459184 * t68 * t112;
+    let t155 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c6,
+        cache.segment2_slice1_bend_c6,
+        cache.segment3_slice1_bend_c6,
+        cache.segment4_slice1_bend_c6,
+    ]);
+    let t156 = -(0.5 * t155);
+    let lanes_segment1_slice1_bend = 0.6220084679281462 * lanes_segment1_bend_squared;
+    let [segment1_slice1_bend, segment2_slice1_bend, segment3_slice1_bend,
+    segment4_slice1_bend] = lanes_segment1_slice1_bend.to_array();
+    let t157 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
+    let t158 = softgen_runtime::stumpff(segment2_slice1_bend)[7];
+    let t159 = softgen_runtime::stumpff(segment3_slice1_bend)[7];
+    let t160 = softgen_runtime::stumpff(segment4_slice1_bend)[7];
+    let t161 = softgen_runtime::Lanes4::from_array([t157, t158, t159, t160]);
+    let t162 = 2.5 * t161;
+    let t163 = t156 + t162;
+    let t164 = -(1.203258382257712 * t54 * lanes_segment1_slice1_bend_along_dq * t163);
+    let t165 = 0.24065167645154242 * t112 * t65;
+    let t166 = 2.0 * t155;
+    let t167 = -(0.5 * t118);
+    let t168 = t166 + t167;
+    let t169 = 0.24065167645154242 * t168 * t54 * lanes_segment1_slice1_bend_along_dq;
+    let t170 = -(0.5 * t161);
+    let t171 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_slice1_bend)[8],
+        softgen_runtime::stumpff(segment2_slice1_bend)[8],
+        softgen_runtime::stumpff(segment3_slice1_bend)[8],
+        softgen_runtime::stumpff(segment4_slice1_bend)[8],
+    ]);
+    let t172 = 3.0 * t171;
+    let t173 = t170 + t172;
+    let t174 = 1.9252134116123394 * t54 * lanes_segment1_slice1_bend_along_dq * t173;
+    let t175 = 1.9252134116123394 * t155 * t65;
+    let t176 = 2.3213672050459184 * t168 * lanes_segment1_slice1_bend_along_dq * t51;
+    let t177 = -(1.203258382257712 * t118 * t65);
+    let t178 = -(1.1606836025229592 * t121 * lanes_segment1_slice1_bend_along_dq * t51);
+    let t179 = -(1.1606836025229592 * t110 * t68);
+    let t180 = t154 + t164 + t165 + t169 + t174 + t175 + t176 + t177 + t178 + t179;
+    let [t181, t182, t183, t184] = t180.to_array();
+    let t185 = 0.7737890683486395 * t92 * t112;
+    let t186 = -(0.38689453417431974 * t121 * lanes_segment1_slice1_bend_along_dq * t88);
+    let t187 = 0.7737890683486395 * t168 * lanes_segment1_slice1_bend_along_dq * t88;
+    let t188 = 0.6220084679281462 * p.channel_length
+        * lanes_segment1_slice1_bend_along_dq * t113;
+    let t189 = -(0.38689453417431974 * t110 * t92);
+    let t190 = t185 + t186 + t187 + t188 + t189;
+    let t191 = -(0.7886751345948129 * lanes_segment1_slice1_local_com_x_along_dq);
+    let lanes_segment1_slice1_local_bend_y_column_v_y_along_dq = t190 + t191;
+    let [segment1_slice1_local_bend_y_column_v_y_along_dq,
+    segment2_slice1_local_bend_y_column_v_y_along_dq,
+    segment3_slice1_local_bend_y_column_v_y_along_dq,
+    segment4_slice1_local_bend_y_column_v_y_along_dq] = lanes_segment1_slice1_local_bend_y_column_v_y_along_dq
+        .to_array();
+    let lanes_segment1_slice1_local_subspace0_v_y_along_dq = p.channel_length
+        * lanes_segment1_slice1_local_bend_y_column_v_y_along_dq;
+    let t192 = lanes_segment1_slice1_local_subspace0_v_y_along_dq * t96;
+    let [t193, t194, t195, t196] = t192.to_array();
+    let t197 = t150
+        + segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_x_along_dq * qd[2]
+        + segment1_base_bias_v_y_along_dq_ + t181 + t193
         - 0.7886751345948129 * segment1_bend_y_rate
             * segment1_base_velocity_v_x_along_dq_;
-    let t40 = t39 * cache.segment1_slice0_mass;
-    let t41 = t10 + t26 + t32 + t33 + t34 + t40;
-    let t42 = cache.base_angle_rotation_01 * t41;
+    let t198 = t197 * cache.segment1_slice0_mass;
+    let t199 = t37 + t103 + t133 + t142 + t148 + t198;
+    let t200 = cache.base_angle_rotation_01 * t199;
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let t43 = segment1_bend_squared_along_dq
-        * (cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3);
-    let t44 = t2 * t43 + cache.segment1_bend_squared_c2 * t3;
-    let t45 = p.channel_length * cache.segment1_bend_squared_c1;
-    let t46 = segment1_bend_squared_along_dq
-        * (0.5 * cache.segment1_bend_squared_c3 - 0.5 * cache.segment1_bend_squared_c2);
-    let t47 = t46 * p.channel_length;
-    let t48 = cache.segment1_bend_squared_c2 * t2;
-    let segment1_tip_position_x_along_dq = t44 * cache.base_angle_rotation_01 + dq[0]
-        + t45 * base_angle_rotation_00_along_dq + t47 * cache.cos_q2
-        + t48 * base_angle_rotation_01_along_dq;
+    let t201 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        cache.segment3_bend_squared_c3,
+        cache.segment4_bend_squared_c3,
+    ]);
+    let t202 = -(0.5 * t201);
+    let t203 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        cache.segment3_bend_squared_c4,
+        cache.segment4_bend_squared_c4,
+    ]);
+    let t204 = t203 + t202;
+    let t205 = lanes_segment1_bend_squared_along_dq * t204;
+    let t206 = t12 * t205;
+    let t207 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        cache.segment3_bend_squared_c2,
+        cache.segment4_bend_squared_c2,
+    ]);
+    let t208 = t207 * t15;
+    let t209 = t206 + t208;
+    let [t210, t211, t212, t213] = t209.to_array();
+    let t214 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c1,
+        cache.segment2_bend_squared_c1,
+        cache.segment3_bend_squared_c1,
+        cache.segment4_bend_squared_c1,
+    ]);
+    let t215 = p.channel_length * t214;
+    let [t216, t217, t218, t219] = t215.to_array();
+    let t220 = 0.5 * t201;
+    let t221 = -(0.5 * t207);
+    let t222 = t220 + t221;
+    let t223 = lanes_segment1_bend_squared_along_dq * t222;
+    let t224 = t223 * p.channel_length;
+    let [t225, t226, t227, t228] = t224.to_array();
+    let t229 = t207 * t12;
+    let [t230, t231, t232, t233] = t229.to_array();
+    let segment1_tip_position_x_along_dq = t210 * cache.base_angle_rotation_01 + dq[0]
+        + t216 * base_angle_rotation_00_along_dq + t225 * cache.cos_q2
+        + t230 * base_angle_rotation_01_along_dq;
     let link2_inertia_h_x_along_dq = p.link_mass * segment1_tip_position_x_along_dq;
-    let t49 = 1.5 * cache.segment1_bend_squared_c5
-        - 0.5 * cache.segment1_bend_squared_c4;
-    let t50 = t3 * cache.segment1_bend_squared_c3
-        + t2 * segment1_bend_squared_along_dq * t49 - t2 * t43
-        - cache.segment1_bend_squared_c2 * t3;
-    let segment1_tip_local_bend_y_column_v_x_along_dq = t44 + t50;
-    let segment1_tip_local_subspace0_v_x_along_dq = p.channel_length
-        * segment1_tip_local_bend_y_column_v_x_along_dq;
-    let t51 = 2.0 * cache.segment1_bend_squared_c6
-        - 0.5 * cache.segment1_bend_squared_c5;
-    let t52 = 2.0 * cache.segment1_bend_squared_c4 * t23 + p.channel_length * t43
-        + 2.0 * segment1_bend_squared_along_dq * t51 * t22
-        - t23 * cache.segment1_bend_squared_c3
-        - segment1_bend_squared_along_dq * t22 * t49;
-    let segment1_tip_local_bend_y_column_v_y_along_dq = t52 - t47;
-    let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
+    let t234 = -(t12 * t205);
+    let t235 = t15 * t201;
+    let t236 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        cache.segment3_bend_squared_c5,
+        cache.segment4_bend_squared_c5,
+    ]);
+    let t237 = 1.5 * t236;
+    let t238 = -(0.5 * t203);
+    let t239 = t237 + t238;
+    let t240 = t12 * lanes_segment1_bend_squared_along_dq * t239;
+    let t241 = -(t207 * t15);
+    let t242 = t234 + t235 + t240 + t241;
+    let lanes_segment1_tip_local_bend_y_column_v_x_along_dq = t209 + t242;
+    let lanes_segment1_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * lanes_segment1_tip_local_bend_y_column_v_x_along_dq;
+    let [segment1_tip_local_subspace0_v_x_along_dq,
+    segment2_tip_local_subspace0_v_x_along_dq, segment3_tip_local_subspace0_v_x_along_dq,
+    segment4_tip_local_subspace0_v_x_along_dq] = lanes_segment1_tip_local_subspace0_v_x_along_dq
+        .to_array();
+    let t243 = -t224;
+    let t244 = -(t92 * t201);
+    let t245 = 2.0 * t203 * t92;
+    let t246 = -(lanes_segment1_bend_squared_along_dq * t88 * t239);
+    let t247 = p.channel_length * t205;
+    let t248 = -(0.5 * t236);
+    let t249 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        cache.segment3_bend_squared_c6,
+        cache.segment4_bend_squared_c6,
+    ]);
+    let t250 = 2.0 * t249;
+    let t251 = t248 + t250;
+    let t252 = 2.0 * lanes_segment1_bend_squared_along_dq * t251 * t88;
+    let t253 = t244 + t245 + t246 + t247 + t252;
+    let lanes_segment1_tip_local_bend_y_column_v_y_along_dq = t243 + t253;
+    let lanes_segment1_tip_local_subspace0_v_y_along_dq = lanes_segment1_tip_local_bend_y_column_v_y_along_dq
         * p.channel_length;
+    let [segment1_tip_local_subspace0_v_y_along_dq,
+    segment2_tip_local_subspace0_v_y_along_dq, segment3_tip_local_subspace0_v_y_along_dq,
+    segment4_tip_local_subspace0_v_y_along_dq] = lanes_segment1_tip_local_subspace0_v_y_along_dq
+        .to_array();
     let segment1_tip_subspace0_v_y_along_dq = -(p.channel_length * dq[0]);
     let segment1_tip_subspace0_v_y_along_dq_ = cache.sin_q2
         * segment1_tip_local_subspace0_v_x_along_dq
@@ -8821,99 +8971,146 @@ pub fn inverse_dynamics_position_tangent_into(
         + base_angle_velocity_v_y_along_dq;
     let link2_momentum_f_y_along_dq = segment1_tip_velocity_w_z
         * link2_inertia_h_x_along_dq + p.link_mass * segment1_tip_velocity_v_y_along_dq;
-    let segment1_tip_bias_w_z = qdd[2] + p.channel_length * qdd[3];
-    let segment1_tip_position_y_along_dq = t48 * base_angle_rotation_00_along_dq
-        + cache.sin_q2 * t47 + cache.cos_q2 * t44 + dq[1]
-        + t45 * base_angle_rotation_10_along_dq;
+    let t254 = p.channel_length * t96;
+    let [t255, t256, t257, t258] = t254.to_array();
+    let segment1_tip_bias_w_z = qdd[2] + t255;
+    let segment1_tip_position_y_along_dq = t230 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t225 + cache.cos_q2 * t210 + dq[1]
+        + t216 * base_angle_rotation_10_along_dq;
     let link2_inertia_h_y_along_dq = segment1_tip_position_y_along_dq * p.link_mass;
-    let t53 = softgen_runtime::stumpff(segment1_bend_squared)[7];
-    let t54 = 2.5 * t53 - 0.5 * cache.segment1_bend_squared_c6;
-    let t55 = (6.0 * cache.segment1_bend_squared_c4 * t21
-        + 6.0 * segment1_bend_squared_along_dq * t51 * t16
-        + cache.segment1_bend_squared_c4 * t20
-        + 8.0 * cache.segment1_bend_squared_c6 * t20
-        + 8.0 * t17 * segment1_bend_squared_along_dq
-            * (3.0 * softgen_runtime::stumpff(segment1_bend_squared)[8] - 0.5 * t53)
-        + t17 * segment1_bend_squared_along_dq * t51
-        - 5.0 * cache.segment1_bend_squared_c5 * t20
-        - 5.0 * t17 * t54 * segment1_bend_squared_along_dq
-        - 3.0 * t21 * cache.segment1_bend_squared_c3
-        - 3.0 * segment1_bend_squared_along_dq * t16 * t49)
-        + segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
-        - segment1_bend_y_rate * segment1_bend_y_rate * t50;
-    let t56 = cache.segment1_tip_local_subspace0_v_y * qdd[3]
-        + (cache.segment1_bend_squared_c4 * t17
-            + 8.0 * cache.segment1_bend_squared_c6 * t17
-            + 6.0 * cache.segment1_bend_squared_c4 * t16
-            - 3.0 * t16 * cache.segment1_bend_squared_c3
-            - 5.0 * t17 * cache.segment1_bend_squared_c5)
-        - segment1_bend_y_rate * segment1_bend_y_rate
-            * (t2 * cache.segment1_bend_squared_c3
-                - cache.segment1_bend_squared_c2 * t2);
-    let t57 = segment1_bend_squared * p.channel_length * t15;
-    let t58 = p.channel_length * t15;
-    let t59 = (cache.segment1_bend_squared_c3 * t57
-        + 3.0 * cache.segment1_bend_squared_c5 * t57
-        + t58 * cache.segment1_bend_squared_c3
-        - 3.0 * cache.segment1_bend_squared_c4 * t57
-        - t58 * cache.segment1_bend_squared_c2)
-        + segment1_bend_y_rate * segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c2 * p.channel_length
-                + 2.0 * cache.segment1_bend_squared_c4 * t22
-                - t22 * cache.segment1_bend_squared_c3)
-        + qdd[3] * cache.segment1_tip_local_subspace0_v_x;
-    let t60 = p.channel_length * segment1_bend_squared_along_dq * t15;
-    let t61 = segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
-        + (t60 * cache.segment1_bend_squared_c3
-            + segment1_bend_squared_along_dq * t57 * t49
-            + 3.0 * cache.segment1_bend_squared_c5 * t60
-            + 3.0 * t54 * segment1_bend_squared_along_dq * t57
-            + t58 * segment1_bend_squared_along_dq * t49 - t58 * t43
-            - 3.0 * segment1_bend_squared_along_dq * t51 * t57
-            - 3.0 * cache.segment1_bend_squared_c4 * t60)
-        + segment1_bend_y_rate * segment1_bend_y_rate * t52;
+    let t259 = 6.0 * t203 * t68;
+    let t260 = -(5.0 * t236 * t65);
+    let t261 = softgen_runtime::stumpff(segment1_bend_squared)[7];
+    let t262 = softgen_runtime::stumpff(segment2_bend_squared)[7];
+    let t263 = softgen_runtime::stumpff(segment3_bend_squared)[7];
+    let t264 = softgen_runtime::stumpff(segment4_bend_squared)[7];
+    let t265 = softgen_runtime::Lanes4::from_array([t261, t262, t263, t264]);
+    let t266 = 2.5 * t265;
+    let t267 = -(0.5 * t249);
+    let t268 = t266 + t267;
+    let t269 = -(5.0 * t54 * t268 * lanes_segment1_bend_squared_along_dq);
+    let t270 = 6.0 * lanes_segment1_bend_squared_along_dq * t251 * t51;
+    let t271 = -(3.0 * t68 * t201);
+    let t272 = t203 * t65;
+    let t273 = 8.0 * t249 * t65;
+    let t274 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_bend_squared)[8],
+        softgen_runtime::stumpff(segment2_bend_squared)[8],
+        softgen_runtime::stumpff(segment3_bend_squared)[8],
+        softgen_runtime::stumpff(segment4_bend_squared)[8],
+    ]);
+    let t275 = 3.0 * t274;
+    let t276 = -(0.5 * t265);
+    let t277 = t275 + t276;
+    let t278 = 8.0 * t54 * lanes_segment1_bend_squared_along_dq * t277;
+    let t279 = -(3.0 * lanes_segment1_bend_squared_along_dq * t51 * t239);
+    let t280 = t54 * lanes_segment1_bend_squared_along_dq * t251;
+    let t281 = t259 + t260 + t269 + t270 + t271 + t272 + t273 + t278 + t279 + t280;
+    let t282 = lanes_segment1_tip_local_subspace0_v_y_along_dq * t96;
+    let t283 = -(lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t242);
+    let t284 = t281 + t282 + t283;
+    let [t285, t286, t287, t288] = t284.to_array();
+    let t289 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_tip_local_subspace0_v_y,
+        cache.segment2_tip_local_subspace0_v_y,
+        cache.segment3_tip_local_subspace0_v_y,
+        cache.segment4_tip_local_subspace0_v_y,
+    ]);
+    let t290 = t289 * t96;
+    let t291 = -(t207 * t12);
+    let t292 = t12 * t201;
+    let t293 = t291 + t292;
+    let t294 = -(lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t293);
+    let t295 = t203 * t54;
+    let t296 = 8.0 * t249 * t54;
+    let t297 = -(3.0 * t51 * t201);
+    let t298 = -(5.0 * t54 * t236);
+    let t299 = 6.0 * t203 * t51;
+    let t300 = t295 + t296 + t297 + t298 + t299;
+    let t301 = t290 + t294 + t300;
+    let [t302, t303, t304, t305] = t301.to_array();
+    let t306 = lanes_segment1_bend_squared * p.channel_length * t50;
+    let t307 = t201 * t306;
+    let t308 = 3.0 * t236 * t306;
+    let t309 = -(3.0 * t203 * t306);
+    let t310 = p.channel_length * t50;
+    let t311 = t310 * t201;
+    let t312 = -(t310 * t207);
+    let t313 = t307 + t308 + t309 + t311 + t312;
+    let t314 = t207 * p.channel_length;
+    let t315 = -(t88 * t201);
+    let t316 = 2.0 * t203 * t88;
+    let t317 = t314 + t315 + t316;
+    let t318 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t317;
+    let t319 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_tip_local_subspace0_v_x,
+        cache.segment2_tip_local_subspace0_v_x,
+        cache.segment3_tip_local_subspace0_v_x,
+        cache.segment4_tip_local_subspace0_v_x,
+    ]);
+    let t320 = t96 * t319;
+    let t321 = t313 + t318 + t320;
+    let [t322, t323, t324, t325] = t321.to_array();
+    let t326 = lanes_segment1_tip_local_subspace0_v_x_along_dq * t96;
+    let t327 = -(t310 * t205);
+    let t328 = -(3.0 * lanes_segment1_bend_squared_along_dq * t251 * t306);
+    let t329 = p.channel_length * lanes_segment1_bend_squared_along_dq * t50;
+    let t330 = t329 * t201;
+    let t331 = lanes_segment1_bend_squared_along_dq * t306 * t239;
+    let t332 = 3.0 * t236 * t329;
+    let t333 = 3.0 * t268 * lanes_segment1_bend_squared_along_dq * t306;
+    let t334 = -(3.0 * t203 * t329);
+    let t335 = t310 * lanes_segment1_bend_squared_along_dq * t239;
+    let t336 = t327 + t328 + t330 + t331 + t332 + t333 + t334 + t335;
+    let t337 = lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate * t253;
+    let t338 = t326 + t336 + t337;
+    let [t339, t340, t341, t342] = t338.to_array();
     let segment1_tip_bias_v_x_along_dq = base_angle_acceleration_v_x_along_dq
-        + cache.base_angle_rotation_01 * t55 + base_angle_rotation_01_along_dq * t56
-        + t59 * base_angle_rotation_00_along_dq + p.channel_length * dq[1] * qdd[3]
-        + cache.cos_q2 * t61 + segment1_bend_y_rate * base_angle_velocity_v_y_along_dq
+        + cache.base_angle_rotation_01 * t285 + base_angle_rotation_01_along_dq * t302
+        + t322 * base_angle_rotation_00_along_dq + p.channel_length * dq[1] * qdd[3]
+        + cache.cos_q2 * t339 + segment1_bend_y_rate * base_angle_velocity_v_y_along_dq
         - segment1_tip_subspace0_v_y_along_dq_ * qd[2] * qd[3];
-    let segment2_bend_y_along_dq = p.channel_length * dq[4];
-    let t62 = segment2_bend_y_along_dq * p.channel_length;
-    let t63 = p.channel_length * cache.segment2_bend_y;
-    let segment2_bend_squared_along_dq = 2.0 * segment2_bend_y_along_dq
-        * cache.segment2_bend_y;
-    let segment2_slice1_bend_along_dq = 0.6220084679281462
-        * segment2_bend_squared_along_dq;
-    let t64 = cache.segment2_slice1_bend_c4 - 0.5 * cache.segment2_slice1_bend_c3;
-    let segment2_slice1_local_com_y_along_dq = 0.6220084679281462 * t62
-        * cache.segment2_slice1_bend_c2
-        + 0.6220084679281462 * t63 * segment2_slice1_bend_along_dq * t64;
-    let segment2_slice1_local_inertia_h_y_along_dq = segment2_slice1_local_com_y_along_dq
-        * cache.segment1_slice0_mass;
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let t65 = 0.7886751345948129 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let t66 = 1.5 * cache.segment2_slice1_bend_c5 - 0.5 * cache.segment2_slice1_bend_c4;
-    let t67 = 0.4905626121623441 * t63 * segment2_slice1_bend_along_dq * t66
-        + 0.4905626121623441 * cache.segment2_slice1_bend_c3 * t62
-        - 0.4905626121623441 * t63 * segment2_slice1_bend_along_dq * t64
-        - 0.4905626121623441 * t62 * cache.segment2_slice1_bend_c2;
-    let segment2_slice1_local_bend_y_column_v_x_along_dq = 0.7886751345948129
-        * segment2_slice1_local_com_y_along_dq + t67;
-    let t68 = segment1_tip_velocity_w_z * segment1_tip_position_x_along_dq
+    let t343 = t106 + segment1_tip_velocity_w_z;
+    let t344 = segment1_tip_velocity_w_z * segment1_tip_position_x_along_dq
         + segment1_tip_velocity_v_y_along_dq;
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let t69 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+    let t345 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
         + segment1_tip_velocity_v_y;
-    let t70 = 1.0 - cache.segment1_bend_squared_c2 * segment1_bend_squared;
-    let t71 = cache.segment1_bend_y * cache.segment1_bend_squared_c1;
-    let t72 = -segment1_bend_squared * t43
-        - cache.segment1_bend_squared_c2 * segment1_bend_squared_along_dq;
-    let t73 = segment1_bend_y_along_dq * cache.segment1_bend_squared_c1
-        + t46 * cache.segment1_bend_y;
-    let segment1_tip_rotation_10_along_dq = t70 * base_angle_rotation_10_along_dq
-        + t71 * base_angle_rotation_00_along_dq + cache.sin_q2 * t72
-        + t73 * cache.cos_q2;
+    let t346 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        cache.segment3_bend_squared_c2,
+        0.0,
+    ]);
+    let t347 = -(t346 * lanes_segment1_bend_squared);
+    let t348 = 1.0 + t347;
+    let [t349, t350, t351, _] = t348.to_array();
+    let t352 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        cache.segment3_bend_y,
+        0.0,
+    ]);
+    let t353 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c1,
+        cache.segment2_bend_squared_c1,
+        cache.segment3_bend_squared_c1,
+        0.0,
+    ]);
+    let t354 = t352 * t353;
+    let [t355, t356, t357, _] = t354.to_array();
+    let t358 = -(lanes_segment1_bend_squared * t205);
+    let t359 = -(t346 * lanes_segment1_bend_squared_along_dq);
+    let t360 = t358 + t359;
+    let [t361, t362, t363, _] = t360.to_array();
+    let t364 = lanes_segment1_bend_y_along_dq * t353;
+    let t365 = t223 * t352;
+    let t366 = t364 + t365;
+    let [t367, t368, t369, _] = t366.to_array();
+    let segment1_tip_rotation_10_along_dq = t349 * base_angle_rotation_10_along_dq
+        + t355 * base_angle_rotation_00_along_dq + cache.sin_q2 * t361
+        + t367 * cache.cos_q2;
     let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
     let segment1_tip_subspace0_v_x_along_dq = p.channel_length * dq[1];
     let segment1_tip_subspace0_v_x_along_dq_ = base_angle_rotation_00_along_dq
@@ -8924,257 +9121,179 @@ pub fn inverse_dynamics_position_tangent_into(
         + segment1_tip_subspace0_v_x_along_dq;
     let segment1_tip_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
         + segment1_tip_subspace0_v_x_along_dq_ * qd[3];
-    let t74 = segment1_tip_velocity_v_x_along_dq
+    let t370 = segment1_tip_velocity_v_x_along_dq
         - segment1_tip_velocity_w_z * segment1_tip_position_y_along_dq;
-    let t75 = cache.cos_q2 * t72;
-    let t76 = t70 * base_angle_rotation_00_along_dq;
-    let segment1_tip_rotation_00_along_dq = t75 + t73 * cache.base_angle_rotation_01
-        + t76 + t71 * base_angle_rotation_01_along_dq;
+    let t371 = cache.cos_q2 * t361;
+    let t372 = t349 * base_angle_rotation_00_along_dq;
+    let segment1_tip_rotation_00_along_dq = t371 + t367 * cache.base_angle_rotation_01
+        + t372 + t355 * base_angle_rotation_01_along_dq;
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
-    let t77 = segment1_tip_velocity_v_x
+    let t373 = segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
-    let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t68
-        + t69 * segment1_tip_rotation_10_along_dq + cache.segment1_tip_rotation_00 * t74
-        + segment1_tip_rotation_00_along_dq * t77;
-    let t78 = segment2_slice1_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate
-        + segment2_base_velocity_v_x_along_dq;
-    let segment2_slice1_local_momentum_f_x_along_dq = t78 * cache.segment1_slice0_mass
-        - segment2_slice1_local_inertia_h_y_along_dq * t65;
-    let t79 = segment2_slice1_local_momentum_f_x_along_dq * t65;
-    let t80 = 0.21132486540518713 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let t81 = cache.segment2_slice0_bend_c4 - 0.5 * cache.segment2_slice0_bend_c3;
-    let segment2_slice0_bend_along_dq = 0.044658198738520456
-        * segment2_bend_squared_along_dq;
-    let segment2_slice0_local_com_y_along_dq = 0.044658198738520456 * t81
-        * segment2_slice0_bend_along_dq * t63
-        + 0.044658198738520456 * cache.segment2_slice0_bend_c2 * t62;
-    let t82 = 1.5 * cache.segment2_slice0_bend_c5 - 0.5 * cache.segment2_slice0_bend_c4;
-    let t83 = 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t62
-        + 0.009437387837655933 * t82 * segment2_slice0_bend_along_dq * t63
-        - 0.009437387837655933 * cache.segment2_slice0_bend_c2 * t62
-        - 0.009437387837655933 * t81 * segment2_slice0_bend_along_dq * t63;
-    let segment2_slice0_local_bend_y_column_v_x_along_dq = 0.21132486540518713
-        * segment2_slice0_local_com_y_along_dq + t83;
-    let t84 = segment2_slice0_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate
-        + segment2_base_velocity_v_x_along_dq;
-    let segment2_slice0_local_inertia_h_y_along_dq = segment2_slice0_local_com_y_along_dq
-        * cache.segment1_slice0_mass;
-    let segment2_slice0_local_momentum_f_x_along_dq = t84 * cache.segment1_slice0_mass
-        - segment2_slice0_local_inertia_h_y_along_dq * t80;
-    let t85 = t80 * segment2_slice0_local_momentum_f_x_along_dq;
-    let segment2_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
-        * (0.5 * cache.segment2_slice1_bend_c3 - 0.5 * cache.segment2_slice1_bend_c2)
-        * segment2_slice1_bend_along_dq;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t86 = p.channel_length * segment2_bend_squared;
-    let t87 = 2.0 * cache.segment2_slice1_bend_c6 - 0.5 * cache.segment2_slice1_bend_c5;
-    let t88 = p.channel_length * segment2_bend_squared_along_dq;
-    let t89 = 0.6220084679281462 * p.channel_length * segment2_slice1_bend_along_dq * t64
-        + 0.7737890683486395 * t87 * segment2_slice1_bend_along_dq * t86
-        + 0.7737890683486395 * t88 * cache.segment2_slice1_bend_c4
-        - 0.38689453417431974 * segment2_slice1_bend_along_dq * t86 * t66
-        - 0.38689453417431974 * t88 * cache.segment2_slice1_bend_c3;
-    let segment2_slice1_local_bend_y_column_v_y_along_dq = t89
-        - 0.7886751345948129 * segment2_slice1_local_com_x_along_dq;
-    let segment2_slice1_local_subspace0_v_y_along_dq = p.channel_length
-        * segment2_slice1_local_bend_y_column_v_y_along_dq;
-    let t90 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t91 = t90 * p.channel_length * cache.segment2_bend_y;
-    let t92 = t90 * segment2_bend_y_along_dq * p.channel_length;
-    let t93 = t90 * p.channel_length
-        * (3.0 * segment2_bend_y_along_dq * segment2_bend_squared);
-    let t94 = t90 * p.channel_length * cache.segment2_bend_y.powi(3);
-    let segment2_slice1_bend = 0.6220084679281462 * segment2_bend_squared;
-    let t95 = softgen_runtime::stumpff(segment2_slice1_bend)[7];
-    let t96 = 2.5 * t95 - 0.5 * cache.segment2_slice1_bend_c6;
-    let t97 = -(cache.segment1_bend_y * cache.segment1_bend_squared_c1);
-    let t98 = -t46 * cache.segment1_bend_y
-        - segment1_bend_y_along_dq * cache.segment1_bend_squared_c1;
-    let segment1_tip_rotation_01_along_dq = t97 * base_angle_rotation_00_along_dq
-        + cache.base_angle_rotation_01 * t72 + t70 * base_angle_rotation_01_along_dq
-        + cache.cos_q2 * t98;
-    let segment1_tip_bias_v_x = cache.cos_q2 * t59
+    let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t344
+        + t345 * segment1_tip_rotation_10_along_dq
+        + cache.segment1_tip_rotation_00 * t370
+        + segment1_tip_rotation_00_along_dq * t373;
+    let t374 = t129 + segment2_base_velocity_v_x_along_dq;
+    let segment2_slice1_local_momentum_f_x_along_dq = t374 * cache.segment1_slice0_mass
+        - segment2_slice1_local_inertia_h_y_along_dq * t343;
+    let t375 = segment2_slice1_local_momentum_f_x_along_dq * t343;
+    let t376 = t3 + segment1_tip_velocity_w_z;
+    let t377 = t30 + segment2_base_velocity_v_x_along_dq;
+    let segment2_slice0_local_momentum_f_x_along_dq = t377 * cache.segment1_slice0_mass
+        - segment2_slice0_local_inertia_h_y_along_dq * t376;
+    let t378 = t376 * segment2_slice0_local_momentum_f_x_along_dq;
+    let t379 = -(t352 * t353);
+    let [t380, t381, t382, _] = t379.to_array();
+    let t383 = -(t223 * t352);
+    let t384 = -(lanes_segment1_bend_y_along_dq * t353);
+    let t385 = t383 + t384;
+    let [t386, t387, t388, _] = t385.to_array();
+    let segment1_tip_rotation_01_along_dq = t380 * base_angle_rotation_00_along_dq
+        + cache.base_angle_rotation_01 * t361 + t349 * base_angle_rotation_01_along_dq
+        + cache.cos_q2 * t386;
+    let segment1_tip_bias_v_x = cache.cos_q2 * t322
         + segment1_bend_y_rate * base_angle_velocity_v_y
-        + cache.base_angle_rotation_01 * t56 + base_angle_acceleration_v_x
+        + cache.base_angle_rotation_01 * t302 + base_angle_acceleration_v_x
         + q[1] * p.channel_length * qdd[3]
         - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
-    let t99 = segment1_tip_bias_v_x
+    let t389 = segment1_tip_bias_v_x
         - cache.segment1_tip_position_y * segment1_tip_bias_w_z;
-    let segment1_tip_bias_v_y_along_dq = t59 * base_angle_rotation_10_along_dq
-        + segment1_tip_subspace0_v_x_along_dq_ * qd[2] * qd[3] + cache.cos_q2 * t55
-        + cache.sin_q2 * t61 + t56 * base_angle_rotation_00_along_dq
+    let segment1_tip_bias_v_y_along_dq = t322 * base_angle_rotation_10_along_dq
+        + segment1_tip_subspace0_v_x_along_dq_ * qd[2] * qd[3] + cache.cos_q2 * t285
+        + cache.sin_q2 * t339 + t302 * base_angle_rotation_00_along_dq
         + base_angle_acceleration_v_y_along_dq - p.channel_length * dq[0] * qdd[3]
         - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate;
-    let t100 = segment1_tip_bias_v_y_along_dq
+    let t390 = segment1_tip_bias_v_y_along_dq
         + segment1_tip_bias_w_z * segment1_tip_position_x_along_dq;
-    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t97
-        + cache.sin_q2 * t98 + t75 + t76;
-    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + cache.sin_q2 * t59
-        + cache.cos_q2 * t56 + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3]
+    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t380
+        + cache.sin_q2 * t386 + t371 + t372;
+    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + cache.sin_q2 * t322
+        + cache.cos_q2 * t302 + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3]
         - segment1_bend_y_rate * base_angle_velocity_v_x
         - q[0] * p.channel_length * qdd[3];
-    let t101 = segment1_tip_bias_v_y
+    let t391 = segment1_tip_bias_v_y
         + segment1_tip_bias_w_z * cache.segment1_tip_position_x;
-    let t102 = segment1_tip_bias_v_x_along_dq
+    let t392 = segment1_tip_bias_v_x_along_dq
         - segment1_tip_position_y_along_dq * segment1_tip_bias_w_z;
-    let segment2_base_bias_v_y_along_dq = segment1_tip_rotation_01_along_dq * t99
-        + cache.segment1_tip_rotation_11 * t100
-        + segment1_tip_rotation_11_along_dq * t101
-        + t102 * cache.segment1_tip_rotation_01;
-    let t103 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
+    let segment2_base_bias_v_y_along_dq = segment1_tip_rotation_01_along_dq * t389
+        + cache.segment1_tip_rotation_11 * t390
+        + segment1_tip_rotation_11_along_dq * t391
+        + t392 * cache.segment1_tip_rotation_01;
+    let t393 = t194 + t151
         + segment1_tip_velocity_w_z * segment2_slice1_local_bend_y_column_v_x_along_dq
-            * segment2_bend_y_rate
-        + (2.3213672050459184 * t87 * segment2_slice1_bend_along_dq * t91
-            + 2.3213672050459184 * t92 * cache.segment2_slice1_bend_c4
-            + 1.9252134116123394 * t94
-                * (3.0 * softgen_runtime::stumpff(segment2_slice1_bend)[8] - 0.5 * t95)
-                * segment2_slice1_bend_along_dq
-            + 0.24065167645154242 * t93 * cache.segment2_slice1_bend_c4
-            + 0.24065167645154242 * t87 * t94 * segment2_slice1_bend_along_dq
-            + 1.9252134116123394 * t93 * cache.segment2_slice1_bend_c6
-            - 1.203258382257712 * t93 * cache.segment2_slice1_bend_c5
-            - 1.1606836025229592 * segment2_slice1_bend_along_dq * t91 * t66
-            - 1.1606836025229592 * t92 * cache.segment2_slice1_bend_c3
-            - 1.203258382257712 * t94 * segment2_slice1_bend_along_dq * t96)
-        + segment2_base_bias_v_y_along_dq
-        - 0.7886751345948129 * t67 * segment2_bend_y_rate * segment2_bend_y_rate
+            * segment2_bend_y_rate + t182 + segment2_base_bias_v_y_along_dq
         - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq
             * segment2_bend_y_rate;
-    let t104 = t103 * cache.segment1_slice0_mass;
-    let segment2_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
-        * (0.5 * cache.segment2_slice0_bend_c3 - 0.5 * cache.segment2_slice0_bend_c2)
-        * segment2_slice0_bend_along_dq;
-    let t105 = 2.0 * cache.segment2_slice0_bend_c6 - 0.5 * cache.segment2_slice0_bend_c5;
-    let t106 = 0.00398870942913838 * segment2_slice0_bend_along_dq * t86 * t105
-        + 0.00398870942913838 * t88 * cache.segment2_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * t81 * segment2_slice0_bend_along_dq
-        - 0.00199435471456919 * t88 * cache.segment2_slice0_bend_c3
-        - 0.00199435471456919 * t82 * segment2_slice0_bend_along_dq * t86;
-    let segment2_slice0_local_bend_y_column_v_y_along_dq = t106
-        - 0.21132486540518713 * segment2_slice0_local_com_x_along_dq;
-    let segment2_slice0_local_subspace0_v_y_along_dq = segment2_slice0_local_bend_y_column_v_y_along_dq
-        * p.channel_length;
-    let segment2_slice0_bend = 0.044658198738520456 * segment2_bend_squared;
-    let t107 = softgen_runtime::stumpff(segment2_slice0_bend)[7];
-    let t108 = 2.5 * t107 - 0.5 * cache.segment2_slice0_bend_c6;
-    let t109 = segment2_slice0_local_bend_y_column_v_x_along_dq
-        * segment1_tip_velocity_w_z * segment2_bend_y_rate
-        + segment2_base_bias_v_y_along_dq
-        + segment2_slice0_local_subspace0_v_y_along_dq * qdd[4]
-        + (0.0007125143135866891 * t93 * cache.segment2_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t92
-            + 0.00008906428919833614 * t94 * segment2_slice0_bend_along_dq * t105
-            + 0.01196612828741514 * segment2_slice0_bend_along_dq * t91 * t105
-            + 0.00008906428919833614 * t93 * cache.segment2_slice0_bend_c4
-            + 0.0007125143135866891 * t94 * segment2_slice0_bend_along_dq
-                * (3.0 * softgen_runtime::stumpff(segment2_slice0_bend)[8] - 0.5 * t107)
-            - 0.0004453214459916807 * t94 * segment2_slice0_bend_along_dq * t108
-            - 0.00598306414370757 * t82 * segment2_slice0_bend_along_dq * t91
-            - 0.0004453214459916807 * cache.segment2_slice0_bend_c5 * t93
-            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t92)
-        - 0.21132486540518713 * segment2_bend_y_rate * segment2_bend_y_rate * t83
+    let t394 = t393 * cache.segment1_slice0_mass;
+    let t395 = t43
+        + segment2_slice0_local_bend_y_column_v_x_along_dq * segment1_tip_velocity_w_z
+            * segment2_bend_y_rate + segment2_base_bias_v_y_along_dq + t99 + t81
         - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq
             * segment2_bend_y_rate;
-    let t110 = cache.segment1_slice0_mass * t109;
-    let segment2_slice1_bias_w_z = qdd[4] * segment1_slice1_local_subspace0_w_z
-        + segment1_tip_bias_w_z;
-    let segment2_slice1_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
-        * segment2_slice1_local_com_x_along_dq;
-    let t111 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
-    let segment2_slice0_bias_w_z = qdd[4] * segment1_slice0_local_subspace0_w_z
-        + segment1_tip_bias_w_z;
-    let segment2_slice0_local_inertia_h_x_along_dq = segment2_slice0_local_com_x_along_dq
-        * cache.segment1_slice0_mass;
-    let t112 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_h_x_along_dq;
-    let t113 = t79 + t85 + t104 + t110 + t111 + t112;
-    let t114 = cache.segment1_tip_rotation_01 * t113;
-    let t115 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
-    let segment2_base_velocity_v_y = t77 * cache.segment1_tip_rotation_01
-        + t69 * cache.segment1_tip_rotation_11;
-    let t116 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
-    let segment2_slice0_local_momentum_f_y = t80
-        * cache.segment2_slice0_local_inertia_h_x + t116 * cache.segment1_slice0_mass;
-    let t117 = -(t80 * segment2_slice0_local_momentum_f_y);
-    let t118 = t90 * p.channel_length * segment2_bend_squared;
-    let t119 = t90 * p.channel_length;
-    let segment2_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_x;
-    let segment2_base_bias_v_x = cache.segment1_tip_rotation_10 * t101
-        + cache.segment1_tip_rotation_00 * t99;
-    let t120 = 0.7886751345948129
-        * (0.7737890683486395 * t86 * cache.segment2_slice1_bend_c4
-            + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
-            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t86)
-        * segment2_bend_y_rate * segment2_bend_y_rate
-        + (0.30513409881392906 * t118 * cache.segment2_slice1_bend_c3
-            + 0.4905626121623441 * t119 * cache.segment2_slice1_bend_c3
-            + 0.9154022964417872 * t118 * cache.segment2_slice1_bend_c5
-            - 0.9154022964417872 * t118 * cache.segment2_slice1_bend_c4
-            - 0.4905626121623441 * t119 * cache.segment2_slice1_bend_c2)
-        + qdd[4] * segment2_slice1_local_subspace0_v_x
+    let t396 = cache.segment1_slice0_mass * t395;
+    let segment2_slice1_bias_w_z = t136 + segment1_tip_bias_w_z;
+    let t397 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
+    let segment2_slice0_bias_w_z = t145 + segment1_tip_bias_w_z;
+    let t398 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_h_x_along_dq;
+    let t399 = t375 + t378 + t394 + t396 + t397 + t398;
+    let t400 = cache.segment1_tip_rotation_01 * t399;
+    let t401 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
+    let t402 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        cache.segment3_slice0_local_bend_y_column_v_y,
+        cache.segment4_slice0_local_bend_y_column_v_y,
+    ]);
+    let t403 = lanes_segment1_bend_y_rate * t402;
+    let [t404, t405, t406, t407] = t403.to_array();
+    let segment2_base_velocity_v_y = t373 * cache.segment1_tip_rotation_01
+        + t345 * cache.segment1_tip_rotation_11;
+    let t408 = t405 + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = t376
+        * cache.segment2_slice0_local_inertia_h_x + t408 * cache.segment1_slice0_mass;
+    let t409 = -(t376 * segment2_slice0_local_momentum_f_y);
+    let t410 = 0.7737890683486395 * t112 * t88;
+    let t411 = 0.6220084679281462 * p.channel_length * t116;
+    let t412 = -(0.38689453417431974 * t110 * t88);
+    let t413 = t410 + t411 + t412;
+    let t414 = 0.7886751345948129 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t413;
+    let [t415, t416, t417, t418] = t414.to_array();
+    let t419 = -(0.4905626121623441 * t310 * t116);
+    let t420 = 0.9154022964417872 * t118 * t306;
+    let t421 = 0.4905626121623441 * t310 * t110;
+    let t422 = 0.30513409881392906 * t110 * t306;
+    let t423 = -(0.9154022964417872 * t112 * t306);
+    let t424 = t419 + t420 + t421 + t422 + t423;
+    let [t425, t426, t427, t428] = t424.to_array();
+    let t429 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        cache.segment3_slice1_local_bend_y_column_v_x,
+        cache.segment4_slice1_local_bend_y_column_v_x,
+    ]);
+    let lanes_segment1_slice1_local_subspace0_v_x = p.channel_length * t429;
+    let t430 = lanes_segment1_slice1_local_subspace0_v_x * t96;
+    let [t431, t432, t433, t434] = t430.to_array();
+    let segment2_base_bias_v_x = cache.segment1_tip_rotation_10 * t391
+        + cache.segment1_tip_rotation_00 * t389;
+    let t435 = t416 + t426 + t432
         + 0.7886751345948129 * segment2_bend_y_rate * segment2_base_velocity_v_y
         + segment2_base_bias_v_x
         - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
             * segment2_bend_y_rate;
-    let t121 = t120 * cache.segment1_slice0_mass;
-    let segment2_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment2_slice0_local_bend_y_column_v_x;
-    let t122 = (0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t118
-        + 0.0004214567416265345 * t118 * cache.segment2_slice0_bend_c3
-        + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t119
-        - 0.009437387837655933 * t119 * cache.segment2_slice0_bend_c2
-        - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t118)
-        + 0.21132486540518713
-            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t86
-                + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
-                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t86)
-            * segment2_bend_y_rate * segment2_bend_y_rate
-        + qdd[4] * segment2_slice0_local_subspace0_v_x + segment2_base_bias_v_x
+    let t436 = t435 * cache.segment1_slice0_mass;
+    let t437 = -(0.0012643702248796036 * t9 * t306);
+    let t438 = -(0.009437387837655933 * t310 * t16);
+    let t439 = 0.0004214567416265345 * t7 * t306;
+    let t440 = 0.009437387837655933 * t310 * t7;
+    let t441 = 0.0012643702248796036 * t21 * t306;
+    let t442 = t437 + t438 + t439 + t440 + t441;
+    let [t443, t444, t445, t446] = t442.to_array();
+    let t447 = 0.044658198738520456 * p.channel_length * t16;
+    let t448 = -(0.00199435471456919 * t7 * t88);
+    let t449 = 0.00398870942913838 * t9 * t88;
+    let t450 = t447 + t448 + t449;
+    let t451 = 0.21132486540518713 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t450;
+    let [t452, t453, t454, t455] = t451.to_array();
+    let t456 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        cache.segment3_slice0_local_bend_y_column_v_x,
+        cache.segment4_slice0_local_bend_y_column_v_x,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_x = p.channel_length * t456;
+    let t457 = lanes_segment1_slice0_local_subspace0_v_x * t96;
+    let [t458, t459, t460, t461] = t457.to_array();
+    let t462 = t444 + t453 + t459 + segment2_base_bias_v_x
         + 0.21132486540518713 * segment2_bend_y_rate * segment2_base_velocity_v_y
         - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t123 = t122 * cache.segment1_slice0_mass;
-    let t124 = cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
+    let t463 = t462 * cache.segment1_slice0_mass;
+    let t464 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        cache.segment3_slice1_local_bend_y_column_v_y,
+        cache.segment4_slice1_local_bend_y_column_v_y,
+    ]);
+    let t465 = lanes_segment1_bend_y_rate * t464;
+    let [t466, t467, t468, t469] = t465.to_array();
+    let t470 = t467 + segment2_base_velocity_v_y;
     let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
-        * t65 + t124 * cache.segment1_slice0_mass;
-    let t125 = -(segment2_slice1_local_momentum_f_y * t65);
-    let t126 = -(segment2_slice1_bias_w_z * cache.segment2_slice1_local_inertia_h_y);
-    let t127 = t115 + t117 + t121 + t123 + t125 + t126;
-    let t128 = segment1_tip_rotation_00_along_dq * t127;
+        * t343 + t470 * cache.segment1_slice0_mass;
+    let t471 = -(segment2_slice1_local_momentum_f_y * t343);
+    let t472 = -(segment2_slice1_bias_w_z * cache.segment2_slice1_local_inertia_h_y);
+    let t473 = t401 + t409 + t436 + t463 + t471 + t472;
+    let t474 = segment1_tip_rotation_00_along_dq * t473;
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let t129 = cache.segment2_bend_squared_c2 * t63;
-    let t130 = (0.5 * cache.segment2_bend_squared_c3
-        - 0.5 * cache.segment2_bend_squared_c2) * segment2_bend_squared_along_dq;
-    let t131 = p.channel_length * t130;
-    let t132 = p.channel_length * cache.segment2_bend_squared_c1;
-    let t133 = (cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3)
-        * segment2_bend_squared_along_dq;
-    let t134 = t63 * t133 + cache.segment2_bend_squared_c2 * t62;
-    let segment2_tip_position_x_along_dq = t129 * segment1_tip_rotation_01_along_dq
-        + cache.segment1_tip_rotation_00 * t131
-        + segment1_tip_rotation_00_along_dq * t132
-        + t134 * cache.segment1_tip_rotation_01 + segment1_tip_position_x_along_dq;
+    let segment2_tip_position_x_along_dq = t231 * segment1_tip_rotation_01_along_dq
+        + cache.segment1_tip_rotation_00 * t226
+        + segment1_tip_rotation_00_along_dq * t217
+        + t211 * cache.segment1_tip_rotation_01 + segment1_tip_position_x_along_dq;
     let link3_inertia_h_x_along_dq = p.link_mass * segment2_tip_position_x_along_dq;
-    let t135 = 1.5 * cache.segment2_bend_squared_c5
-        - 0.5 * cache.segment2_bend_squared_c4;
-    let t136 = 2.0 * cache.segment2_bend_squared_c6
-        - 0.5 * cache.segment2_bend_squared_c5;
-    let t137 = 2.0 * t88 * cache.segment2_bend_squared_c4 + p.channel_length * t133
-        + 2.0 * t136 * t86 * segment2_bend_squared_along_dq
-        - t135 * t86 * segment2_bend_squared_along_dq
-        - t88 * cache.segment2_bend_squared_c3;
-    let segment2_tip_local_bend_y_column_v_y_along_dq = t137 - t131;
-    let segment2_tip_local_subspace0_v_y_along_dq = segment2_tip_local_bend_y_column_v_y_along_dq
-        * p.channel_length;
-    let t138 = t135 * t63 * segment2_bend_squared_along_dq
-        + cache.segment2_bend_squared_c3 * t62 - cache.segment2_bend_squared_c2 * t62
-        - t63 * t133;
-    let segment2_tip_local_bend_y_column_v_x_along_dq = t134 + t138;
-    let segment2_tip_local_subspace0_v_x_along_dq = p.channel_length
-        * segment2_tip_local_bend_y_column_v_x_along_dq;
     let segment2_tip_subspace0_v_y_along_dq = cache.segment1_tip_rotation_11
         * segment2_tip_local_subspace0_v_y_along_dq
         + cache.segment1_tip_rotation_10 * segment2_tip_local_subspace0_v_x_along_dq
@@ -9185,258 +9304,149 @@ pub fn inverse_dynamics_position_tangent_into(
         + qd[4] * segment2_tip_subspace0_v_y_along_dq;
     let link3_momentum_f_y_along_dq = segment2_tip_velocity_w_z
         * link3_inertia_h_x_along_dq + p.link_mass * segment2_tip_velocity_v_y_along_dq;
-    let t139 = t90 * p.channel_length * segment2_bend_squared_along_dq;
-    let t140 = softgen_runtime::stumpff(segment2_bend_squared)[7];
-    let t141 = 2.5 * t140 - 0.5 * cache.segment2_bend_squared_c6;
-    let t142 = qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
-        + t137 * segment2_bend_y_rate * segment2_bend_y_rate
-        + (cache.segment2_bend_squared_c3 * t139
-            + 3.0 * t139 * cache.segment2_bend_squared_c5
-            + t135 * t119 * segment2_bend_squared_along_dq
-            + 3.0 * t141 * t118 * segment2_bend_squared_along_dq
-            + t135 * t118 * segment2_bend_squared_along_dq
-            - 3.0 * cache.segment2_bend_squared_c4 * t139
-            - 3.0 * t136 * t118 * segment2_bend_squared_along_dq - t133 * t119);
-    let t143 = segment2_bend_y_rate * segment2_bend_y_rate
-        * (2.0 * cache.segment2_bend_squared_c4 * t86
-            + cache.segment2_bend_squared_c2 * p.channel_length
-            - cache.segment2_bend_squared_c3 * t86)
-        + (cache.segment2_bend_squared_c3 * t119
-            + 3.0 * t118 * cache.segment2_bend_squared_c5
-            + t118 * cache.segment2_bend_squared_c3
-            - cache.segment2_bend_squared_c2 * t119
-            - 3.0 * cache.segment2_bend_squared_c4 * t118)
-        + qdd[4] * cache.segment2_tip_local_subspace0_v_x;
-    let t144 = (6.0 * cache.segment2_bend_squared_c4 * t92
-        + cache.segment2_bend_squared_c4 * t93
-        + t136 * t94 * segment2_bend_squared_along_dq
-        + 6.0 * t136 * t91 * segment2_bend_squared_along_dq
-        + 8.0 * cache.segment2_bend_squared_c6 * t93
-        + 8.0 * (3.0 * softgen_runtime::stumpff(segment2_bend_squared)[8] - 0.5 * t140)
-            * t94 * segment2_bend_squared_along_dq
-        - 3.0 * cache.segment2_bend_squared_c3 * t92
-        - 5.0 * t93 * cache.segment2_bend_squared_c5
-        - 3.0 * t135 * t91 * segment2_bend_squared_along_dq
-        - 5.0 * t141 * t94 * segment2_bend_squared_along_dq)
-        + qdd[4] * segment2_tip_local_subspace0_v_y_along_dq
-        - segment2_bend_y_rate * segment2_bend_y_rate * t138;
-    let t145 = qdd[4] * cache.segment2_tip_local_subspace0_v_y
-        + (8.0 * cache.segment2_bend_squared_c6 * t94
-            + t94 * cache.segment2_bend_squared_c4
-            + 6.0 * cache.segment2_bend_squared_c4 * t91
-            - 3.0 * cache.segment2_bend_squared_c3 * t91
-            - 5.0 * t94 * cache.segment2_bend_squared_c5)
-        - (cache.segment2_bend_squared_c3 * t63 - cache.segment2_bend_squared_c2 * t63)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
     let segment2_tip_bias_v_x_along_dq = segment1_tip_velocity_v_y_along_dq
         * segment2_bend_y_rate + segment1_tip_bias_v_x_along_dq
-        + cache.segment1_tip_rotation_00 * t142
-        + segment1_tip_rotation_00_along_dq * t143
-        + t144 * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_00 * t340
+        + segment1_tip_rotation_00_along_dq * t323
+        + t286 * cache.segment1_tip_rotation_01
         + qdd[4] * p.channel_length * segment1_tip_position_y_along_dq
-        + t145 * segment1_tip_rotation_01_along_dq
+        + t303 * segment1_tip_rotation_01_along_dq
         - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
-    let t146 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
-        - segment2_bend_squared * t133;
-    let t147 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
-    let t148 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
-    let t149 = segment2_bend_y_along_dq * cache.segment2_bend_squared_c1
-        + cache.segment2_bend_y * t130;
-    let segment2_tip_rotation_00_along_dq = cache.segment1_tip_rotation_00 * t146
-        + t147 * segment1_tip_rotation_01_along_dq
-        + segment1_tip_rotation_00_along_dq * t148
-        + cache.segment1_tip_rotation_01 * t149;
-    let segment2_tip_bias_w_z = qdd[4] * p.channel_length + segment1_tip_bias_w_z;
-    let segment3_slice0_bias_w_z = segment2_tip_bias_w_z
-        + qdd[5] * segment1_slice0_local_subspace0_w_z;
-    let t150 = -(segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_y);
+    let segment2_tip_rotation_00_along_dq = cache.segment1_tip_rotation_00 * t362
+        + t356 * segment1_tip_rotation_01_along_dq
+        + segment1_tip_rotation_00_along_dq * t350
+        + cache.segment1_tip_rotation_01 * t368;
+    let segment2_tip_bias_w_z = t256 + segment1_tip_bias_w_z;
+    let segment3_slice0_bias_w_z = segment2_tip_bias_w_z + t146;
+    let t475 = -(segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_y);
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
-    let t151 = segment2_tip_velocity_v_y
+    let t476 = segment2_tip_velocity_v_y
         + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + cache.segment2_tip_subspace0_v_x * qd[4];
-    let t152 = segment2_tip_velocity_v_x
+    let t477 = segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t151
-        + cache.segment2_tip_rotation_01 * t152;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
-    let t153 = p.channel_length * segment3_bend_squared;
-    let t154 = segment3_bend_y_rate * segment3_bend_y_rate;
-    let t155 = p.channel_length * t154;
-    let t156 = p.channel_length * t154 * segment3_bend_squared;
-    let segment3_slice0_local_subspace0_v_x = cache
-        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
+    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t476
+        + cache.segment2_tip_rotation_01 * t477;
     let segment2_tip_bias_v_x = segment1_tip_bias_v_x
-        + t145 * cache.segment1_tip_rotation_01
+        + t303 * cache.segment1_tip_rotation_01
         + qdd[4] * p.channel_length * cache.segment1_tip_position_y
         + segment1_tip_velocity_v_y * segment2_bend_y_rate
-        + cache.segment1_tip_rotation_00 * t143
+        + cache.segment1_tip_rotation_00 * t323
         - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
-    let t157 = segment2_tip_bias_v_x
+    let t478 = segment2_tip_bias_v_x
         - segment2_tip_bias_w_z * cache.segment2_tip_position_y;
-    let segment2_tip_bias_v_y = t143 * cache.segment1_tip_rotation_10
-        + segment1_tip_bias_v_y + t145 * cache.segment1_tip_rotation_11
+    let segment2_tip_bias_v_y = t323 * cache.segment1_tip_rotation_10
+        + segment1_tip_bias_v_y + t303 * cache.segment1_tip_rotation_11
         + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
         - segment1_tip_velocity_v_x * segment2_bend_y_rate
         - qdd[4] * p.channel_length * cache.segment1_tip_position_x;
-    let t158 = segment2_tip_bias_v_y
+    let t479 = segment2_tip_bias_v_y
         + cache.segment2_tip_position_x * segment2_tip_bias_w_z;
-    let segment3_base_bias_v_x = cache.segment2_tip_rotation_00 * t157
-        + cache.segment2_tip_rotation_10 * t158;
-    let t159 = 0.21132486540518713 * segment3_base_velocity_v_y * segment3_bend_y_rate
-        + 0.21132486540518713
-            * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-                + 0.00398870942913838 * t153 * cache.segment3_slice0_bend_c4
-                - 0.00199435471456919 * t153 * cache.segment3_slice0_bend_c3)
-            * segment3_bend_y_rate * segment3_bend_y_rate
-        + (0.0004214567416265345 * t156 * cache.segment3_slice0_bend_c3
-            + 0.009437387837655933 * t155 * cache.segment3_slice0_bend_c3
-            + 0.0012643702248796036 * t156 * cache.segment3_slice0_bend_c5
-            - 0.009437387837655933 * t155 * cache.segment3_slice0_bend_c2
-            - 0.0012643702248796036 * t156 * cache.segment3_slice0_bend_c4)
-        + qdd[5] * segment3_slice0_local_subspace0_v_x + segment3_base_bias_v_x
+    let segment3_base_bias_v_x = cache.segment2_tip_rotation_00 * t478
+        + cache.segment2_tip_rotation_10 * t479;
+    let t480 = 0.21132486540518713 * segment3_base_velocity_v_y * segment3_bend_y_rate
+        + t454 + t445 + t460 + segment3_base_bias_v_x
         - segment2_tip_velocity_w_z * cache.segment3_slice0_local_bend_y_column_v_y
             * segment3_bend_y_rate;
-    let t160 = t159 * cache.segment1_slice0_mass;
-    let t161 = segment2_tip_velocity_w_z + 0.21132486540518713 * segment3_bend_y_rate;
-    let t162 = segment3_base_velocity_v_y
-        + cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate;
-    let segment3_slice0_local_momentum_f_y = t161
-        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t162;
-    let t163 = -(t161 * segment3_slice0_local_momentum_f_y);
-    let t164 = segment2_tip_velocity_w_z + 0.7886751345948129 * segment3_bend_y_rate;
-    let t165 = segment3_base_velocity_v_y
-        + cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate;
-    let segment3_slice1_local_momentum_f_y = t164
-        * cache.segment3_slice1_local_inertia_h_x + t165 * cache.segment1_slice0_mass;
-    let t166 = -(segment3_slice1_local_momentum_f_y * t164);
-    let segment3_slice1_bias_w_z = qdd[5] * segment1_slice1_local_subspace0_w_z
-        + segment2_tip_bias_w_z;
-    let t167 = -(segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_y);
-    let segment3_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment3_slice1_local_bend_y_column_v_x;
-    let t168 = 0.7886751345948129 * segment3_base_velocity_v_y * segment3_bend_y_rate
-        + segment3_base_bias_v_x
-        + (0.30513409881392906 * t156 * cache.segment3_slice1_bend_c3
-            + 0.9154022964417872 * t156 * cache.segment3_slice1_bend_c5
-            + 0.4905626121623441 * t155 * cache.segment3_slice1_bend_c3
-            - 0.4905626121623441 * t155 * cache.segment3_slice1_bend_c2
-            - 0.9154022964417872 * t156 * cache.segment3_slice1_bend_c4)
-        + 0.7886751345948129
-            * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-                + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t153
-                - 0.38689453417431974 * t153 * cache.segment3_slice1_bend_c3)
-            * segment3_bend_y_rate * segment3_bend_y_rate
-        + qdd[5] * segment3_slice1_local_subspace0_v_x
+    let t481 = t480 * cache.segment1_slice0_mass;
+    let t482 = segment2_tip_velocity_w_z + t4;
+    let t483 = segment3_base_velocity_v_y + t406;
+    let segment3_slice0_local_momentum_f_y = t482
+        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t483;
+    let t484 = -(t482 * segment3_slice0_local_momentum_f_y);
+    let t485 = segment2_tip_velocity_w_z + t107;
+    let t486 = segment3_base_velocity_v_y + t468;
+    let segment3_slice1_local_momentum_f_y = t485
+        * cache.segment3_slice1_local_inertia_h_x + t486 * cache.segment1_slice0_mass;
+    let t487 = -(segment3_slice1_local_momentum_f_y * t485);
+    let segment3_slice1_bias_w_z = t137 + segment2_tip_bias_w_z;
+    let t488 = -(segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_y);
+    let t489 = 0.7886751345948129 * segment3_base_velocity_v_y * segment3_bend_y_rate
+        + segment3_base_bias_v_x + t427 + t417 + t433
         - segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_y
             * segment3_bend_y_rate;
-    let t169 = t168 * cache.segment1_slice0_mass;
-    let t170 = t150 + t160 + t163 + t166 + t167 + t169;
-    let t171 = segment2_tip_rotation_00_along_dq * t170;
-    let t172 = -(cache.segment2_bend_y * cache.segment2_bend_squared_c1);
-    let t173 = -cache.segment2_bend_y * t130
-        - segment2_bend_y_along_dq * cache.segment2_bend_squared_c1;
-    let segment2_tip_rotation_01_along_dq = segment1_tip_rotation_00_along_dq * t172
-        + cache.segment1_tip_rotation_00 * t173
-        + t148 * segment1_tip_rotation_01_along_dq
-        + cache.segment1_tip_rotation_01 * t146;
-    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t151
-        + t152 * cache.segment2_tip_rotation_00;
-    let t174 = segment3_base_velocity_v_x
-        + cache.segment3_slice1_local_bend_y_column_v_x * segment3_bend_y_rate;
-    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t174
-        - t164 * cache.segment3_slice1_local_inertia_h_y;
-    let t175 = t164 * segment3_slice1_local_momentum_f_x;
-    let t176 = segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_x;
-    let segment3_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment3_slice0_local_bend_y_column_v_y;
-    let t177 = cache.segment3_bend_y * p.channel_length;
-    let t178 = p.channel_length * t154 * cache.segment3_bend_y.powi(3);
-    let t179 = cache.segment3_bend_y * p.channel_length * t154;
-    let segment3_base_bias_v_y = t158 * cache.segment2_tip_rotation_11
-        + cache.segment2_tip_rotation_01 * t157;
-    let t180 = cache.segment3_slice0_local_bend_y_column_v_x * segment2_tip_velocity_w_z
-        * segment3_bend_y_rate + qdd[5] * segment3_slice0_local_subspace0_v_y
-        + (0.0007125143135866891 * cache.segment3_slice0_bend_c6 * t178
-            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t178
-            + 0.01196612828741514 * t179 * cache.segment3_slice0_bend_c4
-            - 0.0004453214459916807 * cache.segment3_slice0_bend_c5 * t178
-            - 0.00598306414370757 * t179 * cache.segment3_slice0_bend_c3)
-        + segment3_base_bias_v_y
-        - 0.21132486540518713 * segment3_base_velocity_v_x * segment3_bend_y_rate
-        - 0.21132486540518713
-            * (0.009437387837655933 * t177 * cache.segment3_slice0_bend_c3
-                - 0.009437387837655933 * t177 * cache.segment3_slice0_bend_c2)
-            * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t181 = t180 * cache.segment1_slice0_mass;
-    let segment3_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment3_slice1_local_bend_y_column_v_y;
-    let t182 = segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
-        * segment3_bend_y_rate + qdd[5] * segment3_slice1_local_subspace0_v_y
-        + segment3_base_bias_v_y
-        + (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t179
-            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t178
-            + 1.9252134116123394 * cache.segment3_slice1_bend_c6 * t178
-            - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t178
-            - 1.1606836025229592 * t179 * cache.segment3_slice1_bend_c3)
-        - 0.7886751345948129 * segment3_bend_y_rate * segment3_bend_y_rate
-            * (0.4905626121623441 * t177 * cache.segment3_slice1_bend_c3
-                - 0.4905626121623441 * t177 * cache.segment3_slice1_bend_c2)
+    let t490 = t489 * cache.segment1_slice0_mass;
+    let t491 = t475 + t481 + t484 + t487 + t488 + t490;
+    let t492 = segment2_tip_rotation_00_along_dq * t491;
+    let segment2_tip_rotation_01_along_dq = segment1_tip_rotation_00_along_dq * t381
+        + cache.segment1_tip_rotation_00 * t387
+        + t350 * segment1_tip_rotation_01_along_dq
+        + cache.segment1_tip_rotation_01 * t362;
+    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t476
+        + t477 * cache.segment2_tip_rotation_00;
+    let t493 = lanes_segment1_bend_y_rate * t429;
+    let [t494, t495, t496, t497] = t493.to_array();
+    let t498 = segment3_base_velocity_v_x + t496;
+    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t498
+        - t485 * cache.segment3_slice1_local_inertia_h_y;
+    let t499 = t485 * segment3_slice1_local_momentum_f_x;
+    let t500 = segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_x;
+    let lanes_segment1_slice0_local_subspace0_v_y = p.channel_length * t402;
+    let t501 = t96 * lanes_segment1_slice0_local_subspace0_v_y;
+    let [t502, t503, t504, t505] = t501.to_array();
+    let t506 = 0.009437387837655933 * t7 * t12;
+    let t507 = -(0.009437387837655933 * t12 * t16);
+    let t508 = t506 + t507;
+    let t509 = -(0.21132486540518713 * t508 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate);
+    let [t510, t511, t512, t513] = t509.to_array();
+    let t514 = 0.00008906428919833614 * t54 * t9;
+    let t515 = -(0.0004453214459916807 * t54 * t21);
+    let t516 = 0.0007125143135866891 * t54 * t46;
+    let t517 = -(0.00598306414370757 * t7 * t51);
+    let t518 = 0.01196612828741514 * t9 * t51;
+    let t519 = t514 + t515 + t516 + t517 + t518;
+    let [t520, t521, t522, t523] = t519.to_array();
+    let segment3_base_bias_v_y = t479 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_01 * t478;
+    let t524 = cache.segment3_slice0_local_bend_y_column_v_x * segment2_tip_velocity_w_z
+        * segment3_bend_y_rate + t504 + t512 + t522 + segment3_base_bias_v_y
+        - 0.21132486540518713 * segment3_base_velocity_v_x * segment3_bend_y_rate;
+    let t525 = t524 * cache.segment1_slice0_mass;
+    let t526 = 0.4905626121623441 * t110 * t12;
+    let t527 = -(0.4905626121623441 * t12 * t116);
+    let t528 = t526 + t527;
+    let t529 = -(0.7886751345948129 * t528 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate);
+    let [t530, t531, t532, t533] = t529.to_array();
+    let lanes_segment1_slice1_local_subspace0_v_y = p.channel_length * t464;
+    let t534 = lanes_segment1_slice1_local_subspace0_v_y * t96;
+    let [t535, t536, t537, t538] = t534.to_array();
+    let t539 = 1.9252134116123394 * t54 * t155;
+    let t540 = 2.3213672050459184 * t112 * t51;
+    let t541 = 0.24065167645154242 * t54 * t112;
+    let t542 = -(1.203258382257712 * t118 * t54);
+    let t543 = -(1.1606836025229592 * t110 * t51);
+    let t544 = t539 + t540 + t541 + t542 + t543;
+    let [t545, t546, t547, t548] = t544.to_array();
+    let t549 = t532
+        + segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
+            * segment3_bend_y_rate + t537 + segment3_base_bias_v_y + t547
         - 0.7886751345948129 * segment3_base_velocity_v_x * segment3_bend_y_rate;
-    let t183 = t182 * cache.segment1_slice0_mass;
-    let t184 = segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_x;
-    let t185 = cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
-        + segment3_base_velocity_v_x;
-    let segment3_slice0_local_momentum_f_x = t185 * cache.segment1_slice0_mass
-        - t161 * cache.segment3_slice0_local_inertia_h_y;
-    let t186 = segment3_slice0_local_momentum_f_x * t161;
-    let t187 = t175 + t176 + t181 + t183 + t184 + t186;
-    let t188 = segment2_tip_rotation_01_along_dq * t187;
-    let t189 = t177 * cache.segment3_bend_squared_c2;
-    let segment3_bend_y_along_dq = dq[5] * p.channel_length;
-    let segment3_bend_squared_along_dq = 2.0 * cache.segment3_bend_y
-        * segment3_bend_y_along_dq;
-    let t190 = segment3_bend_squared_along_dq
-        * (0.5 * cache.segment3_bend_squared_c3 - 0.5 * cache.segment3_bend_squared_c2);
-    let t191 = p.channel_length * t190;
-    let t192 = segment3_bend_squared_along_dq
-        * (cache.segment3_bend_squared_c4 - 0.5 * cache.segment3_bend_squared_c3);
-    let t193 = p.channel_length * segment3_bend_y_along_dq;
-    let t194 = t177 * t192 + cache.segment3_bend_squared_c2 * t193;
-    let t195 = p.channel_length * cache.segment3_bend_squared_c1;
-    let segment3_tip_position_x_along_dq = segment2_tip_rotation_01_along_dq * t189
-        + cache.segment2_tip_rotation_00 * t191 + cache.segment2_tip_rotation_01 * t194
-        + t195 * segment2_tip_rotation_00_along_dq + segment2_tip_position_x_along_dq;
+    let t550 = t549 * cache.segment1_slice0_mass;
+    let t551 = segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_x;
+    let t552 = lanes_segment1_bend_y_rate * t456;
+    let [t553, t554, t555, t556] = t552.to_array();
+    let t557 = t555 + segment3_base_velocity_v_x;
+    let segment3_slice0_local_momentum_f_x = t557 * cache.segment1_slice0_mass
+        - t482 * cache.segment3_slice0_local_inertia_h_y;
+    let t558 = segment3_slice0_local_momentum_f_x * t482;
+    let t559 = t499 + t500 + t525 + t550 + t551 + t558;
+    let t560 = segment2_tip_rotation_01_along_dq * t559;
+    let segment3_tip_position_x_along_dq = segment2_tip_rotation_01_along_dq * t232
+        + cache.segment2_tip_rotation_00 * t227 + cache.segment2_tip_rotation_01 * t212
+        + t218 * segment2_tip_rotation_00_along_dq + segment2_tip_position_x_along_dq;
     let link4_inertia_h_x_along_dq = p.link_mass * segment3_tip_position_x_along_dq;
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment2_tip_rotation_10_along_dq = cache.segment1_tip_rotation_11 * t149
-        + t148 * segment1_tip_rotation_10_along_dq
-        + t147 * segment1_tip_rotation_11_along_dq
-        + cache.segment1_tip_rotation_10 * t146;
-    let t196 = 1.5 * cache.segment3_bend_squared_c5
-        - 0.5 * cache.segment3_bend_squared_c4;
-    let t197 = t177 * segment3_bend_squared_along_dq * t196
-        + cache.segment3_bend_squared_c3 * t193 - cache.segment3_bend_squared_c2 * t193
-        - t177 * t192;
-    let segment3_tip_local_bend_y_column_v_x_along_dq = t197 + t194;
-    let segment3_tip_local_subspace0_v_x_along_dq = p.channel_length
-        * segment3_tip_local_bend_y_column_v_x_along_dq;
-    let segment2_tip_rotation_11_along_dq = t172 * segment1_tip_rotation_10_along_dq
-        + t148 * segment1_tip_rotation_11_along_dq
-        + cache.segment1_tip_rotation_10 * t173 + cache.segment1_tip_rotation_11 * t146;
-    let t198 = p.channel_length * segment3_bend_squared_along_dq;
-    let t199 = 2.0 * cache.segment3_bend_squared_c6
-        - 0.5 * cache.segment3_bend_squared_c5;
-    let t200 = p.channel_length * t192
-        + 2.0 * t153 * t199 * segment3_bend_squared_along_dq
-        + 2.0 * t198 * cache.segment3_bend_squared_c4
-        - t198 * cache.segment3_bend_squared_c3
-        - t153 * segment3_bend_squared_along_dq * t196;
-    let segment3_tip_local_bend_y_column_v_y_along_dq = t200 - t191;
-    let segment3_tip_local_subspace0_v_y_along_dq = p.channel_length
-        * segment3_tip_local_bend_y_column_v_y_along_dq;
+    let segment2_tip_rotation_10_along_dq = cache.segment1_tip_rotation_11 * t368
+        + t350 * segment1_tip_rotation_10_along_dq
+        + t356 * segment1_tip_rotation_11_along_dq
+        + cache.segment1_tip_rotation_10 * t362;
+    let segment2_tip_rotation_11_along_dq = t381 * segment1_tip_rotation_10_along_dq
+        + t350 * segment1_tip_rotation_11_along_dq
+        + cache.segment1_tip_rotation_10 * t387 + cache.segment1_tip_rotation_11 * t362;
     let segment3_tip_subspace0_v_y_along_dq = cache.segment3_tip_local_subspace0_v_x
         * segment2_tip_rotation_10_along_dq
         + cache.segment2_tip_rotation_10 * segment3_tip_local_subspace0_v_x_along_dq
@@ -9447,112 +9457,41 @@ pub fn inverse_dynamics_position_tangent_into(
         + qd[5] * segment3_tip_subspace0_v_y_along_dq;
     let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
         * segment3_tip_velocity_w_z + segment3_tip_velocity_v_y_along_dq * p.link_mass;
-    let segment2_tip_position_y_along_dq = t132 * segment1_tip_rotation_10_along_dq
-        + segment1_tip_position_y_along_dq + t134 * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_rotation_10 * t131
-        + t129 * segment1_tip_rotation_11_along_dq;
-    let segment3_tip_position_y_along_dq = segment2_tip_rotation_11_along_dq * t189
-        + t195 * segment2_tip_rotation_10_along_dq
-        + t194 * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_10 * t191
+    let segment2_tip_position_y_along_dq = t217 * segment1_tip_rotation_10_along_dq
+        + segment1_tip_position_y_along_dq + t211 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_rotation_10 * t226
+        + t231 * segment1_tip_rotation_11_along_dq;
+    let segment3_tip_position_y_along_dq = segment2_tip_rotation_11_along_dq * t232
+        + t218 * segment2_tip_rotation_10_along_dq
+        + t212 * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_10 * t227
         + segment2_tip_position_y_along_dq;
     let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
-    let segment3_tip_bias_w_z = qdd[5] * p.channel_length + segment2_tip_bias_w_z;
-    let t201 = p.channel_length * segment3_bend_squared_along_dq * t154;
-    let t202 = softgen_runtime::stumpff(segment3_bend_squared)[7];
-    let t203 = 2.5 * t202 - 0.5 * cache.segment3_bend_squared_c6;
-    let t204 = (3.0 * t201 * cache.segment3_bend_squared_c5
-        + t156 * segment3_bend_squared_along_dq * t196
-        + t155 * segment3_bend_squared_along_dq * t196
-        + 3.0 * t156 * segment3_bend_squared_along_dq * t203
-        + t201 * cache.segment3_bend_squared_c3 - t155 * t192
-        - 3.0 * t156 * t199 * segment3_bend_squared_along_dq
-        - 3.0 * t201 * cache.segment3_bend_squared_c4)
-        + qdd[5] * segment3_tip_local_subspace0_v_x_along_dq
-        + t200 * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t205 = qdd[5] * cache.segment3_tip_local_subspace0_v_y
-        + (6.0 * t179 * cache.segment3_bend_squared_c4
-            + 8.0 * cache.segment3_bend_squared_c6 * t178
-            + t178 * cache.segment3_bend_squared_c4
-            - 5.0 * cache.segment3_bend_squared_c5 * t178
-            - 3.0 * t179 * cache.segment3_bend_squared_c3)
-        - (t177 * cache.segment3_bend_squared_c3 - t177 * cache.segment3_bend_squared_c2)
-            * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t206 = p.channel_length
-        * (3.0 * segment3_bend_y_along_dq * segment3_bend_squared) * t154;
-    let t207 = p.channel_length * segment3_bend_y_along_dq * t154;
-    let t208 = (t206 * cache.segment3_bend_squared_c4
-        + 8.0 * cache.segment3_bend_squared_c6 * t206
-        + 6.0 * t179 * t199 * segment3_bend_squared_along_dq
-        + t199 * segment3_bend_squared_along_dq * t178
-        + 6.0 * t207 * cache.segment3_bend_squared_c4
-        + 8.0 * (3.0 * softgen_runtime::stumpff(segment3_bend_squared)[8] - 0.5 * t202)
-            * segment3_bend_squared_along_dq * t178
-        - 3.0 * t179 * segment3_bend_squared_along_dq * t196
-        - 5.0 * t206 * cache.segment3_bend_squared_c5
-        - 3.0 * t207 * cache.segment3_bend_squared_c3
-        - 5.0 * segment3_bend_squared_along_dq * t178 * t203)
-        + qdd[5] * segment3_tip_local_subspace0_v_y_along_dq
-        - t197 * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t209 = qdd[5] * cache.segment3_tip_local_subspace0_v_x
-        + (p.channel_length * cache.segment3_bend_squared_c2
-            + 2.0 * t153 * cache.segment3_bend_squared_c4
-            - t153 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
-            * segment3_bend_y_rate
-        + (t156 * cache.segment3_bend_squared_c3
-            + 3.0 * t156 * cache.segment3_bend_squared_c5
-            + t155 * cache.segment3_bend_squared_c3
-            - 3.0 * t156 * cache.segment3_bend_squared_c4
-            - t155 * cache.segment3_bend_squared_c2);
-    let segment3_tip_bias_v_x_along_dq = t204 * cache.segment2_tip_rotation_00
-        + segment2_tip_rotation_01_along_dq * t205 + segment2_tip_bias_v_x_along_dq
-        + cache.segment2_tip_rotation_01 * t208
-        + segment2_tip_rotation_00_along_dq * t209
+    let segment3_tip_bias_w_z = t257 + segment2_tip_bias_w_z;
+    let segment3_tip_bias_v_x_along_dq = t341 * cache.segment2_tip_rotation_00
+        + segment2_tip_rotation_01_along_dq * t304 + segment2_tip_bias_v_x_along_dq
+        + cache.segment2_tip_rotation_01 * t287
+        + segment2_tip_rotation_00_along_dq * t324
         + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
         + qdd[5] * p.channel_length * segment2_tip_position_y_along_dq
         - segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_y_along_dq;
-    let t210 = p.channel_length * cache.segment4_bend_y;
-    let segment4_bend_y_along_dq = dq[6] * p.channel_length;
-    let segment4_bend_squared_along_dq = 2.0 * segment4_bend_y_along_dq
-        * cache.segment4_bend_y;
-    let segment4_slice0_bend_along_dq = 0.044658198738520456
-        * segment4_bend_squared_along_dq;
-    let t211 = cache.segment4_slice0_bend_c4 - 0.5 * cache.segment4_slice0_bend_c3;
-    let t212 = p.channel_length * segment4_bend_y_along_dq;
-    let t213 = 1.5 * cache.segment4_slice0_bend_c5 - 0.5 * cache.segment4_slice0_bend_c4;
-    let t214 = 0.009437387837655933 * cache.segment4_slice0_bend_c3 * t212
-        + 0.009437387837655933 * t210 * t213 * segment4_slice0_bend_along_dq
-        - 0.009437387837655933 * t210 * segment4_slice0_bend_along_dq * t211
-        - 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t212;
-    let segment4_slice0_local_com_y_along_dq = 0.044658198738520456 * t210
-        * segment4_slice0_bend_along_dq * t211
-        + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * t212;
-    let segment4_slice0_local_bend_y_column_v_x_along_dq = t214
-        + 0.21132486540518713 * segment4_slice0_local_com_y_along_dq;
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
-    let t215 = -t192 * segment3_bend_squared
-        - cache.segment3_bend_squared_c2 * segment3_bend_squared_along_dq;
-    let t216 = 1.0 - cache.segment3_bend_squared_c2 * segment3_bend_squared;
-    let t217 = cache.segment3_bend_y * cache.segment3_bend_squared_c1;
-    let t218 = segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
-        + cache.segment3_bend_y * t190;
-    let segment3_tip_rotation_00_along_dq = t215 * cache.segment2_tip_rotation_00
-        + segment2_tip_rotation_00_along_dq * t216
-        + segment2_tip_rotation_01_along_dq * t217
-        + t218 * cache.segment2_tip_rotation_01;
+    let segment3_tip_rotation_00_along_dq = t363 * cache.segment2_tip_rotation_00
+        + segment2_tip_rotation_00_along_dq * t351
+        + segment2_tip_rotation_01_along_dq * t357
+        + t369 * cache.segment2_tip_rotation_01;
     let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
         + segment2_tip_velocity_v_x;
-    let t219 = segment3_tip_velocity_v_x
+    let t561 = segment3_tip_velocity_v_x
         - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
-    let t220 = segment3_tip_velocity_v_y_along_dq
+    let t562 = segment3_tip_velocity_v_y_along_dq
         + segment3_tip_velocity_w_z * segment3_tip_position_x_along_dq;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
-    let t221 = segment3_tip_velocity_v_y
+    let t563 = segment3_tip_velocity_v_y
         + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
-    let segment3_tip_rotation_10_along_dq = t218 * cache.segment2_tip_rotation_11
-        + t217 * segment2_tip_rotation_11_along_dq
-        + t216 * segment2_tip_rotation_10_along_dq
-        + t215 * cache.segment2_tip_rotation_10;
+    let segment3_tip_rotation_10_along_dq = t369 * cache.segment2_tip_rotation_11
+        + t357 * segment2_tip_rotation_11_along_dq
+        + t351 * segment2_tip_rotation_10_along_dq
+        + t363 * cache.segment2_tip_rotation_10;
     let segment3_tip_subspace0_v_x_along_dq = segment2_tip_rotation_01_along_dq
         * cache.segment3_tip_local_subspace0_v_y
         + p.channel_length * segment2_tip_position_y_along_dq
@@ -9569,272 +9508,165 @@ pub fn inverse_dynamics_position_tangent_into(
         + qd[4] * segment2_tip_subspace0_v_x_along_dq;
     let segment3_tip_velocity_v_x_along_dq = qd[5] * segment3_tip_subspace0_v_x_along_dq
         + segment2_tip_velocity_v_x_along_dq;
-    let t222 = segment3_tip_velocity_v_x_along_dq
+    let t564 = segment3_tip_velocity_v_x_along_dq
         - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
-    let segment4_base_velocity_v_x_along_dq = segment3_tip_rotation_00_along_dq * t219
-        + t220 * cache.segment3_tip_rotation_10
-        + t221 * segment3_tip_rotation_10_along_dq
-        + cache.segment3_tip_rotation_00 * t222;
-    let t223 = segment4_slice0_local_bend_y_column_v_x_along_dq * segment4_bend_y_rate
-        + segment4_base_velocity_v_x_along_dq;
-    let segment4_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
-        * segment4_slice0_local_com_y_along_dq;
-    let t224 = 0.21132486540518713 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let segment4_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass * t223
-        - segment4_slice0_local_inertia_h_y_along_dq * t224;
-    let t225 = segment4_slice0_local_momentum_f_x_along_dq * t224;
-    let segment4_slice1_bend_along_dq = 0.6220084679281462
-        * segment4_bend_squared_along_dq;
-    let segment4_slice1_local_com_x_along_dq = 0.7886751345948129
-        * (0.5 * cache.segment4_slice1_bend_c3 - 0.5 * cache.segment4_slice1_bend_c2)
-        * segment4_slice1_bend_along_dq * p.channel_length;
-    let segment4_slice1_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
-        * segment4_slice1_local_com_x_along_dq;
-    let segment4_slice1_bias_w_z = segment1_slice1_local_subspace0_w_z * qdd[6]
-        + segment3_tip_bias_w_z;
-    let t226 = segment4_slice1_local_inertia_h_x_along_dq * segment4_slice1_bias_w_z;
-    let segment4_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
-        * segment4_slice0_bend_along_dq
-        * (0.5 * cache.segment4_slice0_bend_c3 - 0.5 * cache.segment4_slice0_bend_c2);
-    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
-    let t227 = p.channel_length * segment4_bend_squared;
-    let t228 = p.channel_length * segment4_bend_squared_along_dq;
-    let t229 = 2.0 * cache.segment4_slice0_bend_c6 - 0.5 * cache.segment4_slice0_bend_c5;
-    let t230 = 0.00398870942913838 * t228 * cache.segment4_slice0_bend_c4
-        + 0.00398870942913838 * t227 * segment4_slice0_bend_along_dq * t229
-        + 0.044658198738520456 * p.channel_length * segment4_slice0_bend_along_dq * t211
-        - 0.00199435471456919 * t213 * t227 * segment4_slice0_bend_along_dq
-        - 0.00199435471456919 * t228 * cache.segment4_slice0_bend_c3;
-    let segment4_slice0_local_bend_y_column_v_y_along_dq = t230
-        - 0.21132486540518713 * segment4_slice0_local_com_x_along_dq;
-    let segment4_slice0_local_subspace0_v_y_along_dq = segment4_slice0_local_bend_y_column_v_y_along_dq
-        * p.channel_length;
-    let t231 = segment3_tip_bias_v_x_along_dq
+    let segment4_base_velocity_v_x_along_dq = segment3_tip_rotation_00_along_dq * t561
+        + t562 * cache.segment3_tip_rotation_10
+        + t563 * segment3_tip_rotation_10_along_dq
+        + cache.segment3_tip_rotation_00 * t564;
+    let t565 = t32 + segment4_base_velocity_v_x_along_dq;
+    let t566 = t5 + segment3_tip_velocity_w_z;
+    let segment4_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass * t565
+        - segment4_slice0_local_inertia_h_y_along_dq * t566;
+    let t567 = segment4_slice0_local_momentum_f_x_along_dq * t566;
+    let segment4_slice1_bias_w_z = t138 + segment3_tip_bias_w_z;
+    let t568 = segment4_slice1_local_inertia_h_x_along_dq * segment4_slice1_bias_w_z;
+    let t569 = segment3_tip_bias_v_x_along_dq
         - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
-    let segment2_tip_bias_v_y_along_dq = t142 * cache.segment1_tip_rotation_10
-        + segment1_tip_bias_v_y_along_dq + t144 * cache.segment1_tip_rotation_11
+    let segment2_tip_bias_v_y_along_dq = t340 * cache.segment1_tip_rotation_10
+        + segment1_tip_bias_v_y_along_dq + t286 * cache.segment1_tip_rotation_11
         + segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_x_along_dq
-        + t145 * segment1_tip_rotation_11_along_dq
-        + t143 * segment1_tip_rotation_10_along_dq
+        + t303 * segment1_tip_rotation_11_along_dq
+        + t323 * segment1_tip_rotation_10_along_dq
         - qdd[4] * p.channel_length * segment1_tip_position_x_along_dq
         - segment1_tip_velocity_v_x_along_dq * segment2_bend_y_rate;
     let segment3_tip_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
-        + cache.segment2_tip_rotation_10 * t204
-        + segment2_tip_rotation_10_along_dq * t209
-        + t208 * cache.segment2_tip_rotation_11
-        + segment2_tip_rotation_11_along_dq * t205
+        + cache.segment2_tip_rotation_10 * t341
+        + segment2_tip_rotation_10_along_dq * t324
+        + t287 * cache.segment2_tip_rotation_11
+        + segment2_tip_rotation_11_along_dq * t304
         + segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_x_along_dq
         - qdd[5] * p.channel_length * segment2_tip_position_x_along_dq
         - segment3_bend_y_rate * segment2_tip_velocity_v_x_along_dq;
-    let t232 = segment3_tip_bias_v_y_along_dq
+    let t570 = segment3_tip_bias_v_y_along_dq
         + segment3_tip_bias_w_z * segment3_tip_position_x_along_dq;
     let segment3_tip_bias_v_x = segment2_tip_velocity_v_y * segment3_bend_y_rate
-        + cache.segment2_tip_rotation_00 * t209 + segment2_tip_bias_v_x
-        + cache.segment2_tip_rotation_01 * t205
+        + cache.segment2_tip_rotation_00 * t324 + segment2_tip_bias_v_x
+        + cache.segment2_tip_rotation_01 * t304
         + qdd[5] * p.channel_length * cache.segment2_tip_position_y
         - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y * qd[5];
-    let t233 = segment3_tip_bias_v_x
+    let t571 = segment3_tip_bias_v_x
         - cache.segment3_tip_position_y * segment3_tip_bias_w_z;
-    let t234 = -segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
-        - cache.segment3_bend_y * t190;
-    let t235 = -(cache.segment3_bend_y * cache.segment3_bend_squared_c1);
-    let segment3_tip_rotation_01_along_dq = cache.segment2_tip_rotation_00 * t234
-        + segment2_tip_rotation_01_along_dq * t216
-        + t215 * cache.segment2_tip_rotation_01
-        + segment2_tip_rotation_00_along_dq * t235;
-    let segment3_tip_bias_v_y = cache.segment2_tip_rotation_10 * t209
+    let segment3_tip_rotation_01_along_dq = cache.segment2_tip_rotation_00 * t388
+        + segment2_tip_rotation_01_along_dq * t351
+        + t363 * cache.segment2_tip_rotation_01
+        + segment2_tip_rotation_00_along_dq * t382;
+    let segment3_tip_bias_v_y = cache.segment2_tip_rotation_10 * t324
         + segment2_tip_bias_v_y
         + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
-        + t205 * cache.segment2_tip_rotation_11
+        + t304 * cache.segment2_tip_rotation_11
         - qdd[5] * cache.segment2_tip_position_x * p.channel_length
         - segment3_bend_y_rate * segment2_tip_velocity_v_x;
-    let t236 = segment3_tip_bias_w_z * cache.segment3_tip_position_x
+    let t572 = segment3_tip_bias_w_z * cache.segment3_tip_position_x
         + segment3_tip_bias_v_y;
-    let segment3_tip_rotation_11_along_dq = t216 * segment2_tip_rotation_11_along_dq
-        + t215 * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_10 * t234
-        + t235 * segment2_tip_rotation_10_along_dq;
-    let segment4_base_bias_v_y_along_dq = t231 * cache.segment3_tip_rotation_01
-        + t232 * cache.segment3_tip_rotation_11
-        + t233 * segment3_tip_rotation_01_along_dq
-        + t236 * segment3_tip_rotation_11_along_dq;
-    let t237 = segment4_bend_y_rate * segment4_bend_y_rate;
-    let t238 = p.channel_length * t237 * cache.segment4_bend_y.powi(3);
-    let segment4_slice0_bend = 0.044658198738520456 * segment4_bend_squared;
-    let t239 = softgen_runtime::stumpff(segment4_slice0_bend)[7];
-    let t240 = p.channel_length * t237 * cache.segment4_bend_y;
-    let t241 = (3.0 * segment4_bend_squared * segment4_bend_y_along_dq)
-        * p.channel_length * t237;
-    let t242 = p.channel_length * t237 * segment4_bend_y_along_dq;
-    let t243 = 2.5 * t239 - 0.5 * cache.segment4_slice0_bend_c6;
-    let t244 = segment4_slice0_local_subspace0_v_y_along_dq * qdd[6]
-        + segment4_base_bias_v_y_along_dq
-        + (0.00008906428919833614 * segment4_slice0_bend_along_dq * t229 * t238
-            + 0.0007125143135866891
-                * (3.0 * softgen_runtime::stumpff(segment4_slice0_bend)[8] - 0.5 * t239)
-                * segment4_slice0_bend_along_dq * t238
-            + 0.01196612828741514 * t240 * segment4_slice0_bend_along_dq * t229
-            + 0.0007125143135866891 * t241 * cache.segment4_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment4_slice0_bend_c4 * t242
-            + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t241
-            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t241
-            - 0.00598306414370757 * cache.segment4_slice0_bend_c3 * t242
-            - 0.0004453214459916807 * segment4_slice0_bend_along_dq * t238 * t243
-            - 0.00598306414370757 * t240 * t213 * segment4_slice0_bend_along_dq)
+    let segment3_tip_rotation_11_along_dq = t351 * segment2_tip_rotation_11_along_dq
+        + t363 * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_10 * t388
+        + t382 * segment2_tip_rotation_10_along_dq;
+    let segment4_base_bias_v_y_along_dq = t569 * cache.segment3_tip_rotation_01
+        + t570 * cache.segment3_tip_rotation_11
+        + t571 * segment3_tip_rotation_01_along_dq
+        + t572 * segment3_tip_rotation_11_along_dq;
+    let t573 = t101 + segment4_base_bias_v_y_along_dq + t83 + t45
         + segment4_slice0_local_bend_y_column_v_x_along_dq * segment4_bend_y_rate
             * segment3_tip_velocity_w_z
-        - 0.21132486540518713 * t214 * segment4_bend_y_rate * segment4_bend_y_rate
         - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq
             * segment4_bend_y_rate;
-    let t245 = t244 * cache.segment1_slice0_mass;
-    let t246 = 0.7886751345948129 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let t247 = cache.segment4_slice1_bend_c4 - 0.5 * cache.segment4_slice1_bend_c3;
-    let segment4_slice1_local_com_y_along_dq = 0.6220084679281462
-        * cache.segment4_slice1_bend_c2 * t212
-        + 0.6220084679281462 * t210 * segment4_slice1_bend_along_dq * t247;
-    let t248 = 1.5 * cache.segment4_slice1_bend_c5 - 0.5 * cache.segment4_slice1_bend_c4;
-    let t249 = 0.4905626121623441 * t210 * t248 * segment4_slice1_bend_along_dq
-        + 0.4905626121623441 * cache.segment4_slice1_bend_c3 * t212
-        - 0.4905626121623441 * cache.segment4_slice1_bend_c2 * t212
-        - 0.4905626121623441 * t210 * segment4_slice1_bend_along_dq * t247;
-    let segment4_slice1_local_bend_y_column_v_x_along_dq = 0.7886751345948129
-        * segment4_slice1_local_com_y_along_dq + t249;
-    let t250 = segment4_base_velocity_v_x_along_dq
-        + segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_x_along_dq;
-    let segment4_slice1_local_inertia_h_y_along_dq = segment4_slice1_local_com_y_along_dq
-        * cache.segment1_slice0_mass;
-    let segment4_slice1_local_momentum_f_x_along_dq = cache.segment1_slice0_mass * t250
-        - t246 * segment4_slice1_local_inertia_h_y_along_dq;
-    let t251 = t246 * segment4_slice1_local_momentum_f_x_along_dq;
-    let segment4_slice1_bend = 0.6220084679281462 * segment4_bend_squared;
-    let t252 = softgen_runtime::stumpff(segment4_slice1_bend)[7];
-    let t253 = 2.5 * t252 - 0.5 * cache.segment4_slice1_bend_c6;
-    let t254 = 2.0 * cache.segment4_slice1_bend_c6 - 0.5 * cache.segment4_slice1_bend_c5;
-    let t255 = 0.7737890683486395 * t227 * segment4_slice1_bend_along_dq * t254
-        + 0.7737890683486395 * t228 * cache.segment4_slice1_bend_c4
-        + 0.6220084679281462 * segment4_slice1_bend_along_dq * p.channel_length * t247
-        - 0.38689453417431974 * t228 * cache.segment4_slice1_bend_c3
-        - 0.38689453417431974 * t248 * t227 * segment4_slice1_bend_along_dq;
-    let segment4_slice1_local_bend_y_column_v_y_along_dq = t255
-        - 0.7886751345948129 * segment4_slice1_local_com_x_along_dq;
-    let segment4_slice1_local_subspace0_v_y_along_dq = p.channel_length
-        * segment4_slice1_local_bend_y_column_v_y_along_dq;
-    let t256 = (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t241
-        + 0.24065167645154242 * segment4_slice1_bend_along_dq * t254 * t238
-        + 0.24065167645154242 * t241 * cache.segment4_slice1_bend_c4
-        + 1.9252134116123394 * segment4_slice1_bend_along_dq * t238
-            * (3.0 * softgen_runtime::stumpff(segment4_slice1_bend)[8] - 0.5 * t252)
-        + 2.3213672050459184 * t242 * cache.segment4_slice1_bend_c4
-        + 2.3213672050459184 * t240 * segment4_slice1_bend_along_dq * t254
-        - 1.203258382257712 * segment4_slice1_bend_along_dq * t253 * t238
-        - 1.1606836025229592 * t240 * t248 * segment4_slice1_bend_along_dq
-        - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t241
-        - 1.1606836025229592 * cache.segment4_slice1_bend_c3 * t242)
-        + qdd[6] * segment4_slice1_local_subspace0_v_y_along_dq
-        + segment4_base_bias_v_y_along_dq
+    let t574 = t573 * cache.segment1_slice0_mass;
+    let t575 = t108 + segment3_tip_velocity_w_z;
+    let t576 = segment4_base_velocity_v_x_along_dq + t131;
+    let segment4_slice1_local_momentum_f_x_along_dq = cache.segment1_slice0_mass * t576
+        - t575 * segment4_slice1_local_inertia_h_y_along_dq;
+    let t577 = t575 * segment4_slice1_local_momentum_f_x_along_dq;
+    let t578 = t184 + t196 + segment4_base_bias_v_y_along_dq + t153
         + segment4_bend_y_rate * segment3_tip_velocity_w_z
             * segment4_slice1_local_bend_y_column_v_x_along_dq
-        - 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t249
         - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq
             * segment4_bend_y_rate;
-    let t257 = t256 * cache.segment1_slice0_mass;
-    let segment4_slice0_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
-        * segment4_slice0_local_com_x_along_dq;
-    let segment4_slice0_bias_w_z = segment1_slice0_local_subspace0_w_z * qdd[6]
-        + segment3_tip_bias_w_z;
-    let t258 = segment4_slice0_local_inertia_h_x_along_dq * segment4_slice0_bias_w_z;
-    let t259 = t225 + t226 + t245 + t251 + t257 + t258;
-    let t260 = cache.segment3_tip_rotation_01 * t259;
-    let segment4_base_velocity_v_y_along_dq = segment3_tip_rotation_01_along_dq * t219
-        + cache.segment3_tip_rotation_01 * t222
-        + t221 * segment3_tip_rotation_11_along_dq
-        + t220 * cache.segment3_tip_rotation_11;
-    let t261 = segment4_base_velocity_v_y_along_dq
-        + segment4_slice0_local_bend_y_column_v_y_along_dq * segment4_bend_y_rate;
+    let t579 = t578 * cache.segment1_slice0_mass;
+    let segment4_slice0_bias_w_z = t147 + segment3_tip_bias_w_z;
+    let t580 = segment4_slice0_local_inertia_h_x_along_dq * segment4_slice0_bias_w_z;
+    let t581 = t567 + t568 + t574 + t577 + t579 + t580;
+    let t582 = cache.segment3_tip_rotation_01 * t581;
+    let segment4_base_velocity_v_y_along_dq = segment3_tip_rotation_01_along_dq * t561
+        + cache.segment3_tip_rotation_01 * t564
+        + t563 * segment3_tip_rotation_11_along_dq
+        + t562 * cache.segment3_tip_rotation_11;
+    let t583 = lanes_segment1_bend_y_rate
+        * lanes_segment1_slice0_local_bend_y_column_v_y_along_dq;
+    let [t584, t585, t586, t587] = t583.to_array();
+    let t588 = segment4_base_velocity_v_y_along_dq + t587;
     let segment4_slice0_local_momentum_f_y_along_dq = segment4_slice0_local_inertia_h_x_along_dq
-        * t224 + t261 * cache.segment1_slice0_mass;
-    let t262 = -(segment4_slice0_local_momentum_f_y_along_dq * t224);
-    let t263 = -(segment4_slice1_local_inertia_h_y_along_dq * segment4_slice1_bias_w_z);
-    let segment4_slice0_local_subspace0_v_x_along_dq = segment4_slice0_local_bend_y_column_v_x_along_dq
-        * p.channel_length;
-    let segment4_base_bias_v_x_along_dq = t236 * segment3_tip_rotation_10_along_dq
-        + t233 * segment3_tip_rotation_00_along_dq
-        + cache.segment3_tip_rotation_00 * t231 + t232 * cache.segment3_tip_rotation_10;
-    let t264 = p.channel_length * t237 * segment4_bend_squared_along_dq;
-    let t265 = p.channel_length * t237 * segment4_bend_squared;
-    let t266 = p.channel_length * t237;
-    let t267 = segment4_slice0_local_subspace0_v_x_along_dq * qdd[6]
+        * t566 + t588 * cache.segment1_slice0_mass;
+    let t589 = -(segment4_slice0_local_momentum_f_y_along_dq * t566);
+    let t590 = -(segment4_slice1_local_inertia_h_y_along_dq * segment4_slice1_bias_w_z);
+    let lanes_segment1_slice0_local_subspace0_v_x_along_dq = p.channel_length
+        * lanes_segment1_slice0_local_bend_y_column_v_x_along_dq;
+    let t591 = lanes_segment1_slice0_local_subspace0_v_x_along_dq * t96;
+    let [t592, t593, t594, t595] = t591.to_array();
+    let t596 = 0.21132486540518713 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate * t95;
+    let [t597, t598, t599, t600] = t596.to_array();
+    let segment4_base_bias_v_x_along_dq = t572 * segment3_tip_rotation_10_along_dq
+        + t571 * segment3_tip_rotation_00_along_dq
+        + cache.segment3_tip_rotation_00 * t569 + t570 * cache.segment3_tip_rotation_10;
+    let t601 = 0.0004214567416265345 * t24 * lanes_segment1_slice0_bend_along_dq * t306;
+    let t602 = 0.0012643702248796036 * t21 * t329;
+    let t603 = -(0.009437387837655933 * t310 * t10
+        * lanes_segment1_slice0_bend_along_dq);
+    let t604 = -(0.0012643702248796036 * t49 * lanes_segment1_slice0_bend_along_dq
+        * t306);
+    let t605 = 0.0004214567416265345 * t7 * t329;
+    let t606 = 0.009437387837655933 * t310 * t24 * lanes_segment1_slice0_bend_along_dq;
+    let t607 = 0.0012643702248796036 * t62 * lanes_segment1_slice0_bend_along_dq * t306;
+    let t608 = -(0.0012643702248796036 * t9 * t329);
+    let t609 = t601 + t602 + t603 + t604 + t605 + t606 + t607 + t608;
+    let [t610, t611, t612, t613] = t609.to_array();
+    let t614 = t595
         + 0.21132486540518713 * segment4_bend_y_rate
-            * segment4_base_velocity_v_y_along_dq
-        + 0.21132486540518713 * t230 * segment4_bend_y_rate * segment4_bend_y_rate
-        + segment4_base_bias_v_x_along_dq
-        + (0.0004214567416265345 * t213 * segment4_slice0_bend_along_dq * t265
-            + 0.0004214567416265345 * cache.segment4_slice0_bend_c3 * t264
-            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t264
-            + 0.0012643702248796036 * segment4_slice0_bend_along_dq * t265 * t243
-            + 0.009437387837655933 * t266 * t213 * segment4_slice0_bend_along_dq
-            - 0.0012643702248796036 * cache.segment4_slice0_bend_c4 * t264
-            - 0.0012643702248796036 * segment4_slice0_bend_along_dq * t265 * t229
-            - 0.009437387837655933 * t266 * segment4_slice0_bend_along_dq * t211)
+            * segment4_base_velocity_v_y_along_dq + t600
+        + segment4_base_bias_v_x_along_dq + t613
         - segment4_slice0_local_bend_y_column_v_y_along_dq * segment4_bend_y_rate
             * segment3_tip_velocity_w_z;
-    let t268 = t267 * cache.segment1_slice0_mass;
-    let segment4_slice1_local_subspace0_v_x_along_dq = p.channel_length
-        * segment4_slice1_local_bend_y_column_v_x_along_dq;
-    let t269 = 0.7886751345948129 * segment4_bend_y_rate
-        * segment4_base_velocity_v_y_along_dq
-        + (0.4905626121623441 * t266 * t248 * segment4_slice1_bend_along_dq
-            + 0.9154022964417872 * segment4_slice1_bend_along_dq * t265 * t253
-            + 0.30513409881392906 * t248 * segment4_slice1_bend_along_dq * t265
-            + 0.9154022964417872 * t264 * cache.segment4_slice1_bend_c5
-            + 0.30513409881392906 * cache.segment4_slice1_bend_c3 * t264
-            - 0.9154022964417872 * segment4_slice1_bend_along_dq * t265 * t254
-            - 0.4905626121623441 * t266 * segment4_slice1_bend_along_dq * t247
-            - 0.9154022964417872 * t264 * cache.segment4_slice1_bend_c4)
-        + segment4_base_bias_v_x_along_dq
-        + 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t255
-        + segment4_slice1_local_subspace0_v_x_along_dq * qdd[6]
+    let t615 = t614 * cache.segment1_slice0_mass;
+    let t616 = 0.9154022964417872 * lanes_segment1_slice1_bend_along_dq * t163 * t306;
+    let t617 = -(0.9154022964417872 * t168 * lanes_segment1_slice1_bend_along_dq * t306);
+    let t618 = 0.30513409881392906 * t110 * t329;
+    let t619 = -(0.4905626121623441 * t310 * lanes_segment1_slice1_bend_along_dq * t113);
+    let t620 = -(0.9154022964417872 * t112 * t329);
+    let t621 = 0.4905626121623441 * t310 * t121 * lanes_segment1_slice1_bend_along_dq;
+    let t622 = 0.30513409881392906 * t121 * lanes_segment1_slice1_bend_along_dq * t306;
+    let t623 = 0.9154022964417872 * t118 * t329;
+    let t624 = t616 + t617 + t618 + t619 + t620 + t621 + t622 + t623;
+    let [t625, t626, t627, t628] = t624.to_array();
+    let t629 = 0.7886751345948129 * t190 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate;
+    let [t630, t631, t632, t633] = t629.to_array();
+    let lanes_segment1_slice1_local_subspace0_v_x_along_dq = p.channel_length
+        * lanes_segment1_slice1_local_bend_y_column_v_x_along_dq;
+    let t634 = lanes_segment1_slice1_local_subspace0_v_x_along_dq * t96;
+    let [t635, t636, t637, t638] = t634.to_array();
+    let t639 = 0.7886751345948129 * segment4_bend_y_rate
+        * segment4_base_velocity_v_y_along_dq + t628 + segment4_base_bias_v_x_along_dq
+        + t633 + t638
         - segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_y_along_dq
             * segment3_tip_velocity_w_z;
-    let t270 = t269 * cache.segment1_slice0_mass;
-    let t271 = -(segment4_slice0_local_inertia_h_y_along_dq * segment4_slice0_bias_w_z);
-    let t272 = segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_y_along_dq
-        + segment4_base_velocity_v_y_along_dq;
-    let segment4_slice1_local_momentum_f_y_along_dq = t246
-        * segment4_slice1_local_inertia_h_x_along_dq + t272 * cache.segment1_slice0_mass;
-    let t273 = -(t246 * segment4_slice1_local_momentum_f_y_along_dq);
-    let t274 = t262 + t263 + t268 + t270 + t271 + t273;
-    let t275 = cache.segment3_tip_rotation_00 * t274;
-    let segment4_tip_bias_w_z = p.channel_length * qdd[6] + segment3_tip_bias_w_z;
-    let t276 = cache.segment4_bend_squared_c1 * p.channel_length;
-    let t277 = t210 * cache.segment4_bend_squared_c2;
-    let t278 = p.channel_length
-        * ((0.5 * cache.segment4_bend_squared_c3 - 0.5 * cache.segment4_bend_squared_c2)
-            * segment4_bend_squared_along_dq);
-    let t279 = (cache.segment4_bend_squared_c4 - 0.5 * cache.segment4_bend_squared_c3)
-        * segment4_bend_squared_along_dq;
-    let t280 = t210 * t279 + cache.segment4_bend_squared_c2 * t212;
-    let segment4_tip_position_y_along_dq = t276 * segment3_tip_rotation_10_along_dq
-        + t277 * segment3_tip_rotation_11_along_dq + segment3_tip_position_y_along_dq
-        + t278 * cache.segment3_tip_rotation_10 + t280 * cache.segment3_tip_rotation_11;
+    let t640 = t639 * cache.segment1_slice0_mass;
+    let t641 = -(segment4_slice0_local_inertia_h_y_along_dq * segment4_slice0_bias_w_z);
+    let t642 = lanes_segment1_bend_y_rate
+        * lanes_segment1_slice1_local_bend_y_column_v_y_along_dq;
+    let [t643, t644, t645, t646] = t642.to_array();
+    let t647 = t646 + segment4_base_velocity_v_y_along_dq;
+    let segment4_slice1_local_momentum_f_y_along_dq = t575
+        * segment4_slice1_local_inertia_h_x_along_dq + t647 * cache.segment1_slice0_mass;
+    let t648 = -(t575 * segment4_slice1_local_momentum_f_y_along_dq);
+    let t649 = t589 + t590 + t615 + t640 + t641 + t648;
+    let t650 = cache.segment3_tip_rotation_00 * t649;
+    let segment4_tip_bias_w_z = t258 + segment3_tip_bias_w_z;
+    let segment4_tip_position_y_along_dq = t219 * segment3_tip_rotation_10_along_dq
+        + t233 * segment3_tip_rotation_11_along_dq + segment3_tip_position_y_along_dq
+        + t228 * cache.segment3_tip_rotation_10 + t213 * cache.segment3_tip_rotation_11;
     let link5_inertia_h_y_along_dq = p.link_mass * segment4_tip_position_y_along_dq;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let t281 = 1.5 * cache.segment4_bend_squared_c5
-        - 0.5 * cache.segment4_bend_squared_c4;
-    let t282 = t210 * t281 * segment4_bend_squared_along_dq
-        + cache.segment4_bend_squared_c3 * t212 - cache.segment4_bend_squared_c2 * t212
-        - t210 * t279;
-    let segment4_tip_local_bend_y_column_v_x_along_dq = t282 + t280;
-    let segment4_tip_local_subspace0_v_x_along_dq = p.channel_length
-        * segment4_tip_local_bend_y_column_v_x_along_dq;
-    let t283 = 2.0 * cache.segment4_bend_squared_c6
-        - 0.5 * cache.segment4_bend_squared_c5;
-    let t284 = 2.0 * cache.segment4_bend_squared_c4 * t228 + p.channel_length * t279
-        + 2.0 * t227 * t283 * segment4_bend_squared_along_dq
-        - t281 * t227 * segment4_bend_squared_along_dq
-        - t228 * cache.segment4_bend_squared_c3;
-    let segment4_tip_local_bend_y_column_v_y_along_dq = t284 - t278;
-    let segment4_tip_local_subspace0_v_y_along_dq = p.channel_length
-        * segment4_tip_local_bend_y_column_v_y_along_dq;
     let segment4_tip_subspace0_v_y_along_dq = cache.segment4_tip_local_subspace0_v_x
         * segment3_tip_rotation_10_along_dq
         + segment4_tip_local_subspace0_v_x_along_dq * cache.segment3_tip_rotation_10
@@ -9843,644 +9675,309 @@ pub fn inverse_dynamics_position_tangent_into(
         - p.channel_length * segment3_tip_position_x_along_dq;
     let segment4_tip_velocity_v_y_along_dq = segment3_tip_velocity_v_y_along_dq
         + qd[6] * segment4_tip_subspace0_v_y_along_dq;
-    let segment4_tip_position_x_along_dq = cache.segment3_tip_rotation_01 * t280
-        + segment3_tip_rotation_01_along_dq * t277
-        + cache.segment3_tip_rotation_00 * t278
-        + t276 * segment3_tip_rotation_00_along_dq + segment3_tip_position_x_along_dq;
+    let segment4_tip_position_x_along_dq = cache.segment3_tip_rotation_01 * t213
+        + segment3_tip_rotation_01_along_dq * t233
+        + cache.segment3_tip_rotation_00 * t228
+        + t219 * segment3_tip_rotation_00_along_dq + segment3_tip_position_x_along_dq;
     let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
     let link5_momentum_f_y_along_dq = p.link_mass * segment4_tip_velocity_v_y_along_dq
         + segment4_tip_velocity_w_z * link5_inertia_h_x_along_dq;
-    let t285 = softgen_runtime::stumpff(segment4_bend_squared)[7];
-    let t286 = 2.5 * t285 - 0.5 * cache.segment4_bend_squared_c6;
-    let t287 = qdd[6] * segment4_tip_local_subspace0_v_y_along_dq
-        + (8.0 * (3.0 * softgen_runtime::stumpff(segment4_bend_squared)[8] - 0.5 * t285)
-            * t238 * segment4_bend_squared_along_dq
-            + 6.0 * t240 * t283 * segment4_bend_squared_along_dq
-            + cache.segment4_bend_squared_c4 * t241
-            + 6.0 * cache.segment4_bend_squared_c4 * t242
-            + t283 * t238 * segment4_bend_squared_along_dq
-            + 8.0 * cache.segment4_bend_squared_c6 * t241
-            - 3.0 * t242 * cache.segment4_bend_squared_c3
-            - 5.0 * t286 * t238 * segment4_bend_squared_along_dq
-            - 5.0 * cache.segment4_bend_squared_c5 * t241
-            - 3.0 * t240 * t281 * segment4_bend_squared_along_dq)
-        - t282 * segment4_bend_y_rate * segment4_bend_y_rate;
-    let t288 = (t281 * t265 * segment4_bend_squared_along_dq
-        + 3.0 * cache.segment4_bend_squared_c5 * t264
-        + 3.0 * t265 * t286 * segment4_bend_squared_along_dq
-        + t264 * cache.segment4_bend_squared_c3
-        + t266 * t281 * segment4_bend_squared_along_dq
-        - 3.0 * cache.segment4_bend_squared_c4 * t264
-        - 3.0 * t283 * t265 * segment4_bend_squared_along_dq - t266 * t279)
-        + segment4_bend_y_rate * segment4_bend_y_rate * t284
-        + qdd[6] * segment4_tip_local_subspace0_v_x_along_dq;
-    let t289 = qdd[6] * cache.segment4_tip_local_subspace0_v_y
-        + (6.0 * t240 * cache.segment4_bend_squared_c4
-            + cache.segment4_bend_squared_c4 * t238
-            + 8.0 * cache.segment4_bend_squared_c6 * t238
-            - 3.0 * t240 * cache.segment4_bend_squared_c3
-            - 5.0 * cache.segment4_bend_squared_c5 * t238)
-        - (t210 * cache.segment4_bend_squared_c3 - t210 * cache.segment4_bend_squared_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate;
-    let t290 = cache.segment4_tip_local_subspace0_v_x * qdd[6]
-        + (3.0 * cache.segment4_bend_squared_c5 * t265
-            + t265 * cache.segment4_bend_squared_c3
-            + t266 * cache.segment4_bend_squared_c3
-            - 3.0 * cache.segment4_bend_squared_c4 * t265
-            - t266 * cache.segment4_bend_squared_c2)
-        + segment4_bend_y_rate * segment4_bend_y_rate
-            * (p.channel_length * cache.segment4_bend_squared_c2
-                + 2.0 * cache.segment4_bend_squared_c4 * t227
-                - t227 * cache.segment4_bend_squared_c3);
-    let segment4_tip_bias_v_x_along_dq = t287 * cache.segment3_tip_rotation_01
+    let segment4_tip_bias_v_x_along_dq = t288 * cache.segment3_tip_rotation_01
         + segment3_tip_velocity_v_y_along_dq * segment4_bend_y_rate
         + segment3_tip_position_y_along_dq * p.channel_length * qdd[6]
-        + cache.segment3_tip_rotation_00 * t288
-        + t289 * segment3_tip_rotation_01_along_dq + segment3_tip_bias_v_x_along_dq
-        + segment3_tip_rotation_00_along_dq * t290
+        + cache.segment3_tip_rotation_00 * t342
+        + t305 * segment3_tip_rotation_01_along_dq + segment3_tip_bias_v_x_along_dq
+        + segment3_tip_rotation_00_along_dq * t325
         - qd[6] * segment4_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
     let link5_composite_force_f_x_along_dq = p.link_mass * segment4_tip_bias_v_x_along_dq
         - segment4_tip_bias_w_z * link5_inertia_h_y_along_dq
         - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
-    let t291 = cache.segment4_slice1_local_inertia_h_x * segment4_slice1_bias_w_z;
-    let t292 = cache.segment4_slice0_local_inertia_h_x * segment4_slice0_bias_w_z;
-    let segment4_base_bias_v_y = t233 * cache.segment3_tip_rotation_01
-        + t236 * cache.segment3_tip_rotation_11;
-    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t219
-        + t221 * cache.segment3_tip_rotation_10;
-    let segment4_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment4_slice0_local_bend_y_column_v_y;
-    let t293 = segment4_base_bias_v_y + qdd[6] * segment4_slice0_local_subspace0_v_y
-        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t238
-            + 0.0007125143135866891 * t238 * cache.segment4_slice0_bend_c6
-            + 0.01196612828741514 * t240 * cache.segment4_slice0_bend_c4
-            - 0.00598306414370757 * t240 * cache.segment4_slice0_bend_c3
-            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t238)
+    let t651 = cache.segment4_slice1_local_inertia_h_x * segment4_slice1_bias_w_z;
+    let t652 = cache.segment4_slice0_local_inertia_h_x * segment4_slice0_bias_w_z;
+    let segment4_base_bias_v_y = t571 * cache.segment3_tip_rotation_01
+        + t572 * cache.segment3_tip_rotation_11;
+    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t561
+        + t563 * cache.segment3_tip_rotation_10;
+    let t653 = segment4_base_bias_v_y + t505 + t523 + t513
         + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate
             * segment3_tip_velocity_w_z
-        - 0.21132486540518713 * segment4_base_velocity_v_x * segment4_bend_y_rate
-        - 0.21132486540518713
-            * (0.009437387837655933 * t210 * cache.segment4_slice0_bend_c3
-                - 0.009437387837655933 * t210 * cache.segment4_slice0_bend_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate;
-    let t294 = cache.segment1_slice0_mass * t293;
-    let segment4_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment4_slice1_local_bend_y_column_v_y;
-    let t295 = segment4_base_bias_v_y
+        - 0.21132486540518713 * segment4_base_velocity_v_x * segment4_bend_y_rate;
+    let t654 = cache.segment1_slice0_mass * t653;
+    let t655 = segment4_base_bias_v_y
         + cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
-            * segment3_tip_velocity_w_z
-        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t238
-            + 2.3213672050459184 * t240 * cache.segment4_slice1_bend_c4
-            + 0.24065167645154242 * t238 * cache.segment4_slice1_bend_c4
-            - 1.1606836025229592 * t240 * cache.segment4_slice1_bend_c3
-            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t238)
-        + segment4_slice1_local_subspace0_v_y * qdd[6]
-        - 0.7886751345948129
-            * (0.4905626121623441 * t210 * cache.segment4_slice1_bend_c3
-                - 0.4905626121623441 * t210 * cache.segment4_slice1_bend_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate
+            * segment3_tip_velocity_w_z + t533 + t548 + t538
         - 0.7886751345948129 * segment4_base_velocity_v_x * segment4_bend_y_rate;
-    let t296 = cache.segment1_slice0_mass * t295;
-    let t297 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
-        + segment4_base_velocity_v_x;
-    let segment4_slice1_local_momentum_f_x = t297 * cache.segment1_slice0_mass
-        - t246 * cache.segment4_slice1_local_inertia_h_y;
-    let t298 = t246 * segment4_slice1_local_momentum_f_x;
-    let t299 = segment4_base_velocity_v_x
-        + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate;
-    let segment4_slice0_local_momentum_f_x = t299 * cache.segment1_slice0_mass
-        - cache.segment4_slice0_local_inertia_h_y * t224;
-    let t300 = segment4_slice0_local_momentum_f_x * t224;
-    let t301 = t291 + t292 + t294 + t296 + t298 + t300;
-    let t302 = t301 * segment3_tip_rotation_01_along_dq;
-    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t219
-        + t221 * cache.segment3_tip_rotation_11;
-    let t303 = segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
-        + segment4_base_velocity_v_y;
-    let segment4_slice1_local_momentum_f_y = t303 * cache.segment1_slice0_mass
-        + t246 * cache.segment4_slice1_local_inertia_h_x;
-    let t304 = -(t246 * segment4_slice1_local_momentum_f_y);
-    let t305 = -(cache.segment4_slice0_local_inertia_h_y * segment4_slice0_bias_w_z);
-    let segment4_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice0_local_bend_y_column_v_x;
-    let segment4_base_bias_v_x = t233 * cache.segment3_tip_rotation_00
-        + t236 * cache.segment3_tip_rotation_10;
-    let t306 = 0.21132486540518713 * segment4_bend_y_rate * segment4_base_velocity_v_y
-        + (0.0004214567416265345 * t265 * cache.segment4_slice0_bend_c3
-            + 0.009437387837655933 * t266 * cache.segment4_slice0_bend_c3
-            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t265
-            - 0.009437387837655933 * t266 * cache.segment4_slice0_bend_c2
-            - 0.0012643702248796036 * t265 * cache.segment4_slice0_bend_c4)
-        + segment4_slice0_local_subspace0_v_x * qdd[6]
-        + 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate
-            * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-                + 0.00398870942913838 * t227 * cache.segment4_slice0_bend_c4
-                - 0.00199435471456919 * t227 * cache.segment4_slice0_bend_c3)
-        + segment4_base_bias_v_x
+    let t656 = cache.segment1_slice0_mass * t655;
+    let t657 = t497 + segment4_base_velocity_v_x;
+    let segment4_slice1_local_momentum_f_x = t657 * cache.segment1_slice0_mass
+        - t575 * cache.segment4_slice1_local_inertia_h_y;
+    let t658 = t575 * segment4_slice1_local_momentum_f_x;
+    let t659 = segment4_base_velocity_v_x + t556;
+    let segment4_slice0_local_momentum_f_x = t659 * cache.segment1_slice0_mass
+        - cache.segment4_slice0_local_inertia_h_y * t566;
+    let t660 = segment4_slice0_local_momentum_f_x * t566;
+    let t661 = t651 + t652 + t654 + t656 + t658 + t660;
+    let t662 = t661 * segment3_tip_rotation_01_along_dq;
+    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t561
+        + t563 * cache.segment3_tip_rotation_11;
+    let t663 = t469 + segment4_base_velocity_v_y;
+    let segment4_slice1_local_momentum_f_y = t663 * cache.segment1_slice0_mass
+        + t575 * cache.segment4_slice1_local_inertia_h_x;
+    let t664 = -(t575 * segment4_slice1_local_momentum_f_y);
+    let t665 = -(cache.segment4_slice0_local_inertia_h_y * segment4_slice0_bias_w_z);
+    let segment4_base_bias_v_x = t571 * cache.segment3_tip_rotation_00
+        + t572 * cache.segment3_tip_rotation_10;
+    let t666 = 0.21132486540518713 * segment4_bend_y_rate * segment4_base_velocity_v_y
+        + t446 + t461 + t455 + segment4_base_bias_v_x
         - cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
             * segment3_tip_velocity_w_z;
-    let t307 = t306 * cache.segment1_slice0_mass;
-    let t308 = cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
-        + segment4_base_velocity_v_y;
-    let segment4_slice0_local_momentum_f_y = t308 * cache.segment1_slice0_mass
-        + cache.segment4_slice0_local_inertia_h_x * t224;
-    let t309 = -(segment4_slice0_local_momentum_f_y * t224);
-    let segment4_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice1_local_bend_y_column_v_x;
-    let t310 = (0.30513409881392906 * t265 * cache.segment4_slice1_bend_c3
-        + 0.9154022964417872 * t265 * cache.segment4_slice1_bend_c5
-        + 0.4905626121623441 * t266 * cache.segment4_slice1_bend_c3
-        - 0.4905626121623441 * t266 * cache.segment4_slice1_bend_c2
-        - 0.9154022964417872 * t265 * cache.segment4_slice1_bend_c4)
-        + segment4_slice1_local_subspace0_v_x * qdd[6]
-        + 0.7886751345948129 * segment4_bend_y_rate * segment4_base_velocity_v_y
-        + 0.7886751345948129
-            * (0.7737890683486395 * t227 * cache.segment4_slice1_bend_c4
-                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-                - 0.38689453417431974 * t227 * cache.segment4_slice1_bend_c3)
-            * segment4_bend_y_rate * segment4_bend_y_rate + segment4_base_bias_v_x
+    let t667 = t666 * cache.segment1_slice0_mass;
+    let t668 = t407 + segment4_base_velocity_v_y;
+    let segment4_slice0_local_momentum_f_y = t668 * cache.segment1_slice0_mass
+        + cache.segment4_slice0_local_inertia_h_x * t566;
+    let t669 = -(segment4_slice0_local_momentum_f_y * t566);
+    let t670 = t428 + t434
+        + 0.7886751345948129 * segment4_bend_y_rate * segment4_base_velocity_v_y + t418
+        + segment4_base_bias_v_x
         - segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
             * segment3_tip_velocity_w_z;
-    let t311 = cache.segment1_slice0_mass * t310;
-    let t312 = -(cache.segment4_slice1_local_inertia_h_y * segment4_slice1_bias_w_z);
-    let t313 = t304 + t305 + t307 + t309 + t311 + t312;
-    let t314 = segment3_tip_rotation_00_along_dq * t313;
-    let segment4_composite_force_f_x_along_dq = t260 + t275
-        + link5_composite_force_f_x_along_dq + t302 + t314;
+    let t671 = cache.segment1_slice0_mass * t670;
+    let t672 = -(cache.segment4_slice1_local_inertia_h_y * segment4_slice1_bias_w_z);
+    let t673 = t664 + t665 + t667 + t669 + t671 + t672;
+    let t674 = segment3_tip_rotation_00_along_dq * t673;
+    let segment4_composite_force_f_x_along_dq = t582 + t650
+        + link5_composite_force_f_x_along_dq + t662 + t674;
     let link4_composite_force_f_x_along_dq = p.link_mass * segment3_tip_bias_v_x_along_dq
         + segment4_composite_force_f_x_along_dq
         - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z
         - link4_inertia_h_y_along_dq * segment3_tip_bias_w_z;
-    let segment3_slice1_bend_along_dq = 0.6220084679281462
-        * segment3_bend_squared_along_dq;
-    let t315 = 1.5 * cache.segment3_slice1_bend_c5 - 0.5 * cache.segment3_slice1_bend_c4;
-    let t316 = cache.segment3_slice1_bend_c4 - 0.5 * cache.segment3_slice1_bend_c3;
-    let t317 = 0.4905626121623441 * t177 * segment3_slice1_bend_along_dq * t315
-        + 0.4905626121623441 * cache.segment3_slice1_bend_c3 * t193
-        - 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t193
-        - 0.4905626121623441 * t177 * segment3_slice1_bend_along_dq * t316;
-    let segment3_slice1_local_com_y_along_dq = 0.6220084679281462
-        * cache.segment3_slice1_bend_c2 * t193
-        + 0.6220084679281462 * t177 * segment3_slice1_bend_along_dq * t316;
-    let segment3_slice1_local_bend_y_column_v_x_along_dq = t317
-        + 0.7886751345948129 * segment3_slice1_local_com_y_along_dq;
-    let segment3_slice1_local_subspace0_v_x_along_dq = p.channel_length
-        * segment3_slice1_local_bend_y_column_v_x_along_dq;
-    let segment3_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
-        * segment3_slice1_bend_along_dq
-        * (0.5 * cache.segment3_slice1_bend_c3 - 0.5 * cache.segment3_slice1_bend_c2);
-    let t318 = 2.0 * cache.segment3_slice1_bend_c6 - 0.5 * cache.segment3_slice1_bend_c5;
-    let t319 = 0.7737890683486395 * t198 * cache.segment3_slice1_bend_c4
-        + 0.6220084679281462 * p.channel_length * segment3_slice1_bend_along_dq * t316
-        + 0.7737890683486395 * t153 * segment3_slice1_bend_along_dq * t318
-        - 0.38689453417431974 * t153 * segment3_slice1_bend_along_dq * t315
-        - 0.38689453417431974 * t198 * cache.segment3_slice1_bend_c3;
-    let segment3_slice1_local_bend_y_column_v_y_along_dq = t319
-        - 0.7886751345948129 * segment3_slice1_local_com_x_along_dq;
-    let t320 = segment2_tip_velocity_v_x_along_dq
+    let t675 = segment2_tip_velocity_v_x_along_dq
         - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
-    let t321 = segment2_tip_velocity_v_y_along_dq
+    let t676 = segment2_tip_velocity_v_y_along_dq
         + segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq;
-    let segment3_base_velocity_v_y_along_dq = segment2_tip_rotation_01_along_dq * t152
-        + cache.segment2_tip_rotation_01 * t320 + t321 * cache.segment2_tip_rotation_11
-        + segment2_tip_rotation_11_along_dq * t151;
-    let t322 = segment2_tip_bias_v_y_along_dq
+    let segment3_base_velocity_v_y_along_dq = segment2_tip_rotation_01_along_dq * t477
+        + cache.segment2_tip_rotation_01 * t675 + t676 * cache.segment2_tip_rotation_11
+        + segment2_tip_rotation_11_along_dq * t476;
+    let t677 = segment2_tip_bias_v_y_along_dq
         + segment2_tip_bias_w_z * segment2_tip_position_x_along_dq;
-    let t323 = segment2_tip_bias_v_x_along_dq
+    let t678 = segment2_tip_bias_v_x_along_dq
         - segment2_tip_bias_w_z * segment2_tip_position_y_along_dq;
-    let segment3_base_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq * t157
-        + cache.segment2_tip_rotation_10 * t322
-        + segment2_tip_rotation_10_along_dq * t158
-        + cache.segment2_tip_rotation_00 * t323;
-    let segment3_slice1_bend = 0.6220084679281462 * segment3_bend_squared;
-    let t324 = softgen_runtime::stumpff(segment3_slice1_bend)[7];
-    let t325 = 2.5 * t324 - 0.5 * cache.segment3_slice1_bend_c6;
-    let t326 = qdd[5] * segment3_slice1_local_subspace0_v_x_along_dq
+    let segment3_base_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq * t478
+        + cache.segment2_tip_rotation_10 * t677
+        + segment2_tip_rotation_10_along_dq * t479
+        + cache.segment2_tip_rotation_00 * t678;
+    let t679 = t637
         + 0.7886751345948129 * segment3_base_velocity_v_y_along_dq * segment3_bend_y_rate
-        + segment3_base_bias_v_x_along_dq
-        + 0.7886751345948129 * t319 * segment3_bend_y_rate * segment3_bend_y_rate
-        + (0.9154022964417872 * t156 * t325 * segment3_slice1_bend_along_dq
-            + 0.30513409881392906 * t156 * segment3_slice1_bend_along_dq * t315
-            + 0.9154022964417872 * t201 * cache.segment3_slice1_bend_c5
-            + 0.4905626121623441 * t155 * segment3_slice1_bend_along_dq * t315
-            + 0.30513409881392906 * t201 * cache.segment3_slice1_bend_c3
-            - 0.9154022964417872 * t156 * segment3_slice1_bend_along_dq * t318
-            - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t201
-            - 0.4905626121623441 * t155 * segment3_slice1_bend_along_dq * t316)
+        + segment3_base_bias_v_x_along_dq + t632 + t627
         - segment2_tip_velocity_w_z * segment3_slice1_local_bend_y_column_v_y_along_dq
             * segment3_bend_y_rate;
-    let t327 = t326 * cache.segment1_slice0_mass;
-    let segment3_slice0_bend_along_dq = 0.044658198738520456
-        * segment3_bend_squared_along_dq;
-    let t328 = cache.segment3_slice0_bend_c4 - 0.5 * cache.segment3_slice0_bend_c3;
-    let segment3_slice0_local_com_y_along_dq = 0.044658198738520456 * t177
-        * segment3_slice0_bend_along_dq * t328
-        + 0.044658198738520456 * cache.segment3_slice0_bend_c2 * t193;
-    let segment3_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
-        * segment3_slice0_local_com_y_along_dq;
-    let t329 = -(segment3_slice0_bias_w_z * segment3_slice0_local_inertia_h_y_along_dq);
-    let segment3_slice0_local_com_x_along_dq = 0.21132486540518713
-        * (0.5 * cache.segment3_slice0_bend_c3 - 0.5 * cache.segment3_slice0_bend_c2)
-        * p.channel_length * segment3_slice0_bend_along_dq;
-    let segment3_slice0_local_inertia_h_x_along_dq = segment3_slice0_local_com_x_along_dq
-        * cache.segment1_slice0_mass;
-    let t330 = 1.5 * cache.segment3_slice0_bend_c5 - 0.5 * cache.segment3_slice0_bend_c4;
-    let t331 = 2.0 * cache.segment3_slice0_bend_c6 - 0.5 * cache.segment3_slice0_bend_c5;
-    let t332 = 0.00398870942913838 * t198 * cache.segment3_slice0_bend_c4
-        + 0.044658198738520456 * p.channel_length * segment3_slice0_bend_along_dq * t328
-        + 0.00398870942913838 * t153 * t331 * segment3_slice0_bend_along_dq
-        - 0.00199435471456919 * t153 * t330 * segment3_slice0_bend_along_dq
-        - 0.00199435471456919 * t198 * cache.segment3_slice0_bend_c3;
-    let segment3_slice0_local_bend_y_column_v_y_along_dq = t332
-        - 0.21132486540518713 * segment3_slice0_local_com_x_along_dq;
-    let t333 = segment3_slice0_local_bend_y_column_v_y_along_dq * segment3_bend_y_rate
-        + segment3_base_velocity_v_y_along_dq;
+    let t680 = t679 * cache.segment1_slice0_mass;
+    let t681 = -(segment3_slice0_bias_w_z * segment3_slice0_local_inertia_h_y_along_dq);
+    let t682 = t586 + segment3_base_velocity_v_y_along_dq;
     let segment3_slice0_local_momentum_f_y_along_dq = segment3_slice0_local_inertia_h_x_along_dq
-        * t161 + cache.segment1_slice0_mass * t333;
-    let t334 = -(t161 * segment3_slice0_local_momentum_f_y_along_dq);
-    let segment3_slice0_bend = 0.044658198738520456 * segment3_bend_squared;
-    let t335 = softgen_runtime::stumpff(segment3_slice0_bend)[7];
-    let t336 = 2.5 * t335 - 0.5 * cache.segment3_slice0_bend_c6;
-    let t337 = 0.009437387837655933 * t177 * t330 * segment3_slice0_bend_along_dq
-        + 0.009437387837655933 * cache.segment3_slice0_bend_c3 * t193
-        - 0.009437387837655933 * t177 * segment3_slice0_bend_along_dq * t328
-        - 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t193;
-    let segment3_slice0_local_bend_y_column_v_x_along_dq = t337
-        + 0.21132486540518713 * segment3_slice0_local_com_y_along_dq;
-    let segment3_slice0_local_subspace0_v_x_along_dq = p.channel_length
-        * segment3_slice0_local_bend_y_column_v_x_along_dq;
-    let t338 = 0.21132486540518713 * segment3_base_velocity_v_y_along_dq
-        * segment3_bend_y_rate
-        + 0.21132486540518713 * segment3_bend_y_rate * segment3_bend_y_rate * t332
-        + (0.0004214567416265345 * t156 * t330 * segment3_slice0_bend_along_dq
-            + 0.009437387837655933 * t155 * t330 * segment3_slice0_bend_along_dq
-            + 0.0004214567416265345 * t201 * cache.segment3_slice0_bend_c3
-            + 0.0012643702248796036 * t156 * t336 * segment3_slice0_bend_along_dq
-            + 0.0012643702248796036 * t201 * cache.segment3_slice0_bend_c5
-            - 0.009437387837655933 * t155 * segment3_slice0_bend_along_dq * t328
-            - 0.0012643702248796036 * t201 * cache.segment3_slice0_bend_c4
-            - 0.0012643702248796036 * t156 * t331 * segment3_slice0_bend_along_dq)
-        + segment3_slice0_local_subspace0_v_x_along_dq * qdd[5]
-        + segment3_base_bias_v_x_along_dq
+        * t482 + cache.segment1_slice0_mass * t682;
+    let t683 = -(t482 * segment3_slice0_local_momentum_f_y_along_dq);
+    let t684 = 0.21132486540518713 * segment3_base_velocity_v_y_along_dq
+        * segment3_bend_y_rate + t599 + t612 + t594 + segment3_base_bias_v_x_along_dq
         - segment3_slice0_local_bend_y_column_v_y_along_dq * segment2_tip_velocity_w_z
             * segment3_bend_y_rate;
-    let t339 = t338 * cache.segment1_slice0_mass;
-    let segment3_slice1_local_inertia_h_y_along_dq = segment3_slice1_local_com_y_along_dq
-        * cache.segment1_slice0_mass;
-    let t340 = -(segment3_slice1_bias_w_z * segment3_slice1_local_inertia_h_y_along_dq);
-    let segment3_slice1_local_inertia_h_x_along_dq = segment3_slice1_local_com_x_along_dq
-        * cache.segment1_slice0_mass;
-    let t341 = segment3_base_velocity_v_y_along_dq
-        + segment3_slice1_local_bend_y_column_v_y_along_dq * segment3_bend_y_rate;
-    let segment3_slice1_local_momentum_f_y_along_dq = t164
-        * segment3_slice1_local_inertia_h_x_along_dq + t341 * cache.segment1_slice0_mass;
-    let t342 = -(t164 * segment3_slice1_local_momentum_f_y_along_dq);
-    let t343 = t327 + t329 + t334 + t339 + t340 + t342;
-    let t344 = cache.segment2_tip_rotation_00 * t343;
-    let t345 = segment3_slice0_bias_w_z * segment3_slice0_local_inertia_h_x_along_dq;
-    let segment3_base_velocity_v_x_along_dq = segment2_tip_rotation_00_along_dq * t152
-        + cache.segment2_tip_rotation_10 * t321
-        + segment2_tip_rotation_10_along_dq * t151
-        + cache.segment2_tip_rotation_00 * t320;
-    let t346 = segment3_bend_y_rate * segment3_slice0_local_bend_y_column_v_x_along_dq
-        + segment3_base_velocity_v_x_along_dq;
-    let segment3_slice0_local_momentum_f_x_along_dq = t346 * cache.segment1_slice0_mass
-        - segment3_slice0_local_inertia_h_y_along_dq * t161;
-    let t347 = t161 * segment3_slice0_local_momentum_f_x_along_dq;
-    let segment3_slice0_local_subspace0_v_y_along_dq = segment3_slice0_local_bend_y_column_v_y_along_dq
-        * p.channel_length;
-    let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_11_along_dq * t158
-        + cache.segment2_tip_rotation_01 * t323 + t322 * cache.segment2_tip_rotation_11
-        + segment2_tip_rotation_01_along_dq * t157;
-    let t348 = qdd[5] * segment3_slice0_local_subspace0_v_y_along_dq
-        + (0.0007125143135866891
-            * (3.0 * softgen_runtime::stumpff(segment3_slice0_bend)[8] - 0.5 * t335)
-            * segment3_slice0_bend_along_dq * t178
-            + 0.01196612828741514 * t331 * t179 * segment3_slice0_bend_along_dq
-            + 0.00008906428919833614 * t206 * cache.segment3_slice0_bend_c4
-            + 0.0007125143135866891 * t206 * cache.segment3_slice0_bend_c6
-            + 0.00008906428919833614 * t331 * segment3_slice0_bend_along_dq * t178
-            + 0.01196612828741514 * cache.segment3_slice0_bend_c4 * t207
-            - 0.0004453214459916807 * t206 * cache.segment3_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment3_slice0_bend_c3 * t207
-            - 0.00598306414370757 * t330 * t179 * segment3_slice0_bend_along_dq
-            - 0.0004453214459916807 * t336 * segment3_slice0_bend_along_dq * t178)
+    let t685 = t684 * cache.segment1_slice0_mass;
+    let t686 = -(segment3_slice1_bias_w_z * segment3_slice1_local_inertia_h_y_along_dq);
+    let t687 = segment3_base_velocity_v_y_along_dq + t645;
+    let segment3_slice1_local_momentum_f_y_along_dq = t485
+        * segment3_slice1_local_inertia_h_x_along_dq + t687 * cache.segment1_slice0_mass;
+    let t688 = -(t485 * segment3_slice1_local_momentum_f_y_along_dq);
+    let t689 = t680 + t681 + t683 + t685 + t686 + t688;
+    let t690 = cache.segment2_tip_rotation_00 * t689;
+    let t691 = segment3_slice0_bias_w_z * segment3_slice0_local_inertia_h_x_along_dq;
+    let segment3_base_velocity_v_x_along_dq = segment2_tip_rotation_00_along_dq * t477
+        + cache.segment2_tip_rotation_10 * t676
+        + segment2_tip_rotation_10_along_dq * t476
+        + cache.segment2_tip_rotation_00 * t675;
+    let t692 = t31 + segment3_base_velocity_v_x_along_dq;
+    let segment3_slice0_local_momentum_f_x_along_dq = t692 * cache.segment1_slice0_mass
+        - segment3_slice0_local_inertia_h_y_along_dq * t482;
+    let t693 = t482 * segment3_slice0_local_momentum_f_x_along_dq;
+    let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_11_along_dq * t479
+        + cache.segment2_tip_rotation_01 * t678 + t677 * cache.segment2_tip_rotation_11
+        + segment2_tip_rotation_01_along_dq * t478;
+    let t694 = t100 + t44 + t82
         + segment2_tip_velocity_w_z * segment3_bend_y_rate
             * segment3_slice0_local_bend_y_column_v_x_along_dq
         + segment3_base_bias_v_y_along_dq
-        - 0.21132486540518713 * t337 * segment3_bend_y_rate * segment3_bend_y_rate
         - 0.21132486540518713 * segment3_bend_y_rate
             * segment3_base_velocity_v_x_along_dq;
-    let t349 = cache.segment1_slice0_mass * t348;
-    let segment3_slice1_local_subspace0_v_y_along_dq = p.channel_length
-        * segment3_slice1_local_bend_y_column_v_y_along_dq;
-    let t350 = segment2_tip_velocity_w_z * segment3_bend_y_rate
-        * segment3_slice1_local_bend_y_column_v_x_along_dq
-        + qdd[5] * segment3_slice1_local_subspace0_v_y_along_dq
-        + segment3_base_bias_v_y_along_dq
-        + (0.24065167645154242 * segment3_slice1_bend_along_dq * t178 * t318
-            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t206
-            + 1.9252134116123394 * t206 * cache.segment3_slice1_bend_c6
-            + 2.3213672050459184 * cache.segment3_slice1_bend_c4 * t207
-            + 2.3213672050459184 * t179 * segment3_slice1_bend_along_dq * t318
-            + 1.9252134116123394
-                * (3.0 * softgen_runtime::stumpff(segment3_slice1_bend)[8] - 0.5 * t324)
-                * segment3_slice1_bend_along_dq * t178
-            - 1.203258382257712 * t325 * segment3_slice1_bend_along_dq * t178
-            - 1.203258382257712 * t206 * cache.segment3_slice1_bend_c5
-            - 1.1606836025229592 * t207 * cache.segment3_slice1_bend_c3
-            - 1.1606836025229592 * t179 * segment3_slice1_bend_along_dq * t315)
-        - 0.7886751345948129 * t317 * segment3_bend_y_rate * segment3_bend_y_rate
+    let t695 = cache.segment1_slice0_mass * t694;
+    let t696 = t152
+        + segment2_tip_velocity_w_z * segment3_bend_y_rate
+            * segment3_slice1_local_bend_y_column_v_x_along_dq + t195
+        + segment3_base_bias_v_y_along_dq + t183
         - 0.7886751345948129 * segment3_bend_y_rate
             * segment3_base_velocity_v_x_along_dq;
-    let t351 = cache.segment1_slice0_mass * t350;
-    let t352 = segment3_slice1_bias_w_z * segment3_slice1_local_inertia_h_x_along_dq;
-    let t353 = segment3_bend_y_rate * segment3_slice1_local_bend_y_column_v_x_along_dq
-        + segment3_base_velocity_v_x_along_dq;
-    let segment3_slice1_local_momentum_f_x_along_dq = t353 * cache.segment1_slice0_mass
-        - segment3_slice1_local_inertia_h_y_along_dq * t164;
-    let t354 = t164 * segment3_slice1_local_momentum_f_x_along_dq;
-    let t355 = t345 + t347 + t349 + t351 + t352 + t354;
-    let t356 = cache.segment2_tip_rotation_01 * t355;
-    let segment3_composite_force_f_x_along_dq = t171 + t188
-        + link4_composite_force_f_x_along_dq + t344 + t356;
+    let t697 = cache.segment1_slice0_mass * t696;
+    let t698 = segment3_slice1_bias_w_z * segment3_slice1_local_inertia_h_x_along_dq;
+    let t699 = t130 + segment3_base_velocity_v_x_along_dq;
+    let segment3_slice1_local_momentum_f_x_along_dq = t699 * cache.segment1_slice0_mass
+        - segment3_slice1_local_inertia_h_y_along_dq * t485;
+    let t700 = t485 * segment3_slice1_local_momentum_f_x_along_dq;
+    let t701 = t691 + t693 + t695 + t697 + t698 + t700;
+    let t702 = cache.segment2_tip_rotation_01 * t701;
+    let segment3_composite_force_f_x_along_dq = t492 + t560
+        + link4_composite_force_f_x_along_dq + t690 + t702;
     let link3_inertia_h_y_along_dq = p.link_mass * segment2_tip_position_y_along_dq;
     let link3_composite_force_f_x_along_dq = segment2_tip_bias_v_x_along_dq * p.link_mass
         + segment3_composite_force_f_x_along_dq
         - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq
         - link3_inertia_h_y_along_dq * segment2_tip_bias_w_z;
-    let t357 = -(segment2_slice0_local_inertia_h_y_along_dq * segment2_slice0_bias_w_z);
-    let t358 = -(segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_y_along_dq);
-    let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_11 * t68
-        + t74 * cache.segment1_tip_rotation_01 + t69 * segment1_tip_rotation_11_along_dq
-        + t77 * segment1_tip_rotation_01_along_dq;
-    let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_00_along_dq * t99
-        + segment1_tip_rotation_10_along_dq * t101
-        + t102 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_10 * t100;
-    let segment2_slice0_local_subspace0_v_x_along_dq = segment2_slice0_local_bend_y_column_v_x_along_dq
-        * p.channel_length;
-    let t359 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
-        * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq
-        + qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
-        + (0.0012643702248796036 * t118 * segment2_slice0_bend_along_dq * t108
-            + 0.009437387837655933 * t82 * segment2_slice0_bend_along_dq * t119
-            + 0.0004214567416265345 * t82 * t118 * segment2_slice0_bend_along_dq
-            + 0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t139
-            + 0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t139
-            - 0.009437387837655933 * t81 * segment2_slice0_bend_along_dq * t119
-            - 0.0012643702248796036 * t118 * segment2_slice0_bend_along_dq * t105
-            - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t139)
-        + 0.21132486540518713 * t106 * segment2_bend_y_rate * segment2_bend_y_rate
+    let t703 = -(segment2_slice0_local_inertia_h_y_along_dq * segment2_slice0_bias_w_z);
+    let t704 = -(segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_y_along_dq);
+    let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_11 * t344
+        + t370 * cache.segment1_tip_rotation_01
+        + t345 * segment1_tip_rotation_11_along_dq
+        + t373 * segment1_tip_rotation_01_along_dq;
+    let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_00_along_dq * t389
+        + segment1_tip_rotation_10_along_dq * t391
+        + t392 * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_10 * t390;
+    let t705 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
+        * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq + t593 + t611 + t598
         - segment2_slice0_local_bend_y_column_v_y_along_dq * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t360 = cache.segment1_slice0_mass * t359;
-    let t361 = segment2_base_velocity_v_y_along_dq
-        + segment2_slice0_local_bend_y_column_v_y_along_dq * segment2_bend_y_rate;
-    let segment2_slice0_local_momentum_f_y_along_dq = t361 * cache.segment1_slice0_mass
-        + t80 * segment2_slice0_local_inertia_h_x_along_dq;
-    let t362 = -(t80 * segment2_slice0_local_momentum_f_y_along_dq);
-    let t363 = segment2_base_velocity_v_y_along_dq
-        + segment2_bend_y_rate * segment2_slice1_local_bend_y_column_v_y_along_dq;
-    let segment2_slice1_local_momentum_f_y_along_dq = t363 * cache.segment1_slice0_mass
-        + segment2_slice1_local_inertia_h_x_along_dq * t65;
-    let t364 = -(segment2_slice1_local_momentum_f_y_along_dq * t65);
-    let segment2_slice1_local_subspace0_v_x_along_dq = p.channel_length
-        * segment2_slice1_local_bend_y_column_v_x_along_dq;
-    let t365 = segment2_slice1_local_subspace0_v_x_along_dq * qdd[4]
+    let t706 = cache.segment1_slice0_mass * t705;
+    let t707 = segment2_base_velocity_v_y_along_dq + t585;
+    let segment2_slice0_local_momentum_f_y_along_dq = t707 * cache.segment1_slice0_mass
+        + t376 * segment2_slice0_local_inertia_h_x_along_dq;
+    let t708 = -(t376 * segment2_slice0_local_momentum_f_y_along_dq);
+    let t709 = segment2_base_velocity_v_y_along_dq + t644;
+    let segment2_slice1_local_momentum_f_y_along_dq = t709 * cache.segment1_slice0_mass
+        + segment2_slice1_local_inertia_h_x_along_dq * t343;
+    let t710 = -(segment2_slice1_local_momentum_f_y_along_dq * t343);
+    let t711 = t636
         + 0.7886751345948129 * segment2_base_velocity_v_y_along_dq * segment2_bend_y_rate
-        + segment2_base_bias_v_x_along_dq
-        + 0.7886751345948129 * t89 * segment2_bend_y_rate * segment2_bend_y_rate
-        + (0.9154022964417872 * t139 * cache.segment2_slice1_bend_c5
-            + 0.30513409881392906 * t118 * segment2_slice1_bend_along_dq * t66
-            + 0.4905626121623441 * segment2_slice1_bend_along_dq * t119 * t66
-            + 0.30513409881392906 * t139 * cache.segment2_slice1_bend_c3
-            + 0.9154022964417872 * t118 * segment2_slice1_bend_along_dq * t96
-            - 0.4905626121623441 * segment2_slice1_bend_along_dq * t119 * t64
-            - 0.9154022964417872 * t87 * t118 * segment2_slice1_bend_along_dq
-            - 0.9154022964417872 * t139 * cache.segment2_slice1_bend_c4)
+        + segment2_base_bias_v_x_along_dq + t631 + t626
         - segment1_tip_velocity_w_z * segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_y_along_dq;
-    let t366 = cache.segment1_slice0_mass * t365;
-    let t367 = t357 + t358 + t360 + t362 + t364 + t366;
-    let t368 = cache.segment1_tip_rotation_00 * t367;
-    let t369 = segment2_slice0_bias_w_z * cache.segment2_slice0_local_inertia_h_x;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t69
-        + cache.segment1_tip_rotation_00 * t77;
-    let t370 = segment2_base_velocity_v_x
-        + cache.segment2_slice1_local_bend_y_column_v_x * segment2_bend_y_rate;
-    let segment2_slice1_local_momentum_f_x = t370 * cache.segment1_slice0_mass
-        - cache.segment2_slice1_local_inertia_h_y * t65;
-    let t371 = segment2_slice1_local_momentum_f_x * t65;
-    let t372 = segment2_base_velocity_v_x
-        + cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate;
-    let segment2_slice0_local_momentum_f_x = t372 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * t80;
-    let t373 = segment2_slice0_local_momentum_f_x * t80;
-    let segment2_base_bias_v_y = t99 * cache.segment1_tip_rotation_01
-        + cache.segment1_tip_rotation_11 * t101;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
-    let t374 = segment1_tip_velocity_w_z * cache.segment2_slice0_local_bend_y_column_v_x
-        * segment2_bend_y_rate + segment2_base_bias_v_y
-        + (0.00008906428919833614 * t94 * cache.segment2_slice0_bend_c4
-            + 0.0007125143135866891 * t94 * cache.segment2_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t91
-            - 0.0004453214459916807 * t94 * cache.segment2_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t91)
-        + qdd[4] * segment2_slice0_local_subspace0_v_y
-        - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t63
-                - 0.009437387837655933 * t63 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate
+    let t712 = cache.segment1_slice0_mass * t711;
+    let t713 = t703 + t704 + t706 + t708 + t710 + t712;
+    let t714 = cache.segment1_tip_rotation_00 * t713;
+    let t715 = segment2_slice0_bias_w_z * cache.segment2_slice0_local_inertia_h_x;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t345
+        + cache.segment1_tip_rotation_00 * t373;
+    let t716 = segment2_base_velocity_v_x + t495;
+    let segment2_slice1_local_momentum_f_x = t716 * cache.segment1_slice0_mass
+        - cache.segment2_slice1_local_inertia_h_y * t343;
+    let t717 = segment2_slice1_local_momentum_f_x * t343;
+    let t718 = segment2_base_velocity_v_x + t554;
+    let segment2_slice0_local_momentum_f_x = t718 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t376;
+    let t719 = segment2_slice0_local_momentum_f_x * t376;
+    let segment2_base_bias_v_y = t389 * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_11 * t391;
+    let t720 = segment1_tip_velocity_w_z * cache.segment2_slice0_local_bend_y_column_v_x
+        * segment2_bend_y_rate + segment2_base_bias_v_y + t511 + t521 + t503
         - 0.21132486540518713 * segment2_base_velocity_v_x * segment2_bend_y_rate;
-    let t375 = t374 * cache.segment1_slice0_mass;
-    let segment2_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_y;
-    let t376 = segment2_base_bias_v_y
+    let t721 = t720 * cache.segment1_slice0_mass;
+    let t722 = segment2_base_bias_v_y
         + segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
-            * segment2_bend_y_rate + qdd[4] * segment2_slice1_local_subspace0_v_y
-        + (1.9252134116123394 * t94 * cache.segment2_slice1_bend_c6
-            + 0.24065167645154242 * t94 * cache.segment2_slice1_bend_c4
-            + 2.3213672050459184 * cache.segment2_slice1_bend_c4 * t91
-            - 1.1606836025229592 * cache.segment2_slice1_bend_c3 * t91
-            - 1.203258382257712 * t94 * cache.segment2_slice1_bend_c5)
-        - 0.7886751345948129 * segment2_base_velocity_v_x * segment2_bend_y_rate
-        - 0.7886751345948129
-            * (0.4905626121623441 * t63 * cache.segment2_slice1_bend_c3
-                - 0.4905626121623441 * t63 * cache.segment2_slice1_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t377 = t376 * cache.segment1_slice0_mass;
-    let t378 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
-    let t379 = t369 + t371 + t373 + t375 + t377 + t378;
-    let t380 = segment1_tip_rotation_01_along_dq * t379;
-    let segment2_composite_force_f_x_along_dq = t114 + t128
-        + link3_composite_force_f_x_along_dq + t368 + t380;
+            * segment2_bend_y_rate + t536 + t531 + t546
+        - 0.7886751345948129 * segment2_base_velocity_v_x * segment2_bend_y_rate;
+    let t723 = t722 * cache.segment1_slice0_mass;
+    let t724 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
+    let t725 = t715 + t717 + t719 + t721 + t723 + t724;
+    let t726 = segment1_tip_rotation_01_along_dq * t725;
+    let segment2_composite_force_f_x_along_dq = t400 + t474
+        + link3_composite_force_f_x_along_dq + t714 + t726;
     let link2_composite_force_f_x_along_dq = segment1_tip_bias_v_x_along_dq * p.link_mass
         + segment2_composite_force_f_x_along_dq
         - segment1_tip_velocity_w_z * link2_momentum_f_y_along_dq
         - segment1_tip_bias_w_z * link2_inertia_h_y_along_dq;
-    let segment1_base_bias_v_y = t11 * cache.cos_q2 + cache.base_angle_rotation_01 * t13;
-    let segment1_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment1_slice1_local_bend_y_column_v_y;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t6 + t7 * cache.cos_q2;
-    let t381 = segment1_base_bias_v_y
-        + (1.9252134116123394 * t17 * cache.segment1_slice1_bend_c6
-            + 2.3213672050459184 * cache.segment1_slice1_bend_c4 * t16
-            + 0.24065167645154242 * t17 * cache.segment1_slice1_bend_c4
-            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t17
-            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t16)
-        + segment1_slice1_local_subspace0_v_y * qdd[3]
+    let segment1_base_bias_v_y = t38 * cache.cos_q2 + cache.base_angle_rotation_01 * t40;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t33 + t34 * cache.cos_q2;
+    let t727 = segment1_base_bias_v_y + t530 + t545 + t535
         + segment1_bend_y_rate * qd[2] * cache.segment1_slice1_local_bend_y_column_v_x
-        - 0.7886751345948129
-            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t2
-                - 0.4905626121623441 * t2 * cache.segment1_slice1_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate
         - 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_x;
-    let t382 = t381 * cache.segment1_slice0_mass;
-    let t383 = segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_x;
-    let t384 = cache.segment1_slice0_local_inertia_h_x * segment1_slice0_bias_w_z;
-    let t385 = segment1_base_velocity_v_x
-        + segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_x;
-    let segment1_slice1_local_momentum_f_x = t385 * cache.segment1_slice0_mass
-        - t27 * cache.segment1_slice1_local_inertia_h_y;
-    let t386 = t27 * segment1_slice1_local_momentum_f_x;
-    let segment1_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t387 = segment1_base_bias_v_y
+    let t728 = t727 * cache.segment1_slice0_mass;
+    let t729 = segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_x;
+    let t730 = cache.segment1_slice0_local_inertia_h_x * segment1_slice0_bias_w_z;
+    let t731 = segment1_base_velocity_v_x + t494;
+    let segment1_slice1_local_momentum_f_x = t731 * cache.segment1_slice0_mass
+        - t109 * cache.segment1_slice1_local_inertia_h_y;
+    let t732 = t109 * segment1_slice1_local_momentum_f_x;
+    let t733 = segment1_base_bias_v_y
         + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
-        + (0.00008906428919833614 * t17 * cache.segment1_slice0_bend_c4
-            + 0.0007125143135866891 * t17 * cache.segment1_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment1_slice0_bend_c4 * t16
-            - 0.0004453214459916807 * t17 * cache.segment1_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t16)
-        + qdd[3] * segment1_slice0_local_subspace0_v_y
-        - 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_x
-        - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t2
-                - 0.009437387837655933 * t2 * cache.segment1_slice0_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate;
-    let t388 = t387 * cache.segment1_slice0_mass;
-    let t389 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
-        + segment1_base_velocity_v_x;
-    let segment1_slice0_local_momentum_f_x = t389 * cache.segment1_slice0_mass
-        - t0 * cache.segment1_slice0_local_inertia_h_y;
-    let t390 = t0 * segment1_slice0_local_momentum_f_x;
-    let t391 = t382 + t383 + t384 + t386 + t388 + t390;
-    let t392 = base_angle_rotation_01_along_dq * t391;
-    let t393 = -(segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_y_along_dq);
-    let segment1_slice1_local_subspace0_v_x_along_dq = p.channel_length
-        * segment1_slice1_local_bend_y_column_v_x_along_dq;
-    let segment1_base_velocity_v_y_along_dq = t8 * cache.cos_q2;
+        + t520 + t510 + t502
+        - 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_x;
+    let t734 = t733 * cache.segment1_slice0_mass;
+    let t735 = t553 + segment1_base_velocity_v_x;
+    let segment1_slice0_local_momentum_f_x = t735 * cache.segment1_slice0_mass
+        - t6 * cache.segment1_slice0_local_inertia_h_y;
+    let t736 = t6 * segment1_slice0_local_momentum_f_x;
+    let t737 = t728 + t729 + t730 + t732 + t734 + t736;
+    let t738 = base_angle_rotation_01_along_dq * t737;
+    let t739 = -(segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_y_along_dq);
+    let segment1_base_velocity_v_y_along_dq = t35 * cache.cos_q2;
     let segment1_base_velocity_v_y_along_dq_ = segment1_base_velocity_v_y_along_dq
-        + t6 * base_angle_rotation_00_along_dq + t7 * base_angle_rotation_01_along_dq;
-    let segment1_base_bias_v_x_along_dq = cache.sin_q2 * t12;
+        + t33 * base_angle_rotation_00_along_dq + t34 * base_angle_rotation_01_along_dq;
+    let segment1_base_bias_v_x_along_dq = cache.sin_q2 * t39;
     let segment1_base_bias_v_x_along_dq_ = segment1_base_bias_v_x_along_dq
-        + t11 * base_angle_rotation_10_along_dq + t13 * base_angle_rotation_00_along_dq;
-    let t394 = 0.7886751345948129 * t38 * segment1_bend_y_rate * segment1_bend_y_rate
-        + segment1_slice1_local_subspace0_v_x_along_dq * qdd[3]
+        + t38 * base_angle_rotation_10_along_dq + t40 * base_angle_rotation_00_along_dq;
+    let t740 = t630 + t635
         + 0.7886751345948129 * segment1_bend_y_rate
             * segment1_base_velocity_v_y_along_dq_ + segment1_base_bias_v_x_along_dq_
-        + (0.9154022964417872 * segment1_slice1_bend_along_dq * t36 * t57
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t60
-            + 0.4905626121623441 * t58 * t29 * segment1_slice1_bend_along_dq
-            + 0.30513409881392906 * t29 * segment1_slice1_bend_along_dq * t57
-            + 0.9154022964417872 * cache.segment1_slice1_bend_c5 * t60
-            - 0.9154022964417872 * t37 * segment1_slice1_bend_along_dq * t57
-            - 0.4905626121623441 * t58 * segment1_slice1_bend_along_dq * t28
-            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t60)
+        + t625
         - segment1_bend_y_rate * qd[2]
             * segment1_slice1_local_bend_y_column_v_y_along_dq;
-    let t395 = t394 * cache.segment1_slice0_mass;
-    let t396 = segment1_base_velocity_v_y_along_dq_
-        + segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq;
-    let segment1_slice1_local_momentum_f_y_along_dq = cache.segment1_slice0_mass * t396
-        + t27 * segment1_slice1_local_inertia_h_x_along_dq;
-    let t397 = -(t27 * segment1_slice1_local_momentum_f_y_along_dq);
-    let t398 = segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_y_along_dq
-        + segment1_base_velocity_v_y_along_dq_;
-    let segment1_slice0_local_momentum_f_y_along_dq = t398 * cache.segment1_slice0_mass
-        + segment1_slice0_local_inertia_h_x_along_dq * t0;
-    let t399 = -(t0 * segment1_slice0_local_momentum_f_y_along_dq);
-    let t400 = -(segment1_slice0_local_inertia_h_y_along_dq * segment1_slice0_bias_w_z);
-    let segment1_slice0_local_subspace0_v_x_along_dq = p.channel_length
-        * segment1_slice0_local_bend_y_column_v_x_along_dq;
-    let t401 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate * t24
-        + segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
-        + (0.0004214567416265345 * t4 * segment1_slice0_bend_along_dq * t57
-            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t60
-            + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t60
-            + 0.009437387837655933 * t58 * t4 * segment1_slice0_bend_along_dq
-            + 0.0012643702248796036 * t19 * segment1_slice0_bend_along_dq * t57
-            - 0.009437387837655933 * t58 * t1 * segment1_slice0_bend_along_dq
-            - 0.0012643702248796036 * t14 * segment1_slice0_bend_along_dq * t57
-            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t60)
-        + segment1_base_bias_v_x_along_dq_
+    let t741 = t740 * cache.segment1_slice0_mass;
+    let t742 = segment1_base_velocity_v_y_along_dq_ + t643;
+    let segment1_slice1_local_momentum_f_y_along_dq = cache.segment1_slice0_mass * t742
+        + t109 * segment1_slice1_local_inertia_h_x_along_dq;
+    let t743 = -(t109 * segment1_slice1_local_momentum_f_y_along_dq);
+    let t744 = t584 + segment1_base_velocity_v_y_along_dq_;
+    let segment1_slice0_local_momentum_f_y_along_dq = t744 * cache.segment1_slice0_mass
+        + segment1_slice0_local_inertia_h_x_along_dq * t6;
+    let t745 = -(t6 * segment1_slice0_local_momentum_f_y_along_dq);
+    let t746 = -(segment1_slice0_local_inertia_h_y_along_dq * segment1_slice0_bias_w_z);
+    let t747 = t597 + t592 + t610 + segment1_base_bias_v_x_along_dq_
         + 0.21132486540518713 * segment1_bend_y_rate
             * segment1_base_velocity_v_y_along_dq_
         - segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_y_along_dq
             * qd[2];
-    let t402 = t401 * cache.segment1_slice0_mass;
-    let t403 = t393 + t395 + t397 + t399 + t400 + t402;
-    let t404 = cache.cos_q2 * t403;
-    let t405 = -(cache.segment1_slice0_local_inertia_h_y * segment1_slice0_bias_w_z);
-    let segment1_base_velocity_v_y = t7 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t6;
-    let t406 = segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = t27
-        * cache.segment1_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t406;
-    let t407 = -(t27 * segment1_slice1_local_momentum_f_y);
-    let segment1_base_bias_v_x = cache.cos_q2 * t13 + t11 * cache.sin_q2;
-    let segment1_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice1_local_bend_y_column_v_x;
-    let t408 = 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_y
-        + 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t22
-                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t22)
-        + segment1_base_bias_v_x
-        + (0.9154022964417872 * cache.segment1_slice1_bend_c5 * t57
-            + 0.4905626121623441 * t58 * cache.segment1_slice1_bend_c3
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t57
-            - 0.4905626121623441 * t58 * cache.segment1_slice1_bend_c2
-            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t57)
-        + segment1_slice1_local_subspace0_v_x * qdd[3]
+    let t748 = t747 * cache.segment1_slice0_mass;
+    let t749 = t739 + t741 + t743 + t745 + t746 + t748;
+    let t750 = cache.cos_q2 * t749;
+    let t751 = -(cache.segment1_slice0_local_inertia_h_y * segment1_slice0_bias_w_z);
+    let segment1_base_velocity_v_y = t34 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t33;
+    let t752 = t466 + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t109
+        * cache.segment1_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t752;
+    let t753 = -(t109 * segment1_slice1_local_momentum_f_y);
+    let segment1_base_bias_v_x = cache.cos_q2 * t40 + t38 * cache.sin_q2;
+    let t754 = 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        + t415 + segment1_base_bias_v_x + t425 + t431
         - segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y * qd[2];
-    let t409 = t408 * cache.segment1_slice0_mass;
-    let t410 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice0_local_momentum_f_y = t410 * cache.segment1_slice0_mass
-        + cache.segment1_slice0_local_inertia_h_x * t0;
-    let t411 = -(segment1_slice0_local_momentum_f_y * t0);
-    let segment1_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice0_local_bend_y_column_v_x;
-    let t412 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
-        * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
-            + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t22
-            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t22)
-        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t57
-            + 0.009437387837655933 * t58 * cache.segment1_slice0_bend_c3
-            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t57
-            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t57
-            - 0.009437387837655933 * t58 * cache.segment1_slice0_bend_c2)
-        + segment1_slice0_local_subspace0_v_x * qdd[3] + segment1_base_bias_v_x
+    let t755 = t754 * cache.segment1_slice0_mass;
+    let t756 = t404 + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t756 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_local_inertia_h_x * t6;
+    let t757 = -(segment1_slice0_local_momentum_f_y * t6);
+    let t758 = t452 + t443 + t458 + segment1_base_bias_v_x
         + 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_y
         - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t413 = t412 * cache.segment1_slice0_mass;
-    let t414 = -(segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_y);
-    let t415 = t405 + t407 + t409 + t411 + t413 + t414;
-    let t416 = t415 * base_angle_rotation_00_along_dq;
-    let segment1_composite_force_f_x_along_dq = t42 + link2_composite_force_f_x_along_dq
-        + t392 + t404 + t416;
+    let t759 = t758 * cache.segment1_slice0_mass;
+    let t760 = -(segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_y);
+    let t761 = t751 + t753 + t755 + t757 + t759 + t760;
+    let t762 = t761 * base_angle_rotation_00_along_dq;
+    let segment1_composite_force_f_x_along_dq = t200 + link2_composite_force_f_x_along_dq
+        + t738 + t750 + t762;
     let link1_composite_force_f_x_along_dq = p.link_mass
         * base_angle_acceleration_v_x_along_dq + segment1_composite_force_f_x_along_dq
         - qdd[2] * link1_inertia_h_y_along_dq - link1_momentum_f_y_along_dq * qd[2];
-    let t417 = cache.cos_q2 * t41;
+    let t763 = cache.cos_q2 * t199;
     let link2_momentum_f_x_along_dq = segment1_tip_velocity_v_x_along_dq * p.link_mass
         - segment1_tip_velocity_w_z * link2_inertia_h_y_along_dq;
     let link3_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
         - link3_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
-    let t418 = t187 * segment2_tip_rotation_11_along_dq;
+    let t764 = t559 * segment2_tip_rotation_11_along_dq;
     let link4_momentum_f_x_along_dq = p.link_mass * segment3_tip_velocity_v_x_along_dq
         - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
     let segment4_tip_subspace0_v_x_along_dq = cache.segment3_tip_rotation_00
@@ -10490,11 +9987,11 @@ pub fn inverse_dynamics_position_tangent_into(
         + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq
         + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_01;
     let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
-        + t290 * segment3_tip_rotation_10_along_dq
-        + t289 * segment3_tip_rotation_11_along_dq
-        + t287 * cache.segment3_tip_rotation_11
+        + t325 * segment3_tip_rotation_10_along_dq
+        + t305 * segment3_tip_rotation_11_along_dq
+        + t288 * cache.segment3_tip_rotation_11
         + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
-        + t288 * cache.segment3_tip_rotation_10
+        + t342 * cache.segment3_tip_rotation_10
         - segment4_bend_y_rate * segment3_tip_velocity_v_x_along_dq
         - p.channel_length * qdd[6] * segment3_tip_position_x_along_dq;
     let segment4_tip_velocity_v_x_along_dq = qd[6] * segment4_tip_subspace0_v_x_along_dq
@@ -10504,40 +10001,40 @@ pub fn inverse_dynamics_position_tangent_into(
     let link5_composite_force_f_y_along_dq = segment4_tip_bias_v_y_along_dq * p.link_mass
         + segment4_tip_bias_w_z * link5_inertia_h_x_along_dq
         + segment4_tip_velocity_w_z * link5_momentum_f_x_along_dq;
-    let t419 = t313 * segment3_tip_rotation_10_along_dq;
-    let t420 = t301 * segment3_tip_rotation_11_along_dq;
-    let t421 = t259 * cache.segment3_tip_rotation_11;
-    let t422 = t274 * cache.segment3_tip_rotation_10;
-    let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq + t419
-        + t420 + t421 + t422;
+    let t765 = t673 * segment3_tip_rotation_10_along_dq;
+    let t766 = t661 * segment3_tip_rotation_11_along_dq;
+    let t767 = t581 * cache.segment3_tip_rotation_11;
+    let t768 = t649 * cache.segment3_tip_rotation_10;
+    let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq + t765
+        + t766 + t767 + t768;
     let link4_composite_force_f_y_along_dq = link4_momentum_f_x_along_dq
         * segment3_tip_velocity_w_z + segment3_tip_bias_v_y_along_dq * p.link_mass
         + segment4_composite_force_f_y_along_dq
         + link4_inertia_h_x_along_dq * segment3_tip_bias_w_z;
-    let t423 = cache.segment2_tip_rotation_10 * t343;
-    let t424 = cache.segment2_tip_rotation_11 * t355;
-    let t425 = segment2_tip_rotation_10_along_dq * t170;
-    let segment3_composite_force_f_y_along_dq = t418 + link4_composite_force_f_y_along_dq
-        + t423 + t424 + t425;
+    let t769 = cache.segment2_tip_rotation_10 * t689;
+    let t770 = cache.segment2_tip_rotation_11 * t701;
+    let t771 = segment2_tip_rotation_10_along_dq * t491;
+    let segment3_composite_force_f_y_along_dq = t764 + link4_composite_force_f_y_along_dq
+        + t769 + t770 + t771;
     let link3_composite_force_f_y_along_dq = segment2_tip_bias_v_y_along_dq * p.link_mass
         + link3_momentum_f_x_along_dq * segment2_tip_velocity_w_z
         + segment2_tip_bias_w_z * link3_inertia_h_x_along_dq
         + segment3_composite_force_f_y_along_dq;
-    let t426 = segment1_tip_rotation_11_along_dq * t379;
-    let t427 = cache.segment1_tip_rotation_11 * t113;
-    let t428 = t367 * cache.segment1_tip_rotation_10;
-    let t429 = t127 * segment1_tip_rotation_10_along_dq;
-    let segment2_composite_force_f_y_along_dq = link3_composite_force_f_y_along_dq + t426
-        + t427 + t428 + t429;
+    let t772 = segment1_tip_rotation_11_along_dq * t725;
+    let t773 = cache.segment1_tip_rotation_11 * t399;
+    let t774 = t713 * cache.segment1_tip_rotation_10;
+    let t775 = t473 * segment1_tip_rotation_10_along_dq;
+    let segment2_composite_force_f_y_along_dq = link3_composite_force_f_y_along_dq + t772
+        + t773 + t774 + t775;
     let link2_composite_force_f_y_along_dq = segment1_tip_velocity_w_z
         * link2_momentum_f_x_along_dq + segment1_tip_bias_v_y_along_dq * p.link_mass
         + segment2_composite_force_f_y_along_dq
         + link2_inertia_h_x_along_dq * segment1_tip_bias_w_z;
-    let t430 = t415 * base_angle_rotation_10_along_dq;
-    let t431 = cache.sin_q2 * t403;
-    let t432 = base_angle_rotation_00_along_dq * t391;
-    let segment1_composite_force_f_y_along_dq = t417 + link2_composite_force_f_y_along_dq
-        + t430 + t431 + t432;
+    let t776 = t761 * base_angle_rotation_10_along_dq;
+    let t777 = cache.sin_q2 * t749;
+    let t778 = base_angle_rotation_00_along_dq * t737;
+    let segment1_composite_force_f_y_along_dq = t763 + link2_composite_force_f_y_along_dq
+        + t776 + t777 + t778;
     let link1_momentum_f_x_along_dq = base_angle_velocity_v_x_along_dq * p.link_mass
         - link1_inertia_h_y_along_dq * qd[2];
     let link1_composite_force_f_y_along_dq = p.link_mass
@@ -10549,52 +10046,84 @@ pub fn inverse_dynamics_position_tangent_into(
         - cache.link1_inertia_h_y * qd[2];
     let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
         + cache.link1_inertia_h_x * qd[2];
-    let t433 = t381 * segment1_slice1_local_inertia_h_x_along_dq;
-    let t434 = -(t410 * segment1_slice0_local_momentum_f_x_along_dq);
-    let t435 = t387 * segment1_slice0_local_inertia_h_x_along_dq;
-    let t436 = cache.cos_q2 * t415;
-    let t437 = cache.base_angle_rotation_01 * t391;
-    let segment1_slice1_local_inertia_i_22_along_dq = (2.0
-        * cache.segment1_slice1_local_com_y * segment1_slice1_local_com_y_along_dq
-        + 2.0 * segment1_slice1_local_com_x_along_dq * cache.segment1_slice1_local_com_x)
+    let t779 = t727 * segment1_slice1_local_inertia_h_x_along_dq;
+    let t780 = -(t756 * segment1_slice0_local_momentum_f_x_along_dq);
+    let t781 = t733 * segment1_slice0_local_inertia_h_x_along_dq;
+    let t782 = cache.cos_q2 * t761;
+    let t783 = cache.base_angle_rotation_01 * t737;
+    let t784 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_com_y,
+        cache.segment2_slice1_local_com_y,
+        cache.segment3_slice1_local_com_y,
+        cache.segment4_slice1_local_com_y,
+    ]);
+    let t785 = 2.0 * t784 * lanes_segment1_slice1_local_com_y_along_dq;
+    let t786 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_com_x,
+        cache.segment2_slice1_local_com_x,
+        cache.segment3_slice1_local_com_x,
+        cache.segment4_slice1_local_com_x,
+    ]);
+    let t787 = 2.0 * lanes_segment1_slice1_local_com_x_along_dq * t786;
+    let t788 = t785 + t787;
+    let lanes_segment1_slice1_local_inertia_i_22_along_dq = t788
         * cache.segment1_slice0_mass;
-    let t438 = segment1_slice1_local_inertia_i_22_along_dq * segment1_slice1_bias_w_z;
-    let t439 = -(t408 * segment1_slice1_local_inertia_h_y_along_dq);
-    let t440 = -(t401 * cache.segment1_slice0_local_inertia_h_y);
-    let t441 = -(segment1_slice0_local_inertia_h_y_along_dq * t412);
-    let t442 = cache.sin_q2 * t415;
-    let t443 = cache.cos_q2 * t391;
-    let t444 = segment1_slice0_local_momentum_f_y * t9;
-    let t445 = t389 * segment1_slice0_local_momentum_f_y_along_dq;
-    let segment1_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
-        * (2.0 * segment1_slice0_local_com_x_along_dq * cache.segment1_slice0_local_com_x
-            + 2.0 * cache.segment1_slice0_local_com_y
-                * segment1_slice0_local_com_y_along_dq);
-    let t446 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_i_22_along_dq;
-    let t447 = -(segment1_slice1_local_momentum_f_x_along_dq * t406);
+    let [segment1_slice1_local_inertia_i_22_along_dq,
+    segment2_slice1_local_inertia_i_22_along_dq,
+    segment3_slice1_local_inertia_i_22_along_dq,
+    segment4_slice1_local_inertia_i_22_along_dq] = lanes_segment1_slice1_local_inertia_i_22_along_dq
+        .to_array();
+    let t789 = segment1_slice1_local_inertia_i_22_along_dq * segment1_slice1_bias_w_z;
+    let t790 = -(t754 * segment1_slice1_local_inertia_h_y_along_dq);
+    let t791 = -(t747 * cache.segment1_slice0_local_inertia_h_y);
+    let t792 = -(segment1_slice0_local_inertia_h_y_along_dq * t758);
+    let t793 = cache.sin_q2 * t761;
+    let t794 = cache.cos_q2 * t737;
+    let t795 = segment1_slice0_local_momentum_f_y * t36;
+    let t796 = t735 * segment1_slice0_local_momentum_f_y_along_dq;
+    let t797 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_com_x,
+        cache.segment2_slice0_local_com_x,
+        cache.segment3_slice0_local_com_x,
+        cache.segment4_slice0_local_com_x,
+    ]);
+    let t798 = 2.0 * lanes_segment1_slice0_local_com_x_along_dq * t797;
+    let t799 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_com_y,
+        cache.segment2_slice0_local_com_y,
+        cache.segment3_slice0_local_com_y,
+        cache.segment4_slice0_local_com_y,
+    ]);
+    let t800 = 2.0 * t799 * lanes_segment1_slice0_local_com_y_along_dq;
+    let t801 = t798 + t800;
+    let lanes_segment1_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
+        * t801;
+    let [segment1_slice0_local_inertia_i_22_along_dq,
+    segment2_slice0_local_inertia_i_22_along_dq,
+    segment3_slice0_local_inertia_i_22_along_dq,
+    segment4_slice0_local_inertia_i_22_along_dq] = lanes_segment1_slice0_local_inertia_i_22_along_dq
+        .to_array();
+    let t802 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_i_22_along_dq;
+    let t803 = -(segment1_slice1_local_momentum_f_x_along_dq * t752);
     let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
     let link2_inertia_i_22_along_dq = p.link_mass
         * (2.0 * cache.segment1_tip_position_x * segment1_tip_position_x_along_dq
             + 2.0 * segment1_tip_position_y_along_dq * cache.segment1_tip_position_y);
-    let t448 = -(t116 * segment2_slice0_local_momentum_f_x_along_dq);
-    let t449 = cache.segment1_tip_rotation_01 * t379;
-    let t450 = cache.segment1_tip_rotation_00 * t127;
-    let t451 = t374 * segment2_slice0_local_inertia_h_x_along_dq;
-    let t452 = -(t120 * segment2_slice1_local_inertia_h_y_along_dq);
-    let t453 = -(segment2_slice1_local_momentum_f_x * t363);
-    let t454 = -(segment2_slice0_local_momentum_f_x * t361);
-    let t455 = cache.segment2_slice1_local_inertia_h_x * t103;
-    let t456 = t313 * cache.segment3_tip_rotation_10;
-    let t457 = t301 * cache.segment3_tip_rotation_11;
-    let t458 = segment4_slice1_local_momentum_f_y_along_dq * t297;
-    let t459 = -(cache.segment4_slice0_local_inertia_h_y * t267);
-    let t460 = -(t261 * segment4_slice0_local_momentum_f_x);
-    let segment4_slice1_local_inertia_i_22_along_dq = (2.0
-        * segment4_slice1_local_com_y_along_dq * cache.segment4_slice1_local_com_y
-        + 2.0 * cache.segment4_slice1_local_com_x * segment4_slice1_local_com_x_along_dq)
-        * cache.segment1_slice0_mass;
-    let t461 = segment4_slice1_local_inertia_i_22_along_dq * segment4_slice1_bias_w_z;
+    let t804 = -(t408 * segment2_slice0_local_momentum_f_x_along_dq);
+    let t805 = cache.segment1_tip_rotation_01 * t725;
+    let t806 = cache.segment1_tip_rotation_00 * t473;
+    let t807 = t720 * segment2_slice0_local_inertia_h_x_along_dq;
+    let t808 = -(t435 * segment2_slice1_local_inertia_h_y_along_dq);
+    let t809 = -(segment2_slice1_local_momentum_f_x * t709);
+    let t810 = -(segment2_slice0_local_momentum_f_x * t707);
+    let t811 = cache.segment2_slice1_local_inertia_h_x * t393;
+    let t812 = t673 * cache.segment3_tip_rotation_10;
+    let t813 = t661 * cache.segment3_tip_rotation_11;
+    let t814 = segment4_slice1_local_momentum_f_y_along_dq * t657;
+    let t815 = -(cache.segment4_slice0_local_inertia_h_y * t614);
+    let t816 = -(t588 * segment4_slice0_local_momentum_f_x);
+    let t817 = segment4_slice1_local_inertia_i_22_along_dq * segment4_slice1_bias_w_z;
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * cache.segment4_tip_subspace0_v_x;
     let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
@@ -10605,11 +10134,11 @@ pub fn inverse_dynamics_position_tangent_into(
     let segment4_tip_bias_v_x = segment3_tip_bias_v_x
         + segment3_tip_velocity_v_y * segment4_bend_y_rate
         + cache.segment3_tip_position_y * p.channel_length * qdd[6]
-        + cache.segment3_tip_rotation_00 * t290 + t289 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t325 + t305 * cache.segment3_tip_rotation_01
         - cache.segment4_tip_subspace0_v_y * qd[6] * segment3_tip_velocity_w_z;
     let segment4_tip_bias_v_y = qd[6] * cache.segment4_tip_subspace0_v_x
         * segment3_tip_velocity_w_z + segment3_tip_bias_v_y
-        + t289 * cache.segment3_tip_rotation_11 + t290 * cache.segment3_tip_rotation_10
+        + t305 * cache.segment3_tip_rotation_11 + t325 * cache.segment3_tip_rotation_10
         - p.channel_length * qdd[6] * cache.segment3_tip_position_x
         - segment3_tip_velocity_v_x * segment4_bend_y_rate;
     let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
@@ -10625,33 +10154,29 @@ pub fn inverse_dynamics_position_tangent_into(
         - cache.link5_inertia_h_y * segment4_tip_bias_v_x_along_dq
         - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
         - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq;
-    let t462 = -(segment4_slice1_local_inertia_h_y_along_dq * t310);
-    let t463 = -(segment4_slice1_local_momentum_f_x_along_dq * t303);
-    let t464 = cache.segment3_tip_rotation_00 * t313;
-    let t465 = t301 * cache.segment3_tip_rotation_01;
-    let t466 = -(t308 * segment4_slice0_local_momentum_f_x_along_dq);
-    let t467 = segment4_slice1_local_momentum_f_y * t250;
-    let t468 = -(segment4_slice1_local_momentum_f_x * t272);
-    let t469 = cache.segment4_slice1_local_inertia_h_x * t256;
-    let segment4_slice0_local_inertia_i_22_along_dq = (2.0
-        * cache.segment4_slice0_local_com_y * segment4_slice0_local_com_y_along_dq
-        + 2.0 * cache.segment4_slice0_local_com_x * segment4_slice0_local_com_x_along_dq)
-        * cache.segment1_slice0_mass;
-    let t470 = segment4_slice0_bias_w_z * segment4_slice0_local_inertia_i_22_along_dq;
-    let t471 = cache.segment4_slice0_local_inertia_h_x * t244;
-    let t472 = segment4_slice0_local_momentum_f_y * t223;
-    let t473 = segment4_slice0_local_inertia_h_x_along_dq * t293;
-    let t474 = -(cache.segment4_slice1_local_inertia_h_y * t269);
-    let t475 = t299 * segment4_slice0_local_momentum_f_y_along_dq;
-    let t476 = segment4_slice1_local_inertia_h_x_along_dq * t295;
-    let t477 = -(segment4_slice0_local_inertia_h_y_along_dq * t306);
-    let segment4_composite_force_n_z_along_dq = (t456 + t457)
-        * segment3_tip_position_x_along_dq + t458 + t459 + t460 + t461
+    let t818 = -(segment4_slice1_local_inertia_h_y_along_dq * t670);
+    let t819 = -(segment4_slice1_local_momentum_f_x_along_dq * t663);
+    let t820 = cache.segment3_tip_rotation_00 * t673;
+    let t821 = t661 * cache.segment3_tip_rotation_01;
+    let t822 = -(t668 * segment4_slice0_local_momentum_f_x_along_dq);
+    let t823 = segment4_slice1_local_momentum_f_y * t576;
+    let t824 = -(segment4_slice1_local_momentum_f_x * t647);
+    let t825 = cache.segment4_slice1_local_inertia_h_x * t578;
+    let t826 = segment4_slice0_bias_w_z * segment4_slice0_local_inertia_i_22_along_dq;
+    let t827 = cache.segment4_slice0_local_inertia_h_x * t573;
+    let t828 = segment4_slice0_local_momentum_f_y * t565;
+    let t829 = segment4_slice0_local_inertia_h_x_along_dq * t653;
+    let t830 = -(cache.segment4_slice1_local_inertia_h_y * t639);
+    let t831 = t659 * segment4_slice0_local_momentum_f_y_along_dq;
+    let t832 = segment4_slice1_local_inertia_h_x_along_dq * t655;
+    let t833 = -(segment4_slice0_local_inertia_h_y_along_dq * t666);
+    let segment4_composite_force_n_z_along_dq = (t812 + t813)
+        * segment3_tip_position_x_along_dq + t814 + t815 + t816 + t817
         + link5_composite_force_n_z_along_dq
-        + (t419 + t420 + t421 + t422) * cache.segment3_tip_position_x + t462 + t463
-        + t466 + t467 + t468 + t469 + t470 + t471 + t472 + t473 + t474 + t475 + t476
-        + t477 - cache.segment3_tip_position_y * (t260 + t275 + t302 + t314)
-        - segment3_tip_position_y_along_dq * (t464 + t465);
+        + (t765 + t766 + t767 + t768) * cache.segment3_tip_position_x + t818 + t819
+        + t822 + t823 + t824 + t825 + t826 + t827 + t828 + t829 + t830 + t831 + t832
+        + t833 - cache.segment3_tip_position_y * (t582 + t650 + t662 + t674)
+        - segment3_tip_position_y_along_dq * (t820 + t821);
     let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
         - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
     let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
@@ -10669,43 +10194,35 @@ pub fn inverse_dynamics_position_tangent_into(
         - link4_inertia_h_y_along_dq * segment3_tip_bias_v_x
         - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
         - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
-    let t478 = -(segment3_slice0_local_momentum_f_x * t333);
-    let t479 = cache.segment2_tip_rotation_10 * t170;
-    let t480 = t187 * cache.segment2_tip_rotation_11;
-    let t481 = segment3_slice0_local_inertia_h_x_along_dq * t180;
-    let segment3_slice1_local_inertia_i_22_along_dq = (2.0
-        * segment3_slice1_local_com_x_along_dq * cache.segment3_slice1_local_com_x
-        + 2.0 * cache.segment3_slice1_local_com_y * segment3_slice1_local_com_y_along_dq)
-        * cache.segment1_slice0_mass;
-    let t482 = segment3_slice1_bias_w_z * segment3_slice1_local_inertia_i_22_along_dq;
-    let t483 = -(t159 * segment3_slice0_local_inertia_h_y_along_dq);
-    let t484 = -(t338 * cache.segment3_slice0_local_inertia_h_y);
-    let t485 = -(t165 * segment3_slice1_local_momentum_f_x_along_dq);
-    let t486 = t185 * segment3_slice0_local_momentum_f_y_along_dq;
-    let segment3_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
-        * (2.0 * cache.segment3_slice0_local_com_x * segment3_slice0_local_com_x_along_dq
-            + 2.0 * cache.segment3_slice0_local_com_y
-                * segment3_slice0_local_com_y_along_dq);
-    let t487 = segment3_slice0_bias_w_z * segment3_slice0_local_inertia_i_22_along_dq;
-    let t488 = cache.segment3_slice0_local_inertia_h_x * t348;
-    let t489 = t182 * segment3_slice1_local_inertia_h_x_along_dq;
-    let t490 = t187 * cache.segment2_tip_rotation_01;
-    let t491 = cache.segment2_tip_rotation_00 * t170;
-    let t492 = segment3_slice1_local_momentum_f_y_along_dq * t174;
-    let t493 = t353 * segment3_slice1_local_momentum_f_y;
-    let t494 = -(segment3_slice1_local_inertia_h_y_along_dq * t168);
-    let t495 = t346 * segment3_slice0_local_momentum_f_y;
-    let t496 = t350 * cache.segment3_slice1_local_inertia_h_x;
-    let t497 = -(segment3_slice0_local_momentum_f_x_along_dq * t162);
-    let t498 = -(t326 * cache.segment3_slice1_local_inertia_h_y);
-    let t499 = -(t341 * segment3_slice1_local_momentum_f_x);
-    let segment3_composite_force_n_z_along_dq = link4_composite_force_n_z_along_dq + t478
-        + (t479 + t480) * segment2_tip_position_x_along_dq + t481 + t482 + t483 + t484
-        + t485 + t486 + t487 + t488 + t489
-        + cache.segment2_tip_position_x * (t418 + t423 + t424 + t425) + t492 + t493
-        + t494 + t495 + t496 + t497 + t498 + t499
-        - (t490 + t491) * segment2_tip_position_y_along_dq
-        - cache.segment2_tip_position_y * (t171 + t188 + t344 + t356);
+    let t834 = -(segment3_slice0_local_momentum_f_x * t682);
+    let t835 = cache.segment2_tip_rotation_10 * t491;
+    let t836 = t559 * cache.segment2_tip_rotation_11;
+    let t837 = segment3_slice0_local_inertia_h_x_along_dq * t524;
+    let t838 = segment3_slice1_bias_w_z * segment3_slice1_local_inertia_i_22_along_dq;
+    let t839 = -(t480 * segment3_slice0_local_inertia_h_y_along_dq);
+    let t840 = -(t684 * cache.segment3_slice0_local_inertia_h_y);
+    let t841 = -(t486 * segment3_slice1_local_momentum_f_x_along_dq);
+    let t842 = t557 * segment3_slice0_local_momentum_f_y_along_dq;
+    let t843 = segment3_slice0_bias_w_z * segment3_slice0_local_inertia_i_22_along_dq;
+    let t844 = cache.segment3_slice0_local_inertia_h_x * t694;
+    let t845 = t549 * segment3_slice1_local_inertia_h_x_along_dq;
+    let t846 = t559 * cache.segment2_tip_rotation_01;
+    let t847 = cache.segment2_tip_rotation_00 * t491;
+    let t848 = segment3_slice1_local_momentum_f_y_along_dq * t498;
+    let t849 = t699 * segment3_slice1_local_momentum_f_y;
+    let t850 = -(segment3_slice1_local_inertia_h_y_along_dq * t489);
+    let t851 = t692 * segment3_slice0_local_momentum_f_y;
+    let t852 = t696 * cache.segment3_slice1_local_inertia_h_x;
+    let t853 = -(segment3_slice0_local_momentum_f_x_along_dq * t483);
+    let t854 = -(t679 * cache.segment3_slice1_local_inertia_h_y);
+    let t855 = -(t687 * segment3_slice1_local_momentum_f_x);
+    let segment3_composite_force_n_z_along_dq = link4_composite_force_n_z_along_dq + t834
+        + (t835 + t836) * segment2_tip_position_x_along_dq + t837 + t838 + t839 + t840
+        + t841 + t842 + t843 + t844 + t845
+        + cache.segment2_tip_position_x * (t764 + t769 + t770 + t771) + t848 + t849
+        + t850 + t851 + t852 + t853 + t854 + t855
+        - (t846 + t847) * segment2_tip_position_y_along_dq
+        - cache.segment2_tip_position_y * (t492 + t560 + t690 + t702);
     let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
     let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
@@ -10724,35 +10241,27 @@ pub fn inverse_dynamics_position_tangent_into(
         - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
         - link3_inertia_h_y_along_dq * segment2_tip_bias_v_x
         - link3_momentum_f_x_along_dq * segment2_tip_velocity_v_y;
-    let t500 = -(cache.segment2_slice0_local_inertia_h_y * t359);
-    let t501 = cache.segment1_tip_rotation_11 * t379;
-    let t502 = t127 * cache.segment1_tip_rotation_10;
-    let segment2_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
-        * (2.0 * segment2_slice0_local_com_x_along_dq * cache.segment2_slice0_local_com_x
-            + 2.0 * segment2_slice0_local_com_y_along_dq
-                * cache.segment2_slice0_local_com_y);
-    let t503 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_i_22_along_dq;
-    let t504 = t372 * segment2_slice0_local_momentum_f_y_along_dq;
-    let t505 = -(cache.segment2_slice1_local_inertia_h_y * t365);
-    let t506 = segment2_slice1_local_momentum_f_y_along_dq * t370;
-    let t507 = t84 * segment2_slice0_local_momentum_f_y;
-    let t508 = t376 * segment2_slice1_local_inertia_h_x_along_dq;
-    let t509 = -(t124 * segment2_slice1_local_momentum_f_x_along_dq);
-    let t510 = t78 * segment2_slice1_local_momentum_f_y;
-    let segment2_slice1_local_inertia_i_22_along_dq = (2.0
-        * cache.segment2_slice1_local_com_x * segment2_slice1_local_com_x_along_dq
-        + 2.0 * segment2_slice1_local_com_y_along_dq * cache.segment2_slice1_local_com_y)
-        * cache.segment1_slice0_mass;
-    let t511 = segment2_slice1_local_inertia_i_22_along_dq * segment2_slice1_bias_w_z;
-    let t512 = cache.segment2_slice0_local_inertia_h_x * t109;
-    let t513 = -(t122 * segment2_slice0_local_inertia_h_y_along_dq);
-    let segment2_composite_force_n_z_along_dq = t448 + t451 + t452 + t453 + t454 + t455
-        + link3_composite_force_n_z_along_dq + t500
-        + segment1_tip_position_x_along_dq * (t501 + t502) + t503 + t504 + t505 + t506
-        + t507 + t508 + t509 + t510 + t511 + t512
-        + cache.segment1_tip_position_x * (t426 + t427 + t428 + t429) + t513
-        - segment1_tip_position_y_along_dq * (t449 + t450)
-        - (t114 + t128 + t368 + t380) * cache.segment1_tip_position_y;
+    let t856 = -(cache.segment2_slice0_local_inertia_h_y * t705);
+    let t857 = cache.segment1_tip_rotation_11 * t725;
+    let t858 = t473 * cache.segment1_tip_rotation_10;
+    let t859 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_i_22_along_dq;
+    let t860 = t718 * segment2_slice0_local_momentum_f_y_along_dq;
+    let t861 = -(cache.segment2_slice1_local_inertia_h_y * t711);
+    let t862 = segment2_slice1_local_momentum_f_y_along_dq * t716;
+    let t863 = t377 * segment2_slice0_local_momentum_f_y;
+    let t864 = t722 * segment2_slice1_local_inertia_h_x_along_dq;
+    let t865 = -(t470 * segment2_slice1_local_momentum_f_x_along_dq);
+    let t866 = t374 * segment2_slice1_local_momentum_f_y;
+    let t867 = segment2_slice1_local_inertia_i_22_along_dq * segment2_slice1_bias_w_z;
+    let t868 = cache.segment2_slice0_local_inertia_h_x * t395;
+    let t869 = -(t462 * segment2_slice0_local_inertia_h_y_along_dq);
+    let segment2_composite_force_n_z_along_dq = t804 + t807 + t808 + t809 + t810 + t811
+        + link3_composite_force_n_z_along_dq + t856
+        + segment1_tip_position_x_along_dq * (t857 + t858) + t859 + t860 + t861 + t862
+        + t863 + t864 + t865 + t866 + t867 + t868
+        + cache.segment1_tip_position_x * (t772 + t773 + t774 + t775) + t869
+        - segment1_tip_position_y_along_dq * (t805 + t806)
+        - (t400 + t474 + t714 + t726) * cache.segment1_tip_position_y;
     let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
         + segment1_tip_velocity_v_y * p.link_mass;
     let link2_composite_force_n_z_along_dq = link2_inertia_i_22_along_dq
@@ -10766,18 +10275,18 @@ pub fn inverse_dynamics_position_tangent_into(
         - link2_momentum_f_x * segment1_tip_velocity_v_y_along_dq
         - segment1_tip_bias_v_x_along_dq * cache.link2_inertia_h_y
         - segment1_tip_velocity_v_y * link2_momentum_f_x_along_dq;
-    let t514 = t31 * segment1_slice1_local_momentum_f_y;
-    let t515 = t25 * cache.segment1_slice0_local_inertia_h_x;
-    let t516 = t385 * segment1_slice1_local_momentum_f_y_along_dq;
-    let t517 = t39 * cache.segment1_slice1_local_inertia_h_x;
-    let t518 = -(t396 * segment1_slice1_local_momentum_f_x);
-    let t519 = -(t394 * cache.segment1_slice1_local_inertia_h_y);
-    let t520 = -(segment1_slice0_local_momentum_f_x * t398);
-    let segment1_composite_force_n_z_along_dq = t433 + t434 + t435 + t438 + t439 + t440
-        + t441 + (t442 + t443) * dq[0] + t444 + t445 + t446 + t447
-        + link2_composite_force_n_z_along_dq + t514 + t515
-        + q[0] * (t417 + t430 + t431 + t432) + t516 + t517 + t518 + t519 + t520
-        - (t436 + t437) * dq[1] - q[1] * (t42 + t392 + t404 + t416);
+    let t870 = t132 * segment1_slice1_local_momentum_f_y;
+    let t871 = t102 * cache.segment1_slice0_local_inertia_h_x;
+    let t872 = t731 * segment1_slice1_local_momentum_f_y_along_dq;
+    let t873 = t197 * cache.segment1_slice1_local_inertia_h_x;
+    let t874 = -(t742 * segment1_slice1_local_momentum_f_x);
+    let t875 = -(t740 * cache.segment1_slice1_local_inertia_h_y);
+    let t876 = -(segment1_slice0_local_momentum_f_x * t744);
+    let segment1_composite_force_n_z_along_dq = t779 + t780 + t781 + t789 + t790 + t791
+        + t792 + (t793 + t794) * dq[0] + t795 + t796 + t802 + t803
+        + link2_composite_force_n_z_along_dq + t870 + t871
+        + q[0] * (t763 + t776 + t777 + t778) + t872 + t873 + t874 + t875 + t876
+        - (t782 + t783) * dq[1] - q[1] * (t200 + t738 + t750 + t762);
     let link1_composite_force_n_z_along_dq = qdd[2] * link1_inertia_i_22_along_dq
         + cache.link1_inertia_h_x * base_angle_acceleration_v_y_along_dq
         + link1_momentum_f_y_along_dq * base_angle_velocity_v_x
@@ -10791,39 +10300,39 @@ pub fn inverse_dynamics_position_tangent_into(
     let link5_composite_force_f_x = p.link_mass * segment4_tip_bias_v_x
         - segment4_tip_velocity_w_z * link5_momentum_f_y
         - cache.link5_inertia_h_y * segment4_tip_bias_w_z;
-    let segment4_composite_force_f_x = link5_composite_force_f_x + t464 + t465;
+    let segment4_composite_force_f_x = link5_composite_force_f_x + t820 + t821;
     let link4_composite_force_f_x = segment3_tip_bias_v_x * p.link_mass
         + segment4_composite_force_f_x - cache.link4_inertia_h_y * segment3_tip_bias_w_z
         - link4_momentum_f_y * segment3_tip_velocity_w_z;
-    let segment3_composite_force_f_x = t490 + t491 + link4_composite_force_f_x;
+    let segment3_composite_force_f_x = t846 + t847 + link4_composite_force_f_x;
     let link3_composite_force_f_x = segment3_composite_force_f_x
         + p.link_mass * segment2_tip_bias_v_x
         - cache.link3_inertia_h_y * segment2_tip_bias_w_z
         - segment2_tip_velocity_w_z * link3_momentum_f_y;
-    let segment2_composite_force_f_x = link3_composite_force_f_x + t449 + t450;
+    let segment2_composite_force_f_x = link3_composite_force_f_x + t805 + t806;
     let link2_composite_force_f_x = segment1_tip_bias_v_x * p.link_mass
         + segment2_composite_force_f_x - segment1_tip_bias_w_z * cache.link2_inertia_h_y
         - segment1_tip_velocity_w_z * link2_momentum_f_y;
-    let segment1_composite_force_f_x = t436 + t437 + link2_composite_force_f_x;
+    let segment1_composite_force_f_x = t782 + t783 + link2_composite_force_f_x;
     let link1_composite_force_f_x = segment1_composite_force_f_x
         + base_angle_acceleration_v_x * p.link_mass - qdd[2] * cache.link1_inertia_h_y
         - link1_momentum_f_y * qd[2];
     let link5_composite_force_f_y = segment4_tip_velocity_w_z * link5_momentum_f_x
         + segment4_tip_bias_w_z * cache.link5_inertia_h_x
         + p.link_mass * segment4_tip_bias_v_y;
-    let segment4_composite_force_f_y = t456 + t457 + link5_composite_force_f_y;
+    let segment4_composite_force_f_y = t812 + t813 + link5_composite_force_f_y;
     let link4_composite_force_f_y = link4_momentum_f_x * segment3_tip_velocity_w_z
         + segment3_tip_bias_v_y * p.link_mass
         + cache.link4_inertia_h_x * segment3_tip_bias_w_z + segment4_composite_force_f_y;
-    let segment3_composite_force_f_y = t479 + t480 + link4_composite_force_f_y;
+    let segment3_composite_force_f_y = t835 + t836 + link4_composite_force_f_y;
     let link3_composite_force_f_y = cache.link3_inertia_h_x * segment2_tip_bias_w_z
         + link3_momentum_f_x * segment2_tip_velocity_w_z
         + segment2_tip_bias_v_y * p.link_mass + segment3_composite_force_f_y;
-    let segment2_composite_force_f_y = t501 + t502 + link3_composite_force_f_y;
+    let segment2_composite_force_f_y = t857 + t858 + link3_composite_force_f_y;
     let link2_composite_force_f_y = segment1_tip_bias_v_y * p.link_mass
         + cache.link2_inertia_h_x * segment1_tip_bias_w_z
         + segment1_tip_velocity_w_z * link2_momentum_f_x + segment2_composite_force_f_y;
-    let segment1_composite_force_f_y = t442 + link2_composite_force_f_y + t443;
+    let segment1_composite_force_f_y = t793 + link2_composite_force_f_y + t794;
     let link1_composite_force_f_y = segment1_composite_force_f_y
         + base_angle_acceleration_v_y * p.link_mass + link1_momentum_f_x * qd[2]
         + qdd[2] * cache.link1_inertia_h_x;
@@ -10835,18 +10344,18 @@ pub fn inverse_dynamics_position_tangent_into(
         + link1_composite_force_f_y * base_angle_subspace_v_y_along_dq;
     out[3] = segment1_tip_subspace0_v_x_along_dq_ * link2_composite_force_f_x
         + p.channel_length
-            * ((t399 + t400 + t402) * cache.segment1_slice0_local_bend_y_column_v_x
-                + (t407 + t409 + t414) * segment1_slice1_local_bend_y_column_v_x_along_dq
-                + (t405 + t411 + t413) * segment1_slice0_local_bend_y_column_v_x_along_dq
+            * ((t745 + t746 + t748) * cache.segment1_slice0_local_bend_y_column_v_x
+                + (t753 + t755 + t760) * segment1_slice1_local_bend_y_column_v_x_along_dq
+                + (t751 + t757 + t759) * segment1_slice0_local_bend_y_column_v_x_along_dq
                 + 0.7886751345948129
-                    * (t433 + t438 + t439 + t447 + t514 + t516 + t517 + t518 + t519)
-                + (t382 + t383 + t386) * segment1_slice1_local_bend_y_column_v_y_along_dq
+                    * (t779 + t789 + t790 + t803 + t870 + t872 + t873 + t874 + t875)
+                + (t728 + t729 + t732) * segment1_slice1_local_bend_y_column_v_y_along_dq
                 + 0.21132486540518713
-                    * (t434 + t435 + t440 + t441 + t444 + t445 + t446 + t515 + t520)
-                + (t10 + t26 + t34) * cache.segment1_slice0_local_bend_y_column_v_y
-                + (t384 + t388 + t390) * segment1_slice0_local_bend_y_column_v_y_along_dq
-                + cache.segment1_slice1_local_bend_y_column_v_x * (t393 + t395 + t397)
-                + (t32 + t33 + t40) * cache.segment1_slice1_local_bend_y_column_v_y)
+                    * (t780 + t781 + t791 + t792 + t795 + t796 + t802 + t871 + t876)
+                + (t37 + t103 + t148) * cache.segment1_slice0_local_bend_y_column_v_y
+                + (t730 + t734 + t736) * segment1_slice0_local_bend_y_column_v_y_along_dq
+                + cache.segment1_slice1_local_bend_y_column_v_x * (t739 + t741 + t743)
+                + (t133 + t142 + t198) * cache.segment1_slice1_local_bend_y_column_v_y)
         + cache.segment1_tip_subspace0_v_x * link2_composite_force_f_x_along_dq
         + p.segment1_stiffness * dq[3]
         + segment1_tip_subspace0_v_y_along_dq_ * link2_composite_force_f_y
@@ -10859,35 +10368,35 @@ pub fn inverse_dynamics_position_tangent_into(
         + link3_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
         + p.channel_length * link3_composite_force_n_z_along_dq
         + p.channel_length
-            * ((t358 + t364 + t366) * cache.segment2_slice1_local_bend_y_column_v_x
-                + (t371 + t377 + t378) * segment2_slice1_local_bend_y_column_v_y_along_dq
-                + cache.segment2_slice1_local_bend_y_column_v_y * (t79 + t104 + t111)
-                + segment2_slice0_local_bend_y_column_v_y_along_dq * (t369 + t373 + t375)
+            * ((t704 + t710 + t712) * cache.segment2_slice1_local_bend_y_column_v_x
+                + (t717 + t723 + t724) * segment2_slice1_local_bend_y_column_v_y_along_dq
+                + cache.segment2_slice1_local_bend_y_column_v_y * (t375 + t394 + t397)
+                + segment2_slice0_local_bend_y_column_v_y_along_dq * (t715 + t719 + t721)
                 + 0.21132486540518713
-                    * (t448 + t451 + t454 + t500 + t503 + t504 + t507 + t512 + t513)
-                + (t121 + t125 + t126) * segment2_slice1_local_bend_y_column_v_x_along_dq
-                + cache.segment2_slice0_local_bend_y_column_v_x * (t357 + t360 + t362)
-                + (t85 + t110 + t112) * cache.segment2_slice0_local_bend_y_column_v_y
-                + segment2_slice0_local_bend_y_column_v_x_along_dq * (t115 + t117 + t123)
+                    * (t804 + t807 + t810 + t856 + t859 + t860 + t863 + t868 + t869)
+                + (t436 + t471 + t472) * segment2_slice1_local_bend_y_column_v_x_along_dq
+                + cache.segment2_slice0_local_bend_y_column_v_x * (t703 + t706 + t708)
+                + (t378 + t396 + t398) * cache.segment2_slice0_local_bend_y_column_v_y
+                + segment2_slice0_local_bend_y_column_v_x_along_dq * (t401 + t409 + t463)
                 + 0.7886751345948129
-                    * (t452 + t453 + t455 + t505 + t506 + t508 + t509 + t510 + t511));
+                    * (t808 + t809 + t811 + t861 + t862 + t864 + t865 + t866 + t867));
     out[5] = segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y
         + dq[5] * p.segment3_stiffness
         + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
         + link4_composite_force_f_x * segment3_tip_subspace0_v_x_along_dq
         + p.channel_length
-            * (cache.segment3_slice1_local_bend_y_column_v_x * (t327 + t340 + t342)
-                + segment3_slice0_local_bend_y_column_v_y_along_dq * (t176 + t181 + t186)
-                + cache.segment3_slice0_local_bend_y_column_v_y * (t345 + t347 + t349)
+            * (cache.segment3_slice1_local_bend_y_column_v_x * (t680 + t686 + t688)
+                + segment3_slice0_local_bend_y_column_v_y_along_dq * (t500 + t525 + t558)
+                + cache.segment3_slice0_local_bend_y_column_v_y * (t691 + t693 + t695)
                 + 0.7886751345948129
-                    * (t482 + t485 + t489 + t492 + t493 + t494 + t496 + t498 + t499)
-                + segment3_slice1_local_bend_y_column_v_x_along_dq * (t166 + t167 + t169)
+                    * (t838 + t841 + t845 + t848 + t849 + t850 + t852 + t854 + t855)
+                + segment3_slice1_local_bend_y_column_v_x_along_dq * (t487 + t488 + t490)
                 + 0.21132486540518713
-                    * (t478 + t481 + t483 + t484 + t486 + t487 + t488 + t495 + t497)
-                + (t351 + t352 + t354) * cache.segment3_slice1_local_bend_y_column_v_y
-                + cache.segment3_slice0_local_bend_y_column_v_x * (t329 + t334 + t339)
-                + (t150 + t160 + t163) * segment3_slice0_local_bend_y_column_v_x_along_dq
-                + (t175 + t183 + t184)
+                    * (t834 + t837 + t839 + t840 + t842 + t843 + t844 + t851 + t853)
+                + (t697 + t698 + t700) * cache.segment3_slice1_local_bend_y_column_v_y
+                + cache.segment3_slice0_local_bend_y_column_v_x * (t681 + t683 + t685)
+                + (t475 + t481 + t484) * segment3_slice0_local_bend_y_column_v_x_along_dq
+                + (t499 + t550 + t551)
                     * segment3_slice1_local_bend_y_column_v_y_along_dq)
         + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq
         + link4_composite_force_n_z_along_dq * p.channel_length;
@@ -10896,18 +10405,18 @@ pub fn inverse_dynamics_position_tangent_into(
         + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y
         + p.channel_length
             * (0.21132486540518713
-                * (t459 + t460 + t466 + t470 + t471 + t472 + t473 + t475 + t477)
-                + (t304 + t311 + t312) * segment4_slice1_local_bend_y_column_v_x_along_dq
-                + cache.segment4_slice0_local_bend_y_column_v_x * (t262 + t268 + t271)
-                + (t226 + t251 + t257) * cache.segment4_slice1_local_bend_y_column_v_y
+                * (t815 + t816 + t822 + t826 + t827 + t828 + t829 + t831 + t833)
+                + (t664 + t671 + t672) * segment4_slice1_local_bend_y_column_v_x_along_dq
+                + cache.segment4_slice0_local_bend_y_column_v_x * (t589 + t615 + t641)
+                + (t568 + t577 + t579) * cache.segment4_slice1_local_bend_y_column_v_y
                 + 0.7886751345948129
-                    * (t458 + t461 + t462 + t463 + t467 + t468 + t469 + t474 + t476)
-                + segment4_slice0_local_bend_y_column_v_x_along_dq * (t305 + t307 + t309)
-                + (t263 + t270 + t273) * cache.segment4_slice1_local_bend_y_column_v_x
-                + (t291 + t296 + t298) * segment4_slice1_local_bend_y_column_v_y_along_dq
-                + cache.segment4_slice0_local_bend_y_column_v_y * (t225 + t245 + t258)
+                    * (t814 + t817 + t818 + t819 + t823 + t824 + t825 + t830 + t832)
+                + segment4_slice0_local_bend_y_column_v_x_along_dq * (t665 + t667 + t669)
+                + (t590 + t640 + t648) * cache.segment4_slice1_local_bend_y_column_v_x
+                + (t651 + t656 + t658) * segment4_slice1_local_bend_y_column_v_y_along_dq
+                + cache.segment4_slice0_local_bend_y_column_v_y * (t567 + t574 + t580)
                 + segment4_slice0_local_bend_y_column_v_y_along_dq
-                    * (t292 + t294 + t300))
+                    * (t652 + t654 + t660))
         + link5_composite_force_f_x * segment4_tip_subspace0_v_x_along_dq
         + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
         + link5_composite_force_n_z_along_dq * p.channel_length;
@@ -10928,9 +10437,16 @@ pub fn inverse_dynamics_velocity_tangent_into(
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
     let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
         + cache.link1_inertia_h_x * qd[2];
-    let segment1_bend_y_rate_along_dqd = dqd[3] * p.channel_length;
+    let t0 = softgen_runtime::Lanes4::from_array([dqd[3], dqd[4], dqd[5], dqd[6]]);
+    let lanes_segment1_bend_y_rate_along_dqd = t0 * p.channel_length;
+    let [segment1_bend_y_rate_along_dqd, segment2_bend_y_rate_along_dqd,
+    segment3_bend_y_rate_along_dqd, segment4_bend_y_rate_along_dqd] = lanes_segment1_bend_y_rate_along_dqd
+        .to_array();
     let segment1_tip_velocity_w_z_along_dqd = dqd[2] + segment1_bend_y_rate_along_dqd;
-    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let t1 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], qd[5], qd[6]]);
+    let lanes_segment1_bend_y_rate = p.channel_length * t1;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, segment3_bend_y_rate,
+    segment4_bend_y_rate] = lanes_segment1_bend_y_rate.to_array();
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
@@ -10943,70 +10459,90 @@ pub fn inverse_dynamics_velocity_tangent_into(
     let link2_momentum_f_y_along_dqd = cache.link2_inertia_h_x
         * segment1_tip_velocity_w_z_along_dqd
         + p.link_mass * segment1_tip_velocity_v_y_along_dqd;
-    let t0 = 2.0 * cache.segment1_bend_y * segment1_bend_y_rate * p.channel_length
-        * segment1_bend_y_rate_along_dqd;
-    let t1 = 2.0 * cache.segment1_bend_y.powi(3) * segment1_bend_y_rate
-        * p.channel_length * segment1_bend_y_rate_along_dqd;
-    let t2 = cache.segment1_bend_y * p.channel_length;
-    let t3 = (6.0 * cache.segment1_bend_squared_c4 * t0
-        + cache.segment1_bend_squared_c4 * t1 + 8.0 * cache.segment1_bend_squared_c6 * t1
-        - 3.0 * t0 * cache.segment1_bend_squared_c3
-        - 5.0 * cache.segment1_bend_squared_c5 * t1)
-        - 2.0 * segment1_bend_y_rate
-            * (t2 * cache.segment1_bend_squared_c3 - cache.segment1_bend_squared_c2 * t2)
-            * segment1_bend_y_rate_along_dqd;
+    let t2 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        cache.segment3_bend_y,
+        cache.segment4_bend_y,
+    ]);
+    let t3 = 2.0 * t2 * lanes_segment1_bend_y_rate * p.channel_length
+        * lanes_segment1_bend_y_rate_along_dqd;
+    let t4 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        cache.segment3_bend_squared_c3,
+        cache.segment4_bend_squared_c3,
+    ]);
+    let t5 = -(3.0 * t3 * t4);
+    let t6 = t2.powi(3);
+    let t7 = 2.0 * t6 * lanes_segment1_bend_y_rate * p.channel_length
+        * lanes_segment1_bend_y_rate_along_dqd;
+    let t8 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        cache.segment3_bend_squared_c5,
+        cache.segment4_bend_squared_c5,
+    ]);
+    let t9 = -(5.0 * t8 * t7);
+    let t10 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        cache.segment3_bend_squared_c4,
+        cache.segment4_bend_squared_c4,
+    ]);
+    let t11 = 6.0 * t10 * t3;
+    let t12 = t10 * t7;
+    let t13 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        cache.segment3_bend_squared_c6,
+        cache.segment4_bend_squared_c6,
+    ]);
+    let t14 = 8.0 * t13 * t7;
+    let t15 = t5 + t9 + t11 + t12 + t14;
+    let t16 = t2 * p.channel_length;
+    let t17 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        cache.segment3_bend_squared_c2,
+        cache.segment4_bend_squared_c2,
+    ]);
+    let t18 = -(t17 * t16);
+    let t19 = t16 * t4;
+    let t20 = t18 + t19;
+    let t21 = -(2.0 * lanes_segment1_bend_y_rate * t20
+        * lanes_segment1_bend_y_rate_along_dqd);
+    let t22 = t15 + t21;
+    let [t23, t24, t25, t26] = t22.to_array();
     let base_angle_bias_v_x_along_dqd = dqd[2] * qd[1] + dqd[1] * qd[2];
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t4 = 2.0 * segment1_bend_squared * segment1_bend_y_rate * p.channel_length
-        * segment1_bend_y_rate_along_dqd;
-    let t5 = 2.0 * segment1_bend_y_rate * p.channel_length
-        * segment1_bend_y_rate_along_dqd;
-    let t6 = segment1_bend_squared * p.channel_length;
-    let t7 = (t4 * cache.segment1_bend_squared_c3
-        + 3.0 * cache.segment1_bend_squared_c5 * t4 + t5 * cache.segment1_bend_squared_c3
-        - 3.0 * cache.segment1_bend_squared_c4 * t4
-        - cache.segment1_bend_squared_c2 * t5)
-        + 2.0 * segment1_bend_y_rate * segment1_bend_y_rate_along_dqd
-            * (cache.segment1_bend_squared_c2 * p.channel_length
-                + 2.0 * cache.segment1_bend_squared_c4 * t6
-                - t6 * cache.segment1_bend_squared_c3);
+    let lanes_segment1_bend_squared = t2 * t2;
+    let t27 = 2.0 * lanes_segment1_bend_squared * lanes_segment1_bend_y_rate
+        * p.channel_length * lanes_segment1_bend_y_rate_along_dqd;
+    let t28 = t27 * t4;
+    let t29 = 3.0 * t8 * t27;
+    let t30 = -(3.0 * t10 * t27);
+    let t31 = 2.0 * lanes_segment1_bend_y_rate * p.channel_length
+        * lanes_segment1_bend_y_rate_along_dqd;
+    let t32 = -(t17 * t31);
+    let t33 = t31 * t4;
+    let t34 = t28 + t29 + t30 + t32 + t33;
+    let t35 = t17 * p.channel_length;
+    let t36 = lanes_segment1_bend_squared * p.channel_length;
+    let t37 = -(t36 * t4);
+    let t38 = 2.0 * t10 * t36;
+    let t39 = t35 + t37 + t38;
+    let t40 = 2.0 * lanes_segment1_bend_y_rate * lanes_segment1_bend_y_rate_along_dqd
+        * t39;
+    let t41 = t34 + t40;
+    let [t42, t43, t44, t45] = t41.to_array();
     let segment1_tip_bias_v_x_along_dqd = base_angle_velocity_v_y
-        * segment1_bend_y_rate_along_dqd + cache.base_angle_rotation_01 * t3
-        + base_angle_bias_v_x_along_dqd + cache.cos_q2 * t7
+        * segment1_bend_y_rate_along_dqd + cache.base_angle_rotation_01 * t23
+        + base_angle_bias_v_x_along_dqd + cache.cos_q2 * t42
         + segment1_bend_y_rate * base_angle_velocity_v_y_along_dqd
         - dqd[3] * cache.segment1_tip_subspace0_v_y * qd[2]
         - dqd[2] * cache.segment1_tip_subspace0_v_y * qd[3];
-    let segment2_bend_y_rate_along_dqd = p.channel_length * dqd[4];
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t8 = p.channel_length * segment2_bend_squared;
-    let t9 = 2.0 * p.channel_length * segment2_bend_y_rate_along_dqd
-        * segment2_bend_y_rate;
-    let t10 = 2.0 * p.channel_length * segment2_bend_y_rate_along_dqd
-        * segment2_bend_squared * segment2_bend_y_rate;
-    let t11 = 2.0 * segment2_bend_y_rate_along_dqd * segment2_bend_y_rate
-        * (2.0 * cache.segment2_bend_squared_c4 * t8
-            + cache.segment2_bend_squared_c2 * p.channel_length
-            - cache.segment2_bend_squared_c3 * t8)
-        + (cache.segment2_bend_squared_c3 * t9 + t10 * cache.segment2_bend_squared_c3
-            + 3.0 * t10 * cache.segment2_bend_squared_c5
-            - cache.segment2_bend_squared_c2 * t9
-            - 3.0 * cache.segment2_bend_squared_c4 * t10);
-    let t12 = p.channel_length * cache.segment2_bend_y;
-    let t13 = 2.0 * p.channel_length * cache.segment2_bend_y
-        * segment2_bend_y_rate_along_dqd * segment2_bend_y_rate;
-    let t14 = 2.0 * p.channel_length * segment2_bend_y_rate_along_dqd
-        * cache.segment2_bend_y.powi(3) * segment2_bend_y_rate;
-    let t15 = (6.0 * cache.segment2_bend_squared_c4 * t13
-        + t14 * cache.segment2_bend_squared_c4
-        + 8.0 * cache.segment2_bend_squared_c6 * t14
-        - 5.0 * t14 * cache.segment2_bend_squared_c5
-        - 3.0 * cache.segment2_bend_squared_c3 * t13)
-        - 2.0 * segment2_bend_y_rate_along_dqd
-            * (cache.segment2_bend_squared_c3 * t12
-                - cache.segment2_bend_squared_c2 * t12) * segment2_bend_y_rate;
-    let segment2_tip_bias_v_x_along_dqd = cache.segment1_tip_rotation_00 * t11
-        + segment1_tip_bias_v_x_along_dqd + t15 * cache.segment1_tip_rotation_01
+    let segment2_tip_bias_v_x_along_dqd = cache.segment1_tip_rotation_00 * t43
+        + segment1_tip_bias_v_x_along_dqd + t24 * cache.segment1_tip_rotation_01
         + segment1_tip_velocity_v_y_along_dqd * segment2_bend_y_rate
         + segment1_tip_velocity_v_y * segment2_bend_y_rate_along_dqd
         - cache.segment2_tip_subspace0_v_y * qd[4] * segment1_tip_velocity_w_z_along_dqd
@@ -11022,143 +10558,226 @@ pub fn inverse_dynamics_velocity_tangent_into(
         + cache.segment2_tip_subspace0_v_y * qd[4];
     let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
         + segment2_tip_velocity_v_y * p.link_mass;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let t16 = segment2_tip_velocity_w_z + 0.21132486540518713 * segment3_bend_y_rate;
-    let segment3_bend_y_rate_along_dqd = p.channel_length * dqd[5];
-    let t17 = segment2_tip_velocity_v_y_along_dqd
+    let t46 = 0.21132486540518713 * lanes_segment1_bend_y_rate;
+    let [t47, t48, t49, t50] = t46.to_array();
+    let t51 = segment2_tip_velocity_w_z + t49;
+    let t52 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        cache.segment3_slice0_local_bend_y_column_v_x,
+        cache.segment4_slice0_local_bend_y_column_v_x,
+    ]);
+    let t53 = lanes_segment1_bend_y_rate_along_dqd * t52;
+    let [t54, t55, t56, t57] = t53.to_array();
+    let t58 = segment2_tip_velocity_v_y_along_dqd
         + segment2_tip_velocity_w_z_along_dqd * cache.segment2_tip_position_x;
     let base_angle_velocity_v_x_along_dqd = dqd[0] + q[1] * dqd[2];
     let segment1_tip_velocity_v_x_along_dqd = dqd[3] * cache.segment1_tip_subspace0_v_x
         + base_angle_velocity_v_x_along_dqd;
     let segment2_tip_velocity_v_x_along_dqd = cache.segment2_tip_subspace0_v_x * dqd[4]
         + segment1_tip_velocity_v_x_along_dqd;
-    let t18 = segment2_tip_velocity_v_x_along_dqd
+    let t59 = segment2_tip_velocity_v_x_along_dqd
         - segment2_tip_velocity_w_z_along_dqd * cache.segment2_tip_position_y;
-    let segment3_base_velocity_v_x_along_dqd = t17 * cache.segment2_tip_rotation_10
-        + t18 * cache.segment2_tip_rotation_00;
-    let t19 = cache.segment3_slice0_local_bend_y_column_v_x
-        * segment3_bend_y_rate_along_dqd + segment3_base_velocity_v_x_along_dqd;
-    let t20 = segment2_tip_velocity_w_z_along_dqd
-        + 0.21132486540518713 * segment3_bend_y_rate_along_dqd;
-    let segment3_slice0_local_momentum_f_x_along_dqd = t19 * cache.segment1_slice0_mass
-        - cache.segment3_slice0_local_inertia_h_y * t20;
-    let t21 = t16 * segment3_slice0_local_momentum_f_x_along_dqd;
-    let t22 = segment2_tip_velocity_v_y
+    let segment3_base_velocity_v_x_along_dqd = t58 * cache.segment2_tip_rotation_10
+        + t59 * cache.segment2_tip_rotation_00;
+    let t60 = t56 + segment3_base_velocity_v_x_along_dqd;
+    let t61 = 0.21132486540518713 * lanes_segment1_bend_y_rate_along_dqd;
+    let [t62, t63, t64, t65] = t61.to_array();
+    let t66 = segment2_tip_velocity_w_z_along_dqd + t64;
+    let segment3_slice0_local_momentum_f_x_along_dqd = t60 * cache.segment1_slice0_mass
+        - cache.segment3_slice0_local_inertia_h_y * t66;
+    let t67 = t51 * segment3_slice0_local_momentum_f_x_along_dqd;
+    let t68 = segment2_tip_velocity_v_y
         + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + cache.segment2_tip_subspace0_v_x * qd[4];
-    let t23 = segment2_tip_velocity_v_x
+    let t69 = segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t22
-        + t23 * cache.segment2_tip_rotation_00;
+    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t68
+        + t69 * cache.segment2_tip_rotation_00;
     let base_angle_subspace_rate_v_y_along_dqd = -dqd[0];
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y_along_dqd = qd[2] * base_angle_subspace_rate_v_y_along_dqd
         + dqd[2] * base_angle_subspace_rate_v_y;
-    let segment1_tip_bias_v_y_along_dqd = cache.sin_q2 * t7
+    let segment1_tip_bias_v_y_along_dqd = cache.sin_q2 * t42
         + dqd[2] * cache.segment1_tip_subspace0_v_x * qd[3]
-        + base_angle_bias_v_y_along_dqd + cache.cos_q2 * t3
+        + base_angle_bias_v_y_along_dqd + cache.cos_q2 * t23
         + dqd[3] * cache.segment1_tip_subspace0_v_x * qd[2]
         - segment1_bend_y_rate_along_dqd * base_angle_velocity_v_x
         - segment1_bend_y_rate * base_angle_velocity_v_x_along_dqd;
     let segment2_tip_bias_v_y_along_dqd = segment1_tip_bias_v_y_along_dqd
-        + t11 * cache.segment1_tip_rotation_10
+        + t43 * cache.segment1_tip_rotation_10
         + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * dqd[4]
         + cache.segment2_tip_subspace0_v_x * qd[4] * segment1_tip_velocity_w_z_along_dqd
-        + t15 * cache.segment1_tip_rotation_11
+        + t24 * cache.segment1_tip_rotation_11
         - segment1_tip_velocity_v_x_along_dqd * segment2_bend_y_rate
         - segment2_bend_y_rate_along_dqd * segment1_tip_velocity_v_x;
     let segment3_base_bias_v_y_along_dqd = cache.segment2_tip_rotation_01
         * segment2_tip_bias_v_x_along_dqd
         + segment2_tip_bias_v_y_along_dqd * cache.segment2_tip_rotation_11;
-    let t24 = 2.0 * p.channel_length * segment3_bend_y_rate
-        * segment3_bend_y_rate_along_dqd * cache.segment3_bend_y.powi(3);
-    let t25 = 2.0 * cache.segment3_bend_y * p.channel_length * segment3_bend_y_rate
-        * segment3_bend_y_rate_along_dqd;
-    let t26 = cache.segment3_bend_y * p.channel_length;
-    let t27 = segment3_base_bias_v_y_along_dqd
+    let t70 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c4,
+        cache.segment2_slice1_bend_c4,
+        cache.segment3_slice1_bend_c4,
+        cache.segment4_slice1_bend_c4,
+    ]);
+    let t71 = 2.3213672050459184 * t3 * t70;
+    let t72 = 0.24065167645154242 * t70 * t7;
+    let t73 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c6,
+        cache.segment2_slice1_bend_c6,
+        cache.segment3_slice1_bend_c6,
+        cache.segment4_slice1_bend_c6,
+    ]);
+    let t74 = 1.9252134116123394 * t73 * t7;
+    let t75 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c5,
+        cache.segment2_slice1_bend_c5,
+        cache.segment3_slice1_bend_c5,
+        cache.segment4_slice1_bend_c5,
+    ]);
+    let t76 = -(1.203258382257712 * t75 * t7);
+    let t77 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c3,
+        cache.segment2_slice1_bend_c3,
+        cache.segment3_slice1_bend_c3,
+        cache.segment4_slice1_bend_c3,
+    ]);
+    let t78 = -(1.1606836025229592 * t77 * t3);
+    let t79 = t71 + t72 + t74 + t76 + t78;
+    let [t80, t81, t82, t83] = t79.to_array();
+    let t84 = 0.4905626121623441 * t77 * t16;
+    let t85 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_bend_c2,
+        cache.segment2_slice1_bend_c2,
+        cache.segment3_slice1_bend_c2,
+        cache.segment4_slice1_bend_c2,
+    ]);
+    let t86 = -(0.4905626121623441 * t16 * t85);
+    let t87 = t84 + t86;
+    let t88 = -(1.5773502691896257 * t87 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate_along_dqd);
+    let [t89, t90, t91, t92] = t88.to_array();
+    let t93 = segment3_base_bias_v_y_along_dqd
         + segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
-            * segment3_bend_y_rate_along_dqd
-        + (0.24065167645154242 * cache.segment3_slice1_bend_c4 * t24
-            + 1.9252134116123394 * t24 * cache.segment3_slice1_bend_c6
-            + 2.3213672050459184 * cache.segment3_slice1_bend_c4 * t25
-            - 1.1606836025229592 * cache.segment3_slice1_bend_c3 * t25
-            - 1.203258382257712 * t24 * cache.segment3_slice1_bend_c5)
+            * segment3_bend_y_rate_along_dqd + t82 + t91
         + segment2_tip_velocity_w_z_along_dqd
             * cache.segment3_slice1_local_bend_y_column_v_x * segment3_bend_y_rate
         - 0.7886751345948129 * segment3_base_velocity_v_x
             * segment3_bend_y_rate_along_dqd
         - 0.7886751345948129 * segment3_base_velocity_v_x_along_dqd
-            * segment3_bend_y_rate
-        - 1.5773502691896257 * segment3_bend_y_rate * segment3_bend_y_rate_along_dqd
-            * (0.4905626121623441 * t26 * cache.segment3_slice1_bend_c3
-                - 0.4905626121623441 * t26 * cache.segment3_slice1_bend_c2);
-    let t28 = cache.segment1_slice0_mass * t27;
-    let t29 = cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
-        + segment3_base_velocity_v_x;
-    let segment3_slice0_local_momentum_f_x = t29 * cache.segment1_slice0_mass
-        - t16 * cache.segment3_slice0_local_inertia_h_y;
-    let t30 = segment3_slice0_local_momentum_f_x * t20;
-    let t31 = segment3_base_velocity_v_x
-        + cache.segment3_slice1_local_bend_y_column_v_x * segment3_bend_y_rate;
-    let t32 = segment2_tip_velocity_w_z + 0.7886751345948129 * segment3_bend_y_rate;
-    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t31
-        - t32 * cache.segment3_slice1_local_inertia_h_y;
-    let t33 = segment2_tip_velocity_w_z_along_dqd
-        + 0.7886751345948129 * segment3_bend_y_rate_along_dqd;
-    let t34 = segment3_slice1_local_momentum_f_x * t33;
-    let t35 = segment3_base_bias_v_y_along_dqd
+            * segment3_bend_y_rate;
+    let t94 = cache.segment1_slice0_mass * t93;
+    let t95 = lanes_segment1_bend_y_rate * t52;
+    let [t96, t97, t98, t99] = t95.to_array();
+    let t100 = t98 + segment3_base_velocity_v_x;
+    let segment3_slice0_local_momentum_f_x = t100 * cache.segment1_slice0_mass
+        - t51 * cache.segment3_slice0_local_inertia_h_y;
+    let t101 = segment3_slice0_local_momentum_f_x * t66;
+    let t102 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        cache.segment3_slice1_local_bend_y_column_v_x,
+        cache.segment4_slice1_local_bend_y_column_v_x,
+    ]);
+    let t103 = lanes_segment1_bend_y_rate * t102;
+    let [t104, t105, t106, t107] = t103.to_array();
+    let t108 = segment3_base_velocity_v_x + t106;
+    let t109 = 0.7886751345948129 * lanes_segment1_bend_y_rate;
+    let [t110, t111, t112, t113] = t109.to_array();
+    let t114 = segment2_tip_velocity_w_z + t112;
+    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t108
+        - t114 * cache.segment3_slice1_local_inertia_h_y;
+    let t115 = 0.7886751345948129 * lanes_segment1_bend_y_rate_along_dqd;
+    let [t116, t117, t118, t119] = t115.to_array();
+    let t120 = segment2_tip_velocity_w_z_along_dqd + t118;
+    let t121 = segment3_slice1_local_momentum_f_x * t120;
+    let t122 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c3,
+        cache.segment2_slice0_bend_c3,
+        cache.segment3_slice0_bend_c3,
+        cache.segment4_slice0_bend_c3,
+    ]);
+    let t123 = 0.009437387837655933 * t122 * t16;
+    let t124 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c2,
+        cache.segment2_slice0_bend_c2,
+        cache.segment3_slice0_bend_c2,
+        cache.segment4_slice0_bend_c2,
+    ]);
+    let t125 = -(0.009437387837655933 * t16 * t124);
+    let t126 = t123 + t125;
+    let t127 = -(0.42264973081037427 * t126 * lanes_segment1_bend_y_rate
+        * lanes_segment1_bend_y_rate_along_dqd);
+    let [t128, t129, t130, t131] = t127.to_array();
+    let t132 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c4,
+        cache.segment2_slice0_bend_c4,
+        cache.segment3_slice0_bend_c4,
+        cache.segment4_slice0_bend_c4,
+    ]);
+    let t133 = 0.01196612828741514 * t3 * t132;
+    let t134 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c6,
+        cache.segment2_slice0_bend_c6,
+        cache.segment3_slice0_bend_c6,
+        cache.segment4_slice0_bend_c6,
+    ]);
+    let t135 = 0.0007125143135866891 * t7 * t134;
+    let t136 = -(0.00598306414370757 * t122 * t3);
+    let t137 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_bend_c5,
+        cache.segment2_slice0_bend_c5,
+        cache.segment3_slice0_bend_c5,
+        cache.segment4_slice0_bend_c5,
+    ]);
+    let t138 = -(0.0004453214459916807 * t137 * t7);
+    let t139 = 0.00008906428919833614 * t7 * t132;
+    let t140 = t133 + t135 + t136 + t138 + t139;
+    let [t141, t142, t143, t144] = t140.to_array();
+    let t145 = segment3_base_bias_v_y_along_dqd
         + cache.segment3_slice0_local_bend_y_column_v_x * segment2_tip_velocity_w_z
-            * segment3_bend_y_rate_along_dqd
+            * segment3_bend_y_rate_along_dqd + t130
         + segment2_tip_velocity_w_z_along_dqd
-            * cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
-        + (0.0007125143135866891 * t24 * cache.segment3_slice0_bend_c6
-            + 0.00008906428919833614 * t24 * cache.segment3_slice0_bend_c4
-            + 0.01196612828741514 * cache.segment3_slice0_bend_c4 * t25
-            - 0.00598306414370757 * cache.segment3_slice0_bend_c3 * t25
-            - 0.0004453214459916807 * t24 * cache.segment3_slice0_bend_c5)
+            * cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate + t143
         - 0.21132486540518713 * segment3_base_velocity_v_x
             * segment3_bend_y_rate_along_dqd
-        - 0.42264973081037427
-            * (0.009437387837655933 * t26 * cache.segment3_slice0_bend_c3
-                - 0.009437387837655933 * t26 * cache.segment3_slice0_bend_c2)
-            * segment3_bend_y_rate * segment3_bend_y_rate_along_dqd
         - 0.21132486540518713 * segment3_base_velocity_v_x_along_dqd
             * segment3_bend_y_rate;
-    let t36 = t35 * cache.segment1_slice0_mass;
-    let t37 = cache.segment3_slice1_local_bend_y_column_v_x
-        * segment3_bend_y_rate_along_dqd + segment3_base_velocity_v_x_along_dqd;
-    let segment3_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice0_mass * t37
-        - cache.segment3_slice1_local_inertia_h_y * t33;
-    let t38 = segment3_slice1_local_momentum_f_x_along_dqd * t32;
-    let t39 = t21 + t28 + t30 + t34 + t36 + t38;
-    let t40 = cache.segment2_tip_rotation_01 * t39;
-    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
-    let t41 = p.channel_length * segment3_bend_squared;
-    let t42 = 2.0 * p.channel_length * segment3_bend_y_rate
-        * segment3_bend_y_rate_along_dqd;
-    let t43 = 2.0 * p.channel_length * segment3_bend_y_rate
-        * segment3_bend_y_rate_along_dqd * segment3_bend_squared;
-    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t22
-        + cache.segment2_tip_rotation_01 * t23;
-    let segment3_base_velocity_v_y_along_dqd = t18 * cache.segment2_tip_rotation_01
-        + t17 * cache.segment2_tip_rotation_11;
+    let t146 = t145 * cache.segment1_slice0_mass;
+    let t147 = lanes_segment1_bend_y_rate_along_dqd * t102;
+    let [t148, t149, t150, t151] = t147.to_array();
+    let t152 = t150 + segment3_base_velocity_v_x_along_dqd;
+    let segment3_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice0_mass * t152
+        - cache.segment3_slice1_local_inertia_h_y * t120;
+    let t153 = segment3_slice1_local_momentum_f_x_along_dqd * t114;
+    let t154 = t67 + t94 + t101 + t121 + t146 + t153;
+    let t155 = cache.segment2_tip_rotation_01 * t154;
+    let t156 = 0.044658198738520456 * p.channel_length * t124;
+    let t157 = -(0.00199435471456919 * t122 * t36);
+    let t158 = 0.00398870942913838 * t132 * t36;
+    let t159 = t156 + t157 + t158;
+    let t160 = 0.42264973081037427 * lanes_segment1_bend_y_rate * t159
+        * lanes_segment1_bend_y_rate_along_dqd;
+    let [t161, t162, t163, t164] = t160.to_array();
+    let t165 = 0.0004214567416265345 * t122 * t27;
+    let t166 = 0.0012643702248796036 * t137 * t27;
+    let t167 = -(0.0012643702248796036 * t132 * t27);
+    let t168 = -(0.009437387837655933 * t124 * t31);
+    let t169 = 0.009437387837655933 * t122 * t31;
+    let t170 = t165 + t166 + t167 + t168 + t169;
+    let [t171, t172, t173, t174] = t170.to_array();
+    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t68
+        + cache.segment2_tip_rotation_01 * t69;
+    let segment3_base_velocity_v_y_along_dqd = t59 * cache.segment2_tip_rotation_01
+        + t58 * cache.segment2_tip_rotation_11;
     let segment3_base_bias_v_x_along_dqd = cache.segment2_tip_rotation_10
         * segment2_tip_bias_v_y_along_dqd
         + cache.segment2_tip_rotation_00 * segment2_tip_bias_v_x_along_dqd;
-    let t44 = 0.42264973081037427
-        * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-            + 0.00398870942913838 * t41 * cache.segment3_slice0_bend_c4
-            - 0.00199435471456919 * t41 * cache.segment3_slice0_bend_c3)
-        * segment3_bend_y_rate * segment3_bend_y_rate_along_dqd
-        + (0.009437387837655933 * cache.segment3_slice0_bend_c3 * t42
-            + 0.0004214567416265345 * cache.segment3_slice0_bend_c3 * t43
-            + 0.0012643702248796036 * cache.segment3_slice0_bend_c5 * t43
-            - 0.009437387837655933 * t42 * cache.segment3_slice0_bend_c2
-            - 0.0012643702248796036 * cache.segment3_slice0_bend_c4 * t43)
+    let t175 = t163 + t173
         + 0.21132486540518713 * segment3_base_velocity_v_y
             * segment3_bend_y_rate_along_dqd
         + 0.21132486540518713 * segment3_base_velocity_v_y_along_dqd
@@ -11167,32 +10786,52 @@ pub fn inverse_dynamics_velocity_tangent_into(
             * segment3_bend_y_rate_along_dqd
         - segment2_tip_velocity_w_z_along_dqd
             * cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate;
-    let t45 = cache.segment1_slice0_mass * t44;
-    let t46 = segment3_base_velocity_v_y_along_dqd
-        + cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate_along_dqd;
-    let segment3_slice1_local_momentum_f_y_along_dqd = t46 * cache.segment1_slice0_mass
-        + t33 * cache.segment3_slice1_local_inertia_h_x;
-    let t47 = -(segment3_slice1_local_momentum_f_y_along_dqd * t32);
-    let t48 = segment3_base_velocity_v_y_along_dqd
-        + cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate_along_dqd;
-    let segment3_slice0_local_momentum_f_y_along_dqd = cache.segment1_slice0_mass * t48
-        + t20 * cache.segment3_slice0_local_inertia_h_x;
-    let t49 = -(t16 * segment3_slice0_local_momentum_f_y_along_dqd);
-    let t50 = segment3_base_velocity_v_y
-        + cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate;
-    let segment3_slice0_local_momentum_f_y = t16
-        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t50;
-    let t51 = -(segment3_slice0_local_momentum_f_y * t20);
-    let t52 = 1.5773502691896257
-        * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-            + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t41
-            - 0.38689453417431974 * t41 * cache.segment3_slice1_bend_c3)
-        * segment3_bend_y_rate * segment3_bend_y_rate_along_dqd
-        + (0.30513409881392906 * cache.segment3_slice1_bend_c3 * t43
-            + 0.4905626121623441 * t42 * cache.segment3_slice1_bend_c3
-            + 0.9154022964417872 * cache.segment3_slice1_bend_c5 * t43
-            - 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t42
-            - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t43)
+    let t176 = cache.segment1_slice0_mass * t175;
+    let t177 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        cache.segment3_slice1_local_bend_y_column_v_y,
+        cache.segment4_slice1_local_bend_y_column_v_y,
+    ]);
+    let t178 = t177 * lanes_segment1_bend_y_rate_along_dqd;
+    let [t179, t180, t181, t182] = t178.to_array();
+    let t183 = segment3_base_velocity_v_y_along_dqd + t181;
+    let segment3_slice1_local_momentum_f_y_along_dqd = t183 * cache.segment1_slice0_mass
+        + t120 * cache.segment3_slice1_local_inertia_h_x;
+    let t184 = -(segment3_slice1_local_momentum_f_y_along_dqd * t114);
+    let t185 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        cache.segment3_slice0_local_bend_y_column_v_y,
+        cache.segment4_slice0_local_bend_y_column_v_y,
+    ]);
+    let t186 = lanes_segment1_bend_y_rate_along_dqd * t185;
+    let [t187, t188, t189, t190] = t186.to_array();
+    let t191 = segment3_base_velocity_v_y_along_dqd + t189;
+    let segment3_slice0_local_momentum_f_y_along_dqd = cache.segment1_slice0_mass * t191
+        + t66 * cache.segment3_slice0_local_inertia_h_x;
+    let t192 = -(t51 * segment3_slice0_local_momentum_f_y_along_dqd);
+    let t193 = lanes_segment1_bend_y_rate * t185;
+    let [t194, t195, t196, t197] = t193.to_array();
+    let t198 = segment3_base_velocity_v_y + t196;
+    let segment3_slice0_local_momentum_f_y = t51
+        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t198;
+    let t199 = -(segment3_slice0_local_momentum_f_y * t66);
+    let t200 = 0.7737890683486395 * t70 * t36;
+    let t201 = 0.6220084679281462 * p.channel_length * t85;
+    let t202 = -(0.38689453417431974 * t77 * t36);
+    let t203 = t200 + t201 + t202;
+    let t204 = 1.5773502691896257 * lanes_segment1_bend_y_rate * t203
+        * lanes_segment1_bend_y_rate_along_dqd;
+    let [t205, t206, t207, t208] = t204.to_array();
+    let t209 = -(0.9154022964417872 * t70 * t27);
+    let t210 = 0.4905626121623441 * t77 * t31;
+    let t211 = 0.9154022964417872 * t75 * t27;
+    let t212 = 0.30513409881392906 * t77 * t27;
+    let t213 = -(0.4905626121623441 * t85 * t31);
+    let t214 = t209 + t210 + t211 + t212 + t213;
+    let [t215, t216, t217, t218] = t214.to_array();
+    let t219 = t207 + t217
         + 0.7886751345948129 * segment3_base_velocity_v_y_along_dqd
             * segment3_bend_y_rate + segment3_base_bias_v_x_along_dqd
         + 0.7886751345948129 * segment3_base_velocity_v_y
@@ -11201,134 +10840,83 @@ pub fn inverse_dynamics_velocity_tangent_into(
             * cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate
         - segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_y
             * segment3_bend_y_rate_along_dqd;
-    let t53 = t52 * cache.segment1_slice0_mass;
-    let t54 = segment3_base_velocity_v_y
-        + cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate;
-    let segment3_slice1_local_momentum_f_y = t32
-        * cache.segment3_slice1_local_inertia_h_x + t54 * cache.segment1_slice0_mass;
-    let t55 = -(segment3_slice1_local_momentum_f_y * t33);
-    let t56 = t45 + t47 + t49 + t51 + t53 + t55;
-    let t57 = cache.segment2_tip_rotation_00 * t56;
-    let t58 = 2.0
-        * (p.channel_length * cache.segment3_bend_squared_c2
-            + 2.0 * t41 * cache.segment3_bend_squared_c4
-            - t41 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
-        * segment3_bend_y_rate_along_dqd
-        + (cache.segment3_bend_squared_c3 * t43 + t42 * cache.segment3_bend_squared_c3
-            + 3.0 * cache.segment3_bend_squared_c5 * t43
-            - cache.segment3_bend_squared_c2 * t42
-            - 3.0 * cache.segment3_bend_squared_c4 * t43);
-    let t59 = (t24 * cache.segment3_bend_squared_c4
-        + 8.0 * cache.segment3_bend_squared_c6 * t24
-        + 6.0 * t25 * cache.segment3_bend_squared_c4
-        - 3.0 * cache.segment3_bend_squared_c3 * t25
-        - 5.0 * t24 * cache.segment3_bend_squared_c5)
-        - 2.0
-            * (t26 * cache.segment3_bend_squared_c3
-                - t26 * cache.segment3_bend_squared_c2) * segment3_bend_y_rate
-            * segment3_bend_y_rate_along_dqd;
-    let segment3_tip_bias_v_x_along_dqd = t58 * cache.segment2_tip_rotation_00
+    let t220 = t219 * cache.segment1_slice0_mass;
+    let t221 = lanes_segment1_bend_y_rate * t177;
+    let [t222, t223, t224, t225] = t221.to_array();
+    let t226 = segment3_base_velocity_v_y + t224;
+    let segment3_slice1_local_momentum_f_y = t114
+        * cache.segment3_slice1_local_inertia_h_x + t226 * cache.segment1_slice0_mass;
+    let t227 = -(segment3_slice1_local_momentum_f_y * t120);
+    let t228 = t176 + t184 + t192 + t199 + t220 + t227;
+    let t229 = cache.segment2_tip_rotation_00 * t228;
+    let segment3_tip_bias_v_x_along_dqd = t44 * cache.segment2_tip_rotation_00
         + segment2_tip_velocity_v_y * segment3_bend_y_rate_along_dqd
-        + t59 * cache.segment2_tip_rotation_01 + segment2_tip_bias_v_x_along_dqd
+        + t25 * cache.segment2_tip_rotation_01 + segment2_tip_bias_v_x_along_dqd
         + segment2_tip_velocity_v_y_along_dqd * segment3_bend_y_rate
         - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y * dqd[5]
         - segment2_tip_velocity_w_z_along_dqd * cache.segment3_tip_subspace0_v_y * qd[5];
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let t60 = 0.21132486540518713 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let t230 = t50 + segment3_tip_velocity_w_z;
     let segment3_tip_velocity_w_z_along_dqd = segment2_tip_velocity_w_z_along_dqd
         + segment3_bend_y_rate_along_dqd;
-    let segment4_bend_y_rate_along_dqd = p.channel_length * dqd[6];
-    let t61 = segment3_tip_velocity_w_z_along_dqd
-        + 0.21132486540518713 * segment4_bend_y_rate_along_dqd;
+    let t231 = segment3_tip_velocity_w_z_along_dqd + t65;
     let segment3_tip_velocity_v_x_along_dqd = segment2_tip_velocity_v_x_along_dqd
         + cache.segment3_tip_subspace0_v_x * dqd[5];
-    let t62 = segment3_tip_velocity_v_x_along_dqd
+    let t232 = segment3_tip_velocity_v_x_along_dqd
         - cache.segment3_tip_position_y * segment3_tip_velocity_w_z_along_dqd;
     let segment3_tip_velocity_v_y_along_dqd = segment2_tip_velocity_v_y_along_dqd
         + cache.segment3_tip_subspace0_v_y * dqd[5];
-    let t63 = segment3_tip_velocity_v_y_along_dqd
+    let t233 = segment3_tip_velocity_v_y_along_dqd
         + segment3_tip_velocity_w_z_along_dqd * cache.segment3_tip_position_x;
-    let segment4_base_velocity_v_y_along_dqd = t62 * cache.segment3_tip_rotation_01
-        + t63 * cache.segment3_tip_rotation_11;
-    let t64 = cache.segment4_slice0_local_bend_y_column_v_y
-        * segment4_bend_y_rate_along_dqd + segment4_base_velocity_v_y_along_dqd;
-    let segment4_slice0_local_momentum_f_y_along_dqd = t61
-        * cache.segment4_slice0_local_inertia_h_x + t64 * cache.segment1_slice0_mass;
-    let t65 = -(t60 * segment4_slice0_local_momentum_f_y_along_dqd);
+    let segment4_base_velocity_v_y_along_dqd = t232 * cache.segment3_tip_rotation_01
+        + t233 * cache.segment3_tip_rotation_11;
+    let t234 = t190 + segment4_base_velocity_v_y_along_dqd;
+    let segment4_slice0_local_momentum_f_y_along_dqd = t231
+        * cache.segment4_slice0_local_inertia_h_x + t234 * cache.segment1_slice0_mass;
+    let t235 = -(t230 * segment4_slice0_local_momentum_f_y_along_dqd);
     let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
         + segment2_tip_velocity_v_x;
-    let t66 = segment3_tip_velocity_v_x
+    let t236 = segment3_tip_velocity_v_x
         - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
-    let t67 = segment3_tip_velocity_v_y
+    let t237 = segment3_tip_velocity_v_y
         + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
-    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t66
-        + t67 * cache.segment3_tip_rotation_11;
-    let t68 = cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
-        + segment4_base_velocity_v_y;
-    let segment4_slice0_local_momentum_f_y = t68 * cache.segment1_slice0_mass
-        + cache.segment4_slice0_local_inertia_h_x * t60;
-    let t69 = -(segment4_slice0_local_momentum_f_y * t61);
+    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t236
+        + t237 * cache.segment3_tip_rotation_11;
+    let t238 = t197 + segment4_base_velocity_v_y;
+    let segment4_slice0_local_momentum_f_y = t238 * cache.segment1_slice0_mass
+        + cache.segment4_slice0_local_inertia_h_x * t230;
+    let t239 = -(segment4_slice0_local_momentum_f_y * t231);
     let segment3_tip_bias_v_y_along_dqd = cache.segment3_tip_subspace0_v_x
-        * segment2_tip_velocity_w_z * dqd[5] + t59 * cache.segment2_tip_rotation_11
-        + t58 * cache.segment2_tip_rotation_10 + segment2_tip_bias_v_y_along_dqd
+        * segment2_tip_velocity_w_z * dqd[5] + t25 * cache.segment2_tip_rotation_11
+        + t44 * cache.segment2_tip_rotation_10 + segment2_tip_bias_v_y_along_dqd
         + segment2_tip_velocity_w_z_along_dqd * cache.segment3_tip_subspace0_v_x * qd[5]
         - segment2_tip_velocity_v_x_along_dqd * segment3_bend_y_rate
         - segment3_bend_y_rate_along_dqd * segment2_tip_velocity_v_x;
     let segment4_base_bias_v_x_along_dqd = segment3_tip_bias_v_y_along_dqd
         * cache.segment3_tip_rotation_10
         + cache.segment3_tip_rotation_00 * segment3_tip_bias_v_x_along_dqd;
-    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
-    let t70 = 2.0 * p.channel_length * segment4_bend_squared * segment4_bend_y_rate
-        * segment4_bend_y_rate_along_dqd;
-    let t71 = 2.0 * p.channel_length * segment4_bend_y_rate
-        * segment4_bend_y_rate_along_dqd;
-    let t72 = p.channel_length * segment4_bend_squared;
-    let t73 = 0.7886751345948129 * segment4_bend_y_rate
+    let t240 = 0.7886751345948129 * segment4_bend_y_rate
         * segment4_base_velocity_v_y_along_dqd + segment4_base_bias_v_x_along_dqd
         + 0.7886751345948129 * segment4_bend_y_rate_along_dqd
-            * segment4_base_velocity_v_y
-        + (0.4905626121623441 * t71 * cache.segment4_slice1_bend_c3
-            + 0.30513409881392906 * t70 * cache.segment4_slice1_bend_c3
-            + 0.9154022964417872 * t70 * cache.segment4_slice1_bend_c5
-            - 0.9154022964417872 * t70 * cache.segment4_slice1_bend_c4
-            - 0.4905626121623441 * t71 * cache.segment4_slice1_bend_c2)
-        + 1.5773502691896257
-            * (0.7737890683486395 * t72 * cache.segment4_slice1_bend_c4
-                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-                - 0.38689453417431974 * t72 * cache.segment4_slice1_bend_c3)
-            * segment4_bend_y_rate * segment4_bend_y_rate_along_dqd
+            * segment4_base_velocity_v_y + t218 + t208
         - segment3_tip_velocity_w_z_along_dqd * segment4_bend_y_rate
             * cache.segment4_slice1_local_bend_y_column_v_y
         - cache.segment4_slice1_local_bend_y_column_v_y * segment4_bend_y_rate_along_dqd
             * segment3_tip_velocity_w_z;
-    let t74 = t73 * cache.segment1_slice0_mass;
-    let t75 = segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
-        + segment4_base_velocity_v_y;
-    let t76 = 0.7886751345948129 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let segment4_slice1_local_momentum_f_y = t75 * cache.segment1_slice0_mass
-        + t76 * cache.segment4_slice1_local_inertia_h_x;
-    let t77 = 0.7886751345948129 * segment4_bend_y_rate_along_dqd
-        + segment3_tip_velocity_w_z_along_dqd;
-    let t78 = -(segment4_slice1_local_momentum_f_y * t77);
-    let t79 = segment4_base_velocity_v_y_along_dqd
-        + cache.segment4_slice1_local_bend_y_column_v_y * segment4_bend_y_rate_along_dqd;
-    let segment4_slice1_local_momentum_f_y_along_dqd = t79 * cache.segment1_slice0_mass
-        + cache.segment4_slice1_local_inertia_h_x * t77;
-    let t80 = -(t76 * segment4_slice1_local_momentum_f_y_along_dqd);
-    let t81 = (0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t70
-        + 0.0004214567416265345 * t70 * cache.segment4_slice0_bend_c3
-        + 0.009437387837655933 * t71 * cache.segment4_slice0_bend_c3
-        - 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t71
-        - 0.0012643702248796036 * t70 * cache.segment4_slice0_bend_c4)
-        + segment4_base_bias_v_x_along_dqd
-        + 0.42264973081037427 * segment4_bend_y_rate
-            * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-                + 0.00398870942913838 * t72 * cache.segment4_slice0_bend_c4
-                - 0.00199435471456919 * t72 * cache.segment4_slice0_bend_c3)
-            * segment4_bend_y_rate_along_dqd
+    let t241 = t240 * cache.segment1_slice0_mass;
+    let t242 = t225 + segment4_base_velocity_v_y;
+    let t243 = t113 + segment3_tip_velocity_w_z;
+    let segment4_slice1_local_momentum_f_y = t242 * cache.segment1_slice0_mass
+        + t243 * cache.segment4_slice1_local_inertia_h_x;
+    let t244 = t119 + segment3_tip_velocity_w_z_along_dqd;
+    let t245 = -(segment4_slice1_local_momentum_f_y * t244);
+    let t246 = segment4_base_velocity_v_y_along_dqd + t182;
+    let segment4_slice1_local_momentum_f_y_along_dqd = t246 * cache.segment1_slice0_mass
+        + cache.segment4_slice1_local_inertia_h_x * t244;
+    let t247 = -(t243 * segment4_slice1_local_momentum_f_y_along_dqd);
+    let t248 = t174 + segment4_base_bias_v_x_along_dqd + t164
         + 0.21132486540518713 * segment4_bend_y_rate_along_dqd
             * segment4_base_velocity_v_y
         + 0.21132486540518713 * segment4_bend_y_rate
@@ -11337,33 +10925,11 @@ pub fn inverse_dynamics_velocity_tangent_into(
             * segment3_tip_velocity_w_z_along_dqd * segment4_bend_y_rate
         - cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate_along_dqd
             * segment3_tip_velocity_w_z;
-    let t82 = t81 * cache.segment1_slice0_mass;
-    let t83 = t65 + t69 + t74 + t78 + t80 + t82;
-    let t84 = cache.segment3_tip_rotation_00 * t83;
-    let t85 = 2.0 * segment4_bend_y_rate
-        * (p.channel_length * cache.segment4_bend_squared_c2
-            + 2.0 * cache.segment4_bend_squared_c4 * t72
-            - t72 * cache.segment4_bend_squared_c3) * segment4_bend_y_rate_along_dqd
-        + (3.0 * cache.segment4_bend_squared_c5 * t70
-            + t70 * cache.segment4_bend_squared_c3 + t71 * cache.segment4_bend_squared_c3
-            - 3.0 * cache.segment4_bend_squared_c4 * t70
-            - t71 * cache.segment4_bend_squared_c2);
-    let t86 = p.channel_length * cache.segment4_bend_y;
-    let t87 = 2.0 * p.channel_length * cache.segment4_bend_y.powi(3)
-        * segment4_bend_y_rate * segment4_bend_y_rate_along_dqd;
-    let t88 = 2.0 * p.channel_length * segment4_bend_y_rate * cache.segment4_bend_y
-        * segment4_bend_y_rate_along_dqd;
-    let t89 = (cache.segment4_bend_squared_c4 * t87
-        + 6.0 * cache.segment4_bend_squared_c4 * t88
-        + 8.0 * cache.segment4_bend_squared_c6 * t87
-        - 3.0 * cache.segment4_bend_squared_c3 * t88
-        - 5.0 * cache.segment4_bend_squared_c5 * t87)
-        - 2.0
-            * (t86 * cache.segment4_bend_squared_c3
-                - t86 * cache.segment4_bend_squared_c2) * segment4_bend_y_rate
-            * segment4_bend_y_rate_along_dqd;
-    let segment4_tip_bias_v_x_along_dqd = cache.segment3_tip_rotation_00 * t85
-        + cache.segment3_tip_rotation_01 * t89
+    let t249 = t248 * cache.segment1_slice0_mass;
+    let t250 = t235 + t239 + t241 + t245 + t247 + t249;
+    let t251 = cache.segment3_tip_rotation_00 * t250;
+    let segment4_tip_bias_v_x_along_dqd = cache.segment3_tip_rotation_00 * t45
+        + cache.segment3_tip_rotation_01 * t26
         + segment3_tip_velocity_v_y * segment4_bend_y_rate_along_dqd
         + segment3_tip_bias_v_x_along_dqd
         + segment3_tip_velocity_v_y_along_dqd * segment4_bend_y_rate
@@ -11383,74 +10949,52 @@ pub fn inverse_dynamics_velocity_tangent_into(
     let link5_composite_force_f_x_along_dqd = segment4_tip_bias_v_x_along_dqd
         * p.link_mass - segment4_tip_velocity_w_z_along_dqd * link5_momentum_f_y
         - link5_momentum_f_y_along_dqd * segment4_tip_velocity_w_z;
-    let segment4_base_velocity_v_x_along_dqd = t62 * cache.segment3_tip_rotation_00
-        + t63 * cache.segment3_tip_rotation_10;
+    let segment4_base_velocity_v_x_along_dqd = t232 * cache.segment3_tip_rotation_00
+        + t233 * cache.segment3_tip_rotation_10;
     let segment4_base_bias_v_y_along_dqd = cache.segment3_tip_rotation_01
         * segment3_tip_bias_v_x_along_dqd
         + segment3_tip_bias_v_y_along_dqd * cache.segment3_tip_rotation_11;
-    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t66
-        + t67 * cache.segment3_tip_rotation_10;
-    let t90 = segment4_base_bias_v_y_along_dqd
+    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t236
+        + t237 * cache.segment3_tip_rotation_10;
+    let t252 = segment4_base_bias_v_y_along_dqd + t131
         + cache.segment4_slice0_local_bend_y_column_v_x
-            * segment3_tip_velocity_w_z_along_dqd * segment4_bend_y_rate
-        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t87
-            + 0.01196612828741514 * cache.segment4_slice0_bend_c4 * t88
-            + 0.0007125143135866891 * cache.segment4_slice0_bend_c6 * t87
-            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t87
-            - 0.00598306414370757 * cache.segment4_slice0_bend_c3 * t88)
+            * segment3_tip_velocity_w_z_along_dqd * segment4_bend_y_rate + t144
         + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate_along_dqd
             * segment3_tip_velocity_w_z
         - 0.21132486540518713 * segment4_bend_y_rate
             * segment4_base_velocity_v_x_along_dqd
-        - 0.42264973081037427
-            * (0.009437387837655933 * t86 * cache.segment4_slice0_bend_c3
-                - 0.009437387837655933 * t86 * cache.segment4_slice0_bend_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate_along_dqd
         - 0.21132486540518713 * segment4_base_velocity_v_x
             * segment4_bend_y_rate_along_dqd;
-    let t91 = cache.segment1_slice0_mass * t90;
-    let t92 = cache.segment4_slice1_local_bend_y_column_v_x
+    let t253 = cache.segment1_slice0_mass * t252;
+    let t254 = cache.segment4_slice1_local_bend_y_column_v_x
         * segment3_tip_velocity_w_z_along_dqd * segment4_bend_y_rate
         + cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate_along_dqd
-            * segment3_tip_velocity_w_z + segment4_base_bias_v_y_along_dqd
-        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t87
-            + 2.3213672050459184 * t88 * cache.segment4_slice1_bend_c4
-            + 0.24065167645154242 * cache.segment4_slice1_bend_c4 * t87
-            - 1.1606836025229592 * cache.segment4_slice1_bend_c3 * t88
-            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t87)
-        - 1.5773502691896257
-            * (0.4905626121623441 * t86 * cache.segment4_slice1_bend_c3
-                - 0.4905626121623441 * t86 * cache.segment4_slice1_bend_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate_along_dqd
+            * segment3_tip_velocity_w_z + segment4_base_bias_v_y_along_dqd + t92 + t83
         - 0.7886751345948129 * segment4_bend_y_rate
             * segment4_base_velocity_v_x_along_dqd
         - 0.7886751345948129 * segment4_base_velocity_v_x
             * segment4_bend_y_rate_along_dqd;
-    let t93 = t92 * cache.segment1_slice0_mass;
-    let t94 = segment4_base_velocity_v_x
-        + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate;
-    let segment4_slice0_local_momentum_f_x = t94 * cache.segment1_slice0_mass
-        - cache.segment4_slice0_local_inertia_h_y * t60;
-    let t95 = t61 * segment4_slice0_local_momentum_f_x;
-    let t96 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
-        + segment4_base_velocity_v_x;
-    let segment4_slice1_local_momentum_f_x = t96 * cache.segment1_slice0_mass
-        - t76 * cache.segment4_slice1_local_inertia_h_y;
-    let t97 = segment4_slice1_local_momentum_f_x * t77;
-    let t98 = cache.segment4_slice0_local_bend_y_column_v_x
-        * segment4_bend_y_rate_along_dqd + segment4_base_velocity_v_x_along_dqd;
-    let segment4_slice0_local_momentum_f_x_along_dqd = t98 * cache.segment1_slice0_mass
-        - t61 * cache.segment4_slice0_local_inertia_h_y;
-    let t99 = segment4_slice0_local_momentum_f_x_along_dqd * t60;
-    let t100 = segment4_base_velocity_v_x_along_dqd
-        + cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate_along_dqd;
-    let segment4_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice0_mass * t100
-        - cache.segment4_slice1_local_inertia_h_y * t77;
-    let t101 = t76 * segment4_slice1_local_momentum_f_x_along_dqd;
-    let t102 = t91 + t93 + t95 + t97 + t99 + t101;
-    let t103 = t102 * cache.segment3_tip_rotation_01;
-    let segment4_composite_force_f_x_along_dqd = t84
-        + link5_composite_force_f_x_along_dqd + t103;
+    let t255 = t254 * cache.segment1_slice0_mass;
+    let t256 = segment4_base_velocity_v_x + t99;
+    let segment4_slice0_local_momentum_f_x = t256 * cache.segment1_slice0_mass
+        - cache.segment4_slice0_local_inertia_h_y * t230;
+    let t257 = t231 * segment4_slice0_local_momentum_f_x;
+    let t258 = t107 + segment4_base_velocity_v_x;
+    let segment4_slice1_local_momentum_f_x = t258 * cache.segment1_slice0_mass
+        - t243 * cache.segment4_slice1_local_inertia_h_y;
+    let t259 = segment4_slice1_local_momentum_f_x * t244;
+    let t260 = t57 + segment4_base_velocity_v_x_along_dqd;
+    let segment4_slice0_local_momentum_f_x_along_dqd = t260 * cache.segment1_slice0_mass
+        - t231 * cache.segment4_slice0_local_inertia_h_y;
+    let t261 = segment4_slice0_local_momentum_f_x_along_dqd * t230;
+    let t262 = segment4_base_velocity_v_x_along_dqd + t151;
+    let segment4_slice1_local_momentum_f_x_along_dqd = cache.segment1_slice0_mass * t262
+        - cache.segment4_slice1_local_inertia_h_y * t244;
+    let t263 = t243 * segment4_slice1_local_momentum_f_x_along_dqd;
+    let t264 = t253 + t255 + t257 + t259 + t261 + t263;
+    let t265 = t264 * cache.segment3_tip_rotation_01;
+    let segment4_composite_force_f_x_along_dqd = t251
+        + link5_composite_force_f_x_along_dqd + t265;
     let link4_momentum_f_y_along_dqd = segment3_tip_velocity_v_y_along_dqd * p.link_mass
         + cache.link4_inertia_h_x * segment3_tip_velocity_w_z_along_dqd;
     let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
@@ -11459,286 +11003,191 @@ pub fn inverse_dynamics_velocity_tangent_into(
         * segment3_tip_bias_v_x_along_dqd + segment4_composite_force_f_x_along_dqd
         - link4_momentum_f_y_along_dqd * segment3_tip_velocity_w_z
         - link4_momentum_f_y * segment3_tip_velocity_w_z_along_dqd;
-    let segment3_composite_force_f_x_along_dqd = t40 + t57
+    let segment3_composite_force_f_x_along_dqd = t155 + t229
         + link4_composite_force_f_x_along_dqd;
     let link3_composite_force_f_x_along_dqd = p.link_mass
         * segment2_tip_bias_v_x_along_dqd + segment3_composite_force_f_x_along_dqd
         - link3_momentum_f_y_along_dqd * segment2_tip_velocity_w_z
         - segment2_tip_velocity_w_z_along_dqd * link3_momentum_f_y;
-    let t104 = 0.7886751345948129 * segment2_bend_y_rate_along_dqd
-        + segment1_tip_velocity_w_z_along_dqd;
-    let t105 = 0.7886751345948129 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let t106 = segment1_tip_velocity_v_x
+    let t266 = t117 + segment1_tip_velocity_w_z_along_dqd;
+    let t267 = t111 + segment1_tip_velocity_w_z;
+    let t268 = segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
-    let t107 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+    let t269 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
         + segment1_tip_velocity_v_y;
-    let segment2_base_velocity_v_y = t106 * cache.segment1_tip_rotation_01
-        + t107 * cache.segment1_tip_rotation_11;
-    let t108 = cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
+    let segment2_base_velocity_v_y = t268 * cache.segment1_tip_rotation_01
+        + t269 * cache.segment1_tip_rotation_11;
+    let t270 = t223 + segment2_base_velocity_v_y;
     let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
-        * t105 + t108 * cache.segment1_slice0_mass;
-    let t109 = -(t104 * segment2_slice1_local_momentum_f_y);
-    let t110 = 0.21132486540518713 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let t111 = segment1_tip_velocity_v_x_along_dqd
+        * t267 + t270 * cache.segment1_slice0_mass;
+    let t271 = -(t266 * segment2_slice1_local_momentum_f_y);
+    let t272 = t48 + segment1_tip_velocity_w_z;
+    let t273 = segment1_tip_velocity_v_x_along_dqd
         - cache.segment1_tip_position_y * segment1_tip_velocity_w_z_along_dqd;
-    let t112 = cache.segment1_tip_position_x * segment1_tip_velocity_w_z_along_dqd
+    let t274 = cache.segment1_tip_position_x * segment1_tip_velocity_w_z_along_dqd
         + segment1_tip_velocity_v_y_along_dqd;
-    let segment2_base_velocity_v_y_along_dqd = cache.segment1_tip_rotation_01 * t111
-        + t112 * cache.segment1_tip_rotation_11;
-    let t113 = cache.segment2_slice0_local_bend_y_column_v_y
-        * segment2_bend_y_rate_along_dqd + segment2_base_velocity_v_y_along_dqd;
-    let t114 = 0.21132486540518713 * segment2_bend_y_rate_along_dqd
-        + segment1_tip_velocity_w_z_along_dqd;
-    let segment2_slice0_local_momentum_f_y_along_dqd = t113 * cache.segment1_slice0_mass
-        + t114 * cache.segment2_slice0_local_inertia_h_x;
-    let t115 = -(t110 * segment2_slice0_local_momentum_f_y_along_dqd);
+    let segment2_base_velocity_v_y_along_dqd = cache.segment1_tip_rotation_01 * t273
+        + t274 * cache.segment1_tip_rotation_11;
+    let t275 = t188 + segment2_base_velocity_v_y_along_dqd;
+    let t276 = t63 + segment1_tip_velocity_w_z_along_dqd;
+    let segment2_slice0_local_momentum_f_y_along_dqd = t275 * cache.segment1_slice0_mass
+        + t276 * cache.segment2_slice0_local_inertia_h_x;
+    let t277 = -(t272 * segment2_slice0_local_momentum_f_y_along_dqd);
     let segment2_base_bias_v_x_along_dqd = segment1_tip_bias_v_y_along_dqd
         * cache.segment1_tip_rotation_10
         + cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x_along_dqd;
-    let t116 = 0.21132486540518713 * segment2_bend_y_rate_along_dqd
+    let t278 = 0.21132486540518713 * segment2_bend_y_rate_along_dqd
         * segment2_base_velocity_v_y
         + 0.21132486540518713 * segment2_base_velocity_v_y_along_dqd
-            * segment2_bend_y_rate
-        + (0.0004214567416265345 * t10 * cache.segment2_slice0_bend_c3
-            + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t9
-            + 0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t10
-            - 0.0012643702248796036 * t10 * cache.segment2_slice0_bend_c4
-            - 0.009437387837655933 * t9 * cache.segment2_slice0_bend_c2)
-        + segment2_base_bias_v_x_along_dqd
-        + 0.42264973081037427
-            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t8
-                + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
-                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t8)
-            * segment2_bend_y_rate_along_dqd * segment2_bend_y_rate
+            * segment2_bend_y_rate + t172 + segment2_base_bias_v_x_along_dqd + t162
         - cache.segment2_slice0_local_bend_y_column_v_y
             * segment1_tip_velocity_w_z_along_dqd * segment2_bend_y_rate
         - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate_along_dqd;
-    let t117 = t116 * cache.segment1_slice0_mass;
-    let t118 = segment2_base_velocity_v_y_along_dqd
-        + segment2_bend_y_rate_along_dqd * cache.segment2_slice1_local_bend_y_column_v_y;
-    let segment2_slice1_local_momentum_f_y_along_dqd = t118 * cache.segment1_slice0_mass
-        + cache.segment2_slice1_local_inertia_h_x * t104;
-    let t119 = -(segment2_slice1_local_momentum_f_y_along_dqd * t105);
-    let t120 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dqd
+    let t279 = t278 * cache.segment1_slice0_mass;
+    let t280 = segment2_base_velocity_v_y_along_dqd + t180;
+    let segment2_slice1_local_momentum_f_y_along_dqd = t280 * cache.segment1_slice0_mass
+        + cache.segment2_slice1_local_inertia_h_x * t266;
+    let t281 = -(segment2_slice1_local_momentum_f_y_along_dqd * t267);
+    let t282 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dqd
         * segment2_bend_y_rate
         + 0.7886751345948129 * segment2_bend_y_rate_along_dqd
-            * segment2_base_velocity_v_y
-        + (0.30513409881392906 * t10 * cache.segment2_slice1_bend_c3
-            + 0.4905626121623441 * t9 * cache.segment2_slice1_bend_c3
-            + 0.9154022964417872 * t10 * cache.segment2_slice1_bend_c5
-            - 0.9154022964417872 * t10 * cache.segment2_slice1_bend_c4
-            - 0.4905626121623441 * t9 * cache.segment2_slice1_bend_c2)
-        + 1.5773502691896257 * segment2_bend_y_rate_along_dqd
-            * (0.7737890683486395 * t8 * cache.segment2_slice1_bend_c4
-                + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
-                - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t8)
-            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dqd
+            * segment2_base_velocity_v_y + t216 + t206 + segment2_base_bias_v_x_along_dqd
         - segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
             * cache.segment2_slice1_local_bend_y_column_v_y
         - cache.segment2_slice1_local_bend_y_column_v_y
             * segment1_tip_velocity_w_z_along_dqd * segment2_bend_y_rate;
-    let t121 = cache.segment1_slice0_mass * t120;
-    let t122 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
-    let segment2_slice0_local_momentum_f_y = t110
-        * cache.segment2_slice0_local_inertia_h_x + t122 * cache.segment1_slice0_mass;
-    let t123 = -(t114 * segment2_slice0_local_momentum_f_y);
-    let t124 = t109 + t115 + t117 + t119 + t121 + t123;
-    let t125 = cache.segment1_tip_rotation_00 * t124;
-    let segment2_base_velocity_v_x_along_dqd = cache.segment1_tip_rotation_00 * t111
-        + t112 * cache.segment1_tip_rotation_10;
-    let t126 = segment2_bend_y_rate_along_dqd
-        * cache.segment2_slice1_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x_along_dqd;
-    let segment2_slice1_local_momentum_f_x_along_dqd = t126 * cache.segment1_slice0_mass
-        - t104 * cache.segment2_slice1_local_inertia_h_y;
-    let t127 = segment2_slice1_local_momentum_f_x_along_dqd * t105;
+    let t283 = cache.segment1_slice0_mass * t282;
+    let t284 = t195 + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = t272
+        * cache.segment2_slice0_local_inertia_h_x + t284 * cache.segment1_slice0_mass;
+    let t285 = -(t276 * segment2_slice0_local_momentum_f_y);
+    let t286 = t271 + t277 + t279 + t281 + t283 + t285;
+    let t287 = cache.segment1_tip_rotation_00 * t286;
+    let segment2_base_velocity_v_x_along_dqd = cache.segment1_tip_rotation_00 * t273
+        + t274 * cache.segment1_tip_rotation_10;
+    let t288 = t149 + segment2_base_velocity_v_x_along_dqd;
+    let segment2_slice1_local_momentum_f_x_along_dqd = t288 * cache.segment1_slice0_mass
+        - t266 * cache.segment2_slice1_local_inertia_h_y;
+    let t289 = segment2_slice1_local_momentum_f_x_along_dqd * t267;
     let segment2_base_bias_v_y_along_dqd = segment1_tip_bias_v_x_along_dqd
         * cache.segment1_tip_rotation_01
         + segment1_tip_bias_v_y_along_dqd * cache.segment1_tip_rotation_11;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t107
-        + cache.segment1_tip_rotation_00 * t106;
-    let t128 = (1.9252134116123394 * t14 * cache.segment2_slice1_bend_c6
-        + 0.24065167645154242 * t14 * cache.segment2_slice1_bend_c4
-        + 2.3213672050459184 * t13 * cache.segment2_slice1_bend_c4
-        - 1.1606836025229592 * t13 * cache.segment2_slice1_bend_c3
-        - 1.203258382257712 * t14 * cache.segment2_slice1_bend_c5)
-        + segment2_base_bias_v_y_along_dqd
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t269
+        + cache.segment1_tip_rotation_00 * t268;
+    let t290 = t90 + t81 + segment2_base_bias_v_y_along_dqd
         + cache.segment2_slice1_local_bend_y_column_v_x
             * segment1_tip_velocity_w_z_along_dqd * segment2_bend_y_rate
         + segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
             * cache.segment2_slice1_local_bend_y_column_v_x
-        - 1.5773502691896257 * segment2_bend_y_rate_along_dqd
-            * (0.4905626121623441 * t12 * cache.segment2_slice1_bend_c3
-                - 0.4905626121623441 * t12 * cache.segment2_slice1_bend_c2)
-            * segment2_bend_y_rate
         - 0.7886751345948129 * segment2_bend_y_rate
             * segment2_base_velocity_v_x_along_dqd
         - 0.7886751345948129 * segment2_base_velocity_v_x
             * segment2_bend_y_rate_along_dqd;
-    let t129 = t128 * cache.segment1_slice0_mass;
-    let t130 = segment2_base_velocity_v_x
-        + cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate;
-    let segment2_slice0_local_momentum_f_x = t130 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * t110;
-    let t131 = t114 * segment2_slice0_local_momentum_f_x;
-    let t132 = segment2_bend_y_rate_along_dqd
-        * cache.segment2_slice0_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x_along_dqd;
-    let segment2_slice0_local_momentum_f_x_along_dqd = t132 * cache.segment1_slice0_mass
-        - t114 * cache.segment2_slice0_local_inertia_h_y;
-    let t133 = t110 * segment2_slice0_local_momentum_f_x_along_dqd;
-    let t134 = segment2_base_velocity_v_x
-        + cache.segment2_slice1_local_bend_y_column_v_x * segment2_bend_y_rate;
-    let segment2_slice1_local_momentum_f_x = t134 * cache.segment1_slice0_mass
-        - cache.segment2_slice1_local_inertia_h_y * t105;
-    let t135 = segment2_slice1_local_momentum_f_x * t104;
-    let t136 = segment2_base_bias_v_y_along_dqd
+    let t291 = t290 * cache.segment1_slice0_mass;
+    let t292 = segment2_base_velocity_v_x + t97;
+    let segment2_slice0_local_momentum_f_x = t292 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t272;
+    let t293 = t276 * segment2_slice0_local_momentum_f_x;
+    let t294 = t55 + segment2_base_velocity_v_x_along_dqd;
+    let segment2_slice0_local_momentum_f_x_along_dqd = t294 * cache.segment1_slice0_mass
+        - t276 * cache.segment2_slice0_local_inertia_h_y;
+    let t295 = t272 * segment2_slice0_local_momentum_f_x_along_dqd;
+    let t296 = segment2_base_velocity_v_x + t105;
+    let segment2_slice1_local_momentum_f_x = t296 * cache.segment1_slice0_mass
+        - cache.segment2_slice1_local_inertia_h_y * t267;
+    let t297 = segment2_slice1_local_momentum_f_x * t266;
+    let t298 = segment2_base_bias_v_y_along_dqd
         + segment1_tip_velocity_w_z * segment2_bend_y_rate_along_dqd
-            * cache.segment2_slice0_local_bend_y_column_v_x
+            * cache.segment2_slice0_local_bend_y_column_v_x + t129
         + segment1_tip_velocity_w_z_along_dqd
-            * cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate
-        + (0.00008906428919833614 * t14 * cache.segment2_slice0_bend_c4
-            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t13
-            + 0.0007125143135866891 * t14 * cache.segment2_slice0_bend_c6
-            - 0.0004453214459916807 * t14 * cache.segment2_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t13)
+            * cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate + t142
         - 0.21132486540518713 * segment2_base_velocity_v_x
             * segment2_bend_y_rate_along_dqd
-        - 0.42264973081037427
-            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t12
-                - 0.009437387837655933 * t12 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate_along_dqd * segment2_bend_y_rate
         - 0.21132486540518713 * segment2_bend_y_rate
             * segment2_base_velocity_v_x_along_dqd;
-    let t137 = cache.segment1_slice0_mass * t136;
-    let t138 = t127 + t129 + t131 + t133 + t135 + t137;
-    let t139 = t138 * cache.segment1_tip_rotation_01;
+    let t299 = cache.segment1_slice0_mass * t298;
+    let t300 = t289 + t291 + t293 + t295 + t297 + t299;
+    let t301 = t300 * cache.segment1_tip_rotation_01;
     let segment2_composite_force_f_x_along_dqd = link3_composite_force_f_x_along_dqd
-        + t125 + t139;
+        + t287 + t301;
     let link2_composite_force_f_x_along_dqd = p.link_mass
         * segment1_tip_bias_v_x_along_dqd + segment2_composite_force_f_x_along_dqd
         - segment1_tip_velocity_w_z_along_dqd * link2_momentum_f_y
         - segment1_tip_velocity_w_z * link2_momentum_f_y_along_dqd;
-    let t140 = dqd[2] + 0.7886751345948129 * segment1_bend_y_rate_along_dqd;
-    let t141 = q[0] * qd[2] + base_angle_velocity_v_y;
-    let t142 = base_angle_velocity_v_x - q[1] * qd[2];
-    let segment1_base_velocity_v_x = cache.sin_q2 * t141 + t142 * cache.cos_q2;
-    let t143 = segment1_base_velocity_v_x
-        + segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_x;
-    let t144 = 0.7886751345948129 * segment1_bend_y_rate + qd[2];
-    let segment1_slice1_local_momentum_f_x = t143 * cache.segment1_slice0_mass
-        - t144 * cache.segment1_slice1_local_inertia_h_y;
-    let t145 = t140 * segment1_slice1_local_momentum_f_x;
-    let t146 = base_angle_velocity_v_x_along_dqd - q[1] * dqd[2];
-    let t147 = dqd[2] * q[0] + base_angle_velocity_v_y_along_dqd;
-    let segment1_base_velocity_v_x_along_dqd = cache.cos_q2 * t146 + cache.sin_q2 * t147;
-    let t148 = segment1_base_velocity_v_x_along_dqd
-        + segment1_bend_y_rate_along_dqd * cache.segment1_slice1_local_bend_y_column_v_x;
-    let segment1_slice1_local_momentum_f_x_along_dqd = t148 * cache.segment1_slice0_mass
-        - t140 * cache.segment1_slice1_local_inertia_h_y;
-    let t149 = t144 * segment1_slice1_local_momentum_f_x_along_dqd;
+    let t302 = dqd[2] + t116;
+    let t303 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let t304 = base_angle_velocity_v_x - q[1] * qd[2];
+    let segment1_base_velocity_v_x = cache.sin_q2 * t303 + t304 * cache.cos_q2;
+    let t305 = segment1_base_velocity_v_x + t104;
+    let t306 = t110 + qd[2];
+    let segment1_slice1_local_momentum_f_x = t305 * cache.segment1_slice0_mass
+        - t306 * cache.segment1_slice1_local_inertia_h_y;
+    let t307 = t302 * segment1_slice1_local_momentum_f_x;
+    let t308 = base_angle_velocity_v_x_along_dqd - q[1] * dqd[2];
+    let t309 = dqd[2] * q[0] + base_angle_velocity_v_y_along_dqd;
+    let segment1_base_velocity_v_x_along_dqd = cache.cos_q2 * t308 + cache.sin_q2 * t309;
+    let t310 = segment1_base_velocity_v_x_along_dqd + t148;
+    let segment1_slice1_local_momentum_f_x_along_dqd = t310 * cache.segment1_slice0_mass
+        - t302 * cache.segment1_slice1_local_inertia_h_y;
+    let t311 = t306 * segment1_slice1_local_momentum_f_x_along_dqd;
     let segment1_base_bias_v_y_along_dqd = base_angle_bias_v_y_along_dqd * cache.cos_q2
         + cache.base_angle_rotation_01 * base_angle_bias_v_x_along_dqd;
-    let t150 = dqd[2] * segment1_bend_y_rate
-        * cache.segment1_slice0_local_bend_y_column_v_x
-        + (0.01196612828741514 * t0 * cache.segment1_slice0_bend_c4
-            + 0.0007125143135866891 * t1 * cache.segment1_slice0_bend_c6
-            + 0.00008906428919833614 * t1 * cache.segment1_slice0_bend_c4
-            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t0
-            - 0.0004453214459916807 * cache.segment1_slice0_bend_c5 * t1)
+    let t312 = dqd[2] * segment1_bend_y_rate
+        * cache.segment1_slice0_local_bend_y_column_v_x + t141
         + qd[2] * segment1_bend_y_rate_along_dqd
-            * cache.segment1_slice0_local_bend_y_column_v_x
+            * cache.segment1_slice0_local_bend_y_column_v_x + t128
         + segment1_base_bias_v_y_along_dqd
         - 0.21132486540518713 * segment1_base_velocity_v_x_along_dqd
             * segment1_bend_y_rate
-        - 0.42264973081037427
-            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t2
-                - 0.009437387837655933 * t2 * cache.segment1_slice0_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate_along_dqd
         - 0.21132486540518713 * segment1_bend_y_rate_along_dqd
             * segment1_base_velocity_v_x;
-    let t151 = t150 * cache.segment1_slice0_mass;
-    let t152 = dqd[2] + 0.21132486540518713 * segment1_bend_y_rate_along_dqd;
-    let t153 = qd[2] + 0.21132486540518713 * segment1_bend_y_rate;
-    let t154 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
-        + segment1_base_velocity_v_x;
-    let segment1_slice0_local_momentum_f_x = t154 * cache.segment1_slice0_mass
-        - t153 * cache.segment1_slice0_local_inertia_h_y;
-    let t155 = t152 * segment1_slice0_local_momentum_f_x;
-    let t156 = segment1_base_velocity_v_x_along_dqd
-        + segment1_bend_y_rate_along_dqd * cache.segment1_slice0_local_bend_y_column_v_x;
-    let segment1_slice0_local_momentum_f_x_along_dqd = t156 * cache.segment1_slice0_mass
-        - t152 * cache.segment1_slice0_local_inertia_h_y;
-    let t157 = t153 * segment1_slice0_local_momentum_f_x_along_dqd;
-    let t158 = qd[2] * segment1_bend_y_rate_along_dqd
+    let t313 = t312 * cache.segment1_slice0_mass;
+    let t314 = dqd[2] + t62;
+    let t315 = qd[2] + t47;
+    let t316 = t96 + segment1_base_velocity_v_x;
+    let segment1_slice0_local_momentum_f_x = t316 * cache.segment1_slice0_mass
+        - t315 * cache.segment1_slice0_local_inertia_h_y;
+    let t317 = t314 * segment1_slice0_local_momentum_f_x;
+    let t318 = segment1_base_velocity_v_x_along_dqd + t54;
+    let segment1_slice0_local_momentum_f_x_along_dqd = t318 * cache.segment1_slice0_mass
+        - t314 * cache.segment1_slice0_local_inertia_h_y;
+    let t319 = t315 * segment1_slice0_local_momentum_f_x_along_dqd;
+    let t320 = qd[2] * segment1_bend_y_rate_along_dqd
         * cache.segment1_slice1_local_bend_y_column_v_x
         + dqd[2] * segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_x
-        + (2.3213672050459184 * t0 * cache.segment1_slice1_bend_c4
-            + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t1
-            + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t1
-            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t1
-            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t0)
-        + segment1_base_bias_v_y_along_dqd
+        + t80 + t89 + segment1_base_bias_v_y_along_dqd
         - 0.7886751345948129 * segment1_base_velocity_v_x_along_dqd
             * segment1_bend_y_rate
         - 0.7886751345948129 * segment1_bend_y_rate_along_dqd
-            * segment1_base_velocity_v_x
-        - 1.5773502691896257
-            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t2
-                - 0.4905626121623441 * t2 * cache.segment1_slice1_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate_along_dqd;
-    let t159 = t158 * cache.segment1_slice0_mass;
-    let t160 = t145 + t149 + t151 + t155 + t157 + t159;
-    let t161 = t160 * cache.base_angle_rotation_01;
+            * segment1_base_velocity_v_x;
+    let t321 = t320 * cache.segment1_slice0_mass;
+    let t322 = t307 + t311 + t313 + t317 + t319 + t321;
+    let t323 = t322 * cache.base_angle_rotation_01;
     let segment1_base_bias_v_x_along_dqd = cache.cos_q2 * base_angle_bias_v_x_along_dqd
         + cache.sin_q2 * base_angle_bias_v_y_along_dqd;
-    let segment1_base_velocity_v_y_along_dqd = cache.base_angle_rotation_01 * t146
-        + cache.cos_q2 * t147;
-    let segment1_base_velocity_v_y = t142 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t141;
-    let t162 = segment1_base_bias_v_x_along_dqd
+    let segment1_base_velocity_v_y_along_dqd = cache.base_angle_rotation_01 * t308
+        + cache.cos_q2 * t309;
+    let segment1_base_velocity_v_y = t304 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t303;
+    let t324 = segment1_base_bias_v_x_along_dqd
         + 0.7886751345948129 * segment1_bend_y_rate
-            * segment1_base_velocity_v_y_along_dqd
-        + (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t5
-            + 0.9154022964417872 * cache.segment1_slice1_bend_c5 * t4
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t4
-            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t4
-            - 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t5)
-        + 1.5773502691896257 * segment1_bend_y_rate
-            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t6
-                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t6)
-            * segment1_bend_y_rate_along_dqd
+            * segment1_base_velocity_v_y_along_dqd + t215 + t205
         + 0.7886751345948129 * segment1_bend_y_rate_along_dqd
             * segment1_base_velocity_v_y
         - cache.segment1_slice1_local_bend_y_column_v_y * qd[2]
             * segment1_bend_y_rate_along_dqd
         - dqd[2] * segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y;
-    let t163 = t162 * cache.segment1_slice0_mass;
-    let t164 = cache.segment1_slice1_local_bend_y_column_v_y
-        * segment1_bend_y_rate_along_dqd + segment1_base_velocity_v_y_along_dqd;
-    let segment1_slice1_local_momentum_f_y_along_dqd = t164 * cache.segment1_slice0_mass
-        + t140 * cache.segment1_slice1_local_inertia_h_x;
-    let t165 = -(t144 * segment1_slice1_local_momentum_f_y_along_dqd);
-    let t166 = segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = t144
-        * cache.segment1_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t166;
-    let t167 = -(t140 * segment1_slice1_local_momentum_f_y);
-    let t168 = 0.42264973081037427 * segment1_bend_y_rate
-        * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
-            + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t6
-            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t6)
-        * segment1_bend_y_rate_along_dqd
-        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t4
-            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t4
-            + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t5
-            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t4
-            - 0.009437387837655933 * cache.segment1_slice0_bend_c2 * t5)
-        + segment1_base_bias_v_x_along_dqd
+    let t325 = t324 * cache.segment1_slice0_mass;
+    let t326 = t179 + segment1_base_velocity_v_y_along_dqd;
+    let segment1_slice1_local_momentum_f_y_along_dqd = t326 * cache.segment1_slice0_mass
+        + t302 * cache.segment1_slice1_local_inertia_h_x;
+    let t327 = -(t306 * segment1_slice1_local_momentum_f_y_along_dqd);
+    let t328 = t222 + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t306
+        * cache.segment1_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t328;
+    let t329 = -(t302 * segment1_slice1_local_momentum_f_y);
+    let t330 = t161 + t171 + segment1_base_bias_v_x_along_dqd
         + 0.21132486540518713 * segment1_bend_y_rate_along_dqd
             * segment1_base_velocity_v_y
         + 0.21132486540518713 * segment1_bend_y_rate
@@ -11746,22 +11195,19 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - qd[2] * segment1_bend_y_rate_along_dqd
             * cache.segment1_slice0_local_bend_y_column_v_y
         - dqd[2] * segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t169 = t168 * cache.segment1_slice0_mass;
-    let t170 = segment1_bend_y_rate_along_dqd
-        * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y_along_dqd;
-    let segment1_slice0_local_momentum_f_y_along_dqd = t170 * cache.segment1_slice0_mass
-        + t152 * cache.segment1_slice0_local_inertia_h_x;
-    let t171 = -(segment1_slice0_local_momentum_f_y_along_dqd * t153);
-    let t172 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice0_local_momentum_f_y = t172 * cache.segment1_slice0_mass
-        + cache.segment1_slice0_local_inertia_h_x * t153;
-    let t173 = -(segment1_slice0_local_momentum_f_y * t152);
-    let t174 = t163 + t165 + t167 + t169 + t171 + t173;
-    let t175 = t174 * cache.cos_q2;
+    let t331 = t330 * cache.segment1_slice0_mass;
+    let t332 = t187 + segment1_base_velocity_v_y_along_dqd;
+    let segment1_slice0_local_momentum_f_y_along_dqd = t332 * cache.segment1_slice0_mass
+        + t314 * cache.segment1_slice0_local_inertia_h_x;
+    let t333 = -(segment1_slice0_local_momentum_f_y_along_dqd * t315);
+    let t334 = t194 + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t334 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_local_inertia_h_x * t315;
+    let t335 = -(segment1_slice0_local_momentum_f_y * t314);
+    let t336 = t325 + t327 + t329 + t331 + t333 + t335;
+    let t337 = t336 * cache.cos_q2;
     let segment1_composite_force_f_x_along_dqd = link2_composite_force_f_x_along_dqd
-        + t161 + t175;
+        + t323 + t337;
     let link1_momentum_f_y_along_dqd = dqd[2] * cache.link1_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y_along_dqd;
     let link1_composite_force_f_x_along_dqd = segment1_composite_force_f_x_along_dqd
@@ -11771,18 +11217,18 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - cache.link1_inertia_h_y * qd[2];
     let link1_momentum_f_x_along_dqd = p.link_mass * base_angle_velocity_v_x_along_dqd
         - dqd[2] * cache.link1_inertia_h_y;
-    let t176 = cache.sin_q2 * t174;
+    let t338 = cache.sin_q2 * t336;
     let link2_momentum_f_x_along_dqd = segment1_tip_velocity_v_x_along_dqd * p.link_mass
         - segment1_tip_velocity_w_z_along_dqd * cache.link2_inertia_h_y;
     let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
         - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
-    let t177 = t124 * cache.segment1_tip_rotation_10;
+    let t339 = t286 * cache.segment1_tip_rotation_10;
     let link3_momentum_f_x_along_dqd = segment2_tip_velocity_v_x_along_dqd * p.link_mass
         - segment2_tip_velocity_w_z_along_dqd * cache.link3_inertia_h_y;
-    let t178 = t39 * cache.segment2_tip_rotation_11;
-    let t179 = cache.segment2_tip_rotation_10 * t56;
-    let t180 = t83 * cache.segment3_tip_rotation_10;
-    let t181 = t102 * cache.segment3_tip_rotation_11;
+    let t340 = t154 * cache.segment2_tip_rotation_11;
+    let t341 = cache.segment2_tip_rotation_10 * t228;
+    let t342 = t250 * cache.segment3_tip_rotation_10;
+    let t343 = t264 * cache.segment3_tip_rotation_11;
     let segment4_tip_velocity_v_x_along_dqd = segment3_tip_velocity_v_x_along_dqd
         + cache.segment4_tip_subspace0_v_x * dqd[6];
     let link5_momentum_f_x_along_dqd = p.link_mass * segment4_tip_velocity_v_x_along_dqd
@@ -11793,16 +11239,16 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
     let segment4_tip_bias_v_y_along_dqd = qd[6] * cache.segment4_tip_subspace0_v_x
         * segment3_tip_velocity_w_z_along_dqd + segment3_tip_bias_v_y_along_dqd
-        + t89 * cache.segment3_tip_rotation_11
+        + t26 * cache.segment3_tip_rotation_11
         + cache.segment4_tip_subspace0_v_x * dqd[6] * segment3_tip_velocity_w_z
-        + t85 * cache.segment3_tip_rotation_10
+        + t45 * cache.segment3_tip_rotation_10
         - segment3_tip_velocity_v_x_along_dqd * segment4_bend_y_rate
         - segment3_tip_velocity_v_x * segment4_bend_y_rate_along_dqd;
     let link5_composite_force_f_y_along_dqd = segment4_tip_velocity_w_z
         * link5_momentum_f_x_along_dqd
         + segment4_tip_velocity_w_z_along_dqd * link5_momentum_f_x
         + p.link_mass * segment4_tip_bias_v_y_along_dqd;
-    let segment4_composite_force_f_y_along_dqd = t180 + t181
+    let segment4_composite_force_f_y_along_dqd = t342 + t343
         + link5_composite_force_f_y_along_dqd;
     let link4_momentum_f_x_along_dqd = segment3_tip_velocity_v_x_along_dqd * p.link_mass
         - cache.link4_inertia_h_y * segment3_tip_velocity_w_z_along_dqd;
@@ -11812,7 +11258,7 @@ pub fn inverse_dynamics_velocity_tangent_into(
         + link4_momentum_f_x_along_dqd * segment3_tip_velocity_w_z
         + segment3_tip_bias_v_y_along_dqd * p.link_mass
         + link4_momentum_f_x * segment3_tip_velocity_w_z_along_dqd;
-    let segment3_composite_force_f_y_along_dqd = t178 + t179
+    let segment3_composite_force_f_y_along_dqd = t340 + t341
         + link4_composite_force_f_y_along_dqd;
     let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
@@ -11820,37 +11266,37 @@ pub fn inverse_dynamics_velocity_tangent_into(
         * link3_momentum_f_x_along_dqd + p.link_mass * segment2_tip_bias_v_y_along_dqd
         + segment3_composite_force_f_y_along_dqd
         + segment2_tip_velocity_w_z_along_dqd * link3_momentum_f_x;
-    let t182 = t138 * cache.segment1_tip_rotation_11;
-    let segment2_composite_force_f_y_along_dqd = t177
-        + link3_composite_force_f_y_along_dqd + t182;
+    let t344 = t300 * cache.segment1_tip_rotation_11;
+    let segment2_composite_force_f_y_along_dqd = t339
+        + link3_composite_force_f_y_along_dqd + t344;
     let link2_composite_force_f_y_along_dqd = segment1_tip_bias_v_y_along_dqd
         * p.link_mass + segment1_tip_velocity_w_z * link2_momentum_f_x_along_dqd
         + link2_momentum_f_x * segment1_tip_velocity_w_z_along_dqd
         + segment2_composite_force_f_y_along_dqd;
-    let t183 = cache.cos_q2 * t160;
-    let segment1_composite_force_f_y_along_dqd = t176
-        + link2_composite_force_f_y_along_dqd + t183;
+    let t345 = cache.cos_q2 * t322;
+    let segment1_composite_force_f_y_along_dqd = t338
+        + link2_composite_force_f_y_along_dqd + t345;
     let link1_composite_force_f_y_along_dqd = base_angle_bias_v_y_along_dqd * p.link_mass
         + link1_momentum_f_x * dqd[2] + qd[2] * link1_momentum_f_x_along_dqd
         + segment1_composite_force_f_y_along_dqd;
-    let t184 = -(t164 * segment1_slice1_local_momentum_f_x);
-    let t185 = -(t172 * segment1_slice0_local_momentum_f_x_along_dqd);
-    let t186 = -(segment1_slice0_local_momentum_f_x * t170);
-    let t187 = t148 * segment1_slice1_local_momentum_f_y;
-    let t188 = segment1_slice0_local_momentum_f_y_along_dqd * t154;
-    let t189 = t143 * segment1_slice1_local_momentum_f_y_along_dqd;
-    let t190 = -(t168 * cache.segment1_slice0_local_inertia_h_y);
-    let t191 = segment1_slice0_local_momentum_f_y * t156;
-    let t192 = t158 * cache.segment1_slice1_local_inertia_h_x;
-    let t193 = cache.segment1_slice0_local_inertia_h_x * t150;
-    let t194 = -(segment2_slice0_local_momentum_f_x * t113);
-    let t195 = -(segment2_slice1_local_momentum_f_x * t118);
-    let t196 = t134 * segment2_slice1_local_momentum_f_y_along_dqd;
-    let t197 = t136 * cache.segment2_slice0_local_inertia_h_x;
-    let t198 = -(t108 * segment2_slice1_local_momentum_f_x_along_dqd);
-    let t199 = -(cache.segment3_slice1_local_inertia_h_y * t52);
-    let t200 = -(segment3_slice0_local_momentum_f_x * t48);
-    let t201 = segment4_slice1_local_momentum_f_y * t100;
+    let t346 = -(t326 * segment1_slice1_local_momentum_f_x);
+    let t347 = -(t334 * segment1_slice0_local_momentum_f_x_along_dqd);
+    let t348 = -(segment1_slice0_local_momentum_f_x * t332);
+    let t349 = t310 * segment1_slice1_local_momentum_f_y;
+    let t350 = segment1_slice0_local_momentum_f_y_along_dqd * t316;
+    let t351 = t305 * segment1_slice1_local_momentum_f_y_along_dqd;
+    let t352 = -(t330 * cache.segment1_slice0_local_inertia_h_y);
+    let t353 = segment1_slice0_local_momentum_f_y * t318;
+    let t354 = t320 * cache.segment1_slice1_local_inertia_h_x;
+    let t355 = cache.segment1_slice0_local_inertia_h_x * t312;
+    let t356 = -(segment2_slice0_local_momentum_f_x * t275);
+    let t357 = -(segment2_slice1_local_momentum_f_x * t280);
+    let t358 = t296 * segment2_slice1_local_momentum_f_y_along_dqd;
+    let t359 = t298 * cache.segment2_slice0_local_inertia_h_x;
+    let t360 = -(t270 * segment2_slice1_local_momentum_f_x_along_dqd);
+    let t361 = -(cache.segment3_slice1_local_inertia_h_y * t219);
+    let t362 = -(segment3_slice0_local_momentum_f_x * t191);
+    let t363 = segment4_slice1_local_momentum_f_y * t262;
     let link5_composite_force_n_z_along_dqd = link5_momentum_f_y_along_dqd
         * segment4_tip_velocity_v_x
         + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dqd
@@ -11858,21 +11304,21 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - segment4_tip_bias_v_x_along_dqd * cache.link5_inertia_h_y
         - segment4_tip_velocity_v_y_along_dqd * link5_momentum_f_x
         - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dqd;
-    let t202 = t94 * segment4_slice0_local_momentum_f_y_along_dqd;
-    let t203 = -(cache.segment4_slice1_local_inertia_h_y * t73);
-    let t204 = segment4_slice1_local_momentum_f_y_along_dqd * t96;
-    let t205 = segment4_slice0_local_momentum_f_y * t98;
-    let t206 = -(segment4_slice1_local_momentum_f_x * t79);
-    let t207 = -(cache.segment4_slice0_local_inertia_h_y * t81);
-    let t208 = -(t64 * segment4_slice0_local_momentum_f_x);
-    let t209 = t92 * cache.segment4_slice1_local_inertia_h_x;
-    let t210 = -(segment4_slice0_local_momentum_f_x_along_dqd * t68);
-    let t211 = cache.segment4_slice0_local_inertia_h_x * t90;
-    let t212 = -(segment4_slice1_local_momentum_f_x_along_dqd * t75);
-    let segment4_composite_force_n_z_along_dqd = t201
-        + link5_composite_force_n_z_along_dqd + t202 + t203 + t204 + t205 + t206 + t207
-        + t208 + t209 + t210 + t211 + (t180 + t181) * cache.segment3_tip_position_x
-        + t212 - cache.segment3_tip_position_y * (t84 + t103);
+    let t364 = t256 * segment4_slice0_local_momentum_f_y_along_dqd;
+    let t365 = -(cache.segment4_slice1_local_inertia_h_y * t240);
+    let t366 = segment4_slice1_local_momentum_f_y_along_dqd * t258;
+    let t367 = segment4_slice0_local_momentum_f_y * t260;
+    let t368 = -(segment4_slice1_local_momentum_f_x * t246);
+    let t369 = -(cache.segment4_slice0_local_inertia_h_y * t248);
+    let t370 = -(t234 * segment4_slice0_local_momentum_f_x);
+    let t371 = t254 * cache.segment4_slice1_local_inertia_h_x;
+    let t372 = -(segment4_slice0_local_momentum_f_x_along_dqd * t238);
+    let t373 = cache.segment4_slice0_local_inertia_h_x * t252;
+    let t374 = -(segment4_slice1_local_momentum_f_x_along_dqd * t242);
+    let segment4_composite_force_n_z_along_dqd = t363
+        + link5_composite_force_n_z_along_dqd + t364 + t365 + t366 + t367 + t368 + t369
+        + t370 + t371 + t372 + t373 + (t342 + t343) * cache.segment3_tip_position_x
+        + t374 - cache.segment3_tip_position_y * (t251 + t265);
     let link4_composite_force_n_z_along_dqd = segment3_tip_bias_v_y_along_dqd
         * cache.link4_inertia_h_x + segment4_composite_force_n_z_along_dqd
         + segment3_tip_velocity_v_x * link4_momentum_f_y_along_dqd
@@ -11880,20 +11326,21 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dqd
         - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dqd
         - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dqd;
-    let t213 = t35 * cache.segment3_slice0_local_inertia_h_x;
-    let t214 = -(t54 * segment3_slice1_local_momentum_f_x_along_dqd);
-    let t215 = -(t46 * segment3_slice1_local_momentum_f_x);
-    let t216 = t29 * segment3_slice0_local_momentum_f_y_along_dqd;
-    let t217 = t19 * segment3_slice0_local_momentum_f_y;
-    let t218 = -(cache.segment3_slice0_local_inertia_h_y * t44);
-    let t219 = segment3_slice1_local_momentum_f_y * t37;
-    let t220 = -(segment3_slice0_local_momentum_f_x_along_dqd * t50);
-    let t221 = cache.segment3_slice1_local_inertia_h_x * t27;
-    let t222 = segment3_slice1_local_momentum_f_y_along_dqd * t31;
-    let segment3_composite_force_n_z_along_dqd = t199 + t200
-        + link4_composite_force_n_z_along_dqd + t213
-        + cache.segment2_tip_position_x * (t178 + t179) + t214 + t215 + t216 + t217
-        + t218 + t219 + t220 + t221 + t222 - (t40 + t57) * cache.segment2_tip_position_y;
+    let t375 = t145 * cache.segment3_slice0_local_inertia_h_x;
+    let t376 = -(t226 * segment3_slice1_local_momentum_f_x_along_dqd);
+    let t377 = -(t183 * segment3_slice1_local_momentum_f_x);
+    let t378 = t100 * segment3_slice0_local_momentum_f_y_along_dqd;
+    let t379 = t60 * segment3_slice0_local_momentum_f_y;
+    let t380 = -(cache.segment3_slice0_local_inertia_h_y * t175);
+    let t381 = segment3_slice1_local_momentum_f_y * t152;
+    let t382 = -(segment3_slice0_local_momentum_f_x_along_dqd * t198);
+    let t383 = cache.segment3_slice1_local_inertia_h_x * t93;
+    let t384 = segment3_slice1_local_momentum_f_y_along_dqd * t108;
+    let segment3_composite_force_n_z_along_dqd = t361 + t362
+        + link4_composite_force_n_z_along_dqd + t375
+        + cache.segment2_tip_position_x * (t340 + t341) + t376 + t377 + t378 + t379
+        + t380 + t381 + t382 + t383 + t384
+        - (t155 + t229) * cache.segment2_tip_position_y;
     let link3_composite_force_n_z_along_dqd = segment2_tip_velocity_v_x_along_dqd
         * link3_momentum_f_y + segment3_composite_force_n_z_along_dqd
         + link3_momentum_f_y_along_dqd * segment2_tip_velocity_v_x
@@ -11901,17 +11348,17 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dqd
         - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dqd
         - cache.link3_inertia_h_y * segment2_tip_bias_v_x_along_dqd;
-    let t223 = -(t122 * segment2_slice0_local_momentum_f_x_along_dqd);
-    let t224 = t126 * segment2_slice1_local_momentum_f_y;
-    let t225 = t132 * segment2_slice0_local_momentum_f_y;
-    let t226 = -(cache.segment2_slice0_local_inertia_h_y * t116);
-    let t227 = cache.segment2_slice1_local_inertia_h_x * t128;
-    let t228 = -(cache.segment2_slice1_local_inertia_h_y * t120);
-    let t229 = t130 * segment2_slice0_local_momentum_f_y_along_dqd;
-    let segment2_composite_force_n_z_along_dqd = t194
-        + (t177 + t182) * cache.segment1_tip_position_x + t195 + t196 + t197 + t198
-        + link3_composite_force_n_z_along_dqd + t223 + t224 + t225 + t226 + t227 + t228
-        + t229 - cache.segment1_tip_position_y * (t125 + t139);
+    let t385 = -(t284 * segment2_slice0_local_momentum_f_x_along_dqd);
+    let t386 = t288 * segment2_slice1_local_momentum_f_y;
+    let t387 = t294 * segment2_slice0_local_momentum_f_y;
+    let t388 = -(cache.segment2_slice0_local_inertia_h_y * t278);
+    let t389 = cache.segment2_slice1_local_inertia_h_x * t290;
+    let t390 = -(cache.segment2_slice1_local_inertia_h_y * t282);
+    let t391 = t292 * segment2_slice0_local_momentum_f_y_along_dqd;
+    let segment2_composite_force_n_z_along_dqd = t356
+        + (t339 + t344) * cache.segment1_tip_position_x + t357 + t358 + t359 + t360
+        + link3_composite_force_n_z_along_dqd + t385 + t386 + t387 + t388 + t389 + t390
+        + t391 - cache.segment1_tip_position_y * (t287 + t301);
     let link2_composite_force_n_z_along_dqd = segment2_composite_force_n_z_along_dqd
         + link2_momentum_f_y_along_dqd * segment1_tip_velocity_v_x
         + segment1_tip_velocity_v_x_along_dqd * link2_momentum_f_y
@@ -11919,11 +11366,11 @@ pub fn inverse_dynamics_velocity_tangent_into(
         - segment1_tip_bias_v_x_along_dqd * cache.link2_inertia_h_y
         - link2_momentum_f_x * segment1_tip_velocity_v_y_along_dqd
         - segment1_tip_velocity_v_y * link2_momentum_f_x_along_dqd;
-    let t230 = -(t162 * cache.segment1_slice1_local_inertia_h_y);
-    let t231 = -(segment1_slice1_local_momentum_f_x_along_dqd * t166);
-    let segment1_composite_force_n_z_along_dqd = t184 + t185 + t186
-        + q[0] * (t176 + t183) + t187 + t188 + t189 + t190 + t191 + t192 + t193
-        + link2_composite_force_n_z_along_dqd + t230 + t231 - q[1] * (t161 + t175);
+    let t392 = -(t324 * cache.segment1_slice1_local_inertia_h_y);
+    let t393 = -(segment1_slice1_local_momentum_f_x_along_dqd * t328);
+    let segment1_composite_force_n_z_along_dqd = t346 + t347 + t348
+        + q[0] * (t338 + t345) + t349 + t350 + t351 + t352 + t353 + t354 + t355
+        + link2_composite_force_n_z_along_dqd + t392 + t393 - q[1] * (t323 + t337);
     let link1_composite_force_n_z_along_dqd = base_angle_bias_v_y_along_dqd
         * cache.link1_inertia_h_x
         + link1_momentum_f_y_along_dqd * base_angle_velocity_v_x
@@ -11940,40 +11387,40 @@ pub fn inverse_dynamics_velocity_tangent_into(
     out[3] = link2_composite_force_f_x_along_dqd * cache.segment1_tip_subspace0_v_x
         + link2_composite_force_f_y_along_dqd * cache.segment1_tip_subspace0_v_y
         + p.channel_length * link2_composite_force_n_z_along_dqd
-        + (0.7886751345948129 * (t184 + t187 + t189 + t192 + t230 + t231)
-            + (t169 + t171 + t173) * cache.segment1_slice0_local_bend_y_column_v_x
-            + (t145 + t149 + t159) * cache.segment1_slice1_local_bend_y_column_v_y
-            + 0.21132486540518713 * (t185 + t186 + t188 + t190 + t191 + t193)
-            + cache.segment1_slice1_local_bend_y_column_v_x * (t163 + t165 + t167)
-            + cache.segment1_slice0_local_bend_y_column_v_y * (t151 + t155 + t157))
+        + (0.7886751345948129 * (t346 + t349 + t351 + t354 + t392 + t393)
+            + (t331 + t333 + t335) * cache.segment1_slice0_local_bend_y_column_v_x
+            + (t307 + t311 + t321) * cache.segment1_slice1_local_bend_y_column_v_y
+            + 0.21132486540518713 * (t347 + t348 + t350 + t352 + t353 + t355)
+            + cache.segment1_slice1_local_bend_y_column_v_x * (t325 + t327 + t329)
+            + cache.segment1_slice0_local_bend_y_column_v_y * (t313 + t317 + t319))
             * p.channel_length;
     out[4] = p.channel_length
-        * ((t131 + t133 + t137) * cache.segment2_slice0_local_bend_y_column_v_y
-            + (t127 + t129 + t135) * cache.segment2_slice1_local_bend_y_column_v_y
-            + cache.segment2_slice1_local_bend_y_column_v_x * (t109 + t119 + t121)
-            + cache.segment2_slice0_local_bend_y_column_v_x * (t115 + t117 + t123)
-            + 0.21132486540518713 * (t194 + t197 + t223 + t225 + t226 + t229)
-            + 0.7886751345948129 * (t195 + t196 + t198 + t224 + t227 + t228))
+        * ((t293 + t295 + t299) * cache.segment2_slice0_local_bend_y_column_v_y
+            + (t289 + t291 + t297) * cache.segment2_slice1_local_bend_y_column_v_y
+            + cache.segment2_slice1_local_bend_y_column_v_x * (t271 + t281 + t283)
+            + cache.segment2_slice0_local_bend_y_column_v_x * (t277 + t279 + t285)
+            + 0.21132486540518713 * (t356 + t359 + t385 + t387 + t388 + t391)
+            + 0.7886751345948129 * (t357 + t358 + t360 + t386 + t389 + t390))
         + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y_along_dqd
         + p.channel_length * link3_composite_force_n_z_along_dqd
         + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dqd;
-    out[5] = (0.21132486540518713 * (t200 + t213 + t216 + t217 + t218 + t220)
-        + cache.segment3_slice1_local_bend_y_column_v_y * (t28 + t34 + t38)
-        + cache.segment3_slice0_local_bend_y_column_v_x * (t45 + t49 + t51)
-        + cache.segment3_slice0_local_bend_y_column_v_y * (t21 + t30 + t36)
-        + (t47 + t53 + t55) * cache.segment3_slice1_local_bend_y_column_v_x
-        + 0.7886751345948129 * (t199 + t214 + t215 + t219 + t221 + t222))
+    out[5] = (0.21132486540518713 * (t362 + t375 + t378 + t379 + t380 + t382)
+        + cache.segment3_slice1_local_bend_y_column_v_y * (t94 + t121 + t153)
+        + cache.segment3_slice0_local_bend_y_column_v_x * (t176 + t192 + t199)
+        + cache.segment3_slice0_local_bend_y_column_v_y * (t67 + t101 + t146)
+        + (t184 + t220 + t227) * cache.segment3_slice1_local_bend_y_column_v_x
+        + 0.7886751345948129 * (t361 + t376 + t377 + t381 + t383 + t384))
         * p.channel_length + link4_composite_force_n_z_along_dqd * p.channel_length
         + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dqd
         + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dqd;
     out[6] = link5_composite_force_n_z_along_dqd * p.channel_length
         + p.channel_length
-            * (cache.segment4_slice0_local_bend_y_column_v_x * (t65 + t69 + t82)
-                + cache.segment4_slice1_local_bend_y_column_v_y * (t93 + t97 + t101)
-                + (t74 + t78 + t80) * cache.segment4_slice1_local_bend_y_column_v_x
-                + 0.21132486540518713 * (t202 + t205 + t207 + t208 + t210 + t211)
-                + 0.7886751345948129 * (t201 + t203 + t204 + t206 + t209 + t212)
-                + cache.segment4_slice0_local_bend_y_column_v_y * (t91 + t95 + t99))
+            * (cache.segment4_slice0_local_bend_y_column_v_x * (t235 + t239 + t249)
+                + cache.segment4_slice1_local_bend_y_column_v_y * (t255 + t259 + t263)
+                + (t241 + t245 + t247) * cache.segment4_slice1_local_bend_y_column_v_x
+                + 0.21132486540518713 * (t364 + t367 + t369 + t370 + t372 + t373)
+                + 0.7886751345948129 * (t363 + t365 + t366 + t368 + t371 + t374)
+                + cache.segment4_slice0_local_bend_y_column_v_y * (t253 + t257 + t261))
         + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dqd
         + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dqd;
 }
@@ -11981,10 +11428,11 @@ pub fn inverse_dynamics_velocity_tangent_into(
 #[inline]
 #[allow(unused_variables)]
 pub fn potential_energy(q: &SVector<f64, DOF>, p: &Params, cache: &Cache) -> f64 {
-    let energy = 0.5 * p.segment4_stiffness * (q[6] * q[6])
-        + 0.5 * (q[4] * q[4]) * p.segment2_stiffness
-        + 0.5 * p.segment1_stiffness * (q[3] * q[3])
-        + 0.5 * (q[5] * q[5]) * p.segment3_stiffness;
+    let t0 = softgen_runtime::Lanes4::from_array([q[3], q[4], q[5], q[6]]);
+    let t1 = t0 * t0;
+    let [t2, t3, t4, t5] = t1.to_array();
+    let energy = 0.5 * p.segment4_stiffness * t5 + 0.5 * t3 * p.segment2_stiffness
+        + 0.5 * p.segment1_stiffness * t2 + 0.5 * t4 * p.segment3_stiffness;
     energy
 }
 /// World positions of the contact points.
@@ -12024,13 +11472,15 @@ pub fn contact_velocities_into(
 ) {
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let t0 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], qd[5], qd[6]]);
+    let lanes_segment1_bend_y_rate = p.channel_length * t0;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, segment3_bend_y_rate,
+    segment4_bend_y_rate] = lanes_segment1_bend_y_rate.to_array();
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
     let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
         + base_angle_velocity_v_x;
     let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
         + base_angle_velocity_v_y;
-    let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + cache.segment2_tip_subspace0_v_x * qd[4];
@@ -12038,11 +11488,9 @@ pub fn contact_velocities_into(
         + cache.segment2_tip_subspace0_v_y * qd[4];
     let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
         + segment2_tip_velocity_v_x;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * cache.segment4_tip_subspace0_v_x;
@@ -12478,35 +11926,95 @@ pub fn contact_columns_tangent_into(
     let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
     let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
     let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
-    let t0 = cache.segment1_bend_y * p.channel_length;
-    let segment1_bend_y_along_dq = p.channel_length * dq[3];
-    let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
-        * segment1_bend_y_along_dq;
-    let t1 = segment1_bend_squared_along_dq
-        * (cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3);
-    let t2 = p.channel_length * segment1_bend_y_along_dq;
-    let t3 = t0 * t1 + cache.segment1_bend_squared_c2 * t2;
-    let t4 = 1.5 * cache.segment1_bend_squared_c5 - 0.5 * cache.segment1_bend_squared_c4;
-    let segment1_tip_local_bend_y_column_v_x_along_dq = t3
-        + (t2 * cache.segment1_bend_squared_c3 + t0 * segment1_bend_squared_along_dq * t4
-            - t0 * t1 - cache.segment1_bend_squared_c2 * t2);
-    let segment1_tip_local_subspace0_v_x_along_dq = p.channel_length
-        * segment1_tip_local_bend_y_column_v_x_along_dq;
-    let t5 = segment1_bend_squared_along_dq
-        * (0.5 * cache.segment1_bend_squared_c3 - 0.5 * cache.segment1_bend_squared_c2);
-    let t6 = t5 * p.channel_length;
-    let t7 = p.channel_length * segment1_bend_squared_along_dq;
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t8 = segment1_bend_squared * p.channel_length;
-    let segment1_tip_local_bend_y_column_v_y_along_dq = (2.0
-        * cache.segment1_bend_squared_c4 * t7 + p.channel_length * t1
-        + 2.0 * segment1_bend_squared_along_dq
-            * (2.0 * cache.segment1_bend_squared_c6
-                - 0.5 * cache.segment1_bend_squared_c5) * t8
-        - t7 * cache.segment1_bend_squared_c3 - segment1_bend_squared_along_dq * t8 * t4)
-        - t6;
-    let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
+    let t0 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        cache.segment3_bend_y,
+        cache.segment4_bend_y,
+    ]);
+    let t1 = t0 * p.channel_length;
+    let t2 = softgen_runtime::Lanes4::from_array([dq[3], dq[4], dq[5], dq[6]]);
+    let lanes_segment1_bend_y_along_dq = p.channel_length * t2;
+    let lanes_segment1_bend_squared_along_dq = 2.0 * t0 * lanes_segment1_bend_y_along_dq;
+    let t3 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c3,
+        cache.segment2_bend_squared_c3,
+        cache.segment3_bend_squared_c3,
+        cache.segment4_bend_squared_c3,
+    ]);
+    let t4 = -(0.5 * t3);
+    let t5 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c4,
+        cache.segment2_bend_squared_c4,
+        cache.segment3_bend_squared_c4,
+        cache.segment4_bend_squared_c4,
+    ]);
+    let t6 = t5 + t4;
+    let t7 = lanes_segment1_bend_squared_along_dq * t6;
+    let t8 = t1 * t7;
+    let t9 = p.channel_length * lanes_segment1_bend_y_along_dq;
+    let t10 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        cache.segment3_bend_squared_c2,
+        cache.segment4_bend_squared_c2,
+    ]);
+    let t11 = t10 * t9;
+    let t12 = t8 + t11;
+    let [t13, t14, t15, _] = t12.to_array();
+    let t16 = -(t1 * t7);
+    let t17 = t9 * t3;
+    let t18 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c5,
+        cache.segment2_bend_squared_c5,
+        cache.segment3_bend_squared_c5,
+        cache.segment4_bend_squared_c5,
+    ]);
+    let t19 = 1.5 * t18;
+    let t20 = -(0.5 * t5);
+    let t21 = t19 + t20;
+    let t22 = t1 * lanes_segment1_bend_squared_along_dq * t21;
+    let t23 = -(t10 * t9);
+    let t24 = t16 + t17 + t22 + t23;
+    let lanes_segment1_tip_local_bend_y_column_v_x_along_dq = t12 + t24;
+    let lanes_segment1_tip_local_subspace0_v_x_along_dq = p.channel_length
+        * lanes_segment1_tip_local_bend_y_column_v_x_along_dq;
+    let [segment1_tip_local_subspace0_v_x_along_dq,
+    segment2_tip_local_subspace0_v_x_along_dq, segment3_tip_local_subspace0_v_x_along_dq,
+    segment4_tip_local_subspace0_v_x_along_dq] = lanes_segment1_tip_local_subspace0_v_x_along_dq
+        .to_array();
+    let t25 = 0.5 * t3;
+    let t26 = -(0.5 * t10);
+    let t27 = t25 + t26;
+    let t28 = lanes_segment1_bend_squared_along_dq * t27;
+    let t29 = t28 * p.channel_length;
+    let [t30, t31, t32, _] = t29.to_array();
+    let t33 = -t29;
+    let t34 = p.channel_length * lanes_segment1_bend_squared_along_dq;
+    let t35 = -(t34 * t3);
+    let t36 = 2.0 * t5 * t34;
+    let lanes_segment1_bend_squared = t0 * t0;
+    let t37 = lanes_segment1_bend_squared * p.channel_length;
+    let t38 = -(lanes_segment1_bend_squared_along_dq * t37 * t21);
+    let t39 = p.channel_length * t7;
+    let t40 = -(0.5 * t18);
+    let t41 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c6,
+        cache.segment2_bend_squared_c6,
+        cache.segment3_bend_squared_c6,
+        cache.segment4_bend_squared_c6,
+    ]);
+    let t42 = 2.0 * t41;
+    let t43 = t40 + t42;
+    let t44 = 2.0 * lanes_segment1_bend_squared_along_dq * t43 * t37;
+    let t45 = t35 + t36 + t38 + t39 + t44;
+    let lanes_segment1_tip_local_bend_y_column_v_y_along_dq = t33 + t45;
+    let lanes_segment1_tip_local_subspace0_v_y_along_dq = lanes_segment1_tip_local_bend_y_column_v_y_along_dq
         * p.channel_length;
+    let [segment1_tip_local_subspace0_v_y_along_dq,
+    segment2_tip_local_subspace0_v_y_along_dq, segment3_tip_local_subspace0_v_y_along_dq,
+    segment4_tip_local_subspace0_v_y_along_dq] = lanes_segment1_tip_local_subspace0_v_y_along_dq
+        .to_array();
     let segment1_tip_subspace0_v_x_along_dq = p.channel_length * dq[1];
     let segment1_tip_subspace0_v_x_along_dq_ = base_angle_rotation_00_along_dq
         * cache.segment1_tip_local_subspace0_v_x
@@ -12521,215 +12029,131 @@ pub fn contact_columns_tangent_into(
         + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
         + segment1_tip_subspace0_v_y_along_dq
         + base_angle_rotation_10_along_dq * cache.segment1_tip_local_subspace0_v_x;
-    let t9 = -(cache.segment1_bend_y * cache.segment1_bend_squared_c1);
-    let t10 = -segment1_bend_squared * t1
-        - cache.segment1_bend_squared_c2 * segment1_bend_squared_along_dq;
-    let t11 = 1.0 - cache.segment1_bend_squared_c2 * segment1_bend_squared;
-    let t12 = -t5 * cache.segment1_bend_y
-        - segment1_bend_y_along_dq * cache.segment1_bend_squared_c1;
-    let segment1_tip_rotation_01_along_dq = t9 * base_angle_rotation_00_along_dq
-        + cache.base_angle_rotation_01 * t10 + t11 * base_angle_rotation_01_along_dq
-        + cache.cos_q2 * t12;
-    let t13 = p.channel_length * cache.segment2_bend_y;
-    let segment2_bend_y_along_dq = p.channel_length * dq[4];
-    let segment2_bend_squared_along_dq = 2.0 * segment2_bend_y_along_dq
-        * cache.segment2_bend_y;
-    let t14 = (cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3)
-        * segment2_bend_squared_along_dq;
-    let t15 = segment2_bend_y_along_dq * p.channel_length;
-    let t16 = t13 * t14 + cache.segment2_bend_squared_c2 * t15;
-    let t17 = 1.5 * cache.segment2_bend_squared_c5
-        - 0.5 * cache.segment2_bend_squared_c4;
-    let segment2_tip_local_bend_y_column_v_x_along_dq = t16
-        + (t17 * t13 * segment2_bend_squared_along_dq
-            + cache.segment2_bend_squared_c3 * t15 - cache.segment2_bend_squared_c2 * t15
-            - t13 * t14);
-    let segment2_tip_local_subspace0_v_x_along_dq = p.channel_length
-        * segment2_tip_local_bend_y_column_v_x_along_dq;
-    let t18 = cache.cos_q2 * t10;
-    let t19 = segment1_bend_y_along_dq * cache.segment1_bend_squared_c1
-        + t5 * cache.segment1_bend_y;
-    let t20 = t11 * base_angle_rotation_00_along_dq;
-    let t21 = cache.segment1_bend_y * cache.segment1_bend_squared_c1;
-    let segment1_tip_rotation_00_along_dq = t18 + t19 * cache.base_angle_rotation_01
-        + t20 + t21 * base_angle_rotation_01_along_dq;
-    let t22 = (0.5 * cache.segment2_bend_squared_c3
-        - 0.5 * cache.segment2_bend_squared_c2) * segment2_bend_squared_along_dq;
-    let t23 = p.channel_length * t22;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t24 = p.channel_length * segment2_bend_squared;
-    let t25 = p.channel_length * segment2_bend_squared_along_dq;
-    let segment2_tip_local_bend_y_column_v_y_along_dq = (2.0 * t25
-        * cache.segment2_bend_squared_c4 + p.channel_length * t14
-        + 2.0
-            * (2.0 * cache.segment2_bend_squared_c6
-                - 0.5 * cache.segment2_bend_squared_c5) * t24
-            * segment2_bend_squared_along_dq - t17 * t24 * segment2_bend_squared_along_dq
-        - t25 * cache.segment2_bend_squared_c3) - t23;
-    let segment2_tip_local_subspace0_v_y_along_dq = segment2_tip_local_bend_y_column_v_y_along_dq
-        * p.channel_length;
-    let t26 = cache.segment1_bend_squared_c2 * t0;
-    let t27 = p.channel_length * cache.segment1_bend_squared_c1;
-    let segment1_tip_position_y_along_dq = t26 * base_angle_rotation_00_along_dq
-        + cache.sin_q2 * t6 + cache.cos_q2 * t3 + dq[1]
-        + t27 * base_angle_rotation_10_along_dq;
+    let t46 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        cache.segment3_bend_y,
+        0.0,
+    ]);
+    let t47 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c1,
+        cache.segment2_bend_squared_c1,
+        cache.segment3_bend_squared_c1,
+        0.0,
+    ]);
+    let t48 = -(t46 * t47);
+    let [t49, t50, t51, _] = t48.to_array();
+    let t52 = -(lanes_segment1_bend_squared * t7);
+    let t53 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_squared_c2,
+        cache.segment2_bend_squared_c2,
+        cache.segment3_bend_squared_c2,
+        0.0,
+    ]);
+    let t54 = -(t53 * lanes_segment1_bend_squared_along_dq);
+    let t55 = t52 + t54;
+    let [t56, t57, t58, _] = t55.to_array();
+    let t59 = -(t53 * lanes_segment1_bend_squared);
+    let t60 = 1.0 + t59;
+    let [t61, t62, t63, _] = t60.to_array();
+    let t64 = -(t28 * t46);
+    let t65 = -(lanes_segment1_bend_y_along_dq * t47);
+    let t66 = t64 + t65;
+    let [t67, t68, t69, _] = t66.to_array();
+    let segment1_tip_rotation_01_along_dq = t49 * base_angle_rotation_00_along_dq
+        + cache.base_angle_rotation_01 * t56 + t61 * base_angle_rotation_01_along_dq
+        + cache.cos_q2 * t67;
+    let t70 = cache.cos_q2 * t56;
+    let t71 = lanes_segment1_bend_y_along_dq * t47;
+    let t72 = t28 * t46;
+    let t73 = t71 + t72;
+    let [t74, t75, t76, _] = t73.to_array();
+    let t77 = t61 * base_angle_rotation_00_along_dq;
+    let t78 = t46 * t47;
+    let [t79, t80, t81, _] = t78.to_array();
+    let segment1_tip_rotation_00_along_dq = t70 + t74 * cache.base_angle_rotation_01
+        + t77 + t79 * base_angle_rotation_01_along_dq;
+    let t82 = t53 * t1;
+    let [t83, t84, t85, _] = t82.to_array();
+    let t86 = p.channel_length * t47;
+    let [t87, t88, t89, _] = t86.to_array();
+    let segment1_tip_position_y_along_dq = t83 * base_angle_rotation_00_along_dq
+        + cache.sin_q2 * t30 + cache.cos_q2 * t13 + dq[1]
+        + t87 * base_angle_rotation_10_along_dq;
     let segment2_tip_subspace0_v_x_along_dq = segment1_tip_rotation_01_along_dq
         * cache.segment2_tip_local_subspace0_v_y
         + cache.segment1_tip_rotation_00 * segment2_tip_local_subspace0_v_x_along_dq
         + segment1_tip_rotation_00_along_dq * cache.segment2_tip_local_subspace0_v_x
         + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq
         + p.channel_length * segment1_tip_position_y_along_dq;
-    let segment1_tip_rotation_10_along_dq = t11 * base_angle_rotation_10_along_dq
-        + t21 * base_angle_rotation_00_along_dq + cache.sin_q2 * t10
-        + t19 * cache.cos_q2;
-    let segment1_tip_position_x_along_dq = t3 * cache.base_angle_rotation_01 + dq[0]
-        + t27 * base_angle_rotation_00_along_dq + t6 * cache.cos_q2
-        + t26 * base_angle_rotation_01_along_dq;
-    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t9
-        + cache.sin_q2 * t12 + t18 + t20;
+    let segment1_tip_rotation_10_along_dq = t61 * base_angle_rotation_10_along_dq
+        + t79 * base_angle_rotation_00_along_dq + cache.sin_q2 * t56
+        + t74 * cache.cos_q2;
+    let segment1_tip_position_x_along_dq = t13 * cache.base_angle_rotation_01 + dq[0]
+        + t87 * base_angle_rotation_00_along_dq + t30 * cache.cos_q2
+        + t83 * base_angle_rotation_01_along_dq;
+    let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t49
+        + cache.sin_q2 * t67 + t70 + t77;
     let segment2_tip_subspace0_v_y_along_dq = cache.segment1_tip_rotation_11
         * segment2_tip_local_subspace0_v_y_along_dq
         + cache.segment1_tip_rotation_10 * segment2_tip_local_subspace0_v_x_along_dq
         + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
         + cache.segment2_tip_local_subspace0_v_y * segment1_tip_rotation_11_along_dq
         - p.channel_length * segment1_tip_position_x_along_dq;
-    let t28 = -(cache.segment2_bend_y * cache.segment2_bend_squared_c1);
-    let t29 = -cache.segment2_bend_y * t22
-        - segment2_bend_y_along_dq * cache.segment2_bend_squared_c1;
-    let t30 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
-    let t31 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
-        - segment2_bend_squared * t14;
-    let segment2_tip_rotation_01_along_dq = segment1_tip_rotation_00_along_dq * t28
-        + cache.segment1_tip_rotation_00 * t29 + t30 * segment1_tip_rotation_01_along_dq
-        + cache.segment1_tip_rotation_01 * t31;
-    let t32 = p.channel_length * cache.segment2_bend_squared_c1;
-    let t33 = cache.segment2_bend_squared_c2 * t13;
-    let segment2_tip_position_y_along_dq = t32 * segment1_tip_rotation_10_along_dq
-        + segment1_tip_position_y_along_dq + t16 * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_rotation_10 * t23 + t33 * segment1_tip_rotation_11_along_dq;
-    let segment3_bend_y_along_dq = dq[5] * p.channel_length;
-    let segment3_bend_squared_along_dq = 2.0 * cache.segment3_bend_y
-        * segment3_bend_y_along_dq;
-    let t34 = p.channel_length * segment3_bend_squared_along_dq;
-    let t35 = segment3_bend_squared_along_dq
-        * (cache.segment3_bend_squared_c4 - 0.5 * cache.segment3_bend_squared_c3);
-    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
-    let t36 = p.channel_length * segment3_bend_squared;
-    let t37 = 1.5 * cache.segment3_bend_squared_c5
-        - 0.5 * cache.segment3_bend_squared_c4;
-    let t38 = segment3_bend_squared_along_dq
-        * (0.5 * cache.segment3_bend_squared_c3 - 0.5 * cache.segment3_bend_squared_c2);
-    let t39 = p.channel_length * t38;
-    let segment3_tip_local_bend_y_column_v_y_along_dq = (p.channel_length * t35
-        + 2.0 * t36
-            * (2.0 * cache.segment3_bend_squared_c6
-                - 0.5 * cache.segment3_bend_squared_c5) * segment3_bend_squared_along_dq
-        + 2.0 * t34 * cache.segment3_bend_squared_c4
-        - t34 * cache.segment3_bend_squared_c3
-        - t36 * segment3_bend_squared_along_dq * t37) - t39;
-    let segment3_tip_local_subspace0_v_y_along_dq = p.channel_length
-        * segment3_tip_local_bend_y_column_v_y_along_dq;
-    let t40 = p.channel_length * segment3_bend_y_along_dq;
-    let t41 = cache.segment3_bend_y * p.channel_length;
-    let t42 = t41 * t35 + cache.segment3_bend_squared_c2 * t40;
-    let segment3_tip_local_bend_y_column_v_x_along_dq = (t41
-        * segment3_bend_squared_along_dq * t37 + cache.segment3_bend_squared_c3 * t40
-        - cache.segment3_bend_squared_c2 * t40 - t41 * t35) + t42;
-    let segment3_tip_local_subspace0_v_x_along_dq = p.channel_length
-        * segment3_tip_local_bend_y_column_v_x_along_dq;
-    let t43 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
-    let t44 = segment2_bend_y_along_dq * cache.segment2_bend_squared_c1
-        + cache.segment2_bend_y * t22;
-    let segment2_tip_rotation_00_along_dq = cache.segment1_tip_rotation_00 * t31
-        + t43 * segment1_tip_rotation_01_along_dq
-        + segment1_tip_rotation_00_along_dq * t30 + cache.segment1_tip_rotation_01 * t44;
+    let segment2_tip_rotation_01_along_dq = segment1_tip_rotation_00_along_dq * t50
+        + cache.segment1_tip_rotation_00 * t68 + t62 * segment1_tip_rotation_01_along_dq
+        + cache.segment1_tip_rotation_01 * t57;
+    let segment2_tip_position_y_along_dq = t88 * segment1_tip_rotation_10_along_dq
+        + segment1_tip_position_y_along_dq + t14 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_rotation_10 * t31 + t84 * segment1_tip_rotation_11_along_dq;
+    let segment2_tip_rotation_00_along_dq = cache.segment1_tip_rotation_00 * t57
+        + t80 * segment1_tip_rotation_01_along_dq
+        + segment1_tip_rotation_00_along_dq * t62 + cache.segment1_tip_rotation_01 * t75;
     let segment3_tip_subspace0_v_x_along_dq = segment2_tip_rotation_01_along_dq
         * cache.segment3_tip_local_subspace0_v_y
         + p.channel_length * segment2_tip_position_y_along_dq
         + cache.segment2_tip_rotation_01 * segment3_tip_local_subspace0_v_y_along_dq
         + cache.segment2_tip_rotation_00 * segment3_tip_local_subspace0_v_x_along_dq
         + segment2_tip_rotation_00_along_dq * cache.segment3_tip_local_subspace0_v_x;
-    let segment2_tip_position_x_along_dq = t33 * segment1_tip_rotation_01_along_dq
-        + cache.segment1_tip_rotation_00 * t23 + segment1_tip_rotation_00_along_dq * t32
-        + t16 * cache.segment1_tip_rotation_01 + segment1_tip_position_x_along_dq;
-    let segment2_tip_rotation_10_along_dq = cache.segment1_tip_rotation_11 * t44
-        + t30 * segment1_tip_rotation_10_along_dq
-        + t43 * segment1_tip_rotation_11_along_dq + cache.segment1_tip_rotation_10 * t31;
-    let segment2_tip_rotation_11_along_dq = t28 * segment1_tip_rotation_10_along_dq
-        + t30 * segment1_tip_rotation_11_along_dq + cache.segment1_tip_rotation_10 * t29
-        + cache.segment1_tip_rotation_11 * t31;
+    let segment2_tip_position_x_along_dq = t84 * segment1_tip_rotation_01_along_dq
+        + cache.segment1_tip_rotation_00 * t31 + segment1_tip_rotation_00_along_dq * t88
+        + t14 * cache.segment1_tip_rotation_01 + segment1_tip_position_x_along_dq;
+    let segment2_tip_rotation_10_along_dq = cache.segment1_tip_rotation_11 * t75
+        + t62 * segment1_tip_rotation_10_along_dq
+        + t80 * segment1_tip_rotation_11_along_dq + cache.segment1_tip_rotation_10 * t57;
+    let segment2_tip_rotation_11_along_dq = t50 * segment1_tip_rotation_10_along_dq
+        + t62 * segment1_tip_rotation_11_along_dq + cache.segment1_tip_rotation_10 * t68
+        + cache.segment1_tip_rotation_11 * t57;
     let segment3_tip_subspace0_v_y_along_dq = cache.segment3_tip_local_subspace0_v_x
         * segment2_tip_rotation_10_along_dq
         + cache.segment2_tip_rotation_10 * segment3_tip_local_subspace0_v_x_along_dq
         + segment2_tip_rotation_11_along_dq * cache.segment3_tip_local_subspace0_v_y
         + cache.segment2_tip_rotation_11 * segment3_tip_local_subspace0_v_y_along_dq
         - p.channel_length * segment2_tip_position_x_along_dq;
-    let t45 = p.channel_length * cache.segment4_bend_y;
-    let t46 = 1.5 * cache.segment4_bend_squared_c5
-        - 0.5 * cache.segment4_bend_squared_c4;
-    let segment4_bend_y_along_dq = dq[6] * p.channel_length;
-    let segment4_bend_squared_along_dq = 2.0 * segment4_bend_y_along_dq
-        * cache.segment4_bend_y;
-    let t47 = p.channel_length * segment4_bend_y_along_dq;
-    let t48 = (cache.segment4_bend_squared_c4 - 0.5 * cache.segment4_bend_squared_c3)
-        * segment4_bend_squared_along_dq;
-    let segment4_tip_local_bend_y_column_v_x_along_dq = (t45 * t46
-        * segment4_bend_squared_along_dq + cache.segment4_bend_squared_c3 * t47
-        - cache.segment4_bend_squared_c2 * t47 - t45 * t48)
-        + (t45 * t48 + cache.segment4_bend_squared_c2 * t47);
-    let segment4_tip_local_subspace0_v_x_along_dq = p.channel_length
-        * segment4_tip_local_bend_y_column_v_x_along_dq;
-    let t49 = -segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
-        - cache.segment3_bend_y * t38;
-    let t50 = 1.0 - cache.segment3_bend_squared_c2 * segment3_bend_squared;
-    let t51 = -t35 * segment3_bend_squared
-        - cache.segment3_bend_squared_c2 * segment3_bend_squared_along_dq;
-    let t52 = -(cache.segment3_bend_y * cache.segment3_bend_squared_c1);
-    let segment3_tip_rotation_01_along_dq = cache.segment2_tip_rotation_00 * t49
-        + segment2_tip_rotation_01_along_dq * t50 + t51 * cache.segment2_tip_rotation_01
-        + segment2_tip_rotation_00_along_dq * t52;
-    let t53 = t41 * cache.segment3_bend_squared_c2;
-    let t54 = p.channel_length * cache.segment3_bend_squared_c1;
-    let segment3_tip_position_y_along_dq = segment2_tip_rotation_11_along_dq * t53
-        + t54 * segment2_tip_rotation_10_along_dq + t42 * cache.segment2_tip_rotation_11
-        + cache.segment2_tip_rotation_10 * t39 + segment2_tip_position_y_along_dq;
-    let t55 = cache.segment3_bend_y * cache.segment3_bend_squared_c1;
-    let t56 = segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
-        + cache.segment3_bend_y * t38;
-    let segment3_tip_rotation_00_along_dq = t51 * cache.segment2_tip_rotation_00
-        + segment2_tip_rotation_00_along_dq * t50
-        + segment2_tip_rotation_01_along_dq * t55 + t56 * cache.segment2_tip_rotation_01;
-    let t57 = p.channel_length * segment4_bend_squared_along_dq;
-    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
-    let t58 = p.channel_length * segment4_bend_squared;
-    let segment4_tip_local_bend_y_column_v_y_along_dq = (2.0
-        * cache.segment4_bend_squared_c4 * t57 + p.channel_length * t48
-        + 2.0 * t58
-            * (2.0 * cache.segment4_bend_squared_c6
-                - 0.5 * cache.segment4_bend_squared_c5) * segment4_bend_squared_along_dq
-        - t46 * t58 * segment4_bend_squared_along_dq
-        - t57 * cache.segment4_bend_squared_c3)
-        - (p.channel_length
-            * ((0.5 * cache.segment4_bend_squared_c3
-                - 0.5 * cache.segment4_bend_squared_c2)
-                * segment4_bend_squared_along_dq));
-    let segment4_tip_local_subspace0_v_y_along_dq = p.channel_length
-        * segment4_tip_local_bend_y_column_v_y_along_dq;
+    let segment3_tip_rotation_01_along_dq = cache.segment2_tip_rotation_00 * t69
+        + segment2_tip_rotation_01_along_dq * t63 + t58 * cache.segment2_tip_rotation_01
+        + segment2_tip_rotation_00_along_dq * t51;
+    let segment3_tip_position_y_along_dq = segment2_tip_rotation_11_along_dq * t85
+        + t89 * segment2_tip_rotation_10_along_dq + t15 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_10 * t32 + segment2_tip_position_y_along_dq;
+    let segment3_tip_rotation_00_along_dq = t58 * cache.segment2_tip_rotation_00
+        + segment2_tip_rotation_00_along_dq * t63
+        + segment2_tip_rotation_01_along_dq * t81 + t76 * cache.segment2_tip_rotation_01;
     let segment4_tip_subspace0_v_x_along_dq = cache.segment3_tip_rotation_00
         * segment4_tip_local_subspace0_v_x_along_dq
         + segment3_tip_rotation_01_along_dq * cache.segment4_tip_local_subspace0_v_y
         + segment3_tip_position_y_along_dq * p.channel_length
         + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq
         + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_01;
-    let segment3_tip_rotation_10_along_dq = t56 * cache.segment2_tip_rotation_11
-        + t55 * segment2_tip_rotation_11_along_dq
-        + t50 * segment2_tip_rotation_10_along_dq + t51 * cache.segment2_tip_rotation_10;
-    let segment3_tip_rotation_11_along_dq = t50 * segment2_tip_rotation_11_along_dq
-        + t51 * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_10 * t49
-        + t52 * segment2_tip_rotation_10_along_dq;
-    let segment3_tip_position_x_along_dq = segment2_tip_rotation_01_along_dq * t53
-        + cache.segment2_tip_rotation_00 * t39 + cache.segment2_tip_rotation_01 * t42
-        + t54 * segment2_tip_rotation_00_along_dq + segment2_tip_position_x_along_dq;
+    let segment3_tip_rotation_10_along_dq = t76 * cache.segment2_tip_rotation_11
+        + t81 * segment2_tip_rotation_11_along_dq
+        + t63 * segment2_tip_rotation_10_along_dq + t58 * cache.segment2_tip_rotation_10;
+    let segment3_tip_rotation_11_along_dq = t63 * segment2_tip_rotation_11_along_dq
+        + t58 * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_10 * t69
+        + t51 * segment2_tip_rotation_10_along_dq;
+    let segment3_tip_position_x_along_dq = segment2_tip_rotation_01_along_dq * t85
+        + cache.segment2_tip_rotation_00 * t32 + cache.segment2_tip_rotation_01 * t15
+        + t89 * segment2_tip_rotation_00_along_dq + segment2_tip_position_x_along_dq;
     let segment4_tip_subspace0_v_y_along_dq = cache.segment4_tip_local_subspace0_v_x
         * segment3_tip_rotation_10_along_dq
         + segment4_tip_local_subspace0_v_x_along_dq * cache.segment3_tip_rotation_10
@@ -12823,10 +12247,26 @@ pub fn linear_momentum(
     let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
         - cache.link1_inertia_h_y * qd[2];
     let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
-    let segment1_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice1_local_bend_y_column_v_x;
-    let segment1_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment1_slice1_local_bend_y_column_v_y;
+    let t0 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        cache.segment3_slice1_local_bend_y_column_v_x,
+        cache.segment4_slice1_local_bend_y_column_v_x,
+    ]);
+    let lanes_segment1_slice1_local_subspace0_v_x = p.channel_length * t0;
+    let [segment1_slice1_local_subspace0_v_x, segment2_slice1_local_subspace0_v_x,
+    segment3_slice1_local_subspace0_v_x, segment4_slice1_local_subspace0_v_x] = lanes_segment1_slice1_local_subspace0_v_x
+        .to_array();
+    let t1 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        cache.segment3_slice1_local_bend_y_column_v_y,
+        cache.segment4_slice1_local_bend_y_column_v_y,
+    ]);
+    let lanes_segment1_slice1_local_subspace0_v_y = p.channel_length * t1;
+    let [segment1_slice1_local_subspace0_v_y, segment2_slice1_local_subspace0_v_y,
+    segment3_slice1_local_subspace0_v_y, segment4_slice1_local_subspace0_v_y] = lanes_segment1_slice1_local_subspace0_v_y
+        .to_array();
     let segment1_slice1_subspace0_v_x = q[1] * segment1_slice1_local_subspace0_w_z
         + cache.cos_q2 * segment1_slice1_local_subspace0_v_x
         + cache.base_angle_rotation_01 * segment1_slice1_local_subspace0_v_y;
@@ -12837,16 +12277,34 @@ pub fn linear_momentum(
         + cache.segment1_slice1_local_com_y * cache.cos_q2;
     let segment1_slice1_inertia_h_y = segment1_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment1_slice1_velocity_w_z = segment1_slice1_local_subspace0_w_z * qd[3]
-        + qd[2];
+    let t2 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], qd[5], qd[6]]);
+    let t3 = segment1_slice1_local_subspace0_w_z * t2;
+    let [t4, t5, t6, t7] = t3.to_array();
+    let segment1_slice1_velocity_w_z = t4 + qd[2];
     let segment1_slice1_momentum_f_x = segment1_slice1_velocity_v_x
         * cache.segment1_slice0_mass
         - segment1_slice1_inertia_h_y * segment1_slice1_velocity_w_z;
     let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
-    let segment1_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment1_slice0_local_bend_y_column_v_y;
-    let segment1_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t8 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        cache.segment3_slice0_local_bend_y_column_v_y,
+        cache.segment4_slice0_local_bend_y_column_v_y,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_y = p.channel_length * t8;
+    let [segment1_slice0_local_subspace0_v_y, segment2_slice0_local_subspace0_v_y,
+    segment3_slice0_local_subspace0_v_y, segment4_slice0_local_subspace0_v_y] = lanes_segment1_slice0_local_subspace0_v_y
+        .to_array();
+    let t9 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        cache.segment3_slice0_local_bend_y_column_v_x,
+        cache.segment4_slice0_local_bend_y_column_v_x,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_x = p.channel_length * t9;
+    let [segment1_slice0_local_subspace0_v_x, segment2_slice0_local_subspace0_v_x,
+    segment3_slice0_local_subspace0_v_x, segment4_slice0_local_subspace0_v_x] = lanes_segment1_slice0_local_subspace0_v_x
+        .to_array();
     let segment1_slice0_subspace0_v_x = q[1] * segment1_slice0_local_subspace0_w_z
         + cache.base_angle_rotation_01 * segment1_slice0_local_subspace0_v_y
         + cache.cos_q2 * segment1_slice0_local_subspace0_v_x;
@@ -12857,8 +12315,9 @@ pub fn linear_momentum(
         + cache.segment1_slice0_local_com_y * cache.cos_q2;
     let segment1_slice0_inertia_h_y = segment1_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment1_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[3]
-        + qd[2];
+    let t10 = segment1_slice0_local_subspace0_w_z * t2;
+    let [t11, t12, t13, t14] = t10.to_array();
+    let segment1_slice0_velocity_w_z = t11 + qd[2];
     let segment1_slice0_momentum_f_x = cache.segment1_slice0_mass
         * segment1_slice0_velocity_v_x
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_w_z;
@@ -12866,29 +12325,24 @@ pub fn linear_momentum(
         + base_angle_velocity_v_x;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + cache.segment2_tip_subspace0_v_x * qd[4];
-    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let lanes_segment1_bend_y_rate = p.channel_length * t2;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, segment3_bend_y_rate,
+    segment4_bend_y_rate] = lanes_segment1_bend_y_rate.to_array();
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
     let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
         - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
     let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
         + segment2_tip_velocity_v_x;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
     let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
         - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
-    let segment4_slice0_velocity_w_z = qd[6] * segment1_slice0_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
+    let segment4_slice0_velocity_w_z = t14 + segment3_tip_velocity_w_z;
     let segment4_slice0_position_y = cache.segment3_tip_position_y
         + cache.segment4_slice0_local_com_x * cache.segment3_tip_rotation_10
         + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_11;
     let segment4_slice0_inertia_h_y = segment4_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment4_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice0_local_bend_y_column_v_x;
-    let segment4_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment4_slice0_local_bend_y_column_v_y;
     let segment4_slice0_subspace0_v_x = cache.segment3_tip_position_y
         * segment1_slice0_local_subspace0_w_z
         + cache.segment3_tip_rotation_00 * segment4_slice0_local_subspace0_v_x
@@ -12898,17 +12352,12 @@ pub fn linear_momentum(
     let segment4_slice0_momentum_f_x = segment4_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment4_slice0_velocity_w_z * segment4_slice0_inertia_h_y;
-    let segment4_slice1_velocity_w_z = qd[6] * segment1_slice1_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
+    let segment4_slice1_velocity_w_z = t7 + segment3_tip_velocity_w_z;
     let segment4_slice1_position_y = cache.segment4_slice1_local_com_x
         * cache.segment3_tip_rotation_10 + cache.segment3_tip_position_y
         + cache.segment4_slice1_local_com_y * cache.segment3_tip_rotation_11;
     let segment4_slice1_inertia_h_y = segment4_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment4_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment4_slice1_local_bend_y_column_v_y;
-    let segment4_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice1_local_bend_y_column_v_x;
     let segment4_slice1_subspace0_v_x = segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_01
         + cache.segment3_tip_position_y * segment1_slice1_local_subspace0_w_z
@@ -12920,7 +12369,6 @@ pub fn linear_momentum(
         - segment4_slice1_velocity_w_z * segment4_slice1_inertia_h_y;
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * cache.segment4_tip_subspace0_v_x;
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
         - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
@@ -12928,10 +12376,6 @@ pub fn linear_momentum(
         + segment4_slice1_momentum_f_x + link5_momentum_f_x;
     let link4_composite_momentum_f_x = link4_momentum_f_x
         + segment4_composite_momentum_f_x;
-    let segment3_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment3_slice1_local_bend_y_column_v_x;
-    let segment3_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment3_slice1_local_bend_y_column_v_y;
     let segment3_slice1_subspace0_v_x = segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_00
         + cache.segment2_tip_rotation_01 * segment3_slice1_local_subspace0_v_y
@@ -12944,8 +12388,7 @@ pub fn linear_momentum(
         + cache.segment2_tip_position_y;
     let segment3_slice1_inertia_h_y = segment3_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + segment1_slice1_local_subspace0_w_z * qd[5];
+    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z + t6;
     let segment3_slice1_momentum_f_x = cache.segment1_slice0_mass
         * segment3_slice1_velocity_v_x
         - segment3_slice1_inertia_h_y * segment3_slice1_velocity_w_z;
@@ -12955,12 +12398,7 @@ pub fn linear_momentum(
         + cache.segment2_tip_position_y;
     let segment3_slice0_inertia_h_y = segment3_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[5]
-        + segment2_tip_velocity_w_z;
-    let segment3_slice0_local_subspace0_v_x = cache
-        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
-    let segment3_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment3_slice0_local_bend_y_column_v_y;
+    let segment3_slice0_velocity_w_z = t13 + segment2_tip_velocity_w_z;
     let segment3_slice0_subspace0_v_x = segment1_slice0_local_subspace0_w_z
         * cache.segment2_tip_position_y
         + segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
@@ -12974,10 +12412,6 @@ pub fn linear_momentum(
         + segment3_slice1_momentum_f_x + segment3_slice0_momentum_f_x;
     let link3_composite_momentum_f_x = link3_momentum_f_x
         + segment3_composite_momentum_f_x;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
-    let segment2_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment2_slice0_local_bend_y_column_v_x;
     let segment2_slice0_subspace0_v_x = cache.segment1_tip_rotation_01
         * segment2_slice0_local_subspace0_v_y
         + cache.segment1_tip_rotation_00 * segment2_slice0_local_subspace0_v_x
@@ -12989,8 +12423,7 @@ pub fn linear_momentum(
         + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
     let segment2_slice0_inertia_h_y = segment2_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * segment1_slice0_local_subspace0_w_z;
+    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z + t12;
     let segment2_slice0_momentum_f_x = segment2_slice0_velocity_v_x
         * cache.segment1_slice0_mass
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_w_z;
@@ -12999,12 +12432,7 @@ pub fn linear_momentum(
         + cache.segment1_tip_rotation_11 * cache.segment2_slice1_local_com_y;
     let segment2_slice1_inertia_h_y = segment2_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment2_slice1_velocity_w_z = qd[4] * segment1_slice1_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
-    let segment2_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_y;
-    let segment2_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_x;
+    let segment2_slice1_velocity_w_z = t5 + segment1_tip_velocity_w_z;
     let segment2_slice1_subspace0_v_x = cache.segment1_tip_rotation_01
         * segment2_slice1_local_subspace0_v_y
         + segment1_slice1_local_subspace0_w_z * cache.segment1_tip_position_y
@@ -13201,10 +12629,26 @@ pub fn angular_momentum(
     let segment1_slice0_inertia_h_y = segment1_slice0_position_y
         * cache.segment1_slice0_mass;
     let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
-    let segment1_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment1_slice0_local_bend_y_column_v_y;
-    let segment1_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t1 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_y,
+        cache.segment2_slice0_local_bend_y_column_v_y,
+        cache.segment3_slice0_local_bend_y_column_v_y,
+        cache.segment4_slice0_local_bend_y_column_v_y,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_y = p.channel_length * t1;
+    let [segment1_slice0_local_subspace0_v_y, segment2_slice0_local_subspace0_v_y,
+    segment3_slice0_local_subspace0_v_y, segment4_slice0_local_subspace0_v_y] = lanes_segment1_slice0_local_subspace0_v_y
+        .to_array();
+    let t2 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice0_local_bend_y_column_v_x,
+        cache.segment2_slice0_local_bend_y_column_v_x,
+        cache.segment3_slice0_local_bend_y_column_v_x,
+        cache.segment4_slice0_local_bend_y_column_v_x,
+    ]);
+    let lanes_segment1_slice0_local_subspace0_v_x = p.channel_length * t2;
+    let [segment1_slice0_local_subspace0_v_x, segment2_slice0_local_subspace0_v_x,
+    segment3_slice0_local_subspace0_v_x, segment4_slice0_local_subspace0_v_x] = lanes_segment1_slice0_local_subspace0_v_x
+        .to_array();
     let segment1_slice0_subspace0_v_x = q[1] * segment1_slice0_local_subspace0_w_z
         + cache.base_angle_rotation_01 * segment1_slice0_local_subspace0_v_y
         + cache.cos_q2 * segment1_slice0_local_subspace0_v_x;
@@ -13221,8 +12665,10 @@ pub fn angular_momentum(
         - q[0] * segment1_slice0_local_subspace0_w_z;
     let segment1_slice0_velocity_v_y = base_angle_velocity_v_y
         + segment1_slice0_subspace0_v_y * qd[3];
-    let segment1_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[3]
-        + qd[2];
+    let t3 = softgen_runtime::Lanes4::from_array([qd[3], qd[4], qd[5], qd[6]]);
+    let t4 = segment1_slice0_local_subspace0_w_z * t3;
+    let [t5, t6, t7, t8] = t4.to_array();
+    let segment1_slice0_velocity_w_z = t5 + qd[2];
     let segment1_slice0_inertia_com_22 = 0.25
         * (p.segment1_disc_radius * p.segment1_disc_radius) * cache.segment1_slice0_mass;
     let segment1_slice0_inertia_i_22 = (segment1_slice0_position_x
@@ -13233,10 +12679,26 @@ pub fn angular_momentum(
         * segment1_slice0_velocity_v_y
         + segment1_slice0_velocity_w_z * segment1_slice0_inertia_i_22
         - segment1_slice0_inertia_h_y * segment1_slice0_velocity_v_x;
-    let segment2_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_x;
-    let segment2_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_y;
+    let t9 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_x,
+        cache.segment2_slice1_local_bend_y_column_v_x,
+        cache.segment3_slice1_local_bend_y_column_v_x,
+        cache.segment4_slice1_local_bend_y_column_v_x,
+    ]);
+    let lanes_segment1_slice1_local_subspace0_v_x = p.channel_length * t9;
+    let [segment1_slice1_local_subspace0_v_x, segment2_slice1_local_subspace0_v_x,
+    segment3_slice1_local_subspace0_v_x, segment4_slice1_local_subspace0_v_x] = lanes_segment1_slice1_local_subspace0_v_x
+        .to_array();
+    let t10 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_slice1_local_bend_y_column_v_y,
+        cache.segment2_slice1_local_bend_y_column_v_y,
+        cache.segment3_slice1_local_bend_y_column_v_y,
+        cache.segment4_slice1_local_bend_y_column_v_y,
+    ]);
+    let lanes_segment1_slice1_local_subspace0_v_y = p.channel_length * t10;
+    let [segment1_slice1_local_subspace0_v_y, segment2_slice1_local_subspace0_v_y,
+    segment3_slice1_local_subspace0_v_y, segment4_slice1_local_subspace0_v_y] = lanes_segment1_slice1_local_subspace0_v_y
+        .to_array();
     let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
     let segment2_slice1_subspace0_v_y = cache.segment1_tip_rotation_10
         * segment2_slice1_local_subspace0_v_x
@@ -13265,10 +12727,13 @@ pub fn angular_momentum(
         + base_angle_velocity_v_x;
     let segment2_slice1_velocity_v_x = qd[4] * segment2_slice1_subspace0_v_x
         + segment1_tip_velocity_v_x;
-    let segment1_bend_y_rate = p.channel_length * qd[3];
+    let t11 = segment1_slice1_local_subspace0_w_z * t3;
+    let [t12, t13, t14, t15] = t11.to_array();
+    let lanes_segment1_bend_y_rate = p.channel_length * t3;
+    let [segment1_bend_y_rate, segment2_bend_y_rate, segment3_bend_y_rate,
+    segment4_bend_y_rate] = lanes_segment1_bend_y_rate.to_array();
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_slice1_velocity_w_z = qd[4] * segment1_slice1_local_subspace0_w_z
-        + segment1_tip_velocity_w_z;
+    let segment2_slice1_velocity_w_z = t13 + segment1_tip_velocity_w_z;
     let segment2_slice0_inertia_com_22 = 0.25 * cache.segment1_slice0_mass
         * (p.segment2_disc_radius * p.segment2_disc_radius);
     let segment2_slice1_inertia_i_22 = cache.segment1_slice0_mass
@@ -13284,10 +12749,6 @@ pub fn angular_momentum(
         + cache.segment2_slice0_local_com_x * cache.segment1_tip_rotation_10;
     let segment2_slice0_inertia_h_y = segment2_slice0_position_y
         * cache.segment1_slice0_mass;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
-    let segment2_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment2_slice0_local_bend_y_column_v_x;
     let segment2_slice0_subspace0_v_x = cache.segment1_tip_rotation_01
         * segment2_slice0_local_subspace0_v_y
         + cache.segment1_tip_rotation_00 * segment2_slice0_local_subspace0_v_x
@@ -13306,8 +12767,7 @@ pub fn angular_momentum(
         + cache.segment1_tip_position_x;
     let segment2_slice0_inertia_h_x = segment2_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z
-        + qd[4] * segment1_slice0_local_subspace0_w_z;
+    let segment2_slice0_velocity_w_z = segment1_tip_velocity_w_z + t6;
     let segment2_slice0_inertia_i_22 = segment2_slice0_inertia_com_22
         + (segment2_slice0_position_y * segment2_slice0_position_y
             + segment2_slice0_position_x * segment2_slice0_position_x)
@@ -13318,10 +12778,6 @@ pub fn angular_momentum(
         - segment2_slice0_inertia_h_y * segment2_slice0_velocity_v_x;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
-    let segment3_slice0_local_subspace0_v_x = cache
-        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
-    let segment3_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment3_slice0_local_bend_y_column_v_y;
     let segment3_slice0_subspace0_v_y = cache.segment2_tip_rotation_10
         * segment3_slice0_local_subspace0_v_x
         + segment3_slice0_local_subspace0_v_y * cache.segment2_tip_rotation_11
@@ -13343,10 +12799,8 @@ pub fn angular_momentum(
         + (segment3_slice0_position_x * segment3_slice0_position_x
             + segment3_slice0_position_y * segment3_slice0_position_y)
             * cache.segment1_slice0_mass;
-    let segment2_bend_y_rate = p.channel_length * qd[4];
     let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_slice0_velocity_w_z = segment1_slice0_local_subspace0_w_z * qd[5]
-        + segment2_tip_velocity_w_z;
+    let segment3_slice0_velocity_w_z = t7 + segment2_tip_velocity_w_z;
     let segment3_slice0_subspace0_v_x = segment1_slice0_local_subspace0_w_z
         * cache.segment2_tip_position_y
         + segment3_slice0_local_subspace0_v_x * cache.segment2_tip_rotation_00
@@ -13361,8 +12815,7 @@ pub fn angular_momentum(
         * segment3_slice0_inertia_h_x
         + segment3_slice0_inertia_i_22 * segment3_slice0_velocity_w_z
         - segment3_slice0_velocity_v_x * segment3_slice0_inertia_h_y;
-    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z
-        + segment1_slice1_local_subspace0_w_z * qd[5];
+    let segment3_slice1_velocity_w_z = segment2_tip_velocity_w_z + t14;
     let segment3_slice1_position_x = cache.segment2_tip_position_x
         + cache.segment2_tip_rotation_00 * cache.segment3_slice1_local_com_x
         + cache.segment2_tip_rotation_01 * cache.segment3_slice1_local_com_y;
@@ -13376,10 +12829,6 @@ pub fn angular_momentum(
                 + segment3_slice1_position_y * segment3_slice1_position_y);
     let segment3_slice1_inertia_h_y = segment3_slice1_position_y
         * cache.segment1_slice0_mass;
-    let segment3_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment3_slice1_local_bend_y_column_v_x;
-    let segment3_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment3_slice1_local_bend_y_column_v_y;
     let segment3_slice1_subspace0_v_x = segment3_slice1_local_subspace0_v_x
         * cache.segment2_tip_rotation_00
         + cache.segment2_tip_rotation_01 * segment3_slice1_local_subspace0_v_y
@@ -13400,10 +12849,6 @@ pub fn angular_momentum(
         - segment3_slice1_inertia_h_y * segment3_slice1_velocity_v_x;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
-    let segment4_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment4_slice1_local_bend_y_column_v_y;
-    let segment4_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice1_local_bend_y_column_v_x;
     let segment4_slice1_subspace0_v_y = segment4_slice1_local_subspace0_v_y
         * cache.segment3_tip_rotation_11
         + segment4_slice1_local_subspace0_v_x * cache.segment3_tip_rotation_10
@@ -13415,10 +12860,8 @@ pub fn angular_momentum(
         + cache.segment3_tip_rotation_00 * cache.segment4_slice1_local_com_x;
     let segment4_slice1_inertia_h_x = segment4_slice1_position_x
         * cache.segment1_slice0_mass;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
     let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_slice1_velocity_w_z = qd[6] * segment1_slice1_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
+    let segment4_slice1_velocity_w_z = t15 + segment3_tip_velocity_w_z;
     let segment4_slice0_inertia_com_22 = 0.25
         * (p.segment4_disc_radius * p.segment4_disc_radius) * cache.segment1_slice0_mass;
     let segment4_slice1_position_y = cache.segment4_slice1_local_com_x
@@ -13447,10 +12890,6 @@ pub fn angular_momentum(
         + cache.segment4_slice0_local_com_y * cache.segment3_tip_rotation_01;
     let segment4_slice0_inertia_h_x = segment4_slice0_position_x
         * cache.segment1_slice0_mass;
-    let segment4_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice0_local_bend_y_column_v_x;
-    let segment4_slice0_local_subspace0_v_y = p.channel_length
-        * cache.segment4_slice0_local_bend_y_column_v_y;
     let segment4_slice0_subspace0_v_y = segment4_slice0_local_subspace0_v_x
         * cache.segment3_tip_rotation_10
         + segment4_slice0_local_subspace0_v_y * cache.segment3_tip_rotation_11
@@ -13472,8 +12911,7 @@ pub fn angular_momentum(
         * (segment4_slice0_position_y * segment4_slice0_position_y
             + segment4_slice0_position_x * segment4_slice0_position_x)
         + segment4_slice0_inertia_com_22;
-    let segment4_slice0_velocity_w_z = qd[6] * segment1_slice0_local_subspace0_w_z
-        + segment3_tip_velocity_w_z;
+    let segment4_slice0_velocity_w_z = t8 + segment3_tip_velocity_w_z;
     let segment4_slice0_momentum_n_z = segment4_slice0_inertia_h_x
         * segment4_slice0_velocity_v_y
         + segment4_slice0_inertia_i_22 * segment4_slice0_velocity_w_z
@@ -13482,7 +12920,6 @@ pub fn angular_momentum(
         + cache.segment4_tip_subspace0_v_y * qd[6];
     let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
         + qd[6] * cache.segment4_tip_subspace0_v_x;
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
     let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let link5_inertia_i_22 = (cache.segment4_tip_position_y
         * cache.segment4_tip_position_y
@@ -13525,10 +12962,6 @@ pub fn angular_momentum(
         - segment1_tip_velocity_v_x * cache.link2_inertia_h_y;
     let link2_composite_momentum_n_z = segment2_composite_momentum_n_z
         + link2_momentum_n_z;
-    let segment1_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice1_local_bend_y_column_v_x;
-    let segment1_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment1_slice1_local_bend_y_column_v_y;
     let segment1_slice1_subspace0_v_y = cache.sin_q2
         * segment1_slice1_local_subspace0_v_x
         + cache.cos_q2 * segment1_slice1_local_subspace0_v_y
@@ -13547,8 +12980,7 @@ pub fn angular_momentum(
         + (segment1_slice1_position_x * segment1_slice1_position_x
             + segment1_slice1_position_y * segment1_slice1_position_y)
             * cache.segment1_slice0_mass;
-    let segment1_slice1_velocity_w_z = segment1_slice1_local_subspace0_w_z * qd[3]
-        + qd[2];
+    let segment1_slice1_velocity_w_z = t12 + qd[2];
     let segment1_slice1_inertia_h_y = segment1_slice1_position_y
         * cache.segment1_slice0_mass;
     let segment1_slice1_subspace0_v_x = q[1] * segment1_slice1_local_subspace0_w_z
@@ -13616,184 +13048,184 @@ pub fn centre_line_into(
     cache: &Cache,
     out: &mut [Vector3<f64>; CENTRE_LINE_POINTS],
 ) {
-    let t0 = cache.segment1_bend_y * p.channel_length;
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let segment1_centre1_bend = 0.027777777777777776 * segment1_bend_squared;
-    let t1 = 0.027777777777777776 * t0
-        * softgen_runtime::stumpff(segment1_centre1_bend)[2];
-    let t2 = 0.16666666666666666 * p.channel_length
-        * softgen_runtime::stumpff(segment1_centre1_bend)[1];
-    let segment1_centre1_position_x = cache.base_angle_rotation_01 * t1 + q[0]
-        + cache.cos_q2 * t2;
-    let segment1_centre1_position_y = q[1] + cache.sin_q2 * t2 + cache.cos_q2 * t1;
-    let segment1_centre2_bend = 0.1111111111111111 * segment1_bend_squared;
-    let t3 = 0.1111111111111111 * softgen_runtime::stumpff(segment1_centre2_bend)[2]
-        * t0;
-    let t4 = 0.3333333333333333 * p.channel_length
-        * softgen_runtime::stumpff(segment1_centre2_bend)[1];
-    let segment1_centre2_position_x = q[0] + t3 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t4;
-    let segment1_centre2_position_y = q[1] + t3 * cache.cos_q2 + cache.sin_q2 * t4;
-    let segment1_centre3_bend = 0.25 * segment1_bend_squared;
-    let t5 = 0.25 * t0 * softgen_runtime::stumpff(segment1_centre3_bend)[2];
-    let t6 = 0.5 * p.channel_length * softgen_runtime::stumpff(segment1_centre3_bend)[1];
-    let segment1_centre3_position_x = q[0] + cache.base_angle_rotation_01 * t5
-        + t6 * cache.cos_q2;
-    let segment1_centre3_position_y = q[1] + cache.cos_q2 * t5 + cache.sin_q2 * t6;
-    let segment1_centre4_bend = 0.4444444444444444 * segment1_bend_squared;
-    let t7 = 0.4444444444444444 * t0
-        * softgen_runtime::stumpff(segment1_centre4_bend)[2];
-    let t8 = 0.6666666666666666 * softgen_runtime::stumpff(segment1_centre4_bend)[1]
-        * p.channel_length;
-    let segment1_centre4_position_x = q[0] + t7 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t8;
-    let segment1_centre4_position_y = q[1] + t7 * cache.cos_q2 + cache.sin_q2 * t8;
-    let segment1_centre5_bend = 0.6944444444444445 * segment1_bend_squared;
-    let t9 = 0.6944444444444445 * softgen_runtime::stumpff(segment1_centre5_bend)[2]
-        * t0;
-    let t10 = 0.8333333333333334 * p.channel_length
-        * softgen_runtime::stumpff(segment1_centre5_bend)[1];
-    let segment1_centre5_position_x = cache.base_angle_rotation_01 * t9 + q[0]
-        + t10 * cache.cos_q2;
-    let segment1_centre5_position_y = cache.cos_q2 * t9 + q[1] + cache.sin_q2 * t10;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
-    let t11 = 0.16666666666666666 * softgen_runtime::stumpff(segment2_centre1_bend)[1]
-        * p.channel_length;
-    let t12 = p.channel_length * cache.segment2_bend_y;
-    let t13 = 0.027777777777777776 * softgen_runtime::stumpff(segment2_centre1_bend)[2]
-        * t12;
+    let t0 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        cache.segment3_bend_y,
+        cache.segment4_bend_y,
+    ]);
+    let t1 = t0 * p.channel_length;
+    let lanes_segment1_bend_squared = t0 * t0;
+    let lanes_segment1_centre1_bend = 0.027777777777777776 * lanes_segment1_bend_squared;
+    let [segment1_centre1_bend, segment2_centre1_bend, segment3_centre1_bend,
+    segment4_centre1_bend] = lanes_segment1_centre1_bend.to_array();
+    let t2 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre1_bend)[2],
+        softgen_runtime::stumpff(segment2_centre1_bend)[2],
+        softgen_runtime::stumpff(segment3_centre1_bend)[2],
+        softgen_runtime::stumpff(segment4_centre1_bend)[2],
+    ]);
+    let t3 = 0.027777777777777776 * t1 * t2;
+    let [t4, t5, t6, t7] = t3.to_array();
+    let t8 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre1_bend)[1],
+        softgen_runtime::stumpff(segment2_centre1_bend)[1],
+        softgen_runtime::stumpff(segment3_centre1_bend)[1],
+        softgen_runtime::stumpff(segment4_centre1_bend)[1],
+    ]);
+    let t9 = 0.16666666666666666 * p.channel_length * t8;
+    let [t10, t11, t12, t13] = t9.to_array();
+    let segment1_centre1_position_x = cache.base_angle_rotation_01 * t4 + q[0]
+        + cache.cos_q2 * t10;
+    let segment1_centre1_position_y = q[1] + cache.sin_q2 * t10 + cache.cos_q2 * t4;
+    let lanes_segment1_centre2_bend = 0.1111111111111111 * lanes_segment1_bend_squared;
+    let [segment1_centre2_bend, segment2_centre2_bend, segment3_centre2_bend,
+    segment4_centre2_bend] = lanes_segment1_centre2_bend.to_array();
+    let t14 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre2_bend)[2],
+        softgen_runtime::stumpff(segment2_centre2_bend)[2],
+        softgen_runtime::stumpff(segment3_centre2_bend)[2],
+        softgen_runtime::stumpff(segment4_centre2_bend)[2],
+    ]);
+    let t15 = 0.1111111111111111 * t14 * t1;
+    let [t16, t17, t18, t19] = t15.to_array();
+    let t20 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre2_bend)[1],
+        softgen_runtime::stumpff(segment2_centre2_bend)[1],
+        softgen_runtime::stumpff(segment3_centre2_bend)[1],
+        softgen_runtime::stumpff(segment4_centre2_bend)[1],
+    ]);
+    let t21 = 0.3333333333333333 * p.channel_length * t20;
+    let [t22, t23, t24, t25] = t21.to_array();
+    let segment1_centre2_position_x = q[0] + t16 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t22;
+    let segment1_centre2_position_y = q[1] + t16 * cache.cos_q2 + cache.sin_q2 * t22;
+    let lanes_segment1_centre3_bend = 0.25 * lanes_segment1_bend_squared;
+    let [segment1_centre3_bend, segment2_centre3_bend, segment3_centre3_bend,
+    segment4_centre3_bend] = lanes_segment1_centre3_bend.to_array();
+    let t26 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre3_bend)[2],
+        softgen_runtime::stumpff(segment2_centre3_bend)[2],
+        softgen_runtime::stumpff(segment3_centre3_bend)[2],
+        softgen_runtime::stumpff(segment4_centre3_bend)[2],
+    ]);
+    let t27 = 0.25 * t1 * t26;
+    let [t28, t29, t30, t31] = t27.to_array();
+    let t32 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre3_bend)[1],
+        softgen_runtime::stumpff(segment2_centre3_bend)[1],
+        softgen_runtime::stumpff(segment3_centre3_bend)[1],
+        softgen_runtime::stumpff(segment4_centre3_bend)[1],
+    ]);
+    let t33 = 0.5 * p.channel_length * t32;
+    let [t34, t35, t36, t37] = t33.to_array();
+    let segment1_centre3_position_x = q[0] + cache.base_angle_rotation_01 * t28
+        + t34 * cache.cos_q2;
+    let segment1_centre3_position_y = q[1] + cache.cos_q2 * t28 + cache.sin_q2 * t34;
+    let lanes_segment1_centre4_bend = 0.4444444444444444 * lanes_segment1_bend_squared;
+    let [segment1_centre4_bend, segment2_centre4_bend, segment3_centre4_bend,
+    segment4_centre4_bend] = lanes_segment1_centre4_bend.to_array();
+    let t38 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre4_bend)[2],
+        softgen_runtime::stumpff(segment2_centre4_bend)[2],
+        softgen_runtime::stumpff(segment3_centre4_bend)[2],
+        softgen_runtime::stumpff(segment4_centre4_bend)[2],
+    ]);
+    let t39 = 0.4444444444444444 * t1 * t38;
+    let [t40, t41, t42, t43] = t39.to_array();
+    let t44 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre4_bend)[1],
+        softgen_runtime::stumpff(segment2_centre4_bend)[1],
+        softgen_runtime::stumpff(segment3_centre4_bend)[1],
+        softgen_runtime::stumpff(segment4_centre4_bend)[1],
+    ]);
+    let t45 = 0.6666666666666666 * t44 * p.channel_length;
+    let [t46, t47, t48, t49] = t45.to_array();
+    let segment1_centre4_position_x = q[0] + t40 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t46;
+    let segment1_centre4_position_y = q[1] + t40 * cache.cos_q2 + cache.sin_q2 * t46;
+    let lanes_segment1_centre5_bend = 0.6944444444444445 * lanes_segment1_bend_squared;
+    let [segment1_centre5_bend, segment2_centre5_bend, segment3_centre5_bend,
+    segment4_centre5_bend] = lanes_segment1_centre5_bend.to_array();
+    let t50 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre5_bend)[2],
+        softgen_runtime::stumpff(segment2_centre5_bend)[2],
+        softgen_runtime::stumpff(segment3_centre5_bend)[2],
+        softgen_runtime::stumpff(segment4_centre5_bend)[2],
+    ]);
+    let t51 = 0.6944444444444445 * t50 * t1;
+    let [t52, t53, t54, t55] = t51.to_array();
+    let t56 = softgen_runtime::Lanes4::from_array([
+        softgen_runtime::stumpff(segment1_centre5_bend)[1],
+        softgen_runtime::stumpff(segment2_centre5_bend)[1],
+        softgen_runtime::stumpff(segment3_centre5_bend)[1],
+        softgen_runtime::stumpff(segment4_centre5_bend)[1],
+    ]);
+    let t57 = 0.8333333333333334 * p.channel_length * t56;
+    let [t58, t59, t60, t61] = t57.to_array();
+    let segment1_centre5_position_x = cache.base_angle_rotation_01 * t52 + q[0]
+        + t58 * cache.cos_q2;
+    let segment1_centre5_position_y = cache.cos_q2 * t52 + q[1] + cache.sin_q2 * t58;
     let segment2_centre1_position_x = cache.segment1_tip_rotation_00 * t11
-        + cache.segment1_tip_rotation_01 * t13 + cache.segment1_tip_position_x;
-    let segment2_centre1_position_y = cache.segment1_tip_rotation_11 * t13
+        + cache.segment1_tip_rotation_01 * t5 + cache.segment1_tip_position_x;
+    let segment2_centre1_position_y = cache.segment1_tip_rotation_11 * t5
         + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t11;
-    let segment2_centre2_bend = 0.1111111111111111 * segment2_bend_squared;
-    let t14 = 0.3333333333333333 * p.channel_length
-        * softgen_runtime::stumpff(segment2_centre2_bend)[1];
-    let t15 = 0.1111111111111111 * softgen_runtime::stumpff(segment2_centre2_bend)[2]
-        * t12;
-    let segment2_centre2_position_x = t14 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t15 + cache.segment1_tip_position_x;
+    let segment2_centre2_position_x = t23 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t17 + cache.segment1_tip_position_x;
     let segment2_centre2_position_y = cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_11 * t15 + t14 * cache.segment1_tip_rotation_10;
-    let segment2_centre3_bend = 0.25 * segment2_bend_squared;
-    let t16 = 0.5 * p.channel_length
-        * softgen_runtime::stumpff(segment2_centre3_bend)[1];
-    let t17 = 0.25 * t12 * softgen_runtime::stumpff(segment2_centre3_bend)[2];
-    let segment2_centre3_position_x = cache.segment1_tip_rotation_00 * t16
-        + cache.segment1_tip_position_x + cache.segment1_tip_rotation_01 * t17;
-    let segment2_centre3_position_y = t16 * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * t17 + cache.segment1_tip_position_y;
-    let segment2_centre4_bend = 0.4444444444444444 * segment2_bend_squared;
-    let t18 = 0.6666666666666666 * p.channel_length
-        * softgen_runtime::stumpff(segment2_centre4_bend)[1];
-    let t19 = 0.4444444444444444 * t12
-        * softgen_runtime::stumpff(segment2_centre4_bend)[2];
-    let segment2_centre4_position_x = cache.segment1_tip_rotation_00 * t18
-        + cache.segment1_tip_position_x + t19 * cache.segment1_tip_rotation_01;
-    let segment2_centre4_position_y = t19 * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_position_y + t18 * cache.segment1_tip_rotation_10;
-    let segment2_centre5_bend = 0.6944444444444445 * segment2_bend_squared;
-    let t20 = 0.8333333333333334 * softgen_runtime::stumpff(segment2_centre5_bend)[1]
-        * p.channel_length;
-    let t21 = 0.6944444444444445 * softgen_runtime::stumpff(segment2_centre5_bend)[2]
-        * t12;
-    let segment2_centre5_position_x = cache.segment1_tip_rotation_00 * t20
-        + cache.segment1_tip_position_x + t21 * cache.segment1_tip_rotation_01;
-    let segment2_centre5_position_y = t21 * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t20;
-    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
-    let segment3_centre1_bend = 0.027777777777777776 * segment3_bend_squared;
-    let t22 = 0.16666666666666666 * p.channel_length
-        * softgen_runtime::stumpff(segment3_centre1_bend)[1];
-    let t23 = cache.segment3_bend_y * p.channel_length;
-    let t24 = 0.027777777777777776 * softgen_runtime::stumpff(segment3_centre1_bend)[2]
-        * t23;
+        + cache.segment1_tip_rotation_11 * t17 + t23 * cache.segment1_tip_rotation_10;
+    let segment2_centre3_position_x = cache.segment1_tip_rotation_00 * t35
+        + cache.segment1_tip_position_x + cache.segment1_tip_rotation_01 * t29;
+    let segment2_centre3_position_y = t35 * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * t29 + cache.segment1_tip_position_y;
+    let segment2_centre4_position_x = cache.segment1_tip_rotation_00 * t47
+        + cache.segment1_tip_position_x + t41 * cache.segment1_tip_rotation_01;
+    let segment2_centre4_position_y = t41 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_position_y + t47 * cache.segment1_tip_rotation_10;
+    let segment2_centre5_position_x = cache.segment1_tip_rotation_00 * t59
+        + cache.segment1_tip_position_x + t53 * cache.segment1_tip_rotation_01;
+    let segment2_centre5_position_y = t53 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t59;
     let segment3_centre1_position_x = cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * t22 + cache.segment2_tip_rotation_01 * t24;
-    let segment3_centre1_position_y = cache.segment2_tip_rotation_10 * t22
-        + t24 * cache.segment2_tip_rotation_11 + cache.segment2_tip_position_y;
-    let segment3_centre2_bend = 0.1111111111111111 * segment3_bend_squared;
-    let t25 = 0.1111111111111111 * softgen_runtime::stumpff(segment3_centre2_bend)[2]
-        * t23;
-    let t26 = 0.3333333333333333 * p.channel_length
-        * softgen_runtime::stumpff(segment3_centre2_bend)[1];
+        + cache.segment2_tip_rotation_00 * t12 + cache.segment2_tip_rotation_01 * t6;
+    let segment3_centre1_position_y = cache.segment2_tip_rotation_10 * t12
+        + t6 * cache.segment2_tip_rotation_11 + cache.segment2_tip_position_y;
     let segment3_centre2_position_x = cache.segment2_tip_position_x
-        + t25 * cache.segment2_tip_rotation_01 + t26 * cache.segment2_tip_rotation_00;
-    let segment3_centre2_position_y = t25 * cache.segment2_tip_rotation_11
-        + t26 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
-    let segment3_centre3_bend = 0.25 * segment3_bend_squared;
-    let t27 = 0.5 * softgen_runtime::stumpff(segment3_centre3_bend)[1]
-        * p.channel_length;
-    let t28 = 0.25 * t23 * softgen_runtime::stumpff(segment3_centre3_bend)[2];
+        + t18 * cache.segment2_tip_rotation_01 + t24 * cache.segment2_tip_rotation_00;
+    let segment3_centre2_position_y = t18 * cache.segment2_tip_rotation_11
+        + t24 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
     let segment3_centre3_position_x = cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * t27 + cache.segment2_tip_rotation_01 * t28;
-    let segment3_centre3_position_y = t28 * cache.segment2_tip_rotation_11
-        + cache.segment2_tip_rotation_10 * t27 + cache.segment2_tip_position_y;
-    let segment3_centre4_bend = 0.4444444444444444 * segment3_bend_squared;
-    let t29 = 0.6666666666666666 * p.channel_length
-        * softgen_runtime::stumpff(segment3_centre4_bend)[1];
-    let t30 = 0.4444444444444444 * t23
-        * softgen_runtime::stumpff(segment3_centre4_bend)[2];
+        + cache.segment2_tip_rotation_00 * t36 + cache.segment2_tip_rotation_01 * t30;
+    let segment3_centre3_position_y = t30 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_10 * t36 + cache.segment2_tip_position_y;
     let segment3_centre4_position_x = cache.segment2_tip_position_x
-        + t29 * cache.segment2_tip_rotation_00 + t30 * cache.segment2_tip_rotation_01;
-    let segment3_centre4_position_y = t30 * cache.segment2_tip_rotation_11
-        + t29 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
-    let segment3_centre5_bend = 0.6944444444444445 * segment3_bend_squared;
-    let t31 = 0.8333333333333334 * p.channel_length
-        * softgen_runtime::stumpff(segment3_centre5_bend)[1];
-    let t32 = 0.6944444444444445 * t23
-        * softgen_runtime::stumpff(segment3_centre5_bend)[2];
+        + t48 * cache.segment2_tip_rotation_00 + t42 * cache.segment2_tip_rotation_01;
+    let segment3_centre4_position_y = t42 * cache.segment2_tip_rotation_11
+        + t48 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
     let segment3_centre5_position_x = cache.segment2_tip_position_x
-        + t31 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t32;
-    let segment3_centre5_position_y = cache.segment2_tip_rotation_10 * t31
-        + cache.segment2_tip_rotation_11 * t32 + cache.segment2_tip_position_y;
-    let t33 = p.channel_length * cache.segment4_bend_y;
-    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
-    let segment4_centre1_bend = 0.027777777777777776 * segment4_bend_squared;
-    let t34 = 0.027777777777777776 * t33
-        * softgen_runtime::stumpff(segment4_centre1_bend)[2];
-    let t35 = 0.16666666666666666 * p.channel_length
-        * softgen_runtime::stumpff(segment4_centre1_bend)[1];
-    let segment4_centre1_position_x = t34 * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_rotation_00 * t35 + cache.segment3_tip_position_x;
-    let segment4_centre1_position_y = t35 * cache.segment3_tip_rotation_10
-        + cache.segment3_tip_position_y + t34 * cache.segment3_tip_rotation_11;
-    let segment4_centre2_bend = 0.1111111111111111 * segment4_bend_squared;
-    let t36 = 0.3333333333333333 * p.channel_length
-        * softgen_runtime::stumpff(segment4_centre2_bend)[1];
-    let t37 = 0.1111111111111111 * t33
-        * softgen_runtime::stumpff(segment4_centre2_bend)[2];
-    let segment4_centre2_position_x = cache.segment3_tip_rotation_00 * t36
-        + t37 * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x;
+        + t60 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t54;
+    let segment3_centre5_position_y = cache.segment2_tip_rotation_10 * t60
+        + cache.segment2_tip_rotation_11 * t54 + cache.segment2_tip_position_y;
+    let segment4_centre1_position_x = t7 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t13 + cache.segment3_tip_position_x;
+    let segment4_centre1_position_y = t13 * cache.segment3_tip_rotation_10
+        + cache.segment3_tip_position_y + t7 * cache.segment3_tip_rotation_11;
+    let segment4_centre2_position_x = cache.segment3_tip_rotation_00 * t25
+        + t19 * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x;
     let segment4_centre2_position_y = cache.segment3_tip_position_y
-        + t37 * cache.segment3_tip_rotation_11 + cache.segment3_tip_rotation_10 * t36;
-    let segment4_centre3_bend = 0.25 * segment4_bend_squared;
-    let t38 = 0.25 * t33 * softgen_runtime::stumpff(segment4_centre3_bend)[2];
-    let t39 = 0.5 * softgen_runtime::stumpff(segment4_centre3_bend)[1]
-        * p.channel_length;
-    let segment4_centre3_position_x = t38 * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_rotation_00 * t39 + cache.segment3_tip_position_x;
-    let segment4_centre3_position_y = t39 * cache.segment3_tip_rotation_10
-        + cache.segment3_tip_position_y + t38 * cache.segment3_tip_rotation_11;
-    let segment4_centre4_bend = 0.4444444444444444 * segment4_bend_squared;
-    let t40 = 0.6666666666666666 * p.channel_length
-        * softgen_runtime::stumpff(segment4_centre4_bend)[1];
-    let t41 = 0.4444444444444444 * t33
-        * softgen_runtime::stumpff(segment4_centre4_bend)[2];
-    let segment4_centre4_position_x = cache.segment3_tip_rotation_00 * t40
-        + cache.segment3_tip_rotation_01 * t41 + cache.segment3_tip_position_x;
+        + t19 * cache.segment3_tip_rotation_11 + cache.segment3_tip_rotation_10 * t25;
+    let segment4_centre3_position_x = t31 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t37 + cache.segment3_tip_position_x;
+    let segment4_centre3_position_y = t37 * cache.segment3_tip_rotation_10
+        + cache.segment3_tip_position_y + t31 * cache.segment3_tip_rotation_11;
+    let segment4_centre4_position_x = cache.segment3_tip_rotation_00 * t49
+        + cache.segment3_tip_rotation_01 * t43 + cache.segment3_tip_position_x;
     let segment4_centre4_position_y = cache.segment3_tip_position_y
-        + t41 * cache.segment3_tip_rotation_11 + t40 * cache.segment3_tip_rotation_10;
-    let segment4_centre5_bend = 0.6944444444444445 * segment4_bend_squared;
-    let t42 = 0.6944444444444445 * t33
-        * softgen_runtime::stumpff(segment4_centre5_bend)[2];
-    let t43 = 0.8333333333333334 * softgen_runtime::stumpff(segment4_centre5_bend)[1]
-        * p.channel_length;
-    let segment4_centre5_position_x = t42 * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_rotation_00 * t43 + cache.segment3_tip_position_x;
+        + t43 * cache.segment3_tip_rotation_11 + t49 * cache.segment3_tip_rotation_10;
+    let segment4_centre5_position_x = t55 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t61 + cache.segment3_tip_position_x;
     let segment4_centre5_position_y = cache.segment3_tip_position_y
-        + t42 * cache.segment3_tip_rotation_11 + t43 * cache.segment3_tip_rotation_10;
+        + t55 * cache.segment3_tip_rotation_11 + t61 * cache.segment3_tip_rotation_10;
     out[0][0] = q[0];
     out[0][1] = q[1];
     out[0][2] = 0.0;
@@ -14000,410 +13432,371 @@ pub fn drawing_frames_into(
     cache: &Cache,
     out: &mut [softgen_runtime::FramePose; DRAWING_FRAMES],
 ) {
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let segment1_centre1_bend = 0.027777777777777776 * segment1_bend_squared;
-    let t0 = softgen_runtime::stumpff(segment1_centre1_bend)[1];
-    let t1 = 0.16666666666666666 * cache.segment1_bend_y * t0;
-    let t2 = softgen_runtime::stumpff(segment1_centre1_bend)[2];
-    let t3 = 1.0 - 0.027777777777777776 * segment1_bend_squared * t2;
-    let t4 = cache.cos_q2 * t3;
-    let segment1_centre1_rotation_00 = cache.base_angle_rotation_01 * t1 + t4;
-    let t5 = -(0.16666666666666666 * cache.segment1_bend_y * t0);
-    let segment1_centre1_rotation_01 = cache.cos_q2 * t5
-        + cache.base_angle_rotation_01 * t3;
-    let segment1_centre1_rotation_10 = cache.sin_q2 * t3 + cache.cos_q2 * t1;
-    let segment1_centre1_rotation_11 = cache.sin_q2 * t5 + t4;
-    let t6 = cache.segment1_bend_y * p.channel_length;
-    let t7 = 0.027777777777777776 * t6 * t2;
-    let t8 = 0.16666666666666666 * p.channel_length * t0;
-    let segment1_centre1_position_x = cache.base_angle_rotation_01 * t7 + q[0]
-        + cache.cos_q2 * t8;
-    let segment1_centre1_position_y = q[1] + cache.sin_q2 * t8 + cache.cos_q2 * t7;
-    let segment1_centre2_bend = 0.1111111111111111 * segment1_bend_squared;
-    let t9 = softgen_runtime::stumpff(segment1_centre2_bend)[1];
-    let t10 = 0.3333333333333333 * cache.segment1_bend_y * t9;
-    let t11 = softgen_runtime::stumpff(segment1_centre2_bend)[2];
-    let t12 = 1.0 - 0.1111111111111111 * t11 * segment1_bend_squared;
-    let t13 = cache.cos_q2 * t12;
-    let segment1_centre2_rotation_00 = cache.base_angle_rotation_01 * t10 + t13;
-    let t14 = -(0.3333333333333333 * cache.segment1_bend_y * t9);
-    let segment1_centre2_rotation_01 = cache.cos_q2 * t14
-        + t12 * cache.base_angle_rotation_01;
-    let segment1_centre2_rotation_10 = cache.sin_q2 * t12 + cache.cos_q2 * t10;
-    let segment1_centre2_rotation_11 = cache.sin_q2 * t14 + t13;
-    let t15 = 0.1111111111111111 * t11 * t6;
-    let t16 = 0.3333333333333333 * p.channel_length * t9;
-    let segment1_centre2_position_x = q[0] + t15 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t16;
-    let segment1_centre2_position_y = q[1] + t15 * cache.cos_q2 + cache.sin_q2 * t16;
-    let segment1_centre3_bend = 0.25 * segment1_bend_squared;
-    let t17 = softgen_runtime::stumpff(segment1_centre3_bend)[2];
-    let t18 = 1.0 - 0.25 * segment1_bend_squared * t17;
-    let t19 = cache.cos_q2 * t18;
-    let t20 = softgen_runtime::stumpff(segment1_centre3_bend)[1];
-    let t21 = 0.5 * cache.segment1_bend_y * t20;
-    let segment1_centre3_rotation_00 = t19 + cache.base_angle_rotation_01 * t21;
-    let t22 = -(0.5 * cache.segment1_bend_y * t20);
-    let segment1_centre3_rotation_01 = cache.base_angle_rotation_01 * t18
-        + cache.cos_q2 * t22;
-    let segment1_centre3_rotation_10 = cache.sin_q2 * t18 + cache.cos_q2 * t21;
-    let segment1_centre3_rotation_11 = cache.sin_q2 * t22 + t19;
-    let t23 = 0.25 * t6 * t17;
-    let t24 = 0.5 * p.channel_length * t20;
-    let segment1_centre3_position_x = q[0] + cache.base_angle_rotation_01 * t23
-        + t24 * cache.cos_q2;
-    let segment1_centre3_position_y = q[1] + cache.cos_q2 * t23 + cache.sin_q2 * t24;
-    let segment1_centre4_bend = 0.4444444444444444 * segment1_bend_squared;
-    let t25 = softgen_runtime::stumpff(segment1_centre4_bend)[1];
-    let t26 = 0.6666666666666666 * cache.segment1_bend_y * t25;
-    let t27 = softgen_runtime::stumpff(segment1_centre4_bend)[2];
-    let t28 = 1.0 - 0.4444444444444444 * segment1_bend_squared * t27;
-    let t29 = cache.cos_q2 * t28;
-    let segment1_centre4_rotation_00 = t26 * cache.base_angle_rotation_01 + t29;
-    let t30 = -(0.6666666666666666 * cache.segment1_bend_y * t25);
-    let segment1_centre4_rotation_01 = cache.cos_q2 * t30
-        + cache.base_angle_rotation_01 * t28;
-    let segment1_centre4_rotation_10 = cache.sin_q2 * t28 + t26 * cache.cos_q2;
-    let segment1_centre4_rotation_11 = cache.sin_q2 * t30 + t29;
-    let t31 = 0.4444444444444444 * t6 * t27;
-    let t32 = 0.6666666666666666 * t25 * p.channel_length;
-    let segment1_centre4_position_x = q[0] + t31 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t32;
-    let segment1_centre4_position_y = q[1] + t31 * cache.cos_q2 + cache.sin_q2 * t32;
-    let segment1_centre5_bend = 0.6944444444444445 * segment1_bend_squared;
-    let t33 = softgen_runtime::stumpff(segment1_centre5_bend)[1];
-    let t34 = 0.8333333333333334 * cache.segment1_bend_y * t33;
-    let t35 = softgen_runtime::stumpff(segment1_centre5_bend)[2];
-    let t36 = 1.0 - 0.6944444444444445 * t35 * segment1_bend_squared;
-    let t37 = cache.cos_q2 * t36;
-    let segment1_centre5_rotation_00 = t34 * cache.base_angle_rotation_01 + t37;
-    let t38 = -(0.8333333333333334 * cache.segment1_bend_y * t33);
-    let segment1_centre5_rotation_01 = cache.base_angle_rotation_01 * t36
-        + cache.cos_q2 * t38;
-    let segment1_centre5_rotation_10 = t34 * cache.cos_q2 + cache.sin_q2 * t36;
-    let segment1_centre5_rotation_11 = cache.sin_q2 * t38 + t37;
-    let t39 = 0.6944444444444445 * t35 * t6;
-    let t40 = 0.8333333333333334 * p.channel_length * t33;
-    let segment1_centre5_position_x = cache.base_angle_rotation_01 * t39 + q[0]
-        + t40 * cache.cos_q2;
-    let segment1_centre5_position_y = cache.cos_q2 * t39 + q[1] + cache.sin_q2 * t40;
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let segment2_centre1_bend = 0.027777777777777776 * segment2_bend_squared;
-    let t41 = softgen_runtime::stumpff(segment2_centre1_bend)[2];
-    let t42 = 1.0 - 0.027777777777777776 * t41 * segment2_bend_squared;
-    let t43 = softgen_runtime::stumpff(segment2_centre1_bend)[1];
-    let t44 = 0.16666666666666666 * t43 * cache.segment2_bend_y;
-    let segment2_centre1_rotation_00 = cache.segment1_tip_rotation_00 * t42
-        + t44 * cache.segment1_tip_rotation_01;
-    let t45 = -(0.16666666666666666 * t43 * cache.segment2_bend_y);
-    let segment2_centre1_rotation_01 = cache.segment1_tip_rotation_01 * t42
-        + cache.segment1_tip_rotation_00 * t45;
-    let segment2_centre1_rotation_10 = cache.segment1_tip_rotation_10 * t42
-        + t44 * cache.segment1_tip_rotation_11;
-    let segment2_centre1_rotation_11 = t45 * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * t42;
-    let t46 = 0.16666666666666666 * t43 * p.channel_length;
-    let t47 = p.channel_length * cache.segment2_bend_y;
-    let t48 = 0.027777777777777776 * t41 * t47;
-    let segment2_centre1_position_x = cache.segment1_tip_rotation_00 * t46
-        + cache.segment1_tip_rotation_01 * t48 + cache.segment1_tip_position_x;
-    let segment2_centre1_position_y = cache.segment1_tip_rotation_11 * t48
-        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t46;
-    let segment2_centre2_bend = 0.1111111111111111 * segment2_bend_squared;
-    let t49 = softgen_runtime::stumpff(segment2_centre2_bend)[2];
-    let t50 = 1.0 - 0.1111111111111111 * t49 * segment2_bend_squared;
-    let t51 = softgen_runtime::stumpff(segment2_centre2_bend)[1];
-    let t52 = 0.3333333333333333 * cache.segment2_bend_y * t51;
-    let segment2_centre2_rotation_00 = cache.segment1_tip_rotation_00 * t50
-        + t52 * cache.segment1_tip_rotation_01;
-    let t53 = -(0.3333333333333333 * cache.segment2_bend_y * t51);
-    let segment2_centre2_rotation_01 = cache.segment1_tip_rotation_01 * t50
-        + cache.segment1_tip_rotation_00 * t53;
-    let segment2_centre2_rotation_10 = cache.segment1_tip_rotation_10 * t50
-        + t52 * cache.segment1_tip_rotation_11;
-    let segment2_centre2_rotation_11 = cache.segment1_tip_rotation_10 * t53
-        + cache.segment1_tip_rotation_11 * t50;
-    let t54 = 0.3333333333333333 * p.channel_length * t51;
-    let t55 = 0.1111111111111111 * t49 * t47;
-    let segment2_centre2_position_x = t54 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_01 * t55 + cache.segment1_tip_position_x;
+    let t0 = softgen_runtime::Lanes4::from_array([
+        cache.segment1_bend_y,
+        cache.segment2_bend_y,
+        cache.segment3_bend_y,
+        cache.segment4_bend_y,
+    ]);
+    let lanes_segment1_bend_squared = t0 * t0;
+    let [_, _, _, segment4_bend_squared] = lanes_segment1_bend_squared.to_array();
+    let lanes_segment1_centre1_bend = 0.027777777777777776 * lanes_segment1_bend_squared;
+    let [segment1_centre1_bend, segment2_centre1_bend, segment3_centre1_bend,
+    segment4_centre1_bend] = lanes_segment1_centre1_bend.to_array();
+    let t1 = softgen_runtime::stumpff(segment1_centre1_bend)[1];
+    let t2 = softgen_runtime::stumpff(segment2_centre1_bend)[1];
+    let t3 = softgen_runtime::stumpff(segment3_centre1_bend)[1];
+    let t4 = softgen_runtime::stumpff(segment4_centre1_bend)[1];
+    let t5 = softgen_runtime::Lanes4::from_array([t1, t2, t3, t4]);
+    let t6 = 0.16666666666666666 * t0 * t5;
+    let [t7, t8, t9, t10] = t6.to_array();
+    let t11 = softgen_runtime::stumpff(segment1_centre1_bend)[2];
+    let t12 = softgen_runtime::stumpff(segment2_centre1_bend)[2];
+    let t13 = softgen_runtime::stumpff(segment3_centre1_bend)[2];
+    let t14 = softgen_runtime::stumpff(segment4_centre1_bend)[2];
+    let t15 = softgen_runtime::Lanes4::from_array([t11, t12, t13, t14]);
+    let t16 = -(0.027777777777777776 * lanes_segment1_bend_squared * t15);
+    let t17 = 1.0 + t16;
+    let [t18, t19, t20, t21] = t17.to_array();
+    let t22 = cache.cos_q2 * t18;
+    let segment1_centre1_rotation_00 = cache.base_angle_rotation_01 * t7 + t22;
+    let t23 = -(0.16666666666666666 * t0 * t5);
+    let [t24, t25, t26, t27] = t23.to_array();
+    let segment1_centre1_rotation_01 = cache.cos_q2 * t24
+        + cache.base_angle_rotation_01 * t18;
+    let segment1_centre1_rotation_10 = cache.sin_q2 * t18 + cache.cos_q2 * t7;
+    let segment1_centre1_rotation_11 = cache.sin_q2 * t24 + t22;
+    let t28 = t0 * p.channel_length;
+    let t29 = 0.027777777777777776 * t28 * t15;
+    let [t30, t31, t32, t33] = t29.to_array();
+    let t34 = 0.16666666666666666 * p.channel_length * t5;
+    let [t35, t36, t37, t38] = t34.to_array();
+    let segment1_centre1_position_x = cache.base_angle_rotation_01 * t30 + q[0]
+        + cache.cos_q2 * t35;
+    let segment1_centre1_position_y = q[1] + cache.sin_q2 * t35 + cache.cos_q2 * t30;
+    let lanes_segment1_centre2_bend = 0.1111111111111111 * lanes_segment1_bend_squared;
+    let [segment1_centre2_bend, segment2_centre2_bend, segment3_centre2_bend,
+    segment4_centre2_bend] = lanes_segment1_centre2_bend.to_array();
+    let t39 = softgen_runtime::stumpff(segment1_centre2_bend)[1];
+    let t40 = softgen_runtime::stumpff(segment2_centre2_bend)[1];
+    let t41 = softgen_runtime::stumpff(segment3_centre2_bend)[1];
+    let t42 = softgen_runtime::stumpff(segment4_centre2_bend)[1];
+    let t43 = softgen_runtime::Lanes4::from_array([t39, t40, t41, t42]);
+    let t44 = 0.3333333333333333 * t0 * t43;
+    let [t45, t46, t47, t48] = t44.to_array();
+    let t49 = softgen_runtime::stumpff(segment1_centre2_bend)[2];
+    let t50 = softgen_runtime::stumpff(segment2_centre2_bend)[2];
+    let t51 = softgen_runtime::stumpff(segment3_centre2_bend)[2];
+    let t52 = softgen_runtime::stumpff(segment4_centre2_bend)[2];
+    let t53 = softgen_runtime::Lanes4::from_array([t49, t50, t51, t52]);
+    let t54 = -(0.1111111111111111 * t53 * lanes_segment1_bend_squared);
+    let t55 = 1.0 + t54;
+    let [t56, t57, t58, t59] = t55.to_array();
+    let t60 = cache.cos_q2 * t56;
+    let segment1_centre2_rotation_00 = cache.base_angle_rotation_01 * t45 + t60;
+    let t61 = -(0.3333333333333333 * t0 * t43);
+    let [t62, t63, t64, t65] = t61.to_array();
+    let segment1_centre2_rotation_01 = cache.cos_q2 * t62
+        + t56 * cache.base_angle_rotation_01;
+    let segment1_centre2_rotation_10 = cache.sin_q2 * t56 + cache.cos_q2 * t45;
+    let segment1_centre2_rotation_11 = cache.sin_q2 * t62 + t60;
+    let t66 = 0.1111111111111111 * t53 * t28;
+    let [t67, t68, t69, t70] = t66.to_array();
+    let t71 = 0.3333333333333333 * p.channel_length * t43;
+    let [t72, t73, t74, t75] = t71.to_array();
+    let segment1_centre2_position_x = q[0] + t67 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t72;
+    let segment1_centre2_position_y = q[1] + t67 * cache.cos_q2 + cache.sin_q2 * t72;
+    let lanes_segment1_centre3_bend = 0.25 * lanes_segment1_bend_squared;
+    let [segment1_centre3_bend, segment2_centre3_bend, segment3_centre3_bend,
+    segment4_centre3_bend] = lanes_segment1_centre3_bend.to_array();
+    let t76 = softgen_runtime::stumpff(segment1_centre3_bend)[2];
+    let t77 = softgen_runtime::stumpff(segment2_centre3_bend)[2];
+    let t78 = softgen_runtime::stumpff(segment3_centre3_bend)[2];
+    let t79 = softgen_runtime::stumpff(segment4_centre3_bend)[2];
+    let t80 = softgen_runtime::Lanes4::from_array([t76, t77, t78, t79]);
+    let t81 = -(0.25 * lanes_segment1_bend_squared * t80);
+    let t82 = 1.0 + t81;
+    let [t83, t84, t85, t86] = t82.to_array();
+    let t87 = cache.cos_q2 * t83;
+    let t88 = softgen_runtime::stumpff(segment1_centre3_bend)[1];
+    let t89 = softgen_runtime::stumpff(segment2_centre3_bend)[1];
+    let t90 = softgen_runtime::stumpff(segment3_centre3_bend)[1];
+    let t91 = softgen_runtime::stumpff(segment4_centre3_bend)[1];
+    let t92 = softgen_runtime::Lanes4::from_array([t88, t89, t90, t91]);
+    let t93 = 0.5 * t0 * t92;
+    let [t94, t95, t96, t97] = t93.to_array();
+    let segment1_centre3_rotation_00 = t87 + cache.base_angle_rotation_01 * t94;
+    let t98 = -(0.5 * t0 * t92);
+    let [t99, t100, t101, t102] = t98.to_array();
+    let segment1_centre3_rotation_01 = cache.base_angle_rotation_01 * t83
+        + cache.cos_q2 * t99;
+    let segment1_centre3_rotation_10 = cache.sin_q2 * t83 + cache.cos_q2 * t94;
+    let segment1_centre3_rotation_11 = cache.sin_q2 * t99 + t87;
+    let t103 = 0.25 * t28 * t80;
+    let [t104, t105, t106, t107] = t103.to_array();
+    let t108 = 0.5 * p.channel_length * t92;
+    let [t109, t110, t111, t112] = t108.to_array();
+    let segment1_centre3_position_x = q[0] + cache.base_angle_rotation_01 * t104
+        + t109 * cache.cos_q2;
+    let segment1_centre3_position_y = q[1] + cache.cos_q2 * t104 + cache.sin_q2 * t109;
+    let lanes_segment1_centre4_bend = 0.4444444444444444 * lanes_segment1_bend_squared;
+    let [segment1_centre4_bend, segment2_centre4_bend, segment3_centre4_bend,
+    segment4_centre4_bend] = lanes_segment1_centre4_bend.to_array();
+    let t113 = softgen_runtime::stumpff(segment1_centre4_bend)[1];
+    let t114 = softgen_runtime::stumpff(segment2_centre4_bend)[1];
+    let t115 = softgen_runtime::stumpff(segment3_centre4_bend)[1];
+    let t116 = softgen_runtime::stumpff(segment4_centre4_bend)[1];
+    let t117 = softgen_runtime::Lanes4::from_array([t113, t114, t115, t116]);
+    let t118 = 0.6666666666666666 * t0 * t117;
+    let [t119, t120, t121, t122] = t118.to_array();
+    let t123 = softgen_runtime::stumpff(segment1_centre4_bend)[2];
+    let t124 = softgen_runtime::stumpff(segment2_centre4_bend)[2];
+    let t125 = softgen_runtime::stumpff(segment3_centre4_bend)[2];
+    let t126 = softgen_runtime::stumpff(segment4_centre4_bend)[2];
+    let t127 = softgen_runtime::Lanes4::from_array([t123, t124, t125, t126]);
+    let t128 = -(0.4444444444444444 * lanes_segment1_bend_squared * t127);
+    let t129 = 1.0 + t128;
+    let [t130, t131, t132, t133] = t129.to_array();
+    let t134 = cache.cos_q2 * t130;
+    let segment1_centre4_rotation_00 = t119 * cache.base_angle_rotation_01 + t134;
+    let t135 = -(0.6666666666666666 * t0 * t117);
+    let [t136, t137, t138, t139] = t135.to_array();
+    let segment1_centre4_rotation_01 = cache.cos_q2 * t136
+        + cache.base_angle_rotation_01 * t130;
+    let segment1_centre4_rotation_10 = cache.sin_q2 * t130 + t119 * cache.cos_q2;
+    let segment1_centre4_rotation_11 = cache.sin_q2 * t136 + t134;
+    let t140 = 0.4444444444444444 * t28 * t127;
+    let [t141, t142, t143, t144] = t140.to_array();
+    let t145 = 0.6666666666666666 * t117 * p.channel_length;
+    let [t146, t147, t148, t149] = t145.to_array();
+    let segment1_centre4_position_x = q[0] + t141 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t146;
+    let segment1_centre4_position_y = q[1] + t141 * cache.cos_q2 + cache.sin_q2 * t146;
+    let lanes_segment1_centre5_bend = 0.6944444444444445 * lanes_segment1_bend_squared;
+    let [segment1_centre5_bend, segment2_centre5_bend, segment3_centre5_bend,
+    segment4_centre5_bend] = lanes_segment1_centre5_bend.to_array();
+    let t150 = softgen_runtime::stumpff(segment1_centre5_bend)[1];
+    let t151 = softgen_runtime::stumpff(segment2_centre5_bend)[1];
+    let t152 = softgen_runtime::stumpff(segment3_centre5_bend)[1];
+    let t153 = softgen_runtime::stumpff(segment4_centre5_bend)[1];
+    let t154 = softgen_runtime::Lanes4::from_array([t150, t151, t152, t153]);
+    let t155 = 0.8333333333333334 * t0 * t154;
+    let [t156, t157, t158, t159] = t155.to_array();
+    let t160 = softgen_runtime::stumpff(segment1_centre5_bend)[2];
+    let t161 = softgen_runtime::stumpff(segment2_centre5_bend)[2];
+    let t162 = softgen_runtime::stumpff(segment3_centre5_bend)[2];
+    let t163 = softgen_runtime::stumpff(segment4_centre5_bend)[2];
+    let t164 = softgen_runtime::Lanes4::from_array([t160, t161, t162, t163]);
+    let t165 = -(0.6944444444444445 * t164 * lanes_segment1_bend_squared);
+    let t166 = 1.0 + t165;
+    let [t167, t168, t169, t170] = t166.to_array();
+    let t171 = cache.cos_q2 * t167;
+    let segment1_centre5_rotation_00 = t156 * cache.base_angle_rotation_01 + t171;
+    let t172 = -(0.8333333333333334 * t0 * t154);
+    let [t173, t174, t175, t176] = t172.to_array();
+    let segment1_centre5_rotation_01 = cache.base_angle_rotation_01 * t167
+        + cache.cos_q2 * t173;
+    let segment1_centre5_rotation_10 = t156 * cache.cos_q2 + cache.sin_q2 * t167;
+    let segment1_centre5_rotation_11 = cache.sin_q2 * t173 + t171;
+    let t177 = 0.6944444444444445 * t164 * t28;
+    let [t178, t179, t180, t181] = t177.to_array();
+    let t182 = 0.8333333333333334 * p.channel_length * t154;
+    let [t183, t184, t185, t186] = t182.to_array();
+    let segment1_centre5_position_x = cache.base_angle_rotation_01 * t178 + q[0]
+        + t183 * cache.cos_q2;
+    let segment1_centre5_position_y = cache.cos_q2 * t178 + q[1] + cache.sin_q2 * t183;
+    let segment2_centre1_rotation_00 = cache.segment1_tip_rotation_00 * t19
+        + t8 * cache.segment1_tip_rotation_01;
+    let segment2_centre1_rotation_01 = cache.segment1_tip_rotation_01 * t19
+        + cache.segment1_tip_rotation_00 * t25;
+    let segment2_centre1_rotation_10 = cache.segment1_tip_rotation_10 * t19
+        + t8 * cache.segment1_tip_rotation_11;
+    let segment2_centre1_rotation_11 = t25 * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * t19;
+    let segment2_centre1_position_x = cache.segment1_tip_rotation_00 * t36
+        + cache.segment1_tip_rotation_01 * t31 + cache.segment1_tip_position_x;
+    let segment2_centre1_position_y = cache.segment1_tip_rotation_11 * t31
+        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t36;
+    let segment2_centre2_rotation_00 = cache.segment1_tip_rotation_00 * t57
+        + t46 * cache.segment1_tip_rotation_01;
+    let segment2_centre2_rotation_01 = cache.segment1_tip_rotation_01 * t57
+        + cache.segment1_tip_rotation_00 * t63;
+    let segment2_centre2_rotation_10 = cache.segment1_tip_rotation_10 * t57
+        + t46 * cache.segment1_tip_rotation_11;
+    let segment2_centre2_rotation_11 = cache.segment1_tip_rotation_10 * t63
+        + cache.segment1_tip_rotation_11 * t57;
+    let segment2_centre2_position_x = t73 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t68 + cache.segment1_tip_position_x;
     let segment2_centre2_position_y = cache.segment1_tip_position_y
-        + cache.segment1_tip_rotation_11 * t55 + t54 * cache.segment1_tip_rotation_10;
-    let segment2_centre3_bend = 0.25 * segment2_bend_squared;
-    let t56 = softgen_runtime::stumpff(segment2_centre3_bend)[2];
-    let t57 = 1.0 - 0.25 * t56 * segment2_bend_squared;
-    let t58 = softgen_runtime::stumpff(segment2_centre3_bend)[1];
-    let t59 = 0.5 * cache.segment2_bend_y * t58;
-    let segment2_centre3_rotation_00 = cache.segment1_tip_rotation_00 * t57
-        + cache.segment1_tip_rotation_01 * t59;
-    let t60 = -(0.5 * cache.segment2_bend_y * t58);
-    let segment2_centre3_rotation_01 = t57 * cache.segment1_tip_rotation_01
-        + cache.segment1_tip_rotation_00 * t60;
-    let segment2_centre3_rotation_10 = t57 * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * t59;
-    let segment2_centre3_rotation_11 = t57 * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_rotation_10 * t60;
-    let t61 = 0.5 * p.channel_length * t58;
-    let t62 = 0.25 * t47 * t56;
-    let segment2_centre3_position_x = cache.segment1_tip_rotation_00 * t61
-        + cache.segment1_tip_position_x + cache.segment1_tip_rotation_01 * t62;
-    let segment2_centre3_position_y = t61 * cache.segment1_tip_rotation_10
-        + cache.segment1_tip_rotation_11 * t62 + cache.segment1_tip_position_y;
-    let segment2_centre4_bend = 0.4444444444444444 * segment2_bend_squared;
-    let t63 = softgen_runtime::stumpff(segment2_centre4_bend)[1];
-    let t64 = 0.6666666666666666 * cache.segment2_bend_y * t63;
-    let t65 = softgen_runtime::stumpff(segment2_centre4_bend)[2];
-    let t66 = 1.0 - 0.4444444444444444 * segment2_bend_squared * t65;
-    let segment2_centre4_rotation_00 = t64 * cache.segment1_tip_rotation_01
-        + cache.segment1_tip_rotation_00 * t66;
-    let t67 = -(0.6666666666666666 * cache.segment2_bend_y * t63);
-    let segment2_centre4_rotation_01 = cache.segment1_tip_rotation_00 * t67
-        + cache.segment1_tip_rotation_01 * t66;
-    let segment2_centre4_rotation_10 = cache.segment1_tip_rotation_10 * t66
-        + t64 * cache.segment1_tip_rotation_11;
-    let segment2_centre4_rotation_11 = cache.segment1_tip_rotation_10 * t67
-        + cache.segment1_tip_rotation_11 * t66;
-    let t68 = 0.6666666666666666 * p.channel_length * t63;
-    let t69 = 0.4444444444444444 * t47 * t65;
-    let segment2_centre4_position_x = cache.segment1_tip_rotation_00 * t68
-        + cache.segment1_tip_position_x + t69 * cache.segment1_tip_rotation_01;
-    let segment2_centre4_position_y = t69 * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_position_y + t68 * cache.segment1_tip_rotation_10;
-    let segment2_centre5_bend = 0.6944444444444445 * segment2_bend_squared;
-    let t70 = softgen_runtime::stumpff(segment2_centre5_bend)[2];
-    let t71 = 1.0 - 0.6944444444444445 * t70 * segment2_bend_squared;
-    let t72 = softgen_runtime::stumpff(segment2_centre5_bend)[1];
-    let t73 = 0.8333333333333334 * t72 * cache.segment2_bend_y;
-    let segment2_centre5_rotation_00 = cache.segment1_tip_rotation_00 * t71
-        + t73 * cache.segment1_tip_rotation_01;
-    let t74 = -(0.8333333333333334 * t72 * cache.segment2_bend_y);
-    let segment2_centre5_rotation_01 = cache.segment1_tip_rotation_00 * t74
-        + cache.segment1_tip_rotation_01 * t71;
-    let segment2_centre5_rotation_10 = cache.segment1_tip_rotation_10 * t71
-        + t73 * cache.segment1_tip_rotation_11;
-    let segment2_centre5_rotation_11 = cache.segment1_tip_rotation_11 * t71
-        + t74 * cache.segment1_tip_rotation_10;
-    let t75 = 0.8333333333333334 * t72 * p.channel_length;
-    let t76 = 0.6944444444444445 * t70 * t47;
-    let segment2_centre5_position_x = cache.segment1_tip_rotation_00 * t75
-        + cache.segment1_tip_position_x + t76 * cache.segment1_tip_rotation_01;
-    let segment2_centre5_position_y = t76 * cache.segment1_tip_rotation_11
-        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t75;
-    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
-    let segment3_centre1_bend = 0.027777777777777776 * segment3_bend_squared;
-    let t77 = softgen_runtime::stumpff(segment3_centre1_bend)[1];
-    let t78 = 0.16666666666666666 * cache.segment3_bend_y * t77;
-    let t79 = softgen_runtime::stumpff(segment3_centre1_bend)[2];
-    let t80 = 1.0 - 0.027777777777777776 * t79 * segment3_bend_squared;
-    let segment3_centre1_rotation_00 = cache.segment2_tip_rotation_01 * t78
-        + cache.segment2_tip_rotation_00 * t80;
-    let t81 = -(0.16666666666666666 * cache.segment3_bend_y * t77);
-    let segment3_centre1_rotation_01 = t81 * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * t80;
-    let segment3_centre1_rotation_10 = cache.segment2_tip_rotation_10 * t80
-        + t78 * cache.segment2_tip_rotation_11;
-    let segment3_centre1_rotation_11 = t81 * cache.segment2_tip_rotation_10
-        + cache.segment2_tip_rotation_11 * t80;
-    let t82 = 0.16666666666666666 * p.channel_length * t77;
-    let t83 = cache.segment3_bend_y * p.channel_length;
-    let t84 = 0.027777777777777776 * t79 * t83;
+        + cache.segment1_tip_rotation_11 * t68 + t73 * cache.segment1_tip_rotation_10;
+    let segment2_centre3_rotation_00 = cache.segment1_tip_rotation_00 * t84
+        + cache.segment1_tip_rotation_01 * t95;
+    let segment2_centre3_rotation_01 = t84 * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_00 * t100;
+    let segment2_centre3_rotation_10 = t84 * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * t95;
+    let segment2_centre3_rotation_11 = t84 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_rotation_10 * t100;
+    let segment2_centre3_position_x = cache.segment1_tip_rotation_00 * t110
+        + cache.segment1_tip_position_x + cache.segment1_tip_rotation_01 * t105;
+    let segment2_centre3_position_y = t110 * cache.segment1_tip_rotation_10
+        + cache.segment1_tip_rotation_11 * t105 + cache.segment1_tip_position_y;
+    let segment2_centre4_rotation_00 = t120 * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_00 * t131;
+    let segment2_centre4_rotation_01 = cache.segment1_tip_rotation_00 * t137
+        + cache.segment1_tip_rotation_01 * t131;
+    let segment2_centre4_rotation_10 = cache.segment1_tip_rotation_10 * t131
+        + t120 * cache.segment1_tip_rotation_11;
+    let segment2_centre4_rotation_11 = cache.segment1_tip_rotation_10 * t137
+        + cache.segment1_tip_rotation_11 * t131;
+    let segment2_centre4_position_x = cache.segment1_tip_rotation_00 * t147
+        + cache.segment1_tip_position_x + t142 * cache.segment1_tip_rotation_01;
+    let segment2_centre4_position_y = t142 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_position_y + t147 * cache.segment1_tip_rotation_10;
+    let segment2_centre5_rotation_00 = cache.segment1_tip_rotation_00 * t168
+        + t157 * cache.segment1_tip_rotation_01;
+    let segment2_centre5_rotation_01 = cache.segment1_tip_rotation_00 * t174
+        + cache.segment1_tip_rotation_01 * t168;
+    let segment2_centre5_rotation_10 = cache.segment1_tip_rotation_10 * t168
+        + t157 * cache.segment1_tip_rotation_11;
+    let segment2_centre5_rotation_11 = cache.segment1_tip_rotation_11 * t168
+        + t174 * cache.segment1_tip_rotation_10;
+    let segment2_centre5_position_x = cache.segment1_tip_rotation_00 * t184
+        + cache.segment1_tip_position_x + t179 * cache.segment1_tip_rotation_01;
+    let segment2_centre5_position_y = t179 * cache.segment1_tip_rotation_11
+        + cache.segment1_tip_position_y + cache.segment1_tip_rotation_10 * t184;
+    let segment3_centre1_rotation_00 = cache.segment2_tip_rotation_01 * t9
+        + cache.segment2_tip_rotation_00 * t20;
+    let segment3_centre1_rotation_01 = t26 * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * t20;
+    let segment3_centre1_rotation_10 = cache.segment2_tip_rotation_10 * t20
+        + t9 * cache.segment2_tip_rotation_11;
+    let segment3_centre1_rotation_11 = t26 * cache.segment2_tip_rotation_10
+        + cache.segment2_tip_rotation_11 * t20;
     let segment3_centre1_position_x = cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * t82 + cache.segment2_tip_rotation_01 * t84;
-    let segment3_centre1_position_y = cache.segment2_tip_rotation_10 * t82
-        + t84 * cache.segment2_tip_rotation_11 + cache.segment2_tip_position_y;
-    let segment3_centre2_bend = 0.1111111111111111 * segment3_bend_squared;
-    let t85 = softgen_runtime::stumpff(segment3_centre2_bend)[1];
-    let t86 = 0.3333333333333333 * cache.segment3_bend_y * t85;
-    let t87 = softgen_runtime::stumpff(segment3_centre2_bend)[2];
-    let t88 = 1.0 - 0.1111111111111111 * t87 * segment3_bend_squared;
-    let segment3_centre2_rotation_00 = cache.segment2_tip_rotation_01 * t86
-        + cache.segment2_tip_rotation_00 * t88;
-    let t89 = -(0.3333333333333333 * cache.segment3_bend_y * t85);
-    let segment3_centre2_rotation_01 = cache.segment2_tip_rotation_01 * t88
-        + cache.segment2_tip_rotation_00 * t89;
-    let segment3_centre2_rotation_10 = t86 * cache.segment2_tip_rotation_11
-        + cache.segment2_tip_rotation_10 * t88;
-    let segment3_centre2_rotation_11 = cache.segment2_tip_rotation_10 * t89
-        + t88 * cache.segment2_tip_rotation_11;
-    let t90 = 0.1111111111111111 * t87 * t83;
-    let t91 = 0.3333333333333333 * p.channel_length * t85;
+        + cache.segment2_tip_rotation_00 * t37 + cache.segment2_tip_rotation_01 * t32;
+    let segment3_centre1_position_y = cache.segment2_tip_rotation_10 * t37
+        + t32 * cache.segment2_tip_rotation_11 + cache.segment2_tip_position_y;
+    let segment3_centre2_rotation_00 = cache.segment2_tip_rotation_01 * t47
+        + cache.segment2_tip_rotation_00 * t58;
+    let segment3_centre2_rotation_01 = cache.segment2_tip_rotation_01 * t58
+        + cache.segment2_tip_rotation_00 * t64;
+    let segment3_centre2_rotation_10 = t47 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_10 * t58;
+    let segment3_centre2_rotation_11 = cache.segment2_tip_rotation_10 * t64
+        + t58 * cache.segment2_tip_rotation_11;
     let segment3_centre2_position_x = cache.segment2_tip_position_x
-        + t90 * cache.segment2_tip_rotation_01 + t91 * cache.segment2_tip_rotation_00;
-    let segment3_centre2_position_y = t90 * cache.segment2_tip_rotation_11
-        + t91 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
-    let segment3_centre3_bend = 0.25 * segment3_bend_squared;
-    let t92 = softgen_runtime::stumpff(segment3_centre3_bend)[1];
-    let t93 = 0.5 * t92 * cache.segment3_bend_y;
-    let t94 = softgen_runtime::stumpff(segment3_centre3_bend)[2];
-    let t95 = 1.0 - 0.25 * segment3_bend_squared * t94;
-    let segment3_centre3_rotation_00 = cache.segment2_tip_rotation_01 * t93
-        + cache.segment2_tip_rotation_00 * t95;
-    let t96 = -(0.5 * t92 * cache.segment3_bend_y);
-    let segment3_centre3_rotation_01 = cache.segment2_tip_rotation_01 * t95
-        + t96 * cache.segment2_tip_rotation_00;
-    let segment3_centre3_rotation_10 = cache.segment2_tip_rotation_10 * t95
-        + t93 * cache.segment2_tip_rotation_11;
-    let segment3_centre3_rotation_11 = t95 * cache.segment2_tip_rotation_11
-        + t96 * cache.segment2_tip_rotation_10;
-    let t97 = 0.5 * t92 * p.channel_length;
-    let t98 = 0.25 * t83 * t94;
+        + t69 * cache.segment2_tip_rotation_01 + t74 * cache.segment2_tip_rotation_00;
+    let segment3_centre2_position_y = t69 * cache.segment2_tip_rotation_11
+        + t74 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
+    let segment3_centre3_rotation_00 = cache.segment2_tip_rotation_01 * t96
+        + cache.segment2_tip_rotation_00 * t85;
+    let segment3_centre3_rotation_01 = cache.segment2_tip_rotation_01 * t85
+        + t101 * cache.segment2_tip_rotation_00;
+    let segment3_centre3_rotation_10 = cache.segment2_tip_rotation_10 * t85
+        + t96 * cache.segment2_tip_rotation_11;
+    let segment3_centre3_rotation_11 = t85 * cache.segment2_tip_rotation_11
+        + t101 * cache.segment2_tip_rotation_10;
     let segment3_centre3_position_x = cache.segment2_tip_position_x
-        + cache.segment2_tip_rotation_00 * t97 + cache.segment2_tip_rotation_01 * t98;
-    let segment3_centre3_position_y = t98 * cache.segment2_tip_rotation_11
-        + cache.segment2_tip_rotation_10 * t97 + cache.segment2_tip_position_y;
-    let segment3_centre4_bend = 0.4444444444444444 * segment3_bend_squared;
-    let t99 = softgen_runtime::stumpff(segment3_centre4_bend)[2];
-    let t100 = 1.0 - 0.4444444444444444 * t99 * segment3_bend_squared;
-    let t101 = softgen_runtime::stumpff(segment3_centre4_bend)[1];
-    let t102 = 0.6666666666666666 * cache.segment3_bend_y * t101;
-    let segment3_centre4_rotation_00 = t100 * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * t102;
-    let t103 = -(0.6666666666666666 * cache.segment3_bend_y * t101);
-    let segment3_centre4_rotation_01 = cache.segment2_tip_rotation_00 * t103
-        + t100 * cache.segment2_tip_rotation_01;
-    let segment3_centre4_rotation_10 = t100 * cache.segment2_tip_rotation_10
-        + t102 * cache.segment2_tip_rotation_11;
-    let segment3_centre4_rotation_11 = cache.segment2_tip_rotation_10 * t103
-        + t100 * cache.segment2_tip_rotation_11;
-    let t104 = 0.6666666666666666 * p.channel_length * t101;
-    let t105 = 0.4444444444444444 * t83 * t99;
+        + cache.segment2_tip_rotation_00 * t111 + cache.segment2_tip_rotation_01 * t106;
+    let segment3_centre3_position_y = t106 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_10 * t111 + cache.segment2_tip_position_y;
+    let segment3_centre4_rotation_00 = t132 * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * t121;
+    let segment3_centre4_rotation_01 = cache.segment2_tip_rotation_00 * t138
+        + t132 * cache.segment2_tip_rotation_01;
+    let segment3_centre4_rotation_10 = t132 * cache.segment2_tip_rotation_10
+        + t121 * cache.segment2_tip_rotation_11;
+    let segment3_centre4_rotation_11 = cache.segment2_tip_rotation_10 * t138
+        + t132 * cache.segment2_tip_rotation_11;
     let segment3_centre4_position_x = cache.segment2_tip_position_x
-        + t104 * cache.segment2_tip_rotation_00 + t105 * cache.segment2_tip_rotation_01;
-    let segment3_centre4_position_y = t105 * cache.segment2_tip_rotation_11
-        + t104 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
-    let segment3_centre5_bend = 0.6944444444444445 * segment3_bend_squared;
-    let t106 = softgen_runtime::stumpff(segment3_centre5_bend)[1];
-    let t107 = 0.8333333333333334 * cache.segment3_bend_y * t106;
-    let t108 = softgen_runtime::stumpff(segment3_centre5_bend)[2];
-    let t109 = 1.0 - 0.6944444444444445 * t108 * segment3_bend_squared;
-    let segment3_centre5_rotation_00 = cache.segment2_tip_rotation_01 * t107
-        + cache.segment2_tip_rotation_00 * t109;
-    let t110 = -(0.8333333333333334 * cache.segment3_bend_y * t106);
-    let segment3_centre5_rotation_01 = t110 * cache.segment2_tip_rotation_00
-        + cache.segment2_tip_rotation_01 * t109;
-    let segment3_centre5_rotation_10 = cache.segment2_tip_rotation_10 * t109
-        + t107 * cache.segment2_tip_rotation_11;
-    let segment3_centre5_rotation_11 = cache.segment2_tip_rotation_11 * t109
-        + t110 * cache.segment2_tip_rotation_10;
-    let t111 = 0.8333333333333334 * p.channel_length * t106;
-    let t112 = 0.6944444444444445 * t83 * t108;
+        + t148 * cache.segment2_tip_rotation_00 + t143 * cache.segment2_tip_rotation_01;
+    let segment3_centre4_position_y = t143 * cache.segment2_tip_rotation_11
+        + t148 * cache.segment2_tip_rotation_10 + cache.segment2_tip_position_y;
+    let segment3_centre5_rotation_00 = cache.segment2_tip_rotation_01 * t158
+        + cache.segment2_tip_rotation_00 * t169;
+    let segment3_centre5_rotation_01 = t175 * cache.segment2_tip_rotation_00
+        + cache.segment2_tip_rotation_01 * t169;
+    let segment3_centre5_rotation_10 = cache.segment2_tip_rotation_10 * t169
+        + t158 * cache.segment2_tip_rotation_11;
+    let segment3_centre5_rotation_11 = cache.segment2_tip_rotation_11 * t169
+        + t175 * cache.segment2_tip_rotation_10;
     let segment3_centre5_position_x = cache.segment2_tip_position_x
-        + t111 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t112;
-    let segment3_centre5_position_y = cache.segment2_tip_rotation_10 * t111
-        + cache.segment2_tip_rotation_11 * t112 + cache.segment2_tip_position_y;
-    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
-    let segment4_centre1_bend = 0.027777777777777776 * segment4_bend_squared;
-    let t113 = softgen_runtime::stumpff(segment4_centre1_bend)[1];
-    let t114 = 0.16666666666666666 * cache.segment4_bend_y * t113;
-    let t115 = softgen_runtime::stumpff(segment4_centre1_bend)[2];
-    let t116 = 1.0 - 0.027777777777777776 * t115 * segment4_bend_squared;
-    let segment4_centre1_rotation_00 = t114 * cache.segment3_tip_rotation_01
-        + t116 * cache.segment3_tip_rotation_00;
-    let t117 = -(0.16666666666666666 * cache.segment4_bend_y * t113);
-    let segment4_centre1_rotation_01 = cache.segment3_tip_rotation_00 * t117
-        + t116 * cache.segment3_tip_rotation_01;
-    let segment4_centre1_rotation_10 = t114 * cache.segment3_tip_rotation_11
-        + t116 * cache.segment3_tip_rotation_10;
-    let segment4_centre1_rotation_11 = cache.segment3_tip_rotation_10 * t117
-        + t116 * cache.segment3_tip_rotation_11;
-    let t118 = p.channel_length * cache.segment4_bend_y;
-    let t119 = 0.027777777777777776 * t118 * t115;
-    let t120 = 0.16666666666666666 * p.channel_length * t113;
-    let segment4_centre1_position_x = t119 * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_rotation_00 * t120 + cache.segment3_tip_position_x;
-    let segment4_centre1_position_y = t120 * cache.segment3_tip_rotation_10
-        + cache.segment3_tip_position_y + t119 * cache.segment3_tip_rotation_11;
-    let segment4_centre2_bend = 0.1111111111111111 * segment4_bend_squared;
-    let t121 = softgen_runtime::stumpff(segment4_centre2_bend)[1];
-    let t122 = 0.3333333333333333 * t121 * cache.segment4_bend_y;
-    let t123 = softgen_runtime::stumpff(segment4_centre2_bend)[2];
-    let t124 = 1.0 - 0.1111111111111111 * segment4_bend_squared * t123;
-    let segment4_centre2_rotation_00 = t122 * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_rotation_00 * t124;
-    let t125 = -(0.3333333333333333 * t121 * cache.segment4_bend_y);
-    let segment4_centre2_rotation_01 = t124 * cache.segment3_tip_rotation_01
-        + t125 * cache.segment3_tip_rotation_00;
-    let segment4_centre2_rotation_10 = t122 * cache.segment3_tip_rotation_11
-        + t124 * cache.segment3_tip_rotation_10;
-    let segment4_centre2_rotation_11 = t124 * cache.segment3_tip_rotation_11
-        + t125 * cache.segment3_tip_rotation_10;
-    let t126 = 0.3333333333333333 * p.channel_length * t121;
-    let t127 = 0.1111111111111111 * t118 * t123;
-    let segment4_centre2_position_x = cache.segment3_tip_rotation_00 * t126
-        + t127 * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x;
+        + t185 * cache.segment2_tip_rotation_00 + cache.segment2_tip_rotation_01 * t180;
+    let segment3_centre5_position_y = cache.segment2_tip_rotation_10 * t185
+        + cache.segment2_tip_rotation_11 * t180 + cache.segment2_tip_position_y;
+    let segment4_centre1_rotation_00 = t10 * cache.segment3_tip_rotation_01
+        + t21 * cache.segment3_tip_rotation_00;
+    let segment4_centre1_rotation_01 = cache.segment3_tip_rotation_00 * t27
+        + t21 * cache.segment3_tip_rotation_01;
+    let segment4_centre1_rotation_10 = t10 * cache.segment3_tip_rotation_11
+        + t21 * cache.segment3_tip_rotation_10;
+    let segment4_centre1_rotation_11 = cache.segment3_tip_rotation_10 * t27
+        + t21 * cache.segment3_tip_rotation_11;
+    let segment4_centre1_position_x = t33 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t38 + cache.segment3_tip_position_x;
+    let segment4_centre1_position_y = t38 * cache.segment3_tip_rotation_10
+        + cache.segment3_tip_position_y + t33 * cache.segment3_tip_rotation_11;
+    let segment4_centre2_rotation_00 = t48 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t59;
+    let segment4_centre2_rotation_01 = t59 * cache.segment3_tip_rotation_01
+        + t65 * cache.segment3_tip_rotation_00;
+    let segment4_centre2_rotation_10 = t48 * cache.segment3_tip_rotation_11
+        + t59 * cache.segment3_tip_rotation_10;
+    let segment4_centre2_rotation_11 = t59 * cache.segment3_tip_rotation_11
+        + t65 * cache.segment3_tip_rotation_10;
+    let segment4_centre2_position_x = cache.segment3_tip_rotation_00 * t75
+        + t70 * cache.segment3_tip_rotation_01 + cache.segment3_tip_position_x;
     let segment4_centre2_position_y = cache.segment3_tip_position_y
-        + t127 * cache.segment3_tip_rotation_11 + cache.segment3_tip_rotation_10 * t126;
-    let segment4_centre3_bend = 0.25 * segment4_bend_squared;
-    let t128 = softgen_runtime::stumpff(segment4_centre3_bend)[1];
-    let t129 = 0.5 * t128 * cache.segment4_bend_y;
-    let t130 = softgen_runtime::stumpff(segment4_centre3_bend)[2];
-    let t131 = 1.0 - 0.25 * t130 * segment4_bend_squared;
-    let segment4_centre3_rotation_00 = t129 * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_rotation_00 * t131;
-    let t132 = -(0.5 * t128 * cache.segment4_bend_y);
-    let segment4_centre3_rotation_01 = cache.segment3_tip_rotation_00 * t132
-        + cache.segment3_tip_rotation_01 * t131;
-    let segment4_centre3_rotation_10 = cache.segment3_tip_rotation_10 * t131
-        + t129 * cache.segment3_tip_rotation_11;
-    let segment4_centre3_rotation_11 = t132 * cache.segment3_tip_rotation_10
-        + t131 * cache.segment3_tip_rotation_11;
-    let t133 = 0.25 * t118 * t130;
-    let t134 = 0.5 * t128 * p.channel_length;
-    let segment4_centre3_position_x = t133 * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_rotation_00 * t134 + cache.segment3_tip_position_x;
-    let segment4_centre3_position_y = t134 * cache.segment3_tip_rotation_10
-        + cache.segment3_tip_position_y + t133 * cache.segment3_tip_rotation_11;
-    let segment4_centre4_bend = 0.4444444444444444 * segment4_bend_squared;
-    let t135 = softgen_runtime::stumpff(segment4_centre4_bend)[1];
-    let t136 = 0.6666666666666666 * cache.segment4_bend_y * t135;
-    let t137 = softgen_runtime::stumpff(segment4_centre4_bend)[2];
-    let t138 = 1.0 - 0.4444444444444444 * segment4_bend_squared * t137;
-    let segment4_centre4_rotation_00 = cache.segment3_tip_rotation_01 * t136
-        + cache.segment3_tip_rotation_00 * t138;
-    let t139 = -(0.6666666666666666 * cache.segment4_bend_y * t135);
+        + t70 * cache.segment3_tip_rotation_11 + cache.segment3_tip_rotation_10 * t75;
+    let segment4_centre3_rotation_00 = t97 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t86;
+    let segment4_centre3_rotation_01 = cache.segment3_tip_rotation_00 * t102
+        + cache.segment3_tip_rotation_01 * t86;
+    let segment4_centre3_rotation_10 = cache.segment3_tip_rotation_10 * t86
+        + t97 * cache.segment3_tip_rotation_11;
+    let segment4_centre3_rotation_11 = t102 * cache.segment3_tip_rotation_10
+        + t86 * cache.segment3_tip_rotation_11;
+    let segment4_centre3_position_x = t107 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t112 + cache.segment3_tip_position_x;
+    let segment4_centre3_position_y = t112 * cache.segment3_tip_rotation_10
+        + cache.segment3_tip_position_y + t107 * cache.segment3_tip_rotation_11;
+    let segment4_centre4_rotation_00 = cache.segment3_tip_rotation_01 * t122
+        + cache.segment3_tip_rotation_00 * t133;
     let segment4_centre4_rotation_01 = cache.segment3_tip_rotation_00 * t139
-        + t138 * cache.segment3_tip_rotation_01;
-    let segment4_centre4_rotation_10 = t136 * cache.segment3_tip_rotation_11
-        + t138 * cache.segment3_tip_rotation_10;
+        + t133 * cache.segment3_tip_rotation_01;
+    let segment4_centre4_rotation_10 = t122 * cache.segment3_tip_rotation_11
+        + t133 * cache.segment3_tip_rotation_10;
     let segment4_centre4_rotation_11 = t139 * cache.segment3_tip_rotation_10
-        + t138 * cache.segment3_tip_rotation_11;
-    let t140 = 0.6666666666666666 * p.channel_length * t135;
-    let t141 = 0.4444444444444444 * t118 * t137;
-    let segment4_centre4_position_x = cache.segment3_tip_rotation_00 * t140
-        + cache.segment3_tip_rotation_01 * t141 + cache.segment3_tip_position_x;
+        + t133 * cache.segment3_tip_rotation_11;
+    let segment4_centre4_position_x = cache.segment3_tip_rotation_00 * t149
+        + cache.segment3_tip_rotation_01 * t144 + cache.segment3_tip_position_x;
     let segment4_centre4_position_y = cache.segment3_tip_position_y
-        + t141 * cache.segment3_tip_rotation_11 + t140 * cache.segment3_tip_rotation_10;
-    let segment4_centre5_bend = 0.6944444444444445 * segment4_bend_squared;
-    let t142 = softgen_runtime::stumpff(segment4_centre5_bend)[2];
-    let t143 = 1.0 - 0.6944444444444445 * segment4_bend_squared * t142;
-    let t144 = softgen_runtime::stumpff(segment4_centre5_bend)[1];
-    let t145 = 0.8333333333333334 * t144 * cache.segment4_bend_y;
-    let segment4_centre5_rotation_00 = cache.segment3_tip_rotation_00 * t143
-        + cache.segment3_tip_rotation_01 * t145;
-    let t146 = -(0.8333333333333334 * t144 * cache.segment4_bend_y);
-    let segment4_centre5_rotation_01 = cache.segment3_tip_rotation_00 * t146
-        + cache.segment3_tip_rotation_01 * t143;
-    let segment4_centre5_rotation_10 = t145 * cache.segment3_tip_rotation_11
-        + cache.segment3_tip_rotation_10 * t143;
-    let segment4_centre5_rotation_11 = t146 * cache.segment3_tip_rotation_10
-        + t143 * cache.segment3_tip_rotation_11;
-    let t147 = 0.6944444444444445 * t118 * t142;
-    let t148 = 0.8333333333333334 * t144 * p.channel_length;
-    let segment4_centre5_position_x = t147 * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_rotation_00 * t148 + cache.segment3_tip_position_x;
+        + t144 * cache.segment3_tip_rotation_11 + t149 * cache.segment3_tip_rotation_10;
+    let segment4_centre5_rotation_00 = cache.segment3_tip_rotation_00 * t170
+        + cache.segment3_tip_rotation_01 * t159;
+    let segment4_centre5_rotation_01 = cache.segment3_tip_rotation_00 * t176
+        + cache.segment3_tip_rotation_01 * t170;
+    let segment4_centre5_rotation_10 = t159 * cache.segment3_tip_rotation_11
+        + cache.segment3_tip_rotation_10 * t170;
+    let segment4_centre5_rotation_11 = t176 * cache.segment3_tip_rotation_10
+        + t170 * cache.segment3_tip_rotation_11;
+    let segment4_centre5_position_x = t181 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t186 + cache.segment3_tip_position_x;
     let segment4_centre5_position_y = cache.segment3_tip_position_y
-        + t147 * cache.segment3_tip_rotation_11 + t148 * cache.segment3_tip_rotation_10;
-    let t149 = 1.0 - cache.segment4_bend_squared_c2 * segment4_bend_squared;
-    let t150 = cache.segment4_bend_squared_c1 * cache.segment4_bend_y;
-    let segment4_tip_rotation_00 = cache.segment3_tip_rotation_00 * t149
-        + t150 * cache.segment3_tip_rotation_01;
-    let t151 = -(cache.segment4_bend_squared_c1 * cache.segment4_bend_y);
-    let segment4_tip_rotation_01 = t149 * cache.segment3_tip_rotation_01
-        + cache.segment3_tip_rotation_00 * t151;
-    let segment4_tip_rotation_10 = t149 * cache.segment3_tip_rotation_10
-        + t150 * cache.segment3_tip_rotation_11;
-    let segment4_tip_rotation_11 = t151 * cache.segment3_tip_rotation_10
-        + t149 * cache.segment3_tip_rotation_11;
+        + t181 * cache.segment3_tip_rotation_11 + t186 * cache.segment3_tip_rotation_10;
+    let t187 = 1.0 - cache.segment4_bend_squared_c2 * segment4_bend_squared;
+    let t188 = cache.segment4_bend_squared_c1 * cache.segment4_bend_y;
+    let segment4_tip_rotation_00 = cache.segment3_tip_rotation_00 * t187
+        + t188 * cache.segment3_tip_rotation_01;
+    let t189 = -(cache.segment4_bend_squared_c1 * cache.segment4_bend_y);
+    let segment4_tip_rotation_01 = t187 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t189;
+    let segment4_tip_rotation_10 = t187 * cache.segment3_tip_rotation_10
+        + t188 * cache.segment3_tip_rotation_11;
+    let segment4_tip_rotation_11 = t189 * cache.segment3_tip_rotation_10
+        + t187 * cache.segment3_tip_rotation_11;
     out[0].rotation[(0, 0)] = cache.cos_q2;
     out[0].rotation[(0, 1)] = cache.base_angle_rotation_01;
     out[0].rotation[(0, 2)] = 0.0;

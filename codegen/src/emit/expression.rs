@@ -308,6 +308,21 @@ pub(super) fn body(
     outputs: &[(TokenStream, NodeId)],
     mode: CacheUse,
 ) -> TokenStream {
+    body_with_lanes(dag, params, cache, outputs, mode, &LimbLanes::none())
+}
+
+/// [`body`], with the nodes that identical sections compute alike computed together in the
+/// lanes of a `softgen_runtime::Lanes4` (see `limb_lanes`): one lane expression per set of
+/// matching nodes, lanes gathered from scalars where a set's children are not in lanes
+/// themselves, and scalars taken out of lanes where something outside them reads a member.
+pub(super) fn body_with_lanes(
+    dag: &Dag,
+    params: &[Ident],
+    cache: &HashMap<NodeId, Ident>,
+    outputs: &[(TokenStream, NodeId)],
+    mode: CacheUse,
+    lanes: &LimbLanes,
+) -> TokenStream {
     let mut uses: HashMap<NodeId, usize> = HashMap::new();
     let mut order: Vec<NodeId> = Vec::new();
     let mut visited: HashSet<NodeId> = HashSet::new();
@@ -352,15 +367,21 @@ pub(super) fn body(
         CacheUse::Define => cache.values().map(|field| field.to_string()).collect(),
         CacheUse::Read => HashSet::new(),
     };
-    let mut assigned: HashSet<NodeId> = HashSet::new();
-    for id in order {
+    // One node outside lanes: defined into the cache where it is a field the cache kernel
+    // defines, else bound to a `let` where named or shared, else left to its readers inline.
+    let emit_scalar = |id: NodeId,
+                       emitter: &mut Emitter,
+                       statements: &mut TokenStream,
+                       assigned: &mut HashSet<NodeId>,
+                       taken: &mut HashSet<String>,
+                       counter: &mut usize| {
         if defined(id) {
             // Defined where all its inputs are known, so later cache entries can read it.
             let target = targets[&id];
             let value = emitter.render_node(id).tokens;
             statements.extend(quote!(#target = #value;));
             assigned.insert(id);
-            continue;
+            return;
         }
         let cached = cache.contains_key(&id);
         let named = dag.names.get(&id);
@@ -369,12 +390,105 @@ pub(super) fn body(
         // emitted code reads as the algorithm; other shared nodes are numbered.
         let bind = !dag.is_leaf(id) && !cached && (named.is_some() || used >= 2);
         if !bind {
-            continue;
+            return;
         }
-        let name = binding_name(named, &mut taken, &mut counter);
+        let name = binding_name(named, taken, counter);
         let value = emitter.render(id).tokens;
         statements.extend(quote!(let #name = #value;));
         emitter.bound.insert(id, name);
+    };
+    let mut assigned: HashSet<NodeId> = HashSet::new();
+    let groups = lanes.groups(dag, &order, &|id| !dag.is_leaf(id) && (!cache.contains_key(&id) || defined(id)));
+    if !groups.computed.is_empty() {
+        let order = unit_order(dag, outputs, &groups, &|id| cache.contains_key(&id) && !defined(id));
+        let mut lane_names: Vec<Option<Ident>> = vec![None; groups.computed.len()];
+        let mut gathered: HashMap<[Option<NodeId>; WIDTH], Ident> = HashMap::new();
+        for unit in order.units {
+            let id = match unit {
+                Unit::Node(id) => id,
+                Unit::Group(g) => {
+                    let members = groups.computed[g];
+                    let representative = members.iter().flatten().copied().next().expect("a set has members");
+                    // The representative's lane children read their sets' lanes: computed sets
+                    // by name, other sets gathered from their scalars once.
+                    let paired: Vec<Option<Vec<NodeId>>> =
+                        members.iter().map(|m| m.and_then(|m| lanes.paired_children(dag, representative, m))).collect();
+                    let mut saved = Vec::new();
+                    for (j, c) in dag.children(representative).into_iter().enumerate() {
+                        if dag.constant(c).is_some() || saved.iter().any(|(s, _)| *s == c) {
+                            continue;
+                        }
+                        let source = match (lanes.lane(c), groups.group_of.get(&c)) {
+                            (Some(_), Some(&h)) => lane_names[h].clone().expect("children are emitted first"),
+                            // Values the set reads by lane: its members' own children.
+                            _ => {
+                                let per_lane: [Option<NodeId>; WIDTH] =
+                                    std::array::from_fn(|l| paired[l].as_ref().map(|children| children[j]));
+                                if lanes.lane(c).is_none() && per_lane.iter().flatten().all(|&x| x == c) {
+                                    // The same value in every lane: read as a scalar.
+                                    continue;
+                                }
+                                match gathered.get(&per_lane) {
+                                    Some(name) => name.clone(),
+                                    None => {
+                                        let values = per_lane.iter().map(|x| match x {
+                                            Some(x) => emitter.render(*x).tokens,
+                                            None => quote!(0.0),
+                                        });
+                                        let name = binding_name(None, &mut taken, &mut counter);
+                                        statements.extend(
+                                            quote!(let #name = softgen_runtime::Lanes4::from_array([#(#values),*]);),
+                                        );
+                                        gathered.insert(per_lane, name.clone());
+                                        name
+                                    }
+                                }
+                            }
+                        };
+                        saved.push((c, emitter.bound.insert(c, source)));
+                    }
+                    let value = emitter.render_node(representative).tokens;
+                    for (c, previous) in saved.into_iter().rev() {
+                        match previous {
+                            Some(name) => emitter.bound.insert(c, name),
+                            None => emitter.bound.remove(&c),
+                        };
+                    }
+                    let lanes_name = dag.names.get(&representative).map(|n| format!("lanes_{n}"));
+                    let name = binding_name(lanes_name.as_ref(), &mut taken, &mut counter);
+                    statements.extend(quote!(let #name = #value;));
+                    // Scalars for what reads a member outside lanes: outputs, cache fields
+                    // defined here, and scalar parents.
+                    let mut any = false;
+                    let pattern = members.map(|m| match m {
+                        Some(m) if defined(m) => {
+                            any = true;
+                            assigned.insert(m);
+                            let field = &cache[&m];
+                            emitter.bound.insert(m, field.clone());
+                            quote!(#field)
+                        }
+                        Some(m) if targets.contains_key(&m) || order.scalar_read.contains(&m) => {
+                            any = true;
+                            let scalar = binding_name(dag.names.get(&m), &mut taken, &mut counter);
+                            emitter.bound.insert(m, scalar.clone());
+                            quote!(#scalar)
+                        }
+                        _ => quote!(_),
+                    });
+                    if any {
+                        statements.extend(quote!(let [#(#pattern),*] = #name.to_array();));
+                    }
+                    lane_names[g] = Some(name);
+                    continue;
+                }
+            };
+            emit_scalar(id, &mut emitter, &mut statements, &mut assigned, &mut taken, &mut counter);
+        }
+    } else {
+        for id in order {
+            emit_scalar(id, &mut emitter, &mut statements, &mut assigned, &mut taken, &mut counter);
+        }
     }
     for (target, id) in outputs {
         if assigned.contains(id) {
@@ -384,6 +498,70 @@ pub(super) fn body(
         statements.extend(quote!(#target = #value;));
     }
     statements
+}
+
+/// A kernel's order of emission with sets in lanes: each set one unit after all its members'
+/// children, and the members that something outside lanes reads.
+struct UnitOrder {
+    units: Vec<Unit>,
+    scalar_read: HashSet<NodeId>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Unit {
+    Node(NodeId),
+    Group(usize),
+}
+
+/// Post-order over units (nodes, and computed sets as one unit each) from the outputs,
+/// stopping at leaves and at nodes for which `stops` holds (cache reads).
+fn unit_order(
+    dag: &Dag,
+    outputs: &[(TokenStream, NodeId)],
+    groups: &Groups,
+    stops: &dyn Fn(NodeId) -> bool,
+) -> UnitOrder {
+    let unit_of = |id: NodeId| groups.group_of.get(&id).map_or(Unit::Node(id), |&g| Unit::Group(g));
+    let children = |unit: Unit| -> Vec<NodeId> {
+        match unit {
+            Unit::Node(id) if dag.is_leaf(id) || stops(id) => Vec::new(),
+            Unit::Node(id) => dag.children(id),
+            Unit::Group(g) => groups.computed[g].iter().flatten().flat_map(|&m| dag.children(m)).collect(),
+        }
+    };
+    let mut units = Vec::new();
+    let mut scalar_read = HashSet::new();
+    let mut visited: HashSet<Unit> = HashSet::new();
+    for (_, root) in outputs {
+        if groups.group_of.contains_key(root) {
+            scalar_read.insert(*root);
+        }
+        let root = unit_of(*root);
+        if visited.contains(&root) {
+            continue;
+        }
+        let mut stack = vec![(root, false)];
+        while let Some((unit, expanded)) = stack.pop() {
+            if expanded {
+                units.push(unit);
+                continue;
+            }
+            if !visited.insert(unit) {
+                continue;
+            }
+            stack.push((unit, true));
+            for c in children(unit).into_iter().rev() {
+                if matches!(unit, Unit::Node(_)) && groups.group_of.contains_key(&c) {
+                    scalar_read.insert(c);
+                }
+                let child = unit_of(c);
+                if !visited.contains(&child) {
+                    stack.push((child, false));
+                }
+            }
+        }
+    }
+    UnitOrder { units, scalar_read }
 }
 
 /// A group of coordinates whose derivatives one loop computes, and its (target, node)

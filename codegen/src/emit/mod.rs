@@ -5,6 +5,7 @@
 mod contact;
 mod drawing;
 mod expression;
+mod limb_lanes;
 mod markers;
 mod mass_solve;
 mod names;
@@ -24,6 +25,7 @@ use crate::spec::Anisotropy;
 use contact::{contact_frame_tangents, contact_frames};
 use drawing::drawing;
 use expression::*;
+use limb_lanes::{Groups, LimbLanes, WIDTH};
 use markers::markers;
 use mass_solve::mass_matrix_solve;
 use names::identifier;
@@ -218,7 +220,14 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             (quote!(let #field), *id)
         })
         .collect();
-    cache_body.extend(body(dag, &params, &cache, &intermediate_outputs, CacheUse::Define));
+    // Identical sections' nodes in SIMD lanes, for the cache kernel and the kernels reading it.
+    let section_coordinates: Vec<(usize, usize, String)> = robot
+        .bodies
+        .iter()
+        .filter_map(|b| b.section.as_ref().map(|s| (s.first_coordinate, s.coordinates, b.name.clone())))
+        .collect();
+    let limb_lanes = LimbLanes::new(dag, &section_coordinates);
+    cache_body.extend(body_with_lanes(dag, &params, &cache, &intermediate_outputs, CacheUse::Define, &limb_lanes));
     let field_names: Vec<&Ident> = fields.iter().map(|(f, _)| f).collect();
     let field_items = fields.iter().map(|(f, note)| {
         let d = note.as_ref().map(|n| doc(&format!("`{n}`"))).unwrap_or_default();
@@ -264,7 +273,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             })
             .collect()
     };
-    let kernel = |outputs: &[(TokenStream, NodeId)]| body(dag, &params, &cache, outputs, CacheUse::Read);
+    let kernel =
+        |outputs: &[(TokenStream, NodeId)]| body_with_lanes(dag, &params, &cache, outputs, CacheUse::Read, &limb_lanes);
     // Which nodes move with a derivative's direction, for the kernels that loop over
     // directions.
     let moves = direction_dependence(dag);

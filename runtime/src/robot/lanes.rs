@@ -107,6 +107,22 @@ impl Lanes4 {
     pub fn to_array(self) -> [f64; 4] {
         self.0.to_array()
     }
+    /// The square root of each lane (IEEE, as `f64::sqrt`).
+    #[inline(always)]
+    pub fn sqrt(self) -> Lanes4 {
+        Lanes4(self.0.sqrt())
+    }
+    /// Each lane to an integer power, lane by lane with `f64::powi`, so each lane rounds as
+    /// scalar code does.
+    #[inline(always)]
+    pub fn powi(self, exponent: i32) -> Lanes4 {
+        Lanes4::from_array(self.to_array().map(|x| x.powi(exponent)))
+    }
+    /// Each lane to a real power, lane by lane with `f64::powf`.
+    #[inline(always)]
+    pub fn powf(self, exponent: f64) -> Lanes4 {
+        Lanes4::from_array(self.to_array().map(|x| x.powf(exponent)))
+    }
 }
 
 /// The operators of a lane type: with lanes, and with a value no direction moves on either
@@ -196,5 +212,13 @@ mod tests {
             assert_eq!((0.5 * a * s - -(b * 2.0) + s / b - a / b).lane(l), 0.5 * x * s - -(y * 2.0) + s / y - x / y);
         }
         assert_eq!(LaneValue::lane(7.0, 2), 7.0);
+        let c = Lanes4::from_array([2.0, 0.3, 1e-300, 7.5]);
+        for l in 0..4 {
+            let x = c.to_array()[l];
+            assert_eq!(c.sqrt().lane(l), x.sqrt());
+            assert_eq!(c.powi(3).lane(l), x.powi(3));
+            assert_eq!(c.powi(-2).lane(l), x.powi(-2));
+            assert_eq!(c.powf(1.5).lane(l), x.powf(1.5));
+        }
     }
 }
