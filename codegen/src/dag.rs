@@ -70,7 +70,8 @@ pub struct Dag {
     pub names: HashMap<NodeId, String>,
 }
 
-fn fnv(parts: &[u64]) -> u64 {
+/// FNV-1a over the parts' bytes: the structural hashes of the DAG and of its lane signatures.
+pub(crate) fn fnv(parts: &[u64]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for p in parts {
         for b in p.to_le_bytes() {

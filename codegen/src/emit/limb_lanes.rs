@@ -18,6 +18,7 @@
 
 // The emitter's imports and helpers, shared by its files.
 use super::*;
+use crate::dag::fnv;
 
 /// Where a node's value lives.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -42,17 +43,6 @@ pub(super) const WIDTH: usize = 4;
 
 /// Members of a set of matching nodes, by lane (`None` where no section of the chunk has one).
 pub(super) type LaneMembers = [Option<NodeId>; WIDTH];
-
-fn fnv(parts: impl IntoIterator<Item = u64>) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for p in parts {
-        for b in p.to_le_bytes() {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-    }
-    h
-}
 
 impl LimbLanes {
     /// No lanes: every node is computed alone.
@@ -94,14 +84,16 @@ impl LimbLanes {
         let role = |name: &str| -> u64 {
             let rest = prefixes.iter().find_map(|p| name.strip_prefix(p.as_str())).map_or(name, |rest| rest);
             let prefixed = rest.len() != name.len();
-            fnv(std::iter::once(if prefixed { 301 } else { 300 }).chain(rest.bytes().map(u64::from)))
+            fnv(&std::iter::once(if prefixed { 301 } else { 300 })
+                .chain(rest.bytes().map(u64::from))
+                .collect::<Vec<_>>())
         };
         let mut place = Vec::with_capacity(dag.nodes.len());
         let mut signature = Vec::with_capacity(dag.nodes.len());
         // Children precede their parents in the DAG, so one pass in index order.
         for id in 0..dag.nodes.len() {
             let (p, s) = match &dag.nodes[id] {
-                Node::Const(bits) => (Place::Shared, fnv([1, *bits])),
+                Node::Const(bits) => (Place::Shared, fnv(&[1, *bits])),
                 Node::Input(input) => {
                     let (tag, index, coordinate) = match *input {
                         Input::Q(i) => (2, i, true),
@@ -115,9 +107,9 @@ impl LimbLanes {
                     };
                     match coordinate_place.get(&index).filter(|_| coordinate) {
                         Some(&(chunk, lane, slot)) => {
-                            (Place::Lane { chunk, lane }, fnv([tag, 1000 + chunk as u64, slot as u64]))
+                            (Place::Lane { chunk, lane }, fnv(&[tag, 1000 + chunk as u64, slot as u64]))
                         }
-                        None => (Place::Shared, fnv([tag, index as u64])),
+                        None => (Place::Shared, fnv(&[tag, index as u64])),
                     }
                 }
                 node => {
@@ -139,11 +131,11 @@ impl LimbLanes {
                                 let mut sigs: Vec<u64> = c.iter().map(|&c| sig(c)).collect();
                                 sigs.sort_unstable();
                                 let tag = if matches!(node, Node::Add(_)) { 5 } else { 6 };
-                                fnv(std::iter::once(tag).chain(sigs))
+                                fnv(&std::iter::once(tag).chain(sigs).collect::<Vec<_>>())
                             }
-                            Node::Powi(b, e) => fnv([7, sig(*b), *e as i64 as u64]),
-                            Node::Powf(b, e) => fnv([8, sig(*b), *e]),
-                            Node::Call(f, a) => fnv([9, function_tag(*f), sig(*a)]),
+                            Node::Powi(b, e) => fnv(&[7, sig(*b), *e as i64 as u64]),
+                            Node::Powf(b, e) => fnv(&[8, sig(*b), *e]),
+                            Node::Call(f, a) => fnv(&[9, function_tag(*f), sig(*a)]),
                             Node::Const(_) | Node::Input(_) => unreachable!("leaves are placed above"),
                         },
                     };
