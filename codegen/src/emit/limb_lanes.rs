@@ -1,7 +1,7 @@
-//! Identical soft sections computed together in SIMD lanes: the pinniped's four limbs, or any
-//! robot's sections with the same number of coordinates, do the same local arithmetic on
-//! different numbers, so a kernel computes each such set of nodes once over the four lanes of
-//! a `softgen_runtime::Lanes4`.
+//! Identical soft sections computed together in SIMD lanes: a robot's sections with the same
+//! number of coordinates (four soft limbs on a hub, three sections of a chain) do the same
+//! local arithmetic on different numbers, so a kernel computes each such set of nodes once
+//! over the four lanes of a `softgen_runtime::Lanes4`.
 //!
 //! How nodes are matched. Every coordinate of such a section has a place: its set of up to
 //! four sections (a chunk), its section's lane in the chunk, and its slot among the section's
