@@ -70,6 +70,19 @@ pub struct Dag {
     pub names: HashMap<NodeId, String>,
 }
 
+/// A function's part in structural hashes (the DAG's and the lane signatures').
+pub(crate) fn function_tag(f: Function) -> u64 {
+    match f {
+        Function::Sin => 0,
+        Function::Cos => 1,
+        Function::Tan => 2,
+        Function::Exp => 3,
+        Function::Log => 4,
+        Function::Stumpff(k) => 16 + k as u64,
+        Function::ReciprocalOrZero => 5,
+    }
+}
+
 /// FNV-1a over the parts' bytes: the structural hashes of the DAG and of its lane signatures.
 pub(crate) fn fnv(parts: &[u64]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
@@ -114,18 +127,7 @@ impl Dag {
             Node::Mul(c) => fnv(&[6].into_iter().chain(c.iter().map(|&x| self.hashes[x])).collect::<Vec<_>>()),
             Node::Powi(b, e) => fnv(&[7, self.hashes[*b], *e as i64 as u64]),
             Node::Powf(b, e) => fnv(&[8, self.hashes[*b], *e]),
-            Node::Call(f, a) => {
-                let tag = match f {
-                    Function::Sin => 0,
-                    Function::Cos => 1,
-                    Function::Tan => 2,
-                    Function::Exp => 3,
-                    Function::Log => 4,
-                    Function::Stumpff(k) => 16 + *k as u64,
-                    Function::ReciprocalOrZero => 5,
-                };
-                fnv(&[9, tag, self.hashes[*a]])
-            }
+            Node::Call(f, a) => fnv(&[9, function_tag(*f), self.hashes[*a]]),
         };
         let id = self.nodes.len();
         self.nodes.push(node.clone());

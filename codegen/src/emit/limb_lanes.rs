@@ -6,11 +6,13 @@
 //! How nodes are matched. Every coordinate of such a section has a place: its set of up to
 //! four sections (a chunk), its section's lane in the chunk, and its slot among the section's
 //! coordinates. A node's lane signature is its structure with each section coordinate read as
-//! its chunk and slot and every node no section moves (the hub's coordinates, parameters,
+//! its chunk and slot, a named intermediate of a section's body that no section's coordinates
+//! move (its mount's rotation, its base's velocity) read as its role (the name without the
+//! body's), and every other node no section moves (the hub's coordinates, parameters,
 //! constants) read as itself. Two nodes of different sections with one signature therefore
-//! compute the same function of their own section's coordinates and of the same shared
-//! values: one lane expression, rendered from one of them, computes all of them. A node that
-//! reads two sections' coordinates has no lane.
+//! compute the same function of their own section's coordinates and of values in the same
+//! roles: one lane expression, rendered from one of them, computes all of them, each lane
+//! reading its own member's operands. A node that reads two sections' coordinates has no lane.
 //!
 //! Why it is exact: IEEE arithmetic is the same lane by lane, so each lane rounds as scalar
 //! code with the representative's order of terms would; sums of several terms may add in
@@ -18,7 +20,7 @@
 
 // The emitter's imports and helpers, shared by its files.
 use super::*;
-use crate::dag::fnv;
+use crate::dag::{fnv, function_tag};
 
 /// Where a node's value lives.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -276,18 +278,6 @@ pub(super) struct Groups {
     pub(super) computed: Vec<LaneMembers>,
     /// Each computed node's set.
     pub(super) group_of: HashMap<NodeId, usize>,
-}
-
-fn function_tag(f: Function) -> u64 {
-    match f {
-        Function::Sin => 0,
-        Function::Cos => 1,
-        Function::Tan => 2,
-        Function::Exp => 3,
-        Function::Log => 4,
-        Function::Stumpff(k) => 10 + k as u64,
-        Function::ReciprocalOrZero => 30,
-    }
 }
 
 #[cfg(test)]
