@@ -84,7 +84,7 @@ pub(crate) fn function_tag(f: Function) -> u64 {
 }
 
 /// FNV-1a over the parts' bytes: the structural hashes of the DAG and of its lane signatures.
-pub(crate) fn fnv(parts: &[u64]) -> u64 {
+pub(crate) fn fnv(parts: impl IntoIterator<Item = u64>) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for p in parts {
         for b in p.to_le_bytes() {
@@ -109,7 +109,7 @@ impl Dag {
         }
         // Structural hash, independent of insertion order, for canonical child ordering.
         let hash = match &node {
-            Node::Const(bits) => fnv(&[1, *bits]),
+            Node::Const(bits) => fnv([1, *bits]),
             Node::Input(i) => {
                 let (tag, k) = match i {
                     Input::Q(k) => (2, *k),
@@ -121,13 +121,13 @@ impl Dag {
                     Input::PositionDirection(k) => (13, *k),
                     Input::VelocityDirection(k) => (14, *k),
                 };
-                fnv(&[tag, k as u64])
+                fnv([tag, k as u64])
             }
-            Node::Add(c) => fnv(&[5].into_iter().chain(c.iter().map(|&x| self.hashes[x])).collect::<Vec<_>>()),
-            Node::Mul(c) => fnv(&[6].into_iter().chain(c.iter().map(|&x| self.hashes[x])).collect::<Vec<_>>()),
-            Node::Powi(b, e) => fnv(&[7, self.hashes[*b], *e as i64 as u64]),
-            Node::Powf(b, e) => fnv(&[8, self.hashes[*b], *e]),
-            Node::Call(f, a) => fnv(&[9, function_tag(*f), self.hashes[*a]]),
+            Node::Add(c) => fnv([5].into_iter().chain(c.iter().map(|&x| self.hashes[x]))),
+            Node::Mul(c) => fnv([6].into_iter().chain(c.iter().map(|&x| self.hashes[x]))),
+            Node::Powi(b, e) => fnv([7, self.hashes[*b], *e as i64 as u64]),
+            Node::Powf(b, e) => fnv([8, self.hashes[*b], *e]),
+            Node::Call(f, a) => fnv([9, function_tag(*f), self.hashes[*a]]),
         };
         let id = self.nodes.len();
         self.nodes.push(node.clone());

@@ -86,16 +86,14 @@ impl LimbLanes {
         let role = |name: &str| -> u64 {
             let rest = prefixes.iter().find_map(|p| name.strip_prefix(p.as_str())).map_or(name, |rest| rest);
             let prefixed = rest.len() != name.len();
-            fnv(&std::iter::once(if prefixed { 301 } else { 300 })
-                .chain(rest.bytes().map(u64::from))
-                .collect::<Vec<_>>())
+            fnv(std::iter::once(if prefixed { 301 } else { 300 }).chain(rest.bytes().map(u64::from)))
         };
         let mut place = Vec::with_capacity(dag.nodes.len());
         let mut signature = Vec::with_capacity(dag.nodes.len());
         // Children precede their parents in the DAG, so one pass in index order.
         for id in 0..dag.nodes.len() {
             let (p, s) = match &dag.nodes[id] {
-                Node::Const(bits) => (Place::Shared, fnv(&[1, *bits])),
+                Node::Const(bits) => (Place::Shared, fnv([1, *bits])),
                 Node::Input(input) => {
                     let (tag, index, coordinate) = match *input {
                         Input::Q(i) => (2, i, true),
@@ -109,9 +107,9 @@ impl LimbLanes {
                     };
                     match coordinate_place.get(&index).filter(|_| coordinate) {
                         Some(&(chunk, lane, slot)) => {
-                            (Place::Lane { chunk, lane }, fnv(&[tag, 1000 + chunk as u64, slot as u64]))
+                            (Place::Lane { chunk, lane }, fnv([tag, 1000 + chunk as u64, slot as u64]))
                         }
-                        None => (Place::Shared, fnv(&[tag, index as u64])),
+                        None => (Place::Shared, fnv([tag, index as u64])),
                     }
                 }
                 node => {
@@ -133,11 +131,11 @@ impl LimbLanes {
                                 let mut sigs: Vec<u64> = c.iter().map(|&c| sig(c)).collect();
                                 sigs.sort_unstable();
                                 let tag = if matches!(node, Node::Add(_)) { 5 } else { 6 };
-                                fnv(&std::iter::once(tag).chain(sigs).collect::<Vec<_>>())
+                                fnv(std::iter::once(tag).chain(sigs))
                             }
-                            Node::Powi(b, e) => fnv(&[7, sig(*b), *e as i64 as u64]),
-                            Node::Powf(b, e) => fnv(&[8, sig(*b), *e]),
-                            Node::Call(f, a) => fnv(&[9, function_tag(*f), sig(*a)]),
+                            Node::Powi(b, e) => fnv([7, sig(*b), *e as i64 as u64]),
+                            Node::Powf(b, e) => fnv([8, sig(*b), *e]),
+                            Node::Call(f, a) => fnv([9, function_tag(*f), sig(*a)]),
                             Node::Const(_) | Node::Input(_) => unreachable!("leaves are placed above"),
                         },
                     };
