@@ -146,6 +146,9 @@ pub struct ContactFrame {
     /// The distance of every point of the frame from its origin, where one expression gives
     /// it (the radius of a skin ring); `None` for rigid frames.
     pub radius: Option<NodeId>,
+    /// A skin ring's label (`section1_ring3`), which the names of its own intermediates start
+    /// with; `None` for rigid frames.
+    pub label: Option<String>,
 }
 
 /// The articulated-body algorithm's outputs: accelerations for the generalized forces

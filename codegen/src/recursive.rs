@@ -715,6 +715,7 @@ struct Placements {
     label: &'static str,
     link_of_body: Vec<usize>,
     rings: HashMap<(usize, u64), Station>,
+    labels: HashMap<(usize, u64), String>,
     scaled_axes: HashMap<(usize, u64, NodeId), (Vec3, Vec3)>,
 }
 
@@ -729,6 +730,9 @@ struct Placement {
     local: Vec3,
     own: Vec<(usize, Motion)>,
     bound: Option<NodeId>,
+    /// The ring's label (`section1_ring3`), which its intermediates' names start with; `None`
+    /// on a rigid body.
+    label: Option<String>,
 }
 
 impl Placements {
@@ -739,7 +743,7 @@ impl Placements {
                 link_of_body[b] = index;
             }
         }
-        Placements { label, link_of_body, rings: HashMap::new(), scaled_axes: HashMap::new() }
+        Placements { label, link_of_body, rings: HashMap::new(), labels: HashMap::new(), scaled_axes: HashMap::new() }
     }
 
     fn place(&mut self, dag: &mut Dag, tree: &Tree, point: &ContactPoint) -> Result<Placement, String> {
@@ -760,6 +764,7 @@ impl Placements {
                     );
                     let station = section.frame.station(dag, pieces, skin.xi, &label, false)?;
                     self.rings.insert(key, station);
+                    self.labels.insert(key, label);
                 }
                 let ring = &self.rings[&key];
                 let radius = reader.node(dag, &from_expr(&skin.radius))?;
@@ -796,6 +801,7 @@ impl Placements {
                     local,
                     own,
                     bound: Some(radius),
+                    label: self.labels.get(&key).cloned(),
                 })
             }
             _ => {
@@ -808,6 +814,7 @@ impl Placements {
                     local: dag.mat_vec3(&state.rotation, &local),
                     own: Vec::new(),
                     bound: None,
+                    label: None,
                 })
             }
         }
@@ -872,7 +879,7 @@ fn contact_points(dag: &mut Dag, tree: &Tree) -> Result<ContactOutputs, String> 
         let placement = placements.place(dag, tree, point)?;
         let index = placement.link;
         let path_columns = Placements::path_columns(tree, &placement)?;
-        let Placement { rotation, origin, frame_velocity, local, own, bound, .. } = placement;
+        let Placement { rotation, origin, frame_velocity, local, own, bound, label, .. } = placement;
         let position = dag.add3(&origin, &local);
         let position = dag.pin3(position, &format!("{}_position", point.name));
         let spin = dag.cross3(&frame_velocity.w, &position);
@@ -898,7 +905,7 @@ fn contact_points(dag: &mut Dag, tree: &Tree) -> Result<ContactOutputs, String> 
                 frame_keys.push(frame_key);
                 let mut own: Vec<usize> = own.iter().map(|(j, _)| *j).collect();
                 own.sort_unstable();
-                contact_frames.push(ContactFrame { name, columns, motion, own, axis, origin, radius: bound });
+                contact_frames.push(ContactFrame { name, columns, motion, own, axis, origin, radius: bound, label });
                 contact_frames.len() - 1
             }
         };

@@ -207,3 +207,70 @@ fn frame_contact_matches_point_jacobians_for_every_soft_robot() {
     frame_contact_matches_point_jacobians::<RigidSoftChain, 12, 20>();
     frame_contact_matches_point_jacobians::<SoftKindsArm, 3, 10>();
 }
+
+/// Generated code computes neighbouring skin rings of a section together in SIMD lanes (a
+/// chunk): at random bent states every chunk's points, own columns and axes are each frame's
+/// own kernels' (to rounding: lanes may add a sum's terms in another order), and chunks are
+/// runs of at most `CONTACT_CHUNK` consecutive frames of one segment.
+fn chunks_match_frames<R: Model<N, C>, const N: usize, const C: usize>(expect_chunks: bool) {
+    let frames = R::CONTACT_FRAME_START.len() - 1;
+    // Without chunks the list is empty and every frame is its own chunk.
+    assert!(matches!(R::CONTACT_FRAME_CHUNK.len(), 0) || R::CONTACT_FRAME_CHUNK.len() == frames, "{}", R::NAME);
+    let chunk_of = |f: usize| R::CONTACT_FRAME_CHUNK.get(f).map_or(f, |&c| c as usize);
+    let mut chunked = 0;
+    for frame in 0..frames {
+        let chunk = chunk_of(frame);
+        assert!(chunk <= frame && frame - chunk < softgen_runtime::CONTACT_CHUNK, "{}: frame {frame}", R::NAME);
+        assert!((chunk..=frame).all(|g| chunk_of(g) == chunk), "{}: frame {frame}", R::NAME);
+        assert_eq!(R::CONTACT_FRAME_SEGMENT[chunk], R::CONTACT_FRAME_SEGMENT[frame], "{}: frame {frame}", R::NAME);
+        chunked += usize::from(chunk != frame);
+    }
+    assert_eq!(chunked > 0, expect_chunks, "{}: {chunked} frames share a chunk with the frame before", R::NAME);
+    let p = R::Params::default();
+    let mut rng = StdRng::seed_from_u64(5);
+    for _ in 0..5 {
+        let q = SVector::<f64, N>::from_fn(|i, _| {
+            R::INITIAL_POSITION[i]
+                + match R::COORDINATES[i].kind {
+                    softgen_runtime::CoordinateKind::ActuatorLength => rng.gen_range(-0.02..0.02),
+                    softgen_runtime::CoordinateKind::Curvature => rng.gen_range(-3.0..3.0),
+                    _ => rng.gen_range(-0.3..0.3),
+                }
+        });
+        let cache = R::cache(&q, &p);
+        for chunk in (0..frames).filter(|&f| chunk_of(f) == f) {
+            let mut by_chunk = [Vector3::new(f64::NAN, f64::NAN, f64::NAN); C];
+            R::contact_chunk_positions_into(chunk, &q, &p, &cache, &mut by_chunk);
+            let mut owns = [SMatrix::<f64, 6, 3>::from_element(f64::NAN); softgen_runtime::CONTACT_CHUNK];
+            let mut axes = [Vector3::new(f64::NAN, f64::NAN, f64::NAN); softgen_runtime::CONTACT_CHUNK];
+            R::contact_chunk_own_into(chunk, &q, &p, &cache, &mut owns, &mut axes);
+            for frame in (chunk..frames).take_while(|&f| chunk_of(f) == chunk) {
+                let mut alone = [Vector3::zeros(); C];
+                R::contact_frame_positions_into(frame, &q, &p, &cache, &mut alone);
+                for point in R::CONTACT_FRAME_START[frame] as usize..R::CONTACT_FRAME_START[frame + 1] as usize {
+                    let error = (by_chunk[point] - alone[point]).norm();
+                    assert!(error <= 1e-14 * (1.0 + alone[point].norm()), "{}: point {point}: {error:e}", R::NAME);
+                }
+                let mut own = SMatrix::<f64, 6, 3>::zeros();
+                let mut axis = Vector3::zeros();
+                R::contact_frame_own_into(frame, &q, &p, &cache, &mut own, &mut axis);
+                let lane = frame - chunk;
+                let error = (owns[lane] - own).norm() + (axes[lane] - axis).norm();
+                assert!(
+                    error <= 1e-13 * (1.0 + own.norm()),
+                    "{}: frame {frame}: own columns off by {error:e}",
+                    R::NAME
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn skin_ring_chunks_match_their_frames_for_every_soft_robot() {
+    chunks_match_frames::<SoftSnake, 15, 310>(true);
+    chunks_match_frames::<Pinniped, 14, 55>(false);
+    chunks_match_frames::<SoftLimbedHub, 18, 37>(false);
+    chunks_match_frames::<RigidSoftChain, 12, 20>(false);
+    chunks_match_frames::<SoftKindsArm, 3, 10>(false);
+}

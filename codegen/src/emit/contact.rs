@@ -14,6 +14,8 @@ pub(super) const OWN_COLUMNS: usize = 3;
 pub(super) fn contact_frames(
     equations: &Equations,
     kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+    kernel_in_lanes: &dyn Fn(&[(TokenStream, NodeId)], &LimbLanes) -> TokenStream,
+    read: &dyn Fn(NodeId) -> Option<String>,
 ) -> Result<(TokenStream, TokenStream), String> {
     if !equations.frame_motion {
         return Ok((TokenStream::new(), TokenStream::new()));
@@ -27,6 +29,8 @@ pub(super) fn contact_frames(
     let mut segment_of = Vec::with_capacity(equations.contact_frames.len());
     let mut own_range = Vec::with_capacity(equations.contact_frames.len());
     let mut own_arms = TokenStream::new();
+    // Per frame its own columns' entries that are not zero (`[(row, column)]`, node).
+    let mut own_entries: Vec<Vec<(TokenStream, NodeId)>> = Vec::with_capacity(equations.contact_frames.len());
     for (f, frame) in equations.contact_frames.iter().enumerate() {
         let first = frame.own.first().copied().unwrap_or(0);
         if frame.own.len() > OWN_COLUMNS || frame.own.iter().enumerate().any(|(c, &j)| j != first + c) {
@@ -38,6 +42,7 @@ pub(super) fn contact_frames(
         own_range.push((first, frame.own.len()));
         let mut key = Vec::new();
         let mut outputs = Vec::new();
+        let mut entries = Vec::new();
         for &(j, column) in &frame.motion {
             let ids = [column.w[0], column.w[1], column.w[2], column.v[0], column.v[1], column.v[2]];
             match frame.own.iter().position(|&k| k == j) {
@@ -47,6 +52,7 @@ pub(super) fn contact_frames(
                         if dag.constant(id) != Some(0.0) {
                             let lr = idx(row);
                             outputs.push((quote!(own[(#lr, #lc)]), id));
+                            entries.push((quote!([(#lr, #lc)]), id));
                         }
                     }
                 }
@@ -57,6 +63,7 @@ pub(super) fn contact_frames(
             let lr = idx(row);
             outputs.push((quote!(axis[#lr]), id));
         }
+        own_entries.push(entries);
         let body = kernel(&outputs);
         let lf = idx(f);
         own_arms.extend(quote!(#lf => { #body }));
@@ -118,6 +125,54 @@ pub(super) fn contact_frames(
         let body = kernel(&outputs);
         position_arms.extend(quote!(#lf => { #body }));
     }
+    let (chunk_of, chunk_positions_arms, chunk_own_arms) =
+        frame_chunks(equations, &segment_of, &own_range, &own_entries, &start, kernel_in_lanes, read);
+    // Robots without chunks keep the trait's defaults: each frame's own kernels, called
+    // directly.
+    let (chunk_fn, chunk_impl) = if chunk_of.iter().enumerate().all(|(f, &c)| c == f) {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        let chunk_lits = chunk_of.iter().map(|&c| Literal::u16_unsuffixed(c as u16));
+        (
+            quote! {
+                /// Per contact frame, the first frame of its chunk: neighbouring skin rings of
+                /// one section, computed together in SIMD lanes by
+                /// [`contact_chunk_positions_into`] and [`contact_chunk_own_into`].
+                pub const CONTACT_FRAME_CHUNK: &[u16] = &[#(#chunk_lits),*];
+
+                /// World positions of the contact points of every frame of the chunk that
+                /// starts at frame `chunk` (the others in `out` are left as they are).
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_chunk_positions_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                    match chunk {
+                        #chunk_positions_arms
+                        _ => contact_frame_positions_into(chunk, q, p, cache, out),
+                    }
+                }
+
+                /// Own columns and x axes (as [`contact_frame_own_into`]) of every frame of the
+                /// chunk that starts at frame `chunk`, the chunk's first frame in `own[0]`.
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_chunk_own_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; 4], axis: &mut [Vector3<f64>; 4]) {
+                    match chunk {
+                        #chunk_own_arms
+                        _ => contact_frame_own_into(chunk, q, p, cache, &mut own[0], &mut axis[0]),
+                    }
+                }
+            },
+            quote! {
+                const CONTACT_FRAME_CHUNK: &'static [u16] = CONTACT_FRAME_CHUNK;
+                fn contact_chunk_positions_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                    contact_chunk_positions_into(chunk, q, p, k, out)
+                }
+                fn contact_chunk_own_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut [SMatrix<f64, 6, 3>; 4], axis: &mut [Vector3<f64>; 4]) {
+                    contact_chunk_own_into(chunk, q, p, k, own, axis)
+                }
+            },
+        )
+    };
     let start = start.iter().map(|&s| Literal::u16_unsuffixed(s));
     let frame_of = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
     let segment_lits = segment_of.iter().map(|&s| Literal::u16_unsuffixed(s as u16));
@@ -176,6 +231,8 @@ pub(super) fn contact_frames(
                 }
             }
 
+            #chunk_fn
+
             /// Per contact frame, its segment: the frames of a segment share the columns of
             /// every coordinate that is not their own.
             pub const CONTACT_FRAME_SEGMENT: &[u16] = &[#(#segment_lits),*];
@@ -193,6 +250,7 @@ pub(super) fn contact_frames(
             fn contact_frame_positions_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
                 contact_frame_positions_into(frame, q, p, k, out)
             }
+            #chunk_impl
             const CONTACT_FRAME_SEGMENT: &'static [u16] = CONTACT_FRAME_SEGMENT;
             const CONTACT_FRAME_OWN: &'static [(u16, u8)] = CONTACT_FRAME_OWN;
             fn contact_segment_into(segment: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>) {
@@ -203,6 +261,115 @@ pub(super) fn contact_frames(
             }
         },
     ))
+}
+
+/// Neighbouring skin rings of one section in chunks of up to [`WIDTH`], each chunk's points
+/// and own columns one kernel in SIMD lanes (see [`LimbLanes::by_use`]): the rings are one
+/// function of their section's intermediates, their own Stumpff values and their stations'
+/// constants, so one lane expression computes a node of all of them. A chunk holds
+/// consecutive frames of one segment with the same number of own coordinates and own columns
+/// not all zero (a section's first ring, at its base, moves with the base alone). Returns
+/// per frame its chunk's first frame, and the match arms of the chunks of two frames or more
+/// (a frame alone keeps its own kernels).
+fn frame_chunks(
+    equations: &Equations,
+    segment_of: &[usize],
+    own_range: &[(usize, usize)],
+    own_entries: &[Vec<(TokenStream, NodeId)>],
+    start: &[u16],
+    kernel_in_lanes: &dyn Fn(&[(TokenStream, NodeId)], &LimbLanes) -> TokenStream,
+    read: &dyn Fn(NodeId) -> Option<String>,
+) -> (Vec<usize>, TokenStream, TokenStream) {
+    let frames = &equations.contact_frames;
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let chunkable = |f: usize| frames[f].label.is_some() && own_range[f].1 > 0 && !own_entries[f].is_empty();
+    // Each frame's own columns and axis, the outputs its lane of a chunk computes.
+    let own_outputs = |g: usize| -> Vec<NodeId> {
+        own_entries[g].iter().map(|(_, id)| *id).chain(frames[g].axis.iter().copied()).collect()
+    };
+    let labels = |members: std::ops::Range<usize>| -> Vec<String> {
+        members.map(|g| frames[g].label.clone().unwrap_or_default()).collect()
+    };
+    let mut chunk_of: Vec<usize> = (0..frames.len()).collect();
+    let mut f = 0;
+    while f < frames.len() {
+        if !chunkable(f) {
+            f += 1;
+            continue;
+        }
+        let mut end = f + 1;
+        while end < frames.len()
+            && end - f < WIDTH
+            && chunkable(end)
+            && segment_of[end] == segment_of[f]
+            && own_range[end].1 == own_range[f].1
+        {
+            end += 1;
+        }
+        // The chunk ends before the first frame whose own columns are not the first frame's
+        // lane expressions (a section's tip ring, whose station's constants fold away): such a
+        // frame would be computed beside the others, not with them.
+        if end - f >= 2 {
+            let per_lane: Vec<Vec<NodeId>> = (f..end).map(own_outputs).collect();
+            let lanes = LimbLanes::by_use(&equations.dag, &per_lane, &labels(f..end), read);
+            let signs = |outputs: &[NodeId]| -> Vec<u64> { outputs.iter().map(|&id| lanes.signature(id)).collect() };
+            let first = signs(&per_lane[0]);
+            let alike = per_lane.iter().take_while(|outputs| signs(outputs) == first).count();
+            end = f + alike.max(1);
+        }
+        for g in f..end {
+            chunk_of[g] = f;
+        }
+        f = end;
+    }
+    let mut position_arms = TokenStream::new();
+    let mut own_arms = TokenStream::new();
+    for first in 0..frames.len() {
+        let members: Vec<usize> = (first..frames.len()).take_while(|&g| chunk_of[g] == first).collect();
+        if chunk_of[first] != first || members.len() < 2 {
+            continue;
+        }
+        let labels = labels(first..first + members.len());
+        // The points of every frame of the chunk.
+        let mut outputs = Vec::new();
+        let mut per_lane = Vec::new();
+        for &g in &members {
+            let mut lane = Vec::new();
+            for k in start[g] as usize..start[g + 1] as usize {
+                let lk = idx(k);
+                for (a, &id) in equations.contact_positions[k].iter().enumerate() {
+                    outputs.push((quote!(out[#lk][#a]), id));
+                    lane.push(id);
+                }
+            }
+            per_lane.push(lane);
+        }
+        let lanes = LimbLanes::by_use(&equations.dag, &per_lane, &labels, read);
+        let body = kernel_in_lanes(&outputs, &lanes);
+        let lf = idx(first);
+        position_arms.extend(quote!(#lf => { #body }));
+        // Their own columns and axes.
+        let mut outputs = Vec::new();
+        for (l, &g) in members.iter().enumerate() {
+            let ll = idx(l);
+            for (entry, id) in &own_entries[g] {
+                outputs.push((quote!(own[#ll]#entry), *id));
+            }
+            for (row, &id) in frames[g].axis.iter().enumerate() {
+                let lr = idx(row);
+                outputs.push((quote!(axis[#ll][#lr]), id));
+            }
+        }
+        let per_lane: Vec<Vec<NodeId>> = members.iter().map(|&g| own_outputs(g)).collect();
+        let lanes = LimbLanes::by_use(&equations.dag, &per_lane, &labels, read);
+        let body = kernel_in_lanes(&outputs, &lanes);
+        let zero = members.iter().enumerate().map(|(l, _)| {
+            let ll = idx(l);
+            quote!(own[#ll] = SMatrix::zeros();)
+        });
+        own_arms.extend(quote!(#lf => { #(#zero)* #body }));
+    }
+    (chunk_of, position_arms, own_arms)
 }
 
 /// What the system Jacobian needs of every robot's contact frames (rigid links and skin

@@ -113,7 +113,7 @@ impl<'a> Emitter<'a> {
                 Some(atom(float(-f64::from_bits(*bits))))
             }
             Node::Mul(factors) if !self.bound.contains_key(&id) && !self.cache.contains_key(&id) => {
-                let coefficient = factors.iter().find_map(|&f| self.dag.constant(f))?;
+                let coefficient = factors.iter().find_map(|&f| self.coefficient(f))?;
                 if coefficient >= 0.0 {
                     return None;
                 }
@@ -121,6 +121,12 @@ impl<'a> Emitter<'a> {
             }
             _ => None,
         }
+    }
+
+    /// A factor's value where it is a literal: a constant not bound to a name (a set in lanes
+    /// binds the constants that differ from lane to lane).
+    fn coefficient(&self, factor: NodeId) -> Option<f64> {
+        self.dag.constant(factor).filter(|_| !self.bound.contains_key(&factor))
     }
 
     pub(super) fn product(&self, factors: &[NodeId], coefficient: f64) -> Rendered {
@@ -213,7 +219,7 @@ impl<'a> Emitter<'a> {
                 Rendered { tokens, precedence: Precedence::Sum }
             }
             Node::Mul(factors) => {
-                let coefficient = factors.iter().find_map(|&f| self.dag.constant(f)).unwrap_or(1.0);
+                let coefficient = factors.iter().find_map(|&f| self.coefficient(f)).unwrap_or(1.0);
                 if coefficient < 0.0 {
                     let inner = wrap(self.product(factors, -coefficient), Precedence::Unary);
                     Rendered { tokens: quote!(-#inner), precedence: Precedence::Unary }
@@ -415,7 +421,9 @@ pub(super) fn body_with_lanes(
                         members.iter().map(|m| m.and_then(|m| lanes.paired_children(dag, representative, m))).collect();
                     let mut saved = Vec::new();
                     for (j, c) in dag.children(representative).into_iter().enumerate() {
-                        if dag.constant(c).is_some() || saved.iter().any(|(s, _)| *s == c) {
+                        // A constant the same in every lane stays a literal (below); one that
+                        // differs (a ring's station) is gathered like any value read by lane.
+                        if saved.iter().any(|(s, _)| *s == c) {
                             continue;
                         }
                         let source = match (lanes.lane(c), groups.group_of.get(&c)) {

@@ -148,6 +148,95 @@ impl LimbLanes {
         LimbLanes { place, signature }
     }
 
+    /// Lanes by use, for one kernel that computes several frames at once (a chunk of a
+    /// section's skin rings): `lane_outputs[l]` are lane l's outputs, `label[l]` the prefix
+    /// of the names its own intermediates carry (`section1_ring3`), and `read(id)` names the
+    /// nodes the kernel reads rather than computes (cache fields, by their field names). A node that only lane l's
+    /// outputs reach is that lane's; one that several reach is shared and computed once. A
+    /// lane's cache read stands for its role (its name without the lane's label), and a
+    /// constant only one lane reads (a ring's station along its section) for "a constant":
+    /// the rings' matching nodes then differ in those values alone, which each lane reads
+    /// from its own member, so one lane expression computes all of them.
+    pub(super) fn by_use(
+        dag: &Dag,
+        lane_outputs: &[Vec<NodeId>],
+        label: &[String],
+        read: &dyn Fn(NodeId) -> Option<String>,
+    ) -> LimbLanes {
+        assert!(lane_outputs.len() <= WIDTH && label.len() == lane_outputs.len());
+        let mut reached: HashMap<NodeId, u8> = HashMap::new();
+        for (lane, outputs) in lane_outputs.iter().enumerate() {
+            let bit = 1u8 << lane;
+            let mut stack: Vec<NodeId> = outputs.clone();
+            while let Some(id) = stack.pop() {
+                let mask = reached.entry(id).or_insert(0);
+                if *mask & bit != 0 {
+                    continue;
+                }
+                *mask |= bit;
+                if read(id).is_none() {
+                    stack.extend(dag.children(id));
+                }
+            }
+        }
+        let mut ids: Vec<NodeId> = reached.keys().copied().collect();
+        // Children precede their parents in the DAG.
+        ids.sort_unstable();
+        let mut place = vec![Place::Shared; dag.nodes.len()];
+        let mut signature = vec![0u64; dag.nodes.len()];
+        // With constants unsigned, one ring can hold two nodes of one signature (its station
+        // xi and xi^2 times the same value): the k-th of them in one lane matches the k-th in
+        // another, since every ring's nodes were built by the same code in the same order.
+        let mut occurrences: HashMap<(u8, u64), u64> = HashMap::new();
+        for id in ids {
+            let mask = reached[&id];
+            let lane = (mask.count_ones() == 1).then(|| mask.trailing_zeros() as u8);
+            let s = match (lane, &dag.nodes[id]) {
+                (None, Node::Const(bits)) => fnv([1, *bits]),
+                (None, _) => fnv([20, id as u64]),
+                (Some(_), Node::Const(bits)) => fnv([21, (f64::from_bits(*bits) < 0.0) as u64]),
+                (Some(lane), _) if dag.is_leaf(id) || read(id).is_some() => {
+                    let prefix = format!("{}_", label[lane as usize]);
+                    let name = read(id).or_else(|| dag.names.get(&id).cloned());
+                    match name.as_deref().and_then(|name| name.strip_prefix(prefix.as_str())) {
+                        Some(role) => fnv(std::iter::once(22).chain(role.bytes().map(u64::from))),
+                        None => fnv([23, id as u64]),
+                    }
+                }
+                (Some(_), node) => {
+                    let sig = |c: NodeId| signature[c];
+                    match node {
+                        Node::Add(c) | Node::Mul(c) => {
+                            let mut sigs: Vec<u64> = c.iter().map(|&c| sig(c)).collect();
+                            sigs.sort_unstable();
+                            let tag = if matches!(node, Node::Add(_)) { 5 } else { 6 };
+                            fnv(std::iter::once(tag).chain(sigs))
+                        }
+                        Node::Powi(b, e) => fnv([7, sig(*b), *e as i64 as u64]),
+                        Node::Powf(b, e) => fnv([8, sig(*b), *e]),
+                        Node::Call(f, a) => fnv([9, function_tag(*f), sig(*a)]),
+                        Node::Const(_) | Node::Input(_) => unreachable!("leaves are signed above"),
+                    }
+                }
+            };
+            let s = match lane {
+                Some(lane) => {
+                    place[id] = Place::Lane { chunk: 0, lane };
+                    let seen = occurrences.entry((lane, s)).or_insert(0);
+                    *seen += 1;
+                    if *seen == 1 {
+                        s
+                    } else {
+                        fnv([s, *seen])
+                    }
+                }
+                None => s,
+            };
+            signature[id] = s;
+        }
+        LimbLanes { place, signature }
+    }
+
     /// The children of `member` paired with those of `representative` (a node of the same
     /// set), in the representative's order: children of one signature pair in turn. Sums and
     /// products do not depend on their terms' order, so any pairing among equal signatures
@@ -170,8 +259,9 @@ impl LimbLanes {
         }
     }
 
-    #[cfg(test)]
-    fn signature(&self, id: NodeId) -> u64 {
+    /// The node's lane signature: nodes of two lanes with one signature are one lane
+    /// expression.
+    pub(super) fn signature(&self, id: NodeId) -> u64 {
         self.signature[id]
     }
 
@@ -259,6 +349,9 @@ impl LimbLanes {
                 match self.place[c] {
                     Place::Shared => {}
                     Place::Mixed => return false,
+                    // What the kernel reads (cache fields, inputs, a ring's constants) is
+                    // gathered lane by lane from the members' own children.
+                    Place::Lane { .. } if !computed_here(c) => {}
                     Place::Lane { .. } => match buckets.get(&self.signature[c]) {
                         Some(set) if set[lane] == Some(c) => {}
                         _ => return false,
@@ -353,5 +446,48 @@ mod tests {
         // Without lanes the same outputs take scalar code only.
         let scalar = body(&dag, &params, &empty, &outputs, CacheUse::Read).to_string();
         assert!(!scalar.contains("Lanes4"), "{scalar}");
+    }
+
+    /// Three rings of one section: each computes (x_k c_k s + x_k^2 c_k) t with its own
+    /// station x_k, its own cached value c_k (`sec_ring{k}_c`) and the section's s and t.
+    #[test]
+    fn rings_match_by_use_and_read_their_own_stations() {
+        let mut dag = Dag::default();
+        let s = dag.input(Input::Param(0));
+        let t = dag.input(Input::Param(1));
+        let mut cache = HashMap::new();
+        let mut outputs = Vec::new();
+        let mut per_lane = Vec::new();
+        let mut labels = Vec::new();
+        for (k, x) in [0.1, 0.2, 0.3].into_iter().enumerate() {
+            let c = dag.input(Input::Q(k));
+            let field = dag.add(vec![c, s]);
+            cache.insert(field, format_ident!("sec_ring{k}_c"));
+            let (station, squared) = (dag.number(x), dag.number(x * x));
+            let first = dag.mul(vec![station, field, s]);
+            let second = dag.mul(vec![squared, field]);
+            let sum = dag.add(vec![first, second]);
+            let out = dag.mul(vec![sum, t]);
+            let lk = Literal::usize_unsuffixed(k);
+            outputs.push((quote!(out[#lk]), out));
+            per_lane.push(vec![out]);
+            labels.push(format!("sec_ring{k}"));
+        }
+        let names: HashMap<NodeId, String> = cache.iter().map(|(id, f)| (*id, f.to_string())).collect();
+        let lanes = LimbLanes::by_use(&dag, &per_lane, &labels, &|id| names.get(&id).cloned());
+        let [a, b, c] = [outputs[0].1, outputs[1].1, outputs[2].1];
+        assert_eq!(lanes.signature(a), lanes.signature(b));
+        assert_eq!(lanes.signature(a), lanes.signature(c));
+        assert_eq!([a, b, c].map(|o| lanes.lane(o)), [Some(0), Some(1), Some(2)]);
+        assert_eq!(lanes.lane(t), None, "the section's values are shared");
+        let params = [format_ident!("s"), format_ident!("t")];
+        let code = body_with_lanes(&dag, &params, &cache, &outputs, CacheUse::Read, &lanes).to_string();
+        // Each ring's stations and cached values gathered once, the arithmetic in lanes.
+        assert!(code.contains("from_array ([0.1 , 0.2 , 0.3 , 0.0])"), "{code}");
+        assert!(code.contains("cache . sec_ring0_c , cache . sec_ring1_c , cache . sec_ring2_c"), "{code}");
+        assert_eq!(code.matches("to_array ()").count(), 1, "{code}");
+        // Two nodes of one ring with one unsigned shape (x c s and x^2 c are not: s) would
+        // pair by order; here every product is in lanes and no scalar product is left.
+        assert!(!code.contains("0.1 *"), "{code}");
     }
 }

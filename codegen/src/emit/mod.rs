@@ -621,7 +621,11 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     // Jacobian function of the point's position, which each point's function calls.
     let points_on_frame = equations.points_on_frame();
     // Soft robots serve points from their frame's motion instead (see `Equations::frame_motion`).
-    let (frame_fn, frame_impl) = contact_frames(equations, &kernel)?;
+    let kernel_in_lanes = |outputs: &[(TokenStream, NodeId)], lanes: &LimbLanes| {
+        body_with_lanes(dag, &params, &cache, outputs, CacheUse::Read, lanes)
+    };
+    let (frame_fn, frame_impl) =
+        contact_frames(equations, &kernel, &kernel_in_lanes, &|id| cache.get(&id).map(|field| field.to_string()))?;
     let loops = |groups: &[DirectionGroup]| body_in_loops(dag, &params, &cache, &moves, groups);
     let (frame_tangent_fn, frame_tangent_impl) = contact_frame_tangents(equations, &kernel, &loops)?;
     let robot_type = format_ident!("{}", camel(&robot.name));

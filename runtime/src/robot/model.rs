@@ -235,6 +235,10 @@ pub trait ParamSet: Clone + Default + fmt::Debug + Send + Sync {
     }
 }
 
+/// Most contact frames in a chunk ([`Model::CONTACT_FRAME_CHUNK`]): the lanes of a
+/// [`crate::Lanes4`].
+pub const CONTACT_CHUNK: usize = 4;
+
 /// Equations of motion of one robot, `M(q) qdd + C(q, qd) qd + G(q) = tau + J' F`,
 /// with `N` generalized coordinates and `C` declared contact points.
 ///
@@ -517,6 +521,36 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     ) {
         let _ = frame;
         Self::contact_positions_into(q, p, k, out)
+    }
+    /// Per contact frame, the first frame of its chunk: neighbouring skin rings of one section
+    /// that generated code computes together in SIMD lanes
+    /// ([`Model::contact_chunk_positions_into`], [`Model::contact_chunk_own_into`]); the
+    /// frames of a chunk are consecutive, at most [`CONTACT_CHUNK`] of them. Empty: every
+    /// frame is its own chunk.
+    const CONTACT_FRAME_CHUNK: &'static [u16] = &[];
+    /// World positions of the points of every frame of the chunk starting at frame `chunk`
+    /// (the others left as they are); by default the frame's alone.
+    fn contact_chunk_positions_into(
+        chunk: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        out: &mut [Vector3<f64>; C],
+    ) {
+        Self::contact_frame_positions_into(chunk, q, p, k, out)
+    }
+    /// Own columns and x axes ([`Model::contact_frame_own_into`]) of every frame of the chunk
+    /// starting at frame `chunk`, frame `chunk + i` in `own[i]` and `axis[i]`; by default the
+    /// frame's alone.
+    fn contact_chunk_own_into(
+        chunk: usize,
+        q: &SVector<f64, N>,
+        p: &Self::Params,
+        k: &Self::Cache,
+        own: &mut [SMatrix<f64, 6, 3>; CONTACT_CHUNK],
+        axis: &mut [Vector3<f64>; CONTACT_CHUNK],
+    ) {
+        Self::contact_frame_own_into(chunk, q, p, k, &mut own[0], &mut axis[0])
     }
     /// Per contact frame, its segment: the frames of one segment (a soft section's skin
     /// rings, a rigid body's frames) share the columns of every coordinate that is not their

@@ -11,7 +11,7 @@ use crate::environment::terrain::Terrain;
 use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
 use crate::robot::dynamics::forward_dynamics;
 use crate::robot::force_coordinates::ForceCoordinates;
-use crate::robot::model::{Model, ParamSet};
+use crate::robot::model::{Model, ParamSet, CONTACT_CHUNK};
 use crate::robot::state::State;
 use crate::simulation::system_jacobian::{JacobianWorkspace, SystemJacobian};
 use nalgebra::{SMatrix, SVector, Vector3, Vector6};
@@ -567,10 +567,15 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             wrench: Vector6::zeros(),
             normal_wrench: Vector6::zeros(),
         };
-        let mut own = SMatrix::<f64, 6, 3>::zeros();
-        let mut axis = Vector3::zeros();
+        // A chunk's frames (neighbouring skin rings) are placed, and their own columns built,
+        // together in SIMD lanes: once for the chunk, when the first of them needs it.
+        let mut placed_chunk = usize::MAX;
+        let mut own_chunk = usize::MAX;
+        let mut owns = [SMatrix::<f64, 6, 3>::zeros(); CONTACT_CHUNK];
+        let mut axes = [Vector3::zeros(); CONTACT_CHUNK];
         let mut centre = Vector3::zeros();
         for frame in 0..R::CONTACT_FRAME_START.len().saturating_sub(1) {
+            let chunk = R::CONTACT_FRAME_CHUNK.get(frame).map_or(frame, |&c| c as usize);
             if !place_all {
                 match &self.onsets {
                     // With located onsets only armed points carry force: a frame without
@@ -587,9 +592,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                         }
                     }
                 }
-                R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
+                if chunk != placed_chunk {
+                    R::contact_chunk_positions_into(chunk, q, &self.params, cache, &mut positions);
+                    placed_chunk = chunk;
+                }
             }
             let (first, count) = R::CONTACT_FRAME_OWN[frame];
+            let lane = frame - chunk;
             let (first, count) = (first as usize, count as usize);
             // Total wrench on the frame, and its normal part when reporting.
             let mut wrench = Vector6::zeros();
@@ -612,15 +621,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                         segment.wrench = Vector6::zeros();
                         segment.normal_wrench = Vector6::zeros();
                     }
-                    R::contact_frame_own_into(frame, q, &self.params, cache, &mut own, &mut axis);
+                    if chunk != own_chunk {
+                        R::contact_chunk_own_into(chunk, q, &self.params, cache, &mut owns, &mut axes);
+                        own_chunk = chunk;
+                    }
                     twist = segment.twist;
                     for c in 0..count {
-                        twist += own.column(c) * qd[first + c];
+                        twist += owns[lane].column(c) * qd[first + c];
                     }
                     touching = true;
                 }
                 let velocity = point_velocity(&twist, &positions[index]);
-                let sample = self.config.contact.force(&contact, &velocity, &axis);
+                let sample = self.config.contact.force(&contact, &velocity, &axes[lane]);
                 if sample.normal_force == 0.0 {
                     continue;
                 }
@@ -634,6 +646,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
             }
             if touching {
+                let own = &owns[lane];
                 for c in 0..count {
                     force[first + c] += own.column(c).dot(&wrench);
                 }
