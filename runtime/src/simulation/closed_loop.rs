@@ -300,6 +300,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             return;
         }
         let mut centre = Vector3::zeros();
+        // A chunk's frames are placed together, when the first of them can touch.
+        let mut placed_chunk = usize::MAX;
         for frame in 0..frames {
             let points = R::CONTACT_FRAME_START[frame] as usize..R::CONTACT_FRAME_START[frame + 1] as usize;
             let radius = R::contact_frame_sphere(frame, q, &self.params, cache, &mut centre);
@@ -307,7 +309,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 depths[points].fill(f64::NEG_INFINITY);
                 continue;
             }
-            R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
+            let chunk = R::CONTACT_FRAME_CHUNK.get(frame).map_or(frame, |&c| c as usize);
+            if chunk != placed_chunk {
+                R::contact_chunk_positions_into(chunk, q, &self.params, cache, &mut positions);
+                placed_chunk = chunk;
+            }
             for index in points {
                 depths[index] = self.config.terrain.signed_depth(&positions[index]);
             }
@@ -890,11 +896,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
             let by_frame = R::CONTACT_FRAME_OF.len() == C;
             let armed_in_frame = self.onsets.as_ref().map(|o| &o.armed_in_frame).filter(|a| by_frame && !a.is_empty());
             match armed_in_frame {
-                // Only the frames with an armed point are placed.
+                // Only the frames with an armed point are placed, a chunk of them at once.
                 Some(armed_in_frame) => {
+                    let mut placed_chunk = usize::MAX;
                     for (frame, &armed) in armed_in_frame.iter().enumerate() {
-                        if armed > 0 {
-                            R::contact_frame_positions_into(frame, q, &self.params, cache, &mut positions);
+                        let chunk = R::CONTACT_FRAME_CHUNK.get(frame).map_or(frame, |&c| c as usize);
+                        if armed > 0 && chunk != placed_chunk {
+                            R::contact_chunk_positions_into(chunk, q, &self.params, cache, &mut positions);
+                            placed_chunk = chunk;
                         }
                     }
                 }
