@@ -43,8 +43,8 @@ pub use robot::dynamics::{
 pub use robot::force_coordinates::ForceCoordinates;
 pub use robot::lanes::{LaneValue, Lanes2, Lanes4, NO_COLUMN};
 pub use robot::model::{
-    tracked_point_names, BodyDrawing, CONTACT_CHUNK, BodyGeometry, ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults,
-    FramePose, GaitDefaults, Model, ParamSet, SoftSectionInfo, ThrusterInfo, UnknownParameter,
+    tracked_point_names, BodyDrawing, BodyGeometry, ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults,
+    FramePose, GaitDefaults, Model, ParamSet, SoftSectionInfo, ThrusterInfo, UnknownParameter, CONTACT_CHUNK,
 };
 pub use robot::parameter_rules::{check_rule, physical_inertia, RuleKind};
 pub use robot::registry::{RobotInfo, RobotVisitor, RunConfigFile};

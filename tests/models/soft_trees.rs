@@ -121,6 +121,19 @@ fn fixed_arm_with_inextensible_and_planar_sections_conserves_energy() {
     energy_is_conserved::<SoftKindsArm, 3, 10>();
 }
 
+/// A random state about the robot's initial one: curvature coordinates within 3 of it either
+/// way, actuator lengths within 2 cm, other coordinates within 0.3.
+fn bent_state<R: Model<N, C>, const N: usize, const C: usize>(rng: &mut StdRng) -> SVector<f64, N> {
+    SVector::<f64, N>::from_fn(|i, _| {
+        R::INITIAL_POSITION[i]
+            + match R::COORDINATES[i].kind {
+                softgen_runtime::CoordinateKind::ActuatorLength => rng.gen_range(-0.02..0.02),
+                softgen_runtime::CoordinateKind::Curvature => rng.gen_range(-3.0..3.0),
+                _ => rng.gen_range(-0.3..0.3),
+            }
+    })
+}
+
 /// The runtime serves soft robots' contact frame by frame: a segment's shared columns and
 /// twist once, each touching frame's own columns, its points' forces into its wrench. At
 /// bent, moving states against ground through the middle of the robot (so that about half
@@ -140,14 +153,7 @@ fn frame_contact_matches_point_jacobians<R: Model<N, C>, const N: usize, const C
     law.friction.regularisation = 0.01;
     let mut touching = 0;
     for _ in 0..10 {
-        let q = SVector::<f64, N>::from_fn(|i, _| {
-            R::INITIAL_POSITION[i]
-                + match R::COORDINATES[i].kind {
-                    softgen_runtime::CoordinateKind::ActuatorLength => rng.gen_range(-0.02..0.02),
-                    softgen_runtime::CoordinateKind::Curvature => rng.gen_range(-3.0..3.0),
-                    _ => rng.gen_range(-0.3..0.3),
-                }
-        });
+        let q = bent_state::<R, N, C>(&mut rng);
         let qd = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-0.5..0.5));
         let cache = R::cache(&q, &p);
         let mut positions = [Vector3::zeros(); C];
@@ -229,14 +235,7 @@ fn chunks_match_frames<R: Model<N, C>, const N: usize, const C: usize>(expect_ch
     let p = R::Params::default();
     let mut rng = StdRng::seed_from_u64(5);
     for _ in 0..5 {
-        let q = SVector::<f64, N>::from_fn(|i, _| {
-            R::INITIAL_POSITION[i]
-                + match R::COORDINATES[i].kind {
-                    softgen_runtime::CoordinateKind::ActuatorLength => rng.gen_range(-0.02..0.02),
-                    softgen_runtime::CoordinateKind::Curvature => rng.gen_range(-3.0..3.0),
-                    _ => rng.gen_range(-0.3..0.3),
-                }
-        });
+        let q = bent_state::<R, N, C>(&mut rng);
         let cache = R::cache(&q, &p);
         for chunk in (0..frames).filter(|&f| chunk_of(f) == f) {
             let mut by_chunk = [Vector3::new(f64::NAN, f64::NAN, f64::NAN); C];

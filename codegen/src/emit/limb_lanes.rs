@@ -123,21 +123,9 @@ impl LimbLanes {
                             _ => Place::Mixed,
                         };
                     }
-                    let sig = |c: NodeId| signature[c];
                     let s = match (joined, dag.names.get(&id)) {
                         (Place::Shared, Some(name)) => role(name),
-                        _ => match node {
-                            Node::Add(c) | Node::Mul(c) => {
-                                let mut sigs: Vec<u64> = c.iter().map(|&c| sig(c)).collect();
-                                sigs.sort_unstable();
-                                let tag = if matches!(node, Node::Add(_)) { 5 } else { 6 };
-                                fnv(std::iter::once(tag).chain(sigs))
-                            }
-                            Node::Powi(b, e) => fnv([7, sig(*b), *e as i64 as u64]),
-                            Node::Powf(b, e) => fnv([8, sig(*b), *e]),
-                            Node::Call(f, a) => fnv([9, function_tag(*f), sig(*a)]),
-                            Node::Const(_) | Node::Input(_) => unreachable!("leaves are placed above"),
-                        },
+                        _ => structural_signature(node, &signature),
                     };
                     (joined, s)
                 }
@@ -203,21 +191,7 @@ impl LimbLanes {
                         None => fnv([23, id as u64]),
                     }
                 }
-                (Some(_), node) => {
-                    let sig = |c: NodeId| signature[c];
-                    match node {
-                        Node::Add(c) | Node::Mul(c) => {
-                            let mut sigs: Vec<u64> = c.iter().map(|&c| sig(c)).collect();
-                            sigs.sort_unstable();
-                            let tag = if matches!(node, Node::Add(_)) { 5 } else { 6 };
-                            fnv(std::iter::once(tag).chain(sigs))
-                        }
-                        Node::Powi(b, e) => fnv([7, sig(*b), *e as i64 as u64]),
-                        Node::Powf(b, e) => fnv([8, sig(*b), *e]),
-                        Node::Call(f, a) => fnv([9, function_tag(*f), sig(*a)]),
-                        Node::Const(_) | Node::Input(_) => unreachable!("leaves are signed above"),
-                    }
-                }
+                (Some(_), node) => structural_signature(node, &signature),
             };
             let s = match lane {
                 Some(lane) => {
@@ -360,6 +334,23 @@ impl LimbLanes {
             }
         }
         true
+    }
+}
+
+/// The lane signature of an operator node from its children's (`signature`, indexed by
+/// node): a sum's or product's terms in any order.
+fn structural_signature(node: &Node, signature: &[u64]) -> u64 {
+    match node {
+        Node::Add(c) | Node::Mul(c) => {
+            let mut sigs: Vec<u64> = c.iter().map(|&c| signature[c]).collect();
+            sigs.sort_unstable();
+            let tag = if matches!(node, Node::Add(_)) { 5 } else { 6 };
+            fnv(std::iter::once(tag).chain(sigs))
+        }
+        Node::Powi(b, e) => fnv([7, signature[*b], *e as i64 as u64]),
+        Node::Powf(b, e) => fnv([8, signature[*b], *e]),
+        Node::Call(f, a) => fnv([9, function_tag(*f), signature[*a]]),
+        Node::Const(_) | Node::Input(_) => unreachable!("leaves are signed by their callers"),
     }
 }
 
