@@ -139,12 +139,13 @@ impl LimbLanes {
     /// Lanes by use, for one kernel that computes several frames at once (a chunk of a
     /// section's skin rings): `lane_outputs[l]` are lane l's outputs, `label[l]` the prefix
     /// of the names its own intermediates carry (`section1_ring3`), and `read(id)` names the
-    /// nodes the kernel reads rather than computes (cache fields, by their field names). A node that only lane l's
-    /// outputs reach is that lane's; one that several reach is shared and computed once. A
-    /// lane's cache read stands for its role (its name without the lane's label), and a
-    /// constant only one lane reads (a ring's station along its section) for "a constant":
-    /// the rings' matching nodes then differ in those values alone, which each lane reads
-    /// from its own member, so one lane expression computes all of them.
+    /// nodes the kernel reads rather than computes (cache fields, by their field names). A
+    /// node that only lane l's outputs reach is that lane's; one that several reach is
+    /// shared and computed once. A lane's cache read stands for its role (its name without
+    /// the lane's label), and a constant only one lane reads (a ring's station along its
+    /// section) for "a constant" of its sign: the rings' matching nodes then differ in those
+    /// values alone, which each lane reads from its own member, so one lane expression
+    /// computes all of them.
     pub(super) fn by_use(
         dag: &Dag,
         lane_outputs: &[Vec<NodeId>],
@@ -477,8 +478,7 @@ mod tests {
         assert!(code.contains("from_array ([0.1 , 0.2 , 0.3 , 0.0])"), "{code}");
         assert!(code.contains("cache . sec_ring0_c , cache . sec_ring1_c , cache . sec_ring2_c"), "{code}");
         assert_eq!(code.matches("to_array ()").count(), 1, "{code}");
-        // Two nodes of one ring with one unsigned shape (x c s and x^2 c are not: s) would
-        // pair by order; here every product is in lanes and no scalar product is left.
+        // No product with a ring's station is left to scalar code.
         assert!(!code.contains("0.1 *"), "{code}");
     }
 }
