@@ -222,7 +222,7 @@ fn chunks_match_frames<R: Model<N, C>, const N: usize, const C: usize>(expect_ch
     let frames = R::CONTACT_FRAME_START.len() - 1;
     // Without chunks the list is empty and every frame is its own chunk.
     assert!(matches!(R::CONTACT_FRAME_CHUNK.len(), 0) || R::CONTACT_FRAME_CHUNK.len() == frames, "{}", R::NAME);
-    let chunk_of = |f: usize| R::CONTACT_FRAME_CHUNK.get(f).map_or(f, |&c| c as usize);
+    let chunk_of = R::contact_frame_chunk;
     let mut chunked = 0;
     for frame in 0..frames {
         let chunk = chunk_of(frame);

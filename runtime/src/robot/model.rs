@@ -528,6 +528,12 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     /// frames of a chunk are consecutive, at most [`CONTACT_CHUNK`] of them. Empty: every
     /// frame is its own chunk.
     const CONTACT_FRAME_CHUNK: &'static [u16] = &[];
+    /// The first frame of contact frame `frame`'s chunk ([`Model::CONTACT_FRAME_CHUNK`]):
+    /// the frame itself where there are no chunks.
+    #[inline]
+    fn contact_frame_chunk(frame: usize) -> usize {
+        Self::CONTACT_FRAME_CHUNK.get(frame).map_or(frame, |&c| c as usize)
+    }
     /// World positions of the points of every frame of the chunk starting at frame `chunk`
     /// (the others left as they are); by default the frame's alone.
     fn contact_chunk_positions_into(

@@ -286,6 +286,26 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         self.jacobian_workspace = workspace;
     }
 
+    /// Places the points of contact frame `frame`'s chunk into `positions` unless they are
+    /// placed already (`placed_chunk`, the chunk placed last; frames are visited in order, so
+    /// a chunk's frames come together); returns the chunk's first frame.
+    #[inline]
+    fn place_chunk_of(
+        &self,
+        frame: usize,
+        q: &SVector<f64, N>,
+        cache: &R::Cache,
+        placed_chunk: &mut usize,
+        positions: &mut [Vector3<f64>; C],
+    ) -> usize {
+        let chunk = R::contact_frame_chunk(frame);
+        if chunk != *placed_chunk {
+            R::contact_chunk_positions_into(chunk, q, &self.params, cache, positions);
+            *placed_chunk = chunk;
+        }
+        chunk
+    }
+
     /// Every contact point's signed depth (see [`Terrain::signed_depth`]) at `q`. Unless
     /// `every_point`, points of frames whose ball cannot reach the terrain get minus infinity
     /// without being placed.
@@ -309,11 +329,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 depths[points].fill(f64::NEG_INFINITY);
                 continue;
             }
-            let chunk = R::CONTACT_FRAME_CHUNK.get(frame).map_or(frame, |&c| c as usize);
-            if chunk != placed_chunk {
-                R::contact_chunk_positions_into(chunk, q, &self.params, cache, &mut positions);
-                placed_chunk = chunk;
-            }
+            self.place_chunk_of(frame, q, cache, &mut placed_chunk, &mut positions);
             for index in points {
                 depths[index] = self.config.terrain.signed_depth(&positions[index]);
             }
@@ -581,7 +597,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let mut axes = [Vector3::zeros(); CONTACT_CHUNK];
         let mut centre = Vector3::zeros();
         for frame in 0..R::CONTACT_FRAME_START.len().saturating_sub(1) {
-            let chunk = R::CONTACT_FRAME_CHUNK.get(frame).map_or(frame, |&c| c as usize);
+            let chunk = R::contact_frame_chunk(frame);
             if !place_all {
                 match &self.onsets {
                     // With located onsets only armed points carry force: a frame without
@@ -598,10 +614,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                         }
                     }
                 }
-                if chunk != placed_chunk {
-                    R::contact_chunk_positions_into(chunk, q, &self.params, cache, &mut positions);
-                    placed_chunk = chunk;
-                }
+                self.place_chunk_of(frame, q, cache, &mut placed_chunk, &mut positions);
             }
             let (first, count) = R::CONTACT_FRAME_OWN[frame];
             let lane = frame - chunk;
@@ -900,10 +913,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
                 Some(armed_in_frame) => {
                     let mut placed_chunk = usize::MAX;
                     for (frame, &armed) in armed_in_frame.iter().enumerate() {
-                        let chunk = R::CONTACT_FRAME_CHUNK.get(frame).map_or(frame, |&c| c as usize);
-                        if armed > 0 && chunk != placed_chunk {
-                            R::contact_chunk_positions_into(chunk, q, &self.params, cache, &mut positions);
-                            placed_chunk = chunk;
+                        if armed > 0 {
+                            self.place_chunk_of(frame, q, cache, &mut placed_chunk, &mut positions);
                         }
                     }
                 }
