@@ -5,8 +5,8 @@
 //! warm, from a state of the task's run); the planner rate a plan's time allows is 1 / plan.
 //! For the valve planner of `mpc-001-goal`: one rollout and one plan (MPPI), from a state of
 //! its run. For the stride planner of `mpc-002-goal`: one stride (a gait cycle of the
-//! planner's model) and one plan (the stride in force to the cycle's start, then a cycle of
-//! each candidate). For `mpc-003-goals`, one plan of each planner from the same state:
+//! planner's model) and one plan (the stride in force to the decision 20 ms on, mid-cycle,
+//! then a whole cycle of each candidate). For `mpc-003-goals`, one plan of each planner from the same state:
 //! box-DDP's real-time iteration and MPPI's 32 rollouts.
 //!
 //! Run with `cargo bench --bench optimal_control`; README.md lists the figures.
@@ -145,17 +145,23 @@ fn pinniped_goal(c: &mut Criterion) {
     let task = GoalTask::new();
     let goal = nalgebra::Vector2::new(0.25, 0.433);
     let mut planner = StridePlanner::new(Params::default(), task.planner.clone(), task.settle, 3.0, goal).unwrap();
-    // The task's state a lead before its sixth cycle: turning in place since the first.
+    // The task's state a lead before a decision mid-way through its sixth cycle: turning in
+    // place since the first.
     let turning = Stride { gait: Some(Gait::InPlace { counterclockwise: false }), radius: 0.10 };
     let mut plant = Crawler::new(Params::default(), task.plant_step, 1e-3, 3.0).unwrap();
     plant.advance_to(1.0).unwrap();
     plant.play(turning, 1.0).unwrap();
-    plant.advance_to(6.0 - task.lead).unwrap();
+    let decision = 6.5;
+    plant.advance_to(decision - task.lead).unwrap();
     let (t, x, reached) = (plant.t, plant.x, plant.drive.pressures);
     let backward = Stride { gait: Some(Gait::Backward), radius: 0.10 };
-    let mut model = Crawler::new(Params::default(), task.planner.step, 1e-3, 3.0).unwrap();
+    let step = task.planner.step;
+    let mut model = Crawler::new(Params::default(), step, step.max(1e-3), 3.0).unwrap();
     c.bench_function(
-        "mpc-002-goal: one stride (a 1 s cycle of backward crawling, semi-implicit Euler at 0.5 ms)",
+        &format!(
+            "mpc-002-goal: one stride (a 1 s cycle of backward crawling, semi-implicit Euler at {} ms)",
+            step * 1e3
+        ),
         |b| {
             b.iter(|| {
                 model.start_from(t, black_box(&x), &reached);
@@ -164,9 +170,11 @@ fn pinniped_goal(c: &mut Criterion) {
             })
         },
     );
-    c.bench_function("mpc-002-goal: one plan (0.25 s ahead, then a cycle of each of 7 strides)", |b| {
-        b.iter(|| planner.plan(t, black_box(&x), &reached, turning, 5.0, 6.0))
-    });
+    let strides = task.planner.strides.len();
+    c.bench_function(
+        &format!("mpc-002-goal: one plan ({} s ahead, then a cycle of each of {strides} strides)", task.lead),
+        |b| b.iter(|| planner.plan(t, black_box(&x), &reached, turning, 6.0, decision)),
+    );
 }
 
 fn rigid_snake_goals(c: &mut Criterion) {

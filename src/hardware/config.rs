@@ -907,12 +907,9 @@ impl RunConfig {
                     }
                     let allowed = ["hold"];
                     let key = sampling_keys.iter().chain(ddp_keys.iter()).find(|k| !allowed.contains(*k));
-                    if let Some(key) = key
-                        .or(table.replan_hz.map(|_| &"replan_hz"))
-                        .or(table.heading_weight.map(|_| &"heading_weight"))
-                    {
+                    if let Some(key) = key.or(table.heading_weight.map(|_| &"heading_weight")) {
                         return Err(at(format!(
-                            "`{key}` is not a setting of the stride planner (goal, arrival_radius, hold, lead)"
+                            "`{key}` is not a setting of the stride planner (goal, arrival_radius, hold, replan_hz, lead)"
                         )));
                     }
                     if goal.len() == 3 {
@@ -1417,9 +1414,12 @@ pub struct StrideMpcSettings {
     /// Arrival: the centre of mass within this distance (m), held for `hold` s.
     pub arrival_radius: f64,
     pub hold: f64,
-    /// How long before each cycle its plan starts (s), when not the robot's: a slower
-    /// computer gives its plans more time (a plan not back by its cycle leaves the stride in
-    /// force for another cycle). Checked against the cycle when the run starts.
+    /// Decisions a second, when not the robot's: the gait's frequency or a whole multiple
+    /// of it. Checked against the cycle when the run starts.
+    pub replan_hz: Option<f64>,
+    /// How long before each decision its plan starts (s), when not the whole decision
+    /// period (a quarter cycle at most): a plan not back by its decision leaves the stride
+    /// in force until the next. Checked against the decision period when the run starts.
     pub lead: Option<f64>,
 }
 
@@ -1428,6 +1428,7 @@ fn parse_stride_mpc(m: &MpcFile, goal: Vector2<f64>) -> Result<StrideMpcSettings
         goal,
         arrival_radius: m.arrival_radius.unwrap_or(0.05),
         hold: m.hold.unwrap_or(2.0),
+        replan_hz: m.replan_hz,
         lead: m.lead,
     };
     for (name, value) in [("arrival_radius", settings.arrival_radius), ("hold", settings.hold)] {
@@ -1438,6 +1439,11 @@ fn parse_stride_mpc(m: &MpcFile, goal: Vector2<f64>) -> Result<StrideMpcSettings
     if let Some(lead) = settings.lead {
         if !(lead.is_finite() && lead > 0.0) {
             return Err(format!("lead must be finite and > 0 s, got {lead}"));
+        }
+    }
+    if let Some(rate) = settings.replan_hz {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(format!("replan_hz must be finite and > 0, got {rate}"));
         }
     }
     if settings.arrival_radius == 0.0 {

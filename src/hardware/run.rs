@@ -107,10 +107,11 @@ pub struct StrideMpc {
     pub strides: Vec<String>,
     /// The stride played while the robot settles and wherever no plan came in time.
     pub initial: usize,
-    /// One gait cycle (s), the time before the first (settling), and the lead of a plan (s).
+    /// One gait cycle (s), the time before the first (settling), and how often the stride is
+    /// decided (s, the cycle or a whole fraction of it).
     pub cycle: f64,
     pub settle: f64,
-    pub lead: f64,
+    pub decision_period: f64,
     pub pressures: StridePressures,
     pub planner: StridePlanning,
     /// What the planner does, for the run's header.
@@ -1057,17 +1058,12 @@ impl Run<'_> {
             parameters: &config.parameters,
             ceiling: config.safety.pressure_ceiling,
         };
-        let StrideMpc { strides, initial, cycle, settle, lead, pressures, mut planner, description } = make(&request)?;
-        let lead = match settings.lead {
-            Some(lead) if lead >= cycle => {
-                return Err(format!(
-                    "{path}: mpc: lead must be shorter than `{}`'s {cycle} s gait cycle, got {lead} s",
-                    R::NAME
-                ))
-            }
-            Some(lead) => lead,
-            None => lead,
-        };
+        let StrideMpc { strides, initial, cycle, settle, decision_period, pressures, mut planner, description } =
+            make(&request)?;
+        let decision_period = settings.replan_hz.map_or(decision_period, |rate| 1.0 / rate);
+        // A plan has the whole decision period unless told otherwise, a quarter cycle at
+        // most when decisions come once a cycle.
+        let lead = settings.lead.unwrap_or(decision_period.min(0.25 * cycle));
         let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
         let loop_config = loop_config(o, &config)?;
         let period = 1.0 / loop_config.rate_hz;
@@ -1077,6 +1073,7 @@ impl Run<'_> {
             arrival_radius: settings.arrival_radius,
             hold: settings.hold,
             cycle,
+            decision_period,
             first_cycle: settle,
             lead,
             initial,
@@ -1094,8 +1091,8 @@ impl Run<'_> {
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let actuators: Vec<&str> = R::MUSCLES.iter().map(|m| m.name).collect();
         let controller_line = format!(
-            "mpc: stride planner from ({:.3}, {:.3}) to ({:.3}, {:.3}) m (centre of mass); {description}; {} s cycles, each planned {} s ahead, after {} s of {}",
-            start_com.x, start_com.y, settings.goal.x, settings.goal.y, cycle, lead, settle, strides[initial]
+            "mpc: stride planner from ({:.3}, {:.3}) to ({:.3}, {:.3}) m (centre of mass); {description}; {} s cycles, a stride decided every {} s ({} Hz), each planned {} s ahead, after {} s of {}",
+            start_com.x, start_com.y, settings.goal.x, settings.goal.y, cycle, decision_period, 1.0 / decision_period, lead, settle, strides[initial]
         );
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &actuators);
         if let Some((sensors, _, filter)) = &estimation {
@@ -1140,7 +1137,7 @@ impl Run<'_> {
             &mut device,
             &self.stop,
             &link.stop,
-            // A plan slower than the lead is late for its cycle: that is the overrun.
+            // A plan slower than the lead is late for its decision: that is the overrun.
             || softgen_runtime::run_stride_planner(link, 1.0 / lead, plan),
             |t, commands| {
                 if let Some(held) = sensing.sense(t, &link.measured)? {
@@ -1160,14 +1157,15 @@ impl Run<'_> {
         print_plant_center_of_mass::<R, N, C>(end.as_ref(), &params);
         let played: Vec<String> = strides
             .iter()
-            .zip(&steering.cycles_played)
+            .zip(&steering.periods_played)
             .filter(|(_, k)| **k > 0)
-            .map(|(name, k)| format!("{name} {k}"))
+            .map(|(name, k)| format!("{name} {:.2}", *k as f64 * decision_period))
             .collect();
         println!(
-            "strides     {} (cycles played); {} plans came too late for their cycle",
+            "strides     {} (seconds played); {} decisions had no plan in time ({} plans one decision late taken at the next)",
             played.join(", "),
-            steering.late_plans
+            steering.late_plans,
+            steering.late_plans_taken
         );
         let report = MpcReport {
             goal: settings.goal,

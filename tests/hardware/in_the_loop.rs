@@ -432,6 +432,7 @@ fn stride_steering_takes_each_cycles_plan_at_its_start_and_keeps_the_stride_when
         arrival_radius: 0.05,
         hold: 2.0,
         cycle: 1.0,
+        decision_period: 1.0,
         first_cycle: 1.0,
         lead: 0.25,
         initial: 0,
@@ -476,7 +477,7 @@ fn stride_steering_takes_each_cycles_plan_at_its_start_and_keeps_the_stride_when
     assert!(sent[1000..3000].iter().all(|p| *p == 2.0));
     assert!(sent[3000..].iter().all(|p| *p == 1.0));
     assert_eq!((steering.plans_applied, steering.late_plans), (2, 1));
-    assert_eq!(steering.cycles_played, vec![0, 1, 2]);
+    assert_eq!(steering.periods_played, vec![0, 1, 2]);
     // One snapshot a cycle, the lead before it, with what was in force then.
     let times: Vec<(f64, f64, usize)> = snapshots.iter().map(|s| (s.time, s.boundary, s.current)).collect();
     assert_eq!(times, vec![(0.75, 1.0, 0), (1.75, 2.0, 2), (2.75, 3.0, 2)], "{times:?}");
@@ -489,4 +490,103 @@ fn stride_steering_takes_each_cycles_plan_at_its_start_and_keeps_the_stride_when
     link.plans.post(StrideChoice { boundary: 4.0, stride: 7, rollouts: 3, failed: 0 });
     let e = steering.command(&link, 4.0, &mut commands, &pressures).unwrap_err();
     assert!(e.contains("the planner chose stride 7 of 3"), "{e}");
+}
+
+/// Stride steering deciding four times a cycle: the state handed to the planner a lead
+/// before every decision, with the start of the gait cycle in force; a stride chosen
+/// mid-cycle plays in step with the gait's clock (its commands `since` the cycle's start,
+/// not the decision); decisions fall on every cycle's start; a plan one decision late is
+/// taken at the next decision and counted; a decision period that does not divide the
+/// cycle, or a lead longer than it, is refused.
+#[test]
+fn stride_steering_decides_mid_cycle_on_the_gaits_clock() {
+    use softgen_generated::pinniped::{Params, CONTACTS, DOF};
+    use softgen_generated::Pinniped;
+    use softgen_runtime::{ActuatorCommand, StrideChoice, StrideLink, StrideSteering, StrideSteeringConfig};
+    use std::cell::RefCell;
+    let config = StrideSteeringConfig {
+        goal: nalgebra::Vector2::new(5.0, 0.0),
+        arrival_radius: 0.05,
+        hold: 2.0,
+        cycle: 1.0,
+        decision_period: 0.25,
+        first_cycle: 1.0,
+        lead: 0.1,
+        initial: 0,
+        strides: 3,
+    };
+    let period = 1e-3;
+    for (decision_period, lead, error) in [
+        (0.3, 0.1, "the decision period must be the 1 s gait cycle or a whole fraction of it, got 0.3"),
+        (2.0, 0.1, "the decision period must be the 1 s gait cycle or a whole fraction of it, got 2"),
+        (0.25, 0.3, "the planner's lead must be in (0, 0.25 s]"),
+    ] {
+        let bad = StrideSteeringConfig { decision_period, lead, ..config };
+        let e = StrideSteering::<Pinniped, DOF, CONTACTS>::new(Params::default(), bad, period).err().unwrap();
+        assert!(e.contains(error), "{e}");
+    }
+    let mut steering = StrideSteering::<Pinniped, DOF, CONTACTS>::new(Params::default(), config, period).unwrap();
+    let link = StrideLink::<DOF>::new();
+    // Stride k commands k bar plus the time since its cycle's start, which it records.
+    let since_of = RefCell::new(Vec::new());
+    let pressures = |k: usize, since: f64, out: &mut [f64]| -> Result<(), String> {
+        since_of.borrow_mut().push((k, since));
+        out.fill(k as f64 + since);
+        Ok(())
+    };
+    let x = State::new(SVector::from_iterator(Pinniped::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let mut commands = vec![ActuatorCommand::Pressure(-1.0); Pinniped::MUSCLES.len()];
+    let (mut snapshots, mut last_snapshot) = (Vec::new(), 0);
+    for k in 0..=2600 {
+        let t = k as f64 * period;
+        link.measured.post((t, x));
+        // Answers to the snapshots: stride 1 from 1.5 s; the plan for 1.75 s (stride 2)
+        // comes after it and is taken at 2 s; the plan for 2.25 s keeps stride 2.
+        match k {
+            1450 => link.plans.post(StrideChoice { boundary: 1.5, stride: 1, rollouts: 3, failed: 0 }),
+            1760 => link.plans.post(StrideChoice { boundary: 1.75, stride: 2, rollouts: 3, failed: 0 }),
+            2200 => link.plans.post(StrideChoice { boundary: 2.25, stride: 2, rollouts: 3, failed: 0 }),
+            _ => {}
+        }
+        steering.command(&link, t, &mut commands, &pressures).unwrap();
+        if let Some((sequence, snapshot)) = link.snapshots.latest().filter(|(s, _)| *s != last_snapshot) {
+            last_snapshot = sequence;
+            snapshots.push(snapshot);
+        }
+    }
+    let decisions: Vec<(f64, f64, f64)> =
+        snapshots.iter().map(|s| ((s.time * 1e3).round() / 1e3, s.boundary, s.current_start)).collect();
+    assert_eq!(
+        decisions,
+        vec![
+            (0.9, 1.0, 1.0),
+            (1.15, 1.25, 1.0),
+            (1.4, 1.5, 1.0),
+            (1.65, 1.75, 1.0),
+            (1.9, 2.0, 1.0),
+            (2.15, 2.25, 2.0),
+            (2.4, 2.5, 2.0)
+        ],
+        "{decisions:?}"
+    );
+    let since_of = since_of.borrow();
+    let at = |t: f64| since_of[(t / period).round() as usize];
+    // Standing before 1.5 s; stride 1 from 1.5 s, 0.5 s into the cycle that began at 1 s.
+    assert_eq!(at(1.499).0, 0);
+    assert_eq!(at(1.5).0, 1);
+    assert!((at(1.5).1 - 0.5).abs() < 1e-9, "{:?}", at(1.5));
+    // Stride 1 kept through 1.75 s (that plan came late), stride 2 from 2 s, the cycle's
+    // start, where the clock starts again.
+    assert_eq!(at(1.8).0, 1);
+    assert!((at(1.8).1 - 0.8).abs() < 1e-9, "{:?}", at(1.8));
+    assert_eq!(at(1.999).0, 1);
+    assert_eq!(at(2.0).0, 2);
+    assert!((at(2.1).1 - 0.1).abs() < 1e-9, "{:?}", at(2.1));
+    assert!((at(2.3).1 - 0.3).abs() < 1e-9, "{:?}", at(2.3));
+    // Late: 1.25 s (no answer), 1.75 s (its plan taken at 2 s), 2.5 s (no answer); the
+    // first decision, with no plan yet, is not counted.
+    assert_eq!((steering.plans_applied, steering.late_plans, steering.late_plans_taken), (3, 4, 1));
+    // Decision periods played: stride 0 from 1 s to 1.5 s, stride 1 to 2 s, stride 2 to the
+    // decision at 2.5 s.
+    assert_eq!(steering.periods_played, vec![2, 2, 3]);
 }

@@ -21,7 +21,8 @@ use nalgebra::Vector2;
 
 /// What the loop hands the stride planner: the measured state, the muscles' reached
 /// pressures then (bar, muscle order; entries past the robot's muscles are zero), the stride
-/// in force and when its cycle started, and when the cycle the plan is for starts.
+/// in force and the start of the gait cycle it is playing, and when the decision the plan is
+/// for falls.
 #[derive(Clone, Copy, Debug)]
 pub struct StrideSnapshot<const N: usize> {
     pub time: f64,
@@ -32,7 +33,7 @@ pub struct StrideSnapshot<const N: usize> {
     pub boundary: f64,
 }
 
-/// A stride planner's answer: the stride for the cycle starting at `boundary`.
+/// A stride planner's answer: the stride from the decision at `boundary` on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StrideChoice {
     pub boundary: f64,
@@ -55,11 +56,15 @@ pub struct StrideSteeringConfig {
     pub hold: f64,
     /// One gait cycle (s).
     pub cycle: f64,
+    /// How often the stride is decided (s): the cycle, or a whole fraction of it, the
+    /// strides then changing mid-cycle in step with the gait's clock (a stride chosen
+    /// mid-cycle joins its circles where the cycle is).
+    pub decision_period: f64,
     /// The first cycle's start (s): before it the robot does `initial` (standing, say, to
     /// settle on the ground).
     pub first_cycle: f64,
-    /// How long before a cycle starts the planner gets its state (s): the plan must be
-    /// back by then.
+    /// How long before a decision the planner gets its state (s), at most the decision
+    /// period: the plan must be back by the decision.
     pub lead: f64,
     /// The stride in force until the first plan, and wherever no plan came in time.
     pub initial: usize,
@@ -82,8 +87,22 @@ impl StrideSteeringConfig {
         if !(self.cycle.is_finite() && self.cycle > 0.0) {
             return Err(format!("the gait cycle must be finite and > 0 s, got {}", self.cycle));
         }
-        if !(self.lead.is_finite() && self.lead > 0.0 && self.lead < self.cycle) {
-            return Err(format!("the planner's lead must be in (0, cycle = {} s), got {}", self.cycle, self.lead));
+        let decisions = (self.cycle / self.decision_period).round();
+        if !(self.decision_period.is_finite()
+            && self.decision_period > 0.0
+            && decisions >= 1.0
+            && (decisions * self.decision_period - self.cycle).abs() <= 1e-9 * self.cycle)
+        {
+            return Err(format!(
+                "the decision period must be the {} s gait cycle or a whole fraction of it, got {}",
+                self.cycle, self.decision_period
+            ));
+        }
+        if !(self.lead.is_finite() && self.lead > 0.0 && self.lead < self.cycle && self.lead <= self.decision_period) {
+            return Err(format!(
+                "the planner's lead must be in (0, {} s] (the decision period, and shorter than the {} s cycle), got {}",
+                self.decision_period, self.cycle, self.lead
+            ));
         }
         if self.initial >= self.strides {
             return Err(format!("initial stride {} of {} strides", self.initial, self.strides));
@@ -93,9 +112,12 @@ impl StrideSteeringConfig {
 }
 
 /// The loop's half of stride planning. Each period it plays the stride in force, hands the
-/// planner the newest measurement once per cycle, `lead` seconds before the next cycle, and
-/// at the cycle's start takes the plan made for it; a plan that is not back by then leaves
-/// the stride in force for another cycle (counted in `late_plans`).
+/// planner the newest measurement once per decision, `lead` seconds before it, and at the
+/// decision takes the plan made for it; a plan that is not back by then leaves the stride
+/// in force until the next decision (counted in `late_plans`). Where decisions come several
+/// times a cycle, a plan one decision late is taken at the next (`late_plans_taken`): its
+/// state is a decision period older, and on a loaded computer every plan may come a little
+/// late, which would otherwise leave the robot standing.
 pub struct StrideSteering<R: Model<N, C>, const N: usize, const C: usize> {
     params: R::Params,
     config: StrideSteeringConfig,
@@ -104,11 +126,13 @@ pub struct StrideSteering<R: Model<N, C>, const N: usize, const C: usize> {
     reached: [f64; MAX_PLANNED_COMMANDS],
     pressures: [f64; MAX_PLANNED_COMMANDS],
     period: f64,
-    /// The stride in force and when its cycle started.
+    /// The stride in force and the start of the gait cycle it is playing.
     pub current: usize,
     current_start: f64,
-    next_cycle: f64,
-    /// Whether the next cycle's state went to the planner.
+    /// The next decision, and how many came before it.
+    next_decision: f64,
+    decisions: u64,
+    /// Whether the next decision's state went to the planner.
     requested: bool,
     last_plan: u64,
     last_measurement: u64,
@@ -119,9 +143,10 @@ pub struct StrideSteering<R: Model<N, C>, const N: usize, const C: usize> {
     pub distance: f64,
     pub plans_applied: u64,
     pub late_plans: u64,
-    /// Cycles each stride was played, in stride order (the wait before the first cycle not
-    /// counted).
-    pub cycles_played: Vec<u64>,
+    pub late_plans_taken: u64,
+    /// Decision periods each stride was played, in stride order (the wait before the first
+    /// cycle not counted).
+    pub periods_played: Vec<u64>,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
@@ -151,8 +176,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
             pressures: [0.0; MAX_PLANNED_COMMANDS],
             period,
             current: config.initial,
-            current_start: 0.0,
-            next_cycle: config.first_cycle,
+            current_start: config.first_cycle,
+            next_decision: config.first_cycle,
+            decisions: 0,
             requested: false,
             last_plan: 0,
             last_measurement: 0,
@@ -161,15 +187,25 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
             distance: f64::NAN,
             plans_applied: 0,
             late_plans: 0,
-            cycles_played: vec![0; config.strides],
+            late_plans_taken: 0,
+            periods_played: vec![0; config.strides],
             config,
         })
     }
 
+    /// The decision after the `k`-th (counting from 0 at the first cycle's start): on the
+    /// gait's clock, so decisions fall on every cycle's start whatever their period.
+    fn decision(&self, k: u64) -> f64 {
+        let per_cycle = (self.config.cycle / self.config.decision_period).round() as u64;
+        self.config.first_cycle
+            + (k / per_cycle) as f64 * self.config.cycle
+            + (k % per_cycle) as f64 * self.config.decision_period
+    }
+
     /// This period's commands (each muscle's pressure, bar) from `stride_pressures(stride,
     /// since, out)`, the stride's commanded pressures `since` seconds into its cycle. Takes
-    /// the plan for a cycle that starts now, hands the planner the state it needs and tracks
-    /// arrival. Never blocks and never allocates.
+    /// the plan for a decision that falls now, hands the planner the state it needs and
+    /// tracks arrival. Never blocks and never allocates.
     pub fn command(
         &mut self,
         link: &StrideLink<N>,
@@ -181,9 +217,16 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
         if commands.len() != muscles {
             return Err(format!("{} commands for {muscles} muscles", commands.len()));
         }
-        if t >= self.next_cycle - 1e-9 {
+        if t >= self.next_decision - 1e-9 {
+            let several_a_cycle = self.config.decision_period < self.config.cycle * (1.0 - 1e-9);
+            let previous = match self.decisions {
+                0 => f64::NAN,
+                k => self.decision(k - 1),
+            };
             let planned = link.plans.try_latest().filter(|(sequence, plan)| {
-                *sequence != self.last_plan && (plan.boundary - self.next_cycle).abs() < 1e-6
+                *sequence != self.last_plan
+                    && ((plan.boundary - self.next_decision).abs() < 1e-6
+                        || several_a_cycle && (plan.boundary - previous).abs() < 1e-6)
             });
             match planned {
                 Some((sequence, plan)) => {
@@ -193,14 +236,22 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
                     self.last_plan = sequence;
                     self.current = plan.stride;
                     self.plans_applied += 1;
+                    if (plan.boundary - self.next_decision).abs() >= 1e-6 {
+                        self.late_plans += 1;
+                        self.late_plans_taken += 1;
+                    }
                 }
                 // Not back in time, or never asked for (the measurement came too late):
                 // the stride in force goes on.
-                None => self.late_plans += u64::from(t >= self.config.first_cycle + self.config.cycle - 1e-9),
+                None => self.late_plans += u64::from(self.decisions > 0),
             }
-            self.cycles_played[self.current] += 1;
-            self.current_start = self.next_cycle;
-            self.next_cycle += self.config.cycle;
+            self.periods_played[self.current] += 1;
+            // The gait's clock: the stride plays as from the start of the cycle the
+            // decision falls in.
+            let (cycle, first) = (self.config.cycle, self.config.first_cycle);
+            self.current_start = first + cycle * ((self.next_decision - first) / cycle + 1e-9).floor();
+            self.decisions += 1;
+            self.next_decision = self.decision(self.decisions);
             self.requested = false;
         }
         if let Some((time, state, com)) =
@@ -214,7 +265,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
                 self.config.arrival_radius,
                 self.config.hold,
             );
-            if !self.requested && time >= self.next_cycle - self.config.lead - 1e-9 {
+            if !self.requested && time >= self.next_decision - self.config.lead - 1e-9 {
                 self.requested = true;
                 link.snapshots.try_post(StrideSnapshot {
                     time,
@@ -222,7 +273,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
                     reached: self.reached,
                     current: self.current,
                     current_start: self.current_start,
-                    boundary: self.next_cycle,
+                    boundary: self.next_decision,
                 });
             }
         }
@@ -241,8 +292,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
 }
 
 /// The stride planner's thread (see [`run_planning_thread`]): `plan` chooses the stride for a
-/// snapshot's cycle; a plan that fails is not posted, and the loop keeps the stride in force.
-/// `rate_hz` is the gait's frequency, the snapshots' rate.
+/// snapshot's decision; a plan that fails is not posted, and the loop keeps the stride in
+/// force. A plan longer than `1 / rate_hz` s counts as an overrun.
 pub fn run_stride_planner<const N: usize>(
     link: &StrideLink<N>,
     rate_hz: f64,

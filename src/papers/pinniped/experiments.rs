@@ -9,7 +9,7 @@ use std::time::Instant;
 pub(crate) const EXPERIMENTS: &[Experiment] = &[
     Experiment { name: "002-kinematics", what: "pinniped: limb inverse kinematics, reach, rest pose and centre of gravity (002, eqs 1-16)", run: pinniped_kinematics },
     Experiment { name: "002-protocol", what: "pinniped: the 54 trials (18 gaits x 0.75/1.00/1.25 Hz, 15 s each) run dynamically, Tables I-III (002, section IV)", run: pinniped_protocol },
-    Experiment { name: "mpc-002-goal", what: "pinniped: walk to a goal 0.5 m away at 60 degrees off the heading, a plan a stride over the paper's gaits (MPC task)", run: mpc_goal },
+    Experiment { name: "mpc-002-goal", what: "pinniped: walk to a goal 0.5 m away at 60 degrees off the heading, the stride over the paper's gaits decided at 50 Hz (MPC task)", run: mpc_goal },
 ];
 
 fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
@@ -454,6 +454,7 @@ fn mpc_goal(out: &Path) -> Result<ExperimentReport, String> {
     plot_plan_times("pinniped, MPC: planner time per plan", times, out)?;
     let simulated = run.samples.last().map_or(0.0, |s| s.t);
     let cycle = 1.0 / task.planner.frequency;
+    let period = task.decision_period;
     let planner = &task.planner;
     let rates = &run.rates;
     let mut counts: Vec<(String, usize)> = Vec::new();
@@ -469,7 +470,8 @@ fn mpc_goal(out: &Path) -> Result<ExperimentReport, String> {
             task.settle, run.goal.x, run.goal.y, task.arrival_radius, task.hold
         ),
         format!(
-            "plans: {} s before each {cycle} s gait cycle, from the plant's state, the stride in force to the cycle's start, then one cycle of each of {} (semi-implicit Euler at {} ms); the least time to go at its end",
+            "plans: a stride decided every {period} s ({:.0} Hz) on the {cycle} s gait cycle's clock, each plan {} s before its decision, from the plant's state: the stride in force to the decision, then one whole cycle of each of {} (semi-implicit Euler at {} ms); the least time to go at its end",
+            1.0 / period,
             task.lead,
             planner.strides.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
             planner.step * 1e3
@@ -482,14 +484,14 @@ fn mpc_goal(out: &Path) -> Result<ExperimentReport, String> {
             rates.turn_rate
         ),
         format!(
-            "strides chosen: {}",
-            counts.iter().map(|(n, k)| format!("{n} {k}")).collect::<Vec<_>>().join(", ")
+            "strides chosen (seconds played): {}",
+            counts.iter().map(|(n, k)| format!("{n} {:.2}", *k as f64 * period)).collect::<Vec<_>>().join(", ")
         ),
         format!(
             "{simulated:.2} s simulated in {:.2} s wall ({} plant right-hand sides); outputs: goal.csv, trajectory.csv, path_xy, planner (.png and .svg)",
             run.wall_seconds, run.evaluations
         ),
-        run.statistics.line(cycle).replace(" overruns", &format!(" past the {} s lead", task.lead)),
+        run.statistics.line(period).replace(" overruns", &format!(" past the {} s lead", task.lead)),
     ];
     let verdict = control_task_verdict(
         &mut lines,

@@ -8,11 +8,15 @@
 //! posture weight on base roll and pitch as well): the carpet's stick and slip at the
 //! knots' lengths gives the pressures no gradient towards walking. The gaits are what
 //! walks it. A stride's outcome depends on the whole cycle (the robot rocks and heaves
-//! through several centimetres within one), so the planner compares strides, not instants:
-//! a lead before each cycle starts it carries the generated model, from the robot's state
-//! and the muscles' reached pressures, to the cycle's start with the stride in force, rolls
-//! one cycle of every candidate gait out from there (predictive sampling over a finite
-//! set), and keeps the one whose end state has the least time to go.
+//! through several centimetres within one), so the planner compares strides, not instants.
+//! Every 20 ms (50 Hz) it decides the stride from the next decision on: a lead before the
+//! decision it carries the generated model, from the robot's state and the muscles'
+//! reached pressures, to the decision with the stride in force, rolls one whole cycle of
+//! every candidate gait out from there, played in step with the gait's clock (predictive
+//! sampling over a finite set), and keeps the one whose end state has the least time to
+//! go. A whole cycle ends at the phase it began, so the rocking within it is common to the
+//! candidates and their ends compare. The planner's model steps at 1.25 ms where the plant
+//! steps at 0.5 ms, so a plan (7 cycles rolled out) fits the 20 ms period.
 //!
 //! The time to go is the planner's terminal cost: the robot turns in place at a rate
 //! `turn_rate` and crawls forward or backward at `forward_speed` and `backward_speed`, each
@@ -156,7 +160,7 @@ impl StridePlanner {
         if !(goal.x.is_finite() && goal.y.is_finite()) {
             return Err(format!("goal must be finite, got ({}, {})", goal.x, goal.y));
         }
-        let mut crawler = Crawler::new(params, config.step, 1e-3, ceiling)?;
+        let mut crawler = Crawler::new(params, config.step, config.step.max(1e-3), ceiling)?;
         crawler.advance_to(settle)?;
         let (t0, x0, reached0) = (crawler.t, crawler.x, crawler.drive.pressures);
         let find = |wanted: &dyn Fn(Gait) -> bool, what: &str| {
@@ -218,10 +222,14 @@ impl StridePlanner {
         forward.min(backward)
     }
 
-    /// One plan for the cycle starting at `boundary` (s), from the state measured at `t`
-    /// (not after it) and the muscles' reached pressures then: the stride in force
-    /// (`current`, its cycle started at `current_start`) carries the model to the
-    /// boundary, then one cycle of each candidate from there.
+    /// One plan for the decision at `boundary` (s), from the state measured at `t` (not
+    /// after it) and the muscles' reached pressures then: the stride in force (`current`,
+    /// played as from its cycle's start at `current_start`) carries the model to the
+    /// boundary, then each candidate runs one whole cycle from there, played in step with
+    /// the gait's clock (as from the last cycle start at or before the boundary, so a
+    /// stride chosen mid-cycle joins its circles where the cycle is). A whole cycle ends at
+    /// the phase it began, so the rocking within a cycle is the same for every candidate and
+    /// their ends compare.
     pub fn plan(
         &mut self,
         t: f64,
@@ -243,13 +251,14 @@ impl StridePlanner {
             return StridePlan { stride: current, start: *x, costs, failed: candidates };
         }
         let (t0, x0, reached0) = (self.crawler.t, self.crawler.x, self.crawler.drive.pressures);
+        let origin = cycle_start(current_start, cycle, boundary);
         let (mut best, mut best_cost, mut failed) = (current, f64::INFINITY, 0);
         for (k, cost) in costs.iter_mut().enumerate() {
             let stride = self.config.strides[k];
             self.crawler.start_from(t0, &x0, &reached0);
             let outcome = self
                 .crawler
-                .play(stride, self.config.frequency)
+                .play_from(stride, self.config.frequency, origin)
                 .and_then(|_| self.crawler.advance_to(t0 + cycle).map_err(String::from));
             *cost = match outcome {
                 Ok(()) => self.time_to_go(self.crawler.center_of_mass(), self.crawler.heading()),
@@ -267,6 +276,12 @@ impl StridePlanner {
     }
 }
 
+/// The last start of a gait cycle at or before `t` (s), on the clock of cycles of `cycle` s
+/// one of which started at `start`.
+pub fn cycle_start(start: f64, cycle: f64, t: f64) -> f64 {
+    start + cycle * ((t - start) / cycle + 1e-9).floor()
+}
+
 /// The task's settings.
 #[derive(Clone, Debug)]
 pub struct GoalTask {
@@ -281,7 +296,11 @@ pub struct GoalTask {
     pub plant_step: f64,
     /// The paper's 3 bar ceiling.
     pub ceiling: f64,
-    /// How long before a cycle starts its plan begins (s): the plan's deadline.
+    /// How often the planner decides the stride (s): a cycle, or a whole fraction of one,
+    /// the strides then changing mid-cycle in step with the gait's clock.
+    pub decision_period: f64,
+    /// How long before a decision its plan begins (s), at most the decision period: the
+    /// plan's deadline.
     pub lead: f64,
     pub planner: StridePlannerConfig,
 }
@@ -289,8 +308,10 @@ pub struct GoalTask {
 impl GoalTask {
     /// The paper's gaits at 1.00 Hz, and standing: the crawls and in-place turns at a 0.10
     /// m stride (backward crawling's fastest cell), crawl-and-turn with the back limb at
-    /// 0.08 m (Table II's middle); the planner's model steps as the plant does. Without
-    /// crawl-and-turn (five strides) the goal was reached at 16.50 s, with it at 14.65 s.
+    /// 0.08 m (Table II's middle), decided every 20 ms, each plan given the whole period;
+    /// the planner's model at 1.25 ms (the plant's 0.5 ms made a plan 31 ms, 1 ms 16 ms;
+    /// 2 ms diverged). Deciding once a cycle (a 0.25 s lead, the model at 0.5 ms) the goal
+    /// was reached at 14.65 s, and at 16.50 s without crawl-and-turn.
     pub fn new() -> Self {
         let at = |gait| Stride { gait: Some(gait), radius: 0.10 };
         GoalTask {
@@ -300,7 +321,8 @@ impl GoalTask {
             hold: 2.0,
             plant_step: 5e-4,
             ceiling: 3.0,
-            lead: 0.25,
+            decision_period: 0.02,
+            lead: 0.02,
             planner: StridePlannerConfig {
                 strides: vec![
                     Stride::STAND,
@@ -312,7 +334,7 @@ impl GoalTask {
                     Stride { gait: Some(Gait::CrawlTurn { left: false }), radius: 0.08 },
                 ],
                 frequency: 1.0,
-                step: 5e-4,
+                step: 1.25e-3,
                 stop_radius: 0.025,
                 calibration_cycles: 3,
             },
@@ -359,9 +381,9 @@ pub struct GoalRun {
 }
 
 /// Runs the task offline in simulated time, as the loop times it: the robot settles
-/// standing, then `lead` s before each cycle the planner takes the plant's state and
-/// chooses that cycle's stride, which starts with the cycle (its compute time is measured
-/// against the lead).
+/// standing, then `lead` s before each decision the planner takes the plant's state and
+/// chooses the stride from the decision on, played on the gait's clock (its compute time
+/// is measured against the lead).
 pub fn run_goal(task: &GoalTask) -> Result<GoalRun, String> {
     let wall = Instant::now();
     let params = Params::default();
@@ -371,12 +393,27 @@ pub fn run_goal(task: &GoalTask) -> Result<GoalRun, String> {
     let goal = start + GOAL_DISTANCE * Vector2::new(angle.cos(), angle.sin());
     let mut planner = StridePlanner::new(params, task.planner.clone(), task.settle, task.ceiling, goal)?;
     let cycle = 1.0 / task.planner.frequency;
-    if !(task.lead > 0.0 && task.lead < cycle) {
-        return Err(format!("the planner's lead must be in (0, {cycle}) s, got {}", task.lead));
+    let period = task.decision_period;
+    let decisions_per_cycle = (cycle / period).round();
+    if !(period > 0.0 && decisions_per_cycle >= 1.0 && (decisions_per_cycle * period - cycle).abs() < 1e-9) {
+        return Err(format!("the decision period must be the {cycle} s cycle or a whole fraction of it, got {period}"));
+    }
+    if !(task.lead > 0.0 && task.lead <= period && task.lead < cycle) {
+        return Err(format!(
+            "the planner's lead must be in (0, {}] s (the decision period, less than the cycle), got {}",
+            period.min(cycle),
+            task.lead
+        ));
     }
     let (mut samples, mut statistics) = (Vec::new(), PlannerStatistics::default());
     let (mut within_since, mut reached_at) = (None::<f64>, None);
-    let (mut current, mut current_start, mut boundary) = (Stride::STAND, 0.0, task.settle);
+    // Decisions fall on the gait's clock: its cycles start at the settle's end, and the
+    // k-th decision of a cycle at k periods into it.
+    let (mut current, mut current_start, mut decision) = (Stride::STAND, task.settle, 0u64);
+    let decision_at = |k: u64| {
+        task.settle + (k / decisions_per_cycle as u64) as f64 * cycle + (k % decisions_per_cycle as u64) as f64 * period
+    };
+    let mut boundary = decision_at(0);
     let mut chosen = None;
     let mut final_distance;
     let check_every = 0.05;
@@ -422,10 +459,13 @@ pub fn run_goal(task: &GoalTask) -> Result<GoalRun, String> {
             chosen = Some(plan.stride);
         }
         if plant.t >= boundary - 1e-9 {
+            // As the planner's model does at the decision: the stride played in step with
+            // the gait's clock, whether it changed or not.
             current = chosen.take().unwrap_or(current);
-            current_start = boundary;
-            plant.play(current, task.planner.frequency)?;
-            boundary += cycle;
+            current_start = cycle_start(current_start, cycle, boundary);
+            plant.play_from(current, task.planner.frequency, current_start)?;
+            decision += 1;
+            boundary = decision_at(decision);
         }
         let next_event = if chosen.is_none() { boundary - task.lead } else { boundary };
         plant.advance_to((plant.t + check_every).min(next_event).min(task.duration))?;

@@ -48,8 +48,8 @@ fn limb_gait(request: &LimbGaitRequest) -> Result<LimbController, String> {
 }
 
 /// mpc-002's strides and planner for the loop: standing while the robot settles on its
-/// carpet, then a cycle of one of the paper's gaits at a time, each chosen a lead before it
-/// starts. The planner measures its gaits' speeds on its model first (a fraction of a
+/// carpet, then one of the paper's gaits at a time, decided 50 times a second in step with
+/// the gait's clock. The planner measures its gaits' speeds on its model first (a fraction of a
 /// second).
 fn strides(request: &StrideMpcRequest) -> Result<StrideMpc, String> {
     let task = GoalTask::new();
@@ -103,8 +103,9 @@ fn strides(request: &StrideMpcRequest) -> Result<StrideMpc, String> {
     };
     Ok(StrideMpc {
         description: format!(
-            "{} strides at {frequency} Hz, one cycle of each rolled out per plan, the least time to go (forward {:.2} cm/s, backward {:.2} cm/s, in-place turn {:.3} rad/s, measured on the model)",
+            "{} strides at {frequency} Hz, one cycle of each rolled out per plan (semi-implicit Euler at {} ms), the least time to go (forward {:.2} cm/s, backward {:.2} cm/s, in-place turn {:.3} rad/s, measured on the model)",
             names.len(),
+            config.step * 1e3,
             100.0 * rates.forward_speed,
             100.0 * rates.backward_speed,
             rates.turn_rate
@@ -113,7 +114,7 @@ fn strides(request: &StrideMpcRequest) -> Result<StrideMpc, String> {
         initial,
         cycle: 1.0 / frequency,
         settle: task.settle,
-        lead: task.lead,
+        decision_period: task.decision_period,
         pressures: Box::new(pressures),
         planner: Box::new(plan),
     })
