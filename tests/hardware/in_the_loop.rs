@@ -416,6 +416,50 @@ fn the_soft_snake_rolls_in_the_loop_through_nine_regulators_as_its_rolling_run_d
     assert!(values.iter().filter(|v| v.0 == end).all(|v| v.2 == 0.0));
 }
 
+/// The pinniped's stride steering.
+type PinnipedSteering = softgen_runtime::StrideSteering<
+    softgen_generated::Pinniped,
+    { softgen_generated::pinniped::DOF },
+    { softgen_generated::pinniped::CONTACTS },
+>;
+
+/// The pinniped's stride steering as `config` says, at 1 kHz.
+fn pinniped_stride_steering(config: softgen_runtime::StrideSteeringConfig) -> Result<PinnipedSteering, String> {
+    softgen_runtime::StrideSteering::new(softgen_generated::pinniped::Params::default(), config, 1e-3)
+}
+
+/// Drives the pinniped's stride steering at 1 kHz from 0 to `periods` periods, the robot's
+/// rest state measured every period and each of `posts` (a period, a plan) posted as the
+/// planner would; `sent` sees every period's commands. Returns the snapshots handed to the
+/// planner, in order.
+fn drive_stride_steering(
+    steering: &mut PinnipedSteering,
+    link: &softgen_runtime::StrideLink<{ softgen_generated::pinniped::DOF }>,
+    periods: usize,
+    posts: &[(usize, softgen_runtime::StrideChoice)],
+    pressures: &dyn Fn(usize, f64, &mut [f64]) -> Result<(), String>,
+    mut sent: impl FnMut(&[softgen_runtime::ActuatorCommand]),
+) -> Vec<softgen_runtime::StrideSnapshot<{ softgen_generated::pinniped::DOF }>> {
+    use softgen_generated::Pinniped;
+    let x = State::new(SVector::from_iterator(Pinniped::INITIAL_POSITION.iter().copied()), SVector::zeros());
+    let mut commands = vec![softgen_runtime::ActuatorCommand::Pressure(-1.0); Pinniped::MUSCLES.len()];
+    let (mut snapshots, mut last_snapshot) = (Vec::new(), 0);
+    for k in 0..=periods {
+        let t = k as f64 * 1e-3;
+        link.measured.post((t, x));
+        for (_, plan) in posts.iter().filter(|(at, _)| *at == k) {
+            link.plans.post(*plan);
+        }
+        steering.command(link, t, &mut commands, pressures).unwrap();
+        if let Some((sequence, snapshot)) = link.snapshots.latest().filter(|(s, _)| *s != last_snapshot) {
+            last_snapshot = sequence;
+            snapshots.push(snapshot);
+        }
+        sent(&commands);
+    }
+    snapshots
+}
+
 /// The loop's half of stride planning, period by period at 1 kHz: the initial stride until
 /// the first cycle; the state handed to the planner once a cycle, a lead before it, with
 /// the muscles' reached pressures after their lag; a plan taken at the start of the cycle
@@ -424,9 +468,9 @@ fn the_soft_snake_rolls_in_the_loop_through_nine_regulators_as_its_rolling_run_d
 /// is an error.
 #[test]
 fn stride_steering_takes_each_cycles_plan_at_its_start_and_keeps_the_stride_when_none_came() {
-    use softgen_generated::pinniped::{Params, CONTACTS, DOF};
+    use softgen_generated::pinniped::{Params, DOF};
     use softgen_generated::Pinniped;
-    use softgen_runtime::{ActuatorCommand, StrideChoice, StrideLink, StrideSteering, StrideSteeringConfig};
+    use softgen_runtime::{ActuatorCommand, StrideChoice, StrideLink, StrideSteeringConfig};
     let config = StrideSteeringConfig {
         goal: nalgebra::Vector2::new(5.0, 0.0),
         arrival_radius: 0.05,
@@ -438,39 +482,23 @@ fn stride_steering_takes_each_cycles_plan_at_its_start_and_keeps_the_stride_when
         initial: 0,
         strides: 3,
     };
-    let period = 1e-3;
-    let mut steering = StrideSteering::<Pinniped, DOF, CONTACTS>::new(Params::default(), config, period).unwrap();
+    let mut steering = pinniped_stride_steering(config).unwrap();
     let link = StrideLink::<DOF>::new();
     // Stride k commands k bar to every muscle.
     let pressures = |k: usize, _since: f64, out: &mut [f64]| -> Result<(), String> {
         out.fill(k as f64);
         Ok(())
     };
-    let x = State::new(SVector::from_iterator(Pinniped::INITIAL_POSITION.iter().copied()), SVector::zeros());
-    let mut commands = vec![ActuatorCommand::Pressure(-1.0); Pinniped::MUSCLES.len()];
-    let mut snapshots = Vec::new();
-    let mut last_snapshot = 0;
+    // The plan for the cycle at 1 s arrives at 0.9 s; none for 2 s; at 2.9 s one made for
+    // the cycle at 2 s (stale), then at 2.95 s one for 3 s.
+    let plan = |boundary: f64, stride: usize| StrideChoice { boundary, stride, rollouts: 3, failed: 0 };
+    let posts = [(900, plan(1.0, 2)), (2900, plan(2.0, 1)), (2950, plan(3.0, 1))];
     let mut sent = Vec::new();
-    for k in 0..=3500 {
-        let t = k as f64 * period;
-        link.measured.post((t, x));
-        match k {
-            // The plan for the cycle at 1 s arrives at 0.9 s; none for 2 s; at 2.9 s one
-            // made for the cycle at 2 s (stale), then at 2.95 s one for 3 s.
-            900 => link.plans.post(StrideChoice { boundary: 1.0, stride: 2, rollouts: 3, failed: 0 }),
-            2900 => link.plans.post(StrideChoice { boundary: 2.0, stride: 1, rollouts: 3, failed: 0 }),
-            2950 => link.plans.post(StrideChoice { boundary: 3.0, stride: 1, rollouts: 3, failed: 0 }),
-            _ => {}
-        }
-        steering.command(&link, t, &mut commands, &pressures).unwrap();
-        if let Some((sequence, snapshot)) = link.snapshots.latest().filter(|(s, _)| *s != last_snapshot) {
-            last_snapshot = sequence;
-            snapshots.push(snapshot);
-        }
+    let snapshots = drive_stride_steering(&mut steering, &link, 3500, &posts, &pressures, |commands| {
         let ActuatorCommand::Pressure(p) = commands[0] else { panic!("{:?}", commands[0]) };
         assert!(commands.iter().all(|c| *c == ActuatorCommand::Pressure(p)));
         sent.push(p);
-    }
+    });
     // Stride 0 to 1 s, stride 2 from 1 s (its plan taken at the cycle's start, not at 0.9
     // s) through the cycle at 2 s (no plan), stride 1 from 3 s.
     assert!(sent[..1000].iter().all(|p| *p == 0.0));
@@ -488,6 +516,7 @@ fn stride_steering_takes_each_cycles_plan_at_its_start_and_keeps_the_stride_when
     assert!((snapshots[1].reached[0] - expected).abs() < 1e-9, "{} {expected}", snapshots[1].reached[0]);
     // A stride the robot does not have.
     link.plans.post(StrideChoice { boundary: 4.0, stride: 7, rollouts: 3, failed: 0 });
+    let mut commands = vec![ActuatorCommand::Pressure(-1.0); Pinniped::MUSCLES.len()];
     let e = steering.command(&link, 4.0, &mut commands, &pressures).unwrap_err();
     assert!(e.contains("the planner chose stride 7 of 3"), "{e}");
 }
@@ -500,9 +529,8 @@ fn stride_steering_takes_each_cycles_plan_at_its_start_and_keeps_the_stride_when
 /// cycle, or a lead longer than it, is refused.
 #[test]
 fn stride_steering_decides_mid_cycle_on_the_gaits_clock() {
-    use softgen_generated::pinniped::{Params, CONTACTS, DOF};
-    use softgen_generated::Pinniped;
-    use softgen_runtime::{ActuatorCommand, StrideChoice, StrideLink, StrideSteering, StrideSteeringConfig};
+    use softgen_generated::pinniped::DOF;
+    use softgen_runtime::{StrideChoice, StrideLink, StrideSteeringConfig};
     use std::cell::RefCell;
     let config = StrideSteeringConfig {
         goal: nalgebra::Vector2::new(5.0, 0.0),
@@ -521,11 +549,10 @@ fn stride_steering_decides_mid_cycle_on_the_gaits_clock() {
         (2.0, 0.1, "the decision period must be the 1 s gait cycle or a whole fraction of it, got 2"),
         (0.25, 0.3, "the planner's lead must be in (0, 0.25 s]"),
     ] {
-        let bad = StrideSteeringConfig { decision_period, lead, ..config };
-        let e = StrideSteering::<Pinniped, DOF, CONTACTS>::new(Params::default(), bad, period).err().unwrap();
+        let e = pinniped_stride_steering(StrideSteeringConfig { decision_period, lead, ..config }).err().unwrap();
         assert!(e.contains(error), "{e}");
     }
-    let mut steering = StrideSteering::<Pinniped, DOF, CONTACTS>::new(Params::default(), config, period).unwrap();
+    let mut steering = pinniped_stride_steering(config).unwrap();
     let link = StrideLink::<DOF>::new();
     // Stride k commands k bar plus the time since its cycle's start, which it records.
     let since_of = RefCell::new(Vec::new());
@@ -534,26 +561,11 @@ fn stride_steering_decides_mid_cycle_on_the_gaits_clock() {
         out.fill(k as f64 + since);
         Ok(())
     };
-    let x = State::new(SVector::from_iterator(Pinniped::INITIAL_POSITION.iter().copied()), SVector::zeros());
-    let mut commands = vec![ActuatorCommand::Pressure(-1.0); Pinniped::MUSCLES.len()];
-    let (mut snapshots, mut last_snapshot) = (Vec::new(), 0);
-    for k in 0..=2600 {
-        let t = k as f64 * period;
-        link.measured.post((t, x));
-        // Answers to the snapshots: stride 1 from 1.5 s; the plan for 1.75 s (stride 2)
-        // comes after it and is taken at 2 s; the plan for 2.25 s keeps stride 2.
-        match k {
-            1450 => link.plans.post(StrideChoice { boundary: 1.5, stride: 1, rollouts: 3, failed: 0 }),
-            1760 => link.plans.post(StrideChoice { boundary: 1.75, stride: 2, rollouts: 3, failed: 0 }),
-            2200 => link.plans.post(StrideChoice { boundary: 2.25, stride: 2, rollouts: 3, failed: 0 }),
-            _ => {}
-        }
-        steering.command(&link, t, &mut commands, &pressures).unwrap();
-        if let Some((sequence, snapshot)) = link.snapshots.latest().filter(|(s, _)| *s != last_snapshot) {
-            last_snapshot = sequence;
-            snapshots.push(snapshot);
-        }
-    }
+    // Answers to the snapshots: stride 1 from 1.5 s; the plan for 1.75 s (stride 2) comes
+    // after it and is taken at 2 s; the plan for 2.25 s keeps stride 2.
+    let plan = |boundary: f64, stride: usize| StrideChoice { boundary, stride, rollouts: 3, failed: 0 };
+    let posts = [(1450, plan(1.5, 1)), (1760, plan(1.75, 2)), (2200, plan(2.25, 2))];
+    let snapshots = drive_stride_steering(&mut steering, &link, 2600, &posts, &pressures, |_| {});
     let decisions: Vec<(f64, f64, f64)> =
         snapshots.iter().map(|s| ((s.time * 1e3).round() / 1e3, s.boundary, s.current_start)).collect();
     assert_eq!(
