@@ -81,6 +81,7 @@ pub use actuators::valve_wave::ValveWave;
 // Control laws.
 pub use control::admittance::{Admittance, AdmittanceController, AdmittanceGains};
 pub use control::gait::Serpenoid;
+pub use control::gait_clock::{gait_cycle_start, GaitClock};
 pub use control::limb_gait::{LimbGait, LimbMotion};
 pub use control::rolling::{PneumaticMuscles, RollingGait};
 

@@ -276,7 +276,8 @@ fn the_stride_planner_walks_the_pinniped_to_the_goal_at_60_degrees() {
 #[test]
 fn a_stride_plan_predicts_the_plant_to_the_last_digit() {
     use softgen::papers::pinniped::model::Crawler;
-    use softgen::papers::pinniped::mpc::{cycle_start, GoalTask, Stride, StridePlanner, StridePlannerConfig};
+    use softgen::papers::pinniped::mpc::{GoalTask, Stride, StridePlanner, StridePlannerConfig};
+    use softgen_runtime::gait_cycle_start;
     let task = GoalTask::new();
     let goal = nalgebra::Vector2::new(-0.3, 0.2);
     let config = StridePlannerConfig { step: task.plant_step, ..task.planner.clone() };
@@ -292,7 +293,7 @@ fn a_stride_plan_predicts_the_plant_to_the_last_digit() {
         assert_eq!(plan.start.q, plant.x.q, "decision at {decision} s");
         assert_eq!(plan.start.qd, plant.x.qd, "decision at {decision} s");
         let k = task.planner.strides.iter().position(|s| *s == plan.stride).unwrap();
-        plant.play_from(plan.stride, 1.0, cycle_start(1.0, 1.0, decision)).unwrap();
+        plant.play_from(plan.stride, 1.0, gait_cycle_start(1.0, 1.0, decision)).unwrap();
         plant.advance_to(decision + 1.0).unwrap();
         assert_eq!(plan.costs[k], planner.time_to_go(plant.center_of_mass(), plant.heading()), "at {decision} s");
         assert_eq!(plan.failed, 0);

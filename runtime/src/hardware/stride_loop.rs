@@ -10,6 +10,7 @@
 //! one); this module only times them.
 
 use crate::actuators::muscle_drive::Muscle;
+use crate::control::gait_clock::GaitClock;
 use crate::hardware::actuation::ActuatorCommand;
 use crate::hardware::plan_following::MAX_PLANNED_COMMANDS;
 use crate::hardware::steering::{
@@ -73,6 +74,12 @@ pub struct StrideSteeringConfig {
 }
 
 impl StrideSteeringConfig {
+    /// The gait's clock: cycles from the first, decided every decision period; refused where
+    /// the period does not divide the cycle.
+    pub fn clock(&self) -> Result<GaitClock, String> {
+        GaitClock::new(self.first_cycle, self.cycle, self.decision_period)
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
             return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
@@ -84,26 +91,7 @@ impl StrideSteeringConfig {
                 return Err(format!("{name} must be finite and >= 0, got {value}"));
             }
         }
-        if !(self.cycle.is_finite() && self.cycle > 0.0) {
-            return Err(format!("the gait cycle must be finite and > 0 s, got {}", self.cycle));
-        }
-        let decisions = (self.cycle / self.decision_period).round();
-        if !(self.decision_period.is_finite()
-            && self.decision_period > 0.0
-            && decisions >= 1.0
-            && (decisions * self.decision_period - self.cycle).abs() <= 1e-9 * self.cycle)
-        {
-            return Err(format!(
-                "the decision period must be the {} s gait cycle or a whole fraction of it, got {}",
-                self.cycle, self.decision_period
-            ));
-        }
-        if !(self.lead.is_finite() && self.lead > 0.0 && self.lead < self.cycle && self.lead <= self.decision_period) {
-            return Err(format!(
-                "the planner's lead must be in (0, {} s] (the decision period, and shorter than the {} s cycle), got {}",
-                self.decision_period, self.cycle, self.lead
-            ));
-        }
+        self.clock()?.check_lead(self.lead)?;
         if self.initial >= self.strides {
             return Err(format!("initial stride {} of {} strides", self.initial, self.strides));
         }
@@ -121,6 +109,7 @@ impl StrideSteeringConfig {
 pub struct StrideSteering<R: Model<N, C>, const N: usize, const C: usize> {
     params: R::Params,
     config: StrideSteeringConfig,
+    clock: GaitClock,
     /// The robot's muscles, whose lag the reached pressures follow.
     muscles: Vec<Muscle>,
     reached: [f64; MAX_PLANNED_COMMANDS],
@@ -154,6 +143,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
     /// lags at `params`.
     pub fn new(params: R::Params, config: StrideSteeringConfig, period: f64) -> Result<Self, String> {
         config.validate()?;
+        let clock = config.clock()?;
         let muscles = R::MUSCLES.len();
         if muscles == 0 || muscles > MAX_PLANNED_COMMANDS {
             return Err(format!(
@@ -190,16 +180,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
             late_plans_taken: 0,
             periods_played: vec![0; config.strides],
             config,
+            clock,
         })
-    }
-
-    /// The decision after the `k`-th (counting from 0 at the first cycle's start): on the
-    /// gait's clock, so decisions fall on every cycle's start whatever their period.
-    fn decision(&self, k: u64) -> f64 {
-        let per_cycle = (self.config.cycle / self.config.decision_period).round() as u64;
-        self.config.first_cycle
-            + (k / per_cycle) as f64 * self.config.cycle
-            + (k % per_cycle) as f64 * self.config.decision_period
     }
 
     /// This period's commands (each muscle's pressure, bar) from `stride_pressures(stride,
@@ -218,10 +200,10 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
             return Err(format!("{} commands for {muscles} muscles", commands.len()));
         }
         if t >= self.next_decision - 1e-9 {
-            let several_a_cycle = self.config.decision_period < self.config.cycle * (1.0 - 1e-9);
+            let several_a_cycle = self.clock.several_a_cycle();
             let previous = match self.decisions {
                 0 => f64::NAN,
-                k => self.decision(k - 1),
+                k => self.clock.decision(k - 1),
             };
             let planned = link.plans.try_latest().filter(|(sequence, plan)| {
                 *sequence != self.last_plan
@@ -248,10 +230,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StrideSteering<R, N, C> {
             self.periods_played[self.current] += 1;
             // The gait's clock: the stride plays as from the start of the cycle the
             // decision falls in.
-            let (cycle, first) = (self.config.cycle, self.config.first_cycle);
-            self.current_start = first + cycle * ((self.next_decision - first) / cycle + 1e-9).floor();
+            self.current_start = self.clock.cycle_start(self.next_decision);
             self.decisions += 1;
-            self.next_decision = self.decision(self.decisions);
+            self.next_decision = self.clock.decision(self.decisions);
             self.requested = false;
         }
         if let Some((time, state, com)) =

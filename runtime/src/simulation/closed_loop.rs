@@ -288,7 +288,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
 
     /// Places the points of contact frame `frame`'s chunk into `positions` unless they are
     /// placed already (`placed_chunk`, the chunk placed last; frames are visited in order, so
-    /// a chunk's frames come together); returns the chunk's first frame.
+    /// a chunk's frames come together).
     #[inline]
     fn place_chunk_of(
         &self,
@@ -297,13 +297,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         cache: &R::Cache,
         placed_chunk: &mut usize,
         positions: &mut [Vector3<f64>; C],
-    ) -> usize {
+    ) {
         let chunk = R::contact_frame_chunk(frame);
         if chunk != *placed_chunk {
             R::contact_chunk_positions_into(chunk, q, &self.params, cache, positions);
             *placed_chunk = chunk;
         }
-        chunk
     }
 
     /// Every contact point's signed depth (see [`Terrain::signed_depth`]) at `q`. Unless

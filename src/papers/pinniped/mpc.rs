@@ -28,7 +28,7 @@
 use super::model::{limb_gait, Crawler, Gait, MUSCLES};
 use nalgebra::Vector2;
 use softgen_generated::pinniped::{Params, DOF};
-use softgen_runtime::{PlannerStatistics, State};
+use softgen_runtime::{gait_cycle_start, GaitClock, PlannerStatistics, State};
 use std::time::{Duration, Instant};
 
 /// The goal's distance from the start's centre of mass (m) and its angle off the heading
@@ -251,7 +251,7 @@ impl StridePlanner {
             return StridePlan { stride: current, start: *x, costs, failed: candidates };
         }
         let (t0, x0, reached0) = (self.crawler.t, self.crawler.x, self.crawler.drive.pressures);
-        let origin = cycle_start(current_start, cycle, boundary);
+        let origin = gait_cycle_start(current_start, cycle, boundary);
         let (mut best, mut best_cost, mut failed) = (current, f64::INFINITY, 0);
         for (k, cost) in costs.iter_mut().enumerate() {
             let stride = self.config.strides[k];
@@ -274,12 +274,6 @@ impl StridePlanner {
         }
         StridePlan { stride: best, start: x0, costs, failed }
     }
-}
-
-/// The last start of a gait cycle at or before `t` (s), on the clock of cycles of `cycle` s
-/// one of which started at `start`.
-pub fn cycle_start(start: f64, cycle: f64, t: f64) -> f64 {
-    start + cycle * ((t - start) / cycle + 1e-9).floor()
 }
 
 /// The task's settings.
@@ -393,27 +387,14 @@ pub fn run_goal(task: &GoalTask) -> Result<GoalRun, String> {
     let goal = start + GOAL_DISTANCE * Vector2::new(angle.cos(), angle.sin());
     let mut planner = StridePlanner::new(params, task.planner.clone(), task.settle, task.ceiling, goal)?;
     let cycle = 1.0 / task.planner.frequency;
-    let period = task.decision_period;
-    let decisions_per_cycle = (cycle / period).round();
-    if !(period > 0.0 && decisions_per_cycle >= 1.0 && (decisions_per_cycle * period - cycle).abs() < 1e-9) {
-        return Err(format!("the decision period must be the {cycle} s cycle or a whole fraction of it, got {period}"));
-    }
-    if !(task.lead > 0.0 && task.lead <= period && task.lead < cycle) {
-        return Err(format!(
-            "the planner's lead must be in (0, {}] s (the decision period, less than the cycle), got {}",
-            period.min(cycle),
-            task.lead
-        ));
-    }
+    // Decisions fall on the gait's clock, as the loop's: its cycles start at the settle's
+    // end.
+    let clock = GaitClock::new(task.settle, cycle, task.decision_period)?;
+    clock.check_lead(task.lead)?;
     let (mut samples, mut statistics) = (Vec::new(), PlannerStatistics::default());
     let (mut within_since, mut reached_at) = (None::<f64>, None);
-    // Decisions fall on the gait's clock: its cycles start at the settle's end, and the
-    // k-th decision of a cycle at k periods into it.
     let (mut current, mut current_start, mut decision) = (Stride::STAND, task.settle, 0u64);
-    let decision_at = |k: u64| {
-        task.settle + (k / decisions_per_cycle as u64) as f64 * cycle + (k % decisions_per_cycle as u64) as f64 * period
-    };
-    let mut boundary = decision_at(0);
+    let mut boundary = clock.decision(0);
     let mut chosen = None;
     let mut final_distance;
     let check_every = 0.05;
@@ -462,10 +443,10 @@ pub fn run_goal(task: &GoalTask) -> Result<GoalRun, String> {
             // As the planner's model does at the decision: the stride played in step with
             // the gait's clock, whether it changed or not.
             current = chosen.take().unwrap_or(current);
-            current_start = cycle_start(current_start, cycle, boundary);
+            current_start = clock.cycle_start(boundary);
             plant.play_from(current, task.planner.frequency, current_start)?;
             decision += 1;
-            boundary = decision_at(decision);
+            boundary = clock.decision(decision);
         }
         let next_event = if chosen.is_none() { boundary - task.lead } else { boundary };
         plant.advance_to((plant.t + check_every).min(next_event).min(task.duration))?;
