@@ -370,8 +370,12 @@ impl ContactLaw {
 
     /// [`ContactLaw::with_normal_force_tangent`]'s slopes by the force's inputs under a fixed
     /// normal force and a fixed normal (a floor's: the depth's and the normal's columns are
-    /// zero). Only the six moving inputs' columns are computed: each column of the tangents
-    /// is computed alone, so these are the ten-column ones' to the last bit.
+    /// zero). Written out as its two 3 x 3 blocks, by the velocity and by the axis, as
+    /// [`ContactLaw::force_slopes`] is: equal to [`ContactLaw::with_normal_force_tangents`]
+    /// along each moving input to rounding (a test holds them so), without that form's
+    /// products with the unit tangents' zeros and with each sign's rate from its square root
+    /// rather than a power (measured on the rigid snake's box-DDP plans, the six-column form
+    /// and its powers were 16 % of a plan).
     pub fn with_normal_force_slopes(
         &self,
         normal_force: f64,
@@ -379,15 +383,64 @@ impl ContactLaw {
         velocity: &Vector3<f64>,
         body_axis: &Vector3<f64>,
     ) -> ContactSlopes {
-        let mut moving = ContactTangents::<6>::zeros();
-        for k in 0..3 {
-            moving.velocity[(k, k)] = 1.0;
-            moving.axis[(k, 3 + k)] = 1.0;
-        }
-        let by_moving =
-            self.with_normal_force_tangents(normal_force, &SMatrix::zeros(), n, velocity, body_axis, &moving);
         let mut slopes = SMatrix::<f64, 3, 10>::zeros();
-        slopes.fixed_columns_mut::<6>(4).copy_from(&by_moving);
+        if normal_force == 0.0 {
+            return ContactSlopes(slopes);
+        }
+        let (n, v) = (*n, *velocity);
+        let identity = Matrix3::identity();
+        let tangential = v - n * v.dot(&n);
+        // The tangential velocity by the velocity: the projector onto the surface.
+        let projector = identity - n * n.transpose();
+        let law = &self.friction;
+        let eps = law.regularisation;
+        let reference = match law.anisotropy {
+            FrictionAnisotropy::Isotropic => None,
+            FrictionAnisotropy::BodyAxis => Some((*body_axis, true)),
+            FrictionAnisotropy::WorldAxis => Some((Vector3::x(), false)),
+        };
+        // The reference (the projected axis, normalised) and its block by the axis.
+        let along_direction = reference.and_then(|(axis, moves)| {
+            let projected = axis - n * axis.dot(&n);
+            let length = projected.norm();
+            (length > 1e-9).then(|| {
+                let along = projected / length;
+                let by_axis =
+                    if moves { (identity - along * along.transpose()) * projector / length } else { Matrix3::zeros() };
+                (along, by_axis)
+            })
+        });
+        // Friction is -F_N g(t): g's blocks by the velocity and the axis.
+        let (g_by_velocity, g_by_axis) = match along_direction {
+            Some((a, a_by_axis)) => {
+                let c = n.cross(&a);
+                let c_by_axis = n.cross_matrix() * a_by_axis;
+                let (va, vc) = (tangential.dot(&a), tangential.dot(&c));
+                let (sa, ra) = signum_and_rate(va, eps);
+                let (sc, rc) = signum_and_rate(vc, eps);
+                let (sa, ra, sc, rc) = (law.along * sa, law.along * ra, law.across * sc, law.across * rc);
+                let g_by_velocity = a * (a.transpose() * projector * ra) + c * (c.transpose() * projector * rc);
+                let g_by_axis = a_by_axis * sa
+                    + a * (tangential.transpose() * a_by_axis * ra)
+                    + c_by_axis * sc
+                    + c * (tangential.transpose() * c_by_axis * rc);
+                (g_by_velocity, g_by_axis)
+            }
+            None => {
+                let speed = tangential.norm();
+                let to_g = if speed == 0.0 {
+                    identity * (law.along * signum_and_rate(0.0, eps).1)
+                } else {
+                    let d = tangential / speed;
+                    let (s, rate) = signum_and_rate(speed, eps);
+                    // dg = d (d . dt) rate + (dt - d (d . dt)) s / speed, linear in dt.
+                    d * d.transpose() * (law.along * rate) + (identity - d * d.transpose()) * (law.along * s / speed)
+                };
+                (to_g * projector, Matrix3::zeros())
+            }
+        };
+        slopes.fixed_columns_mut::<3>(4).copy_from(&(-g_by_velocity * normal_force));
+        slopes.fixed_columns_mut::<3>(7).copy_from(&(-g_by_axis * normal_force));
         ContactSlopes(slopes)
     }
 
@@ -496,6 +549,20 @@ impl ContactLaw {
             }
         };
         (n - g) * d_normal_force + (dn - dg) * normal_force
+    }
+}
+
+/// The regularised sign and its rate, from one square root: equal to [`signum`] and
+/// [`signum_rate`] to rounding.
+#[inline]
+fn signum_and_rate(v: f64, regularisation: f64) -> (f64, f64) {
+    if regularisation > 0.0 {
+        let e2 = regularisation * regularisation;
+        let w = v * v + e2;
+        let root = w.sqrt();
+        (v / root, e2 / (w * root))
+    } else {
+        (signum(v, 0.0), 0.0)
     }
 }
 
@@ -811,26 +878,57 @@ mod tests {
         assert_eq!(compared, 216);
     }
 
-    /// Under a fixed load and normal the slopes are the moving inputs' columns of the
-    /// ten-column tangents, bit for bit, so a floor's Jacobian does not move with them.
+    /// Under a fixed load and normal the slopes written out block by block are the moving
+    /// inputs' columns of the ten-column tangents, to rounding, for every friction law, at
+    /// rest, sliding and slipping slowly (within the regularisation), and where the
+    /// reference axis is along the normal (no direction: isotropic).
     #[test]
     fn fixed_load_slopes_are_the_moving_inputs_columns() {
+        let velocities = [
+            Vector3::new(0.03, -0.02, 0.01),
+            Vector3::new(1e-4, 2e-4, 0.0),
+            Vector3::new(-2e-3, 5e-4, -1e-3),
+            Vector3::zeros(),
+        ];
+        let mut compared = 0;
         for anisotropy in [FrictionAnisotropy::Isotropic, FrictionAnisotropy::BodyAxis, FrictionAnisotropy::WorldAxis] {
-            for l in laws(anisotropy, 1e-3) {
-                for v in [Vector3::new(0.03, -0.02, 0.01), Vector3::new(1e-4, 2e-4, 0.0), Vector3::zeros()] {
-                    let axis = Vector3::new(0.6, 0.7, 0.3);
-                    let slopes = l.with_normal_force_slopes(2.5, &Vector3::z(), &v, &axis);
-                    let all = l.with_normal_force_tangents(
-                        2.5,
-                        &SMatrix::zeros(),
-                        &Vector3::z(),
-                        &v,
-                        &axis,
-                        &ContactTangents::each_input(),
-                    );
-                    assert_eq!(slopes.0.fixed_columns::<6>(4), all.fixed_columns::<6>(4), "{anisotropy:?} {v}");
-                    assert_eq!(slopes.0.fixed_columns::<4>(0), SMatrix::<f64, 3, 4>::zeros());
+            for regularisation in [0.0, 1e-3, 0.05] {
+                for l in laws(anisotropy, regularisation) {
+                    for v in velocities {
+                        for axis in [Vector3::new(0.6, 0.7, 0.3), Vector3::new(-0.2, 0.9, 0.0), Vector3::z()] {
+                            let slopes = l.with_normal_force_slopes(2.5, &Vector3::z(), &v, &axis);
+                            let all = l.with_normal_force_tangents(
+                                2.5,
+                                &SMatrix::zeros(),
+                                &Vector3::z(),
+                                &v,
+                                &axis,
+                                &ContactTangents::each_input(),
+                            );
+                            let moving = all.fixed_columns::<6>(4);
+                            let scale = 1.0 + moving.amax();
+                            assert!(
+                                (slopes.0.fixed_columns::<6>(4) - moving).amax() < 1e-13 * scale,
+                                "{anisotropy:?} eps {regularisation} v {v} axis {axis}: {} vs {moving}",
+                                slopes.0
+                            );
+                            assert_eq!(slopes.0.fixed_columns::<4>(0), SMatrix::<f64, 3, 4>::zeros());
+                            compared += 1;
+                        }
+                    }
                 }
+            }
+        }
+        assert_eq!(compared, 216);
+    }
+
+    #[test]
+    fn sign_and_rate_from_one_root_are_the_two_functions() {
+        for eps in [0.0, 1e-3, 0.05] {
+            for v in [0.0, 1e-6, -3e-4, 2e-3, -0.7, 40.0] {
+                let (s, r) = signum_and_rate(v, eps);
+                assert!((s - signum(v, eps)).abs() <= 2.0 * f64::EPSILON, "eps {eps} v {v}");
+                assert!((r - signum_rate(v, eps)).abs() <= 4.0 * f64::EPSILON * signum_rate(v, eps), "eps {eps} v {v}");
             }
         }
     }
