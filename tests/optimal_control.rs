@@ -26,9 +26,14 @@ fn swimmer(interval: f64) -> RobotKnots<Swimmer, SWIMMER_N, SWIMMER_C> {
 /// The snake on passive wheels on its floor, with its servos.
 /// The wave again, the knots' steps semi-implicit Euler of at most 2 ms.
 fn undulating_crawler_semi_implicit(interval: f64) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
+    lagged_crawler_semi_implicit(interval, 0.0, (interval / 0.002).ceil() as usize)
+}
+
+/// The wave with its parameters following the decisions with `lag` s (the schedule's state
+/// then the phase and the three lagged parameters), semi-implicit in `substeps` steps.
+fn lagged_crawler_semi_implicit(interval: f64, lag: f64, substeps: usize) -> RobotKnots<Crawler, CRAWLER_N, CRAWLER_C> {
     let schedule =
-        CommandSchedule::Wave { joints: 5, spatial_frequency: Crawler::GAIT.unwrap().spatial_frequency, lag: 0.0 };
-    let substeps = (interval / 0.002).ceil() as usize;
+        CommandSchedule::Wave { joints: 5, spatial_frequency: Crawler::GAIT.unwrap().spatial_frequency, lag };
     let mut knots =
         RobotKnots::scheduled(crawler_simulation(), &[ControlInput::JointTargets], schedule, interval, substeps)
             .unwrap();
@@ -149,6 +154,49 @@ fn knot_jacobians_are_the_implicit_steps_derivatives() {
     let u = DVector::from_row_slice(&[0.7, 2.0, -0.15]);
     check_knot_jacobians("snake on wheels, its wave", undulating_crawler, &x, &u);
     check_knot_jacobians("snake on wheels, its wave, semi-implicit", undulating_crawler_semi_implicit, &x, &u);
+    // The wave's parameters lagging the decisions by 0.1 s: the schedule's state is the
+    // phase and the lagged parameters.
+    let lagged_state = [0.9, 0.6, 1.8, 0.1, 0.5, 1.5, 0.05];
+    let x = state::<CRAWLER_N>(Crawler::INITIAL_POSITION, 3, 0.2, &lagged_state);
+    let lagged = |h: f64| lagged_crawler_semi_implicit(h, 0.1, (h / 0.002).ceil() as usize);
+    check_knot_jacobians("snake on wheels, its lagged wave, semi-implicit", lagged, &x, &u);
+}
+
+/// A knot's Jacobians chain its steps': over two semi-implicit steps they are the product
+/// of two one-step knots' (the second from where the first ended, at its time), to
+/// rounding, with the wave's parameters following the decisions at once and lagged. The
+/// chain works column by column on the step's rate rows alone
+/// (`RobotKnots::chain_semi_implicit`); this holds it to the dense product of the steps'
+/// whole matrices.
+#[test]
+fn semi_implicit_knots_chain_their_steps_jacobians() {
+    let u = DVector::from_row_slice(&[0.7, 2.0, -0.15]);
+    for (lag, schedule_state) in [(0.0, vec![0.9, 0.6, 1.8, 0.1]), (0.1, vec![0.9, 0.6, 1.8, 0.1, 0.5, 1.5, 0.05])] {
+        let x = state::<CRAWLER_N>(Crawler::INITIAL_POSITION, 3, 0.2, &schedule_state);
+        let n = x.len();
+        let jacobians = || (DMatrix::<f64>::zeros(n, n), DMatrix::<f64>::zeros(n, u.len()));
+        let mut two = lagged_crawler_semi_implicit(0.004, lag, 2);
+        let (mut by_state, mut by_control) = jacobians();
+        let mut end = DVector::zeros(n);
+        two.step(0, &x, &u, &mut end, Some((&mut by_state, &mut by_control))).unwrap();
+        let mut one = lagged_crawler_semi_implicit(0.002, lag, 1);
+        let ((mut first_state, mut first_control), (mut second_state, mut second_control)) = (jacobians(), jacobians());
+        let (mut middle, mut end_by_steps) = (DVector::zeros(n), DVector::zeros(n));
+        one.step(0, &x, &u, &mut middle, Some((&mut first_state, &mut first_control))).unwrap();
+        one.step(1, &middle, &u, &mut end_by_steps, Some((&mut second_state, &mut second_control))).unwrap();
+        assert_eq!(end, end_by_steps, "lag {lag}: two steps in one knot end where two knots do");
+        let chained_state = &second_state * &first_state;
+        // The decisions are carried in the state, so the second knot's dependence on them is
+        // through its state's decision rows and its own control.
+        let chained_control = &second_state * &first_control + &second_control;
+        for (name, knot, chained) in
+            [("state", &by_state, &chained_state), ("decisions", &by_control, &chained_control)]
+        {
+            let error = (knot - chained).amax() / chained.amax();
+            eprintln!("lag {lag}: by {name}, relative difference {error:.1e}");
+            assert!(error < 1e-12, "lag {lag}: the knot's Jacobian by {name} is {error} off its steps' product");
+        }
+    }
 }
 
 /// The soft snake, the plan deciding its bend and its bending plane's rate
