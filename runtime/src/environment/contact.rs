@@ -273,6 +273,25 @@ impl ContactLaw {
         self.force_tangents(contact, velocity, body_axis, &tangent.into())
     }
 
+    /// The friction's reference for the slopes: the axis (the body's, which moves with it,
+    /// or the world's x, which does not), whether it moves, and its projection onto the
+    /// surface of normal `n`, normalised, with the projection's length; none for isotropic
+    /// friction or an axis along the normal.
+    fn projected_reference(
+        &self,
+        n: &Vector3<f64>,
+        body_axis: &Vector3<f64>,
+    ) -> Option<(Vector3<f64>, bool, Vector3<f64>, f64)> {
+        let (axis, moves) = match self.friction.anisotropy {
+            FrictionAnisotropy::Isotropic => return None,
+            FrictionAnisotropy::BodyAxis => (*body_axis, true),
+            FrictionAnisotropy::WorldAxis => (Vector3::x(), false),
+        };
+        let projected = axis - n * axis.dot(n);
+        let length = projected.norm();
+        (length > 1e-9).then(|| (axis, moves, projected / length, length))
+    }
+
     /// [`ContactLaw::force_tangent`]'s slopes by the force's inputs at this state.
     ///
     /// Written out block by block (the depth's column, then 3 x 3 blocks by the normal, the
@@ -301,21 +320,11 @@ impl ContactLaw {
         let law = &self.friction;
         let eps = law.regularisation;
         // The friction reference (the projected axis, normalised) by the normal and the axis.
-        let reference = match law.anisotropy {
-            FrictionAnisotropy::Isotropic => None,
-            FrictionAnisotropy::BodyAxis => Some((*body_axis, true)),
-            FrictionAnisotropy::WorldAxis => Some((Vector3::x(), false)),
-        };
-        let along_direction = reference.and_then(|(axis, moves)| {
-            let projected = axis - n * axis.dot(&n);
-            let length = projected.norm();
-            (length > 1e-9).then(|| {
-                let along = projected / length;
-                let normalised = (identity - along * along.transpose()) / length;
-                let projected_by_normal = -identity * axis.dot(&n) - n * axis.transpose();
-                let projected_by_axis = if moves { tangential_by_velocity } else { Matrix3::zeros() };
-                (along, normalised * projected_by_normal, normalised * projected_by_axis)
-            })
+        let along_direction = self.projected_reference(&n, body_axis).map(|(axis, moves, along, length)| {
+            let normalised = (identity - along * along.transpose()) / length;
+            let projected_by_normal = -identity * axis.dot(&n) - n * axis.transpose();
+            let projected_by_axis = if moves { tangential_by_velocity } else { Matrix3::zeros() };
+            (along, normalised * projected_by_normal, normalised * projected_by_axis)
         });
         // Friction is -F_N g(t): g's blocks by the normal, the velocity and the axis.
         let (g, g_by_normal, g_by_velocity, g_by_axis) = match along_direction {
@@ -394,21 +403,11 @@ impl ContactLaw {
         let projector = identity - n * n.transpose();
         let law = &self.friction;
         let eps = law.regularisation;
-        let reference = match law.anisotropy {
-            FrictionAnisotropy::Isotropic => None,
-            FrictionAnisotropy::BodyAxis => Some((*body_axis, true)),
-            FrictionAnisotropy::WorldAxis => Some((Vector3::x(), false)),
-        };
         // The reference (the projected axis, normalised) and its block by the axis.
-        let along_direction = reference.and_then(|(axis, moves)| {
-            let projected = axis - n * axis.dot(&n);
-            let length = projected.norm();
-            (length > 1e-9).then(|| {
-                let along = projected / length;
-                let by_axis =
-                    if moves { (identity - along * along.transpose()) * projector / length } else { Matrix3::zeros() };
-                (along, by_axis)
-            })
+        let along_direction = self.projected_reference(&n, body_axis).map(|(_, moves, along, length)| {
+            let by_axis =
+                if moves { (identity - along * along.transpose()) * projector / length } else { Matrix3::zeros() };
+            (along, by_axis)
         });
         // Friction is -F_N g(t): g's blocks by the velocity and the axis.
         let (g_by_velocity, g_by_axis) = match along_direction {

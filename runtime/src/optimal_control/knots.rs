@@ -605,6 +605,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         result
     }
 
+    /// The schedule's Jacobians at the step's start: the commands' by the schedule's state
+    /// and the decisions (C_z, C_u), and the schedule's advance over `h` (G_z, G_u).
+    fn schedule_jacobians(&mut self, h: f64, decisions: &[f64]) {
+        self.schedule.command_jacobians(
+            &self.schedule_state,
+            decisions,
+            &mut self.command_by_state,
+            &mut self.command_by_decisions,
+        );
+        self.schedule.advance_jacobians(h, &mut self.advance_by_state, &mut self.advance_by_decisions);
+    }
+
     /// [`RobotKnots::chain_schedule`] for a semi-implicit step, column by column in place.
     /// With A_q = h d qdd/dq, A_v = I + h d qdd/dqd and B = h d qdd/du (the rates' rows of
     /// the step by q, qd and the commands), the coordinates' rows are the identity's plus h
@@ -617,13 +629,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         let motion = 2 * N;
         let states = self.schedule.states();
         let commands = self.input_columns.len();
-        self.schedule.command_jacobians(
-            &self.schedule_state,
-            decisions,
-            &mut self.command_by_state,
-            &mut self.command_by_decisions,
-        );
-        self.schedule.advance_jacobians(h, &mut self.advance_by_state, &mut self.advance_by_decisions);
+        self.schedule_jacobians(h, decisions);
         if first {
             // The chain starts as the step's own matrices.
             self.motion_by_state.fill(0.0);
@@ -708,13 +714,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
     fn chain_schedule(&mut self, first: bool, h: f64, decisions: &[f64]) {
         let motion = 2 * N;
         let states = self.schedule.states();
-        self.schedule.command_jacobians(
-            &self.schedule_state,
-            decisions,
-            &mut self.command_by_state,
-            &mut self.command_by_decisions,
-        );
-        self.schedule.advance_jacobians(h, &mut self.advance_by_state, &mut self.advance_by_decisions);
+        self.schedule_jacobians(h, decisions);
         let step = &mut self.step_by_state;
         step.fill(0.0);
         step.view_mut((0, 0), (motion, motion)).copy_from(&self.held_by_state);
