@@ -631,62 +631,28 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         let commands = self.input_columns.len();
         self.schedule_jacobians(h, decisions);
         if first {
-            // The chain starts as the step's own matrices.
-            self.motion_by_state.fill(0.0);
+            // The chain starts from the identity (and no dependence on the decisions): the
+            // update below then gives the step's own matrices.
+            self.motion_by_state.fill_with_identity();
             self.motion_by_control.fill(0.0);
-            for c in 0..motion + states {
-                let (mut rate, mut coordinate) = (SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
-                if c < N {
-                    rate = self.rate_by_coordinate.column(c).into_owned();
-                    coordinate[c] = 1.0;
-                } else if c < motion {
-                    rate = self.rate_by_rate.column(c - N).into_owned();
-                } else {
-                    for (k, column) in self.input_columns.iter().enumerate() {
-                        rate += column * (h * self.command_by_state[(k, c - motion)]);
-                    }
-                }
-                let by_state = &mut self.motion_by_state;
-                for r in 0..N {
-                    by_state[(r, c)] = coordinate[r] + h * rate[r];
-                    by_state[(N + r, c)] = rate[r];
-                }
-                for r in 0..states {
-                    by_state[(motion + r, c)] = if c >= motion { self.advance_by_state[(r, c - motion)] } else { 0.0 };
-                }
-            }
-            for d in 0..decisions.len() {
-                let mut rate = SVector::<f64, N>::zeros();
-                for (k, column) in self.input_columns.iter().enumerate() {
-                    rate += column * (h * self.command_by_decisions[(k, d)]);
-                }
-                for r in 0..N {
-                    self.motion_by_control[(r, d)] = h * rate[r];
-                    self.motion_by_control[(N + r, d)] = rate[r];
-                }
-                for r in 0..states {
-                    self.motion_by_control[(motion + r, d)] = self.advance_by_decisions[(r, d)];
-                }
-            }
-            return;
         }
         let through_commands = &mut self.chain_through_commands;
         let schedule_column = &mut self.chain_through_schedule;
-        for (chain, by_decisions) in [(&mut self.motion_by_state, None), (&mut self.motion_by_control, Some(()))] {
+        for (chain, by_decisions) in [(&mut self.motion_by_state, false), (&mut self.motion_by_control, true)] {
             for c in 0..chain.ncols() {
                 let coordinate = SVector::<f64, N>::from_iterator(chain.view((0, c), (N, 1)).iter().copied());
                 let rate = SVector::<f64, N>::from_iterator(chain.view((N, c), (N, 1)).iter().copied());
                 // The commands' and the schedule's moves: C_z m_z (+ C_u's column), G_z m_z
                 // (+ G_u's column).
                 for k in 0..commands {
-                    let mut sum = if by_decisions.is_some() { self.command_by_decisions[(k, c)] } else { 0.0 };
+                    let mut sum = if by_decisions { self.command_by_decisions[(k, c)] } else { 0.0 };
                     for z in 0..states {
                         sum += self.command_by_state[(k, z)] * chain[(motion + z, c)];
                     }
                     through_commands[k] = sum;
                 }
                 for (r, entry) in schedule_column.iter_mut().enumerate() {
-                    let mut sum = if by_decisions.is_some() { self.advance_by_decisions[(r, c)] } else { 0.0 };
+                    let mut sum = if by_decisions { self.advance_by_decisions[(r, c)] } else { 0.0 };
                     for z in 0..states {
                         sum += self.advance_by_state[(r, z)] * chain[(motion + z, c)];
                     }
