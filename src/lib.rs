@@ -23,8 +23,9 @@ pub use hardware::run::{
 };
 pub use hardware::serial::SerialDevice;
 pub use papers::{
-    experiments, find_experiment, run_on_device, sweep_runs, Experiment, ExperimentReport, ExperimentRuns, Verdict,
-    ViewedRun, DEFAULT_ROBOT, PAPERS, RUN_DRIVERS,
+    check_verdict_row, experiments, find_experiment, run_on_device, sweep_runs, verdict_table, verdict_table_rows,
+    with_verdict_table, Experiment, ExperimentReport, ExperimentRuns, Verdict, ViewedRun, DEFAULT_ROBOT, PAPERS,
+    RUN_DRIVERS, VERDICT_TABLE_BEGIN, VERDICT_TABLE_END,
 };
 pub use simulate::eval::{eval_json, read_stdin_input, EvalInput};
 pub use simulate::robots::{has_soft_sections, run_config_of, with_robot, RobotInfo, RobotVisitor, ROBOTS};

@@ -1,4 +1,4 @@
-//! The spec file format: serde types mirroring model-specs/README.md, with source spans
+//! The spec file format: serde types mirroring the book's spec format (docs/src/reference/spec-format.md), with source spans
 //! kept on every field that validation may reject.
 
 use serde::Deserialize;

@@ -1,4 +1,4 @@
-//! A board emulator that speaks docs/serial-protocol.md on stdin/stdout (give it a
+//! A board emulator that speaks docs/src/control/serial-protocol.md on stdin/stdout (give it a
 //! pseudo-terminal's master side): acknowledges every good frame, rejects damaged ones, and
 //! logs every received value to a CSV so tests can check what arrived.
 //!

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 pub(crate) enum DeviceName {
     /// The generated model integrated in step with the commands (hardware in the loop).
     Sim,
-    /// A microcontroller board on a serial line (docs/serial-protocol.md); needs --port.
+    /// A microcontroller board on a serial line (docs/src/control/serial-protocol.md); needs --port.
     Serial,
     /// A comedi DAQ card (NI PCI-6221, PCI-6703, ...); --port is its device, e.g.
     /// /dev/comedi0. Needs a build with `--features comedi`.

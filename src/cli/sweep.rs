@@ -12,7 +12,7 @@ use std::sync::Arc;
 pub(crate) struct SweepArgs {
     #[command(subcommand)]
     action: Option<SweepAction>,
-    /// The sweep file (TOML; see sweeps/README.md).
+    /// The sweep file (TOML; see docs/src/sweeps-and-python/sweep-files.md).
     file: Option<PathBuf>,
     /// Run only shard K of N (K = 0 .. N-1), the runs whose number is K modulo N.
     #[arg(long, value_name = "K/N")]

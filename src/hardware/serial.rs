@@ -1,4 +1,4 @@
-//! The serial board device: SET frames of docs/serial-protocol.md, one per control period,
+//! The serial board device: SET frames of docs/src/control/serial-protocol.md, one per control period,
 //! each acknowledged by the board. A NAK, a corrupted answer or an acknowledgement overdue
 //! past the timeout is a device error, which sends the run to its safe state. The line opens
 //! with a PING in the newest protocol version; a board that rejects the version is spoken to

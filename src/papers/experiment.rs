@@ -76,15 +76,110 @@ impl ViewedRun {
     }
 }
 
+impl Verdict {
+    /// The verdict's class as the command prints it: `reproduced`, `reached`, `differs`,
+    /// `paper inconsistent` or `unverifiable`.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::Reached => "reached",
+            Verdict::Differs(_) => "differs",
+            Verdict::PaperInconsistent(_) => "paper inconsistent",
+            Verdict::Unverifiable(_) => "unverifiable",
+        }
+    }
+
+    /// The evidence the verdict gives, empty for `reproduced` and `reached`.
+    pub fn evidence(&self) -> &str {
+        match self {
+            Verdict::Reproduced | Verdict::Reached => "",
+            Verdict::Differs(why) | Verdict::PaperInconsistent(why) | Verdict::Unverifiable(why) => why,
+        }
+    }
+
+    /// The evidence's first reason: the text up to its first `; ` (a verdict's reasons are
+    /// joined that way), which is what a one-line table of verdicts shows.
+    pub fn short_reason(&self) -> &str {
+        let evidence = self.evidence();
+        evidence.split("; ").next().unwrap_or(evidence)
+    }
+}
+
+/// The front page's table of verdicts: one row an experiment, its class and its first
+/// reason, in the order `experiments()` lists them. `verdicts` pairs each experiment's name
+/// with its verdict; `softgen experiment table` writes it from the runs it makes.
+pub fn verdict_table(verdicts: &[(&str, Verdict)]) -> String {
+    let mut table = String::from("| experiment | verdict | first reason |\n| --- | --- | --- |\n");
+    for (name, verdict) in verdicts {
+        let reason = verdict.short_reason().replace('|', "\\|");
+        table.push_str(&format!("| {name} | {} | {reason} |\n", verdict.class()));
+    }
+    table
+}
+
+/// The marks around the verdict table in a Markdown file (README.md): `softgen experiment
+/// table --write FILE` replaces what lies between them, and a test reads it from there.
+pub const VERDICT_TABLE_BEGIN: &str =
+    "<!-- verdicts: begin (written by `softgen experiment table --write README.md`) -->";
+pub const VERDICT_TABLE_END: &str = "<!-- verdicts: end -->";
+
+/// `document` with the text between the verdict table's marks replaced by `table`; an error
+/// naming what is missing when the marks are not there once each, in order.
+pub fn with_verdict_table(document: &str, table: &str) -> Result<String, String> {
+    let begin = document.find(VERDICT_TABLE_BEGIN).ok_or_else(|| format!("no line `{VERDICT_TABLE_BEGIN}`"))?;
+    let after_begin = begin + VERDICT_TABLE_BEGIN.len();
+    let end = document[after_begin..]
+        .find(VERDICT_TABLE_END)
+        .map(|i| after_begin + i)
+        .ok_or_else(|| format!("no line `{VERDICT_TABLE_END}` after `{VERDICT_TABLE_BEGIN}`"))?;
+    if document[end + VERDICT_TABLE_END.len()..].contains(VERDICT_TABLE_BEGIN) {
+        return Err(format!("`{VERDICT_TABLE_BEGIN}` stands more than once"));
+    }
+    Ok(format!("{}\n{table}{}", &document[..after_begin], &document[end..]))
+}
+
+/// The rows of the verdict table between the marks in `document`: (experiment, class, first
+/// reason) each, as [`verdict_table`] wrote them.
+pub fn verdict_table_rows(document: &str) -> Result<Vec<(String, String, String)>, String> {
+    let begin = document.find(VERDICT_TABLE_BEGIN).ok_or_else(|| format!("no line `{VERDICT_TABLE_BEGIN}`"))?;
+    let table = &document[begin + VERDICT_TABLE_BEGIN.len()..];
+    let end = table.find(VERDICT_TABLE_END).ok_or_else(|| format!("no line `{VERDICT_TABLE_END}`"))?;
+    let mut rows = Vec::new();
+    for line in table[..end].lines().map(str::trim).filter(|l| l.starts_with('|')).skip(2) {
+        // Cells split on `|` not escaped as `\\|`.
+        let cells: Vec<String> =
+            line.trim_matches('|').replace("\\|", "\u{0}").split('|').map(|c| c.trim().replace('\u{0}', "|")).collect();
+        let [name, class, reason] = <[String; 3]>::try_from(cells)
+            .map_err(|cells| format!("a verdict row has {} cells, not 3: {line}", cells.len()))?;
+        rows.push((name, class, reason));
+    }
+    Ok(rows)
+}
+
+/// Whether the verdict table in `document` (README.md) gives `name` the class and first
+/// reason of `verdict`, which a test computed by running the experiment: an error saying
+/// how they differ and the command that rewrites the table.
+pub fn check_verdict_row(document: &str, name: &str, verdict: &Verdict) -> Result<(), String> {
+    let rows = verdict_table_rows(document)?;
+    let (_, class, reason) =
+        rows.iter().find(|(n, _, _)| n == name).ok_or_else(|| format!("the verdict table has no row `{name}`"))?;
+    if (class.as_str(), reason.as_str()) == (verdict.class(), verdict.short_reason()) {
+        return Ok(());
+    }
+    Err(format!(
+        "the verdict table says `{name}`: {class}: {reason}; the run says {}: {} \
+         (`softgen experiment table --write README.md` rewrites the table)",
+        verdict.class(),
+        verdict.short_reason()
+    ))
+}
+
 impl ExperimentReport {
     /// The verdict line the command ends with.
     pub fn verdict_line(&self) -> String {
-        match &self.verdict {
-            Verdict::Reproduced => "verdict: reproduced".into(),
-            Verdict::Reached => "verdict: reached".into(),
-            Verdict::Differs(why) => format!("verdict: differs: {why}"),
-            Verdict::PaperInconsistent(why) => format!("verdict: paper inconsistent: {why}"),
-            Verdict::Unverifiable(why) => format!("verdict: unverifiable: {why}"),
+        match self.verdict.evidence() {
+            "" => format!("verdict: {}", self.verdict.class()),
+            why => format!("verdict: {}: {why}", self.verdict.class()),
         }
     }
 }

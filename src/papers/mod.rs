@@ -12,7 +12,10 @@ pub mod soft_snake;
 pub mod underwater_snake;
 pub mod wpi_snake;
 
-pub use experiment::{Experiment, ExperimentReport, ExperimentRuns, Verdict, ViewedRun};
+pub use experiment::{
+    check_verdict_row, verdict_table, verdict_table_rows, with_verdict_table, Experiment, ExperimentReport,
+    ExperimentRuns, Verdict, ViewedRun, VERDICT_TABLE_BEGIN, VERDICT_TABLE_END,
+};
 
 use crate::hardware::run::{run_with_drivers, RunDriver, RunOptions, RunReport};
 use std::sync::atomic::AtomicUsize;

@@ -371,6 +371,12 @@ fn experiments_are_listed_one_a_line_and_run_to_their_verdict() {
     let last = stdout.lines().last().unwrap();
     let classes = ["verdict: differs: ", "verdict: paper inconsistent: ", "verdict: unverifiable: "];
     assert!(last == "verdict: reproduced" || classes.iter().any(|c| last.starts_with(c)), "{stdout}");
+    // The front page's row of it is the binary's output: it must agree with this run.
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let rows = softgen::verdict_table_rows(&readme).unwrap();
+    let (_, class, reason) = rows.iter().find(|(n, _, _)| n == "001-trajectory").expect("README.md's row");
+    let row = if reason.is_empty() { format!("verdict: {class}") } else { format!("verdict: {class}: {reason}") };
+    assert!(last.starts_with(&row), "README.md says `{row}`, the run `{last}`");
     assert!(stdout.contains("complex") && stdout.contains("simplified"), "{stdout}");
     let csv = std::fs::read_to_string(dir.path().join("001-trajectory/trajectory.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("h1_x"), "joint constraint forces in the CSV");

@@ -9,6 +9,15 @@ mod soft_snake;
 mod underwater_snake;
 mod wpi_snake;
 
+/// The front page's verdict row of an experiment a test ran, held to the verdict the run
+/// gave: the table is the binary's output and must not disagree with it.
+fn assert_front_page_row(report: &softgen::ExperimentReport, name: &str) {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    if let Err(e) = softgen::check_verdict_row(&readme, name, &report.verdict) {
+        panic!("README.md: {e}");
+    }
+}
+
 /// A run configuration's box-DDP against an experiment's planner: the same knots (count,
 /// interval, substeps, iterations) and the same rate, effort and command-rate weights.
 fn assert_ddp_knots_and_weights_are_the_tasks(

@@ -266,6 +266,7 @@ fn in_the_papers_coordinates_gravity_has_no_joint_component() {
 fn the_stair_admittance_experiment_reads_the_papers_coordinates_and_sweeps_the_gains() {
     let dir = tempfile::tempdir().unwrap();
     let report = softgen::find_experiment("003-stair-admittance").unwrap().run(dir.path(), false).unwrap();
+    super::assert_front_page_row(&report, "003-stair-admittance");
     let text = report.lines.join("\n");
     // Measured: on flat ground the controller no longer slows the gait (1.19 cm/s with it,
     // 1.10 without; the force in the model's coordinates gave 0.91), and no gain in the grid
@@ -351,6 +352,7 @@ fn the_pipe_experiment_finds_the_paper_inconsistent_and_the_stair_no_contrast() 
     // snake reaches the wall and advances, but also climbs the stair with no controller.
     let dir = tempfile::tempdir().unwrap();
     let pipe = softgen::find_experiment("003-pipe").unwrap().run(dir.path(), false).unwrap();
+    super::assert_front_page_row(&pipe, "003-pipe");
     let softgen::Verdict::PaperInconsistent(why) = &pipe.verdict else { panic!("003-pipe: {}", pipe.verdict_line()) };
     assert!(why.contains("more than 6.1 cm off the pipe's axis (10 cm to its wall)"), "{why}");
     assert!(
@@ -362,6 +364,7 @@ fn the_pipe_experiment_finds_the_paper_inconsistent_and_the_stair_no_contrast() 
     assert_eq!(pipe.views.len(), 3, "the printed reading, the other reading and its stair run");
     // 003-stair tests the paper's contrast: both runs stall at the step face (x = 0.64 m).
     let stair = softgen::find_experiment("003-stair").unwrap().run(dir.path(), false).unwrap();
+    super::assert_front_page_row(&stair, "003-stair");
     let softgen::Verdict::Differs(why) = &stair.verdict else { panic!("003-stair: {}", stair.verdict_line()) };
     assert!(why.starts_with("no contrast: it stalls at the step face with the controller too (x = 0.64 m"), "{why}");
 }

@@ -62,6 +62,7 @@ fn the_finger_holds_each_set_force_at_the_pressure_its_statics_ask() {
 fn the_experiment_ends_reached() {
     let dir = tempfile::tempdir().unwrap();
     let report = softgen::find_experiment("panda-finger-press").unwrap().run(dir.path(), false).unwrap();
+    super::assert_front_page_row(&report, "panda-finger-press");
     assert_eq!(report.verdict, softgen::Verdict::Reached, "{}", report.lines.join("\n"));
     for file in ["press.csv", "trajectory.csv", "force.png", "pressure.png", "tip_height.png"] {
         assert!(dir.path().join("panda-finger-press").join(file).exists(), "{file}");

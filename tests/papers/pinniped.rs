@@ -180,6 +180,7 @@ fn table_three_exceeds_what_circling_tips_can_give_and_softgen_does_not() {
     // is several times that, softgen's runs stay under it.
     let dir = tempfile::tempdir().unwrap();
     let report = softgen::find_experiment("002-protocol").unwrap().run(dir.path(), false).unwrap();
+    super::assert_front_page_row(&report, "002-protocol");
     let softgen::Verdict::PaperInconsistent(why) = &report.verdict else {
         panic!("002-protocol: {}", report.verdict_line())
     };

@@ -407,6 +407,7 @@ fn rolling_cannot_reach_the_papers_speed_on_a_two_centimetre_skin() {
     let dir = tempfile::tempdir().unwrap();
     for (name, radius) in [("000-rolling-planar", "3.2 cm"), ("000-rolling-spatial", "2.5 cm")] {
         let report = softgen::find_experiment(name).unwrap().run(dir.path(), false).unwrap();
+        super::assert_front_page_row(&report, name);
         let softgen::Verdict::Unverifiable(why) = &report.verdict else { panic!("{name}: {}", report.verdict_line()) };
         assert!(why.contains("without slip on the 2.0 cm skin (1.00 turns per cycle)"), "{name}: {why}");
         assert!(why.contains(&format!("a radius of at least {radius}")), "{name}: {why}");

@@ -526,6 +526,7 @@ fn the_pitch_case_finds_condition_two_off_the_papers_vertical_bend() {
     // the vertical the paper reports, and it drifts sideways more than it heaves.
     let dir = tempfile::tempdir().unwrap();
     let report = softgen::find_experiment("004-pitch").unwrap().run(dir.path(), false).unwrap();
+    super::assert_front_page_row(&report, "004-pitch");
     let softgen::Verdict::PaperInconsistent(why) = &report.verdict else {
         panic!("004-pitch: {}", report.verdict_line())
     };
@@ -541,6 +542,7 @@ fn the_straight_case_keeps_the_relations_of_any_axisymmetric_body_and_is_unverif
     // parameters, and the paper prints no number for case 1: the verdict says so.
     let dir = tempfile::tempdir().unwrap();
     let report = softgen::find_experiment("004-straight").unwrap().run(dir.path(), false).unwrap();
+    super::assert_front_page_row(&report, "004-straight");
     let softgen::Verdict::Unverifiable(why) = &report.verdict else { panic!("{}", report.verdict_line()) };
     assert!(why.starts_with("the paper prints no speed, distance or time for case 1"), "{why}");
     assert!(

@@ -205,6 +205,7 @@ fn the_calibration_cannot_reach_the_papers_peak_with_the_held_time_constants() {
     // prints; with the spec's time constants no curvature gain gets past 194 mm/s.
     let dir = tempfile::tempdir().unwrap();
     let report = softgen::find_experiment("001-calibration").unwrap().run(dir.path(), false).unwrap();
+    super::assert_front_page_row(&report, "001-calibration");
     let softgen::Verdict::Unverifiable(why) = &report.verdict else {
         panic!("001-calibration: {}", report.verdict_line())
     };

@@ -1,4 +1,4 @@
-//! The board protocol of docs/serial-protocol.md: frame encoding into fixed buffers (no
+//! The board protocol of docs/src/control/serial-protocol.md: frame encoding into fixed buffers (no
 //! allocation per frame) and an incremental decoder that resynchronises after corruption.
 //! Version 2 adds the board's sensor readings; the decoder reads frames of both versions.
 
