@@ -123,6 +123,38 @@ pub const TORQUE: PhysicalRange = PhysicalRange::new("a torque", "N m", 0.0, 1e7
 /// A controller's gain in its own units.
 pub const GAIN: PhysicalRange = PhysicalRange::new("a controller gain", "", 0.0, 1e9);
 
+/// Every kind of number above, in the order the book's reference lists them.
+pub const QUANTITIES: &[PhysicalRange] = &[
+    MASS,
+    INERTIA,
+    LENGTH,
+    POSITION,
+    GRAVITY,
+    CONTACT_STIFFNESS,
+    CONTACT_DAMPING,
+    CONTACT_DISSIPATION,
+    FRICTION,
+    FRICTION_REGULARISATION,
+    ELASTIC_STIFFNESS,
+    ELASTIC_DAMPING,
+    PRESSURE,
+    RATED_PRESSURE,
+    AREA,
+    TIME_CONSTANT,
+    DENSITY,
+    COEFFICIENT,
+    LINEAR_DRAG,
+    SPEED,
+    RATE,
+    TIME_STEP,
+    RELATIVE_TOLERANCE,
+    ABSOLUTE_TOLERANCE,
+    ANGLE,
+    FREQUENCY,
+    TORQUE,
+    GAIN,
+];
+
 /// The spec's keys and the range of the values under them; a key is the last name of a
 /// field path (`bodies[2] (link1).section.stiffness` has key `stiffness`).
 const KEYS: &[(&str, PhysicalRange)] = &[
@@ -164,6 +196,12 @@ const KEYS: &[(&str, PhysicalRange)] = &[
     ("positions", POSITION),
     ("position", POSITION),
 ];
+
+/// Every spec key that has a physical range, with its range: the table the validator looks
+/// keys up in, from which the book's reference of ranges is generated (tests/docs.rs).
+pub fn spec_key_ranges() -> &'static [(&'static str, PhysicalRange)] {
+    KEYS
+}
 
 /// The key of a field path: its last `.name`, without indices and annotations
 /// (`actuators[0] (k = 1).response.time_constants[1]` -> `time_constants`).
@@ -218,6 +256,13 @@ mod tests {
         ("environment.gravity", 9.81, None),
         ("a.field.without.a.range", 1e300, None),
     ];
+
+    #[test]
+    fn every_keys_range_is_a_listed_quantity() {
+        for (key, range) in KEYS {
+            assert!(QUANTITIES.contains(range), "`{key}`: {} is not in QUANTITIES", range.quantity);
+        }
+    }
 
     #[test]
     fn fields_are_checked_against_their_key_range() {
