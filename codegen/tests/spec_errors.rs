@@ -196,3 +196,15 @@ fn collision_primitives_seed_contact_points_on_their_links_bodies() {
         assert!((distance - 0.02).abs() < 1e-15, "{p:?}");
     }
 }
+
+/// The first robot of the README (the spec under "A first robot"): a newcomer copies it as
+/// it stands, so it must validate, with the one coordinate of its hinge.
+#[test]
+fn the_readmes_first_robot_validates() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let section = &readme[readme.find("## A first robot").expect("README.md has `## A first robot`")..];
+    let start = section.find("```toml\n").expect("a toml block under `## A first robot`") + "```toml\n".len();
+    let end = start + section[start..].find("```").expect("the toml block's end");
+    let robot = load("model-specs/pendulum.toml", &section[start..end]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(robot.coordinates.len(), 1, "one hinge");
+}
