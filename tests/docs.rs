@@ -365,20 +365,25 @@ fn command_line_reference() -> String {
     page
 }
 
-#[test]
-fn the_command_line_reference_is_the_binarys_help() {
-    let path = Path::new("docs/src/reference/cli.md");
-    let fresh = command_line_reference();
+/// A generated page against its committed copy: equal, or rewritten where SOFTGEN_BLESS is
+/// set (as the generated robots are kept fresh by codegen's test).
+fn assert_fresh_or_bless(path: &str, fresh: &str, test: &str) {
+    let path = root().join(path);
     if std::env::var_os("SOFTGEN_BLESS").is_some() {
-        std::fs::write(root().join(path), &fresh).unwrap();
+        std::fs::write(&path, fresh).unwrap();
         return;
     }
-    let committed = std::fs::read_to_string(root().join(path)).unwrap_or_default();
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == fresh,
-        "{} is stale: `SOFTGEN_BLESS=1 cargo test --test docs the_command_line_reference` rewrites it",
+        "{} is stale: `SOFTGEN_BLESS=1 cargo test --test docs {test}` rewrites it",
         path.display()
     );
+}
+
+#[test]
+fn the_command_line_reference_is_the_binarys_help() {
+    assert_fresh_or_bless("docs/src/reference/cli.md", &command_line_reference(), "the_command_line_reference");
 }
 
 /// A number as the ranges' messages print it: 0, 0.25, 1e5, 1e-9.
@@ -425,18 +430,7 @@ fn ranges_reference() -> String {
 
 #[test]
 fn the_ranges_reference_is_the_validators_table() {
-    let path = Path::new("docs/src/reference/ranges.md");
-    let fresh = ranges_reference();
-    if std::env::var_os("SOFTGEN_BLESS").is_some() {
-        std::fs::write(root().join(path), &fresh).unwrap();
-        return;
-    }
-    let committed = std::fs::read_to_string(root().join(path)).unwrap_or_default();
-    assert!(
-        committed == fresh,
-        "{} is stale: `SOFTGEN_BLESS=1 cargo test --test docs the_ranges_reference` rewrites it",
-        path.display()
-    );
+    assert_fresh_or_bless("docs/src/reference/ranges.md", &ranges_reference(), "the_ranges_reference");
 }
 
 #[test]
