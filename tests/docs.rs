@@ -18,14 +18,18 @@ fn root() -> PathBuf {
 /// The Markdown files a reader sees: the front page, the top-level documents, the folders'
 /// pointers and every page of the book, relative to the root.
 fn documents() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> =
-        ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "model-specs/README.md", "sweeps/README.md"]
-            .iter()
-            .map(PathBuf::from)
-            .collect();
-    files.push(PathBuf::from("model-specs/urdf/README.md"));
-    files.extend(markdown_below("docs/src"));
-    files
+    [
+        "README.md",
+        "ARCHITECTURE.md",
+        "CHANGELOG.md",
+        "model-specs/README.md",
+        "sweeps/README.md",
+        "model-specs/urdf/README.md",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .chain(markdown_below("docs/src"))
+    .collect()
 }
 
 /// Every `.md` file below `dir` (relative to the root), in path order.
@@ -238,32 +242,27 @@ fn anchor_of(heading: &str) -> String {
         .collect()
 }
 
-/// The anchors of a Markdown text's headings (outside code blocks).
-fn anchors(text: &str) -> Vec<String> {
+/// The lines of a Markdown text outside its fenced code blocks.
+fn prose_lines(text: &str) -> impl Iterator<Item = &str> {
     let mut in_code = false;
-    let mut found = Vec::new();
-    for line in text.lines() {
+    text.lines().filter(move |line| {
         if line.trim_start().starts_with("```") {
             in_code = !in_code;
-        } else if !in_code && line.starts_with('#') {
-            found.push(anchor_of(line.trim_start_matches('#')));
+            return false;
         }
-    }
-    found
+        !in_code
+    })
+}
+
+/// The anchors of a Markdown text's headings (outside code blocks).
+fn anchors(text: &str) -> Vec<String> {
+    prose_lines(text).filter(|line| line.starts_with('#')).map(|line| anchor_of(line.trim_start_matches('#'))).collect()
 }
 
 /// The targets of a Markdown text's inline links and images, `](target)`, outside code.
 fn link_targets(text: &str) -> Vec<String> {
-    let mut in_code = false;
     let mut targets = Vec::new();
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
+    for line in prose_lines(text) {
         let mut rest = line;
         while let Some(i) = rest.find("](") {
             rest = &rest[i + 2..];

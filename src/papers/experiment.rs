@@ -123,29 +123,34 @@ pub const VERDICT_TABLE_BEGIN: &str =
     "<!-- verdicts: begin (written by `softgen experiment table --write README.md`) -->";
 pub const VERDICT_TABLE_END: &str = "<!-- verdicts: end -->";
 
-/// `document` with the text between the verdict table's marks replaced by `table`; an error
-/// naming what is missing when the marks are not there once each, in order.
-pub fn with_verdict_table(document: &str, table: &str) -> Result<String, String> {
+/// Where the verdict table lies in `document`: the text between its marks, which must stand
+/// once each, in order; an error naming what is missing otherwise.
+fn verdict_table_span(document: &str) -> Result<std::ops::Range<usize>, String> {
     let begin = document.find(VERDICT_TABLE_BEGIN).ok_or_else(|| format!("no line `{VERDICT_TABLE_BEGIN}`"))?;
-    let after_begin = begin + VERDICT_TABLE_BEGIN.len();
-    let end = document[after_begin..]
+    let start = begin + VERDICT_TABLE_BEGIN.len();
+    let end = document[start..]
         .find(VERDICT_TABLE_END)
-        .map(|i| after_begin + i)
+        .map(|i| start + i)
         .ok_or_else(|| format!("no line `{VERDICT_TABLE_END}` after `{VERDICT_TABLE_BEGIN}`"))?;
     if document[end + VERDICT_TABLE_END.len()..].contains(VERDICT_TABLE_BEGIN) {
         return Err(format!("`{VERDICT_TABLE_BEGIN}` stands more than once"));
     }
-    Ok(format!("{}\n{table}{}", &document[..after_begin], &document[end..]))
+    Ok(start..end)
+}
+
+/// `document` with the text between the verdict table's marks replaced by `table`; an error
+/// naming what is missing when the marks are not there once each, in order.
+pub fn with_verdict_table(document: &str, table: &str) -> Result<String, String> {
+    let span = verdict_table_span(document)?;
+    Ok(format!("{}\n{table}{}", &document[..span.start], &document[span.end..]))
 }
 
 /// The rows of the verdict table between the marks in `document`: (experiment, class, first
 /// reason) each, as [`verdict_table`] wrote them.
 pub fn verdict_table_rows(document: &str) -> Result<Vec<(String, String, String)>, String> {
-    let begin = document.find(VERDICT_TABLE_BEGIN).ok_or_else(|| format!("no line `{VERDICT_TABLE_BEGIN}`"))?;
-    let table = &document[begin + VERDICT_TABLE_BEGIN.len()..];
-    let end = table.find(VERDICT_TABLE_END).ok_or_else(|| format!("no line `{VERDICT_TABLE_END}`"))?;
+    let span = verdict_table_span(document)?;
     let mut rows = Vec::new();
-    for line in table[..end].lines().map(str::trim).filter(|l| l.starts_with('|')).skip(2) {
+    for line in document[span].lines().map(str::trim).filter(|l| l.starts_with('|')).skip(2) {
         // Cells split on `|` not escaped as `\\|`.
         let cells: Vec<String> =
             line.trim_matches('|').replace("\\|", "\u{0}").split('|').map(|c| c.trim().replace('\u{0}', "|")).collect();
