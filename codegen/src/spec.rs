@@ -50,28 +50,39 @@ pub type Vector = [Spanned<Value>; 3];
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
+    /// One line without newlines or other control characters, carried into the generated module's
+    /// header and docs.
     pub description: Spanned<String>,
+    /// Named runtime parameters with their defaults (`link_mass = 0.1`), which values anywhere in
+    /// the spec may name and `--set` changes at run time. Names: letters, digits and `_`; not `pi`,
+    /// `gravity`, `t`, function names, Rust keywords or `q0`-style names.
     #[serde(default)]
     pub parameters: BTreeMap<String, Spanned<f64>>,
-    /// Required unless `[import]` gives the base (validation fills it in from there).
+    /// How the root body moves. Required unless `[import]` gives the base.
     #[serde(default)]
     pub base: Option<Spanned<Base>>,
     /// A URDF whose links become the robot's rigid tree (codegen/src/urdf.rs).
     #[serde(default)]
     pub import: Option<Spanned<Import>>,
+    /// The bodies, a tree through `parent`. Required unless `[import]` gives the tree.
     #[serde(default)]
     pub bodies: Vec<Spanned<Body>>,
+    /// Points that touch the terrain: listed on a body, or a grid on a soft section's skin.
     #[serde(default)]
     pub contact_points: Vec<Spanned<ContactPoints>>,
     /// Named points that are tracked but never touch anything (motion-capture markers).
     #[serde(default)]
     pub markers: Vec<Spanned<Marker>>,
+    /// Gravity, the medium, the terrain, and the contact and friction laws' defaults.
     #[serde(default)]
     pub environment: Option<Spanned<Environment>>,
+    /// What drives the robot: joint torques, valve pairs, pneumatic muscles, thrusters.
     #[serde(default)]
     pub actuators: Vec<Spanned<Actuator>>,
+    /// The joints' servo gains; required with a gait.
     #[serde(default)]
     pub controller: Option<Spanned<Controller>>,
+    /// The robot's default gait.
     #[serde(default)]
     pub gait: Option<Spanned<Gait>>,
     /// The coordinates the robot's controllers read generalized forces in, where the paper
@@ -101,13 +112,17 @@ pub enum Plane {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Base {
+    /// How the root body moves.
     pub kind: Spanned<BaseKind>,
-    /// Plane of motion for planar robots (and for fixed-base robots whose joints all turn
-    /// about the plane normal).
+    /// Plane of motion: required for `planar` bases, allowed for `fixed` ones (then every joint
+    /// turns about the plane normal), refused for `spatial` ones. In `xz` angles turn +x towards +z
+    /// (about -y); in `xy` +x towards +y (about +z). World z is up.
     pub plane: Option<Spanned<Plane>>,
     /// The root body.
     pub body: Spanned<String>,
-    /// Initial base pose: planar [x, z or y, angle]; spatial [x, y, z, yaw, pitch, roll].
+    /// Initial base pose: planar [x, z or y, angle], spatial [x, y, z, yaw, pitch, roll] with R =
+    /// Rz Ry Rx.
+    /// Default: zeros.
     #[serde(default)]
     pub initial: Vec<Spanned<f64>>,
 }
@@ -116,28 +131,33 @@ pub struct Base {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Import {
-    /// The URDF file, relative to the spec's folder.
+    /// The URDF file, relative to the spec's folder; at most 16 MiB.
     pub urdf: Spanned<String>,
-    /// Put before every imported link's name (default none).
+    /// Put before every imported link's name (to keep two imports, or a link and a spec body,
+    /// apart).
     #[serde(default)]
     pub prefix: Option<Spanned<String>>,
-    /// The link to import from, with its subtree (default the URDF's one root link).
+    /// The link to import from, with its subtree.
+    /// Default: the URDF's one root link (a URDF with several roots must name one).
     #[serde(default)]
     pub root: Option<Spanned<String>>,
-    /// Links left out, each with everything that hangs from it (a gripper, to mount a tool
-    /// of the spec's own in its place).
+    /// Links left out, each with everything that hangs from it (a gripper, to mount a tool of the
+    /// spec's own in its place).
     #[serde(default)]
     pub exclude: Vec<Spanned<String>>,
-    /// How the root link moves (default fixed).
+    /// How the root link moves, as `[base] kind` (with `[import]` there is no `[base]`).
+    /// Default: `"fixed"`.
     #[serde(default)]
     pub base: Option<Spanned<BaseKind>>,
-    /// Plane of motion of a planar base.
+    /// A planar base's plane, as `[base] plane`.
     #[serde(default)]
     pub plane: Option<Spanned<Plane>>,
     /// Initial base coordinates, as `[base] initial`.
+    /// Default: zeros.
     #[serde(default)]
     pub initial: Vec<Spanned<f64>>,
-    /// Contact points seeded from the URDF's collision primitives.
+    /// Contact points seeded from the URDF's collision primitives (see Importing a URDF in Spec
+    /// format).
     #[serde(default)]
     pub collision_points: Option<Spanned<CollisionPoints>>,
 }
@@ -146,10 +166,13 @@ pub struct Import {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CollisionPoints {
-    /// The links (default: every imported link).
+    /// The links whose primitives seed points; a link without a primitive of the asked shapes is an
+    /// error.
+    /// Default: every imported link.
     #[serde(default)]
     pub links: Vec<Spanned<String>>,
-    /// The shapes (default: box, sphere and cylinder).
+    /// The shapes that seed points.
+    /// Default: box, sphere and cylinder.
     #[serde(default)]
     pub shapes: Vec<Spanned<CollisionShape>>,
 }
@@ -199,31 +222,42 @@ pub enum JointKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Body {
+    /// Unique among the bodies; `world` is reserved. Letters, digits and `_`, starting with a
+    /// letter.
     pub name: Spanned<String>,
+    /// What the body is; a soft section (`section` below) is a joint of the same tree as the rigid
+    /// bodies.
     #[serde(default = "rigid")]
     pub kind: Spanned<BodyKind>,
-    /// Parent body name; absent only for the base body.
+    /// The parent body's name: required for every body but the base body, refused on it. Bodies
+    /// form a tree (chains and branches, such as four limbs on one hub).
     pub parent: Option<Spanned<String>>,
-    /// Joint to the parent; absent only for the base body.
+    /// The joint to the parent: required for every body but the base body. Soft sections bend
+    /// instead.
     pub joint: Option<Spanned<JointKind>>,
-    /// Joint axis in the parent frame (unit vector). Defaults to the plane normal in planar
-    /// robots.
+    /// Joint axis in the joint frame (the parent frame turned by `rotation`), a unit vector.
+    /// Default: in planar robots the plane normal, which their revolute axes must be.
     pub axis: Option<Spanned<[f64; 3]>>,
     /// Position of the joint (the body frame's origin) in the parent frame (m).
+    /// Default: zero.
     pub origin: Option<Vector>,
     /// Fixed rotation of the body frame relative to the parent frame, applied before the
     /// joint: [roll, pitch, yaw] about x, y, z (rad).
     pub rotation: Option<Spanned<[f64; 3]>>,
     /// Initial joint coordinate (rad or m).
+    /// Default: 0.
     #[serde(default)]
     pub initial: Option<Spanned<f64>>,
+    /// The body's mass (kg), above 0. A literal becomes the parameter `<body>_mass`.
     pub mass: Spanned<Value>,
     /// Centre of mass in the body frame (m).
+    /// Default: the body frame's origin.
     pub center_of_mass: Option<Vector>,
-    /// Rotational inertia about the centre of mass in the body frame (kg m^2): a single
-    /// value (about the plane normal, planar robots), [ixx, iyy, izz], or
-    /// [ixx, iyy, izz, ixy, ixz, iyz]. Required for rigid bodies; soft sections take their
-    /// slices' inertia from `section.disc_radius`.
+    /// Rotational inertia about the centre of mass in the body frame (kg m^2): one value (about the
+    /// plane normal, planar robots), [ixx, iyy, izz], or [ixx, iyy, izz, ixy, ixz, iyz]. Required
+    /// for rigid bodies; soft sections take their slices' inertia from `section.disc_radius`.
+    /// Moments >= 0, and a tensor must be a rigid body's: positive semidefinite, each principal
+    /// moment at most the sum of the other two (checked at the parameters' defaults).
     pub inertia: Option<Spanned<Inertia>>,
     /// Constant-curvature sections: geometry, elasticity and quadrature.
     #[serde(default)]
@@ -232,7 +266,8 @@ pub struct Body {
     /// acts through.
     #[serde(default)]
     pub hydrodynamics: Option<Spanned<HydrodynamicsSpec>>,
-    /// One body per index value (see [`Repeat`]).
+    /// One body per value of an index, `{...}` in its strings evaluated (Repetition in Spec
+    /// format).
     #[serde(default)]
     pub repeat: Option<Spanned<Repeat>>,
 }
@@ -243,10 +278,12 @@ pub struct Body {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Repeat {
-    /// The index's name in placeholders (default `i`).
+    /// The index's name in placeholders.
+    /// Default: `i`.
     pub index: Option<Spanned<String>>,
+    /// The index's first value.
     pub from: Spanned<i64>,
-    /// Inclusive.
+    /// The index's last value, inclusive; at most 1000 values.
     pub to: Spanned<i64>,
 }
 
@@ -280,13 +317,15 @@ impl SectionModel {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SectionSpec {
+    /// Which constant-curvature model the section follows, and so its coordinates.
     pub model: Spanned<SectionModel>,
     /// Length of the unactuated section (m).
     pub rest_length: Spanned<Value>,
     /// Distance of the actuators from the neutral axis (m); extensible sections only.
     pub actuator_radius: Option<Spanned<Value>>,
-    /// Angles of the three actuators about the section's x axis, from +y (rad); default
-    /// 0, 2 pi / 3, 4 pi / 3; extensible sections only.
+    /// Angles of the three actuators about the section's x axis, from +y (rad); extensible sections
+    /// only.
+    /// Default: 0, 2 pi / 3, 4 pi / 3.
     pub actuator_angles: Option<Spanned<Vec<Spanned<Value>>>>,
     /// Radius of the thin discs the section is sliced into (their rotational inertia) (m).
     /// Without it, the body's `inertia = [ixx, iyy, izz]` states the slices' rotational
@@ -298,7 +337,8 @@ pub struct SectionSpec {
     /// Viscous damping of each coordinate: N s/m for actuator lengths, N m^3 s for
     /// curvatures.
     pub damping: Spanned<Value>,
-    /// Gauss-Legendre nodes over the section for M, C, G (default 8).
+    /// Gauss-Legendre nodes over the section for M, C and G, 1 to 32.
+    /// Default: 8.
     pub quadrature: Option<Spanned<i64>>,
     /// Initial coordinates: three length changes (m), or two or one curvatures (1/m).
     pub initial: Option<Spanned<Vec<f64>>>,
@@ -336,9 +376,11 @@ pub struct HydrodynamicsSpec {
     pub radius: Spanned<Value>,
     /// Rigid bodies: the cylinder's length along x (m); sections use their rest length.
     pub length: Option<Spanned<Value>>,
-    /// Rigid bodies: where the cylinder starts along x (m), default 0.
+    /// Rigid bodies: where the cylinder starts along x (m).
+    /// Default: 0.
     pub start: Option<Spanned<Value>>,
-    /// Rigid bodies: centre of buoyancy in the body frame (m), default the cylinder's centre.
+    /// Rigid bodies: centre of buoyancy in the body frame (m).
+    /// Default: the cylinder's centre.
     pub center_of_buoyancy: Option<Vector>,
 }
 
@@ -415,17 +457,22 @@ pub enum ContactKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContactPoints {
+    /// The body that carries the points.
     pub body: Spanned<String>,
+    /// How the points are placed.
     #[serde(default = "points_kind")]
     pub kind: Spanned<ContactKind>,
     /// Point positions in the body frame (m).
     #[serde(default)]
     pub positions: Vec<Vector>,
-    /// Optional names, one per position.
+    /// Names, one per position.
+    /// Default: `<body>_<k>`.
     #[serde(default)]
     pub names: Vec<Spanned<String>>,
+    /// Skin grids: the grid's rings and points; its points are named `<body>_skin_<ring>_<k>`.
     #[serde(default)]
     pub grid: Option<Spanned<SkinGridSpec>>,
+    /// One entry per value of an index, as a body's `repeat`.
     #[serde(default)]
     pub repeat: Option<Spanned<Repeat>>,
 }
@@ -436,18 +483,24 @@ pub struct ContactPoints {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Marker {
+    /// An identifier, unique among the markers and the contact points.
     pub name: Spanned<String>,
+    /// The carrying body (a URDF frame merged into a body works too).
     pub body: Spanned<String>,
-    /// On a rigid body: the point in the body frame (m).
+    /// On a rigid body, required: the point in the body frame (m). In a planar robot it must lie in
+    /// the plane.
     #[serde(default)]
     pub position: Option<Vector>,
-    /// On a soft section: where along it, 0 at its base to 1 at its tip.
+    /// On a soft section, required: where along it, 0 at its base to 1 at its tip.
     #[serde(default)]
     pub xi: Option<Spanned<f64>>,
-    /// On a soft section: about its x axis from +y (rad); default 0.
+    /// On a soft section: about its x axis from +y (rad), as a skin grid's points are placed.
+    /// Default: 0.
     #[serde(default)]
     pub angle: Option<Spanned<f64>>,
-    /// On a soft section: distance from the centre line (m); default 0.
+    /// On a soft section: distance from the centre line (m); a skin radius puts the marker on the
+    /// skin.
+    /// Default: 0.
     #[serde(default)]
     pub radius: Option<Spanned<Value>>,
 }
@@ -484,20 +537,35 @@ pub enum Anisotropy {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Terrain {
+    /// `none`; `flat` ground at `height`; a `stair` whose face is at x = `position`, solid for x >=
+    /// position and z < `height`; a `pipe` of `diameter` along x, centred on y = z = 0; a `floor`
+    /// (plane `xy` only: every contact point carries an equal share of the weight, friction only,
+    /// as passive wheels).
     pub kind: Spanned<TerrainKind>,
+    /// Flat ground's height (m, default 0); a stair's step height (m, required, >= 0).
     pub height: Option<Spanned<Value>>,
+    /// A stair's face along x (m); required for a stair.
     pub position: Option<Spanned<Value>>,
+    /// A pipe's inner diameter (m); required for a pipe.
     pub diameter: Option<Spanned<Value>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Friction {
+    /// The Coulomb coefficient, along the axis where `anisotropy` names one.
     pub along: Spanned<Value>,
+    /// The Coulomb coefficient across the axis.
+    /// Default: the value of `along`.
     pub across: Option<Spanned<Value>>,
+    /// `isotropic`; `body_axis`: along the carrying body's x axis (for soft sections the neutral
+    /// axis at the point); `world_axis`: along world x.
+    /// Default: `"isotropic"`.
     #[serde(default)]
     pub anisotropy: Option<Spanned<Anisotropy>>,
-    /// Velocity scale of regularised friction (m/s); 0 = exact Coulomb sign.
+    /// Velocity scale eps of regularised friction (m/s): the sign of the sliding velocity v becomes
+    /// v / sqrt(v^2 + eps^2); 0 keeps the exact Coulomb sign.
+    /// Default: 0.
     pub regularisation: Option<Spanned<Value>>,
 }
 
@@ -505,15 +573,31 @@ pub struct Friction {
 #[serde(deny_unknown_fields)]
 pub struct Environment {
     /// Gravitational acceleration along -z (m/s^2); becomes the parameter `gravity`.
+    /// Default: 9.81.
     pub gravity: Option<Spanned<f64>>,
+    /// `water`: the hulls of the bodies that give `hydrodynamics` displace water, carry added mass
+    /// and feel drag (Water in Spec format).
+    /// Default: `"air"`.
     #[serde(default)]
     pub medium: Option<Spanned<Medium>>,
+    /// The ground the contact points meet.
+    /// Default: none.
     pub terrain: Option<Spanned<Terrain>>,
+    /// k of the normal force f_N = max(k depth (1 + h depth_rate) + d depth_rate, 0) (N/m).
+    /// Default: 0.
     pub contact_stiffness: Option<Spanned<Value>>,
+    /// d, the seed papers' damper (eq 18 of 001, eq 3 of 000): its force jumps from 0 to d v when a
+    /// point touches down at speed v (N s/m).
+    /// Default: 0.
     pub contact_damping: Option<Spanned<Value>>,
-    /// Hunt and Crossley's dissipation h (s/m), a damper k h depth depth_rate beside (or,
-    /// with `contact_damping = 0`, instead of) eq 18's.
+    /// h, Hunt and Crossley's damper k h depth depth_rate (s/m), beside (or, with `contact_damping
+    /// = 0`, instead of) eq 18's: it grows from zero with the depth, so the normal force is
+    /// continuous in the state. A mass meeting it at speed v leaves at e v, e = 1 - (2/3) h v for
+    /// small h v; to match a damper d at a point's depth at rest, h = d / (k depth).
+    /// Default: 0.
     pub contact_dissipation: Option<Spanned<Value>>,
+    /// Coulomb friction at the contact points.
+    /// Default: none (frictionless).
     pub friction: Option<Spanned<Friction>>,
     /// With `medium = "water"`: the water's density and the hulls' coefficients.
     pub water: Option<Spanned<WaterSpec>>,
@@ -525,19 +609,27 @@ pub struct Environment {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WaterSpec {
-    /// rho (kg/m^3), default 1000.
+    /// rho (kg/m^3).
+    /// Default: 1000.
     pub density: Option<Spanned<Value>>,
-    /// C_a, added mass across the hull per displaced mass, default 1.
+    /// C_a, added mass across the hull per displaced mass.
+    /// Default: 1.
     pub added_mass_coefficient: Option<Spanned<Value>>,
-    /// alpha, added mass along the hull per displaced mass, default 0.2.
+    /// alpha, added mass along the hull per displaced mass.
+    /// Default: 0.2.
     pub surge_added_mass: Option<Spanned<Value>>,
-    /// C_D, the cross-flow drag coefficient, default 1.
+    /// C_D, the cross-flow drag coefficient, also of the linear drag.
+    /// Default: 1.
     pub drag_coefficient: Option<Spanned<Value>>,
-    /// beta, linear drag along the hull relative to across, default 0.2.
+    /// beta, linear drag along the hull relative to across.
+    /// Default: 0.2.
     pub surge_linear_drag: Option<Spanned<Value>>,
-    /// Omega, linear roll drag per rho pi R^3 L C_D V, default 0.5.
+    /// Omega, linear roll drag per rho pi R^3 L C_D V: Omega R^2 per linear drag across.
+    /// Default: 0.5.
     pub roll_linear_drag: Option<Spanned<Value>>,
-    /// V, the reference speed of the linear drag (m/s), default 1.
+    /// V, the reference speed of the linear drag (m/s): the drag across is rho pi R C_D V per unit
+    /// length (eq 32 of 004 with the radius its units lack).
+    /// Default: 1.
     pub reference_speed: Option<Spanned<Value>>,
 }
 
@@ -557,31 +649,48 @@ pub enum ActuatorKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Actuator {
+    /// How the actuator drives its joint, section or module.
     pub kind: Spanned<ActuatorKind>,
-    /// The body whose joint this actuator drives.
+    /// The body whose joint the actuator drives; for a valve, a body with one coordinate (a
+    /// revolute or prismatic joint, or a `planar` soft section); for a muscle bank, its section;
+    /// for a thruster, the rigid body that carries it.
     pub joint: Spanned<String>,
+    /// Joint torques only: the saturation (N m, or N on a prismatic joint).
+    /// Default: none.
     pub torque_limit: Option<Spanned<Value>>,
-    /// Solenoid valves: how the driven coordinate responds to the valve state.
+    /// Solenoid valves only, required: how the driven coordinate responds to the valve state S =
+    /// +-1. The runtime solves it in closed form over each control period, so the coordinate
+    /// follows it whatever the load, and the simulation reports the force the actuator needs.
     pub response: Option<Spanned<Response>>,
-    /// Pneumatic muscles on an inextensible section: their distance from the neutral axis
-    /// (m). Extensible sections carry it in their `section`.
+    /// Pneumatic muscles on an inextensible section: their distance r from the neutral axis (m);
+    /// muscle k changes length by l_k = -r L0 (kappa_y cos psi_k + kappa_z sin psi_k). On an
+    /// extensible section the muscles are its actuators, placed by its `section`, and this field is
+    /// refused.
     pub radius: Option<Spanned<Value>>,
-    /// Pneumatic muscles on an inextensible section: their angles about the section's x
-    /// axis from +y (rad); default 0, 2 pi / 3, 4 pi / 3.
+    /// Pneumatic muscles on an inextensible section: their angles psi_k about the section's x axis
+    /// from +y (rad).
+    /// Default: 0, 2 pi / 3, 4 pi / 3.
     pub angles: Option<Spanned<Vec<Spanned<Value>>>>,
-    /// Pneumatic muscles: effective area, force per pressure (m^2).
+    /// Pneumatic muscles, required: effective area, force per pressure (m^2); the generalized force
+    /// of pressure p is p A dl/dq.
     pub area: Option<Spanned<Value>>,
-    /// Pneumatic muscles: the highest pressure they are rated for (bar).
+    /// Pneumatic muscles, required: the highest pressure they are rated for (bar); a run's pressure
+    /// ceiling may not exceed it.
     pub rated_pressure: Option<Spanned<Value>>,
-    /// Pneumatic muscles: time constant of the first-order lag between commanded and
-    /// reached pressure (s); 0 for none.
+    /// Pneumatic muscles: time constant of the first-order lag from commanded to reached pressure
+    /// (s). Literals become parameters `<body>_muscle_<field>`; the muscles are named
+    /// `<body>_muscle1` .. `3`.
+    /// Default: 0.
     pub pressure_lag: Option<Spanned<Value>>,
-    /// Thrusters: the point of attack in the body frame (m).
+    /// Thrusters, required: the point of attack in the body frame (m). A thrust u (N) acts as the
+    /// generalized force B(q) u, column k of B being J_k' (c x d; d) (eqs 35-37 of 004).
     pub position: Option<Vector>,
-    /// Thrusters: the direction of positive thrust in the body frame.
+    /// Thrusters, required: the direction of positive thrust in the body frame.
     pub direction: Option<Spanned<[f64; 3]>>,
-    /// Thrusters: a name (default `thruster<k>`, k counting the thrusters from 1).
+    /// Thrusters: an identifier, by which run configurations name their channels.
+    /// Default: `thruster<k>`, k counting the thrusters from 1.
     pub name: Option<Spanned<String>>,
+    /// One entry per value of an index, as a body's `repeat`.
     #[serde(default)]
     pub repeat: Option<Spanned<Repeat>>,
 }
@@ -592,7 +701,12 @@ pub struct Actuator {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Response {
+    /// [tau1, tau2] (s, each above 0): x'' = -(1/tau1 + 1/tau2) x' - x / (tau1 tau2) + C0 S / (tau1
+    /// tau2) (eq 15 of 001); or [tau]: tau x' = C0 S - x. Literals become parameters
+    /// `<body>_time_constant_<k>`.
     pub time_constants: Spanned<Vec<Spanned<Value>>>,
+    /// C0, the coordinate's steady state per unit command; a literal becomes the parameter
+    /// `<body>_valve_gain`.
     pub gain: Spanned<Value>,
 }
 
@@ -605,10 +719,13 @@ pub enum ControllerKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Controller {
-    /// Only `joint_pd` exists today; the field is required so that specs say which.
+    /// The servo law: `joint_pd`, tau = kp (phi_d - phi) + kd (phid_d - phid), the only one today
+    /// (the key is required so that specs say which).
     #[allow(dead_code)]
     pub kind: Spanned<ControllerKind>,
+    /// kp (N m/rad, or N/m on a prismatic joint).
     pub stiffness: Spanned<Value>,
+    /// kd (N m s/rad, or N s/m).
     pub damping: Spanned<Value>,
 }
 
@@ -622,10 +739,11 @@ pub enum ControllerCoordinatesKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControllerCoordinates {
-    /// Only `planar_chain` exists today; the field is required so that specs say which.
+    /// Which coordinates (the key is required so that specs say which).
     #[allow(dead_code)]
     pub kind: Spanned<ControllerCoordinatesKind>,
-    /// +1 or -1: the controller's joint angle over the model's.
+    /// +1 or -1: the controller's joint angle over the model's; -1 where the paper's relative angle
+    /// is theta_j - theta_{j+1} and the model's joint turns link j + 1 from link j.
     pub joint_sign: Spanned<f64>,
     /// Two contact points of one body: its angle is the direction from the first to the
     /// second.
@@ -643,10 +761,20 @@ pub enum GaitKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Gait {
+    /// `serpenoid` (joint torques, tracked by the controller): phi_j = A sin(omega t + eta (j - 1))
+    /// + offset over the actuators in order; `travelling_wave_valves` (valves, eq 13 of 001): S_i =
+    /// sign(sin(omega t + eta i) + offset) for valve i = 1, 2, ... in order; `rolling` is refused
+    /// as not supported yet.
     pub kind: Spanned<GaitKind>,
-    /// Serpenoid only.
+    /// Serpenoid only, required there: A (rad); a valve wave's amplitude is its valves' `gain`.
     pub amplitude: Option<Spanned<Value>>,
+    /// omega (rad/s).
     pub temporal_frequency: Spanned<Value>,
+    /// eta (rad): the phase between neighbouring joints (serpenoid) or valves (the valve wave's
+    /// beta_i / i).
     pub spatial_frequency: Spanned<Value>,
+    /// The wave's offset (rad for a serpenoid; for valves, added to the sine before its sign: 0
+    /// goes straight, 0.4 turns).
+    /// Default: 0.
     pub offset: Option<Spanned<Value>>,
 }

@@ -17,12 +17,22 @@ use toml::Spanned;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    /// The robot this configuration is for; it must be the robot being run.
     robot: Spanned<String>,
+    /// The control loop's rate (Hz, 1 to 100000).
+    /// Default: 1000.
     rate_hz: Option<Spanned<f64>>,
+    /// The safety filter's limits, between every command and the device.
     #[serde(default)]
     safety: Option<Spanned<SafetyFile>>,
+    /// One per actuator, in the spec's order (joints, then muscles, then thrusters, then valve
+    /// pairs and the supply): which device output drives it.
     channels: Vec<Spanned<ChannelFile>>,
+    /// Where the run happens, for the simulated plant and the controller's model: each given key
+    /// replaces the spec's.
     environment: Option<Spanned<EnvironmentFile>>,
+    /// The model-predictive controller (`softgen run --controller mpc`). A key of another planner
+    /// than `solver`'s is refused, naming it.
     mpc: Option<Spanned<MpcFile>>,
     /// The robot's parameters by name, in place of the spec's defaults (the simulated plant
     /// and the controller's model).
@@ -31,6 +41,8 @@ struct File {
     /// What the loop reads (`--state estimated`), and the estimator that reads it.
     #[serde(default)]
     sensors: Vec<Spanned<SensorFile>>,
+    /// The extended Kalman filter that estimates the state from `[[sensors]]` (`--state
+    /// estimated`).
     estimator: Option<Spanned<EstimatorFile>>,
     /// The motion-capture server that `source = "natnet"` sensors read.
     natnet: Option<Spanned<NatNetFile>>,
@@ -43,9 +55,16 @@ struct File {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PlantFile {
+    /// The simulated plant's integrator.
     integrator: PlantIntegratorName,
+    /// `ros34` only: the relative error tolerance; the absolute one is a tenth of it.
+    /// Default: 0.001.
     tolerance: Option<f64>,
+    /// `ros34` only: accepted steps between the system Jacobians the steps reuse.
+    /// Default: 20.
     jacobian_every: Option<usize>,
+    /// Touchdowns located to this depth (m, above 0 and at most 0.01), a step ending at each.
+    /// Default: none (not located).
     contact_onset_tolerance: Option<f64>,
 }
 
@@ -121,7 +140,10 @@ fn parse_plant(p: &PlantFile) -> Result<PlantSettings, String> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ValvesFile {
+    /// The spec parameter that the supply regulator's pressure is; it must change the valves'
+    /// responses (`supply_pressure` for 001's snake).
     supply_parameter: String,
+    /// That parameter's units per bar (100 for kPa).
     units_per_bar: f64,
 }
 
@@ -147,10 +169,20 @@ enum SourceFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NatNetFile {
+    /// The server's command address.
+    /// Default: `127.0.0.1:1510`.
     server: Option<String>,
+    /// Where frames arrive (Motive's data port).
+    /// Default: `0.0.0.0:1511`.
     local: Option<String>,
+    /// A multicast group to join, e.g. `239.255.42.99`, for a multicast stream.
+    /// Default: none (unicast).
     multicast: Option<String>,
+    /// The server's up axis, `"y"` (Motive's default) or `"z"`.
+    /// Default: `"y"`.
     up_axis: Option<String>,
+    /// The robot world's origin in the server's frame (m).
+    /// Default: zero.
     origin: Option<[f64; 3]>,
 }
 
@@ -166,58 +198,123 @@ enum SensorKindFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SensorFile {
+    /// The sensor's name, unique among the sensors; faults and the run's log name it.
     name: String,
+    /// What it measures: a marker's world position (m), a coordinate (its unit), a muscle's
+    /// pressure (bar).
     kind: SensorKindFile,
-    /// A marker's tracked point (a contact point or a spec marker), a coordinate sensor's
-    /// coordinate, a pressure sensor's muscle.
+    /// A marker sensor's tracked point: a contact point or a spec marker.
     point: Option<String>,
+    /// A coordinate sensor's coordinate (an encoder, a bend or stroke sensor, an IMU's angle on a
+    /// base rotation).
     coordinate: Option<String>,
+    /// A pressure sensor's muscle (`<section>_muscle<k>`).
     actuator: Option<String>,
     /// A coordinate sensor's calibration: reading = scale * coordinate + offset.
+    /// Default: 1.
     scale: Option<f64>,
+    /// See `scale`.
+    /// Default: 0.
     offset: Option<f64>,
+    /// Readings a second (Hz).
     rate_hz: f64,
+    /// The readings' noise, a standard deviation in the sensor's unit.
     noise: f64,
+    /// How long after its instant a reading arrives (s).
+    /// Default: 0.
     latency: Option<f64>,
+    /// The fraction of frames lost, in [0, 1).
+    /// Default: 0.
     lost: Option<f64>,
+    /// A sensor silent this long (plus its latency) faults the run (s); a reading stamped further
+    /// ahead of the loop's clock than this is a clock fault.
+    /// Default: ten frames, and at least 0.1 s.
     timeout: Option<f64>,
+    /// [low, high]: a reading outside it faults the run.
+    /// Default: ±100 m for markers, ±1000 for coordinates, [-1, 100] bar for pressures.
     range: Option<[f64; 2]>,
+    /// To rehearse a failure: the emulated sensor stops at this time (s).
+    /// Default: none.
     silent_after: Option<f64>,
-    /// Where its readings come from on the robot, and its id there: a NatNet rigid body's
-    /// id or a labelled marker's (its id, and its model's: 0 for markers of no asset), a
-    /// board sensor channel.
+    /// Where its readings come from on the robot: `plant` (emulated by the simulated plant only),
+    /// `natnet` (a motion-capture server, `[natnet]`), `board` (the serial board's READINGS
+    /// frames), `comedi` (an analog input of the comedi card). The simulated plant emulates every
+    /// sensor, whatever its source.
+    /// Default: `"plant"`.
     source: Option<SourceFile>,
+    /// `natnet` markers: the id of the streamed rigid body whose pivot is placed on the tracked
+    /// point.
     rigid_body: Option<i32>,
+    /// `natnet` markers: the id of a labelled marker, one marker alone (as on a soft section).
     marker: Option<i64>,
+    /// `natnet` labelled markers: the id of the marker's asset; 0 for a marker of no asset.
+    /// Default: 0.
     marker_model: Option<i64>,
+    /// `board` and `comedi` sensors: the board's sensor channel, or the card's analog input.
     channel: Option<u16>,
-    /// A comedi analog input's calibration: `values` at `volts` (linear), or a CSV table of
-    /// `volts,value` (its path relative to the run configuration's folder).
+    /// `comedi` sensors: [v0, v1], the voltages that read `values` (linear, straight through and
+    /// beyond, so a broken wire reads out of range).
     volts: Option<[f64; 2]>,
+    /// `comedi` sensors: [x0, x1], the sensor's values at `volts`.
     values: Option<[f64; 2]>,
+    /// `comedi` sensors, in place of `volts` and `values`: a CSV of `volts,value` rows, volts
+    /// rising, values monotonic; its path relative to the run configuration's folder.
     calibration: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EstimatorFile {
+    /// The filter's longest process step (s).
+    /// Default: 0.01.
     step: Option<f64>,
+    /// The process noise, in each coordinate's unit per s^2.
+    /// Default: 0.5.
     acceleration_noise: Option<f64>,
+    /// The process noise in `acceleration_noise`'s place for the coordinates of a kind.
     acceleration_noise_by_kind: Option<NoiseByKindFile>,
+    /// The initial state's standard deviation in each coordinate.
+    /// Default: 0.01.
     initial_position_std: Option<f64>,
+    /// The initial state's standard deviation in each rate.
+    /// Default: 0.05.
     initial_velocity_std: Option<f64>,
+    /// The Mahalanobis distance past which a reading is an outlier, dropped and counted.
+    /// Default: 6.
     gate: Option<f64>,
+    /// Outliers in a row from one sensor that mean the filter has diverged, which faults the run.
+    /// Default: 12.
     outlier_streak: Option<usize>,
+    /// How late a frame may be (s): each step keeps its prediction and readings this long, and a
+    /// late frame is filed under its step.
+    /// Default: 0.1.
     history: Option<f64>,
+    /// After a sensor fault the loop holds the last commands the safety filter passed this long
+    /// (s), then ends the run in the safe state.
+    /// Default: 0.2.
     fault_hold: Option<f64>,
+    /// The process step's Jacobian, which carries the covariance, is evaluated every this many
+    /// steps and kept in between.
+    /// Default: 1.
     jacobian_every: Option<usize>,
+    /// The process step's Newton iterations have converged once an update is below this, relative
+    /// to the rates.
+    /// Default: 1e-10.
     newton_tolerance: Option<f64>,
+    /// A kept Newton matrix is kept while an iteration lowers the residual by this factor (a fresh
+    /// one costs a system Jacobian).
+    /// Default: 0.3.
     newton_contraction: Option<f64>,
     /// The emulated sensors' noise seed.
+    /// Default: 1.
     seed: Option<u64>,
-    /// The filter model's contact damping and Hunt-Crossley dissipation, where they differ
-    /// from the plant's.
+    /// The filter model's contact damping (N s/m) in place of the plant's: a damper that switches
+    /// on at touchdown, the papers' law, leaves a long implicit step with no solution.
+    /// Default: the plant's.
     contact_damping: Option<f64>,
+    /// The filter model's Hunt-Crossley dissipation (s/m) in place of the plant's: it keeps a
+    /// filter with long steps solvable across touchdowns.
+    /// Default: the plant's.
     contact_dissipation: Option<f64>,
 }
 
@@ -226,11 +323,17 @@ struct EstimatorFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NoiseByKindFile {
+    /// The base's translations (m/s^2).
     base_translation: Option<f64>,
+    /// The base's rotations (rad/s^2).
     base_rotation: Option<f64>,
+    /// Revolute joints (rad/s^2).
     revolute_joint: Option<f64>,
+    /// Prismatic joints (m/s^2).
     prismatic_joint: Option<f64>,
+    /// Extensible sections' actuator lengths (m/s^2).
     actuator_length: Option<f64>,
+    /// Curvatures (1/(m s^2)).
     curvature: Option<f64>,
 }
 
@@ -373,10 +476,15 @@ impl SensorEntry {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EnvironmentFile {
+    /// The terrain, as the spec's `[environment] terrain`.
     terrain: Option<TerrainFile>,
+    /// The contact stiffness k (N/m), as the spec's.
     contact_stiffness: Option<f64>,
+    /// The contact damping d (N s/m), as the spec's.
     contact_damping: Option<f64>,
+    /// Hunt and Crossley's dissipation h (s/m), as the spec's.
     contact_dissipation: Option<f64>,
+    /// Coulomb friction, as the spec's `[environment] friction`.
     friction: Option<FrictionFile>,
 }
 
@@ -385,14 +493,18 @@ struct EnvironmentFile {
 enum TerrainFile {
     None,
     Flat {
+        /// The ground's height (m).
         #[serde(default)]
         height: f64,
     },
     Stair {
+        /// The step's face along x (m); solid for x >= position and z < height.
         position: f64,
+        /// The step's height (m).
         height: f64,
     },
     Pipe {
+        /// The pipe's inner diameter (m); along x, centred on y = z = 0.
         diameter: f64,
     },
     Floor,
@@ -409,9 +521,17 @@ enum AnisotropyFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FrictionFile {
+    /// The Coulomb coefficient, along the axis where `anisotropy` names one.
     along: f64,
+    /// The Coulomb coefficient across the axis.
+    /// Default: the value of `along`.
     across: Option<f64>,
+    /// `isotropic`; `body_axis`: along the carrying body's x axis (a soft section's neutral axis at
+    /// the point); `world_axis`: along world x.
+    /// Default: `"isotropic"`.
     anisotropy: Option<AnisotropyFile>,
+    /// Velocity scale eps of regularised friction (m/s); 0 keeps the exact Coulomb sign.
+    /// Default: 0.
     regularisation: Option<f64>,
 }
 
@@ -435,44 +555,143 @@ pub enum MpcSolver {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MpcFile {
+    /// Which planner plans.
+    /// Default: by the robot: `ddp` for robots driven by pressures and thrusts, `strides` for
+    /// muscle-driven robots whose paper registers strides, `sampling` otherwise.
     solver: Option<MpcSolver>,
+    /// [x, y] (m, world frame): where the centre of mass should go; box-DDP also takes [x, y, z]
+    /// (without z, the start's height).
     goal: Spanned<Vec<f64>>,
     /// The stride planner's only: how long before each cycle its plan starts (s).
     lead: Option<f64>,
+    /// Plans a second, at most `rate_hz`; for strides, the gait's frequency or a whole multiple of
+    /// it.
+    /// Default: 20 (sampling), 100 (ddp; 50 for a gait's wave), the robot's paper's (strides).
     replan_hz: Option<f64>,
+    /// Sampling: the final distance counts (1 + w a / pi) times, a the angle between the body's
+    /// direction of travel and the direction to the goal; ddp: the running weight of the heading
+    /// (see `heading`).
+    /// Default: 2.0 (sampling; a valve robot's 1.0), 1.0 (ddp; a wave's 8).
     heading_weight: Option<f64>,
+    /// Arrival: the centre of mass within this distance of the goal (m).
+    /// Default: 0.1 (a valve robot's and the strides' 0.05).
     arrival_radius: Option<f64>,
+    /// Sampling: the rollouts' length (s).
+    /// Default: 1.0.
     horizon: Option<f64>,
+    /// Sampling: the rollouts' step (s), semi-implicit Euler (a valve robot's: RK4's longest step,
+    /// also ending at every valve switch).
+    /// Default: 0.002 (a valve robot's 0.005).
     step: Option<f64>,
+    /// Sampling: rollouts per plan, the current plan included.
+    /// Default: 32 (a valve robot's 16).
     samples: Option<usize>,
+    /// Sampling: the MPPI temperature, relative to the spread of the costs (mean minus best).
+    /// Default: 0.3.
     temperature: Option<f64>,
+    /// Sampling: the standard deviations of the perturbations of (amplitude rad, temporal frequency
+    /// rad/s, offset rad); a valve robot's, required, of (supply pressure in `supply_parameter`'s
+    /// unit, frequency Hz, offset).
+    /// Default: [0.15, 0.4, 0.15].
     noise: Option<[f64; 3]>,
+    /// The decisions' lower bounds, as `noise` (a negative frequency reverses the wave); box-DDP's
+    /// over a gait's wave too.
+    /// Default: [0.2, -2.5, -0.6].
     min: Option<[f64; 3]>,
+    /// The decisions' upper bounds, as `min`.
+    /// Default: [1.2, 2.5, 0.6].
     max: Option<[f64; 3]>,
+    /// The time constant with which the gait follows a new plan (s); box-DDP over a gait's wave
+    /// models it in its plans (0 sends each plan's wave at once).
+    /// Default: 0.3 (sampling), 0.1 (a wave's box-DDP).
     lag: Option<f64>,
+    /// Sampling: after arrival the gait fades out this long (s), then the run ends.
+    /// Default: 1.0.
     settle: Option<f64>,
+    /// Sampling: the perturbations' seed.
+    /// Default: 1.
     seed: Option<u64>,
+    /// Box-DDP: knots over the horizon; knots times commands at most 1024.
+    /// Default: 4 (a wave's 5).
     knots: Option<usize>,
+    /// Box-DDP: each knot's length (s).
+    /// Default: 0.125 (a wave's 0.1).
     interval: Option<f64>,
+    /// Box-DDP: implicit Euler steps per knot (a wave's: semi-implicit).
+    /// Default: 1 (a wave's 50).
     substeps: Option<usize>,
+    /// Box-DDP: DDP iterations per plan (one: real-time iteration).
+    /// Default: 1.
     iterations: Option<usize>,
+    /// Box-DDP: a plan ready later than this after its measurement (s) is not used; the loop keeps
+    /// the last one.
+    /// Default: two plan periods (0.02 s at 100 Hz, a wave's 0.04 s).
     deadline: Option<f64>,
+    /// Box-DDP: the running weight (per s) on the squared distance of the centre of mass from the
+    /// goal.
+    /// Default: 1.
     position_weight: Option<f64>,
+    /// Box-DDP: that weight at the horizon's end.
+    /// Default: 50 (a wave's 20).
     terminal_position_weight: Option<f64>,
+    /// Box-DDP: the running weight on the squared rates.
+    /// Default: 0.1 (a wave's 0).
     velocity_weight: Option<f64>,
+    /// Box-DDP: that weight at the horizon's end.
+    /// Default: 1 (a wave's 0).
     terminal_velocity_weight: Option<f64>,
+    /// Box-DDP: the weight on the squared commands.
+    /// Default: 0.001.
     effort_weight: Option<f64>,
+    /// Box-DDP: the weight on the commands' squared change per second.
+    /// Default: 0.0001 (a wave's 10).
     command_rate_weight: Option<f64>,
+    /// Box-DDP: the heading's weight at the horizon's end.
+    /// Default: 10 (a wave's 80).
     terminal_heading_weight: Option<f64>,
+    /// Box-DDP: [from point, to point], two of the robot's tracked points whose direction should
+    /// face the goal (the heading weights need it).
+    /// Default: none.
     heading: Option<[String; 2]>,
+    /// Box-DDP: `{ coordinate = weight, ... }`, coordinates held near their starting values, the
+    /// weight on the squared difference running (per s) and at the horizon's end (a limbed robot's
+    /// `base_roll` and `base_pitch`, so that falling over is not its shortest way to the goal).
+    /// Default: none.
     posture: Option<std::collections::BTreeMap<String, f64>>,
+    /// The run ends once the centre of mass has stayed within `arrival_radius` this long (s);
+    /// box-DDP, a valve robot's sampler and the strides.
+    /// Default: 2.0 (a wave's 0: the run ends on arrival).
     hold: Option<f64>,
+    /// Box-DDP: the planner's model's contact damping (N s/m): 0 where the contact's damper
+    /// switches on at touchdown, which leaves an implicit knot step across it with no solution (the
+    /// soft snake's carpet).
+    /// Default: the plant's.
     contact_damping: Option<f64>,
+    /// Box-DDP: knots a plan starts after its measurement; the planner first steps its model that
+    /// far under the commands in effect, which the loop keeps sending until the plan starts.
+    /// Default: 0.
     lead_knots: Option<usize>,
+    /// Box-DDP: the world axes the goal binds, of `"x"`, `"y"`, `"z"`: the position weights and the
+    /// arrival distance count only these (the soft snake's `["y"]`).
+    /// Default: ["x", "y", "z"] (a wave's ["x", "y"]).
     goal_axes: Option<Vec<String>>,
+    /// Box-DDP over a gait's wave only: the heading is signed by tanh(omega / this) (rad/s), omega
+    /// the wave's temporal frequency, and standing still costs what travelling across the way to
+    /// the goal does.
+    /// Default: none (the heading unsigned).
     travel_scale: Option<f64>,
+    /// Box-DDP's implicit knot steps (not a wave's): Newton's iterations stop once an update is
+    /// below this relative to the rates (at most 0.01).
+    /// Default: 1e-10.
     newton_tolerance: Option<f64>,
+    /// Box-DDP's implicit knot steps: a step that fails from the Newton matrix an earlier plan left
+    /// is tried once more from a fresh one before it is halved; `false` halves it at once.
+    /// Default: `true`.
     retry_from_fresh: Option<bool>,
+    /// Box-DDP: the goal's position and heading terms divided by the squared distance to the goal
+    /// where each plan starts (not less than the arrival radius), so their weights are those at 1 m
+    /// from the goal.
+    /// Default: `false` (a wave's `true`).
     scale_by_distance: Option<bool>,
 }
 
@@ -593,12 +812,28 @@ fn triple([amplitude, temporal_frequency, offset]: [f64; 3]) -> GaitParameters {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SafetyFile {
+    /// The highest pressure commanded to any muscle or regulator (bar), the seed papers' working
+    /// ceiling by default; at most `actuator_rating`.
+    /// Default: 3.
     pressure_ceiling: Option<f64>,
+    /// The actuators' rating (bar), which the ceiling may not exceed (4 bar for the seed PMAs).
+    /// Default: 4.
     actuator_rating: Option<f64>,
+    /// The fastest change of a commanded pressure (bar/s).
+    /// Default: 30.
     pressure_rate: Option<f64>,
+    /// The fastest change of a commanded joint angle (rad/s).
+    /// Default: 20.
     joint_rate: Option<f64>,
+    /// The largest thrust either way (N), besides each channel's `max_thrust`.
+    /// Default: 10.
     thrust_limit: Option<f64>,
+    /// The fastest change of a commanded thrust (N/s).
+    /// Default: 100.
     thrust_rate: Option<f64>,
+    /// The watchdog ends the run when a command goes out later than this after it was due (s, above
+    /// 0, at most 10).
+    /// Default: 0.05.
     command_timeout: Option<f64>,
     /// Replaced by `command_timeout`; named in the error so that old files say what changed.
     miss_streak: Option<toml::Value>,
@@ -608,29 +843,47 @@ struct SafetyFile {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 enum ChannelFile {
     ServoBoard {
+        /// The body whose joint the servo drives.
         actuator: String,
+        /// The servo board's channel.
         channel: u16,
+        /// The lowest joint angle the servo reaches (rad); commands are clamped to it.
         min_angle: f64,
+        /// The highest joint angle (rad), above `min_angle`.
         max_angle: f64,
     },
     PressureRegulator {
+        /// The muscle (`<section>_muscle<k>`), or `supply` for a valve robot's supply regulator.
         actuator: String,
+        /// The analog output's channel.
         channel: u16,
+        /// The pressure at the top of `volts` (bar); either this or `calibration`.
         full_scale_bar: Option<f64>,
+        /// [low, high]: the output's voltage span for 0 to `full_scale_bar`.
+        /// Default: [0, 10].
         volts: Option<[f64; 2]>,
         /// A `bar,volts` CSV, relative to the run configuration's folder.
         calibration: Option<String>,
+        /// Muscle extension per bar (m/bar) to accept the muscles' extensions (0.01875 for the seed
+        /// PMAs: 50 % of 0.15 m at 4 bar).
+        /// Default: none.
         metres_per_bar: Option<f64>,
     },
     Valve {
+        /// The valve pair: the joint its `solenoid_valve` actuator names (e.g. `segment1`).
         actuator: String,
+        /// The digital line that carries the pair's state.
         line: u16,
+        /// Whether the line is high for the state +1.
         #[serde(default = "yes")]
         active_high: bool,
     },
     Thruster {
+        /// The thruster's name (`thruster<k>` or the spec's `name`).
         actuator: String,
+        /// The output's channel.
         channel: u16,
+        /// The thruster's largest thrust either way (N); commands are clamped to it.
         max_thrust: f64,
     },
 }
