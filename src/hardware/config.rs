@@ -963,6 +963,21 @@ pub enum Drives {
     Supply,
 }
 
+/// The toml crate's message for a table header `[a.b]` in a file that never opens `[a]`,
+/// "invalid type: string "b", expected a borrowed string" (its spanned fields cannot read an
+/// implicit table), said so that a user knows what to write.
+fn implicit_table_message(text: &str, span: &Range<usize>, message: &str) -> String {
+    let start = text[..span.start.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("").trim();
+    let header = line.trim_start_matches('[').split(']').next().unwrap_or("");
+    match header.rsplit_once('.') {
+        Some((parent, _)) if message.contains("expected a borrowed string") && line.starts_with('[') => format!(
+            "`{line}` is a table inside `[{parent}]`, which the file never opens: write `[{parent}]` on a line of its own above it"
+        ),
+        _ => message.to_string(),
+    }
+}
+
 fn locate(path: &str, text: &str, span: Range<usize>, message: impl std::fmt::Display) -> String {
     let before = &text[..span.start.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -975,8 +990,10 @@ impl RunConfig {
     /// and what it drives), in order.
     pub fn parse(path: &str, text: &str, robot: &str, actuators: &[(&str, Drives)]) -> Result<RunConfig, String> {
         let actuated_bodies: Vec<&str> = actuators.iter().map(|(b, _)| *b).collect();
-        let file: File =
-            toml::from_str(text).map_err(|e| locate(path, text, e.span().unwrap_or(0..0), e.message().trim()))?;
+        let file: File = toml::from_str(text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            locate(path, text, span.clone(), implicit_table_message(text, &span, e.message().trim()))
+        })?;
         if file.robot.get_ref() != robot {
             return Err(locate(
                 path,

@@ -127,7 +127,7 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
             let field = field_path(e.path());
             let e = e.into_inner();
             let span = e.span().unwrap_or(0..0);
-            let message = e.message().trim().to_string();
+            let message = implicit_table_message(source, &span, e.message().trim());
             v.error(span, &field, message);
             return Err(SpecErrors(v.errors));
         }
@@ -280,6 +280,21 @@ impl Labels {
 
 /// A serde path as the spec's fields are written (`bodies[1].origin`), without the private
 /// keys through which toml carries spans.
+/// The toml crate's message for a table header `[a.b]` in a spec that never opens `[a]`,
+/// "invalid type: string "b", expected a borrowed string" (its spanned fields cannot read an
+/// implicit table), said so that a user knows what to write.
+fn implicit_table_message(source: &str, span: &Range<usize>, message: &str) -> String {
+    let start = source[..span.start.min(source.len())].rfind('\n').map_or(0, |i| i + 1);
+    let header = source[start..].lines().next().unwrap_or("").trim();
+    let parent = header.strip_prefix('[').and_then(|h| h.split(']').next()).and_then(|h| h.rsplit_once('.'));
+    match parent {
+        Some((parent, _)) if message.contains("expected a borrowed string") => format!(
+            "`{header}` is a table inside `[{parent}]`, which the spec never opens: write `[{parent}]` on a line of its own above it"
+        ),
+        _ => message.to_string(),
+    }
+}
+
 fn field_path(path: &serde_path_to_error::Path) -> String {
     let mut field = String::new();
     for segment in path.iter() {
