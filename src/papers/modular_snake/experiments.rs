@@ -223,6 +223,17 @@ fn pedal_wave(out: &Path) -> Result<ExperimentReport, String> {
 /// of its equations, which makes every link 0.2 m (inertia m (2l)^2 / 12 with it).
 const LONG_LINKS: [(&str, f64); 2] = [("link_length", 0.2), ("link_inertia", 0.1 * 0.2 * 0.2 / 12.0)];
 
+/// A distance in m as cm to one decimal, without the sign of a distance that rounds to zero
+/// (a body that drifts back 0.1 mm did not advance "-0.0 cm").
+fn centimetres(metres: f64) -> f64 {
+    let rounded = (1000.0 * metres).round() / 10.0;
+    if rounded == 0.0 {
+        0.0
+    } else {
+        rounded
+    }
+}
+
 fn long_links() -> Vec<(String, f64)> {
     LONG_LINKS.iter().map(|(n, v)| (n.to_string(), *v)).collect()
 }
@@ -293,23 +304,23 @@ fn pipe(out: &Path) -> Result<ExperimentReport, String> {
         "paper (Fig 6): lateral undulation (A = 1.1, eta = -pi/2, links \"length 0.1 m\") progresses along the 20 cm pipe by pushing on its wall".to_string(),
         format!(
             "softgen, 0.1 m links: {:.1} cm in 20 s; no contact point gets more than {:.1} cm off the axis ({:.0} cm to the wall); deepest wall contact {:.1} mm",
-            100.0 * advance, 100.0 * off_axis, 100.0 * radius, 1e3 * summary.max_depth
+            centimetres(advance), 100.0 * off_axis, 100.0 * radius, 1e3 * summary.max_depth
         ),
         format!(
             "softgen, 0.2 m links (l read as the half-link): {:.1} cm in 20 s, {:.1} cm off the axis; at the 10 cm stair with no controller the centre of mass ends at ({:.2}, {:.2}) m (step face at {long_face:.1} m, deepest contact {:.1} mm)",
-            100.0 * long_advance, 100.0 * long_off_axis, stair_summary.com_end().x, stair_summary.com_end().z, 1e3 * stair_summary.max_depth
+            centimetres(long_advance), 100.0 * long_off_axis, stair_summary.com_end().x, stair_summary.com_end().z, 1e3 * stair_summary.max_depth
         ),
     ];
     let verdict = if off_axis < radius && advance <= 0.05 {
         if long_off_axis >= radius && long_advance > 0.05 && long_climbs {
             Verdict::PaperInconsistent(format!(
                 "with 0.1 m links no point gets more than {:.1} cm off the pipe's axis ({:.0} cm to its wall), so nothing pushes on it ({:.1} cm in 20 s); with 0.2 m links it reaches the wall and advances {:.1} cm, but then climbs the 10 cm stair with no controller (centre of mass at x = {:.2} m after 90 s, step face at {long_face:.1} m), against Fig 8",
-                100.0 * off_axis, 100.0 * radius, 100.0 * advance, 100.0 * long_advance, stair_summary.com_end().x
+                100.0 * off_axis, 100.0 * radius, centimetres(advance), centimetres(long_advance), stair_summary.com_end().x
             ))
         } else {
             Verdict::Differs(format!(
                 "with 0.1 m links the body stays {:.1} cm off the axis and never touches the pipe ({:.1} cm in 20 s); 0.2 m links: {:.1} cm off the axis, {:.1} cm in 20 s, stair {}",
-                100.0 * off_axis, 100.0 * advance, 100.0 * long_off_axis, 100.0 * long_advance,
+                100.0 * off_axis, centimetres(advance), 100.0 * long_off_axis, centimetres(long_advance),
                 if long_climbs { "climbed with no controller" } else { "not climbed" }
             ))
         }
@@ -319,7 +330,7 @@ fn pipe(out: &Path) -> Result<ExperimentReport, String> {
         Verdict::Differs(format!(
             "the body reaches the wall ({:.1} cm off the axis) but advances only {:.1} cm in 20 s",
             100.0 * off_axis,
-            100.0 * advance
+            centimetres(advance)
         ))
     };
     Ok(ExperimentReport { lines, views: vec![view, long_view, stair_view], verdict })
