@@ -8,6 +8,11 @@
 //! Generic items are re-exported here flat; a paper's items are reached through its folder
 //! (`softgen::papers::<robot>::...`), so no robot-specific item has a generic name.
 
+// The public API is documented, and its doc links resolve: a missing doc or a broken link
+// fails the build (`cargo doc` for the links), not a review.
+#![deny(missing_docs)]
+#![deny(rustdoc::broken_intra_doc_links, rustdoc::private_intra_doc_links)]
+
 mod hardware;
 pub mod papers;
 mod simulate;

@@ -742,10 +742,15 @@ impl MpcFile {
 /// The run's environment: each field replaces the spec's when set.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EnvironmentOverride {
+    /// The terrain.
     pub terrain: Option<Terrain>,
+    /// The contact stiffness (N/m).
     pub contact_stiffness: Option<f64>,
+    /// The contact damping (N s/m).
     pub contact_damping: Option<f64>,
+    /// Hunt and Crossley's dissipation (s/m).
     pub contact_dissipation: Option<f64>,
+    /// The friction law.
     pub friction: Option<FrictionLaw>,
 }
 
@@ -765,20 +770,34 @@ impl EnvironmentOverride {
 /// Settings of the model-predictive controller (see `softgen_runtime::GaitPlanner`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MpcSettings {
+    /// Where the centre of mass should go, in the ground plane (m).
     pub goal: Vector2<f64>,
     /// Re-planning rate (Hz).
     pub replan_hz: f64,
+    /// Rollout length (s).
     pub horizon: f64,
+    /// Rollout step (s), semi-implicit Euler.
     pub step: f64,
+    /// Rollouts per plan, the current plan included.
     pub samples: usize,
+    /// MPPI temperature relative to the costs' spread.
     pub temperature: f64,
+    /// The final distance counts (1 + w a / pi) times, a the angle between the direction of travel
+    /// and the way to the goal.
     pub heading_weight: f64,
+    /// Standard deviations of the perturbations of (amplitude, temporal frequency, offset).
     pub noise: GaitParameters,
+    /// The gait's lower bounds.
     pub min: GaitParameters,
+    /// The gait's upper bounds.
     pub max: GaitParameters,
+    /// Time constant with which the gait follows a new plan (s).
     pub lag: f64,
+    /// Arrival: the centre of mass within this distance of the goal (m).
     pub arrival_radius: f64,
+    /// After arrival the gait fades out this long (s), then the run ends.
     pub settle: f64,
+    /// Seed of the perturbations.
     pub seed: u64,
 }
 
@@ -895,8 +914,11 @@ fn yes() -> bool {
 /// A validated run configuration.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
+    /// The robot it is for.
     pub robot: String,
+    /// The loop's rate (Hz).
     pub rate_hz: f64,
+    /// The safety filter's limits.
     pub safety: SafetyLimits,
     /// One channel per actuator, in the robot's actuator order.
     pub channels: Vec<Channel>,
@@ -1730,31 +1752,45 @@ pub struct DdpMpcSettings {
     /// Where the centre of mass should go (m, world frame); the height, when not given, is
     /// the start's.
     pub goal: Vector2<f64>,
+    /// See `goal`.
     pub goal_height: Option<f64>,
     /// Re-planning rate (Hz), and the time (s) past which a plan is dropped for the last
     /// good one.
     pub replan_hz: f64,
+    /// See `replan_hz`.
     pub deadline: f64,
     /// Knots over the horizon, the interval of each (s), implicit steps per knot and DDP
     /// iterations per plan.
     pub knots: usize,
+    /// See `knots`.
     pub interval: f64,
+    /// See `knots`.
     pub substeps: usize,
+    /// See `knots`.
     pub iterations: usize,
+    /// Running weight (per s) on the squared distance of the centre of mass from the goal.
     pub position_weight: f64,
+    /// That weight at the horizon's end.
     pub terminal_position_weight: f64,
+    /// Running weight on the squared rates.
     pub velocity_weight: f64,
+    /// That weight at the horizon's end.
     pub terminal_velocity_weight: f64,
+    /// Weight on the squared commands.
     pub effort_weight: f64,
+    /// Weight on the commands' squared change per second.
     pub command_rate_weight: f64,
     /// The heading: from one tracked point to another (names), and its weights.
     pub heading: Option<(String, String)>,
+    /// See `heading`: running.
     pub heading_weight: f64,
+    /// See `heading`: at the horizon's end.
     pub terminal_heading_weight: f64,
     /// Coordinates (by name) held near their starting values, with their weights.
     pub posture: Vec<(String, f64)>,
     /// Arrival: the centre of mass within this distance (m), held for `hold` s.
     pub arrival_radius: f64,
+    /// See `arrival_radius`.
     pub hold: f64,
     /// The contact damping of the planner's model (N s/m) in place of the plant's: a damper
     /// that switches on at touchdown leaves an implicit knot step across it with no
@@ -1778,6 +1814,7 @@ pub struct DdpMpcSettings {
     /// before it is halved. The runtime's defaults (1e-10, a retry) unless the run
     /// configuration says otherwise; a wave's knots step explicitly and have no Newton.
     pub newton_tolerance: f64,
+    /// See `newton_tolerance`.
     pub retry_from_fresh: bool,
     /// The goal's terms weighed as fractions of the distance left: divided by the square of
     /// the goal's distance where each plan starts, not less than the arrival radius
@@ -1791,7 +1828,9 @@ pub struct DdpMpcSettings {
 /// semi-implicit Euler at `interval / substeps` with the joints' servos tracking the wave.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WaveDecisions {
+    /// The wave's lower bounds: amplitude, temporal frequency, offset.
     pub min: [f64; 3],
+    /// Its upper bounds.
     pub max: [f64; 3],
     /// The heading's sign follows the wave's direction of travel, tanh(omega / scale), with
     /// this scale (rad/s), and standing still costs what travelling across the way does (see
@@ -1973,6 +2012,8 @@ impl DdpMpcSettings {
         Vector3::from_fn(|i, _| if self.goal_axes[i] { 1.0 } else { 0.0 })
     }
 
+    /// Checks every setting finite and in its range (the rate, the knots and their steps, the
+    /// lead, the weights, a wave's scale and lag).
     pub fn validate(&self) -> Result<(), String> {
         if !(self.replan_hz.is_finite() && self.replan_hz > 0.0) {
             return Err(format!("replan_hz must be finite and > 0, got {}", self.replan_hz));

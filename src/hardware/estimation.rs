@@ -41,6 +41,7 @@ pub(crate) fn configured_sensors<R: Model<N, C>, const N: usize, const C: usize>
 /// What the estimator did over a run, and how far it was from the plant's truth.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EstimatorReport {
+    /// What the filter did.
     pub stats: EstimatorStats,
     /// Readings taken per sensor, by name.
     pub readings: Vec<(String, u64)>,
@@ -48,6 +49,7 @@ pub struct EstimatorReport {
     /// coordinate's unit; base translation as the 3D distance), over `scored` periods from
     /// `scored_from`.
     pub rms: Vec<(CoordinateKind, f64)>,
+    /// See `rms`.
     pub scored: u64,
     /// When the scoring starts (s, the loop's clock): the controller's task start (a
     /// scheduled plan's settling time, the drop of a body landing), 0 otherwise. Why: the
@@ -64,6 +66,7 @@ pub struct EstimatorReport {
     pub marker_rms: Vec<(String, f64)>,
     /// Time the estimator took per period: mean and longest.
     pub mean_time: Duration,
+    /// See `mean_time`.
     pub longest_time: Duration,
     /// The fault that ended the run, if one did.
     pub fault: Option<String>,

@@ -19,6 +19,7 @@ const CLOCK_FREQUENCY: u64 = 10_000_000;
 /// What the robot emulator was asked to emulate.
 #[derive(Clone, Debug)]
 pub struct RobotEmulatorOptions {
+    /// The robot's name.
     pub robot: String,
     /// Run configuration file (None: the robot's own).
     pub config: Option<std::path::PathBuf>,

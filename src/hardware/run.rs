@@ -31,17 +31,24 @@ pub type Controller = Box<dyn FnMut(f64, &mut [ActuatorCommand]) -> Result<(), S
 /// (None: the driver's defaults), and the index of the first muscle among the actuators.
 #[derive(Clone, Debug)]
 pub struct LimbGaitRequest<'a> {
+    /// The gait's name.
     pub gait: Option<&'a str>,
+    /// Its stride radius (m).
     pub stride: Option<f64>,
+    /// Its frequency (Hz).
     pub frequency: Option<f64>,
+    /// The index of the first muscle among the actuators.
     pub first_muscle: usize,
 }
 
 /// A limb gait's controller, with the line that describes it and the time (s) whose
 /// commands a dry run prints.
 pub struct LimbController {
+    /// The controller.
     pub controller: Controller,
+    /// The line that describes it.
     pub description: String,
+    /// The time whose commands a dry run prints (s).
     pub dry_run_at: f64,
 }
 
@@ -49,8 +56,11 @@ pub struct LimbController {
 /// muscle's water pressure (MPa).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeldInputs {
+    /// The inputs' name, as `--swim` takes it.
     pub name: String,
+    /// Each thruster's thrust (N).
     pub thrusts: Vec<f64>,
+    /// Each muscle's water pressure (MPa).
     pub pressures: Vec<f64>,
 }
 
@@ -162,6 +172,7 @@ pub enum StateSource {
 /// What `softgen run` was asked to do.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
+    /// The robot's name.
     pub robot: String,
     /// The serial board's port; `None` runs the simulated plant.
     pub serial_port: Option<String>,
@@ -172,8 +183,11 @@ pub struct RunOptions {
     /// Run configuration file; `None` uses the robot's own (its spec's sibling
     /// `<robot>.run.toml`, carried by the generated registry).
     pub config: Option<PathBuf>,
+    /// Print the first commands and stop, reaching no device.
     pub dry_run: bool,
+    /// The loop's rate (Hz), in place of the run configuration's.
     pub rate_hz: Option<f64>,
+    /// How long the loop runs (s).
     pub duration: f64,
     /// Every value sent to the device, with its time (CSV).
     pub record: PathBuf,
@@ -181,19 +195,27 @@ pub struct RunOptions {
     pub trajectory: PathBuf,
     /// Try real-time scheduling and memory locking.
     pub realtime: bool,
+    /// The gait's amplitude (rad), in place of the spec's.
     pub amplitude: Option<f64>,
+    /// The gait's temporal frequency (rad/s), in place of the spec's.
     pub temporal_frequency: Option<f64>,
+    /// The gait's spatial frequency (rad), in place of the spec's.
     pub spatial_frequency: Option<f64>,
+    /// The gait's offset (rad), in place of the spec's.
     pub offset: Option<f64>,
+    /// Which controller drives the robot.
     pub controller: ControllerChoice,
     /// The model-predictive controller's goal (m), in place of the run configuration's, and
     /// its height for robots that move in space (None: the start's).
     pub goal: Option<Vector2<f64>>,
+    /// See `goal`.
     pub goal_height: Option<f64>,
     /// Muscle-driven robots: the limb gait by name, its stride radius (m) and frequency
     /// (Hz); defaults are the robot's driver's.
     pub limb_gait: Option<String>,
+    /// See `limb_gait`.
     pub stride: Option<f64>,
+    /// See `limb_gait`.
     pub gait_frequency: Option<f64>,
     /// Swimming robots: the named inputs to hold; default the robot's driver's.
     pub swim: Option<String>,
@@ -212,7 +234,9 @@ pub struct RunOptions {
 /// How a run ended.
 #[derive(Debug)]
 pub struct RunReport {
+    /// What the loop measured; None where no loop ran.
     pub stats: Option<LoopStats>,
+    /// Why the run stopped early, if it did.
     pub fault: Option<SafetyFault>,
     /// What the model-predictive controller did, on `ControllerChoice::Mpc` runs.
     pub mpc: Option<MpcReport>,
@@ -225,16 +249,20 @@ pub struct RunReport {
 /// The run configuration's terrain (None: the spec's) and parameters by name.
 #[derive(Clone, Debug, Default)]
 pub struct PlantSetting {
+    /// The terrain.
     pub terrain: Option<softgen_runtime::Terrain>,
+    /// The parameters by name.
     pub params: Vec<(String, f64)>,
 }
 
 /// The model-predictive controller's side of a run.
 #[derive(Clone, Debug)]
 pub struct MpcReport {
+    /// The goal in the ground plane (m).
     pub goal: Vector2<f64>,
     /// The goal's height (m), for robots that move in space.
     pub goal_height: Option<f64>,
+    /// What the planner thread did.
     pub planner: PlannerStats,
     /// Plans the gait took over.
     pub plans_applied: u64,

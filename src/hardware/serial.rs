@@ -47,6 +47,8 @@ pub struct BoardReadingCounts {
     pub unstamped: u64,
 }
 
+/// The serial board as a device: frames sent in the board protocol, each acknowledged within a
+/// timeout, and the board's sensor readings taken from its answers.
 pub struct SerialDevice {
     name: String,
     port: File,
@@ -64,6 +66,7 @@ pub struct SerialDevice {
     sent_times: [Option<(u16, f64)>; SENT_TIMES],
     sensors: Option<BoardSensors>,
     readings: Vec<BoardReading>,
+    /// The board's readings counted by what became of them.
     pub counts: BoardReadingCounts,
     /// The sequence of a frame the board rejected for its version.
     rejected_version: Option<u16>,

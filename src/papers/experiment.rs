@@ -17,6 +17,7 @@ use toml::{Table, Value};
 /// statement made without it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
+    /// The run does what the paper reports.
     Reproduced,
     /// A control task (`mpc-...`) reached its goal.
     Reached,
@@ -32,9 +33,11 @@ pub enum Verdict {
 /// An experiment's printed comparison and its verdict.
 #[derive(Clone, Debug)]
 pub struct ExperimentReport {
+    /// The comparison, line by line: the paper's figure and softgen's.
     pub lines: Vec<String>,
     /// The runs whose trajectories it wrote, which `--view` draws.
     pub views: Vec<ViewedRun>,
+    /// What it concluded.
     pub verdict: Verdict,
 }
 
@@ -45,10 +48,13 @@ pub struct ViewedRun {
     /// The CSV's file name in the experiment's folder; the page goes beside it
     /// (`<stem>.view.html`).
     pub csv: String,
+    /// The robot's name.
     pub robot: String,
+    /// The page's title.
     pub title: String,
     /// The run's terrain (None: the spec's) and parameter overrides by name.
     pub terrain: Option<softgen_runtime::Terrain>,
+    /// See `terrain`.
     pub params: Vec<(String, f64)>,
 }
 
@@ -121,6 +127,7 @@ pub fn verdict_table(verdicts: &[(&str, Verdict)]) -> String {
 /// table --write FILE` replaces what lies between them, and a test reads it from there.
 pub const VERDICT_TABLE_BEGIN: &str =
     "<!-- verdicts: begin (written by `softgen experiment table --write README.md`) -->";
+/// See `VERDICT_TABLE_BEGIN`.
 pub const VERDICT_TABLE_END: &str = "<!-- verdicts: end -->";
 
 /// Where the verdict table lies in `document`: the text between its marks, which must stand
@@ -294,8 +301,11 @@ pub(crate) fn write_csv(path: &Path, header: &str, rows: &[String]) -> Result<()
 /// Both functions get the experiment's name, whose defaults the run starts from.
 #[derive(Debug)]
 pub struct ExperimentRuns {
+    /// The experiment's name.
     pub experiment: &'static str,
+    /// The figures one run gives, by name.
     pub figures: &'static [&'static str],
+    /// Checks a run's settings: every key known, every value of the right type.
     pub check: fn(&str, &Table) -> Result<(), String>,
     /// Runs once with the settings and returns every figure (None where a figure does not
     /// exist for this run); `stop` set ends the run early, with an error.

@@ -10,10 +10,13 @@ use softgen_runtime::{forward_dynamics, forward_dynamics_derivatives, ForwardDyn
 /// zero tau.
 #[derive(Clone, Debug, Default)]
 pub struct EvalInput {
+    /// The coordinates; None for the spec's initial pose.
     pub q: Option<Vec<f64>>,
+    /// Their rates; None for zeros.
     pub qd: Option<Vec<f64>>,
     /// Generalized force for the forward dynamics (`derivatives`).
     pub tau: Option<Vec<f64>>,
+    /// Parameters by name, in place of the spec's.
     pub params: Vec<(String, f64)>,
     /// Adds the forward dynamics at (q, qd, tau) and its partial derivatives.
     pub derivatives: bool,

@@ -17,19 +17,28 @@ use std::time::Instant;
 /// Which integrator steps the run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum IntegratorChoice {
+    /// Classical RK4 at a fixed step.
     RungeKutta4 {
+        /// The step (s).
         step: f64,
     },
+    /// Semi-implicit Euler at a fixed step.
     SemiImplicitEuler {
+        /// The step (s).
         step: f64,
     },
+    /// Adaptive Dormand-Prince 5(4).
     DormandPrince5 {
+        /// The relative tolerance.
         relative: f64,
+        /// The absolute tolerance.
         absolute: f64,
     },
     /// ROS34PW2, linearly implicit, for stiff robots (soft sections, stiff contact).
     Rosenbrock34 {
+        /// The relative tolerance.
         relative: f64,
+        /// The absolute tolerance.
         absolute: f64,
         /// Its Jacobian: the stiff part or the exact one.
         jacobian: SystemJacobian,
@@ -73,7 +82,9 @@ impl IntegratorChoice {
 /// Terrain override; `SpecDefault` keeps the spec's.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TerrainChoice {
+    /// The spec's terrain.
     SpecDefault,
+    /// This terrain instead.
     Override(Terrain),
 }
 
@@ -102,29 +113,45 @@ pub enum CoordinatesChoice {
 /// Everything a run needs besides the robot's generated code.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// The robot's name.
     pub robot: String,
+    /// Simulated time (s).
     pub duration: f64,
+    /// The integrator and its settings.
     pub integrator: IntegratorChoice,
     /// Controller and sample period (s).
     pub control_period: f64,
+    /// The terrain, the spec's or another.
     pub terrain: TerrainChoice,
     /// Disable the gait: joints are passive (no torque).
     pub passive: bool,
+    /// The gait's amplitude (rad), in place of the spec's.
     pub amplitude: Option<f64>,
+    /// The gait's temporal frequency (rad/s), in place of the spec's.
     pub temporal_frequency: Option<f64>,
+    /// The gait's spatial frequency (rad), in place of the spec's.
     pub spatial_frequency: Option<f64>,
+    /// The gait's offset (rad), in place of the spec's.
     pub offset: Option<f64>,
     /// Gait fade-in time (s).
     pub ramp: f64,
+    /// The admittance controller's gains; None runs without it.
     pub admittance: Option<AdmittanceGains>,
     /// The coordinates the admittance controller reads the contact force in.
     pub admittance_coordinates: CoordinatesChoice,
+    /// The contact stiffness (N/m), in place of the spec's.
     pub contact_stiffness: Option<f64>,
+    /// The contact damping (N s/m), in place of the spec's.
     pub contact_damping: Option<f64>,
+    /// Hunt and Crossley's dissipation (s/m), in place of the spec's.
     pub contact_dissipation: Option<f64>,
+    /// The friction coefficient along the axis, in place of the spec's.
     pub friction_along: Option<f64>,
+    /// The friction coefficient across the axis, in place of the spec's.
     pub friction_across: Option<f64>,
+    /// The friction's regularisation speed (m/s), in place of the spec's.
     pub friction_regularisation: Option<f64>,
+    /// The friction's anisotropy, in place of the spec's.
     pub friction_anisotropy: Option<softgen_runtime::FrictionAnisotropy>,
     /// Parameter overrides by name.
     pub params: Vec<(String, f64)>,
@@ -171,12 +198,19 @@ impl Scenario {
 /// What a run produced.
 #[derive(Clone, Debug)]
 pub struct RunSummary {
+    /// The robot's name.
     pub robot: String,
+    /// The plane it moves in, or spatial motion.
     pub plane: PlaneOfMotion,
+    /// The terrain it ran on.
     pub terrain: Terrain,
+    /// Simulated time reached (s).
     pub simulated: f64,
+    /// Wall time the run took (s).
     pub wall_seconds: f64,
+    /// Right-hand sides evaluated.
     pub evaluations: usize,
+    /// Samples kept.
     pub samples: usize,
     /// (t, centre of mass) at every sample.
     pub com_path: Vec<(f64, Vector3<f64>)>,
@@ -207,9 +241,11 @@ impl RunSummary {
         plot_run(&view, path)
     }
 
+    /// The centre of mass at the first sample.
     pub fn com_start(&self) -> Vector3<f64> {
         self.com_path.first().map_or(Vector3::zeros(), |c| c.1)
     }
+    /// The centre of mass at the last sample.
     pub fn com_end(&self) -> Vector3<f64> {
         self.com_path.last().map_or(Vector3::zeros(), |c| c.1)
     }
@@ -254,7 +290,9 @@ pub fn check_periods(duration: f64, control_period: f64) -> Result<(), String> {
 pub trait SampleRows {
     /// The column names, before the first row.
     fn header(&mut self, columns: &[String]) -> Result<(), String>;
+    /// One sample's values, in the header's order.
     fn row(&mut self, values: &[f64]) -> Result<(), String>;
+    /// After the last row: flushes what was written.
     fn finish(&mut self) -> Result<(), String> {
         Ok(())
     }

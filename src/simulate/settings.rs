@@ -41,9 +41,13 @@ pub enum JacobianName {
 pub enum TerrainName {
     /// The terrain in the robot's spec.
     Spec,
+    /// No terrain: nothing to touch.
     None,
+    /// Flat ground at z = 0.
     Flat,
+    /// Flat ground with a step, placed by the stair position and height.
     Stair,
+    /// The inside of a pipe along x, of the pipe diameter.
     Pipe,
     /// Floor under a horizontal-plane robot: weight shared by the contact points, friction only.
     Floor,
@@ -53,6 +57,7 @@ pub enum TerrainName {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum AnisotropyName {
+    /// `friction` in every direction.
     Isotropic,
     /// `friction` along the carrying body's x axis, `friction_across` perpendicular (wheels).
     BodyAxis,
@@ -78,6 +83,7 @@ impl AnisotropyName {
 pub struct RunSettings {
     /// Simulated time (s).
     pub duration: f64,
+    /// Which integrator steps the run.
     pub integrator: IntegratorName,
     /// Step of fixed-step integrators, and controller and sample period (s).
     pub dt: f64,
@@ -88,6 +94,7 @@ pub struct RunSettings {
     pub atol: Option<f64>,
     /// The Jacobian ROS34PW2 gets.
     pub jacobian: JacobianName,
+    /// The terrain.
     pub terrain: TerrainName,
     /// Stair face position along x (m).
     pub stair_position: f64,
@@ -95,26 +102,43 @@ pub struct RunSettings {
     pub stair_height: f64,
     /// Pipe inner diameter (m).
     pub pipe_diameter: f64,
+    /// The gait's amplitude (rad), in place of the spec's.
     pub amplitude: Option<f64>,
+    /// The gait's temporal frequency (rad/s), in place of the spec's.
     pub temporal_frequency: Option<f64>,
+    /// The gait's spatial frequency (rad), in place of the spec's.
     pub spatial_frequency: Option<f64>,
+    /// The gait's offset (rad), in place of the spec's.
     pub offset: Option<f64>,
     /// Gait fade-in time (s).
     pub ramp: f64,
+    /// No gait: the joints are passive.
     pub passive: bool,
+    /// Run the admittance controller on the gait.
     pub admittance: bool,
+    /// Its desired inertia M_d.
     pub admittance_inertia: f64,
+    /// Its desired damping D_d.
     pub admittance_damping: f64,
+    /// Its desired stiffness K_d.
     pub admittance_stiffness: f64,
+    /// Its contact-force gain k_Pi.
     pub admittance_gain: f64,
     /// The coordinates the admittance controller reads the contact force in.
     pub admittance_coordinates: CoordinatesChoice,
+    /// The contact stiffness (N/m), in place of the spec's.
     pub contact_stiffness: Option<f64>,
+    /// The contact damping (N s/m), in place of the spec's.
     pub contact_damping: Option<f64>,
+    /// Hunt and Crossley's dissipation (s/m), in place of the spec's.
     pub contact_dissipation: Option<f64>,
+    /// The friction coefficient (along the axis), in place of the spec's.
     pub friction: Option<f64>,
+    /// The coefficient across the axis, in place of the spec's.
     pub friction_across: Option<f64>,
+    /// The friction's directions, in place of the spec's.
     pub anisotropy: Option<AnisotropyName>,
+    /// The friction's regularisation speed (m/s), in place of the spec's.
     pub friction_regularisation: Option<f64>,
     /// Model parameters by name.
     pub params: BTreeMap<String, f64>,
@@ -138,8 +162,11 @@ pub const ROS34_TOLERANCES: (f64, f64) = (1e-3, 1e-4);
 /// A scenario built from settings, with the integrator `auto` resolved to and any note for
 /// the user.
 pub struct ResolvedRun {
+    /// The run.
     pub scenario: Scenario,
+    /// The integrator `auto` resolved to.
     pub integrator: IntegratorName,
+    /// What the user should know about the choices made.
     pub notes: Vec<String>,
 }
 

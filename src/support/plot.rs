@@ -34,7 +34,9 @@ fn font_ready() -> Result<(), String> {
 pub struct Series {
     /// Its legend entry.
     pub name: String,
+    /// Its colour (RGB).
     pub colour: [u8; 3],
+    /// Its points (x, y).
     pub points: Vec<(f64, f64)>,
 }
 
@@ -226,10 +228,13 @@ fn titled<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Res
 
 /// What the figure of a run shows, in world coordinates.
 pub struct RunView<'a> {
+    /// The robot's name.
     pub robot: &'a str,
     /// Simulated time (s).
     pub simulated: f64,
+    /// The terrain drawn.
     pub terrain: Terrain,
+    /// The plane the robot moves in, which sets the view.
     pub plane: PlaneOfMotion,
     /// The centre of mass over time: (t, position).
     pub com_path: &'a [(f64, Vector3<f64>)],

@@ -20,7 +20,9 @@ const THREE: &str = include_str!("../../assets/three/three.iife.min.js");
 /// What a page shows besides the samples: its title, a line under it, and the terrain and
 /// parameters the run had.
 pub struct ViewSetup<'a> {
+    /// The page's title.
     pub title: &'a str,
+    /// The line under it.
     pub summary: &'a str,
     /// The run's terrain (None: the robot's spec default).
     pub terrain: Option<Terrain>,

@@ -27,8 +27,11 @@ use toml::{Table, Value};
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Cell {
+    /// A number.
     Number(f64),
+    /// A string.
     Text(String),
+    /// A boolean.
     Flag(bool),
 }
 
@@ -56,15 +59,20 @@ impl Cell {
 /// The type of an input column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum CellKind {
+    /// Numbers.
     Number,
+    /// Strings.
     Text,
+    /// Booleans.
     Flag,
 }
 
 /// A parsed sweep: every run's settings, ready to run.
 #[derive(Clone, Debug)]
 pub struct Sweep {
+    /// The sweep's name (its file stem).
     pub name: String,
+    /// What each run runs: a robot's simulation or an experiment.
     pub target: Target,
     /// The varied keys (`params.NAME` for parameters), the table's input columns.
     pub inputs: Vec<(String, CellKind)>,
@@ -186,7 +194,9 @@ impl Sweep {
 /// One of `count` deterministic slices of a sweep (`index` from 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
+    /// This slice's index, from 0.
     pub index: usize,
+    /// How many slices.
     pub count: usize,
 }
 

@@ -15,6 +15,7 @@ use std::time::Instant;
 /// How to run a sweep.
 #[derive(Clone, Debug)]
 pub struct SweepOptions {
+    /// Run one slice only; None runs them all.
     pub shard: Option<Shard>,
     /// Where finished runs are recorded as they finish; None keeps them in memory only.
     pub journal: Option<PathBuf>,
@@ -36,11 +37,13 @@ impl Default for SweepOptions {
 pub struct SweepOutcome {
     /// The finished runs' rows, in run order (all of the shard's runs when `complete`).
     pub table: SweepTable,
+    /// Whether every run of the sweep (or shard) finished.
     pub complete: bool,
     /// Runs read back from the journal rather than run.
     pub resumed: usize,
     /// Runs run now.
     pub ran: usize,
+    /// Wall time (s).
     pub wall_seconds: f64,
 }
 

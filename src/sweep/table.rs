@@ -30,11 +30,15 @@ pub struct RunRecord {
 /// What the table says about itself (stored in the file, one metadata key).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TableHeader {
+    /// The sweep's name.
     pub sweep: String,
+    /// The sweep's fingerprint (`Sweep::fingerprint`).
     pub fingerprint: String,
     /// Runs in the whole sweep.
     pub runs: usize,
+    /// The input columns' names.
     pub inputs: Vec<String>,
+    /// The figure columns' names.
     pub figures: Vec<String>,
     /// `K/N` for a shard's table; absent for a whole sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,7 +51,9 @@ const METADATA_KEY: &str = "softgen.sweep";
 /// The results of a sweep or of one shard.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepTable {
+    /// What the table says about itself.
     pub header: TableHeader,
+    /// Each input column's kind.
     pub input_kinds: Vec<CellKind>,
     /// Ordered by run number.
     pub rows: Vec<RunRecord>,
@@ -56,7 +62,9 @@ pub struct SweepTable {
 /// The output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum TableFormat {
+    /// Apache Parquet (snappy-compressed), the header in its metadata.
     Parquet,
+    /// CSV: the run, a column per input and figure, its status and error.
     Csv,
 }
 

@@ -12,16 +12,29 @@
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ActuatorResponse {
     /// tau x' = gain u - x: the coordinate is set, its rate follows.
-    FirstOrder { time_constant: f64, gain: f64 },
+    FirstOrder {
+        /// tau (s).
+        time_constant: f64,
+        /// The steady state per unit command.
+        gain: f64,
+    },
     /// Eq 15: two real poles -1/tau1, -1/tau2 and steady state gain u.
-    SecondOrder { time_constants: [f64; 2], gain: f64 },
+    SecondOrder {
+        /// [tau1, tau2] (s).
+        time_constants: [f64; 2],
+        /// The steady state per unit command.
+        gain: f64,
+    },
 }
 
 /// A driven coordinate's value, rate and acceleration.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ResponseState {
+    /// The coordinate.
     pub value: f64,
+    /// Its rate.
     pub rate: f64,
+    /// Its acceleration.
     pub acceleration: f64,
 }
 

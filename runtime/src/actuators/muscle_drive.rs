@@ -25,6 +25,7 @@ pub struct MuscleInfo {
     pub body: &'static str,
     /// The section's first coordinate and coordinate count.
     pub first_coordinate: usize,
+    /// See `first_coordinate`.
     pub coordinates: usize,
 }
 
@@ -43,6 +44,7 @@ pub struct Muscle {
 }
 
 impl Muscle {
+    /// Checks a positive area and rating and a non-negative lag, all finite.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.area.is_finite() && self.area > 0.0) {
             return Err(format!("muscle area must be finite and > 0 m^2, got {}", self.area));
@@ -85,7 +87,9 @@ impl Muscle {
 /// period, and the lag is solved in closed form over it.
 #[derive(Clone, Debug)]
 pub struct MuscleDrive<const M: usize> {
+    /// Which section each muscle drives.
     pub info: [MuscleInfo; M],
+    /// Each muscle's geometry and rating.
     pub muscles: [Muscle; M],
     /// Pressure ceiling of the commands (bar), at most every muscle's rating.
     pub ceiling: f64,
@@ -165,6 +169,7 @@ impl<const M: usize> MuscleDrive<M> {
 /// the three muscles of one section.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct JointspaceToPressure {
+    /// Extension per bar (m/bar).
     pub metres_per_bar: f64,
 }
 

@@ -31,6 +31,7 @@ impl ValveWave {
         std::f64::consts::TAU / self.temporal_frequency.abs()
     }
 
+    /// Checks every setting finite and in its range.
     pub fn validate(&self) -> Result<(), String> {
         for (name, v) in
             [("temporal frequency", self.temporal_frequency), ("delay", self.delay), ("offset", self.offset)]

@@ -8,20 +8,27 @@ use nalgebra::SVector;
 /// contact force in (the paper's, where they are not the model's).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Admittance {
+    /// Its gains.
     pub gains: AdmittanceGains,
+    /// The coordinates it reads the contact force in.
     pub coordinates: ForceCoordinates,
 }
 
 /// Desired inertia, damping and stiffness of eq 23 and the gain k_Pi of eq 24.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdmittanceGains {
+    /// M_d, the desired inertia (above 0).
     pub inertia: f64,
+    /// D_d, the desired damping.
     pub damping: f64,
+    /// K_d, the desired stiffness.
     pub stiffness: f64,
+    /// k_Pi, the contact force's gain.
     pub feedback_gain: f64,
 }
 
 impl AdmittanceGains {
+    /// Checks an inertia above 0 and every gain within the range of a controller gain.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.inertia > 0.0 && self.inertia.is_finite()) {
             return Err(format!("admittance inertia must be > 0, got {}", self.inertia));
@@ -44,14 +51,18 @@ impl AdmittanceGains {
 /// count, an upper bound on the number of actuated joints.
 #[derive(Clone, Copy, Debug)]
 pub struct AdmittanceController<const N: usize> {
+    /// Its gains.
     pub gains: AdmittanceGains,
+    /// How many actuated joints it drives.
     pub joints: usize,
+    /// Pi_n, the nominal spatial frequency (rad).
     pub nominal: f64,
     deviation: SVector<f64, N>,
     deviation_rate: SVector<f64, N>,
 }
 
 impl<const N: usize> AdmittanceController<N> {
+    /// A controller at rest (every frequency nominal) for `joints` joints.
     pub fn new(gains: AdmittanceGains, joints: usize, nominal: f64) -> Self {
         AdmittanceController {
             gains,

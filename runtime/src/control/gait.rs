@@ -40,6 +40,7 @@ impl Serpenoid {
         std::f64::consts::TAU / self.temporal_frequency.abs()
     }
 
+    /// Checks the amplitude, frequencies, offset and ramp within their ranges.
     pub fn validate(&self) -> Result<(), String> {
         use crate::quantities::physical_ranges::{ANGLE, FREQUENCY, TIME_CONSTANT};
         ANGLE.check("gait amplitude", self.amplitude)?;

@@ -20,10 +20,24 @@ pub enum LimbMotion {
     Hold(CurveParameters),
     /// Eq 13: the tip circles the limb axis at `radius` (m), starting at `start` (rad, from
     /// the limb's x axis) and turning with `sense` (+1 anticlockwise, -1 clockwise).
-    Circle { radius: f64, start: f64, sense: f64 },
+    Circle {
+        /// The tip's circle's radius (m).
+        radius: f64,
+        /// Where it starts (rad, from the limb's x axis).
+        start: f64,
+        /// +1 anticlockwise, -1 clockwise.
+        sense: f64,
+    },
     /// Bends towards `theta` from straight to `phi` and back once a cycle (raised cosine),
     /// peaking at `peak` (fraction of the cycle).
-    Nod { theta: f64, phi: f64, peak: f64 },
+    Nod {
+        /// The bending plane's angle from the limb's x axis (rad).
+        theta: f64,
+        /// The arc's angle at the peak (rad, >= 0).
+        phi: f64,
+        /// When the bend peaks, as a fraction of the cycle.
+        peak: f64,
+    },
 }
 
 /// A gait of `L` limbs.
@@ -33,10 +47,12 @@ pub struct LimbGait<const L: usize> {
     pub frequency: f64,
     /// Trajectory points per cycle, held between them (the paper: 100).
     pub samples_per_cycle: usize,
+    /// Each limb's motion, in the robot's limb order.
     pub limbs: [LimbMotion; L],
 }
 
 impl<const L: usize> LimbGait<L> {
+    /// Checks the frequency, the samples and each limb's motion against its limb.
     pub fn validate(&self, limbs: &[Limb; L]) -> Result<(), String> {
         if !(self.frequency.is_finite() && self.frequency > 0.0) {
             return Err(format!("gait frequency must be finite and > 0 Hz, got {}", self.frequency));

@@ -28,6 +28,7 @@ pub struct RollingGait {
 }
 
 impl RollingGait {
+    /// Checks every setting finite and in its range.
     pub fn validate(&self) -> Result<(), String> {
         for (name, v) in [
             ("frequency", self.frequency),
@@ -77,6 +78,7 @@ pub struct PneumaticMuscles {
 }
 
 impl PneumaticMuscles {
+    /// Checks every setting finite and in its range, and the ceiling within the rating.
     pub fn validate(&self) -> Result<(), String> {
         for (name, value, strictly) in [
             ("extension per bar (m/bar)", self.metres_per_bar, true),

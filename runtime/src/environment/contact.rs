@@ -24,8 +24,11 @@ pub enum FrictionAnisotropy {
 /// Coulomb friction f_T = -mu f_N sign(v_t), per direction for anisotropic friction.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FrictionLaw {
+    /// The coefficient along the axis (every direction when isotropic).
     pub along: f64,
+    /// The coefficient across the axis.
     pub across: f64,
+    /// Which axis, if any.
     pub anisotropy: FrictionAnisotropy,
     /// 0 gives the exact sign; a positive value replaces sign(v) by v / sqrt(v^2 + eps^2),
     /// which is smooth, so adaptive integrators need not resolve a discontinuity.
@@ -49,6 +52,7 @@ pub struct ContactLaw {
     /// h (s/m): Hunt and Crossley's dissipation, the damper's force per unit of spring
     /// force and of approach speed.
     pub dissipation: f64,
+    /// The friction at the points in contact.
     pub friction: FrictionLaw,
 }
 
@@ -64,6 +68,7 @@ pub struct ContactSample {
 }
 
 impl ContactSample {
+    /// The whole force: normal plus friction.
     pub fn total(&self) -> Vector3<f64> {
         self.normal + self.friction
     }
@@ -178,9 +183,13 @@ impl ContactLaw {
 /// of the point's velocity and of the carrying body's x axis.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ContactTangent {
+    /// The depth's derivative.
     pub depth: f64,
+    /// The normal's derivative.
     pub normal: Vector3<f64>,
+    /// The point velocity's derivative.
     pub velocity: Vector3<f64>,
+    /// The body axis's derivative.
     pub axis: Vector3<f64>,
 }
 
@@ -189,9 +198,13 @@ pub struct ContactTangent {
 /// signs) done once for all K.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactTangents<const K: usize> {
+    /// The depth's derivatives.
     pub depth: SMatrix<f64, 1, K>,
+    /// The normal's derivatives.
     pub normal: SMatrix<f64, 3, K>,
+    /// The point velocity's derivatives.
     pub velocity: SMatrix<f64, 3, K>,
+    /// The body axis's derivatives.
     pub axis: SMatrix<f64, 3, K>,
 }
 

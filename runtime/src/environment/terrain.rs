@@ -14,12 +14,23 @@ pub enum Terrain {
     /// No contact anywhere.
     None,
     /// Flat ground at z = `height`.
-    Flat { height: f64 },
+    Flat {
+        /// The ground's height (m).
+        height: f64,
+    },
     /// Flat ground at z = 0 with a step of `height` whose face is at x = `position`
     /// (the solid step fills x >= position, z < height).
-    Stair { position: f64, height: f64 },
+    Stair {
+        /// The step face's x (m).
+        position: f64,
+        /// The step's height (m).
+        height: f64,
+    },
     /// A straight pipe of inner `diameter` along the x axis, centred on y = z = 0.
-    Pipe { diameter: f64 },
+    Pipe {
+        /// The inner diameter (m).
+        diameter: f64,
+    },
     /// The floor under a robot that moves in the horizontal x-y plane: every contact point
     /// rests on it with an equal share of the robot's weight (passive wheels, belly scales),
     /// and only friction acts in the plane. Not a penetration contact: `contact` is `None`.
@@ -30,7 +41,9 @@ pub enum Terrain {
 /// direction in which the normal force pushes the robot).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfaceContact {
+    /// How deep (m, > 0).
     pub depth: f64,
+    /// The unit normal, out of the solid.
     pub normal: Vector3<f64>,
 }
 

@@ -11,7 +11,12 @@ use std::sync::Arc;
 pub enum Calibration {
     /// `values[0]` at `volts[0]` to `values[1]` at `volts[1]`, straight between and beyond
     /// (a transducer's 1-5 V for 0-10 bar; a broken wire's 0 V then reads out of range).
-    Linear { volts: [f64; 2], values: [f64; 2] },
+    Linear {
+        /// Two voltages, rising.
+        volts: [f64; 2],
+        /// The values read at them, different.
+        values: [f64; 2],
+    },
     /// Measured (volts, value) points, volts strictly increasing, values strictly monotonic
     /// (a bend sensor's resistance falls as it bends), interpolated linearly and extended by
     /// the end segments.
@@ -19,6 +24,7 @@ pub enum Calibration {
 }
 
 impl Calibration {
+    /// Checks finite points, volts rising and values monotonic.
     pub fn validate(&self) -> Result<(), String> {
         match self {
             Calibration::Linear { volts, values } => {
@@ -88,7 +94,9 @@ pub struct AnalogInput {
     pub channel: u16,
     /// The sensor's index in the run's sensor list.
     pub sensor: u16,
+    /// Volts to the sensor's unit.
     pub calibration: Calibration,
+    /// Readings a second (Hz).
     pub rate_hz: f64,
 }
 
@@ -103,6 +111,7 @@ pub struct AnalogSampler {
 }
 
 impl AnalogSampler {
+    /// A sampler of `inputs` posting to `queue`, once every calibration and rate validates.
     pub fn new(inputs: Vec<AnalogInput>, queue: Arc<ReadingQueue>) -> Result<AnalogSampler, String> {
         for input in &inputs {
             input.calibration.validate().map_err(|e| format!("analog input {}: {e}", input.channel))?;
@@ -114,6 +123,7 @@ impl AnalogSampler {
         Ok(AnalogSampler { inputs, next_due, queue, samples: 0 })
     }
 
+    /// The inputs read.
     pub fn inputs(&self) -> &[AnalogInput] {
         &self.inputs
     }

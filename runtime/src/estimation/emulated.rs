@@ -26,6 +26,7 @@ pub struct EmulatedSensors<R: Model<N, C>, const N: usize, const C: usize> {
     queue: Arc<ReadingQueue>,
     /// Frames taken and lost, per sensor.
     pub frames: Vec<u64>,
+    /// See `frames`.
     pub lost: Vec<u64>,
 }
 

@@ -47,6 +47,7 @@ pub struct EstimatorSettings {
     pub acceleration_noise_by_kind: Vec<(CoordinateKind, f64)>,
     /// Standard deviations of the first estimate: coordinates (their units) and rates.
     pub initial_position_std: f64,
+    /// See `initial_position_std`.
     pub initial_velocity_std: f64,
     /// Mahalanobis distance past which a reading is an outlier, dropped.
     pub gate: f64,
@@ -63,6 +64,7 @@ pub struct EstimatorSettings {
     /// they have converged, and how far an iteration with the kept Newton matrix must lower
     /// the residual for the matrix to be kept (a fresh one costs a system Jacobian).
     pub newton_tolerance: f64,
+    /// See `newton_tolerance`.
     pub newton_contraction: f64,
 }
 
@@ -86,6 +88,7 @@ impl Default for EstimatorSettings {
 }
 
 impl EstimatorSettings {
+    /// Checks every setting finite and in its range.
     pub fn validate(&self) -> Result<(), String> {
         for (name, value) in [
             ("step", self.step),
@@ -136,7 +139,9 @@ impl EstimatorSettings {
 /// Why the estimate cannot be trusted.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EstimatorFault {
+    /// A sensor failed.
     Sensor(SensorFault),
+    /// The estimate diverged (a streak of outliers, a non-finite estimate), and why.
     Diverged(String),
 }
 
@@ -152,19 +157,23 @@ impl std::fmt::Display for EstimatorFault {
 /// Counts of what the filter did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EstimatorStats {
+    /// Prediction steps taken.
     pub predictions: u64,
     /// Predictions that evaluated the step's Jacobian (the others kept the last one), and
     /// the system Jacobians evaluated in all (with Newton's fresh matrices).
     pub linearisations: u64,
+    /// See `linearisations`.
     pub system_jacobians: u64,
     /// Readings used, dropped as outliers, and too old for the history.
     pub updates: u64,
+    /// See `updates`.
     pub outliers: u64,
+    /// See `updates`.
     pub late: u64,
     /// Pressure readings taken as the process model's inputs.
     pub pressures: u64,
     /// Predictions whose implicit step Newton's method could not solve, taken instead by
-    /// semi-implicit Euler in steps of at most [`FALLBACK_STEP`].
+    /// semi-implicit Euler in steps of at most `FALLBACK_STEP`.
     pub explicit_fallbacks: u64,
 }
 
@@ -304,6 +313,7 @@ pub struct StateEstimator<R: Model<N, C>, const N: usize, const C: usize> {
     gain: DMatrix<f64>,
     covariance_by_h: DMatrix<f64>,
     outlier_run: Vec<usize>,
+    /// What the filter did so far.
     pub stats: EstimatorStats,
 }
 
@@ -478,6 +488,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         self.step
     }
 
+    /// The time of the newest estimate (s).
     pub fn time(&self) -> f64 {
         self.newest().time
     }
@@ -500,10 +511,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> StateEstimator<R, N, C> {
         self.newest().covariance[(i, i)].max(0.0).sqrt()
     }
 
+    /// Per sensor: the readings it has passed.
     pub fn sensor_readings(&self) -> &[u64] {
         &self.watch.readings
     }
 
+    /// The sensors read, in the run's order.
     pub fn sensors(&self) -> &[Sensor] {
         self.watch.sensors()
     }

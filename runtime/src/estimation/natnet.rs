@@ -8,9 +8,13 @@
 
 /// Message ids.
 pub const NAT_CONNECT: u16 = 0;
+/// The server's answer to a connect.
 pub const NAT_SERVERINFO: u16 = 1;
+/// A frame of data.
 pub const NAT_FRAMEOFDATA: u16 = 7;
+/// The client leaves.
 pub const NAT_DISCONNECT: u16 = 9;
+/// Keeps a unicast subscription alive.
 pub const NAT_KEEPALIVE: u16 = 10;
 
 /// The largest message a NatNet server sends over UDP (the SDK's receive buffer).
@@ -46,19 +50,26 @@ impl Layout {
 /// The server's answer to a connect.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerInfo {
+    /// The server application's name (Motive).
     pub application: String,
+    /// Its version.
     pub application_version: [u8; 4],
+    /// The NatNet version it streams.
     pub natnet_version: [u8; 4],
     /// Ticks per second of the camera time stamps.
     pub clock_frequency: u64,
+    /// The port frames are sent to.
     pub data_port: u16,
+    /// Whether it streams multicast.
     pub multicast: bool,
+    /// Its multicast group.
     pub multicast_group: [u8; 4],
 }
 
 /// A rigid body's pose in a frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RigidBodyPose {
+    /// Its streaming id.
     pub id: i32,
     /// Its pivot's position (m, the server's axes).
     pub position: [f32; 3],
@@ -75,25 +86,33 @@ pub struct RigidBodyPose {
 pub struct LabelledMarker {
     /// Model id in the high 16 bits, marker id in the low 16.
     pub id: i32,
+    /// Its position (m, the server's axes).
     pub position: [f32; 3],
+    /// Its size (m).
     pub size: f32,
     /// Whether it was occluded (its position then is not a measurement).
     pub occluded: bool,
+    /// Its residual error (m).
     pub residual: f32,
 }
 
 /// One frame of data: what the reader uses of it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Frame {
+    /// The frame's number.
     pub number: i32,
+    /// The rigid bodies in it.
     pub rigid_bodies: Vec<RigidBodyPose>,
+    /// The labelled markers in it.
     pub labelled_markers: Vec<LabelledMarker>,
     /// Seconds since the server started.
     pub timestamp: f64,
     /// Camera clock ticks at the cameras' mid-exposure, when the frame's data reached the
     /// server, and when it was sent.
     pub mid_exposure: u64,
+    /// See `mid_exposure`.
     pub data_received: u64,
+    /// See `mid_exposure`.
     pub transmit: u64,
 }
 
@@ -167,7 +186,9 @@ impl CameraClock {
 /// A message read from a datagram.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Message {
+    /// The server's answer to a connect.
     ServerInfo(ServerInfo),
+    /// A frame of data.
     Frame(Frame),
     /// Any other message id (model definitions, strings, echoes): not read.
     Other(u16),

@@ -13,11 +13,24 @@ use std::sync::Mutex;
 pub enum Measurement {
     /// The world position (m) of the robot's tracked point `point` (an index among its
     /// contact points, then its markers: `Model::tracked_point_position`): motion capture.
-    Marker { point: usize },
+    Marker {
+        /// The tracked point's index.
+        point: usize,
+    },
     /// `scale * q[coordinate] + offset`, in the sensor's own unit.
-    Coordinate { coordinate: usize, scale: f64, offset: f64 },
+    Coordinate {
+        /// The coordinate's index in q.
+        coordinate: usize,
+        /// The reading per unit of the coordinate.
+        scale: f64,
+        /// The reading at q = 0.
+        offset: f64,
+    },
     /// The pressure (bar) of muscle `muscle` (an index in `Model::MUSCLES`).
-    Pressure { muscle: usize },
+    Pressure {
+        /// The muscle's index.
+        muscle: usize,
+    },
 }
 
 impl Measurement {
@@ -33,7 +46,9 @@ impl Measurement {
 /// One sensor of a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sensor {
+    /// Its name, unique among the run's sensors; faults and logs name it.
     pub name: String,
+    /// What it measures.
     pub measures: Measurement,
     /// Frames per second it delivers.
     pub rate_hz: f64,
@@ -76,6 +91,7 @@ impl Sensor {
         }
     }
 
+    /// Checks its rate, noise, latency, lost fraction, timeout and range, naming the sensor.
     pub fn validate(&self) -> Result<(), String> {
         let name = &self.name;
         if !(self.rate_hz.is_finite() && (0.1..=100_000.0).contains(&self.rate_hz)) {
@@ -124,8 +140,11 @@ impl Sensor {
 /// `Measurement::values` used).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reading {
+    /// The sensor's index among the run's sensors.
     pub sensor: u16,
+    /// When it was measured (s, the loop's clock).
     pub stamp: f64,
+    /// Its values, the first `Measurement::values` of them used.
     pub values: [f64; 3],
 }
 
@@ -170,11 +189,51 @@ impl ReadingQueue {
 /// A sensor failure: the run holds its last safe command, then goes to its safe state.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SensorFault {
-    Silent { sensor: String, since: f64, timeout: f64 },
-    NonFinite { sensor: String, stamp: f64 },
-    OutOfRange { sensor: String, stamp: f64, value: f64, range: [f64; 2] },
-    Backwards { sensor: String, stamp: f64, last: f64 },
-    Ahead { sensor: String, stamp: f64, now: f64 },
+    /// No reading for longer than the sensor's timeout.
+    Silent {
+        /// The sensor's name.
+        sensor: String,
+        /// Its newest stamp, or the watch's start (s).
+        since: f64,
+        /// Its timeout (s).
+        timeout: f64,
+    },
+    /// A reading with a value that is not finite.
+    NonFinite {
+        /// The sensor's name.
+        sensor: String,
+        /// The reading's stamp (s).
+        stamp: f64,
+    },
+    /// A reading outside the sensor's range.
+    OutOfRange {
+        /// The sensor's name.
+        sensor: String,
+        /// The reading's stamp (s).
+        stamp: f64,
+        /// The value read.
+        value: f64,
+        /// The sensor's range.
+        range: [f64; 2],
+    },
+    /// A reading stamped before the sensor's previous one.
+    Backwards {
+        /// The sensor's name.
+        sensor: String,
+        /// The reading's stamp (s).
+        stamp: f64,
+        /// The previous reading's stamp (s).
+        last: f64,
+    },
+    /// A reading stamped further ahead of the loop's clock than the sensor's timeout.
+    Ahead {
+        /// The sensor's name.
+        sensor: String,
+        /// The reading's stamp (s).
+        stamp: f64,
+        /// The loop's time when it arrived (s).
+        now: f64,
+    },
 }
 
 impl std::fmt::Display for SensorFault {
@@ -208,6 +267,7 @@ pub struct SensorWatch {
     sensors: Vec<Sensor>,
     /// Per sensor: the newest stamp seen (or the watch's start) and readings taken.
     last_stamp: Vec<f64>,
+    /// Per sensor: the readings it has passed.
     pub readings: Vec<u64>,
 }
 
@@ -231,6 +291,7 @@ impl SensorWatch {
         })
     }
 
+    /// The sensors watched, in the run's order.
     pub fn sensors(&self) -> &[Sensor] {
         &self.sensors
     }

@@ -13,11 +13,15 @@ use std::fmt;
 /// What the controller asks of one actuator.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ActuatorCommand {
+    /// A joint's angle set point (rad).
     JointAngle(f64),
     /// Extension of a pneumatic muscle beyond its rest length (m).
     MuscleExtension(f64),
+    /// A muscle's or regulator's pressure (bar).
     Pressure(f64),
+    /// A valve pair's state: `true` for +1.
     Valve(bool),
+    /// A thruster's thrust (N), either way.
     Thrust(f64),
 }
 
@@ -25,13 +29,31 @@ pub enum ActuatorCommand {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum DeviceValue {
     /// Volts on an analog output channel.
-    Analog { channel: u16, volts: f64 },
+    Analog {
+        /// The output channel.
+        channel: u16,
+        /// The voltage.
+        volts: f64,
+    },
     /// Level of a digital output line.
-    Digital { line: u16, high: bool },
+    Digital {
+        /// The output line.
+        line: u16,
+        /// Whether the line is high.
+        high: bool,
+    },
     /// A command to a microcontroller board channel, in the actuator's physical unit.
-    Board { channel: u16, value: f64 },
+    Board {
+        /// The board's channel.
+        channel: u16,
+        /// The command (rad, N).
+        value: f64,
+    },
     /// Switch a board channel's output off (servo torque off, driver disabled).
-    Off { channel: u16 },
+    Off {
+        /// The board's channel.
+        channel: u16,
+    },
 }
 
 impl DeviceValue {
@@ -55,6 +77,7 @@ impl DeviceValue {
         }
     }
 
+    /// What kind of output it is, for logs: `analog`, `digital`, `board` or `off`.
     pub fn kind(&self) -> &'static str {
         match self {
             DeviceValue::Analog { .. } => "analog",
@@ -70,7 +93,14 @@ impl DeviceValue {
 pub enum PressureMap {
     /// `volts = volts_min + (volts_max - volts_min) * pressure / full_scale` (e.g. an SMC
     /// ITV3050 with 0-10 V for 0-full-scale bar).
-    Linear { full_scale_bar: f64, volts_min: f64, volts_max: f64 },
+    Linear {
+        /// The pressure at `volts_max` (bar).
+        full_scale_bar: f64,
+        /// The voltage at 0 bar.
+        volts_min: f64,
+        /// The voltage at full scale.
+        volts_max: f64,
+    },
     /// Measured (bar, volts) points, strictly increasing in both, interpolated linearly and
     /// clamped at the ends.
     Table(Vec<(f64, f64)>),
@@ -89,6 +119,8 @@ impl fmt::Display for ChainError {
 impl std::error::Error for ChainError {}
 
 impl PressureMap {
+    /// Checks a positive full scale and an increasing voltage span, or a table increasing
+    /// in both.
     pub fn validate(&self) -> Result<(), ChainError> {
         match self {
             PressureMap::Linear { full_scale_bar, volts_min, volts_max } => {
@@ -183,10 +215,12 @@ impl PressureMap {
 /// calibration table on the pressure side captures the regulator, not the muscle.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LengthToPressure {
+    /// The extension per bar (m/bar).
     pub metres_per_bar: f64,
 }
 
 impl LengthToPressure {
+    /// The pressure (bar) for an extension (m).
     pub fn pressure(&self, extension: f64) -> f64 {
         extension / self.metres_per_bar
     }
@@ -196,13 +230,37 @@ impl LengthToPressure {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Channel {
     /// A joint servo on a board channel, commanded in radians.
-    ServoBoard { channel: u16, min_angle: f64, max_angle: f64 },
+    ServoBoard {
+        /// The board's channel.
+        channel: u16,
+        /// The lowest angle sent (rad); commands are clamped to it.
+        min_angle: f64,
+        /// The highest angle sent (rad).
+        max_angle: f64,
+    },
     /// A pressure regulator on an analog output.
-    PressureRegulator { channel: u16, map: PressureMap, extension: Option<LengthToPressure> },
+    PressureRegulator {
+        /// The analog output's channel.
+        channel: u16,
+        /// Pressure to volts.
+        map: PressureMap,
+        /// Muscle extension to pressure, for extension commands; None refuses them.
+        extension: Option<LengthToPressure>,
+    },
     /// A solenoid valve on a digital line.
-    Valve { line: u16, active_high: bool },
+    Valve {
+        /// The digital line.
+        line: u16,
+        /// Whether the line is high for the state +1.
+        active_high: bool,
+    },
     /// A thruster on a board channel, commanded in newtons.
-    Thruster { channel: u16, max_thrust: f64 },
+    Thruster {
+        /// The board's channel.
+        channel: u16,
+        /// The largest thrust sent either way (N); commands are clamped to it.
+        max_thrust: f64,
+    },
 }
 
 impl Channel {

@@ -33,8 +33,11 @@ impl std::error::Error for DeviceError {}
 /// and must not allocate; `flush` makes everything sent so far durable (a log on disk, an
 /// acknowledged frame).
 pub trait Device {
+    /// The device's name, for messages.
     fn name(&self) -> &str;
+    /// Sends one period's values at time `t` (s).
     fn write(&mut self, t: f64, values: &[DeviceValue]) -> Result<(), DeviceError>;
+    /// Makes everything sent so far durable.
     fn flush(&mut self) -> Result<(), DeviceError> {
         Ok(())
     }
@@ -98,8 +101,11 @@ impl RegulatedMuscle {
 /// muscles, which reach them through each muscle's lag; board values on the channels of
 /// [`SimulatedPlant::connect_thrusters`] become its thrusters' thrusts.
 pub struct SimulatedPlant<R: Model<N, C>, const N: usize, const C: usize> {
+    /// The robot in its environment.
     pub simulation: Simulation<R, N, C>,
+    /// Its state now.
     pub state: State<N>,
+    /// The plant's time (s).
     pub time: f64,
     /// RK4 at a fixed step, or ROS34PW2 for a stiff robot (soft sections on a carpet), whose
     /// stable RK4 steps would be microseconds.
@@ -214,6 +220,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SimulatedPlant<R, N, C> {
         force
     }
 
+    /// Calls `observer` with (t, state) after every period.
     pub fn observe(&mut self, observer: Box<dyn FnMut(f64, &State<N>) + Send>) {
         self.observer = Some(observer);
     }
@@ -317,6 +324,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Device for SimulatedPlant<R
 /// (`t,kind,channel,value`). The log is flushed every `flush_every` periods and whenever the
 /// device is flushed, so a run stopped midway leaves a complete, readable file.
 pub struct Recorder<D: Device, W: Write> {
+    /// The device recorded.
     pub inner: D,
     out: BufWriter<W>,
     periods: u64,
@@ -324,12 +332,14 @@ pub struct Recorder<D: Device, W: Write> {
 }
 
 impl<D: Device, W: Write> Recorder<D, W> {
+    /// Records what `inner` is sent into `out`, flushed every `flush_every` periods.
     pub fn new(inner: D, out: W, flush_every: u64) -> Result<Self, DeviceError> {
         let mut out = BufWriter::with_capacity(1 << 16, out);
         writeln!(out, "t,kind,channel,value").map_err(|e| DeviceError(format!("recorder: {e}")))?;
         Ok(Recorder { inner, out, periods: 0, flush_every: flush_every.max(1) })
     }
 
+    /// Flushes the log and gives the device back.
     pub fn into_inner(mut self) -> Result<D, DeviceError> {
         self.out.flush().map_err(|e| DeviceError(format!("recorder: {e}")))?;
         Ok(self.inner)
@@ -363,6 +373,7 @@ impl<D: Device, W: Write> Device for Recorder<D, W> {
 /// A recording read back: periods of (t, values) in time order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Recording {
+    /// Each period's time (s) and values.
     pub periods: Vec<(f64, Vec<DeviceValue>)>,
 }
 

@@ -17,6 +17,7 @@ impl<T: Copy> Default for Mailbox<T> {
 }
 
 impl<T: Copy> Mailbox<T> {
+    /// An empty mailbox.
     pub fn new() -> Self {
         Mailbox { slot: Mutex::new((0, None)) }
     }

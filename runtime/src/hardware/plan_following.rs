@@ -20,7 +20,9 @@ pub const MAX_PLANNED_COMMANDS: usize = 64;
 /// A plan as the loop follows it: commands per knot from `start`, one knot per `interval`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CommandPlan {
+    /// When the first knot starts (s).
     pub start: f64,
+    /// Each knot's length (s).
     pub interval: f64,
     knots: usize,
     commands: usize,
@@ -49,6 +51,7 @@ impl CommandPlan {
         &self.values[knot * self.commands..(knot + 1) * self.commands]
     }
 
+    /// Commands a knot.
     pub fn commands(&self) -> usize {
         self.commands
     }
@@ -71,13 +74,16 @@ pub fn check_plan_fits(knots: usize, commands: usize) -> Result<(), String> {
 /// The state the planner starts from, with the commands the loop was sending then.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CommandSnapshot<const N: usize> {
+    /// The measurement's time (s).
     pub time: f64,
+    /// The measured state.
     pub state: State<N>,
     count: usize,
     values: [f64; MAX_PLANNED_COMMANDS],
 }
 
 impl<const N: usize> CommandSnapshot<N> {
+    /// The commands the loop was sending then.
     pub fn commands(&self) -> &[f64] {
         &self.values[..self.count]
     }
@@ -104,6 +110,7 @@ pub struct PlanFollower<R: Model<N, C>, const N: usize, const C: usize> {
     previous: Option<CommandPlan>,
     last_plan: u64,
     last_measurement: u64,
+    /// Travelling, arrived or finished.
     pub phase: SteeringPhase,
     /// Distance of the measured centre of mass from the goal (m), NaN before the first
     /// measurement.

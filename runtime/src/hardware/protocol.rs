@@ -4,18 +4,26 @@
 
 use crate::hardware::actuation::DeviceValue;
 
+/// The byte every frame starts with.
 pub const SYNC: u8 = 0xA5;
 /// The version the host speaks first; a board that NAKs it as unsupported is spoken to in
 /// the oldest version (no sensor readings).
 pub const VERSION: u8 = 2;
+/// The oldest version the host speaks.
 pub const OLDEST_VERSION: u8 = 1;
+/// Host to board: set output values.
 pub const SET: u8 = 0x01;
+/// Host to board: every output to its safe state.
 pub const SAFE: u8 = 0x02;
+/// Host to board: are you there (answered, changes nothing).
 pub const PING: u8 = 0x03;
+/// Board to host: the frame was applied.
 pub const ACK: u8 = 0x81;
+/// Board to host: the frame was refused, with a reason code.
 pub const NAK: u8 = 0x82;
 /// Version 2: the board's sensor readings.
 pub const READINGS: u8 = 0x83;
+/// The largest payload a frame carries (bytes).
 pub const MAX_PAYLOAD: usize = 250;
 /// Largest frame: sync, version, type, sequence (2), length, payload, crc (2).
 pub const MAX_FRAME: usize = 6 + MAX_PAYLOAD + 2;
@@ -24,9 +32,13 @@ pub const MAX_VALUES: usize = (MAX_PAYLOAD - 1) / 7;
 /// Readings per READINGS frame: each takes 10 bytes after the answered sequence and count.
 pub const MAX_READINGS: usize = (MAX_PAYLOAD - 3) / 10;
 
+/// NAK reason: the frame's CRC did not match.
 pub const NAK_CRC: u8 = 1;
+/// NAK reason: the board does not speak the frame's version.
 pub const NAK_VERSION: u8 = 2;
+/// NAK reason: the payload does not parse.
 pub const NAK_MALFORMED: u8 = 3;
+/// NAK reason: an unknown frame type.
 pub const NAK_TYPE: u8 = 4;
 
 /// CRC-16/CCITT-FALSE.
@@ -100,8 +112,11 @@ pub fn encode_set(
 /// unit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoardReading {
+    /// The sensor's channel on the board.
     pub channel: u16,
+    /// When it was sampled, relative to the board's receipt of the answered frame (us).
     pub offset_us: i32,
+    /// Its value in the sensor's unit.
     pub value: f32,
 }
 
@@ -172,9 +187,31 @@ pub fn decode_set(payload: &[u8]) -> Option<Vec<DeviceValue>> {
 /// One decoded frame, or a damaged one whose sequence could still be read.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decoded {
-    Frame { version: u8, kind: u8, sequence: u16, payload: [u8; MAX_PAYLOAD], length: usize },
-    BadCrc { sequence: u16 },
-    BadVersion { sequence: u16, version: u8 },
+    /// A good frame.
+    Frame {
+        /// Its protocol version.
+        version: u8,
+        /// Its type (`SET`, `ACK`, ...).
+        kind: u8,
+        /// Its sequence number.
+        sequence: u16,
+        /// Its payload, the first `length` bytes used.
+        payload: [u8; MAX_PAYLOAD],
+        /// The payload's length.
+        length: usize,
+    },
+    /// A frame whose CRC did not match.
+    BadCrc {
+        /// Its sequence number, as read.
+        sequence: u16,
+    },
+    /// A frame of a version the decoder does not read.
+    BadVersion {
+        /// Its sequence number.
+        sequence: u16,
+        /// Its version.
+        version: u8,
+    },
 }
 
 impl Decoded {
@@ -195,6 +232,7 @@ pub struct Decoder {
 }
 
 impl Decoder {
+    /// Appends bytes as they arrive.
     pub fn push(&mut self, bytes: &[u8]) {
         self.buffer.extend_from_slice(bytes);
     }

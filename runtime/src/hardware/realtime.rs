@@ -13,13 +13,16 @@ pub const MAX_PERIODS: f64 = 1e9;
 /// Loop rate and length.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LoopConfig {
+    /// Periods a second (Hz, 1 to 100000).
     pub rate_hz: f64,
+    /// How long the loop runs (s).
     pub duration: f64,
     /// The watchdog's tolerance (s): the latest a command may go out after it was due.
     pub command_timeout: f64,
 }
 
 impl LoopConfig {
+    /// Checks the rate, the duration, their product against `MAX_PERIODS` and the timeout.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.rate_hz.is_finite() && (1.0..=100_000.0).contains(&self.rate_hz)) {
             return Err(format!("loop rate must be in [1, 100000] Hz, got {}", self.rate_hz));
@@ -37,6 +40,7 @@ impl LoopConfig {
         crate::hardware::safety::check_command_timeout(self.command_timeout)
     }
 
+    /// One period.
     pub fn period(&self) -> Duration {
         Duration::from_secs_f64(1.0 / self.rate_hz)
     }
@@ -123,10 +127,13 @@ impl DurationHistogram {
 /// and each period's work, as histograms.
 #[derive(Clone, Debug, Default)]
 pub struct LoopStats {
+    /// Periods run.
     pub periods: u64,
     /// Periods whose work ended after the next deadline.
     pub misses: u64,
+    /// How long after its deadline each period started.
     pub lateness: DurationHistogram,
+    /// How long each period's work took.
     pub work: DurationHistogram,
     /// Longest time from a period's deadline to its command going out (what the watchdog
     /// compares with its tolerance).
@@ -176,6 +183,7 @@ pub const STOP_FINISHED: usize = usize::MAX - 1;
 /// How a loop ended.
 #[derive(Debug)]
 pub struct LoopOutcome {
+    /// What the loop measured.
     pub stats: LoopStats,
     /// `None` when the loop ran its whole duration.
     pub fault: Option<SafetyFault>,

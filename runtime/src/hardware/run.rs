@@ -10,13 +10,16 @@ use std::sync::atomic::AtomicUsize;
 /// The channels of a run and the safety filter in front of them. Buffers are sized once
 /// here, so `send` does not allocate.
 pub struct OutputChain {
+    /// Each actuator's output, in the actuators' order.
     pub channels: Vec<Channel>,
+    /// The safety filter every command passes.
     pub filter: SafetyFilter,
     values: Vec<DeviceValue>,
     safe: Vec<DeviceValue>,
 }
 
 impl OutputChain {
+    /// The chain of `channels` behind a filter with `limits`.
     pub fn new(channels: Vec<Channel>, limits: SafetyLimits) -> Result<Self, String> {
         let filter = SafetyFilter::new(limits, channels.len())?;
         let safe: Vec<DeviceValue> = channels.iter().filter_map(Channel::safe_value).collect();

@@ -19,6 +19,7 @@ pub struct SafetyLimits {
     pub joint_rate: f64,
     /// Largest thrust magnitude (N) and fastest change (N/s).
     pub thrust_limit: f64,
+    /// See `thrust_limit`.
     pub thrust_rate: f64,
     /// The watchdog's tolerance (s): how long after it was due a command may go out, that
     /// is how long the robot may go without the command its schedule calls for.
@@ -42,6 +43,8 @@ impl Default for SafetyLimits {
 }
 
 impl SafetyLimits {
+    /// Checks every limit finite and positive, the ceiling within the rating and the timeout in (0,
+    /// 10] s.
     pub fn validate(&self) -> Result<(), String> {
         for (name, v) in [
             ("pressure ceiling", self.pressure_ceiling),
@@ -76,16 +79,23 @@ pub(crate) fn check_command_timeout(seconds: f64) -> Result<(), String> {
 /// Why the safety layer stopped a run.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SafetyFault {
+    /// A command that is not finite.
     NonFinite {
+        /// The actuator's index.
         actuator: usize,
     },
     /// A command went out `late` seconds after it was due, more than the `limit`.
     StaleCommand {
+        /// How late (s).
         late: f64,
+        /// The watchdog's tolerance (s).
         limit: f64,
     },
+    /// The controller failed.
     Controller(String),
+    /// The device failed.
     Device(String),
+    /// A signal (SIGINT, SIGTERM) stopped the run.
     Signal(i32),
 }
 
@@ -111,6 +121,7 @@ impl std::error::Error for SafetyFault {}
 /// Per-actuator clamp and rate limit, holding each actuator's last passed command.
 #[derive(Clone, Debug)]
 pub struct SafetyFilter {
+    /// The limits applied.
     pub limits: SafetyLimits,
     last: Vec<Option<f64>>,
     /// Commands changed by a clamp or rate limit so far.
@@ -182,6 +193,7 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
+    /// A watchdog with tolerance `limit` (s).
     pub fn new(limit: f64) -> Self {
         Watchdog { limit }
     }

@@ -35,6 +35,7 @@ impl<const N: usize, S: Copy, P: Copy> Default for SteeringLink<N, S, P> {
 }
 
 impl<const N: usize, S: Copy, P: Copy> SteeringLink<N, S, P> {
+    /// An empty link: no measurement, no plan.
     pub fn new() -> Self {
         SteeringLink {
             measured: Mailbox::new(),
@@ -51,9 +52,15 @@ pub enum SteeringPhase {
     /// Heading for the goal.
     Travelling,
     /// Within the arrival radius: the gait is fading out.
-    Arrived { at: f64 },
+    Arrived {
+        /// When the goal was reached (s).
+        at: f64,
+    },
     /// Arrived (at `at`) and settled: the task is done.
-    Finished { at: f64 },
+    Finished {
+        /// When the goal was reached (s).
+        at: f64,
+    },
 }
 
 impl SteeringPhase {
@@ -128,6 +135,7 @@ pub struct SteeringConfig {
 }
 
 impl SteeringConfig {
+    /// Checks the goal, the radius, the settle time, the rate and the gait's bounds.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
             return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
@@ -168,6 +176,7 @@ pub struct GoalSteering<R: Model<N, C>, const N: usize, const C: usize> {
     period: f64,
     last_plan: u64,
     last_measurement: u64,
+    /// Travelling, arrived or finished.
     pub phase: SteeringPhase,
     /// Distance of the measured centre of mass from the goal (m), NaN before the first
     /// measurement.
@@ -260,10 +269,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalSteering<R, N, C> {
 /// What the planner thread did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PlannerStats {
+    /// Plans made.
     pub plans: u64,
     /// Plans not posted: failed, or past their deadline (the loop kept the last good one).
     pub failed_plans: u64,
+    /// Rollouts run, and how many of them failed.
     pub rollouts: u64,
+    /// See `rollouts`.
     pub failed_rollouts: u64,
     /// System Jacobians the plans evaluated (box-DDP's knots; none for the samplers).
     pub jacobians: u64,
@@ -290,6 +302,7 @@ impl PlannerStats {
         self.rollouts as f64 / self.busy.as_secs_f64().max(1e-9)
     }
 
+    /// The mean time of a plan.
     pub fn mean_plan(&self) -> Duration {
         if self.plans == 0 {
             Duration::ZERO
@@ -332,8 +345,11 @@ impl fmt::Display for PlannerStats {
 /// loop keeps the last one), and its rollouts.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlanningStep<P> {
+    /// The plan to post.
     pub plan: Option<P>,
+    /// Rollouts run, and how many of them failed.
     pub rollouts: u64,
+    /// See `rollouts`.
     pub failed_rollouts: u64,
     /// System Jacobians the call evaluated.
     pub jacobians: u64,

@@ -26,21 +26,30 @@ use nalgebra::Vector2;
 /// for falls.
 #[derive(Clone, Copy, Debug)]
 pub struct StrideSnapshot<const N: usize> {
+    /// The measurement's time (s).
     pub time: f64,
+    /// The measured state.
     pub state: State<N>,
+    /// The muscles' reached pressures (bar).
     pub reached: [f64; MAX_PLANNED_COMMANDS],
+    /// The stride in force.
     pub current: usize,
+    /// When the gait cycle it plays started (s).
     pub current_start: f64,
+    /// When the decision the plan is for falls (s).
     pub boundary: f64,
 }
 
 /// A stride planner's answer: the stride from the decision at `boundary` on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StrideChoice {
+    /// The decision it is for (s).
     pub boundary: f64,
+    /// The stride chosen, an index into the robot's strides.
     pub stride: usize,
     /// Rollouts the plan ran, and how many of them failed.
     pub rollouts: usize,
+    /// See `rollouts`.
     pub failed: usize,
 }
 
@@ -54,6 +63,7 @@ pub struct StrideSteeringConfig {
     pub goal: Vector2<f64>,
     /// Reached: within this distance (m) of the goal for `hold` seconds.
     pub arrival_radius: f64,
+    /// See `arrival_radius` (s).
     pub hold: f64,
     /// One gait cycle (s).
     pub cycle: f64,
@@ -80,6 +90,7 @@ impl StrideSteeringConfig {
         GaitClock::new(self.first_cycle, self.cycle, self.decision_period)
     }
 
+    /// Checks the goal, the radius, the hold, the cycle and its decisions, and the lead.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.goal.x.is_finite() && self.goal.y.is_finite()) {
             return Err(format!("goal must be finite, got ({}, {})", self.goal.x, self.goal.y));
@@ -126,12 +137,17 @@ pub struct StrideSteering<R: Model<N, C>, const N: usize, const C: usize> {
     last_plan: u64,
     last_measurement: u64,
     within_since: Option<f64>,
+    /// Travelling, arrived or finished.
     pub phase: SteeringPhase,
     /// Distance of the measured centre of mass from the goal (m), NaN before the first
     /// measurement.
     pub distance: f64,
+    /// Plans whose stride was played.
     pub plans_applied: u64,
+    /// Decisions whose plan was not back in time (the stride in force went on), and plans
+    /// taken a decision late.
     pub late_plans: u64,
+    /// Plans taken one decision late, where decisions come several times a cycle.
     pub late_plans_taken: u64,
     /// Decision periods each stride was played, in stride order (the wait before the first
     /// cycle not counted).

@@ -27,9 +27,13 @@ pub type ValveLink<const N: usize> = SteeringLink<N, ValveSnapshot<N>, ValvePlan
 /// regulator's analog channel, its map and the supply parameter's units per bar.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValveWiring {
+    /// Each valve pair's line and whether it is active high.
     pub lines: Vec<(u16, bool)>,
+    /// The supply regulator's analog channel.
     pub supply_channel: u16,
+    /// The regulator's pressure-to-volts map.
     pub supply_map: PressureMap,
+    /// The supply parameter's units per bar.
     pub units_per_bar: f64,
 }
 
@@ -41,9 +45,11 @@ pub struct ValveWiring {
 /// in the supply, would change sign there, which no chamber does): the vented supply of
 /// the safe state leaves the segments to relax.
 pub struct ValvePlant<R: Model<N, C>, const N: usize, const C: usize> {
+    /// The robot with its valve-driven coordinates prescribed.
     pub system: PrescribedSimulation<R, N, C>,
     /// The state at `time`, the driven coordinates exact.
     pub state: State<N>,
+    /// The plant's time (s).
     pub time: f64,
     gains: ValveGains<R, N, C>,
     integrator: RungeKutta4,
@@ -211,6 +217,7 @@ pub struct ValveSteeringConfig {
 
 /// The in-loop half of valve steering: one call per period.
 pub struct ValveSteering<R: Model<N, C>, const N: usize, const C: usize> {
+    /// The wave the valves follow now.
     pub wave: SteeredValveWave,
     /// The wave as it was when the last command was computed: the planner starts from the
     /// state measured at that command's time, so it must start from this wave too.
@@ -222,10 +229,12 @@ pub struct ValveSteering<R: Model<N, C>, const N: usize, const C: usize> {
     last_plan: u64,
     last_measurement: u64,
     within_since: Option<f64>,
+    /// Travelling, arrived or finished.
     pub phase: SteeringPhase,
     /// Distance of the measured centre of mass from the goal (m), NaN before the first
     /// measurement.
     pub distance: f64,
+    /// Plans taken into the wave.
     pub plans_applied: u64,
 }
 

@@ -12,9 +12,13 @@ use crate::robot::state::State;
 /// A built integrator of the run's choice.
 #[derive(Clone, Debug)]
 pub enum ChosenIntegrator<const N: usize> {
+    /// Classical RK4 at a fixed step.
     RungeKutta4(RungeKutta4),
+    /// Semi-implicit Euler at a fixed step.
     SemiImplicitEuler(SemiImplicitEuler),
+    /// Adaptive Dormand-Prince 5(4).
     DormandPrince5(DormandPrince5),
+    /// Adaptive, linearly implicit ROS34PW2.
     Rosenbrock34(Rosenbrock34<N>),
 }
 

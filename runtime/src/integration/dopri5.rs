@@ -8,7 +8,9 @@ use crate::robot::state::State;
 /// Absolute and relative error tolerances.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Tolerances {
+    /// The absolute tolerance, in each state entry's unit.
     pub absolute: f64,
+    /// The relative tolerance.
     pub relative: f64,
 }
 
@@ -20,14 +22,18 @@ pub struct Tolerances {
 /// cached derivative stale.
 #[derive(Clone, Copy, Debug)]
 pub struct DormandPrince5 {
+    /// The error tolerances.
     pub tolerances: Tolerances,
     /// Step to try next (s); adapted after every attempt.
     pub next_step: f64,
+    /// The smallest step (s): below it the integration fails.
     pub min_step: f64,
+    /// The largest step (s).
     pub max_step: f64,
 }
 
 impl Tolerances {
+    /// Checks finite, non-negative tolerances, not both zero.
     pub fn validate(&self) -> Result<(), IntegrationError> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;
         if !ok(self.absolute) || !ok(self.relative) || self.absolute + self.relative <= 0.0 {
@@ -40,6 +46,7 @@ impl Tolerances {
 }
 
 impl DormandPrince5 {
+    /// An integrator with these tolerances and a first step of 1 ms.
     pub fn new(tolerances: Tolerances) -> Result<Self, IntegrationError> {
         tolerances.validate()?;
         Ok(DormandPrince5 { tolerances, next_step: 1e-3, min_step: 1e-12, max_step: f64::INFINITY })

@@ -69,18 +69,37 @@ pub struct StepReport {
 #[derive(Clone, Debug, PartialEq)]
 pub enum IntegrationError {
     /// The state or its derivative became NaN or infinite.
-    NonFinite { time: f64 },
+    NonFinite {
+        /// When (s).
+        time: f64,
+    },
     /// The mass matrix was not positive definite.
-    SingularMassMatrix { time: f64 },
+    SingularMassMatrix {
+        /// When (s).
+        time: f64,
+    },
     /// Adaptive step size fell below the minimum.
-    StepTooSmall { time: f64, step: f64 },
+    StepTooSmall {
+        /// When (s).
+        time: f64,
+        /// The step it fell to (s).
+        step: f64,
+    },
     /// An invalid solver setting.
     InvalidSetting(String),
     /// Stopped from outside (a signal handler set the stop flag to the signal's number).
-    Stopped { time: f64, signal: usize },
+    Stopped {
+        /// When (s).
+        time: f64,
+        /// The signal's number.
+        signal: usize,
+    },
     /// A controller's coordinates could not be computed from the model's (their map was
     /// singular).
-    SingularControllerCoordinates { time: f64 },
+    SingularControllerCoordinates {
+        /// When (s).
+        time: f64,
+    },
 }
 
 impl fmt::Display for IntegrationError {
@@ -107,6 +126,7 @@ impl std::error::Error for IntegrationError {}
 /// A one-step method. `step` advances (t, x) by at most `t_end - t`; `integrate_to` repeats
 /// it until `t_end` is reached exactly.
 pub trait Integrator<const N: usize> {
+    /// Advances (t, x) by one step of at most `t_end - t`.
     fn step<S: SecondOrderSystem<N>>(
         &mut self,
         system: &mut S,
@@ -115,6 +135,7 @@ pub trait Integrator<const N: usize> {
         t_end: f64,
     ) -> Result<StepReport, IntegrationError>;
 
+    /// Steps until `t_end` is reached exactly.
     fn integrate_to<S: SecondOrderSystem<N>>(
         &mut self,
         system: &mut S,

@@ -8,10 +8,12 @@ use crate::robot::state::State;
 /// Fixed-step RK4 (four right-hand sides per step).
 #[derive(Clone, Copy, Debug)]
 pub struct RungeKutta4 {
+    /// The fixed step (s).
     pub step: f64,
 }
 
 impl RungeKutta4 {
+    /// An integrator of fixed `step` (s), once the step is in its range.
     pub fn new(step: f64) -> Result<Self, IntegrationError> {
         check_step(step)?;
         Ok(RungeKutta4 { step })

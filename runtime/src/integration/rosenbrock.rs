@@ -32,6 +32,8 @@ pub trait RosenbrockMethod {
     /// Order of the embedded solution plus one, for the step-size controller.
     const ERROR_ORDER: f64;
 
+    /// One attempted step of size `h` from (t, x): the new state and the error estimate, or None
+    /// where a stage fails (a non-finite value).
     fn attempt<const N: usize, S: SecondOrderSystem<N>>(
         system: &mut S,
         t: f64,
@@ -55,19 +57,24 @@ pub struct Ros34pw2;
 /// (or finite differences), reusable over several steps.
 #[derive(Clone, Copy, Debug)]
 pub struct RosenbrockW<const N: usize, M: RosenbrockMethod> {
+    /// The error tolerances.
     pub tolerances: Tolerances,
     /// Step to try next (s); adapted after every attempt.
     pub next_step: f64,
+    /// The smallest step (s): below it the integration fails.
     pub min_step: f64,
+    /// The largest step (s).
     pub max_step: f64,
     /// Accepted steps between Jacobian evaluations (1: every step). A rejected step always
     /// refreshes it.
     pub jacobian_every: usize,
     /// Jacobian evaluations so far, and how many were finite differences.
     pub jacobians: usize,
+    /// See `jacobians`.
     pub finite_difference_jacobians: usize,
     /// Steps accepted and attempts rejected so far (cut at an event included).
     pub accepted: usize,
+    /// See `accepted`.
     pub rejected: usize,
     since_jacobian: usize,
     stored: Option<Blocks<N>>,
@@ -81,6 +88,7 @@ pub type Rosenbrock2<const N: usize> = RosenbrockW<N, Ros2>;
 pub type Rosenbrock34<const N: usize> = RosenbrockW<N, Ros34pw2>;
 
 impl<const N: usize, M: RosenbrockMethod> RosenbrockW<N, M> {
+    /// An integrator with these tolerances and a first step of 0.1 ms.
     pub fn new(tolerances: Tolerances) -> Result<Self, IntegrationError> {
         tolerances.validate()?;
         Ok(RosenbrockW {

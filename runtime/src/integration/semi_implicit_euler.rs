@@ -8,10 +8,12 @@ use nalgebra::SVector;
 /// symplectic: energy of a conservative system oscillates instead of drifting.
 #[derive(Clone, Copy, Debug)]
 pub struct SemiImplicitEuler {
+    /// The fixed step (s).
     pub step: f64,
 }
 
 impl SemiImplicitEuler {
+    /// An integrator of fixed `step` (s), once the step is in its range.
     pub fn new(step: f64) -> Result<Self, IntegrationError> {
         check_step(step)?;
         Ok(SemiImplicitEuler { step })

@@ -37,6 +37,7 @@ pub enum BoxQpError {
 /// Projected-Newton settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoxQpSettings {
+    /// Projected-Newton iterations at most.
     pub max_iterations: usize,
     /// Converged when the free part of the gradient is smaller than this.
     pub gradient_tolerance: f64,
@@ -46,6 +47,7 @@ pub struct BoxQpSettings {
     pub armijo: f64,
     /// The line search's step factor and its smallest step.
     pub step_factor: f64,
+    /// See `step_factor`.
     pub min_step: f64,
 }
 
@@ -65,6 +67,7 @@ impl Default for BoxQpSettings {
 /// A box QP's workspace, sized once for the largest program, so solves do not allocate.
 #[derive(Clone, Debug)]
 pub struct BoxQp {
+    /// The solver's settings.
     pub settings: BoxQpSettings,
     gradient: DVector<f64>,
     search: DVector<f64>,

@@ -22,9 +22,11 @@ pub struct GoalWeights {
     /// Per axis, on the squared distance of the centre of mass from the goal: running
     /// (1/(m^2 s)) and terminal (1/m^2). Zero on an axis leaves it free.
     pub position: Vector3<f64>,
+    /// See `position`.
     pub terminal_position: Vector3<f64>,
     /// On the squared rates, running (per s) and terminal.
     pub rate: f64,
+    /// See `rate`.
     pub terminal_rate: f64,
     /// On the squared commands away from `rest` (per s).
     pub effort: f64,
@@ -40,7 +42,9 @@ pub struct GoalWeights {
     /// only travel the way they face, whose plans over a short horizon would not turn
     /// otherwise (turning first costs distance).
     pub heading_points: Option<(usize, usize)>,
+    /// See `heading_points`.
     pub heading: f64,
+    /// See `heading_points`.
     pub terminal_heading: f64,
     /// For robots whose direction of travel flips with the sign of one command (a snake's
     /// wave travels toward its head or its tail with the sign of its temporal frequency):
@@ -69,6 +73,8 @@ pub struct GoalWeights {
 }
 
 impl GoalWeights {
+    /// Checks the weights finite and non-negative and the points, commands and coordinates named
+    /// within the robot's.
     pub fn validate(&self, commands: usize, points: usize, coordinates: usize) -> Result<(), String> {
         if let Some((from, to)) = self.heading_points {
             if from >= points || to >= points || from == to {
@@ -142,6 +148,7 @@ impl GoalWeights {
 
 /// The cost of a plan of a robot, in its terms.
 pub struct GoalCost<R: Model<N, C>, const N: usize, const C: usize> {
+    /// The cost's weights.
     pub weights: GoalWeights,
     params: R::Params,
     interval: f64,

@@ -35,15 +35,20 @@ pub trait KnotDynamics {
 /// First and second derivatives of a cost term, which [`KnotCost`] adds to.
 #[derive(Clone, Debug)]
 pub struct CostDerivatives {
+    /// dl/dx.
     pub x: DVector<f64>,
+    /// dl/du.
     pub u: DVector<f64>,
+    /// d^2 l / dx^2.
     pub xx: DMatrix<f64>,
+    /// d^2 l / du^2.
     pub uu: DMatrix<f64>,
     /// d^2 l / du dx (controls by states).
     pub ux: DMatrix<f64>,
 }
 
 impl CostDerivatives {
+    /// All zero, for `states` states and `controls` controls.
     pub fn zeros(states: usize, controls: usize) -> Self {
         CostDerivatives {
             x: DVector::zeros(states),
@@ -87,11 +92,15 @@ pub struct DdpSettings {
     pub tolerance: f64,
     /// Levenberg-Marquardt regularisation of Q_uu: its start, floor, ceiling and factor.
     pub regularisation: f64,
+    /// The regularisation's floor.
     pub min_regularisation: f64,
+    /// Its ceiling: reached without a step that reduces the cost, the solve fails.
     pub max_regularisation: f64,
+    /// Its factor up after a failed step and down after an accepted one.
     pub regularisation_factor: f64,
     /// Line-search steps tried, from 1 down by this factor, this many times.
     pub line_search_factor: f64,
+    /// See `line_search_factor`.
     pub line_search_steps: usize,
     /// A step is accepted when the actual reduction is at least this part of the predicted.
     pub acceptance: f64,
@@ -114,6 +123,7 @@ impl Default for DdpSettings {
 }
 
 impl DdpSettings {
+    /// Checks that every setting is finite and in its range.
     pub fn validate(&self) -> Result<(), String> {
         let positive = [
             ("tolerance", self.tolerance),
@@ -153,6 +163,7 @@ pub struct DdpReport {
     pub iterations: usize,
     /// Cost of the plan before and after.
     pub initial_cost: f64,
+    /// See `initial_cost`.
     pub cost: f64,
     /// The predicted reduction fell below the tolerance.
     pub converged: bool,
@@ -166,7 +177,12 @@ pub struct DdpReport {
 #[derive(Clone, Debug, PartialEq)]
 pub enum DdpError {
     /// The dynamics failed or gave a non-finite state while rolling out the current plan.
-    Rollout { knot: usize, reason: String },
+    Rollout {
+        /// The knot where it failed.
+        knot: usize,
+        /// The dynamics' message.
+        reason: String,
+    },
     /// The cost of the current plan is not finite.
     NonFiniteCost,
     /// The regularisation reached its ceiling without a step that reduces the cost.
@@ -216,6 +232,7 @@ impl Trajectory {
 /// The box-DDP solver and its plan.
 #[derive(Clone, Debug)]
 pub struct BoxDdp {
+    /// The solver's settings, which may change between solves.
     pub settings: DdpSettings,
     states: usize,
     controls: usize,
@@ -311,6 +328,7 @@ impl BoxDdp {
         })
     }
 
+    /// The plan's knots (controls).
     pub fn knots(&self) -> usize {
         self.knots
     }
@@ -330,10 +348,12 @@ impl BoxDdp {
         self.nominal.cost
     }
 
+    /// The controls' lower bounds.
     pub fn lower(&self) -> &DVector<f64> {
         &self.lower
     }
 
+    /// The controls' upper bounds.
     pub fn upper(&self) -> &DVector<f64> {
         &self.upper
     }

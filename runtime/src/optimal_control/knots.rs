@@ -46,6 +46,7 @@ pub struct RobotKnots<R: Model<N, C>, const N: usize, const C: usize> {
     /// Newton's method of each implicit step: its most iterations, and the update (relative
     /// to the rates) below which it has converged.
     pub newton_iterations: usize,
+    /// See `newton_iterations`.
     pub newton_tolerance: f64,
     /// How far an iteration with a kept Newton matrix must lower the residual for the
     /// matrix to be kept (`STALE_CONTRACTION` unless set).
@@ -254,6 +255,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         Ok(())
     }
 
+    /// The knot interval (s).
     pub fn interval(&self) -> f64 {
         self.interval
     }
@@ -263,10 +265,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotKnots<R, N, C> {
         self.inputs.iter().map(|(input, _)| *input)
     }
 
+    /// The robot's model in its environment, as the knots step it.
     pub fn simulation(&self) -> &Simulation<R, N, C> {
         &self.simulation
     }
 
+    /// How a knot's decisions become the robot's commands.
     pub fn schedule(&self) -> CommandSchedule {
         self.schedule
     }

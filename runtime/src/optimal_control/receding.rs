@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 pub struct HorizonSettings {
     /// Knots over the horizon and the interval of each (s): the horizon is their product.
     pub knots: usize,
+    /// See `knots`.
     pub interval: f64,
     /// Implicit steps per knot.
     pub substeps: usize,
@@ -35,6 +36,7 @@ pub struct HorizonSettings {
     pub deadline: Option<f64>,
     /// Bounds of the commands, one entry per command.
     pub lower: Vec<f64>,
+    /// See `lower`.
     pub upper: Vec<f64>,
 }
 
@@ -42,6 +44,7 @@ pub struct HorizonSettings {
 pub const MAX_KNOTS: usize = 1000;
 
 impl HorizonSettings {
+    /// Checks the settings for `commands` commands a knot.
     pub fn validate(&self, commands: usize) -> Result<(), String> {
         if !(1..=MAX_KNOTS).contains(&self.knots) {
             return Err(format!("MPC knots must be in 1..={MAX_KNOTS}, got {}", self.knots));
@@ -93,9 +96,11 @@ pub struct PlanOutcome {
     pub time: f64,
     /// The plan's cost, and the iterations it ran.
     pub cost: f64,
+    /// See `cost`.
     pub iterations: usize,
     /// Rollouts of the line search, and the system Jacobians the knots evaluated.
     pub forward_passes: usize,
+    /// See `forward_passes`.
     pub jacobians: usize,
     /// Wall time of the plan.
     pub compute: Duration,
@@ -106,11 +111,15 @@ pub struct PlanOutcome {
 /// The planner's counts over a run, for its closing line.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PlannerStatistics {
+    /// Plans made.
     pub plans: usize,
     /// Plans not used: failed, or ready past the period.
     pub failures: usize,
+    /// Plans ready past the period.
     pub overruns: usize,
+    /// The longest plan.
     pub longest: Duration,
+    /// The plans' total compute.
     pub total: Duration,
 }
 
@@ -139,6 +148,7 @@ impl PlannerStatistics {
 
 /// Box-DDP over a robot's knots, re-planned at each measured state.
 pub struct RecedingHorizon<R: Model<N, C>, const N: usize, const C: usize> {
+    /// The controller's settings.
     pub settings: HorizonSettings,
     knots: RobotKnots<R, N, C>,
     cost: GoalCost<R, N, C>,
@@ -207,10 +217,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         })
     }
 
+    /// Commands a knot: the robot's actuator commands.
     pub fn commands(&self) -> usize {
         self.knots.control_size()
     }
 
+    /// The counts over the run so far.
     pub fn statistics(&self) -> PlannerStatistics {
         self.statistics
     }
@@ -220,6 +232,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         self.cost.weights.goal
     }
 
+    /// Moves the goal the cost pulls the centre of mass to.
     pub fn set_goal(&mut self, goal: nalgebra::Vector3<f64>) {
         self.cost.weights.goal = goal;
     }
@@ -239,6 +252,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RecedingHorizon<R, N, C> {
         self.knots.set_newton(tolerance, retry_from_fresh)
     }
 
+    /// The plan as commands over time, for the loop to read at their own times.
     pub fn schedule(&self) -> CommandSchedule {
         self.knots.schedule()
     }

@@ -25,6 +25,7 @@ pub const MAX_BENDING_MUSCLES: usize = 24;
 /// (`RollingGait::lengths`) through a linear pressure-to-force map.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BendingMuscle {
+    /// The coordinate it forces.
     pub coordinate: usize,
     /// Force per radian of bend at (1 - cos) = 1 (N/rad).
     pub force_per_bend: f64,
@@ -36,7 +37,10 @@ pub struct BendingMuscle {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CommandSchedule {
     /// The decisions are the commands, held over the knot.
-    Held { commands: usize },
+    Held {
+        /// The commands a knot.
+        commands: usize,
+    },
     /// Joint set points of a travelling wave, q_j = a sin(phi + eta j) + o for actuated
     /// joint j (0-based), with the decisions (a, omega, o) and the phase advancing as
     /// phi' = omega. The same wave as the gait samplers' `SteeredGait`.
@@ -48,12 +52,26 @@ pub enum CommandSchedule {
     /// and changed by every plan make set points that jump; through the lag they move
     /// smoothly, and the plan predicts the set points the loop sends. A lag of 0 applies
     /// the decisions at once, with the phase the only state.
-    Wave { joints: usize, spatial_frequency: f64, lag: f64 },
+    Wave {
+        /// The actuated joints.
+        joints: usize,
+        /// eta (rad), fixed.
+        spatial_frequency: f64,
+        /// The lag's time constant (s); 0 for none.
+        lag: f64,
+    },
     /// Forces on `coordinates` generalized coordinates (every one; those no muscle drives
     /// stay zero) from `count` muscles of a soft body bent by theta in a plane at phase phi,
     /// with the decisions (theta, omega) and the plane turning as phi' = omega. Made by
     /// [`CommandSchedule::rotating_bend`].
-    RotatingBend { coordinates: usize, muscles: [BendingMuscle; MAX_BENDING_MUSCLES], count: usize },
+    RotatingBend {
+        /// The robot's coordinates.
+        coordinates: usize,
+        /// The muscles, the first `count` used.
+        muscles: [BendingMuscle; MAX_BENDING_MUSCLES],
+        /// How many muscles.
+        count: usize,
+    },
 }
 
 /// The wave's decisions, in order.

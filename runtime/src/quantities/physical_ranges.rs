@@ -15,7 +15,9 @@ pub struct PhysicalRange {
     pub quantity: &'static str,
     /// Its unit as written in specs and run configurations ("kg").
     pub unit: &'static str,
+    /// The lowest value accepted.
     pub low: f64,
+    /// The highest value accepted.
     pub high: f64,
 }
 

@@ -45,8 +45,11 @@ type Lanes = [f64; LANES];
 /// One set of right-hand sides for [`ArticulatedFactor::solve_into`]: `out = scale * M^-1 b`,
 /// with `b` the identity where it is `None` (then `out` is `scale * M^-1`).
 pub struct Solve<'a, const N: usize> {
+    /// The factor on M^-1 b.
     pub scale: f64,
+    /// The right-hand sides, as columns; None for the identity.
     pub b: Option<&'a SMatrix<f64, N, N>>,
+    /// Where scale * M^-1 b goes.
     pub out: &'a mut SMatrix<f64, N, N>,
 }
 
@@ -659,13 +662,21 @@ pub struct InverseDynamicsFactors<const N: usize> {
     pub coordinate: [usize; N],
     /// The index (into these arrays) of the nearest joint above each joint.
     pub parent: [Option<usize>; N],
+    /// S, each joint's motion subspace.
     pub subspace: [[f64; 6]; N],
+    /// d = dS/dt.
     pub rate: [[f64; 6]; N],
+    /// c, the acceleration shift.
     pub shift: [[f64; 6]; N],
+    /// I^c S, the composite inertia times the subspace.
     pub projected: [[f64; 6]; N],
+    /// The row vector of dID/dq's entries below.
     pub position_row: [[f64; 6]; N],
+    /// The column vector of dID/dq's entries above.
     pub position_column: [[f64; 6]; N],
+    /// The row vector of 2 C's entries below.
     pub coriolis_row: [[f64; 6]; N],
+    /// The column vector of 2 C's entries above.
     pub coriolis_column: [[f64; 6]; N],
 }
 

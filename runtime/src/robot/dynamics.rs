@@ -272,7 +272,7 @@ pub fn forward_dynamics_derivatives_by<R: Model<N, C>, const N: usize, const C: 
 /// when it is not positive definite. Up to 32 rows by Gauss-Jordan elimination without
 /// pivoting, column by column (stable for positive definite matrices, whose pivots are the
 /// positive Schur complements; n^3 multiply-adds, all in whole columns), past that through the
-/// Cholesky factor ([`spd_inverse_from_factor`], n^3 / 2 in shorter loops). Measured: at 8, 14
+/// Cholesky factor (`spd_inverse_from_factor`, n^3 / 2 in shorter loops). Measured: at 8, 14
 /// and 22 rows elimination took 0.13, 0.46 and 1.8 us against 0.24, 1.3 and 3.3 us for the
 /// factor and its inverse; at 62 it took 47 us against 41.
 pub fn spd_inverse_in_place<const N: usize>(a: &mut SMatrix<f64, N, N>) -> Result<(), ForwardDynamicsError> {

@@ -18,7 +18,12 @@ pub enum ForceCoordinates {
     /// of mass in the plane. A joint's force then holds that body's angle and the centre of
     /// mass still, so uniform gravity has no part in it (003, eq 15). Needs a planar base:
     /// the model's coordinates are its three base coordinates and its actuated joints.
-    PlanarChain { joint_sign: f64, heading: (usize, usize) },
+    PlanarChain {
+        /// The controller's joint angle over the model's: +1 or -1.
+        joint_sign: f64,
+        /// The two contact points whose direction is the body's angle.
+        heading: (usize, usize),
+    },
 }
 
 impl ForceCoordinates {

@@ -26,6 +26,7 @@ pub const NO_COLUMN: usize = usize::MAX;
 /// A generated tangent's value in one lane: a lane value's lane, or a value no direction
 /// moves (the same in every lane).
 pub trait LaneValue: Copy {
+    /// Its value in lane `lane`.
     fn lane(self, lane: usize) -> f64;
 }
 
@@ -88,10 +89,12 @@ pub struct Lanes2(f64x2);
 pub struct Lanes4(f64x4);
 
 impl Lanes2 {
+    /// The two lanes' values.
     #[inline(always)]
     pub fn from_array(values: [f64; 2]) -> Lanes2 {
         Lanes2(f64x2::from(values))
     }
+    /// See `from_array`.
     #[inline(always)]
     pub fn to_array(self) -> [f64; 2] {
         self.0.to_array()
@@ -99,10 +102,12 @@ impl Lanes2 {
 }
 
 impl Lanes4 {
+    /// The four lanes' values.
     #[inline(always)]
     pub fn from_array(values: [f64; 4]) -> Lanes4 {
         Lanes4(f64x4::from(values))
     }
+    /// See `from_array`.
     #[inline(always)]
     pub fn to_array(self) -> [f64; 4] {
         self.0.to_array()

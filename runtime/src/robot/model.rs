@@ -53,8 +53,11 @@ impl CoordinateKind {
 /// One generalized coordinate: its name, kind and what it means physically.
 #[derive(Clone, Copy, Debug)]
 pub struct Coordinate {
+    /// Its name in the generated code (`link2_joint`, `head_l1`).
     pub name: &'static str,
+    /// What kind of coordinate it is, which sets its unit.
     pub kind: CoordinateKind,
+    /// What it means physically, in words.
     pub meaning: &'static str,
     /// Whether an actuator drives this coordinate.
     pub actuated: bool,
@@ -63,13 +66,16 @@ pub struct Coordinate {
 /// One declared contact point: its name and the body that carries it.
 #[derive(Clone, Copy, Debug)]
 pub struct ContactPointInfo {
+    /// The point's name.
     pub name: &'static str,
+    /// The body that carries it.
     pub body: &'static str,
 }
 
 /// A soft section of a generated robot.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SoftSectionInfo {
+    /// The section's body name.
     pub name: &'static str,
     /// Index of its first coordinate; its coordinates are consecutive.
     pub first_coordinate: usize,
@@ -83,6 +89,7 @@ pub struct SoftSectionInfo {
 /// section by frames along its centre line, base to tip (`Model::drawing_frames_into`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BodyDrawing {
+    /// The body's name.
     pub name: &'static str,
     /// The nearest drawn body above it in the tree (an index into `Model::BODIES`).
     pub parent: Option<usize>,
@@ -90,6 +97,7 @@ pub struct BodyDrawing {
     pub section: Option<usize>,
     /// Its first frame among the drawing frames, and how many it has.
     pub first_frame: usize,
+    /// See `first_frame`.
     pub frames: usize,
 }
 
@@ -107,7 +115,9 @@ pub struct BodyGeometry {
 /// A frame in the world: its origin and its rotation (columns are its axes).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FramePose {
+    /// Its origin in the world (m).
     pub position: Vector3<f64>,
+    /// Its rotation: its axes as columns, in world coordinates.
     pub rotation: Matrix3<f64>,
 }
 
@@ -196,7 +206,9 @@ impl GaitDefaults {
 /// A parameter name that a model does not have.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownParameter {
+    /// The name asked for.
     pub name: String,
+    /// The model's parameter names.
     pub known: &'static [&'static str],
 }
 
@@ -248,7 +260,9 @@ pub const CONTACT_CHUNK: usize = 4;
 /// shared by all other methods. Models are `'static` (marker types owning nothing), so a
 /// model can sit behind a trait object (the Python bindings hold one per robot).
 pub trait Model<const N: usize, const C: usize>: 'static {
+    /// The robot's runtime parameters, with the spec's defaults.
     type Params: ParamSet + 'static;
+    /// What `cache` computes once per q (sines and cosines) for every other method.
     type Cache: Copy + fmt::Debug + Send + Sync;
 
     /// Robot name (the spec's file stem).

@@ -33,6 +33,8 @@ pub struct RunConfigFile {
 /// Generic code to run for one robot type, called by a registry's `visit_robot` with the
 /// type the name stands for.
 pub trait RobotVisitor {
+    /// What the visit returns.
     type Output;
+    /// Called with the robot's model type.
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output;
 }

@@ -6,15 +6,19 @@ use nalgebra::SVector;
 /// Generalized positions and velocities. Also used for their time derivative (qd, qdd).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct State<const N: usize> {
+    /// The coordinates.
     pub q: SVector<f64, N>,
+    /// Their rates.
     pub qd: SVector<f64, N>,
 }
 
 impl<const N: usize> State<N> {
+    /// The state (q, qd).
     pub fn new(q: SVector<f64, N>, qd: SVector<f64, N>) -> Self {
         State { q, qd }
     }
 
+    /// Every coordinate and rate zero.
     pub fn zeros() -> Self {
         State { q: SVector::zeros(), qd: SVector::zeros() }
     }

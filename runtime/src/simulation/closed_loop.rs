@@ -22,10 +22,13 @@ use std::sync::Arc;
 /// Everything about a run that is not the robot's own parameters.
 #[derive(Clone, Copy, Debug)]
 pub struct SimulationConfig {
+    /// The contact and friction law.
     pub contact: ContactLaw,
+    /// What the robot touches.
     pub terrain: Terrain,
     /// Gait tracked by the joint servos; `None` leaves the joints passive.
     pub gait: Option<Serpenoid>,
+    /// The joint servos' gains.
     pub servo: JointPd,
     /// Admittance controller adapting the spatial frequencies; needs a gait.
     pub admittance: Option<Admittance>,
@@ -34,6 +37,7 @@ pub struct SimulationConfig {
 }
 
 impl SimulationConfig {
+    /// Checks every part, and that an admittance controller has a gait to adapt.
     pub fn validate(&self) -> Result<(), String> {
         self.contact.validate()?;
         self.terrain.validate()?;
@@ -54,6 +58,7 @@ impl SimulationConfig {
 /// Contact state at one instant, for output and for force feedback.
 #[derive(Clone, Copy, Debug)]
 pub struct ContactReport<const N: usize, const C: usize> {
+    /// Each point's world position (m).
     pub positions: [Vector3<f64>; C],
     /// Total contact force on each point (N); zero for points not in contact.
     pub forces: [Vector3<f64>; C],
@@ -113,7 +118,9 @@ struct LocatedOnsets {
 
 /// The closed-loop system.
 pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
+    /// The robot's parameters.
     pub params: R::Params,
+    /// Everything about the run but the parameters.
     pub config: SimulationConfig,
     admittance: Option<AdmittanceController<N>>,
     /// The coordinates the admittance controller reads the contact force in.
@@ -150,6 +157,7 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
+    /// A simulation of the robot with `params` under `config`, once `config` validates.
     pub fn new(params: R::Params, config: SimulationConfig) -> Result<Self, String> {
         config.validate()?;
         config.terrain.fits(R::PLANE).map_err(|e| format!("robot `{}`: {e}", R::NAME))?;

@@ -23,6 +23,7 @@ pub struct LargestContactForce {
     pub force: f64,
     /// Index of the contact point (into `Model::CONTACT_POINTS`).
     pub point: usize,
+    /// When (s).
     pub time: f64,
 }
 

@@ -98,8 +98,11 @@ pub(crate) fn lag_blend(lag: f64, dt: f64) -> f64 {
 /// What the planner starts from: the measured state and the gait as it is at that instant.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlanningSnapshot<const N: usize> {
+    /// The measurement's time (s).
     pub time: f64,
+    /// The measured state.
     pub state: State<N>,
+    /// The gait then.
     pub gait: SteeredGait,
 }
 
@@ -138,6 +141,7 @@ pub const MAX_SAMPLES: usize = 4096;
 pub const MAX_PLAN_STEPS: f64 = 1e7;
 
 impl PlannerConfig {
+    /// Checks the sampling settings, the bounds and the total model steps per plan.
     pub fn validate(&self) -> Result<(), String> {
         let bounds = (self.noise.to_array(), self.min.to_array(), self.max.to_array());
         let names = ["amplitude", "temporal frequency", "offset"];
@@ -373,6 +377,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GaitPlanner<R, N, C> {
         Ok(GaitPlanner { rollouts: GaitRollouts { model, config }, sampler })
     }
 
+    /// The planner's settings.
     pub fn config(&self) -> &PlannerConfig {
         &self.rollouts.config
     }

@@ -23,7 +23,9 @@ use nalgebra::{SMatrix, SVector};
 /// A coordinate driven through an actuator's dynamics.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrivenCoordinate {
+    /// The coordinate's index.
     pub coordinate: usize,
+    /// How it responds to its actuator's command.
     pub response: ActuatorResponse,
 }
 

@@ -25,10 +25,13 @@ use nalgebra::{SVector, Vector2, Vector3};
 pub struct SimplifiedChain<const L: usize> {
     /// Link masses (kg) and rotational inertias about their wheel points (kg m^2).
     pub masses: [f64; L],
+    /// See `masses`.
     pub inertias: [f64; L],
     /// Segment lengths along the arc (m); entry L - 1 is unused.
     pub lengths: [f64; L],
+    /// The wheels' friction.
     pub friction: FrictionLaw,
+    /// Gravitational acceleration (m/s^2), which with the friction sets the wheels' grip.
     pub gravity: f64,
     /// The segments' curvature responses with their held commands.
     responses: HeldResponses,
@@ -37,8 +40,11 @@ pub struct SimplifiedChain<const L: usize> {
 /// The chain's shape at an instant: wheel positions and velocities, and headings.
 #[derive(Clone, Copy, Debug)]
 pub struct ChainPose<const L: usize> {
+    /// Each link's wheel point (m).
     pub positions: [Vector2<f64>; L],
+    /// Their velocities (m/s).
     pub velocities: [Vector2<f64>; L],
+    /// Each link's heading (rad).
     pub headings: [f64; L],
     /// The curvatures' accelerations' share of each heading's acceleration.
     pub heading_accelerations: [f64; L],

@@ -74,7 +74,7 @@ impl ControlInput {
 /// What [`Simulation::factored_exact_jacobian`] computed on the way to the Jacobian.
 #[derive(Clone, Copy, Debug)]
 pub struct FactoredState<const N: usize> {
-    /// M's Cholesky factor at q (lower triangle; [`crate::robot::dynamics::solve_cholesky`]).
+    /// M's Cholesky factor at q (lower triangle; `solve_cholesky`).
     pub factor: SMatrix<f64, N, N>,
     /// The accelerations at (t, q, qd).
     pub acceleration: SVector<f64, N>,

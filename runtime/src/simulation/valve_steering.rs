@@ -94,10 +94,12 @@ pub struct ValveDecisions {
 }
 
 impl ValveDecisions {
+    /// [pressure, frequency, offset], in `VALVE_DECISIONS` order.
     pub fn to_array(self) -> [f64; 3] {
         [self.pressure, self.frequency, self.offset]
     }
 
+    /// From [pressure, frequency, offset].
     pub fn from_array([pressure, frequency, offset]: [f64; 3]) -> Self {
         ValveDecisions { pressure, frequency, offset }
     }
@@ -207,7 +209,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> ValveGains<R, N, C> {
 /// wave, and the commands each switch sends (state times gain scale). The plant of a steered
 /// run and each of the planner's rollouts are one of these.
 pub struct ValveDriven<R: Model<N, C>, const N: usize, const C: usize> {
+    /// The robot with its valve-driven coordinates prescribed.
     pub system: PrescribedSimulation<R, N, C>,
+    /// The wave that drives the valves.
     pub wave: SteeredValveWave,
     gains: ValveGains<R, N, C>,
     integrator: RungeKutta4,
@@ -316,7 +320,9 @@ pub struct ValvePlannerConfig {
     pub step: f64,
     /// Standard deviation of the perturbations of pressure, frequency and offset.
     pub noise: ValveDecisions,
+    /// The decisions' lower bounds.
     pub min: ValveDecisions,
+    /// The decisions' upper bounds.
     pub max: ValveDecisions,
     /// MPPI temperature relative to the costs' spread.
     pub temperature: f64,
@@ -332,6 +338,7 @@ pub struct ValvePlannerConfig {
 }
 
 impl ValvePlannerConfig {
+    /// Checks the sampling settings and bounds, and a lowest frequency above 0 Hz.
     pub fn validate(&self) -> Result<(), String> {
         validate_sampling(self.samples, (self.horizon, self.step), self.temperature, self.heading_weight, self.goal)?;
         validate_parameters(VALVE_DECISIONS, (self.noise.to_array(), self.min.to_array(), self.max.to_array()))?;
@@ -348,18 +355,26 @@ impl ValvePlannerConfig {
 /// What the valve planner starts from: the measured state and the wave as it is then.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValveSnapshot<const N: usize> {
+    /// The measurement's time (s).
     pub time: f64,
+    /// The measured state.
     pub state: State<N>,
+    /// The wave then.
     pub wave: SteeredValveWave,
 }
 
 /// One valve plan.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValvePlan {
+    /// The wave's new decisions.
     pub decisions: ValveDecisions,
+    /// Cost of the best rollout.
     pub best_cost: f64,
+    /// Cost of the rollout of the previous mean (the wave that was being followed).
     pub nominal_cost: f64,
+    /// Rollouts run.
     pub rollouts: usize,
+    /// Rollouts that failed; they get no weight.
     pub failed: usize,
 }
 
@@ -404,6 +419,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> ValvePlanner<R, N, C> {
         Ok(ValvePlanner { model, config, sampler })
     }
 
+    /// The planner's settings.
     pub fn config(&self) -> &ValvePlannerConfig {
         &self.config
     }

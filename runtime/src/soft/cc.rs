@@ -69,8 +69,11 @@ pub struct SectionGeometry {
 /// Length and bending-angle vector of a section.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bending<S> {
+    /// The section's length (m).
     pub length: S,
+    /// The bending angle towards +y (rad).
     pub theta_y: S,
+    /// The bending angle towards +z (rad).
     pub theta_z: S,
 }
 

@@ -176,9 +176,13 @@ impl Limb {
 /// limb frame: z along the limb), and its mass.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MountedLimb {
+    /// The limb.
     pub limb: Limb,
+    /// Its frame's origin in the hub frame (m).
     pub origin: Vector3<f64>,
+    /// Its frame's rotation in the hub frame.
     pub rotation: nalgebra::Rotation3<f64>,
+    /// Its mass (kg).
     pub mass: f64,
 }
 

@@ -18,15 +18,21 @@ pub trait Real:
     + SubAssign
     + MulAssign
 {
+    /// A constant.
     fn from_f64(v: f64) -> Self;
     /// The plain value (the real part of a dual number, recursively).
     fn value(self) -> f64;
+    /// The sine.
     fn sin(self) -> Self;
+    /// The cosine.
     fn cos(self) -> Self;
+    /// The square root.
     fn sqrt(self) -> Self;
+    /// 0.
     fn zero() -> Self {
         Self::from_f64(0.0)
     }
+    /// 1.
     fn one() -> Self {
         Self::from_f64(1.0)
     }
@@ -67,7 +73,9 @@ impl Real for f64 {
 /// `re + eps * e` with `e^2 = 0`: carries the derivative along one direction.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dual<S> {
+    /// The value.
     pub re: S,
+    /// Its derivative along the direction.
     pub eps: S,
 }
 

@@ -51,6 +51,7 @@ pub enum Planner {
 }
 
 impl Planner {
+    /// The planner's name: `box-DDP` or `MPPI`.
     pub fn name(self) -> &'static str {
         match self {
             Planner::Ddp => "box-DDP",
@@ -70,6 +71,7 @@ pub struct GoalsTask {
     pub horizon: HorizonSettings,
     /// How the knots step: semi-implicit Euler at the sampler's 2 ms, as its rollouts do.
     pub knot_integrator: KnotIntegrator,
+    /// The DDP cost's weights.
     pub weights: GoalWeights,
     /// Simulated time each goal gets (s).
     pub duration: f64,
@@ -178,17 +180,23 @@ impl GoalsTask {
 /// One goal's run by one planner.
 #[derive(Clone, Debug)]
 pub struct GoalRun {
+    /// The goal's name, one of `GOALS`.
     pub goal_name: &'static str,
+    /// The planner.
     pub planner: Planner,
+    /// The goal (m).
     pub goal: Vector2<f64>,
     /// When the centre of mass came within the arrival radius (s).
     pub reached_at: Option<f64>,
+    /// The centre of mass's distance from the goal at the end (m).
     pub final_distance: f64,
+    /// Plans made.
     pub plans: usize,
     /// Plans that failed (the last good plan followed instead).
     pub failed: usize,
     /// The planner's compute over the run, and its longest plan.
     pub compute: Duration,
+    /// See `compute`.
     pub longest: Duration,
     /// Plans whose compute took longer than the planner's period (in the loop, a plan
     /// that late would come after the one due next).
@@ -202,12 +210,14 @@ pub struct GoalRun {
 /// Where a [`GoalRun`] ended.
 #[derive(Clone, Debug)]
 pub struct RunEnd {
+    /// When (s).
     pub t: f64,
     /// The plant's state.
     pub state: State<N>,
     /// For box-DDP, the wave's phase and the parameters in force (amplitude, temporal
     /// frequency, offset); for MPPI, which steers its own gait, the initial values.
     pub phase: f64,
+    /// See `phase`.
     pub decisions: [f64; 3],
 }
 

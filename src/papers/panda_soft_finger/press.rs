@@ -41,6 +41,7 @@ pub struct ForceStep {
 /// The task's settings.
 #[derive(Clone, Debug)]
 pub struct PressTask {
+    /// The robot's parameters.
     pub params: Params,
     /// Where the finger's tip presses, in the table plane (m, arm base frame).
     pub spot: [f64; 2],
@@ -48,6 +49,7 @@ pub struct PressTask {
     pub gap: f64,
     /// The set forces, in time order, the first from 0 s.
     pub steps: Vec<ForceStep>,
+    /// Simulated time (s).
     pub duration: f64,
     /// Each step is judged over this long before the next one (or the end) (s).
     pub judged: f64,
@@ -61,6 +63,7 @@ pub struct PressTask {
     pub servo_frequency: f64,
     /// The force loop: bar per N and bar per N s.
     pub proportional: f64,
+    /// See `proportional`.
     pub integral: f64,
     /// Pressure ceiling of the commands (bar), within the muscles' rating.
     pub ceiling: f64,
@@ -68,6 +71,7 @@ pub struct PressTask {
     pub control_period: f64,
     /// ROS34PW2 relative and absolute tolerances.
     pub relative_tolerance: f64,
+    /// See `relative_tolerance`.
     pub absolute_tolerance: f64,
     /// Reached: each judged force within this fraction of its set value, and its pressure
     /// within it of the statics.
@@ -161,16 +165,21 @@ impl Default for PressTask {
 /// One control period's record.
 #[derive(Clone, Debug)]
 pub struct PressSample {
+    /// The period's time (s).
     pub t: f64,
+    /// The state.
     pub state: State<DOF>,
+    /// The force set then (N).
     pub set_force: f64,
     /// The table's push on the finger, along the table's normal (N), and along it (N).
     pub force: f64,
+    /// See `force`.
     pub tangential_force: f64,
     /// Points of the skin touching.
     pub touching: usize,
     /// Commanded and reached pressures (bar).
     pub commanded: [f64; 3],
+    /// See `commanded`.
     pub reached: [f64; 3],
     /// The centre of the tip ring (m).
     pub tip: Vector3<f64>,
@@ -181,11 +190,15 @@ pub struct PressSample {
 /// A run of the task.
 #[derive(Clone, Debug)]
 pub struct PressRun {
+    /// The arm's pose over the spot.
     pub pose: SVector<f64, DOF>,
     /// The finger axis's tilt from straight down at the pose (rad).
     pub tilt: f64,
+    /// One sample per control period.
     pub samples: Vec<PressSample>,
+    /// Right-hand sides evaluated.
     pub evaluations: usize,
+    /// Wall time of the run (s).
     pub wall_seconds: f64,
 }
 

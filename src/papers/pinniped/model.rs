@@ -40,6 +40,7 @@ pub const BACK_PRESS: f64 = 0.35;
 /// Backward crawling's held postures (the paper gives no amounts): the head bent over the
 /// front limbs, the back limb bent up off the floor.
 pub const HEAD_BACKWARD: f64 = 1.0;
+/// The back limb's bend in backward crawling (rad); `HEAD_BACKWARD` is the head's.
 pub const BACK_UP: f64 = 0.6;
 
 /// One of the paper's gaits.
@@ -51,12 +52,19 @@ pub enum Gait {
     Backward,
     /// Section III-E: backward crawling with FR and FL at 0.10 m, and B circling so the
     /// robot turns left (anticlockwise seen from above) or right.
-    CrawlTurn { left: bool },
+    CrawlTurn {
+        /// Turning left (anticlockwise seen from above).
+        left: bool,
+    },
     /// Section III-F: FR, FL and B circle in one sense about their own axes, H with them.
-    InPlace { counterclockwise: bool },
+    InPlace {
+        /// Circling anticlockwise.
+        counterclockwise: bool,
+    },
 }
 
 impl Gait {
+    /// The gait's name as the paper's tables give it.
     pub fn name(&self) -> &'static str {
         match self {
             Gait::Forward => "forward crawling",
@@ -88,6 +96,7 @@ pub struct RestGeometry {
     /// Columns of each limb's mount: x along the limb, y towards muscle 1 (the paper's
     /// X_j), z (the paper's Y_j).
     pub axes: [[Vector3<f64>; 3]; SECTIONS],
+    /// Each limb's tip at rest (m, world frame).
     pub tips: [Vector3<f64>; SECTIONS],
 }
 
@@ -101,6 +110,7 @@ pub fn tips(q: &SVector<f64, DOF>, p: &Params) -> [Vector3<f64>; SECTIONS] {
 }
 
 impl RestGeometry {
+    /// The rest geometry of a robot with parameters `p`: straight limbs, hub at the origin, level.
     pub fn new(p: &Params) -> Self {
         let axes = std::array::from_fn(|i| {
             let m = SOFT_SECTIONS[i].mount;
@@ -195,6 +205,7 @@ impl RestGeometry {
 /// One trial.
 #[derive(Clone, Debug)]
 pub struct Trial {
+    /// The gait played.
     pub gait: Gait,
     /// Stride radius (m): FR and FL, or B in crawl-and-turn, or every circling limb in place.
     pub stride: f64,
@@ -212,12 +223,14 @@ pub struct Trial {
     pub step: f64,
     /// Pressure command period (s).
     pub control_period: f64,
+    /// The robot's parameters.
     pub params: Params,
     /// The carpet's (isotropic) friction coefficient; `None` keeps the spec's 0.6.
     pub friction: Option<f64>,
     /// The carpet's normal damping d (N s/m) and Hunt-Crossley dissipation h (s/m)
     /// (`ContactLaw`); `None` keeps the spec's (eq 18, d = 20 N s/m, h = 0).
     pub contact_damping: Option<f64>,
+    /// See `contact_damping`.
     pub contact_dissipation: Option<f64>,
     /// Set non-zero (a signal's number) to end the trial at the next control period.
     pub stop: Option<Arc<AtomicUsize>>,
@@ -247,17 +260,22 @@ impl Trial {
 /// One recorded sample.
 #[derive(Clone, Debug)]
 pub struct TrialSample {
+    /// The sample's time (s).
     pub t: f64,
+    /// The coordinates.
     pub q: SVector<f64, DOF>,
+    /// The centre of mass (m).
     pub center_of_mass: Vector3<f64>,
     /// Reached pressures (bar), muscle order.
     pub pressures: [f64; MUSCLES],
+    /// Contact points touching the carpet.
     pub contacts: usize,
 }
 
 /// What a trial measured.
 #[derive(Clone, Debug)]
 pub struct TrialOutcome {
+    /// The samples, in time order.
     pub samples: Vec<TrialSample>,
     /// Hub displacement over the gait (m), world x and y.
     pub displacement: (f64, f64),
@@ -269,7 +287,9 @@ pub struct TrialOutcome {
     pub senses: [Option<f64>; SECTIONS],
     /// Right-hand sides evaluated.
     pub evaluations: usize,
+    /// Wall time the trial took (s).
     pub wall_seconds: f64,
+    /// The integration error that ended it early, if any.
     pub error: Option<IntegrationError>,
 }
 
@@ -341,11 +361,14 @@ fn heading(q: &SVector<f64, DOF>) -> f64 {
 pub struct Crawler {
     simulation: Simulation<Pinniped, DOF, CONTACTS>,
     integrator: SemiImplicitEuler,
+    /// The muscles with their reached pressures.
     pub drive: MuscleDrive<MUSCLES>,
     pub(super) limbs: [Limb; SECTIONS],
     pub(super) map: JointspaceToPressure,
     control_period: f64,
+    /// The crawler's time (s).
     pub t: f64,
+    /// Its state.
     pub x: State<DOF>,
     /// The gait being played and the time its cycle started.
     playing: Option<(LimbGait<SECTIONS>, f64)>,
@@ -360,7 +383,9 @@ pub struct Crawler {
 /// a trial records in its outcome).
 #[derive(Clone, Debug)]
 pub enum CrawlError {
+    /// A gait command the muscles cannot take.
     Command(String),
+    /// The integration failed.
     Integration(IntegrationError),
 }
 
@@ -416,6 +441,7 @@ impl Crawler {
         })
     }
 
+    /// The robot's parameters.
     pub fn params(&self) -> &Params {
         &self.simulation.params
     }
@@ -589,13 +615,17 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
 pub const PROTOCOL_FREQUENCIES: [f64; 3] = [0.75, 1.00, 1.25];
 /// Stride radii of Tables I and III (FR and FL, or every circling limb) and of Table II (B).
 pub const CRAWL_STRIDES: [f64; 3] = [0.06, 0.08, 0.10];
+/// Stride radii of the crawl-and-turn tables (B's) (m).
 pub const TURN_STRIDES: [f64; 3] = [0.04, 0.06, 0.08];
 
 /// One cell of the protocol: a gait at a stride radius and frequency.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cell {
+    /// The gait.
     pub gait: Gait,
+    /// The stride radius (m).
     pub stride: f64,
+    /// The gait frequency (Hz).
     pub frequency: f64,
 }
 

@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 /// The goal's distance from the start's centre of mass (m) and its angle off the heading
 /// (+x, the direction of forward crawling), anticlockwise seen from above.
 pub const GOAL_DISTANCE: f64 = 0.5;
+/// See `GOAL_DISTANCE` (degrees).
 pub const GOAL_ANGLE_DEGREES: f64 = 60.0;
 
 /// What the robot does for one gait cycle: one of the paper's gaits at a stride radius, or
@@ -47,8 +48,10 @@ pub struct Stride {
 }
 
 impl Stride {
+    /// Standing, every muscle vented.
     pub const STAND: Stride = Stride { gait: None, radius: 0.0 };
 
+    /// The stride in words: the gait and its radius, or standing.
     pub fn name(&self) -> String {
         match self.gait {
             Some(gait) => format!("{} at {} m", gait.name(), self.radius),
@@ -104,19 +107,24 @@ pub struct StridePlannerConfig {
 pub struct GaitRates {
     /// m/s along +x and -x of the heading.
     pub forward_speed: f64,
+    /// See `forward_speed`.
     pub backward_speed: f64,
     /// rad/s, the slower of the two senses.
     pub turn_rate: f64,
     /// The strides measured.
     pub forward: Stride,
+    /// See `forward`.
     pub backward: Stride,
+    /// See `forward`: the two senses of turning.
     pub turns: [Stride; 2],
 }
 
 /// Predictive sampling over strides: at each cycle's start, one cycle of each candidate from
 /// the plant's state, the candidate with the least time to go at its end.
 pub struct StridePlanner {
+    /// The planner's settings.
     pub config: StridePlannerConfig,
+    /// The strides' measured rates, which the time to go is read from.
     pub rates: GaitRates,
     crawler: Crawler,
     goal: Vector2<f64>,
@@ -125,6 +133,7 @@ pub struct StridePlanner {
 /// One plan.
 #[derive(Clone, Debug)]
 pub struct StridePlan {
+    /// The stride chosen.
     pub stride: Stride,
     /// The state the plan expects at its cycle's start (the measured one where the model
     /// failed on the way there).
@@ -132,6 +141,7 @@ pub struct StridePlan {
     /// Time to go (s) at the end of each candidate's cycle, in the candidates' order
     /// (infinite where its rollout failed).
     pub costs: Vec<f64>,
+    /// Candidates whose rollout failed.
     pub failed: usize,
 }
 
@@ -285,6 +295,7 @@ pub struct GoalTask {
     pub settle: f64,
     /// Reached: the centre of mass within this distance of the goal (m) for `hold` seconds.
     pub arrival_radius: f64,
+    /// See `arrival_radius`.
     pub hold: f64,
     /// The plant's semi-implicit Euler step (s): the trials'.
     pub plant_step: f64,
@@ -296,6 +307,7 @@ pub struct GoalTask {
     /// How long before a decision its plan begins (s), at most the decision period: the
     /// plan's deadline.
     pub lead: f64,
+    /// The planner's settings.
     pub planner: StridePlannerConfig,
 }
 
@@ -345,30 +357,44 @@ impl Default for GoalTask {
 /// One sample per plan.
 #[derive(Clone, Debug)]
 pub struct GoalSample {
+    /// The plan's time (s).
     pub t: f64,
     /// The plant's state the plan started from.
     pub state: State<DOF>,
+    /// The centre of mass in the ground plane (m).
     pub center_of_mass: Vector2<f64>,
+    /// The heading (rad, from +x).
     pub heading: f64,
+    /// The centre of mass's distance from the goal (m).
     pub distance: f64,
     /// The stride chosen for the cycle from this sample on.
     pub stride: Stride,
+    /// The plan's wall time (ms).
     pub plan_ms: f64,
+    /// The chosen stride's time to go at its cycle's end (s).
     pub time_to_go: f64,
+    /// Candidates whose rollout failed.
     pub failed: usize,
 }
 
 /// A run of the task.
 #[derive(Clone, Debug)]
 pub struct GoalRun {
+    /// The centre of mass at the start (m).
     pub start: Vector2<f64>,
+    /// The goal (m).
     pub goal: Vector2<f64>,
+    /// The strides' measured rates.
     pub rates: GaitRates,
+    /// One sample per plan.
     pub samples: Vec<GoalSample>,
+    /// The planner's counts.
     pub statistics: PlannerStatistics,
     /// When the centre of mass came within the arrival radius to stay for the hold.
     pub reached_at: Option<f64>,
+    /// The centre of mass's distance from the goal at the end (m).
     pub final_distance: f64,
+    /// Wall time of the run (s).
     pub wall_seconds: f64,
     /// The plant's right-hand sides.
     pub evaluations: usize,

@@ -62,7 +62,9 @@ pub struct RollAsideTask {
     pub duration: f64,
     /// The plan must keep the goal for this long after reaching it (s).
     pub hold: f64,
+    /// The receding horizon: knots, steps, rate, bounds.
     pub horizon: HorizonSettings,
+    /// The cost's weights.
     pub weights: GoalWeights,
     /// The contact damping of the planner's model (N s/m); the plant keeps the spec's
     /// (eq 3 of 000). Why it differs: the paper's damping switches on at touchdown, a jump in
@@ -83,6 +85,7 @@ pub struct RollAsideTask {
     /// plan, 17 to 26 of 181 plans over the 50 ms period, reached at 7.00 s; these, 104.3 a
     /// plan, 0 to 1 of 179, 6.85 s. 1e-6 with the retry: 135 a plan, 6.30 s.
     pub newton_tolerance: f64,
+    /// See `newton_tolerance`.
     pub retry_from_fresh: bool,
 }
 
@@ -287,38 +290,54 @@ pub fn fixed_gait_travel(
 /// One sample per planning period.
 #[derive(Clone, Debug)]
 pub struct RollAsideSample {
+    /// The sample's time (s).
     pub t: f64,
     /// The plant's state the plan started from.
     pub state: State<DOF>,
+    /// The centre of mass (m).
     pub center_of_mass: Vector3<f64>,
     /// In the ground plane (m).
     pub distance: f64,
     /// The decisions in effect (bend, plane rate) and the plane's phase.
     pub bend: f64,
+    /// See `bend`.
     pub plane_rate: f64,
+    /// See `bend`.
     pub phase: f64,
     /// The nine pressures at the sample (bar).
     pub pressures: [f64; 9],
+    /// The plan's wall time (ms).
     pub plan_ms: f64,
+    /// The plan's cost.
     pub cost: f64,
+    /// System Jacobians the plan evaluated.
     pub jacobians: usize,
+    /// Whether the plan failed (the last good one was kept).
     pub failed: bool,
 }
 
 /// A run of the task.
 #[derive(Clone, Debug)]
 pub struct RollAsideRun {
+    /// The centre of mass at the start (m).
     pub start: Vector3<f64>,
+    /// The goal (m).
     pub goal: Vector3<f64>,
+    /// One sample per planning period.
     pub samples: Vec<RollAsideSample>,
+    /// The planner's counts.
     pub statistics: PlannerStatistics,
+    /// The planning period (s).
     pub period: f64,
     /// When the centre of mass came within the arrival radius and stayed there to the end.
     pub reached_at: Option<f64>,
+    /// The centre of mass's distance from the goal at the end (m).
     pub final_distance: f64,
+    /// The highest pressure commanded (bar).
     pub highest_pressure: f64,
     /// The failures' reasons, first few.
     pub failures: Vec<String>,
+    /// Wall time of the run (s).
     pub wall_seconds: f64,
 }
 

@@ -28,6 +28,7 @@ pub enum Rolling {
 /// A drop-then-roll run.
 #[derive(Clone, Debug)]
 pub struct RollingRun {
+    /// The rolling gait: planar or spatial.
     pub rolling: Rolling,
     /// Time to fall and settle before the gait starts (s).
     pub settle: f64,
@@ -45,7 +46,9 @@ pub struct RollingRun {
     /// Friction coefficients along and across the direction `friction_anisotropy` names,
     /// and that direction; `None` keeps the spec's (0.6 along the body, 0.2 across).
     pub friction_along: Option<f64>,
+    /// See `friction_along`.
     pub friction_across: Option<f64>,
+    /// See `friction_along`.
     pub friction_anisotropy: Option<FrictionAnisotropy>,
     /// ROS34PW2 relative tolerance.
     pub tolerance: f64,
@@ -64,7 +67,9 @@ pub struct RollingRun {
     /// The carpet's normal damping d (N s/m) and Hunt-Crossley dissipation h (s/m)
     /// (`ContactLaw`); `None` keeps the spec's (eq 18, d = 130 N s/m, h = 0).
     pub contact_damping: Option<f64>,
+    /// See `contact_damping`.
     pub contact_dissipation: Option<f64>,
+    /// The robot's parameters.
     pub params: Params,
     /// Set non-zero (a signal's number) to end the run at the next control period.
     pub stop: Option<Arc<AtomicUsize>>,
@@ -109,31 +114,43 @@ impl RollingRun {
 /// One recorded sample.
 #[derive(Clone, Debug)]
 pub struct RollingSample {
+    /// The sample's time (s).
     pub t: f64,
+    /// The coordinates.
     pub q: SVector<f64, DOF>,
+    /// The centre of mass (m).
     pub center_of_mass: Vector3<f64>,
     /// Points along the neutral axis (7 per section).
     pub neutral_axis: Vec<Vector3<f64>>,
+    /// The nine muscles' pressures (bar).
     pub pressures: [f64; 9],
+    /// Contact points touching the carpet.
     pub contacts: usize,
 }
 
 /// What a run produced.
 #[derive(Clone, Debug)]
 pub struct RollingSummary {
+    /// The samples, in time order.
     pub samples: Vec<RollingSample>,
     /// Travelling velocity of the centre of mass, least squares over the gait after its
     /// ramp (cm/s); None when fewer than two samples follow the ramp (a run shorter than it).
     pub velocity_cm_s: Option<(f64, f64)>,
     /// When the gait's ramp ends and the velocity's window starts (s).
     pub window_start: f64,
+    /// The sections' bend (rad).
     pub bend: f64,
+    /// Right-hand sides evaluated.
     pub evaluations: usize,
+    /// System Jacobians evaluated.
     pub jacobians: usize,
     /// Steps ROS34PW2 accepted and attempts it rejected.
     pub accepted: usize,
+    /// See `accepted`.
     pub rejected: usize,
+    /// Wall time of the run (s).
     pub wall_seconds: f64,
+    /// The integration error that ended it early, if any.
     pub error: Option<IntegrationError>,
 }
 
@@ -210,6 +227,8 @@ pub fn rolling_plant(run: &RollingRun) -> Result<(Simulation<SoftSnake, DOF, CON
     Ok((sim, ros))
 }
 
+/// Drops the snake on the carpet, lets it settle, then rolls it, calling `on_sample` with every
+/// sample kept.
 pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) -> Result<RollingSummary, String> {
     let p = run.params.clone();
     let muscles = rolling_muscles(run)?;

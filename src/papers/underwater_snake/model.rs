@@ -25,6 +25,7 @@ const NOSE: usize = 1;
 /// One condition of a case: what the paper sets, held from t = 0.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwimCondition {
+    /// The condition's name, as the paper's figure labels it.
     pub name: &'static str,
     /// u_T(1..6): each propeller's thrust (N; the paper's unit input is taken as 1 N).
     pub thrusts: [f64; PROPELLERS],
@@ -48,6 +49,7 @@ pub fn straight_conditions() -> Vec<SwimCondition> {
     ]
 }
 
+/// The yaw case's conditions.
 pub fn yaw_conditions() -> Vec<SwimCondition> {
     vec![
         SwimCondition {
@@ -63,6 +65,7 @@ pub fn yaw_conditions() -> Vec<SwimCondition> {
     ]
 }
 
+/// The pitch case's conditions.
 pub fn pitch_conditions() -> Vec<SwimCondition> {
     vec![
         SwimCondition {
@@ -78,6 +81,7 @@ pub fn pitch_conditions() -> Vec<SwimCondition> {
     ]
 }
 
+/// The spiral case's conditions.
 pub fn spiral_conditions() -> Vec<SwimCondition> {
     vec![SwimCondition {
         name: "u_J(1) = u_J(2) = 0.2, u_J(3) = u_J(4) = 0.3",
@@ -116,11 +120,15 @@ pub fn joint_configuration(changes: [f64; 3], rest_length: f64, actuator_radius:
 /// One sample of a run.
 #[derive(Clone, Debug)]
 pub struct SwimSample {
+    /// The sample's time (s).
     pub t: f64,
+    /// The coordinates.
     pub q: SVector<f64, DOF>,
+    /// Their rates.
     pub qd: SVector<f64, DOF>,
     /// The nose (the end frame's origin) and its velocity, world frame.
     pub nose: Vector3<f64>,
+    /// See `nose`.
     pub nose_velocity: Vector3<f64>,
     /// (L, theta, phi) of joints 1 and 2.
     pub joints: [(f64, f64, f64); 2],
@@ -129,13 +137,17 @@ pub struct SwimSample {
 /// A run of one condition.
 #[derive(Clone, Debug)]
 pub struct SwimRun {
+    /// The samples, in time order.
     pub samples: Vec<SwimSample>,
     /// Wall time (s) and right-hand sides evaluated.
     pub wall: f64,
+    /// See `wall`.
     pub evaluations: usize,
     /// ROS34PW2's Jacobians, accepted steps and rejected attempts.
     pub jacobians: usize,
+    /// See `jacobians`.
     pub accepted: usize,
+    /// See `jacobians`.
     pub rejected: usize,
 }
 

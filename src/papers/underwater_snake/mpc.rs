@@ -31,7 +31,9 @@ pub struct WaypointTask {
     pub duration: f64,
     /// The plan must hold the waypoint for this long after reaching it (s).
     pub hold: f64,
+    /// The receding horizon: knots, steps, rate, bounds.
     pub horizon: HorizonSettings,
+    /// The cost's weights.
     pub weights: GoalWeights,
 }
 
@@ -88,30 +90,42 @@ impl WaypointTask {
 /// One sample per planning period.
 #[derive(Clone, Debug)]
 pub struct WaypointSample {
+    /// The sample's time (s).
     pub t: f64,
     /// The plant's state the plan started from.
     pub state: State<DOF>,
+    /// The centre of mass (m).
     pub center_of_mass: Vector3<f64>,
+    /// Its distance from the waypoint (m).
     pub distance: f64,
+    /// The commands in effect (thrusts in N, pressures in MPa).
     pub commands: Vec<f64>,
     /// The plan's wall time (ms), its cost, and whether it was used.
     pub plan_ms: f64,
+    /// See `plan_ms`.
     pub cost: f64,
     /// The plan's line-search rollouts and system Jacobians.
     pub forward_passes: usize,
+    /// See `forward_passes`.
     pub jacobians: usize,
+    /// See `plan_ms`: true where the plan was not used.
     pub failed: bool,
 }
 
 /// A run of the task.
 #[derive(Clone, Debug)]
 pub struct WaypointRun {
+    /// The waypoint (m).
     pub goal: Vector3<f64>,
+    /// One sample per planning period.
     pub samples: Vec<WaypointSample>,
+    /// The planner's counts.
     pub statistics: PlannerStatistics,
+    /// The planning period (s).
     pub period: f64,
     /// When the centre of mass came within the arrival radius and stayed there to the end.
     pub reached_at: Option<f64>,
+    /// The centre of mass's distance from the waypoint at the end (m).
     pub final_distance: f64,
     /// The failures' reasons, first few.
     pub failures: Vec<String>,

@@ -45,6 +45,7 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
 
 /// The paper's grid: f = 1 to 2 Hz, P = 41 to 55 kPa (its spacing is not given).
 pub const FREQUENCIES: [f64; 6] = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0];
+/// See `FREQUENCIES`: the supply pressures (kPa).
 pub const PRESSURES: [f64; 8] = [41.0, 43.0, 45.0, 47.0, 49.0, 51.0, 53.0, 55.0];
 /// The peak speed the paper reports on the phi = 0 grid (m/s).
 pub const PAPER_PEAK_SPEED: f64 = 0.22;

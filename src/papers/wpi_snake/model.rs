@@ -30,6 +30,7 @@ pub enum SnakeModel {
 }
 
 impl SnakeModel {
+    /// The model's name: `complex` or `simplified`.
     pub fn name(self) -> &'static str {
         match self {
             SnakeModel::Complex => "complex",
@@ -41,6 +42,7 @@ impl SnakeModel {
 /// One run.
 #[derive(Clone, Debug)]
 pub struct SnakeRun {
+    /// Which of the paper's two models.
     pub model: SnakeModel,
     /// Valve frequency f (Hz); eq 13's omega is 2 pi f.
     pub frequency: f64,
@@ -58,12 +60,16 @@ pub struct SnakeRun {
     /// step sets only the integration's accuracy. Each model's default is the longest whose
     /// speeds and radii stay within 0.1 % of 0.5 ms steps over the paper's grid (README).
     pub step: f64,
+    /// The robot's parameters.
     pub params: Params,
     /// Wheel friction (the spec's by default).
     pub friction: FrictionLaw,
 }
 
 impl SnakeRun {
+    /// A run of `model` at valve frequency `frequency` (Hz), supply `pressure` (kPa) and
+    /// `offset`: 12 s, 4 transient cycles, the model's default step, the spec's parameters
+    /// and friction.
     pub fn new(model: SnakeModel, frequency: f64, pressure: f64, offset: f64) -> SnakeRun {
         SnakeRun {
             model,
@@ -120,16 +126,22 @@ impl SnakeRun {
 /// One sample of a run.
 #[derive(Clone, Copy, Debug)]
 pub struct SnakeSample {
+    /// The sample's time (s).
     pub t: f64,
+    /// The centre of mass (m).
     pub center_of_mass: Vector2<f64>,
+    /// The head's heading (rad, from +x).
     pub heading: f64,
+    /// Each segment's curvature (1/m).
     pub curvatures: [f64; LINKS - 1],
+    /// Each wheel's position (m).
     pub wheels: [Vector2<f64>; LINKS],
     /// Each wheel's friction force (N).
     pub wheel_forces: [Vector2<f64>; LINKS],
     /// Complex model: the force the links up to segment i exert on the rest through it
     /// (world frame, N), and each segment's actuation torque (N m); zero for the simplified.
     pub joint_forces: [Vector2<f64>; LINKS - 1],
+    /// See `joint_forces`.
     pub segment_torques: [f64; LINKS - 1],
     /// Complex model: the generated model's coordinates (with the driven ones exact); None
     /// for the simplified model, whose state is not the spec's.
@@ -139,6 +151,7 @@ pub struct SnakeSample {
 /// What a run produced.
 #[derive(Clone, Debug)]
 pub struct SnakeOutcome {
+    /// The samples, in time order.
     pub samples: Vec<SnakeSample>,
     /// Centre of mass averaged over each valve cycle.
     pub cycle_centres: Vec<Vector2<f64>>,
@@ -147,6 +160,7 @@ pub struct SnakeOutcome {
     /// Least-squares circle through the cycle-averaged path after the transient: radius (m)
     /// and the RMS distance of the points from it (m); None when the path is straight.
     pub circle: Option<(f64, f64)>,
+    /// Right-hand sides evaluated.
     pub evaluations: usize,
 }
 

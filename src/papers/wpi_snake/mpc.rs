@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 /// The goal's distance from the start's centre of mass (m) and its angle off the heading
 /// (+x, where the head points and the snake travels).
 pub const GOAL_DISTANCE: f64 = 1.0;
+/// See `GOAL_DISTANCE` (degrees).
 pub const GOAL_ANGLE_DEGREES: f64 = 45.0;
 /// The spec's parameter that is the supply pressure (kPa).
 pub const PRESSURE_PARAMETER: &str = "supply_pressure";
@@ -33,6 +34,7 @@ pub struct GoalTask {
     pub duration: f64,
     /// Reached: the centre of mass within this distance of the goal (m) for `hold` seconds.
     pub arrival_radius: f64,
+    /// See `arrival_radius`.
     pub hold: f64,
     /// Re-planning period (s).
     pub period: f64,
@@ -86,29 +88,42 @@ impl Default for GoalTask {
 /// One sample per planning period.
 #[derive(Clone, Debug)]
 pub struct GoalSample {
+    /// The sample's time (s).
     pub t: f64,
     /// The plant's state the plan started from (driven coordinates exact).
     pub state: State<DOF>,
+    /// The centre of mass (m).
     pub center_of_mass: Vector2<f64>,
+    /// Its distance from the goal (m).
     pub distance: f64,
     /// The wave as the plan found it (its phase) and the decisions applied from this sample on.
     pub wave: SteeredValveWave,
+    /// See `wave`.
     pub decisions: ValveDecisions,
+    /// The plan's wall time (ms).
     pub plan_ms: f64,
+    /// The best rollout's cost.
     pub best_cost: f64,
+    /// Rollouts that failed.
     pub failed: usize,
 }
 
 /// A run of the task.
 #[derive(Clone, Debug)]
 pub struct GoalRun {
+    /// The centre of mass at the start (m).
     pub start: Vector2<f64>,
+    /// The goal (m).
     pub goal: Vector2<f64>,
+    /// One sample per planning period.
     pub samples: Vec<GoalSample>,
+    /// The planner's counts.
     pub statistics: PlannerStatistics,
     /// When the centre of mass came within the arrival radius to stay for the hold.
     pub reached_at: Option<f64>,
+    /// The centre of mass's distance from the goal at the end (m).
     pub final_distance: f64,
+    /// Wall time of the run (s).
     pub wall_seconds: f64,
     /// The plant's right-hand sides.
     pub evaluations: usize,
