@@ -164,6 +164,10 @@ fn generic_types(arguments: &PathArguments) -> Vec<&Type> {
 fn describe(ty: &Type, items: &Items) -> Result<Described, String> {
     let plain =
         |text: &str| Ok(Described { text: text.to_string(), optional: false, nested: None, choices: Vec::new() });
+    // A struct or tagged enum of the file, which the reference writes as a table of its own.
+    let table = |text: &str, name: String, nesting: Nesting| {
+        Ok(Described { text: text.to_string(), optional: false, nested: Some((name, nesting)), choices: Vec::new() })
+    };
     match ty {
         Type::Array(array) => {
             let inner = describe(&array.elem, items)?;
@@ -184,12 +188,7 @@ fn describe(ty: &Type, items: &Items) -> Result<Described, String> {
                 "Vec" => {
                     let inner = describe(arguments[0], items)?;
                     match inner.nested {
-                        Some((table, _)) => Ok(Described {
-                            text: "array of tables".into(),
-                            optional: false,
-                            nested: Some((table, Nesting::ArrayOfTables)),
-                            choices: Vec::new(),
-                        }),
+                        Some((name, _)) => table("array of tables", name, Nesting::ArrayOfTables),
                         None if inner.text.starts_with("`\"") => {
                             Ok(Described { text: format!("array of {}", inner.text), ..inner })
                         }
@@ -199,12 +198,7 @@ fn describe(ty: &Type, items: &Items) -> Result<Described, String> {
                 "BTreeMap" => {
                     let inner = describe(arguments[1], items)?;
                     match inner.nested {
-                        Some((table, _)) => Ok(Described {
-                            text: "tables by name".into(),
-                            optional: false,
-                            nested: Some((table, Nesting::TablesByName)),
-                            choices: Vec::new(),
-                        }),
+                        Some((name, _)) => table("tables by name", name, Nesting::TablesByName),
                         None => plain(&format!("{} by name", plural(&inner.text))),
                     }
                 }
@@ -218,21 +212,11 @@ fn describe(ty: &Type, items: &Items) -> Result<Described, String> {
                         return plain(text);
                     }
                     if items.structs.contains_key(&name) {
-                        return Ok(Described {
-                            text: "table".into(),
-                            optional: false,
-                            nested: Some((name, Nesting::Table)),
-                            choices: Vec::new(),
-                        });
+                        return table("table", name, Nesting::Table);
                     }
                     if let Some(enumeration) = items.enums.get(&name) {
                         if serde_arguments(&enumeration.attrs).contains_key("tag") {
-                            return Ok(Described {
-                                text: "table".into(),
-                                optional: false,
-                                nested: Some((name, Nesting::Table)),
-                                choices: Vec::new(),
-                            });
+                            return table("table", name, Nesting::Table);
                         }
                         let names: Vec<String> = enumeration
                             .variants
