@@ -4,7 +4,8 @@
 //! (generated/Cargo.toml, and generated/src/lib.rs: the robots re-exported and the registry),
 //! or checks that the committed files are up to date (`--check`), or only validates specs
 //! (`--validate`: no symbolica, nothing written), or writes the modules of given specs into a
-//! crate of the user's own (`--out DIR`).
+//! crate of the user's own (`--out DIR`), or reports the committed modules' lines by kind of
+//! kernel against their size budget (`--sizes`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,6 +13,7 @@ use std::process::ExitCode;
 const USAGE: &str = "\
 usage: softgen-codegen [--check | --validate] [--root DIR] [SPEC.toml ...]
        softgen-codegen [--check] --out DIR SPEC.toml ...
+       softgen-codegen --sizes [--root DIR]
 
 Regenerates generated/src/<robot>.rs and its crate's manifest generated/robots/<robot>/Cargo.toml
 for each spec (default: every model-specs/*.toml and the scaling fixtures) and the generated
@@ -22,7 +24,9 @@ crate around them: generated/Cargo.toml and generated/src/lib.rs, the registry o
 --root DIR   the softgen workspace to read model-specs/ from and write generated/ into
              (default: the one this binary was built from).
 --out DIR    write DIR/<robot>.rs for each SPEC, a module that depends on softgen-runtime
-             alone, for a crate of your own (include it with `mod <robot>;`); no registry.";
+             alone, for a crate of your own (include it with `mod <robot>;`); no registry.
+--sizes      report each committed module of generated/src/ by kind of kernel (lines, count)
+             against its size budget in codegen/size-budget.toml; exit 1 if one is over.";
 
 /// The workspace this binary was built from.
 fn workspace_root() -> PathBuf {
@@ -40,13 +44,15 @@ enum Job<'a> {
 struct Options {
     check: bool,
     validate_only: bool,
+    sizes: bool,
     root: Option<PathBuf>,
     out: Option<PathBuf>,
     specs: Vec<PathBuf>,
 }
 
 fn parse_options() -> Result<Option<Options>, String> {
-    let mut options = Options { check: false, validate_only: false, root: None, out: None, specs: Vec::new() };
+    let mut options =
+        Options { check: false, validate_only: false, sizes: false, root: None, out: None, specs: Vec::new() };
     let mut args = std::env::args_os().skip(1);
     while let Some(arg) = args.next() {
         let Some(text) = arg.to_str() else {
@@ -56,6 +62,7 @@ fn parse_options() -> Result<Option<Options>, String> {
         match text {
             "--check" => options.check = true,
             "--validate" => options.validate_only = true,
+            "--sizes" => options.sizes = true,
             "--root" | "--out" => {
                 let value = args.next().ok_or_else(|| format!("{text} needs a directory"))?;
                 let slot = if text == "--root" { &mut options.root } else { &mut options.out };
@@ -67,6 +74,9 @@ fn parse_options() -> Result<Option<Options>, String> {
             s if s.starts_with('-') => return Err(format!("unknown option `{s}` (see --help)")),
             _ => options.specs.push(PathBuf::from(arg)),
         }
+    }
+    if options.sizes && (options.check || options.validate_only || options.out.is_some() || !options.specs.is_empty()) {
+        return Err("--sizes reads the committed modules; it takes only --root".into());
     }
     if options.out.is_some() {
         if options.specs.is_empty() {
@@ -94,12 +104,25 @@ fn main() -> ExitCode {
     if let Some(out) = &options.out {
         return out_of_tree(out, &options.specs, options.check);
     }
-    let Options { check, validate_only, root, mut specs, .. } = options;
+    let Options { check, validate_only, sizes, root, mut specs, .. } = options;
     let root = root.unwrap_or_else(workspace_root);
     if !root.join("model-specs").is_dir() || !root.join("generated/src").is_dir() {
         eprintln!("error: {} is not a softgen workspace (no model-specs/ or generated/src/); use --out DIR for a crate of your own", root.display());
         return ExitCode::from(2);
     }
+    if sizes {
+        return size_report(&root);
+    }
+    // The size budget, to say when a module just generated is over it (a workspace without
+    // the file has no budget to hold).
+    let budget_path = root.join(softgen_codegen::SIZE_BUDGET_PATH);
+    let budget = match budget_path.exists().then(|| softgen_codegen::SizeBudget::load(&budget_path)).transpose() {
+        Ok(budget) => budget,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let fixtures: &[usize] = if specs.is_empty() { &softgen_codegen::SCALING_LINKS } else { &[] };
     if specs.is_empty() {
         match softgen_codegen_specs(&root) {
@@ -140,6 +163,9 @@ fn main() -> ExitCode {
             generated.source.len(),
             generated.times
         );
+        if let Some(over) = budget.as_ref().and_then(|b| over_budget(&generated.robot.name, &generated.source, b)) {
+            println!("warning: {over}");
+        }
         if let Err(e) = update(&target, &generated.source, check, &mut stale) {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
@@ -158,6 +184,118 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     finish(&stale, Some("run `cargo run -p softgen-codegen`"))
+}
+
+/// A module's lines against its budget: `None` within it, otherwise what to do about it.
+fn over_budget(robot: &str, source: &str, budget: &softgen_codegen::SizeBudget) -> Option<String> {
+    let structure = softgen_codegen::module_structure(source)?;
+    let lines = source.lines().count();
+    let (allowed, listed) = budget.allowed(robot, structure);
+    (lines > allowed).then(|| {
+        let whose = if listed {
+            "its own".to_string()
+        } else {
+            format!(
+                "the default's for {} coordinates and {} contact points",
+                structure.coordinates, structure.contact_points
+            )
+        };
+        format!(
+            "{robot}: {} lines, over its budget of {} lines ({whose}) in {}; make the module smaller, or list the \
+             robot there with the lines it needs and say why in the commit",
+            thousands(lines),
+            thousands(allowed),
+            softgen_codegen::SIZE_BUDGET_PATH
+        )
+    })
+}
+
+/// A count with thousands separated by commas, as the book's tables print them.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `--sizes`: every robot module of generated/src/ with its structure, lines and budget, and
+/// the kinds of kernel that make up most of it; exit 1 if a module is over its budget or the
+/// budget lists a robot that has no module.
+fn size_report(root: &Path) -> ExitCode {
+    let budget = match softgen_codegen::SizeBudget::load(&root.join(softgen_codegen::SIZE_BUDGET_PATH)) {
+        Ok(budget) => budget,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let folder = root.join("generated/src");
+    let mut modules: Vec<PathBuf> = match std::fs::read_dir(&folder) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "rs") && p.file_stem().is_some_and(|s| s != "lib"))
+            .collect(),
+        Err(e) => {
+            eprintln!("error: {}: {e}", folder.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    modules.sort();
+    let mut problems = Vec::new();
+    let mut names = Vec::new();
+    let mut total = 0;
+    println!("{:<26} {:>11} {:>6} {:>9} {:>9}", "robot", "coordinates", "points", "lines", "budget");
+    for path in &modules {
+        let name = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let source = match std::fs::read_to_string(path) {
+            Ok(source) => source,
+            Err(e) => {
+                eprintln!("error: {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        };
+        let Some(structure) = softgen_codegen::module_structure(&source) else {
+            problems.push(format!("{}: not a robot's module (no `pub const DOF`)", path.display()));
+            continue;
+        };
+        let lines = source.lines().count();
+        total += lines;
+        let (allowed, listed) = budget.allowed(&name, structure);
+        println!(
+            "{name:<26} {:>11} {:>6} {:>9} {:>9}{}",
+            structure.coordinates,
+            structure.contact_points,
+            thousands(lines),
+            thousands(allowed),
+            if listed { "" } else { " (default)" }
+        );
+        // The kinds that make up most of the module: each a twentieth of it or more.
+        for size in softgen_codegen::kernel_sizes(&source).iter().filter(|s| s.lines * 20 >= lines) {
+            println!("    {:>9} {:>5}x {}", thousands(size.lines), size.items, size.kind);
+        }
+        problems.extend(over_budget(&name, &source, &budget));
+        names.push(name);
+    }
+    println!("{:<26} {:>11} {:>6} {:>9}", "all modules", "", "", thousands(total));
+    for listed in budget.robots.keys().filter(|robot| !names.contains(robot)) {
+        problems.push(format!(
+            "{}: lists `{listed}`, which has no module in generated/src/; remove it",
+            softgen_codegen::SIZE_BUDGET_PATH
+        ));
+    }
+    for problem in &problems {
+        eprintln!("error: {problem}");
+    }
+    if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// Success, or (`--check` found differences) every stale file and how to fix them.
