@@ -12,18 +12,9 @@ pub struct Parameter {
     pub doc: String,
 }
 
-/// What a generalized coordinate is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CoordinateKind {
-    BaseTranslation,
-    BaseRotation,
-    RevoluteJoint,
-    PrismaticJoint,
-    /// Length change of one actuator of a soft section (m).
-    ActuatorLength,
-    /// Curvature of an inextensible soft section in one bending direction (1/m).
-    Curvature,
-}
+/// What a generalized coordinate is: the runtime's own kind, which the generated modules
+/// name in their coordinate tables.
+pub use softgen_runtime::CoordinateKind;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Coordinate {
