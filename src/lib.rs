@@ -21,10 +21,10 @@ mod sweep;
 
 pub use hardware::config::{DdpMpcSettings, Drives, EnvironmentOverride, MpcSettings, RunConfig, WaveDecisions};
 pub use hardware::estimation::EstimatorReport;
+pub use hardware::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
 pub use hardware::robot_emulator::{emulated_robot, EmulatedRobot, RobotEmulatorOptions};
 pub use hardware::run::{
-    parse_robot_run_config, run_with_drivers, Controller, ControllerChoice, HeldInputs, LimbController,
-    LimbGaitRequest, MpcReport, PlantSetting, RunDriver, RunOptions, RunReport, StateSource,
+    parse_robot_run_config, run_with_drivers, Controller, HeldInputs, LimbController, LimbGaitRequest, RunDriver,
 };
 pub use hardware::serial::SerialDevice;
 pub use papers::{

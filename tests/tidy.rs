@@ -1,8 +1,9 @@
 //! The house kept by test, as rust-analyzer's tidy does: the layer order of the runtime and
 //! of the CLI's library, robot names only where robots live, every folder of source in
 //! ARCHITECTURE.md's code map, every source file saying what it is for, every crate written
-//! by hand naming its own profiles, and rustfmt's layout. Each check reads the tree as it is on disk and
-//! names every place that breaks its rule.
+//! by hand naming its own profiles, no import cycle between a crate's files, and rustfmt's
+//! layout. Each check reads the tree as it is on disk and names every place that breaks its
+//! rule.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -323,4 +324,199 @@ fn rustfmt_finds_nothing_to_change() {
         "files rustfmt would change (fix: cargo fmt --all):\n{listed}{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// The crates' source folders whose files must not import each other in a cycle.
+const CRATE_SOURCES: &[&str] =
+    &["runtime/src", "src", "codegen/src", "comedi/src", "python/src", "examples/two_link_arm/src"];
+
+/// A source file's module path inside its crate: `robot::model` for robot/model.rs and
+/// `robot` for robot/mod.rs; the crate root (lib.rs, main.rs) is the empty path.
+fn module_path(src_dir: &str, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src_dir).unwrap().with_extension("");
+    let mut parts: Vec<String> = relative.iter().map(|p| p.to_string_lossy().to_string()).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod"))
+        || (parts.len() == 1 && ["lib", "main"].contains(&parts[0].as_str()))
+    {
+        parts.pop();
+    }
+    parts
+}
+
+/// The paths a file's code names after `crate::`, `super::` or `self::`, groups expanded
+/// (`use crate::a::{b::c, d}` names `a::b::c` and `a::d`), each made absolute from `module`.
+fn named_paths(text: &str, module: &[String]) -> Vec<Vec<String>> {
+    /// The paths of a use tree starting at `rest` (just after a `::`), with `prefix` before it.
+    fn tree(rest: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        let mut path = prefix.to_vec();
+        let mut rest = rest;
+        loop {
+            if let Some(group) = rest.strip_prefix('{') {
+                // Split the group's top level by commas and read each item as a tree.
+                let mut depth = 0;
+                let mut start = 0;
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => {
+                            tree(&group[start..i], &path, out);
+                            return;
+                        }
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            tree(&group[start..i], &path, out);
+                            start = i + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                return;
+            }
+            let trimmed = rest.trim_start();
+            let name: String = trimmed.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if name.is_empty() {
+                break;
+            }
+            path.push(name.clone());
+            rest = &trimmed[name.len()..];
+            match rest.strip_prefix("::") {
+                Some(after) => rest = after,
+                None => break,
+            }
+        }
+        if path.len() > prefix.len() {
+            out.push(path);
+        }
+    }
+    let code = code_of(text);
+    let mut out = Vec::new();
+    // `super::` is the parent of the file's module (a folder's mod.rs is the folder's
+    // module), `self::` the file's module itself.
+    for (keyword, base) in [
+        ("crate::", Vec::new()),
+        ("super::", module[..module.len().saturating_sub(1)].to_vec()),
+        ("self::", module.to_vec()),
+    ] {
+        let mut rest = code.as_str();
+        while let Some(i) = rest.find(keyword) {
+            let preceded_by_path = rest[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':');
+            rest = &rest[i + keyword.len()..];
+            if !preceded_by_path {
+                tree(rest, &base, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The strongly connected components of more than one module in `edges` (Tarjan's).
+fn cycles(edges: &std::collections::BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<Vec<String>>> {
+    struct Search<'a> {
+        edges: &'a std::collections::BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        index: std::collections::BTreeMap<&'a Vec<String>, (usize, usize)>,
+        stack: Vec<&'a Vec<String>>,
+        found: Vec<Vec<Vec<String>>>,
+    }
+    impl<'a> Search<'a> {
+        fn visit(&mut self, v: &'a Vec<String>) {
+            let order = self.index.len();
+            self.index.insert(v, (order, order));
+            self.stack.push(v);
+            for w in self.edges.get(v).into_iter().flatten() {
+                match self.index.get(w).copied() {
+                    None => {
+                        self.visit(w);
+                        let low = self.index[w].1.min(self.index[v].1);
+                        self.index.get_mut(v).unwrap().1 = low;
+                    }
+                    Some((w_order, _)) if self.stack.contains(&w) => {
+                        let low = w_order.min(self.index[v].1);
+                        self.index.get_mut(v).unwrap().1 = low;
+                    }
+                    Some(_) => {}
+                }
+            }
+            let (order, low) = self.index[v];
+            if order == low {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    component.push(w.clone());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.found.push(component);
+                }
+            }
+        }
+    }
+    let mut search = Search { edges, index: Default::default(), stack: Vec::new(), found: Vec::new() };
+    for v in edges.keys() {
+        if !search.index.contains_key(v) {
+            search.visit(v);
+        }
+    }
+    search.found
+}
+
+/// Within each crate, no two source files import each other, directly or around a longer
+/// loop: a file's imports name the files below it, so it can be read knowing only those
+/// (rust-analyzer's and Pinocchio's rule). A file may use its own parent module's items (a
+/// folder's mod.rs is the folder's front door); doc comments may name anything.
+#[test]
+fn no_source_file_imports_one_that_imports_it_back() {
+    let mut problems = Vec::new();
+    for src_dir in CRATE_SOURCES {
+        let files = rust_files(src_dir);
+        let modules: std::collections::BTreeMap<Vec<String>, &PathBuf> =
+            files.iter().map(|f| (module_path(src_dir, f), f)).collect();
+        let mut edges: std::collections::BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = Default::default();
+        for (module, file) in &modules {
+            let targets = edges.entry(module.clone()).or_default();
+            for path in named_paths(&read(file), module) {
+                // The longest prefix of the path that is a file's module: the file it imports.
+                let Some(target) = (1..=path.len()).rev().map(|k| path[..k].to_vec()).find(|p| modules.contains_key(p))
+                else {
+                    continue;
+                };
+                // Itself, or a module it is inside of (its parent's items), is no import.
+                if target != *module && !module.starts_with(&target) {
+                    targets.insert(target);
+                }
+            }
+        }
+        for cycle in cycles(&edges) {
+            let names: Vec<String> = cycle.iter().map(|m| modules[m].display().to_string()).collect();
+            problems.push(format!("{src_dir}: these files import each other: {}", names.join(", ")));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "import cycles (move what both need into a file below both):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_cycle_check_finds_a_loop_and_reads_groups() {
+    let module = vec!["hardware".to_string(), "run".to_string()];
+    let paths = named_paths(
+        "use crate::hardware::{sensing::Sensing, outputs::{finish, keep}};\nuse super::config::File; // crate::x\n",
+        &module,
+    );
+    let text: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        text,
+        [
+            "hardware::sensing::Sensing",
+            "hardware::outputs::finish",
+            "hardware::outputs::keep",
+            "hardware::config::File"
+        ]
+    );
+    let edge = |a: &str, b: &str| (vec![a.to_string()], BTreeSet::from([vec![b.to_string()]]));
+    let looped = std::collections::BTreeMap::from([edge("a", "b"), edge("b", "c"), edge("c", "a"), edge("d", "a")]);
+    assert_eq!(cycles(&looped), vec![vec![vec!["a".to_string()], vec!["b".to_string()], vec!["c".to_string()]]]);
 }

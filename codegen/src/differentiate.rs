@@ -15,51 +15,11 @@
 //! the straight pose, as its pose is.
 
 use crate::dag::{Dag, Function, Input, Node, NodeId};
-use crate::equations::Equations;
+use crate::equations::{Derivatives, Equations};
 use std::collections::HashMap;
 
 /// The highest Stumpff function the runtime evaluates (`softgen_runtime::stumpff`).
 const HIGHEST_STUMPFF: u8 = softgen_runtime::STUMPFF_FUNCTIONS as u8 - 1;
-
-/// A group of coordinates (see [`loop_groups`]) and, per own column of a contact frame, its
-/// tangent along a direction of the group's coordinates.
-pub type OwnColumnsGroup = (Vec<usize>, Vec<[NodeId; 6]>);
-
-/// The directional derivatives of a robot's equations along a direction dq of the
-/// coordinates (`Input::PositionDirection`) and dqd of the rates (`Input::VelocityDirection`):
-/// those of the inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G (qdd the inputs
-/// `Input::Acceleration`), and those of the state-dependent pieces of the generalized force
-/// the simulated system adds (the contact frames' columns, the water's drag, the thrusters'
-/// columns), from which the runtime assembles the system's Jacobian. The unit directions
-/// give the partial derivatives column by column.
-pub struct Derivatives {
-    /// dID/dq dq, per coordinate.
-    pub position: Vec<NodeId>,
-    /// dID/dq whole, in groups of coordinates (see [`loop_groups`]): each group's rows are
-    /// the tangent along a direction of its coordinates alone, so every node they do not move
-    /// folds to zero, and a unit direction per coordinate gives its column; `None` where the
-    /// recursive stage gave the closed form (`Equations::inverse_dynamics_derivatives`).
-    pub position_groups: Option<Vec<(Vec<usize>, Vec<NodeId>)>>,
-    /// dID/dqd dqd (= d(C qd)/dqd dqd), per coordinate.
-    pub velocity: Vec<NodeId>,
-    /// Per coordinate, the tangent along dq of its world Plücker column [w; v] as every
-    /// contact frame beyond it sees it (its joint's, or its section's tip's); `None` where no
-    /// contact frame is moved by it, or only as its own.
-    pub coordinate_columns: Vec<Option<[NodeId; 6]>>,
-    /// Per contact frame, per coordinate of its own (a skin ring's section's, as
-    /// `ContactFrame::own`): its own column's tangent along dq.
-    pub contact_frames_own: Vec<Vec<(usize, [NodeId; 6])>>,
-    /// Per contact frame, its own columns' tangents in the groups of [`loop_groups`] (over the
-    /// coordinates that move them): (the group's coordinates, per own column in the order of
-    /// `contact_frames_own`, its tangent along a direction of the group's coordinates).
-    pub contact_frames_own_groups: Vec<Vec<OwnColumnsGroup>>,
-    /// The water's drag force along dq, per coordinate (empty in air).
-    pub hydrodynamic_position: Vec<NodeId>,
-    /// The water's drag force along dqd, per coordinate (empty in air).
-    pub hydrodynamic_velocity: Vec<NodeId>,
-    /// Per thruster, per coordinate: its unit thrust's generalized force along dq.
-    pub thruster_columns: Vec<Vec<NodeId>>,
-}
 
 impl Dag {
     /// The tangent of every root when each input in `seeds` moves along its node (the

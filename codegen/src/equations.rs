@@ -1,10 +1,10 @@
 //! Every output of a robot's generated module as nodes of one expression DAG: what emission
 //! works from, whichever way the equations were derived (the recursive algorithms, or the
-//! whole-body expansion kept as a test oracle).
+//! whole-body expansion kept as a test oracle), and the derivatives' outputs that
+//! `differentiate.rs` adds to them.
 
 use crate::dag::{Dag, Input, NodeId};
 use crate::derive::Derived;
-use crate::differentiate::Derivatives;
 use crate::expr;
 use crate::model::Robot;
 use crate::spatial::{Articulated, Motion};
@@ -359,4 +359,45 @@ impl Equations {
             ("thruster columns", pick(&mut self.thruster_columns.iter().flatten().copied())),
         ]
     }
+}
+
+/// A group of coordinates (see [`crate::differentiate::loop_groups`]) and, per own column of
+/// a contact frame, its tangent along a direction of the group's coordinates.
+pub type OwnColumnsGroup = (Vec<usize>, Vec<[NodeId; 6]>);
+
+/// The directional derivatives of a robot's equations along a direction dq of the
+/// coordinates (`Input::PositionDirection`) and dqd of the rates (`Input::VelocityDirection`):
+/// those of the inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G (qdd the inputs
+/// `Input::Acceleration`), and those of the state-dependent pieces of the generalized force
+/// the simulated system adds (the contact frames' columns, the water's drag, the thrusters'
+/// columns), from which the runtime assembles the system's Jacobian. The unit directions
+/// give the partial derivatives column by column.
+pub struct Derivatives {
+    /// dID/dq dq, per coordinate.
+    pub position: Vec<NodeId>,
+    /// dID/dq whole, in groups of coordinates (see [`crate::differentiate::loop_groups`]):
+    /// each group's rows are the tangent along a direction of its coordinates alone, so every
+    /// node they do not move folds to zero, and a unit direction per coordinate gives its
+    /// column; `None` where the recursive stage gave the closed form
+    /// (`Equations::inverse_dynamics_derivatives`).
+    pub position_groups: Option<Vec<(Vec<usize>, Vec<NodeId>)>>,
+    /// dID/dqd dqd (= d(C qd)/dqd dqd), per coordinate.
+    pub velocity: Vec<NodeId>,
+    /// Per coordinate, the tangent along dq of its world Plücker column [w; v] as every
+    /// contact frame beyond it sees it (its joint's, or its section's tip's); `None` where no
+    /// contact frame is moved by it, or only as its own.
+    pub coordinate_columns: Vec<Option<[NodeId; 6]>>,
+    /// Per contact frame, per coordinate of its own (a skin ring's section's, as
+    /// `ContactFrame::own`): its own column's tangent along dq.
+    pub contact_frames_own: Vec<Vec<(usize, [NodeId; 6])>>,
+    /// Per contact frame, its own columns' tangents in the groups of [`crate::differentiate::loop_groups`] (over the
+    /// coordinates that move them): (the group's coordinates, per own column in the order of
+    /// `contact_frames_own`, its tangent along a direction of the group's coordinates).
+    pub contact_frames_own_groups: Vec<Vec<OwnColumnsGroup>>,
+    /// The water's drag force along dq, per coordinate (empty in air).
+    pub hydrodynamic_position: Vec<NodeId>,
+    /// The water's drag force along dqd, per coordinate (empty in air).
+    pub hydrodynamic_velocity: Vec<NodeId>,
+    /// Per thruster, per coordinate: its unit thrust's generalized force along dq.
+    pub thruster_columns: Vec<Vec<NodeId>>,
 }

@@ -24,6 +24,7 @@ mod section_pass;
 mod sizes;
 mod spatial;
 mod spec;
+mod spec_error;
 mod symbolic;
 mod tree;
 mod urdf;

@@ -10,7 +10,7 @@
 //! by its name: `apply_frames` re-expresses it in the ancestor's frame.
 
 use crate::spec::{self, BodyKind, JointKind, Value};
-use crate::validate::{is_identifier, SpecError};
+use crate::spec_error::{is_identifier, SpecError};
 use std::collections::BTreeMap;
 use std::path::Path;
 use toml::Spanned;

@@ -40,13 +40,13 @@ pub use nalgebra;
 // The robot model.
 pub use quantities::physical_ranges;
 pub use robot::articulated::{ArticulatedFactor, InverseDynamicsFactors, Solve};
+pub use robot::dense::{multiply_into, solve_spd_in_place, spd_inverse_in_place, ForwardDynamicsError};
 pub use robot::dynamics::{
-    forward_dynamics, forward_dynamics_derivatives, forward_dynamics_derivatives_by, multiply_into, reciprocal_or_zero,
-    solve_spd_in_place, spd_inverse_in_place, DerivativesRoute, ForwardDynamicsDerivatives, ForwardDynamicsError,
-    ARTICULATED_SOLVE_FROM,
+    forward_dynamics, forward_dynamics_derivatives, forward_dynamics_derivatives_by, reciprocal_or_zero,
+    DerivativesRoute, ForwardDynamicsDerivatives, ARTICULATED_SOLVE_FROM,
 };
-pub use robot::force_coordinates::ForceCoordinates;
 pub use robot::lanes::{LaneValue, Lanes2, Lanes4, NO_COLUMN};
+pub use robot::model::ForceCoordinates;
 pub use robot::model::{
     tracked_point_names, BodyDrawing, BodyGeometry, ContactPointInfo, Coordinate, CoordinateKind, EnvironmentDefaults,
     FramePose, GaitDefaults, Model, ParamSet, SoftSectionInfo, ThrusterInfo, UnknownParameter, CONTACT_CHUNK,
@@ -103,10 +103,11 @@ pub use optimal_control::schedule::{
 };
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
 pub use simulation::failure_diagnosis::{likely_cause, LargestContactForce};
+pub use simulation::jacobian_workspace::SystemJacobian;
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
 pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};
-pub use simulation::system_jacobian::{ControlInput, FactoredState, SystemJacobian};
+pub use simulation::system_jacobian::{ControlInput, FactoredState};
 pub use simulation::valve_steering::{
     integrate_through_switches, next_valve_switch, SteeredValveWave, ValveDecisions, ValveDriven, ValveGains,
     ValvePlan, ValvePlanner, ValvePlannerConfig, ValveSnapshot, MAX_VALVES, VALVE_DECISIONS,

@@ -4,6 +4,8 @@
 pub(crate) mod config;
 pub(crate) mod estimation;
 pub(crate) mod natnet;
+pub(crate) mod outputs;
+pub(crate) mod request;
 pub(crate) mod robot_emulator;
 pub(crate) mod run;
 pub(crate) mod sensing;

@@ -94,7 +94,7 @@ fn behind_board<R: Model<N, C>, P: EmulatingPlant<R, N, C> + 'static, const N: u
     // The plant's true state at every SET, as `softgen run` writes a plant's trajectory.
     let truth = match &o.truth {
         Some(file) => {
-            let (pending, write_row) = crate::hardware::run::trajectory_writer::<R, N, C>(file)?;
+            let (pending, write_row) = crate::hardware::outputs::trajectory_writer::<R, N, C>(file)?;
             plant.observe(Box::new(write_row));
             Some(pending)
         }

@@ -5,6 +5,8 @@
 
 use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, PlantIntegratorName, RunConfig, SensorEntry};
 use crate::hardware::estimation::{configured_sensors, EstimatorReport};
+use crate::hardware::outputs::{finish, open_comedi, recorded_plant, trajectory_writer};
+use crate::hardware::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
 use crate::hardware::sensing::Sensing;
 use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
@@ -12,15 +14,14 @@ use nalgebra::{SVector, Vector2, Vector3};
 use softgen_runtime::{
     run_hardware, run_horizon_planner, run_planner, run_scheduled_planner, run_valve_planner, write_valve_commands,
     ActuatorCommand, ControlInput, CoordinateKind, DdpSettings, Device, DeviceError, DeviceValue, GaitParameters,
-    GaitPlanner, GoalSteering, GoalWeights, HorizonSettings, LoopConfig, LoopStats, Model, OutputChain, PlanFollower,
-    PlanLink, PlannerStats, RecedingHorizon, Recorder, Recording, SafetyFault, Serpenoid, SimulatedPlant, Simulation,
+    GaitPlanner, GoalSteering, GoalWeights, HorizonSettings, LoopConfig, Model, OutputChain, PlanFollower, PlanLink,
+    PlannerStats, RecedingHorizon, Recorder, Recording, SafetyFault, Serpenoid, SimulatedPlant, Simulation,
     SimulationConfig, State, StateEstimator, SteeredValveWave, SteeringConfig, SteeringLink, SteeringPhase,
     ValveDecisions, ValveLink, ValvePlanner, ValvePlant, ValveSteering, ValveSteeringConfig, ValveWiring,
     STOP_FINISHED,
 };
 use softgen_runtime::{CommandSchedule, KnotIntegrator, PlaneOfMotion, Tolerances, MAX_SCHEDULE_STATES};
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -145,154 +146,6 @@ pub struct ScheduledMpc {
     pub settle: f64,
     /// What the decisions are, for the run's header.
     pub description: String,
-}
-
-/// Which controller drives the actuators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ControllerChoice {
-    /// The robot's gait, open loop.
-    Gait,
-    /// The model-predictive controller re-planning towards a goal from the robot's state:
-    /// the simulated plant's (true or estimated) or, on the serial board, estimated from the
-    /// board's sensors and motion capture.
-    Mpc,
-}
-
-/// Where the model-predictive controller's state comes from on the simulated plant (on the
-/// robot it is always estimated).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum StateSource {
-    /// The plant's true state.
-    #[default]
-    True,
-    /// The state estimator, reading the run configuration's sensors emulated from the plant.
-    Estimated,
-}
-
-/// What `softgen run` was asked to do.
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    /// The robot's name.
-    pub robot: String,
-    /// The serial board's port; `None` runs the simulated plant.
-    pub serial_port: Option<String>,
-    /// A comedi DAQ device (e.g. /dev/comedi0); needs the `comedi` build feature.
-    pub comedi_device: Option<String>,
-    /// How long the board may take to acknowledge a frame.
-    pub ack_timeout: std::time::Duration,
-    /// Run configuration file; `None` uses the robot's own (its spec's sibling
-    /// `<robot>.run.toml`, carried by the generated registry).
-    pub config: Option<PathBuf>,
-    /// Print the first commands and stop, reaching no device.
-    pub dry_run: bool,
-    /// The loop's rate (Hz), in place of the run configuration's.
-    pub rate_hz: Option<f64>,
-    /// How long the loop runs (s).
-    pub duration: f64,
-    /// Every value sent to the device, with its time (CSV).
-    pub record: PathBuf,
-    /// The simulated plant's trajectory (CSV).
-    pub trajectory: PathBuf,
-    /// Try real-time scheduling and memory locking.
-    pub realtime: bool,
-    /// The gait's amplitude (rad), in place of the spec's.
-    pub amplitude: Option<f64>,
-    /// The gait's temporal frequency (rad/s), in place of the spec's.
-    pub temporal_frequency: Option<f64>,
-    /// The gait's spatial frequency (rad), in place of the spec's.
-    pub spatial_frequency: Option<f64>,
-    /// The gait's offset (rad), in place of the spec's.
-    pub offset: Option<f64>,
-    /// Which controller drives the robot.
-    pub controller: ControllerChoice,
-    /// The model-predictive controller's goal (m), in place of the run configuration's, and
-    /// its height for robots that move in space (None: the start's).
-    pub goal: Option<Vector2<f64>>,
-    /// See `goal`.
-    pub goal_height: Option<f64>,
-    /// Muscle-driven robots: the limb gait by name, its stride radius (m) and frequency
-    /// (Hz); defaults are the robot's driver's.
-    pub limb_gait: Option<String>,
-    /// See `limb_gait`.
-    pub stride: Option<f64>,
-    /// See `limb_gait`.
-    pub gait_frequency: Option<f64>,
-    /// Swimming robots: the named inputs to hold; default the robot's driver's.
-    pub swim: Option<String>,
-    /// A recorder CSV (`t,kind,channel,value`, as `record` writes, from the robot or the
-    /// simulated plant) to feed to the simulated plant in place of a controller: the plant's
-    /// trajectory under the recorded values, with no loop, device or controller.
-    pub replay: Option<PathBuf>,
-    /// The mpc controller's state: the plant's truth or the estimator's.
-    pub state: StateSource,
-    /// Where `--state estimated` writes each period's readings, estimate and commands (CSV).
-    pub sensor_log: PathBuf,
-    /// A sensor log to replay through the estimator offline, with no loop or plant.
-    pub estimate_from: Option<PathBuf>,
-}
-
-/// How a run ended.
-#[derive(Debug)]
-pub struct RunReport {
-    /// What the loop measured; None where no loop ran.
-    pub stats: Option<LoopStats>,
-    /// Why the run stopped early, if it did.
-    pub fault: Option<SafetyFault>,
-    /// What the model-predictive controller did, on `ControllerChoice::Mpc` runs.
-    pub mpc: Option<MpcReport>,
-    /// What the state estimator did, on `StateSource::Estimated` runs.
-    pub estimator: Option<EstimatorReport>,
-    /// The run configuration's terrain and parameters (the plant's, on the simulated plant).
-    pub plant: Option<PlantSetting>,
-}
-
-/// The run configuration's terrain (None: the spec's) and parameters by name.
-#[derive(Clone, Debug, Default)]
-pub struct PlantSetting {
-    /// The terrain.
-    pub terrain: Option<softgen_runtime::Terrain>,
-    /// The parameters by name.
-    pub params: Vec<(String, f64)>,
-}
-
-/// The model-predictive controller's side of a run.
-#[derive(Clone, Debug)]
-pub struct MpcReport {
-    /// The goal in the ground plane (m).
-    pub goal: Vector2<f64>,
-    /// The goal's height (m), for robots that move in space.
-    pub goal_height: Option<f64>,
-    /// What the planner thread did.
-    pub planner: PlannerStats,
-    /// Plans the gait took over.
-    pub plans_applied: u64,
-    /// When the centre of mass came within the arrival radius (s), if it did (and, for
-    /// box-DDP, stayed there to the end).
-    pub arrived_at: Option<f64>,
-    /// Whether the run ended because the task was done (arrived and settled, or held).
-    pub held: bool,
-    /// Distance of the centre of mass from the goal at the last measurement (m).
-    pub final_distance: f64,
-    /// Distance at the start (m).
-    pub start_distance: f64,
-}
-
-impl MpcReport {
-    /// The run's closing lines: `planner: N plans at X Hz, longest Y ms, overruns Z, ...`
-    /// and `goal: reached at t = T s (distance D m)` or `goal: not reached (distance D m)`.
-    pub fn print(&self) {
-        println!("planner: {}", self.planner);
-        match self.arrived_at {
-            Some(at) => println!(
-                "goal: reached at t = {at:.2} s (distance {:.3} m; {:.3} m at the start)",
-                self.final_distance, self.start_distance
-            ),
-            None => println!(
-                "goal: not reached (distance {:.3} m; {:.3} m at the start)",
-                self.final_distance, self.start_distance
-            ),
-        }
-    }
 }
 
 /// Runs `options` with the robots' own drivers; `stop` is set by signal handlers (the signal
@@ -2061,48 +1914,6 @@ fn plant_inputs(
     Ok((regulators, thrusters))
 }
 
-/// The simulated plant behind the run's recorder, its states written to the trajectory
-/// file and handed to `publish` (a planner's state source, which must never wait); with the
-/// two outputs still pending.
-#[allow(clippy::type_complexity)]
-pub(crate) fn recorded_plant<
-    R: Model<N, C>,
-    P: softgen_runtime::EmulatingPlant<R, N, C>,
-    const N: usize,
-    const C: usize,
->(
-    mut plant: P,
-    o: &RunOptions,
-    mut publish: impl FnMut(f64, &State<N>) + Send + 'static,
-) -> Result<(Recorder<P, std::fs::File>, PendingFile, PendingFile), String> {
-    let (pending_record, record) = PendingFile::create(&o.record)?;
-    let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
-    plant.observe(Box::new(move |t, x| {
-        publish(t, x);
-        write_row(t, x);
-    }));
-    let device = Recorder::new(plant, record, 100).map_err(|e| e.0)?;
-    Ok((device, pending_record, pending_trajectory))
-}
-
-/// The plant's trajectory CSV (`t` and every coordinate by name) as a pending file and the
-/// function that writes one row.
-pub(crate) fn trajectory_writer<R: Model<N, C>, const N: usize, const C: usize>(
-    path: &std::path::Path,
-) -> Result<(PendingFile, impl FnMut(f64, &State<N>) + Send + 'static), String> {
-    let (pending, file) = PendingFile::create(path)?;
-    let mut trajectory = std::io::BufWriter::new(file);
-    let header: Vec<&str> = std::iter::once("t").chain(R::COORDINATES.iter().map(|c| c.name)).collect();
-    writeln!(trajectory, "{}", header.join(",")).map_err(|e| e.to_string())?;
-    Ok((pending, move |t: f64, x: &State<N>| {
-        let _ = write!(trajectory, "{t}");
-        for v in x.q.iter() {
-            let _ = write!(trajectory, ",{v}");
-        }
-        let _ = writeln!(trajectory);
-    }))
-}
-
 /// Runs the loop on the comedi card or serial board the options name, recording every value
 /// sent; `None` when they name neither (the simulated plant's turn).
 fn run_real_device(
@@ -2128,138 +1939,4 @@ fn run_real_device(
         return finish(outcome, safe, chain, device.into_inner().map(drop), pending_record, None).map(Some);
     }
     Ok(None)
-}
-
-/// Opens a comedi card with analog ranges covering the regulators' voltages (0-10 V when
-/// the configuration has no regulator).
-#[cfg(feature = "comedi")]
-fn open_comedi(path: &str, channels: &[softgen_runtime::Channel]) -> Result<softgen_comedi::ComediDevice, String> {
-    use softgen_runtime::{Channel, PressureMap};
-    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
-    for c in channels {
-        if let Channel::PressureRegulator { map, .. } = c {
-            let (a, b) = match map {
-                PressureMap::Linear { volts_min, volts_max, .. } => (*volts_min, *volts_max),
-                PressureMap::Table(points) => (points[0].1, points[points.len() - 1].1),
-            };
-            low = low.min(a);
-            high = high.max(b);
-        }
-    }
-    if !low.is_finite() {
-        (low, high) = (0.0, 10.0);
-    }
-    softgen_comedi::ComediDevice::open(path, low, high)
-}
-
-/// The comedi card type of this build.
-#[cfg(feature = "comedi")]
-pub(crate) type ComediCard = softgen_comedi::ComediDevice;
-#[cfg(not(feature = "comedi"))]
-pub(crate) type ComediCard = NoDevice;
-
-/// Opens a comedi card for a run's outputs and, if any, the analog inputs `sampler` reads.
-#[cfg(feature = "comedi")]
-pub(crate) fn open_comedi_card(
-    path: &str,
-    channels: &[softgen_runtime::Channel],
-    sampler: Option<softgen_runtime::AnalogSampler>,
-) -> Result<ComediCard, String> {
-    let mut card = open_comedi(path, channels)?;
-    if let Some(sampler) = sampler {
-        card.attach_inputs(sampler)?;
-    }
-    Ok(card)
-}
-
-#[cfg(not(feature = "comedi"))]
-pub(crate) fn open_comedi_card(
-    path: &str,
-    channels: &[softgen_runtime::Channel],
-    _sampler: Option<softgen_runtime::AnalogSampler>,
-) -> Result<ComediCard, String> {
-    open_comedi(path, channels)
-}
-
-#[cfg(not(feature = "comedi"))]
-fn open_comedi(_path: &str, _channels: &[softgen_runtime::Channel]) -> Result<NoDevice, String> {
-    Err("this softgen was built without comedi support: rebuild with `--features comedi` (needs libcomedi, Debian package libcomedi-dev)".into())
-}
-
-/// Stands in for the comedi device in builds without it; never constructed.
-#[cfg(not(feature = "comedi"))]
-pub(crate) struct NoDevice;
-
-#[cfg(not(feature = "comedi"))]
-impl NoDevice {
-    pub(crate) fn samples(&self) -> u64 {
-        0
-    }
-}
-
-#[cfg(not(feature = "comedi"))]
-impl Device for NoDevice {
-    fn name(&self) -> &str {
-        "none"
-    }
-    fn write(&mut self, _t: f64, _values: &[DeviceValue]) -> Result<(), DeviceError> {
-        Err(DeviceError("no device".into()))
-    }
-}
-
-/// Prints how a run went and builds its report.
-/// The process's resident memory now and at its peak (bytes), where the system says
-/// (`VmRSS` and `VmHWM` of /proc/self/status on Linux): what a soak watches for growth.
-fn resident_memory() -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = status.lines().find(|l| l.starts_with(name))?;
-        let kilobytes: u64 = line[name.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
-        Some(kilobytes * 1024)
-    };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
-}
-
-/// A run's output file: replaces the earlier one, or, after a fault, kept beside it as
-/// `<stem>.failed.csv`.
-pub(crate) fn keep_output(pending: PendingFile, what: &str, failed: bool) -> Result<(), String> {
-    if failed {
-        println!("{what:<11} {} (earlier one kept)", pending.keep_as_failed()?.display());
-    } else {
-        println!("{what:<11} {}", pending.target().display());
-        pending.commit()?;
-    }
-    Ok(())
-}
-
-pub(crate) fn finish(
-    outcome: softgen_runtime::LoopOutcome,
-    safe: Result<(), SafetyFault>,
-    chain: &OutputChain,
-    closed: Result<(), DeviceError>,
-    record: PendingFile,
-    trajectory: Option<PendingFile>,
-) -> Result<RunReport, String> {
-    println!("loop        {}", outcome.stats);
-    if let Some((resident, peak)) = resident_memory() {
-        println!("resident    {:.1} MB at the end, peak {:.1} MB", resident as f64 / 1e6, peak as f64 / 1e6);
-    }
-    println!("limited     {} commands clamped or rate-limited", chain.filter.limited);
-    match &safe {
-        Ok(()) => println!("safe state  sent"),
-        Err(e) => println!("safe state  FAILED: {e}"),
-    }
-    if let Err(e) = &closed {
-        println!("recording   could not be completed: {e}");
-    }
-    let fault = outcome.fault.or(safe.err()).or(closed.err().map(|e| SafetyFault::Device(e.0)));
-    // A run that ended normally (or by a signal) replaces the earlier record and trajectory;
-    // a faulted one leaves them as they were, and its own, the one worth reading, is kept
-    // beside them as `<stem>.failed.csv`.
-    let failed = fault.as_ref().is_some_and(|f| !matches!(f, SafetyFault::Signal(_)));
-    keep_output(record, "recording", failed)?;
-    if let Some(t) = trajectory {
-        keep_output(t, "trajectory", failed)?;
-    }
-    Ok(RunReport { stats: Some(outcome.stats), fault, mpc: None, estimator: None, plant: None })
 }

@@ -8,7 +8,8 @@
 use crate::hardware::config::{RunConfig, SensorEntry, SensorSource};
 use crate::hardware::estimation::{EstimatorReport, InLoopEstimator};
 use crate::hardware::natnet::NatNetReader;
-use crate::hardware::run::{finish, keep_output, open_comedi_card, recorded_plant, ComediCard, RunOptions, RunReport};
+use crate::hardware::outputs::{finish, keep_output, open_comedi_card, recorded_plant, ComediCard};
+use crate::hardware::request::{RunOptions, RunReport};
 use crate::hardware::serial::{BoardSensors, SerialDevice};
 use crate::support::output::PendingFile;
 use nalgebra::SVector;

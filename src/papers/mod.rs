@@ -17,7 +17,8 @@ pub use experiment::{
     ExperimentRuns, Verdict, ViewedRun, VERDICT_TABLE_BEGIN, VERDICT_TABLE_END,
 };
 
-use crate::hardware::run::{run_with_drivers, RunDriver, RunOptions, RunReport};
+use crate::hardware::request::{RunOptions, RunReport};
+use crate::hardware::run::{run_with_drivers, RunDriver};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 

@@ -21,9 +21,10 @@ use crate::model::{
 };
 use crate::repeat;
 use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
+pub(crate) use crate::spec_error::is_identifier;
+pub use crate::spec_error::{SpecError, SpecErrors};
 use softgen_runtime::physical_inertia;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::ops::Range;
 use toml::Spanned;
 
@@ -32,44 +33,6 @@ struct SoftContext {
     normal: Option<[f64; 3]>,
     parent: Option<usize>,
 }
-
-/// One problem in a spec file.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpecError {
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-    pub field: String,
-    pub message: String,
-}
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
-        } else {
-            write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.column, self.field, self.message)
-        }
-    }
-}
-
-/// All problems found in one spec.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpecErrors(pub Vec<SpecError>);
-
-impl fmt::Display for SpecErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for SpecErrors {}
 
 /// Names a spec may not use for parameters: coordinates and built-ins.
 const RESERVED: &[&str] = &["pi", "gravity", "t"];
@@ -318,12 +281,6 @@ fn field_path(path: &serde_path_to_error::Path) -> String {
 fn stem(path: &str) -> String {
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
     file.strip_suffix(".toml").unwrap_or(file).to_string()
-}
-
-/// A name usable in generated code: an ASCII letter, then letters, digits and `_`.
-pub(crate) fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn planar_violation(v: &[Expr; 3], normal: Option<[f64; 3]>) -> bool {

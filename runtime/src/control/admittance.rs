@@ -1,7 +1,7 @@
 //! Admittance controller in gait-parameter space (eqs 22-24): contact forces bend the
 //! spatial frequencies eta_j away from their nominal values.
 
-use crate::robot::force_coordinates::ForceCoordinates;
+use crate::robot::model::ForceCoordinates;
 use nalgebra::SVector;
 
 /// An admittance controller's configuration: its gains, and the coordinates it reads the

@@ -2,7 +2,7 @@
 //! factorisation of M, which applies M^-1 to many columns at once in O(n) each with no matrix
 //! formed, and the per-joint factors whose products are dID/dq and dID/dqd.
 
-use crate::robot::dynamics::multiply_add;
+use crate::robot::dense::multiply_add;
 use nalgebra::SMatrix;
 use wide::f64x4;
 

@@ -3,28 +3,8 @@
 //! because both do the same virtual work (Q' dq = Q' T dc).
 
 use crate::environment::plane::PlaneOfMotion;
-use crate::robot::model::Model;
+use crate::robot::model::{ForceCoordinates, Model};
 use nalgebra::{SMatrix, SVector};
-
-/// The coordinates a controller works in.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ForceCoordinates {
-    /// The model's own coordinates.
-    Model,
-    /// A planar chain's coordinates as 003 writes them (eq 7): the actuated joints' angles
-    /// times `joint_sign` (-1 where the controller's relative angle is the model's joint
-    /// angle negated), the absolute angle of the body carrying the contact points `heading`
-    /// (the direction from the first to the second in the plane of motion), and the centre
-    /// of mass in the plane. A joint's force then holds that body's angle and the centre of
-    /// mass still, so uniform gravity has no part in it (003, eq 15). Needs a planar base:
-    /// the model's coordinates are its three base coordinates and its actuated joints.
-    PlanarChain {
-        /// The controller's joint angle over the model's: +1 or -1.
-        joint_sign: f64,
-        /// The two contact points whose direction is the body's angle.
-        heading: (usize, usize),
-    },
-}
 
 impl ForceCoordinates {
     /// Refuses coordinates that do not fit robot `R`.

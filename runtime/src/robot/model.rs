@@ -285,8 +285,7 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     const GAIT: Option<GaitDefaults>;
     /// The coordinates the spec says its controllers read generalized forces in (the
     /// paper's, where they are not the model's): the admittance controller's contact force.
-    const CONTROLLER_COORDINATES: crate::robot::force_coordinates::ForceCoordinates =
-        crate::robot::force_coordinates::ForceCoordinates::Model;
+    const CONTROLLER_COORDINATES: ForceCoordinates = ForceCoordinates::Model;
     /// Coordinates driven by solenoid valve pairs through a response (prescribed, not
     /// forced), in actuator order.
     const VALVES: &'static [usize] = &[];
@@ -364,7 +363,7 @@ pub trait Model<const N: usize, const C: usize>: 'static {
     /// coordinates never couple another limb's).
     fn mass_matrix_solve_into(mass_matrix: &SMatrix<f64, N, N>, rhs: &mut SVector<f64, N>) -> bool {
         let mut factor = *mass_matrix;
-        crate::robot::dynamics::solve_spd_in_place(&mut factor, rhs).is_ok()
+        crate::robot::dense::solve_spd_in_place(&mut factor, rhs).is_ok()
     }
     /// Forward dynamics from the state alone, with no cache given: what a rollout without
     /// contact needs. The default computes the cache and calls
@@ -886,4 +885,25 @@ pub trait Model<const N: usize, const C: usize>: 'static {
 /// markers (the indices `Model::tracked_point_position` takes).
 pub fn tracked_point_names<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<&'static str> {
     R::CONTACT_POINTS.iter().chain(R::MARKERS).map(|p| p.name).collect()
+}
+
+/// The coordinates a controller works in ([`Model::CONTROLLER_COORDINATES`]); what a force
+/// in them is, and the checks and maps, are in `force_coordinates.rs`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ForceCoordinates {
+    /// The model's own coordinates.
+    Model,
+    /// A planar chain's coordinates as 003 writes them (eq 7): the actuated joints' angles
+    /// times `joint_sign` (-1 where the controller's relative angle is the model's joint
+    /// angle negated), the absolute angle of the body carrying the contact points `heading`
+    /// (the direction from the first to the second in the plane of motion), and the centre
+    /// of mass in the plane. A joint's force then holds that body's angle and the centre of
+    /// mass still, so uniform gravity has no part in it (003, eq 15). Needs a planar base:
+    /// the model's coordinates are its three base coordinates and its actuated joints.
+    PlanarChain {
+        /// The controller's joint angle over the model's: +1 or -1.
+        joint_sign: f64,
+        /// The two contact points whose direction is the body's angle.
+        heading: (usize, usize),
+    },
 }

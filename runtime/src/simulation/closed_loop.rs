@@ -10,10 +10,10 @@ use crate::environment::contact_frame::{frame_generalized_force, point_jacobian,
 use crate::environment::terrain::Terrain;
 use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
 use crate::robot::dynamics::forward_dynamics;
-use crate::robot::force_coordinates::ForceCoordinates;
+use crate::robot::model::ForceCoordinates;
 use crate::robot::model::{Model, ParamSet, CONTACT_CHUNK};
 use crate::robot::state::State;
-use crate::simulation::system_jacobian::{JacobianWorkspace, SystemJacobian};
+use crate::simulation::jacobian_workspace::{JacobianWorkspace, SystemJacobian};
 use nalgebra::{SMatrix, SVector, Vector3, Vector6};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -955,14 +955,14 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
         // M factored once for the 2 N columns.
         let mut factor = SMatrix::<f64, N, N>::zeros();
         R::mass_matrix_into(q, &self.params, cache, &mut factor);
-        crate::robot::dynamics::cholesky_in_place(&mut factor)
+        crate::robot::dense::cholesky_in_place(&mut factor)
             .map_err(|_| IntegrationError::SingularMassMatrix { time: t })?;
         for i in 0..N {
             let mut a = position_force.column(i).into_owned();
-            crate::robot::dynamics::solve_cholesky(&factor, &mut a);
+            crate::robot::dense::solve_cholesky(&factor, &mut a);
             by_position.set_column(i, &a);
             let mut b = velocity_force.column(i).into_owned();
-            crate::robot::dynamics::solve_cholesky(&factor, &mut b);
+            crate::robot::dense::solve_cholesky(&factor, &mut b);
             by_velocity.set_column(i, &b);
         }
         Ok(true)

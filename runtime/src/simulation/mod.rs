@@ -9,6 +9,7 @@
 
 pub(crate) mod closed_loop;
 pub(crate) mod failure_diagnosis;
+pub(crate) mod jacobian_workspace;
 pub(crate) mod mpc;
 pub(crate) mod prescribed;
 pub(crate) mod simplified_chain;

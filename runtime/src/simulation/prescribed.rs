@@ -14,7 +14,7 @@
 
 use crate::actuators::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
 use crate::integration::integrator::{IntegrationError, Integrator, SecondOrderSystem};
-use crate::robot::dynamics::{cholesky_in_place, solve_cholesky_columns, solve_spd_in_place};
+use crate::robot::dense::{cholesky_in_place, solve_cholesky_columns, solve_spd_in_place};
 use crate::robot::model::Model;
 use crate::robot::state::State;
 use crate::simulation::closed_loop::{ContactReport, Simulation};

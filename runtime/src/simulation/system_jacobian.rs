@@ -16,35 +16,15 @@
 //! sum of its frames' wrenches and of their tangents, as the right-hand side takes them.
 
 use super::closed_loop::Simulation;
-use crate::environment::contact::{ContactSlopes, ContactTangent};
+use crate::environment::contact::ContactTangent;
 use crate::environment::contact_frame::{point_jacobian_column, point_velocity, point_wrench};
-use crate::environment::terrain::{SurfaceContact, Terrain};
+use crate::environment::terrain::Terrain;
 use crate::integration::integrator::IntegrationError;
-use crate::robot::dynamics::{cholesky_in_place, forward_dynamics, solve_cholesky, solve_cholesky_columns};
+use crate::robot::dense::{cholesky_in_place, solve_cholesky, solve_cholesky_columns};
+use crate::robot::dynamics::forward_dynamics;
 use crate::robot::model::{Model, ParamSet};
+use crate::simulation::jacobian_workspace::{TouchingFrame, TouchingPoint, TouchingSegment};
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3, Vector6};
-
-/// Which Jacobian of the accelerations a simulation gives implicit integrators.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SystemJacobian {
-    /// The stiff part only (elasticity, damping, servos, contact J' dF J at fixed J and M):
-    /// what a W-method needs to keep its order, and the cheapest.
-    #[default]
-    Stiff,
-    /// The exact Jacobian ([`Simulation::exact_jacobian`]).
-    Exact,
-}
-
-impl std::str::FromStr for SystemJacobian {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "stiff" => Ok(SystemJacobian::Stiff),
-            "exact" => Ok(SystemJacobian::Exact),
-            other => Err(format!("unknown Jacobian `{other}`: expected `stiff` or `exact`")),
-        }
-    }
-}
 
 /// The commands a controller sets on a simulation, for [`Simulation::input_jacobian`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,67 +58,6 @@ pub struct FactoredState<const N: usize> {
     pub factor: SMatrix<f64, N, N>,
     /// The accelerations at (t, q, qd).
     pub acceleration: SVector<f64, N>,
-}
-
-/// A touching contact point, as the Jacobian needs it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct TouchingPoint {
-    position: Vector3<f64>,
-    /// `None` on the floor, whose load is fixed.
-    contact: Option<SurfaceContact>,
-    /// The force the point carries (friction only on the floor).
-    force: Vector3<f64>,
-    /// The force's slopes by its inputs: one evaluation of the law's tangent per point
-    /// serves every direction.
-    slopes: ContactSlopes,
-}
-
-/// A contact frame with touching points: its columns and axis, and where its points are in
-/// the workspace's point list.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct TouchingFrame<const N: usize> {
-    frame: usize,
-    columns: SMatrix<f64, 6, N>,
-    /// The frame's twist, S qd.
-    twist: Vector6<f64>,
-    axis: Vector3<f64>,
-    wrench: Vector6<f64>,
-    points: (usize, usize),
-}
-
-/// The touching frames of one segment ([`Model::CONTACT_FRAME_SEGMENT`]; each frame is a
-/// segment of its own for models without segments): the columns they share (every column
-/// of their paths but their own), the sum of their wrenches, and where its frames are in the
-/// workspace's frame list (consecutive, as frames are visited in order).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct TouchingSegment<const N: usize> {
-    /// The segment's index, or the frame's for models without segments.
-    index: usize,
-    columns: SMatrix<f64, 6, N>,
-    /// The first frame's path and own coordinates: the shared columns are the path's others.
-    path: &'static [u16],
-    own: (usize, usize),
-    wrench: Vector6<f64>,
-    frames: (usize, usize),
-}
-
-impl<const N: usize> TouchingSegment<N> {
-    /// The coordinates whose columns the segment's frames share, ascending.
-    fn shared_path(&self) -> impl Iterator<Item = usize> + '_ {
-        let (first, count) = self.own;
-        self.path.iter().map(|&c| c as usize).filter(move |&c| c < first || c >= first + count)
-    }
-}
-
-/// Buffers the exact Jacobian reuses from call to call, so that it does not allocate once
-/// they have grown to the most frames in touch.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct JacobianWorkspace<const N: usize> {
-    frames: Vec<TouchingFrame<N>>,
-    segments: Vec<TouchingSegment<N>>,
-    points: Vec<TouchingPoint>,
-    /// Per touching frame, its own columns' tangents along every unit direction.
-    own_tangents: Vec<[SMatrix<f64, 6, 3>; N]>,
 }
 
 impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {

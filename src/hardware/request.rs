@@ -1,0 +1,155 @@
+//! What `softgen run` is asked to do and what it reports: the options, which controller
+//! drives the robot and where its state comes from, and how the run ended.
+
+use crate::hardware::estimation::EstimatorReport;
+use nalgebra::Vector2;
+use softgen_runtime::{LoopStats, PlannerStats, SafetyFault};
+use std::path::PathBuf;
+
+/// Which controller drives the actuators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControllerChoice {
+    /// The robot's gait, open loop.
+    Gait,
+    /// The model-predictive controller re-planning towards a goal from the robot's state:
+    /// the simulated plant's (true or estimated) or, on the serial board, estimated from the
+    /// board's sensors and motion capture.
+    Mpc,
+}
+
+/// Where the model-predictive controller's state comes from on the simulated plant (on the
+/// robot it is always estimated).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StateSource {
+    /// The plant's true state.
+    #[default]
+    True,
+    /// The state estimator, reading the run configuration's sensors emulated from the plant.
+    Estimated,
+}
+
+/// What `softgen run` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The robot's name.
+    pub robot: String,
+    /// The serial board's port; `None` runs the simulated plant.
+    pub serial_port: Option<String>,
+    /// A comedi DAQ device (e.g. /dev/comedi0); needs the `comedi` build feature.
+    pub comedi_device: Option<String>,
+    /// How long the board may take to acknowledge a frame.
+    pub ack_timeout: std::time::Duration,
+    /// Run configuration file; `None` uses the robot's own (its spec's sibling
+    /// `<robot>.run.toml`, carried by the generated registry).
+    pub config: Option<PathBuf>,
+    /// Print the first commands and stop, reaching no device.
+    pub dry_run: bool,
+    /// The loop's rate (Hz), in place of the run configuration's.
+    pub rate_hz: Option<f64>,
+    /// How long the loop runs (s).
+    pub duration: f64,
+    /// Every value sent to the device, with its time (CSV).
+    pub record: PathBuf,
+    /// The simulated plant's trajectory (CSV).
+    pub trajectory: PathBuf,
+    /// Try real-time scheduling and memory locking.
+    pub realtime: bool,
+    /// The gait's amplitude (rad), in place of the spec's.
+    pub amplitude: Option<f64>,
+    /// The gait's temporal frequency (rad/s), in place of the spec's.
+    pub temporal_frequency: Option<f64>,
+    /// The gait's spatial frequency (rad), in place of the spec's.
+    pub spatial_frequency: Option<f64>,
+    /// The gait's offset (rad), in place of the spec's.
+    pub offset: Option<f64>,
+    /// Which controller drives the robot.
+    pub controller: ControllerChoice,
+    /// The model-predictive controller's goal (m), in place of the run configuration's, and
+    /// its height for robots that move in space (None: the start's).
+    pub goal: Option<Vector2<f64>>,
+    /// See `goal`.
+    pub goal_height: Option<f64>,
+    /// Muscle-driven robots: the limb gait by name, its stride radius (m) and frequency
+    /// (Hz); defaults are the robot's driver's.
+    pub limb_gait: Option<String>,
+    /// See `limb_gait`.
+    pub stride: Option<f64>,
+    /// See `limb_gait`.
+    pub gait_frequency: Option<f64>,
+    /// Swimming robots: the named inputs to hold; default the robot's driver's.
+    pub swim: Option<String>,
+    /// A recorder CSV (`t,kind,channel,value`, as `record` writes, from the robot or the
+    /// simulated plant) to feed to the simulated plant in place of a controller: the plant's
+    /// trajectory under the recorded values, with no loop, device or controller.
+    pub replay: Option<PathBuf>,
+    /// The mpc controller's state: the plant's truth or the estimator's.
+    pub state: StateSource,
+    /// Where `--state estimated` writes each period's readings, estimate and commands (CSV).
+    pub sensor_log: PathBuf,
+    /// A sensor log to replay through the estimator offline, with no loop or plant.
+    pub estimate_from: Option<PathBuf>,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct RunReport {
+    /// What the loop measured; None where no loop ran.
+    pub stats: Option<LoopStats>,
+    /// Why the run stopped early, if it did.
+    pub fault: Option<SafetyFault>,
+    /// What the model-predictive controller did, on `ControllerChoice::Mpc` runs.
+    pub mpc: Option<MpcReport>,
+    /// What the state estimator did, on `StateSource::Estimated` runs.
+    pub estimator: Option<EstimatorReport>,
+    /// The run configuration's terrain and parameters (the plant's, on the simulated plant).
+    pub plant: Option<PlantSetting>,
+}
+
+/// The run configuration's terrain (None: the spec's) and parameters by name.
+#[derive(Clone, Debug, Default)]
+pub struct PlantSetting {
+    /// The terrain.
+    pub terrain: Option<softgen_runtime::Terrain>,
+    /// The parameters by name.
+    pub params: Vec<(String, f64)>,
+}
+
+/// The model-predictive controller's side of a run.
+#[derive(Clone, Debug)]
+pub struct MpcReport {
+    /// The goal in the ground plane (m).
+    pub goal: Vector2<f64>,
+    /// The goal's height (m), for robots that move in space.
+    pub goal_height: Option<f64>,
+    /// What the planner thread did.
+    pub planner: PlannerStats,
+    /// Plans the gait took over.
+    pub plans_applied: u64,
+    /// When the centre of mass came within the arrival radius (s), if it did (and, for
+    /// box-DDP, stayed there to the end).
+    pub arrived_at: Option<f64>,
+    /// Whether the run ended because the task was done (arrived and settled, or held).
+    pub held: bool,
+    /// Distance of the centre of mass from the goal at the last measurement (m).
+    pub final_distance: f64,
+    /// Distance at the start (m).
+    pub start_distance: f64,
+}
+
+impl MpcReport {
+    /// The run's closing lines: `planner: N plans at X Hz, longest Y ms, overruns Z, ...`
+    /// and `goal: reached at t = T s (distance D m)` or `goal: not reached (distance D m)`.
+    pub fn print(&self) {
+        println!("planner: {}", self.planner);
+        match self.arrived_at {
+            Some(at) => println!(
+                "goal: reached at t = {at:.2} s (distance {:.3} m; {:.3} m at the start)",
+                self.final_distance, self.start_distance
+            ),
+            None => println!(
+                "goal: not reached (distance {:.3} m; {:.3} m at the start)",
+                self.final_distance, self.start_distance
+            ),
+        }
+    }
+}
