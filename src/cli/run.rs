@@ -4,6 +4,11 @@ use super::signals::{signal_exit, stop_flag};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// The exit status of a run whose safe state could not be sent or confirmed at its end,
+/// whatever stopped it: distinct from a fault's 1 and a signal's 128 + n, because the
+/// outputs may still be driven.
+pub const SAFE_STATE_FAILED_STATUS: u8 = 3;
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum DeviceName {
     /// The generated model integrated in step with the commands (hardware in the loop).
@@ -221,12 +226,20 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, String> {
         let frames = softgen::write_view_from_csv(&options.trajectory, &robot, &setup, &page)?;
         println!("view            {} ({frames} frames)", page.display());
     }
+    // The last line says how the run left the robot; a run whose safe state failed exits
+    // with its own status, whatever stopped it, so no script reads it as a safe stop.
+    let ending = report.ending();
+    let unsafe_end = report.safe_state_failure.is_some();
     match report.fault {
         None => Ok(ExitCode::SUCCESS),
         Some(softgen_runtime::SafetyFault::Signal(s)) => {
-            eprintln!("stopped by signal {s}: outputs in their safe state, logs complete");
-            Ok(signal_exit(s as usize))
+            eprintln!("stopped by signal {s}: {ending}");
+            Ok(if unsafe_end { ExitCode::from(SAFE_STATE_FAILED_STATUS) } else { signal_exit(s as usize) })
         }
-        Some(fault) => Err(format!("run stopped: {fault} (outputs in their safe state, logs complete)")),
+        Some(fault) if unsafe_end => {
+            eprintln!("error: run stopped: {fault} ({ending})");
+            Ok(ExitCode::from(SAFE_STATE_FAILED_STATUS))
+        }
+        Some(fault) => Err(format!("run stopped: {fault} ({ending})")),
     }
 }

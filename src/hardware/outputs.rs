@@ -177,6 +177,8 @@ pub(crate) fn finish(
     if let Err(e) = &closed {
         println!("recording   could not be completed: {e}");
     }
+    let safe_state_failure = safe.clone().err();
+    let recording_failure = closed.clone().err().map(|e| e.0);
     let fault = outcome.fault.or(safe.err()).or(closed.err().map(|e| SafetyFault::Device(e.0)));
     // A run that ended normally (or by a signal) replaces the earlier record and trajectory;
     // a faulted one leaves them as they were, and its own, the one worth reading, is kept
@@ -186,5 +188,13 @@ pub(crate) fn finish(
     if let Some(t) = trajectory {
         keep_output(t, "trajectory", failed)?;
     }
-    Ok(RunReport { stats: Some(outcome.stats), fault, mpc: None, estimator: None, plant: None })
+    Ok(RunReport {
+        stats: Some(outcome.stats),
+        fault,
+        mpc: None,
+        estimator: None,
+        plant: None,
+        safe_state_failure,
+        recording_failure,
+    })
 }

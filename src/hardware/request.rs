@@ -103,6 +103,42 @@ pub struct RunReport {
     pub estimator: Option<EstimatorReport>,
     /// The run configuration's terrain and parameters (the plant's, on the simulated plant).
     pub plant: Option<PlantSetting>,
+    /// Why the safe state could not be sent, or its sending not confirmed, at the end of
+    /// the loop: the outputs may still be driven. None where it was sent or no loop ran.
+    pub safe_state_failure: Option<SafetyFault>,
+    /// Why the recording of every value sent could not be completed, if it could not.
+    pub recording_failure: Option<String>,
+}
+
+impl RunReport {
+    /// The report of a run that ran no loop (a dry run, a replay, an offline estimate).
+    pub fn without_loop() -> RunReport {
+        RunReport {
+            stats: None,
+            fault: None,
+            mpc: None,
+            estimator: None,
+            plant: None,
+            safe_state_failure: None,
+            recording_failure: None,
+        }
+    }
+
+    /// How the run left the robot and its files, as its last line says it: the outputs in
+    /// their safe state or not, the logs complete or not.
+    pub fn ending(&self) -> String {
+        let outputs = match &self.safe_state_failure {
+            None => "outputs in their safe state".to_string(),
+            Some(e) => {
+                format!("the SAFE STATE FAILED ({e}): the outputs may still be driven; make the hardware safe by hand")
+            }
+        };
+        let logs = match &self.recording_failure {
+            None => "logs complete".to_string(),
+            Some(e) => format!("the recording is incomplete ({e})"),
+        };
+        format!("{outputs}, {logs}")
+    }
 }
 
 /// The run configuration's terrain (None: the spec's) and parameters by name.

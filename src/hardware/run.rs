@@ -1186,7 +1186,7 @@ fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
     }
     println!("sensor log  {}", pending.target().display());
     pending.commit()?;
-    Ok(RunReport { stats: None, fault: None, mpc: None, estimator: None, plant: None })
+    Ok(RunReport::without_loop())
 }
 
 /// The commands box-DDP plans, in the actuators' order: muscle pressures, then thrusts.
@@ -1746,7 +1746,7 @@ fn dry_run(
     }
     println!("safe state:");
     chain.safe_state(&mut printer, times.last().copied().unwrap_or(0.0) + dt).map_err(|e| e.to_string())?;
-    Ok(RunReport { stats: None, fault: None, mpc: None, estimator: None, plant: None })
+    Ok(RunReport::without_loop())
 }
 
 /// The simulated plant as hardware in the loop wires it for robot `R`: joints under the
@@ -1850,7 +1850,7 @@ fn replay<R: Model<N, C>, const N: usize, const C: usize>(
     let com = R::center_of_mass(&end, &params, &R::cache(&end, &params));
     println!("trajectory  {}", o.trajectory.display());
     println!("plant       centre of mass at ({:.3}, {:.3}, {:.3}) m at the end", com.x, com.y, com.z);
-    Ok(RunReport { stats: None, fault: None, mpc: None, estimator: None, plant: None })
+    Ok(RunReport::without_loop())
 }
 
 /// Hardware in the loop on `plant`: the loop runs `controller` through the chain to the

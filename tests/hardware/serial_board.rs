@@ -124,8 +124,11 @@ fn a_corrupted_frame_is_detected_and_reported() {
     let out = run_host(dir.path(), &line.port, "5");
     line.close();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("corrupted frame from the board (sequence 100, bad CRC)"), "{stderr}");
+    // The board still answers, so the safe state is confirmed, and the last line says so.
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("(outputs in their safe state, logs complete)"), "{stderr}");
     let received = board_log(&log);
     let offs = received.iter().rev().take_while(|r| r.1 != "set" || r.2 == "off").filter(|r| r.2 == "off").count();
     assert_eq!(offs, 5, "all five servos switched off: {:?}", &received[received.len().saturating_sub(8)..]);
@@ -177,8 +180,15 @@ fn a_silent_board_trips_the_watchdog_and_the_safe_state() {
     let out = run_host(dir.path(), &line.port, "5");
     line.close();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
     assert!(stderr.contains("board silent"), "{stderr}");
+    // The mute board acknowledges no frame of the safe state either: the run cannot say its
+    // outputs are safe, and its last line and exit status say that they may not be.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("safe state  FAILED"), "{stdout}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("the SAFE STATE FAILED") && last.contains("make the hardware safe by hand"), "{stderr}");
+    assert!(!stderr.contains("outputs in their safe state"), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert_eq!(std::fs::read_to_string(dir.path().join("commands.csv")).unwrap(), earlier);
     let failed = std::fs::read_to_string(dir.path().join("commands.failed.csv")).unwrap();
     assert!(failed.lines().count() > 300, "the faulted run's own record is kept");
