@@ -252,13 +252,15 @@ pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
         (0..n).map(|j| (input(j), dag.input(direction(j)))).collect::<HashMap<Input, NodeId>>()
     };
     let along_q = seeds(dag, Input::Q, Input::PositionDirection);
-    let position = dag.tangents(&equations.inverse_dynamics, &along_q, "along_dq")?;
+    // dID/dq whole, not a tangent along one direction: nothing at run time asks for one
+    // direction alone (the runtime's tangent multiplies the matrix), and a second kernel of
+    // the same pass would double the largest part of a soft robot's module.
     let position_groups = match equations.inverse_dynamics_derivatives {
         Some(_) => None,
         None => Some(grouped_tangents(dag, &equations.inverse_dynamics, n)?),
     };
+    // dID/dqd is 2 C (the Christoffel C's kernel): no tangent of its own either.
     let along_qd = seeds(dag, Input::Qd, Input::VelocityDirection);
-    let velocity = dag.tangents(&equations.inverse_dynamics, &along_qd, "along_dqd")?;
     // Contact frames' columns: a coordinate's column is the same for every frame beyond it
     // (the world column of its joint, or of its section's tip), so its tangent is built
     // once; only a skin ring's own columns (its section's coordinates at the ring) are the
@@ -299,12 +301,7 @@ pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
                 })
                 .collect(),
         );
-        let mut tangents = dag.tangents(&roots, &along_q, "along_dq")?.into_iter();
-        contact_frames_own.push(
-            own.iter()
-                .map(|(j, _)| (*j, std::array::from_fn(|_| tangents.next().expect("one tangent per column entry"))))
-                .collect(),
-        );
+        contact_frames_own.push(own.iter().map(|(j, _)| *j).collect());
     }
     let hydrodynamic_position = dag.tangents(&equations.hydrodynamic_force, &along_q, "along_dq")?;
     let hydrodynamic_velocity = dag.tangents(&equations.hydrodynamic_force, &along_qd, "along_dqd")?;
@@ -313,9 +310,7 @@ pub fn derivatives(equations: &mut Equations) -> Result<Derivatives, String> {
     let thruster_columns = thruster_tangents.chunks(n.max(1)).map(|c| c.to_vec()).collect::<Vec<_>>();
     let thruster_columns = if equations.thruster_columns.is_empty() { Vec::new() } else { thruster_columns };
     Ok(Derivatives {
-        position,
         position_groups,
-        velocity,
         coordinate_columns,
         contact_frames_own,
         contact_frames_own_groups,

@@ -308,10 +308,11 @@ impl Equations {
         if !self.thruster_columns.is_empty() {
             kernels.push(self.thruster_columns.iter().flatten().copied().collect());
         }
-        // A point alone on its frame has its own Jacobian kernel, which reads its position.
+        // A point alone on its frame has its own Jacobian kernel, which reads its position
+        // (frame-motion robots take every point's Jacobian from its frame instead).
         let points_on_frame = self.points_on_frame();
         for (k, &f) in self.contact_frame_of.iter().enumerate() {
-            if points_on_frame[f] == 1 {
+            if points_on_frame[f] == 1 && !self.frame_motion {
                 kernels.push(self.contact_positions[k].to_vec());
             }
         }
@@ -365,31 +366,28 @@ impl Equations {
 /// a contact frame, its tangent along a direction of the group's coordinates.
 pub type OwnColumnsGroup = (Vec<usize>, Vec<[NodeId; 6]>);
 
-/// The directional derivatives of a robot's equations along a direction dq of the
-/// coordinates (`Input::PositionDirection`) and dqd of the rates (`Input::VelocityDirection`):
-/// those of the inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G (qdd the inputs
-/// `Input::Acceleration`), and those of the state-dependent pieces of the generalized force
-/// the simulated system adds (the contact frames' columns, the water's drag, the thrusters'
-/// columns), from which the runtime assembles the system's Jacobian. The unit directions
-/// give the partial derivatives column by column.
+/// The derivatives of a robot's equations along a direction dq of the coordinates
+/// (`Input::PositionDirection`) and dqd of the rates (`Input::VelocityDirection`): dID/dq of
+/// the inverse dynamics ID(q, qd, qdd) = M qdd + C qd + G (qdd the inputs
+/// `Input::Acceleration`) whole, and the tangents of the state-dependent pieces of the
+/// generalized force the simulated system adds (the contact frames' columns, the water's
+/// drag, the thrusters' columns), from which the runtime assembles the system's Jacobian.
+/// The unit directions give the partial derivatives column by column. (dID/dqd is 2 C, the
+/// Christoffel C's kernel, so it has none here.)
 pub struct Derivatives {
-    /// dID/dq dq, per coordinate.
-    pub position: Vec<NodeId>,
     /// dID/dq whole, in groups of coordinates (see [`crate::differentiate::loop_groups`]):
     /// each group's rows are the tangent along a direction of its coordinates alone, so every
     /// node they do not move folds to zero, and a unit direction per coordinate gives its
     /// column; `None` where the recursive stage gave the closed form
     /// (`Equations::inverse_dynamics_derivatives`).
     pub position_groups: Option<Vec<(Vec<usize>, Vec<NodeId>)>>,
-    /// dID/dqd dqd (= d(C qd)/dqd dqd), per coordinate.
-    pub velocity: Vec<NodeId>,
     /// Per coordinate, the tangent along dq of its world Plücker column [w; v] as every
     /// contact frame beyond it sees it (its joint's, or its section's tip's); `None` where no
     /// contact frame is moved by it, or only as its own.
     pub coordinate_columns: Vec<Option<[NodeId; 6]>>,
-    /// Per contact frame, per coordinate of its own (a skin ring's section's, as
-    /// `ContactFrame::own`): its own column's tangent along dq.
-    pub contact_frames_own: Vec<Vec<(usize, [NodeId; 6])>>,
+    /// Per contact frame, the coordinates of its own that move it (a skin ring's section's,
+    /// of `ContactFrame::own`), in the order of its motion.
+    pub contact_frames_own: Vec<Vec<usize>>,
     /// Per contact frame, its own columns' tangents in the groups of [`crate::differentiate::loop_groups`] (over the
     /// coordinates that move them): (the group's coordinates, per own column in the order of
     /// `contact_frames_own`, its tangent along a direction of the group's coordinates).

@@ -926,181 +926,6 @@ pub fn inverse_dynamics_derivatives_into(
             + lower_subspace_rate_v_x * cache.lower_projected_inertia_f_x
             - lower_coriolis_row_n_y);
 }
-/// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
-/// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
-/// in the expression DAG of the recursive algorithms (a forward-mode tangent of
-/// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
-#[inline]
-#[allow(unused_variables)]
-pub fn inverse_dynamics_position_tangent_into(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    dq: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    out: &mut SVector<f64, DOF>,
-) {
-    *out = SVector::zeros();
-    let upper_rotation_00_along_dq = dq[0] * cache.upper_rotation_02;
-    let upper_com_x_along_dq = upper_rotation_00_along_dq * p.upper_length;
-    let upper_rotation_20_along_dq = cache.cos_q0 * dq[0];
-    let upper_com_z_along_dq = upper_rotation_20_along_dq * p.upper_length;
-    let upper_inertia_i_11_along_dq = p.upper_mass
-        * (2.0 * upper_com_x_along_dq * cache.upper_com_x
-            + 2.0 * cache.upper_com_z * upper_com_z_along_dq);
-    let upper_acceleration_w_y = -qdd[0];
-    let upper_velocity_w_y = -qd[0];
-    let lower_subspace_rate_v_z_along_dq = -(upper_velocity_w_y * upper_com_z_along_dq);
-    let lower_bias_v_z_along_dq = lower_subspace_rate_v_z_along_dq * qd[1];
-    let lower_subspace_v_z_along_dq = -upper_com_x_along_dq;
-    let lower_acceleration_v_z_along_dq = lower_bias_v_z_along_dq
-        + lower_subspace_v_z_along_dq * qdd[1];
-    let lower_rotation_20_along_dq = cache.cos_q0 * dq[1] * cache.cos_q1
-        + upper_rotation_20_along_dq * cache.cos_q1
-        + upper_rotation_00_along_dq * cache.sin_q1
-        - cache.sin_q1 * dq[1] * cache.sin_q0;
-    let lower_com_z_along_dq = p.lower_length * lower_rotation_20_along_dq
-        + upper_com_z_along_dq;
-    let lower_inertia_h_z_along_dq = p.lower_mass * lower_com_z_along_dq;
-    let lower_subspace_rate_v_x = upper_velocity_w_y * cache.lower_subspace_v_z;
-    let lower_bias_v_x = lower_subspace_rate_v_x * qd[1];
-    let lower_acceleration_v_x = qdd[1] * cache.upper_com_z + lower_bias_v_x;
-    let lower_velocity_v_x = cache.upper_com_z * qd[1];
-    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
-    let upper_rotation_02_along_dq = -upper_rotation_20_along_dq;
-    let lower_rotation_00_along_dq = upper_rotation_02_along_dq * cache.sin_q1
-        + dq[1] * cache.cos_q1 * cache.upper_rotation_02
-        + upper_rotation_00_along_dq * cache.cos_q1
-        - cache.cos_q0 * cache.sin_q1 * dq[1];
-    let lower_com_x_along_dq = upper_com_x_along_dq
-        + p.lower_length * lower_rotation_00_along_dq;
-    let lower_inertia_h_x_along_dq = p.lower_mass * lower_com_x_along_dq;
-    let lower_velocity_v_z_along_dq = lower_subspace_v_z_along_dq * qd[1];
-    let lower_momentum_f_z_along_dq = p.lower_mass * lower_velocity_v_z_along_dq
-        - lower_velocity_w_y * lower_inertia_h_x_along_dq;
-    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
-        + lower_velocity_v_x * p.lower_mass;
-    let lower_velocity_v_x_along_dq = upper_com_z_along_dq * qd[1];
-    let lower_momentum_f_x_along_dq = lower_velocity_v_x_along_dq * p.lower_mass
-        + lower_velocity_w_y * lower_inertia_h_z_along_dq;
-    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
-    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
-        - lower_velocity_w_y * cache.lower_inertia_h_x;
-    let lower_articulated_bias_n_y_along_dq = lower_velocity_v_z_along_dq
-        * lower_momentum_f_x + lower_momentum_f_x_along_dq * lower_velocity_v_z
-        - lower_velocity_v_x * lower_momentum_f_z_along_dq
-        - lower_velocity_v_x_along_dq * lower_momentum_f_z;
-    let lower_subspace_rate_v_x_along_dq = lower_subspace_v_z_along_dq
-        * upper_velocity_w_y;
-    let lower_bias_v_x_along_dq = lower_subspace_rate_v_x_along_dq * qd[1];
-    let lower_acceleration_v_x_along_dq = qdd[1] * upper_com_z_along_dq
-        + lower_bias_v_x_along_dq;
-    let lower_acceleration_w_y = upper_acceleration_w_y - qdd[1];
-    let lower_inertia_i_11_along_dq = (2.0 * lower_com_z_along_dq * cache.lower_com_z
-        + 2.0 * cache.lower_com_x * lower_com_x_along_dq) * p.lower_mass;
-    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.upper_com_z);
-    let lower_bias_v_z = lower_subspace_rate_v_z * qd[1];
-    let lower_acceleration_v_z = lower_bias_v_z + qdd[1] * cache.lower_subspace_v_z;
-    let lower_composite_force_n_y_along_dq = lower_inertia_h_z_along_dq
-        * lower_acceleration_v_x + lower_articulated_bias_n_y_along_dq
-        + lower_acceleration_v_x_along_dq * cache.lower_inertia_h_z
-        + lower_acceleration_w_y * lower_inertia_i_11_along_dq
-        - cache.lower_inertia_h_x * lower_acceleration_v_z_along_dq
-        - lower_inertia_h_x_along_dq * lower_acceleration_v_z;
-    let upper_composite_force_n_y_along_dq = upper_inertia_i_11_along_dq
-        * upper_acceleration_w_y + lower_composite_force_n_y_along_dq;
-    let upper_inertia_h_x_along_dq = p.upper_mass * upper_com_x_along_dq;
-    let upper_composite_inertia_h_x_along_dq = lower_inertia_h_x_along_dq
-        + upper_inertia_h_x_along_dq;
-    let lower_articulated_bias_f_z_along_dq = -(lower_momentum_f_x_along_dq
-        * lower_velocity_w_y);
-    let lower_composite_force_f_z_along_dq = lower_articulated_bias_f_z_along_dq
-        + p.lower_mass * lower_acceleration_v_z_along_dq
-        - lower_inertia_h_x_along_dq * lower_acceleration_w_y;
-    let lower_articulated_bias_f_x = lower_momentum_f_z * lower_velocity_w_y;
-    let lower_composite_force_f_x = lower_articulated_bias_f_x
-        + cache.lower_inertia_h_z * lower_acceleration_w_y
-        + p.lower_mass * lower_acceleration_v_x;
-    let lower_articulated_bias_f_z = -(lower_velocity_w_y * lower_momentum_f_x);
-    let lower_composite_force_f_z = p.lower_mass * lower_acceleration_v_z
-        + lower_articulated_bias_f_z - cache.lower_inertia_h_x * lower_acceleration_w_y;
-    let lower_articulated_bias_f_x_along_dq = lower_velocity_w_y
-        * lower_momentum_f_z_along_dq;
-    let lower_composite_force_f_x_along_dq = lower_acceleration_v_x_along_dq
-        * p.lower_mass + lower_articulated_bias_f_x_along_dq
-        + lower_inertia_h_z_along_dq * lower_acceleration_w_y;
-    out[0] = p.gravity * upper_composite_inertia_h_x_along_dq
-        - upper_composite_force_n_y_along_dq;
-    out[1] = lower_composite_force_f_z_along_dq * cache.lower_subspace_v_z
-        + lower_composite_force_f_x * upper_com_z_along_dq
-        + lower_subspace_v_z_along_dq * lower_composite_force_f_z
-        + lower_composite_force_f_x_along_dq * cache.upper_com_z
-        + p.gravity * lower_inertia_h_x_along_dq
-        + lower_subspace_v_z_along_dq * p.lower_mass * p.gravity
-        - lower_composite_force_n_y_along_dq;
-}
-/// The derivative of the inverse dynamics along a direction `dqd` of the rates:
-/// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
-#[inline]
-#[allow(unused_variables)]
-pub fn inverse_dynamics_velocity_tangent_into(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    dqd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    out: &mut SVector<f64, DOF>,
-) {
-    *out = SVector::zeros();
-    let upper_velocity_w_y_along_dqd = -dqd[0];
-    let lower_subspace_rate_v_x_along_dqd = upper_velocity_w_y_along_dqd
-        * cache.lower_subspace_v_z;
-    let upper_velocity_w_y = -qd[0];
-    let lower_subspace_rate_v_x = upper_velocity_w_y * cache.lower_subspace_v_z;
-    let lower_bias_v_x_along_dqd = qd[1] * lower_subspace_rate_v_x_along_dqd
-        + dqd[1] * lower_subspace_rate_v_x;
-    let lower_subspace_rate_v_z = -(upper_velocity_w_y * cache.upper_com_z);
-    let lower_subspace_rate_v_z_along_dqd = -(cache.upper_com_z
-        * upper_velocity_w_y_along_dqd);
-    let lower_bias_v_z_along_dqd = lower_subspace_rate_v_z * dqd[1]
-        + lower_subspace_rate_v_z_along_dqd * qd[1];
-    let lower_velocity_v_x = cache.upper_com_z * qd[1];
-    let lower_velocity_v_z_along_dqd = dqd[1] * cache.lower_subspace_v_z;
-    let lower_velocity_w_y_along_dqd = upper_velocity_w_y_along_dqd - dqd[1];
-    let lower_momentum_f_z_along_dqd = p.lower_mass * lower_velocity_v_z_along_dqd
-        - lower_velocity_w_y_along_dqd * cache.lower_inertia_h_x;
-    let lower_velocity_w_y = upper_velocity_w_y - qd[1];
-    let lower_momentum_f_x = lower_velocity_w_y * cache.lower_inertia_h_z
-        + lower_velocity_v_x * p.lower_mass;
-    let lower_velocity_v_z = cache.lower_subspace_v_z * qd[1];
-    let lower_momentum_f_z = p.lower_mass * lower_velocity_v_z
-        - lower_velocity_w_y * cache.lower_inertia_h_x;
-    let lower_velocity_v_x_along_dqd = dqd[1] * cache.upper_com_z;
-    let lower_momentum_f_x_along_dqd = lower_velocity_w_y_along_dqd
-        * cache.lower_inertia_h_z + p.lower_mass * lower_velocity_v_x_along_dqd;
-    let lower_articulated_bias_n_y_along_dqd = lower_velocity_v_z_along_dqd
-        * lower_momentum_f_x + lower_velocity_v_z * lower_momentum_f_x_along_dqd
-        - lower_velocity_v_x * lower_momentum_f_z_along_dqd
-        - lower_momentum_f_z * lower_velocity_v_x_along_dqd;
-    let lower_composite_force_n_y_along_dqd = cache.lower_inertia_h_z
-        * lower_bias_v_x_along_dqd + lower_articulated_bias_n_y_along_dqd
-        - lower_bias_v_z_along_dqd * cache.lower_inertia_h_x;
-    let t0 = -lower_composite_force_n_y_along_dqd;
-    let lower_articulated_bias_f_z_along_dqd = -lower_velocity_w_y
-        * lower_momentum_f_x_along_dqd
-        - lower_velocity_w_y_along_dqd * lower_momentum_f_x;
-    let lower_composite_force_f_z_along_dqd = p.lower_mass * lower_bias_v_z_along_dqd
-        + lower_articulated_bias_f_z_along_dqd;
-    let lower_articulated_bias_f_x_along_dqd = lower_velocity_w_y
-        * lower_momentum_f_z_along_dqd
-        + lower_velocity_w_y_along_dqd * lower_momentum_f_z;
-    let lower_composite_force_f_x_along_dqd = p.lower_mass * lower_bias_v_x_along_dqd
-        + lower_articulated_bias_f_x_along_dqd;
-    out[0] = t0;
-    out[1] = lower_composite_force_f_z_along_dqd * cache.lower_subspace_v_z + t0
-        + lower_composite_force_f_x_along_dqd * cache.upper_com_z;
-}
 /// Gravitational potential energy V(q).
 #[inline]
 #[allow(unused_variables)]
@@ -1239,23 +1064,6 @@ pub fn contact_columns_tangent_into(
     let lower_subspace_v_z_along_dq = -upper_com_x_along_dq;
     out[(3, 1)] = upper_com_z_along_dq;
     out[(5, 1)] = lower_subspace_v_z_along_dq;
-}
-/// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
-/// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
-#[inline]
-#[allow(unused_variables)]
-pub fn contact_frame_own_tangent_into(
-    frame: usize,
-    q: &SVector<f64, DOF>,
-    dq: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    own: &mut SMatrix<f64, 6, 3>,
-) {
-    *own = SMatrix::zeros();
-    match frame {
-        _ => {}
-    }
 }
 /// The tangents of contact frame `frame`'s own columns along every unit direction:
 /// `own[j]` = d(own columns)/dq_j, in one loop per group of the coordinates that
@@ -1572,6 +1380,17 @@ impl Model<DOF, CONTACTS> for DoublePendulum {
         articulated_factor_into(q, qd, tau, p, k, factor, out)
     }
     const INVERSE_DYNAMICS_FACTORS: bool = true;
+    fn inverse_dynamics_position_derivatives_into(
+        q: &SVector<f64, DOF>,
+        qd: &SVector<f64, DOF>,
+        qdd: &SVector<f64, DOF>,
+        p: &Params,
+        k: &Cache,
+        position: &mut SMatrix<f64, DOF, DOF>,
+    ) {
+        let mut velocity = SMatrix::<f64, DOF, DOF>::zeros();
+        inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, &mut velocity)
+    }
     fn inverse_dynamics_factors_into(
         q: &SVector<f64, DOF>,
         qd: &SVector<f64, DOF>,
@@ -1592,27 +1411,6 @@ impl Model<DOF, CONTACTS> for DoublePendulum {
         velocity: &mut SMatrix<f64, DOF, DOF>,
     ) {
         inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity)
-    }
-    fn inverse_dynamics_position_tangent_into(
-        q: &SVector<f64, DOF>,
-        qd: &SVector<f64, DOF>,
-        qdd: &SVector<f64, DOF>,
-        dq: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        out: &mut SVector<f64, DOF>,
-    ) {
-        inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out)
-    }
-    fn inverse_dynamics_velocity_tangent_into(
-        q: &SVector<f64, DOF>,
-        qd: &SVector<f64, DOF>,
-        dqd: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        out: &mut SVector<f64, DOF>,
-    ) {
-        inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out)
     }
     const BODIES: &'static [softgen_runtime::BodyDrawing] = &BODIES;
     const DRAWING_FRAMES: usize = DRAWING_FRAMES;
@@ -1691,16 +1489,6 @@ impl Model<DOF, CONTACTS> for DoublePendulum {
         out: &mut SMatrix<f64, 6, DOF>,
     ) {
         contact_columns_tangent_into(q, dq, p, k, out)
-    }
-    fn contact_frame_own_tangent_into(
-        frame: usize,
-        q: &SVector<f64, DOF>,
-        dq: &SVector<f64, DOF>,
-        p: &Params,
-        k: &Cache,
-        own: &mut SMatrix<f64, 6, 3>,
-    ) {
-        contact_frame_own_tangent_into(frame, q, dq, p, k, own)
     }
     fn contact_frame_own_tangents_into(
         frame: usize,

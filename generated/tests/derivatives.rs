@@ -168,25 +168,47 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
             tangents.set_column(j, &column);
         }
         check_columns(R::NAME, "q (tangents)", state, &scaled(&tangents), &scaled(&numeric_position), floor);
-        // Each contact frame's own columns' tangents along every direction at once (loops
-        // per group of coordinates, what they share computed once) are the tangents along
-        // each unit direction, up to the order of the sums: compared to 1e-12 of the
-        // largest entry. (The system Jacobian's tests check these against differences.)
+        // Each contact frame's own columns' tangents along every direction (loops per group of
+        // coordinates, what they share computed once) against Richardson differences of the
+        // own columns, per unit of each coordinate's scale, to the tolerance above of the
+        // largest column entry (or 1e-2 where the columns are smaller than that). The tangent
+        // along a direction (`contact_frame_own_tangent_into`) is their weighted sum, checked
+        // along a random direction.
         for frame in 0..R::CONTACT_FRAME_OWN.len() {
             let mut all = [SMatrix::<f64, 6, 3>::zeros(); N];
             R::contact_frame_own_tangents_into(frame, &q, &p, &k, &mut all);
-            let size = all.iter().map(|m| m.amax()).fold(1e-300, f64::max);
-            for (j, at_once) in all.iter().enumerate() {
-                let direction = SVector::<f64, N>::from_fn(|i, _| if i == j { 1.0 } else { 0.0 });
-                let mut one = SMatrix::<f64, 6, 3>::zeros();
-                R::contact_frame_own_tangent_into(frame, &q, &direction, &p, &k, &mut one);
+            let own_at = |q: &SVector<f64, N>| {
+                let (mut own, mut axis) = (SMatrix::<f64, 6, 3>::zeros(), Default::default());
+                R::contact_frame_own_into(frame, q, &p, &R::cache(q, &p), &mut own, &mut axis);
+                own
+            };
+            let size = own_at(&q).amax().max(1e-2);
+            for (j, tangent) in all.iter().enumerate() {
+                let h = 1e-3 * scale(R::COORDINATES[j].kind);
+                let central = |h: f64| {
+                    let (mut plus, mut minus) = (q, q);
+                    plus[j] += h;
+                    minus[j] -= h;
+                    (own_at(&plus) - own_at(&minus)) / (2.0 * h)
+                };
+                let numeric = (central(h / 2.0) * 4.0 - central(h)) / 3.0;
+                let error = (tangent - numeric).amax() * scale(R::COORDINATES[j].kind);
                 assert!(
-                    (at_once - one).amax() <= 1e-12 * size,
-                    "{}, state {state}: frame {frame}'s own columns' tangents along q{j} differ by {:e} (largest {size:e})",
+                    error <= TOLERANCE * size,
+                    "{}, state {state}: frame {frame}'s own columns' tangents along q{j} differ from differences by {error:e} (columns' size {size:e})",
                     R::NAME,
-                    (at_once - one).amax()
                 );
             }
+            let direction = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
+            let mut along = SMatrix::<f64, 6, 3>::zeros();
+            R::contact_frame_own_tangent_into(frame, &q, &direction, &p, &k, &mut along);
+            let summed =
+                all.iter().zip(direction.iter()).fold(SMatrix::<f64, 6, 3>::zeros(), |sum, (t, &d)| sum + t * d);
+            assert!(
+                (along - summed).amax() <= 1e-12 * summed.amax().max(1e-300),
+                "{}, state {state}: frame {frame}'s own columns' tangent along a direction is not the partials' sum",
+                R::NAME
+            );
         }
 
         // The runtime's part: the forward dynamics' derivatives are the implicit function

@@ -45,6 +45,7 @@ pub use robot::dynamics::{
     forward_dynamics, forward_dynamics_derivatives, forward_dynamics_derivatives_by, reciprocal_or_zero,
     DerivativesRoute, ForwardDynamicsDerivatives, ARTICULATED_SOLVE_FROM,
 };
+pub use robot::frame_points::{frame_point_axes_into, frame_point_jacobian_into, frame_point_velocities_into};
 pub use robot::lanes::{LaneValue, Lanes2, Lanes4, NO_COLUMN};
 pub use robot::model::ForceCoordinates;
 pub use robot::model::{

@@ -404,7 +404,6 @@ pub(super) fn contact_frame_tangents(
         quote!(out),
         &mut derivatives.coordinate_columns.iter().enumerate().filter_map(|(j, c)| c.map(|c| (j, c))),
     ));
-    let mut own_arms = TokenStream::new();
     let mut all_arms = TokenStream::new();
     for (f, own) in derivatives.contact_frames_own.iter().enumerate() {
         if own.is_empty() {
@@ -413,15 +412,13 @@ pub(super) fn contact_frame_tangents(
         let frame = &equations.contact_frames[f];
         // Own columns in the order of `CONTACT_FRAME_OWN`: consecutive from the first.
         let first = frame.own.first().copied().unwrap_or(0);
-        let body = kernel(&entries(quote!(own), &mut own.iter().map(|&(j, c)| (j - first, c))));
         let lf = idx(f);
-        own_arms.extend(quote!(#lf => { #body }));
         // Every direction at once: a loop per group of the coordinates that move the ring.
         let groups: Vec<DirectionGroup> = derivatives.contact_frames_own_groups[f]
             .iter()
             .map(|(coordinates, columns)| {
                 let mut outputs = Vec::new();
-                for ((j, _), column) in own.iter().zip(columns) {
+                for (j, column) in own.iter().zip(columns) {
                     let lc = idx(j - first);
                     for (row, &id) in column.iter().enumerate() {
                         if dag.constant(id) != Some(0.0) {
@@ -502,18 +499,6 @@ pub(super) fn contact_frame_tangents(
                 #shared_body
             }
 
-            /// The tangent along `dq` of contact frame `frame`'s own columns (a skin ring's,
-            /// in the order of `CONTACT_FRAME_OWN`; zero for frames without own coordinates).
-            #[inline]
-            #[allow(unused_variables)]
-            pub fn contact_frame_own_tangent_into(frame: usize, q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut SMatrix<f64, 6, 3>) {
-                *own = SMatrix::zeros();
-                match frame {
-                    #own_arms
-                    _ => {}
-                }
-            }
-
             /// The tangents of contact frame `frame`'s own columns along every unit direction:
             /// `own[j]` = d(own columns)/dq_j, in one loop per group of the coordinates that
             /// move them (zero for the others), what the directions share computed once.
@@ -533,9 +518,6 @@ pub(super) fn contact_frame_tangents(
             #columns_impl
             fn contact_columns_tangent_into(q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 6, DOF>) {
                 contact_columns_tangent_into(q, dq, p, k, out)
-            }
-            fn contact_frame_own_tangent_into(frame: usize, q: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut SMatrix<f64, 6, 3>) {
-                contact_frame_own_tangent_into(frame, q, dq, p, k, own)
             }
             fn contact_frame_own_tangents_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF]) {
                 contact_frame_own_tangents_into(frame, q, p, k, own)

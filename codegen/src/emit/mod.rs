@@ -295,8 +295,6 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         out
     };
     let positions_body = kernel(&per_point(&positions));
-    let velocities_body = kernel(&per_point(&velocities));
-    let axes_body = kernel(&per_point(&axes));
     let com_body = kernel(&[(quote!(let x), com[0]), (quote!(let y), com[1]), (quote!(let z), com[2])]);
     // `total_mass(p)` has no cache: it is computed from the parameters alone.
     let total_mass_body = body(dag, &params, &empty, &[(quote!(let mass), total_mass)], CacheUse::Read);
@@ -444,17 +442,16 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         }
         _ => (TokenStream::new(), TokenStream::new()),
     };
-    // Directional derivatives of the inverse dynamics, once the derivative stage has run.
+    // The inverse dynamics' partial derivatives (the runtime's `Model` requires dID/dq), once
+    // the derivative stage has run.
     let (derivatives_fn, derivatives_impl) = match &equations.derivatives {
-        None => (TokenStream::new(), TokenStream::new()),
+        None => return Err("the derivative stage has not run: no inverse dynamics' derivatives to emit".into()),
         Some(derivatives) => {
-            let position_body = kernel(&vector_outputs(quote!(out), &derivatives.position));
-            let velocity_body = kernel(&vector_outputs(quote!(out), &derivatives.velocity));
             // Trees of rigid links: both matrices in closed form, in one kernel that shares
             // the composites between them.
             let (matrices_fn, matrices_impl) = match &equations.inverse_dynamics_derivatives {
                 None => match &derivatives.position_groups {
-                    None => (TokenStream::new(), TokenStream::new()),
+                    None => return Err("the derivative stage gave neither dID/dq's closed form nor its groups".into()),
                     // Soft robots: dID/dq in one kernel, a loop over each group's coordinates
                     // (zeros of the other coordinates folded away), the values no direction
                     // moves computed once, where a tangent per direction recomputes them n times.
@@ -564,42 +561,17 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                         },
                         quote! {
                             const INVERSE_DYNAMICS_FACTORS: bool = true;
+                            fn inverse_dynamics_position_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, position: &mut SMatrix<f64, DOF, DOF>) {
+                                let mut velocity = SMatrix::<f64, DOF, DOF>::zeros();
+                                inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, &mut velocity)
+                            }
                             fn inverse_dynamics_factors_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut softgen_runtime::InverseDynamicsFactors<DOF>) { inverse_dynamics_factors_into(q, qd, qdd, p, k, out) }
                             fn inverse_dynamics_derivatives_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, k: &Cache, position: &mut SMatrix<f64, DOF, DOF>, velocity: &mut SMatrix<f64, DOF, DOF>) { inverse_dynamics_derivatives_into(q, qd, qdd, p, k, position, velocity) }
                         },
                     )
                 }
             };
-            (
-                quote! {
-                    #matrices_fn
-
-                    /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd
-                    /// + G(q) along a direction `dq` of the coordinates: dID/dq dq, differentiated
-                    /// in the expression DAG of the recursive algorithms (a forward-mode tangent of
-                    /// the Newton-Euler pass). dq = e_j gives column j of dID/dq.
-                    #[inline]
-                    #[allow(unused_variables)]
-                    pub fn inverse_dynamics_position_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
-                        *out = SVector::zeros();
-                        #position_body
-                    }
-
-                    /// The derivative of the inverse dynamics along a direction `dqd` of the rates:
-                    /// dID/dqd dqd = d(C qd)/dqd dqd. dqd = e_j gives column j of dID/dqd.
-                    #[inline]
-                    #[allow(unused_variables)]
-                    pub fn inverse_dynamics_velocity_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, dqd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SVector<f64, DOF>) {
-                        *out = SVector::zeros();
-                        #velocity_body
-                    }
-                },
-                quote! {
-                    #matrices_impl
-                    fn inverse_dynamics_position_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, dq: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { inverse_dynamics_position_tangent_into(q, qd, qdd, dq, p, k, out) }
-                    fn inverse_dynamics_velocity_tangent_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, dqd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SVector<f64, DOF>) { inverse_dynamics_velocity_tangent_into(q, qd, dqd, p, k, out) }
-                },
-            )
+            (matrices_fn, matrices_impl)
         }
     };
     let mut jacobian_fns = TokenStream::new();
@@ -647,7 +619,9 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             }
         });
     }
-    for (k, cols) in jacobians.iter().enumerate() {
+    // Soft robots' points take their Jacobians, velocities and axes from their frames in the
+    // runtime (`softgen_runtime::frame_point_jacobian_into` and its kin): no per-point code.
+    for (k, cols) in jacobians.iter().enumerate().filter(|_| !equations.frame_motion) {
         let name = format_ident!("contact_jacobian_{}", k);
         let point = &robot.contact_points[k];
         let d = doc(&format!("Jacobian of contact point `{}` (on `{}`).", point.name, robot.bodies[point.body].name));
@@ -655,17 +629,6 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         let body = if points_on_frame[frame] < 2 {
             let body = kernel(&column_outputs(cols));
             quote!(*out = SMatrix::zeros(); #body)
-        } else if equations.frame_motion {
-            let at = &positions[k];
-            let body = kernel(&[(quote!(let x), at[0]), (quote!(let y), at[1]), (quote!(let z), at[2])]);
-            let lf = idx(frame);
-            quote! {
-                #body
-                let mut columns = SMatrix::<f64, 6, DOF>::zeros();
-                let mut axis = Vector3::zeros();
-                #robot_type::contact_frame_into(#lf, q, p, cache, &mut columns, &mut axis);
-                *out = softgen_runtime::point_jacobian(&columns, &Vector3::new(x, y, z));
-            }
         } else {
             let at = &positions[k];
             let body = kernel(&[(quote!(let x), at[0]), (quote!(let y), at[1]), (quote!(let z), at[2])]);
@@ -683,6 +646,53 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         let lk = idx(k);
         jacobian_arms.extend(quote!(#lk => #name(q, p, cache, out),));
     }
+    let (point_fns, point_impl) = if equations.frame_motion {
+        (
+            TokenStream::new(),
+            quote! {
+                fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { softgen_runtime::frame_point_velocities_into::<Self, DOF, CONTACTS>(q, qd, p, k, out) }
+                fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { softgen_runtime::frame_point_axes_into::<Self, DOF, CONTACTS>(q, p, k, out) }
+                fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 3, DOF>) { softgen_runtime::frame_point_jacobian_into::<Self, DOF, CONTACTS>(index, q, p, k, out) }
+            },
+        )
+    } else {
+        let velocities_body = kernel(&per_point(&velocities));
+        let axes_body = kernel(&per_point(&axes));
+        (
+            quote! {
+                /// World velocities of the contact points.
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                    #velocities_body
+                }
+
+                /// World x axis of the body carrying each contact point.
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                    #axes_body
+                }
+
+                #jacobian_fns
+
+                /// Jacobian of contact point `index`; an index past the last point gives zeros.
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 3, DOF>) {
+                    match index {
+                        #jacobian_arms
+                        _ => *out = SMatrix::zeros(),
+                    }
+                }
+            },
+            quote! {
+                fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }
+                fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_axes_into(q, p, k, out) }
+                fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 3, DOF>) { contact_jacobian_into(index, q, p, k, out) }
+            },
+        )
+    };
     // With frames shared by several points (skin rings), the points in contact ask for their
     // own axes instead of every point's.
     let (axis_fn, kinematics_impl) = if points_on_frame.iter().all(|&c| c < 2) || equations.frame_motion {
@@ -841,31 +851,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             #positions_body
         }
 
-        /// World velocities of the contact points.
-        #[inline]
-        #[allow(unused_variables)]
-        pub fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
-            #velocities_body
-        }
-
-        /// World x axis of the body carrying each contact point.
-        #[inline]
-        #[allow(unused_variables)]
-        pub fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
-            #axes_body
-        }
-
-        #jacobian_fns
-
-        /// Jacobian of contact point `index`; an index past the last point gives zeros.
-        #[inline]
-        #[allow(unused_variables)]
-        pub fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 3, DOF>) {
-            match index {
-                #jacobian_arms
-                _ => *out = SMatrix::zeros(),
-            }
-        }
+        #point_fns
 
         #axis_fn
         #frame_fn
@@ -937,9 +923,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             #marker_impl
             fn potential_energy(q: &SVector<f64, DOF>, p: &Params, k: &Cache) -> f64 { potential_energy(q, p, k) }
             fn contact_positions_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_positions_into(q, p, k, out) }
-            fn contact_velocities_into(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_velocities_into(q, qd, p, k, out) }
-            fn contact_axes_into(q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) { contact_axes_into(q, p, k, out) }
-            fn contact_jacobian_into(index: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut SMatrix<f64, 3, DOF>) { contact_jacobian_into(index, q, p, k, out) }
+            #point_impl
             #kinematics_impl
             #frame_impl
             #frame_tangent_impl

@@ -8,6 +8,7 @@ pub(crate) mod articulated;
 pub(crate) mod dense;
 pub(crate) mod dynamics;
 pub(crate) mod force_coordinates;
+pub(crate) mod frame_points;
 pub(crate) mod lanes;
 pub(crate) mod model;
 pub(crate) mod parameter_rules;

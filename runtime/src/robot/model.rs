@@ -400,8 +400,10 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         false
     }
     /// The derivative of the inverse dynamics ID(q, qd, qdd) = M(q) qdd + C(q, qd) qd + G(q)
-    /// along a direction `dq` of the coordinates, dID/dq dq (a Jacobian-vector product).
-    /// Generated code differentiates the recursive algorithms' expressions.
+    /// along a direction `dq` of the coordinates, dID/dq dq (a Jacobian-vector product):
+    /// dID/dq ([`Model::inverse_dynamics_position_derivatives_into`]) times dq. Nothing on a
+    /// hot path asks for one direction alone, so generated code keeps one derivative kernel,
+    /// the matrix, rather than a second, directional copy of the same pass.
     #[allow(clippy::too_many_arguments)]
     fn inverse_dynamics_position_tangent_into(
         q: &SVector<f64, N>,
@@ -411,9 +413,14 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         p: &Self::Params,
         k: &Self::Cache,
         out: &mut SVector<f64, N>,
-    );
+    ) {
+        let mut position = SMatrix::<f64, N, N>::zeros();
+        Self::inverse_dynamics_position_derivatives_into(q, qd, qdd, p, k, &mut position);
+        *out = position * dq;
+    }
     /// The derivative of the inverse dynamics along a direction `dqd` of the rates,
-    /// dID/dqd dqd = d(C qd)/dqd dqd.
+    /// dID/dqd dqd = d(C qd)/dqd dqd = 2 C(q, qd) dqd, C the Christoffel C
+    /// ([`Model::coriolis_matrix_into`]; see [`Model::inverse_dynamics_derivatives_into`]).
     fn inverse_dynamics_velocity_tangent_into(
         q: &SVector<f64, N>,
         qd: &SVector<f64, N>,
@@ -421,7 +428,11 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         p: &Self::Params,
         k: &Self::Cache,
         out: &mut SVector<f64, N>,
-    );
+    ) {
+        let mut coriolis = SMatrix::<f64, N, N>::zeros();
+        Self::coriolis_matrix_into(q, qd, p, k, &mut coriolis);
+        *out = coriolis * dqd * 2.0;
+    }
     /// Whether [`Model::inverse_dynamics_factors_into`] fills its factors: generated rigid
     /// trees in air.
     const INVERSE_DYNAMICS_FACTORS: bool = false;
@@ -439,8 +450,7 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         let _ = (q, qd, qdd, p, k, out);
     }
     /// The partial derivatives of the inverse dynamics at the given accelerations:
-    /// `position` = dID/dq, row i being ID_i, column by column from the tangents along the
-    /// unit directions, and `velocity` = dID/dqd = 2 C(q, qd) with C the Christoffel C
+    /// `position` = dID/dq, row i being ID_i ([`Model::inverse_dynamics_position_derivatives_into`]), and `velocity` = dID/dqd = 2 C(q, qd) with C the Christoffel C
     /// ([`Model::coriolis_matrix_into`]): C qd is the quadratic form of the Christoffel
     /// symbols, symmetric in their last two indices, so one kernel gives what n velocity
     /// tangents would (tested against both for every robot). [`crate::forward_dynamics_derivatives`]
@@ -458,9 +468,10 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         Self::coriolis_matrix_into(q, qd, p, k, velocity);
         *velocity *= 2.0;
     }
-    /// dID/dq alone at the given accelerations, column by column from the tangents along the
-    /// unit directions (generated soft robots: one kernel with a loop per group of
-    /// coordinates). Where [`Model::INVERSE_DYNAMICS_FACTORS`] is false, dID/dqd is 2 C
+    /// dID/dq alone at the given accelerations, row i being ID_i (generated soft robots: one
+    /// kernel with a loop per group of coordinates; rigid trees: the position half of
+    /// [`Model::inverse_dynamics_derivatives_into`]'s closed form). Where
+    /// [`Model::INVERSE_DYNAMICS_FACTORS`] is false, dID/dqd is 2 C
     /// ([`Model::inverse_dynamics_derivatives_into`]), so a caller that needs C anyway (its
     /// C qd for the accelerations) computes C once and takes dID/dq from here.
     fn inverse_dynamics_position_derivatives_into(
@@ -470,16 +481,7 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         p: &Self::Params,
         k: &Self::Cache,
         position: &mut SMatrix<f64, N, N>,
-    ) {
-        let mut direction = SVector::<f64, N>::zeros();
-        let mut column = SVector::<f64, N>::zeros();
-        for j in 0..N {
-            direction[j] = 1.0;
-            Self::inverse_dynamics_position_tangent_into(q, qd, qdd, &direction, p, k, &mut column);
-            position.set_column(j, &column);
-            direction[j] = 0.0;
-        }
-    }
+    );
     /// Gravitational potential energy V(q).
     fn potential_energy(q: &SVector<f64, N>, p: &Self::Params, k: &Self::Cache) -> f64;
     /// World positions of every contact point.
@@ -643,7 +645,8 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         out: &mut SMatrix<f64, 6, N>,
     );
     /// The tangent along `dq` of contact frame `frame`'s own columns (in the order of
-    /// [`Model::CONTACT_FRAME_OWN`]; zero for frames without own coordinates).
+    /// [`Model::CONTACT_FRAME_OWN`]; zero for frames without own coordinates): the sum of
+    /// [`Model::contact_frame_own_tangents_into`]'s partials weighted by dq.
     fn contact_frame_own_tangent_into(
         frame: usize,
         q: &SVector<f64, N>,
@@ -651,25 +654,24 @@ pub trait Model<const N: usize, const C: usize>: 'static {
         p: &Self::Params,
         k: &Self::Cache,
         own: &mut SMatrix<f64, 6, 3>,
-    );
+    ) {
+        let mut partials = [SMatrix::<f64, 6, 3>::zeros(); N];
+        Self::contact_frame_own_tangents_into(frame, q, p, k, &mut partials);
+        *own = SMatrix::zeros();
+        for (partial, &step) in partials.iter().zip(dq.iter()) {
+            *own += partial * step;
+        }
+    }
     /// The tangents of contact frame `frame`'s own columns along every unit direction:
-    /// `own[j]` = d(own columns)/dq_j. Generated code computes what the directions share
-    /// once; the default asks [`Model::contact_frame_own_tangent_into`] direction by
-    /// direction.
+    /// `own[j]` = d(own columns)/dq_j (zero for frames without own coordinates). Generated
+    /// code computes what the directions share once.
     fn contact_frame_own_tangents_into(
         frame: usize,
         q: &SVector<f64, N>,
         p: &Self::Params,
         k: &Self::Cache,
         own: &mut [SMatrix<f64, 6, 3>; N],
-    ) {
-        let mut direction = SVector::<f64, N>::zeros();
-        for (j, tangent) in own.iter_mut().enumerate() {
-            direction[j] = 1.0;
-            Self::contact_frame_own_tangent_into(frame, q, &direction, p, k, tangent);
-            direction[j] = 0.0;
-        }
-    }
+    );
     /// Jacobians and carrying-body x axes of the contact points `indices` (ascending), the
     /// points in contact. The default asks point by point; models whose neighbouring points
     /// share kinematics (a soft section's skin rings) override it.
