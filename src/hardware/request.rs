@@ -177,15 +177,55 @@ impl MpcReport {
     /// and `goal: reached at t = T s (distance D m)` or `goal: not reached (distance D m)`.
     pub fn print(&self) {
         println!("planner: {}", self.planner);
+        println!("{}", self.goal_line());
+    }
+
+    /// The goal's closing line. The planner measures the distance when it plans, so a run
+    /// that ended before its first plan has none: it says so rather than print NaN.
+    pub fn goal_line(&self) -> String {
+        let distance = match self.final_distance.is_finite() {
+            true => format!("distance {:.3} m", self.final_distance),
+            false => "distance not measured: the planner made no plan".to_string(),
+        };
         match self.arrived_at {
-            Some(at) => println!(
-                "goal: reached at t = {at:.2} s (distance {:.3} m; {:.3} m at the start)",
-                self.final_distance, self.start_distance
-            ),
-            None => println!(
-                "goal: not reached (distance {:.3} m; {:.3} m at the start)",
-                self.final_distance, self.start_distance
-            ),
+            Some(at) => {
+                format!("goal: reached at t = {at:.2} s ({distance}; {:.3} m at the start)", self.start_distance)
+            }
+            None => format!("goal: not reached ({distance}; {:.3} m at the start)", self.start_distance),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(final_distance: f64, arrived_at: Option<f64>) -> MpcReport {
+        MpcReport {
+            goal: Vector2::new(1.0, 0.0),
+            goal_height: None,
+            planner: PlannerStats::default(),
+            plans_applied: 0,
+            arrived_at,
+            held: false,
+            final_distance,
+            start_distance: 1.25,
+        }
+    }
+
+    /// A run that ended before its first plan has no distance: its goal line says so instead
+    /// of printing NaN; a measured one prints it.
+    #[test]
+    fn the_goal_line_never_prints_nan() {
+        let unplanned = report(f64::NAN, None).goal_line();
+        assert_eq!(
+            unplanned,
+            "goal: not reached (distance not measured: the planner made no plan; 1.250 m at the start)"
+        );
+        assert_eq!(report(0.5, None).goal_line(), "goal: not reached (distance 0.500 m; 1.250 m at the start)");
+        assert_eq!(
+            report(0.04, Some(3.0)).goal_line(),
+            "goal: reached at t = 3.00 s (distance 0.040 m; 1.250 m at the start)"
+        );
     }
 }

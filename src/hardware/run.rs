@@ -402,6 +402,10 @@ impl Run<'_> {
         if !mpc && o.goal.is_some() {
             return Err("--goal is the mpc controller's: add --controller mpc".into());
         }
+        // The valve sampler steers the centre of mass in the ground plane (its goal is [x, y]).
+        if o.goal_height.is_some() {
+            return Err(format!("`{}` moves in the plane: give --goal X,Y", R::NAME));
+        }
         if mpc && (o.temporal_frequency.is_some() || o.offset.is_some()) {
             return Err(
                 "--temporal-frequency and --offset set the open-loop wave; the mpc controller plans them".into()
