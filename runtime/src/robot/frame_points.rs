@@ -8,13 +8,15 @@ use crate::environment::contact_frame::{point_jacobian, point_velocity};
 use crate::robot::model::Model;
 use nalgebra::{SMatrix, SVector, Vector3};
 
-/// The frame carrying contact point `index` and the range of its points, or `None` past the
-/// last point or for a model without frames.
-fn frame_of<R: Model<N, C>, const N: usize, const C: usize>(index: usize) -> Option<(usize, usize, usize)> {
-    let frame = *R::CONTACT_FRAME_OF.get(index)? as usize;
-    let start = *R::CONTACT_FRAME_START.get(frame)? as usize;
-    let end = *R::CONTACT_FRAME_START.get(frame + 1)? as usize;
-    Some((frame, start, end))
+/// The contact frames that carry points, each with the range of its points in the contact
+/// list (`Model::CONTACT_FRAME_START`).
+fn frames_with_points<R: Model<N, C>, const N: usize, const C: usize>(
+) -> impl Iterator<Item = (usize, std::ops::Range<usize>)> {
+    R::CONTACT_FRAME_START
+        .windows(2)
+        .enumerate()
+        .map(|(frame, bounds)| (frame, bounds[0] as usize..bounds[1] as usize))
+        .filter(|(_, points)| !points.is_empty())
 }
 
 /// Jacobian d(position)/dq of contact point `index` from its frame's columns
@@ -26,10 +28,11 @@ pub fn frame_point_jacobian_into<R: Model<N, C>, const N: usize, const C: usize>
     k: &R::Cache,
     out: &mut SMatrix<f64, 3, N>,
 ) {
-    let Some((frame, _, _)) = frame_of::<R, N, C>(index) else {
+    let Some(&frame) = R::CONTACT_FRAME_OF.get(index) else {
         *out = SMatrix::zeros();
         return;
     };
+    let frame = frame as usize;
     let mut positions = [Vector3::zeros(); C];
     R::contact_frame_positions_into(frame, q, p, k, &mut positions);
     let mut columns = SMatrix::<f64, 6, N>::zeros();
@@ -52,14 +55,10 @@ pub fn frame_point_velocities_into<R: Model<N, C>, const N: usize, const C: usiz
     let mut columns = SMatrix::<f64, 6, N>::zeros();
     let mut axis = Vector3::zeros();
     *out = [Vector3::zeros(); C];
-    for frame in 0..R::CONTACT_FRAME_START.len().saturating_sub(1) {
-        let (start, end) = (R::CONTACT_FRAME_START[frame] as usize, R::CONTACT_FRAME_START[frame + 1] as usize);
-        if start == end {
-            continue;
-        }
+    for (frame, points) in frames_with_points::<R, N, C>() {
         R::contact_frame_into(frame, q, p, k, &mut columns, &mut axis);
         let twist = columns * qd;
-        for (velocity, position) in out[start..end].iter_mut().zip(&positions[start..end]) {
+        for (velocity, position) in out[points.clone()].iter_mut().zip(&positions[points]) {
             *velocity = point_velocity(&twist, position);
         }
     }
@@ -76,12 +75,8 @@ pub fn frame_point_axes_into<R: Model<N, C>, const N: usize, const C: usize>(
     let mut own = SMatrix::<f64, 6, 3>::zeros();
     let mut axis = Vector3::zeros();
     *out = [Vector3::zeros(); C];
-    for frame in 0..R::CONTACT_FRAME_START.len().saturating_sub(1) {
-        let (start, end) = (R::CONTACT_FRAME_START[frame] as usize, R::CONTACT_FRAME_START[frame + 1] as usize);
-        if start == end {
-            continue;
-        }
+    for (frame, points) in frames_with_points::<R, N, C>() {
         R::contact_frame_own_into(frame, q, p, k, &mut own, &mut axis);
-        out[start..end].fill(axis);
+        out[points].fill(axis);
     }
 }
