@@ -405,6 +405,7 @@ pub(super) fn contact_frame_tangents(
         &mut derivatives.coordinate_columns.iter().enumerate().filter_map(|(j, c)| c.map(|c| (j, c))),
     ));
     let mut all_arms = TokenStream::new();
+    let mut frame_fns = TokenStream::new();
     for (f, own) in derivatives.contact_frames_own.iter().enumerate() {
         if own.is_empty() {
             continue;
@@ -430,8 +431,20 @@ pub(super) fn contact_frame_tangents(
                 (coordinates.clone(), outputs)
             })
             .collect();
+        // Each ring's tangents a function of its own, not one arm of a function as long as
+        // all the rings' together (see `body_in_loops`).
         let body = loops(&groups);
-        all_arms.extend(quote!(#lf => { #body }));
+        let function = format_ident!("contact_frame_own_tangents_{}", f);
+        let doc = format!(" [`contact_frame_own_tangents_into`] of contact frame {f}.");
+        frame_fns.extend(quote! {
+            #[doc = #doc]
+            #[inline(never)]
+            #[allow(unused_variables)]
+            fn #function(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF]) {
+                #body
+            }
+        });
+        all_arms.extend(quote!(#lf => #function(q, p, cache, own),));
     }
     let point_frame = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
     let paths = equations.contact_frames.iter().map(|frame| {
@@ -511,6 +524,8 @@ pub(super) fn contact_frame_tangents(
                     _ => {}
                 }
             }
+
+            #frame_fns
         },
         quote! {
             const CONTACT_POINT_FRAME: &'static [u16] = CONTACT_POINT_FRAME;

@@ -51,10 +51,17 @@ pub(super) struct Emitter<'a> {
     /// where the fields are local `let`s until the struct is built.
     pub(super) reads: TokenStream,
     pub(super) bound: HashMap<NodeId, Ident>,
+    /// Bound nodes read as `shared[k]` instead, in a function [`body_in_loops`] moved out of
+    /// the kernel that computed them.
+    pub(super) shared: HashMap<NodeId, usize>,
 }
 
 impl<'a> Emitter<'a> {
     pub(super) fn leaf(&self, id: NodeId) -> Option<Rendered> {
+        if let Some(&k) = self.shared.get(&id) {
+            let k = Literal::usize_unsuffixed(k);
+            return Some(atom(quote!(shared[#k])));
+        }
         if let Some(name) = self.bound.get(&id) {
             return Some(atom(quote!(#name)));
         }
@@ -365,7 +372,7 @@ pub(super) fn body_with_lanes(
         CacheUse::Read => quote!(cache.),
         CacheUse::Define => quote!(),
     };
-    let mut emitter = Emitter { dag, params, cache, reads, bound: HashMap::new() };
+    let mut emitter = Emitter { dag, params, cache, reads, bound: HashMap::new(), shared: HashMap::new() };
     let mut statements = TokenStream::new();
     let mut counter = 0usize;
     // In `cache()` the fields are `let`s too: other names must not shadow them.
@@ -597,13 +604,20 @@ pub(super) fn direction_dependence(dag: &Dag) -> Vec<bool> {
 /// are then stored column by column (the targets name the column by `j`). What every column
 /// reads but no direction moves is computed once before the groups. `moves` is [`direction_dependence`]; each group is (its
 /// coordinates, its (target, node) outputs).
+///
+/// Returns the body and the functions it calls. With `outline` (the function this body is
+/// emitted into), each group's loop becomes a function of its own, reading the values it
+/// shares with the others from an array: a kernel of 45,000 lines as one function took the
+/// compiler's optimiser minutes that the same code split into its groups does not (the
+/// Builds page of the book). Without, the functions are empty.
 pub(super) fn body_in_loops(
     dag: &Dag,
     params: &[Ident],
     cache: &HashMap<NodeId, Ident>,
     moves: &[bool],
     groups: &[DirectionGroup],
-) -> TokenStream {
+    outline: Option<&Arguments>,
+) -> (TokenStream, TokenStream) {
     let stops = |id: NodeId| cache.contains_key(&id) || dag.is_leaf(id);
     // Post-order over everything the outputs read, stopping at cache reads and leaves.
     let post_order = |roots: &mut dyn Iterator<Item = NodeId>, skip: &dyn Fn(NodeId) -> bool| {
@@ -642,7 +656,7 @@ pub(super) fn body_in_loops(
         }
         (order, uses, moving_parent)
     };
-    let mut emitter = Emitter { dag, params, cache, reads: quote!(cache.), bound: HashMap::new() };
+    let mut emitter = Emitter { dag, params, cache, reads: quote!(cache.), bound: HashMap::new(), shared: HashMap::new() };
     let mut taken: HashSet<String> = HashSet::new();
     let mut counter = 0usize;
     let mut bind = |emitter: &mut Emitter, taken: &mut HashSet<String>, id: NodeId| {
@@ -652,6 +666,7 @@ pub(super) fn body_in_loops(
         quote!(let #name = #value;)
     };
     let mut statements = TokenStream::new();
+    let mut fixed_order: Vec<NodeId> = Vec::new();
     // The values no direction moves: bound where shared, named, or read by a moving node
     // (so that no loop recomputes them).
     let mut all = groups.iter().flat_map(|(_, outputs)| outputs.iter().map(|(_, id)| *id));
@@ -662,15 +677,37 @@ pub(super) fn body_in_loops(
         }
         if dag.names.contains_key(&id) || uses.get(&id).copied().unwrap_or(0) >= 2 || moving_parent.contains(&id) {
             statements.extend(bind(&mut emitter, &mut taken, id));
+            fixed_order.push(id);
         }
     }
     let fixed = emitter.bound.clone();
-    for (coordinates, outputs) in groups {
+    // Each group's post-order over what it reads, stopping at the shared values.
+    let traversals: Vec<_> = groups
+        .iter()
+        .map(|(_, outputs)| post_order(&mut outputs.iter().map(|(_, id)| *id), &|id| fixed.contains_key(&id)))
+        .collect();
+    // Outlined, the groups read the shared values they need from an array, in the order
+    // they were bound; the array holds only what some group reads.
+    let shared: Vec<NodeId> = match outline {
+        Some(_) => fixed_order
+            .iter()
+            .copied()
+            .filter(|id| traversals.iter().any(|(_, uses, _)| uses.contains_key(id)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut functions = TokenStream::new();
+    if outline.is_some() {
+        let names = shared.iter().map(|id| &fixed[id]);
+        let count = Literal::usize_unsuffixed(shared.len());
+        statements.extend(quote!(let shared: [f64; #count] = [#(#names),*];));
+        emitter.shared = shared.iter().enumerate().map(|(k, &id)| (id, k)).collect();
+    }
+    for (g, ((coordinates, outputs), (order, uses, _))) in groups.iter().zip(&traversals).enumerate() {
         let fixed_names = taken.clone();
-        let mut roots = outputs.iter().map(|(_, id)| *id);
-        let (order, uses, _) = post_order(&mut roots, &|id| fixed.contains_key(&id));
         let mut inner = TokenStream::new();
-        for &id in &order {
+        let group_loop;
+        for &id in order {
             if !moves[id] || stops(id) || fixed.contains_key(&id) {
                 continue;
             }
@@ -684,13 +721,13 @@ pub(super) fn body_in_loops(
                 inner.extend(quote!(#target = #value;));
             }
             let coordinate = Literal::usize_unsuffixed(coordinates[0]);
-            statements.extend(quote! {
+            group_loop = quote! {
                 for j in [#coordinate] {
                     let mut dq = SVector::<f64, DOF>::zeros();
                     dq[j] = 1.0;
                     #inner
                 }
-            });
+            };
         } else {
             // Groups of two or more: every direction of the group at once, one lane each
             // (`softgen_runtime::Lanes2` and `Lanes4`), the values then stored column by
@@ -715,7 +752,7 @@ pub(super) fn body_in_loops(
                 stores.extend(quote!(#target = softgen_runtime::LaneValue::lane(#name, lane);));
             }
             let lanes = format_ident!("Lanes{}", width);
-            statements.extend(quote! {
+            group_loop = quote! {
                 for columns in [#(#chunks),*] {
                     let dq = softgen_runtime::#lanes::unit_directions::<DOF>(columns);
                     #inner
@@ -726,13 +763,43 @@ pub(super) fn body_in_loops(
                         #stores
                     }
                 }
-            });
+            };
+        }
+        match outline {
+            Some(arguments) => {
+                let (declarations, names, kernel) = (&arguments.declarations, &arguments.names, &arguments.function);
+                let function = format_ident!("{}_group_{}", kernel, g);
+                let count = Literal::usize_unsuffixed(shared.len());
+                let doc = format!(" The columns of [`{kernel}`] along coordinates {coordinates:?};");
+                functions.extend(quote! {
+                    #[doc = #doc]
+                    #[doc = " `shared` holds what it computed before them."]
+                    #[inline(never)]
+                    #[allow(unused_variables)]
+                    fn #function(#declarations, shared: &[f64; #count]) {
+                        #group_loop
+                    }
+                });
+                statements.extend(quote!(#function(#names, &shared);));
+            }
+            None => statements.extend(group_loop),
         }
         emitter.bound = fixed.clone();
         taken = fixed_names;
     }
-    statements
+    (statements, functions)
 }
+
+/// The function a kernel's body is emitted into: its name and its arguments (declared as in
+/// its signature, and named as in a call), for the parts of the body [`body_in_loops`]
+/// moves into functions of their own.
+pub(super) struct Arguments {
+    /// The function's name, which the outlined functions' names start with.
+    pub(super) function: Ident,
+    pub(super) declarations: TokenStream,
+    pub(super) names: TokenStream,
+}
+
 
 /// Lanes for a group of `coordinates` directions: two for two, four otherwise (three pad
 /// one lane; larger groups take several passes of four).

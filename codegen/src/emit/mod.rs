@@ -74,7 +74,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let empty = HashMap::new();
     let key = |id: NodeId| -> (String, String) {
         let Node::Call(f, arg) = dag.nodes[id] else { return (String::new(), String::new()) };
-        let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(cache.), bound: HashMap::new() };
+        let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(cache.), bound: HashMap::new(), shared: HashMap::new() };
         (e.render(arg).tokens.to_string(), format!("{f:?}"))
     };
     calls.sort_by_cached_key(|&id| key(id));
@@ -192,7 +192,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         .iter()
         .enumerate()
         .map(|(k, &a)| {
-            let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(), bound: HashMap::new() };
+            let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(), bound: HashMap::new(), shared: HashMap::new() };
             if dag.is_leaf(a) {
                 (a, wrap(e.render(a), Precedence::Atom))
             } else {
@@ -327,7 +327,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             if !dag.is_leaf(*arg) || uses.iter().any(|(f, _)| matches!(f, Function::Stumpff(_))) {
                 return None;
             }
-            let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(), bound: HashMap::new() };
+            let e = Emitter { dag, params: &params, cache: &empty, reads: quote!(), bound: HashMap::new(), shared: HashMap::new() };
             statements.extend(call_statements(&wrap(e.render(*arg), Precedence::Atom), &uses, &cache));
             read.extend(uses.iter().map(|(_, id)| (*id, cache[id].clone())));
         }
@@ -471,7 +471,13 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                                 (coordinates.clone(), outputs)
                             })
                             .collect();
-                        let body = body_in_loops(dag, &params, &cache, &moves, &groups);
+                        // Each group its own function: this kernel is the longest of a soft robot.
+                        let arguments = Arguments {
+                            function: format_ident!("inverse_dynamics_position_derivatives_into"),
+                            declarations: quote!(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>),
+                            names: quote!(q, qd, qdd, p, cache, position),
+                        };
+                        let (body, groups_fns) = body_in_loops(dag, &params, &cache, &moves, &groups, Some(&arguments));
                         (
                             quote! {
                                 /// dID/dq at the given accelerations, row i being ID_i: column j
@@ -484,6 +490,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                                     *position = SMatrix::zeros();
                                     #body
                                 }
+
+                                #groups_fns
                             },
                             // dID/dqd = 2 C and the pair come from the trait's default
                             // `inverse_dynamics_derivatives_into` around this kernel.
@@ -598,7 +606,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     };
     let (frame_fn, frame_impl) =
         contact_frames(equations, &kernel, &kernel_in_lanes, &|id| cache.get(&id).map(|field| field.to_string()))?;
-    let loops = |groups: &[DirectionGroup]| body_in_loops(dag, &params, &cache, &moves, groups);
+    let loops = |groups: &[DirectionGroup]| body_in_loops(dag, &params, &cache, &moves, groups, None).0;
     let (frame_tangent_fn, frame_tangent_impl) = contact_frame_tangents(equations, &kernel, &loops)?;
     let robot_type = format_ident!("{}", camel(&robot.name));
     for (f, frame) in equations.contact_frames.iter().enumerate() {
