@@ -656,7 +656,8 @@ pub(super) fn body_in_loops(
         }
         (order, uses, moving_parent)
     };
-    let mut emitter = Emitter { dag, params, cache, reads: quote!(cache.), bound: HashMap::new(), shared: HashMap::new() };
+    let mut emitter =
+        Emitter { dag, params, cache, reads: quote!(cache.), bound: HashMap::new(), shared: HashMap::new() };
     let mut taken: HashSet<String> = HashSet::new();
     let mut counter = 0usize;
     let mut bind = |emitter: &mut Emitter, taken: &mut HashSet<String>, id: NodeId| {
@@ -799,7 +800,6 @@ pub(super) struct Arguments {
     pub(super) declarations: TokenStream,
     pub(super) names: TokenStream,
 }
-
 
 /// Lanes for a group of `coordinates` directions: two for two, four otherwise (three pad
 /// one lane; larger groups take several passes of four).
