@@ -1,14 +1,18 @@
 //! A sweep's results table: one row per run with its number, its varied inputs, the figures
-//! kept and its status (`ok`, or `failed` with the error), written as Parquet (through the
-//! arrow crates) or CSV, read back, and merged from shards.
+//! kept and its status (`ok`, or `failed` with the error), written as Parquet or CSV, read
+//! back, and merged from shards. Parquet through the format's own column writer and row
+//! reader: a table of a few typed columns needs nothing of the arrow crates, which took a
+//! quarter of a cold build's compiling.
 
 use crate::sweep::file::{Cell, CellKind, Shard};
-use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt64Array};
-use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, ConvertedType, IntType, LogicalType, Repetition, Type as PhysicalType};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
+use parquet::record::Field as Value;
+use parquet::schema::types::Type;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
@@ -68,8 +72,84 @@ pub enum TableFormat {
     Csv,
 }
 
-fn arrow_error(e: impl std::fmt::Display) -> String {
+fn table_error(e: impl std::fmt::Display) -> String {
     format!("results table: {e}")
+}
+
+/// One column of the table as Parquet stores it: its values and, for a column that may
+/// lack a value, each row's definition level (1 present, 0 missing; the values then hold
+/// only the present ones).
+enum Column {
+    /// Run numbers: 64-bit unsigned.
+    Runs(Vec<i64>),
+    Numbers {
+        values: Vec<f64>,
+        present: Option<Vec<i16>>,
+    },
+    Text {
+        values: Vec<ByteArray>,
+        present: Option<Vec<i16>>,
+    },
+    Flags(Vec<bool>),
+}
+
+impl Column {
+    fn numbers(cells: impl Iterator<Item = Option<f64>>) -> Column {
+        let (mut values, mut present) = (Vec::new(), Vec::new());
+        for cell in cells {
+            present.push(cell.is_some() as i16);
+            values.extend(cell);
+        }
+        Column::Numbers { values, present: Some(present) }
+    }
+
+    fn text<'a>(cells: impl Iterator<Item = Option<&'a str>>) -> Column {
+        let (mut values, mut present) = (Vec::new(), Vec::new());
+        for cell in cells {
+            present.push(cell.is_some() as i16);
+            values.extend(cell.map(ByteArray::from));
+        }
+        Column::Text { values, present: Some(present) }
+    }
+
+    /// The column's place in the file's schema.
+    fn schema(&self, name: &str) -> Result<Type, String> {
+        // Both the logical type and the older converted type, as readers of either expect.
+        let (physical, logical, converted, optional) = match self {
+            Column::Runs(_) => (
+                PhysicalType::INT64,
+                Some(LogicalType::Integer(IntType { bit_width: 64, is_signed: false })),
+                ConvertedType::UINT_64,
+                false,
+            ),
+            Column::Numbers { present, .. } => (PhysicalType::DOUBLE, None, ConvertedType::NONE, present.is_some()),
+            Column::Text { present, .. } => {
+                (PhysicalType::BYTE_ARRAY, Some(LogicalType::String), ConvertedType::UTF8, present.is_some())
+            }
+            Column::Flags(_) => (PhysicalType::BOOLEAN, None, ConvertedType::NONE, false),
+        };
+        Type::primitive_type_builder(name, physical)
+            .with_repetition(if optional { Repetition::OPTIONAL } else { Repetition::REQUIRED })
+            .with_logical_type(logical)
+            .with_converted_type(converted)
+            .build()
+            .map_err(table_error)
+    }
+
+    fn write(&self, writer: &mut SerializedColumnWriter) -> Result<(), String> {
+        match self {
+            Column::Runs(values) => writer.typed::<Int64Type>().write_batch(values, None, None),
+            Column::Numbers { values, present } => {
+                writer.typed::<DoubleType>().write_batch(values, present.as_deref(), None)
+            }
+            Column::Text { values, present } => {
+                writer.typed::<ByteArrayType>().write_batch(values, present.as_deref(), None)
+            }
+            Column::Flags(values) => writer.typed::<BoolType>().write_batch(values, None, None),
+        }
+        .map(|_| ())
+        .map_err(table_error)
+    }
 }
 
 impl SweepTable {
@@ -78,77 +158,62 @@ impl SweepTable {
         self.rows.iter().filter(|r| r.error.is_some()).count()
     }
 
-    fn schema(&self) -> Result<Arc<Schema>, String> {
-        let mut fields = vec![Field::new("run", DataType::UInt64, false)];
-        for (name, kind) in self.header.inputs.iter().zip(&self.input_kinds) {
-            let data_type = match kind {
-                CellKind::Number => DataType::Float64,
-                CellKind::Text => DataType::Utf8,
-                CellKind::Flag => DataType::Boolean,
-            };
-            fields.push(Field::new(name, data_type, false));
-        }
-        for name in &self.header.figures {
-            fields.push(Field::new(name, DataType::Float64, true));
-        }
-        fields.push(Field::new("status", DataType::Utf8, false));
-        fields.push(Field::new("error", DataType::Utf8, true));
-        // One key: the arrow schema's metadata is a hash map, and one entry keeps the file's
-        // bytes the same from run to run.
-        let header = serde_json::to_string(&self.header).map_err(arrow_error)?;
-        let metadata: std::collections::HashMap<String, String> =
-            [(METADATA_KEY.to_string(), header)].into_iter().collect();
-        Ok(Arc::new(Schema::new_with_metadata(fields, metadata)))
-    }
-
-    fn batch(&self) -> Result<RecordBatch, String> {
-        let mut columns: Vec<ArrayRef> =
-            vec![Arc::new(UInt64Array::from_iter_values(self.rows.iter().map(|r| r.run as u64)))];
-        for (j, kind) in self.input_kinds.iter().enumerate() {
+    /// The table's columns, named: the run, the inputs, the figures (missing where a run
+    /// failed), the status and the error.
+    fn columns(&self) -> Vec<(&str, Column)> {
+        let mut columns = vec![("run", Column::Runs(self.rows.iter().map(|r| r.run as i64).collect()))];
+        for (j, (name, kind)) in self.header.inputs.iter().zip(&self.input_kinds).enumerate() {
             let cells = self.rows.iter().map(|r| &r.inputs[j]);
-            let column: ArrayRef = match kind {
-                CellKind::Number => Arc::new(Float64Array::from_iter_values(cells.map(|c| {
-                    if let Cell::Number(x) = c {
-                        *x
-                    } else {
-                        f64::NAN
-                    }
-                }))),
-                CellKind::Text => Arc::new(StringArray::from_iter_values(cells.map(|c| {
-                    if let Cell::Text(s) = c {
-                        s.as_str()
-                    } else {
-                        ""
-                    }
-                }))),
-                CellKind::Flag => {
-                    Arc::new(BooleanArray::from(cells.map(|c| matches!(c, Cell::Flag(true))).collect::<Vec<_>>()))
-                }
+            let column = match kind {
+                CellKind::Number => Column::Numbers {
+                    values: cells.map(|c| if let Cell::Number(x) = c { *x } else { f64::NAN }).collect(),
+                    present: None,
+                },
+                CellKind::Text => Column::Text {
+                    values: cells
+                        .map(|c| ByteArray::from(if let Cell::Text(s) = c { s.as_str() } else { "" }))
+                        .collect(),
+                    present: None,
+                },
+                CellKind::Flag => Column::Flags(cells.map(|c| matches!(c, Cell::Flag(true))).collect()),
             };
-            columns.push(column);
+            columns.push((name.as_str(), column));
         }
-        for j in 0..self.header.figures.len() {
-            columns.push(Arc::new(Float64Array::from(self.rows.iter().map(|r| r.figures[j]).collect::<Vec<_>>())));
+        for (j, name) in self.header.figures.iter().enumerate() {
+            columns.push((name.as_str(), Column::numbers(self.rows.iter().map(|r| r.figures[j]))));
         }
-        columns.push(Arc::new(StringArray::from_iter_values(self.rows.iter().map(|r| {
-            if r.error.is_some() {
-                "failed"
-            } else {
-                "ok"
-            }
-        }))));
-        columns.push(Arc::new(StringArray::from(self.rows.iter().map(|r| r.error.as_deref()).collect::<Vec<_>>())));
-        RecordBatch::try_new(self.schema()?, columns).map_err(arrow_error)
+        let status = self.rows.iter().map(|r| ByteArray::from(if r.error.is_some() { "failed" } else { "ok" }));
+        columns.push(("status", Column::Text { values: status.collect(), present: None }));
+        columns.push(("error", Column::text(self.rows.iter().map(|r| r.error.as_deref()))));
+        columns
     }
 
-    /// The table as Parquet bytes (snappy-compressed, one row group).
+    /// The table as Parquet bytes (snappy-compressed, one row group), the header in the
+    /// file's metadata under one key.
     pub fn to_parquet(&self) -> Result<Vec<u8>, String> {
-        let batch = self.batch()?;
-        let properties = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+        let columns = self.columns();
+        let fields =
+            columns.iter().map(|(name, column)| column.schema(name).map(Arc::new)).collect::<Result<_, _>>()?;
+        let schema = Type::group_type_builder("schema").with_fields(fields).build().map_err(table_error)?;
+        let header = serde_json::to_string(&self.header).map_err(table_error)?;
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_key_value_metadata(Some(vec![KeyValue::new(METADATA_KEY.to_string(), header)]))
+            .build();
         let mut bytes = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).map_err(arrow_error)?;
-        writer.write(&batch).map_err(arrow_error)?;
-        writer.close().map_err(arrow_error)?;
+        let mut writer =
+            SerializedFileWriter::new(&mut bytes, Arc::new(schema), Arc::new(properties)).map_err(table_error)?;
+        let mut row_group = writer.next_row_group().map_err(table_error)?;
+        for (name, column) in &columns {
+            let mut column_writer = row_group
+                .next_column()
+                .map_err(table_error)?
+                .ok_or_else(|| table_error(format!("no column `{name}` in the schema written")))?;
+            column.write(&mut column_writer)?;
+            column_writer.close().map_err(table_error)?;
+        }
+        row_group.close().map_err(table_error)?;
+        writer.close().map_err(table_error)?;
         Ok(bytes)
     }
 
@@ -194,78 +259,71 @@ impl SweepTable {
     /// Reads a table written by [`SweepTable::to_parquet`]; `origin` names it in messages.
     pub fn from_parquet(bytes: Vec<u8>, origin: &str) -> Result<SweepTable, String> {
         let fail = |e: &dyn std::fmt::Display| format!("{origin}: {e}");
-        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).map_err(|e| fail(&e))?;
-        let schema = builder.schema().clone();
-        let header: TableHeader = schema
-            .metadata()
-            .get(METADATA_KEY)
+        let reader = SerializedFileReader::new(bytes::Bytes::from(bytes)).map_err(|e| fail(&e))?;
+        let metadata = reader.metadata().file_metadata();
+        let header: TableHeader = metadata
+            .key_value_metadata()
+            .and_then(|pairs| pairs.iter().find(|pair| pair.key == METADATA_KEY))
+            .and_then(|pair| pair.value.as_deref())
             .ok_or_else(|| fail(&"not a softgen sweep table (no `softgen.sweep` metadata)"))
             .and_then(|text| serde_json::from_str(text).map_err(|e| fail(&e)))?;
-        let mut input_kinds = Vec::new();
+        let schema = metadata.schema_descr();
+        let position = |name: &str| {
+            (0..schema.num_columns())
+                .find(|&i| schema.column(i).name() == name)
+                .ok_or_else(|| fail(&format!("no column `{name}`")))
+        };
+        let mut inputs = Vec::new();
         for name in &header.inputs {
-            let field = schema.field_with_name(name).map_err(|e| fail(&e))?;
-            input_kinds.push(match field.data_type() {
-                DataType::Float64 => CellKind::Number,
-                DataType::Utf8 => CellKind::Text,
-                DataType::Boolean => CellKind::Flag,
-                other => return Err(fail(&format!("input column `{name}` has type {other}"))),
-            });
+            let at = position(name)?;
+            let kind = match schema.column(at).physical_type() {
+                PhysicalType::DOUBLE => CellKind::Number,
+                PhysicalType::BYTE_ARRAY => CellKind::Text,
+                PhysicalType::BOOLEAN => CellKind::Flag,
+                other => return Err(fail(&format!("input column `{name}` has type {other:?}"))),
+            };
+            inputs.push((name, at, kind));
         }
+        let figures: Vec<(&String, usize)> =
+            header.figures.iter().map(|name| position(name).map(|at| (name, at))).collect::<Result<_, _>>()?;
+        let (run_at, error_at) = (position("run")?, position("error")?);
+        let unexpected =
+            |name: &str, value: &Value| fail(&format!("column `{name}` holds {value}, not what the table wrote there"));
         let mut rows = Vec::new();
-        for batch in builder.build().map_err(|e| fail(&e))? {
-            let batch = batch.map_err(|e| fail(&e))?;
-            let column = |name: &str| batch.column_by_name(name).ok_or_else(|| fail(&format!("no column `{name}`")));
-            let runs = column("run")?
-                .as_any()
-                .downcast_ref::<UInt64Array>()
-                .ok_or_else(|| fail(&"`run` is not UInt64"))?
-                .clone();
-            let float = |name: &str| -> Result<Float64Array, String> {
-                column(name)?
-                    .as_any()
-                    .downcast_ref::<Float64Array>()
-                    .cloned()
-                    .ok_or_else(|| fail(&format!("`{name}` is not Float64")))
+        for row in reader.get_row_iter(None).map_err(|e| fail(&e))? {
+            let row = row.map_err(|e| fail(&e))?;
+            // A flat schema: the row's fields in the order of the columns.
+            let values: Vec<&Value> = row.get_column_iter().map(|(_, value)| value).collect();
+            let value = |at: usize| values.get(at).copied().ok_or_else(|| fail(&"a row shorter than the schema"));
+            let run = match value(run_at)? {
+                Value::ULong(n) => *n as usize,
+                other => return Err(unexpected("run", other)),
             };
-            let text = |name: &str| -> Result<StringArray, String> {
-                column(name)?
-                    .as_any()
-                    .downcast_ref::<StringArray>()
-                    .cloned()
-                    .ok_or_else(|| fail(&format!("`{name}` is not text")))
-            };
-            let figures: Vec<Float64Array> = header.figures.iter().map(|f| float(f)).collect::<Result<_, _>>()?;
-            let errors = text("error")?;
-            let mut inputs: Vec<Box<dyn Fn(usize) -> Cell>> = Vec::new();
-            for (name, kind) in header.inputs.iter().zip(&input_kinds) {
-                inputs.push(match kind {
-                    CellKind::Number => {
-                        let a = float(name)?;
-                        Box::new(move |i| Cell::Number(a.value(i)))
-                    }
-                    CellKind::Text => {
-                        let a = text(name)?;
-                        Box::new(move |i| Cell::Text(a.value(i).to_string()))
-                    }
-                    CellKind::Flag => {
-                        let a = column(name)?
-                            .as_any()
-                            .downcast_ref::<BooleanArray>()
-                            .cloned()
-                            .ok_or_else(|| fail(&format!("`{name}` is not boolean")))?;
-                        Box::new(move |i| Cell::Flag(a.value(i)))
-                    }
+            let mut cells = Vec::with_capacity(inputs.len());
+            for &(name, at, kind) in &inputs {
+                cells.push(match (kind, value(at)?) {
+                    (CellKind::Number, Value::Double(x)) => Cell::Number(*x),
+                    (CellKind::Text, Value::Str(s)) => Cell::Text(s.clone()),
+                    (CellKind::Flag, Value::Bool(b)) => Cell::Flag(*b),
+                    (_, other) => return Err(unexpected(name, other)),
                 });
             }
-            for i in 0..batch.num_rows() {
-                rows.push(RunRecord {
-                    run: runs.value(i) as usize,
-                    inputs: inputs.iter().map(|f| f(i)).collect(),
-                    figures: figures.iter().map(|a| if a.is_null(i) { None } else { Some(a.value(i)) }).collect(),
-                    error: if errors.is_null(i) { None } else { Some(errors.value(i).to_string()) },
+            let mut kept = Vec::with_capacity(figures.len());
+            for &(name, at) in &figures {
+                kept.push(match value(at)? {
+                    Value::Double(x) => Some(*x),
+                    Value::Null => None,
+                    other => return Err(unexpected(name, other)),
                 });
             }
+            let error = match value(error_at)? {
+                Value::Str(s) => Some(s.clone()),
+                Value::Null => None,
+                other => return Err(unexpected("error", other)),
+            };
+            rows.push(RunRecord { run, inputs: cells, figures: kept, error });
         }
+        let input_kinds = inputs.iter().map(|&(_, _, kind)| kind).collect();
         Ok(SweepTable { header, input_kinds, rows })
     }
 
