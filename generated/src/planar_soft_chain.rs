@@ -3631,250 +3631,6 @@ pub fn inverse_dynamics_position_derivatives_into(
     let t182 = t56 + t59 + t62;
     let t183 = t39 + t41 + t44;
     let t184 = t49 + t54 + t57;
-    let shared: [f64; 183] = [
-        segment1_bend_y_rate,
-        t0,
-        t1,
-        t2,
-        segment1_tip_bias_w_z,
-        segment2_bend_y_rate,
-        segment1_tip_velocity_w_z,
-        t3,
-        t4,
-        t5,
-        segment2_tip_velocity_w_z,
-        segment2_tip_bias_w_z,
-        base_angle_velocity_v_x,
-        t6,
-        base_angle_velocity_v_y,
-        t7,
-        t8,
-        segment1_slice0_local_momentum_f_y,
-        t9,
-        segment1_slice2_local_momentum_f_x,
-        t10,
-        t11,
-        segment1_slice1_local_momentum_f_x,
-        segment1_tip_velocity_v_x,
-        middle_momentum_f_x,
-        segment1_tip_velocity_v_y,
-        t12,
-        t13,
-        t14,
-        t15,
-        t16,
-        t17,
-        segment2_slice1_local_momentum_f_x,
-        t18,
-        segment2_slice1_local_momentum_f_y,
-        segment2_slice2_local_momentum_f_y,
-        t19,
-        segment2_slice2_bias_w_z,
-        t21,
-        t22,
-        t23,
-        t24,
-        base_angle_acceleration_v_y,
-        t25,
-        t26,
-        t27,
-        t28,
-        t29,
-        segment1_bend_squared,
-        t30,
-        t31,
-        t32,
-        t33,
-        segment1_tip_bias_v_y,
-        t34,
-        base_angle_acceleration_v_x,
-        segment1_tip_bias_v_x,
-        t35,
-        t36,
-        segment2_slice0_bias_w_z,
-        segment2_slice1_bias_w_z,
-        segment2_slice0_local_momentum_f_x,
-        segment2_slice2_local_momentum_f_x,
-        t43,
-        t45,
-        t47,
-        segment2_bend_squared,
-        t50,
-        t51,
-        t52,
-        t53,
-        segment2_slice0_local_momentum_f_y,
-        t58,
-        t60,
-        t64,
-        t66,
-        segment2_tip_velocity_v_x,
-        head_momentum_f_x,
-        t67,
-        t68,
-        segment2_tip_bias_v_y,
-        segment1_slice0_bias_w_z,
-        segment1_slice1_bias_w_z,
-        segment1_slice2_bias_w_z,
-        t72,
-        t73,
-        t74,
-        t77,
-        t79,
-        segment1_slice1_local_momentum_f_y,
-        t81,
-        segment1_slice2_local_momentum_f_y,
-        t84,
-        t88,
-        segment1_slice0_local_momentum_f_x,
-        t91,
-        t93,
-        t96,
-        t99,
-        t101,
-        tail_momentum_f_x,
-        head_composite_force_f_y,
-        middle_composite_force_f_y,
-        tail_composite_force_f_y,
-        tail_momentum_f_y,
-        segment2_tip_velocity_v_y,
-        head_momentum_f_y,
-        segment2_tip_bias_v_x,
-        head_composite_force_f_x,
-        middle_momentum_f_y,
-        middle_composite_force_f_x,
-        tail_composite_force_f_x,
-        t106,
-        t107,
-        t108,
-        t109,
-        t110,
-        t111,
-        t112,
-        t113,
-        t114,
-        t115,
-        t116,
-        t117,
-        t118,
-        t119,
-        t120,
-        t121,
-        t122,
-        t123,
-        t124,
-        t126,
-        t127,
-        t128,
-        t130,
-        t131,
-        t132,
-        t133,
-        t134,
-        t136,
-        t137,
-        t138,
-        t139,
-        t140,
-        t141,
-        t143,
-        t144,
-        t145,
-        t146,
-        t147,
-        t148,
-        t149,
-        t150,
-        t151,
-        t152,
-        t153,
-        t155,
-        t156,
-        t157,
-        t158,
-        t159,
-        t160,
-        t161,
-        t162,
-        t163,
-        t164,
-        t165,
-        t167,
-        t168,
-        t170,
-        t171,
-        t172,
-        t173,
-        t175,
-        t176,
-        t177,
-        t178,
-        t179,
-        t180,
-        t181,
-        t182,
-        t183,
-        t184,
-    ];
-    inverse_dynamics_position_derivatives_into_group_0(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_1(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_2(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_3(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_4(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [0];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_0(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 183],
-) {
     for j in [0] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -3886,112 +3642,123 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * base_angle_subspace_v_y_along_dq;
         let t186 = qdd[2] * dq[0] + base_angle_acceleration_v_y_along_dq;
         let segment1_base_bias_v_x_along_dq = cache.sin_q2 * t186;
-        let t187 = 0.5 * segment1_base_velocity_v_y_along_dq * shared[0]
+        let t187 = 0.5 * segment1_base_velocity_v_y_along_dq * segment1_bend_y_rate
             + segment1_base_bias_v_x_along_dq;
         let t188 = t187 * cache.segment1_slice1_mass;
         let t189 = segment1_base_bias_v_x_along_dq
-            + 0.1127016653792583 * segment1_base_velocity_v_y_along_dq * shared[0];
+            + 0.1127016653792583 * segment1_base_velocity_v_y_along_dq
+                * segment1_bend_y_rate;
         let t190 = cache.segment1_slice0_mass * t189;
         let segment1_slice0_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t191 = -(segment1_slice0_local_momentum_f_y_along_dq * shared[1]);
-        let t192 = -(segment1_slice0_local_momentum_f_y_along_dq * shared[2]);
+        let t191 = -(segment1_slice0_local_momentum_f_y_along_dq * t0);
+        let t192 = -(segment1_slice0_local_momentum_f_y_along_dq * t1);
         let segment1_slice1_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
             * cache.segment1_slice1_mass;
-        let t193 = -(shared[3] * segment1_slice1_local_momentum_f_y_along_dq);
-        let t194 = 0.8872983346207417 * segment1_base_velocity_v_y_along_dq * shared[0]
-            + segment1_base_bias_v_x_along_dq;
+        let t193 = -(t2 * segment1_slice1_local_momentum_f_y_along_dq);
+        let t194 = 0.8872983346207417 * segment1_base_velocity_v_y_along_dq
+            * segment1_bend_y_rate + segment1_base_bias_v_x_along_dq;
         let t195 = t194 * cache.segment1_slice0_mass;
         let t196 = t188 + t190 + t191 + t192 + t193 + t195;
         let t197 = cache.cos_q2 * t196;
         let segment1_base_bias_v_y_along_dq = cache.cos_q2 * t186;
         let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t185;
         let t198 = segment1_base_bias_v_y_along_dq
-            - 0.8872983346207417 * shared[0] * segment1_base_velocity_v_x_along_dq;
+            - 0.8872983346207417 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq;
         let t199 = t198 * cache.segment1_slice0_mass;
         let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
             * segment1_base_velocity_v_x_along_dq;
-        let t200 = segment1_slice0_local_momentum_f_x_along_dq * shared[2];
+        let t200 = segment1_slice0_local_momentum_f_x_along_dq * t1;
         let segment1_slice1_local_momentum_f_x_along_dq = cache.segment1_slice1_mass
             * segment1_base_velocity_v_x_along_dq;
-        let t201 = shared[3] * segment1_slice1_local_momentum_f_x_along_dq;
+        let t201 = t2 * segment1_slice1_local_momentum_f_x_along_dq;
         let t202 = segment1_base_bias_v_y_along_dq
-            - 0.1127016653792583 * shared[0] * segment1_base_velocity_v_x_along_dq;
+            - 0.1127016653792583 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq;
         let t203 = t202 * cache.segment1_slice0_mass;
         let t204 = segment1_base_bias_v_y_along_dq
-            - 0.5 * shared[0] * segment1_base_velocity_v_x_along_dq;
+            - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq;
         let t205 = t204 * cache.segment1_slice1_mass;
-        let t206 = segment1_slice0_local_momentum_f_x_along_dq * shared[1];
+        let t206 = segment1_slice0_local_momentum_f_x_along_dq * t0;
         let t207 = t199 + t200 + t201 + t203 + t205 + t206;
         let t208 = cache.base_angle_rotation_01 * t207;
         let segment1_tip_subspace0_v_y_along_dq = -(p.segment_length * dq[0]);
-        let segment1_tip_bias_v_x_along_dq = shared[0] * base_angle_velocity_v_y_along_dq
+        let segment1_tip_bias_v_x_along_dq = segment1_bend_y_rate
+            * base_angle_velocity_v_y_along_dq
             - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
         let segment1_tip_bias_v_y_along_dq = base_angle_acceleration_v_y_along_dq
             - p.segment_length * dq[0] * qdd[3];
-        let t209 = dq[0] * shared[4] + segment1_tip_bias_v_y_along_dq;
+        let t209 = dq[0] * segment1_tip_bias_w_z + segment1_tip_bias_v_y_along_dq;
         let segment2_base_bias_v_x_along_dq = t209 * cache.segment1_tip_rotation_10
             + cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x_along_dq;
         let segment1_tip_velocity_v_y_along_dq = segment1_tip_subspace0_v_y_along_dq
             * qd[3] + base_angle_velocity_v_y_along_dq;
-        let t210 = segment1_tip_velocity_v_y_along_dq + shared[6] * dq[0];
+        let t210 = segment1_tip_velocity_v_y_along_dq
+            + segment1_tip_velocity_w_z * dq[0];
         let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_11 * t210;
         let t211 = segment2_base_bias_v_x_along_dq
-            + 0.8872983346207417 * shared[5] * segment2_base_velocity_v_y_along_dq;
+            + 0.8872983346207417 * segment2_bend_y_rate
+                * segment2_base_velocity_v_y_along_dq;
         let t212 = t211 * cache.segment1_slice0_mass;
-        let t213 = 0.1127016653792583 * shared[5] * segment2_base_velocity_v_y_along_dq
-            + segment2_base_bias_v_x_along_dq;
+        let t213 = 0.1127016653792583 * segment2_bend_y_rate
+            * segment2_base_velocity_v_y_along_dq + segment2_base_bias_v_x_along_dq;
         let t214 = cache.segment1_slice0_mass * t213;
         let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t215 = -(shared[7] * segment2_slice0_local_momentum_f_y_along_dq);
+        let t215 = -(t3 * segment2_slice0_local_momentum_f_y_along_dq);
         let segment2_slice1_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice1_mass;
-        let t216 = -(segment2_slice1_local_momentum_f_y_along_dq * shared[8]);
-        let t217 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[9]);
+        let t216 = -(segment2_slice1_local_momentum_f_y_along_dq * t4);
+        let t217 = -(segment2_slice0_local_momentum_f_y_along_dq * t5);
         let t218 = segment2_base_bias_v_x_along_dq
-            + 0.5 * shared[5] * segment2_base_velocity_v_y_along_dq;
+            + 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dq;
         let t219 = t218 * cache.segment1_slice1_mass;
         let t220 = t212 + t214 + t215 + t216 + t217 + t219;
         let t221 = t220 * cache.segment1_tip_rotation_00;
         let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t210;
         let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t222 = shared[9] * segment2_slice0_local_momentum_f_x_along_dq;
+        let t222 = t5 * segment2_slice0_local_momentum_f_x_along_dq;
         let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01
             * segment1_tip_bias_v_x_along_dq + t209 * cache.segment1_tip_rotation_11;
         let t223 = segment2_base_bias_v_y_along_dq
-            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq * shared[5];
+            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t224 = cache.segment1_slice0_mass * t223;
         let t225 = segment2_base_bias_v_y_along_dq
-            - 0.5 * segment2_base_velocity_v_x_along_dq * shared[5];
+            - 0.5 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate;
         let t226 = t225 * cache.segment1_slice1_mass;
-        let t227 = shared[7] * segment2_slice0_local_momentum_f_x_along_dq;
+        let t227 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
         let segment2_slice1_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
             * cache.segment1_slice1_mass;
-        let t228 = segment2_slice1_local_momentum_f_x_along_dq * shared[8];
+        let t228 = segment2_slice1_local_momentum_f_x_along_dq * t4;
         let t229 = segment2_base_bias_v_y_along_dq
-            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq * shared[5];
+            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t230 = cache.segment1_slice0_mass * t229;
         let t231 = t222 + t224 + t226 + t227 + t228 + t230;
         let t232 = cache.segment1_tip_rotation_01 * t231;
         let segment2_tip_bias_v_x_along_dq = segment1_tip_bias_v_x_along_dq
-            + shared[5] * segment1_tip_velocity_v_y_along_dq
-            - segment1_tip_subspace0_v_y_along_dq * shared[6] * qd[4];
+            + segment2_bend_y_rate * segment1_tip_velocity_v_y_along_dq
+            - segment1_tip_subspace0_v_y_along_dq * segment1_tip_velocity_w_z * qd[4];
         let tail_inertia_h_x_along_dq = p.link_mass * dq[0];
         let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
             + segment1_tip_subspace0_v_y_along_dq * qd[4];
-        let head_momentum_f_y_along_dq = tail_inertia_h_x_along_dq * shared[10]
+        let head_momentum_f_y_along_dq = tail_inertia_h_x_along_dq
+            * segment2_tip_velocity_w_z
             + p.link_mass * segment2_tip_velocity_v_y_along_dq;
         let head_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq - head_momentum_f_y_along_dq * shared[10];
+            * segment2_tip_bias_v_x_along_dq
+            - head_momentum_f_y_along_dq * segment2_tip_velocity_w_z;
         let segment2_composite_force_f_x_along_dq = t221 + t232
             + head_composite_force_f_x_along_dq;
-        let middle_momentum_f_y_along_dq = shared[6] * tail_inertia_h_x_along_dq
+        let middle_momentum_f_y_along_dq = segment1_tip_velocity_w_z
+            * tail_inertia_h_x_along_dq
             + p.link_mass * segment1_tip_velocity_v_y_along_dq;
         let middle_composite_force_f_x_along_dq = p.link_mass
             * segment1_tip_bias_v_x_along_dq + segment2_composite_force_f_x_along_dq
-            - shared[6] * middle_momentum_f_y_along_dq;
+            - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dq;
         let segment1_composite_force_f_x_along_dq = t197 + t208
             + middle_composite_force_f_x_along_dq;
         let tail_momentum_f_y_along_dq = tail_inertia_h_x_along_dq * qd[2]
@@ -4002,55 +3769,65 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let t234 = cache.cos_q2 * t207;
         let segment2_tip_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
             - qdd[4] * p.segment_length * dq[0];
-        let head_composite_force_f_y_along_dq = shared[11] * tail_inertia_h_x_along_dq
-            + p.link_mass * segment2_tip_bias_v_y_along_dq;
+        let head_composite_force_f_y_along_dq = segment2_tip_bias_w_z
+            * tail_inertia_h_x_along_dq + p.link_mass * segment2_tip_bias_v_y_along_dq;
         let t235 = t220 * cache.segment1_tip_rotation_10;
         let t236 = cache.segment1_tip_rotation_11 * t231;
         let segment2_composite_force_f_y_along_dq = head_composite_force_f_y_along_dq
             + t235 + t236;
         let middle_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
             + p.link_mass * segment1_tip_bias_v_y_along_dq
-            + tail_inertia_h_x_along_dq * shared[4];
+            + tail_inertia_h_x_along_dq * segment1_tip_bias_w_z;
         let segment1_composite_force_f_y_along_dq = t233 + t234
             + middle_composite_force_f_y_along_dq;
         let tail_composite_force_f_y_along_dq = segment1_composite_force_f_y_along_dq
             + p.link_mass * base_angle_acceleration_v_y_along_dq
             + qdd[2] * tail_inertia_h_x_along_dq;
-        let t237 = shared[17] * segment1_base_velocity_v_x_along_dq;
-        let t238 = -(segment1_base_velocity_v_y_along_dq * shared[19]);
+        let t237 = segment1_slice0_local_momentum_f_y
+            * segment1_base_velocity_v_x_along_dq;
+        let t238 = -(segment1_base_velocity_v_y_along_dq
+            * segment1_slice2_local_momentum_f_x);
         let t239 = cache.segment1_slice1_local_inertia_h_x * t204;
-        let t240 = -(segment1_slice0_local_momentum_f_x_along_dq * shared[16]);
-        let t241 = -(segment1_slice0_local_momentum_f_x_along_dq * shared[20]);
+        let t240 = -(segment1_slice0_local_momentum_f_x_along_dq * t8);
+        let t241 = -(segment1_slice0_local_momentum_f_x_along_dq * t10);
         let t242 = -(t187 * cache.segment1_slice1_local_inertia_h_y);
         let t243 = cache.segment1_slice2_local_inertia_h_x * t198;
-        let t244 = -(shared[22] * segment1_base_velocity_v_y_along_dq);
-        let t245 = -(shared[28] * segment2_slice0_local_momentum_f_x_along_dq);
-        let t246 = shared[29] * segment2_slice0_local_momentum_f_y_along_dq;
+        let t244 = -(segment1_slice1_local_momentum_f_x
+            * segment1_base_velocity_v_y_along_dq);
+        let t245 = -(t14 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t246 = t15 * segment2_slice0_local_momentum_f_y_along_dq;
         let t247 = cache.segment2_slice0_local_inertia_h_x * t223;
-        let t248 = -(shared[30] * segment2_slice0_local_momentum_f_x_along_dq);
-        let t249 = -(segment2_base_velocity_v_y_along_dq * shared[32]);
-        let t250 = segment2_base_velocity_v_x_along_dq * shared[34];
-        let t251 = -(segment2_slice1_local_momentum_f_x_along_dq * shared[33]);
+        let t248 = -(t16 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t249 = -(segment2_base_velocity_v_y_along_dq
+            * segment2_slice1_local_momentum_f_x);
+        let t250 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice1_local_momentum_f_y;
+        let t251 = -(segment2_slice1_local_momentum_f_x_along_dq * t18);
         let t252 = cache.segment2_slice2_local_inertia_h_x * t229;
         let t253 = -(cache.segment2_slice0_local_inertia_h_y * t213);
-        let t254 = segment2_base_velocity_v_x_along_dq * shared[35];
-        let t255 = shared[36] * segment2_slice0_local_momentum_f_y_along_dq;
-        let t256 = segment2_slice1_local_momentum_f_y_along_dq * shared[31];
-        let t257 = -(shared[61] * segment2_base_velocity_v_y_along_dq);
-        let t258 = segment2_base_velocity_v_x_along_dq * shared[71];
+        let t254 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice2_local_momentum_f_y;
+        let t255 = t19 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t256 = segment2_slice1_local_momentum_f_y_along_dq * t17;
+        let t257 = -(segment2_slice0_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t258 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice0_local_momentum_f_y;
         let t259 = -(t211 * cache.segment2_slice2_local_inertia_h_y);
         let t260 = cache.segment2_slice1_local_inertia_h_x * t225;
         let head_inertia_i_22_along_dq = 2.0 * cache.head_com_x * p.link_mass * dq[0];
         let head_composite_force_n_z_along_dq = cache.head_inertia_h_x
-            * segment2_tip_bias_v_y_along_dq + head_inertia_i_22_along_dq * shared[11]
-            + tail_inertia_h_x_along_dq * shared[80]
-            + head_momentum_f_y_along_dq * shared[76]
-            - shared[77] * segment2_tip_velocity_v_y_along_dq
+            * segment2_tip_bias_v_y_along_dq
+            + head_inertia_i_22_along_dq * segment2_tip_bias_w_z
+            + tail_inertia_h_x_along_dq * segment2_tip_bias_v_y
+            + head_momentum_f_y_along_dq * segment2_tip_velocity_v_x
+            - head_momentum_f_x * segment2_tip_velocity_v_y_along_dq
             - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y;
         let t261 = -(cache.segment2_slice1_local_inertia_h_y * t218);
-        let t262 = -(shared[62] * segment2_base_velocity_v_y_along_dq);
+        let t262 = -(segment2_slice2_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
         let segment2_composite_force_n_z_along_dq = t245 + t246 + t247 + t248 + t249
-            + t250 + t251 + t252 + t253 + t254 + t255 + dq[0] * shared[75] + t256
+            + t250 + t251 + t252 + t253 + t254 + t255 + dq[0] * t66 + t256
             + cache.segment2_position_x * (t235 + t236) + t257 + t258 + t259 + t260
             + head_composite_force_n_z_along_dq + t261 + t262
             - cache.segment2_position_y * (t221 + t232);
@@ -4058,40 +3835,44 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * cache.middle_com_x;
         let middle_composite_force_n_z_along_dq = segment1_tip_bias_v_y_along_dq
             * cache.middle_inertia_h_x + segment2_composite_force_n_z_along_dq
-            + shared[53] * tail_inertia_h_x_along_dq
-            + middle_inertia_i_22_along_dq * shared[4]
-            + middle_momentum_f_y_along_dq * shared[23]
+            + segment1_tip_bias_v_y * tail_inertia_h_x_along_dq
+            + middle_inertia_i_22_along_dq * segment1_tip_bias_w_z
+            + middle_momentum_f_y_along_dq * segment1_tip_velocity_v_x
             - cache.middle_inertia_h_y * segment1_tip_bias_v_x_along_dq
-            - segment1_tip_velocity_v_y_along_dq * shared[24];
-        let t263 = shared[21] * segment1_slice1_local_momentum_f_y_along_dq;
+            - segment1_tip_velocity_v_y_along_dq * middle_momentum_f_x;
+        let t263 = t11 * segment1_slice1_local_momentum_f_y_along_dq;
         let t264 = -(cache.segment1_slice0_local_inertia_h_y * t189);
-        let t265 = shared[93] * segment1_slice0_local_momentum_f_y_along_dq;
-        let t266 = -(shared[88] * segment1_slice1_local_momentum_f_x_along_dq);
+        let t265 = t88 * segment1_slice0_local_momentum_f_y_along_dq;
+        let t266 = -(t79 * segment1_slice1_local_momentum_f_x_along_dq);
         let t267 = t202 * cache.segment1_slice0_local_inertia_h_x;
-        let t268 = segment1_base_velocity_v_x_along_dq * shared[89];
-        let t269 = segment1_base_velocity_v_x_along_dq * shared[91];
+        let t268 = segment1_base_velocity_v_x_along_dq
+            * segment1_slice1_local_momentum_f_y;
+        let t269 = segment1_base_velocity_v_x_along_dq
+            * segment1_slice2_local_momentum_f_y;
         let t270 = -(t194 * cache.segment1_slice2_local_inertia_h_y);
-        let t271 = -(segment1_base_velocity_v_y_along_dq * shared[94]);
-        let t272 = segment1_slice0_local_momentum_f_y_along_dq * shared[18];
+        let t271 = -(segment1_base_velocity_v_y_along_dq
+            * segment1_slice0_local_momentum_f_x);
+        let t272 = segment1_slice0_local_momentum_f_y_along_dq * t9;
         let segment1_composite_force_n_z_along_dq = t237 + t238 + t239 + t240 + t241
-            + t242 + t243 + t244 + middle_composite_force_n_z_along_dq
-            + shared[99] * dq[0] + t263 + t264 + t265 + t266 + t267 + t268 + t269 + t270
+            + t242 + t243 + t244 + middle_composite_force_n_z_along_dq + t101 * dq[0]
+            + t263 + t264 + t265 + t266 + t267 + t268 + t269 + t270
             + cache.segment1_position_x * (t233 + t234) + t271 + t272
             - (t197 + t208) * cache.segment1_position_y;
         let tail_inertia_i_22_along_dq = 2.0 * cache.tail_com_x * p.link_mass * dq[0];
         let tail_composite_force_n_z_along_dq = segment1_composite_force_n_z_along_dq
             + qdd[2] * tail_inertia_i_22_along_dq
-            + tail_momentum_f_y_along_dq * shared[12]
-            + shared[42] * tail_inertia_h_x_along_dq
+            + tail_momentum_f_y_along_dq * base_angle_velocity_v_x
+            + base_angle_acceleration_v_y * tail_inertia_h_x_along_dq
             + cache.tail_inertia_h_x * base_angle_acceleration_v_y_along_dq
-            - base_angle_velocity_v_y_along_dq * shared[100];
+            - base_angle_velocity_v_y_along_dq * tail_momentum_f_x;
         position[(0, j)] = tail_composite_force_f_x_along_dq;
         position[(1, j)] = tail_composite_force_f_y_along_dq;
         position[(2, j)] = tail_composite_force_n_z_along_dq
             + tail_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y
             + q[1] * tail_composite_force_f_x_along_dq
-            + shared[103] * base_angle_subspace_v_y_along_dq;
-        position[(3, j)] = segment1_tip_subspace0_v_y_along_dq * shared[102]
+            + tail_composite_force_f_y * base_angle_subspace_v_y_along_dq;
+        position[(3, j)] = segment1_tip_subspace0_v_y_along_dq
+            * middle_composite_force_f_y
             + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y_along_dq
             + (cache.segment1_slice1_local_bend_y_column_v_y * (t201 + t205)
                 + (t191 + t195) * cache.segment1_slice2_local_bend_y_column_v_x
@@ -4107,7 +3888,7 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x_along_dq;
         position[(4, j)] = p.segment_length * head_composite_force_n_z_along_dq
             + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
-            + shared[101] * segment1_tip_subspace0_v_y_along_dq
+            + head_composite_force_f_y * segment1_tip_subspace0_v_y_along_dq
             + p.segment_length
                 * (0.1127016653792583 * (t245 + t247 + t253 + t255 + t257 + t258)
                     + cache.segment2_slice2_local_bend_y_column_v_y * (t222 + t230)
@@ -4120,20 +3901,6 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     + cache.segment2_slice1_local_bend_y_column_v_x * (t216 + t219))
             + head_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y;
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [1];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_1(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 183],
-) {
     for j in [1] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -4141,65 +3908,71 @@ fn inverse_dynamics_position_derivatives_into_group_1(
         let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
         let segment1_tip_subspace0_v_x_along_dq = p.segment_length * dq[1];
         let segment1_tip_bias_v_y_along_dq = segment1_tip_subspace0_v_x_along_dq * qd[2]
-            * qd[3] - base_angle_velocity_v_x_along_dq * shared[0];
+            * qd[3] - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate;
         let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
         let segment1_tip_bias_v_x_along_dq = base_angle_acceleration_v_x_along_dq
             + p.segment_length * dq[1] * qdd[3];
-        let t273 = segment1_tip_bias_v_x_along_dq - dq[1] * shared[4];
+        let t273 = segment1_tip_bias_v_x_along_dq - dq[1] * segment1_tip_bias_w_z;
         let segment2_base_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
             * cache.segment1_tip_rotation_11 + cache.segment1_tip_rotation_01 * t273;
         let segment1_tip_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
             + segment1_tip_subspace0_v_x_along_dq * qd[3];
-        let t274 = segment1_tip_velocity_v_x_along_dq - shared[6] * dq[1];
+        let t274 = segment1_tip_velocity_v_x_along_dq
+            - segment1_tip_velocity_w_z * dq[1];
         let segment2_base_velocity_v_x_along_dq = t274 * cache.segment1_tip_rotation_00;
         let t275 = segment2_base_bias_v_y_along_dq
-            - 0.1127016653792583 * shared[5] * segment2_base_velocity_v_x_along_dq;
+            - 0.1127016653792583 * segment2_bend_y_rate
+                * segment2_base_velocity_v_x_along_dq;
         let t276 = t275 * cache.segment1_slice0_mass;
         let t277 = segment2_base_bias_v_y_along_dq
-            - 0.8872983346207417 * shared[5] * segment2_base_velocity_v_x_along_dq;
+            - 0.8872983346207417 * segment2_bend_y_rate
+                * segment2_base_velocity_v_x_along_dq;
         let t278 = t277 * cache.segment1_slice0_mass;
         let segment2_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
             * segment2_base_velocity_v_x_along_dq;
-        let t279 = shared[7] * segment2_slice0_local_momentum_f_x_along_dq;
+        let t279 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
         let t280 = segment2_base_bias_v_y_along_dq
-            - 0.5 * shared[5] * segment2_base_velocity_v_x_along_dq;
+            - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x_along_dq;
         let t281 = t280 * cache.segment1_slice1_mass;
         let segment2_slice1_local_momentum_f_x_along_dq = cache.segment1_slice1_mass
             * segment2_base_velocity_v_x_along_dq;
-        let t282 = segment2_slice1_local_momentum_f_x_along_dq * shared[8];
-        let t283 = segment2_slice0_local_momentum_f_x_along_dq * shared[9];
+        let t282 = segment2_slice1_local_momentum_f_x_along_dq * t4;
+        let t283 = segment2_slice0_local_momentum_f_x_along_dq * t5;
         let t284 = t276 + t278 + t279 + t281 + t282 + t283;
         let t285 = cache.segment1_tip_rotation_01 * t284;
         let segment2_base_velocity_v_y_along_dq = t274 * cache.segment1_tip_rotation_01;
         let segment2_slice1_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice1_mass;
-        let t286 = -(shared[8] * segment2_slice1_local_momentum_f_y_along_dq);
+        let t286 = -(t4 * segment2_slice1_local_momentum_f_y_along_dq);
         let segment2_base_bias_v_x_along_dq = cache.segment1_tip_rotation_00 * t273
             + cache.segment1_tip_rotation_10 * segment1_tip_bias_v_y_along_dq;
         let t287 = segment2_base_bias_v_x_along_dq
-            + 0.5 * shared[5] * segment2_base_velocity_v_y_along_dq;
+            + 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dq;
         let t288 = cache.segment1_slice1_mass * t287;
         let segment2_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
             * segment2_base_velocity_v_y_along_dq;
-        let t289 = -(shared[9] * segment2_slice0_local_momentum_f_y_along_dq);
+        let t289 = -(t5 * segment2_slice0_local_momentum_f_y_along_dq);
         let t290 = segment2_base_bias_v_x_along_dq
-            + 0.1127016653792583 * shared[5] * segment2_base_velocity_v_y_along_dq;
+            + 0.1127016653792583 * segment2_bend_y_rate
+                * segment2_base_velocity_v_y_along_dq;
         let t291 = t290 * cache.segment1_slice0_mass;
-        let t292 = -(shared[7] * segment2_slice0_local_momentum_f_y_along_dq);
+        let t292 = -(t3 * segment2_slice0_local_momentum_f_y_along_dq);
         let t293 = segment2_base_bias_v_x_along_dq
-            + 0.8872983346207417 * shared[5] * segment2_base_velocity_v_y_along_dq;
+            + 0.8872983346207417 * segment2_bend_y_rate
+                * segment2_base_velocity_v_y_along_dq;
         let t294 = t293 * cache.segment1_slice0_mass;
         let t295 = t286 + t288 + t289 + t291 + t292 + t294;
         let t296 = t295 * cache.segment1_tip_rotation_00;
         let segment2_tip_bias_v_x_along_dq = segment1_tip_bias_v_x_along_dq
             + qdd[4] * p.segment_length * dq[1];
         let head_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq - tail_inertia_h_y_along_dq * shared[11];
+            * segment2_tip_bias_v_x_along_dq
+            - tail_inertia_h_y_along_dq * segment2_tip_bias_w_z;
         let segment2_composite_force_f_x_along_dq = t285 + t296
             + head_composite_force_f_x_along_dq;
         let middle_composite_force_f_x_along_dq = segment2_composite_force_f_x_along_dq
             + p.link_mass * segment1_tip_bias_v_x_along_dq
-            - tail_inertia_h_y_along_dq * shared[4];
+            - tail_inertia_h_y_along_dq * segment1_tip_bias_w_z;
         let tail_composite_force_f_x_along_dq = middle_composite_force_f_x_along_dq
             + p.link_mass * base_angle_acceleration_v_x_along_dq
             - qdd[2] * tail_inertia_h_y_along_dq;
@@ -4210,79 +3983,89 @@ fn inverse_dynamics_position_derivatives_into_group_1(
         let segment2_tip_velocity_v_x_along_dq = qd[4]
             * segment1_tip_subspace0_v_x_along_dq + segment1_tip_velocity_v_x_along_dq;
         let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
-            - tail_inertia_h_y_along_dq * shared[10];
-        let segment2_tip_bias_v_y_along_dq = shared[6] * qd[4]
+            - tail_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
+        let segment2_tip_bias_v_y_along_dq = segment1_tip_velocity_w_z * qd[4]
             * segment1_tip_subspace0_v_x_along_dq + segment1_tip_bias_v_y_along_dq
-            - segment1_tip_velocity_v_x_along_dq * shared[5];
-        let head_composite_force_f_y_along_dq = head_momentum_f_x_along_dq * shared[10]
-            + p.link_mass * segment2_tip_bias_v_y_along_dq;
+            - segment1_tip_velocity_v_x_along_dq * segment2_bend_y_rate;
+        let head_composite_force_f_y_along_dq = head_momentum_f_x_along_dq
+            * segment2_tip_velocity_w_z + p.link_mass * segment2_tip_bias_v_y_along_dq;
         let segment2_composite_force_f_y_along_dq = t297 + t298
             + head_composite_force_f_y_along_dq;
         let middle_momentum_f_x_along_dq = p.link_mass
-            * segment1_tip_velocity_v_x_along_dq - shared[6] * tail_inertia_h_y_along_dq;
+            * segment1_tip_velocity_v_x_along_dq
+            - segment1_tip_velocity_w_z * tail_inertia_h_y_along_dq;
         let middle_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
             + p.link_mass * segment1_tip_bias_v_y_along_dq
-            + shared[6] * middle_momentum_f_x_along_dq;
+            + segment1_tip_velocity_w_z * middle_momentum_f_x_along_dq;
         let tail_composite_force_f_y_along_dq = qd[2] * tail_momentum_f_x_along_dq
             + middle_composite_force_f_y_along_dq;
         let t299 = -(cache.segment2_slice1_local_inertia_h_y * t287);
         let head_inertia_i_22_along_dq = 2.0 * p.link_mass * cache.head_com_y * dq[1];
-        let head_composite_force_n_z_along_dq = shared[11] * head_inertia_i_22_along_dq
-            + segment2_tip_velocity_v_x_along_dq * shared[106]
+        let head_composite_force_n_z_along_dq = segment2_tip_bias_w_z
+            * head_inertia_i_22_along_dq
+            + segment2_tip_velocity_v_x_along_dq * head_momentum_f_y
             + cache.head_inertia_h_x * segment2_tip_bias_v_y_along_dq
             - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y
-            - shared[105] * head_momentum_f_x_along_dq
-            - shared[107] * tail_inertia_h_y_along_dq;
-        let t300 = -(segment2_slice1_local_momentum_f_x_along_dq * shared[33]);
-        let t301 = shared[34] * segment2_base_velocity_v_x_along_dq;
-        let t302 = -(shared[30] * segment2_slice0_local_momentum_f_x_along_dq);
-        let t303 = -(shared[61] * segment2_base_velocity_v_y_along_dq);
-        let t304 = -(segment2_base_velocity_v_y_along_dq * shared[32]);
+            - segment2_tip_velocity_v_y * head_momentum_f_x_along_dq
+            - segment2_tip_bias_v_x * tail_inertia_h_y_along_dq;
+        let t300 = -(segment2_slice1_local_momentum_f_x_along_dq * t18);
+        let t301 = segment2_slice1_local_momentum_f_y
+            * segment2_base_velocity_v_x_along_dq;
+        let t302 = -(t16 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t303 = -(segment2_slice0_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t304 = -(segment2_base_velocity_v_y_along_dq
+            * segment2_slice1_local_momentum_f_x);
         let t305 = -(t290 * cache.segment2_slice0_local_inertia_h_y);
         let t306 = t277 * cache.segment2_slice2_local_inertia_h_x;
-        let t307 = -(shared[62] * segment2_base_velocity_v_y_along_dq);
-        let t308 = shared[29] * segment2_slice0_local_momentum_f_y_along_dq;
+        let t307 = -(segment2_slice2_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t308 = t15 * segment2_slice0_local_momentum_f_y_along_dq;
         let t309 = t275 * cache.segment2_slice0_local_inertia_h_x;
-        let t310 = shared[31] * segment2_slice1_local_momentum_f_y_along_dq;
-        let t311 = shared[36] * segment2_slice0_local_momentum_f_y_along_dq;
-        let t312 = shared[71] * segment2_base_velocity_v_x_along_dq;
-        let t313 = shared[35] * segment2_base_velocity_v_x_along_dq;
+        let t310 = t17 * segment2_slice1_local_momentum_f_y_along_dq;
+        let t311 = t19 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t312 = segment2_slice0_local_momentum_f_y
+            * segment2_base_velocity_v_x_along_dq;
+        let t313 = segment2_slice2_local_momentum_f_y
+            * segment2_base_velocity_v_x_along_dq;
         let t314 = -(t293 * cache.segment2_slice2_local_inertia_h_y);
-        let t315 = -(segment2_slice0_local_momentum_f_x_along_dq * shared[28]);
+        let t315 = -(segment2_slice0_local_momentum_f_x_along_dq * t14);
         let t316 = cache.segment2_slice1_local_inertia_h_x * t280;
         let segment2_composite_force_n_z_along_dq = t299
             + head_composite_force_n_z_along_dq + t300 + t301 + t302 + t303 + t304 + t305
             + t306 + t307 + t308 + t309 + cache.segment2_position_x * (t297 + t298)
             + t310 + t311 + t312 + t313 + t314 + t315 + t316
-            - cache.segment2_position_y * (t285 + t296) - shared[113] * dq[1];
+            - cache.segment2_position_y * (t285 + t296) - t107 * dq[1];
         let middle_inertia_i_22_along_dq = 2.0 * p.link_mass * dq[1]
             * cache.middle_com_y;
         let middle_composite_force_n_z_along_dq = segment2_composite_force_n_z_along_dq
-            + segment1_tip_velocity_v_x_along_dq * shared[109]
+            + segment1_tip_velocity_v_x_along_dq * middle_momentum_f_y
             + segment1_tip_bias_v_y_along_dq * cache.middle_inertia_h_x
-            + middle_inertia_i_22_along_dq * shared[4]
-            - shared[56] * tail_inertia_h_y_along_dq
-            - shared[25] * middle_momentum_f_x_along_dq
+            + middle_inertia_i_22_along_dq * segment1_tip_bias_w_z
+            - segment1_tip_bias_v_x * tail_inertia_h_y_along_dq
+            - segment1_tip_velocity_v_y * middle_momentum_f_x_along_dq
             - segment1_tip_bias_v_x_along_dq * cache.middle_inertia_h_y;
         let segment1_composite_force_n_z_along_dq = middle_composite_force_n_z_along_dq
-            - shared[112] * dq[1];
+            - t106 * dq[1];
         let tail_inertia_i_22_along_dq = 2.0 * p.link_mass * dq[1] * cache.tail_com_y;
         let tail_composite_force_n_z_along_dq = segment1_composite_force_n_z_along_dq
             + qdd[2] * tail_inertia_i_22_along_dq
-            + base_angle_velocity_v_x_along_dq * shared[104]
-            - shared[14] * tail_momentum_f_x_along_dq
+            + base_angle_velocity_v_x_along_dq * tail_momentum_f_y
+            - base_angle_velocity_v_y * tail_momentum_f_x_along_dq
             - cache.tail_inertia_h_y * base_angle_acceleration_v_x_along_dq
-            - tail_inertia_h_y_along_dq * shared[55];
+            - tail_inertia_h_y_along_dq * base_angle_acceleration_v_x;
         position[(0, j)] = tail_composite_force_f_x_along_dq;
         position[(1, j)] = tail_composite_force_f_y_along_dq;
-        position[(2, j)] = shared[111] * dq[1] + tail_composite_force_n_z_along_dq
+        position[(2, j)] = tail_composite_force_f_x * dq[1]
+            + tail_composite_force_n_z_along_dq
             + q[1] * tail_composite_force_f_x_along_dq
             + tail_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
-        position[(3, j)] = shared[110] * segment1_tip_subspace0_v_x_along_dq
+        position[(3, j)] = middle_composite_force_f_x
+            * segment1_tip_subspace0_v_x_along_dq
             + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y_along_dq
             + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x_along_dq
             + p.segment_length * middle_composite_force_n_z_along_dq;
-        position[(4, j)] = shared[108] * segment1_tip_subspace0_v_x_along_dq
+        position[(4, j)] = head_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
             + p.segment_length
                 * ((t276 + t279) * cache.segment2_slice0_local_bend_y_column_v_y
                     + (t289 + t294) * cache.segment2_slice2_local_bend_y_column_v_x
@@ -4297,20 +4080,6 @@ fn inverse_dynamics_position_derivatives_into_group_1(
             + head_composite_force_n_z_along_dq * p.segment_length
             + cache.segment2_tip_subspace0_v_x * head_composite_force_f_x_along_dq;
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [2];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_2(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 183],
-) {
     for j in [2] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -4324,77 +4093,77 @@ fn inverse_dynamics_position_derivatives_into_group_2(
             * base_angle_rotation_10_along_dq;
         let segment1_position_x_along_dq = p.link_length
             * base_angle_rotation_00_along_dq;
-        let segment1_base_bias_v_y_along_dq = shared[85]
-            * base_angle_rotation_01_along_dq
+        let segment1_base_bias_v_y_along_dq = t73 * base_angle_rotation_01_along_dq
             + qdd[2] * cache.cos_q2 * segment1_position_x_along_dq
-            + shared[84] * base_angle_rotation_00_along_dq
+            + t72 * base_angle_rotation_00_along_dq
             - qdd[2] * segment1_position_y_along_dq * cache.base_angle_rotation_01;
         let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * qd[2]
-            * segment1_position_x_along_dq + shared[13] * base_angle_rotation_00_along_dq
-            + shared[15] * base_angle_rotation_10_along_dq
+            * segment1_position_x_along_dq + t6 * base_angle_rotation_00_along_dq
+            + t7 * base_angle_rotation_10_along_dq
             - segment1_position_y_along_dq * cache.cos_q2 * qd[2];
         let t317 = segment1_base_bias_v_y_along_dq
-            - 0.5 * shared[0] * segment1_base_velocity_v_x_along_dq;
+            - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq;
         let t318 = t317 * cache.segment1_slice1_mass;
         let segment1_slice1_local_momentum_f_x_along_dq = cache.segment1_slice1_mass
             * segment1_base_velocity_v_x_along_dq;
-        let t319 = shared[3] * segment1_slice1_local_momentum_f_x_along_dq;
+        let t319 = t2 * segment1_slice1_local_momentum_f_x_along_dq;
         let t320 = segment1_base_bias_v_y_along_dq
-            - 0.8872983346207417 * shared[0] * segment1_base_velocity_v_x_along_dq;
+            - 0.8872983346207417 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq;
         let t321 = t320 * cache.segment1_slice0_mass;
         let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
             * segment1_base_velocity_v_x_along_dq;
-        let t322 = segment1_slice0_local_momentum_f_x_along_dq * shared[2];
-        let t323 = segment1_slice0_local_momentum_f_x_along_dq * shared[1];
+        let t322 = segment1_slice0_local_momentum_f_x_along_dq * t1;
+        let t323 = segment1_slice0_local_momentum_f_x_along_dq * t0;
         let t324 = segment1_base_bias_v_y_along_dq
-            - 0.1127016653792583 * shared[0] * segment1_base_velocity_v_x_along_dq;
+            - 0.1127016653792583 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq;
         let t325 = t324 * cache.segment1_slice0_mass;
         let t326 = t318 + t319 + t321 + t322 + t323 + t325;
         let t327 = t326 * cache.base_angle_rotation_01;
-        let t328 = shared[98] * base_angle_rotation_01_along_dq;
+        let t328 = t99 * base_angle_rotation_01_along_dq;
         let segment1_base_velocity_v_y_along_dq = cache.cos_q2 * qd[2]
-            * segment1_position_x_along_dq + shared[15] * base_angle_rotation_00_along_dq
-            + shared[13] * base_angle_rotation_01_along_dq
+            * segment1_position_x_along_dq + t7 * base_angle_rotation_00_along_dq
+            + t6 * base_angle_rotation_01_along_dq
             - segment1_position_y_along_dq * cache.base_angle_rotation_01 * qd[2];
         let segment1_slice0_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t329 = -(segment1_slice0_local_momentum_f_y_along_dq * shared[2]);
-        let segment1_base_bias_v_x_along_dq = shared[84]
-            * base_angle_rotation_10_along_dq
+        let t329 = -(segment1_slice0_local_momentum_f_y_along_dq * t1);
+        let segment1_base_bias_v_x_along_dq = t72 * base_angle_rotation_10_along_dq
             + qdd[2] * cache.sin_q2 * segment1_position_x_along_dq
-            + shared[85] * base_angle_rotation_00_along_dq
+            + t73 * base_angle_rotation_00_along_dq
             - qdd[2] * segment1_position_y_along_dq * cache.cos_q2;
         let t330 = segment1_base_bias_v_x_along_dq
-            + 0.1127016653792583 * shared[0] * segment1_base_velocity_v_y_along_dq;
+            + 0.1127016653792583 * segment1_bend_y_rate
+                * segment1_base_velocity_v_y_along_dq;
         let t331 = cache.segment1_slice0_mass * t330;
         let segment1_slice1_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
             * cache.segment1_slice1_mass;
-        let t332 = -(shared[3] * segment1_slice1_local_momentum_f_y_along_dq);
-        let t333 = -(segment1_slice0_local_momentum_f_y_along_dq * shared[1]);
+        let t332 = -(t2 * segment1_slice1_local_momentum_f_y_along_dq);
+        let t333 = -(segment1_slice0_local_momentum_f_y_along_dq * t0);
         let t334 = segment1_base_bias_v_x_along_dq
-            + 0.8872983346207417 * shared[0] * segment1_base_velocity_v_y_along_dq;
+            + 0.8872983346207417 * segment1_bend_y_rate
+                * segment1_base_velocity_v_y_along_dq;
         let t335 = t334 * cache.segment1_slice0_mass;
         let t336 = segment1_base_bias_v_x_along_dq
-            + 0.5 * shared[0] * segment1_base_velocity_v_y_along_dq;
+            + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y_along_dq;
         let t337 = t336 * cache.segment1_slice1_mass;
         let t338 = t329 + t331 + t332 + t333 + t335 + t337;
         let t339 = cache.cos_q2 * t338;
-        let t340 = shared[92] * base_angle_rotation_00_along_dq;
+        let t340 = t84 * base_angle_rotation_00_along_dq;
         let segment1_tip_position_y_along_dq = segment1_position_y_along_dq
-            + shared[114] * base_angle_rotation_10_along_dq
-            + shared[115] * base_angle_rotation_00_along_dq;
-        let segment1_tip_rotation_10_along_dq = shared[116]
-            * base_angle_rotation_10_along_dq
-            + shared[117] * base_angle_rotation_00_along_dq;
+            + t108 * base_angle_rotation_10_along_dq
+            + t109 * base_angle_rotation_00_along_dq;
+        let segment1_tip_rotation_10_along_dq = t110 * base_angle_rotation_10_along_dq
+            + t111 * base_angle_rotation_00_along_dq;
         let middle_com_y_along_dq = segment1_tip_position_y_along_dq
             + 0.5 * segment1_tip_rotation_10_along_dq * p.link_length;
         let middle_inertia_h_y_along_dq = p.link_mass * middle_com_y_along_dq;
-        let t341 = shared[116] * base_angle_rotation_00_along_dq;
-        let segment1_tip_rotation_00_along_dq = shared[117]
-            * base_angle_rotation_01_along_dq + t341;
-        let segment1_tip_position_x_along_dq = shared[114]
-            * base_angle_rotation_00_along_dq + segment1_position_x_along_dq
-            + shared[115] * base_angle_rotation_01_along_dq;
+        let t341 = t110 * base_angle_rotation_00_along_dq;
+        let segment1_tip_rotation_00_along_dq = t111 * base_angle_rotation_01_along_dq
+            + t341;
+        let segment1_tip_position_x_along_dq = t108 * base_angle_rotation_00_along_dq
+            + segment1_position_x_along_dq + t109 * base_angle_rotation_01_along_dq;
         let middle_com_x_along_dq = 0.5 * p.link_length
             * segment1_tip_rotation_00_along_dq + segment1_tip_position_x_along_dq;
         let middle_inertia_h_x_along_dq = p.link_mass * middle_com_x_along_dq;
@@ -4404,133 +4173,135 @@ fn inverse_dynamics_position_derivatives_into_group_2(
             - p.segment_length * segment1_position_x_along_dq;
         let segment1_tip_velocity_v_y_along_dq = qd[3]
             * segment1_tip_subspace0_v_y_along_dq;
-        let middle_momentum_f_y_along_dq = shared[6] * middle_inertia_h_x_along_dq
+        let middle_momentum_f_y_along_dq = segment1_tip_velocity_w_z
+            * middle_inertia_h_x_along_dq
             + p.link_mass * segment1_tip_velocity_v_y_along_dq;
-        let segment1_tip_rotation_01_along_dq = shared[116]
-            * base_angle_rotation_01_along_dq
-            + shared[118] * base_angle_rotation_00_along_dq;
-        let t342 = shared[65] * segment1_tip_rotation_01_along_dq;
-        let t343 = segment1_tip_rotation_00_along_dq * shared[74];
+        let segment1_tip_rotation_01_along_dq = t110 * base_angle_rotation_01_along_dq
+            + t112 * base_angle_rotation_00_along_dq;
+        let t342 = t47 * segment1_tip_rotation_01_along_dq;
+        let t343 = segment1_tip_rotation_00_along_dq * t64;
         let segment2_position_x_along_dq = p.link_length
             * segment1_tip_rotation_00_along_dq + segment1_tip_position_x_along_dq;
-        let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq
-            * shared[118] + t341;
+        let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t112
+            + t341;
         let segment2_tip_subspace0_v_y_along_dq = cache.segment2_tip_local_subspace0_v_y
             * segment1_tip_rotation_11_along_dq
             + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
             - segment2_position_x_along_dq * p.segment_length;
         let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
             + qd[4] * segment2_tip_subspace0_v_y_along_dq;
-        let segment2_tip_rotation_00_along_dq = shared[119]
-            * segment1_tip_rotation_00_along_dq
-            + segment1_tip_rotation_01_along_dq * shared[120];
+        let segment2_tip_rotation_00_along_dq = t113 * segment1_tip_rotation_00_along_dq
+            + segment1_tip_rotation_01_along_dq * t114;
         let segment2_tip_position_x_along_dq = segment2_position_x_along_dq
-            + shared[121] * segment1_tip_rotation_01_along_dq
-            + segment1_tip_rotation_00_along_dq * shared[122];
+            + t115 * segment1_tip_rotation_01_along_dq
+            + segment1_tip_rotation_00_along_dq * t116;
         let head_com_x_along_dq = 0.5 * p.link_length * segment2_tip_rotation_00_along_dq
             + segment2_tip_position_x_along_dq;
         let head_inertia_h_x_along_dq = head_com_x_along_dq * p.link_mass;
         let head_momentum_f_y_along_dq = p.link_mass * segment2_tip_velocity_v_y_along_dq
-            + head_inertia_h_x_along_dq * shared[10];
-        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_11_along_dq
-            * shared[120] + segment1_tip_rotation_10_along_dq * shared[119];
+            + head_inertia_h_x_along_dq * segment2_tip_velocity_w_z;
+        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_11_along_dq * t114
+            + segment1_tip_rotation_10_along_dq * t113;
         let segment2_position_y_along_dq = segment1_tip_position_y_along_dq
             + segment1_tip_rotation_10_along_dq * p.link_length;
         let segment2_tip_position_y_along_dq = segment2_position_y_along_dq
-            + segment1_tip_rotation_10_along_dq * shared[122]
-            + shared[121] * segment1_tip_rotation_11_along_dq;
+            + segment1_tip_rotation_10_along_dq * t116
+            + t115 * segment1_tip_rotation_11_along_dq;
         let head_com_y_along_dq = 0.5 * segment2_tip_rotation_10_along_dq * p.link_length
             + segment2_tip_position_y_along_dq;
         let head_inertia_h_y_along_dq = p.link_mass * head_com_y_along_dq;
         let segment1_tip_bias_v_x_along_dq = segment1_position_y_along_dq
-            * p.segment_length * qdd[3] + shared[47] * base_angle_rotation_01_along_dq
-            + shared[52] * base_angle_rotation_00_along_dq
+            * p.segment_length * qdd[3] + t29 * base_angle_rotation_01_along_dq
+            + t33 * base_angle_rotation_00_along_dq
             - qd[2] * qd[3] * segment1_tip_subspace0_v_y_along_dq;
-        let segment2_tip_bias_v_x_along_dq = shared[5]
+        let segment2_tip_bias_v_x_along_dq = segment2_bend_y_rate
             * segment1_tip_velocity_v_y_along_dq + segment1_tip_bias_v_x_along_dq
-            + shared[79] * segment1_tip_rotation_01_along_dq
+            + t68 * segment1_tip_rotation_01_along_dq
             + segment2_position_y_along_dq * qdd[4] * p.segment_length
-            + shared[78] * segment1_tip_rotation_00_along_dq
-            - shared[6] * qd[4] * segment2_tip_subspace0_v_y_along_dq;
+            + t67 * segment1_tip_rotation_00_along_dq
+            - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
         let head_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq - head_momentum_f_y_along_dq * shared[10]
-            - shared[11] * head_inertia_h_y_along_dq;
+            * segment2_tip_bias_v_x_along_dq
+            - head_momentum_f_y_along_dq * segment2_tip_velocity_w_z
+            - segment2_tip_bias_w_z * head_inertia_h_y_along_dq;
         let t344 = segment1_tip_bias_v_x_along_dq
-            - segment2_position_y_along_dq * shared[4];
+            - segment2_position_y_along_dq * segment1_tip_bias_w_z;
         let segment1_tip_subspace0_v_x_along_dq = cache.segment1_tip_local_subspace0_v_y
             * base_angle_rotation_01_along_dq
             + segment1_position_y_along_dq * p.segment_length
             + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_00_along_dq;
-        let segment1_tip_bias_v_y_along_dq = shared[47] * base_angle_rotation_00_along_dq
+        let segment1_tip_bias_v_y_along_dq = t29 * base_angle_rotation_00_along_dq
             + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3]
-            + base_angle_rotation_10_along_dq * shared[52]
+            + base_angle_rotation_10_along_dq * t33
             - p.segment_length * segment1_position_x_along_dq * qdd[3];
         let t345 = segment1_tip_bias_v_y_along_dq
-            + segment2_position_x_along_dq * shared[4];
+            + segment2_position_x_along_dq * segment1_tip_bias_w_z;
         let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01 * t344
-            + segment1_tip_rotation_11_along_dq * shared[54]
+            + segment1_tip_rotation_11_along_dq * t34
             + t345 * cache.segment1_tip_rotation_11
-            + shared[57] * segment1_tip_rotation_01_along_dq;
-        let t346 = shared[6] * segment2_position_x_along_dq
+            + t35 * segment1_tip_rotation_01_along_dq;
+        let t346 = segment1_tip_velocity_w_z * segment2_position_x_along_dq
             + segment1_tip_velocity_v_y_along_dq;
         let segment1_tip_velocity_v_x_along_dq = segment1_tip_subspace0_v_x_along_dq
             * qd[3];
         let t347 = segment1_tip_velocity_v_x_along_dq
-            - segment2_position_y_along_dq * shared[6];
-        let segment2_base_velocity_v_x_along_dq = segment1_tip_rotation_10_along_dq
-            * shared[26] + cache.segment1_tip_rotation_10 * t346
+            - segment2_position_y_along_dq * segment1_tip_velocity_w_z;
+        let segment2_base_velocity_v_x_along_dq = segment1_tip_rotation_10_along_dq * t12
+            + cache.segment1_tip_rotation_10 * t346
             + t347 * cache.segment1_tip_rotation_00
-            + shared[27] * segment1_tip_rotation_00_along_dq;
+            + t13 * segment1_tip_rotation_00_along_dq;
         let t348 = segment2_base_bias_v_y_along_dq
-            - 0.5 * segment2_base_velocity_v_x_along_dq * shared[5];
+            - 0.5 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate;
         let t349 = t348 * cache.segment1_slice1_mass;
         let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t350 = shared[9] * segment2_slice0_local_momentum_f_x_along_dq;
+        let t350 = t5 * segment2_slice0_local_momentum_f_x_along_dq;
         let segment2_slice1_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
             * cache.segment1_slice1_mass;
-        let t351 = shared[8] * segment2_slice1_local_momentum_f_x_along_dq;
+        let t351 = t4 * segment2_slice1_local_momentum_f_x_along_dq;
         let t352 = segment2_base_bias_v_y_along_dq
-            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq * shared[5];
+            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t353 = t352 * cache.segment1_slice0_mass;
         let t354 = segment2_base_bias_v_y_along_dq
-            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq * shared[5];
+            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t355 = cache.segment1_slice0_mass * t354;
-        let t356 = shared[7] * segment2_slice0_local_momentum_f_x_along_dq;
+        let t356 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
         let t357 = t349 + t350 + t351 + t353 + t355 + t356;
         let t358 = t357 * cache.segment1_tip_rotation_01;
-        let segment2_base_velocity_v_y_along_dq = segment1_tip_rotation_11_along_dq
-            * shared[26] + cache.segment1_tip_rotation_11 * t346
-            + shared[27] * segment1_tip_rotation_01_along_dq
+        let segment2_base_velocity_v_y_along_dq = segment1_tip_rotation_11_along_dq * t12
+            + cache.segment1_tip_rotation_11 * t346
+            + t13 * segment1_tip_rotation_01_along_dq
             + cache.segment1_tip_rotation_01 * t347;
         let segment2_base_bias_v_x_along_dq = t344 * cache.segment1_tip_rotation_00
-            + segment1_tip_rotation_10_along_dq * shared[54]
-            + shared[57] * segment1_tip_rotation_00_along_dq
+            + segment1_tip_rotation_10_along_dq * t34
+            + t35 * segment1_tip_rotation_00_along_dq
             + cache.segment1_tip_rotation_10 * t345;
-        let t359 = 0.1127016653792583 * segment2_base_velocity_v_y_along_dq * shared[5]
-            + segment2_base_bias_v_x_along_dq;
+        let t359 = 0.1127016653792583 * segment2_base_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
         let t360 = cache.segment1_slice0_mass * t359;
-        let t361 = 0.5 * segment2_base_velocity_v_y_along_dq * shared[5]
+        let t361 = 0.5 * segment2_base_velocity_v_y_along_dq * segment2_bend_y_rate
             + segment2_base_bias_v_x_along_dq;
         let t362 = t361 * cache.segment1_slice1_mass;
         let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t363 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[9]);
-        let t364 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[7]);
-        let t365 = 0.8872983346207417 * segment2_base_velocity_v_y_along_dq * shared[5]
-            + segment2_base_bias_v_x_along_dq;
+        let t363 = -(segment2_slice0_local_momentum_f_y_along_dq * t5);
+        let t364 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
+        let t365 = 0.8872983346207417 * segment2_base_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
         let t366 = t365 * cache.segment1_slice0_mass;
         let segment2_slice1_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice1_mass;
-        let t367 = -(shared[8] * segment2_slice1_local_momentum_f_y_along_dq);
+        let t367 = -(t4 * segment2_slice1_local_momentum_f_y_along_dq);
         let t368 = t360 + t362 + t363 + t364 + t366 + t367;
         let t369 = t368 * cache.segment1_tip_rotation_00;
         let segment2_composite_force_f_x_along_dq = t342 + t343
             + head_composite_force_f_x_along_dq + t358 + t369;
         let middle_composite_force_f_x_along_dq = segment2_composite_force_f_x_along_dq
             + p.link_mass * segment1_tip_bias_v_x_along_dq
-            - shared[4] * middle_inertia_h_y_along_dq
-            - shared[6] * middle_momentum_f_y_along_dq;
+            - segment1_tip_bias_w_z * middle_inertia_h_y_along_dq
+            - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dq;
         let segment1_composite_force_f_x_along_dq = t327 + t328 + t339 + t340
             + middle_composite_force_f_x_along_dq;
         let tail_com_y_along_dq = 0.5 * p.link_length * base_angle_rotation_10_along_dq;
@@ -4540,8 +4311,8 @@ fn inverse_dynamics_position_derivatives_into_group_2(
         let tail_momentum_f_x_along_dq = -(qd[2] * tail_inertia_h_y_along_dq);
         let middle_momentum_f_x_along_dq = p.link_mass
             * segment1_tip_velocity_v_x_along_dq
-            - shared[6] * middle_inertia_h_y_along_dq;
-        let t370 = segment1_tip_rotation_10_along_dq * shared[74];
+            - segment1_tip_velocity_w_z * middle_inertia_h_y_along_dq;
+        let t370 = segment1_tip_rotation_10_along_dq * t64;
         let segment2_tip_subspace0_v_x_along_dq = cache.segment2_tip_local_subspace0_v_y
             * segment1_tip_rotation_01_along_dq
             + segment2_position_y_along_dq * p.segment_length
@@ -4549,125 +4320,138 @@ fn inverse_dynamics_position_derivatives_into_group_2(
         let segment2_tip_velocity_v_x_along_dq = segment1_tip_velocity_v_x_along_dq
             + segment2_tip_subspace0_v_x_along_dq * qd[4];
         let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
-            - head_inertia_h_y_along_dq * shared[10];
-        let segment2_tip_bias_v_y_along_dq = segment1_tip_rotation_10_along_dq
-            * shared[78] + shared[79] * segment1_tip_rotation_11_along_dq
-            + segment1_tip_bias_v_y_along_dq
-            + segment2_tip_subspace0_v_x_along_dq * shared[6] * qd[4]
-            - shared[5] * segment1_tip_velocity_v_x_along_dq
+            - head_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
+        let segment2_tip_bias_v_y_along_dq = segment1_tip_rotation_10_along_dq * t67
+            + t68 * segment1_tip_rotation_11_along_dq + segment1_tip_bias_v_y_along_dq
+            + segment2_tip_subspace0_v_x_along_dq * segment1_tip_velocity_w_z * qd[4]
+            - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dq
             - qdd[4] * segment2_position_x_along_dq * p.segment_length;
-        let head_composite_force_f_y_along_dq = shared[11] * head_inertia_h_x_along_dq
-            + head_momentum_f_x_along_dq * shared[10]
+        let head_composite_force_f_y_along_dq = segment2_tip_bias_w_z
+            * head_inertia_h_x_along_dq
+            + head_momentum_f_x_along_dq * segment2_tip_velocity_w_z
             + p.link_mass * segment2_tip_bias_v_y_along_dq;
         let t371 = cache.segment1_tip_rotation_10 * t368;
-        let t372 = shared[65] * segment1_tip_rotation_11_along_dq;
+        let t372 = t47 * segment1_tip_rotation_11_along_dq;
         let t373 = t357 * cache.segment1_tip_rotation_11;
         let segment2_composite_force_f_y_along_dq = t370
             + head_composite_force_f_y_along_dq + t371 + t372 + t373;
-        let middle_composite_force_f_y_along_dq = shared[6]
+        let middle_composite_force_f_y_along_dq = segment1_tip_velocity_w_z
             * middle_momentum_f_x_along_dq + segment2_composite_force_f_y_along_dq
-            + middle_inertia_h_x_along_dq * shared[4]
+            + middle_inertia_h_x_along_dq * segment1_tip_bias_w_z
             + p.link_mass * segment1_tip_bias_v_y_along_dq;
         let t374 = t326 * cache.cos_q2;
-        let t375 = shared[98] * base_angle_rotation_00_along_dq;
+        let t375 = t99 * base_angle_rotation_00_along_dq;
         let t376 = cache.sin_q2 * t338;
-        let t377 = shared[92] * base_angle_rotation_10_along_dq;
+        let t377 = t84 * base_angle_rotation_10_along_dq;
         let segment1_composite_force_f_y_along_dq = middle_composite_force_f_y_along_dq
             + t374 + t375 + t376 + t377;
         let tail_composite_force_f_y_along_dq = qdd[2] * tail_inertia_h_x_along_dq
             + tail_momentum_f_x_along_dq * qd[2] + segment1_composite_force_f_y_along_dq;
         let tail_inertia_i_22_along_dq = (2.0 * tail_com_x_along_dq * cache.tail_com_x
             + 2.0 * tail_com_y_along_dq * cache.tail_com_y) * p.link_mass;
-        let t378 = -(segment1_slice0_local_momentum_f_x_along_dq * shared[20]);
-        let t379 = -(segment1_slice1_local_momentum_f_x_along_dq * shared[88]);
-        let t380 = -(shared[22] * segment1_base_velocity_v_y_along_dq);
-        let t381 = shared[89] * segment1_base_velocity_v_x_along_dq;
+        let t378 = -(segment1_slice0_local_momentum_f_x_along_dq * t10);
+        let t379 = -(segment1_slice1_local_momentum_f_x_along_dq * t79);
+        let t380 = -(segment1_slice1_local_momentum_f_x
+            * segment1_base_velocity_v_y_along_dq);
+        let t381 = segment1_slice1_local_momentum_f_y
+            * segment1_base_velocity_v_x_along_dq;
         let t382 = t320 * cache.segment1_slice2_local_inertia_h_x;
-        let t383 = shared[21] * segment1_slice1_local_momentum_f_y_along_dq;
-        let t384 = -(segment1_base_velocity_v_y_along_dq * shared[19]);
-        let t385 = -(segment1_slice0_local_momentum_f_x_along_dq * shared[16]);
-        let t386 = shared[93] * segment1_slice0_local_momentum_f_y_along_dq;
+        let t383 = t11 * segment1_slice1_local_momentum_f_y_along_dq;
+        let t384 = -(segment1_base_velocity_v_y_along_dq
+            * segment1_slice2_local_momentum_f_x);
+        let t385 = -(segment1_slice0_local_momentum_f_x_along_dq * t8);
+        let t386 = t88 * segment1_slice0_local_momentum_f_y_along_dq;
         let t387 = -(t334 * cache.segment1_slice2_local_inertia_h_y);
         let t388 = t324 * cache.segment1_slice0_local_inertia_h_x;
         let t389 = -(t336 * cache.segment1_slice1_local_inertia_h_y);
         let t390 = cache.segment2_slice2_local_inertia_h_x * t354;
-        let t391 = shared[31] * segment2_slice1_local_momentum_f_y_along_dq;
-        let t392 = segment2_slice0_local_momentum_f_y_along_dq * shared[36];
-        let t393 = -(segment2_base_velocity_v_y_along_dq * shared[32]);
-        let t394 = -(shared[33] * segment2_slice1_local_momentum_f_x_along_dq);
+        let t391 = t17 * segment2_slice1_local_momentum_f_y_along_dq;
+        let t392 = segment2_slice0_local_momentum_f_y_along_dq * t19;
+        let t393 = -(segment2_base_velocity_v_y_along_dq
+            * segment2_slice1_local_momentum_f_x);
+        let t394 = -(t18 * segment2_slice1_local_momentum_f_x_along_dq);
         let t395 = -(cache.segment2_slice1_local_inertia_h_y * t361);
         let t396 = t352 * cache.segment2_slice0_local_inertia_h_x;
-        let t397 = -(shared[28] * segment2_slice0_local_momentum_f_x_along_dq);
-        let t398 = segment2_base_velocity_v_x_along_dq * shared[35];
-        let t399 = -(segment2_base_velocity_v_y_along_dq * shared[61]);
-        let t400 = segment2_slice0_local_momentum_f_y_along_dq * shared[29];
-        let t401 = -(segment2_base_velocity_v_y_along_dq * shared[62]);
-        let t402 = segment2_base_velocity_v_x_along_dq * shared[34];
+        let t397 = -(t14 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t398 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice2_local_momentum_f_y;
+        let t399 = -(segment2_base_velocity_v_y_along_dq
+            * segment2_slice0_local_momentum_f_x);
+        let t400 = segment2_slice0_local_momentum_f_y_along_dq * t15;
+        let t401 = -(segment2_base_velocity_v_y_along_dq
+            * segment2_slice2_local_momentum_f_x);
+        let t402 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice1_local_momentum_f_y;
         let head_inertia_i_22_along_dq = p.link_mass
             * (2.0 * head_com_x_along_dq * cache.head_com_x
                 + 2.0 * cache.head_com_y * head_com_y_along_dq);
-        let head_composite_force_n_z_along_dq = head_inertia_h_x_along_dq * shared[80]
-            + shared[76] * head_momentum_f_y_along_dq
-            + segment2_tip_velocity_v_x_along_dq * shared[106]
+        let head_composite_force_n_z_along_dq = head_inertia_h_x_along_dq
+            * segment2_tip_bias_v_y
+            + segment2_tip_velocity_v_x * head_momentum_f_y_along_dq
+            + segment2_tip_velocity_v_x_along_dq * head_momentum_f_y
             + cache.head_inertia_h_x * segment2_tip_bias_v_y_along_dq
-            + shared[11] * head_inertia_i_22_along_dq
-            - segment2_tip_velocity_v_y_along_dq * shared[77]
+            + segment2_tip_bias_w_z * head_inertia_i_22_along_dq
+            - segment2_tip_velocity_v_y_along_dq * head_momentum_f_x
             - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y
-            - shared[107] * head_inertia_h_y_along_dq
-            - head_momentum_f_x_along_dq * shared[105];
+            - segment2_tip_bias_v_x * head_inertia_h_y_along_dq
+            - head_momentum_f_x_along_dq * segment2_tip_velocity_v_y;
         let t403 = -(t365 * cache.segment2_slice2_local_inertia_h_y);
         let t404 = -(cache.segment2_slice0_local_inertia_h_y * t359);
         let t405 = cache.segment2_slice1_local_inertia_h_x * t348;
-        let t406 = shared[71] * segment2_base_velocity_v_x_along_dq;
-        let t407 = -(shared[30] * segment2_slice0_local_momentum_f_x_along_dq);
+        let t406 = segment2_slice0_local_momentum_f_y
+            * segment2_base_velocity_v_x_along_dq;
+        let t407 = -(t16 * segment2_slice0_local_momentum_f_x_along_dq);
         let segment2_composite_force_n_z_along_dq = t390 + t391 + t392 + t393 + t394
-            + t395 + t396 + t397 + t398 + t399
-            + segment2_position_x_along_dq * shared[75] + t400 + t401 + t402
+            + t395 + t396 + t397 + t398 + t399 + segment2_position_x_along_dq * t66
+            + t400 + t401 + t402
             + cache.segment2_position_x * (t370 + t371 + t372 + t373)
             + head_composite_force_n_z_along_dq + t403 + t404 + t405 + t406 + t407
             - cache.segment2_position_y * (t342 + t343 + t358 + t369)
-            - segment2_position_y_along_dq * shared[113];
+            - segment2_position_y_along_dq * t107;
         let middle_inertia_i_22_along_dq = p.link_mass
             * (2.0 * middle_com_y_along_dq * cache.middle_com_y
                 + 2.0 * cache.middle_com_x * middle_com_x_along_dq);
-        let middle_composite_force_n_z_along_dq = shared[53]
+        let middle_composite_force_n_z_along_dq = segment1_tip_bias_v_y
             * middle_inertia_h_x_along_dq
             + segment1_tip_bias_v_y_along_dq * cache.middle_inertia_h_x
             + segment2_composite_force_n_z_along_dq
-            + shared[109] * segment1_tip_velocity_v_x_along_dq
-            + shared[23] * middle_momentum_f_y_along_dq
-            + middle_inertia_i_22_along_dq * shared[4]
-            - shared[56] * middle_inertia_h_y_along_dq
-            - segment1_tip_velocity_v_y_along_dq * shared[24]
+            + middle_momentum_f_y * segment1_tip_velocity_v_x_along_dq
+            + segment1_tip_velocity_v_x * middle_momentum_f_y_along_dq
+            + middle_inertia_i_22_along_dq * segment1_tip_bias_w_z
+            - segment1_tip_bias_v_x * middle_inertia_h_y_along_dq
+            - segment1_tip_velocity_v_y_along_dq * middle_momentum_f_x
             - segment1_tip_bias_v_x_along_dq * cache.middle_inertia_h_y
-            - shared[25] * middle_momentum_f_x_along_dq;
-        let t408 = segment1_slice0_local_momentum_f_y_along_dq * shared[18];
-        let t409 = -(segment1_base_velocity_v_y_along_dq * shared[94]);
-        let t410 = shared[17] * segment1_base_velocity_v_x_along_dq;
+            - segment1_tip_velocity_v_y * middle_momentum_f_x_along_dq;
+        let t408 = segment1_slice0_local_momentum_f_y_along_dq * t9;
+        let t409 = -(segment1_base_velocity_v_y_along_dq
+            * segment1_slice0_local_momentum_f_x);
+        let t410 = segment1_slice0_local_momentum_f_y
+            * segment1_base_velocity_v_x_along_dq;
         let t411 = -(cache.segment1_slice0_local_inertia_h_y * t330);
         let t412 = cache.segment1_slice1_local_inertia_h_x * t317;
-        let t413 = shared[91] * segment1_base_velocity_v_x_along_dq;
+        let t413 = segment1_slice2_local_momentum_f_y
+            * segment1_base_velocity_v_x_along_dq;
         let segment1_composite_force_n_z_along_dq = t378 + t379 + t380 + t381 + t382
             + t383 + t384 + t385
             + cache.segment1_position_x * (t374 + t375 + t376 + t377) + t386 + t387
             + t388 + t389 + middle_composite_force_n_z_along_dq
-            + shared[99] * segment1_position_x_along_dq + t408 + t409 + t410 + t411
-            + t412 + t413 - segment1_position_y_along_dq * shared[112]
+            + t101 * segment1_position_x_along_dq + t408 + t409 + t410 + t411 + t412
+            + t413 - segment1_position_y_along_dq * t106
             - cache.segment1_position_y * (t327 + t328 + t339 + t340);
         let tail_composite_force_n_z_along_dq = qdd[2] * tail_inertia_i_22_along_dq
             + segment1_composite_force_n_z_along_dq
-            + shared[42] * tail_inertia_h_x_along_dq
-            + tail_momentum_f_y_along_dq * shared[12]
-            - tail_momentum_f_x_along_dq * shared[14]
-            - shared[55] * tail_inertia_h_y_along_dq;
+            + base_angle_acceleration_v_y * tail_inertia_h_x_along_dq
+            + tail_momentum_f_y_along_dq * base_angle_velocity_v_x
+            - tail_momentum_f_x_along_dq * base_angle_velocity_v_y
+            - base_angle_acceleration_v_x * tail_inertia_h_y_along_dq;
         position[(0, j)] = tail_composite_force_f_x_along_dq;
         position[(1, j)] = tail_composite_force_f_y_along_dq;
         position[(2, j)] = tail_composite_force_n_z_along_dq
             + q[1] * tail_composite_force_f_x_along_dq
             + tail_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
         position[(3, j)] = p.segment_length * middle_composite_force_n_z_along_dq
-            + shared[102] * segment1_tip_subspace0_v_y_along_dq
-            + shared[110] * segment1_tip_subspace0_v_x_along_dq
+            + middle_composite_force_f_y * segment1_tip_subspace0_v_y_along_dq
+            + middle_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
             + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x_along_dq
             + p.segment_length
                 * (0.1127016653792583 * (t385 + t386 + t388 + t409 + t410 + t411)
@@ -4689,26 +4473,13 @@ fn inverse_dynamics_position_derivatives_into_group_2(
             + 0.8872983346207417 * (t390 + t398 + t400 + t401 + t403 + t407)
             + (t350 + t355) * cache.segment2_slice2_local_bend_y_column_v_y
             + cache.segment2_slice0_local_bend_y_column_v_y * (t353 + t356))
-            * p.segment_length + segment2_tip_subspace0_v_x_along_dq * shared[108]
+            * p.segment_length
+            + segment2_tip_subspace0_v_x_along_dq * head_composite_force_f_x
             + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
             + head_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y
-            + shared[101] * segment2_tip_subspace0_v_y_along_dq
+            + head_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
             + p.segment_length * head_composite_force_n_z_along_dq;
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [3];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_3(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 183],
-) {
     for j in [3] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -4720,199 +4491,185 @@ fn inverse_dynamics_position_derivatives_into_group_3(
             * segment1_bend_squared_along_dq;
         let segment1_slice2_local_com_y_along_dq = 0.7872983346207417
             * cache.segment1_slice2_bend_c2 * t414
-            + 0.7872983346207417 * shared[123] * segment1_slice2_bend_along_dq
-                * shared[43];
+            + 0.7872983346207417 * t117 * segment1_slice2_bend_along_dq * t25;
         let segment1_slice2_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
             * segment1_slice2_local_com_y_along_dq;
-        let t415 = 0.6985685011586675 * shared[124] * segment1_slice2_bend_along_dq
-            * shared[43] + 0.6985685011586675 * t414 * cache.segment1_slice2_bend_c3
-            - 0.6985685011586675 * shared[123] * segment1_slice2_bend_along_dq
-                * shared[43] - 0.6985685011586675 * cache.segment1_slice2_bend_c2 * t414;
+        let t415 = 0.6985685011586675 * t118 * segment1_slice2_bend_along_dq * t25
+            + 0.6985685011586675 * t414 * cache.segment1_slice2_bend_c3
+            - 0.6985685011586675 * t117 * segment1_slice2_bend_along_dq * t25
+            - 0.6985685011586675 * cache.segment1_slice2_bend_c2 * t414;
         let segment1_slice2_local_bend_y_column_v_x_along_dq = 0.8872983346207417
             * segment1_slice2_local_com_y_along_dq + t415;
-        let segment1_slice2_local_momentum_f_x_along_dq = shared[0]
+        let segment1_slice2_local_momentum_f_x_along_dq = segment1_bend_y_rate
             * cache.segment1_slice0_mass
             * segment1_slice2_local_bend_y_column_v_x_along_dq
-            - shared[1] * segment1_slice2_local_inertia_h_y_along_dq;
-        let t416 = segment1_slice2_local_momentum_f_x_along_dq * shared[1];
+            - t0 * segment1_slice2_local_inertia_h_y_along_dq;
+        let t416 = segment1_slice2_local_momentum_f_x_along_dq * t0;
         let segment1_slice0_bend_along_dq = 0.012701665379258308
             * segment1_bend_squared_along_dq;
         let t417 = 0.0014314988413324798 * cache.segment1_slice0_bend_c3 * t414
-            + 0.0014314988413324798 * shared[126] * shared[43]
-                * segment1_slice0_bend_along_dq
-            - 0.0014314988413324798 * shared[125] * shared[43]
-                * segment1_slice0_bend_along_dq
+            + 0.0014314988413324798 * t120 * t25 * segment1_slice0_bend_along_dq
+            - 0.0014314988413324798 * t119 * t25 * segment1_slice0_bend_along_dq
             - 0.0014314988413324798 * cache.segment1_slice0_bend_c2 * t414;
-        let segment1_slice0_local_com_y_along_dq = 0.012701665379258308 * shared[125]
-            * shared[43] * segment1_slice0_bend_along_dq
+        let segment1_slice0_local_com_y_along_dq = 0.012701665379258308 * t119 * t25
+            * segment1_slice0_bend_along_dq
             + 0.012701665379258308 * cache.segment1_slice0_bend_c2 * t414;
         let segment1_slice0_local_bend_y_column_v_x_along_dq = t417
             + 0.1127016653792583 * segment1_slice0_local_com_y_along_dq;
         let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
             * cache.segment1_slice0_mass;
-        let segment1_slice0_local_momentum_f_x_along_dq = shared[0]
+        let segment1_slice0_local_momentum_f_x_along_dq = segment1_bend_y_rate
             * segment1_slice0_local_bend_y_column_v_x_along_dq
             * cache.segment1_slice0_mass
-            - segment1_slice0_local_inertia_h_y_along_dq * shared[2];
-        let t418 = segment1_slice0_local_momentum_f_x_along_dq * shared[2];
-        let segment1_slice2_local_com_x_along_dq = 0.8872983346207417 * shared[127]
+            - segment1_slice0_local_inertia_h_y_along_dq * t1;
+        let t418 = segment1_slice0_local_momentum_f_x_along_dq * t1;
+        let segment1_slice2_local_com_x_along_dq = 0.8872983346207417 * t121
             * segment1_slice2_bend_along_dq * p.segment_length;
         let segment1_slice2_local_inertia_h_x_along_dq = segment1_slice2_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t419 = segment1_slice2_local_inertia_h_x_along_dq * shared[83];
+        let t419 = segment1_slice2_local_inertia_h_x_along_dq * segment1_slice2_bias_w_z;
         let segment1_slice1_bend_along_dq = 0.25 * segment1_bend_squared_along_dq;
         let segment1_slice1_local_com_y_along_dq = 0.25 * segment1_slice1_bend_along_dq
-            * shared[128] * shared[43] + 0.25 * cache.segment1_slice1_bend_c2 * t414;
+            * t122 * t25 + 0.25 * cache.segment1_slice1_bend_c2 * t414;
         let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
             * segment1_slice1_local_com_y_along_dq;
         let t420 = 0.125 * cache.segment1_slice1_bend_c3 * t414
-            + 0.125 * segment1_slice1_bend_along_dq * shared[43] * shared[129]
+            + 0.125 * segment1_slice1_bend_along_dq * t25 * t123
             - 0.125 * cache.segment1_slice1_bend_c2 * t414
-            - 0.125 * segment1_slice1_bend_along_dq * shared[128] * shared[43];
+            - 0.125 * segment1_slice1_bend_along_dq * t122 * t25;
         let segment1_slice1_local_bend_y_column_v_x_along_dq = t420
             + 0.5 * segment1_slice1_local_com_y_along_dq;
         let segment1_slice1_local_momentum_f_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
-            * shared[0] * cache.segment1_slice1_mass
-            - shared[3] * segment1_slice1_local_inertia_h_y_along_dq;
-        let t421 = shared[3] * segment1_slice1_local_momentum_f_x_along_dq;
-        let t422 = shared[44] * (3.0 * shared[48] * segment1_bend_y_along_dq)
+            * segment1_bend_y_rate * cache.segment1_slice1_mass
+            - t2 * segment1_slice1_local_inertia_h_y_along_dq;
+        let t421 = t2 * segment1_slice1_local_momentum_f_x_along_dq;
+        let t422 = t26 * (3.0 * segment1_bend_squared * segment1_bend_y_along_dq)
             * p.segment_length;
-        let t423 = shared[44] * p.segment_length * segment1_bend_y_along_dq;
+        let t423 = t26 * p.segment_length * segment1_bend_y_along_dq;
         let t424 = segment1_bend_squared_along_dq * p.segment_length;
         let t425 = 0.125 * t424 * cache.segment1_slice1_bend_c4
-            + 0.25 * segment1_slice1_bend_along_dq * shared[128] * p.segment_length
-            + 0.125 * segment1_slice1_bend_along_dq * shared[51] * shared[130]
+            + 0.25 * segment1_slice1_bend_along_dq * t122 * p.segment_length
+            + 0.125 * segment1_slice1_bend_along_dq * t32 * t124
             - 0.0625 * t424 * cache.segment1_slice1_bend_c3
-            - 0.0625 * segment1_slice1_bend_along_dq * shared[51] * shared[129];
+            - 0.0625 * segment1_slice1_bend_along_dq * t32 * t123;
         let segment1_slice1_local_com_x_along_dq = 0.5 * segment1_slice1_bend_along_dq
-            * p.segment_length * shared[133];
+            * p.segment_length * t128;
         let segment1_slice1_local_bend_y_column_v_y_along_dq = t425
             - 0.5 * segment1_slice1_local_com_x_along_dq;
         let segment1_slice1_local_subspace0_v_y_along_dq = p.segment_length
             * segment1_slice1_local_bend_y_column_v_y_along_dq;
         let t426 = (0.125 * t422 * cache.segment1_slice1_bend_c6
-            + 0.375 * segment1_slice1_bend_along_dq * shared[46] * shared[130]
-            + 0.125 * segment1_slice1_bend_along_dq * shared[132] * shared[45]
+            + 0.375 * segment1_slice1_bend_along_dq * t28 * t124
+            + 0.125 * segment1_slice1_bend_along_dq * t127 * t27
             + 0.015625 * t422 * cache.segment1_slice1_bend_c4
             + 0.375 * t423 * cache.segment1_slice1_bend_c4
-            + 0.015625 * segment1_slice1_bend_along_dq * shared[45] * shared[130]
+            + 0.015625 * segment1_slice1_bend_along_dq * t27 * t124
             - 0.078125 * cache.segment1_slice1_bend_c5 * t422
-            - 0.078125 * segment1_slice1_bend_along_dq * shared[131] * shared[45]
-            - 0.1875 * segment1_slice1_bend_along_dq * shared[46] * shared[129]
+            - 0.078125 * segment1_slice1_bend_along_dq * t126 * t27
+            - 0.1875 * segment1_slice1_bend_along_dq * t28 * t123
             - 0.1875 * cache.segment1_slice1_bend_c3 * t423)
-            + segment1_slice1_local_bend_y_column_v_x_along_dq * shared[0] * qd[2]
-            + qdd[3] * segment1_slice1_local_subspace0_v_y_along_dq
-            - 0.5 * shared[0] * shared[0] * t420;
+            + segment1_slice1_local_bend_y_column_v_x_along_dq * segment1_bend_y_rate
+                * qd[2] + qdd[3] * segment1_slice1_local_subspace0_v_y_along_dq
+            - 0.5 * segment1_bend_y_rate * segment1_bend_y_rate * t420;
         let t427 = t426 * cache.segment1_slice1_mass;
-        let t428 = 0.0003226646068132982 * shared[51] * shared[135]
-            * segment1_slice0_bend_along_dq
-            + 0.012701665379258308 * shared[125] * p.segment_length
+        let t428 = 0.0003226646068132982 * t32 * t131 * segment1_slice0_bend_along_dq
+            + 0.012701665379258308 * t119 * p.segment_length
                 * segment1_slice0_bend_along_dq
             + 0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t424
             - 0.0001613323034066491 * t424 * cache.segment1_slice0_bend_c3
-            - 0.0001613323034066491 * shared[126] * shared[51]
-                * segment1_slice0_bend_along_dq;
-        let segment1_slice0_local_com_x_along_dq = 0.1127016653792583 * shared[137]
+            - 0.0001613323034066491 * t120 * t32 * segment1_slice0_bend_along_dq;
+        let segment1_slice0_local_com_x_along_dq = 0.1127016653792583 * t133
             * p.segment_length * segment1_slice0_bend_along_dq;
         let segment1_slice0_local_bend_y_column_v_y_along_dq = t428
             - 0.1127016653792583 * segment1_slice0_local_com_x_along_dq;
         let segment1_slice0_local_subspace0_v_y_along_dq = segment1_slice0_local_bend_y_column_v_y_along_dq
             * p.segment_length;
-        let t429 = shared[0] * segment1_slice0_local_bend_y_column_v_x_along_dq * qd[2]
+        let t429 = segment1_bend_y_rate
+            * segment1_slice0_local_bend_y_column_v_x_along_dq * qd[2]
             + (0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t423
                 + 0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t422
                 + 0.000016393511461889856 * t422 * cache.segment1_slice0_bend_c6
-                + 0.000016393511461889856 * shared[134] * shared[45]
-                    * segment1_slice0_bend_along_dq
-                + 0.0009679938204398945 * shared[46] * shared[135]
-                    * segment1_slice0_bend_along_dq
-                + 0.000002049188932736232 * shared[135] * shared[45]
-                    * segment1_slice0_bend_along_dq
+                + 0.000016393511461889856 * t130 * t27 * segment1_slice0_bend_along_dq
+                + 0.0009679938204398945 * t28 * t131 * segment1_slice0_bend_along_dq
+                + 0.000002049188932736232 * t131 * t27 * segment1_slice0_bend_along_dq
                 - 0.00048399691021994726 * t423 * cache.segment1_slice0_bend_c3
-                - 0.00048399691021994726 * shared[46] * shared[126]
-                    * segment1_slice0_bend_along_dq
+                - 0.00048399691021994726 * t28 * t120 * segment1_slice0_bend_along_dq
                 - 0.00001024594466368116 * t422 * cache.segment1_slice0_bend_c5
-                - 0.00001024594466368116 * shared[136] * shared[45]
-                    * segment1_slice0_bend_along_dq)
+                - 0.00001024594466368116 * t132 * t27 * segment1_slice0_bend_along_dq)
             + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
-            - 0.1127016653792583 * shared[0] * shared[0] * t417;
+            - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t417;
         let t430 = cache.segment1_slice0_mass * t429;
         let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t431 = shared[81] * segment1_slice0_local_inertia_h_x_along_dq;
-        let t432 = 0.7872983346207417 * shared[123] * segment1_slice2_bend_along_dq
+        let t431 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_h_x_along_dq;
+        let t432 = 0.7872983346207417 * t117 * segment1_slice2_bend_along_dq
             * p.segment_length
-            + 1.239677335393187 * shared[138] * segment1_slice2_bend_along_dq
-                * shared[51] + 1.239677335393187 * t424 * cache.segment1_slice2_bend_c4
+            + 1.239677335393187 * t134 * segment1_slice2_bend_along_dq * t32
+            + 1.239677335393187 * t424 * cache.segment1_slice2_bend_c4
             - 0.6198386676965935 * t424 * cache.segment1_slice2_bend_c3
-            - 0.6198386676965935 * shared[124] * segment1_slice2_bend_along_dq
-                * shared[51];
+            - 0.6198386676965935 * t118 * segment1_slice2_bend_along_dq * t32;
         let segment1_slice2_local_bend_y_column_v_y_along_dq = t432
             - 0.8872983346207417 * segment1_slice2_local_com_x_along_dq;
         let segment1_slice2_local_subspace0_v_y_along_dq = segment1_slice2_local_bend_y_column_v_y_along_dq
             * p.segment_length;
         let t433 = segment1_slice2_local_subspace0_v_y_along_dq * qdd[3]
-            + shared[0] * qd[2] * segment1_slice2_local_bend_y_column_v_x_along_dq
-            + (3.7190320061795608 * shared[46] * shared[138]
-                * segment1_slice2_bend_along_dq
+            + segment1_bend_y_rate * qd[2]
+                * segment1_slice2_local_bend_y_column_v_x_along_dq
+            + (3.7190320061795608 * t28 * t134 * segment1_slice2_bend_along_dq
                 + 3.7190320061795608 * t423 * cache.segment1_slice2_bend_c4
                 + 3.903983606488539 * t422 * cache.segment1_slice2_bend_c6
                 + 0.4879979508110674 * t422 * cache.segment1_slice2_bend_c4
-                + 3.903983606488539 * segment1_slice2_bend_along_dq * shared[140]
-                    * shared[45]
-                + 0.4879979508110674 * shared[138] * segment1_slice2_bend_along_dq
-                    * shared[45]
+                + 3.903983606488539 * segment1_slice2_bend_along_dq * t137 * t27
+                + 0.4879979508110674 * t134 * segment1_slice2_bend_along_dq * t27
                 - 1.8595160030897804 * t423 * cache.segment1_slice2_bend_c3
-                - 2.439989754055337 * segment1_slice2_bend_along_dq * shared[139]
-                    * shared[45]
+                - 2.439989754055337 * segment1_slice2_bend_along_dq * t136 * t27
                 - 2.439989754055337 * t422 * cache.segment1_slice2_bend_c5
-                - 1.8595160030897804 * shared[46] * shared[124]
-                    * segment1_slice2_bend_along_dq)
-            - 0.8872983346207417 * shared[0] * shared[0] * t415;
+                - 1.8595160030897804 * t28 * t118 * segment1_slice2_bend_along_dq)
+            - 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t415;
         let t434 = cache.segment1_slice0_mass * t433;
         let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
             * cache.segment1_slice1_mass;
-        let t435 = shared[82] * segment1_slice1_local_inertia_h_x_along_dq;
+        let t435 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
         let t436 = t416 + t418 + t419 + t421 + t427 + t430 + t431 + t434 + t435;
         let t437 = cache.base_angle_rotation_01 * t436;
-        let t438 = segment1_bend_squared_along_dq * shared[141];
+        let t438 = segment1_bend_squared_along_dq * t138;
         let t439 = cache.segment1_bend_squared_c3 * t414
-            + shared[142] * segment1_bend_squared_along_dq * shared[43]
-            - t438 * shared[43] - cache.segment1_bend_squared_c2 * t414;
-        let t440 = segment1_bend_squared_along_dq * shared[143];
+            + t139 * segment1_bend_squared_along_dq * t25 - t438 * t25
+            - cache.segment1_bend_squared_c2 * t414;
+        let t440 = segment1_bend_squared_along_dq * t140;
         let t441 = p.segment_length * t440;
-        let t442 = 2.0 * segment1_bend_squared_along_dq * shared[51] * shared[144]
+        let t442 = 2.0 * segment1_bend_squared_along_dq * t32 * t141
             + 2.0 * t424 * cache.segment1_bend_squared_c4 + t438 * p.segment_length
             - t424 * cache.segment1_bend_squared_c3
-            - shared[142] * segment1_bend_squared_along_dq * shared[51];
+            - t139 * segment1_bend_squared_along_dq * t32;
         let segment1_tip_local_bend_y_column_v_y_along_dq = t442 - t441;
         let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
             * p.segment_length;
         let t443 = segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
-            + (6.0 * shared[46] * segment1_bend_squared_along_dq * shared[144]
+            + (6.0 * t28 * segment1_bend_squared_along_dq * t141
                 + 6.0 * cache.segment1_bend_squared_c4 * t423
                 + t422 * cache.segment1_bend_squared_c4
-                + 8.0 * segment1_bend_squared_along_dq * shared[146] * shared[45]
-                + segment1_bend_squared_along_dq * shared[144] * shared[45]
+                + 8.0 * segment1_bend_squared_along_dq * t144 * t27
+                + segment1_bend_squared_along_dq * t141 * t27
                 + 8.0 * t422 * cache.segment1_bend_squared_c6
                 - 5.0 * cache.segment1_bend_squared_c5 * t422
-                - 3.0 * shared[46] * shared[142] * segment1_bend_squared_along_dq
-                - 5.0 * segment1_bend_squared_along_dq * shared[145] * shared[45]
+                - 3.0 * t28 * t139 * segment1_bend_squared_along_dq
+                - 5.0 * segment1_bend_squared_along_dq * t143 * t27
                 - 3.0 * cache.segment1_bend_squared_c3 * t423)
-            - shared[0] * shared[0] * t439;
-        let t444 = t438 * shared[43] + cache.segment1_bend_squared_c2 * t414;
+            - segment1_bend_y_rate * segment1_bend_y_rate * t439;
+        let t444 = t438 * t25 + cache.segment1_bend_squared_c2 * t414;
         let segment1_tip_local_bend_y_column_v_x_along_dq = t444 + t439;
         let segment1_tip_local_subspace0_v_x_along_dq = segment1_tip_local_bend_y_column_v_x_along_dq
             * p.segment_length;
-        let t445 = shared[44] * segment1_bend_squared_along_dq * p.segment_length;
-        let t446 = shared[0] * shared[0] * t442
+        let t445 = t26 * segment1_bend_squared_along_dq * p.segment_length;
+        let t446 = segment1_bend_y_rate * segment1_bend_y_rate * t442
             + segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
             + (cache.segment1_bend_squared_c3 * t445
-                + shared[142] * segment1_bend_squared_along_dq * shared[49]
-                + shared[142] * segment1_bend_squared_along_dq * shared[50]
-                + 3.0 * segment1_bend_squared_along_dq * shared[49] * shared[145]
-                + 3.0 * cache.segment1_bend_squared_c5 * t445 - t438 * shared[50]
-                - 3.0 * segment1_bend_squared_along_dq * shared[49] * shared[144]
+                + t139 * segment1_bend_squared_along_dq * t30
+                + t139 * segment1_bend_squared_along_dq * t31
+                + 3.0 * segment1_bend_squared_along_dq * t30 * t143
+                + 3.0 * cache.segment1_bend_squared_c5 * t445 - t438 * t31
+                - 3.0 * segment1_bend_squared_along_dq * t30 * t141
                 - 3.0 * cache.segment1_bend_squared_c4 * t445);
         let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
             * segment1_tip_local_subspace0_v_x_along_dq
@@ -4920,7 +4677,7 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let segment1_tip_bias_v_x_along_dq = t443 * cache.base_angle_rotation_01
             + cache.cos_q2 * t446 - qd[2] * qd[3] * segment1_tip_subspace0_v_y_along_dq;
         let t447 = -segment1_bend_squared_along_dq * cache.segment1_bend_squared_c2
-            - t438 * shared[48];
+            - t438 * segment1_bend_squared;
         let t448 = t447 * cache.cos_q2;
         let t449 = cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
             + cache.segment1_bend_y * t440;
@@ -4933,7 +4690,8 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let middle_inertia_h_x_along_dq = p.link_mass * middle_com_x_along_dq;
         let segment1_tip_velocity_v_y_along_dq = qd[3]
             * segment1_tip_subspace0_v_y_along_dq;
-        let middle_momentum_f_y_along_dq = shared[6] * middle_inertia_h_x_along_dq
+        let middle_momentum_f_y_along_dq = segment1_tip_velocity_w_z
+            * middle_inertia_h_x_along_dq
             + p.link_mass * segment1_tip_velocity_v_y_along_dq;
         let segment1_tip_rotation_10_along_dq = t449 * cache.cos_q2
             + cache.sin_q2 * t447;
@@ -4941,7 +4699,7 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let middle_com_y_along_dq = 0.5 * p.link_length
             * segment1_tip_rotation_10_along_dq + segment1_tip_position_y_along_dq;
         let middle_inertia_h_y_along_dq = p.link_mass * middle_com_y_along_dq;
-        let t450 = segment1_tip_rotation_00_along_dq * shared[74];
+        let t450 = segment1_tip_rotation_00_along_dq * t64;
         let segment1_tip_subspace0_v_x_along_dq = segment1_tip_local_subspace0_v_y_along_dq
             * cache.base_angle_rotation_01
             + segment1_tip_local_subspace0_v_x_along_dq * cache.cos_q2;
@@ -4950,11 +4708,11 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let segment2_position_x_along_dq = p.link_length
             * segment1_tip_rotation_00_along_dq + segment1_tip_position_x_along_dq;
         let t451 = segment1_tip_bias_v_y_along_dq
-            + segment2_position_x_along_dq * shared[4];
+            + segment2_position_x_along_dq * segment1_tip_bias_w_z;
         let segment2_position_y_along_dq = p.link_length
             * segment1_tip_rotation_10_along_dq + segment1_tip_position_y_along_dq;
         let t452 = segment1_tip_bias_v_x_along_dq
-            - segment2_position_y_along_dq * shared[4];
+            - segment2_position_y_along_dq * segment1_tip_bias_w_z;
         let t453 = -cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
             - cache.segment1_bend_y * t440;
         let segment1_tip_rotation_11_along_dq = cache.sin_q2 * t453 + t448;
@@ -4962,67 +4720,69 @@ fn inverse_dynamics_position_derivatives_into_group_3(
             + t447 * cache.base_angle_rotation_01;
         let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_11 * t451
             + t452 * cache.segment1_tip_rotation_01
-            + shared[54] * segment1_tip_rotation_11_along_dq
-            + shared[57] * segment1_tip_rotation_01_along_dq;
+            + t34 * segment1_tip_rotation_11_along_dq
+            + t35 * segment1_tip_rotation_01_along_dq;
         let segment1_tip_velocity_v_x_along_dq = segment1_tip_subspace0_v_x_along_dq
             * qd[3];
         let t454 = segment1_tip_velocity_v_x_along_dq
-            - shared[6] * segment2_position_y_along_dq;
-        let t455 = shared[6] * segment2_position_x_along_dq
+            - segment1_tip_velocity_w_z * segment2_position_y_along_dq;
+        let t455 = segment1_tip_velocity_w_z * segment2_position_x_along_dq
             + segment1_tip_velocity_v_y_along_dq;
-        let segment2_base_velocity_v_x_along_dq = segment1_tip_rotation_10_along_dq
-            * shared[26] + shared[27] * segment1_tip_rotation_00_along_dq
+        let segment2_base_velocity_v_x_along_dq = segment1_tip_rotation_10_along_dq * t12
+            + t13 * segment1_tip_rotation_00_along_dq
             + cache.segment1_tip_rotation_00 * t454
             + cache.segment1_tip_rotation_10 * t455;
         let t456 = segment2_base_bias_v_y_along_dq
-            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq * shared[5];
+            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t457 = cache.segment1_slice0_mass * t456;
         let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t458 = segment2_slice0_local_momentum_f_x_along_dq * shared[9];
+        let t458 = segment2_slice0_local_momentum_f_x_along_dq * t5;
         let t459 = segment2_base_bias_v_y_along_dq
-            - 0.5 * segment2_base_velocity_v_x_along_dq * shared[5];
+            - 0.5 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate;
         let t460 = t459 * cache.segment1_slice1_mass;
         let t461 = segment2_base_bias_v_y_along_dq
-            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq * shared[5];
+            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t462 = t461 * cache.segment1_slice0_mass;
         let segment2_slice1_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
             * cache.segment1_slice1_mass;
-        let t463 = segment2_slice1_local_momentum_f_x_along_dq * shared[8];
-        let t464 = shared[7] * segment2_slice0_local_momentum_f_x_along_dq;
+        let t463 = segment2_slice1_local_momentum_f_x_along_dq * t4;
+        let t464 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
         let t465 = t457 + t458 + t460 + t462 + t463 + t464;
         let t466 = cache.segment1_tip_rotation_01 * t465;
         let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_01 * t454
-            + shared[26] * segment1_tip_rotation_11_along_dq
+            + t12 * segment1_tip_rotation_11_along_dq
             + cache.segment1_tip_rotation_11 * t455
-            + shared[27] * segment1_tip_rotation_01_along_dq;
+            + t13 * segment1_tip_rotation_01_along_dq;
         let segment2_base_bias_v_x_along_dq = t452 * cache.segment1_tip_rotation_00
             + cache.segment1_tip_rotation_10 * t451
-            + segment1_tip_rotation_10_along_dq * shared[54]
-            + shared[57] * segment1_tip_rotation_00_along_dq;
-        let t467 = 0.5 * segment2_base_velocity_v_y_along_dq * shared[5]
+            + segment1_tip_rotation_10_along_dq * t34
+            + t35 * segment1_tip_rotation_00_along_dq;
+        let t467 = 0.5 * segment2_base_velocity_v_y_along_dq * segment2_bend_y_rate
             + segment2_base_bias_v_x_along_dq;
         let t468 = t467 * cache.segment1_slice1_mass;
         let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t469 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[7]);
-        let t470 = 0.1127016653792583 * segment2_base_velocity_v_y_along_dq * shared[5]
-            + segment2_base_bias_v_x_along_dq;
+        let t469 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
+        let t470 = 0.1127016653792583 * segment2_base_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
         let t471 = cache.segment1_slice0_mass * t470;
-        let t472 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[9]);
-        let t473 = 0.8872983346207417 * segment2_base_velocity_v_y_along_dq * shared[5]
-            + segment2_base_bias_v_x_along_dq;
+        let t472 = -(segment2_slice0_local_momentum_f_y_along_dq * t5);
+        let t473 = 0.8872983346207417 * segment2_base_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
         let t474 = t473 * cache.segment1_slice0_mass;
         let segment2_slice1_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice1_mass;
-        let t475 = -(segment2_slice1_local_momentum_f_y_along_dq * shared[8]);
+        let t475 = -(segment2_slice1_local_momentum_f_y_along_dq * t4);
         let t476 = t468 + t469 + t471 + t472 + t474 + t475;
         let t477 = t476 * cache.segment1_tip_rotation_00;
-        let segment2_tip_rotation_00_along_dq = segment1_tip_rotation_00_along_dq
-            * shared[119] + segment1_tip_rotation_01_along_dq * shared[120];
+        let segment2_tip_rotation_00_along_dq = segment1_tip_rotation_00_along_dq * t113
+            + segment1_tip_rotation_01_along_dq * t114;
         let segment2_tip_position_x_along_dq = segment2_position_x_along_dq
-            + shared[121] * segment1_tip_rotation_01_along_dq
-            + segment1_tip_rotation_00_along_dq * shared[122];
+            + t115 * segment1_tip_rotation_01_along_dq
+            + segment1_tip_rotation_00_along_dq * t116;
         let head_com_x_along_dq = 0.5 * segment2_tip_rotation_00_along_dq * p.link_length
             + segment2_tip_position_x_along_dq;
         let head_inertia_h_x_along_dq = p.link_mass * head_com_x_along_dq;
@@ -5032,102 +4792,99 @@ fn inverse_dynamics_position_derivatives_into_group_3(
             - p.segment_length * segment2_position_x_along_dq;
         let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
             + segment2_tip_subspace0_v_y_along_dq * qd[4];
-        let head_momentum_f_y_along_dq = head_inertia_h_x_along_dq * shared[10]
+        let head_momentum_f_y_along_dq = head_inertia_h_x_along_dq
+            * segment2_tip_velocity_w_z
             + p.link_mass * segment2_tip_velocity_v_y_along_dq;
-        let segment2_tip_bias_v_x_along_dq = shared[78]
-            * segment1_tip_rotation_00_along_dq
+        let segment2_tip_bias_v_x_along_dq = t67 * segment1_tip_rotation_00_along_dq
             + segment2_position_y_along_dq * qdd[4] * p.segment_length
             + segment1_tip_bias_v_x_along_dq
-            + shared[5] * segment1_tip_velocity_v_y_along_dq
-            + shared[79] * segment1_tip_rotation_01_along_dq
-            - shared[6] * segment2_tip_subspace0_v_y_along_dq * qd[4];
-        let segment2_tip_position_y_along_dq = shared[121]
-            * segment1_tip_rotation_11_along_dq + segment2_position_y_along_dq
-            + segment1_tip_rotation_10_along_dq * shared[122];
-        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_10_along_dq
-            * shared[119] + shared[120] * segment1_tip_rotation_11_along_dq;
+            + segment2_bend_y_rate * segment1_tip_velocity_v_y_along_dq
+            + t68 * segment1_tip_rotation_01_along_dq
+            - segment1_tip_velocity_w_z * segment2_tip_subspace0_v_y_along_dq * qd[4];
+        let segment2_tip_position_y_along_dq = t115 * segment1_tip_rotation_11_along_dq
+            + segment2_position_y_along_dq + segment1_tip_rotation_10_along_dq * t116;
+        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_10_along_dq * t113
+            + t114 * segment1_tip_rotation_11_along_dq;
         let head_com_y_along_dq = segment2_tip_position_y_along_dq
             + 0.5 * p.link_length * segment2_tip_rotation_10_along_dq;
         let head_inertia_h_y_along_dq = p.link_mass * head_com_y_along_dq;
         let head_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq - shared[10] * head_momentum_f_y_along_dq
-            - head_inertia_h_y_along_dq * shared[11];
-        let t478 = shared[65] * segment1_tip_rotation_01_along_dq;
+            * segment2_tip_bias_v_x_along_dq
+            - segment2_tip_velocity_w_z * head_momentum_f_y_along_dq
+            - head_inertia_h_y_along_dq * segment2_tip_bias_w_z;
+        let t478 = t47 * segment1_tip_rotation_01_along_dq;
         let segment2_composite_force_f_x_along_dq = t450 + t466 + t477
             + head_composite_force_f_x_along_dq + t478;
         let middle_composite_force_f_x_along_dq = p.link_mass
             * segment1_tip_bias_v_x_along_dq + segment2_composite_force_f_x_along_dq
-            - shared[6] * middle_momentum_f_y_along_dq
-            - middle_inertia_h_y_along_dq * shared[4];
-        let t479 = -(shared[83] * segment1_slice2_local_inertia_h_y_along_dq);
+            - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dq
+            - middle_inertia_h_y_along_dq * segment1_tip_bias_w_z;
+        let t479 = -(segment1_slice2_bias_w_z
+            * segment1_slice2_local_inertia_h_y_along_dq);
         let segment1_slice2_local_momentum_f_y_along_dq = segment1_slice2_local_inertia_h_x_along_dq
-            * shared[1]
-            + shared[0] * segment1_slice2_local_bend_y_column_v_y_along_dq
+            * t0
+            + segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq
                 * cache.segment1_slice0_mass;
-        let t480 = -(segment1_slice2_local_momentum_f_y_along_dq * shared[1]);
+        let t480 = -(segment1_slice2_local_momentum_f_y_along_dq * t0);
         let segment1_slice0_local_subspace0_v_x_along_dq = segment1_slice0_local_bend_y_column_v_x_along_dq
             * p.segment_length;
         let t481 = segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
-            + (0.00001818241927340114 * shared[126] * shared[49]
-                * segment1_slice0_bend_along_dq
+            + (0.00001818241927340114 * t120 * t30 * segment1_slice0_bend_along_dq
                 + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t445
-                + 0.0014314988413324798 * shared[126] * shared[50]
-                    * segment1_slice0_bend_along_dq
-                + 0.000054547257820203424 * shared[49] * shared[136]
-                    * segment1_slice0_bend_along_dq
+                + 0.0014314988413324798 * t120 * t31 * segment1_slice0_bend_along_dq
+                + 0.000054547257820203424 * t30 * t132 * segment1_slice0_bend_along_dq
                 + 0.00001818241927340114 * t445 * cache.segment1_slice0_bend_c3
-                - 0.000054547257820203424 * shared[49] * shared[135]
-                    * segment1_slice0_bend_along_dq
-                - 0.0014314988413324798 * shared[125] * shared[50]
-                    * segment1_slice0_bend_along_dq
+                - 0.000054547257820203424 * t30 * t131 * segment1_slice0_bend_along_dq
+                - 0.0014314988413324798 * t119 * t31 * segment1_slice0_bend_along_dq
                 - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t445)
-            + 0.1127016653792583 * shared[0] * shared[0] * t428
-            - segment1_slice0_local_bend_y_column_v_y_along_dq * shared[0] * qd[2];
+            + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t428
+            - segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate
+                * qd[2];
         let t482 = t481 * cache.segment1_slice0_mass;
         let segment1_slice2_local_subspace0_v_x_along_dq = p.segment_length
             * segment1_slice2_local_bend_y_column_v_x_along_dq;
         let t483 = segment1_slice2_local_subspace0_v_x_along_dq * qdd[3]
             + (0.5499818175807267 * t445 * cache.segment1_slice2_bend_c3
-                + 0.6985685011586675 * shared[124] * segment1_slice2_bend_along_dq
-                    * shared[50]
-                + 0.5499818175807267 * shared[124] * segment1_slice2_bend_along_dq
-                    * shared[49]
+                + 0.6985685011586675 * t118 * segment1_slice2_bend_along_dq * t31
+                + 0.5499818175807267 * t118 * segment1_slice2_bend_along_dq * t30
                 + 1.6499454527421802 * t445 * cache.segment1_slice2_bend_c5
-                + 1.6499454527421802 * segment1_slice2_bend_along_dq * shared[49]
-                    * shared[139]
+                + 1.6499454527421802 * segment1_slice2_bend_along_dq * t30 * t136
                 - 1.6499454527421802 * t445 * cache.segment1_slice2_bend_c4
-                - 0.6985685011586675 * shared[123] * segment1_slice2_bend_along_dq
-                    * shared[50]
-                - 1.6499454527421802 * shared[138] * segment1_slice2_bend_along_dq
-                    * shared[49]) + 0.8872983346207417 * shared[0] * shared[0] * t432
-            - shared[0] * segment1_slice2_local_bend_y_column_v_y_along_dq * qd[2];
+                - 0.6985685011586675 * t117 * segment1_slice2_bend_along_dq * t31
+                - 1.6499454527421802 * t134 * segment1_slice2_bend_along_dq * t30)
+            + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t432
+            - segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq
+                * qd[2];
         let t484 = t483 * cache.segment1_slice0_mass;
-        let t485 = -(segment1_slice1_local_inertia_h_y_along_dq * shared[82]);
+        let t485 = -(segment1_slice1_local_inertia_h_y_along_dq
+            * segment1_slice1_bias_w_z);
         let segment1_slice0_local_momentum_f_y_along_dq = segment1_slice0_local_inertia_h_x_along_dq
-            * shared[2]
-            + segment1_slice0_local_bend_y_column_v_y_along_dq * shared[0]
+            * t1
+            + segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate
                 * cache.segment1_slice0_mass;
-        let t486 = -(shared[2] * segment1_slice0_local_momentum_f_y_along_dq);
-        let t487 = -(segment1_slice0_local_inertia_h_y_along_dq * shared[81]);
+        let t486 = -(t1 * segment1_slice0_local_momentum_f_y_along_dq);
+        let t487 = -(segment1_slice0_local_inertia_h_y_along_dq
+            * segment1_slice0_bias_w_z);
         let segment1_slice1_local_subspace0_v_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
             * p.segment_length;
         let t488 = segment1_slice1_local_subspace0_v_x_along_dq * qdd[3]
             + (0.09375 * cache.segment1_slice1_bend_c5 * t445
-                + 0.09375 * segment1_slice1_bend_along_dq * shared[131] * shared[49]
-                + 0.125 * segment1_slice1_bend_along_dq * shared[50] * shared[129]
+                + 0.09375 * segment1_slice1_bend_along_dq * t126 * t30
+                + 0.125 * segment1_slice1_bend_along_dq * t31 * t123
                 + 0.03125 * cache.segment1_slice1_bend_c3 * t445
-                + 0.03125 * segment1_slice1_bend_along_dq * shared[49] * shared[129]
+                + 0.03125 * segment1_slice1_bend_along_dq * t30 * t123
                 - 0.09375 * t445 * cache.segment1_slice1_bend_c4
-                - 0.09375 * segment1_slice1_bend_along_dq * shared[49] * shared[130]
-                - 0.125 * segment1_slice1_bend_along_dq * shared[128] * shared[50])
-            + 0.5 * t425 * shared[0] * shared[0]
-            - shared[0] * segment1_slice1_local_bend_y_column_v_y_along_dq * qd[2];
+                - 0.09375 * segment1_slice1_bend_along_dq * t30 * t124
+                - 0.125 * segment1_slice1_bend_along_dq * t122 * t31)
+            + 0.5 * t425 * segment1_bend_y_rate * segment1_bend_y_rate
+            - segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq
+                * qd[2];
         let t489 = t488 * cache.segment1_slice1_mass;
-        let segment1_slice1_local_momentum_f_y_along_dq = shared[0]
+        let segment1_slice1_local_momentum_f_y_along_dq = segment1_bend_y_rate
             * segment1_slice1_local_bend_y_column_v_y_along_dq
             * cache.segment1_slice1_mass
-            + shared[3] * segment1_slice1_local_inertia_h_x_along_dq;
-        let t490 = -(shared[3] * segment1_slice1_local_momentum_f_y_along_dq);
+            + t2 * segment1_slice1_local_inertia_h_x_along_dq;
+        let t490 = -(t2 * segment1_slice1_local_momentum_f_y_along_dq);
         let t491 = t479 + t480 + t482 + t484 + t485 + t486 + t487 + t489 + t490;
         let t492 = t491 * cache.cos_q2;
         let segment1_composite_force_f_x_along_dq = t437
@@ -5135,7 +4892,7 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let t493 = cache.cos_q2 * t436;
         let middle_momentum_f_x_along_dq = p.link_mass
             * segment1_tip_velocity_v_x_along_dq
-            - shared[6] * middle_inertia_h_y_along_dq;
+            - segment1_tip_velocity_w_z * middle_inertia_h_y_along_dq;
         let t494 = cache.segment1_tip_rotation_10 * t476;
         let segment2_tip_subspace0_v_x_along_dq = segment2_position_y_along_dq
             * p.segment_length
@@ -5144,123 +4901,136 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let segment2_tip_velocity_v_x_along_dq = qd[4]
             * segment2_tip_subspace0_v_x_along_dq + segment1_tip_velocity_v_x_along_dq;
         let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
-            - head_inertia_h_y_along_dq * shared[10];
-        let segment2_tip_bias_v_y_along_dq = shared[6] * qd[4]
+            - head_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
+        let segment2_tip_bias_v_y_along_dq = segment1_tip_velocity_w_z * qd[4]
             * segment2_tip_subspace0_v_x_along_dq
-            + shared[78] * segment1_tip_rotation_10_along_dq
-            + segment1_tip_bias_v_y_along_dq
-            + shared[79] * segment1_tip_rotation_11_along_dq
-            - shared[5] * segment1_tip_velocity_v_x_along_dq
+            + t67 * segment1_tip_rotation_10_along_dq + segment1_tip_bias_v_y_along_dq
+            + t68 * segment1_tip_rotation_11_along_dq
+            - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dq
             - qdd[4] * p.segment_length * segment2_position_x_along_dq;
-        let head_composite_force_f_y_along_dq = head_momentum_f_x_along_dq * shared[10]
-            + shared[11] * head_inertia_h_x_along_dq
+        let head_composite_force_f_y_along_dq = head_momentum_f_x_along_dq
+            * segment2_tip_velocity_w_z
+            + segment2_tip_bias_w_z * head_inertia_h_x_along_dq
             + segment2_tip_bias_v_y_along_dq * p.link_mass;
-        let t495 = segment1_tip_rotation_10_along_dq * shared[74];
-        let t496 = shared[65] * segment1_tip_rotation_11_along_dq;
+        let t495 = segment1_tip_rotation_10_along_dq * t64;
+        let t496 = t47 * segment1_tip_rotation_11_along_dq;
         let t497 = cache.segment1_tip_rotation_11 * t465;
         let segment2_composite_force_f_y_along_dq = t494
             + head_composite_force_f_y_along_dq + t495 + t496 + t497;
-        let middle_composite_force_f_y_along_dq = middle_inertia_h_x_along_dq * shared[4]
-            + middle_momentum_f_x_along_dq * shared[6]
+        let middle_composite_force_f_y_along_dq = middle_inertia_h_x_along_dq
+            * segment1_tip_bias_w_z
+            + middle_momentum_f_x_along_dq * segment1_tip_velocity_w_z
             + segment2_composite_force_f_y_along_dq
             + p.link_mass * segment1_tip_bias_v_y_along_dq;
         let t498 = cache.sin_q2 * t491;
         let segment1_composite_force_f_y_along_dq = t493
             + middle_composite_force_f_y_along_dq + t498;
-        let t499 = -(segment1_slice0_local_inertia_h_y_along_dq * shared[90]);
-        let t500 = segment1_slice0_local_inertia_h_x_along_dq * shared[97];
+        let t499 = -(segment1_slice0_local_inertia_h_y_along_dq * t81);
+        let t500 = segment1_slice0_local_inertia_h_x_along_dq * t96;
         let segment1_slice2_local_inertia_i_22_along_dq = (2.0
             * segment1_slice2_local_com_x_along_dq * cache.segment1_slice2_local_com_x
             + 2.0 * cache.segment1_slice2_local_com_y
                 * segment1_slice2_local_com_y_along_dq) * cache.segment1_slice0_mass;
-        let t501 = segment1_slice2_local_inertia_i_22_along_dq * shared[83];
+        let t501 = segment1_slice2_local_inertia_i_22_along_dq
+            * segment1_slice2_bias_w_z;
         let t502 = -(t488 * cache.segment1_slice1_local_inertia_h_y);
-        let t503 = -(segment1_slice1_local_momentum_f_x_along_dq * shared[88]);
+        let t503 = -(segment1_slice1_local_momentum_f_x_along_dq * t79);
         let t504 = cache.segment1_slice1_local_inertia_h_x * t426;
         let segment1_slice1_local_inertia_i_22_along_dq = (2.0
             * segment1_slice1_local_com_x_along_dq * cache.segment1_slice1_local_com_x
             + 2.0 * cache.segment1_slice1_local_com_y
                 * segment1_slice1_local_com_y_along_dq) * cache.segment1_slice1_mass;
-        let t505 = segment1_slice1_local_inertia_i_22_along_dq * shared[82];
-        let t506 = shared[93] * segment1_slice0_local_momentum_f_y_along_dq;
-        let t507 = -(shared[87] * segment1_slice2_local_inertia_h_y_along_dq);
+        let t505 = segment1_slice1_local_inertia_i_22_along_dq
+            * segment1_slice1_bias_w_z;
+        let t506 = t88 * segment1_slice0_local_momentum_f_y_along_dq;
+        let t507 = -(t77 * segment1_slice2_local_inertia_h_y_along_dq);
         let segment1_slice0_local_inertia_i_22_along_dq = (2.0
             * segment1_slice0_local_com_x_along_dq * cache.segment1_slice0_local_com_x
             + 2.0 * cache.segment1_slice0_local_com_y
                 * segment1_slice0_local_com_y_along_dq) * cache.segment1_slice0_mass;
-        let t508 = shared[81] * segment1_slice0_local_inertia_i_22_along_dq;
+        let t508 = segment1_slice0_bias_w_z
+            * segment1_slice0_local_inertia_i_22_along_dq;
         let t509 = -(t483 * cache.segment1_slice2_local_inertia_h_y);
         let t510 = -(cache.segment1_slice0_local_inertia_h_y * t481);
         let middle_inertia_i_22_along_dq = p.link_mass
             * (2.0 * middle_com_y_along_dq * cache.middle_com_y
                 + 2.0 * cache.middle_com_x * middle_com_x_along_dq);
-        let t511 = segment2_slice1_local_momentum_f_y_along_dq * shared[31];
+        let t511 = segment2_slice1_local_momentum_f_y_along_dq * t17;
         let t512 = -(cache.segment2_slice0_local_inertia_h_y * t470);
-        let t513 = -(segment2_slice0_local_momentum_f_x_along_dq * shared[28]);
-        let t514 = -(segment2_base_velocity_v_y_along_dq * shared[61]);
-        let t515 = segment2_base_velocity_v_x_along_dq * shared[35];
-        let t516 = -(segment2_base_velocity_v_y_along_dq * shared[32]);
-        let t517 = -(segment2_base_velocity_v_y_along_dq * shared[62]);
-        let t518 = segment2_base_velocity_v_x_along_dq * shared[71];
-        let t519 = segment2_slice0_local_momentum_f_y_along_dq * shared[36];
+        let t513 = -(segment2_slice0_local_momentum_f_x_along_dq * t14);
+        let t514 = -(segment2_base_velocity_v_y_along_dq
+            * segment2_slice0_local_momentum_f_x);
+        let t515 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice2_local_momentum_f_y;
+        let t516 = -(segment2_base_velocity_v_y_along_dq
+            * segment2_slice1_local_momentum_f_x);
+        let t517 = -(segment2_base_velocity_v_y_along_dq
+            * segment2_slice2_local_momentum_f_x);
+        let t518 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice0_local_momentum_f_y;
+        let t519 = segment2_slice0_local_momentum_f_y_along_dq * t19;
         let t520 = -(cache.segment2_slice1_local_inertia_h_y * t467);
-        let t521 = -(shared[30] * segment2_slice0_local_momentum_f_x_along_dq);
+        let t521 = -(t16 * segment2_slice0_local_momentum_f_x_along_dq);
         let head_inertia_i_22_along_dq = p.link_mass
             * (2.0 * head_com_y_along_dq * cache.head_com_y
                 + 2.0 * cache.head_com_x * head_com_x_along_dq);
         let head_composite_force_n_z_along_dq = segment2_tip_velocity_v_x_along_dq
-            * shared[106] + shared[80] * head_inertia_h_x_along_dq
+            * head_momentum_f_y + segment2_tip_bias_v_y * head_inertia_h_x_along_dq
             + segment2_tip_bias_v_y_along_dq * cache.head_inertia_h_x
-            + shared[76] * head_momentum_f_y_along_dq
-            + head_inertia_i_22_along_dq * shared[11]
-            - shared[107] * head_inertia_h_y_along_dq
-            - shared[105] * head_momentum_f_x_along_dq
-            - segment2_tip_velocity_v_y_along_dq * shared[77]
+            + segment2_tip_velocity_v_x * head_momentum_f_y_along_dq
+            + head_inertia_i_22_along_dq * segment2_tip_bias_w_z
+            - segment2_tip_bias_v_x * head_inertia_h_y_along_dq
+            - segment2_tip_velocity_v_y * head_momentum_f_x_along_dq
+            - segment2_tip_velocity_v_y_along_dq * head_momentum_f_x
             - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y;
         let t522 = cache.segment2_slice1_local_inertia_h_x * t459;
-        let t523 = segment2_base_velocity_v_x_along_dq * shared[34];
+        let t523 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice1_local_momentum_f_y;
         let t524 = -(t473 * cache.segment2_slice2_local_inertia_h_y);
         let t525 = cache.segment2_slice0_local_inertia_h_x * t456;
-        let t526 = -(segment2_slice1_local_momentum_f_x_along_dq * shared[33]);
-        let t527 = segment2_slice0_local_momentum_f_y_along_dq * shared[29];
+        let t526 = -(segment2_slice1_local_momentum_f_x_along_dq * t18);
+        let t527 = segment2_slice0_local_momentum_f_y_along_dq * t15;
         let t528 = t461 * cache.segment2_slice2_local_inertia_h_x;
         let segment2_composite_force_n_z_along_dq = t511 + t512 + t513 + t514 + t515
             + t516 + t517 + t518 + t519 + t520 + t521 + head_composite_force_n_z_along_dq
-            + t522 + t523 + t524 + shared[75] * segment2_position_x_along_dq + t525
-            + t526 + t527 + (t494 + t495 + t496 + t497) * cache.segment2_position_x
-            + t528 - cache.segment2_position_y * (t450 + t466 + t477 + t478)
-            - shared[113] * segment2_position_y_along_dq;
+            + t522 + t523 + t524 + t66 * segment2_position_x_along_dq + t525 + t526
+            + t527 + (t494 + t495 + t496 + t497) * cache.segment2_position_x + t528
+            - cache.segment2_position_y * (t450 + t466 + t477 + t478)
+            - t107 * segment2_position_y_along_dq;
         let middle_composite_force_n_z_along_dq = segment1_tip_bias_v_y_along_dq
-            * cache.middle_inertia_h_x + middle_momentum_f_y_along_dq * shared[23]
-            + middle_inertia_i_22_along_dq * shared[4]
-            + shared[109] * segment1_tip_velocity_v_x_along_dq
-            + shared[53] * middle_inertia_h_x_along_dq
+            * cache.middle_inertia_h_x
+            + middle_momentum_f_y_along_dq * segment1_tip_velocity_v_x
+            + middle_inertia_i_22_along_dq * segment1_tip_bias_w_z
+            + middle_momentum_f_y * segment1_tip_velocity_v_x_along_dq
+            + segment1_tip_bias_v_y * middle_inertia_h_x_along_dq
             + segment2_composite_force_n_z_along_dq
-            - middle_momentum_f_x_along_dq * shared[25]
-            - shared[56] * middle_inertia_h_y_along_dq
+            - middle_momentum_f_x_along_dq * segment1_tip_velocity_v_y
+            - segment1_tip_bias_v_x * middle_inertia_h_y_along_dq
             - segment1_tip_bias_v_x_along_dq * cache.middle_inertia_h_y
-            - segment1_tip_velocity_v_y_along_dq * shared[24];
-        let t529 = segment1_slice1_local_bend_y_column_v_x_along_dq * shared[0]
-            * shared[89];
-        let t530 = shared[0] * segment1_slice0_local_bend_y_column_v_x_along_dq
-            * shared[17];
-        let t531 = -(segment1_slice2_local_momentum_f_x_along_dq * shared[20]);
-        let t532 = -(segment1_slice0_local_bend_y_column_v_y_along_dq * shared[0]
-            * shared[94]);
-        let t533 = shared[0] * shared[91]
+            - segment1_tip_velocity_v_y_along_dq * middle_momentum_f_x;
+        let t529 = segment1_slice1_local_bend_y_column_v_x_along_dq
+            * segment1_bend_y_rate * segment1_slice1_local_momentum_f_y;
+        let t530 = segment1_bend_y_rate
+            * segment1_slice0_local_bend_y_column_v_x_along_dq
+            * segment1_slice0_local_momentum_f_y;
+        let t531 = -(segment1_slice2_local_momentum_f_x_along_dq * t10);
+        let t532 = -(segment1_slice0_local_bend_y_column_v_y_along_dq
+            * segment1_bend_y_rate * segment1_slice0_local_momentum_f_x);
+        let t533 = segment1_bend_y_rate * segment1_slice2_local_momentum_f_y
             * segment1_slice2_local_bend_y_column_v_x_along_dq;
-        let t534 = -(segment1_slice0_local_momentum_f_x_along_dq * shared[16]);
-        let t535 = -(segment1_slice1_local_inertia_h_y_along_dq * shared[86]);
-        let t536 = -(shared[22] * shared[0]
+        let t534 = -(segment1_slice0_local_momentum_f_x_along_dq * t8);
+        let t535 = -(segment1_slice1_local_inertia_h_y_along_dq * t74);
+        let t536 = -(segment1_slice1_local_momentum_f_x * segment1_bend_y_rate
             * segment1_slice1_local_bend_y_column_v_y_along_dq);
         let t537 = t429 * cache.segment1_slice0_local_inertia_h_x;
-        let t538 = segment1_slice1_local_momentum_f_y_along_dq * shared[21];
-        let t539 = segment1_slice2_local_inertia_h_x_along_dq * shared[96];
+        let t538 = segment1_slice1_local_momentum_f_y_along_dq * t11;
+        let t539 = segment1_slice2_local_inertia_h_x_along_dq * t93;
         let t540 = cache.segment1_slice2_local_inertia_h_x * t433;
-        let t541 = shared[18] * segment1_slice2_local_momentum_f_y_along_dq;
-        let t542 = shared[95] * segment1_slice1_local_inertia_h_x_along_dq;
-        let t543 = -(shared[0] * segment1_slice2_local_bend_y_column_v_y_along_dq
-            * shared[19]);
+        let t541 = t9 * segment1_slice2_local_momentum_f_y_along_dq;
+        let t542 = t91 * segment1_slice1_local_inertia_h_x_along_dq;
+        let t543 = -(segment1_bend_y_rate
+            * segment1_slice2_local_bend_y_column_v_y_along_dq
+            * segment1_slice2_local_momentum_f_x);
         let segment1_composite_force_n_z_along_dq = t499 + t500 + t501 + t502 + t503
             + (t493 + t498) * cache.segment1_position_x + t504 + t505 + t506 + t507
             + t508 + t509 + t510 + middle_composite_force_n_z_along_dq + t529 + t530
@@ -5273,38 +5043,38 @@ fn inverse_dynamics_position_derivatives_into_group_3(
             + q[1] * segment1_composite_force_f_x_along_dq
             + segment1_composite_force_n_z_along_dq;
         position[(3, j)] = middle_composite_force_n_z_along_dq * p.segment_length
-            + shared[102] * segment1_tip_subspace0_v_y_along_dq
+            + middle_composite_force_f_y * segment1_tip_subspace0_v_y_along_dq
             + p.segment_length
                 * (0.8872983346207417
                     * (t501 + t507 + t509 + t531 + t533 + t539 + t540 + t541 + t543)
-                    + shared[147] * segment1_slice1_local_bend_y_column_v_x_along_dq
+                    + t145 * segment1_slice1_local_bend_y_column_v_x_along_dq
                     + (t418 + t430 + t431)
                         * cache.segment1_slice0_local_bend_y_column_v_y
                     + 0.1127016653792583
                         * (t499 + t500 + t506 + t508 + t510 + t530 + t532 + t534 + t537)
                     + (t421 + t427 + t435)
                         * cache.segment1_slice1_local_bend_y_column_v_y
-                    + shared[148] * segment1_slice2_local_bend_y_column_v_x_along_dq
-                    + shared[149] * segment1_slice1_local_bend_y_column_v_y_along_dq
-                    + segment1_slice0_local_bend_y_column_v_y_along_dq * shared[150]
+                    + t146 * segment1_slice2_local_bend_y_column_v_x_along_dq
+                    + t147 * segment1_slice1_local_bend_y_column_v_y_along_dq
+                    + segment1_slice0_local_bend_y_column_v_y_along_dq * t148
                     + 0.5
                         * (t502 + t503 + t504 + t505 + t529 + t535 + t536 + t538 + t542)
-                    + segment1_slice0_local_bend_y_column_v_x_along_dq * shared[151]
+                    + segment1_slice0_local_bend_y_column_v_x_along_dq * t149
                     + cache.segment1_slice2_local_bend_y_column_v_x
                         * (t479 + t480 + t484)
                     + cache.segment1_slice1_local_bend_y_column_v_x
                         * (t485 + t489 + t490)
-                    + shared[152] * segment1_slice2_local_bend_y_column_v_y_along_dq
+                    + t150 * segment1_slice2_local_bend_y_column_v_y_along_dq
                     + cache.segment1_slice2_local_bend_y_column_v_y
                         * (t416 + t419 + t434)
                     + (t482 + t486 + t487)
                         * cache.segment1_slice0_local_bend_y_column_v_x)
             + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y_along_dq
             + p.segment_stiffness * dq[3]
-            + shared[110] * segment1_tip_subspace0_v_x_along_dq
+            + middle_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
             + middle_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x;
         position[(4, j)] = p.segment_length * head_composite_force_n_z_along_dq
-            + shared[108] * segment2_tip_subspace0_v_x_along_dq
+            + head_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq
             + cache.segment2_tip_subspace0_v_y * head_composite_force_f_y_along_dq
             + p.segment_length
                 * (0.5 * (t511 + t516 + t520 + t522 + t523 + t526)
@@ -5317,90 +5087,76 @@ fn inverse_dynamics_position_derivatives_into_group_3(
                     + 0.8872983346207417 * (t515 + t517 + t521 + t524 + t527 + t528)
                     + 0.1127016653792583 * (t512 + t513 + t514 + t518 + t519 + t525))
             + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
-            + shared[101] * segment2_tip_subspace0_v_y_along_dq;
+            + head_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq;
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [4];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_4(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 183],
-) {
     for j in [4] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
         let segment2_bend_y_along_dq = p.segment_length * dq[4];
         let segment2_bend_squared_along_dq = 2.0 * cache.segment2_bend_y
             * segment2_bend_y_along_dq;
-        let t544 = shared[153] * segment2_bend_squared_along_dq;
+        let t544 = t151 * segment2_bend_squared_along_dq;
         let t545 = t544 * p.segment_length;
         let t546 = p.segment_length * segment2_bend_y_along_dq;
-        let t547 = shared[154] * segment2_bend_squared_along_dq;
-        let t548 = cache.segment2_bend_squared_c2 * t546 + t547 * shared[38];
+        let t547 = t152 * segment2_bend_squared_along_dq;
+        let t548 = cache.segment2_bend_squared_c2 * t546 + t547 * t21;
         let segment2_tip_position_y_along_dq = cache.segment1_tip_rotation_10 * t545
             + t548 * cache.segment1_tip_rotation_11;
         let t549 = cache.segment2_bend_squared_c1 * segment2_bend_y_along_dq
             + t544 * cache.segment2_bend_y;
         let t550 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
-            - t547 * shared[66];
+            - t547 * segment2_bend_squared;
         let segment2_tip_rotation_10_along_dq = t549 * cache.segment1_tip_rotation_11
             + cache.segment1_tip_rotation_10 * t550;
         let head_com_y_along_dq = segment2_tip_position_y_along_dq
             + 0.5 * p.link_length * segment2_tip_rotation_10_along_dq;
         let head_inertia_h_y_along_dq = p.link_mass * head_com_y_along_dq;
-        let t551 = p.segment_length * shared[39] * segment2_bend_squared_along_dq;
+        let t551 = p.segment_length * t22 * segment2_bend_squared_along_dq;
         let t552 = cache.segment2_bend_squared_c3 * t546
-            + shared[155] * shared[38] * segment2_bend_squared_along_dq
-            - cache.segment2_bend_squared_c2 * t546 - t547 * shared[38];
+            + t153 * t21 * segment2_bend_squared_along_dq
+            - cache.segment2_bend_squared_c2 * t546 - t547 * t21;
         let segment2_tip_local_bend_y_column_v_x_along_dq = t548 + t552;
         let segment2_tip_local_subspace0_v_x_along_dq = segment2_tip_local_bend_y_column_v_x_along_dq
             * p.segment_length;
         let t553 = p.segment_length * segment2_bend_squared_along_dq;
         let t554 = p.segment_length * t547
-            + 2.0 * shared[67] * segment2_bend_squared_along_dq * shared[157]
+            + 2.0 * t50 * segment2_bend_squared_along_dq * t156
             + 2.0 * t553 * cache.segment2_bend_squared_c4
-            - shared[155] * shared[67] * segment2_bend_squared_along_dq
+            - t153 * t50 * segment2_bend_squared_along_dq
             - cache.segment2_bend_squared_c3 * t553;
-        let t555 = (shared[68] * shared[155] * segment2_bend_squared_along_dq
+        let t555 = (t51 * t153 * segment2_bend_squared_along_dq
             + t551 * cache.segment2_bend_squared_c3
-            + 3.0 * shared[156] * shared[68] * segment2_bend_squared_along_dq
-            + shared[155] * segment2_bend_squared_along_dq * shared[69]
+            + 3.0 * t155 * t51 * segment2_bend_squared_along_dq
+            + t153 * segment2_bend_squared_along_dq * t52
             + 3.0 * t551 * cache.segment2_bend_squared_c5
             - 3.0 * t551 * cache.segment2_bend_squared_c4
-            - 3.0 * shared[68] * segment2_bend_squared_along_dq * shared[157]
-            - t547 * shared[69]) + qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
-            + t554 * shared[5] * shared[5];
-        let t556 = p.segment_length * (3.0 * shared[66] * segment2_bend_y_along_dq)
-            * shared[39];
-        let t557 = p.segment_length * shared[39] * segment2_bend_y_along_dq;
+            - 3.0 * t51 * segment2_bend_squared_along_dq * t156 - t547 * t52)
+            + qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
+            + t554 * segment2_bend_y_rate * segment2_bend_y_rate;
+        let t556 = p.segment_length
+            * (3.0 * segment2_bend_squared * segment2_bend_y_along_dq) * t22;
+        let t557 = p.segment_length * t22 * segment2_bend_y_along_dq;
         let segment2_tip_local_bend_y_column_v_y_along_dq = t554 - t545;
         let segment2_tip_local_subspace0_v_y_along_dq = p.segment_length
             * segment2_tip_local_bend_y_column_v_y_along_dq;
-        let t558 = (6.0 * segment2_bend_squared_along_dq * shared[157] * shared[41]
+        let t558 = (6.0 * segment2_bend_squared_along_dq * t156 * t24
             + 8.0 * cache.segment2_bend_squared_c6 * t556
             + 6.0 * cache.segment2_bend_squared_c4 * t557
             + cache.segment2_bend_squared_c4 * t556
-            + 8.0 * shared[158] * shared[40] * segment2_bend_squared_along_dq
-            + shared[40] * segment2_bend_squared_along_dq * shared[157]
+            + 8.0 * t157 * t23 * segment2_bend_squared_along_dq
+            + t23 * segment2_bend_squared_along_dq * t156
             - 3.0 * cache.segment2_bend_squared_c3 * t557
-            - 3.0 * shared[155] * segment2_bend_squared_along_dq * shared[41]
-            - 5.0 * shared[156] * shared[40] * segment2_bend_squared_along_dq
+            - 3.0 * t153 * segment2_bend_squared_along_dq * t24
+            - 5.0 * t155 * t23 * segment2_bend_squared_along_dq
             - 5.0 * cache.segment2_bend_squared_c5 * t556)
             + qdd[4] * segment2_tip_local_subspace0_v_y_along_dq
-            - shared[5] * shared[5] * t552;
+            - segment2_bend_y_rate * segment2_bend_y_rate * t552;
         let segment2_tip_subspace0_v_y_along_dq = cache.segment1_tip_rotation_10
             * segment2_tip_local_subspace0_v_x_along_dq
             + cache.segment1_tip_rotation_11 * segment2_tip_local_subspace0_v_y_along_dq;
         let segment2_tip_bias_v_x_along_dq = t555 * cache.segment1_tip_rotation_00
             + t558 * cache.segment1_tip_rotation_01
-            - shared[6] * qd[4] * segment2_tip_subspace0_v_y_along_dq;
+            - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
         let segment2_tip_velocity_v_y_along_dq = qd[4]
             * segment2_tip_subspace0_v_y_along_dq;
         let segment2_tip_position_x_along_dq = t548 * cache.segment1_tip_rotation_01
@@ -5411,236 +5167,220 @@ fn inverse_dynamics_position_derivatives_into_group_4(
             + 0.5 * segment2_tip_rotation_00_along_dq * p.link_length;
         let head_inertia_h_x_along_dq = head_com_x_along_dq * p.link_mass;
         let head_momentum_f_y_along_dq = p.link_mass * segment2_tip_velocity_v_y_along_dq
-            + head_inertia_h_x_along_dq * shared[10];
+            + head_inertia_h_x_along_dq * segment2_tip_velocity_w_z;
         let head_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq - head_inertia_h_y_along_dq * shared[11]
-            - head_momentum_f_y_along_dq * shared[10];
+            * segment2_tip_bias_v_x_along_dq
+            - head_inertia_h_y_along_dq * segment2_tip_bias_w_z
+            - head_momentum_f_y_along_dq * segment2_tip_velocity_w_z;
         let segment2_slice1_bend_along_dq = 0.25 * segment2_bend_squared_along_dq;
-        let t559 = 0.125 * shared[159] * shared[67] * segment2_slice1_bend_along_dq
+        let t559 = 0.125 * t158 * t50 * segment2_slice1_bend_along_dq
             + 0.125 * t553 * cache.segment2_slice1_bend_c4
-            + 0.25 * p.segment_length * segment2_slice1_bend_along_dq * shared[160]
-            - 0.0625 * shared[161] * shared[67] * segment2_slice1_bend_along_dq
+            + 0.25 * p.segment_length * segment2_slice1_bend_along_dq * t159
+            - 0.0625 * t160 * t50 * segment2_slice1_bend_along_dq
             - 0.0625 * t553 * cache.segment2_slice1_bend_c3;
         let segment2_slice1_local_com_x_along_dq = 0.5 * p.segment_length
-            * segment2_slice1_bend_along_dq * shared[162];
+            * segment2_slice1_bend_along_dq * t161;
         let segment2_slice1_local_bend_y_column_v_y_along_dq = t559
             - 0.5 * segment2_slice1_local_com_x_along_dq;
         let segment2_slice1_local_inertia_h_x_along_dq = segment2_slice1_local_com_x_along_dq
             * cache.segment1_slice1_mass;
-        let segment2_slice1_local_momentum_f_y_along_dq = shared[5]
+        let segment2_slice1_local_momentum_f_y_along_dq = segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_y_along_dq
             * cache.segment1_slice1_mass
-            + shared[8] * segment2_slice1_local_inertia_h_x_along_dq;
-        let t560 = -(segment2_slice1_local_momentum_f_y_along_dq * shared[8]);
+            + t4 * segment2_slice1_local_inertia_h_x_along_dq;
+        let t560 = -(segment2_slice1_local_momentum_f_y_along_dq * t4);
         let segment2_slice0_bend_along_dq = 0.012701665379258308
             * segment2_bend_squared_along_dq;
-        let t561 = 0.0014314988413324798 * shared[163] * segment2_slice0_bend_along_dq
-            * shared[38] + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t546
+        let t561 = 0.0014314988413324798 * t162 * segment2_slice0_bend_along_dq * t21
+            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t546
             - 0.0014314988413324798 * t546 * cache.segment2_slice0_bend_c2
-            - 0.0014314988413324798 * segment2_slice0_bend_along_dq * shared[164]
-                * shared[38];
+            - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t163 * t21;
         let segment2_slice0_local_com_y_along_dq = 0.012701665379258308 * t546
             * cache.segment2_slice0_bend_c2
-            + 0.012701665379258308 * segment2_slice0_bend_along_dq * shared[164]
-                * shared[38];
+            + 0.012701665379258308 * segment2_slice0_bend_along_dq * t163 * t21;
         let segment2_slice0_local_bend_y_column_v_x_along_dq = t561
             + 0.1127016653792583 * segment2_slice0_local_com_y_along_dq;
         let segment2_slice0_local_subspace0_v_x_along_dq = p.segment_length
             * segment2_slice0_local_bend_y_column_v_x_along_dq;
         let t562 = 0.012701665379258308 * p.segment_length
-            * segment2_slice0_bend_along_dq * shared[164]
-            + 0.0003226646068132982 * shared[165] * segment2_slice0_bend_along_dq
-                * shared[67]
+            * segment2_slice0_bend_along_dq * t163
+            + 0.0003226646068132982 * t164 * segment2_slice0_bend_along_dq * t50
             + 0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t553
             - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t553
-            - 0.0001613323034066491 * shared[163] * segment2_slice0_bend_along_dq
-                * shared[67];
+            - 0.0001613323034066491 * t162 * segment2_slice0_bend_along_dq * t50;
         let segment2_slice0_local_com_x_along_dq = 0.1127016653792583 * p.segment_length
-            * segment2_slice0_bend_along_dq * shared[166];
+            * segment2_slice0_bend_along_dq * t165;
         let segment2_slice0_local_bend_y_column_v_y_along_dq = t562
             - 0.1127016653792583 * segment2_slice0_local_com_x_along_dq;
         let t563 = qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
-            + 0.1127016653792583 * shared[5] * shared[5] * t562
+            + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t562
             + (0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t551
                 + 0.000054547257820203424 * t551 * cache.segment2_slice0_bend_c5
-                + 0.0014314988413324798 * shared[163] * segment2_slice0_bend_along_dq
-                    * shared[69]
-                + 0.00001818241927340114 * shared[163] * segment2_slice0_bend_along_dq
-                    * shared[68]
-                + 0.000054547257820203424 * segment2_slice0_bend_along_dq * shared[68]
-                    * shared[167]
-                - 0.0014314988413324798 * segment2_slice0_bend_along_dq * shared[164]
-                    * shared[69]
+                + 0.0014314988413324798 * t162 * segment2_slice0_bend_along_dq * t52
+                + 0.00001818241927340114 * t162 * segment2_slice0_bend_along_dq * t51
+                + 0.000054547257820203424 * segment2_slice0_bend_along_dq * t51 * t167
+                - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t163 * t52
                 - 0.000054547257820203424 * t551 * cache.segment2_slice0_bend_c4
-                - 0.000054547257820203424 * shared[165] * segment2_slice0_bend_along_dq
-                    * shared[68])
-            - shared[6] * shared[5] * segment2_slice0_local_bend_y_column_v_y_along_dq;
+                - 0.000054547257820203424 * t164 * segment2_slice0_bend_along_dq * t51)
+            - segment1_tip_velocity_w_z * segment2_bend_y_rate
+                * segment2_slice0_local_bend_y_column_v_y_along_dq;
         let t564 = t563 * cache.segment1_slice0_mass;
         let segment2_slice2_bend_along_dq = 0.7872983346207417
             * segment2_bend_squared_along_dq;
-        let segment2_slice2_local_com_y_along_dq = 0.7872983346207417 * shared[168]
-            * shared[38] * segment2_slice2_bend_along_dq
+        let segment2_slice2_local_com_y_along_dq = 0.7872983346207417 * t168 * t21
+            * segment2_slice2_bend_along_dq
             + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * t546;
         let segment2_slice2_local_inertia_h_y_along_dq = segment2_slice2_local_com_y_along_dq
             * cache.segment1_slice0_mass;
-        let t565 = -(shared[37] * segment2_slice2_local_inertia_h_y_along_dq);
+        let t565 = -(segment2_slice2_bias_w_z
+            * segment2_slice2_local_inertia_h_y_along_dq);
         let segment2_slice1_local_com_y_along_dq = 0.25 * cache.segment2_slice1_bend_c2
-            * t546 + 0.25 * segment2_slice1_bend_along_dq * shared[160] * shared[38];
-        let t566 = 0.125 * shared[161] * segment2_slice1_bend_along_dq * shared[38]
+            * t546 + 0.25 * segment2_slice1_bend_along_dq * t159 * t21;
+        let t566 = 0.125 * t160 * segment2_slice1_bend_along_dq * t21
             + 0.125 * t546 * cache.segment2_slice1_bend_c3
-            - 0.125 * segment2_slice1_bend_along_dq * shared[160] * shared[38]
+            - 0.125 * segment2_slice1_bend_along_dq * t159 * t21
             - 0.125 * cache.segment2_slice1_bend_c2 * t546;
         let segment2_slice1_local_bend_y_column_v_x_along_dq = 0.5
             * segment2_slice1_local_com_y_along_dq + t566;
         let segment2_slice1_local_subspace0_v_x_along_dq = p.segment_length
             * segment2_slice1_local_bend_y_column_v_x_along_dq;
-        let t567 = (0.09375 * shared[68] * shared[169] * segment2_slice1_bend_along_dq
+        let t567 = (0.09375 * t51 * t170 * segment2_slice1_bend_along_dq
             + 0.09375 * t551 * cache.segment2_slice1_bend_c5
-            + 0.125 * shared[161] * segment2_slice1_bend_along_dq * shared[69]
-            + 0.03125 * shared[161] * shared[68] * segment2_slice1_bend_along_dq
+            + 0.125 * t160 * segment2_slice1_bend_along_dq * t52
+            + 0.03125 * t160 * t51 * segment2_slice1_bend_along_dq
             + 0.03125 * t551 * cache.segment2_slice1_bend_c3
             - 0.09375 * t551 * cache.segment2_slice1_bend_c4
-            - 0.09375 * shared[159] * shared[68] * segment2_slice1_bend_along_dq
-            - 0.125 * segment2_slice1_bend_along_dq * shared[160] * shared[69])
-            + 0.5 * t559 * shared[5] * shared[5]
+            - 0.09375 * t158 * t51 * segment2_slice1_bend_along_dq
+            - 0.125 * segment2_slice1_bend_along_dq * t159 * t52)
+            + 0.5 * t559 * segment2_bend_y_rate * segment2_bend_y_rate
             + qdd[4] * segment2_slice1_local_subspace0_v_x_along_dq
-            - shared[6] * shared[5] * segment2_slice1_local_bend_y_column_v_y_along_dq;
+            - segment1_tip_velocity_w_z * segment2_bend_y_rate
+                * segment2_slice1_local_bend_y_column_v_y_along_dq;
         let t568 = t567 * cache.segment1_slice1_mass;
         let segment2_slice0_local_inertia_h_x_along_dq = segment2_slice0_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let segment2_slice0_local_momentum_f_y_along_dq = shared[5]
+        let segment2_slice0_local_momentum_f_y_along_dq = segment2_bend_y_rate
             * segment2_slice0_local_bend_y_column_v_y_along_dq
             * cache.segment1_slice0_mass
-            + shared[7] * segment2_slice0_local_inertia_h_x_along_dq;
-        let t569 = -(shared[7] * segment2_slice0_local_momentum_f_y_along_dq);
+            + t3 * segment2_slice0_local_inertia_h_x_along_dq;
+        let t569 = -(t3 * segment2_slice0_local_momentum_f_y_along_dq);
         let segment2_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
             * segment2_slice0_local_com_y_along_dq;
-        let t570 = -(segment2_slice0_local_inertia_h_y_along_dq * shared[59]);
-        let segment2_slice2_local_com_x_along_dq = 0.8872983346207417 * shared[170]
+        let t570 = -(segment2_slice0_local_inertia_h_y_along_dq
+            * segment2_slice0_bias_w_z);
+        let segment2_slice2_local_com_x_along_dq = 0.8872983346207417 * t171
             * p.segment_length * segment2_slice2_bend_along_dq;
         let segment2_slice2_local_inertia_h_x_along_dq = segment2_slice2_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t571 = 0.7872983346207417 * shared[168] * p.segment_length
+        let t571 = 0.7872983346207417 * t168 * p.segment_length
             * segment2_slice2_bend_along_dq
-            + 1.239677335393187 * shared[67] * shared[171]
-                * segment2_slice2_bend_along_dq
+            + 1.239677335393187 * t50 * t172 * segment2_slice2_bend_along_dq
             + 1.239677335393187 * t553 * cache.segment2_slice2_bend_c4
             - 0.6198386676965935 * cache.segment2_slice2_bend_c3 * t553
-            - 0.6198386676965935 * shared[172] * shared[67]
-                * segment2_slice2_bend_along_dq;
+            - 0.6198386676965935 * t173 * t50 * segment2_slice2_bend_along_dq;
         let segment2_slice2_local_bend_y_column_v_y_along_dq = t571
             - 0.8872983346207417 * segment2_slice2_local_com_x_along_dq;
         let segment2_slice2_local_momentum_f_y_along_dq = segment2_slice2_local_inertia_h_x_along_dq
-            * shared[9]
-            + segment2_slice2_local_bend_y_column_v_y_along_dq * shared[5]
+            * t5
+            + segment2_slice2_local_bend_y_column_v_y_along_dq * segment2_bend_y_rate
                 * cache.segment1_slice0_mass;
-        let t572 = -(segment2_slice2_local_momentum_f_y_along_dq * shared[9]);
+        let t572 = -(segment2_slice2_local_momentum_f_y_along_dq * t5);
         let t573 = 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t546
-            + 0.6985685011586675 * shared[172] * shared[38]
-                * segment2_slice2_bend_along_dq
-            - 0.6985685011586675 * shared[168] * shared[38]
-                * segment2_slice2_bend_along_dq
+            + 0.6985685011586675 * t173 * t21 * segment2_slice2_bend_along_dq
+            - 0.6985685011586675 * t168 * t21 * segment2_slice2_bend_along_dq
             - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t546;
         let segment2_slice2_local_bend_y_column_v_x_along_dq = t573
             + 0.8872983346207417 * segment2_slice2_local_com_y_along_dq;
         let segment2_slice2_local_subspace0_v_x_along_dq = p.segment_length
             * segment2_slice2_local_bend_y_column_v_x_along_dq;
-        let t574 = (0.5499818175807267 * shared[172] * shared[68]
-            * segment2_slice2_bend_along_dq
+        let t574 = (0.5499818175807267 * t173 * t51 * segment2_slice2_bend_along_dq
             + 0.5499818175807267 * t551 * cache.segment2_slice2_bend_c3
-            + 1.6499454527421802 * shared[68] * shared[173]
-                * segment2_slice2_bend_along_dq
+            + 1.6499454527421802 * t51 * t175 * segment2_slice2_bend_along_dq
             + 1.6499454527421802 * t551 * cache.segment2_slice2_bend_c5
-            + 0.6985685011586675 * shared[172] * segment2_slice2_bend_along_dq
-                * shared[69]
-            - 1.6499454527421802 * shared[68] * shared[171]
-                * segment2_slice2_bend_along_dq
+            + 0.6985685011586675 * t173 * segment2_slice2_bend_along_dq * t52
+            - 1.6499454527421802 * t51 * t172 * segment2_slice2_bend_along_dq
             - 1.6499454527421802 * t551 * cache.segment2_slice2_bend_c4
-            - 0.6985685011586675 * shared[168] * segment2_slice2_bend_along_dq
-                * shared[69]) + 0.8872983346207417 * t571 * shared[5] * shared[5]
+            - 0.6985685011586675 * t168 * segment2_slice2_bend_along_dq * t52)
+            + 0.8872983346207417 * t571 * segment2_bend_y_rate * segment2_bend_y_rate
             + qdd[4] * segment2_slice2_local_subspace0_v_x_along_dq
-            - segment2_slice2_local_bend_y_column_v_y_along_dq * shared[6] * shared[5];
+            - segment2_slice2_local_bend_y_column_v_y_along_dq
+                * segment1_tip_velocity_w_z * segment2_bend_y_rate;
         let t575 = cache.segment1_slice0_mass * t574;
         let segment2_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
             * segment2_slice1_local_com_y_along_dq;
-        let t576 = -(segment2_slice1_local_inertia_h_y_along_dq * shared[60]);
+        let t576 = -(segment2_slice1_local_inertia_h_y_along_dq
+            * segment2_slice1_bias_w_z);
         let t577 = t560 + t564 + t565 + t568 + t569 + t570 + t572 + t575 + t576;
         let t578 = cache.segment1_tip_rotation_00 * t577;
-        let t579 = shared[60] * segment2_slice1_local_inertia_h_x_along_dq;
-        let segment2_slice2_local_momentum_f_x_along_dq = shared[5]
+        let t579 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
+        let segment2_slice2_local_momentum_f_x_along_dq = segment2_bend_y_rate
             * cache.segment1_slice0_mass
             * segment2_slice2_local_bend_y_column_v_x_along_dq
-            - segment2_slice2_local_inertia_h_y_along_dq * shared[9];
-        let t580 = shared[9] * segment2_slice2_local_momentum_f_x_along_dq;
-        let t581 = segment2_slice2_local_inertia_h_x_along_dq * shared[37];
+            - segment2_slice2_local_inertia_h_y_along_dq * t5;
+        let t580 = t5 * segment2_slice2_local_momentum_f_x_along_dq;
+        let t581 = segment2_slice2_local_inertia_h_x_along_dq * segment2_slice2_bias_w_z;
         let segment2_slice2_local_subspace0_v_y_along_dq = segment2_slice2_local_bend_y_column_v_y_along_dq
             * p.segment_length;
         let t582 = segment2_slice2_local_subspace0_v_y_along_dq * qdd[4]
-            + shared[6] * shared[5] * segment2_slice2_local_bend_y_column_v_x_along_dq
+            + segment1_tip_velocity_w_z * segment2_bend_y_rate
+                * segment2_slice2_local_bend_y_column_v_x_along_dq
             + (3.7190320061795608 * t557 * cache.segment2_slice2_bend_c4
                 + 3.903983606488539 * t556 * cache.segment2_slice2_bend_c6
-                + 3.903983606488539 * shared[174] * shared[40]
-                    * segment2_slice2_bend_along_dq
-                + 0.4879979508110674 * shared[171] * shared[40]
-                    * segment2_slice2_bend_along_dq
+                + 3.903983606488539 * t176 * t23 * segment2_slice2_bend_along_dq
+                + 0.4879979508110674 * t172 * t23 * segment2_slice2_bend_along_dq
                 + 0.4879979508110674 * t556 * cache.segment2_slice2_bend_c4
-                + 3.7190320061795608 * shared[171] * shared[41]
-                    * segment2_slice2_bend_along_dq
-                - 1.8595160030897804 * shared[172] * shared[41]
-                    * segment2_slice2_bend_along_dq
-                - 2.439989754055337 * shared[173] * shared[40]
-                    * segment2_slice2_bend_along_dq
+                + 3.7190320061795608 * t172 * t24 * segment2_slice2_bend_along_dq
+                - 1.8595160030897804 * t173 * t24 * segment2_slice2_bend_along_dq
+                - 2.439989754055337 * t175 * t23 * segment2_slice2_bend_along_dq
                 - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t556
                 - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t557)
-            - 0.8872983346207417 * shared[5] * shared[5] * t573;
+            - 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate * t573;
         let t583 = t582 * cache.segment1_slice0_mass;
-        let t584 = segment2_slice0_local_inertia_h_x_along_dq * shared[59];
+        let t584 = segment2_slice0_local_inertia_h_x_along_dq * segment2_slice0_bias_w_z;
         let segment2_slice0_local_subspace0_v_y_along_dq = p.segment_length
             * segment2_slice0_local_bend_y_column_v_y_along_dq;
         let t585 = qdd[4] * segment2_slice0_local_subspace0_v_y_along_dq
-            + shared[6] * shared[5] * segment2_slice0_local_bend_y_column_v_x_along_dq
+            + segment1_tip_velocity_w_z * segment2_bend_y_rate
+                * segment2_slice0_local_bend_y_column_v_x_along_dq
             + (0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t557
-                + 0.000016393511461889856 * segment2_slice0_bend_along_dq * shared[175]
-                    * shared[40]
+                + 0.000016393511461889856 * segment2_slice0_bend_along_dq * t177 * t23
                 + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t556
-                + 0.0009679938204398945 * shared[165] * segment2_slice0_bend_along_dq
-                    * shared[41]
+                + 0.0009679938204398945 * t164 * segment2_slice0_bend_along_dq * t24
                 + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t556
-                + 0.000002049188932736232 * shared[165] * segment2_slice0_bend_along_dq
-                    * shared[40]
+                + 0.000002049188932736232 * t164 * segment2_slice0_bend_along_dq * t23
                 - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t557
-                - 0.00048399691021994726 * shared[163] * segment2_slice0_bend_along_dq
-                    * shared[41]
+                - 0.00048399691021994726 * t162 * segment2_slice0_bend_along_dq * t24
                 - 0.00001024594466368116 * t556 * cache.segment2_slice0_bend_c5
-                - 0.00001024594466368116 * segment2_slice0_bend_along_dq * shared[40]
-                    * shared[167]) - 0.1127016653792583 * shared[5] * shared[5] * t561;
+                - 0.00001024594466368116 * segment2_slice0_bend_along_dq * t23 * t167)
+            - 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t561;
         let t586 = cache.segment1_slice0_mass * t585;
         let segment2_slice1_local_subspace0_v_y_along_dq = p.segment_length
             * segment2_slice1_local_bend_y_column_v_y_along_dq;
         let t587 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
             + (0.375 * cache.segment2_slice1_bend_c4 * t557
-                + 0.375 * shared[159] * segment2_slice1_bend_along_dq * shared[41]
+                + 0.375 * t158 * segment2_slice1_bend_along_dq * t24
                 + 0.125 * cache.segment2_slice1_bend_c6 * t556
-                + 0.125 * segment2_slice1_bend_along_dq * shared[40] * shared[176]
-                + 0.015625 * shared[159] * segment2_slice1_bend_along_dq * shared[40]
+                + 0.125 * segment2_slice1_bend_along_dq * t23 * t178
+                + 0.015625 * t158 * segment2_slice1_bend_along_dq * t23
                 + 0.015625 * cache.segment2_slice1_bend_c4 * t556
                 - 0.1875 * cache.segment2_slice1_bend_c3 * t557
-                - 0.078125 * shared[169] * segment2_slice1_bend_along_dq * shared[40]
-                - 0.1875 * shared[161] * segment2_slice1_bend_along_dq * shared[41]
+                - 0.078125 * t170 * segment2_slice1_bend_along_dq * t23
+                - 0.1875 * t160 * segment2_slice1_bend_along_dq * t24
                 - 0.078125 * cache.segment2_slice1_bend_c5 * t556)
-            + shared[6] * shared[5] * segment2_slice1_local_bend_y_column_v_x_along_dq
-            - 0.5 * shared[5] * shared[5] * t566;
+            + segment1_tip_velocity_w_z * segment2_bend_y_rate
+                * segment2_slice1_local_bend_y_column_v_x_along_dq
+            - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate * t566;
         let t588 = t587 * cache.segment1_slice1_mass;
-        let segment2_slice1_local_momentum_f_x_along_dq = shared[5]
+        let segment2_slice1_local_momentum_f_x_along_dq = segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_x_along_dq
             * cache.segment1_slice1_mass
-            - segment2_slice1_local_inertia_h_y_along_dq * shared[8];
-        let t589 = segment2_slice1_local_momentum_f_x_along_dq * shared[8];
-        let segment2_slice0_local_momentum_f_x_along_dq = shared[5]
+            - segment2_slice1_local_inertia_h_y_along_dq * t4;
+        let t589 = segment2_slice1_local_momentum_f_x_along_dq * t4;
+        let segment2_slice0_local_momentum_f_x_along_dq = segment2_bend_y_rate
             * cache.segment1_slice0_mass
             * segment2_slice0_local_bend_y_column_v_x_along_dq
-            - shared[7] * segment2_slice0_local_inertia_h_y_along_dq;
-        let t590 = shared[7] * segment2_slice0_local_momentum_f_x_along_dq;
+            - t3 * segment2_slice0_local_inertia_h_y_along_dq;
+        let t590 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
         let t591 = t579 + t580 + t581 + t583 + t584 + t586 + t588 + t589 + t590;
         let t592 = t591 * cache.segment1_tip_rotation_01;
         let segment2_composite_force_f_x_along_dq = head_composite_force_f_x_along_dq
@@ -5648,77 +5388,82 @@ fn inverse_dynamics_position_derivatives_into_group_4(
         let segment2_tip_subspace0_v_x_along_dq = cache.segment1_tip_rotation_00
             * segment2_tip_local_subspace0_v_x_along_dq
             + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq;
-        let segment2_tip_bias_v_y_along_dq = shared[6] * qd[4]
+        let segment2_tip_bias_v_y_along_dq = segment1_tip_velocity_w_z * qd[4]
             * segment2_tip_subspace0_v_x_along_dq + cache.segment1_tip_rotation_10 * t555
             + t558 * cache.segment1_tip_rotation_11;
         let segment2_tip_velocity_v_x_along_dq = qd[4]
             * segment2_tip_subspace0_v_x_along_dq;
         let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
-            - head_inertia_h_y_along_dq * shared[10];
-        let head_composite_force_f_y_along_dq = head_inertia_h_x_along_dq * shared[11]
-            + p.link_mass * segment2_tip_bias_v_y_along_dq
-            + head_momentum_f_x_along_dq * shared[10];
+            - head_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
+        let head_composite_force_f_y_along_dq = head_inertia_h_x_along_dq
+            * segment2_tip_bias_w_z + p.link_mass * segment2_tip_bias_v_y_along_dq
+            + head_momentum_f_x_along_dq * segment2_tip_velocity_w_z;
         let t593 = cache.segment1_tip_rotation_10 * t577;
         let t594 = t591 * cache.segment1_tip_rotation_11;
         let segment2_composite_force_f_y_along_dq = head_composite_force_f_y_along_dq
             + t593 + t594;
-        let t595 = shared[5] * shared[35]
+        let t595 = segment2_bend_y_rate * segment2_slice2_local_momentum_f_y
             * segment2_slice2_local_bend_y_column_v_x_along_dq;
-        let t596 = segment2_slice2_local_inertia_h_x_along_dq * shared[64];
-        let t597 = -(shared[5] * segment2_slice1_local_bend_y_column_v_y_along_dq
-            * shared[32]);
-        let t598 = -(shared[28] * segment2_slice0_local_momentum_f_x_along_dq);
-        let t599 = -(shared[72] * segment2_slice1_local_inertia_h_y_along_dq);
+        let t596 = segment2_slice2_local_inertia_h_x_along_dq * t45;
+        let t597 = -(segment2_bend_y_rate
+            * segment2_slice1_local_bend_y_column_v_y_along_dq
+            * segment2_slice1_local_momentum_f_x);
+        let t598 = -(t14 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t599 = -(t58 * segment2_slice1_local_inertia_h_y_along_dq);
         let t600 = -(t574 * cache.segment2_slice2_local_inertia_h_y);
-        let t601 = -(segment2_slice1_local_momentum_f_x_along_dq * shared[33]);
-        let t602 = -(shared[61] * shared[5]
+        let t601 = -(segment2_slice1_local_momentum_f_x_along_dq * t18);
+        let t602 = -(segment2_slice0_local_momentum_f_x * segment2_bend_y_rate
             * segment2_slice0_local_bend_y_column_v_y_along_dq);
-        let t603 = -(shared[30] * segment2_slice2_local_momentum_f_x_along_dq);
+        let t603 = -(t16 * segment2_slice2_local_momentum_f_x_along_dq);
         let t604 = cache.segment2_slice1_local_inertia_h_x * t587;
-        let t605 = -(segment2_slice0_local_inertia_h_y_along_dq * shared[73]);
-        let t606 = segment2_slice1_local_momentum_f_y_along_dq * shared[31];
-        let t607 = shared[71] * shared[5]
+        let t605 = -(segment2_slice0_local_inertia_h_y_along_dq * t60);
+        let t606 = segment2_slice1_local_momentum_f_y_along_dq * t17;
+        let t607 = segment2_slice0_local_momentum_f_y * segment2_bend_y_rate
             * segment2_slice0_local_bend_y_column_v_x_along_dq;
-        let t608 = segment2_slice0_local_inertia_h_x_along_dq * shared[58];
-        let t609 = segment2_slice2_local_momentum_f_y_along_dq * shared[29];
-        let t610 = shared[5] * shared[34]
+        let t608 = segment2_slice0_local_inertia_h_x_along_dq * t36;
+        let t609 = segment2_slice2_local_momentum_f_y_along_dq * t15;
+        let t610 = segment2_bend_y_rate * segment2_slice1_local_momentum_f_y
             * segment2_slice1_local_bend_y_column_v_x_along_dq;
         let t611 = -(t563 * cache.segment2_slice0_local_inertia_h_y);
-        let t612 = shared[63] * segment2_slice1_local_inertia_h_x_along_dq;
+        let t612 = t43 * segment2_slice1_local_inertia_h_x_along_dq;
         let segment2_slice1_local_inertia_i_22_along_dq = (2.0
             * cache.segment2_slice1_local_com_y * segment2_slice1_local_com_y_along_dq
             + 2.0 * segment2_slice1_local_com_x_along_dq
                 * cache.segment2_slice1_local_com_x) * cache.segment1_slice1_mass;
-        let t613 = segment2_slice1_local_inertia_i_22_along_dq * shared[60];
+        let t613 = segment2_slice1_local_inertia_i_22_along_dq
+            * segment2_slice1_bias_w_z;
         let t614 = cache.segment2_slice0_local_inertia_h_x * t585;
-        let t615 = -(shared[70] * segment2_slice2_local_inertia_h_y_along_dq);
+        let t615 = -(t53 * segment2_slice2_local_inertia_h_y_along_dq);
         let t616 = -(t567 * cache.segment2_slice1_local_inertia_h_y);
-        let t617 = shared[36] * segment2_slice0_local_momentum_f_y_along_dq;
+        let t617 = t19 * segment2_slice0_local_momentum_f_y_along_dq;
         let t618 = t582 * cache.segment2_slice2_local_inertia_h_x;
         let segment2_slice0_local_inertia_i_22_along_dq = (2.0
             * cache.segment2_slice0_local_com_y * segment2_slice0_local_com_y_along_dq
             + 2.0 * cache.segment2_slice0_local_com_x
                 * segment2_slice0_local_com_x_along_dq) * cache.segment1_slice0_mass;
-        let t619 = shared[59] * segment2_slice0_local_inertia_i_22_along_dq;
-        let t620 = -(segment2_slice2_local_bend_y_column_v_y_along_dq * shared[5]
-            * shared[62]);
+        let t619 = segment2_slice0_bias_w_z
+            * segment2_slice0_local_inertia_i_22_along_dq;
+        let t620 = -(segment2_slice2_local_bend_y_column_v_y_along_dq
+            * segment2_bend_y_rate * segment2_slice2_local_momentum_f_x);
         let head_inertia_i_22_along_dq = p.link_mass
             * (2.0 * head_com_x_along_dq * cache.head_com_x
                 + 2.0 * cache.head_com_y * head_com_y_along_dq);
-        let head_composite_force_n_z_along_dq = shared[11] * head_inertia_i_22_along_dq
+        let head_composite_force_n_z_along_dq = segment2_tip_bias_w_z
+            * head_inertia_i_22_along_dq
             + segment2_tip_bias_v_y_along_dq * cache.head_inertia_h_x
-            + segment2_tip_velocity_v_x_along_dq * shared[106]
-            + head_momentum_f_y_along_dq * shared[76]
-            + head_inertia_h_x_along_dq * shared[80]
+            + segment2_tip_velocity_v_x_along_dq * head_momentum_f_y
+            + head_momentum_f_y_along_dq * segment2_tip_velocity_v_x
+            + head_inertia_h_x_along_dq * segment2_tip_bias_v_y
             - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y
-            - shared[107] * head_inertia_h_y_along_dq
-            - head_momentum_f_x_along_dq * shared[105]
-            - segment2_tip_velocity_v_y_along_dq * shared[77];
+            - segment2_tip_bias_v_x * head_inertia_h_y_along_dq
+            - head_momentum_f_x_along_dq * segment2_tip_velocity_v_y
+            - segment2_tip_velocity_v_y_along_dq * head_momentum_f_x;
         let segment2_slice2_local_inertia_i_22_along_dq = (2.0
             * segment2_slice2_local_com_y_along_dq * cache.segment2_slice2_local_com_y
             + 2.0 * segment2_slice2_local_com_x_along_dq
                 * cache.segment2_slice2_local_com_x) * cache.segment1_slice0_mass;
-        let t621 = shared[37] * segment2_slice2_local_inertia_i_22_along_dq;
+        let t621 = segment2_slice2_bias_w_z
+            * segment2_slice2_local_inertia_i_22_along_dq;
         let segment2_composite_force_n_z_along_dq = t595 + t596 + t597 + t598 + t599
             + t600 + t601 + t602 + t603 + t604 + t605 + t606 + t607 + t608 + t609 + t610
             + t611 + t612 + t613 + t614 + t615 + t616 + t617 + t618 + t619 + t620
@@ -5733,29 +5478,29 @@ fn inverse_dynamics_position_derivatives_into_group_4(
         position[(3, j)] = segment2_composite_force_n_z_along_dq * p.segment_length
             + cache.segment1_tip_subspace0_v_x * segment2_composite_force_f_x_along_dq
             + segment2_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y;
-        position[(4, j)] = shared[101] * segment2_tip_subspace0_v_y_along_dq
+        position[(4, j)] = head_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
             + p.segment_stiffness * dq[4]
             + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
             + cache.segment2_tip_subspace0_v_y * head_composite_force_f_y_along_dq
-            + (shared[177] * segment2_slice2_local_bend_y_column_v_y_along_dq
+            + (t179 * segment2_slice2_local_bend_y_column_v_y_along_dq
                 + cache.segment2_slice1_local_bend_y_column_v_x * (t560 + t568 + t576)
                 + cache.segment2_slice2_local_bend_y_column_v_y * (t580 + t581 + t583)
                 + (t565 + t572 + t575) * cache.segment2_slice2_local_bend_y_column_v_x
                 + (t564 + t569 + t570) * cache.segment2_slice0_local_bend_y_column_v_x
                 + 0.5 * (t597 + t599 + t601 + t604 + t606 + t610 + t612 + t613 + t616)
-                + shared[178] * segment2_slice0_local_bend_y_column_v_x_along_dq
-                + shared[179] * segment2_slice0_local_bend_y_column_v_y_along_dq
+                + t180 * segment2_slice0_local_bend_y_column_v_x_along_dq
+                + t181 * segment2_slice0_local_bend_y_column_v_y_along_dq
                 + (t579 + t588 + t589) * cache.segment2_slice1_local_bend_y_column_v_y
                 + cache.segment2_slice0_local_bend_y_column_v_y * (t584 + t586 + t590)
-                + shared[180] * segment2_slice1_local_bend_y_column_v_x_along_dq
-                + shared[181] * segment2_slice1_local_bend_y_column_v_y_along_dq
+                + t182 * segment2_slice1_local_bend_y_column_v_x_along_dq
+                + t183 * segment2_slice1_local_bend_y_column_v_y_along_dq
                 + 0.8872983346207417
                     * (t595 + t596 + t600 + t603 + t609 + t615 + t618 + t620 + t621)
-                + shared[182] * segment2_slice2_local_bend_y_column_v_x_along_dq
+                + t184 * segment2_slice2_local_bend_y_column_v_x_along_dq
                 + 0.1127016653792583
                     * (t598 + t602 + t605 + t607 + t608 + t611 + t614 + t617 + t619))
                 * p.segment_length + p.segment_length * head_composite_force_n_z_along_dq
-            + shared[108] * segment2_tip_subspace0_v_x_along_dq;
+            + head_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq;
     }
 }
 /// Gravitational potential energy V(q).

@@ -8256,386 +8256,6 @@ pub fn inverse_dynamics_position_derivatives_into(
     let t316 = t99 + t100 + t101 + t108;
     let t317 = t63 + t64 + t68 + t76;
     let t318 = t53 + t60 + t66 + t70;
-    let shared: [f64; 346] = [
-        arm_bend_z_rate,
-        t0,
-        arm_bend_y_rate,
-        t1,
-        t2,
-        t4,
-        t5,
-        t6,
-        t7,
-        t10,
-        t11,
-        t12,
-        t14,
-        t15,
-        arm_tip_bias_w_x,
-        arm_tip_velocity_v_y,
-        arm_tip_velocity_w_y,
-        arm_tip_velocity_w_x,
-        arm_tip_velocity_v_z,
-        wrist_momentum_f_z,
-        t17,
-        t18,
-        t19,
-        t20,
-        t21,
-        t22,
-        t23,
-        t24,
-        t26,
-        t27,
-        t29,
-        t30,
-        arm_tip_bias_w_z,
-        t32,
-        t33,
-        t34,
-        t35,
-        t36,
-        t37,
-        t39,
-        t40,
-        arm_tip_bias_v_y,
-        arm_tip_bias_w_y,
-        arm_tip_velocity_w_z,
-        wrist_momentum_f_y,
-        arm_tip_velocity_v_x,
-        wrist_momentum_n_y,
-        arm_tip_bias_v_z,
-        wrist_momentum_n_z,
-        t42,
-        t43,
-        t44,
-        flap_bend_y_rate,
-        t45,
-        t46,
-        t47,
-        t48,
-        flap_base_velocity_w_z,
-        t49,
-        arm_tip_bias_v_x,
-        t50,
-        t51,
-        t52,
-        t54,
-        t56,
-        t58,
-        t59,
-        flap_slice2_local_momentum_f_x,
-        t61,
-        t62,
-        flap_slice1_local_momentum_f_x,
-        flap_base_velocity_w_x,
-        flap_base_velocity_w_y,
-        flap_base_velocity_v_z,
-        flap_slice1_local_momentum_f_z,
-        t65,
-        t67,
-        flap_slice2_local_momentum_f_z,
-        t71,
-        t72,
-        flap_slice0_local_momentum_f_x,
-        flap_slice0_local_momentum_f_z,
-        t75,
-        t77,
-        t78,
-        t79,
-        t80,
-        flap_slice0_local_momentum_f_y,
-        t81,
-        flap_slice2_local_momentum_f_y,
-        t82,
-        t83,
-        t84,
-        t85,
-        flap_slice1_local_momentum_f_y,
-        t86,
-        t87,
-        t88,
-        t89,
-        t90,
-        flap_bend_squared,
-        t91,
-        t92,
-        t93,
-        t94,
-        t98,
-        t104,
-        t109,
-        flap_composite_force_f_z,
-        flap_composite_force_f_y,
-        t110,
-        t112,
-        t113,
-        flap_slice0_local_inertia_i_01,
-        flap_slice0_local_inertia_i_11,
-        flap_slice0_local_momentum_n_y,
-        flap_slice1_local_momentum_n_z,
-        flap_slice0_local_inertia_i_00,
-        flap_slice2_local_momentum_n_z,
-        flap_slice2_local_momentum_n_y,
-        t118,
-        t119,
-        flap_slice1_local_inertia_i_00,
-        t120,
-        flap_slice1_local_inertia_i_01,
-        flap_slice1_local_inertia_i_11,
-        flap_slice1_local_momentum_n_y,
-        flap_slice0_local_momentum_n_z,
-        t121,
-        flap_slice2_local_momentum_n_x,
-        flap_slice1_local_momentum_n_x,
-        flap_slice0_local_momentum_n_x,
-        t122,
-        t123,
-        wrist_composite_force_n_x,
-        t124,
-        t125,
-        t126,
-        t127,
-        t128,
-        wrist_momentum_f_x,
-        wrist_composite_force_f_z,
-        arm_bend_squared,
-        t130,
-        t131,
-        t132,
-        t133,
-        t134,
-        flap_composite_force_f_x,
-        t135,
-        t136,
-        t137,
-        t138,
-        t139,
-        t140,
-        wrist_momentum_n_x,
-        wrist_composite_force_f_x,
-        wrist_composite_force_f_y,
-        t141,
-        t142,
-        t144,
-        t145,
-        t146,
-        t147,
-        t148,
-        t149,
-        t150,
-        t151,
-        t152,
-        t155,
-        t156,
-        t157,
-        t158,
-        t159,
-        t161,
-        t162,
-        t163,
-        arm_slice3_local_momentum_f_x,
-        t164,
-        arm_slice3_local_momentum_f_y,
-        t165,
-        t166,
-        arm_slice3_local_momentum_n_x,
-        arm_slice3_local_momentum_n_y,
-        t167,
-        t168,
-        t169,
-        t170,
-        t171,
-        t172,
-        t173,
-        t174,
-        t175,
-        t176,
-        arm_slice1_local_momentum_f_x,
-        t177,
-        arm_slice1_local_momentum_f_z,
-        t178,
-        arm_slice1_local_momentum_n_z,
-        t179,
-        t180,
-        t181,
-        t182,
-        t185,
-        t186,
-        t187,
-        t188,
-        arm_slice1_local_momentum_n_x,
-        t189,
-        t190,
-        t191,
-        t192,
-        t193,
-        t194,
-        t195,
-        arm_slice2_local_momentum_f_z,
-        t196,
-        t197,
-        arm_slice2_local_momentum_f_y,
-        t198,
-        t199,
-        t200,
-        t201,
-        t204,
-        t205,
-        t206,
-        t207,
-        t208,
-        t209,
-        t210,
-        t211,
-        t212,
-        arm_slice1_local_momentum_f_y,
-        t213,
-        t214,
-        t215,
-        t216,
-        t217,
-        t218,
-        t219,
-        t220,
-        arm_slice2_local_momentum_n_z,
-        arm_slice2_local_momentum_n_x,
-        t221,
-        t222,
-        t223,
-        t225,
-        arm_slice2_local_momentum_f_x,
-        t226,
-        t227,
-        t228,
-        t229,
-        t231,
-        t232,
-        t233,
-        t234,
-        arm_slice3_local_momentum_n_z,
-        arm_slice3_local_momentum_f_z,
-        t235,
-        t236,
-        t237,
-        t238,
-        t239,
-        t240,
-        arm_slice0_local_momentum_f_y,
-        t241,
-        t242,
-        t243,
-        arm_slice0_local_momentum_n_y,
-        arm_slice0_local_momentum_n_z,
-        t244,
-        t247,
-        t248,
-        t249,
-        t250,
-        t251,
-        t252,
-        arm_slice0_local_momentum_f_z,
-        t253,
-        t254,
-        t255,
-        t256,
-        t257,
-        arm_slice0_local_momentum_f_x,
-        t258,
-        t259,
-        t260,
-        t262,
-        t263,
-        arm_slice0_local_momentum_n_x,
-        t264,
-        t265,
-        t266,
-        t267,
-        t268,
-        t269,
-        arm_slice2_local_momentum_n_y,
-        t270,
-        t271,
-        t272,
-        t273,
-        t274,
-        arm_slice1_local_momentum_n_y,
-        t275,
-        t276,
-        t277,
-        t278,
-        t279,
-        t280,
-        t281,
-        t282,
-        t283,
-        t284,
-        t285,
-        t286,
-        t287,
-        wrist_composite_force_n_y,
-        wrist_composite_force_n_z,
-        t288,
-        t289,
-        t290,
-        t291,
-        t292,
-        t293,
-        t294,
-        t295,
-        t297,
-        t298,
-        t299,
-        t300,
-        t301,
-        t303,
-        t304,
-        t306,
-        t307,
-        t308,
-        t309,
-        t310,
-        t311,
-        t312,
-        t313,
-        t314,
-        t315,
-        t316,
-        t317,
-        t318,
-    ];
-    inverse_dynamics_position_derivatives_into_group_0(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_1(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [0, 1];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_0(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 346],
-) {
     for columns in [[0, 1]] {
         let dq = softgen_runtime::Lanes2::unit_directions::<DOF>(columns);
         let arm_bend_z_along_dq = p.section_length * dq[1];
@@ -8644,18 +8264,17 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let t320 = 2.0 * cache.arm_bend_y * arm_bend_y_along_dq;
         let arm_bend_squared_along_dq = t320 + t319;
         let arm_tip_local_bend_y_column_w_z_along_dq = -t319 * cache.arm_bend_squared_c3
-            - arm_bend_squared_along_dq * shared[135] * shared[1];
+            - arm_bend_squared_along_dq * t124 * t0;
         let arm_tip_local_subspace0_w_z_along_dq = p.section_length
             * arm_tip_local_bend_y_column_w_z_along_dq;
         let arm_tip_local_bend_y_column_w_x_along_dq = -cache.arm_bend_squared_c2
-            * arm_bend_z_along_dq
-            - cache.arm_bend_z * arm_bend_squared_along_dq * shared[136];
+            * arm_bend_z_along_dq - cache.arm_bend_z * arm_bend_squared_along_dq * t125;
         let arm_tip_local_subspace0_w_x_along_dq = p.section_length
             * arm_tip_local_bend_y_column_w_x_along_dq;
         let t321 = cache.arm_bend_y * arm_bend_z_along_dq
             + cache.arm_bend_z * arm_bend_y_along_dq;
         let arm_tip_local_bend_y_column_w_y_along_dq = -t321 * cache.arm_bend_squared_c3
-            - shared[137] * arm_bend_squared_along_dq * shared[135];
+            - t126 * arm_bend_squared_along_dq * t124;
         let arm_tip_local_subspace0_w_y_along_dq = p.section_length
             * arm_tip_local_bend_y_column_w_y_along_dq;
         let arm_tip_subspace0_w_x_along_dq = 0.9164595255079896
@@ -8667,47 +8286,44 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + 0.09195266597143173 * arm_tip_local_subspace0_w_x_along_dq
             - 0.2357788243436599 * arm_tip_local_subspace0_w_z_along_dq;
         let t322 = p.section_length * arm_bend_y_along_dq;
-        let t323 = arm_bend_squared_along_dq * shared[135] * shared[21]
-            + t322 * cache.arm_bend_squared_c3
-            - arm_bend_squared_along_dq * shared[136] * shared[21]
+        let t323 = arm_bend_squared_along_dq * t124 * t18
+            + t322 * cache.arm_bend_squared_c3 - arm_bend_squared_along_dq * t125 * t18
             - cache.arm_bend_squared_c2 * t322;
-        let t324 = arm_bend_squared_along_dq * shared[136] * shared[21]
+        let t324 = arm_bend_squared_along_dq * t125 * t18
             + cache.arm_bend_squared_c2 * t322;
         let t325 = p.section_length * arm_bend_z_along_dq;
-        let t326 = shared[25] * arm_bend_squared_along_dq * shared[136]
+        let t326 = t22 * arm_bend_squared_along_dq * t125
             + cache.arm_bend_squared_c2 * t325;
         let arm_tip_local_bend_y_column_v_x_along_dq = t323
-            - (shared[33] * arm_tip_local_bend_y_column_w_y_along_dq
+            - (t32 * arm_tip_local_bend_y_column_w_y_along_dq
                 + cache.arm_tip_local_bend_y_column_w_y * t326
                 - t324 * cache.arm_tip_local_bend_y_column_w_z
-                - shared[22] * arm_tip_local_bend_y_column_w_z_along_dq);
+                - t19 * arm_tip_local_bend_y_column_w_z_along_dq);
         let arm_tip_local_subspace0_v_x_along_dq = p.section_length
             * arm_tip_local_bend_y_column_v_x_along_dq;
-        let t327 = arm_bend_squared_along_dq * shared[138];
+        let t327 = arm_bend_squared_along_dq * t127;
         let t328 = p.section_length * t327;
         let t329 = cache.arm_bend_y * p.section_length * arm_bend_z_along_dq
             + cache.arm_bend_z * p.section_length * arm_bend_y_along_dq;
         let t330 = 2.0 * t329 * cache.arm_bend_squared_c4
-            + 2.0 * shared[139] * arm_bend_squared_along_dq * shared[29]
-            - arm_bend_squared_along_dq * shared[135] * shared[29]
-            - t329 * cache.arm_bend_squared_c3;
+            + 2.0 * t128 * arm_bend_squared_along_dq * t27
+            - arm_bend_squared_along_dq * t124 * t27 - t329 * cache.arm_bend_squared_c3;
         let arm_tip_local_bend_y_column_v_z_along_dq = t330
-            - (shared[22] * arm_tip_local_bend_y_column_w_x_along_dq
+            - (t19 * arm_tip_local_bend_y_column_w_x_along_dq
                 + t324 * cache.arm_tip_local_bend_y_column_w_x
-                - shared[20] * arm_tip_local_bend_y_column_w_y_along_dq
+                - t17 * arm_tip_local_bend_y_column_w_y_along_dq
                 - cache.arm_tip_local_bend_y_column_w_y * t328);
         let arm_tip_local_subspace0_v_z_along_dq = p.section_length
             * arm_tip_local_bend_y_column_v_z_along_dq;
-        let t331 = p.section_length * arm_bend_squared_along_dq * shared[136];
+        let t331 = p.section_length * arm_bend_squared_along_dq * t125;
         let t332 = p.section_length * t320;
         let t333 = t331 + 2.0 * t332 * cache.arm_bend_squared_c4
-            + 2.0 * shared[139] * arm_bend_squared_along_dq * shared[28]
-            - arm_bend_squared_along_dq * shared[135] * shared[28]
-            - t332 * cache.arm_bend_squared_c3;
+            + 2.0 * t128 * arm_bend_squared_along_dq * t26
+            - arm_bend_squared_along_dq * t124 * t26 - t332 * cache.arm_bend_squared_c3;
         let arm_tip_local_bend_y_column_v_y_along_dq = t333
-            - (shared[20] * arm_tip_local_bend_y_column_w_z_along_dq
+            - (t17 * arm_tip_local_bend_y_column_w_z_along_dq
                 + t328 * cache.arm_tip_local_bend_y_column_w_z
-                - shared[33] * arm_tip_local_bend_y_column_w_x_along_dq
+                - t32 * arm_tip_local_bend_y_column_w_x_along_dq
                 - t326 * cache.arm_tip_local_bend_y_column_w_x);
         let arm_tip_local_subspace0_v_y_along_dq = p.section_length
             * arm_tip_local_bend_y_column_v_y_along_dq;
@@ -8715,59 +8331,56 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + 0.3894183423086505 * arm_tip_local_subspace0_v_x_along_dq
             + 0.90270109637546 * arm_tip_local_subspace0_v_z_along_dq
             + 0.1829865712999871 * arm_tip_local_subspace0_v_y_along_dq;
-        let arm_tip_local_bend_z_column_w_y_along_dq = arm_bend_squared_along_dq
-            * shared[135] * shared[4] + t320 * cache.arm_bend_squared_c3;
+        let arm_tip_local_bend_z_column_w_y_along_dq = arm_bend_squared_along_dq * t124
+            * t2 + t320 * cache.arm_bend_squared_c3;
         let arm_tip_local_subspace1_w_y_along_dq = p.section_length
             * arm_tip_local_bend_z_column_w_y_along_dq;
-        let t334 = 3.0 * arm_bend_y_along_dq * shared[4];
-        let t335 = shared[0] * arm_bend_y_along_dq * shared[1] * shared[2]
-            + cache.arm_bend_y * shared[0] * t319 * shared[2]
-            + cache.arm_bend_z * t320 * shared[5]
-            + arm_bend_z_along_dq * shared[4] * shared[5]
-            - arm_bend_z_along_dq * shared[3] * shared[4]
-            - cache.arm_bend_z * t320 * shared[3] - shared[0] * t334 * shared[2];
-        let t336 = arm_bend_z_along_dq * shared[5]
-            - shared[0] * arm_bend_y_along_dq * shared[2];
+        let t334 = 3.0 * arm_bend_y_along_dq * t2;
+        let t335 = arm_bend_z_rate * arm_bend_y_along_dq * t0 * arm_bend_y_rate
+            + cache.arm_bend_y * arm_bend_z_rate * t319 * arm_bend_y_rate
+            + cache.arm_bend_z * t320 * t4 + arm_bend_z_along_dq * t2 * t4
+            - arm_bend_z_along_dq * t1 * t2 - cache.arm_bend_z * t320 * t1
+            - arm_bend_z_rate * t334 * arm_bend_y_rate;
+        let t336 = arm_bend_z_along_dq * t4
+            - arm_bend_z_rate * arm_bend_y_along_dq * arm_bend_y_rate;
         let t337 = t335 * cache.arm_bend_squared_c4
-            + shared[139] * arm_bend_squared_along_dq * shared[6]
+            + t128 * arm_bend_squared_along_dq * t5
             - 3.0 * t335 * cache.arm_bend_squared_c5
-            - 3.0 * arm_bend_squared_along_dq * shared[143] * shared[6]
-            - arm_bend_squared_along_dq * shared[7] * shared[135]
-            - t336 * cache.arm_bend_squared_c3;
+            - 3.0 * arm_bend_squared_along_dq * t130 * t5
+            - arm_bend_squared_along_dq * t6 * t124 - t336 * cache.arm_bend_squared_c3;
         let t338 = arm_tip_local_subspace0_w_y_along_dq * qdd[0]
             + qdd[1] * arm_tip_local_subspace1_w_y_along_dq + t337;
-        let arm_tip_local_bend_z_column_w_z_along_dq = shared[137]
-            * arm_bend_squared_along_dq * shared[135] + t321 * cache.arm_bend_squared_c3;
+        let arm_tip_local_bend_z_column_w_z_along_dq = t126 * arm_bend_squared_along_dq
+            * t124 + t321 * cache.arm_bend_squared_c3;
         let arm_tip_local_subspace1_w_z_along_dq = p.section_length
             * arm_tip_local_bend_z_column_w_z_along_dq;
-        let t339 = 3.0 * arm_bend_z_along_dq * shared[1];
-        let t340 = shared[0] * t339 * shared[2] + cache.arm_bend_y * t319 * shared[5]
-            + arm_bend_y_along_dq * shared[1] * shared[5]
-            - cache.arm_bend_z * shared[0] * t320 * shared[2]
-            - cache.arm_bend_y * shared[3] * t319
-            - shared[0] * arm_bend_z_along_dq * shared[4] * shared[2]
-            - arm_bend_y_along_dq * shared[3] * shared[1];
-        let t341 = arm_bend_y_along_dq * shared[3]
-            - shared[0] * arm_bend_z_along_dq * shared[2];
+        let t339 = 3.0 * arm_bend_z_along_dq * t0;
+        let t340 = arm_bend_z_rate * t339 * arm_bend_y_rate
+            + cache.arm_bend_y * t319 * t4 + arm_bend_y_along_dq * t0 * t4
+            - cache.arm_bend_z * arm_bend_z_rate * t320 * arm_bend_y_rate
+            - cache.arm_bend_y * t1 * t319
+            - arm_bend_z_rate * arm_bend_z_along_dq * t2 * arm_bend_y_rate
+            - arm_bend_y_along_dq * t1 * t0;
+        let t341 = arm_bend_y_along_dq * t1
+            - arm_bend_z_rate * arm_bend_z_along_dq * arm_bend_y_rate;
         let t342 = t340 * cache.arm_bend_squared_c4
-            + shared[139] * arm_bend_squared_along_dq * shared[9]
-            + arm_bend_squared_along_dq * shared[135] * shared[10]
-            + t341 * cache.arm_bend_squared_c3
-            - 3.0 * arm_bend_squared_along_dq * shared[143] * shared[9]
+            + t128 * arm_bend_squared_along_dq * t10
+            + arm_bend_squared_along_dq * t124 * t11 + t341 * cache.arm_bend_squared_c3
+            - 3.0 * arm_bend_squared_along_dq * t130 * t10
             - 3.0 * t340 * cache.arm_bend_squared_c5;
         let t343 = qdd[1] * arm_tip_local_subspace1_w_z_along_dq
             + arm_tip_local_subspace0_w_z_along_dq * qdd[0] + t342;
-        let t344 = shared[0] * t319 * shared[2]
-            + cache.arm_bend_z * arm_bend_y_along_dq * shared[5]
-            + cache.arm_bend_y * arm_bend_z_along_dq * shared[5]
-            - cache.arm_bend_z * arm_bend_y_along_dq * shared[3]
-            - cache.arm_bend_y * arm_bend_z_along_dq * shared[3]
-            - shared[0] * t320 * shared[2];
-        let t345 = arm_bend_squared_along_dq * shared[135] * shared[12]
+        let t344 = arm_bend_z_rate * t319 * arm_bend_y_rate
+            + cache.arm_bend_z * arm_bend_y_along_dq * t4
+            + cache.arm_bend_y * arm_bend_z_along_dq * t4
+            - cache.arm_bend_z * arm_bend_y_along_dq * t1
+            - cache.arm_bend_y * arm_bend_z_along_dq * t1
+            - arm_bend_z_rate * t320 * arm_bend_y_rate;
+        let t345 = arm_bend_squared_along_dq * t124 * t14
             + t344 * cache.arm_bend_squared_c3 - 2.0 * t344 * cache.arm_bend_squared_c4
-            - 2.0 * shared[139] * arm_bend_squared_along_dq * shared[12];
+            - 2.0 * t128 * arm_bend_squared_along_dq * t14;
         let arm_tip_local_bend_z_column_w_x_along_dq = cache.arm_bend_y
-            * arm_bend_squared_along_dq * shared[136]
+            * arm_bend_squared_along_dq * t125
             + cache.arm_bend_squared_c2 * arm_bend_y_along_dq;
         let arm_tip_local_subspace1_w_x_along_dq = arm_tip_local_bend_z_column_w_x_along_dq
             * p.section_length;
@@ -8781,124 +8394,115 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             - 0.35991537421130565 * arm_tip_local_subspace1_w_z_along_dq;
         let arm_tip_velocity_w_x_along_dq = arm_tip_subspace1_w_x_along_dq * qd[1]
             + qd[0] * arm_tip_subspace0_w_x_along_dq;
-        let t347 = t333 * shared[2] + shared[0] * t330;
+        let t347 = t333 * arm_bend_y_rate + arm_bend_z_rate * t330;
         let t348 = t325 * cache.arm_bend_squared_c3
-            + shared[25] * arm_bend_squared_along_dq * shared[135]
-            - shared[25] * arm_bend_squared_along_dq * shared[136]
-            - cache.arm_bend_squared_c2 * t325;
-        let t349 = t323 * shared[2] + shared[0] * t348;
-        let t350 = arm_tip_local_bend_y_column_w_y_along_dq * shared[2]
-            + shared[0] * arm_tip_local_bend_z_column_w_y_along_dq;
-        let t351 = arm_tip_local_bend_y_column_w_x_along_dq * shared[2]
-            + arm_tip_local_bend_z_column_w_x_along_dq * shared[0];
-        let t352 = 2.0 * shared[0] * p.section_length * arm_bend_y_along_dq * shared[1]
-            * shared[2] + p.section_length * arm_bend_z_along_dq * shared[4] * shared[5]
-            + p.section_length * t339 * shared[3]
-            + 2.0 * cache.arm_bend_y * shared[0] * p.section_length * t319 * shared[2]
-            + cache.arm_bend_z * p.section_length * t320 * shared[5];
-        let t353 = p.section_length * arm_bend_z_along_dq * shared[5]
-            + 2.0 * shared[0] * p.section_length * arm_bend_y_along_dq * shared[2]
-            + 3.0 * p.section_length * arm_bend_z_along_dq * shared[3];
+            + t22 * arm_bend_squared_along_dq * t124
+            - t22 * arm_bend_squared_along_dq * t125 - cache.arm_bend_squared_c2 * t325;
+        let t349 = t323 * arm_bend_y_rate + arm_bend_z_rate * t348;
+        let t350 = arm_tip_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_tip_local_bend_z_column_w_y_along_dq;
+        let t351 = arm_tip_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+            + arm_tip_local_bend_z_column_w_x_along_dq * arm_bend_z_rate;
+        let t352 = 2.0 * arm_bend_z_rate * p.section_length * arm_bend_y_along_dq * t0
+            * arm_bend_y_rate + p.section_length * arm_bend_z_along_dq * t2 * t4
+            + p.section_length * t339 * t1
+            + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length * t319
+                * arm_bend_y_rate + cache.arm_bend_z * p.section_length * t320 * t4;
+        let t353 = p.section_length * arm_bend_z_along_dq * t4
+            + 2.0 * arm_bend_z_rate * p.section_length * arm_bend_y_along_dq
+                * arm_bend_y_rate + 3.0 * p.section_length * arm_bend_z_along_dq * t1;
         let t354 = p.section_length * t319;
         let t355 = 2.0 * t354 * cache.arm_bend_squared_c4 + t331
-            + 2.0 * shared[139] * arm_bend_squared_along_dq * shared[36]
-            - arm_bend_squared_along_dq * shared[135] * shared[36]
-            - t354 * cache.arm_bend_squared_c3;
+            + 2.0 * t128 * arm_bend_squared_along_dq * t35
+            - arm_bend_squared_along_dq * t124 * t35 - t354 * cache.arm_bend_squared_c3;
         let arm_tip_local_bend_z_column_v_z_along_dq = t355
-            - (shared[22] * arm_tip_local_bend_z_column_w_x_along_dq
+            - (t19 * arm_tip_local_bend_z_column_w_x_along_dq
                 + t324 * cache.arm_tip_local_bend_z_column_w_x
                 - t328 * cache.arm_tip_local_bend_z_column_w_y
-                - shared[20] * arm_tip_local_bend_z_column_w_y_along_dq);
+                - t17 * arm_tip_local_bend_z_column_w_y_along_dq);
         let arm_tip_local_subspace1_v_z_along_dq = p.section_length
             * arm_tip_local_bend_z_column_v_z_along_dq;
         let t356 = qdd[0] * arm_tip_local_subspace0_v_z_along_dq
-            + (8.0 * arm_bend_squared_along_dq * shared[24] * shared[144]
-                + 2.0 * shared[139] * arm_bend_squared_along_dq * shared[23]
-                + shared[139] * arm_bend_squared_along_dq * shared[24]
+            + (8.0 * arm_bend_squared_along_dq * t21 * t131
+                + 2.0 * t128 * arm_bend_squared_along_dq * t20
+                + t128 * arm_bend_squared_along_dq * t21
                 + 8.0 * t352 * cache.arm_bend_squared_c6
                 + t352 * cache.arm_bend_squared_c4
                 + 2.0 * cache.arm_bend_squared_c4 * t353
-                - arm_bend_squared_along_dq * shared[135] * shared[23]
+                - arm_bend_squared_along_dq * t124 * t20
                 - 5.0 * t352 * cache.arm_bend_squared_c5
-                - 5.0 * arm_bend_squared_along_dq * shared[143] * shared[24]
+                - 5.0 * arm_bend_squared_along_dq * t130 * t21
                 - cache.arm_bend_squared_c3 * t353)
             + qdd[1] * arm_tip_local_subspace1_v_z_along_dq
-            - (shared[31] * t347 + shared[30] * t351 - t349 * shared[27]
-                - t350 * shared[26])
-            - (shared[13] * t324 + shared[22] * t345 - t328 * shared[8]
-                - shared[20] * t337);
+            - (t30 * t347 + t29 * t351 - t349 * t24 - t350 * t23)
+            - (t15 * t324 + t19 * t345 - t328 * t7 - t17 * t337);
         let arm_tip_bias_w_y_along_dq = 0.09195266597143173 * t346
             + 0.96744666685656 * t338 - 0.2357788243436599 * t343;
-        let t357 = p.section_length * arm_bend_y_along_dq * shared[5]
-            + 0.6666666666666666 * shared[0] * p.section_length * arm_bend_z_along_dq
-                * shared[2]
-            + 0.3333333333333333 * p.section_length * arm_bend_y_along_dq * shared[3];
-        let t358 = p.section_length * t334 * shared[5]
-            + p.section_length * arm_bend_y_along_dq * shared[3] * shared[1]
-            + 2.0 * shared[0] * p.section_length * arm_bend_z_along_dq * shared[4]
-                * shared[2]
-            + 2.0 * cache.arm_bend_z * shared[0] * p.section_length * t320 * shared[2]
-            + cache.arm_bend_y * p.section_length * shared[3] * t319;
-        let t359 = arm_tip_local_bend_y_column_w_z_along_dq * shared[2]
-            + shared[0] * arm_tip_local_bend_z_column_w_z_along_dq;
-        let t360 = shared[0] * t355 + t330 * shared[2];
+        let t357 = p.section_length * arm_bend_y_along_dq * t4
+            + 0.6666666666666666 * arm_bend_z_rate * p.section_length
+                * arm_bend_z_along_dq * arm_bend_y_rate
+            + 0.3333333333333333 * p.section_length * arm_bend_y_along_dq * t1;
+        let t358 = p.section_length * t334 * t4
+            + p.section_length * arm_bend_y_along_dq * t1 * t0
+            + 2.0 * arm_bend_z_rate * p.section_length * arm_bend_z_along_dq * t2
+                * arm_bend_y_rate
+            + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length * t320
+                * arm_bend_y_rate + cache.arm_bend_y * p.section_length * t1 * t319;
+        let t359 = arm_tip_local_bend_y_column_w_z_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_tip_local_bend_z_column_w_z_along_dq;
+        let t360 = arm_bend_z_rate * t355 + t330 * arm_bend_y_rate;
         let arm_tip_local_bend_z_column_v_y_along_dq = t330
             - (t328 * cache.arm_tip_local_bend_z_column_w_z
-                + shared[20] * arm_tip_local_bend_z_column_w_z_along_dq
+                + t17 * arm_tip_local_bend_z_column_w_z_along_dq
                 - t326 * cache.arm_tip_local_bend_z_column_w_x
-                - shared[33] * arm_tip_local_bend_z_column_w_x_along_dq);
+                - t32 * arm_tip_local_bend_z_column_w_x_along_dq);
         let arm_tip_local_subspace1_v_y_along_dq = p.section_length
             * arm_tip_local_bend_z_column_v_y_along_dq;
         let t361 = (8.0 * t358 * cache.arm_bend_squared_c6
-            + shared[139] * arm_bend_squared_along_dq * shared[39]
-            + 8.0 * arm_bend_squared_along_dq * shared[144] * shared[39]
+            + t128 * arm_bend_squared_along_dq * t39
+            + 8.0 * arm_bend_squared_along_dq * t131 * t39
             + t358 * cache.arm_bend_squared_c4
-            + 6.0 * shared[139] * arm_bend_squared_along_dq * shared[40]
+            + 6.0 * t128 * arm_bend_squared_along_dq * t40
             + 6.0 * cache.arm_bend_squared_c4 * t357
-            - 3.0 * arm_bend_squared_along_dq * shared[40] * shared[135]
-            - 5.0 * arm_bend_squared_along_dq * shared[143] * shared[39]
+            - 3.0 * arm_bend_squared_along_dq * t40 * t124
+            - 5.0 * arm_bend_squared_along_dq * t130 * t39
             - 3.0 * cache.arm_bend_squared_c3 * t357
             - 5.0 * t358 * cache.arm_bend_squared_c5)
             + qdd[0] * arm_tip_local_subspace0_v_y_along_dq
             + arm_tip_local_subspace1_v_y_along_dq * qdd[1]
-            - (shared[20] * t342 + t328 * shared[11] - shared[13] * t326
-                - shared[33] * t345)
-            - (shared[26] * t359 + t349 * shared[38] - shared[37] * t351
-                - t360 * shared[31]);
-        let t362 = p.section_length * t320 * shared[5]
-            + p.section_length * shared[3] * t319
-            + 2.0 * cache.arm_bend_z * shared[0] * p.section_length * arm_bend_y_along_dq
-                * shared[2]
-            + 2.0 * cache.arm_bend_y * shared[0] * p.section_length * arm_bend_z_along_dq
-                * shared[2];
+            - (t17 * t342 + t328 * t12 - t15 * t326 - t32 * t345)
+            - (t23 * t359 + t349 * t37 - t36 * t351 - t360 * t30);
+        let t362 = p.section_length * t320 * t4 + p.section_length * t1 * t319
+            + 2.0 * cache.arm_bend_z * arm_bend_z_rate * p.section_length
+                * arm_bend_y_along_dq * arm_bend_y_rate
+            + 2.0 * cache.arm_bend_y * arm_bend_z_rate * p.section_length
+                * arm_bend_z_along_dq * arm_bend_y_rate;
         let arm_tip_local_bend_z_column_v_x_along_dq = t348
             - (cache.arm_tip_local_bend_z_column_w_y * t326
-                + shared[33] * arm_tip_local_bend_z_column_w_y_along_dq
+                + t32 * arm_tip_local_bend_z_column_w_y_along_dq
                 - t324 * cache.arm_tip_local_bend_z_column_w_z
-                - shared[22] * arm_tip_local_bend_z_column_w_z_along_dq);
+                - t19 * arm_tip_local_bend_z_column_w_z_along_dq);
         let arm_tip_local_subspace1_v_x_along_dq = p.section_length
             * arm_tip_local_bend_z_column_v_x_along_dq;
         let t363 = arm_tip_local_subspace0_v_x_along_dq * qdd[0]
-            + (arm_bend_squared_along_dq * shared[34] * shared[135]
-                + shared[35] * arm_bend_squared_along_dq * shared[135]
-                + 3.0 * shared[35] * arm_bend_squared_along_dq * shared[143]
+            + (arm_bend_squared_along_dq * t33 * t124
+                + t34 * arm_bend_squared_along_dq * t124
+                + 3.0 * t34 * arm_bend_squared_along_dq * t130
                 + 3.0 * t362 * cache.arm_bend_squared_c5
                 + t362 * cache.arm_bend_squared_c3
-                - 3.0 * shared[139] * shared[35] * arm_bend_squared_along_dq
+                - 3.0 * t128 * t34 * arm_bend_squared_along_dq
                 - 3.0 * t362 * cache.arm_bend_squared_c4
-                - arm_bend_squared_along_dq * shared[136] * shared[34])
+                - arm_bend_squared_along_dq * t125 * t33)
             + qdd[1] * arm_tip_local_subspace1_v_x_along_dq
-            - (t326 * shared[8] + shared[33] * t337 - shared[22] * t342
-                - shared[11] * t324)
-            - (t350 * shared[37] + t360 * shared[27] - shared[30] * t359
-                - t347 * shared[38]);
+            - (t326 * t7 + t32 * t337 - t19 * t342 - t12 * t324)
+            - (t350 * t36 + t360 * t24 - t29 * t359 - t347 * t37);
         let arm_tip_bias_v_x_along_dq = 0.9164595255079896 * t363
             - 0.35991537421130565 * t356 - 0.01 * arm_tip_bias_w_y_along_dq
             - 0.1748223713144484 * t361;
         let t364 = cache.arm_bend_y * t327
             + cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
         let t365 = -cache.arm_bend_squared_c2 * arm_bend_squared_along_dq
-            - arm_bend_squared_along_dq * shared[136] * shared[142];
+            - arm_bend_squared_along_dq * t125 * arm_bend_squared;
         let t366 = arm_bend_z_along_dq * cache.arm_bend_squared_c1
             + cache.arm_bend_z * t327;
         let arm_tip_rotation_10_along_dq = 0.96744666685656 * t364
@@ -8908,14 +8512,14 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let t367 = -cache.arm_bend_y * t327
             - cache.arm_bend_squared_c1 * arm_bend_y_along_dq;
         let t368 = -cache.arm_bend_squared_c2 * t320
-            - arm_bend_squared_along_dq * shared[136] * shared[4];
-        let t369 = -shared[137] * arm_bend_squared_along_dq * shared[136]
+            - arm_bend_squared_along_dq * t125 * t2;
+        let t369 = -t126 * arm_bend_squared_along_dq * t125
             - cache.arm_bend_squared_c2 * t321;
         let arm_tip_rotation_01_along_dq = 0.9164595255079896 * t367
             - 0.1748223713144484 * t368 - 0.35991537421130565 * t369;
         let t370 = -cache.arm_bend_z * t327
             - arm_bend_z_along_dq * cache.arm_bend_squared_c1;
-        let t371 = -arm_bend_squared_along_dq * shared[136] * shared[1]
+        let t371 = -arm_bend_squared_along_dq * t125 * t0
             - cache.arm_bend_squared_c2 * t319;
         let arm_tip_rotation_02_along_dq = 0.9164595255079896 * t370
             - 0.1748223713144484 * t369 - 0.35991537421130565 * t371;
@@ -8932,11 +8536,10 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let t374 = arm_tip_rotation_02_along_dq * p.wrist_inertia_zz
             + p.wrist_inertia_yz * arm_tip_rotation_01_along_dq
             + arm_tip_rotation_00_along_dq * p.wrist_inertia_xz;
-        let wrist_inertia_com_01_along_dq = shared[145] * arm_tip_rotation_10_along_dq
-            + cache.arm_tip_rotation_10 * t372
-            + shared[146] * arm_tip_rotation_11_along_dq
-            + shared[147] * arm_tip_rotation_12_along_dq
-            + t373 * cache.arm_tip_rotation_11 + cache.arm_tip_rotation_12 * t374;
+        let wrist_inertia_com_01_along_dq = t132 * arm_tip_rotation_10_along_dq
+            + cache.arm_tip_rotation_10 * t372 + t133 * arm_tip_rotation_11_along_dq
+            + t134 * arm_tip_rotation_12_along_dq + t373 * cache.arm_tip_rotation_11
+            + cache.arm_tip_rotation_12 * t374;
         let t375 = 0.01 * arm_tip_rotation_00_along_dq;
         let arm_tip_position_x_along_dq = 0.9164595255079896 * t328
             - 0.35991537421130565 * t326 - 0.1748223713144484 * t324;
@@ -8985,10 +8588,11 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let arm_tip_velocity_w_z_along_dq = arm_tip_subspace1_w_z_along_dq * qd[1]
             + arm_tip_subspace0_w_z_along_dq * qd[0];
         let flap_base_velocity_w_x_along_dq = cache.flap_rotation_10
-            * arm_tip_velocity_w_y_along_dq + flap_rotation_10_along_dq * shared[16]
+            * arm_tip_velocity_w_y_along_dq
+            + flap_rotation_10_along_dq * arm_tip_velocity_w_y
             + arm_tip_velocity_w_x_along_dq * cache.flap_rotation_00
-            + flap_rotation_00_along_dq * shared[17]
-            + shared[43] * flap_rotation_20_along_dq
+            + flap_rotation_00_along_dq * arm_tip_velocity_w_x
+            + arm_tip_velocity_w_z * flap_rotation_20_along_dq
             + arm_tip_velocity_w_z_along_dq * cache.flap_rotation_20;
         let arm_tip_bias_w_x_along_dq = 0.9164595255079896 * t346
             - 0.35991537421130565 * t343 - 0.1748223713144484 * t338;
@@ -9004,10 +8608,10 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let flap_position_z_along_dq = 0.02 * arm_tip_rotation_20_along_dq
             + wrist_position_z_along_dq;
         let t378 = arm_tip_bias_v_y_along_dq
-            - (shared[14] * flap_position_z_along_dq
+            - (arm_tip_bias_w_x * flap_position_z_along_dq
                 + cache.flap_position_z * arm_tip_bias_w_x_along_dq
                 - cache.flap_position_x * arm_tip_bias_w_z_along_dq
-                - shared[32] * flap_position_x_along_dq);
+                - arm_tip_bias_w_z * flap_position_x_along_dq);
         let flap_rotation_02_along_dq = 0.7648421872844886 * arm_tip_rotation_02_along_dq
             + 0.19037934406737264 * arm_tip_rotation_00_along_dq
             - 0.6154446635582734 * arm_tip_rotation_01_along_dq;
@@ -9015,8 +8619,8 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + wrist_position_y_along_dq;
         let t379 = arm_tip_bias_v_x_along_dq
             - (arm_tip_bias_w_z_along_dq * cache.flap_position_y
-                + flap_position_y_along_dq * shared[32]
-                - flap_position_z_along_dq * shared[42]
+                + flap_position_y_along_dq * arm_tip_bias_w_z
+                - flap_position_z_along_dq * arm_tip_bias_w_y
                 - cache.flap_position_z * arm_tip_bias_w_y_along_dq);
         let flap_rotation_12_along_dq = 0.7648421872844886 * arm_tip_rotation_12_along_dq
             + 0.19037934406737264 * arm_tip_rotation_10_along_dq
@@ -9026,8 +8630,8 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + 0.02 * arm_tip_bias_w_y_along_dq;
         let t380 = arm_tip_bias_v_z_along_dq
             - (cache.flap_position_x * arm_tip_bias_w_y_along_dq
-                + shared[42] * flap_position_x_along_dq
-                - flap_position_y_along_dq * shared[14]
+                + arm_tip_bias_w_y * flap_position_x_along_dq
+                - flap_position_y_along_dq * arm_tip_bias_w_x
                 - cache.flap_position_y * arm_tip_bias_w_x_along_dq);
         let arm_tip_rotation_22_along_dq = 0.90270109637546 * t371
             + 0.3894183423086505 * t370 + 0.1829865712999871 * t369;
@@ -9035,9 +8639,9 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + 0.19037934406737264 * arm_tip_rotation_20_along_dq
             - 0.6154446635582734 * arm_tip_rotation_21_along_dq;
         let flap_base_bias_v_z_along_dq = t378 * cache.flap_rotation_12
-            + flap_rotation_02_along_dq * shared[60] + cache.flap_rotation_02 * t379
-            + shared[58] * flap_rotation_12_along_dq + t380 * cache.flap_rotation_22
-            + shared[61] * flap_rotation_22_along_dq;
+            + flap_rotation_02_along_dq * t50 + cache.flap_rotation_02 * t379
+            + t49 * flap_rotation_12_along_dq + t380 * cache.flap_rotation_22
+            + t51 * flap_rotation_22_along_dq;
         let flap_rotation_21_along_dq = 0.644217687237691 * arm_tip_rotation_22_along_dq
             + 0.7306816499355124 * arm_tip_rotation_21_along_dq
             - 0.22602632124962305 * arm_tip_rotation_20_along_dq;
@@ -9045,15 +8649,16 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + 0.644217687237691 * arm_tip_rotation_02_along_dq
             - 0.22602632124962305 * arm_tip_rotation_00_along_dq;
         let flap_base_velocity_w_y_along_dq = cache.flap_rotation_01
-            * arm_tip_velocity_w_x_along_dq + shared[43] * flap_rotation_21_along_dq
+            * arm_tip_velocity_w_x_along_dq
+            + arm_tip_velocity_w_z * flap_rotation_21_along_dq
             + cache.flap_rotation_11 * arm_tip_velocity_w_y_along_dq
             + cache.flap_rotation_21 * arm_tip_velocity_w_z_along_dq
-            + flap_rotation_11_along_dq * shared[16]
-            + flap_rotation_01_along_dq * shared[17];
+            + flap_rotation_11_along_dq * arm_tip_velocity_w_y
+            + flap_rotation_01_along_dq * arm_tip_velocity_w_x;
         let t381 = flap_base_bias_v_z_along_dq
             + flap_base_velocity_w_x_along_dq * cache.flap_slice2_local_bend_y_column_v_y
-                * shared[52]
-            - shared[52] * cache.flap_slice2_local_bend_y_column_v_x
+                * flap_bend_y_rate
+            - flap_bend_y_rate * cache.flap_slice2_local_bend_y_column_v_x
                 * flap_base_velocity_w_y_along_dq;
         let arm_tip_subspace1_v_x_along_dq = 0.9164595255079896
             * arm_tip_local_subspace1_v_x_along_dq
@@ -9069,9 +8674,9 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + arm_tip_subspace0_v_x_along_dq * qd[0];
         let t382 = arm_tip_velocity_v_x_along_dq
             - (arm_tip_velocity_w_z_along_dq * cache.flap_position_y
-                + shared[43] * flap_position_y_along_dq
+                + arm_tip_velocity_w_z * flap_position_y_along_dq
                 - cache.flap_position_z * arm_tip_velocity_w_y_along_dq
-                - flap_position_z_along_dq * shared[16]);
+                - flap_position_z_along_dq * arm_tip_velocity_w_y);
         let arm_tip_subspace0_v_y_along_dq = 0.01 * arm_tip_subspace0_w_x_along_dq
             + 0.96744666685656 * arm_tip_local_subspace0_v_y_along_dq
             + 0.09195266597143173 * arm_tip_local_subspace0_v_x_along_dq
@@ -9087,9 +8692,9 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + arm_tip_subspace1_v_y_along_dq * qd[1];
         let t383 = arm_tip_velocity_v_y_along_dq
             - (cache.flap_position_z * arm_tip_velocity_w_x_along_dq
-                + flap_position_z_along_dq * shared[17]
+                + flap_position_z_along_dq * arm_tip_velocity_w_x
                 - cache.flap_position_x * arm_tip_velocity_w_z_along_dq
-                - shared[43] * flap_position_x_along_dq);
+                - arm_tip_velocity_w_z * flap_position_x_along_dq);
         let arm_tip_subspace1_v_z_along_dq = 0.90270109637546
             * arm_tip_local_subspace1_v_z_along_dq
             + 0.3894183423086505 * arm_tip_local_subspace1_v_x_along_dq
@@ -9098,35 +8703,35 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let arm_tip_velocity_v_z_along_dq = arm_tip_subspace0_v_z_along_dq * qd[0]
             + arm_tip_subspace1_v_z_along_dq * qd[1];
         let t384 = arm_tip_velocity_v_z_along_dq
-            - (shared[16] * flap_position_x_along_dq
+            - (arm_tip_velocity_w_y * flap_position_x_along_dq
                 + cache.flap_position_x * arm_tip_velocity_w_y_along_dq
                 - cache.flap_position_y * arm_tip_velocity_w_x_along_dq
-                - flap_position_y_along_dq * shared[17]);
-        let flap_base_velocity_v_y_along_dq = shared[50] * flap_rotation_21_along_dq
-            + flap_rotation_01_along_dq * shared[49] + t382 * cache.flap_rotation_01
+                - flap_position_y_along_dq * arm_tip_velocity_w_x);
+        let flap_base_velocity_v_y_along_dq = t43 * flap_rotation_21_along_dq
+            + flap_rotation_01_along_dq * t42 + t382 * cache.flap_rotation_01
             + cache.flap_rotation_11 * t383 + cache.flap_rotation_21 * t384
-            + shared[51] * flap_rotation_11_along_dq;
+            + t44 * flap_rotation_11_along_dq;
         let t385 = flap_base_velocity_v_y_along_dq * cache.flap_slice0_mass;
         let flap_base_velocity_w_z_along_dq = arm_tip_velocity_w_x_along_dq
-            * cache.flap_rotation_02 + shared[16] * flap_rotation_12_along_dq
-            + flap_rotation_02_along_dq * shared[17]
+            * cache.flap_rotation_02 + arm_tip_velocity_w_y * flap_rotation_12_along_dq
+            + flap_rotation_02_along_dq * arm_tip_velocity_w_x
             + cache.flap_rotation_12 * arm_tip_velocity_w_y_along_dq
             + arm_tip_velocity_w_z_along_dq * cache.flap_rotation_22
-            + shared[43] * flap_rotation_22_along_dq;
+            + arm_tip_velocity_w_z * flap_rotation_22_along_dq;
         let flap_slice0_local_momentum_f_y_along_dq = t385
             + flap_base_velocity_w_z_along_dq * cache.flap_slice0_local_inertia_h_x;
-        let t386 = flap_base_velocity_w_x_along_dq * shared[52]
+        let t386 = flap_base_velocity_w_x_along_dq * flap_bend_y_rate
             * cache.flap_slice1_local_bend_y_column_v_y + flap_base_bias_v_z_along_dq
-            - cache.flap_slice1_local_bend_y_column_v_x * shared[52]
+            - cache.flap_slice1_local_bend_y_column_v_x * flap_bend_y_rate
                 * flap_base_velocity_w_y_along_dq;
-        let t387 = flap_base_velocity_w_x_along_dq * shared[52]
+        let t387 = flap_base_velocity_w_x_along_dq * flap_bend_y_rate
             * cache.flap_slice0_local_bend_y_column_v_y + flap_base_bias_v_z_along_dq
-            - shared[52] * cache.flap_slice0_local_bend_y_column_v_x
+            - flap_bend_y_rate * cache.flap_slice0_local_bend_y_column_v_x
                 * flap_base_velocity_w_y_along_dq;
-        let flap_base_velocity_v_x_along_dq = shared[50] * flap_rotation_20_along_dq
+        let flap_base_velocity_v_x_along_dq = t43 * flap_rotation_20_along_dq
             + cache.flap_rotation_10 * t383 + cache.flap_rotation_20 * t384
-            + shared[51] * flap_rotation_10_along_dq + t382 * cache.flap_rotation_00
-            + flap_rotation_00_along_dq * shared[49];
+            + t44 * flap_rotation_10_along_dq + t382 * cache.flap_rotation_00
+            + flap_rotation_00_along_dq * t42;
         let flap_slice1_local_momentum_f_x_along_dq = cache.flap_slice1_mass
             * flap_base_velocity_v_x_along_dq
             - flap_base_velocity_w_z_along_dq * cache.flap_slice1_local_inertia_h_y;
@@ -9136,215 +8741,216 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * cache.flap_slice1_local_inertia_h_x
             + cache.flap_slice1_mass * flap_base_velocity_v_y_along_dq;
         let flap_base_bias_w_y_along_dq = cache.flap_rotation_11
-            * arm_tip_bias_w_y_along_dq + flap_rotation_11_along_dq * shared[42]
+            * arm_tip_bias_w_y_along_dq + flap_rotation_11_along_dq * arm_tip_bias_w_y
             + cache.flap_rotation_21 * arm_tip_bias_w_z_along_dq
-            + flap_rotation_01_along_dq * shared[14]
+            + flap_rotation_01_along_dq * arm_tip_bias_w_x
             + cache.flap_rotation_01 * arm_tip_bias_w_x_along_dq
-            + shared[32] * flap_rotation_21_along_dq;
+            + arm_tip_bias_w_z * flap_rotation_21_along_dq;
         let t388 = flap_base_bias_w_y_along_dq
-            - 0.8872983346207417 * flap_base_velocity_w_x_along_dq * shared[52];
-        let flap_base_bias_w_x_along_dq = flap_rotation_10_along_dq * shared[42]
+            - 0.8872983346207417 * flap_base_velocity_w_x_along_dq * flap_bend_y_rate;
+        let flap_base_bias_w_x_along_dq = flap_rotation_10_along_dq * arm_tip_bias_w_y
             + arm_tip_bias_w_z_along_dq * cache.flap_rotation_20
-            + shared[32] * flap_rotation_20_along_dq
+            + arm_tip_bias_w_z * flap_rotation_20_along_dq
             + cache.flap_rotation_10 * arm_tip_bias_w_y_along_dq
-            + flap_rotation_00_along_dq * shared[14]
+            + flap_rotation_00_along_dq * arm_tip_bias_w_x
             + arm_tip_bias_w_x_along_dq * cache.flap_rotation_00;
-        let t389 = 0.8872983346207417 * shared[52] * flap_base_velocity_w_y_along_dq
-            + flap_base_bias_w_x_along_dq;
+        let t389 = 0.8872983346207417 * flap_bend_y_rate
+            * flap_base_velocity_w_y_along_dq + flap_base_bias_w_x_along_dq;
         let t390 = flap_base_velocity_v_x_along_dq * cache.flap_slice0_mass;
         let flap_slice0_local_momentum_f_x_along_dq = t390
             - flap_base_velocity_w_z_along_dq * cache.flap_slice0_local_inertia_h_y;
         let t391 = flap_base_bias_w_y_along_dq
-            - 0.1127016653792583 * flap_base_velocity_w_x_along_dq * shared[52];
+            - 0.1127016653792583 * flap_base_velocity_w_x_along_dq * flap_bend_y_rate;
         let t392 = flap_base_bias_w_x_along_dq
-            + 0.1127016653792583 * shared[52] * flap_base_velocity_w_y_along_dq;
+            + 0.1127016653792583 * flap_bend_y_rate * flap_base_velocity_w_y_along_dq;
         let flap_slice2_local_momentum_f_x_along_dq = t390
             - cache.flap_slice2_local_inertia_h_y * flap_base_velocity_w_z_along_dq;
         let t393 = flap_base_bias_w_y_along_dq
-            - 0.5 * flap_base_velocity_w_x_along_dq * shared[52];
+            - 0.5 * flap_base_velocity_w_x_along_dq * flap_bend_y_rate;
         let t394 = flap_base_bias_w_x_along_dq
-            + 0.5 * shared[52] * flap_base_velocity_w_y_along_dq;
-        let t395 = flap_base_velocity_w_x_along_dq * shared[94]
-            + flap_base_velocity_w_x_along_dq * shared[87]
+            + 0.5 * flap_bend_y_rate * flap_base_velocity_w_y_along_dq;
+        let t395 = flap_base_velocity_w_x_along_dq * flap_slice1_local_momentum_f_y
+            + flap_base_velocity_w_x_along_dq * flap_slice0_local_momentum_f_y
             + t381 * cache.flap_slice0_mass
-            + shared[71] * flap_slice0_local_momentum_f_y_along_dq
+            + flap_base_velocity_w_x * flap_slice0_local_momentum_f_y_along_dq
             + cache.flap_slice1_mass * t386 + t387 * cache.flap_slice0_mass
-            + shared[71] * flap_slice2_local_momentum_f_y_along_dq
-            + shared[71] * flap_slice1_local_momentum_f_y_along_dq
-            + shared[89] * flap_base_velocity_w_x_along_dq
-            - shared[67] * flap_base_velocity_w_y_along_dq
-            - shared[72] * flap_slice1_local_momentum_f_x_along_dq
-            - flap_base_velocity_w_y_along_dq * shared[70]
+            + flap_base_velocity_w_x * flap_slice2_local_momentum_f_y_along_dq
+            + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y_along_dq
+            + flap_slice2_local_momentum_f_y * flap_base_velocity_w_x_along_dq
+            - flap_slice2_local_momentum_f_x * flap_base_velocity_w_y_along_dq
+            - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x_along_dq
+            - flap_base_velocity_w_y_along_dq * flap_slice1_local_momentum_f_x
             - (t388 * cache.flap_slice2_local_inertia_h_x
                 - cache.flap_slice2_local_inertia_h_y * t389)
-            - flap_base_velocity_w_y_along_dq * shared[80]
-            - shared[72] * flap_slice0_local_momentum_f_x_along_dq
+            - flap_base_velocity_w_y_along_dq * flap_slice0_local_momentum_f_x
+            - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x_along_dq
             - (t391 * cache.flap_slice0_local_inertia_h_x
                 - cache.flap_slice0_local_inertia_h_y * t392)
-            - shared[72] * flap_slice2_local_momentum_f_x_along_dq
+            - flap_base_velocity_w_y * flap_slice2_local_momentum_f_x_along_dq
             - (cache.flap_slice1_local_inertia_h_x * t393
                 - cache.flap_slice1_local_inertia_h_y * t394);
-        let flap_base_bias_w_z_along_dq = shared[32] * flap_rotation_22_along_dq
+        let flap_base_bias_w_z_along_dq = arm_tip_bias_w_z * flap_rotation_22_along_dq
             + cache.flap_rotation_02 * arm_tip_bias_w_x_along_dq
             + arm_tip_bias_w_z_along_dq * cache.flap_rotation_22
-            + flap_rotation_02_along_dq * shared[14]
-            + shared[42] * flap_rotation_12_along_dq
+            + flap_rotation_02_along_dq * arm_tip_bias_w_x
+            + arm_tip_bias_w_y * flap_rotation_12_along_dq
             + cache.flap_rotation_12 * arm_tip_bias_w_y_along_dq;
         let t396 = -(flap_base_bias_w_z_along_dq * cache.flap_slice1_local_inertia_h_y);
         let t397 = -(cache.flap_slice2_local_inertia_h_y * flap_base_bias_w_z_along_dq);
-        let flap_base_bias_v_x_along_dq = shared[61] * flap_rotation_20_along_dq
-            + flap_rotation_00_along_dq * shared[60]
-            + flap_rotation_10_along_dq * shared[58] + t379 * cache.flap_rotation_00
-            + t380 * cache.flap_rotation_20 + t378 * cache.flap_rotation_10;
-        let t398 = 0.1127016653792583 * shared[52] * flap_base_velocity_v_y_along_dq
-            + flap_base_bias_v_x_along_dq
-            - flap_base_velocity_w_z_along_dq * shared[52]
+        let flap_base_bias_v_x_along_dq = t51 * flap_rotation_20_along_dq
+            + flap_rotation_00_along_dq * t50 + flap_rotation_10_along_dq * t49
+            + t379 * cache.flap_rotation_00 + t380 * cache.flap_rotation_20
+            + t378 * cache.flap_rotation_10;
+        let t398 = 0.1127016653792583 * flap_bend_y_rate
+            * flap_base_velocity_v_y_along_dq + flap_base_bias_v_x_along_dq
+            - flap_base_velocity_w_z_along_dq * flap_bend_y_rate
                 * cache.flap_slice0_local_bend_y_column_v_y;
         let t399 = t398 * cache.flap_slice0_mass;
-        let t400 = 0.8872983346207417 * shared[52] * flap_base_velocity_v_y_along_dq
-            + flap_base_bias_v_x_along_dq
+        let t400 = 0.8872983346207417 * flap_bend_y_rate
+            * flap_base_velocity_v_y_along_dq + flap_base_bias_v_x_along_dq
             - cache.flap_slice2_local_bend_y_column_v_y * flap_base_velocity_w_z_along_dq
-                * shared[52];
+                * flap_bend_y_rate;
         let t401 = t400 * cache.flap_slice0_mass;
-        let t402 = shared[81] * flap_base_velocity_w_y_along_dq;
-        let t403 = -(flap_slice0_local_momentum_f_y_along_dq * shared[78]);
-        let t404 = flap_base_velocity_w_y_along_dq * shared[77];
-        let t405 = -(flap_slice2_local_momentum_f_y_along_dq * shared[65]);
-        let flap_base_velocity_v_z_along_dq = shared[50] * flap_rotation_22_along_dq
+        let t402 = flap_slice0_local_momentum_f_z * flap_base_velocity_w_y_along_dq;
+        let t403 = -(flap_slice0_local_momentum_f_y_along_dq * t71);
+        let t404 = flap_base_velocity_w_y_along_dq * flap_slice2_local_momentum_f_z;
+        let t405 = -(flap_slice2_local_momentum_f_y_along_dq * t58);
+        let flap_base_velocity_v_z_along_dq = t43 * flap_rotation_22_along_dq
             + t383 * cache.flap_rotation_12 + t382 * cache.flap_rotation_02
-            + cache.flap_rotation_22 * t384 + shared[51] * flap_rotation_12_along_dq
-            + flap_rotation_02_along_dq * shared[49];
+            + cache.flap_rotation_22 * t384 + t44 * flap_rotation_12_along_dq
+            + flap_rotation_02_along_dq * t42;
         let t406 = flap_base_velocity_v_z_along_dq * cache.flap_slice0_mass;
         let flap_slice0_local_momentum_f_z_along_dq = t406
             - (cache.flap_slice0_local_inertia_h_x * flap_base_velocity_w_y_along_dq
                 - flap_base_velocity_w_x_along_dq * cache.flap_slice0_local_inertia_h_y);
-        let t407 = shared[72] * flap_slice0_local_momentum_f_z_along_dq;
+        let t407 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z_along_dq;
         let flap_slice2_local_momentum_f_z_along_dq = t406
             - (cache.flap_slice2_local_inertia_h_x * flap_base_velocity_w_y_along_dq
                 - flap_base_velocity_w_x_along_dq * cache.flap_slice2_local_inertia_h_y);
-        let t408 = shared[72] * flap_slice2_local_momentum_f_z_along_dq;
+        let t408 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z_along_dq;
         let t409 = -(flap_base_bias_w_z_along_dq * cache.flap_slice0_local_inertia_h_y);
-        let t410 = -(shared[89] * flap_base_velocity_w_z_along_dq);
-        let t411 = -(flap_base_velocity_w_z_along_dq * shared[94]);
-        let t412 = 0.5 * shared[52] * flap_base_velocity_v_y_along_dq
+        let t410 = -(flap_slice2_local_momentum_f_y * flap_base_velocity_w_z_along_dq);
+        let t411 = -(flap_base_velocity_w_z_along_dq * flap_slice1_local_momentum_f_y);
+        let t412 = 0.5 * flap_bend_y_rate * flap_base_velocity_v_y_along_dq
             + flap_base_bias_v_x_along_dq
-            - flap_base_velocity_w_z_along_dq * shared[52]
+            - flap_base_velocity_w_z_along_dq * flap_bend_y_rate
                 * cache.flap_slice1_local_bend_y_column_v_y;
         let t413 = cache.flap_slice1_mass * t412;
-        let t414 = -(flap_base_velocity_w_z_along_dq * shared[87]);
+        let t414 = -(flap_base_velocity_w_z_along_dq * flap_slice0_local_momentum_f_y);
         let flap_slice1_local_momentum_f_z_along_dq = cache.flap_slice1_mass
             * flap_base_velocity_v_z_along_dq
             - (cache.flap_slice1_local_inertia_h_x * flap_base_velocity_w_y_along_dq
                 - flap_base_velocity_w_x_along_dq * cache.flap_slice1_local_inertia_h_y);
-        let t415 = shared[72] * flap_slice1_local_momentum_f_z_along_dq;
-        let t416 = -(shared[68] * flap_slice1_local_momentum_f_y_along_dq);
-        let t417 = flap_base_velocity_w_y_along_dq * shared[74];
+        let t415 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z_along_dq;
+        let t416 = -(t61 * flap_slice1_local_momentum_f_y_along_dq);
+        let t417 = flap_base_velocity_w_y_along_dq * flap_slice1_local_momentum_f_z;
         let t418 = t396 + t397 + t399 + t401 + t402 + t403 + t404 + t405 + t407 + t408
             + t409 + t410 + t411 + t413 + t414 + t415 + t416 + t417;
-        let t419 = -(shared[71] * flap_slice0_local_momentum_f_z_along_dq);
-        let t420 = -(shared[71] * flap_slice1_local_momentum_f_z_along_dq);
+        let t419 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z_along_dq);
+        let t420 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z_along_dq);
         let t421 = flap_base_bias_w_z_along_dq * cache.flap_slice2_local_inertia_h_x;
-        let t422 = -(flap_base_velocity_w_x_along_dq * shared[81]);
-        let t423 = flap_slice0_local_momentum_f_x_along_dq * shared[78];
-        let flap_base_bias_v_y_along_dq = shared[58] * flap_rotation_11_along_dq
-            + t378 * cache.flap_rotation_11 + shared[61] * flap_rotation_21_along_dq
-            + cache.flap_rotation_01 * t379 + flap_rotation_01_along_dq * shared[60]
+        let t422 = -(flap_base_velocity_w_x_along_dq * flap_slice0_local_momentum_f_z);
+        let t423 = flap_slice0_local_momentum_f_x_along_dq * t71;
+        let flap_base_bias_v_y_along_dq = t49 * flap_rotation_11_along_dq
+            + t378 * cache.flap_rotation_11 + t51 * flap_rotation_21_along_dq
+            + cache.flap_rotation_01 * t379 + flap_rotation_01_along_dq * t50
             + cache.flap_rotation_21 * t380;
         let t424 = flap_base_bias_v_y_along_dq
-            + flap_base_velocity_w_z_along_dq * shared[52]
+            + flap_base_velocity_w_z_along_dq * flap_bend_y_rate
                 * cache.flap_slice0_local_bend_y_column_v_x
-            - 0.1127016653792583 * flap_base_velocity_v_x_along_dq * shared[52];
+            - 0.1127016653792583 * flap_base_velocity_v_x_along_dq * flap_bend_y_rate;
         let t425 = t424 * cache.flap_slice0_mass;
-        let t426 = shared[68] * flap_slice1_local_momentum_f_x_along_dq;
-        let t427 = -(flap_base_velocity_w_x_along_dq * shared[74]);
-        let t428 = shared[67] * flap_base_velocity_w_z_along_dq;
+        let t426 = t61 * flap_slice1_local_momentum_f_x_along_dq;
+        let t427 = -(flap_base_velocity_w_x_along_dq * flap_slice1_local_momentum_f_z);
+        let t428 = flap_slice2_local_momentum_f_x * flap_base_velocity_w_z_along_dq;
         let t429 = cache.flap_slice0_local_inertia_h_x * flap_base_bias_w_z_along_dq;
-        let t430 = -(flap_base_velocity_w_x_along_dq * shared[77]);
+        let t430 = -(flap_base_velocity_w_x_along_dq * flap_slice2_local_momentum_f_z);
         let t431 = flap_base_bias_v_y_along_dq
             + cache.flap_slice1_local_bend_y_column_v_x * flap_base_velocity_w_z_along_dq
-                * shared[52] - 0.5 * flap_base_velocity_v_x_along_dq * shared[52];
+                * flap_bend_y_rate
+            - 0.5 * flap_base_velocity_v_x_along_dq * flap_bend_y_rate;
         let t432 = cache.flap_slice1_mass * t431;
         let t433 = flap_base_bias_w_z_along_dq * cache.flap_slice1_local_inertia_h_x;
         let t434 = flap_base_bias_v_y_along_dq
-            + flap_base_velocity_w_z_along_dq * shared[52]
+            + flap_base_velocity_w_z_along_dq * flap_bend_y_rate
                 * cache.flap_slice2_local_bend_y_column_v_x
-            - 0.8872983346207417 * flap_base_velocity_v_x_along_dq * shared[52];
+            - 0.8872983346207417 * flap_base_velocity_v_x_along_dq * flap_bend_y_rate;
         let t435 = t434 * cache.flap_slice0_mass;
-        let t436 = flap_base_velocity_w_z_along_dq * shared[70];
-        let t437 = flap_base_velocity_w_z_along_dq * shared[80];
-        let t438 = -(shared[71] * flap_slice2_local_momentum_f_z_along_dq);
-        let t439 = flap_slice2_local_momentum_f_x_along_dq * shared[65];
+        let t436 = flap_base_velocity_w_z_along_dq * flap_slice1_local_momentum_f_x;
+        let t437 = flap_base_velocity_w_z_along_dq * flap_slice0_local_momentum_f_x;
+        let t438 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z_along_dq);
+        let t439 = flap_slice2_local_momentum_f_x_along_dq * t58;
         let t440 = t419 + t420 + t421 + t422 + t423 + t425 + t426 + t427 + t428 + t429
             + t430 + t432 + t433 + t435 + t436 + t437 + t438 + t439;
         let flap_composite_force_f_z_along_dq = cache.flap_rotation_22 * t395
-            + shared[83] * flap_rotation_21_along_dq
-            + flap_rotation_22_along_dq * shared[99]
-            + flap_rotation_20_along_dq * shared[107] + cache.flap_rotation_20 * t418
+            + t77 * flap_rotation_21_along_dq + flap_rotation_22_along_dq * t90
+            + flap_rotation_20_along_dq * t109 + cache.flap_rotation_20 * t418
             + cache.flap_rotation_21 * t440;
-        let t441 = shared[115] * flap_base_velocity_w_x_along_dq;
-        let t442 = -(flap_slice1_local_momentum_f_x_along_dq * shared[93]);
-        let t443 = -(flap_base_velocity_v_y_along_dq * shared[70]);
+        let t441 = flap_slice0_local_momentum_n_y * flap_base_velocity_w_x_along_dq;
+        let t442 = -(flap_slice1_local_momentum_f_x_along_dq * t85);
+        let t443 = -(flap_base_velocity_v_y_along_dq * flap_slice1_local_momentum_f_x);
         let flap_slice2_local_momentum_n_x_along_dq = cache.flap_slice2_local_inertia_h_y
             * flap_base_velocity_v_z_along_dq
             + cache.flap_slice2_local_inertia_i_00 * flap_base_velocity_w_x_along_dq
             + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_y_along_dq;
-        let t444 = -(shared[72] * flap_slice2_local_momentum_n_x_along_dq);
-        let t445 = -(shared[67] * flap_base_velocity_v_y_along_dq);
-        let t446 = shared[126] * flap_base_velocity_w_x_along_dq;
-        let t447 = shared[69] * flap_slice1_local_momentum_f_y_along_dq;
+        let t444 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x_along_dq);
+        let t445 = -(flap_slice2_local_momentum_f_x * flap_base_velocity_v_y_along_dq);
+        let t446 = flap_slice1_local_momentum_n_y * flap_base_velocity_w_x_along_dq;
+        let t447 = t62 * flap_slice1_local_momentum_f_y_along_dq;
         let t448 = flap_base_bias_w_z_along_dq * cache.flap_slice1_local_inertia_i_22;
         let t449 = t431 * cache.flap_slice1_local_inertia_h_x;
         let t450 = cache.flap_slice2_local_inertia_i_22 * flap_base_bias_w_z_along_dq;
-        let t451 = -(flap_base_velocity_w_y_along_dq * shared[131]);
-        let flap_slice0_local_momentum_n_x_along_dq = shared[113]
+        let t451 = -(flap_base_velocity_w_y_along_dq * flap_slice0_local_momentum_n_x);
+        let flap_slice0_local_momentum_n_x_along_dq = flap_slice0_local_inertia_i_01
             * flap_base_velocity_w_y_along_dq
             + cache.flap_slice0_local_inertia_h_y * flap_base_velocity_v_z_along_dq
-            + flap_base_velocity_w_x_along_dq * shared[117];
-        let t452 = -(flap_slice0_local_momentum_n_x_along_dq * shared[72]);
-        let t453 = -(flap_slice0_local_momentum_f_x_along_dq * shared[86]);
-        let t454 = -(flap_base_velocity_v_y_along_dq * shared[80]);
+            + flap_base_velocity_w_x_along_dq * flap_slice0_local_inertia_i_00;
+        let t452 = -(flap_slice0_local_momentum_n_x_along_dq * flap_base_velocity_w_y);
+        let t453 = -(flap_slice0_local_momentum_f_x_along_dq * t80);
+        let t454 = -(flap_base_velocity_v_y_along_dq * flap_slice0_local_momentum_f_x);
         let t455 = -(t398 * cache.flap_slice0_local_inertia_h_y);
         let t456 = cache.flap_slice0_local_inertia_h_x * t424;
-        let t457 = flap_base_velocity_v_x_along_dq * shared[94];
-        let t458 = shared[66] * flap_slice2_local_momentum_f_y_along_dq;
+        let t457 = flap_base_velocity_v_x_along_dq * flap_slice1_local_momentum_f_y;
+        let t458 = t59 * flap_slice2_local_momentum_f_y_along_dq;
         let t459 = t434 * cache.flap_slice2_local_inertia_h_x;
-        let t460 = -(shared[130] * flap_base_velocity_w_y_along_dq);
-        let t461 = flap_base_velocity_w_x_along_dq * shared[119];
+        let t460 = -(flap_slice1_local_momentum_n_x * flap_base_velocity_w_y_along_dq);
+        let t461 = flap_base_velocity_w_x_along_dq * flap_slice2_local_momentum_n_y;
         let t462 = -(cache.flap_slice2_local_inertia_h_y * t400);
         let flap_slice2_local_momentum_n_y_along_dq = cache
             .flap_slice2_local_inertia_i_11 * flap_base_velocity_w_y_along_dq
             + cache.flap_slice2_local_inertia_i_01 * flap_base_velocity_w_x_along_dq
             - flap_base_velocity_v_z_along_dq * cache.flap_slice2_local_inertia_h_x;
-        let t463 = shared[71] * flap_slice2_local_momentum_n_y_along_dq;
+        let t463 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y_along_dq;
         let flap_slice1_local_momentum_n_y_along_dq = flap_base_velocity_w_x_along_dq
-            * shared[124] + shared[125] * flap_base_velocity_w_y_along_dq
+            * flap_slice1_local_inertia_i_01
+            + flap_slice1_local_inertia_i_11 * flap_base_velocity_w_y_along_dq
             - flap_base_velocity_v_z_along_dq * cache.flap_slice1_local_inertia_h_x;
-        let t464 = shared[71] * flap_slice1_local_momentum_n_y_along_dq;
-        let t465 = flap_slice0_local_momentum_f_y_along_dq * shared[79];
-        let flap_slice1_local_momentum_n_x_along_dq = shared[124]
+        let t464 = flap_base_velocity_w_x * flap_slice1_local_momentum_n_y_along_dq;
+        let t465 = flap_slice0_local_momentum_f_y_along_dq * t72;
+        let flap_slice1_local_momentum_n_x_along_dq = flap_slice1_local_inertia_i_01
             * flap_base_velocity_w_y_along_dq
             + flap_base_velocity_v_z_along_dq * cache.flap_slice1_local_inertia_h_y
-            + flap_base_velocity_w_x_along_dq * shared[122];
-        let t466 = -(shared[72] * flap_slice1_local_momentum_n_x_along_dq);
+            + flap_base_velocity_w_x_along_dq * flap_slice1_local_inertia_i_00;
+        let t466 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x_along_dq);
         let t467 = cache.flap_slice0_local_inertia_i_22 * flap_base_bias_w_z_along_dq;
-        let flap_slice0_local_momentum_n_y_along_dq = shared[113]
+        let flap_slice0_local_momentum_n_y_along_dq = flap_slice0_local_inertia_i_01
             * flap_base_velocity_w_x_along_dq
-            + shared[114] * flap_base_velocity_w_y_along_dq
+            + flap_slice0_local_inertia_i_11 * flap_base_velocity_w_y_along_dq
             - cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_z_along_dq;
-        let t468 = shared[71] * flap_slice0_local_momentum_n_y_along_dq;
-        let t469 = shared[89] * flap_base_velocity_v_x_along_dq;
-        let t470 = flap_base_velocity_v_x_along_dq * shared[87];
-        let t471 = -(shared[129] * flap_base_velocity_w_y_along_dq);
-        let t472 = -(shared[88] * flap_slice2_local_momentum_f_x_along_dq);
+        let t468 = flap_base_velocity_w_x * flap_slice0_local_momentum_n_y_along_dq;
+        let t469 = flap_slice2_local_momentum_f_y * flap_base_velocity_v_x_along_dq;
+        let t470 = flap_base_velocity_v_x_along_dq * flap_slice0_local_momentum_f_y;
+        let t471 = -(flap_slice2_local_momentum_n_x * flap_base_velocity_w_y_along_dq);
+        let t472 = -(t81 * flap_slice2_local_momentum_f_x_along_dq);
         let t473 = -(cache.flap_slice1_local_inertia_h_y * t412);
         let t474 = t441 + t442 + t443 + t444 + t445 + t446 + t447 + t448 + t449 + t450
             + t451 + t452 + t453 + t454 + t455 + t456 + t457 + t458 + t459 + t460 + t461
             + t462 + t463 + t464 + t465 + t466 + t467 + t468 + t469 + t470 + t471 + t472
             + t473;
         let flap_composite_force_f_x_along_dq = cache.flap_rotation_01 * t440
-            + t418 * cache.flap_rotation_00 + flap_rotation_00_along_dq * shared[107]
-            + cache.flap_rotation_02 * t395 + flap_rotation_02_along_dq * shared[99]
-            + flap_rotation_01_along_dq * shared[83];
+            + t418 * cache.flap_rotation_00 + flap_rotation_00_along_dq * t109
+            + cache.flap_rotation_02 * t395 + flap_rotation_02_along_dq * t90
+            + flap_rotation_01_along_dq * t77;
         let flap_slice2_local_momentum_n_z_along_dq = flap_base_velocity_w_z_along_dq
             * cache.flap_slice2_local_inertia_i_22
             + cache.flap_slice2_local_inertia_h_x * flap_base_velocity_v_y_along_dq
@@ -9357,73 +8963,80 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * cache.flap_slice0_local_inertia_i_22
             + cache.flap_slice0_local_inertia_h_x * flap_base_velocity_v_y_along_dq
             - flap_base_velocity_v_x_along_dq * cache.flap_slice0_local_inertia_h_y;
-        let t475 = flap_base_velocity_v_y_along_dq * shared[77]
-            + shared[116] * flap_base_velocity_w_y_along_dq + shared[113] * t391
-            + shared[72] * flap_slice2_local_momentum_n_z_along_dq
-            + shared[118] * flap_base_velocity_w_y_along_dq
+        let t475 = flap_base_velocity_v_y_along_dq * flap_slice2_local_momentum_f_z
+            + flap_slice1_local_momentum_n_z * flap_base_velocity_w_y_along_dq
+            + flap_slice0_local_inertia_i_01 * t391
+            + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z_along_dq
+            + flap_slice2_local_momentum_n_z * flap_base_velocity_w_y_along_dq
             + t386 * cache.flap_slice1_local_inertia_h_y
             + t387 * cache.flap_slice0_local_inertia_h_y
             + cache.flap_slice2_local_inertia_i_00 * t389
-            + shared[81] * flap_base_velocity_v_y_along_dq
-            + flap_slice1_local_momentum_n_z_along_dq * shared[72]
-            + flap_base_velocity_v_y_along_dq * shared[74]
-            + flap_base_velocity_w_y_along_dq * shared[127]
-            + flap_slice1_local_momentum_f_z_along_dq * shared[93]
-            + shared[72] * flap_slice0_local_momentum_n_z_along_dq + t394 * shared[122]
-            + shared[88] * flap_slice2_local_momentum_f_z_along_dq
-            + flap_slice0_local_momentum_f_z_along_dq * shared[86] + shared[117] * t392
-            + cache.flap_slice2_local_inertia_i_01 * t388 + shared[124] * t393
+            + flap_slice0_local_momentum_f_z * flap_base_velocity_v_y_along_dq
+            + flap_slice1_local_momentum_n_z_along_dq * flap_base_velocity_w_y
+            + flap_base_velocity_v_y_along_dq * flap_slice1_local_momentum_f_z
+            + flap_base_velocity_w_y_along_dq * flap_slice0_local_momentum_n_z
+            + flap_slice1_local_momentum_f_z_along_dq * t85
+            + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z_along_dq
+            + t394 * flap_slice1_local_inertia_i_00
+            + t81 * flap_slice2_local_momentum_f_z_along_dq
+            + flap_slice0_local_momentum_f_z_along_dq * t80
+            + flap_slice0_local_inertia_i_00 * t392
+            + cache.flap_slice2_local_inertia_i_01 * t388
+            + flap_slice1_local_inertia_i_01 * t393
             + cache.flap_slice2_local_inertia_h_y * t381
-            - shared[68] * flap_slice1_local_momentum_n_y_along_dq
-            - flap_slice0_local_momentum_f_y_along_dq * shared[73]
-            - shared[73] * flap_slice1_local_momentum_f_y_along_dq
-            - flap_slice2_local_momentum_n_y_along_dq * shared[65]
-            - shared[115] * flap_base_velocity_w_z_along_dq
-            - flap_base_velocity_v_z_along_dq * shared[87]
-            - flap_slice2_local_momentum_f_y_along_dq * shared[73]
-            - shared[89] * flap_base_velocity_v_z_along_dq
-            - shared[119] * flap_base_velocity_w_z_along_dq
-            - shared[78] * flap_slice0_local_momentum_n_y_along_dq
-            - shared[126] * flap_base_velocity_w_z_along_dq
-            - shared[94] * flap_base_velocity_v_z_along_dq;
-        let t476 = t391 * shared[114]
-            + flap_slice2_local_momentum_n_x_along_dq * shared[65]
-            + flap_base_velocity_v_z_along_dq * shared[80]
-            + flap_slice0_local_momentum_f_x_along_dq * shared[73] + shared[125] * t393
-            + flap_base_velocity_w_z_along_dq * shared[129] + shared[124] * t394
-            + flap_slice0_local_momentum_n_x_along_dq * shared[78]
-            + flap_slice2_local_momentum_f_x_along_dq * shared[73]
-            + shared[68] * flap_slice1_local_momentum_n_x_along_dq
-            + flap_base_velocity_v_z_along_dq * shared[70]
+            - t61 * flap_slice1_local_momentum_n_y_along_dq
+            - flap_slice0_local_momentum_f_y_along_dq * flap_base_velocity_v_z
+            - flap_base_velocity_v_z * flap_slice1_local_momentum_f_y_along_dq
+            - flap_slice2_local_momentum_n_y_along_dq * t58
+            - flap_slice0_local_momentum_n_y * flap_base_velocity_w_z_along_dq
+            - flap_base_velocity_v_z_along_dq * flap_slice0_local_momentum_f_y
+            - flap_slice2_local_momentum_f_y_along_dq * flap_base_velocity_v_z
+            - flap_slice2_local_momentum_f_y * flap_base_velocity_v_z_along_dq
+            - flap_slice2_local_momentum_n_y * flap_base_velocity_w_z_along_dq
+            - t71 * flap_slice0_local_momentum_n_y_along_dq
+            - flap_slice1_local_momentum_n_y * flap_base_velocity_w_z_along_dq
+            - flap_slice1_local_momentum_f_y * flap_base_velocity_v_z_along_dq;
+        let t476 = t391 * flap_slice0_local_inertia_i_11
+            + flap_slice2_local_momentum_n_x_along_dq * t58
+            + flap_base_velocity_v_z_along_dq * flap_slice0_local_momentum_f_x
+            + flap_slice0_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + flap_slice1_local_inertia_i_11 * t393
+            + flap_base_velocity_w_z_along_dq * flap_slice2_local_momentum_n_x
+            + flap_slice1_local_inertia_i_01 * t394
+            + flap_slice0_local_momentum_n_x_along_dq * t71
+            + flap_slice2_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + t61 * flap_slice1_local_momentum_n_x_along_dq
+            + flap_base_velocity_v_z_along_dq * flap_slice1_local_momentum_f_x
             + t388 * cache.flap_slice2_local_inertia_i_11
-            + flap_slice1_local_momentum_f_x_along_dq * shared[73]
-            + flap_base_velocity_w_z_along_dq * shared[131] + shared[113] * t392
+            + flap_slice1_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + flap_base_velocity_w_z_along_dq * flap_slice0_local_momentum_n_x
+            + flap_slice0_local_inertia_i_01 * t392
             + cache.flap_slice2_local_inertia_i_01 * t389
-            + shared[130] * flap_base_velocity_w_z_along_dq
-            + shared[67] * flap_base_velocity_v_z_along_dq
-            - flap_base_velocity_v_x_along_dq * shared[74]
+            + flap_slice1_local_momentum_n_x * flap_base_velocity_w_z_along_dq
+            + flap_slice2_local_momentum_f_x * flap_base_velocity_v_z_along_dq
+            - flap_base_velocity_v_x_along_dq * flap_slice1_local_momentum_f_z
             - t386 * cache.flap_slice1_local_inertia_h_x
-            - flap_base_velocity_v_x_along_dq * shared[81]
-            - flap_base_velocity_w_x_along_dq * shared[127]
-            - flap_base_velocity_v_x_along_dq * shared[77]
-            - shared[71] * flap_slice2_local_momentum_n_z_along_dq
+            - flap_base_velocity_v_x_along_dq * flap_slice0_local_momentum_f_z
+            - flap_base_velocity_w_x_along_dq * flap_slice0_local_momentum_n_z
+            - flap_base_velocity_v_x_along_dq * flap_slice2_local_momentum_f_z
+            - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z_along_dq
             - t387 * cache.flap_slice0_local_inertia_h_x
-            - shared[79] * flap_slice0_local_momentum_f_z_along_dq
-            - flap_slice1_local_momentum_n_z_along_dq * shared[71]
-            - shared[69] * flap_slice1_local_momentum_f_z_along_dq
+            - t72 * flap_slice0_local_momentum_f_z_along_dq
+            - flap_slice1_local_momentum_n_z_along_dq * flap_base_velocity_w_x
+            - t62 * flap_slice1_local_momentum_f_z_along_dq
             - t381 * cache.flap_slice2_local_inertia_h_x
-            - flap_base_velocity_w_x_along_dq * shared[116]
-            - shared[71] * flap_slice0_local_momentum_n_z_along_dq
-            - shared[66] * flap_slice2_local_momentum_f_z_along_dq
-            - flap_base_velocity_w_x_along_dq * shared[118];
-        let flap_composite_force_n_y_along_dq = flap_rotation_11_along_dq * shared[133]
-            + shared[132] * flap_rotation_12_along_dq
-            + shared[148] * flap_position_z_along_dq + cache.flap_rotation_12 * t474
-            + flap_rotation_10_along_dq * shared[128]
+            - flap_base_velocity_w_x_along_dq * flap_slice1_local_momentum_n_z
+            - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z_along_dq
+            - t59 * flap_slice2_local_momentum_f_z_along_dq
+            - flap_base_velocity_w_x_along_dq * flap_slice2_local_momentum_n_z;
+        let flap_composite_force_n_y_along_dq = flap_rotation_11_along_dq * t123
+            + t122 * flap_rotation_12_along_dq
+            + flap_composite_force_f_x * flap_position_z_along_dq
+            + cache.flap_rotation_12 * t474 + flap_rotation_10_along_dq * t121
             + cache.flap_position_z * flap_composite_force_f_x_along_dq
             + cache.flap_rotation_10 * t475 + cache.flap_rotation_11 * t476
             - cache.flap_position_x * flap_composite_force_f_z_along_dq
-            - shared[108] * flap_position_x_along_dq;
+            - flap_composite_force_f_z * flap_position_x_along_dq;
         let wrist_inertia_h_x_along_dq = p.wrist_mass * wrist_com_x_along_dq;
         let t477 = 2.0 * wrist_com_x_along_dq * cache.wrist_com_x;
         let wrist_com_z_along_dq = t377 + wrist_position_z_along_dq
@@ -9438,10 +9051,9 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let t481 = p.wrist_inertia_xx * arm_tip_rotation_10_along_dq
             + arm_tip_rotation_12_along_dq * p.wrist_inertia_xz
             + p.wrist_inertia_xy * arm_tip_rotation_11_along_dq;
-        let wrist_inertia_com_11_along_dq = shared[149] * arm_tip_rotation_10_along_dq
+        let wrist_inertia_com_11_along_dq = t135 * arm_tip_rotation_10_along_dq
             + cache.arm_tip_rotation_12 * t479 + cache.arm_tip_rotation_11 * t480
-            + shared[150] * arm_tip_rotation_12_along_dq
-            + shared[151] * arm_tip_rotation_11_along_dq
+            + t136 * arm_tip_rotation_12_along_dq + t137 * arm_tip_rotation_11_along_dq
             + cache.arm_tip_rotation_10 * t481;
         let wrist_inertia_i_11_along_dq = p.wrist_mass * (t477 + t478)
             + wrist_inertia_com_11_along_dq;
@@ -9449,22 +9061,19 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let wrist_inertia_h_y_along_dq = p.wrist_mass * wrist_com_y_along_dq;
         let wrist_momentum_f_z_along_dq = p.wrist_mass * arm_tip_velocity_v_z_along_dq
             - (cache.wrist_inertia_h_x * arm_tip_velocity_w_y_along_dq
-                + wrist_inertia_h_x_along_dq * shared[16]
-                - wrist_inertia_h_y_along_dq * shared[17]
+                + wrist_inertia_h_x_along_dq * arm_tip_velocity_w_y
+                - wrist_inertia_h_y_along_dq * arm_tip_velocity_w_x
                 - cache.wrist_inertia_h_y * arm_tip_velocity_w_x_along_dq);
         let wrist_inertia_com_02_along_dq = t374 * cache.arm_tip_rotation_22
-            + shared[147] * arm_tip_rotation_22_along_dq
-            + cache.arm_tip_rotation_20 * t372 + cache.arm_tip_rotation_21 * t373
-            + shared[146] * arm_tip_rotation_21_along_dq
-            + shared[145] * arm_tip_rotation_20_along_dq;
+            + t134 * arm_tip_rotation_22_along_dq + cache.arm_tip_rotation_20 * t372
+            + cache.arm_tip_rotation_21 * t373 + t133 * arm_tip_rotation_21_along_dq
+            + t132 * arm_tip_rotation_20_along_dq;
         let wrist_inertia_i_02_along_dq = wrist_inertia_com_02_along_dq
             - cache.wrist_com_z * p.wrist_mass * wrist_com_x_along_dq
             - p.wrist_mass * wrist_com_z_along_dq * cache.wrist_com_x;
         let wrist_inertia_com_12_along_dq = cache.arm_tip_rotation_20 * t481
-            + shared[150] * arm_tip_rotation_22_along_dq
-            + cache.arm_tip_rotation_21 * t480
-            + shared[149] * arm_tip_rotation_20_along_dq
-            + shared[151] * arm_tip_rotation_21_along_dq
+            + t136 * arm_tip_rotation_22_along_dq + cache.arm_tip_rotation_21 * t480
+            + t135 * arm_tip_rotation_20_along_dq + t137 * arm_tip_rotation_21_along_dq
             + t479 * cache.arm_tip_rotation_22;
         let wrist_inertia_i_12_along_dq = wrist_inertia_com_12_along_dq
             - p.wrist_mass * wrist_com_z_along_dq * cache.wrist_com_y
@@ -9478,156 +9087,154 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                 * (p.wrist_inertia_yz * arm_tip_rotation_21_along_dq
                     + arm_tip_rotation_20_along_dq * p.wrist_inertia_xz
                     + arm_tip_rotation_22_along_dq * p.wrist_inertia_zz)
-            + shared[152] * arm_tip_rotation_21_along_dq
-            + shared[153] * arm_tip_rotation_22_along_dq
+            + t138 * arm_tip_rotation_21_along_dq + t139 * arm_tip_rotation_22_along_dq
             + cache.arm_tip_rotation_21
                 * (p.wrist_inertia_xy * arm_tip_rotation_20_along_dq
                     + arm_tip_rotation_22_along_dq * p.wrist_inertia_yz
                     + p.wrist_inertia_yy * arm_tip_rotation_21_along_dq)
-            + shared[154] * arm_tip_rotation_20_along_dq;
+            + t140 * arm_tip_rotation_20_along_dq;
         let t482 = 2.0 * wrist_com_y_along_dq * cache.wrist_com_y;
         let wrist_inertia_i_22_along_dq = wrist_inertia_com_22_along_dq
             + p.wrist_mass * (t482 + t477);
-        let wrist_momentum_n_z_along_dq = wrist_inertia_h_x_along_dq * shared[15]
-            + wrist_inertia_i_02_along_dq * shared[17]
+        let wrist_momentum_n_z_along_dq = wrist_inertia_h_x_along_dq
+            * arm_tip_velocity_v_y + wrist_inertia_i_02_along_dq * arm_tip_velocity_w_x
             + cache.wrist_inertia_h_x * arm_tip_velocity_v_y_along_dq
             + cache.wrist_inertia_i_02 * arm_tip_velocity_w_x_along_dq
-            + shared[16] * wrist_inertia_i_12_along_dq
+            + arm_tip_velocity_w_y * wrist_inertia_i_12_along_dq
             + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_i_22
-            + shared[43] * wrist_inertia_i_22_along_dq
+            + arm_tip_velocity_w_z * wrist_inertia_i_22_along_dq
             + cache.wrist_inertia_i_12 * arm_tip_velocity_w_y_along_dq
             - cache.wrist_inertia_h_y * arm_tip_velocity_v_x_along_dq
-            - wrist_inertia_h_y_along_dq * shared[45];
+            - wrist_inertia_h_y_along_dq * arm_tip_velocity_v_x;
         let wrist_momentum_f_x_along_dq = p.wrist_mass * arm_tip_velocity_v_x_along_dq
-            - (shared[43] * wrist_inertia_h_y_along_dq
+            - (arm_tip_velocity_w_z * wrist_inertia_h_y_along_dq
                 + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_h_y
                 - cache.wrist_inertia_h_z * arm_tip_velocity_w_y_along_dq
-                - shared[16] * wrist_inertia_h_z_along_dq);
-        let wrist_inertia_com_00_along_dq = shared[146] * arm_tip_rotation_01_along_dq
-            + shared[145] * arm_tip_rotation_00_along_dq
-            + shared[147] * arm_tip_rotation_02_along_dq
+                - arm_tip_velocity_w_y * wrist_inertia_h_z_along_dq);
+        let wrist_inertia_com_00_along_dq = t133 * arm_tip_rotation_01_along_dq
+            + t132 * arm_tip_rotation_00_along_dq + t134 * arm_tip_rotation_02_along_dq
             + t374 * cache.arm_tip_rotation_02 + t372 * cache.arm_tip_rotation_00
             + t373 * cache.arm_tip_rotation_01;
         let wrist_inertia_i_00_along_dq = p.wrist_mass * (t482 + t478)
             + wrist_inertia_com_00_along_dq;
         let wrist_momentum_n_x_along_dq = arm_tip_velocity_w_x_along_dq
-            * cache.wrist_inertia_i_00 + wrist_inertia_i_00_along_dq * shared[17]
+            * cache.wrist_inertia_i_00
+            + wrist_inertia_i_00_along_dq * arm_tip_velocity_w_x
             + cache.wrist_inertia_h_y * arm_tip_velocity_v_z_along_dq
-            + shared[18] * wrist_inertia_h_y_along_dq
-            + shared[43] * wrist_inertia_i_02_along_dq
+            + arm_tip_velocity_v_z * wrist_inertia_h_y_along_dq
+            + arm_tip_velocity_w_z * wrist_inertia_i_02_along_dq
             + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_i_02
-            + wrist_inertia_i_01_along_dq * shared[16]
+            + wrist_inertia_i_01_along_dq * arm_tip_velocity_w_y
             + cache.wrist_inertia_i_01 * arm_tip_velocity_w_y_along_dq
             - cache.wrist_inertia_h_z * arm_tip_velocity_v_y_along_dq
-            - shared[15] * wrist_inertia_h_z_along_dq;
+            - arm_tip_velocity_v_y * wrist_inertia_h_z_along_dq;
         let wrist_composite_force_n_y_along_dq = arm_tip_bias_w_z_along_dq
             * cache.wrist_inertia_i_12
             + cache.wrist_inertia_h_z * arm_tip_bias_v_x_along_dq
-            + wrist_inertia_i_01_along_dq * shared[14]
+            + wrist_inertia_i_01_along_dq * arm_tip_bias_w_x
             + flap_composite_force_n_y_along_dq
-            + wrist_inertia_i_11_along_dq * shared[42]
-            + wrist_inertia_h_z_along_dq * shared[59]
-            + shared[140] * arm_tip_velocity_v_z_along_dq
+            + wrist_inertia_i_11_along_dq * arm_tip_bias_w_y
+            + wrist_inertia_h_z_along_dq * arm_tip_bias_v_x
+            + wrist_momentum_f_x * arm_tip_velocity_v_z_along_dq
             + cache.wrist_inertia_i_11 * arm_tip_bias_w_y_along_dq
             + cache.wrist_inertia_i_01 * arm_tip_bias_w_x_along_dq
-            + shared[32] * wrist_inertia_i_12_along_dq
-            + shared[18] * wrist_momentum_f_x_along_dq
-            + arm_tip_velocity_w_z_along_dq * shared[155]
-            + shared[43] * wrist_momentum_n_x_along_dq
-            - shared[48] * arm_tip_velocity_w_x_along_dq
-            - wrist_inertia_h_x_along_dq * shared[47]
-            - wrist_momentum_f_z_along_dq * shared[45]
+            + arm_tip_bias_w_z * wrist_inertia_i_12_along_dq
+            + arm_tip_velocity_v_z * wrist_momentum_f_x_along_dq
+            + arm_tip_velocity_w_z_along_dq * wrist_momentum_n_x
+            + arm_tip_velocity_w_z * wrist_momentum_n_x_along_dq
+            - wrist_momentum_n_z * arm_tip_velocity_w_x_along_dq
+            - wrist_inertia_h_x_along_dq * arm_tip_bias_v_z
+            - wrist_momentum_f_z_along_dq * arm_tip_velocity_v_x
             - cache.wrist_inertia_h_x * arm_tip_bias_v_z_along_dq
-            - wrist_momentum_n_z_along_dq * shared[17]
-            - arm_tip_velocity_v_x_along_dq * shared[19];
+            - wrist_momentum_n_z_along_dq * arm_tip_velocity_w_x
+            - arm_tip_velocity_v_x_along_dq * wrist_momentum_f_z;
         let wrist_momentum_f_y_along_dq = p.wrist_mass * arm_tip_velocity_v_y_along_dq
             - (cache.wrist_inertia_h_z * arm_tip_velocity_w_x_along_dq
-                + wrist_inertia_h_z_along_dq * shared[17]
+                + wrist_inertia_h_z_along_dq * arm_tip_velocity_w_x
                 - arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_h_x
-                - shared[43] * wrist_inertia_h_x_along_dq);
+                - arm_tip_velocity_w_z * wrist_inertia_h_x_along_dq);
         let wrist_composite_force_f_z_along_dq = arm_tip_velocity_w_x_along_dq
-            * shared[44] + wrist_momentum_f_y_along_dq * shared[17]
+            * wrist_momentum_f_y + wrist_momentum_f_y_along_dq * arm_tip_velocity_w_x
             + p.wrist_mass * arm_tip_bias_v_z_along_dq
             + flap_composite_force_f_z_along_dq
             - (cache.wrist_inertia_h_x * arm_tip_bias_w_y_along_dq
-                + wrist_inertia_h_x_along_dq * shared[42]
+                + wrist_inertia_h_x_along_dq * arm_tip_bias_w_y
                 - cache.wrist_inertia_h_y * arm_tip_bias_w_x_along_dq
-                - shared[14] * wrist_inertia_h_y_along_dq)
-            - shared[16] * wrist_momentum_f_x_along_dq
-            - shared[140] * arm_tip_velocity_w_y_along_dq;
+                - arm_tip_bias_w_x * wrist_inertia_h_y_along_dq)
+            - arm_tip_velocity_w_y * wrist_momentum_f_x_along_dq
+            - wrist_momentum_f_x * arm_tip_velocity_w_y_along_dq;
         let wrist_momentum_n_y_along_dq = cache.wrist_inertia_h_z
             * arm_tip_velocity_v_x_along_dq
             + cache.wrist_inertia_i_11 * arm_tip_velocity_w_y_along_dq
-            + wrist_inertia_i_11_along_dq * shared[16]
-            + shared[43] * wrist_inertia_i_12_along_dq
+            + wrist_inertia_i_11_along_dq * arm_tip_velocity_w_y
+            + arm_tip_velocity_w_z * wrist_inertia_i_12_along_dq
             + cache.wrist_inertia_i_01 * arm_tip_velocity_w_x_along_dq
-            + wrist_inertia_h_z_along_dq * shared[45]
+            + wrist_inertia_h_z_along_dq * arm_tip_velocity_v_x
             + arm_tip_velocity_w_z_along_dq * cache.wrist_inertia_i_12
-            + wrist_inertia_i_01_along_dq * shared[17]
-            - wrist_inertia_h_x_along_dq * shared[18]
+            + wrist_inertia_i_01_along_dq * arm_tip_velocity_w_x
+            - wrist_inertia_h_x_along_dq * arm_tip_velocity_v_z
             - cache.wrist_inertia_h_x * arm_tip_velocity_v_z_along_dq;
         let flap_composite_force_f_y_along_dq = cache.flap_rotation_12 * t395
-            + flap_rotation_10_along_dq * shared[107]
-            + shared[83] * flap_rotation_11_along_dq
-            + shared[99] * flap_rotation_12_along_dq + cache.flap_rotation_11 * t440
+            + flap_rotation_10_along_dq * t109 + t77 * flap_rotation_11_along_dq
+            + t90 * flap_rotation_12_along_dq + cache.flap_rotation_11 * t440
             + cache.flap_rotation_10 * t418;
-        let flap_composite_force_n_z_along_dq = shared[109] * flap_position_x_along_dq
-            + t474 * cache.flap_rotation_22
+        let flap_composite_force_n_z_along_dq = flap_composite_force_f_y
+            * flap_position_x_along_dq + t474 * cache.flap_rotation_22
             + cache.flap_position_x * flap_composite_force_f_y_along_dq
-            + cache.flap_rotation_21 * t476 + shared[132] * flap_rotation_22_along_dq
-            + cache.flap_rotation_20 * t475 + flap_rotation_21_along_dq * shared[133]
-            + flap_rotation_20_along_dq * shared[128]
+            + cache.flap_rotation_21 * t476 + t122 * flap_rotation_22_along_dq
+            + cache.flap_rotation_20 * t475 + flap_rotation_21_along_dq * t123
+            + flap_rotation_20_along_dq * t121
             - flap_composite_force_f_x_along_dq * cache.flap_position_y
-            - flap_position_y_along_dq * shared[148];
+            - flap_position_y_along_dq * flap_composite_force_f_x;
         let wrist_composite_force_n_z_along_dq = cache.wrist_inertia_i_02
-            * arm_tip_bias_w_x_along_dq + wrist_inertia_h_x_along_dq * shared[41]
-            + wrist_momentum_n_y_along_dq * shared[17]
+            * arm_tip_bias_w_x_along_dq + wrist_inertia_h_x_along_dq * arm_tip_bias_v_y
+            + wrist_momentum_n_y_along_dq * arm_tip_velocity_w_x
             + arm_tip_bias_w_z_along_dq * cache.wrist_inertia_i_22
             + flap_composite_force_n_z_along_dq
-            + shared[42] * wrist_inertia_i_12_along_dq
+            + arm_tip_bias_w_y * wrist_inertia_i_12_along_dq
             + arm_tip_bias_v_y_along_dq * cache.wrist_inertia_h_x
-            + shared[46] * arm_tip_velocity_w_x_along_dq
+            + wrist_momentum_n_y * arm_tip_velocity_w_x_along_dq
             + arm_tip_bias_w_y_along_dq * cache.wrist_inertia_i_12
-            + shared[14] * wrist_inertia_i_02_along_dq
-            + shared[45] * wrist_momentum_f_y_along_dq
-            + arm_tip_velocity_v_x_along_dq * shared[44]
-            + shared[32] * wrist_inertia_i_22_along_dq
-            - wrist_momentum_n_x_along_dq * shared[16]
-            - wrist_inertia_h_y_along_dq * shared[59]
-            - shared[155] * arm_tip_velocity_w_y_along_dq
-            - shared[140] * arm_tip_velocity_v_y_along_dq
-            - shared[15] * wrist_momentum_f_x_along_dq
+            + arm_tip_bias_w_x * wrist_inertia_i_02_along_dq
+            + arm_tip_velocity_v_x * wrist_momentum_f_y_along_dq
+            + arm_tip_velocity_v_x_along_dq * wrist_momentum_f_y
+            + arm_tip_bias_w_z * wrist_inertia_i_22_along_dq
+            - wrist_momentum_n_x_along_dq * arm_tip_velocity_w_y
+            - wrist_inertia_h_y_along_dq * arm_tip_bias_v_x
+            - wrist_momentum_n_x * arm_tip_velocity_w_y_along_dq
+            - wrist_momentum_f_x * arm_tip_velocity_v_y_along_dq
+            - arm_tip_velocity_v_y * wrist_momentum_f_x_along_dq
             - cache.wrist_inertia_h_y * arm_tip_bias_v_x_along_dq;
         let arm_slice3_bend_along_dq = 0.8659570925834785 * arm_bend_squared_along_dq;
-        let t483 = -0.8659570925834785 * shared[142] * shared[159]
+        let t483 = -0.8659570925834785 * arm_bend_squared * t142
             * arm_slice3_bend_along_dq
             - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_squared_along_dq;
-        let t484 = 0.9305681557970262 * cache.arm_bend_z * shared[162]
+        let t484 = 0.9305681557970262 * cache.arm_bend_z * t146
             * arm_slice3_bend_along_dq
             + 0.9305681557970262 * arm_bend_z_along_dq * cache.arm_slice3_bend_c1;
-        let arm_slice3_local_inertia_com_02_along_dq = shared[158] * t483 * shared[160]
-            + shared[160] * shared[161] * t484;
+        let arm_slice3_local_inertia_com_02_along_dq = t141 * t483 * t144
+            + t144 * t145 * t484;
         let arm_slice3_local_com_x_along_dq = 0.9305681557970262 * p.section_length
-            * shared[162] * arm_slice3_bend_along_dq;
+            * t146 * arm_slice3_bend_along_dq;
         let arm_slice3_local_com_z_along_dq = 0.8659570925834785
             * cache.arm_slice3_bend_c2 * t325
-            + 0.8659570925834785 * shared[25] * shared[159] * arm_slice3_bend_along_dq;
+            + 0.8659570925834785 * t22 * t142 * arm_slice3_bend_along_dq;
         let arm_slice3_local_inertia_i_02_along_dq = arm_slice3_local_inertia_com_02_along_dq
             - cache.arm_slice3_local_com_z * cache.arm_slice0_mass
                 * arm_slice3_local_com_x_along_dq
             - cache.arm_slice3_local_com_x * cache.arm_slice0_mass
                 * arm_slice3_local_com_z_along_dq;
         let arm_slice3_local_bend_z_column_w_x_along_dq = 0.8659570925834785
-            * cache.arm_bend_y * shared[159] * arm_slice3_bend_along_dq
+            * cache.arm_bend_y * t142 * arm_slice3_bend_along_dq
             + 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_y_along_dq;
         let arm_slice3_local_subspace1_w_x_along_dq = p.section_length
             * arm_slice3_local_bend_z_column_w_x_along_dq;
         let t485 = 0.7498816861956312 * t344 * cache.arm_slice3_bend_c3
-            + 0.7498816861956312 * arm_slice3_bend_along_dq * shared[12] * shared[166]
+            + 0.7498816861956312 * arm_slice3_bend_along_dq * t14 * t150
             - 1.4997633723912625 * t344 * cache.arm_slice3_bend_c4
-            - 1.4997633723912625 * arm_slice3_bend_along_dq * shared[165] * shared[12];
+            - 1.4997633723912625 * arm_slice3_bend_along_dq * t149 * t14;
         let arm_slice3_local_bend_y_column_w_x_along_dq = -0.8659570925834785
-            * cache.arm_bend_z * shared[159] * arm_slice3_bend_along_dq
+            * cache.arm_bend_z * t142 * arm_slice3_bend_along_dq
             - 0.8659570925834785 * cache.arm_slice3_bend_c2 * arm_bend_z_along_dq;
         let arm_slice3_local_subspace0_w_x_along_dq = arm_slice3_local_bend_y_column_w_x_along_dq
             * p.section_length;
@@ -9635,39 +9242,38 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + arm_slice3_local_subspace0_w_x_along_dq * qdd[0];
         let arm_slice3_local_inertia_h_x_along_dq = cache.arm_slice0_mass
             * arm_slice3_local_com_x_along_dq;
-        let arm_slice3_local_inertia_com_22_along_dq = 2.0 * shared[158] * shared[160]
-            * t484;
+        let arm_slice3_local_inertia_com_22_along_dq = 2.0 * t141 * t144 * t484;
         let t487 = 2.0 * cache.arm_slice3_local_com_x * arm_slice3_local_com_x_along_dq;
         let arm_slice3_local_com_y_along_dq = 0.8659570925834785
             * cache.arm_slice3_bend_c2 * t322
-            + 0.8659570925834785 * shared[159] * arm_slice3_bend_along_dq * shared[21];
+            + 0.8659570925834785 * t142 * arm_slice3_bend_along_dq * t18;
         let t488 = 2.0 * arm_slice3_local_com_y_along_dq * cache.arm_slice3_local_com_y;
         let arm_slice3_local_inertia_i_22_along_dq = arm_slice3_local_inertia_com_22_along_dq
             + (t487 + t488) * cache.arm_slice0_mass;
         let arm_slice3_local_bend_y_column_w_z_along_dq = -0.8058320946447624
             * cache.arm_slice3_bend_c3 * t319
-            - 0.8058320946447624 * arm_slice3_bend_along_dq * shared[1] * shared[166];
+            - 0.8058320946447624 * arm_slice3_bend_along_dq * t0 * t150;
         let arm_slice3_local_subspace0_w_z_along_dq = p.section_length
             * arm_slice3_local_bend_y_column_w_z_along_dq;
-        let arm_slice3_local_bend_z_column_w_z_along_dq = 0.8058320946447624
-            * shared[137] * arm_slice3_bend_along_dq * shared[166]
+        let arm_slice3_local_bend_z_column_w_z_along_dq = 0.8058320946447624 * t126
+            * arm_slice3_bend_along_dq * t150
             + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t321;
         let arm_slice3_local_subspace1_w_z_along_dq = p.section_length
             * arm_slice3_local_bend_z_column_w_z_along_dq;
         let t489 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t341
-            + 0.8058320946447624 * arm_slice3_bend_along_dq * shared[166] * shared[10]
+            + 0.8058320946447624 * arm_slice3_bend_along_dq * t150 * t11
             + 0.6978160177890329 * cache.arm_slice3_bend_c4 * t340
-            + 0.6978160177890329 * arm_slice3_bend_along_dq * shared[165] * shared[9]
-            - 2.0934480533670987 * arm_slice3_bend_along_dq * shared[174] * shared[9]
+            + 0.6978160177890329 * arm_slice3_bend_along_dq * t149 * t10
+            - 2.0934480533670987 * arm_slice3_bend_along_dq * t161 * t10
             - 2.0934480533670987 * cache.arm_slice3_bend_c5 * t340;
         let t490 = arm_slice3_local_subspace0_w_z_along_dq * qdd[0]
             + arm_slice3_local_subspace1_w_z_along_dq * qdd[1] + t489;
-        let t491 = 0.8659570925834785 * p.section_length * shared[159]
+        let t491 = 0.8659570925834785 * p.section_length * t142
             * arm_slice3_bend_along_dq;
         let t492 = 1.4997633723912625 * cache.arm_slice3_bend_c4 * t332 + t491
-            + 1.4997633723912625 * shared[28] * arm_slice3_bend_along_dq * shared[165]
+            + 1.4997633723912625 * t26 * arm_slice3_bend_along_dq * t149
             - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t332
-            - 0.7498816861956312 * shared[28] * arm_slice3_bend_along_dq * shared[166];
+            - 0.7498816861956312 * t26 * arm_slice3_bend_along_dq * t150;
         let arm_slice3_local_bend_y_column_v_y_along_dq = t492
             - (arm_slice3_local_com_x_along_dq * cache.arm_slice3_local_bend_y_column_w_z
                 + cache.arm_slice3_local_com_x
@@ -9676,10 +9282,10 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice3_local_com_z_along_dq
                 - arm_slice3_local_bend_y_column_w_x_along_dq
                     * cache.arm_slice3_local_com_z);
-        let t493 = 1.4997633723912625 * arm_slice3_bend_along_dq * shared[29]
-            * shared[165] + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t329
+        let t493 = 1.4997633723912625 * arm_slice3_bend_along_dq * t27 * t149
+            + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t329
             - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t329
-            - 0.7498816861956312 * arm_slice3_bend_along_dq * shared[29] * shared[166];
+            - 0.7498816861956312 * arm_slice3_bend_along_dq * t27 * t150;
         let arm_slice3_local_bend_z_column_v_y_along_dq = t493
             - (cache.arm_slice3_local_com_x * arm_slice3_local_bend_z_column_w_z_along_dq
                 + arm_slice3_local_com_x_along_dq
@@ -9688,14 +9294,14 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice3_local_com_z_along_dq
                 - cache.arm_slice3_local_com_z
                     * arm_slice3_local_bend_z_column_w_x_along_dq);
-        let t494 = arm_slice3_local_bend_y_column_v_y_along_dq * shared[2]
-            + shared[0] * arm_slice3_local_bend_z_column_v_y_along_dq;
+        let t494 = arm_slice3_local_bend_y_column_v_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_v_y_along_dq;
         let arm_slice3_local_bend_z_column_w_y_along_dq = 0.8058320946447624
-            * arm_slice3_bend_along_dq * shared[4] * shared[166]
+            * arm_slice3_bend_along_dq * t2 * t150
             + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t320;
         let t495 = 0.8058320946447624 * cache.arm_slice3_bend_c3 * t325
-            + 0.8058320946447624 * shared[25] * arm_slice3_bend_along_dq * shared[166]
-            - 0.8058320946447624 * shared[25] * shared[159] * arm_slice3_bend_along_dq
+            + 0.8058320946447624 * t22 * arm_slice3_bend_along_dq * t150
+            - 0.8058320946447624 * t22 * t142 * arm_slice3_bend_along_dq
             - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t325;
         let arm_slice3_local_bend_z_column_v_x_along_dq = t495
             - (cache.arm_slice3_local_com_z * arm_slice3_local_bend_z_column_w_y_along_dq
@@ -9705,12 +9311,12 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * cache.arm_slice3_local_com_y
                 - arm_slice3_local_com_y_along_dq
                     * cache.arm_slice3_local_bend_z_column_w_z);
-        let arm_slice3_local_bend_y_column_w_y_along_dq = -0.8058320946447624
-            * shared[137] * arm_slice3_bend_along_dq * shared[166]
+        let arm_slice3_local_bend_y_column_w_y_along_dq = -0.8058320946447624 * t126
+            * arm_slice3_bend_along_dq * t150
             - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t321;
-        let t496 = 0.8058320946447624 * arm_slice3_bend_along_dq * shared[21]
-            * shared[166] + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t322
-            - 0.8058320946447624 * shared[159] * arm_slice3_bend_along_dq * shared[21]
+        let t496 = 0.8058320946447624 * arm_slice3_bend_along_dq * t18 * t150
+            + 0.8058320946447624 * cache.arm_slice3_bend_c3 * t322
+            - 0.8058320946447624 * t142 * arm_slice3_bend_along_dq * t18
             - 0.8058320946447624 * cache.arm_slice3_bend_c2 * t322;
         let arm_slice3_local_bend_y_column_v_x_along_dq = t496
             - (cache.arm_slice3_local_bend_y_column_w_y * arm_slice3_local_com_z_along_dq
@@ -9720,8 +9326,8 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * cache.arm_slice3_local_bend_y_column_w_z
                 - cache.arm_slice3_local_com_y
                     * arm_slice3_local_bend_y_column_w_z_along_dq);
-        let t497 = shared[0] * arm_slice3_local_bend_z_column_v_x_along_dq
-            + arm_slice3_local_bend_y_column_v_x_along_dq * shared[2];
+        let t497 = arm_bend_z_rate * arm_slice3_local_bend_z_column_v_x_along_dq
+            + arm_slice3_local_bend_y_column_v_x_along_dq * arm_bend_y_rate;
         let arm_slice3_local_bend_y_column_v_z_along_dq = t493
             - (arm_slice3_local_bend_y_column_w_x_along_dq * cache.arm_slice3_local_com_y
                 + arm_slice3_local_com_y_along_dq
@@ -9730,10 +9336,10 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice3_local_com_x_along_dq
                 - cache.arm_slice3_local_com_x
                     * arm_slice3_local_bend_y_column_w_y_along_dq);
-        let t498 = 1.4997633723912625 * arm_slice3_bend_along_dq * shared[165]
-            * shared[36] + t491 + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t354
+        let t498 = 1.4997633723912625 * arm_slice3_bend_along_dq * t149 * t35 + t491
+            + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t354
             - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t354
-            - 0.7498816861956312 * arm_slice3_bend_along_dq * shared[36] * shared[166];
+            - 0.7498816861956312 * arm_slice3_bend_along_dq * t35 * t150;
         let arm_slice3_local_bend_z_column_v_z_along_dq = t498
             - (cache.arm_slice3_local_com_y * arm_slice3_local_bend_z_column_w_x_along_dq
                 + cache.arm_slice3_local_bend_z_column_w_x
@@ -9742,62 +9348,61 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice3_local_bend_z_column_w_y_along_dq
                 - cache.arm_slice3_local_bend_z_column_w_y
                     * arm_slice3_local_com_x_along_dq);
-        let t499 = arm_slice3_local_bend_y_column_v_z_along_dq * shared[2]
-            + shared[0] * arm_slice3_local_bend_z_column_v_z_along_dq;
-        let t500 = 0.9305681557970262 * cache.arm_bend_y * shared[162]
+        let t499 = arm_slice3_local_bend_y_column_v_z_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_v_z_along_dq;
+        let t500 = 0.9305681557970262 * cache.arm_bend_y * t146
             * arm_slice3_bend_along_dq
             + 0.9305681557970262 * arm_bend_y_along_dq * cache.arm_slice3_bend_c1;
-        let arm_slice3_local_inertia_com_12_along_dq = shared[180] * shared[160] * t484
-            + shared[158] * t500 * shared[160];
+        let arm_slice3_local_inertia_com_12_along_dq = t165 * t144 * t484
+            + t141 * t500 * t144;
         let arm_slice3_local_inertia_i_12_along_dq = arm_slice3_local_inertia_com_12_along_dq
             - cache.arm_slice3_local_com_z * cache.arm_slice0_mass
                 * arm_slice3_local_com_y_along_dq
             - cache.arm_slice0_mass * cache.arm_slice3_local_com_y
                 * arm_slice3_local_com_z_along_dq;
-        let t501 = shared[2] * arm_slice3_local_bend_y_column_w_z_along_dq
-            + shared[0] * arm_slice3_local_bend_z_column_w_z_along_dq;
+        let t501 = arm_bend_y_rate * arm_slice3_local_bend_y_column_w_z_along_dq
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_w_z_along_dq;
         let arm_slice3_local_inertia_h_z_along_dq = cache.arm_slice0_mass
             * arm_slice3_local_com_z_along_dq;
-        let t502 = arm_slice3_local_bend_y_column_w_x_along_dq * shared[2]
-            + shared[0] * arm_slice3_local_bend_z_column_w_x_along_dq;
-        let arm_slice3_local_inertia_com_11_along_dq = 2.0 * t500 * shared[180]
-            * shared[160];
+        let t502 = arm_slice3_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_w_x_along_dq;
+        let arm_slice3_local_inertia_com_11_along_dq = 2.0 * t500 * t165 * t144;
         let t503 = 2.0 * cache.arm_slice3_local_com_z * arm_slice3_local_com_z_along_dq;
         let arm_slice3_local_inertia_i_11_along_dq = arm_slice3_local_inertia_com_11_along_dq
             + cache.arm_slice0_mass * (t503 + t487);
-        let arm_slice3_local_inertia_com_01_along_dq = shared[180] * t483 * shared[160]
-            + t500 * shared[160] * shared[161];
+        let arm_slice3_local_inertia_com_01_along_dq = t165 * t483 * t144
+            + t500 * t144 * t145;
         let arm_slice3_local_inertia_i_01_along_dq = arm_slice3_local_inertia_com_01_along_dq
             - cache.arm_slice3_local_com_x * cache.arm_slice0_mass
                 * arm_slice3_local_com_y_along_dq
             - cache.arm_slice0_mass * arm_slice3_local_com_x_along_dq
                 * cache.arm_slice3_local_com_y;
-        let t504 = arm_slice3_local_bend_y_column_w_y_along_dq * shared[2]
-            + shared[0] * arm_slice3_local_bend_z_column_w_y_along_dq;
+        let t504 = arm_slice3_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice3_local_bend_z_column_w_y_along_dq;
         let arm_slice3_local_momentum_n_y_along_dq = arm_slice3_local_inertia_i_12_along_dq
-            * shared[167] + t501 * cache.arm_slice3_local_inertia_i_12
-            + arm_slice3_local_inertia_h_z_along_dq * shared[175]
+            * t151 + t501 * cache.arm_slice3_local_inertia_i_12
+            + arm_slice3_local_inertia_h_z_along_dq * t162
             + cache.arm_slice3_local_inertia_i_01 * t502
-            + arm_slice3_local_inertia_i_11_along_dq * shared[176]
-            + shared[170] * arm_slice3_local_inertia_i_01_along_dq
+            + arm_slice3_local_inertia_i_11_along_dq * t163
+            + t156 * arm_slice3_local_inertia_i_01_along_dq
             + t497 * cache.arm_slice3_local_inertia_h_z
             + t504 * cache.arm_slice3_local_inertia_i_11
             - cache.arm_slice3_local_inertia_h_x * t499
-            - arm_slice3_local_inertia_h_x_along_dq * shared[181];
+            - arm_slice3_local_inertia_h_x_along_dq * t166;
         let arm_slice3_local_inertia_h_y_along_dq = cache.arm_slice0_mass
             * arm_slice3_local_com_y_along_dq;
         let arm_slice3_local_momentum_f_x_along_dq = t497 * cache.arm_slice0_mass
-            - (arm_slice3_local_inertia_h_y_along_dq * shared[167]
+            - (arm_slice3_local_inertia_h_y_along_dq * t151
                 + t501 * cache.arm_slice3_local_inertia_h_y
-                - arm_slice3_local_inertia_h_z_along_dq * shared[176]
+                - arm_slice3_local_inertia_h_z_along_dq * t163
                 - t504 * cache.arm_slice3_local_inertia_h_z);
         let arm_slice3_local_subspace1_w_y_along_dq = p.section_length
             * arm_slice3_local_bend_z_column_w_y_along_dq;
         let t505 = 0.6978160177890329 * t335 * cache.arm_slice3_bend_c4
-            + 0.6978160177890329 * shared[6] * arm_slice3_bend_along_dq * shared[165]
-            - 2.0934480533670987 * shared[6] * arm_slice3_bend_along_dq * shared[174]
+            + 0.6978160177890329 * t5 * arm_slice3_bend_along_dq * t149
+            - 2.0934480533670987 * t5 * arm_slice3_bend_along_dq * t161
             - 2.0934480533670987 * t335 * cache.arm_slice3_bend_c5
-            - 0.8058320946447624 * shared[7] * arm_slice3_bend_along_dq * shared[166]
+            - 0.8058320946447624 * t6 * arm_slice3_bend_along_dq * t150
             - 0.8058320946447624 * cache.arm_slice3_bend_c3 * t336;
         let arm_slice3_local_subspace0_w_y_along_dq = p.section_length
             * arm_slice3_local_bend_y_column_w_y_along_dq;
@@ -9807,105 +9412,101 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * arm_slice3_local_bend_y_column_v_y_along_dq;
         let arm_slice3_local_subspace1_v_y_along_dq = p.section_length
             * arm_slice3_local_bend_z_column_v_y_along_dq;
-        let t507 = t493 * shared[2] + shared[0] * t498;
-        let t508 = t496 * shared[2] + shared[0] * t495;
+        let t507 = t493 * arm_bend_y_rate + arm_bend_z_rate * t498;
+        let t508 = t496 * arm_bend_y_rate + arm_bend_z_rate * t495;
         let t509 = arm_slice3_local_subspace0_v_y_along_dq * qdd[0]
             + arm_slice3_local_subspace1_v_y_along_dq * qdd[1]
             + (5.1949229180765215 * t358 * cache.arm_slice3_bend_c6
-                + 4.499290117173787 * shared[40] * arm_slice3_bend_along_dq * shared[165]
+                + 4.499290117173787 * t40 * arm_slice3_bend_along_dq * t149
                 + 0.6493653647595652 * t358 * cache.arm_slice3_bend_c4
                 + 4.499290117173787 * cache.arm_slice3_bend_c4 * t357
-                + 0.6493653647595652 * arm_slice3_bend_along_dq * shared[165]
-                    * shared[39]
-                + 5.1949229180765215 * arm_slice3_bend_along_dq * shared[186]
-                    * shared[39] - 3.246826823797826 * t358 * cache.arm_slice3_bend_c5
-                - 3.246826823797826 * arm_slice3_bend_along_dq * shared[174] * shared[39]
+                + 0.6493653647595652 * arm_slice3_bend_along_dq * t149 * t39
+                + 5.1949229180765215 * arm_slice3_bend_along_dq * t169 * t39
+                - 3.246826823797826 * t358 * cache.arm_slice3_bend_c5
+                - 3.246826823797826 * arm_slice3_bend_along_dq * t161 * t39
                 - 2.2496450585868937 * cache.arm_slice3_bend_c3 * t357
-                - 2.2496450585868937 * shared[40] * arm_slice3_bend_along_dq
-                    * shared[166])
-            - (arm_slice3_local_com_x_along_dq * shared[171]
+                - 2.2496450585868937 * t40 * arm_slice3_bend_along_dq * t150)
+            - (arm_slice3_local_com_x_along_dq * t157
                 + cache.arm_slice3_local_com_x * t489
                 - t485 * cache.arm_slice3_local_com_z
-                - shared[163] * arm_slice3_local_com_z_along_dq)
-            - (t501 * shared[168] + t508 * shared[167] - shared[169] * t502
-                - t507 * shared[170]);
-        let arm_slice3_local_inertia_com_00_along_dq = 2.0 * t483 * shared[160]
-            * shared[161];
+                - t147 * arm_slice3_local_com_z_along_dq)
+            - (t501 * t152 + t508 * t151 - t155 * t502 - t507 * t156);
+        let arm_slice3_local_inertia_com_00_along_dq = 2.0 * t483 * t144 * t145;
         let arm_slice3_local_inertia_i_00_along_dq = arm_slice3_local_inertia_com_00_along_dq
             + (t503 + t488) * cache.arm_slice0_mass;
         let arm_slice3_local_momentum_n_x_along_dq = cache.arm_slice3_local_inertia_i_01
-            * t504 + arm_slice3_local_inertia_i_02_along_dq * shared[167]
-            + arm_slice3_local_inertia_h_y_along_dq * shared[181]
+            * t504 + arm_slice3_local_inertia_i_02_along_dq * t151
+            + arm_slice3_local_inertia_h_y_along_dq * t166
             + t501 * cache.arm_slice3_local_inertia_i_02
             + t499 * cache.arm_slice3_local_inertia_h_y
-            + arm_slice3_local_inertia_i_00_along_dq * shared[170]
-            + arm_slice3_local_inertia_i_01_along_dq * shared[176]
+            + arm_slice3_local_inertia_i_00_along_dq * t156
+            + arm_slice3_local_inertia_i_01_along_dq * t163
             + cache.arm_slice3_local_inertia_i_00 * t502
-            - shared[178] * arm_slice3_local_inertia_h_z_along_dq
+            - t164 * arm_slice3_local_inertia_h_z_along_dq
             - t494 * cache.arm_slice3_local_inertia_h_z;
         let arm_slice3_local_momentum_f_y_along_dq = t494 * cache.arm_slice0_mass
             - (cache.arm_slice3_local_inertia_h_z * t502
-                + arm_slice3_local_inertia_h_z_along_dq * shared[170]
-                - arm_slice3_local_inertia_h_x_along_dq * shared[167]
+                + arm_slice3_local_inertia_h_z_along_dq * t156
+                - arm_slice3_local_inertia_h_x_along_dq * t151
                 - cache.arm_slice3_local_inertia_h_x * t501);
-        let t510 = shared[0] * t493 + t492 * shared[2];
+        let t510 = arm_bend_z_rate * t493 + t492 * arm_bend_y_rate;
         let arm_slice3_local_subspace1_v_x_along_dq = p.section_length
             * arm_slice3_local_bend_z_column_v_x_along_dq;
         let arm_slice3_local_subspace0_v_x_along_dq = arm_slice3_local_bend_y_column_v_x_along_dq
             * p.section_length;
         let t511 = arm_slice3_local_subspace1_v_x_along_dq * qdd[1]
             + arm_slice3_local_subspace0_v_x_along_dq * qdd[0]
-            + (0.8058320946447624 * shared[34] * arm_slice3_bend_along_dq * shared[166]
-                + 2.0934480533670987 * shared[35] * arm_slice3_bend_along_dq
-                    * shared[174] + 2.0934480533670987 * t362 * cache.arm_slice3_bend_c5
-                + 0.6978160177890329 * shared[35] * arm_slice3_bend_along_dq
-                    * shared[166] + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t362
-                - 2.0934480533670987 * shared[35] * arm_slice3_bend_along_dq
-                    * shared[165] - 2.0934480533670987 * t362 * cache.arm_slice3_bend_c4
-                - 0.8058320946447624 * shared[34] * shared[159]
-                    * arm_slice3_bend_along_dq)
-            - (t507 * shared[176] + shared[169] * t504 - t510 * shared[167]
-                - shared[187] * t501)
-            - (shared[184] * arm_slice3_local_com_z_along_dq
+            + (0.8058320946447624 * t33 * arm_slice3_bend_along_dq * t150
+                + 2.0934480533670987 * t34 * arm_slice3_bend_along_dq * t161
+                + 2.0934480533670987 * t362 * cache.arm_slice3_bend_c5
+                + 0.6978160177890329 * t34 * arm_slice3_bend_along_dq * t150
+                + 0.6978160177890329 * cache.arm_slice3_bend_c3 * t362
+                - 2.0934480533670987 * t34 * arm_slice3_bend_along_dq * t149
+                - 2.0934480533670987 * t362 * cache.arm_slice3_bend_c4
+                - 0.8058320946447624 * t33 * t142 * arm_slice3_bend_along_dq)
+            - (t507 * t163 + t155 * t504 - t510 * t151 - t170 * t501)
+            - (t167 * arm_slice3_local_com_z_along_dq
                 + cache.arm_slice3_local_com_z * t505
-                - arm_slice3_local_com_y_along_dq * shared[171]
+                - arm_slice3_local_com_y_along_dq * t157
                 - cache.arm_slice3_local_com_y * t489);
-        let t512 = arm_slice3_local_inertia_i_02_along_dq * shared[164]
+        let t512 = arm_slice3_local_inertia_i_02_along_dq * t148
             + t486 * cache.arm_slice3_local_inertia_i_02
-            + shared[172] * arm_slice3_local_inertia_h_x_along_dq
-            + arm_slice3_local_inertia_i_22_along_dq * shared[173]
-            + cache.arm_slice3_local_inertia_i_22 * t490 + t497 * shared[179]
-            + arm_slice3_local_momentum_n_y_along_dq * shared[170] + t502 * shared[183]
+            + t158 * arm_slice3_local_inertia_h_x_along_dq
+            + arm_slice3_local_inertia_i_22_along_dq * t159
+            + cache.arm_slice3_local_inertia_i_22 * t490
+            + t497 * arm_slice3_local_momentum_f_y
+            + arm_slice3_local_momentum_n_y_along_dq * t156
+            + t502 * arm_slice3_local_momentum_n_y
             + cache.arm_slice3_local_inertia_i_12 * t506
-            + shared[185] * arm_slice3_local_inertia_i_12_along_dq
+            + t168 * arm_slice3_local_inertia_i_12_along_dq
             + cache.arm_slice3_local_inertia_h_x * t509
-            + arm_slice3_local_momentum_f_y_along_dq * shared[175] - t494 * shared[177]
-            - t504 * shared[182] - shared[178] * arm_slice3_local_momentum_f_x_along_dq
-            - arm_slice3_local_momentum_n_x_along_dq * shared[176]
+            + arm_slice3_local_momentum_f_y_along_dq * t162
+            - t494 * arm_slice3_local_momentum_f_x - t504 * arm_slice3_local_momentum_n_x
+            - t164 * arm_slice3_local_momentum_f_x_along_dq
+            - arm_slice3_local_momentum_n_x_along_dq * t163
             - t511 * cache.arm_slice3_local_inertia_h_y
-            - arm_slice3_local_inertia_h_y_along_dq * shared[188];
+            - arm_slice3_local_inertia_h_y_along_dq * t171;
         let arm_slice1_bend_along_dq = 0.10890625570683385 * arm_bend_squared_along_dq;
         let arm_slice1_local_bend_y_column_w_y_along_dq = -0.035940096619352636
             * cache.arm_slice1_bend_c3 * t321
-            - 0.035940096619352636 * shared[137] * shared[189]
-                * arm_slice1_bend_along_dq;
+            - 0.035940096619352636 * t126 * t172 * arm_slice1_bend_along_dq;
         let arm_slice2_bend_along_dq = 0.44888729929169013 * arm_bend_squared_along_dq;
-        let t513 = 0.3007502358784333 * shared[227] * arm_slice2_bend_along_dq
-            * shared[21] + 0.3007502358784333 * t322 * cache.arm_slice2_bend_c3
-            - 0.3007502358784333 * shared[228] * arm_slice2_bend_along_dq * shared[21]
+        let t513 = 0.3007502358784333 * t208 * arm_slice2_bend_along_dq * t18
+            + 0.3007502358784333 * t322 * cache.arm_slice2_bend_c3
+            - 0.3007502358784333 * t209 * arm_slice2_bend_along_dq * t18
             - 0.3007502358784333 * t322 * cache.arm_slice2_bend_c2;
-        let arm_slice2_local_com_y_along_dq = 0.44888729929169013 * shared[228]
-            * arm_slice2_bend_along_dq * shared[21]
+        let arm_slice2_local_com_y_along_dq = 0.44888729929169013 * t209
+            * arm_slice2_bend_along_dq * t18
             + 0.44888729929169013 * t322 * cache.arm_slice2_bend_c2;
-        let arm_slice2_local_com_z_along_dq = 0.44888729929169013 * shared[228]
-            * shared[25] * arm_slice2_bend_along_dq
+        let arm_slice2_local_com_z_along_dq = 0.44888729929169013 * t209 * t22
+            * arm_slice2_bend_along_dq
             + 0.44888729929169013 * t325 * cache.arm_slice2_bend_c2;
-        let arm_slice2_local_bend_y_column_w_y_along_dq = -0.3007502358784333
-            * shared[137] * shared[227] * arm_slice2_bend_along_dq
+        let arm_slice2_local_bend_y_column_w_y_along_dq = -0.3007502358784333 * t126
+            * t208 * arm_slice2_bend_along_dq
             - 0.3007502358784333 * cache.arm_slice2_bend_c3 * t321;
         let arm_slice2_local_bend_y_column_w_z_along_dq = -0.3007502358784333 * t319
             * cache.arm_slice2_bend_c3
-            - 0.3007502358784333 * shared[227] * arm_slice2_bend_along_dq * shared[1];
+            - 0.3007502358784333 * t208 * arm_slice2_bend_along_dq * t0;
         let arm_slice2_local_bend_y_column_v_x_along_dq = t513
             - (arm_slice2_local_com_z_along_dq * cache.arm_slice2_local_bend_y_column_w_y
                 + arm_slice2_local_bend_y_column_w_y_along_dq
@@ -9915,17 +9516,17 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                 - arm_slice2_local_bend_y_column_w_z_along_dq
                     * cache.arm_slice2_local_com_y);
         let t514 = 0.02372114506416456 * cache.arm_slice1_bend_c4 * t329
-            + 0.02372114506416456 * arm_slice1_bend_along_dq * shared[29] * shared[229]
-            - 0.01186057253208228 * shared[189] * arm_slice1_bend_along_dq * shared[29]
+            + 0.02372114506416456 * arm_slice1_bend_along_dq * t27 * t210
+            - 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t27
             - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t329;
         let arm_slice1_local_bend_y_column_w_x_along_dq = -0.10890625570683385
-            * cache.arm_bend_z * arm_slice1_bend_along_dq * shared[230]
+            * cache.arm_bend_z * arm_slice1_bend_along_dq * t211
             - 0.10890625570683385 * arm_bend_z_along_dq * cache.arm_slice1_bend_c2;
         let arm_slice1_local_com_y_along_dq = 0.10890625570683385
-            * arm_slice1_bend_along_dq * shared[230] * shared[21]
+            * arm_slice1_bend_along_dq * t211 * t18
             + 0.10890625570683385 * t322 * cache.arm_slice1_bend_c2;
         let arm_slice1_local_com_x_along_dq = 0.33000947820757187 * p.section_length
-            * shared[231] * arm_slice1_bend_along_dq;
+            * t212 * arm_slice1_bend_along_dq;
         let arm_slice1_local_bend_y_column_v_z_along_dq = t514
             - (arm_slice1_local_bend_y_column_w_x_along_dq * cache.arm_slice1_local_com_y
                 + arm_slice1_local_com_y_along_dq
@@ -9934,23 +9535,23 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * cache.arm_slice1_local_com_x
                 - cache.arm_slice1_local_bend_y_column_w_y
                     * arm_slice1_local_com_x_along_dq);
-        let arm_slice2_local_bend_z_column_w_y_along_dq = 0.3007502358784333
-            * shared[227] * arm_slice2_bend_along_dq * shared[4]
+        let arm_slice2_local_bend_z_column_w_y_along_dq = 0.3007502358784333 * t208
+            * arm_slice2_bend_along_dq * t2
             + 0.3007502358784333 * t320 * cache.arm_slice2_bend_c3;
-        let t515 = arm_slice2_local_bend_y_column_w_y_along_dq * shared[2]
-            + shared[0] * arm_slice2_local_bend_z_column_w_y_along_dq;
-        let arm_slice2_local_com_x_along_dq = 0.6699905217924281 * shared[234]
+        let t515 = arm_slice2_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_w_y_along_dq;
+        let arm_slice2_local_com_x_along_dq = 0.6699905217924281 * t214
             * p.section_length * arm_slice2_bend_along_dq;
         let arm_slice2_local_inertia_h_x_along_dq = cache.arm_slice1_mass
             * arm_slice2_local_com_x_along_dq;
-        let t516 = -0.44888729929169013 * shared[228] * shared[142]
+        let t516 = -0.44888729929169013 * t209 * arm_bend_squared
             * arm_slice2_bend_along_dq
             - 0.44888729929169013 * arm_bend_squared_along_dq * cache.arm_slice2_bend_c2;
-        let t517 = 0.6699905217924281 * cache.arm_bend_z * shared[234]
+        let t517 = 0.6699905217924281 * cache.arm_bend_z * t214
             * arm_slice2_bend_along_dq
             + 0.6699905217924281 * arm_bend_z_along_dq * cache.arm_slice2_bend_c1;
-        let arm_slice2_local_inertia_com_02_along_dq = shared[235] * shared[236] * t516
-            + shared[235] * shared[237] * t517;
+        let arm_slice2_local_inertia_com_02_along_dq = t215 * t216 * t516
+            + t215 * t217 * t517;
         let arm_slice2_local_inertia_i_02_along_dq = arm_slice2_local_inertia_com_02_along_dq
             - cache.arm_slice1_mass * arm_slice2_local_com_z_along_dq
                 * cache.arm_slice2_local_com_x
@@ -9958,28 +9559,28 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                 * cache.arm_slice2_local_com_z;
         let arm_slice2_local_bend_z_column_w_z_along_dq = 0.3007502358784333
             * cache.arm_slice2_bend_c3 * t321
-            + 0.3007502358784333 * shared[137] * shared[227] * arm_slice2_bend_along_dq;
-        let t518 = arm_slice2_local_bend_y_column_w_z_along_dq * shared[2]
-            + shared[0] * arm_slice2_local_bend_z_column_w_z_along_dq;
-        let t519 = 0.6699905217924281 * cache.arm_bend_y * shared[234]
+            + 0.3007502358784333 * t126 * t208 * arm_slice2_bend_along_dq;
+        let t518 = arm_slice2_local_bend_y_column_w_z_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_w_z_along_dq;
+        let t519 = 0.6699905217924281 * cache.arm_bend_y * t214
             * arm_slice2_bend_along_dq
             + 0.6699905217924281 * arm_bend_y_along_dq * cache.arm_slice2_bend_c1;
-        let arm_slice2_local_inertia_com_12_along_dq = shared[238] * shared[235] * t517
-            + shared[235] * shared[236] * t519;
+        let arm_slice2_local_inertia_com_12_along_dq = t218 * t215 * t517
+            + t215 * t216 * t519;
         let arm_slice2_local_inertia_i_12_along_dq = arm_slice2_local_inertia_com_12_along_dq
             - cache.arm_slice1_mass * cache.arm_slice2_local_com_y
                 * arm_slice2_local_com_z_along_dq
             - cache.arm_slice1_mass * cache.arm_slice2_local_com_z
                 * arm_slice2_local_com_y_along_dq;
         let arm_slice2_local_bend_y_column_w_x_along_dq = -0.44888729929169013
-            * cache.arm_bend_z * shared[228] * arm_slice2_bend_along_dq
+            * cache.arm_bend_z * t209 * arm_slice2_bend_along_dq
             - 0.44888729929169013 * arm_bend_z_along_dq * cache.arm_slice2_bend_c2;
-        let t520 = 0.44888729929169013 * shared[228] * p.section_length
+        let t520 = 0.44888729929169013 * t209 * p.section_length
             * arm_slice2_bend_along_dq;
         let t521 = 0.4029996149307748 * t332 * cache.arm_slice2_bend_c4
-            + 0.4029996149307748 * arm_slice2_bend_along_dq * shared[28] * shared[239]
-            + t520 - 0.2014998074653874 * t332 * cache.arm_slice2_bend_c3
-            - 0.2014998074653874 * shared[227] * arm_slice2_bend_along_dq * shared[28];
+            + 0.4029996149307748 * arm_slice2_bend_along_dq * t26 * t219 + t520
+            - 0.2014998074653874 * t332 * cache.arm_slice2_bend_c3
+            - 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t26;
         let arm_slice2_local_bend_y_column_v_y_along_dq = t521
             - (arm_slice2_local_bend_y_column_w_z_along_dq * cache.arm_slice2_local_com_x
                 + cache.arm_slice2_local_bend_y_column_w_z
@@ -9989,12 +9590,12 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                 - arm_slice2_local_bend_y_column_w_x_along_dq
                     * cache.arm_slice2_local_com_z);
         let arm_slice2_local_bend_z_column_w_x_along_dq = 0.44888729929169013
-            * cache.arm_bend_y * shared[228] * arm_slice2_bend_along_dq
+            * cache.arm_bend_y * t209 * arm_slice2_bend_along_dq
             + 0.44888729929169013 * arm_bend_y_along_dq * cache.arm_slice2_bend_c2;
         let t522 = 0.4029996149307748 * t329 * cache.arm_slice2_bend_c4
-            + 0.4029996149307748 * arm_slice2_bend_along_dq * shared[29] * shared[239]
+            + 0.4029996149307748 * arm_slice2_bend_along_dq * t27 * t219
             - 0.2014998074653874 * t329 * cache.arm_slice2_bend_c3
-            - 0.2014998074653874 * shared[227] * arm_slice2_bend_along_dq * shared[29];
+            - 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t27;
         let arm_slice2_local_bend_z_column_v_y_along_dq = t522
             - (arm_slice2_local_com_x_along_dq * cache.arm_slice2_local_bend_z_column_w_z
                 + arm_slice2_local_bend_z_column_w_z_along_dq
@@ -10003,14 +9604,13 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * cache.arm_slice2_local_com_z
                 - arm_slice2_local_com_z_along_dq
                     * cache.arm_slice2_local_bend_z_column_w_x);
-        let t523 = shared[2] * arm_slice2_local_bend_y_column_v_y_along_dq
-            + shared[0] * arm_slice2_local_bend_z_column_v_y_along_dq;
-        let t524 = arm_slice2_local_bend_y_column_w_x_along_dq * shared[2]
-            + shared[0] * arm_slice2_local_bend_z_column_w_x_along_dq;
-        let t525 = 0.3007502358784333 * shared[25] * shared[227]
-            * arm_slice2_bend_along_dq
+        let t523 = arm_bend_y_rate * arm_slice2_local_bend_y_column_v_y_along_dq
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_v_y_along_dq;
+        let t524 = arm_slice2_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_w_x_along_dq;
+        let t525 = 0.3007502358784333 * t22 * t208 * arm_slice2_bend_along_dq
             + 0.3007502358784333 * t325 * cache.arm_slice2_bend_c3
-            - 0.3007502358784333 * shared[228] * shared[25] * arm_slice2_bend_along_dq
+            - 0.3007502358784333 * t209 * t22 * arm_slice2_bend_along_dq
             - 0.3007502358784333 * t325 * cache.arm_slice2_bend_c2;
         let arm_slice2_local_bend_z_column_v_x_along_dq = t525
             - (cache.arm_slice2_local_com_z * arm_slice2_local_bend_z_column_w_y_along_dq
@@ -10020,10 +9620,9 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice2_local_bend_z_column_w_z_along_dq
                 - cache.arm_slice2_local_bend_z_column_w_z
                     * arm_slice2_local_com_y_along_dq);
-        let t526 = arm_slice2_local_bend_y_column_v_x_along_dq * shared[2]
-            + shared[0] * arm_slice2_local_bend_z_column_v_x_along_dq;
-        let arm_slice2_local_inertia_com_22_along_dq = 2.0 * shared[235] * shared[236]
-            * t517;
+        let t526 = arm_slice2_local_bend_y_column_v_x_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice2_local_bend_z_column_v_x_along_dq;
+        let arm_slice2_local_inertia_com_22_along_dq = 2.0 * t215 * t216 * t517;
         let t527 = 2.0 * arm_slice2_local_com_x_along_dq * cache.arm_slice2_local_com_x;
         let t528 = 2.0 * cache.arm_slice2_local_com_y * arm_slice2_local_com_y_along_dq;
         let arm_slice2_local_inertia_i_22_along_dq = arm_slice2_local_inertia_com_22_along_dq
@@ -10031,19 +9630,19 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let arm_slice2_local_inertia_h_y_along_dq = cache.arm_slice1_mass
             * arm_slice2_local_com_y_along_dq;
         let arm_slice2_local_momentum_n_z_along_dq = cache.arm_slice2_local_inertia_i_12
-            * t515 + shared[217] * arm_slice2_local_inertia_h_x_along_dq
-            + shared[213] * arm_slice2_local_inertia_i_02_along_dq
+            * t515 + t197 * arm_slice2_local_inertia_h_x_along_dq
+            + t194 * arm_slice2_local_inertia_i_02_along_dq
             + cache.arm_slice2_local_inertia_i_22 * t518
-            + arm_slice2_local_inertia_i_12_along_dq * shared[214]
+            + arm_slice2_local_inertia_i_12_along_dq * t195
             + cache.arm_slice2_local_inertia_h_x * t523
             + t524 * cache.arm_slice2_local_inertia_i_02
-            + shared[216] * arm_slice2_local_inertia_i_22_along_dq
+            + t196 * arm_slice2_local_inertia_i_22_along_dq
             - cache.arm_slice2_local_inertia_h_y * t526
-            - shared[240] * arm_slice2_local_inertia_h_y_along_dq;
+            - t220 * arm_slice2_local_inertia_h_y_along_dq;
         let t529 = 0.4029996149307748 * t354 * cache.arm_slice2_bend_c4
-            + 0.4029996149307748 * arm_slice2_bend_along_dq * shared[239] * shared[36]
-            + t520 - 0.2014998074653874 * t354 * cache.arm_slice2_bend_c3
-            - 0.2014998074653874 * shared[227] * arm_slice2_bend_along_dq * shared[36];
+            + 0.4029996149307748 * arm_slice2_bend_along_dq * t219 * t35 + t520
+            - 0.2014998074653874 * t354 * cache.arm_slice2_bend_c3
+            - 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t35;
         let arm_slice2_local_bend_z_column_v_z_along_dq = t529
             - (cache.arm_slice2_local_com_y * arm_slice2_local_bend_z_column_w_x_along_dq
                 + arm_slice2_local_com_y_along_dq
@@ -10060,22 +9659,21 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * cache.arm_slice2_local_com_x
                 - arm_slice2_local_com_x_along_dq
                     * cache.arm_slice2_local_bend_y_column_w_y);
-        let t530 = shared[0] * arm_slice2_local_bend_z_column_v_z_along_dq
-            + arm_slice2_local_bend_y_column_v_z_along_dq * shared[2];
+        let t530 = arm_bend_z_rate * arm_slice2_local_bend_z_column_v_z_along_dq
+            + arm_slice2_local_bend_y_column_v_z_along_dq * arm_bend_y_rate;
         let arm_slice2_local_momentum_f_z_along_dq = cache.arm_slice1_mass * t530
             - (cache.arm_slice2_local_inertia_h_x * t515
-                + shared[214] * arm_slice2_local_inertia_h_x_along_dq
-                - shared[213] * arm_slice2_local_inertia_h_y_along_dq
+                + t195 * arm_slice2_local_inertia_h_x_along_dq
+                - t194 * arm_slice2_local_inertia_h_y_along_dq
                 - cache.arm_slice2_local_inertia_h_y * t524);
         let arm_slice2_local_inertia_h_z_along_dq = cache.arm_slice1_mass
             * arm_slice2_local_com_z_along_dq;
-        let arm_slice2_local_inertia_com_00_along_dq = 2.0 * shared[235] * shared[237]
-            * t516;
+        let arm_slice2_local_inertia_com_00_along_dq = 2.0 * t215 * t217 * t516;
         let t531 = 2.0 * arm_slice2_local_com_z_along_dq * cache.arm_slice2_local_com_z;
         let arm_slice2_local_inertia_i_00_along_dq = arm_slice2_local_inertia_com_00_along_dq
             + cache.arm_slice1_mass * (t531 + t528);
-        let arm_slice2_local_inertia_com_01_along_dq = shared[235] * t519 * shared[237]
-            + shared[238] * shared[235] * t516;
+        let arm_slice2_local_inertia_com_01_along_dq = t215 * t519 * t217
+            + t218 * t215 * t516;
         let arm_slice2_local_inertia_i_01_along_dq = arm_slice2_local_inertia_com_01_along_dq
             - cache.arm_slice1_mass * arm_slice2_local_com_y_along_dq
                 * cache.arm_slice2_local_com_x
@@ -10084,57 +9682,54 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let arm_slice2_local_momentum_n_x_along_dq = t518
             * cache.arm_slice2_local_inertia_i_02
             + cache.arm_slice2_local_inertia_i_01 * t515
-            + shared[216] * arm_slice2_local_inertia_i_02_along_dq
+            + t196 * arm_slice2_local_inertia_i_02_along_dq
             + cache.arm_slice2_local_inertia_h_y * t530
-            + shared[213] * arm_slice2_local_inertia_i_00_along_dq
+            + t194 * arm_slice2_local_inertia_i_00_along_dq
             + cache.arm_slice2_local_inertia_i_00 * t524
-            + shared[212] * arm_slice2_local_inertia_h_y_along_dq
-            + arm_slice2_local_inertia_i_01_along_dq * shared[214]
+            + t193 * arm_slice2_local_inertia_h_y_along_dq
+            + arm_slice2_local_inertia_i_01_along_dq * t195
             - cache.arm_slice2_local_inertia_h_z * t523
-            - shared[217] * arm_slice2_local_inertia_h_z_along_dq;
+            - t197 * arm_slice2_local_inertia_h_z_along_dq;
         let arm_slice2_local_subspace1_w_z_along_dq = p.section_length
             * arm_slice2_local_bend_z_column_w_z_along_dq;
         let t532 = 0.3007502358784333 * t341 * cache.arm_slice2_bend_c3
             + 0.1350029611448087 * t340 * cache.arm_slice2_bend_c4
-            + 0.3007502358784333 * shared[227] * arm_slice2_bend_along_dq * shared[10]
-            + 0.1350029611448087 * arm_slice2_bend_along_dq * shared[239] * shared[9]
+            + 0.3007502358784333 * t208 * arm_slice2_bend_along_dq * t11
+            + 0.1350029611448087 * arm_slice2_bend_along_dq * t219 * t10
             - 0.4050088834344261 * t340 * cache.arm_slice2_bend_c5
-            - 0.4050088834344261 * shared[246] * arm_slice2_bend_along_dq * shared[9];
+            - 0.4050088834344261 * t225 * arm_slice2_bend_along_dq * t10;
         let arm_slice2_local_subspace0_w_z_along_dq = arm_slice2_local_bend_y_column_w_z_along_dq
             * p.section_length;
         let t533 = arm_slice2_local_subspace1_w_z_along_dq * qdd[1] + t532
             + arm_slice2_local_subspace0_w_z_along_dq * qdd[0];
-        let t534 = 0.1350029611448087 * shared[6] * arm_slice2_bend_along_dq
-            * shared[239] + 0.1350029611448087 * t335 * cache.arm_slice2_bend_c4
-            - 0.4050088834344261 * shared[246] * shared[6] * arm_slice2_bend_along_dq
+        let t534 = 0.1350029611448087 * t5 * arm_slice2_bend_along_dq * t219
+            + 0.1350029611448087 * t335 * cache.arm_slice2_bend_c4
+            - 0.4050088834344261 * t225 * t5 * arm_slice2_bend_along_dq
             - 0.4050088834344261 * t335 * cache.arm_slice2_bend_c5
             - 0.3007502358784333 * t336 * cache.arm_slice2_bend_c3
-            - 0.3007502358784333 * shared[7] * shared[227] * arm_slice2_bend_along_dq;
-        let t535 = t521 * shared[2] + shared[0] * t522;
-        let t536 = t522 * shared[2] + shared[0] * t529;
+            - 0.3007502358784333 * t6 * t208 * arm_slice2_bend_along_dq;
+        let t535 = t521 * arm_bend_y_rate + arm_bend_z_rate * t522;
+        let t536 = t522 * arm_bend_y_rate + arm_bend_z_rate * t529;
         let arm_slice2_local_subspace1_v_x_along_dq = p.section_length
             * arm_slice2_local_bend_z_column_v_x_along_dq;
         let arm_slice2_local_subspace0_v_x_along_dq = p.section_length
             * arm_slice2_local_bend_y_column_v_x_along_dq;
-        let t537 = (0.3007502358784333 * shared[227] * shared[34]
-            * arm_slice2_bend_along_dq
+        let t537 = (0.3007502358784333 * t208 * t33 * arm_slice2_bend_along_dq
             + 0.4050088834344261 * t362 * cache.arm_slice2_bend_c5
-            + 0.1350029611448087 * shared[35] * shared[227] * arm_slice2_bend_along_dq
+            + 0.1350029611448087 * t34 * t208 * arm_slice2_bend_along_dq
             + 0.1350029611448087 * t362 * cache.arm_slice2_bend_c3
-            + 0.4050088834344261 * shared[246] * shared[35] * arm_slice2_bend_along_dq
-            - 0.4050088834344261 * shared[35] * arm_slice2_bend_along_dq * shared[239]
+            + 0.4050088834344261 * t225 * t34 * arm_slice2_bend_along_dq
+            - 0.4050088834344261 * t34 * arm_slice2_bend_along_dq * t219
             - 0.4050088834344261 * t362 * cache.arm_slice2_bend_c4
-            - 0.3007502358784333 * shared[228] * shared[34] * arm_slice2_bend_along_dq)
+            - 0.3007502358784333 * t209 * t33 * arm_slice2_bend_along_dq)
             + qdd[1] * arm_slice2_local_subspace1_v_x_along_dq
             + arm_slice2_local_subspace0_v_x_along_dq * qdd[0]
             - (t534 * cache.arm_slice2_local_com_z
-                + arm_slice2_local_com_z_along_dq * shared[219]
-                - arm_slice2_local_com_y_along_dq * shared[221]
+                + arm_slice2_local_com_z_along_dq * t198
+                - arm_slice2_local_com_y_along_dq * t200
                 - t532 * cache.arm_slice2_local_com_y)
-            - (shared[223] * t515 + shared[214] * t536 - t518 * shared[224]
-                - t535 * shared[216]);
-        let arm_slice2_local_inertia_com_11_along_dq = 2.0 * shared[238] * shared[235]
-            * t519;
+            - (t204 * t515 + t195 * t536 - t518 * t205 - t535 * t196);
+        let arm_slice2_local_inertia_com_11_along_dq = 2.0 * t218 * t215 * t519;
         let arm_slice2_local_inertia_i_11_along_dq = cache.arm_slice1_mass
             * (t531 + t527) + arm_slice2_local_inertia_com_11_along_dq;
         let arm_slice2_local_subspace0_w_y_along_dq = arm_slice2_local_bend_y_column_w_y_along_dq
@@ -10143,37 +9738,36 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * arm_slice2_local_bend_z_column_w_y_along_dq;
         let t538 = arm_slice2_local_subspace0_w_y_along_dq * qdd[0]
             + arm_slice2_local_subspace1_w_y_along_dq * qdd[1] + t534;
-        let t539 = 0.2014998074653874 * shared[227] * arm_slice2_bend_along_dq
-            * shared[12] + 0.2014998074653874 * t344 * cache.arm_slice2_bend_c3
-            - 0.4029996149307748 * arm_slice2_bend_along_dq * shared[239] * shared[12]
+        let t539 = 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t14
+            + 0.2014998074653874 * t344 * cache.arm_slice2_bend_c3
+            - 0.4029996149307748 * arm_slice2_bend_along_dq * t219 * t14
             - 0.4029996149307748 * t344 * cache.arm_slice2_bend_c4;
         let arm_slice2_local_subspace1_v_z_along_dq = p.section_length
             * arm_slice2_local_bend_z_column_v_z_along_dq;
-        let t540 = t513 * shared[2] + t525 * shared[0];
+        let t540 = t513 * arm_bend_y_rate + t525 * arm_bend_z_rate;
         let arm_slice2_local_subspace0_v_z_along_dq = p.section_length
             * arm_slice2_local_bend_y_column_v_z_along_dq;
-        let t541 = (0.4029996149307748 * arm_slice2_bend_along_dq * shared[23]
-            * shared[239] + 0.7236056350474663 * t352 * cache.arm_slice2_bend_c6
-            + 0.7236056350474663 * shared[24] * arm_slice2_bend_along_dq * shared[248]
+        let t541 = (0.4029996149307748 * arm_slice2_bend_along_dq * t20 * t219
+            + 0.7236056350474663 * t352 * cache.arm_slice2_bend_c6
+            + 0.7236056350474663 * t21 * arm_slice2_bend_along_dq * t226
             + 0.09045070438093329 * t352 * cache.arm_slice2_bend_c4
             + 0.4029996149307748 * cache.arm_slice2_bend_c4 * t353
-            + 0.09045070438093329 * shared[24] * arm_slice2_bend_along_dq * shared[239]
-            - 0.45225352190466644 * shared[246] * shared[24] * arm_slice2_bend_along_dq
-            - 0.2014998074653874 * shared[227] * arm_slice2_bend_along_dq * shared[23]
+            + 0.09045070438093329 * t21 * arm_slice2_bend_along_dq * t219
+            - 0.45225352190466644 * t225 * t21 * arm_slice2_bend_along_dq
+            - 0.2014998074653874 * t208 * arm_slice2_bend_along_dq * t20
             - 0.2014998074653874 * cache.arm_slice2_bend_c3 * t353
             - 0.45225352190466644 * t352 * cache.arm_slice2_bend_c5)
             + qdd[1] * arm_slice2_local_subspace1_v_z_along_dq
             + arm_slice2_local_subspace0_v_z_along_dq * qdd[0]
             - (cache.arm_slice2_local_com_y * t539
-                + shared[243] * arm_slice2_local_com_y_along_dq
-                - shared[219] * arm_slice2_local_com_x_along_dq
+                + t221 * arm_slice2_local_com_y_along_dq
+                - t198 * arm_slice2_local_com_x_along_dq
                 - t534 * cache.arm_slice2_local_com_x)
-            - (t524 * shared[224] + t535 * shared[213] - t540 * shared[214]
-                - shared[244] * t515);
+            - (t524 * t205 + t535 * t194 - t540 * t195 - t222 * t515);
         let arm_slice2_local_momentum_f_x_along_dq = cache.arm_slice1_mass * t526
-            - (shared[216] * arm_slice2_local_inertia_h_y_along_dq
+            - (t196 * arm_slice2_local_inertia_h_y_along_dq
                 + t518 * cache.arm_slice2_local_inertia_h_y
-                - shared[214] * arm_slice2_local_inertia_h_z_along_dq
+                - t195 * arm_slice2_local_inertia_h_z_along_dq
                 - cache.arm_slice2_local_inertia_h_z * t515);
         let arm_slice2_local_subspace1_w_x_along_dq = p.section_length
             * arm_slice2_local_bend_z_column_w_x_along_dq;
@@ -10181,69 +9775,71 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * arm_slice2_local_bend_y_column_w_x_along_dq;
         let t542 = arm_slice2_local_subspace1_w_x_along_dq * qdd[1] + t539
             + qdd[0] * arm_slice2_local_subspace0_w_x_along_dq;
-        let t543 = shared[242] * t518
-            + arm_slice2_local_inertia_h_z_along_dq * shared[225]
-            + shared[216] * arm_slice2_local_momentum_n_x_along_dq
+        let t543 = arm_slice2_local_momentum_n_x * t518
+            + arm_slice2_local_inertia_h_z_along_dq * t206
+            + t196 * arm_slice2_local_momentum_n_x_along_dq
             + cache.arm_slice2_local_inertia_i_12 * t533
             + cache.arm_slice2_local_inertia_h_z * t537
-            + shared[220] * arm_slice2_local_inertia_i_11_along_dq + t530 * shared[247]
+            + t199 * arm_slice2_local_inertia_i_11_along_dq
+            + t530 * arm_slice2_local_momentum_f_x
             + t538 * cache.arm_slice2_local_inertia_i_11
-            + arm_slice2_local_inertia_i_01_along_dq * shared[249]
-            + shared[212] * arm_slice2_local_momentum_f_x_along_dq
-            + arm_slice2_local_inertia_i_12_along_dq * shared[222]
+            + arm_slice2_local_inertia_i_01_along_dq * t227
+            + t193 * arm_slice2_local_momentum_f_x_along_dq
+            + arm_slice2_local_inertia_i_12_along_dq * t201
             + cache.arm_slice2_local_inertia_i_01 * t542
-            - shared[213] * arm_slice2_local_momentum_n_z_along_dq - shared[241] * t524
-            - shared[240] * arm_slice2_local_momentum_f_z_along_dq
-            - shared[245] * arm_slice2_local_inertia_h_x_along_dq - shared[215] * t526
+            - t194 * arm_slice2_local_momentum_n_z_along_dq
+            - arm_slice2_local_momentum_n_z * t524
+            - t220 * arm_slice2_local_momentum_f_z_along_dq
+            - t223 * arm_slice2_local_inertia_h_x_along_dq
+            - arm_slice2_local_momentum_f_z * t526
             - t541 * cache.arm_slice2_local_inertia_h_x;
         let arm_slice3_local_subspace1_v_z_along_dq = p.section_length
             * arm_slice3_local_bend_z_column_v_z_along_dq;
         let arm_slice3_local_subspace0_v_z_along_dq = p.section_length
             * arm_slice3_local_bend_y_column_v_z_along_dq;
-        let t544 = (5.1949229180765215 * shared[24] * arm_slice3_bend_along_dq
-            * shared[186] + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t352
+        let t544 = (5.1949229180765215 * t21 * arm_slice3_bend_along_dq * t169
+            + 0.6493653647595652 * cache.arm_slice3_bend_c4 * t352
             + 1.4997633723912625 * cache.arm_slice3_bend_c4 * t353
-            + 1.4997633723912625 * arm_slice3_bend_along_dq * shared[23] * shared[165]
+            + 1.4997633723912625 * arm_slice3_bend_along_dq * t20 * t149
             + 5.1949229180765215 * t352 * cache.arm_slice3_bend_c6
-            + 0.6493653647595652 * shared[24] * arm_slice3_bend_along_dq * shared[165]
-            - 3.246826823797826 * shared[24] * arm_slice3_bend_along_dq * shared[174]
-            - 0.7498816861956312 * arm_slice3_bend_along_dq * shared[23] * shared[166]
+            + 0.6493653647595652 * t21 * arm_slice3_bend_along_dq * t149
+            - 3.246826823797826 * t21 * arm_slice3_bend_along_dq * t161
+            - 0.7498816861956312 * arm_slice3_bend_along_dq * t20 * t150
             - 3.246826823797826 * t352 * cache.arm_slice3_bend_c5
             - 0.7498816861956312 * cache.arm_slice3_bend_c3 * t353)
             + arm_slice3_local_subspace1_v_z_along_dq * qdd[1]
             + arm_slice3_local_subspace0_v_z_along_dq * qdd[0]
-            - (t510 * shared[170] + shared[187] * t502 - t508 * shared[176]
-                - t504 * shared[168])
-            - (shared[163] * arm_slice3_local_com_y_along_dq
+            - (t510 * t156 + t170 * t502 - t508 * t163 - t504 * t152)
+            - (t147 * arm_slice3_local_com_y_along_dq
                 + t485 * cache.arm_slice3_local_com_y
-                - shared[184] * arm_slice3_local_com_x_along_dq
+                - t167 * arm_slice3_local_com_x_along_dq
                 - cache.arm_slice3_local_com_x * t505);
-        let t545 = t544 * cache.arm_slice0_mass + shared[179] * t502
-            + arm_slice3_local_momentum_f_y_along_dq * shared[170]
+        let t545 = t544 * cache.arm_slice0_mass + arm_slice3_local_momentum_f_y * t502
+            + arm_slice3_local_momentum_f_y_along_dq * t156
             - (cache.arm_slice3_local_inertia_h_x * t506
-                + shared[185] * arm_slice3_local_inertia_h_x_along_dq
+                + t168 * arm_slice3_local_inertia_h_x_along_dq
                 - t486 * cache.arm_slice3_local_inertia_h_y
-                - arm_slice3_local_inertia_h_y_along_dq * shared[164])
-            - t504 * shared[177] - arm_slice3_local_momentum_f_x_along_dq * shared[176];
-        let t546 = 0.035940096619352636 * shared[189] * arm_slice1_bend_along_dq
-            * shared[10] + 0.003914101352555533 * t340 * cache.arm_slice1_bend_c4
-            + 0.003914101352555533 * arm_slice1_bend_along_dq * shared[229] * shared[9]
+                - arm_slice3_local_inertia_h_y_along_dq * t148)
+            - t504 * arm_slice3_local_momentum_f_x
+            - arm_slice3_local_momentum_f_x_along_dq * t163;
+        let t546 = 0.035940096619352636 * t172 * arm_slice1_bend_along_dq * t11
+            + 0.003914101352555533 * t340 * cache.arm_slice1_bend_c4
+            + 0.003914101352555533 * arm_slice1_bend_along_dq * t210 * t10
             + 0.035940096619352636 * t341 * cache.arm_slice1_bend_c3
             - 0.0117423040576666 * cache.arm_slice1_bend_c5 * t340
-            - 0.0117423040576666 * arm_slice1_bend_along_dq * shared[252] * shared[9];
-        let arm_slice1_local_com_z_along_dq = 0.10890625570683385 * shared[25]
-            * arm_slice1_bend_along_dq * shared[230]
+            - 0.0117423040576666 * arm_slice1_bend_along_dq * t231 * t10;
+        let arm_slice1_local_com_z_along_dq = 0.10890625570683385 * t22
+            * arm_slice1_bend_along_dq * t211
             + 0.10890625570683385 * t325 * cache.arm_slice1_bend_c2;
         let t547 = 0.01186057253208228 * t344 * cache.arm_slice1_bend_c3
-            + 0.01186057253208228 * shared[189] * arm_slice1_bend_along_dq * shared[12]
-            - 0.02372114506416456 * arm_slice1_bend_along_dq * shared[229] * shared[12]
+            + 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t14
+            - 0.02372114506416456 * arm_slice1_bend_along_dq * t210 * t14
             - 0.02372114506416456 * t344 * cache.arm_slice1_bend_c4;
         let arm_slice1_local_bend_z_column_w_x_along_dq = 0.10890625570683385
             * arm_bend_y_along_dq * cache.arm_slice1_bend_c2
-            + 0.10890625570683385 * cache.arm_bend_y * arm_slice1_bend_along_dq
-                * shared[230];
-        let arm_slice1_local_bend_z_column_w_z_along_dq = 0.035940096619352636
-            * shared[137] * shared[189] * arm_slice1_bend_along_dq
+            + 0.10890625570683385 * cache.arm_bend_y * arm_slice1_bend_along_dq * t211;
+        let arm_slice1_local_bend_z_column_w_z_along_dq = 0.035940096619352636 * t126
+            * t172 * arm_slice1_bend_along_dq
             + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t321;
         let arm_slice1_local_bend_z_column_v_y_along_dq = t514
             - (arm_slice1_local_com_x_along_dq * cache.arm_slice1_local_bend_z_column_w_z
@@ -10256,14 +9852,14 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let arm_slice1_local_subspace1_v_y_along_dq = arm_slice1_local_bend_z_column_v_y_along_dq
             * p.section_length;
         let t548 = 0.10890625570683385 * p.section_length * arm_slice1_bend_along_dq
-            * shared[230];
+            * t211;
         let t549 = t548 + 0.02372114506416456 * t332 * cache.arm_slice1_bend_c4
-            + 0.02372114506416456 * arm_slice1_bend_along_dq * shared[28] * shared[229]
+            + 0.02372114506416456 * arm_slice1_bend_along_dq * t26 * t210
             - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t332
-            - 0.01186057253208228 * shared[189] * arm_slice1_bend_along_dq * shared[28];
+            - 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t26;
         let arm_slice1_local_bend_y_column_w_z_along_dq = -0.035940096619352636
             * cache.arm_slice1_bend_c3 * t319
-            - 0.035940096619352636 * shared[189] * arm_slice1_bend_along_dq * shared[1];
+            - 0.035940096619352636 * t172 * arm_slice1_bend_along_dq * t0;
         let arm_slice1_local_bend_y_column_v_y_along_dq = t549
             - (cache.arm_slice1_local_com_x * arm_slice1_local_bend_y_column_w_z_along_dq
                 + arm_slice1_local_com_x_along_dq
@@ -10274,47 +9870,41 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice1_local_com_z_along_dq);
         let arm_slice1_local_subspace0_v_y_along_dq = arm_slice1_local_bend_y_column_v_y_along_dq
             * p.section_length;
-        let t550 = 0.035940096619352636 * shared[189] * arm_slice1_bend_along_dq
-            * shared[21] + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t322
-            - 0.035940096619352636 * arm_slice1_bend_along_dq * shared[230] * shared[21]
+        let t550 = 0.035940096619352636 * t172 * arm_slice1_bend_along_dq * t18
+            + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t322
+            - 0.035940096619352636 * arm_slice1_bend_along_dq * t211 * t18
             - 0.035940096619352636 * t322 * cache.arm_slice1_bend_c2;
-        let t551 = 0.035940096619352636 * shared[25] * shared[189]
-            * arm_slice1_bend_along_dq
+        let t551 = 0.035940096619352636 * t22 * t172 * arm_slice1_bend_along_dq
             + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t325
-            - 0.035940096619352636 * shared[25] * arm_slice1_bend_along_dq * shared[230]
+            - 0.035940096619352636 * t22 * arm_slice1_bend_along_dq * t211
             - 0.035940096619352636 * t325 * cache.arm_slice1_bend_c2;
-        let t552 = t550 * shared[2] + shared[0] * t551;
-        let t553 = arm_slice1_local_bend_y_column_w_x_along_dq * shared[2]
-            + shared[0] * arm_slice1_local_bend_z_column_w_x_along_dq;
-        let t554 = t548
-            + 0.02372114506416456 * arm_slice1_bend_along_dq * shared[36] * shared[229]
+        let t552 = t550 * arm_bend_y_rate + arm_bend_z_rate * t551;
+        let t553 = arm_slice1_local_bend_y_column_w_x_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice1_local_bend_z_column_w_x_along_dq;
+        let t554 = t548 + 0.02372114506416456 * arm_slice1_bend_along_dq * t35 * t210
             + 0.02372114506416456 * t354 * cache.arm_slice1_bend_c4
             - 0.01186057253208228 * t354 * cache.arm_slice1_bend_c3
-            - 0.01186057253208228 * shared[189] * arm_slice1_bend_along_dq * shared[36];
-        let t555 = t514 * shared[2] + shared[0] * t554;
-        let t556 = arm_slice1_local_bend_y_column_w_z_along_dq * shared[2]
-            + shared[0] * arm_slice1_local_bend_z_column_w_z_along_dq;
+            - 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t35;
+        let t555 = t514 * arm_bend_y_rate + arm_bend_z_rate * t554;
+        let t556 = arm_slice1_local_bend_y_column_w_z_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice1_local_bend_z_column_w_z_along_dq;
         let t557 = arm_slice1_local_subspace1_v_y_along_dq * qdd[1]
             + qdd[0] * arm_slice1_local_subspace0_v_y_along_dq
-            + (0.07116343519249368 * shared[40] * arm_slice1_bend_along_dq * shared[229]
+            + (0.07116343519249368 * t40 * arm_slice1_bend_along_dq * t210
                 + 0.07116343519249368 * cache.arm_slice1_bend_c4 * t357
                 + 0.0012916905450084026 * t358 * cache.arm_slice1_bend_c4
                 + 0.010333524360067221 * t358 * cache.arm_slice1_bend_c6
-                + 0.010333524360067221 * arm_slice1_bend_along_dq * shared[253]
-                    * shared[39]
-                + 0.0012916905450084026 * arm_slice1_bend_along_dq * shared[229]
-                    * shared[39]
-                - 0.006458452725042013 * arm_slice1_bend_along_dq * shared[252]
-                    * shared[39] - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t357
+                + 0.010333524360067221 * arm_slice1_bend_along_dq * t232 * t39
+                + 0.0012916905450084026 * arm_slice1_bend_along_dq * t210 * t39
+                - 0.006458452725042013 * arm_slice1_bend_along_dq * t231 * t39
+                - 0.03558171759624684 * cache.arm_slice1_bend_c3 * t357
                 - 0.006458452725042013 * t358 * cache.arm_slice1_bend_c5
-                - 0.03558171759624684 * shared[189] * shared[40]
-                    * arm_slice1_bend_along_dq)
+                - 0.03558171759624684 * t172 * t40 * arm_slice1_bend_along_dq)
             - (t546 * cache.arm_slice1_local_com_x
-                + shared[199] * arm_slice1_local_com_x_along_dq
-                - shared[205] * arm_slice1_local_com_z_along_dq
+                + t179 * arm_slice1_local_com_x_along_dq
+                - t187 * arm_slice1_local_com_z_along_dq
                 - cache.arm_slice1_local_com_z * t547)
-            - (shared[193] * t552 + shared[204] * t556 - shared[208] * t553
-                - t555 * shared[195]);
+            - (t176 * t552 + t186 * t556 - t189 * t553 - t555 * t177);
         let arm_slice1_local_inertia_h_z_along_dq = cache.arm_slice1_mass
             * arm_slice1_local_com_z_along_dq;
         let arm_slice1_local_inertia_h_x_along_dq = arm_slice1_local_com_x_along_dq
@@ -10331,11 +9921,11 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * arm_slice1_local_bend_y_column_w_z_along_dq;
         let t559 = t546 + arm_slice1_local_subspace1_w_z_along_dq * qdd[1]
             + arm_slice1_local_subspace0_w_z_along_dq * qdd[0];
-        let arm_slice1_local_bend_z_column_w_y_along_dq = 0.035940096619352636
-            * shared[189] * arm_slice1_bend_along_dq * shared[4]
+        let arm_slice1_local_bend_z_column_w_y_along_dq = 0.035940096619352636 * t172
+            * arm_slice1_bend_along_dq * t2
             + 0.035940096619352636 * cache.arm_slice1_bend_c3 * t320;
-        let t560 = arm_slice1_local_bend_y_column_w_y_along_dq * shared[2]
-            + shared[0] * arm_slice1_local_bend_z_column_w_y_along_dq;
+        let t560 = arm_slice1_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice1_local_bend_z_column_w_y_along_dq;
         let arm_slice1_local_inertia_h_y_along_dq = cache.arm_slice1_mass
             * arm_slice1_local_com_y_along_dq;
         let arm_slice1_local_bend_z_column_v_x_along_dq = t551
@@ -10354,13 +9944,13 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * cache.arm_slice1_local_bend_y_column_w_z
                 - cache.arm_slice1_local_com_y
                     * arm_slice1_local_bend_y_column_w_z_along_dq);
-        let t561 = shared[0] * arm_slice1_local_bend_z_column_v_x_along_dq
-            + arm_slice1_local_bend_y_column_v_x_along_dq * shared[2];
+        let t561 = arm_bend_z_rate * arm_slice1_local_bend_z_column_v_x_along_dq
+            + arm_slice1_local_bend_y_column_v_x_along_dq * arm_bend_y_rate;
         let arm_slice1_local_momentum_f_x_along_dq = cache.arm_slice1_mass * t561
             - (cache.arm_slice1_local_inertia_h_y * t556
-                + shared[193] * arm_slice1_local_inertia_h_y_along_dq
+                + t176 * arm_slice1_local_inertia_h_y_along_dq
                 - cache.arm_slice1_local_inertia_h_z * t560
-                - shared[192] * arm_slice1_local_inertia_h_z_along_dq);
+                - t175 * arm_slice1_local_inertia_h_z_along_dq);
         let arm_slice1_local_bend_z_column_v_z_along_dq = t554
             - (arm_slice1_local_com_y_along_dq * cache.arm_slice1_local_bend_z_column_w_x
                 + cache.arm_slice1_local_com_y
@@ -10369,128 +9959,123 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * cache.arm_slice1_local_bend_z_column_w_y
                 - arm_slice1_local_bend_z_column_w_y_along_dq
                     * cache.arm_slice1_local_com_x);
-        let t562 = arm_slice1_local_bend_z_column_v_z_along_dq * shared[0]
-            + arm_slice1_local_bend_y_column_v_z_along_dq * shared[2];
+        let t562 = arm_slice1_local_bend_z_column_v_z_along_dq * arm_bend_z_rate
+            + arm_slice1_local_bend_y_column_v_z_along_dq * arm_bend_y_rate;
         let arm_slice1_local_momentum_f_z_along_dq = cache.arm_slice1_mass * t562
             - (t560 * cache.arm_slice1_local_inertia_h_x
-                + shared[192] * arm_slice1_local_inertia_h_x_along_dq
-                - shared[195] * arm_slice1_local_inertia_h_y_along_dq
+                + t175 * arm_slice1_local_inertia_h_x_along_dq
+                - t177 * arm_slice1_local_inertia_h_y_along_dq
                 - cache.arm_slice1_local_inertia_h_y * t553);
-        let t563 = cache.arm_slice1_mass * t557 + t556 * shared[194]
-            + shared[193] * arm_slice1_local_momentum_f_x_along_dq
-            - (shared[210] * arm_slice1_local_inertia_h_z_along_dq
+        let t563 = cache.arm_slice1_mass * t557 + t556 * arm_slice1_local_momentum_f_x
+            + t176 * arm_slice1_local_momentum_f_x_along_dq
+            - (t191 * arm_slice1_local_inertia_h_z_along_dq
                 + cache.arm_slice1_local_inertia_h_z * t558
-                - shared[200] * arm_slice1_local_inertia_h_x_along_dq
-                - t559 * cache.arm_slice1_local_inertia_h_x) - t553 * shared[196]
-            - shared[195] * arm_slice1_local_momentum_f_z_along_dq;
+                - t180 * arm_slice1_local_inertia_h_x_along_dq
+                - t559 * cache.arm_slice1_local_inertia_h_x)
+            - t553 * arm_slice1_local_momentum_f_z
+            - t177 * arm_slice1_local_momentum_f_z_along_dq;
         let arm_slice2_local_momentum_f_y_along_dq = cache.arm_slice1_mass * t523
-            - (shared[213] * arm_slice2_local_inertia_h_z_along_dq
+            - (t194 * arm_slice2_local_inertia_h_z_along_dq
                 + t524 * cache.arm_slice2_local_inertia_h_z
                 - t518 * cache.arm_slice2_local_inertia_h_x
-                - shared[216] * arm_slice2_local_inertia_h_x_along_dq);
-        let t564 = shared[214] * arm_slice2_local_momentum_f_z_along_dq
-            + cache.arm_slice1_mass * t537 + shared[215] * t515
-            - (shared[222] * arm_slice2_local_inertia_h_y_along_dq
+                - t196 * arm_slice2_local_inertia_h_x_along_dq);
+        let t564 = t195 * arm_slice2_local_momentum_f_z_along_dq
+            + cache.arm_slice1_mass * t537 + arm_slice2_local_momentum_f_z * t515
+            - (t201 * arm_slice2_local_inertia_h_y_along_dq
                 + cache.arm_slice2_local_inertia_h_y * t533
-                - shared[220] * arm_slice2_local_inertia_h_z_along_dq
-                - t538 * cache.arm_slice2_local_inertia_h_z) - t518 * shared[218]
-            - arm_slice2_local_momentum_f_y_along_dq * shared[216];
+                - t199 * arm_slice2_local_inertia_h_z_along_dq
+                - t538 * cache.arm_slice2_local_inertia_h_z)
+            - t518 * arm_slice2_local_momentum_f_y
+            - arm_slice2_local_momentum_f_y_along_dq * t196;
         let arm_slice1_local_subspace0_v_z_along_dq = p.section_length
             * arm_slice1_local_bend_y_column_v_z_along_dq;
-        let t565 = t549 * shared[2] + t514 * shared[0];
+        let t565 = t549 * arm_bend_y_rate + t514 * arm_bend_z_rate;
         let arm_slice1_local_subspace1_v_z_along_dq = arm_slice1_local_bend_z_column_v_z_along_dq
             * p.section_length;
         let t566 = 0.003914101352555533 * t335 * cache.arm_slice1_bend_c4
-            + 0.003914101352555533 * shared[6] * arm_slice1_bend_along_dq * shared[229]
-            - 0.035940096619352636 * shared[189] * shared[7] * arm_slice1_bend_along_dq
-            - 0.0117423040576666 * shared[6] * arm_slice1_bend_along_dq * shared[252]
+            + 0.003914101352555533 * t5 * arm_slice1_bend_along_dq * t210
+            - 0.035940096619352636 * t172 * t6 * arm_slice1_bend_along_dq
+            - 0.0117423040576666 * t5 * arm_slice1_bend_along_dq * t231
             - 0.035940096619352636 * cache.arm_slice1_bend_c3 * t336
             - 0.0117423040576666 * t335 * cache.arm_slice1_bend_c5;
         let t567 = arm_slice1_local_subspace0_v_z_along_dq * qdd[0]
-            + (0.02372114506416456 * arm_slice1_bend_along_dq * shared[23] * shared[229]
-                + 0.0012916905450084026 * shared[24] * arm_slice1_bend_along_dq
-                    * shared[229]
+            + (0.02372114506416456 * arm_slice1_bend_along_dq * t20 * t210
+                + 0.0012916905450084026 * t21 * arm_slice1_bend_along_dq * t210
                 + 0.010333524360067221 * t352 * cache.arm_slice1_bend_c6
                 + 0.02372114506416456 * cache.arm_slice1_bend_c4 * t353
                 + 0.0012916905450084026 * t352 * cache.arm_slice1_bend_c4
-                + 0.010333524360067221 * shared[24] * arm_slice1_bend_along_dq
-                    * shared[253]
-                - 0.01186057253208228 * shared[189] * arm_slice1_bend_along_dq
-                    * shared[23]
-                - 0.006458452725042013 * shared[24] * arm_slice1_bend_along_dq
-                    * shared[252] - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t353
+                + 0.010333524360067221 * t21 * arm_slice1_bend_along_dq * t232
+                - 0.01186057253208228 * t172 * arm_slice1_bend_along_dq * t20
+                - 0.006458452725042013 * t21 * arm_slice1_bend_along_dq * t231
+                - 0.01186057253208228 * cache.arm_slice1_bend_c3 * t353
                 - 0.006458452725042013 * cache.arm_slice1_bend_c5 * t352)
             + arm_slice1_local_subspace1_v_z_along_dq * qdd[1]
-            - (t553 * shared[203] + shared[195] * t565 - shared[192] * t552
-                - shared[204] * t560)
-            - (arm_slice1_local_com_y_along_dq * shared[205]
+            - (t553 * t185 + t177 * t565 - t175 * t552 - t186 * t560)
+            - (arm_slice1_local_com_y_along_dq * t187
                 + cache.arm_slice1_local_com_y * t547
                 - t566 * cache.arm_slice1_local_com_x
-                - arm_slice1_local_com_x_along_dq * shared[201]);
+                - arm_slice1_local_com_x_along_dq * t181);
         let arm_slice1_local_subspace1_w_y_along_dq = p.section_length
             * arm_slice1_local_bend_z_column_w_y_along_dq;
         let arm_slice1_local_subspace0_w_y_along_dq = p.section_length
             * arm_slice1_local_bend_y_column_w_y_along_dq;
         let t568 = arm_slice1_local_subspace1_w_y_along_dq * qdd[1] + t566
             + arm_slice1_local_subspace0_w_y_along_dq * qdd[0];
-        let t569 = arm_slice1_local_bend_y_column_v_y_along_dq * shared[2]
-            + arm_slice1_local_bend_z_column_v_y_along_dq * shared[0];
+        let t569 = arm_slice1_local_bend_y_column_v_y_along_dq * arm_bend_y_rate
+            + arm_slice1_local_bend_z_column_v_y_along_dq * arm_bend_z_rate;
         let arm_slice1_local_momentum_f_y_along_dq = cache.arm_slice1_mass * t569
             - (cache.arm_slice1_local_inertia_h_z * t553
-                + shared[195] * arm_slice1_local_inertia_h_z_along_dq
+                + t177 * arm_slice1_local_inertia_h_z_along_dq
                 - t556 * cache.arm_slice1_local_inertia_h_x
-                - shared[193] * arm_slice1_local_inertia_h_x_along_dq);
-        let t570 = shared[232] * t553 + cache.arm_slice1_mass * t567
-            + arm_slice1_local_momentum_f_y_along_dq * shared[195]
-            - (shared[202] * arm_slice1_local_inertia_h_x_along_dq
+                - t176 * arm_slice1_local_inertia_h_x_along_dq);
+        let t570 = arm_slice1_local_momentum_f_y * t553 + cache.arm_slice1_mass * t567
+            + arm_slice1_local_momentum_f_y_along_dq * t177
+            - (t182 * arm_slice1_local_inertia_h_x_along_dq
                 + t568 * cache.arm_slice1_local_inertia_h_x
                 - cache.arm_slice1_local_inertia_h_y * t558
-                - shared[210] * arm_slice1_local_inertia_h_y_along_dq)
-            - shared[192] * arm_slice1_local_momentum_f_x_along_dq - t560 * shared[194];
+                - t191 * arm_slice1_local_inertia_h_y_along_dq)
+            - t175 * arm_slice1_local_momentum_f_x_along_dq
+            - t560 * arm_slice1_local_momentum_f_x;
         let arm_slice0_bend_along_dq = 0.004820780989426014 * arm_bend_squared_along_dq;
         let arm_slice0_local_bend_y_column_w_x_along_dq = -0.004820780989426014
             * cache.arm_slice0_bend_c2 * arm_bend_z_along_dq
-            - 0.004820780989426014 * cache.arm_bend_z * shared[281]
-                * arm_slice0_bend_along_dq;
+            - 0.004820780989426014 * cache.arm_bend_z * t256 * arm_slice0_bend_along_dq;
         let arm_slice0_local_bend_z_column_w_z_along_dq = 0.0003347157145944845
             * cache.arm_slice0_bend_c3 * t321
-            + 0.0003347157145944845 * shared[137] * shared[284]
-                * arm_slice0_bend_along_dq;
-        let arm_slice0_local_bend_y_column_w_z_along_dq = -0.0003347157145944845
-            * shared[1] * shared[284] * arm_slice0_bend_along_dq
+            + 0.0003347157145944845 * t126 * t258 * arm_slice0_bend_along_dq;
+        let arm_slice0_local_bend_y_column_w_z_along_dq = -0.0003347157145944845 * t0
+            * t258 * arm_slice0_bend_along_dq
             - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t319;
-        let t571 = shared[0] * arm_slice0_local_bend_z_column_w_z_along_dq
-            + arm_slice0_local_bend_y_column_w_z_along_dq * shared[2];
+        let t571 = arm_bend_z_rate * arm_slice0_local_bend_z_column_w_z_along_dq
+            + arm_slice0_local_bend_y_column_w_z_along_dq * arm_bend_y_rate;
         let arm_slice0_local_bend_z_column_w_x_along_dq = 0.004820780989426014
-            * cache.arm_bend_y * shared[281] * arm_slice0_bend_along_dq
+            * cache.arm_bend_y * t256 * arm_slice0_bend_along_dq
             + 0.004820780989426014 * cache.arm_slice0_bend_c2 * arm_bend_y_along_dq;
-        let t572 = shared[0] * arm_slice0_local_bend_z_column_w_x_along_dq
-            + shared[2] * arm_slice0_local_bend_y_column_w_x_along_dq;
-        let arm_slice0_local_bend_y_column_w_y_along_dq = -0.0003347157145944845
-            * shared[137] * shared[284] * arm_slice0_bend_along_dq
+        let t572 = arm_bend_z_rate * arm_slice0_local_bend_z_column_w_x_along_dq
+            + arm_bend_y_rate * arm_slice0_local_bend_y_column_w_x_along_dq;
+        let arm_slice0_local_bend_y_column_w_y_along_dq = -0.0003347157145944845 * t126
+            * t258 * arm_slice0_bend_along_dq
             - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t321;
         let arm_slice0_local_bend_z_column_w_y_along_dq = 0.0003347157145944845 * t320
             * cache.arm_slice0_bend_c3
-            + 0.0003347157145944845 * shared[4] * shared[284] * arm_slice0_bend_along_dq;
-        let t573 = arm_slice0_local_bend_y_column_w_y_along_dq * shared[2]
-            + shared[0] * arm_slice0_local_bend_z_column_w_y_along_dq;
+            + 0.0003347157145944845 * t2 * t258 * arm_slice0_bend_along_dq;
+        let t573 = arm_slice0_local_bend_y_column_w_y_along_dq * arm_bend_y_rate
+            + arm_bend_z_rate * arm_slice0_local_bend_z_column_w_y_along_dq;
         let arm_slice0_local_com_x_along_dq = 0.06943184420297371 * p.section_length
-            * arm_slice0_bend_along_dq * shared[285];
+            * arm_slice0_bend_along_dq * t259;
         let arm_slice0_local_inertia_h_x_along_dq = arm_slice0_local_com_x_along_dq
             * cache.arm_slice0_mass;
-        let arm_slice0_local_com_y_along_dq = 0.004820780989426014 * shared[281]
-            * shared[21] * arm_slice0_bend_along_dq
+        let arm_slice0_local_com_y_along_dq = 0.004820780989426014 * t256 * t18
+            * arm_slice0_bend_along_dq
             + 0.004820780989426014 * cache.arm_slice0_bend_c2 * t322;
         let arm_slice0_local_inertia_h_y_along_dq = cache.arm_slice0_mass
             * arm_slice0_local_com_y_along_dq;
-        let t574 = 0.004820780989426014 * p.section_length * shared[281]
+        let t574 = 0.004820780989426014 * p.section_length * t256
             * arm_slice0_bend_along_dq;
-        let t575 = 0.000046479858696022525 * shared[286] * shared[36]
-            * arm_slice0_bend_along_dq
+        let t575 = 0.000046479858696022525 * t260 * t35 * arm_slice0_bend_along_dq
             + 0.000046479858696022525 * t354 * cache.arm_slice0_bend_c4 + t574
             - 0.000023239929348011262 * t354 * cache.arm_slice0_bend_c3
-            - 0.000023239929348011262 * shared[36] * shared[284]
-                * arm_slice0_bend_along_dq;
+            - 0.000023239929348011262 * t35 * t258 * arm_slice0_bend_along_dq;
         let arm_slice0_local_bend_z_column_v_z_along_dq = t575
             - (arm_slice0_local_bend_z_column_w_x_along_dq * cache.arm_slice0_local_com_y
                 + cache.arm_slice0_local_bend_z_column_w_x
@@ -10499,12 +10084,10 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice0_local_bend_z_column_w_y_along_dq
                 - cache.arm_slice0_local_bend_z_column_w_y
                     * arm_slice0_local_com_x_along_dq);
-        let t576 = 0.000046479858696022525 * shared[286] * shared[29]
-            * arm_slice0_bend_along_dq
+        let t576 = 0.000046479858696022525 * t260 * t27 * arm_slice0_bend_along_dq
             + 0.000046479858696022525 * t329 * cache.arm_slice0_bend_c4
             - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t329
-            - 0.000023239929348011262 * shared[29] * shared[284]
-                * arm_slice0_bend_along_dq;
+            - 0.000023239929348011262 * t27 * t258 * arm_slice0_bend_along_dq;
         let arm_slice0_local_bend_y_column_v_z_along_dq = t576
             - (cache.arm_slice0_local_bend_y_column_w_x * arm_slice0_local_com_y_along_dq
                 + cache.arm_slice0_local_com_y
@@ -10513,16 +10096,16 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice0_local_bend_y_column_w_y_along_dq
                 - arm_slice0_local_com_x_along_dq
                     * cache.arm_slice0_local_bend_y_column_w_y);
-        let t577 = shared[0] * arm_slice0_local_bend_z_column_v_z_along_dq
-            + arm_slice0_local_bend_y_column_v_z_along_dq * shared[2];
+        let t577 = arm_bend_z_rate * arm_slice0_local_bend_z_column_v_z_along_dq
+            + arm_slice0_local_bend_y_column_v_z_along_dq * arm_bend_y_rate;
         let arm_slice0_local_momentum_f_z_along_dq = cache.arm_slice0_mass * t577
             - (cache.arm_slice0_local_inertia_h_x * t573
-                + shared[266] * arm_slice0_local_inertia_h_x_along_dq
+                + t242 * arm_slice0_local_inertia_h_x_along_dq
                 - t572 * cache.arm_slice0_local_inertia_h_y
-                - arm_slice0_local_inertia_h_y_along_dq * shared[262]);
+                - arm_slice0_local_inertia_h_y_along_dq * t239);
         let arm_slice0_local_com_z_along_dq = 0.004820780989426014
             * cache.arm_slice0_bend_c2 * t325
-            + 0.004820780989426014 * shared[25] * shared[281] * arm_slice0_bend_along_dq;
+            + 0.004820780989426014 * t22 * t256 * arm_slice0_bend_along_dq;
         let arm_slice0_local_bend_z_column_v_y_along_dq = t576
             - (arm_slice0_local_bend_z_column_w_z_along_dq * cache.arm_slice0_local_com_x
                 + arm_slice0_local_com_x_along_dq
@@ -10533,13 +10116,10 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice0_local_bend_z_column_w_x_along_dq);
         let arm_slice0_local_subspace1_v_y_along_dq = arm_slice0_local_bend_z_column_v_y_along_dq
             * p.section_length;
-        let t578 = t574
-            + 0.000046479858696022525 * shared[286] * shared[28]
-                * arm_slice0_bend_along_dq
+        let t578 = t574 + 0.000046479858696022525 * t260 * t26 * arm_slice0_bend_along_dq
             + 0.000046479858696022525 * t332 * cache.arm_slice0_bend_c4
             - 0.000023239929348011262 * t332 * cache.arm_slice0_bend_c3
-            - 0.000023239929348011262 * shared[28] * shared[284]
-                * arm_slice0_bend_along_dq;
+            - 0.000023239929348011262 * t26 * t258 * arm_slice0_bend_along_dq;
         let arm_slice0_local_bend_y_column_v_y_along_dq = t578
             - (cache.arm_slice0_local_bend_y_column_w_z * arm_slice0_local_com_x_along_dq
                 + cache.arm_slice0_local_com_x
@@ -10550,53 +10130,43 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * arm_slice0_local_bend_y_column_w_x_along_dq);
         let arm_slice0_local_subspace0_v_y_along_dq = p.section_length
             * arm_slice0_local_bend_y_column_v_y_along_dq;
-        let t579 = 0.0003347157145944845 * shared[284] * arm_slice0_bend_along_dq
-            * shared[10] + 0.0000016135911537792344 * t340 * cache.arm_slice0_bend_c4
+        let t579 = 0.0003347157145944845 * t258 * arm_slice0_bend_along_dq * t11
+            + 0.0000016135911537792344 * t340 * cache.arm_slice0_bend_c4
             + 0.0003347157145944845 * t341 * cache.arm_slice0_bend_c3
-            + 0.0000016135911537792344 * shared[286] * shared[9]
-                * arm_slice0_bend_along_dq
+            + 0.0000016135911537792344 * t260 * t10 * arm_slice0_bend_along_dq
             - 0.000004840773461337703 * cache.arm_slice0_bend_c5 * t340
-            - 0.000004840773461337703 * shared[287] * shared[9]
-                * arm_slice0_bend_along_dq;
+            - 0.000004840773461337703 * t262 * t10 * arm_slice0_bend_along_dq;
         let t580 = 0.000023239929348011262 * t344 * cache.arm_slice0_bend_c3
-            + 0.000023239929348011262 * shared[284] * shared[12]
-                * arm_slice0_bend_along_dq
+            + 0.000023239929348011262 * t258 * t14 * arm_slice0_bend_along_dq
             - 0.000046479858696022525 * t344 * cache.arm_slice0_bend_c4
-            - 0.000046479858696022525 * shared[286] * shared[12]
-                * arm_slice0_bend_along_dq;
+            - 0.000046479858696022525 * t260 * t14 * arm_slice0_bend_along_dq;
         let t581 = 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t322
-            + 0.0003347157145944845 * shared[21] * shared[284] * arm_slice0_bend_along_dq
-            - 0.0003347157145944845 * shared[281] * shared[21] * arm_slice0_bend_along_dq
+            + 0.0003347157145944845 * t18 * t258 * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * t256 * t18 * arm_slice0_bend_along_dq
             - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t322;
         let t582 = 0.0003347157145944845 * t325 * cache.arm_slice0_bend_c3
-            + 0.0003347157145944845 * shared[25] * shared[284] * arm_slice0_bend_along_dq
-            - 0.0003347157145944845 * shared[25] * shared[281] * arm_slice0_bend_along_dq
+            + 0.0003347157145944845 * t22 * t258 * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * t22 * t256 * arm_slice0_bend_along_dq
             - 0.0003347157145944845 * cache.arm_slice0_bend_c2 * t325;
-        let t583 = t581 * shared[2] + shared[0] * t582;
-        let t584 = shared[0] * t575 + t576 * shared[2];
+        let t583 = t581 * arm_bend_y_rate + arm_bend_z_rate * t582;
+        let t584 = arm_bend_z_rate * t575 + t576 * arm_bend_y_rate;
         let t585 = arm_slice0_local_subspace1_v_y_along_dq * qdd[1]
             + arm_slice0_local_subspace0_v_y_along_dq * qdd[0]
             + (0.0000001120346095964964 * t358 * cache.arm_slice0_bend_c4
                 + 0.0000008962768767719712 * t358 * cache.arm_slice0_bend_c6
                 + 0.00013943957608806757 * cache.arm_slice0_bend_c4 * t357
-                + 0.0000001120346095964964 * shared[286] * shared[39]
-                    * arm_slice0_bend_along_dq
-                + 0.0000008962768767719712 * shared[288] * shared[39]
-                    * arm_slice0_bend_along_dq
-                + 0.00013943957608806757 * shared[286] * shared[40]
-                    * arm_slice0_bend_along_dq
-                - 0.00006971978804403378 * shared[40] * shared[284]
-                    * arm_slice0_bend_along_dq
+                + 0.0000001120346095964964 * t260 * t39 * arm_slice0_bend_along_dq
+                + 0.0000008962768767719712 * t263 * t39 * arm_slice0_bend_along_dq
+                + 0.00013943957608806757 * t260 * t40 * arm_slice0_bend_along_dq
+                - 0.00006971978804403378 * t40 * t258 * arm_slice0_bend_along_dq
                 - 0.000000560173047982482 * t358 * cache.arm_slice0_bend_c5
                 - 0.00006971978804403378 * cache.arm_slice0_bend_c3 * t357
-                - 0.000000560173047982482 * shared[287] * shared[39]
-                    * arm_slice0_bend_along_dq)
+                - 0.000000560173047982482 * t262 * t39 * arm_slice0_bend_along_dq)
             - (cache.arm_slice0_local_com_x * t579
-                + arm_slice0_local_com_x_along_dq * shared[259]
+                + arm_slice0_local_com_x_along_dq * t236
                 - cache.arm_slice0_local_com_z * t580
-                - arm_slice0_local_com_z_along_dq * shared[272])
-            - (t583 * shared[263] + shared[270] * t571 - shared[271] * t572
-                - shared[262] * t584);
+                - arm_slice0_local_com_z_along_dq * t248)
+            - (t583 * t240 + t244 * t571 - t247 * t572 - t239 * t584);
         let arm_slice0_local_inertia_h_z_along_dq = arm_slice0_local_com_z_along_dq
             * cache.arm_slice0_mass;
         let arm_slice0_local_bend_z_column_v_x_along_dq = t582
@@ -10615,12 +10185,12 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                     * cache.arm_slice0_local_com_y
                 - cache.arm_slice0_local_bend_y_column_w_z
                     * arm_slice0_local_com_y_along_dq);
-        let t586 = shared[0] * arm_slice0_local_bend_z_column_v_x_along_dq
-            + arm_slice0_local_bend_y_column_v_x_along_dq * shared[2];
+        let t586 = arm_bend_z_rate * arm_slice0_local_bend_z_column_v_x_along_dq
+            + arm_slice0_local_bend_y_column_v_x_along_dq * arm_bend_y_rate;
         let arm_slice0_local_momentum_f_x_along_dq = cache.arm_slice0_mass * t586
             - (t571 * cache.arm_slice0_local_inertia_h_y
-                + arm_slice0_local_inertia_h_y_along_dq * shared[263]
-                - shared[266] * arm_slice0_local_inertia_h_z_along_dq
+                + arm_slice0_local_inertia_h_y_along_dq * t240
+                - t242 * arm_slice0_local_inertia_h_z_along_dq
                 - t573 * cache.arm_slice0_local_inertia_h_z);
         let arm_slice0_local_subspace1_w_x_along_dq = p.section_length
             * arm_slice0_local_bend_z_column_w_x_along_dq;
@@ -10634,12 +10204,13 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * arm_slice0_local_bend_y_column_w_z_along_dq;
         let t588 = qdd[1] * arm_slice0_local_subspace1_w_z_along_dq + t579
             + arm_slice0_local_subspace0_w_z_along_dq * qdd[0];
-        let t589 = shared[283] * t571 + t585 * cache.arm_slice0_mass
-            + arm_slice0_local_momentum_f_x_along_dq * shared[263]
-            - shared[262] * arm_slice0_local_momentum_f_z_along_dq - shared[277] * t572
+        let t589 = arm_slice0_local_momentum_f_x * t571 + t585 * cache.arm_slice0_mass
+            + arm_slice0_local_momentum_f_x_along_dq * t240
+            - t239 * arm_slice0_local_momentum_f_z_along_dq
+            - arm_slice0_local_momentum_f_z * t572
             - (cache.arm_slice0_local_inertia_h_z * t587
-                + shared[276] * arm_slice0_local_inertia_h_z_along_dq
-                - shared[260] * arm_slice0_local_inertia_h_x_along_dq
+                + t252 * arm_slice0_local_inertia_h_z_along_dq
+                - t237 * arm_slice0_local_inertia_h_x_along_dq
                 - cache.arm_slice0_local_inertia_h_x * t588);
         let arm_slice1_local_subspace1_v_x_along_dq = p.section_length
             * arm_slice1_local_bend_z_column_v_x_along_dq;
@@ -10649,112 +10220,102 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + arm_slice1_local_subspace0_v_x_along_dq * qdd[0]
             + (0.0117423040576666 * t362 * cache.arm_slice1_bend_c5
                 + 0.003914101352555533 * t362 * cache.arm_slice1_bend_c3
-                + 0.003914101352555533 * shared[35] * shared[189]
-                    * arm_slice1_bend_along_dq
-                + 0.035940096619352636 * shared[189] * shared[34]
-                    * arm_slice1_bend_along_dq
-                + 0.0117423040576666 * shared[35] * arm_slice1_bend_along_dq
-                    * shared[252] - 0.0117423040576666 * t362 * cache.arm_slice1_bend_c4
-                - 0.035940096619352636 * shared[34] * arm_slice1_bend_along_dq
-                    * shared[230]
-                - 0.0117423040576666 * shared[35] * arm_slice1_bend_along_dq
-                    * shared[229])
-            - (shared[208] * t560 + shared[192] * t555 - shared[193] * t565
-                - shared[203] * t556)
+                + 0.003914101352555533 * t34 * t172 * arm_slice1_bend_along_dq
+                + 0.035940096619352636 * t172 * t33 * arm_slice1_bend_along_dq
+                + 0.0117423040576666 * t34 * arm_slice1_bend_along_dq * t231
+                - 0.0117423040576666 * t362 * cache.arm_slice1_bend_c4
+                - 0.035940096619352636 * t33 * arm_slice1_bend_along_dq * t211
+                - 0.0117423040576666 * t34 * arm_slice1_bend_along_dq * t210)
+            - (t189 * t560 + t175 * t555 - t176 * t565 - t185 * t556)
             - (cache.arm_slice1_local_com_z * t566
-                + shared[201] * arm_slice1_local_com_z_along_dq
-                - shared[199] * arm_slice1_local_com_y_along_dq
+                + t181 * arm_slice1_local_com_z_along_dq
+                - t179 * arm_slice1_local_com_y_along_dq
                 - t546 * cache.arm_slice1_local_com_y);
-        let t591 = shared[192] * arm_slice1_local_momentum_f_z_along_dq
-            + cache.arm_slice1_mass * t590 + shared[196] * t560
-            - shared[193] * arm_slice1_local_momentum_f_y_along_dq
+        let t591 = t175 * arm_slice1_local_momentum_f_z_along_dq
+            + cache.arm_slice1_mass * t590 + arm_slice1_local_momentum_f_z * t560
+            - t176 * arm_slice1_local_momentum_f_y_along_dq
             - (cache.arm_slice1_local_inertia_h_y * t559
-                + shared[200] * arm_slice1_local_inertia_h_y_along_dq
+                + t180 * arm_slice1_local_inertia_h_y_along_dq
                 - cache.arm_slice1_local_inertia_h_z * t568
-                - shared[202] * arm_slice1_local_inertia_h_z_along_dq)
-            - shared[232] * t556;
+                - t182 * arm_slice1_local_inertia_h_z_along_dq)
+            - arm_slice1_local_momentum_f_y * t556;
         let t592 = 0.06943184420297371 * cache.arm_bend_z * arm_slice0_bend_along_dq
-            * shared[285]
+            * t259
             + 0.06943184420297371 * arm_bend_z_along_dq * cache.arm_slice0_bend_c1;
         let t593 = 0.06943184420297371 * cache.arm_bend_y * arm_slice0_bend_along_dq
-            * shared[285]
+            * t259
             + 0.06943184420297371 * arm_bend_y_along_dq * cache.arm_slice0_bend_c1;
-        let arm_slice0_local_inertia_com_12_along_dq = t592 * shared[160] * shared[292]
-            + shared[293] * t593 * shared[160];
+        let arm_slice0_local_inertia_com_12_along_dq = t592 * t144 * t266
+            + t267 * t593 * t144;
         let arm_slice0_local_inertia_i_12_along_dq = arm_slice0_local_inertia_com_12_along_dq
             - cache.arm_slice0_local_com_z * cache.arm_slice0_mass
                 * arm_slice0_local_com_y_along_dq
             - arm_slice0_local_com_z_along_dq * cache.arm_slice0_mass
                 * cache.arm_slice0_local_com_y;
-        let t594 = arm_slice0_local_bend_z_column_v_y_along_dq * shared[0]
-            + arm_slice0_local_bend_y_column_v_y_along_dq * shared[2];
-        let t595 = -0.004820780989426014 * shared[142] * shared[281]
+        let t594 = arm_slice0_local_bend_z_column_v_y_along_dq * arm_bend_z_rate
+            + arm_slice0_local_bend_y_column_v_y_along_dq * arm_bend_y_rate;
+        let t595 = -0.004820780989426014 * arm_bend_squared * t256
             * arm_slice0_bend_along_dq
             - 0.004820780989426014 * arm_bend_squared_along_dq
                 * cache.arm_slice0_bend_c2;
-        let arm_slice0_local_inertia_com_01_along_dq = t595 * shared[160] * shared[292]
-            + t593 * shared[160] * shared[294];
+        let arm_slice0_local_inertia_com_01_along_dq = t595 * t144 * t266
+            + t593 * t144 * t268;
         let arm_slice0_local_inertia_i_01_along_dq = arm_slice0_local_inertia_com_01_along_dq
             - cache.arm_slice0_local_com_x * cache.arm_slice0_mass
                 * arm_slice0_local_com_y_along_dq
             - arm_slice0_local_com_x_along_dq * cache.arm_slice0_mass
                 * cache.arm_slice0_local_com_y;
-        let arm_slice0_local_inertia_com_11_along_dq = 2.0 * t593 * shared[160]
-            * shared[292];
+        let arm_slice0_local_inertia_com_11_along_dq = 2.0 * t593 * t144 * t266;
         let t596 = 2.0 * cache.arm_slice0_local_com_z * arm_slice0_local_com_z_along_dq;
         let t597 = 2.0 * cache.arm_slice0_local_com_x * arm_slice0_local_com_x_along_dq;
         let arm_slice0_local_inertia_i_11_along_dq = arm_slice0_local_inertia_com_11_along_dq
             + (t596 + t597) * cache.arm_slice0_mass;
         let arm_slice0_local_momentum_n_y_along_dq = arm_slice0_local_inertia_i_12_along_dq
-            * shared[263] + arm_slice0_local_inertia_i_01_along_dq * shared[262]
+            * t240 + arm_slice0_local_inertia_i_01_along_dq * t239
             + t573 * cache.arm_slice0_local_inertia_i_11
-            + arm_slice0_local_inertia_h_z_along_dq * shared[267]
+            + arm_slice0_local_inertia_h_z_along_dq * t243
             + cache.arm_slice0_local_inertia_i_01 * t572
             + cache.arm_slice0_local_inertia_i_12 * t571
             + t586 * cache.arm_slice0_local_inertia_h_z
-            + arm_slice0_local_inertia_i_11_along_dq * shared[266]
+            + arm_slice0_local_inertia_i_11_along_dq * t242
             - cache.arm_slice0_local_inertia_h_x * t577
-            - shared[265] * arm_slice0_local_inertia_h_x_along_dq;
+            - t241 * arm_slice0_local_inertia_h_x_along_dq;
         let arm_slice0_local_momentum_f_y_along_dq = t594 * cache.arm_slice0_mass
             - (t572 * cache.arm_slice0_local_inertia_h_z
-                + shared[262] * arm_slice0_local_inertia_h_z_along_dq
+                + t239 * arm_slice0_local_inertia_h_z_along_dq
                 - cache.arm_slice0_local_inertia_h_x * t571
-                - shared[263] * arm_slice0_local_inertia_h_x_along_dq);
-        let arm_slice0_local_inertia_com_22_along_dq = 2.0 * shared[293] * t592
-            * shared[160];
+                - t240 * arm_slice0_local_inertia_h_x_along_dq);
+        let arm_slice0_local_inertia_com_22_along_dq = 2.0 * t267 * t592 * t144;
         let t598 = 2.0 * cache.arm_slice0_local_com_y * arm_slice0_local_com_y_along_dq;
         let arm_slice0_local_inertia_i_22_along_dq = arm_slice0_local_inertia_com_22_along_dq
             + cache.arm_slice0_mass * (t598 + t597);
-        let arm_slice0_local_inertia_com_02_along_dq = shared[293] * t595 * shared[160]
-            + t592 * shared[160] * shared[294];
+        let arm_slice0_local_inertia_com_02_along_dq = t267 * t595 * t144
+            + t592 * t144 * t268;
         let arm_slice0_local_inertia_i_02_along_dq = arm_slice0_local_inertia_com_02_along_dq
             - cache.arm_slice0_local_com_z * arm_slice0_local_com_x_along_dq
                 * cache.arm_slice0_mass
             - arm_slice0_local_com_z_along_dq * cache.arm_slice0_local_com_x
                 * cache.arm_slice0_mass;
-        let arm_slice0_local_inertia_com_00_along_dq = 2.0 * t595 * shared[160]
-            * shared[294];
+        let arm_slice0_local_inertia_com_00_along_dq = 2.0 * t595 * t144 * t268;
         let arm_slice0_local_inertia_i_00_along_dq = (t598 + t596)
             * cache.arm_slice0_mass + arm_slice0_local_inertia_com_00_along_dq;
         let arm_slice0_local_momentum_n_x_along_dq = t577
             * cache.arm_slice0_local_inertia_h_y
-            + arm_slice0_local_inertia_i_02_along_dq * shared[263]
-            + arm_slice0_local_inertia_h_y_along_dq * shared[265]
-            + arm_slice0_local_inertia_i_01_along_dq * shared[266]
+            + arm_slice0_local_inertia_i_02_along_dq * t240
+            + arm_slice0_local_inertia_h_y_along_dq * t241
+            + arm_slice0_local_inertia_i_01_along_dq * t242
             + t572 * cache.arm_slice0_local_inertia_i_00
             + cache.arm_slice0_local_inertia_i_02 * t571
             + cache.arm_slice0_local_inertia_i_01 * t573
-            + shared[262] * arm_slice0_local_inertia_i_00_along_dq
-            - arm_slice0_local_inertia_h_z_along_dq * shared[261]
+            + t239 * arm_slice0_local_inertia_i_00_along_dq
+            - arm_slice0_local_inertia_h_z_along_dq * t238
             - t594 * cache.arm_slice0_local_inertia_h_z;
         let t599 = 0.0000016135911537792344 * t335 * cache.arm_slice0_bend_c4
-            + 0.0000016135911537792344 * shared[286] * shared[6]
-                * arm_slice0_bend_along_dq
+            + 0.0000016135911537792344 * t260 * t5 * arm_slice0_bend_along_dq
             - 0.0003347157145944845 * cache.arm_slice0_bend_c3 * t336
             - 0.000004840773461337703 * t335 * cache.arm_slice0_bend_c5
-            - 0.0003347157145944845 * shared[7] * shared[284] * arm_slice0_bend_along_dq
-            - 0.000004840773461337703 * shared[287] * shared[6]
-                * arm_slice0_bend_along_dq;
+            - 0.0003347157145944845 * t6 * t258 * arm_slice0_bend_along_dq
+            - 0.000004840773461337703 * t262 * t5 * arm_slice0_bend_along_dq;
         let arm_slice0_local_subspace1_w_y_along_dq = p.section_length
             * arm_slice0_local_bend_z_column_w_y_along_dq;
         let arm_slice0_local_subspace0_w_y_along_dq = p.section_length
@@ -10765,39 +10326,38 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * arm_slice0_local_bend_z_column_v_x_along_dq;
         let arm_slice0_local_subspace0_v_x_along_dq = p.section_length
             * arm_slice0_local_bend_y_column_v_x_along_dq;
-        let t601 = shared[0] * t576 + t578 * shared[2];
+        let t601 = arm_bend_z_rate * t576 + t578 * arm_bend_y_rate;
         let t602 = (0.000004840773461337703 * t362 * cache.arm_slice0_bend_c5
-            + 0.000004840773461337703 * shared[35] * shared[287]
-                * arm_slice0_bend_along_dq
-            + 0.0003347157145944845 * shared[34] * shared[284] * arm_slice0_bend_along_dq
-            + 0.0000016135911537792344 * shared[35] * shared[284]
-                * arm_slice0_bend_along_dq
+            + 0.000004840773461337703 * t34 * t262 * arm_slice0_bend_along_dq
+            + 0.0003347157145944845 * t33 * t258 * arm_slice0_bend_along_dq
+            + 0.0000016135911537792344 * t34 * t258 * arm_slice0_bend_along_dq
             + 0.0000016135911537792344 * t362 * cache.arm_slice0_bend_c3
-            - 0.0003347157145944845 * shared[281] * shared[34] * arm_slice0_bend_along_dq
+            - 0.0003347157145944845 * t256 * t33 * arm_slice0_bend_along_dq
             - 0.000004840773461337703 * t362 * cache.arm_slice0_bend_c4
-            - 0.000004840773461337703 * shared[35] * shared[286]
-                * arm_slice0_bend_along_dq)
+            - 0.000004840773461337703 * t34 * t260 * arm_slice0_bend_along_dq)
             + arm_slice0_local_subspace1_v_x_along_dq * qdd[1]
             + arm_slice0_local_subspace0_v_x_along_dq * qdd[0]
             - (cache.arm_slice0_local_com_z * t599
-                + shared[274] * arm_slice0_local_com_z_along_dq
+                + t250 * arm_slice0_local_com_z_along_dq
                 - t579 * cache.arm_slice0_local_com_y
-                - shared[259] * arm_slice0_local_com_y_along_dq)
-            - (shared[266] * t584 + shared[271] * t573 - shared[278] * t571
-                - t601 * shared[263]);
+                - t236 * arm_slice0_local_com_y_along_dq)
+            - (t242 * t584 + t247 * t573 - t253 * t571 - t601 * t240);
         let t603 = cache.arm_slice0_local_inertia_i_02 * t587
-            + arm_slice0_local_inertia_i_12_along_dq * shared[275] + shared[264] * t586
-            + shared[268] * t572 + shared[273] * arm_slice0_local_inertia_h_x_along_dq
-            + shared[262] * arm_slice0_local_momentum_n_y_along_dq
-            + shared[267] * arm_slice0_local_momentum_f_y_along_dq
+            + arm_slice0_local_inertia_i_12_along_dq * t251
+            + arm_slice0_local_momentum_f_y * t586 + arm_slice0_local_momentum_n_y * t572
+            + t249 * arm_slice0_local_inertia_h_x_along_dq
+            + t239 * arm_slice0_local_momentum_n_y_along_dq
+            + t243 * arm_slice0_local_momentum_f_y_along_dq
             + t585 * cache.arm_slice0_local_inertia_h_x
-            + shared[260] * arm_slice0_local_inertia_i_22_along_dq
-            + arm_slice0_local_inertia_i_02_along_dq * shared[276]
+            + t237 * arm_slice0_local_inertia_i_22_along_dq
+            + arm_slice0_local_inertia_i_02_along_dq * t252
             + t600 * cache.arm_slice0_local_inertia_i_12
-            + cache.arm_slice0_local_inertia_i_22 * t588 - t594 * shared[283]
-            - arm_slice0_local_inertia_h_y_along_dq * shared[290]
-            - arm_slice0_local_momentum_f_x_along_dq * shared[261] - shared[289] * t573
-            - shared[266] * arm_slice0_local_momentum_n_x_along_dq
+            + cache.arm_slice0_local_inertia_i_22 * t588
+            - t594 * arm_slice0_local_momentum_f_x
+            - arm_slice0_local_inertia_h_y_along_dq * t264
+            - arm_slice0_local_momentum_f_x_along_dq * t238
+            - arm_slice0_local_momentum_n_x * t573
+            - t242 * arm_slice0_local_momentum_n_x_along_dq
             - t602 * cache.arm_slice0_local_inertia_h_y;
         let arm_slice2_local_subspace1_v_y_along_dq = p.section_length
             * arm_slice2_local_bend_z_column_v_y_along_dq;
@@ -10805,86 +10365,82 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * arm_slice2_local_bend_y_column_v_y_along_dq;
         let t604 = arm_slice2_local_subspace1_v_y_along_dq * qdd[1]
             + (1.2089988447923243 * cache.arm_slice2_bend_c4 * t357
-                + 1.2089988447923243 * shared[40] * arm_slice2_bend_along_dq
-                    * shared[239]
-                + 0.09045070438093329 * arm_slice2_bend_along_dq * shared[239]
-                    * shared[39] + 0.09045070438093329 * t358 * cache.arm_slice2_bend_c4
-                + 0.7236056350474663 * arm_slice2_bend_along_dq * shared[248]
-                    * shared[39] + 0.7236056350474663 * t358 * cache.arm_slice2_bend_c6
+                + 1.2089988447923243 * t40 * arm_slice2_bend_along_dq * t219
+                + 0.09045070438093329 * arm_slice2_bend_along_dq * t219 * t39
+                + 0.09045070438093329 * t358 * cache.arm_slice2_bend_c4
+                + 0.7236056350474663 * arm_slice2_bend_along_dq * t226 * t39
+                + 0.7236056350474663 * t358 * cache.arm_slice2_bend_c6
                 - 0.6044994223961622 * cache.arm_slice2_bend_c3 * t357
-                - 0.45225352190466644 * shared[246] * arm_slice2_bend_along_dq
-                    * shared[39]
-                - 0.6044994223961622 * shared[227] * shared[40]
-                    * arm_slice2_bend_along_dq
+                - 0.45225352190466644 * t225 * arm_slice2_bend_along_dq * t39
+                - 0.6044994223961622 * t208 * t40 * arm_slice2_bend_along_dq
                 - 0.45225352190466644 * t358 * cache.arm_slice2_bend_c5)
             + arm_slice2_local_subspace0_v_y_along_dq * qdd[0]
             - (t532 * cache.arm_slice2_local_com_x
-                + arm_slice2_local_com_x_along_dq * shared[221]
-                - arm_slice2_local_com_z_along_dq * shared[243]
+                + arm_slice2_local_com_x_along_dq * t200
+                - arm_slice2_local_com_z_along_dq * t221
                 - cache.arm_slice2_local_com_z * t539)
-            - (t518 * shared[244] + t540 * shared[216] - t524 * shared[223]
-                - shared[213] * t536);
+            - (t518 * t222 + t540 * t196 - t524 * t204 - t194 * t536);
         let arm_slice2_local_momentum_n_y_along_dq = t518
             * cache.arm_slice2_local_inertia_i_12
             + t526 * cache.arm_slice2_local_inertia_h_z
-            + arm_slice2_local_inertia_i_11_along_dq * shared[214]
-            + shared[240] * arm_slice2_local_inertia_h_z_along_dq
+            + arm_slice2_local_inertia_i_11_along_dq * t195
+            + t220 * arm_slice2_local_inertia_h_z_along_dq
             + t515 * cache.arm_slice2_local_inertia_i_11
-            + arm_slice2_local_inertia_i_01_along_dq * shared[213]
-            + arm_slice2_local_inertia_i_12_along_dq * shared[216]
+            + arm_slice2_local_inertia_i_01_along_dq * t194
+            + arm_slice2_local_inertia_i_12_along_dq * t196
             + t524 * cache.arm_slice2_local_inertia_i_01
             - t530 * cache.arm_slice2_local_inertia_h_x
-            - shared[212] * arm_slice2_local_inertia_h_x_along_dq;
-        let t605 = arm_slice2_local_inertia_i_12_along_dq * shared[220]
+            - t193 * arm_slice2_local_inertia_h_x_along_dq;
+        let t605 = arm_slice2_local_inertia_i_12_along_dq * t199
             + cache.arm_slice2_local_inertia_i_22 * t533
-            + shared[295] * arm_slice2_local_inertia_h_x_along_dq
+            + t269 * arm_slice2_local_inertia_h_x_along_dq
             + cache.arm_slice2_local_inertia_i_02 * t542
-            + t604 * cache.arm_slice2_local_inertia_h_x + shared[296] * t524
-            + arm_slice2_local_inertia_i_22_along_dq * shared[222]
-            + shared[240] * arm_slice2_local_momentum_f_y_along_dq + t526 * shared[218]
-            + shared[213] * arm_slice2_local_momentum_n_y_along_dq
-            + arm_slice2_local_inertia_i_02_along_dq * shared[249]
+            + t604 * cache.arm_slice2_local_inertia_h_x
+            + arm_slice2_local_momentum_n_y * t524
+            + arm_slice2_local_inertia_i_22_along_dq * t201
+            + t220 * arm_slice2_local_momentum_f_y_along_dq
+            + t526 * arm_slice2_local_momentum_f_y
+            + t194 * arm_slice2_local_momentum_n_y_along_dq
+            + arm_slice2_local_inertia_i_02_along_dq * t227
             + cache.arm_slice2_local_inertia_i_12 * t538
-            - shared[225] * arm_slice2_local_inertia_h_y_along_dq
-            - arm_slice2_local_momentum_n_x_along_dq * shared[214]
-            - shared[217] * arm_slice2_local_momentum_f_x_along_dq - shared[242] * t515
-            - t523 * shared[247] - cache.arm_slice2_local_inertia_h_y * t537;
-        let t606 = arm_slice2_local_momentum_f_x_along_dq * shared[216]
-            + t518 * shared[247] + cache.arm_slice1_mass * t604
-            - (arm_slice2_local_inertia_h_z_along_dq * shared[249]
+            - t206 * arm_slice2_local_inertia_h_y_along_dq
+            - arm_slice2_local_momentum_n_x_along_dq * t195
+            - t197 * arm_slice2_local_momentum_f_x_along_dq
+            - arm_slice2_local_momentum_n_x * t515 - t523 * arm_slice2_local_momentum_f_x
+            - cache.arm_slice2_local_inertia_h_y * t537;
+        let t606 = arm_slice2_local_momentum_f_x_along_dq * t196
+            + t518 * arm_slice2_local_momentum_f_x + cache.arm_slice1_mass * t604
+            - (arm_slice2_local_inertia_h_z_along_dq * t227
                 + cache.arm_slice2_local_inertia_h_z * t542
-                - arm_slice2_local_inertia_h_x_along_dq * shared[222]
-                - t533 * cache.arm_slice2_local_inertia_h_x) - shared[215] * t524
-            - shared[213] * arm_slice2_local_momentum_f_z_along_dq;
+                - arm_slice2_local_inertia_h_x_along_dq * t201
+                - t533 * cache.arm_slice2_local_inertia_h_x)
+            - arm_slice2_local_momentum_f_z * t524
+            - t194 * arm_slice2_local_momentum_f_z_along_dq;
         let t607 = -0.10890625570683385 * arm_bend_squared_along_dq
             * cache.arm_slice1_bend_c2
-            - 0.10890625570683385 * shared[142] * arm_slice1_bend_along_dq * shared[230];
-        let arm_slice1_local_inertia_com_00_along_dq = 2.0 * shared[299] * t607
-            * shared[235];
+            - 0.10890625570683385 * arm_bend_squared * arm_slice1_bend_along_dq * t211;
+        let arm_slice1_local_inertia_com_00_along_dq = 2.0 * t272 * t607 * t215;
         let t608 = 2.0 * cache.arm_slice1_local_com_z * arm_slice1_local_com_z_along_dq;
         let t609 = 2.0 * arm_slice1_local_com_y_along_dq * cache.arm_slice1_local_com_y;
         let arm_slice1_local_inertia_i_00_along_dq = arm_slice1_local_inertia_com_00_along_dq
             + cache.arm_slice1_mass * (t608 + t609);
         let t610 = 0.33000947820757187 * arm_bend_y_along_dq * cache.arm_slice1_bend_c1
-            + 0.33000947820757187 * cache.arm_bend_y * shared[231]
-                * arm_slice1_bend_along_dq;
-        let arm_slice1_local_inertia_com_11_along_dq = 2.0 * shared[300] * t610
-            * shared[235];
+            + 0.33000947820757187 * cache.arm_bend_y * t212 * arm_slice1_bend_along_dq;
+        let arm_slice1_local_inertia_com_11_along_dq = 2.0 * t273 * t610 * t215;
         let t611 = 2.0 * arm_slice1_local_com_x_along_dq * cache.arm_slice1_local_com_x;
         let arm_slice1_local_inertia_i_11_along_dq = arm_slice1_local_inertia_com_11_along_dq
             + cache.arm_slice1_mass * (t611 + t608);
-        let arm_slice1_local_inertia_com_01_along_dq = shared[300] * t607 * shared[235]
-            + shared[299] * t610 * shared[235];
+        let arm_slice1_local_inertia_com_01_along_dq = t273 * t607 * t215
+            + t272 * t610 * t215;
         let arm_slice1_local_inertia_i_01_along_dq = arm_slice1_local_inertia_com_01_along_dq
             - arm_slice1_local_com_x_along_dq * cache.arm_slice1_mass
                 * cache.arm_slice1_local_com_y
             - cache.arm_slice1_mass * arm_slice1_local_com_y_along_dq
                 * cache.arm_slice1_local_com_x;
         let t612 = 0.33000947820757187 * arm_bend_z_along_dq * cache.arm_slice1_bend_c1
-            + 0.33000947820757187 * cache.arm_bend_z * shared[231]
-                * arm_slice1_bend_along_dq;
-        let arm_slice1_local_inertia_com_12_along_dq = shared[300] * shared[235] * t612
-            + t610 * shared[235] * shared[301];
+            + 0.33000947820757187 * cache.arm_bend_z * t212 * arm_slice1_bend_along_dq;
+        let arm_slice1_local_inertia_com_12_along_dq = t273 * t215 * t612
+            + t610 * t215 * t274;
         let arm_slice1_local_inertia_i_12_along_dq = arm_slice1_local_inertia_com_12_along_dq
             - cache.arm_slice1_mass * arm_slice1_local_com_y_along_dq
                 * cache.arm_slice1_local_com_z
@@ -10892,20 +10448,19 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                 * arm_slice1_local_com_z_along_dq;
         let arm_slice1_local_momentum_n_y_along_dq = cache.arm_slice1_local_inertia_i_11
             * t560 + cache.arm_slice1_local_inertia_i_01 * t553
-            + arm_slice1_local_inertia_i_11_along_dq * shared[192]
-            + arm_slice1_local_inertia_i_01_along_dq * shared[195]
+            + arm_slice1_local_inertia_i_11_along_dq * t175
+            + arm_slice1_local_inertia_i_01_along_dq * t177
             + cache.arm_slice1_local_inertia_i_12 * t556
             + cache.arm_slice1_local_inertia_h_z * t561
-            + shared[191] * arm_slice1_local_inertia_h_z_along_dq
-            + shared[193] * arm_slice1_local_inertia_i_12_along_dq
+            + t174 * arm_slice1_local_inertia_h_z_along_dq
+            + t176 * arm_slice1_local_inertia_i_12_along_dq
             - t562 * cache.arm_slice1_local_inertia_h_x
-            - shared[190] * arm_slice1_local_inertia_h_x_along_dq;
-        let arm_slice1_local_inertia_com_22_along_dq = 2.0 * shared[235] * t612
-            * shared[301];
+            - t173 * arm_slice1_local_inertia_h_x_along_dq;
+        let arm_slice1_local_inertia_com_22_along_dq = 2.0 * t215 * t612 * t274;
         let arm_slice1_local_inertia_i_22_along_dq = cache.arm_slice1_mass
             * (t611 + t609) + arm_slice1_local_inertia_com_22_along_dq;
-        let arm_slice1_local_inertia_com_02_along_dq = shared[299] * shared[235] * t612
-            + t607 * shared[235] * shared[301];
+        let arm_slice1_local_inertia_com_02_along_dq = t272 * t215 * t612
+            + t607 * t215 * t274;
         let arm_slice1_local_inertia_i_02_along_dq = arm_slice1_local_inertia_com_02_along_dq
             - cache.arm_slice1_mass * cache.arm_slice1_local_com_x
                 * arm_slice1_local_com_z_along_dq
@@ -10913,226 +10468,251 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                 * cache.arm_slice1_local_com_z;
         let arm_slice1_local_momentum_n_z_along_dq = cache.arm_slice1_local_inertia_i_22
             * t556 + cache.arm_slice1_local_inertia_i_12 * t560
-            + shared[197] * arm_slice1_local_inertia_h_x_along_dq
-            + shared[192] * arm_slice1_local_inertia_i_12_along_dq
+            + t178 * arm_slice1_local_inertia_h_x_along_dq
+            + t175 * arm_slice1_local_inertia_i_12_along_dq
             + t569 * cache.arm_slice1_local_inertia_h_x
-            + arm_slice1_local_inertia_i_22_along_dq * shared[193]
-            + arm_slice1_local_inertia_i_02_along_dq * shared[195]
+            + arm_slice1_local_inertia_i_22_along_dq * t176
+            + arm_slice1_local_inertia_i_02_along_dq * t177
             + t553 * cache.arm_slice1_local_inertia_i_02
             - cache.arm_slice1_local_inertia_h_y * t561
-            - shared[191] * arm_slice1_local_inertia_h_y_along_dq;
-        let t613 = shared[197] * arm_slice1_local_momentum_f_z_along_dq
-            + shared[210] * arm_slice1_local_inertia_i_00_along_dq
-            + cache.arm_slice1_local_inertia_i_01 * t568 + t560 * shared[198]
-            + shared[192] * arm_slice1_local_momentum_n_z_along_dq
-            + cache.arm_slice1_local_inertia_h_y * t567 + t569 * shared[196]
-            + shared[206] * arm_slice1_local_inertia_h_y_along_dq
+            - t174 * arm_slice1_local_inertia_h_y_along_dq;
+        let t613 = t178 * arm_slice1_local_momentum_f_z_along_dq
+            + t191 * arm_slice1_local_inertia_i_00_along_dq
+            + cache.arm_slice1_local_inertia_i_01 * t568
+            + t560 * arm_slice1_local_momentum_n_z
+            + t175 * arm_slice1_local_momentum_n_z_along_dq
+            + cache.arm_slice1_local_inertia_h_y * t567
+            + t569 * arm_slice1_local_momentum_f_z
+            + t188 * arm_slice1_local_inertia_h_y_along_dq
             + t558 * cache.arm_slice1_local_inertia_i_00
             + t559 * cache.arm_slice1_local_inertia_i_02
-            + shared[202] * arm_slice1_local_inertia_i_01_along_dq
-            + arm_slice1_local_inertia_i_02_along_dq * shared[200]
-            - shared[190] * arm_slice1_local_momentum_f_y_along_dq - shared[232] * t562
-            - arm_slice1_local_momentum_n_y_along_dq * shared[193]
-            - shared[254] * arm_slice1_local_inertia_h_z_along_dq - t556 * shared[302]
+            + t182 * arm_slice1_local_inertia_i_01_along_dq
+            + arm_slice1_local_inertia_i_02_along_dq * t180
+            - t173 * arm_slice1_local_momentum_f_y_along_dq
+            - arm_slice1_local_momentum_f_y * t562
+            - arm_slice1_local_momentum_n_y_along_dq * t176
+            - t233 * arm_slice1_local_inertia_h_z_along_dq
+            - t556 * arm_slice1_local_momentum_n_y
             - cache.arm_slice1_local_inertia_h_z * t557;
         let arm_slice3_local_momentum_f_z_along_dq = t499 * cache.arm_slice0_mass
             - (cache.arm_slice3_local_inertia_h_x * t504
-                + arm_slice3_local_inertia_h_x_along_dq * shared[176]
+                + arm_slice3_local_inertia_h_x_along_dq * t163
                 - cache.arm_slice3_local_inertia_h_y * t502
-                - arm_slice3_local_inertia_h_y_along_dq * shared[170]);
+                - arm_slice3_local_inertia_h_y_along_dq * t156);
         let arm_slice3_local_momentum_n_z_along_dq = arm_slice3_local_inertia_i_12_along_dq
-            * shared[176] + arm_slice3_local_inertia_i_22_along_dq * shared[167]
+            * t163 + arm_slice3_local_inertia_i_22_along_dq * t151
             + t504 * cache.arm_slice3_local_inertia_i_12
             + t501 * cache.arm_slice3_local_inertia_i_22
             + cache.arm_slice3_local_inertia_i_02 * t502
-            + shared[178] * arm_slice3_local_inertia_h_x_along_dq
-            + arm_slice3_local_inertia_i_02_along_dq * shared[170]
+            + t164 * arm_slice3_local_inertia_h_x_along_dq
+            + arm_slice3_local_inertia_i_02_along_dq * t156
             + cache.arm_slice3_local_inertia_h_x * t494
             - t497 * cache.arm_slice3_local_inertia_h_y
-            - arm_slice3_local_inertia_h_y_along_dq * shared[175];
-        let t614 = cache.arm_slice3_local_inertia_i_01 * t486 + t501 * shared[182]
-            + t499 * shared[177] + cache.arm_slice3_local_inertia_h_z * t511
-            + arm_slice3_local_momentum_n_x_along_dq * shared[167]
-            + shared[164] * arm_slice3_local_inertia_i_01_along_dq
-            + arm_slice3_local_inertia_h_z_along_dq * shared[188]
-            + arm_slice3_local_inertia_i_12_along_dq * shared[173]
+            - arm_slice3_local_inertia_h_y_along_dq * t162;
+        let t614 = cache.arm_slice3_local_inertia_i_01 * t486
+            + t501 * arm_slice3_local_momentum_n_x + t499 * arm_slice3_local_momentum_f_x
+            + cache.arm_slice3_local_inertia_h_z * t511
+            + arm_slice3_local_momentum_n_x_along_dq * t151
+            + t148 * arm_slice3_local_inertia_i_01_along_dq
+            + arm_slice3_local_inertia_h_z_along_dq * t171
+            + arm_slice3_local_inertia_i_12_along_dq * t159
             + cache.arm_slice3_local_inertia_i_11 * t506
-            + arm_slice3_local_momentum_f_x_along_dq * shared[181]
+            + arm_slice3_local_momentum_f_x_along_dq * t166
             + cache.arm_slice3_local_inertia_i_12 * t490
-            + shared[185] * arm_slice3_local_inertia_i_11_along_dq - t497 * shared[257]
-            - arm_slice3_local_momentum_f_z_along_dq * shared[175] - shared[256] * t502
-            - shared[170] * arm_slice3_local_momentum_n_z_along_dq
+            + t168 * arm_slice3_local_inertia_i_11_along_dq
+            - t497 * arm_slice3_local_momentum_f_z
+            - arm_slice3_local_momentum_f_z_along_dq * t162
+            - arm_slice3_local_momentum_n_z * t502
+            - t156 * arm_slice3_local_momentum_n_z_along_dq
             - cache.arm_slice3_local_inertia_h_x * t544
-            - arm_slice3_local_inertia_h_x_along_dq * shared[250];
+            - arm_slice3_local_inertia_h_x_along_dq * t228;
         let arm_slice1_local_momentum_n_x_along_dq = arm_slice1_local_inertia_i_00_along_dq
-            * shared[195] + t556 * cache.arm_slice1_local_inertia_i_02
-            + shared[190] * arm_slice1_local_inertia_h_y_along_dq
-            + arm_slice1_local_inertia_i_02_along_dq * shared[193]
-            + shared[192] * arm_slice1_local_inertia_i_01_along_dq
+            * t177 + t556 * cache.arm_slice1_local_inertia_i_02
+            + t173 * arm_slice1_local_inertia_h_y_along_dq
+            + arm_slice1_local_inertia_i_02_along_dq * t176
+            + t175 * arm_slice1_local_inertia_i_01_along_dq
             + cache.arm_slice1_local_inertia_i_01 * t560
             + cache.arm_slice1_local_inertia_h_y * t562
             + t553 * cache.arm_slice1_local_inertia_i_00
             - cache.arm_slice1_local_inertia_h_z * t569
-            - shared[197] * arm_slice1_local_inertia_h_z_along_dq;
-        let t615 = t562 * shared[194]
-            + shared[190] * arm_slice1_local_momentum_f_x_along_dq
-            + shared[210] * arm_slice1_local_inertia_i_01_along_dq
+            - t178 * arm_slice1_local_inertia_h_z_along_dq;
+        let t615 = t562 * arm_slice1_local_momentum_f_x
+            + t173 * arm_slice1_local_momentum_f_x_along_dq
+            + t191 * arm_slice1_local_inertia_i_01_along_dq
             + t568 * cache.arm_slice1_local_inertia_i_11
             + cache.arm_slice1_local_inertia_i_01 * t558
-            + cache.arm_slice1_local_inertia_i_12 * t559 + shared[207] * t556
+            + cache.arm_slice1_local_inertia_i_12 * t559
+            + arm_slice1_local_momentum_n_x * t556
             + cache.arm_slice1_local_inertia_h_z * t590
-            + arm_slice1_local_momentum_n_x_along_dq * shared[193]
-            + shared[200] * arm_slice1_local_inertia_i_12_along_dq
-            + shared[209] * arm_slice1_local_inertia_h_z_along_dq
-            + arm_slice1_local_inertia_i_11_along_dq * shared[202] - t553 * shared[198]
-            - shared[191] * arm_slice1_local_momentum_f_z_along_dq
-            - arm_slice1_local_momentum_n_z_along_dq * shared[195]
-            - t567 * cache.arm_slice1_local_inertia_h_x - shared[196] * t561
-            - shared[206] * arm_slice1_local_inertia_h_x_along_dq;
+            + arm_slice1_local_momentum_n_x_along_dq * t176
+            + t180 * arm_slice1_local_inertia_i_12_along_dq
+            + t190 * arm_slice1_local_inertia_h_z_along_dq
+            + arm_slice1_local_inertia_i_11_along_dq * t182
+            - t553 * arm_slice1_local_momentum_n_z
+            - t174 * arm_slice1_local_momentum_f_z_along_dq
+            - arm_slice1_local_momentum_n_z_along_dq * t177
+            - t567 * cache.arm_slice1_local_inertia_h_x
+            - arm_slice1_local_momentum_f_z * t561
+            - t188 * arm_slice1_local_inertia_h_x_along_dq;
         let arm_slice0_local_momentum_n_z_along_dq = arm_slice0_local_inertia_i_22_along_dq
-            * shared[263] + shared[262] * arm_slice0_local_inertia_i_02_along_dq
+            * t240 + t239 * arm_slice0_local_inertia_i_02_along_dq
             + t571 * cache.arm_slice0_local_inertia_i_22
             + t573 * cache.arm_slice0_local_inertia_i_12
-            + arm_slice0_local_inertia_i_12_along_dq * shared[266]
-            + shared[261] * arm_slice0_local_inertia_h_x_along_dq
+            + arm_slice0_local_inertia_i_12_along_dq * t242
+            + t238 * arm_slice0_local_inertia_h_x_along_dq
             + t572 * cache.arm_slice0_local_inertia_i_02
             + t594 * cache.arm_slice0_local_inertia_h_x
             - t586 * cache.arm_slice0_local_inertia_h_y
-            - arm_slice0_local_inertia_h_y_along_dq * shared[267];
+            - arm_slice0_local_inertia_h_y_along_dq * t243;
         let arm_slice0_local_subspace1_v_z_along_dq = p.section_length
             * arm_slice0_local_bend_z_column_v_z_along_dq;
         let arm_slice0_local_subspace0_v_z_along_dq = arm_slice0_local_bend_y_column_v_z_along_dq
             * p.section_length;
         let t616 = (0.000046479858696022525 * cache.arm_slice0_bend_c4 * t353
-            + 0.0000008962768767719712 * shared[288] * shared[24]
-                * arm_slice0_bend_along_dq
-            + 0.000046479858696022525 * shared[286] * shared[23]
-                * arm_slice0_bend_along_dq
+            + 0.0000008962768767719712 * t263 * t21 * arm_slice0_bend_along_dq
+            + 0.000046479858696022525 * t260 * t20 * arm_slice0_bend_along_dq
             + 0.0000008962768767719712 * t352 * cache.arm_slice0_bend_c6
-            + 0.0000001120346095964964 * shared[286] * shared[24]
-                * arm_slice0_bend_along_dq
+            + 0.0000001120346095964964 * t260 * t21 * arm_slice0_bend_along_dq
             + 0.0000001120346095964964 * t352 * cache.arm_slice0_bend_c4
             - 0.000023239929348011262 * cache.arm_slice0_bend_c3 * t353
-            - 0.000023239929348011262 * shared[23] * shared[284]
-                * arm_slice0_bend_along_dq
-            - 0.000000560173047982482 * shared[287] * shared[24]
-                * arm_slice0_bend_along_dq
+            - 0.000023239929348011262 * t20 * t258 * arm_slice0_bend_along_dq
+            - 0.000000560173047982482 * t262 * t21 * arm_slice0_bend_along_dq
             - 0.000000560173047982482 * t352 * cache.arm_slice0_bend_c5)
             + arm_slice0_local_subspace1_v_z_along_dq * qdd[1]
             + qdd[0] * arm_slice0_local_subspace0_v_z_along_dq
-            - (shared[272] * arm_slice0_local_com_y_along_dq
+            - (t248 * arm_slice0_local_com_y_along_dq
                 + cache.arm_slice0_local_com_y * t580
                 - cache.arm_slice0_local_com_x * t599
-                - shared[274] * arm_slice0_local_com_x_along_dq)
-            - (t601 * shared[262] + shared[278] * t572 - shared[266] * t583
-                - t573 * shared[270]);
-        let t617 = arm_slice0_local_inertia_h_y_along_dq * shared[279]
-            + shared[266] * arm_slice0_local_momentum_n_z_along_dq
-            + shared[276] * arm_slice0_local_inertia_i_00_along_dq + shared[269] * t573
-            + arm_slice0_local_inertia_i_01_along_dq * shared[275]
+                - t250 * arm_slice0_local_com_x_along_dq)
+            - (t601 * t239 + t253 * t572 - t242 * t583 - t573 * t244);
+        let t617 = arm_slice0_local_inertia_h_y_along_dq * t254
+            + t242 * arm_slice0_local_momentum_n_z_along_dq
+            + t252 * arm_slice0_local_inertia_i_00_along_dq
+            + arm_slice0_local_momentum_n_z * t573
+            + arm_slice0_local_inertia_i_01_along_dq * t251
             + t616 * cache.arm_slice0_local_inertia_h_y
-            + shared[261] * arm_slice0_local_momentum_f_z_along_dq
-            + cache.arm_slice0_local_inertia_i_02 * t588 + t594 * shared[277]
+            + t238 * arm_slice0_local_momentum_f_z_along_dq
+            + cache.arm_slice0_local_inertia_i_02 * t588
+            + t594 * arm_slice0_local_momentum_f_z
             + cache.arm_slice0_local_inertia_i_01 * t600
-            + shared[260] * arm_slice0_local_inertia_i_02_along_dq
+            + t237 * arm_slice0_local_inertia_i_02_along_dq
             + cache.arm_slice0_local_inertia_i_00 * t587
-            - arm_slice0_local_momentum_n_y_along_dq * shared[263] - shared[268] * t571
-            - shared[264] * t577 - shared[273] * arm_slice0_local_inertia_h_z_along_dq
-            - shared[265] * arm_slice0_local_momentum_f_y_along_dq
+            - arm_slice0_local_momentum_n_y_along_dq * t240
+            - arm_slice0_local_momentum_n_y * t571 - arm_slice0_local_momentum_f_y * t577
+            - t249 * arm_slice0_local_inertia_h_z_along_dq
+            - t241 * arm_slice0_local_momentum_f_y_along_dq
             - t585 * cache.arm_slice0_local_inertia_h_z;
-        let t618 = shared[220] * arm_slice2_local_inertia_i_01_along_dq
-            + shared[215] * t523 + shared[245] * arm_slice2_local_inertia_h_y_along_dq
+        let t618 = t199 * arm_slice2_local_inertia_i_01_along_dq
+            + arm_slice2_local_momentum_f_z * t523
+            + t223 * arm_slice2_local_inertia_h_y_along_dq
             + t538 * cache.arm_slice2_local_inertia_i_01
             + cache.arm_slice2_local_inertia_h_y * t541
-            + arm_slice2_local_inertia_i_02_along_dq * shared[222]
-            + arm_slice2_local_inertia_i_00_along_dq * shared[249] + shared[241] * t515
-            + shared[217] * arm_slice2_local_momentum_f_z_along_dq
+            + arm_slice2_local_inertia_i_02_along_dq * t201
+            + arm_slice2_local_inertia_i_00_along_dq * t227
+            + arm_slice2_local_momentum_n_z * t515
+            + t197 * arm_slice2_local_momentum_f_z_along_dq
             + t533 * cache.arm_slice2_local_inertia_i_02
             + cache.arm_slice2_local_inertia_i_00 * t542
-            + arm_slice2_local_momentum_n_z_along_dq * shared[214] - t518 * shared[296]
-            - shared[295] * arm_slice2_local_inertia_h_z_along_dq
-            - shared[216] * arm_slice2_local_momentum_n_y_along_dq
-            - arm_slice2_local_momentum_f_y_along_dq * shared[212] - t530 * shared[218]
+            + arm_slice2_local_momentum_n_z_along_dq * t195
+            - t518 * arm_slice2_local_momentum_n_y
+            - t269 * arm_slice2_local_inertia_h_z_along_dq
+            - t196 * arm_slice2_local_momentum_n_y_along_dq
+            - arm_slice2_local_momentum_f_y_along_dq * t193
+            - t530 * arm_slice2_local_momentum_f_y
             - t604 * cache.arm_slice2_local_inertia_h_z;
-        let t619 = t553 * shared[302] + t558 * cache.arm_slice1_local_inertia_i_02
-            + shared[232] * t561 + arm_slice1_local_inertia_i_02_along_dq * shared[210]
-            + shared[254] * arm_slice1_local_inertia_h_x_along_dq
-            + arm_slice1_local_inertia_i_22_along_dq * shared[200]
-            + arm_slice1_local_momentum_f_y_along_dq * shared[191]
-            + shared[202] * arm_slice1_local_inertia_i_12_along_dq
+        let t619 = t553 * arm_slice1_local_momentum_n_y
+            + t558 * cache.arm_slice1_local_inertia_i_02
+            + arm_slice1_local_momentum_f_y * t561
+            + arm_slice1_local_inertia_i_02_along_dq * t191
+            + t233 * arm_slice1_local_inertia_h_x_along_dq
+            + arm_slice1_local_inertia_i_22_along_dq * t180
+            + arm_slice1_local_momentum_f_y_along_dq * t174
+            + t182 * arm_slice1_local_inertia_i_12_along_dq
             + t559 * cache.arm_slice1_local_inertia_i_22
             + cache.arm_slice1_local_inertia_i_12 * t568
-            + arm_slice1_local_momentum_n_y_along_dq * shared[195]
+            + arm_slice1_local_momentum_n_y_along_dq * t177
             + t557 * cache.arm_slice1_local_inertia_h_x
-            - shared[209] * arm_slice1_local_inertia_h_y_along_dq - t569 * shared[194]
+            - t190 * arm_slice1_local_inertia_h_y_along_dq
+            - t569 * arm_slice1_local_momentum_f_x
             - cache.arm_slice1_local_inertia_h_y * t590
-            - shared[197] * arm_slice1_local_momentum_f_x_along_dq
-            - shared[192] * arm_slice1_local_momentum_n_x_along_dq - shared[207] * t560;
-        let t620 = arm_slice3_local_momentum_f_z_along_dq * shared[176]
-            + cache.arm_slice0_mass * t511 + t504 * shared[257]
+            - t178 * arm_slice1_local_momentum_f_x_along_dq
+            - t175 * arm_slice1_local_momentum_n_x_along_dq
+            - arm_slice1_local_momentum_n_x * t560;
+        let t620 = arm_slice3_local_momentum_f_z_along_dq * t163
+            + cache.arm_slice0_mass * t511 + t504 * arm_slice3_local_momentum_f_z
             - (cache.arm_slice3_local_inertia_h_y * t490
-                + arm_slice3_local_inertia_h_y_along_dq * shared[173]
+                + arm_slice3_local_inertia_h_y_along_dq * t159
                 - cache.arm_slice3_local_inertia_h_z * t506
-                - shared[185] * arm_slice3_local_inertia_h_z_along_dq)
-            - t501 * shared[179] - shared[167] * arm_slice3_local_momentum_f_y_along_dq;
-        let t621 = shared[264] * t572
-            + shared[262] * arm_slice0_local_momentum_f_y_along_dq
-            + cache.arm_slice0_mass * t616 - shared[283] * t573
-            - arm_slice0_local_momentum_f_x_along_dq * shared[266]
-            - (shared[275] * arm_slice0_local_inertia_h_x_along_dq
+                - t168 * arm_slice3_local_inertia_h_z_along_dq)
+            - t501 * arm_slice3_local_momentum_f_y
+            - t151 * arm_slice3_local_momentum_f_y_along_dq;
+        let t621 = arm_slice0_local_momentum_f_y * t572
+            + t239 * arm_slice0_local_momentum_f_y_along_dq
+            + cache.arm_slice0_mass * t616 - arm_slice0_local_momentum_f_x * t573
+            - arm_slice0_local_momentum_f_x_along_dq * t242
+            - (t251 * arm_slice0_local_inertia_h_x_along_dq
                 + t600 * cache.arm_slice0_local_inertia_h_x
-                - arm_slice0_local_inertia_h_y_along_dq * shared[276]
+                - arm_slice0_local_inertia_h_y_along_dq * t252
                 - cache.arm_slice0_local_inertia_h_y * t587);
-        let t622 = cache.arm_slice1_mass * t541 + t524 * shared[218]
-            + arm_slice2_local_momentum_f_y_along_dq * shared[213]
-            - (shared[220] * arm_slice2_local_inertia_h_x_along_dq
+        let t622 = cache.arm_slice1_mass * t541 + t524 * arm_slice2_local_momentum_f_y
+            + arm_slice2_local_momentum_f_y_along_dq * t194
+            - (t199 * arm_slice2_local_inertia_h_x_along_dq
                 + t538 * cache.arm_slice2_local_inertia_h_x
-                - shared[249] * arm_slice2_local_inertia_h_y_along_dq
-                - cache.arm_slice2_local_inertia_h_y * t542) - t515 * shared[247]
-            - arm_slice2_local_momentum_f_x_along_dq * shared[214];
-        let t623 = shared[260] * arm_slice0_local_inertia_i_12_along_dq
-            + arm_slice0_local_inertia_h_z_along_dq * shared[290] + shared[283] * t577
-            + cache.arm_slice0_local_inertia_i_12 * t588 + shared[289] * t571
+                - t227 * arm_slice2_local_inertia_h_y_along_dq
+                - cache.arm_slice2_local_inertia_h_y * t542)
+            - t515 * arm_slice2_local_momentum_f_x
+            - arm_slice2_local_momentum_f_x_along_dq * t195;
+        let t623 = t237 * arm_slice0_local_inertia_i_12_along_dq
+            + arm_slice0_local_inertia_h_z_along_dq * t264
+            + arm_slice0_local_momentum_f_x * t577
+            + cache.arm_slice0_local_inertia_i_12 * t588
+            + arm_slice0_local_momentum_n_x * t571
             + cache.arm_slice0_local_inertia_i_01 * t587
             + t602 * cache.arm_slice0_local_inertia_h_z
-            + arm_slice0_local_inertia_i_01_along_dq * shared[276]
-            + arm_slice0_local_inertia_i_11_along_dq * shared[275]
-            + arm_slice0_local_momentum_n_x_along_dq * shared[263]
-            + arm_slice0_local_momentum_f_x_along_dq * shared[265]
+            + arm_slice0_local_inertia_i_01_along_dq * t252
+            + arm_slice0_local_inertia_i_11_along_dq * t251
+            + arm_slice0_local_momentum_n_x_along_dq * t240
+            + arm_slice0_local_momentum_f_x_along_dq * t241
             + t600 * cache.arm_slice0_local_inertia_i_11
-            - shared[267] * arm_slice0_local_momentum_f_z_along_dq
-            - shared[279] * arm_slice0_local_inertia_h_x_along_dq
-            - cache.arm_slice0_local_inertia_h_x * t616 - shared[277] * t586
-            - shared[269] * t572 - shared[262] * arm_slice0_local_momentum_n_z_along_dq;
+            - t243 * arm_slice0_local_momentum_f_z_along_dq
+            - t254 * arm_slice0_local_inertia_h_x_along_dq
+            - cache.arm_slice0_local_inertia_h_x * t616
+            - arm_slice0_local_momentum_f_z * t586 - arm_slice0_local_momentum_n_z * t572
+            - t239 * arm_slice0_local_momentum_n_z_along_dq;
         let t624 = t544 * cache.arm_slice3_local_inertia_h_y
             + cache.arm_slice3_local_inertia_i_01 * t506
-            + shared[185] * arm_slice3_local_inertia_i_01_along_dq
-            + arm_slice3_local_inertia_h_y_along_dq * shared[250]
-            + cache.arm_slice3_local_inertia_i_00 * t486 + t494 * shared[257]
+            + t168 * arm_slice3_local_inertia_i_01_along_dq
+            + arm_slice3_local_inertia_h_y_along_dq * t228
+            + cache.arm_slice3_local_inertia_i_00 * t486
+            + t494 * arm_slice3_local_momentum_f_z
             + cache.arm_slice3_local_inertia_i_02 * t490
-            + shared[178] * arm_slice3_local_momentum_f_z_along_dq + t504 * shared[256]
-            + arm_slice3_local_momentum_n_z_along_dq * shared[176]
-            + arm_slice3_local_inertia_i_00_along_dq * shared[164]
-            + arm_slice3_local_inertia_i_02_along_dq * shared[173]
-            - shared[172] * arm_slice3_local_inertia_h_z_along_dq - t501 * shared[183]
+            + t164 * arm_slice3_local_momentum_f_z_along_dq
+            + t504 * arm_slice3_local_momentum_n_z
+            + arm_slice3_local_momentum_n_z_along_dq * t163
+            + arm_slice3_local_inertia_i_00_along_dq * t148
+            + arm_slice3_local_inertia_i_02_along_dq * t159
+            - t158 * arm_slice3_local_inertia_h_z_along_dq
+            - t501 * arm_slice3_local_momentum_n_y
             - cache.arm_slice3_local_inertia_h_z * t509
-            - arm_slice3_local_momentum_n_y_along_dq * shared[167] - t499 * shared[179]
-            - arm_slice3_local_momentum_f_y_along_dq * shared[181];
-        let t625 = t509 * cache.arm_slice0_mass + t501 * shared[177]
-            + arm_slice3_local_momentum_f_x_along_dq * shared[167]
-            - arm_slice3_local_momentum_f_z_along_dq * shared[170] - t502 * shared[257]
+            - arm_slice3_local_momentum_n_y_along_dq * t151
+            - t499 * arm_slice3_local_momentum_f_y
+            - arm_slice3_local_momentum_f_y_along_dq * t166;
+        let t625 = t509 * cache.arm_slice0_mass + t501 * arm_slice3_local_momentum_f_x
+            + arm_slice3_local_momentum_f_x_along_dq * t151
+            - arm_slice3_local_momentum_f_z_along_dq * t156
+            - t502 * arm_slice3_local_momentum_f_z
             - (t486 * cache.arm_slice3_local_inertia_h_z
-                + shared[164] * arm_slice3_local_inertia_h_z_along_dq
-                - arm_slice3_local_inertia_h_x_along_dq * shared[173]
+                + t148 * arm_slice3_local_inertia_h_z_along_dq
+                - arm_slice3_local_inertia_h_x_along_dq * t159
                 - cache.arm_slice3_local_inertia_h_x * t490);
-        let t626 = shared[277] * t573 + cache.arm_slice0_mass * t602
-            + shared[266] * arm_slice0_local_momentum_f_z_along_dq
-            - shared[263] * arm_slice0_local_momentum_f_y_along_dq
+        let t626 = arm_slice0_local_momentum_f_z * t573 + cache.arm_slice0_mass * t602
+            + t242 * arm_slice0_local_momentum_f_z_along_dq
+            - t240 * arm_slice0_local_momentum_f_y_along_dq
             - (t588 * cache.arm_slice0_local_inertia_h_y
-                + arm_slice0_local_inertia_h_y_along_dq * shared[260]
+                + arm_slice0_local_inertia_h_y_along_dq * t237
                 - t600 * cache.arm_slice0_local_inertia_h_z
-                - arm_slice0_local_inertia_h_z_along_dq * shared[275])
-            - shared[264] * t571;
+                - arm_slice0_local_inertia_h_z_along_dq * t251)
+            - arm_slice0_local_momentum_f_y * t571;
         let flap_slices_inertia_h_y_along_dq = flap_rotation_11_along_dq
             * cache.flap_slices_local_inertia_h_y
             + flap_position_y_along_dq * cache.flap_slices_local_inertia_m
@@ -11288,52 +10868,52 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                 - wrist_composite_inertia_h_y_along_dq * cache.arm_tip_subspace0_w_x
                 - cache.wrist_composite_inertia_h_y * arm_tip_subspace0_w_x_along_dq);
         let wrist_composite_force_f_x_along_dq = p.wrist_mass * arm_tip_bias_v_x_along_dq
-            + wrist_momentum_f_z_along_dq * shared[16]
+            + wrist_momentum_f_z_along_dq * arm_tip_velocity_w_y
             + flap_composite_force_f_x_along_dq
-            + arm_tip_velocity_w_y_along_dq * shared[19]
-            - shared[43] * wrist_momentum_f_y_along_dq
-            - arm_tip_velocity_w_z_along_dq * shared[44]
-            - (shared[32] * wrist_inertia_h_y_along_dq
+            + arm_tip_velocity_w_y_along_dq * wrist_momentum_f_z
+            - arm_tip_velocity_w_z * wrist_momentum_f_y_along_dq
+            - arm_tip_velocity_w_z_along_dq * wrist_momentum_f_y
+            - (arm_tip_bias_w_z * wrist_inertia_h_y_along_dq
                 + arm_tip_bias_w_z_along_dq * cache.wrist_inertia_h_y
-                - wrist_inertia_h_z_along_dq * shared[42]
+                - wrist_inertia_h_z_along_dq * arm_tip_bias_w_y
                 - cache.wrist_inertia_h_z * arm_tip_bias_w_y_along_dq);
         let wrist_composite_force_f_y_along_dq = p.wrist_mass * arm_tip_bias_v_y_along_dq
-            + arm_tip_velocity_w_z_along_dq * shared[140]
+            + arm_tip_velocity_w_z_along_dq * wrist_momentum_f_x
             + flap_composite_force_f_y_along_dq
-            + shared[43] * wrist_momentum_f_x_along_dq
-            - wrist_momentum_f_z_along_dq * shared[17]
-            - arm_tip_velocity_w_x_along_dq * shared[19]
-            - (shared[14] * wrist_inertia_h_z_along_dq
+            + arm_tip_velocity_w_z * wrist_momentum_f_x_along_dq
+            - wrist_momentum_f_z_along_dq * arm_tip_velocity_w_x
+            - arm_tip_velocity_w_x_along_dq * wrist_momentum_f_z
+            - (arm_tip_bias_w_x * wrist_inertia_h_z_along_dq
                 + cache.wrist_inertia_h_z * arm_tip_bias_w_x_along_dq
                 - arm_tip_bias_w_z_along_dq * cache.wrist_inertia_h_x
-                - wrist_inertia_h_x_along_dq * shared[32]);
+                - wrist_inertia_h_x_along_dq * arm_tip_bias_w_z);
         let flap_composite_force_n_x_along_dq = cache.flap_rotation_02 * t474
-            + flap_rotation_01_along_dq * shared[133]
+            + flap_rotation_01_along_dq * t123
             + cache.flap_position_y * flap_composite_force_f_z_along_dq
-            + flap_position_y_along_dq * shared[108] + t475 * cache.flap_rotation_00
-            + flap_rotation_00_along_dq * shared[128]
-            + flap_rotation_02_along_dq * shared[132] + cache.flap_rotation_01 * t476
-            - flap_position_z_along_dq * shared[109]
+            + flap_position_y_along_dq * flap_composite_force_f_z
+            + t475 * cache.flap_rotation_00 + flap_rotation_00_along_dq * t121
+            + flap_rotation_02_along_dq * t122 + cache.flap_rotation_01 * t476
+            - flap_position_z_along_dq * flap_composite_force_f_y
             - cache.flap_position_z * flap_composite_force_f_y_along_dq;
         let wrist_composite_force_n_x_along_dq = arm_tip_bias_w_x_along_dq
-            * cache.wrist_inertia_i_00 + shared[47] * wrist_inertia_h_y_along_dq
-            + shared[14] * wrist_inertia_i_00_along_dq
-            + arm_tip_velocity_v_y_along_dq * shared[19]
-            + wrist_inertia_i_01_along_dq * shared[42]
-            + shared[32] * wrist_inertia_i_02_along_dq
-            + shared[48] * arm_tip_velocity_w_y_along_dq
-            + wrist_momentum_f_z_along_dq * shared[15]
+            * cache.wrist_inertia_i_00 + arm_tip_bias_v_z * wrist_inertia_h_y_along_dq
+            + arm_tip_bias_w_x * wrist_inertia_i_00_along_dq
+            + arm_tip_velocity_v_y_along_dq * wrist_momentum_f_z
+            + wrist_inertia_i_01_along_dq * arm_tip_bias_w_y
+            + arm_tip_bias_w_z * wrist_inertia_i_02_along_dq
+            + wrist_momentum_n_z * arm_tip_velocity_w_y_along_dq
+            + wrist_momentum_f_z_along_dq * arm_tip_velocity_v_y
             + cache.wrist_inertia_h_y * arm_tip_bias_v_z_along_dq
             + flap_composite_force_n_x_along_dq
             + cache.wrist_inertia_i_01 * arm_tip_bias_w_y_along_dq
             + arm_tip_bias_w_z_along_dq * cache.wrist_inertia_i_02
-            + wrist_momentum_n_z_along_dq * shared[16]
+            + wrist_momentum_n_z_along_dq * arm_tip_velocity_w_y
             - arm_tip_bias_v_y_along_dq * cache.wrist_inertia_h_z
-            - shared[46] * arm_tip_velocity_w_z_along_dq
-            - shared[43] * wrist_momentum_n_y_along_dq
-            - shared[18] * wrist_momentum_f_y_along_dq
-            - arm_tip_velocity_v_z_along_dq * shared[44]
-            - shared[41] * wrist_inertia_h_z_along_dq;
+            - wrist_momentum_n_y * arm_tip_velocity_w_z_along_dq
+            - arm_tip_velocity_w_z * wrist_momentum_n_y_along_dq
+            - arm_tip_velocity_v_z * wrist_momentum_f_y_along_dq
+            - arm_tip_velocity_v_z_along_dq * wrist_momentum_f_y
+            - arm_tip_bias_v_y * wrist_inertia_h_z_along_dq;
         let arm_slice2_local_bend_z_projected_inertia_f_z_along_dq = cache
             .arm_slice1_mass * arm_slice2_local_bend_z_column_v_z_along_dq
             - (arm_slice2_local_inertia_h_x_along_dq
@@ -11477,128 +11057,128 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                 - wrist_composite_inertia_h_y_along_dq * cache.arm_tip_subspace1_w_x
                 - cache.wrist_composite_inertia_h_y * arm_tip_subspace1_w_x_along_dq);
         let flap_subspace0_projected_inertia_f_z_along_dq = p.flap_length
-            * (flap_rotation_20_along_dq * shared[318]
-                + shared[319] * flap_rotation_21_along_dq);
-        let lanes_out0 = shared[134] * arm_tip_subspace0_w_x_along_dq
-            + arm_tip_subspace0_v_z_along_dq * shared[141]
+            * (flap_rotation_20_along_dq * t288 + t289 * flap_rotation_21_along_dq);
+        let lanes_out0 = wrist_composite_force_n_x * arm_tip_subspace0_w_x_along_dq
+            + arm_tip_subspace0_v_z_along_dq * wrist_composite_force_f_z
             + wrist_composite_force_n_y_along_dq * cache.arm_tip_subspace0_w_y
-            + shared[156] * arm_tip_subspace0_v_x_along_dq
+            + wrist_composite_force_f_x * arm_tip_subspace0_v_x_along_dq
             + cache.arm_tip_subspace0_v_z * wrist_composite_force_f_z_along_dq
-            + arm_tip_subspace0_v_y_along_dq * shared[157]
+            + arm_tip_subspace0_v_y_along_dq * wrist_composite_force_f_y
             + wrist_composite_force_n_z_along_dq * cache.arm_tip_subspace0_w_z
             + p.section_length
                 * (t512 * cache.arm_slice3_local_bend_y_column_w_z
-                    + arm_slice1_local_bend_y_column_w_y_along_dq * shared[211]
-                    + shared[226] * arm_slice2_local_bend_y_column_v_x_along_dq
-                    + arm_slice1_local_bend_y_column_v_z_along_dq * shared[233]
+                    + arm_slice1_local_bend_y_column_w_y_along_dq * t192
+                    + t207 * arm_slice2_local_bend_y_column_v_x_along_dq
+                    + arm_slice1_local_bend_y_column_v_z_along_dq * t213
                     + t543 * cache.arm_slice2_local_bend_y_column_w_y
                     + t545 * cache.arm_slice3_local_bend_y_column_v_z
-                    + arm_slice3_local_bend_y_column_v_z_along_dq * shared[251]
+                    + arm_slice3_local_bend_y_column_v_z_along_dq * t229
                     + cache.arm_slice1_local_bend_y_column_v_y * t563
                     + cache.arm_slice2_local_bend_y_column_v_x * t564
                     + cache.arm_slice1_local_bend_y_column_v_z * t570
-                    + arm_slice1_local_bend_y_column_v_y_along_dq * shared[255]
-                    + arm_slice3_local_bend_y_column_w_x_along_dq * shared[258]
-                    + shared[280] * arm_slice0_local_bend_y_column_w_x_along_dq
-                    + shared[282] * arm_slice3_local_bend_y_column_w_y_along_dq
+                    + arm_slice1_local_bend_y_column_v_y_along_dq * t234
+                    + arm_slice3_local_bend_y_column_w_x_along_dq * t235
+                    + t255 * arm_slice0_local_bend_y_column_w_x_along_dq
+                    + t257 * arm_slice3_local_bend_y_column_w_y_along_dq
                     + t589 * cache.arm_slice0_local_bend_y_column_v_y
-                    + arm_slice0_local_bend_y_column_w_y_along_dq * shared[291]
+                    + arm_slice0_local_bend_y_column_w_y_along_dq * t265
                     + cache.arm_slice1_local_bend_y_column_v_x * t591
                     + cache.arm_slice0_local_bend_y_column_w_z * t603
                     + cache.arm_slice2_local_bend_y_column_w_z * t605
-                    + arm_slice0_local_bend_y_column_w_z_along_dq * shared[297]
+                    + arm_slice0_local_bend_y_column_w_z_along_dq * t270
                     + t606 * cache.arm_slice2_local_bend_y_column_v_y
-                    + arm_slice1_local_bend_y_column_v_x_along_dq * shared[298]
+                    + arm_slice1_local_bend_y_column_v_x_along_dq * t271
                     + t613 * cache.arm_slice1_local_bend_y_column_w_x
                     + cache.arm_slice3_local_bend_y_column_w_y * t614
                     + cache.arm_slice1_local_bend_y_column_w_y * t615
                     + cache.arm_slice0_local_bend_y_column_w_x * t617
                     + t618 * cache.arm_slice2_local_bend_y_column_w_x
-                    + arm_slice2_local_bend_y_column_w_z_along_dq * shared[303]
-                    + arm_slice3_local_bend_y_column_v_x_along_dq * shared[304]
-                    + arm_slice1_local_bend_y_column_w_x_along_dq * shared[305]
+                    + arm_slice2_local_bend_y_column_w_z_along_dq * t275
+                    + arm_slice3_local_bend_y_column_v_x_along_dq * t276
+                    + arm_slice1_local_bend_y_column_w_x_along_dq * t277
                     + cache.arm_slice1_local_bend_y_column_w_z * t619
                     + cache.arm_slice3_local_bend_y_column_v_x * t620
-                    + shared[306] * arm_slice2_local_bend_y_column_v_z_along_dq
+                    + t278 * arm_slice2_local_bend_y_column_v_z_along_dq
                     + cache.arm_slice0_local_bend_y_column_v_z * t621
-                    + shared[307] * arm_slice3_local_bend_y_column_w_z_along_dq
-                    + arm_slice1_local_bend_y_column_w_z_along_dq * shared[308]
+                    + t279 * arm_slice3_local_bend_y_column_w_z_along_dq
+                    + arm_slice1_local_bend_y_column_w_z_along_dq * t280
                     + t622 * cache.arm_slice2_local_bend_y_column_v_z
-                    + shared[309] * arm_slice3_local_bend_y_column_v_y_along_dq
-                    + arm_slice2_local_bend_y_column_w_y_along_dq * shared[310]
+                    + t281 * arm_slice3_local_bend_y_column_v_y_along_dq
+                    + arm_slice2_local_bend_y_column_w_y_along_dq * t282
                     + t623 * cache.arm_slice0_local_bend_y_column_w_y
                     + t624 * cache.arm_slice3_local_bend_y_column_w_x
-                    + shared[311] * arm_slice2_local_bend_y_column_v_y_along_dq
+                    + t283 * arm_slice2_local_bend_y_column_v_y_along_dq
                     + t625 * cache.arm_slice3_local_bend_y_column_v_y
                     + t626 * cache.arm_slice0_local_bend_y_column_v_x
-                    + arm_slice0_local_bend_y_column_v_y_along_dq * shared[312]
-                    + shared[313] * arm_slice0_local_bend_y_column_v_x_along_dq
-                    + shared[314] * arm_slice2_local_bend_y_column_w_x_along_dq
-                    + arm_slice0_local_bend_y_column_v_z_along_dq * shared[315])
+                    + arm_slice0_local_bend_y_column_v_y_along_dq * t284
+                    + t285 * arm_slice0_local_bend_y_column_v_x_along_dq
+                    + t286 * arm_slice2_local_bend_y_column_w_x_along_dq
+                    + arm_slice0_local_bend_y_column_v_z_along_dq * t287)
             + p.gravity * arm_subspace0_projected_inertia_f_z_along_dq
             + wrist_composite_force_f_x_along_dq * cache.arm_tip_subspace0_v_x
             + wrist_composite_force_f_y_along_dq * cache.arm_tip_subspace0_v_y
-            + arm_tip_subspace0_w_y_along_dq * shared[316]
+            + arm_tip_subspace0_w_y_along_dq * wrist_composite_force_n_y
             + wrist_composite_force_n_x_along_dq * cache.arm_tip_subspace0_w_x
-            + arm_tip_subspace0_w_z_along_dq * shared[317] + dq[0] * p.arm_stiffness;
+            + arm_tip_subspace0_w_z_along_dq * wrist_composite_force_n_z
+            + dq[0] * p.arm_stiffness;
         let lanes_out1 = p.section_length
             * (t620 * cache.arm_slice3_local_bend_z_column_v_x
-                + shared[310] * arm_slice2_local_bend_z_column_w_y_along_dq
-                + arm_slice0_local_bend_z_column_w_x_along_dq * shared[280]
-                + shared[258] * arm_slice3_local_bend_z_column_w_x_along_dq
+                + t282 * arm_slice2_local_bend_z_column_w_y_along_dq
+                + arm_slice0_local_bend_z_column_w_x_along_dq * t255
+                + t235 * arm_slice3_local_bend_z_column_w_x_along_dq
                 + t543 * cache.arm_slice2_local_bend_z_column_w_y
                 + t564 * cache.arm_slice2_local_bend_z_column_v_x
-                + arm_slice3_local_bend_z_column_v_x_along_dq * shared[304]
+                + arm_slice3_local_bend_z_column_v_x_along_dq * t276
                 + cache.arm_slice0_local_bend_z_column_v_z * t621
                 + cache.arm_slice1_local_bend_z_column_v_y * t563
-                + shared[311] * arm_slice2_local_bend_z_column_v_y_along_dq
+                + t283 * arm_slice2_local_bend_z_column_v_y_along_dq
                 + t545 * cache.arm_slice3_local_bend_z_column_v_z
-                + arm_slice1_local_bend_z_column_w_z_along_dq * shared[308]
+                + arm_slice1_local_bend_z_column_w_z_along_dq * t280
                 + t618 * cache.arm_slice2_local_bend_z_column_w_x
                 + t619 * cache.arm_slice1_local_bend_z_column_w_z
                 + t626 * cache.arm_slice0_local_bend_z_column_v_x
-                + arm_slice0_local_bend_z_column_v_y_along_dq * shared[312]
+                + arm_slice0_local_bend_z_column_v_y_along_dq * t284
                 + t591 * cache.arm_slice1_local_bend_z_column_v_x
                 + cache.arm_slice3_local_bend_z_column_v_y * t625
-                + shared[303] * arm_slice2_local_bend_z_column_w_z_along_dq
+                + t275 * arm_slice2_local_bend_z_column_w_z_along_dq
                 + cache.arm_slice1_local_bend_z_column_w_y * t615
-                + shared[251] * arm_slice3_local_bend_z_column_v_z_along_dq
+                + t229 * arm_slice3_local_bend_z_column_v_z_along_dq
                 + cache.arm_slice1_local_bend_z_column_v_z * t570
-                + shared[313] * arm_slice0_local_bend_z_column_v_x_along_dq
+                + t285 * arm_slice0_local_bend_z_column_v_x_along_dq
                 + cache.arm_slice2_local_bend_z_column_v_z * t622
-                + shared[298] * arm_slice1_local_bend_z_column_v_x_along_dq
-                + shared[315] * arm_slice0_local_bend_z_column_v_z_along_dq
-                + shared[306] * arm_slice2_local_bend_z_column_v_z_along_dq
-                + arm_slice0_local_bend_z_column_w_y_along_dq * shared[291]
-                + shared[314] * arm_slice2_local_bend_z_column_w_x_along_dq
+                + t271 * arm_slice1_local_bend_z_column_v_x_along_dq
+                + t287 * arm_slice0_local_bend_z_column_v_z_along_dq
+                + t278 * arm_slice2_local_bend_z_column_v_z_along_dq
+                + arm_slice0_local_bend_z_column_w_y_along_dq * t265
+                + t286 * arm_slice2_local_bend_z_column_w_x_along_dq
                 + cache.arm_slice3_local_bend_z_column_w_y * t614
-                + shared[305] * arm_slice1_local_bend_z_column_w_x_along_dq
-                + arm_slice1_local_bend_z_column_v_z_along_dq * shared[233]
-                + arm_slice1_local_bend_z_column_w_y_along_dq * shared[211]
+                + t277 * arm_slice1_local_bend_z_column_w_x_along_dq
+                + arm_slice1_local_bend_z_column_v_z_along_dq * t213
+                + arm_slice1_local_bend_z_column_w_y_along_dq * t192
                 + t613 * cache.arm_slice1_local_bend_z_column_w_x
                 + t603 * cache.arm_slice0_local_bend_z_column_w_z
                 + t605 * cache.arm_slice2_local_bend_z_column_w_z
                 + cache.arm_slice2_local_bend_z_column_v_y * t606
-                + arm_slice3_local_bend_z_column_v_y_along_dq * shared[309]
-                + arm_slice1_local_bend_z_column_v_y_along_dq * shared[255]
-                + shared[282] * arm_slice3_local_bend_z_column_w_y_along_dq
+                + arm_slice3_local_bend_z_column_v_y_along_dq * t281
+                + arm_slice1_local_bend_z_column_v_y_along_dq * t234
+                + t257 * arm_slice3_local_bend_z_column_w_y_along_dq
                 + cache.arm_slice3_local_bend_z_column_w_x * t624
                 + t512 * cache.arm_slice3_local_bend_z_column_w_z
                 + cache.arm_slice0_local_bend_z_column_w_y * t623
-                + arm_slice3_local_bend_z_column_w_z_along_dq * shared[307]
-                + arm_slice0_local_bend_z_column_w_z_along_dq * shared[297]
-                + shared[226] * arm_slice2_local_bend_z_column_v_x_along_dq
+                + arm_slice3_local_bend_z_column_w_z_along_dq * t279
+                + arm_slice0_local_bend_z_column_w_z_along_dq * t270
+                + t207 * arm_slice2_local_bend_z_column_v_x_along_dq
                 + cache.arm_slice0_local_bend_z_column_v_y * t589
                 + cache.arm_slice0_local_bend_z_column_w_x * t617)
-            + shared[317] * arm_tip_subspace1_w_z_along_dq
-            + arm_tip_subspace1_v_y_along_dq * shared[157]
+            + wrist_composite_force_n_z * arm_tip_subspace1_w_z_along_dq
+            + arm_tip_subspace1_v_y_along_dq * wrist_composite_force_f_y
             + cache.arm_tip_subspace1_v_y * wrist_composite_force_f_y_along_dq
-            + shared[134] * arm_tip_subspace1_w_x_along_dq
-            + shared[156] * arm_tip_subspace1_v_x_along_dq
+            + wrist_composite_force_n_x * arm_tip_subspace1_w_x_along_dq
+            + wrist_composite_force_f_x * arm_tip_subspace1_v_x_along_dq
             + wrist_composite_force_f_x_along_dq * cache.arm_tip_subspace1_v_x
             + wrist_composite_force_f_z_along_dq * cache.arm_tip_subspace1_v_z
-            + arm_tip_subspace1_v_z_along_dq * shared[141]
-            + shared[316] * arm_tip_subspace1_w_y_along_dq
+            + arm_tip_subspace1_v_z_along_dq * wrist_composite_force_f_z
+            + wrist_composite_force_n_y * arm_tip_subspace1_w_y_along_dq
             + cache.arm_tip_subspace1_w_x * wrist_composite_force_n_x_along_dq
             + arm_subspace1_projected_inertia_f_z_along_dq * p.gravity
             + dq[1] * p.arm_stiffness
@@ -11636,509 +11216,485 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             position[(2, j)] = softgen_runtime::LaneValue::lane(lanes_out2, lane);
         }
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [2];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_1(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 346],
-) {
     for j in [2] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
         let flap_bend_y_along_dq = p.flap_length * dq[2];
         let flap_bend_squared_along_dq = 2.0 * flap_bend_y_along_dq * cache.flap_bend_y;
         let flap_slice1_bend_along_dq = 0.25 * flap_bend_squared_along_dq;
-        let flap_slice1_local_com_x_along_dq = 0.5 * shared[320] * p.flap_length
+        let flap_slice1_local_com_x_along_dq = 0.5 * t290 * p.flap_length
             * flap_slice1_bend_along_dq;
         let flap_slice1_local_inertia_h_x_along_dq = cache.flap_slice1_mass
             * flap_slice1_local_com_x_along_dq;
         let t627 = flap_bend_squared_along_dq * p.flap_length;
         let t628 = 0.125 * cache.flap_slice1_bend_c4 * t627
-            + 0.125 * flap_slice1_bend_along_dq * shared[322] * shared[103]
-            + 0.25 * p.flap_length * shared[323] * flap_slice1_bend_along_dq
-            - 0.0625 * shared[321] * flap_slice1_bend_along_dq * shared[103]
+            + 0.125 * flap_slice1_bend_along_dq * t292 * t93
+            + 0.25 * p.flap_length * t293 * flap_slice1_bend_along_dq
+            - 0.0625 * t291 * flap_slice1_bend_along_dq * t93
             - 0.0625 * t627 * cache.flap_slice1_bend_c3;
         let flap_slice1_local_bend_y_column_v_y_along_dq = t628
             - 0.5 * flap_slice1_local_com_x_along_dq;
         let flap_slice1_local_momentum_f_y_along_dq = flap_slice1_local_inertia_h_x_along_dq
-            * shared[68]
-            + cache.flap_slice1_mass * shared[52]
+            * t61
+            + cache.flap_slice1_mass * flap_bend_y_rate
                 * flap_slice1_local_bend_y_column_v_y_along_dq;
-        let t629 = -(shared[68] * flap_slice1_local_momentum_f_y_along_dq);
+        let t629 = -(t61 * flap_slice1_local_momentum_f_y_along_dq);
         let t630 = p.flap_length * flap_bend_y_along_dq;
         let flap_slice2_bend_along_dq = 0.7872983346207417 * flap_bend_squared_along_dq;
         let flap_slice2_local_com_y_along_dq = 0.7872983346207417
             * cache.flap_slice2_bend_c2 * t630
-            + 0.7872983346207417 * shared[324] * flap_slice2_bend_along_dq * shared[56];
+            + 0.7872983346207417 * t294 * flap_slice2_bend_along_dq * t48;
         let t631 = 0.6985685011586675 * cache.flap_slice2_bend_c3 * t630
-            + 0.6985685011586675 * shared[325] * flap_slice2_bend_along_dq * shared[56]
-            - 0.6985685011586675 * shared[324] * flap_slice2_bend_along_dq * shared[56]
+            + 0.6985685011586675 * t295 * flap_slice2_bend_along_dq * t48
+            - 0.6985685011586675 * t294 * flap_slice2_bend_along_dq * t48
             - 0.6985685011586675 * cache.flap_slice2_bend_c2 * t630;
         let flap_slice2_local_bend_y_column_v_x_along_dq = 0.8872983346207417
             * flap_slice2_local_com_y_along_dq + t631;
         let flap_slice2_local_subspace0_v_x_along_dq = p.flap_length
             * flap_slice2_local_bend_y_column_v_x_along_dq;
-        let t632 = flap_bend_squared_along_dq * p.flap_length * shared[53];
-        let flap_slice2_local_com_x_along_dq = 0.8872983346207417 * p.flap_length
-            * shared[328] * flap_slice2_bend_along_dq;
+        let t632 = flap_bend_squared_along_dq * p.flap_length * t45;
+        let flap_slice2_local_com_x_along_dq = 0.8872983346207417 * p.flap_length * t299
+            * flap_slice2_bend_along_dq;
         let t633 = 1.239677335393187 * t627 * cache.flap_slice2_bend_c4
-            + 0.7872983346207417 * shared[324] * p.flap_length
-                * flap_slice2_bend_along_dq
-            + 1.239677335393187 * shared[327] * flap_slice2_bend_along_dq * shared[103]
+            + 0.7872983346207417 * t294 * p.flap_length * flap_slice2_bend_along_dq
+            + 1.239677335393187 * t298 * flap_slice2_bend_along_dq * t93
             - 0.6198386676965935 * t627 * cache.flap_slice2_bend_c3
-            - 0.6198386676965935 * shared[325] * flap_slice2_bend_along_dq * shared[103];
+            - 0.6198386676965935 * t295 * flap_slice2_bend_along_dq * t93;
         let flap_slice2_local_bend_y_column_v_y_along_dq = t633
             - 0.8872983346207417 * flap_slice2_local_com_x_along_dq;
         let t634 = qdd[2] * flap_slice2_local_subspace0_v_x_along_dq
             + (0.5499818175807267 * cache.flap_slice2_bend_c3 * t632
-                + 1.6499454527421802 * shared[326] * shared[101]
-                    * flap_slice2_bend_along_dq
-                + 0.5499818175807267 * shared[101] * shared[325]
-                    * flap_slice2_bend_along_dq
+                + 1.6499454527421802 * t297 * t91 * flap_slice2_bend_along_dq
+                + 0.5499818175807267 * t91 * t295 * flap_slice2_bend_along_dq
                 + 1.6499454527421802 * cache.flap_slice2_bend_c5 * t632
-                + 0.6985685011586675 * shared[102] * shared[325]
-                    * flap_slice2_bend_along_dq
+                + 0.6985685011586675 * t92 * t295 * flap_slice2_bend_along_dq
                 - 1.6499454527421802 * cache.flap_slice2_bend_c4 * t632
-                - 0.6985685011586675 * shared[324] * shared[102]
-                    * flap_slice2_bend_along_dq
-                - 1.6499454527421802 * shared[101] * shared[327]
-                    * flap_slice2_bend_along_dq)
-            + 0.8872983346207417 * shared[52] * shared[52] * t633
-            - shared[52] * flap_slice2_local_bend_y_column_v_y_along_dq * shared[57];
+                - 0.6985685011586675 * t294 * t92 * flap_slice2_bend_along_dq
+                - 1.6499454527421802 * t91 * t298 * flap_slice2_bend_along_dq)
+            + 0.8872983346207417 * flap_bend_y_rate * flap_bend_y_rate * t633
+            - flap_bend_y_rate * flap_slice2_local_bend_y_column_v_y_along_dq
+                * flap_base_velocity_w_z;
         let t635 = t634 * cache.flap_slice0_mass;
-        let flap_slice1_local_com_y_along_dq = 0.25 * shared[323]
-            * flap_slice1_bend_along_dq * shared[56]
-            + 0.25 * t630 * cache.flap_slice1_bend_c2;
+        let flap_slice1_local_com_y_along_dq = 0.25 * t293 * flap_slice1_bend_along_dq
+            * t48 + 0.25 * t630 * cache.flap_slice1_bend_c2;
         let flap_slice1_local_inertia_h_y_along_dq = cache.flap_slice1_mass
             * flap_slice1_local_com_y_along_dq;
-        let t636 = -(shared[82] * flap_slice1_local_inertia_h_y_along_dq);
+        let t636 = -(t75 * flap_slice1_local_inertia_h_y_along_dq);
         let flap_slice2_local_inertia_h_y_along_dq = flap_slice2_local_com_y_along_dq
             * cache.flap_slice0_mass;
-        let t637 = -(shared[75] * flap_slice2_local_inertia_h_y_along_dq);
+        let t637 = -(t65 * flap_slice2_local_inertia_h_y_along_dq);
         let flap_slice0_bend_along_dq = 0.012701665379258308
             * flap_bend_squared_along_dq;
         let flap_slice0_local_com_y_along_dq = 0.012701665379258308
-            * flap_slice0_bend_along_dq * shared[329] * shared[56]
+            * flap_slice0_bend_along_dq * t300 * t48
             + 0.012701665379258308 * t630 * cache.flap_slice0_bend_c2;
         let flap_slice0_local_inertia_h_y_along_dq = flap_slice0_local_com_y_along_dq
             * cache.flap_slice0_mass;
-        let flap_slice0_local_com_x_along_dq = 0.1127016653792583 * shared[330]
-            * p.flap_length * flap_slice0_bend_along_dq;
+        let flap_slice0_local_com_x_along_dq = 0.1127016653792583 * t301 * p.flap_length
+            * flap_slice0_bend_along_dq;
         let flap_slice0_local_inertia_h_x_along_dq = flap_slice0_local_com_x_along_dq
             * cache.flap_slice0_mass;
-        let flap_slice0_local_momentum_f_z_along_dq = -(shared[72]
+        let flap_slice0_local_momentum_f_z_along_dq = -(flap_base_velocity_w_y
             * flap_slice0_local_inertia_h_x_along_dq
-            - shared[71] * flap_slice0_local_inertia_h_y_along_dq);
-        let t638 = shared[72] * flap_slice0_local_momentum_f_z_along_dq;
+            - flap_base_velocity_w_x * flap_slice0_local_inertia_h_y_along_dq);
+        let t638 = flap_base_velocity_w_y * flap_slice0_local_momentum_f_z_along_dq;
         let t639 = 0.125 * t630 * cache.flap_slice1_bend_c3
-            + 0.125 * shared[321] * flap_slice1_bend_along_dq * shared[56]
-            - 0.125 * shared[323] * flap_slice1_bend_along_dq * shared[56]
+            + 0.125 * t291 * flap_slice1_bend_along_dq * t48
+            - 0.125 * t293 * flap_slice1_bend_along_dq * t48
             - 0.125 * t630 * cache.flap_slice1_bend_c2;
         let flap_slice1_local_bend_y_column_v_x_along_dq = t639
             + 0.5 * flap_slice1_local_com_y_along_dq;
         let flap_slice1_local_subspace0_v_x_along_dq = p.flap_length
             * flap_slice1_local_bend_y_column_v_x_along_dq;
-        let t640 = 0.5 * shared[52] * shared[52] * t628
+        let t640 = 0.5 * flap_bend_y_rate * flap_bend_y_rate * t628
             + (0.09375 * cache.flap_slice1_bend_c5 * t632
                 + 0.03125 * cache.flap_slice1_bend_c3 * t632
-                + 0.125 * shared[321] * shared[102] * flap_slice1_bend_along_dq
-                + 0.03125 * shared[321] * shared[101] * flap_slice1_bend_along_dq
-                + 0.09375 * shared[331] * shared[101] * flap_slice1_bend_along_dq
-                - 0.125 * shared[102] * shared[323] * flap_slice1_bend_along_dq
+                + 0.125 * t291 * t92 * flap_slice1_bend_along_dq
+                + 0.03125 * t291 * t91 * flap_slice1_bend_along_dq
+                + 0.09375 * t303 * t91 * flap_slice1_bend_along_dq
+                - 0.125 * t92 * t293 * flap_slice1_bend_along_dq
                 - 0.09375 * cache.flap_slice1_bend_c4 * t632
-                - 0.09375 * shared[101] * flap_slice1_bend_along_dq * shared[322])
+                - 0.09375 * t91 * flap_slice1_bend_along_dq * t292)
             + qdd[2] * flap_slice1_local_subspace0_v_x_along_dq
-            - shared[52] * shared[57] * flap_slice1_local_bend_y_column_v_y_along_dq;
+            - flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice1_local_bend_y_column_v_y_along_dq;
         let t641 = cache.flap_slice1_mass * t640;
         let t642 = 0.0003226646068132982 * cache.flap_slice0_bend_c4 * t627
-            + 0.012701665379258308 * p.flap_length * flap_slice0_bend_along_dq
-                * shared[329]
-            + 0.0003226646068132982 * shared[334] * flap_slice0_bend_along_dq
-                * shared[103]
-            - 0.0001613323034066491 * shared[332] * flap_slice0_bend_along_dq
-                * shared[103] - 0.0001613323034066491 * t627 * cache.flap_slice0_bend_c3;
-        let t643 = 0.0014314988413324798 * shared[332] * flap_slice0_bend_along_dq
-            * shared[56] + 0.0014314988413324798 * t630 * cache.flap_slice0_bend_c3
+            + 0.012701665379258308 * p.flap_length * flap_slice0_bend_along_dq * t300
+            + 0.0003226646068132982 * t307 * flap_slice0_bend_along_dq * t93
+            - 0.0001613323034066491 * t304 * flap_slice0_bend_along_dq * t93
+            - 0.0001613323034066491 * t627 * cache.flap_slice0_bend_c3;
+        let t643 = 0.0014314988413324798 * t304 * flap_slice0_bend_along_dq * t48
+            + 0.0014314988413324798 * t630 * cache.flap_slice0_bend_c3
             - 0.0014314988413324798 * t630 * cache.flap_slice0_bend_c2
-            - 0.0014314988413324798 * flap_slice0_bend_along_dq * shared[329]
-                * shared[56];
+            - 0.0014314988413324798 * flap_slice0_bend_along_dq * t300 * t48;
         let flap_slice0_local_bend_y_column_v_x_along_dq = 0.1127016653792583
             * flap_slice0_local_com_y_along_dq + t643;
         let flap_slice0_local_subspace0_v_x_along_dq = p.flap_length
             * flap_slice0_local_bend_y_column_v_x_along_dq;
         let flap_slice0_local_bend_y_column_v_y_along_dq = t642
             - 0.1127016653792583 * flap_slice0_local_com_x_along_dq;
-        let t644 = (0.00001818241927340114 * shared[332] * shared[101]
-            * flap_slice0_bend_along_dq
-            + 0.000054547257820203424 * shared[101] * flap_slice0_bend_along_dq
-                * shared[333]
+        let t644 = (0.00001818241927340114 * t304 * t91 * flap_slice0_bend_along_dq
+            + 0.000054547257820203424 * t91 * flap_slice0_bend_along_dq * t306
             + 0.000054547257820203424 * cache.flap_slice0_bend_c5 * t632
             + 0.00001818241927340114 * cache.flap_slice0_bend_c3 * t632
-            + 0.0014314988413324798 * shared[332] * shared[102]
-                * flap_slice0_bend_along_dq
-            - 0.0014314988413324798 * shared[102] * flap_slice0_bend_along_dq
-                * shared[329]
-            - 0.000054547257820203424 * shared[334] * shared[101]
-                * flap_slice0_bend_along_dq
+            + 0.0014314988413324798 * t304 * t92 * flap_slice0_bend_along_dq
+            - 0.0014314988413324798 * t92 * flap_slice0_bend_along_dq * t300
+            - 0.000054547257820203424 * t307 * t91 * flap_slice0_bend_along_dq
             - 0.000054547257820203424 * cache.flap_slice0_bend_c4 * t632)
-            + 0.1127016653792583 * shared[52] * shared[52] * t642
+            + 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate * t642
             + qdd[2] * flap_slice0_local_subspace0_v_x_along_dq
-            - shared[52] * shared[57] * flap_slice0_local_bend_y_column_v_y_along_dq;
+            - flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice0_local_bend_y_column_v_y_along_dq;
         let t645 = t644 * cache.flap_slice0_mass;
         let flap_slice2_local_inertia_h_x_along_dq = flap_slice2_local_com_x_along_dq
             * cache.flap_slice0_mass;
-        let flap_slice2_local_momentum_f_y_along_dq = shared[52]
+        let flap_slice2_local_momentum_f_y_along_dq = flap_bend_y_rate
             * flap_slice2_local_bend_y_column_v_y_along_dq * cache.flap_slice0_mass
-            + flap_slice2_local_inertia_h_x_along_dq * shared[65];
-        let t646 = -(shared[65] * flap_slice2_local_momentum_f_y_along_dq);
+            + flap_slice2_local_inertia_h_x_along_dq * t58;
+        let t646 = -(t58 * flap_slice2_local_momentum_f_y_along_dq);
         let flap_slice1_local_momentum_f_z_along_dq = -(flap_slice1_local_inertia_h_x_along_dq
-            * shared[72] - shared[71] * flap_slice1_local_inertia_h_y_along_dq);
-        let t647 = shared[72] * flap_slice1_local_momentum_f_z_along_dq;
-        let flap_slice2_local_momentum_f_z_along_dq = -(shared[72]
+            * flap_base_velocity_w_y
+            - flap_base_velocity_w_x * flap_slice1_local_inertia_h_y_along_dq);
+        let t647 = flap_base_velocity_w_y * flap_slice1_local_momentum_f_z_along_dq;
+        let flap_slice2_local_momentum_f_z_along_dq = -(flap_base_velocity_w_y
             * flap_slice2_local_inertia_h_x_along_dq
-            - shared[71] * flap_slice2_local_inertia_h_y_along_dq);
-        let t648 = shared[72] * flap_slice2_local_momentum_f_z_along_dq;
-        let t649 = -(flap_slice0_local_inertia_h_y_along_dq * shared[63]);
-        let flap_slice0_local_momentum_f_y_along_dq = shared[78]
+            - flap_base_velocity_w_x * flap_slice2_local_inertia_h_y_along_dq);
+        let t648 = flap_base_velocity_w_y * flap_slice2_local_momentum_f_z_along_dq;
+        let t649 = -(flap_slice0_local_inertia_h_y_along_dq * t54);
+        let flap_slice0_local_momentum_f_y_along_dq = t71
             * flap_slice0_local_inertia_h_x_along_dq
-            + shared[52] * flap_slice0_local_bend_y_column_v_y_along_dq
+            + flap_bend_y_rate * flap_slice0_local_bend_y_column_v_y_along_dq
                 * cache.flap_slice0_mass;
-        let t650 = -(flap_slice0_local_momentum_f_y_along_dq * shared[78]);
+        let t650 = -(flap_slice0_local_momentum_f_y_along_dq * t71);
         let t651 = t629 + t635 + t636 + t637 + t638 + t641 + t645 + t646 + t647 + t648
             + t649 + t650;
-        let t652 = -(shared[71] * flap_slice0_local_momentum_f_z_along_dq);
-        let flap_slice1_local_momentum_f_x_along_dq = cache.flap_slice1_mass * shared[52]
-            * flap_slice1_local_bend_y_column_v_x_along_dq
-            - shared[68] * flap_slice1_local_inertia_h_y_along_dq;
-        let t653 = shared[68] * flap_slice1_local_momentum_f_x_along_dq;
+        let t652 = -(flap_base_velocity_w_x * flap_slice0_local_momentum_f_z_along_dq);
+        let flap_slice1_local_momentum_f_x_along_dq = cache.flap_slice1_mass
+            * flap_bend_y_rate * flap_slice1_local_bend_y_column_v_x_along_dq
+            - t61 * flap_slice1_local_inertia_h_y_along_dq;
+        let t653 = t61 * flap_slice1_local_momentum_f_x_along_dq;
         let flap_slice1_local_subspace0_v_y_along_dq = p.flap_length
             * flap_slice1_local_bend_y_column_v_y_along_dq;
-        let t654 = (3.0 * shared[100] * flap_bend_y_along_dq) * p.flap_length
-            * shared[53];
-        let t655 = p.flap_length * shared[53] * flap_bend_y_along_dq;
+        let t654 = (3.0 * flap_bend_squared * flap_bend_y_along_dq) * p.flap_length
+            * t45;
+        let t655 = p.flap_length * t45 * flap_bend_y_along_dq;
         let t656 = qdd[2] * flap_slice1_local_subspace0_v_y_along_dq
-            + shared[52] * shared[57] * flap_slice1_local_bend_y_column_v_x_along_dq
+            + flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice1_local_bend_y_column_v_x_along_dq
             + (0.015625 * cache.flap_slice1_bend_c4 * t654
-                + 0.015625 * shared[54] * flap_slice1_bend_along_dq * shared[322]
-                + 0.125 * shared[335] * shared[54] * flap_slice1_bend_along_dq
-                + 0.375 * shared[55] * flap_slice1_bend_along_dq * shared[322]
+                + 0.015625 * t46 * flap_slice1_bend_along_dq * t292
+                + 0.125 * t308 * t46 * flap_slice1_bend_along_dq
+                + 0.375 * t47 * flap_slice1_bend_along_dq * t292
                 + 0.375 * cache.flap_slice1_bend_c4 * t655
                 + 0.125 * t654 * cache.flap_slice1_bend_c6
                 - 0.078125 * cache.flap_slice1_bend_c5 * t654
-                - 0.078125 * shared[331] * shared[54] * flap_slice1_bend_along_dq
-                - 0.1875 * shared[321] * shared[55] * flap_slice1_bend_along_dq
+                - 0.078125 * t303 * t46 * flap_slice1_bend_along_dq
+                - 0.1875 * t291 * t47 * flap_slice1_bend_along_dq
                 - 0.1875 * cache.flap_slice1_bend_c3 * t655)
-            - 0.5 * shared[52] * shared[52] * t639;
+            - 0.5 * flap_bend_y_rate * flap_bend_y_rate * t639;
         let t657 = cache.flap_slice1_mass * t656;
-        let t658 = -(shared[71] * flap_slice1_local_momentum_f_z_along_dq);
-        let t659 = shared[82] * flap_slice1_local_inertia_h_x_along_dq;
+        let t658 = -(flap_base_velocity_w_x * flap_slice1_local_momentum_f_z_along_dq);
+        let t659 = t75 * flap_slice1_local_inertia_h_x_along_dq;
         let flap_slice0_local_subspace0_v_y_along_dq = p.flap_length
             * flap_slice0_local_bend_y_column_v_y_along_dq;
-        let t660 = (0.000002049188932736232 * shared[334] * shared[54]
-            * flap_slice0_bend_along_dq
+        let t660 = (0.000002049188932736232 * t307 * t46 * flap_slice0_bend_along_dq
             + 0.000002049188932736232 * cache.flap_slice0_bend_c4 * t654
             + 0.000016393511461889856 * t654 * cache.flap_slice0_bend_c6
             + 0.0009679938204398945 * cache.flap_slice0_bend_c4 * t655
-            + 0.0009679938204398945 * shared[55] * shared[334]
-                * flap_slice0_bend_along_dq
-            + 0.000016393511461889856 * shared[336] * shared[54]
-                * flap_slice0_bend_along_dq
+            + 0.0009679938204398945 * t47 * t307 * flap_slice0_bend_along_dq
+            + 0.000016393511461889856 * t309 * t46 * flap_slice0_bend_along_dq
             - 0.00001024594466368116 * cache.flap_slice0_bend_c5 * t654
-            - 0.00001024594466368116 * shared[54] * flap_slice0_bend_along_dq
-                * shared[333] - 0.00048399691021994726 * cache.flap_slice0_bend_c3 * t655
-            - 0.00048399691021994726 * shared[55] * shared[332]
-                * flap_slice0_bend_along_dq)
+            - 0.00001024594466368116 * t46 * flap_slice0_bend_along_dq * t306
+            - 0.00048399691021994726 * cache.flap_slice0_bend_c3 * t655
+            - 0.00048399691021994726 * t47 * t304 * flap_slice0_bend_along_dq)
             + qdd[2] * flap_slice0_local_subspace0_v_y_along_dq
-            + shared[52] * shared[57] * flap_slice0_local_bend_y_column_v_x_along_dq
-            - 0.1127016653792583 * shared[52] * shared[52] * t643;
+            + flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice0_local_bend_y_column_v_x_along_dq
+            - 0.1127016653792583 * flap_bend_y_rate * flap_bend_y_rate * t643;
         let t661 = t660 * cache.flap_slice0_mass;
-        let t662 = shared[75] * flap_slice2_local_inertia_h_x_along_dq;
+        let t662 = t65 * flap_slice2_local_inertia_h_x_along_dq;
         let flap_slice2_local_subspace0_v_y_along_dq = p.flap_length
             * flap_slice2_local_bend_y_column_v_y_along_dq;
         let t663 = qdd[2] * flap_slice2_local_subspace0_v_y_along_dq
-            + shared[52] * shared[57] * flap_slice2_local_bend_y_column_v_x_along_dq
-            + (3.903983606488539 * shared[54] * shared[337] * flap_slice2_bend_along_dq
+            + flap_bend_y_rate * flap_base_velocity_w_z
+                * flap_slice2_local_bend_y_column_v_x_along_dq
+            + (3.903983606488539 * t46 * t310 * flap_slice2_bend_along_dq
                 + 3.903983606488539 * cache.flap_slice2_bend_c6 * t654
                 + 0.4879979508110674 * cache.flap_slice2_bend_c4 * t654
-                + 3.7190320061795608 * shared[55] * shared[327]
-                    * flap_slice2_bend_along_dq
+                + 3.7190320061795608 * t47 * t298 * flap_slice2_bend_along_dq
                 + 3.7190320061795608 * t655 * cache.flap_slice2_bend_c4
-                + 0.4879979508110674 * shared[54] * shared[327]
-                    * flap_slice2_bend_along_dq
+                + 0.4879979508110674 * t46 * t298 * flap_slice2_bend_along_dq
                 - 2.439989754055337 * cache.flap_slice2_bend_c5 * t654
-                - 2.439989754055337 * shared[326] * shared[54]
-                    * flap_slice2_bend_along_dq
+                - 2.439989754055337 * t297 * t46 * flap_slice2_bend_along_dq
                 - 1.8595160030897804 * cache.flap_slice2_bend_c3 * t655
-                - 1.8595160030897804 * shared[55] * shared[325]
-                    * flap_slice2_bend_along_dq)
-            - 0.8872983346207417 * t631 * shared[52] * shared[52];
+                - 1.8595160030897804 * t47 * t295 * flap_slice2_bend_along_dq)
+            - 0.8872983346207417 * t631 * flap_bend_y_rate * flap_bend_y_rate;
         let t664 = t663 * cache.flap_slice0_mass;
-        let t665 = -(shared[71] * flap_slice2_local_momentum_f_z_along_dq);
-        let flap_slice0_local_momentum_f_x_along_dq = shared[52]
+        let t665 = -(flap_base_velocity_w_x * flap_slice2_local_momentum_f_z_along_dq);
+        let flap_slice0_local_momentum_f_x_along_dq = flap_bend_y_rate
             * flap_slice0_local_bend_y_column_v_x_along_dq * cache.flap_slice0_mass
-            - flap_slice0_local_inertia_h_y_along_dq * shared[78];
-        let t666 = flap_slice0_local_momentum_f_x_along_dq * shared[78];
-        let flap_slice2_local_momentum_f_x_along_dq = shared[52]
+            - flap_slice0_local_inertia_h_y_along_dq * t71;
+        let t666 = flap_slice0_local_momentum_f_x_along_dq * t71;
+        let flap_slice2_local_momentum_f_x_along_dq = flap_bend_y_rate
             * flap_slice2_local_bend_y_column_v_x_along_dq * cache.flap_slice0_mass
-            - shared[65] * flap_slice2_local_inertia_h_y_along_dq;
-        let t667 = flap_slice2_local_momentum_f_x_along_dq * shared[65];
-        let t668 = shared[63] * flap_slice0_local_inertia_h_x_along_dq;
+            - t58 * flap_slice2_local_inertia_h_y_along_dq;
+        let t667 = flap_slice2_local_momentum_f_x_along_dq * t58;
+        let t668 = t54 * flap_slice0_local_inertia_h_x_along_dq;
         let t669 = t652 + t653 + t657 + t658 + t659 + t661 + t662 + t664 + t665 + t666
             + t667 + t668;
-        let t670 = shared[71] * shared[52] * flap_slice0_local_bend_y_column_v_y_along_dq
-            - shared[72] * shared[52] * flap_slice0_local_bend_y_column_v_x_along_dq;
-        let t671 = shared[71] * shared[52] * flap_slice2_local_bend_y_column_v_y_along_dq
-            - shared[72] * shared[52] * flap_slice2_local_bend_y_column_v_x_along_dq;
-        let t672 = shared[71] * shared[52] * flap_slice1_local_bend_y_column_v_y_along_dq
-            - shared[72] * shared[52] * flap_slice1_local_bend_y_column_v_x_along_dq;
+        let t670 = flap_base_velocity_w_x * flap_bend_y_rate
+            * flap_slice0_local_bend_y_column_v_y_along_dq
+            - flap_base_velocity_w_y * flap_bend_y_rate
+                * flap_slice0_local_bend_y_column_v_x_along_dq;
+        let t671 = flap_base_velocity_w_x * flap_bend_y_rate
+            * flap_slice2_local_bend_y_column_v_y_along_dq
+            - flap_base_velocity_w_y * flap_bend_y_rate
+                * flap_slice2_local_bend_y_column_v_x_along_dq;
+        let t672 = flap_base_velocity_w_x * flap_bend_y_rate
+            * flap_slice1_local_bend_y_column_v_y_along_dq
+            - flap_base_velocity_w_y * flap_bend_y_rate
+                * flap_slice1_local_bend_y_column_v_x_along_dq;
         let t673 = t670 * cache.flap_slice0_mass + t671 * cache.flap_slice0_mass
-            + shared[71] * flap_slice1_local_momentum_f_y_along_dq
-            + shared[71] * flap_slice2_local_momentum_f_y_along_dq
-            + shared[71] * flap_slice0_local_momentum_f_y_along_dq
+            + flap_base_velocity_w_x * flap_slice1_local_momentum_f_y_along_dq
+            + flap_base_velocity_w_x * flap_slice2_local_momentum_f_y_along_dq
+            + flap_base_velocity_w_x * flap_slice0_local_momentum_f_y_along_dq
             + cache.flap_slice1_mass * t672
-            - (flap_slice1_local_inertia_h_x_along_dq * shared[96]
-                - shared[95] * flap_slice1_local_inertia_h_y_along_dq)
-            - shared[72] * flap_slice1_local_momentum_f_x_along_dq
-            - shared[72] * flap_slice2_local_momentum_f_x_along_dq
-            - (shared[90] * flap_slice0_local_inertia_h_x_along_dq
-                - flap_slice0_local_inertia_h_y_along_dq * shared[91])
-            - shared[72] * flap_slice0_local_momentum_f_x_along_dq
-            - (flap_slice2_local_inertia_h_x_along_dq * shared[84]
-                - flap_slice2_local_inertia_h_y_along_dq * shared[85]);
+            - (flap_slice1_local_inertia_h_x_along_dq * t87
+                - t86 * flap_slice1_local_inertia_h_y_along_dq)
+            - flap_base_velocity_w_y * flap_slice1_local_momentum_f_x_along_dq
+            - flap_base_velocity_w_y * flap_slice2_local_momentum_f_x_along_dq
+            - (t82 * flap_slice0_local_inertia_h_x_along_dq
+                - flap_slice0_local_inertia_h_y_along_dq * t83)
+            - flap_base_velocity_w_y * flap_slice0_local_momentum_f_x_along_dq
+            - (flap_slice2_local_inertia_h_x_along_dq * t78
+                - flap_slice2_local_inertia_h_y_along_dq * t79);
         let flap_composite_force_f_z_along_dq = t651 * cache.flap_rotation_20
             + cache.flap_rotation_21 * t669 + t673 * cache.flap_rotation_22;
-        let t674 = flap_slice2_local_inertia_h_x_along_dq * shared[62];
+        let t674 = flap_slice2_local_inertia_h_x_along_dq * t52;
         let flap_slice2_local_inertia_i_22_along_dq = (2.0
             * cache.flap_slice2_local_com_x * flap_slice2_local_com_x_along_dq
             + 2.0 * cache.flap_slice2_local_com_y * flap_slice2_local_com_y_along_dq)
             * cache.flap_slice0_mass;
-        let t675 = flap_slice2_local_inertia_i_22_along_dq * shared[75];
-        let t676 = shared[64] * flap_slice0_local_inertia_h_x_along_dq;
+        let t675 = flap_slice2_local_inertia_i_22_along_dq * t65;
+        let t676 = t56 * flap_slice0_local_inertia_h_x_along_dq;
         let t677 = -(t640 * cache.flap_slice1_local_inertia_h_y);
-        let t678 = shared[79] * flap_slice0_local_momentum_f_y_along_dq;
+        let t678 = t72 * flap_slice0_local_momentum_f_y_along_dq;
         let t679 = cache.flap_slice0_local_inertia_h_x * t660;
-        let t680 = -(flap_slice0_local_momentum_f_x_along_dq * shared[86]);
+        let t680 = -(flap_slice0_local_momentum_f_x_along_dq * t80);
         let t681 = 0.5 * cache.flap_slice1_bend_c1 * flap_bend_y_along_dq
-            + 0.5 * shared[320] * cache.flap_bend_y * flap_slice1_bend_along_dq;
-        let flap_slice1_local_inertia_com_11_along_dq = 2.0 * shared[120] * shared[123]
-            * t681;
+            + 0.5 * t290 * cache.flap_bend_y * flap_slice1_bend_along_dq;
+        let flap_slice1_local_inertia_com_11_along_dq = 2.0 * t118 * t120 * t681;
         let flap_slice1_local_inertia_i_11_along_dq = flap_slice1_local_inertia_com_11_along_dq
             + 2.0 * cache.flap_slice1_mass * cache.flap_slice1_local_com_x
                 * flap_slice1_local_com_x_along_dq;
         let t682 = -0.25 * flap_bend_squared_along_dq * cache.flap_slice1_bend_c2
-            - 0.25 * shared[100] * shared[323] * flap_slice1_bend_along_dq;
-        let flap_slice1_local_inertia_com_01_along_dq = shared[120] * shared[121] * t681
-            + t682 * shared[120] * shared[123];
+            - 0.25 * flap_bend_squared * t293 * flap_slice1_bend_along_dq;
+        let flap_slice1_local_inertia_com_01_along_dq = t118 * t119 * t681
+            + t682 * t118 * t120;
         let flap_slice1_local_inertia_i_01_along_dq = flap_slice1_local_inertia_com_01_along_dq
             - cache.flap_slice1_mass * flap_slice1_local_com_x_along_dq
                 * cache.flap_slice1_local_com_y
             - cache.flap_slice1_mass * cache.flap_slice1_local_com_x
                 * flap_slice1_local_com_y_along_dq;
-        let flap_slice1_local_momentum_n_y_along_dq = shared[72]
+        let flap_slice1_local_momentum_n_y_along_dq = flap_base_velocity_w_y
             * flap_slice1_local_inertia_i_11_along_dq
-            + shared[71] * flap_slice1_local_inertia_i_01_along_dq
-            - flap_slice1_local_inertia_h_x_along_dq * shared[73];
-        let t683 = shared[71] * flap_slice1_local_momentum_n_y_along_dq;
-        let t684 = shared[89] * shared[52]
+            + flap_base_velocity_w_x * flap_slice1_local_inertia_i_01_along_dq
+            - flap_slice1_local_inertia_h_x_along_dq * flap_base_velocity_v_z;
+        let t683 = flap_base_velocity_w_x * flap_slice1_local_momentum_n_y_along_dq;
+        let t684 = flap_slice2_local_momentum_f_y * flap_bend_y_rate
             * flap_slice2_local_bend_y_column_v_x_along_dq;
-        let t685 = -(flap_slice0_local_inertia_h_y_along_dq * shared[106]);
-        let t686 = flap_slice1_local_momentum_f_y_along_dq * shared[69];
-        let t687 = -(shared[52] * flap_slice0_local_bend_y_column_v_y_along_dq
-            * shared[80]);
+        let t685 = -(flap_slice0_local_inertia_h_y_along_dq * t104);
+        let t686 = flap_slice1_local_momentum_f_y_along_dq * t62;
+        let t687 = -(flap_bend_y_rate * flap_slice0_local_bend_y_column_v_y_along_dq
+            * flap_slice0_local_momentum_f_x);
         let flap_slice0_local_inertia_i_22_along_dq = (2.0
             * cache.flap_slice0_local_com_y * flap_slice0_local_com_y_along_dq
             + 2.0 * cache.flap_slice0_local_com_x * flap_slice0_local_com_x_along_dq)
             * cache.flap_slice0_mass;
-        let t688 = flap_slice0_local_inertia_i_22_along_dq * shared[63];
-        let t689 = -(shared[67] * shared[52]
+        let t688 = flap_slice0_local_inertia_i_22_along_dq * t54;
+        let t689 = -(flap_slice2_local_momentum_f_x * flap_bend_y_rate
             * flap_slice2_local_bend_y_column_v_y_along_dq);
         let t690 = cache.flap_slice1_local_inertia_h_x * t656;
-        let t691 = -(shared[52] * shared[70]
+        let t691 = -(flap_bend_y_rate * flap_slice1_local_momentum_f_x
             * flap_slice1_local_bend_y_column_v_y_along_dq);
         let t692 = -0.7872983346207417 * flap_bend_squared_along_dq
             * cache.flap_slice2_bend_c2
-            - 0.7872983346207417 * shared[324] * shared[100] * flap_slice2_bend_along_dq;
-        let flap_slice2_local_inertia_com_00_along_dq = 2.0 * shared[338] * shared[111]
-            * t692;
+            - 0.7872983346207417 * t294 * flap_bend_squared * flap_slice2_bend_along_dq;
+        let flap_slice2_local_inertia_com_00_along_dq = 2.0 * t311 * t112 * t692;
         let flap_slice2_local_inertia_i_00_along_dq = 2.0 * cache.flap_slice2_local_com_y
             * flap_slice2_local_com_y_along_dq * cache.flap_slice0_mass
             + flap_slice2_local_inertia_com_00_along_dq;
-        let t693 = 0.8872983346207417 * cache.flap_bend_y * shared[328]
+        let t693 = 0.8872983346207417 * cache.flap_bend_y * t299
             * flap_slice2_bend_along_dq
             + 0.8872983346207417 * flap_bend_y_along_dq * cache.flap_slice2_bend_c1;
-        let flap_slice2_local_inertia_com_01_along_dq = shared[339] * shared[111] * t692
-            + shared[338] * t693 * shared[111];
+        let flap_slice2_local_inertia_com_01_along_dq = t312 * t112 * t692
+            + t311 * t693 * t112;
         let flap_slice2_local_inertia_i_01_along_dq = flap_slice2_local_inertia_com_01_along_dq
             - cache.flap_slice2_local_com_x * flap_slice2_local_com_y_along_dq
                 * cache.flap_slice0_mass
             - cache.flap_slice2_local_com_y * flap_slice2_local_com_x_along_dq
                 * cache.flap_slice0_mass;
-        let flap_slice2_local_momentum_n_x_along_dq = shared[71]
+        let flap_slice2_local_momentum_n_x_along_dq = flap_base_velocity_w_x
             * flap_slice2_local_inertia_i_00_along_dq
-            + shared[72] * flap_slice2_local_inertia_i_01_along_dq
-            + shared[73] * flap_slice2_local_inertia_h_y_along_dq;
-        let t694 = -(shared[72] * flap_slice2_local_momentum_n_x_along_dq);
+            + flap_base_velocity_w_y * flap_slice2_local_inertia_i_01_along_dq
+            + flap_base_velocity_v_z * flap_slice2_local_inertia_h_y_along_dq;
+        let t694 = -(flap_base_velocity_w_y * flap_slice2_local_momentum_n_x_along_dq);
         let t695 = -(t634 * cache.flap_slice2_local_inertia_h_y);
-        let t696 = flap_slice1_local_inertia_h_x_along_dq * shared[76];
+        let t696 = flap_slice1_local_inertia_h_x_along_dq * t67;
         let t697 = -(t644 * cache.flap_slice0_local_inertia_h_y);
         let flap_slice1_local_inertia_i_22_along_dq = cache.flap_slice1_mass
             * (2.0 * cache.flap_slice1_local_com_x * flap_slice1_local_com_x_along_dq
                 + 2.0 * cache.flap_slice1_local_com_y
                     * flap_slice1_local_com_y_along_dq);
-        let t698 = shared[82] * flap_slice1_local_inertia_i_22_along_dq;
-        let t699 = shared[52] * flap_slice0_local_bend_y_column_v_x_along_dq
-            * shared[87];
-        let flap_slice1_local_inertia_com_00_along_dq = 2.0 * t682 * shared[120]
-            * shared[121];
+        let t698 = t75 * flap_slice1_local_inertia_i_22_along_dq;
+        let t699 = flap_bend_y_rate * flap_slice0_local_bend_y_column_v_x_along_dq
+            * flap_slice0_local_momentum_f_y;
+        let flap_slice1_local_inertia_com_00_along_dq = 2.0 * t682 * t118 * t119;
         let flap_slice1_local_inertia_i_00_along_dq = 2.0 * cache.flap_slice1_mass
             * cache.flap_slice1_local_com_y * flap_slice1_local_com_y_along_dq
             + flap_slice1_local_inertia_com_00_along_dq;
-        let flap_slice1_local_momentum_n_x_along_dq = shared[71]
+        let flap_slice1_local_momentum_n_x_along_dq = flap_base_velocity_w_x
             * flap_slice1_local_inertia_i_00_along_dq
-            + shared[72] * flap_slice1_local_inertia_i_01_along_dq
-            + flap_slice1_local_inertia_h_y_along_dq * shared[73];
-        let t700 = -(shared[72] * flap_slice1_local_momentum_n_x_along_dq);
-        let t701 = shared[66] * flap_slice2_local_momentum_f_y_along_dq;
-        let flap_slice2_local_inertia_com_11_along_dq = 2.0 * t693 * shared[339]
-            * shared[111];
+            + flap_base_velocity_w_y * flap_slice1_local_inertia_i_01_along_dq
+            + flap_slice1_local_inertia_h_y_along_dq * flap_base_velocity_v_z;
+        let t700 = -(flap_base_velocity_w_y * flap_slice1_local_momentum_n_x_along_dq);
+        let t701 = t59 * flap_slice2_local_momentum_f_y_along_dq;
+        let flap_slice2_local_inertia_com_11_along_dq = 2.0 * t693 * t312 * t112;
         let flap_slice2_local_inertia_i_11_along_dq = 2.0 * cache.flap_slice2_local_com_x
             * flap_slice2_local_com_x_along_dq * cache.flap_slice0_mass
             + flap_slice2_local_inertia_com_11_along_dq;
-        let flap_slice2_local_momentum_n_y_along_dq = shared[71]
+        let flap_slice2_local_momentum_n_y_along_dq = flap_base_velocity_w_x
             * flap_slice2_local_inertia_i_01_along_dq
-            + shared[72] * flap_slice2_local_inertia_i_11_along_dq
-            - flap_slice2_local_inertia_h_x_along_dq * shared[73];
-        let t702 = shared[71] * flap_slice2_local_momentum_n_y_along_dq;
-        let t703 = -0.012701665379258308 * shared[100] * flap_slice0_bend_along_dq
-            * shared[329]
+            + flap_base_velocity_w_y * flap_slice2_local_inertia_i_11_along_dq
+            - flap_slice2_local_inertia_h_x_along_dq * flap_base_velocity_v_z;
+        let t702 = flap_base_velocity_w_x * flap_slice2_local_momentum_n_y_along_dq;
+        let t703 = -0.012701665379258308 * flap_bend_squared * flap_slice0_bend_along_dq
+            * t300
             - 0.012701665379258308 * flap_bend_squared_along_dq
                 * cache.flap_slice0_bend_c2;
         let t704 = 0.1127016653792583 * flap_bend_y_along_dq * cache.flap_slice0_bend_c1
-            + 0.1127016653792583 * shared[330] * flap_slice0_bend_along_dq
-                * cache.flap_bend_y;
-        let flap_slice0_local_inertia_com_01_along_dq = t703 * shared[111] * shared[112]
-            + shared[110] * shared[111] * t704;
+            + 0.1127016653792583 * t301 * flap_slice0_bend_along_dq * cache.flap_bend_y;
+        let flap_slice0_local_inertia_com_01_along_dq = t703 * t112 * t113
+            + t110 * t112 * t704;
         let flap_slice0_local_inertia_i_01_along_dq = flap_slice0_local_inertia_com_01_along_dq
             - cache.flap_slice0_local_com_x * flap_slice0_local_com_y_along_dq
                 * cache.flap_slice0_mass
             - cache.flap_slice0_local_com_y * flap_slice0_local_com_x_along_dq
                 * cache.flap_slice0_mass;
-        let flap_slice0_local_inertia_com_11_along_dq = 2.0 * shared[111] * shared[112]
-            * t704;
+        let flap_slice0_local_inertia_com_11_along_dq = 2.0 * t112 * t113 * t704;
         let flap_slice0_local_inertia_i_11_along_dq = 2.0 * cache.flap_slice0_local_com_x
             * flap_slice0_local_com_x_along_dq * cache.flap_slice0_mass
             + flap_slice0_local_inertia_com_11_along_dq;
-        let flap_slice0_local_momentum_n_y_along_dq = shared[71]
+        let flap_slice0_local_momentum_n_y_along_dq = flap_base_velocity_w_x
             * flap_slice0_local_inertia_i_01_along_dq
-            + shared[72] * flap_slice0_local_inertia_i_11_along_dq
-            - shared[73] * flap_slice0_local_inertia_h_x_along_dq;
-        let t705 = shared[71] * flap_slice0_local_momentum_n_y_along_dq;
+            + flap_base_velocity_w_y * flap_slice0_local_inertia_i_11_along_dq
+            - flap_base_velocity_v_z * flap_slice0_local_inertia_h_x_along_dq;
+        let t705 = flap_base_velocity_w_x * flap_slice0_local_momentum_n_y_along_dq;
         let t706 = cache.flap_slice2_local_inertia_h_x * t663;
-        let t707 = -(shared[88] * flap_slice2_local_momentum_f_x_along_dq);
-        let t708 = shared[52] * shared[94]
+        let t707 = -(t81 * flap_slice2_local_momentum_f_x_along_dq);
+        let t708 = flap_bend_y_rate * flap_slice1_local_momentum_f_y
             * flap_slice1_local_bend_y_column_v_x_along_dq;
-        let t709 = -(shared[104] * flap_slice2_local_inertia_h_y_along_dq);
-        let t710 = -(flap_slice1_local_inertia_h_y_along_dq * shared[105]);
-        let flap_slice0_local_inertia_com_00_along_dq = 2.0 * t703 * shared[110]
-            * shared[111];
+        let t709 = -(t94 * flap_slice2_local_inertia_h_y_along_dq);
+        let t710 = -(flap_slice1_local_inertia_h_y_along_dq * t98);
+        let flap_slice0_local_inertia_com_00_along_dq = 2.0 * t703 * t110 * t112;
         let flap_slice0_local_inertia_i_00_along_dq = flap_slice0_local_inertia_com_00_along_dq
             + 2.0 * cache.flap_slice0_local_com_y * flap_slice0_local_com_y_along_dq
                 * cache.flap_slice0_mass;
         let flap_slice0_local_momentum_n_x_along_dq = flap_slice0_local_inertia_h_y_along_dq
-            * shared[73] + shared[72] * flap_slice0_local_inertia_i_01_along_dq
-            + shared[71] * flap_slice0_local_inertia_i_00_along_dq;
-        let t711 = -(shared[72] * flap_slice0_local_momentum_n_x_along_dq);
-        let t712 = -(flap_slice1_local_momentum_f_x_along_dq * shared[93]);
+            * flap_base_velocity_v_z
+            + flap_base_velocity_w_y * flap_slice0_local_inertia_i_01_along_dq
+            + flap_base_velocity_w_x * flap_slice0_local_inertia_i_00_along_dq;
+        let t711 = -(flap_base_velocity_w_y * flap_slice0_local_momentum_n_x_along_dq);
+        let t712 = -(flap_slice1_local_momentum_f_x_along_dq * t85);
         let t713 = t674 + t675 + t676 + t677 + t678 + t679 + t680 + t683 + t684 + t685
             + t686 + t687 + t688 + t689 + t690 + t691 + t694 + t695 + t696 + t697 + t698
             + t699 + t700 + t701 + t702 + t705 + t706 + t707 + t708 + t709 + t710 + t711
             + t712;
         let flap_composite_force_f_x_along_dq = cache.flap_rotation_01 * t669
             + t673 * cache.flap_rotation_02 + t651 * cache.flap_rotation_00;
-        let flap_slice1_local_momentum_n_z_along_dq = shared[68]
+        let flap_slice1_local_momentum_n_z_along_dq = t61
             * flap_slice1_local_inertia_i_22_along_dq
-            + shared[52] * cache.flap_slice1_local_inertia_h_x
+            + flap_bend_y_rate * cache.flap_slice1_local_inertia_h_x
                 * flap_slice1_local_bend_y_column_v_y_along_dq
-            + flap_slice1_local_inertia_h_x_along_dq * shared[93]
-            - shared[69] * flap_slice1_local_inertia_h_y_along_dq
-            - shared[52] * cache.flap_slice1_local_inertia_h_y
+            + flap_slice1_local_inertia_h_x_along_dq * t85
+            - t62 * flap_slice1_local_inertia_h_y_along_dq
+            - flap_bend_y_rate * cache.flap_slice1_local_inertia_h_y
                 * flap_slice1_local_bend_y_column_v_x_along_dq;
-        let flap_slice2_local_momentum_n_z_along_dq = shared[52]
+        let flap_slice2_local_momentum_n_z_along_dq = flap_bend_y_rate
             * flap_slice2_local_bend_y_column_v_y_along_dq
             * cache.flap_slice2_local_inertia_h_x
-            + flap_slice2_local_inertia_i_22_along_dq * shared[65]
-            + shared[88] * flap_slice2_local_inertia_h_x_along_dq
-            - shared[66] * flap_slice2_local_inertia_h_y_along_dq
-            - cache.flap_slice2_local_inertia_h_y * shared[52]
+            + flap_slice2_local_inertia_i_22_along_dq * t58
+            + t81 * flap_slice2_local_inertia_h_x_along_dq
+            - t59 * flap_slice2_local_inertia_h_y_along_dq
+            - cache.flap_slice2_local_inertia_h_y * flap_bend_y_rate
                 * flap_slice2_local_bend_y_column_v_x_along_dq;
         let flap_slice0_local_momentum_n_z_along_dq = flap_slice0_local_inertia_i_22_along_dq
-            * shared[78] + shared[86] * flap_slice0_local_inertia_h_x_along_dq
-            + shared[52] * cache.flap_slice0_local_inertia_h_x
+            * t71 + t80 * flap_slice0_local_inertia_h_x_along_dq
+            + flap_bend_y_rate * cache.flap_slice0_local_inertia_h_x
                 * flap_slice0_local_bend_y_column_v_y_along_dq
-            - shared[52] * cache.flap_slice0_local_inertia_h_y
+            - flap_bend_y_rate * cache.flap_slice0_local_inertia_h_y
                 * flap_slice0_local_bend_y_column_v_x_along_dq
-            - flap_slice0_local_inertia_h_y_along_dq * shared[79];
+            - flap_slice0_local_inertia_h_y_along_dq * t72;
         let t714 = cache.flap_slice2_local_inertia_h_y * t671
-            + shared[52] * shared[81] * flap_slice0_local_bend_y_column_v_y_along_dq
-            + flap_slice0_local_inertia_h_y_along_dq * shared[92]
-            + flap_slice2_local_inertia_i_00_along_dq * shared[85]
-            + flap_slice0_local_inertia_i_01_along_dq * shared[90]
-            + flap_slice1_local_momentum_f_z_along_dq * shared[93]
-            + flap_slice1_local_inertia_h_y_along_dq * shared[98]
-            + shared[95] * flap_slice1_local_inertia_i_00_along_dq
-            + flap_slice0_local_inertia_i_00_along_dq * shared[91]
-            + shared[72] * flap_slice1_local_momentum_n_z_along_dq
-            + shared[52] * flap_slice2_local_bend_y_column_v_y_along_dq * shared[77]
-            + shared[88] * flap_slice2_local_momentum_f_z_along_dq
-            + flap_slice2_local_inertia_i_01_along_dq * shared[84]
-            + shared[52] * shared[74] * flap_slice1_local_bend_y_column_v_y_along_dq
-            + shared[96] * flap_slice1_local_inertia_i_01_along_dq
-            + flap_slice0_local_momentum_f_z_along_dq * shared[86]
+            + flap_bend_y_rate * flap_slice0_local_momentum_f_z
+                * flap_slice0_local_bend_y_column_v_y_along_dq
+            + flap_slice0_local_inertia_h_y_along_dq * t84
+            + flap_slice2_local_inertia_i_00_along_dq * t79
+            + flap_slice0_local_inertia_i_01_along_dq * t82
+            + flap_slice1_local_momentum_f_z_along_dq * t85
+            + flap_slice1_local_inertia_h_y_along_dq * t89
+            + t86 * flap_slice1_local_inertia_i_00_along_dq
+            + flap_slice0_local_inertia_i_00_along_dq * t83
+            + flap_base_velocity_w_y * flap_slice1_local_momentum_n_z_along_dq
+            + flap_bend_y_rate * flap_slice2_local_bend_y_column_v_y_along_dq
+                * flap_slice2_local_momentum_f_z
+            + t81 * flap_slice2_local_momentum_f_z_along_dq
+            + flap_slice2_local_inertia_i_01_along_dq * t78
+            + flap_bend_y_rate * flap_slice1_local_momentum_f_z
+                * flap_slice1_local_bend_y_column_v_y_along_dq
+            + t87 * flap_slice1_local_inertia_i_01_along_dq
+            + flap_slice0_local_momentum_f_z_along_dq * t80
             + t670 * cache.flap_slice0_local_inertia_h_y
             + t672 * cache.flap_slice1_local_inertia_h_y
-            + shared[72] * flap_slice2_local_momentum_n_z_along_dq
-            + shared[97] * flap_slice2_local_inertia_h_y_along_dq
-            + shared[72] * flap_slice0_local_momentum_n_z_along_dq
-            - flap_slice1_local_momentum_f_y_along_dq * shared[73]
-            - shared[73] * flap_slice0_local_momentum_f_y_along_dq
-            - shared[73] * flap_slice2_local_momentum_f_y_along_dq
-            - flap_slice0_local_momentum_n_y_along_dq * shared[78]
-            - shared[65] * flap_slice2_local_momentum_n_y_along_dq
-            - flap_slice1_local_momentum_n_y_along_dq * shared[68];
-        let t715 = shared[73] * flap_slice1_local_momentum_f_x_along_dq
-            + flap_slice0_local_momentum_f_x_along_dq * shared[73]
-            + flap_slice0_local_inertia_i_11_along_dq * shared[90]
-            + flap_slice2_local_momentum_n_x_along_dq * shared[65]
-            + shared[95] * flap_slice1_local_inertia_i_01_along_dq
-            + shared[68] * flap_slice1_local_momentum_n_x_along_dq
-            + flap_slice2_local_momentum_f_x_along_dq * shared[73]
-            + shared[96] * flap_slice1_local_inertia_i_11_along_dq
-            + shared[84] * flap_slice2_local_inertia_i_11_along_dq
-            + flap_slice0_local_momentum_n_x_along_dq * shared[78]
-            + flap_slice2_local_inertia_i_01_along_dq * shared[85]
-            + flap_slice0_local_inertia_i_01_along_dq * shared[91]
-            - shared[52] * flap_slice2_local_bend_y_column_v_x_along_dq * shared[77]
-            - shared[79] * flap_slice0_local_momentum_f_z_along_dq
-            - shared[71] * flap_slice0_local_momentum_n_z_along_dq
-            - shared[92] * flap_slice0_local_inertia_h_x_along_dq
-            - shared[52] * shared[81] * flap_slice0_local_bend_y_column_v_x_along_dq
-            - shared[97] * flap_slice2_local_inertia_h_x_along_dq
-            - shared[52] * shared[74] * flap_slice1_local_bend_y_column_v_x_along_dq
-            - shared[69] * flap_slice1_local_momentum_f_z_along_dq
+            + flap_base_velocity_w_y * flap_slice2_local_momentum_n_z_along_dq
+            + t88 * flap_slice2_local_inertia_h_y_along_dq
+            + flap_base_velocity_w_y * flap_slice0_local_momentum_n_z_along_dq
+            - flap_slice1_local_momentum_f_y_along_dq * flap_base_velocity_v_z
+            - flap_base_velocity_v_z * flap_slice0_local_momentum_f_y_along_dq
+            - flap_base_velocity_v_z * flap_slice2_local_momentum_f_y_along_dq
+            - flap_slice0_local_momentum_n_y_along_dq * t71
+            - t58 * flap_slice2_local_momentum_n_y_along_dq
+            - flap_slice1_local_momentum_n_y_along_dq * t61;
+        let t715 = flap_base_velocity_v_z * flap_slice1_local_momentum_f_x_along_dq
+            + flap_slice0_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + flap_slice0_local_inertia_i_11_along_dq * t82
+            + flap_slice2_local_momentum_n_x_along_dq * t58
+            + t86 * flap_slice1_local_inertia_i_01_along_dq
+            + t61 * flap_slice1_local_momentum_n_x_along_dq
+            + flap_slice2_local_momentum_f_x_along_dq * flap_base_velocity_v_z
+            + t87 * flap_slice1_local_inertia_i_11_along_dq
+            + t78 * flap_slice2_local_inertia_i_11_along_dq
+            + flap_slice0_local_momentum_n_x_along_dq * t71
+            + flap_slice2_local_inertia_i_01_along_dq * t79
+            + flap_slice0_local_inertia_i_01_along_dq * t83
+            - flap_bend_y_rate * flap_slice2_local_bend_y_column_v_x_along_dq
+                * flap_slice2_local_momentum_f_z
+            - t72 * flap_slice0_local_momentum_f_z_along_dq
+            - flap_base_velocity_w_x * flap_slice0_local_momentum_n_z_along_dq
+            - t84 * flap_slice0_local_inertia_h_x_along_dq
+            - flap_bend_y_rate * flap_slice0_local_momentum_f_z
+                * flap_slice0_local_bend_y_column_v_x_along_dq
+            - t88 * flap_slice2_local_inertia_h_x_along_dq
+            - flap_bend_y_rate * flap_slice1_local_momentum_f_z
+                * flap_slice1_local_bend_y_column_v_x_along_dq
+            - t62 * flap_slice1_local_momentum_f_z_along_dq
             - t671 * cache.flap_slice2_local_inertia_h_x
             - t672 * cache.flap_slice1_local_inertia_h_x
-            - shared[71] * flap_slice1_local_momentum_n_z_along_dq
-            - shared[66] * flap_slice2_local_momentum_f_z_along_dq
-            - shared[71] * flap_slice2_local_momentum_n_z_along_dq
-            - flap_slice1_local_inertia_h_x_along_dq * shared[98]
+            - flap_base_velocity_w_x * flap_slice1_local_momentum_n_z_along_dq
+            - t59 * flap_slice2_local_momentum_f_z_along_dq
+            - flap_base_velocity_w_x * flap_slice2_local_momentum_n_z_along_dq
+            - flap_slice1_local_inertia_h_x_along_dq * t89
             - t670 * cache.flap_slice0_local_inertia_h_x;
         let flap_composite_force_n_y_along_dq = cache.flap_rotation_12 * t713
             + flap_composite_force_f_x_along_dq * cache.flap_position_z
@@ -12215,9 +11771,9 @@ fn inverse_dynamics_position_derivatives_into_group_1(
             + cache.arm_tip_subspace1_v_z * flap_composite_force_f_z_along_dq
             + flap_composite_force_f_y_along_dq * cache.arm_tip_subspace1_v_y
             + flap_composite_force_n_z_along_dq * cache.arm_tip_subspace1_w_z;
-        position[(2, j)] = (shared[340] * flap_slice2_local_bend_y_column_v_x_along_dq
+        position[(2, j)] = (t313 * flap_slice2_local_bend_y_column_v_x_along_dq
             + cache.flap_slice0_local_bend_y_column_v_x * (t638 + t645 + t649 + t650)
-            + shared[341] * flap_slice0_local_bend_y_column_v_x_along_dq
+            + t314 * flap_slice0_local_bend_y_column_v_x_along_dq
             + (t653 + t657 + t658 + t659) * cache.flap_slice1_local_bend_y_column_v_y
             + (t635 + t637 + t646 + t648) * cache.flap_slice2_local_bend_y_column_v_x
             + 0.8872983346207417
@@ -12225,13 +11781,13 @@ fn inverse_dynamics_position_derivatives_into_group_1(
                     + t709)
             + 0.1127016653792583
                 * (t676 + t678 + t679 + t680 + t685 + t687 + t688 + t697 + t699 + t705
-                    + t711) + shared[342] * flap_slice0_local_bend_y_column_v_y_along_dq
-            + shared[343] * flap_slice1_local_bend_y_column_v_x_along_dq
+                    + t711) + t315 * flap_slice0_local_bend_y_column_v_y_along_dq
+            + t316 * flap_slice1_local_bend_y_column_v_x_along_dq
             + (t652 + t661 + t666 + t668) * cache.flap_slice0_local_bend_y_column_v_y
-            + shared[344] * flap_slice1_local_bend_y_column_v_y_along_dq
+            + t317 * flap_slice1_local_bend_y_column_v_y_along_dq
             + 0.5
                 * (t677 + t683 + t686 + t690 + t691 + t696 + t698 + t700 + t708 + t710
-                    + t712) + flap_slice2_local_bend_y_column_v_y_along_dq * shared[345]
+                    + t712) + flap_slice2_local_bend_y_column_v_y_along_dq * t318
             + (t662 + t664 + t665 + t667) * cache.flap_slice2_local_bend_y_column_v_y
             + (t629 + t636 + t641 + t647) * cache.flap_slice1_local_bend_y_column_v_x)
             * p.flap_length + flap_subspace0_projected_inertia_f_z_along_dq * p.gravity

@@ -4820,378 +4820,6 @@ pub fn inverse_dynamics_position_derivatives_into(
     let t286 = t111 + t119 + t121;
     let t287 = t127 + t135 + t137;
     let t288 = t128 + t133 + t139;
-    let shared: [f64; 293] = [
-        segment1_bend_y_rate,
-        t0,
-        t1,
-        segment1_tip_velocity_w_z,
-        segment2_bend_y_rate,
-        t2,
-        t3,
-        segment1_tip_bias_w_z,
-        segment2_tip_velocity_w_z,
-        segment3_bend_y_rate,
-        segment4_bend_y_rate,
-        segment3_tip_velocity_w_z,
-        segment4_tip_velocity_w_z,
-        t4,
-        segment2_tip_bias_w_z,
-        segment3_tip_bias_w_z,
-        t5,
-        t6,
-        t7,
-        segment4_tip_bias_w_z,
-        segment1_slice0_bias_w_z,
-        base_angle_velocity_v_x,
-        t9,
-        base_angle_velocity_v_y,
-        t10,
-        t11,
-        segment1_slice1_local_momentum_f_y,
-        segment1_bend_squared,
-        t13,
-        base_angle_acceleration_v_x,
-        t14,
-        base_angle_acceleration_v_y,
-        t15,
-        t16,
-        t17,
-        t18,
-        t19,
-        t21,
-        segment1_slice0_local_momentum_f_y,
-        t23,
-        segment1_slice1_bias_w_z,
-        t26,
-        t28,
-        t29,
-        t30,
-        t31,
-        t32,
-        segment1_tip_bias_v_y,
-        segment1_tip_velocity_v_x,
-        link2_momentum_f_x,
-        segment2_slice0_bias_w_z,
-        segment1_tip_velocity_v_y,
-        t34,
-        t35,
-        t36,
-        segment2_slice1_local_momentum_f_x,
-        t38,
-        segment2_slice0_local_momentum_f_x,
-        segment1_tip_bias_v_x,
-        t40,
-        t41,
-        t42,
-        t43,
-        t44,
-        t45,
-        t46,
-        t48,
-        segment2_slice1_bias_w_z,
-        t51,
-        t54,
-        segment2_slice0_local_momentum_f_y,
-        segment2_bend_squared,
-        t56,
-        t57,
-        t58,
-        t59,
-        t61,
-        t63,
-        segment2_slice1_local_momentum_f_y,
-        t66,
-        segment2_tip_velocity_v_x,
-        link3_momentum_f_x,
-        t68,
-        t69,
-        segment2_tip_bias_v_y,
-        segment3_slice0_bias_w_z,
-        segment2_tip_velocity_v_y,
-        t71,
-        t72,
-        segment3_bend_squared,
-        t73,
-        t74,
-        t75,
-        t76,
-        segment2_tip_bias_v_x,
-        t77,
-        t78,
-        t79,
-        t81,
-        segment3_slice0_local_momentum_f_y,
-        t83,
-        segment3_slice1_local_momentum_f_y,
-        segment3_slice1_bias_w_z,
-        t86,
-        t88,
-        t90,
-        segment3_slice1_local_momentum_f_x,
-        t93,
-        t94,
-        t95,
-        t96,
-        t98,
-        t101,
-        segment3_slice0_local_momentum_f_x,
-        t103,
-        segment3_tip_velocity_v_x,
-        link4_momentum_f_x,
-        t105,
-        t106,
-        segment3_tip_bias_v_y,
-        t107,
-        segment3_tip_velocity_v_y,
-        t108,
-        t109,
-        segment4_slice1_local_momentum_f_y,
-        segment4_slice0_bias_w_z,
-        t112,
-        t113,
-        segment4_bend_squared,
-        t114,
-        t115,
-        segment3_tip_bias_v_x,
-        t116,
-        t117,
-        t118,
-        t120,
-        segment4_slice0_local_momentum_f_y,
-        t122,
-        segment4_slice1_bias_w_z,
-        t125,
-        t129,
-        t130,
-        t131,
-        t132,
-        t134,
-        t136,
-        segment4_slice1_local_momentum_f_x,
-        t138,
-        segment4_slice0_local_momentum_f_x,
-        t140,
-        segment4_tip_velocity_v_x,
-        link5_momentum_f_x,
-        t142,
-        t143,
-        segment4_tip_bias_v_y,
-        link5_composite_force_f_y,
-        link4_composite_force_f_y,
-        link3_composite_force_f_y,
-        link2_composite_force_f_y,
-        t144,
-        t148,
-        segment1_slice1_local_momentum_f_x,
-        t150,
-        t152,
-        segment1_slice0_local_momentum_f_x,
-        t154,
-        link1_momentum_f_x,
-        link1_composite_force_f_y,
-        t156,
-        t157,
-        t158,
-        t159,
-        link4_momentum_f_y,
-        segment4_tip_bias_v_x,
-        segment4_tip_velocity_v_y,
-        link5_momentum_f_y,
-        link5_composite_force_f_x,
-        link4_composite_force_f_x,
-        link3_momentum_f_y,
-        link3_composite_force_f_x,
-        link2_momentum_f_y,
-        link2_composite_force_f_x,
-        link1_momentum_f_y,
-        link1_composite_force_f_x,
-        t168,
-        t169,
-        t170,
-        t171,
-        t172,
-        t173,
-        t174,
-        t175,
-        t176,
-        t177,
-        t178,
-        t179,
-        t180,
-        t181,
-        t182,
-        t183,
-        t184,
-        t185,
-        t186,
-        t187,
-        t188,
-        t189,
-        t190,
-        t192,
-        t193,
-        t194,
-        t195,
-        t196,
-        t197,
-        t198,
-        t200,
-        t201,
-        t202,
-        t203,
-        t204,
-        t205,
-        t206,
-        t208,
-        t209,
-        t210,
-        t211,
-        t212,
-        t213,
-        t214,
-        t215,
-        t216,
-        t217,
-        t219,
-        t220,
-        t221,
-        t222,
-        t223,
-        t224,
-        t226,
-        t227,
-        t228,
-        t229,
-        t230,
-        t231,
-        t233,
-        t234,
-        t235,
-        t236,
-        t237,
-        t238,
-        t239,
-        t240,
-        t241,
-        t242,
-        t243,
-        t245,
-        t246,
-        t247,
-        t248,
-        t249,
-        t251,
-        t252,
-        t253,
-        t254,
-        t255,
-        t256,
-        t258,
-        t259,
-        t260,
-        t261,
-        t262,
-        t263,
-        t264,
-        t265,
-        t266,
-        t267,
-        t268,
-        t270,
-        t271,
-        t272,
-        t274,
-        t275,
-        t276,
-        t277,
-        t278,
-        t279,
-        t281,
-        t282,
-        t283,
-        t284,
-        t285,
-        t286,
-        t287,
-        t288,
-    ];
-    inverse_dynamics_position_derivatives_into_group_0(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_1(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_2(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_3(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_4(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_5(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-    inverse_dynamics_position_derivatives_into_group_6(
-        q,
-        qd,
-        qdd,
-        p,
-        cache,
-        position,
-        &shared,
-    );
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [0];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_0(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 293],
-) {
     for j in [0] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -5204,152 +4832,168 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let t290 = base_angle_velocity_v_y_along_dq + dq[0] * qd[2];
         let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t290;
         let t291 = segment1_base_bias_v_y_along_dq
-            - 0.7886751345948129 * shared[0] * segment1_base_velocity_v_x_along_dq;
+            - 0.7886751345948129 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq;
         let t292 = t291 * cache.segment1_slice0_mass;
         let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
             * segment1_base_velocity_v_x_along_dq;
-        let t293 = shared[1] * segment1_slice0_local_momentum_f_x_along_dq;
-        let t294 = shared[2] * segment1_slice0_local_momentum_f_x_along_dq;
+        let t293 = t0 * segment1_slice0_local_momentum_f_x_along_dq;
+        let t294 = t1 * segment1_slice0_local_momentum_f_x_along_dq;
         let t295 = segment1_base_bias_v_y_along_dq
-            - 0.21132486540518713 * shared[0] * segment1_base_velocity_v_x_along_dq;
+            - 0.21132486540518713 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq;
         let t296 = t295 * cache.segment1_slice0_mass;
         let t297 = t292 + t293 + t294 + t296;
         let t298 = cache.base_angle_rotation_01 * t297;
         let segment1_base_velocity_v_y_along_dq = t290 * cache.cos_q2;
         let segment1_base_bias_v_x_along_dq = cache.sin_q2 * t289;
-        let t299 = 0.21132486540518713 * segment1_base_velocity_v_y_along_dq * shared[0]
-            + segment1_base_bias_v_x_along_dq;
+        let t299 = 0.21132486540518713 * segment1_base_velocity_v_y_along_dq
+            * segment1_bend_y_rate + segment1_base_bias_v_x_along_dq;
         let t300 = cache.segment1_slice0_mass * t299;
         let segment1_slice0_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t301 = -(shared[2] * segment1_slice0_local_momentum_f_y_along_dq);
-        let t302 = -(shared[1] * segment1_slice0_local_momentum_f_y_along_dq);
-        let t303 = 0.7886751345948129 * segment1_base_velocity_v_y_along_dq * shared[0]
-            + segment1_base_bias_v_x_along_dq;
+        let t301 = -(t1 * segment1_slice0_local_momentum_f_y_along_dq);
+        let t302 = -(t0 * segment1_slice0_local_momentum_f_y_along_dq);
+        let t303 = 0.7886751345948129 * segment1_base_velocity_v_y_along_dq
+            * segment1_bend_y_rate + segment1_base_bias_v_x_along_dq;
         let t304 = t303 * cache.segment1_slice0_mass;
         let t305 = t300 + t301 + t302 + t304;
         let t306 = cache.cos_q2 * t305;
         let segment1_tip_subspace0_v_y_along_dq = -(p.channel_length * dq[0]);
-        let segment1_tip_bias_v_x_along_dq = shared[0] * base_angle_velocity_v_y_along_dq
+        let segment1_tip_bias_v_x_along_dq = segment1_bend_y_rate
+            * base_angle_velocity_v_y_along_dq
             - qd[2] * segment1_tip_subspace0_v_y_along_dq * qd[3];
         let link1_inertia_h_x_along_dq = dq[0] * p.link_mass;
         let segment1_tip_velocity_v_y_along_dq = base_angle_velocity_v_y_along_dq
             + segment1_tip_subspace0_v_y_along_dq * qd[3];
-        let link2_momentum_f_y_along_dq = link1_inertia_h_x_along_dq * shared[3]
+        let link2_momentum_f_y_along_dq = link1_inertia_h_x_along_dq
+            * segment1_tip_velocity_w_z
             + segment1_tip_velocity_v_y_along_dq * p.link_mass;
-        let t307 = segment1_tip_velocity_v_y_along_dq + shared[3] * dq[0];
+        let t307 = segment1_tip_velocity_v_y_along_dq
+            + segment1_tip_velocity_w_z * dq[0];
         let segment2_base_velocity_v_y_along_dq = t307 * cache.segment1_tip_rotation_11;
         let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t308 = -(shared[5] * segment2_slice0_local_momentum_f_y_along_dq);
-        let t309 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[6]);
+        let t308 = -(t2 * segment2_slice0_local_momentum_f_y_along_dq);
+        let t309 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
         let segment1_tip_bias_v_y_along_dq = base_angle_acceleration_v_y_along_dq
             - p.channel_length * dq[0] * qdd[3];
-        let t310 = dq[0] * shared[7] + segment1_tip_bias_v_y_along_dq;
+        let t310 = dq[0] * segment1_tip_bias_w_z + segment1_tip_bias_v_y_along_dq;
         let segment2_base_bias_v_x_along_dq = segment1_tip_bias_v_x_along_dq
             * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_10 * t310;
-        let t311 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dq * shared[4]
-            + segment2_base_bias_v_x_along_dq;
+        let t311 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
         let t312 = t311 * cache.segment1_slice0_mass;
         let t313 = segment2_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment2_base_velocity_v_y_along_dq * shared[4];
+            + 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
+                * segment2_bend_y_rate;
         let t314 = t313 * cache.segment1_slice0_mass;
         let t315 = t308 + t309 + t312 + t314;
         let t316 = cache.segment1_tip_rotation_00 * t315;
         let segment2_base_velocity_v_x_along_dq = t307 * cache.segment1_tip_rotation_10;
         let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t317 = shared[5] * segment2_slice0_local_momentum_f_x_along_dq;
+        let t317 = t2 * segment2_slice0_local_momentum_f_x_along_dq;
         let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_11 * t310
             + segment1_tip_bias_v_x_along_dq * cache.segment1_tip_rotation_01;
         let t318 = segment2_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq * shared[4];
+            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t319 = t318 * cache.segment1_slice0_mass;
-        let t320 = segment2_slice0_local_momentum_f_x_along_dq * shared[6];
+        let t320 = segment2_slice0_local_momentum_f_x_along_dq * t3;
         let t321 = segment2_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq * shared[4];
+            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t322 = t321 * cache.segment1_slice0_mass;
         let t323 = t317 + t319 + t320 + t322;
         let t324 = t323 * cache.segment1_tip_rotation_01;
         let segment2_tip_bias_v_x_along_dq = segment1_tip_bias_v_x_along_dq
-            + segment1_tip_velocity_v_y_along_dq * shared[4]
-            - shared[3] * qd[4] * segment1_tip_subspace0_v_y_along_dq;
+            + segment1_tip_velocity_v_y_along_dq * segment2_bend_y_rate
+            - segment1_tip_velocity_w_z * qd[4] * segment1_tip_subspace0_v_y_along_dq;
         let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
             + qd[4] * segment1_tip_subspace0_v_y_along_dq;
         let link3_momentum_f_y_along_dq = segment2_tip_velocity_v_y_along_dq
-            * p.link_mass + link1_inertia_h_x_along_dq * shared[8];
+            * p.link_mass + link1_inertia_h_x_along_dq * segment2_tip_velocity_w_z;
         let segment3_tip_bias_v_x_along_dq = segment2_tip_bias_v_x_along_dq
-            + segment2_tip_velocity_v_y_along_dq * shared[9]
-            - shared[8] * qd[5] * segment1_tip_subspace0_v_y_along_dq;
+            + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
+            - segment2_tip_velocity_w_z * qd[5] * segment1_tip_subspace0_v_y_along_dq;
         let segment3_tip_velocity_v_y_along_dq = segment2_tip_velocity_v_y_along_dq
             + qd[5] * segment1_tip_subspace0_v_y_along_dq;
         let segment4_tip_velocity_v_y_along_dq = qd[6]
             * segment1_tip_subspace0_v_y_along_dq + segment3_tip_velocity_v_y_along_dq;
-        let link5_momentum_f_y_along_dq = link1_inertia_h_x_along_dq * shared[12]
+        let link5_momentum_f_y_along_dq = link1_inertia_h_x_along_dq
+            * segment4_tip_velocity_w_z
             + p.link_mass * segment4_tip_velocity_v_y_along_dq;
-        let segment4_tip_bias_v_x_along_dq = shared[10]
+        let segment4_tip_bias_v_x_along_dq = segment4_bend_y_rate
             * segment3_tip_velocity_v_y_along_dq + segment3_tip_bias_v_x_along_dq
-            - qd[6] * segment1_tip_subspace0_v_y_along_dq * shared[11];
+            - qd[6] * segment1_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
         let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - shared[12] * link5_momentum_f_y_along_dq;
-        let t325 = dq[0] * shared[11] + segment3_tip_velocity_v_y_along_dq;
+            * p.link_mass - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
+        let t325 = dq[0] * segment3_tip_velocity_w_z
+            + segment3_tip_velocity_v_y_along_dq;
         let segment4_base_velocity_v_y_along_dq = t325 * cache.segment3_tip_rotation_11;
         let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t326 = -(shared[13] * segment4_slice0_local_momentum_f_y_along_dq);
+        let t326 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
         let segment2_tip_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
             - qdd[4] * p.channel_length * dq[0];
         let segment3_tip_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
             - qdd[5] * p.channel_length * dq[0];
-        let t327 = dq[0] * shared[15] + segment3_tip_bias_v_y_along_dq;
+        let t327 = dq[0] * segment3_tip_bias_w_z + segment3_tip_bias_v_y_along_dq;
         let segment4_base_bias_v_x_along_dq = t327 * cache.segment3_tip_rotation_10
             + cache.segment3_tip_rotation_00 * segment3_tip_bias_v_x_along_dq;
         let t328 = segment4_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq * shared[10];
+            + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
+                * segment4_bend_y_rate;
         let t329 = t328 * cache.segment1_slice0_mass;
         let t330 = segment4_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment4_base_velocity_v_y_along_dq * shared[10];
+            + 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
+                * segment4_bend_y_rate;
         let t331 = t330 * cache.segment1_slice0_mass;
-        let t332 = -(segment4_slice0_local_momentum_f_y_along_dq * shared[16]);
+        let t332 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
         let t333 = t326 + t329 + t331 + t332;
         let t334 = t333 * cache.segment3_tip_rotation_00;
         let segment4_base_velocity_v_x_along_dq = t325 * cache.segment3_tip_rotation_10;
         let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t335 = shared[13] * segment4_slice0_local_momentum_f_x_along_dq;
+        let t335 = t4 * segment4_slice0_local_momentum_f_x_along_dq;
         let segment4_base_bias_v_y_along_dq = t327 * cache.segment3_tip_rotation_11
             + segment3_tip_bias_v_x_along_dq * cache.segment3_tip_rotation_01;
         let t336 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * shared[10] * segment4_base_velocity_v_x_along_dq;
+            - 0.21132486540518713 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq;
         let t337 = t336 * cache.segment1_slice0_mass;
         let t338 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * shared[10] * segment4_base_velocity_v_x_along_dq;
+            - 0.7886751345948129 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq;
         let t339 = t338 * cache.segment1_slice0_mass;
-        let t340 = shared[16] * segment4_slice0_local_momentum_f_x_along_dq;
+        let t340 = t5 * segment4_slice0_local_momentum_f_x_along_dq;
         let t341 = t335 + t337 + t339 + t340;
         let t342 = t341 * cache.segment3_tip_rotation_01;
         let segment4_composite_force_f_x_along_dq = link5_composite_force_f_x_along_dq
             + t334 + t342;
         let link4_momentum_f_y_along_dq = p.link_mass
             * segment3_tip_velocity_v_y_along_dq
-            + link1_inertia_h_x_along_dq * shared[11];
+            + link1_inertia_h_x_along_dq * segment3_tip_velocity_w_z;
         let link4_composite_force_f_x_along_dq = p.link_mass
             * segment3_tip_bias_v_x_along_dq + segment4_composite_force_f_x_along_dq
-            - link4_momentum_f_y_along_dq * shared[11];
-        let t343 = segment2_tip_bias_v_y_along_dq + dq[0] * shared[14];
+            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z;
+        let t343 = segment2_tip_bias_v_y_along_dq + dq[0] * segment2_tip_bias_w_z;
         let segment3_base_bias_v_x_along_dq = segment2_tip_bias_v_x_along_dq
             * cache.segment2_tip_rotation_00 + t343 * cache.segment2_tip_rotation_10;
-        let t344 = shared[8] * dq[0] + segment2_tip_velocity_v_y_along_dq;
+        let t344 = segment2_tip_velocity_w_z * dq[0]
+            + segment2_tip_velocity_v_y_along_dq;
         let segment3_base_velocity_v_y_along_dq = t344 * cache.segment2_tip_rotation_11;
         let t345 = segment3_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment3_base_velocity_v_y_along_dq * shared[9];
+            + 0.7886751345948129 * segment3_base_velocity_v_y_along_dq
+                * segment3_bend_y_rate;
         let t346 = cache.segment1_slice0_mass * t345;
         let segment3_slice0_local_momentum_f_y_along_dq = segment3_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t347 = -(shared[17] * segment3_slice0_local_momentum_f_y_along_dq);
-        let t348 = -(segment3_slice0_local_momentum_f_y_along_dq * shared[18]);
-        let t349 = 0.21132486540518713 * segment3_base_velocity_v_y_along_dq * shared[9]
-            + segment3_base_bias_v_x_along_dq;
+        let t347 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
+        let t348 = -(segment3_slice0_local_momentum_f_y_along_dq * t7);
+        let t349 = 0.21132486540518713 * segment3_base_velocity_v_y_along_dq
+            * segment3_bend_y_rate + segment3_base_bias_v_x_along_dq;
         let t350 = t349 * cache.segment1_slice0_mass;
         let t351 = t346 + t347 + t348 + t350;
         let t352 = cache.segment2_tip_rotation_00 * t351;
@@ -5357,27 +5001,29 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let segment3_base_bias_v_y_along_dq = segment2_tip_bias_v_x_along_dq
             * cache.segment2_tip_rotation_01 + t343 * cache.segment2_tip_rotation_11;
         let t353 = segment3_base_bias_v_y_along_dq
-            - 0.7886751345948129 * shared[9] * segment3_base_velocity_v_x_along_dq;
+            - 0.7886751345948129 * segment3_bend_y_rate
+                * segment3_base_velocity_v_x_along_dq;
         let t354 = t353 * cache.segment1_slice0_mass;
         let t355 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * shared[9] * segment3_base_velocity_v_x_along_dq;
+            - 0.21132486540518713 * segment3_bend_y_rate
+                * segment3_base_velocity_v_x_along_dq;
         let t356 = t355 * cache.segment1_slice0_mass;
         let segment3_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
             * segment3_base_velocity_v_x_along_dq;
-        let t357 = segment3_slice0_local_momentum_f_x_along_dq * shared[18];
-        let t358 = segment3_slice0_local_momentum_f_x_along_dq * shared[17];
+        let t357 = segment3_slice0_local_momentum_f_x_along_dq * t7;
+        let t358 = segment3_slice0_local_momentum_f_x_along_dq * t6;
         let t359 = t354 + t356 + t357 + t358;
         let t360 = t359 * cache.segment2_tip_rotation_01;
         let segment3_composite_force_f_x_along_dq = link4_composite_force_f_x_along_dq
             + t352 + t360;
         let link3_composite_force_f_x_along_dq = segment2_tip_bias_v_x_along_dq
             * p.link_mass + segment3_composite_force_f_x_along_dq
-            - shared[8] * link3_momentum_f_y_along_dq;
+            - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq;
         let segment2_composite_force_f_x_along_dq = t316 + t324
             + link3_composite_force_f_x_along_dq;
         let link2_composite_force_f_x_along_dq = segment1_tip_bias_v_x_along_dq
             * p.link_mass + segment2_composite_force_f_x_along_dq
-            - shared[3] * link2_momentum_f_y_along_dq;
+            - segment1_tip_velocity_w_z * link2_momentum_f_y_along_dq;
         let segment1_composite_force_f_x_along_dq = t298 + t306
             + link2_composite_force_f_x_along_dq;
         let link1_momentum_f_y_along_dq = link1_inertia_h_x_along_dq * qd[2]
@@ -5387,13 +5033,13 @@ fn inverse_dynamics_position_derivatives_into_group_0(
         let t361 = t333 * cache.segment3_tip_rotation_10;
         let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
             - p.channel_length * dq[0] * qdd[6];
-        let link5_composite_force_f_y_along_dq = link1_inertia_h_x_along_dq * shared[19]
-            + segment4_tip_bias_v_y_along_dq * p.link_mass;
+        let link5_composite_force_f_y_along_dq = link1_inertia_h_x_along_dq
+            * segment4_tip_bias_w_z + segment4_tip_bias_v_y_along_dq * p.link_mass;
         let t362 = t341 * cache.segment3_tip_rotation_11;
         let segment4_composite_force_f_y_along_dq = t361
             + link5_composite_force_f_y_along_dq + t362;
         let link4_composite_force_f_y_along_dq = segment4_composite_force_f_y_along_dq
-            + link1_inertia_h_x_along_dq * shared[15]
+            + link1_inertia_h_x_along_dq * segment3_tip_bias_w_z
             + p.link_mass * segment3_tip_bias_v_y_along_dq;
         let t363 = t359 * cache.segment2_tip_rotation_11;
         let t364 = cache.segment2_tip_rotation_10 * t351;
@@ -5401,13 +5047,13 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + t363 + t364;
         let link3_composite_force_f_y_along_dq = segment2_tip_bias_v_y_along_dq
             * p.link_mass + segment3_composite_force_f_y_along_dq
-            + link1_inertia_h_x_along_dq * shared[14];
+            + link1_inertia_h_x_along_dq * segment2_tip_bias_w_z;
         let t365 = cache.segment1_tip_rotation_11 * t323;
         let t366 = cache.segment1_tip_rotation_10 * t315;
         let segment2_composite_force_f_y_along_dq = link3_composite_force_f_y_along_dq
             + t365 + t366;
-        let link2_composite_force_f_y_along_dq = link1_inertia_h_x_along_dq * shared[7]
-            + segment2_composite_force_f_y_along_dq
+        let link2_composite_force_f_y_along_dq = link1_inertia_h_x_along_dq
+            * segment1_tip_bias_w_z + segment2_composite_force_f_y_along_dq
             + p.link_mass * segment1_tip_bias_v_y_along_dq;
         let t367 = cache.sin_q2 * t305;
         let t368 = cache.cos_q2 * t297;
@@ -5418,119 +5064,136 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             + segment1_composite_force_f_y_along_dq;
         let link1_inertia_i_22_along_dq = 2.0 * q[0] * dq[0] * p.link_mass;
         let t369 = cache.segment1_slice1_local_inertia_h_x * t291;
-        let t370 = -(shared[37] * segment1_slice0_local_momentum_f_x_along_dq);
+        let t370 = -(t21 * segment1_slice0_local_momentum_f_x_along_dq);
         let t371 = -(cache.segment1_slice0_local_inertia_h_y * t299);
-        let t372 = shared[38] * segment1_base_velocity_v_x_along_dq;
-        let t373 = -(segment1_base_velocity_v_y_along_dq * shared[164]);
-        let t374 = shared[163] * segment1_slice0_local_momentum_f_y_along_dq;
-        let t375 = shared[160] * segment1_slice0_local_momentum_f_y_along_dq;
-        let t376 = -(segment1_slice0_local_momentum_f_x_along_dq * shared[25]);
-        let t377 = -(segment1_base_velocity_v_y_along_dq * shared[161]);
-        let t378 = shared[26] * segment1_base_velocity_v_x_along_dq;
+        let t372 = segment1_slice0_local_momentum_f_y
+            * segment1_base_velocity_v_x_along_dq;
+        let t373 = -(segment1_base_velocity_v_y_along_dq
+            * segment1_slice0_local_momentum_f_x);
+        let t374 = t152 * segment1_slice0_local_momentum_f_y_along_dq;
+        let t375 = t148 * segment1_slice0_local_momentum_f_y_along_dq;
+        let t376 = -(segment1_slice0_local_momentum_f_x_along_dq * t11);
+        let t377 = -(segment1_base_velocity_v_y_along_dq
+            * segment1_slice1_local_momentum_f_x);
+        let t378 = segment1_slice1_local_momentum_f_y
+            * segment1_base_velocity_v_x_along_dq;
         let t379 = t295 * cache.segment1_slice0_local_inertia_h_x;
         let t380 = -(t303 * cache.segment1_slice1_local_inertia_h_y);
         let t381 = -(t313 * cache.segment2_slice0_local_inertia_h_y);
-        let t382 = shared[54] * segment2_slice0_local_momentum_f_y_along_dq;
-        let t383 = segment2_base_velocity_v_x_along_dq * shared[70];
+        let t382 = t36 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t383 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice0_local_momentum_f_y;
         let t384 = -(t311 * cache.segment2_slice1_local_inertia_h_y);
-        let t385 = -(shared[69] * segment2_slice0_local_momentum_f_x_along_dq);
-        let t386 = -(shared[77] * segment2_slice0_local_momentum_f_x_along_dq);
-        let t387 = -(shared[57] * segment2_base_velocity_v_y_along_dq);
+        let t385 = -(t54 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t386 = -(t63 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t387 = -(segment2_slice0_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
         let t388 = t318 * cache.segment2_slice0_local_inertia_h_x;
-        let t389 = shared[56] * segment2_slice0_local_momentum_f_y_along_dq;
+        let t389 = t38 * segment2_slice0_local_momentum_f_y_along_dq;
         let t390 = t321 * cache.segment2_slice1_local_inertia_h_x;
-        let t391 = segment3_slice0_local_momentum_f_y_along_dq * shared[105];
-        let t392 = shared[99] * segment3_base_velocity_v_x_along_dq;
-        let t393 = -(segment3_base_velocity_v_y_along_dq * shared[106]);
-        let t394 = shared[112] * segment3_slice0_local_momentum_f_y_along_dq;
+        let t391 = segment3_slice0_local_momentum_f_y_along_dq * t90;
+        let t392 = segment3_slice0_local_momentum_f_y
+            * segment3_base_velocity_v_x_along_dq;
+        let t393 = -(segment3_base_velocity_v_y_along_dq
+            * segment3_slice1_local_momentum_f_x);
+        let t394 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
         let t395 = -(t349 * cache.segment3_slice0_local_inertia_h_y);
         let t396 = -(cache.segment3_slice1_local_inertia_h_y * t345);
-        let t397 = -(segment3_slice0_local_momentum_f_x_along_dq * shared[100]);
-        let t398 = -(segment4_base_velocity_v_y_along_dq * shared[148]);
+        let t397 = -(segment3_slice0_local_momentum_f_x_along_dq * t83);
+        let t398 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice0_local_momentum_f_x);
         let t399 = cache.segment4_slice0_local_inertia_h_x * t336;
-        let t400 = shared[147] * segment4_slice0_local_momentum_f_y_along_dq;
-        let t401 = shared[124] * segment4_base_velocity_v_x_along_dq;
+        let t400 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
+        let t401 = segment4_slice1_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
         let t402 = -(t330 * cache.segment4_slice1_local_inertia_h_y);
         let link5_inertia_i_22_along_dq = 2.0 * cache.segment4_tip_position_x * dq[0]
             * p.link_mass;
-        let link5_composite_force_n_z_along_dq = link5_inertia_i_22_along_dq * shared[19]
-            + link5_momentum_f_y_along_dq * shared[150]
-            + link1_inertia_h_x_along_dq * shared[154]
+        let link5_composite_force_n_z_along_dq = link5_inertia_i_22_along_dq
+            * segment4_tip_bias_w_z
+            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
+            + link1_inertia_h_x_along_dq * segment4_tip_bias_v_y
             + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            - shared[151] * segment4_tip_velocity_v_y_along_dq
+            - link5_momentum_f_x * segment4_tip_velocity_v_y_along_dq
             - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y;
-        let t403 = -(segment4_base_velocity_v_y_along_dq * shared[146]);
-        let t404 = shared[136] * segment4_base_velocity_v_x_along_dq;
+        let t403 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice1_local_momentum_f_x);
+        let t404 = segment4_slice0_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
         let t405 = cache.segment4_slice1_local_inertia_h_x * t338;
         let t406 = -(t328 * cache.segment4_slice0_local_inertia_h_y);
-        let t407 = shared[145] * segment4_slice0_local_momentum_f_y_along_dq;
-        let t408 = -(shared[135] * segment4_slice0_local_momentum_f_x_along_dq);
-        let t409 = -(shared[123] * segment4_slice0_local_momentum_f_x_along_dq);
+        let t407 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
+        let t408 = -(t120 * segment4_slice0_local_momentum_f_x_along_dq);
+        let t409 = -(t109 * segment4_slice0_local_momentum_f_x_along_dq);
         let segment4_composite_force_n_z_along_dq = t398 + t399 + t400 + t401
-            + shared[170] * dq[0] + t402 + link5_composite_force_n_z_along_dq + t403
-            + t404 + t405 + t406 + t407 + (t361 + t362) * cache.segment3_tip_position_x
-            + t408 + t409 - (t334 + t342) * cache.segment3_tip_position_y;
+            + t158 * dq[0] + t402 + link5_composite_force_n_z_along_dq + t403 + t404
+            + t405 + t406 + t407 + (t361 + t362) * cache.segment3_tip_position_x + t408
+            + t409 - (t334 + t342) * cache.segment3_tip_position_y;
         let link4_inertia_i_22_along_dq = 2.0 * dq[0] * p.link_mass
             * cache.segment3_tip_position_x;
         let link4_composite_force_n_z_along_dq = segment4_composite_force_n_z_along_dq
-            + link4_inertia_i_22_along_dq * shared[15]
-            + link1_inertia_h_x_along_dq * shared[119]
+            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
+            + link1_inertia_h_x_along_dq * segment3_tip_bias_v_y
             + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
-            + shared[115] * link4_momentum_f_y_along_dq
-            - shared[116] * segment3_tip_velocity_v_y_along_dq
+            + segment3_tip_velocity_v_x * link4_momentum_f_y_along_dq
+            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
             - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
-        let t410 = -(segment3_slice0_local_momentum_f_x_along_dq * shared[98]);
+        let t410 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
         let t411 = t353 * cache.segment3_slice1_local_inertia_h_x;
         let t412 = t355 * cache.segment3_slice0_local_inertia_h_x;
-        let t413 = -(shared[113] * segment3_base_velocity_v_y_along_dq);
-        let t414 = shared[101] * segment3_base_velocity_v_x_along_dq;
+        let t413 = -(segment3_slice0_local_momentum_f_x
+            * segment3_base_velocity_v_y_along_dq);
+        let t414 = segment3_slice1_local_momentum_f_y
+            * segment3_base_velocity_v_x_along_dq;
         let segment3_composite_force_n_z_along_dq = t391 + t392 + t393 + t394
             + (t363 + t364) * cache.segment2_tip_position_x + t395 + t396 + t397
-            + link4_composite_force_n_z_along_dq + t410 + t411 + t412
-            + dq[0] * shared[171] + t413 + t414
-            - (t352 + t360) * cache.segment2_tip_position_y;
+            + link4_composite_force_n_z_along_dq + t410 + t411 + t412 + dq[0] * t159
+            + t413 + t414 - (t352 + t360) * cache.segment2_tip_position_y;
         let link3_inertia_i_22_along_dq = 2.0 * cache.segment2_tip_position_x * dq[0]
             * p.link_mass;
         let link3_composite_force_n_z_along_dq = segment3_composite_force_n_z_along_dq
-            + link3_momentum_f_y_along_dq * shared[80]
+            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
             + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
-            + link1_inertia_h_x_along_dq * shared[84]
-            + shared[14] * link3_inertia_i_22_along_dq
-            - shared[81] * segment2_tip_velocity_v_y_along_dq
+            + link1_inertia_h_x_along_dq * segment2_tip_bias_v_y
+            + segment2_tip_bias_w_z * link3_inertia_i_22_along_dq
+            - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
             - segment2_tip_bias_v_x_along_dq * cache.link3_inertia_h_y;
-        let t415 = -(shared[55] * segment2_base_velocity_v_y_along_dq);
-        let t416 = segment2_base_velocity_v_x_along_dq * shared[78];
+        let t415 = -(segment2_slice1_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t416 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice1_local_momentum_f_y;
         let segment2_composite_force_n_z_along_dq = t381 + t382 + t383 + t384 + t385
             + t386 + t387 + t388 + t389 + cache.segment1_tip_position_x * (t365 + t366)
-            + dq[0] * shared[169] + t390 + link3_composite_force_n_z_along_dq + t415
-            + t416 - cache.segment1_tip_position_y * (t316 + t324);
+            + dq[0] * t157 + t390 + link3_composite_force_n_z_along_dq + t415 + t416
+            - cache.segment1_tip_position_y * (t316 + t324);
         let link2_inertia_i_22_along_dq = 2.0 * dq[0] * p.link_mass
             * cache.segment1_tip_position_x;
         let link2_composite_force_n_z_along_dq = segment2_composite_force_n_z_along_dq
-            + link1_inertia_h_x_along_dq * shared[47]
-            + link2_inertia_i_22_along_dq * shared[7]
-            + link2_momentum_f_y_along_dq * shared[48]
+            + link1_inertia_h_x_along_dq * segment1_tip_bias_v_y
+            + link2_inertia_i_22_along_dq * segment1_tip_bias_w_z
+            + link2_momentum_f_y_along_dq * segment1_tip_velocity_v_x
             + cache.link2_inertia_h_x * segment1_tip_bias_v_y_along_dq
-            - segment1_tip_velocity_v_y_along_dq * shared[49]
+            - segment1_tip_velocity_v_y_along_dq * link2_momentum_f_x
             - segment1_tip_bias_v_x_along_dq * cache.link2_inertia_h_y;
         let segment1_composite_force_n_z_along_dq = t369 + t370 + t371
             + q[0] * (t367 + t368) + t372 + t373 + t374 + t375 + t376 + t377
-            + shared[168] * dq[0] + t378 + t379 + t380
-            + link2_composite_force_n_z_along_dq - q[1] * (t298 + t306);
+            + t156 * dq[0] + t378 + t379 + t380 + link2_composite_force_n_z_along_dq
+            - q[1] * (t298 + t306);
         let link1_composite_force_n_z_along_dq = cache.link1_inertia_h_x
             * base_angle_acceleration_v_y_along_dq
-            + link1_momentum_f_y_along_dq * shared[21]
+            + link1_momentum_f_y_along_dq * base_angle_velocity_v_x
             + link1_inertia_i_22_along_dq * qdd[2]
             + segment1_composite_force_n_z_along_dq
-            + shared[31] * link1_inertia_h_x_along_dq
-            - shared[166] * base_angle_velocity_v_y_along_dq;
+            + base_angle_acceleration_v_y * link1_inertia_h_x_along_dq
+            - link1_momentum_f_x * base_angle_velocity_v_y_along_dq;
         position[(0, j)] = link1_composite_force_f_x_along_dq;
         position[(1, j)] = link1_composite_force_f_y_along_dq;
         position[(2, j)] = link1_composite_force_f_y_along_dq
             * cache.base_angle_subspace_v_y + q[1] * link1_composite_force_f_x_along_dq
-            + shared[167] * base_angle_subspace_v_y_along_dq
+            + link1_composite_force_f_y * base_angle_subspace_v_y_along_dq
             + link1_composite_force_n_z_along_dq;
-        position[(3, j)] = shared[158] * segment1_tip_subspace0_v_y_along_dq
+        position[(3, j)] = link2_composite_force_f_y
+            * segment1_tip_subspace0_v_y_along_dq
             + (cache.segment1_slice1_local_bend_y_column_v_y * (t292 + t293)
                 + (t302 + t304) * cache.segment1_slice1_local_bend_y_column_v_x
                 + (t300 + t301) * cache.segment1_slice0_local_bend_y_column_v_x
@@ -5550,11 +5213,11 @@ fn inverse_dynamics_position_derivatives_into_group_0(
             * p.channel_length
             + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq
             + link3_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y
-            + shared[157] * segment1_tip_subspace0_v_y_along_dq
+            + link3_composite_force_f_y * segment1_tip_subspace0_v_y_along_dq
             + p.channel_length * link3_composite_force_n_z_along_dq;
         position[(5, j)] = link4_composite_force_f_y_along_dq
             * cache.segment3_tip_subspace0_v_y
-            + segment1_tip_subspace0_v_y_along_dq * shared[156]
+            + segment1_tip_subspace0_v_y_along_dq * link4_composite_force_f_y
             + p.channel_length
                 * ((t354 + t357) * cache.segment3_slice1_local_bend_y_column_v_y
                     + (t356 + t358) * cache.segment3_slice0_local_bend_y_column_v_y
@@ -5573,22 +5236,9 @@ fn inverse_dynamics_position_derivatives_into_group_0(
                 + cache.segment4_slice0_local_bend_y_column_v_y * (t337 + t340)
                 + 0.21132486540518713 * (t398 + t399 + t400 + t404 + t406 + t408)
                 + (t329 + t332) * cache.segment4_slice0_local_bend_y_column_v_x)
-                * p.channel_length + segment1_tip_subspace0_v_y_along_dq * shared[155];
+                * p.channel_length
+            + segment1_tip_subspace0_v_y_along_dq * link5_composite_force_f_y;
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [1];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_1(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 293],
-) {
     for j in [1] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -5601,92 +5251,101 @@ fn inverse_dynamics_position_derivatives_into_group_1(
         let segment1_tip_subspace0_v_x_along_dq = p.channel_length * dq[1];
         let segment1_tip_bias_v_y_along_dq = qd[2] * qd[3]
             * segment1_tip_subspace0_v_x_along_dq
-            - base_angle_velocity_v_x_along_dq * shared[0];
+            - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate;
         let segment1_tip_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
             + qd[3] * segment1_tip_subspace0_v_x_along_dq;
         let segment2_tip_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
-            + shared[3] * qd[4] * segment1_tip_subspace0_v_x_along_dq
-            - shared[4] * segment1_tip_velocity_v_x_along_dq;
-        let t417 = segment2_tip_bias_v_x_along_dq - dq[1] * shared[14];
+            + segment1_tip_velocity_w_z * qd[4] * segment1_tip_subspace0_v_x_along_dq
+            - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dq;
+        let t417 = segment2_tip_bias_v_x_along_dq - dq[1] * segment2_tip_bias_w_z;
         let segment3_base_bias_v_x_along_dq = segment2_tip_bias_v_y_along_dq
             * cache.segment2_tip_rotation_10 + cache.segment2_tip_rotation_00 * t417;
         let segment2_tip_velocity_v_x_along_dq = qd[4]
             * segment1_tip_subspace0_v_x_along_dq + segment1_tip_velocity_v_x_along_dq;
-        let t418 = segment2_tip_velocity_v_x_along_dq - shared[8] * dq[1];
+        let t418 = segment2_tip_velocity_v_x_along_dq
+            - segment2_tip_velocity_w_z * dq[1];
         let segment3_base_velocity_v_y_along_dq = cache.segment2_tip_rotation_01 * t418;
         let t419 = segment3_base_bias_v_x_along_dq
-            + 0.7886751345948129 * shared[9] * segment3_base_velocity_v_y_along_dq;
+            + 0.7886751345948129 * segment3_bend_y_rate
+                * segment3_base_velocity_v_y_along_dq;
         let t420 = t419 * cache.segment1_slice0_mass;
         let t421 = segment3_base_bias_v_x_along_dq
-            + 0.21132486540518713 * shared[9] * segment3_base_velocity_v_y_along_dq;
+            + 0.21132486540518713 * segment3_bend_y_rate
+                * segment3_base_velocity_v_y_along_dq;
         let t422 = t421 * cache.segment1_slice0_mass;
         let segment3_slice0_local_momentum_f_y_along_dq = segment3_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t423 = -(shared[18] * segment3_slice0_local_momentum_f_y_along_dq);
-        let t424 = -(shared[17] * segment3_slice0_local_momentum_f_y_along_dq);
+        let t423 = -(t7 * segment3_slice0_local_momentum_f_y_along_dq);
+        let t424 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
         let t425 = t420 + t422 + t423 + t424;
         let t426 = t425 * cache.segment2_tip_rotation_00;
         let link1_inertia_h_y_along_dq = p.link_mass * dq[1];
         let segment3_tip_velocity_v_x_along_dq = segment2_tip_velocity_v_x_along_dq
             + qd[5] * segment1_tip_subspace0_v_x_along_dq;
-        let t427 = segment3_tip_velocity_v_x_along_dq - dq[1] * shared[11];
+        let t427 = segment3_tip_velocity_v_x_along_dq
+            - dq[1] * segment3_tip_velocity_w_z;
         let segment4_base_velocity_v_x_along_dq = cache.segment3_tip_rotation_00 * t427;
         let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t428 = segment4_slice0_local_momentum_f_x_along_dq * shared[16];
+        let t428 = segment4_slice0_local_momentum_f_x_along_dq * t5;
         let segment3_tip_bias_v_x_along_dq = qdd[5] * p.channel_length * dq[1]
             + segment2_tip_bias_v_x_along_dq;
-        let t429 = segment3_tip_bias_v_x_along_dq - dq[1] * shared[15];
-        let segment3_tip_bias_v_y_along_dq = shared[8] * qd[5]
+        let t429 = segment3_tip_bias_v_x_along_dq - dq[1] * segment3_tip_bias_w_z;
+        let segment3_tip_bias_v_y_along_dq = segment2_tip_velocity_w_z * qd[5]
             * segment1_tip_subspace0_v_x_along_dq + segment2_tip_bias_v_y_along_dq
-            - shared[9] * segment2_tip_velocity_v_x_along_dq;
+            - segment3_bend_y_rate * segment2_tip_velocity_v_x_along_dq;
         let segment4_base_bias_v_y_along_dq = t429 * cache.segment3_tip_rotation_01
             + segment3_tip_bias_v_y_along_dq * cache.segment3_tip_rotation_11;
         let t430 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq * shared[10];
+            - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq
+                * segment4_bend_y_rate;
         let t431 = t430 * cache.segment1_slice0_mass;
         let t432 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq * shared[10];
+            - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq
+                * segment4_bend_y_rate;
         let t433 = t432 * cache.segment1_slice0_mass;
-        let t434 = segment4_slice0_local_momentum_f_x_along_dq * shared[13];
+        let t434 = segment4_slice0_local_momentum_f_x_along_dq * t4;
         let t435 = t428 + t431 + t433 + t434;
         let t436 = t435 * cache.segment3_tip_rotation_01;
         let segment4_tip_bias_v_x_along_dq = p.channel_length * qdd[6] * dq[1]
             + segment3_tip_bias_v_x_along_dq;
         let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - shared[19] * link1_inertia_h_y_along_dq;
+            * p.link_mass - segment4_tip_bias_w_z * link1_inertia_h_y_along_dq;
         let segment4_base_bias_v_x_along_dq = cache.segment3_tip_rotation_00 * t429
             + segment3_tip_bias_v_y_along_dq * cache.segment3_tip_rotation_10;
         let segment4_base_velocity_v_y_along_dq = cache.segment3_tip_rotation_01 * t427;
         let t437 = segment4_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq * shared[10];
+            + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
+                * segment4_bend_y_rate;
         let t438 = t437 * cache.segment1_slice0_mass;
         let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t439 = -(segment4_slice0_local_momentum_f_y_along_dq * shared[16]);
-        let t440 = 0.7886751345948129 * segment4_base_velocity_v_y_along_dq * shared[10]
-            + segment4_base_bias_v_x_along_dq;
+        let t439 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
+        let t440 = 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
+            * segment4_bend_y_rate + segment4_base_bias_v_x_along_dq;
         let t441 = t440 * cache.segment1_slice0_mass;
-        let t442 = -(shared[13] * segment4_slice0_local_momentum_f_y_along_dq);
+        let t442 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
         let t443 = t438 + t439 + t441 + t442;
         let t444 = cache.segment3_tip_rotation_00 * t443;
         let segment4_composite_force_f_x_along_dq = t436
             + link5_composite_force_f_x_along_dq + t444;
         let link4_composite_force_f_x_along_dq = segment4_composite_force_f_x_along_dq
             + p.link_mass * segment3_tip_bias_v_x_along_dq
-            - link1_inertia_h_y_along_dq * shared[15];
+            - link1_inertia_h_y_along_dq * segment3_tip_bias_w_z;
         let segment3_base_velocity_v_x_along_dq = cache.segment2_tip_rotation_00 * t418;
         let segment3_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
             * segment3_base_velocity_v_x_along_dq;
-        let t445 = shared[17] * segment3_slice0_local_momentum_f_x_along_dq;
+        let t445 = t6 * segment3_slice0_local_momentum_f_x_along_dq;
         let segment3_base_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
             * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_01 * t417;
         let t446 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * shared[9] * segment3_base_velocity_v_x_along_dq;
+            - 0.21132486540518713 * segment3_bend_y_rate
+                * segment3_base_velocity_v_x_along_dq;
         let t447 = t446 * cache.segment1_slice0_mass;
-        let t448 = shared[18] * segment3_slice0_local_momentum_f_x_along_dq;
+        let t448 = t7 * segment3_slice0_local_momentum_f_x_along_dq;
         let t449 = segment3_base_bias_v_y_along_dq
-            - 0.7886751345948129 * shared[9] * segment3_base_velocity_v_x_along_dq;
+            - 0.7886751345948129 * segment3_bend_y_rate
+                * segment3_base_velocity_v_x_along_dq;
         let t450 = cache.segment1_slice0_mass * t449;
         let t451 = t445 + t447 + t448 + t450;
         let t452 = cache.segment2_tip_rotation_01 * t451;
@@ -5694,21 +5353,23 @@ fn inverse_dynamics_position_derivatives_into_group_1(
             + link4_composite_force_f_x_along_dq + t452;
         let link3_composite_force_f_x_along_dq = p.link_mass
             * segment2_tip_bias_v_x_along_dq + segment3_composite_force_f_x_along_dq
-            - link1_inertia_h_y_along_dq * shared[14];
-        let t453 = segment1_tip_velocity_v_x_along_dq - shared[3] * dq[1];
+            - link1_inertia_h_y_along_dq * segment2_tip_bias_w_z;
+        let t453 = segment1_tip_velocity_v_x_along_dq
+            - segment1_tip_velocity_w_z * dq[1];
         let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_01 * t453;
-        let t454 = segment1_tip_bias_v_x_along_dq - dq[1] * shared[7];
+        let t454 = segment1_tip_bias_v_x_along_dq - dq[1] * segment1_tip_bias_w_z;
         let segment2_base_bias_v_x_along_dq = segment1_tip_bias_v_y_along_dq
             * cache.segment1_tip_rotation_10 + t454 * cache.segment1_tip_rotation_00;
-        let t455 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq * shared[4]
-            + segment2_base_bias_v_x_along_dq;
+        let t455 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
         let t456 = t455 * cache.segment1_slice0_mass;
         let segment2_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
             * segment2_base_velocity_v_y_along_dq;
-        let t457 = -(shared[5] * segment2_slice0_local_momentum_f_y_along_dq);
-        let t458 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[6]);
+        let t457 = -(t2 * segment2_slice0_local_momentum_f_y_along_dq);
+        let t458 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
         let t459 = segment2_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment2_base_velocity_v_y_along_dq * shared[4];
+            + 0.7886751345948129 * segment2_base_velocity_v_y_along_dq
+                * segment2_bend_y_rate;
         let t460 = cache.segment1_slice0_mass * t459;
         let t461 = t456 + t457 + t458 + t460;
         let t462 = cache.segment1_tip_rotation_00 * t461;
@@ -5716,22 +5377,24 @@ fn inverse_dynamics_position_derivatives_into_group_1(
         let segment2_base_bias_v_y_along_dq = t454 * cache.segment1_tip_rotation_01
             + segment1_tip_bias_v_y_along_dq * cache.segment1_tip_rotation_11;
         let t463 = segment2_base_bias_v_y_along_dq
-            - 0.7886751345948129 * shared[4] * segment2_base_velocity_v_x_along_dq;
+            - 0.7886751345948129 * segment2_bend_y_rate
+                * segment2_base_velocity_v_x_along_dq;
         let t464 = cache.segment1_slice0_mass * t463;
         let t465 = segment2_base_bias_v_y_along_dq
-            - 0.21132486540518713 * shared[4] * segment2_base_velocity_v_x_along_dq;
+            - 0.21132486540518713 * segment2_bend_y_rate
+                * segment2_base_velocity_v_x_along_dq;
         let t466 = t465 * cache.segment1_slice0_mass;
         let segment2_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
             * segment2_base_velocity_v_x_along_dq;
-        let t467 = segment2_slice0_local_momentum_f_x_along_dq * shared[6];
-        let t468 = shared[5] * segment2_slice0_local_momentum_f_x_along_dq;
+        let t467 = segment2_slice0_local_momentum_f_x_along_dq * t3;
+        let t468 = t2 * segment2_slice0_local_momentum_f_x_along_dq;
         let t469 = t464 + t466 + t467 + t468;
         let t470 = cache.segment1_tip_rotation_01 * t469;
         let segment2_composite_force_f_x_along_dq = link3_composite_force_f_x_along_dq
             + t462 + t470;
         let link2_composite_force_f_x_along_dq = segment2_composite_force_f_x_along_dq
             + p.link_mass * segment1_tip_bias_v_x_along_dq
-            - link1_inertia_h_y_along_dq * shared[7];
+            - link1_inertia_h_y_along_dq * segment1_tip_bias_w_z;
         let link1_composite_force_f_x_along_dq = link2_composite_force_f_x_along_dq
             + p.link_mass * base_angle_acceleration_v_x_along_dq
             - qdd[2] * link1_inertia_h_y_along_dq;
@@ -5739,25 +5402,26 @@ fn inverse_dynamics_position_derivatives_into_group_1(
             - link1_inertia_h_y_along_dq * qd[2];
         let link2_momentum_f_x_along_dq = p.link_mass
             * segment1_tip_velocity_v_x_along_dq
-            - shared[3] * link1_inertia_h_y_along_dq;
+            - segment1_tip_velocity_w_z * link1_inertia_h_y_along_dq;
         let link4_momentum_f_x_along_dq = p.link_mass
             * segment3_tip_velocity_v_x_along_dq
-            - link1_inertia_h_y_along_dq * shared[11];
+            - link1_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
         let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
-            + qd[6] * segment1_tip_subspace0_v_x_along_dq * shared[11]
-            - shared[10] * segment3_tip_velocity_v_x_along_dq;
+            + qd[6] * segment1_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
+            - segment4_bend_y_rate * segment3_tip_velocity_v_x_along_dq;
         let segment4_tip_velocity_v_x_along_dq = qd[6]
             * segment1_tip_subspace0_v_x_along_dq + segment3_tip_velocity_v_x_along_dq;
         let link5_momentum_f_x_along_dq = segment4_tip_velocity_v_x_along_dq
-            * p.link_mass - shared[12] * link1_inertia_h_y_along_dq;
+            * p.link_mass - segment4_tip_velocity_w_z * link1_inertia_h_y_along_dq;
         let link5_composite_force_f_y_along_dq = p.link_mass
-            * segment4_tip_bias_v_y_along_dq + shared[12] * link5_momentum_f_x_along_dq;
+            * segment4_tip_bias_v_y_along_dq
+            + segment4_tip_velocity_w_z * link5_momentum_f_x_along_dq;
         let t471 = t435 * cache.segment3_tip_rotation_11;
         let t472 = cache.segment3_tip_rotation_10 * t443;
         let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq
             + t471 + t472;
-        let link4_composite_force_f_y_along_dq = link4_momentum_f_x_along_dq * shared[11]
-            + segment3_tip_bias_v_y_along_dq * p.link_mass
+        let link4_composite_force_f_y_along_dq = link4_momentum_f_x_along_dq
+            * segment3_tip_velocity_w_z + segment3_tip_bias_v_y_along_dq * p.link_mass
             + segment4_composite_force_f_y_along_dq;
         let t473 = t451 * cache.segment2_tip_rotation_11;
         let t474 = t425 * cache.segment2_tip_rotation_10;
@@ -5765,16 +5429,16 @@ fn inverse_dynamics_position_derivatives_into_group_1(
             + t473 + t474;
         let link3_momentum_f_x_along_dq = p.link_mass
             * segment2_tip_velocity_v_x_along_dq
-            - shared[8] * link1_inertia_h_y_along_dq;
+            - segment2_tip_velocity_w_z * link1_inertia_h_y_along_dq;
         let link3_composite_force_f_y_along_dq = segment3_composite_force_f_y_along_dq
             + segment2_tip_bias_v_y_along_dq * p.link_mass
-            + shared[8] * link3_momentum_f_x_along_dq;
+            + segment2_tip_velocity_w_z * link3_momentum_f_x_along_dq;
         let t475 = cache.segment1_tip_rotation_11 * t469;
         let t476 = t461 * cache.segment1_tip_rotation_10;
         let segment2_composite_force_f_y_along_dq = link3_composite_force_f_y_along_dq
             + t475 + t476;
-        let link2_composite_force_f_y_along_dq = shared[3] * link2_momentum_f_x_along_dq
-            + segment1_tip_bias_v_y_along_dq * p.link_mass
+        let link2_composite_force_f_y_along_dq = segment1_tip_velocity_w_z
+            * link2_momentum_f_x_along_dq + segment1_tip_bias_v_y_along_dq * p.link_mass
             + segment2_composite_force_f_y_along_dq;
         let link1_composite_force_f_y_along_dq = link1_momentum_f_x_along_dq * qd[2]
             + link2_composite_force_f_y_along_dq;
@@ -5788,101 +5452,116 @@ fn inverse_dynamics_position_derivatives_into_group_1(
         let t479 = -(t419 * cache.segment3_slice1_local_inertia_h_y);
         let t480 = t449 * cache.segment3_slice1_local_inertia_h_x;
         let t481 = t446 * cache.segment3_slice0_local_inertia_h_x;
-        let t482 = shared[99] * segment3_base_velocity_v_x_along_dq;
-        let t483 = shared[112] * segment3_slice0_local_momentum_f_y_along_dq;
-        let t484 = -(shared[106] * segment3_base_velocity_v_y_along_dq);
-        let t485 = -(shared[100] * segment3_slice0_local_momentum_f_x_along_dq);
-        let t486 = -(shared[113] * segment3_base_velocity_v_y_along_dq);
-        let t487 = -(segment4_slice0_local_momentum_f_x_along_dq * shared[135]);
-        let t488 = segment4_base_velocity_v_x_along_dq * shared[124];
+        let t482 = segment3_slice0_local_momentum_f_y
+            * segment3_base_velocity_v_x_along_dq;
+        let t483 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
+        let t484 = -(segment3_slice1_local_momentum_f_x
+            * segment3_base_velocity_v_y_along_dq);
+        let t485 = -(t83 * segment3_slice0_local_momentum_f_x_along_dq);
+        let t486 = -(segment3_slice0_local_momentum_f_x
+            * segment3_base_velocity_v_y_along_dq);
+        let t487 = -(segment4_slice0_local_momentum_f_x_along_dq * t120);
+        let t488 = segment4_base_velocity_v_x_along_dq
+            * segment4_slice1_local_momentum_f_y;
         let t489 = -(cache.segment4_slice0_local_inertia_h_y * t437);
-        let t490 = shared[145] * segment4_slice0_local_momentum_f_y_along_dq;
+        let t490 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
         let t491 = -(cache.segment4_slice1_local_inertia_h_y * t440);
-        let t492 = -(segment4_base_velocity_v_y_along_dq * shared[148]);
+        let t492 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice0_local_momentum_f_x);
         let t493 = cache.segment4_slice0_local_inertia_h_x * t432;
-        let t494 = -(shared[146] * segment4_base_velocity_v_y_along_dq);
+        let t494 = -(segment4_slice1_local_momentum_f_x
+            * segment4_base_velocity_v_y_along_dq);
         let link5_inertia_i_22_along_dq = 2.0 * cache.segment4_tip_position_y
             * p.link_mass * dq[1];
         let link5_composite_force_n_z_along_dq = segment4_tip_bias_v_y_along_dq
-            * cache.link5_inertia_h_x + shared[19] * link5_inertia_i_22_along_dq
-            + shared[175] * segment4_tip_velocity_v_x_along_dq
-            - shared[174] * link5_momentum_f_x_along_dq
-            - link1_inertia_h_y_along_dq * shared[173]
+            * cache.link5_inertia_h_x
+            + segment4_tip_bias_w_z * link5_inertia_i_22_along_dq
+            + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dq
+            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
+            - link1_inertia_h_y_along_dq * segment4_tip_bias_v_x
             - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y;
-        let t495 = shared[136] * segment4_base_velocity_v_x_along_dq;
-        let t496 = -(segment4_slice0_local_momentum_f_x_along_dq * shared[123]);
+        let t495 = segment4_slice0_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
+        let t496 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
         let t497 = cache.segment4_slice1_local_inertia_h_x * t430;
-        let t498 = shared[147] * segment4_slice0_local_momentum_f_y_along_dq;
+        let t498 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
         let segment4_composite_force_n_z_along_dq = t487 + t488 + t489 + t490 + t491
             + t492 + t493 + t494 + link5_composite_force_n_z_along_dq
             + (t471 + t472) * cache.segment3_tip_position_x + t495 + t496 + t497 + t498
-            - dq[1] * shared[187] - cache.segment3_tip_position_y * (t436 + t444);
+            - dq[1] * t171 - cache.segment3_tip_position_y * (t436 + t444);
         let link4_inertia_i_22_along_dq = 2.0 * cache.segment3_tip_position_y
             * p.link_mass * dq[1];
         let link4_composite_force_n_z_along_dq = segment4_composite_force_n_z_along_dq
             + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
-            + shared[172] * segment3_tip_velocity_v_x_along_dq
-            + link4_inertia_i_22_along_dq * shared[15]
-            - shared[121] * link4_momentum_f_x_along_dq
-            - shared[131] * link1_inertia_h_y_along_dq
+            + link4_momentum_f_y * segment3_tip_velocity_v_x_along_dq
+            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
+            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
+            - segment3_tip_bias_v_x * link1_inertia_h_y_along_dq
             - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
-        let t499 = -(segment3_slice0_local_momentum_f_x_along_dq * shared[98]);
+        let t499 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
         let t500 = -(t421 * cache.segment3_slice0_local_inertia_h_y);
-        let t501 = shared[101] * segment3_base_velocity_v_x_along_dq;
-        let t502 = segment3_slice0_local_momentum_f_y_along_dq * shared[105];
+        let t501 = segment3_slice1_local_momentum_f_y
+            * segment3_base_velocity_v_x_along_dq;
+        let t502 = segment3_slice0_local_momentum_f_y_along_dq * t90;
         let segment3_composite_force_n_z_along_dq = t479 + t480 + t481 + t482 + t483
             + cache.segment2_tip_position_x * (t473 + t474) + t484 + t485 + t486
             + link4_composite_force_n_z_along_dq + t499 + t500 + t501 + t502
-            - shared[186] * dq[1] - (t426 + t452) * cache.segment2_tip_position_y;
-        let link3_composite_force_n_z_along_dq = link3_inertia_i_22_along_dq * shared[14]
+            - t170 * dq[1] - (t426 + t452) * cache.segment2_tip_position_y;
+        let link3_composite_force_n_z_along_dq = link3_inertia_i_22_along_dq
+            * segment2_tip_bias_w_z
             + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
             + segment3_composite_force_n_z_along_dq
-            + shared[178] * segment2_tip_velocity_v_x_along_dq
+            + link3_momentum_f_y * segment2_tip_velocity_v_x_along_dq
             - cache.link3_inertia_h_y * segment2_tip_bias_v_x_along_dq
-            - shared[86] * link3_momentum_f_x_along_dq
-            - link1_inertia_h_y_along_dq * shared[94];
-        let t503 = segment2_slice0_local_momentum_f_y_along_dq * shared[54];
+            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq
+            - link1_inertia_h_y_along_dq * segment2_tip_bias_v_x;
+        let t503 = segment2_slice0_local_momentum_f_y_along_dq * t36;
         let t504 = -(cache.segment2_slice0_local_inertia_h_y * t455);
         let t505 = t465 * cache.segment2_slice0_local_inertia_h_x;
-        let t506 = -(shared[69] * segment2_slice0_local_momentum_f_x_along_dq);
-        let t507 = shared[78] * segment2_base_velocity_v_x_along_dq;
-        let t508 = -(shared[57] * segment2_base_velocity_v_y_along_dq);
-        let t509 = -(shared[55] * segment2_base_velocity_v_y_along_dq);
-        let t510 = -(shared[77] * segment2_slice0_local_momentum_f_x_along_dq);
-        let t511 = shared[70] * segment2_base_velocity_v_x_along_dq;
-        let t512 = shared[56] * segment2_slice0_local_momentum_f_y_along_dq;
+        let t506 = -(t54 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t507 = segment2_slice1_local_momentum_f_y
+            * segment2_base_velocity_v_x_along_dq;
+        let t508 = -(segment2_slice0_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t509 = -(segment2_slice1_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t510 = -(t63 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t511 = segment2_slice0_local_momentum_f_y
+            * segment2_base_velocity_v_x_along_dq;
+        let t512 = t38 * segment2_slice0_local_momentum_f_y_along_dq;
         let segment2_composite_force_n_z_along_dq = t477 + t478
             + link3_composite_force_n_z_along_dq + t503
             + (t475 + t476) * cache.segment1_tip_position_x + t504 + t505 + t506 + t507
-            + t508 + t509 + t510 + t511 + t512 - dq[1] * shared[185]
+            + t508 + t509 + t510 + t511 + t512 - dq[1] * t169
             - cache.segment1_tip_position_y * (t462 + t470);
-        let link2_composite_force_n_z_along_dq = link2_inertia_i_22_along_dq * shared[7]
-            + segment1_tip_velocity_v_x_along_dq * shared[180]
+        let link2_composite_force_n_z_along_dq = link2_inertia_i_22_along_dq
+            * segment1_tip_bias_w_z
+            + segment1_tip_velocity_v_x_along_dq * link2_momentum_f_y
             + segment2_composite_force_n_z_along_dq
             + segment1_tip_bias_v_y_along_dq * cache.link2_inertia_h_x
-            - shared[51] * link2_momentum_f_x_along_dq
-            - shared[58] * link1_inertia_h_y_along_dq
+            - segment1_tip_velocity_v_y * link2_momentum_f_x_along_dq
+            - segment1_tip_bias_v_x * link1_inertia_h_y_along_dq
             - segment1_tip_bias_v_x_along_dq * cache.link2_inertia_h_y;
         let segment1_composite_force_n_z_along_dq = link2_composite_force_n_z_along_dq
-            - shared[184] * dq[1];
+            - t168 * dq[1];
         let link1_composite_force_n_z_along_dq = qdd[2] * link1_inertia_i_22_along_dq
             + segment1_composite_force_n_z_along_dq
-            + base_angle_velocity_v_x_along_dq * shared[182]
-            - shared[29] * link1_inertia_h_y_along_dq
-            - link1_momentum_f_x_along_dq * shared[23]
+            + base_angle_velocity_v_x_along_dq * link1_momentum_f_y
+            - base_angle_acceleration_v_x * link1_inertia_h_y_along_dq
+            - link1_momentum_f_x_along_dq * base_angle_velocity_v_y
             - cache.link1_inertia_h_y * base_angle_acceleration_v_x_along_dq;
         position[(0, j)] = link1_composite_force_f_x_along_dq;
         position[(1, j)] = link1_composite_force_f_y_along_dq;
-        position[(2, j)] = shared[183] * dq[1]
+        position[(2, j)] = link1_composite_force_f_x * dq[1]
             + link1_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y
             + link1_composite_force_n_z_along_dq
             + q[1] * link1_composite_force_f_x_along_dq;
         position[(3, j)] = p.channel_length * link2_composite_force_n_z_along_dq
-            + shared[181] * segment1_tip_subspace0_v_x_along_dq
+            + link2_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
             + cache.segment1_tip_subspace0_v_y * link2_composite_force_f_y_along_dq
             + link2_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x;
         position[(4, j)] = link3_composite_force_n_z_along_dq * p.channel_length
-            + shared[179] * segment1_tip_subspace0_v_x_along_dq
+            + link3_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
             + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y_along_dq
             + p.channel_length
                 * ((t458 + t460) * cache.segment2_slice1_local_bend_y_column_v_x
@@ -5902,10 +5581,10 @@ fn inverse_dynamics_position_derivatives_into_group_1(
                     + cache.segment3_slice0_local_bend_y_column_v_x * (t422 + t424)
                     + (t448 + t450) * cache.segment3_slice1_local_bend_y_column_v_y
                     + (t420 + t423) * cache.segment3_slice1_local_bend_y_column_v_x)
-            + shared[177] * segment1_tip_subspace0_v_x_along_dq;
+            + link4_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq;
         position[(6, j)] = cache.segment4_tip_subspace0_v_y
             * link5_composite_force_f_y_along_dq
-            + shared[176] * segment1_tip_subspace0_v_x_along_dq
+            + link5_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
             + p.channel_length * link5_composite_force_n_z_along_dq
             + link5_composite_force_f_x_along_dq * cache.segment4_tip_subspace0_v_x
             + p.channel_length
@@ -5916,146 +5595,130 @@ fn inverse_dynamics_position_derivatives_into_group_1(
                     + 0.7886751345948129 * (t488 + t490 + t491 + t494 + t496 + t497)
                     + (t431 + t434) * cache.segment4_slice1_local_bend_y_column_v_y);
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [2];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_2(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 293],
-) {
     for j in [2] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
         let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
         let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
-        let segment1_base_bias_v_x_along_dq = shared[32]
-            * base_angle_rotation_10_along_dq
-            + shared[30] * base_angle_rotation_00_along_dq;
+        let segment1_base_bias_v_x_along_dq = t15 * base_angle_rotation_10_along_dq
+            + t14 * base_angle_rotation_00_along_dq;
         let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
-        let segment1_base_velocity_v_y_along_dq = shared[24]
-            * base_angle_rotation_00_along_dq
-            + shared[22] * base_angle_rotation_01_along_dq;
+        let segment1_base_velocity_v_y_along_dq = t10 * base_angle_rotation_00_along_dq
+            + t9 * base_angle_rotation_01_along_dq;
         let t513 = segment1_base_bias_v_x_along_dq
-            + 0.7886751345948129 * shared[0] * segment1_base_velocity_v_y_along_dq;
+            + 0.7886751345948129 * segment1_bend_y_rate
+                * segment1_base_velocity_v_y_along_dq;
         let t514 = t513 * cache.segment1_slice0_mass;
         let segment1_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
             * segment1_base_velocity_v_y_along_dq;
-        let t515 = -(shared[2] * segment1_slice0_local_momentum_f_y_along_dq);
+        let t515 = -(t1 * segment1_slice0_local_momentum_f_y_along_dq);
         let t516 = segment1_base_bias_v_x_along_dq
-            + 0.21132486540518713 * shared[0] * segment1_base_velocity_v_y_along_dq;
+            + 0.21132486540518713 * segment1_bend_y_rate
+                * segment1_base_velocity_v_y_along_dq;
         let t517 = t516 * cache.segment1_slice0_mass;
-        let t518 = -(shared[1] * segment1_slice0_local_momentum_f_y_along_dq);
+        let t518 = -(t0 * segment1_slice0_local_momentum_f_y_along_dq);
         let t519 = t514 + t515 + t517 + t518;
         let t520 = cache.cos_q2 * t519;
-        let t521 = base_angle_rotation_01_along_dq * shared[165];
-        let segment1_tip_position_x_along_dq = shared[188]
-            * base_angle_rotation_00_along_dq
-            + shared[189] * base_angle_rotation_01_along_dq;
+        let t521 = base_angle_rotation_01_along_dq * t154;
+        let segment1_tip_position_x_along_dq = t172 * base_angle_rotation_00_along_dq
+            + t173 * base_angle_rotation_01_along_dq;
         let link2_inertia_h_x_along_dq = segment1_tip_position_x_along_dq * p.link_mass;
         let segment1_tip_subspace0_v_y_along_dq = cache.segment1_tip_local_subspace0_v_y
             * base_angle_rotation_00_along_dq
             + base_angle_rotation_10_along_dq * cache.segment1_tip_local_subspace0_v_x;
         let segment1_tip_velocity_v_y_along_dq = segment1_tip_subspace0_v_y_along_dq
             * qd[3];
-        let link2_momentum_f_y_along_dq = link2_inertia_h_x_along_dq * shared[3]
+        let link2_momentum_f_y_along_dq = link2_inertia_h_x_along_dq
+            * segment1_tip_velocity_w_z
             + p.link_mass * segment1_tip_velocity_v_y_along_dq;
-        let segment1_tip_position_y_along_dq = shared[189]
-            * base_angle_rotation_00_along_dq
-            + shared[188] * base_angle_rotation_10_along_dq;
-        let segment1_tip_bias_v_x_along_dq = base_angle_rotation_01_along_dq * shared[46]
-            + shared[42] * base_angle_rotation_00_along_dq
+        let segment1_tip_position_y_along_dq = t173 * base_angle_rotation_00_along_dq
+            + t172 * base_angle_rotation_10_along_dq;
+        let segment1_tip_bias_v_x_along_dq = base_angle_rotation_01_along_dq * t32
+            + t28 * base_angle_rotation_00_along_dq
             - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
         let t522 = segment1_tip_bias_v_x_along_dq
-            - shared[7] * segment1_tip_position_y_along_dq;
-        let segment1_tip_rotation_01_along_dq = shared[190]
-            * base_angle_rotation_00_along_dq
-            + shared[191] * base_angle_rotation_01_along_dq;
-        let t523 = shared[191] * base_angle_rotation_00_along_dq;
-        let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq
-            * shared[190] + t523;
+            - segment1_tip_bias_w_z * segment1_tip_position_y_along_dq;
+        let segment1_tip_rotation_01_along_dq = t174 * base_angle_rotation_00_along_dq
+            + t175 * base_angle_rotation_01_along_dq;
+        let t523 = t175 * base_angle_rotation_00_along_dq;
+        let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t174
+            + t523;
         let segment1_tip_subspace0_v_x_along_dq = base_angle_rotation_00_along_dq
             * cache.segment1_tip_local_subspace0_v_x
             + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq;
-        let segment1_tip_bias_v_y_along_dq = shared[42] * base_angle_rotation_10_along_dq
+        let segment1_tip_bias_v_y_along_dq = t28 * base_angle_rotation_10_along_dq
             + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3]
-            + shared[46] * base_angle_rotation_00_along_dq;
-        let t524 = segment1_tip_position_x_along_dq * shared[7]
+            + t32 * base_angle_rotation_00_along_dq;
+        let t524 = segment1_tip_position_x_along_dq * segment1_tip_bias_w_z
             + segment1_tip_bias_v_y_along_dq;
         let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01 * t522
-            + shared[59] * segment1_tip_rotation_01_along_dq
-            + segment1_tip_rotation_11_along_dq * shared[60]
+            + t40 * segment1_tip_rotation_01_along_dq
+            + segment1_tip_rotation_11_along_dq * t41
             + cache.segment1_tip_rotation_11 * t524;
-        let segment1_tip_rotation_10_along_dq = shared[191]
-            * base_angle_rotation_10_along_dq
-            + shared[192] * base_angle_rotation_00_along_dq;
+        let segment1_tip_rotation_10_along_dq = t175 * base_angle_rotation_10_along_dq
+            + t176 * base_angle_rotation_00_along_dq;
         let segment1_tip_velocity_v_x_along_dq = segment1_tip_subspace0_v_x_along_dq
             * qd[3];
         let t525 = segment1_tip_velocity_v_x_along_dq
-            - shared[3] * segment1_tip_position_y_along_dq;
-        let t526 = segment1_tip_position_x_along_dq * shared[3]
+            - segment1_tip_velocity_w_z * segment1_tip_position_y_along_dq;
+        let t526 = segment1_tip_position_x_along_dq * segment1_tip_velocity_w_z
             + segment1_tip_velocity_v_y_along_dq;
         let segment1_tip_rotation_00_along_dq = t523
-            + shared[192] * base_angle_rotation_01_along_dq;
-        let segment2_base_velocity_v_x_along_dq = shared[52]
-            * segment1_tip_rotation_10_along_dq + cache.segment1_tip_rotation_00 * t525
+            + t176 * base_angle_rotation_01_along_dq;
+        let segment2_base_velocity_v_x_along_dq = t34 * segment1_tip_rotation_10_along_dq
+            + cache.segment1_tip_rotation_00 * t525
             + t526 * cache.segment1_tip_rotation_10
-            + shared[53] * segment1_tip_rotation_00_along_dq;
+            + t35 * segment1_tip_rotation_00_along_dq;
         let t527 = segment2_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq * shared[4];
+            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t528 = t527 * cache.segment1_slice0_mass;
         let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t529 = segment2_slice0_local_momentum_f_x_along_dq * shared[6];
+        let t529 = segment2_slice0_local_momentum_f_x_along_dq * t3;
         let t530 = segment2_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq * shared[4];
+            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t531 = cache.segment1_slice0_mass * t530;
-        let t532 = shared[5] * segment2_slice0_local_momentum_f_x_along_dq;
+        let t532 = t2 * segment2_slice0_local_momentum_f_x_along_dq;
         let t533 = t528 + t529 + t531 + t532;
         let t534 = t533 * cache.segment1_tip_rotation_01;
         let segment2_base_velocity_v_y_along_dq = t526 * cache.segment1_tip_rotation_11
-            + shared[53] * segment1_tip_rotation_01_along_dq
+            + t35 * segment1_tip_rotation_01_along_dq
             + t525 * cache.segment1_tip_rotation_01
-            + segment1_tip_rotation_11_along_dq * shared[52];
+            + segment1_tip_rotation_11_along_dq * t34;
         let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t535 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[6]);
+        let t535 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
         let segment2_base_bias_v_x_along_dq = cache.segment1_tip_rotation_00 * t522
-            + segment1_tip_rotation_10_along_dq * shared[60]
-            + segment1_tip_rotation_00_along_dq * shared[59]
+            + segment1_tip_rotation_10_along_dq * t41
+            + segment1_tip_rotation_00_along_dq * t40
             + cache.segment1_tip_rotation_10 * t524;
-        let t536 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq * shared[4]
-            + segment2_base_bias_v_x_along_dq;
+        let t536 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
         let t537 = t536 * cache.segment1_slice0_mass;
-        let t538 = -(shared[5] * segment2_slice0_local_momentum_f_y_along_dq);
+        let t538 = -(t2 * segment2_slice0_local_momentum_f_y_along_dq);
         let t539 = segment2_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment2_base_velocity_v_y_along_dq * shared[4];
+            + 0.7886751345948129 * segment2_base_velocity_v_y_along_dq
+                * segment2_bend_y_rate;
         let t540 = t539 * cache.segment1_slice0_mass;
         let t541 = t535 + t537 + t538 + t540;
         let t542 = cache.segment1_tip_rotation_00 * t541;
-        let t543 = shared[79] * segment1_tip_rotation_00_along_dq;
-        let segment2_tip_position_y_along_dq = segment1_tip_rotation_11_along_dq
-            * shared[193] + shared[194] * segment1_tip_rotation_10_along_dq
+        let t543 = t66 * segment1_tip_rotation_00_along_dq;
+        let segment2_tip_position_y_along_dq = segment1_tip_rotation_11_along_dq * t177
+            + t178 * segment1_tip_rotation_10_along_dq
             + segment1_tip_position_y_along_dq;
         let link3_inertia_h_y_along_dq = p.link_mass * segment2_tip_position_y_along_dq;
-        let segment2_tip_rotation_00_along_dq = shared[196]
-            * segment1_tip_rotation_01_along_dq
-            + shared[197] * segment1_tip_rotation_00_along_dq;
+        let segment2_tip_rotation_00_along_dq = t180 * segment1_tip_rotation_01_along_dq
+            + t181 * segment1_tip_rotation_00_along_dq;
         let segment2_tip_position_x_along_dq = segment1_tip_position_x_along_dq
-            + segment1_tip_rotation_00_along_dq * shared[194]
-            + shared[193] * segment1_tip_rotation_01_along_dq;
-        let segment2_tip_rotation_01_along_dq = shared[197]
-            * segment1_tip_rotation_01_along_dq
-            + shared[198] * segment1_tip_rotation_00_along_dq;
-        let segment3_tip_position_x_along_dq = shared[195]
-            * segment2_tip_rotation_00_along_dq + segment2_tip_position_x_along_dq
-            + segment2_tip_rotation_01_along_dq * shared[199];
+            + segment1_tip_rotation_00_along_dq * t178
+            + t177 * segment1_tip_rotation_01_along_dq;
+        let segment2_tip_rotation_01_along_dq = t181 * segment1_tip_rotation_01_along_dq
+            + t182 * segment1_tip_rotation_00_along_dq;
+        let segment3_tip_position_x_along_dq = t179 * segment2_tip_rotation_00_along_dq
+            + segment2_tip_position_x_along_dq
+            + segment2_tip_rotation_01_along_dq * t183;
         let link4_inertia_h_x_along_dq = p.link_mass * segment3_tip_position_x_along_dq;
         let segment2_tip_subspace0_v_y_along_dq = segment1_tip_rotation_11_along_dq
             * cache.segment2_tip_local_subspace0_v_y
@@ -6063,42 +5726,40 @@ fn inverse_dynamics_position_derivatives_into_group_2(
             - segment1_tip_position_x_along_dq * p.channel_length;
         let segment2_tip_velocity_v_y_along_dq = qd[4]
             * segment2_tip_subspace0_v_y_along_dq + segment1_tip_velocity_v_y_along_dq;
-        let segment2_tip_rotation_11_along_dq = segment1_tip_rotation_11_along_dq
-            * shared[197] + shared[198] * segment1_tip_rotation_10_along_dq;
-        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_11_along_dq
-            * shared[196] + shared[197] * segment1_tip_rotation_10_along_dq;
+        let segment2_tip_rotation_11_along_dq = segment1_tip_rotation_11_along_dq * t181
+            + t182 * segment1_tip_rotation_10_along_dq;
+        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_11_along_dq * t180
+            + t181 * segment1_tip_rotation_10_along_dq;
         let segment3_tip_subspace0_v_y_along_dq = segment2_tip_rotation_11_along_dq
             * cache.segment3_tip_local_subspace0_v_y
             + segment2_tip_rotation_10_along_dq * cache.segment3_tip_local_subspace0_v_x
             - p.channel_length * segment2_tip_position_x_along_dq;
         let segment3_tip_velocity_v_y_along_dq = segment2_tip_velocity_v_y_along_dq
             + qd[5] * segment3_tip_subspace0_v_y_along_dq;
-        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq * shared[11]
+        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
+            * segment3_tip_velocity_w_z
             + segment3_tip_velocity_v_y_along_dq * p.link_mass;
-        let segment3_tip_position_y_along_dq = segment2_tip_rotation_11_along_dq
-            * shared[199] + shared[195] * segment2_tip_rotation_10_along_dq
+        let segment3_tip_position_y_along_dq = segment2_tip_rotation_11_along_dq * t183
+            + t179 * segment2_tip_rotation_10_along_dq
             + segment2_tip_position_y_along_dq;
         let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
-        let segment2_tip_bias_v_x_along_dq = shared[83]
-            * segment1_tip_rotation_01_along_dq
-            + shared[4] * segment1_tip_velocity_v_y_along_dq
+        let segment2_tip_bias_v_x_along_dq = t69 * segment1_tip_rotation_01_along_dq
+            + segment2_bend_y_rate * segment1_tip_velocity_v_y_along_dq
             + qdd[4] * p.channel_length * segment1_tip_position_y_along_dq
-            + segment1_tip_bias_v_x_along_dq
-            + shared[82] * segment1_tip_rotation_00_along_dq
-            - shared[3] * qd[4] * segment2_tip_subspace0_v_y_along_dq;
-        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq
-            * shared[117] + segment2_tip_bias_v_x_along_dq
-            + segment2_tip_rotation_01_along_dq * shared[118]
+            + segment1_tip_bias_v_x_along_dq + t68 * segment1_tip_rotation_00_along_dq
+            - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
+        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq * t105
+            + segment2_tip_bias_v_x_along_dq + segment2_tip_rotation_01_along_dq * t106
             + qdd[5] * p.channel_length * segment2_tip_position_y_along_dq
-            + segment2_tip_velocity_v_y_along_dq * shared[9]
-            - shared[8] * qd[5] * segment3_tip_subspace0_v_y_along_dq;
-        let segment3_tip_rotation_01_along_dq = segment2_tip_rotation_01_along_dq
-            * shared[200] + segment2_tip_rotation_00_along_dq * shared[201];
-        let t544 = shared[149] * segment3_tip_rotation_01_along_dq;
-        let segment3_tip_rotation_11_along_dq = segment2_tip_rotation_10_along_dq
-            * shared[201] + shared[200] * segment2_tip_rotation_11_along_dq;
+            + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
+            - segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_y_along_dq;
+        let segment3_tip_rotation_01_along_dq = segment2_tip_rotation_01_along_dq * t184
+            + segment2_tip_rotation_00_along_dq * t185;
+        let t544 = t140 * segment3_tip_rotation_01_along_dq;
+        let segment3_tip_rotation_11_along_dq = segment2_tip_rotation_10_along_dq * t185
+            + t184 * segment2_tip_rotation_11_along_dq;
         let t545 = segment3_tip_velocity_v_y_along_dq
-            + segment3_tip_position_x_along_dq * shared[11];
+            + segment3_tip_position_x_along_dq * segment3_tip_velocity_w_z;
         let segment2_tip_subspace0_v_x_along_dq = cache.segment2_tip_local_subspace0_v_y
             * segment1_tip_rotation_01_along_dq
             + p.channel_length * segment1_tip_position_y_along_dq
@@ -6112,78 +5773,77 @@ fn inverse_dynamics_position_derivatives_into_group_2(
         let segment3_tip_velocity_v_x_along_dq = segment2_tip_velocity_v_x_along_dq
             + segment3_tip_subspace0_v_x_along_dq * qd[5];
         let t546 = segment3_tip_velocity_v_x_along_dq
-            - segment3_tip_position_y_along_dq * shared[11];
-        let segment4_base_velocity_v_y_along_dq = shared[122]
+            - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
+        let segment4_base_velocity_v_y_along_dq = t108
             * segment3_tip_rotation_11_along_dq
-            + segment3_tip_rotation_01_along_dq * shared[120]
+            + segment3_tip_rotation_01_along_dq * t107
             + t545 * cache.segment3_tip_rotation_11
             + t546 * cache.segment3_tip_rotation_01;
-        let segment3_tip_rotation_00_along_dq = segment2_tip_rotation_01_along_dq
-            * shared[202] + segment2_tip_rotation_00_along_dq * shared[200];
-        let segment3_tip_rotation_10_along_dq = segment2_tip_rotation_10_along_dq
-            * shared[200] + shared[202] * segment2_tip_rotation_11_along_dq;
+        let segment3_tip_rotation_00_along_dq = segment2_tip_rotation_01_along_dq * t186
+            + segment2_tip_rotation_00_along_dq * t184;
+        let segment3_tip_rotation_10_along_dq = segment2_tip_rotation_10_along_dq * t184
+            + t186 * segment2_tip_rotation_11_along_dq;
         let t547 = segment3_tip_bias_v_x_along_dq
-            - segment3_tip_position_y_along_dq * shared[15];
-        let segment2_tip_bias_v_y_along_dq = shared[82]
-            * segment1_tip_rotation_10_along_dq
-            + shared[83] * segment1_tip_rotation_11_along_dq
-            + shared[3] * qd[4] * segment2_tip_subspace0_v_x_along_dq
+            - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
+        let segment2_tip_bias_v_y_along_dq = t68 * segment1_tip_rotation_10_along_dq
+            + t69 * segment1_tip_rotation_11_along_dq
+            + segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_x_along_dq
             + segment1_tip_bias_v_y_along_dq
-            - segment1_tip_velocity_v_x_along_dq * shared[4]
+            - segment1_tip_velocity_v_x_along_dq * segment2_bend_y_rate
             - segment1_tip_position_x_along_dq * qdd[4] * p.channel_length;
         let segment3_tip_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
-            + shared[118] * segment2_tip_rotation_11_along_dq
-            + shared[8] * segment3_tip_subspace0_v_x_along_dq * qd[5]
-            + segment2_tip_rotation_10_along_dq * shared[117]
-            - segment2_tip_velocity_v_x_along_dq * shared[9]
+            + t106 * segment2_tip_rotation_11_along_dq
+            + segment2_tip_velocity_w_z * segment3_tip_subspace0_v_x_along_dq * qd[5]
+            + segment2_tip_rotation_10_along_dq * t105
+            - segment2_tip_velocity_v_x_along_dq * segment3_bend_y_rate
             - qdd[5] * p.channel_length * segment2_tip_position_x_along_dq;
         let t548 = segment3_tip_bias_v_y_along_dq
-            + shared[15] * segment3_tip_position_x_along_dq;
-        let segment4_base_bias_v_x_along_dq = shared[132]
-            * segment3_tip_rotation_00_along_dq
-            + segment3_tip_rotation_10_along_dq * shared[133]
+            + segment3_tip_bias_w_z * segment3_tip_position_x_along_dq;
+        let segment4_base_bias_v_x_along_dq = t116 * segment3_tip_rotation_00_along_dq
+            + segment3_tip_rotation_10_along_dq * t117
             + cache.segment3_tip_rotation_00 * t547
             + t548 * cache.segment3_tip_rotation_10;
-        let t549 = 0.7886751345948129 * shared[10] * segment4_base_velocity_v_y_along_dq
-            + segment4_base_bias_v_x_along_dq;
+        let t549 = 0.7886751345948129 * segment4_bend_y_rate
+            * segment4_base_velocity_v_y_along_dq + segment4_base_bias_v_x_along_dq;
         let t550 = cache.segment1_slice0_mass * t549;
-        let t551 = 0.21132486540518713 * shared[10] * segment4_base_velocity_v_y_along_dq
-            + segment4_base_bias_v_x_along_dq;
+        let t551 = 0.21132486540518713 * segment4_bend_y_rate
+            * segment4_base_velocity_v_y_along_dq + segment4_base_bias_v_x_along_dq;
         let t552 = cache.segment1_slice0_mass * t551;
         let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t553 = -(segment4_slice0_local_momentum_f_y_along_dq * shared[16]);
-        let t554 = -(shared[13] * segment4_slice0_local_momentum_f_y_along_dq);
+        let t553 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
+        let t554 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
         let t555 = t550 + t552 + t553 + t554;
         let t556 = cache.segment3_tip_rotation_00 * t555;
         let segment4_base_velocity_v_x_along_dq = segment3_tip_rotation_00_along_dq
-            * shared[120] + cache.segment3_tip_rotation_00 * t546
+            * t107 + cache.segment3_tip_rotation_00 * t546
             + cache.segment3_tip_rotation_10 * t545
-            + shared[122] * segment3_tip_rotation_10_along_dq;
+            + t108 * segment3_tip_rotation_10_along_dq;
         let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t557 = segment4_slice0_local_momentum_f_x_along_dq * shared[16];
-        let segment4_base_bias_v_y_along_dq = segment3_tip_rotation_01_along_dq
-            * shared[132] + cache.segment3_tip_rotation_01 * t547
+        let t557 = segment4_slice0_local_momentum_f_x_along_dq * t5;
+        let segment4_base_bias_v_y_along_dq = segment3_tip_rotation_01_along_dq * t116
+            + cache.segment3_tip_rotation_01 * t547
             + t548 * cache.segment3_tip_rotation_11
-            + segment3_tip_rotation_11_along_dq * shared[133];
+            + segment3_tip_rotation_11_along_dq * t117;
         let t558 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * shared[10] * segment4_base_velocity_v_x_along_dq;
+            - 0.7886751345948129 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq;
         let t559 = t558 * cache.segment1_slice0_mass;
         let t560 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * shared[10] * segment4_base_velocity_v_x_along_dq;
+            - 0.21132486540518713 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq;
         let t561 = t560 * cache.segment1_slice0_mass;
-        let t562 = segment4_slice0_local_momentum_f_x_along_dq * shared[13];
+        let t562 = segment4_slice0_local_momentum_f_x_along_dq * t4;
         let t563 = t557 + t559 + t561 + t562;
         let t564 = t563 * cache.segment3_tip_rotation_01;
-        let t565 = shared[139] * segment3_tip_rotation_00_along_dq;
+        let t565 = t125 * segment3_tip_rotation_00_along_dq;
         let segment4_tip_position_y_along_dq = segment3_tip_position_y_along_dq
-            + segment3_tip_rotation_11_along_dq * shared[203]
-            + shared[204] * segment3_tip_rotation_10_along_dq;
+            + segment3_tip_rotation_11_along_dq * t187
+            + t188 * segment3_tip_rotation_10_along_dq;
         let link5_inertia_h_y_along_dq = p.link_mass * segment4_tip_position_y_along_dq;
-        let segment4_tip_position_x_along_dq = shared[204]
-            * segment3_tip_rotation_00_along_dq
-            + segment3_tip_rotation_01_along_dq * shared[203]
+        let segment4_tip_position_x_along_dq = t188 * segment3_tip_rotation_00_along_dq
+            + segment3_tip_rotation_01_along_dq * t187
             + segment3_tip_position_x_along_dq;
         let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
         let segment4_tip_subspace0_v_y_along_dq = segment3_tip_rotation_11_along_dq
@@ -6192,70 +5852,75 @@ fn inverse_dynamics_position_derivatives_into_group_2(
             - p.channel_length * segment3_tip_position_x_along_dq;
         let segment4_tip_velocity_v_y_along_dq = segment3_tip_velocity_v_y_along_dq
             + segment4_tip_subspace0_v_y_along_dq * qd[6];
-        let link5_momentum_f_y_along_dq = shared[12] * link5_inertia_h_x_along_dq
+        let link5_momentum_f_y_along_dq = segment4_tip_velocity_w_z
+            * link5_inertia_h_x_along_dq
             + p.link_mass * segment4_tip_velocity_v_y_along_dq;
         let segment4_tip_bias_v_x_along_dq = segment3_tip_position_y_along_dq
-            * p.channel_length * qdd[6] + segment3_tip_velocity_v_y_along_dq * shared[10]
-            + shared[153] * segment3_tip_rotation_00_along_dq
-            + segment3_tip_bias_v_x_along_dq
-            + segment3_tip_rotation_01_along_dq * shared[152]
-            - segment4_tip_subspace0_v_y_along_dq * qd[6] * shared[11];
+            * p.channel_length * qdd[6]
+            + segment3_tip_velocity_v_y_along_dq * segment4_bend_y_rate
+            + t143 * segment3_tip_rotation_00_along_dq + segment3_tip_bias_v_x_along_dq
+            + segment3_tip_rotation_01_along_dq * t142
+            - segment4_tip_subspace0_v_y_along_dq * qd[6] * segment3_tip_velocity_w_z;
         let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - shared[19] * link5_inertia_h_y_along_dq
-            - shared[12] * link5_momentum_f_y_along_dq;
+            * p.link_mass - segment4_tip_bias_w_z * link5_inertia_h_y_along_dq
+            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
         let segment4_composite_force_f_x_along_dq = t544 + t556 + t564 + t565
             + link5_composite_force_f_x_along_dq;
         let link4_composite_force_f_x_along_dq = p.link_mass
             * segment3_tip_bias_v_x_along_dq + segment4_composite_force_f_x_along_dq
-            - link4_momentum_f_y_along_dq * shared[11]
-            - shared[15] * link4_inertia_h_y_along_dq;
+            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z
+            - segment3_tip_bias_w_z * link4_inertia_h_y_along_dq;
         let t566 = segment2_tip_bias_v_x_along_dq
-            - shared[14] * segment2_tip_position_y_along_dq;
+            - segment2_tip_bias_w_z * segment2_tip_position_y_along_dq;
         let t567 = segment2_tip_bias_v_y_along_dq
-            + segment2_tip_position_x_along_dq * shared[14];
+            + segment2_tip_position_x_along_dq * segment2_tip_bias_w_z;
         let segment3_base_bias_v_x_along_dq = cache.segment2_tip_rotation_00 * t566
-            + segment2_tip_rotation_10_along_dq * shared[96]
-            + segment2_tip_rotation_00_along_dq * shared[95]
+            + segment2_tip_rotation_10_along_dq * t78
+            + segment2_tip_rotation_00_along_dq * t77
             + cache.segment2_tip_rotation_10 * t567;
         let t568 = segment2_tip_velocity_v_y_along_dq
-            + shared[8] * segment2_tip_position_x_along_dq;
+            + segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq;
         let t569 = segment2_tip_velocity_v_x_along_dq
-            - shared[8] * segment2_tip_position_y_along_dq;
+            - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
         let segment3_base_velocity_v_y_along_dq = t568 * cache.segment2_tip_rotation_11
-            + shared[88] * segment2_tip_rotation_01_along_dq
+            + t72 * segment2_tip_rotation_01_along_dq
             + cache.segment2_tip_rotation_01 * t569
-            + segment2_tip_rotation_11_along_dq * shared[87];
+            + segment2_tip_rotation_11_along_dq * t71;
         let t570 = segment3_base_bias_v_x_along_dq
-            + 0.7886751345948129 * shared[9] * segment3_base_velocity_v_y_along_dq;
+            + 0.7886751345948129 * segment3_bend_y_rate
+                * segment3_base_velocity_v_y_along_dq;
         let t571 = cache.segment1_slice0_mass * t570;
         let t572 = segment3_base_bias_v_x_along_dq
-            + 0.21132486540518713 * shared[9] * segment3_base_velocity_v_y_along_dq;
+            + 0.21132486540518713 * segment3_bend_y_rate
+                * segment3_base_velocity_v_y_along_dq;
         let t573 = t572 * cache.segment1_slice0_mass;
         let segment3_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
             * segment3_base_velocity_v_y_along_dq;
-        let t574 = -(shared[18] * segment3_slice0_local_momentum_f_y_along_dq);
-        let t575 = -(shared[17] * segment3_slice0_local_momentum_f_y_along_dq);
+        let t574 = -(t7 * segment3_slice0_local_momentum_f_y_along_dq);
+        let t575 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
         let t576 = t571 + t573 + t574 + t575;
         let t577 = cache.segment2_tip_rotation_00 * t576;
-        let t578 = shared[114] * segment2_tip_rotation_01_along_dq;
-        let t579 = segment2_tip_rotation_00_along_dq * shared[104];
-        let segment3_base_velocity_v_x_along_dq = segment2_tip_rotation_10_along_dq
-            * shared[87] + segment2_tip_rotation_00_along_dq * shared[88]
+        let t578 = t103 * segment2_tip_rotation_01_along_dq;
+        let t579 = segment2_tip_rotation_00_along_dq * t88;
+        let segment3_base_velocity_v_x_along_dq = segment2_tip_rotation_10_along_dq * t71
+            + segment2_tip_rotation_00_along_dq * t72
             + cache.segment2_tip_rotation_10 * t568
             + cache.segment2_tip_rotation_00 * t569;
-        let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_01_along_dq
-            * shared[95] + cache.segment2_tip_rotation_01 * t566
+        let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_01_along_dq * t77
+            + cache.segment2_tip_rotation_01 * t566
             + cache.segment2_tip_rotation_11 * t567
-            + shared[96] * segment2_tip_rotation_11_along_dq;
+            + t78 * segment2_tip_rotation_11_along_dq;
         let t580 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * shared[9] * segment3_base_velocity_v_x_along_dq;
+            - 0.21132486540518713 * segment3_bend_y_rate
+                * segment3_base_velocity_v_x_along_dq;
         let t581 = t580 * cache.segment1_slice0_mass;
         let segment3_slice0_local_momentum_f_x_along_dq = segment3_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t582 = shared[17] * segment3_slice0_local_momentum_f_x_along_dq;
-        let t583 = segment3_slice0_local_momentum_f_x_along_dq * shared[18];
+        let t582 = t6 * segment3_slice0_local_momentum_f_x_along_dq;
+        let t583 = segment3_slice0_local_momentum_f_x_along_dq * t7;
         let t584 = segment3_base_bias_v_y_along_dq
-            - 0.7886751345948129 * shared[9] * segment3_base_velocity_v_x_along_dq;
+            - 0.7886751345948129 * segment3_bend_y_rate
+                * segment3_base_velocity_v_x_along_dq;
         let t585 = t584 * cache.segment1_slice0_mass;
         let t586 = t581 + t582 + t583 + t585;
         let t587 = t586 * cache.segment2_tip_rotation_01;
@@ -6263,52 +5928,53 @@ fn inverse_dynamics_position_derivatives_into_group_2(
             + t577 + t578 + t579 + t587;
         let link3_inertia_h_x_along_dq = p.link_mass * segment2_tip_position_x_along_dq;
         let link3_momentum_f_y_along_dq = segment2_tip_velocity_v_y_along_dq
-            * p.link_mass + shared[8] * link3_inertia_h_x_along_dq;
+            * p.link_mass + segment2_tip_velocity_w_z * link3_inertia_h_x_along_dq;
         let link3_composite_force_f_x_along_dq = segment3_composite_force_f_x_along_dq
             + segment2_tip_bias_v_x_along_dq * p.link_mass
-            - link3_inertia_h_y_along_dq * shared[14]
-            - shared[8] * link3_momentum_f_y_along_dq;
-        let t588 = segment1_tip_rotation_01_along_dq * shared[68];
+            - link3_inertia_h_y_along_dq * segment2_tip_bias_w_z
+            - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq;
+        let t588 = segment1_tip_rotation_01_along_dq * t51;
         let segment2_composite_force_f_x_along_dq = t534 + t542 + t543
             + link3_composite_force_f_x_along_dq + t588;
         let link2_inertia_h_y_along_dq = p.link_mass * segment1_tip_position_y_along_dq;
         let link2_composite_force_f_x_along_dq = segment2_composite_force_f_x_along_dq
             + p.link_mass * segment1_tip_bias_v_x_along_dq
-            - link2_momentum_f_y_along_dq * shared[3]
-            - link2_inertia_h_y_along_dq * shared[7];
-        let t589 = shared[41] * base_angle_rotation_00_along_dq;
-        let segment1_base_velocity_v_x_along_dq = base_angle_rotation_10_along_dq
-            * shared[24] + shared[22] * base_angle_rotation_00_along_dq;
+            - link2_momentum_f_y_along_dq * segment1_tip_velocity_w_z
+            - link2_inertia_h_y_along_dq * segment1_tip_bias_w_z;
+        let t589 = t26 * base_angle_rotation_00_along_dq;
+        let segment1_base_velocity_v_x_along_dq = base_angle_rotation_10_along_dq * t10
+            + t9 * base_angle_rotation_00_along_dq;
         let segment1_slice0_local_momentum_f_x_along_dq = segment1_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t590 = segment1_slice0_local_momentum_f_x_along_dq * shared[1];
-        let segment1_base_bias_v_y_along_dq = shared[32]
-            * base_angle_rotation_00_along_dq
-            + shared[30] * base_angle_rotation_01_along_dq;
+        let t590 = segment1_slice0_local_momentum_f_x_along_dq * t0;
+        let segment1_base_bias_v_y_along_dq = t15 * base_angle_rotation_00_along_dq
+            + t14 * base_angle_rotation_01_along_dq;
         let t591 = segment1_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment1_base_velocity_v_x_along_dq * shared[0];
+            - 0.21132486540518713 * segment1_base_velocity_v_x_along_dq
+                * segment1_bend_y_rate;
         let t592 = t591 * cache.segment1_slice0_mass;
         let t593 = segment1_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment1_base_velocity_v_x_along_dq * shared[0];
+            - 0.7886751345948129 * segment1_base_velocity_v_x_along_dq
+                * segment1_bend_y_rate;
         let t594 = t593 * cache.segment1_slice0_mass;
-        let t595 = segment1_slice0_local_momentum_f_x_along_dq * shared[2];
+        let t595 = segment1_slice0_local_momentum_f_x_along_dq * t1;
         let t596 = t590 + t592 + t594 + t595;
         let t597 = cache.base_angle_rotation_01 * t596;
         let segment1_composite_force_f_x_along_dq = t520 + t521
             + link2_composite_force_f_x_along_dq + t589 + t597;
         let t598 = cache.sin_q2 * t519;
-        let t599 = shared[41] * base_angle_rotation_10_along_dq;
+        let t599 = t26 * base_angle_rotation_10_along_dq;
         let t600 = cache.cos_q2 * t596;
-        let t601 = segment1_tip_rotation_11_along_dq * shared[68];
+        let t601 = segment1_tip_rotation_11_along_dq * t51;
         let t602 = cache.segment2_tip_rotation_10 * t576;
-        let t603 = shared[114] * segment2_tip_rotation_11_along_dq;
-        let t604 = segment2_tip_rotation_10_along_dq * shared[104];
+        let t603 = t103 * segment2_tip_rotation_11_along_dq;
+        let t604 = segment2_tip_rotation_10_along_dq * t88;
         let link4_momentum_f_x_along_dq = p.link_mass
             * segment3_tip_velocity_v_x_along_dq
-            - link4_inertia_h_y_along_dq * shared[11];
-        let t605 = shared[149] * segment3_tip_rotation_11_along_dq;
+            - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
+        let t605 = t140 * segment3_tip_rotation_11_along_dq;
         let t606 = cache.segment3_tip_rotation_10 * t555;
-        let t607 = segment3_tip_rotation_10_along_dq * shared[139];
+        let t607 = segment3_tip_rotation_10_along_dq * t125;
         let t608 = t563 * cache.segment3_tip_rotation_11;
         let segment4_tip_subspace0_v_x_along_dq = segment3_tip_position_y_along_dq
             * p.channel_length
@@ -6317,165 +5983,185 @@ fn inverse_dynamics_position_derivatives_into_group_2(
         let segment4_tip_velocity_v_x_along_dq = qd[6]
             * segment4_tip_subspace0_v_x_along_dq + segment3_tip_velocity_v_x_along_dq;
         let link5_momentum_f_x_along_dq = segment4_tip_velocity_v_x_along_dq
-            * p.link_mass - shared[12] * link5_inertia_h_y_along_dq;
-        let segment4_tip_bias_v_y_along_dq = segment3_tip_rotation_10_along_dq
-            * shared[153] + segment3_tip_bias_v_y_along_dq
-            + segment3_tip_rotation_11_along_dq * shared[152]
-            + qd[6] * segment4_tip_subspace0_v_x_along_dq * shared[11]
+            * p.link_mass - segment4_tip_velocity_w_z * link5_inertia_h_y_along_dq;
+        let segment4_tip_bias_v_y_along_dq = segment3_tip_rotation_10_along_dq * t143
+            + segment3_tip_bias_v_y_along_dq + segment3_tip_rotation_11_along_dq * t142
+            + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
             - p.channel_length * qdd[6] * segment3_tip_position_x_along_dq
-            - shared[10] * segment3_tip_velocity_v_x_along_dq;
-        let link5_composite_force_f_y_along_dq = shared[19] * link5_inertia_h_x_along_dq
-            + shared[12] * link5_momentum_f_x_along_dq
+            - segment4_bend_y_rate * segment3_tip_velocity_v_x_along_dq;
+        let link5_composite_force_f_y_along_dq = segment4_tip_bias_w_z
+            * link5_inertia_h_x_along_dq
+            + segment4_tip_velocity_w_z * link5_momentum_f_x_along_dq
             + segment4_tip_bias_v_y_along_dq * p.link_mass;
         let segment4_composite_force_f_y_along_dq = t605 + t606 + t607 + t608
             + link5_composite_force_f_y_along_dq;
-        let link4_composite_force_f_y_along_dq = link4_inertia_h_x_along_dq * shared[15]
-            + link4_momentum_f_x_along_dq * shared[11]
+        let link4_composite_force_f_y_along_dq = link4_inertia_h_x_along_dq
+            * segment3_tip_bias_w_z
+            + link4_momentum_f_x_along_dq * segment3_tip_velocity_w_z
             + segment3_tip_bias_v_y_along_dq * p.link_mass
             + segment4_composite_force_f_y_along_dq;
         let t609 = t586 * cache.segment2_tip_rotation_11;
         let segment3_composite_force_f_y_along_dq = t602 + t603 + t604
             + link4_composite_force_f_y_along_dq + t609;
         let link3_momentum_f_x_along_dq = segment2_tip_velocity_v_x_along_dq
-            * p.link_mass - shared[8] * link3_inertia_h_y_along_dq;
-        let link3_composite_force_f_y_along_dq = link3_inertia_h_x_along_dq * shared[14]
-            + segment3_composite_force_f_y_along_dq
+            * p.link_mass - segment2_tip_velocity_w_z * link3_inertia_h_y_along_dq;
+        let link3_composite_force_f_y_along_dq = link3_inertia_h_x_along_dq
+            * segment2_tip_bias_w_z + segment3_composite_force_f_y_along_dq
             + segment2_tip_bias_v_y_along_dq * p.link_mass
-            + shared[8] * link3_momentum_f_x_along_dq;
+            + segment2_tip_velocity_w_z * link3_momentum_f_x_along_dq;
         let t610 = t541 * cache.segment1_tip_rotation_10;
         let t611 = t533 * cache.segment1_tip_rotation_11;
-        let t612 = shared[79] * segment1_tip_rotation_10_along_dq;
+        let t612 = t66 * segment1_tip_rotation_10_along_dq;
         let segment2_composite_force_f_y_along_dq = t601
             + link3_composite_force_f_y_along_dq + t610 + t611 + t612;
         let link2_momentum_f_x_along_dq = segment1_tip_velocity_v_x_along_dq
-            * p.link_mass - shared[3] * link2_inertia_h_y_along_dq;
+            * p.link_mass - segment1_tip_velocity_w_z * link2_inertia_h_y_along_dq;
         let link2_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
-            + link2_inertia_h_x_along_dq * shared[7]
-            + shared[3] * link2_momentum_f_x_along_dq
+            + link2_inertia_h_x_along_dq * segment1_tip_bias_w_z
+            + segment1_tip_velocity_w_z * link2_momentum_f_x_along_dq
             + p.link_mass * segment1_tip_bias_v_y_along_dq;
-        let t613 = base_angle_rotation_00_along_dq * shared[165];
+        let t613 = base_angle_rotation_00_along_dq * t154;
         let segment1_composite_force_f_y_along_dq = t598 + t599 + t600
             + link2_composite_force_f_y_along_dq + t613;
-        let t614 = segment1_base_velocity_v_x_along_dq * shared[38];
+        let t614 = segment1_base_velocity_v_x_along_dq
+            * segment1_slice0_local_momentum_f_y;
         let t615 = cache.segment1_slice0_local_inertia_h_x * t591;
-        let t616 = -(segment1_base_velocity_v_y_along_dq * shared[161]);
-        let t617 = -(shared[164] * segment1_base_velocity_v_y_along_dq);
+        let t616 = -(segment1_base_velocity_v_y_along_dq
+            * segment1_slice1_local_momentum_f_x);
+        let t617 = -(segment1_slice0_local_momentum_f_x
+            * segment1_base_velocity_v_y_along_dq);
         let t618 = -(t513 * cache.segment1_slice1_local_inertia_h_y);
-        let t619 = -(segment1_slice0_local_momentum_f_x_along_dq * shared[25]);
+        let t619 = -(segment1_slice0_local_momentum_f_x_along_dq * t11);
         let t620 = -(cache.segment1_slice0_local_inertia_h_y * t516);
-        let t621 = shared[160] * segment1_slice0_local_momentum_f_y_along_dq;
-        let t622 = -(segment1_slice0_local_momentum_f_x_along_dq * shared[37]);
-        let t623 = shared[163] * segment1_slice0_local_momentum_f_y_along_dq;
-        let t624 = segment1_base_velocity_v_x_along_dq * shared[26];
+        let t621 = t148 * segment1_slice0_local_momentum_f_y_along_dq;
+        let t622 = -(segment1_slice0_local_momentum_f_x_along_dq * t21);
+        let t623 = t152 * segment1_slice0_local_momentum_f_y_along_dq;
+        let t624 = segment1_base_velocity_v_x_along_dq
+            * segment1_slice1_local_momentum_f_y;
         let t625 = t593 * cache.segment1_slice1_local_inertia_h_x;
         let link2_inertia_i_22_along_dq = (2.0 * cache.segment1_tip_position_y
             * segment1_tip_position_y_along_dq
             + 2.0 * segment1_tip_position_x_along_dq * cache.segment1_tip_position_x)
             * p.link_mass;
-        let t626 = -(shared[55] * segment2_base_velocity_v_y_along_dq);
+        let t626 = -(segment2_slice1_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
         let t627 = cache.segment2_slice0_local_inertia_h_x * t530;
         let t628 = -(cache.segment2_slice0_local_inertia_h_y * t536);
-        let t629 = -(shared[77] * segment2_slice0_local_momentum_f_x_along_dq);
+        let t629 = -(t63 * segment2_slice0_local_momentum_f_x_along_dq);
         let t630 = -(t539 * cache.segment2_slice1_local_inertia_h_y);
         let link3_inertia_i_22_along_dq = (2.0 * cache.segment2_tip_position_x
             * segment2_tip_position_x_along_dq
             + 2.0 * segment2_tip_position_y_along_dq * cache.segment2_tip_position_y)
             * p.link_mass;
-        let t631 = -(segment3_slice0_local_momentum_f_x_along_dq * shared[98]);
+        let t631 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
         let t632 = t584 * cache.segment3_slice1_local_inertia_h_x;
         let link4_inertia_i_22_along_dq = (2.0 * segment3_tip_position_y_along_dq
             * cache.segment3_tip_position_y
             + 2.0 * cache.segment3_tip_position_x * segment3_tip_position_x_along_dq)
             * p.link_mass;
-        let t633 = -(segment4_slice0_local_momentum_f_x_along_dq * shared[123]);
+        let t633 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
         let link5_inertia_i_22_along_dq = (2.0 * cache.segment4_tip_position_y
             * segment4_tip_position_y_along_dq
             + 2.0 * segment4_tip_position_x_along_dq * cache.segment4_tip_position_x)
             * p.link_mass;
         let link5_composite_force_n_z_along_dq = segment4_tip_velocity_v_x_along_dq
-            * shared[175] + link5_inertia_h_x_along_dq * shared[154]
+            * link5_momentum_f_y + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
             + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            + link5_inertia_i_22_along_dq * shared[19]
-            + link5_momentum_f_y_along_dq * shared[150]
+            + link5_inertia_i_22_along_dq * segment4_tip_bias_w_z
+            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
             - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y
-            - link5_inertia_h_y_along_dq * shared[173]
-            - shared[174] * link5_momentum_f_x_along_dq
-            - shared[151] * segment4_tip_velocity_v_y_along_dq;
-        let t634 = -(shared[146] * segment4_base_velocity_v_y_along_dq);
-        let t635 = -(segment4_base_velocity_v_y_along_dq * shared[148]);
+            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
+            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
+            - link5_momentum_f_x * segment4_tip_velocity_v_y_along_dq;
+        let t634 = -(segment4_slice1_local_momentum_f_x
+            * segment4_base_velocity_v_y_along_dq);
+        let t635 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice0_local_momentum_f_x);
         let t636 = -(cache.segment4_slice0_local_inertia_h_y * t551);
         let t637 = t560 * cache.segment4_slice0_local_inertia_h_x;
         let t638 = -(cache.segment4_slice1_local_inertia_h_y * t549);
-        let t639 = shared[124] * segment4_base_velocity_v_x_along_dq;
-        let t640 = segment4_slice0_local_momentum_f_y_along_dq * shared[145];
-        let t641 = segment4_slice0_local_momentum_f_y_along_dq * shared[147];
-        let t642 = shared[136] * segment4_base_velocity_v_x_along_dq;
+        let t639 = segment4_slice1_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
+        let t640 = segment4_slice0_local_momentum_f_y_along_dq * t136;
+        let t641 = segment4_slice0_local_momentum_f_y_along_dq * t138;
+        let t642 = segment4_slice0_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
         let t643 = cache.segment4_slice1_local_inertia_h_x * t558;
-        let t644 = -(segment4_slice0_local_momentum_f_x_along_dq * shared[135]);
+        let t644 = -(segment4_slice0_local_momentum_f_x_along_dq * t120);
         let segment4_composite_force_n_z_along_dq = (t605 + t606 + t607 + t608)
             * cache.segment3_tip_position_x + t633 + link5_composite_force_n_z_along_dq
             + t634 + t635 + t636 + t637 + t638 + t639 + t640 + t641 + t642 + t643 + t644
-            + shared[170] * segment3_tip_position_x_along_dq
-            - segment3_tip_position_y_along_dq * shared[187]
+            + t158 * segment3_tip_position_x_along_dq
+            - segment3_tip_position_y_along_dq * t171
             - cache.segment3_tip_position_y * (t544 + t556 + t564 + t565);
-        let link4_composite_force_n_z_along_dq = shared[115]
-            * link4_momentum_f_y_along_dq + shared[119] * link4_inertia_h_x_along_dq
-            + link4_inertia_i_22_along_dq * shared[15]
+        let link4_composite_force_n_z_along_dq = segment3_tip_velocity_v_x
+            * link4_momentum_f_y_along_dq
+            + segment3_tip_bias_v_y * link4_inertia_h_x_along_dq
+            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
             + segment3_tip_bias_v_y_along_dq * cache.link4_inertia_h_x
-            + shared[172] * segment3_tip_velocity_v_x_along_dq
+            + link4_momentum_f_y * segment3_tip_velocity_v_x_along_dq
             + segment4_composite_force_n_z_along_dq
-            - shared[121] * link4_momentum_f_x_along_dq
-            - segment3_tip_velocity_v_y_along_dq * shared[116]
-            - shared[131] * link4_inertia_h_y_along_dq
+            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
+            - segment3_tip_velocity_v_y_along_dq * link4_momentum_f_x
+            - segment3_tip_bias_v_x * link4_inertia_h_y_along_dq
             - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
         let t645 = -(cache.segment3_slice1_local_inertia_h_y * t570);
-        let t646 = -(segment3_slice0_local_momentum_f_x_along_dq * shared[100]);
-        let t647 = shared[112] * segment3_slice0_local_momentum_f_y_along_dq;
-        let t648 = segment3_slice0_local_momentum_f_y_along_dq * shared[105];
-        let t649 = -(shared[106] * segment3_base_velocity_v_y_along_dq);
-        let t650 = -(shared[113] * segment3_base_velocity_v_y_along_dq);
-        let t651 = shared[101] * segment3_base_velocity_v_x_along_dq;
-        let t652 = shared[99] * segment3_base_velocity_v_x_along_dq;
+        let t646 = -(segment3_slice0_local_momentum_f_x_along_dq * t83);
+        let t647 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
+        let t648 = segment3_slice0_local_momentum_f_y_along_dq * t90;
+        let t649 = -(segment3_slice1_local_momentum_f_x
+            * segment3_base_velocity_v_y_along_dq);
+        let t650 = -(segment3_slice0_local_momentum_f_x
+            * segment3_base_velocity_v_y_along_dq);
+        let t651 = segment3_slice1_local_momentum_f_y
+            * segment3_base_velocity_v_x_along_dq;
+        let t652 = segment3_slice0_local_momentum_f_y
+            * segment3_base_velocity_v_x_along_dq;
         let t653 = -(t572 * cache.segment3_slice0_local_inertia_h_y);
         let t654 = t580 * cache.segment3_slice0_local_inertia_h_x;
         let segment3_composite_force_n_z_along_dq = t631 + t632
             + link4_composite_force_n_z_along_dq + t645 + t646 + t647 + t648
             + (t602 + t603 + t604 + t609) * cache.segment2_tip_position_x + t649 + t650
-            + t651 + t652 + t653 + t654 + shared[171] * segment2_tip_position_x_along_dq
+            + t651 + t652 + t653 + t654 + t159 * segment2_tip_position_x_along_dq
             - (t577 + t578 + t579 + t587) * cache.segment2_tip_position_y
-            - shared[186] * segment2_tip_position_y_along_dq;
+            - t170 * segment2_tip_position_y_along_dq;
         let link3_composite_force_n_z_along_dq = segment2_tip_velocity_v_x_along_dq
-            * shared[178] + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
-            + link3_inertia_i_22_along_dq * shared[14]
-            + link3_momentum_f_y_along_dq * shared[80]
-            + shared[84] * link3_inertia_h_x_along_dq
+            * link3_momentum_f_y
+            + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
+            + link3_inertia_i_22_along_dq * segment2_tip_bias_w_z
+            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
+            + segment2_tip_bias_v_y * link3_inertia_h_x_along_dq
             + segment3_composite_force_n_z_along_dq
-            - shared[81] * segment2_tip_velocity_v_y_along_dq
-            - link3_inertia_h_y_along_dq * shared[94]
+            - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
+            - link3_inertia_h_y_along_dq * segment2_tip_bias_v_x
             - segment2_tip_bias_v_x_along_dq * cache.link3_inertia_h_y
-            - shared[86] * link3_momentum_f_x_along_dq;
-        let t655 = segment2_base_velocity_v_x_along_dq * shared[70];
-        let t656 = shared[54] * segment2_slice0_local_momentum_f_y_along_dq;
-        let t657 = -(shared[57] * segment2_base_velocity_v_y_along_dq);
-        let t658 = segment2_base_velocity_v_x_along_dq * shared[78];
+            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq;
+        let t655 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice0_local_momentum_f_y;
+        let t656 = t36 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t657 = -(segment2_slice0_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t658 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice1_local_momentum_f_y;
         let t659 = cache.segment2_slice1_local_inertia_h_x * t527;
-        let t660 = shared[56] * segment2_slice0_local_momentum_f_y_along_dq;
-        let t661 = -(shared[69] * segment2_slice0_local_momentum_f_x_along_dq);
+        let t660 = t38 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t661 = -(t54 * segment2_slice0_local_momentum_f_x_along_dq);
         let segment2_composite_force_n_z_along_dq = t626 + t627 + t628 + t629
-            + segment1_tip_position_x_along_dq * shared[169] + t630
+            + segment1_tip_position_x_along_dq * t157 + t630
             + link3_composite_force_n_z_along_dq + t655 + t656 + t657
             + (t601 + t610 + t611 + t612) * cache.segment1_tip_position_x + t658 + t659
             + t660 + t661 - cache.segment1_tip_position_y * (t534 + t542 + t543 + t588)
-            - shared[185] * segment1_tip_position_y_along_dq;
+            - t169 * segment1_tip_position_y_along_dq;
         let link2_composite_force_n_z_along_dq = cache.link2_inertia_h_x
-            * segment1_tip_bias_v_y_along_dq + link2_inertia_i_22_along_dq * shared[7]
-            + link2_momentum_f_y_along_dq * shared[48]
-            + link2_inertia_h_x_along_dq * shared[47]
-            + segment1_tip_velocity_v_x_along_dq * shared[180]
+            * segment1_tip_bias_v_y_along_dq
+            + link2_inertia_i_22_along_dq * segment1_tip_bias_w_z
+            + link2_momentum_f_y_along_dq * segment1_tip_velocity_v_x
+            + link2_inertia_h_x_along_dq * segment1_tip_bias_v_y
+            + segment1_tip_velocity_v_x_along_dq * link2_momentum_f_y
             + segment2_composite_force_n_z_along_dq
-            - shared[51] * link2_momentum_f_x_along_dq
-            - shared[49] * segment1_tip_velocity_v_y_along_dq
-            - shared[58] * link2_inertia_h_y_along_dq
+            - segment1_tip_velocity_v_y * link2_momentum_f_x_along_dq
+            - link2_momentum_f_x * segment1_tip_velocity_v_y_along_dq
+            - segment1_tip_bias_v_x * link2_inertia_h_y_along_dq
             - segment1_tip_bias_v_x_along_dq * cache.link2_inertia_h_y;
         let segment1_composite_force_n_z_along_dq = t614 + t615 + t616 + t617 + t618
             + t619 + t620 + (t598 + t599 + t600 + t613) * q[0] + t621 + t622 + t623
@@ -6486,8 +6172,9 @@ fn inverse_dynamics_position_derivatives_into_group_2(
         position[(2, j)] = segment1_composite_force_n_z_along_dq
             + q[1] * segment1_composite_force_f_x_along_dq
             + segment1_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
-        position[(3, j)] = segment1_tip_subspace0_v_y_along_dq * shared[158]
-            + shared[181] * segment1_tip_subspace0_v_x_along_dq
+        position[(3, j)] = segment1_tip_subspace0_v_y_along_dq
+            * link2_composite_force_f_y
+            + link2_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
             + cache.segment1_tip_subspace0_v_x * link2_composite_force_f_x_along_dq
             + cache.segment1_tip_subspace0_v_y * link2_composite_force_f_y_along_dq
             + ((t514 + t518) * cache.segment1_slice1_local_bend_y_column_v_x
@@ -6505,16 +6192,17 @@ fn inverse_dynamics_position_derivatives_into_group_2(
                 + (t535 + t540) * cache.segment2_slice1_local_bend_y_column_v_x
                 + 0.7886751345948129 * (t626 + t629 + t630 + t656 + t658 + t659)
                 + (t537 + t538) * cache.segment2_slice0_local_bend_y_column_v_x)
-            + shared[179] * segment2_tip_subspace0_v_x_along_dq
+            + link3_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq
             + p.channel_length * link3_composite_force_n_z_along_dq
-            + shared[157] * segment2_tip_subspace0_v_y_along_dq
+            + link3_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
             + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y_along_dq
             + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq;
-        position[(5, j)] = segment3_tip_subspace0_v_y_along_dq * shared[156]
+        position[(5, j)] = segment3_tip_subspace0_v_y_along_dq
+            * link4_composite_force_f_y
             + link4_composite_force_f_x_along_dq * cache.segment3_tip_subspace0_v_x
             + link4_composite_force_n_z_along_dq * p.channel_length
             + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
-            + segment3_tip_subspace0_v_x_along_dq * shared[177]
+            + segment3_tip_subspace0_v_x_along_dq * link4_composite_force_f_x
             + p.channel_length
                 * (0.7886751345948129 * (t632 + t645 + t646 + t648 + t649 + t651)
                     + cache.segment3_slice1_local_bend_y_column_v_y * (t583 + t585)
@@ -6531,25 +6219,11 @@ fn inverse_dynamics_position_derivatives_into_group_2(
             + (t559 + t562) * cache.segment4_slice1_local_bend_y_column_v_y)
             * p.channel_length
             + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
-            + segment4_tip_subspace0_v_y_along_dq * shared[155]
+            + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y
             + link5_composite_force_n_z_along_dq * p.channel_length
-            + shared[176] * segment4_tip_subspace0_v_x_along_dq
+            + link5_composite_force_f_x * segment4_tip_subspace0_v_x_along_dq
             + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq;
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [3];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_3(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 293],
-) {
     for j in [3] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -6560,134 +6234,118 @@ fn inverse_dynamics_position_derivatives_into_group_3(
             * segment1_bend_squared_along_dq;
         let t662 = p.channel_length * segment1_bend_y_along_dq;
         let t663 = 0.4905626121623441 * cache.segment1_slice1_bend_c3 * t662
-            + 0.4905626121623441 * shared[43] * shared[206]
-                * segment1_slice1_bend_along_dq
-            - 0.4905626121623441 * shared[43] * segment1_slice1_bend_along_dq
-                * shared[205]
+            + 0.4905626121623441 * t29 * t190 * segment1_slice1_bend_along_dq
+            - 0.4905626121623441 * t29 * segment1_slice1_bend_along_dq * t189
             - 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t662;
-        let segment1_slice1_local_com_y_along_dq = 0.6220084679281462 * shared[43]
-            * segment1_slice1_bend_along_dq * shared[205]
+        let segment1_slice1_local_com_y_along_dq = 0.6220084679281462 * t29
+            * segment1_slice1_bend_along_dq * t189
             + 0.6220084679281462 * cache.segment1_slice1_bend_c2 * t662;
         let segment1_slice1_local_bend_y_column_v_x_along_dq = t663
             + 0.7886751345948129 * segment1_slice1_local_com_y_along_dq;
-        let t664 = p.channel_length * segment1_bend_y_along_dq * shared[33];
-        let t665 = (3.0 * shared[27] * segment1_bend_y_along_dq) * p.channel_length
-            * shared[33];
+        let t664 = p.channel_length * segment1_bend_y_along_dq * t16;
+        let t665 = (3.0 * segment1_bend_squared * segment1_bend_y_along_dq)
+            * p.channel_length * t16;
         let t666 = p.channel_length * segment1_bend_squared_along_dq;
         let t667 = 0.7737890683486395 * t666 * cache.segment1_slice1_bend_c4
-            + 0.7737890683486395 * shared[208] * segment1_slice1_bend_along_dq
-                * shared[28]
+            + 0.7737890683486395 * t193 * segment1_slice1_bend_along_dq * t13
             + 0.6220084679281462 * p.channel_length * segment1_slice1_bend_along_dq
-                * shared[205]
-            - 0.38689453417431974 * shared[206] * segment1_slice1_bend_along_dq
-                * shared[28]
+                * t189 - 0.38689453417431974 * t190 * segment1_slice1_bend_along_dq * t13
             - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t666;
         let segment1_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
-            * shared[210] * segment1_slice1_bend_along_dq;
+            * t195 * segment1_slice1_bend_along_dq;
         let segment1_slice1_local_bend_y_column_v_y_along_dq = t667
             - 0.7886751345948129 * segment1_slice1_local_com_x_along_dq;
         let segment1_slice1_local_subspace0_v_y_along_dq = p.channel_length
             * segment1_slice1_local_bend_y_column_v_y_along_dq;
-        let t668 = shared[0] * segment1_slice1_local_bend_y_column_v_x_along_dq * qd[2]
+        let t668 = segment1_bend_y_rate
+            * segment1_slice1_local_bend_y_column_v_x_along_dq * qd[2]
             + (2.3213672050459184 * t664 * cache.segment1_slice1_bend_c4
                 + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t665
-                + 0.24065167645154242 * shared[208] * shared[44]
-                    * segment1_slice1_bend_along_dq
-                + 1.9252134116123394 * shared[44] * segment1_slice1_bend_along_dq
-                    * shared[209]
+                + 0.24065167645154242 * t193 * t30 * segment1_slice1_bend_along_dq
+                + 1.9252134116123394 * t30 * segment1_slice1_bend_along_dq * t194
                 + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t665
-                + 2.3213672050459184 * shared[208] * segment1_slice1_bend_along_dq
-                    * shared[45]
-                - 1.203258382257712 * shared[44] * segment1_slice1_bend_along_dq
-                    * shared[207]
+                + 2.3213672050459184 * t193 * segment1_slice1_bend_along_dq * t31
+                - 1.203258382257712 * t30 * segment1_slice1_bend_along_dq * t192
                 - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t665
-                - 1.1606836025229592 * shared[206] * segment1_slice1_bend_along_dq
-                    * shared[45]
+                - 1.1606836025229592 * t190 * segment1_slice1_bend_along_dq * t31
                 - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t664)
             + segment1_slice1_local_subspace0_v_y_along_dq * qdd[3]
-            - 0.7886751345948129 * t663 * shared[0] * shared[0];
+            - 0.7886751345948129 * t663 * segment1_bend_y_rate * segment1_bend_y_rate;
         let t669 = t668 * cache.segment1_slice0_mass;
         let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
             * segment1_slice1_local_com_y_along_dq;
-        let segment1_slice1_local_momentum_f_x_along_dq = shared[0]
+        let segment1_slice1_local_momentum_f_x_along_dq = segment1_bend_y_rate
             * segment1_slice1_local_bend_y_column_v_x_along_dq
             * cache.segment1_slice0_mass
-            - shared[1] * segment1_slice1_local_inertia_h_y_along_dq;
-        let t670 = shared[1] * segment1_slice1_local_momentum_f_x_along_dq;
+            - t0 * segment1_slice1_local_inertia_h_y_along_dq;
+        let t670 = t0 * segment1_slice1_local_momentum_f_x_along_dq;
         let segment1_slice0_bend_along_dq = 0.044658198738520456
             * segment1_bend_squared_along_dq;
-        let t671 = 0.009437387837655933 * shared[43] * shared[212]
-            * segment1_slice0_bend_along_dq
+        let t671 = 0.009437387837655933 * t29 * t197 * segment1_slice0_bend_along_dq
             + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t662
-            - 0.009437387837655933 * shared[211] * shared[43]
-                * segment1_slice0_bend_along_dq
+            - 0.009437387837655933 * t196 * t29 * segment1_slice0_bend_along_dq
             - 0.009437387837655933 * cache.segment1_slice0_bend_c2 * t662;
-        let segment1_slice0_local_com_y_along_dq = 0.044658198738520456 * shared[211]
-            * shared[43] * segment1_slice0_bend_along_dq
+        let segment1_slice0_local_com_y_along_dq = 0.044658198738520456 * t196 * t29
+            * segment1_slice0_bend_along_dq
             + 0.044658198738520456 * cache.segment1_slice0_bend_c2 * t662;
         let segment1_slice0_local_bend_y_column_v_x_along_dq = 0.21132486540518713
             * segment1_slice0_local_com_y_along_dq + t671;
         let segment1_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
-            * shared[216] * segment1_slice0_bend_along_dq;
-        let t672 = 0.00398870942913838 * shared[213] * segment1_slice0_bend_along_dq
-            * shared[28]
-            + 0.044658198738520456 * shared[211] * p.channel_length
+            * t202 * segment1_slice0_bend_along_dq;
+        let t672 = 0.00398870942913838 * t198 * segment1_slice0_bend_along_dq * t13
+            + 0.044658198738520456 * t196 * p.channel_length
                 * segment1_slice0_bend_along_dq
             + 0.00398870942913838 * t666 * cache.segment1_slice0_bend_c4
-            - 0.00199435471456919 * shared[212] * segment1_slice0_bend_along_dq
-                * shared[28]
+            - 0.00199435471456919 * t197 * segment1_slice0_bend_along_dq * t13
             - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t666;
         let segment1_slice0_local_bend_y_column_v_y_along_dq = t672
             - 0.21132486540518713 * segment1_slice0_local_com_x_along_dq;
         let segment1_slice0_local_subspace0_v_y_along_dq = p.channel_length
             * segment1_slice0_local_bend_y_column_v_y_along_dq;
-        let t673 = shared[0] * qd[2] * segment1_slice0_local_bend_y_column_v_x_along_dq
-            + (0.01196612828741514 * shared[213] * segment1_slice0_bend_along_dq
-                * shared[45]
+        let t673 = segment1_bend_y_rate * qd[2]
+            * segment1_slice0_local_bend_y_column_v_x_along_dq
+            + (0.01196612828741514 * t198 * segment1_slice0_bend_along_dq * t31
                 + 0.0007125143135866891 * t665 * cache.segment1_slice0_bend_c6
                 + 0.01196612828741514 * t664 * cache.segment1_slice0_bend_c4
-                + 0.0007125143135866891 * shared[44] * segment1_slice0_bend_along_dq
-                    * shared[215]
-                + 0.00008906428919833614 * shared[44] * shared[213]
-                    * segment1_slice0_bend_along_dq
+                + 0.0007125143135866891 * t30 * segment1_slice0_bend_along_dq * t201
+                + 0.00008906428919833614 * t30 * t198 * segment1_slice0_bend_along_dq
                 + 0.00008906428919833614 * t665 * cache.segment1_slice0_bend_c4
-                - 0.0004453214459916807 * shared[44] * shared[214]
-                    * segment1_slice0_bend_along_dq
+                - 0.0004453214459916807 * t30 * t200 * segment1_slice0_bend_along_dq
                 - 0.0004453214459916807 * cache.segment1_slice0_bend_c5 * t665
                 - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t664
-                - 0.00598306414370757 * shared[212] * segment1_slice0_bend_along_dq
-                    * shared[45]) + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
-            - 0.21132486540518713 * shared[0] * shared[0] * t671;
+                - 0.00598306414370757 * t197 * segment1_slice0_bend_along_dq * t31)
+            + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
+            - 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate * t671;
         let t674 = t673 * cache.segment1_slice0_mass;
         let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t675 = shared[40] * segment1_slice1_local_inertia_h_x_along_dq;
+        let t675 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
         let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t676 = segment1_slice0_local_inertia_h_x_along_dq * shared[20];
+        let t676 = segment1_slice0_local_inertia_h_x_along_dq * segment1_slice0_bias_w_z;
         let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
             * cache.segment1_slice0_mass;
-        let segment1_slice0_local_momentum_f_x_along_dq = shared[0]
+        let segment1_slice0_local_momentum_f_x_along_dq = segment1_bend_y_rate
             * segment1_slice0_local_bend_y_column_v_x_along_dq
             * cache.segment1_slice0_mass
-            - segment1_slice0_local_inertia_h_y_along_dq * shared[2];
-        let t677 = shared[2] * segment1_slice0_local_momentum_f_x_along_dq;
+            - segment1_slice0_local_inertia_h_y_along_dq * t1;
+        let t677 = t1 * segment1_slice0_local_momentum_f_x_along_dq;
         let t678 = t669 + t670 + t674 + t675 + t676 + t677;
         let t679 = cache.base_angle_rotation_01 * t678;
-        let t680 = segment1_bend_squared_along_dq * shared[217];
-        let t681 = shared[43] * t680 + cache.segment1_bend_squared_c2 * t662;
+        let t680 = segment1_bend_squared_along_dq * t203;
+        let t681 = t29 * t680 + cache.segment1_bend_squared_c2 * t662;
         let t682 = t662 * cache.segment1_bend_squared_c3
-            + shared[43] * segment1_bend_squared_along_dq * shared[218]
-            - shared[43] * t680 - cache.segment1_bend_squared_c2 * t662;
+            + t29 * segment1_bend_squared_along_dq * t204 - t29 * t680
+            - cache.segment1_bend_squared_c2 * t662;
         let segment1_tip_local_bend_y_column_v_x_along_dq = t681 + t682;
         let segment1_tip_local_subspace0_v_x_along_dq = p.channel_length
             * segment1_tip_local_bend_y_column_v_x_along_dq;
-        let t683 = segment1_bend_squared_along_dq * shared[219];
+        let t683 = segment1_bend_squared_along_dq * t205;
         let t684 = t683 * p.channel_length;
         let t685 = 2.0 * cache.segment1_bend_squared_c4 * t666 + p.channel_length * t680
-            + 2.0 * segment1_bend_squared_along_dq * shared[220] * shared[28]
+            + 2.0 * segment1_bend_squared_along_dq * t206 * t13
             - t666 * cache.segment1_bend_squared_c3
-            - segment1_bend_squared_along_dq * shared[28] * shared[218];
+            - segment1_bend_squared_along_dq * t13 * t204;
         let segment1_tip_local_bend_y_column_v_y_along_dq = t685 - t684;
         let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
             * p.channel_length;
@@ -6700,59 +6358,58 @@ fn inverse_dynamics_position_derivatives_into_group_3(
             + t684 * cache.cos_q2;
         let link2_inertia_h_x_along_dq = p.link_mass * segment1_tip_position_x_along_dq;
         let link2_momentum_f_y_along_dq = segment1_tip_velocity_v_y_along_dq
-            * p.link_mass + link2_inertia_h_x_along_dq * shared[3];
+            * p.link_mass + link2_inertia_h_x_along_dq * segment1_tip_velocity_w_z;
         let segment1_tip_position_y_along_dq = cache.sin_q2 * t684 + cache.cos_q2 * t681;
         let link2_inertia_h_y_along_dq = segment1_tip_position_y_along_dq * p.link_mass;
         let t686 = (6.0 * cache.segment1_bend_squared_c4 * t664
-            + 6.0 * segment1_bend_squared_along_dq * shared[220] * shared[45]
+            + 6.0 * segment1_bend_squared_along_dq * t206 * t31
             + cache.segment1_bend_squared_c4 * t665
             + 8.0 * cache.segment1_bend_squared_c6 * t665
-            + 8.0 * shared[44] * segment1_bend_squared_along_dq * shared[222]
-            + shared[44] * segment1_bend_squared_along_dq * shared[220]
+            + 8.0 * t30 * segment1_bend_squared_along_dq * t209
+            + t30 * segment1_bend_squared_along_dq * t206
             - 5.0 * cache.segment1_bend_squared_c5 * t665
-            - 5.0 * shared[44] * shared[221] * segment1_bend_squared_along_dq
+            - 5.0 * t30 * t208 * segment1_bend_squared_along_dq
             - 3.0 * t664 * cache.segment1_bend_squared_c3
-            - 3.0 * segment1_bend_squared_along_dq * shared[45] * shared[218])
+            - 3.0 * segment1_bend_squared_along_dq * t31 * t204)
             + segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
-            - shared[0] * shared[0] * t682;
-        let t687 = p.channel_length * segment1_bend_squared_along_dq * shared[33];
+            - segment1_bend_y_rate * segment1_bend_y_rate * t682;
+        let t687 = p.channel_length * segment1_bend_squared_along_dq * t16;
         let t688 = segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
             + (t687 * cache.segment1_bend_squared_c3
-                + segment1_bend_squared_along_dq * shared[35] * shared[218]
+                + segment1_bend_squared_along_dq * t18 * t204
                 + 3.0 * cache.segment1_bend_squared_c5 * t687
-                + 3.0 * shared[221] * segment1_bend_squared_along_dq * shared[35]
-                + shared[34] * segment1_bend_squared_along_dq * shared[218]
-                - shared[34] * t680
-                - 3.0 * segment1_bend_squared_along_dq * shared[220] * shared[35]
+                + 3.0 * t208 * segment1_bend_squared_along_dq * t18
+                + t17 * segment1_bend_squared_along_dq * t204 - t17 * t680
+                - 3.0 * segment1_bend_squared_along_dq * t206 * t18
                 - 3.0 * cache.segment1_bend_squared_c4 * t687)
-            + shared[0] * shared[0] * t685;
+            + segment1_bend_y_rate * segment1_bend_y_rate * t685;
         let segment1_tip_bias_v_x_along_dq = cache.base_angle_rotation_01 * t686
             + cache.cos_q2 * t688 - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
-        let t689 = -shared[27] * t680
+        let t689 = -segment1_bend_squared * t680
             - cache.segment1_bend_squared_c2 * segment1_bend_squared_along_dq;
         let t690 = -t683 * cache.segment1_bend_y
             - segment1_bend_y_along_dq * cache.segment1_bend_squared_c1;
         let segment1_tip_rotation_01_along_dq = cache.base_angle_rotation_01 * t689
             + cache.cos_q2 * t690;
-        let t691 = segment1_tip_rotation_01_along_dq * shared[68];
+        let t691 = segment1_tip_rotation_01_along_dq * t51;
         let segment1_tip_subspace0_v_x_along_dq = cache.cos_q2
             * segment1_tip_local_subspace0_v_x_along_dq
             + cache.base_angle_rotation_01 * segment1_tip_local_subspace0_v_y_along_dq;
         let segment1_tip_velocity_v_x_along_dq = segment1_tip_subspace0_v_x_along_dq
             * qd[3];
         let t692 = segment1_tip_velocity_v_x_along_dq
-            - shared[3] * segment1_tip_position_y_along_dq;
+            - segment1_tip_velocity_w_z * segment1_tip_position_y_along_dq;
         let t693 = segment1_tip_velocity_v_y_along_dq
-            + shared[3] * segment1_tip_position_x_along_dq;
+            + segment1_tip_velocity_w_z * segment1_tip_position_x_along_dq;
         let t694 = cache.cos_q2 * t689;
         let segment1_tip_rotation_11_along_dq = cache.sin_q2 * t690 + t694;
-        let segment2_base_velocity_v_y_along_dq = shared[53]
-            * segment1_tip_rotation_01_along_dq + t692 * cache.segment1_tip_rotation_01
+        let segment2_base_velocity_v_y_along_dq = t35 * segment1_tip_rotation_01_along_dq
+            + t692 * cache.segment1_tip_rotation_01
             + cache.segment1_tip_rotation_11 * t693
-            + shared[52] * segment1_tip_rotation_11_along_dq;
+            + t34 * segment1_tip_rotation_11_along_dq;
         let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t695 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[6]);
+        let t695 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
         let t696 = segment1_bend_y_along_dq * cache.segment1_bend_squared_c1
             + t683 * cache.segment1_bend_y;
         let segment1_tip_rotation_10_along_dq = cache.sin_q2 * t689
@@ -6760,41 +6417,44 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let segment1_tip_rotation_00_along_dq = t694
             + t696 * cache.base_angle_rotation_01;
         let t697 = segment1_tip_bias_v_x_along_dq
-            - segment1_tip_position_y_along_dq * shared[7];
+            - segment1_tip_position_y_along_dq * segment1_tip_bias_w_z;
         let segment1_tip_bias_v_y_along_dq = segment1_tip_subspace0_v_x_along_dq * qd[2]
             * qd[3] + cache.cos_q2 * t686 + cache.sin_q2 * t688;
         let t698 = segment1_tip_bias_v_y_along_dq
-            + segment1_tip_position_x_along_dq * shared[7];
-        let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_10_along_dq
-            * shared[60] + segment1_tip_rotation_00_along_dq * shared[59]
+            + segment1_tip_position_x_along_dq * segment1_tip_bias_w_z;
+        let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_10_along_dq * t41
+            + segment1_tip_rotation_00_along_dq * t40
             + cache.segment1_tip_rotation_00 * t697
             + t698 * cache.segment1_tip_rotation_10;
-        let t699 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dq * shared[4]
-            + segment2_base_bias_v_x_along_dq;
+        let t699 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
         let t700 = t699 * cache.segment1_slice0_mass;
-        let t701 = -(shared[5] * segment2_slice0_local_momentum_f_y_along_dq);
+        let t701 = -(t2 * segment2_slice0_local_momentum_f_y_along_dq);
         let t702 = segment2_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment2_base_velocity_v_y_along_dq * shared[4];
+            + 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
+                * segment2_bend_y_rate;
         let t703 = t702 * cache.segment1_slice0_mass;
         let t704 = t695 + t700 + t701 + t703;
         let t705 = cache.segment1_tip_rotation_00 * t704;
-        let segment2_base_velocity_v_x_along_dq = segment1_tip_rotation_00_along_dq
-            * shared[53] + cache.segment1_tip_rotation_10 * t693
+        let segment2_base_velocity_v_x_along_dq = segment1_tip_rotation_00_along_dq * t35
+            + cache.segment1_tip_rotation_10 * t693
             + cache.segment1_tip_rotation_00 * t692
-            + segment1_tip_rotation_10_along_dq * shared[52];
+            + segment1_tip_rotation_10_along_dq * t34;
         let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t706 = segment2_slice0_local_momentum_f_x_along_dq * shared[6];
-        let t707 = segment2_slice0_local_momentum_f_x_along_dq * shared[5];
+        let t706 = segment2_slice0_local_momentum_f_x_along_dq * t3;
+        let t707 = segment2_slice0_local_momentum_f_x_along_dq * t2;
         let segment2_base_bias_v_y_along_dq = t697 * cache.segment1_tip_rotation_01
             + t698 * cache.segment1_tip_rotation_11
-            + segment1_tip_rotation_01_along_dq * shared[59]
-            + segment1_tip_rotation_11_along_dq * shared[60];
+            + segment1_tip_rotation_01_along_dq * t40
+            + segment1_tip_rotation_11_along_dq * t41;
         let t708 = segment2_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq * shared[4];
+            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t709 = t708 * cache.segment1_slice0_mass;
         let t710 = segment2_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq * shared[4];
+            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
         let t711 = t710 * cache.segment1_slice0_mass;
         let t712 = t706 + t707 + t709 + t711;
         let t713 = cache.segment1_tip_rotation_01 * t712;
@@ -6802,31 +6462,26 @@ fn inverse_dynamics_position_derivatives_into_group_3(
             * segment1_tip_rotation_11_along_dq
             + segment1_tip_rotation_10_along_dq * cache.segment2_tip_local_subspace0_v_x
             - p.channel_length * segment1_tip_position_x_along_dq;
-        let segment2_tip_bias_v_x_along_dq = shared[82]
-            * segment1_tip_rotation_00_along_dq
+        let segment2_tip_bias_v_x_along_dq = t68 * segment1_tip_rotation_00_along_dq
             + qdd[4] * p.channel_length * segment1_tip_position_y_along_dq
-            + segment1_tip_velocity_v_y_along_dq * shared[4]
-            + shared[83] * segment1_tip_rotation_01_along_dq
-            + segment1_tip_bias_v_x_along_dq
-            - segment2_tip_subspace0_v_y_along_dq * shared[3] * qd[4];
-        let segment2_tip_position_y_along_dq = segment1_tip_rotation_10_along_dq
-            * shared[194] + segment1_tip_position_y_along_dq
-            + shared[193] * segment1_tip_rotation_11_along_dq;
+            + segment1_tip_velocity_v_y_along_dq * segment2_bend_y_rate
+            + t69 * segment1_tip_rotation_01_along_dq + segment1_tip_bias_v_x_along_dq
+            - segment2_tip_subspace0_v_y_along_dq * segment1_tip_velocity_w_z * qd[4];
+        let segment2_tip_position_y_along_dq = segment1_tip_rotation_10_along_dq * t178
+            + segment1_tip_position_y_along_dq
+            + t177 * segment1_tip_rotation_11_along_dq;
         let link3_inertia_h_y_along_dq = segment2_tip_position_y_along_dq * p.link_mass;
-        let segment2_tip_rotation_11_along_dq = shared[197]
-            * segment1_tip_rotation_11_along_dq
-            + shared[198] * segment1_tip_rotation_10_along_dq;
-        let segment2_tip_rotation_01_along_dq = shared[198]
-            * segment1_tip_rotation_00_along_dq
-            + shared[197] * segment1_tip_rotation_01_along_dq;
+        let segment2_tip_rotation_11_along_dq = t181 * segment1_tip_rotation_11_along_dq
+            + t182 * segment1_tip_rotation_10_along_dq;
+        let segment2_tip_rotation_01_along_dq = t182 * segment1_tip_rotation_00_along_dq
+            + t181 * segment1_tip_rotation_01_along_dq;
         let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
             + segment2_tip_subspace0_v_y_along_dq * qd[4];
-        let segment2_tip_position_x_along_dq = shared[193]
-            * segment1_tip_rotation_01_along_dq
-            + segment1_tip_rotation_00_along_dq * shared[194]
+        let segment2_tip_position_x_along_dq = t177 * segment1_tip_rotation_01_along_dq
+            + segment1_tip_rotation_00_along_dq * t178
             + segment1_tip_position_x_along_dq;
         let t714 = segment2_tip_velocity_v_y_along_dq
-            + shared[8] * segment2_tip_position_x_along_dq;
+            + segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq;
         let segment2_tip_subspace0_v_x_along_dq = segment1_tip_rotation_00_along_dq
             * cache.segment2_tip_local_subspace0_v_x
             + p.channel_length * segment1_tip_position_y_along_dq
@@ -6834,56 +6489,53 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let segment2_tip_velocity_v_x_along_dq = segment2_tip_subspace0_v_x_along_dq
             * qd[4] + segment1_tip_velocity_v_x_along_dq;
         let t715 = segment2_tip_velocity_v_x_along_dq
-            - shared[8] * segment2_tip_position_y_along_dq;
-        let segment3_base_velocity_v_y_along_dq = segment2_tip_rotation_11_along_dq
-            * shared[87] + segment2_tip_rotation_01_along_dq * shared[88]
+            - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
+        let segment3_base_velocity_v_y_along_dq = segment2_tip_rotation_11_along_dq * t71
+            + segment2_tip_rotation_01_along_dq * t72
             + t714 * cache.segment2_tip_rotation_11
             + cache.segment2_tip_rotation_01 * t715;
         let t716 = segment2_tip_bias_v_x_along_dq
-            - segment2_tip_position_y_along_dq * shared[14];
-        let segment2_tip_rotation_10_along_dq = shared[197]
-            * segment1_tip_rotation_10_along_dq
-            + shared[196] * segment1_tip_rotation_11_along_dq;
-        let segment2_tip_rotation_00_along_dq = shared[196]
-            * segment1_tip_rotation_01_along_dq
-            + shared[197] * segment1_tip_rotation_00_along_dq;
+            - segment2_tip_position_y_along_dq * segment2_tip_bias_w_z;
+        let segment2_tip_rotation_10_along_dq = t181 * segment1_tip_rotation_10_along_dq
+            + t180 * segment1_tip_rotation_11_along_dq;
+        let segment2_tip_rotation_00_along_dq = t180 * segment1_tip_rotation_01_along_dq
+            + t181 * segment1_tip_rotation_00_along_dq;
         let segment2_tip_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
-            + shared[82] * segment1_tip_rotation_10_along_dq
-            + shared[83] * segment1_tip_rotation_11_along_dq
-            + segment2_tip_subspace0_v_x_along_dq * shared[3] * qd[4]
+            + t68 * segment1_tip_rotation_10_along_dq
+            + t69 * segment1_tip_rotation_11_along_dq
+            + segment2_tip_subspace0_v_x_along_dq * segment1_tip_velocity_w_z * qd[4]
             - qdd[4] * p.channel_length * segment1_tip_position_x_along_dq
-            - segment1_tip_velocity_v_x_along_dq * shared[4];
-        let t717 = segment2_tip_position_x_along_dq * shared[14]
+            - segment1_tip_velocity_v_x_along_dq * segment2_bend_y_rate;
+        let t717 = segment2_tip_position_x_along_dq * segment2_tip_bias_w_z
             + segment2_tip_bias_v_y_along_dq;
         let segment3_base_bias_v_x_along_dq = cache.segment2_tip_rotation_00 * t716
-            + segment2_tip_rotation_10_along_dq * shared[96]
-            + shared[95] * segment2_tip_rotation_00_along_dq
+            + segment2_tip_rotation_10_along_dq * t78
+            + t77 * segment2_tip_rotation_00_along_dq
             + t717 * cache.segment2_tip_rotation_10;
-        let t718 = 0.21132486540518713 * segment3_base_velocity_v_y_along_dq * shared[9]
-            + segment3_base_bias_v_x_along_dq;
+        let t718 = 0.21132486540518713 * segment3_base_velocity_v_y_along_dq
+            * segment3_bend_y_rate + segment3_base_bias_v_x_along_dq;
         let t719 = t718 * cache.segment1_slice0_mass;
         let segment3_slice0_local_momentum_f_y_along_dq = segment3_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t720 = -(shared[17] * segment3_slice0_local_momentum_f_y_along_dq);
+        let t720 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
         let t721 = segment3_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment3_base_velocity_v_y_along_dq * shared[9];
+            + 0.7886751345948129 * segment3_base_velocity_v_y_along_dq
+                * segment3_bend_y_rate;
         let t722 = t721 * cache.segment1_slice0_mass;
-        let t723 = -(shared[18] * segment3_slice0_local_momentum_f_y_along_dq);
+        let t723 = -(t7 * segment3_slice0_local_momentum_f_y_along_dq);
         let t724 = t719 + t720 + t722 + t723;
         let t725 = cache.segment2_tip_rotation_00 * t724;
-        let t726 = shared[104] * segment2_tip_rotation_00_along_dq;
-        let segment3_tip_rotation_11_along_dq = shared[200]
-            * segment2_tip_rotation_11_along_dq
-            + segment2_tip_rotation_10_along_dq * shared[201];
+        let t726 = t88 * segment2_tip_rotation_00_along_dq;
+        let segment3_tip_rotation_11_along_dq = t184 * segment2_tip_rotation_11_along_dq
+            + segment2_tip_rotation_10_along_dq * t185;
         let segment3_tip_position_y_along_dq = segment2_tip_position_y_along_dq
-            + shared[195] * segment2_tip_rotation_10_along_dq
-            + segment2_tip_rotation_11_along_dq * shared[199];
-        let segment3_tip_rotation_10_along_dq = shared[202]
-            * segment2_tip_rotation_11_along_dq
-            + segment2_tip_rotation_10_along_dq * shared[200];
-        let segment4_tip_position_y_along_dq = shared[203]
-            * segment3_tip_rotation_11_along_dq + segment3_tip_position_y_along_dq
-            + shared[204] * segment3_tip_rotation_10_along_dq;
+            + t179 * segment2_tip_rotation_10_along_dq
+            + segment2_tip_rotation_11_along_dq * t183;
+        let segment3_tip_rotation_10_along_dq = t186 * segment2_tip_rotation_11_along_dq
+            + segment2_tip_rotation_10_along_dq * t184;
+        let segment4_tip_position_y_along_dq = t187 * segment3_tip_rotation_11_along_dq
+            + segment3_tip_position_y_along_dq
+            + t188 * segment3_tip_rotation_10_along_dq;
         let link5_inertia_h_y_along_dq = segment4_tip_position_y_along_dq * p.link_mass;
         let segment3_tip_subspace0_v_y_along_dq = segment2_tip_rotation_11_along_dq
             * cache.segment3_tip_local_subspace0_v_y
@@ -6892,44 +6544,44 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let segment3_tip_velocity_v_y_along_dq = segment2_tip_velocity_v_y_along_dq
             + qd[5] * segment3_tip_subspace0_v_y_along_dq;
         let segment3_tip_position_x_along_dq = segment2_tip_position_x_along_dq
-            + segment2_tip_rotation_01_along_dq * shared[199]
-            + shared[195] * segment2_tip_rotation_00_along_dq;
+            + segment2_tip_rotation_01_along_dq * t183
+            + t179 * segment2_tip_rotation_00_along_dq;
         let segment4_tip_subspace0_v_y_along_dq = cache.segment4_tip_local_subspace0_v_x
             * segment3_tip_rotation_10_along_dq
             + segment3_tip_rotation_11_along_dq * cache.segment4_tip_local_subspace0_v_y
             - segment3_tip_position_x_along_dq * p.channel_length;
-        let segment3_tip_rotation_00_along_dq = shared[200]
-            * segment2_tip_rotation_00_along_dq
-            + segment2_tip_rotation_01_along_dq * shared[202];
-        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_01_along_dq
-            * shared[118] + segment2_tip_rotation_00_along_dq * shared[117]
+        let segment3_tip_rotation_00_along_dq = t184 * segment2_tip_rotation_00_along_dq
+            + segment2_tip_rotation_01_along_dq * t186;
+        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_01_along_dq * t106
+            + segment2_tip_rotation_00_along_dq * t105
             + qdd[5] * p.channel_length * segment2_tip_position_y_along_dq
-            + segment2_tip_velocity_v_y_along_dq * shared[9]
+            + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
             + segment2_tip_bias_v_x_along_dq
-            - shared[8] * qd[5] * segment3_tip_subspace0_v_y_along_dq;
-        let segment3_tip_rotation_01_along_dq = shared[201]
-            * segment2_tip_rotation_00_along_dq
-            + segment2_tip_rotation_01_along_dq * shared[200];
+            - segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_y_along_dq;
+        let segment3_tip_rotation_01_along_dq = t185 * segment2_tip_rotation_00_along_dq
+            + segment2_tip_rotation_01_along_dq * t184;
         let segment4_tip_bias_v_x_along_dq = segment3_tip_velocity_v_y_along_dq
-            * shared[10] + shared[153] * segment3_tip_rotation_00_along_dq
+            * segment4_bend_y_rate + t143 * segment3_tip_rotation_00_along_dq
             + segment3_tip_bias_v_x_along_dq
             + p.channel_length * segment3_tip_position_y_along_dq * qdd[6]
-            + shared[152] * segment3_tip_rotation_01_along_dq
-            - segment4_tip_subspace0_v_y_along_dq * qd[6] * shared[11];
+            + t142 * segment3_tip_rotation_01_along_dq
+            - segment4_tip_subspace0_v_y_along_dq * qd[6] * segment3_tip_velocity_w_z;
         let segment4_tip_position_x_along_dq = segment3_tip_position_x_along_dq
-            + segment3_tip_rotation_01_along_dq * shared[203]
-            + shared[204] * segment3_tip_rotation_00_along_dq;
+            + segment3_tip_rotation_01_along_dq * t187
+            + t188 * segment3_tip_rotation_00_along_dq;
         let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
         let segment4_tip_velocity_v_y_along_dq = segment3_tip_velocity_v_y_along_dq
             + segment4_tip_subspace0_v_y_along_dq * qd[6];
-        let link5_momentum_f_y_along_dq = shared[12] * link5_inertia_h_x_along_dq
+        let link5_momentum_f_y_along_dq = segment4_tip_velocity_w_z
+            * link5_inertia_h_x_along_dq
             + p.link_mass * segment4_tip_velocity_v_y_along_dq;
         let link5_composite_force_f_x_along_dq = p.link_mass
-            * segment4_tip_bias_v_x_along_dq - link5_inertia_h_y_along_dq * shared[19]
-            - shared[12] * link5_momentum_f_y_along_dq;
-        let t727 = shared[139] * segment3_tip_rotation_00_along_dq;
+            * segment4_tip_bias_v_x_along_dq
+            - link5_inertia_h_y_along_dq * segment4_tip_bias_w_z
+            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
+        let t727 = t125 * segment3_tip_rotation_00_along_dq;
         let t728 = segment3_tip_velocity_v_y_along_dq
-            + segment3_tip_position_x_along_dq * shared[11];
+            + segment3_tip_position_x_along_dq * segment3_tip_velocity_w_z;
         let segment3_tip_subspace0_v_x_along_dq = cache.segment3_tip_local_subspace0_v_x
             * segment2_tip_rotation_00_along_dq
             + p.channel_length * segment2_tip_position_y_along_dq
@@ -6937,256 +6589,260 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         let segment3_tip_velocity_v_x_along_dq = segment2_tip_velocity_v_x_along_dq
             + qd[5] * segment3_tip_subspace0_v_x_along_dq;
         let t729 = segment3_tip_velocity_v_x_along_dq
-            - segment3_tip_position_y_along_dq * shared[11];
-        let segment4_base_velocity_v_x_along_dq = shared[122]
+            - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
+        let segment4_base_velocity_v_x_along_dq = t108
             * segment3_tip_rotation_10_along_dq
-            + segment3_tip_rotation_00_along_dq * shared[120]
+            + segment3_tip_rotation_00_along_dq * t107
             + cache.segment3_tip_rotation_10 * t728
             + cache.segment3_tip_rotation_00 * t729;
         let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t730 = shared[13] * segment4_slice0_local_momentum_f_x_along_dq;
+        let t730 = t4 * segment4_slice0_local_momentum_f_x_along_dq;
         let t731 = segment3_tip_bias_v_x_along_dq
-            - segment3_tip_position_y_along_dq * shared[15];
-        let segment3_tip_bias_v_y_along_dq = shared[118]
-            * segment2_tip_rotation_11_along_dq
-            + shared[8] * qd[5] * segment3_tip_subspace0_v_x_along_dq
-            + segment2_tip_rotation_10_along_dq * shared[117]
-            + segment2_tip_bias_v_y_along_dq
-            - segment2_tip_velocity_v_x_along_dq * shared[9]
+            - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
+        let segment3_tip_bias_v_y_along_dq = t106 * segment2_tip_rotation_11_along_dq
+            + segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_x_along_dq
+            + segment2_tip_rotation_10_along_dq * t105 + segment2_tip_bias_v_y_along_dq
+            - segment2_tip_velocity_v_x_along_dq * segment3_bend_y_rate
             - qdd[5] * segment2_tip_position_x_along_dq * p.channel_length;
-        let t732 = segment3_tip_position_x_along_dq * shared[15]
+        let t732 = segment3_tip_position_x_along_dq * segment3_tip_bias_w_z
             + segment3_tip_bias_v_y_along_dq;
         let segment4_base_bias_v_y_along_dq = cache.segment3_tip_rotation_01 * t731
             + t732 * cache.segment3_tip_rotation_11
-            + shared[132] * segment3_tip_rotation_01_along_dq
-            + shared[133] * segment3_tip_rotation_11_along_dq;
+            + t116 * segment3_tip_rotation_01_along_dq
+            + t117 * segment3_tip_rotation_11_along_dq;
         let t733 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq * shared[10];
+            - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq
+                * segment4_bend_y_rate;
         let t734 = cache.segment1_slice0_mass * t733;
         let t735 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq * shared[10];
+            - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq
+                * segment4_bend_y_rate;
         let t736 = t735 * cache.segment1_slice0_mass;
-        let t737 = segment4_slice0_local_momentum_f_x_along_dq * shared[16];
+        let t737 = segment4_slice0_local_momentum_f_x_along_dq * t5;
         let t738 = t730 + t734 + t736 + t737;
         let t739 = t738 * cache.segment3_tip_rotation_01;
-        let t740 = shared[149] * segment3_tip_rotation_01_along_dq;
-        let segment4_base_velocity_v_y_along_dq = shared[122]
+        let t740 = t140 * segment3_tip_rotation_01_along_dq;
+        let segment4_base_velocity_v_y_along_dq = t108
             * segment3_tip_rotation_11_along_dq + t728 * cache.segment3_tip_rotation_11
-            + segment3_tip_rotation_01_along_dq * shared[120]
+            + segment3_tip_rotation_01_along_dq * t107
             + t729 * cache.segment3_tip_rotation_01;
         let segment4_base_bias_v_x_along_dq = t732 * cache.segment3_tip_rotation_10
-            + segment3_tip_rotation_10_along_dq * shared[133]
+            + segment3_tip_rotation_10_along_dq * t117
             + cache.segment3_tip_rotation_00 * t731
-            + shared[132] * segment3_tip_rotation_00_along_dq;
-        let t741 = 0.21132486540518713 * segment4_base_velocity_v_y_along_dq * shared[10]
-            + segment4_base_bias_v_x_along_dq;
+            + t116 * segment3_tip_rotation_00_along_dq;
+        let t741 = 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
+            * segment4_bend_y_rate + segment4_base_bias_v_x_along_dq;
         let t742 = t741 * cache.segment1_slice0_mass;
         let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t743 = -(segment4_slice0_local_momentum_f_y_along_dq * shared[16]);
+        let t743 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
         let t744 = segment4_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment4_base_velocity_v_y_along_dq * shared[10];
+            + 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
+                * segment4_bend_y_rate;
         let t745 = t744 * cache.segment1_slice0_mass;
-        let t746 = -(shared[13] * segment4_slice0_local_momentum_f_y_along_dq);
+        let t746 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
         let t747 = t742 + t743 + t745 + t746;
         let t748 = cache.segment3_tip_rotation_00 * t747;
         let segment4_composite_force_f_x_along_dq = link5_composite_force_f_x_along_dq
             + t727 + t739 + t740 + t748;
         let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
         let link4_inertia_h_x_along_dq = segment3_tip_position_x_along_dq * p.link_mass;
-        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq * shared[11]
+        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
+            * segment3_tip_velocity_w_z
             + segment3_tip_velocity_v_y_along_dq * p.link_mass;
         let link4_composite_force_f_x_along_dq = segment4_composite_force_f_x_along_dq
             + p.link_mass * segment3_tip_bias_v_x_along_dq
-            - link4_inertia_h_y_along_dq * shared[15]
-            - link4_momentum_f_y_along_dq * shared[11];
+            - link4_inertia_h_y_along_dq * segment3_tip_bias_w_z
+            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z;
         let segment3_base_velocity_v_x_along_dq = cache.segment2_tip_rotation_10 * t714
-            + segment2_tip_rotation_10_along_dq * shared[87]
-            + shared[88] * segment2_tip_rotation_00_along_dq
+            + segment2_tip_rotation_10_along_dq * t71
+            + t72 * segment2_tip_rotation_00_along_dq
             + cache.segment2_tip_rotation_00 * t715;
         let segment3_slice0_local_momentum_f_x_along_dq = segment3_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t749 = shared[17] * segment3_slice0_local_momentum_f_x_along_dq;
+        let t749 = t6 * segment3_slice0_local_momentum_f_x_along_dq;
         let segment3_base_bias_v_y_along_dq = t717 * cache.segment2_tip_rotation_11
-            + segment2_tip_rotation_01_along_dq * shared[95]
-            + shared[96] * segment2_tip_rotation_11_along_dq
+            + segment2_tip_rotation_01_along_dq * t77
+            + t78 * segment2_tip_rotation_11_along_dq
             + cache.segment2_tip_rotation_01 * t716;
         let t750 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment3_base_velocity_v_x_along_dq * shared[9];
+            - 0.21132486540518713 * segment3_base_velocity_v_x_along_dq
+                * segment3_bend_y_rate;
         let t751 = t750 * cache.segment1_slice0_mass;
-        let t752 = shared[18] * segment3_slice0_local_momentum_f_x_along_dq;
+        let t752 = t7 * segment3_slice0_local_momentum_f_x_along_dq;
         let t753 = segment3_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment3_base_velocity_v_x_along_dq * shared[9];
+            - 0.7886751345948129 * segment3_base_velocity_v_x_along_dq
+                * segment3_bend_y_rate;
         let t754 = t753 * cache.segment1_slice0_mass;
         let t755 = t749 + t751 + t752 + t754;
         let t756 = cache.segment2_tip_rotation_01 * t755;
-        let t757 = segment2_tip_rotation_01_along_dq * shared[114];
+        let t757 = segment2_tip_rotation_01_along_dq * t103;
         let segment3_composite_force_f_x_along_dq = t725 + t726
             + link4_composite_force_f_x_along_dq + t756 + t757;
         let link3_inertia_h_x_along_dq = segment2_tip_position_x_along_dq * p.link_mass;
-        let link3_momentum_f_y_along_dq = shared[8] * link3_inertia_h_x_along_dq
+        let link3_momentum_f_y_along_dq = segment2_tip_velocity_w_z
+            * link3_inertia_h_x_along_dq
             + segment2_tip_velocity_v_y_along_dq * p.link_mass;
         let link3_composite_force_f_x_along_dq = p.link_mass
             * segment2_tip_bias_v_x_along_dq + segment3_composite_force_f_x_along_dq
-            - shared[14] * link3_inertia_h_y_along_dq
-            - shared[8] * link3_momentum_f_y_along_dq;
-        let t758 = segment1_tip_rotation_00_along_dq * shared[79];
+            - segment2_tip_bias_w_z * link3_inertia_h_y_along_dq
+            - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq;
+        let t758 = segment1_tip_rotation_00_along_dq * t66;
         let segment2_composite_force_f_x_along_dq = t691 + t705 + t713
             + link3_composite_force_f_x_along_dq + t758;
         let link2_composite_force_f_x_along_dq = p.link_mass
             * segment1_tip_bias_v_x_along_dq + segment2_composite_force_f_x_along_dq
-            - shared[3] * link2_momentum_f_y_along_dq
-            - link2_inertia_h_y_along_dq * shared[7];
-        let segment1_slice0_local_momentum_f_y_along_dq = shared[0]
+            - segment1_tip_velocity_w_z * link2_momentum_f_y_along_dq
+            - link2_inertia_h_y_along_dq * segment1_tip_bias_w_z;
+        let segment1_slice0_local_momentum_f_y_along_dq = segment1_bend_y_rate
             * segment1_slice0_local_bend_y_column_v_y_along_dq
             * cache.segment1_slice0_mass
-            + segment1_slice0_local_inertia_h_x_along_dq * shared[2];
-        let t759 = -(shared[2] * segment1_slice0_local_momentum_f_y_along_dq);
-        let t760 = -(shared[40] * segment1_slice1_local_inertia_h_y_along_dq);
-        let t761 = -(segment1_slice0_local_inertia_h_y_along_dq * shared[20]);
+            + segment1_slice0_local_inertia_h_x_along_dq * t1;
+        let t759 = -(t1 * segment1_slice0_local_momentum_f_y_along_dq);
+        let t760 = -(segment1_slice1_bias_w_z
+            * segment1_slice1_local_inertia_h_y_along_dq);
+        let t761 = -(segment1_slice0_local_inertia_h_y_along_dq
+            * segment1_slice0_bias_w_z);
         let segment1_slice1_local_subspace0_v_x_along_dq = p.channel_length
             * segment1_slice1_local_bend_y_column_v_x_along_dq;
-        let t762 = 0.7886751345948129 * t667 * shared[0] * shared[0]
+        let t762 = 0.7886751345948129 * t667 * segment1_bend_y_rate
+            * segment1_bend_y_rate
             + segment1_slice1_local_subspace0_v_x_along_dq * qdd[3]
-            + (0.9154022964417872 * segment1_slice1_bend_along_dq * shared[207]
-                * shared[35] + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t687
-                + 0.4905626121623441 * shared[34] * shared[206]
-                    * segment1_slice1_bend_along_dq
-                + 0.30513409881392906 * shared[206] * segment1_slice1_bend_along_dq
-                    * shared[35]
+            + (0.9154022964417872 * segment1_slice1_bend_along_dq * t192 * t18
+                + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t687
+                + 0.4905626121623441 * t17 * t190 * segment1_slice1_bend_along_dq
+                + 0.30513409881392906 * t190 * segment1_slice1_bend_along_dq * t18
                 + 0.9154022964417872 * cache.segment1_slice1_bend_c5 * t687
-                - 0.9154022964417872 * shared[208] * segment1_slice1_bend_along_dq
-                    * shared[35]
-                - 0.4905626121623441 * shared[34] * segment1_slice1_bend_along_dq
-                    * shared[205]
+                - 0.9154022964417872 * t193 * segment1_slice1_bend_along_dq * t18
+                - 0.4905626121623441 * t17 * segment1_slice1_bend_along_dq * t189
                 - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t687)
-            - shared[0] * qd[2] * segment1_slice1_local_bend_y_column_v_y_along_dq;
+            - segment1_bend_y_rate * qd[2]
+                * segment1_slice1_local_bend_y_column_v_y_along_dq;
         let t763 = t762 * cache.segment1_slice0_mass;
         let segment1_slice0_local_subspace0_v_x_along_dq = p.channel_length
             * segment1_slice0_local_bend_y_column_v_x_along_dq;
-        let t764 = 0.21132486540518713 * shared[0] * shared[0] * t672
-            + segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
-            + (0.0004214567416265345 * shared[212] * segment1_slice0_bend_along_dq
-                * shared[35]
+        let t764 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
+            * t672 + segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
+            + (0.0004214567416265345 * t197 * segment1_slice0_bend_along_dq * t18
                 + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t687
                 + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t687
-                + 0.009437387837655933 * shared[34] * shared[212]
-                    * segment1_slice0_bend_along_dq
-                + 0.0012643702248796036 * shared[214] * segment1_slice0_bend_along_dq
-                    * shared[35]
-                - 0.009437387837655933 * shared[34] * shared[211]
-                    * segment1_slice0_bend_along_dq
-                - 0.0012643702248796036 * shared[213] * segment1_slice0_bend_along_dq
-                    * shared[35]
+                + 0.009437387837655933 * t17 * t197 * segment1_slice0_bend_along_dq
+                + 0.0012643702248796036 * t200 * segment1_slice0_bend_along_dq * t18
+                - 0.009437387837655933 * t17 * t196 * segment1_slice0_bend_along_dq
+                - 0.0012643702248796036 * t198 * segment1_slice0_bend_along_dq * t18
                 - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t687)
-            - shared[0] * segment1_slice0_local_bend_y_column_v_y_along_dq * qd[2];
+            - segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_y_along_dq
+                * qd[2];
         let t765 = t764 * cache.segment1_slice0_mass;
-        let segment1_slice1_local_momentum_f_y_along_dq = shared[0]
+        let segment1_slice1_local_momentum_f_y_along_dq = segment1_bend_y_rate
             * cache.segment1_slice0_mass
             * segment1_slice1_local_bend_y_column_v_y_along_dq
-            + shared[1] * segment1_slice1_local_inertia_h_x_along_dq;
-        let t766 = -(segment1_slice1_local_momentum_f_y_along_dq * shared[1]);
+            + t0 * segment1_slice1_local_inertia_h_x_along_dq;
+        let t766 = -(segment1_slice1_local_momentum_f_y_along_dq * t0);
         let t767 = t759 + t760 + t761 + t763 + t765 + t766;
         let t768 = cache.cos_q2 * t767;
         let segment1_composite_force_f_x_along_dq = t679
             + link2_composite_force_f_x_along_dq + t768;
-        let t769 = segment1_tip_rotation_11_along_dq * shared[68];
+        let t769 = segment1_tip_rotation_11_along_dq * t51;
         let t770 = t704 * cache.segment1_tip_rotation_10;
         let t771 = cache.segment2_tip_rotation_10 * t724;
         let segment4_tip_subspace0_v_x_along_dq = segment3_tip_rotation_01_along_dq
             * cache.segment4_tip_local_subspace0_v_y
             + p.channel_length * segment3_tip_position_y_along_dq
             + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq;
-        let segment4_tip_bias_v_y_along_dq = segment3_tip_rotation_10_along_dq
-            * shared[153] + segment3_tip_bias_v_y_along_dq
-            + shared[152] * segment3_tip_rotation_11_along_dq
-            + qd[6] * segment4_tip_subspace0_v_x_along_dq * shared[11]
-            - segment3_tip_velocity_v_x_along_dq * shared[10]
+        let segment4_tip_bias_v_y_along_dq = segment3_tip_rotation_10_along_dq * t143
+            + segment3_tip_bias_v_y_along_dq + t142 * segment3_tip_rotation_11_along_dq
+            + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
+            - segment3_tip_velocity_v_x_along_dq * segment4_bend_y_rate
             - segment3_tip_position_x_along_dq * p.channel_length * qdd[6];
         let segment4_tip_velocity_v_x_along_dq = segment3_tip_velocity_v_x_along_dq
             + qd[6] * segment4_tip_subspace0_v_x_along_dq;
         let link5_momentum_f_x_along_dq = p.link_mass
             * segment4_tip_velocity_v_x_along_dq
-            - shared[12] * link5_inertia_h_y_along_dq;
-        let link5_composite_force_f_y_along_dq = link5_inertia_h_x_along_dq * shared[19]
-            + p.link_mass * segment4_tip_bias_v_y_along_dq
-            + shared[12] * link5_momentum_f_x_along_dq;
+            - segment4_tip_velocity_w_z * link5_inertia_h_y_along_dq;
+        let link5_composite_force_f_y_along_dq = link5_inertia_h_x_along_dq
+            * segment4_tip_bias_w_z + p.link_mass * segment4_tip_bias_v_y_along_dq
+            + segment4_tip_velocity_w_z * link5_momentum_f_x_along_dq;
         let t772 = t738 * cache.segment3_tip_rotation_11;
-        let t773 = shared[149] * segment3_tip_rotation_11_along_dq;
+        let t773 = t140 * segment3_tip_rotation_11_along_dq;
         let t774 = t747 * cache.segment3_tip_rotation_10;
-        let t775 = segment3_tip_rotation_10_along_dq * shared[139];
+        let t775 = segment3_tip_rotation_10_along_dq * t125;
         let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq
             + t772 + t773 + t774 + t775;
         let link4_momentum_f_x_along_dq = segment3_tip_velocity_v_x_along_dq
-            * p.link_mass - link4_inertia_h_y_along_dq * shared[11];
+            * p.link_mass - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
         let link4_composite_force_f_y_along_dq = segment4_composite_force_f_y_along_dq
-            + link4_momentum_f_x_along_dq * shared[11]
-            + link4_inertia_h_x_along_dq * shared[15]
+            + link4_momentum_f_x_along_dq * segment3_tip_velocity_w_z
+            + link4_inertia_h_x_along_dq * segment3_tip_bias_w_z
             + segment3_tip_bias_v_y_along_dq * p.link_mass;
-        let t776 = segment2_tip_rotation_10_along_dq * shared[104];
-        let t777 = shared[114] * segment2_tip_rotation_11_along_dq;
+        let t776 = segment2_tip_rotation_10_along_dq * t88;
+        let t777 = t103 * segment2_tip_rotation_11_along_dq;
         let t778 = t755 * cache.segment2_tip_rotation_11;
         let segment3_composite_force_f_y_along_dq = t771
             + link4_composite_force_f_y_along_dq + t776 + t777 + t778;
         let link3_momentum_f_x_along_dq = segment2_tip_velocity_v_x_along_dq
-            * p.link_mass - shared[8] * link3_inertia_h_y_along_dq;
+            * p.link_mass - segment2_tip_velocity_w_z * link3_inertia_h_y_along_dq;
         let link3_composite_force_f_y_along_dq = segment3_composite_force_f_y_along_dq
-            + shared[8] * link3_momentum_f_x_along_dq
-            + link3_inertia_h_x_along_dq * shared[14]
+            + segment2_tip_velocity_w_z * link3_momentum_f_x_along_dq
+            + link3_inertia_h_x_along_dq * segment2_tip_bias_w_z
             + p.link_mass * segment2_tip_bias_v_y_along_dq;
-        let t779 = segment1_tip_rotation_10_along_dq * shared[79];
+        let t779 = segment1_tip_rotation_10_along_dq * t66;
         let t780 = cache.segment1_tip_rotation_11 * t712;
         let segment2_composite_force_f_y_along_dq = t769 + t770
             + link3_composite_force_f_y_along_dq + t779 + t780;
         let link2_momentum_f_x_along_dq = p.link_mass
             * segment1_tip_velocity_v_x_along_dq
-            - shared[3] * link2_inertia_h_y_along_dq;
+            - segment1_tip_velocity_w_z * link2_inertia_h_y_along_dq;
         let link2_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
-            + link2_momentum_f_x_along_dq * shared[3]
-            + link2_inertia_h_x_along_dq * shared[7]
+            + link2_momentum_f_x_along_dq * segment1_tip_velocity_w_z
+            + link2_inertia_h_x_along_dq * segment1_tip_bias_w_z
             + segment1_tip_bias_v_y_along_dq * p.link_mass;
         let t781 = cache.cos_q2 * t678;
         let t782 = cache.sin_q2 * t767;
         let segment1_composite_force_f_y_along_dq = link2_composite_force_f_y_along_dq
             + t781 + t782;
-        let t783 = shared[159] * segment1_slice1_local_inertia_h_x_along_dq;
-        let t784 = shared[162] * segment1_slice0_local_inertia_h_x_along_dq;
-        let t785 = segment1_slice1_local_momentum_f_y_along_dq * shared[160];
-        let t786 = -(shared[77] * segment2_slice0_local_momentum_f_x_along_dq);
+        let t783 = t144 * segment1_slice1_local_inertia_h_x_along_dq;
+        let t784 = t150 * segment1_slice0_local_inertia_h_x_along_dq;
+        let t785 = segment1_slice1_local_momentum_f_y_along_dq * t148;
+        let t786 = -(t63 * segment2_slice0_local_momentum_f_x_along_dq);
         let t787 = t708 * cache.segment2_slice0_local_inertia_h_x;
         let t788 = -(cache.segment3_slice0_local_inertia_h_y * t718);
         let t789 = -(cache.segment4_slice0_local_inertia_h_y * t741);
-        let t790 = shared[136] * segment4_base_velocity_v_x_along_dq;
+        let t790 = segment4_slice0_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
         let t791 = -(cache.segment4_slice1_local_inertia_h_y * t744);
-        let t792 = shared[145] * segment4_slice0_local_momentum_f_y_along_dq;
+        let t792 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
         let t793 = cache.segment4_slice0_local_inertia_h_x * t733;
-        let t794 = -(segment4_base_velocity_v_y_along_dq * shared[148]);
+        let t794 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice0_local_momentum_f_x);
         let link5_inertia_i_22_along_dq = p.link_mass
             * (2.0 * segment4_tip_position_x_along_dq * cache.segment4_tip_position_x
                 + 2.0 * segment4_tip_position_y_along_dq
                     * cache.segment4_tip_position_y);
-        let link5_composite_force_n_z_along_dq = shared[175]
+        let link5_composite_force_n_z_along_dq = link5_momentum_f_y
             * segment4_tip_velocity_v_x_along_dq
             + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            + link5_inertia_h_x_along_dq * shared[154]
-            + link5_momentum_f_y_along_dq * shared[150]
-            + link5_inertia_i_22_along_dq * shared[19]
-            - link5_inertia_h_y_along_dq * shared[173]
-            - shared[174] * link5_momentum_f_x_along_dq
-            - shared[151] * segment4_tip_velocity_v_y_along_dq
+            + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
+            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
+            + link5_inertia_i_22_along_dq * segment4_tip_bias_w_z
+            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
+            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
+            - link5_momentum_f_x * segment4_tip_velocity_v_y_along_dq
             - cache.link5_inertia_h_y * segment4_tip_bias_v_x_along_dq;
-        let t795 = -(segment4_slice0_local_momentum_f_x_along_dq * shared[135]);
-        let t796 = -(segment4_slice0_local_momentum_f_x_along_dq * shared[123]);
+        let t795 = -(segment4_slice0_local_momentum_f_x_along_dq * t120);
+        let t796 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
         let t797 = cache.segment4_slice1_local_inertia_h_x * t735;
-        let t798 = -(shared[146] * segment4_base_velocity_v_y_along_dq);
-        let t799 = shared[147] * segment4_slice0_local_momentum_f_y_along_dq;
-        let t800 = segment4_base_velocity_v_x_along_dq * shared[124];
+        let t798 = -(segment4_slice1_local_momentum_f_x
+            * segment4_base_velocity_v_y_along_dq);
+        let t799 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
+        let t800 = segment4_base_velocity_v_x_along_dq
+            * segment4_slice1_local_momentum_f_y;
         let segment4_composite_force_n_z_along_dq = t789 + t790 + t791 + t792 + t793
             + t794 + link5_composite_force_n_z_along_dq
             + cache.segment3_tip_position_x * (t772 + t773 + t774 + t775) + t795
-            + shared[170] * segment3_tip_position_x_along_dq + t796 + t797 + t798 + t799
-            + t800 - segment3_tip_position_y_along_dq * shared[187]
+            + t158 * segment3_tip_position_x_along_dq + t796 + t797 + t798 + t799 + t800
+            - segment3_tip_position_y_along_dq * t171
             - cache.segment3_tip_position_y * (t727 + t739 + t740 + t748);
         let link4_inertia_i_22_along_dq = (2.0 * cache.segment3_tip_position_y
             * segment3_tip_position_y_along_dq
@@ -7194,103 +6850,116 @@ fn inverse_dynamics_position_derivatives_into_group_3(
             * p.link_mass;
         let link4_composite_force_n_z_along_dq = cache.link4_inertia_h_x
             * segment3_tip_bias_v_y_along_dq + segment4_composite_force_n_z_along_dq
-            + shared[115] * link4_momentum_f_y_along_dq
-            + link4_inertia_i_22_along_dq * shared[15]
-            + shared[119] * link4_inertia_h_x_along_dq
-            + segment3_tip_velocity_v_x_along_dq * shared[172]
-            - shared[131] * link4_inertia_h_y_along_dq
-            - shared[121] * link4_momentum_f_x_along_dq
+            + segment3_tip_velocity_v_x * link4_momentum_f_y_along_dq
+            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
+            + segment3_tip_bias_v_y * link4_inertia_h_x_along_dq
+            + segment3_tip_velocity_v_x_along_dq * link4_momentum_f_y
+            - segment3_tip_bias_v_x * link4_inertia_h_y_along_dq
+            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
             - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq
-            - shared[116] * segment3_tip_velocity_v_y_along_dq;
+            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq;
         let t801 = t750 * cache.segment3_slice0_local_inertia_h_x;
         let t802 = t753 * cache.segment3_slice1_local_inertia_h_x;
-        let t803 = -(shared[100] * segment3_slice0_local_momentum_f_x_along_dq);
-        let t804 = -(shared[113] * segment3_base_velocity_v_y_along_dq);
-        let t805 = shared[112] * segment3_slice0_local_momentum_f_y_along_dq;
-        let t806 = segment3_base_velocity_v_x_along_dq * shared[101];
-        let t807 = segment3_slice0_local_momentum_f_y_along_dq * shared[105];
-        let t808 = -(segment3_base_velocity_v_y_along_dq * shared[106]);
-        let t809 = -(segment3_slice0_local_momentum_f_x_along_dq * shared[98]);
+        let t803 = -(t83 * segment3_slice0_local_momentum_f_x_along_dq);
+        let t804 = -(segment3_slice0_local_momentum_f_x
+            * segment3_base_velocity_v_y_along_dq);
+        let t805 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
+        let t806 = segment3_base_velocity_v_x_along_dq
+            * segment3_slice1_local_momentum_f_y;
+        let t807 = segment3_slice0_local_momentum_f_y_along_dq * t90;
+        let t808 = -(segment3_base_velocity_v_y_along_dq
+            * segment3_slice1_local_momentum_f_x);
+        let t809 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
         let t810 = -(t721 * cache.segment3_slice1_local_inertia_h_y);
-        let t811 = segment3_base_velocity_v_x_along_dq * shared[99];
+        let t811 = segment3_base_velocity_v_x_along_dq
+            * segment3_slice0_local_momentum_f_y;
         let segment3_composite_force_n_z_along_dq = t788
             + (t771 + t776 + t777 + t778) * cache.segment2_tip_position_x
             + link4_composite_force_n_z_along_dq + t801 + t802 + t803 + t804 + t805
-            + t806 + t807 + segment2_tip_position_x_along_dq * shared[171] + t808 + t809
-            + t810 + t811 - (t725 + t726 + t756 + t757) * cache.segment2_tip_position_y
-            - shared[186] * segment2_tip_position_y_along_dq;
+            + t806 + t807 + segment2_tip_position_x_along_dq * t159 + t808 + t809 + t810
+            + t811 - (t725 + t726 + t756 + t757) * cache.segment2_tip_position_y
+            - t170 * segment2_tip_position_y_along_dq;
         let link3_inertia_i_22_along_dq = (2.0 * cache.segment2_tip_position_x
             * segment2_tip_position_x_along_dq
             + 2.0 * segment2_tip_position_y_along_dq * cache.segment2_tip_position_y)
             * p.link_mass;
         let link3_composite_force_n_z_along_dq = segment3_composite_force_n_z_along_dq
-            + shared[84] * link3_inertia_h_x_along_dq
-            + link3_inertia_i_22_along_dq * shared[14]
+            + segment2_tip_bias_v_y * link3_inertia_h_x_along_dq
+            + link3_inertia_i_22_along_dq * segment2_tip_bias_w_z
             + cache.link3_inertia_h_x * segment2_tip_bias_v_y_along_dq
-            + link3_momentum_f_y_along_dq * shared[80]
-            + segment2_tip_velocity_v_x_along_dq * shared[178]
+            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
+            + segment2_tip_velocity_v_x_along_dq * link3_momentum_f_y
             - cache.link3_inertia_h_y * segment2_tip_bias_v_x_along_dq
-            - shared[81] * segment2_tip_velocity_v_y_along_dq
-            - shared[94] * link3_inertia_h_y_along_dq
-            - shared[86] * link3_momentum_f_x_along_dq;
+            - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
+            - segment2_tip_bias_v_x * link3_inertia_h_y_along_dq
+            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq;
         let t812 = -(cache.segment2_slice0_local_inertia_h_y * t702);
-        let t813 = shared[56] * segment2_slice0_local_momentum_f_y_along_dq;
-        let t814 = segment2_base_velocity_v_x_along_dq * shared[78];
+        let t813 = t38 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t814 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice1_local_momentum_f_y;
         let t815 = -(t699 * cache.segment2_slice1_local_inertia_h_y);
-        let t816 = -(shared[55] * segment2_base_velocity_v_y_along_dq);
-        let t817 = shared[70] * segment2_base_velocity_v_x_along_dq;
+        let t816 = -(segment2_slice1_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t817 = segment2_slice0_local_momentum_f_y
+            * segment2_base_velocity_v_x_along_dq;
         let t818 = cache.segment2_slice1_local_inertia_h_x * t710;
-        let t819 = -(segment2_slice0_local_momentum_f_x_along_dq * shared[69]);
-        let t820 = shared[54] * segment2_slice0_local_momentum_f_y_along_dq;
-        let t821 = -(shared[57] * segment2_base_velocity_v_y_along_dq);
+        let t819 = -(segment2_slice0_local_momentum_f_x_along_dq * t54);
+        let t820 = t36 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t821 = -(segment2_slice0_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
         let segment2_composite_force_n_z_along_dq = t786 + t787
             + link3_composite_force_n_z_along_dq + t812 + t813 + t814 + t815 + t816
-            + segment1_tip_position_x_along_dq * shared[169] + t817
+            + segment1_tip_position_x_along_dq * t157 + t817
             + cache.segment1_tip_position_x * (t769 + t770 + t779 + t780) + t818 + t819
-            + t820 + t821 - segment1_tip_position_y_along_dq * shared[185]
+            + t820 + t821 - segment1_tip_position_y_along_dq * t169
             - (t691 + t705 + t713 + t758) * cache.segment1_tip_position_y;
         let link2_inertia_i_22_along_dq = p.link_mass
             * (2.0 * segment1_tip_position_x_along_dq * cache.segment1_tip_position_x
                 + 2.0 * cache.segment1_tip_position_y
                     * segment1_tip_position_y_along_dq);
         let link2_composite_force_n_z_along_dq = segment2_composite_force_n_z_along_dq
-            + segment1_tip_velocity_v_x_along_dq * shared[180]
-            + shared[7] * link2_inertia_i_22_along_dq
-            + link2_inertia_h_x_along_dq * shared[47]
+            + segment1_tip_velocity_v_x_along_dq * link2_momentum_f_y
+            + segment1_tip_bias_w_z * link2_inertia_i_22_along_dq
+            + link2_inertia_h_x_along_dq * segment1_tip_bias_v_y
             + segment1_tip_bias_v_y_along_dq * cache.link2_inertia_h_x
-            + link2_momentum_f_y_along_dq * shared[48]
+            + link2_momentum_f_y_along_dq * segment1_tip_velocity_v_x
             - cache.link2_inertia_h_y * segment1_tip_bias_v_x_along_dq
-            - link2_momentum_f_x_along_dq * shared[51]
-            - shared[58] * link2_inertia_h_y_along_dq
-            - segment1_tip_velocity_v_y_along_dq * shared[49];
-        let t822 = -(shared[0] * segment1_slice1_local_bend_y_column_v_y_along_dq
-            * shared[161]);
-        let t823 = shared[0] * segment1_slice1_local_bend_y_column_v_x_along_dq
-            * shared[26];
+            - link2_momentum_f_x_along_dq * segment1_tip_velocity_v_y
+            - segment1_tip_bias_v_x * link2_inertia_h_y_along_dq
+            - segment1_tip_velocity_v_y_along_dq * link2_momentum_f_x;
+        let t822 = -(segment1_bend_y_rate
+            * segment1_slice1_local_bend_y_column_v_y_along_dq
+            * segment1_slice1_local_momentum_f_x);
+        let t823 = segment1_bend_y_rate
+            * segment1_slice1_local_bend_y_column_v_x_along_dq
+            * segment1_slice1_local_momentum_f_y;
         let segment1_slice1_local_inertia_i_22_along_dq = (2.0
             * cache.segment1_slice1_local_com_y * segment1_slice1_local_com_y_along_dq
             + 2.0 * segment1_slice1_local_com_x_along_dq
                 * cache.segment1_slice1_local_com_x) * cache.segment1_slice0_mass;
-        let t824 = segment1_slice1_local_inertia_i_22_along_dq * shared[40];
+        let t824 = segment1_slice1_local_inertia_i_22_along_dq
+            * segment1_slice1_bias_w_z;
         let t825 = t668 * cache.segment1_slice1_local_inertia_h_x;
-        let t826 = -(shared[36] * segment1_slice1_local_inertia_h_y_along_dq);
-        let t827 = -(segment1_slice0_local_inertia_h_y_along_dq * shared[39]);
+        let t826 = -(t19 * segment1_slice1_local_inertia_h_y_along_dq);
+        let t827 = -(segment1_slice0_local_inertia_h_y_along_dq * t23);
         let segment1_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
             * (2.0 * segment1_slice0_local_com_x_along_dq
                 * cache.segment1_slice0_local_com_x
                 + 2.0 * cache.segment1_slice0_local_com_y
                     * segment1_slice0_local_com_y_along_dq);
-        let t828 = shared[20] * segment1_slice0_local_inertia_i_22_along_dq;
+        let t828 = segment1_slice0_bias_w_z
+            * segment1_slice0_local_inertia_i_22_along_dq;
         let t829 = -(t764 * cache.segment1_slice0_local_inertia_h_y);
-        let t830 = shared[163] * segment1_slice0_local_momentum_f_y_along_dq;
-        let t831 = -(segment1_slice1_local_momentum_f_x_along_dq * shared[25]);
+        let t830 = t152 * segment1_slice0_local_momentum_f_y_along_dq;
+        let t831 = -(segment1_slice1_local_momentum_f_x_along_dq * t11);
         let t832 = cache.segment1_slice0_local_inertia_h_x * t673;
         let t833 = -(t762 * cache.segment1_slice1_local_inertia_h_y);
-        let t834 = shared[38] * shared[0]
+        let t834 = segment1_slice0_local_momentum_f_y * segment1_bend_y_rate
             * segment1_slice0_local_bend_y_column_v_x_along_dq;
-        let t835 = -(shared[37] * segment1_slice0_local_momentum_f_x_along_dq);
-        let t836 = -(shared[0] * segment1_slice0_local_bend_y_column_v_y_along_dq
-            * shared[164]);
+        let t835 = -(t21 * segment1_slice0_local_momentum_f_x_along_dq);
+        let t836 = -(segment1_bend_y_rate
+            * segment1_slice0_local_bend_y_column_v_y_along_dq
+            * segment1_slice0_local_momentum_f_x);
         let segment1_composite_force_n_z_along_dq = t783 + t784 + t785
             + link2_composite_force_n_z_along_dq + t822 + t823 + t824 + t825 + t826
             + t827 + t828 + t829 + t830 + t831 + t832 + q[0] * (t781 + t782) + t833
@@ -7300,18 +6969,19 @@ fn inverse_dynamics_position_derivatives_into_group_3(
         position[(2, j)] = segment1_composite_force_n_z_along_dq
             + q[1] * segment1_composite_force_f_x_along_dq
             + segment1_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
-        position[(3, j)] = shared[158] * segment1_tip_subspace0_v_y_along_dq
+        position[(3, j)] = link2_composite_force_f_y
+            * segment1_tip_subspace0_v_y_along_dq
             + p.channel_length
-                * (shared[223] * segment1_slice1_local_bend_y_column_v_x_along_dq
-                    + shared[224] * segment1_slice0_local_bend_y_column_v_x_along_dq
+                * (t210 * segment1_slice1_local_bend_y_column_v_x_along_dq
+                    + t211 * segment1_slice0_local_bend_y_column_v_x_along_dq
                     + cache.segment1_slice1_local_bend_y_column_v_y
                         * (t669 + t670 + t675)
-                    + shared[225] * segment1_slice1_local_bend_y_column_v_y_along_dq
+                    + t212 * segment1_slice1_local_bend_y_column_v_y_along_dq
                     + 0.21132486540518713
                         * (t784 + t827 + t828 + t829 + t830 + t832 + t834 + t835 + t836)
                     + (t759 + t761 + t765)
                         * cache.segment1_slice0_local_bend_y_column_v_x
-                    + shared[226] * segment1_slice0_local_bend_y_column_v_y_along_dq
+                    + t213 * segment1_slice0_local_bend_y_column_v_y_along_dq
                     + cache.segment1_slice1_local_bend_y_column_v_x
                         * (t760 + t763 + t766)
                     + (t674 + t676 + t677)
@@ -7320,12 +6990,12 @@ fn inverse_dynamics_position_derivatives_into_group_3(
                         * (t783 + t785 + t822 + t823 + t824 + t825 + t826 + t831 + t833))
             + link2_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x
             + p.segment1_stiffness * dq[3]
-            + segment1_tip_subspace0_v_x_along_dq * shared[181]
+            + segment1_tip_subspace0_v_x_along_dq * link2_composite_force_f_x
             + link2_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y
             + link2_composite_force_n_z_along_dq * p.channel_length;
         position[(4, j)] = link3_composite_force_n_z_along_dq * p.channel_length
             + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq
-            + shared[179] * segment2_tip_subspace0_v_x_along_dq
+            + link3_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq
             + link3_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y
             + p.channel_length
                 * (0.21132486540518713 * (t787 + t812 + t813 + t817 + t819 + t821)
@@ -7334,7 +7004,7 @@ fn inverse_dynamics_position_derivatives_into_group_3(
                     + (t706 + t711) * cache.segment2_slice1_local_bend_y_column_v_y
                     + 0.7886751345948129 * (t786 + t814 + t815 + t816 + t818 + t820)
                     + cache.segment2_slice1_local_bend_y_column_v_x * (t695 + t700))
-            + segment2_tip_subspace0_v_y_along_dq * shared[157];
+            + segment2_tip_subspace0_v_y_along_dq * link3_composite_force_f_y;
         position[(5, j)] = p.channel_length
             * (0.7886751345948129 * (t802 + t803 + t806 + t807 + t808 + t810)
                 + cache.segment3_slice0_local_bend_y_column_v_y * (t749 + t751)
@@ -7343,8 +7013,8 @@ fn inverse_dynamics_position_derivatives_into_group_3(
                 + cache.segment3_slice0_local_bend_y_column_v_x * (t719 + t720)
                 + 0.21132486540518713 * (t788 + t801 + t804 + t805 + t809 + t811))
             + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
-            + segment3_tip_subspace0_v_y_along_dq * shared[156]
-            + segment3_tip_subspace0_v_x_along_dq * shared[177]
+            + segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y
+            + segment3_tip_subspace0_v_x_along_dq * link4_composite_force_f_x
             + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq
             + link4_composite_force_n_z_along_dq * p.channel_length;
         position[(6, j)] = p.channel_length
@@ -7355,25 +7025,11 @@ fn inverse_dynamics_position_derivatives_into_group_3(
                 + 0.21132486540518713 * (t789 + t790 + t793 + t794 + t795 + t799)
                 + (t734 + t737) * cache.segment4_slice0_local_bend_y_column_v_y)
             + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
-            + segment4_tip_subspace0_v_y_along_dq * shared[155]
-            + segment4_tip_subspace0_v_x_along_dq * shared[176]
+            + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y
+            + segment4_tip_subspace0_v_x_along_dq * link5_composite_force_f_x
             + p.channel_length * link5_composite_force_n_z_along_dq
             + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq;
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [4];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_4(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 293],
-) {
     for j in [4] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -7383,135 +7039,122 @@ fn inverse_dynamics_position_derivatives_into_group_4(
         let segment2_slice0_bend_along_dq = 0.044658198738520456
             * segment2_bend_squared_along_dq;
         let t837 = segment2_bend_y_along_dq * p.channel_length;
-        let segment2_slice0_local_com_y_along_dq = 0.044658198738520456 * shared[227]
-            * segment2_slice0_bend_along_dq * shared[61]
+        let segment2_slice0_local_com_y_along_dq = 0.044658198738520456 * t214
+            * segment2_slice0_bend_along_dq * t42
             + 0.044658198738520456 * cache.segment2_slice0_bend_c2 * t837;
         let t838 = 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t837
-            + 0.009437387837655933 * shared[228] * segment2_slice0_bend_along_dq
-                * shared[61]
+            + 0.009437387837655933 * t215 * segment2_slice0_bend_along_dq * t42
             - 0.009437387837655933 * cache.segment2_slice0_bend_c2 * t837
-            - 0.009437387837655933 * shared[227] * segment2_slice0_bend_along_dq
-                * shared[61];
+            - 0.009437387837655933 * t214 * segment2_slice0_bend_along_dq * t42;
         let segment2_slice0_local_bend_y_column_v_x_along_dq = 0.21132486540518713
             * segment2_slice0_local_com_y_along_dq + t838;
         let segment2_slice0_local_inertia_h_y_along_dq = segment2_slice0_local_com_y_along_dq
             * cache.segment1_slice0_mass;
         let segment2_slice0_local_momentum_f_x_along_dq = segment2_slice0_local_bend_y_column_v_x_along_dq
-            * cache.segment1_slice0_mass * shared[4]
-            - segment2_slice0_local_inertia_h_y_along_dq * shared[5];
-        let t839 = shared[5] * segment2_slice0_local_momentum_f_x_along_dq;
+            * cache.segment1_slice0_mass * segment2_bend_y_rate
+            - segment2_slice0_local_inertia_h_y_along_dq * t2;
+        let t839 = t2 * segment2_slice0_local_momentum_f_x_along_dq;
         let segment2_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
-            * shared[229] * segment2_slice0_bend_along_dq;
+            * t216 * segment2_slice0_bend_along_dq;
         let t840 = p.channel_length * segment2_bend_squared_along_dq;
-        let t841 = 0.00398870942913838 * segment2_slice0_bend_along_dq * shared[72]
-            * shared[230] + 0.00398870942913838 * t840 * cache.segment2_slice0_bend_c4
-            + 0.044658198738520456 * p.channel_length * shared[227]
+        let t841 = 0.00398870942913838 * segment2_slice0_bend_along_dq * t56 * t217
+            + 0.00398870942913838 * t840 * cache.segment2_slice0_bend_c4
+            + 0.044658198738520456 * p.channel_length * t214
                 * segment2_slice0_bend_along_dq
             - 0.00199435471456919 * t840 * cache.segment2_slice0_bend_c3
-            - 0.00199435471456919 * shared[228] * segment2_slice0_bend_along_dq
-                * shared[72];
+            - 0.00199435471456919 * t215 * segment2_slice0_bend_along_dq * t56;
         let segment2_slice0_local_bend_y_column_v_y_along_dq = t841
             - 0.21132486540518713 * segment2_slice0_local_com_x_along_dq;
         let segment2_slice0_local_subspace0_v_y_along_dq = segment2_slice0_local_bend_y_column_v_y_along_dq
             * p.channel_length;
-        let t842 = shared[62] * p.channel_length
-            * (3.0 * segment2_bend_y_along_dq * shared[71]);
-        let t843 = shared[62] * segment2_bend_y_along_dq * p.channel_length;
-        let t844 = segment2_slice0_local_bend_y_column_v_x_along_dq * shared[3]
-            * shared[4] + segment2_slice0_local_subspace0_v_y_along_dq * qdd[4]
+        let t842 = t43 * p.channel_length
+            * (3.0 * segment2_bend_y_along_dq * segment2_bend_squared);
+        let t843 = t43 * segment2_bend_y_along_dq * p.channel_length;
+        let t844 = segment2_slice0_local_bend_y_column_v_x_along_dq
+            * segment1_tip_velocity_w_z * segment2_bend_y_rate
+            + segment2_slice0_local_subspace0_v_y_along_dq * qdd[4]
             + (0.0007125143135866891 * t842 * cache.segment2_slice0_bend_c6
                 + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t843
-                + 0.00008906428919833614 * shared[63] * segment2_slice0_bend_along_dq
-                    * shared[230]
-                + 0.01196612828741514 * segment2_slice0_bend_along_dq * shared[64]
-                    * shared[230]
+                + 0.00008906428919833614 * t44 * segment2_slice0_bend_along_dq * t217
+                + 0.01196612828741514 * segment2_slice0_bend_along_dq * t45 * t217
                 + 0.00008906428919833614 * t842 * cache.segment2_slice0_bend_c4
-                + 0.0007125143135866891 * shared[63] * segment2_slice0_bend_along_dq
-                    * shared[232]
-                - 0.0004453214459916807 * shared[63] * segment2_slice0_bend_along_dq
-                    * shared[231]
-                - 0.00598306414370757 * shared[228] * segment2_slice0_bend_along_dq
-                    * shared[64]
+                + 0.0007125143135866891 * t44 * segment2_slice0_bend_along_dq * t220
+                - 0.0004453214459916807 * t44 * segment2_slice0_bend_along_dq * t219
+                - 0.00598306414370757 * t215 * segment2_slice0_bend_along_dq * t45
                 - 0.0004453214459916807 * cache.segment2_slice0_bend_c5 * t842
                 - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t843)
-            - 0.21132486540518713 * shared[4] * shared[4] * t838;
+            - 0.21132486540518713 * segment2_bend_y_rate * segment2_bend_y_rate * t838;
         let t845 = t844 * cache.segment1_slice0_mass;
         let segment2_slice1_bend_along_dq = 0.6220084679281462
             * segment2_bend_squared_along_dq;
         let segment2_slice1_local_com_y_along_dq = 0.6220084679281462 * t837
             * cache.segment2_slice1_bend_c2
-            + 0.6220084679281462 * shared[61] * segment2_slice1_bend_along_dq
-                * shared[233];
+            + 0.6220084679281462 * t42 * segment2_slice1_bend_along_dq * t221;
         let segment2_slice1_local_inertia_h_y_along_dq = segment2_slice1_local_com_y_along_dq
             * cache.segment1_slice0_mass;
-        let t846 = 0.4905626121623441 * shared[61] * segment2_slice1_bend_along_dq
-            * shared[234] + 0.4905626121623441 * cache.segment2_slice1_bend_c3 * t837
-            - 0.4905626121623441 * shared[61] * segment2_slice1_bend_along_dq
-                * shared[233]
+        let t846 = 0.4905626121623441 * t42 * segment2_slice1_bend_along_dq * t222
+            + 0.4905626121623441 * cache.segment2_slice1_bend_c3 * t837
+            - 0.4905626121623441 * t42 * segment2_slice1_bend_along_dq * t221
             - 0.4905626121623441 * t837 * cache.segment2_slice1_bend_c2;
         let segment2_slice1_local_bend_y_column_v_x_along_dq = 0.7886751345948129
             * segment2_slice1_local_com_y_along_dq + t846;
         let segment2_slice1_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
-            * segment2_slice1_local_bend_y_column_v_x_along_dq * shared[4]
-            - segment2_slice1_local_inertia_h_y_along_dq * shared[6];
-        let t847 = segment2_slice1_local_momentum_f_x_along_dq * shared[6];
+            * segment2_slice1_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate
+            - segment2_slice1_local_inertia_h_y_along_dq * t3;
+        let t847 = segment2_slice1_local_momentum_f_x_along_dq * t3;
         let segment2_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
-            * shared[235] * segment2_slice1_bend_along_dq;
+            * t223 * segment2_slice1_bend_along_dq;
         let t848 = 0.6220084679281462 * p.channel_length * segment2_slice1_bend_along_dq
-            * shared[233]
-            + 0.7737890683486395 * shared[236] * segment2_slice1_bend_along_dq
-                * shared[72] + 0.7737890683486395 * t840 * cache.segment2_slice1_bend_c4
-            - 0.38689453417431974 * segment2_slice1_bend_along_dq * shared[72]
-                * shared[234]
+            * t221 + 0.7737890683486395 * t224 * segment2_slice1_bend_along_dq * t56
+            + 0.7737890683486395 * t840 * cache.segment2_slice1_bend_c4
+            - 0.38689453417431974 * segment2_slice1_bend_along_dq * t56 * t222
             - 0.38689453417431974 * t840 * cache.segment2_slice1_bend_c3;
         let segment2_slice1_local_bend_y_column_v_y_along_dq = t848
             - 0.7886751345948129 * segment2_slice1_local_com_x_along_dq;
         let segment2_slice1_local_subspace0_v_y_along_dq = p.channel_length
             * segment2_slice1_local_bend_y_column_v_y_along_dq;
         let t849 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
-            + shared[3] * segment2_slice1_local_bend_y_column_v_x_along_dq * shared[4]
-            + (2.3213672050459184 * shared[236] * segment2_slice1_bend_along_dq
-                * shared[64] + 2.3213672050459184 * t843 * cache.segment2_slice1_bend_c4
-                + 1.9252134116123394 * shared[63] * shared[237]
-                    * segment2_slice1_bend_along_dq
+            + segment1_tip_velocity_w_z
+                * segment2_slice1_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate
+            + (2.3213672050459184 * t224 * segment2_slice1_bend_along_dq * t45
+                + 2.3213672050459184 * t843 * cache.segment2_slice1_bend_c4
+                + 1.9252134116123394 * t44 * t226 * segment2_slice1_bend_along_dq
                 + 0.24065167645154242 * t842 * cache.segment2_slice1_bend_c4
-                + 0.24065167645154242 * shared[236] * shared[63]
-                    * segment2_slice1_bend_along_dq
+                + 0.24065167645154242 * t224 * t44 * segment2_slice1_bend_along_dq
                 + 1.9252134116123394 * t842 * cache.segment2_slice1_bend_c6
                 - 1.203258382257712 * t842 * cache.segment2_slice1_bend_c5
-                - 1.1606836025229592 * segment2_slice1_bend_along_dq * shared[64]
-                    * shared[234]
+                - 1.1606836025229592 * segment2_slice1_bend_along_dq * t45 * t222
                 - 1.1606836025229592 * t843 * cache.segment2_slice1_bend_c3
-                - 1.203258382257712 * shared[63] * segment2_slice1_bend_along_dq
-                    * shared[238]) - 0.7886751345948129 * t846 * shared[4] * shared[4];
+                - 1.203258382257712 * t44 * segment2_slice1_bend_along_dq * t227)
+            - 0.7886751345948129 * t846 * segment2_bend_y_rate * segment2_bend_y_rate;
         let t850 = t849 * cache.segment1_slice0_mass;
         let segment2_slice1_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
             * segment2_slice1_local_com_x_along_dq;
-        let t851 = shared[67] * segment2_slice1_local_inertia_h_x_along_dq;
+        let t851 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
         let segment2_slice0_local_inertia_h_x_along_dq = segment2_slice0_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t852 = shared[50] * segment2_slice0_local_inertia_h_x_along_dq;
+        let t852 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_h_x_along_dq;
         let t853 = t839 + t845 + t847 + t850 + t851 + t852;
         let t854 = t853 * cache.segment1_tip_rotation_01;
-        let t855 = shared[239] * segment2_bend_squared_along_dq;
+        let t855 = t228 * segment2_bend_squared_along_dq;
         let t856 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
-            - shared[71] * t855;
-        let t857 = shared[240] * segment2_bend_squared_along_dq;
+            - segment2_bend_squared * t855;
+        let t857 = t229 * segment2_bend_squared_along_dq;
         let t858 = segment2_bend_y_along_dq * cache.segment2_bend_squared_c1
             + cache.segment2_bend_y * t857;
         let segment2_tip_rotation_00_along_dq = cache.segment1_tip_rotation_00 * t856
             + cache.segment1_tip_rotation_01 * t858;
-        let t859 = shared[61] * t855 + cache.segment2_bend_squared_c2 * t837;
-        let t860 = shared[241] * shared[61] * segment2_bend_squared_along_dq
+        let t859 = t42 * t855 + cache.segment2_bend_squared_c2 * t837;
+        let t860 = t230 * t42 * segment2_bend_squared_along_dq
             + cache.segment2_bend_squared_c3 * t837
-            - cache.segment2_bend_squared_c2 * t837 - shared[61] * t855;
+            - cache.segment2_bend_squared_c2 * t837 - t42 * t855;
         let segment2_tip_local_bend_y_column_v_x_along_dq = t859 + t860;
         let segment2_tip_local_subspace0_v_x_along_dq = p.channel_length
             * segment2_tip_local_bend_y_column_v_x_along_dq;
         let t861 = p.channel_length * t857;
         let t862 = 2.0 * t840 * cache.segment2_bend_squared_c4 + p.channel_length * t855
-            + 2.0 * shared[242] * shared[72] * segment2_bend_squared_along_dq
-            - shared[241] * shared[72] * segment2_bend_squared_along_dq
+            + 2.0 * t231 * t56 * segment2_bend_squared_along_dq
+            - t230 * t56 * segment2_bend_squared_along_dq
             - t840 * cache.segment2_bend_squared_c3;
         let segment2_tip_local_bend_y_column_v_y_along_dq = t862 - t861;
         let segment2_tip_local_subspace0_v_y_along_dq = segment2_tip_local_bend_y_column_v_y_along_dq
@@ -7524,7 +7167,7 @@ fn inverse_dynamics_position_derivatives_into_group_4(
         let segment2_tip_position_y_along_dq = t859 * cache.segment1_tip_rotation_11
             + cache.segment1_tip_rotation_10 * t861;
         let t863 = segment2_tip_velocity_v_x_along_dq
-            - shared[8] * segment2_tip_position_y_along_dq;
+            - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
         let segment2_tip_rotation_10_along_dq = cache.segment1_tip_rotation_11 * t858
             + cache.segment1_tip_rotation_10 * t856;
         let segment2_tip_position_x_along_dq = cache.segment1_tip_rotation_00 * t861
@@ -7534,92 +7177,89 @@ fn inverse_dynamics_position_derivatives_into_group_4(
             + cache.segment1_tip_rotation_10 * segment2_tip_local_subspace0_v_x_along_dq;
         let segment2_tip_velocity_v_y_along_dq = qd[4]
             * segment2_tip_subspace0_v_y_along_dq;
-        let t864 = shared[8] * segment2_tip_position_x_along_dq
+        let t864 = segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq
             + segment2_tip_velocity_v_y_along_dq;
-        let segment3_base_velocity_v_x_along_dq = shared[88]
-            * segment2_tip_rotation_00_along_dq + cache.segment2_tip_rotation_00 * t863
-            + segment2_tip_rotation_10_along_dq * shared[87]
+        let segment3_base_velocity_v_x_along_dq = t72 * segment2_tip_rotation_00_along_dq
+            + cache.segment2_tip_rotation_00 * t863
+            + segment2_tip_rotation_10_along_dq * t71
             + cache.segment2_tip_rotation_10 * t864;
         let segment3_slice0_local_momentum_f_x_along_dq = segment3_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t865 = segment3_slice0_local_momentum_f_x_along_dq * shared[17];
-        let t866 = segment3_slice0_local_momentum_f_x_along_dq * shared[18];
+        let t865 = segment3_slice0_local_momentum_f_x_along_dq * t6;
+        let t866 = segment3_slice0_local_momentum_f_x_along_dq * t7;
         let t867 = -cache.segment2_bend_y * t857
             - segment2_bend_y_along_dq * cache.segment2_bend_squared_c1;
         let segment2_tip_rotation_11_along_dq = cache.segment1_tip_rotation_10 * t867
             + cache.segment1_tip_rotation_11 * t856;
-        let t868 = shared[62] * p.channel_length * segment2_bend_squared_along_dq;
+        let t868 = t43 * p.channel_length * segment2_bend_squared_along_dq;
         let t869 = qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
-            + t862 * shared[4] * shared[4]
+            + t862 * segment2_bend_y_rate * segment2_bend_y_rate
             + (cache.segment2_bend_squared_c3 * t868
                 + 3.0 * t868 * cache.segment2_bend_squared_c5
-                + shared[241] * shared[74] * segment2_bend_squared_along_dq
-                + 3.0 * shared[243] * shared[73] * segment2_bend_squared_along_dq
-                + shared[241] * shared[73] * segment2_bend_squared_along_dq
+                + t230 * t58 * segment2_bend_squared_along_dq
+                + 3.0 * t233 * t57 * segment2_bend_squared_along_dq
+                + t230 * t57 * segment2_bend_squared_along_dq
                 - 3.0 * cache.segment2_bend_squared_c4 * t868
-                - 3.0 * shared[242] * shared[73] * segment2_bend_squared_along_dq
-                - t855 * shared[74]);
+                - 3.0 * t231 * t57 * segment2_bend_squared_along_dq - t855 * t58);
         let t870 = (6.0 * cache.segment2_bend_squared_c4 * t843
             + cache.segment2_bend_squared_c4 * t842
-            + shared[242] * shared[63] * segment2_bend_squared_along_dq
-            + 6.0 * shared[242] * shared[64] * segment2_bend_squared_along_dq
+            + t231 * t44 * segment2_bend_squared_along_dq
+            + 6.0 * t231 * t45 * segment2_bend_squared_along_dq
             + 8.0 * cache.segment2_bend_squared_c6 * t842
-            + 8.0 * shared[244] * shared[63] * segment2_bend_squared_along_dq
+            + 8.0 * t234 * t44 * segment2_bend_squared_along_dq
             - 3.0 * cache.segment2_bend_squared_c3 * t843
             - 5.0 * t842 * cache.segment2_bend_squared_c5
-            - 3.0 * shared[241] * shared[64] * segment2_bend_squared_along_dq
-            - 5.0 * shared[243] * shared[63] * segment2_bend_squared_along_dq)
+            - 3.0 * t230 * t45 * segment2_bend_squared_along_dq
+            - 5.0 * t233 * t44 * segment2_bend_squared_along_dq)
             + qdd[4] * segment2_tip_local_subspace0_v_y_along_dq
-            - shared[4] * shared[4] * t860;
+            - segment2_bend_y_rate * segment2_bend_y_rate * t860;
         let segment2_tip_bias_v_x_along_dq = cache.segment1_tip_rotation_00 * t869
             + t870 * cache.segment1_tip_rotation_01
-            - shared[3] * qd[4] * segment2_tip_subspace0_v_y_along_dq;
+            - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
         let t871 = segment2_tip_bias_v_x_along_dq
-            - segment2_tip_position_y_along_dq * shared[14];
+            - segment2_tip_position_y_along_dq * segment2_tip_bias_w_z;
         let segment2_tip_bias_v_y_along_dq = t869 * cache.segment1_tip_rotation_10
             + t870 * cache.segment1_tip_rotation_11
-            + segment2_tip_subspace0_v_x_along_dq * shared[3] * qd[4];
+            + segment2_tip_subspace0_v_x_along_dq * segment1_tip_velocity_w_z * qd[4];
         let t872 = segment2_tip_bias_v_y_along_dq
-            + shared[14] * segment2_tip_position_x_along_dq;
+            + segment2_tip_bias_w_z * segment2_tip_position_x_along_dq;
         let segment2_tip_rotation_01_along_dq = cache.segment1_tip_rotation_00 * t867
             + cache.segment1_tip_rotation_01 * t856;
-        let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_11_along_dq
-            * shared[96] + t871 * cache.segment2_tip_rotation_01
+        let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_11_along_dq * t78
+            + t871 * cache.segment2_tip_rotation_01
             + cache.segment2_tip_rotation_11 * t872
-            + shared[95] * segment2_tip_rotation_01_along_dq;
+            + t77 * segment2_tip_rotation_01_along_dq;
         let t873 = segment3_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment3_base_velocity_v_x_along_dq * shared[9];
+            - 0.7886751345948129 * segment3_base_velocity_v_x_along_dq
+                * segment3_bend_y_rate;
         let t874 = t873 * cache.segment1_slice0_mass;
         let t875 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment3_base_velocity_v_x_along_dq * shared[9];
+            - 0.21132486540518713 * segment3_base_velocity_v_x_along_dq
+                * segment3_bend_y_rate;
         let t876 = cache.segment1_slice0_mass * t875;
         let t877 = t865 + t866 + t874 + t876;
         let t878 = t877 * cache.segment2_tip_rotation_01;
-        let segment3_tip_position_y_along_dq = shared[195]
-            * segment2_tip_rotation_10_along_dq
-            + segment2_tip_rotation_11_along_dq * shared[199]
+        let segment3_tip_position_y_along_dq = t179 * segment2_tip_rotation_10_along_dq
+            + segment2_tip_rotation_11_along_dq * t183
             + segment2_tip_position_y_along_dq;
-        let segment3_tip_rotation_10_along_dq = segment2_tip_rotation_10_along_dq
-            * shared[200] + segment2_tip_rotation_11_along_dq * shared[202];
-        let segment3_tip_rotation_11_along_dq = segment2_tip_rotation_11_along_dq
-            * shared[200] + segment2_tip_rotation_10_along_dq * shared[201];
+        let segment3_tip_rotation_10_along_dq = segment2_tip_rotation_10_along_dq * t184
+            + segment2_tip_rotation_11_along_dq * t186;
+        let segment3_tip_rotation_11_along_dq = segment2_tip_rotation_11_along_dq * t184
+            + segment2_tip_rotation_10_along_dq * t185;
         let segment4_tip_position_y_along_dq = segment3_tip_position_y_along_dq
-            + shared[204] * segment3_tip_rotation_10_along_dq
-            + segment3_tip_rotation_11_along_dq * shared[203];
+            + t188 * segment3_tip_rotation_10_along_dq
+            + segment3_tip_rotation_11_along_dq * t187;
         let link5_inertia_h_y_along_dq = segment4_tip_position_y_along_dq * p.link_mass;
-        let segment3_tip_rotation_00_along_dq = shared[202]
-            * segment2_tip_rotation_01_along_dq
-            + shared[200] * segment2_tip_rotation_00_along_dq;
-        let segment3_tip_position_x_along_dq = shared[195]
-            * segment2_tip_rotation_00_along_dq
-            + segment2_tip_rotation_01_along_dq * shared[199]
+        let segment3_tip_rotation_00_along_dq = t186 * segment2_tip_rotation_01_along_dq
+            + t184 * segment2_tip_rotation_00_along_dq;
+        let segment3_tip_position_x_along_dq = t179 * segment2_tip_rotation_00_along_dq
+            + segment2_tip_rotation_01_along_dq * t183
             + segment2_tip_position_x_along_dq;
-        let segment3_tip_rotation_01_along_dq = shared[201]
-            * segment2_tip_rotation_00_along_dq
-            + shared[200] * segment2_tip_rotation_01_along_dq;
-        let segment4_tip_position_x_along_dq = segment3_tip_rotation_00_along_dq
-            * shared[204] + segment3_tip_position_x_along_dq
-            + segment3_tip_rotation_01_along_dq * shared[203];
+        let segment3_tip_rotation_01_along_dq = t185 * segment2_tip_rotation_00_along_dq
+            + t184 * segment2_tip_rotation_01_along_dq;
+        let segment4_tip_position_x_along_dq = segment3_tip_rotation_00_along_dq * t188
+            + segment3_tip_position_x_along_dq
+            + segment3_tip_rotation_01_along_dq * t187;
         let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
         let segment4_tip_subspace0_v_y_along_dq = segment3_tip_rotation_11_along_dq
             * cache.segment4_tip_local_subspace0_v_y
@@ -7633,176 +7273,178 @@ fn inverse_dynamics_position_derivatives_into_group_4(
             * segment3_tip_subspace0_v_y_along_dq + segment2_tip_velocity_v_y_along_dq;
         let segment4_tip_velocity_v_y_along_dq = qd[6]
             * segment4_tip_subspace0_v_y_along_dq + segment3_tip_velocity_v_y_along_dq;
-        let link5_momentum_f_y_along_dq = link5_inertia_h_x_along_dq * shared[12]
+        let link5_momentum_f_y_along_dq = link5_inertia_h_x_along_dq
+            * segment4_tip_velocity_w_z
             + segment4_tip_velocity_v_y_along_dq * p.link_mass;
-        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq
-            * shared[117] + segment2_tip_rotation_01_along_dq * shared[118]
-            + segment2_tip_velocity_v_y_along_dq * shared[9]
+        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq * t105
+            + segment2_tip_rotation_01_along_dq * t106
+            + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
             + qdd[5] * p.channel_length * segment2_tip_position_y_along_dq
             + segment2_tip_bias_v_x_along_dq
-            - shared[8] * qd[5] * segment3_tip_subspace0_v_y_along_dq;
-        let segment4_tip_bias_v_x_along_dq = segment3_tip_rotation_00_along_dq
-            * shared[153] + segment3_tip_rotation_01_along_dq * shared[152]
-            + segment3_tip_velocity_v_y_along_dq * shared[10]
+            - segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_y_along_dq;
+        let segment4_tip_bias_v_x_along_dq = segment3_tip_rotation_00_along_dq * t143
+            + segment3_tip_rotation_01_along_dq * t142
+            + segment3_tip_velocity_v_y_along_dq * segment4_bend_y_rate
             + segment3_tip_position_y_along_dq * p.channel_length * qdd[6]
             + segment3_tip_bias_v_x_along_dq
-            - qd[6] * segment4_tip_subspace0_v_y_along_dq * shared[11];
+            - qd[6] * segment4_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
         let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - link5_inertia_h_y_along_dq * shared[19]
-            - shared[12] * link5_momentum_f_y_along_dq;
+            * p.link_mass - link5_inertia_h_y_along_dq * segment4_tip_bias_w_z
+            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
         let t879 = segment3_tip_bias_v_x_along_dq
-            - segment3_tip_position_y_along_dq * shared[15];
+            - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
         let segment3_tip_subspace0_v_x_along_dq = cache.segment3_tip_local_subspace0_v_x
             * segment2_tip_rotation_00_along_dq
             + segment2_tip_rotation_01_along_dq * cache.segment3_tip_local_subspace0_v_y
             + p.channel_length * segment2_tip_position_y_along_dq;
         let segment3_tip_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
-            + segment2_tip_rotation_10_along_dq * shared[117]
-            + shared[8] * qd[5] * segment3_tip_subspace0_v_x_along_dq
-            + segment2_tip_rotation_11_along_dq * shared[118]
-            - shared[9] * segment2_tip_velocity_v_x_along_dq
+            + segment2_tip_rotation_10_along_dq * t105
+            + segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_x_along_dq
+            + segment2_tip_rotation_11_along_dq * t106
+            - segment3_bend_y_rate * segment2_tip_velocity_v_x_along_dq
             - qdd[5] * p.channel_length * segment2_tip_position_x_along_dq;
         let t880 = segment3_tip_bias_v_y_along_dq
-            + segment3_tip_position_x_along_dq * shared[15];
-        let segment4_base_bias_v_x_along_dq = segment3_tip_rotation_00_along_dq
-            * shared[132] + shared[133] * segment3_tip_rotation_10_along_dq
+            + segment3_tip_position_x_along_dq * segment3_tip_bias_w_z;
+        let segment4_base_bias_v_x_along_dq = segment3_tip_rotation_00_along_dq * t116
+            + t117 * segment3_tip_rotation_10_along_dq
             + t879 * cache.segment3_tip_rotation_00
             + cache.segment3_tip_rotation_10 * t880;
         let segment3_tip_velocity_v_x_along_dq = qd[5]
             * segment3_tip_subspace0_v_x_along_dq + segment2_tip_velocity_v_x_along_dq;
         let t881 = segment3_tip_velocity_v_x_along_dq
-            - segment3_tip_position_y_along_dq * shared[11];
+            - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
         let t882 = segment3_tip_velocity_v_y_along_dq
-            + segment3_tip_position_x_along_dq * shared[11];
-        let segment4_base_velocity_v_y_along_dq = shared[122]
+            + segment3_tip_position_x_along_dq * segment3_tip_velocity_w_z;
+        let segment4_base_velocity_v_y_along_dq = t108
             * segment3_tip_rotation_11_along_dq + t881 * cache.segment3_tip_rotation_01
             + t882 * cache.segment3_tip_rotation_11
-            + segment3_tip_rotation_01_along_dq * shared[120];
+            + segment3_tip_rotation_01_along_dq * t107;
         let t883 = segment4_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment4_base_velocity_v_y_along_dq * shared[10];
+            + 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
+                * segment4_bend_y_rate;
         let t884 = t883 * cache.segment1_slice0_mass;
         let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t885 = -(segment4_slice0_local_momentum_f_y_along_dq * shared[16]);
-        let t886 = -(shared[13] * segment4_slice0_local_momentum_f_y_along_dq);
+        let t885 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
+        let t886 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
         let t887 = segment4_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq * shared[10];
+            + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
+                * segment4_bend_y_rate;
         let t888 = t887 * cache.segment1_slice0_mass;
         let t889 = t884 + t885 + t886 + t888;
         let t890 = t889 * cache.segment3_tip_rotation_00;
-        let t891 = segment3_tip_rotation_01_along_dq * shared[149];
-        let t892 = segment3_tip_rotation_00_along_dq * shared[139];
+        let t891 = segment3_tip_rotation_01_along_dq * t140;
+        let t892 = segment3_tip_rotation_00_along_dq * t125;
         let segment4_base_bias_v_y_along_dq = t880 * cache.segment3_tip_rotation_11
-            + segment3_tip_rotation_01_along_dq * shared[132]
-            + segment3_tip_rotation_11_along_dq * shared[133]
+            + segment3_tip_rotation_01_along_dq * t116
+            + segment3_tip_rotation_11_along_dq * t117
             + t879 * cache.segment3_tip_rotation_01;
-        let segment4_base_velocity_v_x_along_dq = shared[122]
+        let segment4_base_velocity_v_x_along_dq = t108
             * segment3_tip_rotation_10_along_dq + cache.segment3_tip_rotation_00 * t881
             + t882 * cache.segment3_tip_rotation_10
-            + segment3_tip_rotation_00_along_dq * shared[120];
+            + segment3_tip_rotation_00_along_dq * t107;
         let t893 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq * shared[10];
+            - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq
+                * segment4_bend_y_rate;
         let t894 = cache.segment1_slice0_mass * t893;
         let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
             * cache.segment1_slice0_mass;
-        let t895 = shared[13] * segment4_slice0_local_momentum_f_x_along_dq;
+        let t895 = t4 * segment4_slice0_local_momentum_f_x_along_dq;
         let t896 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq * shared[10];
+            - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq
+                * segment4_bend_y_rate;
         let t897 = cache.segment1_slice0_mass * t896;
-        let t898 = segment4_slice0_local_momentum_f_x_along_dq * shared[16];
+        let t898 = segment4_slice0_local_momentum_f_x_along_dq * t5;
         let t899 = t894 + t895 + t897 + t898;
         let t900 = cache.segment3_tip_rotation_01 * t899;
         let segment4_composite_force_f_x_along_dq = link5_composite_force_f_x_along_dq
             + t890 + t891 + t892 + t900;
         let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
         let link4_inertia_h_x_along_dq = segment3_tip_position_x_along_dq * p.link_mass;
-        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq * shared[11]
+        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
+            * segment3_tip_velocity_w_z
             + segment3_tip_velocity_v_y_along_dq * p.link_mass;
         let link4_composite_force_f_x_along_dq = segment4_composite_force_f_x_along_dq
             + segment3_tip_bias_v_x_along_dq * p.link_mass
-            - link4_inertia_h_y_along_dq * shared[15]
-            - link4_momentum_f_y_along_dq * shared[11];
-        let t901 = segment2_tip_rotation_00_along_dq * shared[104];
-        let segment3_base_velocity_v_y_along_dq = shared[88]
-            * segment2_tip_rotation_01_along_dq + cache.segment2_tip_rotation_01 * t863
+            - link4_inertia_h_y_along_dq * segment3_tip_bias_w_z
+            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z;
+        let t901 = segment2_tip_rotation_00_along_dq * t88;
+        let segment3_base_velocity_v_y_along_dq = t72 * segment2_tip_rotation_01_along_dq
+            + cache.segment2_tip_rotation_01 * t863
             + t864 * cache.segment2_tip_rotation_11
-            + segment2_tip_rotation_11_along_dq * shared[87];
+            + segment2_tip_rotation_11_along_dq * t71;
         let segment3_slice0_local_momentum_f_y_along_dq = segment3_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t902 = -(shared[18] * segment3_slice0_local_momentum_f_y_along_dq);
-        let segment3_base_bias_v_x_along_dq = shared[95]
-            * segment2_tip_rotation_00_along_dq + cache.segment2_tip_rotation_10 * t872
-            + segment2_tip_rotation_10_along_dq * shared[96]
+        let t902 = -(t7 * segment3_slice0_local_momentum_f_y_along_dq);
+        let segment3_base_bias_v_x_along_dq = t77 * segment2_tip_rotation_00_along_dq
+            + cache.segment2_tip_rotation_10 * t872
+            + segment2_tip_rotation_10_along_dq * t78
             + t871 * cache.segment2_tip_rotation_00;
-        let t903 = 0.7886751345948129 * shared[9] * segment3_base_velocity_v_y_along_dq
-            + segment3_base_bias_v_x_along_dq;
+        let t903 = 0.7886751345948129 * segment3_bend_y_rate
+            * segment3_base_velocity_v_y_along_dq + segment3_base_bias_v_x_along_dq;
         let t904 = t903 * cache.segment1_slice0_mass;
         let t905 = segment3_base_bias_v_x_along_dq
-            + 0.21132486540518713 * shared[9] * segment3_base_velocity_v_y_along_dq;
+            + 0.21132486540518713 * segment3_bend_y_rate
+                * segment3_base_velocity_v_y_along_dq;
         let t906 = t905 * cache.segment1_slice0_mass;
-        let t907 = -(shared[17] * segment3_slice0_local_momentum_f_y_along_dq);
+        let t907 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
         let t908 = t902 + t904 + t906 + t907;
         let t909 = cache.segment2_tip_rotation_00 * t908;
-        let t910 = shared[114] * segment2_tip_rotation_01_along_dq;
+        let t910 = t103 * segment2_tip_rotation_01_along_dq;
         let segment3_composite_force_f_x_along_dq = t878
             + link4_composite_force_f_x_along_dq + t901 + t909 + t910;
         let link3_inertia_h_y_along_dq = p.link_mass * segment2_tip_position_y_along_dq;
         let link3_inertia_h_x_along_dq = p.link_mass * segment2_tip_position_x_along_dq;
-        let link3_momentum_f_y_along_dq = link3_inertia_h_x_along_dq * shared[8]
+        let link3_momentum_f_y_along_dq = link3_inertia_h_x_along_dq
+            * segment2_tip_velocity_w_z
             + segment2_tip_velocity_v_y_along_dq * p.link_mass;
         let link3_composite_force_f_x_along_dq = segment3_composite_force_f_x_along_dq
             + p.link_mass * segment2_tip_bias_v_x_along_dq
-            - link3_inertia_h_y_along_dq * shared[14]
-            - shared[8] * link3_momentum_f_y_along_dq;
+            - link3_inertia_h_y_along_dq * segment2_tip_bias_w_z
+            - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq;
         let segment2_slice0_local_subspace0_v_x_along_dq = segment2_slice0_local_bend_y_column_v_x_along_dq
             * p.channel_length;
         let t911 = qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
-            + (0.0012643702248796036 * shared[73] * segment2_slice0_bend_along_dq
-                * shared[231]
-                + 0.009437387837655933 * shared[228] * segment2_slice0_bend_along_dq
-                    * shared[74]
-                + 0.0004214567416265345 * shared[228] * shared[73]
-                    * segment2_slice0_bend_along_dq
+            + (0.0012643702248796036 * t57 * segment2_slice0_bend_along_dq * t219
+                + 0.009437387837655933 * t215 * segment2_slice0_bend_along_dq * t58
+                + 0.0004214567416265345 * t215 * t57 * segment2_slice0_bend_along_dq
                 + 0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t868
                 + 0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t868
-                - 0.009437387837655933 * shared[227] * segment2_slice0_bend_along_dq
-                    * shared[74]
-                - 0.0012643702248796036 * shared[73] * segment2_slice0_bend_along_dq
-                    * shared[230]
+                - 0.009437387837655933 * t214 * segment2_slice0_bend_along_dq * t58
+                - 0.0012643702248796036 * t57 * segment2_slice0_bend_along_dq * t217
                 - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t868)
-            + 0.21132486540518713 * t841 * shared[4] * shared[4]
-            - segment2_slice0_local_bend_y_column_v_y_along_dq * shared[3] * shared[4];
+            + 0.21132486540518713 * t841 * segment2_bend_y_rate * segment2_bend_y_rate
+            - segment2_slice0_local_bend_y_column_v_y_along_dq
+                * segment1_tip_velocity_w_z * segment2_bend_y_rate;
         let t912 = t911 * cache.segment1_slice0_mass;
         let segment2_slice1_local_subspace0_v_x_along_dq = p.channel_length
             * segment2_slice1_local_bend_y_column_v_x_along_dq;
         let t913 = segment2_slice1_local_subspace0_v_x_along_dq * qdd[4]
-            + 0.7886751345948129 * t848 * shared[4] * shared[4]
+            + 0.7886751345948129 * t848 * segment2_bend_y_rate * segment2_bend_y_rate
             + (0.9154022964417872 * t868 * cache.segment2_slice1_bend_c5
-                + 0.30513409881392906 * shared[73] * segment2_slice1_bend_along_dq
-                    * shared[234]
-                + 0.4905626121623441 * segment2_slice1_bend_along_dq * shared[74]
-                    * shared[234]
+                + 0.30513409881392906 * t57 * segment2_slice1_bend_along_dq * t222
+                + 0.4905626121623441 * segment2_slice1_bend_along_dq * t58 * t222
                 + 0.30513409881392906 * t868 * cache.segment2_slice1_bend_c3
-                + 0.9154022964417872 * shared[73] * segment2_slice1_bend_along_dq
-                    * shared[238]
-                - 0.4905626121623441 * segment2_slice1_bend_along_dq * shared[74]
-                    * shared[233]
-                - 0.9154022964417872 * shared[236] * shared[73]
-                    * segment2_slice1_bend_along_dq
+                + 0.9154022964417872 * t57 * segment2_slice1_bend_along_dq * t227
+                - 0.4905626121623441 * segment2_slice1_bend_along_dq * t58 * t221
+                - 0.9154022964417872 * t224 * t57 * segment2_slice1_bend_along_dq
                 - 0.9154022964417872 * t868 * cache.segment2_slice1_bend_c4)
-            - shared[3] * shared[4] * segment2_slice1_local_bend_y_column_v_y_along_dq;
+            - segment1_tip_velocity_w_z * segment2_bend_y_rate
+                * segment2_slice1_local_bend_y_column_v_y_along_dq;
         let t914 = t913 * cache.segment1_slice0_mass;
-        let segment2_slice0_local_momentum_f_y_along_dq = shared[5]
+        let segment2_slice0_local_momentum_f_y_along_dq = t2
             * segment2_slice0_local_inertia_h_x_along_dq
             + segment2_slice0_local_bend_y_column_v_y_along_dq
-                * cache.segment1_slice0_mass * shared[4];
-        let t915 = -(segment2_slice0_local_momentum_f_y_along_dq * shared[5]);
-        let t916 = -(segment2_slice0_local_inertia_h_y_along_dq * shared[50]);
-        let t917 = -(shared[67] * segment2_slice1_local_inertia_h_y_along_dq);
+                * cache.segment1_slice0_mass * segment2_bend_y_rate;
+        let t915 = -(segment2_slice0_local_momentum_f_y_along_dq * t2);
+        let t916 = -(segment2_slice0_local_inertia_h_y_along_dq
+            * segment2_slice0_bias_w_z);
+        let t917 = -(segment2_slice1_bias_w_z
+            * segment2_slice1_local_inertia_h_y_along_dq);
         let segment2_slice1_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
-            * shared[4] * segment2_slice1_local_bend_y_column_v_y_along_dq
-            + segment2_slice1_local_inertia_h_x_along_dq * shared[6];
-        let t918 = -(segment2_slice1_local_momentum_f_y_along_dq * shared[6]);
+            * segment2_bend_y_rate * segment2_slice1_local_bend_y_column_v_y_along_dq
+            + segment2_slice1_local_inertia_h_x_along_dq * t3;
+        let t918 = -(segment2_slice1_local_momentum_f_y_along_dq * t3);
         let t919 = t912 + t914 + t915 + t916 + t917 + t918;
         let t920 = cache.segment1_tip_rotation_00 * t919;
         let segment2_composite_force_f_x_along_dq = t854
@@ -7811,12 +7453,12 @@ fn inverse_dynamics_position_derivatives_into_group_4(
         let t922 = t853 * cache.segment1_tip_rotation_11;
         let link3_momentum_f_x_along_dq = p.link_mass
             * segment2_tip_velocity_v_x_along_dq
-            - shared[8] * link3_inertia_h_y_along_dq;
+            - segment2_tip_velocity_w_z * link3_inertia_h_y_along_dq;
         let t923 = cache.segment2_tip_rotation_10 * t908;
         let t924 = t877 * cache.segment2_tip_rotation_11;
-        let t925 = segment2_tip_rotation_10_along_dq * shared[104];
+        let t925 = segment2_tip_rotation_10_along_dq * t88;
         let t926 = t899 * cache.segment3_tip_rotation_11;
-        let t927 = shared[149] * segment3_tip_rotation_11_along_dq;
+        let t927 = t140 * segment3_tip_rotation_11_along_dq;
         let segment4_tip_subspace0_v_x_along_dq = segment3_tip_rotation_00_along_dq
             * cache.segment4_tip_local_subspace0_v_x
             + segment3_tip_position_y_along_dq * p.channel_length
@@ -7825,144 +7467,156 @@ fn inverse_dynamics_position_derivatives_into_group_4(
             * segment4_tip_subspace0_v_x_along_dq + segment3_tip_velocity_v_x_along_dq;
         let link5_momentum_f_x_along_dq = p.link_mass
             * segment4_tip_velocity_v_x_along_dq
-            - link5_inertia_h_y_along_dq * shared[12];
+            - link5_inertia_h_y_along_dq * segment4_tip_velocity_w_z;
         let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
-            + shared[152] * segment3_tip_rotation_11_along_dq
-            + shared[153] * segment3_tip_rotation_10_along_dq
-            + qd[6] * segment4_tip_subspace0_v_x_along_dq * shared[11]
+            + t142 * segment3_tip_rotation_11_along_dq
+            + t143 * segment3_tip_rotation_10_along_dq
+            + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
             - segment3_tip_position_x_along_dq * p.channel_length * qdd[6]
-            - segment3_tip_velocity_v_x_along_dq * shared[10];
-        let link5_composite_force_f_y_along_dq = shared[12] * link5_momentum_f_x_along_dq
-            + link5_inertia_h_x_along_dq * shared[19]
+            - segment3_tip_velocity_v_x_along_dq * segment4_bend_y_rate;
+        let link5_composite_force_f_y_along_dq = segment4_tip_velocity_w_z
+            * link5_momentum_f_x_along_dq
+            + link5_inertia_h_x_along_dq * segment4_tip_bias_w_z
             + p.link_mass * segment4_tip_bias_v_y_along_dq;
         let t928 = t889 * cache.segment3_tip_rotation_10;
-        let t929 = shared[139] * segment3_tip_rotation_10_along_dq;
+        let t929 = t125 * segment3_tip_rotation_10_along_dq;
         let segment4_composite_force_f_y_along_dq = t926 + t927
             + link5_composite_force_f_y_along_dq + t928 + t929;
         let link4_momentum_f_x_along_dq = segment3_tip_velocity_v_x_along_dq
-            * p.link_mass - link4_inertia_h_y_along_dq * shared[11];
+            * p.link_mass - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
         let link4_composite_force_f_y_along_dq = segment4_composite_force_f_y_along_dq
             + segment3_tip_bias_v_y_along_dq * p.link_mass
-            + link4_momentum_f_x_along_dq * shared[11]
-            + link4_inertia_h_x_along_dq * shared[15];
-        let t930 = segment2_tip_rotation_11_along_dq * shared[114];
+            + link4_momentum_f_x_along_dq * segment3_tip_velocity_w_z
+            + link4_inertia_h_x_along_dq * segment3_tip_bias_w_z;
+        let t930 = segment2_tip_rotation_11_along_dq * t103;
         let segment3_composite_force_f_y_along_dq = t923 + t924 + t925
             + link4_composite_force_f_y_along_dq + t930;
-        let link3_composite_force_f_y_along_dq = shared[8] * link3_momentum_f_x_along_dq
-            + segment3_composite_force_f_y_along_dq
+        let link3_composite_force_f_y_along_dq = segment2_tip_velocity_w_z
+            * link3_momentum_f_x_along_dq + segment3_composite_force_f_y_along_dq
             + segment2_tip_bias_v_y_along_dq * p.link_mass
-            + link3_inertia_h_x_along_dq * shared[14];
+            + link3_inertia_h_x_along_dq * segment2_tip_bias_w_z;
         let segment2_composite_force_f_y_along_dq = t921 + t922
             + link3_composite_force_f_y_along_dq;
         let t931 = t844 * cache.segment2_slice0_local_inertia_h_x;
         let t932 = t873 * cache.segment3_slice1_local_inertia_h_x;
-        let t933 = -(shared[113] * segment3_base_velocity_v_y_along_dq);
-        let t934 = shared[112] * segment3_slice0_local_momentum_f_y_along_dq;
+        let t933 = -(segment3_slice0_local_momentum_f_x
+            * segment3_base_velocity_v_y_along_dq);
+        let t934 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
         let t935 = -(cache.segment3_slice0_local_inertia_h_y * t905);
         let t936 = t875 * cache.segment3_slice0_local_inertia_h_x;
-        let t937 = -(segment3_slice0_local_momentum_f_x_along_dq * shared[98]);
-        let t938 = shared[99] * segment3_base_velocity_v_x_along_dq;
-        let t939 = -(segment3_slice0_local_momentum_f_x_along_dq * shared[100]);
-        let t940 = shared[101] * segment3_base_velocity_v_x_along_dq;
+        let t937 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
+        let t938 = segment3_slice0_local_momentum_f_y
+            * segment3_base_velocity_v_x_along_dq;
+        let t939 = -(segment3_slice0_local_momentum_f_x_along_dq * t83);
+        let t940 = segment3_slice1_local_momentum_f_y
+            * segment3_base_velocity_v_x_along_dq;
         let t941 = -(t903 * cache.segment3_slice1_local_inertia_h_y);
-        let t942 = -(shared[106] * segment3_base_velocity_v_y_along_dq);
+        let t942 = -(segment3_slice1_local_momentum_f_x
+            * segment3_base_velocity_v_y_along_dq);
         let link4_inertia_i_22_along_dq = (2.0 * cache.segment3_tip_position_y
             * segment3_tip_position_y_along_dq
             + 2.0 * segment3_tip_position_x_along_dq * cache.segment3_tip_position_x)
             * p.link_mass;
         let t943 = cache.segment4_slice0_local_inertia_h_x * t893;
-        let t944 = -(shared[146] * segment4_base_velocity_v_y_along_dq);
-        let t945 = -(segment4_slice0_local_momentum_f_x_along_dq * shared[135]);
-        let t946 = -(segment4_base_velocity_v_y_along_dq * shared[148]);
+        let t944 = -(segment4_slice1_local_momentum_f_x
+            * segment4_base_velocity_v_y_along_dq);
+        let t945 = -(segment4_slice0_local_momentum_f_x_along_dq * t120);
+        let t946 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice0_local_momentum_f_x);
         let t947 = -(cache.segment4_slice0_local_inertia_h_y * t887);
-        let t948 = shared[145] * segment4_slice0_local_momentum_f_y_along_dq;
+        let t948 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
         let t949 = cache.segment4_slice1_local_inertia_h_x * t896;
-        let t950 = shared[147] * segment4_slice0_local_momentum_f_y_along_dq;
-        let t951 = -(segment4_slice0_local_momentum_f_x_along_dq * shared[123]);
-        let t952 = segment4_base_velocity_v_x_along_dq * shared[124];
+        let t950 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
+        let t951 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
+        let t952 = segment4_base_velocity_v_x_along_dq
+            * segment4_slice1_local_momentum_f_y;
         let link5_inertia_i_22_along_dq = p.link_mass
             * (2.0 * segment4_tip_position_x_along_dq * cache.segment4_tip_position_x
                 + 2.0 * cache.segment4_tip_position_y
                     * segment4_tip_position_y_along_dq);
-        let link5_composite_force_n_z_along_dq = link5_inertia_h_x_along_dq * shared[154]
-            + shared[175] * segment4_tip_velocity_v_x_along_dq
-            + link5_momentum_f_y_along_dq * shared[150]
+        let link5_composite_force_n_z_along_dq = link5_inertia_h_x_along_dq
+            * segment4_tip_bias_v_y
+            + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dq
+            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
             + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            + link5_inertia_i_22_along_dq * shared[19]
-            - shared[174] * link5_momentum_f_x_along_dq
+            + link5_inertia_i_22_along_dq * segment4_tip_bias_w_z
+            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
             - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y
-            - link5_inertia_h_y_along_dq * shared[173]
-            - segment4_tip_velocity_v_y_along_dq * shared[151];
-        let t953 = shared[136] * segment4_base_velocity_v_x_along_dq;
+            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
+            - segment4_tip_velocity_v_y_along_dq * link5_momentum_f_x;
+        let t953 = segment4_slice0_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
         let t954 = -(cache.segment4_slice1_local_inertia_h_y * t883);
         let segment4_composite_force_n_z_along_dq = t943 + t944 + t945 + t946 + t947
-            + t948 + shared[170] * segment3_tip_position_x_along_dq + t949 + t950 + t951
-            + t952 + link5_composite_force_n_z_along_dq
+            + t948 + t158 * segment3_tip_position_x_along_dq + t949 + t950 + t951 + t952
+            + link5_composite_force_n_z_along_dq
             + (t926 + t927 + t928 + t929) * cache.segment3_tip_position_x + t953 + t954
-            - segment3_tip_position_y_along_dq * shared[187]
+            - segment3_tip_position_y_along_dq * t171
             - cache.segment3_tip_position_y * (t890 + t891 + t892 + t900);
-        let link4_composite_force_n_z_along_dq = shared[115]
+        let link4_composite_force_n_z_along_dq = segment3_tip_velocity_v_x
             * link4_momentum_f_y_along_dq
             + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
-            + link4_inertia_i_22_along_dq * shared[15]
-            + shared[119] * link4_inertia_h_x_along_dq
-            + segment3_tip_velocity_v_x_along_dq * shared[172]
+            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
+            + segment3_tip_bias_v_y * link4_inertia_h_x_along_dq
+            + segment3_tip_velocity_v_x_along_dq * link4_momentum_f_y
             + segment4_composite_force_n_z_along_dq
-            - shared[116] * segment3_tip_velocity_v_y_along_dq
-            - shared[121] * link4_momentum_f_x_along_dq
-            - shared[131] * link4_inertia_h_y_along_dq
+            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
+            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
+            - segment3_tip_bias_v_x * link4_inertia_h_y_along_dq
             - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
-        let t955 = segment3_slice0_local_momentum_f_y_along_dq * shared[105];
+        let t955 = segment3_slice0_local_momentum_f_y_along_dq * t90;
         let segment3_composite_force_n_z_along_dq = t932
             + cache.segment2_tip_position_x * (t923 + t924 + t925 + t930) + t933 + t934
-            + t935 + t936 + t937 + shared[171] * segment2_tip_position_x_along_dq + t938
-            + t939 + t940 + t941 + t942 + link4_composite_force_n_z_along_dq + t955
-            - shared[186] * segment2_tip_position_y_along_dq
+            + t935 + t936 + t937 + t159 * segment2_tip_position_x_along_dq + t938 + t939
+            + t940 + t941 + t942 + link4_composite_force_n_z_along_dq + t955
+            - t170 * segment2_tip_position_y_along_dq
             - (t878 + t901 + t909 + t910) * cache.segment2_tip_position_y;
         let link3_inertia_i_22_along_dq = (2.0 * segment2_tip_position_y_along_dq
             * cache.segment2_tip_position_y
             + 2.0 * cache.segment2_tip_position_x * segment2_tip_position_x_along_dq)
             * p.link_mass;
         let link3_composite_force_n_z_along_dq = segment2_tip_velocity_v_x_along_dq
-            * shared[178] + link3_inertia_h_x_along_dq * shared[84]
-            + link3_momentum_f_y_along_dq * shared[80]
+            * link3_momentum_f_y + link3_inertia_h_x_along_dq * segment2_tip_bias_v_y
+            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
             + segment3_composite_force_n_z_along_dq
             + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
-            + link3_inertia_i_22_along_dq * shared[14]
-            - link3_inertia_h_y_along_dq * shared[94]
-            - shared[81] * segment2_tip_velocity_v_y_along_dq
-            - shared[86] * link3_momentum_f_x_along_dq
+            + link3_inertia_i_22_along_dq * segment2_tip_bias_w_z
+            - link3_inertia_h_y_along_dq * segment2_tip_bias_v_x
+            - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
+            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq
             - cache.link3_inertia_h_y * segment2_tip_bias_v_x_along_dq;
-        let t956 = shared[65] * segment2_slice0_local_inertia_h_x_along_dq;
+        let t956 = t46 * segment2_slice0_local_inertia_h_x_along_dq;
         let t957 = cache.segment2_slice1_local_inertia_h_x * t849;
-        let t958 = segment2_slice0_local_momentum_f_y_along_dq * shared[56];
-        let t959 = -(shared[77] * segment2_slice1_local_momentum_f_x_along_dq);
-        let t960 = -(shared[75] * segment2_slice1_local_inertia_h_y_along_dq);
-        let t961 = shared[78] * segment2_slice1_local_bend_y_column_v_x_along_dq
-            * shared[4];
+        let t958 = segment2_slice0_local_momentum_f_y_along_dq * t38;
+        let t959 = -(t63 * segment2_slice1_local_momentum_f_x_along_dq);
+        let t960 = -(t59 * segment2_slice1_local_inertia_h_y_along_dq);
+        let t961 = segment2_slice1_local_momentum_f_y
+            * segment2_slice1_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate;
         let t962 = -(t911 * cache.segment2_slice0_local_inertia_h_y);
-        let t963 = -(shared[55] * shared[4]
+        let t963 = -(segment2_slice1_local_momentum_f_x * segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_y_along_dq);
-        let t964 = segment2_slice0_local_bend_y_column_v_x_along_dq * shared[70]
-            * shared[4];
+        let t964 = segment2_slice0_local_bend_y_column_v_x_along_dq
+            * segment2_slice0_local_momentum_f_y * segment2_bend_y_rate;
         let segment2_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
             * (2.0 * segment2_slice0_local_com_x_along_dq
                 * cache.segment2_slice0_local_com_x
                 + 2.0 * segment2_slice0_local_com_y_along_dq
                     * cache.segment2_slice0_local_com_y);
-        let t965 = shared[50] * segment2_slice0_local_inertia_i_22_along_dq;
-        let t966 = shared[66] * segment2_slice1_local_inertia_h_x_along_dq;
-        let t967 = segment2_slice1_local_momentum_f_y_along_dq * shared[54];
-        let t968 = -(shared[69] * segment2_slice0_local_momentum_f_x_along_dq);
+        let t965 = segment2_slice0_bias_w_z
+            * segment2_slice0_local_inertia_i_22_along_dq;
+        let t966 = t48 * segment2_slice1_local_inertia_h_x_along_dq;
+        let t967 = segment2_slice1_local_momentum_f_y_along_dq * t36;
+        let t968 = -(t54 * segment2_slice0_local_momentum_f_x_along_dq);
         let t969 = -(t913 * cache.segment2_slice1_local_inertia_h_y);
         let segment2_slice1_local_inertia_i_22_along_dq = (2.0
             * cache.segment2_slice1_local_com_x * segment2_slice1_local_com_x_along_dq
             + 2.0 * segment2_slice1_local_com_y_along_dq
                 * cache.segment2_slice1_local_com_y) * cache.segment1_slice0_mass;
-        let t970 = segment2_slice1_local_inertia_i_22_along_dq * shared[67];
-        let t971 = -(segment2_slice0_local_bend_y_column_v_y_along_dq * shared[57]
-            * shared[4]);
-        let t972 = -(shared[76] * segment2_slice0_local_inertia_h_y_along_dq);
+        let t970 = segment2_slice1_local_inertia_i_22_along_dq
+            * segment2_slice1_bias_w_z;
+        let t971 = -(segment2_slice0_local_bend_y_column_v_y_along_dq
+            * segment2_slice0_local_momentum_f_x * segment2_bend_y_rate);
+        let t972 = -(t61 * segment2_slice0_local_inertia_h_y_along_dq);
         let segment2_composite_force_n_z_along_dq = t931
             + link3_composite_force_n_z_along_dq + t956 + t957 + t958 + t959 + t960
             + t961 + (t921 + t922) * cache.segment1_tip_position_x + t962 + t963 + t964
@@ -7980,22 +7634,22 @@ fn inverse_dynamics_position_derivatives_into_group_4(
             + segment2_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y;
         position[(4, j)] = p.channel_length
             * (cache.segment2_slice0_local_bend_y_column_v_x * (t912 + t915 + t916)
-                + shared[245] * segment2_slice1_local_bend_y_column_v_y_along_dq
-                + segment2_slice0_local_bend_y_column_v_y_along_dq * shared[246]
-                + shared[247] * segment2_slice1_local_bend_y_column_v_x_along_dq
+                + t235 * segment2_slice1_local_bend_y_column_v_y_along_dq
+                + segment2_slice0_local_bend_y_column_v_y_along_dq * t236
+                + t237 * segment2_slice1_local_bend_y_column_v_x_along_dq
                 + 0.21132486540518713
                     * (t931 + t956 + t958 + t962 + t964 + t965 + t968 + t971 + t972)
                 + 0.7886751345948129
                     * (t957 + t959 + t960 + t961 + t963 + t966 + t967 + t969 + t970)
-                + segment2_slice0_local_bend_y_column_v_x_along_dq * shared[248]
+                + segment2_slice0_local_bend_y_column_v_x_along_dq * t238
                 + (t847 + t850 + t851) * cache.segment2_slice1_local_bend_y_column_v_y
                 + (t914 + t917 + t918) * cache.segment2_slice1_local_bend_y_column_v_x
                 + cache.segment2_slice0_local_bend_y_column_v_y * (t839 + t845 + t852))
             + p.segment2_stiffness * dq[4]
             + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y_along_dq
-            + shared[157] * segment2_tip_subspace0_v_y_along_dq
+            + link3_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
             + link3_composite_force_n_z_along_dq * p.channel_length
-            + segment2_tip_subspace0_v_x_along_dq * shared[179]
+            + segment2_tip_subspace0_v_x_along_dq * link3_composite_force_f_x
             + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq;
         position[(5, j)] = (0.21132486540518713
             * (t933 + t934 + t935 + t936 + t937 + t938)
@@ -8004,15 +7658,17 @@ fn inverse_dynamics_position_derivatives_into_group_4(
             + cache.segment3_slice0_local_bend_y_column_v_x * (t906 + t907)
             + 0.7886751345948129 * (t932 + t939 + t940 + t941 + t942 + t955)
             + cache.segment3_slice0_local_bend_y_column_v_y * (t865 + t876))
-            * p.channel_length + segment3_tip_subspace0_v_x_along_dq * shared[177]
+            * p.channel_length
+            + segment3_tip_subspace0_v_x_along_dq * link4_composite_force_f_x
             + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
             + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq
             + p.channel_length * link4_composite_force_n_z_along_dq
-            + segment3_tip_subspace0_v_y_along_dq * shared[156];
-        position[(6, j)] = segment4_tip_subspace0_v_y_along_dq * shared[155]
+            + segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y;
+        position[(6, j)] = segment4_tip_subspace0_v_y_along_dq
+            * link5_composite_force_f_y
             + p.channel_length * link5_composite_force_n_z_along_dq
             + link5_composite_force_f_x_along_dq * cache.segment4_tip_subspace0_v_x
-            + shared[176] * segment4_tip_subspace0_v_x_along_dq
+            + link5_composite_force_f_x * segment4_tip_subspace0_v_x_along_dq
             + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
             + p.channel_length
                 * ((t895 + t897) * cache.segment4_slice1_local_bend_y_column_v_y
@@ -8022,20 +7678,6 @@ fn inverse_dynamics_position_derivatives_into_group_4(
                     + cache.segment4_slice0_local_bend_y_column_v_x * (t885 + t888)
                     + cache.segment4_slice0_local_bend_y_column_v_y * (t894 + t898));
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [5];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_5(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 293],
-) {
     for j in [5] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -8044,182 +7686,164 @@ fn inverse_dynamics_position_derivatives_into_group_5(
             * segment3_bend_y_along_dq;
         let segment3_slice0_bend_along_dq = 0.044658198738520456
             * segment3_bend_squared_along_dq;
-        let segment3_slice0_local_com_x_along_dq = 0.21132486540518713 * shared[249]
+        let segment3_slice0_local_com_x_along_dq = 0.21132486540518713 * t239
             * p.channel_length * segment3_slice0_bend_along_dq;
         let segment3_slice0_local_inertia_h_x_along_dq = segment3_slice0_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t973 = shared[85] * segment3_slice0_local_inertia_h_x_along_dq;
+        let t973 = segment3_slice0_bias_w_z * segment3_slice0_local_inertia_h_x_along_dq;
         let t974 = p.channel_length * segment3_bend_y_along_dq;
-        let segment3_slice0_local_com_y_along_dq = 0.044658198738520456 * shared[107]
-            * segment3_slice0_bend_along_dq * shared[250]
+        let segment3_slice0_local_com_y_along_dq = 0.044658198738520456 * t93
+            * segment3_slice0_bend_along_dq * t240
             + 0.044658198738520456 * cache.segment3_slice0_bend_c2 * t974;
         let segment3_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
             * segment3_slice0_local_com_y_along_dq;
-        let t975 = 0.009437387837655933 * shared[107] * shared[251]
-            * segment3_slice0_bend_along_dq
+        let t975 = 0.009437387837655933 * t93 * t241 * segment3_slice0_bend_along_dq
             + 0.009437387837655933 * cache.segment3_slice0_bend_c3 * t974
-            - 0.009437387837655933 * shared[107] * segment3_slice0_bend_along_dq
-                * shared[250]
+            - 0.009437387837655933 * t93 * segment3_slice0_bend_along_dq * t240
             - 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t974;
         let segment3_slice0_local_bend_y_column_v_x_along_dq = t975
             + 0.21132486540518713 * segment3_slice0_local_com_y_along_dq;
-        let segment3_slice0_local_momentum_f_x_along_dq = shared[9]
+        let segment3_slice0_local_momentum_f_x_along_dq = segment3_bend_y_rate
             * segment3_slice0_local_bend_y_column_v_x_along_dq
             * cache.segment1_slice0_mass
-            - segment3_slice0_local_inertia_h_y_along_dq * shared[17];
-        let t976 = segment3_slice0_local_momentum_f_x_along_dq * shared[17];
+            - segment3_slice0_local_inertia_h_y_along_dq * t6;
+        let t976 = segment3_slice0_local_momentum_f_x_along_dq * t6;
         let segment3_slice1_bend_along_dq = 0.6220084679281462
             * segment3_bend_squared_along_dq;
         let segment3_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
-            * segment3_slice1_bend_along_dq * shared[252];
+            * segment3_slice1_bend_along_dq * t242;
         let segment3_slice1_local_inertia_h_x_along_dq = segment3_slice1_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t977 = shared[102] * segment3_slice1_local_inertia_h_x_along_dq;
+        let t977 = segment3_slice1_bias_w_z * segment3_slice1_local_inertia_h_x_along_dq;
         let t978 = p.channel_length * segment3_bend_squared_along_dq;
         let t979 = 0.00398870942913838 * t978 * cache.segment3_slice0_bend_c4
             + 0.044658198738520456 * p.channel_length * segment3_slice0_bend_along_dq
-                * shared[250]
-            + 0.00398870942913838 * shared[90] * shared[253]
-                * segment3_slice0_bend_along_dq
-            - 0.00199435471456919 * shared[90] * shared[251]
-                * segment3_slice0_bend_along_dq
+                * t240 + 0.00398870942913838 * t73 * t243 * segment3_slice0_bend_along_dq
+            - 0.00199435471456919 * t73 * t241 * segment3_slice0_bend_along_dq
             - 0.00199435471456919 * t978 * cache.segment3_slice0_bend_c3;
         let segment3_slice0_local_bend_y_column_v_y_along_dq = t979
             - 0.21132486540518713 * segment3_slice0_local_com_x_along_dq;
         let segment3_slice0_local_subspace0_v_y_along_dq = segment3_slice0_local_bend_y_column_v_y_along_dq
             * p.channel_length;
-        let t980 = p.channel_length * (3.0 * segment3_bend_y_along_dq * shared[89])
-            * shared[91];
-        let t981 = p.channel_length * segment3_bend_y_along_dq * shared[91];
+        let t980 = p.channel_length
+            * (3.0 * segment3_bend_y_along_dq * segment3_bend_squared) * t74;
+        let t981 = p.channel_length * segment3_bend_y_along_dq * t74;
         let t982 = qdd[5] * segment3_slice0_local_subspace0_v_y_along_dq
-            + (0.0007125143135866891 * shared[254] * segment3_slice0_bend_along_dq
-                * shared[108]
-                + 0.01196612828741514 * shared[253] * shared[109]
-                    * segment3_slice0_bend_along_dq
+            + (0.0007125143135866891 * t245 * segment3_slice0_bend_along_dq * t94
+                + 0.01196612828741514 * t243 * t95 * segment3_slice0_bend_along_dq
                 + 0.00008906428919833614 * t980 * cache.segment3_slice0_bend_c4
                 + 0.0007125143135866891 * t980 * cache.segment3_slice0_bend_c6
-                + 0.00008906428919833614 * shared[253] * segment3_slice0_bend_along_dq
-                    * shared[108]
+                + 0.00008906428919833614 * t243 * segment3_slice0_bend_along_dq * t94
                 + 0.01196612828741514 * cache.segment3_slice0_bend_c4 * t981
                 - 0.0004453214459916807 * t980 * cache.segment3_slice0_bend_c5
                 - 0.00598306414370757 * cache.segment3_slice0_bend_c3 * t981
-                - 0.00598306414370757 * shared[251] * shared[109]
-                    * segment3_slice0_bend_along_dq
-                - 0.0004453214459916807 * shared[255] * segment3_slice0_bend_along_dq
-                    * shared[108])
-            + shared[8] * shared[9] * segment3_slice0_local_bend_y_column_v_x_along_dq
-            - 0.21132486540518713 * t975 * shared[9] * shared[9];
+                - 0.00598306414370757 * t241 * t95 * segment3_slice0_bend_along_dq
+                - 0.0004453214459916807 * t246 * segment3_slice0_bend_along_dq * t94)
+            + segment2_tip_velocity_w_z * segment3_bend_y_rate
+                * segment3_slice0_local_bend_y_column_v_x_along_dq
+            - 0.21132486540518713 * t975 * segment3_bend_y_rate * segment3_bend_y_rate;
         let t983 = t982 * cache.segment1_slice0_mass;
-        let t984 = 0.4905626121623441 * shared[107] * segment3_slice1_bend_along_dq
-            * shared[256] + 0.4905626121623441 * cache.segment3_slice1_bend_c3 * t974
+        let t984 = 0.4905626121623441 * t93 * segment3_slice1_bend_along_dq * t247
+            + 0.4905626121623441 * cache.segment3_slice1_bend_c3 * t974
             - 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t974
-            - 0.4905626121623441 * shared[107] * segment3_slice1_bend_along_dq
-                * shared[257];
+            - 0.4905626121623441 * t93 * segment3_slice1_bend_along_dq * t248;
         let segment3_slice1_local_com_y_along_dq = 0.6220084679281462
             * cache.segment3_slice1_bend_c2 * t974
-            + 0.6220084679281462 * shared[107] * segment3_slice1_bend_along_dq
-                * shared[257];
+            + 0.6220084679281462 * t93 * segment3_slice1_bend_along_dq * t248;
         let segment3_slice1_local_bend_y_column_v_x_along_dq = t984
             + 0.7886751345948129 * segment3_slice1_local_com_y_along_dq;
         let segment3_slice1_local_inertia_h_y_along_dq = segment3_slice1_local_com_y_along_dq
             * cache.segment1_slice0_mass;
-        let segment3_slice1_local_momentum_f_x_along_dq = shared[9]
+        let segment3_slice1_local_momentum_f_x_along_dq = segment3_bend_y_rate
             * cache.segment1_slice0_mass
             * segment3_slice1_local_bend_y_column_v_x_along_dq
-            - segment3_slice1_local_inertia_h_y_along_dq * shared[18];
-        let t985 = segment3_slice1_local_momentum_f_x_along_dq * shared[18];
+            - segment3_slice1_local_inertia_h_y_along_dq * t7;
+        let t985 = segment3_slice1_local_momentum_f_x_along_dq * t7;
         let t986 = 0.7737890683486395 * t978 * cache.segment3_slice1_bend_c4
             + 0.6220084679281462 * p.channel_length * segment3_slice1_bend_along_dq
-                * shared[257]
-            + 0.7737890683486395 * shared[90] * segment3_slice1_bend_along_dq
-                * shared[258]
-            - 0.38689453417431974 * shared[90] * segment3_slice1_bend_along_dq
-                * shared[256]
+                * t248 + 0.7737890683486395 * t73 * segment3_slice1_bend_along_dq * t249
+            - 0.38689453417431974 * t73 * segment3_slice1_bend_along_dq * t247
             - 0.38689453417431974 * t978 * cache.segment3_slice1_bend_c3;
         let segment3_slice1_local_bend_y_column_v_y_along_dq = t986
             - 0.7886751345948129 * segment3_slice1_local_com_x_along_dq;
         let segment3_slice1_local_subspace0_v_y_along_dq = p.channel_length
             * segment3_slice1_local_bend_y_column_v_y_along_dq;
-        let t987 = shared[8] * shared[9]
+        let t987 = segment2_tip_velocity_w_z * segment3_bend_y_rate
             * segment3_slice1_local_bend_y_column_v_x_along_dq
             + qdd[5] * segment3_slice1_local_subspace0_v_y_along_dq
-            + (0.24065167645154242 * segment3_slice1_bend_along_dq * shared[108]
-                * shared[258]
+            + (0.24065167645154242 * segment3_slice1_bend_along_dq * t94 * t249
                 + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t980
                 + 1.9252134116123394 * t980 * cache.segment3_slice1_bend_c6
                 + 2.3213672050459184 * cache.segment3_slice1_bend_c4 * t981
-                + 2.3213672050459184 * shared[109] * segment3_slice1_bend_along_dq
-                    * shared[258]
-                + 1.9252134116123394 * shared[260] * segment3_slice1_bend_along_dq
-                    * shared[108]
-                - 1.203258382257712 * shared[259] * segment3_slice1_bend_along_dq
-                    * shared[108]
+                + 2.3213672050459184 * t95 * segment3_slice1_bend_along_dq * t249
+                + 1.9252134116123394 * t252 * segment3_slice1_bend_along_dq * t94
+                - 1.203258382257712 * t251 * segment3_slice1_bend_along_dq * t94
                 - 1.203258382257712 * t980 * cache.segment3_slice1_bend_c5
                 - 1.1606836025229592 * t981 * cache.segment3_slice1_bend_c3
-                - 1.1606836025229592 * shared[109] * segment3_slice1_bend_along_dq
-                    * shared[256]) - 0.7886751345948129 * t984 * shared[9] * shared[9];
+                - 1.1606836025229592 * t95 * segment3_slice1_bend_along_dq * t247)
+            - 0.7886751345948129 * t984 * segment3_bend_y_rate * segment3_bend_y_rate;
         let t988 = cache.segment1_slice0_mass * t987;
         let t989 = t973 + t976 + t977 + t983 + t985 + t988;
         let t990 = t989 * cache.segment2_tip_rotation_01;
-        let t991 = segment3_bend_squared_along_dq * shared[261];
-        let t992 = shared[107] * t991 + cache.segment3_bend_squared_c2 * t974;
-        let t993 = segment3_bend_squared_along_dq * shared[262];
+        let t991 = segment3_bend_squared_along_dq * t253;
+        let t992 = t93 * t991 + cache.segment3_bend_squared_c2 * t974;
+        let t993 = segment3_bend_squared_along_dq * t254;
         let t994 = p.channel_length * t993;
         let segment3_tip_position_y_along_dq = t992 * cache.segment2_tip_rotation_11
             + cache.segment2_tip_rotation_10 * t994;
         let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
-        let t995 = p.channel_length * segment3_bend_squared_along_dq * shared[91];
-        let t996 = shared[107] * segment3_bend_squared_along_dq * shared[263]
+        let t995 = p.channel_length * segment3_bend_squared_along_dq * t74;
+        let t996 = t93 * segment3_bend_squared_along_dq * t255
             + cache.segment3_bend_squared_c3 * t974
-            - cache.segment3_bend_squared_c2 * t974 - shared[107] * t991;
+            - cache.segment3_bend_squared_c2 * t974 - t93 * t991;
         let segment3_tip_local_bend_y_column_v_x_along_dq = t996 + t992;
         let segment3_tip_local_subspace0_v_x_along_dq = p.channel_length
             * segment3_tip_local_bend_y_column_v_x_along_dq;
         let t997 = p.channel_length * t991
-            + 2.0 * shared[90] * shared[264] * segment3_bend_squared_along_dq
+            + 2.0 * t73 * t256 * segment3_bend_squared_along_dq
             + 2.0 * t978 * cache.segment3_bend_squared_c4
             - t978 * cache.segment3_bend_squared_c3
-            - shared[90] * segment3_bend_squared_along_dq * shared[263];
+            - t73 * segment3_bend_squared_along_dq * t255;
         let t998 = (3.0 * t995 * cache.segment3_bend_squared_c5
-            + shared[93] * segment3_bend_squared_along_dq * shared[263]
-            + shared[92] * segment3_bend_squared_along_dq * shared[263]
-            + 3.0 * shared[93] * segment3_bend_squared_along_dq * shared[265]
-            + t995 * cache.segment3_bend_squared_c3 - shared[92] * t991
-            - 3.0 * shared[93] * shared[264] * segment3_bend_squared_along_dq
+            + t76 * segment3_bend_squared_along_dq * t255
+            + t75 * segment3_bend_squared_along_dq * t255
+            + 3.0 * t76 * segment3_bend_squared_along_dq * t258
+            + t995 * cache.segment3_bend_squared_c3 - t75 * t991
+            - 3.0 * t76 * t256 * segment3_bend_squared_along_dq
             - 3.0 * t995 * cache.segment3_bend_squared_c4)
             + qdd[5] * segment3_tip_local_subspace0_v_x_along_dq
-            + t997 * shared[9] * shared[9];
+            + t997 * segment3_bend_y_rate * segment3_bend_y_rate;
         let segment3_tip_local_bend_y_column_v_y_along_dq = t997 - t994;
         let segment3_tip_local_subspace0_v_y_along_dq = p.channel_length
             * segment3_tip_local_bend_y_column_v_y_along_dq;
         let t999 = (t980 * cache.segment3_bend_squared_c4
             + 8.0 * cache.segment3_bend_squared_c6 * t980
-            + 6.0 * shared[109] * shared[264] * segment3_bend_squared_along_dq
-            + shared[264] * segment3_bend_squared_along_dq * shared[108]
+            + 6.0 * t95 * t256 * segment3_bend_squared_along_dq
+            + t256 * segment3_bend_squared_along_dq * t94
             + 6.0 * t981 * cache.segment3_bend_squared_c4
-            + 8.0 * shared[266] * segment3_bend_squared_along_dq * shared[108]
-            - 3.0 * shared[109] * segment3_bend_squared_along_dq * shared[263]
+            + 8.0 * t259 * segment3_bend_squared_along_dq * t94
+            - 3.0 * t95 * segment3_bend_squared_along_dq * t255
             - 5.0 * t980 * cache.segment3_bend_squared_c5
             - 3.0 * t981 * cache.segment3_bend_squared_c3
-            - 5.0 * segment3_bend_squared_along_dq * shared[108] * shared[265])
+            - 5.0 * segment3_bend_squared_along_dq * t94 * t258)
             + qdd[5] * segment3_tip_local_subspace0_v_y_along_dq
-            - t996 * shared[9] * shared[9];
+            - t996 * segment3_bend_y_rate * segment3_bend_y_rate;
         let segment3_tip_subspace0_v_y_along_dq = cache.segment2_tip_rotation_10
             * segment3_tip_local_subspace0_v_x_along_dq
             + cache.segment2_tip_rotation_11 * segment3_tip_local_subspace0_v_y_along_dq;
         let segment3_tip_bias_v_x_along_dq = t998 * cache.segment2_tip_rotation_00
             + cache.segment2_tip_rotation_01 * t999
-            - segment3_tip_subspace0_v_y_along_dq * shared[8] * qd[5];
+            - segment3_tip_subspace0_v_y_along_dq * segment2_tip_velocity_w_z * qd[5];
         let segment3_tip_subspace0_v_x_along_dq = cache.segment2_tip_rotation_01
             * segment3_tip_local_subspace0_v_y_along_dq
             + cache.segment2_tip_rotation_00 * segment3_tip_local_subspace0_v_x_along_dq;
         let segment3_tip_velocity_v_x_along_dq = qd[5]
             * segment3_tip_subspace0_v_x_along_dq;
         let t1000 = segment3_tip_velocity_v_x_along_dq
-            - segment3_tip_position_y_along_dq * shared[11];
+            - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
         let t1001 = -segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
             - cache.segment3_bend_y * t993;
-        let t1002 = -t991 * shared[89]
+        let t1002 = -t991 * segment3_bend_squared
             - cache.segment3_bend_squared_c2 * segment3_bend_squared_along_dq;
         let segment3_tip_rotation_01_along_dq = cache.segment2_tip_rotation_00 * t1001
             + t1002 * cache.segment2_tip_rotation_01;
@@ -8230,10 +7854,10 @@ fn inverse_dynamics_position_derivatives_into_group_5(
         let segment3_tip_position_x_along_dq = cache.segment2_tip_rotation_00 * t994
             + cache.segment2_tip_rotation_01 * t992;
         let t1003 = segment3_tip_velocity_v_y_along_dq
-            + segment3_tip_position_x_along_dq * shared[11];
+            + segment3_tip_position_x_along_dq * segment3_tip_velocity_w_z;
         let segment4_base_velocity_v_y_along_dq = cache.segment3_tip_rotation_01 * t1000
-            + segment3_tip_rotation_01_along_dq * shared[120]
-            + shared[122] * segment3_tip_rotation_11_along_dq
+            + segment3_tip_rotation_01_along_dq * t107
+            + t108 * segment3_tip_rotation_11_along_dq
             + t1003 * cache.segment3_tip_rotation_11;
         let t1004 = segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
             + cache.segment3_bend_y * t993;
@@ -8242,134 +7866,132 @@ fn inverse_dynamics_position_derivatives_into_group_5(
         let segment3_tip_rotation_10_along_dq = t1004 * cache.segment2_tip_rotation_11
             + t1002 * cache.segment2_tip_rotation_10;
         let t1005 = segment3_tip_bias_v_x_along_dq
-            - segment3_tip_position_y_along_dq * shared[15];
+            - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
         let segment3_tip_bias_v_y_along_dq = cache.segment2_tip_rotation_10 * t998
-            + shared[8] * qd[5] * segment3_tip_subspace0_v_x_along_dq
+            + segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_x_along_dq
             + t999 * cache.segment2_tip_rotation_11;
-        let t1006 = segment3_tip_position_x_along_dq * shared[15]
+        let t1006 = segment3_tip_position_x_along_dq * segment3_tip_bias_w_z
             + segment3_tip_bias_v_y_along_dq;
-        let segment4_base_bias_v_x_along_dq = shared[132]
-            * segment3_tip_rotation_00_along_dq
-            + segment3_tip_rotation_10_along_dq * shared[133]
+        let segment4_base_bias_v_x_along_dq = t116 * segment3_tip_rotation_00_along_dq
+            + segment3_tip_rotation_10_along_dq * t117
             + cache.segment3_tip_rotation_00 * t1005
             + t1006 * cache.segment3_tip_rotation_10;
-        let t1007 = 0.7886751345948129 * segment4_base_velocity_v_y_along_dq * shared[10]
-            + segment4_base_bias_v_x_along_dq;
+        let t1007 = 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
+            * segment4_bend_y_rate + segment4_base_bias_v_x_along_dq;
         let t1008 = t1007 * cache.segment1_slice0_mass;
         let t1009 = 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
-            * shared[10] + segment4_base_bias_v_x_along_dq;
+            * segment4_bend_y_rate + segment4_base_bias_v_x_along_dq;
         let t1010 = cache.segment1_slice0_mass * t1009;
         let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t1011 = -(segment4_slice0_local_momentum_f_y_along_dq * shared[16]);
-        let t1012 = -(shared[13] * segment4_slice0_local_momentum_f_y_along_dq);
+        let t1011 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
+        let t1012 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
         let t1013 = t1008 + t1010 + t1011 + t1012;
         let t1014 = cache.segment3_tip_rotation_00 * t1013;
-        let t1015 = shared[149] * segment3_tip_rotation_01_along_dq;
+        let t1015 = t140 * segment3_tip_rotation_01_along_dq;
         let segment4_tip_subspace0_v_y_along_dq = cache.segment4_tip_local_subspace0_v_x
             * segment3_tip_rotation_10_along_dq
             + segment3_tip_rotation_11_along_dq * cache.segment4_tip_local_subspace0_v_y
             - segment3_tip_position_x_along_dq * p.channel_length;
-        let segment4_tip_bias_v_x_along_dq = shared[152]
-            * segment3_tip_rotation_01_along_dq
-            + shared[153] * segment3_tip_rotation_00_along_dq
-            + segment3_tip_bias_v_x_along_dq
+        let segment4_tip_bias_v_x_along_dq = t142 * segment3_tip_rotation_01_along_dq
+            + t143 * segment3_tip_rotation_00_along_dq + segment3_tip_bias_v_x_along_dq
             + p.channel_length * segment3_tip_position_y_along_dq * qdd[6]
-            + segment3_tip_velocity_v_y_along_dq * shared[10]
-            - qd[6] * segment4_tip_subspace0_v_y_along_dq * shared[11];
+            + segment3_tip_velocity_v_y_along_dq * segment4_bend_y_rate
+            - qd[6] * segment4_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
         let segment4_tip_position_x_along_dq = segment3_tip_position_x_along_dq
-            + segment3_tip_rotation_01_along_dq * shared[203]
-            + shared[204] * segment3_tip_rotation_00_along_dq;
+            + segment3_tip_rotation_01_along_dq * t187
+            + t188 * segment3_tip_rotation_00_along_dq;
         let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
         let segment4_tip_velocity_v_y_along_dq = segment3_tip_velocity_v_y_along_dq
             + qd[6] * segment4_tip_subspace0_v_y_along_dq;
-        let link5_momentum_f_y_along_dq = shared[12] * link5_inertia_h_x_along_dq
+        let link5_momentum_f_y_along_dq = segment4_tip_velocity_w_z
+            * link5_inertia_h_x_along_dq
             + p.link_mass * segment4_tip_velocity_v_y_along_dq;
         let segment4_tip_position_y_along_dq = segment3_tip_position_y_along_dq
-            + segment3_tip_rotation_11_along_dq * shared[203]
-            + shared[204] * segment3_tip_rotation_10_along_dq;
+            + segment3_tip_rotation_11_along_dq * t187
+            + t188 * segment3_tip_rotation_10_along_dq;
         let link5_inertia_h_y_along_dq = p.link_mass * segment4_tip_position_y_along_dq;
         let link5_composite_force_f_x_along_dq = p.link_mass
-            * segment4_tip_bias_v_x_along_dq - shared[12] * link5_momentum_f_y_along_dq
-            - shared[19] * link5_inertia_h_y_along_dq;
-        let t1016 = segment3_tip_rotation_00_along_dq * shared[139];
+            * segment4_tip_bias_v_x_along_dq
+            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq
+            - segment4_tip_bias_w_z * link5_inertia_h_y_along_dq;
+        let t1016 = segment3_tip_rotation_00_along_dq * t125;
         let segment4_base_bias_v_y_along_dq = cache.segment3_tip_rotation_01 * t1005
             + t1006 * cache.segment3_tip_rotation_11
-            + shared[133] * segment3_tip_rotation_11_along_dq
-            + shared[132] * segment3_tip_rotation_01_along_dq;
+            + t117 * segment3_tip_rotation_11_along_dq
+            + t116 * segment3_tip_rotation_01_along_dq;
         let segment4_base_velocity_v_x_along_dq = cache.segment3_tip_rotation_00 * t1000
-            + shared[122] * segment3_tip_rotation_10_along_dq
-            + segment3_tip_rotation_00_along_dq * shared[120]
+            + t108 * segment3_tip_rotation_10_along_dq
+            + segment3_tip_rotation_00_along_dq * t107
             + t1003 * cache.segment3_tip_rotation_10;
         let t1017 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * shared[10] * segment4_base_velocity_v_x_along_dq;
+            - 0.7886751345948129 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq;
         let t1018 = t1017 * cache.segment1_slice0_mass;
         let segment4_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
             * segment4_base_velocity_v_x_along_dq;
-        let t1019 = segment4_slice0_local_momentum_f_x_along_dq * shared[16];
+        let t1019 = segment4_slice0_local_momentum_f_x_along_dq * t5;
         let t1020 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * shared[10] * segment4_base_velocity_v_x_along_dq;
+            - 0.21132486540518713 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq;
         let t1021 = t1020 * cache.segment1_slice0_mass;
-        let t1022 = shared[13] * segment4_slice0_local_momentum_f_x_along_dq;
+        let t1022 = t4 * segment4_slice0_local_momentum_f_x_along_dq;
         let t1023 = t1018 + t1019 + t1021 + t1022;
         let t1024 = t1023 * cache.segment3_tip_rotation_01;
         let segment4_composite_force_f_x_along_dq = t1014 + t1015
             + link5_composite_force_f_x_along_dq + t1016 + t1024;
         let link4_inertia_h_x_along_dq = segment3_tip_position_x_along_dq * p.link_mass;
-        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq * shared[11]
+        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
+            * segment3_tip_velocity_w_z
             + segment3_tip_velocity_v_y_along_dq * p.link_mass;
         let link4_composite_force_f_x_along_dq = p.link_mass
             * segment3_tip_bias_v_x_along_dq + segment4_composite_force_f_x_along_dq
-            - link4_inertia_h_y_along_dq * shared[15]
-            - link4_momentum_f_y_along_dq * shared[11];
+            - link4_inertia_h_y_along_dq * segment3_tip_bias_w_z
+            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z;
         let segment3_slice1_local_momentum_f_y_along_dq = segment3_slice1_local_bend_y_column_v_y_along_dq
-            * shared[9] * cache.segment1_slice0_mass
-            + shared[18] * segment3_slice1_local_inertia_h_x_along_dq;
-        let t1025 = -(segment3_slice1_local_momentum_f_y_along_dq * shared[18]);
+            * segment3_bend_y_rate * cache.segment1_slice0_mass
+            + t7 * segment3_slice1_local_inertia_h_x_along_dq;
+        let t1025 = -(segment3_slice1_local_momentum_f_y_along_dq * t7);
         let segment3_slice0_local_momentum_f_y_along_dq = segment3_slice0_local_inertia_h_x_along_dq
-            * shared[17]
-            + segment3_slice0_local_bend_y_column_v_y_along_dq * shared[9]
+            * t6
+            + segment3_slice0_local_bend_y_column_v_y_along_dq * segment3_bend_y_rate
                 * cache.segment1_slice0_mass;
-        let t1026 = -(shared[17] * segment3_slice0_local_momentum_f_y_along_dq);
+        let t1026 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
         let segment3_slice0_local_subspace0_v_x_along_dq = p.channel_length
             * segment3_slice0_local_bend_y_column_v_x_along_dq;
-        let t1027 = 0.21132486540518713 * shared[9] * shared[9] * t979
-            + (0.0004214567416265345 * shared[93] * shared[251]
-                * segment3_slice0_bend_along_dq
-                + 0.009437387837655933 * shared[92] * shared[251]
-                    * segment3_slice0_bend_along_dq
+        let t1027 = 0.21132486540518713 * segment3_bend_y_rate * segment3_bend_y_rate
+            * t979
+            + (0.0004214567416265345 * t76 * t241 * segment3_slice0_bend_along_dq
+                + 0.009437387837655933 * t75 * t241 * segment3_slice0_bend_along_dq
                 + 0.0004214567416265345 * t995 * cache.segment3_slice0_bend_c3
-                + 0.0012643702248796036 * shared[93] * shared[255]
-                    * segment3_slice0_bend_along_dq
+                + 0.0012643702248796036 * t76 * t246 * segment3_slice0_bend_along_dq
                 + 0.0012643702248796036 * t995 * cache.segment3_slice0_bend_c5
-                - 0.009437387837655933 * shared[92] * segment3_slice0_bend_along_dq
-                    * shared[250]
+                - 0.009437387837655933 * t75 * segment3_slice0_bend_along_dq * t240
                 - 0.0012643702248796036 * t995 * cache.segment3_slice0_bend_c4
-                - 0.0012643702248796036 * shared[93] * shared[253]
-                    * segment3_slice0_bend_along_dq)
+                - 0.0012643702248796036 * t76 * t243 * segment3_slice0_bend_along_dq)
             + segment3_slice0_local_subspace0_v_x_along_dq * qdd[5]
-            - segment3_slice0_local_bend_y_column_v_y_along_dq * shared[8] * shared[9];
+            - segment3_slice0_local_bend_y_column_v_y_along_dq
+                * segment2_tip_velocity_w_z * segment3_bend_y_rate;
         let t1028 = cache.segment1_slice0_mass * t1027;
-        let t1029 = -(shared[85] * segment3_slice0_local_inertia_h_y_along_dq);
-        let t1030 = -(shared[102] * segment3_slice1_local_inertia_h_y_along_dq);
+        let t1029 = -(segment3_slice0_bias_w_z
+            * segment3_slice0_local_inertia_h_y_along_dq);
+        let t1030 = -(segment3_slice1_bias_w_z
+            * segment3_slice1_local_inertia_h_y_along_dq);
         let segment3_slice1_local_subspace0_v_x_along_dq = p.channel_length
             * segment3_slice1_local_bend_y_column_v_x_along_dq;
         let t1031 = qdd[5] * segment3_slice1_local_subspace0_v_x_along_dq
-            + 0.7886751345948129 * t986 * shared[9] * shared[9]
-            + (0.9154022964417872 * shared[93] * shared[259]
-                * segment3_slice1_bend_along_dq
-                + 0.30513409881392906 * shared[93] * segment3_slice1_bend_along_dq
-                    * shared[256]
+            + 0.7886751345948129 * t986 * segment3_bend_y_rate * segment3_bend_y_rate
+            + (0.9154022964417872 * t76 * t251 * segment3_slice1_bend_along_dq
+                + 0.30513409881392906 * t76 * segment3_slice1_bend_along_dq * t247
                 + 0.9154022964417872 * t995 * cache.segment3_slice1_bend_c5
-                + 0.4905626121623441 * shared[92] * segment3_slice1_bend_along_dq
-                    * shared[256]
+                + 0.4905626121623441 * t75 * segment3_slice1_bend_along_dq * t247
                 + 0.30513409881392906 * t995 * cache.segment3_slice1_bend_c3
-                - 0.9154022964417872 * shared[93] * segment3_slice1_bend_along_dq
-                    * shared[258]
+                - 0.9154022964417872 * t76 * segment3_slice1_bend_along_dq * t249
                 - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t995
-                - 0.4905626121623441 * shared[92] * segment3_slice1_bend_along_dq
-                    * shared[257])
-            - shared[8] * segment3_slice1_local_bend_y_column_v_y_along_dq * shared[9];
+                - 0.4905626121623441 * t75 * segment3_slice1_bend_along_dq * t248)
+            - segment2_tip_velocity_w_z
+                * segment3_slice1_local_bend_y_column_v_y_along_dq
+                * segment3_bend_y_rate;
         let t1032 = t1031 * cache.segment1_slice0_mass;
         let t1033 = t1025 + t1026 + t1028 + t1029 + t1030 + t1032;
         let t1034 = t1033 * cache.segment2_tip_rotation_00;
@@ -8377,9 +7999,9 @@ fn inverse_dynamics_position_derivatives_into_group_5(
             + link4_composite_force_f_x_along_dq + t1034;
         let link4_momentum_f_x_along_dq = p.link_mass
             * segment3_tip_velocity_v_x_along_dq
-            - link4_inertia_h_y_along_dq * shared[11];
-        let t1035 = segment3_tip_rotation_10_along_dq * shared[139];
-        let t1036 = shared[149] * segment3_tip_rotation_11_along_dq;
+            - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
+        let t1035 = segment3_tip_rotation_10_along_dq * t125;
+        let t1036 = t140 * segment3_tip_rotation_11_along_dq;
         let segment4_tip_subspace0_v_x_along_dq = segment3_tip_rotation_01_along_dq
             * cache.segment4_tip_local_subspace0_v_y
             + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq
@@ -8388,104 +8010,112 @@ fn inverse_dynamics_position_derivatives_into_group_5(
             * segment4_tip_subspace0_v_x_along_dq + segment3_tip_velocity_v_x_along_dq;
         let link5_momentum_f_x_along_dq = p.link_mass
             * segment4_tip_velocity_v_x_along_dq
-            - shared[12] * link5_inertia_h_y_along_dq;
-        let segment4_tip_bias_v_y_along_dq = segment3_tip_rotation_10_along_dq
-            * shared[153] + qd[6] * segment4_tip_subspace0_v_x_along_dq * shared[11]
-            + shared[152] * segment3_tip_rotation_11_along_dq
-            + segment3_tip_bias_v_y_along_dq
+            - segment4_tip_velocity_w_z * link5_inertia_h_y_along_dq;
+        let segment4_tip_bias_v_y_along_dq = segment3_tip_rotation_10_along_dq * t143
+            + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
+            + t142 * segment3_tip_rotation_11_along_dq + segment3_tip_bias_v_y_along_dq
             - segment3_tip_position_x_along_dq * p.channel_length * qdd[6]
-            - shared[10] * segment3_tip_velocity_v_x_along_dq;
-        let link5_composite_force_f_y_along_dq = shared[12] * link5_momentum_f_x_along_dq
-            + shared[19] * link5_inertia_h_x_along_dq
+            - segment4_bend_y_rate * segment3_tip_velocity_v_x_along_dq;
+        let link5_composite_force_f_y_along_dq = segment4_tip_velocity_w_z
+            * link5_momentum_f_x_along_dq
+            + segment4_tip_bias_w_z * link5_inertia_h_x_along_dq
             + p.link_mass * segment4_tip_bias_v_y_along_dq;
         let t1037 = t1023 * cache.segment3_tip_rotation_11;
         let t1038 = cache.segment3_tip_rotation_10 * t1013;
         let segment4_composite_force_f_y_along_dq = t1035 + t1036
             + link5_composite_force_f_y_along_dq + t1037 + t1038;
-        let link4_composite_force_f_y_along_dq = link4_momentum_f_x_along_dq * shared[11]
-            + segment4_composite_force_f_y_along_dq
-            + link4_inertia_h_x_along_dq * shared[15]
+        let link4_composite_force_f_y_along_dq = link4_momentum_f_x_along_dq
+            * segment3_tip_velocity_w_z + segment4_composite_force_f_y_along_dq
+            + link4_inertia_h_x_along_dq * segment3_tip_bias_w_z
             + p.link_mass * segment3_tip_bias_v_y_along_dq;
         let t1039 = t1033 * cache.segment2_tip_rotation_10;
         let t1040 = t989 * cache.segment2_tip_rotation_11;
         let segment3_composite_force_f_y_along_dq = link4_composite_force_f_y_along_dq
             + t1039 + t1040;
         let t1041 = t982 * cache.segment3_slice0_local_inertia_h_x;
-        let t1042 = segment3_slice0_local_inertia_h_x_along_dq * shared[110];
+        let t1042 = segment3_slice0_local_inertia_h_x_along_dq * t96;
         let t1043 = -(t1031 * cache.segment3_slice1_local_inertia_h_y);
         let segment3_slice1_local_inertia_i_22_along_dq = (2.0
             * segment3_slice1_local_com_x_along_dq * cache.segment3_slice1_local_com_x
             + 2.0 * cache.segment3_slice1_local_com_y
                 * segment3_slice1_local_com_y_along_dq) * cache.segment1_slice0_mass;
-        let t1044 = shared[102] * segment3_slice1_local_inertia_i_22_along_dq;
-        let t1045 = -(shared[97] * segment3_slice0_local_inertia_h_y_along_dq);
+        let t1044 = segment3_slice1_bias_w_z
+            * segment3_slice1_local_inertia_i_22_along_dq;
+        let t1045 = -(t79 * segment3_slice0_local_inertia_h_y_along_dq);
         let segment3_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
             * (2.0 * cache.segment3_slice0_local_com_x
                 * segment3_slice0_local_com_x_along_dq
                 + 2.0 * cache.segment3_slice0_local_com_y
                     * segment3_slice0_local_com_y_along_dq);
-        let t1046 = shared[85] * segment3_slice0_local_inertia_i_22_along_dq;
-        let t1047 = -(segment3_slice0_local_momentum_f_x_along_dq * shared[98]);
+        let t1046 = segment3_slice0_bias_w_z
+            * segment3_slice0_local_inertia_i_22_along_dq;
+        let t1047 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
         let t1048 = cache.segment3_slice1_local_inertia_h_x * t987;
-        let t1049 = shared[145] * segment4_slice0_local_momentum_f_y_along_dq;
-        let t1050 = -(segment4_slice0_local_momentum_f_x_along_dq * shared[123]);
+        let t1049 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
+        let t1050 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
         let t1051 = cache.segment4_slice1_local_inertia_h_x * t1017;
         let t1052 = -(cache.segment4_slice0_local_inertia_h_y * t1009);
-        let t1053 = shared[124] * segment4_base_velocity_v_x_along_dq;
-        let t1054 = shared[147] * segment4_slice0_local_momentum_f_y_along_dq;
-        let t1055 = -(segment4_base_velocity_v_y_along_dq * shared[146]);
+        let t1053 = segment4_slice1_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
+        let t1054 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
+        let t1055 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice1_local_momentum_f_x);
         let t1056 = -(cache.segment4_slice1_local_inertia_h_y * t1007);
         let t1057 = cache.segment4_slice0_local_inertia_h_x * t1020;
-        let t1058 = shared[136] * segment4_base_velocity_v_x_along_dq;
-        let t1059 = -(shared[135] * segment4_slice0_local_momentum_f_x_along_dq);
-        let t1060 = -(segment4_base_velocity_v_y_along_dq * shared[148]);
+        let t1058 = segment4_slice0_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
+        let t1059 = -(t120 * segment4_slice0_local_momentum_f_x_along_dq);
+        let t1060 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice0_local_momentum_f_x);
         let link5_inertia_i_22_along_dq = (2.0 * cache.segment4_tip_position_y
             * segment4_tip_position_y_along_dq
             + 2.0 * segment4_tip_position_x_along_dq * cache.segment4_tip_position_x)
             * p.link_mass;
         let link5_composite_force_n_z_along_dq = segment4_tip_bias_v_y_along_dq
-            * cache.link5_inertia_h_x + link5_inertia_i_22_along_dq * shared[19]
-            + link5_inertia_h_x_along_dq * shared[154]
-            + shared[175] * segment4_tip_velocity_v_x_along_dq
-            + link5_momentum_f_y_along_dq * shared[150]
+            * cache.link5_inertia_h_x
+            + link5_inertia_i_22_along_dq * segment4_tip_bias_w_z
+            + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
+            + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dq
+            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
             - cache.link5_inertia_h_y * segment4_tip_bias_v_x_along_dq
-            - link5_inertia_h_y_along_dq * shared[173]
-            - shared[174] * link5_momentum_f_x_along_dq
-            - shared[151] * segment4_tip_velocity_v_y_along_dq;
+            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
+            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
+            - link5_momentum_f_x * segment4_tip_velocity_v_y_along_dq;
         let segment4_composite_force_n_z_along_dq = segment3_tip_position_x_along_dq
-            * shared[170] + t1049 + t1050 + t1051 + t1052 + t1053 + t1054 + t1055 + t1056
+            * t158 + t1049 + t1050 + t1051 + t1052 + t1053 + t1054 + t1055 + t1056
             + t1057 + cache.segment3_tip_position_x * (t1035 + t1036 + t1037 + t1038)
             + t1058 + t1059 + t1060 + link5_composite_force_n_z_along_dq
-            - segment3_tip_position_y_along_dq * shared[187]
+            - segment3_tip_position_y_along_dq * t171
             - cache.segment3_tip_position_y * (t1014 + t1015 + t1016 + t1024);
         let link4_inertia_i_22_along_dq = p.link_mass
             * (2.0 * cache.segment3_tip_position_y * segment3_tip_position_y_along_dq
                 + 2.0 * segment3_tip_position_x_along_dq
                     * cache.segment3_tip_position_x);
-        let link4_composite_force_n_z_along_dq = link4_inertia_h_x_along_dq * shared[119]
+        let link4_composite_force_n_z_along_dq = link4_inertia_h_x_along_dq
+            * segment3_tip_bias_v_y
             + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
             + segment4_composite_force_n_z_along_dq
-            + shared[115] * link4_momentum_f_y_along_dq
-            + shared[172] * segment3_tip_velocity_v_x_along_dq
-            + link4_inertia_i_22_along_dq * shared[15]
+            + segment3_tip_velocity_v_x * link4_momentum_f_y_along_dq
+            + link4_momentum_f_y * segment3_tip_velocity_v_x_along_dq
+            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
             - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq
-            - shared[116] * segment3_tip_velocity_v_y_along_dq
-            - shared[131] * link4_inertia_h_y_along_dq
-            - shared[121] * link4_momentum_f_x_along_dq;
+            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
+            - segment3_tip_bias_v_x * link4_inertia_h_y_along_dq
+            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq;
         let t1061 = -(cache.segment3_slice0_local_inertia_h_y * t1027);
-        let t1062 = shared[112] * segment3_slice0_local_momentum_f_y_along_dq;
-        let t1063 = shared[111] * segment3_slice1_local_inertia_h_x_along_dq;
-        let t1064 = -(segment3_slice1_local_inertia_h_y_along_dq * shared[103]);
-        let t1065 = -(shared[100] * segment3_slice1_local_momentum_f_x_along_dq);
-        let t1066 = -(shared[113] * segment3_slice0_local_bend_y_column_v_y_along_dq
-            * shared[9]);
-        let t1067 = shared[101] * shared[9]
+        let t1062 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
+        let t1063 = t98 * segment3_slice1_local_inertia_h_x_along_dq;
+        let t1064 = -(segment3_slice1_local_inertia_h_y_along_dq * t86);
+        let t1065 = -(t83 * segment3_slice1_local_momentum_f_x_along_dq);
+        let t1066 = -(segment3_slice0_local_momentum_f_x
+            * segment3_slice0_local_bend_y_column_v_y_along_dq * segment3_bend_y_rate);
+        let t1067 = segment3_slice1_local_momentum_f_y * segment3_bend_y_rate
             * segment3_slice1_local_bend_y_column_v_x_along_dq;
-        let t1068 = -(segment3_slice1_local_bend_y_column_v_y_along_dq * shared[106]
-            * shared[9]);
-        let t1069 = shared[99] * shared[9]
+        let t1068 = -(segment3_slice1_local_bend_y_column_v_y_along_dq
+            * segment3_slice1_local_momentum_f_x * segment3_bend_y_rate);
+        let t1069 = segment3_slice0_local_momentum_f_y * segment3_bend_y_rate
             * segment3_slice0_local_bend_y_column_v_x_along_dq;
-        let t1070 = segment3_slice1_local_momentum_f_y_along_dq * shared[105];
+        let t1070 = segment3_slice1_local_momentum_f_y_along_dq * t90;
         let segment3_composite_force_n_z_along_dq = t1041 + t1042 + t1043 + t1044 + t1045
             + t1046 + t1047 + t1048 + link4_composite_force_n_z_along_dq + t1061 + t1062
             + t1063 + cache.segment2_tip_position_x * (t1039 + t1040) + t1064 + t1065
@@ -8504,29 +8134,29 @@ fn inverse_dynamics_position_derivatives_into_group_5(
             * cache.segment2_tip_subspace0_v_x + t1071
             + cache.segment2_tip_subspace0_v_y * segment3_composite_force_f_y_along_dq;
         position[(5, j)] = p.channel_length
-            * (segment3_slice0_local_bend_y_column_v_y_along_dq * shared[267]
+            * (segment3_slice0_local_bend_y_column_v_y_along_dq * t260
                 + cache.segment3_slice1_local_bend_y_column_v_y * (t977 + t985 + t988)
                 + 0.21132486540518713
                     * (t1041 + t1042 + t1045 + t1046 + t1047 + t1061 + t1062 + t1066
                         + t1069)
                 + cache.segment3_slice1_local_bend_y_column_v_x * (t1025 + t1030 + t1032)
-                + segment3_slice1_local_bend_y_column_v_x_along_dq * shared[268]
+                + segment3_slice1_local_bend_y_column_v_x_along_dq * t261
                 + (t973 + t976 + t983) * cache.segment3_slice0_local_bend_y_column_v_y
                 + 0.7886751345948129
                     * (t1043 + t1044 + t1048 + t1063 + t1064 + t1065 + t1067 + t1068
                         + t1070)
-                + shared[269] * segment3_slice0_local_bend_y_column_v_x_along_dq
-                + shared[270] * segment3_slice1_local_bend_y_column_v_y_along_dq
+                + t262 * segment3_slice0_local_bend_y_column_v_x_along_dq
+                + t263 * segment3_slice1_local_bend_y_column_v_y_along_dq
                 + cache.segment3_slice0_local_bend_y_column_v_x
                     * (t1026 + t1028 + t1029))
             + p.channel_length * link4_composite_force_n_z_along_dq
             + dq[5] * p.segment3_stiffness
             + link4_composite_force_f_y_along_dq * cache.segment3_tip_subspace0_v_y
-            + segment3_tip_subspace0_v_x_along_dq * shared[177]
-            + segment3_tip_subspace0_v_y_along_dq * shared[156]
+            + segment3_tip_subspace0_v_x_along_dq * link4_composite_force_f_x
+            + segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y
             + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq;
         position[(6, j)] = p.channel_length * link5_composite_force_n_z_along_dq
-            + segment4_tip_subspace0_v_y_along_dq * shared[155]
+            + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y
             + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
             + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq
             + p.channel_length
@@ -8538,22 +8168,8 @@ fn inverse_dynamics_position_derivatives_into_group_5(
                     + (t1019 + t1021) * cache.segment4_slice0_local_bend_y_column_v_y
                     + cache.segment4_slice0_local_bend_y_column_v_x * (t1010 + t1011)
                     + cache.segment4_slice1_local_bend_y_column_v_y * (t1018 + t1022))
-            + shared[176] * segment4_tip_subspace0_v_x_along_dq;
+            + link5_composite_force_f_x * segment4_tip_subspace0_v_x_along_dq;
     }
-}
-/// The columns of [`inverse_dynamics_position_derivatives_into`] along coordinates [6];
-/// `shared` holds what it computed before them.
-#[inline(never)]
-#[allow(unused_variables)]
-fn inverse_dynamics_position_derivatives_into_group_6(
-    q: &SVector<f64, DOF>,
-    qd: &SVector<f64, DOF>,
-    qdd: &SVector<f64, DOF>,
-    p: &Params,
-    cache: &Cache,
-    position: &mut SMatrix<f64, DOF, DOF>,
-    shared: &[f64; 293],
-) {
     for j in [6] {
         let mut dq = SVector::<f64, DOF>::zeros();
         dq[j] = 1.0;
@@ -8563,228 +8179,208 @@ fn inverse_dynamics_position_derivatives_into_group_6(
         let segment4_slice0_bend_along_dq = 0.044658198738520456
             * segment4_bend_squared_along_dq;
         let segment4_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
-            * segment4_slice0_bend_along_dq * shared[271];
+            * segment4_slice0_bend_along_dq * t264;
         let t1072 = p.channel_length * segment4_bend_squared_along_dq;
         let t1073 = 0.00398870942913838 * t1072 * cache.segment4_slice0_bend_c4
-            + 0.00398870942913838 * shared[130] * segment4_slice0_bend_along_dq
-                * shared[273]
+            + 0.00398870942913838 * t115 * segment4_slice0_bend_along_dq * t266
             + 0.044658198738520456 * p.channel_length * segment4_slice0_bend_along_dq
-                * shared[274]
-            - 0.00199435471456919 * shared[272] * shared[130]
-                * segment4_slice0_bend_along_dq
+                * t267
+            - 0.00199435471456919 * t265 * t115 * segment4_slice0_bend_along_dq
             - 0.00199435471456919 * t1072 * cache.segment4_slice0_bend_c3;
         let segment4_slice0_local_bend_y_column_v_y_along_dq = t1073
             - 0.21132486540518713 * segment4_slice0_local_com_x_along_dq;
         let segment4_slice0_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
             * segment4_slice0_local_com_x_along_dq;
         let segment4_slice0_local_momentum_f_y_along_dq = segment4_slice0_local_bend_y_column_v_y_along_dq
-            * shared[10] * cache.segment1_slice0_mass
-            + segment4_slice0_local_inertia_h_x_along_dq * shared[16];
-        let t1074 = -(segment4_slice0_local_momentum_f_y_along_dq * shared[16]);
+            * segment4_bend_y_rate * cache.segment1_slice0_mass
+            + segment4_slice0_local_inertia_h_x_along_dq * t5;
+        let t1074 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
         let t1075 = p.channel_length * segment4_bend_y_along_dq;
         let segment4_slice1_bend_along_dq = 0.6220084679281462
             * segment4_bend_squared_along_dq;
         let segment4_slice1_local_com_y_along_dq = 0.6220084679281462
             * cache.segment4_slice1_bend_c2 * t1075
-            + 0.6220084679281462 * shared[142] * segment4_slice1_bend_along_dq
-                * shared[275];
+            + 0.6220084679281462 * t131 * segment4_slice1_bend_along_dq * t268;
         let segment4_slice1_local_inertia_h_y_along_dq = segment4_slice1_local_com_y_along_dq
             * cache.segment1_slice0_mass;
-        let t1076 = -(segment4_slice1_local_inertia_h_y_along_dq * shared[138]);
+        let t1076 = -(segment4_slice1_local_inertia_h_y_along_dq
+            * segment4_slice1_bias_w_z);
         let t1077 = 0.009437387837655933 * cache.segment4_slice0_bend_c3 * t1075
-            + 0.009437387837655933 * shared[142] * shared[272]
-                * segment4_slice0_bend_along_dq
-            - 0.009437387837655933 * shared[142] * segment4_slice0_bend_along_dq
-                * shared[274]
+            + 0.009437387837655933 * t131 * t265 * segment4_slice0_bend_along_dq
+            - 0.009437387837655933 * t131 * segment4_slice0_bend_along_dq * t267
             - 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t1075;
-        let segment4_slice0_local_com_y_along_dq = 0.044658198738520456 * shared[142]
-            * segment4_slice0_bend_along_dq * shared[274]
+        let segment4_slice0_local_com_y_along_dq = 0.044658198738520456 * t131
+            * segment4_slice0_bend_along_dq * t267
             + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * t1075;
         let segment4_slice0_local_bend_y_column_v_x_along_dq = t1077
             + 0.21132486540518713 * segment4_slice0_local_com_y_along_dq;
         let segment4_slice0_local_subspace0_v_x_along_dq = segment4_slice0_local_bend_y_column_v_x_along_dq
             * p.channel_length;
-        let t1078 = p.channel_length * shared[126] * segment4_bend_squared_along_dq;
+        let t1078 = p.channel_length * t112 * segment4_bend_squared_along_dq;
         let t1079 = segment4_slice0_local_subspace0_v_x_along_dq * qdd[6]
-            + 0.21132486540518713 * t1073 * shared[10] * shared[10]
-            + (0.0004214567416265345 * shared[272] * segment4_slice0_bend_along_dq
-                * shared[129]
+            + 0.21132486540518713 * t1073 * segment4_bend_y_rate * segment4_bend_y_rate
+            + (0.0004214567416265345 * t265 * segment4_slice0_bend_along_dq * t114
                 + 0.0004214567416265345 * cache.segment4_slice0_bend_c3 * t1078
                 + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t1078
-                + 0.0012643702248796036 * segment4_slice0_bend_along_dq * shared[129]
-                    * shared[276]
-                + 0.009437387837655933 * shared[127] * shared[272]
-                    * segment4_slice0_bend_along_dq
+                + 0.0012643702248796036 * segment4_slice0_bend_along_dq * t114 * t270
+                + 0.009437387837655933 * t113 * t265 * segment4_slice0_bend_along_dq
                 - 0.0012643702248796036 * cache.segment4_slice0_bend_c4 * t1078
-                - 0.0012643702248796036 * segment4_slice0_bend_along_dq * shared[129]
-                    * shared[273]
-                - 0.009437387837655933 * shared[127] * segment4_slice0_bend_along_dq
-                    * shared[274])
-            - segment4_slice0_local_bend_y_column_v_y_along_dq * shared[10] * shared[11];
+                - 0.0012643702248796036 * segment4_slice0_bend_along_dq * t114 * t266
+                - 0.009437387837655933 * t113 * segment4_slice0_bend_along_dq * t267)
+            - segment4_slice0_local_bend_y_column_v_y_along_dq * segment4_bend_y_rate
+                * segment3_tip_velocity_w_z;
         let t1080 = cache.segment1_slice0_mass * t1079;
         let segment4_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
             * segment4_slice0_local_com_y_along_dq;
-        let t1081 = -(segment4_slice0_local_inertia_h_y_along_dq * shared[125]);
-        let t1082 = 0.7737890683486395 * shared[130] * segment4_slice1_bend_along_dq
-            * shared[278] + 0.7737890683486395 * t1072 * cache.segment4_slice1_bend_c4
+        let t1081 = -(segment4_slice0_local_inertia_h_y_along_dq
+            * segment4_slice0_bias_w_z);
+        let t1082 = 0.7737890683486395 * t115 * segment4_slice1_bend_along_dq * t272
+            + 0.7737890683486395 * t1072 * cache.segment4_slice1_bend_c4
             + 0.6220084679281462 * segment4_slice1_bend_along_dq * p.channel_length
-                * shared[275]
-            - 0.38689453417431974 * t1072 * cache.segment4_slice1_bend_c3
-            - 0.38689453417431974 * shared[277] * shared[130]
-                * segment4_slice1_bend_along_dq;
-        let segment4_slice1_local_com_x_along_dq = 0.7886751345948129 * shared[280]
+                * t268 - 0.38689453417431974 * t1072 * cache.segment4_slice1_bend_c3
+            - 0.38689453417431974 * t271 * t115 * segment4_slice1_bend_along_dq;
+        let segment4_slice1_local_com_x_along_dq = 0.7886751345948129 * t275
             * segment4_slice1_bend_along_dq * p.channel_length;
         let segment4_slice1_local_bend_y_column_v_y_along_dq = t1082
             - 0.7886751345948129 * segment4_slice1_local_com_x_along_dq;
-        let t1083 = 0.4905626121623441 * shared[142] * shared[277]
-            * segment4_slice1_bend_along_dq
+        let t1083 = 0.4905626121623441 * t131 * t271 * segment4_slice1_bend_along_dq
             + 0.4905626121623441 * cache.segment4_slice1_bend_c3 * t1075
             - 0.4905626121623441 * cache.segment4_slice1_bend_c2 * t1075
-            - 0.4905626121623441 * shared[142] * segment4_slice1_bend_along_dq
-                * shared[275];
+            - 0.4905626121623441 * t131 * segment4_slice1_bend_along_dq * t268;
         let segment4_slice1_local_bend_y_column_v_x_along_dq = 0.7886751345948129
             * segment4_slice1_local_com_y_along_dq + t1083;
         let segment4_slice1_local_subspace0_v_x_along_dq = p.channel_length
             * segment4_slice1_local_bend_y_column_v_x_along_dq;
-        let t1084 = (0.4905626121623441 * shared[127] * shared[277]
-            * segment4_slice1_bend_along_dq
-            + 0.9154022964417872 * segment4_slice1_bend_along_dq * shared[129]
-                * shared[279]
-            + 0.30513409881392906 * shared[277] * segment4_slice1_bend_along_dq
-                * shared[129]
+        let t1084 = (0.4905626121623441 * t113 * t271 * segment4_slice1_bend_along_dq
+            + 0.9154022964417872 * segment4_slice1_bend_along_dq * t114 * t274
+            + 0.30513409881392906 * t271 * segment4_slice1_bend_along_dq * t114
             + 0.9154022964417872 * t1078 * cache.segment4_slice1_bend_c5
             + 0.30513409881392906 * cache.segment4_slice1_bend_c3 * t1078
-            - 0.9154022964417872 * segment4_slice1_bend_along_dq * shared[129]
-                * shared[278]
-            - 0.4905626121623441 * shared[127] * segment4_slice1_bend_along_dq
-                * shared[275]
+            - 0.9154022964417872 * segment4_slice1_bend_along_dq * t114 * t272
+            - 0.4905626121623441 * t113 * segment4_slice1_bend_along_dq * t268
             - 0.9154022964417872 * t1078 * cache.segment4_slice1_bend_c4)
-            + 0.7886751345948129 * shared[10] * shared[10] * t1082
+            + 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t1082
             + segment4_slice1_local_subspace0_v_x_along_dq * qdd[6]
-            - shared[10] * segment4_slice1_local_bend_y_column_v_y_along_dq * shared[11];
+            - segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_y_along_dq
+                * segment3_tip_velocity_w_z;
         let t1085 = t1084 * cache.segment1_slice0_mass;
         let segment4_slice1_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
             * segment4_slice1_local_com_x_along_dq;
-        let segment4_slice1_local_momentum_f_y_along_dq = shared[13]
+        let segment4_slice1_local_momentum_f_y_along_dq = t4
             * segment4_slice1_local_inertia_h_x_along_dq
-            + shared[10] * cache.segment1_slice0_mass
+            + segment4_bend_y_rate * cache.segment1_slice0_mass
                 * segment4_slice1_local_bend_y_column_v_y_along_dq;
-        let t1086 = -(shared[13] * segment4_slice1_local_momentum_f_y_along_dq);
+        let t1086 = -(t4 * segment4_slice1_local_momentum_f_y_along_dq);
         let t1087 = t1074 + t1076 + t1080 + t1081 + t1085 + t1086;
         let t1088 = cache.segment3_tip_rotation_00 * t1087;
-        let t1089 = p.channel_length * (shared[281] * segment4_bend_squared_along_dq);
-        let t1090 = shared[282] * segment4_bend_squared_along_dq;
-        let t1091 = shared[142] * t1090 + cache.segment4_bend_squared_c2 * t1075;
+        let t1089 = p.channel_length * (t276 * segment4_bend_squared_along_dq);
+        let t1090 = t277 * segment4_bend_squared_along_dq;
+        let t1091 = t131 * t1090 + cache.segment4_bend_squared_c2 * t1075;
         let segment4_tip_position_y_along_dq = t1089 * cache.segment3_tip_rotation_10
             + t1091 * cache.segment3_tip_rotation_11;
         let link5_inertia_h_y_along_dq = segment4_tip_position_y_along_dq * p.link_mass;
-        let t1092 = shared[142] * shared[283] * segment4_bend_squared_along_dq
+        let t1092 = t131 * t278 * segment4_bend_squared_along_dq
             + cache.segment4_bend_squared_c3 * t1075
-            - cache.segment4_bend_squared_c2 * t1075 - shared[142] * t1090;
+            - cache.segment4_bend_squared_c2 * t1075 - t131 * t1090;
         let t1093 = 2.0 * cache.segment4_bend_squared_c4 * t1072
             + p.channel_length * t1090
-            + 2.0 * shared[130] * shared[284] * segment4_bend_squared_along_dq
-            - shared[283] * shared[130] * segment4_bend_squared_along_dq
+            + 2.0 * t115 * t279 * segment4_bend_squared_along_dq
+            - t278 * t115 * segment4_bend_squared_along_dq
             - t1072 * cache.segment4_bend_squared_c3;
         let segment4_tip_local_bend_y_column_v_y_along_dq = t1093 - t1089;
         let segment4_tip_local_subspace0_v_y_along_dq = p.channel_length
             * segment4_tip_local_bend_y_column_v_y_along_dq;
-        let t1094 = p.channel_length * shared[126] * segment4_bend_y_along_dq;
-        let t1095 = (3.0 * shared[128] * segment4_bend_y_along_dq) * p.channel_length
-            * shared[126];
+        let t1094 = p.channel_length * t112 * segment4_bend_y_along_dq;
+        let t1095 = (3.0 * segment4_bend_squared * segment4_bend_y_along_dq)
+            * p.channel_length * t112;
         let t1096 = qdd[6] * segment4_tip_local_subspace0_v_y_along_dq
-            + (8.0 * shared[285] * shared[140] * segment4_bend_squared_along_dq
-                + 6.0 * shared[141] * shared[284] * segment4_bend_squared_along_dq
+            + (8.0 * t281 * t129 * segment4_bend_squared_along_dq
+                + 6.0 * t130 * t279 * segment4_bend_squared_along_dq
                 + cache.segment4_bend_squared_c4 * t1095
                 + 6.0 * cache.segment4_bend_squared_c4 * t1094
-                + shared[284] * shared[140] * segment4_bend_squared_along_dq
+                + t279 * t129 * segment4_bend_squared_along_dq
                 + 8.0 * cache.segment4_bend_squared_c6 * t1095
                 - 3.0 * t1094 * cache.segment4_bend_squared_c3
-                - 5.0 * shared[286] * shared[140] * segment4_bend_squared_along_dq
+                - 5.0 * t282 * t129 * segment4_bend_squared_along_dq
                 - 5.0 * cache.segment4_bend_squared_c5 * t1095
-                - 3.0 * shared[141] * shared[283] * segment4_bend_squared_along_dq)
-            - t1092 * shared[10] * shared[10];
+                - 3.0 * t130 * t278 * segment4_bend_squared_along_dq)
+            - t1092 * segment4_bend_y_rate * segment4_bend_y_rate;
         let segment4_tip_local_bend_y_column_v_x_along_dq = t1092 + t1091;
         let segment4_tip_local_subspace0_v_x_along_dq = p.channel_length
             * segment4_tip_local_bend_y_column_v_x_along_dq;
-        let t1097 = (shared[283] * shared[129] * segment4_bend_squared_along_dq
+        let t1097 = (t278 * t114 * segment4_bend_squared_along_dq
             + 3.0 * cache.segment4_bend_squared_c5 * t1078
-            + 3.0 * shared[129] * shared[286] * segment4_bend_squared_along_dq
+            + 3.0 * t114 * t282 * segment4_bend_squared_along_dq
             + t1078 * cache.segment4_bend_squared_c3
-            + shared[127] * shared[283] * segment4_bend_squared_along_dq
+            + t113 * t278 * segment4_bend_squared_along_dq
             - 3.0 * cache.segment4_bend_squared_c4 * t1078
-            - 3.0 * shared[284] * shared[129] * segment4_bend_squared_along_dq
-            - shared[127] * t1090) + shared[10] * shared[10] * t1093
+            - 3.0 * t279 * t114 * segment4_bend_squared_along_dq - t113 * t1090)
+            + segment4_bend_y_rate * segment4_bend_y_rate * t1093
             + qdd[6] * segment4_tip_local_subspace0_v_x_along_dq;
         let segment4_tip_subspace0_v_y_along_dq = segment4_tip_local_subspace0_v_x_along_dq
             * cache.segment3_tip_rotation_10
             + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_11;
         let segment4_tip_bias_v_x_along_dq = t1096 * cache.segment3_tip_rotation_01
             + cache.segment3_tip_rotation_00 * t1097
-            - qd[6] * segment4_tip_subspace0_v_y_along_dq * shared[11];
+            - qd[6] * segment4_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
         let segment4_tip_position_x_along_dq = cache.segment3_tip_rotation_01 * t1091
             + cache.segment3_tip_rotation_00 * t1089;
         let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
         let segment4_tip_velocity_v_y_along_dq = qd[6]
             * segment4_tip_subspace0_v_y_along_dq;
-        let link5_momentum_f_y_along_dq = shared[12] * link5_inertia_h_x_along_dq
+        let link5_momentum_f_y_along_dq = segment4_tip_velocity_w_z
+            * link5_inertia_h_x_along_dq
             + segment4_tip_velocity_v_y_along_dq * p.link_mass;
         let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - link5_inertia_h_y_along_dq * shared[19]
-            - shared[12] * link5_momentum_f_y_along_dq;
-        let segment4_slice1_local_momentum_f_x_along_dq = shared[10]
+            * p.link_mass - link5_inertia_h_y_along_dq * segment4_tip_bias_w_z
+            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
+        let segment4_slice1_local_momentum_f_x_along_dq = segment4_bend_y_rate
             * cache.segment1_slice0_mass
             * segment4_slice1_local_bend_y_column_v_x_along_dq
-            - shared[13] * segment4_slice1_local_inertia_h_y_along_dq;
-        let t1098 = shared[13] * segment4_slice1_local_momentum_f_x_along_dq;
+            - t4 * segment4_slice1_local_inertia_h_y_along_dq;
+        let t1098 = t4 * segment4_slice1_local_momentum_f_x_along_dq;
         let segment4_slice0_local_subspace0_v_y_along_dq = segment4_slice0_local_bend_y_column_v_y_along_dq
             * p.channel_length;
         let t1099 = segment4_slice0_local_subspace0_v_y_along_dq * qdd[6]
-            + (0.00008906428919833614 * segment4_slice0_bend_along_dq * shared[273]
-                * shared[140]
-                + 0.0007125143135866891 * shared[287] * segment4_slice0_bend_along_dq
-                    * shared[140]
-                + 0.01196612828741514 * shared[141] * segment4_slice0_bend_along_dq
-                    * shared[273]
+            + (0.00008906428919833614 * segment4_slice0_bend_along_dq * t266 * t129
+                + 0.0007125143135866891 * t283 * segment4_slice0_bend_along_dq * t129
+                + 0.01196612828741514 * t130 * segment4_slice0_bend_along_dq * t266
                 + 0.0007125143135866891 * t1095 * cache.segment4_slice0_bend_c6
                 + 0.01196612828741514 * cache.segment4_slice0_bend_c4 * t1094
                 + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t1095
                 - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t1095
                 - 0.00598306414370757 * cache.segment4_slice0_bend_c3 * t1094
-                - 0.0004453214459916807 * segment4_slice0_bend_along_dq * shared[140]
-                    * shared[276]
-                - 0.00598306414370757 * shared[141] * shared[272]
-                    * segment4_slice0_bend_along_dq)
-            + segment4_slice0_local_bend_y_column_v_x_along_dq * shared[10] * shared[11]
-            - 0.21132486540518713 * t1077 * shared[10] * shared[10];
+                - 0.0004453214459916807 * segment4_slice0_bend_along_dq * t129 * t270
+                - 0.00598306414370757 * t130 * t265 * segment4_slice0_bend_along_dq)
+            + segment4_slice0_local_bend_y_column_v_x_along_dq * segment4_bend_y_rate
+                * segment3_tip_velocity_w_z
+            - 0.21132486540518713 * t1077 * segment4_bend_y_rate * segment4_bend_y_rate;
         let t1100 = cache.segment1_slice0_mass * t1099;
-        let t1101 = segment4_slice1_local_inertia_h_x_along_dq * shared[138];
+        let t1101 = segment4_slice1_local_inertia_h_x_along_dq
+            * segment4_slice1_bias_w_z;
         let segment4_slice1_local_subspace0_v_y_along_dq = p.channel_length
             * segment4_slice1_local_bend_y_column_v_y_along_dq;
         let t1102 = (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t1095
-            + 0.24065167645154242 * segment4_slice1_bend_along_dq * shared[278]
-                * shared[140]
+            + 0.24065167645154242 * segment4_slice1_bend_along_dq * t272 * t129
             + 0.24065167645154242 * t1095 * cache.segment4_slice1_bend_c4
-            + 1.9252134116123394 * segment4_slice1_bend_along_dq * shared[140]
-                * shared[288]
+            + 1.9252134116123394 * segment4_slice1_bend_along_dq * t129 * t284
             + 2.3213672050459184 * t1094 * cache.segment4_slice1_bend_c4
-            + 2.3213672050459184 * shared[141] * segment4_slice1_bend_along_dq
-                * shared[278]
-            - 1.203258382257712 * segment4_slice1_bend_along_dq * shared[279]
-                * shared[140]
-            - 1.1606836025229592 * shared[141] * shared[277]
-                * segment4_slice1_bend_along_dq
+            + 2.3213672050459184 * t130 * segment4_slice1_bend_along_dq * t272
+            - 1.203258382257712 * segment4_slice1_bend_along_dq * t274 * t129
+            - 1.1606836025229592 * t130 * t271 * segment4_slice1_bend_along_dq
             - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t1095
             - 1.1606836025229592 * cache.segment4_slice1_bend_c3 * t1094)
             + qdd[6] * segment4_slice1_local_subspace0_v_y_along_dq
-            + shared[10] * shared[11] * segment4_slice1_local_bend_y_column_v_x_along_dq
-            - 0.7886751345948129 * shared[10] * shared[10] * t1083;
+            + segment4_bend_y_rate * segment3_tip_velocity_w_z
+                * segment4_slice1_local_bend_y_column_v_x_along_dq
+            - 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t1083;
         let t1103 = t1102 * cache.segment1_slice0_mass;
-        let t1104 = segment4_slice0_local_inertia_h_x_along_dq * shared[125];
+        let t1104 = segment4_slice0_local_inertia_h_x_along_dq
+            * segment4_slice0_bias_w_z;
         let segment4_slice0_local_momentum_f_x_along_dq = segment4_slice0_local_bend_y_column_v_x_along_dq
-            * shared[10] * cache.segment1_slice0_mass
-            - segment4_slice0_local_inertia_h_y_along_dq * shared[16];
-        let t1105 = segment4_slice0_local_momentum_f_x_along_dq * shared[16];
+            * segment4_bend_y_rate * cache.segment1_slice0_mass
+            - segment4_slice0_local_inertia_h_y_along_dq * t5;
+        let t1105 = segment4_slice0_local_momentum_f_x_along_dq * t5;
         let t1106 = t1098 + t1100 + t1101 + t1103 + t1104 + t1105;
         let t1107 = cache.segment3_tip_rotation_01 * t1106;
         let segment4_composite_force_f_x_along_dq = t1088
@@ -8795,60 +8391,64 @@ fn inverse_dynamics_position_derivatives_into_group_6(
         let segment4_tip_velocity_v_x_along_dq = segment4_tip_subspace0_v_x_along_dq
             * qd[6];
         let link5_momentum_f_x_along_dq = segment4_tip_velocity_v_x_along_dq
-            * p.link_mass - link5_inertia_h_y_along_dq * shared[12];
+            * p.link_mass - link5_inertia_h_y_along_dq * segment4_tip_velocity_w_z;
         let segment4_tip_bias_v_y_along_dq = segment4_tip_subspace0_v_x_along_dq * qd[6]
-            * shared[11] + t1096 * cache.segment3_tip_rotation_11
+            * segment3_tip_velocity_w_z + t1096 * cache.segment3_tip_rotation_11
             + t1097 * cache.segment3_tip_rotation_10;
-        let link5_composite_force_f_y_along_dq = shared[12] * link5_momentum_f_x_along_dq
-            + shared[19] * link5_inertia_h_x_along_dq
+        let link5_composite_force_f_y_along_dq = segment4_tip_velocity_w_z
+            * link5_momentum_f_x_along_dq
+            + segment4_tip_bias_w_z * link5_inertia_h_x_along_dq
             + segment4_tip_bias_v_y_along_dq * p.link_mass;
         let t1108 = t1087 * cache.segment3_tip_rotation_10;
         let t1109 = t1106 * cache.segment3_tip_rotation_11;
         let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq
             + t1108 + t1109;
-        let t1110 = -(shared[146] * shared[10]
+        let t1110 = -(segment4_slice1_local_momentum_f_x * segment4_bend_y_rate
             * segment4_slice1_local_bend_y_column_v_y_along_dq);
         let t1111 = -(cache.segment4_slice0_local_inertia_h_y * t1079);
-        let t1112 = -(shared[123] * segment4_slice1_local_momentum_f_x_along_dq);
-        let t1113 = segment4_slice0_local_momentum_f_y_along_dq * shared[147];
+        let t1112 = -(t109 * segment4_slice1_local_momentum_f_x_along_dq);
+        let t1113 = segment4_slice0_local_momentum_f_y_along_dq * t138;
         let link5_inertia_i_22_along_dq = p.link_mass
             * (2.0 * cache.segment4_tip_position_x * segment4_tip_position_x_along_dq
                 + 2.0 * segment4_tip_position_y_along_dq
                     * cache.segment4_tip_position_y);
         let link5_composite_force_n_z_along_dq = link5_momentum_f_y_along_dq
-            * shared[150] + shared[19] * link5_inertia_i_22_along_dq
-            + link5_inertia_h_x_along_dq * shared[154]
+            * segment4_tip_velocity_v_x
+            + segment4_tip_bias_w_z * link5_inertia_i_22_along_dq
+            + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
             + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            + segment4_tip_velocity_v_x_along_dq * shared[175]
-            - segment4_tip_velocity_v_y_along_dq * shared[151]
-            - shared[174] * link5_momentum_f_x_along_dq
-            - link5_inertia_h_y_along_dq * shared[173]
+            + segment4_tip_velocity_v_x_along_dq * link5_momentum_f_y
+            - segment4_tip_velocity_v_y_along_dq * link5_momentum_f_x
+            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
+            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
             - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y;
         let t1114 = cache.segment4_slice0_local_inertia_h_x * t1099;
-        let t1115 = segment4_slice1_local_momentum_f_y_along_dq * shared[145];
+        let t1115 = segment4_slice1_local_momentum_f_y_along_dq * t136;
         let segment4_slice1_local_inertia_i_22_along_dq = (2.0
             * segment4_slice1_local_com_y_along_dq * cache.segment4_slice1_local_com_y
             + 2.0 * cache.segment4_slice1_local_com_x
                 * segment4_slice1_local_com_x_along_dq) * cache.segment1_slice0_mass;
-        let t1116 = segment4_slice1_local_inertia_i_22_along_dq * shared[138];
-        let t1117 = segment4_slice0_local_bend_y_column_v_x_along_dq * shared[136]
-            * shared[10];
-        let t1118 = -(segment4_slice1_local_inertia_h_y_along_dq * shared[137]);
+        let t1116 = segment4_slice1_local_inertia_i_22_along_dq
+            * segment4_slice1_bias_w_z;
+        let t1117 = segment4_slice0_local_bend_y_column_v_x_along_dq
+            * segment4_slice0_local_momentum_f_y * segment4_bend_y_rate;
+        let t1118 = -(segment4_slice1_local_inertia_h_y_along_dq * t122);
         let t1119 = -(cache.segment4_slice1_local_inertia_h_y * t1084);
-        let t1120 = -(shared[135] * segment4_slice0_local_momentum_f_x_along_dq);
+        let t1120 = -(t120 * segment4_slice0_local_momentum_f_x_along_dq);
         let t1121 = cache.segment4_slice1_local_inertia_h_x * t1102;
         let segment4_slice0_local_inertia_i_22_along_dq = (2.0
             * cache.segment4_slice0_local_com_y * segment4_slice0_local_com_y_along_dq
             + 2.0 * cache.segment4_slice0_local_com_x
                 * segment4_slice0_local_com_x_along_dq) * cache.segment1_slice0_mass;
-        let t1122 = shared[125] * segment4_slice0_local_inertia_i_22_along_dq;
-        let t1123 = segment4_slice0_local_inertia_h_x_along_dq * shared[143];
-        let t1124 = -(segment4_slice0_local_bend_y_column_v_y_along_dq * shared[10]
-            * shared[148]);
-        let t1125 = shared[10] * shared[124]
+        let t1122 = segment4_slice0_bias_w_z
+            * segment4_slice0_local_inertia_i_22_along_dq;
+        let t1123 = segment4_slice0_local_inertia_h_x_along_dq * t132;
+        let t1124 = -(segment4_slice0_local_bend_y_column_v_y_along_dq
+            * segment4_bend_y_rate * segment4_slice0_local_momentum_f_x);
+        let t1125 = segment4_bend_y_rate * segment4_slice1_local_momentum_f_y
             * segment4_slice1_local_bend_y_column_v_x_along_dq;
-        let t1126 = segment4_slice1_local_inertia_h_x_along_dq * shared[144];
-        let t1127 = -(segment4_slice0_local_inertia_h_y_along_dq * shared[134]);
+        let t1126 = segment4_slice1_local_inertia_h_x_along_dq * t134;
+        let t1127 = -(segment4_slice0_local_inertia_h_y_along_dq * t118);
         let segment4_composite_force_n_z_along_dq = t1110 + t1111 + t1112 + t1113
             + link5_composite_force_n_z_along_dq + t1114 + t1115 + t1116 + t1117
             + (t1108 + t1109) * cache.segment3_tip_position_x + t1118 + t1119 + t1120
@@ -8869,18 +8469,18 @@ fn inverse_dynamics_position_derivatives_into_group_6(
         position[(5, j)] = cache.segment3_tip_subspace0_v_x
             * segment4_composite_force_f_x_along_dq + t1128
             + cache.segment3_tip_subspace0_v_y * segment4_composite_force_f_y_along_dq;
-        position[(6, j)] = segment4_tip_subspace0_v_y_along_dq * shared[155]
-            + p.segment4_stiffness * dq[6]
+        position[(6, j)] = segment4_tip_subspace0_v_y_along_dq
+            * link5_composite_force_f_y + p.segment4_stiffness * dq[6]
             + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq
-            + segment4_tip_subspace0_v_x_along_dq * shared[176]
+            + segment4_tip_subspace0_v_x_along_dq * link5_composite_force_f_x
             + p.channel_length
-                * (shared[289] * segment4_slice1_local_bend_y_column_v_x_along_dq
+                * (t285 * segment4_slice1_local_bend_y_column_v_x_along_dq
                     + 0.21132486540518713
                         * (t1111 + t1113 + t1114 + t1117 + t1120 + t1122 + t1123 + t1124
                             + t1127)
                     + (t1100 + t1104 + t1105)
                         * cache.segment4_slice0_local_bend_y_column_v_y
-                    + segment4_slice0_local_bend_y_column_v_x_along_dq * shared[290]
+                    + segment4_slice0_local_bend_y_column_v_x_along_dq * t286
                     + cache.segment4_slice0_local_bend_y_column_v_x
                         * (t1074 + t1080 + t1081)
                     + (t1076 + t1085 + t1086)
@@ -8890,8 +8490,8 @@ fn inverse_dynamics_position_derivatives_into_group_6(
                             + t1126)
                     + (t1098 + t1101 + t1103)
                         * cache.segment4_slice1_local_bend_y_column_v_y
-                    + shared[291] * segment4_slice1_local_bend_y_column_v_y_along_dq
-                    + segment4_slice0_local_bend_y_column_v_y_along_dq * shared[292])
+                    + t287 * segment4_slice1_local_bend_y_column_v_y_along_dq
+                    + segment4_slice0_local_bend_y_column_v_y_along_dq * t288)
             + link5_composite_force_n_z_along_dq * p.channel_length
             + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq;
     }

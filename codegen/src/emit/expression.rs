@@ -606,7 +606,8 @@ pub(super) fn direction_dependence(dag: &Dag) -> Vec<bool> {
 /// coordinates, its (target, node) outputs).
 ///
 /// Returns the body and the functions it calls. With `outline` (the function this body is
-/// emitted into), each group's loop becomes a function of its own, reading the values it
+/// emitted into) and more than [`OUTLINE_BINDINGS`] values bound in the groups, each group's
+/// loop becomes a function of its own, reading the values it
 /// shares with the others from an array: a kernel of 45,000 lines as one function took the
 /// compiler's optimiser minutes that the same code split into its groups does not (the
 /// Builds page of the book). Without, the functions are empty.
@@ -687,6 +688,24 @@ pub(super) fn body_in_loops(
         .iter()
         .map(|(_, outputs)| post_order(&mut outputs.iter().map(|(_, id)| *id), &|id| fixed.contains_key(&id)))
         .collect();
+    // Small kernels stay one function: there the calls and the array cost more than the
+    // compiler's time they save (the wpi snake's dID/dq, 1,479 bindings in its groups, ran
+    // 7% slower outlined; the pinniped's, 5,238, 11% faster).
+    let bindings: usize = traversals
+        .iter()
+        .map(|(order, uses, _)| {
+            order
+                .iter()
+                .filter(|&&id| {
+                    moves[id]
+                        && !stops(id)
+                        && !fixed.contains_key(&id)
+                        && (dag.names.contains_key(&id) || uses.get(&id).copied().unwrap_or(0) >= 2)
+                })
+                .count()
+        })
+        .sum();
+    let outline = outline.filter(|_| bindings > OUTLINE_BINDINGS);
     // Outlined, the groups read the shared values they need from an array, in the order
     // they were bound; the array holds only what some group reads.
     let shared: Vec<NodeId> = match outline {
@@ -790,6 +809,10 @@ pub(super) fn body_in_loops(
     }
     (statements, functions)
 }
+
+/// The values a kernel's direction groups bind, in all, above which [`body_in_loops`] makes
+/// each group a function of its own.
+const OUTLINE_BINDINGS: usize = 3_000;
 
 /// The function a kernel's body is emitted into: its name and its arguments (declared as in
 /// its signature, and named as in a call), for the parts of the body [`body_in_loops`]
