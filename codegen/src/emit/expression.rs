@@ -57,6 +57,16 @@ pub(super) struct Emitter<'a> {
 }
 
 impl<'a> Emitter<'a> {
+    /// An emitter with nothing bound yet.
+    pub(super) fn new(
+        dag: &'a Dag,
+        params: &'a [Ident],
+        cache: &'a HashMap<NodeId, Ident>,
+        reads: TokenStream,
+    ) -> Self {
+        Emitter { dag, params, cache, reads, bound: HashMap::new(), shared: HashMap::new() }
+    }
+
     pub(super) fn leaf(&self, id: NodeId) -> Option<Rendered> {
         if let Some(&k) = self.shared.get(&id) {
             let k = Literal::usize_unsuffixed(k);
@@ -372,7 +382,7 @@ pub(super) fn body_with_lanes(
         CacheUse::Read => quote!(cache.),
         CacheUse::Define => quote!(),
     };
-    let mut emitter = Emitter { dag, params, cache, reads, bound: HashMap::new(), shared: HashMap::new() };
+    let mut emitter = Emitter::new(dag, params, cache, reads);
     let mut statements = TokenStream::new();
     let mut counter = 0usize;
     // In `cache()` the fields are `let`s too: other names must not shadow them.
@@ -657,8 +667,7 @@ pub(super) fn body_in_loops(
         }
         (order, uses, moving_parent)
     };
-    let mut emitter =
-        Emitter { dag, params, cache, reads: quote!(cache.), bound: HashMap::new(), shared: HashMap::new() };
+    let mut emitter = Emitter::new(dag, params, cache, quote!(cache.));
     let mut taken: HashSet<String> = HashSet::new();
     let mut counter = 0usize;
     let mut bind = |emitter: &mut Emitter, taken: &mut HashSet<String>, id: NodeId| {
@@ -689,8 +698,8 @@ pub(super) fn body_in_loops(
         .map(|(_, outputs)| post_order(&mut outputs.iter().map(|(_, id)| *id), &|id| fixed.contains_key(&id)))
         .collect();
     // Small kernels stay one function: there the calls and the array cost more than the
-    // compiler's time they save (the wpi snake's dID/dq, 1,479 bindings in its groups, ran
-    // 7% slower outlined; the pinniped's, 5,238, 11% faster).
+    // compiler's time they save (a dID/dq of 1,479 bindings in its groups ran 7% slower
+    // outlined, one of 5,238 11% faster; the kernels' benches in the book).
     let bindings: usize = traversals
         .iter()
         .map(|(order, uses, _)| {

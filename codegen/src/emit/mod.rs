@@ -74,14 +74,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let empty = HashMap::new();
     let key = |id: NodeId| -> (String, String) {
         let Node::Call(f, arg) = dag.nodes[id] else { return (String::new(), String::new()) };
-        let e = Emitter {
-            dag,
-            params: &params,
-            cache: &empty,
-            reads: quote!(cache.),
-            bound: HashMap::new(),
-            shared: HashMap::new(),
-        };
+        let e = Emitter::new(dag, &params, &empty, quote!(cache.));
         (e.render(arg).tokens.to_string(), format!("{f:?}"))
     };
     calls.sort_by_cached_key(|&id| key(id));
@@ -199,14 +192,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
         .iter()
         .enumerate()
         .map(|(k, &a)| {
-            let e = Emitter {
-                dag,
-                params: &params,
-                cache: &empty,
-                reads: quote!(),
-                bound: HashMap::new(),
-                shared: HashMap::new(),
-            };
+            let e = Emitter::new(dag, &params, &empty, quote!());
             if dag.is_leaf(a) {
                 (a, wrap(e.render(a), Precedence::Atom))
             } else {
@@ -341,14 +327,7 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
             if !dag.is_leaf(*arg) || uses.iter().any(|(f, _)| matches!(f, Function::Stumpff(_))) {
                 return None;
             }
-            let e = Emitter {
-                dag,
-                params: &params,
-                cache: &empty,
-                reads: quote!(),
-                bound: HashMap::new(),
-                shared: HashMap::new(),
-            };
+            let e = Emitter::new(dag, &params, &empty, quote!());
             statements.extend(call_statements(&wrap(e.render(*arg), Precedence::Atom), &uses, &cache));
             read.extend(uses.iter().map(|(_, id)| (*id, cache[id].clone())));
         }
