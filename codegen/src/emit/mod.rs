@@ -471,7 +471,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                                 (coordinates.clone(), outputs)
                             })
                             .collect();
-                        // Each group its own function: this kernel is the longest of a soft robot.
+                        // Each group a function of its own where the kernel is large (see
+                        // `body_in_loops`): this is the longest kernel of a soft robot.
                         let arguments = Arguments {
                             function: format_ident!("inverse_dynamics_position_derivatives_into"),
                             declarations: quote!(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>),
