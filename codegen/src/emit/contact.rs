@@ -2,6 +2,7 @@
 //! frame's own columns and axis, and the columns a segment of frames shares.
 
 // The emitter's imports and helpers, shared by its files.
+use super::shapes::{of_one_shape, shape, values, Shape};
 use super::*;
 
 /// Most coordinates a contact frame owns: a soft section's.
@@ -382,8 +383,9 @@ fn frame_chunks(
 /// their derivatives all follow from these (`contact_frame.rs` in the runtime).
 pub(super) fn contact_frame_tangents(
     equations: &Equations,
+    cache: &HashMap<NodeId, Ident>,
     kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
-    loops: &dyn Fn(&[DirectionGroup]) -> TokenStream,
+    loops: &dyn Fn(&[DirectionGroup], &HashMap<NodeId, usize>) -> TokenStream,
 ) -> Result<(TokenStream, TokenStream), String> {
     let dag = &equations.dag;
     let Some(derivatives) = &equations.derivatives else { return Ok((TokenStream::new(), TokenStream::new())) };
@@ -404,8 +406,9 @@ pub(super) fn contact_frame_tangents(
         quote!(out),
         &mut derivatives.coordinate_columns.iter().enumerate().filter_map(|(j, c)| c.map(|c| (j, c))),
     ));
-    let mut all_arms = TokenStream::new();
-    let mut frame_fns = TokenStream::new();
+    // Each ring's tangents by direction group, and the ring's shape: the rings of a section
+    // differ in where they sit along it, which changes numbers, not arithmetic.
+    let mut rings: Vec<(usize, Vec<DirectionGroup>, Shape)> = Vec::new();
     for (f, own) in derivatives.contact_frames_own.iter().enumerate() {
         if own.is_empty() {
             continue;
@@ -413,7 +416,6 @@ pub(super) fn contact_frame_tangents(
         let frame = &equations.contact_frames[f];
         // Own columns in the order of `CONTACT_FRAME_OWN`: consecutive from the first.
         let first = frame.own.first().copied().unwrap_or(0);
-        let lf = idx(f);
         // Every direction at once: a loop per group of the coordinates that move the ring.
         let groups: Vec<DirectionGroup> = derivatives.contact_frames_own_groups[f]
             .iter()
@@ -431,20 +433,65 @@ pub(super) fn contact_frame_tangents(
                 (coordinates.clone(), outputs)
             })
             .collect();
-        // Each ring's tangents a function of its own, not one arm of a function as long as
-        // all the rings' together (see `body_in_loops`).
-        let body = loops(&groups);
+        let roots: Vec<NodeId> = groups.iter().flat_map(|(_, outputs)| outputs.iter().map(|(_, id)| *id)).collect();
+        let mut shape = shape(dag, cache, &roots);
+        // The groups' coordinates and targets are part of the shape too.
+        for (coordinates, outputs) in &groups {
+            shape.key.push(u64::MAX - 1);
+            shape.key.extend(coordinates.iter().map(|&c| c as u64));
+            for (target, _) in outputs {
+                shape.key.extend(target.to_string().bytes().map(u64::from));
+            }
+        }
+        rings.push((f, groups, shape));
+    }
+    let classes = of_one_shape(&rings.iter().map(|(_, _, shape)| shape).collect::<Vec<_>>());
+    let mut all_arms = TokenStream::new();
+    let mut frame_fns = TokenStream::new();
+    let reader = Emitter::new(dag, &[], cache, quote!(cache.));
+    for members in classes {
+        let (f, groups, _) = &rings[members[0]];
+        // Each ring's tangents a function of its own (or of its shape's), not one arm of a
+        // function as long as all the rings' together (see `body_in_loops`).
+        if members.len() == 1 {
+            let body = loops(groups, &HashMap::new());
+            let function = format_ident!("contact_frame_own_tangents_{}", f);
+            let doc = format!(" [`contact_frame_own_tangents_into`] of contact frame {f}.");
+            frame_fns.extend(quote! {
+                #[doc = #doc]
+                #[inline(never)]
+                #[allow(unused_variables)]
+                fn #function(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF]) {
+                    #body
+                }
+            });
+            let lf = idx(*f);
+            all_arms.extend(quote!(#lf => #function(q, p, cache, own),));
+            continue;
+        }
+        let (values, varying) = values(&members.iter().map(|&m| &rings[m].2).collect::<Vec<_>>());
+        let body = loops(groups, &values);
+        let frames: Vec<usize> = members.iter().map(|&m| rings[m].0).collect();
         let function = format_ident!("contact_frame_own_tangents_{}", f);
-        let doc = format!(" [`contact_frame_own_tangents_into`] of contact frame {f}.");
+        let doc = format!(
+            " [`contact_frame_own_tangents_into`] of contact frames {frames:?}: one arithmetic on each frame's own \
+             `values` (its constants and cache fields where the frames differ); the names are frame {f}'s."
+        );
+        let count = idx(varying.len());
         frame_fns.extend(quote! {
             #[doc = #doc]
             #[inline(never)]
             #[allow(unused_variables)]
-            fn #function(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF]) {
+            fn #function(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF], values: &[f64; #count]) {
                 #body
             }
         });
-        all_arms.extend(quote!(#lf => #function(q, p, cache, own),));
+        for &m in &members {
+            let (frame, _, shape) = &rings[m];
+            let passed = varying.iter().map(|&k| reader.render(shape.slots[k]).tokens);
+            let lf = idx(*frame);
+            all_arms.extend(quote!(#lf => #function(q, p, cache, own, &[#(#passed),*]),));
+        }
     }
     let point_frame = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
     let paths = equations.contact_frames.iter().map(|frame| {

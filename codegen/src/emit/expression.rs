@@ -54,6 +54,10 @@ pub(super) struct Emitter<'a> {
     /// Bound nodes read as `shared[k]` instead, in a function [`body_in_loops`] moved out of
     /// the kernel that computed them.
     pub(super) shared: HashMap<NodeId, usize>,
+    /// Slots read as `values[k]`, in a function that serves several kernels of one shape
+    /// (`shapes.rs`), each passing its own values; they are in `bound` as well, so that no
+    /// constant among them is folded into a literal.
+    pub(super) values: HashMap<NodeId, usize>,
 }
 
 impl<'a> Emitter<'a> {
@@ -64,10 +68,14 @@ impl<'a> Emitter<'a> {
         cache: &'a HashMap<NodeId, Ident>,
         reads: TokenStream,
     ) -> Self {
-        Emitter { dag, params, cache, reads, bound: HashMap::new(), shared: HashMap::new() }
+        Emitter { dag, params, cache, reads, bound: HashMap::new(), shared: HashMap::new(), values: HashMap::new() }
     }
 
     pub(super) fn leaf(&self, id: NodeId) -> Option<Rendered> {
+        if let Some(&k) = self.values.get(&id) {
+            let k = Literal::usize_unsuffixed(k);
+            return Some(atom(quote!(values[#k])));
+        }
         if let Some(&k) = self.shared.get(&id) {
             let k = Literal::usize_unsuffixed(k);
             return Some(atom(quote!(shared[#k])));
@@ -615,6 +623,9 @@ pub(super) fn direction_dependence(dag: &Dag) -> Vec<bool> {
 /// reads but no direction moves is computed once before the groups. `moves` is [`direction_dependence`]; each group is (its
 /// coordinates, its (target, node) outputs).
 ///
+/// `values` are slots the body reads as `values[k]` (a kernel serving several of one shape,
+/// `shapes.rs`).
+///
 /// Returns the body and the functions it calls. With `outline` (the function this body is
 /// emitted into) and more than [`OUTLINE_BINDINGS`] values bound in the groups, each group's
 /// loop becomes a function of its own, reading the values it
@@ -627,6 +638,7 @@ pub(super) fn body_in_loops(
     cache: &HashMap<NodeId, Ident>,
     moves: &[bool],
     groups: &[DirectionGroup],
+    values: &HashMap<NodeId, usize>,
     outline: Option<&Arguments>,
 ) -> (TokenStream, TokenStream) {
     let stops = |id: NodeId| cache.contains_key(&id) || dag.is_leaf(id);
@@ -668,6 +680,10 @@ pub(super) fn body_in_loops(
         (order, uses, moving_parent)
     };
     let mut emitter = Emitter::new(dag, params, cache, quote!(cache.));
+    emitter.values = values.clone();
+    for &id in values.keys() {
+        emitter.bound.insert(id, format_ident!("values"));
+    }
     let mut taken: HashSet<String> = HashSet::new();
     let mut counter = 0usize;
     let mut bind = |emitter: &mut Emitter, taken: &mut HashSet<String>, id: NodeId| {

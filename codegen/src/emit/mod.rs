@@ -10,6 +10,7 @@ mod markers;
 mod mass_solve;
 mod names;
 mod sections;
+mod shapes;
 mod shared;
 mod thrusters;
 mod water;
@@ -478,7 +479,8 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
                             declarations: quote!(q: &SVector<f64, DOF>, qd: &SVector<f64, DOF>, qdd: &SVector<f64, DOF>, p: &Params, cache: &Cache, position: &mut SMatrix<f64, DOF, DOF>),
                             names: quote!(q, qd, qdd, p, cache, position),
                         };
-                        let (body, groups_fns) = body_in_loops(dag, &params, &cache, &moves, &groups, Some(&arguments));
+                        let (body, groups_fns) =
+                            body_in_loops(dag, &params, &cache, &moves, &groups, &HashMap::new(), Some(&arguments));
                         (
                             quote! {
                                 /// dID/dq at the given accelerations, row i being ID_i: column j
@@ -607,8 +609,10 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     };
     let (frame_fn, frame_impl) =
         contact_frames(equations, &kernel, &kernel_in_lanes, &|id| cache.get(&id).map(|field| field.to_string()))?;
-    let loops = |groups: &[DirectionGroup]| body_in_loops(dag, &params, &cache, &moves, groups, None).0;
-    let (frame_tangent_fn, frame_tangent_impl) = contact_frame_tangents(equations, &kernel, &loops)?;
+    let loops = |groups: &[DirectionGroup], values: &HashMap<NodeId, usize>| {
+        body_in_loops(dag, &params, &cache, &moves, groups, values, None).0
+    };
+    let (frame_tangent_fn, frame_tangent_impl) = contact_frame_tangents(equations, &cache, &kernel, &loops)?;
     let robot_type = format_ident!("{}", camel(&robot.name));
     for (f, frame) in equations.contact_frames.iter().enumerate() {
         if points_on_frame[f] < 2 || equations.frame_motion {
