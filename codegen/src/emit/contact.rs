@@ -2,8 +2,9 @@
 //! frame's own columns and axis, and the columns a segment of frames shares.
 
 // The emitter's imports and helpers, shared by its files.
-use super::shapes::{of_one_shape, shape, values, Shape};
+use super::shapes::{arms_by_shape, Arm, Functions};
 use super::*;
+use quote::ToTokens;
 
 /// Most coordinates a contact frame owns: a soft section's.
 pub(super) const OWN_COLUMNS: usize = 3;
@@ -14,7 +15,9 @@ pub(super) const OWN_COLUMNS: usize = 3;
 /// columns once however many of its points touch, and for the rest once per segment.
 pub(super) fn contact_frames(
     equations: &Equations,
+    cache: &HashMap<NodeId, Ident>,
     kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+    kernel_reading: &dyn Fn(&[(TokenStream, NodeId)], &HashMap<NodeId, usize>) -> TokenStream,
     kernel_in_lanes: &dyn Fn(&[(TokenStream, NodeId)], &LimbLanes) -> TokenStream,
     read: &dyn Fn(NodeId) -> Option<String>,
 ) -> Result<(TokenStream, TokenStream), String> {
@@ -29,7 +32,7 @@ pub(super) fn contact_frames(
     let mut segment_keys: Vec<Vec<(usize, [NodeId; 6])>> = Vec::new();
     let mut segment_of = Vec::with_capacity(equations.contact_frames.len());
     let mut own_range = Vec::with_capacity(equations.contact_frames.len());
-    let mut own_arms = TokenStream::new();
+    let mut own_kernels = Vec::new();
     // Per frame its own columns' entries that are not zero (`[(row, column)]`, node).
     let mut own_entries: Vec<Vec<(TokenStream, NodeId)>> = Vec::with_capacity(equations.contact_frames.len());
     for (f, frame) in equations.contact_frames.iter().enumerate() {
@@ -65,9 +68,13 @@ pub(super) fn contact_frames(
             outputs.push((quote!(axis[#lr]), id));
         }
         own_entries.push(entries);
-        let body = kernel(&outputs);
-        let lf = idx(f);
-        own_arms.extend(quote!(#lf => { #body }));
+        own_kernels.push(Arm {
+            pattern: idx(f).into_token_stream(),
+            roots: outputs.iter().map(|(_, id)| *id).collect(),
+            agree: outputs.iter().map(|(target, _)| target.to_string()).collect::<Vec<_>>().join(";"),
+            body: Box::new(move |values, _| kernel_reading(&outputs, values)),
+            call: quote!(q, p, cache, own, axis),
+        });
         let segment = match segment_keys.iter().position(|k| *k == key) {
             Some(s) => s,
             None => {
@@ -77,6 +84,20 @@ pub(super) fn contact_frames(
         };
         segment_of.push(segment);
     }
+    // The rings of a section are one shape (`shapes.rs`): one function each.
+    let (own_arms, own_fns) = arms_by_shape(
+        dag,
+        cache,
+        &own_kernels,
+        &Functions {
+            prefix: "contact_frame_own".into(),
+            of: "contact_frame_own_into".into(),
+            declarations: quote!(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut SMatrix<f64, 6, 3>, axis: &mut Vector3<f64>),
+            own_functions: false,
+            own_declarations: TokenStream::new(),
+            own_call: TokenStream::new(),
+        },
+    );
     let mut segment_arms = TokenStream::new();
     for (segment, key) in segment_keys.iter().enumerate() {
         let mut outputs = Vec::new();
@@ -95,7 +116,7 @@ pub(super) fn contact_frames(
     }
     // The broad phase: per frame its origin and bounding radius, and its points' positions.
     let mut sphere_arms = TokenStream::new();
-    let mut position_arms = TokenStream::new();
+    let mut position_kernels = Vec::new();
     // Each frame's points are consecutive (see `recursive::equations`): where they start.
     let mut start = vec![0u16; equations.contact_frames.len() + 1];
     for (k, &f) in equations.contact_frame_of.iter().enumerate() {
@@ -114,18 +135,44 @@ pub(super) fn contact_frames(
         };
         let body = kernel(&outputs);
         sphere_arms.extend(quote!(#lf => { #body #radius }));
-        let mut outputs = Vec::new();
+        // Targets by point number, and by number among the frame's points (a shape's
+        // function writes the frame's part of `out`).
+        let (mut outputs, mut relative) = (Vec::new(), Vec::new());
+        let first = start[f] as usize;
         for (k, &of) in equations.contact_frame_of.iter().enumerate() {
             if of == f {
-                let lk = idx(k);
+                let (lk, li) = (idx(k), idx(k - first));
                 for (a, &id) in equations.contact_positions[k].iter().enumerate() {
                     outputs.push((quote!(out[#lk][#a]), id));
+                    relative.push((quote!(out[#li][#a]), id));
                 }
             }
         }
-        let body = kernel(&outputs);
-        position_arms.extend(quote!(#lf => { #body }));
+        if outputs.is_empty() {
+            continue;
+        }
+        let (from, to) = (idx(first), idx(start[f + 1] as usize));
+        position_kernels.push(Arm {
+            pattern: lf.into_token_stream(),
+            roots: outputs.iter().map(|(_, id)| *id).collect(),
+            agree: relative.iter().map(|(target, _)| target.to_string()).collect::<Vec<_>>().join(";"),
+            body: Box::new(move |values, shared| kernel_reading(if shared { &relative } else { &outputs }, values)),
+            call: quote!(q, p, cache, &mut out[#from..#to]),
+        });
     }
+    let (position_arms, position_fns) = arms_by_shape(
+        dag,
+        cache,
+        &position_kernels,
+        &Functions {
+            prefix: "contact_frame_positions".into(),
+            of: "contact_frame_positions_into".into(),
+            declarations: quote!(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>]),
+            own_functions: false,
+            own_declarations: TokenStream::new(),
+            own_call: TokenStream::new(),
+        },
+    );
     let (chunk_of, chunk_positions_arms, chunk_own_arms) =
         frame_chunks(equations, &segment_of, &own_range, &own_entries, &start, kernel_in_lanes, read);
     // Robots without chunks keep the trait's defaults: each frame's own kernels, called
@@ -231,6 +278,10 @@ pub(super) fn contact_frames(
                     _ => *axis = Vector3::zeros(),
                 }
             }
+
+            #own_fns
+
+            #position_fns
 
             #chunk_fn
 
@@ -406,9 +457,9 @@ pub(super) fn contact_frame_tangents(
         quote!(out),
         &mut derivatives.coordinate_columns.iter().enumerate().filter_map(|(j, c)| c.map(|c| (j, c))),
     ));
-    // Each ring's tangents by direction group, and the ring's shape: the rings of a section
-    // differ in where they sit along it, which changes numbers, not arithmetic.
-    let mut rings: Vec<(usize, Vec<DirectionGroup>, Shape)> = Vec::new();
+    // Each ring's tangents by direction group. The rings of a section differ in where they
+    // sit along it, which changes numbers, not arithmetic: one function per shape.
+    let mut arms = Vec::new();
     for (f, own) in derivatives.contact_frames_own.iter().enumerate() {
         if own.is_empty() {
             continue;
@@ -433,66 +484,39 @@ pub(super) fn contact_frame_tangents(
                 (coordinates.clone(), outputs)
             })
             .collect();
-        let roots: Vec<NodeId> = groups.iter().flat_map(|(_, outputs)| outputs.iter().map(|(_, id)| *id)).collect();
-        let mut shape = shape(dag, cache, &roots);
-        // The groups' coordinates and targets are part of the shape too.
-        for (coordinates, outputs) in &groups {
-            shape.key.push(u64::MAX - 1);
-            shape.key.extend(coordinates.iter().map(|&c| c as u64));
-            for (target, _) in outputs {
-                shape.key.extend(target.to_string().bytes().map(u64::from));
-            }
-        }
-        rings.push((f, groups, shape));
-    }
-    let classes = of_one_shape(&rings.iter().map(|(_, _, shape)| shape).collect::<Vec<_>>());
-    let mut all_arms = TokenStream::new();
-    let mut frame_fns = TokenStream::new();
-    let reader = Emitter::new(dag, &[], cache, quote!(cache.));
-    for members in classes {
-        let (f, groups, _) = &rings[members[0]];
-        // Each ring's tangents a function of its own (or of its shape's), not one arm of a
-        // function as long as all the rings' together (see `body_in_loops`).
-        if members.len() == 1 {
-            let body = loops(groups, &HashMap::new());
-            let function = format_ident!("contact_frame_own_tangents_{}", f);
-            let doc = format!(" [`contact_frame_own_tangents_into`] of contact frame {f}.");
-            frame_fns.extend(quote! {
-                #[doc = #doc]
-                #[inline(never)]
-                #[allow(unused_variables)]
-                fn #function(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF]) {
-                    #body
-                }
-            });
-            let lf = idx(*f);
-            all_arms.extend(quote!(#lf => #function(q, p, cache, own),));
-            continue;
-        }
-        let (values, varying) = values(&members.iter().map(|&m| &rings[m].2).collect::<Vec<_>>());
-        let body = loops(groups, &values);
-        let frames: Vec<usize> = members.iter().map(|&m| rings[m].0).collect();
-        let function = format_ident!("contact_frame_own_tangents_{}", f);
-        let doc = format!(
-            " [`contact_frame_own_tangents_into`] of contact frames {frames:?}: one arithmetic on each frame's own \
-             `values` (its constants and cache fields where the frames differ); the names are frame {f}'s."
-        );
-        let count = idx(varying.len());
-        frame_fns.extend(quote! {
-            #[doc = #doc]
-            #[inline(never)]
-            #[allow(unused_variables)]
-            fn #function(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF], values: &[f64; #count]) {
-                #body
-            }
+        let roots = groups.iter().flat_map(|(_, outputs)| outputs.iter().map(|(_, id)| *id)).collect();
+        let agree = groups
+            .iter()
+            .map(|(coordinates, outputs)| {
+                let targets: Vec<String> = outputs.iter().map(|(target, _)| target.to_string()).collect();
+                format!("{coordinates:?} {}", targets.join(";"))
+            })
+            .collect::<Vec<_>>()
+            .join("|");
+        arms.push(Arm {
+            pattern: idx(f).into_token_stream(),
+            roots,
+            agree,
+            body: Box::new(move |values, _| loops(&groups, values)),
+            call: quote!(q, p, cache, own),
         });
-        for &m in &members {
-            let (frame, _, shape) = &rings[m];
-            let passed = varying.iter().map(|&k| reader.render(shape.slots[k]).tokens);
-            let lf = idx(*frame);
-            all_arms.extend(quote!(#lf => #function(q, p, cache, own, &[#(#passed),*]),));
-        }
     }
+    // Each ring's tangents a function of its own (or of its shape's), not one arm of a
+    // function as long as all the rings' together (see `body_in_loops`).
+    let signature = quote!(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF]);
+    let (all_arms, frame_fns) = arms_by_shape(
+        dag,
+        cache,
+        &arms,
+        &Functions {
+            prefix: "contact_frame_own_tangents".into(),
+            of: "contact_frame_own_tangents_into".into(),
+            declarations: signature.clone(),
+            own_functions: true,
+            own_declarations: signature,
+            own_call: quote!(q, p, cache, own),
+        },
+    );
     let point_frame = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
     let paths = equations.contact_frames.iter().map(|frame| {
         let mut path: Vec<usize> = frame.motion.iter().map(|(j, _)| *j).collect();

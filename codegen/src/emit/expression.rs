@@ -71,6 +71,14 @@ impl<'a> Emitter<'a> {
         Emitter { dag, params, cache, reads, bound: HashMap::new(), shared: HashMap::new(), values: HashMap::new() }
     }
 
+    /// Reads `values`' nodes as `values[k]`, none of them folded into a literal.
+    pub(super) fn read_values(&mut self, values: &HashMap<NodeId, usize>) {
+        self.values = values.clone();
+        for &id in values.keys() {
+            self.bound.insert(id, format_ident!("values"));
+        }
+    }
+
     pub(super) fn leaf(&self, id: NodeId) -> Option<Rendered> {
         if let Some(&k) = self.values.get(&id) {
             let k = Literal::usize_unsuffixed(k);
@@ -354,6 +362,20 @@ pub(super) fn body_with_lanes(
     mode: CacheUse,
     lanes: &LimbLanes,
 ) -> TokenStream {
+    body_reading_values(dag, params, cache, outputs, mode, lanes, &HashMap::new())
+}
+
+/// [`body_with_lanes`], reading `values` as `values[k]` (a kernel serving several of one
+/// shape, `shapes.rs`).
+pub(super) fn body_reading_values(
+    dag: &Dag,
+    params: &[Ident],
+    cache: &HashMap<NodeId, Ident>,
+    outputs: &[(TokenStream, NodeId)],
+    mode: CacheUse,
+    lanes: &LimbLanes,
+    values: &HashMap<NodeId, usize>,
+) -> TokenStream {
     let mut uses: HashMap<NodeId, usize> = HashMap::new();
     let mut order: Vec<NodeId> = Vec::new();
     let mut visited: HashSet<NodeId> = HashSet::new();
@@ -391,6 +413,7 @@ pub(super) fn body_with_lanes(
         CacheUse::Define => quote!(),
     };
     let mut emitter = Emitter::new(dag, params, cache, reads);
+    emitter.read_values(values);
     let mut statements = TokenStream::new();
     let mut counter = 0usize;
     // In `cache()` the fields are `let`s too: other names must not shadow them.
@@ -680,10 +703,7 @@ pub(super) fn body_in_loops(
         (order, uses, moving_parent)
     };
     let mut emitter = Emitter::new(dag, params, cache, quote!(cache.));
-    emitter.values = values.clone();
-    for &id in values.keys() {
-        emitter.bound.insert(id, format_ident!("values"));
-    }
+    emitter.read_values(values);
     let mut taken: HashSet<String> = HashSet::new();
     let mut counter = 0usize;
     let mut bind = |emitter: &mut Emitter, taken: &mut HashSet<String>, id: NodeId| {

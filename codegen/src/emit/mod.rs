@@ -607,8 +607,19 @@ pub fn emit(robot: &Robot, equations: &Equations) -> Result<TokenStream, String>
     let kernel_in_lanes = |outputs: &[(TokenStream, NodeId)], lanes: &LimbLanes| {
         body_with_lanes(dag, &params, &cache, outputs, CacheUse::Read, lanes)
     };
+    // A kernel serving several of one shape (`shapes.rs`) reads the values that differ;
+    // without, it is `kernel`.
+    let kernel_reading = |outputs: &[(TokenStream, NodeId)], values: &HashMap<NodeId, usize>| {
+        if values.is_empty() {
+            kernel(outputs)
+        } else {
+            body_reading_values(dag, &params, &cache, outputs, CacheUse::Read, &LimbLanes::none(), values)
+        }
+    };
     let (frame_fn, frame_impl) =
-        contact_frames(equations, &kernel, &kernel_in_lanes, &|id| cache.get(&id).map(|field| field.to_string()))?;
+        contact_frames(equations, &cache, &kernel, &kernel_reading, &kernel_in_lanes, &|id| {
+            cache.get(&id).map(|field| field.to_string())
+        })?;
     let loops = |groups: &[DirectionGroup], values: &HashMap<NodeId, usize>| {
         body_in_loops(dag, &params, &cache, &moves, groups, values, None).0
     };

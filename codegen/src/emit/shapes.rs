@@ -25,7 +25,14 @@ use crate::dag::{fnv, function_tag};
 pub(super) struct Shape {
     pub(super) key: Vec<u64>,
     pub(super) slots: Vec<NodeId>,
+    /// Operations in the kernel (its nodes that are neither slots nor inputs).
+    pub(super) operations: usize,
 }
+
+/// Fewest operations for kernels of one shape to share a function: below, the function's
+/// signature and the calls passing values are longer than the kernels they replace (a rigid
+/// snake's tip positions, two cache reads each).
+const SHARED_OPERATIONS: usize = 40;
 
 /// The shape of the kernel computing `roots` (in order), reading `cache`'s fields.
 pub(super) fn shape(dag: &Dag, cache: &HashMap<NodeId, Ident>, roots: &[NodeId]) -> Shape {
@@ -34,7 +41,123 @@ pub(super) fn shape(dag: &Dag, cache: &HashMap<NodeId, Ident>, roots: &[NodeId])
     let refs: Vec<u64> = roots.iter().map(|&root| reader.visit(root)).collect();
     reader.key.push(u64::MAX);
     reader.key.extend(refs);
-    Shape { key: reader.key, slots: reader.slots }
+    let operations = reader.local.keys().filter(|&&id| !reader.is_slot(id) && !dag.is_leaf(id)).count();
+    Shape { key: reader.key, slots: reader.slots, operations }
+}
+
+/// One arm of a `match` over frames whose kernel may share a function with others of its
+/// shape.
+pub(super) struct Arm<'a> {
+    /// The arm's pattern (the frame's number).
+    pub(super) pattern: TokenStream,
+    /// The nodes the kernel computes, in order.
+    pub(super) roots: Vec<NodeId>,
+    /// What else must agree for two kernels to share a function (their targets, the
+    /// coordinates of their loops), as text.
+    pub(super) agree: String,
+    /// The kernel's statements reading the given `values` (empty: its own constants and
+    /// cache fields), as a function of a shape (`true`) or in its own arm or function.
+    pub(super) body: Box<dyn Fn(&HashMap<NodeId, usize>, bool) -> TokenStream + 'a>,
+    /// The arguments a call to its shape's function passes, before `values`.
+    pub(super) call: TokenStream,
+}
+
+/// How the kernels of a `match` over frames are emitted.
+pub(super) struct Functions {
+    /// The shape functions' and (with `own_functions`) the lone kernels' names start with it.
+    pub(super) prefix: String,
+    /// The documentation's name for the function the arms are in.
+    pub(super) of: String,
+    /// A shape function's parameters, before `values`.
+    pub(super) declarations: TokenStream,
+    /// Whether a kernel alone in its shape is a function of its own too (else its arm's
+    /// body).
+    pub(super) own_functions: bool,
+    /// The arguments a lone kernel's own function takes (with `own_functions`).
+    pub(super) own_declarations: TokenStream,
+    pub(super) own_call: TokenStream,
+}
+
+/// The match arms of `arms` and the functions they call: the kernels of one shape are one
+/// function (`<prefix>_<first frame>`) from the representative's body with the values that
+/// differ read from `values`, each arm passing its own.
+pub(super) fn arms_by_shape(
+    dag: &Dag,
+    cache: &HashMap<NodeId, Ident>,
+    arms: &[Arm],
+    functions: &Functions,
+) -> (TokenStream, TokenStream) {
+    let shapes: Vec<Shape> = arms
+        .iter()
+        .map(|arm| {
+            let mut shape = shape(dag, cache, &arm.roots);
+            shape.key.push(u64::MAX - 1);
+            shape.key.extend(arm.agree.bytes().map(u64::from));
+            shape
+        })
+        .collect();
+    let reader = Emitter::new(dag, &[], cache, quote!(cache.));
+    let (mut match_arms, mut bodies): (Vec<(usize, TokenStream)>, TokenStream) = (Vec::new(), TokenStream::new());
+    let classes = of_one_shape(&shapes.iter().collect::<Vec<_>>()).into_iter().flat_map(|members| {
+        if shapes[members[0]].operations >= SHARED_OPERATIONS {
+            vec![members]
+        } else {
+            members.into_iter().map(|m| vec![m]).collect()
+        }
+    });
+    for members in classes {
+        let first = &arms[members[0]];
+        let number = first.pattern.to_string();
+        let of = &functions.of;
+        if members.len() == 1 {
+            let body = (first.body)(&HashMap::new(), false);
+            let pattern = &first.pattern;
+            if functions.own_functions {
+                let function = format_ident!("{}_{}", functions.prefix, number);
+                let doc = format!(" [`{of}`] of contact frame {number}.");
+                let (declarations, call) = (&functions.own_declarations, &functions.own_call);
+                bodies.extend(quote! {
+                    #[doc = #doc]
+                    #[inline(never)]
+                    #[allow(unused_variables)]
+                    fn #function(#declarations) {
+                        #body
+                    }
+                });
+                match_arms.push((members[0], quote!(#pattern => #function(#call),)));
+            } else {
+                match_arms.push((members[0], quote!(#pattern => { #body })));
+            }
+            continue;
+        }
+        let (values, varying) = values(&members.iter().map(|&m| &shapes[m]).collect::<Vec<_>>());
+        let body = (first.body)(&values, true);
+        let function = format_ident!("{}_{}", functions.prefix, number);
+        let frames: Vec<String> = members.iter().map(|&m| arms[m].pattern.to_string()).collect();
+        let doc = format!(
+            " [`{of}`] of contact frames {}: one arithmetic on each frame's own `values` (its \
+             constants and cache fields where the frames differ); the names are frame {number}'s.",
+            frames.join(", ")
+        );
+        let count = Literal::usize_unsuffixed(varying.len());
+        let declarations = &functions.declarations;
+        bodies.extend(quote! {
+            #[doc = #doc]
+            #[inline(never)]
+            #[allow(unused_variables)]
+            fn #function(#declarations, values: &[f64; #count]) {
+                #body
+            }
+        });
+        for &m in &members {
+            let passed = varying.iter().map(|&k| reader.render(shapes[m].slots[k]).tokens);
+            let (pattern, call) = (&arms[m].pattern, &arms[m].call);
+            match_arms.push((m, quote!(#pattern => #function(#call, &[#(#passed),*]),)));
+        }
+    }
+    // The arms in the frames' order.
+    match_arms.sort_by_key(|(k, _)| *k);
+    (match_arms.into_iter().map(|(_, arm)| arm).collect(), bodies)
 }
 
 /// Kernels (by index) in classes of one shape, each class's representative first, in the
