@@ -94,8 +94,6 @@ pub(super) fn contact_frames(
             of: "contact_frame_own_into".into(),
             declarations: quote!(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut SMatrix<f64, 6, 3>, axis: &mut Vector3<f64>),
             own_functions: false,
-            own_declarations: TokenStream::new(),
-            own_call: TokenStream::new(),
         },
     );
     let mut segment_arms = TokenStream::new();
@@ -169,8 +167,6 @@ pub(super) fn contact_frames(
             of: "contact_frame_positions_into".into(),
             declarations: quote!(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>]),
             own_functions: false,
-            own_declarations: TokenStream::new(),
-            own_call: TokenStream::new(),
         },
     );
     let (chunk_of, chunk_positions_arms, chunk_own_arms) =
@@ -511,10 +507,8 @@ pub(super) fn contact_frame_tangents(
         &Functions {
             prefix: "contact_frame_own_tangents".into(),
             of: "contact_frame_own_tangents_into".into(),
-            declarations: signature.clone(),
+            declarations: signature,
             own_functions: true,
-            own_declarations: signature,
-            own_call: quote!(q, p, cache, own),
         },
     );
     let point_frame = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));

@@ -70,12 +70,10 @@ pub(super) struct Functions {
     pub(super) of: String,
     /// A shape function's parameters, before `values`.
     pub(super) declarations: TokenStream,
-    /// Whether a kernel alone in its shape is a function of its own too (else its arm's
-    /// body).
+    /// Whether a kernel alone in its shape is a function of its own too (with the shape
+    /// functions' parameters but `values`, called with its arm's `call`), else its arm's
+    /// body.
     pub(super) own_functions: bool,
-    /// The arguments a lone kernel's own function takes (with `own_functions`).
-    pub(super) own_declarations: TokenStream,
-    pub(super) own_call: TokenStream,
 }
 
 /// The match arms of `arms` and the functions they call: the kernels of one shape are one
@@ -115,7 +113,7 @@ pub(super) fn arms_by_shape(
             if functions.own_functions {
                 let function = format_ident!("{}_{}", functions.prefix, number);
                 let doc = format!(" [`{of}`] of contact frame {number}.");
-                let (declarations, call) = (&functions.own_declarations, &functions.own_call);
+                let (declarations, call) = (&functions.declarations, &first.call);
                 bodies.extend(quote! {
                     #[doc = #doc]
                     #[inline(never)]
