@@ -128,14 +128,24 @@ const RUNTIME_LAYERS: &[&str] = &[
     "hardware",
 ];
 
+/// The generic application's layers, each using only those before it; `robot_app.rs` at its
+/// root, which compiles them for a robot, uses them all.
+const APP_LAYERS: &[&str] = &["support", "simulate", "hardware"];
+
 /// The CLI library's layers, each using only those before it; the binary (`main.rs`, `cli/`,
 /// `bin/`) uses the library through its public items.
-const CLI_LAYERS: &[&str] = &["support", "simulate", "hardware", "papers", "sweep"];
+const CLI_LAYERS: &[&str] = &["papers", "sweep"];
 
 #[test]
 fn runtime_layers_use_only_the_layers_before_them() {
     let problems = check_layers("runtime/src", RUNTIME_LAYERS, &[]);
     assert!(problems.is_empty(), "runtime layering:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn app_layers_use_only_the_layers_before_them() {
+    let problems = check_layers("app/src", APP_LAYERS, &[]);
+    assert!(problems.is_empty(), "app layering:\n{}", problems.join("\n"));
 }
 
 #[test]
@@ -195,7 +205,7 @@ fn robot_names_appear_only_where_robots_live() {
     // Robots live in model-specs/, generated/, src/papers/, tests/ (and each crate's
     // tests/), benches/ (measurements of named robots) and examples/. Everything else is
     // generic and reaches a robot through the registries.
-    let generic: Vec<PathBuf> = ["src", "runtime/src", "codegen/src", "comedi/src", "python/src"]
+    let generic: Vec<PathBuf> = ["src", "app/src", "runtime/src", "codegen/src", "comedi/src", "python/src"]
         .iter()
         .flat_map(|d| rust_files(d))
         .filter(|f| !f.starts_with("src/papers"))
@@ -223,6 +233,7 @@ fn robot_names_appear_only_where_robots_live() {
 const CODE_MAP: &[(&str, &str)] = &[
     ("codegen/src", "### `codegen/`"),
     ("runtime/src", "### `runtime/`"),
+    ("app/src", "### `app/`"),
     ("src", "### `src/`"),
     ("python/src", "### `python/`"),
     ("comedi/src", "### `examples/two_link_arm/`"),
@@ -260,7 +271,7 @@ fn every_source_folder_is_in_the_code_map() {
 
 #[test]
 fn every_source_file_says_what_it_is_for() {
-    let dirs = ["src", "runtime", "codegen", "comedi", "python", "generated", "tests", "benches", "examples"];
+    let dirs = ["src", "app", "runtime", "codegen", "comedi", "python", "generated", "tests", "benches", "examples"];
     let mut problems = Vec::new();
     for dir in dirs {
         for file in rust_files(dir) {
@@ -328,7 +339,7 @@ fn rustfmt_finds_nothing_to_change() {
 
 /// The crates' source folders whose files must not import each other in a cycle.
 const CRATE_SOURCES: &[&str] =
-    &["runtime/src", "src", "codegen/src", "comedi/src", "python/src", "examples/two_link_arm/src"];
+    &["runtime/src", "app/src", "src", "codegen/src", "comedi/src", "python/src", "examples/two_link_arm/src"];
 
 /// A source file's module path inside its crate: `robot::model` for robot/model.rs and
 /// `robot` for robot/mod.rs; the crate root (lib.rs, main.rs) is the empty path.

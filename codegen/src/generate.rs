@@ -8,7 +8,10 @@ use crate::equations::Equations;
 use crate::local::{links, local_report};
 use crate::model::Robot;
 use crate::recursive::equations;
-use crate::registry::{generated_manifest, library_source, robot_manifest, robot_manifest_path, RegistryEntry};
+use crate::registry::{
+    app_manifest, app_manifest_path, app_source, app_source_path, apps_library_source, apps_manifest,
+    generated_manifest, library_source, robot_manifest, robot_manifest_path, RegistryEntry, APP_CRATES,
+};
 use crate::scaling::{planar_snake_spec, scaling_name, scaling_origin, SCALING_LINKS};
 use crate::validate::{load, SpecErrors};
 use std::fmt;
@@ -117,7 +120,8 @@ pub fn fixture_robot(links: usize) -> Result<Robot, GenerateError> {
 
 /// What codegen writes into a softgen workspace besides the robots' modules, as (path
 /// relative to the workspace, contents): each robot's crate's manifest, generated/Cargo.toml
-/// and generated/src/lib.rs (see [`crate::registry`]), for these robots of model-specs/ and
+/// and generated/src/lib.rs, each robot's app crate and softgen-apps (see
+/// [`crate::registry`]), for these robots of model-specs/ and
 /// the scaling fixtures; `root` is the workspace the robots' spec paths are relative to.
 pub fn workspace_files(
     robots: &[Robot],
@@ -137,6 +141,20 @@ pub fn workspace_files(
         generated_manifest(&entries).map_err(emit_error("generated/Cargo.toml"))?,
     ));
     files.push(("generated/src/lib.rs".into(), library_source(&entries).map_err(emit_error("generated/src/lib.rs"))?));
+    for entry in entries.iter().filter(|entry| entry.feature.is_none()) {
+        files.push((app_manifest_path(&entry.name), app_manifest(entry)));
+        let path = app_source_path(&entry.name);
+        let source = app_source(entry).map_err(|message| GenerateError::Emit { path: path.clone(), message })?;
+        files.push((path, source));
+    }
+    files.push((
+        format!("{APP_CRATES}/Cargo.toml"),
+        apps_manifest(&entries).map_err(emit_error("generated/apps/Cargo.toml"))?,
+    ));
+    files.push((
+        format!("{APP_CRATES}/src/lib.rs"),
+        apps_library_source(&entries).map_err(emit_error("generated/apps/src/lib.rs"))?,
+    ));
     Ok(files)
 }
 

@@ -40,7 +40,7 @@ pub use generate::{
     StageTimes,
 };
 pub use model::Robot;
-pub use registry::{robot_module_path, robot_package, ROBOT_CRATES};
+pub use registry::{app_package, robot_module_path, robot_package, APP_CRATES, ROBOT_CRATES};
 pub use scaling::{planar_snake_spec, scaling_name, SCALING_LINKS};
 pub use section::{kinematics_report, section_kinematics, SectionKinematics};
 pub use sizes::{kernel_sizes, module_structure, KernelSize, SizeBudget, Structure, SIZE_BUDGET_PATH};

@@ -366,8 +366,9 @@ fn update(target: &Path, source: &str, check: bool, stale: &mut Vec<PathBuf>) ->
 }
 
 /// Removes what no spec generates any more: a robot's crate folder in generated/robots/ and
-/// its module in generated/src/ (lib.rs and rustfmt.toml stay), or (`check`) records them as
-/// stale.
+/// its module in generated/src/ (lib.rs and rustfmt.toml stay), its app crate's folder in
+/// generated/apps/ and root in generated/apps/src/ (lib.rs stays), or (`check`) records them
+/// as stale.
 fn remove_orphans(root: &Path, modules: &[String], check: bool, stale: &mut Vec<PathBuf>) -> Result<(), String> {
     let listing = |dir: &Path| -> Result<Vec<PathBuf>, String> {
         match std::fs::read_dir(dir) {
@@ -384,6 +385,19 @@ fn remove_orphans(root: &Path, modules: &[String], check: bool, stale: &mut Vec<
         }
     }
     for path in listing(&root.join("generated/src"))? {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" && !modules.contains(&stem) {
+            orphans.push((path, "no spec generates it any more"));
+        }
+    }
+    // The robots' app crates: a folder each beside src/, their roots in src/ beside lib.rs.
+    for path in listing(&root.join(softgen_codegen::APP_CRATES))? {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        if path.is_dir() && name != "src" && !modules.contains(&name) {
+            orphans.push((path, "no spec generates it any more"));
+        }
+    }
+    for path in listing(&root.join(softgen_codegen::APP_CRATES).join("src"))? {
         let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
         if path.extension().is_some_and(|e| e == "rs") && stem != "lib" && !modules.contains(&stem) {
             orphans.push((path, "no spec generates it any more"));

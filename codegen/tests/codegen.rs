@@ -152,6 +152,21 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             stale.push(format!("{} (no spec generates it)", path.display()));
         }
     }
+    // The robots' app crates likewise: a folder each, beside src/ that holds their roots,
+    // softgen-apps' lib.rs and rustfmt.toml.
+    let apps = root.join(softgen_codegen::APP_CRATES);
+    for path in std::fs::read_dir(&apps).unwrap().map(|e| e.unwrap().path()) {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() && name != "src" && !robots.iter().any(|r| r.name == name) {
+            stale.push(format!("{} (no spec generates it)", path.display()));
+        }
+    }
+    for path in std::fs::read_dir(apps.join("src")).unwrap().map(|e| e.unwrap().path()) {
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" && !robots.iter().any(|r| r.name == stem) {
+            stale.push(format!("{} (no spec generates it)", path.display()));
+        }
+    }
     // 5. Repetition in specs: the 20-link snake written with `repeat` generates the same
     //    module as the longhand fixture.
     let repeated = std::fs::read_to_string(root.join("codegen/tests/fixtures/snake_links_20_repeated.toml")).unwrap();

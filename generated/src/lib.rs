@@ -13,7 +13,7 @@
 //! Architecture Invariant: every file here is the output of `cargo run -p softgen-codegen`,
 //! and a test fails if any differs from it.
 
-use softgen_runtime::{RobotInfo, RobotVisitor, RunConfigFile};
+use softgen_runtime::{RobotInfo, RobotVisitor};
 
 pub use softgen_robot_anymal_c as anymal_c;
 pub use softgen_robot_double_pendulum as double_pendulum;
@@ -71,7 +71,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/anymal_c.toml",
         dof: anymal_c::DOF,
         contacts: anymal_c::CONTACTS,
-        run_config: None,
     },
     RobotInfo {
         name: "double_pendulum",
@@ -79,7 +78,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/double_pendulum.toml",
         dof: double_pendulum::DOF,
         contacts: double_pendulum::CONTACTS,
-        run_config: None,
     },
     RobotInfo {
         name: "panda_arm",
@@ -87,7 +85,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/panda_arm.toml",
         dof: panda_arm::DOF,
         contacts: panda_arm::CONTACTS,
-        run_config: None,
     },
     RobotInfo {
         name: "panda_soft_finger",
@@ -95,7 +92,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/panda_soft_finger.toml",
         dof: panda_soft_finger::DOF,
         contacts: panda_soft_finger::CONTACTS,
-        run_config: None,
     },
     RobotInfo {
         name: "pinniped",
@@ -103,10 +99,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/pinniped.toml",
         dof: pinniped::DOF,
         contacts: pinniped::CONTACTS,
-        run_config: Some(RunConfigFile {
-            path: "model-specs/pinniped.run.toml",
-            text: include_str!("../../model-specs/pinniped.run.toml"),
-        }),
     },
     RobotInfo {
         name: "planar_soft_chain",
@@ -114,7 +106,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/planar_soft_chain.toml",
         dof: planar_soft_chain::DOF,
         contacts: planar_soft_chain::CONTACTS,
-        run_config: None,
     },
     RobotInfo {
         name: "rigid_soft_chain",
@@ -122,7 +113,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/rigid_soft_chain.toml",
         dof: rigid_soft_chain::DOF,
         contacts: rigid_soft_chain::CONTACTS,
-        run_config: None,
     },
     RobotInfo {
         name: "snake_lateral_undulation",
@@ -130,10 +120,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/snake_lateral_undulation.toml",
         dof: snake_lateral_undulation::DOF,
         contacts: snake_lateral_undulation::CONTACTS,
-        run_config: Some(RunConfigFile {
-            path: "model-specs/snake_lateral_undulation.run.toml",
-            text: include_str!("../../model-specs/snake_lateral_undulation.run.toml"),
-        }),
     },
     RobotInfo {
         name: "snake_pedal_wave",
@@ -141,10 +127,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/snake_pedal_wave.toml",
         dof: snake_pedal_wave::DOF,
         contacts: snake_pedal_wave::CONTACTS,
-        run_config: Some(RunConfigFile {
-            path: "model-specs/snake_pedal_wave.run.toml",
-            text: include_str!("../../model-specs/snake_pedal_wave.run.toml"),
-        }),
     },
     RobotInfo {
         name: "soft_kinds_arm",
@@ -152,7 +134,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/soft_kinds_arm.toml",
         dof: soft_kinds_arm::DOF,
         contacts: soft_kinds_arm::CONTACTS,
-        run_config: None,
     },
     RobotInfo {
         name: "soft_limbed_hub",
@@ -160,7 +141,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/soft_limbed_hub.toml",
         dof: soft_limbed_hub::DOF,
         contacts: soft_limbed_hub::CONTACTS,
-        run_config: None,
     },
     RobotInfo {
         name: "soft_snake",
@@ -168,10 +148,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/soft_snake.toml",
         dof: soft_snake::DOF,
         contacts: soft_snake::CONTACTS,
-        run_config: Some(RunConfigFile {
-            path: "model-specs/soft_snake.run.toml",
-            text: include_str!("../../model-specs/soft_snake.run.toml"),
-        }),
     },
     RobotInfo {
         name: "spatial_tree",
@@ -179,7 +155,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/spatial_tree.toml",
         dof: spatial_tree::DOF,
         contacts: spatial_tree::CONTACTS,
-        run_config: None,
     },
     RobotInfo {
         name: "underwater_snake",
@@ -187,10 +162,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/underwater_snake.toml",
         dof: underwater_snake::DOF,
         contacts: underwater_snake::CONTACTS,
-        run_config: Some(RunConfigFile {
-            path: "model-specs/underwater_snake.run.toml",
-            text: include_str!("../../model-specs/underwater_snake.run.toml"),
-        }),
     },
     RobotInfo {
         name: "wpi_snake",
@@ -198,10 +169,6 @@ pub const ROBOTS: &[RobotInfo] = &[
         spec: "model-specs/wpi_snake.toml",
         dof: wpi_snake::DOF,
         contacts: wpi_snake::CONTACTS,
-        run_config: Some(RunConfigFile {
-            path: "model-specs/wpi_snake.run.toml",
-            text: include_str!("../../model-specs/wpi_snake.run.toml"),
-        }),
     },
 ];
 

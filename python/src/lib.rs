@@ -396,7 +396,7 @@ fn simulate<'py>(
     };
     let settings: softgen::RunSettings =
         toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| error(e.message().trim_end().to_string()))?;
-    let mut scenario = settings.scenario(robot).map_err(error)?.scenario;
+    let mut scenario = softgen::robot(robot).map_err(error)?.scenario(&settings).map_err(error)?.scenario;
     scenario.csv_every = every;
     scenario.snapshots = 0;
     struct Rows {
@@ -448,7 +448,7 @@ fn view(
     };
     let settings: softgen::RunSettings =
         toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| error(e.message().trim_end().to_string()))?;
-    let scenario = settings.scenario(robot).map_err(error)?.scenario;
+    let scenario = softgen::robot(robot).map_err(error)?.scenario(&settings).map_err(error)?.scenario;
     let terrain = scenario.terrain.terrain();
     let title = title.map_or_else(|| format!("{robot} ({origin})"), str::to_string);
     let summary = format!("softgen.view from Python, {origin}");

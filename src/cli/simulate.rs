@@ -174,7 +174,7 @@ impl SimulateArgs {
 pub(crate) fn simulate(args: SimulateArgs) -> Result<ExitCode, String> {
     let stop = stop_flag()?;
     let settings = args.settings()?;
-    let resolved = settings.scenario(&args.robot)?;
+    let resolved = softgen::robot(&args.robot)?.scenario(&settings)?;
     for note in &resolved.notes {
         eprintln!("note: {note}");
     }

@@ -39,7 +39,7 @@ pub(crate) fn view(args: ViewArgs) -> Result<ExitCode, String> {
         pipe_diameter: args.terrain.pipe_diameter,
         ..RunSettings::DEFAULT
     };
-    let terrain = settings.scenario(&args.robot)?.scenario.terrain.terrain();
+    let terrain = softgen::robot(&args.robot)?.scenario(&settings)?.scenario.terrain.terrain();
     let page = args.out.clone().unwrap_or_else(|| args.csv.with_extension("view.html"));
     let file =
         args.csv.file_name().map_or_else(|| args.csv.display().to_string(), |f| f.to_string_lossy().into_owned());

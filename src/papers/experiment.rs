@@ -69,13 +69,13 @@ impl ViewedRun {
         let csv = folder.join(&self.csv);
         let page = csv.with_extension("view.html");
         let summary = format!("softgen experiment run {experiment}, {}", self.csv);
-        let setup = crate::support::view::ViewSetup {
+        let setup = softgen_app::ViewSetup {
             title: &self.title,
             summary: &summary,
             terrain: self.terrain,
             params: &self.params,
         };
-        let frames = crate::simulate::view::write_view_from_csv(&csv, &self.robot, &setup, &page)
+        let frames = crate::write_view_from_csv(&csv, &self.robot, &setup, &page)
             .map_err(|e| format!("{experiment}: view of {}: {e}", self.csv))?;
         let name = page.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         Ok((name, frames))
@@ -285,7 +285,7 @@ pub(crate) fn differs_if(reasons: Vec<String>) -> Verdict {
 
 /// A CSV file with its header, replacing an earlier one only once complete.
 pub(crate) fn write_csv(path: &Path, header: &str, rows: &[String]) -> Result<(), String> {
-    let (pending, file) = crate::support::output::PendingFile::create(path)?;
+    let (pending, file) = softgen_app::PendingFile::create(path)?;
     let mut w = std::io::BufWriter::new(file);
     writeln!(w, "{header}").map_err(|e| format!("{}: {e}", path.display()))?;
     for r in rows {
@@ -372,7 +372,7 @@ pub(crate) fn plot_path_to_goal(
     goal: (f64, f64),
     out: &std::path::Path,
 ) -> Result<(), String> {
-    use crate::support::plot::{plot_paths_in, Series};
+    use softgen_app::{plot_paths_in, Series};
     // The goal as a cross (a series of one point draws no line), 2 % of the path's extent.
     let extent = path
         .iter()
@@ -390,7 +390,7 @@ pub(crate) fn plot_path_to_goal(
 
 /// A control task's planner time per plan (ms) against time, `planner.png` (and .svg) in `out`.
 pub(crate) fn plot_plan_times(title: &str, times: Vec<(f64, f64)>, out: &std::path::Path) -> Result<(), String> {
-    use crate::support::plot::{plot_time_series, Series};
+    use softgen_app::{plot_time_series, Series};
     let series = vec![Series { name: "plan".into(), colour: [30, 150, 60], points: times }];
     plot_time_series(title, "ms", &series, &out.join("planner.png"))
 }

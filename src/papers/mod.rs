@@ -17,8 +17,9 @@ pub use experiment::{
     ExperimentRuns, Verdict, ViewedRun, VERDICT_TABLE_BEGIN, VERDICT_TABLE_END,
 };
 
-use crate::hardware::request::{RunOptions, RunReport};
-use crate::hardware::run::{run_with_drivers, RunDriver};
+use crate::run_with_drivers;
+use softgen_app::RunDriver;
+use softgen_app::{RunOptions, RunReport};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 

@@ -250,7 +250,7 @@ impl SweepTable {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        let (pending, mut file) = crate::support::output::PendingFile::create(path)?;
+        let (pending, mut file) = softgen_app::PendingFile::create(path)?;
         file.write_all(&bytes).and_then(|_| file.sync_all()).map_err(|e| format!("{}: {e}", path.display()))?;
         drop(file);
         pending.commit()

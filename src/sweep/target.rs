@@ -3,9 +3,8 @@
 //! gives.
 
 use crate::papers::experiment::{deserialize, ExperimentRuns};
-use crate::simulate::robots::with_robot;
-use crate::simulate::scenario::run_scenario;
-use crate::simulate::settings::RunSettings;
+use crate::robots::{robot, run_scenario};
+use softgen_app::RunSettings;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use toml::Table;
@@ -47,7 +46,7 @@ const ROBOT_FIGURES: &[&str] = &[
 impl Target {
     /// A robot's simulation; the robot must exist.
     pub fn robot(name: &str) -> Result<Target, String> {
-        with_robot(name, crate::simulate::robots::RobotName)?;
+        robot(name)?;
         Ok(Target::Robot(name.to_string()))
     }
 
@@ -86,7 +85,7 @@ impl Target {
             Target::Robot(robot) => {
                 let s: RunSettings = deserialize(settings)?;
                 let names: Vec<&str> = s.params.keys().map(String::as_str).collect();
-                with_robot(robot, crate::simulate::robots::KnownParameters(&names))?
+                crate::robots::robot(robot)?.known_parameters(&names)
             }
             Target::Experiment(runs) => (runs.check)(runs.experiment, settings),
         }
@@ -99,7 +98,7 @@ impl Target {
         match self {
             Target::Robot(robot) => {
                 let settings: RunSettings = deserialize(settings)?;
-                let mut scenario = settings.scenario(robot)?.scenario;
+                let mut scenario = crate::robots::robot(robot)?.scenario(&settings)?.scenario;
                 scenario.stop = Some(Arc::clone(stop));
                 scenario.snapshots = 0;
                 let summary = run_scenario(&scenario, None, &mut |_| {})?;

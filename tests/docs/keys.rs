@@ -481,7 +481,7 @@ together, names, the tree) are in [Spec format](spec-format.md), with worked exa
 /// The run configuration's reference.
 pub const RUN_CONFIGURATION: Reference = Reference {
     title: "Run configuration keys",
-    source: "src/hardware/config.rs",
+    source: "app/src/hardware/config.rs",
     root: "File",
     introduction: "Every key a run configuration (`model-specs/<robot>.run.toml`, read by `softgen run`) \
 takes, table by table, as its parser reads it. Units are in the meanings; a value out of its \

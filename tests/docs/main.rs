@@ -514,7 +514,7 @@ fn the_run_configuration_references_defaults_are_the_parsers() {
         let mut robots = 0;
         let mut refusals = Vec::new();
         for robot in softgen::ROBOTS {
-            let Some(file) = robot.run_config else { continue };
+            let Some(file) = softgen::run_config_of(robot.name) else { continue };
             let mut without: toml_edit::DocumentMut = file.text.parse().unwrap();
             let mut with = without.clone();
             match (table_at(&mut without, &documented.path), table_at(&mut with, &documented.path)) {

@@ -57,7 +57,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> ValveProcess<R, N, C> {
         start: &State<N>,
         t0: f64,
     ) -> Result<Self, String> {
-        if R::VALVES.is_empty() {
+        if const { R::VALVES.is_empty() } {
             return Err(format!("robot `{}` has no valves", R::NAME));
         }
         if !(units_per_bar.is_finite() && units_per_bar > 0.0) {

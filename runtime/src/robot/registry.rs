@@ -16,12 +16,11 @@ pub struct RobotInfo {
     pub dof: usize,
     /// Number of contact points.
     pub contacts: usize,
-    /// The spec's sibling run configuration (`<spec>.run.toml`), if it has one: the channels,
-    /// safety limits and environment `softgen run` uses for the robot by default.
-    pub run_config: Option<RunConfigFile>,
 }
 
-/// A run configuration file as a registry carries it.
+/// A run configuration file as a robot's app carries it: the spec's sibling
+/// `<spec>.run.toml`, whose channels, safety limits and environment `softgen run` uses for
+/// the robot by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunConfigFile {
     /// Its path relative to the workspace, for messages.

@@ -471,7 +471,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 force[i] += self.config.servo.torque(targets[j], 0.0, q[i], qd[i]);
             }
         }
-        if !R::THRUSTERS.is_empty() {
+        if const { !R::THRUSTERS.is_empty() } {
             let mut thrust = SVector::<f64, N>::zeros();
             R::thruster_force_into(q, &self.params, cache, &self.thrusts, &mut thrust);
             force += thrust;

@@ -209,7 +209,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         let mut column = SVector::<f64, N>::zeros();
         for j in 0..N {
             direction[j] = 1.0;
-            if !R::THRUSTERS.is_empty() {
+            if const { !R::THRUSTERS.is_empty() } {
                 R::thruster_force_position_tangent_into(q, &direction, params, cache, self.thrusts(), &mut column);
                 position_force.set_column(j, &(position_force.column(j) + column));
             }

@@ -2,7 +2,8 @@
 //! CSV and figures and ends with a computed verdict.
 
 use crate::papers::experiment::{Experiment, ExperimentReport, Verdict, ViewedRun};
-use crate::simulate::scenario::{run_scenario, CoordinatesChoice, Scenario, TerrainChoice};
+use crate::run_scenario;
+use softgen_app::{CoordinatesChoice, Scenario, TerrainChoice};
 use softgen_runtime::{AdmittanceGains, Terrain};
 use std::io::Write;
 use std::path::Path;
@@ -42,7 +43,7 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
 fn mpc_goals(out: &Path) -> Result<ExperimentReport, String> {
     use crate::papers::experiment::write_csv;
     use crate::papers::modular_snake::mpc::{run_goal, GoalsTask, Planner, GOALS, GOAL_DISTANCE};
-    use crate::support::plot::{plot_paths_in, Series};
+    use softgen_app::{plot_paths_in, Series};
     let task = GoalsTask::new()?;
     let mut runs = Vec::new();
     for (name, direction) in GOALS {
@@ -176,9 +177,9 @@ fn rigid_snake(
     mut scenario: Scenario,
     file: &str,
     title: &str,
-) -> Result<(crate::simulate::scenario::RunSummary, ViewedRun), String> {
+) -> Result<(softgen_app::RunSummary, ViewedRun), String> {
     let csv = out.join(format!("{file}.csv"));
-    let (pending, handle) = crate::support::output::PendingFile::create(&csv)?;
+    let (pending, handle) = softgen_app::PendingFile::create(&csv)?;
     let mut writer = std::io::BufWriter::new(handle);
     scenario.csv_every = 5;
     let summary = run_scenario(&scenario, Some(&mut writer), &mut |_| {})?;
@@ -245,7 +246,7 @@ fn largest_off_axis(csv: &Path, params: &[(String, f64)]) -> Result<f64, String>
     use softgen_generated::SnakeLateralUndulation as R;
     use softgen_runtime::{Model, ParamSet};
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
-    let table = crate::support::view::CsvTable::parse(&text).map_err(|e| format!("{}: {e}", csv.display()))?;
+    let table = softgen_app::CsvTable::parse(&text).map_err(|e| format!("{}: {e}", csv.display()))?;
     let columns: Vec<usize> = R::COORDINATES
         .iter()
         .map(|c| table.column(c.name).ok_or(format!("{}: no column `{}`", csv.display(), c.name)))

@@ -11,8 +11,8 @@
 //! the wave's parameters as the sampler does, differentiating through the wave's phase
 //! (`CommandSchedule::Wave`).
 
-use crate::hardware::config::{MpcSettings, RunConfig};
 use nalgebra::{SVector, Vector2, Vector3};
+use softgen_app::{MpcSettings, RunConfig};
 use softgen_generated::SnakeLateralUndulation;
 use softgen_runtime::{
     CommandSchedule, ControlInput, DdpSettings, GaitParameters, GaitPlanner, GoalWeights, HorizonSettings, Integrator,
@@ -231,14 +231,13 @@ impl GoalRun {
 
 /// The robot's run configuration (its spec's sibling `.run.toml`).
 pub fn run_config() -> Result<RunConfig, String> {
-    let file = crate::simulate::robots::run_config_of(R::NAME)
-        .ok_or_else(|| format!("robot `{}` has no run configuration", R::NAME))?;
+    let file = crate::run_config_of(R::NAME).ok_or_else(|| format!("robot `{}` has no run configuration", R::NAME))?;
     parse_run_config(file.path, file.text)
 }
 
 /// A run configuration of this robot, `text` read from `path`.
 pub fn parse_run_config(path: &str, text: &str) -> Result<RunConfig, String> {
-    crate::hardware::run::parse_robot_run_config::<R, N, C>(path, text)
+    softgen_app::parse_robot_run_config::<R, N, C>(path, text)
 }
 
 /// The plant of the run configuration: its floor under the wheels, servos tracking set

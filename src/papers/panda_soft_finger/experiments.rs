@@ -59,7 +59,7 @@ fn judge(run: &PressRun, task: &PressTask, from: f64, to: f64, set: f64) -> Resu
 
 /// `panda-finger-press`: the task of `press.rs`, its force, pressures and tip over time.
 fn press(out: &Path) -> Result<ExperimentReport, String> {
-    use crate::support::plot::{plot_time_series, Series};
+    use softgen_app::{plot_time_series, Series};
     let task = PressTask::new();
     let run = run_press(&task)?;
     let rows: Vec<String> = run

@@ -142,7 +142,7 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
             views.push(trial_trajectory(out, cell.gait, trial, outcome)?);
             let colour = [[200, 40, 40], [40, 60, 200], [30, 150, 60], [230, 140, 20], [120, 40, 160], [20, 160, 170]]
                 [paths.len() % 6];
-            paths.push(crate::support::plot::Series {
+            paths.push(softgen_app::Series {
                 name: cell.gait.name().to_string(),
                 colour,
                 points: outcome.samples.iter().map(|s| (s.q[0], s.q[1])).collect(),
@@ -154,7 +154,7 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
         "gait,stride_radius_m,frequency_hz,value,paper_value,dx_m,dy_m,heading_change_rad,path_length_m,circling_limbs",
         &rows,
     )?;
-    crate::support::plot::plot_paths(
+    softgen_app::plot_paths(
         "pinniped: hub paths at 1.00 Hz, 0.10 m (B at 0.08 m in crawl-and-turn), 15 s",
         &paths,
         &out.join("paths.png"),

@@ -535,7 +535,7 @@ pub fn run_trial(trial: &Trial, mut on_sample: impl FnMut(&TrialSample)) -> Resu
     if !(trial.step > 0.0 && trial.control_period > 0.0) {
         return Err("step and control period must be > 0".into());
     }
-    crate::simulate::scenario::check_periods(trial.settle + trial.duration, trial.control_period)?;
+    softgen_app::check_periods(trial.settle + trial.duration, trial.control_period)?;
     let gait = limb_gait(&p, trial.gait, trial.stride, trial.frequency)?;
     let mut contact = Pinniped::ENVIRONMENT.contact_law();
     if let Some(friction) = trial.friction {
@@ -691,7 +691,7 @@ pub fn measured_value(cell: &Cell, outcome: &TrialOutcome, duration: f64) -> f64
 
 /// Runs trials on every core, results in the trials' order.
 pub fn run_trials(trials: &[Trial]) -> Vec<Result<TrialOutcome, String>> {
-    crate::support::parallel::run_all(trials, |trial| run_trial(trial, |_| {}))
+    softgen_app::run_all(trials, |trial| run_trial(trial, |_| {}))
 }
 
 /// The gait as pressure commands for the output chain: before `settle` seconds every muscle

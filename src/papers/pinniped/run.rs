@@ -4,8 +4,8 @@
 
 use super::model::{limb_gait as paper_gait, limbs, pressure_controller, pressure_map, Gait, MUSCLES};
 use super::mpc::{GoalTask, StridePlanner};
-use crate::hardware::run::{LimbController, LimbGaitRequest, RunDriver, StrideMpc, StrideMpcRequest, StrideRequest};
 use nalgebra::SVector;
+use softgen_app::{LimbController, LimbGaitRequest, RunDriver, StrideMpc, StrideMpcRequest, StrideRequest};
 use softgen_generated::pinniped::{Params, DOF};
 use softgen_runtime::{ParamSet, State, StrideChoice};
 

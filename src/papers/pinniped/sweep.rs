@@ -50,7 +50,7 @@ const GAITS: [(&str, Gait); 6] = [
 fn check(_experiment: &str, settings: &Table) -> Result<(), String> {
     let s: TrialSettings = deserialize(settings)?;
     gait(s.gait.as_deref())?;
-    crate::simulate::robots::known_parameters::<softgen_generated::pinniped::Params>(
+    softgen_app::known_parameters::<softgen_generated::pinniped::Params>(
         "pinniped",
         s.params.keys().map(String::as_str),
     )

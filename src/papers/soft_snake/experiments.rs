@@ -148,7 +148,7 @@ fn rolling_spatial(out: &Path) -> Result<ExperimentReport, String> {
 /// timing.
 fn mpc_roll_aside(out: &Path) -> Result<ExperimentReport, String> {
     use super::mpc::{run_roll_aside, RollAsideTask, ARRIVAL_RADIUS, GOAL_ASIDE};
-    use crate::support::plot::{plot_time_series, Series};
+    use softgen_app::{plot_time_series, Series};
     let task = RollAsideTask::new();
     let run = run_roll_aside(&task)?;
     let rows: Vec<String> = run

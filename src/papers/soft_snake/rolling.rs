@@ -254,7 +254,7 @@ pub fn run_rolling(run: &RollingRun, mut on_sample: impl FnMut(&RollingSample)) 
     if !(run.control_period > 0.0 && run.tolerance > 0.0) {
         return Err("control period and tolerance must be > 0".into());
     }
-    crate::simulate::scenario::check_periods(run.settle + run.duration, run.control_period)?;
+    softgen_app::check_periods(run.settle + run.duration, run.control_period)?;
     let (mut sim, mut ros) = rolling_plant(run)?;
     let rolls = mount_rolls();
     let mut x = State::new(SVector::from_iterator(SoftSnake::INITIAL_POSITION.iter().copied()), SVector::zeros());
@@ -368,7 +368,7 @@ pub fn write_rolling_outputs(
     std::fs::create_dir_all(&output).map_err(|e| format!("{}: {e}", output.display()))?;
     let base = output.join(format!("soft_snake_{name}_rolling"));
     let csv_path = base.with_extension("csv");
-    let (pending_csv, file) = crate::support::output::PendingFile::create(&csv_path)?;
+    let (pending_csv, file) = softgen_app::PendingFile::create(&csv_path)?;
     let mut csv = BufWriter::new(file);
     use std::io::Write;
     let mut header = vec!["t".to_string()];
@@ -404,7 +404,7 @@ pub fn write_rolling_outputs(
         [100, 150, 250],
         [20, 30, 120],
     ];
-    let series = |index: usize, colour: [u8; 3]| crate::support::plot::Series {
+    let series = |index: usize, colour: [u8; 3]| softgen_app::Series {
         name: coordinates[index].name.to_string(),
         colour,
         points: summary.samples.iter().map(|s| (s.t, s.q[index])).collect(),
@@ -413,19 +413,19 @@ pub fn write_rolling_outputs(
     let orientation: Vec<_> = (0..3).map(|i| series(3 + i, palette[i])).collect();
     let lengths: Vec<_> = (0..9).map(|k| series(6 + k, section_palette[k])).collect();
     let title = |what: &str| format!("soft snake, {name} rolling: {what}");
-    crate::support::plot::plot_time_series(
+    softgen_app::plot_time_series(
         &title("base position"),
         "position (m)",
         &position,
         &base.with_extension("position.png"),
     )?;
-    crate::support::plot::plot_time_series(
+    softgen_app::plot_time_series(
         &title("base orientation"),
         "angle (rad)",
         &orientation,
         &base.with_extension("orientation.png"),
     )?;
-    crate::support::plot::plot_time_series(
+    softgen_app::plot_time_series(
         &title("actuator length changes"),
         "length change (m)",
         &lengths,
@@ -439,12 +439,7 @@ pub fn write_rolling_outputs(
         .map(|s| (s.t, s.neutral_axis.iter().map(|p| (p.x, p.y)).collect()))
         .collect();
     let com: Vec<(f64, f64)> = summary.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect();
-    crate::support::plot::plot_track(
-        &title("track seen from above"),
-        &outlines,
-        &com,
-        &base.with_extension("track.png"),
-    )?;
+    softgen_app::plot_track(&title("track seen from above"), &outlines, &com, &base.with_extension("track.png"))?;
     Ok(csv_path)
 }
 
@@ -462,7 +457,7 @@ pub fn write_rolling_view(
         "{} s at {} Hz, {} bar ceiling, bend {:.3} rad per section; softgen roll",
         run.duration, run.frequency, run.ceiling, summary.bend
     );
-    let setup = crate::support::view::ViewSetup { title: &title, summary: &line, terrain: None, params: &[] };
-    let frames = crate::simulate::view::write_view_from_csv(csv, SoftSnake::NAME, &setup, &page)?;
+    let setup = softgen_app::ViewSetup { title: &title, summary: &line, terrain: None, params: &[] };
+    let frames = crate::write_view_from_csv(csv, SoftSnake::NAME, &setup, &page)?;
     Ok((page, frames))
 }

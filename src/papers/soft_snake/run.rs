@@ -4,7 +4,7 @@
 
 use super::mpc::{rolling_schedule, RollAsideTask};
 use super::rolling::{geometries, mount_rolls, rolling_muscles, Rolling, RollingRun};
-use crate::hardware::run::{LimbController, LimbGaitRequest, RunDriver, ScheduledMpc};
+use softgen_app::{LimbController, LimbGaitRequest, RunDriver, ScheduledMpc};
 use softgen_generated::soft_snake::SECTIONS;
 use softgen_runtime::{ActuatorCommand, RollingGait};
 

@@ -38,7 +38,7 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
 /// `mpc-004-waypoint`: the task of `mpc.rs`, its path, commands and planner timing.
 fn mpc_waypoint(out: &Path) -> Result<ExperimentReport, String> {
     use crate::papers::underwater_snake::mpc::{run_waypoint, WaypointTask, ARRIVAL_RADIUS, WAYPOINT};
-    use crate::support::plot::{plot_paths_in, plot_time_series, Series};
+    use softgen_app::{plot_paths_in, plot_time_series, Series};
     let p = crate::papers::underwater_snake::model::neutral_params();
     let task = WaypointTask::new(&p)?;
     let started = std::time::Instant::now();
@@ -187,12 +187,11 @@ fn swim_case(
     conditions: &[crate::papers::underwater_snake::model::SwimCondition],
     duration: f64,
 ) -> Result<(Vec<crate::papers::underwater_snake::model::SwimRun>, String, Vec<ViewedRun>), String> {
-    use crate::support::plot::{plot_paths_in, plot_time_series, Series};
+    use softgen_app::{plot_paths_in, plot_time_series, Series};
     let p = crate::papers::underwater_snake::model::neutral_params();
     let start = Instant::now();
-    let results = crate::support::parallel::run_all(conditions, |c| {
-        crate::papers::underwater_snake::model::swim(&p, c, duration, 0.05)
-    });
+    let results =
+        softgen_app::run_all(conditions, |c| crate::papers::underwater_snake::model::swim(&p, c, duration, 0.05));
     let wall = start.elapsed().as_secs_f64();
     let mut runs = Vec::new();
     for (c, r) in conditions.iter().zip(results) {

@@ -2,7 +2,7 @@
 //! through its thrusters' channels and its joints' regulators.
 
 use super::model::{pitch_conditions, spiral_conditions, straight_conditions, yaw_conditions, SwimCondition};
-use crate::hardware::run::{HeldInputs, RunDriver};
+use softgen_app::{HeldInputs, RunDriver};
 
 /// The driver the papers' registry lists for the underwater snake.
 pub(crate) const DRIVER: RunDriver = RunDriver {

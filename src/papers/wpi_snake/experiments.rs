@@ -100,7 +100,7 @@ fn grid_csv(path: &Path, offset: f64, maps: &[Vec<Vec<SnakeOutcome>>; 2]) -> Res
 }
 
 fn contour(out: &Path, file: &str, title: &str, label: &str, values: &[Vec<f64>]) -> Result<(), String> {
-    crate::support::plot::plot_contour(
+    softgen_app::plot_contour(
         title,
         ("valve frequency f (Hz)", "supply pressure P (kPa)"),
         label,
@@ -495,7 +495,7 @@ fn wpi_trajectory(out: &Path) -> Result<ExperimentReport, String> {
                 s.segment_torques.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",")
             ));
         }
-        series.push(crate::support::plot::Series {
+        series.push(softgen_app::Series {
             name: format!("{} model", model.name()),
             colour,
             points: outcome.samples.iter().map(|s| (s.center_of_mass.x, s.center_of_mass.y)).collect(),
@@ -524,7 +524,7 @@ fn wpi_trajectory(out: &Path) -> Result<ExperimentReport, String> {
     // segments' actuation torques: the complex model's; zero for the simplified one.
     let header = "model,t,com_x,com_y,heading,kappa_1,kappa_2,kappa_3,kappa_4,h1_x,h1_y,h2_x,h2_y,h3_x,h3_y,h4_x,h4_y,torque_1,torque_2,torque_3,torque_4";
     write_csv(&out.join("trajectory.csv"), header, &rows)?;
-    crate::support::plot::plot_paths(
+    softgen_app::plot_paths(
         "WPI snake at 2 Hz, 54 kPa, phi = 0.4: centre of mass (Fig 10)",
         &series,
         &out.join("trajectory.png"),
@@ -597,7 +597,7 @@ fn wpi_cost(out: &Path) -> Result<ExperimentReport, String> {
 /// `mpc-001-goal`: the task of `mpc.rs`, its path, decisions and planner timing.
 fn mpc_goal(out: &Path) -> Result<ExperimentReport, String> {
     use super::mpc::{run_goal, GoalTask, GOAL_ANGLE_DEGREES, GOAL_DISTANCE};
-    use crate::support::plot::{plot_time_series, Series};
+    use softgen_app::{plot_time_series, Series};
     use softgen_runtime::Model;
     let task = GoalTask::new();
     let run = run_goal(&task)?;

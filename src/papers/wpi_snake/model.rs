@@ -427,7 +427,7 @@ pub fn fit_circle(points: &[Vector2<f64>]) -> Option<(f64, f64)> {
 /// Runs `runs` on every core (in order of the input in the result).
 pub fn run_grid(runs: &[SnakeRun]) -> Vec<Result<SnakeOutcome, String>> {
     // Only the figures are kept: samples every 0.1 s.
-    crate::support::parallel::run_all(runs, |run| run_snake(run, ((0.1 / run.step).round() as usize).max(1), |_| {}))
+    softgen_app::run_all(runs, |run| run_snake(run, ((0.1 / run.step).round() as usize).max(1), |_| {}))
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ struct SnakeSettings {
 fn check(_experiment: &str, settings: &Table) -> Result<(), String> {
     let s: SnakeSettings = deserialize(settings)?;
     snake_model(s.model.as_deref())?;
-    crate::simulate::robots::known_parameters::<softgen_generated::wpi_snake::Params>(
+    softgen_app::known_parameters::<softgen_generated::wpi_snake::Params>(
         "wpi_snake",
         s.params.keys().map(String::as_str),
     )

@@ -6,11 +6,13 @@
 
 use crate::hardware::config::{NatNetSettings, NatNetTarget, RunConfig, SensorSource};
 use crate::hardware::natnet::NatNetServer;
-use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
 use softgen_runtime::natnet::{Frame, LabelledMarker, RigidBodyPose};
 use softgen_runtime::protocol::BoardReading;
-use softgen_runtime::{DeviceValue, EmulatedSensors, EmulatingPlant, LoopConfig, Model, Reading, ReadingQueue};
+use softgen_runtime::RobotVisitor;
+use softgen_runtime::{
+    DeviceValue, EmulatedSensors, EmulatingPlant, LoopConfig, Model, Reading, ReadingQueue, RunConfigFile,
+};
 use std::sync::Arc;
 
 /// Ticks a second of the emulated cameras' clock (Motive's is the host's performance counter).
@@ -40,13 +42,11 @@ pub trait EmulatedRobot {
     fn finish(self: Box<Self>) -> Result<String, String>;
 }
 
-/// The robot of `options`, its plant wired as `softgen run --device sim` wires it.
-pub fn emulated_robot(options: &RobotEmulatorOptions) -> Result<Box<dyn EmulatedRobot>, String> {
-    with_robot(&options.robot, Build { options })?
-}
-
-struct Build<'a> {
-    options: &'a RobotEmulatorOptions,
+/// The emulated robot, compiled for each robot by [`App`](crate::App).
+pub(crate) struct Build<'a> {
+    pub(crate) options: &'a RobotEmulatorOptions,
+    /// The robot's own run configuration, if it has one.
+    pub(crate) run_config: Option<RunConfigFile>,
 }
 
 impl RobotVisitor for Build<'_> {
@@ -54,7 +54,7 @@ impl RobotVisitor for Build<'_> {
 
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
         let o = self.options;
-        let (config, path) = crate::hardware::run::configured::<R, N, C>(o.config.as_deref())?;
+        let (config, path) = crate::hardware::run::configured::<R, N, C>(o.config.as_deref(), self.run_config)?;
         let rate_hz = o.rate_hz.unwrap_or(config.rate_hz);
         let loop_config = LoopConfig { rate_hz, duration: 1.0, command_timeout: config.safety.command_timeout };
         loop_config.validate()?;

@@ -1,7 +1,6 @@
 //! The settings of one simulation run, by name: what `softgen simulate` takes as flags and a
 //! sweep file takes as keys, turned into a [`Scenario`] in one place.
 
-use crate::simulate::robots::has_soft_sections;
 use crate::simulate::scenario::{CoordinatesChoice, IntegratorChoice, Scenario, TerrainChoice};
 use serde::Deserialize;
 use softgen_runtime::{AdmittanceGains, FrictionAnisotropy, SystemJacobian, Terrain};
@@ -216,14 +215,17 @@ impl RunSettings {
         Ok((relative, absolute))
     }
 
-    /// The scenario that runs `robot` with these settings.
-    pub fn scenario(&self, robot: &str) -> Result<ResolvedRun, String> {
+    /// The scenario that runs `robot` with these settings; `soft_sections`: whether the
+    /// robot has soft sections whose coordinates the dynamics move (see
+    /// [`RobotApp::has_soft_sections`](crate::RobotApp::has_soft_sections)), which picks the
+    /// integrator `auto` chooses.
+    pub(crate) fn scenario(&self, robot: &str, soft_sections: bool) -> Result<ResolvedRun, String> {
         let mut s = Scenario::new(robot);
         let mut notes = Vec::new();
         s.duration = self.duration;
         s.control_period = self.dt;
         let integrator = match self.integrator {
-            IntegratorName::Auto if has_soft_sections(robot)? => IntegratorName::Ros34,
+            IntegratorName::Auto if soft_sections => IntegratorName::Ros34,
             IntegratorName::Auto => IntegratorName::Rk4,
             chosen => chosen,
         };

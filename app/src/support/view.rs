@@ -12,10 +12,10 @@ use std::path::Path;
 /// Frames per second of simulated time the page holds (and plays at speed 1).
 pub const DISPLAY_RATE: f64 = 60.0;
 
-const TEMPLATE: &str = include_str!("../../assets/view/view.html");
-const VIEWER: &str = include_str!("../../assets/view/view.js");
+const TEMPLATE: &str = include_str!("../../../assets/view/view.html");
+const VIEWER: &str = include_str!("../../../assets/view/view.js");
 /// three.js and its orbit controls, bundled from the npm packages by assets/three/bundle.sh.
-const THREE: &str = include_str!("../../assets/three/three.iife.min.js");
+const THREE: &str = include_str!("../../../assets/three/three.iife.min.js");
 
 /// What a page shows besides the samples: its title, a line under it, and the terrain and
 /// parameters the run had.
@@ -53,14 +53,16 @@ pub fn write_page(page: &Path, html: &str) -> Result<(), String> {
 }
 
 /// A CSV of numbers: its header and rows.
-pub(crate) struct CsvTable {
-    pub(crate) columns: Vec<String>,
-    pub(crate) rows: Vec<Vec<f64>>,
+pub struct CsvTable {
+    /// The header's column names.
+    pub columns: Vec<String>,
+    /// The rows, each as many numbers as there are columns.
+    pub rows: Vec<Vec<f64>>,
 }
 
 impl CsvTable {
     /// Parses `text`; errors name the line and column (the caller adds the file).
-    pub(crate) fn parse(text: &str) -> Result<CsvTable, String> {
+    pub fn parse(text: &str) -> Result<CsvTable, String> {
         let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let (_, header) = lines.next().ok_or("empty file: no header")?;
         let columns: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
@@ -87,7 +89,8 @@ impl CsvTable {
         Ok(CsvTable { columns, rows })
     }
 
-    pub(crate) fn column(&self, name: &str) -> Option<usize> {
+    /// The index of the column named `name`, if there is one.
+    pub fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c == name)
     }
 }

@@ -1,9 +1,9 @@
 //! `softgen eval`: every generated quantity of a robot at one state, as JSON, so the model
 //! can be checked against any other tool.
 
-use crate::simulate::robots::{with_robot, RobotVisitor};
 use nalgebra::{SMatrix, SVector, Vector3};
 use serde_json::{json, Value};
+use softgen_runtime::RobotVisitor;
 use softgen_runtime::{forward_dynamics, forward_dynamics_derivatives, ForwardDynamicsDerivatives, Model, ParamSet};
 
 /// The state to evaluate at; missing vectors default to the spec's initial q, zero qd and
@@ -80,14 +80,9 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// Evaluates `robot` at `input` and returns pretty JSON.
-pub fn eval_json(robot: &str, input: &EvalInput) -> Result<String, String> {
-    let value = with_robot(robot, Eval { input })??;
-    serde_json::to_string_pretty(&value).map_err(|e| e.to_string())
-}
-
-struct Eval<'a> {
-    input: &'a EvalInput,
+/// `eval`, compiled for each robot by [`App`](crate::App).
+pub(crate) struct Eval<'a> {
+    pub(crate) input: &'a EvalInput,
 }
 
 fn vector<const N: usize>(

@@ -1,9 +1,9 @@
 //! A scenario: one robot, its terrain, gait and controllers, an integrator and a duration;
 //! run to a CSV trajectory and a summary with what the plot needs.
 
-use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::plot::{plot_run, RunView};
 use nalgebra::{SVector, Vector3};
+use softgen_runtime::RobotVisitor;
 use softgen_runtime::{
     likely_cause, Admittance, AdmittanceGains, ChosenIntegrator, ContactLaw, DormandPrince5, ForceCoordinates,
     FrictionLaw, IntegrationError, JointPd, Model, ParamSet, PlaneOfMotion, Rosenbrock34, RungeKutta4,
@@ -262,7 +262,7 @@ impl RunSummary {
     }
 }
 
-fn check(name: &str, v: f64, positive: bool) -> Result<(), String> {
+pub(crate) fn check(name: &str, v: f64, positive: bool) -> Result<(), String> {
     if !v.is_finite() || v < 0.0 || (positive && v == 0.0) {
         return Err(format!("{name} must be a finite number {} 0, got {v}", if positive { ">" } else { ">=" }));
     }
@@ -300,10 +300,10 @@ pub trait SampleRows {
 
 /// Rows as CSV text: t to the microsecond, positions to the nanometre, forces to the
 /// micronewton.
-struct CsvRows<'c, 'w> {
-    writer: &'c mut (dyn Write + 'w),
+pub(crate) struct CsvRows<'c, 'w> {
+    pub(crate) writer: &'c mut (dyn Write + 'w),
     /// Columns before the contact forces, the contact count's column.
-    count_column: usize,
+    pub(crate) count_column: usize,
 }
 
 impl SampleRows for CsvRows<'_, '_> {
@@ -329,38 +329,11 @@ impl SampleRows for CsvRows<'_, '_> {
     }
 }
 
-/// Runs a scenario, writing CSV rows to `csv` as it goes (the header first) and reporting
-/// progress in simulated seconds to `progress`.
-pub fn run_scenario(
-    scenario: &Scenario,
-    csv: Option<&mut dyn Write>,
-    progress: &mut dyn FnMut(f64),
-) -> Result<RunSummary, String> {
-    match csv {
-        Some(writer) => run_scenario_rows(scenario, Some(&mut CsvRows { writer, count_column: usize::MAX }), progress),
-        None => run_scenario_rows(scenario, None, progress),
-    }
-}
-
-/// Runs a scenario, giving every `csv_every`-th sample to `rows` as it goes.
-pub fn run_scenario_rows(
-    scenario: &Scenario,
-    rows: Option<&mut dyn SampleRows>,
-    progress: &mut dyn FnMut(f64),
-) -> Result<RunSummary, String> {
-    check("duration", scenario.duration, false)?;
-    check("control period", scenario.control_period, true)?;
-    check_periods(scenario.duration, scenario.control_period)?;
-    if scenario.csv_every == 0 {
-        return Err("csv sampling interval must be at least 1".into());
-    }
-    with_robot(&scenario.robot, Runner { scenario, csv: rows, progress })?
-}
-
-struct Runner<'a, 'c, 'b> {
-    scenario: &'a Scenario,
-    csv: Option<&'c mut dyn SampleRows>,
-    progress: &'b mut dyn FnMut(f64),
+/// A scenario's run, compiled for each robot by [`App`](crate::App).
+pub(crate) struct Runner<'a, 'c, 'b> {
+    pub(crate) scenario: &'a Scenario,
+    pub(crate) csv: Option<&'c mut dyn SampleRows>,
+    pub(crate) progress: &'b mut dyn FnMut(f64),
 }
 
 impl RobotVisitor for Runner<'_, '_, '_> {
@@ -495,7 +468,7 @@ impl RobotVisitor for Runner<'_, '_, '_> {
         // Valve-driven robots: the spec's valve wave commands the valves, whose coordinates
         // follow their responses; the rest of the robot follows the dynamics.
         let valve_wave = match (R::VALVE_GAIT, s.passive) {
-            (Some(w), false) if !R::VALVES.is_empty() => Some(ValveWave {
+            (Some(w), false) if const { !R::VALVES.is_empty() } => Some(ValveWave {
                 temporal_frequency: s.temporal_frequency.unwrap_or(w.temporal_frequency),
                 delay: s.spatial_frequency.unwrap_or(w.delay),
                 offset: s.offset.unwrap_or(w.offset),

@@ -8,7 +8,6 @@ use crate::hardware::estimation::{configured_sensors, EstimatorReport};
 use crate::hardware::outputs::{finish, open_comedi, recorded_plant, trajectory_writer};
 use crate::hardware::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
 use crate::hardware::sensing::Sensing;
-use crate::simulate::robots::{with_robot, RobotVisitor};
 use crate::support::output::PendingFile;
 use nalgebra::{SVector, Vector2, Vector3};
 use softgen_runtime::{
@@ -21,6 +20,7 @@ use softgen_runtime::{
     STOP_FINISHED,
 };
 use softgen_runtime::{CommandSchedule, KnotIntegrator, PlaneOfMotion, Tolerances, MAX_SCHEDULE_STATES};
+use softgen_runtime::{RobotVisitor, RunConfigFile};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -87,8 +87,11 @@ pub struct RunDriver {
 /// ceiling (bar).
 #[derive(Clone, Debug)]
 pub struct StrideMpcRequest<'a> {
+    /// The goal for the centre of mass in the ground plane (m).
     pub goal: Vector2<f64>,
+    /// The run configuration's parameter values, by name, over the spec's.
     pub parameters: &'a [(String, f64)],
+    /// The pressure ceiling (bar).
     pub ceiling: f64,
 }
 
@@ -97,12 +100,19 @@ pub struct StrideMpcRequest<'a> {
 /// pressures (bar), the stride in force and its cycle's start, and the start of the
 /// cycle the plan is for.
 pub struct StrideRequest<'a> {
+    /// When the state was measured (s).
     pub time: f64,
+    /// The coordinates then.
     pub q: &'a [f64],
+    /// Their rates then.
     pub qd: &'a [f64],
+    /// The muscles' reached pressures (bar, muscle order).
     pub reached: &'a [f64],
+    /// The stride in force (its index in [`StrideMpc::strides`]).
     pub current: usize,
+    /// When the stride in force began its cycle (s).
     pub current_start: f64,
+    /// When the cycle the plan is for begins (s).
     pub boundary: f64,
 }
 
@@ -118,12 +128,15 @@ pub struct StrideMpc {
     pub strides: Vec<String>,
     /// The stride played while the robot settles and wherever no plan came in time.
     pub initial: usize,
-    /// One gait cycle (s), the time before the first (settling), and how often the stride is
-    /// decided (s, the cycle or a whole fraction of it).
+    /// One gait cycle (s).
     pub cycle: f64,
+    /// The time before the first cycle, while the robot settles (s).
     pub settle: f64,
+    /// How often the stride is decided (s, the cycle or a whole fraction of it).
     pub decision_period: f64,
+    /// Each stride's commanded pressures.
     pub pressures: StridePressures,
+    /// The planner that chooses each cycle's stride.
     pub planner: StridePlanning,
     /// What the planner does, for the run's header.
     pub description: String,
@@ -135,11 +148,15 @@ pub struct StrideMpc {
 /// which the loop sends as each muscle's pressure.
 #[derive(Clone, Debug)]
 pub struct ScheduledMpc {
+    /// The schedule that turns decisions and its state into forces on the muscles'
+    /// coordinates.
     pub schedule: softgen_runtime::CommandSchedule,
-    /// Bounds of the decisions, and their resting values (the first plan's, and what the
-    /// effort cost pulls to).
+    /// Lower bounds of the decisions.
     pub lower: Vec<f64>,
+    /// Upper bounds of the decisions.
     pub upper: Vec<f64>,
+    /// The decisions' resting values (the first plan's, and what the effort cost pulls
+    /// to).
     pub rest: Vec<f64>,
     /// Time at zero pressure before the planner starts (s): the robot's drop onto the
     /// ground.
@@ -148,21 +165,13 @@ pub struct ScheduledMpc {
     pub description: String,
 }
 
-/// Runs `options` with the robots' own drivers; `stop` is set by signal handlers (the signal
-/// number) to end the run.
-pub fn run_with_drivers(
-    options: &RunOptions,
-    stop: Arc<AtomicUsize>,
-    drivers: &[RunDriver],
-) -> Result<RunReport, String> {
-    let driver = drivers.iter().find(|d| d.robot == options.robot);
-    with_robot(&options.robot, Run { options, stop, driver })?
-}
-
-struct Run<'a> {
-    options: &'a RunOptions,
-    stop: Arc<AtomicUsize>,
-    driver: Option<&'a RunDriver>,
+/// `softgen run`, compiled for each robot by [`App`](crate::App).
+pub(crate) struct Run<'a> {
+    pub(crate) options: &'a RunOptions,
+    pub(crate) stop: Arc<AtomicUsize>,
+    pub(crate) driver: Option<&'a RunDriver>,
+    /// The robot's own run configuration, if it has one.
+    pub(crate) run_config: Option<RunConfigFile>,
 }
 
 /// Prints what would reach a device.
@@ -681,7 +690,7 @@ impl Run<'_> {
         // Servo joints follow a planned wave, or nothing box-DDP plans.
         let joints = match &wave {
             Some(_) => R::ACTUATED.len(),
-            None if R::ACTUATED.is_empty() => 0,
+            None if const { R::ACTUATED.is_empty() } => 0,
             None => {
                 return Err(format!(
                     "`{}` has servo joints besides its muscles and thrusters, which box-DDP does not plan",
@@ -935,7 +944,7 @@ impl Run<'_> {
             .and_then(|d| d.stride_mpc)
             .ok_or_else(|| format!("{path}: solver = \"strides\", but no paper registers strides for `{}`", R::NAME))?;
         let muscles = R::MUSCLES.len();
-        if !R::ACTUATED.is_empty() || !R::THRUSTERS.is_empty() {
+        if const { !R::ACTUATED.is_empty() || !R::THRUSTERS.is_empty() } {
             return Err(format!("`{}` has actuators besides its muscles, which no stride drives", R::NAME));
         }
         let request = StrideMpcRequest {
@@ -1128,7 +1137,7 @@ fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
     // the plant), then muscle pressures and thrusts.
     let mut inputs = planned_inputs::<R, N, C>();
     let mut servo = softgen_runtime::JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 };
-    if !R::ACTUATED.is_empty() {
+    if const { !R::ACTUATED.is_empty() } {
         let gait =
             R::GAIT.ok_or_else(|| format!("robot `{}` declares no gait, whose servo its joints follow", R::NAME))?;
         servo = gait.servo();
@@ -1196,10 +1205,10 @@ fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
 /// The commands box-DDP plans, in the actuators' order: muscle pressures, then thrusts.
 fn planned_inputs<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<ControlInput> {
     let mut inputs = Vec::new();
-    if !R::MUSCLES.is_empty() {
+    if const { !R::MUSCLES.is_empty() } {
         inputs.push(ControlInput::MusclePressures);
     }
-    if !R::THRUSTERS.is_empty() {
+    if const { !R::THRUSTERS.is_empty() } {
         inputs.push(ControlInput::Thrusts);
     }
     inputs
@@ -1358,16 +1367,17 @@ fn actuators<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<(&'static 
         .collect()
 }
 
-/// Robot `R`'s run configuration: the file given, else its own (its spec's sibling
-/// `<robot>.run.toml`, carried by the generated registry); with its path.
+/// Robot `R`'s run configuration: the file given, else its own (`own`, its spec's sibling
+/// `<robot>.run.toml`); with its path.
 pub(crate) fn configured<R: Model<N, C>, const N: usize, const C: usize>(
     file: Option<&std::path::Path>,
+    own: Option<RunConfigFile>,
 ) -> Result<(RunConfig, String), String> {
     let (path, text) = match file {
         Some(p) => {
             (p.to_string_lossy().to_string(), std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?)
         }
-        None => match crate::simulate::robots::run_config_of(R::NAME) {
+        None => match own {
             Some(file) => (file.path.to_string(), file.text.to_string()),
             None => {
                 return Err(format!("robot `{}` needs a run configuration: pass --config <file>.run.toml", R::NAME))
@@ -1390,7 +1400,7 @@ impl RobotVisitor for Run<'_> {
     type Output = Result<RunReport, String>;
 
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
-        let (config, path) = configured::<R, N, C>(self.options.config.as_deref())?;
+        let (config, path) = configured::<R, N, C>(self.options.config.as_deref(), self.run_config)?;
         let actuated = actuators::<R, N, C>();
         // What a view of the plant's trajectory needs: the configuration's terrain and parameters.
         let setting = PlantSetting { terrain: config.environment.terrain, params: config.parameters.clone() };
@@ -1432,16 +1442,18 @@ impl Run<'_> {
         if let Some(log) = &o.estimate_from {
             return estimate_from_log::<R, N, C>(o, log, &config, &path);
         }
-        if !R::THRUSTERS.is_empty() {
+        // The robot's kind is known when this is compiled for it: in `const` blocks, the
+        // branches another kind of robot takes are not compiled for this one at all.
+        if const { !R::THRUSTERS.is_empty() } {
             return self.run_swimmer::<R, N, C>(config, path);
         }
-        if !R::VALVES.is_empty() {
+        if const { !R::VALVES.is_empty() } {
             return self.run_valves::<R, N, C>(config, path);
         }
         if o.swim.is_some() {
             return Err(format!("--swim holds a swimming robot's thrusts; `{}` has no thrusters", R::NAME));
         }
-        if !R::MUSCLES.is_empty() {
+        if const { !R::MUSCLES.is_empty() } {
             return self.run_muscles::<R, N, C>(config, path);
         }
         if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
@@ -1771,7 +1783,7 @@ pub(crate) fn wired_plant<R: Model<N, C>, const N: usize, const C: usize>(
         .chain(R::MUSCLES.iter().map(|m| m.name))
         .chain(R::THRUSTERS.iter().map(|t| t.name))
         .collect();
-    if !R::THRUSTERS.is_empty() {
+    if const { !R::THRUSTERS.is_empty() } {
         if joints > 0 {
             return Err(format!(
                 "`{}` has joint actuators besides its thrusters, which no plant input drives",
@@ -1838,7 +1850,7 @@ fn replay<R: Model<N, C>, const N: usize, const C: usize>(
         loop_config.rate_hz
     );
     let (pending_trajectory, mut write_row) = trajectory_writer::<R, N, C>(&o.trajectory)?;
-    let end = if R::VALVES.is_empty() {
+    let end = if const { R::VALVES.is_empty() } {
         let mut plant = wired_plant::<R, N, C>(config, &loop_config, path)?;
         plant.observe(Box::new(move |t, x| write_row(t, x)));
         recording.replay(&mut plant).map_err(|e| format!("{name}: {}", e.0))?;

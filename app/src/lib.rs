@@ -1,0 +1,48 @@
+//! softgen's generic application: what every command does with any robot, named by none.
+//! `simulate` (a scenario run to CSV, its settings by name, `eval`, a view page), `hardware`
+//! (run configurations, the serial board, a controller through the output chain to a
+//! device, the robot emulator) and `support` (pending outputs, figures, 3D view pages,
+//! parallel runs).
+//!
+//! A robot reaches these through [`RobotApp`]: its generated app crate (generated/apps/)
+//! holds [`App`] for its model as a `&dyn RobotApp`, so the commands are compiled for each
+//! robot in a crate of its own, in parallel with the others, and a robot added or changed
+//! recompiles only its own. The softgen crate finds a robot's by name and holds the papers.
+//!
+//! Architecture Invariant: nothing here names a robot or a paper, or reads the registry of
+//! robots; what a paper adds comes in as data ([`RunDriver`]).
+
+// The public API is documented, and its doc links resolve: a missing doc or a broken link
+// fails the build (`cargo doc` for the links), not a review.
+#![deny(missing_docs)]
+#![deny(rustdoc::broken_intra_doc_links, rustdoc::private_intra_doc_links)]
+
+mod hardware;
+mod robot_app;
+mod simulate;
+mod support;
+
+pub use hardware::config::{DdpMpcSettings, Drives, EnvironmentOverride, MpcSettings, RunConfig, WaveDecisions};
+pub use hardware::estimation::EstimatorReport;
+pub use hardware::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
+pub use hardware::robot_emulator::{EmulatedRobot, RobotEmulatorOptions};
+pub use hardware::run::{
+    parse_robot_run_config, Controller, HeldInputs, LimbController, LimbGaitRequest, RunDriver, ScheduledMpc,
+    StrideMpc, StrideMpcRequest, StrideRequest,
+};
+pub use hardware::serial::SerialDevice;
+pub use robot_app::{known_parameters, App, RobotApp};
+pub use simulate::eval::{read_stdin_input, EvalInput};
+pub use simulate::scenario::{
+    check_periods, CoordinatesChoice, IntegratorChoice, RunSummary, SampleRows, Scenario, TerrainChoice,
+};
+pub use simulate::settings::{
+    AnisotropyName, IntegratorName, JacobianName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES,
+    ROS34_TOLERANCES,
+};
+pub use support::output::PendingFile;
+pub use support::parallel::run_all;
+pub use support::plot::{
+    plot_contour, plot_paths, plot_paths_in, plot_run, plot_time_series, plot_track, RunView, Series,
+};
+pub use support::view::{page_from_csv, CsvTable, ViewSetup, DISPLAY_RATE};
