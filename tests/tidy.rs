@@ -322,8 +322,8 @@ fn every_hand_written_crate_names_its_profiles() {
 
 #[test]
 fn rustfmt_finds_nothing_to_change() {
-    // rustfmt.toml at the root holds the layout; generated/src/rustfmt.toml turns formatting off
-    // for codegen's output, which prettyplease lays out.
+    // rustfmt.toml at the root holds the layout; the rustfmt.toml files in generated/ turn
+    // formatting off for codegen's output, which prettyplease lays out.
     let output = Command::new(env!("CARGO"))
         .args(["fmt", "--all", "--", "--check", "-l"])
         .current_dir(root())

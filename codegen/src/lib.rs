@@ -40,8 +40,10 @@ pub use generate::{
     StageTimes,
 };
 pub use model::Robot;
-pub use registry::{app_package, robot_module_path, robot_package, APP_CRATES, ROBOT_CRATES};
-pub use scaling::{planar_snake_spec, scaling_name, SCALING_LINKS};
+pub use registry::{
+    app_package, robot_crate_path, robot_module_path, robot_package, APP_CRATES, FIXTURE_CRATES, ROBOT_CRATES,
+};
+pub use scaling::{is_scaling_fixture, planar_snake_spec, scaling_name, SCALING_LINKS};
 pub use section::{kinematics_report, section_kinematics, SectionKinematics};
 pub use sizes::{kernel_sizes, module_structure, KernelSize, SizeBudget, Structure, SIZE_BUDGET_PATH};
 pub use validate::{load, load_in, SpecError, SpecErrors};

@@ -1,7 +1,8 @@
-//! `softgen-codegen`: regenerates each robot's module generated/src/<robot>.rs and its crate's
-//! manifest generated/robots/<robot>/Cargo.toml from every model-specs/<robot>.toml and the
-//! scaling fixtures (snake_links_<N>), and the generated crate around them
-//! (generated/Cargo.toml, and generated/src/lib.rs: the robots re-exported and the registry),
+//! `softgen-codegen`: regenerates each robot's crate generated/robots/<robot>/ (its module
+//! src/lib.rs and its Cargo.toml) and app crate generated/apps/<robot>/ from every
+//! model-specs/<robot>.toml, the scaling fixtures' crates (generated/fixtures/snake_links_<N>/),
+//! and the crates around them (generated/Cargo.toml and generated/src/lib.rs: the robots
+//! re-exported and the registry; generated/apps/: the apps by name),
 //! or checks that the committed files are up to date (`--check`), or only validates specs
 //! (`--validate`: no symbolica, nothing written), or writes the modules of given specs into a
 //! crate of the user's own (`--out DIR`), or reports the committed modules' lines by kind of
@@ -15,9 +16,10 @@ usage: softgen-codegen [--check | --validate] [--root DIR] [SPEC.toml ...]
        softgen-codegen [--check] --out DIR SPEC.toml ...
        softgen-codegen --sizes [--root DIR]
 
-Regenerates generated/src/<robot>.rs and its crate's manifest generated/robots/<robot>/Cargo.toml
-for each spec (default: every model-specs/*.toml and the scaling fixtures) and the generated
-crate around them: generated/Cargo.toml and generated/src/lib.rs, the registry of every robot.
+Regenerates each spec's crate generated/robots/<robot>/ (Cargo.toml and src/lib.rs, its module)
+and app crate generated/apps/<robot>/ (default: every model-specs/*.toml, and the scaling
+fixtures' crates in generated/fixtures/) and the crates around them: generated/Cargo.toml and
+generated/src/lib.rs, the registry of every robot, and generated/apps/, their apps by name.
 
 --check      compare instead of writing; exit 1 if anything differs.
 --validate   only parse and validate the specs (every error with file, line and field); write nothing.
@@ -25,7 +27,7 @@ crate around them: generated/Cargo.toml and generated/src/lib.rs, the registry o
              (default: the one this binary was built from).
 --out DIR    write DIR/<robot>.rs for each SPEC, a module that depends on softgen-runtime
              alone, for a crate of your own (include it with `mod <robot>;`); no registry.
---sizes      report each committed module of generated/src/ by kind of kernel (lines, count)
+--sizes      report each committed robot's and fixture's module by kind of kernel (lines, count)
              against its size budget in codegen/size-budget.toml; exit 1 if one is over.";
 
 /// The workspace this binary was built from.
@@ -223,7 +225,7 @@ fn thousands(n: usize) -> String {
     out
 }
 
-/// `--sizes`: every robot module of generated/src/ with its structure, lines and budget, and
+/// `--sizes`: every robot's and fixture's module with its structure, lines and budget, and
 /// the kinds of kernel that make up most of it; exit 1 if a module is over its budget or the
 /// budget lists a robot that has no module.
 fn size_report(root: &Path) -> ExitCode {
@@ -234,25 +236,34 @@ fn size_report(root: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let folder = root.join("generated/src");
-    let mut modules: Vec<PathBuf> = match std::fs::read_dir(&folder) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "rs") && p.file_stem().is_some_and(|s| s != "lib"))
-            .collect(),
-        Err(e) => {
-            eprintln!("error: {}: {e}", folder.display());
-            return ExitCode::FAILURE;
+    // Each crate's folder, with its name, in name order.
+    let mut modules: Vec<(String, PathBuf)> = Vec::new();
+    for crates in [softgen_codegen::ROBOT_CRATES, softgen_codegen::FIXTURE_CRATES] {
+        let folder = root.join(crates);
+        match std::fs::read_dir(&folder) {
+            Ok(entries) => modules.extend(
+                entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.is_dir())
+                    .map(|p| (p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(), p)),
+            ),
+            // A workspace without scaling fixtures has no fixtures' folder.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                eprintln!("error: {}: {e}", folder.display());
+                return ExitCode::FAILURE;
+            }
         }
-    };
+    }
     modules.sort();
     let mut problems = Vec::new();
     let mut names = Vec::new();
     let mut total = 0;
     println!("{:<26} {:>11} {:>6} {:>9} {:>9}", "robot", "coordinates", "points", "lines", "budget");
-    for path in &modules {
-        let name = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-        let source = match std::fs::read_to_string(path) {
+    for (name, folder) in &modules {
+        let name = name.clone();
+        let path = folder.join("src/lib.rs");
+        let source = match std::fs::read_to_string(&path) {
             Ok(source) => source,
             Err(e) => {
                 eprintln!("error: {}: {e}", path.display());
@@ -284,7 +295,7 @@ fn size_report(root: &Path) -> ExitCode {
     println!("{:<26} {:>11} {:>6} {:>9}", "all modules", "", "", thousands(total));
     for listed in budget.robots.keys().filter(|robot| !names.contains(robot)) {
         problems.push(format!(
-            "{}: lists `{listed}`, which has no module in generated/src/; remove it",
+            "{}: lists `{listed}`, which has no crate in generated/robots/ or generated/fixtures/; remove it",
             softgen_codegen::SIZE_BUDGET_PATH
         ));
     }
@@ -365,42 +376,44 @@ fn update(target: &Path, source: &str, check: bool, stale: &mut Vec<PathBuf>) ->
     std::fs::write(target, source).map_err(|e| format!("{}: {e}", target.display()))
 }
 
-/// Removes what no spec generates any more: a robot's crate folder in generated/robots/ and
-/// its module in generated/src/ (lib.rs and rustfmt.toml stay), its app crate's folder in
-/// generated/apps/ and root in generated/apps/src/ (lib.rs stays), or (`check`) records them
-/// as stale.
+/// Removes what codegen does not write: a robot's crate folder in generated/robots/ or app
+/// crate folder in generated/apps/ that no spec generates any more, a folder in
+/// generated/fixtures/ that is no scaling fixture's, and a module in generated/src/ or
+/// generated/apps/src/ beside lib.rs (where robots' modules and apps' roots were before
+/// each had a folder of its own); or (`check`) records them as stale.
 fn remove_orphans(root: &Path, modules: &[String], check: bool, stale: &mut Vec<PathBuf>) -> Result<(), String> {
-    let listing = |dir: &Path| -> Result<Vec<PathBuf>, String> {
+    let listing = |dir: &Path| -> Result<Vec<(String, PathBuf)>, String> {
         match std::fs::read_dir(dir) {
-            Ok(entries) => Ok(entries.filter_map(|e| e.ok().map(|e| e.path())).collect()),
+            Ok(entries) => Ok(entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .map(|p| (p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(), p))
+                .collect()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(e) => Err(format!("{}: {e}", dir.display())),
         }
     };
+    let robot = |name: &str| modules.iter().any(|m| m == name) && !softgen_codegen::is_scaling_fixture(name);
     let mut orphans = Vec::new();
-    for path in listing(&root.join(softgen_codegen::ROBOT_CRATES))? {
-        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        if path.is_dir() && !modules.contains(&name) {
+    for (name, path) in listing(&root.join(softgen_codegen::ROBOT_CRATES))? {
+        if path.is_dir() && !robot(&name) {
             orphans.push((path, "no spec generates it any more"));
         }
     }
-    for path in listing(&root.join("generated/src"))? {
-        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" && !modules.contains(&stem) {
+    for (name, path) in listing(&root.join(softgen_codegen::FIXTURE_CRATES))? {
+        if path.is_dir() && !softgen_codegen::is_scaling_fixture(&name) {
+            orphans.push((path, "no scaling fixture has that name"));
+        }
+    }
+    for (name, path) in listing(&root.join(softgen_codegen::APP_CRATES))? {
+        if path.is_dir() && name != "src" && !robot(&name) {
             orphans.push((path, "no spec generates it any more"));
         }
     }
-    // The robots' app crates: a folder each beside src/, their roots in src/ beside lib.rs.
-    for path in listing(&root.join(softgen_codegen::APP_CRATES))? {
-        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        if path.is_dir() && name != "src" && !modules.contains(&name) {
-            orphans.push((path, "no spec generates it any more"));
-        }
-    }
-    for path in listing(&root.join(softgen_codegen::APP_CRATES).join("src"))? {
-        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" && !modules.contains(&stem) {
-            orphans.push((path, "no spec generates it any more"));
+    for folder in ["generated/src".to_string(), format!("{}/src", softgen_codegen::APP_CRATES)] {
+        for (name, path) in listing(&root.join(folder))? {
+            if name.ends_with(".rs") && name != "lib.rs" {
+                orphans.push((path, "modules live in their crates' folders"));
+            }
         }
     }
     for (path, why) in orphans {

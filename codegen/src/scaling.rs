@@ -1,7 +1,7 @@
 //! The scaling fixture: planar snakes of any number of links, with the link data of the
 //! modular snake's pedal-wave spec of 003 (0.1 kg, 0.1 m, a thin-rod inertia, a servoed revolute
 //! joint between links, contact at every link's rear and centre and at the head tip). Codegen
-//! writes `generated/src/snake_links_<N>.rs` (with its crate) for each of [`SCALING_LINKS`], so
+//! writes the crate `generated/fixtures/snake_links_<N>/` for each of [`SCALING_LINKS`], so
 //! codegen time, generated size, compile time and kernel time can be measured against the
 //! number of coordinates (README, "Scaling").
 
@@ -11,6 +11,11 @@ pub const SCALING_LINKS: [usize; 4] = [6, 12, 20, 60];
 /// The module name of the `links`-link fixture.
 pub fn scaling_name(links: usize) -> String {
     format!("snake_links_{links}")
+}
+
+/// Whether `name` is a scaling fixture's (a spec of that name is refused as a collision).
+pub fn is_scaling_fixture(name: &str) -> bool {
+    SCALING_LINKS.iter().any(|&links| scaling_name(links) == name)
 }
 
 /// Where a fixture's spec comes from, for the generated header.

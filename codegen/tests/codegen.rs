@@ -126,45 +126,55 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             }
         }
     }
-    // A robot's crate no spec generates any more, or a file in one that codegen does not
-    // write (its module is in generated/src/), or a module in generated/src/ no spec
-    // generates (codegen removes both; src/rustfmt.toml sits beside the modules).
-    let generates = |name: &str| robots.iter().chain(&fixtures).any(|r| r.name == name);
-    for path in std::fs::read_dir(root.join(softgen_codegen::ROBOT_CRATES)).unwrap().map(|e| e.unwrap().path()) {
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        if !path.is_dir() {
-            stale.push(format!("{} (codegen does not write it)", path.display()));
-            continue;
-        }
-        if !generates(&name) {
-            stale.push(format!("{} (no spec generates it)", path.display()));
-            continue;
-        }
-        for file in std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()) {
-            if file != "Cargo.toml" {
-                stale.push(format!("{}/{file} (codegen does not write it)", path.display()));
+    // What codegen does not write (and removes): a crate folder no spec or fixture generates,
+    // or one in the wrong place (a fixture's among the robots), a file in one beside its
+    // Cargo.toml and src/lib.rs (and the folders' rustfmt.toml), a module in generated/src/
+    // or generated/apps/src/ beside lib.rs.
+    let is_robot = |name: &str| robots.iter().any(|r| r.name == name);
+    let is_fixture = |name: &str| fixtures.iter().any(|r| r.name == name);
+    let crate_folders = [
+        (softgen_codegen::ROBOT_CRATES, &is_robot as &dyn Fn(&str) -> bool),
+        (softgen_codegen::FIXTURE_CRATES, &is_fixture),
+        (softgen_codegen::APP_CRATES, &is_robot),
+    ];
+    for (crates, belongs) in crate_folders {
+        for path in std::fs::read_dir(root.join(crates)).unwrap().map(|e| e.unwrap().path()) {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if !path.is_dir() {
+                if !matches!(name.as_str(), "rustfmt.toml" | "Cargo.toml") {
+                    stale.push(format!("{} (codegen does not write it)", path.display()));
+                }
+                continue;
+            }
+            if crates == softgen_codegen::APP_CRATES && name == "src" {
+                continue;
+            }
+            if !belongs(&name) {
+                stale.push(format!("{} (no spec generates it here)", path.display()));
+                continue;
+            }
+            for file in std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            {
+                if file != "Cargo.toml" && file != "src" {
+                    stale.push(format!("{}/{file} (codegen does not write it)", path.display()));
+                }
+            }
+            for file in std::fs::read_dir(path.join("src"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            {
+                if file != "lib.rs" {
+                    stale.push(format!("{}/src/{file} (codegen does not write it)", path.display()));
+                }
             }
         }
     }
-    for path in std::fs::read_dir(root.join("generated/src")).unwrap().map(|e| e.unwrap().path()) {
-        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" && !generates(&stem) {
-            stale.push(format!("{} (no spec generates it)", path.display()));
-        }
-    }
-    // The robots' app crates likewise: a folder each, beside src/ that holds their roots,
-    // softgen-apps' lib.rs and rustfmt.toml.
-    let apps = root.join(softgen_codegen::APP_CRATES);
-    for path in std::fs::read_dir(&apps).unwrap().map(|e| e.unwrap().path()) {
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        if path.is_dir() && name != "src" && !robots.iter().any(|r| r.name == name) {
-            stale.push(format!("{} (no spec generates it)", path.display()));
-        }
-    }
-    for path in std::fs::read_dir(apps.join("src")).unwrap().map(|e| e.unwrap().path()) {
-        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" && !robots.iter().any(|r| r.name == stem) {
-            stale.push(format!("{} (no spec generates it)", path.display()));
+    for folder in ["generated/src".to_string(), format!("{}/src", softgen_codegen::APP_CRATES)] {
+        for path in std::fs::read_dir(root.join(folder)).unwrap().map(|e| e.unwrap().path()) {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name.ends_with(".rs") && name != "lib.rs" {
+                stale.push(format!("{} (modules live in their crates' folders)", path.display()));
+            }
         }
     }
     // 5. Repetition in specs: the 20-link snake written with `repeat` generates the same

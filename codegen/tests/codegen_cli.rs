@@ -46,11 +46,14 @@ fn the_generated_modules_keep_to_their_size_budget() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "softgen-codegen --sizes:\n{stdout}\n{stderr}");
     // Every robot's module is in the report, each with its kinds of kernel.
-    for module in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../generated/src")).unwrap() {
-        let path = module.unwrap().path();
-        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" {
-            assert!(stdout.lines().any(|l| l.starts_with(&format!("{stem} "))), "{stem} missing from:\n{stdout}");
+    for crates in ["robots", "fixtures"] {
+        let folder = format!("{}/../generated/{crates}", env!("CARGO_MANIFEST_DIR"));
+        for module in std::fs::read_dir(folder).unwrap() {
+            let path = module.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                assert!(stdout.lines().any(|l| l.starts_with(&format!("{name} "))), "{name} missing from:\n{stdout}");
+            }
         }
     }
     assert!(stdout.contains("x fn mass_matrix_into"), "{stdout}");
@@ -65,8 +68,10 @@ fn a_module_over_its_budget_is_named_with_what_to_do() {
     std::fs::create_dir_all(root.path().join("generated/src")).unwrap();
     std::fs::create_dir_all(root.path().join("codegen")).unwrap();
     let module = "pub const DOF: usize = 2;\npub const CONTACTS: usize = 1;\npub fn mass_matrix_into() {\n}\n";
-    std::fs::write(root.path().join("generated/src/small.rs"), module).unwrap();
-    std::fs::write(root.path().join("generated/src/listed.rs"), module).unwrap();
+    for robot in ["small", "listed"] {
+        std::fs::create_dir_all(root.path().join(format!("generated/robots/{robot}/src"))).unwrap();
+        std::fs::write(root.path().join(format!("generated/robots/{robot}/src/lib.rs")), module).unwrap();
+    }
     let budget =
         "[default]\nbase = 1\nper_coordinate_squared = 0\nper_contact_point = 0\n[robots]\nlisted = 3\ngone = 10\n";
     // The report on that workspace: its exit code and what it printed to stderr.
@@ -86,7 +91,7 @@ fn a_module_over_its_budget_is_named_with_what_to_do() {
     for wanted in [
         "small: 4 lines, over its budget of 1 lines (the default's for 2 coordinates and 1 contact points)",
         "listed: 4 lines, over its budget of 3 lines (its own) in codegen/size-budget.toml",
-        "lists `gone`, which has no module",
+        "lists `gone`, which has no crate",
     ] {
         assert!(stderr.contains(wanted), "wanted `{wanted}` in:\n{stderr}");
     }

@@ -1,8 +1,8 @@
 //! A robot is one spec file: a scratch copy of the workspace gets a new spec (a 3-link
 //! planar chain), codegen runs on that copy, and then `softgen list`, `softgen eval` and a 1 s
 //! `softgen simulate` work on the new robot, with no file edited but the spec and what codegen
-//! writes (its module, its crate's manifest, generated/Cargo.toml and generated/src/lib.rs),
-//! and Cargo.lock, which cargo brings up to date with the new crate.
+//! writes (its crate, its app crate, and the manifests and lib.rs of the crates around
+//! them), and Cargo.lock, which cargo brings up to date with the new crates.
 //!
 //! The copy is built with its own target directory under this one (target/scratch-workspace,
 //! kept between runs), as cargo cannot be nested in the directory the tests were built in,
@@ -116,17 +116,21 @@ fn a_new_spec_needs_no_other_edit() {
 
     run(Command::new(codegen).arg("--root").arg(workspace).env("SYMBOLICA_HIDE_BANNER", "1"));
 
-    // Only the spec, its crate, and the generated crate's manifest and lib.rs differ from the
-    // workspace.
+    // Only the spec, its crate and app crate, and the manifests and lib.rs of the crates
+    // around them differ from the workspace.
     let after = snapshot(workspace);
     let changed: Vec<&PathBuf> =
         after.iter().filter(|(path, contents)| original.get(*path) != Some(*contents)).map(|(path, _)| path).collect();
     let removed: Vec<&PathBuf> = original.keys().filter(|path| !after.contains_key(*path)).collect();
     let expected = [
         "generated/Cargo.toml",
+        "generated/apps/Cargo.toml",
+        "generated/apps/src/lib.rs",
+        "generated/apps/three_link_chain/Cargo.toml",
+        "generated/apps/three_link_chain/src/lib.rs",
         "generated/robots/three_link_chain/Cargo.toml",
+        "generated/robots/three_link_chain/src/lib.rs",
         "generated/src/lib.rs",
-        "generated/src/three_link_chain.rs",
         "model-specs/three_link_chain.toml",
     ];
     assert_eq!(

@@ -15,6 +15,6 @@ pub static APP: &dyn RobotApp = &App::<
 >::new(
     Some(softgen_runtime::RunConfigFile {
         path: "model-specs/soft_snake.run.toml",
-        text: include_str!("../../../model-specs/soft_snake.run.toml"),
+        text: include_str!("../../../../model-specs/soft_snake.run.toml"),
     }),
 );
