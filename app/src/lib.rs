@@ -35,6 +35,7 @@ pub use robot_app::{known_parameters, App, RobotApp};
 pub use simulate::eval::{read_stdin_input, EvalInput};
 pub use simulate::scenario::{
     check_periods, CoordinatesChoice, IntegratorChoice, RunSummary, SampleRows, Scenario, TerrainChoice,
+    MAX_CONTROL_PERIODS,
 };
 pub use simulate::settings::{
     AnisotropyName, IntegratorName, JacobianName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES,

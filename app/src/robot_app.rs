@@ -33,7 +33,7 @@ pub trait RobotApp: Sync {
     fn has_soft_sections(&self) -> bool;
     /// Checks that every name in `names` is a parameter of the robot.
     fn known_parameters(&self, names: &[&str]) -> Result<(), String>;
-    /// Runs `scenario` (checked by [`run_scenario_rows`](crate::run_scenario_rows)),
+    /// Runs `scenario` (already checked by `run_scenario_rows`),
     /// giving its samples to `rows`.
     fn simulate(
         &self,
@@ -187,7 +187,7 @@ impl dyn RobotApp + '_ {
         self.write_view_from_csv_text(&text, csv, setup, page)
     }
 
-    /// As [`write_view_from_csv`](Self::write_view_from_csv), from the CSV's text (`origin`
+    /// As `write_view_from_csv`, from the CSV's text (`origin`
     /// names it in messages).
     pub fn write_view_from_csv_text(
         &self,

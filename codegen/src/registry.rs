@@ -1,12 +1,12 @@
 //! The generated crates around the robots' modules: each robot's own crate (a folder of its
-//! own, generated/robots/<robot>/ with Cargo.toml and src/lib.rs, its module; the scaling
-//! fixtures' apart, in generated/fixtures/), softgen-generated (generated/Cargo.toml and generated/src/lib.rs: every robot crate
-//! re-exported as a module, and the registry of them), and each robot's app crate (a folder of
-//! its own, generated/apps/<robot>/ with Cargo.toml and src/lib.rs: the generic commands
-//! compiled for its model) with softgen-apps, the table of them by name (generated/apps/
-//! Cargo.toml and generated/apps/src/lib.rs). Codegen writes them with the modules so
-//! that a new spec needs no edit outside itself to be simulated, evaluated, listed and
-//! tested.
+//! own, `generated/robots/<robot>/` with Cargo.toml and src/lib.rs, its module; the scaling
+//! fixtures' apart, in generated/fixtures/), softgen-generated (generated/Cargo.toml and
+//! generated/src/lib.rs: every robot crate re-exported as a module, and the registry of
+//! them), and each robot's app crate (a folder of its own, `generated/apps/<robot>/` with
+//! Cargo.toml and src/lib.rs: the generic commands compiled for its model) with
+//! softgen-apps, the table of them by name (generated/apps/Cargo.toml and
+//! generated/apps/src/lib.rs). Codegen writes them with the modules so that a new spec needs
+//! no edit outside itself to be simulated, evaluated, listed and tested.
 //!
 //! Why a crate per robot: rustc compiles a crate as a whole, so with every robot in one crate
 //! a change to one spec recompiled all of them (5 to 12 minutes in release for 57 MB of
