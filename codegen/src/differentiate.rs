@@ -172,8 +172,11 @@ const LOOP_SHARE_TOLERANCE: f64 = 0.15;
 /// zeros but emit n copies of the pass, whose code no longer stays in the cache (the soft
 /// snake: 1.8 MB of machine code, its dID/dq 1.5 times faster than one tangent per direction
 /// against 2.9 times in loops); one loop for all would fold none, and coordinates of
-/// different limbs in one loop would each run the others' zeros. Coordinates that move none
-/// of the roots are in no group.
+/// different limbs in one loop would each run the others' zeros. Coordinates that would run
+/// alone share a pass of lanes with their neighbours that would too, up to four of them: a
+/// pass of four lanes over what any of them moves took less time than a scalar pass each
+/// (the book's codegen performance page). Coordinates that move none of the roots are in no
+/// group.
 pub fn loop_groups(dag: &Dag, roots: &[NodeId], n: usize) -> Vec<Vec<usize>> {
     let words = n.div_ceil(64);
     let mut reached = vec![false; dag.nodes.len()];
@@ -225,8 +228,21 @@ pub fn loop_groups(dag: &Dag, roots: &[NodeId], n: usize) -> Vec<Vec<usize>> {
         }
         groups.push(vec![j]);
     }
-    groups
+    // Coordinates alone share a pass of lanes with their neighbours alone, up to four (a
+    // floating base's three rotations: three loops of about 2,900 lines each, then one).
+    let mut merged: Vec<(Vec<usize>, bool)> = Vec::with_capacity(groups.len());
+    for group in groups {
+        let alone = group.len() == 1;
+        match merged.last_mut() {
+            Some((last, true)) if alone && last.len() < LANES => last.extend(group),
+            _ => merged.push((group, alone)),
+        }
+    }
+    merged.into_iter().map(|(group, _)| group).collect()
 }
+
+/// The most directions one pass of generated tangent code carries (`softgen_runtime::Lanes4`).
+const LANES: usize = 4;
 
 /// The tangents of `roots` in the groups of [`loop_groups`]: per group, its coordinates and
 /// the roots' tangent along a direction of those coordinates alone.
@@ -346,5 +362,24 @@ mod tests {
         }
         roots.push(hub);
         assert_eq!(loop_groups(&dag, &roots, 6), vec![vec![0, 1], vec![2, 3], vec![4, 5]]);
+    }
+
+    /// A chain whose every coordinate moves a part of its own beyond the one before: each
+    /// would run alone, so they share passes of four lanes instead.
+    #[test]
+    fn coordinates_alone_share_passes_of_four() {
+        let mut dag = Dag::default();
+        let q: Vec<NodeId> = (0..6).map(|j| dag.input(Input::Q(j))).collect();
+        let mut chain = dag.call(Function::Sin, q[0]);
+        let mut roots = Vec::new();
+        for &coordinate in &q {
+            for _ in 0..30 {
+                let sine = dag.call(Function::Sin, coordinate);
+                let product = dag.mul(vec![chain, sine]);
+                chain = dag.pin(product);
+                roots.push(chain);
+            }
+        }
+        assert_eq!(loop_groups(&dag, &roots, 6), vec![vec![0, 1, 2, 3], vec![4, 5]]);
     }
 }

@@ -3099,498 +3099,498 @@ pub fn inverse_dynamics_position_derivatives_into(
 ) {
     *position = SMatrix::zeros();
     let segment1_bend_y_rate = p.segment_length * qd[3];
-    let t0 = 0.8872983346207417 * segment1_bend_y_rate + qd[2];
-    let t1 = 0.1127016653792583 * segment1_bend_y_rate + qd[2];
-    let t2 = 0.5 * segment1_bend_y_rate + qd[2];
-    let segment1_tip_bias_w_z = qdd[2] + p.segment_length * qdd[3];
-    let segment2_bend_y_rate = qd[4] * p.segment_length;
-    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let t3 = 0.1127016653792583 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let t4 = segment1_tip_velocity_w_z + 0.5 * segment2_bend_y_rate;
-    let t5 = segment1_tip_velocity_w_z + 0.8872983346207417 * segment2_bend_y_rate;
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment2_tip_bias_w_z = segment1_tip_bias_w_z + qdd[4] * p.segment_length;
+    let t0 = 0.1127016653792583 * segment1_bend_y_rate + qd[2];
+    let t1 = cache.segment1_slice0_bend_c4 - 0.5 * cache.segment1_slice0_bend_c3;
+    let t2 = p.segment_length * cache.segment1_bend_y;
+    let t3 = 1.5 * cache.segment1_slice0_bend_c5 - 0.5 * cache.segment1_slice0_bend_c4;
     let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t6 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
+    let t4 = base_angle_velocity_v_x - cache.segment1_position_y * qd[2];
     let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let t7 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
-    let segment1_base_velocity_v_y = t6 * cache.base_angle_rotation_01
-        + t7 * cache.cos_q2;
-    let t8 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice0_local_momentum_f_y = t1 * cache.segment1_slice0_local_inertia_h_x
-        + cache.segment1_slice0_mass * t8;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t7 + t6 * cache.cos_q2;
-    let t9 = segment1_base_velocity_v_x
-        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate;
-    let segment1_slice2_local_momentum_f_x = t9 * cache.segment1_slice0_mass
-        - cache.segment1_slice2_local_inertia_h_y * t0;
-    let t10 = cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
-        + segment1_base_velocity_v_y;
-    let t11 = cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate
-        + segment1_base_velocity_v_x;
-    let segment1_slice1_local_momentum_f_x = t11 * cache.segment1_slice1_mass
-        - t2 * cache.segment1_slice1_local_inertia_h_y;
-    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
-        - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
-    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let t12 = segment1_tip_velocity_v_y
-        + segment1_tip_velocity_w_z * cache.segment2_position_x;
-    let t13 = segment1_tip_velocity_v_x
-        - cache.segment2_position_y * segment1_tip_velocity_w_z;
-    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t12
-        + cache.segment1_tip_rotation_01 * t13;
-    let t14 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t12
-        + t13 * cache.segment1_tip_rotation_00;
-    let t15 = segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x;
-    let t16 = segment2_base_velocity_v_y
-        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate;
-    let t17 = segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
-        + segment2_base_velocity_v_x;
-    let segment2_slice1_local_momentum_f_x = t17 * cache.segment1_slice1_mass
-        - cache.segment2_slice1_local_inertia_h_y * t4;
-    let t18 = segment2_base_velocity_v_y
-        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate;
-    let segment2_slice1_local_momentum_f_y = t18 * cache.segment1_slice1_mass
-        + cache.segment2_slice1_local_inertia_h_x * t4;
-    let segment2_slice2_local_momentum_f_y = t16 * cache.segment1_slice0_mass
-        + cache.segment2_slice2_local_inertia_h_x * t5;
-    let t19 = segment2_base_velocity_v_x
-        + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x;
-    let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
-    let segment2_slice2_bias_w_z = qdd[4] * segment1_slice2_local_subspace0_w_z
-        + segment1_tip_bias_w_z;
-    let t20 = segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_x;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
-    let t21 = cache.segment2_bend_y * p.segment_length;
-    let t22 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t23 = p.segment_length * cache.segment2_bend_y.powi(3) * t22;
-    let t24 = cache.segment2_bend_y * p.segment_length * t22;
+    let t5 = base_angle_velocity_v_y + cache.segment1_position_x * qd[2];
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let t6 = base_angle_acceleration_v_x - qdd[2] * cache.segment1_position_y;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
     let base_angle_acceleration_v_y = qdd[2] * cache.base_angle_subspace_v_y + qdd[1]
         + base_angle_bias_v_y;
-    let t25 = p.segment_length * cache.segment1_bend_y;
-    let t26 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let t27 = t26 * p.segment_length * cache.segment1_bend_y.powi(3);
-    let t28 = t26 * p.segment_length * cache.segment1_bend_y;
-    let t29 = (8.0 * cache.segment1_bend_squared_c6 * t27
-        + 6.0 * t28 * cache.segment1_bend_squared_c4
-        + cache.segment1_bend_squared_c4 * t27
-        - 5.0 * cache.segment1_bend_squared_c5 * t27
-        - 3.0 * t28 * cache.segment1_bend_squared_c3)
+    let t7 = base_angle_acceleration_v_y + qdd[2] * cache.segment1_position_x;
+    let t8 = segment1_bend_y_rate * segment1_bend_y_rate;
+    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
+    let t9 = t8 * p.segment_length * cache.segment1_bend_y;
+    let t10 = 2.0 * cache.segment1_slice1_bend_c6 - 0.5 * cache.segment1_slice1_bend_c5;
+    let segment1_slice1_bend = 0.25 * segment1_bend_squared;
+    let t11 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
+    let t12 = 2.5 * t11 - 0.5 * cache.segment1_slice1_bend_c6;
+    let t13 = t8 * p.segment_length * cache.segment1_bend_y.powi(3);
+    let t14 = 3.0 * softgen_runtime::stumpff(segment1_slice1_bend)[8] - 0.5 * t11;
+    let t15 = 1.5 * cache.segment1_slice1_bend_c5 - 0.5 * cache.segment1_slice1_bend_c4;
+    let t16 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
+    let t17 = p.segment_length * segment1_bend_squared;
+    let t18 = 0.5 * cache.segment1_slice1_bend_c3 - 0.5 * cache.segment1_slice1_bend_c2;
+    let t19 = 0.8872983346207417 * segment1_bend_y_rate + qd[2];
+    let t20 = cache.segment1_slice2_bend_c4 - 0.5 * cache.segment1_slice2_bend_c3;
+    let t21 = 1.5 * cache.segment1_slice2_bend_c5 - 0.5 * cache.segment1_slice2_bend_c4;
+    let segment1_slice0_bend = 0.012701665379258308 * segment1_bend_squared;
+    let t22 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
+    let t23 = 3.0 * softgen_runtime::stumpff(segment1_slice0_bend)[8] - 0.5 * t22;
+    let t24 = 2.0 * cache.segment1_slice0_bend_c6 - 0.5 * cache.segment1_slice0_bend_c5;
+    let t25 = 2.5 * t22 - 0.5 * cache.segment1_slice0_bend_c6;
+    let t26 = 0.5 * cache.segment1_slice0_bend_c3 - 0.5 * cache.segment1_slice0_bend_c2;
+    let t27 = 0.5 * cache.segment1_slice2_bend_c3 - 0.5 * cache.segment1_slice2_bend_c2;
+    let segment1_slice2_local_subspace0_w_z = 0.8872983346207417 * p.segment_length;
+    let segment1_slice2_bias_w_z = qdd[2] + qdd[3] * segment1_slice2_local_subspace0_w_z;
+    let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
+    let segment1_slice0_bias_w_z = qdd[2] + segment1_slice0_local_subspace0_w_z * qdd[3];
+    let t28 = 0.5 * segment1_bend_y_rate + qd[2];
+    let segment1_slice1_bias_w_z = qdd[2]
+        + cache.segment1_slice1_local_subspace0_w_z * qdd[3];
+    let t29 = 2.0 * cache.segment1_slice2_bend_c6 - 0.5 * cache.segment1_slice2_bend_c5;
+    let segment1_slice2_bend = 0.7872983346207417 * segment1_bend_squared;
+    let t30 = softgen_runtime::stumpff(segment1_slice2_bend)[7];
+    let t31 = 2.5 * t30 - 0.5 * cache.segment1_slice2_bend_c6;
+    let t32 = 3.0 * softgen_runtime::stumpff(segment1_slice2_bend)[8] - 0.5 * t30;
+    let t33 = t8 * p.segment_length;
+    let t34 = t8 * p.segment_length * segment1_bend_squared;
+    let t35 = cache.segment1_slice2_local_inertia_h_x * segment1_slice2_bias_w_z;
+    let segment1_base_velocity_v_x = cache.sin_q2 * t5 + t4 * cache.cos_q2;
+    let t36 = cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate
+        + segment1_base_velocity_v_x;
+    let segment1_slice1_local_momentum_f_x = t36 * cache.segment1_slice1_mass
+        - t28 * cache.segment1_slice1_local_inertia_h_y;
+    let t37 = t28 * segment1_slice1_local_momentum_f_x;
+    let t38 = segment1_base_velocity_v_x
+        + segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x;
+    let segment1_slice0_local_momentum_f_x = t38 * cache.segment1_slice0_mass
+        - cache.segment1_slice0_local_inertia_h_y * t0;
+    let t39 = t0 * segment1_slice0_local_momentum_f_x;
+    let t40 = segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_x;
+    let segment1_base_bias_v_y = t7 * cache.cos_q2 + t6 * cache.base_angle_rotation_01;
+    let t41 = cache.segment1_slice1_local_subspace0_v_y * qdd[3]
+        + cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
+        + (0.125 * cache.segment1_slice1_bend_c6 * t13
+            + 0.375 * t9 * cache.segment1_slice1_bend_c4
+            + 0.015625 * t13 * cache.segment1_slice1_bend_c4
+            - 0.078125 * cache.segment1_slice1_bend_c5 * t13
+            - 0.1875 * t9 * cache.segment1_slice1_bend_c3) + segment1_base_bias_v_y
+        - 0.5 * segment1_base_velocity_v_x * segment1_bend_y_rate
+        - 0.5
+            * (0.125 * cache.segment1_slice1_bend_c3 * t2
+                - 0.125 * t2 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
+            * segment1_bend_y_rate;
+    let t42 = t41 * cache.segment1_slice1_mass;
+    let segment1_slice2_local_subspace0_v_y = cache
+        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
+    let t43 = segment1_slice2_local_subspace0_v_y * qdd[3]
+        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
+        + segment1_base_bias_v_y
+        + (3.7190320061795608 * t9 * cache.segment1_slice2_bend_c4
+            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * t13
+            + 0.4879979508110674 * t13 * cache.segment1_slice2_bend_c4
+            - 1.8595160030897804 * t9 * cache.segment1_slice2_bend_c3
+            - 2.439989754055337 * t13 * cache.segment1_slice2_bend_c5)
+        - 0.8872983346207417
+            * (0.6985685011586675 * t2 * cache.segment1_slice2_bend_c3
+                - 0.6985685011586675 * t2 * cache.segment1_slice2_bend_c2)
+            * segment1_bend_y_rate * segment1_bend_y_rate
+        - 0.8872983346207417 * segment1_base_velocity_v_x * segment1_bend_y_rate;
+    let t44 = t43 * cache.segment1_slice0_mass;
+    let t45 = cache.segment1_slice1_local_inertia_h_x * segment1_slice1_bias_w_z;
+    let segment1_slice0_local_subspace0_v_y = p.segment_length
+        * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t46 = (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t13
+        + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t9
+        + 0.000016393511461889856 * cache.segment1_slice0_bend_c6 * t13
+        - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t13
+        - 0.00048399691021994726 * t9 * cache.segment1_slice0_bend_c3)
+        + segment1_base_bias_v_y + segment1_slice0_local_subspace0_v_y * qdd[3]
+        + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
+        - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c3
+                - 0.0014314988413324798 * t2 * cache.segment1_slice0_bend_c2)
+        - 0.1127016653792583 * segment1_base_velocity_v_x * segment1_bend_y_rate;
+    let t47 = cache.segment1_slice0_mass * t46;
+    let t48 = segment1_base_velocity_v_x
+        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate;
+    let segment1_slice2_local_momentum_f_x = t48 * cache.segment1_slice0_mass
+        - cache.segment1_slice2_local_inertia_h_y * t19;
+    let t49 = segment1_slice2_local_momentum_f_x * t19;
+    let t50 = t35 + t37 + t39 + t40 + t42 + t44 + t45 + t47 + t49;
+    let t51 = cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3;
+    let t52 = 1.5 * cache.segment1_bend_squared_c5
+        - 0.5 * cache.segment1_bend_squared_c4;
+    let t53 = 0.5 * cache.segment1_bend_squared_c3
+        - 0.5 * cache.segment1_bend_squared_c2;
+    let t54 = 2.0 * cache.segment1_bend_squared_c6
+        - 0.5 * cache.segment1_bend_squared_c5;
+    let t55 = softgen_runtime::stumpff(segment1_bend_squared)[7];
+    let t56 = 2.5 * t55 - 0.5 * cache.segment1_bend_squared_c6;
+    let t57 = 3.0 * softgen_runtime::stumpff(segment1_bend_squared)[8] - 0.5 * t55;
+    let t58 = (8.0 * cache.segment1_bend_squared_c6 * t13
+        + 6.0 * t9 * cache.segment1_bend_squared_c4
+        + cache.segment1_bend_squared_c4 * t13
+        - 5.0 * cache.segment1_bend_squared_c5 * t13
+        - 3.0 * t9 * cache.segment1_bend_squared_c3)
         + cache.segment1_tip_local_subspace0_v_y * qdd[3]
         - segment1_bend_y_rate * segment1_bend_y_rate
-            * (cache.segment1_bend_squared_c3 * t25
-                - t25 * cache.segment1_bend_squared_c2);
-    let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t30 = t26 * p.segment_length * segment1_bend_squared;
-    let t31 = t26 * p.segment_length;
-    let t32 = p.segment_length * segment1_bend_squared;
-    let t33 = (cache.segment1_bend_squared_c3 * t31
-        + 3.0 * cache.segment1_bend_squared_c5 * t30
-        + cache.segment1_bend_squared_c3 * t30
-        - 3.0 * cache.segment1_bend_squared_c4 * t30
-        - t31 * cache.segment1_bend_squared_c2)
+            * (cache.segment1_bend_squared_c3 * t2
+                - t2 * cache.segment1_bend_squared_c2);
+    let t59 = (cache.segment1_bend_squared_c3 * t33
+        + 3.0 * cache.segment1_bend_squared_c5 * t34
+        + cache.segment1_bend_squared_c3 * t34
+        - 3.0 * cache.segment1_bend_squared_c4 * t34
+        - t33 * cache.segment1_bend_squared_c2)
         + cache.segment1_tip_local_subspace0_v_x * qdd[3]
         + segment1_bend_y_rate * segment1_bend_y_rate
             * (p.segment_length * cache.segment1_bend_squared_c2
-                + 2.0 * cache.segment1_bend_squared_c4 * t32
-                - cache.segment1_bend_squared_c3 * t32);
-    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + t29 * cache.cos_q2
-        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + cache.sin_q2 * t33
+                + 2.0 * cache.segment1_bend_squared_c4 * t17
+                - cache.segment1_bend_squared_c3 * t17);
+    let t60 = cache.segment1_bend_squared_c1 * p.segment_length;
+    let t61 = t2 * cache.segment1_bend_squared_c2;
+    let t62 = 1.0 - segment1_bend_squared * cache.segment1_bend_squared_c2;
+    let t63 = cache.segment1_bend_squared_c1 * cache.segment1_bend_y;
+    let segment1_tip_bias_w_z = qdd[2] + p.segment_length * qdd[3];
+    let t64 = -(cache.segment1_bend_squared_c1 * cache.segment1_bend_y);
+    let segment2_slice2_bias_w_z = qdd[4] * segment1_slice2_local_subspace0_w_z
+        + segment1_tip_bias_w_z;
+    let t65 = segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_x;
+    let segment2_bend_y_rate = qd[4] * p.segment_length;
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
+    let t66 = segment1_tip_velocity_v_y
+        + segment1_tip_velocity_w_z * cache.segment2_position_x;
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let t67 = segment1_tip_velocity_v_x
+        - cache.segment2_position_y * segment1_tip_velocity_w_z;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t66
+        + t67 * cache.segment1_tip_rotation_00;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.segment_length;
+    let t68 = cache.segment2_bend_y * p.segment_length;
+    let t69 = segment2_bend_y_rate * segment2_bend_y_rate;
+    let t70 = p.segment_length * cache.segment2_bend_y.powi(3) * t69;
+    let t71 = cache.segment2_bend_y * p.segment_length * t69;
+    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + t58 * cache.cos_q2
+        + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3] + cache.sin_q2 * t59
         - p.segment_length * cache.segment1_position_x * qdd[3]
         - segment1_bend_y_rate * base_angle_velocity_v_x;
-    let t34 = segment1_tip_bias_v_y + cache.segment2_position_x * segment1_tip_bias_w_z;
-    let base_angle_bias_v_x = qd[2] * qd[1];
-    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
-    let segment1_tip_bias_v_x = cache.cos_q2 * t33
+    let t72 = segment1_tip_bias_v_y + cache.segment2_position_x * segment1_tip_bias_w_z;
+    let segment1_tip_bias_v_x = cache.cos_q2 * t59
         + p.segment_length * cache.segment1_position_y * qdd[3]
-        + t29 * cache.base_angle_rotation_01 + base_angle_acceleration_v_x
+        + t58 * cache.base_angle_rotation_01 + base_angle_acceleration_v_x
         + segment1_bend_y_rate * base_angle_velocity_v_y
         - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
-    let t35 = segment1_tip_bias_v_x - cache.segment2_position_y * segment1_tip_bias_w_z;
-    let segment2_base_bias_v_y = cache.segment1_tip_rotation_11 * t34
-        + t35 * cache.segment1_tip_rotation_01;
-    let t36 = segment2_slice0_local_subspace0_v_y * qdd[4]
+    let t73 = segment1_tip_bias_v_x - cache.segment2_position_y * segment1_tip_bias_w_z;
+    let segment2_base_bias_v_y = cache.segment1_tip_rotation_11 * t72
+        + t73 * cache.segment1_tip_rotation_01;
+    let t74 = segment2_slice0_local_subspace0_v_y * qdd[4]
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
             * cache.segment2_slice0_local_bend_y_column_v_x
-        + (0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t23
-            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t23
-            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t24
-            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t24
-            - 0.00001024594466368116 * t23 * cache.segment2_slice0_bend_c5)
+        + (0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t70
+            + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t70
+            + 0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t71
+            - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t71
+            - 0.00001024594466368116 * t70 * cache.segment2_slice0_bend_c5)
         + segment2_base_bias_v_y
         - 0.1127016653792583 * segment2_bend_y_rate * segment2_base_velocity_v_x
         - 0.1127016653792583
-            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t21
-                - 0.0014314988413324798 * t21 * cache.segment2_slice0_bend_c2)
+            * (0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t68
+                - 0.0014314988413324798 * t68 * cache.segment2_slice0_bend_c2)
             * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t37 = t36 * cache.segment1_slice0_mass;
-    let segment1_slice0_local_subspace0_w_z = 0.1127016653792583 * p.segment_length;
+    let t75 = t74 * cache.segment1_slice0_mass;
     let segment2_slice0_bias_w_z = qdd[4] * segment1_slice0_local_subspace0_w_z
         + segment1_tip_bias_w_z;
-    let t38 = cache.segment2_slice0_local_inertia_h_x * segment2_slice0_bias_w_z;
+    let t76 = cache.segment2_slice0_local_inertia_h_x * segment2_slice0_bias_w_z;
     let segment2_slice1_bias_w_z = qdd[4] * cache.segment1_slice1_local_subspace0_w_z
         + segment1_tip_bias_w_z;
-    let t39 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
-    let segment2_slice0_local_momentum_f_x = t19 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * t3;
-    let t40 = t3 * segment2_slice0_local_momentum_f_x;
-    let t41 = t4 * segment2_slice1_local_momentum_f_x;
-    let segment2_slice2_local_momentum_f_x = t15 * cache.segment1_slice0_mass
-        - t5 * cache.segment2_slice2_local_inertia_h_y;
-    let t42 = segment2_slice2_local_momentum_f_x * t5;
+    let t77 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
+    let t78 = 0.1127016653792583 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let t79 = segment2_base_velocity_v_x
+        + segment2_bend_y_rate * cache.segment2_slice0_local_bend_y_column_v_x;
+    let segment2_slice0_local_momentum_f_x = t79 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t78;
+    let t80 = t78 * segment2_slice0_local_momentum_f_x;
+    let t81 = segment1_tip_velocity_w_z + 0.5 * segment2_bend_y_rate;
+    let t82 = segment2_bend_y_rate * cache.segment2_slice1_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x;
+    let segment2_slice1_local_momentum_f_x = t82 * cache.segment1_slice1_mass
+        - cache.segment2_slice1_local_inertia_h_y * t81;
+    let t83 = t81 * segment2_slice1_local_momentum_f_x;
+    let t84 = segment2_bend_y_rate * cache.segment2_slice2_local_bend_y_column_v_x
+        + segment2_base_velocity_v_x;
+    let t85 = segment1_tip_velocity_w_z + 0.8872983346207417 * segment2_bend_y_rate;
+    let segment2_slice2_local_momentum_f_x = t84 * cache.segment1_slice0_mass
+        - t85 * cache.segment2_slice2_local_inertia_h_y;
+    let t86 = segment2_slice2_local_momentum_f_x * t85;
     let segment2_slice1_local_subspace0_v_y = cache
         .segment2_slice1_local_bend_y_column_v_y * p.segment_length;
-    let t43 = segment1_tip_velocity_w_z * segment2_bend_y_rate
+    let t87 = segment1_tip_velocity_w_z * segment2_bend_y_rate
         * cache.segment2_slice1_local_bend_y_column_v_x
-        + (0.125 * cache.segment2_slice1_bend_c6 * t23
-            + 0.375 * cache.segment2_slice1_bend_c4 * t24
-            + 0.015625 * cache.segment2_slice1_bend_c4 * t23
-            - 0.078125 * cache.segment2_slice1_bend_c5 * t23
-            - 0.1875 * cache.segment2_slice1_bend_c3 * t24)
+        + (0.125 * cache.segment2_slice1_bend_c6 * t70
+            + 0.375 * cache.segment2_slice1_bend_c4 * t71
+            + 0.015625 * cache.segment2_slice1_bend_c4 * t70
+            - 0.078125 * cache.segment2_slice1_bend_c5 * t70
+            - 0.1875 * cache.segment2_slice1_bend_c3 * t71)
         + qdd[4] * segment2_slice1_local_subspace0_v_y + segment2_base_bias_v_y
         - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x
         - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.125 * cache.segment2_slice1_bend_c3 * t21
-                - 0.125 * cache.segment2_slice1_bend_c2 * t21);
-    let t44 = t43 * cache.segment1_slice1_mass;
+            * (0.125 * cache.segment2_slice1_bend_c3 * t68
+                - 0.125 * cache.segment2_slice1_bend_c2 * t68);
+    let t88 = t87 * cache.segment1_slice1_mass;
     let segment2_slice2_local_subspace0_v_y = cache
         .segment2_slice2_local_bend_y_column_v_y * p.segment_length;
-    let t45 = (3.7190320061795608 * t24 * cache.segment2_slice2_bend_c4
-        + 3.903983606488539 * t23 * cache.segment2_slice2_bend_c6
-        + 0.4879979508110674 * t23 * cache.segment2_slice2_bend_c4
-        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t24
-        - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t23)
+    let t89 = (3.7190320061795608 * t71 * cache.segment2_slice2_bend_c4
+        + 3.903983606488539 * t70 * cache.segment2_slice2_bend_c6
+        + 0.4879979508110674 * t70 * cache.segment2_slice2_bend_c4
+        - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t71
+        - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t70)
         + segment1_tip_velocity_w_z * segment2_bend_y_rate
             * cache.segment2_slice2_local_bend_y_column_v_x
         + qdd[4] * segment2_slice2_local_subspace0_v_y + segment2_base_bias_v_y
         - 0.8872983346207417
-            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t21
-                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t21)
+            * (0.6985685011586675 * cache.segment2_slice2_bend_c3 * t68
+                - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t68)
             * segment2_bend_y_rate * segment2_bend_y_rate
         - 0.8872983346207417 * segment2_bend_y_rate * segment2_base_velocity_v_x;
-    let t46 = t45 * cache.segment1_slice0_mass;
-    let t47 = t20 + t37 + t38 + t39 + t40 + t41 + t42 + t44 + t46;
-    let t48 = t47 * cache.segment1_tip_rotation_11;
-    let t49 = -(segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_y);
+    let t90 = t89 * cache.segment1_slice0_mass;
+    let t91 = t65 + t75 + t76 + t77 + t80 + t83 + t86 + t88 + t90;
+    let t92 = -(segment2_slice2_bias_w_z * cache.segment2_slice2_local_inertia_h_y);
+    let segment2_base_velocity_v_y = cache.segment1_tip_rotation_11 * t66
+        + cache.segment1_tip_rotation_01 * t67;
     let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t50 = p.segment_length * segment2_bend_squared;
-    let segment2_base_bias_v_x = t35 * cache.segment1_tip_rotation_00
-        + cache.segment1_tip_rotation_10 * t34;
-    let t51 = p.segment_length * segment2_bend_squared * t22;
-    let t52 = p.segment_length * t22;
+    let t93 = p.segment_length * segment2_bend_squared;
+    let segment2_base_bias_v_x = t73 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_10 * t72;
+    let t94 = p.segment_length * segment2_bend_squared * t69;
+    let t95 = p.segment_length * t69;
     let segment2_slice2_local_subspace0_v_x = p.segment_length
         * cache.segment2_slice2_local_bend_y_column_v_x;
-    let t53 = 0.8872983346207417 * segment2_base_velocity_v_y * segment2_bend_y_rate
+    let t96 = 0.8872983346207417 * segment2_base_velocity_v_y * segment2_bend_y_rate
         + 0.8872983346207417
-            * (1.239677335393187 * t50 * cache.segment2_slice2_bend_c4
+            * (1.239677335393187 * t93 * cache.segment2_slice2_bend_c4
                 + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * p.segment_length
-                - 0.6198386676965935 * t50 * cache.segment2_slice2_bend_c3)
+                - 0.6198386676965935 * t93 * cache.segment2_slice2_bend_c3)
             * segment2_bend_y_rate * segment2_bend_y_rate + segment2_base_bias_v_x
-        + (1.6499454527421802 * t51 * cache.segment2_slice2_bend_c5
-            + 0.5499818175807267 * t51 * cache.segment2_slice2_bend_c3
-            + 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t52
-            - 1.6499454527421802 * t51 * cache.segment2_slice2_bend_c4
-            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t52)
+        + (1.6499454527421802 * t94 * cache.segment2_slice2_bend_c5
+            + 0.5499818175807267 * t94 * cache.segment2_slice2_bend_c3
+            + 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t95
+            - 1.6499454527421802 * t94 * cache.segment2_slice2_bend_c4
+            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t95)
         + segment2_slice2_local_subspace0_v_x * qdd[4]
         - cache.segment2_slice2_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t54 = t53 * cache.segment1_slice0_mass;
-    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t14
-        + t3 * cache.segment2_slice0_local_inertia_h_x;
-    let t55 = -(segment2_slice0_local_momentum_f_y * t3);
-    let t56 = -(cache.segment2_slice1_local_inertia_h_y * segment2_slice1_bias_w_z);
-    let t57 = -(segment2_slice2_local_momentum_f_y * t5);
+    let t97 = t96 * cache.segment1_slice0_mass;
+    let t98 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = cache.segment1_slice0_mass * t98
+        + t78 * cache.segment2_slice0_local_inertia_h_x;
+    let t99 = -(segment2_slice0_local_momentum_f_y * t78);
+    let t100 = -(cache.segment2_slice1_local_inertia_h_y * segment2_slice1_bias_w_z);
+    let t101 = segment2_base_velocity_v_y
+        + cache.segment2_slice2_local_bend_y_column_v_y * segment2_bend_y_rate;
+    let segment2_slice2_local_momentum_f_y = t101 * cache.segment1_slice0_mass
+        + cache.segment2_slice2_local_inertia_h_x * t85;
+    let t102 = -(segment2_slice2_local_momentum_f_y * t85);
     let segment2_slice1_local_subspace0_v_x = cache
         .segment2_slice1_local_bend_y_column_v_x * p.segment_length;
-    let t58 = segment2_base_bias_v_x
+    let t103 = segment2_base_bias_v_x
         + 0.5 * segment2_bend_y_rate * segment2_bend_y_rate
             * (0.25 * p.segment_length * cache.segment2_slice1_bend_c2
-                + 0.125 * t50 * cache.segment2_slice1_bend_c4
-                - 0.0625 * t50 * cache.segment2_slice1_bend_c3)
+                + 0.125 * t93 * cache.segment2_slice1_bend_c4
+                - 0.0625 * t93 * cache.segment2_slice1_bend_c3)
         + 0.5 * segment2_base_velocity_v_y * segment2_bend_y_rate
         + qdd[4] * segment2_slice1_local_subspace0_v_x
-        + (0.03125 * t51 * cache.segment2_slice1_bend_c3
-            + 0.125 * cache.segment2_slice1_bend_c3 * t52
-            + 0.09375 * t51 * cache.segment2_slice1_bend_c5
-            - 0.125 * cache.segment2_slice1_bend_c2 * t52
-            - 0.09375 * t51 * cache.segment2_slice1_bend_c4)
+        + (0.03125 * t94 * cache.segment2_slice1_bend_c3
+            + 0.125 * cache.segment2_slice1_bend_c3 * t95
+            + 0.09375 * t94 * cache.segment2_slice1_bend_c5
+            - 0.125 * cache.segment2_slice1_bend_c2 * t95
+            - 0.09375 * t94 * cache.segment2_slice1_bend_c4)
         - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
             * segment2_bend_y_rate;
-    let t59 = t58 * cache.segment1_slice1_mass;
+    let t104 = t103 * cache.segment1_slice1_mass;
     let segment2_slice0_local_subspace0_v_x = p.segment_length
         * cache.segment2_slice0_local_bend_y_column_v_x;
-    let t60 = segment2_base_bias_v_x
+    let t105 = segment2_base_bias_v_x
         + 0.1127016653792583 * segment2_base_velocity_v_y * segment2_bend_y_rate
         + qdd[4] * segment2_slice0_local_subspace0_v_x
         + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate
-            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t50
+            * (0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t93
                 + 0.012701665379258308 * p.segment_length * cache.segment2_slice0_bend_c2
-                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t50)
-        + (0.000054547257820203424 * t51 * cache.segment2_slice0_bend_c5
-            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t52
-            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t51
-            - 0.000054547257820203424 * t51 * cache.segment2_slice0_bend_c4
-            - 0.0014314988413324798 * cache.segment2_slice0_bend_c2 * t52)
+                - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t93)
+        + (0.000054547257820203424 * t94 * cache.segment2_slice0_bend_c5
+            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t95
+            + 0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t94
+            - 0.000054547257820203424 * t94 * cache.segment2_slice0_bend_c4
+            - 0.0014314988413324798 * cache.segment2_slice0_bend_c2 * t95)
         - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t61 = cache.segment1_slice0_mass * t60;
-    let t62 = -(t4 * segment2_slice1_local_momentum_f_y);
-    let t63 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
-    let t64 = t49 + t54 + t55 + t56 + t57 + t59 + t61 + t62 + t63;
-    let t65 = cache.segment1_tip_rotation_10 * t64;
-    let t66 = t48 + t65;
-    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
-        + qd[4] * cache.segment2_tip_subspace0_v_x;
-    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
-    let t67 = cache.segment2_tip_local_subspace0_v_x * qdd[4]
+    let t106 = cache.segment1_slice0_mass * t105;
+    let t107 = segment2_base_velocity_v_y
+        + cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate;
+    let segment2_slice1_local_momentum_f_y = t107 * cache.segment1_slice1_mass
+        + cache.segment2_slice1_local_inertia_h_x * t81;
+    let t108 = -(t81 * segment2_slice1_local_momentum_f_y);
+    let t109 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
+    let t110 = t92 + t97 + t99 + t100 + t102 + t104 + t106 + t108 + t109;
+    let t111 = cache.segment2_tip_local_subspace0_v_x * qdd[4]
         + segment2_bend_y_rate * segment2_bend_y_rate
-            * (2.0 * t50 * cache.segment2_bend_squared_c4
+            * (2.0 * t93 * cache.segment2_bend_squared_c4
                 + cache.segment2_bend_squared_c2 * p.segment_length
-                - cache.segment2_bend_squared_c3 * t50)
-        + (cache.segment2_bend_squared_c3 * t51
-            + 3.0 * cache.segment2_bend_squared_c5 * t51
-            + cache.segment2_bend_squared_c3 * t52 - cache.segment2_bend_squared_c2 * t52
-            - 3.0 * t51 * cache.segment2_bend_squared_c4);
-    let t68 = (8.0 * cache.segment2_bend_squared_c6 * t23
-        + 6.0 * cache.segment2_bend_squared_c4 * t24
-        + cache.segment2_bend_squared_c4 * t23
-        - 5.0 * cache.segment2_bend_squared_c5 * t23
-        - 3.0 * cache.segment2_bend_squared_c3 * t24)
+                - cache.segment2_bend_squared_c3 * t93)
+        + (cache.segment2_bend_squared_c3 * t94
+            + 3.0 * cache.segment2_bend_squared_c5 * t94
+            + cache.segment2_bend_squared_c3 * t95 - cache.segment2_bend_squared_c2 * t95
+            - 3.0 * t94 * cache.segment2_bend_squared_c4);
+    let t112 = (8.0 * cache.segment2_bend_squared_c6 * t70
+        + 6.0 * cache.segment2_bend_squared_c4 * t71
+        + cache.segment2_bend_squared_c4 * t70
+        - 5.0 * cache.segment2_bend_squared_c5 * t70
+        - 3.0 * cache.segment2_bend_squared_c3 * t71)
         + qdd[4] * cache.segment2_tip_local_subspace0_v_y
-        - (cache.segment2_bend_squared_c3 * t21 - cache.segment2_bend_squared_c2 * t21)
+        - (cache.segment2_bend_squared_c3 * t68 - cache.segment2_bend_squared_c2 * t68)
             * segment2_bend_y_rate * segment2_bend_y_rate;
-    let segment2_tip_bias_v_y = segment1_tip_bias_v_y
-        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_tip_subspace0_v_x
-        + cache.segment1_tip_rotation_10 * t67 + cache.segment1_tip_rotation_11 * t68
-        - segment2_bend_y_rate * segment1_tip_velocity_v_x
-        - qdd[4] * p.segment_length * cache.segment2_position_x;
-    let segment1_slice0_bias_w_z = qdd[2] + segment1_slice0_local_subspace0_w_z * qdd[3];
-    let t69 = -(segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_y);
-    let segment1_slice1_bias_w_z = qdd[2]
-        + cache.segment1_slice1_local_subspace0_w_z * qdd[3];
-    let t70 = -(cache.segment1_slice1_local_inertia_h_y * segment1_slice1_bias_w_z);
-    let segment1_slice2_bias_w_z = qdd[2] + qdd[3] * segment1_slice2_local_subspace0_w_z;
-    let t71 = -(segment1_slice2_bias_w_z * cache.segment1_slice2_local_inertia_h_y);
-    let t72 = base_angle_acceleration_v_y + qdd[2] * cache.segment1_position_x;
-    let t73 = base_angle_acceleration_v_x - qdd[2] * cache.segment1_position_y;
-    let segment1_base_bias_v_x = cache.sin_q2 * t72 + t73 * cache.cos_q2;
-    let t74 = (0.09375 * cache.segment1_slice1_bend_c5 * t30
-        + 0.125 * cache.segment1_slice1_bend_c3 * t31
-        + 0.03125 * cache.segment1_slice1_bend_c3 * t30
-        - 0.125 * t31 * cache.segment1_slice1_bend_c2
-        - 0.09375 * t30 * cache.segment1_slice1_bend_c4)
+    let t113 = cache.segment2_bend_squared_c2 * t68;
+    let t114 = p.segment_length * cache.segment2_bend_squared_c1;
+    let t115 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
+    let t116 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
+    let segment2_tip_bias_w_z = segment1_tip_bias_w_z + qdd[4] * p.segment_length;
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let t117 = -(segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_y);
+    let t118 = -(cache.segment1_slice1_local_inertia_h_y * segment1_slice1_bias_w_z);
+    let t119 = -(segment1_slice2_bias_w_z * cache.segment1_slice2_local_inertia_h_y);
+    let segment1_base_bias_v_x = cache.sin_q2 * t7 + t6 * cache.cos_q2;
+    let segment1_base_velocity_v_y = t4 * cache.base_angle_rotation_01
+        + t5 * cache.cos_q2;
+    let t120 = (0.09375 * cache.segment1_slice1_bend_c5 * t34
+        + 0.125 * cache.segment1_slice1_bend_c3 * t33
+        + 0.03125 * cache.segment1_slice1_bend_c3 * t34
+        - 0.125 * t33 * cache.segment1_slice1_bend_c2
+        - 0.09375 * t34 * cache.segment1_slice1_bend_c4)
         + 0.5 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.125 * t32 * cache.segment1_slice1_bend_c4
+            * (0.125 * t17 * cache.segment1_slice1_bend_c4
                 + 0.25 * p.segment_length * cache.segment1_slice1_bend_c2
-                - 0.0625 * cache.segment1_slice1_bend_c3 * t32)
+                - 0.0625 * cache.segment1_slice1_bend_c3 * t17)
         + cache.segment1_slice1_local_subspace0_v_x * qdd[3] + segment1_base_bias_v_x
         + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y
         - cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
-    let t75 = t74 * cache.segment1_slice1_mass;
-    let t76 = -(segment1_slice0_local_momentum_f_y * t1);
+    let t121 = t120 * cache.segment1_slice1_mass;
+    let t122 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t0 * cache.segment1_slice0_local_inertia_h_x
+        + cache.segment1_slice0_mass * t122;
+    let t123 = -(segment1_slice0_local_momentum_f_y * t0);
     let segment1_slice2_local_subspace0_v_x = cache
         .segment1_slice2_local_bend_y_column_v_x * p.segment_length;
-    let t77 = segment1_slice2_local_subspace0_v_x * qdd[3]
+    let t124 = segment1_slice2_local_subspace0_v_x * qdd[3]
         + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate
             * (0.7872983346207417 * p.segment_length * cache.segment1_slice2_bend_c2
-                + 1.239677335393187 * t32 * cache.segment1_slice2_bend_c4
-                - 0.6198386676965935 * t32 * cache.segment1_slice2_bend_c3)
-        + (0.5499818175807267 * t30 * cache.segment1_slice2_bend_c3
-            + 1.6499454527421802 * t30 * cache.segment1_slice2_bend_c5
-            + 0.6985685011586675 * t31 * cache.segment1_slice2_bend_c3
-            - 1.6499454527421802 * t30 * cache.segment1_slice2_bend_c4
-            - 0.6985685011586675 * t31 * cache.segment1_slice2_bend_c2)
+                + 1.239677335393187 * t17 * cache.segment1_slice2_bend_c4
+                - 0.6198386676965935 * t17 * cache.segment1_slice2_bend_c3)
+        + (0.5499818175807267 * t34 * cache.segment1_slice2_bend_c3
+            + 1.6499454527421802 * t34 * cache.segment1_slice2_bend_c5
+            + 0.6985685011586675 * t33 * cache.segment1_slice2_bend_c3
+            - 1.6499454527421802 * t34 * cache.segment1_slice2_bend_c4
+            - 0.6985685011586675 * t33 * cache.segment1_slice2_bend_c2)
         + 0.8872983346207417 * segment1_bend_y_rate * segment1_base_velocity_v_y
         + segment1_base_bias_v_x
         - cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate * qd[2];
-    let t78 = t77 * cache.segment1_slice0_mass;
-    let t79 = cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate
+    let t125 = t124 * cache.segment1_slice0_mass;
+    let t126 = cache.segment1_slice1_local_bend_y_column_v_y * segment1_bend_y_rate
         + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = t79 * cache.segment1_slice1_mass
-        + cache.segment1_slice1_local_inertia_h_x * t2;
-    let t80 = -(t2 * segment1_slice1_local_momentum_f_y);
+    let segment1_slice1_local_momentum_f_y = t126 * cache.segment1_slice1_mass
+        + cache.segment1_slice1_local_inertia_h_x * t28;
+    let t127 = -(t28 * segment1_slice1_local_momentum_f_y);
     let segment1_slice0_local_subspace0_v_x = p.segment_length
         * cache.segment1_slice0_local_bend_y_column_v_x;
-    let t81 = qdd[3] * segment1_slice0_local_subspace0_v_x
-        + (0.0014314988413324798 * t31 * cache.segment1_slice0_bend_c3
-            + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t30
-            + 0.00001818241927340114 * t30 * cache.segment1_slice0_bend_c3
-            - 0.0014314988413324798 * t31 * cache.segment1_slice0_bend_c2
-            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t30)
+    let t128 = qdd[3] * segment1_slice0_local_subspace0_v_x
+        + (0.0014314988413324798 * t33 * cache.segment1_slice0_bend_c3
+            + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t34
+            + 0.00001818241927340114 * t34 * cache.segment1_slice0_bend_c3
+            - 0.0014314988413324798 * t33 * cache.segment1_slice0_bend_c2
+            - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t34)
         + segment1_base_bias_v_x
         + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t32
+            * (0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t17
                 + 0.012701665379258308 * p.segment_length * cache.segment1_slice0_bend_c2
-                - 0.0001613323034066491 * t32 * cache.segment1_slice0_bend_c3)
+                - 0.0001613323034066491 * t17 * cache.segment1_slice0_bend_c3)
         + 0.1127016653792583 * segment1_bend_y_rate * segment1_base_velocity_v_y
         - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t82 = t81 * cache.segment1_slice0_mass;
-    let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x * t0
-        + cache.segment1_slice0_mass * t10;
-    let t83 = -(segment1_slice2_local_momentum_f_y * t0);
-    let t84 = t69 + t70 + t71 + t75 + t76 + t78 + t80 + t82 + t83;
-    let t85 = cache.sin_q2 * t84;
-    let t86 = cache.segment1_slice2_local_inertia_h_x * segment1_slice2_bias_w_z;
-    let t87 = t2 * segment1_slice1_local_momentum_f_x;
-    let t88 = segment1_base_velocity_v_x
-        + segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x;
-    let segment1_slice0_local_momentum_f_x = t88 * cache.segment1_slice0_mass
-        - cache.segment1_slice0_local_inertia_h_y * t1;
-    let t89 = t1 * segment1_slice0_local_momentum_f_x;
-    let t90 = segment1_slice0_bias_w_z * cache.segment1_slice0_local_inertia_h_x;
-    let segment1_base_bias_v_y = t72 * cache.cos_q2 + t73 * cache.base_angle_rotation_01;
-    let t91 = cache.segment1_slice1_local_subspace0_v_y * qdd[3]
-        + cache.segment1_slice1_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
-        + (0.125 * cache.segment1_slice1_bend_c6 * t27
-            + 0.375 * t28 * cache.segment1_slice1_bend_c4
-            + 0.015625 * t27 * cache.segment1_slice1_bend_c4
-            - 0.078125 * cache.segment1_slice1_bend_c5 * t27
-            - 0.1875 * t28 * cache.segment1_slice1_bend_c3) + segment1_base_bias_v_y
-        - 0.5 * segment1_base_velocity_v_x * segment1_bend_y_rate
-        - 0.5
-            * (0.125 * cache.segment1_slice1_bend_c3 * t25
-                - 0.125 * t25 * cache.segment1_slice1_bend_c2) * segment1_bend_y_rate
-            * segment1_bend_y_rate;
-    let t92 = t91 * cache.segment1_slice1_mass;
-    let segment1_slice2_local_subspace0_v_y = cache
-        .segment1_slice2_local_bend_y_column_v_y * p.segment_length;
-    let t93 = segment1_slice2_local_subspace0_v_y * qdd[3]
-        + cache.segment1_slice2_local_bend_y_column_v_x * segment1_bend_y_rate * qd[2]
-        + segment1_base_bias_v_y
-        + (3.7190320061795608 * t28 * cache.segment1_slice2_bend_c4
-            + 3.903983606488539 * cache.segment1_slice2_bend_c6 * t27
-            + 0.4879979508110674 * t27 * cache.segment1_slice2_bend_c4
-            - 1.8595160030897804 * t28 * cache.segment1_slice2_bend_c3
-            - 2.439989754055337 * t27 * cache.segment1_slice2_bend_c5)
-        - 0.8872983346207417
-            * (0.6985685011586675 * t25 * cache.segment1_slice2_bend_c3
-                - 0.6985685011586675 * t25 * cache.segment1_slice2_bend_c2)
-            * segment1_bend_y_rate * segment1_bend_y_rate
-        - 0.8872983346207417 * segment1_base_velocity_v_x * segment1_bend_y_rate;
-    let t94 = t93 * cache.segment1_slice0_mass;
-    let t95 = cache.segment1_slice1_local_inertia_h_x * segment1_slice1_bias_w_z;
-    let segment1_slice0_local_subspace0_v_y = p.segment_length
-        * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t96 = (0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t27
-        + 0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t28
-        + 0.000016393511461889856 * cache.segment1_slice0_bend_c6 * t27
-        - 0.00001024594466368116 * cache.segment1_slice0_bend_c5 * t27
-        - 0.00048399691021994726 * t28 * cache.segment1_slice0_bend_c3)
-        + segment1_base_bias_v_y + segment1_slice0_local_subspace0_v_y * qdd[3]
-        + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
-        - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.0014314988413324798 * t25 * cache.segment1_slice0_bend_c3
-                - 0.0014314988413324798 * t25 * cache.segment1_slice0_bend_c2)
-        - 0.1127016653792583 * segment1_base_velocity_v_x * segment1_bend_y_rate;
-    let t97 = cache.segment1_slice0_mass * t96;
-    let t98 = segment1_slice2_local_momentum_f_x * t0;
-    let t99 = t86 + t87 + t89 + t90 + t92 + t94 + t95 + t97 + t98;
-    let t100 = cache.cos_q2 * t99;
-    let t101 = t85 + t100;
-    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.tail_inertia_h_y * qd[2];
-    let head_composite_force_f_y = p.link_mass * segment2_tip_bias_v_y
-        + head_momentum_f_x * segment2_tip_velocity_w_z
-        + segment2_tip_bias_w_z * cache.head_inertia_h_x;
-    let segment2_composite_force_f_y = head_composite_force_f_y + t48 + t65;
-    let middle_composite_force_f_y = segment1_tip_velocity_w_z * middle_momentum_f_x
-        + segment2_composite_force_f_y + cache.middle_inertia_h_x * segment1_tip_bias_w_z
-        + segment1_tip_bias_v_y * p.link_mass;
-    let segment1_composite_force_f_y = t85 + middle_composite_force_f_y + t100;
-    let tail_composite_force_f_y = qdd[2] * cache.tail_inertia_h_x
-        + qd[2] * tail_momentum_f_x + base_angle_acceleration_v_y * p.link_mass
-        + segment1_composite_force_f_y;
+    let t129 = t128 * cache.segment1_slice0_mass;
+    let t130 = cache.segment1_slice2_local_bend_y_column_v_y * segment1_bend_y_rate
+        + segment1_base_velocity_v_y;
+    let segment1_slice2_local_momentum_f_y = cache.segment1_slice2_local_inertia_h_x
+        * t19 + cache.segment1_slice0_mass * t130;
+    let t131 = -(segment1_slice2_local_momentum_f_y * t19);
+    let t132 = t117 + t118 + t119 + t121 + t123 + t125 + t127 + t129 + t131;
     let tail_momentum_f_y = qd[2] * cache.tail_inertia_h_x
         + p.link_mass * base_angle_velocity_v_y;
-    let t102 = t99 * cache.base_angle_rotation_01;
-    let t103 = t47 * cache.segment1_tip_rotation_01;
-    let t104 = cache.segment1_tip_rotation_00 * t64;
+    let t133 = t50 * cache.base_angle_rotation_01;
+    let t134 = t91 * cache.segment1_tip_rotation_01;
+    let t135 = cache.segment1_tip_rotation_00 * t110;
     let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
         + cache.segment2_tip_subspace0_v_y * qd[4];
     let head_momentum_f_y = p.link_mass * segment2_tip_velocity_v_y
         + cache.head_inertia_h_x * segment2_tip_velocity_w_z;
     let segment2_tip_bias_v_x = segment1_tip_bias_v_x
-        + cache.segment1_tip_rotation_01 * t68 + t67 * cache.segment1_tip_rotation_00
+        + cache.segment1_tip_rotation_01 * t112 + t111 * cache.segment1_tip_rotation_00
         + cache.segment2_position_y * qdd[4] * p.segment_length
         + segment1_tip_velocity_v_y * segment2_bend_y_rate
         - segment1_tip_velocity_w_z * cache.segment2_tip_subspace0_v_y * qd[4];
     let head_composite_force_f_x = segment2_tip_bias_v_x * p.link_mass
         - head_momentum_f_y * segment2_tip_velocity_w_z
         - segment2_tip_bias_w_z * cache.head_inertia_h_y;
-    let segment2_composite_force_f_x = t103 + t104 + head_composite_force_f_x;
+    let segment2_composite_force_f_x = t134 + t135 + head_composite_force_f_x;
     let middle_momentum_f_y = p.link_mass * segment1_tip_velocity_v_y
         + segment1_tip_velocity_w_z * cache.middle_inertia_h_x;
     let middle_composite_force_f_x = segment2_composite_force_f_x
         + segment1_tip_bias_v_x * p.link_mass
         - cache.middle_inertia_h_y * segment1_tip_bias_w_z
         - segment1_tip_velocity_w_z * middle_momentum_f_y;
-    let t105 = t84 * cache.cos_q2;
-    let segment1_composite_force_f_x = t102 + middle_composite_force_f_x + t105;
+    let t136 = t132 * cache.cos_q2;
+    let segment1_composite_force_f_x = t133 + middle_composite_force_f_x + t136;
     let tail_composite_force_f_x = p.link_mass * base_angle_acceleration_v_x
         + segment1_composite_force_f_x - qdd[2] * cache.tail_inertia_h_y
         - tail_momentum_f_y * qd[2];
-    let t106 = t102 + t105;
-    let t107 = t103 + t104;
-    let t108 = cache.segment1_bend_squared_c1 * p.segment_length;
-    let t109 = t25 * cache.segment1_bend_squared_c2;
-    let t110 = 1.0 - segment1_bend_squared * cache.segment1_bend_squared_c2;
-    let t111 = cache.segment1_bend_squared_c1 * cache.segment1_bend_y;
-    let t112 = -(cache.segment1_bend_squared_c1 * cache.segment1_bend_y);
-    let t113 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
-    let t114 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
-    let t115 = cache.segment2_bend_squared_c2 * t21;
-    let t116 = p.segment_length * cache.segment2_bend_squared_c1;
-    let t117 = cache.segment1_slice2_bend_c4 - 0.5 * cache.segment1_slice2_bend_c3;
-    let t118 = 1.5 * cache.segment1_slice2_bend_c5 - 0.5 * cache.segment1_slice2_bend_c4;
-    let t119 = cache.segment1_slice0_bend_c4 - 0.5 * cache.segment1_slice0_bend_c3;
-    let t120 = 1.5 * cache.segment1_slice0_bend_c5 - 0.5 * cache.segment1_slice0_bend_c4;
-    let t121 = 0.5 * cache.segment1_slice2_bend_c3 - 0.5 * cache.segment1_slice2_bend_c2;
-    let t122 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
-    let t123 = 1.5 * cache.segment1_slice1_bend_c5 - 0.5 * cache.segment1_slice1_bend_c4;
-    let t124 = 2.0 * cache.segment1_slice1_bend_c6 - 0.5 * cache.segment1_slice1_bend_c5;
-    let segment1_slice1_bend = 0.25 * segment1_bend_squared;
-    let t125 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
-    let t126 = 2.5 * t125 - 0.5 * cache.segment1_slice1_bend_c6;
-    let t127 = 3.0 * softgen_runtime::stumpff(segment1_slice1_bend)[8] - 0.5 * t125;
-    let t128 = 0.5 * cache.segment1_slice1_bend_c3 - 0.5 * cache.segment1_slice1_bend_c2;
-    let segment1_slice0_bend = 0.012701665379258308 * segment1_bend_squared;
-    let t129 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
-    let t130 = 3.0 * softgen_runtime::stumpff(segment1_slice0_bend)[8] - 0.5 * t129;
-    let t131 = 2.0 * cache.segment1_slice0_bend_c6 - 0.5 * cache.segment1_slice0_bend_c5;
-    let t132 = 2.5 * t129 - 0.5 * cache.segment1_slice0_bend_c6;
-    let t133 = 0.5 * cache.segment1_slice0_bend_c3 - 0.5 * cache.segment1_slice0_bend_c2;
-    let t134 = 2.0 * cache.segment1_slice2_bend_c6 - 0.5 * cache.segment1_slice2_bend_c5;
-    let segment1_slice2_bend = 0.7872983346207417 * segment1_bend_squared;
-    let t135 = softgen_runtime::stumpff(segment1_slice2_bend)[7];
-    let t136 = 2.5 * t135 - 0.5 * cache.segment1_slice2_bend_c6;
-    let t137 = 3.0 * softgen_runtime::stumpff(segment1_slice2_bend)[8] - 0.5 * t135;
-    let t138 = cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3;
-    let t139 = 1.5 * cache.segment1_bend_squared_c5
-        - 0.5 * cache.segment1_bend_squared_c4;
-    let t140 = 0.5 * cache.segment1_bend_squared_c3
-        - 0.5 * cache.segment1_bend_squared_c2;
-    let t141 = 2.0 * cache.segment1_bend_squared_c6
-        - 0.5 * cache.segment1_bend_squared_c5;
-    let t142 = softgen_runtime::stumpff(segment1_bend_squared)[7];
-    let t143 = 2.5 * t142 - 0.5 * cache.segment1_bend_squared_c6;
-    let t144 = 3.0 * softgen_runtime::stumpff(segment1_bend_squared)[8] - 0.5 * t142;
-    let t145 = t70 + t75 + t80;
-    let t146 = t71 + t78 + t83;
-    let t147 = t87 + t92 + t95;
-    let t148 = t89 + t90 + t97;
-    let t149 = t69 + t76 + t82;
-    let t150 = t86 + t94 + t98;
+    let t137 = cache.sin_q2 * t132;
+    let t138 = cache.cos_q2 * t50;
+    let t139 = t137 + t138;
+    let t140 = t133 + t136;
+    let t141 = t134 + t135;
+    let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
+        + qd[4] * cache.segment2_tip_subspace0_v_x;
+    let head_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.head_inertia_h_y;
+    let segment2_tip_bias_v_y = segment1_tip_bias_v_y
+        + segment1_tip_velocity_w_z * qd[4] * cache.segment2_tip_subspace0_v_x
+        + cache.segment1_tip_rotation_10 * t111 + cache.segment1_tip_rotation_11 * t112
+        - segment2_bend_y_rate * segment1_tip_velocity_v_x
+        - qdd[4] * p.segment_length * cache.segment2_position_x;
+    let t142 = t91 * cache.segment1_tip_rotation_11;
+    let t143 = cache.segment1_tip_rotation_10 * t110;
+    let t144 = t142 + t143;
+    let middle_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.middle_inertia_h_y;
+    let tail_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.tail_inertia_h_y * qd[2];
+    let head_composite_force_f_y = p.link_mass * segment2_tip_bias_v_y
+        + head_momentum_f_x * segment2_tip_velocity_w_z
+        + segment2_tip_bias_w_z * cache.head_inertia_h_x;
+    let segment2_composite_force_f_y = head_composite_force_f_y + t142 + t143;
+    let middle_composite_force_f_y = segment1_tip_velocity_w_z * middle_momentum_f_x
+        + segment2_composite_force_f_y + cache.middle_inertia_h_x * segment1_tip_bias_w_z
+        + segment1_tip_bias_v_y * p.link_mass;
+    let segment1_composite_force_f_y = t137 + middle_composite_force_f_y + t138;
+    let tail_composite_force_f_y = qdd[2] * cache.tail_inertia_h_x
+        + qd[2] * tail_momentum_f_x + base_angle_acceleration_v_y * p.link_mass
+        + segment1_composite_force_f_y;
+    let t145 = t118 + t121 + t127;
+    let t146 = t119 + t125 + t131;
+    let t147 = t37 + t42 + t45;
+    let t148 = t39 + t40 + t47;
+    let t149 = t117 + t123 + t129;
+    let t150 = t35 + t44 + t49;
     let t151 = 0.5 * cache.segment2_bend_squared_c3
         - 0.5 * cache.segment2_bend_squared_c2;
     let t152 = cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3;
@@ -3625,1469 +3625,732 @@ pub fn inverse_dynamics_position_derivatives_into(
     let t176 = 3.0 * softgen_runtime::stumpff(segment2_slice2_bend)[8] - 0.5 * t174;
     let t177 = 3.0 * softgen_runtime::stumpff(segment2_slice0_bend)[8] - 0.5 * t166;
     let t178 = 3.0 * softgen_runtime::stumpff(segment2_slice1_bend)[8] - 0.5 * t169;
-    let t179 = t20 + t42 + t46;
-    let t180 = t55 + t61 + t63;
-    let t181 = t37 + t38 + t40;
-    let t182 = t56 + t59 + t62;
-    let t183 = t39 + t41 + t44;
-    let t184 = t49 + t54 + t57;
-    for j in [0] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
+    let t179 = t65 + t86 + t90;
+    let t180 = t99 + t106 + t109;
+    let t181 = t75 + t76 + t80;
+    let t182 = t100 + t104 + t108;
+    let t183 = t77 + t83 + t88;
+    let t184 = t92 + t97 + t102;
+    for columns in [[0, 1, 2, 3]] {
+        let dq = softgen_runtime::Lanes4::unit_directions::<DOF>(columns);
+        let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+        let tail_com_x_along_dq = 0.5 * p.link_length * base_angle_rotation_00_along_dq
+            + dq[0];
+        let tail_inertia_h_x_along_dq = p.link_mass * tail_com_x_along_dq;
         let base_angle_subspace_v_y_along_dq = -dq[0];
         let base_angle_velocity_v_y_along_dq = qd[2] * base_angle_subspace_v_y_along_dq;
-        let t185 = base_angle_velocity_v_y_along_dq + dq[0] * qd[2];
-        let segment1_base_velocity_v_y_along_dq = t185 * cache.cos_q2;
-        let base_angle_acceleration_v_y_along_dq = qdd[2]
-            * base_angle_subspace_v_y_along_dq;
-        let t186 = qdd[2] * dq[0] + base_angle_acceleration_v_y_along_dq;
-        let segment1_base_bias_v_x_along_dq = cache.sin_q2 * t186;
-        let t187 = 0.5 * segment1_base_velocity_v_y_along_dq * segment1_bend_y_rate
-            + segment1_base_bias_v_x_along_dq;
-        let t188 = t187 * cache.segment1_slice1_mass;
-        let t189 = segment1_base_bias_v_x_along_dq
-            + 0.1127016653792583 * segment1_base_velocity_v_y_along_dq
-                * segment1_bend_y_rate;
-        let t190 = cache.segment1_slice0_mass * t189;
-        let segment1_slice0_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t191 = -(segment1_slice0_local_momentum_f_y_along_dq * t0);
-        let t192 = -(segment1_slice0_local_momentum_f_y_along_dq * t1);
-        let segment1_slice1_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
-            * cache.segment1_slice1_mass;
-        let t193 = -(t2 * segment1_slice1_local_momentum_f_y_along_dq);
-        let t194 = 0.8872983346207417 * segment1_base_velocity_v_y_along_dq
-            * segment1_bend_y_rate + segment1_base_bias_v_x_along_dq;
-        let t195 = t194 * cache.segment1_slice0_mass;
-        let t196 = t188 + t190 + t191 + t192 + t193 + t195;
-        let t197 = cache.cos_q2 * t196;
-        let segment1_base_bias_v_y_along_dq = cache.cos_q2 * t186;
-        let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t185;
-        let t198 = segment1_base_bias_v_y_along_dq
-            - 0.8872983346207417 * segment1_bend_y_rate
-                * segment1_base_velocity_v_x_along_dq;
-        let t199 = t198 * cache.segment1_slice0_mass;
-        let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
-            * segment1_base_velocity_v_x_along_dq;
-        let t200 = segment1_slice0_local_momentum_f_x_along_dq * t1;
-        let segment1_slice1_local_momentum_f_x_along_dq = cache.segment1_slice1_mass
-            * segment1_base_velocity_v_x_along_dq;
-        let t201 = t2 * segment1_slice1_local_momentum_f_x_along_dq;
-        let t202 = segment1_base_bias_v_y_along_dq
-            - 0.1127016653792583 * segment1_bend_y_rate
-                * segment1_base_velocity_v_x_along_dq;
-        let t203 = t202 * cache.segment1_slice0_mass;
-        let t204 = segment1_base_bias_v_y_along_dq
-            - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq;
-        let t205 = t204 * cache.segment1_slice1_mass;
-        let t206 = segment1_slice0_local_momentum_f_x_along_dq * t0;
-        let t207 = t199 + t200 + t201 + t203 + t205 + t206;
-        let t208 = cache.base_angle_rotation_01 * t207;
-        let segment1_tip_subspace0_v_y_along_dq = -(p.segment_length * dq[0]);
-        let segment1_tip_bias_v_x_along_dq = segment1_bend_y_rate
-            * base_angle_velocity_v_y_along_dq
-            - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
-        let segment1_tip_bias_v_y_along_dq = base_angle_acceleration_v_y_along_dq
-            - p.segment_length * dq[0] * qdd[3];
-        let t209 = dq[0] * segment1_tip_bias_w_z + segment1_tip_bias_v_y_along_dq;
-        let segment2_base_bias_v_x_along_dq = t209 * cache.segment1_tip_rotation_10
-            + cache.segment1_tip_rotation_00 * segment1_tip_bias_v_x_along_dq;
-        let segment1_tip_velocity_v_y_along_dq = segment1_tip_subspace0_v_y_along_dq
-            * qd[3] + base_angle_velocity_v_y_along_dq;
-        let t210 = segment1_tip_velocity_v_y_along_dq
-            + segment1_tip_velocity_w_z * dq[0];
-        let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_11 * t210;
-        let t211 = segment2_base_bias_v_x_along_dq
-            + 0.8872983346207417 * segment2_bend_y_rate
-                * segment2_base_velocity_v_y_along_dq;
-        let t212 = t211 * cache.segment1_slice0_mass;
-        let t213 = 0.1127016653792583 * segment2_bend_y_rate
-            * segment2_base_velocity_v_y_along_dq + segment2_base_bias_v_x_along_dq;
-        let t214 = cache.segment1_slice0_mass * t213;
-        let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t215 = -(t3 * segment2_slice0_local_momentum_f_y_along_dq);
-        let segment2_slice1_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice1_mass;
-        let t216 = -(segment2_slice1_local_momentum_f_y_along_dq * t4);
-        let t217 = -(segment2_slice0_local_momentum_f_y_along_dq * t5);
-        let t218 = segment2_base_bias_v_x_along_dq
-            + 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dq;
-        let t219 = t218 * cache.segment1_slice1_mass;
-        let t220 = t212 + t214 + t215 + t216 + t217 + t219;
-        let t221 = t220 * cache.segment1_tip_rotation_00;
-        let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t210;
-        let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t222 = t5 * segment2_slice0_local_momentum_f_x_along_dq;
-        let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01
-            * segment1_tip_bias_v_x_along_dq + t209 * cache.segment1_tip_rotation_11;
-        let t223 = segment2_base_bias_v_y_along_dq
-            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t224 = cache.segment1_slice0_mass * t223;
-        let t225 = segment2_base_bias_v_y_along_dq
-            - 0.5 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate;
-        let t226 = t225 * cache.segment1_slice1_mass;
-        let t227 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
-        let segment2_slice1_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
-            * cache.segment1_slice1_mass;
-        let t228 = segment2_slice1_local_momentum_f_x_along_dq * t4;
-        let t229 = segment2_base_bias_v_y_along_dq
-            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t230 = cache.segment1_slice0_mass * t229;
-        let t231 = t222 + t224 + t226 + t227 + t228 + t230;
-        let t232 = cache.segment1_tip_rotation_01 * t231;
-        let segment2_tip_bias_v_x_along_dq = segment1_tip_bias_v_x_along_dq
-            + segment2_bend_y_rate * segment1_tip_velocity_v_y_along_dq
-            - segment1_tip_subspace0_v_y_along_dq * segment1_tip_velocity_w_z * qd[4];
-        let tail_inertia_h_x_along_dq = p.link_mass * dq[0];
-        let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
-            + segment1_tip_subspace0_v_y_along_dq * qd[4];
-        let head_momentum_f_y_along_dq = tail_inertia_h_x_along_dq
-            * segment2_tip_velocity_w_z
-            + p.link_mass * segment2_tip_velocity_v_y_along_dq;
-        let head_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq
-            - head_momentum_f_y_along_dq * segment2_tip_velocity_w_z;
-        let segment2_composite_force_f_x_along_dq = t221 + t232
-            + head_composite_force_f_x_along_dq;
-        let middle_momentum_f_y_along_dq = segment1_tip_velocity_w_z
-            * tail_inertia_h_x_along_dq
-            + p.link_mass * segment1_tip_velocity_v_y_along_dq;
-        let middle_composite_force_f_x_along_dq = p.link_mass
-            * segment1_tip_bias_v_x_along_dq + segment2_composite_force_f_x_along_dq
-            - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dq;
-        let segment1_composite_force_f_x_along_dq = t197 + t208
-            + middle_composite_force_f_x_along_dq;
         let tail_momentum_f_y_along_dq = tail_inertia_h_x_along_dq * qd[2]
             + p.link_mass * base_angle_velocity_v_y_along_dq;
-        let tail_composite_force_f_x_along_dq = segment1_composite_force_f_x_along_dq
-            - tail_momentum_f_y_along_dq * qd[2];
-        let t233 = cache.sin_q2 * t196;
-        let t234 = cache.cos_q2 * t207;
-        let segment2_tip_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
-            - qdd[4] * p.segment_length * dq[0];
-        let head_composite_force_f_y_along_dq = segment2_tip_bias_w_z
-            * tail_inertia_h_x_along_dq + p.link_mass * segment2_tip_bias_v_y_along_dq;
-        let t235 = t220 * cache.segment1_tip_rotation_10;
-        let t236 = cache.segment1_tip_rotation_11 * t231;
-        let segment2_composite_force_f_y_along_dq = head_composite_force_f_y_along_dq
-            + t235 + t236;
-        let middle_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
-            + p.link_mass * segment1_tip_bias_v_y_along_dq
-            + tail_inertia_h_x_along_dq * segment1_tip_bias_w_z;
-        let segment1_composite_force_f_y_along_dq = t233 + t234
-            + middle_composite_force_f_y_along_dq;
-        let tail_composite_force_f_y_along_dq = segment1_composite_force_f_y_along_dq
-            + p.link_mass * base_angle_acceleration_v_y_along_dq
-            + qdd[2] * tail_inertia_h_x_along_dq;
-        let t237 = segment1_slice0_local_momentum_f_y
-            * segment1_base_velocity_v_x_along_dq;
-        let t238 = -(segment1_base_velocity_v_y_along_dq
-            * segment1_slice2_local_momentum_f_x);
-        let t239 = cache.segment1_slice1_local_inertia_h_x * t204;
-        let t240 = -(segment1_slice0_local_momentum_f_x_along_dq * t8);
-        let t241 = -(segment1_slice0_local_momentum_f_x_along_dq * t10);
-        let t242 = -(t187 * cache.segment1_slice1_local_inertia_h_y);
-        let t243 = cache.segment1_slice2_local_inertia_h_x * t198;
-        let t244 = -(segment1_slice1_local_momentum_f_x
-            * segment1_base_velocity_v_y_along_dq);
-        let t245 = -(t14 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t246 = t15 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t247 = cache.segment2_slice0_local_inertia_h_x * t223;
-        let t248 = -(t16 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t249 = -(segment2_base_velocity_v_y_along_dq
-            * segment2_slice1_local_momentum_f_x);
-        let t250 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice1_local_momentum_f_y;
-        let t251 = -(segment2_slice1_local_momentum_f_x_along_dq * t18);
-        let t252 = cache.segment2_slice2_local_inertia_h_x * t229;
-        let t253 = -(cache.segment2_slice0_local_inertia_h_y * t213);
-        let t254 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice2_local_momentum_f_y;
-        let t255 = t19 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t256 = segment2_slice1_local_momentum_f_y_along_dq * t17;
-        let t257 = -(segment2_slice0_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t258 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice0_local_momentum_f_y;
-        let t259 = -(t211 * cache.segment2_slice2_local_inertia_h_y);
-        let t260 = cache.segment2_slice1_local_inertia_h_x * t225;
-        let head_inertia_i_22_along_dq = 2.0 * cache.head_com_x * p.link_mass * dq[0];
-        let head_composite_force_n_z_along_dq = cache.head_inertia_h_x
-            * segment2_tip_bias_v_y_along_dq
-            + head_inertia_i_22_along_dq * segment2_tip_bias_w_z
-            + tail_inertia_h_x_along_dq * segment2_tip_bias_v_y
-            + head_momentum_f_y_along_dq * segment2_tip_velocity_v_x
-            - head_momentum_f_x * segment2_tip_velocity_v_y_along_dq
-            - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y;
-        let t261 = -(cache.segment2_slice1_local_inertia_h_y * t218);
-        let t262 = -(segment2_slice2_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let segment2_composite_force_n_z_along_dq = t245 + t246 + t247 + t248 + t249
-            + t250 + t251 + t252 + t253 + t254 + t255 + dq[0] * t66 + t256
-            + cache.segment2_position_x * (t235 + t236) + t257 + t258 + t259 + t260
-            + head_composite_force_n_z_along_dq + t261 + t262
-            - cache.segment2_position_y * (t221 + t232);
-        let middle_inertia_i_22_along_dq = 2.0 * p.link_mass * dq[0]
-            * cache.middle_com_x;
-        let middle_composite_force_n_z_along_dq = segment1_tip_bias_v_y_along_dq
-            * cache.middle_inertia_h_x + segment2_composite_force_n_z_along_dq
-            + segment1_tip_bias_v_y * tail_inertia_h_x_along_dq
-            + middle_inertia_i_22_along_dq * segment1_tip_bias_w_z
-            + middle_momentum_f_y_along_dq * segment1_tip_velocity_v_x
-            - cache.middle_inertia_h_y * segment1_tip_bias_v_x_along_dq
-            - segment1_tip_velocity_v_y_along_dq * middle_momentum_f_x;
-        let t263 = t11 * segment1_slice1_local_momentum_f_y_along_dq;
-        let t264 = -(cache.segment1_slice0_local_inertia_h_y * t189);
-        let t265 = t88 * segment1_slice0_local_momentum_f_y_along_dq;
-        let t266 = -(t79 * segment1_slice1_local_momentum_f_x_along_dq);
-        let t267 = t202 * cache.segment1_slice0_local_inertia_h_x;
-        let t268 = segment1_base_velocity_v_x_along_dq
-            * segment1_slice1_local_momentum_f_y;
-        let t269 = segment1_base_velocity_v_x_along_dq
-            * segment1_slice2_local_momentum_f_y;
-        let t270 = -(t194 * cache.segment1_slice2_local_inertia_h_y);
-        let t271 = -(segment1_base_velocity_v_y_along_dq
-            * segment1_slice0_local_momentum_f_x);
-        let t272 = segment1_slice0_local_momentum_f_y_along_dq * t9;
-        let segment1_composite_force_n_z_along_dq = t237 + t238 + t239 + t240 + t241
-            + t242 + t243 + t244 + middle_composite_force_n_z_along_dq + t101 * dq[0]
-            + t263 + t264 + t265 + t266 + t267 + t268 + t269 + t270
-            + cache.segment1_position_x * (t233 + t234) + t271 + t272
-            - (t197 + t208) * cache.segment1_position_y;
-        let tail_inertia_i_22_along_dq = 2.0 * cache.tail_com_x * p.link_mass * dq[0];
-        let tail_composite_force_n_z_along_dq = segment1_composite_force_n_z_along_dq
-            + qdd[2] * tail_inertia_i_22_along_dq
-            + tail_momentum_f_y_along_dq * base_angle_velocity_v_x
-            + base_angle_acceleration_v_y * tail_inertia_h_x_along_dq
-            + cache.tail_inertia_h_x * base_angle_acceleration_v_y_along_dq
-            - base_angle_velocity_v_y_along_dq * tail_momentum_f_x;
-        position[(0, j)] = tail_composite_force_f_x_along_dq;
-        position[(1, j)] = tail_composite_force_f_y_along_dq;
-        position[(2, j)] = tail_composite_force_n_z_along_dq
-            + tail_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y
-            + q[1] * tail_composite_force_f_x_along_dq
-            + tail_composite_force_f_y * base_angle_subspace_v_y_along_dq;
-        position[(3, j)] = segment1_tip_subspace0_v_y_along_dq
-            * middle_composite_force_f_y
-            + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y_along_dq
-            + (cache.segment1_slice1_local_bend_y_column_v_y * (t201 + t205)
-                + (t191 + t195) * cache.segment1_slice2_local_bend_y_column_v_x
-                + (t190 + t192) * cache.segment1_slice0_local_bend_y_column_v_x
-                + 0.1127016653792583 * (t237 + t240 + t264 + t265 + t267 + t271)
-                + (t200 + t203) * cache.segment1_slice0_local_bend_y_column_v_y
-                + cache.segment1_slice1_local_bend_y_column_v_x * (t188 + t193)
-                + 0.5 * (t239 + t242 + t244 + t263 + t266 + t268)
-                + 0.8872983346207417 * (t238 + t241 + t243 + t269 + t270 + t272)
-                + cache.segment1_slice2_local_bend_y_column_v_y * (t199 + t206))
-                * p.segment_length
-            + p.segment_length * middle_composite_force_n_z_along_dq
-            + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x_along_dq;
-        position[(4, j)] = p.segment_length * head_composite_force_n_z_along_dq
-            + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
-            + head_composite_force_f_y * segment1_tip_subspace0_v_y_along_dq
-            + p.segment_length
-                * (0.1127016653792583 * (t245 + t247 + t253 + t255 + t257 + t258)
-                    + cache.segment2_slice2_local_bend_y_column_v_y * (t222 + t230)
-                    + cache.segment2_slice0_local_bend_y_column_v_y * (t224 + t227)
-                    + cache.segment2_slice1_local_bend_y_column_v_y * (t226 + t228)
-                    + 0.5 * (t249 + t250 + t251 + t256 + t260 + t261)
-                    + (t214 + t215) * cache.segment2_slice0_local_bend_y_column_v_x
-                    + (t212 + t217) * cache.segment2_slice2_local_bend_y_column_v_x
-                    + 0.8872983346207417 * (t246 + t248 + t252 + t254 + t259 + t262)
-                    + cache.segment2_slice1_local_bend_y_column_v_x * (t216 + t219))
-            + head_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y;
-    }
-    for j in [1] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let tail_inertia_h_y_along_dq = p.link_mass * dq[1];
-        let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
-        let segment1_tip_subspace0_v_x_along_dq = p.segment_length * dq[1];
-        let segment1_tip_bias_v_y_along_dq = segment1_tip_subspace0_v_x_along_dq * qd[2]
-            * qd[3] - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate;
-        let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
-        let segment1_tip_bias_v_x_along_dq = base_angle_acceleration_v_x_along_dq
-            + p.segment_length * dq[1] * qdd[3];
-        let t273 = segment1_tip_bias_v_x_along_dq - dq[1] * segment1_tip_bias_w_z;
-        let segment2_base_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
-            * cache.segment1_tip_rotation_11 + cache.segment1_tip_rotation_01 * t273;
-        let segment1_tip_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
-            + segment1_tip_subspace0_v_x_along_dq * qd[3];
-        let t274 = segment1_tip_velocity_v_x_along_dq
-            - segment1_tip_velocity_w_z * dq[1];
-        let segment2_base_velocity_v_x_along_dq = t274 * cache.segment1_tip_rotation_00;
-        let t275 = segment2_base_bias_v_y_along_dq
-            - 0.1127016653792583 * segment2_bend_y_rate
-                * segment2_base_velocity_v_x_along_dq;
-        let t276 = t275 * cache.segment1_slice0_mass;
-        let t277 = segment2_base_bias_v_y_along_dq
-            - 0.8872983346207417 * segment2_bend_y_rate
-                * segment2_base_velocity_v_x_along_dq;
-        let t278 = t277 * cache.segment1_slice0_mass;
-        let segment2_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
-            * segment2_base_velocity_v_x_along_dq;
-        let t279 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
-        let t280 = segment2_base_bias_v_y_along_dq
-            - 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_x_along_dq;
-        let t281 = t280 * cache.segment1_slice1_mass;
-        let segment2_slice1_local_momentum_f_x_along_dq = cache.segment1_slice1_mass
-            * segment2_base_velocity_v_x_along_dq;
-        let t282 = segment2_slice1_local_momentum_f_x_along_dq * t4;
-        let t283 = segment2_slice0_local_momentum_f_x_along_dq * t5;
-        let t284 = t276 + t278 + t279 + t281 + t282 + t283;
-        let t285 = cache.segment1_tip_rotation_01 * t284;
-        let segment2_base_velocity_v_y_along_dq = t274 * cache.segment1_tip_rotation_01;
-        let segment2_slice1_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice1_mass;
-        let t286 = -(t4 * segment2_slice1_local_momentum_f_y_along_dq);
-        let segment2_base_bias_v_x_along_dq = cache.segment1_tip_rotation_00 * t273
-            + cache.segment1_tip_rotation_10 * segment1_tip_bias_v_y_along_dq;
-        let t287 = segment2_base_bias_v_x_along_dq
-            + 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dq;
-        let t288 = cache.segment1_slice1_mass * t287;
-        let segment2_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
-            * segment2_base_velocity_v_y_along_dq;
-        let t289 = -(t5 * segment2_slice0_local_momentum_f_y_along_dq);
-        let t290 = segment2_base_bias_v_x_along_dq
-            + 0.1127016653792583 * segment2_bend_y_rate
-                * segment2_base_velocity_v_y_along_dq;
-        let t291 = t290 * cache.segment1_slice0_mass;
-        let t292 = -(t3 * segment2_slice0_local_momentum_f_y_along_dq);
-        let t293 = segment2_base_bias_v_x_along_dq
-            + 0.8872983346207417 * segment2_bend_y_rate
-                * segment2_base_velocity_v_y_along_dq;
-        let t294 = t293 * cache.segment1_slice0_mass;
-        let t295 = t286 + t288 + t289 + t291 + t292 + t294;
-        let t296 = t295 * cache.segment1_tip_rotation_00;
-        let segment2_tip_bias_v_x_along_dq = segment1_tip_bias_v_x_along_dq
-            + qdd[4] * p.segment_length * dq[1];
-        let head_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq
-            - tail_inertia_h_y_along_dq * segment2_tip_bias_w_z;
-        let segment2_composite_force_f_x_along_dq = t285 + t296
-            + head_composite_force_f_x_along_dq;
-        let middle_composite_force_f_x_along_dq = segment2_composite_force_f_x_along_dq
-            + p.link_mass * segment1_tip_bias_v_x_along_dq
-            - tail_inertia_h_y_along_dq * segment1_tip_bias_w_z;
-        let tail_composite_force_f_x_along_dq = middle_composite_force_f_x_along_dq
-            + p.link_mass * base_angle_acceleration_v_x_along_dq
-            - qdd[2] * tail_inertia_h_y_along_dq;
-        let tail_momentum_f_x_along_dq = p.link_mass * base_angle_velocity_v_x_along_dq
-            - tail_inertia_h_y_along_dq * qd[2];
-        let t297 = cache.segment1_tip_rotation_11 * t284;
-        let t298 = cache.segment1_tip_rotation_10 * t295;
-        let segment2_tip_velocity_v_x_along_dq = qd[4]
-            * segment1_tip_subspace0_v_x_along_dq + segment1_tip_velocity_v_x_along_dq;
-        let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
-            - tail_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
-        let segment2_tip_bias_v_y_along_dq = segment1_tip_velocity_w_z * qd[4]
-            * segment1_tip_subspace0_v_x_along_dq + segment1_tip_bias_v_y_along_dq
-            - segment1_tip_velocity_v_x_along_dq * segment2_bend_y_rate;
-        let head_composite_force_f_y_along_dq = head_momentum_f_x_along_dq
-            * segment2_tip_velocity_w_z + p.link_mass * segment2_tip_bias_v_y_along_dq;
-        let segment2_composite_force_f_y_along_dq = t297 + t298
-            + head_composite_force_f_y_along_dq;
-        let middle_momentum_f_x_along_dq = p.link_mass
-            * segment1_tip_velocity_v_x_along_dq
-            - segment1_tip_velocity_w_z * tail_inertia_h_y_along_dq;
-        let middle_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
-            + p.link_mass * segment1_tip_bias_v_y_along_dq
-            + segment1_tip_velocity_w_z * middle_momentum_f_x_along_dq;
-        let tail_composite_force_f_y_along_dq = qd[2] * tail_momentum_f_x_along_dq
-            + middle_composite_force_f_y_along_dq;
-        let t299 = -(cache.segment2_slice1_local_inertia_h_y * t287);
-        let head_inertia_i_22_along_dq = 2.0 * p.link_mass * cache.head_com_y * dq[1];
-        let head_composite_force_n_z_along_dq = segment2_tip_bias_w_z
-            * head_inertia_i_22_along_dq
-            + segment2_tip_velocity_v_x_along_dq * head_momentum_f_y
-            + cache.head_inertia_h_x * segment2_tip_bias_v_y_along_dq
-            - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y
-            - segment2_tip_velocity_v_y * head_momentum_f_x_along_dq
-            - segment2_tip_bias_v_x * tail_inertia_h_y_along_dq;
-        let t300 = -(segment2_slice1_local_momentum_f_x_along_dq * t18);
-        let t301 = segment2_slice1_local_momentum_f_y
-            * segment2_base_velocity_v_x_along_dq;
-        let t302 = -(t16 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t303 = -(segment2_slice0_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t304 = -(segment2_base_velocity_v_y_along_dq
-            * segment2_slice1_local_momentum_f_x);
-        let t305 = -(t290 * cache.segment2_slice0_local_inertia_h_y);
-        let t306 = t277 * cache.segment2_slice2_local_inertia_h_x;
-        let t307 = -(segment2_slice2_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t308 = t15 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t309 = t275 * cache.segment2_slice0_local_inertia_h_x;
-        let t310 = t17 * segment2_slice1_local_momentum_f_y_along_dq;
-        let t311 = t19 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t312 = segment2_slice0_local_momentum_f_y
-            * segment2_base_velocity_v_x_along_dq;
-        let t313 = segment2_slice2_local_momentum_f_y
-            * segment2_base_velocity_v_x_along_dq;
-        let t314 = -(t293 * cache.segment2_slice2_local_inertia_h_y);
-        let t315 = -(segment2_slice0_local_momentum_f_x_along_dq * t14);
-        let t316 = cache.segment2_slice1_local_inertia_h_x * t280;
-        let segment2_composite_force_n_z_along_dq = t299
-            + head_composite_force_n_z_along_dq + t300 + t301 + t302 + t303 + t304 + t305
-            + t306 + t307 + t308 + t309 + cache.segment2_position_x * (t297 + t298)
-            + t310 + t311 + t312 + t313 + t314 + t315 + t316
-            - cache.segment2_position_y * (t285 + t296) - t107 * dq[1];
-        let middle_inertia_i_22_along_dq = 2.0 * p.link_mass * dq[1]
-            * cache.middle_com_y;
-        let middle_composite_force_n_z_along_dq = segment2_composite_force_n_z_along_dq
-            + segment1_tip_velocity_v_x_along_dq * middle_momentum_f_y
-            + segment1_tip_bias_v_y_along_dq * cache.middle_inertia_h_x
-            + middle_inertia_i_22_along_dq * segment1_tip_bias_w_z
-            - segment1_tip_bias_v_x * tail_inertia_h_y_along_dq
-            - segment1_tip_velocity_v_y * middle_momentum_f_x_along_dq
-            - segment1_tip_bias_v_x_along_dq * cache.middle_inertia_h_y;
-        let segment1_composite_force_n_z_along_dq = middle_composite_force_n_z_along_dq
-            - t106 * dq[1];
-        let tail_inertia_i_22_along_dq = 2.0 * p.link_mass * dq[1] * cache.tail_com_y;
-        let tail_composite_force_n_z_along_dq = segment1_composite_force_n_z_along_dq
-            + qdd[2] * tail_inertia_i_22_along_dq
-            + base_angle_velocity_v_x_along_dq * tail_momentum_f_y
-            - base_angle_velocity_v_y * tail_momentum_f_x_along_dq
-            - cache.tail_inertia_h_y * base_angle_acceleration_v_x_along_dq
-            - tail_inertia_h_y_along_dq * base_angle_acceleration_v_x;
-        position[(0, j)] = tail_composite_force_f_x_along_dq;
-        position[(1, j)] = tail_composite_force_f_y_along_dq;
-        position[(2, j)] = tail_composite_force_f_x * dq[1]
-            + tail_composite_force_n_z_along_dq
-            + q[1] * tail_composite_force_f_x_along_dq
-            + tail_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
-        position[(3, j)] = middle_composite_force_f_x
-            * segment1_tip_subspace0_v_x_along_dq
-            + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y_along_dq
-            + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x_along_dq
-            + p.segment_length * middle_composite_force_n_z_along_dq;
-        position[(4, j)] = head_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
-            + p.segment_length
-                * ((t276 + t279) * cache.segment2_slice0_local_bend_y_column_v_y
-                    + (t289 + t294) * cache.segment2_slice2_local_bend_y_column_v_x
-                    + cache.segment2_slice1_local_bend_y_column_v_y * (t281 + t282)
-                    + 0.8872983346207417 * (t302 + t306 + t307 + t308 + t313 + t314)
-                    + cache.segment2_slice1_local_bend_y_column_v_x * (t286 + t288)
-                    + (t291 + t292) * cache.segment2_slice0_local_bend_y_column_v_x
-                    + 0.1127016653792583 * (t303 + t305 + t309 + t311 + t312 + t315)
-                    + cache.segment2_slice2_local_bend_y_column_v_y * (t278 + t283)
-                    + 0.5 * (t299 + t300 + t301 + t304 + t310 + t316))
-            + cache.segment2_tip_subspace0_v_y * head_composite_force_f_y_along_dq
-            + head_composite_force_n_z_along_dq * p.segment_length
-            + cache.segment2_tip_subspace0_v_x * head_composite_force_f_x_along_dq;
-    }
-    for j in [2] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
-        let tail_com_x_along_dq = 0.5 * p.link_length * base_angle_rotation_00_along_dq;
-        let tail_inertia_h_x_along_dq = tail_com_x_along_dq * p.link_mass;
-        let tail_momentum_f_y_along_dq = tail_inertia_h_x_along_dq * qd[2];
         let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
-        let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+        let tail_com_y_along_dq = 0.5 * p.link_length * base_angle_rotation_10_along_dq
+            + dq[1];
+        let tail_inertia_h_y_along_dq = p.link_mass * tail_com_y_along_dq;
+        let segment1_bend_y_along_dq = p.segment_length * dq[3];
+        let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
+            * segment1_bend_y_along_dq;
+        let segment1_slice0_bend_along_dq = 0.012701665379258308
+            * segment1_bend_squared_along_dq;
+        let t185 = p.segment_length * segment1_bend_y_along_dq;
+        let t186 = 0.0014314988413324798 * cache.segment1_slice0_bend_c3 * t185
+            + 0.0014314988413324798 * t3 * t2 * segment1_slice0_bend_along_dq
+            - 0.0014314988413324798 * t1 * t2 * segment1_slice0_bend_along_dq
+            - 0.0014314988413324798 * cache.segment1_slice0_bend_c2 * t185;
+        let segment1_slice0_local_com_y_along_dq = 0.012701665379258308 * t1 * t2
+            * segment1_slice0_bend_along_dq
+            + 0.012701665379258308 * cache.segment1_slice0_bend_c2 * t185;
+        let segment1_slice0_local_bend_y_column_v_x_along_dq = t186
+            + 0.1127016653792583 * segment1_slice0_local_com_y_along_dq;
+        let segment1_position_x_along_dq = dq[0]
+            + p.link_length * base_angle_rotation_00_along_dq;
+        let t187 = segment1_position_x_along_dq * qd[2]
+            + base_angle_velocity_v_y_along_dq;
         let segment1_position_y_along_dq = p.link_length
-            * base_angle_rotation_10_along_dq;
-        let segment1_position_x_along_dq = p.link_length
-            * base_angle_rotation_00_along_dq;
-        let segment1_base_bias_v_y_along_dq = t73 * base_angle_rotation_01_along_dq
-            + qdd[2] * cache.cos_q2 * segment1_position_x_along_dq
-            + t72 * base_angle_rotation_00_along_dq
-            - qdd[2] * segment1_position_y_along_dq * cache.base_angle_rotation_01;
-        let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * qd[2]
-            * segment1_position_x_along_dq + t6 * base_angle_rotation_00_along_dq
-            + t7 * base_angle_rotation_10_along_dq
-            - segment1_position_y_along_dq * cache.cos_q2 * qd[2];
-        let t317 = segment1_base_bias_v_y_along_dq
-            - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq;
-        let t318 = t317 * cache.segment1_slice1_mass;
-        let segment1_slice1_local_momentum_f_x_along_dq = cache.segment1_slice1_mass
-            * segment1_base_velocity_v_x_along_dq;
-        let t319 = t2 * segment1_slice1_local_momentum_f_x_along_dq;
-        let t320 = segment1_base_bias_v_y_along_dq
-            - 0.8872983346207417 * segment1_bend_y_rate
-                * segment1_base_velocity_v_x_along_dq;
-        let t321 = t320 * cache.segment1_slice0_mass;
-        let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
-            * segment1_base_velocity_v_x_along_dq;
-        let t322 = segment1_slice0_local_momentum_f_x_along_dq * t1;
-        let t323 = segment1_slice0_local_momentum_f_x_along_dq * t0;
-        let t324 = segment1_base_bias_v_y_along_dq
-            - 0.1127016653792583 * segment1_bend_y_rate
-                * segment1_base_velocity_v_x_along_dq;
-        let t325 = t324 * cache.segment1_slice0_mass;
-        let t326 = t318 + t319 + t321 + t322 + t323 + t325;
-        let t327 = t326 * cache.base_angle_rotation_01;
-        let t328 = t99 * base_angle_rotation_01_along_dq;
-        let segment1_base_velocity_v_y_along_dq = cache.cos_q2 * qd[2]
-            * segment1_position_x_along_dq + t7 * base_angle_rotation_00_along_dq
-            + t6 * base_angle_rotation_01_along_dq
-            - segment1_position_y_along_dq * cache.base_angle_rotation_01 * qd[2];
-        let segment1_slice0_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
+            * base_angle_rotation_10_along_dq + dq[1];
+        let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
+        let t188 = base_angle_velocity_v_x_along_dq
+            - qd[2] * segment1_position_y_along_dq;
+        let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t187
+            + cache.cos_q2 * t188 + t4 * base_angle_rotation_00_along_dq
+            + t5 * base_angle_rotation_10_along_dq;
+        let t189 = segment1_bend_y_rate
+            * segment1_slice0_local_bend_y_column_v_x_along_dq
+            + segment1_base_velocity_v_x_along_dq;
+        let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
             * cache.segment1_slice0_mass;
-        let t329 = -(segment1_slice0_local_momentum_f_y_along_dq * t1);
-        let segment1_base_bias_v_x_along_dq = t72 * base_angle_rotation_10_along_dq
-            + qdd[2] * cache.sin_q2 * segment1_position_x_along_dq
-            + t73 * base_angle_rotation_00_along_dq
-            - qdd[2] * segment1_position_y_along_dq * cache.cos_q2;
-        let t330 = segment1_base_bias_v_x_along_dq
-            + 0.1127016653792583 * segment1_bend_y_rate
-                * segment1_base_velocity_v_y_along_dq;
-        let t331 = cache.segment1_slice0_mass * t330;
-        let segment1_slice1_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
+        let segment1_slice0_local_momentum_f_x_along_dq = t189
+            * cache.segment1_slice0_mass
+            - segment1_slice0_local_inertia_h_y_along_dq * t0;
+        let t190 = t0 * segment1_slice0_local_momentum_f_x_along_dq;
+        let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
+        let t191 = base_angle_acceleration_v_x_along_dq
+            - qdd[2] * segment1_position_y_along_dq;
+        let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+        let base_angle_acceleration_v_y_along_dq = qdd[2]
+            * base_angle_subspace_v_y_along_dq;
+        let t192 = qdd[2] * segment1_position_x_along_dq
+            + base_angle_acceleration_v_y_along_dq;
+        let segment1_base_bias_v_y_along_dq = t191 * cache.base_angle_rotation_01
+            + t6 * base_angle_rotation_01_along_dq + t7 * base_angle_rotation_00_along_dq
+            + t192 * cache.cos_q2;
+        let t193 = t8 * (3.0 * segment1_bend_squared * segment1_bend_y_along_dq)
+            * p.segment_length;
+        let segment1_slice1_bend_along_dq = 0.25 * segment1_bend_squared_along_dq;
+        let t194 = t8 * p.segment_length * segment1_bend_y_along_dq;
+        let t195 = 0.125 * cache.segment1_slice1_bend_c3 * t185
+            + 0.125 * segment1_slice1_bend_along_dq * t2 * t15
+            - 0.125 * cache.segment1_slice1_bend_c2 * t185
+            - 0.125 * segment1_slice1_bend_along_dq * t16 * t2;
+        let segment1_slice1_local_com_y_along_dq = 0.25 * segment1_slice1_bend_along_dq
+            * t16 * t2 + 0.25 * cache.segment1_slice1_bend_c2 * t185;
+        let segment1_slice1_local_bend_y_column_v_x_along_dq = t195
+            + 0.5 * segment1_slice1_local_com_y_along_dq;
+        let t196 = segment1_bend_squared_along_dq * p.segment_length;
+        let t197 = 0.125 * t196 * cache.segment1_slice1_bend_c4
+            + 0.25 * segment1_slice1_bend_along_dq * t16 * p.segment_length
+            + 0.125 * segment1_slice1_bend_along_dq * t17 * t10
+            - 0.0625 * t196 * cache.segment1_slice1_bend_c3
+            - 0.0625 * segment1_slice1_bend_along_dq * t17 * t15;
+        let segment1_slice1_local_com_x_along_dq = 0.5 * segment1_slice1_bend_along_dq
+            * p.segment_length * t18;
+        let segment1_slice1_local_bend_y_column_v_y_along_dq = t197
+            - 0.5 * segment1_slice1_local_com_x_along_dq;
+        let segment1_slice1_local_subspace0_v_y_along_dq = p.segment_length
+            * segment1_slice1_local_bend_y_column_v_y_along_dq;
+        let t198 = segment1_base_bias_v_y_along_dq
+            + (0.125 * t193 * cache.segment1_slice1_bend_c6
+                + 0.375 * segment1_slice1_bend_along_dq * t9 * t10
+                + 0.125 * segment1_slice1_bend_along_dq * t14 * t13
+                + 0.015625 * t193 * cache.segment1_slice1_bend_c4
+                + 0.375 * t194 * cache.segment1_slice1_bend_c4
+                + 0.015625 * segment1_slice1_bend_along_dq * t13 * t10
+                - 0.078125 * cache.segment1_slice1_bend_c5 * t193
+                - 0.078125 * segment1_slice1_bend_along_dq * t12 * t13
+                - 0.1875 * segment1_slice1_bend_along_dq * t9 * t15
+                - 0.1875 * cache.segment1_slice1_bend_c3 * t194)
+            + segment1_slice1_local_bend_y_column_v_x_along_dq * segment1_bend_y_rate
+                * qd[2] + qdd[3] * segment1_slice1_local_subspace0_v_y_along_dq
+            - 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_x_along_dq
+            - 0.5 * segment1_bend_y_rate * segment1_bend_y_rate * t195;
+        let t199 = t198 * cache.segment1_slice1_mass;
+        let segment1_slice2_bend_along_dq = 0.7872983346207417
+            * segment1_bend_squared_along_dq;
+        let segment1_slice2_local_com_y_along_dq = 0.7872983346207417
+            * cache.segment1_slice2_bend_c2 * t185
+            + 0.7872983346207417 * t20 * segment1_slice2_bend_along_dq * t2;
+        let segment1_slice2_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+            * segment1_slice2_local_com_y_along_dq;
+        let t200 = 0.6985685011586675 * t21 * segment1_slice2_bend_along_dq * t2
+            + 0.6985685011586675 * t185 * cache.segment1_slice2_bend_c3
+            - 0.6985685011586675 * t20 * segment1_slice2_bend_along_dq * t2
+            - 0.6985685011586675 * cache.segment1_slice2_bend_c2 * t185;
+        let segment1_slice2_local_bend_y_column_v_x_along_dq = 0.8872983346207417
+            * segment1_slice2_local_com_y_along_dq + t200;
+        let t201 = segment1_base_velocity_v_x_along_dq
+            + segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_x_along_dq;
+        let segment1_slice2_local_momentum_f_x_along_dq = t201
+            * cache.segment1_slice0_mass
+            - t19 * segment1_slice2_local_inertia_h_y_along_dq;
+        let t202 = segment1_slice2_local_momentum_f_x_along_dq * t19;
+        let t203 = 0.0003226646068132982 * t17 * t24 * segment1_slice0_bend_along_dq
+            + 0.012701665379258308 * t1 * p.segment_length
+                * segment1_slice0_bend_along_dq
+            + 0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t196
+            - 0.0001613323034066491 * t196 * cache.segment1_slice0_bend_c3
+            - 0.0001613323034066491 * t3 * t17 * segment1_slice0_bend_along_dq;
+        let segment1_slice0_local_com_x_along_dq = 0.1127016653792583 * t26
+            * p.segment_length * segment1_slice0_bend_along_dq;
+        let segment1_slice0_local_bend_y_column_v_y_along_dq = t203
+            - 0.1127016653792583 * segment1_slice0_local_com_x_along_dq;
+        let segment1_slice0_local_subspace0_v_y_along_dq = segment1_slice0_local_bend_y_column_v_y_along_dq
+            * p.segment_length;
+        let t204 = segment1_bend_y_rate
+            * segment1_slice0_local_bend_y_column_v_x_along_dq * qd[2]
+            + segment1_base_bias_v_y_along_dq
+            + (0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t194
+                + 0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t193
+                + 0.000016393511461889856 * t193 * cache.segment1_slice0_bend_c6
+                + 0.000016393511461889856 * t23 * t13 * segment1_slice0_bend_along_dq
+                + 0.0009679938204398945 * t9 * t24 * segment1_slice0_bend_along_dq
+                + 0.000002049188932736232 * t24 * t13 * segment1_slice0_bend_along_dq
+                - 0.00048399691021994726 * t194 * cache.segment1_slice0_bend_c3
+                - 0.00048399691021994726 * t9 * t3 * segment1_slice0_bend_along_dq
+                - 0.00001024594466368116 * t193 * cache.segment1_slice0_bend_c5
+                - 0.00001024594466368116 * t25 * t13 * segment1_slice0_bend_along_dq)
+            + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
+            - 0.1127016653792583 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq
+            - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t186;
+        let t205 = t204 * cache.segment1_slice0_mass;
+        let segment1_slice2_local_com_x_along_dq = 0.8872983346207417 * t27
+            * segment1_slice2_bend_along_dq * p.segment_length;
+        let segment1_slice2_local_inertia_h_x_along_dq = segment1_slice2_local_com_x_along_dq
+            * cache.segment1_slice0_mass;
+        let t206 = segment1_slice2_local_inertia_h_x_along_dq * segment1_slice2_bias_w_z;
+        let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
+            * cache.segment1_slice0_mass;
+        let t207 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_h_x_along_dq;
+        let t208 = segment1_base_velocity_v_x_along_dq
+            + segment1_slice1_local_bend_y_column_v_x_along_dq * segment1_bend_y_rate;
+        let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
+            * segment1_slice1_local_com_y_along_dq;
+        let segment1_slice1_local_momentum_f_x_along_dq = t208
+            * cache.segment1_slice1_mass
+            - t28 * segment1_slice1_local_inertia_h_y_along_dq;
+        let t209 = t28 * segment1_slice1_local_momentum_f_x_along_dq;
+        let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
             * cache.segment1_slice1_mass;
-        let t332 = -(t2 * segment1_slice1_local_momentum_f_y_along_dq);
-        let t333 = -(segment1_slice0_local_momentum_f_y_along_dq * t0);
-        let t334 = segment1_base_bias_v_x_along_dq
-            + 0.8872983346207417 * segment1_bend_y_rate
-                * segment1_base_velocity_v_y_along_dq;
-        let t335 = t334 * cache.segment1_slice0_mass;
-        let t336 = segment1_base_bias_v_x_along_dq
-            + 0.5 * segment1_bend_y_rate * segment1_base_velocity_v_y_along_dq;
-        let t337 = t336 * cache.segment1_slice1_mass;
-        let t338 = t329 + t331 + t332 + t333 + t335 + t337;
-        let t339 = cache.cos_q2 * t338;
-        let t340 = t84 * base_angle_rotation_00_along_dq;
-        let segment1_tip_position_y_along_dq = segment1_position_y_along_dq
-            + t108 * base_angle_rotation_10_along_dq
-            + t109 * base_angle_rotation_00_along_dq;
-        let segment1_tip_rotation_10_along_dq = t110 * base_angle_rotation_10_along_dq
-            + t111 * base_angle_rotation_00_along_dq;
+        let t210 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
+        let t211 = 0.7872983346207417 * t20 * segment1_slice2_bend_along_dq
+            * p.segment_length
+            + 1.239677335393187 * t29 * segment1_slice2_bend_along_dq * t17
+            + 1.239677335393187 * t196 * cache.segment1_slice2_bend_c4
+            - 0.6198386676965935 * t196 * cache.segment1_slice2_bend_c3
+            - 0.6198386676965935 * t21 * segment1_slice2_bend_along_dq * t17;
+        let segment1_slice2_local_bend_y_column_v_y_along_dq = t211
+            - 0.8872983346207417 * segment1_slice2_local_com_x_along_dq;
+        let segment1_slice2_local_subspace0_v_y_along_dq = segment1_slice2_local_bend_y_column_v_y_along_dq
+            * p.segment_length;
+        let t212 = segment1_slice2_local_subspace0_v_y_along_dq * qdd[3]
+            + segment1_base_bias_v_y_along_dq
+            + segment1_bend_y_rate * qd[2]
+                * segment1_slice2_local_bend_y_column_v_x_along_dq
+            + (3.7190320061795608 * t9 * t29 * segment1_slice2_bend_along_dq
+                + 3.7190320061795608 * t194 * cache.segment1_slice2_bend_c4
+                + 3.903983606488539 * t193 * cache.segment1_slice2_bend_c6
+                + 0.4879979508110674 * t193 * cache.segment1_slice2_bend_c4
+                + 3.903983606488539 * segment1_slice2_bend_along_dq * t32 * t13
+                + 0.4879979508110674 * t29 * segment1_slice2_bend_along_dq * t13
+                - 1.8595160030897804 * t194 * cache.segment1_slice2_bend_c3
+                - 2.439989754055337 * segment1_slice2_bend_along_dq * t31 * t13
+                - 2.439989754055337 * t193 * cache.segment1_slice2_bend_c5
+                - 1.8595160030897804 * t9 * t21 * segment1_slice2_bend_along_dq)
+            - 0.8872983346207417 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq
+            - 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t200;
+        let t213 = t212 * cache.segment1_slice0_mass;
+        let t214 = t190 + t199 + t202 + t205 + t206 + t207 + t209 + t210 + t213;
+        let t215 = cache.base_angle_rotation_01 * t214;
+        let t216 = -(segment1_slice2_bias_w_z
+            * segment1_slice2_local_inertia_h_y_along_dq);
+        let segment1_slice2_local_subspace0_v_x_along_dq = p.segment_length
+            * segment1_slice2_local_bend_y_column_v_x_along_dq;
+        let t217 = t8 * segment1_bend_squared_along_dq * p.segment_length;
+        let segment1_base_velocity_v_y_along_dq = t5 * base_angle_rotation_00_along_dq
+            + t4 * base_angle_rotation_01_along_dq + cache.base_angle_rotation_01 * t188
+            + cache.cos_q2 * t187;
+        let segment1_base_bias_v_x_along_dq = t191 * cache.cos_q2
+            + t7 * base_angle_rotation_10_along_dq + t6 * base_angle_rotation_00_along_dq
+            + cache.sin_q2 * t192;
+        let t218 = segment1_slice2_local_subspace0_v_x_along_dq * qdd[3]
+            + (0.5499818175807267 * t217 * cache.segment1_slice2_bend_c3
+                + 0.6985685011586675 * t21 * segment1_slice2_bend_along_dq * t33
+                + 0.5499818175807267 * t21 * segment1_slice2_bend_along_dq * t34
+                + 1.6499454527421802 * t217 * cache.segment1_slice2_bend_c5
+                + 1.6499454527421802 * segment1_slice2_bend_along_dq * t34 * t31
+                - 1.6499454527421802 * t217 * cache.segment1_slice2_bend_c4
+                - 0.6985685011586675 * t20 * segment1_slice2_bend_along_dq * t33
+                - 1.6499454527421802 * t29 * segment1_slice2_bend_along_dq * t34)
+            + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t211
+            + 0.8872983346207417 * segment1_base_velocity_v_y_along_dq
+                * segment1_bend_y_rate + segment1_base_bias_v_x_along_dq
+            - segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq
+                * qd[2];
+        let t219 = cache.segment1_slice0_mass * t218;
+        let t220 = segment1_base_velocity_v_y_along_dq
+            + segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate;
+        let segment1_slice0_local_momentum_f_y_along_dq = segment1_slice0_local_inertia_h_x_along_dq
+            * t0 + t220 * cache.segment1_slice0_mass;
+        let t221 = -(segment1_slice0_local_momentum_f_y_along_dq * t0);
+        let segment1_slice1_local_subspace0_v_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
+            * p.segment_length;
+        let t222 = segment1_slice1_local_subspace0_v_x_along_dq * qdd[3]
+            + 0.5 * segment1_base_velocity_v_y_along_dq * segment1_bend_y_rate
+            + (0.09375 * cache.segment1_slice1_bend_c5 * t217
+                + 0.09375 * segment1_slice1_bend_along_dq * t12 * t34
+                + 0.125 * segment1_slice1_bend_along_dq * t33 * t15
+                + 0.03125 * cache.segment1_slice1_bend_c3 * t217
+                + 0.03125 * segment1_slice1_bend_along_dq * t34 * t15
+                - 0.09375 * t217 * cache.segment1_slice1_bend_c4
+                - 0.09375 * segment1_slice1_bend_along_dq * t34 * t10
+                - 0.125 * segment1_slice1_bend_along_dq * t16 * t33)
+            + segment1_base_bias_v_x_along_dq
+            + 0.5 * t197 * segment1_bend_y_rate * segment1_bend_y_rate
+            - segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq
+                * qd[2];
+        let t223 = t222 * cache.segment1_slice1_mass;
+        let t224 = segment1_base_velocity_v_y_along_dq
+            + segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq;
+        let segment1_slice2_local_momentum_f_y_along_dq = segment1_slice2_local_inertia_h_x_along_dq
+            * t19 + t224 * cache.segment1_slice0_mass;
+        let t225 = -(segment1_slice2_local_momentum_f_y_along_dq * t19);
+        let t226 = -(segment1_slice1_local_inertia_h_y_along_dq
+            * segment1_slice1_bias_w_z);
+        let t227 = -(segment1_slice0_local_inertia_h_y_along_dq
+            * segment1_slice0_bias_w_z);
+        let segment1_slice0_local_subspace0_v_x_along_dq = segment1_slice0_local_bend_y_column_v_x_along_dq
+            * p.segment_length;
+        let t228 = 0.1127016653792583 * segment1_base_velocity_v_y_along_dq
+            * segment1_bend_y_rate
+            + segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
+            + (0.00001818241927340114 * t3 * t34 * segment1_slice0_bend_along_dq
+                + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t217
+                + 0.0014314988413324798 * t3 * t33 * segment1_slice0_bend_along_dq
+                + 0.000054547257820203424 * t34 * t25 * segment1_slice0_bend_along_dq
+                + 0.00001818241927340114 * t217 * cache.segment1_slice0_bend_c3
+                - 0.000054547257820203424 * t34 * t24 * segment1_slice0_bend_along_dq
+                - 0.0014314988413324798 * t1 * t33 * segment1_slice0_bend_along_dq
+                - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t217)
+            + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t203
+            + segment1_base_bias_v_x_along_dq
+            - segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate
+                * qd[2];
+        let t229 = t228 * cache.segment1_slice0_mass;
+        let t230 = segment1_base_velocity_v_y_along_dq
+            + segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq;
+        let segment1_slice1_local_momentum_f_y_along_dq = t28
+            * segment1_slice1_local_inertia_h_x_along_dq
+            + t230 * cache.segment1_slice1_mass;
+        let t231 = -(t28 * segment1_slice1_local_momentum_f_y_along_dq);
+        let t232 = t216 + t219 + t221 + t223 + t225 + t226 + t227 + t229 + t231;
+        let t233 = cache.cos_q2 * t232;
+        let t234 = t50 * base_angle_rotation_01_along_dq;
+        let t235 = segment1_bend_squared_along_dq * t51;
+        let t236 = cache.segment1_bend_squared_c3 * t185
+            + t52 * segment1_bend_squared_along_dq * t2 - t235 * t2
+            - cache.segment1_bend_squared_c2 * t185;
+        let t237 = segment1_bend_squared_along_dq * t53;
+        let t238 = p.segment_length * t237;
+        let t239 = 2.0 * segment1_bend_squared_along_dq * t17 * t54
+            + 2.0 * t196 * cache.segment1_bend_squared_c4 + t235 * p.segment_length
+            - t196 * cache.segment1_bend_squared_c3
+            - t52 * segment1_bend_squared_along_dq * t17;
+        let segment1_tip_local_bend_y_column_v_y_along_dq = t239 - t238;
+        let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
+            * p.segment_length;
+        let t240 = segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
+            + (6.0 * t9 * segment1_bend_squared_along_dq * t54
+                + 6.0 * cache.segment1_bend_squared_c4 * t194
+                + t193 * cache.segment1_bend_squared_c4
+                + 8.0 * segment1_bend_squared_along_dq * t57 * t13
+                + segment1_bend_squared_along_dq * t54 * t13
+                + 8.0 * t193 * cache.segment1_bend_squared_c6
+                - 5.0 * cache.segment1_bend_squared_c5 * t193
+                - 3.0 * t9 * t52 * segment1_bend_squared_along_dq
+                - 5.0 * segment1_bend_squared_along_dq * t56 * t13
+                - 3.0 * cache.segment1_bend_squared_c3 * t194)
+            - segment1_bend_y_rate * segment1_bend_y_rate * t236;
+        let t241 = t235 * t2 + cache.segment1_bend_squared_c2 * t185;
+        let segment1_tip_local_bend_y_column_v_x_along_dq = t241 + t236;
+        let segment1_tip_local_subspace0_v_x_along_dq = segment1_tip_local_bend_y_column_v_x_along_dq
+            * p.segment_length;
+        let t242 = segment1_bend_y_rate * segment1_bend_y_rate * t239
+            + segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
+            + (cache.segment1_bend_squared_c3 * t217
+                + t52 * segment1_bend_squared_along_dq * t34
+                + t52 * segment1_bend_squared_along_dq * t33
+                + 3.0 * segment1_bend_squared_along_dq * t34 * t56
+                + 3.0 * cache.segment1_bend_squared_c5 * t217 - t235 * t33
+                - 3.0 * segment1_bend_squared_along_dq * t34 * t54
+                - 3.0 * cache.segment1_bend_squared_c4 * t217);
+        let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
+            * segment1_tip_local_subspace0_v_x_along_dq
+            + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_10_along_dq
+            + segment1_tip_local_subspace0_v_y_along_dq * cache.cos_q2
+            + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
+            - segment1_position_x_along_dq * p.segment_length;
+        let segment1_tip_bias_v_x_along_dq = t240 * cache.base_angle_rotation_01
+            + cache.cos_q2 * t242 + t58 * base_angle_rotation_01_along_dq
+            + p.segment_length * segment1_position_y_along_dq * qdd[3]
+            + t59 * base_angle_rotation_00_along_dq
+            + base_angle_acceleration_v_x_along_dq
+            + segment1_bend_y_rate * base_angle_velocity_v_y_along_dq
+            - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
+        let segment1_tip_position_y_along_dq = cache.cos_q2 * t241
+            + t60 * base_angle_rotation_10_along_dq
+            + t61 * base_angle_rotation_00_along_dq + cache.sin_q2 * t238
+            + segment1_position_y_along_dq;
+        let t243 = cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
+            + cache.segment1_bend_y * t237;
+        let t244 = -segment1_bend_squared_along_dq * cache.segment1_bend_squared_c2
+            - t235 * segment1_bend_squared;
+        let segment1_tip_rotation_10_along_dq = t62 * base_angle_rotation_10_along_dq
+            + t243 * cache.cos_q2 + cache.sin_q2 * t244
+            + t63 * base_angle_rotation_00_along_dq;
         let middle_com_y_along_dq = segment1_tip_position_y_along_dq
             + 0.5 * segment1_tip_rotation_10_along_dq * p.link_length;
         let middle_inertia_h_y_along_dq = p.link_mass * middle_com_y_along_dq;
-        let t341 = t110 * base_angle_rotation_00_along_dq;
-        let segment1_tip_rotation_00_along_dq = t111 * base_angle_rotation_01_along_dq
-            + t341;
-        let segment1_tip_position_x_along_dq = t108 * base_angle_rotation_00_along_dq
-            + segment1_position_x_along_dq + t109 * base_angle_rotation_01_along_dq;
-        let middle_com_x_along_dq = 0.5 * p.link_length
-            * segment1_tip_rotation_00_along_dq + segment1_tip_position_x_along_dq;
-        let middle_inertia_h_x_along_dq = p.link_mass * middle_com_x_along_dq;
-        let segment1_tip_subspace0_v_y_along_dq = cache.segment1_tip_local_subspace0_v_x
-            * base_angle_rotation_10_along_dq
-            + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
-            - p.segment_length * segment1_position_x_along_dq;
-        let segment1_tip_velocity_v_y_along_dq = qd[3]
-            * segment1_tip_subspace0_v_y_along_dq;
-        let middle_momentum_f_y_along_dq = segment1_tip_velocity_w_z
-            * middle_inertia_h_x_along_dq
-            + p.link_mass * segment1_tip_velocity_v_y_along_dq;
-        let segment1_tip_rotation_01_along_dq = t110 * base_angle_rotation_01_along_dq
-            + t112 * base_angle_rotation_00_along_dq;
-        let t342 = t47 * segment1_tip_rotation_01_along_dq;
-        let t343 = segment1_tip_rotation_00_along_dq * t64;
+        let t245 = -cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
+            - cache.segment1_bend_y * t237;
+        let segment1_tip_rotation_01_along_dq = t62 * base_angle_rotation_01_along_dq
+            + t64 * base_angle_rotation_00_along_dq + t245 * cache.cos_q2
+            + t244 * cache.base_angle_rotation_01;
+        let t246 = segment1_tip_rotation_01_along_dq * t91;
+        let t247 = t62 * base_angle_rotation_00_along_dq;
+        let t248 = t244 * cache.cos_q2;
+        let segment1_tip_rotation_00_along_dq = t63 * base_angle_rotation_01_along_dq
+            + t247 + t248 + t243 * cache.base_angle_rotation_01;
+        let t249 = segment1_tip_rotation_00_along_dq * t110;
+        let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t64
+            + t247 + cache.sin_q2 * t245 + t248;
+        let segment1_tip_position_x_along_dq = t60 * base_angle_rotation_00_along_dq
+            + t238 * cache.cos_q2 + segment1_position_x_along_dq
+            + cache.base_angle_rotation_01 * t241
+            + t61 * base_angle_rotation_01_along_dq;
         let segment2_position_x_along_dq = p.link_length
             * segment1_tip_rotation_00_along_dq + segment1_tip_position_x_along_dq;
-        let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t112
-            + t341;
         let segment2_tip_subspace0_v_y_along_dq = cache.segment2_tip_local_subspace0_v_y
             * segment1_tip_rotation_11_along_dq
             + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
             - segment2_position_x_along_dq * p.segment_length;
-        let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
-            + qd[4] * segment2_tip_subspace0_v_y_along_dq;
-        let segment2_tip_rotation_00_along_dq = t113 * segment1_tip_rotation_00_along_dq
-            + segment1_tip_rotation_01_along_dq * t114;
-        let segment2_tip_position_x_along_dq = segment2_position_x_along_dq
-            + t115 * segment1_tip_rotation_01_along_dq
-            + segment1_tip_rotation_00_along_dq * t116;
-        let head_com_x_along_dq = 0.5 * p.link_length * segment2_tip_rotation_00_along_dq
-            + segment2_tip_position_x_along_dq;
-        let head_inertia_h_x_along_dq = head_com_x_along_dq * p.link_mass;
-        let head_momentum_f_y_along_dq = p.link_mass * segment2_tip_velocity_v_y_along_dq
-            + head_inertia_h_x_along_dq * segment2_tip_velocity_w_z;
-        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_11_along_dq * t114
-            + segment1_tip_rotation_10_along_dq * t113;
+        let segment1_tip_velocity_v_y_along_dq = base_angle_velocity_v_y_along_dq
+            + segment1_tip_subspace0_v_y_along_dq * qd[3];
         let segment2_position_y_along_dq = segment1_tip_position_y_along_dq
             + segment1_tip_rotation_10_along_dq * p.link_length;
-        let segment2_tip_position_y_along_dq = segment2_position_y_along_dq
-            + segment1_tip_rotation_10_along_dq * t116
-            + t115 * segment1_tip_rotation_11_along_dq;
-        let head_com_y_along_dq = 0.5 * segment2_tip_rotation_10_along_dq * p.link_length
-            + segment2_tip_position_y_along_dq;
-        let head_inertia_h_y_along_dq = p.link_mass * head_com_y_along_dq;
-        let segment1_tip_bias_v_x_along_dq = segment1_position_y_along_dq
-            * p.segment_length * qdd[3] + t29 * base_angle_rotation_01_along_dq
-            + t33 * base_angle_rotation_00_along_dq
-            - qd[2] * qd[3] * segment1_tip_subspace0_v_y_along_dq;
         let segment2_tip_bias_v_x_along_dq = segment2_bend_y_rate
-            * segment1_tip_velocity_v_y_along_dq + segment1_tip_bias_v_x_along_dq
-            + t68 * segment1_tip_rotation_01_along_dq
-            + segment2_position_y_along_dq * qdd[4] * p.segment_length
-            + t67 * segment1_tip_rotation_00_along_dq
+            * segment1_tip_velocity_v_y_along_dq
+            + qdd[4] * p.segment_length * segment2_position_y_along_dq
+            + t111 * segment1_tip_rotation_00_along_dq
+            + segment1_tip_rotation_01_along_dq * t112 + segment1_tip_bias_v_x_along_dq
             - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
-        let head_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq
-            - head_momentum_f_y_along_dq * segment2_tip_velocity_w_z
-            - segment2_tip_bias_w_z * head_inertia_h_y_along_dq;
-        let t344 = segment1_tip_bias_v_x_along_dq
-            - segment2_position_y_along_dq * segment1_tip_bias_w_z;
-        let segment1_tip_subspace0_v_x_along_dq = cache.segment1_tip_local_subspace0_v_y
-            * base_angle_rotation_01_along_dq
-            + segment1_position_y_along_dq * p.segment_length
-            + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_00_along_dq;
-        let segment1_tip_bias_v_y_along_dq = t29 * base_angle_rotation_00_along_dq
-            + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3]
-            + base_angle_rotation_10_along_dq * t33
-            - p.segment_length * segment1_position_x_along_dq * qdd[3];
-        let t345 = segment1_tip_bias_v_y_along_dq
-            + segment2_position_x_along_dq * segment1_tip_bias_w_z;
-        let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01 * t344
-            + segment1_tip_rotation_11_along_dq * t34
-            + t345 * cache.segment1_tip_rotation_11
-            + t35 * segment1_tip_rotation_01_along_dq;
-        let t346 = segment1_tip_velocity_w_z * segment2_position_x_along_dq
-            + segment1_tip_velocity_v_y_along_dq;
-        let segment1_tip_velocity_v_x_along_dq = segment1_tip_subspace0_v_x_along_dq
-            * qd[3];
-        let t347 = segment1_tip_velocity_v_x_along_dq
-            - segment2_position_y_along_dq * segment1_tip_velocity_w_z;
-        let segment2_base_velocity_v_x_along_dq = segment1_tip_rotation_10_along_dq * t12
-            + cache.segment1_tip_rotation_10 * t346
-            + t347 * cache.segment1_tip_rotation_00
-            + t13 * segment1_tip_rotation_00_along_dq;
-        let t348 = segment2_base_bias_v_y_along_dq
-            - 0.5 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate;
-        let t349 = t348 * cache.segment1_slice1_mass;
-        let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t350 = t5 * segment2_slice0_local_momentum_f_x_along_dq;
-        let segment2_slice1_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
-            * cache.segment1_slice1_mass;
-        let t351 = t4 * segment2_slice1_local_momentum_f_x_along_dq;
-        let t352 = segment2_base_bias_v_y_along_dq
-            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t353 = t352 * cache.segment1_slice0_mass;
-        let t354 = segment2_base_bias_v_y_along_dq
-            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t355 = cache.segment1_slice0_mass * t354;
-        let t356 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
-        let t357 = t349 + t350 + t351 + t353 + t355 + t356;
-        let t358 = t357 * cache.segment1_tip_rotation_01;
-        let segment2_base_velocity_v_y_along_dq = segment1_tip_rotation_11_along_dq * t12
-            + cache.segment1_tip_rotation_11 * t346
-            + t13 * segment1_tip_rotation_01_along_dq
-            + cache.segment1_tip_rotation_01 * t347;
-        let segment2_base_bias_v_x_along_dq = t344 * cache.segment1_tip_rotation_00
-            + segment1_tip_rotation_10_along_dq * t34
-            + t35 * segment1_tip_rotation_00_along_dq
-            + cache.segment1_tip_rotation_10 * t345;
-        let t359 = 0.1127016653792583 * segment2_base_velocity_v_y_along_dq
-            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
-        let t360 = cache.segment1_slice0_mass * t359;
-        let t361 = 0.5 * segment2_base_velocity_v_y_along_dq * segment2_bend_y_rate
-            + segment2_base_bias_v_x_along_dq;
-        let t362 = t361 * cache.segment1_slice1_mass;
-        let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t363 = -(segment2_slice0_local_momentum_f_y_along_dq * t5);
-        let t364 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
-        let t365 = 0.8872983346207417 * segment2_base_velocity_v_y_along_dq
-            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
-        let t366 = t365 * cache.segment1_slice0_mass;
-        let segment2_slice1_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice1_mass;
-        let t367 = -(t4 * segment2_slice1_local_momentum_f_y_along_dq);
-        let t368 = t360 + t362 + t363 + t364 + t366 + t367;
-        let t369 = t368 * cache.segment1_tip_rotation_00;
-        let segment2_composite_force_f_x_along_dq = t342 + t343
-            + head_composite_force_f_x_along_dq + t358 + t369;
-        let middle_composite_force_f_x_along_dq = segment2_composite_force_f_x_along_dq
-            + p.link_mass * segment1_tip_bias_v_x_along_dq
-            - segment1_tip_bias_w_z * middle_inertia_h_y_along_dq
-            - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dq;
-        let segment1_composite_force_f_x_along_dq = t327 + t328 + t339 + t340
-            + middle_composite_force_f_x_along_dq;
-        let tail_com_y_along_dq = 0.5 * p.link_length * base_angle_rotation_10_along_dq;
-        let tail_inertia_h_y_along_dq = tail_com_y_along_dq * p.link_mass;
-        let tail_composite_force_f_x_along_dq = segment1_composite_force_f_x_along_dq
-            - tail_momentum_f_y_along_dq * qd[2] - qdd[2] * tail_inertia_h_y_along_dq;
-        let tail_momentum_f_x_along_dq = -(qd[2] * tail_inertia_h_y_along_dq);
-        let middle_momentum_f_x_along_dq = p.link_mass
-            * segment1_tip_velocity_v_x_along_dq
-            - segment1_tip_velocity_w_z * middle_inertia_h_y_along_dq;
-        let t370 = segment1_tip_rotation_10_along_dq * t64;
-        let segment2_tip_subspace0_v_x_along_dq = cache.segment2_tip_local_subspace0_v_y
-            * segment1_tip_rotation_01_along_dq
-            + segment2_position_y_along_dq * p.segment_length
-            + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00_along_dq;
-        let segment2_tip_velocity_v_x_along_dq = segment1_tip_velocity_v_x_along_dq
-            + segment2_tip_subspace0_v_x_along_dq * qd[4];
-        let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
-            - head_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
-        let segment2_tip_bias_v_y_along_dq = segment1_tip_rotation_10_along_dq * t67
-            + t68 * segment1_tip_rotation_11_along_dq + segment1_tip_bias_v_y_along_dq
-            + segment2_tip_subspace0_v_x_along_dq * segment1_tip_velocity_w_z * qd[4]
-            - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dq
-            - qdd[4] * segment2_position_x_along_dq * p.segment_length;
-        let head_composite_force_f_y_along_dq = segment2_tip_bias_w_z
-            * head_inertia_h_x_along_dq
-            + head_momentum_f_x_along_dq * segment2_tip_velocity_w_z
-            + p.link_mass * segment2_tip_bias_v_y_along_dq;
-        let t371 = cache.segment1_tip_rotation_10 * t368;
-        let t372 = t47 * segment1_tip_rotation_11_along_dq;
-        let t373 = t357 * cache.segment1_tip_rotation_11;
-        let segment2_composite_force_f_y_along_dq = t370
-            + head_composite_force_f_y_along_dq + t371 + t372 + t373;
-        let middle_composite_force_f_y_along_dq = segment1_tip_velocity_w_z
-            * middle_momentum_f_x_along_dq + segment2_composite_force_f_y_along_dq
-            + middle_inertia_h_x_along_dq * segment1_tip_bias_w_z
-            + p.link_mass * segment1_tip_bias_v_y_along_dq;
-        let t374 = t326 * cache.cos_q2;
-        let t375 = t99 * base_angle_rotation_00_along_dq;
-        let t376 = cache.sin_q2 * t338;
-        let t377 = t84 * base_angle_rotation_10_along_dq;
-        let segment1_composite_force_f_y_along_dq = middle_composite_force_f_y_along_dq
-            + t374 + t375 + t376 + t377;
-        let tail_composite_force_f_y_along_dq = qdd[2] * tail_inertia_h_x_along_dq
-            + tail_momentum_f_x_along_dq * qd[2] + segment1_composite_force_f_y_along_dq;
-        let tail_inertia_i_22_along_dq = (2.0 * tail_com_x_along_dq * cache.tail_com_x
-            + 2.0 * tail_com_y_along_dq * cache.tail_com_y) * p.link_mass;
-        let t378 = -(segment1_slice0_local_momentum_f_x_along_dq * t10);
-        let t379 = -(segment1_slice1_local_momentum_f_x_along_dq * t79);
-        let t380 = -(segment1_slice1_local_momentum_f_x
-            * segment1_base_velocity_v_y_along_dq);
-        let t381 = segment1_slice1_local_momentum_f_y
-            * segment1_base_velocity_v_x_along_dq;
-        let t382 = t320 * cache.segment1_slice2_local_inertia_h_x;
-        let t383 = t11 * segment1_slice1_local_momentum_f_y_along_dq;
-        let t384 = -(segment1_base_velocity_v_y_along_dq
-            * segment1_slice2_local_momentum_f_x);
-        let t385 = -(segment1_slice0_local_momentum_f_x_along_dq * t8);
-        let t386 = t88 * segment1_slice0_local_momentum_f_y_along_dq;
-        let t387 = -(t334 * cache.segment1_slice2_local_inertia_h_y);
-        let t388 = t324 * cache.segment1_slice0_local_inertia_h_x;
-        let t389 = -(t336 * cache.segment1_slice1_local_inertia_h_y);
-        let t390 = cache.segment2_slice2_local_inertia_h_x * t354;
-        let t391 = t17 * segment2_slice1_local_momentum_f_y_along_dq;
-        let t392 = segment2_slice0_local_momentum_f_y_along_dq * t19;
-        let t393 = -(segment2_base_velocity_v_y_along_dq
-            * segment2_slice1_local_momentum_f_x);
-        let t394 = -(t18 * segment2_slice1_local_momentum_f_x_along_dq);
-        let t395 = -(cache.segment2_slice1_local_inertia_h_y * t361);
-        let t396 = t352 * cache.segment2_slice0_local_inertia_h_x;
-        let t397 = -(t14 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t398 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice2_local_momentum_f_y;
-        let t399 = -(segment2_base_velocity_v_y_along_dq
-            * segment2_slice0_local_momentum_f_x);
-        let t400 = segment2_slice0_local_momentum_f_y_along_dq * t15;
-        let t401 = -(segment2_base_velocity_v_y_along_dq
-            * segment2_slice2_local_momentum_f_x);
-        let t402 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice1_local_momentum_f_y;
-        let head_inertia_i_22_along_dq = p.link_mass
-            * (2.0 * head_com_x_along_dq * cache.head_com_x
-                + 2.0 * cache.head_com_y * head_com_y_along_dq);
-        let head_composite_force_n_z_along_dq = head_inertia_h_x_along_dq
-            * segment2_tip_bias_v_y
-            + segment2_tip_velocity_v_x * head_momentum_f_y_along_dq
-            + segment2_tip_velocity_v_x_along_dq * head_momentum_f_y
-            + cache.head_inertia_h_x * segment2_tip_bias_v_y_along_dq
-            + segment2_tip_bias_w_z * head_inertia_i_22_along_dq
-            - segment2_tip_velocity_v_y_along_dq * head_momentum_f_x
-            - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y
-            - segment2_tip_bias_v_x * head_inertia_h_y_along_dq
-            - head_momentum_f_x_along_dq * segment2_tip_velocity_v_y;
-        let t403 = -(t365 * cache.segment2_slice2_local_inertia_h_y);
-        let t404 = -(cache.segment2_slice0_local_inertia_h_y * t359);
-        let t405 = cache.segment2_slice1_local_inertia_h_x * t348;
-        let t406 = segment2_slice0_local_momentum_f_y
-            * segment2_base_velocity_v_x_along_dq;
-        let t407 = -(t16 * segment2_slice0_local_momentum_f_x_along_dq);
-        let segment2_composite_force_n_z_along_dq = t390 + t391 + t392 + t393 + t394
-            + t395 + t396 + t397 + t398 + t399 + segment2_position_x_along_dq * t66
-            + t400 + t401 + t402
-            + cache.segment2_position_x * (t370 + t371 + t372 + t373)
-            + head_composite_force_n_z_along_dq + t403 + t404 + t405 + t406 + t407
-            - cache.segment2_position_y * (t342 + t343 + t358 + t369)
-            - segment2_position_y_along_dq * t107;
-        let middle_inertia_i_22_along_dq = p.link_mass
-            * (2.0 * middle_com_y_along_dq * cache.middle_com_y
-                + 2.0 * cache.middle_com_x * middle_com_x_along_dq);
-        let middle_composite_force_n_z_along_dq = segment1_tip_bias_v_y
-            * middle_inertia_h_x_along_dq
-            + segment1_tip_bias_v_y_along_dq * cache.middle_inertia_h_x
-            + segment2_composite_force_n_z_along_dq
-            + middle_momentum_f_y * segment1_tip_velocity_v_x_along_dq
-            + segment1_tip_velocity_v_x * middle_momentum_f_y_along_dq
-            + middle_inertia_i_22_along_dq * segment1_tip_bias_w_z
-            - segment1_tip_bias_v_x * middle_inertia_h_y_along_dq
-            - segment1_tip_velocity_v_y_along_dq * middle_momentum_f_x
-            - segment1_tip_bias_v_x_along_dq * cache.middle_inertia_h_y
-            - segment1_tip_velocity_v_y * middle_momentum_f_x_along_dq;
-        let t408 = segment1_slice0_local_momentum_f_y_along_dq * t9;
-        let t409 = -(segment1_base_velocity_v_y_along_dq
-            * segment1_slice0_local_momentum_f_x);
-        let t410 = segment1_slice0_local_momentum_f_y
-            * segment1_base_velocity_v_x_along_dq;
-        let t411 = -(cache.segment1_slice0_local_inertia_h_y * t330);
-        let t412 = cache.segment1_slice1_local_inertia_h_x * t317;
-        let t413 = segment1_slice2_local_momentum_f_y
-            * segment1_base_velocity_v_x_along_dq;
-        let segment1_composite_force_n_z_along_dq = t378 + t379 + t380 + t381 + t382
-            + t383 + t384 + t385
-            + cache.segment1_position_x * (t374 + t375 + t376 + t377) + t386 + t387
-            + t388 + t389 + middle_composite_force_n_z_along_dq
-            + t101 * segment1_position_x_along_dq + t408 + t409 + t410 + t411 + t412
-            + t413 - segment1_position_y_along_dq * t106
-            - cache.segment1_position_y * (t327 + t328 + t339 + t340);
-        let tail_composite_force_n_z_along_dq = qdd[2] * tail_inertia_i_22_along_dq
-            + segment1_composite_force_n_z_along_dq
-            + base_angle_acceleration_v_y * tail_inertia_h_x_along_dq
-            + tail_momentum_f_y_along_dq * base_angle_velocity_v_x
-            - tail_momentum_f_x_along_dq * base_angle_velocity_v_y
-            - base_angle_acceleration_v_x * tail_inertia_h_y_along_dq;
-        position[(0, j)] = tail_composite_force_f_x_along_dq;
-        position[(1, j)] = tail_composite_force_f_y_along_dq;
-        position[(2, j)] = tail_composite_force_n_z_along_dq
-            + q[1] * tail_composite_force_f_x_along_dq
-            + tail_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
-        position[(3, j)] = p.segment_length * middle_composite_force_n_z_along_dq
-            + middle_composite_force_f_y * segment1_tip_subspace0_v_y_along_dq
-            + middle_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
-            + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x_along_dq
-            + p.segment_length
-                * (0.1127016653792583 * (t385 + t386 + t388 + t409 + t410 + t411)
-                    + (t318 + t319) * cache.segment1_slice1_local_bend_y_column_v_y
-                    + cache.segment1_slice2_local_bend_y_column_v_y * (t321 + t323)
-                    + 0.8872983346207417 * (t378 + t382 + t384 + t387 + t408 + t413)
-                    + cache.segment1_slice2_local_bend_y_column_v_x * (t333 + t335)
-                    + cache.segment1_slice0_local_bend_y_column_v_y * (t322 + t325)
-                    + cache.segment1_slice1_local_bend_y_column_v_x * (t332 + t337)
-                    + 0.5 * (t379 + t380 + t381 + t383 + t389 + t412)
-                    + (t329 + t331) * cache.segment1_slice0_local_bend_y_column_v_x)
-            + middle_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y;
-        position[(4, j)] = ((t360 + t364) * cache.segment2_slice0_local_bend_y_column_v_x
-            + cache.segment2_slice1_local_bend_y_column_v_x * (t362 + t367)
-            + 0.1127016653792583 * (t392 + t396 + t397 + t399 + t404 + t406)
-            + 0.5 * (t391 + t393 + t394 + t395 + t402 + t405)
-            + (t349 + t351) * cache.segment2_slice1_local_bend_y_column_v_y
-            + (t363 + t366) * cache.segment2_slice2_local_bend_y_column_v_x
-            + 0.8872983346207417 * (t390 + t398 + t400 + t401 + t403 + t407)
-            + (t350 + t355) * cache.segment2_slice2_local_bend_y_column_v_y
-            + cache.segment2_slice0_local_bend_y_column_v_y * (t353 + t356))
-            * p.segment_length
-            + segment2_tip_subspace0_v_x_along_dq * head_composite_force_f_x
-            + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
-            + head_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y
-            + head_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
-            + p.segment_length * head_composite_force_n_z_along_dq;
-    }
-    for j in [3] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let segment1_bend_y_along_dq = p.segment_length * dq[3];
-        let t414 = p.segment_length * segment1_bend_y_along_dq;
-        let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
-            * segment1_bend_y_along_dq;
-        let segment1_slice2_bend_along_dq = 0.7872983346207417
-            * segment1_bend_squared_along_dq;
-        let segment1_slice2_local_com_y_along_dq = 0.7872983346207417
-            * cache.segment1_slice2_bend_c2 * t414
-            + 0.7872983346207417 * t117 * segment1_slice2_bend_along_dq * t25;
-        let segment1_slice2_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
-            * segment1_slice2_local_com_y_along_dq;
-        let t415 = 0.6985685011586675 * t118 * segment1_slice2_bend_along_dq * t25
-            + 0.6985685011586675 * t414 * cache.segment1_slice2_bend_c3
-            - 0.6985685011586675 * t117 * segment1_slice2_bend_along_dq * t25
-            - 0.6985685011586675 * cache.segment1_slice2_bend_c2 * t414;
-        let segment1_slice2_local_bend_y_column_v_x_along_dq = 0.8872983346207417
-            * segment1_slice2_local_com_y_along_dq + t415;
-        let segment1_slice2_local_momentum_f_x_along_dq = segment1_bend_y_rate
-            * cache.segment1_slice0_mass
-            * segment1_slice2_local_bend_y_column_v_x_along_dq
-            - t0 * segment1_slice2_local_inertia_h_y_along_dq;
-        let t416 = segment1_slice2_local_momentum_f_x_along_dq * t0;
-        let segment1_slice0_bend_along_dq = 0.012701665379258308
-            * segment1_bend_squared_along_dq;
-        let t417 = 0.0014314988413324798 * cache.segment1_slice0_bend_c3 * t414
-            + 0.0014314988413324798 * t120 * t25 * segment1_slice0_bend_along_dq
-            - 0.0014314988413324798 * t119 * t25 * segment1_slice0_bend_along_dq
-            - 0.0014314988413324798 * cache.segment1_slice0_bend_c2 * t414;
-        let segment1_slice0_local_com_y_along_dq = 0.012701665379258308 * t119 * t25
-            * segment1_slice0_bend_along_dq
-            + 0.012701665379258308 * cache.segment1_slice0_bend_c2 * t414;
-        let segment1_slice0_local_bend_y_column_v_x_along_dq = t417
-            + 0.1127016653792583 * segment1_slice0_local_com_y_along_dq;
-        let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
-            * cache.segment1_slice0_mass;
-        let segment1_slice0_local_momentum_f_x_along_dq = segment1_bend_y_rate
-            * segment1_slice0_local_bend_y_column_v_x_along_dq
-            * cache.segment1_slice0_mass
-            - segment1_slice0_local_inertia_h_y_along_dq * t1;
-        let t418 = segment1_slice0_local_momentum_f_x_along_dq * t1;
-        let segment1_slice2_local_com_x_along_dq = 0.8872983346207417 * t121
-            * segment1_slice2_bend_along_dq * p.segment_length;
-        let segment1_slice2_local_inertia_h_x_along_dq = segment1_slice2_local_com_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t419 = segment1_slice2_local_inertia_h_x_along_dq * segment1_slice2_bias_w_z;
-        let segment1_slice1_bend_along_dq = 0.25 * segment1_bend_squared_along_dq;
-        let segment1_slice1_local_com_y_along_dq = 0.25 * segment1_slice1_bend_along_dq
-            * t122 * t25 + 0.25 * cache.segment1_slice1_bend_c2 * t414;
-        let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
-            * segment1_slice1_local_com_y_along_dq;
-        let t420 = 0.125 * cache.segment1_slice1_bend_c3 * t414
-            + 0.125 * segment1_slice1_bend_along_dq * t25 * t123
-            - 0.125 * cache.segment1_slice1_bend_c2 * t414
-            - 0.125 * segment1_slice1_bend_along_dq * t122 * t25;
-        let segment1_slice1_local_bend_y_column_v_x_along_dq = t420
-            + 0.5 * segment1_slice1_local_com_y_along_dq;
-        let segment1_slice1_local_momentum_f_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
-            * segment1_bend_y_rate * cache.segment1_slice1_mass
-            - t2 * segment1_slice1_local_inertia_h_y_along_dq;
-        let t421 = t2 * segment1_slice1_local_momentum_f_x_along_dq;
-        let t422 = t26 * (3.0 * segment1_bend_squared * segment1_bend_y_along_dq)
-            * p.segment_length;
-        let t423 = t26 * p.segment_length * segment1_bend_y_along_dq;
-        let t424 = segment1_bend_squared_along_dq * p.segment_length;
-        let t425 = 0.125 * t424 * cache.segment1_slice1_bend_c4
-            + 0.25 * segment1_slice1_bend_along_dq * t122 * p.segment_length
-            + 0.125 * segment1_slice1_bend_along_dq * t32 * t124
-            - 0.0625 * t424 * cache.segment1_slice1_bend_c3
-            - 0.0625 * segment1_slice1_bend_along_dq * t32 * t123;
-        let segment1_slice1_local_com_x_along_dq = 0.5 * segment1_slice1_bend_along_dq
-            * p.segment_length * t128;
-        let segment1_slice1_local_bend_y_column_v_y_along_dq = t425
-            - 0.5 * segment1_slice1_local_com_x_along_dq;
-        let segment1_slice1_local_subspace0_v_y_along_dq = p.segment_length
-            * segment1_slice1_local_bend_y_column_v_y_along_dq;
-        let t426 = (0.125 * t422 * cache.segment1_slice1_bend_c6
-            + 0.375 * segment1_slice1_bend_along_dq * t28 * t124
-            + 0.125 * segment1_slice1_bend_along_dq * t127 * t27
-            + 0.015625 * t422 * cache.segment1_slice1_bend_c4
-            + 0.375 * t423 * cache.segment1_slice1_bend_c4
-            + 0.015625 * segment1_slice1_bend_along_dq * t27 * t124
-            - 0.078125 * cache.segment1_slice1_bend_c5 * t422
-            - 0.078125 * segment1_slice1_bend_along_dq * t126 * t27
-            - 0.1875 * segment1_slice1_bend_along_dq * t28 * t123
-            - 0.1875 * cache.segment1_slice1_bend_c3 * t423)
-            + segment1_slice1_local_bend_y_column_v_x_along_dq * segment1_bend_y_rate
-                * qd[2] + qdd[3] * segment1_slice1_local_subspace0_v_y_along_dq
-            - 0.5 * segment1_bend_y_rate * segment1_bend_y_rate * t420;
-        let t427 = t426 * cache.segment1_slice1_mass;
-        let t428 = 0.0003226646068132982 * t32 * t131 * segment1_slice0_bend_along_dq
-            + 0.012701665379258308 * t119 * p.segment_length
-                * segment1_slice0_bend_along_dq
-            + 0.0003226646068132982 * cache.segment1_slice0_bend_c4 * t424
-            - 0.0001613323034066491 * t424 * cache.segment1_slice0_bend_c3
-            - 0.0001613323034066491 * t120 * t32 * segment1_slice0_bend_along_dq;
-        let segment1_slice0_local_com_x_along_dq = 0.1127016653792583 * t133
-            * p.segment_length * segment1_slice0_bend_along_dq;
-        let segment1_slice0_local_bend_y_column_v_y_along_dq = t428
-            - 0.1127016653792583 * segment1_slice0_local_com_x_along_dq;
-        let segment1_slice0_local_subspace0_v_y_along_dq = segment1_slice0_local_bend_y_column_v_y_along_dq
-            * p.segment_length;
-        let t429 = segment1_bend_y_rate
-            * segment1_slice0_local_bend_y_column_v_x_along_dq * qd[2]
-            + (0.0009679938204398945 * cache.segment1_slice0_bend_c4 * t423
-                + 0.000002049188932736232 * cache.segment1_slice0_bend_c4 * t422
-                + 0.000016393511461889856 * t422 * cache.segment1_slice0_bend_c6
-                + 0.000016393511461889856 * t130 * t27 * segment1_slice0_bend_along_dq
-                + 0.0009679938204398945 * t28 * t131 * segment1_slice0_bend_along_dq
-                + 0.000002049188932736232 * t131 * t27 * segment1_slice0_bend_along_dq
-                - 0.00048399691021994726 * t423 * cache.segment1_slice0_bend_c3
-                - 0.00048399691021994726 * t28 * t120 * segment1_slice0_bend_along_dq
-                - 0.00001024594466368116 * t422 * cache.segment1_slice0_bend_c5
-                - 0.00001024594466368116 * t132 * t27 * segment1_slice0_bend_along_dq)
-            + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
-            - 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t417;
-        let t430 = cache.segment1_slice0_mass * t429;
-        let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t431 = segment1_slice0_bias_w_z * segment1_slice0_local_inertia_h_x_along_dq;
-        let t432 = 0.7872983346207417 * t117 * segment1_slice2_bend_along_dq
-            * p.segment_length
-            + 1.239677335393187 * t134 * segment1_slice2_bend_along_dq * t32
-            + 1.239677335393187 * t424 * cache.segment1_slice2_bend_c4
-            - 0.6198386676965935 * t424 * cache.segment1_slice2_bend_c3
-            - 0.6198386676965935 * t118 * segment1_slice2_bend_along_dq * t32;
-        let segment1_slice2_local_bend_y_column_v_y_along_dq = t432
-            - 0.8872983346207417 * segment1_slice2_local_com_x_along_dq;
-        let segment1_slice2_local_subspace0_v_y_along_dq = segment1_slice2_local_bend_y_column_v_y_along_dq
-            * p.segment_length;
-        let t433 = segment1_slice2_local_subspace0_v_y_along_dq * qdd[3]
-            + segment1_bend_y_rate * qd[2]
-                * segment1_slice2_local_bend_y_column_v_x_along_dq
-            + (3.7190320061795608 * t28 * t134 * segment1_slice2_bend_along_dq
-                + 3.7190320061795608 * t423 * cache.segment1_slice2_bend_c4
-                + 3.903983606488539 * t422 * cache.segment1_slice2_bend_c6
-                + 0.4879979508110674 * t422 * cache.segment1_slice2_bend_c4
-                + 3.903983606488539 * segment1_slice2_bend_along_dq * t137 * t27
-                + 0.4879979508110674 * t134 * segment1_slice2_bend_along_dq * t27
-                - 1.8595160030897804 * t423 * cache.segment1_slice2_bend_c3
-                - 2.439989754055337 * segment1_slice2_bend_along_dq * t136 * t27
-                - 2.439989754055337 * t422 * cache.segment1_slice2_bend_c5
-                - 1.8595160030897804 * t28 * t118 * segment1_slice2_bend_along_dq)
-            - 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t415;
-        let t434 = cache.segment1_slice0_mass * t433;
-        let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
-            * cache.segment1_slice1_mass;
-        let t435 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
-        let t436 = t416 + t418 + t419 + t421 + t427 + t430 + t431 + t434 + t435;
-        let t437 = cache.base_angle_rotation_01 * t436;
-        let t438 = segment1_bend_squared_along_dq * t138;
-        let t439 = cache.segment1_bend_squared_c3 * t414
-            + t139 * segment1_bend_squared_along_dq * t25 - t438 * t25
-            - cache.segment1_bend_squared_c2 * t414;
-        let t440 = segment1_bend_squared_along_dq * t140;
-        let t441 = p.segment_length * t440;
-        let t442 = 2.0 * segment1_bend_squared_along_dq * t32 * t141
-            + 2.0 * t424 * cache.segment1_bend_squared_c4 + t438 * p.segment_length
-            - t424 * cache.segment1_bend_squared_c3
-            - t139 * segment1_bend_squared_along_dq * t32;
-        let segment1_tip_local_bend_y_column_v_y_along_dq = t442 - t441;
-        let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
-            * p.segment_length;
-        let t443 = segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
-            + (6.0 * t28 * segment1_bend_squared_along_dq * t141
-                + 6.0 * cache.segment1_bend_squared_c4 * t423
-                + t422 * cache.segment1_bend_squared_c4
-                + 8.0 * segment1_bend_squared_along_dq * t144 * t27
-                + segment1_bend_squared_along_dq * t141 * t27
-                + 8.0 * t422 * cache.segment1_bend_squared_c6
-                - 5.0 * cache.segment1_bend_squared_c5 * t422
-                - 3.0 * t28 * t139 * segment1_bend_squared_along_dq
-                - 5.0 * segment1_bend_squared_along_dq * t143 * t27
-                - 3.0 * cache.segment1_bend_squared_c3 * t423)
-            - segment1_bend_y_rate * segment1_bend_y_rate * t439;
-        let t444 = t438 * t25 + cache.segment1_bend_squared_c2 * t414;
-        let segment1_tip_local_bend_y_column_v_x_along_dq = t444 + t439;
-        let segment1_tip_local_subspace0_v_x_along_dq = segment1_tip_local_bend_y_column_v_x_along_dq
-            * p.segment_length;
-        let t445 = t26 * segment1_bend_squared_along_dq * p.segment_length;
-        let t446 = segment1_bend_y_rate * segment1_bend_y_rate * t442
-            + segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
-            + (cache.segment1_bend_squared_c3 * t445
-                + t139 * segment1_bend_squared_along_dq * t30
-                + t139 * segment1_bend_squared_along_dq * t31
-                + 3.0 * segment1_bend_squared_along_dq * t30 * t143
-                + 3.0 * cache.segment1_bend_squared_c5 * t445 - t438 * t31
-                - 3.0 * segment1_bend_squared_along_dq * t30 * t141
-                - 3.0 * cache.segment1_bend_squared_c4 * t445);
-        let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
-            * segment1_tip_local_subspace0_v_x_along_dq
-            + segment1_tip_local_subspace0_v_y_along_dq * cache.cos_q2;
-        let segment1_tip_bias_v_x_along_dq = t443 * cache.base_angle_rotation_01
-            + cache.cos_q2 * t446 - qd[2] * qd[3] * segment1_tip_subspace0_v_y_along_dq;
-        let t447 = -segment1_bend_squared_along_dq * cache.segment1_bend_squared_c2
-            - t438 * segment1_bend_squared;
-        let t448 = t447 * cache.cos_q2;
-        let t449 = cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
-            + cache.segment1_bend_y * t440;
-        let segment1_tip_rotation_00_along_dq = t448
-            + t449 * cache.base_angle_rotation_01;
-        let segment1_tip_position_x_along_dq = t441 * cache.cos_q2
-            + cache.base_angle_rotation_01 * t444;
-        let middle_com_x_along_dq = 0.5 * p.link_length
-            * segment1_tip_rotation_00_along_dq + segment1_tip_position_x_along_dq;
-        let middle_inertia_h_x_along_dq = p.link_mass * middle_com_x_along_dq;
-        let segment1_tip_velocity_v_y_along_dq = qd[3]
-            * segment1_tip_subspace0_v_y_along_dq;
-        let middle_momentum_f_y_along_dq = segment1_tip_velocity_w_z
-            * middle_inertia_h_x_along_dq
-            + p.link_mass * segment1_tip_velocity_v_y_along_dq;
-        let segment1_tip_rotation_10_along_dq = t449 * cache.cos_q2
-            + cache.sin_q2 * t447;
-        let segment1_tip_position_y_along_dq = cache.cos_q2 * t444 + cache.sin_q2 * t441;
-        let middle_com_y_along_dq = 0.5 * p.link_length
-            * segment1_tip_rotation_10_along_dq + segment1_tip_position_y_along_dq;
-        let middle_inertia_h_y_along_dq = p.link_mass * middle_com_y_along_dq;
-        let t450 = segment1_tip_rotation_00_along_dq * t64;
-        let segment1_tip_subspace0_v_x_along_dq = segment1_tip_local_subspace0_v_y_along_dq
-            * cache.base_angle_rotation_01
-            + segment1_tip_local_subspace0_v_x_along_dq * cache.cos_q2;
-        let segment1_tip_bias_v_y_along_dq = cache.sin_q2 * t446
-            + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3] + cache.cos_q2 * t443;
-        let segment2_position_x_along_dq = p.link_length
-            * segment1_tip_rotation_00_along_dq + segment1_tip_position_x_along_dq;
-        let t451 = segment1_tip_bias_v_y_along_dq
-            + segment2_position_x_along_dq * segment1_tip_bias_w_z;
-        let segment2_position_y_along_dq = p.link_length
-            * segment1_tip_rotation_10_along_dq + segment1_tip_position_y_along_dq;
-        let t452 = segment1_tip_bias_v_x_along_dq
-            - segment2_position_y_along_dq * segment1_tip_bias_w_z;
-        let t453 = -cache.segment1_bend_squared_c1 * segment1_bend_y_along_dq
-            - cache.segment1_bend_y * t440;
-        let segment1_tip_rotation_11_along_dq = cache.sin_q2 * t453 + t448;
-        let segment1_tip_rotation_01_along_dq = t453 * cache.cos_q2
-            + t447 * cache.base_angle_rotation_01;
-        let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_11 * t451
-            + t452 * cache.segment1_tip_rotation_01
-            + t34 * segment1_tip_rotation_11_along_dq
-            + t35 * segment1_tip_rotation_01_along_dq;
-        let segment1_tip_velocity_v_x_along_dq = segment1_tip_subspace0_v_x_along_dq
-            * qd[3];
-        let t454 = segment1_tip_velocity_v_x_along_dq
-            - segment1_tip_velocity_w_z * segment2_position_y_along_dq;
-        let t455 = segment1_tip_velocity_w_z * segment2_position_x_along_dq
-            + segment1_tip_velocity_v_y_along_dq;
-        let segment2_base_velocity_v_x_along_dq = segment1_tip_rotation_10_along_dq * t12
-            + t13 * segment1_tip_rotation_00_along_dq
-            + cache.segment1_tip_rotation_00 * t454
-            + cache.segment1_tip_rotation_10 * t455;
-        let t456 = segment2_base_bias_v_y_along_dq
-            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t457 = cache.segment1_slice0_mass * t456;
-        let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t458 = segment2_slice0_local_momentum_f_x_along_dq * t5;
-        let t459 = segment2_base_bias_v_y_along_dq
-            - 0.5 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate;
-        let t460 = t459 * cache.segment1_slice1_mass;
-        let t461 = segment2_base_bias_v_y_along_dq
-            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t462 = t461 * cache.segment1_slice0_mass;
-        let segment2_slice1_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
-            * cache.segment1_slice1_mass;
-        let t463 = segment2_slice1_local_momentum_f_x_along_dq * t4;
-        let t464 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
-        let t465 = t457 + t458 + t460 + t462 + t463 + t464;
-        let t466 = cache.segment1_tip_rotation_01 * t465;
-        let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_01 * t454
-            + t12 * segment1_tip_rotation_11_along_dq
-            + cache.segment1_tip_rotation_11 * t455
-            + t13 * segment1_tip_rotation_01_along_dq;
-        let segment2_base_bias_v_x_along_dq = t452 * cache.segment1_tip_rotation_00
-            + cache.segment1_tip_rotation_10 * t451
-            + segment1_tip_rotation_10_along_dq * t34
-            + t35 * segment1_tip_rotation_00_along_dq;
-        let t467 = 0.5 * segment2_base_velocity_v_y_along_dq * segment2_bend_y_rate
-            + segment2_base_bias_v_x_along_dq;
-        let t468 = t467 * cache.segment1_slice1_mass;
-        let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t469 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
-        let t470 = 0.1127016653792583 * segment2_base_velocity_v_y_along_dq
-            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
-        let t471 = cache.segment1_slice0_mass * t470;
-        let t472 = -(segment2_slice0_local_momentum_f_y_along_dq * t5);
-        let t473 = 0.8872983346207417 * segment2_base_velocity_v_y_along_dq
-            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
-        let t474 = t473 * cache.segment1_slice0_mass;
-        let segment2_slice1_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice1_mass;
-        let t475 = -(segment2_slice1_local_momentum_f_y_along_dq * t4);
-        let t476 = t468 + t469 + t471 + t472 + t474 + t475;
-        let t477 = t476 * cache.segment1_tip_rotation_00;
-        let segment2_tip_rotation_00_along_dq = segment1_tip_rotation_00_along_dq * t113
-            + segment1_tip_rotation_01_along_dq * t114;
-        let segment2_tip_position_x_along_dq = segment2_position_x_along_dq
-            + t115 * segment1_tip_rotation_01_along_dq
-            + segment1_tip_rotation_00_along_dq * t116;
-        let head_com_x_along_dq = 0.5 * segment2_tip_rotation_00_along_dq * p.link_length
-            + segment2_tip_position_x_along_dq;
-        let head_inertia_h_x_along_dq = p.link_mass * head_com_x_along_dq;
-        let segment2_tip_subspace0_v_y_along_dq = cache.segment2_tip_local_subspace0_v_y
-            * segment1_tip_rotation_11_along_dq
-            + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
-            - p.segment_length * segment2_position_x_along_dq;
-        let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
-            + segment2_tip_subspace0_v_y_along_dq * qd[4];
-        let head_momentum_f_y_along_dq = head_inertia_h_x_along_dq
-            * segment2_tip_velocity_w_z
-            + p.link_mass * segment2_tip_velocity_v_y_along_dq;
-        let segment2_tip_bias_v_x_along_dq = t67 * segment1_tip_rotation_00_along_dq
-            + segment2_position_y_along_dq * qdd[4] * p.segment_length
-            + segment1_tip_bias_v_x_along_dq
-            + segment2_bend_y_rate * segment1_tip_velocity_v_y_along_dq
-            + t68 * segment1_tip_rotation_01_along_dq
-            - segment1_tip_velocity_w_z * segment2_tip_subspace0_v_y_along_dq * qd[4];
-        let segment2_tip_position_y_along_dq = t115 * segment1_tip_rotation_11_along_dq
-            + segment2_position_y_along_dq + segment1_tip_rotation_10_along_dq * t116;
-        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_10_along_dq * t113
-            + t114 * segment1_tip_rotation_11_along_dq;
+        let segment2_tip_position_y_along_dq = t113 * segment1_tip_rotation_11_along_dq
+            + segment1_tip_rotation_10_along_dq * t114 + segment2_position_y_along_dq;
+        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_10_along_dq * t115
+            + segment1_tip_rotation_11_along_dq * t116;
         let head_com_y_along_dq = segment2_tip_position_y_along_dq
             + 0.5 * p.link_length * segment2_tip_rotation_10_along_dq;
         let head_inertia_h_y_along_dq = p.link_mass * head_com_y_along_dq;
-        let head_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq
-            - segment2_tip_velocity_w_z * head_momentum_f_y_along_dq
-            - head_inertia_h_y_along_dq * segment2_tip_bias_w_z;
-        let t478 = t47 * segment1_tip_rotation_01_along_dq;
-        let segment2_composite_force_f_x_along_dq = t450 + t466 + t477
-            + head_composite_force_f_x_along_dq + t478;
+        let segment2_tip_velocity_v_y_along_dq = qd[4]
+            * segment2_tip_subspace0_v_y_along_dq + segment1_tip_velocity_v_y_along_dq;
+        let segment2_tip_position_x_along_dq = segment2_position_x_along_dq
+            + segment1_tip_rotation_00_along_dq * t114
+            + segment1_tip_rotation_01_along_dq * t113;
+        let segment2_tip_rotation_00_along_dq = segment1_tip_rotation_00_along_dq * t115
+            + segment1_tip_rotation_01_along_dq * t116;
+        let head_com_x_along_dq = segment2_tip_position_x_along_dq
+            + 0.5 * p.link_length * segment2_tip_rotation_00_along_dq;
+        let head_inertia_h_x_along_dq = p.link_mass * head_com_x_along_dq;
+        let head_momentum_f_y_along_dq = p.link_mass * segment2_tip_velocity_v_y_along_dq
+            + head_inertia_h_x_along_dq * segment2_tip_velocity_w_z;
+        let head_composite_force_f_x_along_dq = segment2_tip_bias_v_x_along_dq
+            * p.link_mass - head_inertia_h_y_along_dq * segment2_tip_bias_w_z
+            - segment2_tip_velocity_w_z * head_momentum_f_y_along_dq;
+        let t250 = segment1_tip_velocity_v_y_along_dq
+            + segment2_position_x_along_dq * segment1_tip_velocity_w_z;
+        let segment1_tip_subspace0_v_x_along_dq = segment1_tip_local_subspace0_v_y_along_dq
+            * cache.base_angle_rotation_01
+            + p.segment_length * segment1_position_y_along_dq
+            + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq
+            + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_00_along_dq
+            + segment1_tip_local_subspace0_v_x_along_dq * cache.cos_q2;
+        let segment1_tip_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
+            + segment1_tip_subspace0_v_x_along_dq * qd[3];
+        let t251 = segment1_tip_velocity_v_x_along_dq
+            - segment1_tip_velocity_w_z * segment2_position_y_along_dq;
+        let segment2_base_velocity_v_y_along_dq = segment1_tip_rotation_01_along_dq * t67
+            + segment1_tip_rotation_11_along_dq * t66
+            + cache.segment1_tip_rotation_11 * t250
+            + cache.segment1_tip_rotation_01 * t251;
+        let segment2_slice1_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
+            * cache.segment1_slice1_mass;
+        let t252 = -(t81 * segment2_slice1_local_momentum_f_y_along_dq);
+        let segment1_tip_bias_v_y_along_dq = t58 * base_angle_rotation_00_along_dq
+            + cache.sin_q2 * t242 + base_angle_rotation_10_along_dq * t59
+            + base_angle_acceleration_v_y_along_dq + cache.cos_q2 * t240
+            + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3]
+            - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate
+            - segment1_position_x_along_dq * p.segment_length * qdd[3];
+        let t253 = segment2_position_x_along_dq * segment1_tip_bias_w_z
+            + segment1_tip_bias_v_y_along_dq;
+        let t254 = segment1_tip_bias_v_x_along_dq
+            - segment2_position_y_along_dq * segment1_tip_bias_w_z;
+        let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_10_along_dq * t72
+            + t73 * segment1_tip_rotation_00_along_dq
+            + cache.segment1_tip_rotation_10 * t253
+            + cache.segment1_tip_rotation_00 * t254;
+        let t255 = segment2_base_bias_v_x_along_dq
+            + 0.5 * segment2_bend_y_rate * segment2_base_velocity_v_y_along_dq;
+        let t256 = t255 * cache.segment1_slice1_mass;
+        let segment2_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
+            * segment2_base_velocity_v_y_along_dq;
+        let t257 = -(t78 * segment2_slice0_local_momentum_f_y_along_dq);
+        let t258 = -(segment2_slice0_local_momentum_f_y_along_dq * t85);
+        let t259 = 0.8872983346207417 * segment2_bend_y_rate
+            * segment2_base_velocity_v_y_along_dq + segment2_base_bias_v_x_along_dq;
+        let t260 = t259 * cache.segment1_slice0_mass;
+        let t261 = segment2_base_bias_v_x_along_dq
+            + 0.1127016653792583 * segment2_bend_y_rate
+                * segment2_base_velocity_v_y_along_dq;
+        let t262 = t261 * cache.segment1_slice0_mass;
+        let t263 = t252 + t256 + t257 + t258 + t260 + t262;
+        let t264 = cache.segment1_tip_rotation_00 * t263;
+        let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t250
+            + cache.segment1_tip_rotation_00 * t251
+            + segment1_tip_rotation_00_along_dq * t67
+            + segment1_tip_rotation_10_along_dq * t66;
+        let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
+            * cache.segment1_slice0_mass;
+        let t265 = t78 * segment2_slice0_local_momentum_f_x_along_dq;
+        let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01 * t254
+            + t73 * segment1_tip_rotation_01_along_dq
+            + cache.segment1_tip_rotation_11 * t253
+            + segment1_tip_rotation_11_along_dq * t72;
+        let t266 = segment2_base_bias_v_y_along_dq
+            - 0.1127016653792583 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
+        let t267 = t266 * cache.segment1_slice0_mass;
+        let segment2_slice1_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
+            * cache.segment1_slice1_mass;
+        let t268 = t81 * segment2_slice1_local_momentum_f_x_along_dq;
+        let t269 = segment2_base_bias_v_y_along_dq
+            - 0.8872983346207417 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
+        let t270 = t269 * cache.segment1_slice0_mass;
+        let t271 = segment2_slice0_local_momentum_f_x_along_dq * t85;
+        let t272 = segment2_base_bias_v_y_along_dq
+            - 0.5 * segment2_base_velocity_v_x_along_dq * segment2_bend_y_rate;
+        let t273 = t272 * cache.segment1_slice1_mass;
+        let t274 = t265 + t267 + t268 + t270 + t271 + t273;
+        let t275 = t274 * cache.segment1_tip_rotation_01;
+        let segment2_composite_force_f_x_along_dq = t246 + t249
+            + head_composite_force_f_x_along_dq + t264 + t275;
+        let middle_com_x_along_dq = segment1_tip_position_x_along_dq
+            + 0.5 * p.link_length * segment1_tip_rotation_00_along_dq;
+        let middle_inertia_h_x_along_dq = p.link_mass * middle_com_x_along_dq;
+        let middle_momentum_f_y_along_dq = p.link_mass
+            * segment1_tip_velocity_v_y_along_dq
+            + segment1_tip_velocity_w_z * middle_inertia_h_x_along_dq;
         let middle_composite_force_f_x_along_dq = p.link_mass
             * segment1_tip_bias_v_x_along_dq + segment2_composite_force_f_x_along_dq
-            - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dq
-            - middle_inertia_h_y_along_dq * segment1_tip_bias_w_z;
-        let t479 = -(segment1_slice2_bias_w_z
-            * segment1_slice2_local_inertia_h_y_along_dq);
-        let segment1_slice2_local_momentum_f_y_along_dq = segment1_slice2_local_inertia_h_x_along_dq
-            * t0
-            + segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq
-                * cache.segment1_slice0_mass;
-        let t480 = -(segment1_slice2_local_momentum_f_y_along_dq * t0);
-        let segment1_slice0_local_subspace0_v_x_along_dq = segment1_slice0_local_bend_y_column_v_x_along_dq
-            * p.segment_length;
-        let t481 = segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
-            + (0.00001818241927340114 * t120 * t30 * segment1_slice0_bend_along_dq
-                + 0.000054547257820203424 * cache.segment1_slice0_bend_c5 * t445
-                + 0.0014314988413324798 * t120 * t31 * segment1_slice0_bend_along_dq
-                + 0.000054547257820203424 * t30 * t132 * segment1_slice0_bend_along_dq
-                + 0.00001818241927340114 * t445 * cache.segment1_slice0_bend_c3
-                - 0.000054547257820203424 * t30 * t131 * segment1_slice0_bend_along_dq
-                - 0.0014314988413324798 * t119 * t31 * segment1_slice0_bend_along_dq
-                - 0.000054547257820203424 * cache.segment1_slice0_bend_c4 * t445)
-            + 0.1127016653792583 * segment1_bend_y_rate * segment1_bend_y_rate * t428
-            - segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate
-                * qd[2];
-        let t482 = t481 * cache.segment1_slice0_mass;
-        let segment1_slice2_local_subspace0_v_x_along_dq = p.segment_length
-            * segment1_slice2_local_bend_y_column_v_x_along_dq;
-        let t483 = segment1_slice2_local_subspace0_v_x_along_dq * qdd[3]
-            + (0.5499818175807267 * t445 * cache.segment1_slice2_bend_c3
-                + 0.6985685011586675 * t118 * segment1_slice2_bend_along_dq * t31
-                + 0.5499818175807267 * t118 * segment1_slice2_bend_along_dq * t30
-                + 1.6499454527421802 * t445 * cache.segment1_slice2_bend_c5
-                + 1.6499454527421802 * segment1_slice2_bend_along_dq * t30 * t136
-                - 1.6499454527421802 * t445 * cache.segment1_slice2_bend_c4
-                - 0.6985685011586675 * t117 * segment1_slice2_bend_along_dq * t31
-                - 1.6499454527421802 * t134 * segment1_slice2_bend_along_dq * t30)
-            + 0.8872983346207417 * segment1_bend_y_rate * segment1_bend_y_rate * t432
-            - segment1_bend_y_rate * segment1_slice2_local_bend_y_column_v_y_along_dq
-                * qd[2];
-        let t484 = t483 * cache.segment1_slice0_mass;
-        let t485 = -(segment1_slice1_local_inertia_h_y_along_dq
-            * segment1_slice1_bias_w_z);
-        let segment1_slice0_local_momentum_f_y_along_dq = segment1_slice0_local_inertia_h_x_along_dq
-            * t1
-            + segment1_slice0_local_bend_y_column_v_y_along_dq * segment1_bend_y_rate
-                * cache.segment1_slice0_mass;
-        let t486 = -(t1 * segment1_slice0_local_momentum_f_y_along_dq);
-        let t487 = -(segment1_slice0_local_inertia_h_y_along_dq
-            * segment1_slice0_bias_w_z);
-        let segment1_slice1_local_subspace0_v_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
-            * p.segment_length;
-        let t488 = segment1_slice1_local_subspace0_v_x_along_dq * qdd[3]
-            + (0.09375 * cache.segment1_slice1_bend_c5 * t445
-                + 0.09375 * segment1_slice1_bend_along_dq * t126 * t30
-                + 0.125 * segment1_slice1_bend_along_dq * t31 * t123
-                + 0.03125 * cache.segment1_slice1_bend_c3 * t445
-                + 0.03125 * segment1_slice1_bend_along_dq * t30 * t123
-                - 0.09375 * t445 * cache.segment1_slice1_bend_c4
-                - 0.09375 * segment1_slice1_bend_along_dq * t30 * t124
-                - 0.125 * segment1_slice1_bend_along_dq * t122 * t31)
-            + 0.5 * t425 * segment1_bend_y_rate * segment1_bend_y_rate
-            - segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq
-                * qd[2];
-        let t489 = t488 * cache.segment1_slice1_mass;
-        let segment1_slice1_local_momentum_f_y_along_dq = segment1_bend_y_rate
-            * segment1_slice1_local_bend_y_column_v_y_along_dq
-            * cache.segment1_slice1_mass
-            + t2 * segment1_slice1_local_inertia_h_x_along_dq;
-        let t490 = -(t2 * segment1_slice1_local_momentum_f_y_along_dq);
-        let t491 = t479 + t480 + t482 + t484 + t485 + t486 + t487 + t489 + t490;
-        let t492 = t491 * cache.cos_q2;
-        let segment1_composite_force_f_x_along_dq = t437
-            + middle_composite_force_f_x_along_dq + t492;
-        let t493 = cache.cos_q2 * t436;
+            - middle_inertia_h_y_along_dq * segment1_tip_bias_w_z
+            - segment1_tip_velocity_w_z * middle_momentum_f_y_along_dq;
+        let t276 = t132 * base_angle_rotation_00_along_dq;
+        let segment1_composite_force_f_x_along_dq = t215 + t233 + t234
+            + middle_composite_force_f_x_along_dq + t276;
+        let tail_composite_force_f_x_along_dq = segment1_composite_force_f_x_along_dq
+            + p.link_mass * base_angle_acceleration_v_x_along_dq
+            - qd[2] * tail_momentum_f_y_along_dq - qdd[2] * tail_inertia_h_y_along_dq;
         let middle_momentum_f_x_along_dq = p.link_mass
             * segment1_tip_velocity_v_x_along_dq
-            - segment1_tip_velocity_w_z * middle_inertia_h_y_along_dq;
-        let t494 = cache.segment1_tip_rotation_10 * t476;
-        let segment2_tip_subspace0_v_x_along_dq = segment2_position_y_along_dq
-            * p.segment_length
-            + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00_along_dq
-            + cache.segment2_tip_local_subspace0_v_y * segment1_tip_rotation_01_along_dq;
+            - middle_inertia_h_y_along_dq * segment1_tip_velocity_w_z;
+        let segment2_tip_subspace0_v_x_along_dq = cache.segment2_tip_local_subspace0_v_x
+            * segment1_tip_rotation_00_along_dq
+            + p.segment_length * segment2_position_y_along_dq
+            + segment1_tip_rotation_01_along_dq * cache.segment2_tip_local_subspace0_v_y;
         let segment2_tip_velocity_v_x_along_dq = qd[4]
             * segment2_tip_subspace0_v_x_along_dq + segment1_tip_velocity_v_x_along_dq;
         let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
             - head_inertia_h_y_along_dq * segment2_tip_velocity_w_z;
-        let segment2_tip_bias_v_y_along_dq = segment1_tip_velocity_w_z * qd[4]
-            * segment2_tip_subspace0_v_x_along_dq
-            + t67 * segment1_tip_rotation_10_along_dq + segment1_tip_bias_v_y_along_dq
-            + t68 * segment1_tip_rotation_11_along_dq
+        let segment2_tip_bias_v_y_along_dq = t112 * segment1_tip_rotation_11_along_dq
+            + segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_x_along_dq
+            + t111 * segment1_tip_rotation_10_along_dq + segment1_tip_bias_v_y_along_dq
             - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dq
-            - qdd[4] * p.segment_length * segment2_position_x_along_dq;
+            - segment2_position_x_along_dq * qdd[4] * p.segment_length;
         let head_composite_force_f_y_along_dq = head_momentum_f_x_along_dq
-            * segment2_tip_velocity_w_z
-            + segment2_tip_bias_w_z * head_inertia_h_x_along_dq
-            + segment2_tip_bias_v_y_along_dq * p.link_mass;
-        let t495 = segment1_tip_rotation_10_along_dq * t64;
-        let t496 = t47 * segment1_tip_rotation_11_along_dq;
-        let t497 = cache.segment1_tip_rotation_11 * t465;
-        let segment2_composite_force_f_y_along_dq = t494
-            + head_composite_force_f_y_along_dq + t495 + t496 + t497;
-        let middle_composite_force_f_y_along_dq = middle_inertia_h_x_along_dq
-            * segment1_tip_bias_w_z
-            + middle_momentum_f_x_along_dq * segment1_tip_velocity_w_z
-            + segment2_composite_force_f_y_along_dq
+            * segment2_tip_velocity_w_z + p.link_mass * segment2_tip_bias_v_y_along_dq
+            + segment2_tip_bias_w_z * head_inertia_h_x_along_dq;
+        let t277 = cache.segment1_tip_rotation_10 * t263;
+        let t278 = t274 * cache.segment1_tip_rotation_11;
+        let t279 = t91 * segment1_tip_rotation_11_along_dq;
+        let t280 = segment1_tip_rotation_10_along_dq * t110;
+        let segment2_composite_force_f_y_along_dq = head_composite_force_f_y_along_dq
+            + t277 + t278 + t279 + t280;
+        let middle_composite_force_f_y_along_dq = segment1_tip_velocity_w_z
+            * middle_momentum_f_x_along_dq + segment2_composite_force_f_y_along_dq
+            + middle_inertia_h_x_along_dq * segment1_tip_bias_w_z
             + p.link_mass * segment1_tip_bias_v_y_along_dq;
-        let t498 = cache.sin_q2 * t491;
-        let segment1_composite_force_f_y_along_dq = t493
-            + middle_composite_force_f_y_along_dq + t498;
-        let t499 = -(segment1_slice0_local_inertia_h_y_along_dq * t81);
-        let t500 = segment1_slice0_local_inertia_h_x_along_dq * t96;
+        let t281 = t50 * base_angle_rotation_00_along_dq;
+        let t282 = cache.cos_q2 * t214;
+        let t283 = t132 * base_angle_rotation_10_along_dq;
+        let t284 = cache.sin_q2 * t232;
+        let segment1_composite_force_f_y_along_dq = middle_composite_force_f_y_along_dq
+            + t281 + t282 + t283 + t284;
+        let tail_momentum_f_x_along_dq = p.link_mass * base_angle_velocity_v_x_along_dq
+            - qd[2] * tail_inertia_h_y_along_dq;
+        let tail_composite_force_f_y_along_dq = segment1_composite_force_f_y_along_dq
+            + tail_momentum_f_x_along_dq * qd[2]
+            + p.link_mass * base_angle_acceleration_v_y_along_dq
+            + qdd[2] * tail_inertia_h_x_along_dq;
+        let t285 = -(segment1_slice0_local_inertia_h_y_along_dq * t128);
+        let t286 = segment1_slice2_local_momentum_f_y_along_dq * t48;
+        let t287 = segment1_slice0_local_inertia_h_x_along_dq * t46;
         let segment1_slice2_local_inertia_i_22_along_dq = (2.0
             * segment1_slice2_local_com_x_along_dq * cache.segment1_slice2_local_com_x
             + 2.0 * cache.segment1_slice2_local_com_y
                 * segment1_slice2_local_com_y_along_dq) * cache.segment1_slice0_mass;
-        let t501 = segment1_slice2_local_inertia_i_22_along_dq
+        let t288 = segment1_slice2_local_inertia_i_22_along_dq
             * segment1_slice2_bias_w_z;
-        let t502 = -(t488 * cache.segment1_slice1_local_inertia_h_y);
-        let t503 = -(segment1_slice1_local_momentum_f_x_along_dq * t79);
-        let t504 = cache.segment1_slice1_local_inertia_h_x * t426;
+        let t289 = t208 * segment1_slice1_local_momentum_f_y;
+        let t290 = segment1_slice0_local_momentum_f_y_along_dq * t38;
         let segment1_slice1_local_inertia_i_22_along_dq = (2.0
             * segment1_slice1_local_com_x_along_dq * cache.segment1_slice1_local_com_x
             + 2.0 * cache.segment1_slice1_local_com_y
                 * segment1_slice1_local_com_y_along_dq) * cache.segment1_slice1_mass;
-        let t505 = segment1_slice1_local_inertia_i_22_along_dq
+        let t291 = segment1_slice1_local_inertia_i_22_along_dq
             * segment1_slice1_bias_w_z;
-        let t506 = t88 * segment1_slice0_local_momentum_f_y_along_dq;
-        let t507 = -(t77 * segment1_slice2_local_inertia_h_y_along_dq);
+        let t292 = -(t124 * segment1_slice2_local_inertia_h_y_along_dq);
         let segment1_slice0_local_inertia_i_22_along_dq = (2.0
             * segment1_slice0_local_com_x_along_dq * cache.segment1_slice0_local_com_x
             + 2.0 * cache.segment1_slice0_local_com_y
                 * segment1_slice0_local_com_y_along_dq) * cache.segment1_slice0_mass;
-        let t508 = segment1_slice0_bias_w_z
+        let t293 = segment1_slice0_bias_w_z
             * segment1_slice0_local_inertia_i_22_along_dq;
-        let t509 = -(t483 * cache.segment1_slice2_local_inertia_h_y);
-        let t510 = -(cache.segment1_slice0_local_inertia_h_y * t481);
-        let middle_inertia_i_22_along_dq = p.link_mass
-            * (2.0 * middle_com_y_along_dq * cache.middle_com_y
-                + 2.0 * cache.middle_com_x * middle_com_x_along_dq);
-        let t511 = segment2_slice1_local_momentum_f_y_along_dq * t17;
-        let t512 = -(cache.segment2_slice0_local_inertia_h_y * t470);
-        let t513 = -(segment2_slice0_local_momentum_f_x_along_dq * t14);
-        let t514 = -(segment2_base_velocity_v_y_along_dq
-            * segment2_slice0_local_momentum_f_x);
-        let t515 = segment2_base_velocity_v_x_along_dq
+        let t294 = cache.segment1_slice1_local_inertia_h_x * t198;
+        let t295 = t204 * cache.segment1_slice0_local_inertia_h_x;
+        let t296 = t36 * segment1_slice1_local_momentum_f_y_along_dq;
+        let t297 = segment1_slice0_local_momentum_f_y * t189;
+        let t298 = -(cache.segment1_slice1_local_inertia_h_y * t222);
+        let t299 = -(cache.segment1_slice2_local_inertia_h_y * t218);
+        let t300 = -(segment1_slice1_local_inertia_h_y_along_dq * t120);
+        let t301 = t201 * segment1_slice2_local_momentum_f_y;
+        let t302 = segment2_base_velocity_v_x_along_dq
             * segment2_slice2_local_momentum_f_y;
-        let t516 = -(segment2_base_velocity_v_y_along_dq
-            * segment2_slice1_local_momentum_f_x);
-        let t517 = -(segment2_base_velocity_v_y_along_dq
-            * segment2_slice2_local_momentum_f_x);
-        let t518 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice0_local_momentum_f_y;
-        let t519 = segment2_slice0_local_momentum_f_y_along_dq * t19;
-        let t520 = -(cache.segment2_slice1_local_inertia_h_y * t467);
-        let t521 = -(t16 * segment2_slice0_local_momentum_f_x_along_dq);
-        let head_inertia_i_22_along_dq = p.link_mass
-            * (2.0 * head_com_y_along_dq * cache.head_com_y
-                + 2.0 * cache.head_com_x * head_com_x_along_dq);
-        let head_composite_force_n_z_along_dq = segment2_tip_velocity_v_x_along_dq
-            * head_momentum_f_y + segment2_tip_bias_v_y * head_inertia_h_x_along_dq
-            + segment2_tip_bias_v_y_along_dq * cache.head_inertia_h_x
-            + segment2_tip_velocity_v_x * head_momentum_f_y_along_dq
-            + head_inertia_i_22_along_dq * segment2_tip_bias_w_z
-            - segment2_tip_bias_v_x * head_inertia_h_y_along_dq
-            - segment2_tip_velocity_v_y * head_momentum_f_x_along_dq
-            - segment2_tip_velocity_v_y_along_dq * head_momentum_f_x
-            - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y;
-        let t522 = cache.segment2_slice1_local_inertia_h_x * t459;
-        let t523 = segment2_base_velocity_v_x_along_dq
+        let t303 = segment2_base_velocity_v_x_along_dq
             * segment2_slice1_local_momentum_f_y;
-        let t524 = -(t473 * cache.segment2_slice2_local_inertia_h_y);
-        let t525 = cache.segment2_slice0_local_inertia_h_x * t456;
-        let t526 = -(segment2_slice1_local_momentum_f_x_along_dq * t18);
-        let t527 = segment2_slice0_local_momentum_f_y_along_dq * t15;
-        let t528 = t461 * cache.segment2_slice2_local_inertia_h_x;
-        let segment2_composite_force_n_z_along_dq = t511 + t512 + t513 + t514 + t515
-            + t516 + t517 + t518 + t519 + t520 + t521 + head_composite_force_n_z_along_dq
-            + t522 + t523 + t524 + t66 * segment2_position_x_along_dq + t525 + t526
-            + t527 + (t494 + t495 + t496 + t497) * cache.segment2_position_x + t528
-            - cache.segment2_position_y * (t450 + t466 + t477 + t478)
-            - t107 * segment2_position_y_along_dq;
-        let middle_composite_force_n_z_along_dq = segment1_tip_bias_v_y_along_dq
-            * cache.middle_inertia_h_x
-            + middle_momentum_f_y_along_dq * segment1_tip_velocity_v_x
+        let t304 = -(segment2_slice0_local_momentum_f_x_along_dq * t98);
+        let t305 = t82 * segment2_slice1_local_momentum_f_y_along_dq;
+        let t306 = cache.segment2_slice0_local_inertia_h_x * t266;
+        let t307 = -(t107 * segment2_slice1_local_momentum_f_x_along_dq);
+        let t308 = -(segment2_base_velocity_v_y_along_dq
+            * segment2_slice1_local_momentum_f_x);
+        let t309 = -(t101 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t310 = segment2_slice0_local_momentum_f_y_along_dq * t84;
+        let t311 = segment2_base_velocity_v_x_along_dq
+            * segment2_slice0_local_momentum_f_y;
+        let t312 = -(cache.segment2_slice1_local_inertia_h_y * t255);
+        let t313 = cache.segment2_slice1_local_inertia_h_x * t272;
+        let t314 = t269 * cache.segment2_slice2_local_inertia_h_x;
+        let head_inertia_i_22_along_dq = p.link_mass
+            * (2.0 * cache.head_com_x * head_com_x_along_dq
+                + 2.0 * cache.head_com_y * head_com_y_along_dq);
+        let head_composite_force_n_z_along_dq = head_inertia_h_x_along_dq
+            * segment2_tip_bias_v_y + head_inertia_i_22_along_dq * segment2_tip_bias_w_z
+            + segment2_tip_velocity_v_x_along_dq * head_momentum_f_y
+            + segment2_tip_velocity_v_x * head_momentum_f_y_along_dq
+            + cache.head_inertia_h_x * segment2_tip_bias_v_y_along_dq
+            - segment2_tip_velocity_v_y * head_momentum_f_x_along_dq
+            - segment2_tip_bias_v_x * head_inertia_h_y_along_dq
+            - head_momentum_f_x * segment2_tip_velocity_v_y_along_dq
+            - segment2_tip_bias_v_x_along_dq * cache.head_inertia_h_y;
+        let t315 = -(cache.segment2_slice0_local_inertia_h_y * t261);
+        let t316 = t79 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t317 = -(segment2_slice2_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t318 = -(segment2_slice0_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t319 = -(t259 * cache.segment2_slice2_local_inertia_h_y);
+        let segment2_composite_force_n_z_along_dq = t302 + t303 + t304 + t305 + t306
+            + t307 + t308 + t309 + t310 + t311 + t312
+            + cache.segment2_position_x * (t277 + t278 + t279 + t280) + t313 + t314
+            + head_composite_force_n_z_along_dq + t315 + t316
+            + segment2_position_x_along_dq * t144 + t317 + t318 + t319
+            - t141 * segment2_position_y_along_dq
+            - cache.segment2_position_y * (t246 + t249 + t264 + t275);
+        let middle_inertia_i_22_along_dq = p.link_mass
+            * (2.0 * middle_com_x_along_dq * cache.middle_com_x
+                + 2.0 * middle_com_y_along_dq * cache.middle_com_y);
+        let middle_composite_force_n_z_along_dq = segment2_composite_force_n_z_along_dq
             + middle_inertia_i_22_along_dq * segment1_tip_bias_w_z
-            + middle_momentum_f_y * segment1_tip_velocity_v_x_along_dq
             + segment1_tip_bias_v_y * middle_inertia_h_x_along_dq
-            + segment2_composite_force_n_z_along_dq
-            - middle_momentum_f_x_along_dq * segment1_tip_velocity_v_y
-            - segment1_tip_bias_v_x * middle_inertia_h_y_along_dq
-            - segment1_tip_bias_v_x_along_dq * cache.middle_inertia_h_y
+            + segment1_tip_velocity_v_x * middle_momentum_f_y_along_dq
+            + cache.middle_inertia_h_x * segment1_tip_bias_v_y_along_dq
+            + middle_momentum_f_y * segment1_tip_velocity_v_x_along_dq
+            - middle_inertia_h_y_along_dq * segment1_tip_bias_v_x
+            - segment1_tip_velocity_v_y * middle_momentum_f_x_along_dq
+            - cache.middle_inertia_h_y * segment1_tip_bias_v_x_along_dq
             - segment1_tip_velocity_v_y_along_dq * middle_momentum_f_x;
-        let t529 = segment1_slice1_local_bend_y_column_v_x_along_dq
-            * segment1_bend_y_rate * segment1_slice1_local_momentum_f_y;
-        let t530 = segment1_bend_y_rate
-            * segment1_slice0_local_bend_y_column_v_x_along_dq
-            * segment1_slice0_local_momentum_f_y;
-        let t531 = -(segment1_slice2_local_momentum_f_x_along_dq * t10);
-        let t532 = -(segment1_slice0_local_bend_y_column_v_y_along_dq
-            * segment1_bend_y_rate * segment1_slice0_local_momentum_f_x);
-        let t533 = segment1_bend_y_rate * segment1_slice2_local_momentum_f_y
-            * segment1_slice2_local_bend_y_column_v_x_along_dq;
-        let t534 = -(segment1_slice0_local_momentum_f_x_along_dq * t8);
-        let t535 = -(segment1_slice1_local_inertia_h_y_along_dq * t74);
-        let t536 = -(segment1_slice1_local_momentum_f_x * segment1_bend_y_rate
-            * segment1_slice1_local_bend_y_column_v_y_along_dq);
-        let t537 = t429 * cache.segment1_slice0_local_inertia_h_x;
-        let t538 = segment1_slice1_local_momentum_f_y_along_dq * t11;
-        let t539 = segment1_slice2_local_inertia_h_x_along_dq * t93;
-        let t540 = cache.segment1_slice2_local_inertia_h_x * t433;
-        let t541 = t9 * segment1_slice2_local_momentum_f_y_along_dq;
-        let t542 = t91 * segment1_slice1_local_inertia_h_x_along_dq;
-        let t543 = -(segment1_bend_y_rate
-            * segment1_slice2_local_bend_y_column_v_y_along_dq
-            * segment1_slice2_local_momentum_f_x);
-        let segment1_composite_force_n_z_along_dq = t499 + t500 + t501 + t502 + t503
-            + (t493 + t498) * cache.segment1_position_x + t504 + t505 + t506 + t507
-            + t508 + t509 + t510 + middle_composite_force_n_z_along_dq + t529 + t530
-            + t531 + t532 + t533 + t534 + t535 + t536 + t537 + t538 + t539 + t540 + t541
-            + t542 + t543 - cache.segment1_position_y * (t437 + t492);
-        position[(0, j)] = segment1_composite_force_f_x_along_dq;
-        position[(1, j)] = segment1_composite_force_f_y_along_dq;
-        position[(2, j)] = cache.base_angle_subspace_v_y
-            * segment1_composite_force_f_y_along_dq
-            + q[1] * segment1_composite_force_f_x_along_dq
-            + segment1_composite_force_n_z_along_dq;
-        position[(3, j)] = middle_composite_force_n_z_along_dq * p.segment_length
-            + middle_composite_force_f_y * segment1_tip_subspace0_v_y_along_dq
+        let t320 = -(t228 * cache.segment1_slice0_local_inertia_h_y);
+        let t321 = -(segment1_slice1_local_momentum_f_x_along_dq * t126);
+        let t322 = segment1_slice2_local_inertia_h_x_along_dq * t43;
+        let t323 = -(segment1_slice0_local_momentum_f_x_along_dq * t122);
+        let t324 = -(t220 * segment1_slice0_local_momentum_f_x);
+        let t325 = -(t224 * segment1_slice2_local_momentum_f_x);
+        let t326 = t41 * segment1_slice1_local_inertia_h_x_along_dq;
+        let t327 = -(segment1_slice1_local_momentum_f_x * t230);
+        let t328 = cache.segment1_slice2_local_inertia_h_x * t212;
+        let t329 = -(segment1_slice2_local_momentum_f_x_along_dq * t130);
+        let segment1_composite_force_n_z_along_dq = t139 * segment1_position_x_along_dq
+            + cache.segment1_position_x * (t281 + t282 + t283 + t284) + t285 + t286
+            + t287 + t288 + t289 + t290 + t291 + t292 + t293 + t294 + t295 + t296 + t297
+            + t298 + t299 + t300 + t301 + middle_composite_force_n_z_along_dq + t320
+            + t321 + t322 + t323 + t324 + t325 + t326 + t327 + t328 + t329
+            - t140 * segment1_position_y_along_dq
+            - (t215 + t233 + t234 + t276) * cache.segment1_position_y;
+        let tail_inertia_i_22_along_dq = p.link_mass
+            * (2.0 * cache.tail_com_y * tail_com_y_along_dq
+                + 2.0 * cache.tail_com_x * tail_com_x_along_dq);
+        let tail_composite_force_n_z_along_dq = segment1_composite_force_n_z_along_dq
+            + base_angle_velocity_v_x_along_dq * tail_momentum_f_y
+            + qdd[2] * tail_inertia_i_22_along_dq
+            + base_angle_acceleration_v_y * tail_inertia_h_x_along_dq
+            + tail_momentum_f_y_along_dq * base_angle_velocity_v_x
+            + cache.tail_inertia_h_x * base_angle_acceleration_v_y_along_dq
+            - base_angle_acceleration_v_x * tail_inertia_h_y_along_dq
+            - base_angle_velocity_v_y_along_dq * tail_momentum_f_x
+            - tail_momentum_f_x_along_dq * base_angle_velocity_v_y
+            - cache.tail_inertia_h_y * base_angle_acceleration_v_x_along_dq;
+        let lanes_out0 = tail_composite_force_f_x_along_dq;
+        let lanes_out1 = tail_composite_force_f_y_along_dq;
+        let lanes_out2 = tail_composite_force_f_x * dq[1]
+            + tail_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y
+            + q[1] * tail_composite_force_f_x_along_dq
+            + tail_composite_force_n_z_along_dq
+            + tail_composite_force_f_y * base_angle_subspace_v_y_along_dq;
+        let lanes_out3 = middle_composite_force_f_y_along_dq
+            * cache.segment1_tip_subspace0_v_y
+            + segment1_tip_subspace0_v_y_along_dq * middle_composite_force_f_y
+            + cache.segment1_tip_subspace0_v_x * middle_composite_force_f_x_along_dq
+            + segment1_tip_subspace0_v_x_along_dq * middle_composite_force_f_x
+            + p.segment_length * middle_composite_force_n_z_along_dq
             + p.segment_length
-                * (0.8872983346207417
-                    * (t501 + t507 + t509 + t531 + t533 + t539 + t540 + t541 + t543)
-                    + t145 * segment1_slice1_local_bend_y_column_v_x_along_dq
-                    + (t418 + t430 + t431)
-                        * cache.segment1_slice0_local_bend_y_column_v_y
+                * (t145 * segment1_slice1_local_bend_y_column_v_x_along_dq
+                    + 0.8872983346207417
+                        * (t286 + t288 + t292 + t299 + t301 + t322 + t325 + t328 + t329)
+                    + cache.segment1_slice2_local_bend_y_column_v_x
+                        * (t216 + t219 + t225)
+                    + 0.5
+                        * (t289 + t291 + t294 + t296 + t298 + t300 + t321 + t326 + t327)
                     + 0.1127016653792583
-                        * (t499 + t500 + t506 + t508 + t510 + t530 + t532 + t534 + t537)
-                    + (t421 + t427 + t435)
-                        * cache.segment1_slice1_local_bend_y_column_v_y
+                        * (t285 + t287 + t290 + t293 + t295 + t297 + t320 + t323 + t324)
                     + t146 * segment1_slice2_local_bend_y_column_v_x_along_dq
                     + t147 * segment1_slice1_local_bend_y_column_v_y_along_dq
+                    + (t202 + t206 + t213)
+                        * cache.segment1_slice2_local_bend_y_column_v_y
+                    + (t221 + t227 + t229)
+                        * cache.segment1_slice0_local_bend_y_column_v_x
                     + segment1_slice0_local_bend_y_column_v_y_along_dq * t148
-                    + 0.5
-                        * (t502 + t503 + t504 + t505 + t529 + t535 + t536 + t538 + t542)
                     + segment1_slice0_local_bend_y_column_v_x_along_dq * t149
-                    + cache.segment1_slice2_local_bend_y_column_v_x
-                        * (t479 + t480 + t484)
-                    + cache.segment1_slice1_local_bend_y_column_v_x
-                        * (t485 + t489 + t490)
                     + t150 * segment1_slice2_local_bend_y_column_v_y_along_dq
-                    + cache.segment1_slice2_local_bend_y_column_v_y
-                        * (t416 + t419 + t434)
-                    + (t482 + t486 + t487)
-                        * cache.segment1_slice0_local_bend_y_column_v_x)
-            + cache.segment1_tip_subspace0_v_y * middle_composite_force_f_y_along_dq
-            + p.segment_stiffness * dq[3]
-            + middle_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
-            + middle_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x;
-        position[(4, j)] = p.segment_length * head_composite_force_n_z_along_dq
-            + head_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq
-            + cache.segment2_tip_subspace0_v_y * head_composite_force_f_y_along_dq
-            + p.segment_length
-                * (0.5 * (t511 + t516 + t520 + t522 + t523 + t526)
-                    + (t472 + t474) * cache.segment2_slice2_local_bend_y_column_v_x
-                    + (t460 + t463) * cache.segment2_slice1_local_bend_y_column_v_y
-                    + cache.segment2_slice1_local_bend_y_column_v_x * (t468 + t475)
-                    + cache.segment2_slice0_local_bend_y_column_v_y * (t457 + t464)
-                    + cache.segment2_slice2_local_bend_y_column_v_y * (t458 + t462)
-                    + cache.segment2_slice0_local_bend_y_column_v_x * (t469 + t471)
-                    + 0.8872983346207417 * (t515 + t517 + t521 + t524 + t527 + t528)
-                    + 0.1127016653792583 * (t512 + t513 + t514 + t518 + t519 + t525))
+                    + cache.segment1_slice1_local_bend_y_column_v_y
+                        * (t199 + t209 + t210)
+                    + cache.segment1_slice1_local_bend_y_column_v_x
+                        * (t223 + t226 + t231)
+                    + cache.segment1_slice0_local_bend_y_column_v_y
+                        * (t190 + t205 + t207)) + p.segment_stiffness * dq[3];
+        let lanes_out4 = p.segment_length
+            * (0.8872983346207417 * (t302 + t309 + t310 + t314 + t317 + t319)
+                + cache.segment2_slice1_local_bend_y_column_v_y * (t268 + t273)
+                + cache.segment2_slice1_local_bend_y_column_v_x * (t252 + t256)
+                + cache.segment2_slice2_local_bend_y_column_v_x * (t258 + t260)
+                + cache.segment2_slice0_local_bend_y_column_v_y * (t265 + t267)
+                + (t270 + t271) * cache.segment2_slice2_local_bend_y_column_v_y
+                + (t257 + t262) * cache.segment2_slice0_local_bend_y_column_v_x
+                + 0.1127016653792583 * (t304 + t306 + t311 + t315 + t316 + t318)
+                + 0.5 * (t303 + t305 + t307 + t308 + t312 + t313))
+            + head_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
+            + p.segment_length * head_composite_force_n_z_along_dq
             + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
-            + head_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq;
+            + head_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq
+            + head_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y;
+        for (lane, j) in columns.into_iter().enumerate() {
+            if j == softgen_runtime::NO_COLUMN {
+                break;
+            }
+            position[(0, j)] = softgen_runtime::LaneValue::lane(lanes_out0, lane);
+            position[(1, j)] = softgen_runtime::LaneValue::lane(lanes_out1, lane);
+            position[(2, j)] = softgen_runtime::LaneValue::lane(lanes_out2, lane);
+            position[(3, j)] = softgen_runtime::LaneValue::lane(lanes_out3, lane);
+            position[(4, j)] = softgen_runtime::LaneValue::lane(lanes_out4, lane);
+        }
     }
     for j in [4] {
         let mut dq = SVector::<f64, DOF>::zeros();
@@ -5095,74 +4358,74 @@ pub fn inverse_dynamics_position_derivatives_into(
         let segment2_bend_y_along_dq = p.segment_length * dq[4];
         let segment2_bend_squared_along_dq = 2.0 * cache.segment2_bend_y
             * segment2_bend_y_along_dq;
-        let t544 = t151 * segment2_bend_squared_along_dq;
-        let t545 = t544 * p.segment_length;
-        let t546 = p.segment_length * segment2_bend_y_along_dq;
-        let t547 = t152 * segment2_bend_squared_along_dq;
-        let t548 = cache.segment2_bend_squared_c2 * t546 + t547 * t21;
-        let segment2_tip_position_y_along_dq = cache.segment1_tip_rotation_10 * t545
-            + t548 * cache.segment1_tip_rotation_11;
-        let t549 = cache.segment2_bend_squared_c1 * segment2_bend_y_along_dq
-            + t544 * cache.segment2_bend_y;
-        let t550 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
-            - t547 * segment2_bend_squared;
-        let segment2_tip_rotation_10_along_dq = t549 * cache.segment1_tip_rotation_11
-            + cache.segment1_tip_rotation_10 * t550;
+        let t330 = t151 * segment2_bend_squared_along_dq;
+        let t331 = t330 * p.segment_length;
+        let t332 = p.segment_length * segment2_bend_y_along_dq;
+        let t333 = t152 * segment2_bend_squared_along_dq;
+        let t334 = cache.segment2_bend_squared_c2 * t332 + t333 * t68;
+        let segment2_tip_position_y_along_dq = cache.segment1_tip_rotation_10 * t331
+            + t334 * cache.segment1_tip_rotation_11;
+        let t335 = cache.segment2_bend_squared_c1 * segment2_bend_y_along_dq
+            + t330 * cache.segment2_bend_y;
+        let t336 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
+            - t333 * segment2_bend_squared;
+        let segment2_tip_rotation_10_along_dq = t335 * cache.segment1_tip_rotation_11
+            + cache.segment1_tip_rotation_10 * t336;
         let head_com_y_along_dq = segment2_tip_position_y_along_dq
             + 0.5 * p.link_length * segment2_tip_rotation_10_along_dq;
         let head_inertia_h_y_along_dq = p.link_mass * head_com_y_along_dq;
-        let t551 = p.segment_length * t22 * segment2_bend_squared_along_dq;
-        let t552 = cache.segment2_bend_squared_c3 * t546
-            + t153 * t21 * segment2_bend_squared_along_dq
-            - cache.segment2_bend_squared_c2 * t546 - t547 * t21;
-        let segment2_tip_local_bend_y_column_v_x_along_dq = t548 + t552;
+        let t337 = p.segment_length * t69 * segment2_bend_squared_along_dq;
+        let t338 = cache.segment2_bend_squared_c3 * t332
+            + t153 * t68 * segment2_bend_squared_along_dq
+            - cache.segment2_bend_squared_c2 * t332 - t333 * t68;
+        let segment2_tip_local_bend_y_column_v_x_along_dq = t334 + t338;
         let segment2_tip_local_subspace0_v_x_along_dq = segment2_tip_local_bend_y_column_v_x_along_dq
             * p.segment_length;
-        let t553 = p.segment_length * segment2_bend_squared_along_dq;
-        let t554 = p.segment_length * t547
-            + 2.0 * t50 * segment2_bend_squared_along_dq * t156
-            + 2.0 * t553 * cache.segment2_bend_squared_c4
-            - t153 * t50 * segment2_bend_squared_along_dq
-            - cache.segment2_bend_squared_c3 * t553;
-        let t555 = (t51 * t153 * segment2_bend_squared_along_dq
-            + t551 * cache.segment2_bend_squared_c3
-            + 3.0 * t155 * t51 * segment2_bend_squared_along_dq
-            + t153 * segment2_bend_squared_along_dq * t52
-            + 3.0 * t551 * cache.segment2_bend_squared_c5
-            - 3.0 * t551 * cache.segment2_bend_squared_c4
-            - 3.0 * t51 * segment2_bend_squared_along_dq * t156 - t547 * t52)
+        let t339 = p.segment_length * segment2_bend_squared_along_dq;
+        let t340 = p.segment_length * t333
+            + 2.0 * t93 * segment2_bend_squared_along_dq * t156
+            + 2.0 * t339 * cache.segment2_bend_squared_c4
+            - t153 * t93 * segment2_bend_squared_along_dq
+            - cache.segment2_bend_squared_c3 * t339;
+        let t341 = (t94 * t153 * segment2_bend_squared_along_dq
+            + t337 * cache.segment2_bend_squared_c3
+            + 3.0 * t155 * t94 * segment2_bend_squared_along_dq
+            + t153 * segment2_bend_squared_along_dq * t95
+            + 3.0 * t337 * cache.segment2_bend_squared_c5
+            - 3.0 * t337 * cache.segment2_bend_squared_c4
+            - 3.0 * t94 * segment2_bend_squared_along_dq * t156 - t333 * t95)
             + qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
-            + t554 * segment2_bend_y_rate * segment2_bend_y_rate;
-        let t556 = p.segment_length
-            * (3.0 * segment2_bend_squared * segment2_bend_y_along_dq) * t22;
-        let t557 = p.segment_length * t22 * segment2_bend_y_along_dq;
-        let segment2_tip_local_bend_y_column_v_y_along_dq = t554 - t545;
+            + t340 * segment2_bend_y_rate * segment2_bend_y_rate;
+        let t342 = p.segment_length
+            * (3.0 * segment2_bend_squared * segment2_bend_y_along_dq) * t69;
+        let t343 = p.segment_length * t69 * segment2_bend_y_along_dq;
+        let segment2_tip_local_bend_y_column_v_y_along_dq = t340 - t331;
         let segment2_tip_local_subspace0_v_y_along_dq = p.segment_length
             * segment2_tip_local_bend_y_column_v_y_along_dq;
-        let t558 = (6.0 * segment2_bend_squared_along_dq * t156 * t24
-            + 8.0 * cache.segment2_bend_squared_c6 * t556
-            + 6.0 * cache.segment2_bend_squared_c4 * t557
-            + cache.segment2_bend_squared_c4 * t556
-            + 8.0 * t157 * t23 * segment2_bend_squared_along_dq
-            + t23 * segment2_bend_squared_along_dq * t156
-            - 3.0 * cache.segment2_bend_squared_c3 * t557
-            - 3.0 * t153 * segment2_bend_squared_along_dq * t24
-            - 5.0 * t155 * t23 * segment2_bend_squared_along_dq
-            - 5.0 * cache.segment2_bend_squared_c5 * t556)
+        let t344 = (6.0 * segment2_bend_squared_along_dq * t156 * t71
+            + 8.0 * cache.segment2_bend_squared_c6 * t342
+            + 6.0 * cache.segment2_bend_squared_c4 * t343
+            + cache.segment2_bend_squared_c4 * t342
+            + 8.0 * t157 * t70 * segment2_bend_squared_along_dq
+            + t70 * segment2_bend_squared_along_dq * t156
+            - 3.0 * cache.segment2_bend_squared_c3 * t343
+            - 3.0 * t153 * segment2_bend_squared_along_dq * t71
+            - 5.0 * t155 * t70 * segment2_bend_squared_along_dq
+            - 5.0 * cache.segment2_bend_squared_c5 * t342)
             + qdd[4] * segment2_tip_local_subspace0_v_y_along_dq
-            - segment2_bend_y_rate * segment2_bend_y_rate * t552;
+            - segment2_bend_y_rate * segment2_bend_y_rate * t338;
         let segment2_tip_subspace0_v_y_along_dq = cache.segment1_tip_rotation_10
             * segment2_tip_local_subspace0_v_x_along_dq
             + cache.segment1_tip_rotation_11 * segment2_tip_local_subspace0_v_y_along_dq;
-        let segment2_tip_bias_v_x_along_dq = t555 * cache.segment1_tip_rotation_00
-            + t558 * cache.segment1_tip_rotation_01
+        let segment2_tip_bias_v_x_along_dq = t341 * cache.segment1_tip_rotation_00
+            + t344 * cache.segment1_tip_rotation_01
             - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
         let segment2_tip_velocity_v_y_along_dq = qd[4]
             * segment2_tip_subspace0_v_y_along_dq;
-        let segment2_tip_position_x_along_dq = t548 * cache.segment1_tip_rotation_01
-            + t545 * cache.segment1_tip_rotation_00;
-        let segment2_tip_rotation_00_along_dq = t549 * cache.segment1_tip_rotation_01
-            + t550 * cache.segment1_tip_rotation_00;
+        let segment2_tip_position_x_along_dq = t334 * cache.segment1_tip_rotation_01
+            + t331 * cache.segment1_tip_rotation_00;
+        let segment2_tip_rotation_00_along_dq = t335 * cache.segment1_tip_rotation_01
+            + t336 * cache.segment1_tip_rotation_00;
         let head_com_x_along_dq = segment2_tip_position_x_along_dq
             + 0.5 * segment2_tip_rotation_00_along_dq * p.link_length;
         let head_inertia_h_x_along_dq = head_com_x_along_dq * p.link_mass;
@@ -5173,224 +4436,224 @@ pub fn inverse_dynamics_position_derivatives_into(
             - head_inertia_h_y_along_dq * segment2_tip_bias_w_z
             - head_momentum_f_y_along_dq * segment2_tip_velocity_w_z;
         let segment2_slice1_bend_along_dq = 0.25 * segment2_bend_squared_along_dq;
-        let t559 = 0.125 * t158 * t50 * segment2_slice1_bend_along_dq
-            + 0.125 * t553 * cache.segment2_slice1_bend_c4
+        let t345 = 0.125 * t158 * t93 * segment2_slice1_bend_along_dq
+            + 0.125 * t339 * cache.segment2_slice1_bend_c4
             + 0.25 * p.segment_length * segment2_slice1_bend_along_dq * t159
-            - 0.0625 * t160 * t50 * segment2_slice1_bend_along_dq
-            - 0.0625 * t553 * cache.segment2_slice1_bend_c3;
+            - 0.0625 * t160 * t93 * segment2_slice1_bend_along_dq
+            - 0.0625 * t339 * cache.segment2_slice1_bend_c3;
         let segment2_slice1_local_com_x_along_dq = 0.5 * p.segment_length
             * segment2_slice1_bend_along_dq * t161;
-        let segment2_slice1_local_bend_y_column_v_y_along_dq = t559
+        let segment2_slice1_local_bend_y_column_v_y_along_dq = t345
             - 0.5 * segment2_slice1_local_com_x_along_dq;
         let segment2_slice1_local_inertia_h_x_along_dq = segment2_slice1_local_com_x_along_dq
             * cache.segment1_slice1_mass;
         let segment2_slice1_local_momentum_f_y_along_dq = segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_y_along_dq
             * cache.segment1_slice1_mass
-            + t4 * segment2_slice1_local_inertia_h_x_along_dq;
-        let t560 = -(segment2_slice1_local_momentum_f_y_along_dq * t4);
+            + t81 * segment2_slice1_local_inertia_h_x_along_dq;
+        let t346 = -(segment2_slice1_local_momentum_f_y_along_dq * t81);
         let segment2_slice0_bend_along_dq = 0.012701665379258308
             * segment2_bend_squared_along_dq;
-        let t561 = 0.0014314988413324798 * t162 * segment2_slice0_bend_along_dq * t21
-            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t546
-            - 0.0014314988413324798 * t546 * cache.segment2_slice0_bend_c2
-            - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t163 * t21;
-        let segment2_slice0_local_com_y_along_dq = 0.012701665379258308 * t546
+        let t347 = 0.0014314988413324798 * t162 * segment2_slice0_bend_along_dq * t68
+            + 0.0014314988413324798 * cache.segment2_slice0_bend_c3 * t332
+            - 0.0014314988413324798 * t332 * cache.segment2_slice0_bend_c2
+            - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t163 * t68;
+        let segment2_slice0_local_com_y_along_dq = 0.012701665379258308 * t332
             * cache.segment2_slice0_bend_c2
-            + 0.012701665379258308 * segment2_slice0_bend_along_dq * t163 * t21;
-        let segment2_slice0_local_bend_y_column_v_x_along_dq = t561
+            + 0.012701665379258308 * segment2_slice0_bend_along_dq * t163 * t68;
+        let segment2_slice0_local_bend_y_column_v_x_along_dq = t347
             + 0.1127016653792583 * segment2_slice0_local_com_y_along_dq;
         let segment2_slice0_local_subspace0_v_x_along_dq = p.segment_length
             * segment2_slice0_local_bend_y_column_v_x_along_dq;
-        let t562 = 0.012701665379258308 * p.segment_length
+        let t348 = 0.012701665379258308 * p.segment_length
             * segment2_slice0_bend_along_dq * t163
-            + 0.0003226646068132982 * t164 * segment2_slice0_bend_along_dq * t50
-            + 0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t553
-            - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t553
-            - 0.0001613323034066491 * t162 * segment2_slice0_bend_along_dq * t50;
+            + 0.0003226646068132982 * t164 * segment2_slice0_bend_along_dq * t93
+            + 0.0003226646068132982 * cache.segment2_slice0_bend_c4 * t339
+            - 0.0001613323034066491 * cache.segment2_slice0_bend_c3 * t339
+            - 0.0001613323034066491 * t162 * segment2_slice0_bend_along_dq * t93;
         let segment2_slice0_local_com_x_along_dq = 0.1127016653792583 * p.segment_length
             * segment2_slice0_bend_along_dq * t165;
-        let segment2_slice0_local_bend_y_column_v_y_along_dq = t562
+        let segment2_slice0_local_bend_y_column_v_y_along_dq = t348
             - 0.1127016653792583 * segment2_slice0_local_com_x_along_dq;
-        let t563 = qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
-            + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t562
-            + (0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t551
-                + 0.000054547257820203424 * t551 * cache.segment2_slice0_bend_c5
-                + 0.0014314988413324798 * t162 * segment2_slice0_bend_along_dq * t52
-                + 0.00001818241927340114 * t162 * segment2_slice0_bend_along_dq * t51
-                + 0.000054547257820203424 * segment2_slice0_bend_along_dq * t51 * t167
-                - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t163 * t52
-                - 0.000054547257820203424 * t551 * cache.segment2_slice0_bend_c4
-                - 0.000054547257820203424 * t164 * segment2_slice0_bend_along_dq * t51)
+        let t349 = qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
+            + 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t348
+            + (0.00001818241927340114 * cache.segment2_slice0_bend_c3 * t337
+                + 0.000054547257820203424 * t337 * cache.segment2_slice0_bend_c5
+                + 0.0014314988413324798 * t162 * segment2_slice0_bend_along_dq * t95
+                + 0.00001818241927340114 * t162 * segment2_slice0_bend_along_dq * t94
+                + 0.000054547257820203424 * segment2_slice0_bend_along_dq * t94 * t167
+                - 0.0014314988413324798 * segment2_slice0_bend_along_dq * t163 * t95
+                - 0.000054547257820203424 * t337 * cache.segment2_slice0_bend_c4
+                - 0.000054547257820203424 * t164 * segment2_slice0_bend_along_dq * t94)
             - segment1_tip_velocity_w_z * segment2_bend_y_rate
                 * segment2_slice0_local_bend_y_column_v_y_along_dq;
-        let t564 = t563 * cache.segment1_slice0_mass;
+        let t350 = t349 * cache.segment1_slice0_mass;
         let segment2_slice2_bend_along_dq = 0.7872983346207417
             * segment2_bend_squared_along_dq;
-        let segment2_slice2_local_com_y_along_dq = 0.7872983346207417 * t168 * t21
+        let segment2_slice2_local_com_y_along_dq = 0.7872983346207417 * t168 * t68
             * segment2_slice2_bend_along_dq
-            + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * t546;
+            + 0.7872983346207417 * cache.segment2_slice2_bend_c2 * t332;
         let segment2_slice2_local_inertia_h_y_along_dq = segment2_slice2_local_com_y_along_dq
             * cache.segment1_slice0_mass;
-        let t565 = -(segment2_slice2_bias_w_z
+        let t351 = -(segment2_slice2_bias_w_z
             * segment2_slice2_local_inertia_h_y_along_dq);
         let segment2_slice1_local_com_y_along_dq = 0.25 * cache.segment2_slice1_bend_c2
-            * t546 + 0.25 * segment2_slice1_bend_along_dq * t159 * t21;
-        let t566 = 0.125 * t160 * segment2_slice1_bend_along_dq * t21
-            + 0.125 * t546 * cache.segment2_slice1_bend_c3
-            - 0.125 * segment2_slice1_bend_along_dq * t159 * t21
-            - 0.125 * cache.segment2_slice1_bend_c2 * t546;
+            * t332 + 0.25 * segment2_slice1_bend_along_dq * t159 * t68;
+        let t352 = 0.125 * t160 * segment2_slice1_bend_along_dq * t68
+            + 0.125 * t332 * cache.segment2_slice1_bend_c3
+            - 0.125 * segment2_slice1_bend_along_dq * t159 * t68
+            - 0.125 * cache.segment2_slice1_bend_c2 * t332;
         let segment2_slice1_local_bend_y_column_v_x_along_dq = 0.5
-            * segment2_slice1_local_com_y_along_dq + t566;
+            * segment2_slice1_local_com_y_along_dq + t352;
         let segment2_slice1_local_subspace0_v_x_along_dq = p.segment_length
             * segment2_slice1_local_bend_y_column_v_x_along_dq;
-        let t567 = (0.09375 * t51 * t170 * segment2_slice1_bend_along_dq
-            + 0.09375 * t551 * cache.segment2_slice1_bend_c5
-            + 0.125 * t160 * segment2_slice1_bend_along_dq * t52
-            + 0.03125 * t160 * t51 * segment2_slice1_bend_along_dq
-            + 0.03125 * t551 * cache.segment2_slice1_bend_c3
-            - 0.09375 * t551 * cache.segment2_slice1_bend_c4
-            - 0.09375 * t158 * t51 * segment2_slice1_bend_along_dq
-            - 0.125 * segment2_slice1_bend_along_dq * t159 * t52)
-            + 0.5 * t559 * segment2_bend_y_rate * segment2_bend_y_rate
+        let t353 = (0.09375 * t94 * t170 * segment2_slice1_bend_along_dq
+            + 0.09375 * t337 * cache.segment2_slice1_bend_c5
+            + 0.125 * t160 * segment2_slice1_bend_along_dq * t95
+            + 0.03125 * t160 * t94 * segment2_slice1_bend_along_dq
+            + 0.03125 * t337 * cache.segment2_slice1_bend_c3
+            - 0.09375 * t337 * cache.segment2_slice1_bend_c4
+            - 0.09375 * t158 * t94 * segment2_slice1_bend_along_dq
+            - 0.125 * segment2_slice1_bend_along_dq * t159 * t95)
+            + 0.5 * t345 * segment2_bend_y_rate * segment2_bend_y_rate
             + qdd[4] * segment2_slice1_local_subspace0_v_x_along_dq
             - segment1_tip_velocity_w_z * segment2_bend_y_rate
                 * segment2_slice1_local_bend_y_column_v_y_along_dq;
-        let t568 = t567 * cache.segment1_slice1_mass;
+        let t354 = t353 * cache.segment1_slice1_mass;
         let segment2_slice0_local_inertia_h_x_along_dq = segment2_slice0_local_com_x_along_dq
             * cache.segment1_slice0_mass;
         let segment2_slice0_local_momentum_f_y_along_dq = segment2_bend_y_rate
             * segment2_slice0_local_bend_y_column_v_y_along_dq
             * cache.segment1_slice0_mass
-            + t3 * segment2_slice0_local_inertia_h_x_along_dq;
-        let t569 = -(t3 * segment2_slice0_local_momentum_f_y_along_dq);
+            + t78 * segment2_slice0_local_inertia_h_x_along_dq;
+        let t355 = -(t78 * segment2_slice0_local_momentum_f_y_along_dq);
         let segment2_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
             * segment2_slice0_local_com_y_along_dq;
-        let t570 = -(segment2_slice0_local_inertia_h_y_along_dq
+        let t356 = -(segment2_slice0_local_inertia_h_y_along_dq
             * segment2_slice0_bias_w_z);
         let segment2_slice2_local_com_x_along_dq = 0.8872983346207417 * t171
             * p.segment_length * segment2_slice2_bend_along_dq;
         let segment2_slice2_local_inertia_h_x_along_dq = segment2_slice2_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t571 = 0.7872983346207417 * t168 * p.segment_length
+        let t357 = 0.7872983346207417 * t168 * p.segment_length
             * segment2_slice2_bend_along_dq
-            + 1.239677335393187 * t50 * t172 * segment2_slice2_bend_along_dq
-            + 1.239677335393187 * t553 * cache.segment2_slice2_bend_c4
-            - 0.6198386676965935 * cache.segment2_slice2_bend_c3 * t553
-            - 0.6198386676965935 * t173 * t50 * segment2_slice2_bend_along_dq;
-        let segment2_slice2_local_bend_y_column_v_y_along_dq = t571
+            + 1.239677335393187 * t93 * t172 * segment2_slice2_bend_along_dq
+            + 1.239677335393187 * t339 * cache.segment2_slice2_bend_c4
+            - 0.6198386676965935 * cache.segment2_slice2_bend_c3 * t339
+            - 0.6198386676965935 * t173 * t93 * segment2_slice2_bend_along_dq;
+        let segment2_slice2_local_bend_y_column_v_y_along_dq = t357
             - 0.8872983346207417 * segment2_slice2_local_com_x_along_dq;
         let segment2_slice2_local_momentum_f_y_along_dq = segment2_slice2_local_inertia_h_x_along_dq
-            * t5
+            * t85
             + segment2_slice2_local_bend_y_column_v_y_along_dq * segment2_bend_y_rate
                 * cache.segment1_slice0_mass;
-        let t572 = -(segment2_slice2_local_momentum_f_y_along_dq * t5);
-        let t573 = 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t546
-            + 0.6985685011586675 * t173 * t21 * segment2_slice2_bend_along_dq
-            - 0.6985685011586675 * t168 * t21 * segment2_slice2_bend_along_dq
-            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t546;
-        let segment2_slice2_local_bend_y_column_v_x_along_dq = t573
+        let t358 = -(segment2_slice2_local_momentum_f_y_along_dq * t85);
+        let t359 = 0.6985685011586675 * cache.segment2_slice2_bend_c3 * t332
+            + 0.6985685011586675 * t173 * t68 * segment2_slice2_bend_along_dq
+            - 0.6985685011586675 * t168 * t68 * segment2_slice2_bend_along_dq
+            - 0.6985685011586675 * cache.segment2_slice2_bend_c2 * t332;
+        let segment2_slice2_local_bend_y_column_v_x_along_dq = t359
             + 0.8872983346207417 * segment2_slice2_local_com_y_along_dq;
         let segment2_slice2_local_subspace0_v_x_along_dq = p.segment_length
             * segment2_slice2_local_bend_y_column_v_x_along_dq;
-        let t574 = (0.5499818175807267 * t173 * t51 * segment2_slice2_bend_along_dq
-            + 0.5499818175807267 * t551 * cache.segment2_slice2_bend_c3
-            + 1.6499454527421802 * t51 * t175 * segment2_slice2_bend_along_dq
-            + 1.6499454527421802 * t551 * cache.segment2_slice2_bend_c5
-            + 0.6985685011586675 * t173 * segment2_slice2_bend_along_dq * t52
-            - 1.6499454527421802 * t51 * t172 * segment2_slice2_bend_along_dq
-            - 1.6499454527421802 * t551 * cache.segment2_slice2_bend_c4
-            - 0.6985685011586675 * t168 * segment2_slice2_bend_along_dq * t52)
-            + 0.8872983346207417 * t571 * segment2_bend_y_rate * segment2_bend_y_rate
+        let t360 = (0.5499818175807267 * t173 * t94 * segment2_slice2_bend_along_dq
+            + 0.5499818175807267 * t337 * cache.segment2_slice2_bend_c3
+            + 1.6499454527421802 * t94 * t175 * segment2_slice2_bend_along_dq
+            + 1.6499454527421802 * t337 * cache.segment2_slice2_bend_c5
+            + 0.6985685011586675 * t173 * segment2_slice2_bend_along_dq * t95
+            - 1.6499454527421802 * t94 * t172 * segment2_slice2_bend_along_dq
+            - 1.6499454527421802 * t337 * cache.segment2_slice2_bend_c4
+            - 0.6985685011586675 * t168 * segment2_slice2_bend_along_dq * t95)
+            + 0.8872983346207417 * t357 * segment2_bend_y_rate * segment2_bend_y_rate
             + qdd[4] * segment2_slice2_local_subspace0_v_x_along_dq
             - segment2_slice2_local_bend_y_column_v_y_along_dq
                 * segment1_tip_velocity_w_z * segment2_bend_y_rate;
-        let t575 = cache.segment1_slice0_mass * t574;
+        let t361 = cache.segment1_slice0_mass * t360;
         let segment2_slice1_local_inertia_h_y_along_dq = cache.segment1_slice1_mass
             * segment2_slice1_local_com_y_along_dq;
-        let t576 = -(segment2_slice1_local_inertia_h_y_along_dq
+        let t362 = -(segment2_slice1_local_inertia_h_y_along_dq
             * segment2_slice1_bias_w_z);
-        let t577 = t560 + t564 + t565 + t568 + t569 + t570 + t572 + t575 + t576;
-        let t578 = cache.segment1_tip_rotation_00 * t577;
-        let t579 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
+        let t363 = t346 + t350 + t351 + t354 + t355 + t356 + t358 + t361 + t362;
+        let t364 = cache.segment1_tip_rotation_00 * t363;
+        let t365 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
         let segment2_slice2_local_momentum_f_x_along_dq = segment2_bend_y_rate
             * cache.segment1_slice0_mass
             * segment2_slice2_local_bend_y_column_v_x_along_dq
-            - segment2_slice2_local_inertia_h_y_along_dq * t5;
-        let t580 = t5 * segment2_slice2_local_momentum_f_x_along_dq;
-        let t581 = segment2_slice2_local_inertia_h_x_along_dq * segment2_slice2_bias_w_z;
+            - segment2_slice2_local_inertia_h_y_along_dq * t85;
+        let t366 = t85 * segment2_slice2_local_momentum_f_x_along_dq;
+        let t367 = segment2_slice2_local_inertia_h_x_along_dq * segment2_slice2_bias_w_z;
         let segment2_slice2_local_subspace0_v_y_along_dq = segment2_slice2_local_bend_y_column_v_y_along_dq
             * p.segment_length;
-        let t582 = segment2_slice2_local_subspace0_v_y_along_dq * qdd[4]
+        let t368 = segment2_slice2_local_subspace0_v_y_along_dq * qdd[4]
             + segment1_tip_velocity_w_z * segment2_bend_y_rate
                 * segment2_slice2_local_bend_y_column_v_x_along_dq
-            + (3.7190320061795608 * t557 * cache.segment2_slice2_bend_c4
-                + 3.903983606488539 * t556 * cache.segment2_slice2_bend_c6
-                + 3.903983606488539 * t176 * t23 * segment2_slice2_bend_along_dq
-                + 0.4879979508110674 * t172 * t23 * segment2_slice2_bend_along_dq
-                + 0.4879979508110674 * t556 * cache.segment2_slice2_bend_c4
-                + 3.7190320061795608 * t172 * t24 * segment2_slice2_bend_along_dq
-                - 1.8595160030897804 * t173 * t24 * segment2_slice2_bend_along_dq
-                - 2.439989754055337 * t175 * t23 * segment2_slice2_bend_along_dq
-                - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t556
-                - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t557)
-            - 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate * t573;
-        let t583 = t582 * cache.segment1_slice0_mass;
-        let t584 = segment2_slice0_local_inertia_h_x_along_dq * segment2_slice0_bias_w_z;
+            + (3.7190320061795608 * t343 * cache.segment2_slice2_bend_c4
+                + 3.903983606488539 * t342 * cache.segment2_slice2_bend_c6
+                + 3.903983606488539 * t176 * t70 * segment2_slice2_bend_along_dq
+                + 0.4879979508110674 * t172 * t70 * segment2_slice2_bend_along_dq
+                + 0.4879979508110674 * t342 * cache.segment2_slice2_bend_c4
+                + 3.7190320061795608 * t172 * t71 * segment2_slice2_bend_along_dq
+                - 1.8595160030897804 * t173 * t71 * segment2_slice2_bend_along_dq
+                - 2.439989754055337 * t175 * t70 * segment2_slice2_bend_along_dq
+                - 2.439989754055337 * cache.segment2_slice2_bend_c5 * t342
+                - 1.8595160030897804 * cache.segment2_slice2_bend_c3 * t343)
+            - 0.8872983346207417 * segment2_bend_y_rate * segment2_bend_y_rate * t359;
+        let t369 = t368 * cache.segment1_slice0_mass;
+        let t370 = segment2_slice0_local_inertia_h_x_along_dq * segment2_slice0_bias_w_z;
         let segment2_slice0_local_subspace0_v_y_along_dq = p.segment_length
             * segment2_slice0_local_bend_y_column_v_y_along_dq;
-        let t585 = qdd[4] * segment2_slice0_local_subspace0_v_y_along_dq
+        let t371 = qdd[4] * segment2_slice0_local_subspace0_v_y_along_dq
             + segment1_tip_velocity_w_z * segment2_bend_y_rate
                 * segment2_slice0_local_bend_y_column_v_x_along_dq
-            + (0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t557
-                + 0.000016393511461889856 * segment2_slice0_bend_along_dq * t177 * t23
-                + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t556
-                + 0.0009679938204398945 * t164 * segment2_slice0_bend_along_dq * t24
-                + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t556
-                + 0.000002049188932736232 * t164 * segment2_slice0_bend_along_dq * t23
-                - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t557
-                - 0.00048399691021994726 * t162 * segment2_slice0_bend_along_dq * t24
-                - 0.00001024594466368116 * t556 * cache.segment2_slice0_bend_c5
-                - 0.00001024594466368116 * segment2_slice0_bend_along_dq * t23 * t167)
-            - 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t561;
-        let t586 = cache.segment1_slice0_mass * t585;
+            + (0.0009679938204398945 * cache.segment2_slice0_bend_c4 * t343
+                + 0.000016393511461889856 * segment2_slice0_bend_along_dq * t177 * t70
+                + 0.000002049188932736232 * cache.segment2_slice0_bend_c4 * t342
+                + 0.0009679938204398945 * t164 * segment2_slice0_bend_along_dq * t71
+                + 0.000016393511461889856 * cache.segment2_slice0_bend_c6 * t342
+                + 0.000002049188932736232 * t164 * segment2_slice0_bend_along_dq * t70
+                - 0.00048399691021994726 * cache.segment2_slice0_bend_c3 * t343
+                - 0.00048399691021994726 * t162 * segment2_slice0_bend_along_dq * t71
+                - 0.00001024594466368116 * t342 * cache.segment2_slice0_bend_c5
+                - 0.00001024594466368116 * segment2_slice0_bend_along_dq * t70 * t167)
+            - 0.1127016653792583 * segment2_bend_y_rate * segment2_bend_y_rate * t347;
+        let t372 = cache.segment1_slice0_mass * t371;
         let segment2_slice1_local_subspace0_v_y_along_dq = p.segment_length
             * segment2_slice1_local_bend_y_column_v_y_along_dq;
-        let t587 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
-            + (0.375 * cache.segment2_slice1_bend_c4 * t557
-                + 0.375 * t158 * segment2_slice1_bend_along_dq * t24
-                + 0.125 * cache.segment2_slice1_bend_c6 * t556
-                + 0.125 * segment2_slice1_bend_along_dq * t23 * t178
-                + 0.015625 * t158 * segment2_slice1_bend_along_dq * t23
-                + 0.015625 * cache.segment2_slice1_bend_c4 * t556
-                - 0.1875 * cache.segment2_slice1_bend_c3 * t557
-                - 0.078125 * t170 * segment2_slice1_bend_along_dq * t23
-                - 0.1875 * t160 * segment2_slice1_bend_along_dq * t24
-                - 0.078125 * cache.segment2_slice1_bend_c5 * t556)
+        let t373 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
+            + (0.375 * cache.segment2_slice1_bend_c4 * t343
+                + 0.375 * t158 * segment2_slice1_bend_along_dq * t71
+                + 0.125 * cache.segment2_slice1_bend_c6 * t342
+                + 0.125 * segment2_slice1_bend_along_dq * t70 * t178
+                + 0.015625 * t158 * segment2_slice1_bend_along_dq * t70
+                + 0.015625 * cache.segment2_slice1_bend_c4 * t342
+                - 0.1875 * cache.segment2_slice1_bend_c3 * t343
+                - 0.078125 * t170 * segment2_slice1_bend_along_dq * t70
+                - 0.1875 * t160 * segment2_slice1_bend_along_dq * t71
+                - 0.078125 * cache.segment2_slice1_bend_c5 * t342)
             + segment1_tip_velocity_w_z * segment2_bend_y_rate
                 * segment2_slice1_local_bend_y_column_v_x_along_dq
-            - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate * t566;
-        let t588 = t587 * cache.segment1_slice1_mass;
+            - 0.5 * segment2_bend_y_rate * segment2_bend_y_rate * t352;
+        let t374 = t373 * cache.segment1_slice1_mass;
         let segment2_slice1_local_momentum_f_x_along_dq = segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_x_along_dq
             * cache.segment1_slice1_mass
-            - segment2_slice1_local_inertia_h_y_along_dq * t4;
-        let t589 = segment2_slice1_local_momentum_f_x_along_dq * t4;
+            - segment2_slice1_local_inertia_h_y_along_dq * t81;
+        let t375 = segment2_slice1_local_momentum_f_x_along_dq * t81;
         let segment2_slice0_local_momentum_f_x_along_dq = segment2_bend_y_rate
             * cache.segment1_slice0_mass
             * segment2_slice0_local_bend_y_column_v_x_along_dq
-            - t3 * segment2_slice0_local_inertia_h_y_along_dq;
-        let t590 = t3 * segment2_slice0_local_momentum_f_x_along_dq;
-        let t591 = t579 + t580 + t581 + t583 + t584 + t586 + t588 + t589 + t590;
-        let t592 = t591 * cache.segment1_tip_rotation_01;
+            - t78 * segment2_slice0_local_inertia_h_y_along_dq;
+        let t376 = t78 * segment2_slice0_local_momentum_f_x_along_dq;
+        let t377 = t365 + t366 + t367 + t369 + t370 + t372 + t374 + t375 + t376;
+        let t378 = t377 * cache.segment1_tip_rotation_01;
         let segment2_composite_force_f_x_along_dq = head_composite_force_f_x_along_dq
-            + t578 + t592;
+            + t364 + t378;
         let segment2_tip_subspace0_v_x_along_dq = cache.segment1_tip_rotation_00
             * segment2_tip_local_subspace0_v_x_along_dq
             + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq;
         let segment2_tip_bias_v_y_along_dq = segment1_tip_velocity_w_z * qd[4]
-            * segment2_tip_subspace0_v_x_along_dq + cache.segment1_tip_rotation_10 * t555
-            + t558 * cache.segment1_tip_rotation_11;
+            * segment2_tip_subspace0_v_x_along_dq + cache.segment1_tip_rotation_10 * t341
+            + t344 * cache.segment1_tip_rotation_11;
         let segment2_tip_velocity_v_x_along_dq = qd[4]
             * segment2_tip_subspace0_v_x_along_dq;
         let head_momentum_f_x_along_dq = p.link_mass * segment2_tip_velocity_v_x_along_dq
@@ -5398,52 +4661,52 @@ pub fn inverse_dynamics_position_derivatives_into(
         let head_composite_force_f_y_along_dq = head_inertia_h_x_along_dq
             * segment2_tip_bias_w_z + p.link_mass * segment2_tip_bias_v_y_along_dq
             + head_momentum_f_x_along_dq * segment2_tip_velocity_w_z;
-        let t593 = cache.segment1_tip_rotation_10 * t577;
-        let t594 = t591 * cache.segment1_tip_rotation_11;
+        let t379 = cache.segment1_tip_rotation_10 * t363;
+        let t380 = t377 * cache.segment1_tip_rotation_11;
         let segment2_composite_force_f_y_along_dq = head_composite_force_f_y_along_dq
-            + t593 + t594;
-        let t595 = segment2_bend_y_rate * segment2_slice2_local_momentum_f_y
+            + t379 + t380;
+        let t381 = segment2_bend_y_rate * segment2_slice2_local_momentum_f_y
             * segment2_slice2_local_bend_y_column_v_x_along_dq;
-        let t596 = segment2_slice2_local_inertia_h_x_along_dq * t45;
-        let t597 = -(segment2_bend_y_rate
+        let t382 = segment2_slice2_local_inertia_h_x_along_dq * t89;
+        let t383 = -(segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_y_along_dq
             * segment2_slice1_local_momentum_f_x);
-        let t598 = -(t14 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t599 = -(t58 * segment2_slice1_local_inertia_h_y_along_dq);
-        let t600 = -(t574 * cache.segment2_slice2_local_inertia_h_y);
-        let t601 = -(segment2_slice1_local_momentum_f_x_along_dq * t18);
-        let t602 = -(segment2_slice0_local_momentum_f_x * segment2_bend_y_rate
+        let t384 = -(t98 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t385 = -(t103 * segment2_slice1_local_inertia_h_y_along_dq);
+        let t386 = -(t360 * cache.segment2_slice2_local_inertia_h_y);
+        let t387 = -(segment2_slice1_local_momentum_f_x_along_dq * t107);
+        let t388 = -(segment2_slice0_local_momentum_f_x * segment2_bend_y_rate
             * segment2_slice0_local_bend_y_column_v_y_along_dq);
-        let t603 = -(t16 * segment2_slice2_local_momentum_f_x_along_dq);
-        let t604 = cache.segment2_slice1_local_inertia_h_x * t587;
-        let t605 = -(segment2_slice0_local_inertia_h_y_along_dq * t60);
-        let t606 = segment2_slice1_local_momentum_f_y_along_dq * t17;
-        let t607 = segment2_slice0_local_momentum_f_y * segment2_bend_y_rate
+        let t389 = -(t101 * segment2_slice2_local_momentum_f_x_along_dq);
+        let t390 = cache.segment2_slice1_local_inertia_h_x * t373;
+        let t391 = -(segment2_slice0_local_inertia_h_y_along_dq * t105);
+        let t392 = segment2_slice1_local_momentum_f_y_along_dq * t82;
+        let t393 = segment2_slice0_local_momentum_f_y * segment2_bend_y_rate
             * segment2_slice0_local_bend_y_column_v_x_along_dq;
-        let t608 = segment2_slice0_local_inertia_h_x_along_dq * t36;
-        let t609 = segment2_slice2_local_momentum_f_y_along_dq * t15;
-        let t610 = segment2_bend_y_rate * segment2_slice1_local_momentum_f_y
+        let t394 = segment2_slice0_local_inertia_h_x_along_dq * t74;
+        let t395 = segment2_slice2_local_momentum_f_y_along_dq * t84;
+        let t396 = segment2_bend_y_rate * segment2_slice1_local_momentum_f_y
             * segment2_slice1_local_bend_y_column_v_x_along_dq;
-        let t611 = -(t563 * cache.segment2_slice0_local_inertia_h_y);
-        let t612 = t43 * segment2_slice1_local_inertia_h_x_along_dq;
+        let t397 = -(t349 * cache.segment2_slice0_local_inertia_h_y);
+        let t398 = t87 * segment2_slice1_local_inertia_h_x_along_dq;
         let segment2_slice1_local_inertia_i_22_along_dq = (2.0
             * cache.segment2_slice1_local_com_y * segment2_slice1_local_com_y_along_dq
             + 2.0 * segment2_slice1_local_com_x_along_dq
                 * cache.segment2_slice1_local_com_x) * cache.segment1_slice1_mass;
-        let t613 = segment2_slice1_local_inertia_i_22_along_dq
+        let t399 = segment2_slice1_local_inertia_i_22_along_dq
             * segment2_slice1_bias_w_z;
-        let t614 = cache.segment2_slice0_local_inertia_h_x * t585;
-        let t615 = -(t53 * segment2_slice2_local_inertia_h_y_along_dq);
-        let t616 = -(t567 * cache.segment2_slice1_local_inertia_h_y);
-        let t617 = t19 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t618 = t582 * cache.segment2_slice2_local_inertia_h_x;
+        let t400 = cache.segment2_slice0_local_inertia_h_x * t371;
+        let t401 = -(t96 * segment2_slice2_local_inertia_h_y_along_dq);
+        let t402 = -(t353 * cache.segment2_slice1_local_inertia_h_y);
+        let t403 = t79 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t404 = t368 * cache.segment2_slice2_local_inertia_h_x;
         let segment2_slice0_local_inertia_i_22_along_dq = (2.0
             * cache.segment2_slice0_local_com_y * segment2_slice0_local_com_y_along_dq
             + 2.0 * cache.segment2_slice0_local_com_x
                 * segment2_slice0_local_com_x_along_dq) * cache.segment1_slice0_mass;
-        let t619 = segment2_slice0_bias_w_z
+        let t405 = segment2_slice0_bias_w_z
             * segment2_slice0_local_inertia_i_22_along_dq;
-        let t620 = -(segment2_slice2_local_bend_y_column_v_y_along_dq
+        let t406 = -(segment2_slice2_local_bend_y_column_v_y_along_dq
             * segment2_bend_y_rate * segment2_slice2_local_momentum_f_x);
         let head_inertia_i_22_along_dq = p.link_mass
             * (2.0 * head_com_x_along_dq * cache.head_com_x
@@ -5462,14 +4725,14 @@ pub fn inverse_dynamics_position_derivatives_into(
             * segment2_slice2_local_com_y_along_dq * cache.segment2_slice2_local_com_y
             + 2.0 * segment2_slice2_local_com_x_along_dq
                 * cache.segment2_slice2_local_com_x) * cache.segment1_slice0_mass;
-        let t621 = segment2_slice2_bias_w_z
+        let t407 = segment2_slice2_bias_w_z
             * segment2_slice2_local_inertia_i_22_along_dq;
-        let segment2_composite_force_n_z_along_dq = t595 + t596 + t597 + t598 + t599
-            + t600 + t601 + t602 + t603 + t604 + t605 + t606 + t607 + t608 + t609 + t610
-            + t611 + t612 + t613 + t614 + t615 + t616 + t617 + t618 + t619 + t620
-            + cache.segment2_position_x * (t593 + t594)
-            + head_composite_force_n_z_along_dq + t621
-            - cache.segment2_position_y * (t578 + t592);
+        let segment2_composite_force_n_z_along_dq = t381 + t382 + t383 + t384 + t385
+            + t386 + t387 + t388 + t389 + t390 + t391 + t392 + t393 + t394 + t395 + t396
+            + t397 + t398 + t399 + t400 + t401 + t402 + t403 + t404 + t405 + t406
+            + cache.segment2_position_x * (t379 + t380)
+            + head_composite_force_n_z_along_dq + t407
+            - cache.segment2_position_y * (t364 + t378);
         position[(0, j)] = segment2_composite_force_f_x_along_dq;
         position[(1, j)] = segment2_composite_force_f_y_along_dq;
         position[(2, j)] = segment2_composite_force_f_y_along_dq
@@ -5483,22 +4746,22 @@ pub fn inverse_dynamics_position_derivatives_into(
             + head_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x
             + cache.segment2_tip_subspace0_v_y * head_composite_force_f_y_along_dq
             + (t179 * segment2_slice2_local_bend_y_column_v_y_along_dq
-                + cache.segment2_slice1_local_bend_y_column_v_x * (t560 + t568 + t576)
-                + cache.segment2_slice2_local_bend_y_column_v_y * (t580 + t581 + t583)
-                + (t565 + t572 + t575) * cache.segment2_slice2_local_bend_y_column_v_x
-                + (t564 + t569 + t570) * cache.segment2_slice0_local_bend_y_column_v_x
-                + 0.5 * (t597 + t599 + t601 + t604 + t606 + t610 + t612 + t613 + t616)
+                + cache.segment2_slice1_local_bend_y_column_v_x * (t346 + t354 + t362)
+                + cache.segment2_slice2_local_bend_y_column_v_y * (t366 + t367 + t369)
+                + (t351 + t358 + t361) * cache.segment2_slice2_local_bend_y_column_v_x
+                + (t350 + t355 + t356) * cache.segment2_slice0_local_bend_y_column_v_x
+                + 0.5 * (t383 + t385 + t387 + t390 + t392 + t396 + t398 + t399 + t402)
                 + t180 * segment2_slice0_local_bend_y_column_v_x_along_dq
                 + t181 * segment2_slice0_local_bend_y_column_v_y_along_dq
-                + (t579 + t588 + t589) * cache.segment2_slice1_local_bend_y_column_v_y
-                + cache.segment2_slice0_local_bend_y_column_v_y * (t584 + t586 + t590)
+                + (t365 + t374 + t375) * cache.segment2_slice1_local_bend_y_column_v_y
+                + cache.segment2_slice0_local_bend_y_column_v_y * (t370 + t372 + t376)
                 + t182 * segment2_slice1_local_bend_y_column_v_x_along_dq
                 + t183 * segment2_slice1_local_bend_y_column_v_y_along_dq
                 + 0.8872983346207417
-                    * (t595 + t596 + t600 + t603 + t609 + t615 + t618 + t620 + t621)
+                    * (t381 + t382 + t386 + t389 + t395 + t401 + t404 + t406 + t407)
                 + t184 * segment2_slice2_local_bend_y_column_v_x_along_dq
                 + 0.1127016653792583
-                    * (t598 + t602 + t605 + t607 + t608 + t611 + t614 + t617 + t619))
+                    * (t384 + t388 + t391 + t393 + t394 + t397 + t400 + t403 + t405))
                 * p.segment_length + p.segment_length * head_composite_force_n_z_along_dq
             + head_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq;
     }
@@ -5901,8 +5164,8 @@ pub fn contact_columns_tangent_into(
     segment2_tip_local_subspace0_v_y_along_dq, _, _] = lanes_segment1_tip_local_subspace0_v_y_along_dq
         .to_array();
     let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
-    let segment1_position_y_along_dq = p.link_length * base_angle_rotation_10_along_dq;
-    let segment1_position_y_along_dq_ = segment1_position_y_along_dq + dq[1];
+    let segment1_position_y_along_dq = p.link_length * base_angle_rotation_10_along_dq
+        + dq[1];
     let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
     let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
     let t33 = p.segment_length * t1;
@@ -5924,18 +5187,18 @@ pub fn contact_columns_tangent_into(
     segment2_tip_local_subspace0_v_x_along_dq, _, _] = lanes_segment1_tip_local_subspace0_v_x_along_dq
         .to_array();
     let segment1_tip_subspace0_v_x_along_dq = segment1_tip_local_subspace0_v_y_along_dq
-        * cache.base_angle_rotation_01 + p.segment_length * segment1_position_y_along_dq_
+        * cache.base_angle_rotation_01 + p.segment_length * segment1_position_y_along_dq
         + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq
         + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_00_along_dq
         + segment1_tip_local_subspace0_v_x_along_dq * cache.cos_q2;
-    let segment1_position_x_along_dq = p.link_length * base_angle_rotation_00_along_dq;
-    let segment1_position_x_along_dq_ = dq[0] + segment1_position_x_along_dq;
+    let segment1_position_x_along_dq = dq[0]
+        + p.link_length * base_angle_rotation_00_along_dq;
     let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
         * segment1_tip_local_subspace0_v_x_along_dq
         + cache.segment1_tip_local_subspace0_v_x * base_angle_rotation_10_along_dq
         + segment1_tip_local_subspace0_v_y_along_dq * cache.cos_q2
         + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
-        - segment1_position_x_along_dq_ * p.segment_length;
+        - segment1_position_x_along_dq * p.segment_length;
     let t45 = cache.segment1_bend_squared_c1 * cache.segment1_bend_y;
     let t46 = 1.0 - segment1_bend_squared * cache.segment1_bend_squared_c2;
     let t47 = t46 * base_angle_rotation_00_along_dq;
@@ -5950,7 +5213,7 @@ pub fn contact_columns_tangent_into(
     let t52 = t34 * cache.segment1_bend_squared_c2;
     let segment1_tip_position_y_along_dq = cache.cos_q2 * t39
         + t51 * base_angle_rotation_10_along_dq + t52 * base_angle_rotation_00_along_dq
-        + cache.sin_q2 * t10 + segment1_position_y_along_dq_;
+        + cache.sin_q2 * t10 + segment1_position_y_along_dq;
     let segment1_tip_rotation_10_along_dq = t46 * base_angle_rotation_10_along_dq
         + t50 * cache.cos_q2 + cache.sin_q2 * t48
         + t45 * base_angle_rotation_00_along_dq;
@@ -5971,7 +5234,7 @@ pub fn contact_columns_tangent_into(
     let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t53 + t47
         + cache.sin_q2 * t54 + t49;
     let segment1_tip_position_x_along_dq = t51 * base_angle_rotation_00_along_dq
-        + t10 * cache.cos_q2 + segment1_position_x_along_dq_
+        + t10 * cache.cos_q2 + segment1_position_x_along_dq
         + cache.base_angle_rotation_01 * t39 + t52 * base_angle_rotation_01_along_dq;
     let segment2_position_x_along_dq = p.link_length * segment1_tip_rotation_00_along_dq
         + segment1_tip_position_x_along_dq;
@@ -6032,45 +5295,10 @@ fn contact_frame_own_tangents_4(
     let t3 = p.segment_length * segment1_bend_squared;
     let t4 = 2.0 * cache.segment1_slice1_bend_c6 - 0.5 * cache.segment1_slice1_bend_c5;
     let t5 = 0.5 * cache.segment1_slice1_bend_c3 - 0.5 * cache.segment1_slice1_bend_c2;
-    for j in [0] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let segment1_slice1_subspace0_v_y_along_dq = -(dq[0]
-            * cache.segment1_slice1_local_subspace0_w_z);
-        own[j][(4, 0)] = segment1_slice1_subspace0_v_y_along_dq;
-    }
-    for j in [1] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let segment1_slice1_subspace0_v_x_along_dq = dq[1]
-            * cache.segment1_slice1_local_subspace0_w_z;
-        own[j][(3, 0)] = segment1_slice1_subspace0_v_x_along_dq;
-    }
-    for j in [2] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
+    for columns in [[0, 1, 2, 3]] {
+        let dq = softgen_runtime::Lanes4::unit_directions::<DOF>(columns);
         let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
         let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
-        let segment1_position_y_along_dq = p.link_length
-            * base_angle_rotation_10_along_dq;
-        let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
-        let segment1_slice1_subspace0_v_x_along_dq = cache
-            .segment1_slice1_local_subspace0_v_y * base_angle_rotation_01_along_dq
-            + segment1_position_y_along_dq * cache.segment1_slice1_local_subspace0_w_z
-            + cache.segment1_slice1_local_subspace0_v_x
-                * base_angle_rotation_00_along_dq;
-        let segment1_position_x_along_dq = p.link_length
-            * base_angle_rotation_00_along_dq;
-        let segment1_slice1_subspace0_v_y_along_dq = cache
-            .segment1_slice1_local_subspace0_v_y * base_angle_rotation_00_along_dq
-            + base_angle_rotation_10_along_dq * cache.segment1_slice1_local_subspace0_v_x
-            - cache.segment1_slice1_local_subspace0_w_z * segment1_position_x_along_dq;
-        own[j][(3, 0)] = segment1_slice1_subspace0_v_x_along_dq;
-        own[j][(4, 0)] = segment1_slice1_subspace0_v_y_along_dq;
-    }
-    for j in [3] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
         let segment1_bend_y_along_dq = p.segment_length * dq[3];
         let t6 = p.segment_length * segment1_bend_y_along_dq;
         let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
@@ -6086,6 +5314,8 @@ fn contact_frame_own_tangents_4(
             + 0.5 * segment1_slice1_local_com_y_along_dq;
         let segment1_slice1_local_subspace0_v_x_along_dq = segment1_slice1_local_bend_y_column_v_x_along_dq
             * p.segment_length;
+        let segment1_position_y_along_dq = p.link_length
+            * base_angle_rotation_10_along_dq + dq[1];
         let t7 = segment1_bend_squared_along_dq * p.segment_length;
         let segment1_slice1_local_com_x_along_dq = 0.5 * segment1_slice1_bend_along_dq
             * p.segment_length * t5;
@@ -6098,15 +5328,31 @@ fn contact_frame_own_tangents_4(
             - 0.5 * segment1_slice1_local_com_x_along_dq;
         let segment1_slice1_local_subspace0_v_y_along_dq = p.segment_length
             * segment1_slice1_local_bend_y_column_v_y_along_dq;
-        let segment1_slice1_subspace0_v_x_along_dq = cache.cos_q2
-            * segment1_slice1_local_subspace0_v_x_along_dq
-            + cache.base_angle_rotation_01
-                * segment1_slice1_local_subspace0_v_y_along_dq;
-        let segment1_slice1_subspace0_v_y_along_dq = cache.cos_q2
-            * segment1_slice1_local_subspace0_v_y_along_dq
-            + cache.sin_q2 * segment1_slice1_local_subspace0_v_x_along_dq;
-        own[j][(3, 0)] = segment1_slice1_subspace0_v_x_along_dq;
-        own[j][(4, 0)] = segment1_slice1_subspace0_v_y_along_dq;
+        let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+        let segment1_slice1_subspace0_v_x_along_dq = cache
+            .segment1_slice1_local_subspace0_v_y * base_angle_rotation_01_along_dq
+            + cache.cos_q2 * segment1_slice1_local_subspace0_v_x_along_dq
+            + cache.segment1_slice1_local_subspace0_w_z * segment1_position_y_along_dq
+            + cache.base_angle_rotation_01 * segment1_slice1_local_subspace0_v_y_along_dq
+            + cache.segment1_slice1_local_subspace0_v_x
+                * base_angle_rotation_00_along_dq;
+        let segment1_position_x_along_dq = dq[0]
+            + p.link_length * base_angle_rotation_00_along_dq;
+        let segment1_slice1_subspace0_v_y_along_dq = cache
+            .segment1_slice1_local_subspace0_v_y * base_angle_rotation_00_along_dq
+            + base_angle_rotation_10_along_dq * cache.segment1_slice1_local_subspace0_v_x
+            + cache.cos_q2 * segment1_slice1_local_subspace0_v_y_along_dq
+            + cache.sin_q2 * segment1_slice1_local_subspace0_v_x_along_dq
+            - segment1_position_x_along_dq * cache.segment1_slice1_local_subspace0_w_z;
+        let lanes_out0 = segment1_slice1_subspace0_v_x_along_dq;
+        let lanes_out1 = segment1_slice1_subspace0_v_y_along_dq;
+        for (lane, j) in columns.into_iter().enumerate() {
+            if j == softgen_runtime::NO_COLUMN {
+                break;
+            }
+            own[j][(3, 0)] = softgen_runtime::LaneValue::lane(lanes_out0, lane);
+            own[j][(4, 0)] = softgen_runtime::LaneValue::lane(lanes_out1, lane);
+        }
     }
 }
 /// Whole-robot centre of mass.

@@ -3972,678 +3972,671 @@ pub fn inverse_dynamics_position_derivatives_into(
 ) {
     *position = SMatrix::zeros();
     let segment1_bend_y_rate = p.channel_length * qd[3];
-    let t0 = 0.7886751345948129 * segment1_bend_y_rate + qd[2];
-    let t1 = qd[2] + 0.21132486540518713 * segment1_bend_y_rate;
     let segment1_tip_velocity_w_z = segment1_bend_y_rate + qd[2];
-    let segment2_bend_y_rate = p.channel_length * qd[4];
-    let t2 = 0.21132486540518713 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let t3 = 0.7886751345948129 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
-    let segment1_tip_bias_w_z = qdd[2] + p.channel_length * qdd[3];
-    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
-    let segment3_bend_y_rate = p.channel_length * qd[5];
-    let segment4_bend_y_rate = qd[6] * p.channel_length;
-    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
-    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let t4 = 0.7886751345948129 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let segment2_tip_bias_w_z = qdd[4] * p.channel_length + segment1_tip_bias_w_z;
-    let segment3_tip_bias_w_z = qdd[5] * p.channel_length + segment2_tip_bias_w_z;
-    let t5 = 0.21132486540518713 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
-    let t6 = segment2_tip_velocity_w_z + 0.21132486540518713 * segment3_bend_y_rate;
-    let t7 = segment2_tip_velocity_w_z + 0.7886751345948129 * segment3_bend_y_rate;
-    let segment4_tip_bias_w_z = p.channel_length * qdd[6] + segment3_tip_bias_w_z;
-    let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
-    let segment1_slice0_bias_w_z = qdd[2] + segment1_slice0_local_subspace0_w_z * qdd[3];
-    let t8 = -(cache.segment1_slice0_local_inertia_h_y * segment1_slice0_bias_w_z);
-    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
-    let t9 = base_angle_velocity_v_x - q[1] * qd[2];
-    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
-    let t10 = q[0] * qd[2] + base_angle_velocity_v_y;
-    let segment1_base_velocity_v_y = t9 * cache.base_angle_rotation_01
-        + cache.cos_q2 * t10;
-    let t11 = segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice1_local_momentum_f_y = t0 * cache.segment1_slice1_local_inertia_h_x
-        + cache.segment1_slice0_mass * t11;
-    let t12 = -(t0 * segment1_slice1_local_momentum_f_y);
+    let t0 = cache.segment1_bend_y * p.channel_length;
+    let t1 = cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3;
+    let t2 = p.channel_length * cache.segment1_bend_squared_c1;
+    let t3 = 0.5 * cache.segment1_bend_squared_c3 - 0.5 * cache.segment1_bend_squared_c2;
+    let t4 = cache.segment1_bend_squared_c2 * t0;
+    let t5 = 1.5 * cache.segment1_bend_squared_c5 - 0.5 * cache.segment1_bend_squared_c4;
     let segment1_bend_squared = cache.segment1_bend_y * cache.segment1_bend_y;
-    let t13 = segment1_bend_squared * p.channel_length;
-    let base_angle_bias_v_x = qd[2] * qd[1];
-    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
-    let t14 = base_angle_acceleration_v_x - qdd[2] * q[1];
+    let t6 = segment1_bend_squared * p.channel_length;
+    let t7 = 2.0 * cache.segment1_bend_squared_c6 - 0.5 * cache.segment1_bend_squared_c5;
+    let segment1_tip_bias_w_z = qdd[2] + p.channel_length * qdd[3];
+    let t8 = 1.0 - cache.segment1_bend_squared_c2 * segment1_bend_squared;
+    let t9 = cache.segment1_bend_y * cache.segment1_bend_squared_c1;
+    let segment1_slice0_local_subspace0_w_z = 0.21132486540518713 * p.channel_length;
+    let segment2_slice0_bias_w_z = qdd[4] * segment1_slice0_local_subspace0_w_z
+        + segment1_tip_bias_w_z;
+    let t10 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
+    let segment2_bend_y_rate = p.channel_length * qd[4];
+    let t11 = 0.21132486540518713 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let base_angle_velocity_v_x = qd[0] + q[1] * qd[2];
+    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
+        + base_angle_velocity_v_x;
+    let t12 = segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
+    let base_angle_velocity_v_y = qd[2] * cache.base_angle_subspace_v_y + qd[1];
+    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
+        + base_angle_velocity_v_y;
+    let t13 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
+        + segment1_tip_velocity_v_y;
+    let segment2_base_velocity_v_y = t12 * cache.segment1_tip_rotation_01
+        + t13 * cache.segment1_tip_rotation_11;
+    let t14 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
+        + segment2_base_velocity_v_y;
+    let segment2_slice0_local_momentum_f_y = t11
+        * cache.segment2_slice0_local_inertia_h_x + t14 * cache.segment1_slice0_mass;
+    let t15 = -(t11 * segment2_slice0_local_momentum_f_y);
+    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
+    let t16 = p.channel_length * segment2_bend_squared;
+    let t17 = segment2_bend_y_rate * segment2_bend_y_rate;
+    let t18 = t17 * p.channel_length * segment2_bend_squared;
+    let t19 = t17 * p.channel_length;
+    let segment2_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_x;
     let base_angle_subspace_rate_v_y = -qd[0];
     let base_angle_bias_v_y = base_angle_subspace_rate_v_y * qd[2];
     let base_angle_acceleration_v_y = qdd[2] * cache.base_angle_subspace_v_y + qdd[1]
         + base_angle_bias_v_y;
-    let t15 = base_angle_acceleration_v_y + qdd[2] * q[0];
-    let segment1_base_bias_v_x = cache.cos_q2 * t14 + t15 * cache.sin_q2;
-    let t16 = segment1_bend_y_rate * segment1_bend_y_rate;
-    let t17 = p.channel_length * t16;
-    let t18 = segment1_bend_squared * p.channel_length * t16;
-    let segment1_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice1_local_bend_y_column_v_x;
-    let t19 = 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_y
-        + 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
-            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t13
-                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
-                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t13)
-        + segment1_base_bias_v_x
-        + (0.9154022964417872 * cache.segment1_slice1_bend_c5 * t18
-            + 0.4905626121623441 * t17 * cache.segment1_slice1_bend_c3
-            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t18
-            - 0.4905626121623441 * t17 * cache.segment1_slice1_bend_c2
-            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t18)
-        + segment1_slice1_local_subspace0_v_x * qdd[3]
-        - segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y * qd[2];
-    let t20 = t19 * cache.segment1_slice0_mass;
-    let t21 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
-        + segment1_base_velocity_v_y;
-    let segment1_slice0_local_momentum_f_y = t21 * cache.segment1_slice0_mass
-        + cache.segment1_slice0_local_inertia_h_x * t1;
-    let t22 = -(segment1_slice0_local_momentum_f_y * t1);
-    let segment1_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment1_slice0_local_bend_y_column_v_x;
-    let t23 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
-        * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
-            + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t13
-            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t13)
-        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t18
-            + 0.009437387837655933 * t17 * cache.segment1_slice0_bend_c3
-            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t18
-            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t18
-            - 0.009437387837655933 * t17 * cache.segment1_slice0_bend_c2)
-        + segment1_slice0_local_subspace0_v_x * qdd[3] + segment1_base_bias_v_x
-        + 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_y
-        - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t24 = t23 * cache.segment1_slice0_mass;
-    let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
-    let segment1_slice1_bias_w_z = qdd[2] + segment1_slice1_local_subspace0_w_z * qdd[3];
-    let t25 = -(segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_y);
-    let t26 = t8 + t12 + t20 + t22 + t24 + t25;
-    let t27 = cache.sin_q2 * t26;
-    let t28 = (cache.segment1_bend_squared_c3 * t18
-        + 3.0 * cache.segment1_bend_squared_c5 * t18
-        + t17 * cache.segment1_bend_squared_c3
-        - 3.0 * cache.segment1_bend_squared_c4 * t18
-        - t17 * cache.segment1_bend_squared_c2)
+    let t20 = segment1_bend_y_rate * segment1_bend_y_rate;
+    let t21 = segment1_bend_squared * p.channel_length * t20;
+    let t22 = p.channel_length * t20;
+    let t23 = (cache.segment1_bend_squared_c3 * t21
+        + 3.0 * cache.segment1_bend_squared_c5 * t21
+        + t22 * cache.segment1_bend_squared_c3
+        - 3.0 * cache.segment1_bend_squared_c4 * t21
+        - t22 * cache.segment1_bend_squared_c2)
         + segment1_bend_y_rate * segment1_bend_y_rate
             * (cache.segment1_bend_squared_c2 * p.channel_length
-                + 2.0 * cache.segment1_bend_squared_c4 * t13
-                - t13 * cache.segment1_bend_squared_c3)
+                + 2.0 * cache.segment1_bend_squared_c4 * t6
+                - t6 * cache.segment1_bend_squared_c3)
         + qdd[3] * cache.segment1_tip_local_subspace0_v_x;
-    let t29 = cache.segment1_bend_y * p.channel_length;
-    let t30 = cache.segment1_bend_y.powi(3) * p.channel_length * t16;
-    let t31 = cache.segment1_bend_y * p.channel_length * t16;
-    let t32 = cache.segment1_tip_local_subspace0_v_y * qdd[3]
-        + (cache.segment1_bend_squared_c4 * t30
-            + 8.0 * cache.segment1_bend_squared_c6 * t30
-            + 6.0 * cache.segment1_bend_squared_c4 * t31
-            - 3.0 * t31 * cache.segment1_bend_squared_c3
-            - 5.0 * t30 * cache.segment1_bend_squared_c5)
+    let t24 = cache.segment1_bend_y.powi(3) * p.channel_length * t20;
+    let t25 = cache.segment1_bend_y * p.channel_length * t20;
+    let t26 = cache.segment1_tip_local_subspace0_v_y * qdd[3]
+        + (cache.segment1_bend_squared_c4 * t24
+            + 8.0 * cache.segment1_bend_squared_c6 * t24
+            + 6.0 * cache.segment1_bend_squared_c4 * t25
+            - 3.0 * t25 * cache.segment1_bend_squared_c3
+            - 5.0 * t24 * cache.segment1_bend_squared_c5)
         - segment1_bend_y_rate * segment1_bend_y_rate
-            * (t29 * cache.segment1_bend_squared_c3
-                - cache.segment1_bend_squared_c2 * t29);
-    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + cache.sin_q2 * t28
-        + cache.cos_q2 * t32 + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3]
+            * (t0 * cache.segment1_bend_squared_c3
+                - cache.segment1_bend_squared_c2 * t0);
+    let segment1_tip_bias_v_y = base_angle_acceleration_v_y + cache.sin_q2 * t23
+        + cache.cos_q2 * t26 + cache.segment1_tip_subspace0_v_x * qd[2] * qd[3]
         - segment1_bend_y_rate * base_angle_velocity_v_x
         - q[0] * p.channel_length * qdd[3];
-    let segment1_tip_velocity_v_x = cache.segment1_tip_subspace0_v_x * qd[3]
-        + base_angle_velocity_v_x;
-    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
-        - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
-    let segment2_slice0_bias_w_z = qdd[4] * segment1_slice0_local_subspace0_w_z
-        + segment1_tip_bias_w_z;
-    let t33 = segment2_slice0_bias_w_z * cache.segment2_slice0_local_inertia_h_x;
-    let segment1_tip_velocity_v_y = cache.segment1_tip_subspace0_v_y * qd[3]
-        + base_angle_velocity_v_y;
-    let t34 = segment1_tip_velocity_w_z * cache.segment1_tip_position_x
-        + segment1_tip_velocity_v_y;
-    let t35 = segment1_tip_velocity_v_x
-        - segment1_tip_velocity_w_z * cache.segment1_tip_position_y;
-    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t34
-        + cache.segment1_tip_rotation_00 * t35;
-    let t36 = segment2_base_velocity_v_x
-        + cache.segment2_slice1_local_bend_y_column_v_x * segment2_bend_y_rate;
-    let segment2_slice1_local_momentum_f_x = t36 * cache.segment1_slice0_mass
-        - cache.segment2_slice1_local_inertia_h_y * t3;
-    let t37 = segment2_slice1_local_momentum_f_x * t3;
-    let t38 = segment2_base_velocity_v_x
-        + cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate;
-    let segment2_slice0_local_momentum_f_x = t38 * cache.segment1_slice0_mass
-        - cache.segment2_slice0_local_inertia_h_y * t2;
-    let t39 = segment2_slice0_local_momentum_f_x * t2;
-    let segment1_tip_bias_v_x = cache.cos_q2 * t28
+    let t27 = segment1_tip_bias_v_y
+        + segment1_tip_bias_w_z * cache.segment1_tip_position_x;
+    let base_angle_bias_v_x = qd[2] * qd[1];
+    let base_angle_acceleration_v_x = qdd[0] + qdd[2] * q[1] + base_angle_bias_v_x;
+    let segment1_tip_bias_v_x = cache.cos_q2 * t23
         + segment1_bend_y_rate * base_angle_velocity_v_y
-        + cache.base_angle_rotation_01 * t32 + base_angle_acceleration_v_x
+        + cache.base_angle_rotation_01 * t26 + base_angle_acceleration_v_x
         + q[1] * p.channel_length * qdd[3]
         - cache.segment1_tip_subspace0_v_y * qd[2] * qd[3];
-    let t40 = segment1_tip_bias_v_x
+    let t28 = segment1_tip_bias_v_x
         - cache.segment1_tip_position_y * segment1_tip_bias_w_z;
-    let t41 = segment1_tip_bias_v_y
-        + segment1_tip_bias_w_z * cache.segment1_tip_position_x;
-    let segment2_base_bias_v_y = t40 * cache.segment1_tip_rotation_01
-        + cache.segment1_tip_rotation_11 * t41;
-    let t42 = p.channel_length * cache.segment2_bend_y;
-    let t43 = segment2_bend_y_rate * segment2_bend_y_rate;
-    let t44 = t43 * p.channel_length * cache.segment2_bend_y.powi(3);
-    let t45 = t43 * p.channel_length * cache.segment2_bend_y;
-    let segment2_slice0_local_subspace0_v_y = cache
-        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
-    let t46 = segment1_tip_velocity_w_z * cache.segment2_slice0_local_bend_y_column_v_x
-        * segment2_bend_y_rate + segment2_base_bias_v_y
-        + (0.00008906428919833614 * t44 * cache.segment2_slice0_bend_c4
-            + 0.0007125143135866891 * t44 * cache.segment2_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t45
-            - 0.0004453214459916807 * t44 * cache.segment2_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t45)
-        + qdd[4] * segment2_slice0_local_subspace0_v_y
-        - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t42
-                - 0.009437387837655933 * t42 * cache.segment2_slice0_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate
-        - 0.21132486540518713 * segment2_base_velocity_v_x * segment2_bend_y_rate;
-    let t47 = t46 * cache.segment1_slice0_mass;
-    let segment2_slice1_local_subspace0_v_y = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_y;
-    let t48 = segment2_base_bias_v_y
-        + segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
-            * segment2_bend_y_rate + qdd[4] * segment2_slice1_local_subspace0_v_y
-        + (1.9252134116123394 * t44 * cache.segment2_slice1_bend_c6
-            + 0.24065167645154242 * t44 * cache.segment2_slice1_bend_c4
-            + 2.3213672050459184 * cache.segment2_slice1_bend_c4 * t45
-            - 1.1606836025229592 * cache.segment2_slice1_bend_c3 * t45
-            - 1.203258382257712 * t44 * cache.segment2_slice1_bend_c5)
-        - 0.7886751345948129 * segment2_base_velocity_v_x * segment2_bend_y_rate
-        - 0.7886751345948129
-            * (0.4905626121623441 * t42 * cache.segment2_slice1_bend_c3
-                - 0.4905626121623441 * t42 * cache.segment2_slice1_bend_c2)
-            * segment2_bend_y_rate * segment2_bend_y_rate;
-    let t49 = t48 * cache.segment1_slice0_mass;
-    let segment2_slice1_bias_w_z = qdd[4] * segment1_slice1_local_subspace0_w_z
-        + segment1_tip_bias_w_z;
-    let t50 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
-    let t51 = t33 + t37 + t39 + t47 + t49 + t50;
-    let t52 = cache.segment1_tip_rotation_11 * t51;
-    let t53 = -(cache.segment2_slice0_local_inertia_h_y * segment2_slice0_bias_w_z);
-    let segment2_base_velocity_v_y = t35 * cache.segment1_tip_rotation_01
-        + t34 * cache.segment1_tip_rotation_11;
-    let t54 = cache.segment2_slice0_local_bend_y_column_v_y * segment2_bend_y_rate
-        + segment2_base_velocity_v_y;
-    let segment2_slice0_local_momentum_f_y = t2 * cache.segment2_slice0_local_inertia_h_x
-        + t54 * cache.segment1_slice0_mass;
-    let t55 = -(t2 * segment2_slice0_local_momentum_f_y);
-    let segment2_bend_squared = cache.segment2_bend_y * cache.segment2_bend_y;
-    let t56 = p.channel_length * segment2_bend_squared;
-    let t57 = t43 * p.channel_length * segment2_bend_squared;
-    let t58 = t43 * p.channel_length;
-    let segment2_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment2_slice1_local_bend_y_column_v_x;
-    let segment2_base_bias_v_x = cache.segment1_tip_rotation_10 * t41
-        + cache.segment1_tip_rotation_00 * t40;
-    let t59 = 0.7886751345948129
-        * (0.7737890683486395 * t56 * cache.segment2_slice1_bend_c4
+    let segment2_base_bias_v_x = cache.segment1_tip_rotation_10 * t27
+        + cache.segment1_tip_rotation_00 * t28;
+    let t29 = 0.7886751345948129
+        * (0.7737890683486395 * t16 * cache.segment2_slice1_bend_c4
             + 0.6220084679281462 * p.channel_length * cache.segment2_slice1_bend_c2
-            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t56)
+            - 0.38689453417431974 * cache.segment2_slice1_bend_c3 * t16)
         * segment2_bend_y_rate * segment2_bend_y_rate
-        + (0.30513409881392906 * t57 * cache.segment2_slice1_bend_c3
-            + 0.4905626121623441 * t58 * cache.segment2_slice1_bend_c3
-            + 0.9154022964417872 * t57 * cache.segment2_slice1_bend_c5
-            - 0.9154022964417872 * t57 * cache.segment2_slice1_bend_c4
-            - 0.4905626121623441 * t58 * cache.segment2_slice1_bend_c2)
+        + (0.30513409881392906 * t18 * cache.segment2_slice1_bend_c3
+            + 0.4905626121623441 * t19 * cache.segment2_slice1_bend_c3
+            + 0.9154022964417872 * t18 * cache.segment2_slice1_bend_c5
+            - 0.9154022964417872 * t18 * cache.segment2_slice1_bend_c4
+            - 0.4905626121623441 * t19 * cache.segment2_slice1_bend_c2)
         + qdd[4] * segment2_slice1_local_subspace0_v_x
         + 0.7886751345948129 * segment2_bend_y_rate * segment2_base_velocity_v_y
         + segment2_base_bias_v_x
         - segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_y
             * segment2_bend_y_rate;
-    let t60 = t59 * cache.segment1_slice0_mass;
+    let t30 = t29 * cache.segment1_slice0_mass;
     let segment2_slice0_local_subspace0_v_x = p.channel_length
         * cache.segment2_slice0_local_bend_y_column_v_x;
-    let t61 = (0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t57
-        + 0.0004214567416265345 * t57 * cache.segment2_slice0_bend_c3
-        + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t58
-        - 0.009437387837655933 * t58 * cache.segment2_slice0_bend_c2
-        - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t57)
+    let t31 = (0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t18
+        + 0.0004214567416265345 * t18 * cache.segment2_slice0_bend_c3
+        + 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t19
+        - 0.009437387837655933 * t19 * cache.segment2_slice0_bend_c2
+        - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t18)
         + 0.21132486540518713
-            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t56
+            * (0.00398870942913838 * cache.segment2_slice0_bend_c4 * t16
                 + 0.044658198738520456 * p.channel_length * cache.segment2_slice0_bend_c2
-                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t56)
+                - 0.00199435471456919 * cache.segment2_slice0_bend_c3 * t16)
             * segment2_bend_y_rate * segment2_bend_y_rate
         + qdd[4] * segment2_slice0_local_subspace0_v_x + segment2_base_bias_v_x
         + 0.21132486540518713 * segment2_bend_y_rate * segment2_base_velocity_v_y
         - cache.segment2_slice0_local_bend_y_column_v_y * segment1_tip_velocity_w_z
             * segment2_bend_y_rate;
-    let t62 = t61 * cache.segment1_slice0_mass;
-    let t63 = cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
+    let t32 = t31 * cache.segment1_slice0_mass;
+    let t33 = 0.7886751345948129 * segment2_bend_y_rate + segment1_tip_velocity_w_z;
+    let t34 = cache.segment2_slice1_local_bend_y_column_v_y * segment2_bend_y_rate
         + segment2_base_velocity_v_y;
-    let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x * t3
-        + t63 * cache.segment1_slice0_mass;
-    let t64 = -(segment2_slice1_local_momentum_f_y * t3);
-    let t65 = -(segment2_slice1_bias_w_z * cache.segment2_slice1_local_inertia_h_y);
-    let t66 = t53 + t55 + t60 + t62 + t64 + t65;
-    let t67 = t66 * cache.segment1_tip_rotation_10;
+    let segment2_slice1_local_momentum_f_y = cache.segment2_slice1_local_inertia_h_x
+        * t33 + t34 * cache.segment1_slice0_mass;
+    let t35 = -(segment2_slice1_local_momentum_f_y * t33);
+    let segment1_slice1_local_subspace0_w_z = 0.7886751345948129 * p.channel_length;
+    let segment2_slice1_bias_w_z = qdd[4] * segment1_slice1_local_subspace0_w_z
+        + segment1_tip_bias_w_z;
+    let t36 = -(segment2_slice1_bias_w_z * cache.segment2_slice1_local_inertia_h_y);
+    let t37 = t10 + t15 + t30 + t32 + t35 + t36;
+    let t38 = -(cache.segment1_bend_y * cache.segment1_bend_squared_c1);
+    let t39 = softgen_runtime::stumpff(segment1_bend_squared)[7];
+    let t40 = 2.5 * t39 - 0.5 * cache.segment1_bend_squared_c6;
+    let t41 = 3.0 * softgen_runtime::stumpff(segment1_bend_squared)[8] - 0.5 * t39;
+    let t42 = p.channel_length * cache.segment2_bend_squared_c1;
+    let t43 = p.channel_length * cache.segment2_bend_y;
+    let t44 = cache.segment2_bend_squared_c2 * t43;
+    let segment2_tip_bias_w_z = qdd[4] * p.channel_length + segment1_tip_bias_w_z;
+    let segment2_tip_velocity_w_z = segment1_tip_velocity_w_z + segment2_bend_y_rate;
+    let t45 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
+    let t46 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
+    let segment3_slice0_bias_w_z = segment2_tip_bias_w_z
+        + qdd[5] * segment1_slice0_local_subspace0_w_z;
+    let t47 = -(segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_y);
+    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
+        + cache.segment2_tip_subspace0_v_y * qd[4];
+    let t48 = segment2_tip_velocity_v_y
+        + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
     let segment2_tip_velocity_v_x = segment1_tip_velocity_v_x
         + cache.segment2_tip_subspace0_v_x * qd[4];
-    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
-    let t68 = segment2_bend_y_rate * segment2_bend_y_rate
-        * (2.0 * cache.segment2_bend_squared_c4 * t56
-            + cache.segment2_bend_squared_c2 * p.channel_length
-            - cache.segment2_bend_squared_c3 * t56)
-        + (cache.segment2_bend_squared_c3 * t58
-            + 3.0 * t57 * cache.segment2_bend_squared_c5
-            + t57 * cache.segment2_bend_squared_c3 - cache.segment2_bend_squared_c2 * t58
-            - 3.0 * cache.segment2_bend_squared_c4 * t57)
-        + qdd[4] * cache.segment2_tip_local_subspace0_v_x;
-    let t69 = qdd[4] * cache.segment2_tip_local_subspace0_v_y
-        + (8.0 * cache.segment2_bend_squared_c6 * t44
-            + t44 * cache.segment2_bend_squared_c4
-            + 6.0 * cache.segment2_bend_squared_c4 * t45
-            - 3.0 * cache.segment2_bend_squared_c3 * t45
-            - 5.0 * t44 * cache.segment2_bend_squared_c5)
-        - (cache.segment2_bend_squared_c3 * t42 - cache.segment2_bend_squared_c2 * t42)
+    let t49 = segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
+    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t48
+        + cache.segment2_tip_rotation_01 * t49;
+    let segment3_bend_y_rate = p.channel_length * qd[5];
+    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
+    let t50 = p.channel_length * segment3_bend_squared;
+    let t51 = segment3_bend_y_rate * segment3_bend_y_rate;
+    let t52 = p.channel_length * t51;
+    let t53 = p.channel_length * t51 * segment3_bend_squared;
+    let segment3_slice0_local_subspace0_v_x = cache
+        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
+    let t54 = t17 * p.channel_length * cache.segment2_bend_y;
+    let t55 = t17 * p.channel_length * cache.segment2_bend_y.powi(3);
+    let t56 = qdd[4] * cache.segment2_tip_local_subspace0_v_y
+        + (8.0 * cache.segment2_bend_squared_c6 * t55
+            + t55 * cache.segment2_bend_squared_c4
+            + 6.0 * cache.segment2_bend_squared_c4 * t54
+            - 3.0 * cache.segment2_bend_squared_c3 * t54
+            - 5.0 * t55 * cache.segment2_bend_squared_c5)
+        - (cache.segment2_bend_squared_c3 * t43 - cache.segment2_bend_squared_c2 * t43)
             * segment2_bend_y_rate * segment2_bend_y_rate;
-    let segment2_tip_bias_v_y = t68 * cache.segment1_tip_rotation_10
-        + segment1_tip_bias_v_y + t69 * cache.segment1_tip_rotation_11
+    let t57 = segment2_bend_y_rate * segment2_bend_y_rate
+        * (2.0 * cache.segment2_bend_squared_c4 * t16
+            + cache.segment2_bend_squared_c2 * p.channel_length
+            - cache.segment2_bend_squared_c3 * t16)
+        + (cache.segment2_bend_squared_c3 * t19
+            + 3.0 * t18 * cache.segment2_bend_squared_c5
+            + t18 * cache.segment2_bend_squared_c3 - cache.segment2_bend_squared_c2 * t19
+            - 3.0 * cache.segment2_bend_squared_c4 * t18)
+        + qdd[4] * cache.segment2_tip_local_subspace0_v_x;
+    let segment2_tip_bias_v_x = segment1_tip_bias_v_x
+        + t56 * cache.segment1_tip_rotation_01
+        + qdd[4] * p.channel_length * cache.segment1_tip_position_y
+        + segment1_tip_velocity_v_y * segment2_bend_y_rate
+        + cache.segment1_tip_rotation_00 * t57
+        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
+    let t58 = segment2_tip_bias_v_x
+        - segment2_tip_bias_w_z * cache.segment2_tip_position_y;
+    let segment2_tip_bias_v_y = t57 * cache.segment1_tip_rotation_10
+        + segment1_tip_bias_v_y + t56 * cache.segment1_tip_rotation_11
         + cache.segment2_tip_subspace0_v_x * segment1_tip_velocity_w_z * qd[4]
         - segment1_tip_velocity_v_x * segment2_bend_y_rate
         - qdd[4] * p.channel_length * cache.segment1_tip_position_x;
-    let segment3_slice0_bias_w_z = segment2_tip_bias_w_z
-        + qdd[5] * segment1_slice0_local_subspace0_w_z;
-    let t70 = -(segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_y);
-    let segment2_tip_velocity_v_y = segment1_tip_velocity_v_y
-        + cache.segment2_tip_subspace0_v_y * qd[4];
-    let t71 = segment2_tip_velocity_v_y
-        + cache.segment2_tip_position_x * segment2_tip_velocity_w_z;
-    let t72 = segment2_tip_velocity_v_x
-        - segment2_tip_velocity_w_z * cache.segment2_tip_position_y;
-    let segment3_base_velocity_v_y = cache.segment2_tip_rotation_11 * t71
-        + cache.segment2_tip_rotation_01 * t72;
-    let segment3_bend_squared = cache.segment3_bend_y * cache.segment3_bend_y;
-    let t73 = p.channel_length * segment3_bend_squared;
-    let t74 = segment3_bend_y_rate * segment3_bend_y_rate;
-    let t75 = p.channel_length * t74;
-    let t76 = p.channel_length * t74 * segment3_bend_squared;
-    let segment3_slice0_local_subspace0_v_x = cache
-        .segment3_slice0_local_bend_y_column_v_x * p.channel_length;
-    let segment2_tip_bias_v_x = segment1_tip_bias_v_x
-        + t69 * cache.segment1_tip_rotation_01
-        + qdd[4] * p.channel_length * cache.segment1_tip_position_y
-        + segment1_tip_velocity_v_y * segment2_bend_y_rate
-        + cache.segment1_tip_rotation_00 * t68
-        - cache.segment2_tip_subspace0_v_y * segment1_tip_velocity_w_z * qd[4];
-    let t77 = segment2_tip_bias_v_x
-        - segment2_tip_bias_w_z * cache.segment2_tip_position_y;
-    let t78 = segment2_tip_bias_v_y
+    let t59 = segment2_tip_bias_v_y
         + cache.segment2_tip_position_x * segment2_tip_bias_w_z;
-    let segment3_base_bias_v_x = cache.segment2_tip_rotation_00 * t77
-        + cache.segment2_tip_rotation_10 * t78;
-    let t79 = 0.21132486540518713 * segment3_base_velocity_v_y * segment3_bend_y_rate
+    let segment3_base_bias_v_x = cache.segment2_tip_rotation_00 * t58
+        + cache.segment2_tip_rotation_10 * t59;
+    let t60 = 0.21132486540518713 * segment3_base_velocity_v_y * segment3_bend_y_rate
         + 0.21132486540518713
             * (0.044658198738520456 * p.channel_length * cache.segment3_slice0_bend_c2
-                + 0.00398870942913838 * t73 * cache.segment3_slice0_bend_c4
-                - 0.00199435471456919 * t73 * cache.segment3_slice0_bend_c3)
+                + 0.00398870942913838 * t50 * cache.segment3_slice0_bend_c4
+                - 0.00199435471456919 * t50 * cache.segment3_slice0_bend_c3)
             * segment3_bend_y_rate * segment3_bend_y_rate
-        + (0.0004214567416265345 * t76 * cache.segment3_slice0_bend_c3
-            + 0.009437387837655933 * t75 * cache.segment3_slice0_bend_c3
-            + 0.0012643702248796036 * t76 * cache.segment3_slice0_bend_c5
-            - 0.009437387837655933 * t75 * cache.segment3_slice0_bend_c2
-            - 0.0012643702248796036 * t76 * cache.segment3_slice0_bend_c4)
+        + (0.0004214567416265345 * t53 * cache.segment3_slice0_bend_c3
+            + 0.009437387837655933 * t52 * cache.segment3_slice0_bend_c3
+            + 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c5
+            - 0.009437387837655933 * t52 * cache.segment3_slice0_bend_c2
+            - 0.0012643702248796036 * t53 * cache.segment3_slice0_bend_c4)
         + qdd[5] * segment3_slice0_local_subspace0_v_x + segment3_base_bias_v_x
         - segment2_tip_velocity_w_z * cache.segment3_slice0_local_bend_y_column_v_y
             * segment3_bend_y_rate;
-    let t80 = t79 * cache.segment1_slice0_mass;
-    let t81 = segment3_base_velocity_v_y
+    let t61 = t60 * cache.segment1_slice0_mass;
+    let t62 = segment2_tip_velocity_w_z + 0.21132486540518713 * segment3_bend_y_rate;
+    let t63 = segment3_base_velocity_v_y
         + cache.segment3_slice0_local_bend_y_column_v_y * segment3_bend_y_rate;
-    let segment3_slice0_local_momentum_f_y = t6 * cache.segment3_slice0_local_inertia_h_x
-        + cache.segment1_slice0_mass * t81;
-    let t82 = -(t6 * segment3_slice0_local_momentum_f_y);
-    let t83 = segment3_base_velocity_v_y
+    let segment3_slice0_local_momentum_f_y = t62
+        * cache.segment3_slice0_local_inertia_h_x + cache.segment1_slice0_mass * t63;
+    let t64 = -(t62 * segment3_slice0_local_momentum_f_y);
+    let t65 = segment2_tip_velocity_w_z + 0.7886751345948129 * segment3_bend_y_rate;
+    let t66 = segment3_base_velocity_v_y
         + cache.segment3_slice1_local_bend_y_column_v_y * segment3_bend_y_rate;
-    let segment3_slice1_local_momentum_f_y = t7 * cache.segment3_slice1_local_inertia_h_x
-        + t83 * cache.segment1_slice0_mass;
-    let t84 = -(segment3_slice1_local_momentum_f_y * t7);
+    let segment3_slice1_local_momentum_f_y = t65
+        * cache.segment3_slice1_local_inertia_h_x + t66 * cache.segment1_slice0_mass;
+    let t67 = -(segment3_slice1_local_momentum_f_y * t65);
     let segment3_slice1_bias_w_z = qdd[5] * segment1_slice1_local_subspace0_w_z
         + segment2_tip_bias_w_z;
-    let t85 = -(segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_y);
+    let t68 = -(segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_y);
     let segment3_slice1_local_subspace0_v_x = p.channel_length
         * cache.segment3_slice1_local_bend_y_column_v_x;
-    let t86 = 0.7886751345948129 * segment3_base_velocity_v_y * segment3_bend_y_rate
+    let t69 = 0.7886751345948129 * segment3_base_velocity_v_y * segment3_bend_y_rate
         + segment3_base_bias_v_x
-        + (0.30513409881392906 * t76 * cache.segment3_slice1_bend_c3
-            + 0.9154022964417872 * t76 * cache.segment3_slice1_bend_c5
-            + 0.4905626121623441 * t75 * cache.segment3_slice1_bend_c3
-            - 0.4905626121623441 * t75 * cache.segment3_slice1_bend_c2
-            - 0.9154022964417872 * t76 * cache.segment3_slice1_bend_c4)
+        + (0.30513409881392906 * t53 * cache.segment3_slice1_bend_c3
+            + 0.9154022964417872 * t53 * cache.segment3_slice1_bend_c5
+            + 0.4905626121623441 * t52 * cache.segment3_slice1_bend_c3
+            - 0.4905626121623441 * t52 * cache.segment3_slice1_bend_c2
+            - 0.9154022964417872 * t53 * cache.segment3_slice1_bend_c4)
         + 0.7886751345948129
             * (0.6220084679281462 * p.channel_length * cache.segment3_slice1_bend_c2
-                + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t73
-                - 0.38689453417431974 * t73 * cache.segment3_slice1_bend_c3)
+                + 0.7737890683486395 * cache.segment3_slice1_bend_c4 * t50
+                - 0.38689453417431974 * t50 * cache.segment3_slice1_bend_c3)
             * segment3_bend_y_rate * segment3_bend_y_rate
         + qdd[5] * segment3_slice1_local_subspace0_v_x
         - segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_y
             * segment3_bend_y_rate;
-    let t87 = t86 * cache.segment1_slice0_mass;
-    let t88 = t70 + t80 + t82 + t84 + t85 + t87;
-    let t89 = cache.segment2_tip_rotation_10 * t88;
-    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t71
-        + t72 * cache.segment2_tip_rotation_00;
-    let t90 = segment3_base_velocity_v_x
+    let t70 = t69 * cache.segment1_slice0_mass;
+    let t71 = t47 + t61 + t64 + t67 + t68 + t70;
+    let segment3_base_velocity_v_x = cache.segment2_tip_rotation_10 * t48
+        + t49 * cache.segment2_tip_rotation_00;
+    let t72 = segment3_base_velocity_v_x
         + cache.segment3_slice1_local_bend_y_column_v_x * segment3_bend_y_rate;
-    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t90
-        - t7 * cache.segment3_slice1_local_inertia_h_y;
-    let t91 = t7 * segment3_slice1_local_momentum_f_x;
-    let t92 = segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_x;
+    let segment3_slice1_local_momentum_f_x = cache.segment1_slice0_mass * t72
+        - t65 * cache.segment3_slice1_local_inertia_h_y;
+    let t73 = t65 * segment3_slice1_local_momentum_f_x;
+    let t74 = segment3_slice0_bias_w_z * cache.segment3_slice0_local_inertia_h_x;
     let segment3_slice0_local_subspace0_v_y = p.channel_length
         * cache.segment3_slice0_local_bend_y_column_v_y;
-    let t93 = cache.segment3_bend_y * p.channel_length;
-    let t94 = p.channel_length * t74 * cache.segment3_bend_y.powi(3);
-    let t95 = cache.segment3_bend_y * p.channel_length * t74;
-    let segment3_base_bias_v_y = t78 * cache.segment2_tip_rotation_11
-        + cache.segment2_tip_rotation_01 * t77;
-    let t96 = cache.segment3_slice0_local_bend_y_column_v_x * segment2_tip_velocity_w_z
+    let t75 = cache.segment3_bend_y * p.channel_length;
+    let t76 = p.channel_length * t51 * cache.segment3_bend_y.powi(3);
+    let t77 = cache.segment3_bend_y * p.channel_length * t51;
+    let segment3_base_bias_v_y = t59 * cache.segment2_tip_rotation_11
+        + cache.segment2_tip_rotation_01 * t58;
+    let t78 = cache.segment3_slice0_local_bend_y_column_v_x * segment2_tip_velocity_w_z
         * segment3_bend_y_rate + qdd[5] * segment3_slice0_local_subspace0_v_y
-        + (0.0007125143135866891 * cache.segment3_slice0_bend_c6 * t94
-            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t94
-            + 0.01196612828741514 * t95 * cache.segment3_slice0_bend_c4
-            - 0.0004453214459916807 * cache.segment3_slice0_bend_c5 * t94
-            - 0.00598306414370757 * t95 * cache.segment3_slice0_bend_c3)
+        + (0.0007125143135866891 * cache.segment3_slice0_bend_c6 * t76
+            + 0.00008906428919833614 * cache.segment3_slice0_bend_c4 * t76
+            + 0.01196612828741514 * t77 * cache.segment3_slice0_bend_c4
+            - 0.0004453214459916807 * cache.segment3_slice0_bend_c5 * t76
+            - 0.00598306414370757 * t77 * cache.segment3_slice0_bend_c3)
         + segment3_base_bias_v_y
         - 0.21132486540518713 * segment3_base_velocity_v_x * segment3_bend_y_rate
         - 0.21132486540518713
-            * (0.009437387837655933 * t93 * cache.segment3_slice0_bend_c3
-                - 0.009437387837655933 * t93 * cache.segment3_slice0_bend_c2)
+            * (0.009437387837655933 * t75 * cache.segment3_slice0_bend_c3
+                - 0.009437387837655933 * t75 * cache.segment3_slice0_bend_c2)
             * segment3_bend_y_rate * segment3_bend_y_rate;
-    let t97 = t96 * cache.segment1_slice0_mass;
+    let t79 = t78 * cache.segment1_slice0_mass;
     let segment3_slice1_local_subspace0_v_y = p.channel_length
         * cache.segment3_slice1_local_bend_y_column_v_y;
-    let t98 = segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
+    let t80 = segment2_tip_velocity_w_z * cache.segment3_slice1_local_bend_y_column_v_x
         * segment3_bend_y_rate + qdd[5] * segment3_slice1_local_subspace0_v_y
         + segment3_base_bias_v_y
-        + (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t95
-            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t94
-            + 1.9252134116123394 * cache.segment3_slice1_bend_c6 * t94
-            - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t94
-            - 1.1606836025229592 * t95 * cache.segment3_slice1_bend_c3)
+        + (2.3213672050459184 * cache.segment3_slice1_bend_c4 * t77
+            + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t76
+            + 1.9252134116123394 * cache.segment3_slice1_bend_c6 * t76
+            - 1.203258382257712 * cache.segment3_slice1_bend_c5 * t76
+            - 1.1606836025229592 * t77 * cache.segment3_slice1_bend_c3)
         - 0.7886751345948129 * segment3_bend_y_rate * segment3_bend_y_rate
-            * (0.4905626121623441 * t93 * cache.segment3_slice1_bend_c3
-                - 0.4905626121623441 * t93 * cache.segment3_slice1_bend_c2)
+            * (0.4905626121623441 * t75 * cache.segment3_slice1_bend_c3
+                - 0.4905626121623441 * t75 * cache.segment3_slice1_bend_c2)
         - 0.7886751345948129 * segment3_base_velocity_v_x * segment3_bend_y_rate;
-    let t99 = t98 * cache.segment1_slice0_mass;
-    let t100 = segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_x;
-    let t101 = cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
+    let t81 = t80 * cache.segment1_slice0_mass;
+    let t82 = segment3_slice1_bias_w_z * cache.segment3_slice1_local_inertia_h_x;
+    let t83 = cache.segment3_slice0_local_bend_y_column_v_x * segment3_bend_y_rate
         + segment3_base_velocity_v_x;
-    let segment3_slice0_local_momentum_f_x = t101 * cache.segment1_slice0_mass
-        - t6 * cache.segment3_slice0_local_inertia_h_y;
-    let t102 = segment3_slice0_local_momentum_f_x * t6;
-    let t103 = t91 + t92 + t97 + t99 + t100 + t102;
-    let t104 = t103 * cache.segment2_tip_rotation_11;
+    let segment3_slice0_local_momentum_f_x = t83 * cache.segment1_slice0_mass
+        - t62 * cache.segment3_slice0_local_inertia_h_y;
+    let t84 = segment3_slice0_local_momentum_f_x * t62;
+    let t85 = t73 + t74 + t79 + t81 + t82 + t84;
+    let t86 = -(cache.segment2_bend_y * cache.segment2_bend_squared_c1);
+    let segment4_bend_y_rate = qd[6] * p.channel_length;
+    let segment3_tip_velocity_w_z = segment2_tip_velocity_w_z + segment3_bend_y_rate;
+    let t87 = 0.7886751345948129 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let t88 = -(cache.segment3_bend_y * cache.segment3_bend_squared_c1);
+    let t89 = 1.0 - cache.segment3_bend_squared_c2 * segment3_bend_squared;
     let segment3_tip_velocity_v_x = cache.segment3_tip_subspace0_v_x * qd[5]
         + segment2_tip_velocity_v_x;
-    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
-        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
-    let t105 = qdd[5] * cache.segment3_tip_local_subspace0_v_x
-        + (p.channel_length * cache.segment3_bend_squared_c2
-            + 2.0 * t73 * cache.segment3_bend_squared_c4
-            - t73 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
-            * segment3_bend_y_rate
-        + (t76 * cache.segment3_bend_squared_c3
-            + 3.0 * t76 * cache.segment3_bend_squared_c5
-            + t75 * cache.segment3_bend_squared_c3
-            - 3.0 * t76 * cache.segment3_bend_squared_c4
-            - t75 * cache.segment3_bend_squared_c2);
-    let t106 = qdd[5] * cache.segment3_tip_local_subspace0_v_y
-        + (6.0 * t95 * cache.segment3_bend_squared_c4
-            + 8.0 * cache.segment3_bend_squared_c6 * t94
-            + t94 * cache.segment3_bend_squared_c4
-            - 5.0 * cache.segment3_bend_squared_c5 * t94
-            - 3.0 * t95 * cache.segment3_bend_squared_c3)
-        - (t93 * cache.segment3_bend_squared_c3 - t93 * cache.segment3_bend_squared_c2)
-            * segment3_bend_y_rate * segment3_bend_y_rate;
-    let segment3_tip_bias_v_y = cache.segment2_tip_rotation_10 * t105
-        + segment2_tip_bias_v_y
-        + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
-        + t106 * cache.segment2_tip_rotation_11
-        - qdd[5] * cache.segment2_tip_position_x * p.channel_length
-        - segment3_bend_y_rate * segment2_tip_velocity_v_x;
-    let t107 = segment3_tip_velocity_v_x
+    let t90 = segment3_tip_velocity_v_x
         - cache.segment3_tip_position_y * segment3_tip_velocity_w_z;
+    let t91 = p.channel_length * cache.segment3_bend_squared_c1;
+    let t92 = t75 * cache.segment3_bend_squared_c2;
     let segment3_tip_velocity_v_y = segment2_tip_velocity_v_y
         + cache.segment3_tip_subspace0_v_y * qd[5];
-    let t108 = segment3_tip_velocity_v_y
+    let t93 = segment3_tip_velocity_v_y
         + cache.segment3_tip_position_x * segment3_tip_velocity_w_z;
-    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t107
-        + t108 * cache.segment3_tip_rotation_11;
-    let t109 = segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
-        + segment4_base_velocity_v_y;
-    let segment4_slice1_local_momentum_f_y = t109 * cache.segment1_slice0_mass
-        + t4 * cache.segment4_slice1_local_inertia_h_x;
-    let t110 = -(t4 * segment4_slice1_local_momentum_f_y);
-    let segment4_slice0_bias_w_z = segment1_slice0_local_subspace0_w_z * qdd[6]
-        + segment3_tip_bias_w_z;
-    let t111 = -(cache.segment4_slice0_local_inertia_h_y * segment4_slice0_bias_w_z);
-    let t112 = segment4_bend_y_rate * segment4_bend_y_rate;
-    let t113 = p.channel_length * t112;
-    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
-    let t114 = p.channel_length * t112 * segment4_bend_squared;
-    let segment4_slice0_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice0_local_bend_y_column_v_x;
-    let t115 = p.channel_length * segment4_bend_squared;
+    let t94 = cache.segment3_bend_y * cache.segment3_bend_squared_c1;
+    let t95 = qdd[5] * cache.segment3_tip_local_subspace0_v_x
+        + (p.channel_length * cache.segment3_bend_squared_c2
+            + 2.0 * t50 * cache.segment3_bend_squared_c4
+            - t50 * cache.segment3_bend_squared_c3) * segment3_bend_y_rate
+            * segment3_bend_y_rate
+        + (t53 * cache.segment3_bend_squared_c3
+            + 3.0 * t53 * cache.segment3_bend_squared_c5
+            + t52 * cache.segment3_bend_squared_c3
+            - 3.0 * t53 * cache.segment3_bend_squared_c4
+            - t52 * cache.segment3_bend_squared_c2);
+    let t96 = qdd[5] * cache.segment3_tip_local_subspace0_v_y
+        + (6.0 * t77 * cache.segment3_bend_squared_c4
+            + 8.0 * cache.segment3_bend_squared_c6 * t76
+            + t76 * cache.segment3_bend_squared_c4
+            - 5.0 * cache.segment3_bend_squared_c5 * t76
+            - 3.0 * t77 * cache.segment3_bend_squared_c3)
+        - (t75 * cache.segment3_bend_squared_c3 - t75 * cache.segment3_bend_squared_c2)
+            * segment3_bend_y_rate * segment3_bend_y_rate;
     let segment3_tip_bias_v_x = segment2_tip_velocity_v_y * segment3_bend_y_rate
-        + cache.segment2_tip_rotation_00 * t105 + segment2_tip_bias_v_x
-        + cache.segment2_tip_rotation_01 * t106
+        + cache.segment2_tip_rotation_00 * t95 + segment2_tip_bias_v_x
+        + cache.segment2_tip_rotation_01 * t96
         + qdd[5] * p.channel_length * cache.segment2_tip_position_y
         - segment2_tip_velocity_w_z * cache.segment3_tip_subspace0_v_y * qd[5];
-    let t116 = segment3_tip_bias_v_x
+    let segment3_tip_bias_w_z = qdd[5] * p.channel_length + segment2_tip_bias_w_z;
+    let t97 = segment3_tip_bias_v_x
         - cache.segment3_tip_position_y * segment3_tip_bias_w_z;
-    let t117 = segment3_tip_bias_w_z * cache.segment3_tip_position_x
+    let segment3_tip_bias_v_y = cache.segment2_tip_rotation_10 * t95
+        + segment2_tip_bias_v_y
+        + cache.segment3_tip_subspace0_v_x * segment2_tip_velocity_w_z * qd[5]
+        + t96 * cache.segment2_tip_rotation_11
+        - qdd[5] * cache.segment2_tip_position_x * p.channel_length
+        - segment3_bend_y_rate * segment2_tip_velocity_v_x;
+    let t98 = segment3_tip_bias_w_z * cache.segment3_tip_position_x
         + segment3_tip_bias_v_y;
-    let segment4_base_bias_v_x = t116 * cache.segment3_tip_rotation_00
-        + t117 * cache.segment3_tip_rotation_10;
-    let t118 = 0.21132486540518713 * segment4_bend_y_rate * segment4_base_velocity_v_y
-        + (0.0004214567416265345 * t114 * cache.segment4_slice0_bend_c3
-            + 0.009437387837655933 * t113 * cache.segment4_slice0_bend_c3
-            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t114
-            - 0.009437387837655933 * t113 * cache.segment4_slice0_bend_c2
-            - 0.0012643702248796036 * t114 * cache.segment4_slice0_bend_c4)
-        + segment4_slice0_local_subspace0_v_x * qdd[6]
-        + 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate
-            * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
-                + 0.00398870942913838 * t115 * cache.segment4_slice0_bend_c4
-                - 0.00199435471456919 * t115 * cache.segment4_slice0_bend_c3)
-        + segment4_base_bias_v_x
-        - cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
-            * segment3_tip_velocity_w_z;
-    let t119 = t118 * cache.segment1_slice0_mass;
-    let t120 = cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
-        + segment4_base_velocity_v_y;
-    let segment4_slice0_local_momentum_f_y = t120 * cache.segment1_slice0_mass
-        + cache.segment4_slice0_local_inertia_h_x * t5;
-    let t121 = -(segment4_slice0_local_momentum_f_y * t5);
-    let segment4_slice1_local_subspace0_v_x = p.channel_length
-        * cache.segment4_slice1_local_bend_y_column_v_x;
-    let t122 = (0.30513409881392906 * t114 * cache.segment4_slice1_bend_c3
-        + 0.9154022964417872 * t114 * cache.segment4_slice1_bend_c5
-        + 0.4905626121623441 * t113 * cache.segment4_slice1_bend_c3
-        - 0.4905626121623441 * t113 * cache.segment4_slice1_bend_c2
-        - 0.9154022964417872 * t114 * cache.segment4_slice1_bend_c4)
-        + segment4_slice1_local_subspace0_v_x * qdd[6]
-        + 0.7886751345948129 * segment4_bend_y_rate * segment4_base_velocity_v_y
-        + 0.7886751345948129
-            * (0.7737890683486395 * t115 * cache.segment4_slice1_bend_c4
-                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
-                - 0.38689453417431974 * t115 * cache.segment4_slice1_bend_c3)
-            * segment4_bend_y_rate * segment4_bend_y_rate + segment4_base_bias_v_x
-        - segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
-            * segment3_tip_velocity_w_z;
-    let t123 = cache.segment1_slice0_mass * t122;
+    let t99 = 0.21132486540518713 * segment4_bend_y_rate + segment3_tip_velocity_w_z;
     let segment4_slice1_bias_w_z = segment1_slice1_local_subspace0_w_z * qdd[6]
         + segment3_tip_bias_w_z;
-    let t124 = -(cache.segment4_slice1_local_inertia_h_y * segment4_slice1_bias_w_z);
-    let t125 = t110 + t111 + t119 + t121 + t123 + t124;
-    let t126 = t125 * cache.segment3_tip_rotation_10;
-    let t127 = cache.segment4_slice1_local_inertia_h_x * segment4_slice1_bias_w_z;
-    let t128 = cache.segment4_slice0_local_inertia_h_x * segment4_slice0_bias_w_z;
-    let segment4_base_bias_v_y = t116 * cache.segment3_tip_rotation_01
-        + t117 * cache.segment3_tip_rotation_11;
-    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t107
-        + t108 * cache.segment3_tip_rotation_10;
+    let t100 = cache.segment4_slice1_local_inertia_h_x * segment4_slice1_bias_w_z;
+    let segment4_slice0_bias_w_z = segment1_slice0_local_subspace0_w_z * qdd[6]
+        + segment3_tip_bias_w_z;
+    let t101 = cache.segment4_slice0_local_inertia_h_x * segment4_slice0_bias_w_z;
+    let segment4_base_bias_v_y = t97 * cache.segment3_tip_rotation_01
+        + t98 * cache.segment3_tip_rotation_11;
+    let segment4_base_velocity_v_x = cache.segment3_tip_rotation_00 * t90
+        + t93 * cache.segment3_tip_rotation_10;
     let segment4_slice0_local_subspace0_v_y = p.channel_length
         * cache.segment4_slice0_local_bend_y_column_v_y;
-    let t129 = p.channel_length * t112 * cache.segment4_bend_y.powi(3);
-    let t130 = p.channel_length * t112 * cache.segment4_bend_y;
-    let t131 = p.channel_length * cache.segment4_bend_y;
-    let t132 = segment4_base_bias_v_y + qdd[6] * segment4_slice0_local_subspace0_v_y
-        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t129
-            + 0.0007125143135866891 * t129 * cache.segment4_slice0_bend_c6
-            + 0.01196612828741514 * t130 * cache.segment4_slice0_bend_c4
-            - 0.00598306414370757 * t130 * cache.segment4_slice0_bend_c3
-            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t129)
+    let t102 = segment4_bend_y_rate * segment4_bend_y_rate;
+    let t103 = p.channel_length * t102 * cache.segment4_bend_y.powi(3);
+    let t104 = p.channel_length * t102 * cache.segment4_bend_y;
+    let t105 = p.channel_length * cache.segment4_bend_y;
+    let t106 = segment4_base_bias_v_y + qdd[6] * segment4_slice0_local_subspace0_v_y
+        + (0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t103
+            + 0.0007125143135866891 * t103 * cache.segment4_slice0_bend_c6
+            + 0.01196612828741514 * t104 * cache.segment4_slice0_bend_c4
+            - 0.00598306414370757 * t104 * cache.segment4_slice0_bend_c3
+            - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t103)
         + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate
             * segment3_tip_velocity_w_z
         - 0.21132486540518713 * segment4_base_velocity_v_x * segment4_bend_y_rate
         - 0.21132486540518713
-            * (0.009437387837655933 * t131 * cache.segment4_slice0_bend_c3
-                - 0.009437387837655933 * t131 * cache.segment4_slice0_bend_c2)
+            * (0.009437387837655933 * t105 * cache.segment4_slice0_bend_c3
+                - 0.009437387837655933 * t105 * cache.segment4_slice0_bend_c2)
             * segment4_bend_y_rate * segment4_bend_y_rate;
-    let t133 = cache.segment1_slice0_mass * t132;
+    let t107 = cache.segment1_slice0_mass * t106;
     let segment4_slice1_local_subspace0_v_y = p.channel_length
         * cache.segment4_slice1_local_bend_y_column_v_y;
-    let t134 = segment4_base_bias_v_y
+    let t108 = segment4_base_bias_v_y
         + cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
             * segment3_tip_velocity_w_z
-        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t129
-            + 2.3213672050459184 * t130 * cache.segment4_slice1_bend_c4
-            + 0.24065167645154242 * t129 * cache.segment4_slice1_bend_c4
-            - 1.1606836025229592 * t130 * cache.segment4_slice1_bend_c3
-            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t129)
+        + (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t103
+            + 2.3213672050459184 * t104 * cache.segment4_slice1_bend_c4
+            + 0.24065167645154242 * t103 * cache.segment4_slice1_bend_c4
+            - 1.1606836025229592 * t104 * cache.segment4_slice1_bend_c3
+            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t103)
         + segment4_slice1_local_subspace0_v_y * qdd[6]
         - 0.7886751345948129
-            * (0.4905626121623441 * t131 * cache.segment4_slice1_bend_c3
-                - 0.4905626121623441 * t131 * cache.segment4_slice1_bend_c2)
+            * (0.4905626121623441 * t105 * cache.segment4_slice1_bend_c3
+                - 0.4905626121623441 * t105 * cache.segment4_slice1_bend_c2)
             * segment4_bend_y_rate * segment4_bend_y_rate
         - 0.7886751345948129 * segment4_base_velocity_v_x * segment4_bend_y_rate;
-    let t135 = cache.segment1_slice0_mass * t134;
-    let t136 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
+    let t109 = cache.segment1_slice0_mass * t108;
+    let t110 = cache.segment4_slice1_local_bend_y_column_v_x * segment4_bend_y_rate
         + segment4_base_velocity_v_x;
-    let segment4_slice1_local_momentum_f_x = t136 * cache.segment1_slice0_mass
-        - t4 * cache.segment4_slice1_local_inertia_h_y;
-    let t137 = t4 * segment4_slice1_local_momentum_f_x;
-    let t138 = segment4_base_velocity_v_x
+    let segment4_slice1_local_momentum_f_x = t110 * cache.segment1_slice0_mass
+        - t87 * cache.segment4_slice1_local_inertia_h_y;
+    let t111 = t87 * segment4_slice1_local_momentum_f_x;
+    let t112 = segment4_base_velocity_v_x
         + cache.segment4_slice0_local_bend_y_column_v_x * segment4_bend_y_rate;
-    let segment4_slice0_local_momentum_f_x = t138 * cache.segment1_slice0_mass
-        - cache.segment4_slice0_local_inertia_h_y * t5;
-    let t139 = segment4_slice0_local_momentum_f_x * t5;
-    let t140 = t127 + t128 + t133 + t135 + t137 + t139;
-    let t141 = t140 * cache.segment3_tip_rotation_11;
-    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
-        + qd[6] * cache.segment4_tip_subspace0_v_x;
-    let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
-        - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
-    let t142 = qdd[6] * cache.segment4_tip_local_subspace0_v_y
-        + (6.0 * t130 * cache.segment4_bend_squared_c4
-            + cache.segment4_bend_squared_c4 * t129
-            + 8.0 * cache.segment4_bend_squared_c6 * t129
-            - 3.0 * t130 * cache.segment4_bend_squared_c3
-            - 5.0 * cache.segment4_bend_squared_c5 * t129)
-        - (t131 * cache.segment4_bend_squared_c3 - t131 * cache.segment4_bend_squared_c2)
-            * segment4_bend_y_rate * segment4_bend_y_rate;
-    let t143 = cache.segment4_tip_local_subspace0_v_x * qdd[6]
-        + (3.0 * cache.segment4_bend_squared_c5 * t114
-            + t114 * cache.segment4_bend_squared_c3
-            + t113 * cache.segment4_bend_squared_c3
-            - 3.0 * cache.segment4_bend_squared_c4 * t114
-            - t113 * cache.segment4_bend_squared_c2)
+    let segment4_slice0_local_momentum_f_x = t112 * cache.segment1_slice0_mass
+        - cache.segment4_slice0_local_inertia_h_y * t99;
+    let t113 = segment4_slice0_local_momentum_f_x * t99;
+    let t114 = t100 + t101 + t107 + t109 + t111 + t113;
+    let segment4_tip_velocity_w_z = segment4_bend_y_rate + segment3_tip_velocity_w_z;
+    let t115 = cache.segment4_bend_squared_c1 * p.channel_length;
+    let t116 = t105 * cache.segment4_bend_squared_c2;
+    let segment4_tip_bias_w_z = p.channel_length * qdd[6] + segment3_tip_bias_w_z;
+    let segment4_bend_squared = cache.segment4_bend_y * cache.segment4_bend_y;
+    let t117 = p.channel_length * t102 * segment4_bend_squared;
+    let t118 = p.channel_length * t102;
+    let t119 = p.channel_length * segment4_bend_squared;
+    let t120 = cache.segment4_tip_local_subspace0_v_x * qdd[6]
+        + (3.0 * cache.segment4_bend_squared_c5 * t117
+            + t117 * cache.segment4_bend_squared_c3
+            + t118 * cache.segment4_bend_squared_c3
+            - 3.0 * cache.segment4_bend_squared_c4 * t117
+            - t118 * cache.segment4_bend_squared_c2)
         + segment4_bend_y_rate * segment4_bend_y_rate
             * (p.channel_length * cache.segment4_bend_squared_c2
-                + 2.0 * cache.segment4_bend_squared_c4 * t115
-                - t115 * cache.segment4_bend_squared_c3);
-    let segment4_tip_bias_v_y = qd[6] * cache.segment4_tip_subspace0_v_x
-        * segment3_tip_velocity_w_z + segment3_tip_bias_v_y
-        + t142 * cache.segment3_tip_rotation_11 + t143 * cache.segment3_tip_rotation_10
-        - p.channel_length * qdd[6] * cache.segment3_tip_position_x
-        - segment3_tip_velocity_v_x * segment4_bend_y_rate;
-    let link5_composite_force_f_y = segment4_tip_velocity_w_z * link5_momentum_f_x
-        + segment4_tip_bias_w_z * cache.link5_inertia_h_x
-        + p.link_mass * segment4_tip_bias_v_y;
-    let segment4_composite_force_f_y = t126 + t141 + link5_composite_force_f_y;
-    let link4_composite_force_f_y = link4_momentum_f_x * segment3_tip_velocity_w_z
-        + segment3_tip_bias_v_y * p.link_mass
-        + cache.link4_inertia_h_x * segment3_tip_bias_w_z + segment4_composite_force_f_y;
-    let segment3_composite_force_f_y = t89 + t104 + link4_composite_force_f_y;
-    let link3_composite_force_f_y = cache.link3_inertia_h_x * segment2_tip_bias_w_z
-        + link3_momentum_f_x * segment2_tip_velocity_w_z
-        + segment2_tip_bias_v_y * p.link_mass + segment3_composite_force_f_y;
-    let segment2_composite_force_f_y = t52 + t67 + link3_composite_force_f_y;
-    let link2_composite_force_f_y = segment1_tip_bias_v_y * p.link_mass
-        + cache.link2_inertia_h_x * segment1_tip_bias_w_z
-        + segment1_tip_velocity_w_z * link2_momentum_f_x + segment2_composite_force_f_y;
-    let segment1_base_bias_v_y = t15 * cache.cos_q2 + cache.base_angle_rotation_01 * t14;
+                + 2.0 * cache.segment4_bend_squared_c4 * t119
+                - t119 * cache.segment4_bend_squared_c3);
+    let t121 = qdd[6] * cache.segment4_tip_local_subspace0_v_y
+        + (6.0 * t104 * cache.segment4_bend_squared_c4
+            + cache.segment4_bend_squared_c4 * t103
+            + 8.0 * cache.segment4_bend_squared_c6 * t103
+            - 3.0 * t104 * cache.segment4_bend_squared_c3
+            - 5.0 * cache.segment4_bend_squared_c5 * t103)
+        - (t105 * cache.segment4_bend_squared_c3 - t105 * cache.segment4_bend_squared_c2)
+            * segment4_bend_y_rate * segment4_bend_y_rate;
+    let segment4_base_velocity_v_y = cache.segment3_tip_rotation_01 * t90
+        + t93 * cache.segment3_tip_rotation_11;
+    let t122 = segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
+        + segment4_base_velocity_v_y;
+    let segment4_slice1_local_momentum_f_y = t122 * cache.segment1_slice0_mass
+        + t87 * cache.segment4_slice1_local_inertia_h_x;
+    let t123 = -(t87 * segment4_slice1_local_momentum_f_y);
+    let t124 = -(cache.segment4_slice0_local_inertia_h_y * segment4_slice0_bias_w_z);
+    let segment4_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice0_local_bend_y_column_v_x;
+    let segment4_base_bias_v_x = t97 * cache.segment3_tip_rotation_00
+        + t98 * cache.segment3_tip_rotation_10;
+    let t125 = 0.21132486540518713 * segment4_bend_y_rate * segment4_base_velocity_v_y
+        + (0.0004214567416265345 * t117 * cache.segment4_slice0_bend_c3
+            + 0.009437387837655933 * t118 * cache.segment4_slice0_bend_c3
+            + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t117
+            - 0.009437387837655933 * t118 * cache.segment4_slice0_bend_c2
+            - 0.0012643702248796036 * t117 * cache.segment4_slice0_bend_c4)
+        + segment4_slice0_local_subspace0_v_x * qdd[6]
+        + 0.21132486540518713 * segment4_bend_y_rate * segment4_bend_y_rate
+            * (0.044658198738520456 * cache.segment4_slice0_bend_c2 * p.channel_length
+                + 0.00398870942913838 * t119 * cache.segment4_slice0_bend_c4
+                - 0.00199435471456919 * t119 * cache.segment4_slice0_bend_c3)
+        + segment4_base_bias_v_x
+        - cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
+            * segment3_tip_velocity_w_z;
+    let t126 = t125 * cache.segment1_slice0_mass;
+    let t127 = cache.segment4_slice0_local_bend_y_column_v_y * segment4_bend_y_rate
+        + segment4_base_velocity_v_y;
+    let segment4_slice0_local_momentum_f_y = t127 * cache.segment1_slice0_mass
+        + cache.segment4_slice0_local_inertia_h_x * t99;
+    let t128 = -(segment4_slice0_local_momentum_f_y * t99);
+    let segment4_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment4_slice1_local_bend_y_column_v_x;
+    let t129 = (0.30513409881392906 * t117 * cache.segment4_slice1_bend_c3
+        + 0.9154022964417872 * t117 * cache.segment4_slice1_bend_c5
+        + 0.4905626121623441 * t118 * cache.segment4_slice1_bend_c3
+        - 0.4905626121623441 * t118 * cache.segment4_slice1_bend_c2
+        - 0.9154022964417872 * t117 * cache.segment4_slice1_bend_c4)
+        + segment4_slice1_local_subspace0_v_x * qdd[6]
+        + 0.7886751345948129 * segment4_bend_y_rate * segment4_base_velocity_v_y
+        + 0.7886751345948129
+            * (0.7737890683486395 * t119 * cache.segment4_slice1_bend_c4
+                + 0.6220084679281462 * p.channel_length * cache.segment4_slice1_bend_c2
+                - 0.38689453417431974 * t119 * cache.segment4_slice1_bend_c3)
+            * segment4_bend_y_rate * segment4_bend_y_rate + segment4_base_bias_v_x
+        - segment4_bend_y_rate * cache.segment4_slice1_local_bend_y_column_v_y
+            * segment3_tip_velocity_w_z;
+    let t130 = cache.segment1_slice0_mass * t129;
+    let t131 = -(cache.segment4_slice1_local_inertia_h_y * segment4_slice1_bias_w_z);
+    let t132 = t123 + t124 + t126 + t128 + t130 + t131;
+    let t133 = segment2_slice0_bias_w_z * cache.segment2_slice0_local_inertia_h_x;
+    let segment2_base_velocity_v_x = cache.segment1_tip_rotation_10 * t13
+        + cache.segment1_tip_rotation_00 * t12;
+    let t134 = segment2_base_velocity_v_x
+        + cache.segment2_slice1_local_bend_y_column_v_x * segment2_bend_y_rate;
+    let segment2_slice1_local_momentum_f_x = t134 * cache.segment1_slice0_mass
+        - cache.segment2_slice1_local_inertia_h_y * t33;
+    let t135 = segment2_slice1_local_momentum_f_x * t33;
+    let t136 = segment2_base_velocity_v_x
+        + cache.segment2_slice0_local_bend_y_column_v_x * segment2_bend_y_rate;
+    let segment2_slice0_local_momentum_f_x = t136 * cache.segment1_slice0_mass
+        - cache.segment2_slice0_local_inertia_h_y * t11;
+    let t137 = segment2_slice0_local_momentum_f_x * t11;
+    let segment2_base_bias_v_y = t28 * cache.segment1_tip_rotation_01
+        + cache.segment1_tip_rotation_11 * t27;
+    let segment2_slice0_local_subspace0_v_y = cache
+        .segment2_slice0_local_bend_y_column_v_y * p.channel_length;
+    let t138 = segment1_tip_velocity_w_z * cache.segment2_slice0_local_bend_y_column_v_x
+        * segment2_bend_y_rate + segment2_base_bias_v_y
+        + (0.00008906428919833614 * t55 * cache.segment2_slice0_bend_c4
+            + 0.0007125143135866891 * t55 * cache.segment2_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t54
+            - 0.0004453214459916807 * t55 * cache.segment2_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t54)
+        + qdd[4] * segment2_slice0_local_subspace0_v_y
+        - 0.21132486540518713
+            * (0.009437387837655933 * cache.segment2_slice0_bend_c3 * t43
+                - 0.009437387837655933 * t43 * cache.segment2_slice0_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate
+        - 0.21132486540518713 * segment2_base_velocity_v_x * segment2_bend_y_rate;
+    let t139 = t138 * cache.segment1_slice0_mass;
+    let segment2_slice1_local_subspace0_v_y = p.channel_length
+        * cache.segment2_slice1_local_bend_y_column_v_y;
+    let t140 = segment2_base_bias_v_y
+        + segment1_tip_velocity_w_z * cache.segment2_slice1_local_bend_y_column_v_x
+            * segment2_bend_y_rate + qdd[4] * segment2_slice1_local_subspace0_v_y
+        + (1.9252134116123394 * t55 * cache.segment2_slice1_bend_c6
+            + 0.24065167645154242 * t55 * cache.segment2_slice1_bend_c4
+            + 2.3213672050459184 * cache.segment2_slice1_bend_c4 * t54
+            - 1.1606836025229592 * cache.segment2_slice1_bend_c3 * t54
+            - 1.203258382257712 * t55 * cache.segment2_slice1_bend_c5)
+        - 0.7886751345948129 * segment2_base_velocity_v_x * segment2_bend_y_rate
+        - 0.7886751345948129
+            * (0.4905626121623441 * t43 * cache.segment2_slice1_bend_c3
+                - 0.4905626121623441 * t43 * cache.segment2_slice1_bend_c2)
+            * segment2_bend_y_rate * segment2_bend_y_rate;
+    let t141 = t140 * cache.segment1_slice0_mass;
+    let t142 = cache.segment2_slice1_local_inertia_h_x * segment2_slice1_bias_w_z;
+    let t143 = t133 + t135 + t137 + t139 + t141 + t142;
+    let t144 = qd[2] + 0.21132486540518713 * segment1_bend_y_rate;
+    let t145 = cache.segment1_slice0_bend_c4 - 0.5 * cache.segment1_slice0_bend_c3;
+    let t146 = 1.5 * cache.segment1_slice0_bend_c5 - 0.5 * cache.segment1_slice0_bend_c4;
+    let t147 = q[0] * qd[2] + base_angle_velocity_v_y;
+    let t148 = base_angle_velocity_v_x - q[1] * qd[2];
+    let t149 = base_angle_acceleration_v_y + qdd[2] * q[0];
+    let t150 = base_angle_acceleration_v_x - qdd[2] * q[1];
+    let t151 = 2.0 * cache.segment1_slice0_bend_c6 - 0.5 * cache.segment1_slice0_bend_c5;
+    let segment1_slice0_bend = 0.044658198738520456 * segment1_bend_squared;
+    let t152 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
+    let t153 = 2.5 * t152 - 0.5 * cache.segment1_slice0_bend_c6;
+    let t154 = 3.0 * softgen_runtime::stumpff(segment1_slice0_bend)[8] - 0.5 * t152;
+    let t155 = 0.5 * cache.segment1_slice0_bend_c3 - 0.5 * cache.segment1_slice0_bend_c2;
+    let t156 = 0.7886751345948129 * segment1_bend_y_rate + qd[2];
+    let t157 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
+    let t158 = 1.5 * cache.segment1_slice1_bend_c5 - 0.5 * cache.segment1_slice1_bend_c4;
+    let segment1_slice1_bias_w_z = qdd[2] + segment1_slice1_local_subspace0_w_z * qdd[3];
+    let t159 = 0.5 * cache.segment1_slice1_bend_c3 - 0.5 * cache.segment1_slice1_bend_c2;
+    let segment1_slice0_bias_w_z = qdd[2] + segment1_slice0_local_subspace0_w_z * qdd[3];
+    let segment1_slice1_bend = 0.6220084679281462 * segment1_bend_squared;
+    let t160 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
+    let t161 = 2.5 * t160 - 0.5 * cache.segment1_slice1_bend_c6;
+    let t162 = 2.0 * cache.segment1_slice1_bend_c6 - 0.5 * cache.segment1_slice1_bend_c5;
+    let t163 = 3.0 * softgen_runtime::stumpff(segment1_slice1_bend)[8] - 0.5 * t160;
+    let segment1_base_bias_v_y = t149 * cache.cos_q2
+        + cache.base_angle_rotation_01 * t150;
     let segment1_slice1_local_subspace0_v_y = p.channel_length
         * cache.segment1_slice1_local_bend_y_column_v_y;
-    let segment1_base_velocity_v_x = cache.sin_q2 * t10 + t9 * cache.cos_q2;
-    let t144 = segment1_base_bias_v_y
-        + (1.9252134116123394 * t30 * cache.segment1_slice1_bend_c6
-            + 2.3213672050459184 * cache.segment1_slice1_bend_c4 * t31
-            + 0.24065167645154242 * t30 * cache.segment1_slice1_bend_c4
-            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t30
-            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t31)
+    let segment1_base_velocity_v_x = cache.sin_q2 * t147 + t148 * cache.cos_q2;
+    let t164 = segment1_base_bias_v_y
+        + (1.9252134116123394 * t24 * cache.segment1_slice1_bend_c6
+            + 2.3213672050459184 * cache.segment1_slice1_bend_c4 * t25
+            + 0.24065167645154242 * t24 * cache.segment1_slice1_bend_c4
+            - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t24
+            - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t25)
         + segment1_slice1_local_subspace0_v_y * qdd[3]
         + segment1_bend_y_rate * qd[2] * cache.segment1_slice1_local_bend_y_column_v_x
         - 0.7886751345948129
-            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t29
-                - 0.4905626121623441 * t29 * cache.segment1_slice1_bend_c2)
+            * (0.4905626121623441 * cache.segment1_slice1_bend_c3 * t0
+                - 0.4905626121623441 * t0 * cache.segment1_slice1_bend_c2)
             * segment1_bend_y_rate * segment1_bend_y_rate
         - 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_x;
-    let t145 = t144 * cache.segment1_slice0_mass;
-    let t146 = segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_x;
-    let t147 = cache.segment1_slice0_local_inertia_h_x * segment1_slice0_bias_w_z;
-    let t148 = segment1_base_velocity_v_x
+    let t165 = t164 * cache.segment1_slice0_mass;
+    let t166 = segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_x;
+    let t167 = cache.segment1_slice0_local_inertia_h_x * segment1_slice0_bias_w_z;
+    let t168 = segment1_base_velocity_v_x
         + segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_x;
-    let segment1_slice1_local_momentum_f_x = t148 * cache.segment1_slice0_mass
-        - t0 * cache.segment1_slice1_local_inertia_h_y;
-    let t149 = t0 * segment1_slice1_local_momentum_f_x;
+    let segment1_slice1_local_momentum_f_x = t168 * cache.segment1_slice0_mass
+        - t156 * cache.segment1_slice1_local_inertia_h_y;
+    let t169 = t156 * segment1_slice1_local_momentum_f_x;
     let segment1_slice0_local_subspace0_v_y = p.channel_length
         * cache.segment1_slice0_local_bend_y_column_v_y;
-    let t150 = segment1_base_bias_v_y
+    let t170 = segment1_base_bias_v_y
         + segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_x
-        + (0.00008906428919833614 * t30 * cache.segment1_slice0_bend_c4
-            + 0.0007125143135866891 * t30 * cache.segment1_slice0_bend_c6
-            + 0.01196612828741514 * cache.segment1_slice0_bend_c4 * t31
-            - 0.0004453214459916807 * t30 * cache.segment1_slice0_bend_c5
-            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t31)
+        + (0.00008906428919833614 * t24 * cache.segment1_slice0_bend_c4
+            + 0.0007125143135866891 * t24 * cache.segment1_slice0_bend_c6
+            + 0.01196612828741514 * cache.segment1_slice0_bend_c4 * t25
+            - 0.0004453214459916807 * t24 * cache.segment1_slice0_bend_c5
+            - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t25)
         + qdd[3] * segment1_slice0_local_subspace0_v_y
         - 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_x
         - 0.21132486540518713
-            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t29
-                - 0.009437387837655933 * t29 * cache.segment1_slice0_bend_c2)
+            * (0.009437387837655933 * cache.segment1_slice0_bend_c3 * t0
+                - 0.009437387837655933 * t0 * cache.segment1_slice0_bend_c2)
             * segment1_bend_y_rate * segment1_bend_y_rate;
-    let t151 = t150 * cache.segment1_slice0_mass;
-    let t152 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
+    let t171 = t170 * cache.segment1_slice0_mass;
+    let t172 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_x
         + segment1_base_velocity_v_x;
-    let segment1_slice0_local_momentum_f_x = t152 * cache.segment1_slice0_mass
-        - t1 * cache.segment1_slice0_local_inertia_h_y;
-    let t153 = t1 * segment1_slice0_local_momentum_f_x;
-    let t154 = t145 + t146 + t147 + t149 + t151 + t153;
-    let t155 = cache.cos_q2 * t154;
-    let segment1_composite_force_f_y = t27 + link2_composite_force_f_y + t155;
-    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
-        - cache.link1_inertia_h_y * qd[2];
-    let link1_composite_force_f_y = segment1_composite_force_f_y
-        + base_angle_acceleration_v_y * p.link_mass + link1_momentum_f_x * qd[2]
-        + qdd[2] * cache.link1_inertia_h_x;
-    let t156 = t27 + t155;
-    let t157 = t52 + t67;
-    let t158 = t126 + t141;
-    let t159 = t89 + t104;
-    let t160 = cache.cos_q2 * t26;
-    let t161 = cache.base_angle_rotation_01 * t154;
-    let t162 = t103 * cache.segment2_tip_rotation_01;
-    let t163 = cache.segment2_tip_rotation_00 * t88;
+    let segment1_slice0_local_momentum_f_x = t172 * cache.segment1_slice0_mass
+        - t144 * cache.segment1_slice0_local_inertia_h_y;
+    let t173 = t144 * segment1_slice0_local_momentum_f_x;
+    let t174 = t165 + t166 + t167 + t169 + t171 + t173;
+    let t175 = -(cache.segment1_slice0_local_inertia_h_y * segment1_slice0_bias_w_z);
+    let segment1_base_velocity_v_y = t148 * cache.base_angle_rotation_01
+        + cache.cos_q2 * t147;
+    let t176 = segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice1_local_momentum_f_y = t156
+        * cache.segment1_slice1_local_inertia_h_x + cache.segment1_slice0_mass * t176;
+    let t177 = -(t156 * segment1_slice1_local_momentum_f_y);
+    let segment1_base_bias_v_x = cache.cos_q2 * t150 + t149 * cache.sin_q2;
+    let segment1_slice1_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice1_local_bend_y_column_v_x;
+    let t178 = 0.7886751345948129 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        + 0.7886751345948129 * segment1_bend_y_rate * segment1_bend_y_rate
+            * (0.7737890683486395 * cache.segment1_slice1_bend_c4 * t6
+                + 0.6220084679281462 * p.channel_length * cache.segment1_slice1_bend_c2
+                - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t6)
+        + segment1_base_bias_v_x
+        + (0.9154022964417872 * cache.segment1_slice1_bend_c5 * t21
+            + 0.4905626121623441 * t22 * cache.segment1_slice1_bend_c3
+            + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t21
+            - 0.4905626121623441 * t22 * cache.segment1_slice1_bend_c2
+            - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t21)
+        + segment1_slice1_local_subspace0_v_x * qdd[3]
+        - segment1_bend_y_rate * cache.segment1_slice1_local_bend_y_column_v_y * qd[2];
+    let t179 = t178 * cache.segment1_slice0_mass;
+    let t180 = segment1_bend_y_rate * cache.segment1_slice0_local_bend_y_column_v_y
+        + segment1_base_velocity_v_y;
+    let segment1_slice0_local_momentum_f_y = t180 * cache.segment1_slice0_mass
+        + cache.segment1_slice0_local_inertia_h_x * t144;
+    let t181 = -(segment1_slice0_local_momentum_f_y * t144);
+    let segment1_slice0_local_subspace0_v_x = p.channel_length
+        * cache.segment1_slice0_local_bend_y_column_v_x;
+    let t182 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
+        * (0.044658198738520456 * p.channel_length * cache.segment1_slice0_bend_c2
+            + 0.00398870942913838 * cache.segment1_slice0_bend_c4 * t6
+            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t6)
+        + (0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t21
+            + 0.009437387837655933 * t22 * cache.segment1_slice0_bend_c3
+            + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t21
+            - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t21
+            - 0.009437387837655933 * t22 * cache.segment1_slice0_bend_c2)
+        + segment1_slice0_local_subspace0_v_x * qdd[3] + segment1_base_bias_v_x
+        + 0.21132486540518713 * segment1_bend_y_rate * segment1_base_velocity_v_y
+        - segment1_bend_y_rate * qd[2] * cache.segment1_slice0_local_bend_y_column_v_y;
+    let t183 = t182 * cache.segment1_slice0_mass;
+    let t184 = -(segment1_slice1_bias_w_z * cache.segment1_slice1_local_inertia_h_y);
+    let t185 = t175 + t177 + t179 + t181 + t183 + t184;
+    let t186 = cache.cos_q2 * t185;
+    let t187 = cache.base_angle_rotation_01 * t174;
+    let t188 = t85 * cache.segment2_tip_rotation_01;
+    let t189 = cache.segment2_tip_rotation_00 * t71;
     let link4_momentum_f_y = segment3_tip_velocity_v_y * p.link_mass
         + cache.link4_inertia_h_x * segment3_tip_velocity_w_z;
     let segment4_tip_bias_v_x = segment3_tip_bias_v_x
         + segment3_tip_velocity_v_y * segment4_bend_y_rate
         + cache.segment3_tip_position_y * p.channel_length * qdd[6]
-        + cache.segment3_tip_rotation_00 * t143 + t142 * cache.segment3_tip_rotation_01
+        + cache.segment3_tip_rotation_00 * t120 + t121 * cache.segment3_tip_rotation_01
         - cache.segment4_tip_subspace0_v_y * qd[6] * segment3_tip_velocity_w_z;
     let segment4_tip_velocity_v_y = segment3_tip_velocity_v_y
         + cache.segment4_tip_subspace0_v_y * qd[6];
@@ -4652,84 +4645,89 @@ pub fn inverse_dynamics_position_derivatives_into(
     let link5_composite_force_f_x = p.link_mass * segment4_tip_bias_v_x
         - segment4_tip_velocity_w_z * link5_momentum_f_y
         - cache.link5_inertia_h_y * segment4_tip_bias_w_z;
-    let t164 = cache.segment3_tip_rotation_00 * t125;
-    let t165 = t140 * cache.segment3_tip_rotation_01;
-    let segment4_composite_force_f_x = link5_composite_force_f_x + t164 + t165;
+    let t190 = cache.segment3_tip_rotation_00 * t132;
+    let t191 = t114 * cache.segment3_tip_rotation_01;
+    let segment4_composite_force_f_x = link5_composite_force_f_x + t190 + t191;
     let link4_composite_force_f_x = segment3_tip_bias_v_x * p.link_mass
         + segment4_composite_force_f_x - cache.link4_inertia_h_y * segment3_tip_bias_w_z
         - link4_momentum_f_y * segment3_tip_velocity_w_z;
-    let segment3_composite_force_f_x = t162 + t163 + link4_composite_force_f_x;
+    let segment3_composite_force_f_x = t188 + t189 + link4_composite_force_f_x;
     let link3_momentum_f_y = segment2_tip_velocity_w_z * cache.link3_inertia_h_x
         + segment2_tip_velocity_v_y * p.link_mass;
     let link3_composite_force_f_x = segment3_composite_force_f_x
         + p.link_mass * segment2_tip_bias_v_x
         - cache.link3_inertia_h_y * segment2_tip_bias_w_z
         - segment2_tip_velocity_w_z * link3_momentum_f_y;
-    let t166 = cache.segment1_tip_rotation_01 * t51;
-    let t167 = cache.segment1_tip_rotation_00 * t66;
-    let segment2_composite_force_f_x = link3_composite_force_f_x + t166 + t167;
+    let t192 = cache.segment1_tip_rotation_01 * t143;
+    let t193 = cache.segment1_tip_rotation_00 * t37;
+    let segment2_composite_force_f_x = link3_composite_force_f_x + t192 + t193;
     let link2_momentum_f_y = cache.link2_inertia_h_x * segment1_tip_velocity_w_z
         + segment1_tip_velocity_v_y * p.link_mass;
     let link2_composite_force_f_x = segment1_tip_bias_v_x * p.link_mass
         + segment2_composite_force_f_x - segment1_tip_bias_w_z * cache.link2_inertia_h_y
         - segment1_tip_velocity_w_z * link2_momentum_f_y;
-    let segment1_composite_force_f_x = t160 + t161 + link2_composite_force_f_x;
+    let segment1_composite_force_f_x = t186 + t187 + link2_composite_force_f_x;
     let link1_momentum_f_y = p.link_mass * base_angle_velocity_v_y
         + cache.link1_inertia_h_x * qd[2];
     let link1_composite_force_f_x = segment1_composite_force_f_x
         + base_angle_acceleration_v_x * p.link_mass - qdd[2] * cache.link1_inertia_h_y
         - link1_momentum_f_y * qd[2];
-    let t168 = t160 + t161;
-    let t169 = t166 + t167;
-    let t170 = t162 + t163;
-    let t171 = t164 + t165;
-    let t172 = p.channel_length * cache.segment1_bend_squared_c1;
-    let t173 = cache.segment1_bend_squared_c2 * t29;
-    let t174 = -(cache.segment1_bend_y * cache.segment1_bend_squared_c1);
-    let t175 = 1.0 - cache.segment1_bend_squared_c2 * segment1_bend_squared;
-    let t176 = cache.segment1_bend_y * cache.segment1_bend_squared_c1;
-    let t177 = cache.segment2_bend_squared_c2 * t42;
-    let t178 = p.channel_length * cache.segment2_bend_squared_c1;
-    let t179 = p.channel_length * cache.segment3_bend_squared_c1;
-    let t180 = cache.segment2_bend_y * cache.segment2_bend_squared_c1;
-    let t181 = 1.0 - cache.segment2_bend_squared_c2 * segment2_bend_squared;
-    let t182 = -(cache.segment2_bend_y * cache.segment2_bend_squared_c1);
-    let t183 = t93 * cache.segment3_bend_squared_c2;
-    let t184 = 1.0 - cache.segment3_bend_squared_c2 * segment3_bend_squared;
-    let t185 = -(cache.segment3_bend_y * cache.segment3_bend_squared_c1);
-    let t186 = cache.segment3_bend_y * cache.segment3_bend_squared_c1;
-    let t187 = t131 * cache.segment4_bend_squared_c2;
-    let t188 = cache.segment4_bend_squared_c1 * p.channel_length;
-    let t189 = cache.segment1_slice1_bend_c4 - 0.5 * cache.segment1_slice1_bend_c3;
-    let t190 = 1.5 * cache.segment1_slice1_bend_c5 - 0.5 * cache.segment1_slice1_bend_c4;
-    let segment1_slice1_bend = 0.6220084679281462 * segment1_bend_squared;
-    let t191 = softgen_runtime::stumpff(segment1_slice1_bend)[7];
-    let t192 = 2.5 * t191 - 0.5 * cache.segment1_slice1_bend_c6;
-    let t193 = 2.0 * cache.segment1_slice1_bend_c6 - 0.5 * cache.segment1_slice1_bend_c5;
-    let t194 = 3.0 * softgen_runtime::stumpff(segment1_slice1_bend)[8] - 0.5 * t191;
-    let t195 = 0.5 * cache.segment1_slice1_bend_c3 - 0.5 * cache.segment1_slice1_bend_c2;
-    let t196 = cache.segment1_slice0_bend_c4 - 0.5 * cache.segment1_slice0_bend_c3;
-    let t197 = 1.5 * cache.segment1_slice0_bend_c5 - 0.5 * cache.segment1_slice0_bend_c4;
-    let t198 = 2.0 * cache.segment1_slice0_bend_c6 - 0.5 * cache.segment1_slice0_bend_c5;
-    let segment1_slice0_bend = 0.044658198738520456 * segment1_bend_squared;
-    let t199 = softgen_runtime::stumpff(segment1_slice0_bend)[7];
-    let t200 = 2.5 * t199 - 0.5 * cache.segment1_slice0_bend_c6;
-    let t201 = 3.0 * softgen_runtime::stumpff(segment1_slice0_bend)[8] - 0.5 * t199;
-    let t202 = 0.5 * cache.segment1_slice0_bend_c3 - 0.5 * cache.segment1_slice0_bend_c2;
-    let t203 = cache.segment1_bend_squared_c4 - 0.5 * cache.segment1_bend_squared_c3;
-    let t204 = 1.5 * cache.segment1_bend_squared_c5
-        - 0.5 * cache.segment1_bend_squared_c4;
-    let t205 = 0.5 * cache.segment1_bend_squared_c3
-        - 0.5 * cache.segment1_bend_squared_c2;
-    let t206 = 2.0 * cache.segment1_bend_squared_c6
-        - 0.5 * cache.segment1_bend_squared_c5;
-    let t207 = softgen_runtime::stumpff(segment1_bend_squared)[7];
-    let t208 = 2.5 * t207 - 0.5 * cache.segment1_bend_squared_c6;
-    let t209 = 3.0 * softgen_runtime::stumpff(segment1_bend_squared)[8] - 0.5 * t207;
-    let t210 = t12 + t20 + t25;
-    let t211 = t8 + t22 + t24;
-    let t212 = t145 + t146 + t149;
-    let t213 = t147 + t151 + t153;
+    let link1_momentum_f_x = p.link_mass * base_angle_velocity_v_x
+        - cache.link1_inertia_h_y * qd[2];
+    let link2_momentum_f_x = p.link_mass * segment1_tip_velocity_v_x
+        - segment1_tip_velocity_w_z * cache.link2_inertia_h_y;
+    let t194 = t192 + t193;
+    let t195 = cache.segment1_tip_rotation_11 * t143;
+    let t196 = t37 * cache.segment1_tip_rotation_10;
+    let t197 = t195 + t196;
+    let link3_momentum_f_x = p.link_mass * segment2_tip_velocity_v_x
+        - segment2_tip_velocity_w_z * cache.link3_inertia_h_y;
+    let t198 = t188 + t189;
+    let t199 = t132 * cache.segment3_tip_rotation_10;
+    let t200 = t114 * cache.segment3_tip_rotation_11;
+    let t201 = t199 + t200;
+    let segment4_tip_bias_v_y = qd[6] * cache.segment4_tip_subspace0_v_x
+        * segment3_tip_velocity_w_z + segment3_tip_bias_v_y
+        + t121 * cache.segment3_tip_rotation_11 + t120 * cache.segment3_tip_rotation_10
+        - p.channel_length * qdd[6] * cache.segment3_tip_position_x
+        - segment3_tip_velocity_v_x * segment4_bend_y_rate;
+    let segment4_tip_velocity_v_x = segment3_tip_velocity_v_x
+        + qd[6] * cache.segment4_tip_subspace0_v_x;
+    let link5_momentum_f_x = p.link_mass * segment4_tip_velocity_v_x
+        - cache.link5_inertia_h_y * segment4_tip_velocity_w_z;
+    let t202 = t190 + t191;
+    let link4_momentum_f_x = segment3_tip_velocity_v_x * p.link_mass
+        - cache.link4_inertia_h_y * segment3_tip_velocity_w_z;
+    let t203 = cache.segment2_tip_rotation_10 * t71;
+    let t204 = t85 * cache.segment2_tip_rotation_11;
+    let t205 = t203 + t204;
+    let t206 = t186 + t187;
+    let t207 = cache.sin_q2 * t185;
+    let t208 = cache.cos_q2 * t174;
+    let t209 = t207 + t208;
+    let link5_composite_force_f_y = segment4_tip_velocity_w_z * link5_momentum_f_x
+        + segment4_tip_bias_w_z * cache.link5_inertia_h_x
+        + p.link_mass * segment4_tip_bias_v_y;
+    let segment4_composite_force_f_y = t199 + t200 + link5_composite_force_f_y;
+    let link4_composite_force_f_y = link4_momentum_f_x * segment3_tip_velocity_w_z
+        + segment3_tip_bias_v_y * p.link_mass
+        + cache.link4_inertia_h_x * segment3_tip_bias_w_z + segment4_composite_force_f_y;
+    let segment3_composite_force_f_y = t203 + t204 + link4_composite_force_f_y;
+    let link3_composite_force_f_y = cache.link3_inertia_h_x * segment2_tip_bias_w_z
+        + link3_momentum_f_x * segment2_tip_velocity_w_z
+        + segment2_tip_bias_v_y * p.link_mass + segment3_composite_force_f_y;
+    let segment2_composite_force_f_y = t195 + t196 + link3_composite_force_f_y;
+    let link2_composite_force_f_y = segment1_tip_bias_v_y * p.link_mass
+        + cache.link2_inertia_h_x * segment1_tip_bias_w_z
+        + segment1_tip_velocity_w_z * link2_momentum_f_x + segment2_composite_force_f_y;
+    let segment1_composite_force_f_y = t207 + link2_composite_force_f_y + t208;
+    let link1_composite_force_f_y = segment1_composite_force_f_y
+        + base_angle_acceleration_v_y * p.link_mass + link1_momentum_f_x * qd[2]
+        + qdd[2] * cache.link1_inertia_h_x;
+    let t210 = t177 + t179 + t184;
+    let t211 = t175 + t181 + t183;
+    let t212 = t165 + t166 + t169;
+    let t213 = t167 + t171 + t173;
     let t214 = cache.segment2_slice0_bend_c4 - 0.5 * cache.segment2_slice0_bend_c3;
     let t215 = 1.5 * cache.segment2_slice0_bend_c5 - 0.5 * cache.segment2_slice0_bend_c4;
     let t216 = 0.5 * cache.segment2_slice0_bend_c3 - 0.5 * cache.segment2_slice0_bend_c2;
@@ -4746,2653 +4744,1727 @@ pub fn inverse_dynamics_position_derivatives_into(
     let t225 = softgen_runtime::stumpff(segment2_slice1_bend)[7];
     let t226 = 3.0 * softgen_runtime::stumpff(segment2_slice1_bend)[8] - 0.5 * t225;
     let t227 = 2.5 * t225 - 0.5 * cache.segment2_slice1_bend_c6;
-    let t228 = cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3;
-    let t229 = 0.5 * cache.segment2_bend_squared_c3
+    let t228 = 0.5 * cache.segment2_bend_squared_c3
         - 0.5 * cache.segment2_bend_squared_c2;
-    let t230 = 1.5 * cache.segment2_bend_squared_c5
-        - 0.5 * cache.segment2_bend_squared_c4;
-    let t231 = 2.0 * cache.segment2_bend_squared_c6
-        - 0.5 * cache.segment2_bend_squared_c5;
-    let t232 = softgen_runtime::stumpff(segment2_bend_squared)[7];
-    let t233 = 2.5 * t232 - 0.5 * cache.segment2_bend_squared_c6;
-    let t234 = 3.0 * softgen_runtime::stumpff(segment2_bend_squared)[8] - 0.5 * t232;
-    let t235 = t37 + t49 + t50;
-    let t236 = t33 + t39 + t47;
-    let t237 = t60 + t64 + t65;
-    let t238 = t53 + t55 + t62;
-    let t239 = 0.5 * cache.segment3_slice0_bend_c3 - 0.5 * cache.segment3_slice0_bend_c2;
-    let t240 = cache.segment3_slice0_bend_c4 - 0.5 * cache.segment3_slice0_bend_c3;
-    let t241 = 1.5 * cache.segment3_slice0_bend_c5 - 0.5 * cache.segment3_slice0_bend_c4;
-    let t242 = 0.5 * cache.segment3_slice1_bend_c3 - 0.5 * cache.segment3_slice1_bend_c2;
-    let t243 = 2.0 * cache.segment3_slice0_bend_c6 - 0.5 * cache.segment3_slice0_bend_c5;
-    let segment3_slice0_bend = 0.044658198738520456 * segment3_bend_squared;
-    let t244 = softgen_runtime::stumpff(segment3_slice0_bend)[7];
-    let t245 = 3.0 * softgen_runtime::stumpff(segment3_slice0_bend)[8] - 0.5 * t244;
-    let t246 = 2.5 * t244 - 0.5 * cache.segment3_slice0_bend_c6;
-    let t247 = 1.5 * cache.segment3_slice1_bend_c5 - 0.5 * cache.segment3_slice1_bend_c4;
-    let t248 = cache.segment3_slice1_bend_c4 - 0.5 * cache.segment3_slice1_bend_c3;
-    let t249 = 2.0 * cache.segment3_slice1_bend_c6 - 0.5 * cache.segment3_slice1_bend_c5;
-    let segment3_slice1_bend = 0.6220084679281462 * segment3_bend_squared;
-    let t250 = softgen_runtime::stumpff(segment3_slice1_bend)[7];
-    let t251 = 2.5 * t250 - 0.5 * cache.segment3_slice1_bend_c6;
-    let t252 = 3.0 * softgen_runtime::stumpff(segment3_slice1_bend)[8] - 0.5 * t250;
-    let t253 = cache.segment3_bend_squared_c4 - 0.5 * cache.segment3_bend_squared_c3;
-    let t254 = 0.5 * cache.segment3_bend_squared_c3
+    let t229 = cache.segment2_bend_squared_c4 - 0.5 * cache.segment2_bend_squared_c3;
+    let t230 = cache.segment3_bend_squared_c4 - 0.5 * cache.segment3_bend_squared_c3;
+    let t231 = 0.5 * cache.segment3_bend_squared_c3
         - 0.5 * cache.segment3_bend_squared_c2;
-    let t255 = 1.5 * cache.segment3_bend_squared_c5
+    let t232 = 1.5 * cache.segment2_bend_squared_c5
+        - 0.5 * cache.segment2_bend_squared_c4;
+    let t233 = 2.0 * cache.segment2_bend_squared_c6
+        - 0.5 * cache.segment2_bend_squared_c5;
+    let t234 = 1.5 * cache.segment3_bend_squared_c5
         - 0.5 * cache.segment3_bend_squared_c4;
-    let t256 = 2.0 * cache.segment3_bend_squared_c6
+    let t235 = 2.0 * cache.segment3_bend_squared_c6
         - 0.5 * cache.segment3_bend_squared_c5;
-    let t257 = softgen_runtime::stumpff(segment3_bend_squared)[7];
-    let t258 = 2.5 * t257 - 0.5 * cache.segment3_bend_squared_c6;
-    let t259 = 3.0 * softgen_runtime::stumpff(segment3_bend_squared)[8] - 0.5 * t257;
-    let t260 = t92 + t97 + t102;
-    let t261 = t84 + t85 + t87;
-    let t262 = t70 + t80 + t82;
-    let t263 = t91 + t99 + t100;
-    let t264 = 0.5 * cache.segment4_slice0_bend_c3 - 0.5 * cache.segment4_slice0_bend_c2;
-    let t265 = 1.5 * cache.segment4_slice0_bend_c5 - 0.5 * cache.segment4_slice0_bend_c4;
-    let t266 = 2.0 * cache.segment4_slice0_bend_c6 - 0.5 * cache.segment4_slice0_bend_c5;
-    let t267 = cache.segment4_slice0_bend_c4 - 0.5 * cache.segment4_slice0_bend_c3;
-    let t268 = cache.segment4_slice1_bend_c4 - 0.5 * cache.segment4_slice1_bend_c3;
-    let segment4_slice0_bend = 0.044658198738520456 * segment4_bend_squared;
-    let t269 = softgen_runtime::stumpff(segment4_slice0_bend)[7];
-    let t270 = 2.5 * t269 - 0.5 * cache.segment4_slice0_bend_c6;
-    let t271 = 1.5 * cache.segment4_slice1_bend_c5 - 0.5 * cache.segment4_slice1_bend_c4;
-    let t272 = 2.0 * cache.segment4_slice1_bend_c6 - 0.5 * cache.segment4_slice1_bend_c5;
-    let segment4_slice1_bend = 0.6220084679281462 * segment4_bend_squared;
-    let t273 = softgen_runtime::stumpff(segment4_slice1_bend)[7];
-    let t274 = 2.5 * t273 - 0.5 * cache.segment4_slice1_bend_c6;
-    let t275 = 0.5 * cache.segment4_slice1_bend_c3 - 0.5 * cache.segment4_slice1_bend_c2;
-    let t276 = 0.5 * cache.segment4_bend_squared_c3
+    let t236 = softgen_runtime::stumpff(segment3_bend_squared)[7];
+    let t237 = 2.5 * t236 - 0.5 * cache.segment3_bend_squared_c6;
+    let t238 = 3.0 * softgen_runtime::stumpff(segment3_bend_squared)[8] - 0.5 * t236;
+    let t239 = softgen_runtime::stumpff(segment2_bend_squared)[7];
+    let t240 = 2.5 * t239 - 0.5 * cache.segment2_bend_squared_c6;
+    let t241 = 3.0 * softgen_runtime::stumpff(segment2_bend_squared)[8] - 0.5 * t239;
+    let t242 = 0.5 * cache.segment4_bend_squared_c3
         - 0.5 * cache.segment4_bend_squared_c2;
-    let t277 = cache.segment4_bend_squared_c4 - 0.5 * cache.segment4_bend_squared_c3;
-    let t278 = 1.5 * cache.segment4_bend_squared_c5
+    let t243 = cache.segment4_bend_squared_c4 - 0.5 * cache.segment4_bend_squared_c3;
+    let t244 = 1.5 * cache.segment4_bend_squared_c5
         - 0.5 * cache.segment4_bend_squared_c4;
-    let t279 = 2.0 * cache.segment4_bend_squared_c6
+    let t245 = 2.0 * cache.segment4_bend_squared_c6
         - 0.5 * cache.segment4_bend_squared_c5;
-    let t280 = softgen_runtime::stumpff(segment4_bend_squared)[7];
-    let t281 = 3.0 * softgen_runtime::stumpff(segment4_bend_squared)[8] - 0.5 * t280;
-    let t282 = 2.5 * t280 - 0.5 * cache.segment4_bend_squared_c6;
-    let t283 = 3.0 * softgen_runtime::stumpff(segment4_slice0_bend)[8] - 0.5 * t269;
-    let t284 = 3.0 * softgen_runtime::stumpff(segment4_slice1_bend)[8] - 0.5 * t273;
-    let t285 = t110 + t123 + t124;
-    let t286 = t111 + t119 + t121;
-    let t287 = t127 + t135 + t137;
-    let t288 = t128 + t133 + t139;
-    for j in [0] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let base_angle_subspace_v_y_along_dq = -dq[0];
-        let base_angle_acceleration_v_y_along_dq = qdd[2]
-            * base_angle_subspace_v_y_along_dq;
-        let t289 = qdd[2] * dq[0] + base_angle_acceleration_v_y_along_dq;
-        let segment1_base_bias_v_y_along_dq = cache.cos_q2 * t289;
-        let base_angle_velocity_v_y_along_dq = qd[2] * base_angle_subspace_v_y_along_dq;
-        let t290 = base_angle_velocity_v_y_along_dq + dq[0] * qd[2];
-        let segment1_base_velocity_v_x_along_dq = cache.sin_q2 * t290;
-        let t291 = segment1_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment1_bend_y_rate
-                * segment1_base_velocity_v_x_along_dq;
-        let t292 = t291 * cache.segment1_slice0_mass;
-        let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
-            * segment1_base_velocity_v_x_along_dq;
-        let t293 = t0 * segment1_slice0_local_momentum_f_x_along_dq;
-        let t294 = t1 * segment1_slice0_local_momentum_f_x_along_dq;
-        let t295 = segment1_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment1_bend_y_rate
-                * segment1_base_velocity_v_x_along_dq;
-        let t296 = t295 * cache.segment1_slice0_mass;
-        let t297 = t292 + t293 + t294 + t296;
-        let t298 = cache.base_angle_rotation_01 * t297;
-        let segment1_base_velocity_v_y_along_dq = t290 * cache.cos_q2;
-        let segment1_base_bias_v_x_along_dq = cache.sin_q2 * t289;
-        let t299 = 0.21132486540518713 * segment1_base_velocity_v_y_along_dq
-            * segment1_bend_y_rate + segment1_base_bias_v_x_along_dq;
-        let t300 = cache.segment1_slice0_mass * t299;
-        let segment1_slice0_local_momentum_f_y_along_dq = segment1_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t301 = -(t1 * segment1_slice0_local_momentum_f_y_along_dq);
-        let t302 = -(t0 * segment1_slice0_local_momentum_f_y_along_dq);
-        let t303 = 0.7886751345948129 * segment1_base_velocity_v_y_along_dq
-            * segment1_bend_y_rate + segment1_base_bias_v_x_along_dq;
-        let t304 = t303 * cache.segment1_slice0_mass;
-        let t305 = t300 + t301 + t302 + t304;
-        let t306 = cache.cos_q2 * t305;
-        let segment1_tip_subspace0_v_y_along_dq = -(p.channel_length * dq[0]);
-        let segment1_tip_bias_v_x_along_dq = segment1_bend_y_rate
-            * base_angle_velocity_v_y_along_dq
-            - qd[2] * segment1_tip_subspace0_v_y_along_dq * qd[3];
+    let t246 = softgen_runtime::stumpff(segment4_bend_squared)[7];
+    let t247 = 3.0 * softgen_runtime::stumpff(segment4_bend_squared)[8] - 0.5 * t246;
+    let t248 = 2.5 * t246 - 0.5 * cache.segment4_bend_squared_c6;
+    let t249 = cache.segment4_slice1_bend_c4 - 0.5 * cache.segment4_slice1_bend_c3;
+    let t250 = 1.5 * cache.segment4_slice1_bend_c5 - 0.5 * cache.segment4_slice1_bend_c4;
+    let segment4_slice1_bend = 0.6220084679281462 * segment4_bend_squared;
+    let t251 = softgen_runtime::stumpff(segment4_slice1_bend)[7];
+    let t252 = 2.5 * t251 - 0.5 * cache.segment4_slice1_bend_c6;
+    let t253 = 2.0 * cache.segment4_slice1_bend_c6 - 0.5 * cache.segment4_slice1_bend_c5;
+    let t254 = 3.0 * softgen_runtime::stumpff(segment4_slice1_bend)[8] - 0.5 * t251;
+    let t255 = 0.5 * cache.segment4_slice1_bend_c3 - 0.5 * cache.segment4_slice1_bend_c2;
+    let t256 = cache.segment4_slice0_bend_c4 - 0.5 * cache.segment4_slice0_bend_c3;
+    let t257 = 1.5 * cache.segment4_slice0_bend_c5 - 0.5 * cache.segment4_slice0_bend_c4;
+    let t258 = 0.5 * cache.segment4_slice0_bend_c3 - 0.5 * cache.segment4_slice0_bend_c2;
+    let t259 = 2.0 * cache.segment4_slice0_bend_c6 - 0.5 * cache.segment4_slice0_bend_c5;
+    let segment4_slice0_bend = 0.044658198738520456 * segment4_bend_squared;
+    let t260 = softgen_runtime::stumpff(segment4_slice0_bend)[7];
+    let t261 = 3.0 * softgen_runtime::stumpff(segment4_slice0_bend)[8] - 0.5 * t260;
+    let t262 = 2.5 * t260 - 0.5 * cache.segment4_slice0_bend_c6;
+    let t263 = 0.5 * cache.segment3_slice0_bend_c3 - 0.5 * cache.segment3_slice0_bend_c2;
+    let t264 = 1.5 * cache.segment3_slice0_bend_c5 - 0.5 * cache.segment3_slice0_bend_c4;
+    let t265 = cache.segment3_slice0_bend_c4 - 0.5 * cache.segment3_slice0_bend_c3;
+    let t266 = 2.0 * cache.segment3_slice0_bend_c6 - 0.5 * cache.segment3_slice0_bend_c5;
+    let segment3_slice0_bend = 0.044658198738520456 * segment3_bend_squared;
+    let t267 = softgen_runtime::stumpff(segment3_slice0_bend)[7];
+    let t268 = 3.0 * softgen_runtime::stumpff(segment3_slice0_bend)[8] - 0.5 * t267;
+    let t269 = 2.5 * t267 - 0.5 * cache.segment3_slice0_bend_c6;
+    let t270 = 1.5 * cache.segment3_slice1_bend_c5 - 0.5 * cache.segment3_slice1_bend_c4;
+    let t271 = cache.segment3_slice1_bend_c4 - 0.5 * cache.segment3_slice1_bend_c3;
+    let t272 = 0.5 * cache.segment3_slice1_bend_c3 - 0.5 * cache.segment3_slice1_bend_c2;
+    let t273 = 2.0 * cache.segment3_slice1_bend_c6 - 0.5 * cache.segment3_slice1_bend_c5;
+    let segment3_slice1_bend = 0.6220084679281462 * segment3_bend_squared;
+    let t274 = softgen_runtime::stumpff(segment3_slice1_bend)[7];
+    let t275 = 2.5 * t274 - 0.5 * cache.segment3_slice1_bend_c6;
+    let t276 = 3.0 * softgen_runtime::stumpff(segment3_slice1_bend)[8] - 0.5 * t274;
+    let t277 = t135 + t141 + t142;
+    let t278 = t133 + t137 + t139;
+    let t279 = t30 + t35 + t36;
+    let t280 = t10 + t15 + t32;
+    let t281 = t74 + t79 + t84;
+    let t282 = t67 + t68 + t70;
+    let t283 = t47 + t61 + t64;
+    let t284 = t73 + t81 + t82;
+    let t285 = t123 + t130 + t131;
+    let t286 = t124 + t126 + t128;
+    let t287 = t100 + t109 + t111;
+    let t288 = t101 + t107 + t113;
+    for columns in [[0, 1, 2, 3]] {
+        let dq = softgen_runtime::Lanes4::unit_directions::<DOF>(columns);
+        let link1_inertia_h_y_along_dq = p.link_mass * dq[1];
+        let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
         let link1_inertia_h_x_along_dq = dq[0] * p.link_mass;
-        let segment1_tip_velocity_v_y_along_dq = base_angle_velocity_v_y_along_dq
-            + segment1_tip_subspace0_v_y_along_dq * qd[3];
-        let link2_momentum_f_y_along_dq = link1_inertia_h_x_along_dq
-            * segment1_tip_velocity_w_z
-            + segment1_tip_velocity_v_y_along_dq * p.link_mass;
-        let t307 = segment1_tip_velocity_v_y_along_dq
-            + segment1_tip_velocity_w_z * dq[0];
-        let segment2_base_velocity_v_y_along_dq = t307 * cache.segment1_tip_rotation_11;
-        let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t308 = -(t2 * segment2_slice0_local_momentum_f_y_along_dq);
-        let t309 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
-        let segment1_tip_bias_v_y_along_dq = base_angle_acceleration_v_y_along_dq
-            - p.channel_length * dq[0] * qdd[3];
-        let t310 = dq[0] * segment1_tip_bias_w_z + segment1_tip_bias_v_y_along_dq;
-        let segment2_base_bias_v_x_along_dq = segment1_tip_bias_v_x_along_dq
-            * cache.segment1_tip_rotation_00 + cache.segment1_tip_rotation_10 * t310;
-        let t311 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dq
-            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
-        let t312 = t311 * cache.segment1_slice0_mass;
-        let t313 = segment2_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
-                * segment2_bend_y_rate;
-        let t314 = t313 * cache.segment1_slice0_mass;
-        let t315 = t308 + t309 + t312 + t314;
-        let t316 = cache.segment1_tip_rotation_00 * t315;
-        let segment2_base_velocity_v_x_along_dq = t307 * cache.segment1_tip_rotation_10;
-        let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t317 = t2 * segment2_slice0_local_momentum_f_x_along_dq;
-        let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_11 * t310
-            + segment1_tip_bias_v_x_along_dq * cache.segment1_tip_rotation_01;
-        let t318 = segment2_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t319 = t318 * cache.segment1_slice0_mass;
-        let t320 = segment2_slice0_local_momentum_f_x_along_dq * t3;
-        let t321 = segment2_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t322 = t321 * cache.segment1_slice0_mass;
-        let t323 = t317 + t319 + t320 + t322;
-        let t324 = t323 * cache.segment1_tip_rotation_01;
-        let segment2_tip_bias_v_x_along_dq = segment1_tip_bias_v_x_along_dq
-            + segment1_tip_velocity_v_y_along_dq * segment2_bend_y_rate
-            - segment1_tip_velocity_w_z * qd[4] * segment1_tip_subspace0_v_y_along_dq;
-        let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
-            + qd[4] * segment1_tip_subspace0_v_y_along_dq;
-        let link3_momentum_f_y_along_dq = segment2_tip_velocity_v_y_along_dq
-            * p.link_mass + link1_inertia_h_x_along_dq * segment2_tip_velocity_w_z;
-        let segment3_tip_bias_v_x_along_dq = segment2_tip_bias_v_x_along_dq
-            + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
-            - segment2_tip_velocity_w_z * qd[5] * segment1_tip_subspace0_v_y_along_dq;
-        let segment3_tip_velocity_v_y_along_dq = segment2_tip_velocity_v_y_along_dq
-            + qd[5] * segment1_tip_subspace0_v_y_along_dq;
-        let segment4_tip_velocity_v_y_along_dq = qd[6]
-            * segment1_tip_subspace0_v_y_along_dq + segment3_tip_velocity_v_y_along_dq;
-        let link5_momentum_f_y_along_dq = link1_inertia_h_x_along_dq
-            * segment4_tip_velocity_w_z
-            + p.link_mass * segment4_tip_velocity_v_y_along_dq;
-        let segment4_tip_bias_v_x_along_dq = segment4_bend_y_rate
-            * segment3_tip_velocity_v_y_along_dq + segment3_tip_bias_v_x_along_dq
-            - qd[6] * segment1_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
-        let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
-        let t325 = dq[0] * segment3_tip_velocity_w_z
-            + segment3_tip_velocity_v_y_along_dq;
-        let segment4_base_velocity_v_y_along_dq = t325 * cache.segment3_tip_rotation_11;
-        let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t326 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
-        let segment2_tip_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
-            - qdd[4] * p.channel_length * dq[0];
-        let segment3_tip_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
-            - qdd[5] * p.channel_length * dq[0];
-        let t327 = dq[0] * segment3_tip_bias_w_z + segment3_tip_bias_v_y_along_dq;
-        let segment4_base_bias_v_x_along_dq = t327 * cache.segment3_tip_rotation_10
-            + cache.segment3_tip_rotation_00 * segment3_tip_bias_v_x_along_dq;
-        let t328 = segment4_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
-                * segment4_bend_y_rate;
-        let t329 = t328 * cache.segment1_slice0_mass;
-        let t330 = segment4_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
-                * segment4_bend_y_rate;
-        let t331 = t330 * cache.segment1_slice0_mass;
-        let t332 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
-        let t333 = t326 + t329 + t331 + t332;
-        let t334 = t333 * cache.segment3_tip_rotation_00;
-        let segment4_base_velocity_v_x_along_dq = t325 * cache.segment3_tip_rotation_10;
-        let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t335 = t4 * segment4_slice0_local_momentum_f_x_along_dq;
-        let segment4_base_bias_v_y_along_dq = t327 * cache.segment3_tip_rotation_11
-            + segment3_tip_bias_v_x_along_dq * cache.segment3_tip_rotation_01;
-        let t336 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment4_bend_y_rate
-                * segment4_base_velocity_v_x_along_dq;
-        let t337 = t336 * cache.segment1_slice0_mass;
-        let t338 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment4_bend_y_rate
-                * segment4_base_velocity_v_x_along_dq;
-        let t339 = t338 * cache.segment1_slice0_mass;
-        let t340 = t5 * segment4_slice0_local_momentum_f_x_along_dq;
-        let t341 = t335 + t337 + t339 + t340;
-        let t342 = t341 * cache.segment3_tip_rotation_01;
-        let segment4_composite_force_f_x_along_dq = link5_composite_force_f_x_along_dq
-            + t334 + t342;
-        let link4_momentum_f_y_along_dq = p.link_mass
-            * segment3_tip_velocity_v_y_along_dq
-            + link1_inertia_h_x_along_dq * segment3_tip_velocity_w_z;
-        let link4_composite_force_f_x_along_dq = p.link_mass
-            * segment3_tip_bias_v_x_along_dq + segment4_composite_force_f_x_along_dq
-            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z;
-        let t343 = segment2_tip_bias_v_y_along_dq + dq[0] * segment2_tip_bias_w_z;
-        let segment3_base_bias_v_x_along_dq = segment2_tip_bias_v_x_along_dq
-            * cache.segment2_tip_rotation_00 + t343 * cache.segment2_tip_rotation_10;
-        let t344 = segment2_tip_velocity_w_z * dq[0]
-            + segment2_tip_velocity_v_y_along_dq;
-        let segment3_base_velocity_v_y_along_dq = t344 * cache.segment2_tip_rotation_11;
-        let t345 = segment3_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment3_base_velocity_v_y_along_dq
-                * segment3_bend_y_rate;
-        let t346 = cache.segment1_slice0_mass * t345;
-        let segment3_slice0_local_momentum_f_y_along_dq = segment3_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t347 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
-        let t348 = -(segment3_slice0_local_momentum_f_y_along_dq * t7);
-        let t349 = 0.21132486540518713 * segment3_base_velocity_v_y_along_dq
-            * segment3_bend_y_rate + segment3_base_bias_v_x_along_dq;
-        let t350 = t349 * cache.segment1_slice0_mass;
-        let t351 = t346 + t347 + t348 + t350;
-        let t352 = cache.segment2_tip_rotation_00 * t351;
-        let segment3_base_velocity_v_x_along_dq = cache.segment2_tip_rotation_10 * t344;
-        let segment3_base_bias_v_y_along_dq = segment2_tip_bias_v_x_along_dq
-            * cache.segment2_tip_rotation_01 + t343 * cache.segment2_tip_rotation_11;
-        let t353 = segment3_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment3_bend_y_rate
-                * segment3_base_velocity_v_x_along_dq;
-        let t354 = t353 * cache.segment1_slice0_mass;
-        let t355 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment3_bend_y_rate
-                * segment3_base_velocity_v_x_along_dq;
-        let t356 = t355 * cache.segment1_slice0_mass;
-        let segment3_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
-            * segment3_base_velocity_v_x_along_dq;
-        let t357 = segment3_slice0_local_momentum_f_x_along_dq * t7;
-        let t358 = segment3_slice0_local_momentum_f_x_along_dq * t6;
-        let t359 = t354 + t356 + t357 + t358;
-        let t360 = t359 * cache.segment2_tip_rotation_01;
-        let segment3_composite_force_f_x_along_dq = link4_composite_force_f_x_along_dq
-            + t352 + t360;
-        let link3_composite_force_f_x_along_dq = segment2_tip_bias_v_x_along_dq
-            * p.link_mass + segment3_composite_force_f_x_along_dq
-            - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq;
-        let segment2_composite_force_f_x_along_dq = t316 + t324
-            + link3_composite_force_f_x_along_dq;
-        let link2_composite_force_f_x_along_dq = segment1_tip_bias_v_x_along_dq
-            * p.link_mass + segment2_composite_force_f_x_along_dq
-            - segment1_tip_velocity_w_z * link2_momentum_f_y_along_dq;
-        let segment1_composite_force_f_x_along_dq = t298 + t306
-            + link2_composite_force_f_x_along_dq;
+        let base_angle_subspace_v_y_along_dq = -dq[0];
+        let base_angle_velocity_v_y_along_dq = qd[2] * base_angle_subspace_v_y_along_dq;
         let link1_momentum_f_y_along_dq = link1_inertia_h_x_along_dq * qd[2]
             + p.link_mass * base_angle_velocity_v_y_along_dq;
-        let link1_composite_force_f_x_along_dq = segment1_composite_force_f_x_along_dq
-            - link1_momentum_f_y_along_dq * qd[2];
-        let t361 = t333 * cache.segment3_tip_rotation_10;
-        let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
-            - p.channel_length * dq[0] * qdd[6];
-        let link5_composite_force_f_y_along_dq = link1_inertia_h_x_along_dq
-            * segment4_tip_bias_w_z + segment4_tip_bias_v_y_along_dq * p.link_mass;
-        let t362 = t341 * cache.segment3_tip_rotation_11;
-        let segment4_composite_force_f_y_along_dq = t361
-            + link5_composite_force_f_y_along_dq + t362;
-        let link4_composite_force_f_y_along_dq = segment4_composite_force_f_y_along_dq
-            + link1_inertia_h_x_along_dq * segment3_tip_bias_w_z
-            + p.link_mass * segment3_tip_bias_v_y_along_dq;
-        let t363 = t359 * cache.segment2_tip_rotation_11;
-        let t364 = cache.segment2_tip_rotation_10 * t351;
-        let segment3_composite_force_f_y_along_dq = link4_composite_force_f_y_along_dq
-            + t363 + t364;
-        let link3_composite_force_f_y_along_dq = segment2_tip_bias_v_y_along_dq
-            * p.link_mass + segment3_composite_force_f_y_along_dq
-            + link1_inertia_h_x_along_dq * segment2_tip_bias_w_z;
-        let t365 = cache.segment1_tip_rotation_11 * t323;
-        let t366 = cache.segment1_tip_rotation_10 * t315;
-        let segment2_composite_force_f_y_along_dq = link3_composite_force_f_y_along_dq
-            + t365 + t366;
-        let link2_composite_force_f_y_along_dq = link1_inertia_h_x_along_dq
-            * segment1_tip_bias_w_z + segment2_composite_force_f_y_along_dq
-            + p.link_mass * segment1_tip_bias_v_y_along_dq;
-        let t367 = cache.sin_q2 * t305;
-        let t368 = cache.cos_q2 * t297;
-        let segment1_composite_force_f_y_along_dq = link2_composite_force_f_y_along_dq
-            + t367 + t368;
-        let link1_composite_force_f_y_along_dq = p.link_mass
-            * base_angle_acceleration_v_y_along_dq + qdd[2] * link1_inertia_h_x_along_dq
-            + segment1_composite_force_f_y_along_dq;
-        let link1_inertia_i_22_along_dq = 2.0 * q[0] * dq[0] * p.link_mass;
-        let t369 = cache.segment1_slice1_local_inertia_h_x * t291;
-        let t370 = -(t21 * segment1_slice0_local_momentum_f_x_along_dq);
-        let t371 = -(cache.segment1_slice0_local_inertia_h_y * t299);
-        let t372 = segment1_slice0_local_momentum_f_y
-            * segment1_base_velocity_v_x_along_dq;
-        let t373 = -(segment1_base_velocity_v_y_along_dq
-            * segment1_slice0_local_momentum_f_x);
-        let t374 = t152 * segment1_slice0_local_momentum_f_y_along_dq;
-        let t375 = t148 * segment1_slice0_local_momentum_f_y_along_dq;
-        let t376 = -(segment1_slice0_local_momentum_f_x_along_dq * t11);
-        let t377 = -(segment1_base_velocity_v_y_along_dq
-            * segment1_slice1_local_momentum_f_x);
-        let t378 = segment1_slice1_local_momentum_f_y
-            * segment1_base_velocity_v_x_along_dq;
-        let t379 = t295 * cache.segment1_slice0_local_inertia_h_x;
-        let t380 = -(t303 * cache.segment1_slice1_local_inertia_h_y);
-        let t381 = -(t313 * cache.segment2_slice0_local_inertia_h_y);
-        let t382 = t36 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t383 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice0_local_momentum_f_y;
-        let t384 = -(t311 * cache.segment2_slice1_local_inertia_h_y);
-        let t385 = -(t54 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t386 = -(t63 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t387 = -(segment2_slice0_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t388 = t318 * cache.segment2_slice0_local_inertia_h_x;
-        let t389 = t38 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t390 = t321 * cache.segment2_slice1_local_inertia_h_x;
-        let t391 = segment3_slice0_local_momentum_f_y_along_dq * t90;
-        let t392 = segment3_slice0_local_momentum_f_y
-            * segment3_base_velocity_v_x_along_dq;
-        let t393 = -(segment3_base_velocity_v_y_along_dq
-            * segment3_slice1_local_momentum_f_x);
-        let t394 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
-        let t395 = -(t349 * cache.segment3_slice0_local_inertia_h_y);
-        let t396 = -(cache.segment3_slice1_local_inertia_h_y * t345);
-        let t397 = -(segment3_slice0_local_momentum_f_x_along_dq * t83);
-        let t398 = -(segment4_base_velocity_v_y_along_dq
-            * segment4_slice0_local_momentum_f_x);
-        let t399 = cache.segment4_slice0_local_inertia_h_x * t336;
-        let t400 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
-        let t401 = segment4_slice1_local_momentum_f_y
-            * segment4_base_velocity_v_x_along_dq;
-        let t402 = -(t330 * cache.segment4_slice1_local_inertia_h_y);
-        let link5_inertia_i_22_along_dq = 2.0 * cache.segment4_tip_position_x * dq[0]
-            * p.link_mass;
-        let link5_composite_force_n_z_along_dq = link5_inertia_i_22_along_dq
-            * segment4_tip_bias_w_z
-            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
-            + link1_inertia_h_x_along_dq * segment4_tip_bias_v_y
-            + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            - link5_momentum_f_x * segment4_tip_velocity_v_y_along_dq
-            - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y;
-        let t403 = -(segment4_base_velocity_v_y_along_dq
-            * segment4_slice1_local_momentum_f_x);
-        let t404 = segment4_slice0_local_momentum_f_y
-            * segment4_base_velocity_v_x_along_dq;
-        let t405 = cache.segment4_slice1_local_inertia_h_x * t338;
-        let t406 = -(t328 * cache.segment4_slice0_local_inertia_h_y);
-        let t407 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
-        let t408 = -(t120 * segment4_slice0_local_momentum_f_x_along_dq);
-        let t409 = -(t109 * segment4_slice0_local_momentum_f_x_along_dq);
-        let segment4_composite_force_n_z_along_dq = t398 + t399 + t400 + t401
-            + t158 * dq[0] + t402 + link5_composite_force_n_z_along_dq + t403 + t404
-            + t405 + t406 + t407 + (t361 + t362) * cache.segment3_tip_position_x + t408
-            + t409 - (t334 + t342) * cache.segment3_tip_position_y;
-        let link4_inertia_i_22_along_dq = 2.0 * dq[0] * p.link_mass
-            * cache.segment3_tip_position_x;
-        let link4_composite_force_n_z_along_dq = segment4_composite_force_n_z_along_dq
-            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
-            + link1_inertia_h_x_along_dq * segment3_tip_bias_v_y
-            + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
-            + segment3_tip_velocity_v_x * link4_momentum_f_y_along_dq
-            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
-            - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
-        let t410 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
-        let t411 = t353 * cache.segment3_slice1_local_inertia_h_x;
-        let t412 = t355 * cache.segment3_slice0_local_inertia_h_x;
-        let t413 = -(segment3_slice0_local_momentum_f_x
-            * segment3_base_velocity_v_y_along_dq);
-        let t414 = segment3_slice1_local_momentum_f_y
-            * segment3_base_velocity_v_x_along_dq;
-        let segment3_composite_force_n_z_along_dq = t391 + t392 + t393 + t394
-            + (t363 + t364) * cache.segment2_tip_position_x + t395 + t396 + t397
-            + link4_composite_force_n_z_along_dq + t410 + t411 + t412 + dq[0] * t159
-            + t413 + t414 - (t352 + t360) * cache.segment2_tip_position_y;
-        let link3_inertia_i_22_along_dq = 2.0 * cache.segment2_tip_position_x * dq[0]
-            * p.link_mass;
-        let link3_composite_force_n_z_along_dq = segment3_composite_force_n_z_along_dq
-            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
-            + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
-            + link1_inertia_h_x_along_dq * segment2_tip_bias_v_y
-            + segment2_tip_bias_w_z * link3_inertia_i_22_along_dq
-            - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
-            - segment2_tip_bias_v_x_along_dq * cache.link3_inertia_h_y;
-        let t415 = -(segment2_slice1_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t416 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice1_local_momentum_f_y;
-        let segment2_composite_force_n_z_along_dq = t381 + t382 + t383 + t384 + t385
-            + t386 + t387 + t388 + t389 + cache.segment1_tip_position_x * (t365 + t366)
-            + dq[0] * t157 + t390 + link3_composite_force_n_z_along_dq + t415 + t416
-            - cache.segment1_tip_position_y * (t316 + t324);
-        let link2_inertia_i_22_along_dq = 2.0 * dq[0] * p.link_mass
-            * cache.segment1_tip_position_x;
-        let link2_composite_force_n_z_along_dq = segment2_composite_force_n_z_along_dq
-            + link1_inertia_h_x_along_dq * segment1_tip_bias_v_y
-            + link2_inertia_i_22_along_dq * segment1_tip_bias_w_z
-            + link2_momentum_f_y_along_dq * segment1_tip_velocity_v_x
-            + cache.link2_inertia_h_x * segment1_tip_bias_v_y_along_dq
-            - segment1_tip_velocity_v_y_along_dq * link2_momentum_f_x
-            - segment1_tip_bias_v_x_along_dq * cache.link2_inertia_h_y;
-        let segment1_composite_force_n_z_along_dq = t369 + t370 + t371
-            + q[0] * (t367 + t368) + t372 + t373 + t374 + t375 + t376 + t377
-            + t156 * dq[0] + t378 + t379 + t380 + link2_composite_force_n_z_along_dq
-            - q[1] * (t298 + t306);
-        let link1_composite_force_n_z_along_dq = cache.link1_inertia_h_x
-            * base_angle_acceleration_v_y_along_dq
-            + link1_momentum_f_y_along_dq * base_angle_velocity_v_x
-            + link1_inertia_i_22_along_dq * qdd[2]
-            + segment1_composite_force_n_z_along_dq
-            + base_angle_acceleration_v_y * link1_inertia_h_x_along_dq
-            - link1_momentum_f_x * base_angle_velocity_v_y_along_dq;
-        position[(0, j)] = link1_composite_force_f_x_along_dq;
-        position[(1, j)] = link1_composite_force_f_y_along_dq;
-        position[(2, j)] = link1_composite_force_f_y_along_dq
-            * cache.base_angle_subspace_v_y + q[1] * link1_composite_force_f_x_along_dq
-            + link1_composite_force_f_y * base_angle_subspace_v_y_along_dq
-            + link1_composite_force_n_z_along_dq;
-        position[(3, j)] = link2_composite_force_f_y
-            * segment1_tip_subspace0_v_y_along_dq
-            + (cache.segment1_slice1_local_bend_y_column_v_y * (t292 + t293)
-                + (t302 + t304) * cache.segment1_slice1_local_bend_y_column_v_x
-                + (t300 + t301) * cache.segment1_slice0_local_bend_y_column_v_x
-                + 0.7886751345948129 * (t369 + t375 + t376 + t377 + t378 + t380)
-                + cache.segment1_slice0_local_bend_y_column_v_y * (t294 + t296)
-                + 0.21132486540518713 * (t370 + t371 + t372 + t373 + t374 + t379))
-                * p.channel_length
-            + link2_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y
-            + cache.segment1_tip_subspace0_v_x * link2_composite_force_f_x_along_dq
-            + p.channel_length * link2_composite_force_n_z_along_dq;
-        position[(4, j)] = ((t317 + t319) * cache.segment2_slice0_local_bend_y_column_v_y
-            + (t320 + t322) * cache.segment2_slice1_local_bend_y_column_v_y
-            + 0.21132486540518713 * (t381 + t383 + t385 + t387 + t388 + t389)
-            + 0.7886751345948129 * (t382 + t384 + t386 + t390 + t415 + t416)
-            + cache.segment2_slice1_local_bend_y_column_v_x * (t309 + t312)
-            + (t308 + t314) * cache.segment2_slice0_local_bend_y_column_v_x)
-            * p.channel_length
-            + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq
-            + link3_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y
-            + link3_composite_force_f_y * segment1_tip_subspace0_v_y_along_dq
-            + p.channel_length * link3_composite_force_n_z_along_dq;
-        position[(5, j)] = link4_composite_force_f_y_along_dq
-            * cache.segment3_tip_subspace0_v_y
-            + segment1_tip_subspace0_v_y_along_dq * link4_composite_force_f_y
-            + p.channel_length
-                * ((t354 + t357) * cache.segment3_slice1_local_bend_y_column_v_y
-                    + (t356 + t358) * cache.segment3_slice0_local_bend_y_column_v_y
-                    + 0.21132486540518713 * (t392 + t394 + t395 + t410 + t412 + t413)
-                    + (t346 + t348) * cache.segment3_slice1_local_bend_y_column_v_x
-                    + 0.7886751345948129 * (t391 + t393 + t396 + t397 + t411 + t414)
-                    + cache.segment3_slice0_local_bend_y_column_v_x * (t347 + t350))
-            + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq
-            + p.channel_length * link4_composite_force_n_z_along_dq;
-        position[(6, j)] = p.channel_length * link5_composite_force_n_z_along_dq
-            + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
-            + link5_composite_force_f_x_along_dq * cache.segment4_tip_subspace0_v_x
-            + ((t335 + t339) * cache.segment4_slice1_local_bend_y_column_v_y
-                + 0.7886751345948129 * (t401 + t402 + t403 + t405 + t407 + t409)
-                + (t326 + t331) * cache.segment4_slice1_local_bend_y_column_v_x
-                + cache.segment4_slice0_local_bend_y_column_v_y * (t337 + t340)
-                + 0.21132486540518713 * (t398 + t399 + t400 + t404 + t406 + t408)
-                + (t329 + t332) * cache.segment4_slice0_local_bend_y_column_v_x)
-                * p.channel_length
-            + segment1_tip_subspace0_v_y_along_dq * link5_composite_force_f_y;
-    }
-    for j in [1] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let base_angle_acceleration_v_x_along_dq = qdd[2] * dq[1];
-        let segment1_tip_bias_v_x_along_dq = base_angle_acceleration_v_x_along_dq
-            + p.channel_length * dq[1] * qdd[3];
-        let segment2_tip_bias_v_x_along_dq = qdd[4] * p.channel_length * dq[1]
-            + segment1_tip_bias_v_x_along_dq;
-        let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
-        let segment1_tip_subspace0_v_x_along_dq = p.channel_length * dq[1];
-        let segment1_tip_bias_v_y_along_dq = qd[2] * qd[3]
-            * segment1_tip_subspace0_v_x_along_dq
-            - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate;
-        let segment1_tip_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
-            + qd[3] * segment1_tip_subspace0_v_x_along_dq;
-        let segment2_tip_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
-            + segment1_tip_velocity_w_z * qd[4] * segment1_tip_subspace0_v_x_along_dq
-            - segment2_bend_y_rate * segment1_tip_velocity_v_x_along_dq;
-        let t417 = segment2_tip_bias_v_x_along_dq - dq[1] * segment2_tip_bias_w_z;
-        let segment3_base_bias_v_x_along_dq = segment2_tip_bias_v_y_along_dq
-            * cache.segment2_tip_rotation_10 + cache.segment2_tip_rotation_00 * t417;
-        let segment2_tip_velocity_v_x_along_dq = qd[4]
-            * segment1_tip_subspace0_v_x_along_dq + segment1_tip_velocity_v_x_along_dq;
-        let t418 = segment2_tip_velocity_v_x_along_dq
-            - segment2_tip_velocity_w_z * dq[1];
-        let segment3_base_velocity_v_y_along_dq = cache.segment2_tip_rotation_01 * t418;
-        let t419 = segment3_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment3_bend_y_rate
-                * segment3_base_velocity_v_y_along_dq;
-        let t420 = t419 * cache.segment1_slice0_mass;
-        let t421 = segment3_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment3_bend_y_rate
-                * segment3_base_velocity_v_y_along_dq;
-        let t422 = t421 * cache.segment1_slice0_mass;
-        let segment3_slice0_local_momentum_f_y_along_dq = segment3_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t423 = -(t7 * segment3_slice0_local_momentum_f_y_along_dq);
-        let t424 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
-        let t425 = t420 + t422 + t423 + t424;
-        let t426 = t425 * cache.segment2_tip_rotation_00;
-        let link1_inertia_h_y_along_dq = p.link_mass * dq[1];
-        let segment3_tip_velocity_v_x_along_dq = segment2_tip_velocity_v_x_along_dq
-            + qd[5] * segment1_tip_subspace0_v_x_along_dq;
-        let t427 = segment3_tip_velocity_v_x_along_dq
-            - dq[1] * segment3_tip_velocity_w_z;
-        let segment4_base_velocity_v_x_along_dq = cache.segment3_tip_rotation_00 * t427;
-        let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t428 = segment4_slice0_local_momentum_f_x_along_dq * t5;
-        let segment3_tip_bias_v_x_along_dq = qdd[5] * p.channel_length * dq[1]
-            + segment2_tip_bias_v_x_along_dq;
-        let t429 = segment3_tip_bias_v_x_along_dq - dq[1] * segment3_tip_bias_w_z;
-        let segment3_tip_bias_v_y_along_dq = segment2_tip_velocity_w_z * qd[5]
-            * segment1_tip_subspace0_v_x_along_dq + segment2_tip_bias_v_y_along_dq
-            - segment3_bend_y_rate * segment2_tip_velocity_v_x_along_dq;
-        let segment4_base_bias_v_y_along_dq = t429 * cache.segment3_tip_rotation_01
-            + segment3_tip_bias_v_y_along_dq * cache.segment3_tip_rotation_11;
-        let t430 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq
-                * segment4_bend_y_rate;
-        let t431 = t430 * cache.segment1_slice0_mass;
-        let t432 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq
-                * segment4_bend_y_rate;
-        let t433 = t432 * cache.segment1_slice0_mass;
-        let t434 = segment4_slice0_local_momentum_f_x_along_dq * t4;
-        let t435 = t428 + t431 + t433 + t434;
-        let t436 = t435 * cache.segment3_tip_rotation_01;
-        let segment4_tip_bias_v_x_along_dq = p.channel_length * qdd[6] * dq[1]
-            + segment3_tip_bias_v_x_along_dq;
-        let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - segment4_tip_bias_w_z * link1_inertia_h_y_along_dq;
-        let segment4_base_bias_v_x_along_dq = cache.segment3_tip_rotation_00 * t429
-            + segment3_tip_bias_v_y_along_dq * cache.segment3_tip_rotation_10;
-        let segment4_base_velocity_v_y_along_dq = cache.segment3_tip_rotation_01 * t427;
-        let t437 = segment4_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
-                * segment4_bend_y_rate;
-        let t438 = t437 * cache.segment1_slice0_mass;
-        let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t439 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
-        let t440 = 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
-            * segment4_bend_y_rate + segment4_base_bias_v_x_along_dq;
-        let t441 = t440 * cache.segment1_slice0_mass;
-        let t442 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
-        let t443 = t438 + t439 + t441 + t442;
-        let t444 = cache.segment3_tip_rotation_00 * t443;
-        let segment4_composite_force_f_x_along_dq = t436
-            + link5_composite_force_f_x_along_dq + t444;
-        let link4_composite_force_f_x_along_dq = segment4_composite_force_f_x_along_dq
-            + p.link_mass * segment3_tip_bias_v_x_along_dq
-            - link1_inertia_h_y_along_dq * segment3_tip_bias_w_z;
-        let segment3_base_velocity_v_x_along_dq = cache.segment2_tip_rotation_00 * t418;
-        let segment3_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
-            * segment3_base_velocity_v_x_along_dq;
-        let t445 = t6 * segment3_slice0_local_momentum_f_x_along_dq;
-        let segment3_base_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
-            * cache.segment2_tip_rotation_11 + cache.segment2_tip_rotation_01 * t417;
-        let t446 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment3_bend_y_rate
-                * segment3_base_velocity_v_x_along_dq;
-        let t447 = t446 * cache.segment1_slice0_mass;
-        let t448 = t7 * segment3_slice0_local_momentum_f_x_along_dq;
-        let t449 = segment3_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment3_bend_y_rate
-                * segment3_base_velocity_v_x_along_dq;
-        let t450 = cache.segment1_slice0_mass * t449;
-        let t451 = t445 + t447 + t448 + t450;
-        let t452 = cache.segment2_tip_rotation_01 * t451;
-        let segment3_composite_force_f_x_along_dq = t426
-            + link4_composite_force_f_x_along_dq + t452;
-        let link3_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq + segment3_composite_force_f_x_along_dq
-            - link1_inertia_h_y_along_dq * segment2_tip_bias_w_z;
-        let t453 = segment1_tip_velocity_v_x_along_dq
-            - segment1_tip_velocity_w_z * dq[1];
-        let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_01 * t453;
-        let t454 = segment1_tip_bias_v_x_along_dq - dq[1] * segment1_tip_bias_w_z;
-        let segment2_base_bias_v_x_along_dq = segment1_tip_bias_v_y_along_dq
-            * cache.segment1_tip_rotation_10 + t454 * cache.segment1_tip_rotation_00;
-        let t455 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
-            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
-        let t456 = t455 * cache.segment1_slice0_mass;
-        let segment2_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
-            * segment2_base_velocity_v_y_along_dq;
-        let t457 = -(t2 * segment2_slice0_local_momentum_f_y_along_dq);
-        let t458 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
-        let t459 = segment2_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment2_base_velocity_v_y_along_dq
-                * segment2_bend_y_rate;
-        let t460 = cache.segment1_slice0_mass * t459;
-        let t461 = t456 + t457 + t458 + t460;
-        let t462 = cache.segment1_tip_rotation_00 * t461;
-        let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_00 * t453;
-        let segment2_base_bias_v_y_along_dq = t454 * cache.segment1_tip_rotation_01
-            + segment1_tip_bias_v_y_along_dq * cache.segment1_tip_rotation_11;
-        let t463 = segment2_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment2_bend_y_rate
-                * segment2_base_velocity_v_x_along_dq;
-        let t464 = cache.segment1_slice0_mass * t463;
-        let t465 = segment2_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment2_bend_y_rate
-                * segment2_base_velocity_v_x_along_dq;
-        let t466 = t465 * cache.segment1_slice0_mass;
-        let segment2_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
-            * segment2_base_velocity_v_x_along_dq;
-        let t467 = segment2_slice0_local_momentum_f_x_along_dq * t3;
-        let t468 = t2 * segment2_slice0_local_momentum_f_x_along_dq;
-        let t469 = t464 + t466 + t467 + t468;
-        let t470 = cache.segment1_tip_rotation_01 * t469;
-        let segment2_composite_force_f_x_along_dq = link3_composite_force_f_x_along_dq
-            + t462 + t470;
-        let link2_composite_force_f_x_along_dq = segment2_composite_force_f_x_along_dq
-            + p.link_mass * segment1_tip_bias_v_x_along_dq
-            - link1_inertia_h_y_along_dq * segment1_tip_bias_w_z;
-        let link1_composite_force_f_x_along_dq = link2_composite_force_f_x_along_dq
-            + p.link_mass * base_angle_acceleration_v_x_along_dq
-            - qdd[2] * link1_inertia_h_y_along_dq;
-        let link1_momentum_f_x_along_dq = base_angle_velocity_v_x_along_dq * p.link_mass
-            - link1_inertia_h_y_along_dq * qd[2];
-        let link2_momentum_f_x_along_dq = p.link_mass
-            * segment1_tip_velocity_v_x_along_dq
-            - segment1_tip_velocity_w_z * link1_inertia_h_y_along_dq;
-        let link4_momentum_f_x_along_dq = p.link_mass
-            * segment3_tip_velocity_v_x_along_dq
-            - link1_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
-        let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
-            + qd[6] * segment1_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
-            - segment4_bend_y_rate * segment3_tip_velocity_v_x_along_dq;
-        let segment4_tip_velocity_v_x_along_dq = qd[6]
-            * segment1_tip_subspace0_v_x_along_dq + segment3_tip_velocity_v_x_along_dq;
-        let link5_momentum_f_x_along_dq = segment4_tip_velocity_v_x_along_dq
-            * p.link_mass - segment4_tip_velocity_w_z * link1_inertia_h_y_along_dq;
-        let link5_composite_force_f_y_along_dq = p.link_mass
-            * segment4_tip_bias_v_y_along_dq
-            + segment4_tip_velocity_w_z * link5_momentum_f_x_along_dq;
-        let t471 = t435 * cache.segment3_tip_rotation_11;
-        let t472 = cache.segment3_tip_rotation_10 * t443;
-        let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq
-            + t471 + t472;
-        let link4_composite_force_f_y_along_dq = link4_momentum_f_x_along_dq
-            * segment3_tip_velocity_w_z + segment3_tip_bias_v_y_along_dq * p.link_mass
-            + segment4_composite_force_f_y_along_dq;
-        let t473 = t451 * cache.segment2_tip_rotation_11;
-        let t474 = t425 * cache.segment2_tip_rotation_10;
-        let segment3_composite_force_f_y_along_dq = link4_composite_force_f_y_along_dq
-            + t473 + t474;
-        let link3_momentum_f_x_along_dq = p.link_mass
-            * segment2_tip_velocity_v_x_along_dq
-            - segment2_tip_velocity_w_z * link1_inertia_h_y_along_dq;
-        let link3_composite_force_f_y_along_dq = segment3_composite_force_f_y_along_dq
-            + segment2_tip_bias_v_y_along_dq * p.link_mass
-            + segment2_tip_velocity_w_z * link3_momentum_f_x_along_dq;
-        let t475 = cache.segment1_tip_rotation_11 * t469;
-        let t476 = t461 * cache.segment1_tip_rotation_10;
-        let segment2_composite_force_f_y_along_dq = link3_composite_force_f_y_along_dq
-            + t475 + t476;
-        let link2_composite_force_f_y_along_dq = segment1_tip_velocity_w_z
-            * link2_momentum_f_x_along_dq + segment1_tip_bias_v_y_along_dq * p.link_mass
-            + segment2_composite_force_f_y_along_dq;
-        let link1_composite_force_f_y_along_dq = link1_momentum_f_x_along_dq * qd[2]
-            + link2_composite_force_f_y_along_dq;
-        let link1_inertia_i_22_along_dq = 2.0 * q[1] * p.link_mass * dq[1];
-        let link2_inertia_i_22_along_dq = 2.0 * cache.segment1_tip_position_y
-            * p.link_mass * dq[1];
-        let t477 = cache.segment2_slice1_local_inertia_h_x * t463;
-        let t478 = -(cache.segment2_slice1_local_inertia_h_y * t459);
-        let link3_inertia_i_22_along_dq = 2.0 * p.link_mass * dq[1]
-            * cache.segment2_tip_position_y;
-        let t479 = -(t419 * cache.segment3_slice1_local_inertia_h_y);
-        let t480 = t449 * cache.segment3_slice1_local_inertia_h_x;
-        let t481 = t446 * cache.segment3_slice0_local_inertia_h_x;
-        let t482 = segment3_slice0_local_momentum_f_y
-            * segment3_base_velocity_v_x_along_dq;
-        let t483 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
-        let t484 = -(segment3_slice1_local_momentum_f_x
-            * segment3_base_velocity_v_y_along_dq);
-        let t485 = -(t83 * segment3_slice0_local_momentum_f_x_along_dq);
-        let t486 = -(segment3_slice0_local_momentum_f_x
-            * segment3_base_velocity_v_y_along_dq);
-        let t487 = -(segment4_slice0_local_momentum_f_x_along_dq * t120);
-        let t488 = segment4_base_velocity_v_x_along_dq
-            * segment4_slice1_local_momentum_f_y;
-        let t489 = -(cache.segment4_slice0_local_inertia_h_y * t437);
-        let t490 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
-        let t491 = -(cache.segment4_slice1_local_inertia_h_y * t440);
-        let t492 = -(segment4_base_velocity_v_y_along_dq
-            * segment4_slice0_local_momentum_f_x);
-        let t493 = cache.segment4_slice0_local_inertia_h_x * t432;
-        let t494 = -(segment4_slice1_local_momentum_f_x
-            * segment4_base_velocity_v_y_along_dq);
-        let link5_inertia_i_22_along_dq = 2.0 * cache.segment4_tip_position_y
-            * p.link_mass * dq[1];
-        let link5_composite_force_n_z_along_dq = segment4_tip_bias_v_y_along_dq
-            * cache.link5_inertia_h_x
-            + segment4_tip_bias_w_z * link5_inertia_i_22_along_dq
-            + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dq
-            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
-            - link1_inertia_h_y_along_dq * segment4_tip_bias_v_x
-            - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y;
-        let t495 = segment4_slice0_local_momentum_f_y
-            * segment4_base_velocity_v_x_along_dq;
-        let t496 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
-        let t497 = cache.segment4_slice1_local_inertia_h_x * t430;
-        let t498 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
-        let segment4_composite_force_n_z_along_dq = t487 + t488 + t489 + t490 + t491
-            + t492 + t493 + t494 + link5_composite_force_n_z_along_dq
-            + (t471 + t472) * cache.segment3_tip_position_x + t495 + t496 + t497 + t498
-            - dq[1] * t171 - cache.segment3_tip_position_y * (t436 + t444);
-        let link4_inertia_i_22_along_dq = 2.0 * cache.segment3_tip_position_y
-            * p.link_mass * dq[1];
-        let link4_composite_force_n_z_along_dq = segment4_composite_force_n_z_along_dq
-            + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
-            + link4_momentum_f_y * segment3_tip_velocity_v_x_along_dq
-            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
-            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
-            - segment3_tip_bias_v_x * link1_inertia_h_y_along_dq
-            - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
-        let t499 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
-        let t500 = -(t421 * cache.segment3_slice0_local_inertia_h_y);
-        let t501 = segment3_slice1_local_momentum_f_y
-            * segment3_base_velocity_v_x_along_dq;
-        let t502 = segment3_slice0_local_momentum_f_y_along_dq * t90;
-        let segment3_composite_force_n_z_along_dq = t479 + t480 + t481 + t482 + t483
-            + cache.segment2_tip_position_x * (t473 + t474) + t484 + t485 + t486
-            + link4_composite_force_n_z_along_dq + t499 + t500 + t501 + t502
-            - t170 * dq[1] - (t426 + t452) * cache.segment2_tip_position_y;
-        let link3_composite_force_n_z_along_dq = link3_inertia_i_22_along_dq
-            * segment2_tip_bias_w_z
-            + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
-            + segment3_composite_force_n_z_along_dq
-            + link3_momentum_f_y * segment2_tip_velocity_v_x_along_dq
-            - cache.link3_inertia_h_y * segment2_tip_bias_v_x_along_dq
-            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq
-            - link1_inertia_h_y_along_dq * segment2_tip_bias_v_x;
-        let t503 = segment2_slice0_local_momentum_f_y_along_dq * t36;
-        let t504 = -(cache.segment2_slice0_local_inertia_h_y * t455);
-        let t505 = t465 * cache.segment2_slice0_local_inertia_h_x;
-        let t506 = -(t54 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t507 = segment2_slice1_local_momentum_f_y
-            * segment2_base_velocity_v_x_along_dq;
-        let t508 = -(segment2_slice0_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t509 = -(segment2_slice1_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t510 = -(t63 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t511 = segment2_slice0_local_momentum_f_y
-            * segment2_base_velocity_v_x_along_dq;
-        let t512 = t38 * segment2_slice0_local_momentum_f_y_along_dq;
-        let segment2_composite_force_n_z_along_dq = t477 + t478
-            + link3_composite_force_n_z_along_dq + t503
-            + (t475 + t476) * cache.segment1_tip_position_x + t504 + t505 + t506 + t507
-            + t508 + t509 + t510 + t511 + t512 - dq[1] * t169
-            - cache.segment1_tip_position_y * (t462 + t470);
-        let link2_composite_force_n_z_along_dq = link2_inertia_i_22_along_dq
-            * segment1_tip_bias_w_z
-            + segment1_tip_velocity_v_x_along_dq * link2_momentum_f_y
-            + segment2_composite_force_n_z_along_dq
-            + segment1_tip_bias_v_y_along_dq * cache.link2_inertia_h_x
-            - segment1_tip_velocity_v_y * link2_momentum_f_x_along_dq
-            - segment1_tip_bias_v_x * link1_inertia_h_y_along_dq
-            - segment1_tip_bias_v_x_along_dq * cache.link2_inertia_h_y;
-        let segment1_composite_force_n_z_along_dq = link2_composite_force_n_z_along_dq
-            - t168 * dq[1];
-        let link1_composite_force_n_z_along_dq = qdd[2] * link1_inertia_i_22_along_dq
-            + segment1_composite_force_n_z_along_dq
-            + base_angle_velocity_v_x_along_dq * link1_momentum_f_y
-            - base_angle_acceleration_v_x * link1_inertia_h_y_along_dq
-            - link1_momentum_f_x_along_dq * base_angle_velocity_v_y
-            - cache.link1_inertia_h_y * base_angle_acceleration_v_x_along_dq;
-        position[(0, j)] = link1_composite_force_f_x_along_dq;
-        position[(1, j)] = link1_composite_force_f_y_along_dq;
-        position[(2, j)] = link1_composite_force_f_x * dq[1]
-            + link1_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y
-            + link1_composite_force_n_z_along_dq
-            + q[1] * link1_composite_force_f_x_along_dq;
-        position[(3, j)] = p.channel_length * link2_composite_force_n_z_along_dq
-            + link2_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
-            + cache.segment1_tip_subspace0_v_y * link2_composite_force_f_y_along_dq
-            + link2_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x;
-        position[(4, j)] = link3_composite_force_n_z_along_dq * p.channel_length
-            + link3_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
-            + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y_along_dq
-            + p.channel_length
-                * ((t458 + t460) * cache.segment2_slice1_local_bend_y_column_v_x
-                    + 0.7886751345948129 * (t477 + t478 + t503 + t507 + t509 + t510)
-                    + cache.segment2_slice1_local_bend_y_column_v_y * (t464 + t467)
-                    + 0.21132486540518713 * (t504 + t505 + t506 + t508 + t511 + t512)
-                    + (t456 + t457) * cache.segment2_slice0_local_bend_y_column_v_x
-                    + cache.segment2_slice0_local_bend_y_column_v_y * (t466 + t468))
-            + link3_composite_force_f_x_along_dq * cache.segment2_tip_subspace0_v_x;
-        position[(5, j)] = p.channel_length * link4_composite_force_n_z_along_dq
-            + link4_composite_force_f_y_along_dq * cache.segment3_tip_subspace0_v_y
-            + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq
-            + p.channel_length
-                * (0.7886751345948129 * (t479 + t480 + t484 + t485 + t501 + t502)
-                    + cache.segment3_slice0_local_bend_y_column_v_y * (t445 + t447)
-                    + 0.21132486540518713 * (t481 + t482 + t483 + t486 + t499 + t500)
-                    + cache.segment3_slice0_local_bend_y_column_v_x * (t422 + t424)
-                    + (t448 + t450) * cache.segment3_slice1_local_bend_y_column_v_y
-                    + (t420 + t423) * cache.segment3_slice1_local_bend_y_column_v_x)
-            + link4_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq;
-        position[(6, j)] = cache.segment4_tip_subspace0_v_y
-            * link5_composite_force_f_y_along_dq
-            + link5_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
-            + p.channel_length * link5_composite_force_n_z_along_dq
-            + link5_composite_force_f_x_along_dq * cache.segment4_tip_subspace0_v_x
-            + p.channel_length
-                * ((t441 + t442) * cache.segment4_slice1_local_bend_y_column_v_x
-                    + 0.21132486540518713 * (t487 + t489 + t492 + t493 + t495 + t498)
-                    + cache.segment4_slice0_local_bend_y_column_v_x * (t438 + t439)
-                    + (t428 + t433) * cache.segment4_slice0_local_bend_y_column_v_y
-                    + 0.7886751345948129 * (t488 + t490 + t491 + t494 + t496 + t497)
-                    + (t431 + t434) * cache.segment4_slice1_local_bend_y_column_v_y);
-    }
-    for j in [2] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
-        let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
-        let segment1_base_bias_v_x_along_dq = t15 * base_angle_rotation_10_along_dq
-            + t14 * base_angle_rotation_00_along_dq;
-        let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
-        let segment1_base_velocity_v_y_along_dq = t10 * base_angle_rotation_00_along_dq
-            + t9 * base_angle_rotation_01_along_dq;
-        let t513 = segment1_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment1_bend_y_rate
-                * segment1_base_velocity_v_y_along_dq;
-        let t514 = t513 * cache.segment1_slice0_mass;
-        let segment1_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
-            * segment1_base_velocity_v_y_along_dq;
-        let t515 = -(t1 * segment1_slice0_local_momentum_f_y_along_dq);
-        let t516 = segment1_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment1_bend_y_rate
-                * segment1_base_velocity_v_y_along_dq;
-        let t517 = t516 * cache.segment1_slice0_mass;
-        let t518 = -(t0 * segment1_slice0_local_momentum_f_y_along_dq);
-        let t519 = t514 + t515 + t517 + t518;
-        let t520 = cache.cos_q2 * t519;
-        let t521 = base_angle_rotation_01_along_dq * t154;
-        let segment1_tip_position_x_along_dq = t172 * base_angle_rotation_00_along_dq
-            + t173 * base_angle_rotation_01_along_dq;
-        let link2_inertia_h_x_along_dq = segment1_tip_position_x_along_dq * p.link_mass;
-        let segment1_tip_subspace0_v_y_along_dq = cache.segment1_tip_local_subspace0_v_y
-            * base_angle_rotation_00_along_dq
-            + base_angle_rotation_10_along_dq * cache.segment1_tip_local_subspace0_v_x;
-        let segment1_tip_velocity_v_y_along_dq = segment1_tip_subspace0_v_y_along_dq
-            * qd[3];
-        let link2_momentum_f_y_along_dq = link2_inertia_h_x_along_dq
-            * segment1_tip_velocity_w_z
-            + p.link_mass * segment1_tip_velocity_v_y_along_dq;
-        let segment1_tip_position_y_along_dq = t173 * base_angle_rotation_00_along_dq
-            + t172 * base_angle_rotation_10_along_dq;
-        let segment1_tip_bias_v_x_along_dq = base_angle_rotation_01_along_dq * t32
-            + t28 * base_angle_rotation_00_along_dq
-            - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
-        let t522 = segment1_tip_bias_v_x_along_dq
-            - segment1_tip_bias_w_z * segment1_tip_position_y_along_dq;
-        let segment1_tip_rotation_01_along_dq = t174 * base_angle_rotation_00_along_dq
-            + t175 * base_angle_rotation_01_along_dq;
-        let t523 = t175 * base_angle_rotation_00_along_dq;
-        let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t174
-            + t523;
-        let segment1_tip_subspace0_v_x_along_dq = base_angle_rotation_00_along_dq
-            * cache.segment1_tip_local_subspace0_v_x
-            + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq;
-        let segment1_tip_bias_v_y_along_dq = t28 * base_angle_rotation_10_along_dq
-            + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3]
-            + t32 * base_angle_rotation_00_along_dq;
-        let t524 = segment1_tip_position_x_along_dq * segment1_tip_bias_w_z
-            + segment1_tip_bias_v_y_along_dq;
-        let segment2_base_bias_v_y_along_dq = cache.segment1_tip_rotation_01 * t522
-            + t40 * segment1_tip_rotation_01_along_dq
-            + segment1_tip_rotation_11_along_dq * t41
-            + cache.segment1_tip_rotation_11 * t524;
-        let segment1_tip_rotation_10_along_dq = t175 * base_angle_rotation_10_along_dq
-            + t176 * base_angle_rotation_00_along_dq;
-        let segment1_tip_velocity_v_x_along_dq = segment1_tip_subspace0_v_x_along_dq
-            * qd[3];
-        let t525 = segment1_tip_velocity_v_x_along_dq
-            - segment1_tip_velocity_w_z * segment1_tip_position_y_along_dq;
-        let t526 = segment1_tip_position_x_along_dq * segment1_tip_velocity_w_z
-            + segment1_tip_velocity_v_y_along_dq;
-        let segment1_tip_rotation_00_along_dq = t523
-            + t176 * base_angle_rotation_01_along_dq;
-        let segment2_base_velocity_v_x_along_dq = t34 * segment1_tip_rotation_10_along_dq
-            + cache.segment1_tip_rotation_00 * t525
-            + t526 * cache.segment1_tip_rotation_10
-            + t35 * segment1_tip_rotation_00_along_dq;
-        let t527 = segment2_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t528 = t527 * cache.segment1_slice0_mass;
-        let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t529 = segment2_slice0_local_momentum_f_x_along_dq * t3;
-        let t530 = segment2_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t531 = cache.segment1_slice0_mass * t530;
-        let t532 = t2 * segment2_slice0_local_momentum_f_x_along_dq;
-        let t533 = t528 + t529 + t531 + t532;
-        let t534 = t533 * cache.segment1_tip_rotation_01;
-        let segment2_base_velocity_v_y_along_dq = t526 * cache.segment1_tip_rotation_11
-            + t35 * segment1_tip_rotation_01_along_dq
-            + t525 * cache.segment1_tip_rotation_01
-            + segment1_tip_rotation_11_along_dq * t34;
-        let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t535 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
-        let segment2_base_bias_v_x_along_dq = cache.segment1_tip_rotation_00 * t522
-            + segment1_tip_rotation_10_along_dq * t41
-            + segment1_tip_rotation_00_along_dq * t40
-            + cache.segment1_tip_rotation_10 * t524;
-        let t536 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
-            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
-        let t537 = t536 * cache.segment1_slice0_mass;
-        let t538 = -(t2 * segment2_slice0_local_momentum_f_y_along_dq);
-        let t539 = segment2_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment2_base_velocity_v_y_along_dq
-                * segment2_bend_y_rate;
-        let t540 = t539 * cache.segment1_slice0_mass;
-        let t541 = t535 + t537 + t538 + t540;
-        let t542 = cache.segment1_tip_rotation_00 * t541;
-        let t543 = t66 * segment1_tip_rotation_00_along_dq;
-        let segment2_tip_position_y_along_dq = segment1_tip_rotation_11_along_dq * t177
-            + t178 * segment1_tip_rotation_10_along_dq
-            + segment1_tip_position_y_along_dq;
-        let link3_inertia_h_y_along_dq = p.link_mass * segment2_tip_position_y_along_dq;
-        let segment2_tip_rotation_00_along_dq = t180 * segment1_tip_rotation_01_along_dq
-            + t181 * segment1_tip_rotation_00_along_dq;
-        let segment2_tip_position_x_along_dq = segment1_tip_position_x_along_dq
-            + segment1_tip_rotation_00_along_dq * t178
-            + t177 * segment1_tip_rotation_01_along_dq;
-        let segment2_tip_rotation_01_along_dq = t181 * segment1_tip_rotation_01_along_dq
-            + t182 * segment1_tip_rotation_00_along_dq;
-        let segment3_tip_position_x_along_dq = t179 * segment2_tip_rotation_00_along_dq
-            + segment2_tip_position_x_along_dq
-            + segment2_tip_rotation_01_along_dq * t183;
-        let link4_inertia_h_x_along_dq = p.link_mass * segment3_tip_position_x_along_dq;
-        let segment2_tip_subspace0_v_y_along_dq = segment1_tip_rotation_11_along_dq
-            * cache.segment2_tip_local_subspace0_v_y
-            + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_10_along_dq
-            - segment1_tip_position_x_along_dq * p.channel_length;
-        let segment2_tip_velocity_v_y_along_dq = qd[4]
-            * segment2_tip_subspace0_v_y_along_dq + segment1_tip_velocity_v_y_along_dq;
-        let segment2_tip_rotation_11_along_dq = segment1_tip_rotation_11_along_dq * t181
-            + t182 * segment1_tip_rotation_10_along_dq;
-        let segment2_tip_rotation_10_along_dq = segment1_tip_rotation_11_along_dq * t180
-            + t181 * segment1_tip_rotation_10_along_dq;
-        let segment3_tip_subspace0_v_y_along_dq = segment2_tip_rotation_11_along_dq
-            * cache.segment3_tip_local_subspace0_v_y
-            + segment2_tip_rotation_10_along_dq * cache.segment3_tip_local_subspace0_v_x
-            - p.channel_length * segment2_tip_position_x_along_dq;
-        let segment3_tip_velocity_v_y_along_dq = segment2_tip_velocity_v_y_along_dq
-            + qd[5] * segment3_tip_subspace0_v_y_along_dq;
-        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
-            * segment3_tip_velocity_w_z
-            + segment3_tip_velocity_v_y_along_dq * p.link_mass;
-        let segment3_tip_position_y_along_dq = segment2_tip_rotation_11_along_dq * t183
-            + t179 * segment2_tip_rotation_10_along_dq
-            + segment2_tip_position_y_along_dq;
-        let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
-        let segment2_tip_bias_v_x_along_dq = t69 * segment1_tip_rotation_01_along_dq
-            + segment2_bend_y_rate * segment1_tip_velocity_v_y_along_dq
-            + qdd[4] * p.channel_length * segment1_tip_position_y_along_dq
-            + segment1_tip_bias_v_x_along_dq + t68 * segment1_tip_rotation_00_along_dq
-            - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
-        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq * t105
-            + segment2_tip_bias_v_x_along_dq + segment2_tip_rotation_01_along_dq * t106
-            + qdd[5] * p.channel_length * segment2_tip_position_y_along_dq
-            + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
-            - segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_y_along_dq;
-        let segment3_tip_rotation_01_along_dq = segment2_tip_rotation_01_along_dq * t184
-            + segment2_tip_rotation_00_along_dq * t185;
-        let t544 = t140 * segment3_tip_rotation_01_along_dq;
-        let segment3_tip_rotation_11_along_dq = segment2_tip_rotation_10_along_dq * t185
-            + t184 * segment2_tip_rotation_11_along_dq;
-        let t545 = segment3_tip_velocity_v_y_along_dq
-            + segment3_tip_position_x_along_dq * segment3_tip_velocity_w_z;
-        let segment2_tip_subspace0_v_x_along_dq = cache.segment2_tip_local_subspace0_v_y
-            * segment1_tip_rotation_01_along_dq
-            + p.channel_length * segment1_tip_position_y_along_dq
-            + cache.segment2_tip_local_subspace0_v_x * segment1_tip_rotation_00_along_dq;
-        let segment2_tip_velocity_v_x_along_dq = segment1_tip_velocity_v_x_along_dq
-            + qd[4] * segment2_tip_subspace0_v_x_along_dq;
-        let segment3_tip_subspace0_v_x_along_dq = segment2_tip_rotation_00_along_dq
-            * cache.segment3_tip_local_subspace0_v_x
-            + segment2_tip_rotation_01_along_dq * cache.segment3_tip_local_subspace0_v_y
-            + p.channel_length * segment2_tip_position_y_along_dq;
-        let segment3_tip_velocity_v_x_along_dq = segment2_tip_velocity_v_x_along_dq
-            + segment3_tip_subspace0_v_x_along_dq * qd[5];
-        let t546 = segment3_tip_velocity_v_x_along_dq
-            - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
-        let segment4_base_velocity_v_y_along_dq = t108
-            * segment3_tip_rotation_11_along_dq
-            + segment3_tip_rotation_01_along_dq * t107
-            + t545 * cache.segment3_tip_rotation_11
-            + t546 * cache.segment3_tip_rotation_01;
-        let segment3_tip_rotation_00_along_dq = segment2_tip_rotation_01_along_dq * t186
-            + segment2_tip_rotation_00_along_dq * t184;
-        let segment3_tip_rotation_10_along_dq = segment2_tip_rotation_10_along_dq * t184
-            + t186 * segment2_tip_rotation_11_along_dq;
-        let t547 = segment3_tip_bias_v_x_along_dq
-            - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
-        let segment2_tip_bias_v_y_along_dq = t68 * segment1_tip_rotation_10_along_dq
-            + t69 * segment1_tip_rotation_11_along_dq
-            + segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_x_along_dq
-            + segment1_tip_bias_v_y_along_dq
-            - segment1_tip_velocity_v_x_along_dq * segment2_bend_y_rate
-            - segment1_tip_position_x_along_dq * qdd[4] * p.channel_length;
-        let segment3_tip_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
-            + t106 * segment2_tip_rotation_11_along_dq
-            + segment2_tip_velocity_w_z * segment3_tip_subspace0_v_x_along_dq * qd[5]
-            + segment2_tip_rotation_10_along_dq * t105
-            - segment2_tip_velocity_v_x_along_dq * segment3_bend_y_rate
-            - qdd[5] * p.channel_length * segment2_tip_position_x_along_dq;
-        let t548 = segment3_tip_bias_v_y_along_dq
-            + segment3_tip_bias_w_z * segment3_tip_position_x_along_dq;
-        let segment4_base_bias_v_x_along_dq = t116 * segment3_tip_rotation_00_along_dq
-            + segment3_tip_rotation_10_along_dq * t117
-            + cache.segment3_tip_rotation_00 * t547
-            + t548 * cache.segment3_tip_rotation_10;
-        let t549 = 0.7886751345948129 * segment4_bend_y_rate
-            * segment4_base_velocity_v_y_along_dq + segment4_base_bias_v_x_along_dq;
-        let t550 = cache.segment1_slice0_mass * t549;
-        let t551 = 0.21132486540518713 * segment4_bend_y_rate
-            * segment4_base_velocity_v_y_along_dq + segment4_base_bias_v_x_along_dq;
-        let t552 = cache.segment1_slice0_mass * t551;
-        let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t553 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
-        let t554 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
-        let t555 = t550 + t552 + t553 + t554;
-        let t556 = cache.segment3_tip_rotation_00 * t555;
-        let segment4_base_velocity_v_x_along_dq = segment3_tip_rotation_00_along_dq
-            * t107 + cache.segment3_tip_rotation_00 * t546
-            + cache.segment3_tip_rotation_10 * t545
-            + t108 * segment3_tip_rotation_10_along_dq;
-        let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t557 = segment4_slice0_local_momentum_f_x_along_dq * t5;
-        let segment4_base_bias_v_y_along_dq = segment3_tip_rotation_01_along_dq * t116
-            + cache.segment3_tip_rotation_01 * t547
-            + t548 * cache.segment3_tip_rotation_11
-            + segment3_tip_rotation_11_along_dq * t117;
-        let t558 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment4_bend_y_rate
-                * segment4_base_velocity_v_x_along_dq;
-        let t559 = t558 * cache.segment1_slice0_mass;
-        let t560 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment4_bend_y_rate
-                * segment4_base_velocity_v_x_along_dq;
-        let t561 = t560 * cache.segment1_slice0_mass;
-        let t562 = segment4_slice0_local_momentum_f_x_along_dq * t4;
-        let t563 = t557 + t559 + t561 + t562;
-        let t564 = t563 * cache.segment3_tip_rotation_01;
-        let t565 = t125 * segment3_tip_rotation_00_along_dq;
-        let segment4_tip_position_y_along_dq = segment3_tip_position_y_along_dq
-            + segment3_tip_rotation_11_along_dq * t187
-            + t188 * segment3_tip_rotation_10_along_dq;
-        let link5_inertia_h_y_along_dq = p.link_mass * segment4_tip_position_y_along_dq;
-        let segment4_tip_position_x_along_dq = t188 * segment3_tip_rotation_00_along_dq
-            + segment3_tip_rotation_01_along_dq * t187
-            + segment3_tip_position_x_along_dq;
-        let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
-        let segment4_tip_subspace0_v_y_along_dq = segment3_tip_rotation_11_along_dq
-            * cache.segment4_tip_local_subspace0_v_y
-            + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_10_along_dq
-            - p.channel_length * segment3_tip_position_x_along_dq;
-        let segment4_tip_velocity_v_y_along_dq = segment3_tip_velocity_v_y_along_dq
-            + segment4_tip_subspace0_v_y_along_dq * qd[6];
-        let link5_momentum_f_y_along_dq = segment4_tip_velocity_w_z
-            * link5_inertia_h_x_along_dq
-            + p.link_mass * segment4_tip_velocity_v_y_along_dq;
-        let segment4_tip_bias_v_x_along_dq = segment3_tip_position_y_along_dq
-            * p.channel_length * qdd[6]
-            + segment3_tip_velocity_v_y_along_dq * segment4_bend_y_rate
-            + t143 * segment3_tip_rotation_00_along_dq + segment3_tip_bias_v_x_along_dq
-            + segment3_tip_rotation_01_along_dq * t142
-            - segment4_tip_subspace0_v_y_along_dq * qd[6] * segment3_tip_velocity_w_z;
-        let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - segment4_tip_bias_w_z * link5_inertia_h_y_along_dq
-            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
-        let segment4_composite_force_f_x_along_dq = t544 + t556 + t564 + t565
-            + link5_composite_force_f_x_along_dq;
-        let link4_composite_force_f_x_along_dq = p.link_mass
-            * segment3_tip_bias_v_x_along_dq + segment4_composite_force_f_x_along_dq
-            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z
-            - segment3_tip_bias_w_z * link4_inertia_h_y_along_dq;
-        let t566 = segment2_tip_bias_v_x_along_dq
-            - segment2_tip_bias_w_z * segment2_tip_position_y_along_dq;
-        let t567 = segment2_tip_bias_v_y_along_dq
-            + segment2_tip_position_x_along_dq * segment2_tip_bias_w_z;
-        let segment3_base_bias_v_x_along_dq = cache.segment2_tip_rotation_00 * t566
-            + segment2_tip_rotation_10_along_dq * t78
-            + segment2_tip_rotation_00_along_dq * t77
-            + cache.segment2_tip_rotation_10 * t567;
-        let t568 = segment2_tip_velocity_v_y_along_dq
-            + segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq;
-        let t569 = segment2_tip_velocity_v_x_along_dq
-            - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
-        let segment3_base_velocity_v_y_along_dq = t568 * cache.segment2_tip_rotation_11
-            + t72 * segment2_tip_rotation_01_along_dq
-            + cache.segment2_tip_rotation_01 * t569
-            + segment2_tip_rotation_11_along_dq * t71;
-        let t570 = segment3_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment3_bend_y_rate
-                * segment3_base_velocity_v_y_along_dq;
-        let t571 = cache.segment1_slice0_mass * t570;
-        let t572 = segment3_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment3_bend_y_rate
-                * segment3_base_velocity_v_y_along_dq;
-        let t573 = t572 * cache.segment1_slice0_mass;
-        let segment3_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
-            * segment3_base_velocity_v_y_along_dq;
-        let t574 = -(t7 * segment3_slice0_local_momentum_f_y_along_dq);
-        let t575 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
-        let t576 = t571 + t573 + t574 + t575;
-        let t577 = cache.segment2_tip_rotation_00 * t576;
-        let t578 = t103 * segment2_tip_rotation_01_along_dq;
-        let t579 = segment2_tip_rotation_00_along_dq * t88;
-        let segment3_base_velocity_v_x_along_dq = segment2_tip_rotation_10_along_dq * t71
-            + segment2_tip_rotation_00_along_dq * t72
-            + cache.segment2_tip_rotation_10 * t568
-            + cache.segment2_tip_rotation_00 * t569;
-        let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_01_along_dq * t77
-            + cache.segment2_tip_rotation_01 * t566
-            + cache.segment2_tip_rotation_11 * t567
-            + t78 * segment2_tip_rotation_11_along_dq;
-        let t580 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment3_bend_y_rate
-                * segment3_base_velocity_v_x_along_dq;
-        let t581 = t580 * cache.segment1_slice0_mass;
-        let segment3_slice0_local_momentum_f_x_along_dq = segment3_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t582 = t6 * segment3_slice0_local_momentum_f_x_along_dq;
-        let t583 = segment3_slice0_local_momentum_f_x_along_dq * t7;
-        let t584 = segment3_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment3_bend_y_rate
-                * segment3_base_velocity_v_x_along_dq;
-        let t585 = t584 * cache.segment1_slice0_mass;
-        let t586 = t581 + t582 + t583 + t585;
-        let t587 = t586 * cache.segment2_tip_rotation_01;
-        let segment3_composite_force_f_x_along_dq = link4_composite_force_f_x_along_dq
-            + t577 + t578 + t579 + t587;
-        let link3_inertia_h_x_along_dq = p.link_mass * segment2_tip_position_x_along_dq;
-        let link3_momentum_f_y_along_dq = segment2_tip_velocity_v_y_along_dq
-            * p.link_mass + segment2_tip_velocity_w_z * link3_inertia_h_x_along_dq;
-        let link3_composite_force_f_x_along_dq = segment3_composite_force_f_x_along_dq
-            + segment2_tip_bias_v_x_along_dq * p.link_mass
-            - link3_inertia_h_y_along_dq * segment2_tip_bias_w_z
-            - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq;
-        let t588 = segment1_tip_rotation_01_along_dq * t51;
-        let segment2_composite_force_f_x_along_dq = t534 + t542 + t543
-            + link3_composite_force_f_x_along_dq + t588;
-        let link2_inertia_h_y_along_dq = p.link_mass * segment1_tip_position_y_along_dq;
-        let link2_composite_force_f_x_along_dq = segment2_composite_force_f_x_along_dq
-            + p.link_mass * segment1_tip_bias_v_x_along_dq
-            - link2_momentum_f_y_along_dq * segment1_tip_velocity_w_z
-            - link2_inertia_h_y_along_dq * segment1_tip_bias_w_z;
-        let t589 = t26 * base_angle_rotation_00_along_dq;
-        let segment1_base_velocity_v_x_along_dq = base_angle_rotation_10_along_dq * t10
-            + t9 * base_angle_rotation_00_along_dq;
-        let segment1_slice0_local_momentum_f_x_along_dq = segment1_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t590 = segment1_slice0_local_momentum_f_x_along_dq * t0;
-        let segment1_base_bias_v_y_along_dq = t15 * base_angle_rotation_00_along_dq
-            + t14 * base_angle_rotation_01_along_dq;
-        let t591 = segment1_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment1_base_velocity_v_x_along_dq
-                * segment1_bend_y_rate;
-        let t592 = t591 * cache.segment1_slice0_mass;
-        let t593 = segment1_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment1_base_velocity_v_x_along_dq
-                * segment1_bend_y_rate;
-        let t594 = t593 * cache.segment1_slice0_mass;
-        let t595 = segment1_slice0_local_momentum_f_x_along_dq * t1;
-        let t596 = t590 + t592 + t594 + t595;
-        let t597 = cache.base_angle_rotation_01 * t596;
-        let segment1_composite_force_f_x_along_dq = t520 + t521
-            + link2_composite_force_f_x_along_dq + t589 + t597;
-        let t598 = cache.sin_q2 * t519;
-        let t599 = t26 * base_angle_rotation_10_along_dq;
-        let t600 = cache.cos_q2 * t596;
-        let t601 = segment1_tip_rotation_11_along_dq * t51;
-        let t602 = cache.segment2_tip_rotation_10 * t576;
-        let t603 = t103 * segment2_tip_rotation_11_along_dq;
-        let t604 = segment2_tip_rotation_10_along_dq * t88;
-        let link4_momentum_f_x_along_dq = p.link_mass
-            * segment3_tip_velocity_v_x_along_dq
-            - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
-        let t605 = t140 * segment3_tip_rotation_11_along_dq;
-        let t606 = cache.segment3_tip_rotation_10 * t555;
-        let t607 = segment3_tip_rotation_10_along_dq * t125;
-        let t608 = t563 * cache.segment3_tip_rotation_11;
-        let segment4_tip_subspace0_v_x_along_dq = segment3_tip_position_y_along_dq
-            * p.channel_length
-            + segment3_tip_rotation_01_along_dq * cache.segment4_tip_local_subspace0_v_y
-            + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq;
-        let segment4_tip_velocity_v_x_along_dq = qd[6]
-            * segment4_tip_subspace0_v_x_along_dq + segment3_tip_velocity_v_x_along_dq;
-        let link5_momentum_f_x_along_dq = segment4_tip_velocity_v_x_along_dq
-            * p.link_mass - segment4_tip_velocity_w_z * link5_inertia_h_y_along_dq;
-        let segment4_tip_bias_v_y_along_dq = segment3_tip_rotation_10_along_dq * t143
-            + segment3_tip_bias_v_y_along_dq + segment3_tip_rotation_11_along_dq * t142
-            + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
-            - p.channel_length * qdd[6] * segment3_tip_position_x_along_dq
-            - segment4_bend_y_rate * segment3_tip_velocity_v_x_along_dq;
-        let link5_composite_force_f_y_along_dq = segment4_tip_bias_w_z
-            * link5_inertia_h_x_along_dq
-            + segment4_tip_velocity_w_z * link5_momentum_f_x_along_dq
-            + segment4_tip_bias_v_y_along_dq * p.link_mass;
-        let segment4_composite_force_f_y_along_dq = t605 + t606 + t607 + t608
-            + link5_composite_force_f_y_along_dq;
-        let link4_composite_force_f_y_along_dq = link4_inertia_h_x_along_dq
-            * segment3_tip_bias_w_z
-            + link4_momentum_f_x_along_dq * segment3_tip_velocity_w_z
-            + segment3_tip_bias_v_y_along_dq * p.link_mass
-            + segment4_composite_force_f_y_along_dq;
-        let t609 = t586 * cache.segment2_tip_rotation_11;
-        let segment3_composite_force_f_y_along_dq = t602 + t603 + t604
-            + link4_composite_force_f_y_along_dq + t609;
-        let link3_momentum_f_x_along_dq = segment2_tip_velocity_v_x_along_dq
-            * p.link_mass - segment2_tip_velocity_w_z * link3_inertia_h_y_along_dq;
-        let link3_composite_force_f_y_along_dq = link3_inertia_h_x_along_dq
-            * segment2_tip_bias_w_z + segment3_composite_force_f_y_along_dq
-            + segment2_tip_bias_v_y_along_dq * p.link_mass
-            + segment2_tip_velocity_w_z * link3_momentum_f_x_along_dq;
-        let t610 = t541 * cache.segment1_tip_rotation_10;
-        let t611 = t533 * cache.segment1_tip_rotation_11;
-        let t612 = t66 * segment1_tip_rotation_10_along_dq;
-        let segment2_composite_force_f_y_along_dq = t601
-            + link3_composite_force_f_y_along_dq + t610 + t611 + t612;
-        let link2_momentum_f_x_along_dq = segment1_tip_velocity_v_x_along_dq
-            * p.link_mass - segment1_tip_velocity_w_z * link2_inertia_h_y_along_dq;
-        let link2_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
-            + link2_inertia_h_x_along_dq * segment1_tip_bias_w_z
-            + segment1_tip_velocity_w_z * link2_momentum_f_x_along_dq
-            + p.link_mass * segment1_tip_bias_v_y_along_dq;
-        let t613 = base_angle_rotation_00_along_dq * t154;
-        let segment1_composite_force_f_y_along_dq = t598 + t599 + t600
-            + link2_composite_force_f_y_along_dq + t613;
-        let t614 = segment1_base_velocity_v_x_along_dq
-            * segment1_slice0_local_momentum_f_y;
-        let t615 = cache.segment1_slice0_local_inertia_h_x * t591;
-        let t616 = -(segment1_base_velocity_v_y_along_dq
-            * segment1_slice1_local_momentum_f_x);
-        let t617 = -(segment1_slice0_local_momentum_f_x
-            * segment1_base_velocity_v_y_along_dq);
-        let t618 = -(t513 * cache.segment1_slice1_local_inertia_h_y);
-        let t619 = -(segment1_slice0_local_momentum_f_x_along_dq * t11);
-        let t620 = -(cache.segment1_slice0_local_inertia_h_y * t516);
-        let t621 = t148 * segment1_slice0_local_momentum_f_y_along_dq;
-        let t622 = -(segment1_slice0_local_momentum_f_x_along_dq * t21);
-        let t623 = t152 * segment1_slice0_local_momentum_f_y_along_dq;
-        let t624 = segment1_base_velocity_v_x_along_dq
-            * segment1_slice1_local_momentum_f_y;
-        let t625 = t593 * cache.segment1_slice1_local_inertia_h_x;
-        let link2_inertia_i_22_along_dq = (2.0 * cache.segment1_tip_position_y
-            * segment1_tip_position_y_along_dq
-            + 2.0 * segment1_tip_position_x_along_dq * cache.segment1_tip_position_x)
-            * p.link_mass;
-        let t626 = -(segment2_slice1_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t627 = cache.segment2_slice0_local_inertia_h_x * t530;
-        let t628 = -(cache.segment2_slice0_local_inertia_h_y * t536);
-        let t629 = -(t63 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t630 = -(t539 * cache.segment2_slice1_local_inertia_h_y);
-        let link3_inertia_i_22_along_dq = (2.0 * cache.segment2_tip_position_x
-            * segment2_tip_position_x_along_dq
-            + 2.0 * segment2_tip_position_y_along_dq * cache.segment2_tip_position_y)
-            * p.link_mass;
-        let t631 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
-        let t632 = t584 * cache.segment3_slice1_local_inertia_h_x;
-        let link4_inertia_i_22_along_dq = (2.0 * segment3_tip_position_y_along_dq
-            * cache.segment3_tip_position_y
-            + 2.0 * cache.segment3_tip_position_x * segment3_tip_position_x_along_dq)
-            * p.link_mass;
-        let t633 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
-        let link5_inertia_i_22_along_dq = (2.0 * cache.segment4_tip_position_y
-            * segment4_tip_position_y_along_dq
-            + 2.0 * segment4_tip_position_x_along_dq * cache.segment4_tip_position_x)
-            * p.link_mass;
-        let link5_composite_force_n_z_along_dq = segment4_tip_velocity_v_x_along_dq
-            * link5_momentum_f_y + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
-            + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            + link5_inertia_i_22_along_dq * segment4_tip_bias_w_z
-            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
-            - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y
-            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
-            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
-            - link5_momentum_f_x * segment4_tip_velocity_v_y_along_dq;
-        let t634 = -(segment4_slice1_local_momentum_f_x
-            * segment4_base_velocity_v_y_along_dq);
-        let t635 = -(segment4_base_velocity_v_y_along_dq
-            * segment4_slice0_local_momentum_f_x);
-        let t636 = -(cache.segment4_slice0_local_inertia_h_y * t551);
-        let t637 = t560 * cache.segment4_slice0_local_inertia_h_x;
-        let t638 = -(cache.segment4_slice1_local_inertia_h_y * t549);
-        let t639 = segment4_slice1_local_momentum_f_y
-            * segment4_base_velocity_v_x_along_dq;
-        let t640 = segment4_slice0_local_momentum_f_y_along_dq * t136;
-        let t641 = segment4_slice0_local_momentum_f_y_along_dq * t138;
-        let t642 = segment4_slice0_local_momentum_f_y
-            * segment4_base_velocity_v_x_along_dq;
-        let t643 = cache.segment4_slice1_local_inertia_h_x * t558;
-        let t644 = -(segment4_slice0_local_momentum_f_x_along_dq * t120);
-        let segment4_composite_force_n_z_along_dq = (t605 + t606 + t607 + t608)
-            * cache.segment3_tip_position_x + t633 + link5_composite_force_n_z_along_dq
-            + t634 + t635 + t636 + t637 + t638 + t639 + t640 + t641 + t642 + t643 + t644
-            + t158 * segment3_tip_position_x_along_dq
-            - segment3_tip_position_y_along_dq * t171
-            - cache.segment3_tip_position_y * (t544 + t556 + t564 + t565);
-        let link4_composite_force_n_z_along_dq = segment3_tip_velocity_v_x
-            * link4_momentum_f_y_along_dq
-            + segment3_tip_bias_v_y * link4_inertia_h_x_along_dq
-            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
-            + segment3_tip_bias_v_y_along_dq * cache.link4_inertia_h_x
-            + link4_momentum_f_y * segment3_tip_velocity_v_x_along_dq
-            + segment4_composite_force_n_z_along_dq
-            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
-            - segment3_tip_velocity_v_y_along_dq * link4_momentum_f_x
-            - segment3_tip_bias_v_x * link4_inertia_h_y_along_dq
-            - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
-        let t645 = -(cache.segment3_slice1_local_inertia_h_y * t570);
-        let t646 = -(segment3_slice0_local_momentum_f_x_along_dq * t83);
-        let t647 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
-        let t648 = segment3_slice0_local_momentum_f_y_along_dq * t90;
-        let t649 = -(segment3_slice1_local_momentum_f_x
-            * segment3_base_velocity_v_y_along_dq);
-        let t650 = -(segment3_slice0_local_momentum_f_x
-            * segment3_base_velocity_v_y_along_dq);
-        let t651 = segment3_slice1_local_momentum_f_y
-            * segment3_base_velocity_v_x_along_dq;
-        let t652 = segment3_slice0_local_momentum_f_y
-            * segment3_base_velocity_v_x_along_dq;
-        let t653 = -(t572 * cache.segment3_slice0_local_inertia_h_y);
-        let t654 = t580 * cache.segment3_slice0_local_inertia_h_x;
-        let segment3_composite_force_n_z_along_dq = t631 + t632
-            + link4_composite_force_n_z_along_dq + t645 + t646 + t647 + t648
-            + (t602 + t603 + t604 + t609) * cache.segment2_tip_position_x + t649 + t650
-            + t651 + t652 + t653 + t654 + t159 * segment2_tip_position_x_along_dq
-            - (t577 + t578 + t579 + t587) * cache.segment2_tip_position_y
-            - t170 * segment2_tip_position_y_along_dq;
-        let link3_composite_force_n_z_along_dq = segment2_tip_velocity_v_x_along_dq
-            * link3_momentum_f_y
-            + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
-            + link3_inertia_i_22_along_dq * segment2_tip_bias_w_z
-            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
-            + segment2_tip_bias_v_y * link3_inertia_h_x_along_dq
-            + segment3_composite_force_n_z_along_dq
-            - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
-            - link3_inertia_h_y_along_dq * segment2_tip_bias_v_x
-            - segment2_tip_bias_v_x_along_dq * cache.link3_inertia_h_y
-            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq;
-        let t655 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice0_local_momentum_f_y;
-        let t656 = t36 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t657 = -(segment2_slice0_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t658 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice1_local_momentum_f_y;
-        let t659 = cache.segment2_slice1_local_inertia_h_x * t527;
-        let t660 = t38 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t661 = -(t54 * segment2_slice0_local_momentum_f_x_along_dq);
-        let segment2_composite_force_n_z_along_dq = t626 + t627 + t628 + t629
-            + segment1_tip_position_x_along_dq * t157 + t630
-            + link3_composite_force_n_z_along_dq + t655 + t656 + t657
-            + (t601 + t610 + t611 + t612) * cache.segment1_tip_position_x + t658 + t659
-            + t660 + t661 - cache.segment1_tip_position_y * (t534 + t542 + t543 + t588)
-            - t169 * segment1_tip_position_y_along_dq;
-        let link2_composite_force_n_z_along_dq = cache.link2_inertia_h_x
-            * segment1_tip_bias_v_y_along_dq
-            + link2_inertia_i_22_along_dq * segment1_tip_bias_w_z
-            + link2_momentum_f_y_along_dq * segment1_tip_velocity_v_x
-            + link2_inertia_h_x_along_dq * segment1_tip_bias_v_y
-            + segment1_tip_velocity_v_x_along_dq * link2_momentum_f_y
-            + segment2_composite_force_n_z_along_dq
-            - segment1_tip_velocity_v_y * link2_momentum_f_x_along_dq
-            - link2_momentum_f_x * segment1_tip_velocity_v_y_along_dq
-            - segment1_tip_bias_v_x * link2_inertia_h_y_along_dq
-            - segment1_tip_bias_v_x_along_dq * cache.link2_inertia_h_y;
-        let segment1_composite_force_n_z_along_dq = t614 + t615 + t616 + t617 + t618
-            + t619 + t620 + (t598 + t599 + t600 + t613) * q[0] + t621 + t622 + t623
-            + t624 + t625 + link2_composite_force_n_z_along_dq
-            - q[1] * (t520 + t521 + t589 + t597);
-        position[(0, j)] = segment1_composite_force_f_x_along_dq;
-        position[(1, j)] = segment1_composite_force_f_y_along_dq;
-        position[(2, j)] = segment1_composite_force_n_z_along_dq
-            + q[1] * segment1_composite_force_f_x_along_dq
-            + segment1_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
-        position[(3, j)] = segment1_tip_subspace0_v_y_along_dq
-            * link2_composite_force_f_y
-            + link2_composite_force_f_x * segment1_tip_subspace0_v_x_along_dq
-            + cache.segment1_tip_subspace0_v_x * link2_composite_force_f_x_along_dq
-            + cache.segment1_tip_subspace0_v_y * link2_composite_force_f_y_along_dq
-            + ((t514 + t518) * cache.segment1_slice1_local_bend_y_column_v_x
-                + 0.7886751345948129 * (t616 + t618 + t619 + t621 + t624 + t625)
-                + (t592 + t595) * cache.segment1_slice0_local_bend_y_column_v_y
-                + (t590 + t594) * cache.segment1_slice1_local_bend_y_column_v_y
-                + (t515 + t517) * cache.segment1_slice0_local_bend_y_column_v_x
-                + 0.21132486540518713 * (t614 + t615 + t617 + t620 + t622 + t623))
-                * p.channel_length
-            + p.channel_length * link2_composite_force_n_z_along_dq;
-        position[(4, j)] = p.channel_length
-            * (0.21132486540518713 * (t627 + t628 + t655 + t657 + t660 + t661)
-                + (t528 + t529) * cache.segment2_slice1_local_bend_y_column_v_y
-                + cache.segment2_slice0_local_bend_y_column_v_y * (t531 + t532)
-                + (t535 + t540) * cache.segment2_slice1_local_bend_y_column_v_x
-                + 0.7886751345948129 * (t626 + t629 + t630 + t656 + t658 + t659)
-                + (t537 + t538) * cache.segment2_slice0_local_bend_y_column_v_x)
-            + link3_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq
-            + p.channel_length * link3_composite_force_n_z_along_dq
-            + link3_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
-            + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y_along_dq
-            + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq;
-        position[(5, j)] = segment3_tip_subspace0_v_y_along_dq
-            * link4_composite_force_f_y
-            + link4_composite_force_f_x_along_dq * cache.segment3_tip_subspace0_v_x
-            + link4_composite_force_n_z_along_dq * p.channel_length
-            + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
-            + segment3_tip_subspace0_v_x_along_dq * link4_composite_force_f_x
-            + p.channel_length
-                * (0.7886751345948129 * (t632 + t645 + t646 + t648 + t649 + t651)
-                    + cache.segment3_slice1_local_bend_y_column_v_y * (t583 + t585)
-                    + (t581 + t582) * cache.segment3_slice0_local_bend_y_column_v_y
-                    + 0.21132486540518713 * (t631 + t647 + t650 + t652 + t653 + t654)
-                    + cache.segment3_slice0_local_bend_y_column_v_x * (t573 + t575)
-                    + (t571 + t574) * cache.segment3_slice1_local_bend_y_column_v_x);
-        position[(6, j)] = (0.7886751345948129
-            * (t633 + t634 + t638 + t639 + t640 + t643)
-            + (t550 + t554) * cache.segment4_slice1_local_bend_y_column_v_x
-            + cache.segment4_slice0_local_bend_y_column_v_x * (t552 + t553)
-            + (t557 + t561) * cache.segment4_slice0_local_bend_y_column_v_y
-            + 0.21132486540518713 * (t635 + t636 + t637 + t641 + t642 + t644)
-            + (t559 + t562) * cache.segment4_slice1_local_bend_y_column_v_y)
-            * p.channel_length
-            + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
-            + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y
-            + link5_composite_force_n_z_along_dq * p.channel_length
-            + link5_composite_force_f_x * segment4_tip_subspace0_v_x_along_dq
-            + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq;
-    }
-    for j in [3] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
         let segment1_bend_y_along_dq = p.channel_length * dq[3];
         let segment1_bend_squared_along_dq = 2.0 * cache.segment1_bend_y
             * segment1_bend_y_along_dq;
-        let segment1_slice1_bend_along_dq = 0.6220084679281462
-            * segment1_bend_squared_along_dq;
-        let t662 = p.channel_length * segment1_bend_y_along_dq;
-        let t663 = 0.4905626121623441 * cache.segment1_slice1_bend_c3 * t662
-            + 0.4905626121623441 * t29 * t190 * segment1_slice1_bend_along_dq
-            - 0.4905626121623441 * t29 * segment1_slice1_bend_along_dq * t189
-            - 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t662;
-        let segment1_slice1_local_com_y_along_dq = 0.6220084679281462 * t29
-            * segment1_slice1_bend_along_dq * t189
-            + 0.6220084679281462 * cache.segment1_slice1_bend_c2 * t662;
-        let segment1_slice1_local_bend_y_column_v_x_along_dq = t663
-            + 0.7886751345948129 * segment1_slice1_local_com_y_along_dq;
-        let t664 = p.channel_length * segment1_bend_y_along_dq * t16;
-        let t665 = (3.0 * segment1_bend_squared * segment1_bend_y_along_dq)
-            * p.channel_length * t16;
-        let t666 = p.channel_length * segment1_bend_squared_along_dq;
-        let t667 = 0.7737890683486395 * t666 * cache.segment1_slice1_bend_c4
-            + 0.7737890683486395 * t193 * segment1_slice1_bend_along_dq * t13
-            + 0.6220084679281462 * p.channel_length * segment1_slice1_bend_along_dq
-                * t189 - 0.38689453417431974 * t190 * segment1_slice1_bend_along_dq * t13
-            - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t666;
-        let segment1_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
-            * t195 * segment1_slice1_bend_along_dq;
-        let segment1_slice1_local_bend_y_column_v_y_along_dq = t667
-            - 0.7886751345948129 * segment1_slice1_local_com_x_along_dq;
-        let segment1_slice1_local_subspace0_v_y_along_dq = p.channel_length
-            * segment1_slice1_local_bend_y_column_v_y_along_dq;
-        let t668 = segment1_bend_y_rate
-            * segment1_slice1_local_bend_y_column_v_x_along_dq * qd[2]
-            + (2.3213672050459184 * t664 * cache.segment1_slice1_bend_c4
-                + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t665
-                + 0.24065167645154242 * t193 * t30 * segment1_slice1_bend_along_dq
-                + 1.9252134116123394 * t30 * segment1_slice1_bend_along_dq * t194
-                + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t665
-                + 2.3213672050459184 * t193 * segment1_slice1_bend_along_dq * t31
-                - 1.203258382257712 * t30 * segment1_slice1_bend_along_dq * t192
-                - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t665
-                - 1.1606836025229592 * t190 * segment1_slice1_bend_along_dq * t31
-                - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t664)
-            + segment1_slice1_local_subspace0_v_y_along_dq * qdd[3]
-            - 0.7886751345948129 * t663 * segment1_bend_y_rate * segment1_bend_y_rate;
-        let t669 = t668 * cache.segment1_slice0_mass;
-        let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
-            * segment1_slice1_local_com_y_along_dq;
-        let segment1_slice1_local_momentum_f_x_along_dq = segment1_bend_y_rate
-            * segment1_slice1_local_bend_y_column_v_x_along_dq
-            * cache.segment1_slice0_mass
-            - t0 * segment1_slice1_local_inertia_h_y_along_dq;
-        let t670 = t0 * segment1_slice1_local_momentum_f_x_along_dq;
-        let segment1_slice0_bend_along_dq = 0.044658198738520456
-            * segment1_bend_squared_along_dq;
-        let t671 = 0.009437387837655933 * t29 * t197 * segment1_slice0_bend_along_dq
-            + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t662
-            - 0.009437387837655933 * t196 * t29 * segment1_slice0_bend_along_dq
-            - 0.009437387837655933 * cache.segment1_slice0_bend_c2 * t662;
-        let segment1_slice0_local_com_y_along_dq = 0.044658198738520456 * t196 * t29
-            * segment1_slice0_bend_along_dq
-            + 0.044658198738520456 * cache.segment1_slice0_bend_c2 * t662;
-        let segment1_slice0_local_bend_y_column_v_x_along_dq = 0.21132486540518713
-            * segment1_slice0_local_com_y_along_dq + t671;
-        let segment1_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
-            * t202 * segment1_slice0_bend_along_dq;
-        let t672 = 0.00398870942913838 * t198 * segment1_slice0_bend_along_dq * t13
-            + 0.044658198738520456 * t196 * p.channel_length
-                * segment1_slice0_bend_along_dq
-            + 0.00398870942913838 * t666 * cache.segment1_slice0_bend_c4
-            - 0.00199435471456919 * t197 * segment1_slice0_bend_along_dq * t13
-            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t666;
-        let segment1_slice0_local_bend_y_column_v_y_along_dq = t672
-            - 0.21132486540518713 * segment1_slice0_local_com_x_along_dq;
-        let segment1_slice0_local_subspace0_v_y_along_dq = p.channel_length
-            * segment1_slice0_local_bend_y_column_v_y_along_dq;
-        let t673 = segment1_bend_y_rate * qd[2]
-            * segment1_slice0_local_bend_y_column_v_x_along_dq
-            + (0.01196612828741514 * t198 * segment1_slice0_bend_along_dq * t31
-                + 0.0007125143135866891 * t665 * cache.segment1_slice0_bend_c6
-                + 0.01196612828741514 * t664 * cache.segment1_slice0_bend_c4
-                + 0.0007125143135866891 * t30 * segment1_slice0_bend_along_dq * t201
-                + 0.00008906428919833614 * t30 * t198 * segment1_slice0_bend_along_dq
-                + 0.00008906428919833614 * t665 * cache.segment1_slice0_bend_c4
-                - 0.0004453214459916807 * t30 * t200 * segment1_slice0_bend_along_dq
-                - 0.0004453214459916807 * cache.segment1_slice0_bend_c5 * t665
-                - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t664
-                - 0.00598306414370757 * t197 * segment1_slice0_bend_along_dq * t31)
-            + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
-            - 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate * t671;
-        let t674 = t673 * cache.segment1_slice0_mass;
-        let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t675 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
-        let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t676 = segment1_slice0_local_inertia_h_x_along_dq * segment1_slice0_bias_w_z;
-        let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
-            * cache.segment1_slice0_mass;
-        let segment1_slice0_local_momentum_f_x_along_dq = segment1_bend_y_rate
-            * segment1_slice0_local_bend_y_column_v_x_along_dq
-            * cache.segment1_slice0_mass
-            - segment1_slice0_local_inertia_h_y_along_dq * t1;
-        let t677 = t1 * segment1_slice0_local_momentum_f_x_along_dq;
-        let t678 = t669 + t670 + t674 + t675 + t676 + t677;
-        let t679 = cache.base_angle_rotation_01 * t678;
-        let t680 = segment1_bend_squared_along_dq * t203;
-        let t681 = t29 * t680 + cache.segment1_bend_squared_c2 * t662;
-        let t682 = t662 * cache.segment1_bend_squared_c3
-            + t29 * segment1_bend_squared_along_dq * t204 - t29 * t680
-            - cache.segment1_bend_squared_c2 * t662;
-        let segment1_tip_local_bend_y_column_v_x_along_dq = t681 + t682;
+        let t289 = segment1_bend_squared_along_dq * t1;
+        let t290 = p.channel_length * segment1_bend_y_along_dq;
+        let t291 = t0 * t289 + cache.segment1_bend_squared_c2 * t290;
+        let base_angle_rotation_00_along_dq = cache.base_angle_rotation_01 * dq[2];
+        let t292 = segment1_bend_squared_along_dq * t3;
+        let t293 = t292 * p.channel_length;
+        let base_angle_rotation_10_along_dq = cache.cos_q2 * dq[2];
+        let base_angle_rotation_01_along_dq = -base_angle_rotation_10_along_dq;
+        let segment1_tip_position_x_along_dq = t291 * cache.base_angle_rotation_01
+            + dq[0] + t2 * base_angle_rotation_00_along_dq + t293 * cache.cos_q2
+            + t4 * base_angle_rotation_01_along_dq;
+        let link2_inertia_h_x_along_dq = p.link_mass * segment1_tip_position_x_along_dq;
+        let t294 = t290 * cache.segment1_bend_squared_c3
+            + t0 * segment1_bend_squared_along_dq * t5 - t0 * t289
+            - cache.segment1_bend_squared_c2 * t290;
+        let segment1_tip_local_bend_y_column_v_x_along_dq = t291 + t294;
         let segment1_tip_local_subspace0_v_x_along_dq = p.channel_length
             * segment1_tip_local_bend_y_column_v_x_along_dq;
-        let t683 = segment1_bend_squared_along_dq * t205;
-        let t684 = t683 * p.channel_length;
-        let t685 = 2.0 * cache.segment1_bend_squared_c4 * t666 + p.channel_length * t680
-            + 2.0 * segment1_bend_squared_along_dq * t206 * t13
-            - t666 * cache.segment1_bend_squared_c3
-            - segment1_bend_squared_along_dq * t13 * t204;
-        let segment1_tip_local_bend_y_column_v_y_along_dq = t685 - t684;
+        let t295 = p.channel_length * segment1_bend_squared_along_dq;
+        let t296 = 2.0 * cache.segment1_bend_squared_c4 * t295 + p.channel_length * t289
+            + 2.0 * segment1_bend_squared_along_dq * t7 * t6
+            - t295 * cache.segment1_bend_squared_c3
+            - segment1_bend_squared_along_dq * t6 * t5;
+        let segment1_tip_local_bend_y_column_v_y_along_dq = t296 - t293;
         let segment1_tip_local_subspace0_v_y_along_dq = segment1_tip_local_bend_y_column_v_y_along_dq
             * p.channel_length;
         let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
             * segment1_tip_local_subspace0_v_x_along_dq
-            + cache.cos_q2 * segment1_tip_local_subspace0_v_y_along_dq;
+            + cache.cos_q2 * segment1_tip_local_subspace0_v_y_along_dq
+            + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
+            + base_angle_rotation_10_along_dq * cache.segment1_tip_local_subspace0_v_x
+            - p.channel_length * dq[0];
         let segment1_tip_velocity_v_y_along_dq = segment1_tip_subspace0_v_y_along_dq
-            * qd[3];
-        let segment1_tip_position_x_along_dq = t681 * cache.base_angle_rotation_01
-            + t684 * cache.cos_q2;
-        let link2_inertia_h_x_along_dq = p.link_mass * segment1_tip_position_x_along_dq;
-        let link2_momentum_f_y_along_dq = segment1_tip_velocity_v_y_along_dq
-            * p.link_mass + link2_inertia_h_x_along_dq * segment1_tip_velocity_w_z;
-        let segment1_tip_position_y_along_dq = cache.sin_q2 * t684 + cache.cos_q2 * t681;
+            * qd[3] + base_angle_velocity_v_y_along_dq;
+        let link2_momentum_f_y_along_dq = segment1_tip_velocity_w_z
+            * link2_inertia_h_x_along_dq
+            + p.link_mass * segment1_tip_velocity_v_y_along_dq;
+        let segment1_tip_position_y_along_dq = t4 * base_angle_rotation_00_along_dq
+            + cache.sin_q2 * t293 + cache.cos_q2 * t291 + dq[1]
+            + t2 * base_angle_rotation_10_along_dq;
         let link2_inertia_h_y_along_dq = segment1_tip_position_y_along_dq * p.link_mass;
-        let t686 = (6.0 * cache.segment1_bend_squared_c4 * t664
-            + 6.0 * segment1_bend_squared_along_dq * t206 * t31
-            + cache.segment1_bend_squared_c4 * t665
-            + 8.0 * cache.segment1_bend_squared_c6 * t665
-            + 8.0 * t30 * segment1_bend_squared_along_dq * t209
-            + t30 * segment1_bend_squared_along_dq * t206
-            - 5.0 * cache.segment1_bend_squared_c5 * t665
-            - 5.0 * t30 * t208 * segment1_bend_squared_along_dq
-            - 3.0 * t664 * cache.segment1_bend_squared_c3
-            - 3.0 * segment1_bend_squared_along_dq * t31 * t204)
-            + segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
-            - segment1_bend_y_rate * segment1_bend_y_rate * t682;
-        let t687 = p.channel_length * segment1_bend_squared_along_dq * t16;
-        let t688 = segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
-            + (t687 * cache.segment1_bend_squared_c3
-                + segment1_bend_squared_along_dq * t18 * t204
-                + 3.0 * cache.segment1_bend_squared_c5 * t687
-                + 3.0 * t208 * segment1_bend_squared_along_dq * t18
-                + t17 * segment1_bend_squared_along_dq * t204 - t17 * t680
-                - 3.0 * segment1_bend_squared_along_dq * t206 * t18
-                - 3.0 * cache.segment1_bend_squared_c4 * t687)
-            + segment1_bend_y_rate * segment1_bend_y_rate * t685;
-        let segment1_tip_bias_v_x_along_dq = cache.base_angle_rotation_01 * t686
-            + cache.cos_q2 * t688 - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
-        let t689 = -segment1_bend_squared * t680
+        let t297 = -segment1_bend_squared * t289
             - cache.segment1_bend_squared_c2 * segment1_bend_squared_along_dq;
-        let t690 = -t683 * cache.segment1_bend_y
-            - segment1_bend_y_along_dq * cache.segment1_bend_squared_c1;
-        let segment1_tip_rotation_01_along_dq = cache.base_angle_rotation_01 * t689
-            + cache.cos_q2 * t690;
-        let t691 = segment1_tip_rotation_01_along_dq * t51;
-        let segment1_tip_subspace0_v_x_along_dq = cache.cos_q2
-            * segment1_tip_local_subspace0_v_x_along_dq
-            + cache.base_angle_rotation_01 * segment1_tip_local_subspace0_v_y_along_dq;
-        let segment1_tip_velocity_v_x_along_dq = segment1_tip_subspace0_v_x_along_dq
-            * qd[3];
-        let t692 = segment1_tip_velocity_v_x_along_dq
+        let t298 = cache.cos_q2 * t297;
+        let t299 = segment1_bend_y_along_dq * cache.segment1_bend_squared_c1
+            + t292 * cache.segment1_bend_y;
+        let t300 = t8 * base_angle_rotation_00_along_dq;
+        let segment1_tip_rotation_00_along_dq = t298
+            + t299 * cache.base_angle_rotation_01 + t300
+            + t9 * base_angle_rotation_01_along_dq;
+        let t301 = segment1_tip_rotation_00_along_dq * t37;
+        let t302 = segment1_tip_velocity_w_z * segment1_tip_position_x_along_dq
+            + segment1_tip_velocity_v_y_along_dq;
+        let base_angle_velocity_v_x_along_dq = dq[1] * qd[2];
+        let segment1_tip_subspace0_v_x_along_dq = base_angle_rotation_00_along_dq
+            * cache.segment1_tip_local_subspace0_v_x
+            + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq
+            + cache.cos_q2 * segment1_tip_local_subspace0_v_x_along_dq
+            + cache.base_angle_rotation_01 * segment1_tip_local_subspace0_v_y_along_dq
+            + p.channel_length * dq[1];
+        let segment1_tip_velocity_v_x_along_dq = base_angle_velocity_v_x_along_dq
+            + segment1_tip_subspace0_v_x_along_dq * qd[3];
+        let t303 = segment1_tip_velocity_v_x_along_dq
             - segment1_tip_velocity_w_z * segment1_tip_position_y_along_dq;
-        let t693 = segment1_tip_velocity_v_y_along_dq
-            + segment1_tip_velocity_w_z * segment1_tip_position_x_along_dq;
-        let t694 = cache.cos_q2 * t689;
-        let segment1_tip_rotation_11_along_dq = cache.sin_q2 * t690 + t694;
-        let segment2_base_velocity_v_y_along_dq = t35 * segment1_tip_rotation_01_along_dq
-            + t692 * cache.segment1_tip_rotation_01
-            + cache.segment1_tip_rotation_11 * t693
-            + t34 * segment1_tip_rotation_11_along_dq;
-        let segment2_slice0_local_momentum_f_y_along_dq = segment2_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t695 = -(segment2_slice0_local_momentum_f_y_along_dq * t3);
-        let t696 = segment1_bend_y_along_dq * cache.segment1_bend_squared_c1
-            + t683 * cache.segment1_bend_y;
-        let segment1_tip_rotation_10_along_dq = cache.sin_q2 * t689
-            + t696 * cache.cos_q2;
-        let segment1_tip_rotation_00_along_dq = t694
-            + t696 * cache.base_angle_rotation_01;
-        let t697 = segment1_tip_bias_v_x_along_dq
+        let t304 = -t292 * cache.segment1_bend_y
+            - segment1_bend_y_along_dq * cache.segment1_bend_squared_c1;
+        let segment1_tip_rotation_11_along_dq = base_angle_rotation_10_along_dq * t38
+            + cache.sin_q2 * t304 + t298 + t300;
+        let segment1_tip_rotation_01_along_dq = t38 * base_angle_rotation_00_along_dq
+            + cache.base_angle_rotation_01 * t297 + t8 * base_angle_rotation_01_along_dq
+            + cache.cos_q2 * t304;
+        let segment2_base_velocity_v_y_along_dq = cache.segment1_tip_rotation_11 * t302
+            + t303 * cache.segment1_tip_rotation_01
+            + t13 * segment1_tip_rotation_11_along_dq
+            + t12 * segment1_tip_rotation_01_along_dq;
+        let segment1_tip_rotation_10_along_dq = t8 * base_angle_rotation_10_along_dq
+            + t9 * base_angle_rotation_00_along_dq + cache.sin_q2 * t297
+            + t299 * cache.cos_q2;
+        let t305 = p.channel_length * segment1_bend_y_along_dq * t20;
+        let t306 = (3.0 * segment1_bend_squared * segment1_bend_y_along_dq)
+            * p.channel_length * t20;
+        let t307 = (6.0 * cache.segment1_bend_squared_c4 * t305
+            + 6.0 * segment1_bend_squared_along_dq * t7 * t25
+            + cache.segment1_bend_squared_c4 * t306
+            + 8.0 * cache.segment1_bend_squared_c6 * t306
+            + 8.0 * t24 * segment1_bend_squared_along_dq * t41
+            + t24 * segment1_bend_squared_along_dq * t7
+            - 5.0 * cache.segment1_bend_squared_c5 * t306
+            - 5.0 * t24 * t40 * segment1_bend_squared_along_dq
+            - 3.0 * t305 * cache.segment1_bend_squared_c3
+            - 3.0 * segment1_bend_squared_along_dq * t25 * t5)
+            + segment1_tip_local_subspace0_v_y_along_dq * qdd[3]
+            - segment1_bend_y_rate * segment1_bend_y_rate * t294;
+        let t308 = p.channel_length * segment1_bend_squared_along_dq * t20;
+        let t309 = segment1_tip_local_subspace0_v_x_along_dq * qdd[3]
+            + (t308 * cache.segment1_bend_squared_c3
+                + segment1_bend_squared_along_dq * t21 * t5
+                + 3.0 * cache.segment1_bend_squared_c5 * t308
+                + 3.0 * t40 * segment1_bend_squared_along_dq * t21
+                + t22 * segment1_bend_squared_along_dq * t5 - t22 * t289
+                - 3.0 * segment1_bend_squared_along_dq * t7 * t21
+                - 3.0 * cache.segment1_bend_squared_c4 * t308)
+            + segment1_bend_y_rate * segment1_bend_y_rate * t296;
+        let segment1_tip_bias_v_x_along_dq = base_angle_acceleration_v_x_along_dq
+            + cache.base_angle_rotation_01 * t307 + base_angle_rotation_01_along_dq * t26
+            + t23 * base_angle_rotation_00_along_dq + p.channel_length * dq[1] * qdd[3]
+            + cache.cos_q2 * t309
+            + segment1_bend_y_rate * base_angle_velocity_v_y_along_dq
+            - segment1_tip_subspace0_v_y_along_dq * qd[2] * qd[3];
+        let t310 = segment1_tip_bias_v_x_along_dq
             - segment1_tip_position_y_along_dq * segment1_tip_bias_w_z;
-        let segment1_tip_bias_v_y_along_dq = segment1_tip_subspace0_v_x_along_dq * qd[2]
-            * qd[3] + cache.cos_q2 * t686 + cache.sin_q2 * t688;
-        let t698 = segment1_tip_bias_v_y_along_dq
-            + segment1_tip_position_x_along_dq * segment1_tip_bias_w_z;
-        let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_10_along_dq * t41
-            + segment1_tip_rotation_00_along_dq * t40
-            + cache.segment1_tip_rotation_00 * t697
-            + t698 * cache.segment1_tip_rotation_10;
-        let t699 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dq
+        let base_angle_acceleration_v_y_along_dq = qdd[2]
+            * base_angle_subspace_v_y_along_dq;
+        let segment1_tip_bias_v_y_along_dq = t23 * base_angle_rotation_10_along_dq
+            + segment1_tip_subspace0_v_x_along_dq * qd[2] * qd[3] + cache.cos_q2 * t307
+            + cache.sin_q2 * t309 + t26 * base_angle_rotation_00_along_dq
+            + base_angle_acceleration_v_y_along_dq - p.channel_length * dq[0] * qdd[3]
+            - base_angle_velocity_v_x_along_dq * segment1_bend_y_rate;
+        let t311 = segment1_tip_bias_v_y_along_dq
+            + segment1_tip_bias_w_z * segment1_tip_position_x_along_dq;
+        let segment2_base_bias_v_x_along_dq = segment1_tip_rotation_00_along_dq * t28
+            + segment1_tip_rotation_10_along_dq * t27
+            + t310 * cache.segment1_tip_rotation_00
+            + cache.segment1_tip_rotation_10 * t311;
+        let t312 = 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
             * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
-        let t700 = t699 * cache.segment1_slice0_mass;
-        let t701 = -(t2 * segment2_slice0_local_momentum_f_y_along_dq);
-        let t702 = segment2_base_bias_v_x_along_dq
-            + 0.21132486540518713 * segment2_base_velocity_v_y_along_dq
-                * segment2_bend_y_rate;
-        let t703 = t702 * cache.segment1_slice0_mass;
-        let t704 = t695 + t700 + t701 + t703;
-        let t705 = cache.segment1_tip_rotation_00 * t704;
-        let segment2_base_velocity_v_x_along_dq = segment1_tip_rotation_00_along_dq * t35
-            + cache.segment1_tip_rotation_10 * t693
-            + cache.segment1_tip_rotation_00 * t692
-            + segment1_tip_rotation_10_along_dq * t34;
-        let segment2_slice0_local_momentum_f_x_along_dq = segment2_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t706 = segment2_slice0_local_momentum_f_x_along_dq * t3;
-        let t707 = segment2_slice0_local_momentum_f_x_along_dq * t2;
-        let segment2_base_bias_v_y_along_dq = t697 * cache.segment1_tip_rotation_01
-            + t698 * cache.segment1_tip_rotation_11
-            + segment1_tip_rotation_01_along_dq * t40
-            + segment1_tip_rotation_11_along_dq * t41;
-        let t708 = segment2_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t709 = t708 * cache.segment1_slice0_mass;
-        let t710 = segment2_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq
-                * segment2_bend_y_rate;
-        let t711 = t710 * cache.segment1_slice0_mass;
-        let t712 = t706 + t707 + t709 + t711;
-        let t713 = cache.segment1_tip_rotation_01 * t712;
-        let segment2_tip_subspace0_v_y_along_dq = cache.segment2_tip_local_subspace0_v_y
-            * segment1_tip_rotation_11_along_dq
-            + segment1_tip_rotation_10_along_dq * cache.segment2_tip_local_subspace0_v_x
+        let t313 = cache.segment1_slice0_mass * t312;
+        let segment2_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
+            * segment2_base_velocity_v_y_along_dq;
+        let t314 = -(t11 * segment2_slice0_local_momentum_f_y_along_dq);
+        let t315 = 0.7886751345948129 * segment2_base_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment2_base_bias_v_x_along_dq;
+        let t316 = t315 * cache.segment1_slice0_mass;
+        let t317 = -(segment2_slice0_local_momentum_f_y_along_dq * t33);
+        let t318 = t313 + t314 + t316 + t317;
+        let t319 = cache.segment1_tip_rotation_00 * t318;
+        let segment2_tip_position_y_along_dq = t42 * segment1_tip_rotation_10_along_dq
+            + segment1_tip_position_y_along_dq + t44 * segment1_tip_rotation_11_along_dq;
+        let link3_inertia_h_y_along_dq = p.link_mass * segment2_tip_position_y_along_dq;
+        let segment2_tip_subspace0_v_y_along_dq = cache.segment2_tip_local_subspace0_v_x
+            * segment1_tip_rotation_10_along_dq
+            + cache.segment2_tip_local_subspace0_v_y * segment1_tip_rotation_11_along_dq
             - p.channel_length * segment1_tip_position_x_along_dq;
-        let segment2_tip_bias_v_x_along_dq = t68 * segment1_tip_rotation_00_along_dq
-            + qdd[4] * p.channel_length * segment1_tip_position_y_along_dq
-            + segment1_tip_velocity_v_y_along_dq * segment2_bend_y_rate
-            + t69 * segment1_tip_rotation_01_along_dq + segment1_tip_bias_v_x_along_dq
-            - segment2_tip_subspace0_v_y_along_dq * segment1_tip_velocity_w_z * qd[4];
-        let segment2_tip_position_y_along_dq = segment1_tip_rotation_10_along_dq * t178
-            + segment1_tip_position_y_along_dq
-            + t177 * segment1_tip_rotation_11_along_dq;
-        let link3_inertia_h_y_along_dq = segment2_tip_position_y_along_dq * p.link_mass;
-        let segment2_tip_rotation_11_along_dq = t181 * segment1_tip_rotation_11_along_dq
-            + t182 * segment1_tip_rotation_10_along_dq;
-        let segment2_tip_rotation_01_along_dq = t182 * segment1_tip_rotation_00_along_dq
-            + t181 * segment1_tip_rotation_01_along_dq;
-        let segment2_tip_velocity_v_y_along_dq = segment1_tip_velocity_v_y_along_dq
-            + segment2_tip_subspace0_v_y_along_dq * qd[4];
-        let segment2_tip_position_x_along_dq = t177 * segment1_tip_rotation_01_along_dq
-            + segment1_tip_rotation_00_along_dq * t178
-            + segment1_tip_position_x_along_dq;
-        let t714 = segment2_tip_velocity_v_y_along_dq
-            + segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq;
-        let segment2_tip_subspace0_v_x_along_dq = segment1_tip_rotation_00_along_dq
-            * cache.segment2_tip_local_subspace0_v_x
-            + p.channel_length * segment1_tip_position_y_along_dq
-            + segment1_tip_rotation_01_along_dq * cache.segment2_tip_local_subspace0_v_y;
-        let segment2_tip_velocity_v_x_along_dq = segment2_tip_subspace0_v_x_along_dq
-            * qd[4] + segment1_tip_velocity_v_x_along_dq;
-        let t715 = segment2_tip_velocity_v_x_along_dq
-            - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
-        let segment3_base_velocity_v_y_along_dq = segment2_tip_rotation_11_along_dq * t71
-            + segment2_tip_rotation_01_along_dq * t72
-            + t714 * cache.segment2_tip_rotation_11
-            + cache.segment2_tip_rotation_01 * t715;
-        let t716 = segment2_tip_bias_v_x_along_dq
-            - segment2_tip_position_y_along_dq * segment2_tip_bias_w_z;
-        let segment2_tip_rotation_10_along_dq = t181 * segment1_tip_rotation_10_along_dq
-            + t180 * segment1_tip_rotation_11_along_dq;
-        let segment2_tip_rotation_00_along_dq = t180 * segment1_tip_rotation_01_along_dq
-            + t181 * segment1_tip_rotation_00_along_dq;
-        let segment2_tip_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
-            + t68 * segment1_tip_rotation_10_along_dq
-            + t69 * segment1_tip_rotation_11_along_dq
-            + segment2_tip_subspace0_v_x_along_dq * segment1_tip_velocity_w_z * qd[4]
-            - qdd[4] * p.channel_length * segment1_tip_position_x_along_dq
-            - segment1_tip_velocity_v_x_along_dq * segment2_bend_y_rate;
-        let t717 = segment2_tip_position_x_along_dq * segment2_tip_bias_w_z
-            + segment2_tip_bias_v_y_along_dq;
-        let segment3_base_bias_v_x_along_dq = cache.segment2_tip_rotation_00 * t716
-            + segment2_tip_rotation_10_along_dq * t78
-            + t77 * segment2_tip_rotation_00_along_dq
-            + t717 * cache.segment2_tip_rotation_10;
-        let t718 = 0.21132486540518713 * segment3_base_velocity_v_y_along_dq
-            * segment3_bend_y_rate + segment3_base_bias_v_x_along_dq;
-        let t719 = t718 * cache.segment1_slice0_mass;
-        let segment3_slice0_local_momentum_f_y_along_dq = segment3_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t720 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
-        let t721 = segment3_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment3_base_velocity_v_y_along_dq
-                * segment3_bend_y_rate;
-        let t722 = t721 * cache.segment1_slice0_mass;
-        let t723 = -(t7 * segment3_slice0_local_momentum_f_y_along_dq);
-        let t724 = t719 + t720 + t722 + t723;
-        let t725 = cache.segment2_tip_rotation_00 * t724;
-        let t726 = t88 * segment2_tip_rotation_00_along_dq;
-        let segment3_tip_rotation_11_along_dq = t184 * segment2_tip_rotation_11_along_dq
-            + segment2_tip_rotation_10_along_dq * t185;
-        let segment3_tip_position_y_along_dq = segment2_tip_position_y_along_dq
-            + t179 * segment2_tip_rotation_10_along_dq
-            + segment2_tip_rotation_11_along_dq * t183;
-        let segment3_tip_rotation_10_along_dq = t186 * segment2_tip_rotation_11_along_dq
-            + segment2_tip_rotation_10_along_dq * t184;
-        let segment4_tip_position_y_along_dq = t187 * segment3_tip_rotation_11_along_dq
-            + segment3_tip_position_y_along_dq
-            + t188 * segment3_tip_rotation_10_along_dq;
-        let link5_inertia_h_y_along_dq = segment4_tip_position_y_along_dq * p.link_mass;
+        let segment2_tip_velocity_v_y_along_dq = segment2_tip_subspace0_v_y_along_dq
+            * qd[4] + segment1_tip_velocity_v_y_along_dq;
+        let segment2_tip_position_x_along_dq = t44 * segment1_tip_rotation_01_along_dq
+            + segment1_tip_rotation_00_along_dq * t42 + segment1_tip_position_x_along_dq;
+        let link3_inertia_h_x_along_dq = p.link_mass * segment2_tip_position_x_along_dq;
+        let link3_momentum_f_y_along_dq = p.link_mass
+            * segment2_tip_velocity_v_y_along_dq
+            + segment2_tip_velocity_w_z * link3_inertia_h_x_along_dq;
+        let segment2_tip_rotation_00_along_dq = t45 * segment1_tip_rotation_01_along_dq
+            + segment1_tip_rotation_00_along_dq * t46;
+        let t320 = segment2_tip_rotation_00_along_dq * t71;
+        let segment2_tip_rotation_01_along_dq = segment1_tip_rotation_00_along_dq * t86
+            + t46 * segment1_tip_rotation_01_along_dq;
+        let t321 = t85 * segment2_tip_rotation_01_along_dq;
+        let segment3_tip_rotation_01_along_dq = t88 * segment2_tip_rotation_00_along_dq
+            + t89 * segment2_tip_rotation_01_along_dq;
+        let segment2_tip_rotation_11_along_dq = t86 * segment1_tip_rotation_10_along_dq
+            + t46 * segment1_tip_rotation_11_along_dq;
+        let segment2_tip_rotation_10_along_dq = t46 * segment1_tip_rotation_10_along_dq
+            + t45 * segment1_tip_rotation_11_along_dq;
         let segment3_tip_subspace0_v_y_along_dq = segment2_tip_rotation_11_along_dq
             * cache.segment3_tip_local_subspace0_v_y
-            + segment2_tip_rotation_10_along_dq * cache.segment3_tip_local_subspace0_v_x
-            - segment2_tip_position_x_along_dq * p.channel_length;
-        let segment3_tip_velocity_v_y_along_dq = segment2_tip_velocity_v_y_along_dq
-            + qd[5] * segment3_tip_subspace0_v_y_along_dq;
-        let segment3_tip_position_x_along_dq = segment2_tip_position_x_along_dq
-            + segment2_tip_rotation_01_along_dq * t183
-            + t179 * segment2_tip_rotation_00_along_dq;
-        let segment4_tip_subspace0_v_y_along_dq = cache.segment4_tip_local_subspace0_v_x
-            * segment3_tip_rotation_10_along_dq
-            + segment3_tip_rotation_11_along_dq * cache.segment4_tip_local_subspace0_v_y
-            - segment3_tip_position_x_along_dq * p.channel_length;
-        let segment3_tip_rotation_00_along_dq = t184 * segment2_tip_rotation_00_along_dq
-            + segment2_tip_rotation_01_along_dq * t186;
-        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_01_along_dq * t106
-            + segment2_tip_rotation_00_along_dq * t105
-            + qdd[5] * p.channel_length * segment2_tip_position_y_along_dq
-            + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
-            + segment2_tip_bias_v_x_along_dq
-            - segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_y_along_dq;
-        let segment3_tip_rotation_01_along_dq = t185 * segment2_tip_rotation_00_along_dq
-            + segment2_tip_rotation_01_along_dq * t184;
-        let segment4_tip_bias_v_x_along_dq = segment3_tip_velocity_v_y_along_dq
-            * segment4_bend_y_rate + t143 * segment3_tip_rotation_00_along_dq
-            + segment3_tip_bias_v_x_along_dq
-            + p.channel_length * segment3_tip_position_y_along_dq * qdd[6]
-            + t142 * segment3_tip_rotation_01_along_dq
-            - segment4_tip_subspace0_v_y_along_dq * qd[6] * segment3_tip_velocity_w_z;
-        let segment4_tip_position_x_along_dq = segment3_tip_position_x_along_dq
-            + segment3_tip_rotation_01_along_dq * t187
-            + t188 * segment3_tip_rotation_00_along_dq;
-        let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
-        let segment4_tip_velocity_v_y_along_dq = segment3_tip_velocity_v_y_along_dq
-            + segment4_tip_subspace0_v_y_along_dq * qd[6];
-        let link5_momentum_f_y_along_dq = segment4_tip_velocity_w_z
-            * link5_inertia_h_x_along_dq
-            + p.link_mass * segment4_tip_velocity_v_y_along_dq;
-        let link5_composite_force_f_x_along_dq = p.link_mass
-            * segment4_tip_bias_v_x_along_dq
-            - link5_inertia_h_y_along_dq * segment4_tip_bias_w_z
-            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
-        let t727 = t125 * segment3_tip_rotation_00_along_dq;
-        let t728 = segment3_tip_velocity_v_y_along_dq
+            + cache.segment3_tip_local_subspace0_v_x * segment2_tip_rotation_10_along_dq
+            - p.channel_length * segment2_tip_position_x_along_dq;
+        let segment3_tip_velocity_v_y_along_dq = qd[5]
+            * segment3_tip_subspace0_v_y_along_dq + segment2_tip_velocity_v_y_along_dq;
+        let segment3_tip_position_x_along_dq = t91 * segment2_tip_rotation_00_along_dq
+            + segment2_tip_position_x_along_dq + segment2_tip_rotation_01_along_dq * t92;
+        let t322 = segment3_tip_velocity_v_y_along_dq
             + segment3_tip_position_x_along_dq * segment3_tip_velocity_w_z;
-        let segment3_tip_subspace0_v_x_along_dq = cache.segment3_tip_local_subspace0_v_x
-            * segment2_tip_rotation_00_along_dq
+        let segment3_tip_position_y_along_dq = t91 * segment2_tip_rotation_10_along_dq
+            + segment2_tip_rotation_11_along_dq * t92 + segment2_tip_position_y_along_dq;
+        let segment2_tip_subspace0_v_x_along_dq = segment1_tip_rotation_01_along_dq
+            * cache.segment2_tip_local_subspace0_v_y
+            + segment1_tip_rotation_00_along_dq * cache.segment2_tip_local_subspace0_v_x
+            + p.channel_length * segment1_tip_position_y_along_dq;
+        let segment2_tip_velocity_v_x_along_dq = segment1_tip_velocity_v_x_along_dq
+            + qd[4] * segment2_tip_subspace0_v_x_along_dq;
+        let segment3_tip_subspace0_v_x_along_dq = segment2_tip_rotation_01_along_dq
+            * cache.segment3_tip_local_subspace0_v_y
             + p.channel_length * segment2_tip_position_y_along_dq
-            + segment2_tip_rotation_01_along_dq * cache.segment3_tip_local_subspace0_v_y;
+            + cache.segment3_tip_local_subspace0_v_x * segment2_tip_rotation_00_along_dq;
         let segment3_tip_velocity_v_x_along_dq = segment2_tip_velocity_v_x_along_dq
             + qd[5] * segment3_tip_subspace0_v_x_along_dq;
-        let t729 = segment3_tip_velocity_v_x_along_dq
+        let t323 = segment3_tip_velocity_v_x_along_dq
             - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
-        let segment4_base_velocity_v_x_along_dq = t108
-            * segment3_tip_rotation_10_along_dq
-            + segment3_tip_rotation_00_along_dq * t107
-            + cache.segment3_tip_rotation_10 * t728
-            + cache.segment3_tip_rotation_00 * t729;
-        let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t730 = t4 * segment4_slice0_local_momentum_f_x_along_dq;
-        let t731 = segment3_tip_bias_v_x_along_dq
-            - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
-        let segment3_tip_bias_v_y_along_dq = t106 * segment2_tip_rotation_11_along_dq
-            + segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_x_along_dq
-            + segment2_tip_rotation_10_along_dq * t105 + segment2_tip_bias_v_y_along_dq
-            - segment2_tip_velocity_v_x_along_dq * segment3_bend_y_rate
-            - qdd[5] * segment2_tip_position_x_along_dq * p.channel_length;
-        let t732 = segment3_tip_position_x_along_dq * segment3_tip_bias_w_z
-            + segment3_tip_bias_v_y_along_dq;
-        let segment4_base_bias_v_y_along_dq = cache.segment3_tip_rotation_01 * t731
-            + t732 * cache.segment3_tip_rotation_11
-            + t116 * segment3_tip_rotation_01_along_dq
-            + t117 * segment3_tip_rotation_11_along_dq;
-        let t733 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq
-                * segment4_bend_y_rate;
-        let t734 = cache.segment1_slice0_mass * t733;
-        let t735 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq
-                * segment4_bend_y_rate;
-        let t736 = t735 * cache.segment1_slice0_mass;
-        let t737 = segment4_slice0_local_momentum_f_x_along_dq * t5;
-        let t738 = t730 + t734 + t736 + t737;
-        let t739 = t738 * cache.segment3_tip_rotation_01;
-        let t740 = t140 * segment3_tip_rotation_01_along_dq;
-        let segment4_base_velocity_v_y_along_dq = t108
-            * segment3_tip_rotation_11_along_dq + t728 * cache.segment3_tip_rotation_11
-            + segment3_tip_rotation_01_along_dq * t107
-            + t729 * cache.segment3_tip_rotation_01;
-        let segment4_base_bias_v_x_along_dq = t732 * cache.segment3_tip_rotation_10
-            + segment3_tip_rotation_10_along_dq * t117
-            + cache.segment3_tip_rotation_00 * t731
-            + t116 * segment3_tip_rotation_00_along_dq;
-        let t741 = 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
-            * segment4_bend_y_rate + segment4_base_bias_v_x_along_dq;
-        let t742 = t741 * cache.segment1_slice0_mass;
+        let segment3_tip_rotation_11_along_dq = t88 * segment2_tip_rotation_10_along_dq
+            + t89 * segment2_tip_rotation_11_along_dq;
+        let segment4_base_velocity_v_y_along_dq = segment3_tip_rotation_01_along_dq * t90
+            + t322 * cache.segment3_tip_rotation_11
+            + t323 * cache.segment3_tip_rotation_01
+            + t93 * segment3_tip_rotation_11_along_dq;
         let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
             * cache.segment1_slice0_mass;
-        let t743 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
-        let t744 = segment4_base_bias_v_x_along_dq
+        let t324 = -(t87 * segment4_slice0_local_momentum_f_y_along_dq);
+        let segment3_tip_rotation_00_along_dq = t94 * segment2_tip_rotation_01_along_dq
+            + t89 * segment2_tip_rotation_00_along_dq;
+        let segment3_tip_rotation_10_along_dq = t94 * segment2_tip_rotation_11_along_dq
+            + t89 * segment2_tip_rotation_10_along_dq;
+        let segment2_tip_bias_v_x_along_dq = segment1_tip_velocity_v_y_along_dq
+            * segment2_bend_y_rate + segment1_tip_bias_v_x_along_dq
+            + segment1_tip_rotation_00_along_dq * t57
+            + qdd[4] * p.channel_length * segment1_tip_position_y_along_dq
+            + t56 * segment1_tip_rotation_01_along_dq
+            - segment2_tip_subspace0_v_y_along_dq * segment1_tip_velocity_w_z * qd[4];
+        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq * t95
+            + segment2_tip_rotation_01_along_dq * t96
+            + qdd[5] * p.channel_length * segment2_tip_position_y_along_dq
+            + segment2_tip_bias_v_x_along_dq
+            + segment3_bend_y_rate * segment2_tip_velocity_v_y_along_dq
+            - segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_y_along_dq;
+        let t325 = segment3_tip_bias_v_x_along_dq
+            - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
+        let segment2_tip_bias_v_y_along_dq = segment1_tip_bias_v_y_along_dq
+            + segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_x_along_dq
+            + t56 * segment1_tip_rotation_11_along_dq
+            + t57 * segment1_tip_rotation_10_along_dq
+            - qdd[4] * p.channel_length * segment1_tip_position_x_along_dq
+            - segment1_tip_velocity_v_x_along_dq * segment2_bend_y_rate;
+        let segment3_tip_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
+            + segment2_tip_rotation_10_along_dq * t95
+            + segment2_tip_rotation_11_along_dq * t96
+            + segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_x_along_dq
+            - qdd[5] * p.channel_length * segment2_tip_position_x_along_dq
+            - segment2_tip_velocity_v_x_along_dq * segment3_bend_y_rate;
+        let t326 = segment3_tip_position_x_along_dq * segment3_tip_bias_w_z
+            + segment3_tip_bias_v_y_along_dq;
+        let segment4_base_bias_v_x_along_dq = segment3_tip_rotation_00_along_dq * t97
+            + segment3_tip_rotation_10_along_dq * t98
+            + cache.segment3_tip_rotation_00 * t325
+            + t326 * cache.segment3_tip_rotation_10;
+        let t327 = segment4_base_bias_v_x_along_dq
+            + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
+                * segment4_bend_y_rate;
+        let t328 = t327 * cache.segment1_slice0_mass;
+        let t329 = segment4_base_bias_v_x_along_dq
             + 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
                 * segment4_bend_y_rate;
-        let t745 = t744 * cache.segment1_slice0_mass;
-        let t746 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
-        let t747 = t742 + t743 + t745 + t746;
-        let t748 = cache.segment3_tip_rotation_00 * t747;
-        let segment4_composite_force_f_x_along_dq = link5_composite_force_f_x_along_dq
-            + t727 + t739 + t740 + t748;
-        let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
+        let t330 = t329 * cache.segment1_slice0_mass;
+        let t331 = -(segment4_slice0_local_momentum_f_y_along_dq * t99);
+        let t332 = t324 + t328 + t330 + t331;
+        let t333 = cache.segment3_tip_rotation_00 * t332;
+        let t334 = t114 * segment3_tip_rotation_01_along_dq;
+        let segment4_tip_subspace0_v_y_along_dq = segment3_tip_rotation_11_along_dq
+            * cache.segment4_tip_local_subspace0_v_y
+            + segment3_tip_rotation_10_along_dq * cache.segment4_tip_local_subspace0_v_x
+            - segment3_tip_position_x_along_dq * p.channel_length;
+        let segment4_tip_velocity_v_y_along_dq = qd[6]
+            * segment4_tip_subspace0_v_y_along_dq + segment3_tip_velocity_v_y_along_dq;
+        let segment4_tip_position_x_along_dq = segment3_tip_position_x_along_dq
+            + segment3_tip_rotation_00_along_dq * t115
+            + segment3_tip_rotation_01_along_dq * t116;
+        let link5_inertia_h_x_along_dq = p.link_mass * segment4_tip_position_x_along_dq;
+        let link5_momentum_f_y_along_dq = segment4_tip_velocity_v_y_along_dq
+            * p.link_mass + segment4_tip_velocity_w_z * link5_inertia_h_x_along_dq;
+        let segment4_tip_position_y_along_dq = segment3_tip_rotation_11_along_dq * t116
+            + segment3_tip_rotation_10_along_dq * t115
+            + segment3_tip_position_y_along_dq;
+        let link5_inertia_h_y_along_dq = segment4_tip_position_y_along_dq * p.link_mass;
+        let segment4_tip_bias_v_x_along_dq = segment3_tip_rotation_00_along_dq * t120
+            + segment4_bend_y_rate * segment3_tip_velocity_v_y_along_dq
+            + segment3_tip_rotation_01_along_dq * t121 + segment3_tip_bias_v_x_along_dq
+            + p.channel_length * segment3_tip_position_y_along_dq * qdd[6]
+            - qd[6] * segment4_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
+        let link5_composite_force_f_x_along_dq = p.link_mass
+            * segment4_tip_bias_v_x_along_dq
+            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq
+            - link5_inertia_h_y_along_dq * segment4_tip_bias_w_z;
+        let segment4_base_velocity_v_x_along_dq = cache.segment3_tip_rotation_00 * t323
+            + segment3_tip_rotation_00_along_dq * t90
+            + t322 * cache.segment3_tip_rotation_10
+            + t93 * segment3_tip_rotation_10_along_dq;
+        let segment4_base_bias_v_y_along_dq = t326 * cache.segment3_tip_rotation_11
+            + segment3_tip_rotation_01_along_dq * t97
+            + cache.segment3_tip_rotation_01 * t325
+            + t98 * segment3_tip_rotation_11_along_dq;
+        let t335 = segment4_base_bias_v_y_along_dq
+            - 0.7886751345948129 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq;
+        let t336 = t335 * cache.segment1_slice0_mass;
+        let t337 = segment4_base_bias_v_y_along_dq
+            - 0.21132486540518713 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq;
+        let t338 = t337 * cache.segment1_slice0_mass;
+        let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
+            * cache.segment1_slice0_mass;
+        let t339 = t87 * segment4_slice0_local_momentum_f_x_along_dq;
+        let t340 = segment4_slice0_local_momentum_f_x_along_dq * t99;
+        let t341 = t336 + t338 + t339 + t340;
+        let t342 = t341 * cache.segment3_tip_rotation_01;
+        let t343 = segment3_tip_rotation_00_along_dq * t132;
+        let segment4_composite_force_f_x_along_dq = t333 + t334
+            + link5_composite_force_f_x_along_dq + t342 + t343;
         let link4_inertia_h_x_along_dq = segment3_tip_position_x_along_dq * p.link_mass;
         let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
             * segment3_tip_velocity_w_z
-            + segment3_tip_velocity_v_y_along_dq * p.link_mass;
+            + p.link_mass * segment3_tip_velocity_v_y_along_dq;
+        let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
         let link4_composite_force_f_x_along_dq = segment4_composite_force_f_x_along_dq
-            + p.link_mass * segment3_tip_bias_v_x_along_dq
-            - link4_inertia_h_y_along_dq * segment3_tip_bias_w_z
-            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z;
-        let segment3_base_velocity_v_x_along_dq = cache.segment2_tip_rotation_10 * t714
-            + segment2_tip_rotation_10_along_dq * t71
-            + t72 * segment2_tip_rotation_00_along_dq
-            + cache.segment2_tip_rotation_00 * t715;
-        let segment3_slice0_local_momentum_f_x_along_dq = segment3_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t749 = t6 * segment3_slice0_local_momentum_f_x_along_dq;
-        let segment3_base_bias_v_y_along_dq = t717 * cache.segment2_tip_rotation_11
-            + segment2_tip_rotation_01_along_dq * t77
-            + t78 * segment2_tip_rotation_11_along_dq
-            + cache.segment2_tip_rotation_01 * t716;
-        let t750 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment3_base_velocity_v_x_along_dq
-                * segment3_bend_y_rate;
-        let t751 = t750 * cache.segment1_slice0_mass;
-        let t752 = t7 * segment3_slice0_local_momentum_f_x_along_dq;
-        let t753 = segment3_base_bias_v_y_along_dq
+            + segment3_tip_bias_v_x_along_dq * p.link_mass
+            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z
+            - link4_inertia_h_y_along_dq * segment3_tip_bias_w_z;
+        let t344 = segment2_tip_bias_v_y_along_dq
+            + segment2_tip_bias_w_z * segment2_tip_position_x_along_dq;
+        let t345 = segment2_tip_bias_v_x_along_dq
+            - segment2_tip_position_y_along_dq * segment2_tip_bias_w_z;
+        let segment3_base_bias_v_y_along_dq = t344 * cache.segment2_tip_rotation_11
+            + t58 * segment2_tip_rotation_01_along_dq
+            + segment2_tip_rotation_11_along_dq * t59
+            + cache.segment2_tip_rotation_01 * t345;
+        let t346 = segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq
+            + segment2_tip_velocity_v_y_along_dq;
+        let t347 = segment2_tip_velocity_v_x_along_dq
+            - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
+        let segment3_base_velocity_v_x_along_dq = cache.segment2_tip_rotation_10 * t346
+            + cache.segment2_tip_rotation_00 * t347
+            + segment2_tip_rotation_10_along_dq * t48
+            + t49 * segment2_tip_rotation_00_along_dq;
+        let t348 = segment3_base_bias_v_y_along_dq
             - 0.7886751345948129 * segment3_base_velocity_v_x_along_dq
                 * segment3_bend_y_rate;
-        let t754 = t753 * cache.segment1_slice0_mass;
-        let t755 = t749 + t751 + t752 + t754;
-        let t756 = cache.segment2_tip_rotation_01 * t755;
-        let t757 = segment2_tip_rotation_01_along_dq * t103;
-        let segment3_composite_force_f_x_along_dq = t725 + t726
-            + link4_composite_force_f_x_along_dq + t756 + t757;
-        let link3_inertia_h_x_along_dq = segment2_tip_position_x_along_dq * p.link_mass;
-        let link3_momentum_f_y_along_dq = segment2_tip_velocity_w_z
-            * link3_inertia_h_x_along_dq
-            + segment2_tip_velocity_v_y_along_dq * p.link_mass;
-        let link3_composite_force_f_x_along_dq = p.link_mass
-            * segment2_tip_bias_v_x_along_dq + segment3_composite_force_f_x_along_dq
-            - segment2_tip_bias_w_z * link3_inertia_h_y_along_dq
+        let t349 = t348 * cache.segment1_slice0_mass;
+        let segment3_slice0_local_momentum_f_x_along_dq = segment3_base_velocity_v_x_along_dq
+            * cache.segment1_slice0_mass;
+        let t350 = t62 * segment3_slice0_local_momentum_f_x_along_dq;
+        let t351 = segment3_base_bias_v_y_along_dq
+            - 0.21132486540518713 * segment3_base_velocity_v_x_along_dq
+                * segment3_bend_y_rate;
+        let t352 = cache.segment1_slice0_mass * t351;
+        let t353 = segment3_slice0_local_momentum_f_x_along_dq * t65;
+        let t354 = t349 + t350 + t352 + t353;
+        let t355 = t354 * cache.segment2_tip_rotation_01;
+        let segment3_base_velocity_v_y_along_dq = cache.segment2_tip_rotation_11 * t346
+            + segment2_tip_rotation_11_along_dq * t48
+            + cache.segment2_tip_rotation_01 * t347
+            + t49 * segment2_tip_rotation_01_along_dq;
+        let segment3_slice0_local_momentum_f_y_along_dq = segment3_base_velocity_v_y_along_dq
+            * cache.segment1_slice0_mass;
+        let t356 = -(t62 * segment3_slice0_local_momentum_f_y_along_dq);
+        let segment3_base_bias_v_x_along_dq = t59 * segment2_tip_rotation_10_along_dq
+            + t58 * segment2_tip_rotation_00_along_dq
+            + t344 * cache.segment2_tip_rotation_10
+            + cache.segment2_tip_rotation_00 * t345;
+        let t357 = segment3_base_bias_v_x_along_dq
+            + 0.21132486540518713 * segment3_base_velocity_v_y_along_dq
+                * segment3_bend_y_rate;
+        let t358 = t357 * cache.segment1_slice0_mass;
+        let t359 = -(t65 * segment3_slice0_local_momentum_f_y_along_dq);
+        let t360 = segment3_base_bias_v_x_along_dq
+            + 0.7886751345948129 * segment3_base_velocity_v_y_along_dq
+                * segment3_bend_y_rate;
+        let t361 = cache.segment1_slice0_mass * t360;
+        let t362 = t356 + t358 + t359 + t361;
+        let t363 = t362 * cache.segment2_tip_rotation_00;
+        let segment3_composite_force_f_x_along_dq = t320 + t321
+            + link4_composite_force_f_x_along_dq + t355 + t363;
+        let link3_composite_force_f_x_along_dq = segment3_composite_force_f_x_along_dq
+            + segment2_tip_bias_v_x_along_dq * p.link_mass
+            - link3_inertia_h_y_along_dq * segment2_tip_bias_w_z
             - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq;
-        let t758 = segment1_tip_rotation_00_along_dq * t66;
-        let segment2_composite_force_f_x_along_dq = t691 + t705 + t713
-            + link3_composite_force_f_x_along_dq + t758;
-        let link2_composite_force_f_x_along_dq = p.link_mass
-            * segment1_tip_bias_v_x_along_dq + segment2_composite_force_f_x_along_dq
+        let t364 = segment1_tip_rotation_01_along_dq * t143;
+        let segment2_base_velocity_v_x_along_dq = cache.segment1_tip_rotation_10 * t302
+            + t13 * segment1_tip_rotation_10_along_dq
+            + cache.segment1_tip_rotation_00 * t303
+            + segment1_tip_rotation_00_along_dq * t12;
+        let segment2_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
+            * segment2_base_velocity_v_x_along_dq;
+        let t365 = t11 * segment2_slice0_local_momentum_f_x_along_dq;
+        let segment2_base_bias_v_y_along_dq = segment1_tip_rotation_01_along_dq * t28
+            + cache.segment1_tip_rotation_11 * t311
+            + segment1_tip_rotation_11_along_dq * t27
+            + t310 * cache.segment1_tip_rotation_01;
+        let t366 = segment2_base_bias_v_y_along_dq
+            - 0.7886751345948129 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
+        let t367 = t366 * cache.segment1_slice0_mass;
+        let t368 = segment2_slice0_local_momentum_f_x_along_dq * t33;
+        let t369 = segment2_base_bias_v_y_along_dq
+            - 0.21132486540518713 * segment2_base_velocity_v_x_along_dq
+                * segment2_bend_y_rate;
+        let t370 = t369 * cache.segment1_slice0_mass;
+        let t371 = t365 + t367 + t368 + t370;
+        let t372 = cache.segment1_tip_rotation_01 * t371;
+        let segment2_composite_force_f_x_along_dq = t301 + t319
+            + link3_composite_force_f_x_along_dq + t364 + t372;
+        let link2_composite_force_f_x_along_dq = segment2_composite_force_f_x_along_dq
+            + segment1_tip_bias_v_x_along_dq * p.link_mass
             - segment1_tip_velocity_w_z * link2_momentum_f_y_along_dq
-            - link2_inertia_h_y_along_dq * segment1_tip_bias_w_z;
-        let segment1_slice0_local_momentum_f_y_along_dq = segment1_bend_y_rate
-            * segment1_slice0_local_bend_y_column_v_y_along_dq
+            - segment1_tip_bias_w_z * link2_inertia_h_y_along_dq;
+        let segment1_slice0_bend_along_dq = 0.044658198738520456
+            * segment1_bend_squared_along_dq;
+        let segment1_slice0_local_com_y_along_dq = 0.044658198738520456 * t145 * t0
+            * segment1_slice0_bend_along_dq
+            + 0.044658198738520456 * cache.segment1_slice0_bend_c2 * t290;
+        let t373 = 0.009437387837655933 * t0 * t146 * segment1_slice0_bend_along_dq
+            + 0.009437387837655933 * cache.segment1_slice0_bend_c3 * t290
+            - 0.009437387837655933 * t145 * t0 * segment1_slice0_bend_along_dq
+            - 0.009437387837655933 * cache.segment1_slice0_bend_c2 * t290;
+        let segment1_slice0_local_bend_y_column_v_x_along_dq = 0.21132486540518713
+            * segment1_slice0_local_com_y_along_dq + t373;
+        let t374 = base_angle_velocity_v_y_along_dq + dq[0] * qd[2];
+        let segment1_base_velocity_v_x_along_dq = base_angle_rotation_10_along_dq * t147
+            + t148 * base_angle_rotation_00_along_dq + cache.sin_q2 * t374;
+        let t375 = segment1_bend_y_rate
+            * segment1_slice0_local_bend_y_column_v_x_along_dq
+            + segment1_base_velocity_v_x_along_dq;
+        let segment1_slice0_local_inertia_h_y_along_dq = segment1_slice0_local_com_y_along_dq
+            * cache.segment1_slice0_mass;
+        let segment1_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
+            * t375 - segment1_slice0_local_inertia_h_y_along_dq * t144;
+        let t376 = t144 * segment1_slice0_local_momentum_f_x_along_dq;
+        let t377 = qdd[2] * dq[0] + base_angle_acceleration_v_y_along_dq;
+        let segment1_base_bias_v_y_along_dq = t149 * base_angle_rotation_00_along_dq
+            + cache.cos_q2 * t377 + t150 * base_angle_rotation_01_along_dq;
+        let segment1_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
+            * t155 * segment1_slice0_bend_along_dq;
+        let t378 = 0.00398870942913838 * t151 * segment1_slice0_bend_along_dq * t6
+            + 0.044658198738520456 * t145 * p.channel_length
+                * segment1_slice0_bend_along_dq
+            + 0.00398870942913838 * t295 * cache.segment1_slice0_bend_c4
+            - 0.00199435471456919 * t146 * segment1_slice0_bend_along_dq * t6
+            - 0.00199435471456919 * cache.segment1_slice0_bend_c3 * t295;
+        let segment1_slice0_local_bend_y_column_v_y_along_dq = t378
+            - 0.21132486540518713 * segment1_slice0_local_com_x_along_dq;
+        let segment1_slice0_local_subspace0_v_y_along_dq = p.channel_length
+            * segment1_slice0_local_bend_y_column_v_y_along_dq;
+        let t379 = segment1_base_bias_v_y_along_dq
+            + segment1_bend_y_rate * qd[2]
+                * segment1_slice0_local_bend_y_column_v_x_along_dq
+            + (0.01196612828741514 * t151 * segment1_slice0_bend_along_dq * t25
+                + 0.0007125143135866891 * t306 * cache.segment1_slice0_bend_c6
+                + 0.01196612828741514 * t305 * cache.segment1_slice0_bend_c4
+                + 0.0007125143135866891 * t24 * segment1_slice0_bend_along_dq * t154
+                + 0.00008906428919833614 * t24 * t151 * segment1_slice0_bend_along_dq
+                + 0.00008906428919833614 * t306 * cache.segment1_slice0_bend_c4
+                - 0.0004453214459916807 * t24 * t153 * segment1_slice0_bend_along_dq
+                - 0.0004453214459916807 * cache.segment1_slice0_bend_c5 * t306
+                - 0.00598306414370757 * cache.segment1_slice0_bend_c3 * t305
+                - 0.00598306414370757 * t146 * segment1_slice0_bend_along_dq * t25)
+            + segment1_slice0_local_subspace0_v_y_along_dq * qdd[3]
+            - 0.21132486540518713 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq
+            - 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate * t373;
+        let t380 = t379 * cache.segment1_slice0_mass;
+        let segment1_slice1_bend_along_dq = 0.6220084679281462
+            * segment1_bend_squared_along_dq;
+        let t381 = 0.4905626121623441 * cache.segment1_slice1_bend_c3 * t290
+            + 0.4905626121623441 * t0 * t158 * segment1_slice1_bend_along_dq
+            - 0.4905626121623441 * t0 * segment1_slice1_bend_along_dq * t157
+            - 0.4905626121623441 * cache.segment1_slice1_bend_c2 * t290;
+        let segment1_slice1_local_com_y_along_dq = 0.6220084679281462 * t0
+            * segment1_slice1_bend_along_dq * t157
+            + 0.6220084679281462 * cache.segment1_slice1_bend_c2 * t290;
+        let segment1_slice1_local_bend_y_column_v_x_along_dq = t381
+            + 0.7886751345948129 * segment1_slice1_local_com_y_along_dq;
+        let t382 = segment1_bend_y_rate
+            * segment1_slice1_local_bend_y_column_v_x_along_dq
+            + segment1_base_velocity_v_x_along_dq;
+        let segment1_slice1_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+            * segment1_slice1_local_com_y_along_dq;
+        let segment1_slice1_local_momentum_f_x_along_dq = t382
             * cache.segment1_slice0_mass
-            + segment1_slice0_local_inertia_h_x_along_dq * t1;
-        let t759 = -(t1 * segment1_slice0_local_momentum_f_y_along_dq);
-        let t760 = -(segment1_slice1_bias_w_z
+            - t156 * segment1_slice1_local_inertia_h_y_along_dq;
+        let t383 = t156 * segment1_slice1_local_momentum_f_x_along_dq;
+        let segment1_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
+            * t159 * segment1_slice1_bend_along_dq;
+        let segment1_slice1_local_inertia_h_x_along_dq = segment1_slice1_local_com_x_along_dq
+            * cache.segment1_slice0_mass;
+        let t384 = segment1_slice1_bias_w_z * segment1_slice1_local_inertia_h_x_along_dq;
+        let segment1_slice0_local_inertia_h_x_along_dq = segment1_slice0_local_com_x_along_dq
+            * cache.segment1_slice0_mass;
+        let t385 = segment1_slice0_local_inertia_h_x_along_dq * segment1_slice0_bias_w_z;
+        let t386 = 0.7737890683486395 * t295 * cache.segment1_slice1_bend_c4
+            + 0.7737890683486395 * t162 * segment1_slice1_bend_along_dq * t6
+            + 0.6220084679281462 * p.channel_length * segment1_slice1_bend_along_dq
+                * t157 - 0.38689453417431974 * t158 * segment1_slice1_bend_along_dq * t6
+            - 0.38689453417431974 * cache.segment1_slice1_bend_c3 * t295;
+        let segment1_slice1_local_bend_y_column_v_y_along_dq = t386
+            - 0.7886751345948129 * segment1_slice1_local_com_x_along_dq;
+        let segment1_slice1_local_subspace0_v_y_along_dq = p.channel_length
+            * segment1_slice1_local_bend_y_column_v_y_along_dq;
+        let t387 = segment1_bend_y_rate
+            * segment1_slice1_local_bend_y_column_v_x_along_dq * qd[2]
+            + segment1_base_bias_v_y_along_dq
+            + (2.3213672050459184 * t305 * cache.segment1_slice1_bend_c4
+                + 0.24065167645154242 * cache.segment1_slice1_bend_c4 * t306
+                + 0.24065167645154242 * t162 * t24 * segment1_slice1_bend_along_dq
+                + 1.9252134116123394 * t24 * segment1_slice1_bend_along_dq * t163
+                + 1.9252134116123394 * cache.segment1_slice1_bend_c6 * t306
+                + 2.3213672050459184 * t162 * segment1_slice1_bend_along_dq * t25
+                - 1.203258382257712 * t24 * segment1_slice1_bend_along_dq * t161
+                - 1.203258382257712 * cache.segment1_slice1_bend_c5 * t306
+                - 1.1606836025229592 * t158 * segment1_slice1_bend_along_dq * t25
+                - 1.1606836025229592 * cache.segment1_slice1_bend_c3 * t305)
+            + segment1_slice1_local_subspace0_v_y_along_dq * qdd[3]
+            - 0.7886751345948129 * t381 * segment1_bend_y_rate * segment1_bend_y_rate
+            - 0.7886751345948129 * segment1_bend_y_rate
+                * segment1_base_velocity_v_x_along_dq;
+        let t388 = t387 * cache.segment1_slice0_mass;
+        let t389 = t376 + t380 + t383 + t384 + t385 + t388;
+        let t390 = cache.base_angle_rotation_01 * t389;
+        let t391 = base_angle_rotation_01_along_dq * t174;
+        let t392 = -(segment1_slice1_bias_w_z
             * segment1_slice1_local_inertia_h_y_along_dq);
-        let t761 = -(segment1_slice0_local_inertia_h_y_along_dq
-            * segment1_slice0_bias_w_z);
         let segment1_slice1_local_subspace0_v_x_along_dq = p.channel_length
             * segment1_slice1_local_bend_y_column_v_x_along_dq;
-        let t762 = 0.7886751345948129 * t667 * segment1_bend_y_rate
+        let segment1_base_velocity_v_y_along_dq = t374 * cache.cos_q2
+            + t147 * base_angle_rotation_00_along_dq
+            + t148 * base_angle_rotation_01_along_dq;
+        let segment1_base_bias_v_x_along_dq = cache.sin_q2 * t377
+            + t149 * base_angle_rotation_10_along_dq
+            + t150 * base_angle_rotation_00_along_dq;
+        let t393 = 0.7886751345948129 * t386 * segment1_bend_y_rate
             * segment1_bend_y_rate
             + segment1_slice1_local_subspace0_v_x_along_dq * qdd[3]
-            + (0.9154022964417872 * segment1_slice1_bend_along_dq * t192 * t18
-                + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t687
-                + 0.4905626121623441 * t17 * t190 * segment1_slice1_bend_along_dq
-                + 0.30513409881392906 * t190 * segment1_slice1_bend_along_dq * t18
-                + 0.9154022964417872 * cache.segment1_slice1_bend_c5 * t687
-                - 0.9154022964417872 * t193 * segment1_slice1_bend_along_dq * t18
-                - 0.4905626121623441 * t17 * segment1_slice1_bend_along_dq * t189
-                - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t687)
+            + 0.7886751345948129 * segment1_bend_y_rate
+                * segment1_base_velocity_v_y_along_dq + segment1_base_bias_v_x_along_dq
+            + (0.9154022964417872 * segment1_slice1_bend_along_dq * t161 * t21
+                + 0.30513409881392906 * cache.segment1_slice1_bend_c3 * t308
+                + 0.4905626121623441 * t22 * t158 * segment1_slice1_bend_along_dq
+                + 0.30513409881392906 * t158 * segment1_slice1_bend_along_dq * t21
+                + 0.9154022964417872 * cache.segment1_slice1_bend_c5 * t308
+                - 0.9154022964417872 * t162 * segment1_slice1_bend_along_dq * t21
+                - 0.4905626121623441 * t22 * segment1_slice1_bend_along_dq * t157
+                - 0.9154022964417872 * cache.segment1_slice1_bend_c4 * t308)
             - segment1_bend_y_rate * qd[2]
                 * segment1_slice1_local_bend_y_column_v_y_along_dq;
-        let t763 = t762 * cache.segment1_slice0_mass;
+        let t394 = t393 * cache.segment1_slice0_mass;
+        let t395 = segment1_base_velocity_v_y_along_dq
+            + segment1_bend_y_rate * segment1_slice1_local_bend_y_column_v_y_along_dq;
+        let segment1_slice1_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
+            * t395 + t156 * segment1_slice1_local_inertia_h_x_along_dq;
+        let t396 = -(t156 * segment1_slice1_local_momentum_f_y_along_dq);
+        let t397 = segment1_bend_y_rate
+            * segment1_slice0_local_bend_y_column_v_y_along_dq
+            + segment1_base_velocity_v_y_along_dq;
+        let segment1_slice0_local_momentum_f_y_along_dq = t397
+            * cache.segment1_slice0_mass
+            + segment1_slice0_local_inertia_h_x_along_dq * t144;
+        let t398 = -(t144 * segment1_slice0_local_momentum_f_y_along_dq);
+        let t399 = -(segment1_slice0_local_inertia_h_y_along_dq
+            * segment1_slice0_bias_w_z);
         let segment1_slice0_local_subspace0_v_x_along_dq = p.channel_length
             * segment1_slice0_local_bend_y_column_v_x_along_dq;
-        let t764 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
-            * t672 + segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
-            + (0.0004214567416265345 * t197 * segment1_slice0_bend_along_dq * t18
-                + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t687
-                + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t687
-                + 0.009437387837655933 * t17 * t197 * segment1_slice0_bend_along_dq
-                + 0.0012643702248796036 * t200 * segment1_slice0_bend_along_dq * t18
-                - 0.009437387837655933 * t17 * t196 * segment1_slice0_bend_along_dq
-                - 0.0012643702248796036 * t198 * segment1_slice0_bend_along_dq * t18
-                - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t687)
+        let t400 = 0.21132486540518713 * segment1_bend_y_rate * segment1_bend_y_rate
+            * t378 + segment1_slice0_local_subspace0_v_x_along_dq * qdd[3]
+            + (0.0004214567416265345 * t146 * segment1_slice0_bend_along_dq * t21
+                + 0.0012643702248796036 * cache.segment1_slice0_bend_c5 * t308
+                + 0.0004214567416265345 * cache.segment1_slice0_bend_c3 * t308
+                + 0.009437387837655933 * t22 * t146 * segment1_slice0_bend_along_dq
+                + 0.0012643702248796036 * t153 * segment1_slice0_bend_along_dq * t21
+                - 0.009437387837655933 * t22 * t145 * segment1_slice0_bend_along_dq
+                - 0.0012643702248796036 * t151 * segment1_slice0_bend_along_dq * t21
+                - 0.0012643702248796036 * cache.segment1_slice0_bend_c4 * t308)
+            + segment1_base_bias_v_x_along_dq
+            + 0.21132486540518713 * segment1_bend_y_rate
+                * segment1_base_velocity_v_y_along_dq
             - segment1_bend_y_rate * segment1_slice0_local_bend_y_column_v_y_along_dq
                 * qd[2];
-        let t765 = t764 * cache.segment1_slice0_mass;
-        let segment1_slice1_local_momentum_f_y_along_dq = segment1_bend_y_rate
-            * cache.segment1_slice0_mass
-            * segment1_slice1_local_bend_y_column_v_y_along_dq
-            + t0 * segment1_slice1_local_inertia_h_x_along_dq;
-        let t766 = -(segment1_slice1_local_momentum_f_y_along_dq * t0);
-        let t767 = t759 + t760 + t761 + t763 + t765 + t766;
-        let t768 = cache.cos_q2 * t767;
-        let segment1_composite_force_f_x_along_dq = t679
-            + link2_composite_force_f_x_along_dq + t768;
-        let t769 = segment1_tip_rotation_11_along_dq * t51;
-        let t770 = t704 * cache.segment1_tip_rotation_10;
-        let t771 = cache.segment2_tip_rotation_10 * t724;
+        let t401 = t400 * cache.segment1_slice0_mass;
+        let t402 = t392 + t394 + t396 + t398 + t399 + t401;
+        let t403 = cache.cos_q2 * t402;
+        let t404 = t185 * base_angle_rotation_00_along_dq;
+        let segment1_composite_force_f_x_along_dq = link2_composite_force_f_x_along_dq
+            + t390 + t391 + t403 + t404;
+        let link1_composite_force_f_x_along_dq = p.link_mass
+            * base_angle_acceleration_v_x_along_dq
+            + segment1_composite_force_f_x_along_dq - qdd[2] * link1_inertia_h_y_along_dq
+            - link1_momentum_f_y_along_dq * qd[2];
+        let t405 = cache.cos_q2 * t389;
+        let t406 = t185 * base_angle_rotation_10_along_dq;
+        let t407 = cache.sin_q2 * t402;
+        let link2_momentum_f_x_along_dq = segment1_tip_velocity_v_x_along_dq
+            * p.link_mass - segment1_tip_velocity_w_z * link2_inertia_h_y_along_dq;
+        let t408 = t85 * segment2_tip_rotation_11_along_dq;
+        let t409 = t354 * cache.segment2_tip_rotation_11;
+        let t410 = t362 * cache.segment2_tip_rotation_10;
+        let t411 = segment2_tip_rotation_10_along_dq * t71;
         let segment4_tip_subspace0_v_x_along_dq = segment3_tip_rotation_01_along_dq
             * cache.segment4_tip_local_subspace0_v_y
-            + p.channel_length * segment3_tip_position_y_along_dq
-            + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq;
-        let segment4_tip_bias_v_y_along_dq = segment3_tip_rotation_10_along_dq * t143
-            + segment3_tip_bias_v_y_along_dq + t142 * segment3_tip_rotation_11_along_dq
-            + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
-            - segment3_tip_velocity_v_x_along_dq * segment4_bend_y_rate
-            - segment3_tip_position_x_along_dq * p.channel_length * qdd[6];
+            + segment3_tip_rotation_00_along_dq * cache.segment4_tip_local_subspace0_v_x
+            + p.channel_length * segment3_tip_position_y_along_dq;
+        let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
+            + segment4_tip_subspace0_v_x_along_dq * qd[6] * segment3_tip_velocity_w_z
+            + segment3_tip_rotation_10_along_dq * t120
+            + t121 * segment3_tip_rotation_11_along_dq
+            - segment3_tip_position_x_along_dq * p.channel_length * qdd[6]
+            - segment4_bend_y_rate * segment3_tip_velocity_v_x_along_dq;
         let segment4_tip_velocity_v_x_along_dq = segment3_tip_velocity_v_x_along_dq
-            + qd[6] * segment4_tip_subspace0_v_x_along_dq;
+            + segment4_tip_subspace0_v_x_along_dq * qd[6];
         let link5_momentum_f_x_along_dq = p.link_mass
             * segment4_tip_velocity_v_x_along_dq
             - segment4_tip_velocity_w_z * link5_inertia_h_y_along_dq;
-        let link5_composite_force_f_y_along_dq = link5_inertia_h_x_along_dq
-            * segment4_tip_bias_w_z + p.link_mass * segment4_tip_bias_v_y_along_dq
-            + segment4_tip_velocity_w_z * link5_momentum_f_x_along_dq;
-        let t772 = t738 * cache.segment3_tip_rotation_11;
-        let t773 = t140 * segment3_tip_rotation_11_along_dq;
-        let t774 = t747 * cache.segment3_tip_rotation_10;
-        let t775 = segment3_tip_rotation_10_along_dq * t125;
+        let link5_composite_force_f_y_along_dq = p.link_mass
+            * segment4_tip_bias_v_y_along_dq
+            + link5_momentum_f_x_along_dq * segment4_tip_velocity_w_z
+            + segment4_tip_bias_w_z * link5_inertia_h_x_along_dq;
+        let t412 = cache.segment3_tip_rotation_10 * t332;
+        let t413 = t341 * cache.segment3_tip_rotation_11;
+        let t414 = segment3_tip_rotation_10_along_dq * t132;
+        let t415 = t114 * segment3_tip_rotation_11_along_dq;
         let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq
-            + t772 + t773 + t774 + t775;
-        let link4_momentum_f_x_along_dq = segment3_tip_velocity_v_x_along_dq
-            * p.link_mass - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
+            + t412 + t413 + t414 + t415;
+        let link4_momentum_f_x_along_dq = p.link_mass
+            * segment3_tip_velocity_v_x_along_dq
+            - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
         let link4_composite_force_f_y_along_dq = segment4_composite_force_f_y_along_dq
             + link4_momentum_f_x_along_dq * segment3_tip_velocity_w_z
-            + link4_inertia_h_x_along_dq * segment3_tip_bias_w_z
-            + segment3_tip_bias_v_y_along_dq * p.link_mass;
-        let t776 = segment2_tip_rotation_10_along_dq * t88;
-        let t777 = t103 * segment2_tip_rotation_11_along_dq;
-        let t778 = t755 * cache.segment2_tip_rotation_11;
-        let segment3_composite_force_f_y_along_dq = t771
-            + link4_composite_force_f_y_along_dq + t776 + t777 + t778;
+            + segment3_tip_bias_v_y_along_dq * p.link_mass
+            + link4_inertia_h_x_along_dq * segment3_tip_bias_w_z;
+        let segment3_composite_force_f_y_along_dq = t408 + t409 + t410 + t411
+            + link4_composite_force_f_y_along_dq;
         let link3_momentum_f_x_along_dq = segment2_tip_velocity_v_x_along_dq
             * p.link_mass - segment2_tip_velocity_w_z * link3_inertia_h_y_along_dq;
-        let link3_composite_force_f_y_along_dq = segment3_composite_force_f_y_along_dq
-            + segment2_tip_velocity_w_z * link3_momentum_f_x_along_dq
-            + link3_inertia_h_x_along_dq * segment2_tip_bias_w_z
-            + p.link_mass * segment2_tip_bias_v_y_along_dq;
-        let t779 = segment1_tip_rotation_10_along_dq * t66;
-        let t780 = cache.segment1_tip_rotation_11 * t712;
-        let segment2_composite_force_f_y_along_dq = t769 + t770
-            + link3_composite_force_f_y_along_dq + t779 + t780;
-        let link2_momentum_f_x_along_dq = p.link_mass
-            * segment1_tip_velocity_v_x_along_dq
-            - segment1_tip_velocity_w_z * link2_inertia_h_y_along_dq;
-        let link2_composite_force_f_y_along_dq = segment2_composite_force_f_y_along_dq
-            + link2_momentum_f_x_along_dq * segment1_tip_velocity_w_z
-            + link2_inertia_h_x_along_dq * segment1_tip_bias_w_z
-            + segment1_tip_bias_v_y_along_dq * p.link_mass;
-        let t781 = cache.cos_q2 * t678;
-        let t782 = cache.sin_q2 * t767;
-        let segment1_composite_force_f_y_along_dq = link2_composite_force_f_y_along_dq
-            + t781 + t782;
-        let t783 = t144 * segment1_slice1_local_inertia_h_x_along_dq;
-        let t784 = t150 * segment1_slice0_local_inertia_h_x_along_dq;
-        let t785 = segment1_slice1_local_momentum_f_y_along_dq * t148;
-        let t786 = -(t63 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t787 = t708 * cache.segment2_slice0_local_inertia_h_x;
-        let t788 = -(cache.segment3_slice0_local_inertia_h_y * t718);
-        let t789 = -(cache.segment4_slice0_local_inertia_h_y * t741);
-        let t790 = segment4_slice0_local_momentum_f_y
-            * segment4_base_velocity_v_x_along_dq;
-        let t791 = -(cache.segment4_slice1_local_inertia_h_y * t744);
-        let t792 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
-        let t793 = cache.segment4_slice0_local_inertia_h_x * t733;
-        let t794 = -(segment4_base_velocity_v_y_along_dq
-            * segment4_slice0_local_momentum_f_x);
-        let link5_inertia_i_22_along_dq = p.link_mass
-            * (2.0 * segment4_tip_position_x_along_dq * cache.segment4_tip_position_x
-                + 2.0 * segment4_tip_position_y_along_dq
-                    * cache.segment4_tip_position_y);
-        let link5_composite_force_n_z_along_dq = link5_momentum_f_y
-            * segment4_tip_velocity_v_x_along_dq
-            + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
-            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
-            + link5_inertia_i_22_along_dq * segment4_tip_bias_w_z
-            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
-            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
-            - link5_momentum_f_x * segment4_tip_velocity_v_y_along_dq
-            - cache.link5_inertia_h_y * segment4_tip_bias_v_x_along_dq;
-        let t795 = -(segment4_slice0_local_momentum_f_x_along_dq * t120);
-        let t796 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
-        let t797 = cache.segment4_slice1_local_inertia_h_x * t735;
-        let t798 = -(segment4_slice1_local_momentum_f_x
-            * segment4_base_velocity_v_y_along_dq);
-        let t799 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
-        let t800 = segment4_base_velocity_v_x_along_dq
-            * segment4_slice1_local_momentum_f_y;
-        let segment4_composite_force_n_z_along_dq = t789 + t790 + t791 + t792 + t793
-            + t794 + link5_composite_force_n_z_along_dq
-            + cache.segment3_tip_position_x * (t772 + t773 + t774 + t775) + t795
-            + t158 * segment3_tip_position_x_along_dq + t796 + t797 + t798 + t799 + t800
-            - segment3_tip_position_y_along_dq * t171
-            - cache.segment3_tip_position_y * (t727 + t739 + t740 + t748);
+        let link3_composite_force_f_y_along_dq = segment2_tip_bias_v_y_along_dq
+            * p.link_mass + segment2_tip_bias_w_z * link3_inertia_h_x_along_dq
+            + segment3_composite_force_f_y_along_dq
+            + segment2_tip_velocity_w_z * link3_momentum_f_x_along_dq;
+        let t416 = segment1_tip_rotation_11_along_dq * t143;
+        let t417 = cache.segment1_tip_rotation_11 * t371;
+        let t418 = t318 * cache.segment1_tip_rotation_10;
+        let t419 = t37 * segment1_tip_rotation_10_along_dq;
+        let segment2_composite_force_f_y_along_dq = link3_composite_force_f_y_along_dq
+            + t416 + t417 + t418 + t419;
+        let link2_composite_force_f_y_along_dq = segment1_tip_velocity_w_z
+            * link2_momentum_f_x_along_dq + segment1_tip_bias_v_y_along_dq * p.link_mass
+            + segment2_composite_force_f_y_along_dq
+            + link2_inertia_h_x_along_dq * segment1_tip_bias_w_z;
+        let t420 = base_angle_rotation_00_along_dq * t174;
+        let segment1_composite_force_f_y_along_dq = t405 + t406 + t407
+            + link2_composite_force_f_y_along_dq + t420;
+        let link1_momentum_f_x_along_dq = base_angle_velocity_v_x_along_dq * p.link_mass
+            - link1_inertia_h_y_along_dq * qd[2];
+        let link1_composite_force_f_y_along_dq = p.link_mass
+            * base_angle_acceleration_v_y_along_dq
+            + segment1_composite_force_f_y_along_dq + link1_momentum_f_x_along_dq * qd[2]
+            + qdd[2] * link1_inertia_h_x_along_dq;
+        let link1_inertia_i_22_along_dq = p.link_mass
+            * (2.0 * q[0] * dq[0] + 2.0 * q[1] * dq[1]);
+        let t421 = t164 * segment1_slice1_local_inertia_h_x_along_dq;
+        let t422 = -(t180 * segment1_slice0_local_momentum_f_x_along_dq);
+        let t423 = t170 * segment1_slice0_local_inertia_h_x_along_dq;
+        let link2_inertia_i_22_along_dq = p.link_mass
+            * (2.0 * cache.segment1_tip_position_x * segment1_tip_position_x_along_dq
+                + 2.0 * segment1_tip_position_y_along_dq
+                    * cache.segment1_tip_position_y);
+        let t424 = t369 * cache.segment2_slice0_local_inertia_h_x;
+        let t425 = t134 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t426 = -(segment2_slice0_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let t427 = -(cache.segment2_slice0_local_inertia_h_y * t312);
+        let t428 = segment2_slice1_local_momentum_f_y
+            * segment2_base_velocity_v_x_along_dq;
+        let t429 = -(t14 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t430 = segment2_slice0_local_momentum_f_y
+            * segment2_base_velocity_v_x_along_dq;
+        let t431 = -(t34 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t432 = -(segment2_slice1_local_momentum_f_x
+            * segment2_base_velocity_v_y_along_dq);
+        let link3_inertia_i_22_along_dq = p.link_mass
+            * (2.0 * cache.segment2_tip_position_x * segment2_tip_position_x_along_dq
+                + 2.0 * segment2_tip_position_y_along_dq
+                    * cache.segment2_tip_position_y);
+        let t433 = t83 * segment3_slice0_local_momentum_f_y_along_dq;
+        let t434 = -(segment3_slice0_local_momentum_f_x_along_dq * t63);
+        let t435 = cache.segment3_slice0_local_inertia_h_x * t351;
+        let t436 = -(segment3_base_velocity_v_y_along_dq
+            * segment3_slice1_local_momentum_f_x);
+        let t437 = segment3_base_velocity_v_x_along_dq
+            * segment3_slice0_local_momentum_f_y;
+        let t438 = segment3_slice1_local_momentum_f_y
+            * segment3_base_velocity_v_x_along_dq;
+        let t439 = -(segment3_slice0_local_momentum_f_x_along_dq * t66);
+        let t440 = t348 * cache.segment3_slice1_local_inertia_h_x;
+        let t441 = -(cache.segment3_slice1_local_inertia_h_y * t360);
         let link4_inertia_i_22_along_dq = (2.0 * cache.segment3_tip_position_y
             * segment3_tip_position_y_along_dq
             + 2.0 * segment3_tip_position_x_along_dq * cache.segment3_tip_position_x)
             * p.link_mass;
-        let link4_composite_force_n_z_along_dq = cache.link4_inertia_h_x
-            * segment3_tip_bias_v_y_along_dq + segment4_composite_force_n_z_along_dq
-            + segment3_tip_velocity_v_x * link4_momentum_f_y_along_dq
-            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
+        let t442 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice1_local_momentum_f_x);
+        let link5_inertia_i_22_along_dq = p.link_mass
+            * (2.0 * segment4_tip_position_y_along_dq * cache.segment4_tip_position_y
+                + 2.0 * cache.segment4_tip_position_x
+                    * segment4_tip_position_x_along_dq);
+        let link5_composite_force_n_z_along_dq = segment4_tip_bias_w_z
+            * link5_inertia_i_22_along_dq
+            + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
+            + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dq
+            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
+            + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
+            - cache.link5_inertia_h_y * segment4_tip_bias_v_x_along_dq
+            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
+            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
+            - segment4_tip_velocity_v_y_along_dq * link5_momentum_f_x;
+        let t443 = cache.segment4_slice0_local_inertia_h_x * t337;
+        let t444 = -(segment4_slice0_local_momentum_f_x_along_dq * t122);
+        let t445 = -(segment4_slice0_local_momentum_f_x_along_dq * t127);
+        let t446 = t112 * segment4_slice0_local_momentum_f_y_along_dq;
+        let t447 = -(cache.segment4_slice0_local_inertia_h_y * t327);
+        let t448 = segment4_slice0_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
+        let t449 = t110 * segment4_slice0_local_momentum_f_y_along_dq;
+        let t450 = segment4_slice1_local_momentum_f_y
+            * segment4_base_velocity_v_x_along_dq;
+        let t451 = -(t329 * cache.segment4_slice1_local_inertia_h_y);
+        let t452 = -(segment4_base_velocity_v_y_along_dq
+            * segment4_slice0_local_momentum_f_x);
+        let t453 = cache.segment4_slice1_local_inertia_h_x * t335;
+        let segment4_composite_force_n_z_along_dq = t201
+            * segment3_tip_position_x_along_dq + t442
+            + link5_composite_force_n_z_along_dq
+            + (t412 + t413 + t414 + t415) * cache.segment3_tip_position_x + t443 + t444
+            + t445 + t446 + t447 + t448 + t449 + t450 + t451 + t452 + t453
+            - (t333 + t334 + t342 + t343) * cache.segment3_tip_position_y
+            - segment3_tip_position_y_along_dq * t202;
+        let link4_composite_force_n_z_along_dq = segment3_tip_velocity_v_x
+            * link4_momentum_f_y_along_dq
+            + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
             + segment3_tip_bias_v_y * link4_inertia_h_x_along_dq
-            + segment3_tip_velocity_v_x_along_dq * link4_momentum_f_y
-            - segment3_tip_bias_v_x * link4_inertia_h_y_along_dq
-            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
+            + link4_momentum_f_y * segment3_tip_velocity_v_x_along_dq
+            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
+            + segment4_composite_force_n_z_along_dq
             - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq
-            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq;
-        let t801 = t750 * cache.segment3_slice0_local_inertia_h_x;
-        let t802 = t753 * cache.segment3_slice1_local_inertia_h_x;
-        let t803 = -(t83 * segment3_slice0_local_momentum_f_x_along_dq);
-        let t804 = -(segment3_slice0_local_momentum_f_x
+            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
+            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
+            - link4_inertia_h_y_along_dq * segment3_tip_bias_v_x;
+        let t454 = -(segment3_slice0_local_momentum_f_x
             * segment3_base_velocity_v_y_along_dq);
-        let t805 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
-        let t806 = segment3_base_velocity_v_x_along_dq
-            * segment3_slice1_local_momentum_f_y;
-        let t807 = segment3_slice0_local_momentum_f_y_along_dq * t90;
-        let t808 = -(segment3_base_velocity_v_y_along_dq
-            * segment3_slice1_local_momentum_f_x);
-        let t809 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
-        let t810 = -(t721 * cache.segment3_slice1_local_inertia_h_y);
-        let t811 = segment3_base_velocity_v_x_along_dq
-            * segment3_slice0_local_momentum_f_y;
-        let segment3_composite_force_n_z_along_dq = t788
-            + (t771 + t776 + t777 + t778) * cache.segment2_tip_position_x
-            + link4_composite_force_n_z_along_dq + t801 + t802 + t803 + t804 + t805
-            + t806 + t807 + segment2_tip_position_x_along_dq * t159 + t808 + t809 + t810
-            + t811 - (t725 + t726 + t756 + t757) * cache.segment2_tip_position_y
-            - t170 * segment2_tip_position_y_along_dq;
-        let link3_inertia_i_22_along_dq = (2.0 * cache.segment2_tip_position_x
-            * segment2_tip_position_x_along_dq
-            + 2.0 * segment2_tip_position_y_along_dq * cache.segment2_tip_position_y)
-            * p.link_mass;
-        let link3_composite_force_n_z_along_dq = segment3_composite_force_n_z_along_dq
-            + segment2_tip_bias_v_y * link3_inertia_h_x_along_dq
-            + link3_inertia_i_22_along_dq * segment2_tip_bias_w_z
-            + cache.link3_inertia_h_x * segment2_tip_bias_v_y_along_dq
-            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
+        let t455 = -(cache.segment3_slice0_local_inertia_h_y * t357);
+        let t456 = segment3_slice0_local_momentum_f_y_along_dq * t72;
+        let segment3_composite_force_n_z_along_dq = t433 + t434 + t435 + t436 + t437
+            + t438 + t439 + t440
+            + cache.segment2_tip_position_x * (t408 + t409 + t410 + t411) + t441
+            + link4_composite_force_n_z_along_dq + t454
+            + t205 * segment2_tip_position_x_along_dq + t455 + t456
+            - (t320 + t321 + t355 + t363) * cache.segment2_tip_position_y
+            - t198 * segment2_tip_position_y_along_dq;
+        let link3_composite_force_n_z_along_dq = link3_inertia_i_22_along_dq
+            * segment2_tip_bias_w_z
             + segment2_tip_velocity_v_x_along_dq * link3_momentum_f_y
-            - cache.link3_inertia_h_y * segment2_tip_bias_v_x_along_dq
+            + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
+            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
+            + segment2_tip_bias_v_y * link3_inertia_h_x_along_dq
+            + segment3_composite_force_n_z_along_dq
+            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq
             - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
-            - segment2_tip_bias_v_x * link3_inertia_h_y_along_dq
-            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq;
-        let t812 = -(cache.segment2_slice0_local_inertia_h_y * t702);
-        let t813 = t38 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t814 = segment2_base_velocity_v_x_along_dq
-            * segment2_slice1_local_momentum_f_y;
-        let t815 = -(t699 * cache.segment2_slice1_local_inertia_h_y);
-        let t816 = -(segment2_slice1_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let t817 = segment2_slice0_local_momentum_f_y
-            * segment2_base_velocity_v_x_along_dq;
-        let t818 = cache.segment2_slice1_local_inertia_h_x * t710;
-        let t819 = -(segment2_slice0_local_momentum_f_x_along_dq * t54);
-        let t820 = t36 * segment2_slice0_local_momentum_f_y_along_dq;
-        let t821 = -(segment2_slice0_local_momentum_f_x
-            * segment2_base_velocity_v_y_along_dq);
-        let segment2_composite_force_n_z_along_dq = t786 + t787
-            + link3_composite_force_n_z_along_dq + t812 + t813 + t814 + t815 + t816
-            + segment1_tip_position_x_along_dq * t157 + t817
-            + cache.segment1_tip_position_x * (t769 + t770 + t779 + t780) + t818 + t819
-            + t820 + t821 - segment1_tip_position_y_along_dq * t169
-            - (t691 + t705 + t713 + t758) * cache.segment1_tip_position_y;
-        let link2_inertia_i_22_along_dq = p.link_mass
-            * (2.0 * segment1_tip_position_x_along_dq * cache.segment1_tip_position_x
-                + 2.0 * cache.segment1_tip_position_y
-                    * segment1_tip_position_y_along_dq);
-        let link2_composite_force_n_z_along_dq = segment2_composite_force_n_z_along_dq
-            + segment1_tip_velocity_v_x_along_dq * link2_momentum_f_y
-            + segment1_tip_bias_w_z * link2_inertia_i_22_along_dq
-            + link2_inertia_h_x_along_dq * segment1_tip_bias_v_y
+            - segment2_tip_bias_v_x_along_dq * cache.link3_inertia_h_y
+            - link3_inertia_h_y_along_dq * segment2_tip_bias_v_x;
+        let t457 = t136 * segment2_slice0_local_momentum_f_y_along_dq;
+        let t458 = -(t315 * cache.segment2_slice1_local_inertia_h_y);
+        let t459 = cache.segment2_slice1_local_inertia_h_x * t366;
+        let segment2_composite_force_n_z_along_dq = t424 + t425 + t426 + t427 + t428
+            + t429 + t430 + t431 + t432
+            + (t416 + t417 + t418 + t419) * cache.segment1_tip_position_x
+            + segment1_tip_position_x_along_dq * t197
+            + link3_composite_force_n_z_along_dq + t457 + t458 + t459
+            - segment1_tip_position_y_along_dq * t194
+            - (t301 + t319 + t364 + t372) * cache.segment1_tip_position_y;
+        let link2_composite_force_n_z_along_dq = link2_inertia_i_22_along_dq
+            * segment1_tip_bias_w_z
             + segment1_tip_bias_v_y_along_dq * cache.link2_inertia_h_x
-            + link2_momentum_f_y_along_dq * segment1_tip_velocity_v_x
-            - cache.link2_inertia_h_y * segment1_tip_bias_v_x_along_dq
-            - link2_momentum_f_x_along_dq * segment1_tip_velocity_v_y
+            + segment2_composite_force_n_z_along_dq
+            + segment1_tip_bias_v_y * link2_inertia_h_x_along_dq
+            + segment1_tip_velocity_v_x_along_dq * link2_momentum_f_y
+            + segment1_tip_velocity_v_x * link2_momentum_f_y_along_dq
             - segment1_tip_bias_v_x * link2_inertia_h_y_along_dq
-            - segment1_tip_velocity_v_y_along_dq * link2_momentum_f_x;
-        let t822 = -(segment1_bend_y_rate
-            * segment1_slice1_local_bend_y_column_v_y_along_dq
-            * segment1_slice1_local_momentum_f_x);
-        let t823 = segment1_bend_y_rate
-            * segment1_slice1_local_bend_y_column_v_x_along_dq
-            * segment1_slice1_local_momentum_f_y;
+            - link2_momentum_f_x * segment1_tip_velocity_v_y_along_dq
+            - segment1_tip_bias_v_x_along_dq * cache.link2_inertia_h_y
+            - segment1_tip_velocity_v_y * link2_momentum_f_x_along_dq;
         let segment1_slice1_local_inertia_i_22_along_dq = (2.0
             * cache.segment1_slice1_local_com_y * segment1_slice1_local_com_y_along_dq
             + 2.0 * segment1_slice1_local_com_x_along_dq
                 * cache.segment1_slice1_local_com_x) * cache.segment1_slice0_mass;
-        let t824 = segment1_slice1_local_inertia_i_22_along_dq
+        let t460 = segment1_slice1_local_inertia_i_22_along_dq
             * segment1_slice1_bias_w_z;
-        let t825 = t668 * cache.segment1_slice1_local_inertia_h_x;
-        let t826 = -(t19 * segment1_slice1_local_inertia_h_y_along_dq);
-        let t827 = -(segment1_slice0_local_inertia_h_y_along_dq * t23);
+        let t461 = -(t178 * segment1_slice1_local_inertia_h_y_along_dq);
+        let t462 = -(t400 * cache.segment1_slice0_local_inertia_h_y);
+        let t463 = -(segment1_slice0_local_inertia_h_y_along_dq * t182);
+        let t464 = segment1_slice0_local_momentum_f_y * t375;
+        let t465 = t172 * segment1_slice0_local_momentum_f_y_along_dq;
         let segment1_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
             * (2.0 * segment1_slice0_local_com_x_along_dq
                 * cache.segment1_slice0_local_com_x
                 + 2.0 * cache.segment1_slice0_local_com_y
                     * segment1_slice0_local_com_y_along_dq);
-        let t828 = segment1_slice0_bias_w_z
+        let t466 = segment1_slice0_bias_w_z
             * segment1_slice0_local_inertia_i_22_along_dq;
-        let t829 = -(t764 * cache.segment1_slice0_local_inertia_h_y);
-        let t830 = t152 * segment1_slice0_local_momentum_f_y_along_dq;
-        let t831 = -(segment1_slice1_local_momentum_f_x_along_dq * t11);
-        let t832 = cache.segment1_slice0_local_inertia_h_x * t673;
-        let t833 = -(t762 * cache.segment1_slice1_local_inertia_h_y);
-        let t834 = segment1_slice0_local_momentum_f_y * segment1_bend_y_rate
-            * segment1_slice0_local_bend_y_column_v_x_along_dq;
-        let t835 = -(t21 * segment1_slice0_local_momentum_f_x_along_dq);
-        let t836 = -(segment1_bend_y_rate
-            * segment1_slice0_local_bend_y_column_v_y_along_dq
-            * segment1_slice0_local_momentum_f_x);
-        let segment1_composite_force_n_z_along_dq = t783 + t784 + t785
-            + link2_composite_force_n_z_along_dq + t822 + t823 + t824 + t825 + t826
-            + t827 + t828 + t829 + t830 + t831 + t832 + q[0] * (t781 + t782) + t833
-            + t834 + t835 + t836 - q[1] * (t679 + t768);
-        position[(0, j)] = segment1_composite_force_f_x_along_dq;
-        position[(1, j)] = segment1_composite_force_f_y_along_dq;
-        position[(2, j)] = segment1_composite_force_n_z_along_dq
-            + q[1] * segment1_composite_force_f_x_along_dq
-            + segment1_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
-        position[(3, j)] = link2_composite_force_f_y
-            * segment1_tip_subspace0_v_y_along_dq
+        let t467 = -(segment1_slice1_local_momentum_f_x_along_dq * t176);
+        let t468 = t382 * segment1_slice1_local_momentum_f_y;
+        let t469 = t379 * cache.segment1_slice0_local_inertia_h_x;
+        let t470 = t168 * segment1_slice1_local_momentum_f_y_along_dq;
+        let t471 = t387 * cache.segment1_slice1_local_inertia_h_x;
+        let t472 = -(t395 * segment1_slice1_local_momentum_f_x);
+        let t473 = -(t393 * cache.segment1_slice1_local_inertia_h_y);
+        let t474 = -(segment1_slice0_local_momentum_f_x * t397);
+        let segment1_composite_force_n_z_along_dq = t421 + t422 + t423
+            + link2_composite_force_n_z_along_dq + t460 + t461 + t462 + t463
+            + t209 * dq[0] + t464 + t465 + t466 + t467 + t468 + t469
+            + q[0] * (t405 + t406 + t407 + t420) + t470 + t471 + t472 + t473 + t474
+            - t206 * dq[1] - q[1] * (t390 + t391 + t403 + t404);
+        let link1_composite_force_n_z_along_dq = qdd[2] * link1_inertia_i_22_along_dq
+            + cache.link1_inertia_h_x * base_angle_acceleration_v_y_along_dq
+            + segment1_composite_force_n_z_along_dq
+            + link1_momentum_f_y_along_dq * base_angle_velocity_v_x
+            + base_angle_velocity_v_x_along_dq * link1_momentum_f_y
+            + base_angle_acceleration_v_y * link1_inertia_h_x_along_dq
+            - base_angle_acceleration_v_x * link1_inertia_h_y_along_dq
+            - link1_momentum_f_x_along_dq * base_angle_velocity_v_y
+            - link1_momentum_f_x * base_angle_velocity_v_y_along_dq
+            - cache.link1_inertia_h_y * base_angle_acceleration_v_x_along_dq;
+        let lanes_out0 = link1_composite_force_f_x_along_dq;
+        let lanes_out1 = link1_composite_force_f_y_along_dq;
+        let lanes_out2 = link1_composite_force_f_x * dq[1]
+            + cache.base_angle_subspace_v_y * link1_composite_force_f_y_along_dq
+            + link1_composite_force_n_z_along_dq
+            + link1_composite_force_f_y * base_angle_subspace_v_y_along_dq
+            + q[1] * link1_composite_force_f_x_along_dq;
+        let lanes_out3 = segment1_tip_subspace0_v_x_along_dq * link2_composite_force_f_x
             + p.channel_length
-                * (t210 * segment1_slice1_local_bend_y_column_v_x_along_dq
+                * ((t398 + t399 + t401) * cache.segment1_slice0_local_bend_y_column_v_x
+                    + t210 * segment1_slice1_local_bend_y_column_v_x_along_dq
                     + t211 * segment1_slice0_local_bend_y_column_v_x_along_dq
-                    + cache.segment1_slice1_local_bend_y_column_v_y
-                        * (t669 + t670 + t675)
+                    + 0.7886751345948129
+                        * (t421 + t460 + t461 + t467 + t468 + t470 + t471 + t472 + t473)
                     + t212 * segment1_slice1_local_bend_y_column_v_y_along_dq
                     + 0.21132486540518713
-                        * (t784 + t827 + t828 + t829 + t830 + t832 + t834 + t835 + t836)
-                    + (t759 + t761 + t765)
-                        * cache.segment1_slice0_local_bend_y_column_v_x
+                        * (t422 + t423 + t462 + t463 + t464 + t465 + t466 + t469 + t474)
+                    + (t376 + t380 + t385)
+                        * cache.segment1_slice0_local_bend_y_column_v_y
                     + t213 * segment1_slice0_local_bend_y_column_v_y_along_dq
                     + cache.segment1_slice1_local_bend_y_column_v_x
-                        * (t760 + t763 + t766)
-                    + (t674 + t676 + t677)
-                        * cache.segment1_slice0_local_bend_y_column_v_y
-                    + 0.7886751345948129
-                        * (t783 + t785 + t822 + t823 + t824 + t825 + t826 + t831 + t833))
-            + link2_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x
+                        * (t392 + t394 + t396)
+                    + (t383 + t384 + t388)
+                        * cache.segment1_slice1_local_bend_y_column_v_y)
             + p.segment1_stiffness * dq[3]
-            + segment1_tip_subspace0_v_x_along_dq * link2_composite_force_f_x
-            + link2_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y
-            + link2_composite_force_n_z_along_dq * p.channel_length;
-        position[(4, j)] = link3_composite_force_n_z_along_dq * p.channel_length
-            + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq
-            + link3_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq
+            + link2_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x
+            + segment1_tip_subspace0_v_y_along_dq * link2_composite_force_f_y
+            + link2_composite_force_n_z_along_dq * p.channel_length
+            + cache.segment1_tip_subspace0_v_y * link2_composite_force_f_y_along_dq;
+        let lanes_out4 = segment2_tip_subspace0_v_y_along_dq * link3_composite_force_f_y
             + link3_composite_force_f_y_along_dq * cache.segment2_tip_subspace0_v_y
+            + link3_composite_force_f_x * segment2_tip_subspace0_v_x_along_dq
             + p.channel_length
-                * (0.21132486540518713 * (t787 + t812 + t813 + t817 + t819 + t821)
-                    + cache.segment2_slice0_local_bend_y_column_v_x * (t701 + t703)
-                    + (t707 + t709) * cache.segment2_slice0_local_bend_y_column_v_y
-                    + (t706 + t711) * cache.segment2_slice1_local_bend_y_column_v_y
-                    + 0.7886751345948129 * (t786 + t814 + t815 + t816 + t818 + t820)
-                    + cache.segment2_slice1_local_bend_y_column_v_x * (t695 + t700))
-            + segment2_tip_subspace0_v_y_along_dq * link3_composite_force_f_y;
-        position[(5, j)] = p.channel_length
-            * (0.7886751345948129 * (t802 + t803 + t806 + t807 + t808 + t810)
-                + cache.segment3_slice0_local_bend_y_column_v_y * (t749 + t751)
-                + (t752 + t754) * cache.segment3_slice1_local_bend_y_column_v_y
-                + (t722 + t723) * cache.segment3_slice1_local_bend_y_column_v_x
-                + cache.segment3_slice0_local_bend_y_column_v_x * (t719 + t720)
-                + 0.21132486540518713 * (t788 + t801 + t804 + t805 + t809 + t811))
-            + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
-            + segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y
-            + segment3_tip_subspace0_v_x_along_dq * link4_composite_force_f_x
+                * (cache.segment2_slice0_local_bend_y_column_v_y * (t365 + t370)
+                    + (t316 + t317) * cache.segment2_slice1_local_bend_y_column_v_x
+                    + 0.7886751345948129 * (t425 + t428 + t431 + t432 + t458 + t459)
+                    + (t313 + t314) * cache.segment2_slice0_local_bend_y_column_v_x
+                    + 0.21132486540518713 * (t424 + t426 + t427 + t429 + t430 + t457)
+                    + (t367 + t368) * cache.segment2_slice1_local_bend_y_column_v_y)
+            + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq
+            + p.channel_length * link3_composite_force_n_z_along_dq;
+        let lanes_out5 = segment3_tip_subspace0_v_x_along_dq * link4_composite_force_f_x
+            + p.channel_length * link4_composite_force_n_z_along_dq
             + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq
-            + link4_composite_force_n_z_along_dq * p.channel_length;
-        position[(6, j)] = p.channel_length
-            * (cache.segment4_slice0_local_bend_y_column_v_x * (t742 + t743)
-                + (t745 + t746) * cache.segment4_slice1_local_bend_y_column_v_x
-                + (t730 + t736) * cache.segment4_slice1_local_bend_y_column_v_y
-                + 0.7886751345948129 * (t791 + t792 + t796 + t797 + t798 + t800)
-                + 0.21132486540518713 * (t789 + t790 + t793 + t794 + t795 + t799)
-                + (t734 + t737) * cache.segment4_slice0_local_bend_y_column_v_y)
-            + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
-            + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y
+            + p.channel_length
+                * ((t350 + t352) * cache.segment3_slice0_local_bend_y_column_v_y
+                    + (t356 + t358) * cache.segment3_slice0_local_bend_y_column_v_x
+                    + 0.21132486540518713 * (t433 + t434 + t435 + t437 + t454 + t455)
+                    + 0.7886751345948129 * (t436 + t438 + t439 + t440 + t441 + t456)
+                    + cache.segment3_slice1_local_bend_y_column_v_y * (t349 + t353)
+                    + cache.segment3_slice1_local_bend_y_column_v_x * (t359 + t361))
+            + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
+            + segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y;
+        let lanes_out6 = p.channel_length
+            * ((t328 + t331) * cache.segment4_slice0_local_bend_y_column_v_x
+                + cache.segment4_slice1_local_bend_y_column_v_x * (t324 + t330)
+                + (t336 + t339) * cache.segment4_slice1_local_bend_y_column_v_y
+                + 0.7886751345948129 * (t442 + t444 + t449 + t450 + t451 + t453)
+                + 0.21132486540518713 * (t443 + t445 + t446 + t447 + t448 + t452)
+                + cache.segment4_slice0_local_bend_y_column_v_y * (t338 + t340))
+            + link5_composite_force_n_z_along_dq * p.channel_length
             + segment4_tip_subspace0_v_x_along_dq * link5_composite_force_f_x
-            + p.channel_length * link5_composite_force_n_z_along_dq
-            + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq;
+            + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq
+            + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
+            + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y;
+        for (lane, j) in columns.into_iter().enumerate() {
+            if j == softgen_runtime::NO_COLUMN {
+                break;
+            }
+            position[(0, j)] = softgen_runtime::LaneValue::lane(lanes_out0, lane);
+            position[(1, j)] = softgen_runtime::LaneValue::lane(lanes_out1, lane);
+            position[(2, j)] = softgen_runtime::LaneValue::lane(lanes_out2, lane);
+            position[(3, j)] = softgen_runtime::LaneValue::lane(lanes_out3, lane);
+            position[(4, j)] = softgen_runtime::LaneValue::lane(lanes_out4, lane);
+            position[(5, j)] = softgen_runtime::LaneValue::lane(lanes_out5, lane);
+            position[(6, j)] = softgen_runtime::LaneValue::lane(lanes_out6, lane);
+        }
     }
-    for j in [4] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
+    for columns in [[4, 5, 6, softgen_runtime::NO_COLUMN]] {
+        let dq = softgen_runtime::Lanes4::unit_directions::<DOF>(columns);
         let segment2_bend_y_along_dq = p.channel_length * dq[4];
         let segment2_bend_squared_along_dq = 2.0 * segment2_bend_y_along_dq
             * cache.segment2_bend_y;
         let segment2_slice0_bend_along_dq = 0.044658198738520456
             * segment2_bend_squared_along_dq;
-        let t837 = segment2_bend_y_along_dq * p.channel_length;
+        let t475 = segment2_bend_y_along_dq * p.channel_length;
         let segment2_slice0_local_com_y_along_dq = 0.044658198738520456 * t214
-            * segment2_slice0_bend_along_dq * t42
-            + 0.044658198738520456 * cache.segment2_slice0_bend_c2 * t837;
-        let t838 = 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t837
-            + 0.009437387837655933 * t215 * segment2_slice0_bend_along_dq * t42
-            - 0.009437387837655933 * cache.segment2_slice0_bend_c2 * t837
-            - 0.009437387837655933 * t214 * segment2_slice0_bend_along_dq * t42;
+            * segment2_slice0_bend_along_dq * t43
+            + 0.044658198738520456 * cache.segment2_slice0_bend_c2 * t475;
+        let t476 = 0.009437387837655933 * cache.segment2_slice0_bend_c3 * t475
+            + 0.009437387837655933 * t215 * segment2_slice0_bend_along_dq * t43
+            - 0.009437387837655933 * cache.segment2_slice0_bend_c2 * t475
+            - 0.009437387837655933 * t214 * segment2_slice0_bend_along_dq * t43;
         let segment2_slice0_local_bend_y_column_v_x_along_dq = 0.21132486540518713
-            * segment2_slice0_local_com_y_along_dq + t838;
+            * segment2_slice0_local_com_y_along_dq + t476;
         let segment2_slice0_local_inertia_h_y_along_dq = segment2_slice0_local_com_y_along_dq
             * cache.segment1_slice0_mass;
         let segment2_slice0_local_momentum_f_x_along_dq = segment2_slice0_local_bend_y_column_v_x_along_dq
             * cache.segment1_slice0_mass * segment2_bend_y_rate
-            - segment2_slice0_local_inertia_h_y_along_dq * t2;
-        let t839 = t2 * segment2_slice0_local_momentum_f_x_along_dq;
+            - segment2_slice0_local_inertia_h_y_along_dq * t11;
+        let t477 = t11 * segment2_slice0_local_momentum_f_x_along_dq;
         let segment2_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
             * t216 * segment2_slice0_bend_along_dq;
-        let t840 = p.channel_length * segment2_bend_squared_along_dq;
-        let t841 = 0.00398870942913838 * segment2_slice0_bend_along_dq * t56 * t217
-            + 0.00398870942913838 * t840 * cache.segment2_slice0_bend_c4
+        let t478 = p.channel_length * segment2_bend_squared_along_dq;
+        let t479 = 0.00398870942913838 * segment2_slice0_bend_along_dq * t16 * t217
+            + 0.00398870942913838 * t478 * cache.segment2_slice0_bend_c4
             + 0.044658198738520456 * p.channel_length * t214
                 * segment2_slice0_bend_along_dq
-            - 0.00199435471456919 * t840 * cache.segment2_slice0_bend_c3
-            - 0.00199435471456919 * t215 * segment2_slice0_bend_along_dq * t56;
-        let segment2_slice0_local_bend_y_column_v_y_along_dq = t841
+            - 0.00199435471456919 * t478 * cache.segment2_slice0_bend_c3
+            - 0.00199435471456919 * t215 * segment2_slice0_bend_along_dq * t16;
+        let segment2_slice0_local_bend_y_column_v_y_along_dq = t479
             - 0.21132486540518713 * segment2_slice0_local_com_x_along_dq;
         let segment2_slice0_local_subspace0_v_y_along_dq = segment2_slice0_local_bend_y_column_v_y_along_dq
             * p.channel_length;
-        let t842 = t43 * p.channel_length
+        let t480 = t17 * p.channel_length
             * (3.0 * segment2_bend_y_along_dq * segment2_bend_squared);
-        let t843 = t43 * segment2_bend_y_along_dq * p.channel_length;
-        let t844 = segment2_slice0_local_bend_y_column_v_x_along_dq
+        let t481 = t17 * segment2_bend_y_along_dq * p.channel_length;
+        let t482 = segment2_slice0_local_bend_y_column_v_x_along_dq
             * segment1_tip_velocity_w_z * segment2_bend_y_rate
             + segment2_slice0_local_subspace0_v_y_along_dq * qdd[4]
-            + (0.0007125143135866891 * t842 * cache.segment2_slice0_bend_c6
-                + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t843
-                + 0.00008906428919833614 * t44 * segment2_slice0_bend_along_dq * t217
-                + 0.01196612828741514 * segment2_slice0_bend_along_dq * t45 * t217
-                + 0.00008906428919833614 * t842 * cache.segment2_slice0_bend_c4
-                + 0.0007125143135866891 * t44 * segment2_slice0_bend_along_dq * t220
-                - 0.0004453214459916807 * t44 * segment2_slice0_bend_along_dq * t219
-                - 0.00598306414370757 * t215 * segment2_slice0_bend_along_dq * t45
-                - 0.0004453214459916807 * cache.segment2_slice0_bend_c5 * t842
-                - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t843)
-            - 0.21132486540518713 * segment2_bend_y_rate * segment2_bend_y_rate * t838;
-        let t845 = t844 * cache.segment1_slice0_mass;
+            + (0.0007125143135866891 * t480 * cache.segment2_slice0_bend_c6
+                + 0.01196612828741514 * cache.segment2_slice0_bend_c4 * t481
+                + 0.00008906428919833614 * t55 * segment2_slice0_bend_along_dq * t217
+                + 0.01196612828741514 * segment2_slice0_bend_along_dq * t54 * t217
+                + 0.00008906428919833614 * t480 * cache.segment2_slice0_bend_c4
+                + 0.0007125143135866891 * t55 * segment2_slice0_bend_along_dq * t220
+                - 0.0004453214459916807 * t55 * segment2_slice0_bend_along_dq * t219
+                - 0.00598306414370757 * t215 * segment2_slice0_bend_along_dq * t54
+                - 0.0004453214459916807 * cache.segment2_slice0_bend_c5 * t480
+                - 0.00598306414370757 * cache.segment2_slice0_bend_c3 * t481)
+            - 0.21132486540518713 * segment2_bend_y_rate * segment2_bend_y_rate * t476;
+        let t483 = t482 * cache.segment1_slice0_mass;
         let segment2_slice1_bend_along_dq = 0.6220084679281462
             * segment2_bend_squared_along_dq;
-        let segment2_slice1_local_com_y_along_dq = 0.6220084679281462 * t837
+        let segment2_slice1_local_com_y_along_dq = 0.6220084679281462 * t475
             * cache.segment2_slice1_bend_c2
-            + 0.6220084679281462 * t42 * segment2_slice1_bend_along_dq * t221;
+            + 0.6220084679281462 * t43 * segment2_slice1_bend_along_dq * t221;
         let segment2_slice1_local_inertia_h_y_along_dq = segment2_slice1_local_com_y_along_dq
             * cache.segment1_slice0_mass;
-        let t846 = 0.4905626121623441 * t42 * segment2_slice1_bend_along_dq * t222
-            + 0.4905626121623441 * cache.segment2_slice1_bend_c3 * t837
-            - 0.4905626121623441 * t42 * segment2_slice1_bend_along_dq * t221
-            - 0.4905626121623441 * t837 * cache.segment2_slice1_bend_c2;
+        let t484 = 0.4905626121623441 * t43 * segment2_slice1_bend_along_dq * t222
+            + 0.4905626121623441 * cache.segment2_slice1_bend_c3 * t475
+            - 0.4905626121623441 * t43 * segment2_slice1_bend_along_dq * t221
+            - 0.4905626121623441 * t475 * cache.segment2_slice1_bend_c2;
         let segment2_slice1_local_bend_y_column_v_x_along_dq = 0.7886751345948129
-            * segment2_slice1_local_com_y_along_dq + t846;
+            * segment2_slice1_local_com_y_along_dq + t484;
         let segment2_slice1_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
             * segment2_slice1_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate
-            - segment2_slice1_local_inertia_h_y_along_dq * t3;
-        let t847 = segment2_slice1_local_momentum_f_x_along_dq * t3;
+            - segment2_slice1_local_inertia_h_y_along_dq * t33;
+        let t485 = segment2_slice1_local_momentum_f_x_along_dq * t33;
         let segment2_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
             * t223 * segment2_slice1_bend_along_dq;
-        let t848 = 0.6220084679281462 * p.channel_length * segment2_slice1_bend_along_dq
-            * t221 + 0.7737890683486395 * t224 * segment2_slice1_bend_along_dq * t56
-            + 0.7737890683486395 * t840 * cache.segment2_slice1_bend_c4
-            - 0.38689453417431974 * segment2_slice1_bend_along_dq * t56 * t222
-            - 0.38689453417431974 * t840 * cache.segment2_slice1_bend_c3;
-        let segment2_slice1_local_bend_y_column_v_y_along_dq = t848
+        let t486 = 0.6220084679281462 * p.channel_length * segment2_slice1_bend_along_dq
+            * t221 + 0.7737890683486395 * t224 * segment2_slice1_bend_along_dq * t16
+            + 0.7737890683486395 * t478 * cache.segment2_slice1_bend_c4
+            - 0.38689453417431974 * segment2_slice1_bend_along_dq * t16 * t222
+            - 0.38689453417431974 * t478 * cache.segment2_slice1_bend_c3;
+        let segment2_slice1_local_bend_y_column_v_y_along_dq = t486
             - 0.7886751345948129 * segment2_slice1_local_com_x_along_dq;
         let segment2_slice1_local_subspace0_v_y_along_dq = p.channel_length
             * segment2_slice1_local_bend_y_column_v_y_along_dq;
-        let t849 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
+        let t487 = qdd[4] * segment2_slice1_local_subspace0_v_y_along_dq
             + segment1_tip_velocity_w_z
                 * segment2_slice1_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate
-            + (2.3213672050459184 * t224 * segment2_slice1_bend_along_dq * t45
-                + 2.3213672050459184 * t843 * cache.segment2_slice1_bend_c4
-                + 1.9252134116123394 * t44 * t226 * segment2_slice1_bend_along_dq
-                + 0.24065167645154242 * t842 * cache.segment2_slice1_bend_c4
-                + 0.24065167645154242 * t224 * t44 * segment2_slice1_bend_along_dq
-                + 1.9252134116123394 * t842 * cache.segment2_slice1_bend_c6
-                - 1.203258382257712 * t842 * cache.segment2_slice1_bend_c5
-                - 1.1606836025229592 * segment2_slice1_bend_along_dq * t45 * t222
-                - 1.1606836025229592 * t843 * cache.segment2_slice1_bend_c3
-                - 1.203258382257712 * t44 * segment2_slice1_bend_along_dq * t227)
-            - 0.7886751345948129 * t846 * segment2_bend_y_rate * segment2_bend_y_rate;
-        let t850 = t849 * cache.segment1_slice0_mass;
+            + (2.3213672050459184 * t224 * segment2_slice1_bend_along_dq * t54
+                + 2.3213672050459184 * t481 * cache.segment2_slice1_bend_c4
+                + 1.9252134116123394 * t55 * t226 * segment2_slice1_bend_along_dq
+                + 0.24065167645154242 * t480 * cache.segment2_slice1_bend_c4
+                + 0.24065167645154242 * t224 * t55 * segment2_slice1_bend_along_dq
+                + 1.9252134116123394 * t480 * cache.segment2_slice1_bend_c6
+                - 1.203258382257712 * t480 * cache.segment2_slice1_bend_c5
+                - 1.1606836025229592 * segment2_slice1_bend_along_dq * t54 * t222
+                - 1.1606836025229592 * t481 * cache.segment2_slice1_bend_c3
+                - 1.203258382257712 * t55 * segment2_slice1_bend_along_dq * t227)
+            - 0.7886751345948129 * t484 * segment2_bend_y_rate * segment2_bend_y_rate;
+        let t488 = t487 * cache.segment1_slice0_mass;
         let segment2_slice1_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
             * segment2_slice1_local_com_x_along_dq;
-        let t851 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
+        let t489 = segment2_slice1_bias_w_z * segment2_slice1_local_inertia_h_x_along_dq;
         let segment2_slice0_local_inertia_h_x_along_dq = segment2_slice0_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t852 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_h_x_along_dq;
-        let t853 = t839 + t845 + t847 + t850 + t851 + t852;
-        let t854 = t853 * cache.segment1_tip_rotation_01;
-        let t855 = t228 * segment2_bend_squared_along_dq;
-        let t856 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
-            - segment2_bend_squared * t855;
-        let t857 = t229 * segment2_bend_squared_along_dq;
-        let t858 = segment2_bend_y_along_dq * cache.segment2_bend_squared_c1
-            + cache.segment2_bend_y * t857;
-        let segment2_tip_rotation_00_along_dq = cache.segment1_tip_rotation_00 * t856
-            + cache.segment1_tip_rotation_01 * t858;
-        let t859 = t42 * t855 + cache.segment2_bend_squared_c2 * t837;
-        let t860 = t230 * t42 * segment2_bend_squared_along_dq
-            + cache.segment2_bend_squared_c3 * t837
-            - cache.segment2_bend_squared_c2 * t837 - t42 * t855;
-        let segment2_tip_local_bend_y_column_v_x_along_dq = t859 + t860;
-        let segment2_tip_local_subspace0_v_x_along_dq = p.channel_length
-            * segment2_tip_local_bend_y_column_v_x_along_dq;
-        let t861 = p.channel_length * t857;
-        let t862 = 2.0 * t840 * cache.segment2_bend_squared_c4 + p.channel_length * t855
-            + 2.0 * t231 * t56 * segment2_bend_squared_along_dq
-            - t230 * t56 * segment2_bend_squared_along_dq
-            - t840 * cache.segment2_bend_squared_c3;
-        let segment2_tip_local_bend_y_column_v_y_along_dq = t862 - t861;
+        let t490 = segment2_slice0_bias_w_z * segment2_slice0_local_inertia_h_x_along_dq;
+        let t491 = t477 + t483 + t485 + t488 + t489 + t490;
+        let t492 = t491 * cache.segment1_tip_rotation_01;
+        let t493 = t228 * segment2_bend_squared_along_dq;
+        let t494 = segment2_bend_y_along_dq * cache.segment2_bend_squared_c1
+            + cache.segment2_bend_y * t493;
+        let t495 = t229 * segment2_bend_squared_along_dq;
+        let t496 = -cache.segment2_bend_squared_c2 * segment2_bend_squared_along_dq
+            - segment2_bend_squared * t495;
+        let segment2_tip_rotation_10_along_dq = cache.segment1_tip_rotation_11 * t494
+            + cache.segment1_tip_rotation_10 * t496;
+        let segment3_bend_y_along_dq = dq[5] * p.channel_length;
+        let segment3_bend_squared_along_dq = 2.0 * cache.segment3_bend_y
+            * segment3_bend_y_along_dq;
+        let t497 = segment3_bend_squared_along_dq * t230;
+        let t498 = p.channel_length * segment3_bend_y_along_dq;
+        let t499 = t75 * t497 + cache.segment3_bend_squared_c2 * t498;
+        let t500 = segment3_bend_squared_along_dq * t231;
+        let t501 = p.channel_length * t500;
+        let t502 = -cache.segment2_bend_y * t493
+            - segment2_bend_y_along_dq * cache.segment2_bend_squared_c1;
+        let segment2_tip_rotation_11_along_dq = cache.segment1_tip_rotation_10 * t502
+            + cache.segment1_tip_rotation_11 * t496;
+        let t503 = t43 * t495 + cache.segment2_bend_squared_c2 * t475;
+        let t504 = p.channel_length * t493;
+        let segment2_tip_position_y_along_dq = t503 * cache.segment1_tip_rotation_11
+            + cache.segment1_tip_rotation_10 * t504;
+        let segment3_tip_position_y_along_dq = t91 * segment2_tip_rotation_10_along_dq
+            + t499 * cache.segment2_tip_rotation_11
+            + cache.segment2_tip_rotation_10 * t501
+            + segment2_tip_rotation_11_along_dq * t92 + segment2_tip_position_y_along_dq;
+        let link4_inertia_h_y_along_dq = p.link_mass * segment3_tip_position_y_along_dq;
+        let t505 = 2.0 * t478 * cache.segment2_bend_squared_c4 + p.channel_length * t495
+            + 2.0 * t233 * t16 * segment2_bend_squared_along_dq
+            - t232 * t16 * segment2_bend_squared_along_dq
+            - t478 * cache.segment2_bend_squared_c3;
+        let segment2_tip_local_bend_y_column_v_y_along_dq = t505 - t504;
         let segment2_tip_local_subspace0_v_y_along_dq = segment2_tip_local_bend_y_column_v_y_along_dq
             * p.channel_length;
-        let segment2_tip_subspace0_v_x_along_dq = cache.segment1_tip_rotation_00
-            * segment2_tip_local_subspace0_v_x_along_dq
-            + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq;
-        let segment2_tip_velocity_v_x_along_dq = segment2_tip_subspace0_v_x_along_dq
-            * qd[4];
-        let segment2_tip_position_y_along_dq = t859 * cache.segment1_tip_rotation_11
-            + cache.segment1_tip_rotation_10 * t861;
-        let t863 = segment2_tip_velocity_v_x_along_dq
-            - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
-        let segment2_tip_rotation_10_along_dq = cache.segment1_tip_rotation_11 * t858
-            + cache.segment1_tip_rotation_10 * t856;
-        let segment2_tip_position_x_along_dq = cache.segment1_tip_rotation_00 * t861
-            + t859 * cache.segment1_tip_rotation_01;
+        let t506 = t232 * t43 * segment2_bend_squared_along_dq
+            + cache.segment2_bend_squared_c3 * t475
+            - cache.segment2_bend_squared_c2 * t475 - t43 * t495;
+        let segment2_tip_local_bend_y_column_v_x_along_dq = t503 + t506;
+        let segment2_tip_local_subspace0_v_x_along_dq = p.channel_length
+            * segment2_tip_local_bend_y_column_v_x_along_dq;
         let segment2_tip_subspace0_v_y_along_dq = cache.segment1_tip_rotation_11
             * segment2_tip_local_subspace0_v_y_along_dq
             + cache.segment1_tip_rotation_10 * segment2_tip_local_subspace0_v_x_along_dq;
         let segment2_tip_velocity_v_y_along_dq = qd[4]
             * segment2_tip_subspace0_v_y_along_dq;
-        let t864 = segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq
-            + segment2_tip_velocity_v_y_along_dq;
-        let segment3_base_velocity_v_x_along_dq = t72 * segment2_tip_rotation_00_along_dq
-            + cache.segment2_tip_rotation_00 * t863
-            + segment2_tip_rotation_10_along_dq * t71
-            + cache.segment2_tip_rotation_10 * t864;
-        let segment3_slice0_local_momentum_f_x_along_dq = segment3_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t865 = segment3_slice0_local_momentum_f_x_along_dq * t6;
-        let t866 = segment3_slice0_local_momentum_f_x_along_dq * t7;
-        let t867 = -cache.segment2_bend_y * t857
-            - segment2_bend_y_along_dq * cache.segment2_bend_squared_c1;
-        let segment2_tip_rotation_11_along_dq = cache.segment1_tip_rotation_10 * t867
-            + cache.segment1_tip_rotation_11 * t856;
-        let t868 = t43 * p.channel_length * segment2_bend_squared_along_dq;
-        let t869 = qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
-            + t862 * segment2_bend_y_rate * segment2_bend_y_rate
-            + (cache.segment2_bend_squared_c3 * t868
-                + 3.0 * t868 * cache.segment2_bend_squared_c5
-                + t230 * t58 * segment2_bend_squared_along_dq
-                + 3.0 * t233 * t57 * segment2_bend_squared_along_dq
-                + t230 * t57 * segment2_bend_squared_along_dq
-                - 3.0 * cache.segment2_bend_squared_c4 * t868
-                - 3.0 * t231 * t57 * segment2_bend_squared_along_dq - t855 * t58);
-        let t870 = (6.0 * cache.segment2_bend_squared_c4 * t843
-            + cache.segment2_bend_squared_c4 * t842
-            + t231 * t44 * segment2_bend_squared_along_dq
-            + 6.0 * t231 * t45 * segment2_bend_squared_along_dq
-            + 8.0 * cache.segment2_bend_squared_c6 * t842
-            + 8.0 * t234 * t44 * segment2_bend_squared_along_dq
-            - 3.0 * cache.segment2_bend_squared_c3 * t843
-            - 5.0 * t842 * cache.segment2_bend_squared_c5
-            - 3.0 * t230 * t45 * segment2_bend_squared_along_dq
-            - 5.0 * t233 * t44 * segment2_bend_squared_along_dq)
-            + qdd[4] * segment2_tip_local_subspace0_v_y_along_dq
-            - segment2_bend_y_rate * segment2_bend_y_rate * t860;
-        let segment2_tip_bias_v_x_along_dq = cache.segment1_tip_rotation_00 * t869
-            + t870 * cache.segment1_tip_rotation_01
-            - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
-        let t871 = segment2_tip_bias_v_x_along_dq
-            - segment2_tip_position_y_along_dq * segment2_tip_bias_w_z;
-        let segment2_tip_bias_v_y_along_dq = t869 * cache.segment1_tip_rotation_10
-            + t870 * cache.segment1_tip_rotation_11
-            + segment2_tip_subspace0_v_x_along_dq * segment1_tip_velocity_w_z * qd[4];
-        let t872 = segment2_tip_bias_v_y_along_dq
-            + segment2_tip_bias_w_z * segment2_tip_position_x_along_dq;
-        let segment2_tip_rotation_01_along_dq = cache.segment1_tip_rotation_00 * t867
-            + cache.segment1_tip_rotation_01 * t856;
-        let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_11_along_dq * t78
-            + t871 * cache.segment2_tip_rotation_01
-            + cache.segment2_tip_rotation_11 * t872
-            + t77 * segment2_tip_rotation_01_along_dq;
-        let t873 = segment3_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment3_base_velocity_v_x_along_dq
-                * segment3_bend_y_rate;
-        let t874 = t873 * cache.segment1_slice0_mass;
-        let t875 = segment3_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment3_base_velocity_v_x_along_dq
-                * segment3_bend_y_rate;
-        let t876 = cache.segment1_slice0_mass * t875;
-        let t877 = t865 + t866 + t874 + t876;
-        let t878 = t877 * cache.segment2_tip_rotation_01;
-        let segment3_tip_position_y_along_dq = t179 * segment2_tip_rotation_10_along_dq
-            + segment2_tip_rotation_11_along_dq * t183
-            + segment2_tip_position_y_along_dq;
-        let segment3_tip_rotation_10_along_dq = segment2_tip_rotation_10_along_dq * t184
-            + segment2_tip_rotation_11_along_dq * t186;
-        let segment3_tip_rotation_11_along_dq = segment2_tip_rotation_11_along_dq * t184
-            + segment2_tip_rotation_10_along_dq * t185;
-        let segment4_tip_position_y_along_dq = segment3_tip_position_y_along_dq
-            + t188 * segment3_tip_rotation_10_along_dq
-            + segment3_tip_rotation_11_along_dq * t187;
-        let link5_inertia_h_y_along_dq = segment4_tip_position_y_along_dq * p.link_mass;
-        let segment3_tip_rotation_00_along_dq = t186 * segment2_tip_rotation_01_along_dq
-            + t184 * segment2_tip_rotation_00_along_dq;
-        let segment3_tip_position_x_along_dq = t179 * segment2_tip_rotation_00_along_dq
-            + segment2_tip_rotation_01_along_dq * t183
-            + segment2_tip_position_x_along_dq;
-        let segment3_tip_rotation_01_along_dq = t185 * segment2_tip_rotation_00_along_dq
-            + t184 * segment2_tip_rotation_01_along_dq;
-        let segment4_tip_position_x_along_dq = segment3_tip_rotation_00_along_dq * t188
-            + segment3_tip_position_x_along_dq
-            + segment3_tip_rotation_01_along_dq * t187;
-        let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
-        let segment4_tip_subspace0_v_y_along_dq = segment3_tip_rotation_11_along_dq
-            * cache.segment4_tip_local_subspace0_v_y
-            + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_10_along_dq
-            - segment3_tip_position_x_along_dq * p.channel_length;
+        let segment2_tip_position_x_along_dq = cache.segment1_tip_rotation_00 * t504
+            + t503 * cache.segment1_tip_rotation_01;
+        let t507 = t75 * segment3_bend_squared_along_dq * t234
+            + cache.segment3_bend_squared_c3 * t498
+            - cache.segment3_bend_squared_c2 * t498 - t75 * t497;
+        let segment3_tip_local_bend_y_column_v_x_along_dq = t507 + t499;
+        let segment3_tip_local_subspace0_v_x_along_dq = p.channel_length
+            * segment3_tip_local_bend_y_column_v_x_along_dq;
+        let t508 = p.channel_length * segment3_bend_squared_along_dq;
+        let t509 = p.channel_length * t497
+            + 2.0 * t50 * t235 * segment3_bend_squared_along_dq
+            + 2.0 * t508 * cache.segment3_bend_squared_c4
+            - t508 * cache.segment3_bend_squared_c3
+            - t50 * segment3_bend_squared_along_dq * t234;
+        let segment3_tip_local_bend_y_column_v_y_along_dq = t509 - t501;
+        let segment3_tip_local_subspace0_v_y_along_dq = p.channel_length
+            * segment3_tip_local_bend_y_column_v_y_along_dq;
         let segment3_tip_subspace0_v_y_along_dq = segment2_tip_rotation_10_along_dq
             * cache.segment3_tip_local_subspace0_v_x
             + segment2_tip_rotation_11_along_dq * cache.segment3_tip_local_subspace0_v_y
+            + cache.segment2_tip_rotation_10 * segment3_tip_local_subspace0_v_x_along_dq
+            + cache.segment2_tip_rotation_11 * segment3_tip_local_subspace0_v_y_along_dq
             - p.channel_length * segment2_tip_position_x_along_dq;
-        let segment3_tip_velocity_v_y_along_dq = qd[5]
-            * segment3_tip_subspace0_v_y_along_dq + segment2_tip_velocity_v_y_along_dq;
-        let segment4_tip_velocity_v_y_along_dq = qd[6]
-            * segment4_tip_subspace0_v_y_along_dq + segment3_tip_velocity_v_y_along_dq;
-        let link5_momentum_f_y_along_dq = link5_inertia_h_x_along_dq
-            * segment4_tip_velocity_w_z
-            + segment4_tip_velocity_v_y_along_dq * p.link_mass;
-        let segment3_tip_bias_v_x_along_dq = segment2_tip_rotation_00_along_dq * t105
-            + segment2_tip_rotation_01_along_dq * t106
+        let segment3_tip_velocity_v_y_along_dq = segment2_tip_velocity_v_y_along_dq
+            + segment3_tip_subspace0_v_y_along_dq * qd[5];
+        let segment2_tip_rotation_00_along_dq = cache.segment1_tip_rotation_00 * t496
+            + cache.segment1_tip_rotation_01 * t494;
+        let segment2_tip_rotation_01_along_dq = cache.segment1_tip_rotation_00 * t502
+            + cache.segment1_tip_rotation_01 * t496;
+        let segment3_tip_position_x_along_dq = t91 * segment2_tip_rotation_00_along_dq
+            + cache.segment2_tip_rotation_00 * t501
+            + cache.segment2_tip_rotation_01 * t499
+            + segment2_tip_rotation_01_along_dq * t92 + segment2_tip_position_x_along_dq;
+        let link4_inertia_h_x_along_dq = segment3_tip_position_x_along_dq * p.link_mass;
+        let link4_momentum_f_y_along_dq = segment3_tip_velocity_v_y_along_dq
+            * p.link_mass + link4_inertia_h_x_along_dq * segment3_tip_velocity_w_z;
+        let t510 = p.channel_length * segment3_bend_squared_along_dq * t51;
+        let t511 = (3.0 * t510 * cache.segment3_bend_squared_c5
+            + t53 * segment3_bend_squared_along_dq * t234
+            + t52 * segment3_bend_squared_along_dq * t234
+            + 3.0 * t53 * segment3_bend_squared_along_dq * t237
+            + t510 * cache.segment3_bend_squared_c3 - t52 * t497
+            - 3.0 * t53 * t235 * segment3_bend_squared_along_dq
+            - 3.0 * t510 * cache.segment3_bend_squared_c4)
+            + qdd[5] * segment3_tip_local_subspace0_v_x_along_dq
+            + t509 * segment3_bend_y_rate * segment3_bend_y_rate;
+        let t512 = p.channel_length
+            * (3.0 * segment3_bend_y_along_dq * segment3_bend_squared) * t51;
+        let t513 = p.channel_length * segment3_bend_y_along_dq * t51;
+        let t514 = (t512 * cache.segment3_bend_squared_c4
+            + 8.0 * cache.segment3_bend_squared_c6 * t512
+            + 6.0 * t77 * t235 * segment3_bend_squared_along_dq
+            + t235 * segment3_bend_squared_along_dq * t76
+            + 6.0 * t513 * cache.segment3_bend_squared_c4
+            + 8.0 * t238 * segment3_bend_squared_along_dq * t76
+            - 3.0 * t77 * segment3_bend_squared_along_dq * t234
+            - 5.0 * t512 * cache.segment3_bend_squared_c5
+            - 3.0 * t513 * cache.segment3_bend_squared_c3
+            - 5.0 * segment3_bend_squared_along_dq * t76 * t237)
+            + qdd[5] * segment3_tip_local_subspace0_v_y_along_dq
+            - t507 * segment3_bend_y_rate * segment3_bend_y_rate;
+        let t515 = t17 * p.channel_length * segment2_bend_squared_along_dq;
+        let t516 = qdd[4] * segment2_tip_local_subspace0_v_x_along_dq
+            + t505 * segment2_bend_y_rate * segment2_bend_y_rate
+            + (cache.segment2_bend_squared_c3 * t515
+                + 3.0 * t515 * cache.segment2_bend_squared_c5
+                + t232 * t19 * segment2_bend_squared_along_dq
+                + 3.0 * t240 * t18 * segment2_bend_squared_along_dq
+                + t232 * t18 * segment2_bend_squared_along_dq
+                - 3.0 * cache.segment2_bend_squared_c4 * t515
+                - 3.0 * t233 * t18 * segment2_bend_squared_along_dq - t495 * t19);
+        let t517 = (6.0 * cache.segment2_bend_squared_c4 * t481
+            + cache.segment2_bend_squared_c4 * t480
+            + t233 * t55 * segment2_bend_squared_along_dq
+            + 6.0 * t233 * t54 * segment2_bend_squared_along_dq
+            + 8.0 * cache.segment2_bend_squared_c6 * t480
+            + 8.0 * t241 * t55 * segment2_bend_squared_along_dq
+            - 3.0 * cache.segment2_bend_squared_c3 * t481
+            - 5.0 * t480 * cache.segment2_bend_squared_c5
+            - 3.0 * t232 * t54 * segment2_bend_squared_along_dq
+            - 5.0 * t240 * t55 * segment2_bend_squared_along_dq)
+            + qdd[4] * segment2_tip_local_subspace0_v_y_along_dq
+            - segment2_bend_y_rate * segment2_bend_y_rate * t506;
+        let segment2_tip_bias_v_x_along_dq = cache.segment1_tip_rotation_00 * t516
+            + t517 * cache.segment1_tip_rotation_01
+            - segment1_tip_velocity_w_z * qd[4] * segment2_tip_subspace0_v_y_along_dq;
+        let segment3_tip_bias_v_x_along_dq = t511 * cache.segment2_tip_rotation_00
+            + segment2_tip_rotation_00_along_dq * t95
+            + segment2_tip_rotation_01_along_dq * t96
+            + cache.segment2_tip_rotation_01 * t514
             + segment2_tip_velocity_v_y_along_dq * segment3_bend_y_rate
             + qdd[5] * p.channel_length * segment2_tip_position_y_along_dq
             + segment2_tip_bias_v_x_along_dq
-            - segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_y_along_dq;
-        let segment4_tip_bias_v_x_along_dq = segment3_tip_rotation_00_along_dq * t143
-            + segment3_tip_rotation_01_along_dq * t142
+            - segment3_tip_subspace0_v_y_along_dq * segment2_tip_velocity_w_z * qd[5];
+        let t518 = segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
+            + cache.segment3_bend_y * t500;
+        let t519 = -t497 * segment3_bend_squared
+            - cache.segment3_bend_squared_c2 * segment3_bend_squared_along_dq;
+        let segment3_tip_rotation_10_along_dq = t518 * cache.segment2_tip_rotation_11
+            + segment2_tip_rotation_10_along_dq * t89
+            + segment2_tip_rotation_11_along_dq * t94
+            + t519 * cache.segment2_tip_rotation_10;
+        let segment4_bend_y_along_dq = dq[6] * p.channel_length;
+        let segment4_bend_squared_along_dq = 2.0 * segment4_bend_y_along_dq
+            * cache.segment4_bend_y;
+        let t520 = p.channel_length * (t242 * segment4_bend_squared_along_dq);
+        let t521 = t243 * segment4_bend_squared_along_dq;
+        let t522 = p.channel_length * segment4_bend_y_along_dq;
+        let t523 = t105 * t521 + cache.segment4_bend_squared_c2 * t522;
+        let t524 = -segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
+            - cache.segment3_bend_y * t500;
+        let segment3_tip_rotation_11_along_dq = segment2_tip_rotation_11_along_dq * t89
+            + t519 * cache.segment2_tip_rotation_11
+            + cache.segment2_tip_rotation_10 * t524
+            + segment2_tip_rotation_10_along_dq * t88;
+        let segment4_tip_position_y_along_dq = t115 * segment3_tip_rotation_10_along_dq
+            + t520 * cache.segment3_tip_rotation_10
+            + t523 * cache.segment3_tip_rotation_11
+            + segment3_tip_rotation_11_along_dq * t116
+            + segment3_tip_position_y_along_dq;
+        let link5_inertia_h_y_along_dq = segment4_tip_position_y_along_dq * p.link_mass;
+        let t525 = t105 * t244 * segment4_bend_squared_along_dq
+            + cache.segment4_bend_squared_c3 * t522
+            - cache.segment4_bend_squared_c2 * t522 - t105 * t521;
+        let segment4_tip_local_bend_y_column_v_x_along_dq = t525 + t523;
+        let segment4_tip_local_subspace0_v_x_along_dq = p.channel_length
+            * segment4_tip_local_bend_y_column_v_x_along_dq;
+        let t526 = p.channel_length * segment4_bend_squared_along_dq;
+        let t527 = 2.0 * cache.segment4_bend_squared_c4 * t526 + p.channel_length * t521
+            + 2.0 * t119 * t245 * segment4_bend_squared_along_dq
+            - t244 * t119 * segment4_bend_squared_along_dq
+            - t526 * cache.segment4_bend_squared_c3;
+        let segment4_tip_local_bend_y_column_v_y_along_dq = t527 - t520;
+        let segment4_tip_local_subspace0_v_y_along_dq = p.channel_length
+            * segment4_tip_local_bend_y_column_v_y_along_dq;
+        let segment4_tip_subspace0_v_y_along_dq = segment4_tip_local_subspace0_v_x_along_dq
+            * cache.segment3_tip_rotation_10
+            + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_10_along_dq
+            + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_11
+            + segment3_tip_rotation_11_along_dq * cache.segment4_tip_local_subspace0_v_y
+            - p.channel_length * segment3_tip_position_x_along_dq;
+        let segment4_tip_velocity_v_y_along_dq = segment3_tip_velocity_v_y_along_dq
+            + segment4_tip_subspace0_v_y_along_dq * qd[6];
+        let segment3_tip_rotation_00_along_dq = t519 * cache.segment2_tip_rotation_00
+            + t94 * segment2_tip_rotation_01_along_dq
+            + t89 * segment2_tip_rotation_00_along_dq
+            + t518 * cache.segment2_tip_rotation_01;
+        let segment3_tip_rotation_01_along_dq = cache.segment2_tip_rotation_00 * t524
+            + t88 * segment2_tip_rotation_00_along_dq
+            + t89 * segment2_tip_rotation_01_along_dq
+            + t519 * cache.segment2_tip_rotation_01;
+        let segment4_tip_position_x_along_dq = cache.segment3_tip_rotation_01 * t523
+            + segment3_tip_position_x_along_dq + t115 * segment3_tip_rotation_00_along_dq
+            + cache.segment3_tip_rotation_00 * t520
+            + segment3_tip_rotation_01_along_dq * t116;
+        let link5_inertia_h_x_along_dq = p.link_mass * segment4_tip_position_x_along_dq;
+        let link5_momentum_f_y_along_dq = p.link_mass
+            * segment4_tip_velocity_v_y_along_dq
+            + segment4_tip_velocity_w_z * link5_inertia_h_x_along_dq;
+        let t528 = p.channel_length * t102 * segment4_bend_y_along_dq;
+        let t529 = (3.0 * segment4_bend_squared * segment4_bend_y_along_dq)
+            * p.channel_length * t102;
+        let t530 = qdd[6] * segment4_tip_local_subspace0_v_y_along_dq
+            + (8.0 * t247 * t103 * segment4_bend_squared_along_dq
+                + 6.0 * t104 * t245 * segment4_bend_squared_along_dq
+                + cache.segment4_bend_squared_c4 * t529
+                + 6.0 * cache.segment4_bend_squared_c4 * t528
+                + t245 * t103 * segment4_bend_squared_along_dq
+                + 8.0 * cache.segment4_bend_squared_c6 * t529
+                - 3.0 * t528 * cache.segment4_bend_squared_c3
+                - 5.0 * t248 * t103 * segment4_bend_squared_along_dq
+                - 5.0 * cache.segment4_bend_squared_c5 * t529
+                - 3.0 * t104 * t244 * segment4_bend_squared_along_dq)
+            - t525 * segment4_bend_y_rate * segment4_bend_y_rate;
+        let t531 = p.channel_length * t102 * segment4_bend_squared_along_dq;
+        let t532 = (t244 * t117 * segment4_bend_squared_along_dq
+            + 3.0 * cache.segment4_bend_squared_c5 * t531
+            + 3.0 * t117 * t248 * segment4_bend_squared_along_dq
+            + t531 * cache.segment4_bend_squared_c3
+            + t118 * t244 * segment4_bend_squared_along_dq
+            - 3.0 * cache.segment4_bend_squared_c4 * t531
+            - 3.0 * t245 * t117 * segment4_bend_squared_along_dq - t118 * t521)
+            + segment4_bend_y_rate * segment4_bend_y_rate * t527
+            + qdd[6] * segment4_tip_local_subspace0_v_x_along_dq;
+        let segment4_tip_bias_v_x_along_dq = t530 * cache.segment3_tip_rotation_01
+            + p.channel_length * qdd[6] * segment3_tip_position_y_along_dq
+            + t120 * segment3_tip_rotation_00_along_dq
             + segment3_tip_velocity_v_y_along_dq * segment4_bend_y_rate
-            + segment3_tip_position_y_along_dq * p.channel_length * qdd[6]
-            + segment3_tip_bias_v_x_along_dq
-            - qd[6] * segment4_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
+            + cache.segment3_tip_rotation_00 * t532 + segment3_tip_bias_v_x_along_dq
+            + t121 * segment3_tip_rotation_01_along_dq
+            - segment4_tip_subspace0_v_y_along_dq * qd[6] * segment3_tip_velocity_w_z;
         let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - link5_inertia_h_y_along_dq * segment4_tip_bias_w_z
+            * p.link_mass - segment4_tip_bias_w_z * link5_inertia_h_y_along_dq
             - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
-        let t879 = segment3_tip_bias_v_x_along_dq
-            - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
+        let segment4_slice1_bend_along_dq = 0.6220084679281462
+            * segment4_bend_squared_along_dq;
+        let segment4_slice1_local_com_y_along_dq = 0.6220084679281462
+            * cache.segment4_slice1_bend_c2 * t522
+            + 0.6220084679281462 * t105 * segment4_slice1_bend_along_dq * t249;
+        let t533 = 0.4905626121623441 * t105 * t250 * segment4_slice1_bend_along_dq
+            + 0.4905626121623441 * cache.segment4_slice1_bend_c3 * t522
+            - 0.4905626121623441 * cache.segment4_slice1_bend_c2 * t522
+            - 0.4905626121623441 * t105 * segment4_slice1_bend_along_dq * t249;
+        let segment4_slice1_local_bend_y_column_v_x_along_dq = 0.7886751345948129
+            * segment4_slice1_local_com_y_along_dq + t533;
+        let t534 = segment3_tip_velocity_v_y_along_dq
+            + segment3_tip_position_x_along_dq * segment3_tip_velocity_w_z;
+        let segment2_tip_subspace0_v_x_along_dq = cache.segment1_tip_rotation_00
+            * segment2_tip_local_subspace0_v_x_along_dq
+            + cache.segment1_tip_rotation_01 * segment2_tip_local_subspace0_v_y_along_dq;
+        let segment2_tip_velocity_v_x_along_dq = segment2_tip_subspace0_v_x_along_dq
+            * qd[4];
         let segment3_tip_subspace0_v_x_along_dq = cache.segment3_tip_local_subspace0_v_x
             * segment2_tip_rotation_00_along_dq
             + segment2_tip_rotation_01_along_dq * cache.segment3_tip_local_subspace0_v_y
-            + p.channel_length * segment2_tip_position_y_along_dq;
+            + p.channel_length * segment2_tip_position_y_along_dq
+            + cache.segment2_tip_rotation_01 * segment3_tip_local_subspace0_v_y_along_dq
+            + cache.segment2_tip_rotation_00 * segment3_tip_local_subspace0_v_x_along_dq;
+        let segment3_tip_velocity_v_x_along_dq = segment2_tip_velocity_v_x_along_dq
+            + qd[5] * segment3_tip_subspace0_v_x_along_dq;
+        let t535 = segment3_tip_velocity_v_x_along_dq
+            - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
+        let segment4_base_velocity_v_x_along_dq = segment3_tip_rotation_00_along_dq * t90
+            + t93 * segment3_tip_rotation_10_along_dq
+            + t534 * cache.segment3_tip_rotation_10
+            + cache.segment3_tip_rotation_00 * t535;
+        let t536 = segment4_bend_y_rate
+            * segment4_slice1_local_bend_y_column_v_x_along_dq
+            + segment4_base_velocity_v_x_along_dq;
+        let segment4_slice1_local_inertia_h_y_along_dq = segment4_slice1_local_com_y_along_dq
+            * cache.segment1_slice0_mass;
+        let segment4_slice1_local_momentum_f_x_along_dq = t536
+            * cache.segment1_slice0_mass
+            - t87 * segment4_slice1_local_inertia_h_y_along_dq;
+        let t537 = t87 * segment4_slice1_local_momentum_f_x_along_dq;
+        let t538 = 0.7737890683486395 * t119 * segment4_slice1_bend_along_dq * t253
+            + 0.7737890683486395 * t526 * cache.segment4_slice1_bend_c4
+            + 0.6220084679281462 * segment4_slice1_bend_along_dq * p.channel_length
+                * t249 - 0.38689453417431974 * t526 * cache.segment4_slice1_bend_c3
+            - 0.38689453417431974 * t250 * t119 * segment4_slice1_bend_along_dq;
+        let segment4_slice1_local_com_x_along_dq = 0.7886751345948129 * t255
+            * segment4_slice1_bend_along_dq * p.channel_length;
+        let segment4_slice1_local_bend_y_column_v_y_along_dq = t538
+            - 0.7886751345948129 * segment4_slice1_local_com_x_along_dq;
+        let segment4_slice1_local_subspace0_v_y_along_dq = p.channel_length
+            * segment4_slice1_local_bend_y_column_v_y_along_dq;
+        let t539 = segment3_tip_bias_v_x_along_dq
+            - segment3_tip_bias_w_z * segment3_tip_position_y_along_dq;
+        let segment2_tip_bias_v_y_along_dq = t516 * cache.segment1_tip_rotation_10
+            + t517 * cache.segment1_tip_rotation_11
+            + segment2_tip_subspace0_v_x_along_dq * segment1_tip_velocity_w_z * qd[4];
         let segment3_tip_bias_v_y_along_dq = segment2_tip_bias_v_y_along_dq
-            + segment2_tip_rotation_10_along_dq * t105
+            + cache.segment2_tip_rotation_10 * t511
             + segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_x_along_dq
-            + segment2_tip_rotation_11_along_dq * t106
+            + segment2_tip_rotation_10_along_dq * t95
+            + t514 * cache.segment2_tip_rotation_11
+            + segment2_tip_rotation_11_along_dq * t96
             - segment3_bend_y_rate * segment2_tip_velocity_v_x_along_dq
             - qdd[5] * p.channel_length * segment2_tip_position_x_along_dq;
-        let t880 = segment3_tip_bias_v_y_along_dq
+        let t540 = segment3_tip_bias_v_y_along_dq
             + segment3_tip_position_x_along_dq * segment3_tip_bias_w_z;
-        let segment4_base_bias_v_x_along_dq = segment3_tip_rotation_00_along_dq * t116
-            + t117 * segment3_tip_rotation_10_along_dq
-            + t879 * cache.segment3_tip_rotation_00
-            + cache.segment3_tip_rotation_10 * t880;
-        let segment3_tip_velocity_v_x_along_dq = qd[5]
-            * segment3_tip_subspace0_v_x_along_dq + segment2_tip_velocity_v_x_along_dq;
-        let t881 = segment3_tip_velocity_v_x_along_dq
-            - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
-        let t882 = segment3_tip_velocity_v_y_along_dq
-            + segment3_tip_position_x_along_dq * segment3_tip_velocity_w_z;
-        let segment4_base_velocity_v_y_along_dq = t108
-            * segment3_tip_rotation_11_along_dq + t881 * cache.segment3_tip_rotation_01
-            + t882 * cache.segment3_tip_rotation_11
-            + segment3_tip_rotation_01_along_dq * t107;
-        let t883 = segment4_base_bias_v_x_along_dq
-            + 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
-                * segment4_bend_y_rate;
-        let t884 = t883 * cache.segment1_slice0_mass;
-        let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t885 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
-        let t886 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
-        let t887 = segment4_base_bias_v_x_along_dq
+        let segment4_base_bias_v_y_along_dq = t539 * cache.segment3_tip_rotation_01
+            + t97 * segment3_tip_rotation_01_along_dq
+            + segment3_tip_rotation_11_along_dq * t98
+            + t540 * cache.segment3_tip_rotation_11;
+        let t541 = (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t529
+            + 0.24065167645154242 * segment4_slice1_bend_along_dq * t253 * t103
+            + 0.24065167645154242 * t529 * cache.segment4_slice1_bend_c4
+            + 1.9252134116123394 * segment4_slice1_bend_along_dq * t103 * t254
+            + 2.3213672050459184 * t528 * cache.segment4_slice1_bend_c4
+            + 2.3213672050459184 * t104 * segment4_slice1_bend_along_dq * t253
+            - 1.203258382257712 * segment4_slice1_bend_along_dq * t252 * t103
+            - 1.1606836025229592 * t104 * t250 * segment4_slice1_bend_along_dq
+            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t529
+            - 1.1606836025229592 * cache.segment4_slice1_bend_c3 * t528)
+            + qdd[6] * segment4_slice1_local_subspace0_v_y_along_dq
+            + segment4_bend_y_rate * segment3_tip_velocity_w_z
+                * segment4_slice1_local_bend_y_column_v_x_along_dq
+            + segment4_base_bias_v_y_along_dq
+            - 0.7886751345948129 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq
+            - 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t533;
+        let t542 = t541 * cache.segment1_slice0_mass;
+        let segment4_slice1_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
+            * segment4_slice1_local_com_x_along_dq;
+        let t543 = segment4_slice1_local_inertia_h_x_along_dq * segment4_slice1_bias_w_z;
+        let segment4_slice0_bend_along_dq = 0.044658198738520456
+            * segment4_bend_squared_along_dq;
+        let segment4_slice0_local_com_y_along_dq = 0.044658198738520456 * t105
+            * segment4_slice0_bend_along_dq * t256
+            + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * t522;
+        let segment4_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+            * segment4_slice0_local_com_y_along_dq;
+        let t544 = 0.009437387837655933 * cache.segment4_slice0_bend_c3 * t522
+            + 0.009437387837655933 * t105 * t257 * segment4_slice0_bend_along_dq
+            - 0.009437387837655933 * t105 * segment4_slice0_bend_along_dq * t256
+            - 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t522;
+        let segment4_slice0_local_bend_y_column_v_x_along_dq = t544
+            + 0.21132486540518713 * segment4_slice0_local_com_y_along_dq;
+        let t545 = segment4_slice0_local_bend_y_column_v_x_along_dq
+            * segment4_bend_y_rate + segment4_base_velocity_v_x_along_dq;
+        let segment4_slice0_local_momentum_f_x_along_dq = t545
+            * cache.segment1_slice0_mass
+            - segment4_slice0_local_inertia_h_y_along_dq * t99;
+        let t546 = segment4_slice0_local_momentum_f_x_along_dq * t99;
+        let segment4_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
+            * segment4_slice0_bend_along_dq * t258;
+        let t547 = 0.00398870942913838 * t526 * cache.segment4_slice0_bend_c4
+            + 0.00398870942913838 * t119 * segment4_slice0_bend_along_dq * t259
+            + 0.044658198738520456 * p.channel_length * segment4_slice0_bend_along_dq
+                * t256
+            - 0.00199435471456919 * t257 * t119 * segment4_slice0_bend_along_dq
+            - 0.00199435471456919 * t526 * cache.segment4_slice0_bend_c3;
+        let segment4_slice0_local_bend_y_column_v_y_along_dq = t547
+            - 0.21132486540518713 * segment4_slice0_local_com_x_along_dq;
+        let segment4_slice0_local_subspace0_v_y_along_dq = segment4_slice0_local_bend_y_column_v_y_along_dq
+            * p.channel_length;
+        let t548 = segment4_slice0_local_subspace0_v_y_along_dq * qdd[6]
+            + (0.00008906428919833614 * segment4_slice0_bend_along_dq * t259 * t103
+                + 0.0007125143135866891 * t261 * segment4_slice0_bend_along_dq * t103
+                + 0.01196612828741514 * t104 * segment4_slice0_bend_along_dq * t259
+                + 0.0007125143135866891 * t529 * cache.segment4_slice0_bend_c6
+                + 0.01196612828741514 * cache.segment4_slice0_bend_c4 * t528
+                + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t529
+                - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t529
+                - 0.00598306414370757 * cache.segment4_slice0_bend_c3 * t528
+                - 0.0004453214459916807 * segment4_slice0_bend_along_dq * t103 * t262
+                - 0.00598306414370757 * t104 * t257 * segment4_slice0_bend_along_dq)
+            + segment4_slice0_local_bend_y_column_v_x_along_dq * segment4_bend_y_rate
+                * segment3_tip_velocity_w_z + segment4_base_bias_v_y_along_dq
+            - 0.21132486540518713 * segment4_bend_y_rate
+                * segment4_base_velocity_v_x_along_dq
+            - 0.21132486540518713 * t544 * segment4_bend_y_rate * segment4_bend_y_rate;
+        let t549 = cache.segment1_slice0_mass * t548;
+        let segment4_slice0_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
+            * segment4_slice0_local_com_x_along_dq;
+        let t550 = segment4_slice0_local_inertia_h_x_along_dq * segment4_slice0_bias_w_z;
+        let t551 = t537 + t542 + t543 + t546 + t549 + t550;
+        let t552 = t551 * cache.segment3_tip_rotation_01;
+        let segment4_base_velocity_v_y_along_dq = t534 * cache.segment3_tip_rotation_11
+            + t93 * segment3_tip_rotation_11_along_dq
+            + t535 * cache.segment3_tip_rotation_01
+            + segment3_tip_rotation_01_along_dq * t90;
+        let t553 = segment4_base_velocity_v_y_along_dq
+            + segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_y_along_dq;
+        let segment4_slice1_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
+            * t553 + t87 * segment4_slice1_local_inertia_h_x_along_dq;
+        let t554 = -(t87 * segment4_slice1_local_momentum_f_y_along_dq);
+        let t555 = -(segment4_slice1_local_inertia_h_y_along_dq
+            * segment4_slice1_bias_w_z);
+        let segment4_slice0_local_subspace0_v_x_along_dq = segment4_slice0_local_bend_y_column_v_x_along_dq
+            * p.channel_length;
+        let segment4_base_bias_v_x_along_dq = cache.segment3_tip_rotation_00 * t539
+            + t98 * segment3_tip_rotation_10_along_dq
+            + cache.segment3_tip_rotation_10 * t540
+            + t97 * segment3_tip_rotation_00_along_dq;
+        let t556 = segment4_slice0_local_subspace0_v_x_along_dq * qdd[6]
+            + 0.21132486540518713 * t547 * segment4_bend_y_rate * segment4_bend_y_rate
+            + segment4_base_bias_v_x_along_dq
             + 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
-                * segment4_bend_y_rate;
-        let t888 = t887 * cache.segment1_slice0_mass;
-        let t889 = t884 + t885 + t886 + t888;
-        let t890 = t889 * cache.segment3_tip_rotation_00;
-        let t891 = segment3_tip_rotation_01_along_dq * t140;
-        let t892 = segment3_tip_rotation_00_along_dq * t125;
-        let segment4_base_bias_v_y_along_dq = t880 * cache.segment3_tip_rotation_11
-            + segment3_tip_rotation_01_along_dq * t116
-            + segment3_tip_rotation_11_along_dq * t117
-            + t879 * cache.segment3_tip_rotation_01;
-        let segment4_base_velocity_v_x_along_dq = t108
-            * segment3_tip_rotation_10_along_dq + cache.segment3_tip_rotation_00 * t881
-            + t882 * cache.segment3_tip_rotation_10
-            + segment3_tip_rotation_00_along_dq * t107;
-        let t893 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment4_base_velocity_v_x_along_dq
-                * segment4_bend_y_rate;
-        let t894 = cache.segment1_slice0_mass * t893;
-        let segment4_slice0_local_momentum_f_x_along_dq = segment4_base_velocity_v_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t895 = t4 * segment4_slice0_local_momentum_f_x_along_dq;
-        let t896 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment4_base_velocity_v_x_along_dq
-                * segment4_bend_y_rate;
-        let t897 = cache.segment1_slice0_mass * t896;
-        let t898 = segment4_slice0_local_momentum_f_x_along_dq * t5;
-        let t899 = t894 + t895 + t897 + t898;
-        let t900 = cache.segment3_tip_rotation_01 * t899;
+                * segment4_bend_y_rate
+            + (0.0004214567416265345 * t257 * segment4_slice0_bend_along_dq * t117
+                + 0.0004214567416265345 * cache.segment4_slice0_bend_c3 * t531
+                + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t531
+                + 0.0012643702248796036 * segment4_slice0_bend_along_dq * t117 * t262
+                + 0.009437387837655933 * t118 * t257 * segment4_slice0_bend_along_dq
+                - 0.0012643702248796036 * cache.segment4_slice0_bend_c4 * t531
+                - 0.0012643702248796036 * segment4_slice0_bend_along_dq * t117 * t259
+                - 0.009437387837655933 * t118 * segment4_slice0_bend_along_dq * t256)
+            - segment4_slice0_local_bend_y_column_v_y_along_dq * segment4_bend_y_rate
+                * segment3_tip_velocity_w_z;
+        let t557 = t556 * cache.segment1_slice0_mass;
+        let t558 = segment4_base_velocity_v_y_along_dq
+            + segment4_slice0_local_bend_y_column_v_y_along_dq * segment4_bend_y_rate;
+        let segment4_slice0_local_momentum_f_y_along_dq = segment4_slice0_local_inertia_h_x_along_dq
+            * t99 + t558 * cache.segment1_slice0_mass;
+        let t559 = -(segment4_slice0_local_momentum_f_y_along_dq * t99);
+        let segment4_slice1_local_subspace0_v_x_along_dq = p.channel_length
+            * segment4_slice1_local_bend_y_column_v_x_along_dq;
+        let t560 = 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
+            * segment4_bend_y_rate
+            + (0.4905626121623441 * t118 * t250 * segment4_slice1_bend_along_dq
+                + 0.9154022964417872 * segment4_slice1_bend_along_dq * t117 * t252
+                + 0.30513409881392906 * t250 * segment4_slice1_bend_along_dq * t117
+                + 0.9154022964417872 * t531 * cache.segment4_slice1_bend_c5
+                + 0.30513409881392906 * cache.segment4_slice1_bend_c3 * t531
+                - 0.9154022964417872 * segment4_slice1_bend_along_dq * t117 * t253
+                - 0.4905626121623441 * t118 * segment4_slice1_bend_along_dq * t249
+                - 0.9154022964417872 * t531 * cache.segment4_slice1_bend_c4)
+            + segment4_base_bias_v_x_along_dq
+            + 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t538
+            + segment4_slice1_local_subspace0_v_x_along_dq * qdd[6]
+            - segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_y_along_dq
+                * segment3_tip_velocity_w_z;
+        let t561 = cache.segment1_slice0_mass * t560;
+        let t562 = -(segment4_slice0_local_inertia_h_y_along_dq
+            * segment4_slice0_bias_w_z);
+        let t563 = t554 + t555 + t557 + t559 + t561 + t562;
+        let t564 = t563 * cache.segment3_tip_rotation_00;
+        let t565 = segment3_tip_rotation_00_along_dq * t132;
+        let t566 = t114 * segment3_tip_rotation_01_along_dq;
         let segment4_composite_force_f_x_along_dq = link5_composite_force_f_x_along_dq
-            + t890 + t891 + t892 + t900;
-        let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
-        let link4_inertia_h_x_along_dq = segment3_tip_position_x_along_dq * p.link_mass;
-        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
-            * segment3_tip_velocity_w_z
-            + segment3_tip_velocity_v_y_along_dq * p.link_mass;
-        let link4_composite_force_f_x_along_dq = segment4_composite_force_f_x_along_dq
-            + segment3_tip_bias_v_x_along_dq * p.link_mass
+            + t552 + t564 + t565 + t566;
+        let link4_composite_force_f_x_along_dq = p.link_mass
+            * segment3_tip_bias_v_x_along_dq + segment4_composite_force_f_x_along_dq
             - link4_inertia_h_y_along_dq * segment3_tip_bias_w_z
             - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z;
-        let t901 = segment2_tip_rotation_00_along_dq * t88;
-        let segment3_base_velocity_v_y_along_dq = t72 * segment2_tip_rotation_01_along_dq
-            + cache.segment2_tip_rotation_01 * t863
-            + t864 * cache.segment2_tip_rotation_11
-            + segment2_tip_rotation_11_along_dq * t71;
-        let segment3_slice0_local_momentum_f_y_along_dq = segment3_base_velocity_v_y_along_dq
+        let t567 = segment2_tip_bias_v_x_along_dq
+            - segment2_tip_position_y_along_dq * segment2_tip_bias_w_z;
+        let t568 = segment2_tip_bias_v_y_along_dq
+            + segment2_tip_bias_w_z * segment2_tip_position_x_along_dq;
+        let segment3_base_bias_v_y_along_dq = segment2_tip_rotation_11_along_dq * t59
+            + t567 * cache.segment2_tip_rotation_01
+            + cache.segment2_tip_rotation_11 * t568
+            + t58 * segment2_tip_rotation_01_along_dq;
+        let segment3_slice0_bend_along_dq = 0.044658198738520456
+            * segment3_bend_squared_along_dq;
+        let segment3_slice0_local_com_x_along_dq = 0.21132486540518713 * t263
+            * p.channel_length * segment3_slice0_bend_along_dq;
+        let t569 = 0.00398870942913838 * t508 * cache.segment3_slice0_bend_c4
+            + 0.044658198738520456 * p.channel_length * segment3_slice0_bend_along_dq
+                * t265 + 0.00398870942913838 * t50 * t266 * segment3_slice0_bend_along_dq
+            - 0.00199435471456919 * t50 * t264 * segment3_slice0_bend_along_dq
+            - 0.00199435471456919 * t508 * cache.segment3_slice0_bend_c3;
+        let segment3_slice0_local_bend_y_column_v_y_along_dq = t569
+            - 0.21132486540518713 * segment3_slice0_local_com_x_along_dq;
+        let segment3_slice0_local_subspace0_v_y_along_dq = segment3_slice0_local_bend_y_column_v_y_along_dq
+            * p.channel_length;
+        let t570 = 0.009437387837655933 * t75 * t264 * segment3_slice0_bend_along_dq
+            + 0.009437387837655933 * cache.segment3_slice0_bend_c3 * t498
+            - 0.009437387837655933 * t75 * segment3_slice0_bend_along_dq * t265
+            - 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t498;
+        let segment3_slice0_local_com_y_along_dq = 0.044658198738520456 * t75
+            * segment3_slice0_bend_along_dq * t265
+            + 0.044658198738520456 * cache.segment3_slice0_bend_c2 * t498;
+        let segment3_slice0_local_bend_y_column_v_x_along_dq = t570
+            + 0.21132486540518713 * segment3_slice0_local_com_y_along_dq;
+        let t571 = segment2_tip_velocity_v_x_along_dq
+            - segment2_tip_velocity_w_z * segment2_tip_position_y_along_dq;
+        let t572 = segment2_tip_velocity_w_z * segment2_tip_position_x_along_dq
+            + segment2_tip_velocity_v_y_along_dq;
+        let segment3_base_velocity_v_x_along_dq = t49 * segment2_tip_rotation_00_along_dq
+            + cache.segment2_tip_rotation_00 * t571
+            + segment2_tip_rotation_10_along_dq * t48
+            + cache.segment2_tip_rotation_10 * t572;
+        let t573 = segment3_base_bias_v_y_along_dq
+            + qdd[5] * segment3_slice0_local_subspace0_v_y_along_dq
+            + (0.0007125143135866891 * t268 * segment3_slice0_bend_along_dq * t76
+                + 0.01196612828741514 * t266 * t77 * segment3_slice0_bend_along_dq
+                + 0.00008906428919833614 * t512 * cache.segment3_slice0_bend_c4
+                + 0.0007125143135866891 * t512 * cache.segment3_slice0_bend_c6
+                + 0.00008906428919833614 * t266 * segment3_slice0_bend_along_dq * t76
+                + 0.01196612828741514 * cache.segment3_slice0_bend_c4 * t513
+                - 0.0004453214459916807 * t512 * cache.segment3_slice0_bend_c5
+                - 0.00598306414370757 * cache.segment3_slice0_bend_c3 * t513
+                - 0.00598306414370757 * t264 * t77 * segment3_slice0_bend_along_dq
+                - 0.0004453214459916807 * t269 * segment3_slice0_bend_along_dq * t76)
+            + segment2_tip_velocity_w_z * segment3_bend_y_rate
+                * segment3_slice0_local_bend_y_column_v_x_along_dq
+            - 0.21132486540518713 * t570 * segment3_bend_y_rate * segment3_bend_y_rate
+            - 0.21132486540518713 * segment3_base_velocity_v_x_along_dq
+                * segment3_bend_y_rate;
+        let t574 = t573 * cache.segment1_slice0_mass;
+        let segment3_slice1_bend_along_dq = 0.6220084679281462
+            * segment3_bend_squared_along_dq;
+        let t575 = 0.4905626121623441 * t75 * segment3_slice1_bend_along_dq * t270
+            + 0.4905626121623441 * cache.segment3_slice1_bend_c3 * t498
+            - 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t498
+            - 0.4905626121623441 * t75 * segment3_slice1_bend_along_dq * t271;
+        let segment3_slice1_local_com_y_along_dq = 0.6220084679281462
+            * cache.segment3_slice1_bend_c2 * t498
+            + 0.6220084679281462 * t75 * segment3_slice1_bend_along_dq * t271;
+        let segment3_slice1_local_bend_y_column_v_x_along_dq = t575
+            + 0.7886751345948129 * segment3_slice1_local_com_y_along_dq;
+        let segment3_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
+            * segment3_slice1_bend_along_dq * t272;
+        let t576 = 0.7737890683486395 * t508 * cache.segment3_slice1_bend_c4
+            + 0.6220084679281462 * p.channel_length * segment3_slice1_bend_along_dq
+                * t271 + 0.7737890683486395 * t50 * segment3_slice1_bend_along_dq * t273
+            - 0.38689453417431974 * t50 * segment3_slice1_bend_along_dq * t270
+            - 0.38689453417431974 * t508 * cache.segment3_slice1_bend_c3;
+        let segment3_slice1_local_bend_y_column_v_y_along_dq = t576
+            - 0.7886751345948129 * segment3_slice1_local_com_x_along_dq;
+        let segment3_slice1_local_subspace0_v_y_along_dq = p.channel_length
+            * segment3_slice1_local_bend_y_column_v_y_along_dq;
+        let t577 = segment3_base_bias_v_y_along_dq
+            + segment2_tip_velocity_w_z * segment3_bend_y_rate
+                * segment3_slice1_local_bend_y_column_v_x_along_dq
+            + qdd[5] * segment3_slice1_local_subspace0_v_y_along_dq
+            + (0.24065167645154242 * segment3_slice1_bend_along_dq * t76 * t273
+                + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t512
+                + 1.9252134116123394 * t512 * cache.segment3_slice1_bend_c6
+                + 2.3213672050459184 * cache.segment3_slice1_bend_c4 * t513
+                + 2.3213672050459184 * t77 * segment3_slice1_bend_along_dq * t273
+                + 1.9252134116123394 * t276 * segment3_slice1_bend_along_dq * t76
+                - 1.203258382257712 * t275 * segment3_slice1_bend_along_dq * t76
+                - 1.203258382257712 * t512 * cache.segment3_slice1_bend_c5
+                - 1.1606836025229592 * t513 * cache.segment3_slice1_bend_c3
+                - 1.1606836025229592 * t77 * segment3_slice1_bend_along_dq * t270)
+            - 0.7886751345948129 * t575 * segment3_bend_y_rate * segment3_bend_y_rate
+            - 0.7886751345948129 * segment3_base_velocity_v_x_along_dq
+                * segment3_bend_y_rate;
+        let t578 = t577 * cache.segment1_slice0_mass;
+        let segment3_slice0_local_inertia_h_x_along_dq = segment3_slice0_local_com_x_along_dq
             * cache.segment1_slice0_mass;
-        let t902 = -(t7 * segment3_slice0_local_momentum_f_y_along_dq);
-        let segment3_base_bias_v_x_along_dq = t77 * segment2_tip_rotation_00_along_dq
-            + cache.segment2_tip_rotation_10 * t872
-            + segment2_tip_rotation_10_along_dq * t78
-            + t871 * cache.segment2_tip_rotation_00;
-        let t903 = 0.7886751345948129 * segment3_bend_y_rate
-            * segment3_base_velocity_v_y_along_dq + segment3_base_bias_v_x_along_dq;
-        let t904 = t903 * cache.segment1_slice0_mass;
-        let t905 = segment3_base_bias_v_x_along_dq
+        let t579 = segment3_slice0_bias_w_z * segment3_slice0_local_inertia_h_x_along_dq;
+        let segment3_slice1_local_inertia_h_x_along_dq = segment3_slice1_local_com_x_along_dq
+            * cache.segment1_slice0_mass;
+        let t580 = segment3_slice1_bias_w_z * segment3_slice1_local_inertia_h_x_along_dq;
+        let t581 = segment3_base_velocity_v_x_along_dq
+            + segment3_bend_y_rate * segment3_slice1_local_bend_y_column_v_x_along_dq;
+        let segment3_slice1_local_inertia_h_y_along_dq = segment3_slice1_local_com_y_along_dq
+            * cache.segment1_slice0_mass;
+        let segment3_slice1_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
+            * t581 - segment3_slice1_local_inertia_h_y_along_dq * t65;
+        let t582 = segment3_slice1_local_momentum_f_x_along_dq * t65;
+        let segment3_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
+            * segment3_slice0_local_com_y_along_dq;
+        let t583 = segment3_base_velocity_v_x_along_dq
+            + segment3_bend_y_rate * segment3_slice0_local_bend_y_column_v_x_along_dq;
+        let segment3_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
+            * t583 - segment3_slice0_local_inertia_h_y_along_dq * t62;
+        let t584 = t62 * segment3_slice0_local_momentum_f_x_along_dq;
+        let t585 = t574 + t578 + t579 + t580 + t582 + t584;
+        let t586 = cache.segment2_tip_rotation_01 * t585;
+        let t587 = segment2_tip_rotation_00_along_dq * t71;
+        let t588 = t85 * segment2_tip_rotation_01_along_dq;
+        let t589 = -(segment3_slice0_bias_w_z
+            * segment3_slice0_local_inertia_h_y_along_dq);
+        let segment3_base_velocity_v_y_along_dq = t49 * segment2_tip_rotation_01_along_dq
+            + cache.segment2_tip_rotation_01 * t571
+            + t572 * cache.segment2_tip_rotation_11
+            + segment2_tip_rotation_11_along_dq * t48;
+        let t590 = segment3_slice0_local_bend_y_column_v_y_along_dq
+            * segment3_bend_y_rate + segment3_base_velocity_v_y_along_dq;
+        let segment3_slice0_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
+            * t590 + segment3_slice0_local_inertia_h_x_along_dq * t62;
+        let t591 = -(t62 * segment3_slice0_local_momentum_f_y_along_dq);
+        let t592 = segment3_slice1_local_bend_y_column_v_y_along_dq
+            * segment3_bend_y_rate + segment3_base_velocity_v_y_along_dq;
+        let segment3_slice1_local_momentum_f_y_along_dq = t592
+            * cache.segment1_slice0_mass
+            + t65 * segment3_slice1_local_inertia_h_x_along_dq;
+        let t593 = -(segment3_slice1_local_momentum_f_y_along_dq * t65);
+        let t594 = -(segment3_slice1_bias_w_z
+            * segment3_slice1_local_inertia_h_y_along_dq);
+        let segment3_slice0_local_subspace0_v_x_along_dq = p.channel_length
+            * segment3_slice0_local_bend_y_column_v_x_along_dq;
+        let segment3_base_bias_v_x_along_dq = t58 * segment2_tip_rotation_00_along_dq
+            + cache.segment2_tip_rotation_10 * t568
+            + segment2_tip_rotation_10_along_dq * t59
+            + t567 * cache.segment2_tip_rotation_00;
+        let t595 = 0.21132486540518713 * segment3_bend_y_rate * segment3_bend_y_rate
+            * t569
+            + (0.0004214567416265345 * t53 * t264 * segment3_slice0_bend_along_dq
+                + 0.009437387837655933 * t52 * t264 * segment3_slice0_bend_along_dq
+                + 0.0004214567416265345 * t510 * cache.segment3_slice0_bend_c3
+                + 0.0012643702248796036 * t53 * t269 * segment3_slice0_bend_along_dq
+                + 0.0012643702248796036 * t510 * cache.segment3_slice0_bend_c5
+                - 0.009437387837655933 * t52 * segment3_slice0_bend_along_dq * t265
+                - 0.0012643702248796036 * t510 * cache.segment3_slice0_bend_c4
+                - 0.0012643702248796036 * t53 * t266 * segment3_slice0_bend_along_dq)
+            + segment3_slice0_local_subspace0_v_x_along_dq * qdd[5]
+            + segment3_base_bias_v_x_along_dq
             + 0.21132486540518713 * segment3_bend_y_rate
-                * segment3_base_velocity_v_y_along_dq;
-        let t906 = t905 * cache.segment1_slice0_mass;
-        let t907 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
-        let t908 = t902 + t904 + t906 + t907;
-        let t909 = cache.segment2_tip_rotation_00 * t908;
-        let t910 = t103 * segment2_tip_rotation_01_along_dq;
-        let segment3_composite_force_f_x_along_dq = t878
-            + link4_composite_force_f_x_along_dq + t901 + t909 + t910;
+                * segment3_base_velocity_v_y_along_dq
+            - segment3_slice0_local_bend_y_column_v_y_along_dq
+                * segment2_tip_velocity_w_z * segment3_bend_y_rate;
+        let t596 = t595 * cache.segment1_slice0_mass;
+        let segment3_slice1_local_subspace0_v_x_along_dq = p.channel_length
+            * segment3_slice1_local_bend_y_column_v_x_along_dq;
+        let t597 = qdd[5] * segment3_slice1_local_subspace0_v_x_along_dq
+            + 0.7886751345948129 * segment3_bend_y_rate
+                * segment3_base_velocity_v_y_along_dq + segment3_base_bias_v_x_along_dq
+            + 0.7886751345948129 * t576 * segment3_bend_y_rate * segment3_bend_y_rate
+            + (0.9154022964417872 * t53 * t275 * segment3_slice1_bend_along_dq
+                + 0.30513409881392906 * t53 * segment3_slice1_bend_along_dq * t270
+                + 0.9154022964417872 * t510 * cache.segment3_slice1_bend_c5
+                + 0.4905626121623441 * t52 * segment3_slice1_bend_along_dq * t270
+                + 0.30513409881392906 * t510 * cache.segment3_slice1_bend_c3
+                - 0.9154022964417872 * t53 * segment3_slice1_bend_along_dq * t273
+                - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t510
+                - 0.4905626121623441 * t52 * segment3_slice1_bend_along_dq * t271)
+            - segment2_tip_velocity_w_z
+                * segment3_slice1_local_bend_y_column_v_y_along_dq
+                * segment3_bend_y_rate;
+        let t598 = t597 * cache.segment1_slice0_mass;
+        let t599 = t589 + t591 + t593 + t594 + t596 + t598;
+        let t600 = t599 * cache.segment2_tip_rotation_00;
+        let segment3_composite_force_f_x_along_dq = link4_composite_force_f_x_along_dq
+            + t586 + t587 + t588 + t600;
         let link3_inertia_h_y_along_dq = p.link_mass * segment2_tip_position_y_along_dq;
         let link3_inertia_h_x_along_dq = p.link_mass * segment2_tip_position_x_along_dq;
         let link3_momentum_f_y_along_dq = link3_inertia_h_x_along_dq
@@ -7404,1096 +6476,333 @@ pub fn inverse_dynamics_position_derivatives_into(
             - segment2_tip_velocity_w_z * link3_momentum_f_y_along_dq;
         let segment2_slice0_local_subspace0_v_x_along_dq = segment2_slice0_local_bend_y_column_v_x_along_dq
             * p.channel_length;
-        let t911 = qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
-            + (0.0012643702248796036 * t57 * segment2_slice0_bend_along_dq * t219
-                + 0.009437387837655933 * t215 * segment2_slice0_bend_along_dq * t58
-                + 0.0004214567416265345 * t215 * t57 * segment2_slice0_bend_along_dq
-                + 0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t868
-                + 0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t868
-                - 0.009437387837655933 * t214 * segment2_slice0_bend_along_dq * t58
-                - 0.0012643702248796036 * t57 * segment2_slice0_bend_along_dq * t217
-                - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t868)
-            + 0.21132486540518713 * t841 * segment2_bend_y_rate * segment2_bend_y_rate
+        let t601 = qdd[4] * segment2_slice0_local_subspace0_v_x_along_dq
+            + (0.0012643702248796036 * t18 * segment2_slice0_bend_along_dq * t219
+                + 0.009437387837655933 * t215 * segment2_slice0_bend_along_dq * t19
+                + 0.0004214567416265345 * t215 * t18 * segment2_slice0_bend_along_dq
+                + 0.0012643702248796036 * cache.segment2_slice0_bend_c5 * t515
+                + 0.0004214567416265345 * cache.segment2_slice0_bend_c3 * t515
+                - 0.009437387837655933 * t214 * segment2_slice0_bend_along_dq * t19
+                - 0.0012643702248796036 * t18 * segment2_slice0_bend_along_dq * t217
+                - 0.0012643702248796036 * cache.segment2_slice0_bend_c4 * t515)
+            + 0.21132486540518713 * t479 * segment2_bend_y_rate * segment2_bend_y_rate
             - segment2_slice0_local_bend_y_column_v_y_along_dq
                 * segment1_tip_velocity_w_z * segment2_bend_y_rate;
-        let t912 = t911 * cache.segment1_slice0_mass;
+        let t602 = t601 * cache.segment1_slice0_mass;
         let segment2_slice1_local_subspace0_v_x_along_dq = p.channel_length
             * segment2_slice1_local_bend_y_column_v_x_along_dq;
-        let t913 = segment2_slice1_local_subspace0_v_x_along_dq * qdd[4]
-            + 0.7886751345948129 * t848 * segment2_bend_y_rate * segment2_bend_y_rate
-            + (0.9154022964417872 * t868 * cache.segment2_slice1_bend_c5
-                + 0.30513409881392906 * t57 * segment2_slice1_bend_along_dq * t222
-                + 0.4905626121623441 * segment2_slice1_bend_along_dq * t58 * t222
-                + 0.30513409881392906 * t868 * cache.segment2_slice1_bend_c3
-                + 0.9154022964417872 * t57 * segment2_slice1_bend_along_dq * t227
-                - 0.4905626121623441 * segment2_slice1_bend_along_dq * t58 * t221
-                - 0.9154022964417872 * t224 * t57 * segment2_slice1_bend_along_dq
-                - 0.9154022964417872 * t868 * cache.segment2_slice1_bend_c4)
+        let t603 = segment2_slice1_local_subspace0_v_x_along_dq * qdd[4]
+            + 0.7886751345948129 * t486 * segment2_bend_y_rate * segment2_bend_y_rate
+            + (0.9154022964417872 * t515 * cache.segment2_slice1_bend_c5
+                + 0.30513409881392906 * t18 * segment2_slice1_bend_along_dq * t222
+                + 0.4905626121623441 * segment2_slice1_bend_along_dq * t19 * t222
+                + 0.30513409881392906 * t515 * cache.segment2_slice1_bend_c3
+                + 0.9154022964417872 * t18 * segment2_slice1_bend_along_dq * t227
+                - 0.4905626121623441 * segment2_slice1_bend_along_dq * t19 * t221
+                - 0.9154022964417872 * t224 * t18 * segment2_slice1_bend_along_dq
+                - 0.9154022964417872 * t515 * cache.segment2_slice1_bend_c4)
             - segment1_tip_velocity_w_z * segment2_bend_y_rate
                 * segment2_slice1_local_bend_y_column_v_y_along_dq;
-        let t914 = t913 * cache.segment1_slice0_mass;
-        let segment2_slice0_local_momentum_f_y_along_dq = t2
+        let t604 = t603 * cache.segment1_slice0_mass;
+        let segment2_slice0_local_momentum_f_y_along_dq = t11
             * segment2_slice0_local_inertia_h_x_along_dq
             + segment2_slice0_local_bend_y_column_v_y_along_dq
                 * cache.segment1_slice0_mass * segment2_bend_y_rate;
-        let t915 = -(segment2_slice0_local_momentum_f_y_along_dq * t2);
-        let t916 = -(segment2_slice0_local_inertia_h_y_along_dq
+        let t605 = -(segment2_slice0_local_momentum_f_y_along_dq * t11);
+        let t606 = -(segment2_slice0_local_inertia_h_y_along_dq
             * segment2_slice0_bias_w_z);
-        let t917 = -(segment2_slice1_bias_w_z
+        let t607 = -(segment2_slice1_bias_w_z
             * segment2_slice1_local_inertia_h_y_along_dq);
         let segment2_slice1_local_momentum_f_y_along_dq = cache.segment1_slice0_mass
             * segment2_bend_y_rate * segment2_slice1_local_bend_y_column_v_y_along_dq
-            + segment2_slice1_local_inertia_h_x_along_dq * t3;
-        let t918 = -(segment2_slice1_local_momentum_f_y_along_dq * t3);
-        let t919 = t912 + t914 + t915 + t916 + t917 + t918;
-        let t920 = cache.segment1_tip_rotation_00 * t919;
-        let segment2_composite_force_f_x_along_dq = t854
-            + link3_composite_force_f_x_along_dq + t920;
-        let t921 = cache.segment1_tip_rotation_10 * t919;
-        let t922 = t853 * cache.segment1_tip_rotation_11;
+            + segment2_slice1_local_inertia_h_x_along_dq * t33;
+        let t608 = -(segment2_slice1_local_momentum_f_y_along_dq * t33);
+        let t609 = t602 + t604 + t605 + t606 + t607 + t608;
+        let t610 = cache.segment1_tip_rotation_00 * t609;
+        let segment2_composite_force_f_x_along_dq = t492
+            + link3_composite_force_f_x_along_dq + t610;
+        let t611 = cache.segment1_tip_rotation_10 * t609;
+        let t612 = t491 * cache.segment1_tip_rotation_11;
         let link3_momentum_f_x_along_dq = p.link_mass
             * segment2_tip_velocity_v_x_along_dq
             - segment2_tip_velocity_w_z * link3_inertia_h_y_along_dq;
-        let t923 = cache.segment2_tip_rotation_10 * t908;
-        let t924 = t877 * cache.segment2_tip_rotation_11;
-        let t925 = segment2_tip_rotation_10_along_dq * t88;
-        let t926 = t899 * cache.segment3_tip_rotation_11;
-        let t927 = t140 * segment3_tip_rotation_11_along_dq;
-        let segment4_tip_subspace0_v_x_along_dq = segment3_tip_rotation_00_along_dq
-            * cache.segment4_tip_local_subspace0_v_x
-            + segment3_tip_position_y_along_dq * p.channel_length
-            + segment3_tip_rotation_01_along_dq * cache.segment4_tip_local_subspace0_v_y;
-        let segment4_tip_velocity_v_x_along_dq = qd[6]
-            * segment4_tip_subspace0_v_x_along_dq + segment3_tip_velocity_v_x_along_dq;
-        let link5_momentum_f_x_along_dq = p.link_mass
-            * segment4_tip_velocity_v_x_along_dq
-            - link5_inertia_h_y_along_dq * segment4_tip_velocity_w_z;
-        let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
-            + t142 * segment3_tip_rotation_11_along_dq
-            + t143 * segment3_tip_rotation_10_along_dq
-            + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
-            - segment3_tip_position_x_along_dq * p.channel_length * qdd[6]
-            - segment3_tip_velocity_v_x_along_dq * segment4_bend_y_rate;
-        let link5_composite_force_f_y_along_dq = segment4_tip_velocity_w_z
-            * link5_momentum_f_x_along_dq
-            + link5_inertia_h_x_along_dq * segment4_tip_bias_w_z
-            + p.link_mass * segment4_tip_bias_v_y_along_dq;
-        let t928 = t889 * cache.segment3_tip_rotation_10;
-        let t929 = t125 * segment3_tip_rotation_10_along_dq;
-        let segment4_composite_force_f_y_along_dq = t926 + t927
-            + link5_composite_force_f_y_along_dq + t928 + t929;
+        let t613 = t585 * cache.segment2_tip_rotation_11;
+        let t614 = segment2_tip_rotation_10_along_dq * t71;
+        let t615 = cache.segment2_tip_rotation_10 * t599;
         let link4_momentum_f_x_along_dq = segment3_tip_velocity_v_x_along_dq
             * p.link_mass - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
-        let link4_composite_force_f_y_along_dq = segment4_composite_force_f_y_along_dq
-            + segment3_tip_bias_v_y_along_dq * p.link_mass
-            + link4_momentum_f_x_along_dq * segment3_tip_velocity_w_z
+        let segment4_tip_subspace0_v_x_along_dq = segment3_tip_rotation_01_along_dq
+            * cache.segment4_tip_local_subspace0_v_y
+            + cache.segment3_tip_rotation_00 * segment4_tip_local_subspace0_v_x_along_dq
+            + p.channel_length * segment3_tip_position_y_along_dq
+            + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq
+            + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_01;
+        let segment4_tip_bias_v_y_along_dq = segment3_tip_bias_v_y_along_dq
+            + segment4_tip_subspace0_v_x_along_dq * qd[6] * segment3_tip_velocity_w_z
+            + t121 * segment3_tip_rotation_11_along_dq
+            + t530 * cache.segment3_tip_rotation_11
+            + t120 * segment3_tip_rotation_10_along_dq
+            + t532 * cache.segment3_tip_rotation_10
+            - p.channel_length * segment3_tip_position_x_along_dq * qdd[6]
+            - segment3_tip_velocity_v_x_along_dq * segment4_bend_y_rate;
+        let segment4_tip_velocity_v_x_along_dq = segment4_tip_subspace0_v_x_along_dq
+            * qd[6] + segment3_tip_velocity_v_x_along_dq;
+        let link5_momentum_f_x_along_dq = segment4_tip_velocity_v_x_along_dq
+            * p.link_mass - segment4_tip_velocity_w_z * link5_inertia_h_y_along_dq;
+        let link5_composite_force_f_y_along_dq = segment4_tip_bias_w_z
+            * link5_inertia_h_x_along_dq + segment4_tip_bias_v_y_along_dq * p.link_mass
+            + segment4_tip_velocity_w_z * link5_momentum_f_x_along_dq;
+        let t616 = t114 * segment3_tip_rotation_11_along_dq;
+        let t617 = t132 * segment3_tip_rotation_10_along_dq;
+        let t618 = t551 * cache.segment3_tip_rotation_11;
+        let t619 = t563 * cache.segment3_tip_rotation_10;
+        let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq
+            + t616 + t617 + t618 + t619;
+        let link4_composite_force_f_y_along_dq = link4_momentum_f_x_along_dq
+            * segment3_tip_velocity_w_z + segment3_tip_bias_v_y_along_dq * p.link_mass
+            + segment4_composite_force_f_y_along_dq
             + link4_inertia_h_x_along_dq * segment3_tip_bias_w_z;
-        let t930 = segment2_tip_rotation_11_along_dq * t103;
-        let segment3_composite_force_f_y_along_dq = t923 + t924 + t925
-            + link4_composite_force_f_y_along_dq + t930;
+        let t620 = segment2_tip_rotation_11_along_dq * t85;
+        let segment3_composite_force_f_y_along_dq = t613 + t614 + t615
+            + link4_composite_force_f_y_along_dq + t620;
         let link3_composite_force_f_y_along_dq = segment2_tip_velocity_w_z
-            * link3_momentum_f_x_along_dq + segment3_composite_force_f_y_along_dq
-            + segment2_tip_bias_v_y_along_dq * p.link_mass
+            * link3_momentum_f_x_along_dq + segment2_tip_bias_v_y_along_dq * p.link_mass
+            + segment3_composite_force_f_y_along_dq
             + link3_inertia_h_x_along_dq * segment2_tip_bias_w_z;
-        let segment2_composite_force_f_y_along_dq = t921 + t922
+        let segment2_composite_force_f_y_along_dq = t611 + t612
             + link3_composite_force_f_y_along_dq;
-        let t931 = t844 * cache.segment2_slice0_local_inertia_h_x;
-        let t932 = t873 * cache.segment3_slice1_local_inertia_h_x;
-        let t933 = -(segment3_slice0_local_momentum_f_x
-            * segment3_base_velocity_v_y_along_dq);
-        let t934 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
-        let t935 = -(cache.segment3_slice0_local_inertia_h_y * t905);
-        let t936 = t875 * cache.segment3_slice0_local_inertia_h_x;
-        let t937 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
-        let t938 = segment3_slice0_local_momentum_f_y
-            * segment3_base_velocity_v_x_along_dq;
-        let t939 = -(segment3_slice0_local_momentum_f_x_along_dq * t83);
-        let t940 = segment3_slice1_local_momentum_f_y
-            * segment3_base_velocity_v_x_along_dq;
-        let t941 = -(t903 * cache.segment3_slice1_local_inertia_h_y);
-        let t942 = -(segment3_slice1_local_momentum_f_x
-            * segment3_base_velocity_v_y_along_dq);
-        let link4_inertia_i_22_along_dq = (2.0 * cache.segment3_tip_position_y
-            * segment3_tip_position_y_along_dq
-            + 2.0 * segment3_tip_position_x_along_dq * cache.segment3_tip_position_x)
-            * p.link_mass;
-        let t943 = cache.segment4_slice0_local_inertia_h_x * t893;
-        let t944 = -(segment4_slice1_local_momentum_f_x
-            * segment4_base_velocity_v_y_along_dq);
-        let t945 = -(segment4_slice0_local_momentum_f_x_along_dq * t120);
-        let t946 = -(segment4_base_velocity_v_y_along_dq
-            * segment4_slice0_local_momentum_f_x);
-        let t947 = -(cache.segment4_slice0_local_inertia_h_y * t887);
-        let t948 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
-        let t949 = cache.segment4_slice1_local_inertia_h_x * t896;
-        let t950 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
-        let t951 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
-        let t952 = segment4_base_velocity_v_x_along_dq
-            * segment4_slice1_local_momentum_f_y;
-        let link5_inertia_i_22_along_dq = p.link_mass
-            * (2.0 * segment4_tip_position_x_along_dq * cache.segment4_tip_position_x
-                + 2.0 * cache.segment4_tip_position_y
-                    * segment4_tip_position_y_along_dq);
-        let link5_composite_force_n_z_along_dq = link5_inertia_h_x_along_dq
-            * segment4_tip_bias_v_y
-            + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dq
-            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
-            + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            + link5_inertia_i_22_along_dq * segment4_tip_bias_w_z
-            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
-            - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y
-            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
-            - segment4_tip_velocity_v_y_along_dq * link5_momentum_f_x;
-        let t953 = segment4_slice0_local_momentum_f_y
-            * segment4_base_velocity_v_x_along_dq;
-        let t954 = -(cache.segment4_slice1_local_inertia_h_y * t883);
-        let segment4_composite_force_n_z_along_dq = t943 + t944 + t945 + t946 + t947
-            + t948 + t158 * segment3_tip_position_x_along_dq + t949 + t950 + t951 + t952
-            + link5_composite_force_n_z_along_dq
-            + (t926 + t927 + t928 + t929) * cache.segment3_tip_position_x + t953 + t954
-            - segment3_tip_position_y_along_dq * t171
-            - cache.segment3_tip_position_y * (t890 + t891 + t892 + t900);
-        let link4_composite_force_n_z_along_dq = segment3_tip_velocity_v_x
-            * link4_momentum_f_y_along_dq
-            + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
-            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
-            + segment3_tip_bias_v_y * link4_inertia_h_x_along_dq
-            + segment3_tip_velocity_v_x_along_dq * link4_momentum_f_y
-            + segment4_composite_force_n_z_along_dq
-            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
-            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq
-            - segment3_tip_bias_v_x * link4_inertia_h_y_along_dq
-            - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq;
-        let t955 = segment3_slice0_local_momentum_f_y_along_dq * t90;
-        let segment3_composite_force_n_z_along_dq = t932
-            + cache.segment2_tip_position_x * (t923 + t924 + t925 + t930) + t933 + t934
-            + t935 + t936 + t937 + t159 * segment2_tip_position_x_along_dq + t938 + t939
-            + t940 + t941 + t942 + link4_composite_force_n_z_along_dq + t955
-            - t170 * segment2_tip_position_y_along_dq
-            - (t878 + t901 + t909 + t910) * cache.segment2_tip_position_y;
-        let link3_inertia_i_22_along_dq = (2.0 * segment2_tip_position_y_along_dq
-            * cache.segment2_tip_position_y
-            + 2.0 * cache.segment2_tip_position_x * segment2_tip_position_x_along_dq)
-            * p.link_mass;
-        let link3_composite_force_n_z_along_dq = segment2_tip_velocity_v_x_along_dq
-            * link3_momentum_f_y + link3_inertia_h_x_along_dq * segment2_tip_bias_v_y
-            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
-            + segment3_composite_force_n_z_along_dq
-            + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
-            + link3_inertia_i_22_along_dq * segment2_tip_bias_w_z
-            - link3_inertia_h_y_along_dq * segment2_tip_bias_v_x
-            - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
-            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq
-            - cache.link3_inertia_h_y * segment2_tip_bias_v_x_along_dq;
-        let t956 = t46 * segment2_slice0_local_inertia_h_x_along_dq;
-        let t957 = cache.segment2_slice1_local_inertia_h_x * t849;
-        let t958 = segment2_slice0_local_momentum_f_y_along_dq * t38;
-        let t959 = -(t63 * segment2_slice1_local_momentum_f_x_along_dq);
-        let t960 = -(t59 * segment2_slice1_local_inertia_h_y_along_dq);
-        let t961 = segment2_slice1_local_momentum_f_y
+        let t621 = t482 * cache.segment2_slice0_local_inertia_h_x;
+        let t622 = t138 * segment2_slice0_local_inertia_h_x_along_dq;
+        let t623 = cache.segment2_slice1_local_inertia_h_x * t487;
+        let t624 = segment2_slice0_local_momentum_f_y_along_dq * t136;
+        let t625 = -(t34 * segment2_slice1_local_momentum_f_x_along_dq);
+        let t626 = -(t29 * segment2_slice1_local_inertia_h_y_along_dq);
+        let t627 = segment2_slice1_local_momentum_f_y
             * segment2_slice1_local_bend_y_column_v_x_along_dq * segment2_bend_y_rate;
-        let t962 = -(t911 * cache.segment2_slice0_local_inertia_h_y);
-        let t963 = -(segment2_slice1_local_momentum_f_x * segment2_bend_y_rate
+        let t628 = -(t601 * cache.segment2_slice0_local_inertia_h_y);
+        let t629 = -(segment2_slice1_local_momentum_f_x * segment2_bend_y_rate
             * segment2_slice1_local_bend_y_column_v_y_along_dq);
-        let t964 = segment2_slice0_local_bend_y_column_v_x_along_dq
+        let t630 = segment2_slice0_local_bend_y_column_v_x_along_dq
             * segment2_slice0_local_momentum_f_y * segment2_bend_y_rate;
         let segment2_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
             * (2.0 * segment2_slice0_local_com_x_along_dq
                 * cache.segment2_slice0_local_com_x
                 + 2.0 * segment2_slice0_local_com_y_along_dq
                     * cache.segment2_slice0_local_com_y);
-        let t965 = segment2_slice0_bias_w_z
+        let t631 = segment2_slice0_bias_w_z
             * segment2_slice0_local_inertia_i_22_along_dq;
-        let t966 = t48 * segment2_slice1_local_inertia_h_x_along_dq;
-        let t967 = segment2_slice1_local_momentum_f_y_along_dq * t36;
-        let t968 = -(t54 * segment2_slice0_local_momentum_f_x_along_dq);
-        let t969 = -(t913 * cache.segment2_slice1_local_inertia_h_y);
+        let t632 = t140 * segment2_slice1_local_inertia_h_x_along_dq;
+        let t633 = segment2_slice1_local_momentum_f_y_along_dq * t134;
+        let t634 = -(t14 * segment2_slice0_local_momentum_f_x_along_dq);
+        let t635 = -(t603 * cache.segment2_slice1_local_inertia_h_y);
         let segment2_slice1_local_inertia_i_22_along_dq = (2.0
             * cache.segment2_slice1_local_com_x * segment2_slice1_local_com_x_along_dq
             + 2.0 * segment2_slice1_local_com_y_along_dq
                 * cache.segment2_slice1_local_com_y) * cache.segment1_slice0_mass;
-        let t970 = segment2_slice1_local_inertia_i_22_along_dq
+        let t636 = segment2_slice1_local_inertia_i_22_along_dq
             * segment2_slice1_bias_w_z;
-        let t971 = -(segment2_slice0_local_bend_y_column_v_y_along_dq
+        let t637 = -(segment2_slice0_local_bend_y_column_v_y_along_dq
             * segment2_slice0_local_momentum_f_x * segment2_bend_y_rate);
-        let t972 = -(t61 * segment2_slice0_local_inertia_h_y_along_dq);
-        let segment2_composite_force_n_z_along_dq = t931
-            + link3_composite_force_n_z_along_dq + t956 + t957 + t958 + t959 + t960
-            + t961 + (t921 + t922) * cache.segment1_tip_position_x + t962 + t963 + t964
-            + t965 + t966 + t967 + t968 + t969 + t970 + t971 + t972
-            - cache.segment1_tip_position_y * (t854 + t920);
-        position[(0, j)] = segment2_composite_force_f_x_along_dq;
-        position[(1, j)] = segment2_composite_force_f_y_along_dq;
-        position[(2, j)] = segment2_composite_force_f_y_along_dq
-            * cache.base_angle_subspace_v_y
-            + q[1] * segment2_composite_force_f_x_along_dq
-            + segment2_composite_force_n_z_along_dq;
-        position[(3, j)] = cache.segment1_tip_subspace0_v_x
-            * segment2_composite_force_f_x_along_dq
-            + p.channel_length * segment2_composite_force_n_z_along_dq
-            + segment2_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y;
-        position[(4, j)] = p.channel_length
-            * (cache.segment2_slice0_local_bend_y_column_v_x * (t912 + t915 + t916)
-                + t235 * segment2_slice1_local_bend_y_column_v_y_along_dq
-                + segment2_slice0_local_bend_y_column_v_y_along_dq * t236
-                + t237 * segment2_slice1_local_bend_y_column_v_x_along_dq
-                + 0.21132486540518713
-                    * (t931 + t956 + t958 + t962 + t964 + t965 + t968 + t971 + t972)
-                + 0.7886751345948129
-                    * (t957 + t959 + t960 + t961 + t963 + t966 + t967 + t969 + t970)
-                + segment2_slice0_local_bend_y_column_v_x_along_dq * t238
-                + (t847 + t850 + t851) * cache.segment2_slice1_local_bend_y_column_v_y
-                + (t914 + t917 + t918) * cache.segment2_slice1_local_bend_y_column_v_x
-                + cache.segment2_slice0_local_bend_y_column_v_y * (t839 + t845 + t852))
-            + p.segment2_stiffness * dq[4]
-            + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y_along_dq
-            + link3_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
-            + link3_composite_force_n_z_along_dq * p.channel_length
-            + segment2_tip_subspace0_v_x_along_dq * link3_composite_force_f_x
-            + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq;
-        position[(5, j)] = (0.21132486540518713
-            * (t933 + t934 + t935 + t936 + t937 + t938)
-            + cache.segment3_slice1_local_bend_y_column_v_y * (t866 + t874)
-            + cache.segment3_slice1_local_bend_y_column_v_x * (t902 + t904)
-            + cache.segment3_slice0_local_bend_y_column_v_x * (t906 + t907)
-            + 0.7886751345948129 * (t932 + t939 + t940 + t941 + t942 + t955)
-            + cache.segment3_slice0_local_bend_y_column_v_y * (t865 + t876))
-            * p.channel_length
-            + segment3_tip_subspace0_v_x_along_dq * link4_composite_force_f_x
-            + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
-            + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq
-            + p.channel_length * link4_composite_force_n_z_along_dq
-            + segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y;
-        position[(6, j)] = segment4_tip_subspace0_v_y_along_dq
-            * link5_composite_force_f_y
-            + p.channel_length * link5_composite_force_n_z_along_dq
-            + link5_composite_force_f_x_along_dq * cache.segment4_tip_subspace0_v_x
-            + link5_composite_force_f_x * segment4_tip_subspace0_v_x_along_dq
-            + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
-            + p.channel_length
-                * ((t895 + t897) * cache.segment4_slice1_local_bend_y_column_v_y
-                    + 0.21132486540518713 * (t943 + t945 + t946 + t947 + t950 + t953)
-                    + 0.7886751345948129 * (t944 + t948 + t949 + t951 + t952 + t954)
-                    + cache.segment4_slice1_local_bend_y_column_v_x * (t884 + t886)
-                    + cache.segment4_slice0_local_bend_y_column_v_x * (t885 + t888)
-                    + cache.segment4_slice0_local_bend_y_column_v_y * (t894 + t898));
-    }
-    for j in [5] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let segment3_bend_y_along_dq = dq[5] * p.channel_length;
-        let segment3_bend_squared_along_dq = 2.0 * cache.segment3_bend_y
-            * segment3_bend_y_along_dq;
-        let segment3_slice0_bend_along_dq = 0.044658198738520456
-            * segment3_bend_squared_along_dq;
-        let segment3_slice0_local_com_x_along_dq = 0.21132486540518713 * t239
-            * p.channel_length * segment3_slice0_bend_along_dq;
-        let segment3_slice0_local_inertia_h_x_along_dq = segment3_slice0_local_com_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t973 = segment3_slice0_bias_w_z * segment3_slice0_local_inertia_h_x_along_dq;
-        let t974 = p.channel_length * segment3_bend_y_along_dq;
-        let segment3_slice0_local_com_y_along_dq = 0.044658198738520456 * t93
-            * segment3_slice0_bend_along_dq * t240
-            + 0.044658198738520456 * cache.segment3_slice0_bend_c2 * t974;
-        let segment3_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
-            * segment3_slice0_local_com_y_along_dq;
-        let t975 = 0.009437387837655933 * t93 * t241 * segment3_slice0_bend_along_dq
-            + 0.009437387837655933 * cache.segment3_slice0_bend_c3 * t974
-            - 0.009437387837655933 * t93 * segment3_slice0_bend_along_dq * t240
-            - 0.009437387837655933 * cache.segment3_slice0_bend_c2 * t974;
-        let segment3_slice0_local_bend_y_column_v_x_along_dq = t975
-            + 0.21132486540518713 * segment3_slice0_local_com_y_along_dq;
-        let segment3_slice0_local_momentum_f_x_along_dq = segment3_bend_y_rate
-            * segment3_slice0_local_bend_y_column_v_x_along_dq
-            * cache.segment1_slice0_mass
-            - segment3_slice0_local_inertia_h_y_along_dq * t6;
-        let t976 = segment3_slice0_local_momentum_f_x_along_dq * t6;
-        let segment3_slice1_bend_along_dq = 0.6220084679281462
-            * segment3_bend_squared_along_dq;
-        let segment3_slice1_local_com_x_along_dq = 0.7886751345948129 * p.channel_length
-            * segment3_slice1_bend_along_dq * t242;
-        let segment3_slice1_local_inertia_h_x_along_dq = segment3_slice1_local_com_x_along_dq
-            * cache.segment1_slice0_mass;
-        let t977 = segment3_slice1_bias_w_z * segment3_slice1_local_inertia_h_x_along_dq;
-        let t978 = p.channel_length * segment3_bend_squared_along_dq;
-        let t979 = 0.00398870942913838 * t978 * cache.segment3_slice0_bend_c4
-            + 0.044658198738520456 * p.channel_length * segment3_slice0_bend_along_dq
-                * t240 + 0.00398870942913838 * t73 * t243 * segment3_slice0_bend_along_dq
-            - 0.00199435471456919 * t73 * t241 * segment3_slice0_bend_along_dq
-            - 0.00199435471456919 * t978 * cache.segment3_slice0_bend_c3;
-        let segment3_slice0_local_bend_y_column_v_y_along_dq = t979
-            - 0.21132486540518713 * segment3_slice0_local_com_x_along_dq;
-        let segment3_slice0_local_subspace0_v_y_along_dq = segment3_slice0_local_bend_y_column_v_y_along_dq
-            * p.channel_length;
-        let t980 = p.channel_length
-            * (3.0 * segment3_bend_y_along_dq * segment3_bend_squared) * t74;
-        let t981 = p.channel_length * segment3_bend_y_along_dq * t74;
-        let t982 = qdd[5] * segment3_slice0_local_subspace0_v_y_along_dq
-            + (0.0007125143135866891 * t245 * segment3_slice0_bend_along_dq * t94
-                + 0.01196612828741514 * t243 * t95 * segment3_slice0_bend_along_dq
-                + 0.00008906428919833614 * t980 * cache.segment3_slice0_bend_c4
-                + 0.0007125143135866891 * t980 * cache.segment3_slice0_bend_c6
-                + 0.00008906428919833614 * t243 * segment3_slice0_bend_along_dq * t94
-                + 0.01196612828741514 * cache.segment3_slice0_bend_c4 * t981
-                - 0.0004453214459916807 * t980 * cache.segment3_slice0_bend_c5
-                - 0.00598306414370757 * cache.segment3_slice0_bend_c3 * t981
-                - 0.00598306414370757 * t241 * t95 * segment3_slice0_bend_along_dq
-                - 0.0004453214459916807 * t246 * segment3_slice0_bend_along_dq * t94)
-            + segment2_tip_velocity_w_z * segment3_bend_y_rate
-                * segment3_slice0_local_bend_y_column_v_x_along_dq
-            - 0.21132486540518713 * t975 * segment3_bend_y_rate * segment3_bend_y_rate;
-        let t983 = t982 * cache.segment1_slice0_mass;
-        let t984 = 0.4905626121623441 * t93 * segment3_slice1_bend_along_dq * t247
-            + 0.4905626121623441 * cache.segment3_slice1_bend_c3 * t974
-            - 0.4905626121623441 * cache.segment3_slice1_bend_c2 * t974
-            - 0.4905626121623441 * t93 * segment3_slice1_bend_along_dq * t248;
-        let segment3_slice1_local_com_y_along_dq = 0.6220084679281462
-            * cache.segment3_slice1_bend_c2 * t974
-            + 0.6220084679281462 * t93 * segment3_slice1_bend_along_dq * t248;
-        let segment3_slice1_local_bend_y_column_v_x_along_dq = t984
-            + 0.7886751345948129 * segment3_slice1_local_com_y_along_dq;
-        let segment3_slice1_local_inertia_h_y_along_dq = segment3_slice1_local_com_y_along_dq
-            * cache.segment1_slice0_mass;
-        let segment3_slice1_local_momentum_f_x_along_dq = segment3_bend_y_rate
-            * cache.segment1_slice0_mass
-            * segment3_slice1_local_bend_y_column_v_x_along_dq
-            - segment3_slice1_local_inertia_h_y_along_dq * t7;
-        let t985 = segment3_slice1_local_momentum_f_x_along_dq * t7;
-        let t986 = 0.7737890683486395 * t978 * cache.segment3_slice1_bend_c4
-            + 0.6220084679281462 * p.channel_length * segment3_slice1_bend_along_dq
-                * t248 + 0.7737890683486395 * t73 * segment3_slice1_bend_along_dq * t249
-            - 0.38689453417431974 * t73 * segment3_slice1_bend_along_dq * t247
-            - 0.38689453417431974 * t978 * cache.segment3_slice1_bend_c3;
-        let segment3_slice1_local_bend_y_column_v_y_along_dq = t986
-            - 0.7886751345948129 * segment3_slice1_local_com_x_along_dq;
-        let segment3_slice1_local_subspace0_v_y_along_dq = p.channel_length
-            * segment3_slice1_local_bend_y_column_v_y_along_dq;
-        let t987 = segment2_tip_velocity_w_z * segment3_bend_y_rate
-            * segment3_slice1_local_bend_y_column_v_x_along_dq
-            + qdd[5] * segment3_slice1_local_subspace0_v_y_along_dq
-            + (0.24065167645154242 * segment3_slice1_bend_along_dq * t94 * t249
-                + 0.24065167645154242 * cache.segment3_slice1_bend_c4 * t980
-                + 1.9252134116123394 * t980 * cache.segment3_slice1_bend_c6
-                + 2.3213672050459184 * cache.segment3_slice1_bend_c4 * t981
-                + 2.3213672050459184 * t95 * segment3_slice1_bend_along_dq * t249
-                + 1.9252134116123394 * t252 * segment3_slice1_bend_along_dq * t94
-                - 1.203258382257712 * t251 * segment3_slice1_bend_along_dq * t94
-                - 1.203258382257712 * t980 * cache.segment3_slice1_bend_c5
-                - 1.1606836025229592 * t981 * cache.segment3_slice1_bend_c3
-                - 1.1606836025229592 * t95 * segment3_slice1_bend_along_dq * t247)
-            - 0.7886751345948129 * t984 * segment3_bend_y_rate * segment3_bend_y_rate;
-        let t988 = cache.segment1_slice0_mass * t987;
-        let t989 = t973 + t976 + t977 + t983 + t985 + t988;
-        let t990 = t989 * cache.segment2_tip_rotation_01;
-        let t991 = segment3_bend_squared_along_dq * t253;
-        let t992 = t93 * t991 + cache.segment3_bend_squared_c2 * t974;
-        let t993 = segment3_bend_squared_along_dq * t254;
-        let t994 = p.channel_length * t993;
-        let segment3_tip_position_y_along_dq = t992 * cache.segment2_tip_rotation_11
-            + cache.segment2_tip_rotation_10 * t994;
-        let link4_inertia_h_y_along_dq = segment3_tip_position_y_along_dq * p.link_mass;
-        let t995 = p.channel_length * segment3_bend_squared_along_dq * t74;
-        let t996 = t93 * segment3_bend_squared_along_dq * t255
-            + cache.segment3_bend_squared_c3 * t974
-            - cache.segment3_bend_squared_c2 * t974 - t93 * t991;
-        let segment3_tip_local_bend_y_column_v_x_along_dq = t996 + t992;
-        let segment3_tip_local_subspace0_v_x_along_dq = p.channel_length
-            * segment3_tip_local_bend_y_column_v_x_along_dq;
-        let t997 = p.channel_length * t991
-            + 2.0 * t73 * t256 * segment3_bend_squared_along_dq
-            + 2.0 * t978 * cache.segment3_bend_squared_c4
-            - t978 * cache.segment3_bend_squared_c3
-            - t73 * segment3_bend_squared_along_dq * t255;
-        let t998 = (3.0 * t995 * cache.segment3_bend_squared_c5
-            + t76 * segment3_bend_squared_along_dq * t255
-            + t75 * segment3_bend_squared_along_dq * t255
-            + 3.0 * t76 * segment3_bend_squared_along_dq * t258
-            + t995 * cache.segment3_bend_squared_c3 - t75 * t991
-            - 3.0 * t76 * t256 * segment3_bend_squared_along_dq
-            - 3.0 * t995 * cache.segment3_bend_squared_c4)
-            + qdd[5] * segment3_tip_local_subspace0_v_x_along_dq
-            + t997 * segment3_bend_y_rate * segment3_bend_y_rate;
-        let segment3_tip_local_bend_y_column_v_y_along_dq = t997 - t994;
-        let segment3_tip_local_subspace0_v_y_along_dq = p.channel_length
-            * segment3_tip_local_bend_y_column_v_y_along_dq;
-        let t999 = (t980 * cache.segment3_bend_squared_c4
-            + 8.0 * cache.segment3_bend_squared_c6 * t980
-            + 6.0 * t95 * t256 * segment3_bend_squared_along_dq
-            + t256 * segment3_bend_squared_along_dq * t94
-            + 6.0 * t981 * cache.segment3_bend_squared_c4
-            + 8.0 * t259 * segment3_bend_squared_along_dq * t94
-            - 3.0 * t95 * segment3_bend_squared_along_dq * t255
-            - 5.0 * t980 * cache.segment3_bend_squared_c5
-            - 3.0 * t981 * cache.segment3_bend_squared_c3
-            - 5.0 * segment3_bend_squared_along_dq * t94 * t258)
-            + qdd[5] * segment3_tip_local_subspace0_v_y_along_dq
-            - t996 * segment3_bend_y_rate * segment3_bend_y_rate;
-        let segment3_tip_subspace0_v_y_along_dq = cache.segment2_tip_rotation_10
-            * segment3_tip_local_subspace0_v_x_along_dq
-            + cache.segment2_tip_rotation_11 * segment3_tip_local_subspace0_v_y_along_dq;
-        let segment3_tip_bias_v_x_along_dq = t998 * cache.segment2_tip_rotation_00
-            + cache.segment2_tip_rotation_01 * t999
-            - segment3_tip_subspace0_v_y_along_dq * segment2_tip_velocity_w_z * qd[5];
-        let segment3_tip_subspace0_v_x_along_dq = cache.segment2_tip_rotation_01
-            * segment3_tip_local_subspace0_v_y_along_dq
-            + cache.segment2_tip_rotation_00 * segment3_tip_local_subspace0_v_x_along_dq;
-        let segment3_tip_velocity_v_x_along_dq = qd[5]
-            * segment3_tip_subspace0_v_x_along_dq;
-        let t1000 = segment3_tip_velocity_v_x_along_dq
-            - segment3_tip_position_y_along_dq * segment3_tip_velocity_w_z;
-        let t1001 = -segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
-            - cache.segment3_bend_y * t993;
-        let t1002 = -t991 * segment3_bend_squared
-            - cache.segment3_bend_squared_c2 * segment3_bend_squared_along_dq;
-        let segment3_tip_rotation_01_along_dq = cache.segment2_tip_rotation_00 * t1001
-            + t1002 * cache.segment2_tip_rotation_01;
-        let segment3_tip_rotation_11_along_dq = t1002 * cache.segment2_tip_rotation_11
-            + cache.segment2_tip_rotation_10 * t1001;
-        let segment3_tip_velocity_v_y_along_dq = segment3_tip_subspace0_v_y_along_dq
-            * qd[5];
-        let segment3_tip_position_x_along_dq = cache.segment2_tip_rotation_00 * t994
-            + cache.segment2_tip_rotation_01 * t992;
-        let t1003 = segment3_tip_velocity_v_y_along_dq
-            + segment3_tip_position_x_along_dq * segment3_tip_velocity_w_z;
-        let segment4_base_velocity_v_y_along_dq = cache.segment3_tip_rotation_01 * t1000
-            + segment3_tip_rotation_01_along_dq * t107
-            + t108 * segment3_tip_rotation_11_along_dq
-            + t1003 * cache.segment3_tip_rotation_11;
-        let t1004 = segment3_bend_y_along_dq * cache.segment3_bend_squared_c1
-            + cache.segment3_bend_y * t993;
-        let segment3_tip_rotation_00_along_dq = t1002 * cache.segment2_tip_rotation_00
-            + t1004 * cache.segment2_tip_rotation_01;
-        let segment3_tip_rotation_10_along_dq = t1004 * cache.segment2_tip_rotation_11
-            + t1002 * cache.segment2_tip_rotation_10;
-        let t1005 = segment3_tip_bias_v_x_along_dq
-            - segment3_tip_position_y_along_dq * segment3_tip_bias_w_z;
-        let segment3_tip_bias_v_y_along_dq = cache.segment2_tip_rotation_10 * t998
-            + segment2_tip_velocity_w_z * qd[5] * segment3_tip_subspace0_v_x_along_dq
-            + t999 * cache.segment2_tip_rotation_11;
-        let t1006 = segment3_tip_position_x_along_dq * segment3_tip_bias_w_z
-            + segment3_tip_bias_v_y_along_dq;
-        let segment4_base_bias_v_x_along_dq = t116 * segment3_tip_rotation_00_along_dq
-            + segment3_tip_rotation_10_along_dq * t117
-            + cache.segment3_tip_rotation_00 * t1005
-            + t1006 * cache.segment3_tip_rotation_10;
-        let t1007 = 0.7886751345948129 * segment4_base_velocity_v_y_along_dq
-            * segment4_bend_y_rate + segment4_base_bias_v_x_along_dq;
-        let t1008 = t1007 * cache.segment1_slice0_mass;
-        let t1009 = 0.21132486540518713 * segment4_base_velocity_v_y_along_dq
-            * segment4_bend_y_rate + segment4_base_bias_v_x_along_dq;
-        let t1010 = cache.segment1_slice0_mass * t1009;
-        let segment4_slice0_local_momentum_f_y_along_dq = segment4_base_velocity_v_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t1011 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
-        let t1012 = -(t4 * segment4_slice0_local_momentum_f_y_along_dq);
-        let t1013 = t1008 + t1010 + t1011 + t1012;
-        let t1014 = cache.segment3_tip_rotation_00 * t1013;
-        let t1015 = t140 * segment3_tip_rotation_01_along_dq;
-        let segment4_tip_subspace0_v_y_along_dq = cache.segment4_tip_local_subspace0_v_x
-            * segment3_tip_rotation_10_along_dq
-            + segment3_tip_rotation_11_along_dq * cache.segment4_tip_local_subspace0_v_y
-            - segment3_tip_position_x_along_dq * p.channel_length;
-        let segment4_tip_bias_v_x_along_dq = t142 * segment3_tip_rotation_01_along_dq
-            + t143 * segment3_tip_rotation_00_along_dq + segment3_tip_bias_v_x_along_dq
-            + p.channel_length * segment3_tip_position_y_along_dq * qdd[6]
-            + segment3_tip_velocity_v_y_along_dq * segment4_bend_y_rate
-            - qd[6] * segment4_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
-        let segment4_tip_position_x_along_dq = segment3_tip_position_x_along_dq
-            + segment3_tip_rotation_01_along_dq * t187
-            + t188 * segment3_tip_rotation_00_along_dq;
-        let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
-        let segment4_tip_velocity_v_y_along_dq = segment3_tip_velocity_v_y_along_dq
-            + qd[6] * segment4_tip_subspace0_v_y_along_dq;
-        let link5_momentum_f_y_along_dq = segment4_tip_velocity_w_z
-            * link5_inertia_h_x_along_dq
-            + p.link_mass * segment4_tip_velocity_v_y_along_dq;
-        let segment4_tip_position_y_along_dq = segment3_tip_position_y_along_dq
-            + segment3_tip_rotation_11_along_dq * t187
-            + t188 * segment3_tip_rotation_10_along_dq;
-        let link5_inertia_h_y_along_dq = p.link_mass * segment4_tip_position_y_along_dq;
-        let link5_composite_force_f_x_along_dq = p.link_mass
-            * segment4_tip_bias_v_x_along_dq
-            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq
-            - segment4_tip_bias_w_z * link5_inertia_h_y_along_dq;
-        let t1016 = segment3_tip_rotation_00_along_dq * t125;
-        let segment4_base_bias_v_y_along_dq = cache.segment3_tip_rotation_01 * t1005
-            + t1006 * cache.segment3_tip_rotation_11
-            + t117 * segment3_tip_rotation_11_along_dq
-            + t116 * segment3_tip_rotation_01_along_dq;
-        let segment4_base_velocity_v_x_along_dq = cache.segment3_tip_rotation_00 * t1000
-            + t108 * segment3_tip_rotation_10_along_dq
-            + segment3_tip_rotation_00_along_dq * t107
-            + t1003 * cache.segment3_tip_rotation_10;
-        let t1017 = segment4_base_bias_v_y_along_dq
-            - 0.7886751345948129 * segment4_bend_y_rate
-                * segment4_base_velocity_v_x_along_dq;
-        let t1018 = t1017 * cache.segment1_slice0_mass;
-        let segment4_slice0_local_momentum_f_x_along_dq = cache.segment1_slice0_mass
-            * segment4_base_velocity_v_x_along_dq;
-        let t1019 = segment4_slice0_local_momentum_f_x_along_dq * t5;
-        let t1020 = segment4_base_bias_v_y_along_dq
-            - 0.21132486540518713 * segment4_bend_y_rate
-                * segment4_base_velocity_v_x_along_dq;
-        let t1021 = t1020 * cache.segment1_slice0_mass;
-        let t1022 = t4 * segment4_slice0_local_momentum_f_x_along_dq;
-        let t1023 = t1018 + t1019 + t1021 + t1022;
-        let t1024 = t1023 * cache.segment3_tip_rotation_01;
-        let segment4_composite_force_f_x_along_dq = t1014 + t1015
-            + link5_composite_force_f_x_along_dq + t1016 + t1024;
-        let link4_inertia_h_x_along_dq = segment3_tip_position_x_along_dq * p.link_mass;
-        let link4_momentum_f_y_along_dq = link4_inertia_h_x_along_dq
-            * segment3_tip_velocity_w_z
-            + segment3_tip_velocity_v_y_along_dq * p.link_mass;
-        let link4_composite_force_f_x_along_dq = p.link_mass
-            * segment3_tip_bias_v_x_along_dq + segment4_composite_force_f_x_along_dq
-            - link4_inertia_h_y_along_dq * segment3_tip_bias_w_z
-            - link4_momentum_f_y_along_dq * segment3_tip_velocity_w_z;
-        let segment3_slice1_local_momentum_f_y_along_dq = segment3_slice1_local_bend_y_column_v_y_along_dq
-            * segment3_bend_y_rate * cache.segment1_slice0_mass
-            + t7 * segment3_slice1_local_inertia_h_x_along_dq;
-        let t1025 = -(segment3_slice1_local_momentum_f_y_along_dq * t7);
-        let segment3_slice0_local_momentum_f_y_along_dq = segment3_slice0_local_inertia_h_x_along_dq
-            * t6
-            + segment3_slice0_local_bend_y_column_v_y_along_dq * segment3_bend_y_rate
-                * cache.segment1_slice0_mass;
-        let t1026 = -(t6 * segment3_slice0_local_momentum_f_y_along_dq);
-        let segment3_slice0_local_subspace0_v_x_along_dq = p.channel_length
-            * segment3_slice0_local_bend_y_column_v_x_along_dq;
-        let t1027 = 0.21132486540518713 * segment3_bend_y_rate * segment3_bend_y_rate
-            * t979
-            + (0.0004214567416265345 * t76 * t241 * segment3_slice0_bend_along_dq
-                + 0.009437387837655933 * t75 * t241 * segment3_slice0_bend_along_dq
-                + 0.0004214567416265345 * t995 * cache.segment3_slice0_bend_c3
-                + 0.0012643702248796036 * t76 * t246 * segment3_slice0_bend_along_dq
-                + 0.0012643702248796036 * t995 * cache.segment3_slice0_bend_c5
-                - 0.009437387837655933 * t75 * segment3_slice0_bend_along_dq * t240
-                - 0.0012643702248796036 * t995 * cache.segment3_slice0_bend_c4
-                - 0.0012643702248796036 * t76 * t243 * segment3_slice0_bend_along_dq)
-            + segment3_slice0_local_subspace0_v_x_along_dq * qdd[5]
-            - segment3_slice0_local_bend_y_column_v_y_along_dq
-                * segment2_tip_velocity_w_z * segment3_bend_y_rate;
-        let t1028 = cache.segment1_slice0_mass * t1027;
-        let t1029 = -(segment3_slice0_bias_w_z
-            * segment3_slice0_local_inertia_h_y_along_dq);
-        let t1030 = -(segment3_slice1_bias_w_z
-            * segment3_slice1_local_inertia_h_y_along_dq);
-        let segment3_slice1_local_subspace0_v_x_along_dq = p.channel_length
-            * segment3_slice1_local_bend_y_column_v_x_along_dq;
-        let t1031 = qdd[5] * segment3_slice1_local_subspace0_v_x_along_dq
-            + 0.7886751345948129 * t986 * segment3_bend_y_rate * segment3_bend_y_rate
-            + (0.9154022964417872 * t76 * t251 * segment3_slice1_bend_along_dq
-                + 0.30513409881392906 * t76 * segment3_slice1_bend_along_dq * t247
-                + 0.9154022964417872 * t995 * cache.segment3_slice1_bend_c5
-                + 0.4905626121623441 * t75 * segment3_slice1_bend_along_dq * t247
-                + 0.30513409881392906 * t995 * cache.segment3_slice1_bend_c3
-                - 0.9154022964417872 * t76 * segment3_slice1_bend_along_dq * t249
-                - 0.9154022964417872 * cache.segment3_slice1_bend_c4 * t995
-                - 0.4905626121623441 * t75 * segment3_slice1_bend_along_dq * t248)
-            - segment2_tip_velocity_w_z
-                * segment3_slice1_local_bend_y_column_v_y_along_dq
-                * segment3_bend_y_rate;
-        let t1032 = t1031 * cache.segment1_slice0_mass;
-        let t1033 = t1025 + t1026 + t1028 + t1029 + t1030 + t1032;
-        let t1034 = t1033 * cache.segment2_tip_rotation_00;
-        let segment3_composite_force_f_x_along_dq = t990
-            + link4_composite_force_f_x_along_dq + t1034;
-        let link4_momentum_f_x_along_dq = p.link_mass
-            * segment3_tip_velocity_v_x_along_dq
-            - link4_inertia_h_y_along_dq * segment3_tip_velocity_w_z;
-        let t1035 = segment3_tip_rotation_10_along_dq * t125;
-        let t1036 = t140 * segment3_tip_rotation_11_along_dq;
-        let segment4_tip_subspace0_v_x_along_dq = segment3_tip_rotation_01_along_dq
-            * cache.segment4_tip_local_subspace0_v_y
-            + cache.segment4_tip_local_subspace0_v_x * segment3_tip_rotation_00_along_dq
-            + p.channel_length * segment3_tip_position_y_along_dq;
-        let segment4_tip_velocity_v_x_along_dq = qd[6]
-            * segment4_tip_subspace0_v_x_along_dq + segment3_tip_velocity_v_x_along_dq;
-        let link5_momentum_f_x_along_dq = p.link_mass
-            * segment4_tip_velocity_v_x_along_dq
-            - segment4_tip_velocity_w_z * link5_inertia_h_y_along_dq;
-        let segment4_tip_bias_v_y_along_dq = segment3_tip_rotation_10_along_dq * t143
-            + qd[6] * segment4_tip_subspace0_v_x_along_dq * segment3_tip_velocity_w_z
-            + t142 * segment3_tip_rotation_11_along_dq + segment3_tip_bias_v_y_along_dq
-            - segment3_tip_position_x_along_dq * p.channel_length * qdd[6]
-            - segment4_bend_y_rate * segment3_tip_velocity_v_x_along_dq;
-        let link5_composite_force_f_y_along_dq = segment4_tip_velocity_w_z
-            * link5_momentum_f_x_along_dq
-            + segment4_tip_bias_w_z * link5_inertia_h_x_along_dq
-            + p.link_mass * segment4_tip_bias_v_y_along_dq;
-        let t1037 = t1023 * cache.segment3_tip_rotation_11;
-        let t1038 = cache.segment3_tip_rotation_10 * t1013;
-        let segment4_composite_force_f_y_along_dq = t1035 + t1036
-            + link5_composite_force_f_y_along_dq + t1037 + t1038;
-        let link4_composite_force_f_y_along_dq = link4_momentum_f_x_along_dq
-            * segment3_tip_velocity_w_z + segment4_composite_force_f_y_along_dq
-            + link4_inertia_h_x_along_dq * segment3_tip_bias_w_z
-            + p.link_mass * segment3_tip_bias_v_y_along_dq;
-        let t1039 = t1033 * cache.segment2_tip_rotation_10;
-        let t1040 = t989 * cache.segment2_tip_rotation_11;
-        let segment3_composite_force_f_y_along_dq = link4_composite_force_f_y_along_dq
-            + t1039 + t1040;
-        let t1041 = t982 * cache.segment3_slice0_local_inertia_h_x;
-        let t1042 = segment3_slice0_local_inertia_h_x_along_dq * t96;
-        let t1043 = -(t1031 * cache.segment3_slice1_local_inertia_h_y);
+        let t638 = -(segment3_slice0_local_momentum_f_x_along_dq * t63);
+        let t639 = segment3_slice1_local_momentum_f_y_along_dq * t72;
+        let t640 = segment3_slice1_local_momentum_f_y * t581;
+        let t641 = segment3_slice0_local_inertia_h_x_along_dq * t78;
+        let t642 = -(t595 * cache.segment3_slice0_local_inertia_h_y);
+        let t643 = t83 * segment3_slice0_local_momentum_f_y_along_dq;
+        let t644 = t573 * cache.segment3_slice0_local_inertia_h_x;
         let segment3_slice1_local_inertia_i_22_along_dq = (2.0
             * segment3_slice1_local_com_x_along_dq * cache.segment3_slice1_local_com_x
             + 2.0 * cache.segment3_slice1_local_com_y
                 * segment3_slice1_local_com_y_along_dq) * cache.segment1_slice0_mass;
-        let t1044 = segment3_slice1_bias_w_z
+        let t645 = segment3_slice1_bias_w_z
             * segment3_slice1_local_inertia_i_22_along_dq;
-        let t1045 = -(t79 * segment3_slice0_local_inertia_h_y_along_dq);
+        let t646 = -(t60 * segment3_slice0_local_inertia_h_y_along_dq);
+        let t647 = -(cache.segment3_slice1_local_inertia_h_y * t597);
+        let t648 = -(t592 * segment3_slice1_local_momentum_f_x);
         let segment3_slice0_local_inertia_i_22_along_dq = cache.segment1_slice0_mass
             * (2.0 * cache.segment3_slice0_local_com_x
                 * segment3_slice0_local_com_x_along_dq
                 + 2.0 * cache.segment3_slice0_local_com_y
                     * segment3_slice0_local_com_y_along_dq);
-        let t1046 = segment3_slice0_bias_w_z
+        let t649 = segment3_slice0_bias_w_z
             * segment3_slice0_local_inertia_i_22_along_dq;
-        let t1047 = -(segment3_slice0_local_momentum_f_x_along_dq * t81);
-        let t1048 = cache.segment3_slice1_local_inertia_h_x * t987;
-        let t1049 = t136 * segment4_slice0_local_momentum_f_y_along_dq;
-        let t1050 = -(segment4_slice0_local_momentum_f_x_along_dq * t109);
-        let t1051 = cache.segment4_slice1_local_inertia_h_x * t1017;
-        let t1052 = -(cache.segment4_slice0_local_inertia_h_y * t1009);
-        let t1053 = segment4_slice1_local_momentum_f_y
-            * segment4_base_velocity_v_x_along_dq;
-        let t1054 = t138 * segment4_slice0_local_momentum_f_y_along_dq;
-        let t1055 = -(segment4_base_velocity_v_y_along_dq
-            * segment4_slice1_local_momentum_f_x);
-        let t1056 = -(cache.segment4_slice1_local_inertia_h_y * t1007);
-        let t1057 = cache.segment4_slice0_local_inertia_h_x * t1020;
-        let t1058 = segment4_slice0_local_momentum_f_y
-            * segment4_base_velocity_v_x_along_dq;
-        let t1059 = -(t120 * segment4_slice0_local_momentum_f_x_along_dq);
-        let t1060 = -(segment4_base_velocity_v_y_along_dq
-            * segment4_slice0_local_momentum_f_x);
-        let link5_inertia_i_22_along_dq = (2.0 * cache.segment4_tip_position_y
-            * segment4_tip_position_y_along_dq
-            + 2.0 * segment4_tip_position_x_along_dq * cache.segment4_tip_position_x)
-            * p.link_mass;
-        let link5_composite_force_n_z_along_dq = segment4_tip_bias_v_y_along_dq
-            * cache.link5_inertia_h_x
-            + link5_inertia_i_22_along_dq * segment4_tip_bias_w_z
-            + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
-            + link5_momentum_f_y * segment4_tip_velocity_v_x_along_dq
-            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
-            - cache.link5_inertia_h_y * segment4_tip_bias_v_x_along_dq
-            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
-            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
-            - link5_momentum_f_x * segment4_tip_velocity_v_y_along_dq;
-        let segment4_composite_force_n_z_along_dq = segment3_tip_position_x_along_dq
-            * t158 + t1049 + t1050 + t1051 + t1052 + t1053 + t1054 + t1055 + t1056
-            + t1057 + cache.segment3_tip_position_x * (t1035 + t1036 + t1037 + t1038)
-            + t1058 + t1059 + t1060 + link5_composite_force_n_z_along_dq
-            - segment3_tip_position_y_along_dq * t171
-            - cache.segment3_tip_position_y * (t1014 + t1015 + t1016 + t1024);
-        let link4_inertia_i_22_along_dq = p.link_mass
-            * (2.0 * cache.segment3_tip_position_y * segment3_tip_position_y_along_dq
-                + 2.0 * segment3_tip_position_x_along_dq
-                    * cache.segment3_tip_position_x);
-        let link4_composite_force_n_z_along_dq = link4_inertia_h_x_along_dq
-            * segment3_tip_bias_v_y
-            + cache.link4_inertia_h_x * segment3_tip_bias_v_y_along_dq
-            + segment4_composite_force_n_z_along_dq
-            + segment3_tip_velocity_v_x * link4_momentum_f_y_along_dq
-            + link4_momentum_f_y * segment3_tip_velocity_v_x_along_dq
-            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
-            - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq
-            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
-            - segment3_tip_bias_v_x * link4_inertia_h_y_along_dq
-            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq;
-        let t1061 = -(cache.segment3_slice0_local_inertia_h_y * t1027);
-        let t1062 = t101 * segment3_slice0_local_momentum_f_y_along_dq;
-        let t1063 = t98 * segment3_slice1_local_inertia_h_x_along_dq;
-        let t1064 = -(segment3_slice1_local_inertia_h_y_along_dq * t86);
-        let t1065 = -(t83 * segment3_slice1_local_momentum_f_x_along_dq);
-        let t1066 = -(segment3_slice0_local_momentum_f_x
-            * segment3_slice0_local_bend_y_column_v_y_along_dq * segment3_bend_y_rate);
-        let t1067 = segment3_slice1_local_momentum_f_y * segment3_bend_y_rate
-            * segment3_slice1_local_bend_y_column_v_x_along_dq;
-        let t1068 = -(segment3_slice1_local_bend_y_column_v_y_along_dq
-            * segment3_slice1_local_momentum_f_x * segment3_bend_y_rate);
-        let t1069 = segment3_slice0_local_momentum_f_y * segment3_bend_y_rate
-            * segment3_slice0_local_bend_y_column_v_x_along_dq;
-        let t1070 = segment3_slice1_local_momentum_f_y_along_dq * t90;
-        let segment3_composite_force_n_z_along_dq = t1041 + t1042 + t1043 + t1044 + t1045
-            + t1046 + t1047 + t1048 + link4_composite_force_n_z_along_dq + t1061 + t1062
-            + t1063 + cache.segment2_tip_position_x * (t1039 + t1040) + t1064 + t1065
-            + t1066 + t1067 + t1068 + t1069 + t1070
-            - cache.segment2_tip_position_y * (t990 + t1034);
-        let t1071 = p.channel_length * segment3_composite_force_n_z_along_dq;
-        position[(0, j)] = segment3_composite_force_f_x_along_dq;
-        position[(1, j)] = segment3_composite_force_f_y_along_dq;
-        position[(2, j)] = segment3_composite_force_f_x_along_dq * q[1]
-            + cache.base_angle_subspace_v_y * segment3_composite_force_f_y_along_dq
-            + segment3_composite_force_n_z_along_dq;
-        position[(3, j)] = cache.segment1_tip_subspace0_v_y
-            * segment3_composite_force_f_y_along_dq + t1071
-            + segment3_composite_force_f_x_along_dq * cache.segment1_tip_subspace0_v_x;
-        position[(4, j)] = segment3_composite_force_f_x_along_dq
-            * cache.segment2_tip_subspace0_v_x + t1071
-            + cache.segment2_tip_subspace0_v_y * segment3_composite_force_f_y_along_dq;
-        position[(5, j)] = p.channel_length
-            * (segment3_slice0_local_bend_y_column_v_y_along_dq * t260
-                + cache.segment3_slice1_local_bend_y_column_v_y * (t977 + t985 + t988)
-                + 0.21132486540518713
-                    * (t1041 + t1042 + t1045 + t1046 + t1047 + t1061 + t1062 + t1066
-                        + t1069)
-                + cache.segment3_slice1_local_bend_y_column_v_x * (t1025 + t1030 + t1032)
-                + segment3_slice1_local_bend_y_column_v_x_along_dq * t261
-                + (t973 + t976 + t983) * cache.segment3_slice0_local_bend_y_column_v_y
-                + 0.7886751345948129
-                    * (t1043 + t1044 + t1048 + t1063 + t1064 + t1065 + t1067 + t1068
-                        + t1070)
-                + t262 * segment3_slice0_local_bend_y_column_v_x_along_dq
-                + t263 * segment3_slice1_local_bend_y_column_v_y_along_dq
-                + cache.segment3_slice0_local_bend_y_column_v_x
-                    * (t1026 + t1028 + t1029))
-            + p.channel_length * link4_composite_force_n_z_along_dq
-            + dq[5] * p.segment3_stiffness
-            + link4_composite_force_f_y_along_dq * cache.segment3_tip_subspace0_v_y
-            + segment3_tip_subspace0_v_x_along_dq * link4_composite_force_f_x
-            + segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y
-            + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq;
-        position[(6, j)] = p.channel_length * link5_composite_force_n_z_along_dq
-            + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y
-            + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq
-            + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq
-            + p.channel_length
-                * ((t1008 + t1012) * cache.segment4_slice1_local_bend_y_column_v_x
-                    + 0.7886751345948129
-                        * (t1049 + t1050 + t1051 + t1053 + t1055 + t1056)
-                    + 0.21132486540518713
-                        * (t1052 + t1054 + t1057 + t1058 + t1059 + t1060)
-                    + (t1019 + t1021) * cache.segment4_slice0_local_bend_y_column_v_y
-                    + cache.segment4_slice0_local_bend_y_column_v_x * (t1010 + t1011)
-                    + cache.segment4_slice1_local_bend_y_column_v_y * (t1018 + t1022))
-            + link5_composite_force_f_x * segment4_tip_subspace0_v_x_along_dq;
-    }
-    for j in [6] {
-        let mut dq = SVector::<f64, DOF>::zeros();
-        dq[j] = 1.0;
-        let segment4_bend_y_along_dq = dq[6] * p.channel_length;
-        let segment4_bend_squared_along_dq = 2.0 * segment4_bend_y_along_dq
-            * cache.segment4_bend_y;
-        let segment4_slice0_bend_along_dq = 0.044658198738520456
-            * segment4_bend_squared_along_dq;
-        let segment4_slice0_local_com_x_along_dq = 0.21132486540518713 * p.channel_length
-            * segment4_slice0_bend_along_dq * t264;
-        let t1072 = p.channel_length * segment4_bend_squared_along_dq;
-        let t1073 = 0.00398870942913838 * t1072 * cache.segment4_slice0_bend_c4
-            + 0.00398870942913838 * t115 * segment4_slice0_bend_along_dq * t266
-            + 0.044658198738520456 * p.channel_length * segment4_slice0_bend_along_dq
-                * t267
-            - 0.00199435471456919 * t265 * t115 * segment4_slice0_bend_along_dq
-            - 0.00199435471456919 * t1072 * cache.segment4_slice0_bend_c3;
-        let segment4_slice0_local_bend_y_column_v_y_along_dq = t1073
-            - 0.21132486540518713 * segment4_slice0_local_com_x_along_dq;
-        let segment4_slice0_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
-            * segment4_slice0_local_com_x_along_dq;
-        let segment4_slice0_local_momentum_f_y_along_dq = segment4_slice0_local_bend_y_column_v_y_along_dq
-            * segment4_bend_y_rate * cache.segment1_slice0_mass
-            + segment4_slice0_local_inertia_h_x_along_dq * t5;
-        let t1074 = -(segment4_slice0_local_momentum_f_y_along_dq * t5);
-        let t1075 = p.channel_length * segment4_bend_y_along_dq;
-        let segment4_slice1_bend_along_dq = 0.6220084679281462
-            * segment4_bend_squared_along_dq;
-        let segment4_slice1_local_com_y_along_dq = 0.6220084679281462
-            * cache.segment4_slice1_bend_c2 * t1075
-            + 0.6220084679281462 * t131 * segment4_slice1_bend_along_dq * t268;
-        let segment4_slice1_local_inertia_h_y_along_dq = segment4_slice1_local_com_y_along_dq
-            * cache.segment1_slice0_mass;
-        let t1076 = -(segment4_slice1_local_inertia_h_y_along_dq
-            * segment4_slice1_bias_w_z);
-        let t1077 = 0.009437387837655933 * cache.segment4_slice0_bend_c3 * t1075
-            + 0.009437387837655933 * t131 * t265 * segment4_slice0_bend_along_dq
-            - 0.009437387837655933 * t131 * segment4_slice0_bend_along_dq * t267
-            - 0.009437387837655933 * cache.segment4_slice0_bend_c2 * t1075;
-        let segment4_slice0_local_com_y_along_dq = 0.044658198738520456 * t131
-            * segment4_slice0_bend_along_dq * t267
-            + 0.044658198738520456 * cache.segment4_slice0_bend_c2 * t1075;
-        let segment4_slice0_local_bend_y_column_v_x_along_dq = t1077
-            + 0.21132486540518713 * segment4_slice0_local_com_y_along_dq;
-        let segment4_slice0_local_subspace0_v_x_along_dq = segment4_slice0_local_bend_y_column_v_x_along_dq
-            * p.channel_length;
-        let t1078 = p.channel_length * t112 * segment4_bend_squared_along_dq;
-        let t1079 = segment4_slice0_local_subspace0_v_x_along_dq * qdd[6]
-            + 0.21132486540518713 * t1073 * segment4_bend_y_rate * segment4_bend_y_rate
-            + (0.0004214567416265345 * t265 * segment4_slice0_bend_along_dq * t114
-                + 0.0004214567416265345 * cache.segment4_slice0_bend_c3 * t1078
-                + 0.0012643702248796036 * cache.segment4_slice0_bend_c5 * t1078
-                + 0.0012643702248796036 * segment4_slice0_bend_along_dq * t114 * t270
-                + 0.009437387837655933 * t113 * t265 * segment4_slice0_bend_along_dq
-                - 0.0012643702248796036 * cache.segment4_slice0_bend_c4 * t1078
-                - 0.0012643702248796036 * segment4_slice0_bend_along_dq * t114 * t266
-                - 0.009437387837655933 * t113 * segment4_slice0_bend_along_dq * t267)
-            - segment4_slice0_local_bend_y_column_v_y_along_dq * segment4_bend_y_rate
-                * segment3_tip_velocity_w_z;
-        let t1080 = cache.segment1_slice0_mass * t1079;
-        let segment4_slice0_local_inertia_h_y_along_dq = cache.segment1_slice0_mass
-            * segment4_slice0_local_com_y_along_dq;
-        let t1081 = -(segment4_slice0_local_inertia_h_y_along_dq
-            * segment4_slice0_bias_w_z);
-        let t1082 = 0.7737890683486395 * t115 * segment4_slice1_bend_along_dq * t272
-            + 0.7737890683486395 * t1072 * cache.segment4_slice1_bend_c4
-            + 0.6220084679281462 * segment4_slice1_bend_along_dq * p.channel_length
-                * t268 - 0.38689453417431974 * t1072 * cache.segment4_slice1_bend_c3
-            - 0.38689453417431974 * t271 * t115 * segment4_slice1_bend_along_dq;
-        let segment4_slice1_local_com_x_along_dq = 0.7886751345948129 * t275
-            * segment4_slice1_bend_along_dq * p.channel_length;
-        let segment4_slice1_local_bend_y_column_v_y_along_dq = t1082
-            - 0.7886751345948129 * segment4_slice1_local_com_x_along_dq;
-        let t1083 = 0.4905626121623441 * t131 * t271 * segment4_slice1_bend_along_dq
-            + 0.4905626121623441 * cache.segment4_slice1_bend_c3 * t1075
-            - 0.4905626121623441 * cache.segment4_slice1_bend_c2 * t1075
-            - 0.4905626121623441 * t131 * segment4_slice1_bend_along_dq * t268;
-        let segment4_slice1_local_bend_y_column_v_x_along_dq = 0.7886751345948129
-            * segment4_slice1_local_com_y_along_dq + t1083;
-        let segment4_slice1_local_subspace0_v_x_along_dq = p.channel_length
-            * segment4_slice1_local_bend_y_column_v_x_along_dq;
-        let t1084 = (0.4905626121623441 * t113 * t271 * segment4_slice1_bend_along_dq
-            + 0.9154022964417872 * segment4_slice1_bend_along_dq * t114 * t274
-            + 0.30513409881392906 * t271 * segment4_slice1_bend_along_dq * t114
-            + 0.9154022964417872 * t1078 * cache.segment4_slice1_bend_c5
-            + 0.30513409881392906 * cache.segment4_slice1_bend_c3 * t1078
-            - 0.9154022964417872 * segment4_slice1_bend_along_dq * t114 * t272
-            - 0.4905626121623441 * t113 * segment4_slice1_bend_along_dq * t268
-            - 0.9154022964417872 * t1078 * cache.segment4_slice1_bend_c4)
-            + 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t1082
-            + segment4_slice1_local_subspace0_v_x_along_dq * qdd[6]
-            - segment4_bend_y_rate * segment4_slice1_local_bend_y_column_v_y_along_dq
-                * segment3_tip_velocity_w_z;
-        let t1085 = t1084 * cache.segment1_slice0_mass;
-        let segment4_slice1_local_inertia_h_x_along_dq = cache.segment1_slice0_mass
-            * segment4_slice1_local_com_x_along_dq;
-        let segment4_slice1_local_momentum_f_y_along_dq = t4
-            * segment4_slice1_local_inertia_h_x_along_dq
-            + segment4_bend_y_rate * cache.segment1_slice0_mass
-                * segment4_slice1_local_bend_y_column_v_y_along_dq;
-        let t1086 = -(t4 * segment4_slice1_local_momentum_f_y_along_dq);
-        let t1087 = t1074 + t1076 + t1080 + t1081 + t1085 + t1086;
-        let t1088 = cache.segment3_tip_rotation_00 * t1087;
-        let t1089 = p.channel_length * (t276 * segment4_bend_squared_along_dq);
-        let t1090 = t277 * segment4_bend_squared_along_dq;
-        let t1091 = t131 * t1090 + cache.segment4_bend_squared_c2 * t1075;
-        let segment4_tip_position_y_along_dq = t1089 * cache.segment3_tip_rotation_10
-            + t1091 * cache.segment3_tip_rotation_11;
-        let link5_inertia_h_y_along_dq = segment4_tip_position_y_along_dq * p.link_mass;
-        let t1092 = t131 * t278 * segment4_bend_squared_along_dq
-            + cache.segment4_bend_squared_c3 * t1075
-            - cache.segment4_bend_squared_c2 * t1075 - t131 * t1090;
-        let t1093 = 2.0 * cache.segment4_bend_squared_c4 * t1072
-            + p.channel_length * t1090
-            + 2.0 * t115 * t279 * segment4_bend_squared_along_dq
-            - t278 * t115 * segment4_bend_squared_along_dq
-            - t1072 * cache.segment4_bend_squared_c3;
-        let segment4_tip_local_bend_y_column_v_y_along_dq = t1093 - t1089;
-        let segment4_tip_local_subspace0_v_y_along_dq = p.channel_length
-            * segment4_tip_local_bend_y_column_v_y_along_dq;
-        let t1094 = p.channel_length * t112 * segment4_bend_y_along_dq;
-        let t1095 = (3.0 * segment4_bend_squared * segment4_bend_y_along_dq)
-            * p.channel_length * t112;
-        let t1096 = qdd[6] * segment4_tip_local_subspace0_v_y_along_dq
-            + (8.0 * t281 * t129 * segment4_bend_squared_along_dq
-                + 6.0 * t130 * t279 * segment4_bend_squared_along_dq
-                + cache.segment4_bend_squared_c4 * t1095
-                + 6.0 * cache.segment4_bend_squared_c4 * t1094
-                + t279 * t129 * segment4_bend_squared_along_dq
-                + 8.0 * cache.segment4_bend_squared_c6 * t1095
-                - 3.0 * t1094 * cache.segment4_bend_squared_c3
-                - 5.0 * t282 * t129 * segment4_bend_squared_along_dq
-                - 5.0 * cache.segment4_bend_squared_c5 * t1095
-                - 3.0 * t130 * t278 * segment4_bend_squared_along_dq)
-            - t1092 * segment4_bend_y_rate * segment4_bend_y_rate;
-        let segment4_tip_local_bend_y_column_v_x_along_dq = t1092 + t1091;
-        let segment4_tip_local_subspace0_v_x_along_dq = p.channel_length
-            * segment4_tip_local_bend_y_column_v_x_along_dq;
-        let t1097 = (t278 * t114 * segment4_bend_squared_along_dq
-            + 3.0 * cache.segment4_bend_squared_c5 * t1078
-            + 3.0 * t114 * t282 * segment4_bend_squared_along_dq
-            + t1078 * cache.segment4_bend_squared_c3
-            + t113 * t278 * segment4_bend_squared_along_dq
-            - 3.0 * cache.segment4_bend_squared_c4 * t1078
-            - 3.0 * t279 * t114 * segment4_bend_squared_along_dq - t113 * t1090)
-            + segment4_bend_y_rate * segment4_bend_y_rate * t1093
-            + qdd[6] * segment4_tip_local_subspace0_v_x_along_dq;
-        let segment4_tip_subspace0_v_y_along_dq = segment4_tip_local_subspace0_v_x_along_dq
-            * cache.segment3_tip_rotation_10
-            + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_11;
-        let segment4_tip_bias_v_x_along_dq = t1096 * cache.segment3_tip_rotation_01
-            + cache.segment3_tip_rotation_00 * t1097
-            - qd[6] * segment4_tip_subspace0_v_y_along_dq * segment3_tip_velocity_w_z;
-        let segment4_tip_position_x_along_dq = cache.segment3_tip_rotation_01 * t1091
-            + cache.segment3_tip_rotation_00 * t1089;
-        let link5_inertia_h_x_along_dq = segment4_tip_position_x_along_dq * p.link_mass;
-        let segment4_tip_velocity_v_y_along_dq = qd[6]
-            * segment4_tip_subspace0_v_y_along_dq;
-        let link5_momentum_f_y_along_dq = segment4_tip_velocity_w_z
-            * link5_inertia_h_x_along_dq
-            + segment4_tip_velocity_v_y_along_dq * p.link_mass;
-        let link5_composite_force_f_x_along_dq = segment4_tip_bias_v_x_along_dq
-            * p.link_mass - link5_inertia_h_y_along_dq * segment4_tip_bias_w_z
-            - segment4_tip_velocity_w_z * link5_momentum_f_y_along_dq;
-        let segment4_slice1_local_momentum_f_x_along_dq = segment4_bend_y_rate
-            * cache.segment1_slice0_mass
-            * segment4_slice1_local_bend_y_column_v_x_along_dq
-            - t4 * segment4_slice1_local_inertia_h_y_along_dq;
-        let t1098 = t4 * segment4_slice1_local_momentum_f_x_along_dq;
-        let segment4_slice0_local_subspace0_v_y_along_dq = segment4_slice0_local_bend_y_column_v_y_along_dq
-            * p.channel_length;
-        let t1099 = segment4_slice0_local_subspace0_v_y_along_dq * qdd[6]
-            + (0.00008906428919833614 * segment4_slice0_bend_along_dq * t266 * t129
-                + 0.0007125143135866891 * t283 * segment4_slice0_bend_along_dq * t129
-                + 0.01196612828741514 * t130 * segment4_slice0_bend_along_dq * t266
-                + 0.0007125143135866891 * t1095 * cache.segment4_slice0_bend_c6
-                + 0.01196612828741514 * cache.segment4_slice0_bend_c4 * t1094
-                + 0.00008906428919833614 * cache.segment4_slice0_bend_c4 * t1095
-                - 0.0004453214459916807 * cache.segment4_slice0_bend_c5 * t1095
-                - 0.00598306414370757 * cache.segment4_slice0_bend_c3 * t1094
-                - 0.0004453214459916807 * segment4_slice0_bend_along_dq * t129 * t270
-                - 0.00598306414370757 * t130 * t265 * segment4_slice0_bend_along_dq)
-            + segment4_slice0_local_bend_y_column_v_x_along_dq * segment4_bend_y_rate
-                * segment3_tip_velocity_w_z
-            - 0.21132486540518713 * t1077 * segment4_bend_y_rate * segment4_bend_y_rate;
-        let t1100 = cache.segment1_slice0_mass * t1099;
-        let t1101 = segment4_slice1_local_inertia_h_x_along_dq
-            * segment4_slice1_bias_w_z;
-        let segment4_slice1_local_subspace0_v_y_along_dq = p.channel_length
-            * segment4_slice1_local_bend_y_column_v_y_along_dq;
-        let t1102 = (1.9252134116123394 * cache.segment4_slice1_bend_c6 * t1095
-            + 0.24065167645154242 * segment4_slice1_bend_along_dq * t272 * t129
-            + 0.24065167645154242 * t1095 * cache.segment4_slice1_bend_c4
-            + 1.9252134116123394 * segment4_slice1_bend_along_dq * t129 * t284
-            + 2.3213672050459184 * t1094 * cache.segment4_slice1_bend_c4
-            + 2.3213672050459184 * t130 * segment4_slice1_bend_along_dq * t272
-            - 1.203258382257712 * segment4_slice1_bend_along_dq * t274 * t129
-            - 1.1606836025229592 * t130 * t271 * segment4_slice1_bend_along_dq
-            - 1.203258382257712 * cache.segment4_slice1_bend_c5 * t1095
-            - 1.1606836025229592 * cache.segment4_slice1_bend_c3 * t1094)
-            + qdd[6] * segment4_slice1_local_subspace0_v_y_along_dq
-            + segment4_bend_y_rate * segment3_tip_velocity_w_z
-                * segment4_slice1_local_bend_y_column_v_x_along_dq
-            - 0.7886751345948129 * segment4_bend_y_rate * segment4_bend_y_rate * t1083;
-        let t1103 = t1102 * cache.segment1_slice0_mass;
-        let t1104 = segment4_slice0_local_inertia_h_x_along_dq
-            * segment4_slice0_bias_w_z;
-        let segment4_slice0_local_momentum_f_x_along_dq = segment4_slice0_local_bend_y_column_v_x_along_dq
-            * segment4_bend_y_rate * cache.segment1_slice0_mass
-            - segment4_slice0_local_inertia_h_y_along_dq * t5;
-        let t1105 = segment4_slice0_local_momentum_f_x_along_dq * t5;
-        let t1106 = t1098 + t1100 + t1101 + t1103 + t1104 + t1105;
-        let t1107 = cache.segment3_tip_rotation_01 * t1106;
-        let segment4_composite_force_f_x_along_dq = t1088
-            + link5_composite_force_f_x_along_dq + t1107;
-        let segment4_tip_subspace0_v_x_along_dq = cache.segment3_tip_rotation_00
-            * segment4_tip_local_subspace0_v_x_along_dq
-            + segment4_tip_local_subspace0_v_y_along_dq * cache.segment3_tip_rotation_01;
-        let segment4_tip_velocity_v_x_along_dq = segment4_tip_subspace0_v_x_along_dq
-            * qd[6];
-        let link5_momentum_f_x_along_dq = segment4_tip_velocity_v_x_along_dq
-            * p.link_mass - link5_inertia_h_y_along_dq * segment4_tip_velocity_w_z;
-        let segment4_tip_bias_v_y_along_dq = segment4_tip_subspace0_v_x_along_dq * qd[6]
-            * segment3_tip_velocity_w_z + t1096 * cache.segment3_tip_rotation_11
-            + t1097 * cache.segment3_tip_rotation_10;
-        let link5_composite_force_f_y_along_dq = segment4_tip_velocity_w_z
-            * link5_momentum_f_x_along_dq
-            + segment4_tip_bias_w_z * link5_inertia_h_x_along_dq
-            + segment4_tip_bias_v_y_along_dq * p.link_mass;
-        let t1108 = t1087 * cache.segment3_tip_rotation_10;
-        let t1109 = t1106 * cache.segment3_tip_rotation_11;
-        let segment4_composite_force_f_y_along_dq = link5_composite_force_f_y_along_dq
-            + t1108 + t1109;
-        let t1110 = -(segment4_slice1_local_momentum_f_x * segment4_bend_y_rate
-            * segment4_slice1_local_bend_y_column_v_y_along_dq);
-        let t1111 = -(cache.segment4_slice0_local_inertia_h_y * t1079);
-        let t1112 = -(t109 * segment4_slice1_local_momentum_f_x_along_dq);
-        let t1113 = segment4_slice0_local_momentum_f_y_along_dq * t138;
-        let link5_inertia_i_22_along_dq = p.link_mass
-            * (2.0 * cache.segment4_tip_position_x * segment4_tip_position_x_along_dq
-                + 2.0 * segment4_tip_position_y_along_dq
-                    * cache.segment4_tip_position_y);
-        let link5_composite_force_n_z_along_dq = link5_momentum_f_y_along_dq
-            * segment4_tip_velocity_v_x
-            + segment4_tip_bias_w_z * link5_inertia_i_22_along_dq
-            + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
-            + segment4_tip_bias_v_y_along_dq * cache.link5_inertia_h_x
-            + segment4_tip_velocity_v_x_along_dq * link5_momentum_f_y
-            - segment4_tip_velocity_v_y_along_dq * link5_momentum_f_x
-            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
-            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x
-            - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y;
-        let t1114 = cache.segment4_slice0_local_inertia_h_x * t1099;
-        let t1115 = segment4_slice1_local_momentum_f_y_along_dq * t136;
+        let t650 = t577 * cache.segment3_slice1_local_inertia_h_x;
+        let t651 = segment4_slice1_local_momentum_f_y_along_dq * t110;
+        let t652 = -(cache.segment4_slice1_local_inertia_h_y * t560);
+        let t653 = cache.segment4_slice1_local_inertia_h_x * t541;
+        let t654 = -(t127 * segment4_slice0_local_momentum_f_x_along_dq);
+        let t655 = -(segment4_slice1_local_momentum_f_x_along_dq * t122);
         let segment4_slice1_local_inertia_i_22_along_dq = (2.0
             * segment4_slice1_local_com_y_along_dq * cache.segment4_slice1_local_com_y
             + 2.0 * cache.segment4_slice1_local_com_x
                 * segment4_slice1_local_com_x_along_dq) * cache.segment1_slice0_mass;
-        let t1116 = segment4_slice1_local_inertia_i_22_along_dq
+        let t656 = segment4_slice1_local_inertia_i_22_along_dq
             * segment4_slice1_bias_w_z;
-        let t1117 = segment4_slice0_local_bend_y_column_v_x_along_dq
-            * segment4_slice0_local_momentum_f_y * segment4_bend_y_rate;
-        let t1118 = -(segment4_slice1_local_inertia_h_y_along_dq * t122);
-        let t1119 = -(cache.segment4_slice1_local_inertia_h_y * t1084);
-        let t1120 = -(t120 * segment4_slice0_local_momentum_f_x_along_dq);
-        let t1121 = cache.segment4_slice1_local_inertia_h_x * t1102;
+        let t657 = segment4_slice0_local_momentum_f_y * t545;
+        let t658 = -(segment4_slice1_local_inertia_h_y_along_dq * t129);
+        let t659 = -(segment4_slice1_local_momentum_f_x * t553);
+        let t660 = t536 * segment4_slice1_local_momentum_f_y;
         let segment4_slice0_local_inertia_i_22_along_dq = (2.0
             * cache.segment4_slice0_local_com_y * segment4_slice0_local_com_y_along_dq
             + 2.0 * cache.segment4_slice0_local_com_x
                 * segment4_slice0_local_com_x_along_dq) * cache.segment1_slice0_mass;
-        let t1122 = segment4_slice0_bias_w_z
+        let t661 = segment4_slice0_bias_w_z
             * segment4_slice0_local_inertia_i_22_along_dq;
-        let t1123 = segment4_slice0_local_inertia_h_x_along_dq * t132;
-        let t1124 = -(segment4_slice0_local_bend_y_column_v_y_along_dq
-            * segment4_bend_y_rate * segment4_slice0_local_momentum_f_x);
-        let t1125 = segment4_bend_y_rate * segment4_slice1_local_momentum_f_y
-            * segment4_slice1_local_bend_y_column_v_x_along_dq;
-        let t1126 = segment4_slice1_local_inertia_h_x_along_dq * t134;
-        let t1127 = -(segment4_slice0_local_inertia_h_y_along_dq * t118);
-        let segment4_composite_force_n_z_along_dq = t1110 + t1111 + t1112 + t1113
-            + link5_composite_force_n_z_along_dq + t1114 + t1115 + t1116 + t1117
-            + (t1108 + t1109) * cache.segment3_tip_position_x + t1118 + t1119 + t1120
-            + t1121 + t1122 + t1123 + t1124 + t1125 + t1126 + t1127
-            - cache.segment3_tip_position_y * (t1088 + t1107);
-        let t1128 = segment4_composite_force_n_z_along_dq * p.channel_length;
-        position[(0, j)] = segment4_composite_force_f_x_along_dq;
-        position[(1, j)] = segment4_composite_force_f_y_along_dq;
-        position[(2, j)] = segment4_composite_force_n_z_along_dq
-            + segment4_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y
-            + q[1] * segment4_composite_force_f_x_along_dq;
-        position[(3, j)] = t1128
-            + cache.segment1_tip_subspace0_v_x * segment4_composite_force_f_x_along_dq
-            + segment4_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y;
-        position[(4, j)] = cache.segment2_tip_subspace0_v_y
-            * segment4_composite_force_f_y_along_dq + t1128
-            + cache.segment2_tip_subspace0_v_x * segment4_composite_force_f_x_along_dq;
-        position[(5, j)] = cache.segment3_tip_subspace0_v_x
-            * segment4_composite_force_f_x_along_dq + t1128
-            + cache.segment3_tip_subspace0_v_y * segment4_composite_force_f_y_along_dq;
-        position[(6, j)] = segment4_tip_subspace0_v_y_along_dq
-            * link5_composite_force_f_y + p.segment4_stiffness * dq[6]
-            + cache.segment4_tip_subspace0_v_x * link5_composite_force_f_x_along_dq
-            + segment4_tip_subspace0_v_x_along_dq * link5_composite_force_f_x
+        let t662 = segment4_slice0_local_inertia_h_x_along_dq * t106;
+        let t663 = -(cache.segment4_slice0_local_inertia_h_y * t556);
+        let t664 = -(t558 * segment4_slice0_local_momentum_f_x);
+        let link5_inertia_i_22_along_dq = (2.0 * cache.segment4_tip_position_y
+            * segment4_tip_position_y_along_dq
+            + 2.0 * cache.segment4_tip_position_x * segment4_tip_position_x_along_dq)
+            * p.link_mass;
+        let link5_composite_force_n_z_along_dq = segment4_tip_bias_v_y_along_dq
+            * cache.link5_inertia_h_x
+            + link5_momentum_f_y_along_dq * segment4_tip_velocity_v_x
+            + link5_inertia_h_x_along_dq * segment4_tip_bias_v_y
+            + segment4_tip_velocity_v_x_along_dq * link5_momentum_f_y
+            + segment4_tip_bias_w_z * link5_inertia_i_22_along_dq
+            - segment4_tip_velocity_v_y_along_dq * link5_momentum_f_x
+            - segment4_tip_bias_v_x_along_dq * cache.link5_inertia_h_y
+            - segment4_tip_velocity_v_y * link5_momentum_f_x_along_dq
+            - link5_inertia_h_y_along_dq * segment4_tip_bias_v_x;
+        let t665 = segment4_slice0_local_momentum_f_y_along_dq * t112;
+        let t666 = segment4_slice1_local_inertia_h_x_along_dq * t108;
+        let t667 = -(segment4_slice0_local_inertia_h_y_along_dq * t125);
+        let t668 = cache.segment4_slice0_local_inertia_h_x * t548;
+        let segment4_composite_force_n_z_along_dq = t651
+            + (t616 + t617 + t618 + t619) * cache.segment3_tip_position_x + t652 + t653
+            + t654 + t655 + t656 + t657 + t658 + t201 * segment3_tip_position_x_along_dq
+            + t659 + t660 + t661 + t662 + t663 + t664
+            + link5_composite_force_n_z_along_dq + t665 + t666 + t667 + t668
+            - t202 * segment3_tip_position_y_along_dq
+            - cache.segment3_tip_position_y * (t552 + t564 + t565 + t566);
+        let link4_inertia_i_22_along_dq = (2.0 * segment3_tip_position_x_along_dq
+            * cache.segment3_tip_position_x
+            + 2.0 * cache.segment3_tip_position_y * segment3_tip_position_y_along_dq)
+            * p.link_mass;
+        let link4_composite_force_n_z_along_dq = segment3_tip_velocity_v_x
+            * link4_momentum_f_y_along_dq + segment4_composite_force_n_z_along_dq
+            + link4_inertia_i_22_along_dq * segment3_tip_bias_w_z
+            + link4_inertia_h_x_along_dq * segment3_tip_bias_v_y
+            + segment3_tip_velocity_v_x_along_dq * link4_momentum_f_y
+            + segment3_tip_bias_v_y_along_dq * cache.link4_inertia_h_x
+            - cache.link4_inertia_h_y * segment3_tip_bias_v_x_along_dq
+            - link4_momentum_f_x * segment3_tip_velocity_v_y_along_dq
+            - link4_inertia_h_y_along_dq * segment3_tip_bias_v_x
+            - segment3_tip_velocity_v_y * link4_momentum_f_x_along_dq;
+        let t669 = t80 * segment3_slice1_local_inertia_h_x_along_dq;
+        let t670 = segment3_slice0_local_momentum_f_y * t583;
+        let t671 = -(segment3_slice0_local_momentum_f_x * t590);
+        let t672 = -(segment3_slice1_local_momentum_f_x_along_dq * t66);
+        let t673 = -(segment3_slice1_local_inertia_h_y_along_dq * t69);
+        let segment3_composite_force_n_z_along_dq = t638 + t639 + t640 + t641 + t642
+            + t643 + (t613 + t614 + t615 + t620) * cache.segment2_tip_position_x + t644
+            + t645 + t646 + t647 + t648 + t649 + t650
+            + link4_composite_force_n_z_along_dq + t669 + t670 + t671 + t672 + t673
+            + t205 * segment2_tip_position_x_along_dq
+            - t198 * segment2_tip_position_y_along_dq
+            - (t586 + t587 + t588 + t600) * cache.segment2_tip_position_y;
+        let link3_inertia_i_22_along_dq = (2.0 * segment2_tip_position_y_along_dq
+            * cache.segment2_tip_position_y
+            + 2.0 * cache.segment2_tip_position_x * segment2_tip_position_x_along_dq)
+            * p.link_mass;
+        let link3_composite_force_n_z_along_dq = segment2_tip_velocity_v_x_along_dq
+            * link3_momentum_f_y + link3_inertia_h_x_along_dq * segment2_tip_bias_v_y
+            + segment3_composite_force_n_z_along_dq
+            + link3_momentum_f_y_along_dq * segment2_tip_velocity_v_x
+            + segment2_tip_bias_v_y_along_dq * cache.link3_inertia_h_x
+            + link3_inertia_i_22_along_dq * segment2_tip_bias_w_z
+            - link3_inertia_h_y_along_dq * segment2_tip_bias_v_x
+            - link3_momentum_f_x * segment2_tip_velocity_v_y_along_dq
+            - segment2_tip_velocity_v_y * link3_momentum_f_x_along_dq
+            - cache.link3_inertia_h_y * segment2_tip_bias_v_x_along_dq;
+        let t674 = -(t31 * segment2_slice0_local_inertia_h_y_along_dq);
+        let segment2_composite_force_n_z_along_dq = t621 + t622 + t623 + t624 + t625
+            + t626 + t627 + (t611 + t612) * cache.segment1_tip_position_x + t628 + t629
+            + t630 + t631 + t632 + t633 + t634 + t635 + t636 + t637
+            + link3_composite_force_n_z_along_dq + t674
+            - cache.segment1_tip_position_y * (t492 + t610);
+        let lanes_out0 = segment2_composite_force_f_x_along_dq;
+        let lanes_out1 = segment2_composite_force_f_y_along_dq;
+        let lanes_out2 = segment2_composite_force_n_z_along_dq
+            + q[1] * segment2_composite_force_f_x_along_dq
+            + segment2_composite_force_f_y_along_dq * cache.base_angle_subspace_v_y;
+        let lanes_out3 = segment2_composite_force_n_z_along_dq * p.channel_length
+            + segment2_composite_force_f_y_along_dq * cache.segment1_tip_subspace0_v_y
+            + cache.segment1_tip_subspace0_v_x * segment2_composite_force_f_x_along_dq;
+        let lanes_out4 = p.channel_length
+            * (cache.segment2_slice0_local_bend_y_column_v_x * (t602 + t605 + t606)
+                + t277 * segment2_slice1_local_bend_y_column_v_y_along_dq
+                + segment2_slice0_local_bend_y_column_v_y_along_dq * t278
+                + t279 * segment2_slice1_local_bend_y_column_v_x_along_dq
+                + 0.21132486540518713
+                    * (t621 + t622 + t624 + t628 + t630 + t631 + t634 + t637 + t674)
+                + 0.7886751345948129
+                    * (t623 + t625 + t626 + t627 + t629 + t632 + t633 + t635 + t636)
+                + segment2_slice0_local_bend_y_column_v_x_along_dq * t280
+                + (t485 + t488 + t489) * cache.segment2_slice1_local_bend_y_column_v_y
+                + (t604 + t607 + t608) * cache.segment2_slice1_local_bend_y_column_v_x
+                + cache.segment2_slice0_local_bend_y_column_v_y * (t477 + t483 + t490))
+            + p.segment2_stiffness * dq[4]
+            + p.channel_length * link3_composite_force_n_z_along_dq
+            + cache.segment2_tip_subspace0_v_x * link3_composite_force_f_x_along_dq
+            + link3_composite_force_f_y * segment2_tip_subspace0_v_y_along_dq
+            + segment2_tip_subspace0_v_x_along_dq * link3_composite_force_f_x
+            + cache.segment2_tip_subspace0_v_y * link3_composite_force_f_y_along_dq;
+        let lanes_out5 = segment3_tip_subspace0_v_y_along_dq * link4_composite_force_f_y
+            + p.channel_length * link4_composite_force_n_z_along_dq
+            + link4_composite_force_f_x * segment3_tip_subspace0_v_x_along_dq
+            + dq[5] * p.segment3_stiffness
+            + cache.segment3_tip_subspace0_v_y * link4_composite_force_f_y_along_dq
+            + cache.segment3_tip_subspace0_v_x * link4_composite_force_f_x_along_dq
             + p.channel_length
-                * (t285 * segment4_slice1_local_bend_y_column_v_x_along_dq
+                * (segment3_slice0_local_bend_y_column_v_y_along_dq * t281
+                    + cache.segment3_slice0_local_bend_y_column_v_y
+                        * (t574 + t579 + t584)
                     + 0.21132486540518713
-                        * (t1111 + t1113 + t1114 + t1117 + t1120 + t1122 + t1123 + t1124
-                            + t1127)
-                    + (t1100 + t1104 + t1105)
-                        * cache.segment4_slice0_local_bend_y_column_v_y
-                    + segment4_slice0_local_bend_y_column_v_x_along_dq * t286
-                    + cache.segment4_slice0_local_bend_y_column_v_x
-                        * (t1074 + t1080 + t1081)
-                    + (t1076 + t1085 + t1086)
-                        * cache.segment4_slice1_local_bend_y_column_v_x
+                        * (t638 + t641 + t642 + t643 + t644 + t646 + t649 + t670 + t671)
+                    + segment3_slice1_local_bend_y_column_v_x_along_dq * t282
+                    + cache.segment3_slice1_local_bend_y_column_v_y
+                        * (t578 + t580 + t582)
                     + 0.7886751345948129
-                        * (t1110 + t1112 + t1115 + t1116 + t1118 + t1119 + t1121 + t1125
-                            + t1126)
-                    + (t1098 + t1101 + t1103)
-                        * cache.segment4_slice1_local_bend_y_column_v_y
-                    + t287 * segment4_slice1_local_bend_y_column_v_y_along_dq
-                    + segment4_slice0_local_bend_y_column_v_y_along_dq * t288)
-            + link5_composite_force_n_z_along_dq * p.channel_length
-            + cache.segment4_tip_subspace0_v_y * link5_composite_force_f_y_along_dq;
+                        * (t639 + t640 + t645 + t647 + t648 + t650 + t669 + t672 + t673)
+                    + cache.segment3_slice1_local_bend_y_column_v_x
+                        * (t593 + t594 + t598)
+                    + cache.segment3_slice0_local_bend_y_column_v_x
+                        * (t589 + t591 + t596)
+                    + t283 * segment3_slice0_local_bend_y_column_v_x_along_dq
+                    + t284 * segment3_slice1_local_bend_y_column_v_y_along_dq);
+        let lanes_out6 = segment4_tip_subspace0_v_x_along_dq * link5_composite_force_f_x
+            + p.segment4_stiffness * dq[6]
+            + segment4_tip_subspace0_v_y_along_dq * link5_composite_force_f_y
+            + p.channel_length * link5_composite_force_n_z_along_dq
+            + (t285 * segment4_slice1_local_bend_y_column_v_x_along_dq
+                + 0.7886751345948129
+                    * (t651 + t652 + t653 + t655 + t656 + t658 + t659 + t660 + t666)
+                + (t537 + t542 + t543) * cache.segment4_slice1_local_bend_y_column_v_y
+                + segment4_slice0_local_bend_y_column_v_x_along_dq * t286
+                + cache.segment4_slice1_local_bend_y_column_v_x * (t554 + t555 + t561)
+                + 0.21132486540518713
+                    * (t654 + t657 + t661 + t662 + t663 + t664 + t665 + t667 + t668)
+                + t287 * segment4_slice1_local_bend_y_column_v_y_along_dq
+                + cache.segment4_slice0_local_bend_y_column_v_y * (t546 + t549 + t550)
+                + segment4_slice0_local_bend_y_column_v_y_along_dq * t288
+                + cache.segment4_slice0_local_bend_y_column_v_x * (t557 + t559 + t562))
+                * p.channel_length
+            + link5_composite_force_f_y_along_dq * cache.segment4_tip_subspace0_v_y
+            + link5_composite_force_f_x_along_dq * cache.segment4_tip_subspace0_v_x;
+        for (lane, j) in columns.into_iter().enumerate() {
+            if j == softgen_runtime::NO_COLUMN {
+                break;
+            }
+            position[(0, j)] = softgen_runtime::LaneValue::lane(lanes_out0, lane);
+            position[(1, j)] = softgen_runtime::LaneValue::lane(lanes_out1, lane);
+            position[(2, j)] = softgen_runtime::LaneValue::lane(lanes_out2, lane);
+            position[(3, j)] = softgen_runtime::LaneValue::lane(lanes_out3, lane);
+            position[(4, j)] = softgen_runtime::LaneValue::lane(lanes_out4, lane);
+            position[(5, j)] = softgen_runtime::LaneValue::lane(lanes_out5, lane);
+            position[(6, j)] = softgen_runtime::LaneValue::lane(lanes_out6, lane);
+        }
     }
 }
 /// Gravitational potential energy V(q).
@@ -8873,20 +7182,18 @@ pub fn contact_columns_tangent_into(
     segment2_tip_local_subspace0_v_y_along_dq, segment3_tip_local_subspace0_v_y_along_dq,
     segment4_tip_local_subspace0_v_y_along_dq] = lanes_segment1_tip_local_subspace0_v_y_along_dq
         .to_array();
-    let segment1_tip_subspace0_v_x_along_dq = p.channel_length * dq[1];
-    let segment1_tip_subspace0_v_x_along_dq_ = base_angle_rotation_00_along_dq
+    let segment1_tip_subspace0_v_x_along_dq = base_angle_rotation_00_along_dq
         * cache.segment1_tip_local_subspace0_v_x
         + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_01_along_dq
         + cache.cos_q2 * segment1_tip_local_subspace0_v_x_along_dq
         + cache.base_angle_rotation_01 * segment1_tip_local_subspace0_v_y_along_dq
-        + segment1_tip_subspace0_v_x_along_dq;
-    let segment1_tip_subspace0_v_y_along_dq = -(p.channel_length * dq[0]);
-    let segment1_tip_subspace0_v_y_along_dq_ = cache.sin_q2
+        + p.channel_length * dq[1];
+    let segment1_tip_subspace0_v_y_along_dq = cache.sin_q2
         * segment1_tip_local_subspace0_v_x_along_dq
         + cache.cos_q2 * segment1_tip_local_subspace0_v_y_along_dq
         + cache.segment1_tip_local_subspace0_v_y * base_angle_rotation_00_along_dq
-        + segment1_tip_subspace0_v_y_along_dq
-        + base_angle_rotation_10_along_dq * cache.segment1_tip_local_subspace0_v_x;
+        + base_angle_rotation_10_along_dq * cache.segment1_tip_local_subspace0_v_x
+        - p.channel_length * dq[0];
     let t46 = softgen_runtime::Lanes4::from_array([
         cache.segment1_bend_y,
         cache.segment2_bend_y,
@@ -9020,8 +7327,8 @@ pub fn contact_columns_tangent_into(
         - p.channel_length * segment3_tip_position_x_along_dq;
     out[(3, 2)] = dq[1];
     out[(4, 2)] = base_angle_subspace_v_y_along_dq;
-    out[(3, 3)] = segment1_tip_subspace0_v_x_along_dq_;
-    out[(4, 3)] = segment1_tip_subspace0_v_y_along_dq_;
+    out[(3, 3)] = segment1_tip_subspace0_v_x_along_dq;
+    out[(4, 3)] = segment1_tip_subspace0_v_y_along_dq;
     out[(3, 4)] = segment2_tip_subspace0_v_x_along_dq;
     out[(4, 4)] = segment2_tip_subspace0_v_y_along_dq;
     out[(3, 5)] = segment3_tip_subspace0_v_x_along_dq;
