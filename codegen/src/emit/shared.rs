@@ -17,7 +17,7 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
     let description = &robot.description;
     let param_fields = robot.parameters.iter().map(|p| {
         let f = format_ident!("{}", p.name);
-        let d = doc(if p.doc.is_empty() { "Declared in the spec's [parameters]." } else { &p.doc });
+        let d = doc(if p.doc.is_empty() { "Declared in the spec's `[parameters]` table." } else { &p.doc });
         quote!(#d pub #f: f64,)
     });
     let param_defaults = robot.parameters.iter().map(|p| {

@@ -17,13 +17,13 @@ pub const CONTACTS: usize = 1;
 /// regeneration needed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub lower_length: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub lower_mass: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub upper_length: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub upper_mass: f64,
     /// Mass of `mount` (kg).
     pub mount_mass: f64,

@@ -18,17 +18,17 @@ pub const CONTACTS: usize = 7;
 /// regeneration needed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub link_length: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub link_mass: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub segment_damping: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub segment_length: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub segment_mass: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub segment_stiffness: f64,
     /// Slice disc radius (m) of `segment1`.
     pub segment1_disc_radius: f64,

@@ -17,11 +17,11 @@ pub const CONTACTS: usize = 13;
 /// regeneration needed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub link_inertia: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub link_length: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub link_mass: f64,
     /// Gravitational acceleration along -z (m/s^2).
     pub gravity: f64,

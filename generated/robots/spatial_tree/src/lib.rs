@@ -17,9 +17,9 @@ pub const CONTACTS: usize = 3;
 /// regeneration needed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub arm_length: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub arm_mass: f64,
     /// Mass of `hub` (kg).
     pub hub_mass: f64,

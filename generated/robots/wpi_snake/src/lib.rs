@@ -18,21 +18,21 @@ pub const CONTACTS: usize = 5;
 /// regeneration needed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub channel_length: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub curvature_per_kpa: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub link_mass: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub segment_mass: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub supply_pressure: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub threshold_pressure: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub time_constant_1: f64,
-    /// Declared in the spec's [parameters].
+    /// Declared in the spec's `[parameters]` table.
     pub time_constant_2: f64,
     /// Elastic stiffness K of each coordinate (N m^3) of `segment1`.
     pub segment1_stiffness: f64,
