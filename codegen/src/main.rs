@@ -236,21 +236,14 @@ fn size_report(root: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Each crate's folder, with its name, in name order.
+    // Each crate's folder, with its name, in name order (a workspace without scaling fixtures
+    // has no fixtures' folder).
     let mut modules: Vec<(String, PathBuf)> = Vec::new();
     for crates in [softgen_codegen::ROBOT_CRATES, softgen_codegen::FIXTURE_CRATES] {
-        let folder = root.join(crates);
-        match std::fs::read_dir(&folder) {
-            Ok(entries) => modules.extend(
-                entries
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.is_dir())
-                    .map(|p| (p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(), p)),
-            ),
-            // A workspace without scaling fixtures has no fixtures' folder.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        match folder_entries(&root.join(crates)) {
+            Ok(entries) => modules.extend(entries.into_iter().filter(|(_, path)| path.is_dir())),
             Err(e) => {
-                eprintln!("error: {}: {e}", folder.display());
+                eprintln!("error: {e}");
                 return ExitCode::FAILURE;
             }
         }
@@ -261,7 +254,6 @@ fn size_report(root: &Path) -> ExitCode {
     let mut total = 0;
     println!("{:<26} {:>11} {:>6} {:>9} {:>9}", "robot", "coordinates", "points", "lines", "budget");
     for (name, folder) in &modules {
-        let name = name.clone();
         let path = folder.join("src/lib.rs");
         let source = match std::fs::read_to_string(&path) {
             Ok(source) => source,
@@ -276,7 +268,7 @@ fn size_report(root: &Path) -> ExitCode {
         };
         let lines = source.lines().count();
         total += lines;
-        let (allowed, listed) = budget.allowed(&name, structure);
+        let (allowed, listed) = budget.allowed(name, structure);
         println!(
             "{name:<26} {:>11} {:>6} {:>9} {:>9}{}",
             structure.coordinates,
@@ -289,8 +281,8 @@ fn size_report(root: &Path) -> ExitCode {
         for size in softgen_codegen::kernel_sizes(&source).iter().filter(|s| s.lines * 20 >= lines) {
             println!("    {:>9} {:>5}x {}", thousands(size.lines), size.items, size.kind);
         }
-        problems.extend(over_budget(&name, &source, &budget));
-        names.push(name);
+        problems.extend(over_budget(name, &source, &budget));
+        names.push(name.clone());
     }
     println!("{:<26} {:>11} {:>6} {:>9}", "all modules", "", "", thousands(total));
     for listed in budget.robots.keys().filter(|robot| !names.contains(robot)) {
@@ -376,41 +368,43 @@ fn update(target: &Path, source: &str, check: bool, stale: &mut Vec<PathBuf>) ->
     std::fs::write(target, source).map_err(|e| format!("{}: {e}", target.display()))
 }
 
+/// The entries of folder `dir` with their names; none where it does not exist.
+fn folder_entries(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Ok(entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .map(|p| (p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(), p))
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(format!("{}: {e}", dir.display())),
+    }
+}
+
 /// Removes what codegen does not write: a robot's crate folder in generated/robots/ or app
 /// crate folder in generated/apps/ that no spec generates any more, a folder in
 /// generated/fixtures/ that is no scaling fixture's, and a module in generated/src/ or
 /// generated/apps/src/ beside lib.rs (where robots' modules and apps' roots were before
 /// each had a folder of its own); or (`check`) records them as stale.
 fn remove_orphans(root: &Path, modules: &[String], check: bool, stale: &mut Vec<PathBuf>) -> Result<(), String> {
-    let listing = |dir: &Path| -> Result<Vec<(String, PathBuf)>, String> {
-        match std::fs::read_dir(dir) {
-            Ok(entries) => Ok(entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .map(|p| (p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(), p))
-                .collect()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(format!("{}: {e}", dir.display())),
-        }
-    };
     let robot = |name: &str| modules.iter().any(|m| m == name) && !softgen_codegen::is_scaling_fixture(name);
     let mut orphans = Vec::new();
-    for (name, path) in listing(&root.join(softgen_codegen::ROBOT_CRATES))? {
+    for (name, path) in folder_entries(&root.join(softgen_codegen::ROBOT_CRATES))? {
         if path.is_dir() && !robot(&name) {
             orphans.push((path, "no spec generates it any more"));
         }
     }
-    for (name, path) in listing(&root.join(softgen_codegen::FIXTURE_CRATES))? {
+    for (name, path) in folder_entries(&root.join(softgen_codegen::FIXTURE_CRATES))? {
         if path.is_dir() && !softgen_codegen::is_scaling_fixture(&name) {
             orphans.push((path, "no scaling fixture has that name"));
         }
     }
-    for (name, path) in listing(&root.join(softgen_codegen::APP_CRATES))? {
+    for (name, path) in folder_entries(&root.join(softgen_codegen::APP_CRATES))? {
         if path.is_dir() && name != "src" && !robot(&name) {
             orphans.push((path, "no spec generates it any more"));
         }
     }
     for folder in ["generated/src".to_string(), format!("{}/src", softgen_codegen::APP_CRATES)] {
-        for (name, path) in listing(&root.join(folder))? {
+        for (name, path) in folder_entries(&root.join(folder))? {
             if name.ends_with(".rs") && name != "lib.rs" {
                 orphans.push((path, "modules live in their crates' folders"));
             }
