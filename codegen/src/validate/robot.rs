@@ -1,11 +1,116 @@
-//! The whole spec in order: parameters, environment, base, bodies (names, parents, cycles,
-//! parent-first order), coordinates, contact points, water, actuators and gaits.
+//! The whole spec in order, one step each: the module's name, parameters, gravity, base,
+//! the body tree (names, parents, cycles, parent-first order), coordinates, bodies, contact
+//! points, markers, environment, water, actuators, gaits and the controller's coordinates.
+//! `robot` runs the steps in the order their errors are reported.
 
 // The validator's types, helpers and imports, shared by its files.
 use super::*;
 
+/// The bodies as a tree: what `body_tree` finds and the later steps read.
+struct BodyTree {
+    /// A body's index in the spec by its name.
+    index_of: BTreeMap<String, usize>,
+    /// The base body's index in the spec.
+    root: usize,
+    /// Each body's parent, by index in the spec.
+    parent_of: Vec<Option<usize>>,
+    /// The spec's indices, parent first (breadth-first from the root, children in file order).
+    order: Vec<usize>,
+    /// A body's index in the robot (its place in `order`) by its index in the spec.
+    new_index: BTreeMap<usize, usize>,
+}
+
+impl BodyTree {
+    /// The robot's index of spec body `o`'s parent.
+    fn parent(&self, o: usize) -> Option<usize> {
+        self.parent_of[o].and_then(|p| self.new_index.get(&p).copied())
+    }
+}
+
+/// The actuators, sorted by kind: what `actuators` finds and the gaits read.
+struct Actuators {
+    /// Coordinates driven by a joint torque.
+    actuated: Vec<usize>,
+    valves: Vec<Valve>,
+    muscles: Vec<MuscleBank>,
+    thrusters: Vec<Thruster>,
+    /// The smallest of the joint torques' limits (infinite without one).
+    torque_limit: f64,
+}
+
 impl Validator {
+    /// Validates the whole spec: each step reports its errors, in the order of the spec's
+    /// sections; a step whose errors leave nothing for the next to check stops here.
     pub(super) fn robot(&mut self, spec: &Spec) -> Option<Robot> {
+        let name = self.module_name(spec)?;
+        let (mut parameters, declared) = self.declared_parameters(spec);
+        let mut auto: Vec<Parameter> = Vec::new();
+        // Environment first: gravity is a parameter of the dynamics.
+        let environment = spec.environment.as_ref();
+        let gravity = self.gravity(environment);
+        // `load` has filled the base in (from [import] where there is one) or refused the spec.
+        let spec_base = spec.base.as_ref()?;
+        let (base_kind, plane, normal) = self.base_plane(spec_base);
+        let tree = self.body_tree(spec, spec_base.get_ref())?;
+        let mut coordinates = self.base_coordinates(spec, spec_base, &tree, base_kind, plane);
+        let mut bodies: Vec<Body> = Vec::new();
+        for &o in &tree.order {
+            let body = self.body(spec, o, &tree, normal, &mut coordinates, &mut parameters, &mut auto);
+            bodies.extend(body);
+        }
+        self.count_contact_points(spec)?;
+        let (contact_points, contact_names) = self.contact_points(spec, &tree, normal, &mut parameters, &mut auto);
+        let markers = self.markers(spec, &tree.index_of, &tree.new_index, &contact_names, normal, &parameters);
+        let env = self.environment_defaults(environment, plane, &parameters);
+        // Gravity is a runtime parameter of G.
+        if parameters.contains_key("gravity") {
+            self.error(0..0, "parameters.gravity", "`gravity` is set in [environment]");
+        }
+        parameters.insert("gravity".into(), gravity);
+        let water = self.water(spec, &bodies, &mut parameters, &mut auto);
+        let actuators =
+            self.actuators(spec, &tree, &bodies, &mut coordinates, &contact_names, normal, &mut parameters, &mut auto);
+        let (gait, valve_gait) = self.gaits(spec, &actuators, &parameters);
+
+        let controller_coordinates = spec.controller_coordinates.as_ref().and_then(|c| {
+            self.controller_coordinates(c, base_kind, coordinates.len(), actuators.actuated.len(), &contact_points)
+        });
+
+        let mut all_parameters = declared;
+        all_parameters.extend(auto);
+        all_parameters.push(Parameter {
+            name: "gravity".into(),
+            default: gravity,
+            doc: "Gravitational acceleration along -z (m/s^2).".into(),
+        });
+        Some(Robot {
+            name,
+            description: spec.description.get_ref().trim().to_string(),
+            spec_path: self.path.clone(),
+            urdf: spec.import.as_ref().map(|i| i.get_ref().urdf.get_ref().clone()),
+            regenerate: IN_TREE_COMMAND.into(),
+            base: base_kind,
+            plane,
+            parameters: all_parameters,
+            coordinates,
+            bodies,
+            contact_points,
+            markers,
+            actuated: actuators.actuated,
+            environment: env,
+            gait,
+            valves: actuators.valves,
+            valve_gait,
+            muscles: actuators.muscles,
+            rules: std::mem::take(&mut self.rules),
+            water,
+            thrusters: actuators.thrusters,
+            controller_coordinates,
+        })
+    }
+
+    /// The module's name (the spec file's stem), the number of bodies and the description.
+    fn module_name(&mut self, spec: &Spec) -> Option<String> {
         let name = stem(&self.path);
         if !is_identifier(&name) {
             self.error(0..0, "", format!("the file name `{name}` must be a Rust identifier (letters, digits, _), since it names the generated module"));
@@ -27,8 +132,11 @@ impl Validator {
                 "must be one line of text, without newlines or other control characters",
             );
         }
+        Some(name)
+    }
 
-        // Parameters.
+    /// `[parameters]`: their values by name, and as the generated struct's fields.
+    fn declared_parameters(&mut self, spec: &Spec) -> (BTreeMap<String, f64>, Vec<Parameter>) {
         let mut parameters: BTreeMap<String, f64> = BTreeMap::new();
         let mut declared = Vec::new();
         for (key, value) in &spec.parameters {
@@ -56,10 +164,11 @@ impl Validator {
             parameters.insert(key.clone(), *value.get_ref());
             declared.push(Parameter { name: key.clone(), default: *value.get_ref(), doc: String::new() });
         }
-        let mut auto: Vec<Parameter> = Vec::new();
+        (parameters, declared)
+    }
 
-        // Environment first: gravity is a parameter of the dynamics.
-        let environment = spec.environment.as_ref();
+    /// `environment.gravity`, 9.81 m/s^2 without one.
+    fn gravity(&mut self, environment: Option<&Spanned<spec::Environment>>) -> f64 {
         let gravity = match environment.and_then(|e| e.get_ref().gravity.as_ref()) {
             Some(g) if g.get_ref().is_finite() && *g.get_ref() >= 0.0 => {
                 if let Err(message) = softgen_runtime::physical_ranges::check_field("environment.gravity", *g.get_ref())
@@ -79,10 +188,11 @@ impl Validator {
             None => 9.81,
         };
         self.rule("environment.gravity", Rule::NonNegative, vec![Expr::Sym("gravity".into())]);
+        gravity
+    }
 
-        // Base.
-        // `load` has filled it in (from [import] where there is one) or refused the spec.
-        let Some(spec_base) = spec.base.as_ref() else { return None };
+    /// `[base]`: its kind, its plane, and the plane's normal for a planar base.
+    fn base_plane(&mut self, spec_base: &Spanned<spec::Base>) -> (BaseKind, Option<Plane>, Option<[f64; 3]>) {
         let base = spec_base.get_ref();
         let base_kind = *base.kind.get_ref();
         let plane = base.plane.as_ref().map(|p| *p.get_ref());
@@ -100,8 +210,12 @@ impl Validator {
             Plane::Xz => [0.0, -1.0, 0.0],
             Plane::Xy => [0.0, 0.0, 1.0],
         });
+        (base_kind, plane, normal)
+    }
 
-        // Bodies: names, parents, cycles.
+    /// The bodies' names and parents, with every body reaching the base body, and their
+    /// parent-first order; `None` once any error is reported.
+    fn body_tree(&mut self, spec: &Spec, base: &spec::Base) -> Option<BodyTree> {
         let mut index_of: BTreeMap<String, usize> = BTreeMap::new();
         for (i, b) in spec.bodies.iter().enumerate() {
             let b = b.get_ref();
@@ -195,8 +309,19 @@ impl Validator {
             k += 1;
         }
         let new_index: BTreeMap<usize, usize> = order.iter().enumerate().map(|(n, &o)| (o, n)).collect();
+        Some(BodyTree { index_of, root, parent_of, order, new_index })
+    }
 
-        // Coordinates: base first.
+    /// The base's coordinates, first of all, with their initial values.
+    fn base_coordinates(
+        &mut self,
+        spec: &Spec,
+        spec_base: &Spanned<spec::Base>,
+        tree: &BodyTree,
+        base_kind: BaseKind,
+        plane: Option<Plane>,
+    ) -> Vec<Coordinate> {
+        let base = spec_base.get_ref();
         let mut coordinates = Vec::new();
         let initial = |i: usize| base.initial.get(i).map_or(0.0, |v| *v.get_ref());
         let base_coords: Vec<(&str, CoordinateKind, &str)> = match (base_kind, plane) {
@@ -237,7 +362,7 @@ impl Validator {
                 self.error(v.span(), "base.initial", "values must be finite");
             }
         }
-        let root_name = spec.bodies[root].get_ref().name.get_ref().clone();
+        let root_name = spec.bodies[tree.root].get_ref().name.get_ref().clone();
         for (i, (n, kind, meaning)) in base_coords.iter().enumerate() {
             coordinates.push(Coordinate {
                 name: format!("base_{n}"),
@@ -247,307 +372,342 @@ impl Validator {
                 initial: initial(i),
             });
         }
+        coordinates
+    }
 
-        let mut bodies: Vec<Body> = Vec::new();
-        for &o in &order {
-            let sb = &spec.bodies[o];
-            let b = sb.get_ref();
-            let bname = b.name.get_ref().clone();
-            let field = format!("{} ({bname})", self.labels.body(o));
-            if *b.kind.get_ref() == spec::BodyKind::ConstantCurvature {
-                let parent = parent_of[o].and_then(|p| new_index.get(&p).copied());
-                let context = SoftContext { normal, parent };
-                if let Some(body) = self.soft_body(sb, &field, &context, &mut coordinates, &mut parameters, &mut auto) {
-                    bodies.push(body);
-                }
-                continue;
+    /// Spec body `o`, a soft section or a rigid body, with its joint's coordinate and its
+    /// parameters added; `None` (its errors reported) where it cannot be built.
+    #[allow(clippy::too_many_arguments)]
+    fn body(
+        &mut self,
+        spec: &Spec,
+        o: usize,
+        tree: &BodyTree,
+        normal: Option<[f64; 3]>,
+        coordinates: &mut Vec<Coordinate>,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Body> {
+        let sb = &spec.bodies[o];
+        let b = sb.get_ref();
+        let bname = b.name.get_ref().clone();
+        let field = format!("{} ({bname})", self.labels.body(o));
+        if *b.kind.get_ref() == spec::BodyKind::ConstantCurvature {
+            let parent = tree.parent(o);
+            let context = SoftContext { normal, parent };
+            return self.soft_body(sb, &field, &context, coordinates, parameters, auto);
+        }
+        if let Some(s) = &b.section {
+            self.error(
+                s.span(),
+                &format!("{field}.section"),
+                "only kind = \"constant_curvature\" bodies take `section`",
+            );
+        }
+        let Some(b_inertia) = &b.inertia else {
+            self.error(sb.span(), &format!("{field}.inertia"), "missing: rigid bodies need an inertia");
+            return None;
+        };
+        let joint = self.joint(spec, o, tree, &field, normal, coordinates);
+        let rotation = self.fixed_rotation(b, &field, normal);
+        if o == tree.root && b.origin.is_some() {
+            self.error(
+                sb.span(),
+                &format!("{field}.origin"),
+                "the base body's origin is its floating (or fixed) base position; remove `origin`",
+            );
+        }
+        let origin = self.vector(b.origin.as_ref(), &format!("{field}.origin"), parameters);
+        if planar_violation(&origin, normal) {
+            let span = b.origin.as_ref().map_or(sb.span(), |o| o[0].span());
+            self.error(
+                span,
+                &format!("{field}.origin"),
+                "in a planar robot the origin must lie in the plane (zero along the plane normal)",
+            );
+        }
+        let mass = self.parameterised(
+            &b.mass,
+            &format!("{field}.mass"),
+            format!("{bname}_mass"),
+            format!("Mass of `{bname}` (kg)."),
+            parameters,
+            auto,
+        );
+        if let Some(m) = &mass {
+            self.rule(&format!("{field}.mass"), Rule::Positive, vec![m.clone()]);
+            match m.evaluate(parameters) {
+                Ok(v) if v > 0.0 => {}
+                Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
+                Err(e) => self.error(b.mass.span(), &format!("{field}.mass"), e),
             }
-            if let Some(s) = &b.section {
+        }
+        let center_of_mass = self.vector(b.center_of_mass.as_ref(), &format!("{field}.center_of_mass"), parameters);
+        if planar_violation(&center_of_mass, normal) {
+            let span = b.center_of_mass.as_ref().map_or(sb.span(), |c| c[0].span());
+            self.error(
+                span,
+                &format!("{field}.center_of_mass"),
+                "in a planar robot the centre of mass must lie in the plane",
+            );
+        }
+        let inertia = self.rigid_inertia(b_inertia, &field, &bname, normal, parameters, auto);
+        let hull = b.hydrodynamics.as_ref().and_then(|h| self.hull(h, &field, &bname, None, normal, parameters, auto));
+        Some(Body {
+            name: bname,
+            parent: tree.parent(o),
+            joint,
+            origin,
+            rotation,
+            mass: mass.unwrap_or(Expr::Num(Number::Rational(1, 1))),
+            center_of_mass,
+            inertia: inertia.unwrap_or(Inertia::Planar(Expr::Num(Number::Rational(0, 1)))),
+            section: None,
+            hull,
+        })
+    }
+
+    /// A rigid body's joint (none for the base body) and its coordinate, added to
+    /// `coordinates` unless the joint is fixed.
+    fn joint(
+        &mut self,
+        spec: &Spec,
+        o: usize,
+        tree: &BodyTree,
+        field: &str,
+        normal: Option<[f64; 3]>,
+        coordinates: &mut Vec<Coordinate>,
+    ) -> Option<Joint> {
+        let sb = &spec.bodies[o];
+        let b = sb.get_ref();
+        let bname = b.name.get_ref();
+        if o == tree.root {
+            if let Some(j) = &b.joint {
                 self.error(
-                    s.span(),
-                    &format!("{field}.section"),
-                    "only kind = \"constant_curvature\" bodies take `section`",
+                    j.span(),
+                    &format!("{field}.joint"),
+                    "the base body has no joint; its motion is set by [base]",
                 );
             }
-            let Some(b_inertia) = &b.inertia else {
-                self.error(sb.span(), &format!("{field}.inertia"), "missing: rigid bodies need an inertia");
-                continue;
-            };
-            let joint = if o == root {
-                if let Some(j) = &b.joint {
+            None
+        } else {
+            let kind = match &b.joint {
+                Some(j) => *j.get_ref(),
+                None => {
                     self.error(
-                        j.span(),
+                        sb.span(),
                         &format!("{field}.joint"),
-                        "the base body has no joint; its motion is set by [base]",
+                        "missing: expected \"revolute\", \"prismatic\" or \"fixed\"",
                     );
+                    JointKind::Fixed
                 }
-                None
-            } else {
-                let kind = match &b.joint {
-                    Some(j) => *j.get_ref(),
-                    None => {
+            };
+            let axis = match (&b.axis, normal) {
+                (Some(a), _) => {
+                    let v = *a.get_ref();
+                    let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                    if !(len > 1e-9) || !len.is_finite() {
+                        self.error(a.span(), &format!("{field}.axis"), "must be a non-zero finite vector");
+                        [0.0, 0.0, 1.0]
+                    } else {
+                        let u = [v[0] / len, v[1] / len, v[2] / len];
+                        if let Some(n) = normal {
+                            let dot = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
+                            if kind == JointKind::Revolute && (dot.abs() - 1.0).abs() > 1e-9 {
+                                self.error(a.span(), &format!("{field}.axis"), format!("in a planar robot revolute axes must be the plane normal {n:?} (or its opposite)"));
+                            }
+                            // Frames of a planar robot only turn about the normal, so an
+                            // axis in the plane of its body frame stays in the plane.
+                            if kind == JointKind::Prismatic && dot.abs() > 1e-9 {
+                                self.error(a.span(), &format!("{field}.axis"), format!("in a planar robot a prismatic joint must slide in the plane: its axis must be perpendicular to the plane normal {n:?}"));
+                            }
+                        }
+                        u
+                    }
+                }
+                (None, Some(n)) => {
+                    if kind == JointKind::Prismatic {
                         self.error(
                             sb.span(),
-                            &format!("{field}.joint"),
-                            "missing: expected \"revolute\", \"prismatic\" or \"fixed\"",
+                            &format!("{field}.axis"),
+                            "missing: a prismatic joint of a planar robot needs its axis, a direction in the plane",
                         );
-                        JointKind::Fixed
                     }
-                };
-                let axis = match (&b.axis, normal) {
-                    (Some(a), _) => {
-                        let v = *a.get_ref();
-                        let len = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-                        if !(len > 1e-9) || !len.is_finite() {
-                            self.error(a.span(), &format!("{field}.axis"), "must be a non-zero finite vector");
-                            [0.0, 0.0, 1.0]
-                        } else {
-                            let u = [v[0] / len, v[1] / len, v[2] / len];
-                            if let Some(n) = normal {
-                                let dot = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
-                                if kind == JointKind::Revolute && (dot.abs() - 1.0).abs() > 1e-9 {
-                                    self.error(a.span(), &format!("{field}.axis"), format!("in a planar robot revolute axes must be the plane normal {n:?} (or its opposite)"));
-                                }
-                                // Frames of a planar robot only turn about the normal, so an
-                                // axis in the plane of its body frame stays in the plane.
-                                if kind == JointKind::Prismatic && dot.abs() > 1e-9 {
-                                    self.error(a.span(), &format!("{field}.axis"), format!("in a planar robot a prismatic joint must slide in the plane: its axis must be perpendicular to the plane normal {n:?}"));
-                                }
-                            }
-                            u
-                        }
-                    }
-                    (None, Some(n)) => {
-                        if kind == JointKind::Prismatic {
-                            self.error(
-                                sb.span(),
-                                &format!("{field}.axis"),
-                                "missing: a prismatic joint of a planar robot needs its axis, a direction in the plane",
-                            );
-                        }
-                        n
-                    }
-                    (None, None) => {
-                        if kind != JointKind::Fixed {
-                            self.error(
-                                sb.span(),
-                                &format!("{field}.axis"),
-                                "missing: spatial robots must give each joint's axis",
-                            );
-                        }
-                        [0.0, 0.0, 1.0]
-                    }
-                };
-                let coordinate = if kind == JointKind::Fixed {
-                    None
-                } else {
-                    coordinates.push(Coordinate {
-                        name: format!("{bname}_joint"),
-                        kind: if kind == JointKind::Revolute {
-                            CoordinateKind::RevoluteJoint
-                        } else {
-                            CoordinateKind::PrismaticJoint
-                        },
-                        meaning: format!(
-                            "{} of `{bname}` relative to `{}`",
-                            if kind == JointKind::Revolute { "angle" } else { "travel" },
-                            spec.bodies[parent_of[o].unwrap_or(root)].get_ref().name.get_ref()
-                        ),
-                        actuated: false,
-                        initial: b.initial.as_ref().map_or(0.0, |v| *v.get_ref()),
-                    });
-                    Some(coordinates.len() - 1)
-                };
-                if let Some(v) = &b.initial {
-                    if !v.get_ref().is_finite() {
-                        self.error(v.span(), &format!("{field}.initial"), "must be finite");
-                    }
-                    if kind == JointKind::Fixed {
+                    n
+                }
+                (None, None) => {
+                    if kind != JointKind::Fixed {
                         self.error(
-                            v.span(),
-                            &format!("{field}.initial"),
-                            "a fixed joint has no coordinate to initialise",
+                            sb.span(),
+                            &format!("{field}.axis"),
+                            "missing: spatial robots must give each joint's axis",
                         );
                     }
-                }
-                Some(Joint { kind, axis, coordinate })
-            };
-            let rotation = b.rotation.as_ref().map_or([0.0; 3], |r| *r.get_ref());
-            if let Some(r) = &b.rotation {
-                if r.get_ref().iter().any(|v| !v.is_finite()) {
-                    self.error(r.span(), &format!("{field}.rotation"), "must be finite");
-                }
-                if let Some(n) = normal {
-                    // In a planar robot only rotations about the plane normal keep it planar.
-                    let [roll, pitch, yaw] = *r.get_ref();
-                    let about_normal =
-                        if n[2] != 0.0 { roll == 0.0 && pitch == 0.0 } else { roll == 0.0 && yaw == 0.0 };
-                    if !about_normal {
-                        self.error(
-                            r.span(),
-                            &format!("{field}.rotation"),
-                            "in a planar robot a fixed rotation may only turn about the plane normal",
-                        );
-                    }
-                }
-            }
-            if o == root && b.origin.is_some() {
-                self.error(
-                    sb.span(),
-                    &format!("{field}.origin"),
-                    "the base body's origin is its floating (or fixed) base position; remove `origin`",
-                );
-            }
-            let origin = self.vector(b.origin.as_ref(), &format!("{field}.origin"), &parameters);
-            if planar_violation(&origin, normal) {
-                let span = b.origin.as_ref().map_or(sb.span(), |o| o[0].span());
-                self.error(
-                    span,
-                    &format!("{field}.origin"),
-                    "in a planar robot the origin must lie in the plane (zero along the plane normal)",
-                );
-            }
-            let mass = self.parameterised(
-                &b.mass,
-                &format!("{field}.mass"),
-                format!("{bname}_mass"),
-                format!("Mass of `{bname}` (kg)."),
-                &mut parameters,
-                &mut auto,
-            );
-            if let Some(m) = &mass {
-                self.rule(&format!("{field}.mass"), Rule::Positive, vec![m.clone()]);
-                match m.evaluate(&parameters) {
-                    Ok(v) if v > 0.0 => {}
-                    Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
-                    Err(e) => self.error(b.mass.span(), &format!("{field}.mass"), e),
-                }
-            }
-            let center_of_mass =
-                self.vector(b.center_of_mass.as_ref(), &format!("{field}.center_of_mass"), &parameters);
-            if planar_violation(&center_of_mass, normal) {
-                let span = b.center_of_mass.as_ref().map_or(sb.span(), |c| c[0].span());
-                self.error(
-                    span,
-                    &format!("{field}.center_of_mass"),
-                    "in a planar robot the centre of mass must lie in the plane",
-                );
-            }
-            let inertia_field = format!("{field}.inertia");
-            let inertia = match (b_inertia.get_ref(), normal) {
-                (spec::Inertia::Scalar(v), Some(_)) => {
-                    let spanned = Spanned::new(b_inertia.span(), v.clone());
-                    self.parameterised(
-                        &spanned,
-                        &inertia_field,
-                        format!("{bname}_inertia"),
-                        format!("Inertia of `{bname}` about the plane normal through its centre of mass (kg m^2)."),
-                        &mut parameters,
-                        &mut auto,
-                    )
-                    .map(Inertia::Planar)
-                }
-                (spec::Inertia::Scalar(_), None) => {
-                    self.error(
-                        b_inertia.span(),
-                        &inertia_field,
-                        "a spatial robot needs [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]",
-                    );
-                    None
-                }
-                (spec::Inertia::Vector(values), _) if values.len() == 3 || values.len() == 6 => {
-                    let names = ["xx", "yy", "zz", "xy", "xz", "yz"];
-                    let mut out: Vec<Expr> = Vec::new();
-                    for (i, v) in values.iter().enumerate() {
-                        let spanned = Spanned::new(b_inertia.span(), v.clone());
-                        if let Some(e) = self.parameterised(
-                            &spanned,
-                            &format!("{inertia_field}[{i}]"),
-                            format!("{bname}_inertia_{}", names[i]),
-                            format!(
-                                "Inertia I{} of `{bname}` about its centre of mass, body frame (kg m^2).",
-                                names[i]
-                            ),
-                            &mut parameters,
-                            &mut auto,
-                        ) {
-                            out.push(e);
-                        }
-                    }
-                    while out.len() < 6 {
-                        out.push(Expr::Num(Number::Rational(0, 1)));
-                    }
-                    let full: Option<[Expr; 6]> = out.try_into().ok();
-                    full.map(|full| match normal {
-                        // Planar: only the moment about the plane normal matters.
-                        Some(n) if n[2] != 0.0 => Inertia::Planar(full[2].clone()),
-                        Some(_) => Inertia::Planar(full[1].clone()),
-                        None => Inertia::Full(full),
-                    })
-                }
-                (spec::Inertia::Vector(values), _) => {
-                    self.error(
-                        b_inertia.span(),
-                        &inertia_field,
-                        format!("expected 1, 3 or 6 values, got {}", values.len()),
-                    );
-                    None
+                    [0.0, 0.0, 1.0]
                 }
             };
-            if let Some(i) = &inertia {
-                match i {
-                    Inertia::Planar(e) => self.rule(&inertia_field, Rule::NonNegative, vec![e.clone()]),
-                    Inertia::Full(f) => self.rule(&inertia_field, Rule::RigidInertia, f.to_vec()),
+            let coordinate = if kind == JointKind::Fixed {
+                None
+            } else {
+                coordinates.push(Coordinate {
+                    name: format!("{bname}_joint"),
+                    kind: if kind == JointKind::Revolute {
+                        CoordinateKind::RevoluteJoint
+                    } else {
+                        CoordinateKind::PrismaticJoint
+                    },
+                    meaning: format!(
+                        "{} of `{bname}` relative to `{}`",
+                        if kind == JointKind::Revolute { "angle" } else { "travel" },
+                        spec.bodies[tree.parent_of[o].unwrap_or(tree.root)].get_ref().name.get_ref()
+                    ),
+                    actuated: false,
+                    initial: b.initial.as_ref().map_or(0.0, |v| *v.get_ref()),
+                });
+                Some(coordinates.len() - 1)
+            };
+            if let Some(v) = &b.initial {
+                if !v.get_ref().is_finite() {
+                    self.error(v.span(), &format!("{field}.initial"), "must be finite");
                 }
-                let diagonal: Vec<&Expr> = match i {
-                    Inertia::Planar(e) => vec![e],
-                    Inertia::Full(f) => f[..3].iter().collect(),
-                };
-                let mut nonnegative = true;
-                for e in diagonal {
-                    if let Ok(v) = e.evaluate(&parameters) {
-                        if v < 0.0 {
-                            nonnegative = false;
-                            self.error(
-                                b_inertia.span(),
-                                &inertia_field,
-                                format!("moments of inertia must be >= 0, got {v}"),
-                            );
-                        }
-                    }
-                }
-                if let (Inertia::Full(f), true) = (i, nonnegative) {
-                    let values: Result<Vec<f64>, _> = f.iter().map(|e| e.evaluate(&parameters)).collect();
-                    if let Ok(v) = values {
-                        if let Err(message) = physical_inertia([v[0], v[1], v[2], v[3], v[4], v[5]]) {
-                            self.error(b_inertia.span(), &inertia_field, message);
-                        }
-                    }
+                if kind == JointKind::Fixed {
+                    self.error(v.span(), &format!("{field}.initial"), "a fixed joint has no coordinate to initialise");
                 }
             }
-            let hull = b
-                .hydrodynamics
-                .as_ref()
-                .and_then(|h| self.hull(h, &field, &bname, None, normal, &mut parameters, &mut auto));
-            bodies.push(Body {
-                name: bname,
-                parent: parent_of[o].and_then(|p| new_index.get(&p).copied()),
-                joint,
-                origin,
-                rotation,
-                mass: mass.unwrap_or(Expr::Num(Number::Rational(1, 1))),
-                center_of_mass,
-                inertia: inertia.unwrap_or(Inertia::Planar(Expr::Num(Number::Rational(0, 1)))),
-                section: None,
-                hull,
-            });
+            Some(Joint { kind, axis, coordinate })
         }
-        if bodies.iter().all(|b| matches!(&b.inertia, Inertia::Planar(_))) && normal.is_none() && !bodies.is_empty() {
-            // Unreachable for valid specs; defensive for the error path above.
-        }
+    }
 
-        // Contact points, counted before any grid is laid out (a grid's ring and point
-        // counts are checked here first, so that an absurd one is named, not only the sum).
+    /// A rigid body's fixed rotation `[roll, pitch, yaw]`, about the plane normal only in a
+    /// planar robot.
+    fn fixed_rotation(&mut self, b: &spec::Body, field: &str, normal: Option<[f64; 3]>) -> [f64; 3] {
+        let rotation = b.rotation.as_ref().map_or([0.0; 3], |r| *r.get_ref());
+        if let Some(r) = &b.rotation {
+            if r.get_ref().iter().any(|v| !v.is_finite()) {
+                self.error(r.span(), &format!("{field}.rotation"), "must be finite");
+            }
+            if let Some(n) = normal {
+                // In a planar robot only rotations about the plane normal keep it planar.
+                let [roll, pitch, yaw] = *r.get_ref();
+                let about_normal = if n[2] != 0.0 { roll == 0.0 && pitch == 0.0 } else { roll == 0.0 && yaw == 0.0 };
+                if !about_normal {
+                    self.error(
+                        r.span(),
+                        &format!("{field}.rotation"),
+                        "in a planar robot a fixed rotation may only turn about the plane normal",
+                    );
+                }
+            }
+        }
+        rotation
+    }
+
+    /// A rigid body's inertia about its centre of mass: the moment about the plane normal in
+    /// a planar robot, the full tensor in a spatial one, each entry a parameter.
+    fn rigid_inertia(
+        &mut self,
+        b_inertia: &Spanned<spec::Inertia>,
+        field: &str,
+        bname: &str,
+        normal: Option<[f64; 3]>,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Inertia> {
+        let inertia_field = format!("{field}.inertia");
+        let inertia = match (b_inertia.get_ref(), normal) {
+            (spec::Inertia::Scalar(v), Some(_)) => {
+                let spanned = Spanned::new(b_inertia.span(), v.clone());
+                self.parameterised(
+                    &spanned,
+                    &inertia_field,
+                    format!("{bname}_inertia"),
+                    format!("Inertia of `{bname}` about the plane normal through its centre of mass (kg m^2)."),
+                    parameters,
+                    auto,
+                )
+                .map(Inertia::Planar)
+            }
+            (spec::Inertia::Scalar(_), None) => {
+                self.error(
+                    b_inertia.span(),
+                    &inertia_field,
+                    "a spatial robot needs [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]",
+                );
+                None
+            }
+            (spec::Inertia::Vector(values), _) if values.len() == 3 || values.len() == 6 => {
+                let names = ["xx", "yy", "zz", "xy", "xz", "yz"];
+                let mut out: Vec<Expr> = Vec::new();
+                for (i, v) in values.iter().enumerate() {
+                    let spanned = Spanned::new(b_inertia.span(), v.clone());
+                    if let Some(e) = self.parameterised(
+                        &spanned,
+                        &format!("{inertia_field}[{i}]"),
+                        format!("{bname}_inertia_{}", names[i]),
+                        format!("Inertia I{} of `{bname}` about its centre of mass, body frame (kg m^2).", names[i]),
+                        parameters,
+                        auto,
+                    ) {
+                        out.push(e);
+                    }
+                }
+                while out.len() < 6 {
+                    out.push(Expr::Num(Number::Rational(0, 1)));
+                }
+                let full: Option<[Expr; 6]> = out.try_into().ok();
+                full.map(|full| match normal {
+                    // Planar: only the moment about the plane normal matters.
+                    Some(n) if n[2] != 0.0 => Inertia::Planar(full[2].clone()),
+                    Some(_) => Inertia::Planar(full[1].clone()),
+                    None => Inertia::Full(full),
+                })
+            }
+            (spec::Inertia::Vector(values), _) => {
+                self.error(
+                    b_inertia.span(),
+                    &inertia_field,
+                    format!("expected 1, 3 or 6 values, got {}", values.len()),
+                );
+                None
+            }
+        };
+        if let Some(i) = &inertia {
+            match i {
+                Inertia::Planar(e) => self.rule(&inertia_field, Rule::NonNegative, vec![e.clone()]),
+                Inertia::Full(f) => self.rule(&inertia_field, Rule::RigidInertia, f.to_vec()),
+            }
+            let diagonal: Vec<&Expr> = match i {
+                Inertia::Planar(e) => vec![e],
+                Inertia::Full(f) => f[..3].iter().collect(),
+            };
+            let mut nonnegative = true;
+            for e in diagonal {
+                if let Ok(v) = e.evaluate(parameters) {
+                    if v < 0.0 {
+                        nonnegative = false;
+                        self.error(
+                            b_inertia.span(),
+                            &inertia_field,
+                            format!("moments of inertia must be >= 0, got {v}"),
+                        );
+                    }
+                }
+            }
+            if let (Inertia::Full(f), true) = (i, nonnegative) {
+                let values: Result<Vec<f64>, _> = f.iter().map(|e| e.evaluate(parameters)).collect();
+                if let Ok(v) = values {
+                    if let Err(message) = physical_inertia([v[0], v[1], v[2], v[3], v[4], v[5]]) {
+                        self.error(b_inertia.span(), &inertia_field, message);
+                    }
+                }
+            }
+        }
+        inertia
+    }
+
+    /// Counts the contact points before any grid is laid out: a grid's ring and point counts
+    /// are checked here first, so that an absurd one is named, not only the sum.
+    fn count_contact_points(&mut self, spec: &Spec) -> Option<()> {
         let mut declared_points: i64 = 0;
         let mut largest: Option<(i64, Range<usize>)> = None;
         let mut bad_grid = false;
@@ -591,12 +751,25 @@ impl Validator {
             self.error(span, "contact_points", format!("{declared_points} contact points, more than the limit of {MAX_CONTACT_POINTS} per robot (each adds code to every contact kernel)"));
             return None;
         }
+        Some(())
+    }
+
+    /// `[[contact_points]]`: points on rigid bodies and skin grids on soft sections, and their
+    /// names.
+    fn contact_points(
+        &mut self,
+        spec: &Spec,
+        tree: &BodyTree,
+        normal: Option<[f64; 3]>,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> (Vec<ContactPoint>, BTreeSet<String>) {
         let mut contact_points = Vec::new();
         let mut contact_names = BTreeSet::new();
         for (i, c) in spec.contact_points.iter().enumerate() {
             let c = c.get_ref();
             let field = self.labels.contact_points(i);
-            let Some(&body) = index_of.get(c.body.get_ref()) else {
+            let Some(&body) = tree.index_of.get(c.body.get_ref()) else {
                 self.error(c.body.span(), &format!("{field}.body"), format!("no body named `{}`", c.body.get_ref()));
                 continue;
             };
@@ -627,13 +800,13 @@ impl Validator {
                     &format!("{field}.grid.radius"),
                     format!("{}_skin_radius", c.body.get_ref()),
                     format!("Skin radius of `{}` (m).", c.body.get_ref()),
-                    &mut parameters,
-                    &mut auto,
+                    parameters,
+                    auto,
                 );
                 if let Some(r) = &radius {
                     self.rule(&format!("{field}.grid.radius"), Rule::Positive, vec![r.clone()]);
                 }
-                if let Some(Ok(v)) = radius.as_ref().map(|r| r.evaluate(&parameters)) {
+                if let Some(Ok(v)) = radius.as_ref().map(|r| r.evaluate(parameters)) {
                     if !(v > 0.0) {
                         self.error(g.radius.span(), &format!("{field}.grid.radius"), format!("must be > 0 m, got {v}"));
                     }
@@ -656,7 +829,7 @@ impl Validator {
                         let zero = || Expr::Num(Number::Rational(0, 1));
                         contact_points.push(ContactPoint {
                             name,
-                            body: new_index.get(&body).copied().unwrap_or(0),
+                            body: tree.new_index.get(&body).copied().unwrap_or(0),
                             position: [zero(), zero(), zero()],
                             skin: Some(SkinPlacement {
                                 xi,
@@ -690,7 +863,7 @@ impl Validator {
                 );
             }
             for (k, p) in c.positions.iter().enumerate() {
-                let position = self.vector(Some(p), &format!("{field}.positions[{k}]"), &parameters);
+                let position = self.vector(Some(p), &format!("{field}.positions[{k}]"), parameters);
                 if planar_violation(&position, normal) {
                     self.error(
                         p[0].span(),
@@ -711,16 +884,22 @@ impl Validator {
                 }
                 contact_points.push(ContactPoint {
                     name,
-                    body: new_index.get(&body).copied().unwrap_or(0),
+                    body: tree.new_index.get(&body).copied().unwrap_or(0),
                     position,
                     skin: None,
                 });
             }
         }
+        (contact_points, contact_names)
+    }
 
-        let markers = self.markers(spec, &index_of, &new_index, &contact_names, normal, &parameters);
-
-        // Environment.
+    /// `[environment]`'s contact, friction and terrain.
+    fn environment_defaults(
+        &mut self,
+        environment: Option<&Spanned<spec::Environment>>,
+        plane: Option<Plane>,
+        parameters: &BTreeMap<String, f64>,
+    ) -> EnvironmentDefaults {
         let mut env = EnvironmentDefaults {
             terrain: TerrainDefault::None,
             contact_stiffness: 0.0,
@@ -734,25 +913,21 @@ impl Validator {
         if let Some(e) = environment {
             let e = e.get_ref();
             env.contact_stiffness =
-                self.non_negative(e.contact_stiffness.as_ref(), 0.0, "environment.contact_stiffness", &parameters);
+                self.non_negative(e.contact_stiffness.as_ref(), 0.0, "environment.contact_stiffness", parameters);
             env.contact_damping =
-                self.non_negative(e.contact_damping.as_ref(), 0.0, "environment.contact_damping", &parameters);
+                self.non_negative(e.contact_damping.as_ref(), 0.0, "environment.contact_damping", parameters);
             env.contact_dissipation =
-                self.non_negative(e.contact_dissipation.as_ref(), 0.0, "environment.contact_dissipation", &parameters);
+                self.non_negative(e.contact_dissipation.as_ref(), 0.0, "environment.contact_dissipation", parameters);
             if let Some(f) = &e.friction {
                 let f = f.get_ref();
-                env.friction_along = self.non_negative(Some(&f.along), 0.0, "environment.friction.along", &parameters);
-                env.friction_across = self.non_negative(
-                    f.across.as_ref(),
-                    env.friction_along,
-                    "environment.friction.across",
-                    &parameters,
-                );
+                env.friction_along = self.non_negative(Some(&f.along), 0.0, "environment.friction.along", parameters);
+                env.friction_across =
+                    self.non_negative(f.across.as_ref(), env.friction_along, "environment.friction.across", parameters);
                 env.friction_regularisation = self.non_negative(
                     f.regularisation.as_ref(),
                     0.0,
                     "environment.friction.regularisation",
-                    &parameters,
+                    parameters,
                 );
                 env.anisotropy = f.anisotropy.as_ref().map_or(Anisotropy::Isotropic, |a| *a.get_ref());
             }
@@ -761,7 +936,7 @@ impl Validator {
                 let t = t.get_ref();
                 let need = |v: &mut Validator, value: &Option<Spanned<Value>>, what: &str| -> f64 {
                     match value {
-                        Some(x) => v.number(x, &format!("environment.terrain.{what}"), &parameters).unwrap_or(0.0),
+                        Some(x) => v.number(x, &format!("environment.terrain.{what}"), parameters).unwrap_or(0.0),
                         None => {
                             v.error(
                                 span.clone(),
@@ -783,7 +958,7 @@ impl Validator {
                         height: t
                             .height
                             .as_ref()
-                            .and_then(|h| self.number(h, "environment.terrain.height", &parameters))
+                            .and_then(|h| self.number(h, "environment.terrain.height", parameters))
                             .unwrap_or(0.0),
                     },
                     spec::TerrainKind::Stair => {
@@ -822,13 +997,19 @@ impl Validator {
                 };
             }
         }
-        // Gravity is a runtime parameter of G.
-        if parameters.contains_key("gravity") {
-            self.error(0..0, "parameters.gravity", "`gravity` is set in [environment]");
-        }
-        parameters.insert("gravity".into(), gravity);
+        env
+    }
 
-        // Water: its density and the hulls' coefficients, each a parameter.
+    /// The water: its density and the hulls' coefficients, each a parameter; a hull needs
+    /// water and water a hull.
+    fn water(
+        &mut self,
+        spec: &Spec,
+        bodies: &[Body],
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Water> {
+        let environment = spec.environment.as_ref();
         let in_water =
             environment.and_then(|e| e.get_ref().medium.as_ref()).is_some_and(|m| *m.get_ref() == spec::Medium::Water);
         let water_spec = environment.and_then(|e| e.get_ref().water.as_ref());
@@ -842,7 +1023,7 @@ impl Validator {
                                  default: f64,
                                  doc: &str,
                                  strictly: bool| {
-                    v.water_value(w.and_then(pick), key, name, default, doc, strictly, &mut parameters, &mut auto)
+                    v.water_value(w.and_then(pick), key, name, default, doc, strictly, parameters, auto)
                 };
                 let density = value(
                     self,
@@ -953,8 +1134,23 @@ impl Validator {
                 }
             }
         }
+        water
+    }
 
-        // Actuators.
+    /// `[[actuators]]`: joint torques, valve pairs, muscle banks and thrusters, at most one
+    /// driving each coordinate (which it marks actuated).
+    #[allow(clippy::too_many_arguments)]
+    fn actuators(
+        &mut self,
+        spec: &Spec,
+        tree: &BodyTree,
+        bodies: &[Body],
+        coordinates: &mut [Coordinate],
+        contact_names: &BTreeSet<String>,
+        normal: Option<[f64; 3]>,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Actuators {
         let mut actuated = Vec::new();
         let mut valves = Vec::new();
         let mut muscles = Vec::new();
@@ -964,46 +1160,23 @@ impl Validator {
             let a = a.get_ref();
             let field = self.labels.actuator(i);
             let kind = *a.kind.get_ref();
-            if kind != spec::ActuatorKind::Thruster {
-                for (given, key) in [
-                    (a.position.as_ref().map(|v| v[0].span()), "position"),
-                    (a.direction.as_ref().map(|v| v.span()), "direction"),
-                    (a.name.as_ref().map(|v| v.span()), "name"),
-                ] {
-                    if let Some(span) = given {
-                        self.error(span, &format!("{field}.{key}"), "only thrusters have this field");
-                    }
-                }
-            }
-            if kind != spec::ActuatorKind::PneumaticMuscle {
-                for (given, key) in [
-                    (a.radius.as_ref().map(|v| v.span()), "radius"),
-                    (a.angles.as_ref().map(|v| v.span()), "angles"),
-                    (a.area.as_ref().map(|v| v.span()), "area"),
-                    (a.rated_pressure.as_ref().map(|v| v.span()), "rated_pressure"),
-                    (a.pressure_lag.as_ref().map(|v| v.span()), "pressure_lag"),
-                ] {
-                    if let Some(span) = given {
-                        self.error(span, &format!("{field}.{key}"), "only pneumatic muscles have this field");
-                    }
-                }
-            }
-            let Some(&bi) = index_of.get(a.joint.get_ref()) else {
+            self.foreign_actuator_fields(a, &field, kind);
+            let Some(&bi) = tree.index_of.get(a.joint.get_ref()) else {
                 self.error(a.joint.span(), &format!("{field}.joint"), format!("no body named `{}`", a.joint.get_ref()));
                 continue;
             };
             // A body that failed validation is missing from `bodies` (its error is said), and
             // the indices past it no longer match: check actuators on a complete tree only.
-            if bodies.len() != order.len() {
+            if bodies.len() != tree.order.len() {
                 continue;
             }
-            let Some(body) = new_index.get(&bi).and_then(|&n| bodies.get(n)) else {
+            let Some(body) = tree.new_index.get(&bi).and_then(|&n| bodies.get(n)) else {
                 continue;
             };
             if kind == spec::ActuatorKind::Thruster {
                 let default_name = format!("thruster{}", thrusters.len() + 1);
                 if let Some(thruster) =
-                    self.thruster(a, &field, body, new_index[&bi], default_name, normal, &parameters)
+                    self.thruster(a, &field, body, tree.new_index[&bi], default_name, normal, parameters)
                 {
                     if thrusters.iter().any(|t: &Thruster| t.name == thruster.name)
                         || contact_names.contains(&thruster.name)
@@ -1020,7 +1193,7 @@ impl Validator {
                 continue;
             }
             if kind == spec::ActuatorKind::PneumaticMuscle {
-                if let Some(bank) = self.muscle_bank(a, &field, body, &mut parameters, &mut auto) {
+                if let Some(bank) = self.muscle_bank(a, &field, body, parameters, auto) {
                     if muscles.iter().any(|m: &MuscleBank| m.body == bank.body) {
                         self.error(
                             a.joint.span(),
@@ -1070,60 +1243,8 @@ impl Validator {
             }
             coordinates[coordinate].actuated = true;
             if kind == spec::ActuatorKind::SolenoidValve {
-                if let Some(l) = &a.torque_limit {
-                    self.error(
-                        l.span(),
-                        &format!("{field}.torque_limit"),
-                        "a valve pair sets its coordinate through `response`; it has no torque limit",
-                    );
-                }
-                let Some(response) = &a.response else {
-                    self.error(a.kind.span(), &format!("{field}.response"), "a solenoid valve needs `response = { time_constants = [tau1, tau2], gain = C0 }` (one time constant for a first-order response)");
-                    continue;
-                };
-                let r = response.get_ref();
-                let bname = a.joint.get_ref().clone();
-                let count = r.time_constants.get_ref().len();
-                if !(1..=2).contains(&count) {
-                    self.error(
-                        r.time_constants.span(),
-                        &format!("{field}.response.time_constants"),
-                        format!("one (first order) or two (second order) time constants, got {count}"),
-                    );
-                    continue;
-                }
-                let mut time_constants = Vec::new();
-                for (k, tc) in r.time_constants.get_ref().iter().enumerate() {
-                    let f = format!("{field}.response.time_constants[{k}]");
-                    let e = self.parameterised(
-                        tc,
-                        &f,
-                        format!("{bname}_time_constant_{}", k + 1),
-                        format!("Time constant {} of the valve response of `{bname}` (s).", k + 1),
-                        &mut parameters,
-                        &mut auto,
-                    );
-                    if let Some(e) = e {
-                        self.rule(&f, Rule::Positive, vec![e.clone()]);
-                        match e.evaluate(&parameters) {
-                            Ok(v) if v > 0.0 => {}
-                            Ok(v) => self.error(tc.span(), &f, format!("must be > 0 s, got {v}")),
-                            Err(err) => self.error(tc.span(), &f, err),
-                        }
-                        time_constants.push(e);
-                    }
-                }
-                let gain = self.parameterised(
-                    &r.gain,
-                    &format!("{field}.response.gain"),
-                    format!("{bname}_valve_gain"),
-                    format!("Steady state of `{bname}`'s coordinate per unit valve state."),
-                    &mut parameters,
-                    &mut auto,
-                );
-                if let (Some(gain), true) = (gain, time_constants.len() == count) {
-                    valves.push(Valve { coordinate, time_constants, gain });
-                }
+                let valve = self.valve(a, &field, coordinate, parameters, auto);
+                valves.extend(valve);
                 continue;
             }
             if let Some(r) = &a.response {
@@ -1135,29 +1256,133 @@ impl Validator {
             }
             actuated.push(coordinate);
             if let Some(l) = &a.torque_limit {
-                match self.number(l, &format!("{field}.torque_limit"), &parameters) {
+                match self.number(l, &format!("{field}.torque_limit"), parameters) {
                     Some(v) if v > 0.0 => torque_limit = torque_limit.min(v),
                     Some(v) => self.error(l.span(), &format!("{field}.torque_limit"), format!("must be > 0, got {v}")),
                     None => {}
                 }
             }
         }
+        Actuators { actuated, valves, muscles, thrusters, torque_limit }
+    }
 
+    /// Reports the fields an actuator of another kind has: a thruster's on anything else, a
+    /// muscle's on anything else.
+    fn foreign_actuator_fields(&mut self, a: &spec::Actuator, field: &str, kind: spec::ActuatorKind) {
+        if kind != spec::ActuatorKind::Thruster {
+            for (given, key) in [
+                (a.position.as_ref().map(|v| v[0].span()), "position"),
+                (a.direction.as_ref().map(|v| v.span()), "direction"),
+                (a.name.as_ref().map(|v| v.span()), "name"),
+            ] {
+                if let Some(span) = given {
+                    self.error(span, &format!("{field}.{key}"), "only thrusters have this field");
+                }
+            }
+        }
+        if kind != spec::ActuatorKind::PneumaticMuscle {
+            for (given, key) in [
+                (a.radius.as_ref().map(|v| v.span()), "radius"),
+                (a.angles.as_ref().map(|v| v.span()), "angles"),
+                (a.area.as_ref().map(|v| v.span()), "area"),
+                (a.rated_pressure.as_ref().map(|v| v.span()), "rated_pressure"),
+                (a.pressure_lag.as_ref().map(|v| v.span()), "pressure_lag"),
+            ] {
+                if let Some(span) = given {
+                    self.error(span, &format!("{field}.{key}"), "only pneumatic muscles have this field");
+                }
+            }
+        }
+    }
+
+    /// A solenoid valve pair on `coordinate`: its response's time constants and gain, each
+    /// a parameter; no torque limit.
+    fn valve(
+        &mut self,
+        a: &spec::Actuator,
+        field: &str,
+        coordinate: usize,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Valve> {
+        if let Some(l) = &a.torque_limit {
+            self.error(
+                l.span(),
+                &format!("{field}.torque_limit"),
+                "a valve pair sets its coordinate through `response`; it has no torque limit",
+            );
+        }
+        let Some(response) = &a.response else {
+            self.error(a.kind.span(), &format!("{field}.response"), "a solenoid valve needs `response = { time_constants = [tau1, tau2], gain = C0 }` (one time constant for a first-order response)");
+            return None;
+        };
+        let r = response.get_ref();
+        let bname = a.joint.get_ref().clone();
+        let count = r.time_constants.get_ref().len();
+        if !(1..=2).contains(&count) {
+            self.error(
+                r.time_constants.span(),
+                &format!("{field}.response.time_constants"),
+                format!("one (first order) or two (second order) time constants, got {count}"),
+            );
+            return None;
+        }
+        let mut time_constants = Vec::new();
+        for (k, tc) in r.time_constants.get_ref().iter().enumerate() {
+            let f = format!("{field}.response.time_constants[{k}]");
+            let e = self.parameterised(
+                tc,
+                &f,
+                format!("{bname}_time_constant_{}", k + 1),
+                format!("Time constant {} of the valve response of `{bname}` (s).", k + 1),
+                parameters,
+                auto,
+            );
+            if let Some(e) = e {
+                self.rule(&f, Rule::Positive, vec![e.clone()]);
+                match e.evaluate(parameters) {
+                    Ok(v) if v > 0.0 => {}
+                    Ok(v) => self.error(tc.span(), &f, format!("must be > 0 s, got {v}")),
+                    Err(err) => self.error(tc.span(), &f, err),
+                }
+                time_constants.push(e);
+            }
+        }
+        let gain = self.parameterised(
+            &r.gain,
+            &format!("{field}.response.gain"),
+            format!("{bname}_valve_gain"),
+            format!("Steady state of `{bname}`'s coordinate per unit valve state."),
+            parameters,
+            auto,
+        );
+        let gain = gain?;
+        (time_constants.len() == count).then_some(Valve { coordinate, time_constants, gain })
+    }
+
+    /// `[controller]`'s gains and `[gait]`: a serpenoid over the actuated joints or a
+    /// travelling wave over the valves.
+    fn gaits(
+        &mut self,
+        spec: &Spec,
+        actuators: &Actuators,
+        parameters: &BTreeMap<String, f64>,
+    ) -> (Option<GaitDefaults>, Option<ValveGaitDefaults>) {
         // The servo gains are checked whether or not a gait uses them.
         let controller_gains = spec.controller.as_ref().map(|c| {
             let c = c.get_ref();
             (
-                self.non_negative(Some(&c.stiffness), 0.0, "controller.stiffness", &parameters),
-                self.non_negative(Some(&c.damping), 0.0, "controller.damping", &parameters),
+                self.non_negative(Some(&c.stiffness), 0.0, "controller.stiffness", parameters),
+                self.non_negative(Some(&c.damping), 0.0, "controller.damping", parameters),
             )
         });
         let mut gait = None;
         let mut valve_gait = None;
         if let Some(g) = &spec.gait {
             let gs = g.get_ref();
-            let num = |v: &mut Validator, x: &Spanned<Value>, f: &str| v.number(x, f, &parameters).unwrap_or(0.0);
+            let num = |v: &mut Validator, x: &Spanned<Value>, f: &str| v.number(x, f, parameters).unwrap_or(0.0);
             match *gs.kind.get_ref() {
-                spec::GaitKind::Serpenoid if actuated.is_empty() => {
+                spec::GaitKind::Serpenoid if actuators.actuated.is_empty() => {
                     self.error(
                         g.span(),
                         "gait",
@@ -1190,10 +1415,10 @@ impl Validator {
                         offset: gs.offset.as_ref().map_or(0.0, |o| num(self, o, "gait.offset")),
                         stiffness,
                         damping,
-                        torque_limit,
+                        torque_limit: actuators.torque_limit,
                     });
                 }
-                spec::GaitKind::TravellingWaveValves if valves.is_empty() => {
+                spec::GaitKind::TravellingWaveValves if actuators.valves.is_empty() => {
                     self.error(
                         g.span(),
                         "gait",
@@ -1227,42 +1452,7 @@ impl Validator {
                 }
             }
         }
-
-        let controller_coordinates = spec.controller_coordinates.as_ref().and_then(|c| {
-            self.controller_coordinates(c, base_kind, coordinates.len(), actuated.len(), &contact_points)
-        });
-
-        let mut all_parameters = declared;
-        all_parameters.extend(auto);
-        all_parameters.push(Parameter {
-            name: "gravity".into(),
-            default: gravity,
-            doc: "Gravitational acceleration along -z (m/s^2).".into(),
-        });
-        Some(Robot {
-            name,
-            description: spec.description.get_ref().trim().to_string(),
-            spec_path: self.path.clone(),
-            urdf: spec.import.as_ref().map(|i| i.get_ref().urdf.get_ref().clone()),
-            regenerate: IN_TREE_COMMAND.into(),
-            base: base_kind,
-            plane,
-            parameters: all_parameters,
-            coordinates,
-            bodies,
-            contact_points,
-            markers,
-            actuated,
-            environment: env,
-            gait,
-            valves,
-            valve_gait,
-            muscles,
-            rules: std::mem::take(&mut self.rules),
-            water,
-            thrusters,
-            controller_coordinates,
-        })
+        (gait, valve_gait)
     }
 
     /// `[controller_coordinates]`: a planar chain's, on a planar base whose other
