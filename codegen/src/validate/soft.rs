@@ -294,30 +294,7 @@ impl Validator {
     ) -> Option<Body> {
         let b = sb.get_ref();
         let bname = b.name.get_ref().clone();
-        if let Some(j) = &b.joint {
-            self.error(
-                j.span(),
-                &format!("{field}.joint"),
-                "a soft section's coordinates are its own (actuator lengths or curvatures); remove `joint`",
-            );
-        }
-        if b.axis.is_some() {
-            self.error(sb.span(), &format!("{field}.axis"), "a soft section has no joint axis; remove `axis`");
-        }
-        if b.center_of_mass.is_some() {
-            self.error(
-                sb.span(),
-                &format!("{field}.center_of_mass"),
-                "a soft section's mass is spread along it; remove `center_of_mass`",
-            );
-        }
-        if let Some(i) = &b.initial {
-            self.error(
-                i.span(),
-                &format!("{field}.initial"),
-                "give a soft section's initial coordinates as section.initial",
-            );
-        }
+        self.foreign_soft_fields(sb, field);
         let Some(section) = &b.section else {
             self.error(
                 sb.span(),
@@ -349,7 +326,155 @@ impl Validator {
             spec::SectionModel::Extensible => ("m", "N/m", "N s/m"),
             _ => ("1/m", "N m^3", "N m^3 s"),
         };
-        let (elasticity, viscosity) = match (&s.material, &s.stiffness) {
+        let (elasticity, viscosity) =
+            self.section_elasticity(section, model, field, &bname, stiffness_unit, parameters, auto);
+        let damping = self.section_value(
+            &s.damping,
+            field,
+            &bname,
+            "damping",
+            &format!("Damping D of each coordinate ({damping_unit})"),
+            false,
+            parameters,
+            auto,
+        );
+        let kind = self.section_kind(section, model, field, &bname, context, parameters, auto);
+        let mass = self.parameterised(
+            &b.mass,
+            &format!("{field}.mass"),
+            format!("{bname}_mass"),
+            format!("Mass of `{bname}` (kg)."),
+            parameters,
+            auto,
+        );
+        if let Some(m) = &mass {
+            self.rule(&format!("{field}.mass"), Rule::Positive, vec![m.clone()]);
+            match m.evaluate(parameters) {
+                Ok(v) if v > 0.0 => {}
+                Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
+                Err(e) => self.error(b.mass.span(), &format!("{field}.mass"), e),
+            }
+        }
+        let slice_inertia = self.slice_inertia(sb, section, mass.as_ref(), field, &bname, parameters, auto);
+        let quadrature = match &s.quadrature {
+            None => 8,
+            Some(n) if (1..=32).contains(n.get_ref()) => *n.get_ref() as usize,
+            Some(n) => {
+                self.error(
+                    n.span(),
+                    &format!("{field}.section.quadrature"),
+                    format!("must be in 1..=32 nodes, got {}", n.get_ref()),
+                );
+                8
+            }
+        };
+        let count = model.coordinates();
+        let mut initial = vec![0.0; count];
+        if let Some(i) = &s.initial {
+            if i.get_ref().len() != count {
+                self.error(
+                    i.span(),
+                    &format!("{field}.section.initial"),
+                    format!("expected {count} values ({length_unit}), got {}", i.get_ref().len()),
+                );
+            } else if i.get_ref().iter().any(|v| !v.is_finite()) {
+                self.error(i.span(), &format!("{field}.section.initial"), "must be finite");
+            } else {
+                initial = i.get_ref().clone();
+            }
+        }
+        let rotation = b.rotation.as_ref().map_or([0.0; 3], |r| *r.get_ref());
+        if rotation.iter().any(|v| !v.is_finite()) {
+            self.error(b.rotation.as_ref().map_or(0..0, |r| r.span()), &format!("{field}.rotation"), "must be finite");
+        }
+        let zero = || Expr::Num(Number::Rational(0, 1));
+        let origin = match (&b.origin, context.parent) {
+            (None, _) => Some([zero(), zero(), zero()]),
+            (Some(o), None) => {
+                self.error(
+                    o[0].span(),
+                    &format!("{field}.origin"),
+                    "the base body's frame is the base; remove `origin`",
+                );
+                None
+            }
+            (Some(o), Some(_)) => Some(self.vector(Some(o), &format!("{field}.origin"), parameters)),
+        };
+        let first_coordinate = coordinates.len();
+        section_coordinates(model, &bname, &initial, coordinates);
+        let hull = match (&b.hydrodynamics, &rest_length) {
+            (Some(h), Some(rest)) => self.hull(h, field, &bname, Some(rest), context.normal, parameters, auto),
+            _ => None,
+        };
+        Some(Body {
+            hull,
+            name: bname,
+            parent: context.parent,
+            joint: None,
+            origin: origin?,
+            rotation,
+            mass: mass?,
+            center_of_mass: [zero(), zero(), zero()],
+            inertia: Inertia::Full([zero(), zero(), zero(), zero(), zero(), zero()]),
+            section: Some(SoftSection {
+                kind: kind?,
+                rest_length: rest_length?,
+                slice_inertia: slice_inertia?,
+                elasticity: elasticity?,
+                damping: damping?,
+                viscosity,
+                quadrature,
+                first_coordinate,
+                coordinates: count,
+            }),
+        })
+    }
+
+    /// Reports the rigid-body fields a soft section has: a joint, its axis, a centre of mass
+    /// and a joint's initial value.
+    fn foreign_soft_fields(&mut self, sb: &Spanned<spec::Body>, field: &str) {
+        let b = sb.get_ref();
+        if let Some(j) = &b.joint {
+            self.error(
+                j.span(),
+                &format!("{field}.joint"),
+                "a soft section's coordinates are its own (actuator lengths or curvatures); remove `joint`",
+            );
+        }
+        if b.axis.is_some() {
+            self.error(sb.span(), &format!("{field}.axis"), "a soft section has no joint axis; remove `axis`");
+        }
+        if b.center_of_mass.is_some() {
+            self.error(
+                sb.span(),
+                &format!("{field}.center_of_mass"),
+                "a soft section's mass is spread along it; remove `center_of_mass`",
+            );
+        }
+        if let Some(i) = &b.initial {
+            self.error(
+                i.span(),
+                &format!("{field}.initial"),
+                "give a soft section's initial coordinates as section.initial",
+            );
+        }
+    }
+
+    /// A section's elasticity, from its `material` (extensible sections) or its `stiffness`,
+    /// and the material's viscosity.
+    #[allow(clippy::too_many_arguments)]
+    fn section_elasticity(
+        &mut self,
+        section: &Spanned<spec::SectionSpec>,
+        model: spec::SectionModel,
+        field: &str,
+        bname: &str,
+        stiffness_unit: &str,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> (Option<Elasticity>, Option<Viscosity>) {
+        let s = section.get_ref();
+        match (&s.material, &s.stiffness) {
             (Some(m), given) => {
                 if let Some(k) = given {
                     self.error(
@@ -387,18 +512,24 @@ impl Validator {
                 self.error(section.span(), &format!("{field}.section.stiffness"), format!("missing: the elastic stiffness K of each coordinate ({stiffness_unit}), or an extensible section's `material`"));
                 (None, None)
             }
-        };
-        let damping = self.section_value(
-            &s.damping,
-            field,
-            &bname,
-            "damping",
-            &format!("Damping D of each coordinate ({damping_unit})"),
-            false,
-            parameters,
-            auto,
-        );
-        let kind = match model {
+        }
+    }
+
+    /// A section's kind: an extensible section's actuators (radius and angles), or the
+    /// curvatures of an inextensible or planar one.
+    #[allow(clippy::too_many_arguments)]
+    fn section_kind(
+        &mut self,
+        section: &Spanned<spec::SectionSpec>,
+        model: spec::SectionModel,
+        field: &str,
+        bname: &str,
+        context: &SoftContext,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<SectionKind> {
+        let s = section.get_ref();
+        match model {
             spec::SectionModel::Extensible => {
                 let actuator_radius = match &s.actuator_radius {
                     Some(r) => self.section_value(
@@ -469,26 +600,26 @@ impl Validator {
                     _ => SectionKind::Planar { towards_z: context.normal.is_some_and(|n| n[2] == 0.0) },
                 })
             }
-        };
-        let mass = self.parameterised(
-            &b.mass,
-            &format!("{field}.mass"),
-            format!("{bname}_mass"),
-            format!("Mass of `{bname}` (kg)."),
-            parameters,
-            auto,
-        );
-        if let Some(m) = &mass {
-            self.rule(&format!("{field}.mass"), Rule::Positive, vec![m.clone()]);
-            match m.evaluate(parameters) {
-                Ok(v) if v > 0.0 => {}
-                Ok(v) => self.error(b.mass.span(), &format!("{field}.mass"), format!("must be > 0 kg, got {v}")),
-                Err(e) => self.error(b.mass.span(), &format!("{field}.mass"), e),
-            }
         }
+    }
+
+    /// The slices' rotational inertia per unit mass: a thin disc of `section.disc_radius`, or
+    /// the body's inertia stated for the whole section divided by its mass.
+    #[allow(clippy::too_many_arguments)]
+    fn slice_inertia(
+        &mut self,
+        sb: &Spanned<spec::Body>,
+        section: &Spanned<spec::SectionSpec>,
+        mass: Option<&Expr>,
+        field: &str,
+        bname: &str,
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<[Expr; 3]> {
+        let (b, s) = (sb.get_ref(), section.get_ref());
         // The slices' rotational inertia per unit mass: a thin disc, or stated for the whole
         // section.
-        let slice_inertia: Option<[Expr; 3]> = match (&s.disc_radius, &b.inertia) {
+        match (&s.disc_radius, &b.inertia) {
             (Some(r), None) => self
                 .section_value(r, field, &bname, "disc_radius", "Slice disc radius (m)", false, parameters, auto)
                 .map(|r| {
@@ -510,7 +641,7 @@ impl Validator {
                         })
                         .collect();
                     let parsed: Option<Vec<Expr>> = parsed.into_iter().collect();
-                    match (parsed, &mass) {
+                    match (parsed, mass) {
                         (Some(v), Some(m)) => {
                             self.rule(&format!("{field}.inertia"), Rule::PrincipalMoments, v.clone());
                             let numbers: Vec<f64> =
@@ -553,97 +684,31 @@ impl Validator {
                 self.error(section.span(), &format!("{field}.section.disc_radius"), "missing: give section.disc_radius (thin-disc slices) or the body's inertia = [ixx, iyy, izz] (the slices' moments summed over the section)");
                 None
             }
-        };
-        let quadrature = match &s.quadrature {
-            None => 8,
-            Some(n) if (1..=32).contains(n.get_ref()) => *n.get_ref() as usize,
-            Some(n) => {
-                self.error(
-                    n.span(),
-                    &format!("{field}.section.quadrature"),
-                    format!("must be in 1..=32 nodes, got {}", n.get_ref()),
-                );
-                8
-            }
-        };
-        let count = model.coordinates();
-        let mut initial = vec![0.0; count];
-        if let Some(i) = &s.initial {
-            if i.get_ref().len() != count {
-                self.error(
-                    i.span(),
-                    &format!("{field}.section.initial"),
-                    format!("expected {count} values ({length_unit}), got {}", i.get_ref().len()),
-                );
-            } else if i.get_ref().iter().any(|v| !v.is_finite()) {
-                self.error(i.span(), &format!("{field}.section.initial"), "must be finite");
-            } else {
-                initial = i.get_ref().clone();
-            }
         }
-        let rotation = b.rotation.as_ref().map_or([0.0; 3], |r| *r.get_ref());
-        if rotation.iter().any(|v| !v.is_finite()) {
-            self.error(b.rotation.as_ref().map_or(0..0, |r| r.span()), &format!("{field}.rotation"), "must be finite");
-        }
-        let zero = || Expr::Num(Number::Rational(0, 1));
-        let origin = match (&b.origin, context.parent) {
-            (None, _) => Some([zero(), zero(), zero()]),
-            (Some(o), None) => {
-                self.error(
-                    o[0].span(),
-                    &format!("{field}.origin"),
-                    "the base body's frame is the base; remove `origin`",
-                );
-                None
-            }
-            (Some(o), Some(_)) => Some(self.vector(Some(o), &format!("{field}.origin"), parameters)),
+    }
+}
+
+/// A section's coordinates, added to `coordinates`: three actuator lengths, two curvatures or
+/// one, with their initial values.
+fn section_coordinates(model: spec::SectionModel, bname: &str, initial: &[f64], coordinates: &mut Vec<Coordinate>) {
+    for (j, value) in initial.iter().enumerate() {
+        let (name, kind, meaning) = match model {
+            spec::SectionModel::Extensible => (
+                format!("{bname}_l{}", j + 1),
+                CoordinateKind::ActuatorLength,
+                format!("length change of actuator {} of soft section `{bname}` (m)", j + 1),
+            ),
+            spec::SectionModel::Inextensible => (
+                format!("{bname}_curvature_{}", ["y", "z"][j]),
+                CoordinateKind::Curvature,
+                format!("curvature of soft section `{bname}` bending towards its +{} axis (1/m)", ["y", "z"][j]),
+            ),
+            spec::SectionModel::Planar => (
+                format!("{bname}_curvature"),
+                CoordinateKind::Curvature,
+                format!("curvature of soft section `{bname}` in the plane of motion (1/m)"),
+            ),
         };
-        let first_coordinate = coordinates.len();
-        for (j, value) in initial.iter().enumerate() {
-            let (name, kind, meaning) = match model {
-                spec::SectionModel::Extensible => (
-                    format!("{bname}_l{}", j + 1),
-                    CoordinateKind::ActuatorLength,
-                    format!("length change of actuator {} of soft section `{bname}` (m)", j + 1),
-                ),
-                spec::SectionModel::Inextensible => (
-                    format!("{bname}_curvature_{}", ["y", "z"][j]),
-                    CoordinateKind::Curvature,
-                    format!("curvature of soft section `{bname}` bending towards its +{} axis (1/m)", ["y", "z"][j]),
-                ),
-                spec::SectionModel::Planar => (
-                    format!("{bname}_curvature"),
-                    CoordinateKind::Curvature,
-                    format!("curvature of soft section `{bname}` in the plane of motion (1/m)"),
-                ),
-            };
-            coordinates.push(Coordinate { name, kind, meaning, actuated: true, initial: *value });
-        }
-        let hull = match (&b.hydrodynamics, &rest_length) {
-            (Some(h), Some(rest)) => self.hull(h, field, &bname, Some(rest), context.normal, parameters, auto),
-            _ => None,
-        };
-        Some(Body {
-            hull,
-            name: bname,
-            parent: context.parent,
-            joint: None,
-            origin: origin?,
-            rotation,
-            mass: mass?,
-            center_of_mass: [zero(), zero(), zero()],
-            inertia: Inertia::Full([zero(), zero(), zero(), zero(), zero(), zero()]),
-            section: Some(SoftSection {
-                kind: kind?,
-                rest_length: rest_length?,
-                slice_inertia: slice_inertia?,
-                elasticity: elasticity?,
-                damping: damping?,
-                viscosity,
-                quadrature,
-                first_coordinate,
-                coordinates: count,
-            }),
-        })
+        coordinates.push(Coordinate { name, kind, meaning, actuated: true, initial: *value });
     }
 }
