@@ -1,12 +1,19 @@
 //! Spec validation: from parsed TOML to a `Robot`, with every error naming the file, line,
 //! column and field, and what was expected. Never panics on user input.
 //!
-//! One `Validator` whose methods are spread over files by concern, as one impl: `values.rs`
-//! (numbers, expressions and parameters, and the rules `Params::check` applies),
-//! `soft.rs` (soft sections, their materials and muscles), `water.rs` (hulls, thrusters and
-//! the water's coefficients), `markers.rs` (tracked points) and `robot.rs` (the whole spec in order: parameters,
-//! environment, base, bodies, coordinates, contact points, actuators).
+//! One `Validator` whose methods are spread over files by step, as one impl: `robot.rs`
+//! (the whole spec in order: name, parameters, gravity, base, the body tree and the base's
+//! coordinates, then every other step), `bodies.rs` (rigid bodies and their joints),
+//! `soft.rs` (soft sections, their materials and muscles), `contacts.rs` (contact points and
+//! skin grids), `markers.rs` (tracked points), `environment.rs` (contact, friction and
+//! terrain), `water.rs` (hulls, thrusters and the water's coefficients), `actuators.rs`
+//! (actuators, gaits and the controller's coordinates) and `values.rs` (numbers,
+//! expressions and parameters, and the rules `Params::check` applies).
 
+mod actuators;
+mod bodies;
+mod contacts;
+mod environment;
 mod markers;
 mod robot;
 mod soft;
@@ -32,6 +39,38 @@ use toml::Spanned;
 struct SoftContext {
     normal: Option<[f64; 3]>,
     parent: Option<usize>,
+}
+
+/// The bodies as a tree: what `body_tree` finds and the later steps read.
+pub(super) struct BodyTree {
+    /// A body's index in the spec by its name.
+    pub(super) index_of: BTreeMap<String, usize>,
+    /// The base body's index in the spec.
+    pub(super) root: usize,
+    /// Each body's parent, by index in the spec.
+    pub(super) parent_of: Vec<Option<usize>>,
+    /// The spec's indices, parent first (breadth-first from the root, children in file order).
+    pub(super) order: Vec<usize>,
+    /// A body's index in the robot (its place in `order`) by its index in the spec.
+    pub(super) new_index: BTreeMap<usize, usize>,
+}
+
+impl BodyTree {
+    /// The robot's index of spec body `o`'s parent.
+    pub(super) fn parent(&self, o: usize) -> Option<usize> {
+        self.parent_of[o].and_then(|p| self.new_index.get(&p).copied())
+    }
+}
+
+/// The actuators, sorted by kind: what `actuators` finds and the gaits read.
+pub(super) struct Actuators {
+    /// Coordinates driven by a joint torque.
+    pub(super) actuated: Vec<usize>,
+    pub(super) valves: Vec<Valve>,
+    pub(super) muscles: Vec<MuscleBank>,
+    pub(super) thrusters: Vec<Thruster>,
+    /// The smallest of the joint torques' limits (infinite without one).
+    pub(super) torque_limit: f64,
 }
 
 /// Names a spec may not use for parameters: coordinates and built-ins.

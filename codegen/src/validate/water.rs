@@ -206,4 +206,141 @@ impl Validator {
             }
         }
     }
+
+    /// The water: its density and the hulls' coefficients, each a parameter; a hull needs
+    /// water and water a hull.
+    pub(super) fn water(
+        &mut self,
+        spec: &Spec,
+        bodies: &[Body],
+        parameters: &mut BTreeMap<String, f64>,
+        auto: &mut Vec<Parameter>,
+    ) -> Option<Water> {
+        let environment = spec.environment.as_ref();
+        let in_water =
+            environment.and_then(|e| e.get_ref().medium.as_ref()).is_some_and(|m| *m.get_ref() == spec::Medium::Water);
+        let water_spec = environment.and_then(|e| e.get_ref().water.as_ref());
+        let water = match (in_water, water_spec) {
+            (true, w) => {
+                let w = w.map(|w| w.get_ref());
+                let mut value = |v: &mut Validator,
+                                 pick: fn(&spec::WaterSpec) -> Option<&Spanned<Value>>,
+                                 key: &str,
+                                 name: &str,
+                                 default: f64,
+                                 doc: &str,
+                                 strictly: bool| {
+                    v.water_value(w.and_then(pick), key, name, default, doc, strictly, parameters, auto)
+                };
+                let density = value(
+                    self,
+                    |w| w.density.as_ref(),
+                    "density",
+                    "water_density",
+                    1000.0,
+                    "Density of the water rho (kg/m^3).",
+                    true,
+                );
+                let added = value(
+                    self,
+                    |w| w.added_mass_coefficient.as_ref(),
+                    "added_mass_coefficient",
+                    "added_mass_coefficient",
+                    1.0,
+                    "Added mass across a hull per displaced mass C_a.",
+                    false,
+                );
+                let surge = value(
+                    self,
+                    |w| w.surge_added_mass.as_ref(),
+                    "surge_added_mass",
+                    "surge_added_mass",
+                    0.2,
+                    "Added mass along a hull relative to across, alpha.",
+                    false,
+                );
+                let drag = value(
+                    self,
+                    |w| w.drag_coefficient.as_ref(),
+                    "drag_coefficient",
+                    "drag_coefficient",
+                    1.0,
+                    "Cross-flow drag coefficient C_D.",
+                    false,
+                );
+                let surge_drag = value(
+                    self,
+                    |w| w.surge_linear_drag.as_ref(),
+                    "surge_linear_drag",
+                    "surge_linear_drag",
+                    0.2,
+                    "Linear drag along a hull relative to across, beta.",
+                    false,
+                );
+                let roll_drag = value(
+                    self,
+                    |w| w.roll_linear_drag.as_ref(),
+                    "roll_linear_drag",
+                    "roll_linear_drag",
+                    0.5,
+                    "Linear roll drag per rho pi R^3 L C_D V, Omega.",
+                    false,
+                );
+                let speed = value(
+                    self,
+                    |w| w.reference_speed.as_ref(),
+                    "reference_speed",
+                    "reference_speed",
+                    1.0,
+                    "Reference speed V of the linear drag (m/s).",
+                    false,
+                );
+                if !bodies.iter().any(|b| b.hull.is_some()) {
+                    let span = environment.and_then(|e| e.get_ref().medium.as_ref()).map_or(0..0, |m| m.span());
+                    self.error(
+                        span,
+                        "environment.medium",
+                        "a robot in water needs at least one body with `hydrodynamics = { radius = ... }` (its hull)",
+                    );
+                }
+                match (density, added, surge, drag, surge_drag, roll_drag, speed) {
+                    (
+                        Some(density),
+                        Some(added_mass_coefficient),
+                        Some(surge_added_mass),
+                        Some(drag_coefficient),
+                        Some(surge_linear_drag),
+                        Some(roll_linear_drag),
+                        Some(reference_speed),
+                    ) => Some(Water {
+                        density,
+                        added_mass_coefficient,
+                        surge_added_mass,
+                        drag_coefficient,
+                        surge_linear_drag,
+                        roll_linear_drag,
+                        reference_speed,
+                    }),
+                    _ => None,
+                }
+            }
+            (false, Some(w)) => {
+                self.error(w.span(), "environment.water", "water properties need `medium = \"water\"`");
+                None
+            }
+            (false, None) => None,
+        };
+        if !in_water {
+            for (i, b) in spec.bodies.iter().enumerate() {
+                if let Some(h) = &b.get_ref().hydrodynamics {
+                    self.error(
+                        h.span(),
+                        &format!("{} ({}).hydrodynamics", self.labels.body(i), b.get_ref().name.get_ref()),
+                        "a hull acts only in water: set `medium = \"water\"` in [environment]",
+                    );
+                }
+            }
+        }
+        water
+    }
 }
