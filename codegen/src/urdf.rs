@@ -230,121 +230,242 @@ pub fn import(
         return Err(reader.errors);
     }
 
-    // Links.
-    let mut links: Vec<Link> = Vec::new();
-    let mut index_of: BTreeMap<String, usize> = BTreeMap::new();
-    for node in robot.children().filter(|c| c.is_element() && c.tag_name().name() == "link") {
-        let Some(name) = node.attribute("name") else {
-            reader.error(node, "<link> name".into(), "missing");
-            continue;
-        };
-        let full = format!("{prefix}{name}");
-        if !is_identifier(&full) {
-            reader.error(
+    import_tree(&mut reader, robot, prefix, root, exclude, seeds, span).map_err(|stop| match stop {
+        Stop::Import(message) => refuse(message),
+        Stop::Reported => std::mem::take(&mut reader.errors),
+    })
+}
+
+/// Why an import stopped: a problem of the spec's `[import]` table (named at the spec's
+/// file), or the URDF's problems, already reported to the reader at their elements.
+enum Stop {
+    Import(String),
+    Reported,
+}
+
+/// The URDF's links and joints as read.
+struct Tree<'a> {
+    links: Vec<Link<'a>>,
+    /// A link's index by its (unprefixed) name.
+    index_of: BTreeMap<String, usize>,
+    joints: Vec<Joint>,
+    /// The joint each link is the child of.
+    parent_joint: Vec<Option<usize>>,
+}
+
+/// The spec bodies an import makes, and where each link went.
+struct Bodies {
+    bodies: Vec<spec::Body>,
+    /// The link each body is made from.
+    body_links: Vec<usize>,
+    /// Each body's links: its own, then those merged into it.
+    members: Vec<Vec<usize>>,
+    /// The body each link is in.
+    body_of: Vec<Option<usize>>,
+    /// Each link's position and rotation in its body's frame.
+    place: Vec<([f64; 3], Matrix3)>,
+    frames: BTreeMap<String, Frame>,
+}
+
+/// The import's steps on a parsed `<robot>`: links and joints, the tree under the root,
+/// the bodies and their inertials, the contact points seeded from collisions.
+#[allow(clippy::too_many_arguments)]
+fn import_tree<'a>(
+    reader: &mut Reader<'a>,
+    robot: roxmltree::Node<'a, 'a>,
+    prefix: &str,
+    root: Option<&str>,
+    exclude: &[&str],
+    seeds: Option<&CollisionSeeds>,
+    span: std::ops::Range<usize>,
+) -> Result<Imported, Stop> {
+    let (links, index_of) = reader.links(robot, prefix);
+    let (joints, parent_joint) = reader.joints(robot, &links, &index_of);
+    if !reader.errors.is_empty() {
+        return Err(Stop::Reported);
+    }
+    if links.is_empty() {
+        reader.error(robot, "<robot>".into(), "has no <link>");
+        return Err(Stop::Reported);
+    }
+    let tree = Tree { links, index_of, joints, parent_joint };
+    let (root, order) = reader.tree_order(robot, &tree, root, exclude)?;
+    let mut bodies = bodies(&tree, &order, root, prefix, &span);
+    reader.body_inertials(&tree, &mut bodies, root, &span);
+    if !reader.errors.is_empty() {
+        return Err(Stop::Reported);
+    }
+    let contact_points = match seeds {
+        Some(seeds) => reader.collision_points(&tree, &bodies, &order, seeds, prefix, &span)?,
+        None => Vec::new(),
+    };
+    if !reader.errors.is_empty() {
+        return Err(Stop::Reported);
+    }
+    let Bodies { bodies, body_links, frames, .. } = bodies;
+    let labels = body_links.iter().map(|_| "import.urdf".to_string()).collect();
+    Ok(Imported { bodies, labels, root: format!("{prefix}{}", tree.links[root].name), frames, contact_points })
+}
+
+impl<'a> Reader<'a> {
+    /// The `<link>`s, each named and with its inertial, and their indices by name.
+    fn links(&mut self, robot: roxmltree::Node<'a, 'a>, prefix: &str) -> (Vec<Link<'a>>, BTreeMap<String, usize>) {
+        let mut links: Vec<Link> = Vec::new();
+        let mut index_of: BTreeMap<String, usize> = BTreeMap::new();
+        for node in robot.children().filter(|c| c.is_element() && c.tag_name().name() == "link") {
+            let Some(name) = node.attribute("name") else {
+                self.error(node, "<link> name".into(), "missing");
+                continue;
+            };
+            let full = format!("{prefix}{name}");
+            if !is_identifier(&full) {
+                self.error(
                 node,
                 format!("link `{name}` name"),
                 format!("`{full}` is not usable in generated code: letters, digits and `_`, starting with a letter (a `prefix` can supply the letter)"),
             );
+            }
+            if index_of.insert(name.to_string(), links.len()).is_some() {
+                self.error(node, format!("link `{name}` name"), "duplicate link name");
+            }
+            let inertial = self.inertial(node, name);
+            links.push(Link { name: name.to_string(), node, inertial });
         }
-        if index_of.insert(name.to_string(), links.len()).is_some() {
-            reader.error(node, format!("link `{name}` name"), "duplicate link name");
-        }
-        let inertial = reader.inertial(node, name);
-        links.push(Link { name: name.to_string(), node, inertial });
+        (links, index_of)
     }
 
-    // Joints.
-    let mut joints: Vec<Joint> = Vec::new();
-    let mut parent_joint: Vec<Option<usize>> = vec![None; links.len()];
-    for node in robot.children().filter(|c| c.is_element() && c.tag_name().name() == "joint") {
-        let Some(name) = node.attribute("name").map(str::to_string) else {
-            reader.error(node, "<joint> name".into(), "missing");
-            continue;
-        };
-        let what = format!("joint `{name}`");
-        let kind = match node.attribute("type") {
-            Some("revolute" | "continuous") => Kind::Revolute,
-            Some("prismatic") => Kind::Prismatic,
-            Some("fixed") => Kind::Fixed,
+    /// The `<joint>`s between the links, each link the child of one joint at most, and the
+    /// joint each link is the child of.
+    fn joints(
+        &mut self,
+        robot: roxmltree::Node<'a, 'a>,
+        links: &[Link],
+        index_of: &BTreeMap<String, usize>,
+    ) -> (Vec<Joint>, Vec<Option<usize>>) {
+        let mut joints: Vec<Joint> = Vec::new();
+        let mut parent_joint: Vec<Option<usize>> = vec![None; links.len()];
+        for node in robot.children().filter(|c| c.is_element() && c.tag_name().name() == "joint") {
+            let Some(name) = node.attribute("name").map(str::to_string) else {
+                self.error(node, "<joint> name".into(), "missing");
+                continue;
+            };
+            let what = format!("joint `{name}`");
+            let Some(kind) = self.joint_kind(node, &what) else { continue };
+            let (parent, child_link) =
+                (self.joint_end(node, &what, "parent", index_of), self.joint_end(node, &what, "child", index_of));
+            let (origin, rpy) = self.origin(node, &what);
+            let axis = match child(node, "axis") {
+                Some(a) if kind != Kind::Fixed => {
+                    let v = self.numbers(a, &what, "xyz", Some([1.0, 0.0, 0.0])).unwrap_or([1.0, 0.0, 0.0]);
+                    let length = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                    if length == 0.0 {
+                        self.error(a, format!("{what} <axis> xyz"), "must not be the zero vector");
+                        [1.0, 0.0, 0.0]
+                    } else {
+                        v
+                    }
+                }
+                _ => [1.0, 0.0, 0.0],
+            };
+            let limits = self.joint_limits(node, &what, kind);
+            let (Some(parent), Some(child_link)) = (parent, child_link) else { continue };
+            if parent == child_link {
+                self.error(node, format!("{what} <child> link"), "a joint cannot join a link to itself");
+                continue;
+            }
+            if let Some(other) = parent_joint[child_link] {
+                self.error(
+                node,
+                format!("{what} <child> link"),
+                format!(
+                    "link `{}` is already the child of joint `{}`: a link has one parent (a URDF describes a tree, not a loop)",
+                    links[child_link].name, joints[other].name
+                ),
+            );
+                continue;
+            }
+            parent_joint[child_link] = Some(joints.len());
+            joints.push(Joint { name, kind, parent, child: child_link, origin, rpy, axis, limits });
+        }
+        (joints, parent_joint)
+    }
+
+    /// A joint's `type`: revolute (or continuous), prismatic or fixed; none inside the tree
+    /// for floating and planar.
+    fn joint_kind(&mut self, node: roxmltree::Node, what: &str) -> Option<Kind> {
+        match node.attribute("type") {
+            Some("revolute" | "continuous") => Some(Kind::Revolute),
+            Some("prismatic") => Some(Kind::Prismatic),
+            Some("fixed") => Some(Kind::Fixed),
             Some(other @ ("floating" | "planar")) => {
-                reader.error(
+                self.error(
                     node,
                     format!("{what} type"),
                     format!("a {other} joint inside the tree is not supported: a robot's only floating joint is its base (`[import] base = \"spatial\"` or `\"planar\"`)"),
                 );
-                continue;
+                return None;
             }
             Some(other) => {
-                reader.error(
+                self.error(
                     node,
                     format!("{what} type"),
                     format!("unknown joint type `{other}`: expected revolute, continuous, prismatic or fixed"),
                 );
-                continue;
+                return None;
             }
             None => {
-                reader.error(node, format!("{what} type"), "missing");
-                continue;
-            }
-        };
-        let end = |tag: &str, reader: &mut Reader| -> Option<usize> {
-            let Some(element) = child(node, tag) else {
-                reader.error(node, format!("{what} <{tag}>"), "missing");
+                self.error(node, format!("{what} type"), "missing");
                 return None;
-            };
-            let Some(link) = element.attribute("link") else {
-                reader.error(element, format!("{what} <{tag}> link"), "missing");
-                return None;
-            };
-            match index_of.get(link) {
-                Some(i) => Some(*i),
-                None => {
-                    reader.error(
-                        element,
-                        format!("{what} <{tag}> link"),
-                        format!("no link named `{link}` in this URDF"),
-                    );
-                    None
-                }
             }
+        }
+    }
+
+    /// The link a joint's `<parent>` or `<child>` (`tag`) names.
+    fn joint_end(
+        &mut self,
+        node: roxmltree::Node,
+        what: &str,
+        tag: &str,
+        index_of: &BTreeMap<String, usize>,
+    ) -> Option<usize> {
+        let Some(element) = child(node, tag) else {
+            self.error(node, format!("{what} <{tag}>"), "missing");
+            return None;
         };
-        let (parent, child_link) = (end("parent", &mut reader), end("child", &mut reader));
-        let (origin, rpy) = reader.origin(node, &what);
-        let axis = match child(node, "axis") {
-            Some(a) if kind != Kind::Fixed => {
-                let v = reader.numbers(a, &what, "xyz", Some([1.0, 0.0, 0.0])).unwrap_or([1.0, 0.0, 0.0]);
-                let length = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-                if length == 0.0 {
-                    reader.error(a, format!("{what} <axis> xyz"), "must not be the zero vector");
-                    [1.0, 0.0, 0.0]
-                } else {
-                    v
-                }
+        let Some(link) = element.attribute("link") else {
+            self.error(element, format!("{what} <{tag}> link"), "missing");
+            return None;
+        };
+        match index_of.get(link) {
+            Some(i) => Some(*i),
+            None => {
+                self.error(element, format!("{what} <{tag}> link"), format!("no link named `{link}` in this URDF"));
+                None
             }
-            _ => [1.0, 0.0, 0.0],
-        };
-        let limits = if node.attribute("type") == Some("continuous") || kind == Kind::Fixed {
+        }
+    }
+
+    /// A revolute or prismatic joint's `<limit>` (lower, upper); none for continuous and
+    /// fixed joints.
+    fn joint_limits(&mut self, node: roxmltree::Node, what: &str, kind: Kind) -> Option<(f64, f64)> {
+        if node.attribute("type") == Some("continuous") || kind == Kind::Fixed {
             None
         } else {
             match child(node, "limit") {
                 Some(l) => {
-                    let lower = reader.numbers::<1>(l, &what, "lower", Some([0.0])).map(|[v]| v);
-                    let upper = reader.numbers::<1>(l, &what, "upper", Some([0.0])).map(|[v]| v);
+                    let lower = self.numbers::<1>(l, &what, "lower", Some([0.0])).map(|[v]| v);
+                    let upper = self.numbers::<1>(l, &what, "upper", Some([0.0])).map(|[v]| v);
                     for attribute in ["effort", "velocity"] {
-                        if let Some([v]) = reader.numbers::<1>(l, &what, attribute, None) {
+                        if let Some([v]) = self.numbers::<1>(l, &what, attribute, None) {
                             if v < 0.0 {
-                                reader.error(
-                                    l,
-                                    format!("{what} <limit> {attribute}"),
-                                    format!("must be >= 0, got {v}"),
-                                );
+                                self.error(l, format!("{what} <limit> {attribute}"), format!("must be >= 0, got {v}"));
                             }
                         }
                     }
                     match (lower, upper) {
                         (Some(lower), Some(upper)) if lower <= upper => Some((lower, upper)),
                         (Some(lower), Some(upper)) => {
-                            reader.error(
+                            self.error(
                                 l,
                                 format!("{what} <limit> lower"),
                                 format!("lower ({lower}) must not exceed upper ({upper})"),
@@ -355,7 +476,7 @@ pub fn import(
                     }
                 }
                 None => {
-                    reader.error(
+                    self.error(
                         node,
                         format!("{what} <limit>"),
                         "missing: a revolute or prismatic joint needs its <limit> (URDF requires it)",
@@ -363,112 +484,305 @@ pub fn import(
                     None
                 }
             }
-        };
-        let (Some(parent), Some(child_link)) = (parent, child_link) else { continue };
-        if parent == child_link {
-            reader.error(node, format!("{what} <child> link"), "a joint cannot join a link to itself");
-            continue;
         }
-        if let Some(other) = parent_joint[child_link] {
-            reader.error(
-                node,
-                format!("{what} <child> link"),
+    }
+
+    /// The root link (named, or the URDF's one root) and the links under it, parents first,
+    /// without those in `exclude` and their subtrees.
+    fn tree_order(
+        &mut self,
+        robot: roxmltree::Node,
+        tree: &Tree,
+        root: Option<&str>,
+        exclude: &[&str],
+    ) -> Result<(usize, Vec<usize>), Stop> {
+        let Tree { links, index_of, joints, parent_joint } = tree;
+        let roots: Vec<usize> = (0..links.len()).filter(|&i| parent_joint[i].is_none()).collect();
+        let root = match root {
+            Some(name) => match index_of.get(name) {
+                Some(i) => *i,
+                None => return Err(Stop::Import(format!("[import] root: no link named `{name}` in this URDF"))),
+            },
+            None => match roots.as_slice() {
+                [one] => *one,
+                [] => {
+                    self.error(robot, "<robot>".into(), "every link is some joint's child: the joints form a loop");
+                    return Err(Stop::Reported);
+                }
+                many => {
+                    let names: Vec<&str> = many.iter().map(|&i| links[i].name.as_str()).collect();
+                    self.error(
+                        robot,
+                        "<robot>".into(),
+                        format!(
+                            "more than one root link ({}): name the one to import with `[import] root`",
+                            names.join(", ")
+                        ),
+                    );
+                    return Err(Stop::Reported);
+                }
+            },
+        };
+        let mut left_out = vec![false; links.len()];
+        for name in exclude {
+            match index_of.get(*name) {
+                Some(&i) if i == root => {
+                    return Err(Stop::Import(format!("[import] exclude: `{name}` is the root link")))
+                }
+                Some(&i) => left_out[i] = true,
+                None => return Err(Stop::Import(format!("[import] exclude: no link named `{name}` in this URDF"))),
+            }
+        }
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); links.len()];
+        for (j, joint) in joints.iter().enumerate() {
+            children[joint.parent].push(j);
+        }
+        // Depth first, parents before children, joints in document order.
+        let mut order = vec![root];
+        let mut visited = vec![false; links.len()];
+        visited[root] = true;
+        let mut k = 0;
+        while k < order.len() {
+            let link = order[k];
+            k += 1;
+            for &j in children[link].iter().rev() {
+                let c = joints[j].child;
+                if left_out[c] {
+                    continue;
+                }
+                if visited[c] {
+                    self.error(
+                        links[c].node,
+                        format!("link `{}`", links[c].name),
+                        "reached twice: the joints form a loop",
+                    );
+                    return Err(Stop::Reported);
+                }
+                visited[c] = true;
+                order.insert(k, c);
+            }
+        }
+        // Under a chosen root only its subtree is imported; from the one root, every link must
+        // be reached.
+        let from_the_root = roots.len() == 1 && roots[0] == root && exclude.is_empty();
+        if let Some(stray) = (0..links.len()).find(|&i| from_the_root && !visited[i]) {
+            self.error(
+                links[stray].node,
+                format!("link `{}`", links[stray].name),
+                "not reachable from the root: the joints form a loop",
+            );
+            return Err(Stop::Reported);
+        }
+        Ok((root, order))
+    }
+
+    /// Each body's mass, centre and inertia: its links' inertials, in its frame; a body
+    /// without mass or with an unphysical inertia is reported.
+    fn body_inertials(&mut self, tree: &Tree, bodies: &mut Bodies, root: usize, span: &std::ops::Range<usize>) {
+        let Tree { links, .. } = tree;
+        let Bodies { bodies, body_links, members, place, .. } = bodies;
+        let number = |x: f64| Spanned::new(span.clone(), Value::Number(x));
+        for (b, body) in bodies.iter_mut().enumerate() {
+            let parts: Vec<Inertial> = members[b]
+                .iter()
+                .filter_map(|&link| {
+                    links[link].inertial.map(|i| {
+                        let (p, r) = place[link];
+                        let tensor =
+                            if r == identity() { i.tensor } else { mat_mul(&mat_mul(&r, &i.tensor), &transpose(&r)) };
+                        Inertial { mass: i.mass, center: add(p, mat_vec(&r, i.center)), tensor }
+                    })
+                })
+                .collect();
+            let link = body_links[b];
+            let combined = match parts.as_slice() {
+                [one] => Some(*one),
+                _ => combine(&parts),
+            };
+            let Some(inertial) = combined.filter(|i| i.mass > 0.0) else {
+                let merged: Vec<&str> = members[b].iter().skip(1).map(|&l| links[l].name.as_str()).collect();
+                self.error(
+                links[link].node,
+                format!("link `{}` <inertial> <mass>", links[link].name),
                 format!(
-                    "link `{}` is already the child of joint `{}`: a link has one parent (a URDF describes a tree, not a loop)",
-                    links[child_link].name, joints[other].name
+                    "the link{} carries no mass: every body needs mass > 0 (a massless moving link leaves the mass matrix singular){}",
+                    if merged.is_empty() { String::new() } else { format!(" (with {}, fixed to it)", merged.join(", ")) },
+                    if link == root { "; choose a `root` that has mass" } else { "" }
                 ),
             );
-            continue;
-        }
-        parent_joint[child_link] = Some(joints.len());
-        joints.push(Joint { name, kind, parent, child: child_link, origin, rpy, axis, limits });
-    }
-    if !reader.errors.is_empty() {
-        return Err(reader.errors);
-    }
-    if links.is_empty() {
-        reader.error(robot, "<robot>".into(), "has no <link>");
-        return Err(reader.errors);
-    }
-
-    // The root and the tree under it.
-    let roots: Vec<usize> = (0..links.len()).filter(|&i| parent_joint[i].is_none()).collect();
-    let root = match root {
-        Some(name) => match index_of.get(name) {
-            Some(i) => *i,
-            None => return Err(refuse(format!("[import] root: no link named `{name}` in this URDF"))),
-        },
-        None => match roots.as_slice() {
-            [one] => *one,
-            [] => {
-                reader.error(robot, "<robot>".into(), "every link is some joint's child: the joints form a loop");
-                return Err(reader.errors);
-            }
-            many => {
-                let names: Vec<&str> = many.iter().map(|&i| links[i].name.as_str()).collect();
-                reader.error(
-                    robot,
-                    "<robot>".into(),
+                continue;
+            };
+            let t = inertial.tensor;
+            // The rule of the spec's bodies, on what the model's body is: the sum of its links.
+            // (Published URDFs carry links whose own tensors are not physical, ANYmal C's cameras
+            // among them, merged into a heavy body whose sum is.)
+            let entries = [t[0][0], t[1][1], t[2][2], t[0][1], t[0][2], t[1][2]];
+            if let Err(message) = softgen_runtime::physical_inertia(entries) {
+                let merged: Vec<&str> = members[b].iter().skip(1).map(|&l| links[l].name.as_str()).collect();
+                let node =
+                    child(links[link].node, "inertial").and_then(|i| child(i, "inertia")).unwrap_or(links[link].node);
+                self.error(
+                    node,
+                    format!("link `{}` <inertial> <inertia>", links[link].name),
                     format!(
-                        "more than one root link ({}): name the one to import with `[import] root`",
-                        names.join(", ")
+                        "not the inertia of a rigid body{}: {message}",
+                        if merged.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (with {}, fixed to it)", merged.join(", "))
+                        }
                     ),
                 );
-                return Err(reader.errors);
-            }
-        },
-    };
-    let mut left_out = vec![false; links.len()];
-    for name in exclude {
-        match index_of.get(*name) {
-            Some(&i) if i == root => return Err(refuse(format!("[import] exclude: `{name}` is the root link"))),
-            Some(&i) => left_out[i] = true,
-            None => return Err(refuse(format!("[import] exclude: no link named `{name}` in this URDF"))),
-        }
-    }
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); links.len()];
-    for (j, joint) in joints.iter().enumerate() {
-        children[joint.parent].push(j);
-    }
-    // Depth first, parents before children, joints in document order.
-    let mut order = vec![root];
-    let mut visited = vec![false; links.len()];
-    visited[root] = true;
-    let mut k = 0;
-    while k < order.len() {
-        let link = order[k];
-        k += 1;
-        for &j in children[link].iter().rev() {
-            let c = joints[j].child;
-            if left_out[c] {
                 continue;
             }
-            if visited[c] {
-                reader.error(
-                    links[c].node,
-                    format!("link `{}`", links[c].name),
-                    "reached twice: the joints form a loop",
-                );
-                return Err(reader.errors);
-            }
-            visited[c] = true;
-            order.insert(k, c);
+            body.mass = number(inertial.mass);
+            body.center_of_mass = Some(inertial.center.map(number));
+            body.inertia = Some(Spanned::new(
+                span.clone(),
+                spec::Inertia::Vector(
+                    [t[0][0], t[1][1], t[2][2], t[0][1], t[0][2], t[1][2]].into_iter().map(Value::Number).collect(),
+                ),
+            ));
         }
     }
-    // Under a chosen root only its subtree is imported; from the one root, every link must
-    // be reached.
-    let from_the_root = roots.len() == 1 && roots[0] == root && exclude.is_empty();
-    if let Some(stray) = (0..links.len()).find(|&i| from_the_root && !visited[i]) {
-        reader.error(
-            links[stray].node,
-            format!("link `{}`", links[stray].name),
-            "not reachable from the root: the joints form a loop",
-        );
-        return Err(reader.errors);
+
+    /// Contact points on the collision primitives `seeds` asks for, in each link's body frame.
+    #[allow(clippy::too_many_arguments)]
+    fn collision_points(
+        &mut self,
+        tree: &Tree,
+        bodies: &Bodies,
+        order: &[usize],
+        seeds: &CollisionSeeds,
+        prefix: &str,
+        span: &std::ops::Range<usize>,
+    ) -> Result<Vec<(String, spec::ContactPoints)>, Stop> {
+        let Tree { links, index_of, .. } = tree;
+        let Bodies { body_links, body_of, place, .. } = bodies;
+        let name = |link: usize| format!("{prefix}{}", links[link].name);
+        let number = |x: f64| Spanned::new(span.clone(), Value::Number(x));
+        let mut contact_points = Vec::new();
+        let mut chosen: Vec<(usize, bool)> = Vec::new();
+        if seeds.links.is_empty() {
+            chosen.extend(order.iter().map(|&l| (l, false)));
+        } else {
+            for link in &seeds.links {
+                match index_of.get(*link).filter(|i| order.contains(i)) {
+                    Some(&i) => chosen.push((i, true)),
+                    None => {
+                        return Err(Stop::Import(format!(
+                            "[import] collision_points: no link named `{link}` among the imported links"
+                        )))
+                    }
+                }
+            }
+        }
+        for (link, named) in chosen {
+            let what = format!("link `{}` <collision>", links[link].name);
+            let mut positions = Vec::new();
+            let mut names = Vec::new();
+            let collisions =
+                links[link].node.children().filter(|c| c.is_element() && c.tag_name().name() == "collision");
+            for (k, collision) in collisions.enumerate() {
+                let Some(local) = self.seed_points(collision, &what, seeds) else { continue };
+                let (origin, rpy) = self.origin(collision, &what);
+                let turn = rotation_from_rpy(rpy);
+                let (p, r) = place[link];
+                for (i, v) in local.iter().enumerate() {
+                    let in_link = add(origin, mat_vec(&turn, *v));
+                    positions.push(add(p, mat_vec(&r, in_link)).map(number));
+                    names.push(Spanned::new(span.clone(), format!("{}_collision{k}_{i}", name(link))));
+                }
+            }
+            if positions.is_empty() {
+                if named {
+                    let shapes: Vec<&str> = seeds.shapes.iter().map(|s| s.name()).collect();
+                    self.error(
+                        links[link].node,
+                        format!("link `{}`", links[link].name),
+                        format!(
+                            "[import] collision_points names it, but it has no <collision> {} to seed contact points from (meshes are not read)",
+                            shapes.join(", ")
+                        ),
+                    );
+                }
+                continue;
+            }
+            let body = name(body_links[body_of[link].expect("every imported link is in a body")]);
+            contact_points.push((
+                format!("import.collision_points ({})", links[link].name),
+                spec::ContactPoints {
+                    body: Spanned::new(span.clone(), body),
+                    kind: Spanned::new(span.clone(), spec::ContactKind::Points),
+                    positions,
+                    names,
+                    grid: None,
+                    repeat: None,
+                },
+            ));
+        }
+        Ok(contact_points)
     }
 
-    // Bodies: the root and each link on a moving joint; links on fixed joints merge into the
-    // body of their parent, at their place in it.
+    /// The points one `<collision>`'s shape seeds, in its own frame: a box's corners, points
+    /// on a sphere or a cylinder; none for a mesh or a shape `seeds` leaves out.
+    fn seed_points(&mut self, collision: roxmltree::Node, what: &str, seeds: &CollisionSeeds) -> Option<Vec<[f64; 3]>> {
+        let Some(geometry) = child(collision, "geometry") else {
+            self.error(collision, format!("{what} <geometry>"), "missing");
+            return None;
+        };
+        let Some(shape) = geometry.children().find(|c| c.is_element()) else {
+            self.error(geometry, format!("{what} <geometry>"), "empty: expected a box, sphere, cylinder or mesh");
+            return None;
+        };
+        let kind = match shape.tag_name().name() {
+            "box" => spec::CollisionShape::Box,
+            "sphere" => spec::CollisionShape::Sphere,
+            "cylinder" => spec::CollisionShape::Cylinder,
+            // Meshes (and shapes URDF does not define) seed nothing: they are not read.
+            _ => return None,
+        };
+        if !seeds.shapes.contains(&kind) {
+            return None;
+        }
+        let positive = |attribute: &str, reader: &mut Reader| -> Option<f64> {
+            let [v] = reader.numbers::<1>(shape, &what, attribute, None)?;
+            if v > 0.0 {
+                Some(v)
+            } else {
+                let field = format!("{what} <{}> {attribute}", shape.tag_name().name());
+                reader.error(shape, field, format!("must be > 0 m, got {v}"));
+                None
+            }
+        };
+        let local = match kind {
+            spec::CollisionShape::Box => {
+                let Some(size) = self.numbers::<3>(shape, &what, "size", None) else { return None };
+                if let Some(v) = size.iter().find(|v| **v <= 0.0) {
+                    self.error(shape, format!("{what} <box> size"), format!("must be > 0 m, got {v}"));
+                    return None;
+                }
+                box_corners(size)
+            }
+            spec::CollisionShape::Sphere => {
+                let Some(radius) = positive("radius", self) else { return None };
+                sphere_points(radius)
+            }
+            spec::CollisionShape::Cylinder => {
+                let (Some(radius), Some(length)) = (positive("radius", self), positive("length", self)) else {
+                    return None;
+                };
+                cylinder_points(radius, length)
+            }
+        };
+        Some(local)
+    }
+}
+
+/// The bodies: the root and each link on a moving joint; links on fixed joints merge into
+/// the body of their parent, at their place in it.
+fn bodies(tree: &Tree, order: &[usize], root: usize, prefix: &str, span: &std::ops::Range<usize>) -> Bodies {
+    let Tree { links, joints, parent_joint, .. } = tree;
     let mut body_of: Vec<Option<usize>> = vec![None; links.len()];
     let mut place: Vec<([f64; 3], Matrix3)> = vec![([0.0; 3], identity()); links.len()];
     let mut bodies: Vec<spec::Body> = Vec::new();
@@ -477,7 +791,7 @@ pub fn import(
     let mut frames = BTreeMap::new();
     let name = |link: usize| format!("{prefix}{}", links[link].name);
     let number = |x: f64| Spanned::new(span.clone(), Value::Number(x));
-    for &link in &order {
+    for &link in order {
         let joint = parent_joint[link].filter(|_| link != root).map(|j| &joints[j]);
         match joint {
             Some(joint) if joint.kind == Kind::Fixed => {
@@ -537,195 +851,7 @@ pub fn import(
             }
         }
     }
-
-    // Each body's mass, centre and inertia: its links' inertials, in its frame.
-    for (b, body) in bodies.iter_mut().enumerate() {
-        let parts: Vec<Inertial> = members[b]
-            .iter()
-            .filter_map(|&link| {
-                links[link].inertial.map(|i| {
-                    let (p, r) = place[link];
-                    let tensor =
-                        if r == identity() { i.tensor } else { mat_mul(&mat_mul(&r, &i.tensor), &transpose(&r)) };
-                    Inertial { mass: i.mass, center: add(p, mat_vec(&r, i.center)), tensor }
-                })
-            })
-            .collect();
-        let link = body_links[b];
-        let combined = match parts.as_slice() {
-            [one] => Some(*one),
-            _ => combine(&parts),
-        };
-        let Some(inertial) = combined.filter(|i| i.mass > 0.0) else {
-            let merged: Vec<&str> = members[b].iter().skip(1).map(|&l| links[l].name.as_str()).collect();
-            reader.error(
-                links[link].node,
-                format!("link `{}` <inertial> <mass>", links[link].name),
-                format!(
-                    "the link{} carries no mass: every body needs mass > 0 (a massless moving link leaves the mass matrix singular){}",
-                    if merged.is_empty() { String::new() } else { format!(" (with {}, fixed to it)", merged.join(", ")) },
-                    if link == root { "; choose a `root` that has mass" } else { "" }
-                ),
-            );
-            continue;
-        };
-        let t = inertial.tensor;
-        // The rule of the spec's bodies, on what the model's body is: the sum of its links.
-        // (Published URDFs carry links whose own tensors are not physical, ANYmal C's cameras
-        // among them, merged into a heavy body whose sum is.)
-        let entries = [t[0][0], t[1][1], t[2][2], t[0][1], t[0][2], t[1][2]];
-        if let Err(message) = softgen_runtime::physical_inertia(entries) {
-            let merged: Vec<&str> = members[b].iter().skip(1).map(|&l| links[l].name.as_str()).collect();
-            let node =
-                child(links[link].node, "inertial").and_then(|i| child(i, "inertia")).unwrap_or(links[link].node);
-            reader.error(
-                node,
-                format!("link `{}` <inertial> <inertia>", links[link].name),
-                format!(
-                    "not the inertia of a rigid body{}: {message}",
-                    if merged.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (with {}, fixed to it)", merged.join(", "))
-                    }
-                ),
-            );
-            continue;
-        }
-        body.mass = number(inertial.mass);
-        body.center_of_mass = Some(inertial.center.map(number));
-        body.inertia = Some(Spanned::new(
-            span.clone(),
-            spec::Inertia::Vector(
-                [t[0][0], t[1][1], t[2][2], t[0][1], t[0][2], t[1][2]].into_iter().map(Value::Number).collect(),
-            ),
-        ));
-    }
-    if !reader.errors.is_empty() {
-        return Err(reader.errors);
-    }
-
-    // Contact points on the collision primitives asked for, in each link's body frame.
-    let mut contact_points = Vec::new();
-    if let Some(seeds) = seeds {
-        let mut chosen: Vec<(usize, bool)> = Vec::new();
-        if seeds.links.is_empty() {
-            chosen.extend(order.iter().map(|&l| (l, false)));
-        } else {
-            for link in &seeds.links {
-                match index_of.get(*link).filter(|i| order.contains(i)) {
-                    Some(&i) => chosen.push((i, true)),
-                    None => {
-                        return Err(refuse(format!(
-                            "[import] collision_points: no link named `{link}` among the imported links"
-                        )))
-                    }
-                }
-            }
-        }
-        for (link, named) in chosen {
-            let what = format!("link `{}` <collision>", links[link].name);
-            let mut positions = Vec::new();
-            let mut names = Vec::new();
-            let collisions =
-                links[link].node.children().filter(|c| c.is_element() && c.tag_name().name() == "collision");
-            for (k, collision) in collisions.enumerate() {
-                let Some(geometry) = child(collision, "geometry") else {
-                    reader.error(collision, format!("{what} <geometry>"), "missing");
-                    continue;
-                };
-                let Some(shape) = geometry.children().find(|c| c.is_element()) else {
-                    reader.error(
-                        geometry,
-                        format!("{what} <geometry>"),
-                        "empty: expected a box, sphere, cylinder or mesh",
-                    );
-                    continue;
-                };
-                let kind = match shape.tag_name().name() {
-                    "box" => spec::CollisionShape::Box,
-                    "sphere" => spec::CollisionShape::Sphere,
-                    "cylinder" => spec::CollisionShape::Cylinder,
-                    // Meshes (and shapes URDF does not define) seed nothing: they are not read.
-                    _ => continue,
-                };
-                if !seeds.shapes.contains(&kind) {
-                    continue;
-                }
-                let positive = |attribute: &str, reader: &mut Reader| -> Option<f64> {
-                    let [v] = reader.numbers::<1>(shape, &what, attribute, None)?;
-                    if v > 0.0 {
-                        Some(v)
-                    } else {
-                        let field = format!("{what} <{}> {attribute}", shape.tag_name().name());
-                        reader.error(shape, field, format!("must be > 0 m, got {v}"));
-                        None
-                    }
-                };
-                let local = match kind {
-                    spec::CollisionShape::Box => {
-                        let Some(size) = reader.numbers::<3>(shape, &what, "size", None) else { continue };
-                        if let Some(v) = size.iter().find(|v| **v <= 0.0) {
-                            reader.error(shape, format!("{what} <box> size"), format!("must be > 0 m, got {v}"));
-                            continue;
-                        }
-                        box_corners(size)
-                    }
-                    spec::CollisionShape::Sphere => {
-                        let Some(radius) = positive("radius", &mut reader) else { continue };
-                        sphere_points(radius)
-                    }
-                    spec::CollisionShape::Cylinder => {
-                        let (Some(radius), Some(length)) =
-                            (positive("radius", &mut reader), positive("length", &mut reader))
-                        else {
-                            continue;
-                        };
-                        cylinder_points(radius, length)
-                    }
-                };
-                let (origin, rpy) = reader.origin(collision, &what);
-                let turn = rotation_from_rpy(rpy);
-                let (p, r) = place[link];
-                for (i, v) in local.iter().enumerate() {
-                    let in_link = add(origin, mat_vec(&turn, *v));
-                    positions.push(add(p, mat_vec(&r, in_link)).map(number));
-                    names.push(Spanned::new(span.clone(), format!("{}_collision{k}_{i}", name(link))));
-                }
-            }
-            if positions.is_empty() {
-                if named {
-                    let shapes: Vec<&str> = seeds.shapes.iter().map(|s| s.name()).collect();
-                    reader.error(
-                        links[link].node,
-                        format!("link `{}`", links[link].name),
-                        format!(
-                            "[import] collision_points names it, but it has no <collision> {} to seed contact points from (meshes are not read)",
-                            shapes.join(", ")
-                        ),
-                    );
-                }
-                continue;
-            }
-            let body = name(body_links[body_of[link].expect("every imported link is in a body")]);
-            contact_points.push((
-                format!("import.collision_points ({})", links[link].name),
-                spec::ContactPoints {
-                    body: Spanned::new(span.clone(), body),
-                    kind: Spanned::new(span.clone(), spec::ContactKind::Points),
-                    positions,
-                    names,
-                    grid: None,
-                    repeat: None,
-                },
-            ));
-        }
-        if !reader.errors.is_empty() {
-            return Err(reader.errors);
-        }
-    }
-    let labels = body_links.iter().map(|_| "import.urdf".to_string()).collect();
-    Ok(Imported { bodies, labels, root: name(root), frames, contact_points })
+    Bodies { bodies, body_links, members, body_of, place, frames }
 }
 
 /// A box's eight corners, about its centre.
