@@ -15,27 +15,6 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
     let idx = |i: usize| Literal::usize_unsuffixed(i);
     let name = &robot.name;
     let description = &robot.description;
-    let param_fields = robot.parameters.iter().map(|p| {
-        let f = format_ident!("{}", p.name);
-        let d = doc(if p.doc.is_empty() { "Declared in the spec's `[parameters]` table." } else { &p.doc });
-        quote!(#d pub #f: f64,)
-    });
-    let param_defaults = robot.parameters.iter().map(|p| {
-        let f = format_ident!("{}", p.name);
-        let v = float(p.default);
-        quote!(#f: #v,)
-    });
-    let param_names = robot.parameters.iter().map(|p| p.name.as_str());
-    let param_get = robot.parameters.iter().enumerate().map(|(i, p)| {
-        let f = format_ident!("{}", p.name);
-        let li = idx(i);
-        quote!(#li => self.#f,)
-    });
-    let param_set = robot.parameters.iter().enumerate().map(|(i, p)| {
-        let f = format_ident!("{}", p.name);
-        let li = idx(i);
-        quote!(#li => self.#f = value,)
-    });
     let coordinates = robot.coordinates.iter().map(|c| {
         let (nm, meaning, actuated) = (&c.name, &c.meaning, c.actuated);
         let kind = match c.kind {
@@ -59,6 +38,130 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
         Some(crate::spec::Plane::Xy) => quote!(PlaneOfMotion::Xy),
         None => quote!(PlaneOfMotion::Spatial),
     };
+    let environment = environment_constant(robot);
+    let gait = gait_constant(robot);
+    let controller_coordinates = controller_coordinates_constant(robot);
+    let valves = valve_items(robot);
+    let muscles = muscle_items(robot);
+    let params = params_items(robot);
+    let constants = quote! {
+            const NAME: &'static str = #name;
+            const DESCRIPTION: &'static str = #description;
+            const COORDINATES: &'static [Coordinate] = &[#(#coordinates)*];
+            const INITIAL_POSITION: &'static [f64] = &[#(#initial),*];
+            const CONTACT_POINTS: &'static [ContactPointInfo] = &[#(#contact_infos)*];
+            const ACTUATED: &'static [usize] = &[#(#actuated),*];
+            const PLANE: PlaneOfMotion = #plane;
+            #environment
+            const GAIT: Option<GaitDefaults> = #gait;
+            #controller_coordinates
+            #valves
+            #muscles
+    };
+    Shared { params, constants }
+}
+
+/// The `Params` struct with the spec's defaults, and its `ParamSet` with the spec's rules.
+fn params_items(robot: &Robot) -> TokenStream {
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let param_fields = robot.parameters.iter().map(|p| {
+        let f = format_ident!("{}", p.name);
+        let d = doc(if p.doc.is_empty() { "Declared in the spec's `[parameters]` table." } else { &p.doc });
+        quote!(#d pub #f: f64,)
+    });
+    let param_defaults = robot.parameters.iter().map(|p| {
+        let f = format_ident!("{}", p.name);
+        let v = float(p.default);
+        quote!(#f: #v,)
+    });
+    let param_names = robot.parameters.iter().map(|p| p.name.as_str());
+    let param_get = robot.parameters.iter().enumerate().map(|(i, p)| {
+        let f = format_ident!("{}", p.name);
+        let li = idx(i);
+        quote!(#li => self.#f,)
+    });
+    let param_set = robot.parameters.iter().enumerate().map(|(i, p)| {
+        let f = format_ident!("{}", p.name);
+        let li = idx(i);
+        quote!(#li => self.#f = value,)
+    });
+    let check = parameter_checks(robot);
+    quote! {
+        /// Numeric parameters with the spec's defaults; change them at run time, no
+        /// regeneration needed.
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct Params {
+            #(#param_fields)*
+        }
+
+        impl Default for Params {
+            fn default() -> Self {
+                Params { #(#param_defaults)* }
+            }
+        }
+
+        impl ParamSet for Params {
+            fn names() -> &'static [&'static str] {
+                &[#(#param_names),*]
+            }
+            fn get(&self, index: usize) -> f64 {
+                match index {
+                    #(#param_get)*
+                    _ => f64::NAN,
+                }
+            }
+            fn set_index(&mut self, index: usize, value: f64) {
+                match index {
+                    #(#param_set)*
+                    _ => {}
+                }
+            }
+            #check
+        }
+
+    }
+}
+
+/// `ParamSet::check`: the spec's rules on its values, checked again after run-time changes
+/// (nothing without rules).
+fn parameter_checks(robot: &Robot) -> TokenStream {
+    let checks: Vec<TokenStream> = robot
+        .rules
+        .iter()
+        .map(|r| {
+            let field = &r.field;
+            let kind = match r.rule {
+                Rule::Positive => quote!(Positive),
+                Rule::NonNegative => quote!(NonNegative),
+                Rule::RigidInertia => quote!(RigidInertia),
+                Rule::PrincipalMoments => quote!(PrincipalMoments),
+                Rule::InRange => quote!(InRange),
+            };
+            let values = r.values.iter().map(spec_expression);
+            let mut names: Vec<String> = r.values.iter().flat_map(|v| v.symbols()).filter(|s| s != "pi").collect();
+            names.sort();
+            names.dedup();
+            let fields = names.iter().map(|n| format_ident!("{}", n));
+            quote! {
+                softgen_runtime::check_rule(#field, softgen_runtime::RuleKind::#kind, &[#(#values),*], &[#((#names, p.#fields)),*])?;
+            }
+        })
+        .collect();
+    if checks.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            fn check(&self) -> Result<(), String> {
+                let p = self;
+                #(#checks)*
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The `ENVIRONMENT` constant: contact, friction and terrain defaults.
+fn environment_constant(robot: &Robot) -> TokenStream {
     let env = &robot.environment;
     let terrain = match env.terrain {
         TerrainDefault::None => quote!(Terrain::None),
@@ -89,7 +192,23 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
         float(env.friction_across),
         float(env.friction_regularisation),
     );
-    let gait = match &robot.gait {
+    quote! {
+            const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
+                contact_stiffness: #ks,
+                contact_damping: #kd,
+                contact_dissipation: #kh,
+                friction_along: #fa,
+                friction_across: #fc,
+                friction_anisotropy: #anisotropy,
+                friction_regularisation: #fr,
+                terrain: #terrain,
+            };
+    }
+}
+
+/// The `GAIT` constant: the serpenoid gait's defaults, if the spec has one.
+fn gait_constant(robot: &Robot) -> TokenStream {
+    match &robot.gait {
         None => quote!(None),
         Some(g) => {
             let (a, w, e, o, s, d) = (
@@ -106,12 +225,14 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
                 stiffness: #s, damping: #d, torque_limit: #l,
             }))
         }
-    };
-    // Valve-driven coordinates, their responses and the valve wave: only robots with valves
-    // carry them (the trait's defaults say "none").
-    // The coordinates controllers read forces in: only robots whose spec states them carry
-    // the constant (the trait's default is the model's own).
-    let controller_coordinates = match robot.controller_coordinates {
+    }
+}
+
+/// The coordinates controllers read forces in: only robots whose spec states them carry the
+/// constant (the trait's default is the model's own).
+fn controller_coordinates_constant(robot: &Robot) -> TokenStream {
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    match robot.controller_coordinates {
         None => quote!(),
         Some(c) => {
             let sign = float(c.joint_sign);
@@ -121,8 +242,14 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
                     softgen_runtime::ForceCoordinates::PlanarChain { joint_sign: #sign, heading: (#from, #to) };
             )
         }
-    };
-    let valves = if robot.valves.is_empty() {
+    }
+}
+
+/// Valve-driven coordinates, their responses and the valve wave: only robots with valves
+/// carry them (the trait's defaults say "none").
+fn valve_items(robot: &Robot) -> TokenStream {
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    if robot.valves.is_empty() {
         quote!()
     } else {
         let coordinates = robot.valves.iter().map(|v| idx(v.coordinate));
@@ -154,9 +281,13 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
                 }
             }
         }
-    };
-    // Pneumatic muscles: only robots with muscles carry them.
-    let muscles = if robot.muscles.is_empty() {
+    }
+}
+
+/// Pneumatic muscles: only robots with muscles carry them.
+fn muscle_items(robot: &Robot) -> TokenStream {
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    if robot.muscles.is_empty() {
         quote!()
     } else {
         let mut infos = Vec::new();
@@ -195,97 +326,5 @@ pub(crate) fn shared(robot: &Robot) -> Shared {
                 }
             }
         }
-    };
-    // The spec's rules on its values, checked again after run-time changes.
-    let checks: Vec<TokenStream> = robot
-        .rules
-        .iter()
-        .map(|r| {
-            let field = &r.field;
-            let kind = match r.rule {
-                Rule::Positive => quote!(Positive),
-                Rule::NonNegative => quote!(NonNegative),
-                Rule::RigidInertia => quote!(RigidInertia),
-                Rule::PrincipalMoments => quote!(PrincipalMoments),
-                Rule::InRange => quote!(InRange),
-            };
-            let values = r.values.iter().map(spec_expression);
-            let mut names: Vec<String> = r.values.iter().flat_map(|v| v.symbols()).filter(|s| s != "pi").collect();
-            names.sort();
-            names.dedup();
-            let fields = names.iter().map(|n| format_ident!("{}", n));
-            quote! {
-                softgen_runtime::check_rule(#field, softgen_runtime::RuleKind::#kind, &[#(#values),*], &[#((#names, p.#fields)),*])?;
-            }
-        })
-        .collect();
-    let check = if checks.is_empty() {
-        quote!()
-    } else {
-        quote! {
-            fn check(&self) -> Result<(), String> {
-                let p = self;
-                #(#checks)*
-                Ok(())
-            }
-        }
-    };
-    let params = quote! {
-        /// Numeric parameters with the spec's defaults; change them at run time, no
-        /// regeneration needed.
-        #[derive(Clone, Debug, PartialEq)]
-        pub struct Params {
-            #(#param_fields)*
-        }
-
-        impl Default for Params {
-            fn default() -> Self {
-                Params { #(#param_defaults)* }
-            }
-        }
-
-        impl ParamSet for Params {
-            fn names() -> &'static [&'static str] {
-                &[#(#param_names),*]
-            }
-            fn get(&self, index: usize) -> f64 {
-                match index {
-                    #(#param_get)*
-                    _ => f64::NAN,
-                }
-            }
-            fn set_index(&mut self, index: usize, value: f64) {
-                match index {
-                    #(#param_set)*
-                    _ => {}
-                }
-            }
-            #check
-        }
-
-    };
-    let constants = quote! {
-            const NAME: &'static str = #name;
-            const DESCRIPTION: &'static str = #description;
-            const COORDINATES: &'static [Coordinate] = &[#(#coordinates)*];
-            const INITIAL_POSITION: &'static [f64] = &[#(#initial),*];
-            const CONTACT_POINTS: &'static [ContactPointInfo] = &[#(#contact_infos)*];
-            const ACTUATED: &'static [usize] = &[#(#actuated),*];
-            const PLANE: PlaneOfMotion = #plane;
-            const ENVIRONMENT: EnvironmentDefaults = EnvironmentDefaults {
-                contact_stiffness: #ks,
-                contact_damping: #kd,
-                contact_dissipation: #kh,
-                friction_along: #fa,
-                friction_across: #fc,
-                friction_anisotropy: #anisotropy,
-                friction_regularisation: #fr,
-                terrain: #terrain,
-            };
-            const GAIT: Option<GaitDefaults> = #gait;
-            #controller_coordinates
-            #valves
-            #muscles
-    };
-    Shared { params, constants }
+    }
 }
