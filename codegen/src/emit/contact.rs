@@ -25,65 +25,8 @@ pub(super) fn contact_frames(
         return Ok((TokenStream::new(), TokenStream::new()));
     }
     let dag = &equations.dag;
-    let idx = |i: usize| Literal::usize_unsuffixed(i);
-    // Frames whose columns outside their own coordinates are the same expressions form a
-    // segment (a section's rings, a rigid body's frames): the runtime builds those columns
-    // and the segment's twist once, and each touching frame adds only its own columns.
-    let mut segment_keys: Vec<Vec<(usize, [NodeId; 6])>> = Vec::new();
-    let mut segment_of = Vec::with_capacity(equations.contact_frames.len());
-    let mut own_range = Vec::with_capacity(equations.contact_frames.len());
-    let mut own_kernels = Vec::new();
-    // Per frame its own columns' entries that are not zero (`[(row, column)]`, node).
-    let mut own_entries: Vec<Vec<(TokenStream, NodeId)>> = Vec::with_capacity(equations.contact_frames.len());
-    for (f, frame) in equations.contact_frames.iter().enumerate() {
-        let first = frame.own.first().copied().unwrap_or(0);
-        if frame.own.len() > OWN_COLUMNS || frame.own.iter().enumerate().any(|(c, &j)| j != first + c) {
-            return Err(format!(
-                "contact frame `{}`: its own coordinates {:?} are not at most {OWN_COLUMNS} consecutive ones",
-                frame.name, frame.own
-            ));
-        }
-        own_range.push((first, frame.own.len()));
-        let mut key = Vec::new();
-        let mut outputs = Vec::new();
-        let mut entries = Vec::new();
-        for &(j, column) in &frame.motion {
-            let ids = [column.w[0], column.w[1], column.w[2], column.v[0], column.v[1], column.v[2]];
-            match frame.own.iter().position(|&k| k == j) {
-                Some(c) => {
-                    let lc = idx(c);
-                    for (row, &id) in ids.iter().enumerate() {
-                        if dag.constant(id) != Some(0.0) {
-                            let lr = idx(row);
-                            outputs.push((quote!(own[(#lr, #lc)]), id));
-                            entries.push((quote!([(#lr, #lc)]), id));
-                        }
-                    }
-                }
-                None => key.push((j, ids)),
-            }
-        }
-        for (row, &id) in frame.axis.iter().enumerate() {
-            let lr = idx(row);
-            outputs.push((quote!(axis[#lr]), id));
-        }
-        own_entries.push(entries);
-        own_kernels.push(Arm {
-            pattern: idx(f).into_token_stream(),
-            roots: outputs.iter().map(|(_, id)| *id).collect(),
-            agree: outputs.iter().map(|(target, _)| target.to_string()).collect::<Vec<_>>().join(";"),
-            body: Box::new(move |values, _| kernel_reading(&outputs, values)),
-            call: quote!(q, p, cache, own, axis),
-        });
-        let segment = match segment_keys.iter().position(|k| *k == key) {
-            Some(s) => s,
-            None => {
-                segment_keys.push(key);
-                segment_keys.len() - 1
-            }
-        };
-        segment_of.push(segment);
-    }
+    let FrameColumns { segment_keys, segment_of, own_range, own_entries, own_kernels } =
+        frame_columns(equations, kernel_reading)?;
     // The rings of a section are one shape (`shapes.rs`): one function each.
     let (own_arms, own_fns) = arms_by_shape(
         dag,
@@ -96,68 +39,13 @@ pub(super) fn contact_frames(
             own_functions: false,
         },
     );
-    let mut segment_arms = TokenStream::new();
-    for (segment, key) in segment_keys.iter().enumerate() {
-        let mut outputs = Vec::new();
-        for &(j, ids) in key {
-            let lj = idx(j);
-            for (row, &id) in ids.iter().enumerate() {
-                if dag.constant(id) != Some(0.0) {
-                    let lr = idx(row);
-                    outputs.push((quote!(columns[(#lr, #lj)]), id));
-                }
-            }
-        }
-        let body = kernel(&outputs);
-        let ls = idx(segment);
-        segment_arms.extend(quote!(#ls => { #body }));
-    }
-    // The broad phase: per frame its origin and bounding radius, and its points' positions.
-    let mut sphere_arms = TokenStream::new();
-    let mut position_kernels = Vec::new();
+    let segment_arms = segment_arms(dag, &segment_keys, kernel);
     // Each frame's points are consecutive (see `recursive::equations`): where they start.
     let mut start = vec![0u16; equations.contact_frames.len() + 1];
     for (k, &f) in equations.contact_frame_of.iter().enumerate() {
         start[f + 1] = k as u16 + 1;
     }
-    for (f, frame) in equations.contact_frames.iter().enumerate() {
-        let lf = idx(f);
-        let mut outputs: Vec<(TokenStream, NodeId)> =
-            frame.origin.iter().enumerate().map(|(a, &id)| (quote!(centre[#a]), id)).collect();
-        let radius = match frame.radius {
-            Some(id) => {
-                outputs.push((quote!(let radius), id));
-                quote!(radius.abs())
-            }
-            None => quote!(f64::INFINITY),
-        };
-        let body = kernel(&outputs);
-        sphere_arms.extend(quote!(#lf => { #body #radius }));
-        // Targets by point number, and by number among the frame's points (a shape's
-        // function writes the frame's part of `out`).
-        let (mut outputs, mut relative) = (Vec::new(), Vec::new());
-        let first = start[f] as usize;
-        for (k, &of) in equations.contact_frame_of.iter().enumerate() {
-            if of == f {
-                let (lk, li) = (idx(k), idx(k - first));
-                for (a, &id) in equations.contact_positions[k].iter().enumerate() {
-                    outputs.push((quote!(out[#lk][#a]), id));
-                    relative.push((quote!(out[#li][#a]), id));
-                }
-            }
-        }
-        if outputs.is_empty() {
-            continue;
-        }
-        let (from, to) = (idx(first), idx(start[f + 1] as usize));
-        position_kernels.push(Arm {
-            pattern: lf.into_token_stream(),
-            roots: outputs.iter().map(|(_, id)| *id).collect(),
-            agree: relative.iter().map(|(target, _)| target.to_string()).collect::<Vec<_>>().join(";"),
-            body: Box::new(move |values, shared| kernel_reading(if shared { &relative } else { &outputs }, values)),
-            call: quote!(q, p, cache, &mut out[#from..#to]),
-        });
-    }
+    let (sphere_arms, position_kernels) = frame_positions(equations, &start, kernel, kernel_reading);
     let (position_arms, position_fns) = arms_by_shape(
         dag,
         cache,
@@ -171,52 +59,7 @@ pub(super) fn contact_frames(
     );
     let (chunk_of, chunk_positions_arms, chunk_own_arms) =
         frame_chunks(equations, &segment_of, &own_range, &own_entries, &start, kernel_in_lanes, read);
-    // Robots without chunks keep the trait's defaults: each frame's own kernels, called
-    // directly.
-    let (chunk_fn, chunk_impl) = if chunk_of.iter().enumerate().all(|(f, &c)| c == f) {
-        (TokenStream::new(), TokenStream::new())
-    } else {
-        let chunk_lits = chunk_of.iter().map(|&c| Literal::u16_unsuffixed(c as u16));
-        (
-            quote! {
-                /// Per contact frame, the first frame of its chunk: neighbouring skin rings of
-                /// one section, computed together in SIMD lanes by
-                /// [`contact_chunk_positions_into`] and [`contact_chunk_own_into`].
-                pub const CONTACT_FRAME_CHUNK: &[u16] = &[#(#chunk_lits),*];
-
-                /// World positions of the contact points of every frame of the chunk that
-                /// starts at frame `chunk` (the others in `out` are left as they are).
-                #[inline]
-                #[allow(unused_variables)]
-                pub fn contact_chunk_positions_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
-                    match chunk {
-                        #chunk_positions_arms
-                        _ => contact_frame_positions_into(chunk, q, p, cache, out),
-                    }
-                }
-
-                /// Own columns and x axes (as [`contact_frame_own_into`]) of every frame of the
-                /// chunk that starts at frame `chunk`, the chunk's first frame in `own[0]`.
-                #[inline]
-                #[allow(unused_variables)]
-                pub fn contact_chunk_own_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; 4], axis: &mut [Vector3<f64>; 4]) {
-                    match chunk {
-                        #chunk_own_arms
-                        _ => contact_frame_own_into(chunk, q, p, cache, &mut own[0], &mut axis[0]),
-                    }
-                }
-            },
-            quote! {
-                const CONTACT_FRAME_CHUNK: &'static [u16] = CONTACT_FRAME_CHUNK;
-                fn contact_chunk_positions_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
-                    contact_chunk_positions_into(chunk, q, p, k, out)
-                }
-                fn contact_chunk_own_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut [SMatrix<f64, 6, 3>; 4], axis: &mut [Vector3<f64>; 4]) {
-                    contact_chunk_own_into(chunk, q, p, k, own, axis)
-                }
-            },
-        )
-    };
+    let (chunk_fn, chunk_impl) = chunk_items(&chunk_of, chunk_positions_arms, chunk_own_arms);
     let start = start.iter().map(|&s| Literal::u16_unsuffixed(s));
     let frame_of = equations.contact_frame_of.iter().map(|&f| Literal::u16_unsuffixed(f as u16));
     let segment_lits = segment_of.iter().map(|&s| Literal::u16_unsuffixed(s as u16));
@@ -309,6 +152,219 @@ pub(super) fn contact_frames(
             }
         },
     ))
+}
+
+/// Each contact frame's own columns and x axis (a kernel per frame, as arms of a match), and
+/// the segments of frames whose other columns are the same expressions.
+struct FrameColumns<'a> {
+    /// Per segment, the columns its frames share: (coordinate, its six entries).
+    segment_keys: Vec<Vec<(usize, [NodeId; 6])>>,
+    /// Per frame, its segment.
+    segment_of: Vec<usize>,
+    /// Per frame, its first own coordinate and how many it has.
+    own_range: Vec<(usize, usize)>,
+    /// Per frame, its own columns' entries that are not zero (`[(row, column)]`, node).
+    own_entries: Vec<Vec<(TokenStream, NodeId)>>,
+    own_kernels: Vec<Arm<'a>>,
+}
+
+/// Frames whose columns outside their own coordinates are the same expressions form a
+/// segment (a section's rings, a rigid body's frames): the runtime builds those columns and
+/// the segment's twist once, and each touching frame adds only its own columns.
+fn frame_columns<'a>(
+    equations: &Equations,
+    kernel_reading: &'a dyn Fn(&[(TokenStream, NodeId)], &HashMap<NodeId, usize>) -> TokenStream,
+) -> Result<FrameColumns<'a>, String> {
+    let dag = &equations.dag;
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let mut segment_keys: Vec<Vec<(usize, [NodeId; 6])>> = Vec::new();
+    let mut segment_of = Vec::with_capacity(equations.contact_frames.len());
+    let mut own_range = Vec::with_capacity(equations.contact_frames.len());
+    let mut own_kernels = Vec::new();
+    let mut own_entries: Vec<Vec<(TokenStream, NodeId)>> = Vec::with_capacity(equations.contact_frames.len());
+    for (f, frame) in equations.contact_frames.iter().enumerate() {
+        let first = frame.own.first().copied().unwrap_or(0);
+        if frame.own.len() > OWN_COLUMNS || frame.own.iter().enumerate().any(|(c, &j)| j != first + c) {
+            return Err(format!(
+                "contact frame `{}`: its own coordinates {:?} are not at most {OWN_COLUMNS} consecutive ones",
+                frame.name, frame.own
+            ));
+        }
+        own_range.push((first, frame.own.len()));
+        let mut key = Vec::new();
+        let mut outputs = Vec::new();
+        let mut entries = Vec::new();
+        for &(j, column) in &frame.motion {
+            let ids = [column.w[0], column.w[1], column.w[2], column.v[0], column.v[1], column.v[2]];
+            match frame.own.iter().position(|&k| k == j) {
+                Some(c) => {
+                    let lc = idx(c);
+                    for (row, &id) in ids.iter().enumerate() {
+                        if dag.constant(id) != Some(0.0) {
+                            let lr = idx(row);
+                            outputs.push((quote!(own[(#lr, #lc)]), id));
+                            entries.push((quote!([(#lr, #lc)]), id));
+                        }
+                    }
+                }
+                None => key.push((j, ids)),
+            }
+        }
+        for (row, &id) in frame.axis.iter().enumerate() {
+            let lr = idx(row);
+            outputs.push((quote!(axis[#lr]), id));
+        }
+        own_entries.push(entries);
+        own_kernels.push(Arm {
+            pattern: idx(f).into_token_stream(),
+            roots: outputs.iter().map(|(_, id)| *id).collect(),
+            agree: outputs.iter().map(|(target, _)| target.to_string()).collect::<Vec<_>>().join(";"),
+            body: Box::new(move |values, _| kernel_reading(&outputs, values)),
+            call: quote!(q, p, cache, own, axis),
+        });
+        let segment = match segment_keys.iter().position(|k| *k == key) {
+            Some(s) => s,
+            None => {
+                segment_keys.push(key);
+                segment_keys.len() - 1
+            }
+        };
+        segment_of.push(segment);
+    }
+    Ok(FrameColumns { segment_keys, segment_of, own_range, own_entries, own_kernels })
+}
+
+/// The `match` arms of `contact_segment_into`: per segment, the columns its frames share.
+fn segment_arms(
+    dag: &Dag,
+    segment_keys: &[Vec<(usize, [NodeId; 6])>],
+    kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+) -> TokenStream {
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let mut segment_arms = TokenStream::new();
+    for (segment, key) in segment_keys.iter().enumerate() {
+        let mut outputs = Vec::new();
+        for &(j, ids) in key {
+            let lj = idx(j);
+            for (row, &id) in ids.iter().enumerate() {
+                if dag.constant(id) != Some(0.0) {
+                    let lr = idx(row);
+                    outputs.push((quote!(columns[(#lr, #lj)]), id));
+                }
+            }
+        }
+        let body = kernel(&outputs);
+        let ls = idx(segment);
+        segment_arms.extend(quote!(#ls => { #body }));
+    }
+    segment_arms
+}
+
+/// The broad phase: per frame its origin and bounding radius (the arms of
+/// `contact_frame_sphere`), and its points' positions (a kernel per frame; `start`: where
+/// each frame's points start).
+fn frame_positions<'a>(
+    equations: &Equations,
+    start: &[u16],
+    kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+    kernel_reading: &'a dyn Fn(&[(TokenStream, NodeId)], &HashMap<NodeId, usize>) -> TokenStream,
+) -> (TokenStream, Vec<Arm<'a>>) {
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let mut sphere_arms = TokenStream::new();
+    let mut position_kernels = Vec::new();
+    for (f, frame) in equations.contact_frames.iter().enumerate() {
+        let lf = idx(f);
+        let mut outputs: Vec<(TokenStream, NodeId)> =
+            frame.origin.iter().enumerate().map(|(a, &id)| (quote!(centre[#a]), id)).collect();
+        let radius = match frame.radius {
+            Some(id) => {
+                outputs.push((quote!(let radius), id));
+                quote!(radius.abs())
+            }
+            None => quote!(f64::INFINITY),
+        };
+        let body = kernel(&outputs);
+        sphere_arms.extend(quote!(#lf => { #body #radius }));
+        // Targets by point number, and by number among the frame's points (a shape's
+        // function writes the frame's part of `out`).
+        let (mut outputs, mut relative) = (Vec::new(), Vec::new());
+        let first = start[f] as usize;
+        for (k, &of) in equations.contact_frame_of.iter().enumerate() {
+            if of == f {
+                let (lk, li) = (idx(k), idx(k - first));
+                for (a, &id) in equations.contact_positions[k].iter().enumerate() {
+                    outputs.push((quote!(out[#lk][#a]), id));
+                    relative.push((quote!(out[#li][#a]), id));
+                }
+            }
+        }
+        if outputs.is_empty() {
+            continue;
+        }
+        let (from, to) = (idx(first), idx(start[f + 1] as usize));
+        position_kernels.push(Arm {
+            pattern: lf.into_token_stream(),
+            roots: outputs.iter().map(|(_, id)| *id).collect(),
+            agree: relative.iter().map(|(target, _)| target.to_string()).collect::<Vec<_>>().join(";"),
+            body: Box::new(move |values, shared| kernel_reading(if shared { &relative } else { &outputs }, values)),
+            call: quote!(q, p, cache, &mut out[#from..#to]),
+        });
+    }
+    (sphere_arms, position_kernels)
+}
+
+/// `CONTACT_FRAME_CHUNK` and the chunks' kernels, with the `Model` impl's items for them;
+/// robots without chunks keep the trait's defaults: each frame's own kernels, called
+/// directly.
+fn chunk_items(
+    chunk_of: &[usize],
+    chunk_positions_arms: TokenStream,
+    chunk_own_arms: TokenStream,
+) -> (TokenStream, TokenStream) {
+    if chunk_of.iter().enumerate().all(|(f, &c)| c == f) {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        let chunk_lits = chunk_of.iter().map(|&c| Literal::u16_unsuffixed(c as u16));
+        (
+            quote! {
+                /// Per contact frame, the first frame of its chunk: neighbouring skin rings of
+                /// one section, computed together in SIMD lanes by
+                /// [`contact_chunk_positions_into`] and [`contact_chunk_own_into`].
+                pub const CONTACT_FRAME_CHUNK: &[u16] = &[#(#chunk_lits),*];
+
+                /// World positions of the contact points of every frame of the chunk that
+                /// starts at frame `chunk` (the others in `out` are left as they are).
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_chunk_positions_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                    match chunk {
+                        #chunk_positions_arms
+                        _ => contact_frame_positions_into(chunk, q, p, cache, out),
+                    }
+                }
+
+                /// Own columns and x axes (as [`contact_frame_own_into`]) of every frame of the
+                /// chunk that starts at frame `chunk`, the chunk's first frame in `own[0]`.
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_chunk_own_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; 4], axis: &mut [Vector3<f64>; 4]) {
+                    match chunk {
+                        #chunk_own_arms
+                        _ => contact_frame_own_into(chunk, q, p, cache, &mut own[0], &mut axis[0]),
+                    }
+                }
+            },
+            quote! {
+                const CONTACT_FRAME_CHUNK: &'static [u16] = CONTACT_FRAME_CHUNK;
+                fn contact_chunk_positions_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, out: &mut [Vector3<f64>; CONTACTS]) {
+                    contact_chunk_positions_into(chunk, q, p, k, out)
+                }
+                fn contact_chunk_own_into(chunk: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, own: &mut [SMatrix<f64, 6, 3>; 4], axis: &mut [Vector3<f64>; 4]) {
+                    contact_chunk_own_into(chunk, q, p, k, own, axis)
+                }
+            },
+        )
+    }
 }
 
 /// Neighbouring skin rings of one section in chunks of up to [`WIDTH`], each chunk's points
