@@ -4,6 +4,7 @@
 // The emitter's imports and helpers, shared by its files.
 use super::shapes::{arms_by_shape, Arm, Functions};
 use super::*;
+use crate::equations::Derivatives;
 use quote::ToTokens;
 
 /// Most coordinates a contact frame owns: a soft section's.
@@ -492,67 +493,12 @@ pub(super) fn contact_frame_tangents(
 ) -> Result<(TokenStream, TokenStream), String> {
     let dag = &equations.dag;
     let Some(derivatives) = &equations.derivatives else { return Ok((TokenStream::new(), TokenStream::new())) };
-    let idx = |i: usize| Literal::usize_unsuffixed(i);
-    let entries = |target: TokenStream, columns: &mut dyn Iterator<Item = (usize, [NodeId; 6])>| {
-        let mut outputs = Vec::new();
-        for (j, ids) in columns {
-            for (row, &id) in ids.iter().enumerate() {
-                if dag.constant(id) != Some(0.0) {
-                    let (lr, lj) = (idx(row), idx(j));
-                    outputs.push((quote!(#target[(#lr, #lj)]), id));
-                }
-            }
-        }
-        outputs
-    };
-    let shared_body = kernel(&entries(
+    let shared_body = kernel(&column_entries(
+        dag,
         quote!(out),
         &mut derivatives.coordinate_columns.iter().enumerate().filter_map(|(j, c)| c.map(|c| (j, c))),
     ));
-    // Each ring's tangents by direction group. The rings of a section differ in where they
-    // sit along it, which changes numbers, not arithmetic: one function per shape.
-    let mut arms = Vec::new();
-    for (f, own) in derivatives.contact_frames_own.iter().enumerate() {
-        if own.is_empty() {
-            continue;
-        }
-        let frame = &equations.contact_frames[f];
-        // Own columns in the order of `CONTACT_FRAME_OWN`: consecutive from the first.
-        let first = frame.own.first().copied().unwrap_or(0);
-        // Every direction at once: a loop per group of the coordinates that move the ring.
-        let groups: Vec<DirectionGroup> = derivatives.contact_frames_own_groups[f]
-            .iter()
-            .map(|(coordinates, columns)| {
-                let mut outputs = Vec::new();
-                for (j, column) in own.iter().zip(columns) {
-                    let lc = idx(j - first);
-                    for (row, &id) in column.iter().enumerate() {
-                        if dag.constant(id) != Some(0.0) {
-                            let lr = idx(row);
-                            outputs.push((quote!(own[j][(#lr, #lc)]), id));
-                        }
-                    }
-                }
-                (coordinates.clone(), outputs)
-            })
-            .collect();
-        let roots = groups.iter().flat_map(|(_, outputs)| outputs.iter().map(|(_, id)| *id)).collect();
-        let agree = groups
-            .iter()
-            .map(|(coordinates, outputs)| {
-                let targets: Vec<String> = outputs.iter().map(|(target, _)| target.to_string()).collect();
-                format!("{coordinates:?} {}", targets.join(";"))
-            })
-            .collect::<Vec<_>>()
-            .join("|");
-        arms.push(Arm {
-            pattern: idx(f).into_token_stream(),
-            roots,
-            agree,
-            body: Box::new(move |values, _| loops(&groups, values)),
-            call: quote!(q, p, cache, own),
-        });
-    }
+    let arms = own_tangent_arms(equations, derivatives, loops);
     // Each ring's tangents a function of its own (or of its shape's), not one arm of a
     // function as long as all the rings' together (see `body_in_loops`).
     let signature = quote!(q: &SVector<f64, DOF>, p: &Params, cache: &Cache, own: &mut [SMatrix<f64, 6, 3>; DOF]);
@@ -574,44 +520,7 @@ pub(super) fn contact_frame_tangents(
         let path = path.into_iter().map(|j| Literal::u16_unsuffixed(j as u16));
         quote!(&[#(#path),*])
     });
-    let (columns_fn, columns_impl) = if equations.frame_motion {
-        (TokenStream::new(), TokenStream::new())
-    } else {
-        let mut arms = TokenStream::new();
-        for (f, frame) in equations.contact_frames.iter().enumerate() {
-            let mut motion = frame.motion.iter().map(|(j, m)| (*j, [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]]));
-            let mut outputs = entries(quote!(out), &mut motion);
-            for (row, &id) in frame.axis.iter().enumerate() {
-                let lr = idx(row);
-                outputs.push((quote!(axis[#lr]), id));
-            }
-            let body = kernel(&outputs);
-            let lf = idx(f);
-            arms.extend(quote!(#lf => { #body }));
-        }
-        (
-            quote! {
-                /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
-                /// about the world origin; zero for coordinates that do not move it) and its x
-                /// axis.
-                #[inline]
-                #[allow(unused_variables)]
-                pub fn contact_frame_columns_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
-                    *out = SMatrix::zeros();
-                    *axis = Vector3::zeros();
-                    match frame {
-                        #arms
-                        _ => {}
-                    }
-                }
-            },
-            quote! {
-                fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
-                    contact_frame_columns_into(frame, q, p, k, columns, axis)
-                }
-            },
-        )
-    };
+    let (columns_fn, columns_impl) = frame_columns_items(equations, kernel);
     Ok((
         quote! {
             /// Per contact point, the frame carrying it (a rigid link, or a skin ring).
@@ -660,4 +569,126 @@ pub(super) fn contact_frame_tangents(
             }
         },
     ))
+}
+
+/// The entries of `columns` (coordinate, six entries) that are not zero, as outputs into
+/// `target[(row, coordinate)]`.
+fn column_entries(
+    dag: &Dag,
+    target: TokenStream,
+    columns: &mut dyn Iterator<Item = (usize, [NodeId; 6])>,
+) -> Vec<(TokenStream, NodeId)> {
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let mut outputs = Vec::new();
+    for (j, ids) in columns {
+        for (row, &id) in ids.iter().enumerate() {
+            if dag.constant(id) != Some(0.0) {
+                let (lr, lj) = (idx(row), idx(j));
+                outputs.push((quote!(#target[(#lr, #lj)]), id));
+            }
+        }
+    }
+    outputs
+}
+
+/// Each ring's tangents by direction group. The rings of a section differ in where they
+/// sit along it, which changes numbers, not arithmetic: one function per shape.
+fn own_tangent_arms<'a>(
+    equations: &Equations,
+    derivatives: &Derivatives,
+    loops: &'a dyn Fn(&[DirectionGroup], &HashMap<NodeId, usize>) -> TokenStream,
+) -> Vec<Arm<'a>> {
+    let dag = &equations.dag;
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    let mut arms = Vec::new();
+    for (f, own) in derivatives.contact_frames_own.iter().enumerate() {
+        if own.is_empty() {
+            continue;
+        }
+        let frame = &equations.contact_frames[f];
+        // Own columns in the order of `CONTACT_FRAME_OWN`: consecutive from the first.
+        let first = frame.own.first().copied().unwrap_or(0);
+        // Every direction at once: a loop per group of the coordinates that move the ring.
+        let groups: Vec<DirectionGroup> = derivatives.contact_frames_own_groups[f]
+            .iter()
+            .map(|(coordinates, columns)| {
+                let mut outputs = Vec::new();
+                for (j, column) in own.iter().zip(columns) {
+                    let lc = idx(j - first);
+                    for (row, &id) in column.iter().enumerate() {
+                        if dag.constant(id) != Some(0.0) {
+                            let lr = idx(row);
+                            outputs.push((quote!(own[j][(#lr, #lc)]), id));
+                        }
+                    }
+                }
+                (coordinates.clone(), outputs)
+            })
+            .collect();
+        let roots = groups.iter().flat_map(|(_, outputs)| outputs.iter().map(|(_, id)| *id)).collect();
+        let agree = groups
+            .iter()
+            .map(|(coordinates, outputs)| {
+                let targets: Vec<String> = outputs.iter().map(|(target, _)| target.to_string()).collect();
+                format!("{coordinates:?} {}", targets.join(";"))
+            })
+            .collect::<Vec<_>>()
+            .join("|");
+        arms.push(Arm {
+            pattern: idx(f).into_token_stream(),
+            roots,
+            agree,
+            body: Box::new(move |values, _| loops(&groups, values)),
+            call: quote!(q, p, cache, own),
+        });
+    }
+    arms
+}
+
+/// `contact_frame_columns_into` (each frame's world columns and x axis) for robots served
+/// point by point; soft robots assemble them from their segment and own columns.
+fn frame_columns_items(
+    equations: &Equations,
+    kernel: &dyn Fn(&[(TokenStream, NodeId)]) -> TokenStream,
+) -> (TokenStream, TokenStream) {
+    let dag = &equations.dag;
+    let idx = |i: usize| Literal::usize_unsuffixed(i);
+    if equations.frame_motion {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        let mut arms = TokenStream::new();
+        for (f, frame) in equations.contact_frames.iter().enumerate() {
+            let mut motion = frame.motion.iter().map(|(j, m)| (*j, [m.w[0], m.w[1], m.w[2], m.v[0], m.v[1], m.v[2]]));
+            let mut outputs = column_entries(dag, quote!(out), &mut motion);
+            for (row, &id) in frame.axis.iter().enumerate() {
+                let lr = idx(row);
+                outputs.push((quote!(axis[#lr]), id));
+            }
+            let body = kernel(&outputs);
+            let lf = idx(f);
+            arms.extend(quote!(#lf => { #body }));
+        }
+        (
+            quote! {
+                /// World Plücker columns of contact frame `frame` (rows 0-2 angular, 3-5 linear
+                /// about the world origin; zero for coordinates that do not move it) and its x
+                /// axis.
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn contact_frame_columns_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, cache: &Cache, out: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
+                    *out = SMatrix::zeros();
+                    *axis = Vector3::zeros();
+                    match frame {
+                        #arms
+                        _ => {}
+                    }
+                }
+            },
+            quote! {
+                fn contact_frame_into(frame: usize, q: &SVector<f64, DOF>, p: &Params, k: &Cache, columns: &mut SMatrix<f64, 6, DOF>, axis: &mut Vector3<f64>) {
+                    contact_frame_columns_into(frame, q, p, k, columns, axis)
+                }
+            },
+        )
+    }
 }
