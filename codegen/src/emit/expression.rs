@@ -376,11 +376,115 @@ pub(super) fn body_reading_values(
     lanes: &LimbLanes,
     values: &HashMap<NodeId, usize>,
 ) -> TokenStream {
+    let targets: HashMap<NodeId, &TokenStream> = outputs.iter().map(|(t, id)| (*id, t)).collect();
+    let defined = |id: NodeId| mode == CacheUse::Define && targets.contains_key(&id);
+    let (uses, order) = post_order(dag, cache, outputs, &defined);
+    let reads = match mode {
+        CacheUse::Read => quote!(cache.),
+        CacheUse::Define => quote!(),
+    };
+    let mut emitter = Emitter::new(dag, params, cache, reads);
+    emitter.read_values(values);
+    let mut bindings = Bindings {
+        statements: TokenStream::new(),
+        counter: 0,
+        // In `cache()` the fields are `let`s too: other names must not shadow them.
+        taken: match mode {
+            CacheUse::Define => cache.values().map(|field| field.to_string()).collect(),
+            CacheUse::Read => HashSet::new(),
+        },
+        assigned: HashSet::new(),
+    };
+    // One node outside lanes: defined into the cache where it is a field the cache kernel
+    // defines, else bound to a `let` where named or shared, else left to its readers inline.
+    let emit_scalar = |id: NodeId, emitter: &mut Emitter, bindings: &mut Bindings| {
+        if defined(id) {
+            // Defined where all its inputs are known, so later cache entries can read it.
+            let target = targets[&id];
+            let value = emitter.render_node(id).tokens;
+            bindings.statements.extend(quote!(#target = #value;));
+            bindings.assigned.insert(id);
+            return;
+        }
+        let cached = cache.contains_key(&id);
+        let named = dag.names.get(&id);
+        let used = uses.get(&id).copied().unwrap_or(0);
+        // Named intermediates (a body's rotation, a composite inertia) keep their names so the
+        // emitted code reads as the algorithm; other shared nodes are numbered.
+        let bind = !dag.is_leaf(id) && !cached && (named.is_some() || used >= 2);
+        if !bind {
+            return;
+        }
+        let name = binding_name(named, &mut bindings.taken, &mut bindings.counter);
+        let value = emitter.render(id).tokens;
+        bindings.statements.extend(quote!(let #name = #value;));
+        emitter.bound.insert(id, name);
+    };
+    let groups = lanes.groups(dag, &order, &|id| !dag.is_leaf(id) && (!cache.contains_key(&id) || defined(id)));
+    if !groups.computed.is_empty() {
+        let order = unit_order(dag, outputs, &groups, &|id| cache.contains_key(&id) && !defined(id));
+        let context =
+            LaneContext { dag, cache, lanes, groups: &groups, targets: &targets, scalar_read: &order.scalar_read };
+        let mut lane_names: Vec<Option<Ident>> = vec![None; groups.computed.len()];
+        let mut gathered: HashMap<[Option<NodeId>; WIDTH], Ident> = HashMap::new();
+        for unit in order.units {
+            match unit {
+                Unit::Node(id) => emit_scalar(id, &mut emitter, &mut bindings),
+                Unit::Group(g) => {
+                    let name =
+                        lane_group(&context, g, &defined, &mut emitter, &mut bindings, &lane_names, &mut gathered);
+                    lane_names[g] = Some(name);
+                }
+            }
+        }
+    } else {
+        for id in order {
+            emit_scalar(id, &mut emitter, &mut bindings);
+        }
+    }
+    let Bindings { mut statements, assigned, .. } = bindings;
+    for (target, id) in outputs {
+        if assigned.contains(id) {
+            continue;
+        }
+        let value = emitter.render(*id).tokens;
+        statements.extend(quote!(#target = #value;));
+    }
+    statements
+}
+
+/// What a kernel's statements have bound so far, beside the emitter's bindings.
+struct Bindings {
+    statements: TokenStream,
+    /// Names in use, and the counter of numbered ones.
+    taken: HashSet<String>,
+    counter: usize,
+    /// Outputs already written (cache fields the cache kernel defined on the way).
+    assigned: HashSet<NodeId>,
+}
+
+/// What a kernel's lane sets are emitted against.
+struct LaneContext<'a> {
+    dag: &'a Dag,
+    cache: &'a HashMap<NodeId, Ident>,
+    lanes: &'a LimbLanes,
+    groups: &'a Groups,
+    targets: &'a HashMap<NodeId, &'a TokenStream>,
+    /// Members something outside lanes reads.
+    scalar_read: &'a HashSet<NodeId>,
+}
+
+/// The nodes the outputs reach, children before parents, stopping at cache reads (`defined`:
+/// the cache fields the cache kernel defines, which it computes), and how often each is used.
+fn post_order(
+    dag: &Dag,
+    cache: &HashMap<NodeId, Ident>,
+    outputs: &[(TokenStream, NodeId)],
+    defined: &dyn Fn(NodeId) -> bool,
+) -> (HashMap<NodeId, usize>, Vec<NodeId>) {
     let mut uses: HashMap<NodeId, usize> = HashMap::new();
     let mut order: Vec<NodeId> = Vec::new();
     let mut visited: HashSet<NodeId> = HashSet::new();
-    let targets: HashMap<NodeId, &TokenStream> = outputs.iter().map(|(t, id)| (*id, t)).collect();
-    let defined = |id: NodeId| mode == CacheUse::Define && targets.contains_key(&id);
     // Iterative post-order DFS (expressions can be deep).
     for (_, root) in outputs {
         *uses.entry(*root).or_default() += 1;
@@ -408,152 +512,98 @@ pub(super) fn body_reading_values(
             }
         }
     }
-    let reads = match mode {
-        CacheUse::Read => quote!(cache.),
-        CacheUse::Define => quote!(),
-    };
-    let mut emitter = Emitter::new(dag, params, cache, reads);
-    emitter.read_values(values);
-    let mut statements = TokenStream::new();
-    let mut counter = 0usize;
-    // In `cache()` the fields are `let`s too: other names must not shadow them.
-    let mut taken: HashSet<String> = match mode {
-        CacheUse::Define => cache.values().map(|field| field.to_string()).collect(),
-        CacheUse::Read => HashSet::new(),
-    };
-    // One node outside lanes: defined into the cache where it is a field the cache kernel
-    // defines, else bound to a `let` where named or shared, else left to its readers inline.
-    let emit_scalar = |id: NodeId,
-                       emitter: &mut Emitter,
-                       statements: &mut TokenStream,
-                       assigned: &mut HashSet<NodeId>,
-                       taken: &mut HashSet<String>,
-                       counter: &mut usize| {
-        if defined(id) {
-            // Defined where all its inputs are known, so later cache entries can read it.
-            let target = targets[&id];
-            let value = emitter.render_node(id).tokens;
-            statements.extend(quote!(#target = #value;));
-            assigned.insert(id);
-            return;
-        }
-        let cached = cache.contains_key(&id);
-        let named = dag.names.get(&id);
-        let used = uses.get(&id).copied().unwrap_or(0);
-        // Named intermediates (a body's rotation, a composite inertia) keep their names so the
-        // emitted code reads as the algorithm; other shared nodes are numbered.
-        let bind = !dag.is_leaf(id) && !cached && (named.is_some() || used >= 2);
-        if !bind {
-            return;
-        }
-        let name = binding_name(named, taken, counter);
-        let value = emitter.render(id).tokens;
-        statements.extend(quote!(let #name = #value;));
-        emitter.bound.insert(id, name);
-    };
-    let mut assigned: HashSet<NodeId> = HashSet::new();
-    let groups = lanes.groups(dag, &order, &|id| !dag.is_leaf(id) && (!cache.contains_key(&id) || defined(id)));
-    if !groups.computed.is_empty() {
-        let order = unit_order(dag, outputs, &groups, &|id| cache.contains_key(&id) && !defined(id));
-        let mut lane_names: Vec<Option<Ident>> = vec![None; groups.computed.len()];
-        let mut gathered: HashMap<[Option<NodeId>; WIDTH], Ident> = HashMap::new();
-        for unit in order.units {
-            let id = match unit {
-                Unit::Node(id) => id,
-                Unit::Group(g) => {
-                    let members = groups.computed[g];
-                    let representative = members.iter().flatten().copied().next().expect("a set has members");
-                    // The representative's lane children read their sets' lanes: computed sets
-                    // by name, other sets gathered from their scalars once.
-                    let paired: Vec<Option<Vec<NodeId>>> =
-                        members.iter().map(|m| m.and_then(|m| lanes.paired_children(dag, representative, m))).collect();
-                    let mut saved = Vec::new();
-                    for (j, c) in dag.children(representative).into_iter().enumerate() {
-                        // A constant the same in every lane stays a literal (below); one that
-                        // differs (a ring's station) is gathered like any value read by lane.
-                        if saved.iter().any(|(s, _)| *s == c) {
-                            continue;
-                        }
-                        let source = match (lanes.lane(c), groups.group_of.get(&c)) {
-                            (Some(_), Some(&h)) => lane_names[h].clone().expect("children are emitted first"),
-                            // Values the set reads by lane: its members' own children.
-                            _ => {
-                                let per_lane: [Option<NodeId>; WIDTH] =
-                                    std::array::from_fn(|l| paired[l].as_ref().map(|children| children[j]));
-                                if lanes.lane(c).is_none() && per_lane.iter().flatten().all(|&x| x == c) {
-                                    // The same value in every lane: read as a scalar.
-                                    continue;
-                                }
-                                match gathered.get(&per_lane) {
-                                    Some(name) => name.clone(),
-                                    None => {
-                                        let values = per_lane.iter().map(|x| match x {
-                                            Some(x) => emitter.render(*x).tokens,
-                                            None => quote!(0.0),
-                                        });
-                                        let name = binding_name(None, &mut taken, &mut counter);
-                                        statements.extend(
-                                            quote!(let #name = softgen_runtime::Lanes4::from_array([#(#values),*]);),
-                                        );
-                                        gathered.insert(per_lane, name.clone());
-                                        name
-                                    }
-                                }
-                            }
-                        };
-                        saved.push((c, emitter.bound.insert(c, source)));
-                    }
-                    let value = emitter.render_node(representative).tokens;
-                    for (c, previous) in saved.into_iter().rev() {
-                        match previous {
-                            Some(name) => emitter.bound.insert(c, name),
-                            None => emitter.bound.remove(&c),
-                        };
-                    }
-                    let lanes_name = dag.names.get(&representative).map(|n| format!("lanes_{n}"));
-                    let name = binding_name(lanes_name.as_ref(), &mut taken, &mut counter);
-                    statements.extend(quote!(let #name = #value;));
-                    // Scalars for what reads a member outside lanes: outputs, cache fields
-                    // defined here, and scalar parents.
-                    let mut any = false;
-                    let pattern = members.map(|m| match m {
-                        Some(m) if defined(m) => {
-                            any = true;
-                            assigned.insert(m);
-                            let field = &cache[&m];
-                            emitter.bound.insert(m, field.clone());
-                            quote!(#field)
-                        }
-                        Some(m) if targets.contains_key(&m) || order.scalar_read.contains(&m) => {
-                            any = true;
-                            let scalar = binding_name(dag.names.get(&m), &mut taken, &mut counter);
-                            emitter.bound.insert(m, scalar.clone());
-                            quote!(#scalar)
-                        }
-                        _ => quote!(_),
-                    });
-                    if any {
-                        statements.extend(quote!(let [#(#pattern),*] = #name.to_array();));
-                    }
-                    lane_names[g] = Some(name);
-                    continue;
-                }
-            };
-            emit_scalar(id, &mut emitter, &mut statements, &mut assigned, &mut taken, &mut counter);
-        }
-    } else {
-        for id in order {
-            emit_scalar(id, &mut emitter, &mut statements, &mut assigned, &mut taken, &mut counter);
-        }
-    }
-    for (target, id) in outputs {
-        if assigned.contains(id) {
+    (uses, order)
+}
+
+/// One set of matching nodes computed in lanes, bound to a `let` whose name it returns: its
+/// representative's lane children read their sets' lanes (computed sets by name, other sets
+/// gathered from their scalars once), and scalars are taken out for what reads a member
+/// outside lanes.
+fn lane_group(
+    context: &LaneContext,
+    g: usize,
+    defined: &dyn Fn(NodeId) -> bool,
+    emitter: &mut Emitter,
+    bindings: &mut Bindings,
+    lane_names: &[Option<Ident>],
+    gathered: &mut HashMap<[Option<NodeId>; WIDTH], Ident>,
+) -> Ident {
+    let LaneContext { dag, cache, lanes, groups, targets, scalar_read } = *context;
+    let members = groups.computed[g];
+    let representative = members.iter().flatten().copied().next().expect("a set has members");
+    // The representative's lane children read their sets' lanes: computed sets
+    // by name, other sets gathered from their scalars once.
+    let paired: Vec<Option<Vec<NodeId>>> =
+        members.iter().map(|m| m.and_then(|m| lanes.paired_children(dag, representative, m))).collect();
+    let mut saved = Vec::new();
+    for (j, c) in dag.children(representative).into_iter().enumerate() {
+        // A constant the same in every lane stays a literal (below); one that
+        // differs (a ring's station) is gathered like any value read by lane.
+        if saved.iter().any(|(s, _)| *s == c) {
             continue;
         }
-        let value = emitter.render(*id).tokens;
-        statements.extend(quote!(#target = #value;));
+        let source = match (lanes.lane(c), groups.group_of.get(&c)) {
+            (Some(_), Some(&h)) => lane_names[h].clone().expect("children are emitted first"),
+            // Values the set reads by lane: its members' own children.
+            _ => {
+                let per_lane: [Option<NodeId>; WIDTH] =
+                    std::array::from_fn(|l| paired[l].as_ref().map(|children| children[j]));
+                if lanes.lane(c).is_none() && per_lane.iter().flatten().all(|&x| x == c) {
+                    // The same value in every lane: read as a scalar.
+                    continue;
+                }
+                match gathered.get(&per_lane) {
+                    Some(name) => name.clone(),
+                    None => {
+                        let values = per_lane.iter().map(|x| match x {
+                            Some(x) => emitter.render(*x).tokens,
+                            None => quote!(0.0),
+                        });
+                        let name = binding_name(None, &mut bindings.taken, &mut bindings.counter);
+                        bindings
+                            .statements
+                            .extend(quote!(let #name = softgen_runtime::Lanes4::from_array([#(#values),*]);));
+                        gathered.insert(per_lane, name.clone());
+                        name
+                    }
+                }
+            }
+        };
+        saved.push((c, emitter.bound.insert(c, source)));
     }
-    statements
+    let value = emitter.render_node(representative).tokens;
+    for (c, previous) in saved.into_iter().rev() {
+        match previous {
+            Some(name) => emitter.bound.insert(c, name),
+            None => emitter.bound.remove(&c),
+        };
+    }
+    let lanes_name = dag.names.get(&representative).map(|n| format!("lanes_{n}"));
+    let name = binding_name(lanes_name.as_ref(), &mut bindings.taken, &mut bindings.counter);
+    bindings.statements.extend(quote!(let #name = #value;));
+    // Scalars for what reads a member outside lanes: outputs, cache fields
+    // defined here, and scalar parents.
+    let mut any = false;
+    let pattern = members.map(|m| match m {
+        Some(m) if defined(m) => {
+            any = true;
+            bindings.assigned.insert(m);
+            let field = &cache[&m];
+            emitter.bound.insert(m, field.clone());
+            quote!(#field)
+        }
+        Some(m) if targets.contains_key(&m) || scalar_read.contains(&m) => {
+            any = true;
+            let scalar = binding_name(dag.names.get(&m), &mut bindings.taken, &mut bindings.counter);
+            emitter.bound.insert(m, scalar.clone());
+            quote!(#scalar)
+        }
+        _ => quote!(_),
+    });
+    if any {
+        bindings.statements.extend(quote!(let [#(#pattern),*] = #name.to_array();));
+    }
+    name
 }
 
 /// A kernel's order of emission with sets in lanes: each set one unit after all its members'
