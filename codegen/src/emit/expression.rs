@@ -715,42 +715,8 @@ pub(super) fn body_in_loops(
     outline: Option<&Arguments>,
 ) -> (TokenStream, TokenStream) {
     let stops = |id: NodeId| cache.contains_key(&id) || dag.is_leaf(id);
-    // Post-order over everything the outputs read, stopping at cache reads and leaves.
     let post_order = |roots: &mut dyn Iterator<Item = NodeId>, skip: &dyn Fn(NodeId) -> bool| {
-        let mut order = Vec::new();
-        let mut uses: HashMap<NodeId, usize> = HashMap::new();
-        let mut moving_parent: HashSet<NodeId> = HashSet::new();
-        let mut visited = HashSet::new();
-        for root in roots {
-            *uses.entry(root).or_default() += 1;
-            if visited.contains(&root) || skip(root) {
-                continue;
-            }
-            let mut stack = vec![(root, false)];
-            while let Some((id, expanded)) = stack.pop() {
-                if expanded {
-                    order.push(id);
-                    continue;
-                }
-                if !visited.insert(id) {
-                    continue;
-                }
-                stack.push((id, true));
-                if stops(id) {
-                    continue;
-                }
-                for c in dag.children(id).into_iter().rev() {
-                    *uses.entry(c).or_default() += 1;
-                    if moves[id] && !moves[c] {
-                        moving_parent.insert(c);
-                    }
-                    if !visited.contains(&c) && !skip(c) {
-                        stack.push((c, false));
-                    }
-                }
-            }
-        }
-        (order, uses, moving_parent)
+        moving_post_order(dag, &stops, moves, roots, skip)
     };
     let mut emitter = Emitter::new(dag, params, cache, quote!(cache.));
     emitter.read_values(values);
@@ -821,7 +787,6 @@ pub(super) fn body_in_loops(
     for (g, ((coordinates, outputs), (order, uses, _))) in groups.iter().zip(&traversals).enumerate() {
         let fixed_names = taken.clone();
         let mut inner = TokenStream::new();
-        let group_loop;
         for &id in order {
             if !moves[id] || stops(id) || fixed.contains_key(&id) {
                 continue;
@@ -830,56 +795,7 @@ pub(super) fn body_in_loops(
                 inner.extend(bind(&mut emitter, &mut taken, id));
             }
         }
-        if coordinates.len() == 1 {
-            for (target, id) in outputs {
-                let value = emitter.render(*id).tokens;
-                inner.extend(quote!(#target = #value;));
-            }
-            let coordinate = Literal::usize_unsuffixed(coordinates[0]);
-            group_loop = quote! {
-                for j in [#coordinate] {
-                    let mut dq = SVector::<f64, DOF>::zeros();
-                    dq[j] = 1.0;
-                    #inner
-                }
-            };
-        } else {
-            // Groups of two or more: every direction of the group at once, one lane each
-            // (`softgen_runtime::Lanes2` and `Lanes4`), the values then stored column by
-            // column.
-            let width = lane_width(coordinates.len());
-            let chunks = coordinates.chunks(width).map(|chunk| {
-                let mut lanes: Vec<TokenStream> = chunk
-                    .iter()
-                    .map(|&c| {
-                        let c = Literal::usize_unsuffixed(c);
-                        quote!(#c)
-                    })
-                    .collect();
-                lanes.resize(width, quote!(softgen_runtime::NO_COLUMN));
-                quote!([#(#lanes),*])
-            });
-            let mut stores = TokenStream::new();
-            for (k, (target, id)) in outputs.iter().enumerate() {
-                let value = emitter.render(*id).tokens;
-                let name = format_ident!("lanes_out{}", k);
-                inner.extend(quote!(let #name = #value;));
-                stores.extend(quote!(#target = softgen_runtime::LaneValue::lane(#name, lane);));
-            }
-            let lanes = format_ident!("Lanes{}", width);
-            group_loop = quote! {
-                for columns in [#(#chunks),*] {
-                    let dq = softgen_runtime::#lanes::unit_directions::<DOF>(columns);
-                    #inner
-                    for (lane, j) in columns.into_iter().enumerate() {
-                        if j == softgen_runtime::NO_COLUMN {
-                            break;
-                        }
-                        #stores
-                    }
-                }
-            };
-        }
+        let group_loop = group_loop(&mut emitter, coordinates, outputs, inner);
         match outline {
             Some(arguments) => {
                 let (declarations, names, kernel) = (&arguments.declarations, &arguments.names, &arguments.function);
@@ -903,6 +819,113 @@ pub(super) fn body_in_loops(
         taken = fixed_names;
     }
     (statements, functions)
+}
+
+/// Post-order over everything `roots` read, stopping at `stops` (cache reads and leaves) and
+/// skipping what `skip` holds; with each node's uses and the nodes no direction moves that
+/// a moving node reads.
+fn moving_post_order(
+    dag: &Dag,
+    stops: &dyn Fn(NodeId) -> bool,
+    moves: &[bool],
+    roots: &mut dyn Iterator<Item = NodeId>,
+    skip: &dyn Fn(NodeId) -> bool,
+) -> (Vec<NodeId>, HashMap<NodeId, usize>, HashSet<NodeId>) {
+    let mut order = Vec::new();
+    let mut uses: HashMap<NodeId, usize> = HashMap::new();
+    let mut moving_parent: HashSet<NodeId> = HashSet::new();
+    let mut visited = HashSet::new();
+    for root in roots {
+        *uses.entry(root).or_default() += 1;
+        if visited.contains(&root) || skip(root) {
+            continue;
+        }
+        let mut stack = vec![(root, false)];
+        while let Some((id, expanded)) = stack.pop() {
+            if expanded {
+                order.push(id);
+                continue;
+            }
+            if !visited.insert(id) {
+                continue;
+            }
+            stack.push((id, true));
+            if stops(id) {
+                continue;
+            }
+            for c in dag.children(id).into_iter().rev() {
+                *uses.entry(c).or_default() += 1;
+                if moves[id] && !moves[c] {
+                    moving_parent.insert(c);
+                }
+                if !visited.contains(&c) && !skip(c) {
+                    stack.push((c, false));
+                }
+            }
+        }
+    }
+    (order, uses, moving_parent)
+}
+
+/// A group's loop over its directions: a group of one coordinate inside `for j in [c]` with
+/// `dq` its unit direction; larger groups every direction at once, one lane each
+/// (`softgen_runtime::Lanes2` and `Lanes4`), the values then stored column by column.
+fn group_loop(
+    emitter: &mut Emitter,
+    coordinates: &[usize],
+    outputs: &[(TokenStream, NodeId)],
+    mut inner: TokenStream,
+) -> TokenStream {
+    if coordinates.len() == 1 {
+        for (target, id) in outputs {
+            let value = emitter.render(*id).tokens;
+            inner.extend(quote!(#target = #value;));
+        }
+        let coordinate = Literal::usize_unsuffixed(coordinates[0]);
+        quote! {
+            for j in [#coordinate] {
+                let mut dq = SVector::<f64, DOF>::zeros();
+                dq[j] = 1.0;
+                #inner
+            }
+        }
+    } else {
+        // Groups of two or more: every direction of the group at once, one lane each
+        // (`softgen_runtime::Lanes2` and `Lanes4`), the values then stored column by
+        // column.
+        let width = lane_width(coordinates.len());
+        let chunks = coordinates.chunks(width).map(|chunk| {
+            let mut lanes: Vec<TokenStream> = chunk
+                .iter()
+                .map(|&c| {
+                    let c = Literal::usize_unsuffixed(c);
+                    quote!(#c)
+                })
+                .collect();
+            lanes.resize(width, quote!(softgen_runtime::NO_COLUMN));
+            quote!([#(#lanes),*])
+        });
+        let mut stores = TokenStream::new();
+        for (k, (target, id)) in outputs.iter().enumerate() {
+            let value = emitter.render(*id).tokens;
+            let name = format_ident!("lanes_out{}", k);
+            inner.extend(quote!(let #name = #value;));
+            stores.extend(quote!(#target = softgen_runtime::LaneValue::lane(#name, lane);));
+        }
+        let lanes = format_ident!("Lanes{}", width);
+        quote! {
+            for columns in [#(#chunks),*] {
+                let dq = softgen_runtime::#lanes::unit_directions::<DOF>(columns);
+                #inner
+                for (lane, j) in columns.into_iter().enumerate() {
+                    if j == softgen_runtime::NO_COLUMN {
+                        break;
+                    }
+                    #stores
+                }
+            }
+        }
+    }
 }
 
 /// The values a kernel's direction groups bind, in all, above which [`body_in_loops`] makes
