@@ -718,19 +718,36 @@ pub(crate) fn section_rows(
     beyond: Option<&Composite>,
     above: &[(usize, Motion, Motion)],
     up: &Motion,
-    rows: Rows,
+    mut rows: Rows,
 ) {
+    let sums = shape_sums(dag, state);
+    let totals = mass_and_force_rows(dag, state, beyond, above, up, &sums, &mut rows);
+    christoffel_rows(dag, state, beyond, above, &totals, &mut rows);
+}
+
+/// A section's sums per shape variable x the coordinates move, with the gradient that
+/// weights them per coordinate (see [`shape_sums`]).
+struct ShapeSums {
+    moved: Vec<usize>,
+    /// Per coordinate, per moved shape variable: d(shape_x)/dq_a.
+    weights: Vec<Vec<NodeId>>,
+    /// Per moved shape variable, F_x in the world.
+    shape_totals: Vec<Force>,
+    /// M_xy = sum_k P_xk . G_y^k.
+    shape_mass: Vec<Vec<NodeId>>,
+    /// sum_k f_k . G_x^k, the Newton-Euler forces'.
+    shape_coriolis: Vec<NodeId>,
+}
+
+/// The slices' sums are taken per shape variable x the coordinates move, with its column
+/// G_x^k at slice k, and weighted by the gradient d(shape_x)/dq_a once per section: a
+/// coordinate's column is S_a^k = sum_x g_ax G_x^k with g constant. Per x: P_xk = I_k G_x^k
+/// (base frame), F_x = sum_k P_xk carried to the world, M_xy = sum_k P_xk . G_y^k and the
+/// Newton-Euler forces' sum_k f_k . G_x^k.
+fn shape_sums(dag: &mut Dag, state: &SectionState) -> ShapeSums {
     let name = &state.frame.name;
-    let coordinates = &state.frame.coordinates;
-    let count = coordinates.len();
     let zero_force = dag.zero_force();
     let base = &state.frame.base;
-    // The slices' sums are taken per shape variable x the coordinates move, with its column
-    // G_x^k at slice k, and weighted by the gradient d(shape_x)/dq_a once per section: a
-    // coordinate's column is S_a^k = sum_x g_ax G_x^k with g constant. Per x: P_xk = I_k G_x^k
-    // (base frame), F_x = sum_k P_xk carried to the world, M_xy = sum_k P_xk . G_y^k and the
-    // Newton-Euler forces' sum_k f_k . G_x^k. Per coordinate, the subtree beyond the tip:
-    // P_a^E = E S_a^tip (world).
     let moved = state.frame.moved_shape();
     let weights: Vec<Vec<NodeId>> =
         state.frame.gradient.iter().map(|g| moved.iter().map(|&x| g[x]).collect()).collect();
@@ -780,6 +797,26 @@ pub(crate) fn section_rows(
             dag.add(terms)
         })
         .collect();
+    ShapeSums { moved, weights, shape_totals, shape_mass, shape_coriolis }
+}
+
+/// Per coordinate, its rows of M (against every coordinate above and within the section),
+/// C qd and G; returns each coordinate's F_a, the momentum a unit rate of it gives
+/// everything it moves. Per coordinate, the subtree beyond the tip: P_a^E = E S_a^tip (world).
+fn mass_and_force_rows(
+    dag: &mut Dag,
+    state: &SectionState,
+    beyond: Option<&Composite>,
+    above: &[(usize, Motion, Motion)],
+    up: &Motion,
+    sums: &ShapeSums,
+    rows: &mut Rows,
+) -> Vec<Force> {
+    let name = &state.frame.name;
+    let coordinates = &state.frame.coordinates;
+    let count = coordinates.len();
+    let zero_force = dag.zero_force();
+    let ShapeSums { moved, weights, shape_totals, shape_mass, shape_coriolis } = sums;
     let projected_beyond: Vec<Force> = (0..count)
         .map(|a| match beyond {
             Some(e) => dag.inertia_times(&e.inertia, &state.tip.columns[a]),
@@ -830,8 +867,25 @@ pub(crate) fn section_rows(
         rows.gravity[i] = dag.add2(weight, state.elastic[a].force);
     }
 
-    // Christoffel C. Per coordinate b: column forces I_k Sdot_b^k + B_k S_b^k (and beyond),
-    // their sum R_b, and Q_b = sum B_k' S_b^k (+ beyond).
+    totals
+}
+
+/// Christoffel C. Per coordinate b: column forces I_k Sdot_b^k + B_k S_b^k (and beyond),
+/// their sum R_b, and Q_b = sum B_k' S_b^k (+ beyond); the entries against the coordinates
+/// above read them with `totals` (each coordinate's F_a), those within the section the
+/// column forces slice by slice.
+fn christoffel_rows(
+    dag: &mut Dag,
+    state: &SectionState,
+    beyond: Option<&Composite>,
+    above: &[(usize, Motion, Motion)],
+    totals: &[Force],
+    rows: &mut Rows,
+) {
+    let name = &state.frame.name;
+    let coordinates = &state.frame.coordinates;
+    let count = coordinates.len();
+    let zero_force = dag.zero_force();
     let mut column_forces: Vec<Vec<Force>> = Vec::new();
     let mut column_beyond: Vec<Force> = Vec::new();
     for b in 0..count {
