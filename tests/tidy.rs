@@ -1,9 +1,9 @@
 //! The house kept by test, as rust-analyzer's tidy does: the layer order of the runtime and
 //! of the CLI's library, robot names only where robots live, every folder of source in
 //! ARCHITECTURE.md's code map, every source file saying what it is for, every crate written
-//! by hand naming its own profiles, no import cycle between a crate's files, and rustfmt's
-//! layout. Each check reads the tree as it is on disk and names every place that breaks its
-//! rule.
+//! by hand naming its own profiles, no import cycle between a crate's files, no hand-written
+//! function over 150 lines or file over 1,000 without a listed reason, and rustfmt's layout.
+//! Each check reads the tree as it is on disk and names every place that breaks its rule.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -530,4 +530,306 @@ fn the_cycle_check_finds_a_loop_and_reads_groups() {
     let edge = |a: &str, b: &str| (vec![a.to_string()], BTreeSet::from([vec![b.to_string()]]));
     let looped = std::collections::BTreeMap::from([edge("a", "b"), edge("b", "c"), edge("c", "a"), edge("d", "a")]);
     assert_eq!(cycles(&looped), vec![vec![vec!["a".to_string()], vec!["b".to_string()], vec!["c".to_string()]]]);
+}
+
+/// The folders of hand-written Rust whose functions and files are held to a length.
+const HAND_WRITTEN: &[&str] = &[
+    "src",
+    "app/src",
+    "runtime/src",
+    "codegen/src",
+    "codegen/tests",
+    "comedi/src",
+    "python/src",
+    "generated/tests",
+    "examples/two_link_arm/src",
+    "examples/two_link_arm/tests",
+    "tests",
+    "benches",
+];
+
+/// Longest a hand-written function may be, in lines from `fn` to its closing brace.
+const FUNCTION_LINES: usize = 150;
+/// Longest a hand-written file may be, in lines.
+const FILE_LINES: usize = 1000;
+
+/// Hand-written functions longer than [`FUNCTION_LINES`], each with why: file, function, reason.
+/// A function over the limit that is not listed fails tidy, and so does a listed one that is
+/// no longer over it, so the list only shrinks.
+const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
+    (
+        "app/src/hardware/config.rs",
+        "parse",
+        "RunConfig::parse reads every table of a run configuration, the four MPC solvers' among them; \
+         not yet cut: it becomes one controller enum parsed in one place",
+    ),
+    (
+        "app/src/hardware/run.rs",
+        "run_horizon_mpc",
+        "one of the run_* bodies that the one controller concept makes one generic function; not yet cut",
+    ),
+    ("app/src/hardware/run.rs", "run_configured", "as run_horizon_mpc: the dispatch over controllers; not yet cut"),
+    ("app/src/hardware/run.rs", "run_valves", "as run_horizon_mpc; not yet cut"),
+    (
+        "app/src/simulate/scenario.rs",
+        "visit",
+        "a scenario's run for one robot type (setup, the loop, the outputs); not yet cut",
+    ),
+    (
+        "codegen/src/derive.rs",
+        "derive",
+        "the tests' independent oracle, the whole-body expansion kept in one piece; not yet moved out of the library",
+    ),
+    (
+        "runtime/src/simulation/system_jacobian.rs",
+        "contact_jacobian",
+        "the contact forces' part of dF/dq and dF/dqd, per segment and per frame as the right-hand side sums \
+         them; not yet cut",
+    ),
+    (
+        "src/papers/pinniped/experiments.rs",
+        "pinniped_protocol",
+        "the paper's protocol step by step (its figures' runs in order); not yet cut",
+    ),
+    (
+        "src/papers/underwater_snake/experiments.rs",
+        "swim_case",
+        "one case's runs, samples and the paper's figures; not yet cut",
+    ),
+    ("src/bin/softgen-board-emulator.rs", "run", "the emulator's command line and its serial loop; not yet cut"),
+    (
+        "generated/tests/derivatives.rs",
+        "check_model",
+        "every derivative check of one robot against finite differences, in a row on shared states; not yet cut",
+    ),
+    (
+        "generated/tests/invariants.rs",
+        "check_model",
+        "every physics invariant of one robot, in a row on shared states; not yet cut",
+    ),
+    (
+        "codegen/tests/codegen.rs",
+        "symbolic_derivation_snapshots_and_generated_code_is_fresh",
+        "the regeneration check: derivation snapshots, then every spec, lib.rs and example module, in the order \
+         symbolica needs; not yet cut",
+    ),
+    (
+        "tests/models/system_jacobian.rs",
+        "exact_jacobian_matches",
+        "the exact system Jacobian against central differences on one surface, block by block; not yet cut",
+    ),
+];
+
+/// Hand-written files longer than [`FILE_LINES`], each with why: file, reason. Checked as
+/// [`LONG_FUNCTIONS`] is.
+const LONG_FILES: &[(&str, &str)] = &[
+    (
+        "app/src/hardware/config.rs",
+        "the run configuration's parser with every controller's settings; splits when each controller holds its own",
+    ),
+    (
+        "app/src/hardware/run.rs",
+        "the run_* bodies of every controller; splits when each controller is a module behind one trait",
+    ),
+    (
+        "runtime/src/optimal_control/ddp.rs",
+        "box-DDP's backward and forward passes with their line search and regularisation, one solver; not yet split",
+    ),
+];
+
+/// A file's text with its comments, string literals and character literals blanked out
+/// (newlines kept), so braces and `fn` are found in code alone. Lifetimes stay.
+fn blank_literals(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        // The span [i, end) of a comment or literal starting here, if one does.
+        let end = if c == '/' && next == Some('/') {
+            let mut j = i;
+            while j < chars.len() && chars[j] != '\n' {
+                j += 1;
+            }
+            Some(j)
+        } else if c == '/' && next == Some('*') {
+            let (mut j, mut depth) = (i + 2, 1);
+            while j < chars.len() && depth > 0 {
+                if chars[j] == '/' && chars.get(j + 1) == Some(&'*') {
+                    depth += 1;
+                    j += 1;
+                } else if chars[j] == '*' && chars.get(j + 1) == Some(&'/') {
+                    depth -= 1;
+                    j += 1;
+                }
+                j += 1;
+            }
+            Some(j)
+        } else if c == 'r'
+            && (next == Some('"') || next == Some('#'))
+            && !is_identifier_char(chars.get(i.wrapping_sub(1)))
+        {
+            // A raw string r"..." or r#"..."#: ends at a quote followed by as many hashes.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if chars.get(j) == Some(&'"') {
+                j += 1;
+                loop {
+                    if j >= chars.len() {
+                        break Some(j);
+                    }
+                    if chars[j] == '"' && (1..=hashes).all(|h| chars.get(j + h) == Some(&'#')) {
+                        break Some(j + 1 + hashes);
+                    }
+                    j += 1;
+                }
+            } else {
+                None
+            }
+        } else if c == '"' {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != '"' {
+                j += if chars[j] == '\\' { 2 } else { 1 };
+            }
+            Some(j + 1)
+        } else if c == '\'' {
+            // '\n', '\'', '\u{1F600}' or 'x' is a character; 'a (no closing quote) a lifetime.
+            if next == Some('\\') {
+                let mut j = i + 2;
+                while j < chars.len() && chars[j] != '\'' {
+                    j += 1;
+                }
+                Some(j + 1)
+            } else if chars.get(i + 2) == Some(&'\'') {
+                Some(i + 3)
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        match end {
+            Some(end) => {
+                let end = end.min(chars.len());
+                out.extend(chars[i..end].iter().map(|&c| blank(c)));
+                i = end;
+            }
+            None => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn is_identifier_char(c: Option<&char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric() || *c == '_')
+}
+
+/// Every function with a body in a file's code: its name, first line (1-based) and length in
+/// lines from `fn` to its closing brace. Functions inside functions are listed too.
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let code = blank_literals(text);
+    let bytes = code.as_bytes();
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut functions = Vec::new();
+    let mut from = 0;
+    while let Some(found) = code[from..].find("fn ") {
+        let at = from + found;
+        from = at + 3;
+        if at > 0 && is_identifier_char(code[..at].chars().last().as_ref()) {
+            continue;
+        }
+        let name: String =
+            code[at + 3..].trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body opens at the first `{` before any `;` (a declaration without a body).
+        let Some(open) = code[at..].find(['{', ';']).map(|i| at + i) else { continue };
+        if bytes[open] == b';' {
+            continue;
+        }
+        let mut depth = 0;
+        let mut close = open;
+        for (i, b) in bytes[open..].iter().enumerate() {
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = open + i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        functions.push((name, line_of(at), line_of(close) - line_of(at) + 1));
+    }
+    functions
+}
+
+/// Whether a file is codegen's output (the example's module), which is not held to lengths.
+fn is_generated(text: &str) -> bool {
+    text.lines().take(4).any(|line| line.contains("Generated by softgen-codegen"))
+}
+
+#[test]
+fn no_hand_written_function_or_file_is_longer_than_its_limit_without_a_reason() {
+    let mut problems = Vec::new();
+    let mut long_functions = BTreeSet::new();
+    let mut long_files = BTreeSet::new();
+    for dir in HAND_WRITTEN {
+        for file in rust_files(dir) {
+            let text = read(&file);
+            if is_generated(&text) {
+                continue;
+            }
+            let path = file.to_string_lossy().replace('\\', "/");
+            let lines = text.lines().count();
+            if lines > FILE_LINES {
+                long_files.insert(path.clone());
+                if !LONG_FILES.iter().any(|(f, _)| *f == path) {
+                    problems.push(format!(
+                        "{path}: {lines} lines, over {FILE_LINES}: split it by concern, or list it with its reason in LONG_FILES"
+                    ));
+                }
+            }
+            for (name, line, length) in function_lengths(&text) {
+                if length > FUNCTION_LINES {
+                    long_functions.insert((path.clone(), name.clone()));
+                    if !LONG_FUNCTIONS.iter().any(|(f, n, _)| *f == path && *n == name) {
+                        problems.push(format!(
+                            "{path}:{line}: fn {name} is {length} lines, over {FUNCTION_LINES}: cut it into named steps, or list it with its reason in LONG_FUNCTIONS"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for (file, name, _) in LONG_FUNCTIONS {
+        if !long_functions.contains(&(file.to_string(), name.to_string())) {
+            problems.push(format!("{file}: fn {name} is listed in LONG_FUNCTIONS but no longer over {FUNCTION_LINES} lines (or gone): remove it from the list"));
+        }
+    }
+    for (file, _) in LONG_FILES {
+        if !long_files.contains(*file) {
+            problems.push(format!("{file} is listed in LONG_FILES but no longer over {FILE_LINES} lines (or gone): remove it from the list"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn function_lengths_see_code_not_literals() {
+    let text = "fn a() {\n    let s = \"fn b() {\";\n    let c = '{';\n    // fn c() {\n    let r = r#\"}\"#;\n}\nfn d<'x>(v: &'x str) -> &'x str {\n    v\n}\nfn e();\n";
+    assert_eq!(function_lengths(text), vec![("a".to_string(), 1, 6), ("d".to_string(), 7, 3)]);
 }
