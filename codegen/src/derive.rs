@@ -14,8 +14,8 @@
 //! `symbolic.rs`): the two share only the names of the symbols, the interface through which
 //! their outputs are compared.
 
-use crate::expr::{shortest_decimal, Expr, Number};
 use crate::model::{CoordinateKind, Inertia, Robot};
+use crate::spec::expr::{shortest_decimal, Expr, Number};
 use crate::spec::{BaseKind, JointKind};
 use crate::symbolic::{param_symbol, q_symbol, qd_symbol};
 use symbolica::prelude::*;

@@ -1,19 +1,19 @@
 //! The generator's entry points: spec text to generated Rust source with the time of each
 //! stage, whole spec directories to generated/, and a readable report of the equations.
 
+use crate::algorithms::recursive::equations;
+use crate::dag::differentiate::derivatives;
+use crate::dag::equations::Equations;
 use crate::derive::{derive, Derived};
-use crate::differentiate::derivatives;
 use crate::emit::{emit, format_module};
-use crate::equations::Equations;
-use crate::local::{links, local_report};
 use crate::model::Robot;
-use crate::recursive::equations;
 use crate::registry::{
     app_manifest, app_manifest_path, app_source, app_source_path, apps_library_source, apps_manifest,
     generated_manifest, library_source, robot_manifest, robot_manifest_path, RegistryEntry, APP_CRATES,
 };
 use crate::scaling::{planar_snake_spec, scaling_name, scaling_origin, SCALING_LINKS};
-use crate::validate::{load, SpecErrors};
+use crate::spec::validate::{load, SpecErrors};
+use crate::symbolic::local::{links, local_report};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -182,7 +182,7 @@ fn generate_robot(robot: Robot, validate: f64) -> Result<Generated, GenerateErro
 pub fn load_file(spec: &Path, display_path: &str) -> Result<Robot, GenerateError> {
     let text = read_spec(spec, display_path)?;
     let folder = spec.parent().unwrap_or(Path::new(""));
-    crate::validate::load_in(display_path, &text, folder).map_err(GenerateError::Spec)
+    crate::spec::validate::load_in(display_path, &text, folder).map_err(GenerateError::Spec)
 }
 
 /// Reads a spec file and generates its module for a crate of the user's own (written by
@@ -195,7 +195,7 @@ pub fn generate_out_of_tree(spec: &Path, display_path: &str, regenerate: &str) -
 /// Reads a spec file and generates its module. `display_path` is the path written into the
 /// header (relative to the workspace, so output does not depend on where it runs).
 pub fn generate_file(spec: &Path, display_path: &str) -> Result<Generated, GenerateError> {
-    generate_spec_file(spec, display_path, crate::validate::IN_TREE_COMMAND)
+    generate_spec_file(spec, display_path, crate::spec::validate::IN_TREE_COMMAND)
 }
 
 /// A spec file's module, its header naming `regenerate` as the command that rewrites it.
@@ -222,12 +222,15 @@ fn read_spec(spec: &Path, display_path: &str) -> Result<String, GenerateError> {
     // loaded.
     let file = std::fs::File::open(spec).map_err(|error| GenerateError::Io { path: spec.to_path_buf(), error })?;
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, crate::validate::MAX_SPEC_BYTES as u64 + 1), &mut bytes)
-        .map_err(|error| GenerateError::Io { path: spec.to_path_buf(), error })?;
-    if bytes.len() > crate::validate::MAX_SPEC_BYTES {
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, crate::spec::validate::MAX_SPEC_BYTES as u64 + 1),
+        &mut bytes,
+    )
+    .map_err(|error| GenerateError::Io { path: spec.to_path_buf(), error })?;
+    if bytes.len() > crate::spec::validate::MAX_SPEC_BYTES {
         return Err(GenerateError::Emit {
             path: display_path.to_string(),
-            message: format!("the spec is more than {} bytes, the limit", crate::validate::MAX_SPEC_BYTES),
+            message: format!("the spec is more than {} bytes, the limit", crate::spec::validate::MAX_SPEC_BYTES),
         });
     }
     let text = String::from_utf8(bytes).map_err(|e| GenerateError::Io {

@@ -4,36 +4,21 @@
 //! Symbolica runs restricted without a licence key (one thread per user at a time), so
 //! nothing here spawns threads and tests that call it run one at a time.
 
+mod algorithms;
 mod dag;
 mod derive;
-mod differentiate;
 mod emit;
-mod equations;
-mod expr;
 mod generate;
-mod hydrodynamics;
-mod local;
 mod model;
-mod quadrature;
-mod recursive;
 mod registry;
-mod repeat;
 mod scaling;
-mod section;
-mod section_pass;
 mod sizes;
-mod spatial;
 mod spec;
-mod spec_error;
 mod symbolic;
-mod tree;
-mod urdf;
-mod validate;
 
+pub use dag::equations::Equations;
 pub use derive::{derive, Derived};
 pub use emit::camel;
-pub use equations::Equations;
-pub use expr::{parse as parse_expression, Expr, Number, ParseError};
 pub use generate::{
     expanded_equations, fixture_robot, generate_file, generate_fixture, generate_out_of_tree, generate_source,
     is_spec_file, load_file, recursive_equations, symbolic_report, workspace_files, GenerateError, Generated,
@@ -44,6 +29,7 @@ pub use registry::{
     app_package, robot_crate_path, robot_module_path, robot_package, APP_CRATES, FIXTURE_CRATES, ROBOT_CRATES,
 };
 pub use scaling::{is_scaling_fixture, planar_snake_spec, scaling_name, SCALING_LINKS};
-pub use section::{kinematics_report, section_kinematics, SectionKinematics};
 pub use sizes::{kernel_sizes, module_structure, KernelSize, SizeBudget, Structure, SIZE_BUDGET_PATH};
-pub use validate::{load, load_in, SpecError, SpecErrors};
+pub use spec::expr::{parse as parse_expression, Expr, Number, ParseError};
+pub use spec::validate::{load, load_in, SpecError, SpecErrors};
+pub use symbolic::section::{kinematics_report, section_kinematics, SectionKinematics};

@@ -1,7 +1,7 @@
 //! The validated robot description that derivation works from: bodies in parent-first
 //! order, generalized coordinates, contact points, parameters and defaults.
 
-use crate::expr::Expr;
+use crate::spec::expr::Expr;
 use crate::spec::{Anisotropy, BaseKind, JointKind, Plane};
 
 /// One numeric runtime parameter with its default.

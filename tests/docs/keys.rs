@@ -468,7 +468,7 @@ pub fn reference_page(reference: &Reference) -> Result<(String, Vec<DocumentedDe
 /// The spec's reference.
 pub const SPEC: Reference = Reference {
     title: "Spec keys",
-    source: "codegen/src/spec.rs",
+    source: "codegen/src/spec/mod.rs",
     root: "Spec",
     introduction: "Every key a robot's spec (`model-specs/<robot>.toml`) takes, table by table, as the spec's \
 parser reads it. A *value* is a number or a string expression of the spec's parameters \

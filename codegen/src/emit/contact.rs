@@ -4,7 +4,7 @@
 // The emitter's imports and helpers, shared by its files.
 use super::shapes::{arms_by_shape, Arm, Functions};
 use super::*;
-use crate::equations::Derivatives;
+use crate::dag::equations::Derivatives;
 use quote::ToTokens;
 
 /// Most coordinates a contact frame owns: a soft section's.

@@ -22,11 +22,11 @@ mod water;
 
 pub use names::camel;
 
+use crate::algorithms::spatial::Articulated;
+use crate::dag::equations::{Equations, InverseDynamicsDerivatives};
 use crate::dag::{Dag, Function, Input, Node, NodeId};
-use crate::equations::{Equations, InverseDynamicsDerivatives};
-use crate::expr::{Expr, Number};
 use crate::model::{CoordinateKind, Robot, Rule, SectionKind, TerrainDefault};
-use crate::spatial::Articulated;
+use crate::spec::expr::{Expr, Number};
 use crate::spec::Anisotropy;
 use cache::{call_statements, StateCache};
 use contact::{contact_frame_tangents, contact_frames};

@@ -24,7 +24,7 @@ pub(super) fn soft_sections(
         let first = idx(section.first_coordinate);
         let count = idx(section.coordinates);
         // The rotation the tree uses, rounding residue (cos(pi / 2)) shown as the zero it is.
-        let mount = crate::local::fixed_rotation(body.rotation, robot.plane_normal()).map(|row| {
+        let mount = crate::symbolic::local::fixed_rotation(body.rotation, robot.plane_normal()).map(|row| {
             let row = row.map(|v| float(if v.abs() < 1e-15 { 0.0 } else { v }));
             quote!([#(#row),*])
         });
@@ -48,7 +48,7 @@ pub(super) fn soft_sections(
         }
     }
     let centre_body = kernel(&centre_outputs);
-    let segments = crate::recursive::CENTRE_LINE_SEGMENTS;
+    let segments = crate::algorithms::recursive::CENTRE_LINE_SEGMENTS;
     let centre_doc = doc(&format!(
         "Points along each soft section's centre line at xi = k / {segments}, k = 0 ..= {segments}, section by section (for drawing)."
     ));

@@ -33,19 +33,19 @@ use points::*;
 use rows::*;
 use water::*;
 
-use crate::dag::{Dag, Input, NodeId};
-use crate::equations::{
+use crate::algorithms::hydrodynamics::{self, WaterNodes, WaterRows};
+use crate::algorithms::section_pass::{section_rows, section_state, Pieces, Rows, SectionState, Station};
+use crate::algorithms::spatial::{Articulated, Force, Mat3, Motion, Vec3};
+use crate::algorithms::tree::{body_state, BodyState, Composite, Frame};
+use crate::dag::equations::{
     ArticulatedBody, ArticulatedJoint, AtomReader, ContactFrame, DerivativeJoint, Drawing, DrawnBody, Equations,
     InverseDynamicsDerivatives,
 };
-use crate::hydrodynamics::{self, WaterNodes, WaterRows};
-use crate::local::{contact_point_offset, Link, LinkJointKind};
+use crate::dag::{Dag, Input, NodeId};
 use crate::model::{ContactPoint, Robot, Thruster};
-use crate::section::section_kinematics;
-use crate::section_pass::{section_rows, section_state, Pieces, Rows, SectionState, Station};
-use crate::spatial::{Articulated, Force, Mat3, Motion, Vec3};
 use crate::symbolic::from_expr;
-use crate::tree::{body_state, BodyState, Composite, Frame};
+use crate::symbolic::local::{contact_point_offset, Link, LinkJointKind};
+use crate::symbolic::section::section_kinematics;
 use std::collections::HashMap;
 
 /// Segments of each section's drawn centre line (points at xi = k / 6).

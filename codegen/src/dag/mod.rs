@@ -6,8 +6,14 @@
 //! inertia): sums and products never flatten them into their parents, so the emitted code
 //! keeps the robot's tree instead of re-expanding it from the base. A pinned node may carry a
 //! name, which the emitter uses for its `let`.
+//!
+//! Below it, forward-mode derivatives in the DAG (`differentiate.rs`) and every output of a
+//! module as its nodes (`equations.rs`).
 
-use crate::expr::{Expr, Number};
+pub(crate) mod differentiate;
+pub(crate) mod equations;
+
+use crate::spec::expr::{Expr, Number};
 use std::collections::HashMap;
 
 pub type NodeId = usize;

@@ -4,8 +4,8 @@
 //! section pass (`section_pass.rs`) and the water (`hydrodynamics.rs`) build on these and
 //! never on each other's internals.
 
+use crate::algorithms::spatial::{Force, Inertia, InertiaRate, Mat3, Motion, Vec3};
 use crate::dag::{Dag, NodeId};
-use crate::spatial::{Force, Inertia, InertiaRate, Mat3, Motion, Vec3};
 
 /// A frame moving with a body: world pose, spatial velocity and bias acceleration.
 #[derive(Clone, Copy)]

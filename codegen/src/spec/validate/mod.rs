@@ -20,16 +20,16 @@ mod soft;
 mod values;
 mod water;
 
-use crate::expr::{self, Expr, Number};
 use crate::model::{
     Body, ContactPoint, Coordinate, CoordinateKind, Elasticity, EnvironmentDefaults, GaitDefaults, Hull, Inertia,
     Joint, MuscleBank, Parameter, ParameterRule, PlanarChainCoordinates, Robot, Rule, SectionKind, SkinPlacement,
     SoftSection, TerrainDefault, Thruster, Valve, ValveGaitDefaults, Viscosity, Water,
 };
-use crate::repeat;
+pub(crate) use crate::spec::error::is_identifier;
+pub use crate::spec::error::{SpecError, SpecErrors};
+use crate::spec::expr::{self, Expr, Number};
+use crate::spec::repeat;
 use crate::spec::{self, Anisotropy, BaseKind, JointKind, Plane, Spec, Value};
-pub(crate) use crate::spec_error::is_identifier;
-pub use crate::spec_error::{SpecError, SpecErrors};
 use softgen_runtime::physical_inertia;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -165,7 +165,7 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
         let seeds = i.collision_points.as_ref().map(|c| {
             let c = c.get_ref();
             let shapes: Vec<spec::CollisionShape> = c.shapes.iter().map(|s| *s.get_ref()).collect();
-            crate::urdf::CollisionSeeds {
+            crate::spec::urdf::CollisionSeeds {
                 links: c.links.iter().map(|l| l.get_ref().as_str()).collect(),
                 shapes: if shapes.is_empty() {
                     vec![spec::CollisionShape::Box, spec::CollisionShape::Sphere, spec::CollisionShape::Cylinder]
@@ -174,7 +174,7 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
                 },
             }
         });
-        let imported = match crate::urdf::import(
+        let imported = match crate::spec::urdf::import(
             path,
             folder,
             i.urdf.get_ref(),
@@ -210,7 +210,7 @@ pub fn load_in(path: &str, source: &str, folder: &std::path::Path) -> Result<Rob
                 );
             }
         }
-        crate::urdf::apply_frames(&imported.frames, &mut bodies, &mut contact_points, &mut markers);
+        crate::spec::urdf::apply_frames(&imported.frames, &mut bodies, &mut contact_points, &mut markers);
         // Seeded points are already on their bodies; after the spec's own (the robot's limit
         // on contact points counts them with the rest).
         for (label, points) in imported.contact_points {

@@ -55,7 +55,7 @@ pub struct Link {
 }
 
 /// A soft section as a joint of the tree: its coordinates set three shape variables (length
-/// and bending-angle vector, see [`crate::section`]), and its mass is a row of thin slices at
+/// and bending-angle vector, see [`crate::symbolic::section`]), and its mass is a row of thin slices at
 /// Gauss-Legendre nodes.
 pub struct SectionLink {
     pub coordinates: Vec<usize>,
@@ -203,7 +203,7 @@ pub fn links(robot: &Robot) -> Vec<Link> {
                     })
                 }
                 (Inertia::Full([xx, yy, zz, xy, xz, yz]), _) => {
-                    let e = |x: &crate::expr::Expr| from_expr(x).expand();
+                    let e = |x: &crate::spec::expr::Expr| from_expr(x).expand();
                     [[e(xx), e(xy), e(xz)], [e(xy), e(yy), e(yz)], [e(xz), e(yz), e(zz)]]
                 }
                 // A planar inertia in a spatial robot does not pass validation.
@@ -369,7 +369,7 @@ pub fn local_report(robot: &Robot, links: &[Link]) -> String {
 ///   bend_y = -2 / (3 r) sum_j l_j cos psi_j, bend_z = -2 / (3 r) sum_j l_j sin psi_j;
 /// - inextensible, curvatures (k_y, k_z): len = L0, bend = L0 (k_y, k_z);
 /// - planar, curvature k: len = L0, bend_y = L0 k (or bend_z, in the x-z plane).
-fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink {
+fn section_link(section: &SoftSection, mass: &crate::spec::expr::Expr) -> SectionLink {
     let count = section.coordinates;
     let coordinates: Vec<usize> = (0..count).map(|j| section.first_coordinate + j).collect();
     let q: Vec<Atom> = coordinates.iter().map(|&c| sym(&q_symbol(c))).collect();
@@ -406,7 +406,7 @@ fn section_link(section: &SoftSection, mass: &crate::expr::Expr) -> SectionLink 
         shape_gradient,
         mass: from_expr(mass).expand(),
         slice_inertia: section.slice_inertia.clone().map(|e| from_expr(&e).expand()),
-        quadrature: crate::quadrature::gauss_legendre(section.quadrature),
+        quadrature: crate::algorithms::quadrature::gauss_legendre(section.quadrature),
         elastic,
         damping: from_expr(&section.damping),
         viscosity: section.viscosity.as_ref().map(|v| ViscousLaw {

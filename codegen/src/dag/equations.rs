@@ -3,11 +3,11 @@
 //! whole-body expansion kept as a test oracle), and the derivatives' outputs that
 //! `differentiate.rs` adds to them.
 
+use crate::algorithms::spatial::{Articulated, Motion};
 use crate::dag::{Dag, Input, NodeId};
 use crate::derive::Derived;
-use crate::expr;
 use crate::model::Robot;
-use crate::spatial::{Articulated, Motion};
+use crate::spec::expr;
 use crate::symbolic::{param_symbol, q_symbol, qd_symbol};
 use symbolica::prelude::Atom;
 
@@ -362,7 +362,7 @@ impl Equations {
     }
 }
 
-/// A group of coordinates (see [`crate::differentiate::loop_groups`]) and, per own column of
+/// A group of coordinates (see [`crate::dag::differentiate::loop_groups`]) and, per own column of
 /// a contact frame, its tangent along a direction of the group's coordinates.
 pub type OwnColumnsGroup = (Vec<usize>, Vec<[NodeId; 6]>);
 
@@ -375,7 +375,7 @@ pub type OwnColumnsGroup = (Vec<usize>, Vec<[NodeId; 6]>);
 /// The unit directions give the partial derivatives column by column. (dID/dqd is 2 C, the
 /// Christoffel C's kernel, so it has none here.)
 pub struct Derivatives {
-    /// dID/dq whole, in groups of coordinates (see [`crate::differentiate::loop_groups`]):
+    /// dID/dq whole, in groups of coordinates (see [`crate::dag::differentiate::loop_groups`]):
     /// each group's rows are the tangent along a direction of its coordinates alone, so every
     /// node they do not move folds to zero, and a unit direction per coordinate gives its
     /// column; `None` where the recursive stage gave the closed form
@@ -388,7 +388,7 @@ pub struct Derivatives {
     /// Per contact frame, the coordinates of its own that move it (a skin ring's section's,
     /// of `ContactFrame::own`), in the order of its motion.
     pub contact_frames_own: Vec<Vec<usize>>,
-    /// Per contact frame, its own columns' tangents in the groups of [`crate::differentiate::loop_groups`] (over the
+    /// Per contact frame, its own columns' tangents in the groups of [`crate::dag::differentiate::loop_groups`] (over the
     /// coordinates that move them): (the group's coordinates, per own column in the order of
     /// `contact_frames_own`, its tangent along a direction of the group's coordinates).
     pub contact_frames_own_groups: Vec<Vec<OwnColumnsGroup>>,

@@ -18,10 +18,10 @@
 //! soft section's hull is its envelope at rest length, one disc per slice: the water pumped
 //! into its actuators weighs what it displaces, so the buoyant volume stays the rest volume.
 
+use crate::algorithms::quadrature::gauss_legendre;
+use crate::algorithms::spatial::{Articulated, Force, Motion, Vec3};
+use crate::algorithms::tree::Frame;
 use crate::dag::{Dag, NodeId};
-use crate::quadrature::gauss_legendre;
-use crate::spatial::{Articulated, Force, Motion, Vec3};
-use crate::tree::Frame;
 
 /// Gauss-Legendre strips along a rigid hull for the quadratic cross-flow drag.
 const STRIPS: usize = 4;

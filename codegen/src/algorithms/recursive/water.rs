@@ -16,7 +16,7 @@ pub(super) fn immerse_hulls(
     let (robot, links, states, reader) = (tree.robot, tree.links, tree.states, &tree.reader);
     let mut hulls = Vec::new();
     {
-        let node = |dag: &mut Dag, e: &crate::expr::Expr| reader.node(dag, &from_expr(e));
+        let node = |dag: &mut Dag, e: &crate::spec::expr::Expr| reader.node(dag, &from_expr(e));
         let nodes = WaterNodes {
             density: node(dag, &water.density)?,
             added_mass_coefficient: node(dag, &water.added_mass_coefficient)?,

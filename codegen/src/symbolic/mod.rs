@@ -4,8 +4,14 @@
 //! and 3-vector and 3 x 3 matrix arithmetic on atoms with rotations. Used by `local.rs`,
 //! `section.rs` and `recursive.rs`; `derive.rs` keeps its own arithmetic, so a bug here
 //! cannot hide behind the oracle.
+//!
+//! Below it, what symbolica derives: a link's local pieces (`local.rs`) and a section's
+//! (`section.rs`).
 
-use crate::expr::{shortest_decimal, Expr, Number};
+pub(crate) mod local;
+pub(crate) mod section;
+
+use crate::spec::expr::{shortest_decimal, Expr, Number};
 use symbolica::prelude::*;
 
 /// Symbol names used in derived expressions.

@@ -12,13 +12,13 @@
 //! - the Christoffel C by the same body sum as the rigid links (C = sum_b J_b' (I_b Jdot_b +
 //!   B_b J_b), so Mdot - 2 C is skew), with each slice's columns and their rates.
 
+use crate::algorithms::spatial::{Force, Inertia, Mat3, Motion, Vec3};
+use crate::algorithms::tree::{body_state, BodyState, Composite, Frame};
+use crate::dag::equations::{read_atom, AtomReader};
 use crate::dag::{Dag, Function, Input, NodeId};
-use crate::equations::{read_atom, AtomReader};
-use crate::expr::{Expr, Number};
-use crate::local::{Link, SectionLink};
-use crate::section::{stumpff_symbol, SectionKinematics, SHAPE, SHAPE_RATE, XI};
-use crate::spatial::{Force, Inertia, Mat3, Motion, Vec3};
-use crate::tree::{body_state, BodyState, Composite, Frame};
+use crate::spec::expr::{Expr, Number};
+use crate::symbolic::local::{Link, SectionLink};
+use crate::symbolic::section::{stumpff_symbol, SectionKinematics, SHAPE, SHAPE_RATE, XI};
 
 /// symbolica's local pieces read once, each split into its per-station sum.
 pub(crate) struct Pieces {
@@ -163,7 +163,7 @@ impl StationSum {
                 match &factor {
                     Expr::Sym(name) if name == XI => power += 1,
                     Expr::Pow(base, exponent) if matches!(&**base, Expr::Sym(name) if name == XI) => match **exponent {
-                        Expr::Num(crate::expr::Number::Rational(n, 1)) => power += n as i32,
+                        Expr::Num(crate::spec::expr::Number::Rational(n, 1)) => power += n as i32,
                         _ => return Err(format!("a station piece with a non-integer power of {XI}: {e}")),
                     },
                     Expr::Sym(name) if (0..8).any(|k| stumpff_symbol(k) == *name) => {
@@ -176,8 +176,8 @@ impl StationSum {
                 }
             }
             let coefficient = match rest.len() {
-                0 => Expr::Num(crate::expr::Number::Rational(1, 1)),
-                1 => rest.pop().unwrap_or(Expr::Num(crate::expr::Number::Rational(1, 1))),
+                0 => Expr::Num(crate::spec::expr::Number::Rational(1, 1)),
+                1 => rest.pop().unwrap_or(Expr::Num(crate::spec::expr::Number::Rational(1, 1))),
                 _ => Expr::Mul(rest),
             };
             match groups.iter_mut().find(|(n, k, _)| *n == power && *k == stumpff) {
@@ -700,7 +700,12 @@ pub(crate) struct Rows<'a> {
 }
 
 /// B u = 1/2 (dI/dt u + u x* h) and B' u = 1/2 (dI/dt u - u x* h) for a body or composite.
-fn b_times(dag: &mut Dag, rate: &crate::spatial::InertiaRate, momentum: &Force, u: &Motion) -> (Force, Force) {
+fn b_times(
+    dag: &mut Dag,
+    rate: &crate::algorithms::spatial::InertiaRate,
+    momentum: &Force,
+    u: &Motion,
+) -> (Force, Force) {
     let half = dag.number(0.5);
     let turned = dag.inertia_rate_times(rate, u);
     let carried = dag.force_cross(u, momentum);

@@ -5,7 +5,7 @@
 //! Every kind bends the same way and differs only in how its coordinates set three shape
 //! variables, each affine in the coordinates: the length `len` and the bending-angle vector
 //! (`bend_y`, `bend_z`) (the section turns about (0, -bend_z, bend_y) by its norm; see
-//! [`crate::local`] for each kind's map). With the rotation vector phi = xi (0, -bend_z,
+//! [`crate::symbolic::local`] for each kind's map). With the rotation vector phi = xi (0, -bend_z,
 //! bend_y) and s = |phi|^2:
 //! - frame R = exp([phi]x) = I + c1(s) [phi]x + c2(s) [phi]x^2,
 //! - centre line p = len xi J(phi) e_x, J = I + c2(s) [phi]x + c3(s) [phi]x^2 (the integral

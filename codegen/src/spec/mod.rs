@@ -1,5 +1,15 @@
 //! The spec file format: serde types mirroring the book's spec format (docs/src/reference/spec-format.md), with source spans
 //! kept on every field that validation may reject.
+//!
+//! The spec stage's files: its expressions (`expr.rs`), problems (`error.rs`), repeated
+//! entries (`repeat.rs`), the URDF import (`urdf/`) and validation into a `Robot`
+//! (`validate/`).
+
+pub(crate) mod error;
+pub(crate) mod expr;
+pub(crate) mod repeat;
+pub(crate) mod urdf;
+pub(crate) mod validate;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -61,7 +71,7 @@ pub struct Spec {
     /// How the root body moves. Required unless `[import]` gives the base.
     #[serde(default)]
     pub base: Option<Spanned<Base>>,
-    /// A URDF whose links become the robot's rigid tree (codegen/src/urdf.rs).
+    /// A URDF whose links become the robot's rigid tree (codegen/src/spec/urdf/).
     #[serde(default)]
     pub import: Option<Spanned<Import>>,
     /// The bodies, a tree through `parent`. Required unless `[import]` gives the tree.
@@ -274,7 +284,7 @@ pub struct Body {
 
 /// `repeat = { index = "k", from = 2, to = 20 }` on an entry of `bodies`, `contact_points`
 /// or `actuators`: the entry stands for one entry per k in from..=to, in place, each with the
-/// `{...}` placeholders of its strings evaluated (codegen/src/repeat.rs).
+/// `{...}` placeholders of its strings evaluated (codegen/src/spec/repeat.rs).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Repeat {

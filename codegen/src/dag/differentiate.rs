@@ -14,8 +14,8 @@
 //! dc_k/ds = (k c_(k+2) - c_(k+1)) / 2, so a soft section's derivatives stay finite through
 //! the straight pose, as its pose is.
 
+use crate::dag::equations::{Derivatives, Equations};
 use crate::dag::{Dag, Function, Input, Node, NodeId};
-use crate::equations::{Derivatives, Equations};
 use std::collections::HashMap;
 
 /// The highest Stumpff function the runtime evaluates (`softgen_runtime::stumpff`).

@@ -16,8 +16,8 @@ mod tree;
 
 pub use frames::apply_frames;
 
+use crate::spec::error::{is_identifier, SpecError};
 use crate::spec::{self, BodyKind, JointKind, Value};
-use crate::spec_error::{is_identifier, SpecError};
 use frames::*;
 use std::collections::BTreeMap;
 use std::path::Path;
