@@ -10,6 +10,9 @@
 //! each body's absolute angle as a sum of coordinates, nothing is expanded, and zero
 //! derivatives are skipped.
 //!
+//! Compiled only with the crate's `oracle` feature, which its own tests turn on: the library
+//! does not ship it.
+//!
 //! Its atom arithmetic and rotations are its own (the generation path has its copy in
 //! `symbolic.rs`): the two share only the names of the symbols, the interface through which
 //! their outputs are compared.

@@ -4,6 +4,7 @@
 use crate::algorithms::recursive::equations;
 use crate::dag::differentiate::derivatives;
 use crate::dag::equations::Equations;
+#[cfg(feature = "oracle")]
 use crate::derive::{derive, Derived};
 use crate::emit::{emit, format_module};
 use crate::model::Robot;
@@ -13,7 +14,9 @@ use crate::registry::{
 };
 use crate::scaling::{planar_snake_spec, scaling_name, scaling_origin, SCALING_LINKS};
 use crate::spec::validate::{load, SpecErrors};
-use crate::symbolic::local::{links, local_report};
+use crate::symbolic::local::links;
+#[cfg(feature = "oracle")]
+use crate::symbolic::local::local_report;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -257,6 +260,7 @@ pub fn recursive_equations(robot: &Robot) -> Result<Equations, String> {
 /// out in q from the base, M from its Jacobians, C from Christoffel symbols of M. Slow and
 /// large past a dozen coordinates; kept as the independent oracle the recursive path is
 /// tested against, and for the readable equations report.
+#[cfg(feature = "oracle")]
 pub fn expanded_equations(robot: &Robot) -> Result<(Derived, Equations), String> {
     let derived = derive(robot);
     let equations = Equations::from_expanded(robot, &derived)?;
@@ -265,6 +269,7 @@ pub fn expanded_equations(robot: &Robot) -> Result<(Derived, Equations), String>
 
 /// The equations printed readably: the local pieces codegen composes, then (from the
 /// whole-body expansion) coordinates, T, V, M (upper triangle), C qd and G.
+#[cfg(feature = "oracle")]
 pub fn symbolic_report(robot: &Robot, derived: &Derived) -> String {
     let mut out = String::new();
     out.push_str(&format!("# {}\n\n", robot.name));

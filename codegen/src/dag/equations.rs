@@ -5,6 +5,7 @@
 
 use crate::algorithms::spatial::{Articulated, Motion};
 use crate::dag::{Dag, Input, NodeId};
+#[cfg(feature = "oracle")]
 use crate::derive::Derived;
 use crate::model::Robot;
 use crate::spec::expr;
@@ -215,6 +216,7 @@ impl AtomReader<'_> {
 impl Equations {
     /// The whole-body expanded derivation read into a DAG (the oracle the recursive path is
     /// tested against).
+    #[cfg(feature = "oracle")]
     pub fn from_expanded(robot: &Robot, derived: &Derived) -> Result<Equations, String> {
         let reader = AtomReader { robot };
         let mut dag = Dag::default();

@@ -337,6 +337,7 @@ pub fn contact_point_offset(point: &ContactPoint) -> Vec3 {
 }
 
 /// The local pieces printed readably, one link at a time (for the equations snapshot).
+#[cfg(feature = "oracle")]
 pub fn local_report(robot: &Robot, links: &[Link]) -> String {
     let mut out = String::from("Local pieces (each link in its parent's frame)\n");
     for link in links {
