@@ -21,12 +21,12 @@ pub use dag::equations::Equations;
 #[cfg(feature = "oracle")]
 pub use derive::{derive, Derived};
 pub use emit::camel;
+#[cfg(feature = "oracle")]
+pub use generate::{expanded_equations, symbolic_report};
 pub use generate::{
     fixture_robot, generate_file, generate_fixture, generate_out_of_tree, generate_source, is_spec_file, load_file,
     recursive_equations, workspace_files, GenerateError, Generated, StageTimes,
 };
-#[cfg(feature = "oracle")]
-pub use generate::{expanded_equations, symbolic_report};
 pub use model::Robot;
 pub use registry::{
     app_package, robot_crate_path, robot_module_path, robot_package, APP_CRATES, FIXTURE_CRATES, ROBOT_CRATES,
