@@ -230,9 +230,9 @@ fn soft_snake(c: &mut Criterion) {
 /// curvatures, the base from the partitioned equations), the simplified model's, and one
 /// point of the speed map (12 s simulated) with each.
 fn wpi_snake(c: &mut Criterion) {
-    use softgen::papers::wpi_snake::{run_snake, SnakeModel, SnakeRun};
+    use softgen::papers::wpi_snake::{run_snake, SimplifiedChain, SnakeModel, SnakeRun};
     use softgen_generated::WpiSnake as W;
-    use softgen_runtime::{ActuatorResponse, ContactLaw, DrivenCoordinate, PrescribedSimulation, SimplifiedChain};
+    use softgen_runtime::{ActuatorResponse, ContactLaw, DrivenCoordinate, PrescribedSimulation};
     const WN: usize = 7;
     const WC: usize = 5;
     let p = <W as Model<WN, WC>>::Params::default();

@@ -79,7 +79,7 @@ pub use soft::real::{Dual, Real};
 pub use soft::stumpff::{stumpff, STUMPFF_FUNCTIONS};
 
 // Actuators.
-pub use actuators::actuator_response::{ActuatorResponse, ResponseState};
+pub use actuators::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
 pub use actuators::muscle_drive::{JointspaceToPressure, Muscle, MuscleDrive, MuscleInfo};
 pub use actuators::pd::JointPd;
 pub use actuators::valve_wave::ValveWave;
@@ -107,7 +107,6 @@ pub use simulation::failure_diagnosis::{likely_cause, LargestContactForce};
 pub use simulation::jacobian_workspace::SystemJacobian;
 pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
-pub use simulation::simplified_chain::{ChainPose, SimplifiedChain};
 pub use simulation::system_jacobian::{ControlInput, FactoredState};
 pub use simulation::valve_steering::{
     integrate_through_switches, next_valve_switch, SteeredValveWave, ValveDecisions, ValveDriven, ValveGains,

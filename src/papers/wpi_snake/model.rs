@@ -8,12 +8,13 @@
 //! constraint forces are those of the Lagrangian model; the simplified model is eqs 10-12
 //! (`SimplifiedChain`). Both use the same parameters, valve wave and wheel friction.
 
+use super::simplified_chain::SimplifiedChain;
 use nalgebra::{SVector, Vector2};
 use softgen_generated::wpi_snake::{Params, CONTACTS, DOF};
 use softgen_generated::WpiSnake;
 use softgen_runtime::{
     integrate_through_switches, ActuatorResponse, ContactLaw, DrivenCoordinate, FrictionLaw, JointPd, Model, ParamSet,
-    PrescribedSimulation, RungeKutta4, SimplifiedChain, Simulation, SimulationConfig, State, ValveWave,
+    PrescribedSimulation, RungeKutta4, Simulation, SimulationConfig, State, ValveWave,
 };
 
 /// Links of the snake.

@@ -14,11 +14,10 @@
 //! Coordinates: (p_x, p_y, theta_1), the centre of mass and the first link's heading; the
 //! curvatures are not state (they follow the responses in closed form).
 
-use crate::actuators::actuator_response::{ActuatorResponse, HeldResponses, ResponseState};
-use crate::environment::contact::ContactLaw;
-use crate::environment::contact::FrictionLaw;
-use crate::integration::integrator::{IntegrationError, SecondOrderSystem};
 use nalgebra::{SVector, Vector2, Vector3};
+use softgen_runtime::{
+    ActuatorResponse, ContactLaw, FrictionLaw, HeldResponses, IntegrationError, ResponseState, SecondOrderSystem,
+};
 
 /// A chain of `L` links and `L - 1` segments.
 #[derive(Clone, Debug)]
@@ -212,7 +211,7 @@ impl<const L: usize> SecondOrderSystem<3> for SimplifiedChain<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environment::contact::FrictionAnisotropy;
+    use softgen_runtime::FrictionAnisotropy;
 
     fn chain(along: f64, across: f64) -> SimplifiedChain<5> {
         let m = 0.03;
@@ -266,13 +265,13 @@ mod tests {
     fn without_anisotropy_the_chain_goes_nowhere() {
         // Seed notes T8: the wheels' anisotropy is what propels the chain.
         let run = |mut c: SimplifiedChain<5>| {
-            let wave = crate::actuators::valve_wave::ValveWave {
+            let wave = softgen_runtime::ValveWave {
                 temporal_frequency: std::f64::consts::TAU * 1.5,
                 delay: std::f64::consts::FRAC_PI_2,
                 offset: 0.0,
             };
-            let mut x = crate::robot::state::State::<3>::new(SVector::zeros(), SVector::zeros());
-            let mut rk4 = crate::integration::rk4::RungeKutta4 { step: 1e-3 };
+            let mut x = softgen_runtime::State::<3>::new(SVector::zeros(), SVector::zeros());
+            let mut rk4 = softgen_runtime::RungeKutta4 { step: 1e-3 };
             let mut t = 0.0;
             let mut settled = SVector::<f64, 3>::zeros();
             for k in 0..6000 {
@@ -282,8 +281,7 @@ mod tests {
                 let commands: Vec<f64> = (0..4).map(|i| wave.state(t, i)).collect();
                 c.command(t, &commands).unwrap();
                 let next = (k + 1) as f64 * 1e-3;
-                crate::integration::integrator::Integrator::integrate_to(&mut rk4, &mut c, &mut t, &mut x, next)
-                    .unwrap();
+                softgen_runtime::Integrator::integrate_to(&mut rk4, &mut c, &mut t, &mut x, next).unwrap();
             }
             ((x.q[0] - settled[0]).powi(2) + (x.q[1] - settled[1]).powi(2)).sqrt()
         };
