@@ -89,7 +89,6 @@ pub use control::admittance::{Admittance, AdmittanceController, AdmittanceGains}
 pub use control::gait::Serpenoid;
 pub use control::gait_clock::{gait_cycle_start, GaitClock};
 pub use control::limb_gait::{LimbGait, LimbMotion};
-pub use control::rolling::{PneumaticMuscles, RollingGait};
 
 // Simulation and planning.
 pub use optimal_control::box_qp::{BoxQp, BoxQpError, BoxQpSettings, BoxQpStatus};

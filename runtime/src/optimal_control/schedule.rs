@@ -21,8 +21,8 @@ pub const MAX_BENDING_MUSCLES: usize = 24;
 
 /// One muscle of a rotating bend: at bend theta and plane phase phi it puts the force
 /// `force_per_bend` theta (1 - cos(angle - phi)) on `coordinate` (a section's length),
-/// zero when the plane points at it and the most opposite. The rolling gaits' law
-/// (`RollingGait::lengths`) through a linear pressure-to-force map.
+/// zero when the plane points at it and the most opposite: a rolling gait's extension-only
+/// muscle law, l = r theta (1 - cos(psi - phi)), through a linear pressure-to-force map.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BendingMuscle {
     /// The coordinate it forces.

@@ -1,9 +1,12 @@
 //! 000_a2f8bdeafcf4372f, the soft snake: its drop and rolling runs on the carpet, their
-//! experiments, the rolling planner's task, and its rolling gaits in `softgen run`.
+//! experiments, the rolling planner's task, and its rolling gaits in `softgen run`; the
+//! paper's rolling gaits and pneumatic muscles themselves are in `gait.rs`.
 
 pub mod experiments;
+pub mod gait;
 pub mod mpc;
 pub mod rolling;
 pub(crate) mod run;
 
+pub use gait::{PneumaticMuscles, RollingGait};
 pub use rolling::*;

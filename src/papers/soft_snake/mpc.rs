@@ -12,6 +12,7 @@
 //! moves the body sideways at first order. The pressures stay within [0, ceiling] by the
 //! bend's bound, and follow the paper's length-to-pressure map.
 
+use super::gait::PneumaticMuscles;
 use super::rolling::{
     geometries, mount_rolls, rolling_muscles, rolling_plant, rolling_simulation, Rolling, RollingRun,
 };
@@ -20,7 +21,7 @@ use softgen_generated::soft_snake::{Params, CONTACTS, DOF, SECTIONS, SOFT_SECTIO
 use softgen_generated::SoftSnake;
 use softgen_runtime::{
     BendingMuscle, CommandSchedule, ControlInput, DdpSettings, GoalWeights, HorizonSettings, Integrator, Model,
-    PlannerStatistics, PneumaticMuscles, RecedingHorizon, RobotKnots, Simulation, State,
+    PlannerStatistics, RecedingHorizon, RobotKnots, Simulation, State,
 };
 use std::time::Instant;
 

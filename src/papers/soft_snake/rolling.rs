@@ -3,14 +3,15 @@
 //! muscles' length-to-pressure map under a ceiling; integrated with ROS34PW2 on the
 //! Jacobian assembled from generated pieces.
 
+use super::gait::{PneumaticMuscles, RollingGait};
 use nalgebra::{SVector, Vector3};
 use softgen_generated::soft_snake::{
     centre_line_into, section_geometry, Params, CENTRE_LINE_POINTS, CONTACTS, DOF, SECTIONS, SOFT_SECTIONS,
 };
 use softgen_generated::SoftSnake;
 use softgen_runtime::{
-    FrictionAnisotropy, IntegrationError, Integrator, JointPd, Model, ParamSet, PneumaticMuscles, RollingGait,
-    Rosenbrock34, SectionGeometry, Simulation, SimulationConfig, State, SystemJacobian, Tolerances,
+    FrictionAnisotropy, IntegrationError, Integrator, JointPd, Model, ParamSet, Rosenbrock34, SectionGeometry,
+    Simulation, SimulationConfig, State, SystemJacobian, Tolerances,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -2,11 +2,12 @@
 //! the rotating bend through the paper's length-to-pressure map, to the output chain; and
 //! what its model-predictive controller decides there (mpc-000's rotating bend).
 
+use super::gait::RollingGait;
 use super::mpc::{rolling_schedule, RollAsideTask};
 use super::rolling::{geometries, mount_rolls, rolling_muscles, Rolling, RollingRun};
 use softgen_app::{LimbController, LimbGaitRequest, RunDriver, ScheduledMpc};
 use softgen_generated::soft_snake::SECTIONS;
-use softgen_runtime::{ActuatorCommand, RollingGait};
+use softgen_runtime::ActuatorCommand;
 
 /// The driver the papers' registry lists for the soft snake.
 pub(crate) const DRIVER: RunDriver = RunDriver {

@@ -11,7 +11,7 @@
 //! Extension-only muscles: actuator j of a section bent by theta towards d has
 //! l_j = r theta (1 - cos(psi_j - d)), between 0 and 2 r theta.
 
-use crate::soft::cc::SectionGeometry;
+use softgen_runtime::SectionGeometry;
 
 /// A rolling gait.
 #[derive(Clone, Copy, Debug, PartialEq)]
