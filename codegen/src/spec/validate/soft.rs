@@ -196,30 +196,7 @@ impl Validator {
                         None
                     }
                 };
-                let angles: Option<[Expr; 3]> = match &a.angles {
-                    None => {
-                        let third =
-                            |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
-                        Some([Expr::Num(Number::Rational(0, 1)), third(1), third(2)])
-                    }
-                    Some(angles) if angles.get_ref().len() == 3 => {
-                        let parsed: Vec<Option<Expr>> = angles
-                            .get_ref()
-                            .iter()
-                            .enumerate()
-                            .map(|(j, v)| self.value(v, &format!("{field}.angles[{j}]"), parameters))
-                            .collect();
-                        parsed.into_iter().collect::<Option<Vec<Expr>>>().and_then(|v| v.try_into().ok())
-                    }
-                    Some(angles) => {
-                        self.error(
-                            angles.span(),
-                            &format!("{field}.angles"),
-                            format!("expected 3 angles, got {}", angles.get_ref().len()),
-                        );
-                        None
-                    }
-                };
+                let angles = self.three_angles(a.angles.as_ref(), &format!("{field}.angles"), parameters);
                 Some((radius?, angles?))
             }
             SectionKind::Planar { .. } => {
@@ -279,6 +256,35 @@ impl Validator {
             rated_pressure: rated_pressure?,
             pressure_lag: pressure_lag?,
         })
+    }
+
+    /// Three actuators' angles about a section's centre line (rad) at `field`: as given, or
+    /// 0, 2 pi / 3 and 4 pi / 3 without.
+    fn three_angles(
+        &mut self,
+        angles: Option<&Spanned<Vec<Spanned<Value>>>>,
+        field: &str,
+        parameters: &BTreeMap<String, f64>,
+    ) -> Option<[Expr; 3]> {
+        match angles {
+            None => {
+                let third = |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
+                Some([Expr::Num(Number::Rational(0, 1)), third(1), third(2)])
+            }
+            Some(angles) if angles.get_ref().len() == 3 => {
+                let parsed: Vec<Option<Expr>> = angles
+                    .get_ref()
+                    .iter()
+                    .enumerate()
+                    .map(|(j, v)| self.value(v, &format!("{field}[{j}]"), parameters))
+                    .collect();
+                parsed.into_iter().collect::<Option<Vec<Expr>>>().and_then(|v| v.try_into().ok())
+            }
+            Some(angles) => {
+                self.error(angles.span(), field, format!("expected 3 angles, got {}", angles.get_ref().len()));
+                None
+            }
+        }
     }
 
     /// A constant-curvature section: its coordinates (three actuator lengths, or two or one
@@ -551,30 +557,11 @@ impl Validator {
                         None
                     }
                 };
-                let actuator_angles: Option<[Expr; 3]> = match &s.actuator_angles {
-                    None => {
-                        let third =
-                            |k: i128| Expr::Mul(vec![Expr::Num(Number::Rational(2 * k, 3)), Expr::Sym("pi".into())]);
-                        Some([Expr::Num(Number::Rational(0, 1)), third(1), third(2)])
-                    }
-                    Some(angles) if angles.get_ref().len() == 3 => {
-                        let parsed: Vec<Option<Expr>> = angles
-                            .get_ref()
-                            .iter()
-                            .enumerate()
-                            .map(|(j, a)| self.value(a, &format!("{field}.section.actuator_angles[{j}]"), parameters))
-                            .collect();
-                        parsed.into_iter().collect::<Option<Vec<Expr>>>().and_then(|v| v.try_into().ok())
-                    }
-                    Some(angles) => {
-                        self.error(
-                            angles.span(),
-                            &format!("{field}.section.actuator_angles"),
-                            format!("expected 3 angles, got {}", angles.get_ref().len()),
-                        );
-                        None
-                    }
-                };
+                let actuator_angles = self.three_angles(
+                    s.actuator_angles.as_ref(),
+                    &format!("{field}.section.actuator_angles"),
+                    parameters,
+                );
                 match (actuator_radius, actuator_angles) {
                     (Some(actuator_radius), Some(actuator_angles)) => {
                         Some(SectionKind::Extensible { actuator_radius, actuator_angles })
