@@ -9,7 +9,8 @@
 //! muscles), `robot` (the `Model` trait, which states its spec's defaults in the two
 //! layers before it, forward dynamics, parameters, state), `integration` (integrators),
 //! `control` (gaits, admittance), `simulation` (a robot in its environment under control as
-//! one system, and MPC), `optimal_control` (box-DDP over a horizon of the simulation), `estimation` (sensors,
+//! one system), `optimal_control` (the planners: box-DDP over a horizon of the simulation, and
+//! MPPI over a gait's or a valve wave's parameters), `estimation` (sensors,
 //! emulated sensors and a Kalman filter on the generated model) and `hardware` (actuation, safety, devices, protocol, the real-time loop, steering).
 //! Everything public is re-exported here, flat.
 
@@ -94,6 +95,9 @@ pub use control::limb_gait::{LimbGait, LimbMotion};
 pub use optimal_control::box_qp::{BoxQp, BoxQpError, BoxQpSettings, BoxQpStatus};
 pub use optimal_control::cost::{GoalCost, GoalWeights};
 pub use optimal_control::ddp::{BoxDdp, CostDerivatives, DdpError, DdpReport, DdpSettings, KnotCost, KnotDynamics};
+pub use optimal_control::gait_sampling::{
+    GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait,
+};
 pub use optimal_control::knots::{
     check_newton_tolerance, KnotIntegrator, RobotKnots, DEFAULT_NEWTON_TOLERANCE, MAX_NEWTON_TOLERANCE, MAX_SUBSTEPS,
 };
@@ -101,15 +105,15 @@ pub use optimal_control::receding::{HorizonSettings, PlanOutcome, PlannerStatist
 pub use optimal_control::schedule::{
     BendingMuscle, CommandSchedule, BEND_DECISIONS, MAX_BENDING_MUSCLES, WAVE_DECISIONS,
 };
+pub use optimal_control::valve_sampling::{ValvePlan, ValvePlanner, ValvePlannerConfig, ValveSnapshot};
 pub use simulation::closed_loop::{ContactReport, Simulation, SimulationConfig};
 pub use simulation::failure_diagnosis::{likely_cause, LargestContactForce};
 pub use simulation::jacobian_workspace::SystemJacobian;
-pub use simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlannerConfig, PlanningSnapshot, SteeredGait};
 pub use simulation::prescribed::{DrivenCoordinate, PrescribedSimulation};
 pub use simulation::system_jacobian::{ControlInput, FactoredState};
-pub use simulation::valve_steering::{
+pub use simulation::valve_driven::{
     integrate_through_switches, next_valve_switch, SteeredValveWave, ValveDecisions, ValveDriven, ValveGains,
-    ValvePlan, ValvePlanner, ValvePlannerConfig, ValveSnapshot, MAX_VALVES, VALVE_DECISIONS,
+    MAX_VALVES, VALVE_DECISIONS,
 };
 
 // Hardware.

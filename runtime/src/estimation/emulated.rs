@@ -4,9 +4,9 @@
 //! the loop without the robot. Seeded: a run repeats exactly.
 
 use super::sensors::{Measurement, Reading, ReadingQueue, Sensor, QUEUE_CAPACITY};
+use crate::optimal_control::sampling::SplitMix64;
 use crate::robot::model::Model;
 use crate::robot::state::State;
-use crate::simulation::mpc::SplitMix64;
 use nalgebra::Vector3;
 use std::collections::VecDeque;
 use std::sync::Arc;

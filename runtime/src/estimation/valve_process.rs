@@ -17,7 +17,7 @@ use crate::robot::model::Model;
 use crate::robot::state::State;
 use crate::simulation::closed_loop::Simulation;
 use crate::simulation::prescribed::PrescribedSimulation;
-use crate::simulation::valve_steering::{ValveDriven, ValveGains, MAX_VALVES};
+use crate::simulation::valve_driven::{ValveDriven, ValveGains, MAX_VALVES};
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
 /// A valve robot's process model: one call of [`ValveProcess::step`] per filter step.

@@ -5,9 +5,9 @@
 
 use crate::hardware::actuation::ActuatorCommand;
 use crate::hardware::mailbox::Mailbox;
+use crate::optimal_control::gait_sampling::{GaitParameters, GaitPlanner, Plan, PlanningSnapshot, SteeredGait};
 use crate::robot::model::Model;
 use crate::robot::state::State;
-use crate::simulation::mpc::{GaitParameters, GaitPlanner, Plan, PlanningSnapshot, SteeredGait};
 use nalgebra::{Vector2, Vector3};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};

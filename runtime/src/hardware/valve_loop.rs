@@ -9,13 +9,12 @@ use crate::hardware::device::{Device, DeviceError, EmulatingPlant};
 use crate::hardware::steering::{
     arrival_phase, new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
 };
+use crate::optimal_control::valve_sampling::{ValvePlan, ValvePlanner, ValveSnapshot};
 use crate::robot::model::Model;
 use crate::robot::state::State;
 use crate::simulation::closed_loop::Simulation;
 use crate::simulation::prescribed::PrescribedSimulation;
-use crate::simulation::valve_steering::{
-    SteeredValveWave, ValveDecisions, ValveDriven, ValveGains, ValvePlan, ValvePlanner, ValveSnapshot, MAX_VALVES,
-};
+use crate::simulation::valve_driven::{SteeredValveWave, ValveDecisions, ValveDriven, ValveGains, MAX_VALVES};
 use crate::{Integrator, RungeKutta4};
 use nalgebra::Vector2;
 

@@ -133,7 +133,7 @@ impl CommandSchedule {
     /// without a lag.
     fn blend(&self, h: f64) -> f64 {
         match *self {
-            CommandSchedule::Wave { lag, .. } => crate::simulation::mpc::lag_blend(lag, h),
+            CommandSchedule::Wave { lag, .. } => crate::optimal_control::gait_sampling::lag_blend(lag, h),
             _ => 1.0,
         }
     }
@@ -311,7 +311,7 @@ mod tests {
     fn a_lagged_wave_steps_as_the_samplers_gait() {
         // The loop's gait for the sampler (`SteeredGait`) and the plan's lagged wave take
         // the same path to the same decisions, so a plan predicts the set points it gets.
-        use crate::simulation::mpc::{GaitParameters, SteeredGait};
+        use crate::optimal_control::gait_sampling::{GaitParameters, SteeredGait};
         let target = GaitParameters { amplitude: 0.8, temporal_frequency: 1.5, offset: -0.3 };
         let mut gait = SteeredGait::new(-1.0, 0.3, target);
         let wave = CommandSchedule::Wave { joints: 5, spatial_frequency: -1.0, lag: 0.3 };
