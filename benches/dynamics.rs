@@ -119,7 +119,7 @@ fn model_predictive_control(c: &mut Criterion) {
         &actuated,
     )
     .unwrap();
-    let settings = run.mpc.unwrap();
+    let Some(softgen::PlannerSettings::GaitSampling(settings)) = run.planner else { panic!("the gait sampler") };
     let env = W::ENVIRONMENT;
     let g = W::GAIT.unwrap();
     let (contact, terrain) = run.environment.apply(env.contact_law(), env.terrain);

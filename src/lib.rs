@@ -31,10 +31,10 @@ pub use softgen_app::{
     page_from_csv, parse_robot_run_config, plot_contour, plot_paths, plot_run, plot_time_series, plot_track,
     read_stdin_input, AnisotropyName, App, Controller, ControllerChoice, CoordinatesChoice, DdpMpcSettings, Drives,
     EmulatedRobot, EnvironmentOverride, EstimatorReport, EvalInput, HeldInputs, IntegratorChoice, IntegratorName,
-    JacobianName, LimbController, LimbGaitRequest, MpcReport, MpcSettings, PendingFile, PlantSetting, ResolvedRun,
-    RobotApp, RobotEmulatorOptions, RunConfig, RunDriver, RunOptions, RunReport, RunSettings, RunSummary, RunView,
-    SampleRows, Scenario, SerialDevice, Series, StateSource, TerrainChoice, TerrainName, ViewSetup, WaveDecisions,
-    DISPLAY_RATE, DOPRI5_TOLERANCES, ROS34_TOLERANCES,
+    JacobianName, LimbController, LimbGaitRequest, MpcReport, MpcSettings, PendingFile, PlannerSettings, PlantSetting,
+    ResolvedRun, RobotApp, RobotEmulatorOptions, RunConfig, RunDriver, RunOptions, RunReport, RunSettings, RunSummary,
+    RunView, SampleRows, Scenario, SerialDevice, Series, StateSource, TerrainChoice, TerrainName, ViewSetup,
+    WaveDecisions, DISPLAY_RATE, DOPRI5_TOLERANCES, ROS34_TOLERANCES,
 };
 pub use sweep::file::{Cell, CellKind, Shard, Sweep, MAX_RUNS};
 pub use sweep::run::{default_output, format_of, journal_path, run_sweep, sweep_to_file, SweepOptions, SweepOutcome};

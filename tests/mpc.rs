@@ -4,7 +4,7 @@
 //! controller's hand-over of plans, measurements and arrival.
 
 use nalgebra::{SVector, Vector2};
-use softgen::RunConfig;
+use softgen::{MpcSettings, PlannerSettings, RunConfig};
 use softgen_generated::SnakeLateralUndulation;
 use softgen_runtime::{
     ActuatorCommand, GaitParameters, GaitPlanner, GoalSteering, Integrator, Model, Plan, PlanningSnapshot, RungeKutta4,
@@ -59,12 +59,20 @@ fn plant_period(
     gait.advance(dt);
 }
 
+/// The run configuration's gait sampler.
+fn gait_sampler() -> MpcSettings {
+    match run_config().planner {
+        Some(PlannerSettings::GaitSampling(settings)) => settings,
+        other => panic!("the run configuration's planner is not the gait sampler: {other:?}"),
+    }
+}
+
 #[test]
 fn rollouts_predict_the_plant() {
     // The planner integrates with semi-implicit Euler at 2 ms; the plant with RK4 at 1 ms.
     // Over one horizon from mid-gait, the predicted centre of mass must land where the
     // plant's does, to a small fraction of the distance travelled.
-    let settings = run_config().mpc.unwrap();
+    let settings = gait_sampler();
     let mut planner = GaitPlanner::new(simulation(), settings.planner(settings.goal), initial_gait()).unwrap();
     let mut plant = simulation();
     let mut rk4 = RungeKutta4::new(0.001).unwrap();
@@ -98,7 +106,7 @@ fn closed_loop_reaches_goals_in_every_direction() {
     // state of that instant, the plant runs at 1 kHz. Goals 1 m from the start: ahead of
     // the tail (the natural direction of travel), to the side, behind (the planner reverses
     // the wave) and the run configuration's, 45 degrees off.
-    let settings = run_config().mpc.unwrap();
+    let settings = gait_sampler();
     let start_com = com_xy(&start());
     for (name, direction) in [("left", 90.0_f64), ("behind", 0.0), ("ahead", 180.0), ("configured", -45.0)] {
         let goal = start_com + Vector2::new(direction.to_radians().cos(), direction.to_radians().sin());

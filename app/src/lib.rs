@@ -22,14 +22,20 @@ mod robot_app;
 mod simulate;
 mod support;
 
-pub use hardware::config::{DdpMpcSettings, Drives, EnvironmentOverride, MpcSettings, RunConfig, WaveDecisions};
+pub use hardware::config::{Drives, EnvironmentOverride, RunConfig};
+pub use hardware::controllers::box_ddp::settings::{DdpMpcSettings, WaveDecisions};
+pub use hardware::controllers::gait_steering::settings::MpcSettings;
+pub use hardware::controllers::strides::settings::StrideMpcSettings;
+pub use hardware::controllers::valve_steering::settings::ValveMpcSettings;
+pub use hardware::controllers::PlannerSettings;
+pub use hardware::driver::{
+    Controller, HeldInputs, LimbController, LimbGaitRequest, RunDriver, ScheduledMpc, StrideMpc, StrideMpcRequest,
+    StrideRequest,
+};
 pub use hardware::estimation::EstimatorReport;
 pub use hardware::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
 pub use hardware::robot_emulator::{EmulatedRobot, RobotEmulatorOptions};
-pub use hardware::run::{
-    parse_robot_run_config, Controller, HeldInputs, LimbController, LimbGaitRequest, RunDriver, ScheduledMpc,
-    StrideMpc, StrideMpcRequest, StrideRequest,
-};
+pub use hardware::run::parse_robot_run_config;
 pub use hardware::serial::SerialDevice;
 pub use robot_app::{known_parameters, App, RobotApp};
 pub use simulate::eval::{read_stdin_input, EvalInput};

@@ -4,9 +4,9 @@
 //! not in the binary's crate; the binary finds a robot's by name in the generated table of
 //! them.
 
+use crate::hardware::driver::RunDriver;
 use crate::hardware::request::{RunOptions, RunReport};
 use crate::hardware::robot_emulator::{EmulatedRobot, RobotEmulatorOptions};
-use crate::hardware::run::RunDriver;
 use crate::simulate::eval::EvalInput;
 use crate::simulate::scenario::{check, check_periods, CsvRows, RunSummary, SampleRows, Scenario};
 use crate::simulate::settings::{ResolvedRun, RunSettings};

@@ -425,8 +425,7 @@ fn the_ddp_run_configuration_plans_as_the_goals_task_does() {
     };
     assert_eq!(without_mpc(&own), without_mpc(&ddp), "the two differ outside their [mpc] tables");
     let config = parse_run_config("snake_lateral_undulation.ddp.run.toml", &ddp).unwrap();
-    assert!(config.mpc.is_none());
-    let settings = config.ddp_mpc.expect("solver = \"ddp\"");
+    let Some(softgen::PlannerSettings::BoxDdp(settings)) = config.planner else { panic!("solver = \"ddp\"") };
     let wave = settings.wave.expect("the wave's bounds");
     let task = GoalsTask::new().unwrap();
     let (horizon, weights) = (&task.horizon, &task.weights);

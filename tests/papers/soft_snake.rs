@@ -474,7 +474,7 @@ fn the_run_configuration_plans_as_the_roll_aside_task_does() {
     use softgen::papers::soft_snake::mpc::RollAsideTask;
     let file = softgen::run_config_of("soft_snake").expect("the soft snake's run configuration");
     let config = softgen::parse_robot_run_config::<R, N, C>(file.path, file.text).unwrap();
-    let settings = config.ddp_mpc.expect("solver = \"ddp\"");
+    let Some(softgen::PlannerSettings::BoxDdp(settings)) = config.planner else { panic!("solver = \"ddp\"") };
     let task = RollAsideTask::new();
     crate::assert_ddp_knots_and_weights_are_the_tasks(&settings, &task.horizon, &task.weights);
     assert_eq!(settings.contact_damping, Some(task.planner_contact_damping));

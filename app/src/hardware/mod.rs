@@ -2,6 +2,8 @@
 //! controller through the output chain to a device at a fixed rate.
 
 pub(crate) mod config;
+pub(crate) mod controllers;
+pub(crate) mod driver;
 pub(crate) mod estimation;
 pub(crate) mod natnet;
 pub(crate) mod outputs;

@@ -3,7 +3,14 @@
 //! the loop), a serial board, a comedi card or, with `--dry-run`, nowhere (the channel map
 //! and the first commands are printed and no device is touched).
 
-use crate::hardware::config::{DdpMpcSettings, Drives, MpcSettings, PlantIntegratorName, RunConfig, SensorEntry};
+use crate::hardware::config::{Drives, PlantIntegratorName, RunConfig, SensorEntry};
+use crate::hardware::controllers::box_ddp::settings::DdpMpcSettings;
+use crate::hardware::controllers::gait_steering::settings::MpcSettings;
+use crate::hardware::controllers::strides::settings::StrideMpcSettings;
+use crate::hardware::controllers::PlannerSettings;
+use crate::hardware::driver::{
+    LimbController, LimbGaitRequest, RunDriver, ScheduledMpc, StrideMpc, StrideMpcRequest, StrideRequest,
+};
 use crate::hardware::estimation::{configured_sensors, EstimatorReport};
 use crate::hardware::outputs::{finish, open_comedi, recorded_plant, trajectory_writer};
 use crate::hardware::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
@@ -24,146 +31,6 @@ use softgen_runtime::{RobotVisitor, RunConfigFile};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// One control period's commands: fills every actuator's command at time `t` (s).
-pub type Controller = Box<dyn FnMut(f64, &mut [ActuatorCommand]) -> Result<(), String>>;
-
-/// What `softgen run` asks of a limb gait: its name and settings as given on the command line
-/// (None: the driver's defaults), and the index of the first muscle among the actuators.
-#[derive(Clone, Debug)]
-pub struct LimbGaitRequest<'a> {
-    /// The gait's name.
-    pub gait: Option<&'a str>,
-    /// Its stride radius (m).
-    pub stride: Option<f64>,
-    /// Its frequency (Hz).
-    pub frequency: Option<f64>,
-    /// The index of the first muscle among the actuators.
-    pub first_muscle: usize,
-}
-
-/// A limb gait's controller, with the line that describes it and the time (s) whose
-/// commands a dry run prints.
-pub struct LimbController {
-    /// The controller.
-    pub controller: Controller,
-    /// The line that describes it.
-    pub description: String,
-    /// The time whose commands a dry run prints (s).
-    pub dry_run_at: f64,
-}
-
-/// Inputs a swimming robot holds from the start: each thruster's thrust (N) and each
-/// muscle's water pressure (MPa).
-#[derive(Clone, Debug, PartialEq)]
-pub struct HeldInputs {
-    /// The inputs' name, as `--swim` takes it.
-    pub name: String,
-    /// Each thruster's thrust (N).
-    pub thrusts: Vec<f64>,
-    /// Each muscle's water pressure (MPa).
-    pub pressures: Vec<f64>,
-}
-
-/// How a paper drives its robot in `softgen run` where the generic serpenoid gait does not
-/// apply. The papers' registry lists these (`papers::RUN_DRIVERS`); generic code finds a
-/// robot's by name and names no robot itself.
-pub struct RunDriver {
-    /// The robot it drives.
-    pub robot: &'static str,
-    /// A muscle-driven robot's limb gait (`--limb-gait`, `--stride`, `--gait-frequency`).
-    pub limb_gait: Option<fn(&LimbGaitRequest) -> Result<LimbController, String>>,
-    /// A swimming robot's named held inputs (`--swim NAME`; None: the default).
-    pub held_inputs: Option<fn(Option<&str>) -> Result<HeldInputs, String>>,
-    /// What the model-predictive controller decides for a robot whose actuators' own
-    /// commands would not move it towards a goal at first order (None: the commands).
-    pub scheduled_mpc: Option<fn() -> Result<ScheduledMpc, String>>,
-    /// A limbed robot's strides, for the stride planner (`solver = "strides"`).
-    pub stride_mpc: Option<fn(&StrideMpcRequest) -> Result<StrideMpc, String>>,
-}
-
-/// What `softgen run` asks of a stride planner: its goal for the centre of mass (m), the
-/// run configuration's parameter values (by name, over the spec's), and the pressure
-/// ceiling (bar).
-#[derive(Clone, Debug)]
-pub struct StrideMpcRequest<'a> {
-    /// The goal for the centre of mass in the ground plane (m).
-    pub goal: Vector2<f64>,
-    /// The run configuration's parameter values, by name, over the spec's.
-    pub parameters: &'a [(String, f64)],
-    /// The pressure ceiling (bar).
-    pub ceiling: f64,
-}
-
-/// The state a stride plan starts from, as slices of the robot's own (see
-/// `softgen_runtime::StrideSnapshot`): measured at `time`, with the muscles' reached
-/// pressures (bar), the stride in force and its cycle's start, and the start of the
-/// cycle the plan is for.
-pub struct StrideRequest<'a> {
-    /// When the state was measured (s).
-    pub time: f64,
-    /// The coordinates then.
-    pub q: &'a [f64],
-    /// Their rates then.
-    pub qd: &'a [f64],
-    /// The muscles' reached pressures (bar, muscle order).
-    pub reached: &'a [f64],
-    /// The stride in force (its index in [`StrideMpc::strides`]).
-    pub current: usize,
-    /// When the stride in force began its cycle (s).
-    pub current_start: f64,
-    /// When the cycle the plan is for begins (s).
-    pub boundary: f64,
-}
-
-/// Commanded pressures (bar, muscle order) of a stride `since` seconds into its cycle.
-pub type StridePressures = Box<dyn Fn(usize, f64, &mut [f64]) -> Result<(), String> + Send>;
-/// A stride planner: the stride for a request's cycle.
-pub type StridePlanning = Box<dyn FnMut(&StrideRequest) -> Result<softgen_runtime::StrideChoice, String> + Send>;
-
-/// A model-predictive controller that chooses a limbed robot's strides (whole cycles of its
-/// gaits): the loop plays them, the planner thread chooses each a lead before it starts.
-pub struct StrideMpc {
-    /// The strides' names, in the planner's order.
-    pub strides: Vec<String>,
-    /// The stride played while the robot settles and wherever no plan came in time.
-    pub initial: usize,
-    /// One gait cycle (s).
-    pub cycle: f64,
-    /// The time before the first cycle, while the robot settles (s).
-    pub settle: f64,
-    /// How often the stride is decided (s, the cycle or a whole fraction of it).
-    pub decision_period: f64,
-    /// Each stride's commanded pressures.
-    pub pressures: StridePressures,
-    /// The planner that chooses each cycle's stride.
-    pub planner: StridePlanning,
-    /// What the planner does, for the run's header.
-    pub description: String,
-}
-
-/// A model-predictive controller that decides a command schedule's parameters (a rolling
-/// gait's bend and bending-plane rate) instead of each muscle's pressure: the schedule turns
-/// decisions and its state (the plane's phase) into forces on the muscles' coordinates,
-/// which the loop sends as each muscle's pressure.
-#[derive(Clone, Debug)]
-pub struct ScheduledMpc {
-    /// The schedule that turns decisions and its state into forces on the muscles'
-    /// coordinates.
-    pub schedule: softgen_runtime::CommandSchedule,
-    /// Lower bounds of the decisions.
-    pub lower: Vec<f64>,
-    /// Upper bounds of the decisions.
-    pub upper: Vec<f64>,
-    /// The decisions' resting values (the first plan's, and what the effort cost pulls
-    /// to).
-    pub rest: Vec<f64>,
-    /// Time at zero pressure before the planner starts (s): the robot's drop onto the
-    /// ground.
-    pub settle: f64,
-    /// What the decisions are, for the run's header.
-    pub description: String,
-}
 
 /// `softgen run`, compiled for each robot by [`App`](crate::App).
 pub(crate) struct Run<'a> {
@@ -232,11 +99,15 @@ impl Run<'_> {
             if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
                 return Err("--limb-gait, --stride and --gait-frequency set the open-loop gait; the mpc controller plans the pressures (with solver = \"strides\", the gait cycles)".into());
             }
-            if config.stride_mpc.is_some() {
-                return self.run_stride_mpc::<R, N, C>(config, path);
-            }
-            // The muscles' 1 ms step: a limbed robot's contacts need it.
-            return self.run_horizon_mpc::<R, N, C>(config, path, 0.001, None);
+            let box_ddp = || Ok(PlannerSettings::BoxDdp(DdpMpcSettings::default()));
+            return match configured_planner(&config, &path, o, R::NAME, box_ddp)? {
+                PlannerSettings::Strides(settings) => self.run_stride_mpc::<R, N, C>(config, path, settings),
+                // The muscles' 1 ms step: a limbed robot's contacts need it.
+                PlannerSettings::BoxDdp(settings) => {
+                    self.run_horizon_mpc::<R, N, C>(config, path, settings, 0.001, None)
+                }
+                other => Err(planner_mismatch(&path, &other, R::NAME)),
+            };
         }
         if o.goal.is_some() {
             return Err("--goal is the mpc controller's: add --controller mpc".into());
@@ -305,8 +176,17 @@ impl Run<'_> {
             return Err(format!("`{}` swims: choose its inputs with --swim; the gait options do not apply", R::NAME));
         }
         if matches!(o.controller, ControllerChoice::Mpc) {
-            // RK4 at 0.25 ms: the joints' viscosity at rest is stiff.
-            return self.run_horizon_mpc::<R, N, C>(config, path, 0.00025, None);
+            if o.swim.is_some() {
+                return Err("--swim holds inputs; the mpc controller plans them".into());
+            }
+            let box_ddp = || Ok(PlannerSettings::BoxDdp(DdpMpcSettings::default()));
+            return match configured_planner(&config, &path, o, R::NAME, box_ddp)? {
+                // RK4 at 0.25 ms: the joints' viscosity at rest is stiff.
+                PlannerSettings::BoxDdp(settings) => {
+                    self.run_horizon_mpc::<R, N, C>(config, path, settings, 0.00025, None)
+                }
+                other => Err(planner_mismatch(&path, &other, R::NAME)),
+            };
         }
         if o.goal.is_some() {
             return Err("--goal is the mpc controller's: add --controller mpc".into());
@@ -411,10 +291,6 @@ impl Run<'_> {
         if !mpc && o.goal.is_some() {
             return Err("--goal is the mpc controller's: add --controller mpc".into());
         }
-        // The valve sampler steers the centre of mass in the ground plane (its goal is [x, y]).
-        if o.goal_height.is_some() {
-            return Err(format!("`{}` moves in the plane: give --goal X,Y", R::NAME));
-        }
         if mpc && (o.temporal_frequency.is_some() || o.offset.is_some()) {
             return Err(
                 "--temporal-frequency and --offset set the open-loop wave; the mpc controller plans them".into()
@@ -447,17 +323,14 @@ impl Run<'_> {
         let valves = R::VALVES.len();
         // The plant's wiring, checked before a dry run too.
         valve_wiring(&config.channels, valves, supply.units_per_bar, &path)?;
-        let settings = match (mpc, config.valve_mpc.clone(), o.goal) {
-            (false, _, _) => None,
-            (true, Some(mut s), goal) => {
-                s.goal = goal.unwrap_or(s.goal);
-                Some(s)
-            }
-            (true, None, _) => {
-                return Err(format!(
-                    "{path} has no [mpc] table: the valve sampler needs its bounds there (noise, min, max)"
-                ))
-            }
+        let bounds_needed =
+            || Err(format!("{path} has no [mpc] table: the valve sampler needs its bounds there (noise, min, max)"));
+        let settings = match mpc {
+            false => None,
+            true => match configured_planner(&config, &path, o, R::NAME, bounds_needed)? {
+                PlannerSettings::ValveSampling(settings) => Some(settings),
+                other => return Err(planner_mismatch(&path, &other, R::NAME)),
+            },
         };
         let loop_config = loop_config(o, &config)?;
         let period = 1.0 / loop_config.rate_hz;
@@ -668,24 +541,13 @@ impl Run<'_> {
         self,
         config: RunConfig,
         path: String,
+        settings: DdpMpcSettings,
         plant_step: f64,
         wave: Option<ScheduledMpc>,
     ) -> Result<RunReport, String> {
         let o = self.options;
-        if o.swim.is_some() {
-            return Err("--swim holds inputs; the mpc controller plans them".into());
-        }
         // On the robot the state can only be estimated.
         let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
-        let mut settings = match (config.ddp_mpc.clone(), o.goal) {
-            (Some(s), _) => s,
-            (None, Some(_)) => DdpMpcSettings::default(),
-            (None, None) => return Err(format!("{path} has no [mpc] table: give the goal with --goal X,Y[,Z]")),
-        };
-        if let Some(goal) = o.goal {
-            settings.goal = goal;
-            settings.goal_height = o.goal_height;
-        }
         let (muscles, thrusters) = (R::MUSCLES.len(), R::THRUSTERS.len());
         // Servo joints follow a planned wave, or nothing box-DDP plans.
         let joints = match &wave {
@@ -930,15 +792,9 @@ impl Run<'_> {
         self,
         config: RunConfig,
         path: String,
+        settings: StrideMpcSettings,
     ) -> Result<RunReport, String> {
         let o = self.options;
-        let mut settings = config.stride_mpc.clone().ok_or_else(|| format!("{path} has no stride planner"))?;
-        if let Some(goal) = o.goal {
-            settings.goal = goal;
-        }
-        if o.goal_height.is_some() {
-            return Err(format!("`{}` walks on the ground: give --goal X,Y", R::NAME));
-        }
         let make = self
             .driver
             .and_then(|d| d.stride_mpc)
@@ -1471,13 +1327,17 @@ impl Run<'_> {
             ramp: 2.0,
         };
         gait.validate()?;
-        if let (ControllerChoice::Mpc, Some(settings)) = (o.controller, &config.ddp_mpc) {
+        let planner = match o.controller {
+            ControllerChoice::Gait => None,
+            ControllerChoice::Mpc => {
+                let sampler = || Ok(PlannerSettings::GaitSampling(MpcSettings::default()));
+                Some(configured_planner(&config, &path, o, R::NAME, sampler)?)
+            }
+        };
+        if let Some(PlannerSettings::BoxDdp(settings)) = planner {
             // Box-DDP deciding the gait's wave (`solver = "ddp"`), from the gait given.
             let bounds =
                 settings.wave.ok_or_else(|| format!("{path}: mpc: box-DDP plans `{}`'s gait's wave", R::NAME))?;
-            if o.goal_height.is_some() {
-                return Err(format!("`{}` moves in the plane: give --goal X,Y", R::NAME));
-            }
             let wave = ScheduledMpc {
                 schedule: CommandSchedule::Wave {
                     joints: R::ACTUATED.len(),
@@ -1493,26 +1353,16 @@ impl Run<'_> {
                     lag => format!("the gait's amplitude, temporal frequency and offset, sent through a {lag} s lag"),
                 },
             };
-            return self.run_horizon_mpc::<R, N, C>(config, path, 0.001, Some(wave));
+            return self.run_horizon_mpc::<R, N, C>(config, path, settings, 0.001, Some(wave));
         }
         let loop_config = loop_config(o, &config)?;
-        let mpc = match o.controller {
-            ControllerChoice::Gait => None,
-            ControllerChoice::Mpc => {
-                let mut settings = match (config.mpc, o.goal) {
-                    (Some(s), _) => s,
-                    (None, Some(_)) => MpcSettings::default(),
-                    (None, None) => return Err(format!("{path} has no [mpc] table: give the goal with --goal X,Y")),
-                };
-                if let Some(goal) = o.goal {
-                    settings.goal = goal;
-                }
-                if o.goal_height.is_some() {
-                    return Err(format!("`{}` moves in the plane: give --goal X,Y", R::NAME));
-                }
+        let mpc = match planner {
+            None => None,
+            Some(PlannerSettings::GaitSampling(settings)) => {
                 settings.planner(settings.goal).validate()?;
                 Some(settings)
             }
+            Some(other) => return Err(planner_mismatch(&path, &other, R::NAME)),
         };
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let mut controller = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
@@ -1656,6 +1506,34 @@ impl Run<'_> {
         }
         Ok(mpc_run_report(run, report, estimator_report))
     }
+}
+
+/// The run's planner: the run configuration's, or without an `[mpc]` table the `default`
+/// planner's settings at the command line's goal (or why it needs the table); then aimed at
+/// the command line's goal, the one place the command line changes a planner.
+fn configured_planner(
+    config: &RunConfig,
+    path: &str,
+    o: &RunOptions,
+    robot: &str,
+    default: impl FnOnce() -> Result<PlannerSettings, String>,
+) -> Result<PlannerSettings, String> {
+    let planner = match &config.planner {
+        Some(planner) => planner.clone(),
+        None => {
+            let planner = default()?;
+            if o.goal.is_none() {
+                return Err(format!("{path} has no [mpc] table: give the goal with --goal {}", planner.goal_form()));
+            }
+            planner
+        }
+    };
+    planner.aimed(o.goal, o.goal_height, robot)
+}
+
+/// A planner the run configuration's parser would not have chosen for the robot.
+fn planner_mismatch(path: &str, planner: &PlannerSettings, robot: &str) -> String {
+    format!("{path}: mpc: {} does not plan `{robot}`", planner.description())
 }
 
 /// Hardware in the loop: the generated model in the run configuration's environment behind

@@ -12,7 +12,7 @@
 //! (`CommandSchedule::Wave`).
 
 use nalgebra::{SVector, Vector2, Vector3};
-use softgen_app::{MpcSettings, RunConfig};
+use softgen_app::{MpcSettings, PlannerSettings, RunConfig};
 use softgen_generated::SnakeLateralUndulation;
 use softgen_runtime::{
     CommandSchedule, ControlInput, DdpSettings, GaitParameters, GaitPlanner, GoalWeights, HorizonSettings, Integrator,
@@ -135,7 +135,10 @@ impl GoalsTask {
                 .position(|p| p.name == name)
                 .ok_or_else(|| format!("snake_lateral_undulation has no tracked point `{name}`"))
         };
-        let sampler = run_config()?.mpc.ok_or("snake_lateral_undulation.run.toml has no [mpc] table")?;
+        let sampler = match run_config()?.planner {
+            Some(PlannerSettings::GaitSampling(sampler)) => sampler,
+            _ => return Err("snake_lateral_undulation.run.toml has no gait sampler's [mpc] table".into()),
+        };
         let (min, max) = (sampler.min.to_array(), sampler.max.to_array());
         let gait = R::GAIT.ok_or("snake_lateral_undulation has no gait")?;
         let interval = sampler.horizon / 10.0;
