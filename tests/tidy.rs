@@ -558,19 +558,6 @@ const FILE_LINES: usize = 1000;
 /// no longer over it, so the list only shrinks.
 const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
     (
-        "app/src/hardware/config.rs",
-        "parse",
-        "RunConfig::parse reads every table of a run configuration, the four MPC solvers' among them; \
-         not yet cut: it becomes one controller enum parsed in one place",
-    ),
-    (
-        "app/src/hardware/run.rs",
-        "run_horizon_mpc",
-        "one of the run_* bodies that the one controller concept makes one generic function; not yet cut",
-    ),
-    ("app/src/hardware/run.rs", "run_configured", "as run_horizon_mpc: the dispatch over controllers; not yet cut"),
-    ("app/src/hardware/run.rs", "run_valves", "as run_horizon_mpc; not yet cut"),
-    (
         "app/src/simulate/scenario.rs",
         "visit",
         "a scenario's run for one robot type (setup, the loop, the outputs); not yet cut",
@@ -626,11 +613,8 @@ const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
 const LONG_FILES: &[(&str, &str)] = &[
     (
         "app/src/hardware/config.rs",
-        "the run configuration's parser with every controller's settings; splits when each controller holds its own",
-    ),
-    (
-        "app/src/hardware/run.rs",
-        "the run_* bodies of every controller; splits when each controller is a module behind one trait",
+        "the run configuration's file format (each table's struct, whose doc comments the book's key reference \
+         is generated from) and its parser, table by table; the planners' settings are their controllers'",
     ),
     (
         "runtime/src/optimal_control/ddp.rs",

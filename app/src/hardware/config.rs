@@ -739,7 +739,6 @@ impl RunConfig {
     /// Parses `text` (read from `path`) for a robot whose actuators are `actuators` (name
     /// and what it drives), in order.
     pub fn parse(path: &str, text: &str, robot: &str, actuators: &[(&str, Drives)]) -> Result<RunConfig, String> {
-        let actuated_bodies: Vec<&str> = actuators.iter().map(|(b, _)| *b).collect();
         let file: File = toml::from_str(text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
             locate(path, text, span.clone(), implicit_table_message(text, &span, e.message().trim()))
@@ -787,87 +786,7 @@ impl RunConfig {
             }
             safety.validate().map_err(|e| locate(path, text, span, format!("safety: {e}")))?;
         }
-        let folder = Path::new(path).parent().unwrap_or(Path::new("."));
-        let mut channels: Vec<Option<Channel>> = vec![None; actuated_bodies.len()];
-        for (i, c) in file.channels.iter().enumerate() {
-            let at = |message: String| locate(path, text, c.span(), format!("channels[{i}]: {message}"));
-            let (actuator, channel) = match c.get_ref() {
-                ChannelFile::ServoBoard { actuator, channel, min_angle, max_angle } => {
-                    if !(min_angle.is_finite() && max_angle.is_finite() && min_angle < max_angle) {
-                        return Err(at(format!("min_angle {min_angle} must be below max_angle {max_angle}")));
-                    }
-                    (actuator, Channel::ServoBoard { channel: *channel, min_angle: *min_angle, max_angle: *max_angle })
-                }
-                ChannelFile::PressureRegulator {
-                    actuator,
-                    channel,
-                    full_scale_bar,
-                    volts,
-                    calibration,
-                    metres_per_bar,
-                } => {
-                    let map = match (calibration, full_scale_bar) {
-                        (Some(file), None) => {
-                            let table_path = folder.join(file);
-                            let table = std::fs::read_to_string(&table_path)
-                                .map_err(|e| at(format!("calibration {}: {e}", table_path.display())))?;
-                            PressureMap::table_from_csv(&table_path.to_string_lossy(), &table).map_err(|e| at(e.0))?
-                        }
-                        (None, Some(full_scale)) => {
-                            let [low, high] = volts.unwrap_or([0.0, 10.0]);
-                            PressureMap::Linear { full_scale_bar: *full_scale, volts_min: low, volts_max: high }
-                        }
-                        _ => {
-                            return Err(at(
-                                "give either full_scale_bar (with optional volts) or a calibration table".into()
-                            ))
-                        }
-                    };
-                    map.validate().map_err(|e| at(e.0))?;
-                    let extension = match metres_per_bar {
-                        Some(g) if g.is_finite() && *g > 0.0 => Some(LengthToPressure { metres_per_bar: *g }),
-                        Some(g) => return Err(at(format!("metres_per_bar must be > 0, got {g}"))),
-                        None => None,
-                    };
-                    (actuator, Channel::PressureRegulator { channel: *channel, map, extension })
-                }
-                ChannelFile::Valve { actuator, line, active_high } => {
-                    (actuator, Channel::Valve { line: *line, active_high: *active_high })
-                }
-                ChannelFile::Thruster { actuator, channel, max_thrust } => {
-                    if !(max_thrust.is_finite() && *max_thrust > 0.0) {
-                        return Err(at(format!("max_thrust must be > 0, got {max_thrust}")));
-                    }
-                    (actuator, Channel::Thruster { channel: *channel, max_thrust: *max_thrust })
-                }
-            };
-            let Some(index) = actuated_bodies.iter().position(|b| b == actuator) else {
-                return Err(at(format!(
-                    "`{actuator}` is not an actuator of `{robot}` (actuators: {})",
-                    actuated_bodies.join(", ")
-                )));
-            };
-            if channels[index].is_some() {
-                return Err(at(format!("`{actuator}` already has a channel")));
-            }
-            if let Some(fit) = channel_fit(&channel, actuators[index].1) {
-                return Err(at(format!("`{actuator}` {fit}")));
-            }
-            channels[index] = Some(channel);
-        }
-        let mut out = Vec::with_capacity(channels.len());
-        for (c, body) in channels.into_iter().zip(actuated_bodies) {
-            out.push(c.ok_or_else(|| format!("{path}: actuator `{body}` has no channel")));
-        }
-        let channels = out.into_iter().collect::<Result<Vec<_>, _>>()?;
-        // Two outputs on one wire would fight.
-        for (i, a) in channels.iter().enumerate() {
-            for b in &channels[..i] {
-                if output_kind(a) == output_kind(b) && wire(a) == wire(b) {
-                    return Err(format!("{path}: two actuators share {} output {}", output_kind(a), wire(a)));
-                }
-            }
-        }
+        let channels = parse_channels(&file.channels, (path, text), robot, actuators)?;
         let environment = match &file.environment {
             Some(e) => {
                 parse_environment(e.get_ref()).map_err(|m| locate(path, text, e.span(), format!("environment: {m}")))?
@@ -880,27 +799,7 @@ impl RunConfig {
             .iter()
             .any(|(_, d)| matches!(d, Drives::Thrust | Drives::Coordinate(CoordinateKind::ActuatorLength)));
         let valved = actuators.iter().any(|(_, d)| *d == Drives::Valve);
-        let valve_supply = match (&file.valves, valved) {
-            (Some(v), true) => {
-                let table = v.get_ref();
-                if !(table.units_per_bar.is_finite() && table.units_per_bar > 0.0) {
-                    return Err(locate(
-                        path,
-                        text,
-                        v.span(),
-                        format!("valves.units_per_bar: must be > 0 (100 for a parameter in kPa), got {}", table.units_per_bar),
-                    ));
-                }
-                Some(ValveSupply { parameter: table.supply_parameter.clone(), units_per_bar: table.units_per_bar })
-            }
-            (Some(v), false) => {
-                return Err(locate(path, text, v.span(), format!("valves: `{robot}` has no valves to supply")))
-            }
-            (None, true) => return Err(format!(
-                "{path}: `{robot}` is driven by valves: add a [valves] table naming the spec parameter its supply regulator sets (supply_parameter) and that parameter's units per bar (units_per_bar)"
-            )),
-            (None, false) => None,
-        };
+        let valve_supply = parse_valve_supply(file.valves.as_ref(), valved, (path, text), robot)?;
         let drive = RobotDrive {
             continuous,
             valved,
@@ -987,6 +886,131 @@ impl RunConfig {
             natnet,
         })
     }
+}
+
+/// The channels of `files` (read from `path`, whose text is `text`) in the order of `robot`'s
+/// actuators (name and what each drives): each actuator exactly one channel of a kind that fits
+/// it, and no two outputs on one wire.
+fn parse_channels(
+    files: &[Spanned<ChannelFile>],
+    (path, text): (&str, &str),
+    robot: &str,
+    actuators: &[(&str, Drives)],
+) -> Result<Vec<Channel>, String> {
+    let actuated_bodies: Vec<&str> = actuators.iter().map(|(b, _)| *b).collect();
+    let folder = Path::new(path).parent().unwrap_or(Path::new("."));
+    let mut channels: Vec<Option<Channel>> = vec![None; actuated_bodies.len()];
+    for (i, c) in files.iter().enumerate() {
+        let at = |message: String| locate(path, text, c.span(), format!("channels[{i}]: {message}"));
+        let (actuator, channel) = match c.get_ref() {
+            ChannelFile::ServoBoard { actuator, channel, min_angle, max_angle } => {
+                if !(min_angle.is_finite() && max_angle.is_finite() && min_angle < max_angle) {
+                    return Err(at(format!("min_angle {min_angle} must be below max_angle {max_angle}")));
+                }
+                (actuator, Channel::ServoBoard { channel: *channel, min_angle: *min_angle, max_angle: *max_angle })
+            }
+            ChannelFile::PressureRegulator {
+                actuator,
+                channel,
+                full_scale_bar,
+                volts,
+                calibration,
+                metres_per_bar,
+            } => {
+                let map = match (calibration, full_scale_bar) {
+                    (Some(file), None) => {
+                        let table_path = folder.join(file);
+                        let table = std::fs::read_to_string(&table_path)
+                            .map_err(|e| at(format!("calibration {}: {e}", table_path.display())))?;
+                        PressureMap::table_from_csv(&table_path.to_string_lossy(), &table).map_err(|e| at(e.0))?
+                    }
+                    (None, Some(full_scale)) => {
+                        let [low, high] = volts.unwrap_or([0.0, 10.0]);
+                        PressureMap::Linear { full_scale_bar: *full_scale, volts_min: low, volts_max: high }
+                    }
+                    _ => {
+                        return Err(
+                            at("give either full_scale_bar (with optional volts) or a calibration table".into()),
+                        )
+                    }
+                };
+                map.validate().map_err(|e| at(e.0))?;
+                let extension = match metres_per_bar {
+                    Some(g) if g.is_finite() && *g > 0.0 => Some(LengthToPressure { metres_per_bar: *g }),
+                    Some(g) => return Err(at(format!("metres_per_bar must be > 0, got {g}"))),
+                    None => None,
+                };
+                (actuator, Channel::PressureRegulator { channel: *channel, map, extension })
+            }
+            ChannelFile::Valve { actuator, line, active_high } => {
+                (actuator, Channel::Valve { line: *line, active_high: *active_high })
+            }
+            ChannelFile::Thruster { actuator, channel, max_thrust } => {
+                if !(max_thrust.is_finite() && *max_thrust > 0.0) {
+                    return Err(at(format!("max_thrust must be > 0, got {max_thrust}")));
+                }
+                (actuator, Channel::Thruster { channel: *channel, max_thrust: *max_thrust })
+            }
+        };
+        let Some(index) = actuated_bodies.iter().position(|b| b == actuator) else {
+            return Err(at(format!(
+                "`{actuator}` is not an actuator of `{robot}` (actuators: {})",
+                actuated_bodies.join(", ")
+            )));
+        };
+        if channels[index].is_some() {
+            return Err(at(format!("`{actuator}` already has a channel")));
+        }
+        if let Some(fit) = channel_fit(&channel, actuators[index].1) {
+            return Err(at(format!("`{actuator}` {fit}")));
+        }
+        channels[index] = Some(channel);
+    }
+    let mut out = Vec::with_capacity(channels.len());
+    for (c, body) in channels.into_iter().zip(actuated_bodies) {
+        out.push(c.ok_or_else(|| format!("{path}: actuator `{body}` has no channel")));
+    }
+    let channels = out.into_iter().collect::<Result<Vec<_>, _>>()?;
+    // Two outputs on one wire would fight.
+    for (i, a) in channels.iter().enumerate() {
+        for b in &channels[..i] {
+            if output_kind(a) == output_kind(b) && wire(a) == wire(b) {
+                return Err(format!("{path}: two actuators share {} output {}", output_kind(a), wire(a)));
+            }
+        }
+    }
+    Ok(channels)
+}
+
+/// A valve-driven robot's supply from its `[valves]` table: required for one, refused for any
+/// other robot.
+fn parse_valve_supply(
+    valves: Option<&Spanned<ValvesFile>>,
+    valved: bool,
+    (path, text): (&str, &str),
+    robot: &str,
+) -> Result<Option<ValveSupply>, String> {
+    Ok(match (valves, valved) {
+        (Some(v), true) => {
+            let table = v.get_ref();
+            if !(table.units_per_bar.is_finite() && table.units_per_bar > 0.0) {
+                return Err(locate(
+                    path,
+                    text,
+                    v.span(),
+                    format!("valves.units_per_bar: must be > 0 (100 for a parameter in kPa), got {}", table.units_per_bar),
+                ));
+            }
+            Some(ValveSupply { parameter: table.supply_parameter.clone(), units_per_bar: table.units_per_bar })
+        }
+        (Some(v), false) => {
+            return Err(locate(path, text, v.span(), format!("valves: `{robot}` has no valves to supply")))
+        }
+        (None, true) => return Err(format!(
+            "{path}: `{robot}` is driven by valves: add a [valves] table naming the spec parameter its supply regulator sets (supply_parameter) and that parameter's units per bar (units_per_bar)"
+        )),
+        (None, false) => None,
+    })
 }
 
 /// Where a sensor's readings come from: a NatNet rigid body for a marker, a board channel for

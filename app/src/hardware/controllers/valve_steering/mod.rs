@@ -1,3 +1,140 @@
 //! The valve sampler: MPPI steering a valve-driven robot's wave to a goal.
 
+use crate::hardware::config::RunConfig;
+use crate::hardware::request::{MpcReport, RunReport, StateSource};
+use crate::hardware::run::{
+    actuators, dry_run, loop_config, loop_with_planner, mpc_run_report, no_servo, plant_simulation_config,
+    print_estimator, print_header, print_plant_center_of_mass, state_estimator, try_realtime, valve_plant, Run,
+    ValveStart,
+};
+use crate::hardware::sensing::Sensing;
+use nalgebra::SVector;
+use settings::ValveMpcSettings;
+use softgen_runtime::{
+    run_valve_planner, write_valve_commands, ActuatorCommand, Model, OutputChain, Simulation, State, SteeredValveWave,
+    SteeringPhase, ValveLink, ValvePlanner, ValveSteering, ValveSteeringConfig,
+};
+use std::sync::Arc;
+
 pub(crate) mod settings;
+
+impl Run<'_> {
+    /// The valve sampler steering a valve-driven robot's wave (from `start`) to the goal in
+    /// `settings`: each valve pair's state to its digital line and the supply pressure to its
+    /// regulator, through the output chain to a device, the planner in its own thread on the
+    /// measured or estimated state.
+    pub(crate) fn run_valve_steering<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+        settings: ValveMpcSettings,
+        start: ValveStart<R::Params>,
+    ) -> Result<RunReport, String> {
+        let o = self.options;
+        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+        // On the robot the planner's state can only be estimated.
+        let estimated = on_robot || o.state == StateSource::Estimated;
+        let ValveStart { supply, delay, initial, params } = &start;
+        let (initial, valves) = (*initial, R::VALVES.len());
+        let loop_config = loop_config(o, &config)?;
+        let period = 1.0 / loop_config.rate_hz;
+        // The estimator (its settings and sensors checked before a dry run too).
+        let estimation = match estimated {
+            true => Some(state_estimator::<R, N, C>(&config, &path, &loop_config, on_robot)?),
+            false => None,
+        };
+        let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
+        let actuated = actuators::<R, N, C>();
+        let names: Vec<&str> = actuated.iter().map(|(name, _)| *name).collect();
+        let controller_line = format!(
+            "mpc: valve sampling to ({}, {}) m (centre of mass), {} rollouts of {} s every {} ms ({} Hz); starting wave {}",
+            settings.goal.x,
+            settings.goal.y,
+            settings.samples,
+            settings.horizon,
+            1e3 / settings.replan_hz,
+            settings.replan_hz,
+            start.wave_line()
+        );
+        print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
+        if let Some((sensors, _, filter)) = &estimation {
+            print_estimator(sensors, filter.step(), on_robot);
+        }
+        let steered = SteeredValveWave::new(*delay, 0.0, initial);
+        let units_per_bar = supply.units_per_bar;
+        let mut open_loop = move |t: f64, commands: &mut [ActuatorCommand]| -> Result<(), String> {
+            write_valve_commands(&steered, t, units_per_bar, commands);
+            Ok(())
+        };
+        if o.dry_run {
+            println!("dry run: the mpc controller needs the plant's state, so these are the starting wave's commands");
+            return dry_run(&mut chain, &mut open_loop, &[0.0, period], period, ActuatorCommand::Valve(false));
+        }
+        if o.realtime {
+            try_realtime();
+        }
+        let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, no_servo());
+        let start_state =
+            State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
+        let stop = &*self.stop;
+        let start_com = R::center_of_mass(&start_state.q, params, &R::cache(&start_state.q, params)).xy();
+        let mut planner = ValvePlanner::<R, N, C>::new(
+            Simulation::new(params.clone(), plant_config)?,
+            settings.planner(settings.goal, &supply.parameter),
+            initial,
+        )
+        .map_err(|e| format!("{path}: mpc: {e}"))?;
+        let steering_config = ValveSteeringConfig {
+            goal: settings.goal,
+            arrival_radius: settings.arrival_radius,
+            hold: settings.hold,
+            initial,
+            units_per_bar,
+        };
+        let mut steering = ValveSteering::<R, N, C>::new(params.clone(), steering_config, period)?;
+        let link = Arc::new(ValveLink::<N>::new());
+        let measured = Arc::clone(&link);
+        let plant = || valve_plant::<R, N, C>(&config, &loop_config, &path);
+        let (mut device, mut sensing) = Sensing::new(o, &config, &path, estimation, valves + 1, plant, move |t, x| {
+            measured.measured.try_post((t, *x));
+        })?;
+        let link = &*link;
+        let (outcome, safe, planner_stats) = loop_with_planner(
+            &loop_config,
+            &mut chain,
+            &mut device,
+            stop,
+            &link.stop,
+            || run_valve_planner(&mut planner, link, settings.replan_hz),
+            |t, commands| {
+                if let Some(held) = sensing.sense(t, &link.measured)? {
+                    // An estimator fault: the last safe commands (valve states, then the
+                    // supply in bar), held.
+                    let (supply, states) = commands.split_last_mut().expect("valve commands end with the supply");
+                    for (command, state) in states.iter_mut().zip(held) {
+                        *command = ActuatorCommand::Valve(*state > 0.0);
+                    }
+                    *supply = ActuatorCommand::Pressure(held[valves]);
+                    return Ok(steering.phase);
+                }
+                let phase = steering.command(link, t, commands)?;
+                sensing.sent(commands, period)?;
+                Ok(phase)
+            },
+        );
+        let planner_stats = planner_stats?;
+        let (run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
+        print_plant_center_of_mass::<R, N, C>(end.as_ref(), params);
+        let report = MpcReport {
+            goal: settings.goal,
+            goal_height: None,
+            planner: planner_stats,
+            plans_applied: steering.plans_applied,
+            arrived_at: steering.phase.arrived_at(),
+            held: matches!(steering.phase, SteeringPhase::Finished { .. }),
+            final_distance: steering.distance,
+            start_distance: (start_com - settings.goal).norm(),
+        };
+        Ok(mpc_run_report(run, report, estimator_report))
+    }
+}
