@@ -37,6 +37,8 @@ pub use softgen_app::{
     WaveDecisions, DISPLAY_RATE, DOPRI5_TOLERANCES, ROS34_TOLERANCES,
 };
 pub use sweep::file::{Cell, CellKind, Shard, Sweep, MAX_RUNS};
-pub use sweep::run::{default_output, format_of, journal_path, run_sweep, sweep_to_file, SweepOptions, SweepOutcome};
+pub use sweep::runner::{
+    default_output, format_of, journal_path, run_sweep, sweep_to_file, SweepOptions, SweepOutcome,
+};
 pub use sweep::table::{RunRecord, SweepTable, TableFormat, TableHeader};
 pub use sweep::target::Target;

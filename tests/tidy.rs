@@ -130,7 +130,7 @@ const RUNTIME_LAYERS: &[&str] = &[
 
 /// The generic application's layers, each using only those before it; `robot_app.rs` at its
 /// root, which compiles them for a robot, uses them all.
-const APP_LAYERS: &[&str] = &["support", "simulate", "hardware"];
+const APP_LAYERS: &[&str] = &["support", "simulate", "run"];
 
 /// The CLI library's layers, each using only those before it; the binary (`main.rs`, `cli/`,
 /// `bin/`) uses the library through its public items.
@@ -612,7 +612,7 @@ const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
 /// [`LONG_FUNCTIONS`] is.
 const LONG_FILES: &[(&str, &str)] = &[
     (
-        "app/src/hardware/config.rs",
+        "app/src/run/config.rs",
         "the run configuration's file format (each table's struct, whose doc comments the book's key reference \
          is generated from) and its parser, table by table; the planners' settings are their controllers'",
     ),

@@ -1,7 +1,7 @@
 //! softgen's generic application: what every command does with any robot, named by none.
-//! `simulate` (a scenario run to CSV, its settings by name, `eval`, a view page), `hardware`
-//! (run configurations, the serial board, a controller through the output chain to a
-//! device, the robot emulator) and `support` (pending outputs, figures, 3D view pages,
+//! `simulate` (a scenario run to CSV, its settings by name, `eval`, a view page), `run`
+//! (run configurations, the controllers, a controller through the output chain to a device,
+//! the serial board, the robot emulator) and `support` (pending outputs, figures, 3D view pages,
 //! parallel runs).
 //!
 //! A robot reaches these through [`RobotApp`]: its generated app crate (generated/apps/)
@@ -17,27 +17,27 @@
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links, rustdoc::private_intra_doc_links)]
 
-mod hardware;
 mod robot_app;
+mod run;
 mod simulate;
 mod support;
 
-pub use hardware::config::{Drives, EnvironmentOverride, RunConfig};
-pub use hardware::controllers::box_ddp::settings::{DdpMpcSettings, WaveDecisions};
-pub use hardware::controllers::gait_steering::settings::MpcSettings;
-pub use hardware::controllers::strides::settings::StrideMpcSettings;
-pub use hardware::controllers::valve_steering::settings::ValveMpcSettings;
-pub use hardware::controllers::PlannerSettings;
-pub use hardware::driver::{
+pub use robot_app::{known_parameters, App, RobotApp};
+pub use run::config::{Drives, EnvironmentOverride, RunConfig};
+pub use run::controllers::box_ddp::settings::{DdpMpcSettings, WaveDecisions};
+pub use run::controllers::gait_steering::settings::MpcSettings;
+pub use run::controllers::strides::settings::StrideMpcSettings;
+pub use run::controllers::valve_steering::settings::ValveMpcSettings;
+pub use run::controllers::PlannerSettings;
+pub use run::driver::{
     Controller, HeldInputs, LimbController, LimbGaitRequest, RunDriver, ScheduledMpc, StrideMpc, StrideMpcRequest,
     StrideRequest,
 };
-pub use hardware::estimation::EstimatorReport;
-pub use hardware::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
-pub use hardware::robot_emulator::{EmulatedRobot, RobotEmulatorOptions};
-pub use hardware::run::parse_robot_run_config;
-pub use hardware::serial::SerialDevice;
-pub use robot_app::{known_parameters, App, RobotApp};
+pub use run::estimation::EstimatorReport;
+pub use run::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
+pub use run::robot_emulator::{EmulatedRobot, RobotEmulatorOptions};
+pub use run::serial::SerialDevice;
+pub use run::session::parse_robot_run_config;
 pub use simulate::eval::{read_stdin_input, EvalInput};
 pub use simulate::scenario::{
     check_periods, CoordinatesChoice, IntegratorChoice, RunSummary, SampleRows, Scenario, TerrainChoice,

@@ -4,9 +4,9 @@
 //! not in the binary's crate; the binary finds a robot's by name in the generated table of
 //! them.
 
-use crate::hardware::driver::RunDriver;
-use crate::hardware::request::{RunOptions, RunReport};
-use crate::hardware::robot_emulator::{EmulatedRobot, RobotEmulatorOptions};
+use crate::run::driver::RunDriver;
+use crate::run::request::{RunOptions, RunReport};
+use crate::run::robot_emulator::{EmulatedRobot, RobotEmulatorOptions};
 use crate::simulate::eval::EvalInput;
 use crate::simulate::scenario::{check, check_periods, CsvRows, RunSummary, SampleRows, Scenario};
 use crate::simulate::settings::{ResolvedRun, RunSettings};
@@ -109,7 +109,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotApp for App<R, N, C> {
     }
 
     fn emulated(&self, options: &RobotEmulatorOptions) -> Result<Box<dyn EmulatedRobot>, String> {
-        crate::hardware::robot_emulator::Build { options, run_config: self.run_config }.visit::<R, N, C>()
+        crate::run::robot_emulator::Build { options, run_config: self.run_config }.visit::<R, N, C>()
     }
 
     fn run(
@@ -118,7 +118,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> RobotApp for App<R, N, C> {
         stop: Arc<AtomicUsize>,
         driver: Option<&RunDriver>,
     ) -> Result<RunReport, String> {
-        crate::hardware::run::Run { options, stop, driver, run_config: self.run_config }.visit::<R, N, C>()
+        crate::run::session::Run { options, stop, driver, run_config: self.run_config }.visit::<R, N, C>()
     }
 }
 

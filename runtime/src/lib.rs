@@ -121,7 +121,7 @@ pub use simulation::valve_driven::{
 pub use estimation::analog::{AnalogInput, AnalogSampler, Calibration};
 pub use estimation::emulated::EmulatedSensors;
 pub use estimation::kalman::{EstimatorFault, EstimatorSettings, EstimatorStats, StateEstimator};
-pub use estimation::natnet;
+pub use estimation::natnet_messages as natnet;
 pub use estimation::sensors::{
     Measurement, Reading, ReadingQueue, Sensor, SensorFault, SensorWatch, MAX_SENSORS, QUEUE_CAPACITY,
 };
@@ -134,7 +134,7 @@ pub use hardware::plan_following::{
     MAX_PLANNED_COMMANDS, MAX_SCHEDULE_STATES, PLAN_CAPACITY,
 };
 pub use hardware::realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats, STOP_FINISHED, STOP_REQUESTED};
-pub use hardware::run::{run_hardware, OutputChain};
+pub use hardware::safe_run::{run_hardware, OutputChain};
 pub use hardware::safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
 pub use hardware::steering::{
     run_planner, run_planning_thread, GoalSteering, PlannerStats, PlanningStep, SteeringConfig, SteeringLink,

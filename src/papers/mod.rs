@@ -78,7 +78,8 @@ pub fn find_experiment(name: &str) -> Result<&'static Experiment, String> {
 
 /// How `softgen run` drives the robots whose papers drive them their own way (a limb gait,
 /// held swimming inputs); every other robot runs its spec's serpenoid gait.
-pub const RUN_DRIVERS: &[RunDriver] = &[pinniped::run::DRIVER, soft_snake::run::DRIVER, underwater_snake::run::DRIVER];
+pub const RUN_DRIVERS: &[RunDriver] =
+    &[pinniped::run_driver::DRIVER, soft_snake::run_driver::DRIVER, underwater_snake::run_driver::DRIVER];
 
 /// `softgen run`: runs `options` on its device with the robot's driver; `stop` is set by
 /// signal handlers (the signal number) to end the run.

@@ -2,6 +2,6 @@
 //! gives, running on every core with a journal and shards, and the results table.
 
 pub(crate) mod file;
-pub(crate) mod run;
+pub(crate) mod runner;
 pub(crate) mod table;
 pub(crate) mod target;

@@ -492,7 +492,7 @@ together, names, the tree) are in [Spec format](spec-format.md), with worked exa
 /// The run configuration's reference.
 pub const RUN_CONFIGURATION: Reference = Reference {
     title: "Run configuration keys",
-    sources: &["app/src/hardware/config.rs", "app/src/hardware/controllers/mod.rs"],
+    sources: &["app/src/run/config.rs", "app/src/run/controllers/mod.rs"],
     root: "File",
     introduction: "Every key a run configuration (`model-specs/<robot>.run.toml`, read by `softgen run`) \
 takes, table by table, as its parser reads it. Units are in the meanings; a value out of its \

@@ -250,7 +250,7 @@ fn underwater_snake_swims_in_the_loop_through_its_thrusters_and_stops_them() {
     let dir = tempfile::tempdir().unwrap();
     let turn = softgen::papers::underwater_snake::yaw_conditions()[0].clone();
     let o = swimmer_options(dir.path(), 5.0, "yaw-0.3");
-    assert_eq!(softgen::papers::underwater_snake::run::condition("yaw-0.3"), Some(turn.clone()));
+    assert_eq!(softgen::papers::underwater_snake::run_driver::condition("yaw-0.3"), Some(turn.clone()));
     let report = run_on_device(&o, Arc::new(AtomicUsize::new(0))).unwrap();
     assert!(report.fault.is_none(), "{:?}", report.fault);
     assert_eq!(report.stats.unwrap().periods, 501);

@@ -6,6 +6,6 @@
 pub(crate) mod analog;
 pub(crate) mod emulated;
 pub(crate) mod kalman;
-pub mod natnet;
+pub mod natnet_messages;
 pub(crate) mod sensors;
 pub(crate) mod valve_process;

@@ -9,7 +9,7 @@ pub(crate) mod mailbox;
 pub(crate) mod plan_following;
 pub mod protocol;
 pub(crate) mod realtime;
-pub(crate) mod run;
+pub(crate) mod safe_run;
 pub(crate) mod safety;
 pub(crate) mod steering;
 pub(crate) mod stride_loop;

@@ -4,7 +4,7 @@
 pub mod experiments;
 pub mod model;
 pub mod mpc;
-pub mod run;
+pub mod run_driver;
 pub mod sweep;
 
 pub use model::*;

@@ -6,7 +6,7 @@ pub mod experiments;
 pub mod gait;
 pub mod mpc;
 pub mod rolling;
-pub(crate) mod run;
+pub(crate) mod run_driver;
 
 pub use gait::{PneumaticMuscles, RollingGait};
 pub use rolling::*;

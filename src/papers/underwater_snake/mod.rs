@@ -4,6 +4,6 @@
 pub mod experiments;
 pub mod model;
 pub mod mpc;
-pub mod run;
+pub mod run_driver;
 
 pub use model::*;

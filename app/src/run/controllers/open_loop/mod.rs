@@ -3,10 +3,10 @@
 //! open-loop controller is an [`OpenLoop`]; one run ([`Run::run_open_loop`]) sends any of them
 //! to the device the options choose.
 
-use crate::hardware::config::{Drives, RunConfig};
-use crate::hardware::driver::{LimbController, LimbGaitRequest};
-use crate::hardware::request::RunReport;
-use crate::hardware::run::{
+use crate::run::config::{Drives, RunConfig};
+use crate::run::driver::{LimbController, LimbGaitRequest};
+use crate::run::request::RunReport;
+use crate::run::session::{
     actuators, configured_params, dry_run, loop_config, print_header, print_plant_center_of_mass, run_on_plant,
     run_real_device, simulated_plant, try_realtime, valve_plant, wired_plant, Run, ValveStart,
 };

@@ -4,7 +4,7 @@
 //! exists. A sensor or estimator fault holds the last safe command for the configured time,
 //! then ends the run in the safe state with the fault's message.
 
-use crate::hardware::config::{RunConfig, SensorEntry, SensorSource};
+use crate::run::config::{RunConfig, SensorEntry, SensorSource};
 use softgen_runtime::{
     ActuatorCommand, CoordinateKind, EstimatorFault, EstimatorStats, Mailbox, Model, Reading, ReadingQueue,
     SafetyFilter, SafetyLimits, Sensor, State, StateEstimator,

@@ -1,7 +1,7 @@
 //! The settings of the valve sampler (MPPI over a valve wave's supply pressure, frequency and
 //! offset), read from the run configuration's `[mpc]` table.
 
-use crate::hardware::controllers::MpcFile;
+use crate::run::controllers::MpcFile;
 use nalgebra::Vector2;
 use softgen_runtime::{ValveDecisions, ValvePlannerConfig};
 

@@ -1,13 +1,13 @@
 //! The stride planner: a limbed robot's gait cycles, chosen whole by rolling each out.
 
-use crate::hardware::config::RunConfig;
-use crate::hardware::driver::{StrideMpc, StrideMpcRequest, StrideRequest};
-use crate::hardware::request::{MpcReport, RunReport, StateSource};
-use crate::hardware::run::{
+use crate::run::config::RunConfig;
+use crate::run::driver::{StrideMpc, StrideMpcRequest, StrideRequest};
+use crate::run::request::{MpcReport, RunReport, StateSource};
+use crate::run::sensing::Sensing;
+use crate::run::session::{
     configured_params, dry_run, loop_config, loop_with_planner, mpc_run_report, print_estimator, print_header,
     print_plant_center_of_mass, state_estimator, try_realtime, wired_plant, Run,
 };
-use crate::hardware::sensing::Sensing;
 use nalgebra::SVector;
 use settings::StrideMpcSettings;
 use softgen_runtime::{ActuatorCommand, Model, OutputChain, State, SteeringPhase};

@@ -3,7 +3,7 @@
 //! plant, the model-predictive controller's settings, and the sensors and state estimator,
 //! validated with errors that name the file, line and field.
 
-use crate::hardware::controllers::{parse_planner, MpcFile, PlannerError, PlannerSettings, RobotDrive};
+use crate::run::controllers::{parse_planner, MpcFile, PlannerError, PlannerSettings, RobotDrive};
 use serde::Deserialize;
 use softgen_runtime::{
     Calibration, Channel, ContactLaw, CoordinateKind, EstimatorSettings, FrictionAnisotropy, FrictionLaw,

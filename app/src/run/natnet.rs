@@ -8,7 +8,7 @@
 //! One socket, bound to the local data address, sends the connect: the server answers to
 //! it, and a unicast server streams its frames to it as well.
 
-use crate::hardware::config::{NatNetSettings, NatNetTarget};
+use crate::run::config::{NatNetSettings, NatNetTarget};
 use softgen_runtime::natnet::{self, CameraClock, Frame, Layout, Message, ServerInfo};
 use softgen_runtime::{Reading, ReadingQueue};
 use std::net::{SocketAddr, UdpSocket};

@@ -1,13 +1,13 @@
 //! The gait sampler: MPPI steering a serpenoid gait to a goal.
 
-use crate::hardware::config::{Drives, RunConfig};
-use crate::hardware::controllers::open_loop::serpenoid_controller;
-use crate::hardware::request::{MpcReport, RunReport, StateSource};
-use crate::hardware::run::{
+use crate::run::config::{Drives, RunConfig};
+use crate::run::controllers::open_loop::serpenoid_controller;
+use crate::run::request::{MpcReport, RunReport, StateSource};
+use crate::run::sensing::Sensing;
+use crate::run::session::{
     configured_params, dry_run, loop_config, loop_with_planner, mpc_run_report, plant_simulation_config,
     print_estimator, print_header, simulated_plant, state_estimator, try_realtime, Run,
 };
-use crate::hardware::sensing::Sensing;
 use nalgebra::{SVector, Vector2};
 use settings::MpcSettings;
 use softgen_runtime::{

@@ -1,7 +1,7 @@
 //! The settings of the stride planner (whole gait cycles chosen by rolling each out), read
 //! from the run configuration's `[mpc]` table.
 
-use crate::hardware::controllers::MpcFile;
+use crate::run::controllers::MpcFile;
 use nalgebra::Vector2;
 
 /// Settings of the stride planner (`solver = "strides"`): where the centre of mass should

@@ -4,8 +4,8 @@
 //! READINGS frames, the motion-capture markers go out as NatNet frames over UDP. With it a
 //! host run reads its state only from sensors, as on the robot, through real processes.
 
-use crate::hardware::config::{NatNetSettings, NatNetTarget, RunConfig, SensorSource};
-use crate::hardware::natnet::NatNetServer;
+use crate::run::config::{NatNetSettings, NatNetTarget, RunConfig, SensorSource};
+use crate::run::natnet::NatNetServer;
 use crate::support::output::PendingFile;
 use softgen_runtime::natnet::{Frame, LabelledMarker, RigidBodyPose};
 use softgen_runtime::protocol::BoardReading;
@@ -54,7 +54,7 @@ impl RobotVisitor for Build<'_> {
 
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
         let o = self.options;
-        let (config, path) = crate::hardware::run::configured::<R, N, C>(o.config.as_deref(), self.run_config)?;
+        let (config, path) = crate::run::session::configured::<R, N, C>(o.config.as_deref(), self.run_config)?;
         let rate_hz = o.rate_hz.unwrap_or(config.rate_hz);
         let loop_config = LoopConfig { rate_hz, duration: 1.0, command_timeout: config.safety.command_timeout };
         loop_config.validate()?;
@@ -62,11 +62,11 @@ impl RobotVisitor for Build<'_> {
         // servos, regulators and thrusters.
         match R::VALVES.is_empty() {
             true => {
-                let plant = crate::hardware::run::wired_plant::<R, N, C>(&config, &loop_config, &path)?;
+                let plant = crate::run::session::wired_plant::<R, N, C>(&config, &loop_config, &path)?;
                 behind_board(plant, &config, &path, o, rate_hz)
             }
             false => {
-                let plant = crate::hardware::run::valve_plant::<R, N, C>(&config, &loop_config, &path)?;
+                let plant = crate::run::session::valve_plant::<R, N, C>(&config, &loop_config, &path)?;
                 behind_board(plant, &config, &path, o, rate_hz)
             }
         }
@@ -94,7 +94,7 @@ fn behind_board<R: Model<N, C>, P: EmulatingPlant<R, N, C> + 'static, const N: u
     // The plant's true state at every SET, as `softgen run` writes a plant's trajectory.
     let truth = match &o.truth {
         Some(file) => {
-            let (pending, write_row) = crate::hardware::outputs::trajectory_writer::<R, N, C>(file)?;
+            let (pending, write_row) = crate::run::outputs::trajectory_writer::<R, N, C>(file)?;
             plant.observe(Box::new(write_row));
             Some(pending)
         }

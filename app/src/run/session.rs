@@ -1,16 +1,18 @@
-//! `softgen run`: a robot's gait, or the model-predictive controller steering it to a goal,
-//! through the output chain to a device at a fixed rate: the simulated plant (hardware in
-//! the loop), a serial board, a comedi card or, with `--dry-run`, nowhere (the channel map
-//! and the first commands are printed and no device is touched).
+//! One `softgen run`: the robot's kind, then its controller (`controllers/`), through the
+//! output chain to a device at a fixed rate: the simulated plant (hardware in the loop), a
+//! serial board, a comedi card or, with `--dry-run`, nowhere (the channel map and the first
+//! commands are printed and no device is touched); and the steps every controller's run
+//! shares (the plants as the run wires them, the loop's settings, the header, the estimator,
+//! replays).
 
-use crate::hardware::config::{Drives, PlantIntegratorName, RunConfig, SensorEntry, ValveSupply};
-use crate::hardware::controllers::box_ddp::settings::DdpMpcSettings;
-use crate::hardware::controllers::gait_steering::settings::MpcSettings;
-use crate::hardware::controllers::PlannerSettings;
-use crate::hardware::driver::RunDriver;
-use crate::hardware::estimation::{configured_sensors, EstimatorReport};
-use crate::hardware::outputs::{finish, open_comedi, recorded_plant, trajectory_writer};
-use crate::hardware::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
+use crate::run::config::{Drives, PlantIntegratorName, RunConfig, SensorEntry, ValveSupply};
+use crate::run::controllers::box_ddp::settings::DdpMpcSettings;
+use crate::run::controllers::gait_steering::settings::MpcSettings;
+use crate::run::controllers::PlannerSettings;
+use crate::run::driver::RunDriver;
+use crate::run::estimation::{configured_sensors, EstimatorReport};
+use crate::run::outputs::{finish, open_comedi, recorded_plant, trajectory_writer};
+use crate::run::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
 use crate::support::output::PendingFile;
 use nalgebra::SVector;
 use softgen_runtime::Tolerances;
@@ -313,11 +315,10 @@ fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
         ));
     }
     let text = std::fs::read_to_string(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let log =
-        crate::hardware::estimation::SensorLog::parse(&log_path.display().to_string(), &text, &sensors, N, commands)?;
+    let log = crate::run::estimation::SensorLog::parse(&log_path.display().to_string(), &text, &sensors, N, commands)?;
     let (pending, file) = PendingFile::create(&o.sensor_log)?;
     let mut out = std::io::BufWriter::new(file);
-    let (periods, largest, fault) = crate::hardware::estimation::replay_log(filter, &log, &mut out)?;
+    let (periods, largest, fault) = crate::run::estimation::replay_log(filter, &log, &mut out)?;
     out.flush().map_err(|e| format!("{}: {e}", o.sensor_log.display()))?;
     drop(out);
     println!("estimator   {periods} periods of {} replayed through the estimator", log_path.display());
@@ -928,7 +929,7 @@ pub(crate) fn run_real_device(
         return finish(outcome, safe, chain, device.into_inner().map(drop), pending_record, None).map(Some);
     }
     if let Some(port) = &o.serial_port {
-        let board = crate::hardware::serial::SerialDevice::open(port, o.ack_timeout, None)?;
+        let board = crate::run::serial::SerialDevice::open(port, o.ack_timeout, None)?;
         let (pending_record, record) = PendingFile::create(&o.record)?;
         let mut device = Recorder::new(board, record, 100).map_err(|e| e.0)?;
         let (outcome, safe) = run_hardware(loop_config, chain, &mut device, stop, controller);

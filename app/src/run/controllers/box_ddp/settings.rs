@@ -1,8 +1,8 @@
 //! The settings of box-DDP model-predictive control (over the actuators' commands, or over a
 //! gait's wave), read from the run configuration's `[mpc]` table.
 
-use crate::hardware::controllers::gait_steering::settings::MpcSettings;
-use crate::hardware::controllers::MpcFile;
+use crate::run::controllers::gait_steering::settings::MpcSettings;
+use crate::run::controllers::MpcFile;
 use nalgebra::{Vector2, Vector3};
 
 /// Settings of box-DDP model-predictive control (see `softgen_runtime::RecedingHorizon`):

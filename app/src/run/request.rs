@@ -1,7 +1,7 @@
 //! What `softgen run` is asked to do and what it reports: the options, which controller
 //! drives the robot and where its state comes from, and how the run ended.
 
-use crate::hardware::estimation::EstimatorReport;
+use crate::run::estimation::EstimatorReport;
 use nalgebra::Vector2;
 use softgen_runtime::{LoopStats, PlannerStats, SafetyFault};
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! simulated plant, and the end of a run, which keeps or sets aside those files by how it
 //! ended and builds its report.
 
-use crate::hardware::request::{RunOptions, RunReport};
+use crate::run::request::{RunOptions, RunReport};
 use crate::support::output::PendingFile;
 #[cfg(not(feature = "comedi"))]
 use softgen_runtime::{Device, DeviceValue};

@@ -1,7 +1,7 @@
 //! The settings of the gait sampler (MPPI over a serpenoid gait's amplitude, temporal frequency
 //! and offset), read from the run configuration's `[mpc]` table.
 
-use crate::hardware::controllers::MpcFile;
+use crate::run::controllers::MpcFile;
 use nalgebra::Vector2;
 use softgen_runtime::GaitParameters;
 

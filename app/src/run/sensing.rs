@@ -5,12 +5,12 @@
 //! estimator on the card's analog inputs and NatNet). Both MPC controllers (the gait sampler
 //! and box-DDP) run through it, so the state source is chosen in one place.
 
-use crate::hardware::config::{RunConfig, SensorEntry, SensorSource};
-use crate::hardware::estimation::{EstimatorReport, InLoopEstimator};
-use crate::hardware::natnet::NatNetReader;
-use crate::hardware::outputs::{finish, keep_output, open_comedi_card, recorded_plant, ComediCard};
-use crate::hardware::request::{RunOptions, RunReport};
-use crate::hardware::serial::{BoardSensors, SerialDevice};
+use crate::run::config::{RunConfig, SensorEntry, SensorSource};
+use crate::run::estimation::{EstimatorReport, InLoopEstimator};
+use crate::run::natnet::NatNetReader;
+use crate::run::outputs::{finish, keep_output, open_comedi_card, recorded_plant, ComediCard};
+use crate::run::request::{RunOptions, RunReport};
+use crate::run::serial::{BoardSensors, SerialDevice};
 use crate::support::output::PendingFile;
 use nalgebra::SVector;
 use softgen_runtime::{

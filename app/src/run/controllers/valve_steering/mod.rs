@@ -1,13 +1,13 @@
 //! The valve sampler: MPPI steering a valve-driven robot's wave to a goal.
 
-use crate::hardware::config::RunConfig;
-use crate::hardware::request::{MpcReport, RunReport, StateSource};
-use crate::hardware::run::{
+use crate::run::config::RunConfig;
+use crate::run::request::{MpcReport, RunReport, StateSource};
+use crate::run::sensing::Sensing;
+use crate::run::session::{
     actuators, dry_run, loop_config, loop_with_planner, mpc_run_report, no_servo, plant_simulation_config,
     print_estimator, print_header, print_plant_center_of_mass, state_estimator, try_realtime, valve_plant, Run,
     ValveStart,
 };
-use crate::hardware::sensing::Sensing;
 use nalgebra::SVector;
 use settings::ValveMpcSettings;
 use softgen_runtime::{

@@ -1,15 +1,15 @@
 //! Box-DDP model-predictive control: over the actuators' commands (pressures and thrusts),
 //! or over the wave of a gait the joints follow.
 
-use crate::hardware::config::RunConfig;
-use crate::hardware::driver::ScheduledMpc;
-use crate::hardware::request::{MpcReport, RunReport, StateSource};
-use crate::hardware::run::{
+use crate::run::config::RunConfig;
+use crate::run::driver::ScheduledMpc;
+use crate::run::request::{MpcReport, RunReport, StateSource};
+use crate::run::sensing::Sensing;
+use crate::run::session::{
     actuators, configured_params, dry_run, loop_config, loop_with_planner, mpc_run_report, no_servo, planned_inputs,
     plant_inputs, plant_simulation_config, print_estimator, print_header, simulated_plant, state_estimator,
     try_realtime, Run,
 };
-use crate::hardware::sensing::Sensing;
 use nalgebra::{SVector, Vector3};
 use settings::DdpMpcSettings;
 use softgen_runtime::{
@@ -363,7 +363,7 @@ fn horizon_planner<R: Model<N, C>, const N: usize, const C: usize>(
                     format!(
                         "heading: `{name}` is not a tracked point of `{}` (points: {})",
                         R::NAME,
-                        crate::hardware::config::listed(&names)
+                        crate::run::config::listed(&names)
                     )
                 })
             };
