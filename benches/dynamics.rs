@@ -332,11 +332,11 @@ fn pinniped(c: &mut Criterion) {
         let mut qdd = SVector::<f64, PN>::zeros();
         b.iter(|| sim.acceleration(0.0, black_box(&q), &qd, &mut qdd).unwrap())
     });
-    let limb = softgen_runtime::Limb { length: p.limb_length, muscle_radius: p.muscle_radius };
+    let limb = softgen::papers::pinniped::Limb { length: p.limb_length, muscle_radius: p.muscle_radius };
     group.bench_function("limb inverse kinematics (eq 7, one tip target)", |b| {
         b.iter(|| limb.inverse(black_box(0.061), black_box(-0.079)).unwrap())
     });
-    let gait = softgen_runtime::LimbGait {
+    let gait = softgen::papers::pinniped::LimbGait {
         frequency: 1.0,
         samples_per_cycle: 100,
         limbs: softgen::papers::pinniped::RestGeometry::new(&p).motions(Gait::InPlace { counterclockwise: true }, 0.10),

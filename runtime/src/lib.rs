@@ -75,7 +75,6 @@ pub use integration::semi_implicit_euler::SemiImplicitEuler;
 
 // Soft-section kinematics.
 pub use soft::cc::{sinc_sqrt, versine_sqrt, Bending, SectionGeometry};
-pub use soft::limb::{robot_centre_of_gravity, CurveParameters, Limb, MountedLimb, OutOfReach, MAX_REACH_BEND};
 pub use soft::real::{Dual, Real};
 pub use soft::stumpff::{stumpff, STUMPFF_FUNCTIONS};
 
@@ -89,7 +88,6 @@ pub use actuators::valve_wave::ValveWave;
 pub use control::admittance::{Admittance, AdmittanceController, AdmittanceGains};
 pub use control::gait::Serpenoid;
 pub use control::gait_clock::{gait_cycle_start, GaitClock};
-pub use control::limb_gait::{LimbGait, LimbMotion};
 
 // Simulation and planning.
 pub use optimal_control::box_qp::{BoxQp, BoxQpError, BoxQpSettings, BoxQpStatus};

@@ -4,8 +4,8 @@
 
 use nalgebra::Vector3;
 use softgen::papers::pinniped::{model_centre_of_mass, run_trial, Gait, RestGeometry, Trial};
+use softgen::papers::pinniped::{robot_centre_of_gravity, CurveParameters, Limb, MAX_REACH_BEND};
 use softgen_generated::pinniped::Params;
-use softgen_runtime::{robot_centre_of_gravity, CurveParameters, Limb, MAX_REACH_BEND};
 
 const LIMB: Limb = Limb { length: 0.24, muscle_radius: 0.0125 };
 

@@ -1,8 +1,6 @@
-//! Control laws that turn time and state into set points: serpenoid and limb (tip circles)
-//! gaits, the clock of gaits
+//! Control laws that turn time and state into set points: serpenoid gaits, the clock of gaits
 //! played and decided a cycle at a time, and admittance on contact.
 
 pub(crate) mod admittance;
 pub(crate) mod gait;
 pub(crate) mod gait_clock;
-pub(crate) mod limb_gait;

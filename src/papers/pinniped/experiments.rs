@@ -14,8 +14,8 @@ pub(crate) const EXPERIMENTS: &[Experiment] = &[
 
 fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
     use crate::papers::pinniped::model::{limbs, model_centre_of_mass, RestGeometry};
+    use crate::papers::pinniped::{robot_centre_of_gravity, CurveParameters};
     use softgen_generated::pinniped::Params;
-    use softgen_runtime::{robot_centre_of_gravity, CurveParameters};
     let p = Params::default();
     let limb = limbs(&p)[0];
     let mut lines = Vec::new();

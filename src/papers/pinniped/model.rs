@@ -8,15 +8,16 @@
 //! anticlockwise labels fix nothing in the world) follows the physical rule: at the lowest
 //! point of its circle the tip moves against the motion it is to give the body.
 
+use super::limb::{CurveParameters, Limb, MountedLimb};
+use super::limb_gait::{LimbGait, LimbMotion};
 use nalgebra::{SVector, Vector3};
 use softgen_generated::pinniped::{
     centre_line_into, Params, CENTRE_LINE_POINTS, CONTACTS, DOF, SECTIONS, SOFT_SECTIONS,
 };
 use softgen_generated::Pinniped;
 use softgen_runtime::{
-    ContactLaw, CurveParameters, IntegrationError, Integrator, JointPd, JointspaceToPressure, Limb, LimbGait,
-    LimbMotion, Model, MountedLimb, MuscleDrive, MuscleInfo, ParamSet, SemiImplicitEuler, Simulation, SimulationConfig,
-    State,
+    ContactLaw, IntegrationError, Integrator, JointPd, JointspaceToPressure, Model, MuscleDrive, MuscleInfo, ParamSet,
+    SemiImplicitEuler, Simulation, SimulationConfig, State,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

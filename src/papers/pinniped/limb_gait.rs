@@ -8,8 +8,8 @@
 //! here its start angle and sense are the limb's own, `sense` +1 turning anticlockwise about
 //! the limb's outward axis (the paper's +Z_j), -1 clockwise.
 
-use crate::actuators::muscle_drive::JointspaceToPressure;
-use crate::soft::limb::{CurveParameters, Limb, OutOfReach};
+use super::limb::{CurveParameters, Limb, OutOfReach};
+use softgen_runtime::JointspaceToPressure;
 
 /// What one limb does during a gait.
 #[derive(Clone, Copy, Debug, PartialEq)]

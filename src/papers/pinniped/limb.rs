@@ -14,8 +14,8 @@
 //! generated code uses. Nothing allocates; inverse kinematics is a bracketed Newton iteration that
 //! converges to 1e-14 in a handful of steps, well inside a 1 kHz loop.
 
-use crate::soft::stumpff::stumpff;
 use nalgebra::Vector3;
+use softgen_runtime::stumpff;
 use std::fmt;
 
 /// The curve's functions of the bend phi, from the Stumpff functions of s = phi^2 (finite
