@@ -135,8 +135,8 @@ pub use hardware::realtime::{run_fixed_rate, LoopConfig, LoopOutcome, LoopStats,
 pub use hardware::safe_run::{run_hardware, OutputChain};
 pub use hardware::safety::{SafetyFault, SafetyFilter, SafetyLimits, Watchdog};
 pub use hardware::steering::{
-    run_planner, run_planning_thread, GoalSteering, PlannerStats, PlanningStep, SteeringConfig, SteeringLink,
-    SteeringPhase,
+    run_planner, run_planning_thread, GoalSteering, PlannerStats, PlanningStep, Steering, SteeringConfig, SteeringLink,
+    SteeringPhase, SteeringProgress,
 };
 pub use hardware::stride_loop::{
     run_stride_planner, StrideChoice, StrideLink, StrideSnapshot, StrideSteering, StrideSteeringConfig,

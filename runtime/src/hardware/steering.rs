@@ -73,6 +73,48 @@ impl SteeringPhase {
     }
 }
 
+/// Where a steered task stands after a period: its phase, how far the robot is from the
+/// goal and how many plans the loop has taken.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteeringProgress {
+    /// Travelling, arrived or finished.
+    pub phase: SteeringPhase,
+    /// The measured distance from the goal (m), NaN before the first measurement.
+    pub distance: f64,
+    /// Plans taken over by the controller.
+    pub plans_applied: u64,
+}
+
+/// A controller steered by a planner in its own thread, as the real-time loop drives it:
+/// one call per period computes the commands from the newest plan and hands the newest
+/// measurement to the planner through the [`SteeringLink`] they share. Every model-predictive
+/// controller is one of these (the gait sampler's, the valve sampler's, the stride planner's,
+/// box-DDP's plan following), so one loop drives them all.
+pub trait Steering<const N: usize> {
+    /// What the loop hands the planner: the state to start from, with what was being sent.
+    type Snapshot: Copy;
+    /// What the planner hands back.
+    type Plan: Copy;
+
+    /// This period's commands at time `t` (s), in the actuators' order: takes the newest
+    /// plan, posts the newest measurement for the planner and tracks the task. Never blocks
+    /// and never allocates.
+    fn command(
+        &mut self,
+        link: &SteeringLink<N, Self::Snapshot, Self::Plan>,
+        t: f64,
+        commands: &mut [ActuatorCommand],
+    ) -> Result<SteeringPhase, String>;
+
+    /// The commands that hold `held`, the last safe period's commands as the state
+    /// estimator recorded them (one number each, in the actuators' order): what the loop
+    /// sends after an estimator fault.
+    fn hold(&self, held: &[f64], commands: &mut [ActuatorCommand]);
+
+    /// Where the task stands.
+    fn progress(&self) -> SteeringProgress;
+}
+
 /// Arrival and hold, measurement by measurement: within `radius` of the goal since
 /// `within_since` (kept here) is `Arrived`, and `Finished` once that has lasted `hold`
 /// seconds; farther away is `Travelling` again. Shared by the planners' in-loop halves that
@@ -263,6 +305,31 @@ impl<R: Model<N, C>, const N: usize, const C: usize> GoalSteering<R, N, C> {
         self.sent_time = t;
         self.gait.advance(self.period);
         Ok(self.phase)
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> Steering<N> for GoalSteering<R, N, C> {
+    type Snapshot = PlanningSnapshot<N>;
+    type Plan = Plan;
+
+    fn command(
+        &mut self,
+        link: &SteeringLink<N>,
+        t: f64,
+        commands: &mut [ActuatorCommand],
+    ) -> Result<SteeringPhase, String> {
+        GoalSteering::command(self, link, t, commands)
+    }
+
+    /// The joints' set points held.
+    fn hold(&self, held: &[f64], commands: &mut [ActuatorCommand]) {
+        for (command, angle) in commands.iter_mut().zip(held) {
+            *command = ActuatorCommand::JointAngle(*angle);
+        }
+    }
+
+    fn progress(&self) -> SteeringProgress {
+        SteeringProgress { phase: self.phase, distance: self.distance, plans_applied: self.plans_applied }
     }
 }
 

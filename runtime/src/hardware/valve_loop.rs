@@ -7,7 +7,8 @@ use crate::estimation::emulated::EmulatedSensors;
 use crate::hardware::actuation::{ActuatorCommand, DeviceValue, PressureMap};
 use crate::hardware::device::{Device, DeviceError, EmulatingPlant};
 use crate::hardware::steering::{
-    arrival_phase, new_measurement, run_planning_thread, PlannerStats, PlanningStep, SteeringLink, SteeringPhase,
+    arrival_phase, new_measurement, run_planning_thread, PlannerStats, PlanningStep, Steering, SteeringLink,
+    SteeringPhase, SteeringProgress,
 };
 use crate::optimal_control::valve_sampling::{ValvePlan, ValvePlanner, ValveSnapshot};
 use crate::robot::model::Model;
@@ -317,6 +318,35 @@ impl<R: Model<N, C>, const N: usize, const C: usize> ValveSteering<R, N, C> {
         self.sent = self.wave;
         self.sent_time = t;
         Ok(self.phase)
+    }
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> Steering<N> for ValveSteering<R, N, C> {
+    type Snapshot = ValveSnapshot<N>;
+    type Plan = ValvePlan;
+
+    fn command(
+        &mut self,
+        link: &ValveLink<N>,
+        t: f64,
+        commands: &mut [ActuatorCommand],
+    ) -> Result<SteeringPhase, String> {
+        ValveSteering::command(self, link, t, commands)
+    }
+
+    /// Each valve pair's state held (open for a positive one), then the supply (bar).
+    fn hold(&self, held: &[f64], commands: &mut [ActuatorCommand]) {
+        let Some((supply, states)) = commands.split_last_mut() else { return };
+        for (command, state) in states.iter_mut().zip(held) {
+            *command = ActuatorCommand::Valve(*state > 0.0);
+        }
+        if let Some(pressure) = held.get(states.len()) {
+            *supply = ActuatorCommand::Pressure(*pressure);
+        }
+    }
+
+    fn progress(&self) -> SteeringProgress {
+        SteeringProgress { phase: self.phase, distance: self.distance, plans_applied: self.plans_applied }
     }
 }
 

@@ -3,20 +3,20 @@
 
 use crate::run::config::RunConfig;
 use crate::run::driver::ScheduledMpc;
-use crate::run::request::{MpcReport, RunReport, StateSource};
+use crate::run::request::{RunReport, StateSource};
 use crate::run::sensing::Sensing;
 use crate::run::session::{
-    actuators, configured_params, dry_run, loop_config, loop_with_planner, mpc_run_report, no_servo, planned_inputs,
-    plant_inputs, plant_simulation_config, print_estimator, print_header, simulated_plant, state_estimator,
-    try_realtime, Run,
+    actuators, configured_params, dry_run, loop_config, no_servo, planned_inputs, plant_inputs,
+    plant_simulation_config, print_estimator, print_header, simulated_plant, state_estimator, try_realtime, Run,
+    SteeredTask,
 };
 use nalgebra::{SVector, Vector3};
 use settings::DdpMpcSettings;
 use softgen_runtime::{
-    run_horizon_planner, run_scheduled_planner, ActuatorCommand, CommandSchedule, ControlInput, DdpSettings,
-    GoalWeights, HorizonSettings, KnotIntegrator, LoopConfig, Model, OutputChain, PlanFollower, PlanLink,
-    PlaneOfMotion, RecedingHorizon, Serpenoid, SimulatedPlant, Simulation, SimulationConfig, State, SteeringPhase,
-    MAX_SCHEDULE_STATES,
+    run_horizon_planner, run_scheduled_planner, ActuatorCommand, CommandPlan, CommandSchedule, CommandSnapshot,
+    ControlInput, DdpSettings, GoalWeights, HorizonSettings, KnotIntegrator, LoopConfig, Model, OutputChain,
+    PlanFollower, PlanLink, PlaneOfMotion, RecedingHorizon, Serpenoid, SimulatedPlant, Simulation, SimulationConfig,
+    State, Steering, SteeringPhase, SteeringProgress, MAX_SCHEDULE_STATES,
 };
 use std::sync::Arc;
 
@@ -77,9 +77,8 @@ impl Run<'_> {
             _ => None,
         };
         let initial: Vec<f64> = planner.command_at(0.0).iter().copied().collect();
-        let mut follower =
-            PlanFollower::<R, N, C>::new(params, goal, settings.arrival_radius, settings.hold, &initial)?
-                .with_goal_axes(settings.goal_axes);
+        let follower = PlanFollower::<R, N, C>::new(params, goal, settings.arrival_radius, settings.hold, &initial)?
+            .with_goal_axes(settings.goal_axes);
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let actuators: Vec<&str> = actuators::<R, N, C>().iter().map(|a| a.0).collect();
         let controller_line = controller_line(&settings, &start_com, &goal, scheduled.as_ref());
@@ -90,7 +89,7 @@ impl Run<'_> {
         let to_commands =
             move |values: &[f64], commands: &mut [ActuatorCommand]| planned_commands(values, commands, joints, muscles);
         let period = 1.0 / loop_config.rate_hz;
-        let mut scheduled_commands =
+        let scheduled_commands =
             ScheduledCommands::<N> { scheduled: scheduled.as_ref(), muscle_forces, joints, forces: SVector::zeros() };
         if o.dry_run {
             return scheduled_commands.dry_run(&mut chain, period, &initial, to_commands);
@@ -102,7 +101,7 @@ impl Run<'_> {
         let measured = Arc::clone(&link);
         let estimation = filter.map(|filter| (sensors, sources, filter));
         let plant = || wired_planned_plant::<R, N, C>(&config, &loop_config, (servo, plant_step), joints, &path);
-        let (mut device, mut sensing) =
+        let (device, mut sensing) =
             Sensing::new(o, &config, &path, estimation, joints + muscles + thrusters, plant, move |t, x| {
                 measured.measured.try_post((t, *x));
             })?;
@@ -113,69 +112,31 @@ impl Run<'_> {
             // implicit steps follow).
             sensing.start_servos_from_rest(&mut chain);
         }
-        let stop = &*self.stop;
         let link = &*link;
-        let count = initial.len();
-        let mut values = [0.0; softgen_runtime::MAX_PLANNED_COMMANDS];
-        // A scheduled plan's state (the bending plane's phase) at this period and at the
-        // last one, whose measurement the follower hands to the planner.
-        let states = scheduled.as_ref().map_or(0, |s| s.schedule.states());
         let settle = scheduled.as_ref().map_or(0.0, |s| s.settle);
         // The estimate is scored over the task, from the plan's start.
         sensing.score_from(settle);
-        let (mut schedule_state, mut sent_state) = ([0.0; MAX_SCHEDULE_STATES], [0.0; MAX_SCHEDULE_STATES]);
-        let (outcome, safe, planner_stats) = loop_with_planner(
-            &loop_config,
-            &mut chain,
-            &mut device,
-            stop,
-            &link.stop,
-            || match scheduled.is_some() {
-                true => run_scheduled_planner(&mut planner, link, settings.replan_hz),
-                false => run_horizon_planner(&mut planner, link, settings.replan_hz),
-            },
-            |t, commands| {
-                if let Some(held) = sensing.sense(t, &link.measured)? {
-                    // An estimator fault: the last safe command, held.
-                    to_commands(held, commands);
-                    return Ok(follower.phase);
-                }
-                let Some(schedule) = scheduled.as_ref().map(|s| s.schedule) else {
-                    let phase = follower.command(link, t, &mut values[..count])?;
-                    to_commands(&values[..count], commands);
-                    sensing.sent(commands, period)?;
-                    return Ok(phase);
-                };
-                if t < settle - 1e-9 {
-                    // The drop: every muscle vented, nothing for the planner yet (a wave
-                    // settles for no time).
-                    commands.iter_mut().for_each(|c| *c = ActuatorCommand::Pressure(0.0));
-                    sensing.sent(commands, period)?;
-                    return Ok(follower.phase);
-                }
-                follower.set_schedule_state(&sent_state[..states])?;
-                let phase = follower.command(link, t, &mut values[..count])?;
-                scheduled_commands.write(&schedule_state[..states], &values[..count], commands);
-                sensing.sent(commands, period)?;
-                sent_state = schedule_state;
-                schedule.advance(&mut schedule_state[..states], &values[..count], period);
-                Ok(phase)
-            },
-        );
-        let planner_stats = planner_stats?;
-        let (run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
-        let report = MpcReport {
-            goal: settings.goal,
-            goal_height: Some(goal.z),
-            planner: planner_stats,
-            plans_applied: follower.plans_applied,
-            arrived_at: follower.phase.arrived_at(),
-            held: matches!(follower.phase, SteeringPhase::Finished { .. }),
-            final_distance: follower.distance,
-            start_distance: follower.distance_of(&start_com),
+        let mut followed = FollowedPlan {
+            follower,
+            commands: scheduled_commands,
+            muscles,
+            settle,
+            period,
+            count: initial.len(),
+            values: [0.0; softgen_runtime::MAX_PLANNED_COMMANDS],
+            states: scheduled.as_ref().map_or(0, |s| s.schedule.states()),
+            schedule_state: [0.0; MAX_SCHEDULE_STATES],
+            sent_state: [0.0; MAX_SCHEDULE_STATES],
         };
-        print_plant_base::<R, N, C>(end.as_ref());
-        Ok(mpc_run_report(run, report, estimator_report))
+        let plan = || match scheduled.is_some() {
+            true => run_scheduled_planner(&mut planner, link, settings.replan_hz),
+            false => run_horizon_planner(&mut planner, link, settings.replan_hz),
+        };
+        let start_distance = followed.follower.distance_of(&start_com);
+        let task = SteeredTask { goal: settings.goal, goal_height: Some(goal.z), start_distance };
+        let steered = self.steer(&loop_config, &mut chain, (device, sensing), link, plan, &mut followed, task)?;
+        print_plant_base::<R, N, C>(steered.end.as_ref());
+        Ok(steered.report())
     }
 }
 
@@ -237,6 +198,69 @@ impl<const N: usize> ScheduledCommands<'_, N> {
             Ok(())
         };
         dry_run(chain, &mut controller, &[0.0, period], period, rest)
+    }
+}
+
+/// Box-DDP's plan following with what turns its plans into commands: the controller the
+/// loop drives.
+struct FollowedPlan<'a, R: Model<N, C>, const N: usize, const C: usize> {
+    follower: PlanFollower<R, N, C>,
+    /// The schedule the plans decide, if they decide one, and its commands.
+    commands: ScheduledCommands<'a, N>,
+    /// The planned muscles (the commands after the planned joints).
+    muscles: usize,
+    /// When a scheduled plan starts: the drop before it, every muscle vented (s).
+    settle: f64,
+    /// The loop's period (s).
+    period: f64,
+    /// This period's planned commands (or decisions), `count` of them.
+    values: [f64; softgen_runtime::MAX_PLANNED_COMMANDS],
+    count: usize,
+    /// A scheduled plan's state (the bending plane's phase) at this period and at the last
+    /// one, whose measurement the follower hands to the planner: `states` of each.
+    schedule_state: [f64; MAX_SCHEDULE_STATES],
+    sent_state: [f64; MAX_SCHEDULE_STATES],
+    states: usize,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> Steering<N> for FollowedPlan<'_, R, N, C> {
+    type Snapshot = CommandSnapshot<N>;
+    type Plan = CommandPlan;
+
+    fn command(
+        &mut self,
+        link: &PlanLink<N>,
+        t: f64,
+        commands: &mut [ActuatorCommand],
+    ) -> Result<SteeringPhase, String> {
+        let (count, states) = (self.count, self.states);
+        let Some(schedule) = self.commands.scheduled.map(|s| s.schedule) else {
+            let phase = self.follower.command(link, t, &mut self.values[..count])?;
+            planned_commands(&self.values[..count], commands, self.commands.joints, self.muscles);
+            return Ok(phase);
+        };
+        if t < self.settle - 1e-9 {
+            // The drop: every muscle vented, nothing for the planner yet (a wave settles for
+            // no time).
+            commands.iter_mut().for_each(|c| *c = ActuatorCommand::Pressure(0.0));
+            return Ok(self.follower.phase);
+        }
+        self.follower.set_schedule_state(&self.sent_state[..states])?;
+        let phase = self.follower.command(link, t, &mut self.values[..count])?;
+        self.commands.write(&self.schedule_state[..states], &self.values[..count], commands);
+        self.sent_state = self.schedule_state;
+        schedule.advance(&mut self.schedule_state[..states], &self.values[..count], self.period);
+        Ok(phase)
+    }
+
+    /// The last safe commands held, as the plan's commands.
+    fn hold(&self, held: &[f64], commands: &mut [ActuatorCommand]) {
+        planned_commands(held, commands, self.commands.joints, self.muscles);
+    }
+
+    fn progress(&self) -> SteeringProgress {
+        let follower = &self.follower;
+        SteeringProgress { phase: follower.phase, distance: follower.distance, plans_applied: follower.plans_applied }
     }
 }
 

@@ -2,17 +2,17 @@
 
 use crate::run::config::{Drives, RunConfig};
 use crate::run::controllers::open_loop::serpenoid_controller;
-use crate::run::request::{MpcReport, RunReport, StateSource};
+use crate::run::request::{RunReport, StateSource};
 use crate::run::sensing::Sensing;
 use crate::run::session::{
-    configured_params, dry_run, loop_config, loop_with_planner, mpc_run_report, plant_simulation_config,
-    print_estimator, print_header, simulated_plant, state_estimator, try_realtime, Run,
+    configured_params, dry_run, loop_config, plant_simulation_config, print_estimator, print_header, simulated_plant,
+    state_estimator, try_realtime, Run, SteeredTask,
 };
 use nalgebra::{SVector, Vector2};
 use settings::MpcSettings;
 use softgen_runtime::{
     run_planner, ActuatorCommand, GaitParameters, GaitPlanner, GoalSteering, Model, OutputChain, Serpenoid, Simulation,
-    State, SteeringConfig, SteeringLink, SteeringPhase,
+    State, SteeringConfig, SteeringLink,
 };
 use std::sync::Arc;
 
@@ -98,48 +98,16 @@ impl Run<'_> {
         let measured = Arc::clone(&link);
         let joints = R::ACTUATED.len();
         let plant = || Ok(simulated_plant::<R, N, C>(&config, &loop_config, gait_defaults.servo(), 0.002)?.1);
-        let (mut device, mut sensing) = Sensing::new(o, &config, &path, estimation, joints, plant, move |t, x| {
+        let sensed = Sensing::new(o, &config, &path, estimation, joints, plant, move |t, x| {
             measured.measured.try_post((t, *x));
         })?;
-        let stop = &*self.stop;
+        let task = SteeredTask { goal: settings.goal, goal_height: None, start_distance };
         let link = &*link;
-        let period = 1.0 / loop_config.rate_hz;
-        let (outcome, safe, planner_stats) = loop_with_planner(
-            &loop_config,
-            &mut chain,
-            &mut device,
-            stop,
-            &link.stop,
-            || run_planner(&mut planner, link, settings.replan_hz),
-            |t, commands| {
-                if let Some(held) = sensing.sense(t, &link.measured)? {
-                    // An estimator fault: the last safe set points, held.
-                    for (c, v) in commands.iter_mut().zip(held) {
-                        *c = ActuatorCommand::JointAngle(*v);
-                    }
-                    return Ok(steering.phase);
-                }
-                let phase = steering.command(link, t, commands)?;
-                sensing.sent(commands, period)?;
-                Ok(phase)
-            },
-        );
-        let planner_stats = planner_stats?;
-        let (run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
-        let arrived_at = steering.phase.arrived_at();
-        let report = MpcReport {
-            goal: settings.goal,
-            goal_height: None,
-            planner: planner_stats,
-            plans_applied: steering.plans_applied,
-            held: matches!(steering.phase, SteeringPhase::Finished { .. }),
-            arrived_at,
-            final_distance: steering.distance,
-            start_distance,
-        };
-        if let Some((x, y)) = end.map(|q| (q[0], q[1])) {
+        let plan = || run_planner(&mut planner, link, settings.replan_hz);
+        let steered = self.steer(&loop_config, &mut chain, sensed, link, plan, &mut steering, task)?;
+        if let Some((x, y)) = steered.end.as_ref().map(|q| (q[0], q[1])) {
             println!("plant       base at ({x:.3}, {y:.3}) m");
         }
-        Ok(mpc_run_report(run, report, estimator_report))
+        Ok(steered.report())
     }
 }

@@ -2,15 +2,18 @@
 
 use crate::run::config::RunConfig;
 use crate::run::driver::{StrideMpc, StrideMpcRequest, StrideRequest};
-use crate::run::request::{MpcReport, RunReport, StateSource};
+use crate::run::request::{RunReport, StateSource};
 use crate::run::sensing::Sensing;
 use crate::run::session::{
-    configured_params, dry_run, loop_config, loop_with_planner, mpc_run_report, print_estimator, print_header,
-    print_plant_center_of_mass, state_estimator, try_realtime, wired_plant, Run,
+    configured_params, dry_run, loop_config, print_estimator, print_header, print_plant_center_of_mass,
+    state_estimator, try_realtime, wired_plant, Run, SteeredTask,
 };
 use nalgebra::SVector;
 use settings::StrideMpcSettings;
-use softgen_runtime::{ActuatorCommand, Model, OutputChain, State, SteeringPhase};
+use softgen_runtime::{
+    ActuatorCommand, Model, OutputChain, State, Steering, SteeringPhase, SteeringProgress, StrideChoice, StrideLink,
+    StrideSnapshot, StrideSteering,
+};
 use std::sync::Arc;
 
 pub(crate) mod settings;
@@ -61,7 +64,7 @@ impl Run<'_> {
             initial,
             strides: strides.len(),
         };
-        let mut steering = softgen_runtime::StrideSteering::<R, N, C>::new(params.clone(), steering_config, period)
+        let steering = StrideSteering::<R, N, C>::new(params.clone(), steering_config, period)
             .map_err(|e| format!("{path}: mpc: {e}"))?;
         let estimated = on_robot || o.state == StateSource::Estimated;
         let estimation = match estimated {
@@ -95,14 +98,14 @@ impl Run<'_> {
         if o.realtime {
             try_realtime();
         }
-        let link = Arc::new(softgen_runtime::StrideLink::<N>::new());
+        let link = Arc::new(StrideLink::<N>::new());
         let measured = Arc::clone(&link);
         let plant = || wired_plant::<R, N, C>(&config, &loop_config, &path);
-        let (mut device, mut sensing) = Sensing::new(o, &config, &path, estimation, muscles, plant, move |t, x| {
+        let sensed = Sensing::new(o, &config, &path, estimation, muscles, plant, move |t, x| {
             measured.measured.try_post((t, *x));
         })?;
         let link = &*link;
-        let plan = |snapshot: &softgen_runtime::StrideSnapshot<N>| {
+        let plan_stride = |snapshot: &StrideSnapshot<N>| {
             planner(&StrideRequest {
                 time: snapshot.time,
                 q: snapshot.state.q.as_slice(),
@@ -113,52 +116,59 @@ impl Run<'_> {
                 boundary: snapshot.boundary,
             })
         };
-        let (outcome, safe, planner_stats) = loop_with_planner(
-            &loop_config,
-            &mut chain,
-            &mut device,
-            &self.stop,
-            &link.stop,
-            // A plan slower than the lead is late for its decision: that is the overrun.
-            || softgen_runtime::run_stride_planner(link, 1.0 / lead, plan),
-            |t, commands| {
-                if let Some(held) = sensing.sense(t, &link.measured)? {
-                    // An estimator fault: the last safe commands, held.
-                    for (c, p) in commands.iter_mut().zip(held) {
-                        *c = ActuatorCommand::Pressure(*p);
-                    }
-                    return Ok(steering.phase);
-                }
-                let phase = steering.command(link, t, commands, &*pressures)?;
-                sensing.sent(commands, period)?;
-                Ok(phase)
-            },
-        );
-        let planner_stats = planner_stats?;
-        let (run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
-        print_plant_center_of_mass::<R, N, C>(end.as_ref(), &params);
+        // A plan slower than the lead is late for its decision: that is the overrun.
+        let plan = || softgen_runtime::run_stride_planner(link, 1.0 / lead, plan_stride);
+        let mut played_strides = PlayedStrides { steering, pressures: &*pressures };
+        let task =
+            SteeredTask { goal: settings.goal, goal_height: None, start_distance: (start_com - settings.goal).norm() };
+        let steered = self.steer(&loop_config, &mut chain, sensed, link, plan, &mut played_strides, task)?;
+        print_plant_center_of_mass::<R, N, C>(steered.end.as_ref(), &params);
         let played: Vec<String> = strides
             .iter()
-            .zip(&steering.periods_played)
+            .zip(&played_strides.steering.periods_played)
             .filter(|(_, k)| **k > 0)
             .map(|(name, k)| format!("{name} {:.2}", *k as f64 * decision_period))
             .collect();
         println!(
             "strides     {} (seconds played); {} decisions had no plan in time ({} plans one decision late taken at the next)",
             played.join(", "),
-            steering.late_plans,
-            steering.late_plans_taken
+            played_strides.steering.late_plans,
+            played_strides.steering.late_plans_taken
         );
-        let report = MpcReport {
-            goal: settings.goal,
-            goal_height: None,
-            planner: planner_stats,
-            plans_applied: steering.plans_applied,
-            arrived_at: steering.phase.arrived_at(),
-            held: matches!(steering.phase, SteeringPhase::Finished { .. }),
-            final_distance: steering.distance,
-            start_distance: (start_com - settings.goal).norm(),
-        };
-        Ok(mpc_run_report(run, report, estimator_report))
+        Ok(steered.report())
+    }
+}
+
+/// The stride steering with the pressures of the strides it plays: the controller the loop
+/// drives.
+struct PlayedStrides<'a, R: Model<N, C>, const N: usize, const C: usize> {
+    steering: StrideSteering<R, N, C>,
+    /// Commanded pressures (bar) of a stride some seconds into its cycle.
+    pressures: &'a (dyn Fn(usize, f64, &mut [f64]) -> Result<(), String> + Send),
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> Steering<N> for PlayedStrides<'_, R, N, C> {
+    type Snapshot = StrideSnapshot<N>;
+    type Plan = StrideChoice;
+
+    fn command(
+        &mut self,
+        link: &StrideLink<N>,
+        t: f64,
+        commands: &mut [ActuatorCommand],
+    ) -> Result<SteeringPhase, String> {
+        self.steering.command(link, t, commands, self.pressures)
+    }
+
+    /// The muscles' pressures held.
+    fn hold(&self, held: &[f64], commands: &mut [ActuatorCommand]) {
+        for (command, pressure) in commands.iter_mut().zip(held) {
+            *command = ActuatorCommand::Pressure(*pressure);
+        }
+    }
+
+    fn progress(&self) -> SteeringProgress {
+        let steering = &self.steering;
+        SteeringProgress { phase: steering.phase, distance: steering.distance, plans_applied: steering.plans_applied }
     }
 }

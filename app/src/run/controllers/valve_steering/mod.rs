@@ -1,18 +1,17 @@
 //! The valve sampler: MPPI steering a valve-driven robot's wave to a goal.
 
 use crate::run::config::RunConfig;
-use crate::run::request::{MpcReport, RunReport, StateSource};
+use crate::run::request::{RunReport, StateSource};
 use crate::run::sensing::Sensing;
 use crate::run::session::{
-    actuators, dry_run, loop_config, loop_with_planner, mpc_run_report, no_servo, plant_simulation_config,
-    print_estimator, print_header, print_plant_center_of_mass, state_estimator, try_realtime, valve_plant, Run,
-    ValveStart,
+    actuators, dry_run, loop_config, no_servo, plant_simulation_config, print_estimator, print_header,
+    print_plant_center_of_mass, state_estimator, try_realtime, valve_plant, Run, SteeredTask, ValveStart,
 };
 use nalgebra::SVector;
 use settings::ValveMpcSettings;
 use softgen_runtime::{
     run_valve_planner, write_valve_commands, ActuatorCommand, Model, OutputChain, Simulation, State, SteeredValveWave,
-    SteeringPhase, ValveLink, ValvePlanner, ValveSteering, ValveSteeringConfig,
+    ValveLink, ValvePlanner, ValveSteering, ValveSteeringConfig,
 };
 use std::sync::Arc;
 
@@ -76,7 +75,6 @@ impl Run<'_> {
         let plant_config = plant_simulation_config::<R, N, C>(&config, &loop_config, no_servo());
         let start_state =
             State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
-        let stop = &*self.stop;
         let start_com = R::center_of_mass(&start_state.q, params, &R::cache(&start_state.q, params)).xy();
         let mut planner = ValvePlanner::<R, N, C>::new(
             Simulation::new(params.clone(), plant_config)?,
@@ -95,46 +93,15 @@ impl Run<'_> {
         let link = Arc::new(ValveLink::<N>::new());
         let measured = Arc::clone(&link);
         let plant = || valve_plant::<R, N, C>(&config, &loop_config, &path);
-        let (mut device, mut sensing) = Sensing::new(o, &config, &path, estimation, valves + 1, plant, move |t, x| {
+        let sensed = Sensing::new(o, &config, &path, estimation, valves + 1, plant, move |t, x| {
             measured.measured.try_post((t, *x));
         })?;
         let link = &*link;
-        let (outcome, safe, planner_stats) = loop_with_planner(
-            &loop_config,
-            &mut chain,
-            &mut device,
-            stop,
-            &link.stop,
-            || run_valve_planner(&mut planner, link, settings.replan_hz),
-            |t, commands| {
-                if let Some(held) = sensing.sense(t, &link.measured)? {
-                    // An estimator fault: the last safe commands (valve states, then the
-                    // supply in bar), held.
-                    let (supply, states) = commands.split_last_mut().expect("valve commands end with the supply");
-                    for (command, state) in states.iter_mut().zip(held) {
-                        *command = ActuatorCommand::Valve(*state > 0.0);
-                    }
-                    *supply = ActuatorCommand::Pressure(held[valves]);
-                    return Ok(steering.phase);
-                }
-                let phase = steering.command(link, t, commands)?;
-                sensing.sent(commands, period)?;
-                Ok(phase)
-            },
-        );
-        let planner_stats = planner_stats?;
-        let (run, end, estimator_report) = sensing.finish(device, outcome, safe, &chain)?;
-        print_plant_center_of_mass::<R, N, C>(end.as_ref(), params);
-        let report = MpcReport {
-            goal: settings.goal,
-            goal_height: None,
-            planner: planner_stats,
-            plans_applied: steering.plans_applied,
-            arrived_at: steering.phase.arrived_at(),
-            held: matches!(steering.phase, SteeringPhase::Finished { .. }),
-            final_distance: steering.distance,
-            start_distance: (start_com - settings.goal).norm(),
-        };
-        Ok(mpc_run_report(run, report, estimator_report))
+        let task =
+            SteeredTask { goal: settings.goal, goal_height: None, start_distance: (start_com - settings.goal).norm() };
+        let plan = || run_valve_planner(&mut planner, link, settings.replan_hz);
+        let steered = self.steer(&loop_config, &mut chain, sensed, link, plan, &mut steering, task)?;
+        print_plant_center_of_mass::<R, N, C>(steered.end.as_ref(), params);
+        Ok(steered.report())
     }
 }
