@@ -16,6 +16,7 @@
 
 pub mod papers;
 mod robots;
+pub mod signals;
 mod sweep;
 
 pub use papers::{

@@ -1,13 +1,13 @@
 //! The `softgen` command line: `simulate` (the default: the pedal-wave demo), `eval`, `run`,
-//! `roll`, `experiment`, `sweep` and `list`. The arguments and handler of each live in
-//! `cli/`, one file a subcommand; this file holds the command tree and the exit status.
+//! the papers' own commands (`roll`), `experiment`, `sweep` and `list`. The arguments and
+//! handler of each live in `cli/`, one file a subcommand, the papers' in their folders
+//! (`softgen::papers::PaperCommand`); this file holds the command tree and the exit status.
 
 mod cli;
 
 use clap::{Parser, Subcommand};
 use cli::eval::{eval, EvalArgs};
 use cli::experiment::{experiment, ExperimentArgs};
-use cli::roll::{roll, RollArgs};
 use cli::run::{run, RunArgs};
 use cli::simulate::{simulate, SimulateArgs};
 use cli::sweep::{sweep, SweepArgs};
@@ -19,7 +19,10 @@ use std::process::ExitCode;
     name = "softgen",
     version,
     about = "Equations of motion for soft and hybrid robots: simulate and evaluate generated models",
-    long_about = "Equations of motion for soft and hybrid robots.\n\nWith no subcommand, runs `simulate` with its defaults: the modular snake's pedal wave on flat ground for 20 s (003_011ffa2a91e05fc5), writing its CSV, PNG and SVG under out/.",
+    long_about = format!(
+        "Equations of motion for soft and hybrid robots.\n\nWith no subcommand, runs `simulate` with its defaults: {}, writing its CSV, PNG and SVG under out/.",
+        softgen::papers::DEFAULT_RUN
+    ),
     args_conflicts_with_subcommands = true,
     allow_negative_numbers = true
 )]
@@ -42,10 +45,9 @@ enum Command {
     /// snake on the simulated plant, hardware in the loop, 1 kHz for 10 s).
     #[command(allow_negative_numbers = true)]
     Run(RunArgs),
-    /// The soft snake (000_a2f8bdeafcf4372f): dropped from 0.6 m, then planar or spatial
-    /// rolling driven by pressures; CSV, plots and travelling velocities beside Table I.
-    #[command(allow_negative_numbers = true)]
-    Roll(RollArgs),
+    /// The papers' own commands.
+    #[command(flatten)]
+    Paper(softgen::papers::PaperCommand),
     /// The seed papers' experiments: `experiment list` names them, `experiment run NAME`
     /// runs one, writes its CSV and figures under out/NAME/, compares with the paper and
     /// ends with `verdict: reproduced` (`reached` for a control task), or `differs`, `paper
@@ -114,7 +116,7 @@ fn run_command() -> ExitCode {
         Some(Command::Simulate(args)) => return exit(simulate(args)),
         Some(Command::Eval(args)) => eval(args),
         Some(Command::Run(args)) => return exit(run(args)),
-        Some(Command::Roll(args)) => return exit(roll(args)),
+        Some(Command::Paper(command)) => return exit(command.run()),
         Some(Command::Experiment(args)) => return exit(experiment(args)),
         Some(Command::Sweep(args)) => return exit(sweep(args)),
         Some(Command::View(args)) => return exit(view(args)),

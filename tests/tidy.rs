@@ -177,8 +177,9 @@ fn robot_names() -> Vec<String> {
     names.into_iter().collect()
 }
 
-/// Where `word` stands in `text` as a whole word, other than as a path segment right after
-/// `papers::` (a reference into the robot's own paper folder).
+/// Where `word` stands in `text` as a whole word. A path into a paper's folder
+/// (`papers::<robot>::`) counts too: generic code reaches a paper through the registry, and
+/// only the papers' own folder names them.
 fn named_at(text: &str, word: &str) -> Vec<usize> {
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut lines = Vec::new();
@@ -190,7 +191,7 @@ fn named_at(text: &str, word: &str) -> Vec<usize> {
             let before = line[..start].chars().next_back();
             let after = line[end..].chars().next();
             let whole = !before.is_some_and(is_word) && !after.is_some_and(is_word);
-            if whole && !line[..start].ends_with("papers::") {
+            if whole {
                 lines.push(n + 1);
                 break;
             }
@@ -226,6 +227,45 @@ fn robot_names_appear_only_where_robots_live() {
          register it, or reach the robot through the registry):\n{}",
         problems.join("\n")
     );
+}
+
+/// Where a seed paper's id (`NNN_` and sixteen hex digits) stands in `text` outside
+/// comments: the line numbers.
+fn seed_ids_in_code(text: &str) -> Vec<usize> {
+    let is_hex = |c: u8| c.is_ascii_digit() || (b'a'..=b'f').contains(&c);
+    let mut lines = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("").as_bytes();
+        let found = (0..code.len().saturating_sub(19)).any(|i| {
+            let id = &code[i..i + 20];
+            let bounded = i == 0 || !(code[i - 1].is_ascii_alphanumeric() || code[i - 1] == b'_');
+            bounded && id[..3].iter().all(u8::is_ascii_digit) && id[3] == b'_' && id[4..].iter().all(|c| is_hex(*c))
+        });
+        if found {
+            lines.push(n + 1);
+        }
+    }
+    lines
+}
+
+#[test]
+fn seed_ids_appear_in_code_only_where_papers_live() {
+    // A comment may cite the paper a law comes from; code that carries a paper's id is that
+    // paper's, and lives in src/papers/<paper>/, reached through the registry.
+    let mut problems = Vec::new();
+    for dir in ["src", "app/src", "runtime/src", "codegen/src", "comedi/src", "python/src"] {
+        for file in rust_files(dir).into_iter().filter(|f| !f.starts_with("src/papers")) {
+            for line in seed_ids_in_code(&read(&file)) {
+                problems.push(format!("{}:{line} carries a seed paper's id", file.display()));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "seed ids in generic code (move it to src/papers/<paper>/ and register it):\n{}",
+        problems.join("\n")
+    );
+    assert_eq!(seed_ids_in_code("let seed = \"003_011ffa2a91e05fc5\";\n// 001_6780a70913e94322\n"), vec![1]);
 }
 
 /// The crates whose every folder of source the code map names, by the heading of their

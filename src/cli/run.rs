@@ -1,7 +1,7 @@
 //! `softgen run`: a robot's controller through its output chain to a device at a fixed rate.
 
-use super::signals::{signal_exit, stop_flag};
 use clap::{Args, ValueEnum};
+use softgen::signals::{signal_exit, stop_flag};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,9 +1,9 @@
 //! `softgen simulate` (the default command): one robot simulated to CSV and a figure.
 
-use super::signals::{failed, stop_flag, stopped_by_signal};
 use super::values::parse_sets;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use softgen::signals::{failed, stop_flag, stopped_by_signal};
 use softgen::{
     run_scenario, write_view_from_csv, AnisotropyName, CoordinatesChoice, IntegratorName, JacobianName, RunSettings,
     TerrainName, ViewSetup,

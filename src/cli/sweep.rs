@@ -1,9 +1,9 @@
 //! `softgen sweep FILE` and `softgen sweep merge`: a sweep file run on every core, resumable
 //! and sharded, and shards' tables merged.
 
-use super::signals::{signal_exit, stop_flag};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use softgen::signals::{signal_exit, stop_flag};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;

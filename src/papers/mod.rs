@@ -27,6 +27,10 @@ use std::sync::Arc;
 /// snake's pedal wave of 003, on flat ground.
 pub const DEFAULT_ROBOT: &str = "snake_pedal_wave";
 
+/// What `softgen` with no subcommand runs, for its help: [`DEFAULT_ROBOT`] with `simulate`'s
+/// defaults.
+pub const DEFAULT_RUN: &str = "the modular snake's pedal wave on flat ground for 20 s (003_011ffa2a91e05fc5)";
+
 /// What one seed paper adds to softgen.
 pub struct Paper {
     /// The seed's number and file stem (`000_a2f8bdeafcf4372f`).
@@ -53,6 +57,26 @@ pub const PAPERS: &[Paper] = &[
     Paper { seed: "003_011ffa2a91e05fc5", experiments: modular_snake::experiments::EXPERIMENTS, sweep_runs: &[] },
     Paper { seed: "004_4e5a2166b70a9520", experiments: underwater_snake::experiments::EXPERIMENTS, sweep_runs: &[] },
 ];
+
+/// The commands the papers add to `softgen`, beside the generic ones (the command line
+/// flattens them into its own): each runs its paper's robot its own way, with that run's
+/// settings on the command line.
+#[derive(clap::Subcommand)]
+pub enum PaperCommand {
+    /// The soft snake (000_a2f8bdeafcf4372f): dropped from 0.6 m, then planar or spatial
+    /// rolling driven by pressures; CSV, plots and travelling velocities beside Table I.
+    #[command(allow_negative_numbers = true)]
+    Roll(soft_snake::RollArgs),
+}
+
+impl PaperCommand {
+    /// Runs the command; the exit status it ends with (a signal's, when one stopped it).
+    pub fn run(self) -> Result<std::process::ExitCode, String> {
+        match self {
+            PaperCommand::Roll(args) => soft_snake::roll(args),
+        }
+    }
+}
 
 /// The experiments of robots from no seed paper (tasks that show an imported robot at
 /// work), listed after the papers'.

@@ -71,16 +71,10 @@ fn rolling(out: &Path, rolling: Rolling) -> Result<ExperimentReport, String> {
     if let Some(e) = &summary.error {
         return Err(format!("the run stopped early: {e}"));
     }
-    let name = match rolling {
-        Rolling::Planar => "planar",
-        Rolling::Spatial => "spatial",
-    };
+    let name = rolling.name();
     let csv = write_rolling_outputs(&summary, name, out, false)?;
     let view = viewed(&format!("soft snake, {name} rolling at 3 bar and 0.5 Hz (000, Table I)"), &csv);
-    let (paper, prototype) = match rolling {
-        Rolling::Planar => ((3.51, 9.39), (3.31, 9.01)),
-        Rolling::Spatial => ((0.67, 7.77), (0.61, 7.12)),
-    };
+    let (paper, prototype) = rolling.table_one();
     let (vx, vy) = summary.velocity_cm_s.ok_or("the run is too short to fit a velocity")?;
     let mut lines = vec![
         format!(

@@ -26,6 +26,25 @@ pub enum Rolling {
     Spatial,
 }
 
+impl Rolling {
+    /// The gait's name in file names and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rolling::Planar => "planar",
+            Rolling::Spatial => "spatial",
+        }
+    }
+
+    /// The travelling velocities (V_x, V_y, cm/s) Table I reports for this gait: the
+    /// paper's model's, then the prototype's.
+    pub fn table_one(self) -> ((f64, f64), (f64, f64)) {
+        match self {
+            Rolling::Planar => ((3.51, 9.39), (3.31, 9.01)),
+            Rolling::Spatial => ((0.67, 7.77), (0.61, 7.12)),
+        }
+    }
+}
+
 /// A drop-then-roll run.
 #[derive(Clone, Debug)]
 pub struct RollingRun {

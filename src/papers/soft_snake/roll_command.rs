@@ -1,22 +1,26 @@
-//! `softgen roll`: the soft snake's drop and rolling runs of 000 with their settings on the
-//! command line.
+//! `softgen roll`, the command this paper adds: the soft snake's drop and rolling runs with
+//! their settings on the command line, registered in [`PaperCommand`](crate::papers::PaperCommand).
 
-use super::signals::{failed, stop_flag, stopped_by_signal};
+use super::{run_rolling, write_rolling_outputs, write_rolling_view, Rolling, RollingRun};
+use crate::signals::{failed, stop_flag, stopped_by_signal};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+
+/// The rolling gait `softgen roll` runs.
 #[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum RollingName {
+pub enum RollingName {
     /// All sections bend in one plane, which turns about the body axis.
     Planar,
     /// Adjacent sections' bending planes shifted by pi / 3.
     Spatial,
 }
 
+/// `softgen roll`'s arguments: the gait, the run's length and the settings a run varies.
 #[derive(Args)]
-pub(crate) struct RollArgs {
+pub struct RollArgs {
     #[arg(value_enum, default_value = "spatial")]
     gait: RollingName,
     /// Gait time after the drop (s).
@@ -48,7 +52,7 @@ pub(crate) struct RollArgs {
     /// The friction's direction: along each section's axis (`body-axis`, the spec's), along
     /// world x (`world-axis`), or `isotropic` (--friction-along everywhere).
     #[arg(long, value_enum)]
-    anisotropy: Option<softgen::AnisotropyName>,
+    anisotropy: Option<crate::AnisotropyName>,
     /// The carpet's normal damping d (N s/m; spec: 130, the paper's eq 3).
     #[arg(long)]
     contact_damping: Option<f64>,
@@ -74,13 +78,15 @@ pub(crate) struct RollArgs {
     view: bool,
 }
 
-pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
+/// Runs `softgen roll`: the drop, then the rolling gait; writes the run's CSV and figures
+/// (and its view page with `--view`) and prints the travelling velocity beside Table I's.
+pub fn roll(args: RollArgs) -> Result<ExitCode, String> {
     let stop = stop_flag()?;
     let rolling = match args.gait {
-        RollingName::Planar => softgen::papers::soft_snake::Rolling::Planar,
-        RollingName::Spatial => softgen::papers::soft_snake::Rolling::Spatial,
+        RollingName::Planar => Rolling::Planar,
+        RollingName::Spatial => Rolling::Spatial,
     };
-    let mut run = softgen::papers::soft_snake::RollingRun::new(rolling);
+    let mut run = RollingRun::new(rolling);
     run.stop = Some(Arc::clone(&stop));
     run.duration = args.duration;
     run.settle = args.settle;
@@ -107,25 +113,19 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
         "max" => None,
         text => Some(text.parse::<f64>().map_err(|_| format!("--bend: expected radians or \"max\", got `{text}`"))?),
     };
-    let name = match rolling {
-        softgen::papers::soft_snake::Rolling::Planar => "planar",
-        softgen::papers::soft_snake::Rolling::Spatial => "spatial",
-    };
+    let name = rolling.name();
     let progress = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
     progress.set_style(ProgressStyle::with_template("{bar:40} {msg}").map_err(|e| e.to_string())?);
     let end = run.settle + run.duration;
-    let summary = softgen::papers::soft_snake::run_rolling(&run, |s| {
+    let summary = run_rolling(&run, |s| {
         progress.set_position((1000.0 * s.t / end.max(1e-9)) as u64);
         progress.set_message(format!("t = {:.1} s", s.t));
     })?;
     progress.finish_and_clear();
     // A run stopped by a signal keeps what it did; one that failed replaces nothing.
     let failed = failed(&stop, summary.error.as_ref());
-    let csv_path = softgen::papers::soft_snake::write_rolling_outputs(&summary, name, &args.output, failed)?;
-    let (paper_x, paper_y) = match rolling {
-        softgen::papers::soft_snake::Rolling::Planar => (3.51, 9.39),
-        softgen::papers::soft_snake::Rolling::Spatial => (0.67, 7.77),
-    };
+    let csv_path = write_rolling_outputs(&summary, name, &args.output, failed)?;
+    let ((paper_x, paper_y), _) = rolling.table_one();
     // Where the run ended (the end time unless it stopped early).
     let simulated = summary.samples.last().map_or(0.0, |s| s.t);
     println!(
@@ -158,7 +158,7 @@ pub(crate) fn roll(args: RollArgs) -> Result<ExitCode, String> {
         );
     }
     if args.view {
-        let (page, frames) = softgen::papers::soft_snake::write_rolling_view(&csv_path, name, &run, &summary)?;
+        let (page, frames) = write_rolling_view(&csv_path, name, &run, &summary)?;
         println!("view                 {} ({frames} frames)", page.display());
     }
     if let Some(code) = summary.error.as_ref().and_then(|e| stopped_by_signal(&stop, e)) {
