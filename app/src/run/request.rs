@@ -90,6 +90,36 @@ pub struct RunOptions {
     pub estimate_from: Option<PathBuf>,
 }
 
+impl RunOptions {
+    /// Whether the run drives the robot (a serial board or a comedi card), not the simulated
+    /// plant: its state can then only be estimated.
+    pub(crate) fn on_robot(&self) -> bool {
+        self.serial_port.is_some() || self.comedi_device.is_some()
+    }
+
+    /// Whether a serpenoid gait's option is given (--amplitude, --temporal-frequency,
+    /// --spatial-frequency, --offset).
+    pub(crate) fn sets_serpenoid(&self) -> bool {
+        self.amplitude.is_some()
+            || self.temporal_frequency.is_some()
+            || self.spatial_frequency.is_some()
+            || self.offset.is_some()
+    }
+
+    /// Whether a limb gait's option is given (--limb-gait, --stride, --gait-frequency).
+    pub(crate) fn sets_limb_gait(&self) -> bool {
+        self.limb_gait.is_some() || self.stride.is_some() || self.gait_frequency.is_some()
+    }
+
+    /// The open-loop controller takes no goal: `--goal` without `--controller mpc` is an error.
+    pub(crate) fn check_open_loop_goal(&self) -> Result<(), String> {
+        match self.goal {
+            Some(_) => Err("--goal is the mpc controller's: add --controller mpc".into()),
+            None => Ok(()),
+        }
+    }
+}
+
 /// How a run ended.
 #[derive(Debug)]
 pub struct RunReport {

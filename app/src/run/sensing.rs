@@ -111,7 +111,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Sensing<R, N, C> {
         let queue = Arc::new(ReadingQueue::default());
         let estimated = estimation.is_some();
         let mut truth_params = None;
-        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+        let on_robot = o.on_robot();
         let (filter, natnet, device, pending_record, pending_trajectory) = match (on_robot, estimation) {
             (true, None) => {
                 return Err("on the robot the mpc controller's state is estimated: the run needs sensors".into())

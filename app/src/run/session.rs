@@ -13,7 +13,7 @@ use crate::run::driver::RunDriver;
 use crate::run::estimation::{configured_sensors, EstimatorReport};
 use crate::run::outputs::{finish, open_comedi, recorded_plant, trajectory_writer};
 use crate::run::request::{ControllerChoice, MpcReport, PlantSetting, RunOptions, RunReport, StateSource};
-use crate::run::sensing::{RunDevice, Sensing};
+use crate::run::sensing::{Estimation, RunDevice, Sensing};
 use crate::support::output::PendingFile;
 use nalgebra::SVector;
 use softgen_runtime::Tolerances;
@@ -340,6 +340,22 @@ pub(crate) fn state_estimator<R: Model<N, C>, const N: usize, const C: usize>(
     Ok((sensors, sources, filter))
 }
 
+/// A planner's state estimator, where its run needs one: on the robot always, on the plant
+/// with `--state estimated` (built, so its settings and sensors are checked, before a dry
+/// run too).
+pub(crate) fn planner_estimation<R: Model<N, C>, const N: usize, const C: usize>(
+    o: &RunOptions,
+    config: &RunConfig,
+    path: &str,
+    loop_config: &LoopConfig,
+) -> Result<Option<Estimation<R, N, C>>, String> {
+    let on_robot = o.on_robot();
+    match on_robot || o.state == StateSource::Estimated {
+        true => Ok(Some(state_estimator::<R, N, C>(config, path, loop_config, on_robot)?)),
+        false => Ok(None),
+    }
+}
+
 /// `--estimate-from LOG`: a sensor log's readings and commands through the estimator the
 /// run configuration builds, period by period as the loop did, the log written again to
 /// `--sensor-log`; reports whether the estimates equal the logged ones.
@@ -350,7 +366,7 @@ fn estimate_from_log<R: Model<N, C>, const N: usize, const C: usize>(
     path: &str,
 ) -> Result<RunReport, String> {
     let loop_config = loop_config(o, config)?;
-    let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+    let on_robot = o.on_robot();
     let (sensors, _, filter) = state_estimator::<R, N, C>(config, path, &loop_config, on_robot)?;
     // The commands a period sent, as the filter takes them (the loop checks the two agree).
     let commands = filter.command_count();
@@ -503,7 +519,7 @@ impl Run<'_> {
         if const { !R::MUSCLES.is_empty() } {
             return self.run_muscles::<R, N, C>(config, path);
         }
-        if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
+        if o.sets_limb_gait() {
             return Err(format!(
                 "--limb-gait, --stride and --gait-frequency drive limbed robots; `{}` has no muscles",
                 R::NAME
@@ -520,20 +536,14 @@ impl Run<'_> {
         path: String,
     ) -> Result<RunReport, String> {
         let o = self.options;
-        if o.amplitude.is_some()
-            || o.temporal_frequency.is_some()
-            || o.spatial_frequency.is_some()
-            || o.offset.is_some()
-        {
+        if o.sets_serpenoid() {
             return Err(format!("--amplitude, --temporal-frequency, --spatial-frequency and --offset set a serpenoid gait; `{}` runs a limb gait (--limb-gait, --stride, --gait-frequency)", R::NAME));
         }
         if o.controller == ControllerChoice::Gait {
-            if o.goal.is_some() {
-                return Err("--goal is the mpc controller's: add --controller mpc".into());
-            }
+            o.check_open_loop_goal()?;
             return self.run_limb_gait::<R, N, C>(config, path);
         }
-        if o.limb_gait.is_some() || o.stride.is_some() || o.gait_frequency.is_some() {
+        if o.sets_limb_gait() {
             return Err("--limb-gait, --stride and --gait-frequency set the open-loop gait; the mpc controller plans the pressures (with solver = \"strides\", the gait cycles)".into());
         }
         let box_ddp = || Ok(PlannerSettings::BoxDdp(DdpMpcSettings::default()));
@@ -552,20 +562,11 @@ impl Run<'_> {
         path: String,
     ) -> Result<RunReport, String> {
         let o = self.options;
-        if o.amplitude.is_some()
-            || o.temporal_frequency.is_some()
-            || o.spatial_frequency.is_some()
-            || o.offset.is_some()
-            || o.limb_gait.is_some()
-            || o.stride.is_some()
-            || o.gait_frequency.is_some()
-        {
+        if o.sets_serpenoid() || o.sets_limb_gait() {
             return Err(format!("`{}` swims: choose its inputs with --swim; the gait options do not apply", R::NAME));
         }
         if o.controller == ControllerChoice::Gait {
-            if o.goal.is_some() {
-                return Err("--goal is the mpc controller's: add --controller mpc".into());
-            }
+            o.check_open_loop_goal()?;
             return self.run_swimming_inputs::<R, N, C>(config, path);
         }
         if o.swim.is_some() {
@@ -587,20 +588,15 @@ impl Run<'_> {
         path: String,
     ) -> Result<RunReport, String> {
         let o = self.options;
-        if o.amplitude.is_some()
-            || o.spatial_frequency.is_some()
-            || o.limb_gait.is_some()
-            || o.stride.is_some()
-            || o.gait_frequency.is_some()
-        {
+        if o.amplitude.is_some() || o.spatial_frequency.is_some() || o.sets_limb_gait() {
             return Err(format!(
                 "`{}` is driven by a valve wave: --temporal-frequency (rad/s) and --offset set it; the other gait options do not apply",
                 R::NAME
             ));
         }
         let mpc = o.controller == ControllerChoice::Mpc;
-        if !mpc && o.goal.is_some() {
-            return Err("--goal is the mpc controller's: add --controller mpc".into());
+        if !mpc {
+            o.check_open_loop_goal()?;
         }
         if mpc && (o.temporal_frequency.is_some() || o.offset.is_some()) {
             return Err(

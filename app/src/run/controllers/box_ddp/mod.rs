@@ -39,7 +39,7 @@ impl Run<'_> {
     ) -> Result<RunReport, String> {
         let o = self.options;
         // On the robot the state can only be estimated.
-        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+        let on_robot = o.on_robot();
         let (muscles, thrusters) = (R::MUSCLES.len(), R::THRUSTERS.len());
         let (joints, servo) = planned_joints::<R, N, C>(wave.is_some())?;
         let scheduled = match (wave, self.driver.and_then(|d| d.scheduled_mpc)) {

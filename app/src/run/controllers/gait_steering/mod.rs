@@ -2,11 +2,11 @@
 
 use crate::run::config::{Drives, RunConfig};
 use crate::run::controllers::open_loop::serpenoid_controller;
-use crate::run::request::{RunReport, StateSource};
+use crate::run::request::RunReport;
 use crate::run::sensing::Sensing;
 use crate::run::session::{
-    configured_params, dry_run, loop_config, plant_simulation_config, print_estimator, print_header, simulated_plant,
-    state_estimator, try_realtime, Run, SteeredTask,
+    configured_params, dry_run, loop_config, planner_estimation, plant_simulation_config, print_estimator,
+    print_header, simulated_plant, try_realtime, Run, SteeredTask,
 };
 use nalgebra::{SVector, Vector2};
 use settings::MpcSettings;
@@ -47,11 +47,8 @@ impl Run<'_> {
         let names: Vec<&str> = actuated.iter().map(|a| a.0).collect();
         // The state the planner starts from: the plant's, or estimated from sensors (on the
         // robot, always).
-        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
-        let estimation = match on_robot || o.state == StateSource::Estimated {
-            true => Some(state_estimator::<R, N, C>(&config, &path, &loop_config, on_robot)?),
-            false => None,
-        };
+        let on_robot = o.on_robot();
+        let estimation = planner_estimation::<R, N, C>(o, &config, &path, &loop_config)?;
         print_header(R::NAME, &path, &loop_config, &controller_line, &config.channels, &names);
         if let Some((sensors, _, filter)) = &estimation {
             print_estimator(sensors, filter.step(), on_robot);

@@ -2,11 +2,11 @@
 
 use crate::run::config::RunConfig;
 use crate::run::driver::{StrideMpc, StrideMpcRequest, StrideRequest};
-use crate::run::request::{RunReport, StateSource};
+use crate::run::request::RunReport;
 use crate::run::sensing::Sensing;
 use crate::run::session::{
-    configured_params, dry_run, loop_config, print_estimator, print_header, print_plant_center_of_mass,
-    state_estimator, try_realtime, wired_plant, Run, SteeredTask,
+    configured_params, dry_run, loop_config, planner_estimation, print_estimator, print_header,
+    print_plant_center_of_mass, try_realtime, wired_plant, Run, SteeredTask,
 };
 use nalgebra::SVector;
 use settings::StrideMpcSettings;
@@ -49,7 +49,7 @@ impl Run<'_> {
         // A plan has the whole decision period unless told otherwise, a quarter cycle at
         // most when decisions come once a cycle.
         let lead = settings.lead.unwrap_or(decision_period.min(0.25 * cycle));
-        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
+        let on_robot = o.on_robot();
         let loop_config = loop_config(o, &config)?;
         let period = 1.0 / loop_config.rate_hz;
         let params = configured_params::<R, N, C>(&config)?;
@@ -66,11 +66,7 @@ impl Run<'_> {
         };
         let steering = StrideSteering::<R, N, C>::new(params.clone(), steering_config, period)
             .map_err(|e| format!("{path}: mpc: {e}"))?;
-        let estimated = on_robot || o.state == StateSource::Estimated;
-        let estimation = match estimated {
-            true => Some(state_estimator::<R, N, C>(&config, &path, &loop_config, on_robot)?),
-            false => None,
-        };
+        let estimation = planner_estimation::<R, N, C>(o, &config, &path, &loop_config)?;
         let start = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
         let start_com = R::center_of_mass(&start.q, &params, &R::cache(&start.q, &params)).xy();
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;

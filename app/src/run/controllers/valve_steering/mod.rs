@@ -1,11 +1,11 @@
 //! The valve sampler: MPPI steering a valve-driven robot's wave to a goal.
 
 use crate::run::config::RunConfig;
-use crate::run::request::{RunReport, StateSource};
+use crate::run::request::RunReport;
 use crate::run::sensing::Sensing;
 use crate::run::session::{
-    actuators, dry_run, loop_config, no_servo, plant_simulation_config, print_estimator, print_header,
-    print_plant_center_of_mass, state_estimator, try_realtime, valve_plant, Run, SteeredTask, ValveStart,
+    actuators, dry_run, loop_config, no_servo, planner_estimation, plant_simulation_config, print_estimator,
+    print_header, print_plant_center_of_mass, try_realtime, valve_plant, Run, SteeredTask, ValveStart,
 };
 use nalgebra::SVector;
 use settings::ValveMpcSettings;
@@ -30,18 +30,12 @@ impl Run<'_> {
         start: ValveStart<R::Params>,
     ) -> Result<RunReport, String> {
         let o = self.options;
-        let on_robot = o.serial_port.is_some() || o.comedi_device.is_some();
-        // On the robot the planner's state can only be estimated.
-        let estimated = on_robot || o.state == StateSource::Estimated;
+        let on_robot = o.on_robot();
         let ValveStart { supply, delay, initial, params } = &start;
         let (initial, valves) = (*initial, R::VALVES.len());
         let loop_config = loop_config(o, &config)?;
         let period = 1.0 / loop_config.rate_hz;
-        // The estimator (its settings and sensors checked before a dry run too).
-        let estimation = match estimated {
-            true => Some(state_estimator::<R, N, C>(&config, &path, &loop_config, on_robot)?),
-            false => None,
-        };
+        let estimation = planner_estimation::<R, N, C>(o, &config, &path, &loop_config)?;
         let mut chain = OutputChain::new(config.channels.clone(), config.safety)?;
         let actuated = actuators::<R, N, C>();
         let names: Vec<&str> = actuated.iter().map(|(name, _)| *name).collect();
