@@ -598,11 +598,6 @@ const FILE_LINES: usize = 1000;
 /// no longer over it, so the list only shrinks.
 const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
     (
-        "app/src/simulate/scenario.rs",
-        "visit",
-        "a scenario's run for one robot type (setup, the loop, the outputs); not yet cut",
-    ),
-    (
         "codegen/src/derive.rs",
         "derive",
         "the tests' independent oracle (the `oracle` feature), the whole-body expansion as the textbook \
@@ -614,17 +609,6 @@ const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "the contact forces' part of dF/dq and dF/dqd, per segment and per frame as the right-hand side sums \
          them; not yet cut",
     ),
-    (
-        "src/papers/pinniped/experiments.rs",
-        "pinniped_protocol",
-        "the paper's protocol step by step (its figures' runs in order); not yet cut",
-    ),
-    (
-        "src/papers/underwater_snake/experiments.rs",
-        "swim_case",
-        "one case's runs, samples and the paper's figures; not yet cut",
-    ),
-    ("src/bin/softgen-board-emulator.rs", "run", "the emulator's command line and its serial loop; not yet cut"),
     (
         "generated/tests/derivatives.rs",
         "check_model",

@@ -11,7 +11,8 @@
 //! logging), `--corrupt-ack N` damages the acknowledgement of frame N, `--version 1` is a
 //! board of protocol version 1 (no readings; newer frames rejected).
 
-use softgen::{emulated_robot, RobotEmulatorOptions};
+use softgen::{emulated_robot, EmulatedRobot, RobotEmulatorOptions};
+use softgen_runtime::protocol::BoardReading;
 use softgen_runtime::protocol::{self, Decoded, Decoder, MAX_FRAME};
 use std::io::{Read, Write};
 
@@ -26,32 +27,49 @@ fn main() {
     }
 }
 
-fn run() -> Result<(), String> {
-    let mut log_path = None;
-    let mut silent_after: Option<u64> = None;
-    let mut corrupt_ack: Option<u16> = None;
-    let mut board_version = protocol::VERSION;
-    let mut robot: Option<RobotEmulatorOptions> = None;
-    let mut args = std::env::args().skip(1);
+/// The command line's settings.
+struct Options {
+    /// Where every received value is logged (CSV).
+    log_path: Option<String>,
+    /// Frames acknowledged before the board falls silent.
+    silent_after: Option<u64>,
+    /// The frame whose acknowledgement is damaged.
+    corrupt_ack: Option<u16>,
+    /// The protocol version the board speaks.
+    board_version: u8,
+    /// The emulated robot behind the board.
+    robot: Option<RobotEmulatorOptions>,
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut options = Options {
+        log_path: None,
+        silent_after: None,
+        corrupt_ack: None,
+        board_version: protocol::VERSION,
+        robot: None,
+    };
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value; {USAGE}"));
         match a.as_str() {
-            "--log" => log_path = Some(value("--log")?),
+            "--log" => options.log_path = Some(value("--log")?),
             "--silent-after" => {
-                silent_after = Some(value("--silent-after")?.parse().map_err(|_| "--silent-after takes a count")?)
+                options.silent_after =
+                    Some(value("--silent-after")?.parse().map_err(|_| "--silent-after takes a count")?)
             }
             "--corrupt-ack" => {
-                corrupt_ack = Some(value("--corrupt-ack")?.parse().map_err(|_| "--corrupt-ack takes a sequence")?)
+                options.corrupt_ack =
+                    Some(value("--corrupt-ack")?.parse().map_err(|_| "--corrupt-ack takes a sequence")?)
             }
             "--version" => {
-                board_version = match value("--version")?.as_str() {
+                options.board_version = match value("--version")?.as_str() {
                     "1" => 1,
                     "2" => 2,
                     other => return Err(format!("--version {other}: the protocol has versions 1 and 2")),
                 }
             }
             "--robot" => {
-                robot = Some(RobotEmulatorOptions {
+                options.robot = Some(RobotEmulatorOptions {
                     robot: value("--robot")?,
                     config: None,
                     rate_hz: None,
@@ -61,7 +79,7 @@ fn run() -> Result<(), String> {
             }
             "--config" | "--rate" | "--natnet-version" | "--truth" => {
                 let v = value(&a)?;
-                let r = robot.as_mut().ok_or(format!("{a} comes after --robot NAME"))?;
+                let r = options.robot.as_mut().ok_or(format!("{a} comes after --robot NAME"))?;
                 match a.as_str() {
                     "--config" => r.config = Some(v.into()),
                     "--rate" => {
@@ -82,11 +100,31 @@ fn run() -> Result<(), String> {
             other => return Err(format!("unknown argument `{other}`; {USAGE}")),
         }
     }
-    if log_path.is_none() && robot.is_none() {
+    if options.log_path.is_none() && options.robot.is_none() {
         return Err(format!("--log FILE is required without --robot; {USAGE}"));
     }
-    let mut robot = robot.as_ref().map(emulated_robot).transpose()?;
-    let mut log = match &log_path {
+    Ok(options)
+}
+
+/// The log of every received value.
+type Log = std::io::BufWriter<std::fs::File>;
+
+/// The board: what it logs and drives, and what it answers.
+struct Board {
+    options: Options,
+    log: Option<Log>,
+    robot: Option<Box<dyn EmulatedRobot>>,
+    /// The sensors' readings that arrived by the frame being answered.
+    readings: Vec<BoardReading>,
+    /// The board's own sequence, for its READINGS frames.
+    own_sequence: u16,
+    reply: [u8; MAX_FRAME],
+}
+
+fn run() -> Result<(), String> {
+    let options = parse_args(std::env::args().skip(1))?;
+    let robot = options.robot.as_ref().map(emulated_robot).transpose()?;
+    let log = match &options.log_path {
         Some(path) => {
             let mut log = std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| format!("{path}: {e}"))?);
             writeln!(log, "sequence,type,kind,channel,value").map_err(|e| e.to_string())?;
@@ -94,14 +132,13 @@ fn run() -> Result<(), String> {
         }
         None => None,
     };
+    let mut board =
+        Board { options, log, robot, readings: Vec::with_capacity(64), own_sequence: 0, reply: [0u8; MAX_FRAME] };
     let mut input = std::io::stdin().lock();
     let mut output = std::io::stdout().lock();
     let mut decoder = Decoder::default();
     let mut buffer = [0u8; 512];
     let mut frames: u64 = 0;
-    let mut reply = [0u8; MAX_FRAME];
-    let mut readings = Vec::with_capacity(64);
-    let mut own_sequence: u16 = 0;
     loop {
         let n = match input.read(&mut buffer) {
             Ok(0) => break,
@@ -113,88 +150,107 @@ fn run() -> Result<(), String> {
         decoder.push(&buffer[..n]);
         while let Some(decoded) = decoder.next_frame() {
             frames += 1;
-            readings.clear();
-            let mut version = board_version;
-            let answer = match &decoded {
-                Decoded::Frame { version: v, sequence, .. } if *v > board_version => {
-                    (protocol::NAK, *sequence, Some(protocol::NAK_VERSION))
-                }
-                Decoded::Frame { version: v, kind: protocol::SET, sequence, .. } => {
-                    version = *v;
-                    match protocol::decode_set(decoded.payload()) {
-                        Some(values) => {
-                            if let Some(log) = &mut log {
-                                for v in &values {
-                                    writeln!(log, "{sequence},set,{},{},{}", v.kind(), v.channel(), v.number())
-                                        .map_err(|e| e.to_string())?;
-                                }
-                            }
-                            if let Some(robot) = &mut robot {
-                                robot.set(&values, &mut readings)?;
-                            }
-                            (protocol::ACK, *sequence, None)
-                        }
-                        None => (protocol::NAK, *sequence, Some(protocol::NAK_MALFORMED)),
-                    }
-                }
-                Decoded::Frame { version: v, kind: protocol::SAFE, sequence, .. } => {
-                    version = *v;
-                    if let Some(log) = &mut log {
-                        writeln!(log, "{sequence},safe,,,").map_err(|e| e.to_string())?;
-                    }
-                    (protocol::ACK, *sequence, None)
-                }
-                Decoded::Frame { version: v, kind: protocol::PING, sequence, .. } => {
-                    version = *v;
-                    (protocol::ACK, *sequence, None)
-                }
-                Decoded::Frame { sequence, .. } => (protocol::NAK, *sequence, Some(protocol::NAK_TYPE)),
-                Decoded::BadCrc { sequence } => {
-                    if let Some(log) = &mut log {
-                        writeln!(log, "{sequence},corrupted,,,").map_err(|e| e.to_string())?;
-                    }
-                    (protocol::NAK, *sequence, Some(protocol::NAK_CRC))
-                }
-                Decoded::BadVersion { sequence, .. } => (protocol::NAK, *sequence, Some(protocol::NAK_VERSION)),
-            };
-            if let Some(log) = &mut log {
-                log.flush().map_err(|e| e.to_string())?;
-            }
-            if silent_after.is_some_and(|limit| frames > limit) {
+            let (answer, version) = board.answer(&decoded)?;
+            if board.options.silent_after.is_some_and(|limit| frames > limit) {
                 continue;
             }
-            let (kind, sequence, reason) = answer;
-            let mut payload = [0u8; 3];
-            payload[..2].copy_from_slice(&sequence.to_le_bytes());
-            let length = match reason {
-                Some(r) => {
-                    payload[2] = r;
-                    3
-                }
-                None => 2,
-            };
-            let n = protocol::encode_version(version, kind, sequence, &payload[..length], &mut reply)?;
-            if corrupt_ack == Some(sequence) {
-                reply[n - 1] ^= 0x5A;
-            }
-            output.write_all(&reply[..n]).map_err(|e| e.to_string())?;
-            // The sensors' readings that arrived by this frame, after its acknowledgement
-            // (version 2 only).
-            if version >= 2 {
-                for chunk in readings.chunks(protocol::MAX_READINGS) {
-                    let n = protocol::encode_readings(own_sequence, sequence, chunk, &mut reply)?;
-                    own_sequence = own_sequence.wrapping_add(1);
-                    output.write_all(&reply[..n]).map_err(|e| e.to_string())?;
-                }
-            }
-            output.flush().map_err(|e| e.to_string())?;
+            board.reply(&mut output, answer, version)?;
         }
     }
-    if let Some(log) = &mut log {
+    if let Some(log) = &mut board.log {
         log.flush().map_err(|e| e.to_string())?;
     }
-    if let Some(robot) = robot {
+    if let Some(robot) = board.robot {
         eprintln!("{}", robot.finish()?);
     }
     Ok(())
+}
+
+impl Board {
+    /// A frame received: logged, its values applied to the robot, and the answer it gets
+    /// (ACK or NAK, the sequence, a NAK's reason) with the version to answer in.
+    fn answer(&mut self, decoded: &Decoded) -> Result<((u8, u16, Option<u8>), u8), String> {
+        self.readings.clear();
+        let board_version = self.options.board_version;
+        let mut version = board_version;
+        let answer = match decoded {
+            Decoded::Frame { version: v, sequence, .. } if *v > board_version => {
+                (protocol::NAK, *sequence, Some(protocol::NAK_VERSION))
+            }
+            Decoded::Frame { version: v, kind: protocol::SET, sequence, .. } => {
+                version = *v;
+                match protocol::decode_set(decoded.payload()) {
+                    Some(values) => {
+                        if let Some(log) = &mut self.log {
+                            for v in &values {
+                                writeln!(log, "{sequence},set,{},{},{}", v.kind(), v.channel(), v.number())
+                                    .map_err(|e| e.to_string())?;
+                            }
+                        }
+                        if let Some(robot) = &mut self.robot {
+                            robot.set(&values, &mut self.readings)?;
+                        }
+                        (protocol::ACK, *sequence, None)
+                    }
+                    None => (protocol::NAK, *sequence, Some(protocol::NAK_MALFORMED)),
+                }
+            }
+            Decoded::Frame { version: v, kind: protocol::SAFE, sequence, .. } => {
+                version = *v;
+                if let Some(log) = &mut self.log {
+                    writeln!(log, "{sequence},safe,,,").map_err(|e| e.to_string())?;
+                }
+                (protocol::ACK, *sequence, None)
+            }
+            Decoded::Frame { version: v, kind: protocol::PING, sequence, .. } => {
+                version = *v;
+                (protocol::ACK, *sequence, None)
+            }
+            Decoded::Frame { sequence, .. } => (protocol::NAK, *sequence, Some(protocol::NAK_TYPE)),
+            Decoded::BadCrc { sequence } => {
+                if let Some(log) = &mut self.log {
+                    writeln!(log, "{sequence},corrupted,,,").map_err(|e| e.to_string())?;
+                }
+                (protocol::NAK, *sequence, Some(protocol::NAK_CRC))
+            }
+            Decoded::BadVersion { sequence, .. } => (protocol::NAK, *sequence, Some(protocol::NAK_VERSION)),
+        };
+        if let Some(log) = &mut self.log {
+            log.flush().map_err(|e| e.to_string())?;
+        }
+        Ok((answer, version))
+    }
+
+    /// The answer written to `output` in `version` (damaged where asked), then the
+    /// sensors' readings that arrived by this frame (version 2 only).
+    fn reply(
+        &mut self,
+        output: &mut impl Write,
+        (kind, sequence, reason): (u8, u16, Option<u8>),
+        version: u8,
+    ) -> Result<(), String> {
+        let reply = &mut self.reply;
+        let mut payload = [0u8; 3];
+        payload[..2].copy_from_slice(&sequence.to_le_bytes());
+        let length = match reason {
+            Some(r) => {
+                payload[2] = r;
+                3
+            }
+            None => 2,
+        };
+        let n = protocol::encode_version(version, kind, sequence, &payload[..length], reply)?;
+        if self.options.corrupt_ack == Some(sequence) {
+            reply[n - 1] ^= 0x5A;
+        }
+        output.write_all(&reply[..n]).map_err(|e| e.to_string())?;
+        if version >= 2 {
+            for chunk in self.readings.chunks(protocol::MAX_READINGS) {
+                let n = protocol::encode_readings(self.own_sequence, sequence, chunk, reply)?;
+                self.own_sequence = self.own_sequence.wrapping_add(1);
+                output.write_all(&reply[..n]).map_err(|e| e.to_string())?;
+            }
+        }
+        output.flush().map_err(|e| e.to_string())
+    }
 }

@@ -341,58 +341,9 @@ impl RobotVisitor for Runner<'_, '_, '_> {
 
     fn visit<R: Model<N, C>, const N: usize, const C: usize>(self) -> Self::Output {
         let s = self.scenario;
-        let mut params = R::Params::default();
-        for (name, value) in &s.params {
-            if !value.is_finite() {
-                return Err(format!("parameter `{name}` must be finite, got {value}"));
-            }
-            params.set(name, *value).map_err(|e| e.to_string())?;
-        }
-        params.check().map_err(|e| format!("parameters: {e}"))?;
-        let env = R::ENVIRONMENT;
-        let contact = ContactLaw {
-            stiffness: s.contact_stiffness.unwrap_or(env.contact_stiffness),
-            damping: s.contact_damping.unwrap_or(env.contact_damping),
-            dissipation: s.contact_dissipation.unwrap_or(env.contact_dissipation),
-            friction: FrictionLaw {
-                along: s.friction_along.unwrap_or(env.friction_along),
-                across: s.friction_across.or(s.friction_along).unwrap_or(env.friction_across),
-                anisotropy: s.friction_anisotropy.unwrap_or(env.friction_anisotropy),
-                regularisation: s.friction_regularisation.unwrap_or(env.friction_regularisation),
-            },
-        };
-        let terrain = match s.terrain {
-            TerrainChoice::SpecDefault => env.terrain,
-            TerrainChoice::Override(t) => t,
-        };
-        let gait = match (R::GAIT, s.passive) {
-            (Some(g), false) => Some(Serpenoid {
-                amplitude: s.amplitude.unwrap_or(g.amplitude),
-                temporal_frequency: s.temporal_frequency.unwrap_or(g.temporal_frequency),
-                spatial_frequency: s.spatial_frequency.unwrap_or(g.spatial_frequency),
-                offset: s.offset.unwrap_or(g.offset),
-                ramp: s.ramp,
-            }),
-            (None, false) if (s.amplitude.is_some() && R::VALVE_GAIT.is_none()) || s.admittance.is_some() => {
-                return Err(format!("robot `{}` declares no gait ([gait] in its spec)", R::NAME));
-            }
-            _ => None,
-        };
-        let servo = R::GAIT.map_or(JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, |g| g.servo());
-        let config = SimulationConfig {
-            contact,
-            terrain,
-            gait,
-            servo,
-            admittance: s.admittance.map(|gains| Admittance {
-                gains,
-                coordinates: match s.admittance_coordinates {
-                    CoordinatesChoice::Spec => R::CONTROLLER_COORDINATES,
-                    CoordinatesChoice::Model => ForceCoordinates::Model,
-                },
-            }),
-            control_period: s.control_period,
-        };
+        let params = scenario_params::<R, N, C>(s)?;
+        let (config, contact) = scenario_config::<R, N, C>(s)?;
+        let terrain = config.terrain;
         let mut simulation = Simulation::<R, N, C>::new(params.clone(), config)?;
         if let IntegratorChoice::Rosenbrock34 { jacobian, .. } = s.integrator {
             simulation.use_jacobian(jacobian);
@@ -402,23 +353,183 @@ impl RobotVisitor for Runner<'_, '_, '_> {
         }
         let mut x = State::<N>::new(SVector::from_iterator(R::INITIAL_POSITION.iter().copied()), SVector::zeros());
         let mut t = 0.0;
-
         let mut csv = self.csv;
         if let Some(w) = csv.as_deref_mut() {
-            let mut header = vec!["t".to_string()];
-            header.extend(R::COORDINATES.iter().map(|c| c.name.to_string()));
-            header.extend(["com_x", "com_y", "com_z", "active_contacts", "max_depth"].map(String::from));
-            for p in R::CONTACT_POINTS {
-                for axis in ["fx", "fy", "fz"] {
-                    header.push(format!("{}_{axis}", p.name));
-                }
-            }
-            w.header(&header)?;
+            w.header(&csv_header::<R, N, C>())?;
         }
-        let snapshot_period = if s.snapshots > 1 { s.duration / (s.snapshots - 1) as f64 } else { f64::INFINITY };
-        let mut summary = RunSummary {
-            robot: R::NAME.to_string(),
-            plane: R::PLANE,
+        let mut recorder = SampleRecorder::<N, C>::new(s, R::NAME, R::PLANE, terrain, csv, self.progress);
+        let start = Instant::now();
+        let result = match scenario_valve_wave::<R, N, C>(s)? {
+            // Valve-driven robots: the spec's valve wave commands the valves, whose
+            // coordinates follow their responses; the rest of the robot follows the dynamics.
+            Some(wave) => {
+                let mut driven = Vec::new();
+                for (k, &coordinate) in R::VALVES.iter().enumerate() {
+                    let response = R::valve_response(k, &params)
+                        .ok_or_else(|| format!("valve {k} of `{}` has no response", R::NAME))?;
+                    driven.push(softgen_runtime::DrivenCoordinate { coordinate, response });
+                }
+                let mut system = softgen_runtime::PrescribedSimulation::new(simulation, &driven, t, &x)?;
+                let commands = |t: f64, out: &mut [f64]| {
+                    for (i, c) in out.iter_mut().enumerate() {
+                        *c = wave.state(t, i);
+                    }
+                };
+                let mut sample = |t: f64, x: &State<N>, system: &softgen_runtime::PrescribedSimulation<R, N, C>| {
+                    recorder.record::<R>(&params, t, x, &system.report(t, x));
+                    Ok(())
+                };
+                let mut integrator = s.integrator.build::<N>(s.control_period)?;
+                let result = system.run(&mut integrator, &mut t, &mut x, s.duration, commands, &mut sample);
+                let stopped = s.stop.as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed) != 0);
+                result.map_err(|e| (e, stopped))
+            }
+            None => {
+                let mut integrator = s.integrator.build::<N>(s.control_period)?;
+                let mut sample = |t: f64, x: &State<N>, report: &softgen_runtime::ContactReport<N, C>, _: &_| {
+                    recorder.record::<R>(&params, t, x, report)
+                };
+                simulation
+                    .run(&mut integrator, &mut t, &mut x, s.duration, &mut sample)
+                    .map_err(|e| (e.to_string(), matches!(e, IntegrationError::Stopped { .. })))
+            }
+        };
+        recorder.wall_seconds = start.elapsed().as_secs_f64();
+        recorder.finish(result, |largest_force| {
+            likely_cause::<R, N, C>(&params, &contact, s.integrator.fixed_step(), largest_force)
+        })
+    }
+}
+
+/// The scenario's parameters over the robot's defaults, each finite and the set checked.
+fn scenario_params<R: Model<N, C>, const N: usize, const C: usize>(s: &Scenario) -> Result<R::Params, String> {
+    let mut params = R::Params::default();
+    for (name, value) in &s.params {
+        if !value.is_finite() {
+            return Err(format!("parameter `{name}` must be finite, got {value}"));
+        }
+        params.set(name, *value).map_err(|e| e.to_string())?;
+    }
+    params.check().map_err(|e| format!("parameters: {e}"))?;
+    Ok(params)
+}
+
+/// The simulation's settings for the scenario (the spec's environment, gait and servo under
+/// the scenario's overrides), and its contact law.
+fn scenario_config<R: Model<N, C>, const N: usize, const C: usize>(
+    s: &Scenario,
+) -> Result<(SimulationConfig, ContactLaw), String> {
+    let env = R::ENVIRONMENT;
+    let contact = ContactLaw {
+        stiffness: s.contact_stiffness.unwrap_or(env.contact_stiffness),
+        damping: s.contact_damping.unwrap_or(env.contact_damping),
+        dissipation: s.contact_dissipation.unwrap_or(env.contact_dissipation),
+        friction: FrictionLaw {
+            along: s.friction_along.unwrap_or(env.friction_along),
+            across: s.friction_across.or(s.friction_along).unwrap_or(env.friction_across),
+            anisotropy: s.friction_anisotropy.unwrap_or(env.friction_anisotropy),
+            regularisation: s.friction_regularisation.unwrap_or(env.friction_regularisation),
+        },
+    };
+    let terrain = match s.terrain {
+        TerrainChoice::SpecDefault => env.terrain,
+        TerrainChoice::Override(t) => t,
+    };
+    let gait = match (R::GAIT, s.passive) {
+        (Some(g), false) => Some(Serpenoid {
+            amplitude: s.amplitude.unwrap_or(g.amplitude),
+            temporal_frequency: s.temporal_frequency.unwrap_or(g.temporal_frequency),
+            spatial_frequency: s.spatial_frequency.unwrap_or(g.spatial_frequency),
+            offset: s.offset.unwrap_or(g.offset),
+            ramp: s.ramp,
+        }),
+        (None, false) if (s.amplitude.is_some() && R::VALVE_GAIT.is_none()) || s.admittance.is_some() => {
+            return Err(format!("robot `{}` declares no gait ([gait] in its spec)", R::NAME));
+        }
+        _ => None,
+    };
+    let servo = R::GAIT.map_or(JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, |g| g.servo());
+    let config = SimulationConfig {
+        contact,
+        terrain,
+        gait,
+        servo,
+        admittance: s.admittance.map(|gains| Admittance {
+            gains,
+            coordinates: match s.admittance_coordinates {
+                CoordinatesChoice::Spec => R::CONTROLLER_COORDINATES,
+                CoordinatesChoice::Model => ForceCoordinates::Model,
+            },
+        }),
+        control_period: s.control_period,
+    };
+    Ok((config, contact))
+}
+
+/// The trajectory CSV's columns: time, the coordinates, the centre of mass, the contacts'
+/// count and deepest depth, every contact point's force.
+fn csv_header<R: Model<N, C>, const N: usize, const C: usize>() -> Vec<String> {
+    let mut header = vec!["t".to_string()];
+    header.extend(R::COORDINATES.iter().map(|c| c.name.to_string()));
+    header.extend(["com_x", "com_y", "com_z", "active_contacts", "max_depth"].map(String::from));
+    for p in R::CONTACT_POINTS {
+        for axis in ["fx", "fy", "fz"] {
+            header.push(format!("{}_{axis}", p.name));
+        }
+    }
+    header
+}
+
+/// A valve-driven robot's wave for the scenario (the spec's, under the scenario's
+/// frequency, delay and offset), checked; none for other robots and passive runs.
+fn scenario_valve_wave<R: Model<N, C>, const N: usize, const C: usize>(
+    s: &Scenario,
+) -> Result<Option<ValveWave>, String> {
+    let wave = match (R::VALVE_GAIT, s.passive) {
+        (Some(w), false) if const { !R::VALVES.is_empty() } => ValveWave {
+            temporal_frequency: s.temporal_frequency.unwrap_or(w.temporal_frequency),
+            delay: s.spatial_frequency.unwrap_or(w.delay),
+            offset: s.offset.unwrap_or(w.offset),
+        },
+        _ => return Ok(None),
+    };
+    wave.validate()?;
+    if s.amplitude.is_some() {
+        return Err(format!("robot `{}` is driven by valves: its wave has no amplitude (the valves' response gain sets it; change it with --set)", R::NAME));
+    }
+    Ok(Some(wave))
+}
+
+/// What a run keeps of its samples: the summary (centre-of-mass path, snapshots, deepest
+/// contact), the largest contact force, and every `csv_every`-th sample as a CSV row.
+struct SampleRecorder<'c, 'p, const N: usize, const C: usize> {
+    summary: RunSummary,
+    largest_force: softgen_runtime::LargestContactForce,
+    snapshot_period: f64,
+    next_snapshot: f64,
+    csv: Option<&'c mut dyn SampleRows>,
+    csv_every: usize,
+    /// The row being written (allocated once).
+    row: Vec<f64>,
+    /// The first error writing a row: the run goes on, and fails at its end.
+    write_error: Option<String>,
+    progress: &'p mut dyn FnMut(f64),
+    /// The run's wall time (s), set when it ends.
+    wall_seconds: f64,
+}
+
+impl<'c, 'p, const N: usize, const C: usize> SampleRecorder<'c, 'p, N, C> {
+    fn new(
+        s: &Scenario,
+        robot: &str,
+        plane: PlaneOfMotion,
+        terrain: Terrain,
+        csv: Option<&'c mut dyn SampleRows>,
+        progress: &'p mut dyn FnMut(f64),
+    ) -> Self {
+        let summary = RunSummary {
+            robot: robot.to_string(),
+            plane,
             terrain,
             simulated: 0.0,
             wall_seconds: 0.0,
@@ -431,107 +542,79 @@ impl RobotVisitor for Runner<'_, '_, '_> {
             error: None,
             likely_cause: None,
         };
-        let mut largest_force = softgen_runtime::LargestContactForce::default();
-        let mut next_snapshot = 0.0;
-        let mut write_error: Option<String> = None;
-        let mut row: Vec<f64> = Vec::with_capacity(1 + N + 5 + 3 * C);
-        let progress = self.progress;
-        let start = Instant::now();
-        let mut on_sample =
-            |t: f64, x: &State<N>, report: &softgen_runtime::ContactReport<N, C>, _: &Simulation<R, N, C>| {
-                let cache = R::cache(&x.q, &params);
-                let com = R::center_of_mass(&x.q, &params, &cache);
-                summary.com_path.push((t, com));
-                summary.max_depth = summary.max_depth.max(report.max_depth);
-                largest_force.observe(t, &report.forces);
-                if t >= next_snapshot - 1e-9 {
-                    summary.snapshots.push((t, report.positions.to_vec()));
-                    next_snapshot += snapshot_period;
-                }
-                summary.final_points = report.positions.to_vec();
-                if let Some(w) = csv.as_deref_mut() {
-                    if summary.samples % s.csv_every == 0 && write_error.is_none() {
-                        row.clear();
-                        row.push(t);
-                        row.extend(x.q.iter().chain(com.iter()));
-                        row.extend([report.active as f64, report.max_depth]);
-                        row.extend(report.forces.iter().flat_map(|f| [f.x, f.y, f.z]));
-                        if let Err(e) = w.row(&row) {
-                            write_error = Some(e);
-                        }
-                    }
-                }
-                summary.samples += 1;
-                summary.simulated = t;
-                progress(t);
-            };
-        // Valve-driven robots: the spec's valve wave commands the valves, whose coordinates
-        // follow their responses; the rest of the robot follows the dynamics.
-        let valve_wave = match (R::VALVE_GAIT, s.passive) {
-            (Some(w), false) if const { !R::VALVES.is_empty() } => Some(ValveWave {
-                temporal_frequency: s.temporal_frequency.unwrap_or(w.temporal_frequency),
-                delay: s.spatial_frequency.unwrap_or(w.delay),
-                offset: s.offset.unwrap_or(w.offset),
-            }),
-            _ => None,
-        };
-        if let Some(wave) = valve_wave {
-            wave.validate()?;
-            if s.amplitude.is_some() {
-                return Err(format!("robot `{}` is driven by valves: its wave has no amplitude (the valves' response gain sets it; change it with --set)", R::NAME));
-            }
-            let mut driven = Vec::new();
-            for (k, &coordinate) in R::VALVES.iter().enumerate() {
-                let response = R::valve_response(k, &params)
-                    .ok_or_else(|| format!("valve {k} of `{}` has no response", R::NAME))?;
-                driven.push(softgen_runtime::DrivenCoordinate { coordinate, response });
-            }
-            let mut system = softgen_runtime::PrescribedSimulation::new(simulation, &driven, t, &x)?;
-            let commands = |t: f64, out: &mut [f64]| {
-                for (i, c) in out.iter_mut().enumerate() {
-                    *c = wave.state(t, i);
-                }
-            };
-            let mut sample = |t: f64, x: &State<N>, system: &softgen_runtime::PrescribedSimulation<R, N, C>| {
-                let report = system.report(t, x);
-                on_sample(t, x, &report, &system.simulation);
-                Ok(())
-            };
-            let mut integrator = s.integrator.build::<N>(s.control_period)?;
-            let result = system.run(&mut integrator, &mut t, &mut x, s.duration, commands, &mut sample);
-            let _ = summary_flush(csv);
-            summary.wall_seconds = start.elapsed().as_secs_f64();
-            match result {
-                Ok(evaluations) => summary.evaluations = evaluations,
-                Err(e) => {
-                    if s.stop.as_ref().is_none_or(|flag| flag.load(std::sync::atomic::Ordering::Relaxed) == 0) {
-                        summary.likely_cause =
-                            likely_cause::<R, N, C>(&params, &contact, s.integrator.fixed_step(), &largest_force);
-                    }
-                    summary.error = Some(e)
-                }
-            }
-            if let Some(e) = write_error {
-                return Err(e);
-            }
-            return Ok(summary);
+        SampleRecorder {
+            summary,
+            largest_force: softgen_runtime::LargestContactForce::default(),
+            snapshot_period: if s.snapshots > 1 { s.duration / (s.snapshots - 1) as f64 } else { f64::INFINITY },
+            next_snapshot: 0.0,
+            csv,
+            csv_every: s.csv_every,
+            row: Vec::with_capacity(1 + N + 5 + 3 * C),
+            write_error: None,
+            progress,
+            wall_seconds: 0.0,
         }
-        let mut integrator = s.integrator.build::<N>(s.control_period)?;
-        let result: Result<usize, IntegrationError> =
-            simulation.run(&mut integrator, &mut t, &mut x, s.duration, &mut on_sample);
-        let _ = summary_flush(csv);
-        summary.wall_seconds = start.elapsed().as_secs_f64();
+    }
+
+    /// One sample at time `t`.
+    fn record<R: Model<N, C>>(
+        &mut self,
+        params: &R::Params,
+        t: f64,
+        x: &State<N>,
+        report: &softgen_runtime::ContactReport<N, C>,
+    ) {
+        let summary = &mut self.summary;
+        let cache = R::cache(&x.q, params);
+        let com = R::center_of_mass(&x.q, params, &cache);
+        summary.com_path.push((t, com));
+        summary.max_depth = summary.max_depth.max(report.max_depth);
+        self.largest_force.observe(t, &report.forces);
+        if t >= self.next_snapshot - 1e-9 {
+            summary.snapshots.push((t, report.positions.to_vec()));
+            self.next_snapshot += self.snapshot_period;
+        }
+        summary.final_points = report.positions.to_vec();
+        if let Some(w) = self.csv.as_deref_mut() {
+            if summary.samples % self.csv_every == 0 && self.write_error.is_none() {
+                let row = &mut self.row;
+                row.clear();
+                row.push(t);
+                row.extend(x.q.iter().chain(com.iter()));
+                row.extend([report.active as f64, report.max_depth]);
+                row.extend(report.forces.iter().flat_map(|f| [f.x, f.y, f.z]));
+                if let Err(e) = w.row(row) {
+                    self.write_error = Some(e);
+                }
+            }
+        }
+        summary.samples += 1;
+        summary.simulated = t;
+        (self.progress)(t);
+    }
+
+    /// The run's summary once it ended with `result` (its evaluations, or its error and
+    /// whether a stop request ended it): the CSV flushed, and where the run failed on its
+    /// own, the likely cause from the largest contact force. A row that could not be
+    /// written fails the run.
+    fn finish(
+        self,
+        result: Result<usize, (String, bool)>,
+        likely_cause: impl FnOnce(&softgen_runtime::LargestContactForce) -> Option<String>,
+    ) -> Result<RunSummary, String> {
+        let mut summary = self.summary;
+        let _ = summary_flush(self.csv);
+        summary.wall_seconds = self.wall_seconds;
         match result {
             Ok(evaluations) => summary.evaluations = evaluations,
-            Err(e) => {
-                if !matches!(e, IntegrationError::Stopped { .. }) {
-                    summary.likely_cause =
-                        likely_cause::<R, N, C>(&params, &contact, s.integrator.fixed_step(), &largest_force);
+            Err((e, stopped)) => {
+                if !stopped {
+                    summary.likely_cause = likely_cause(&self.largest_force);
                 }
-                summary.error = Some(e.to_string())
+                summary.error = Some(e)
             }
         }
-        if let Some(e) = write_error {
+        if let Some(e) = self.write_error {
             return Err(e);
         }
         Ok(summary)

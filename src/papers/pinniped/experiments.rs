@@ -2,6 +2,10 @@
 //! CSV and figures and ends with a computed verdict.
 
 use crate::papers::experiment::{differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun};
+use crate::papers::pinniped::model::{
+    measured_value, paper_value, protocol_cells, run_trials, Cell as ProtocolCell, Gait, Trial, TrialOutcome,
+    CRAWL_STRIDES, LIMB_NAMES, TURN_STRIDES,
+};
 use std::path::Path;
 use std::time::Instant;
 
@@ -94,19 +98,98 @@ fn pinniped_kinematics(out: &Path) -> Result<ExperimentReport, String> {
 }
 
 fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
-    use crate::papers::pinniped::model::{
-        measured_value, paper_value, protocol_cells, run_trials, Gait, Trial, CRAWL_STRIDES, LIMB_NAMES, TURN_STRIDES,
-    };
     let cells = protocol_cells();
     let trials: Vec<Trial> = cells.iter().map(|c| Trial::new(c.gait, c.stride, c.frequency)).collect();
     let start = Instant::now();
     let results = run_trials(&trials);
     let wall = start.elapsed().as_secs_f64();
+    let (values, views) = protocol_outputs(out, &cells, &trials, &results)?;
+    // values[row * 9 + stride * 3 + frequency], rows in protocol order.
+    let at = |row: usize, s: usize, f: usize| values[9 * row + 3 * s + f];
+    let paper_at = |row: usize, s: usize, f: usize| paper_value(&cells[9 * row + 3 * s + f]);
+    let mut lines = vec![format!(
+        "54 trials of 15 s (after 1 s settling) in {wall:.1} s wall on {} threads",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    )];
+    for (title, names, first, strides) in PROTOCOL_TABLES {
+        lines.push(format!(
+            "{title}: softgen / paper, stride radius {:.2} / {:.2} / {:.2} m, each at 0.75 / 1.00 / 1.25 Hz",
+            strides[0], strides[1], strides[2]
+        ));
+        for (k, name) in names.iter().enumerate() {
+            let row = first + k;
+            let cells: Vec<String> = (0..3)
+                .map(|s| {
+                    (0..3)
+                        .map(|f| format!("{:.2}/{:.2}", at(row, s, f), paper_at(row, s, f)))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            lines.push(format!("  {name:<17} {}", cells.join(" | ")));
+        }
+    }
+    let mut reasons = Vec::new();
+    protocol_trends(&at, &mut lines, &mut reasons);
+    let ratios: Vec<f64> = (0..54).map(|i| values[i] / paper_value(&cells[i])).collect();
+    let (low, high) = ratios.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| (a.min(*r), b.max(*r)));
+    lines.push(format!("magnitudes: softgen / paper from {low:.2} to {high:.2}"));
+    for (t, (title, ..)) in PROTOCOL_TABLES.iter().enumerate() {
+        let r: Vec<f64> = ratios[18 * t..18 * t + 18].to_vec();
+        let mean = r.iter().sum::<f64>() / 18.0;
+        lines.push(format!("  {title}: mean ratio {mean:.2}"));
+        if !(0.7..=1.3).contains(&mean) {
+            reasons.push(format!(
+                "{} is {mean:.2} times the paper's on average",
+                title.split(',').next().unwrap_or(title)
+            ));
+        }
+    }
+    let bound = TurnRateBound::of(&cells, &trials, &results, &at, &paper_at)?;
+    lines.push(format!(
+        "Table III against the bound 2 rho f / R ({:.2} to {:.2} rad/s; R = {:.3} to {:.3} m, the nearest a tip came to the hub's axis): the paper's rates are {:.1} to {:.1} times it, softgen's at most {:.2}",
+        bound.bounds.0, bound.bounds.1, bound.nearest.0, bound.nearest.1, bound.paper_over.0, bound.paper_over.1, bound.softgen_over
+    ));
+    lines.extend(table_one_sensitivities(at(1, 2, 1))?);
+    lines.push(
+        "outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), <gait>.csv (the coordinates of each trial Fig 9 draws), paths.png (and .svg)"
+            .into(),
+    );
+    let verdict = if bound.paper_over.0 > 1.0 {
+        // Table III's magnitudes cannot be compared with a rate no tip motion can give.
+        reasons.retain(|r| !r.starts_with("Table III"));
+        let besides = if reasons.is_empty() { String::new() } else { format!("; besides, {}", reasons.join("; ")) };
+        Verdict::PaperInconsistent(format!(
+            "Table III's in-place turn rates are {:.1} to {:.1} times the most circling tips can give (2 rho f / R, R = {:.2} to {:.2} m){besides}",
+            bound.paper_over.0, bound.paper_over.1, bound.nearest.0, bound.nearest.1
+        ))
+    } else {
+        differs_if(reasons)
+    };
+    Ok(ExperimentReport { lines, views, verdict })
+}
+
+/// The paper's three tables: title, their two rows' gaits, the first row's index in the
+/// protocol's order, and their stride radii.
+const PROTOCOL_TABLES: [(&str, [&str; 2], usize, [f64; 3]); 3] = [
+    ("Table I, mean speed (cm/s)", ["forward", "backward"], 0, CRAWL_STRIDES),
+    ("Table II, turn rate per path length (rad/(m s))", ["leftward", "rightward"], 2, TURN_STRIDES),
+    ("Table III, turn rate (rad/s)", ["clockwise", "counterclockwise"], 4, CRAWL_STRIDES),
+];
+
+/// Every trial's measured value (protocol order), written with its run's figures to
+/// protocol.csv, and the trials Fig 9 draws as hub paths (paths.png) and views.
+fn protocol_outputs(
+    out: &Path,
+    cells: &[ProtocolCell],
+    trials: &[Trial],
+    results: &[Result<TrialOutcome, String>],
+) -> Result<(Vec<f64>, Vec<ViewedRun>), String> {
     let mut values = Vec::new();
     let mut rows = Vec::new();
     let mut paths = Vec::new();
     let mut views = Vec::new();
-    for ((cell, trial), result) in cells.iter().zip(&trials).zip(&results) {
+    for ((cell, trial), result) in cells.iter().zip(trials).zip(results) {
         let outcome = result
             .as_ref()
             .map_err(|e| format!("{} at {} m, {} Hz: {e}", cell.gait.name(), cell.stride, cell.frequency))?;
@@ -159,39 +242,12 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
         &paths,
         &out.join("paths.png"),
     )?;
+    Ok((values, views))
+}
 
-    // values[row * 9 + stride * 3 + frequency], rows in protocol order.
-    let at = |row: usize, s: usize, f: usize| values[9 * row + 3 * s + f];
-    let paper_at = |row: usize, s: usize, f: usize| paper_value(&cells[9 * row + 3 * s + f]);
-    let mut lines = vec![format!(
-        "54 trials of 15 s (after 1 s settling) in {wall:.1} s wall on {} threads",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    )];
-    let tables = [
-        ("Table I, mean speed (cm/s)", ["forward", "backward"], 0, CRAWL_STRIDES),
-        ("Table II, turn rate per path length (rad/(m s))", ["leftward", "rightward"], 2, TURN_STRIDES),
-        ("Table III, turn rate (rad/s)", ["clockwise", "counterclockwise"], 4, CRAWL_STRIDES),
-    ];
-    for (title, names, first, strides) in tables {
-        lines.push(format!(
-            "{title}: softgen / paper, stride radius {:.2} / {:.2} / {:.2} m, each at 0.75 / 1.00 / 1.25 Hz",
-            strides[0], strides[1], strides[2]
-        ));
-        for (k, name) in names.iter().enumerate() {
-            let row = first + k;
-            let cells: Vec<String> = (0..3)
-                .map(|s| {
-                    (0..3)
-                        .map(|f| format!("{:.2}/{:.2}", at(row, s, f), paper_at(row, s, f)))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .collect();
-            lines.push(format!("  {name:<17} {}", cells.join(" | ")));
-        }
-    }
-    // The trends the paper's data shows in every cell.
-    let mut reasons = Vec::new();
+/// The trends the paper's data shows in every cell, and each row's direction, checked on
+/// `at(row, stride, frequency)`: a line each, and a reason where one does not hold.
+fn protocol_trends(at: &dyn Fn(usize, usize, usize) -> f64, lines: &mut Vec<String>, reasons: &mut Vec<String>) {
     let count = |f: &dyn Fn(usize, usize) -> bool, rows: &[usize]| -> (usize, usize) {
         let mut n = 0;
         let mut total = 0;
@@ -247,72 +303,60 @@ fn pinniped_protocol(out: &Path) -> Result<ExperimentReport, String> {
             reasons.push(format!("{what} in only {right_way} of 9 cells"));
         }
     }
-    let ratios: Vec<f64> = (0..54).map(|i| values[i] / paper_value(&cells[i])).collect();
-    let (low, high) = ratios.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| (a.min(*r), b.max(*r)));
-    lines.push(format!("magnitudes: softgen / paper from {low:.2} to {high:.2}"));
-    for (t, (title, ..)) in tables.iter().enumerate() {
-        let r: Vec<f64> = ratios[18 * t..18 * t + 18].to_vec();
-        let mean = r.iter().sum::<f64>() / 18.0;
-        lines.push(format!("  {title}: mean ratio {mean:.2}"));
-        if !(0.7..=1.3).contains(&mean) {
-            reasons.push(format!(
-                "{} is {mean:.2} times the paper's on average",
-                title.split(',').next().unwrap_or(title)
-            ));
-        }
-    }
-    // Table III against kinematics: a tip circling with radius rho at f Hz moves at most
-    // 2 rho per cycle along the ground, so a turn it drives gains at most 2 rho / R per
-    // cycle, R the tip's distance from the turning axis (the hub's vertical axis). R is the
-    // nearest any tip below the hub came to it in the trial (the head points up), which
-    // makes the bound the most generous the run allows.
-    let mut paper_over = (f64::INFINITY, 0.0_f64);
-    let mut softgen_over = 0.0_f64;
-    let mut bounds = (f64::INFINITY, 0.0_f64);
-    let mut nearest_all = (f64::INFINITY, 0.0_f64);
-    for row in [4, 5] {
-        for i in 0..9 {
-            let k = 9 * row + i;
-            let (cell, trial) = (&cells[k], &trials[k]);
-            let samples = &results[k].as_ref().map_err(|e| e.to_string())?.samples;
-            let mut nearest = f64::INFINITY;
-            for sample in samples {
-                let hub = nalgebra::Vector3::new(sample.q[0], sample.q[1], sample.q[2]);
-                for tip in crate::papers::pinniped::model::tips(&sample.q, &trial.params) {
-                    if tip.z < hub.z {
-                        nearest = nearest.min((tip.x - hub.x).hypot(tip.y - hub.y));
+}
+
+/// Table III against kinematics: a tip circling with radius rho at f Hz moves at most 2 rho
+/// per cycle along the ground, so a turn it drives gains at most 2 rho / R per cycle, R the
+/// tip's distance from the turning axis (the hub's vertical axis). R is the nearest any tip
+/// below the hub came to it in the trial (the head points up), which makes the bound the
+/// most generous the run allows. Each pair is (lowest, highest) over the table's cells.
+struct TurnRateBound {
+    /// The bound 2 rho f / R (rad/s).
+    bounds: (f64, f64),
+    /// R (m).
+    nearest: (f64, f64),
+    /// The paper's rates over the bound.
+    paper_over: (f64, f64),
+    /// The largest of softgen's rates over the bound.
+    softgen_over: f64,
+}
+
+impl TurnRateBound {
+    fn of(
+        cells: &[ProtocolCell],
+        trials: &[Trial],
+        results: &[Result<TrialOutcome, String>],
+        at: &dyn Fn(usize, usize, usize) -> f64,
+        paper_at: &dyn Fn(usize, usize, usize) -> f64,
+    ) -> Result<TurnRateBound, String> {
+        let mut paper_over = (f64::INFINITY, 0.0_f64);
+        let mut softgen_over = 0.0_f64;
+        let mut bounds = (f64::INFINITY, 0.0_f64);
+        let mut nearest_all = (f64::INFINITY, 0.0_f64);
+        for row in [4, 5] {
+            for i in 0..9 {
+                let k = 9 * row + i;
+                let (cell, trial) = (&cells[k], &trials[k]);
+                let samples = &results[k].as_ref().map_err(|e| e.to_string())?.samples;
+                let mut nearest = f64::INFINITY;
+                for sample in samples {
+                    let hub = nalgebra::Vector3::new(sample.q[0], sample.q[1], sample.q[2]);
+                    for tip in crate::papers::pinniped::model::tips(&sample.q, &trial.params) {
+                        if tip.z < hub.z {
+                            nearest = nearest.min((tip.x - hub.x).hypot(tip.y - hub.y));
+                        }
                     }
                 }
+                nearest_all = (nearest_all.0.min(nearest), nearest_all.1.max(nearest));
+                let bound = 2.0 * cell.stride * cell.frequency / nearest;
+                bounds = (bounds.0.min(bound), bounds.1.max(bound));
+                let paper = paper_at(row, i / 3, i % 3).abs() / bound;
+                paper_over = (paper_over.0.min(paper), paper_over.1.max(paper));
+                softgen_over = softgen_over.max(at(row, i / 3, i % 3).abs() / bound);
             }
-            nearest_all = (nearest_all.0.min(nearest), nearest_all.1.max(nearest));
-            let bound = 2.0 * cell.stride * cell.frequency / nearest;
-            bounds = (bounds.0.min(bound), bounds.1.max(bound));
-            let paper = paper_at(row, i / 3, i % 3).abs() / bound;
-            paper_over = (paper_over.0.min(paper), paper_over.1.max(paper));
-            softgen_over = softgen_over.max(at(row, i / 3, i % 3).abs() / bound);
         }
+        Ok(TurnRateBound { bounds, nearest: nearest_all, paper_over, softgen_over })
     }
-    lines.push(format!(
-        "Table III against the bound 2 rho f / R ({:.2} to {:.2} rad/s; R = {:.3} to {:.3} m, the nearest a tip came to the hub's axis): the paper's rates are {:.1} to {:.1} times it, softgen's at most {:.2}",
-        bounds.0, bounds.1, nearest_all.0, nearest_all.1, paper_over.0, paper_over.1, softgen_over
-    ));
-    lines.extend(table_one_sensitivities(at(1, 2, 1))?);
-    lines.push(
-        "outputs: protocol.csv (every trial, with each circling limb's sense about its own axis), <gait>.csv (the coordinates of each trial Fig 9 draws), paths.png (and .svg)"
-            .into(),
-    );
-    let verdict = if paper_over.0 > 1.0 {
-        // Table III's magnitudes cannot be compared with a rate no tip motion can give.
-        reasons.retain(|r| !r.starts_with("Table III"));
-        let besides = if reasons.is_empty() { String::new() } else { format!("; besides, {}", reasons.join("; ")) };
-        Verdict::PaperInconsistent(format!(
-            "Table III's in-place turn rates are {:.1} to {:.1} times the most circling tips can give (2 rho f / R, R = {:.2} to {:.2} m){besides}",
-            paper_over.0, paper_over.1, nearest_all.0, nearest_all.1
-        ))
-    } else {
-        differs_if(reasons)
-    };
-    Ok(ExperimentReport { lines, views, verdict })
 }
 
 /// Table I's best cell (backward crawling, 0.10 m, 1.00 Hz: 16.9 cm/s in the paper, 95 % of

@@ -4,6 +4,7 @@
 use crate::papers::experiment::{
     changed_params, control_task_verdict, differs_if, write_csv, Experiment, ExperimentReport, Verdict, ViewedRun,
 };
+use crate::papers::underwater_snake::model::{SwimCondition, SwimRun, SwimSample};
 use nalgebra::Vector3;
 use softgen_generated::UnderwaterSnake;
 use softgen_runtime::Model;
@@ -180,14 +181,12 @@ const QUANTITY_COLOURS: [[u8; 3]; 3] = [[200, 40, 40], [40, 60, 200], [30, 150, 
 /// `swim.csv` and the figures the paper draws (paths in x-y, x-z and an isometric view of
 /// 3D; position, velocity, orientation and joint configuration over time), and returns the
 /// runs with a line on speed.
-#[allow(clippy::type_complexity)]
 fn swim_case(
     out: &Path,
     case: &str,
-    conditions: &[crate::papers::underwater_snake::model::SwimCondition],
+    conditions: &[SwimCondition],
     duration: f64,
-) -> Result<(Vec<crate::papers::underwater_snake::model::SwimRun>, String, Vec<ViewedRun>), String> {
-    use softgen_app::{plot_paths_in, plot_time_series, Series};
+) -> Result<(Vec<SwimRun>, String, Vec<ViewedRun>), String> {
     let p = crate::papers::underwater_snake::model::neutral_params();
     let start = Instant::now();
     let results =
@@ -197,8 +196,20 @@ fn swim_case(
     for (c, r) in conditions.iter().zip(results) {
         runs.push(r.map_err(|e| format!("{}: {e}", c.name))?);
     }
+    write_swim_csv(out, conditions, &runs)?;
+    let views = write_condition_views(out, case, conditions, &runs, &p)?;
+    plot_swim_figures(out, case, conditions, &runs)?;
+    let simulated: f64 = runs.len() as f64 * duration;
+    let ratio = simulated / runs.iter().map(|r| r.wall).sum::<f64>().max(1e-9);
+    let line = format!("{} condition(s) of {duration:.0} s in {wall:.1} s wall ({ratio:.0}x real time per run, ROS34PW2, neutral set); outputs: swim.csv, condition_<k>.csv (each condition's coordinates and inputs), path_xy/xz/3d, position, velocity, orientation, angular_rates, joints (.png and .svg)", runs.len());
+    Ok((runs, line, views))
+}
+
+/// Every condition's samples in `swim.csv`: the base's coordinates and rates, the nose's
+/// position and velocity, the soft joints' configurations.
+fn write_swim_csv(out: &Path, conditions: &[SwimCondition], runs: &[SwimRun]) -> Result<(), String> {
     let mut rows = Vec::new();
-    for (c, run) in conditions.iter().zip(&runs) {
+    for (c, run) in conditions.iter().zip(runs) {
         for s in &run.samples {
             let [j1, j2] = s.joints;
             rows.push(format!(
@@ -236,16 +247,25 @@ fn swim_case(
         &out.join("swim.csv"),
         "condition,t_s,x_m,y_m,z_m,yaw_rad,pitch_rad,roll_rad,vx_m_s,vy_m_s,vz_m_s,yaw_rate_rad_s,pitch_rate_rad_s,roll_rate_rad_s,nose_x_m,nose_y_m,nose_z_m,nose_vx_m_s,nose_vy_m_s,nose_vz_m_s,joint1_length_m,joint1_bending_rad,joint1_orientation_rad,joint2_length_m,joint2_bending_rad,joint2_orientation_rad",
         &rows,
-    )?;
-    // Each condition's trajectory with every coordinate by name and its held inputs, for
-    // `--view`: thrusts under the thrusters' names (drawn as arrows), pressures as series.
+    )
+}
+
+/// Each condition's trajectory with every coordinate by name and its held inputs, for
+/// `--view`: thrusts under the thrusters' names (drawn as arrows), pressures as series.
+fn write_condition_views(
+    out: &Path,
+    case: &str,
+    conditions: &[SwimCondition],
+    runs: &[SwimRun],
+    p: &softgen_generated::underwater_snake::Params,
+) -> Result<Vec<ViewedRun>, String> {
     let mut views = Vec::new();
     let mut header: Vec<String> = std::iter::once("t".to_string())
         .chain(UnderwaterSnake::COORDINATES.iter().map(|c| c.name.to_string()))
         .chain(UnderwaterSnake::THRUSTERS.iter().map(|t| t.name.to_string()))
         .collect();
     header.extend(UnderwaterSnake::MUSCLES.iter().map(|m| format!("{}_mpa", m.name)));
-    for (k, (c, run)) in conditions.iter().zip(&runs).enumerate() {
+    for (k, (c, run)) in conditions.iter().zip(runs).enumerate() {
         let held: Vec<String> = c.thrusts.iter().chain(c.pressures.iter()).map(|v| v.to_string()).collect();
         let rows: Vec<String> = run
             .samples
@@ -258,14 +278,19 @@ fn swim_case(
         let file = format!("condition_{}.csv", k + 1);
         write_csv(&out.join(&file), &header.join(","), &rows)?;
         let title = format!("underwater snake, {case}: {}", c.name);
-        views.push(ViewedRun { params: changed_params(&p), ..ViewedRun::new(file, UnderwaterSnake::NAME, title) });
+        views.push(ViewedRun { params: changed_params(p), ..ViewedRun::new(file, UnderwaterSnake::NAME, title) });
     }
-    let series = |pick: &dyn Fn(&crate::papers::underwater_snake::model::SwimSample) -> (f64, f64),
-                  suffix: &str|
-     -> Vec<Series> {
+    Ok(views)
+}
+
+/// The figures the paper draws of a case: paths in x-y, x-z and an isometric view of 3D;
+/// the base's position, velocity, orientation and rates and the joints over time.
+fn plot_swim_figures(out: &Path, case: &str, conditions: &[SwimCondition], runs: &[SwimRun]) -> Result<(), String> {
+    use softgen_app::{plot_paths_in, plot_time_series, Series};
+    let series = |pick: &dyn Fn(&SwimSample) -> (f64, f64), suffix: &str| -> Vec<Series> {
         conditions
             .iter()
-            .zip(&runs)
+            .zip(runs)
             .enumerate()
             .map(|(k, (c, run))| Series {
                 name: format!("{}{suffix}", c.name),
@@ -274,11 +299,9 @@ fn swim_case(
             })
             .collect()
     };
-    let over_time = |pick: &dyn Fn(&crate::papers::underwater_snake::model::SwimSample) -> [f64; 3],
-                     labels: [&str; 3]|
-     -> Vec<Series> {
+    let over_time = |pick: &dyn Fn(&SwimSample) -> [f64; 3], labels: [&str; 3]| -> Vec<Series> {
         let mut all = Vec::new();
-        for (k, (c, run)) in conditions.iter().zip(&runs).enumerate() {
+        for (k, (c, run)) in conditions.iter().zip(runs).enumerate() {
             for (a, label) in labels.iter().enumerate() {
                 // One hue per quantity, lighter for each further condition.
                 let light = (0.45 * k as f64).min(0.8);
@@ -314,43 +337,24 @@ fn swim_case(
         &series(&|s| iso(Vector3::new(s.q[0], s.q[1], s.q[2])), ""),
         &out.join("path_3d.png"),
     )?;
-    plot_time_series(
-        &title("base position"),
-        "position (m)",
-        &over_time(&|s| [s.q[0], s.q[1], s.q[2]], ["x", "y", "z"]),
-        &out.join("position.png"),
-    )?;
-    plot_time_series(
-        &title("base velocity"),
-        "velocity (m/s)",
-        &over_time(&|s| [s.qd[0], s.qd[1], s.qd[2]], ["vx", "vy", "vz"]),
-        &out.join("velocity.png"),
-    )?;
-    plot_time_series(
-        &title("base orientation (R = Rz Ry Rx)"),
-        "angle (rad)",
-        &over_time(&|s| [s.q[3], s.q[4], s.q[5]], ["yaw", "pitch", "roll"]),
-        &out.join("orientation.png"),
-    )?;
-    plot_time_series(
-        &title("base angular rates"),
-        "rate (rad/s)",
-        &over_time(&|s| [s.qd[3], s.qd[4], s.qd[5]], ["yaw rate", "pitch rate", "roll rate"]),
-        &out.join("angular_rates.png"),
-    )?;
-    plot_time_series(
-        &title("soft joints (eq 3)"),
-        "bending theta, orientation phi (rad)",
-        &over_time(
-            &|s| [s.joints[0].1, s.joints[0].2, s.joints[1].1],
-            ["joint 1 theta", "joint 1 phi", "joint 2 theta"],
-        ),
-        &out.join("joints.png"),
-    )?;
-    let simulated: f64 = runs.len() as f64 * duration;
-    let ratio = simulated / runs.iter().map(|r| r.wall).sum::<f64>().max(1e-9);
-    let line = format!("{} condition(s) of {duration:.0} s in {wall:.1} s wall ({ratio:.0}x real time per run, ROS34PW2, neutral set); outputs: swim.csv, condition_<k>.csv (each condition's coordinates and inputs), path_xy/xz/3d, position, velocity, orientation, angular_rates, joints (.png and .svg)", runs.len());
-    Ok((runs, line, views))
+    let time_series = [
+        ("base position", "position (m)", "position.png"),
+        ("base velocity", "velocity (m/s)", "velocity.png"),
+        ("base orientation (R = Rz Ry Rx)", "angle (rad)", "orientation.png"),
+        ("base angular rates", "rate (rad/s)", "angular_rates.png"),
+        ("soft joints (eq 3)", "bending theta, orientation phi (rad)", "joints.png"),
+    ];
+    let quantities: [(&dyn Fn(&SwimSample) -> [f64; 3], [&str; 3]); 5] = [
+        (&|s| [s.q[0], s.q[1], s.q[2]], ["x", "y", "z"]),
+        (&|s| [s.qd[0], s.qd[1], s.qd[2]], ["vx", "vy", "vz"]),
+        (&|s| [s.q[3], s.q[4], s.q[5]], ["yaw", "pitch", "roll"]),
+        (&|s| [s.qd[3], s.qd[4], s.qd[5]], ["yaw rate", "pitch rate", "roll rate"]),
+        (&|s| [s.joints[0].1, s.joints[0].2, s.joints[1].1], ["joint 1 theta", "joint 1 phi", "joint 2 theta"]),
+    ];
+    for ((what, axis, file), (pick, labels)) in time_series.into_iter().zip(quantities) {
+        plot_time_series(&title(what), axis, &over_time(pick, labels), &out.join(file))?;
+    }
+    Ok(())
 }
 
 fn swim_straight(out: &Path) -> Result<ExperimentReport, String> {
