@@ -17,7 +17,7 @@
 //! `symbolic.rs`): the two share only the names of the symbols, the interface through which
 //! their outputs are compared.
 
-use crate::model::{CoordinateKind, Inertia, Robot};
+use crate::model::{Body, CoordinateKind, Inertia, Robot};
 use crate::spec::expr::{shortest_decimal, Expr, Number};
 use crate::spec::{BaseKind, JointKind};
 use crate::symbolic::{param_symbol, q_symbol, qd_symbol};
@@ -218,217 +218,304 @@ struct BodyFrame {
 /// Derives everything for `robot`.
 pub fn derive(robot: &Robot) -> Derived {
     let n = robot.coordinates.len();
-    let normal = robot.plane_normal();
     let q: Vec<Atom> = (0..n).map(|i| sym(&q_symbol(i))).collect();
     let qd: Vec<Atom> = (0..n).map(|i| sym(&qd_symbol(i))).collect();
     let q_symbols: Vec<Symbol> = (0..n).map(|i| symbol!(q_symbol(i).as_str())).collect();
-
-    let rotation_matrix = |o: &Orientation| -> Mat3 {
-        match o {
-            Orientation::Planar(angle) => axis_angle(normal.unwrap_or([0.0, 0.0, 1.0]), angle),
-            Orientation::Matrix(m) => m.clone(),
-        }
-    };
-
-    // Base frame.
-    let mut frames: Vec<BodyFrame> = Vec::with_capacity(robot.bodies.len());
-    for body in &robot.bodies {
-        let frame = match body.parent {
-            None => {
-                let mut angular_planar = vec![0.0; n];
-                let mut angular_spatial = vec![[zero(), zero(), zero()]; n];
-                let (position, orientation) = match (robot.base, normal) {
-                    (BaseKind::Fixed, Some(_)) => ([zero(), zero(), zero()], Orientation::Planar(zero())),
-                    (BaseKind::Fixed, None) => ([zero(), zero(), zero()], Orientation::Matrix(identity())),
-                    (BaseKind::Planar, Some(nv)) => {
-                        angular_planar[2] = 1.0;
-                        let position = if nv[2] != 0.0 {
-                            [q[0].clone(), q[1].clone(), zero()]
-                        } else {
-                            [q[0].clone(), zero(), q[1].clone()]
-                        };
-                        (position, Orientation::Planar(q[2].clone()))
-                    }
-                    (BaseKind::Planar, None) | (BaseKind::Spatial, _) => {
-                        let rz = axis_angle([0.0, 0.0, 1.0], &q[3]);
-                        let ry = axis_angle([0.0, 1.0, 0.0], &q[4]);
-                        let rx = axis_angle([1.0, 0.0, 0.0], &q[5]);
-                        let rzy = mat_mul(&rz, &ry);
-                        angular_spatial[3] = constant_vec([0.0, 0.0, 1.0]);
-                        angular_spatial[4] = mat_vec(&rz, &constant_vec([0.0, 1.0, 0.0]));
-                        angular_spatial[5] = mat_vec(&rzy, &constant_vec([1.0, 0.0, 0.0]));
-                        ([q[0].clone(), q[1].clone(), q[2].clone()], Orientation::Matrix(mat_mul(&rzy, &rx)))
-                    }
-                };
-                BodyFrame { position, orientation, angular_planar, angular_spatial }
-            }
-            Some(p) => {
-                let parent = &frames[p];
-                let parent_r = rotation_matrix(&parent.orientation);
-                let origin: Vec3 = [from_expr(&body.origin[0]), from_expr(&body.origin[1]), from_expr(&body.origin[2])];
-                let joint_position = vadd(&parent.position, &mat_vec(&parent_r, &origin));
-                let mut angular_planar = parent.angular_planar.clone();
-                let mut angular_spatial = parent.angular_spatial.clone();
-                let joint = body.joint.as_ref();
-                let (position, orientation) = match (&parent.orientation, normal) {
-                    (Orientation::Planar(parent_angle), Some(nv)) => {
-                        // Fixed rotation about the normal: yaw for x-y, pitch about +y for x-z.
-                        let fixed = if nv[2] != 0.0 { body.rotation[2] } else { -body.rotation[1] };
-                        let mut angle = add(parent_angle, &number(fixed));
-                        let mut position = joint_position;
-                        if let Some(j) = joint {
-                            if let Some(c) = j.coordinate {
-                                match j.kind {
-                                    JointKind::Revolute => {
-                                        let sign =
-                                            if j.axis.iter().zip(nv.iter()).map(|(a, b)| a * b).sum::<f64>() > 0.0 {
-                                                1.0
-                                            } else {
-                                                -1.0
-                                            };
-                                        angle = add(&angle, &mul(&number(sign), &q[c]));
-                                        angular_planar[c] += sign;
-                                    }
-                                    JointKind::Prismatic => {
-                                        let r = axis_angle(nv, &angle);
-                                        let axis = mat_vec(&r, &constant_vec(j.axis));
-                                        position = vadd(&position, &vscale(&axis, &q[c]));
-                                    }
-                                    JointKind::Fixed => {}
-                                }
-                            }
-                        }
-                        (position, Orientation::Planar(angle))
-                    }
-                    _ => {
-                        let r1 = mat_mul(&parent_r, &constant_rotation(body.rotation));
-                        let mut r = r1.clone();
-                        let mut position = joint_position;
-                        if let Some(j) = joint {
-                            if let Some(c) = j.coordinate {
-                                let world_axis = mat_vec(&r1, &constant_vec(j.axis));
-                                match j.kind {
-                                    JointKind::Revolute => {
-                                        r = mat_mul(&r1, &axis_angle(j.axis, &q[c]));
-                                        angular_spatial[c] = vadd(&angular_spatial[c], &world_axis);
-                                    }
-                                    JointKind::Prismatic => position = vadd(&position, &vscale(&world_axis, &q[c])),
-                                    JointKind::Fixed => {}
-                                }
-                            }
-                        }
-                        (position, Orientation::Matrix(r))
-                    }
-                };
-                BodyFrame { position, orientation, angular_planar, angular_spatial }
-            }
-        };
-        frames.push(frame);
-    }
-
-    let gravity = sym(&param_symbol("gravity"));
-    let mut mass_matrix = vec![vec![zero(); n]; n];
-    let mut potential_energy = zero();
-    let mut total_mass = zero();
-    let mut mass_moment = [zero(), zero(), zero()];
-    let mut linear_momentum = [zero(), zero(), zero()];
-    let mut angular_momentum = [zero(), zero(), zero()];
-    let mut kinetic_energy = zero();
-    // C(q, qd) qd by Newton-Euler: sum over bodies of J' (m a) + Jw' (I_w alpha + w x I_w w),
-    // with a and alpha the accelerations at qdd = 0. Equal to the Christoffel form (C qd is
-    // unique; only the matrix C is not) and far smaller, since the Jacobians are shared with M.
-    let mut coriolis_newton_euler = vec![zero(); n];
-    let half = number(0.5);
-    for (body, frame) in robot.bodies.iter().zip(&frames) {
-        let m = from_expr(&body.mass);
-        let r = rotation_matrix(&frame.orientation);
-        let com_local: Vec3 = [
-            from_expr(&body.center_of_mass[0]),
-            from_expr(&body.center_of_mass[1]),
-            from_expr(&body.center_of_mass[2]),
-        ];
-        let com = vadd(&frame.position, &mat_vec(&r, &com_local));
-        // Linear velocity Jacobian of the centre of mass, column by column.
-        let jv: Vec<Vec3> =
-            q_symbols.iter().map(|s| [com[0].derivative(*s), com[1].derivative(*s), com[2].derivative(*s)]).collect();
-        for i in 0..n {
-            for j in i..n {
-                let mut entry = mul(&m, &dot(&jv[i], &jv[j]));
-                match (&body.inertia, normal) {
-                    (Inertia::Planar(inertia), Some(_)) => {
-                        let w = frame.angular_planar[i] * frame.angular_planar[j];
-                        if w != 0.0 {
-                            entry = add(&entry, &mul(&number(w), &from_expr(inertia)));
-                        }
-                    }
-                    (inertia, _) => {
-                        let world_inertia = world_inertia(inertia, &r);
-                        let wi = &frame.angular_spatial[i];
-                        let wj = &frame.angular_spatial[j];
-                        entry = add(&entry, &dot(wi, &mat_vec(&world_inertia, wj)));
-                    }
-                }
-                mass_matrix[i][j] = add(&mass_matrix[i][j], &entry);
-            }
-        }
-        potential_energy = add(&potential_energy, &mul(&mul(&m, &gravity), &com[2]));
-        total_mass = add(&total_mass, &m);
-        mass_moment = vadd(&mass_moment, &vscale(&com, &m));
-        let mut velocity = [zero(), zero(), zero()];
-        for i in 0..n {
-            velocity = vadd(&velocity, &vscale(&jv[i], &qd[i]));
-        }
-        // Acceleration of the centre of mass at qdd = 0.
-        let bias = rate_at_rest(&velocity, robot, &q_symbols, &qd);
-        let bias_force = vscale(&bias, &m);
-        for i in 0..n {
-            coriolis_newton_euler[i] = add(&coriolis_newton_euler[i], &dot(&jv[i], &bias_force));
-        }
-        if !matches!((&body.inertia, normal), (Inertia::Planar(_), Some(_))) {
-            let mut omega = [zero(), zero(), zero()];
-            for i in 0..n {
-                omega = vadd(&omega, &vscale(&frame.angular_spatial[i], &qd[i]));
-            }
-            let alpha = rate_at_rest(&omega, robot, &q_symbols, &qd);
-            let inertia_world = world_inertia(&body.inertia, &r);
-            let torque = vadd(&mat_vec(&inertia_world, &alpha), &cross(&omega, &mat_vec(&inertia_world, &omega)));
-            for i in 0..n {
-                coriolis_newton_euler[i] = add(&coriolis_newton_euler[i], &dot(&frame.angular_spatial[i], &torque));
-            }
-        }
-        let momentum = vscale(&velocity, &m);
-        linear_momentum = vadd(&linear_momentum, &momentum);
-        let spin: Vec3 = match (&body.inertia, normal) {
-            (Inertia::Planar(inertia), Some(nv)) => {
-                let mut rate = zero();
-                for i in 0..n {
-                    if frame.angular_planar[i] != 0.0 {
-                        rate = add(&rate, &mul(&number(frame.angular_planar[i]), &qd[i]));
-                    }
-                }
-                vscale(&constant_vec(nv), &mul(&from_expr(inertia), &rate))
-            }
-            (inertia, _) => {
-                let mut omega = [zero(), zero(), zero()];
-                for i in 0..n {
-                    omega = vadd(&omega, &vscale(&frame.angular_spatial[i], &qd[i]));
-                }
-                mat_vec(&world_inertia(inertia, &r), &omega)
-            }
-        };
-        angular_momentum = vadd(&vadd(&angular_momentum, &cross(&com, &momentum)), &spin);
-    }
+    let at = Coordinates { robot, qd: &qd, q_symbols: &q_symbols };
+    let frames = body_frames(robot, &q);
+    let sums = BodySums::of(&at, &frames);
+    let BodySums {
+        mut mass_matrix,
+        potential_energy,
+        total_mass,
+        mass_moment,
+        linear_momentum,
+        angular_momentum,
+        coriolis,
+    } = sums;
     for i in 0..n {
         for j in 0..i {
             mass_matrix[i][j] = mass_matrix[j][i].clone();
         }
     }
+    let half = number(0.5);
+    let mut kinetic_energy = zero();
     for i in 0..n {
         for j in 0..n {
             kinetic_energy = add(&kinetic_energy, &mul(&mul(&half, &mass_matrix[i][j]), &mul(&qd[i], &qd[j])));
         }
     }
+    let coriolis_matrix = christoffel_coriolis_matrix(&at, &mass_matrix);
+    let gravity_force: Vec<Atom> = q_symbols.iter().map(|s| potential_energy.derivative(*s)).collect();
+    let contacts = ContactTerms::of(&at, &frames);
+    let inverse_mass = parse!(&format!("({})^-1", total_mass));
+    let center_of_mass = vscale(&mass_moment, &inverse_mass);
 
+    Derived {
+        mass_matrix,
+        coriolis,
+        coriolis_matrix,
+        gravity: gravity_force,
+        kinetic_energy,
+        potential_energy,
+        contact_positions: contacts.positions,
+        contact_velocities: contacts.velocities,
+        contact_axes: contacts.axes,
+        contact_jacobians: contacts.jacobians,
+        center_of_mass,
+        total_mass,
+        linear_momentum,
+        angular_momentum,
+    }
+}
+
+/// The robot and its coordinates' atoms: qd and q's symbols (to differentiate by).
+struct Coordinates<'a> {
+    robot: &'a Robot,
+    qd: &'a [Atom],
+    q_symbols: &'a [Symbol],
+}
+
+impl Orientation {
+    /// The rotation matrix, about `normal` for a planar robot's angle.
+    fn matrix(&self, normal: Option<[f64; 3]>) -> Mat3 {
+        match self {
+            Orientation::Planar(angle) => axis_angle(normal.unwrap_or([0.0, 0.0, 1.0]), angle),
+            Orientation::Matrix(m) => m.clone(),
+        }
+    }
+}
+
+/// Every body's frame in the world, from the base out.
+fn body_frames(robot: &Robot, q: &[Atom]) -> Vec<BodyFrame> {
+    let mut frames: Vec<BodyFrame> = Vec::with_capacity(robot.bodies.len());
+    for body in &robot.bodies {
+        let frame = match body.parent {
+            None => base_frame(robot, q),
+            Some(p) => child_frame(robot, body, &frames[p], q),
+        };
+        frames.push(frame);
+    }
+    frames
+}
+
+/// The base's frame: fixed, planar or spatial (yaw, pitch, roll: R = Rz Ry Rx).
+fn base_frame(robot: &Robot, q: &[Atom]) -> BodyFrame {
+    let n = robot.coordinates.len();
+    let normal = robot.plane_normal();
+    let mut angular_planar = vec![0.0; n];
+    let mut angular_spatial = vec![[zero(), zero(), zero()]; n];
+    let (position, orientation) = match (robot.base, normal) {
+        (BaseKind::Fixed, Some(_)) => ([zero(), zero(), zero()], Orientation::Planar(zero())),
+        (BaseKind::Fixed, None) => ([zero(), zero(), zero()], Orientation::Matrix(identity())),
+        (BaseKind::Planar, Some(nv)) => {
+            angular_planar[2] = 1.0;
+            let position =
+                if nv[2] != 0.0 { [q[0].clone(), q[1].clone(), zero()] } else { [q[0].clone(), zero(), q[1].clone()] };
+            (position, Orientation::Planar(q[2].clone()))
+        }
+        (BaseKind::Planar, None) | (BaseKind::Spatial, _) => {
+            let rz = axis_angle([0.0, 0.0, 1.0], &q[3]);
+            let ry = axis_angle([0.0, 1.0, 0.0], &q[4]);
+            let rx = axis_angle([1.0, 0.0, 0.0], &q[5]);
+            let rzy = mat_mul(&rz, &ry);
+            angular_spatial[3] = constant_vec([0.0, 0.0, 1.0]);
+            angular_spatial[4] = mat_vec(&rz, &constant_vec([0.0, 1.0, 0.0]));
+            angular_spatial[5] = mat_vec(&rzy, &constant_vec([1.0, 0.0, 0.0]));
+            ([q[0].clone(), q[1].clone(), q[2].clone()], Orientation::Matrix(mat_mul(&rzy, &rx)))
+        }
+    };
+    BodyFrame { position, orientation, angular_planar, angular_spatial }
+}
+
+/// A body's frame from its parent's: the fixed transform, then its joint's motion.
+fn child_frame(robot: &Robot, body: &Body, parent: &BodyFrame, q: &[Atom]) -> BodyFrame {
+    let normal = robot.plane_normal();
+
+    let parent_r = parent.orientation.matrix(normal);
+    let origin: Vec3 = [from_expr(&body.origin[0]), from_expr(&body.origin[1]), from_expr(&body.origin[2])];
+    let joint_position = vadd(&parent.position, &mat_vec(&parent_r, &origin));
+    let mut angular_planar = parent.angular_planar.clone();
+    let mut angular_spatial = parent.angular_spatial.clone();
+    let joint = body.joint.as_ref();
+    let (position, orientation) = match (&parent.orientation, normal) {
+        (Orientation::Planar(parent_angle), Some(nv)) => {
+            // Fixed rotation about the normal: yaw for x-y, pitch about +y for x-z.
+            let fixed = if nv[2] != 0.0 { body.rotation[2] } else { -body.rotation[1] };
+            let mut angle = add(parent_angle, &number(fixed));
+            let mut position = joint_position;
+            if let Some(j) = joint {
+                if let Some(c) = j.coordinate {
+                    match j.kind {
+                        JointKind::Revolute => {
+                            let sign = if j.axis.iter().zip(nv.iter()).map(|(a, b)| a * b).sum::<f64>() > 0.0 {
+                                1.0
+                            } else {
+                                -1.0
+                            };
+                            angle = add(&angle, &mul(&number(sign), &q[c]));
+                            angular_planar[c] += sign;
+                        }
+                        JointKind::Prismatic => {
+                            let r = axis_angle(nv, &angle);
+                            let axis = mat_vec(&r, &constant_vec(j.axis));
+                            position = vadd(&position, &vscale(&axis, &q[c]));
+                        }
+                        JointKind::Fixed => {}
+                    }
+                }
+            }
+            (position, Orientation::Planar(angle))
+        }
+        _ => {
+            let r1 = mat_mul(&parent_r, &constant_rotation(body.rotation));
+            let mut r = r1.clone();
+            let mut position = joint_position;
+            if let Some(j) = joint {
+                if let Some(c) = j.coordinate {
+                    let world_axis = mat_vec(&r1, &constant_vec(j.axis));
+                    match j.kind {
+                        JointKind::Revolute => {
+                            r = mat_mul(&r1, &axis_angle(j.axis, &q[c]));
+                            angular_spatial[c] = vadd(&angular_spatial[c], &world_axis);
+                        }
+                        JointKind::Prismatic => position = vadd(&position, &vscale(&world_axis, &q[c])),
+                        JointKind::Fixed => {}
+                    }
+                }
+            }
+            (position, Orientation::Matrix(r))
+        }
+    };
+    BodyFrame { position, orientation, angular_planar, angular_spatial }
+}
+
+/// The sums over the bodies: M's upper triangle, the energies' and momenta's terms, and
+/// C(q, qd) qd by Newton-Euler.
+struct BodySums {
+    mass_matrix: Vec<Vec<Atom>>,
+    potential_energy: Atom,
+    total_mass: Atom,
+    mass_moment: Vec3,
+    linear_momentum: Vec3,
+    angular_momentum: Vec3,
+    coriolis: Vec<Atom>,
+}
+
+impl BodySums {
+    fn of(at: &Coordinates, frames: &[BodyFrame]) -> BodySums {
+        let Coordinates { robot, q_symbols, qd, .. } = *at;
+        let n = robot.coordinates.len();
+        let normal = robot.plane_normal();
+        let gravity = sym(&param_symbol("gravity"));
+        let mut mass_matrix = vec![vec![zero(); n]; n];
+        let mut potential_energy = zero();
+        let mut total_mass = zero();
+        let mut mass_moment = [zero(), zero(), zero()];
+        let mut linear_momentum = [zero(), zero(), zero()];
+        let mut angular_momentum = [zero(), zero(), zero()];
+        // C(q, qd) qd by Newton-Euler: sum over bodies of J' (m a) + Jw' (I_w alpha + w x I_w w),
+        // with a and alpha the accelerations at qdd = 0. Equal to the Christoffel form (C qd is
+        // unique; only the matrix C is not) and far smaller, since the Jacobians are shared with M.
+        let mut coriolis_newton_euler = vec![zero(); n];
+        for (body, frame) in robot.bodies.iter().zip(frames) {
+            let m = from_expr(&body.mass);
+            let r = frame.orientation.matrix(normal);
+            let com_local: Vec3 = [
+                from_expr(&body.center_of_mass[0]),
+                from_expr(&body.center_of_mass[1]),
+                from_expr(&body.center_of_mass[2]),
+            ];
+            let com = vadd(&frame.position, &mat_vec(&r, &com_local));
+            // Linear velocity Jacobian of the centre of mass, column by column.
+            let jv: Vec<Vec3> = q_symbols
+                .iter()
+                .map(|s| [com[0].derivative(*s), com[1].derivative(*s), com[2].derivative(*s)])
+                .collect();
+            for i in 0..n {
+                for j in i..n {
+                    let mut entry = mul(&m, &dot(&jv[i], &jv[j]));
+                    match (&body.inertia, normal) {
+                        (Inertia::Planar(inertia), Some(_)) => {
+                            let w = frame.angular_planar[i] * frame.angular_planar[j];
+                            if w != 0.0 {
+                                entry = add(&entry, &mul(&number(w), &from_expr(inertia)));
+                            }
+                        }
+                        (inertia, _) => {
+                            let world_inertia = world_inertia(inertia, &r);
+                            let wi = &frame.angular_spatial[i];
+                            let wj = &frame.angular_spatial[j];
+                            entry = add(&entry, &dot(wi, &mat_vec(&world_inertia, wj)));
+                        }
+                    }
+                    mass_matrix[i][j] = add(&mass_matrix[i][j], &entry);
+                }
+            }
+            potential_energy = add(&potential_energy, &mul(&mul(&m, &gravity), &com[2]));
+            total_mass = add(&total_mass, &m);
+            mass_moment = vadd(&mass_moment, &vscale(&com, &m));
+            let mut velocity = [zero(), zero(), zero()];
+            for i in 0..n {
+                velocity = vadd(&velocity, &vscale(&jv[i], &qd[i]));
+            }
+            // Acceleration of the centre of mass at qdd = 0.
+            let bias = rate_at_rest(&velocity, robot, q_symbols, qd);
+            let bias_force = vscale(&bias, &m);
+            for i in 0..n {
+                coriolis_newton_euler[i] = add(&coriolis_newton_euler[i], &dot(&jv[i], &bias_force));
+            }
+            if !matches!((&body.inertia, normal), (Inertia::Planar(_), Some(_))) {
+                let mut omega = [zero(), zero(), zero()];
+                for i in 0..n {
+                    omega = vadd(&omega, &vscale(&frame.angular_spatial[i], &qd[i]));
+                }
+                let alpha = rate_at_rest(&omega, robot, q_symbols, qd);
+                let inertia_world = world_inertia(&body.inertia, &r);
+                let torque = vadd(&mat_vec(&inertia_world, &alpha), &cross(&omega, &mat_vec(&inertia_world, &omega)));
+                for i in 0..n {
+                    coriolis_newton_euler[i] = add(&coriolis_newton_euler[i], &dot(&frame.angular_spatial[i], &torque));
+                }
+            }
+            let momentum = vscale(&velocity, &m);
+            linear_momentum = vadd(&linear_momentum, &momentum);
+            let spin: Vec3 = match (&body.inertia, normal) {
+                (Inertia::Planar(inertia), Some(nv)) => {
+                    let mut rate = zero();
+                    for i in 0..n {
+                        if frame.angular_planar[i] != 0.0 {
+                            rate = add(&rate, &mul(&number(frame.angular_planar[i]), &qd[i]));
+                        }
+                    }
+                    vscale(&constant_vec(nv), &mul(&from_expr(inertia), &rate))
+                }
+                (inertia, _) => {
+                    let mut omega = [zero(), zero(), zero()];
+                    for i in 0..n {
+                        omega = vadd(&omega, &vscale(&frame.angular_spatial[i], &qd[i]));
+                    }
+                    mat_vec(&world_inertia(inertia, &r), &omega)
+                }
+            };
+            angular_momentum = vadd(&vadd(&angular_momentum, &cross(&com, &momentum)), &spin);
+        }
+        BodySums {
+            mass_matrix,
+            potential_energy,
+            total_mass,
+            mass_moment,
+            linear_momentum,
+            angular_momentum,
+            coriolis: coriolis_newton_euler,
+        }
+    }
+}
+
+/// C(q, qd) from the Christoffel symbols of M's derivatives.
+fn christoffel_coriolis_matrix(at: &Coordinates, mass_matrix: &[Vec<Atom>]) -> Vec<Vec<Atom>> {
+    let Coordinates { robot, q_symbols, qd, .. } = *at;
+    let n = robot.coordinates.len();
+    let half = number(0.5);
     // dM_ij/dq_k, only for coordinates M depends on (base translations never appear).
     let mut d_mass = vec![vec![vec![zero(); n]; n]; n];
     for i in 0..n {
@@ -457,50 +544,51 @@ pub fn derive(robot: &Robot) -> Derived {
             coriolis_matrix[i][j] = entry;
         }
     }
-    let coriolis = coriolis_newton_euler;
-    let gravity_force: Vec<Atom> = q_symbols.iter().map(|s| potential_energy.derivative(*s)).collect();
+    coriolis_matrix
+}
 
-    // Contact points.
-    let mut contact_positions = Vec::new();
-    let mut contact_velocities = Vec::new();
-    let mut contact_axes = Vec::new();
-    let mut contact_jacobians = Vec::new();
-    for c in &robot.contact_points {
-        let frame = &frames[c.body];
-        let r = rotation_matrix(&frame.orientation);
-        let local: Vec3 = [from_expr(&c.position[0]), from_expr(&c.position[1]), from_expr(&c.position[2])];
-        let position = vadd(&frame.position, &mat_vec(&r, &local));
-        let jacobian: Vec<Vec3> = q_symbols
-            .iter()
-            .map(|s| [position[0].derivative(*s), position[1].derivative(*s), position[2].derivative(*s)])
-            .collect();
-        let mut velocity = [zero(), zero(), zero()];
-        for i in 0..n {
-            velocity = vadd(&velocity, &vscale(&jacobian[i], &qd[i]));
+/// The contact points' positions, velocities, axes and Jacobians.
+struct ContactTerms {
+    positions: Vec<Vec3>,
+    velocities: Vec<Vec3>,
+    axes: Vec<Vec3>,
+    jacobians: Vec<Vec<Vec3>>,
+}
+
+impl ContactTerms {
+    fn of(at: &Coordinates, frames: &[BodyFrame]) -> ContactTerms {
+        let Coordinates { robot, q_symbols, qd, .. } = *at;
+        let n = robot.coordinates.len();
+        let normal = robot.plane_normal();
+        // Contact points.
+        let mut contact_positions = Vec::new();
+        let mut contact_velocities = Vec::new();
+        let mut contact_axes = Vec::new();
+        let mut contact_jacobians = Vec::new();
+        for c in &robot.contact_points {
+            let frame = &frames[c.body];
+            let r = frame.orientation.matrix(normal);
+            let local: Vec3 = [from_expr(&c.position[0]), from_expr(&c.position[1]), from_expr(&c.position[2])];
+            let position = vadd(&frame.position, &mat_vec(&r, &local));
+            let jacobian: Vec<Vec3> = q_symbols
+                .iter()
+                .map(|s| [position[0].derivative(*s), position[1].derivative(*s), position[2].derivative(*s)])
+                .collect();
+            let mut velocity = [zero(), zero(), zero()];
+            for i in 0..n {
+                velocity = vadd(&velocity, &vscale(&jacobian[i], &qd[i]));
+            }
+            contact_axes.push([r[0][0].clone(), r[1][0].clone(), r[2][0].clone()]);
+            contact_positions.push(position);
+            contact_velocities.push(velocity);
+            contact_jacobians.push(jacobian);
         }
-        contact_axes.push([r[0][0].clone(), r[1][0].clone(), r[2][0].clone()]);
-        contact_positions.push(position);
-        contact_velocities.push(velocity);
-        contact_jacobians.push(jacobian);
-    }
-    let inverse_mass = parse!(&format!("({})^-1", total_mass));
-    let center_of_mass = vscale(&mass_moment, &inverse_mass);
-
-    Derived {
-        mass_matrix,
-        coriolis,
-        coriolis_matrix,
-        gravity: gravity_force,
-        kinetic_energy,
-        potential_energy,
-        contact_positions,
-        contact_velocities,
-        contact_axes,
-        contact_jacobians,
-        center_of_mass,
-        total_mass,
-        linear_momentum,
-        angular_momentum,
+        ContactTerms {
+            positions: contact_positions,
+            velocities: contact_velocities,
+            axes: contact_axes,
+            jacobians: contact_jacobians,
+        }
     }
 }
 

@@ -18,15 +18,31 @@
 //!    3 rad.
 //! 5. A 20-link snake written with `repeat` generates the same module as written longhand.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[test]
 fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     std::env::set_var("SYMBOLICA_HIDE_BANNER", "1");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    check_snapshots(&root);
+    let specs = spec_files(&root);
+    check_recursive_against_expanded(&root, &specs);
+    let mut stale = Vec::new();
+    let (robots, fixtures) = check_modules(&root, &specs, &mut stale);
+    check_workspace_files(&root, &robots, &fixtures, &mut stale);
+    check_example_modules(&root, &mut stale);
+    check_nothing_else_written(&root, &robots, &fixtures, &mut stale);
+    check_repetition(&root);
+    assert!(
+        stale.is_empty(),
+        "generated code is stale for {stale:?}: run `cargo run -p softgen-codegen` and commit generated/"
+    );
+}
 
-    // 1. The fixture, derived first so that symbol creation order (and so symbolica's term
-    //    order in the printed equations) is always the same.
+/// 1 and 4: the fixture's snapshots, derived first so that symbol creation order (and so
+/// symbolica's term order in the printed equations) is always the same; then soft sections'
+/// local pieces.
+fn check_snapshots(root: &Path) {
     let fixture = std::fs::read_to_string(root.join("model-specs/double_pendulum.toml")).unwrap();
     let generated =
         softgen_codegen::generate_source("model-specs/double_pendulum.toml", &fixture).expect("fixture generates");
@@ -38,7 +54,10 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     let section = softgen_codegen::section_kinematics();
     insta::assert_snapshot!("section_kinematics", softgen_codegen::kinematics_report(&section, 200));
     check_section_pieces(&section);
+}
 
+/// The specs in model-specs/, in name order.
+fn spec_files(root: &Path) -> Vec<PathBuf> {
     let mut specs: Vec<_> = std::fs::read_dir(root.join("model-specs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -46,9 +65,12 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
         .collect();
     specs.sort();
     assert!(specs.len() >= 3, "expected the seed robots in model-specs/");
+    specs
+}
 
-    // 2. Recursive against expanded, for every rigid robot.
-    for spec in &specs {
+/// 2. Recursive against expanded, for every rigid robot, and the 12-link scaling fixture.
+fn check_recursive_against_expanded(root: &Path, specs: &[PathBuf]) {
+    for spec in specs {
         let name = spec.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(spec).unwrap();
         let robot = softgen_codegen::load_in(&format!("model-specs/{name}.toml"), &text, &root.join("model-specs"))
@@ -67,10 +89,15 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     // The 12-link scaling fixture (14 coordinates) too: the expansion still takes seconds.
     let fixture = softgen_codegen::planar_snake_spec(12);
     compare_recursive_with_expanded(&softgen_codegen::load("snake_links_12.toml", &fixture).unwrap());
+}
 
-    // 3. Every spec and scaling fixture against its committed module, and lib.rs (the module
-    //    list and the registry of robots) against what codegen writes for them.
-    let mut stale = Vec::new();
+/// 3. Every spec and scaling fixture regenerated against its committed module; the stale
+/// ones' names go to `stale`. Returns the robots and the fixtures.
+fn check_modules(
+    root: &Path,
+    specs: &[PathBuf],
+    stale: &mut Vec<String>,
+) -> (Vec<softgen_codegen::Robot>, Vec<softgen_codegen::Robot>) {
     let mut robots = Vec::new();
     let mut fixtures = Vec::new();
     let generated = specs
@@ -101,14 +128,26 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             fixtures.push(g.robot);
         }
     }
-    // The robots' manifests, generated/Cargo.toml and generated/src/lib.rs.
-    for (path, source) in softgen_codegen::workspace_files(&robots, &fixtures, &root).unwrap_or_else(|e| panic!("{e}"))
-    {
+    (robots, fixtures)
+}
+
+/// The robots' manifests, generated/Cargo.toml and generated/src/lib.rs (the module list
+/// and the registry of robots) against what codegen writes for them.
+fn check_workspace_files(
+    root: &Path,
+    robots: &[softgen_codegen::Robot],
+    fixtures: &[softgen_codegen::Robot],
+    stale: &mut Vec<String>,
+) {
+    for (path, source) in softgen_codegen::workspace_files(robots, fixtures, root).unwrap_or_else(|e| panic!("{e}")) {
         if std::fs::read_to_string(root.join(&path)).unwrap_or_default() != source {
             stale.push(path);
         }
     }
-    // The example crates' modules, generated with `--out` into their own src/.
+}
+
+/// The example crates' modules, generated with `--out` into their own src/.
+fn check_example_modules(root: &Path, stale: &mut Vec<String>) {
     for example in std::fs::read_dir(root.join("examples")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
         let crate_name = example.file_name().unwrap().to_string_lossy().to_string();
         for spec in std::fs::read_dir(&example)
@@ -126,10 +165,18 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             }
         }
     }
-    // What codegen does not write (and removes): a crate folder no spec or fixture generates,
-    // or one in the wrong place (a fixture's among the robots), a file in one beside its
-    // Cargo.toml and src/lib.rs (and the folders' rustfmt.toml), a module in generated/src/
-    // or generated/apps/src/ beside lib.rs.
+}
+
+/// What codegen does not write (and removes): a crate folder no spec or fixture generates,
+/// or one in the wrong place (a fixture's among the robots), a file in one beside its
+/// Cargo.toml and src/lib.rs (and the folders' rustfmt.toml), a module in generated/src/
+/// or generated/apps/src/ beside lib.rs.
+fn check_nothing_else_written(
+    root: &Path,
+    robots: &[softgen_codegen::Robot],
+    fixtures: &[softgen_codegen::Robot],
+    stale: &mut Vec<String>,
+) {
     let is_robot = |name: &str| robots.iter().any(|r| r.name == name);
     let is_fixture = |name: &str| fixtures.iter().any(|r| r.name == name);
     let crate_folders = [
@@ -177,8 +224,11 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
             }
         }
     }
-    // 5. Repetition in specs: the 20-link snake written with `repeat` generates the same
-    //    module as the longhand fixture.
+}
+
+/// 5. Repetition in specs: the 20-link snake written with `repeat` generates the same
+/// module as the longhand fixture.
+fn check_repetition(root: &Path) {
     let repeated = std::fs::read_to_string(root.join("codegen/tests/fixtures/snake_links_20_repeated.toml")).unwrap();
     let from_repeated =
         softgen_codegen::generate_source("snake_links_20.toml", &repeated).unwrap_or_else(|e| panic!("{e}"));
@@ -188,11 +238,6 @@ fn symbolic_derivation_snapshots_and_generated_code_is_fresh() {
     assert!(
         from_repeated.source == from_longhand.source,
         "the repeated 20-link snake generates a different module from the longhand one"
-    );
-
-    assert!(
-        stale.is_empty(),
-        "generated code is stale for {stale:?}: run `cargo run -p softgen-codegen` and commit generated/"
     );
 }
 

@@ -116,240 +116,291 @@ fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
     for state in 0..STATES {
         let (q, qd, tau) = random_state::<R, N, C>(&mut rng, state);
         let k = R::cache(&q, &p);
-        // The generated part: the inverse dynamics' derivatives against differences of M qdd +
-        // C qd + G, at accelerations of each coordinate's scale.
-        let qdd = SVector::<f64, N>::from_fn(|i, _| scale(R::COORDINATES[i].kind) * rng.gen_range(-10.0..10.0));
-        let (mut position, mut velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
-        R::inverse_dynamics_derivatives_into(&q, &qd, &qdd, &p, &k, &mut position, &mut velocity);
-        let (mut numeric_position, mut numeric_velocity) =
-            (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+        let at = Point::<R, N, C> { state, q, qd, tau, p: &p, k: &k };
+        check_inverse_dynamics_derivatives(&at, &mut rng);
+        check_contact_frame_tangents(&at, &mut rng);
+        let solved = check_forward_dynamics_derivatives(&at);
+        if R::ARTICULATED_FACTOR {
+            check_articulated_factor(&at, &solved);
+        }
+    }
+}
+
+/// A random state of a robot, the generalized force there and the model's cache: where the
+/// checks below compare.
+struct Point<'a, R: Model<N, C>, const N: usize, const C: usize> {
+    /// The state's number, for the messages.
+    state: usize,
+    q: SVector<f64, N>,
+    qd: SVector<f64, N>,
+    tau: SVector<f64, N>,
+    p: &'a R::Params,
+    k: &'a R::Cache,
+}
+
+/// The generated part: the inverse dynamics' derivatives and tangents against differences
+/// of M qdd + C qd + G, at accelerations of each coordinate's scale.
+fn check_inverse_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usize>(
+    at: &Point<R, N, C>,
+    rng: &mut StdRng,
+) {
+    let Point { state, q, qd, p, k, .. } = *at;
+    let qdd = SVector::<f64, N>::from_fn(|i, _| scale(R::COORDINATES[i].kind) * rng.gen_range(-10.0..10.0));
+    let (mut position, mut velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    R::inverse_dynamics_derivatives_into(&q, &qd, &qdd, &p, &k, &mut position, &mut velocity);
+    let (mut numeric_position, mut numeric_velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    for j in 0..N {
+        let h = 1e-3 * scale(R::COORDINATES[j].kind);
+        let moved = |v: &SVector<f64, N>, x: f64| {
+            let mut v = *v;
+            v[j] += x;
+            v
+        };
+        let column = difference(h, &|x| inverse_dynamics::<R, N, C>(&moved(&q, x), &qd, &qdd, &p));
+        numeric_position.set_column(j, &column);
+        let column = difference(h, &|x| inverse_dynamics::<R, N, C>(&q, &moved(&qd, x), &qdd, &p));
+        numeric_velocity.set_column(j, &column);
+    }
+    // Per unit of each coordinate's scale, so that columns of different units meet one
+    // tolerance.
+    let scaled = |m: &SMatrix<f64, N, N>| {
+        let mut m = *m;
         for j in 0..N {
+            m.column_mut(j).scale_mut(scale(R::COORDINATES[j].kind));
+        }
+        m
+    };
+    let size = inverse_dynamics::<R, N, C>(&q, &qd, &qdd, &p).amax();
+    let floor = 1e-2 * (1.0 + size);
+    check_columns(R::NAME, "q", state, &scaled(&position), &scaled(&numeric_position), floor);
+    check_columns(R::NAME, "qd", state, &scaled(&velocity), &scaled(&numeric_velocity), floor);
+    // `velocity` is 2 C(q, qd), the Christoffel C doubled (C qd is the quadratic form of
+    // the Christoffel symbols, symmetric in their last two indices), so the line above
+    // checks that identity; the generated velocity tangents (the Jacobian-vector
+    // products) are checked here.
+    let mut tangents = SMatrix::<f64, N, N>::zeros();
+    let mut column = SVector::<f64, N>::zeros();
+    for j in 0..N {
+        let direction = SVector::<f64, N>::from_fn(|i, _| if i == j { 1.0 } else { 0.0 });
+        R::inverse_dynamics_velocity_tangent_into(&q, &qd, &direction, &p, &k, &mut column);
+        tangents.set_column(j, &column);
+    }
+    check_columns(R::NAME, "qd (tangents)", state, &scaled(&tangents), &scaled(&numeric_velocity), floor);
+    // Rigid trees override the matrices with their closed form (the analytical
+    // derivatives of Newton-Euler), so the position tangents are checked on their own.
+    for j in 0..N {
+        let direction = SVector::<f64, N>::from_fn(|i, _| if i == j { 1.0 } else { 0.0 });
+        R::inverse_dynamics_position_tangent_into(&q, &qd, &qdd, &direction, &p, &k, &mut column);
+        tangents.set_column(j, &column);
+    }
+    check_columns(R::NAME, "q (tangents)", state, &scaled(&tangents), &scaled(&numeric_position), floor);
+}
+
+/// Each contact frame's own columns' tangents along every direction (loops per group of
+/// coordinates, what they share computed once) against Richardson differences of the own
+/// columns, per unit of each coordinate's scale, to the tolerance above of the largest column
+/// entry (or 1e-2 where the columns are smaller than that). The tangent along a direction
+/// (`contact_frame_own_tangent_into`) is their weighted sum, checked along a random direction.
+fn check_contact_frame_tangents<R: Model<N, C>, const N: usize, const C: usize>(at: &Point<R, N, C>, rng: &mut StdRng) {
+    let Point { state, q, p, k, .. } = *at;
+    for frame in 0..R::CONTACT_FRAME_OWN.len() {
+        let mut all = [SMatrix::<f64, 6, 3>::zeros(); N];
+        R::contact_frame_own_tangents_into(frame, &q, &p, &k, &mut all);
+        let own_at = |q: &SVector<f64, N>| {
+            let (mut own, mut axis) = (SMatrix::<f64, 6, 3>::zeros(), Default::default());
+            R::contact_frame_own_into(frame, q, &p, &R::cache(q, &p), &mut own, &mut axis);
+            own
+        };
+        let size = own_at(&q).amax().max(1e-2);
+        for (j, tangent) in all.iter().enumerate() {
             let h = 1e-3 * scale(R::COORDINATES[j].kind);
-            let moved = |v: &SVector<f64, N>, x: f64| {
-                let mut v = *v;
-                v[j] += x;
-                v
+            let central = |h: f64| {
+                let (mut plus, mut minus) = (q, q);
+                plus[j] += h;
+                minus[j] -= h;
+                (own_at(&plus) - own_at(&minus)) / (2.0 * h)
             };
-            let column = difference(h, &|x| inverse_dynamics::<R, N, C>(&moved(&q, x), &qd, &qdd, &p));
-            numeric_position.set_column(j, &column);
-            let column = difference(h, &|x| inverse_dynamics::<R, N, C>(&q, &moved(&qd, x), &qdd, &p));
-            numeric_velocity.set_column(j, &column);
+            let numeric = (central(h / 2.0) * 4.0 - central(h)) / 3.0;
+            let error = (tangent - numeric).amax() * scale(R::COORDINATES[j].kind);
+            assert!(
+                error <= TOLERANCE * size,
+                "{}, state {state}: frame {frame}'s own columns' tangents along q{j} differ from differences by {error:e} (columns' size {size:e})",
+                R::NAME,
+            );
         }
-        // Per unit of each coordinate's scale, so that columns of different units meet one
-        // tolerance.
-        let scaled = |m: &SMatrix<f64, N, N>| {
-            let mut m = *m;
+        let direction = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
+        let mut along = SMatrix::<f64, 6, 3>::zeros();
+        R::contact_frame_own_tangent_into(frame, &q, &direction, &p, &k, &mut along);
+        let summed = all.iter().zip(direction.iter()).fold(SMatrix::<f64, 6, 3>::zeros(), |sum, (t, &d)| sum + t * d);
+        assert!(
+            (along - summed).amax() <= 1e-12 * summed.amax().max(1e-300),
+            "{}, state {state}: frame {frame}'s own columns' tangent along a direction is not the partials' sum",
+            R::NAME
+        );
+    }
+}
+
+/// What the forward dynamics' check leaves for the articulated factor's: M, the forward
+/// dynamics' accelerations, and dID/dq and dID/dqd at them.
+struct Solved<const N: usize> {
+    mass_matrix: SMatrix<f64, N, N>,
+    accelerations: SVector<f64, N>,
+    position: SMatrix<f64, N, N>,
+    velocity: SMatrix<f64, N, N>,
+}
+
+/// M times the solved derivatives against their right-hand side: either factorisation's
+/// backward error (articulated-body passes or Gauss-Jordan and Cholesky) is a few eps times
+/// |M| |x|, relative to which the residuals are compared.
+fn check_residual<const N: usize>(
+    robot: &str,
+    state: usize,
+    mass_matrix: &SMatrix<f64, N, N>,
+    target: SMatrix<f64, N, N>,
+    solved: &SMatrix<f64, N, N>,
+) {
+    let product = mass_matrix * solved;
+    let bound = 1e-10 * (mass_matrix.abs() * solved.abs()).amax().max(target.amax());
+    assert!(
+        (product - target).amax() <= bound,
+        "{robot}, state {state}: M times the solved derivatives is off by {:e} (bound {bound:e})",
+        (product - target).amax()
+    );
+}
+
+/// The runtime's part: the forward dynamics' derivatives against the identities that
+/// define them, by every route the model has.
+fn check_forward_dynamics_derivatives<R: Model<N, C>, const N: usize, const C: usize>(
+    at: &Point<R, N, C>,
+) -> Solved<N> {
+    let Point { state, q, qd, tau, p, k } = *at;
+    let (mut position, mut velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    // The runtime's part: the forward dynamics' derivatives are the implicit function
+    // theorem's, M dq = -dID/dq and M dqd = -dID/dqd at qdd = FD(q, qd, tau), M dtau = 1.
+    // By the route the size picks, and for rigid trees by both routes (the threshold
+    // between them is a measured speed, so either may serve any size); a model without
+    // the articulated factor gets an error for it, not a wrong answer. The size's own
+    // route goes last, so dID below is at its qdd, as the factors' check after the loop
+    // expects.
+    let mut routes = vec![];
+    if R::ARTICULATED_FACTOR {
+        routes.extend([Some(DerivativesRoute::ArticulatedFactor), Some(DerivativesRoute::InverseMatrix)]);
+    } else {
+        let mut unused = ForwardDynamicsDerivatives::<N>::default();
+        let route = DerivativesRoute::ArticulatedFactor;
+        assert!(
+            forward_dynamics_derivatives_by::<R, N, C>(route, &q, &qd, &tau, &p, &k, &mut unused).is_err(),
+            "{}: the articulated route answered for a model without the factor",
+            R::NAME
+        );
+    }
+    routes.push(None);
+    let mut accelerations = SVector::zeros();
+    assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut accelerations));
+    let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
+    R::mass_matrix_into(&q, &p, &k, &mut mass_matrix);
+    for route in routes {
+        let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
+        match route {
+            None => forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &p, &k, &mut derivatives),
+            Some(route) => forward_dynamics_derivatives_by::<R, N, C>(route, &q, &qd, &tau, &p, &k, &mut derivatives),
+        }
+        .expect("M positive definite");
+        // The articulated route takes qdd from the pass that also factorises M (a rigid
+        // tree's forward dynamics itself); the other from M^-1 (tau - C qd - G), which
+        // agrees with the forward dynamics to rounding: within the same backward-error
+        // bound as the solved derivatives below.
+        let bound = 1e-10 * (mass_matrix.abs() * accelerations.abs()).amax().max(tau.amax());
+        assert!(
+            (mass_matrix * (derivatives.acceleration - accelerations)).amax() <= bound,
+            "{}, state {state}: qdd differs from the forward dynamics by {:e}",
+            R::NAME,
+            (derivatives.acceleration - accelerations).amax()
+        );
+        R::inverse_dynamics_derivatives_into(&q, &qd, &derivatives.acceleration, &p, &k, &mut position, &mut velocity);
+        check_residual(R::NAME, state, &mass_matrix, -position, &derivatives.position);
+        check_residual(R::NAME, state, &mass_matrix, -velocity, &derivatives.velocity);
+        check_residual(R::NAME, state, &mass_matrix, SMatrix::identity(), &derivatives.force);
+    }
+
+    Solved { mass_matrix, accelerations, position, velocity }
+}
+
+/// A rigid tree's articulated-body factor and its solves, and the inverse dynamics' factors
+/// against the model's matrices.
+fn check_articulated_factor<R: Model<N, C>, const N: usize, const C: usize>(
+    at: &Point<R, N, C>,
+    solved_by: &Solved<N>,
+) {
+    let Point { state, q, qd, tau, p, k } = *at;
+    let Solved { mass_matrix, accelerations, position, velocity } = *solved_by;
+    // Rigid trees' articulated-body factor, whichever route the size took: the same
+    // accelerations as the forward dynamics (one pass computes both), and solves that M
+    // multiplies back to their right-hand sides within the same bound.
+    let mut factor = ArticulatedFactor::<N>::default();
+    let mut factored = SVector::zeros();
+    assert!(R::articulated_factor_into(&q, &qd, &tau, &p, &k, &mut factor, &mut factored));
+    assert_eq!(factored, accelerations, "{}, state {state}: the factor's pass differs", R::NAME);
+    let mut solved = [SMatrix::<f64, N, N>::zeros(); 3];
+    let [by_position, by_velocity, inverse] = &mut solved;
+    factor.solve_into(&mut [
+        Solve { scale: -1.0, b: Some(&position), out: by_position },
+        Solve { scale: -1.0, b: Some(&velocity), out: by_velocity },
+        Solve { scale: 1.0, b: None, out: inverse },
+    ]);
+    check_residual(R::NAME, state, &mass_matrix, -position, &solved[0]);
+    check_residual(R::NAME, state, &mass_matrix, -velocity, &solved[1]);
+    check_residual(R::NAME, state, &mass_matrix, SMatrix::identity(), &solved[2]);
+    // And from the inverse dynamics' factors, whose rows a chain forms inside the
+    // solve without the dID matrices.
+    assert!(R::INVERSE_DYNAMICS_FACTORS, "{}: a rigid tree without dID factors", R::NAME);
+    let mut factors = InverseDynamicsFactors::<N>::default();
+    R::inverse_dynamics_factors_into(&q, &qd, &factored, &p, &k, &mut factors);
+    let [by_position, by_velocity, inverse] = &mut solved;
+    factor.solve_derivatives_into(&factors, by_position, by_velocity, inverse);
+    check_residual(R::NAME, state, &mass_matrix, -position, &solved[0]);
+    check_residual(R::NAME, state, &mass_matrix, -velocity, &solved[1]);
+    check_residual(R::NAME, state, &mass_matrix, SMatrix::identity(), &solved[2]);
+    // The runtime's products of the factors (row loops on a chain, a walk up each
+    // joint's path on a tree) against the model's matrices (unrolled entries on the
+    // smaller robots, the same products on the larger): the same sums in another
+    // order, and the unrolled entries also reassociate the sums inside the factors (a
+    // column is four 6-vector products that cancel), so the rounding is relative to
+    // the terms, not to the entry: compared to 1e-9 of the larger of the entry's
+    // products' magnitudes (the factors' absolute values multiplied out) and its
+    // column's largest entry; measured between 3e-12 and 6e-12 of it, so the margin is
+    // over 100 (a wrong term in a product is of the order of the entry itself).
+    let (mut assembled_position, mut assembled_velocity) = (SMatrix::zeros(), SMatrix::zeros());
+    factors.assemble_into(&mut assembled_position, &mut assembled_velocity);
+    let mut magnitudes = factors;
+    for vectors in [
+        &mut magnitudes.subspace,
+        &mut magnitudes.rate,
+        &mut magnitudes.shift,
+        &mut magnitudes.projected,
+        &mut magnitudes.position_row,
+        &mut magnitudes.position_column,
+        &mut magnitudes.coriolis_row,
+        &mut magnitudes.coriolis_column,
+    ] {
+        vectors.iter_mut().flatten().for_each(|x| *x = x.abs());
+    }
+    let (mut position_scale, mut velocity_scale) = (SMatrix::zeros(), SMatrix::zeros());
+    magnitudes.assemble_into(&mut position_scale, &mut velocity_scale);
+    for (assembled, model, scale, what) in [
+        (assembled_position, position, position_scale, "dID/dq"),
+        (assembled_velocity, velocity, velocity_scale, "dID/dqd"),
+    ] {
+        for i in 0..N {
             for j in 0..N {
-                m.column_mut(j).scale_mut(scale(R::COORDINATES[j].kind));
-            }
-            m
-        };
-        let size = inverse_dynamics::<R, N, C>(&q, &qd, &qdd, &p).amax();
-        let floor = 1e-2 * (1.0 + size);
-        check_columns(R::NAME, "q", state, &scaled(&position), &scaled(&numeric_position), floor);
-        check_columns(R::NAME, "qd", state, &scaled(&velocity), &scaled(&numeric_velocity), floor);
-        // `velocity` is 2 C(q, qd), the Christoffel C doubled (C qd is the quadratic form of
-        // the Christoffel symbols, symmetric in their last two indices), so the line above
-        // checks that identity; the generated velocity tangents (the Jacobian-vector
-        // products) are checked here.
-        let mut tangents = SMatrix::<f64, N, N>::zeros();
-        let mut column = SVector::<f64, N>::zeros();
-        for j in 0..N {
-            let direction = SVector::<f64, N>::from_fn(|i, _| if i == j { 1.0 } else { 0.0 });
-            R::inverse_dynamics_velocity_tangent_into(&q, &qd, &direction, &p, &k, &mut column);
-            tangents.set_column(j, &column);
-        }
-        check_columns(R::NAME, "qd (tangents)", state, &scaled(&tangents), &scaled(&numeric_velocity), floor);
-        // Rigid trees override the matrices with their closed form (the analytical
-        // derivatives of Newton-Euler), so the position tangents are checked on their own.
-        for j in 0..N {
-            let direction = SVector::<f64, N>::from_fn(|i, _| if i == j { 1.0 } else { 0.0 });
-            R::inverse_dynamics_position_tangent_into(&q, &qd, &qdd, &direction, &p, &k, &mut column);
-            tangents.set_column(j, &column);
-        }
-        check_columns(R::NAME, "q (tangents)", state, &scaled(&tangents), &scaled(&numeric_position), floor);
-        // Each contact frame's own columns' tangents along every direction (loops per group of
-        // coordinates, what they share computed once) against Richardson differences of the
-        // own columns, per unit of each coordinate's scale, to the tolerance above of the
-        // largest column entry (or 1e-2 where the columns are smaller than that). The tangent
-        // along a direction (`contact_frame_own_tangent_into`) is their weighted sum, checked
-        // along a random direction.
-        for frame in 0..R::CONTACT_FRAME_OWN.len() {
-            let mut all = [SMatrix::<f64, 6, 3>::zeros(); N];
-            R::contact_frame_own_tangents_into(frame, &q, &p, &k, &mut all);
-            let own_at = |q: &SVector<f64, N>| {
-                let (mut own, mut axis) = (SMatrix::<f64, 6, 3>::zeros(), Default::default());
-                R::contact_frame_own_into(frame, q, &p, &R::cache(q, &p), &mut own, &mut axis);
-                own
-            };
-            let size = own_at(&q).amax().max(1e-2);
-            for (j, tangent) in all.iter().enumerate() {
-                let h = 1e-3 * scale(R::COORDINATES[j].kind);
-                let central = |h: f64| {
-                    let (mut plus, mut minus) = (q, q);
-                    plus[j] += h;
-                    minus[j] -= h;
-                    (own_at(&plus) - own_at(&minus)) / (2.0 * h)
-                };
-                let numeric = (central(h / 2.0) * 4.0 - central(h)) / 3.0;
-                let error = (tangent - numeric).amax() * scale(R::COORDINATES[j].kind);
+                let bound = 1e-9 * scale[(i, j)].max(model.column(j).amax());
                 assert!(
-                    error <= TOLERANCE * size,
-                    "{}, state {state}: frame {frame}'s own columns' tangents along q{j} differ from differences by {error:e} (columns' size {size:e})",
+                    (assembled[(i, j)] - model[(i, j)]).abs() <= bound,
+                    "{}, state {state}: {what} ({i}, {j}) from the factors is {:e}, the model's {:e}",
                     R::NAME,
+                    assembled[(i, j)],
+                    model[(i, j)]
                 );
-            }
-            let direction = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
-            let mut along = SMatrix::<f64, 6, 3>::zeros();
-            R::contact_frame_own_tangent_into(frame, &q, &direction, &p, &k, &mut along);
-            let summed =
-                all.iter().zip(direction.iter()).fold(SMatrix::<f64, 6, 3>::zeros(), |sum, (t, &d)| sum + t * d);
-            assert!(
-                (along - summed).amax() <= 1e-12 * summed.amax().max(1e-300),
-                "{}, state {state}: frame {frame}'s own columns' tangent along a direction is not the partials' sum",
-                R::NAME
-            );
-        }
-
-        // The runtime's part: the forward dynamics' derivatives are the implicit function
-        // theorem's, M dq = -dID/dq and M dqd = -dID/dqd at qdd = FD(q, qd, tau), M dtau = 1.
-        // By the route the size picks, and for rigid trees by both routes (the threshold
-        // between them is a measured speed, so either may serve any size); a model without
-        // the articulated factor gets an error for it, not a wrong answer. The size's own
-        // route goes last, so dID below is at its qdd, as the factors' check after the loop
-        // expects.
-        let mut routes = vec![];
-        if R::ARTICULATED_FACTOR {
-            routes.extend([Some(DerivativesRoute::ArticulatedFactor), Some(DerivativesRoute::InverseMatrix)]);
-        } else {
-            let mut unused = ForwardDynamicsDerivatives::<N>::default();
-            let route = DerivativesRoute::ArticulatedFactor;
-            assert!(
-                forward_dynamics_derivatives_by::<R, N, C>(route, &q, &qd, &tau, &p, &k, &mut unused).is_err(),
-                "{}: the articulated route answered for a model without the factor",
-                R::NAME
-            );
-        }
-        routes.push(None);
-        let mut accelerations = SVector::zeros();
-        assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut accelerations));
-        let mut mass_matrix = SMatrix::<f64, N, N>::zeros();
-        R::mass_matrix_into(&q, &p, &k, &mut mass_matrix);
-        // Either factorisation's backward error (articulated-body passes or Gauss-Jordan and
-        // Cholesky) is a few eps times |M| |x|, relative to which the residuals are compared.
-        let residual = |product: SMatrix<f64, N, N>, target: SMatrix<f64, N, N>, solved: &SMatrix<f64, N, N>| {
-            let bound = 1e-10 * (mass_matrix.abs() * solved.abs()).amax().max(target.amax());
-            assert!(
-                (product - target).amax() <= bound,
-                "{}, state {state}: M times the solved derivatives is off by {:e} (bound {bound:e})",
-                R::NAME,
-                (product - target).amax()
-            );
-        };
-        for route in routes {
-            let mut derivatives = ForwardDynamicsDerivatives::<N>::default();
-            match route {
-                None => forward_dynamics_derivatives::<R, N, C>(&q, &qd, &tau, &p, &k, &mut derivatives),
-                Some(route) => {
-                    forward_dynamics_derivatives_by::<R, N, C>(route, &q, &qd, &tau, &p, &k, &mut derivatives)
-                }
-            }
-            .expect("M positive definite");
-            // The articulated route takes qdd from the pass that also factorises M (a rigid
-            // tree's forward dynamics itself); the other from M^-1 (tau - C qd - G), which
-            // agrees with the forward dynamics to rounding: within the same backward-error
-            // bound as the solved derivatives below.
-            let bound = 1e-10 * (mass_matrix.abs() * accelerations.abs()).amax().max(tau.amax());
-            assert!(
-                (mass_matrix * (derivatives.acceleration - accelerations)).amax() <= bound,
-                "{}, state {state}: qdd differs from the forward dynamics by {:e}",
-                R::NAME,
-                (derivatives.acceleration - accelerations).amax()
-            );
-            R::inverse_dynamics_derivatives_into(
-                &q,
-                &qd,
-                &derivatives.acceleration,
-                &p,
-                &k,
-                &mut position,
-                &mut velocity,
-            );
-            residual(mass_matrix * derivatives.position, -position, &derivatives.position);
-            residual(mass_matrix * derivatives.velocity, -velocity, &derivatives.velocity);
-            residual(mass_matrix * derivatives.force, SMatrix::identity(), &derivatives.force);
-        }
-
-        // Rigid trees' articulated-body factor, whichever route the size above took: the same
-        // accelerations as the forward dynamics (one pass computes both), and solves that M
-        // multiplies back to their right-hand sides within the same bound.
-        if R::ARTICULATED_FACTOR {
-            let mut factor = ArticulatedFactor::<N>::default();
-            let mut factored = SVector::zeros();
-            assert!(R::articulated_factor_into(&q, &qd, &tau, &p, &k, &mut factor, &mut factored));
-            assert_eq!(factored, accelerations, "{}, state {state}: the factor's pass differs", R::NAME);
-            let mut solved = [SMatrix::<f64, N, N>::zeros(); 3];
-            let [by_position, by_velocity, inverse] = &mut solved;
-            factor.solve_into(&mut [
-                Solve { scale: -1.0, b: Some(&position), out: by_position },
-                Solve { scale: -1.0, b: Some(&velocity), out: by_velocity },
-                Solve { scale: 1.0, b: None, out: inverse },
-            ]);
-            residual(mass_matrix * solved[0], -position, &solved[0]);
-            residual(mass_matrix * solved[1], -velocity, &solved[1]);
-            residual(mass_matrix * solved[2], SMatrix::identity(), &solved[2]);
-            // And from the inverse dynamics' factors, whose rows a chain forms inside the
-            // solve without the dID matrices.
-            assert!(R::INVERSE_DYNAMICS_FACTORS, "{}: a rigid tree without dID factors", R::NAME);
-            let mut factors = InverseDynamicsFactors::<N>::default();
-            R::inverse_dynamics_factors_into(&q, &qd, &factored, &p, &k, &mut factors);
-            let [by_position, by_velocity, inverse] = &mut solved;
-            factor.solve_derivatives_into(&factors, by_position, by_velocity, inverse);
-            residual(mass_matrix * solved[0], -position, &solved[0]);
-            residual(mass_matrix * solved[1], -velocity, &solved[1]);
-            residual(mass_matrix * solved[2], SMatrix::identity(), &solved[2]);
-            // The runtime's products of the factors (row loops on a chain, a walk up each
-            // joint's path on a tree) against the model's matrices (unrolled entries on the
-            // smaller robots, the same products on the larger): the same sums in another
-            // order, and the unrolled entries also reassociate the sums inside the factors (a
-            // column is four 6-vector products that cancel), so the rounding is relative to
-            // the terms, not to the entry: compared to 1e-9 of the larger of the entry's
-            // products' magnitudes (the factors' absolute values multiplied out) and its
-            // column's largest entry; measured between 3e-12 and 6e-12 of it, so the margin is
-            // over 100 (a wrong term in a product is of the order of the entry itself).
-            let (mut assembled_position, mut assembled_velocity) = (SMatrix::zeros(), SMatrix::zeros());
-            factors.assemble_into(&mut assembled_position, &mut assembled_velocity);
-            let mut magnitudes = factors;
-            for vectors in [
-                &mut magnitudes.subspace,
-                &mut magnitudes.rate,
-                &mut magnitudes.shift,
-                &mut magnitudes.projected,
-                &mut magnitudes.position_row,
-                &mut magnitudes.position_column,
-                &mut magnitudes.coriolis_row,
-                &mut magnitudes.coriolis_column,
-            ] {
-                vectors.iter_mut().flatten().for_each(|x| *x = x.abs());
-            }
-            let (mut position_scale, mut velocity_scale) = (SMatrix::zeros(), SMatrix::zeros());
-            magnitudes.assemble_into(&mut position_scale, &mut velocity_scale);
-            for (assembled, model, scale, what) in [
-                (assembled_position, position, position_scale, "dID/dq"),
-                (assembled_velocity, velocity, velocity_scale, "dID/dqd"),
-            ] {
-                for i in 0..N {
-                    for j in 0..N {
-                        let bound = 1e-9 * scale[(i, j)].max(model.column(j).amax());
-                        assert!(
-                            (assembled[(i, j)] - model[(i, j)]).abs() <= bound,
-                            "{}, state {state}: {what} ({i}, {j}) from the factors is {:e}, the model's {:e}",
-                            R::NAME,
-                            assembled[(i, j)],
-                            model[(i, j)]
-                        );
-                    }
-                }
             }
         }
     }

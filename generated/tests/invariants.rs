@@ -67,210 +67,247 @@ fn potential<R: Model<N, C>, const N: usize, const C: usize>(q: &SVector<f64, N>
 fn check_model<R: Model<N, C>, const N: usize, const C: usize>(seed: u64) {
     let mut rng = StdRng::seed_from_u64(seed);
     let p = R::Params::default();
-    let h = 1e-6;
     for state in 0..STATES {
         let (q, qd) = physical_state::<R, N, C>(&mut rng, state);
         let k = R::cache(&q, &p);
-        let m = mass_matrix::<R, N, C>(&q, &p);
-        let scale = m.norm();
+        let at = Point::<R, N, C> { q, qd, p: &p, k: &k };
+        let dynamics = check_dynamics(&at);
+        check_forward_dynamics(&at, &dynamics, &mut rng);
+        check_contact_kinematics(&at);
+        check_momentum(&at, dynamics.mass_matrix.norm());
+    }
+}
 
-        // Symmetric positive definite.
-        assert_eq!(m, m.transpose(), "{}: M not symmetric", R::NAME);
-        let eigen = softgen_runtime::nalgebra::DMatrix::from_iterator(N, N, m.iter().copied()).symmetric_eigenvalues();
-        assert!(eigen.min() > 1e-9 * scale, "{}: M not positive definite, eigenvalues {eigen}", R::NAME);
+/// Finite differences' step.
+const H: f64 = 1e-6;
 
-        // Mdot along qd by central differences; C from the generated Christoffel symbols.
-        let mdot = (mass_matrix::<R, N, C>(&(q + qd * h), &p) - mass_matrix::<R, N, C>(&(q - qd * h), &p)) / (2.0 * h);
-        let mut c = SMatrix::<f64, N, N>::zeros();
-        R::coriolis_matrix_into(&q, &qd, &p, &k, &mut c);
-        let skew = mdot - c * 2.0;
-        let asym = (skew + skew.transpose()).norm();
-        assert!(asym < 1e-6 * (1.0 + mdot.norm()), "{}: Mdot - 2C not skew, |S + S'| = {asym:e}", R::NAME);
+/// A random state of a robot and the model's cache there: where the checks below compare.
+struct Point<'a, R: Model<N, C>, const N: usize, const C: usize> {
+    q: SVector<f64, N>,
+    qd: SVector<f64, N>,
+    p: &'a R::Params,
+    k: &'a R::Cache,
+}
 
-        // C qd equals C(q, qd) qd, and the Lagrangian C qd = Mdot qd - dT/dq.
-        let mut cqd = SVector::<f64, N>::zeros();
-        R::coriolis_into(&q, &qd, &p, &k, &mut cqd);
-        assert!((c * qd - cqd).norm() < 1e-9 * (1.0 + cqd.norm()), "{}: C qd != C(q, qd) qd", R::NAME);
-        let mut dt_dq = SVector::<f64, N>::zeros();
-        let mut dv_dq = SVector::<f64, N>::zeros();
+/// The generated M, C qd and G at a state, checked.
+struct Dynamics<const N: usize> {
+    mass_matrix: SMatrix<f64, N, N>,
+    coriolis: SVector<f64, N>,
+    gravity: SVector<f64, N>,
+}
+
+/// M symmetric positive definite, Mdot - 2C skew-symmetric, C qd and G against the
+/// energies' differences, and the combined kernel against the separate ones.
+fn check_dynamics<R: Model<N, C>, const N: usize, const C: usize>(at: &Point<R, N, C>) -> Dynamics<N> {
+    let Point { q, qd, p, k } = *at;
+    let h = H;
+    let m = mass_matrix::<R, N, C>(&q, p);
+    let scale = m.norm();
+    // Symmetric positive definite.
+    assert_eq!(m, m.transpose(), "{}: M not symmetric", R::NAME);
+    let eigen = softgen_runtime::nalgebra::DMatrix::from_iterator(N, N, m.iter().copied()).symmetric_eigenvalues();
+    assert!(eigen.min() > 1e-9 * scale, "{}: M not positive definite, eigenvalues {eigen}", R::NAME);
+
+    // Mdot along qd by central differences; C from the generated Christoffel symbols.
+    let mdot = (mass_matrix::<R, N, C>(&(q + qd * h), &p) - mass_matrix::<R, N, C>(&(q - qd * h), &p)) / (2.0 * h);
+    let mut c = SMatrix::<f64, N, N>::zeros();
+    R::coriolis_matrix_into(&q, &qd, &p, &k, &mut c);
+    let skew = mdot - c * 2.0;
+    let asym = (skew + skew.transpose()).norm();
+    assert!(asym < 1e-6 * (1.0 + mdot.norm()), "{}: Mdot - 2C not skew, |S + S'| = {asym:e}", R::NAME);
+
+    // C qd equals C(q, qd) qd, and the Lagrangian C qd = Mdot qd - dT/dq.
+    let mut cqd = SVector::<f64, N>::zeros();
+    R::coriolis_into(&q, &qd, &p, &k, &mut cqd);
+    assert!((c * qd - cqd).norm() < 1e-9 * (1.0 + cqd.norm()), "{}: C qd != C(q, qd) qd", R::NAME);
+    let mut dt_dq = SVector::<f64, N>::zeros();
+    let mut dv_dq = SVector::<f64, N>::zeros();
+    for i in 0..N {
+        let mut e = SVector::<f64, N>::zeros();
+        e[i] = h;
+        dt_dq[i] = (kinetic::<R, N, C>(&(q + e), &qd, &p) - kinetic::<R, N, C>(&(q - e), &qd, &p)) / (2.0 * h);
+        dv_dq[i] = (potential::<R, N, C>(&(q + e), &p) - potential::<R, N, C>(&(q - e), &p)) / (2.0 * h);
+    }
+    let lagrange = mdot * qd - dt_dq;
+    assert!(
+        (lagrange - cqd).norm() < 1e-5 * (1.0 + cqd.norm()),
+        "{}: C qd {cqd} != Mdot qd - dT/dq {lagrange}",
+        R::NAME
+    );
+    let mut g = SVector::<f64, N>::zeros();
+    R::gravity_into(&q, &p, &k, &mut g);
+    assert!((g - dv_dq).norm() < 1e-5 * (1.0 + g.norm()), "{}: G != dV/dq", R::NAME);
+
+    // The combined kernel agrees with the separate ones.
+    let (mut m2, mut c2, mut g2) =
+        (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+    R::dynamics_into(&q, &qd, &p, &k, &mut m2, &mut c2, &mut g2);
+    assert!(
+        (m2 - m).norm() < 1e-12 * scale
+            && (c2 - cqd).norm() < 1e-9 * (1.0 + cqd.norm())
+            && (g2 - g).norm() < 1e-9 * (1.0 + g.norm())
+    );
+
+    Dynamics { mass_matrix: m, coriolis: cqd, gravity: g }
+}
+
+/// The model's forward dynamics and its solve with M against M, C qd and G.
+fn check_forward_dynamics<R: Model<N, C>, const N: usize, const C: usize>(
+    at: &Point<R, N, C>,
+    dynamics: &Dynamics<N>,
+    rng: &mut StdRng,
+) {
+    let Point { q, qd, p, k } = *at;
+    let Dynamics { mass_matrix: m, coriolis: cqd, gravity: g } = *dynamics;
+    // The model's forward dynamics (the articulated-body algorithm for generated rigid
+    // robots) solves M qdd = tau - C qd - G.
+    let tau = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
+    let mut qdd = SVector::<f64, N>::zeros();
+    assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut qdd), "{}: forward dynamics failed", R::NAME);
+    let residual = m * qdd - (tau - cqd - g);
+    let size = (m * qdd).norm() + tau.norm() + cqd.norm() + g.norm();
+    assert!(
+        residual.norm() < 1e-9 * size,
+        "{}: M qdd != tau - C qd - G, residual {:e}",
+        R::NAME,
+        residual.norm() / size
+    );
+    // The model's own solve with M (generated soft robots: the factorisation unrolled for
+    // their zeros) solves it too, and refuses a matrix that is not positive definite: the
+    // first coordinate's pivot is the last it takes, the dense Cholesky's first.
+    let rhs = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
+    let mut solution = rhs;
+    assert!(R::mass_matrix_solve_into(&m, &mut solution), "{}: solve with M failed", R::NAME);
+    let residual = m * solution - rhs;
+    assert!(
+        residual.norm() < 1e-9 * ((m * solution).norm() + rhs.norm()),
+        "{}: M x != b, residual {:e}",
+        R::NAME,
+        residual.norm()
+    );
+    let mut indefinite = m;
+    indefinite[(0, 0)] = -indefinite[(0, 0)];
+    assert!(!R::mass_matrix_solve_into(&indefinite, &mut solution), "{}: solved with an indefinite M", R::NAME);
+    // From the state alone (no cache): the same expressions, so the same numbers.
+    let mut alone = SVector::<f64, N>::zeros();
+    assert!(
+        R::forward_dynamics_without_cache_into(&q, &qd, &tau, &p, &mut alone),
+        "{}: forward dynamics from the state alone failed",
+        R::NAME
+    );
+    assert!(
+        (alone - qdd).norm() <= 1e-14 * (1.0 + qdd.norm()),
+        "{}: forward dynamics from the state alone differs by {:e}",
+        R::NAME,
+        (alone - qdd).norm()
+    );
+}
+
+/// Contact points' and markers' Jacobians against differences of their positions, the
+/// broad phase's frames, and the points-in-contact path against the single points'.
+fn check_contact_kinematics<R: Model<N, C>, const N: usize, const C: usize>(at: &Point<R, N, C>) {
+    let Point { q, qd, p, k } = *at;
+    let h = H;
+    // Contact Jacobians against finite differences of positions; velocities = J qd.
+    let mut positions = [Vector3::zeros(); C];
+    let mut velocities = [Vector3::zeros(); C];
+    R::contact_positions_into(&q, &p, &k, &mut positions);
+    R::contact_velocities_into(&q, &qd, &p, &k, &mut velocities);
+    for point in 0..C {
+        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+        R::contact_jacobian_into(point, &q, &p, &k, &mut jacobian);
         for i in 0..N {
             let mut e = SVector::<f64, N>::zeros();
             e[i] = h;
-            dt_dq[i] = (kinetic::<R, N, C>(&(q + e), &qd, &p) - kinetic::<R, N, C>(&(q - e), &qd, &p)) / (2.0 * h);
-            dv_dq[i] = (potential::<R, N, C>(&(q + e), &p) - potential::<R, N, C>(&(q - e), &p)) / (2.0 * h);
+            let (mut plus, mut minus) = ([Vector3::zeros(); C], [Vector3::zeros(); C]);
+            R::contact_positions_into(&(q + e), &p, &R::cache(&(q + e), &p), &mut plus);
+            R::contact_positions_into(&(q - e), &p, &R::cache(&(q - e), &p), &mut minus);
+            let column = (plus[point] - minus[point]) / (2.0 * h);
+            assert!((column - jacobian.column(i)).norm() < 1e-6, "{}: Jacobian of point {point}, column {i}", R::NAME);
         }
-        let lagrange = mdot * qd - dt_dq;
-        assert!(
-            (lagrange - cqd).norm() < 1e-5 * (1.0 + cqd.norm()),
-            "{}: C qd {cqd} != Mdot qd - dT/dq {lagrange}",
-            R::NAME
-        );
-        let mut g = SVector::<f64, N>::zeros();
-        R::gravity_into(&q, &p, &k, &mut g);
-        assert!((g - dv_dq).norm() < 1e-5 * (1.0 + g.norm()), "{}: G != dV/dq", R::NAME);
-
-        // The combined kernel agrees with the separate ones.
-        let (mut m2, mut c2, mut g2) =
-            (SMatrix::<f64, N, N>::zeros(), SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
-        R::dynamics_into(&q, &qd, &p, &k, &mut m2, &mut c2, &mut g2);
-        assert!(
-            (m2 - m).norm() < 1e-12 * scale
-                && (c2 - cqd).norm() < 1e-9 * (1.0 + cqd.norm())
-                && (g2 - g).norm() < 1e-9 * (1.0 + g.norm())
-        );
-
-        // The model's forward dynamics (the articulated-body algorithm for generated rigid
-        // robots) solves M qdd = tau - C qd - G.
-        let tau = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
-        let mut qdd = SVector::<f64, N>::zeros();
-        assert!(R::forward_dynamics_into(&q, &qd, &tau, &p, &k, &mut qdd), "{}: forward dynamics failed", R::NAME);
-        let residual = m * qdd - (tau - cqd - g);
-        let size = (m * qdd).norm() + tau.norm() + cqd.norm() + g.norm();
-        assert!(
-            residual.norm() < 1e-9 * size,
-            "{}: M qdd != tau - C qd - G, residual {:e}",
-            R::NAME,
-            residual.norm() / size
-        );
-        // The model's own solve with M (generated soft robots: the factorisation unrolled for
-        // their zeros) solves it too, and refuses a matrix that is not positive definite: the
-        // first coordinate's pivot is the last it takes, the dense Cholesky's first.
-        let rhs = SVector::<f64, N>::from_fn(|_, _| rng.gen_range(-1.0..1.0));
-        let mut solution = rhs;
-        assert!(R::mass_matrix_solve_into(&m, &mut solution), "{}: solve with M failed", R::NAME);
-        let residual = m * solution - rhs;
-        assert!(
-            residual.norm() < 1e-9 * ((m * solution).norm() + rhs.norm()),
-            "{}: M x != b, residual {:e}",
-            R::NAME,
-            residual.norm()
-        );
-        let mut indefinite = m;
-        indefinite[(0, 0)] = -indefinite[(0, 0)];
-        assert!(!R::mass_matrix_solve_into(&indefinite, &mut solution), "{}: solved with an indefinite M", R::NAME);
-        // From the state alone (no cache): the same expressions, so the same numbers.
-        let mut alone = SVector::<f64, N>::zeros();
-        assert!(
-            R::forward_dynamics_without_cache_into(&q, &qd, &tau, &p, &mut alone),
-            "{}: forward dynamics from the state alone failed",
-            R::NAME
-        );
-        assert!(
-            (alone - qdd).norm() <= 1e-14 * (1.0 + qdd.norm()),
-            "{}: forward dynamics from the state alone differs by {:e}",
-            R::NAME,
-            (alone - qdd).norm()
-        );
-
-        // Contact Jacobians against finite differences of positions; velocities = J qd.
-        let mut positions = [Vector3::zeros(); C];
-        let mut velocities = [Vector3::zeros(); C];
-        R::contact_positions_into(&q, &p, &k, &mut positions);
-        R::contact_velocities_into(&q, &qd, &p, &k, &mut velocities);
-        for point in 0..C {
-            let mut jacobian = SMatrix::<f64, 3, N>::zeros();
-            R::contact_jacobian_into(point, &q, &p, &k, &mut jacobian);
-            for i in 0..N {
-                let mut e = SVector::<f64, N>::zeros();
-                e[i] = h;
-                let (mut plus, mut minus) = ([Vector3::zeros(); C], [Vector3::zeros(); C]);
-                R::contact_positions_into(&(q + e), &p, &R::cache(&(q + e), &p), &mut plus);
-                R::contact_positions_into(&(q - e), &p, &R::cache(&(q - e), &p), &mut minus);
-                let column = (plus[point] - minus[point]) / (2.0 * h);
-                assert!(
-                    (column - jacobian.column(i)).norm() < 1e-6,
-                    "{}: Jacobian of point {point}, column {i}",
-                    R::NAME
-                );
-            }
-            assert!((jacobian * qd - velocities[point]).norm() < 1e-9, "{}: velocity of point {point}", R::NAME);
-        }
-
-        // Markers: Jacobians against central differences of their positions; as tracked
-        // points they come after the contact points.
-        for marker in 0..R::MARKERS.len() {
-            let mut jacobian = SMatrix::<f64, 3, N>::zeros();
-            R::marker_jacobian_into(marker, &q, &p, &k, &mut jacobian);
-            for i in 0..N {
-                let mut e = SVector::<f64, N>::zeros();
-                e[i] = h;
-                let plus = R::marker_position(marker, &(q + e), &p, &R::cache(&(q + e), &p));
-                let minus = R::marker_position(marker, &(q - e), &p, &R::cache(&(q - e), &p));
-                let column = (plus - minus) / (2.0 * h);
-                assert!(
-                    (column - jacobian.column(i)).norm() < 1e-6,
-                    "{}: Jacobian of marker {marker}, column {i}",
-                    R::NAME
-                );
-            }
-            let position = R::marker_position(marker, &q, &p, &k);
-            assert_eq!(R::tracked_point_position(C + marker, &q, &p, &k), position, "{}: marker {marker}", R::NAME);
-            let mut tracked = SMatrix::<f64, 3, N>::zeros();
-            R::tracked_point_jacobian_into(C + marker, &q, &p, &k, &mut tracked);
-            assert_eq!(tracked, jacobian, "{}: tracked Jacobian of marker {marker}", R::NAME);
-        }
-        assert_eq!(
-            R::marker_position(R::MARKERS.len(), &q, &p, &k),
-            Vector3::zeros(),
-            "{}: past the last marker",
-            R::NAME
-        );
-
-        // The broad phase: each frame's points, placed alone, are where all are placed, and
-        // lie in the frame's ball; frames cover the points in order.
-        let frames = R::CONTACT_FRAME_START.len().saturating_sub(1);
-        if frames > 0 {
-            assert_eq!(R::CONTACT_FRAME_START[frames] as usize, C, "{}: frames cover every point", R::NAME);
-        }
-        for frame in 0..frames {
-            let mut alone = [Vector3::new(f64::NAN, f64::NAN, f64::NAN); C];
-            R::contact_frame_positions_into(frame, &q, &p, &k, &mut alone);
-            let mut centre = Vector3::zeros();
-            let radius = R::contact_frame_sphere(frame, &q, &p, &k, &mut centre);
-            for point in R::CONTACT_FRAME_START[frame] as usize..R::CONTACT_FRAME_START[frame + 1] as usize {
-                assert_eq!(R::CONTACT_FRAME_OF[point] as usize, frame, "{}: point {point} in frame {frame}", R::NAME);
-                // Equal to rounding: the kernel of one frame may group the same products differently.
-                let difference = (alone[point] - positions[point]).norm();
-                assert!(
-                    difference <= 1e-14 * (1.0 + positions[point].norm()),
-                    "{}: point {point} placed with its frame {frame} moves by {difference:e}",
-                    R::NAME
-                );
-                let distance = (positions[point] - centre).norm();
-                assert!(
-                    distance <= radius * (1.0 + 1e-12),
-                    "{}: point {point} is {distance} from its frame's origin, beyond {radius}",
-                    R::NAME
-                );
-            }
-        }
-
-        // The points-in-contact path gives the same Jacobians and axes.
-        let indices: Vec<usize> = (0..C).collect();
-        let mut jacobians = vec![SMatrix::<f64, 3, N>::zeros(); C];
-        let mut axes = vec![Vector3::zeros(); C];
-        let mut all_axes = [Vector3::zeros(); C];
-        R::contact_kinematics_into(&indices, &q, &p, &k, &mut jacobians, &mut axes);
-        R::contact_axes_into(&q, &p, &k, &mut all_axes);
-        for point in 0..C {
-            let mut jacobian = SMatrix::<f64, 3, N>::zeros();
-            R::contact_jacobian_into(point, &q, &p, &k, &mut jacobian);
-            assert_eq!(jacobians[point], jacobian, "{}: contact kinematics Jacobian of point {point}", R::NAME);
-            assert_eq!(axes[point], all_axes[point], "{}: contact kinematics axis of point {point}", R::NAME);
-        }
-
-        // Linear momentum = total mass * d(com)/dt; kinetic energy from the generated M.
-        let com_rate = (R::center_of_mass(&(q + qd * h), &p, &R::cache(&(q + qd * h), &p))
-            - R::center_of_mass(&(q - qd * h), &p, &R::cache(&(q - qd * h), &p)))
-            / (2.0 * h);
-        let momentum = R::linear_momentum(&q, &qd, &p, &k);
-        assert!(
-            (momentum - com_rate * R::total_mass(&p)).norm() < 1e-6 * (1.0 + momentum.norm()),
-            "{}: momentum",
-            R::NAME
-        );
-        assert!((R::kinetic_energy(&q, &qd, &p) - kinetic::<R, N, C>(&q, &qd, &p)).abs() < 1e-12 * (1.0 + scale));
+        assert!((jacobian * qd - velocities[point]).norm() < 1e-9, "{}: velocity of point {point}", R::NAME);
     }
+
+    // Markers: Jacobians against central differences of their positions; as tracked
+    // points they come after the contact points.
+    for marker in 0..R::MARKERS.len() {
+        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+        R::marker_jacobian_into(marker, &q, &p, &k, &mut jacobian);
+        for i in 0..N {
+            let mut e = SVector::<f64, N>::zeros();
+            e[i] = h;
+            let plus = R::marker_position(marker, &(q + e), &p, &R::cache(&(q + e), &p));
+            let minus = R::marker_position(marker, &(q - e), &p, &R::cache(&(q - e), &p));
+            let column = (plus - minus) / (2.0 * h);
+            assert!(
+                (column - jacobian.column(i)).norm() < 1e-6,
+                "{}: Jacobian of marker {marker}, column {i}",
+                R::NAME
+            );
+        }
+        let position = R::marker_position(marker, &q, &p, &k);
+        assert_eq!(R::tracked_point_position(C + marker, &q, &p, &k), position, "{}: marker {marker}", R::NAME);
+        let mut tracked = SMatrix::<f64, 3, N>::zeros();
+        R::tracked_point_jacobian_into(C + marker, &q, &p, &k, &mut tracked);
+        assert_eq!(tracked, jacobian, "{}: tracked Jacobian of marker {marker}", R::NAME);
+    }
+    assert_eq!(R::marker_position(R::MARKERS.len(), &q, &p, &k), Vector3::zeros(), "{}: past the last marker", R::NAME);
+
+    // The broad phase: each frame's points, placed alone, are where all are placed, and
+    // lie in the frame's ball; frames cover the points in order.
+    let frames = R::CONTACT_FRAME_START.len().saturating_sub(1);
+    if frames > 0 {
+        assert_eq!(R::CONTACT_FRAME_START[frames] as usize, C, "{}: frames cover every point", R::NAME);
+    }
+    for frame in 0..frames {
+        let mut alone = [Vector3::new(f64::NAN, f64::NAN, f64::NAN); C];
+        R::contact_frame_positions_into(frame, &q, &p, &k, &mut alone);
+        let mut centre = Vector3::zeros();
+        let radius = R::contact_frame_sphere(frame, &q, &p, &k, &mut centre);
+        for point in R::CONTACT_FRAME_START[frame] as usize..R::CONTACT_FRAME_START[frame + 1] as usize {
+            assert_eq!(R::CONTACT_FRAME_OF[point] as usize, frame, "{}: point {point} in frame {frame}", R::NAME);
+            // Equal to rounding: the kernel of one frame may group the same products differently.
+            let difference = (alone[point] - positions[point]).norm();
+            assert!(
+                difference <= 1e-14 * (1.0 + positions[point].norm()),
+                "{}: point {point} placed with its frame {frame} moves by {difference:e}",
+                R::NAME
+            );
+            let distance = (positions[point] - centre).norm();
+            assert!(
+                distance <= radius * (1.0 + 1e-12),
+                "{}: point {point} is {distance} from its frame's origin, beyond {radius}",
+                R::NAME
+            );
+        }
+    }
+
+    // The points-in-contact path gives the same Jacobians and axes.
+    let indices: Vec<usize> = (0..C).collect();
+    let mut jacobians = vec![SMatrix::<f64, 3, N>::zeros(); C];
+    let mut axes = vec![Vector3::zeros(); C];
+    let mut all_axes = [Vector3::zeros(); C];
+    R::contact_kinematics_into(&indices, &q, &p, &k, &mut jacobians, &mut axes);
+    R::contact_axes_into(&q, &p, &k, &mut all_axes);
+    for point in 0..C {
+        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+        R::contact_jacobian_into(point, &q, &p, &k, &mut jacobian);
+        assert_eq!(jacobians[point], jacobian, "{}: contact kinematics Jacobian of point {point}", R::NAME);
+        assert_eq!(axes[point], all_axes[point], "{}: contact kinematics axis of point {point}", R::NAME);
+    }
+}
+
+/// Linear momentum = total mass * d(com)/dt; kinetic energy from the generated M (`scale`
+/// its norm).
+fn check_momentum<R: Model<N, C>, const N: usize, const C: usize>(at: &Point<R, N, C>, scale: f64) {
+    let Point { q, qd, p, k } = *at;
+    let h = H;
+    let com_rate = (R::center_of_mass(&(q + qd * h), &p, &R::cache(&(q + qd * h), &p))
+        - R::center_of_mass(&(q - qd * h), &p, &R::cache(&(q - qd * h), &p)))
+        / (2.0 * h);
+    let momentum = R::linear_momentum(&q, &qd, &p, &k);
+    assert!((momentum - com_rate * R::total_mass(&p)).norm() < 1e-6 * (1.0 + momentum.norm()), "{}: momentum", R::NAME);
+    assert!((R::kinetic_energy(&q, &qd, &p) - kinetic::<R, N, C>(&q, &qd, &p)).abs() < 1e-12 * (1.0 + scale));
 }
 
 /// A fixed seed per robot from its name (FNV-1a), so each robot sees its own states and a

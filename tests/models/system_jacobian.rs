@@ -9,8 +9,8 @@ use nalgebra::{SMatrix, SVector, Vector3};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use softgen_generated::{Pinniped, SnakeLateralUndulation, SnakePedalWave, SoftSnake, UnderwaterSnake, WpiSnake};
 use softgen_runtime::{
-    ControlInput, CoordinateKind, JointPd, Model, PlaneOfMotion, SecondOrderSystem, Simulation, SimulationConfig,
-    SystemJacobian, Terrain,
+    ContactLaw, ControlInput, CoordinateKind, JointPd, Model, PlaneOfMotion, SecondOrderSystem, Simulation,
+    SimulationConfig, SystemJacobian, Terrain,
 };
 
 /// Which surface the robot touches.
@@ -97,6 +97,28 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
     law.friction.regularisation = 0.01;
     let mut touching_states = 0;
     for state in 0..3 {
+        let mut at = JacobianState::<R, N, C>::new(&p, law, surface, state, &mut rng);
+        touching_states += (at.sim.report(0.0, &softgen_runtime::State::new(at.q, at.qd)).active > 0) as usize;
+        at.check_state_jacobians(surface);
+        at.check_input_jacobians(&mut rng);
+    }
+    if !matches!(surface, Surface::Floor) && C > 0 {
+        assert!(touching_states > 0, "{}: no state had a point in touch", R::NAME);
+    }
+}
+
+/// A random state near the robot's initial one (the first at rest, where a speed's slope is
+/// singular: water's cross-flow drag -k |u| u, while the drag's is zero), on a surface placed
+/// among its contact points, with random commands.
+struct JacobianState<R: Model<N, C>, const N: usize, const C: usize> {
+    sim: Simulation<R, N, C>,
+    q: SVector<f64, N>,
+    qd: SVector<f64, N>,
+    thrusts: Vec<f64>,
+}
+
+impl<R: Model<N, C>, const N: usize, const C: usize> JacobianState<R, N, C> {
+    fn new(p: &R::Params, law: ContactLaw, surface: Surface, state: usize, rng: &mut StdRng) -> Self {
         let q = SVector::<f64, N>::from_fn(|i, _| {
             R::INITIAL_POSITION[i]
                 + match R::COORDINATES[i].kind {
@@ -108,7 +130,7 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
         // drag -k |u| u) while the drag's is zero.
         let qd = SVector::<f64, N>::from_fn(|_, _| if state == 0 { 0.0 } else { rng.gen_range(-0.05..0.05) });
         let mut positions = [Vector3::zeros(); C];
-        R::contact_positions_into(&q, &p, &R::cache(&q, &p), &mut positions);
+        R::contact_positions_into(&q, p, &R::cache(&q, p), &mut positions);
         let terrain = match surface {
             Surface::Ground => Terrain::Flat { height: middle_gap(positions.iter().map(|x| x.z).collect()) },
             Surface::Pipe => Terrain::Pipe {
@@ -131,8 +153,13 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
         sim.set_actuator_forces(&SVector::from_fn(|_, _| rng.gen_range(-0.2..0.2)));
         let thrusts: Vec<f64> = R::THRUSTERS.iter().map(|_| rng.gen_range(-2.0..2.0)).collect();
         sim.set_thrusts(&thrusts).unwrap();
-        touching_states += (sim.report(0.0, &softgen_runtime::State::new(q, qd)).active > 0) as usize;
+        JacobianState { sim, q, qd, thrusts }
+    }
 
+    /// The exact d qdd/dq and d qdd/dqd against central differences.
+    fn check_state_jacobians(&mut self, surface: Surface) {
+        let JacobianState { sim, q, qd, .. } = self;
+        let (q, qd) = (*q, *qd);
         let (mut by_position, mut by_velocity) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
         sim.use_jacobian(SystemJacobian::Exact);
         assert!(sim.acceleration_jacobian(0.0, &q, &qd, &mut by_position, &mut by_velocity).unwrap());
@@ -148,12 +175,17 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
                 accelerations(sim, &q, &moved)
             })
         };
-        let (central, coarser) = (by_coordinate(&mut sim, 1e-6), by_coordinate(&mut sim, 2e-6));
+        let (central, coarser) = (by_coordinate(sim, 1e-6), by_coordinate(sim, 2e-6));
         assert_close(&format!("{} on {surface:?}: d qdd/dq", R::NAME), &by_position, &central, &coarser);
-        let (central, coarser) = (by_rate(&mut sim, 1e-6), by_rate(&mut sim, 2e-6));
+        let (central, coarser) = (by_rate(sim, 1e-6), by_rate(sim, 2e-6));
         assert_close(&format!("{} on {surface:?}: d qdd/dqd", R::NAME), &by_velocity, &central, &coarser);
+    }
 
-        // The commands' Jacobian: differences of qdd in each command.
+    /// The commands' Jacobians (actuator forces, thrusts, joint targets, muscle pressures)
+    /// against differences of qdd in each command, and a wrong number of columns refused.
+    fn check_input_jacobians(&mut self, rng: &mut StdRng) {
+        let JacobianState { sim, q, qd, thrusts } = self;
+        let (q, qd) = (*q, *qd);
         let columns_matrix = |columns: &[SVector<f64, N>]| {
             let mut m = SMatrix::<f64, N, N>::zeros();
             for (k, c) in columns.iter().enumerate() {
@@ -167,7 +199,7 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
         let mut by_force = |h: f64| {
             central_differences::<N, N>(h, |k, s| {
                 sim.set_actuator_forces(&SVector::from_fn(|i, _| if i == k { forces[i] + s } else { forces[i] }));
-                accelerations(&mut sim, &q, &qd)
+                accelerations(sim, &q, &qd)
             })
         };
         let (central, coarser) = (by_force(1e-4), by_force(2e-4));
@@ -185,7 +217,7 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
                         return SVector::zeros();
                     }
                     sim.set_thrusts(&moved).unwrap();
-                    accelerations(&mut sim, &q, &qd)
+                    accelerations(sim, &q, &qd)
                 })
             };
             let (central, coarser) = (by_thrust(1e-4), by_thrust(2e-4));
@@ -203,7 +235,7 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
                         return SVector::zeros();
                     }
                     sim.set_joint_targets(&SVector::from_fn(|i, _| if i == k { targets[i] + s } else { targets[i] }));
-                    accelerations(&mut sim, &q, &qd)
+                    accelerations(sim, &q, &qd)
                 })
             };
             let (central, coarser) = (by_target(1e-4), by_target(2e-4));
@@ -221,7 +253,7 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
                     let mut moved = pressures.clone();
                     moved[k] += s;
                     sim.set_muscle_pressures(&moved).unwrap();
-                    accelerations(&mut sim, &q, &qd)
+                    accelerations(sim, &q, &qd)
                 })
             };
             let (central, coarser) = (by_pressure(1e-4), by_pressure(2e-4));
@@ -239,9 +271,6 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
         let mut short = vec![SVector::<f64, N>::zeros(); N + 1];
         let error = sim.input_jacobian(&q, &qd, ControlInput::ActuatorForces, &mut short).unwrap_err();
         assert!(error.contains(R::NAME), "{error}");
-    }
-    if !matches!(surface, Surface::Floor) && C > 0 {
-        assert!(touching_states > 0, "{}: no state had a point in touch", R::NAME);
     }
 }
 
