@@ -547,12 +547,9 @@ impl Run<'_> {
             return Err("--limb-gait, --stride and --gait-frequency set the open-loop gait; the mpc controller plans the pressures (with solver = \"strides\", the gait cycles)".into());
         }
         let box_ddp = || Ok(PlannerSettings::BoxDdp(DdpMpcSettings::default()));
-        match configured_planner(&config, &path, o, R::NAME, box_ddp)? {
-            PlannerSettings::Strides(settings) => self.run_stride_mpc::<R, N, C>(config, path, settings),
-            // The muscles' 1 ms step: a limbed robot's contacts need it.
-            PlannerSettings::BoxDdp(settings) => self.run_horizon_mpc::<R, N, C>(config, path, settings, 0.001, None),
-            other => Err(planner_mismatch(&path, &other, R::NAME)),
-        }
+        let planner = configured_planner(&config, &path, o, R::NAME, box_ddp)?;
+        // The muscles' 1 ms step: a limbed robot's contacts need it.
+        self.run_planner::<R, N, C>(config, path, planner, PlannerStart::Commands { plant_step: 0.001 })
     }
 
     /// A swimming robot: its paper's swimming inputs held, or box-DDP with `--controller mpc`.
@@ -573,11 +570,9 @@ impl Run<'_> {
             return Err("--swim holds inputs; the mpc controller plans them".into());
         }
         let box_ddp = || Ok(PlannerSettings::BoxDdp(DdpMpcSettings::default()));
-        match configured_planner(&config, &path, o, R::NAME, box_ddp)? {
-            // RK4 at 0.25 ms: the joints' viscosity at rest is stiff.
-            PlannerSettings::BoxDdp(settings) => self.run_horizon_mpc::<R, N, C>(config, path, settings, 0.00025, None),
-            other => Err(planner_mismatch(&path, &other, R::NAME)),
-        }
+        let planner = configured_planner(&config, &path, o, R::NAME, box_ddp)?;
+        // RK4 at 0.25 ms: the joints' viscosity at rest is stiff.
+        self.run_planner::<R, N, C>(config, path, planner, PlannerStart::Commands { plant_step: 0.00025 })
     }
 
     /// A valve-driven robot: its valve wave, or the valve sampler steering the wave to a goal
@@ -609,12 +604,8 @@ impl Run<'_> {
         }
         let bounds_needed =
             || Err(format!("{path} has no [mpc] table: the valve sampler needs its bounds there (noise, min, max)"));
-        match configured_planner(&config, &path, o, R::NAME, bounds_needed)? {
-            PlannerSettings::ValveSampling(settings) => {
-                self.run_valve_steering::<R, N, C>(config, path, settings, start)
-            }
-            other => Err(planner_mismatch(&path, &other, R::NAME)),
-        }
+        let planner = configured_planner(&config, &path, o, R::NAME, bounds_needed)?;
+        self.run_planner::<R, N, C>(config, path, planner, PlannerStart::Valves(start))
     }
 
     /// A robot whose joints follow a serpenoid gait (the spec's, the options over it): the
@@ -640,15 +631,51 @@ impl Run<'_> {
             return self.run_serpenoid_gait::<R, N, C>(config, path, gait, actuated);
         }
         let sampler = || Ok(PlannerSettings::GaitSampling(MpcSettings::default()));
-        match configured_planner(&config, &path, o, R::NAME, sampler)? {
-            PlannerSettings::GaitSampling(settings) => {
+        let planner = configured_planner(&config, &path, o, R::NAME, sampler)?;
+        self.run_planner::<R, N, C>(config, path, planner, PlannerStart::Gait { gait, actuated })
+    }
+
+    /// The run of `planner`, the one place a planner is dispatched: each planner's run
+    /// from what the robot's kind starts it with. The run configuration's parser chose
+    /// the planner by the robot's drive, so a planner meets the start it needs.
+    fn run_planner<R: Model<N, C>, const N: usize, const C: usize>(
+        self,
+        config: RunConfig,
+        path: String,
+        planner: PlannerSettings,
+        start: PlannerStart<R::Params>,
+    ) -> Result<RunReport, String> {
+        match (planner, start) {
+            (PlannerSettings::GaitSampling(settings), PlannerStart::Gait { gait, actuated }) => {
                 self.run_gait_steering::<R, N, C>(config, path, settings, gait, actuated)
             }
             // Box-DDP deciding the gait's wave (`solver = "ddp"`), from the gait given.
-            PlannerSettings::BoxDdp(settings) => self.run_gait_wave_mpc::<R, N, C>(config, path, settings, gait),
-            other => Err(planner_mismatch(&path, &other, R::NAME)),
+            (PlannerSettings::BoxDdp(settings), PlannerStart::Gait { gait, .. }) => {
+                self.run_gait_wave_mpc::<R, N, C>(config, path, settings, gait)
+            }
+            (PlannerSettings::BoxDdp(settings), PlannerStart::Commands { plant_step }) => {
+                self.run_horizon_mpc::<R, N, C>(config, path, settings, plant_step, None)
+            }
+            // The stride planner walks a limbed robot: muscles, no thrusters.
+            (PlannerSettings::Strides(settings), PlannerStart::Commands { .. }) if R::THRUSTERS.is_empty() => {
+                self.run_stride_mpc::<R, N, C>(config, path, settings)
+            }
+            (PlannerSettings::ValveSampling(settings), PlannerStart::Valves(start)) => {
+                self.run_valve_steering::<R, N, C>(config, path, settings, start)
+            }
+            (other, _) => Err(planner_mismatch(&path, &other, R::NAME)),
         }
     }
+}
+
+/// What a robot's kind starts its planner with.
+pub(crate) enum PlannerStart<'a, P> {
+    /// Pressures and thrusts (muscles, thrusters): the simulated plant's step (s).
+    Commands { plant_step: f64 },
+    /// Valves: the wave's start.
+    Valves(ValveStart<P>),
+    /// Joints following a serpenoid gait: the gait, and the actuators in channel order.
+    Gait { gait: Serpenoid, actuated: &'a [(&'a str, Drives)] },
 }
 
 /// The run's planner: the run configuration's, or without an `[mpc]` table the `default`

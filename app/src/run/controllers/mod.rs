@@ -273,12 +273,17 @@ impl PlannerSettings {
         }
     }
 
-    /// How the command line gives this planner's goal: box-DDP over pressures and thrusts
-    /// also takes a height; the others plan in the ground plane.
+    /// Whether the goal has a height: box-DDP over pressures and thrusts plans in space; the
+    /// others plan in the ground plane.
+    pub(crate) fn takes_height(&self) -> bool {
+        matches!(self, PlannerSettings::BoxDdp(settings) if settings.wave.is_none())
+    }
+
+    /// How the command line gives this planner's goal.
     pub(crate) fn goal_form(&self) -> &'static str {
-        match self {
-            PlannerSettings::BoxDdp(settings) if settings.wave.is_none() => "X,Y[,Z]",
-            _ => "X,Y",
+        match self.takes_height() {
+            true => "X,Y[,Z]",
+            false => "X,Y",
         }
     }
 
@@ -290,7 +295,7 @@ impl PlannerSettings {
         height: Option<f64>,
         robot: &str,
     ) -> Result<PlannerSettings, String> {
-        if height.is_some() && self.goal_form() == "X,Y" {
+        if height.is_some() && !self.takes_height() {
             return Err(match self {
                 PlannerSettings::Strides(_) => format!("`{robot}` walks on the ground: give --goal X,Y"),
                 _ => format!("`{robot}` moves in the plane: give --goal X,Y"),
