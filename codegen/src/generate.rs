@@ -123,8 +123,8 @@ pub fn fixture_robot(links: usize) -> Result<Robot, GenerateError> {
 
 /// What codegen writes into a softgen workspace besides the robots' modules, as (path
 /// relative to the workspace, contents): each robot's crate's manifest, generated/Cargo.toml
-/// and generated/src/lib.rs, each robot's app crate and softgen-apps (see
-/// [`crate::registry`]), for these robots of model-specs/ and
+/// and generated/src/lib.rs, each robot's app crate and softgen-apps (the registry module
+/// writes them), for these robots of model-specs/ and
 /// the scaling fixtures; `root` is the workspace the robots' spec paths are relative to.
 pub fn workspace_files(
     robots: &[Robot],

@@ -48,9 +48,9 @@ pub struct SectionKinematics {
     pub position_partials: [Vec3; 3],
     /// Angular velocity of the frame per unit rate of x (R' R^T = sum_x w_x x').
     pub angular: [Vec3; 3],
-    /// d2p/dx dy, [x][y].
+    /// d2p/dx dy, `[x][y]`.
     pub position_second: [[Vec3; 3]; 3],
-    /// dw_x/dy, [x][y].
+    /// dw_x/dy, `[x][y]`.
     pub angular_partials: [[Vec3; 3]; 3],
     /// The frame's angular acceleration at qdd = 0, w' = sum_xy x' y' dw_x/dy, as one
     /// directional derivative in the shape rates (`len_rate`, ...), expanded. Every term is

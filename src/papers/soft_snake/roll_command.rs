@@ -19,6 +19,8 @@ pub enum RollingName {
 }
 
 /// `softgen roll`'s arguments: the gait, the run's length and the settings a run varies.
+// The fields' doc comments are the command's help, where `<gait>` is a placeholder, not HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Args)]
 pub struct RollArgs {
     #[arg(value_enum, default_value = "spatial")]
