@@ -14,6 +14,7 @@ use valve_steering::settings::{parse_valve_mpc, ValveMpcSettings};
 pub(crate) mod box_ddp;
 pub(crate) mod gait_steering;
 pub(crate) mod open_loop;
+pub(crate) mod steering;
 pub(crate) mod strides;
 pub(crate) mod valve_steering;
 /// Which model-predictive controller plans.

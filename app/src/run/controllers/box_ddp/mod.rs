@@ -2,13 +2,13 @@
 //! or over the wave of a gait the joints follow.
 
 use crate::run::config::RunConfig;
+use crate::run::controllers::steering::SteeredTask;
 use crate::run::driver::ScheduledMpc;
 use crate::run::request::{RunReport, StateSource};
 use crate::run::sensing::Sensing;
 use crate::run::session::{
     actuators, configured_params, dry_run, loop_config, no_servo, planned_inputs, plant_inputs,
     plant_simulation_config, print_estimator, print_header, simulated_plant, state_estimator, try_realtime, Run,
-    SteeredTask,
 };
 use nalgebra::{SVector, Vector3};
 use settings::DdpMpcSettings;

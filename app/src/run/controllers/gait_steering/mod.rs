@@ -2,11 +2,12 @@
 
 use crate::run::config::{Drives, RunConfig};
 use crate::run::controllers::open_loop::serpenoid_controller;
+use crate::run::controllers::steering::SteeredTask;
 use crate::run::request::RunReport;
 use crate::run::sensing::Sensing;
 use crate::run::session::{
     configured_params, dry_run, loop_config, planner_estimation, plant_simulation_config, print_estimator,
-    print_header, simulated_plant, try_realtime, Run, SteeredTask,
+    print_header, simulated_plant, try_realtime, Run,
 };
 use nalgebra::{SVector, Vector2};
 use settings::MpcSettings;

@@ -1,12 +1,13 @@
 //! The stride planner: a limbed robot's gait cycles, chosen whole by rolling each out.
 
 use crate::run::config::RunConfig;
+use crate::run::controllers::steering::SteeredTask;
 use crate::run::driver::{StrideMpc, StrideMpcRequest, StrideRequest};
 use crate::run::request::RunReport;
 use crate::run::sensing::Sensing;
 use crate::run::session::{
     configured_params, dry_run, loop_config, planner_estimation, print_estimator, print_header,
-    print_plant_center_of_mass, try_realtime, wired_plant, Run, SteeredTask,
+    print_plant_center_of_mass, try_realtime, wired_plant, Run,
 };
 use nalgebra::SVector;
 use settings::StrideMpcSettings;

@@ -1,11 +1,12 @@
 //! The valve sampler: MPPI steering a valve-driven robot's wave to a goal.
 
 use crate::run::config::RunConfig;
+use crate::run::controllers::steering::SteeredTask;
 use crate::run::request::RunReport;
 use crate::run::sensing::Sensing;
 use crate::run::session::{
     actuators, dry_run, loop_config, no_servo, planner_estimation, plant_simulation_config, print_estimator,
-    print_header, print_plant_center_of_mass, try_realtime, valve_plant, Run, SteeredTask, ValveStart,
+    print_header, print_plant_center_of_mass, try_realtime, valve_plant, Run, ValveStart,
 };
 use nalgebra::SVector;
 use settings::ValveMpcSettings;
