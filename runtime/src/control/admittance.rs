@@ -23,12 +23,15 @@ pub struct AdmittanceGains {
     pub damping: f64,
     /// K_d, the desired stiffness.
     pub stiffness: f64,
-    /// k_Pi, the contact force's gain.
+    /// k_Pi, the contact force's gain, of either sign: the filter's stability is M_d's, D_d's
+    /// and K_d's, and k_Pi only scales the force that drives it (a negative one moves the
+    /// spatial frequency against the force).
     pub feedback_gain: f64,
 }
 
 impl AdmittanceGains {
-    /// Checks an inertia above 0 and every gain within the range of a controller gain.
+    /// Checks an inertia above 0, the desired damping and stiffness within the range of a
+    /// controller gain, and k_Pi's magnitude within it.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.inertia > 0.0 && self.inertia.is_finite()) {
             return Err(format!("admittance inertia must be > 0, got {}", self.inertia));
@@ -39,7 +42,19 @@ impl AdmittanceGains {
         GAIN.check("admittance inertia", self.inertia)?;
         GAIN.check("admittance damping", self.damping)?;
         GAIN.check("admittance stiffness", self.stiffness)?;
-        GAIN.check("admittance feedback gain", self.feedback_gain)
+        // Either sign, its magnitude a controller gain's (NaN fails the comparison).
+        let limit = GAIN.high;
+        if !(self.feedback_gain.abs() <= limit) {
+            use crate::quantities::physical_ranges::readable;
+            return Err(format!(
+                "admittance feedback gain = {} is outside the physical range of a controller gain of either sign, \
+                 {} to {}",
+                readable(self.feedback_gain),
+                readable(-limit),
+                readable(limit)
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -115,5 +130,25 @@ mod tests {
             c.update(1e-3, &force);
         }
         assert!((c.spatial_frequency(0) + 1.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_negative_gain_is_accepted_and_mirrors_the_response() {
+        let gains = AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: -2.2 };
+        assert_eq!(gains.validate(), Ok(()));
+        let mut c = AdmittanceController::<4>::new(gains, 3, -1.5);
+        let mut force = SVector::<f64, 4>::zeros();
+        force[1] = 1.0;
+        for _ in 0..20000 {
+            c.update(1e-3, &force);
+        }
+        // Steady state: K e = k_Pi Q  ->  e_0 = -2.2 / 4.
+        assert!((c.spatial_frequency(0) - (-1.5 - 0.55)).abs() < 1e-6);
+        for bad in [f64::NAN, 1e12, -1e12, f64::INFINITY, f64::NEG_INFINITY] {
+            let error = AdmittanceGains { feedback_gain: bad, ..gains }.validate().unwrap_err();
+            assert!(error.contains("admittance feedback gain"), "{error}");
+        }
+        let error = AdmittanceGains { damping: -1.0, ..gains }.validate().unwrap_err();
+        assert!(error.contains("admittance damping"), "{error}");
     }
 }
