@@ -265,7 +265,7 @@ model = ["complex", "simplified"]
     }
     // A pinniped trial (002), backward crawling for 1 s after 0.2 s of settling.
     let text = r#"
-experiment = "002-protocol"
+experiment = "002-crawling"
 figures = ["displacement_x", "speed"]
 [base]
 duration = 1.0

@@ -97,8 +97,20 @@ class ExperimentResult:
         }
 
     @property
+    def verdict_class(self) -> str:
+        """The verdict's class: ``reproduced``, ``reproduced (qualitative)``, ``reached``,
+        ``differs``, ``paper inconsistent`` or ``unverifiable``."""
+        return self.verdict.removeprefix("verdict: ").split(": ", 1)[0]
+
+    @property
     def reproduced(self) -> bool:
-        return self.verdict == "verdict: reproduced"
+        """Reproduced in the numbers the paper prints."""
+        return self.verdict_class == "reproduced"
+
+    @property
+    def qualitative(self) -> bool:
+        """Reproduced in what the paper says in words, where it prints no number."""
+        return self.verdict_class == "reproduced (qualitative)"
 
     def __repr__(self) -> str:
         return f"ExperimentResult({self.name!r}, {self.verdict!r}, tables={list(self.tables)})"

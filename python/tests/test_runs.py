@@ -42,7 +42,7 @@ def test_an_experiment_returns_its_verdict_and_tables(tmp_path):
 
 def test_an_experiment_writes_a_page_beside_each_trajectory_with_view(tmp_path):
     result = softgen.run_experiment("000-drop", tmp_path, view=True)
-    assert result.reproduced, result.verdict
+    assert result.qualitative and result.verdict_class == "reproduced (qualitative)", result.verdict
     page = tmp_path / "000-drop" / "soft_snake_drop_rolling.view.html"
     assert page.is_file(), result.lines
     assert any(line.startswith("view: soft_snake_drop_rolling.view.html") for line in result.lines)

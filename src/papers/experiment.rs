@@ -1,7 +1,7 @@
 //! What an experiment is: one command (`softgen experiment run NAME`) that runs a robot as a
 //! paper did, writes its CSV and figures under `out/<name>/`, prints its comparison with what
-//! the paper states, and ends with a verdict: reproduced, differs, paper inconsistent or
-//! unverifiable, the last three with a line of measured evidence.
+//! the paper states, and ends with a verdict: reproduced, reproduced (qualitative), differs,
+//! paper inconsistent or unverifiable, all but the first with a line of measured evidence.
 //! The papers' folders list their experiments; `papers::experiments()` lists them all.
 
 use serde::Deserialize;
@@ -17,8 +17,11 @@ use toml::{Table, Value};
 /// statement made without it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
-    /// The run does what the paper reports.
+    /// The run does what the paper reports, in the numbers the paper prints.
     Reproduced,
+    /// The run does what the paper says in words, where it prints no number to hold the
+    /// run to: the statement matched, and the run's figures that match it.
+    Qualitative(String),
     /// A control task (`mpc-...`) reached its goal.
     Reached,
     /// The run does not do what the paper reports, for the measured cause given.
@@ -83,11 +86,16 @@ impl ViewedRun {
 }
 
 impl Verdict {
-    /// The verdict's class as the command prints it: `reproduced`, `reached`, `differs`,
-    /// `paper inconsistent` or `unverifiable`.
+    /// Every class [`Verdict::class`] prints, in the order the variants are declared.
+    pub const CLASSES: [&'static str; 6] =
+        ["reproduced", "reproduced (qualitative)", "reached", "differs", "paper inconsistent", "unverifiable"];
+
+    /// The verdict's class as the command prints it: `reproduced`, `reproduced
+    /// (qualitative)`, `reached`, `differs`, `paper inconsistent` or `unverifiable`.
     pub fn class(&self) -> &'static str {
         match self {
             Verdict::Reproduced => "reproduced",
+            Verdict::Qualitative(_) => "reproduced (qualitative)",
             Verdict::Reached => "reached",
             Verdict::Differs(_) => "differs",
             Verdict::PaperInconsistent(_) => "paper inconsistent",
@@ -99,7 +107,10 @@ impl Verdict {
     pub fn evidence(&self) -> &str {
         match self {
             Verdict::Reproduced | Verdict::Reached => "",
-            Verdict::Differs(why) | Verdict::PaperInconsistent(why) | Verdict::Unverifiable(why) => why,
+            Verdict::Qualitative(why)
+            | Verdict::Differs(why)
+            | Verdict::PaperInconsistent(why)
+            | Verdict::Unverifiable(why) => why,
         }
     }
 
@@ -278,6 +289,16 @@ pub(crate) fn changed_params<P: ParamSet>(params: &P) -> Vec<(String, f64)> {
 pub(crate) fn differs_if(reasons: Vec<String>) -> Verdict {
     if reasons.is_empty() {
         Verdict::Reproduced
+    } else {
+        Verdict::Differs(reasons.join("; "))
+    }
+}
+
+/// Reproduced in the words of `matched` (what the paper states with no number, and the
+/// run's figures that match it) when no reason to differ was found.
+pub(crate) fn qualitative_unless(reasons: Vec<String>, matched: String) -> Verdict {
+    if reasons.is_empty() {
+        Verdict::Qualitative(matched)
     } else {
         Verdict::Differs(reasons.join("; "))
     }

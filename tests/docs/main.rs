@@ -578,9 +578,8 @@ fn the_front_pages_verdict_table_names_every_experiment_in_order() {
         listed, experiments,
         "README.md's verdict table: `softgen experiment table --write README.md` rewrites it"
     );
-    let classes = ["reproduced", "reached", "differs", "paper inconsistent", "unverifiable"];
     for (name, class, reason) in &rows {
-        assert!(classes.contains(&class.as_str()), "{name}: `{class}` is no verdict class");
+        assert!(softgen::Verdict::CLASSES.contains(&class.as_str()), "{name}: `{class}` is no verdict class");
         assert_eq!(reason.is_empty(), matches!(class.as_str(), "reproduced" | "reached"), "{name}: {class}: {reason}");
     }
 }

@@ -39,3 +39,45 @@ fn assert_ddp_knots_and_weights_are_the_tasks(
         (weights.rate, weights.terminal_rate, weights.effort, weights.command_rate)
     );
 }
+
+/// The experiments no other test runs, each held to its whole row of the front page's table:
+/// its class and first reason, numbers included, so that a verdict or a figure that moves
+/// fails here (`softgen experiment table --write README.md` rewrites the rows after a change
+/// that is meant).
+macro_rules! front_page_rows {
+    ($($test:ident => $name:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                let dir = tempfile::tempdir().unwrap();
+                let report = softgen::find_experiment($name).unwrap().run(dir.path(), false).unwrap();
+                assert_front_page_row(&report, $name);
+            }
+        )*
+    };
+}
+
+front_page_rows! {
+    row_000_drop => "000-drop",
+    row_001_speed_map => "001-speed-map",
+    row_001_turning_map => "001-turning-map",
+    row_002_kinematics => "002-kinematics",
+    row_003_pedal_wave => "003-pedal-wave",
+    row_004_yaw => "004-yaw",
+    row_004_spiral => "004-spiral",
+}
+
+/// 001-cost's verdict rests on wall times, which no row can hold: its class and the side of
+/// the paper's ratio it falls on.
+#[test]
+fn the_simplified_model_costs_less_than_the_papers_ratio_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = softgen::find_experiment("001-cost").unwrap().run(dir.path(), false).unwrap();
+    let softgen::Verdict::Differs(why) = &report.verdict else { panic!("001-cost: {}", report.verdict_line()) };
+    let ratio: f64 = why
+        .strip_prefix("the simplified model costs ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("{why}"));
+    assert!(ratio < 0.63, "the paper's 0.73 less its margin: {why}");
+}

@@ -403,14 +403,30 @@ fn rolling_cannot_reach_the_papers_speed_on_a_two_centimetre_skin() {
     // The gait log-rolls one turn per cycle: at 0.5 Hz on the 2 cm skin that is at most
     // 2 pi r f = 6.28 cm/s without slip, below the paper's 10.0 (planar) and 7.8 cm/s
     // (spatial), which would need a skin of 3.2 and 2.5 cm; the paper gives neither its
-    // trajectories nor a radius.
+    // trajectories nor a radius. No radius gives Table I's sideways V_x either: softgen's
+    // stays near zero or negative from 2 to 4 cm.
     let dir = tempfile::tempdir().unwrap();
-    for (name, radius) in [("000-rolling-planar", "3.2 cm"), ("000-rolling-spatial", "2.5 cm")] {
+    for (name, radius, sideways) in [
+        (
+            "000-rolling-planar",
+            "3.2 cm",
+            "V_x = 3.51 cm/s (softgen's V_x -0.79 to +0.04; at the 3.2 cm the speed takes, V = (-0.34, 8.77))",
+        ),
+        (
+            "000-rolling-spatial",
+            "2.5 cm",
+            "V_x = 0.67 cm/s (softgen's V_x -4.46 to -1.54; at the 2.5 cm the speed takes, V = (-2.24, 6.94))",
+        ),
+    ] {
         let report = softgen::find_experiment(name).unwrap().run(dir.path(), false).unwrap();
         super::assert_front_page_row(&report, name);
         let softgen::Verdict::Unverifiable(why) = &report.verdict else { panic!("{name}: {}", report.verdict_line()) };
         assert!(why.contains("without slip on the 2.0 cm skin (1.00 turns per cycle)"), "{name}: {why}");
         assert!(why.contains(&format!("a radius of at least {radius}")), "{name}: {why}");
+        assert!(
+            why.contains(&format!("no skin radius from 2.0 to 4.0 cm gives Table I's sideways {sideways}")),
+            "{name}: {why}"
+        );
     }
 }
 

@@ -200,24 +200,25 @@ fn bad_runs_are_refused_with_their_reason() {
 }
 
 #[test]
-fn the_calibration_cannot_reach_the_papers_peak_with_the_held_time_constants() {
+fn no_fit_of_the_curvature_gain_and_time_constants_reaches_the_papers_peak() {
     // The paper's "around 220 mm/s" depends on tau1, tau2 and C0(P), none of which it
-    // prints; with the spec's time constants no curvature gain gets past 194 mm/s.
+    // prints. Fitted together over k up to 2.5 (7.5 with the time constants tripled) and time
+    // constants from a quarter to three times the spec's, the peak flattens out at 201 mm/s:
+    // a difference of the model, not of what the paper leaves out.
     let dir = tempfile::tempdir().unwrap();
     let report = softgen::find_experiment("001-calibration").unwrap().run(dir.path(), false).unwrap();
     super::assert_front_page_row(&report, "001-calibration");
-    let softgen::Verdict::Unverifiable(why) = &report.verdict else {
-        panic!("001-calibration: {}", report.verdict_line())
-    };
-    assert!(why.contains("the peak saturates at 194 mm/s (12 % short), the spec's k = 0.925 gives 192"), "{why}");
+    let softgen::Verdict::Differs(why) = &report.verdict else { panic!("001-calibration: {}", report.verdict_line()) };
+    assert!(why.contains("the peak saturates at 201 mm/s (9 % short), the spec's values give 192"), "{why}");
 }
 
 #[test]
 fn the_complex_model_turns_tighter_whatever_the_unprinted_time_constants_and_segment_mass() {
-    // 001-turning-map's evidence that the ranking of the two models' radii cannot be
-    // decided by a parameter the paper leaves out: at phi = 0.4 the complex model turns
-    // tighter at every point of the nominal grid, and still with eq 15's time constants
-    // halved or doubled or the segments' mass five times larger.
+    // 001-turning-map's evidence that its reversal of the paper's ranking of the two
+    // models' radii (section 4.3: the complex model's the larger) is the model's, not a
+    // parameter's the paper leaves out: at phi = 0.4 the complex model turns tighter at
+    // every point of the nominal grid, and still with eq 15's time constants halved or
+    // doubled or the segments' mass five times larger.
     for (what, time_scale, mass_scale) in
         [("nominal", 1.0, 1.0), ("tau x 0.5", 0.5, 1.0), ("tau x 2", 2.0, 1.0), ("mass x 5", 1.0, 5.0)]
     {

@@ -1,4 +1,4 @@
-//! The runs 002-protocol is made of, for sweeps: one pinniped gait trial.
+//! The runs the 002 tables' experiments are made of, for sweeps: one pinniped gait trial.
 
 use super::model::{run_trial, Gait, Trial};
 use crate::papers::experiment::{deserialize, set_params, ExperimentRuns};
@@ -14,9 +14,14 @@ use toml::Table;
 const TRIAL_FIGURES: &[&str] =
     &["displacement_x", "displacement_y", "heading_change", "distance", "speed", "turn_rate", "evaluations"];
 
-/// 002-protocol's trials, as the papers' registry lists them.
-pub(crate) const SWEEP_RUNS: [ExperimentRuns; 1] =
-    [ExperimentRuns { experiment: "002-protocol", figures: TRIAL_FIGURES, check, run }];
+/// The tables' trials, as the papers' registry lists them: a sweep of one varies any gait,
+/// its `gait` key saying which (by default the table's first: Table I backward crawling, as
+/// the sensitivities run it, Table II leftward, Table III counterclockwise).
+pub(crate) const SWEEP_RUNS: [ExperimentRuns; 3] = [
+    ExperimentRuns { experiment: "002-crawling", figures: TRIAL_FIGURES, check, run },
+    ExperimentRuns { experiment: "002-crawl-and-turn", figures: TRIAL_FIGURES, check, run },
+    ExperimentRuns { experiment: "002-turn-in-place", figures: TRIAL_FIGURES, check, run },
+];
 
 /// The settings of a pinniped trial (keys of a sweep file).
 #[derive(Deserialize)]
@@ -47,9 +52,9 @@ const GAITS: [(&str, Gait); 6] = [
 ];
 
 /// Checks a run's settings: every key known, every value of the right type.
-fn check(_experiment: &str, settings: &Table) -> Result<(), String> {
+fn check(experiment: &str, settings: &Table) -> Result<(), String> {
     let s: TrialSettings = deserialize(settings)?;
-    gait(s.gait.as_deref())?;
+    gait(experiment, s.gait.as_deref())?;
     softgen_app::known_parameters::<softgen_generated::pinniped::Params>(
         "pinniped",
         s.params.keys().map(String::as_str),
@@ -58,9 +63,10 @@ fn check(_experiment: &str, settings: &Table) -> Result<(), String> {
 
 /// One trial with `settings` in place of the protocol's: displacement, heading change,
 /// distance, speed, turn rate and evaluations.
-fn run(_experiment: &str, settings: &Table, stop: &Arc<AtomicUsize>) -> Result<Vec<Option<f64>>, String> {
+fn run(experiment: &str, settings: &Table, stop: &Arc<AtomicUsize>) -> Result<Vec<Option<f64>>, String> {
     let s: TrialSettings = deserialize(settings)?;
-    let mut trial = Trial::new(gait(s.gait.as_deref())?, s.stride.unwrap_or(0.08), s.frequency.unwrap_or(1.0));
+    let mut trial =
+        Trial::new(gait(experiment, s.gait.as_deref())?, s.stride.unwrap_or(0.08), s.frequency.unwrap_or(1.0));
     trial.duration = s.duration.unwrap_or(trial.duration);
     trial.settle = s.settle.unwrap_or(trial.settle);
     trial.ceiling = s.ceiling.unwrap_or(trial.ceiling);
@@ -90,9 +96,13 @@ fn run(_experiment: &str, settings: &Table, stop: &Arc<AtomicUsize>) -> Result<V
     .collect())
 }
 
-/// The gait called `name` (default backward).
-fn gait(name: Option<&str>) -> Result<Gait, String> {
-    let name = name.unwrap_or("backward");
+/// The gait called `name`; by default the first of `experiment`'s table.
+fn gait(experiment: &str, name: Option<&str>) -> Result<Gait, String> {
+    let name = name.unwrap_or(match experiment {
+        "002-crawl-and-turn" => "turn_left",
+        "002-turn-in-place" => "in_place_ccw",
+        _ => "backward",
+    });
     GAITS
         .iter()
         .find(|g| g.0 == name)

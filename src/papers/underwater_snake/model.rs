@@ -105,6 +105,16 @@ pub fn neutral_params() -> Params {
     p
 }
 
+/// How the experiments read the paper's joint inputs: eq 35 (tau_J = K u_J) with the
+/// actuators in the order of eq 3, which the paper does not spell out for six inputs.
+pub const JOINT_INPUT_MAPPING: &str = "u_J(1..3) read as joint 1's actuators at 0, 120 and 240 degrees, u_J(4..6) as joint 2's, each pressing its actuator's length coordinate";
+
+/// The orientation phi (rad) eq 3 gives a joint whose three actuators' length changes are in
+/// the proportion of `inputs` (its three u_J): what the paper's inputs ask of the bend.
+pub fn input_orientation(inputs: [f64; 3]) -> f64 {
+    joint_configuration(inputs, 0.0, 1.0).2
+}
+
 /// One soft joint's configuration by eq 3: length L (m), bending angle theta (rad) and
 /// orientation phi (rad, atan2(sqrt 3 (L3 - L2), L2 + L3 - 2 L1)), from its actuator
 /// length changes.
