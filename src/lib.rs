@@ -30,12 +30,12 @@ pub use robots::{
 };
 pub use softgen_app::{
     page_from_csv, parse_robot_run_config, plot_contour, plot_paths, plot_run, plot_time_series, plot_track,
-    read_stdin_input, AnisotropyName, App, Controller, ControllerChoice, CoordinatesChoice, DdpMpcSettings, Drives,
-    EmulatedRobot, EnvironmentOverride, EstimatorReport, EvalInput, HeldInputs, IntegratorChoice, IntegratorName,
-    JacobianName, LimbController, LimbGaitRequest, MpcReport, MpcSettings, PendingFile, PlannerSettings, PlantSetting,
-    ResolvedRun, RobotApp, RobotEmulatorOptions, RunConfig, RunDriver, RunOptions, RunReport, RunSettings, RunSummary,
-    RunView, SampleRows, Scenario, SerialDevice, Series, StateSource, TerrainChoice, TerrainName, ViewSetup,
-    WaveDecisions, DISPLAY_RATE, DOPRI5_TOLERANCES, ROS34_TOLERANCES,
+    read_stdin_input, AdmittanceForceChoice, AnisotropyName, App, Controller, ControllerChoice, CoordinatesChoice,
+    DdpMpcSettings, Drives, EmulatedRobot, EnvironmentOverride, EstimatorReport, EvalInput, HeldInputs,
+    IntegratorChoice, IntegratorName, JacobianName, LimbController, LimbGaitRequest, MpcReport, MpcSettings,
+    PendingFile, PlannerSettings, PlantSetting, ResolvedRun, RobotApp, RobotEmulatorOptions, RunConfig, RunDriver,
+    RunOptions, RunReport, RunSettings, RunSummary, RunView, SampleRows, Scenario, SerialDevice, Series, StateSource,
+    TerrainChoice, TerrainName, ViewSetup, WaveDecisions, DISPLAY_RATE, DOPRI5_TOLERANCES, ROS34_TOLERANCES,
 };
 pub use sweep::file::{Cell, CellKind, Shard, Sweep, MAX_RUNS};
 pub use sweep::runner::{

@@ -40,8 +40,8 @@ pub use run::serial::SerialDevice;
 pub use run::session::parse_robot_run_config;
 pub use simulate::eval::{read_stdin_input, EvalInput};
 pub use simulate::scenario::{
-    check_periods, CoordinatesChoice, IntegratorChoice, RunSummary, SampleRows, Scenario, TerrainChoice,
-    MAX_CONTROL_PERIODS,
+    check_periods, AdmittanceForceChoice, CoordinatesChoice, IntegratorChoice, RunSummary, SampleRows, Scenario,
+    TerrainChoice, MAX_CONTROL_PERIODS,
 };
 pub use simulate::settings::{
     AnisotropyName, IntegratorName, JacobianName, ResolvedRun, RunSettings, TerrainName, DOPRI5_TOLERANCES,

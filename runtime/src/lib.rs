@@ -85,7 +85,7 @@ pub use actuators::pd::JointPd;
 pub use actuators::valve_wave::ValveWave;
 
 // Control laws.
-pub use control::admittance::{Admittance, AdmittanceController, AdmittanceGains};
+pub use control::admittance::{Admittance, AdmittanceController, AdmittanceForce, AdmittanceGains};
 pub use control::gait::Serpenoid;
 pub use control::gait_clock::{gait_cycle_start, GaitClock};
 

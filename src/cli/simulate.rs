@@ -5,8 +5,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use softgen::signals::{failed, stop_flag, stopped_by_signal};
 use softgen::{
-    run_scenario, write_view_from_csv, AnisotropyName, CoordinatesChoice, IntegratorName, JacobianName, RunSettings,
-    TerrainName, ViewSetup,
+    run_scenario, write_view_from_csv, AdmittanceForceChoice, AnisotropyName, CoordinatesChoice, IntegratorName,
+    JacobianName, RunSettings, TerrainName, ViewSetup,
 };
 use std::io::BufWriter;
 use std::path::PathBuf;
@@ -74,6 +74,10 @@ pub(crate) struct SimulateArgs {
     /// `[controller_coordinates]` (the paper's), or the model's own.
     #[arg(long, value_enum, default_value_t = CoordinatesChoice::Spec)]
     admittance_coordinates: CoordinatesChoice,
+    /// Which contacts' normal forces drive the admittance controller: obstacles' only (a
+    /// stair's step, a pipe's wall; the paper's eq 23), or all, the ground's included.
+    #[arg(long, value_enum, default_value_t = AdmittanceForceChoice::Obstacles)]
+    admittance_force: AdmittanceForceChoice,
     /// Contact spring constant k (N/m).
     #[arg(long)]
     contact_stiffness: Option<f64>,
@@ -159,6 +163,7 @@ impl SimulateArgs {
             admittance_stiffness: self.admittance_stiffness,
             admittance_gain: self.admittance_gain,
             admittance_coordinates: self.admittance_coordinates,
+            admittance_force: self.admittance_force,
             contact_stiffness: self.contact_stiffness,
             contact_damping: self.contact_damping,
             contact_dissipation: self.contact_dissipation,

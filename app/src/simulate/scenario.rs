@@ -110,6 +110,29 @@ pub enum CoordinatesChoice {
     Model,
 }
 
+/// Which contacts' normal forces drive the admittance controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum AdmittanceForceChoice {
+    /// Obstacles' only (a stair's step, a pipe's wall), not the ground's: the paper's eq 23,
+    /// whose desired frequencies return to the nominal ones when nothing but the ground is
+    /// touched.
+    #[default]
+    Obstacles,
+    /// Every normal contact force, the ground's included.
+    All,
+}
+
+impl AdmittanceForceChoice {
+    /// The runtime's name for it.
+    pub fn force(self) -> softgen_runtime::AdmittanceForce {
+        match self {
+            AdmittanceForceChoice::Obstacles => softgen_runtime::AdmittanceForce::Obstacles,
+            AdmittanceForceChoice::All => softgen_runtime::AdmittanceForce::AllContacts,
+        }
+    }
+}
+
 /// Everything a run needs besides the robot's generated code.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -139,6 +162,8 @@ pub struct Scenario {
     pub admittance: Option<AdmittanceGains>,
     /// The coordinates the admittance controller reads the contact force in.
     pub admittance_coordinates: CoordinatesChoice,
+    /// Which contacts' normal forces drive the admittance controller.
+    pub admittance_force: AdmittanceForceChoice,
     /// The contact stiffness (N/m), in place of the spec's.
     pub contact_stiffness: Option<f64>,
     /// The contact damping (N s/m), in place of the spec's.
@@ -153,6 +178,10 @@ pub struct Scenario {
     pub friction_regularisation: Option<f64>,
     /// The friction's anisotropy, in place of the spec's.
     pub friction_anisotropy: Option<softgen_runtime::FrictionAnisotropy>,
+    /// The joint servos' stiffness (N m/rad), in place of the spec's controller's.
+    pub servo_stiffness: Option<f64>,
+    /// The joint servos' torque limit (N m), in place of the spec's actuators'.
+    pub servo_torque_limit: Option<f64>,
     /// Parameter overrides by name.
     pub params: Vec<(String, f64)>,
     /// Write every k-th sample to the CSV.
@@ -180,6 +209,7 @@ impl Scenario {
             ramp: 2.0,
             admittance: None,
             admittance_coordinates: CoordinatesChoice::Spec,
+            admittance_force: AdmittanceForceChoice::Obstacles,
             contact_stiffness: None,
             contact_damping: None,
             contact_dissipation: None,
@@ -187,6 +217,8 @@ impl Scenario {
             friction_across: None,
             friction_regularisation: None,
             friction_anisotropy: None,
+            servo_stiffness: None,
+            servo_torque_limit: None,
             params: Vec::new(),
             csv_every: 5,
             snapshots: 8,
@@ -448,7 +480,9 @@ fn scenario_config<R: Model<N, C>, const N: usize, const C: usize>(
         }
         _ => None,
     };
-    let servo = R::GAIT.map_or(JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, |g| g.servo());
+    let mut servo = R::GAIT.map_or(JointPd { stiffness: 0.0, damping: 0.0, torque_limit: 0.0 }, |g| g.servo());
+    servo.stiffness = s.servo_stiffness.unwrap_or(servo.stiffness);
+    servo.torque_limit = s.servo_torque_limit.unwrap_or(servo.torque_limit);
     let config = SimulationConfig {
         contact,
         terrain,
@@ -460,6 +494,7 @@ fn scenario_config<R: Model<N, C>, const N: usize, const C: usize>(
                 CoordinatesChoice::Spec => R::CONTROLLER_COORDINATES,
                 CoordinatesChoice::Model => ForceCoordinates::Model,
             },
+            force: s.admittance_force.force(),
         }),
         control_period: s.control_period,
     };

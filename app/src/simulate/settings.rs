@@ -1,7 +1,7 @@
 //! The settings of one simulation run, by name: what `softgen simulate` takes as flags and a
 //! sweep file takes as keys, turned into a [`Scenario`] in one place.
 
-use crate::simulate::scenario::{CoordinatesChoice, IntegratorChoice, Scenario, TerrainChoice};
+use crate::simulate::scenario::{AdmittanceForceChoice, CoordinatesChoice, IntegratorChoice, Scenario, TerrainChoice};
 use serde::Deserialize;
 use softgen_runtime::{AdmittanceGains, FrictionAnisotropy, SystemJacobian, Terrain};
 use std::collections::BTreeMap;
@@ -125,6 +125,8 @@ pub struct RunSettings {
     pub admittance_gain: f64,
     /// The coordinates the admittance controller reads the contact force in.
     pub admittance_coordinates: CoordinatesChoice,
+    /// Which contacts' normal forces drive the admittance controller.
+    pub admittance_force: AdmittanceForceChoice,
     /// The contact stiffness (N/m), in place of the spec's.
     pub contact_stiffness: Option<f64>,
     /// The contact damping (N s/m), in place of the spec's.
@@ -194,6 +196,7 @@ impl RunSettings {
         admittance_stiffness: 4.0,
         admittance_gain: 2.2,
         admittance_coordinates: CoordinatesChoice::Spec,
+        admittance_force: AdmittanceForceChoice::Obstacles,
         contact_stiffness: None,
         contact_damping: None,
         contact_dissipation: None,
@@ -280,6 +283,7 @@ impl RunSettings {
             });
         }
         s.admittance_coordinates = self.admittance_coordinates;
+        s.admittance_force = self.admittance_force;
         s.contact_stiffness = self.contact_stiffness;
         s.contact_damping = self.contact_damping;
         s.contact_dissipation = self.contact_dissipation;

@@ -4,14 +4,30 @@
 use crate::robot::model::ForceCoordinates;
 use nalgebra::SVector;
 
-/// An admittance controller's configuration: its gains, and the coordinates it reads the
-/// contact force in (the paper's, where they are not the model's).
+/// An admittance controller's configuration: its gains, the coordinates it reads the
+/// contact force in (the paper's, where they are not the model's) and which contacts' force.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Admittance {
     /// Its gains.
     pub gains: AdmittanceGains,
     /// The coordinates it reads the contact force in.
     pub coordinates: ForceCoordinates,
+    /// Which contacts' normal forces drive it.
+    pub force: AdmittanceForce,
+}
+
+/// Which normal contact forces drive the admittance controller (eq 23's Q_2^f).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AdmittanceForce {
+    /// Those of obstacles only (a stair's step, a pipe's wall: [`crate::Terrain::is_obstacle`]),
+    /// not the ground the robot stands on. The paper's reading: eq 20 lists the contact forces
+    /// apart from friction as Q_2^f, and eq 23 returns Pi_d to Pi_n "if there is no external
+    /// force Q_2^f", which on flat ground, where the ground always pushes, only obstacles make
+    /// true.
+    #[default]
+    Obstacles,
+    /// Every normal contact force, the ground's included.
+    AllContacts,
 }
 
 /// Desired inertia, damping and stiffness of eq 23 and the gain k_Pi of eq 24.

@@ -83,6 +83,18 @@ impl Terrain {
         }
     }
 
+    /// Whether what a penetrating point at `p` touches is an obstacle rather than the ground
+    /// the robot stands on: a stair's step (its face and its top), a pipe's wall. Flat ground
+    /// and the floor are no obstacle.
+    #[inline]
+    pub fn is_obstacle(&self, p: &Vector3<f64>) -> bool {
+        match *self {
+            Terrain::None | Terrain::Floor | Terrain::Flat { .. } => false,
+            Terrain::Stair { position, .. } => p.x >= position,
+            Terrain::Pipe { .. } => true,
+        }
+    }
+
     /// How a penetrating point's contact ([`Terrain::contact`] at `p`) changes when the point
     /// moves along `dp`: the directional derivatives of its depth and of its normal (the
     /// system Jacobian's). Within one face of the terrain, as the contact is; zero for
@@ -241,6 +253,18 @@ mod tests {
         assert!((front.depth - 0.005).abs() < 1e-12 && front.normal == -Vector3::x());
         assert!(stair.contact(&Vector3::new(0.5, 0.0, 0.01)).is_none());
         assert!(stair.contact(&Vector3::new(0.5, 0.0, -0.01)).is_some());
+    }
+
+    #[test]
+    fn only_a_step_or_a_wall_is_an_obstacle() {
+        // The ground before the step is no obstacle; the step's face and top are.
+        let stair = Terrain::Stair { position: 1.0, height: 0.1 };
+        assert!(!stair.is_obstacle(&Vector3::new(0.5, 0.0, -0.01)));
+        assert!(stair.is_obstacle(&Vector3::new(1.005, 0.0, 0.02)));
+        assert!(stair.is_obstacle(&Vector3::new(1.5, 0.0, 0.09)));
+        assert!(!Terrain::Flat { height: 0.0 }.is_obstacle(&Vector3::new(0.0, 0.0, -0.01)));
+        assert!(Terrain::Pipe { diameter: 0.2 }.is_obstacle(&Vector3::new(0.0, 0.12, 0.0)));
+        assert!(!Terrain::Floor.is_obstacle(&Vector3::zeros()));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! second-order system that any integrator can step.
 
 use crate::actuators::pd::JointPd;
-use crate::control::admittance::{Admittance, AdmittanceController};
+use crate::control::admittance::{Admittance, AdmittanceController, AdmittanceForce};
 use crate::control::gait::Serpenoid;
 use crate::environment::contact::ContactLaw;
 use crate::environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
@@ -125,6 +125,8 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     admittance: Option<AdmittanceController<N>>,
     /// The coordinates the admittance controller reads the contact force in.
     admittance_coordinates: ForceCoordinates,
+    /// Which contacts' normal forces drive the admittance controller.
+    admittance_force: AdmittanceForce,
     /// Servo set points from outside (a controller driving the simulated plant), used when
     /// no gait is configured: entry j is the desired angle of actuated joint j.
     joint_targets: Option<SVector<f64, N>>,
@@ -169,6 +171,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             _ => None,
         };
         let admittance_coordinates = config.admittance.map_or(ForceCoordinates::Model, |a| a.coordinates);
+        let admittance_force = config.admittance.map_or(AdmittanceForce::default(), |a| a.force);
         let gravity_index = <R::Params as ParamSet>::names().iter().position(|n| *n == "gravity");
         if matches!(config.terrain, Terrain::Floor) && gravity_index.is_none() {
             return Err(format!("robot `{}` has no `gravity` parameter to load the floor with", R::NAME));
@@ -178,6 +181,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             config,
             admittance,
             admittance_coordinates,
+            admittance_force,
             joint_targets: None,
             actuator_forces: SVector::zeros(),
             actuator_force_rate: SVector::zeros(),
@@ -767,6 +771,29 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         (report, cache)
     }
 
+    /// The generalized force of the normal contact forces that obstacles exert
+    /// ([`Terrain::is_obstacle`]), from a report of the state `q`: each touching point's
+    /// force projected on its surface's normal (friction lies in the surface), through its
+    /// Jacobian.
+    fn obstacle_normal_generalized(
+        &self,
+        q: &SVector<f64, N>,
+        cache: &R::Cache,
+        report: &ContactReport<N, C>,
+    ) -> SVector<f64, N> {
+        let mut generalized = SVector::zeros();
+        let mut jacobian = SMatrix::<f64, 3, N>::zeros();
+        for (index, (position, force)) in report.positions.iter().zip(&report.forces).enumerate() {
+            if *force == Vector3::zeros() || !self.config.terrain.is_obstacle(position) {
+                continue;
+            }
+            let Some(contact) = self.config.terrain.contact(position) else { continue };
+            R::contact_jacobian_into(index, q, &self.params, cache, &mut jacobian);
+            generalized += jacobian.tr_mul(&(contact.normal * contact.normal.dot(force)));
+        }
+        generalized
+    }
+
     /// Runs from (t, x) to `t_end`: at every control period, reports the sample to
     /// `on_sample`, updates the admittance controller from the contact forces, and
     /// integrates to the next period. Returns the right-hand-side evaluations used.
@@ -791,12 +818,18 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             if let Some(signal) = self.stop_signal() {
                 return Err(IntegrationError::Stopped { time: *t, signal });
             }
-            if let Some(admittance) = &mut self.admittance {
+            if self.admittance.is_some() {
+                let normal = match self.admittance_force {
+                    AdmittanceForce::AllContacts => report.normal_generalized,
+                    AdmittanceForce::Obstacles => self.obstacle_normal_generalized(&x.q, &cache, &report),
+                };
                 let mut joint_force = SVector::<f64, N>::zeros();
                 self.admittance_coordinates
-                    .joint_forces::<R, N, C>(&x.q, &self.params, &cache, &report.normal_generalized, &mut joint_force)
+                    .joint_forces::<R, N, C>(&x.q, &self.params, &cache, &normal, &mut joint_force)
                     .ok_or(IntegrationError::SingularControllerCoordinates { time: *t })?;
-                admittance.update(period, &joint_force);
+                if let Some(admittance) = &mut self.admittance {
+                    admittance.update(period, &joint_force);
+                }
             }
             tick += 1;
             // Sample times are start + k * period, so round-off does not accumulate.

@@ -3,7 +3,7 @@
 
 use crate::papers::experiment::{Experiment, ExperimentReport, Verdict, ViewedRun};
 use crate::run_scenario;
-use softgen_app::{CoordinatesChoice, Scenario, TerrainChoice};
+use softgen_app::{AdmittanceForceChoice, Scenario, TerrainChoice};
 use softgen_runtime::{AdmittanceGains, Terrain};
 use std::io::Write;
 use std::path::Path;
@@ -346,13 +346,40 @@ const STEP_FACE: f64 = 0.9;
 
 /// The pedal-wave snake for 90 s before the 10 cm stair, with or without admittance control.
 fn stair_scenario(admittance: bool) -> Scenario {
+    stair_scenario_at(STEP_HEIGHT, admittance)
+}
+
+/// The paper's step height (m).
+const STEP_HEIGHT: f64 = 0.1;
+
+/// The admittance gains the stair runs use: the paper's k_Pi, and (M_d, D_d, K_d) of ours
+/// (the paper prints none).
+const STAIR_GAINS: AdmittanceGains = AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 };
+
+/// As [`stair_scenario`] with a step `height` high (m). The controller reads obstacles'
+/// forces only (the scenario's default; see `AdmittanceForce::Obstacles` for the reading).
+fn stair_scenario_at(height: f64, admittance: bool) -> Scenario {
     let mut s = Scenario::new("snake_pedal_wave");
     s.duration = 90.0;
-    s.terrain = TerrainChoice::Override(Terrain::Stair { position: STEP_FACE, height: 0.1 });
+    s.terrain = TerrainChoice::Override(Terrain::Stair { position: STEP_FACE, height });
     if admittance {
-        s.admittance = Some(AdmittanceGains { inertia: 1.0, damping: 4.0, stiffness: 4.0, feedback_gain: 2.2 });
+        s.admittance = Some(STAIR_GAINS);
     }
     s
+}
+
+/// The centre of mass's x after `s` (no files), or why the run stopped.
+fn com_after(s: &Scenario) -> Result<f64, String> {
+    let summary = run_scenario(s, None, &mut |_| {})?;
+    match &summary.error {
+        Some(e) => Err(format!("the run stopped early: {e}")),
+        None => Ok(summary.com_end().x),
+    }
+}
+
+/// Runs every scenario on every core: the centre of mass's x after each, in order.
+fn coms_after(scenarios: &[Scenario]) -> Result<Vec<f64>, String> {
+    softgen_app::run_all(scenarios, com_after).into_iter().collect()
 }
 
 fn stair_run(out: &Path, admittance: bool) -> Result<(f64, ViewedRun), String> {
@@ -364,21 +391,76 @@ fn stair_run(out: &Path, admittance: bool) -> Result<(f64, ViewedRun), String> {
     Ok((summary.com_end().x, view))
 }
 
+/// How high the gait lifts the head tip on flat ground (m): the highest it gets in 30 s once
+/// the gait's ramp is over, sampled every 10 ms.
+fn head_reach() -> Result<f64, String> {
+    use softgen_runtime::Model;
+    let head = softgen_generated::SnakePedalWave::CONTACT_POINTS
+        .iter()
+        .position(|p| p.name == "head_tip")
+        .ok_or("snake_pedal_wave has no contact point `head_tip`")?;
+    let mut s = Scenario::new("snake_pedal_wave");
+    s.duration = 30.0;
+    s.snapshots = 3000;
+    let summary = run_scenario(&s, None, &mut |_| {})?;
+    if let Some(e) = &summary.error {
+        return Err(format!("the flat-ground run stopped early: {e}"));
+    }
+    Ok(summary
+        .snapshots
+        .iter()
+        .filter(|(t, _)| *t >= s.ramp)
+        .filter_map(|(_, points)| points.get(head).map(|p| p.z))
+        .fold(f64::NEG_INFINITY, f64::max))
+}
+
+/// Step heights the stair experiment also tries, to find where the gait's reach ends (m).
+const STEP_HEIGHTS: [f64; 6] = [0.05, 0.06, 0.07, 0.08, 0.09, 0.10];
+
+/// At each of `STEP_HEIGHTS`: whether the snake crosses without the controller and with it.
+fn crossings_by_height() -> Result<Vec<(f64, bool, bool)>, String> {
+    let scenarios: Vec<Scenario> =
+        STEP_HEIGHTS.iter().flat_map(|&h| [stair_scenario_at(h, false), stair_scenario_at(h, true)]).collect();
+    let coms = coms_after(&scenarios)?;
+    Ok(STEP_HEIGHTS.iter().zip(coms.chunks(2)).map(|(&h, x)| (h, x[0] > STEP_FACE, x[1] > STEP_FACE)).collect())
+}
+
+/// The highest of `STEP_HEIGHTS` crossed (by the flag `pick` takes), if any.
+fn highest_crossed(rows: &[(f64, bool, bool)], pick: fn(&(f64, bool, bool)) -> bool) -> Option<f64> {
+    rows.iter().filter(|r| pick(r)).map(|r| r.0).fold(None, |a, h| Some(a.map_or(h, |a: f64| a.max(h))))
+}
+
 fn stair(out: &Path) -> Result<ExperimentReport, String> {
     // The paper's claim is a contrast: in the same terrain the snake crosses only with the
     // controller.
     let (without, view) = stair_run(out, false)?;
     let (with, with_view) = stair_run(out, true)?;
     let (crossed_without, crossed_with) = (without > STEP_FACE, with > STEP_FACE);
-    let lines = vec![
+    let reach = head_reach()?;
+    let rows = crossings_by_height()?;
+    let describe = |h: Option<f64>| h.map_or("none".to_string(), |h| format!("{:.0} cm", 100.0 * h));
+    let (highest_without, highest_with) = (highest_crossed(&rows, |r| r.1), highest_crossed(&rows, |r| r.2));
+    let mut lines = vec![
         "paper (Fig 8): at the 10 cm stair the snake crosses with admittance control and not without".to_string(),
-        format!("softgen: centre of mass after 90 s at x = {without:.2} m without the controller, {with:.2} m with it (step face at {STEP_FACE} m)"),
+        format!("softgen: centre of mass after 90 s at x = {without:.2} m without the controller, {with:.2} m with it (step face at {STEP_FACE} m); the controller reads the step's forces, not the ground's"),
+        format!("on flat ground the gait lifts the head tip at most {:.1} cm", 100.0 * reach),
     ];
+    for (h, a, b) in &rows {
+        lines.push(format!(
+            "  step {:.0} cm: {} without the controller, {} with it",
+            100.0 * h,
+            if *a { "crossed" } else { "stalled" },
+            if *b { "crossed" } else { "stalled" }
+        ));
+    }
     let verdict = match (crossed_without, crossed_with) {
         (false, true) => Verdict::Reproduced,
         (true, _) => Verdict::Differs(format!("the snake crosses without the controller (x = {without:.2} m)")),
         (false, false) => Verdict::Differs(format!(
-            "no contrast: it stalls at the step face with the controller too (x = {with:.2} m against {without:.2} m without)"
+            "no contrast: it stalls at the 10 cm step with the controller too (x = {with:.2} m against {without:.2} m without), the step being out of the gait's reach: the head tip rises at most {:.1} cm on flat ground, and the highest step crossed is {} without the controller and {} with it",
+            100.0 * reach,
+            describe(highest_without),
+            describe(highest_with)
         )),
     };
     Ok(ExperimentReport { lines, views: vec![view, with_view], verdict })
@@ -390,28 +472,24 @@ const SWEPT_INERTIA: [f64; 3] = [0.3, 1.0, 3.0];
 const SWEPT_DAMPING: [f64; 3] = [1.0, 4.0, 8.0];
 const SWEPT_STIFFNESS: [f64; 3] = [0.5, 1.0, 4.0];
 
-/// The centre of mass's x after 90 s at the stair, with admittance gains `gains` (no files).
-fn stair_com_with(gains: AdmittanceGains) -> Result<f64, String> {
-    let mut s = stair_scenario(true);
-    s.admittance = Some(gains);
-    let summary = run_scenario(&s, None, &mut |_| {})?;
-    match &summary.error {
-        Some(e) => Err(format!(
-            "the run with (M_d, D_d, K_d) = ({}, {}, {}) stopped early: {e}",
-            gains.inertia, gains.damping, gains.stiffness
-        )),
-        None => Ok(summary.com_end().x),
-    }
-}
+/// k_Pi swept about the paper's 2.2, either sign.
+const SWEPT_FEEDBACK_GAIN: [f64; 5] = [-5.0, -2.2, 1.0, 5.0, 10.0];
+
+/// What else the paper leaves out, each varied alone from the spec's: the friction
+/// coefficient (spec 0.3), the joint servos' stiffness (spec 5 N m/rad) and their torque
+/// limit (spec 2 N m).
+const SWEPT_FRICTION: [f64; 2] = [0.6, 1.0];
+const SWEPT_SERVO_STIFFNESS: [f64; 2] = [10.0, 20.0];
+const SWEPT_TORQUE_LIMIT: [f64; 2] = [4.0, 8.0];
 
 /// Mean speed along x (cm/s) on flat ground over 60 s: without the controller, or with it
-/// reading the contact force in `coordinates`.
-fn flat_speed(coordinates: Option<CoordinatesChoice>) -> Result<f64, String> {
+/// fed the forces `force` names.
+fn flat_speed(force: Option<AdmittanceForceChoice>) -> Result<f64, String> {
     let mut s = Scenario::new("snake_pedal_wave");
     s.duration = 60.0;
-    if let Some(c) = coordinates {
-        s.admittance = stair_scenario(true).admittance;
-        s.admittance_coordinates = c;
+    if let Some(force) = force {
+        s.admittance = Some(STAIR_GAINS);
+        s.admittance_force = force;
     }
     let summary = run_scenario(&s, None, &mut |_| {})?;
     if let Some(e) = &summary.error {
@@ -420,69 +498,100 @@ fn flat_speed(coordinates: Option<CoordinatesChoice>) -> Result<f64, String> {
     Ok(100.0 * (summary.com_end().x - summary.com_start().x) / s.duration)
 }
 
+/// One swept variation of the stair run with the controller: what it changes, and the
+/// scenario with and without the controller (the contrast needs both).
+struct StairVariation {
+    what: String,
+    with: Scenario,
+    without: Scenario,
+}
+
+/// Every variation the stair sweep runs: the (M_d, D_d, K_d) grid at the paper's k_Pi, then
+/// k_Pi, the friction, the servos' stiffness and torque limit one at a time.
+fn stair_variations() -> Vec<StairVariation> {
+    let mut variations = Vec::new();
+    let mut add = |what: String, change: &dyn Fn(&mut Scenario)| {
+        let (mut with, mut without) = (stair_scenario(true), stair_scenario(false));
+        change(&mut with);
+        change(&mut without);
+        variations.push(StairVariation { what, with, without });
+    };
+    for &inertia in &SWEPT_INERTIA {
+        for &damping in &SWEPT_DAMPING {
+            for &stiffness in &SWEPT_STIFFNESS {
+                let gains = AdmittanceGains { inertia, damping, stiffness, feedback_gain: STAIR_GAINS.feedback_gain };
+                add(format!("(M_d, D_d, K_d) = ({inertia}, {damping}, {stiffness})"), &|s| {
+                    s.admittance = s.admittance.map(|_| gains)
+                });
+            }
+        }
+    }
+    for &k in &SWEPT_FEEDBACK_GAIN {
+        add(format!("k_Pi = {k}"), &|s| s.admittance = s.admittance.map(|g| AdmittanceGains { feedback_gain: k, ..g }));
+    }
+    for &mu in &SWEPT_FRICTION {
+        add(format!("friction {mu}"), &|s| s.friction_along = Some(mu));
+    }
+    for &k in &SWEPT_SERVO_STIFFNESS {
+        add(format!("servo stiffness {k} N m/rad"), &|s| s.servo_stiffness = Some(k));
+    }
+    for &limit in &SWEPT_TORQUE_LIMIT {
+        add(format!("torque limit {limit} N m"), &|s| s.servo_torque_limit = Some(limit));
+    }
+    variations
+}
+
 fn stair_admittance(out: &Path) -> Result<ExperimentReport, String> {
     let (com, view) = stair_run(out, true)?;
-    // The gains the paper does not print, swept on both cores.
-    let grid: Vec<AdmittanceGains> = SWEPT_INERTIA
-        .iter()
-        .flat_map(|&inertia| {
-            SWEPT_DAMPING.iter().flat_map(move |&damping| {
-                SWEPT_STIFFNESS.iter().map(move |&stiffness| AdmittanceGains {
-                    inertia,
-                    damping,
-                    stiffness,
-                    feedback_gain: 2.2,
-                })
-            })
-        })
-        .collect();
-    let results: Vec<Result<f64, String>> = std::thread::scope(|scope| {
-        let halves: Vec<_> = grid
-            .chunks(grid.len().div_ceil(2))
-            .map(|chunk| scope.spawn(move || chunk.iter().map(|g| stair_com_with(*g)).collect::<Vec<_>>()))
-            .collect();
-        halves
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err("a sweep thread panicked".into())]))
-            .collect()
-    });
-    let mut swept = Vec::with_capacity(grid.len());
-    for (gains, result) in grid.iter().zip(results) {
-        swept.push((*gains, result?));
-    }
-    let crossing: Vec<&(AdmittanceGains, f64)> = swept.iter().filter(|(_, x)| *x > STEP_FACE).collect();
-    let (best_gains, best) =
-        swept.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)).ok_or("the gain sweep ran no trial")?;
-    let (without, paper, model) =
-        (flat_speed(None)?, flat_speed(Some(CoordinatesChoice::Spec))?, flat_speed(Some(CoordinatesChoice::Model))?);
+    let variations = stair_variations();
+    // Those with the controller first, on every core; the runs without it only where the
+    // controller crossed (the contrast is the paper's claim).
+    let with_controller: Vec<Scenario> = variations.iter().map(|v| v.with.clone()).collect();
+    let reached = coms_after(&with_controller)?;
+    let crossing: Vec<usize> = (0..variations.len()).filter(|&i| reached[i] > STEP_FACE).collect();
+    let crossed_without: Vec<Scenario> = crossing.iter().map(|&i| variations[i].without.clone()).collect();
+    let without = coms_after(&crossed_without)?;
+    let contrast: Vec<usize> =
+        crossing.iter().zip(&without).filter(|(_, x)| **x <= STEP_FACE).map(|(&i, _)| i).collect();
+    let best =
+        (0..variations.len()).max_by(|&a, &b| reached[a].total_cmp(&reached[b])).ok_or("the sweep ran nothing")?;
+    let (alone, obstacles, all) = (
+        flat_speed(None)?,
+        flat_speed(Some(AdmittanceForceChoice::Obstacles))?,
+        flat_speed(Some(AdmittanceForceChoice::All))?,
+    );
     let mut lines = vec![
-        "paper (Fig 8): with admittance control the snake crosses the 10 cm stair".to_string(),
-        "the controller reads the contact force in the paper's coordinates (eq 7: relative angles, head angle, centre of mass; the spec's [controller_coordinates])".to_string(),
-        format!("softgen: centre of mass at x = {com:.2} m after 90 s with (M_d, D_d, K_d) = (1, 4, 4) (step face at {STEP_FACE:.2} m)"),
+        "paper (Fig 8): with admittance control the snake crosses the 10 cm stair (k_Pi = 2.2; M_d, D_d, K_d, the friction and the servos not printed)".to_string(),
+        "the controller reads the step's normal forces, not the ground's (eq 23: Pi_d returns to Pi_n without an external force), in the paper's coordinates (eq 7; the spec's [controller_coordinates])".to_string(),
+        format!("softgen: centre of mass at x = {com:.2} m after 90 s with (M_d, D_d, K_d) = (1, 4, 4), k_Pi = 2.2 (step face at {STEP_FACE:.2} m)"),
         format!(
-            "swept (M_d, D_d, K_d) over {:?} x {:?} x {:?}, k_Pi = 2.2: {} of {} cross; the furthest reaches x = {best:.2} m at ({}, {}, {})",
-            SWEPT_INERTIA, SWEPT_DAMPING, SWEPT_STIFFNESS, crossing.len(), swept.len(), best_gains.inertia, best_gains.damping, best_gains.stiffness
+            "swept, each with the controller: (M_d, D_d, K_d) over {:?} x {:?} x {:?}; k_Pi over {:?}; friction {:?}; servo stiffness {:?} N m/rad; torque limit {:?} N m",
+            SWEPT_INERTIA, SWEPT_DAMPING, SWEPT_STIFFNESS, SWEPT_FEEDBACK_GAIN, SWEPT_FRICTION, SWEPT_SERVO_STIFFNESS, SWEPT_TORQUE_LIMIT
         ),
         format!(
-            "flat ground, 60 s: {without:.2} cm/s without the controller, {paper:.2} cm/s with it (the force in the model's coordinates, which carry the links' weight, gave {model:.2} cm/s)"
+            "{} of {} cross with the controller, {} of them not without it; the furthest reaches x = {:.2} m ({})",
+            crossing.len(), variations.len(), contrast.len(), reached[best], variations[best].what
+        ),
+        format!(
+            "flat ground, 60 s: {alone:.2} cm/s without the controller, {obstacles:.2} cm/s with it (fed the ground's force as well, {all:.2} cm/s)"
         ),
     ];
-    let verdict = match crossing.first() {
-        // The paper's claim is that the controller makes the difference.
-        Some((g, x)) => match stair_run(out, false)?.0 {
-            without if without > STEP_FACE => {
-                Verdict::Differs(format!("the snake crosses without the controller too (x = {without:.2} m)"))
-            }
-            _ => {
-                lines.push(format!(
-                    "crosses with (M_d, D_d, K_d) = ({}, {}, {}) (x = {x:.2} m) and not without",
-                    g.inertia, g.damping, g.stiffness
-                ));
-                Verdict::Reproduced
-            }
-        },
-        None => Verdict::Differs(format!(
-            "stalls at the step face for every swept (M_d, D_d, K_d) (furthest x = {best:.2} m); the paper prints none of them, nor the friction coefficient"
+    for &i in &crossing {
+        lines.push(format!("  crosses with {} (x = {:.2} m)", variations[i].what, reached[i]));
+    }
+    let verdict = match (contrast.first(), crossing.first()) {
+        (Some(&i), _) => {
+            lines.push(format!("the paper's contrast holds with {}", variations[i].what));
+            Verdict::Reproduced
+        }
+        (None, Some(&i)) => Verdict::Differs(format!(
+            "where the controller crosses ({}) the snake crosses without it too",
+            variations[i].what
+        )),
+        (None, None) => Verdict::Differs(format!(
+            "stalls at the step face for every one of {} variations of what the paper does not print ((M_d, D_d, K_d), k_Pi of either sign, friction, the servos' stiffness and torque limit; furthest x = {:.2} m)",
+            variations.len(),
+            reached[best]
         )),
     };
     Ok(ExperimentReport { lines, views: vec![view], verdict })
