@@ -63,7 +63,7 @@ pub use environment::contact::{
 };
 pub use environment::contact_frame::{frame_generalized_force, point_jacobian, point_velocity, point_wrench};
 pub use environment::plane::PlaneOfMotion;
-pub use environment::terrain::{SurfaceContact, Terrain};
+pub use environment::terrain::{StepFace, SurfaceContact, Terrain};
 
 // Integration.
 pub use integration::chosen::ChosenIntegrator;

@@ -37,6 +37,16 @@ pub enum Terrain {
     Floor,
 }
 
+/// A face of a stair's step: the face a point that went inside it entered through, which
+/// is the one it is pushed back out of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepFace {
+    /// The step's top, entered from above.
+    Top,
+    /// The step's front face, entered from before it.
+    Front,
+}
+
 /// A point inside a surface: how deep, and the unit normal pointing out of the solid (the
 /// direction in which the normal force pushes the robot).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,9 +58,35 @@ pub struct SurfaceContact {
 }
 
 impl Terrain {
-    /// The contact of a point with the terrain, if it penetrates.
+    /// The contact of a point with the terrain, if it penetrates; inside a stair's step,
+    /// through its nearer face (see [`Terrain::contact_entered`]).
     #[inline]
     pub fn contact(&self, p: &Vector3<f64>) -> Option<SurfaceContact> {
+        self.contact_entered(p, None)
+    }
+
+    /// The face of a stair's step that a point at `p`, outside the step, would enter it
+    /// through: the top from above the step's height, the front face from before it. None
+    /// off a stair, inside the step, and above and before the step's edge at once (where a
+    /// point may enter through either).
+    #[inline]
+    pub fn entry_face(&self, p: &Vector3<f64>) -> Option<StepFace> {
+        match *self {
+            Terrain::Stair { position, height } => match (p.z >= height, p.x < position) {
+                (true, false) => Some(StepFace::Top),
+                (false, true) => Some(StepFace::Front),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// As [`Terrain::contact`], with a point inside a stair's step pushed out through the
+    /// face it `entered` through, when known: a point that crosses the step's top edge lands
+    /// on the top however far it sinks, instead of being pushed out through the front face
+    /// once that is the nearer. Without, through the nearer face.
+    #[inline]
+    pub fn contact_entered(&self, p: &Vector3<f64>, entered: Option<StepFace>) -> Option<SurfaceContact> {
         match *self {
             Terrain::None | Terrain::Floor => None,
             Terrain::Flat { height } => {
@@ -62,10 +98,15 @@ impl Terrain {
                     let depth = -p.z;
                     (depth > 0.0).then(|| SurfaceContact { depth, normal: Vector3::z() })
                 } else if p.z < height {
-                    // Inside the step: push out through the nearer face.
+                    // Inside the step: push out through the face it entered, else the nearer.
                     let top = height - p.z;
                     let front = p.x - position;
-                    if top <= front {
+                    let through_top = match entered {
+                        Some(StepFace::Top) => true,
+                        Some(StepFace::Front) => false,
+                        None => top <= front,
+                    };
+                    if through_top {
                         Some(SurfaceContact { depth: top, normal: Vector3::z() })
                     } else {
                         Some(SurfaceContact { depth: front, normal: -Vector3::x() })
@@ -101,15 +142,26 @@ impl Terrain {
     /// terrains without penetration.
     #[inline]
     pub fn contact_tangent(&self, p: &Vector3<f64>, dp: &Vector3<f64>) -> (f64, Vector3<f64>) {
+        match self.contact(p) {
+            Some(contact) => self.tangent_of(&contact, p, dp),
+            None => (0.0, Vector3::zeros()),
+        }
+    }
+
+    /// As [`Terrain::contact_tangent`], within the face of `contact`, the contact of the
+    /// point at `p` (as [`Terrain::contact_entered`] gave it).
+    #[inline]
+    pub fn tangent_of(&self, contact: &SurfaceContact, p: &Vector3<f64>, dp: &Vector3<f64>) -> (f64, Vector3<f64>) {
         match *self {
             Terrain::None | Terrain::Floor => (0.0, Vector3::zeros()),
             Terrain::Flat { .. } => (-dp.z, Vector3::zeros()),
-            Terrain::Stair { position, height } => {
-                // The same face `contact` pushes out through.
-                if p.x < position || height - p.z <= p.x - position {
-                    (-dp.z, Vector3::zeros())
-                } else {
+            Terrain::Stair { .. } => {
+                // The face the contact pushes out through: the ground's and the top's
+                // normals are up, the front face's is -x.
+                if contact.normal.x < 0.0 {
                     (dp.x, Vector3::zeros())
+                } else {
+                    (-dp.z, Vector3::zeros())
                 }
             }
             Terrain::Pipe { .. } => {
@@ -253,6 +305,27 @@ mod tests {
         assert!((front.depth - 0.005).abs() < 1e-12 && front.normal == -Vector3::x());
         assert!(stair.contact(&Vector3::new(0.5, 0.0, 0.01)).is_none());
         assert!(stair.contact(&Vector3::new(0.5, 0.0, -0.01)).is_some());
+    }
+
+    #[test]
+    fn a_point_that_crossed_the_top_edge_is_pushed_out_through_the_top() {
+        // 7 mm past the edge and 10 mm deep: the front face is the nearer, but a point that
+        // came from above lands on the top.
+        let stair = Terrain::Stair { position: 1.0, height: 0.1 };
+        let inside = Vector3::new(1.007, 0.0, 0.09);
+        assert_eq!(stair.contact(&inside).unwrap().normal, -Vector3::x());
+        assert_eq!(stair.entry_face(&Vector3::new(1.007, 0.0, 0.101)), Some(StepFace::Top));
+        let landed = stair.contact_entered(&inside, Some(StepFace::Top)).unwrap();
+        assert!((landed.depth - 0.01).abs() < 1e-12 && landed.normal == Vector3::z());
+        let (depth, _) = stair.tangent_of(&landed, &inside, &Vector3::new(0.3, 0.0, -0.2));
+        assert_eq!(depth, 0.2, "the top's depth grows as the point sinks, whatever it does along x");
+        // From before the face it is pushed back out of the face, however near the top.
+        assert_eq!(stair.entry_face(&Vector3::new(0.999, 0.0, 0.099)), Some(StepFace::Front));
+        let pushed = stair.contact_entered(&Vector3::new(1.02, 0.0, 0.099), Some(StepFace::Front)).unwrap();
+        assert!((pushed.depth - 0.02).abs() < 1e-12 && pushed.normal == -Vector3::x());
+        // Above and before the edge at once, either face may come: no face is remembered.
+        assert_eq!(stair.entry_face(&Vector3::new(0.99, 0.0, 0.11)), None);
+        assert_eq!(Terrain::Flat { height: 0.0 }.entry_face(&Vector3::new(0.0, 0.0, 0.1)), None);
     }
 
     #[test]

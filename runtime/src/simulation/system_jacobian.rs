@@ -422,7 +422,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 let position = positions[index];
                 let contact = match floor_load {
                     Some(_) => None,
-                    None => match terrain.contact(&position).filter(|_| self.contact_armed(index)) {
+                    None => match self.contact_of(index, &position).filter(|_| self.contact_armed(index)) {
                         Some(contact) => Some(contact),
                         None => continue,
                     },
@@ -577,7 +577,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                         let dp = point_velocity(&moved, &point.position);
                         let dv = point_velocity(&twist_tangent, &point.position) + angular.cross(&dp);
                         let (depth, normal) = match point.contact {
-                            Some(_) => terrain.contact_tangent(&point.position, &dp),
+                            Some(contact) => terrain.tangent_of(&contact, &point.position, &dp),
                             None => (0.0, Vector3::zeros()),
                         };
                         let tangent = point.slopes.tangent(&ContactTangent {
