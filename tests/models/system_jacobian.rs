@@ -1,7 +1,8 @@
 //! The simulated system's exact Jacobian (`Simulation::exact_jacobian`) against central
 //! differences of its right-hand side, robot by robot with everything that acts on it: points
-//! in contact with flat ground, a pipe (whose normal turns with the point) or the floor
-//! (fixed load, friction only), servos tracking set points, actuator forces, thrusters and
+//! in contact with flat ground, a pipe (whose normal turns with the point), a stair's top
+//! edge pressing on the chord between two points, or the floor (fixed load, friction only),
+//! servos tracking set points, actuator forces, thrusters and
 //! water; and the commands' Jacobian (`Simulation::input_jacobian`) against differences of
 //! the accelerations in the commands. One state of each is at rest.
 
@@ -22,6 +23,10 @@ enum Surface {
     Pipe,
     /// The floor (robots in the horizontal plane).
     Floor,
+    /// A stair whose top edge presses on the chord between the two neighbouring points (of
+    /// one body) farthest apart along x in the middle of the robot, 2 mm deep, the chord
+    /// having come from above it.
+    StairEdge,
 }
 
 /// Where a surface through the middle of `values` (heights, or distances from the pipe's
@@ -98,11 +103,15 @@ fn exact_jacobian_matches<R: Model<N, C>, const N: usize, const C: usize>(
     let mut touching_states = 0;
     for state in 0..3 {
         let mut at = JacobianState::<R, N, C>::new(&p, law, surface, state, &mut rng);
-        touching_states += (at.sim.report(0.0, &softgen_runtime::State::new(at.q, at.qd)).active > 0) as usize;
+        let report = at.sim.report(0.0, &softgen_runtime::State::new(at.q, at.qd));
+        touching_states += (report.active > 0) as usize;
+        if let Surface::StairEdge = surface {
+            assert_eq!(report.edges_pressed, 1, "{}: the edge presses on one chord", R::NAME);
+        }
         at.check_state_jacobians(surface);
         at.check_input_jacobians(&mut rng);
     }
-    if !matches!(surface, Surface::Floor) && C > 0 {
+    if matches!(surface, Surface::Ground | Surface::Pipe) && C > 0 {
         assert!(touching_states > 0, "{}: no state had a point in touch", R::NAME);
     }
 }
@@ -137,6 +146,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> JacobianState<R, N, C> {
                 diameter: 2.0 * middle_gap(positions.iter().map(|x| (x.y * x.y + x.z * x.z).sqrt()).collect()),
             },
             Surface::Floor => Terrain::Floor,
+            Surface::StairEdge => Terrain::None,
         };
         let config = SimulationConfig {
             contact: law,
@@ -147,6 +157,26 @@ impl<R: Model<N, C>, const N: usize, const C: usize> JacobianState<R, N, C> {
             control_period: 0.01,
         };
         let mut sim = Simulation::<R, N, C>::new(p.clone(), config).unwrap();
+        if let Surface::StairEdge = surface {
+            // The chord's crossing of the face's plane midway between its points, the edge
+            // 2 mm above it; the chord remembers coming from above (a step of the
+            // integration beginning with the edge 2 mm below).
+            let chords = sim.chords().to_vec();
+            let middle = &chords[chords.len() / 4..chords.len() - chords.len() / 4];
+            let (a, b) = *middle
+                .iter()
+                .max_by(|x, y| {
+                    let gap = |&(a, b): &(usize, usize)| (positions[a].x - positions[b].x).abs();
+                    gap(x).total_cmp(&gap(y))
+                })
+                .expect("the robot has chords");
+            let (front, back) = if positions[a].x < positions[b].x { (a, b) } else { (b, a) };
+            let face = 0.5 * (positions[front].x + positions[back].x);
+            let crossing = 0.5 * (positions[front].z + positions[back].z);
+            sim.config.terrain = Terrain::Stair { position: face, height: crossing - 0.002 };
+            sim.switch_modes(0.0, &softgen_runtime::State::new(q, qd));
+            sim.config.terrain = Terrain::Stair { position: face, height: crossing + 0.002 };
+        }
         if !R::ACTUATED.is_empty() {
             sim.set_joint_targets(&SVector::from_fn(|_, _| rng.gen_range(-0.5..0.5)));
         }
@@ -318,7 +348,7 @@ fn underwater_snake_with_thrusters_and_water() {
 }
 
 #[test]
-fn rigid_snake_with_servos_on_ground_and_in_a_pipe() {
+fn rigid_snake_with_servos_on_ground_in_a_pipe_and_on_a_stair_edge() {
     exact_jacobian_matches::<
         SnakePedalWave,
         { softgen_generated::snake_pedal_wave::DOF },
@@ -329,6 +359,11 @@ fn rigid_snake_with_servos_on_ground_and_in_a_pipe() {
         { softgen_generated::snake_pedal_wave::DOF },
         { softgen_generated::snake_pedal_wave::CONTACTS },
     >(Surface::Pipe, 5, 0.0);
+    exact_jacobian_matches::<
+        SnakePedalWave,
+        { softgen_generated::snake_pedal_wave::DOF },
+        { softgen_generated::snake_pedal_wave::CONTACTS },
+    >(Surface::StairEdge, 6, 0.0);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Terrains the robot touches: flat ground, a stair step, a pipe; signed penetration depth
-//! and surface normal at a point.
+//! and surface normal at a point, and a stair's top edge pressing on the chord between two
+//! points.
 
 use crate::environment::plane::PlaneOfMotion;
 use nalgebra::Vector3;
@@ -55,6 +56,18 @@ pub struct SurfaceContact {
     pub depth: f64,
     /// The unit normal, out of the solid.
     pub normal: Vector3<f64>,
+}
+
+/// A stair's top edge pressing on the chord between two contact points of a body: the
+/// contact (its depth is the edge's distance from the chord, its normal the chord's normal
+/// away from the step), and where along the chord it acts (0 at the chord's first point, 1
+/// at its second).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChordContact {
+    /// How deep the edge is in the chord, and the normal it pushes the chord along.
+    pub contact: SurfaceContact,
+    /// Where along the chord the edge is, from its first point (0) to its second (1).
+    pub along: f64,
 }
 
 impl Terrain {
@@ -122,6 +135,69 @@ impl Terrain {
                     .then(|| SurfaceContact { depth, normal: Vector3::new(0.0, -p.y / radial, -p.z / radial) })
             }
         }
+    }
+
+    /// Whether the chord from `a` to `b` passes above a stair's top edge, or, if it does not
+    /// reach past the step's face, would reach past it above the edge: its end nearer the
+    /// face is at least as high as the step, or is to enter the step, or has entered it,
+    /// through the top (the faces `a` and `b` are given, as [`Terrain::contact_entered`]
+    /// takes them: a point before the face held up by the edge on its other chord enters
+    /// through the top; without a face, the nearer face of the step decides for a point
+    /// inside it). The side the chord comes from when it next meets the edge. False off a
+    /// stair.
+    #[inline]
+    pub fn chord_over_edge(&self, a: &Vector3<f64>, b: &Vector3<f64>, entered: [Option<StepFace>; 2]) -> bool {
+        let Terrain::Stair { position, height } = *self else { return false };
+        let ((front, front_face), (back, back_face)) =
+            if a.x <= b.x { ((a, entered[0]), (b, entered[1])) } else { ((b, entered[1]), (a, entered[0])) };
+        if front.x < position && position <= back.x {
+            front.z + (back.z - front.z) * (position - front.x) / (back.x - front.x) >= height
+        } else {
+            let (nearer, face) = if back.x < position { (back, back_face) } else { (front, front_face) };
+            nearer.z >= height
+                || match face {
+                    Some(face) => face == StepFace::Top,
+                    None => nearer.x >= position && height - nearer.z <= nearer.x - position,
+                }
+        }
+    }
+
+    /// The contact of a stair's top edge with the chord from `a` to `b` (two points of one
+    /// body, the body's surface between them taken straight), if the chord reaches past the
+    /// step's face below the edge and came `over` it ([`Terrain::chord_over_edge`] where the
+    /// edge last did not press on it): the edge then pushes the chord back over itself,
+    /// along the chord's normal in the x-z plane, by the edge's distance from the chord. A
+    /// chord that came from before the face (a head pushed into it) meets the face through
+    /// its points instead. None off a stair.
+    ///
+    /// The depth is continuous: zero as the chord's crossing of the face's plane reaches the
+    /// edge. Its gradient by the points' positions is the normal weighted by `1 - along` and
+    /// `along`, so a force along the normal shared that way is the one of a spring on the
+    /// depth.
+    #[inline]
+    pub fn edge_contact(&self, a: &Vector3<f64>, b: &Vector3<f64>, over: bool) -> Option<ChordContact> {
+        let Terrain::Stair { position, height } = *self else { return None };
+        if !over {
+            return None;
+        }
+        let flipped = a.x > b.x;
+        let (front, back) = if flipped { (b, a) } else { (a, b) };
+        if !(front.x < position && position <= back.x) {
+            return None;
+        }
+        let (dx, dz) = (back.x - front.x, back.z - front.z);
+        let length = (dx * dx + dz * dz).sqrt();
+        // The chord's normal in the x-z plane with an upward part (dx > 0): up and away from
+        // the step for a chord that rises over the edge.
+        let normal = Vector3::new(-dz / length, 0.0, dx / length);
+        let (to_edge_x, to_edge_z) = (position - front.x, height - front.z);
+        let depth = normal.x * to_edge_x + normal.z * to_edge_z;
+        if depth <= 0.0 {
+            return None;
+        }
+        let along = ((to_edge_x * dx + to_edge_z * dz) / (length * length)).clamp(0.0, 1.0);
+        let along = if flipped { 1.0 - along } else { along };
+        Some(ChordContact { contact: SurfaceContact { depth, normal }, along })
     }
 
     /// Whether what a penetrating point at `p` touches is an obstacle rather than the ground
@@ -326,6 +402,101 @@ mod tests {
         // Above and before the edge at once, either face may come: no face is remembered.
         assert_eq!(stair.entry_face(&Vector3::new(0.99, 0.0, 0.11)), None);
         assert_eq!(Terrain::Flat { height: 0.0 }.entry_face(&Vector3::new(0.0, 0.0, 0.1)), None);
+    }
+
+    #[test]
+    fn the_step_edge_holds_up_a_chord_that_came_over_it() {
+        let stair = Terrain::Stair { position: 1.0, height: 0.1 };
+        // A link lying over the edge, its rear before the step's face and its front above the
+        // top, crossing the face 1.6 mm below the edge: neither point touches anything.
+        let (rear, front) = (Vector3::new(0.97, 0.0, 0.09), Vector3::new(1.02, 0.0, 0.104));
+        assert!(stair.contact(&rear).is_none() && stair.contact(&front).is_none());
+        let crossing = 0.09 + 0.014 * 0.03 / 0.05;
+        assert!(crossing < 0.1);
+        let edge = stair.edge_contact(&rear, &front, true).expect("the edge presses on the chord");
+        let length = (0.05f64 * 0.05 + 0.014 * 0.014).sqrt();
+        assert!((edge.contact.depth - (0.1 - crossing) * 0.05 / length).abs() < 1e-15);
+        assert!((edge.contact.normal - Vector3::new(-0.014, 0.0, 0.05) / length).norm() < 1e-15);
+        assert!((edge.contact.normal.norm() - 1.0).abs() < 1e-15);
+        assert!(edge.along > 0.5 && edge.along < 0.7, "{}", edge.along);
+        // The same chord taken the other way round: the same contact, along measured from b.
+        let back = stair.edge_contact(&front, &rear, true).unwrap();
+        assert!((back.contact.depth - edge.contact.depth).abs() < 1e-15 && (back.along + edge.along - 1.0).abs() < 1e-15);
+        // A chord driven into the face from before it is not lifted over the edge.
+        assert!(stair.edge_contact(&rear, &front, false).is_none());
+        // The gradient by the two points is the normal shared by `along`.
+        let step = 1e-6;
+        let depth = |a: Vector3<f64>, b: Vector3<f64>| stair.edge_contact(&a, &b, true).unwrap().contact.depth;
+        for (k, direction) in [Vector3::x(), Vector3::z(), Vector3::new(0.3, 0.0, -0.7)].iter().enumerate() {
+            let d = direction * step;
+            let by_rear = (depth(rear + d, front) - depth(rear - d, front)) / (2.0 * step);
+            let by_front = (depth(rear, front + d) - depth(rear, front - d)) / (2.0 * step);
+            let normal = edge.contact.normal.dot(direction);
+            assert!((by_rear + (1.0 - edge.along) * normal).abs() < 1e-9, "direction {k}: {by_rear}");
+            assert!((by_front + edge.along * normal).abs() < 1e-9, "direction {k}: {by_front}");
+        }
+        // Raised to the edge, the chord is free: the depth goes to zero, with no jump.
+        let lifted = Vector3::new(0.0, 0.0, 0.1 - crossing);
+        let past = lifted * (1.0 + 1e-9);
+        assert!(stair.edge_contact(&(rear + past), &(front + past), true).is_none());
+        let almost = lifted * (1.0 - 1e-9);
+        assert!(stair.edge_contact(&(rear + almost), &(front + almost), true).unwrap().contact.depth < 1e-11);
+    }
+
+    #[test]
+    fn a_chord_remembers_the_side_of_the_edge_it_comes_from() {
+        let stair = Terrain::Stair { position: 1.0, height: 0.1 };
+        let on = |x: f64, z: f64| Vector3::new(x, 0.0, z);
+        // Across the face: above the edge or below it.
+        let none = [None, None];
+        assert!(stair.chord_over_edge(&on(0.97, 0.12), &on(1.02, 0.11), none));
+        assert!(!stair.chord_over_edge(&on(0.97, 0.05), &on(1.02, 0.06), none));
+        // Before the face: by the end nearer it, a head above the step's height or not.
+        assert!(stair.chord_over_edge(&on(0.9, 0.0), &on(0.98, 0.11), none));
+        assert!(!stair.chord_over_edge(&on(0.9, 0.0), &on(0.98, 0.05), none));
+        // On the top: over; either way round.
+        assert!(stair.chord_over_edge(&on(1.1, 0.1), &on(1.05, 0.1), none));
+        // Its nearer end sunk into the top near the edge: over if it came from above, not if
+        // it was pushed in through the face.
+        let (sunk, far) = (on(1.003, 0.096), on(1.05, 0.1));
+        assert!(stair.chord_over_edge(&sunk, &far, [Some(StepFace::Top), None]));
+        assert!(stair.chord_over_edge(&far, &sunk, [None, Some(StepFace::Top)]));
+        assert!(!stair.chord_over_edge(&sunk, &far, [Some(StepFace::Front), None]));
+        assert!(!stair.chord_over_edge(&sunk, &far, none), "without a face, the nearer (the front) decides");
+        // Its nearer end before the face, below the step's height: over if that end is held
+        // up by the edge (on its chord beyond), to enter through the top.
+        let (held, rear) = (on(0.995, 0.097), on(0.95, 0.09));
+        assert!(stair.chord_over_edge(&rear, &held, [Some(StepFace::Front), Some(StepFace::Top)]));
+        assert!(!stair.chord_over_edge(&rear, &held, [None, Some(StepFace::Front)]));
+        assert!(!Terrain::Flat { height: 0.0 }.chord_over_edge(&on(0.0, 0.1), &on(0.1, 0.1), none));
+    }
+
+    #[test]
+    fn no_edge_presses_where_no_edge_is_near() {
+        // Chords on flat ground, against a pipe's wall, and on a stair away from its edge (on
+        // the ground before it, on its top, in the air) meet no edge, whatever side they came
+        // from: these terrains act through the points alone.
+        let terrains = [
+            Terrain::Flat { height: 0.0 },
+            Terrain::Pipe { diameter: 0.2 },
+            Terrain::Stair { position: 1.0, height: 0.1 },
+            Terrain::None,
+            Terrain::Floor,
+        ];
+        let chords = [
+            (Vector3::new(0.2, 0.0, -0.01), Vector3::new(0.25, 0.0, -0.005)),
+            (Vector3::new(0.2, 0.11, 0.0), Vector3::new(0.25, 0.12, 0.01)),
+            (Vector3::new(1.2, 0.0, 0.095), Vector3::new(1.25, 0.0, 0.099)),
+            (Vector3::new(0.95, 0.0, 0.3), Vector3::new(1.05, 0.0, 0.35)),
+            (Vector3::new(0.5, 0.0, 0.0), Vector3::new(0.55, 0.0, 0.0)),
+        ];
+        for terrain in terrains {
+            for (a, b) in &chords {
+                for over in [false, true] {
+                    assert_eq!(terrain.edge_contact(a, b, over), None, "{terrain}: {a} to {b}");
+                }
+            }
+        }
     }
 
     #[test]

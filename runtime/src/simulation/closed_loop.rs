@@ -3,6 +3,7 @@
 //! second-order system that any integrator can step.
 
 mod contact_forces;
+mod edge_contacts;
 
 use crate::actuators::pd::JointPd;
 use crate::control::admittance::{Admittance, AdmittanceController, AdmittanceForce};
@@ -70,6 +71,15 @@ pub struct ContactReport<const N: usize, const C: usize> {
     pub friction_generalized: SVector<f64, N>,
     /// Actuator torques on the coordinates.
     pub actuator: SVector<f64, N>,
+    /// Generalized force of the normal forces a stair's top edge exerts on the chords
+    /// between neighbouring points of a body (part of `normal_generalized`; not in `forces`,
+    /// which are the points' own).
+    pub edge_normal_generalized: SVector<f64, N>,
+    /// The force of a stair's top edge on each chord ([`Simulation::chords`], in order; zero
+    /// where it does not press), acting where the edge meets it.
+    pub edge_forces: [Vector3<f64>; C],
+    /// Chords the stair's edge presses on.
+    pub edges_pressed: usize,
     /// Points in contact.
     pub active: usize,
     /// Deepest penetration (m), 0 when nothing touches.
@@ -84,6 +94,9 @@ impl<const N: usize, const C: usize> Default for ContactReport<N, C> {
             normal_generalized: SVector::zeros(),
             friction_generalized: SVector::zeros(),
             actuator: SVector::zeros(),
+            edge_normal_generalized: SVector::zeros(),
+            edge_forces: [Vector3::zeros(); C],
+            edges_pressed: 0,
             active: 0,
             max_depth: 0.0,
         }
@@ -122,6 +135,12 @@ pub struct Simulation<R: Model<N, C>, const N: usize, const C: usize> {
     /// was outside the step when the last step of the integration began), which it is pushed
     /// back out of while inside; None elsewhere, where the nearer face decides.
     entered: [Option<StepFace>; C],
+    /// Neighbouring contact points that one rigid body carries, as chords a stair's top edge
+    /// may press on (see `edge_contacts`).
+    chords: Vec<(usize, usize)>,
+    /// Per chord, whether it came to the stair's edge from above it (where the edge last
+    /// did not press on it when a step of the integration began).
+    chord_over: Vec<bool>,
     /// Servo set points from outside (a controller driving the simulated plant), used when
     /// no gait is configured: entry j is the desired angle of actuated joint j.
     joint_targets: Option<SVector<f64, N>>,
@@ -171,6 +190,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if matches!(config.terrain, Terrain::Floor) && gravity_index.is_none() {
             return Err(format!("robot `{}` has no `gravity` parameter to load the floor with", R::NAME));
         }
+        let chords = edge_contacts::rigid_chords::<R, N, C>(&params);
+        let chord_over = vec![false; chords.len()];
         Ok(Simulation {
             params,
             config,
@@ -178,6 +199,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             admittance_coordinates,
             admittance_force,
             entered: [None; C],
+            chords,
+            chord_over,
             joint_targets: None,
             actuator_forces: SVector::zeros(),
             actuator_force_rate: SVector::zeros(),
@@ -267,6 +290,12 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     /// The Jacobian implicit integrators get.
     pub fn jacobian(&self) -> SystemJacobian {
         self.jacobian
+    }
+
+    /// The pairs of neighbouring contact points one rigid body carries, whose chords a
+    /// stair's top edge presses on (see [`Terrain::edge_contact`]).
+    pub fn chords(&self) -> &[(usize, usize)] {
+        &self.chords
     }
 
     pub(super) fn contact_armed(&self, index: usize) -> bool {
@@ -560,6 +589,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
             }
         }
+        self.edge_contact_force(q, qd, cache, &positions, &mut force, report.as_deref_mut(), None);
         if let Some(r) = report {
             r.positions = positions;
         }
@@ -646,10 +676,11 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
             .map_err(|_| IntegrationError::SingularMassMatrix { time: t })
     }
 
-    /// On a stair: remembers the face each point outside the step would enter it through.
-    /// With located onsets: arms the points that penetrate the state a step starts from.
+    /// On a stair: remembers the face each point outside the step would enter it through,
+    /// and the side of its edge each chord comes from. With located onsets: arms the points
+    /// that penetrate the state a step starts from.
     fn switch_modes(&mut self, _t: f64, x: &State<N>) -> bool {
-        self.remember_entry_faces(&x.q);
+        self.remember_step_sides(&x.q);
         let Some(mut onsets) = self.onsets.take() else { return false };
         // The step most often starts where the last accepted one ended, whose depths the
         // overshoot test placed.
@@ -758,7 +789,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
                 if !self.armed(index) {
                     continue;
                 }
-                let Some(contact) = self.config.terrain.contact(position) else { continue };
+                let Some(contact) = self.contact_of(index, position) else { continue };
                 if by_frame {
                     let own = R::CONTACT_FRAME_OF[index] as usize;
                     if own != frame {
@@ -774,6 +805,7 @@ impl<R: Model<N, C>, const N: usize, const C: usize> SecondOrderSystem<N> for Si
                 velocity_force += jacobian[0].transpose() * dv * jacobian[0];
                 position_force += jacobian[0].transpose() * dp * jacobian[0];
             }
+            self.edge_contact_stiffness(q, qd, cache, &mut position_force, &mut velocity_force);
         }
         // M factored once for the 2 N columns.
         let mut factor = SMatrix::<f64, N, N>::zeros();

@@ -354,7 +354,8 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
 
     /// The contact forces' part of dF/dq and dF/dqd, added to the two matrices, and with
     /// `contact_force` their generalized force, added to it: S' W per segment over its shared
-    /// columns and per frame over its own, as the right-hand side sums it.
+    /// columns and per frame over its own, as the right-hand side sums it; a stair's edge on
+    /// the chords between points as `Simulation::edge_contact_jacobian` gives it.
     fn contact_jacobian(
         &mut self,
         q: &SVector<f64, N>,
@@ -362,12 +363,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         cache: &R::Cache,
         position_force: &mut SMatrix<f64, N, N>,
         velocity_force: &mut SMatrix<f64, N, N>,
-        contact_force: Option<&mut SVector<f64, N>>,
+        mut contact_force: Option<&mut SVector<f64, N>>,
     ) {
         let terrain = self.config.terrain;
         if matches!(terrain, Terrain::None) || C == 0 {
             return;
         }
+        self.edge_contact_jacobian(q, qd, cache, position_force, velocity_force, contact_force.as_deref_mut());
         let law = self.config.contact;
         let floor_load = match terrain {
             Terrain::Floor => {

@@ -143,6 +143,13 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
             }
         }
         self.flush_segment(&segment, &mut force, report.as_deref_mut());
+        if self.meets_edges() {
+            // The chords need both their points, which frames out of reach left unplaced.
+            if !place_all {
+                R::contact_positions_into(q, &self.params, cache, &mut positions);
+            }
+            self.edge_contact_force(q, qd, cache, &positions, &mut force, report.as_deref_mut(), None);
+        }
         if let Some(r) = report {
             r.positions = positions;
         }
@@ -214,33 +221,35 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
     }
 
     /// On a stair, for each contact point outside the step at `q`: the face it would enter
-    /// the step through (a point inside keeps the face it entered). Nothing elsewhere, and
-    /// no placing of points.
-    pub(super) fn remember_entry_faces(&mut self, q: &SVector<f64, N>) {
+    /// the step through (a point inside keeps the face it entered); and for each chord, the
+    /// side of the edge it comes from. Nothing elsewhere, and no placing of points.
+    pub(super) fn remember_step_sides(&mut self, q: &SVector<f64, N>) {
         if !matches!(self.config.terrain, Terrain::Stair { .. }) || C == 0 {
             return;
         }
         let cache = R::cache(q, &self.params);
         let mut positions = [Vector3::zeros(); C];
         R::contact_positions_into(q, &self.params, &cache, &mut positions);
+        self.remember_chord_sides(&positions);
         for (entered, position) in self.entered.iter_mut().zip(&positions) {
             if self.config.terrain.contact(position).is_none() {
                 *entered = self.config.terrain.entry_face(position);
             }
         }
+        self.points_under_edge_enter_the_top(&positions);
     }
 
     /// The generalized force of the normal contact forces that obstacles exert
     /// ([`Terrain::is_obstacle`]), from a report of the state `q`: each touching point's
     /// force projected on its surface's normal (friction lies in the surface), through its
-    /// Jacobian.
+    /// Jacobian, and the stair's edge's on the chords.
     pub(super) fn obstacle_normal_generalized(
         &self,
         q: &SVector<f64, N>,
         cache: &R::Cache,
         report: &ContactReport<N, C>,
     ) -> SVector<f64, N> {
-        let mut generalized = SVector::zeros();
+        let mut generalized = report.edge_normal_generalized;
         let mut jacobian = SMatrix::<f64, 3, N>::zeros();
         for (index, (position, force)) in report.positions.iter().zip(&report.forces).enumerate() {
             if *force == Vector3::zeros() || !self.config.terrain.is_obstacle(position) {
