@@ -421,7 +421,9 @@ mod tests {
         assert!(edge.along > 0.5 && edge.along < 0.7, "{}", edge.along);
         // The same chord taken the other way round: the same contact, along measured from b.
         let back = stair.edge_contact(&front, &rear, true).unwrap();
-        assert!((back.contact.depth - edge.contact.depth).abs() < 1e-15 && (back.along + edge.along - 1.0).abs() < 1e-15);
+        assert!(
+            (back.contact.depth - edge.contact.depth).abs() < 1e-15 && (back.along + edge.along - 1.0).abs() < 1e-15
+        );
         // A chord driven into the face from before it is not lifted over the edge.
         assert!(stair.edge_contact(&rear, &front, false).is_none());
         // The gradient by the two points is the normal shared by `along`.

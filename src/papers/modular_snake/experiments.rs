@@ -485,7 +485,10 @@ fn stair(out: &Path) -> Result<ExperimentReport, String> {
                 rows.iter().filter(|r| r.2 && !r.1).map(|r| format!("{:.0} cm", 100.0 * r.0)).collect();
             let contrast = match contrast.is_empty() {
                 true => String::new(),
-                false => format!("; the paper's contrast (crossed with the controller, not without) holds at {}", contrast.join(", ")),
+                false => format!(
+                    "; the paper's contrast (crossed with the controller, not without) holds at {}",
+                    contrast.join(", ")
+                ),
             };
             Verdict::Differs(format!(
                 "no contrast: it stalls at the 10 cm step with the controller too (x = {with:.2} m against {without:.2} m without), {cause}: the head tip rises at most {:.1} cm on flat ground, and the highest step crossed is {} without the controller and {} with it{contrast}",
