@@ -122,7 +122,7 @@ impl ContactLaw {
 
     /// Force on the robot at a point in contact moving with `velocity`; `body_axis` is the
     /// world direction of the carrying body's x axis.
-    #[inline]
+    #[inline(always)]
     pub fn force(&self, contact: &SurfaceContact, velocity: &Vector3<f64>, body_axis: &Vector3<f64>) -> ContactSample {
         let n = contact.normal;
         let normal_force = self.spring_damper(contact.depth, velocity.dot(&n)).max(0.0);

@@ -98,7 +98,7 @@ impl Terrain {
     /// face it `entered` through, when known: a point that crosses the step's top edge lands
     /// on the top however far it sinks, instead of being pushed out through the front face
     /// once that is the nearer. Without, through the nearer face.
-    #[inline]
+    #[inline(always)]
     pub fn contact_entered(&self, p: &Vector3<f64>, entered: Option<StepFace>) -> Option<SurfaceContact> {
         match *self {
             Terrain::None | Terrain::Floor => None,

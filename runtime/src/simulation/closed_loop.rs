@@ -589,7 +589,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
                 }
             }
         }
-        self.edge_contact_force(q, qd, cache, &positions, &mut force, report.as_deref_mut(), None);
+        if self.meets_edges() {
+            self.edge_contact_force(q, qd, cache, &positions, &mut force, report.as_deref_mut(), None);
+        }
         if let Some(r) = report {
             r.positions = positions;
         }
