@@ -4,7 +4,7 @@
 //! forces' Jacobian.
 
 use super::{ContactReport, Simulation};
-use crate::environment::terrain::{StepFace, Terrain};
+use crate::environment::terrain::{ChordContact, StepFace, Terrain};
 use crate::robot::model::Model;
 use nalgebra::{SMatrix, SVector, Vector3};
 
@@ -90,6 +90,27 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         }
     }
 
+    /// The chords the edge touches with the points at `positions`, each with the edge's
+    /// contact on it and the Jacobian and axis at the edge's place on it: (1 - s) and s of
+    /// its two points' Jacobians, exact on a rigid body.
+    fn chords_at_edge<'a>(
+        &'a self,
+        q: &'a SVector<f64, N>,
+        cache: &'a R::Cache,
+        positions: &'a [Vector3<f64>; C],
+    ) -> impl Iterator<Item = ChordAtEdge<N>> + 'a {
+        let terrain = self.config.terrain;
+        self.chords.iter().zip(&self.chord_over).enumerate().filter_map(move |(chord, (&(a, b), &over))| {
+            let edge = terrain.edge_contact(&positions[a], &positions[b], over)?;
+            let (mut first, mut second) = (SMatrix::<f64, 3, N>::zeros(), SMatrix::<f64, 3, N>::zeros());
+            R::contact_jacobian_into(a, q, &self.params, cache, &mut first);
+            R::contact_jacobian_into(b, q, &self.params, cache, &mut second);
+            let jacobian = first * (1.0 - edge.along) + second * edge.along;
+            let axis = (positions[b] - positions[a]).normalize();
+            Some(ChordAtEdge { chord, edge, jacobian, axis })
+        })
+    }
+
     /// The edge's forces on the chords at (q, qd), with the points at `positions`: each at
     /// its place along the chord, with the velocity and Jacobian the two points' give there
     /// ((1 - s) and s of theirs, exact on a rigid body), added to `force` through that
@@ -115,16 +136,9 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if !self.meets_edges() {
             return 0;
         }
-        let terrain = self.config.terrain;
-        let (mut first, mut second) = (SMatrix::<f64, 3, N>::zeros(), SMatrix::<f64, 3, N>::zeros());
         let mut pressed = 0;
-        for (chord, (&(a, b), &over)) in self.chords.iter().zip(&self.chord_over).enumerate() {
-            let Some(edge) = terrain.edge_contact(&positions[a], &positions[b], over) else { continue };
-            R::contact_jacobian_into(a, q, &self.params, cache, &mut first);
-            R::contact_jacobian_into(b, q, &self.params, cache, &mut second);
-            let jacobian = first * (1.0 - edge.along) + second * edge.along;
+        for ChordAtEdge { chord, edge, jacobian, axis } in self.chords_at_edge(q, cache, positions) {
             let velocity = jacobian * qd;
-            let axis = (positions[b] - positions[a]).normalize();
             let sample = self.config.contact.force(&edge.contact, &velocity, &axis);
             if sample.normal_force == 0.0 {
                 continue;
@@ -207,20 +221,24 @@ impl<R: Model<N, C>, const N: usize, const C: usize> Simulation<R, N, C> {
         if !self.meets_edges() {
             return;
         }
-        let terrain = self.config.terrain;
         let mut positions = [Vector3::zeros(); C];
         R::contact_positions_into(q, &self.params, cache, &mut positions);
-        let (mut first, mut second) = (SMatrix::<f64, 3, N>::zeros(), SMatrix::<f64, 3, N>::zeros());
-        for (&(a, b), &over) in self.chords.iter().zip(&self.chord_over) {
-            let Some(edge) = terrain.edge_contact(&positions[a], &positions[b], over) else { continue };
-            R::contact_jacobian_into(a, q, &self.params, cache, &mut first);
-            R::contact_jacobian_into(b, q, &self.params, cache, &mut second);
-            let jacobian = first * (1.0 - edge.along) + second * edge.along;
-            let axis = (positions[b] - positions[a]).normalize();
+        for ChordAtEdge { edge, jacobian, axis, .. } in self.chords_at_edge(q, cache, &positions) {
             let (by_velocity, by_position) =
                 self.config.contact.force_derivatives(&edge.contact, &(jacobian * qd), &axis);
             *velocity_force += jacobian.tr_mul(&(by_velocity * jacobian));
             *position_force += jacobian.tr_mul(&(by_position * jacobian));
         }
     }
+}
+
+/// A chord the edge touches ([`Simulation::chords_at_edge`]).
+struct ChordAtEdge<const N: usize> {
+    /// Its index in the simulation's chords.
+    chord: usize,
+    edge: ChordContact,
+    /// Its velocity's Jacobian at the edge's place on it.
+    jacobian: SMatrix<f64, 3, N>,
+    /// The unit vector from its first point to its second.
+    axis: Vector3<f64>,
 }
